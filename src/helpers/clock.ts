@@ -1,0 +1,159 @@
+/**
+ * Injectable time. Every helper that waits or reads the time takes a {@link Clock}, so tests can
+ * drive time by hand ({@link ManualClock}) instead of sleeping.
+ */
+
+/** An opaque timer handle; only the clock that made it can clear it. */
+export type TimerHandle = { readonly __timerHandle: true };
+
+/**
+ * The three time operations bothost needs.
+ *
+ * @example
+ * ```ts
+ * function remindLater(clock: Clock, fn: () => void) {
+ *   return clock.setTimeout(fn, 60_000);
+ * }
+ * ```
+ */
+export interface Clock {
+  /** Milliseconds since the UNIX epoch, like `Date.now()`. */
+  now(): number;
+  /** Run `fn` once after `ms` milliseconds (any non-negative delay, even beyond 2^31-1). */
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  /** Cancel a timer; clearing an already fired or cleared timer does nothing. */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** The largest delay Node's `setTimeout` honours; longer ones fire after 1 ms with a warning. */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+interface RealTimer {
+  current: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * The real clock: `Date.now()` and Node timers. Delays longer than {@link MAX_TIMER_DELAY_MS}
+ * are chained (Node would otherwise fire them after 1 ms).
+ *
+ * @example
+ * ```ts
+ * const handle = realClock.setTimeout(() => console.log("a month later"), 30 * 86_400_000);
+ * realClock.clearTimeout(handle);
+ * ```
+ */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const timer: RealTimer = { current: undefined };
+    const dueAt = Date.now() + Math.max(0, ms);
+    const arm = (delay: number) => {
+      timer.current = setTimeout(
+        () => {
+          const left = dueAt - Date.now();
+          if (left > 0) arm(left);
+          else {
+            timer.current = undefined;
+            fn();
+          }
+        },
+        Math.min(delay, MAX_TIMER_DELAY_MS),
+      );
+    };
+    arm(Math.max(0, ms));
+    return timer as unknown as TimerHandle;
+  },
+  clearTimeout(handle) {
+    const timer = handle as unknown as RealTimer;
+    if (timer.current !== undefined) clearTimeout(timer.current);
+    timer.current = undefined;
+  },
+};
+
+interface ManualTimer {
+  dueAt: number;
+  seq: number;
+  fn: () => void;
+}
+
+/**
+ * Let pending promise callbacks run: resolves after the microtask queue and one macrotask turn
+ * have drained, a few times over, so `async` work started by a timer can reach its next `await`.
+ */
+export async function flushAsync(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A clock that only moves when told to. Timers fire in due order (ties in creation order), and
+ * async work they start gets to run ({@link flushAsync}) before the next timer fires.
+ *
+ * @example
+ * ```ts
+ * const clock = new ManualClock(Date.parse("2026-03-08T00:00:00Z"));
+ * const fired: number[] = [];
+ * clock.setTimeout(() => fired.push(clock.now()), 5_000);
+ * await clock.tick(10_000); // fired = [start + 5000]; clock.now() = start + 10000
+ * ```
+ */
+export class ManualClock implements Clock {
+  #now: number;
+  #seq = 0;
+  readonly #timers = new Set<ManualTimer>();
+
+  constructor(startMs = 0) {
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const timer: ManualTimer = { dueAt: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
+    this.#timers.add(timer);
+    return timer as unknown as TimerHandle;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.#timers.delete(handle as unknown as ManualTimer);
+  }
+
+  /** Number of timers not yet fired or cleared. */
+  get pendingTimers(): number {
+    return this.#timers.size;
+  }
+
+  /** When the earliest pending timer is due, or `undefined` if none is pending. */
+  nextDueAt(): number | undefined {
+    return this.#earliest()?.dueAt;
+  }
+
+  /** Move time forward by `ms`, firing every timer that comes due on the way. */
+  async tick(ms: number): Promise<void> {
+    await this.tickTo(this.#now + ms);
+  }
+
+  /** Move time forward to `epochMs`, firing every timer due up to and including it. */
+  async tickTo(epochMs: number): Promise<void> {
+    await flushAsync();
+    for (;;) {
+      const next = this.#earliest();
+      if (next === undefined || next.dueAt > epochMs) break;
+      this.#timers.delete(next);
+      this.#now = Math.max(this.#now, next.dueAt);
+      next.fn();
+      await flushAsync();
+    }
+    this.#now = Math.max(this.#now, epochMs);
+  }
+
+  #earliest(): ManualTimer | undefined {
+    let best: ManualTimer | undefined;
+    for (const t of this.#timers) {
+      if (best === undefined || t.dueAt < best.dueAt || (t.dueAt === best.dueAt && t.seq < best.seq))
+        best = t;
+    }
+    return best;
+  }
+}

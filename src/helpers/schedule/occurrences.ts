@@ -1,0 +1,209 @@
+/**
+ * Recurring schedules: a cron expression read in an IANA time zone, validated up front.
+ *
+ * DST behaviour (what cron-parser 5 does, asserted in the tests):
+ * - A wall time that does not exist on the spring-forward day (02:30 in New York or Berlin) is
+ *   SHIFTED by the gap: the job fires once that day, at 03:30 local. It is not skipped.
+ * - A wall time that happens twice on the fall-back day (01:30 in New York) fires ONCE, at the
+ *   first instance (daylight time).
+ * - Fixed wall times keep their local time across the change, so their UTC offset changes.
+ * - Interval jobs (every 30 minutes, hourly) keep running through the repeated hour in real time.
+ */
+import { type CronExpression, CronExpressionParser } from "cron-parser";
+import { ScheduleError } from "./schedule-error.ts";
+
+/** A recurring schedule: five cron fields (or six with seconds first, or a macro like `@daily`). */
+export interface ScheduleSpec {
+  cron: string;
+  /** IANA time zone name the cron fields are read in, e.g. `"Europe/Berlin"` or `"UTC"`. */
+  timezone: string;
+}
+
+/** A validated schedule that computes occurrences without re-parsing. */
+export interface CompiledSchedule {
+  readonly spec: Readonly<ScheduleSpec>;
+  /** The first occurrence strictly after `after`, or `undefined` if there is none. */
+  next(after: Date): Date | undefined;
+}
+
+const FIVE_FIELDS = ["minute", "hour", "day-of-month", "month", "day-of-week"] as const;
+const SIX_FIELDS = ["second", ...FIVE_FIELDS] as const;
+const MACROS = new Set([
+  "@yearly",
+  "@annually",
+  "@monthly",
+  "@weekly",
+  "@daily",
+  "@hourly",
+  "@minutely",
+  "@secondly",
+  "@weekdays",
+  "@weekends",
+]);
+
+function where(path: string | undefined, field: string): string {
+  return path ? `${path}.${field}` : field;
+}
+
+/** Throws {@link ScheduleError} unless `timezone` is an IANA zone name this runtime knows. */
+function checkTimezone(timezone: string, path?: string): void {
+  let ok = typeof timezone === "string" && timezone.trim() !== "";
+  if (ok) {
+    try {
+      new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    throw new ScheduleError(
+      "timezone",
+      String(timezone),
+      `${where(path, "timezone")} "${String(timezone)}" is not a known IANA time zone; ` +
+        `use a name like "Europe/Berlin", "America/New_York" or "UTC".`,
+    );
+  }
+}
+
+/** Turns one cron-parser message about a single field into our wording. */
+function describeFieldError(field: string, text: string, message: string): string {
+  const value = /got value (\S+) expected range (\d+-\d+)/.exec(message);
+  if (value) return `${field} ${value[1]} is out of range (${value[2]})`;
+  const range = /got range (\S+) expected range (\d+-\d+)/.exec(message);
+  if (range) return `${field} range ${range[1]} is out of range (${range[2]})`;
+  const backwards = /Invalid range: (\S+), min/.exec(message);
+  if (backwards) return `${field} range ${backwards[1]} runs backwards`;
+  const detail = message.replace(/^(Constraint|Validation) error, /, "").replace(/\.$/, "");
+  return `${field} "${text}" is invalid (${detail})`;
+}
+
+function parse(expression: string, timezone: string): CronExpression {
+  return CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date(0) });
+}
+
+/** Throws {@link ScheduleError} unless `cron` parses; names the first bad field. */
+function checkCron(cron: string, path?: string): void {
+  const label = `${where(path, "cron")} "${String(cron)}"`;
+  const fail = (detail: string, cause?: unknown): never => {
+    throw new ScheduleError("cron", String(cron), `${label}: ${detail}.`, { cause });
+  };
+  if (typeof cron !== "string" || cron.trim() === "") fail("the expression is empty");
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length === 1 && fields[0]?.startsWith("@")) {
+    if (!MACROS.has(fields[0].toLowerCase())) fail(`unknown macro; use one of ${[...MACROS].join(", ")}`);
+    return;
+  }
+  if (fields.length !== 5 && fields.length !== 6) {
+    fail(
+      `expected 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, ` +
+        `or a macro like @daily; got ${fields.length}`,
+    );
+  }
+  const names = fields.length === 6 ? SIX_FIELDS : FIVE_FIELDS;
+  // Parse each field alone (the others "*") so the error can name the field cron-parser disliked.
+  fields.forEach((text, i) => {
+    const probe = fields.map((f, j) => (j === i ? f : "*")).join(" ");
+    try {
+      parse(probe, "UTC");
+    } catch (err) {
+      fail(describeFieldError(names[i] ?? "field", text, (err as Error).message), err);
+    }
+  });
+  try {
+    parse(cron, "UTC").next();
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/day of month/i.test(message))
+      fail("the day-of-month and month fields never match (like 30 February)", err);
+    fail(`it never fires (${message})`, err);
+  }
+}
+
+/**
+ * Validates `spec` and returns a schedule that computes occurrences. Throws {@link ScheduleError}
+ * (`SCHEDULE_INVALID`) naming the bad field; `path` prefixes the field in messages (a config path).
+ *
+ * @example
+ * ```ts
+ * const daily = compileSchedule({ cron: "30 2 * * *", timezone: "Europe/Berlin" });
+ * daily.next(new Date("2026-03-28T12:00:00Z")); // 2026-03-29T01:30:00Z (03:30 CEST, shifted)
+ * ```
+ */
+export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSchedule {
+  checkTimezone(spec.timezone, path);
+  checkCron(spec.cron, path);
+  const frozen = Object.freeze({ cron: spec.cron, timezone: spec.timezone });
+  const expression = parse(frozen.cron, frozen.timezone);
+  return {
+    spec: frozen,
+    next(after) {
+      expression.reset(after);
+      try {
+        return expression.next().toDate();
+      } catch {
+        // cron-parser throws when no occurrence is left (it checked at compile time that one exists).
+        return undefined;
+      }
+    },
+  };
+}
+
+/**
+ * Throws {@link ScheduleError} if `spec` is unusable; returns nothing otherwise.
+ *
+ * @example
+ * ```ts
+ * validateSchedule({ cron: "0 9 * * 1", timezone: "America/New_York" }, "bots.digest.schedule");
+ * ```
+ */
+export function validateSchedule(spec: ScheduleSpec, path?: string): void {
+  compileSchedule(spec, path);
+}
+
+/**
+ * The next `count` occurrences strictly after `from`, in order.
+ *
+ * @example
+ * ```ts
+ * nextOccurrences({ cron: "0 9 * * 1", timezone: "America/New_York" }, new Date("2026-03-01"), 2);
+ * // [2026-03-02T14:00:00Z (EST), 2026-03-09T13:00:00Z (EDT)]: 09:00 local both times
+ * ```
+ */
+export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): Date[] {
+  const schedule = compileSchedule(spec);
+  const out: Date[] = [];
+  let cursor = from;
+  while (out.length < count) {
+    const next = schedule.next(cursor);
+    if (next === undefined) break;
+    out.push(next);
+    cursor = next;
+  }
+  return out;
+}
+
+/**
+ * The first occurrence strictly after `after`, or `undefined` if the schedule never fires again.
+ *
+ * @example
+ * ```ts
+ * nextOccurrence({ cron: "@daily", timezone: "UTC" }, new Date("2026-01-01T12:00:00Z"));
+ * // 2026-01-02T00:00:00Z
+ * ```
+ */
+export function nextOccurrence(spec: ScheduleSpec, after: Date): Date | undefined {
+  return compileSchedule(spec).next(after);
+}
+
+/**
+ * A stable identity for one occurrence of a job, `<id>@<ISO UTC>`, used to make bookings
+ * idempotent (the same occurrence always gets the same key, whichever process computes it).
+ *
+ * @example
+ * ```ts
+ * occurrenceKey("digest", new Date("2026-03-09T13:00:00Z")); // "digest@2026-03-09T13:00:00.000Z"
+ * ```
+ */
+export function occurrenceKey(id: string, date: Date): string {
+  return `${id}@${date.toISOString()}`;
+}

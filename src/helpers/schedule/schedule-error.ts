@@ -1,0 +1,24 @@
+import { BothostError } from "../../errors/bothost-error.ts";
+
+/**
+ * A recurring schedule that cannot be used: a bad cron expression or an unknown time zone.
+ * `field` and `value` say which input is wrong; the message says how to fix it.
+ *
+ * @example
+ * ```ts
+ * try { compileSchedule({ cron: "61 * * * *", timezone: "UTC" }); }
+ * catch (err) { if (err instanceof ScheduleError) console.error(err.message); }
+ * // cron "61 * * * *": minute 61 is out of range (0-59).
+ * ```
+ */
+export class ScheduleError extends BothostError<"SCHEDULE_INVALID"> {
+  readonly field: "cron" | "timezone";
+  readonly value: string;
+
+  constructor(field: "cron" | "timezone", value: string, message: string, options?: { cause?: unknown }) {
+    super("SCHEDULE_INVALID", message, options);
+    this.name = "ScheduleError";
+    this.field = field;
+    this.value = value;
+  }
+}
