@@ -24,6 +24,8 @@ export interface CompiledSchedule {
   readonly spec: Readonly<ScheduleSpec>;
   /** The first occurrence strictly after `after`, or `undefined` if there is none. */
   next(after: Date): Date | undefined;
+  /** The latest occurrence at or before `at`, or `undefined` if there is none. */
+  latestUpTo(at: Date): Date | undefined;
 }
 
 const FIVE_FIELDS = ["minute", "hour", "day-of-month", "month", "day-of-week"] as const;
@@ -45,8 +47,11 @@ function where(path: string | undefined, field: string): string {
   return path ? `${path}.${field}` : field;
 }
 
+const knownZones = new Set<string>();
+
 /** Throws {@link ScheduleError} unless `timezone` is an IANA zone name this runtime knows. */
 function checkTimezone(timezone: string, path?: string): void {
+  if (knownZones.has(timezone)) return;
   let ok = typeof timezone === "string" && timezone.trim() !== "";
   if (ok) {
     try {
@@ -55,7 +60,8 @@ function checkTimezone(timezone: string, path?: string): void {
       ok = false;
     }
   }
-  if (!ok) {
+  if (ok) knownZones.add(timezone);
+  else {
     throw new ScheduleError(
       "timezone",
       String(timezone),
@@ -81,8 +87,8 @@ function parse(expression: string, timezone: string): CronExpression {
   return CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date(0) });
 }
 
-/** Throws {@link ScheduleError} unless `cron` parses; names the first bad field. */
-function checkCron(cron: string, path?: string): void {
+/** Parses `cron` in `timezone`, or throws {@link ScheduleError} naming the first bad field. */
+function parseCron(cron: string, timezone: string, path?: string): CronExpression {
   const label = `${where(path, "cron")} "${String(cron)}"`;
   const fail = (detail: string, cause?: unknown): never => {
     throw new ScheduleError("cron", String(cron), `${label}: ${detail}.`, { cause });
@@ -91,16 +97,22 @@ function checkCron(cron: string, path?: string): void {
   const fields = cron.trim().split(/\s+/);
   if (fields.length === 1 && fields[0]?.startsWith("@")) {
     if (!MACROS.has(fields[0].toLowerCase())) fail(`unknown macro; use one of ${[...MACROS].join(", ")}`);
-    return;
-  }
-  if (fields.length !== 5 && fields.length !== 6) {
+  } else if (fields.length !== 5 && fields.length !== 6) {
     fail(
       `expected 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, ` +
         `or a macro like @daily; got ${fields.length}`,
     );
   }
-  const names = fields.length === 6 ? SIX_FIELDS : FIVE_FIELDS;
+  let wholeError: Error;
+  try {
+    const expression = parse(cron, timezone);
+    expression.next(); // throws for a day that never comes (30 February)
+    return expression;
+  } catch (err) {
+    wholeError = err as Error;
+  }
   // Parse each field alone (the others "*") so the error can name the field cron-parser disliked.
+  const names = fields.length === 6 ? SIX_FIELDS : FIVE_FIELDS;
   fields.forEach((text, i) => {
     const probe = fields.map((f, j) => (j === i ? f : "*")).join(" ");
     try {
@@ -109,14 +121,10 @@ function checkCron(cron: string, path?: string): void {
       fail(describeFieldError(names[i] ?? "field", text, (err as Error).message), err);
     }
   });
-  try {
-    parse(cron, "UTC").next();
-  } catch (err) {
-    const message = (err as Error).message;
-    if (/day of month/i.test(message))
-      fail("the day-of-month and month fields never match (like 30 February)", err);
-    fail(`it never fires (${message})`, err);
+  if (/day of month/i.test(wholeError.message)) {
+    fail("the day-of-month and month fields never match (like 30 February)", wholeError);
   }
+  return fail(`it never fires (${wholeError.message})`, wholeError);
 }
 
 /**
@@ -131,19 +139,33 @@ function checkCron(cron: string, path?: string): void {
  */
 export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSchedule {
   checkTimezone(spec.timezone, path);
-  checkCron(spec.cron, path);
+  const expression = parseCron(spec.cron, spec.timezone, path);
   const frozen = Object.freeze({ cron: spec.cron, timezone: spec.timezone });
-  const expression = parse(frozen.cron, frozen.timezone);
+  const next = (after: Date): Date | undefined => {
+    expression.reset(after);
+    try {
+      return expression.next().toDate();
+    } catch {
+      // cron-parser throws when no occurrence is left (it checked at compile time that one exists).
+      return undefined;
+    }
+  };
   return {
     spec: frozen,
-    next(after) {
-      expression.reset(after);
+    next,
+    latestUpTo(at) {
+      expression.reset(new Date(at.getTime() + 1));
+      let latest: Date | undefined;
       try {
-        return expression.next().toDate();
+        latest = expression.prev().toDate();
       } catch {
-        // cron-parser throws when no occurrence is left (it checked at compile time that one exists).
-        return undefined;
+        latest = undefined;
       }
+      if (latest === undefined) return undefined;
+      // cron-parser's prev() misses the shifted occurrence on a spring-forward day (it answers the
+      // day before), so walk forward with next(), which is right, to the true latest occurrence.
+      for (let n = next(latest); n !== undefined && n.getTime() <= at.getTime(); n = next(n)) latest = n;
+      return latest;
     },
   };
 }

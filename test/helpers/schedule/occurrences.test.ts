@@ -160,6 +160,19 @@ describe("occurrence basics", () => {
     expect(schedule.spec).toEqual(spec);
   });
 
+  it("latestUpTo finds the shifted spring-forward occurrence (cron-parser's prev() alone misses it)", () => {
+    const schedule = compileSchedule({ cron: "30 2 * * *", timezone: NY });
+    expect(schedule.latestUpTo(new Date("2026-03-08T12:00:00Z"))?.toISOString()).toBe(
+      "2026-03-08T07:30:00.000Z",
+    );
+    expect(schedule.latestUpTo(new Date("2026-03-08T07:30:00Z"))?.toISOString()).toBe(
+      "2026-03-08T07:30:00.000Z",
+    );
+    expect(schedule.latestUpTo(new Date("2026-03-08T07:29:59Z"))?.toISOString()).toBe(
+      "2026-03-07T07:30:00.000Z",
+    );
+  });
+
   it("occurrenceKey is <id>@<ISO UTC> and stable", () => {
     const date = new Date("2026-03-09T13:00:00Z");
     expect(occurrenceKey("digest", date)).toBe("digest@2026-03-09T13:00:00.000Z");
