@@ -1,0 +1,209 @@
+/**
+ * Errors the HTTP client raises. "The server said no" (`ApiError` and its subclasses) is kept
+ * apart from "could not reach the server" (`NetworkError`) and "the server answered something
+ * that is not the API" (`BadResponseError`, `ResponseSchemaError`). No message ever contains an
+ * API key: server-provided text is redacted before it is quoted.
+ */
+import { BothostError } from "../errors/bothost-error.ts";
+import type { ServerErrorCode } from "../wire/responses.ts";
+
+/** A server error code, or `HTTP_<status>` when the error body carries none (405, 500, proxies). */
+export type ApiErrorCode = ServerErrorCode | `HTTP_${number}` | (string & {});
+
+/** What to do about a server error code, appended to the message. */
+const hints: Partial<Record<string, string>> = {
+  BAD_EVENT_QUEUE_ID: "The event queue expired or was deleted; register a new one with events.register().",
+  STREAM_DOES_NOT_EXIST: "Check the channel id or name, and that the bot can see the channel.",
+  UNAUTHORIZED_PRINCIPAL: "The account lacks the role this call needs; ask an administrator.",
+  REQUEST_VARIABLE_MISSING: "Pass the parameter named in `data.var_name`.",
+  REQUEST_CONFUSING_VAR: "Pass only one of the two parameters named in `data`.",
+  INVALID_JSON: "A JSON-encoded parameter was malformed.",
+  CHANNEL_ALREADY_EXISTS: "Pick another channel name.",
+};
+
+/**
+ * The server answered with an error body (`result: "error"`) or a non-2xx JSON status.
+ *
+ * @example
+ * ```ts
+ * try { await client.messages.send({ type: "channel", to: 99, topic: "t", content: "hi" }); }
+ * catch (err) { if (err instanceof ApiError && err.code === "STREAM_DOES_NOT_EXIST") … }
+ * ```
+ */
+export class ApiError extends BothostError<ApiErrorCode> {
+  override readonly name: string = "ApiError";
+  /** HTTP status, e.g. 400. */
+  readonly status: number;
+  /** The server's human-readable (localized) message; branch on `code`, not on this. */
+  readonly msg: string;
+  /** `"METHOD /path"`, e.g. `"POST /messages"`. */
+  readonly endpoint: string;
+  /** Condition-specific fields of the body, e.g. `stream_id`, `queue_id`, `var_name`, `retry-after`. */
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(init: ApiErrorInit, message?: string) {
+    const hint = hints[init.code];
+    super(
+      init.code,
+      message ?? `${init.endpoint} failed: ${init.status} ${init.code}: ${init.msg}${hint ? ` ${hint}` : ""}`,
+    );
+    this.status = init.status;
+    this.msg = init.msg;
+    this.endpoint = init.endpoint;
+    this.data = init.data;
+  }
+}
+
+export interface ApiErrorInit {
+  status: number;
+  code: ApiErrorCode;
+  msg: string;
+  endpoint: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Any HTTP 401. On `/api/v1` every credential problem (wrong key, deactivated user or
+ * organization, wrong subdomain) is a 401, whatever its `code`. Fatal: never retried.
+ */
+export class AuthError extends ApiError {
+  override readonly name: string = "AuthError";
+  /** The email the client authenticated with (never the key). */
+  readonly email: string;
+
+  constructor(init: ApiErrorInit & { email: string; origin: string }) {
+    super(
+      init,
+      `${init.endpoint}: the server at ${init.origin} rejected the credentials of ${init.email} ` +
+        `(401 ${init.code}: ${init.msg}). The email or API key is wrong, or the account or organization ` +
+        `is deactivated. Download a fresh zuliprc for this bot (Settings → Bots) or fix the email and ` +
+        `API key in its configuration, and check that the bot is still active.`,
+    );
+    this.email = init.email;
+  }
+}
+
+/** HTTP 429 after the client used up its retries (or the wait exceeded `retry.maxRateLimitWaitMs`). */
+export class RateLimitError extends ApiError {
+  override readonly name: string = "RateLimitError";
+  /** How long the server asked to wait, in milliseconds. */
+  readonly retryAfterMs: number;
+
+  constructor(init: ApiErrorInit & { retryAfterMs: number }) {
+    super(
+      init,
+      `${init.endpoint}: rate limit hit (429 ${init.code}); the server asks to wait ` +
+        `${(init.retryAfterMs / 1000).toFixed(3)} s. Make fewer calls (the server allows 200 per minute ` +
+        `and 2000 per hour per account) or retry after the wait.`,
+    );
+    this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/** The request never produced a response: DNS, refused or reset connection, or a timeout. */
+export class NetworkError extends BothostError<"NETWORK_ERROR"> {
+  override readonly name: string = "NetworkError";
+  readonly endpoint: string;
+  /** True when no response came within the request's timeout. */
+  readonly timedOut: boolean;
+  /** False only when the request certainly never reached the server (e.g. connection refused). */
+  readonly requestSent: boolean;
+
+  constructor(init: {
+    endpoint: string;
+    origin: string;
+    detail: string;
+    timedOut: boolean;
+    requestSent: boolean;
+    cause: unknown;
+  }) {
+    super(
+      "NETWORK_ERROR",
+      `${init.endpoint}: could not reach the server at ${init.origin}: ${init.detail}. ` +
+        `Check the server URL, the network and that the server is up.`,
+      { cause: init.cause },
+    );
+    this.endpoint = init.endpoint;
+    this.timedOut = init.timedOut;
+    this.requestSent = init.requestSent;
+  }
+}
+
+/** The server (or a proxy in front of it) answered with a body that is not JSON. Retryable. */
+export class BadResponseError extends BothostError<"BAD_RESPONSE"> {
+  override readonly name: string = "BadResponseError";
+  readonly endpoint: string;
+  readonly status: number;
+  readonly contentType: string;
+
+  constructor(init: { endpoint: string; status: number; contentType: string; snippet: string }) {
+    super(
+      "BAD_RESPONSE",
+      `${init.endpoint}: the server answered ${init.status} with a non-JSON body ` +
+        `(content-type ${init.contentType || "none"}): ${JSON.stringify(init.snippet)}. The server or a ` +
+        `proxy in front of it is failing, or the URL does not point at the chat server; safe calls are ` +
+        `retried, so if this persists check the server's and the proxy's logs.`,
+    );
+    this.endpoint = init.endpoint;
+    this.status = init.status;
+    this.contentType = init.contentType;
+  }
+}
+
+/** A success body did not match the shape bothost expects (a field missing or of another type). */
+export class ResponseSchemaError extends BothostError<"UNEXPECTED_RESPONSE"> {
+  override readonly name: string = "ResponseSchemaError";
+  readonly endpoint: string;
+  /** `path: problem` for each mismatching field, e.g. `"user.role: Invalid input"`. */
+  readonly issues: readonly string[];
+
+  constructor(init: { endpoint: string; issues: string[] }) {
+    super(
+      "UNEXPECTED_RESPONSE",
+      `${init.endpoint}: the server's response does not have the expected shape: ${init.issues.join("; ")}. ` +
+        `The server may be of a version bothost does not know; use client.request() without a schema ` +
+        `to read the raw body, and report the mismatch.`,
+    );
+    this.endpoint = init.endpoint;
+    this.issues = init.issues;
+  }
+}
+
+/** The server's feature level is too old for this call. */
+export class UnsupportedFeatureError extends BothostError<"UNSUPPORTED_FEATURE"> {
+  override readonly name: string = "UnsupportedFeatureError";
+  readonly feature: string;
+  readonly requiredLevel: number;
+  readonly serverLevel: number;
+
+  constructor(init: { feature: string; what: string; requiredLevel: number; serverLevel: number }) {
+    super(
+      "UNSUPPORTED_FEATURE",
+      `${init.what} needs server feature level ${init.requiredLevel} or newer (feature "${init.feature}"), ` +
+        `but the server has feature level ${init.serverLevel}. Upgrade the server or avoid this call.`,
+    );
+    this.feature = init.feature;
+    this.requiredLevel = init.requiredLevel;
+    this.serverLevel = init.serverLevel;
+  }
+}
+
+/** `createClient` options or a zuliprc file are wrong; the message names the option or the line. */
+export class ClientConfigError extends BothostError<"CLIENT_CONFIG_INVALID"> {
+  override readonly name: string = "ClientConfigError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("CLIENT_CONFIG_INVALID", message, options);
+  }
+}
+
+export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;
+export const isAuthError = (err: unknown): err is AuthError => err instanceof AuthError;
+export const isRateLimitError = (err: unknown): err is RateLimitError => err instanceof RateLimitError;
+export const isNetworkError = (err: unknown): err is NetworkError => err instanceof NetworkError;
+export const isBadResponseError = (err: unknown): err is BadResponseError => err instanceof BadResponseError;
+export const isResponseSchemaError = (err: unknown): err is ResponseSchemaError =>
+  err instanceof ResponseSchemaError;
+export const isUnsupportedFeatureError = (err: unknown): err is UnsupportedFeatureError =>
+  err instanceof UnsupportedFeatureError;
+export const isClientConfigError = (err: unknown): err is ClientConfigError =>
+  err instanceof ClientConfigError;

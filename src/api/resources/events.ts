@@ -1,0 +1,134 @@
+/** The event queue: POST /register, GET /events, DELETE /events. */
+import { z } from "zod";
+import { parseEvent, type ServerEvent } from "../../wire/events.ts";
+import type { Narrow } from "../../wire/records.ts";
+import { RegisterResponse } from "../../wire/responses.ts";
+import type { CallOptions, ResourceContext } from "./context.ts";
+
+/** `client_capabilities`; the server requires `notification_settings_null` whenever it is sent. */
+export interface ClientCapabilities {
+  notification_settings_null: boolean;
+  bulk_message_deletion?: boolean;
+  user_avatar_url_field_optional?: boolean;
+  stream_typing_notifications?: boolean;
+  linkifier_url_template?: boolean;
+  user_list_incomplete?: boolean;
+  include_deactivated_groups?: boolean;
+  archived_channels?: boolean;
+  empty_topic_name?: boolean;
+  simplified_presence_events?: boolean;
+  [capability: string]: boolean | undefined;
+}
+
+export interface RegisterParams {
+  /** Event types queued from now on; omitted = all. */
+  event_types?: readonly string[];
+  /** Initial state returned; omitted = `event_types`. Include "realm" and "realm_user" for limits and own id. */
+  fetch_event_types?: readonly string[];
+  narrow?: Narrow;
+  all_public_streams?: boolean;
+  /** Default false: message content is Markdown. */
+  apply_markdown?: boolean;
+  client_gravatar?: boolean;
+  include_subscribers?: boolean | "partial";
+  client_capabilities?: ClientCapabilities;
+  /** Idle lifetime of the queue (server default 600, capped at 7 days). */
+  queue_lifespan_secs?: number;
+  slim_presence?: boolean;
+  presence_history_limit_days?: number;
+}
+
+export interface GetEventsParams {
+  queue_id: string;
+  last_event_id?: number;
+  /** Answer at once, even with no events (does not keep the queue alive; see NOTES §3.4). */
+  dont_block?: boolean;
+}
+
+export interface GetEventsResult {
+  /** Parsed events; an unknown type (or a malformed known one) is kept as a generic event. */
+  events: ServerEvent[];
+  /** Present on long-poll completions and on queue creation only. */
+  queue_id?: string;
+}
+
+const EventsBody = z.looseObject({ events: z.array(z.unknown()), queue_id: z.string().optional() });
+
+// Margin over the server's long-poll timeout so a heartbeat always wins the race (NOTES §3.3).
+const longPollMarginMs = 10_000;
+
+export function eventsApi(ctx: ResourceContext) {
+  let longPollSeconds = 90;
+  return {
+    /**
+     * Register an event queue (POST /register). Teaches the client the server's feature level.
+     *
+     * @example
+     * ```ts
+     * const reg = await client.events.register({
+     *   event_types: ["message"], fetch_event_types: ["realm", "realm_user"],
+     *   client_capabilities: { notification_settings_null: true, empty_topic_name: true },
+     * });
+     * ```
+     */
+    async register(params: RegisterParams = {}, options: CallOptions = {}): Promise<RegisterResponse> {
+      // A second queue from a repeated register just expires unused, so retrying is safe.
+      const data = await ctx.request(
+        "POST",
+        "/register",
+        { ...params },
+        {
+          ...options,
+          schema: RegisterResponse,
+          idempotent: true,
+        },
+      );
+      ctx.state.featureLevel = data.zulip_feature_level;
+      if (data.event_queue_longpoll_timeout_seconds)
+        longPollSeconds = data.event_queue_longpoll_timeout_seconds;
+      return data;
+    },
+
+    /**
+     * Read events (GET /events). Without `dont_block` the call parks until an event or a heartbeat;
+     * its timeout defaults to the server's `event_queue_longpoll_timeout_seconds` plus a margin.
+     *
+     * @example
+     * ```ts
+     * const { events } = await client.events.get({ queue_id, last_event_id }, { signal });
+     * ```
+     */
+    async get(params: GetEventsParams, options: CallOptions = {}): Promise<GetEventsResult> {
+      const timeoutMs =
+        options.timeoutMs ?? (params.dont_block ? undefined : longPollSeconds * 1000 + longPollMarginMs);
+      const data = await ctx.request(
+        "GET",
+        "/events",
+        { ...params },
+        { ...options, timeoutMs, schema: EventsBody },
+      );
+      const events = data.events.map((raw) => {
+        const parsed = parseEvent(raw);
+        if (!parsed.known && parsed.issue) {
+          ctx.logger.warn(
+            { eventId: parsed.event.id, eventType: parsed.event.type, issue: parsed.issue },
+            `GET /events: event ${parsed.event.id} of type ${parsed.event.type} did not match its schema; kept as a generic event`,
+          );
+        }
+        const event = parsed.event;
+        if (event.type === "restart" && typeof event.zulip_feature_level === "number") {
+          ctx.state.featureLevel = event.zulip_feature_level;
+        }
+        return event;
+      });
+      return data.queue_id === undefined ? { events } : { events, queue_id: data.queue_id };
+    },
+
+    /** Delete an event queue (DELETE /events). */
+    async deleteQueue(queue_id: string, options: CallOptions = {}): Promise<void> {
+      await ctx.request("DELETE", "/events", { queue_id }, options);
+    },
+  };
+}
+
+export type EventsApi = ReturnType<typeof eventsApi>;

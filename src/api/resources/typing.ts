@@ -1,0 +1,24 @@
+/** Typing notifications (POST /typing), adapted to the server's feature level. */
+import { adaptTyping, type TypingParams } from "../feature-level.ts";
+import type { CallOptions, ResourceContext } from "./context.ts";
+
+export type { TypingParams };
+
+export function typingApi(ctx: ResourceContext) {
+  return {
+    /**
+     * Start or stop a typing notification. Direct: `to` is a list of user ids. Channel:
+     * `stream_id` and `topic`.
+     *
+     * @example
+     * ```ts
+     * await client.typing.set({ op: "start", type: "channel", stream_id: 5, topic: "greetings" });
+     * ```
+     */
+    async set(params: TypingParams, options: CallOptions = {}): Promise<void> {
+      await ctx.request("POST", "/typing", adaptTyping(params, ctx.state), options);
+    },
+  };
+}
+
+export type TypingApi = ReturnType<typeof typingApi>;

@@ -1,0 +1,229 @@
+/**
+ * The transport: one call to the server, with wire encoding, authentication, timeouts, the rate
+ * limiter, retries, error classification and response validation. Every typed method is built
+ * on it, and `client.request()` exposes it as the escape hatch.
+ */
+import type { Dispatcher } from "undici";
+import type { z } from "zod";
+import type { Clock } from "./clock.ts";
+import { encodeParams, type Params } from "./encode.ts";
+import {
+  ApiError,
+  AuthError,
+  BadResponseError,
+  NetworkError,
+  RateLimitError,
+  ResponseSchemaError,
+} from "./errors.ts";
+import type { Logger } from "./logger.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+import { decideRetry, type RetryPolicy } from "./retry.ts";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+/** Per-call options of `client.request()` and of every typed method. */
+export interface RequestOptions<T = unknown> {
+  /** Abort the call: the request, a rate-limit wait and a retry backoff alike. */
+  signal?: AbortSignal;
+  /** Time allowed for the response headers, and between body chunks. Default: the client's. */
+  timeoutMs?: number;
+  /** Validate the success body (minus `result`/`msg`); unknown fields pass through if the schema is loose. */
+  schema?: z.ZodType<T>;
+  /** May the call safely reach the server twice? Default: true for GET and DELETE, false otherwise. */
+  idempotent?: boolean;
+  /** Send credentials (default true); GET /server_settings works without. */
+  auth?: boolean;
+}
+
+/**
+ * Call `METHOD /api/v1<path>` with `params` (query string for GET, form body otherwise) and
+ * return the success body without `result` and `msg`.
+ */
+export type RequestFn = <T = Record<string, unknown>>(
+  method: HttpMethod,
+  path: string,
+  params?: Params,
+  options?: RequestOptions<T>,
+) => Promise<T>;
+
+export interface TransportConfig {
+  origin: string;
+  apiBase: string;
+  dispatcher: Dispatcher;
+  email: string;
+  apiKey: string;
+  userAgent: string;
+  logger: Logger;
+  limiter: RateLimiter;
+  retry: RetryPolicy;
+  clock: Clock;
+  timeoutMs: number;
+}
+
+// Failures where the request certainly never left this machine: safe to repeat any call.
+const notSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+const connectTimeout = "UND_ERR_CONNECT_TIMEOUT";
+const timeoutCodes = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", connectTimeout]);
+
+/** Build the request function of one client. */
+export function createTransport(config: TransportConfig): RequestFn {
+  const { origin, apiBase, dispatcher, email, apiKey, logger, clock } = config;
+  const credentials = Buffer.from(`${email}:${apiKey}`).toString("base64");
+  const authorization = `Basic ${credentials}`;
+  // Server text is quoted in errors; make sure it can never carry the key out.
+  const redact = (text: string): string => {
+    let out = text.split(credentials).join("[redacted]");
+    if (apiKey.length >= 8) out = out.split(apiKey).join("[redacted]");
+    return out;
+  };
+
+  async function once(
+    method: HttpMethod,
+    path: string,
+    params: Params | undefined,
+    options: RequestOptions<unknown>,
+  ): Promise<Record<string, unknown>> {
+    const endpoint = `${method} ${path}`;
+    const encoded = encodeParams(params).toString();
+    const isQuery = method === "GET";
+    const headers: Record<string, string> = { "user-agent": config.userAgent, accept: "application/json" };
+    if (options.auth !== false) headers.authorization = authorization;
+    if (!isQuery) headers["content-type"] = "application/x-www-form-urlencoded";
+    const timeoutMs = options.timeoutMs ?? config.timeoutMs;
+    let status: number;
+    let responseHeaders: Record<string, string | string[] | undefined>;
+    let text: string;
+    try {
+      const response = await dispatcher.request({
+        origin,
+        path: `${apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
+        method,
+        headers,
+        body: isQuery ? null : encoded,
+        signal: options.signal ?? null,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      text = await response.body.text();
+    } catch (err) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw toNetworkError(err, endpoint, timeoutMs);
+    }
+    return interpret(endpoint, status, responseHeaders, text);
+  }
+
+  function toNetworkError(err: unknown, endpoint: string, timeoutMs: number): unknown {
+    const code = (err as { code?: unknown } | null)?.code;
+    // Anything without a system or undici code is a bug, not the network: let it surface as is.
+    if (typeof code !== "string" || code === "UND_ERR_INVALID_ARG") return err;
+    const timedOut = timeoutCodes.has(code);
+    const message = err instanceof Error ? redact(err.message) : code;
+    return new NetworkError({
+      endpoint,
+      origin,
+      detail: timedOut ? `no response within ${timeoutMs / 1000} s (${code})` : message,
+      timedOut,
+      requestSent: !(notSentCodes.has(code) || code === connectTimeout),
+      cause: err,
+    });
+  }
+
+  function interpret(
+    endpoint: string,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    text: string,
+  ): Record<string, unknown> {
+    const contentType = String(headers["content-type"] ?? "");
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
+    const fields = isObject ? (body as Record<string, unknown>) : {};
+    const { result, msg, code, ...rest } = fields;
+    const errorInit = {
+      status,
+      endpoint,
+      code: typeof code === "string" ? code : `HTTP_${status}`,
+      msg: typeof msg === "string" ? redact(msg) : isObject ? "" : "(non-JSON body)",
+      data: rest,
+    };
+    // Every 401 is an authentication failure, whatever the code and even from a proxy.
+    if (status === 401) throw new AuthError({ ...errorInit, email, origin });
+    if (!isObject) {
+      throw new BadResponseError({ endpoint, status, contentType, snippet: redact(text.slice(0, 80)) });
+    }
+    if (status === 429) {
+      throw new RateLimitError({ ...errorInit, retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
+    }
+    if (status >= 200 && status < 300 && result !== "error") {
+      const data: Record<string, unknown> = { ...rest };
+      if (code !== undefined) data.code = code;
+      const ignored = data.ignored_parameters_unsupported;
+      if (Array.isArray(ignored) && ignored.length > 0) {
+        logger.warn(
+          { endpoint, ignoredParameters: ignored },
+          `${endpoint}: the server ignored parameters it does not support: ${ignored.join(", ")}. ` +
+            `They may need a newer server.`,
+        );
+      }
+      return data;
+    }
+    throw new ApiError(errorInit);
+  }
+
+  return async function request<T>(
+    method: HttpMethod,
+    path: string,
+    params?: Params,
+    options: RequestOptions<T> = {},
+  ): Promise<T> {
+    const endpoint = `${method} ${path}`;
+    const idempotent = options.idempotent ?? (method === "GET" || method === "DELETE" || method === "PUT");
+    const { signal } = options;
+    for (let attempt = 1; ; attempt++) {
+      await config.limiter.acquire(signal);
+      const started = clock.now();
+      try {
+        const data = await once(method, path, params, options as RequestOptions<unknown>);
+        logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);
+        return options.schema ? validate(options.schema, data, endpoint) : (data as T);
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        const decision = decideRetry(err, attempt, idempotent, config.retry);
+        if (!decision.retry) throw err;
+        logger.warn(
+          { endpoint, attempt, delayMs: decision.delayMs, reason: decision.reason },
+          `${endpoint} failed (${decision.reason}); retrying in ${decision.delayMs} ms`,
+        );
+        await clock.sleep(decision.delayMs, signal);
+      }
+    }
+  };
+}
+
+/** `retry-after` from the body (a float in seconds) or the header; 1 s when absent. */
+function retryAfterMs(fromBody: unknown, headers: Record<string, string | string[] | undefined>): number {
+  const header = headers["retry-after"];
+  const seconds =
+    typeof fromBody === "number"
+      ? fromBody
+      : Number.parseFloat(Array.isArray(header) ? (header[0] ?? "") : (header ?? ""));
+  if (!Number.isFinite(seconds) || seconds < 0) return 1000;
+  // Round up (but not for float noise such as 0.1 * 1000), so the retry never comes early.
+  return Math.ceil(seconds * 1000 - 1e-6);
+}
+
+function validate<T>(schema: z.ZodType<T>, data: unknown, endpoint: string): T {
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.map(String).join(".") || "(body)"}: ${issue.message}`);
+  throw new ResponseSchemaError({ endpoint, issues });
+}

@@ -1,0 +1,108 @@
+/**
+ * Read the INI file the Zulip tools use ("zuliprc"): an `[api]` section with `email`, `key`,
+ * `site`, and optionally `insecure` and `cert_bundle`. Errors name the file and line but never
+ * quote a line, since a line may hold the API key.
+ */
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { ClientConfigError } from "./errors.ts";
+
+export interface Zuliprc {
+  email: string;
+  apiKey: string;
+  site: string;
+  /** `insecure = true`: skip TLS certificate verification. */
+  insecure: boolean;
+  /** Path of a CA bundle in PEM (`cert_bundle`), resolved against the zuliprc's folder. */
+  certBundle?: string;
+}
+
+const example =
+  "A zuliprc looks like:\n[api]\nemail=my-bot@example.org\nkey=<API key>\nsite=https://example.org";
+
+/**
+ * Read and parse a zuliprc file.
+ *
+ * @example
+ * ```ts
+ * const { email, site } = readZuliprc("~/.zuliprc");
+ * ```
+ */
+export function readZuliprc(file: string): Zuliprc {
+  const full = expandHome(file);
+  let text: string;
+  try {
+    text = readFileSync(full, "utf8");
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? "unreadable";
+    throw new ClientConfigError(
+      `Cannot read zuliprc file ${full} (${reason}). Pass the path of the zuliprc downloaded for the bot.`,
+      { cause: err },
+    );
+  }
+  return parseZuliprc(text, full);
+}
+
+/** Parse zuliprc text; `file` is used in error messages and to resolve `cert_bundle`. */
+export function parseZuliprc(text: string, file: string): Zuliprc {
+  const sections = new Map<string, Map<string, { value: string; line: number }>>();
+  let current: Map<string, { value: string; line: number }> | undefined;
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    const lineNo = index + 1;
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) return;
+    const header = /^\[([^\]]+)\]$/.exec(line);
+    if (header) {
+      const name = (header[1] ?? "").trim().toLowerCase();
+      current = sections.get(name) ?? new Map();
+      sections.set(name, current);
+      return;
+    }
+    const match = /^([^=:\s][^=:]*?)\s*[=:]\s*(.*)$/.exec(line);
+    if (!match) {
+      throw new ClientConfigError(
+        `${file}:${lineNo}: expected \`name = value\` or a \`[section]\` header. ${example}`,
+      );
+    }
+    if (!current) {
+      throw new ClientConfigError(
+        `${file}:${lineNo}: a setting comes before any \`[api]\` header. ${example}`,
+      );
+    }
+    current.set((match[1] ?? "").toLowerCase(), { value: match[2] ?? "", line: lineNo });
+  });
+
+  const api = sections.get("api");
+  if (!api) throw new ClientConfigError(`${file}: no [api] section. ${example}`);
+  const required = (name: string): string => {
+    const value = api.get(name)?.value;
+    if (!value) throw new ClientConfigError(`${file}: the [api] section has no \`${name}\`. ${example}`);
+    return value;
+  };
+  const result: Zuliprc = {
+    email: required("email"),
+    apiKey: required("key"),
+    site: required("site"),
+    insecure: parseBool(api.get("insecure"), file),
+  };
+  const bundle = api.get("cert_bundle")?.value;
+  if (bundle) result.certBundle = resolve(full(file), "..", expandHome(bundle));
+  return result;
+}
+
+function full(file: string): string {
+  return resolve(expandHome(file));
+}
+
+function parseBool(entry: { value: string; line: number } | undefined, file: string): boolean {
+  if (!entry) return false;
+  const value = entry.value.toLowerCase();
+  if (["true", "yes", "on", "1"].includes(value)) return true;
+  if (["false", "no", "off", "0", ""].includes(value)) return false;
+  throw new ClientConfigError(`${file}:${entry.line}: \`insecure\` must be true or false.`);
+}
+
+function expandHome(file: string): string {
+  return file === "~" || file.startsWith("~/") ? homedir() + file.slice(1) : file;
+}
