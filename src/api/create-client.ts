@@ -3,7 +3,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Dispatcher } from "undici";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, realClock } from "../helpers/clock.ts";
 import { sharedPool, type TlsOptions } from "./connection-pools.ts";
 import { ClientConfigError } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
@@ -47,7 +47,7 @@ export interface ClientCommonOptions {
   isBot?: boolean;
   /** Timeout of ordinary calls in milliseconds (headers, and between body chunks). Default 30 000. */
   timeoutMs?: number;
-  /** Time source for the limiter and retry waits; injectable for tests. */
+  /** Time source for the limiter and retry waits (the project's injectable clock); for tests. */
   clock?: Clock;
 }
 
@@ -98,7 +98,7 @@ export interface Client {
 export function createClient(options: ClientOptions): Client {
   const { site, email, apiKey, tls, where } = resolveCredentials(options);
   const { origin, apiBase } = parseServerAddress(site, where);
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? realClock;
   const timeoutMs = positive(options.timeoutMs, "timeoutMs") ?? 30_000;
   const perMinute =
     options.rateLimit === false

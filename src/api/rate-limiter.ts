@@ -2,7 +2,8 @@
  * A client-side sliding-window limiter. The server allows 200 calls per minute per account
  * (NOTES §6) and answers 429 beyond that; waiting here first is cheaper than being refused.
  */
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../helpers/clock.ts";
+import { sleep } from "./sleep.ts";
 
 export interface RateLimiter {
   /** Resolve when a call may start (at once while under the limit); rejects if `signal` aborts. */
@@ -18,7 +19,7 @@ export const unlimited: RateLimiter = { acquire: () => Promise.resolve() };
  *
  * @example
  * ```ts
- * const limiter = createSlidingWindowLimiter({ limit: 200, windowMs: 60_000, clock: systemClock });
+ * const limiter = createSlidingWindowLimiter({ limit: 200, windowMs: 60_000, clock: realClock });
  * await limiter.acquire(signal);
  * ```
  */
@@ -42,7 +43,7 @@ export function createSlidingWindowLimiter(options: {
       insertSorted(starts, startAt);
       if (startAt <= now) return;
       try {
-        await clock.sleep(startAt - now, signal);
+        await sleep(clock, startAt - now, signal);
       } catch (err) {
         // Give the reserved slot back so an aborted call does not delay the others.
         const index = starts.lastIndexOf(startAt);

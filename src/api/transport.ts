@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../helpers/clock.ts";
 import { encodeParams, type Params } from "./encode.ts";
 import {
   ApiError,
@@ -18,6 +18,7 @@ import {
 import type { Logger } from "./logger.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { decideRetry, type RetryPolicy } from "./retry.ts";
+import { sleep } from "./sleep.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
@@ -201,7 +202,7 @@ export function createTransport(config: TransportConfig): RequestFn {
           { endpoint, attempt, delayMs: decision.delayMs, reason: decision.reason },
           `${endpoint} failed (${decision.reason}); retrying in ${decision.delayMs} ms`,
         );
-        await clock.sleep(decision.delayMs, signal);
+        await sleep(clock, decision.delayMs, signal);
       }
     }
   };
