@@ -1,0 +1,122 @@
+/**
+ * One daemon per state directory, enforced by a `LOCK` file holding the owner's pid and host.
+ *
+ * The lock file is created with `link()` from a fully written temp file, so it appears atomically
+ * with its content (no reader ever sees it half-written) and creation fails if it already exists.
+ * A lock whose pid is dead on this host is stale: it is moved aside with `rename()` (atomic, so two
+ * contenders cannot both move it) and the acquisition retried. Not safe on network file systems.
+ */
+import { randomBytes } from "node:crypto";
+import { link, open, readFile, rename, rm } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { StateError } from "./state-error.ts";
+
+interface LockInfo {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+const ATTEMPTS = 5;
+
+/** Acquire the directory's lock; resolves a function that releases it. */
+export async function acquireLock(dir: string): Promise<() => Promise<void>> {
+  const lockPath = join(dir, "LOCK");
+  const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
+  const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), nonce: suffix })}\n`;
+  const tmp = join(dir, `.LOCK.${suffix}.tmp`);
+  const handle = await open(tmp, "wx", 0o600);
+  try {
+    await handle.writeFile(mine);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      try {
+        await link(tmp, lockPath);
+        return () => releaseLock(lockPath, mine);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+      const text = await readIfExists(lockPath);
+      if (text === undefined) continue; // released meanwhile
+      const holder = parseLock(text);
+      if (holder === undefined) {
+        throw new StateError(
+          "STATE_LOCKED",
+          `State directory ${dir} has a LOCK file bothost cannot read. If no bothost daemon uses this directory, delete ${lockPath}.`,
+        );
+      }
+      if (isAlive(holder)) throw lockedError(dir, lockPath, holder);
+      await moveAsideIfUnchanged(lockPath, text, join(dir, `.LOCK.stale.${suffix}`));
+    }
+    throw new StateError(
+      "STATE_LOCKED",
+      `Could not take the lock of state directory ${dir}: other processes keep competing for it. Make sure only one bothost daemon uses this directory.`,
+    );
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+async function releaseLock(lockPath: string, mine: string): Promise<void> {
+  // Only remove the lock if it is still ours (it may have been broken by hand and retaken).
+  if ((await readIfExists(lockPath)) === mine) await rm(lockPath, { force: true });
+}
+
+async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: string): Promise<void> {
+  try {
+    await rename(lockPath, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  if ((await readIfExists(aside)) !== staleText) {
+    // A contender replaced the stale lock between our read and our rename: give its lock back.
+    await link(aside, lockPath).catch(() => {});
+  }
+  await rm(aside, { force: true });
+}
+
+function isAlive(holder: LockInfo): boolean {
+  if (holder.hostname !== hostname()) return true; // cannot check a pid on another host
+  if (holder.pid === process.pid) return true; // this very process opened the store already
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM"; // alive, owned by another user
+  }
+}
+
+function lockedError(dir: string, lockPath: string, holder: LockInfo): StateError {
+  const who = holder.pid === process.pid ? "this process" : `pid ${holder.pid} on ${holder.hostname}`;
+  return new StateError(
+    "STATE_LOCKED",
+    `State directory ${dir} is in use by ${who} (since ${holder.startedAt}). Stop that daemon or give this one a different state.path. If that process is not a bothost daemon, delete ${lockPath}.`,
+  );
+}
+
+function parseLock(text: string): LockInfo | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockInfo>;
+    if (Number.isInteger(value.pid) && typeof value.hostname === "string") {
+      return { pid: value.pid as number, hostname: value.hostname, startedAt: String(value.startedAt) };
+    }
+  } catch {
+    // fall through: unreadable
+  }
+  return undefined;
+}
+
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,32 @@
+import { Table } from "./_table.ts";
+import { StoreView } from "./_view.ts";
+import type { StateBackend } from "./state-store.ts";
+
+export interface MemoryStoreOptions {
+  /** The clock used for expiry, in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * A state store that lives only in memory: for tests and for bots that need no persistence.
+ * Same semantics as {@link FileStore} (values copied, JSON-only, TTLs, namespaces), minus the disk.
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryStore();
+ * await store.namespace("echo").set("greeting", "hi");
+ * ```
+ */
+export class MemoryStore extends StoreView implements StateBackend {
+  constructor(options: MemoryStoreOptions = {}) {
+    super(new Table(options.now ?? Date.now), "", { closed: false, description: "memory" });
+  }
+
+  async flush(): Promise<void> {
+    this.checkOpen();
+  }
+
+  async close(): Promise<void> {
+    this.lifecycle.closed = true;
+  }
+}

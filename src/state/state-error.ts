@@ -1,0 +1,39 @@
+import { BothostError } from "../errors/bothost-error.ts";
+
+/**
+ * Why the state store refused or failed:
+ * - `STATE_CORRUPT`: a state file on disk cannot be read back (the message names the file and line).
+ * - `STATE_IO`: the disk refused a read or write (full disk, permissions); the cause has the OS error.
+ * - `STATE_LOCKED`: another live process holds the state directory.
+ * - `STATE_INVALID_KEY`: a key or namespace name is empty, too long, or not a string.
+ * - `STATE_INVALID_VALUE`: a value is not plain JSON (the message gives the path inside the value).
+ * - `STATE_CLOSED`: the store was used after `close()`.
+ */
+export type StateErrorCode =
+  | "STATE_CORRUPT"
+  | "STATE_IO"
+  | "STATE_LOCKED"
+  | "STATE_INVALID_KEY"
+  | "STATE_INVALID_VALUE"
+  | "STATE_CLOSED";
+
+/**
+ * An error raised by a state store.
+ *
+ * @example
+ * ```ts
+ * try { await FileStore.open(".bothost/state"); }
+ * catch (err) { if (isStateError(err) && err.code === "STATE_LOCKED") console.error(err.message); }
+ * ```
+ */
+export class StateError extends BothostError<StateErrorCode> {
+  constructor(code: StateErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = "StateError";
+  }
+}
+
+/** True for any {@link StateError}. */
+export function isStateError(err: unknown): err is StateError {
+  return err instanceof StateError;
+}

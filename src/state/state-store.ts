@@ -1,0 +1,80 @@
+/**
+ * The state store contract. Every bot gets a namespaced view of one store; the embedded default
+ * is {@link FileStore}, tests use {@link MemoryStore}, and a networked backend (Redis) can
+ * implement the same interface: each operation maps to one Redis command or a WATCH/MULTI loop.
+ */
+
+/** A value the store can hold: exactly what survives `JSON.stringify` → `JSON.parse` unchanged. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface SetOptions {
+  /** Expire the key this many milliseconds from now. Without it the key never expires. */
+  ttlMs?: number;
+}
+
+export interface UpdateOptions {
+  /** Expire the key this many milliseconds from now. Without it the key keeps its current expiry. */
+  ttlMs?: number;
+}
+
+/** One key and its value, as returned by {@link StateStore.list}. */
+export interface StateEntry {
+  key: string;
+  value: JsonValue;
+}
+
+/**
+ * Namespaced, JSON-valued key-value storage.
+ *
+ * Values are copied in and out (mutating a returned object never changes the store). Keys are any
+ * non-empty string up to 1024 characters. A view made with {@link StateStore.namespace} sees only
+ * its own keys: it cannot read, list or overwrite its parent's keys or another namespace's.
+ *
+ * @example
+ * ```ts
+ * const bot = store.namespace("greeter");
+ * if (await bot.setIfAbsent(`reported:${id}`, Date.now())) await report(id); // once, ever
+ * const n = await bot.update("count", (n) => (typeof n === "number" ? n + 1 : 1));
+ * ```
+ */
+export interface StateStore {
+  /** The value, or `undefined` when the key is absent or expired. */
+  get(key: string): Promise<JsonValue | undefined>;
+  /** Create or replace; replaces any previous expiry with `options.ttlMs` (or none). */
+  set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
+  /**
+   * Create the key only if it is absent (or expired). Resolves `true` for exactly one of any number
+   * of concurrent callers: the building block for exactly-once claims.
+   */
+  setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean>;
+  /**
+   * Atomically replace the value with `fn(current)`; returning `undefined` deletes the key.
+   * Resolves the new value. `fn` must be synchronous and pure: a networked backend runs it in a
+   * compare-and-set loop and may call it more than once.
+   */
+  update(
+    key: string,
+    fn: (current: JsonValue | undefined) => JsonValue | undefined,
+    options?: UpdateOptions,
+  ): Promise<JsonValue | undefined>;
+  /** Resolves `true` if the key existed (and was not expired). */
+  delete(key: string): Promise<boolean>;
+  /** This view's own keys starting with `prefix` (child namespaces excluded), sorted by key. */
+  list(prefix?: string): Promise<StateEntry[]>;
+  /** A view whose keys live under `name` inside this view. Any non-empty name is safe. */
+  namespace(name: string): StateStore;
+}
+
+/**
+ * A whole store as the daemon owns it: the root view plus durability controls.
+ * Only the daemon holds this; bots get a {@link StateStore} namespace.
+ */
+export interface StateBackend extends StateStore {
+  /**
+   * Make every write issued before this call durable. The runtime calls it after each handled
+   * batch of events.
+   */
+  flush(): Promise<void>;
+  /** Flush, release the store (and its lock), and refuse further use with `STATE_CLOSED`. */
+  close(): Promise<void>;
+}

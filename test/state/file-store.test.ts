@@ -1,0 +1,222 @@
+import { spawnSync } from "node:child_process";
+import { appendFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { describe, expect } from "vitest";
+import { FileStore } from "../../src/state/file-store.ts";
+import { test } from "./support.ts";
+
+const open = (dir: string, compactAfterBytes?: number) =>
+  FileStore.open(
+    dir,
+    compactAfterBytes === undefined ? { autoFlushMs: 0 } : { autoFlushMs: 0, compactAfterBytes },
+  );
+
+describe("FileStore persistence", () => {
+  test("keeps sets, deletes and expiries across reopen", async ({ dir }) => {
+    let now = 1000;
+    const first = await FileStore.open(dir, { autoFlushMs: 0, now: () => now });
+    const bot = first.namespace("greeter");
+    await bot.set("a", { n: 1 });
+    await bot.set("b", "gone soon");
+    await bot.delete("b");
+    await bot.set("ttl", 1, { ttlMs: 100 });
+    await first.set("root", [1, 2]);
+    await first.close();
+
+    const second = await FileStore.open(dir, { autoFlushMs: 0, now: () => now });
+    expect(second.recovery).toEqual({ replayedRecords: 5, droppedTornBytes: 0, discardedStaleLog: false });
+    expect(await second.namespace("greeter").list()).toEqual([
+      { key: "a", value: { n: 1 } },
+      { key: "ttl", value: 1 },
+    ]);
+    expect(await second.get("root")).toEqual([1, 2]);
+    await second.close();
+
+    now = 1100;
+    const third = await FileStore.open(dir, { autoFlushMs: 0, now: () => now });
+    expect(await third.namespace("greeter").get("ttl")).toBeUndefined();
+    await third.close();
+  });
+
+  test("flush makes writes durable in the log before close", async ({ dir }) => {
+    const store = await open(dir);
+    await store.set("k", "v");
+    expect(await readFile(join(dir, "state.log"), "utf8")).not.toContain('"k"');
+    await store.flush();
+    const lines = (await readFile(join(dir, "state.log"), "utf8")).trim().split("\n");
+    expect(lines).toEqual([
+      '{"format":"bothost-state-log","version":1,"generation":0}',
+      '{"op":"set","key":"k","value":"v"}',
+    ]);
+    await store.close();
+  });
+
+  test("flushes in the background when autoFlushMs is set", async ({ dir }) => {
+    const store = await FileStore.open(dir, { autoFlushMs: 10 });
+    await store.set("k", "v");
+    await expect.poll(() => readFile(join(dir, "state.log"), "utf8")).toContain('"key":"k"');
+    await store.close();
+  });
+
+  test("compacts into a snapshot once the log is large, and reloads it", async ({ dir }) => {
+    const store = await open(dir, 2_000);
+    for (let i = 0; i < 100; i++) {
+      await store.set(`k${i % 10}`, { i, pad: "x".repeat(50) });
+      if (i % 10 === 9) await store.flush();
+    }
+    await store.delete("k0");
+    await store.close();
+    expect((await stat(join(dir, "state.log"))).size).toBeLessThan(2_000);
+    const snapshot = JSON.parse(await readFile(join(dir, "state.json"), "utf8"));
+    expect(snapshot.generation).toBeGreaterThan(1);
+
+    const again = await open(dir);
+    const all = await again.list();
+    expect(all.map((e) => e.key)).toEqual(["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"]);
+    expect(all[8]?.value).toEqual({ i: 99, pad: "x".repeat(50) });
+    await again.close();
+  });
+});
+
+describe("FileStore recovery", () => {
+  test("drops a torn last log line, truncates it away and keeps going", async ({ dir }) => {
+    const store = await open(dir);
+    await store.set("a", 1);
+    await store.close();
+    const logPath = join(dir, "state.log");
+    const before = (await stat(logPath)).size;
+    await appendFile(logPath, '{"op":"set","key":"b","val');
+
+    const reopened = await open(dir);
+    expect(reopened.recovery).toEqual({ replayedRecords: 1, droppedTornBytes: 26, discardedStaleLog: false });
+    expect((await stat(logPath)).size).toBe(before);
+    expect(await reopened.get("b")).toBeUndefined();
+    await reopened.set("c", 3);
+    await reopened.close();
+
+    const third = await open(dir);
+    expect(await third.list()).toEqual([
+      { key: "a", value: 1 },
+      { key: "c", value: 3 },
+    ]);
+    await third.close();
+  });
+
+  test("refuses a log damaged before its last line, naming file and line", async ({ dir }) => {
+    const logPath = join(dir, "state.log");
+    await writeFile(
+      logPath,
+      '{"format":"bothost-state-log","version":1,"generation":0}\n{"op":"set","key":"a","value":1}\n{"op":"sex"}\n{"op":"del","key":"a"}\n',
+    );
+    await expect(open(dir)).rejects.toMatchObject({
+      name: "StateError",
+      code: "STATE_CORRUPT",
+      message: `State file ${logPath} is damaged at line 3: it is not a valid record. bothost only appends whole lines to it, so something else changed it. Restore the state directory from a backup, or move it aside to start with empty state (bots then lose their cursors and stored data).`,
+    });
+    // The failed open released its lock: after repairing the file, opening works.
+    await writeFile(logPath, '{"format":"bothost-state-log","version":1,"generation":0}\n');
+    await (await open(dir)).close();
+  });
+
+  test("refuses a truncated snapshot, naming the file", async ({ dir }) => {
+    const snapshotPath = join(dir, "state.json");
+    await writeFile(
+      snapshotPath,
+      '{"format":"bothost-state-snapshot","version":1,"generation":2,"entries":{"a":{"va',
+    );
+    const err = await open(dir).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "STATE_CORRUPT" });
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^State file ${snapshotPath.replaceAll("/", "\\/")} is damaged: it is not complete JSON \\(`,
+      ),
+    );
+  });
+
+  test("discards a log older than the snapshot (crash during compaction)", async ({ dir }) => {
+    await writeFile(
+      join(dir, "state.json"),
+      '{"format":"bothost-state-snapshot","version":1,"generation":1,"entries":{"a":{"value":2}}}\n',
+    );
+    await writeFile(
+      join(dir, "state.log"),
+      '{"format":"bothost-state-log","version":1,"generation":0}\n{"op":"set","key":"a","value":1}\n',
+    );
+    const store = await open(dir);
+    expect(store.recovery.discardedStaleLog).toBe(true);
+    expect(await store.get("a")).toBe(2);
+    await store.close();
+    expect(await readFile(join(dir, "state.log"), "utf8")).toBe(
+      '{"format":"bothost-state-log","version":1,"generation":1}\n',
+    );
+  });
+
+  test("refuses a log newer than the snapshot", async ({ dir }) => {
+    await writeFile(join(dir, "state.log"), '{"format":"bothost-state-log","version":1,"generation":3}\n');
+    await expect(open(dir)).rejects.toMatchObject({
+      code: "STATE_CORRUPT",
+      message: `State file ${join(dir, "state.log")} continues snapshot generation 3, but ${join(dir, "state.json")} is missing. The snapshot was replaced or deleted by something else; restore the state directory from a backup, or move it aside to start with empty state.`,
+    });
+  });
+
+  test("removes temp files left by an interrupted atomic write", async ({ dir }) => {
+    await writeFile(join(dir, ".state.json.123.abcd.tmp"), "half a snap");
+    await (await open(dir)).close();
+    expect((await readdir(dir)).sort()).toEqual(["state.log"]);
+  });
+
+  test("reports an unusable directory as STATE_IO", async ({ dir }) => {
+    const file = join(dir, "not-a-dir");
+    await writeFile(file, "");
+    const err = await FileStore.open(file).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "StateError", code: "STATE_IO" });
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^Could not open state directory ${file}: .*EEXIST.*\\. Check that the path is a writable directory\\.$`,
+      ),
+    );
+  });
+});
+
+describe("FileStore lock", () => {
+  test("a second open of the same directory fails until the first closes", async ({ dir }) => {
+    const first = await open(dir);
+    const err = await open(dir).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "StateError", code: "STATE_LOCKED" });
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^State directory ${dir} is in use by this process \\(since .+\\)\\. Stop that daemon or give this one a different state\\.path\\. If that process is not a bothost daemon, delete ${dir}/LOCK\\.$`,
+      ),
+    );
+    await first.close();
+    await (await open(dir)).close();
+  });
+
+  test("takes over a lock left by a dead process", async ({ dir }) => {
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
+    const pid = Number(dead.stdout.toString());
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid, hostname: hostname(), startedAt: "then" }));
+    const store = await open(dir);
+    const lock = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
+    expect(lock.pid).toBe(process.pid);
+    await store.close();
+    expect(await readdir(dir)).not.toContain("LOCK");
+  });
+
+  test("respects a lock held by a live process or another host", async ({ dir }) => {
+    const lockPath = join(dir, "LOCK");
+    await writeFile(lockPath, JSON.stringify({ pid: process.ppid, hostname: hostname(), startedAt: "t0" }));
+    await expect(open(dir)).rejects.toMatchObject({
+      code: "STATE_LOCKED",
+      message: `State directory ${dir} is in use by pid ${process.ppid} on ${hostname()} (since t0). Stop that daemon or give this one a different state.path. If that process is not a bothost daemon, delete ${lockPath}.`,
+    });
+    await writeFile(lockPath, JSON.stringify({ pid: 999_999_999, hostname: "elsewhere", startedAt: "t0" }));
+    await expect(open(dir)).rejects.toMatchObject({ code: "STATE_LOCKED" });
+    await writeFile(lockPath, "garbage");
+    await expect(open(dir)).rejects.toMatchObject({
+      code: "STATE_LOCKED",
+      message: `State directory ${dir} has a LOCK file bothost cannot read. If no bothost daemon uses this directory, delete ${lockPath}.`,
+    });
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * The StateStore contract, run against every implementation so they cannot drift apart.
+ */
+import { describe, expect } from "vitest";
+import { FileStore } from "../../src/state/file-store.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
+import type { StateBackend } from "../../src/state/state-store.ts";
+import { manualClock, test } from "./support.ts";
+
+type Open = (dir: string, now: () => number) => Promise<StateBackend>;
+const implementations: Array<[string, Open]> = [
+  ["MemoryStore", async (_dir, now) => new MemoryStore({ now })],
+  ["FileStore", (dir, now) => FileStore.open(dir, { now, autoFlushMs: 0 })],
+];
+
+describe.each(implementations)("%s", (_name, open) => {
+  const withStore = async (
+    dir: string,
+    body: (s: StateBackend, clock: ReturnType<typeof manualClock>) => Promise<void>,
+  ) => {
+    const clock = manualClock();
+    const store = await open(dir, clock.now);
+    try {
+      await body(store, clock);
+    } finally {
+      await store.close();
+    }
+  };
+
+  test("round-trips JSON values and copies them in and out", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      const value = { a: [1, "two", null, true, { b: 2.5 }], "weird key": "é🙂" };
+      await store.set("k", value);
+      expect(await store.get("k")).toEqual(value);
+      value.a.push(99);
+      const got = (await store.get("k")) as { a: unknown[] };
+      expect(got.a).toHaveLength(5);
+      got.a.push(100);
+      expect(((await store.get("k")) as { a: unknown[] }).a).toHaveLength(5);
+      expect(await store.get("missing")).toBeUndefined();
+      expect(await store.delete("k")).toBe(true);
+      expect(await store.delete("k")).toBe(false);
+      expect(await store.get("k")).toBeUndefined();
+    });
+  });
+
+  test("refuses values that are not plain JSON, naming the path", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      const cases: Array<[unknown, string]> = [
+        [undefined, 'Cannot store key "k": value is undefined.'],
+        [{ a: [1, Number.NaN] }, 'Cannot store key "k": value.a[1] is NaN (not finite).'],
+        [
+          { when: new Date(0) },
+          'Cannot store key "k": value.when is a Date, not a plain object (convert it, e.g. date.toISOString()).',
+        ],
+        [
+          new Map(),
+          'Cannot store key "k": value is a Map, not a plain object (convert it, e.g. date.toISOString()).',
+        ],
+        [{ f: () => 1 }, 'Cannot store key "k": value.f is function.'],
+        [10n, 'Cannot store key "k": value is bigint.'],
+        [cyclic, 'Cannot store key "k": value.self is a circular reference.'],
+      ];
+      for (const [value, message] of cases) {
+        const err = await store.set("k", value as never).catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: "StateError", code: "STATE_INVALID_VALUE" });
+        expect((err as Error).message).toBe(
+          `${message} Store plain JSON (objects, arrays, strings, finite numbers, booleans, null).`,
+        );
+      }
+      expect(await store.get("k")).toBeUndefined();
+    });
+  });
+
+  test("refuses bad keys and namespace names", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      await expect(store.get("")).rejects.toMatchObject({
+        code: "STATE_INVALID_KEY",
+        message: "State key must not be empty.",
+      });
+      await expect(store.set(5 as never, 1)).rejects.toMatchObject({
+        code: "STATE_INVALID_KEY",
+        message: "State key must be a string, got number.",
+      });
+      await expect(store.get("x".repeat(1025))).rejects.toMatchObject({
+        code: "STATE_INVALID_KEY",
+        message: `State key "${"x".repeat(40)}…" is 1025 characters; the limit is 1024. Hash long identifiers before using them as keys.`,
+      });
+      expect(() => store.namespace("")).toThrow("State namespace must not be empty.");
+    });
+  });
+
+  test("setIfAbsent lets exactly one of many concurrent callers win", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      const views = [store.namespace("bot"), store.namespace("bot"), store.namespace("bot")];
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => (views[i % 3] as typeof store).setIfAbsent("reported:42", i)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      expect(await store.namespace("bot").get("reported:42")).toBe(winner);
+      expect(await store.namespace("bot").setIfAbsent("reported:42", -1)).toBe(false);
+    });
+  });
+
+  test("update is an atomic read-modify-write", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      await Promise.all(
+        Array.from({ length: 50 }, () => store.update("n", (n) => (typeof n === "number" ? n + 1 : 1))),
+      );
+      expect(await store.get("n")).toBe(50);
+      expect(await store.update("n", () => undefined)).toBeUndefined();
+      expect(await store.get("n")).toBeUndefined();
+      await store.set("m", 1);
+      await expect(
+        store.update("m", () => {
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect(await store.get("m")).toBe(1);
+    });
+  });
+
+  test("expires keys after their TTL; update keeps or resets the expiry", async ({ dir }) => {
+    await withStore(dir, async (store, clock) => {
+      await store.set("a", 1, { ttlMs: 1000 });
+      await store.set("b", 1, { ttlMs: 1000 });
+      clock.advance(500);
+      await store.update("a", () => 2); // keeps expiry at t+1000
+      await store.update("b", () => 2, { ttlMs: 1000 }); // now expires at t+1500
+      clock.advance(499);
+      expect(await store.list()).toEqual([
+        { key: "a", value: 2 },
+        { key: "b", value: 2 },
+      ]);
+      clock.advance(1);
+      expect(await store.get("a")).toBeUndefined();
+      expect(await store.get("b")).toBe(2);
+      expect(await store.setIfAbsent("a", 3)).toBe(true);
+      clock.advance(500);
+      expect(await store.list()).toEqual([{ key: "a", value: 3 }]);
+      expect(await store.delete("b")).toBe(false);
+      await store.set("c", 1, { ttlMs: 5 });
+      await store.set("c", 2); // a plain set removes the expiry
+      clock.advance(10);
+      expect(await store.get("c")).toBe(2);
+      await expect(store.set("d", 1, { ttlMs: 0 })).rejects.toMatchObject({
+        code: "STATE_INVALID_VALUE",
+        message: "ttlMs must be a positive number of milliseconds, got 0.",
+      });
+    });
+  });
+
+  test("namespaces are isolated, whatever characters keys contain", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      const a = store.namespace("a");
+      const ab = a.namespace("b");
+      await store.set("a/x", "root");
+      await a.set("x", "a");
+      await a.set("b/c", "a-slash");
+      await ab.set("c", "a.b");
+      await store.namespace("b").set("x", "b");
+      await a.set("100%/y", "percent");
+      expect(await store.get("a/x")).toBe("root");
+      expect(await a.get("x")).toBe("a");
+      expect(await a.get("b/c")).toBe("a-slash");
+      expect(await ab.get("c")).toBe("a.b");
+      expect(await store.namespace("b").get("x")).toBe("b");
+      expect(await a.list()).toEqual([
+        { key: "100%/y", value: "percent" },
+        { key: "b/c", value: "a-slash" },
+        { key: "x", value: "a" },
+      ]);
+      expect(await a.list("b")).toEqual([{ key: "b/c", value: "a-slash" }]);
+      expect(await a.list("100%")).toEqual([{ key: "100%/y", value: "percent" }]);
+      expect(await ab.list()).toEqual([{ key: "c", value: "a.b" }]);
+      expect(await store.list()).toEqual([{ key: "a/x", value: "root" }]);
+      expect(await ab.delete("x")).toBe(false);
+    });
+  });
+
+  test("a closed store refuses work", async ({ dir }) => {
+    const store = await open(dir, Date.now);
+    const ns = store.namespace("bot");
+    await store.close();
+    await store.close(); // idempotent
+    await expect(ns.get("x")).rejects.toMatchObject({ name: "StateError", code: "STATE_CLOSED" });
+    await expect(store.flush()).rejects.toMatchObject({ code: "STATE_CLOSED" });
+    await expect(store.list()).rejects.toMatchObject({ code: "STATE_CLOSED" });
+  });
+});
