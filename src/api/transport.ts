@@ -157,7 +157,12 @@ export function createTransport(config: TransportConfig): RequestFn {
     // Every 401 is an authentication failure, whatever the code and even from a proxy.
     if (status === 401) throw new AuthError({ ...errorInit, email, origin });
     if (!isObject) {
-      throw new BadResponseError({ endpoint, status, contentType, snippet: redact(text.slice(0, 80)) });
+      throw new BadResponseError({
+        endpoint,
+        status,
+        contentType,
+        snippet: redact(text.slice(0, 80)) + (text.length > 80 ? "…" : ""),
+      });
     }
     if (status === 429) {
       throw new RateLimitError({ ...errorInit, retryAfterMs: retryAfterMs(rest["retry-after"], headers) });

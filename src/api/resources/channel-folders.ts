@@ -16,7 +16,7 @@ export function channelFoldersApi(ctx: ResourceContext) {
      * const { channel_folder_id } = await client.channelFolders.create({ name: "Teams" });
      * ```
      */
-    create(params: { name: string; description?: string }, options: CallOptions = {}) {
+    async create(params: { name: string; description?: string }, options: CallOptions = {}) {
       requireFeature(ctx.state, "channelFolders", "Creating a channel folder (POST /channel_folders/create)");
       const wire = { name: params.name, description: params.description ?? "" };
       return ctx.request("POST", "/channel_folders/create", wire, { ...options, schema: Created });

@@ -53,7 +53,7 @@ export function channelsApi(ctx: ResourceContext) {
      * const { streams } = await client.channels.list({ include_public: false, include_subscribed: true });
      * ```
      */
-    list(params: ListChannelsParams = {}, options: CallOptions = {}) {
+    async list(params: ListChannelsParams = {}, options: CallOptions = {}) {
       let wire = { ...params };
       if (params.include_all !== undefined && !supports(ctx.state, "channelsIncludeAll")) {
         const { include_all, ...rest } = params;
@@ -70,7 +70,11 @@ export function channelsApi(ctx: ResourceContext) {
      * const { topics } = await client.channels.topics(5);
      * ```
      */
-    topics(stream_id: number, params: { allow_empty_topic_name?: boolean } = {}, options: CallOptions = {}) {
+    async topics(
+      stream_id: number,
+      params: { allow_empty_topic_name?: boolean } = {},
+      options: CallOptions = {},
+    ) {
       return ctx.request(
         "GET",
         path`/users/me/${stream_id}/topics`,
@@ -88,7 +92,7 @@ export function channelsApi(ctx: ResourceContext) {
      * await client.channels.subscribe({ subscriptions: [{ name: "bot-testing" }] });
      * ```
      */
-    subscribe(params: SubscribeParams, options: CallOptions = {}) {
+    async subscribe(params: SubscribeParams, options: CallOptions = {}) {
       return ctx.request(
         "POST",
         "/users/me/subscriptions",

@@ -73,7 +73,7 @@ export function messagesApi(ctx: ResourceContext) {
      * const { id } = await client.messages.send({ type: "channel", to: 5, topic: "greetings", content: "hi" });
      * ```
      */
-    send(params: SendMessageParams, options: CallOptions = {}) {
+    async send(params: SendMessageParams, options: CallOptions = {}) {
       const type = adaptMessageType(params.type, ctx.state);
       return ctx.request("POST", "/messages", { ...params, type }, { ...options, schema: SendResult });
     },
@@ -86,7 +86,7 @@ export function messagesApi(ctx: ResourceContext) {
      * const { messages } = await client.messages.get({ anchor: "newest", num_before: 20, num_after: 0 });
      * ```
      */
-    get(params: GetMessagesParams, options: CallOptions = {}) {
+    async get(params: GetMessagesParams, options: CallOptions = {}) {
       return ctx.request("GET", "/messages", { ...params }, { ...options, schema: MessagesPage });
     },
 
@@ -98,7 +98,7 @@ export function messagesApi(ctx: ResourceContext) {
      * await client.messages.update(42, { topic: "renamed", propagate_mode: "change_all" });
      * ```
      */
-    update(message_id: number, params: UpdateMessageParams, options: CallOptions = {}) {
+    async update(message_id: number, params: UpdateMessageParams, options: CallOptions = {}) {
       return ctx.request(
         "PATCH",
         path`/messages/${message_id}`,
@@ -120,7 +120,7 @@ export function messagesApi(ctx: ResourceContext) {
      * const { message_history } = await client.messages.history(42);
      * ```
      */
-    history(
+    async history(
       message_id: number,
       params: { allow_empty_topic_name?: boolean } = {},
       options: CallOptions = {},

@@ -43,7 +43,7 @@ export function realmApi(ctx: ResourceContext) {
      * });
      * ```
      */
-    createPlayground(params: PlaygroundParams, options: CallOptions = {}) {
+    async createPlayground(params: PlaygroundParams, options: CallOptions = {}) {
       requireFeature(ctx.state, "playgrounds", "Adding a code playground (POST /realm/playgrounds)");
       let wire: Params = { ...params };
       if (!supports(ctx.state, "playgroundUrlTemplate")) {
@@ -73,7 +73,7 @@ export function realmApi(ctx: ResourceContext) {
      * const { new_domain } = await client.realm.addDomain({ domain: "example.org", allow_subdomains: false });
      * ```
      */
-    addDomain(params: { domain: string; allow_subdomains: boolean }, options: CallOptions = {}) {
+    async addDomain(params: { domain: string; allow_subdomains: boolean }, options: CallOptions = {}) {
       return ctx.request("POST", "/realm/domains", { ...params }, { ...options, schema: DomainAdded });
     },
   };

@@ -19,13 +19,13 @@ export function savedSnippetsApi(ctx: ResourceContext) {
      * const { saved_snippet_id } = await client.savedSnippets.create({ title: "Welcome", content: "Hi, and welcome!" });
      * ```
      */
-    create(params: { title: string; content: string }, options: CallOptions = {}) {
+    async create(params: { title: string; content: string }, options: CallOptions = {}) {
       need("Saving a snippet (POST /saved_snippets)");
       return ctx.request("POST", "/saved_snippets", { ...params }, { ...options, schema: Created });
     },
 
     /** The account's saved snippets (GET /saved_snippets). */
-    list(options: CallOptions = {}) {
+    async list(options: CallOptions = {}) {
       need("Listing saved snippets (GET /saved_snippets)");
       return ctx.request("GET", "/saved_snippets", {}, { ...options, schema: Listed });
     },

@@ -36,14 +36,14 @@ export function scheduledMessagesApi(ctx: ResourceContext) {
      * });
      * ```
      */
-    create(params: CreateScheduledMessageParams, options: CallOptions = {}) {
+    async create(params: CreateScheduledMessageParams, options: CallOptions = {}) {
       need("Scheduling a message (POST /scheduled_messages)");
       const type = adaptMessageType(params.type, ctx.state);
       return ctx.request("POST", "/scheduled_messages", { ...params, type }, { ...options, schema: Created });
     },
 
     /** The account's undelivered scheduled messages, failed ones included (GET /scheduled_messages). */
-    list(options: CallOptions = {}) {
+    async list(options: CallOptions = {}) {
       need("Listing scheduled messages (GET /scheduled_messages)");
       return ctx.request("GET", "/scheduled_messages", {}, { ...options, schema: Listed });
     },

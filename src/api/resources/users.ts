@@ -28,7 +28,7 @@ export function usersApi(ctx: ResourceContext) {
      * const { user } = await client.users.get(12, { include_custom_profile_fields: true });
      * ```
      */
-    get(user: number | string, params: GetUserParams = {}, options: CallOptions = {}) {
+    async get(user: number | string, params: GetUserParams = {}, options: CallOptions = {}) {
       if (typeof user === "string") {
         const placeholder = placeholderEmail.test(user);
         requireFeature(
@@ -56,7 +56,7 @@ export function usersApi(ctx: ResourceContext) {
     },
 
     /** All users of the organization (GET /users). */
-    list(params: GetUserParams = {}, options: CallOptions = {}) {
+    async list(params: GetUserParams = {}, options: CallOptions = {}) {
       return ctx.request("GET", "/users", { ...params }, { ...options, schema: Members });
     },
 
