@@ -1,0 +1,186 @@
+/**
+ * The control API: what tests and the demo use to drive the sandbox from the inside (users,
+ * clock, sends) and to break it on purpose (faults). Sends take the same path as HTTP.
+ */
+import { BothostError } from "../errors/bothost-error.ts";
+import type { SandboxCore } from "./core.ts";
+import type { Faults } from "./faults.ts";
+import { Params } from "./http/params.ts";
+import type { RequestLogEntry } from "./http/server.ts";
+import { DEFAULT_RATE_RULES, type RateLimiter } from "./rate-limiter.ts";
+import { sendFromParams } from "./routes/messages-send.ts";
+import { deliverDueScheduled } from "./scheduler.ts";
+import type { RoleValue, UserRecord } from "./state/data.ts";
+import { createUser, setActive } from "./state/realm-users.ts";
+import { streamByName } from "./state/streams.ts";
+import { subscribeUsers } from "./state/subscribe.ts";
+import { userByDeliveryEmail } from "./state/users.ts";
+import type { NewSandboxUser, QueueInfo, SandboxControl, SandboxUser } from "./types.ts";
+import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./version.ts";
+
+export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
+  constructor(message: string) {
+    super("SANDBOX_CONTROL", message);
+    this.name = "SandboxControlError";
+  }
+}
+
+const ROLES: Record<NonNullable<NewSandboxUser["role"]>, RoleValue> = {
+  owner: 100,
+  admin: 200,
+  moderator: 300,
+  member: 400,
+  guest: 600,
+};
+const BOTS = { generic: 1, incoming: 2, outgoing: 3, embedded: 4 } as const;
+
+export interface ControlDeps {
+  core: SandboxCore;
+  faults: Faults;
+  rateLimit: { enabled: boolean; limiter: RateLimiter };
+  log: RequestLogEntry[];
+  runGc(): void;
+}
+
+function publicUser(u: UserRecord): SandboxUser {
+  return {
+    user_id: u.user_id,
+    email: u.delivery_email,
+    full_name: u.full_name,
+    role: u.role,
+    is_bot: u.is_bot,
+    bot_type: u.bot_type,
+    is_active: u.is_active,
+    api_key: u.api_key,
+  };
+}
+
+export function createControl(deps: ControlDeps): SandboxControl {
+  const { core, faults } = deps;
+  const userOf = (email: string) => {
+    const user = userByDeliveryEmail(core.data, email);
+    if (!user || user.system_bot) throw new SandboxControlError(`No sandbox account with email "${email}".`);
+    return user;
+  };
+  return {
+    advanceClock(ms) {
+      core.clock.advance(ms);
+      deliverDueScheduled(core);
+      deps.runGc();
+      core.changed();
+    },
+    now: () => core.clock.now(),
+    users: () => core.data.users.filter((u) => !u.system_bot).map(publicUser),
+    apiKeyOf: (email) => userOf(email).api_key,
+    createUser(input) {
+      if (userByDeliveryEmail(core.data, input.email)) {
+        throw new SandboxControlError(`An account with email "${input.email}" already exists.`);
+      }
+      if (input.api_key !== undefined && !/^[A-Za-z0-9]{32}$/.test(input.api_key)) {
+        throw new SandboxControlError("api_key must be exactly 32 letters or digits.");
+      }
+      const owner = input.owner ? userOf(input.owner) : undefined;
+      const user = createUser(core, {
+        email: input.email,
+        full_name: input.full_name,
+        role: ROLES[input.role ?? "member"],
+        botType: input.bot ? BOTS[input.bot] : null,
+        ownerId: owner?.user_id ?? null,
+        apiKey: input.api_key,
+      });
+      for (const name of input.channels ?? []) {
+        const stream = streamByName(core.data, name);
+        if (!stream) throw new SandboxControlError(`No channel named "${name}".`);
+        subscribeUsers(core, stream, [user]);
+      }
+      return publicUser(user);
+    },
+    setActive: (email, active) => setActive(core, userOf(email), active),
+    sendAs(email, input) {
+      const body = new Map<string, string>([
+        ["type", input.type],
+        ["to", typeof input.to === "string" ? input.to : JSON.stringify(input.to)],
+        ["content", input.content],
+      ]);
+      if (input.topic !== undefined) body.set("topic", input.topic);
+      if (input.readBySender !== undefined) body.set("read_by_sender", JSON.stringify(input.readBySender));
+      return sendFromParams(
+        core,
+        userOf(email),
+        new Params(body, new Map()),
+        input.client ?? "sandbox-control",
+      );
+    },
+    messages: () => structuredClone(core.data.messages) as unknown as Record<string, unknown>[],
+    queues: (): QueueInfo[] =>
+      core.queues.all().map((q) => ({
+        queue_id: q.id,
+        user_id: q.options.userId,
+        email: core.data.users.find((u) => u.user_id === q.options.userId)?.delivery_email ?? "",
+        event_types: q.options.eventTypes,
+        narrow: q.options.narrow,
+        all_public_streams: q.options.allPublicStreams,
+        last_connection_time: q.lastConnectionTime,
+        parked: q.parked !== null,
+        pending_events: q.events.length,
+      })),
+    scheduled: () => structuredClone(core.data.scheduled) as unknown as Record<string, unknown>[],
+    expireQueue(target) {
+      const ids =
+        typeof target === "string"
+          ? [target]
+          : core.queues.forUser(userOf(target.email).user_id).map((q) => q.id);
+      for (const id of ids) {
+        core.queues.find(id)?.cutParked();
+        core.queues.delete(id);
+      }
+      core.changed();
+    },
+    failNext: (n, options) => faults.failNext(n, options),
+    delay: (ms, options) => faults.delay(ms, options?.paths),
+    resetConnections: (n = 1) => faults.resetConnections(n),
+    rateLimitNext: (n, retryAfter) => faults.rateLimitNext(n, retryAfter),
+    hangNextPoll: () => faults.hangNextPoll(),
+    restartQueues() {
+      for (const q of core.queues.all()) {
+        q.cutParked();
+        if (!q.accepts("restart")) continue;
+        q.push({
+          type: "restart",
+          zulip_version: SANDBOX_ZULIP_VERSION,
+          zulip_merge_base: SANDBOX_MERGE_BASE,
+          zulip_feature_level: core.data.realm.feature_level,
+          server_generation: SERVER_GENERATION,
+        });
+      }
+      core.changed();
+    },
+    setRateLimit(enabled) {
+      deps.rateLimit.enabled = enabled !== false;
+      deps.rateLimit.limiter.rules = typeof enabled === "object" ? enabled.rules : DEFAULT_RATE_RULES;
+    },
+    requests: deps.log,
+    waitFor(predicate, options = {}) {
+      const timeoutMs = options.timeoutMs ?? 5000;
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const value = predicate();
+          if (!value) return false;
+          cleanup();
+          resolve(value);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new SandboxControlError(`waitFor: condition not met within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const off = core.onChange(() => void check());
+        const cleanup = () => {
+          clearTimeout(timer);
+          off();
+        };
+        check();
+      });
+    },
+  };
+}

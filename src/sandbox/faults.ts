@@ -1,0 +1,92 @@
+/**
+ * Fault injection for tests of client resilience: canned failures, delays, dropped connections,
+ * 429s and polls that never answer. Each applies to the next matching requests only.
+ */
+
+/** Which requests a fault applies to: API paths like "/events" (a prefix of segments) or a RegExp. */
+export type PathFilter = (string | RegExp)[] | undefined;
+
+export interface FailOptions {
+  status: number;
+  /** JSON body to send; defaults to an error body that fits the status. */
+  body?: unknown;
+  /** Send an HTML body instead, like a proxy's 502 page. */
+  nonJson?: true;
+  paths?: (string | RegExp)[];
+}
+
+interface Counted<T> {
+  remaining: number;
+  spec: T;
+}
+
+export function pathMatches(filter: PathFilter, apiPath: string): boolean {
+  if (!filter || filter.length === 0) return true;
+  return filter.some((p) =>
+    typeof p === "string"
+      ? apiPath === p || apiPath.startsWith(p.endsWith("/") ? p : `${p}/`)
+      : p.test(apiPath),
+  );
+}
+
+export class Faults {
+  private fails: Counted<FailOptions>[] = [];
+  private delays: { ms: number; paths: PathFilter }[] = [];
+  private resets = 0;
+  private limits: Counted<{ retryAfter: number }>[] = [];
+  private hangs = 0;
+
+  failNext(n: number, spec: FailOptions): void {
+    this.fails.push({ remaining: n, spec });
+  }
+
+  /** Delay every matching request by `ms` until `delay(0)` clears all delays. */
+  delay(ms: number, paths?: PathFilter): void {
+    if (ms <= 0) this.delays = [];
+    else this.delays.push({ ms, paths });
+  }
+
+  resetConnections(n: number): void {
+    this.resets += n;
+  }
+
+  rateLimitNext(n: number, retryAfter: number): void {
+    this.limits.push({ remaining: n, spec: { retryAfter } });
+  }
+
+  hangNextPoll(): void {
+    this.hangs += 1;
+  }
+
+  takeReset(): boolean {
+    if (this.resets <= 0) return false;
+    this.resets -= 1;
+    return true;
+  }
+
+  delayFor(apiPath: string): number {
+    return this.delays.filter((d) => pathMatches(d.paths, apiPath)).reduce((sum, d) => sum + d.ms, 0);
+  }
+
+  takeFailure(apiPath: string): FailOptions | undefined {
+    const hit = this.fails.find((f) => f.remaining > 0 && pathMatches(f.spec.paths, apiPath));
+    if (!hit) return undefined;
+    hit.remaining -= 1;
+    this.fails = this.fails.filter((f) => f.remaining > 0);
+    return hit.spec;
+  }
+
+  takeRateLimit(): number | undefined {
+    const hit = this.limits.find((l) => l.remaining > 0);
+    if (!hit) return undefined;
+    hit.remaining -= 1;
+    this.limits = this.limits.filter((l) => l.remaining > 0);
+    return hit.spec.retryAfter;
+  }
+
+  takeHang(): boolean {
+    if (this.hangs <= 0) return false;
+    this.hangs -= 1;
+    return true;
+  }
+}

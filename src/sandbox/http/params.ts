@@ -1,0 +1,151 @@
+/**
+ * Request parameters, read the way the server's typed_endpoint reads them: body first, then the
+ * query string; `Json[...]` values parsed strictly; every name read counts as consumed so the
+ * rest can be reported in `ignored_parameters_unsupported`.
+ */
+import { ApiError, badRequest, missingArgument } from "./api-error.ts";
+
+type Source = Map<string, string>;
+
+export class Params {
+  private readonly consumed = new Set<string>();
+
+  constructor(
+    private readonly body: Source,
+    private readonly query: Source,
+  ) {}
+
+  /** Every parameter name sent (body ∪ query). */
+  names(): string[] {
+    return [...new Set([...this.body.keys(), ...this.query.keys()])];
+  }
+
+  /** Mark a name consumed without reading it (the `client` parameter, path overrides). */
+  consume(name: string): void {
+    this.consumed.add(name);
+  }
+
+  /** Names sent but never read, sorted: the `ignored_parameters_unsupported` value. */
+  ignored(): string[] {
+    return this.names()
+      .filter((n) => !this.consumed.has(n))
+      .sort();
+  }
+
+  /** Raw text of a parameter (or one of its aliases); sending two aliases is REQUEST_CONFUSING_VAR. */
+  raw(name: string, aliases: string[] = []): { value: string; as: string } | undefined {
+    let found: { value: string; as: string } | undefined;
+    for (const alias of [name, ...aliases]) {
+      const value = this.body.get(alias) ?? this.query.get(alias);
+      if (value === undefined) continue;
+      if (found) {
+        throw new ApiError(
+          400,
+          "REQUEST_CONFUSING_VAR",
+          `Can't decide between '${found.as}' and '${alias}' arguments`,
+          {
+            var_name1: found.as,
+            var_name2: alias,
+          },
+        );
+      }
+      found = { value, as: alias };
+    }
+    if (found) this.consumed.add(found.as);
+    return found;
+  }
+
+  has(name: string): boolean {
+    return this.body.has(name) || this.query.has(name);
+  }
+
+  /** A plain (non-JSON) string parameter. */
+  str(name: string, opts: { aliases?: string[] } = {}): string | undefined {
+    return this.raw(name, opts.aliases)?.value;
+  }
+
+  requiredStr(name: string, opts: { aliases?: string[] } = {}): string {
+    const v = this.str(name, opts);
+    if (v === undefined) throw missingArgument(name);
+    return v;
+  }
+
+  /** A string that must not be blank after stripping (the server's StringRequiredConstraint). */
+  nonBlank(name: string): string {
+    const v = this.requiredStr(name).trim();
+    if (v === "") throw badRequest(`${name} cannot be blank`);
+    return v;
+  }
+
+  /** A string that must be one of `allowed` (a Literal): otherwise "Invalid <name>". */
+  literal<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    const v = this.str(name);
+    if (v === undefined) return undefined;
+    if (!(allowed as readonly string[]).includes(v)) throw badRequest(`Invalid ${name}`);
+    return v as T;
+  }
+
+  /** A `Json[...]` parameter's parsed value (no type check). */
+  json(name: string): { value: unknown; as: string } | undefined {
+    const found = this.raw(name);
+    if (!found) return undefined;
+    try {
+      return { value: JSON.parse(found.value), as: found.as };
+    } catch {
+      throw badRequest(`${found.as} is not valid JSON`);
+    }
+  }
+
+  bool(name: string): boolean | undefined {
+    const found = this.json(name);
+    if (!found) return undefined;
+    if (typeof found.value !== "boolean") throw badRequest(`${name} is not a boolean`);
+    return found.value;
+  }
+
+  int(name: string): number | undefined {
+    const found = this.json(name);
+    if (!found) return undefined;
+    return checkInt(found.value, name);
+  }
+
+  requiredInt(name: string): number {
+    const v = this.int(name);
+    if (v === undefined) throw missingArgument(name);
+    return v;
+  }
+
+  intList(name: string): number[] | undefined {
+    const found = this.json(name);
+    if (!found) return undefined;
+    return checkIntList(found.value, name);
+  }
+
+  stringList(name: string): string[] | undefined {
+    const found = this.json(name);
+    if (!found) return undefined;
+    if (!Array.isArray(found.value)) throw badRequest(`${name} is not a list`);
+    found.value.forEach((v, i) => {
+      if (typeof v !== "string") throw badRequest(`${name}[${i}] is not a string`);
+    });
+    return found.value as string[];
+  }
+}
+
+export function checkInt(value: unknown, name: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value)) throw badRequest(`${name} is not an integer`);
+  return value;
+}
+
+export function checkIntList(value: unknown, name: string): number[] {
+  if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+  value.forEach((v, i) => {
+    checkInt(v, `${name}[${i}]`);
+  });
+  return value as number[];
+}
+
+/** Parse a path segment declared `<int:...>`: not an integer means no route matched. */
+export function pathInt(segment: string): number | undefined {
+  return /^[0-9]+$/.test(segment) ? Number(segment) : undefined;
+}

@@ -1,0 +1,197 @@
+/**
+ * The HTTP front: faults, body parsing, routing (405/OPTIONS/HEAD), authentication, rate limits,
+ * the success envelope with `ignored_parameters_unsupported`, and the request log.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { SandboxCore } from "../core.ts";
+import type { Faults } from "../faults.ts";
+import { type RateLimiter, rateLimitError } from "../rate-limiter.ts";
+import type { UserRecord } from "../state/data.ts";
+import { ApiError, unauthorized } from "./api-error.ts";
+import { authenticate } from "./auth.ts";
+import { Params } from "./params.ts";
+import { sendJson, success } from "./respond.ts";
+import { type AuthedContext, type Method, matchRoute, RawReply, type Route } from "./router.ts";
+import { clientNameFrom } from "./user-agent.ts";
+
+export interface RequestLogEntry {
+  method: string;
+  /** Path below `/api/v1`, e.g. "/messages/12". */
+  path: string;
+  status: number;
+  /** The authenticated account, when there was one. */
+  email?: string;
+}
+
+/** What the response hook sees: enough to check a body against the API description. */
+export interface ResponseRecord {
+  method: string;
+  /** The route pattern, e.g. "/messages/{message_id}". */
+  route: string | null;
+  status: number;
+  body: unknown;
+}
+
+export interface ServerDeps {
+  core: SandboxCore;
+  routes: Route[];
+  faults: Faults;
+  rateLimit: { enabled: boolean; limiter: RateLimiter };
+  log: RequestLogEntry[];
+  onResponse?: ((record: ResponseRecord) => void) | undefined;
+}
+
+const METHODS: Method[] = ["GET", "POST", "PATCH", "PUT", "DELETE"];
+const MAX_BODY = 25 * 1024 * 1024;
+
+export function createSandboxServer(deps: ServerDeps): Server {
+  const server = createServer((req, res) => {
+    handle(deps, req, res).catch((err) => {
+      process.stderr.write(`sandbox: internal error: ${(err as Error).stack ?? String(err)}\n`);
+      sendJson(res, 500, { result: "error", msg: "Internal server error" });
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  return server;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new ApiError(413, "BAD_REQUEST", "Request body too large");
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function parseBody(req: IncomingMessage, body: Buffer): Promise<Map<string, string>> {
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  const out = new Map<string, string>();
+  if (body.length === 0) return out;
+  if (type.startsWith("multipart/form-data")) {
+    const form = await new Response(body, { headers: { "content-type": type } }).formData();
+    for (const [k, v] of form) if (typeof v === "string" && !out.has(k)) out.set(k, v);
+  } else if (type === "" || type.startsWith("application/x-www-form-urlencoded")) {
+    for (const [k, v] of new URLSearchParams(body.toString("utf8"))) if (!out.has(k)) out.set(k, v);
+  }
+  return out;
+}
+
+async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://sandbox");
+  const apiPath = url.pathname.startsWith("/api/v1/") ? url.pathname.slice("/api/v1".length) : url.pathname;
+  const entry: RequestLogEntry = { method: req.method ?? "GET", path: apiPath, status: 0 };
+  let routePattern: string | null = null;
+  const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+    entry.status = status;
+    deps.log.push(entry);
+    deps.onResponse?.({ method: entry.method, route: routePattern, status, body });
+    sendJson(res, status, body, headers);
+    deps.core.changed();
+  };
+  const fail = (err: ApiError, headers: Record<string, string> = {}) =>
+    reply(err.status, err.body(), { ...headers, ...err.headers });
+
+  if (deps.faults.takeReset()) {
+    entry.status = -1;
+    deps.log.push(entry);
+    req.socket.destroy();
+    return;
+  }
+  const delay = deps.faults.delayFor(apiPath);
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const injected = deps.faults.takeFailure(apiPath);
+  if (injected) {
+    entry.status = injected.status;
+    deps.log.push(entry);
+    if (injected.nonJson) {
+      res.writeHead(injected.status, { "Content-Type": "text/html" });
+      res.end(`<html><body><h1>${injected.status} Bad Gateway</h1></body></html>\n`);
+    } else {
+      sendJson(
+        res,
+        injected.status,
+        injected.body ?? { result: "error", msg: "Injected failure", code: "BAD_REQUEST" },
+      );
+    }
+    return;
+  }
+  const injectedLimit = deps.faults.takeRateLimit();
+  if (injectedLimit !== undefined) return fail(rateLimitError(injectedLimit));
+
+  let bodyParams: Map<string, string>;
+  try {
+    bodyParams = await parseBody(req, await readBody(req));
+  } catch (err) {
+    if (err instanceof ApiError) return fail(err);
+    throw err;
+  }
+  const query = new Map<string, string>();
+  for (const [k, v] of url.searchParams) if (!query.has(k)) query.set(k, v);
+  const params = new Params(bodyParams, query);
+
+  let method = (req.method ?? "GET").toUpperCase();
+  if (method === "POST" && bodyParams.has("method")) {
+    method = bodyParams.get("method")!.toUpperCase();
+    params.consume("method");
+  }
+  if (method === "HEAD") method = "GET";
+  const match = url.pathname.startsWith("/api/v1/") ? matchRoute(deps.routes, apiPath) : undefined;
+  if (!match) return reply(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+  routePattern = `/${match.route.segments.join("/").replaceAll(":int}", "}")}`;
+  const allowed = METHODS.filter((m) => match.route.methods[m]);
+  if (method === "OPTIONS") {
+    entry.status = 204;
+    deps.log.push(entry);
+    res.writeHead(204, { Allow: allowed.join(", ") });
+    res.end();
+    return;
+  }
+  const ep = match.route.methods[method as Method];
+  if (!ep) return reply(405, { result: "error", msg: "Method Not Allowed", allowed_methods: allowed });
+
+  let user: UserRecord | undefined;
+  let limitHeaders: Record<string, string> = {};
+  try {
+    if (ep.auth) {
+      user = authenticate(deps.core.data, req.headers.authorization);
+      entry.email = user.delivery_email;
+      if (user.bot_type === 2 && !ep.incomingWebhookBots) {
+        throw unauthorized("This API is not available to incoming webhook bots.");
+      }
+      if (deps.rateLimit.enabled)
+        limitHeaders = deps.rateLimit.limiter.hit(user.user_id, deps.core.clock.now());
+    }
+  } catch (err) {
+    if (err instanceof ApiError) return fail(err);
+    throw err;
+  }
+
+  const closers: (() => void)[] = [];
+  res.on("close", () => {
+    if (!res.writableEnded) for (const c of closers) c();
+  });
+  const clientParam = params.str("client");
+  const ctx = {
+    core: deps.core,
+    params,
+    path: match.path,
+    clientName: clientNameFrom(req.headers["user-agent"], clientParam),
+    req,
+    onClose: (listener: () => void) => closers.push(listener),
+    user: user as UserRecord,
+  } satisfies AuthedContext;
+  try {
+    const result = await ep.handler(ctx);
+    if (result instanceof RawReply) return reply(result.status, result.body, limitHeaders);
+    const body = success(result ?? {});
+    const ignored = params.ignored();
+    if (ep.typed && ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+    reply(200, body, limitHeaders);
+  } catch (err) {
+    if (err instanceof ApiError) return fail(err, limitHeaders);
+    throw err;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Reading an org file: YAML → zod → cross-reference checks. Every problem is reported at once,
+ * each with its field path and (for files) line:column, so a user can fix them in one pass.
+ */
+import { readFileSync } from "node:fs";
+import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import type { z } from "zod";
+import { BothostError } from "../../errors/bothost-error.ts";
+import { defaultOrg } from "./default-org.ts";
+import { Org, type OrgInput } from "./schema.ts";
+
+/** The org file (or object) given to the sandbox is invalid; `issues` lists every problem. */
+export class SandboxOrgError extends BothostError<"SANDBOX_ORG_INVALID"> {
+  readonly issues: string[];
+  constructor(source: string, issues: string[]) {
+    super("SANDBOX_ORG_INVALID", `Invalid sandbox org ${source}:\n  - ${issues.join("\n  - ")}`);
+    this.name = "SandboxOrgError";
+    this.issues = issues;
+  }
+}
+
+interface Issue {
+  path: (string | number)[];
+  message: string;
+}
+
+type Locate = (path: (string | number)[]) => string;
+
+const formatPath = (path: (string | number)[]): string =>
+  path.reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), "") ||
+  "(root)";
+
+/**
+ * Load and validate an org: a path to a YAML file, an object, or nothing (the default org).
+ *
+ * @example
+ * ```ts
+ * const org = loadOrg("org.yaml"); // throws SandboxOrgError listing every problem
+ * ```
+ */
+export function loadOrg(org?: string | OrgInput): Org {
+  if (org === undefined) return validate(defaultOrg(), "(default)", () => "");
+  if (typeof org !== "string") return validate(org, "(object)", () => "");
+  let text: string;
+  try {
+    text = readFileSync(org, "utf8");
+  } catch (err) {
+    throw new SandboxOrgError(org, [`cannot read the file: ${(err as Error).message}`]);
+  }
+  return parseOrgText(text, org);
+}
+
+/** Parse YAML text as an org; `source` names it in error messages. */
+export function parseOrgText(text: string, source: string): Org {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new SandboxOrgError(
+      source,
+      doc.errors.map((e) => {
+        const pos = lineCounter.linePos(e.pos[0]);
+        return `${source}:${pos.line}:${pos.col}: ${e.message.split("\n")[0]}`;
+      }),
+    );
+  }
+  const locate: Locate = (path) => {
+    for (let cut = path.length; cut >= 0; cut--) {
+      const node = doc.getIn(path.slice(0, cut), true) as { range?: [number, number, number] } | undefined;
+      if (node && (isMap(node) || isSeq(node) || node.range)) {
+        const start = node.range?.[0];
+        if (start === undefined) continue;
+        const pos = lineCounter.linePos(start);
+        return `${source}:${pos.line}:${pos.col}: `;
+      }
+    }
+    return `${source}: `;
+  };
+  return validate(doc.toJS() ?? {}, source, locate);
+}
+
+function validate(input: unknown, source: string, locate: Locate): Org {
+  const parsed = Org.safeParse(input);
+  if (!parsed.success) {
+    throw new SandboxOrgError(
+      source,
+      parsed.error.issues.map((i) => render(zodIssue(i), locate)),
+    );
+  }
+  const issues = crossCheck(parsed.data);
+  if (issues.length > 0)
+    throw new SandboxOrgError(
+      source,
+      issues.map((i) => render(i, locate)),
+    );
+  return parsed.data;
+}
+
+function zodIssue(issue: z.core.$ZodIssue): Issue {
+  const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
+  if (issue.code === "unrecognized_keys") {
+    return {
+      path,
+      message: `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}; remove or rename`,
+    };
+  }
+  return { path, message: issue.message };
+}
+
+function render(issue: Issue, locate: Locate): string {
+  return `${locate(issue.path)}${formatPath(issue.path)}: ${issue.message}`;
+}
+
+/** References between sections: owners, subscribers, folders, subgroups, duplicates. */
+function crossCheck(org: Org): Issue[] {
+  const issues: Issue[] = [];
+  const emails = new Map<string, string>();
+  const note = (path: (string | number)[], message: string) => issues.push({ path, message });
+  const people = [
+    ...org.users.map((u, i) => ({ u, path: ["users", i] as (string | number)[] })),
+    ...org.bots.map((u, i) => ({ u, path: ["bots", i] as (string | number)[] })),
+  ];
+  for (const { u, path } of people) {
+    const key = u.email.toLowerCase();
+    if (emails.has(key))
+      note([...path, "email"], `duplicate email "${u.email}" (also at ${emails.get(key)})`);
+    else emails.set(key, formatPath(path));
+  }
+  const knownEmail = (e: string) => emails.has(e.toLowerCase());
+  const humans = new Set(org.users.map((u) => u.email.toLowerCase()));
+  org.bots.forEach((b, i) => {
+    if (b.owner && !humans.has(b.owner.toLowerCase()))
+      note(["bots", i, "owner"], `no user with email "${b.owner}" is declared under users`);
+    if (b.outgoing && b.type !== "outgoing" && b.type !== "embedded")
+      note(["bots", i, "outgoing"], `only bots of type outgoing or embedded take an outgoing webhook`);
+  });
+  const folders = new Set(org.channel_folders.map((f) => f.name));
+  const channelNames = new Set<string>();
+  org.channels.forEach((c, i) => {
+    if (channelNames.has(c.name.toLowerCase()))
+      note(["channels", i, "name"], `duplicate channel "${c.name}"`);
+    channelNames.add(c.name.toLowerCase());
+    c.subscribers.forEach((s, j) => {
+      if (!knownEmail(s)) note(["channels", i, "subscribers", j], `no user or bot with email "${s}"`);
+    });
+    if (c.folder !== undefined && !folders.has(c.folder))
+      note(["channels", i, "folder"], `no channel folder named "${c.folder}" under channel_folders`);
+  });
+  const mod = org.realm.moderation_request_channel;
+  if (mod !== null && !channelNames.has(mod.toLowerCase()))
+    note(["realm", "moderation_request_channel"], `no channel named "${mod}" under channels`);
+  const groups = new Set(org.user_groups.map((g) => g.name));
+  org.user_groups.forEach((g, i) => {
+    g.members.forEach((m, j) => {
+      if (!knownEmail(m)) note(["user_groups", i, "members", j], `no user or bot with email "${m}"`);
+    });
+    g.subgroups.forEach((s, j) => {
+      if (!groups.has(s)) note(["user_groups", i, "subgroups", j], `no user group named "${s}"`);
+    });
+  });
+  const fields = new Map(org.custom_profile_fields.map((f) => [f.name, f]));
+  org.users.forEach((u, i) => {
+    for (const [name, value] of Object.entries(u.profile_data)) {
+      const field = fields.get(name);
+      if (!field) note(["users", i, "profile_data", name], `no custom profile field named "${name}"`);
+      else if (field.type === "user" && !Array.isArray(value))
+        note(["users", i, "profile_data", name], `a user field takes a list of emails`);
+    }
+  });
+  return issues;
+}

@@ -1,0 +1,128 @@
+/**
+ * The org file: who and what exists in a sandbox at start. One zod schema is the source of truth;
+ * `OrgInput` is what `startSandbox({ org })` accepts as an object, `Org` the parsed form.
+ */
+import { z } from "zod";
+
+const email = z.string().trim().min(3).includes("@", { message: "must be an email address (name@host)" });
+const apiKey = z
+  .string()
+  .regex(/^[A-Za-z0-9]{32}$/, { message: "must be exactly 32 letters or digits" })
+  .optional();
+
+const roleName = z.enum(["owner", "admin", "moderator", "member", "guest"]);
+
+const userSettings = z.record(z.string(), z.union([z.boolean(), z.number(), z.string()]));
+
+export const OrgUser = z.strictObject({
+  email,
+  full_name: z.string().min(1),
+  role: roleName.default("member"),
+  api_key: apiKey,
+  timezone: z.string().default(""),
+  is_active: z.boolean().default(true),
+  /** Custom profile field name → value (a string, or a list of emails for a `user` field). */
+  profile_data: z.record(z.string(), z.union([z.string(), z.array(z.string())])).default({}),
+  /** User settings such as `receives_typing_notifications: false`. */
+  settings: userSettings.default({}),
+  date_joined: z.string().optional(),
+});
+export type OrgUser = z.infer<typeof OrgUser>;
+
+export const OrgBot = z.strictObject({
+  email,
+  full_name: z.string().min(1),
+  type: z.enum(["generic", "incoming", "outgoing", "embedded"]).default("generic"),
+  /** Email of the owning user. */
+  owner: email.optional(),
+  role: roleName.default("member"),
+  api_key: apiKey,
+  is_active: z.boolean().default(true),
+  default_all_public_streams: z.boolean().default(false),
+  outgoing: z
+    .strictObject({
+      url: z.url({ message: "must be an http(s) URL" }),
+      token: apiKey,
+      interface: z.enum(["zulip", "slack"]).default("zulip"),
+    })
+    .optional(),
+  settings: userSettings.default({}),
+});
+export type OrgBot = z.infer<typeof OrgBot>;
+
+export const OrgChannel = z.strictObject({
+  name: z.string().trim().min(1).max(60),
+  privacy: z.enum(["public", "private", "web-public"]).default("public"),
+  archived: z.boolean().default(false),
+  description: z.string().max(1024).default(""),
+  /** Emails of subscribed users and bots. */
+  subscribers: z.array(email).default([]),
+  /** Name of a channel folder declared under `channel_folders`. */
+  folder: z.string().optional(),
+  history_public_to_subscribers: z.boolean().optional(),
+  topics_policy: z
+    .enum(["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"])
+    .default("inherit"),
+  is_default: z.boolean().default(false),
+});
+export type OrgChannel = z.infer<typeof OrgChannel>;
+
+export const OrgUserGroup = z.strictObject({
+  name: z.string().trim().min(1),
+  description: z.string().default(""),
+  members: z.array(email).default([]),
+  /** Names of other groups declared in this file. */
+  subgroups: z.array(z.string()).default([]),
+});
+
+export const OrgProfileField = z.strictObject({
+  name: z.string().trim().min(1),
+  type: z
+    .enum(["short_text", "long_text", "choice", "date", "link", "user", "external_account", "pronouns"])
+    .default("short_text"),
+  hint: z.string().default(""),
+  /** For `choice`: the allowed values. */
+  choices: z.array(z.string()).optional(),
+  editable_by_user: z.boolean().default(true),
+  required: z.boolean().default(false),
+  display_in_profile_summary: z.boolean().default(false),
+});
+
+export const OrgFolder = z.strictObject({
+  name: z.string().trim().min(1).max(60),
+  description: z.string().default(""),
+});
+
+const visibility = z.enum(["everyone", "members", "admins", "nobody", "moderators"]);
+
+export const OrgRealm = z.strictObject({
+  name: z.string().min(1).default("Sandbox"),
+  host: z.string().min(1).default("sandbox.example"),
+  /** Name of the channel that receives message reports; omit to disable reporting. */
+  moderation_request_channel: z.string().nullable().default(null),
+  email_address_visibility: visibility.default("everyone"),
+  empty_topic_display_name: z.string().min(1).default("general chat"),
+  feature_level: z.number().int().min(1).optional(),
+  allow_edit_history: z.boolean().default(true),
+  profile_field_editing_allowed: z.boolean().default(true),
+  default_language: z.string().default("en"),
+});
+
+export const Org = z.strictObject({
+  realm: OrgRealm.default(OrgRealm.parse({})),
+  users: z.array(OrgUser).default([]),
+  bots: z.array(OrgBot).default([]),
+  channels: z.array(OrgChannel).default([]),
+  channel_folders: z.array(OrgFolder).default([]),
+  user_groups: z.array(OrgUserGroup).default([]),
+  custom_profile_fields: z.array(OrgProfileField).default([]),
+  playgrounds: z
+    .array(z.strictObject({ name: z.string(), pygments_language: z.string(), url_template: z.string() }))
+    .default([]),
+  realm_domains: z
+    .array(z.strictObject({ domain: z.string(), allow_subdomains: z.boolean().default(false) }))
+    .default([]),
+});
+export type Org = z.infer<typeof Org>;
+/** What `startSandbox({ org })` accepts when given an object rather than a path. */
+export type OrgInput = z.input<typeof Org>;

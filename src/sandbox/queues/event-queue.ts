@@ -1,0 +1,116 @@
+/**
+ * One event queue, as the server's ClientDescriptor + EventQueue: per-queue event ids from 0,
+ * destructive acknowledgement, at most one parked long-poll, and the registration options that
+ * decide which events it takes.
+ */
+
+export interface ClientCapabilities {
+  notification_settings_null: boolean;
+  bulk_message_deletion: boolean;
+  user_avatar_url_field_optional: boolean;
+  stream_typing_notifications: boolean;
+  linkifier_url_template: boolean;
+  user_list_incomplete: boolean;
+  include_deactivated_groups: boolean;
+  archived_channels: boolean;
+  empty_topic_name: boolean;
+  simplified_presence_events: boolean;
+}
+
+export interface QueueOptions {
+  userId: number;
+  /** `null` means every event type. */
+  eventTypes: string[] | null;
+  narrow: [string, string][];
+  allPublicStreams: boolean;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  capabilities: ClientCapabilities;
+  lifespanSecs: number;
+  clientName: string;
+}
+
+export type QueuedEvent = { id: number; type: string } & Record<string, unknown>;
+
+/** A GET /events waiting for events; `finish` answers it with the queue's current contents. */
+export interface ParkedPoll {
+  finish(events: QueuedEvent[]): void;
+  /** Drop the connection without an answer (what a server restart does to parked polls). */
+  cut(): void;
+}
+
+export class EventQueue {
+  readonly events: QueuedEvent[] = [];
+  private nextEventId = 0;
+  newestPrunedId = -1;
+  parked: ParkedPoll | null = null;
+  heartbeatTimer: NodeJS.Timeout | null = null;
+  readonly createdAt: number;
+
+  constructor(
+    readonly id: string,
+    readonly options: QueueOptions,
+    /** Updated when a GET parks (and at creation): the only thing that keeps a queue alive. */
+    public lastConnectionTime: number,
+  ) {
+    this.createdAt = lastConnectionTime;
+  }
+
+  /** Does this queue take events of this type? (Heartbeats and restarts bypass this.) */
+  accepts(type: string): boolean {
+    return this.options.eventTypes === null || this.options.eventTypes.includes(type);
+  }
+
+  /** Append an event with the next id and answer a parked poll at once. */
+  push(event: Record<string, unknown> & { type: string }): QueuedEvent {
+    const queued = { ...event, id: this.nextEventId++ } as QueuedEvent;
+    this.events.push(queued);
+    this.finishParked();
+    return queued;
+  }
+
+  /** Drop every event with id ≤ lastEventId (the acknowledgement). */
+  prune(lastEventId: number): void {
+    while (this.events.length > 0 && this.events[0]!.id <= lastEventId) {
+      this.newestPrunedId = this.events.shift()!.id;
+    }
+  }
+
+  park(poll: ParkedPoll, now: number, heartbeatMs: number, onHeartbeat: () => void): void {
+    this.finishParked();
+    this.parked = poll;
+    this.lastConnectionTime = now;
+    this.heartbeatTimer = setTimeout(onHeartbeat, heartbeatMs);
+    this.heartbeatTimer.unref?.();
+  }
+
+  /** The client went away: forget the poll without answering it. */
+  disconnect(poll: ParkedPoll): void {
+    if (this.parked !== poll) return;
+    this.parked = null;
+    this.clearTimer();
+  }
+
+  /** Drop the parked poll's connection without answering it. */
+  cutParked(): void {
+    const poll = this.parked;
+    if (!poll) return;
+    this.parked = null;
+    this.clearTimer();
+    poll.cut();
+  }
+
+  /** Answer the parked poll (if any) with everything currently queued. */
+  finishParked(): void {
+    const poll = this.parked;
+    if (!poll) return;
+    this.parked = null;
+    this.clearTimer();
+    poll.finish([...this.events]);
+  }
+
+  private clearTimer(): void {
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The queue-registration parameters shared by POST /register and GET /events without a queue_id,
+ * validated with the server's messages (NOTES §2.1).
+ */
+import type { SandboxCore } from "../core.ts";
+import { badRequest } from "../http/api-error.ts";
+import type { Params } from "../http/params.ts";
+import type { UserRecord } from "../state/data.ts";
+import type { ClientCapabilities, QueueOptions } from "./event-queue.ts";
+import { checkEventNarrow } from "./narrow.ts";
+
+const CAPABILITY_KEYS: (keyof ClientCapabilities)[] = [
+  "notification_settings_null",
+  "bulk_message_deletion",
+  "user_avatar_url_field_optional",
+  "stream_typing_notifications",
+  "linkifier_url_template",
+  "user_list_incomplete",
+  "include_deactivated_groups",
+  "archived_channels",
+  "empty_topic_name",
+  "simplified_presence_events",
+];
+
+const MAX_LIFESPAN_SECS = 7 * 24 * 3600;
+
+export interface RegisterParams {
+  queue: QueueOptions;
+  fetchEventTypes: string[] | null;
+  includeSubscribers: "true" | "false" | "partial";
+  slimPresence: boolean;
+}
+
+function parseCapabilities(params: Params): ClientCapabilities {
+  const caps = Object.fromEntries(CAPABILITY_KEYS.map((k) => [k, false])) as unknown as ClientCapabilities;
+  const found = params.json("client_capabilities");
+  if (!found) return caps;
+  const value = found.value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw badRequest("client_capabilities is not a dict");
+  }
+  const given = value as Record<string, unknown>;
+  if (!("notification_settings_null" in given)) {
+    throw badRequest('client_capabilities["notification_settings_null"] field is missing: Field required');
+  }
+  for (const key of CAPABILITY_KEYS) {
+    if (!(key in given)) continue;
+    if (typeof given[key] !== "boolean") throw badRequest(`client_capabilities["${key}"] is not a boolean`);
+    caps[key] = given[key] as boolean;
+  }
+  return caps;
+}
+
+function parseNarrow(params: Params): [string, string][] {
+  const found = params.json("narrow");
+  if (!found) return [];
+  const value = found.value;
+  if (!Array.isArray(value)) throw badRequest("narrow is not a list");
+  return value.map((item, i) => {
+    if (!Array.isArray(item)) throw badRequest(`narrow[${i}] is not a list`);
+    item.forEach((part, j) => {
+      if (typeof part !== "string") throw badRequest(`narrow[${i}][${j}] is not a string`);
+    });
+    if (item.length !== 2) throw badRequest(`Invalid narrow[${i}]`);
+    return [item[0], item[1]] as [string, string];
+  });
+}
+
+export function parseRegisterParams(
+  core: SandboxCore,
+  user: UserRecord,
+  params: Params,
+  clientName: string,
+): RegisterParams {
+  const applyMarkdown = params.bool("apply_markdown") ?? false;
+  const clientGravatar = params.bool("client_gravatar") ?? true;
+  const includeSubscribers =
+    params.literal("include_subscribers", ["true", "false", "partial"] as const) ?? "false";
+  const slimPresence = params.bool("slim_presence") ?? false;
+  params.int("presence_history_limit_days");
+  const allPublicRaw = params.bool("all_public_streams");
+  const capabilities = parseCapabilities(params);
+  const narrow = parseNarrow(params);
+  const eventTypes = params.stringList("event_types") ?? null;
+  const fetchEventTypes = params.stringList("fetch_event_types") ?? null;
+  const lifespan = params.int("queue_lifespan_secs") ?? 0;
+
+  const allPublicStreams = allPublicRaw ?? user.default_all_public_streams;
+  if (allPublicStreams && user.role === 600) throw badRequest("User not authorized for this query");
+  checkEventNarrow(narrow);
+  return {
+    queue: {
+      userId: user.user_id,
+      eventTypes,
+      narrow,
+      allPublicStreams,
+      applyMarkdown,
+      clientGravatar,
+      capabilities,
+      lifespanSecs: lifespan > 0 ? Math.min(lifespan, MAX_LIFESPAN_SECS) : core.options.queueTimeoutSeconds,
+      clientName,
+    },
+    fetchEventTypes: fetchEventTypes ?? eventTypes,
+    includeSubscribers,
+    slimPresence,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * GET /events (long-poll) and DELETE /events, following the server's fetch_events step by step
+ * (NOTES §3.2): acknowledgement errors, destructive pruning, superseding polls, heartbeats.
+ */
+import type { SandboxCore } from "../core.ts";
+import type { Faults } from "../faults.ts";
+import { badRequest } from "../http/api-error.ts";
+import { type AuthedContext, endpoint, RawReply, route } from "../http/router.ts";
+import type { EventQueue, ParkedPoll, QueuedEvent } from "../queues/event-queue.ts";
+import { parseRegisterParams } from "../queues/register-params.ts";
+
+export function eventsRoutes(faults: Faults) {
+  return [
+    route("/events", {
+      GET: endpoint((ctx) => getEvents(ctx, faults)),
+      DELETE: endpoint((ctx) => {
+        const queueId = ctx.params.requiredStr("queue_id");
+        ctx.core.queues.get(queueId, ctx.user.user_id);
+        ctx.core.queues.delete(queueId);
+        return {};
+      }),
+    }),
+  ];
+}
+
+async function getEvents(ctx: AuthedContext, faults: Faults) {
+  const { core, user, params } = ctx;
+  const queueIdParam = params.str("queue_id");
+  const lastEventIdParam = params.int("last_event_id");
+  const dontBlock = params.bool("dont_block") ?? false;
+  let queue: EventQueue;
+  let created = false;
+  if (queueIdParam === undefined) {
+    if (!dontBlock) throw badRequest("Missing 'queue_id' argument");
+    const reg = parseRegisterParams(core, user, params, ctx.clientName);
+    queue = core.queues.create(reg.queue, core.clock.now());
+    created = true;
+  } else {
+    if (lastEventIdParam === undefined) throw badRequest("Missing 'last_event_id' argument");
+    queue = core.queues.get(queueIdParam, user.user_id);
+  }
+  if (!created) {
+    const lastEventId = lastEventIdParam!;
+    if (lastEventId < queue.newestPrunedId) {
+      throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
+    }
+    queue.prune(lastEventId);
+    if (queue.newestPrunedId !== lastEventId) throw badRequest(`Event ${lastEventId} was not in this queue`);
+  }
+  // A newer poll answers the parked one with whatever is queued now (maybe nothing).
+  queue.finishParked();
+  if (queue.events.length > 0 || dontBlock) {
+    return { events: [...queue.events], ...(created ? { queue_id: queue.id } : {}) };
+  }
+  if (faults.takeHang()) return new Promise<never>(() => {});
+  return park(core, ctx, queue);
+}
+
+function park(core: SandboxCore, ctx: AuthedContext, queue: EventQueue): Promise<RawReply> {
+  return new Promise<RawReply>((resolve) => {
+    const poll: ParkedPoll = {
+      finish: (events: QueuedEvent[]) =>
+        resolve(new RawReply(200, { result: "success", msg: "", events, queue_id: queue.id })),
+      cut: () => ctx.req.socket.destroy(),
+    };
+    queue.park(poll, core.clock.now(), core.heartbeatMs(), () => {
+      queue.push({ type: "heartbeat" });
+      core.changed();
+    });
+    ctx.onClose(() => queue.disconnect(poll));
+  });
+}

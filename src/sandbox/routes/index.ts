@@ -1,0 +1,40 @@
+/** Every route of the sandbox, merged by path (several files may serve one path). */
+import type { Faults } from "../faults.ts";
+import type { Route } from "../http/router.ts";
+import { eventsRoutes } from "./events.ts";
+import { messageEditRoutes } from "./message-edit.ts";
+import { messagesGetRoutes } from "./messages-get.ts";
+import { messagesSendRoutes } from "./messages-send.ts";
+import { reactionRoutes } from "./reactions.ts";
+import { registerRoutes } from "./register.ts";
+import { serverSettingsRoutes } from "./server-settings.ts";
+import { subscriptionRoutes } from "./subscriptions.ts";
+
+export function allRoutes(faults: Faults): Route[] {
+  const list: Route[] = [
+    ...serverSettingsRoutes,
+    ...registerRoutes,
+    ...eventsRoutes(faults),
+    ...messagesSendRoutes,
+    ...messagesGetRoutes,
+    ...messageEditRoutes,
+    ...reactionRoutes,
+    ...subscriptionRoutes,
+  ];
+  const merged = new Map<string, Route>();
+  for (const r of list) {
+    const key = r.segments.join("/");
+    const existing = merged.get(key);
+    if (existing) Object.assign(existing.methods, r.methods);
+    else merged.set(key, { segments: r.segments, methods: { ...r.methods } });
+  }
+  // Literal segments win over patterns: sort routes so that, position by position, literals come first.
+  return [...merged.values()].sort((a, b) => specificity(b) - specificity(a));
+}
+
+function specificity(r: Route): number {
+  return r.segments.reduce(
+    (acc, s, i) => acc + (s.startsWith("{") ? 0 : 2 ** (10 - i)) + (s.endsWith(":int}") ? 2 ** (9 - i) : 0),
+    0,
+  );
+}

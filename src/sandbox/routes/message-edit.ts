@@ -1,0 +1,194 @@
+/**
+ * PATCH /messages/{id} (content, topic and channel edits with stored edit history),
+ * DELETE /messages/{id}, and GET /messages/{id}/history.
+ */
+import type { SandboxCore } from "../core.ts";
+import { badRequest } from "../http/api-error.ts";
+import { type AuthedContext, endpoint, route } from "../http/router.ts";
+import { emitToUsers } from "../queues/delivery.ts";
+import { normalizeContent, normalizeTopic } from "../state/addressee.ts";
+import type { EditRecord, MessageRecord } from "../state/data.ts";
+import { editSnapshots } from "../state/edit-history.ts";
+import { renderMarkdown } from "../state/markdown.ts";
+import { accessMessage, holders } from "../state/message-access.ts";
+import { visibleTopic } from "../state/message-view.ts";
+import { checkTopicPolicy, streamDoesNotExist } from "../state/send-message.ts";
+import { canAccessContent, streamById } from "../state/streams.ts";
+
+const MODES = ["change_one", "change_later", "change_all"] as const;
+
+function editMessage(ctx: AuthedContext) {
+  const { core, user, params } = ctx;
+  const data = core.data;
+  const id = Number(ctx.path.message_id);
+  const streamId = params.int("stream_id");
+  const topicRaw = params.str("topic", { aliases: ["subject"] });
+  const mode = params.literal("propagate_mode", MODES) ?? "change_one";
+  params.bool("send_notification_to_old_thread");
+  params.bool("send_notification_to_new_thread");
+  const contentRaw = params.str("content");
+  params.str("prev_content_sha256");
+  const msg = accessMessage(data, user, id);
+  if (contentRaw === undefined && topicRaw === undefined && streamId === undefined)
+    throw badRequest("Nothing to change");
+  if (msg.type === "private" && (topicRaw !== undefined || streamId !== undefined)) {
+    throw badRequest("Direct messages cannot be moved to channels.");
+  }
+  if (contentRaw !== undefined && msg.sender_id !== user.user_id) {
+    throw badRequest("You don't have permission to edit this message");
+  }
+  if (
+    (topicRaw !== undefined || streamId !== undefined) &&
+    msg.sender_id !== user.user_id &&
+    user.role > 300
+  ) {
+    throw badRequest("You don't have permission to edit this message");
+  }
+  const now = core.nowSeconds();
+  const newTopic = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
+  const newStream = streamId === undefined ? undefined : streamById(data, streamId);
+  if (streamId !== undefined && (!newStream || !canAccessContent(data, user, newStream))) {
+    throw streamDoesNotExist(streamId);
+  }
+  const topicChanged = newTopic !== undefined && newTopic !== msg.topic;
+  const streamChanged = newStream !== undefined && newStream.stream_id !== msg.stream_id;
+  if (streamChanged || topicChanged)
+    checkTopicPolicy(newStream ?? streamById(data, msg.stream_id!)!, newTopic ?? msg.topic);
+  const content = contentRaw === undefined ? undefined : normalizeContent(contentRaw);
+  const contentChanged = content !== undefined && content !== msg.content;
+  if (!contentChanged && !topicChanged && !streamChanged) return {};
+
+  const moved = topicChanged || streamChanged ? movedMessages(data.messages, msg, mode) : [msg];
+  const origTopic = msg.topic;
+  const origStream = msg.stream_id;
+  const origContent = msg.content;
+  const origRendered = msg.rendered_content;
+  for (const m of moved) {
+    const edit: EditRecord = { user_id: user.user_id, timestamp: now };
+    if (m === msg && contentChanged) {
+      edit.prev_content = m.content;
+      edit.prev_rendered_content = m.rendered_content;
+      const rendered = renderMarkdown(data, content);
+      m.content = content;
+      m.rendered_content = rendered.html;
+      m.last_edit_timestamp = now;
+      for (const uid of holders(m)) {
+        const flags = m.flags[String(uid)]!.filter((f) => f !== "mentioned");
+        if (rendered.mentionedUserIds.has(uid)) flags.push("mentioned");
+        m.flags[String(uid)] = flags;
+      }
+    }
+    if (topicChanged) {
+      edit.prev_topic = m.topic;
+      edit.topic = newTopic;
+      m.topic = newTopic;
+    }
+    if (streamChanged) {
+      edit.prev_stream = m.stream_id!;
+      edit.stream = newStream.stream_id;
+      m.stream_id = newStream.stream_id;
+      m.recipient_id = newStream.recipient_id;
+    }
+    if (topicChanged || streamChanged) m.last_moved_timestamp = now;
+    m.edit_history.unshift(edit);
+  }
+  const event: Record<string, unknown> & { type: string } = {
+    type: "update_message",
+    user_id: user.user_id,
+    edit_timestamp: now,
+    message_id: msg.id,
+    message_ids: moved.map((m) => m.id).sort((a, b) => a - b),
+    rendering_only: false,
+  };
+  if (msg.type === "stream") event.stream_id = origStream;
+  if (contentChanged) {
+    Object.assign(event, {
+      orig_content: origContent,
+      orig_rendered_content: origRendered,
+      content: msg.content,
+      rendered_content: msg.rendered_content,
+      is_me_message: /^\/me( |$)/.test(msg.content),
+      prev_rendered_content_version: 1,
+    });
+  }
+  if (topicChanged || streamChanged) {
+    Object.assign(event, {
+      stream_name: streamById(data, origStream!)?.name ?? "",
+      propagate_mode: mode,
+      orig_subject: origTopic,
+      subject: msg.topic,
+      topic_links: [],
+    });
+    if (streamChanged) event.new_stream_id = newStream.stream_id;
+  }
+  const recipients = new Set(moved.flatMap(holders));
+  emitToUsers(core, recipients, event, (queue, ev) => {
+    ev.flags = msg.flags[String(queue.options.userId)] ?? [];
+    if (!queue.options.capabilities.empty_topic_name && ev.orig_subject !== undefined) {
+      ev.orig_subject = visibleTopic(data, ev.orig_subject as string, false);
+      ev.subject = visibleTopic(data, ev.subject as string, false);
+    }
+    return ev;
+  });
+  return {};
+}
+
+function movedMessages(
+  all: MessageRecord[],
+  msg: MessageRecord,
+  mode: (typeof MODES)[number],
+): MessageRecord[] {
+  if (mode === "change_one") return [msg];
+  return all.filter(
+    (m) =>
+      m.stream_id === msg.stream_id && m.topic === msg.topic && (mode === "change_all" || m.id >= msg.id),
+  );
+}
+
+/** Delete messages and tell everyone who held them (bulk or one event per id, by capability). */
+export function deleteMessages(core: SandboxCore, msgs: MessageRecord[]): void {
+  if (msgs.length === 0) return;
+  const data = core.data;
+  const first = msgs[0]!;
+  const ids = new Set(msgs.map((m) => m.id));
+  data.messages = data.messages.filter((m) => !ids.has(m.id));
+  const sorted = [...ids].sort((a, b) => a - b);
+  const base: Record<string, unknown> & { type: string } = {
+    type: "delete_message",
+    message_type: first.type,
+  };
+  if (first.type === "stream") Object.assign(base, { stream_id: first.stream_id, topic: first.topic });
+  const recipients = new Set(msgs.flatMap(holders));
+  for (const queue of core.queues.all()) {
+    if (!recipients.has(queue.options.userId) || !queue.accepts("delete_message")) continue;
+    const ev = { ...base };
+    if (ev.topic !== undefined)
+      ev.topic = visibleTopic(data, ev.topic as string, queue.options.capabilities.empty_topic_name);
+    if (queue.options.capabilities.bulk_message_deletion) queue.push({ ...ev, message_ids: sorted });
+    else for (const id of sorted) queue.push({ ...ev, message_id: id });
+  }
+  core.changed();
+}
+
+export const messageEditRoutes = [
+  route("/messages/{message_id:int}", {
+    PATCH: endpoint(editMessage),
+    DELETE: endpoint(({ core, user, path }) => {
+      const msg = accessMessage(core.data, user, Number(path.message_id));
+      if (msg.sender_id !== user.user_id && user.role > 200) {
+        throw badRequest("You don't have permission to delete this message");
+      }
+      deleteMessages(core, [msg]);
+      return {};
+    }),
+  }),
+  route("/messages/{message_id:int}/history", {
+    GET: endpoint(({ core, user, params, path }) => {
+      const allowEmpty = params.bool("allow_empty_topic_name") ?? false;
+      if (!core.data.realm.allow_edit_history)
+        throw badRequest("Message edit history is disabled in this organization");
+      const msg = accessMessage(core.data, user, Number(path.message_id));
+      return { message_history: editSnapshots(core.data, msg, allowEmpty) };
+    }),
+  }),
+];

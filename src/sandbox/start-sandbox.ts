@@ -1,0 +1,93 @@
+/**
+ * startSandbox: an in-memory chat server speaking the real HTTP interface, for tests, the demo
+ * and users' own bot tests.
+ */
+import type { AddressInfo } from "node:net";
+import { SandboxClock } from "./clock.ts";
+import { createControl } from "./control.ts";
+import { SandboxCore } from "./core.ts";
+import { Faults } from "./faults.ts";
+import { createSandboxServer, type RequestLogEntry } from "./http/server.ts";
+import { buildState } from "./org/build-state.ts";
+import { loadOrg } from "./org/load-org.ts";
+import { DebouncedSaver, loadData } from "./persistence.ts";
+import { DEFAULT_RATE_RULES, RateLimiter } from "./rate-limiter.ts";
+import { allRoutes } from "./routes/index.ts";
+import { deliverDueScheduled } from "./scheduler.ts";
+import type { Sandbox, SandboxOptions } from "./types.ts";
+
+/** How often (real time) due scheduled messages are looked for; they go out at whole sandbox minutes. */
+const SCHEDULER_TICK_MS = 1000;
+
+/**
+ * Start a sandbox server. Resolves once it listens.
+ *
+ * @example
+ * ```ts
+ * import { startSandbox } from "bothost/testing";
+ * const sandbox = await startSandbox({ org: "test/org.yaml", heartbeatSeconds: 1 });
+ * const key = sandbox.control.apiKeyOf("bot@sandbox.example");
+ * // … point a client at sandbox.url …
+ * await sandbox.stop();
+ * ```
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const clock = new SandboxClock(options.clock ?? Date);
+  const stored = options.dataFile ? loadData(options.dataFile) : undefined;
+  const data = stored ?? buildState(loadOrg(options.org), clock.now());
+  const core = new SandboxCore(data, clock, {
+    heartbeatSeconds: options.heartbeatSeconds,
+    queueTimeoutSeconds: options.queueTimeoutSeconds ?? 600,
+    gcIntervalSeconds: options.gcIntervalSeconds ?? 60,
+  });
+  const faults = new Faults();
+  const rateLimit = {
+    enabled: options.rateLimit !== undefined && options.rateLimit !== false,
+    limiter: new RateLimiter(
+      typeof options.rateLimit === "object" ? options.rateLimit.rules : DEFAULT_RATE_RULES,
+    ),
+  };
+  const log: RequestLogEntry[] = [];
+  const server = createSandboxServer({
+    core,
+    routes: allRoutes(faults),
+    faults,
+    rateLimit,
+    log,
+    onResponse: options.onResponse,
+  });
+  const runGc = () => {
+    if (core.queues.collectGarbage(clock.now()).length > 0) core.changed();
+  };
+  const gcTimer = setInterval(runGc, core.options.gcIntervalSeconds * 1000);
+  gcTimer.unref();
+  const schedulerTimer = setInterval(() => deliverDueScheduled(core), SCHEDULER_TICK_MS);
+  schedulerTimer.unref();
+  const saver = options.dataFile ? new DebouncedSaver(options.dataFile, () => core.data) : undefined;
+  if (saver) core.onChange(() => saver.schedule());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  core.url = `http://${host}:${address.port}`;
+  const control = createControl({ core, faults, rateLimit, log, runGc });
+  let stopped: Promise<void> | undefined;
+  return {
+    url: core.url,
+    control,
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        clearInterval(gcTimer);
+        clearInterval(schedulerTimer);
+        core.queues.close();
+        saver?.flush();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * The sandbox's whole state as plain JSON-serialisable records, so `--data` persistence is a
+ * single `JSON.stringify`. Field names follow the wire format where a record mirrors one.
+ */
+
+export type RoleValue = 100 | 200 | 300 | 400 | 600;
+export type BotTypeValue = 1 | 2 | 3 | 4;
+
+export interface OutgoingService {
+  url: string;
+  token: string;
+  interface: "zulip" | "slack";
+}
+
+export interface UserRecord {
+  user_id: number;
+  /** The real email; also the login (compared case-insensitively). */
+  delivery_email: string;
+  full_name: string;
+  role: RoleValue;
+  is_bot: boolean;
+  bot_type: BotTypeValue | null;
+  bot_owner_id: number | null;
+  api_key: string;
+  timezone: string;
+  is_active: boolean;
+  date_joined: string;
+  avatar_version: number;
+  /** Custom profile field id (string) → raw value (string, or JSON text for the Users type). */
+  profile_data: Record<string, string>;
+  /** Personal recipient id, used by 1:1 direct messages. */
+  recipient_id: number;
+  /** Per-user settings (typing notifications and the like); defaults fill the rest. */
+  settings: Record<string, boolean | number | string>;
+  default_all_public_streams: boolean;
+  outgoing: OutgoingService | null;
+  push_tokens: { kind: "android" | "apns"; token: string }[];
+  /** Cross-realm system bots (the Notification Bot): not listed among the realm's users. */
+  system_bot: boolean;
+}
+
+export interface StreamRecord {
+  stream_id: number;
+  name: string;
+  description: string;
+  invite_only: boolean;
+  is_web_public: boolean;
+  history_public_to_subscribers: boolean;
+  is_archived: boolean;
+  date_created: number;
+  creator_id: number | null;
+  folder_id: number | null;
+  recipient_id: number;
+  topics_policy: "inherit" | "allow_empty_topic" | "disable_empty_topic" | "empty_topic_only";
+  message_retention_days: number | null;
+  is_default: boolean;
+}
+
+export interface SubscriptionRecord {
+  stream_id: number;
+  user_id: number;
+  active: boolean;
+  color: string;
+  is_muted: boolean;
+  pin_to_top: boolean;
+  /** Largest message id that existed when this user (last) subscribed: protected history starts after it. */
+  subscribed_after_message_id: number;
+}
+
+export interface ReactionRecord {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  user_id: number;
+}
+
+/** One stored edit, newest first, in the server's stored `edit_history` format. */
+export interface EditRecord {
+  user_id: number | null;
+  timestamp: number;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_topic?: string;
+  topic?: string;
+  prev_stream?: number;
+  stream?: number;
+}
+
+export interface MessageRecord {
+  id: number;
+  sender_id: number;
+  type: "stream" | "private";
+  stream_id: number | null;
+  /** Recipient id: the stream's, the 1:1 partner's personal one, or the group DM's. */
+  recipient_id: number;
+  /** Every participant of a DM conversation (sorted, includes the sender); [] for streams. */
+  dm_user_ids: number[];
+  topic: string;
+  content: string;
+  rendered_content: string;
+  timestamp: number;
+  client: string;
+  reactions: ReactionRecord[];
+  edit_history: EditRecord[];
+  last_edit_timestamp: number | null;
+  last_moved_timestamp: number | null;
+  /** User id (string) → that user's flags; a key exists for every user who received it. */
+  flags: Record<string, string[]>;
+}
+
+export interface DirectGroupRecord {
+  recipient_id: number;
+  user_ids: number[];
+}
+
+export interface UserGroupRecord {
+  id: number;
+  name: string;
+  description: string;
+  members: number[];
+  subgroups: number[];
+  is_system_group: boolean;
+  deactivated: boolean;
+}
+
+export type ProfileFieldType =
+  | "short_text"
+  | "long_text"
+  | "choice"
+  | "date"
+  | "link"
+  | "user"
+  | "external_account"
+  | "pronouns";
+
+export interface ProfileFieldRecord {
+  id: number;
+  name: string;
+  type: ProfileFieldType;
+  hint: string;
+  field_data: string;
+  order: number;
+  editable_by_user: boolean;
+  display_in_profile_summary: boolean;
+  required: boolean;
+}
+
+export interface ChannelFolderRecord {
+  id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  order: number;
+  creator_id: number | null;
+  date_created: number;
+  is_archived: boolean;
+}
+
+export interface SnippetRecord {
+  id: number;
+  user_id: number;
+  title: string;
+  content: string;
+  date_created: number;
+}
+
+export interface ScheduledRecord {
+  scheduled_message_id: number;
+  sender_id: number;
+  type: "stream" | "private";
+  /** Stream id, or the DM recipients as sent (sender excluded unless to self). */
+  to: number | number[];
+  topic: string;
+  content: string;
+  rendered_content: string;
+  scheduled_delivery_timestamp: number;
+  read_by_sender: boolean | null;
+  client: string;
+  failed: boolean;
+  failure_message: string | null;
+  delivered: boolean;
+  delivered_message_id: number | null;
+}
+
+export interface PlaygroundRecord {
+  id: number;
+  name: string;
+  pygments_language: string;
+  url_template: string;
+}
+
+export interface DomainRecord {
+  id: number;
+  domain: string;
+  allow_subdomains: boolean;
+}
+
+export interface RealmRecord {
+  id: number;
+  name: string;
+  /** Host used by placeholder emails (`user{id}@{host}`) and realm_bot_domain. */
+  host: string;
+  string_id: string;
+  moderation_request_channel_id: number | null;
+  /** 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
+  email_address_visibility: 1 | 2 | 3 | 4 | 5;
+  empty_topic_display_name: string;
+  feature_level: number;
+  allow_edit_history: boolean;
+  /** Whether users may edit their own custom profile fields at all. */
+  profile_field_editing_allowed: boolean;
+  date_created: number;
+  default_language: string;
+  user_settings_defaults: Record<string, boolean | number | string>;
+}
+
+export interface Counters {
+  user: number;
+  recipient: number;
+  stream: number;
+  message: number;
+  group: number;
+  field: number;
+  folder: number;
+  snippet: number;
+  scheduled: number;
+  playground: number;
+  domain: number;
+}
+
+export interface SandboxData {
+  version: 1;
+  realm: RealmRecord;
+  counters: Counters;
+  users: UserRecord[];
+  streams: StreamRecord[];
+  subscriptions: SubscriptionRecord[];
+  messages: MessageRecord[];
+  directGroups: DirectGroupRecord[];
+  userGroups: UserGroupRecord[];
+  profileFields: ProfileFieldRecord[];
+  channelFolders: ChannelFolderRecord[];
+  snippets: SnippetRecord[];
+  scheduled: ScheduledRecord[];
+  playgrounds: PlaygroundRecord[];
+  domains: DomainRecord[];
+}
+
+/** Take the next id of a kind. Ids start at 1 and never repeat. */
+export function nextId(data: SandboxData, kind: keyof Counters): number {
+  data.counters[kind] += 1;
+  return data.counters[kind];
+}

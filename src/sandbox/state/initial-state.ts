@@ -1,0 +1,259 @@
+/**
+ * The POST /register state, gated by the fetch set exactly as the server gates it (NOTES §2.2):
+ * almost nothing unless `realm`, `realm_user` and friends are asked for.
+ */
+
+import { serverDefaults } from "../../wire/responses.ts";
+import type { SandboxCore } from "../core.ts";
+import type { ClientCapabilities } from "../queues/event-queue.ts";
+import { SERVER_GENERATION } from "../version.ts";
+import type { UserRecord } from "./data.ts";
+import { pendingScheduled, scheduledToApi } from "./scheduled-view.ts";
+import { canAccessMetadata, streamToApi, subscriptionToApi } from "./streams.ts";
+import { userSettingsToApi } from "./user-settings.ts";
+import { apiEmail, avatarUrl, profileDataToApi, userToApi } from "./users.ts";
+
+export interface StateRequest {
+  fetch: string[] | null;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  includeSubscribers: boolean;
+  capabilities: ClientCapabilities;
+}
+
+export function initialState(
+  core: SandboxCore,
+  user: UserRecord,
+  req: StateRequest,
+): Record<string, unknown> {
+  const data = core.data;
+  const want = (type: string) => req.fetch === null || req.fetch.includes(type);
+  const state: Record<string, unknown> = {};
+  const maxMessageId = data.messages.length > 0 ? data.messages[data.messages.length - 1]!.id : -1;
+  if (want("message")) state.max_message_id = maxMessageId;
+  if (want("realm")) {
+    Object.assign(state, serverDefaults, {
+      max_reminder_note_length: 1000,
+      max_bulk_new_subscription_messages: 100,
+      server_presence_ping_interval_seconds: 60,
+      server_presence_offline_threshold_seconds: 200,
+      realm_empty_topic_display_name: data.realm.empty_topic_display_name,
+      realm_moderation_request_channel_id: data.realm.moderation_request_channel_id ?? -1,
+      realm_url: core.url,
+      realm_uri: core.url,
+      realm_name: data.realm.name,
+      realm_description: "",
+      realm_default_language: data.realm.default_language,
+      realm_allow_edit_history: data.realm.allow_edit_history,
+      realm_topics_policy: "allow_empty_topic",
+      realm_mandatory_topics: false,
+      realm_bot_domain: data.realm.host,
+      realm_date_created: data.realm.date_created,
+      realm_email_address_visibility: data.realm.email_address_visibility,
+      realm_is_zephyr_mirror_realm: false,
+      realm_web_public_access_enabled: false,
+      realm_message_content_edit_limit_seconds: null,
+      realm_message_content_delete_limit_seconds: null,
+      max_file_upload_size_mib: 25,
+      server_generation: SERVER_GENERATION,
+      server_needs_upgrade: false,
+      server_web_public_streams_enabled: false,
+      server_emoji_data_url: `${core.url}/static/emoji.json`,
+      event_queue_longpoll_timeout_seconds: serverDefaults.event_queue_longpoll_timeout_seconds,
+    });
+    state.server_report_message_types = serverDefaults.server_report_message_types.map((t) => ({ ...t }));
+  }
+  if (want("realm_user")) {
+    const people = data.users.filter((u) => !u.system_bot);
+    const view = (u: UserRecord) => {
+      const v = userToApi(data, user, u, {
+        clientGravatar: req.clientGravatar,
+        includeCustomProfileFields: true,
+      });
+      if (!u.is_bot && v.profile_data === undefined) v.profile_data = profileDataToApi(data, u);
+      delete v.is_active;
+      return v;
+    };
+    Object.assign(state, {
+      user_id: user.user_id,
+      email: apiEmail(data, user),
+      delivery_email: user.delivery_email,
+      full_name: user.full_name,
+      is_admin: user.role <= 200,
+      is_owner: user.role === 100,
+      is_moderator: user.role === 300,
+      is_guest: user.role === 600,
+      user_role: user.role,
+      avatar_source: "G",
+      avatar_url: avatarUrl(data, user, user, req.clientGravatar),
+      avatar_url_medium: avatarUrl(data, user, user, req.clientGravatar),
+      can_create_streams: user.role <= 400,
+      can_create_public_streams: user.role <= 400,
+      can_create_private_streams: user.role <= 400,
+      can_create_web_public_streams: user.role <= 200,
+      can_subscribe_other_users: user.role <= 400,
+      can_invite_others_to_realm: user.role <= 200,
+      realm_users: people.filter((u) => u.is_active).map(view),
+      realm_non_active_users: people.filter((u) => !u.is_active).map(view),
+      cross_realm_bots: data.users
+        .filter((u) => u.system_bot)
+        .map((u) => ({
+          ...userToApi(data, user, u, {
+            clientGravatar: req.clientGravatar,
+            includeCustomProfileFields: false,
+          }),
+          is_system_bot: true,
+        })),
+    });
+  }
+  if (want("subscription")) {
+    const subscribed = data.subscriptions.filter((s) => s.user_id === user.user_id);
+    const streamOf = (id: number) => data.streams.find((s) => s.stream_id === id)!;
+    state.subscriptions = subscribed
+      .filter((s) => s.active)
+      .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, req.includeSubscribers));
+    state.unsubscribed = subscribed
+      .filter((s) => !s.active)
+      .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, req.includeSubscribers));
+    const ever = new Set(subscribed.map((s) => s.stream_id));
+    state.never_subscribed = data.streams
+      .filter((s) => !ever.has(s.stream_id) && canAccessMetadata(data, user, s))
+      .map((s) => streamToApi(data, s));
+  }
+  if (want("stream"))
+    state.streams = data.streams
+      .filter((s) => canAccessMetadata(data, user, s))
+      .map((s) => streamToApi(data, s));
+  if (want("scheduled_messages")) {
+    state.scheduled_messages = pendingScheduled(data, user.user_id).map((s) =>
+      scheduledToApi(data, s, req.capabilities.empty_topic_name),
+    );
+  }
+  if (want("saved_snippets")) {
+    state.saved_snippets = data.snippets
+      .filter((s) => s.user_id === user.user_id)
+      .map(({ id, title, content, date_created }) => ({ id, title, content, date_created }));
+  }
+  if (want("message") && want("update_message_flags")) {
+    state.unread_msgs = unreadMessages(core, user);
+  }
+  if (want("user_settings")) state.user_settings = userSettingsToApi(data, user);
+  if (want("realm_user_groups")) {
+    state.realm_user_groups = data.userGroups.map((g) => ({
+      id: g.id,
+      name: g.name,
+      description: g.description,
+      members: g.members,
+      direct_subgroup_ids: g.subgroups,
+      is_system_group: g.is_system_group,
+      deactivated: g.deactivated,
+      date_created: data.realm.date_created,
+      creator_id: null,
+    }));
+  }
+  if (want("custom_profile_fields")) {
+    state.custom_profile_fields = data.profileFields.map(({ id, name, hint, field_data, order, type }) => ({
+      id,
+      name,
+      hint,
+      field_data,
+      order,
+      type: [
+        "",
+        "short_text",
+        "long_text",
+        "choice",
+        "date",
+        "link",
+        "user",
+        "external_account",
+        "pronouns",
+      ].indexOf(type),
+    }));
+  }
+  if (want("realm_bot")) {
+    state.realm_bots = data.users
+      .filter((u) => u.is_bot && !u.system_bot && (user.role <= 200 || u.bot_owner_id === user.user_id))
+      .map((u) => ({
+        user_id: u.user_id,
+        full_name: u.full_name,
+        email: u.delivery_email,
+        bot_type: u.bot_type,
+        is_active: u.is_active,
+        api_key: u.api_key,
+        default_sending_stream: null,
+        default_events_register_stream: null,
+        default_all_public_streams: u.default_all_public_streams,
+        avatar_url: avatarUrl(data, user, u, false),
+        owner_id: u.bot_owner_id,
+        services: u.outgoing
+          ? [
+              {
+                base_url: u.outgoing.url,
+                token: u.outgoing.token,
+                interface: u.outgoing.interface === "zulip" ? 1 : 2,
+              },
+            ]
+          : [],
+      }));
+  }
+  if (want("default_streams"))
+    state.realm_default_streams = data.streams.filter((s) => s.is_default).map((s) => s.stream_id);
+  if (want("realm_playgrounds")) state.realm_playgrounds = data.playgrounds.map((p) => ({ ...p }));
+  if (want("realm_domains"))
+    state.realm_domains = data.domains.map(({ domain, allow_subdomains }) => ({ domain, allow_subdomains }));
+  if (want("realm_user_settings_defaults"))
+    state.realm_user_settings_defaults = { ...data.realm.user_settings_defaults };
+  if (want("alert_words")) state.alert_words = [];
+  if (want("muted_users")) state.muted_users = [];
+  if (want("user_topic")) state.user_topics = [];
+  if (want("drafts")) state.drafts = [];
+  if (want("reminders")) state.reminders = [];
+  if (want("realm_emoji")) state.realm_emoji = {};
+  if (want("user_status")) state.user_status = {};
+  if (want("presence")) {
+    state.presences = {};
+    state.presence_last_update_id = -1;
+    state.server_timestamp = core.clock.now() / 1000;
+  }
+  if (want("channel_folders")) {
+    state.channel_folders = data.channelFolders.map((f) => ({ ...f }));
+  }
+  return state;
+}
+
+function unreadMessages(core: SandboxCore, user: UserRecord): Record<string, unknown> {
+  const key = String(user.user_id);
+  const unread = core.data.messages.filter((m) => m.flags[key] && !m.flags[key]!.includes("read"));
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const dms = new Map<number, number[]>();
+  const huddles = new Map<string, number[]>();
+  const mentions: number[] = [];
+  for (const m of unread) {
+    if (m.flags[key]!.includes("mentioned")) mentions.push(m.id);
+    if (m.type === "stream") {
+      const k = `${m.stream_id}\u0000${m.topic}`;
+      const entry = streams.get(k) ?? { stream_id: m.stream_id!, topic: m.topic, unread_message_ids: [] };
+      entry.unread_message_ids.push(m.id);
+      streams.set(k, entry);
+    } else if (m.dm_user_ids.length <= 2) {
+      const other = m.dm_user_ids.find((id) => id !== user.user_id) ?? user.user_id;
+      dms.set(other, [...(dms.get(other) ?? []), m.id]);
+    } else {
+      const k = m.dm_user_ids.join(",");
+      huddles.set(k, [...(huddles.get(k) ?? []), m.id]);
+    }
+  }
+  return {
+    count: unread.length,
+    pms: [...dms].map(([other, ids]) => ({
+      other_user_id: other,
+      sender_id: other,
+      unread_message_ids: ids,
+    })),
+    streams: [...streams.values()],
+    huddles: [...huddles].map(([k, ids]) => ({ user_ids_string: k, unread_message_ids: ids })),
+    mentions,
+    old_unreads_missing: false,
+  };
+}

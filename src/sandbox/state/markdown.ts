@@ -1,0 +1,133 @@
+/**
+ * A small Markdown renderer: enough of the server's dialect for bots to see plausible HTML and,
+ * above all, for mentions to be found the way the server finds them (not inside code).
+ * Supported: paragraphs, line breaks, fenced code / quote / spoiler blocks, `code`, **bold**,
+ * *italic*, links, user / group / wildcard mentions, channel links, <time:…>, /me.
+ */
+import type { SandboxData } from "./data.ts";
+import { escapeHtml } from "./users.ts";
+
+export interface Rendered {
+  html: string;
+  /** Users mentioned directly (not silently) or through a group. */
+  mentionedUserIds: Set<number>;
+  streamWildcard: boolean;
+  topicWildcard: boolean;
+  isMeMessage: boolean;
+}
+
+const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
+
+export function renderMarkdown(data: SandboxData, source: string): Rendered {
+  const result: Rendered = {
+    html: "",
+    mentionedUserIds: new Set(),
+    streamWildcard: false,
+    topicWildcard: false,
+    isMeMessage: /^\/me( |$)/.test(source) && !source.includes("\n"),
+  };
+  result.html = renderBlocks(data, source.replaceAll("\r\n", "\n"), result);
+  return result;
+}
+
+function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
+  const lines = source.split("\n");
+  const out: string[] = [];
+  let para: string[] = [];
+  const flush = () => {
+    if (para.length > 0) out.push(`<p>${para.map((l) => inline(data, l, r)).join("<br>\n")}</p>`);
+    para = [];
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const fence = /^(`{3,}|~{3,})\s*(\S*)\s*(.*)$/.exec(line);
+    if (fence) {
+      flush();
+      const [, marker, lang, rest] = fence;
+      const body: string[] = [];
+      i++;
+      while (i < lines.length && !lines[i]!.startsWith(marker!)) body.push(lines[i++]!);
+      const inner = body.join("\n");
+      if (lang === "quote") out.push(`<blockquote>\n${renderBlocks(data, inner, r)}\n</blockquote>`);
+      else if (lang === "spoiler")
+        out.push(
+          `<div class="spoiler-block"><div class="spoiler-header">\n${rest ? `<p>${inline(data, rest, r)}</p>` : ""}\n</div><div class="spoiler-content" aria-hidden="true">\n${renderBlocks(data, inner, r)}\n</div></div>`,
+        );
+      else
+        out.push(`<div class="codehilite"><pre><span></span><code>${escapeHtml(inner)}\n</code></pre></div>`);
+      continue;
+    }
+    if (line.startsWith("> ")) {
+      flush();
+      const quoted: string[] = [];
+      while (i < lines.length && lines[i]!.startsWith(">")) quoted.push(lines[i++]!.replace(/^> ?/, ""));
+      i--;
+      out.push(`<blockquote>\n${renderBlocks(data, quoted.join("\n"), r)}\n</blockquote>`);
+      continue;
+    }
+    if (line.trim() === "") flush();
+    else para.push(line);
+  }
+  flush();
+  return out.join("\n");
+}
+
+function inline(data: SandboxData, text: string, r: Rendered): string {
+  // Code spans are cut out first so mentions inside them do not count, as on the server.
+  const parts = text.split(/(`[^`]+`)/);
+  return parts
+    .map((part) =>
+      part.startsWith("`") && part.endsWith("`") && part.length > 1
+        ? `<code>${escapeHtml(part.slice(1, -1))}</code>`
+        : decorate(data, part, r),
+    )
+    .join("");
+}
+
+function decorate(data: SandboxData, text: string, r: Rendered): string {
+  let html = escapeHtml(text);
+  html = html.replace(
+    /@(_?)\*\*([^*|]+?)(?:\|(\d+))?\*\*/g,
+    (all, silent: string, name: string, id?: string) => {
+      const lowered = name.toLowerCase();
+      if (STREAM_WILDCARDS.has(lowered) || lowered === "topic") {
+        if (!silent) {
+          if (lowered === "topic") r.topicWildcard = true;
+          else r.streamWildcard = true;
+        }
+        const cls = lowered === "topic" ? "topic-mention" : "user-mention";
+        return `<span class="${cls}${silent ? " silent" : ""}" data-user-id="*">${silent ? "" : "@"}${name}</span>`;
+      }
+      const user = id
+        ? data.users.find((u) => u.user_id === Number(id))
+        : data.users.find((u) => escapeHtml(u.full_name) === name && u.is_active);
+      if (!user) return all;
+      if (!silent) r.mentionedUserIds.add(user.user_id);
+      return `<span class="user-mention${silent ? " silent" : ""}" data-user-id="${user.user_id}">${silent ? "" : "@"}${escapeHtml(user.full_name)}</span>`;
+    },
+  );
+  html = html.replace(/@(_?)\*([^*]+)\*/g, (all, silent: string, name: string) => {
+    const group = data.userGroups.find((g) => escapeHtml(g.name) === name && !g.deactivated);
+    if (!group) return all;
+    if (!silent) for (const m of group.members) r.mentionedUserIds.add(m);
+    return `<span class="user-group-mention${silent ? " silent" : ""}" data-user-group-id="${group.id}">${silent ? "" : "@"}${name}</span>`;
+  });
+  html = html.replace(
+    /#\*\*([^*>]+)(?:&gt;([^*@]+))?(?:@(\d+))?\*\*/g,
+    (all, chan: string, topic?: string) => {
+      const stream = data.streams.find((s) => escapeHtml(s.name) === chan);
+      if (!stream) return all;
+      const label = topic ? `#${chan} &gt; ${topic}` : `#${chan}`;
+      return `<a class="stream${topic ? "-topic" : ""}" data-stream-id="${stream.stream_id}" href="/#narrow/channel/${stream.stream_id}">${label}</a>`;
+    },
+  );
+  html = html.replace(
+    /&lt;time:([^&]+)&gt;/g,
+    (_all, iso: string) => `<time datetime="${iso}">${iso}</time>`,
+  );
+  html = html.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+  html = html.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>");
+  html = html.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>');
+  html = html.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/g, '$1<a href="$2">$2</a>');
+  return html;
+}

@@ -1,0 +1,74 @@
+/**
+ * The message record as one viewer sees it (GET /messages, `message` events): Markdown or HTML,
+ * the empty-topic display name, per-viewer recipient_id and placeholder emails.
+ */
+import type { MessageRecord, SandboxData, UserRecord } from "./data.ts";
+import { streamById } from "./streams.ts";
+import { apiEmail, avatarUrl, userById } from "./users.ts";
+
+export interface MessageViewOptions {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  /** False: the empty topic reads as the realm's empty-topic display name. */
+  allowEmptyTopicName: boolean;
+}
+
+/** The topic a client sees: `""` becomes the display name unless it declared it can cope. */
+export function visibleTopic(data: SandboxData, topic: string, allowEmpty: boolean): string {
+  return topic === "" && !allowEmpty ? data.realm.empty_topic_display_name : topic;
+}
+
+export function displayRecipient(data: SandboxData, msg: MessageRecord): string | Record<string, unknown>[] {
+  if (msg.type === "stream") return streamById(data, msg.stream_id!)?.name ?? "";
+  return msg.dm_user_ids.map((id) => {
+    const u = userById(data, id)!;
+    return { id: u.user_id, email: apiEmail(data, u), full_name: u.full_name, is_mirror_dummy: false };
+  });
+}
+
+export function messageToApi(
+  data: SandboxData,
+  msg: MessageRecord,
+  viewer: UserRecord | null,
+  opts: MessageViewOptions,
+): Record<string, unknown> {
+  const sender = userById(data, msg.sender_id)!;
+  let recipientId = msg.recipient_id;
+  // An incoming 1:1 DM names the conversation by the sender's personal recipient.
+  if (msg.type === "private" && msg.dm_user_ids.length === 2 && viewer && viewer.user_id !== msg.sender_id) {
+    recipientId = sender.recipient_id;
+  }
+  const out: Record<string, unknown> = {
+    id: msg.id,
+    sender_id: msg.sender_id,
+    content: opts.applyMarkdown ? msg.rendered_content : msg.content,
+    recipient_id: recipientId,
+    timestamp: msg.timestamp,
+    client: msg.client,
+    subject: msg.type === "stream" ? visibleTopic(data, msg.topic, opts.allowEmptyTopicName) : "",
+    topic_links: [],
+    is_me_message: /^\/me( |$)/.test(msg.content) && !msg.content.includes("\n"),
+    reactions: msg.reactions.map((r) => ({ ...r })),
+    submessages: [],
+    sender_full_name: sender.full_name,
+    sender_email: apiEmail(data, sender),
+    sender_realm_str: data.realm.string_id,
+    display_recipient: displayRecipient(data, msg),
+    type: msg.type,
+    avatar_url: avatarUrl(data, viewer, sender, opts.clientGravatar),
+    content_type: opts.applyMarkdown ? "text/html" : "text/x-markdown",
+  };
+  if (msg.type === "stream") out.stream_id = msg.stream_id;
+  if (msg.edit_history.length > 0 && data.realm.allow_edit_history) {
+    out.edit_history = msg.edit_history.map((e) => ({
+      ...e,
+      ...(e.topic !== undefined ? { topic: visibleTopic(data, e.topic, opts.allowEmptyTopicName) } : {}),
+      ...(e.prev_topic !== undefined
+        ? { prev_topic: visibleTopic(data, e.prev_topic, opts.allowEmptyTopicName) }
+        : {}),
+    }));
+  }
+  if (msg.last_edit_timestamp !== null) out.last_edit_timestamp = msg.last_edit_timestamp;
+  if (msg.last_moved_timestamp !== null) out.last_moved_timestamp = msg.last_moved_timestamp;
+  return out;
+}

@@ -1,0 +1,170 @@
+/**
+ * The one path every new message takes (HTTP, control.sendAs, scheduled delivery, reports,
+ * Notification Bot DMs): validate, store with per-user flags, deliver to queues.
+ */
+import type { SandboxCore } from "../core.ts";
+import { ApiError, badRequest } from "../http/api-error.ts";
+import { defaultReadBySender } from "../http/user-agent.ts";
+import { deliverMessage } from "../queues/delivery.ts";
+import { messageType, normalizeContent, normalizeTopic, parseDirectTo, parseStreamTo } from "./addressee.ts";
+import { type MessageRecord, nextId, type StreamRecord, type UserRecord } from "./data.ts";
+import { renderMarkdown } from "./markdown.ts";
+import { isSubscribed, streamById, streamByName, subscriberIds } from "./streams.ts";
+import { apiEmail, escapeHtml, userByDeliveryEmail, userById } from "./users.ts";
+
+export interface SendTarget {
+  type: "stream" | "private";
+  stream?: StreamRecord;
+  /** DM recipients (the sender may be among them). */
+  recipients?: UserRecord[];
+  topic: string;
+}
+
+export interface SendOptions {
+  client: string;
+  /** `undefined`: decided by the client name (NOTES §13). */
+  readBySender?: boolean | undefined;
+  local?: { queueId: string; localId: string } | undefined;
+  /** Skip the sender's channel permission check (Notification Bot, outgoing webhook replies). */
+  trusted?: boolean;
+}
+
+/** The wire form of a send, as POST /messages takes it. */
+export interface RawSend {
+  type: string;
+  to: string;
+  topic?: string | undefined;
+  content: string;
+}
+
+export function streamDoesNotExist(ref: string | number): ApiError {
+  return typeof ref === "number"
+    ? new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${ref}' does not exist`, {
+        stream_id: ref,
+      })
+    : new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel '${escapeHtml(ref)}' does not exist`, {
+        stream: escapeHtml(ref),
+      });
+}
+
+/** Resolve a wire-form send to its target; errors are the server's. */
+export function resolveTarget(core: SandboxCore, raw: RawSend): SendTarget {
+  const data = core.data;
+  const type = messageType(raw.type);
+  if (type === "stream") {
+    const ref = parseStreamTo(raw.to);
+    const stream = typeof ref === "number" ? streamById(data, ref) : streamByName(data, ref);
+    if (!stream) throw streamDoesNotExist(ref);
+    if (raw.topic === undefined) throw badRequest("Missing topic");
+    return { type, stream, topic: normalizeTopic(data, raw.topic) };
+  }
+  const to = parseDirectTo(raw.to);
+  if (to.length === 0) throw badRequest("Message must have recipients");
+  const recipients = to.map((ref) => {
+    const user = typeof ref === "number" ? userById(data, ref) : userByDeliveryEmail(data, ref);
+    if (!user || (typeof ref === "string" && user.system_bot)) {
+      throw badRequest(typeof ref === "number" ? `Invalid user ID ${ref}` : `Invalid email '${ref}'`);
+    }
+    return user;
+  });
+  return { type, recipients, topic: "" };
+}
+
+export function checkTopicPolicy(stream: StreamRecord, topic: string): void {
+  if (topic === "" && stream.topics_policy === "disable_empty_topic") {
+    throw badRequest("Sending messages to the general chat is not allowed in this channel.");
+  }
+  if (topic !== "" && stream.topics_policy === "empty_topic_only") {
+    throw badRequest("Only the general chat topic is allowed in this channel.");
+  }
+}
+
+function checkCanSend(core: SandboxCore, sender: UserRecord, stream: StreamRecord): void {
+  const data = core.data;
+  const subscribed = (u: UserRecord | undefined) =>
+    u !== undefined && isSubscribed(data, stream.stream_id, u.user_id);
+  const owner = sender.bot_owner_id === null ? undefined : userById(data, sender.bot_owner_id);
+  const allowed =
+    !stream.is_archived &&
+    (subscribed(sender) ||
+      (sender.is_bot && subscribed(owner)) ||
+      (!stream.invite_only && sender.role !== 600));
+  if (!allowed) throw badRequest(`Not authorized to send to channel '${escapeHtml(stream.name)}'`);
+}
+
+/** Validate, store and deliver one message; returns the stored record. */
+export function sendMessage(
+  core: SandboxCore,
+  sender: UserRecord,
+  target: SendTarget,
+  rawContent: string,
+  opts: SendOptions,
+): MessageRecord {
+  const data = core.data;
+  const content = normalizeContent(rawContent);
+  let recipientIds: number[];
+  let recipientId: number;
+  let dmUserIds: number[] = [];
+  if (target.type === "stream") {
+    const stream = target.stream!;
+    if (!opts.trusted) checkCanSend(core, sender, stream);
+    checkTopicPolicy(stream, target.topic);
+    recipientIds = subscriberIds(data, stream.stream_id);
+    recipientId = stream.recipient_id;
+  } else {
+    const people = target.recipients!;
+    for (const p of people) {
+      if (!p.is_active) throw badRequest(`'${apiEmail(data, p)}' is no longer using Zulip.`);
+    }
+    dmUserIds = [...new Set([sender.user_id, ...people.map((p) => p.user_id)])].sort((a, b) => a - b);
+    recipientIds = dmUserIds;
+    recipientId = directRecipientId(core, sender, dmUserIds);
+  }
+  const rendered = renderMarkdown(data, content);
+  const readBySender = opts.readBySender ?? defaultReadBySender(opts.client);
+  const flags: Record<string, string[]> = {};
+  for (const id of new Set([...recipientIds, sender.user_id])) {
+    const f: string[] = [];
+    if (id === sender.user_id && readBySender) f.push("read");
+    if (rendered.mentionedUserIds.has(id)) f.push("mentioned");
+    if (rendered.streamWildcard) f.push("stream_wildcard_mentioned");
+    if (rendered.topicWildcard) f.push("topic_wildcard_mentioned");
+    if (rendered.streamWildcard || rendered.topicWildcard) f.push("wildcard_mentioned");
+    flags[String(id)] = f;
+  }
+  const msg: MessageRecord = {
+    id: nextId(data, "message"),
+    sender_id: sender.user_id,
+    type: target.type,
+    stream_id: target.type === "stream" ? target.stream!.stream_id : null,
+    recipient_id: recipientId,
+    dm_user_ids: dmUserIds,
+    topic: target.type === "stream" ? target.topic : "",
+    content,
+    rendered_content: rendered.html,
+    timestamp: core.nowSeconds(),
+    client: opts.client,
+    reactions: [],
+    edit_history: [],
+    last_edit_timestamp: null,
+    last_moved_timestamp: null,
+    flags,
+  };
+  data.messages.push(msg);
+  deliverMessage(core, msg, opts.local);
+  for (const hook of core.afterSend) hook(msg);
+  return msg;
+}
+
+/** 1:1 DMs use the partner's personal recipient (self-DMs the sender's); groups get their own. */
+function directRecipientId(core: SandboxCore, sender: UserRecord, ids: number[]): number {
+  const data = core.data;
+  if (ids.length === 1) return sender.recipient_id;
+  if (ids.length === 2) return userById(data, ids.find((id) => id !== sender.user_id)!)!.recipient_id;
+  const key = ids.join(",");
+  const existing = data.directGroups.find((g) => g.user_ids.join(",") === key);
+  if (existing) return existing.recipient_id;
+  const group = { recipient_id: nextId(data, "recipient"), user_ids: ids };
+  data.directGroups.push(group);
+  return group.recipient_id;
+}

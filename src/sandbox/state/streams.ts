@@ -1,0 +1,127 @@
+/**
+ * Channels and subscriptions: lookups, who may see or read what, and the Channel and
+ * Subscription wire records.
+ */
+import type { SandboxData, StreamRecord, SubscriptionRecord, UserRecord } from "./data.ts";
+import { escapeHtml } from "./users.ts";
+
+export function streamById(data: SandboxData, id: number): StreamRecord | undefined {
+  return data.streams.find((s) => s.stream_id === id);
+}
+
+export function streamByName(data: SandboxData, name: string): StreamRecord | undefined {
+  const key = name.toLowerCase();
+  return data.streams.find((s) => s.name.toLowerCase() === key);
+}
+
+export function subscription(
+  data: SandboxData,
+  streamId: number,
+  userId: number,
+): SubscriptionRecord | undefined {
+  return data.subscriptions.find((s) => s.stream_id === streamId && s.user_id === userId && s.active);
+}
+
+export function isSubscribed(data: SandboxData, streamId: number, userId: number): boolean {
+  return subscription(data, streamId, userId) !== undefined;
+}
+
+/** Active user ids subscribed to a channel, sorted. */
+export function subscriberIds(data: SandboxData, streamId: number): number[] {
+  const active = new Set(data.users.filter((u) => u.is_active).map((u) => u.user_id));
+  return data.subscriptions
+    .filter((s) => s.stream_id === streamId && s.active && active.has(s.user_id))
+    .map((s) => s.user_id)
+    .sort((a, b) => a - b);
+}
+
+/** Public to every non-guest member (web-public channels are public too). */
+export function isPublic(stream: StreamRecord): boolean {
+  return !stream.invite_only;
+}
+
+/** May the user see the channel exists (name, description)? Administrators see every channel. */
+export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
+  if (isSubscribed(data, stream.stream_id, user.user_id)) return true;
+  if (user.role <= 200) return true;
+  return isPublic(stream) && user.role !== 600;
+}
+
+/** May the user read the channel's messages? */
+export function canAccessContent(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
+  if (isSubscribed(data, stream.stream_id, user.user_id)) return true;
+  return isPublic(stream) && user.role !== 600;
+}
+
+export function renderDescription(text: string): string {
+  return text === "" ? "" : `<p>${escapeHtml(text)}</p>`;
+}
+
+function systemGroupId(data: SandboxData, name: string): number {
+  return data.userGroups.find((g) => g.is_system_group && g.name === name)?.id ?? 0;
+}
+
+/** The Channel record as GET /streams returns it. */
+export function streamToApi(data: SandboxData, stream: StreamRecord): Record<string, unknown> {
+  const first = data.messages.find((m) => m.stream_id === stream.stream_id);
+  const nobody = systemGroupId(data, "role:nobody");
+  const admins = systemGroupId(data, "role:administrators");
+  const everyone = systemGroupId(data, "role:everyone");
+  const members = systemGroupId(data, "role:members");
+  return {
+    stream_id: stream.stream_id,
+    name: stream.name,
+    is_archived: stream.is_archived,
+    description: stream.description,
+    rendered_description: renderDescription(stream.description),
+    date_created: stream.date_created,
+    creator_id: stream.creator_id,
+    invite_only: stream.invite_only,
+    is_web_public: stream.is_web_public,
+    stream_post_policy: 1,
+    is_announcement_only: false,
+    message_retention_days: stream.message_retention_days,
+    history_public_to_subscribers: stream.history_public_to_subscribers,
+    topics_policy: stream.topics_policy,
+    first_message_id: first?.id ?? null,
+    folder_id: stream.folder_id,
+    is_recently_active: data.messages.some((m) => m.stream_id === stream.stream_id),
+    can_add_subscribers_group: nobody,
+    can_remove_subscribers_group: admins,
+    can_administer_channel_group: {
+      direct_members: stream.creator_id === null ? [] : [stream.creator_id],
+      direct_subgroups: [],
+    },
+    can_delete_any_message_group: admins,
+    can_delete_own_message_group: everyone,
+    can_move_messages_out_of_channel_group: nobody,
+    can_move_messages_within_channel_group: nobody,
+    can_send_message_group: everyone,
+    can_subscribe_group: nobody,
+    can_resolve_topics_group: members,
+    stream_weekly_traffic: null,
+  };
+}
+
+/** A subscription object (GET /users/me/subscriptions, `subscription` add events). */
+export function subscriptionToApi(
+  data: SandboxData,
+  stream: StreamRecord,
+  sub: SubscriptionRecord,
+  includeSubscribers: boolean,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    ...streamToApi(data, stream),
+    color: sub.color,
+    is_muted: sub.is_muted,
+    in_home_view: !sub.is_muted,
+    pin_to_top: sub.pin_to_top,
+    desktop_notifications: null,
+    email_notifications: null,
+    wildcard_mentions_notify: null,
+    push_notifications: null,
+    audible_notifications: null,
+  };
+  if (includeSubscribers) out.subscribers = subscriberIds(data, stream.stream_id);
+  return out;
+}

@@ -1,0 +1,118 @@
+/** Public types of the sandbox: its options, the running handle and the control API. */
+import type { Clock } from "./clock.ts";
+import type { FailOptions, PathFilter } from "./faults.ts";
+import type { RequestLogEntry, ResponseRecord } from "./http/server.ts";
+import type { OrgInput } from "./org/schema.ts";
+import type { RateRule } from "./rate-limiter.ts";
+
+export type { Clock, FailOptions, OrgInput, PathFilter, RateRule, RequestLogEntry, ResponseRecord };
+
+export interface SandboxOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default "127.0.0.1". */
+  host?: string;
+  /** An org file path (YAML), an org object, or nothing for the small default org. */
+  org?: string | OrgInput;
+  /** Base clock (ms); `control.advanceClock` adds to it. Default `Date`. */
+  clock?: Clock;
+  /** Heartbeat period of parked polls; default 45–55 s at random like the server. */
+  heartbeatSeconds?: number;
+  /** Idle queue lifetime when `queue_lifespan_secs` is not given; default 600. */
+  queueTimeoutSeconds?: number;
+  /** How often idle queues are collected (real time); default 60. */
+  gcIntervalSeconds?: number;
+  /** Enable the per-user rate limiter (true: 200/min + 2000/h) or give rules. Default off. */
+  rateLimit?: boolean | { rules: RateRule[] };
+  /** Persist state to this JSON file (loaded at start, written on change and stop). */
+  dataFile?: string;
+  /** Called after every API response, e.g. to check bodies against the API description. */
+  onResponse?: (record: ResponseRecord) => void;
+}
+
+/** A user or bot as the control API lists it. The API key is the sandbox's own fake credential. */
+export interface SandboxUser {
+  user_id: number;
+  email: string;
+  full_name: string;
+  role: number;
+  is_bot: boolean;
+  bot_type: number | null;
+  is_active: boolean;
+  api_key: string;
+}
+
+export interface NewSandboxUser {
+  email: string;
+  full_name: string;
+  role?: "owner" | "admin" | "moderator" | "member" | "guest";
+  /** Create a bot of this type (owned by `owner`). */
+  bot?: "generic" | "incoming" | "outgoing" | "embedded";
+  owner?: string;
+  api_key?: string;
+  /** Channel names to subscribe the new user to. */
+  channels?: string[];
+}
+
+export interface SendAsInput {
+  type: "stream" | "channel" | "private" | "direct";
+  /** As on the wire: a channel name or id, or a list of user ids / emails. */
+  to: string | number | (string | number)[];
+  topic?: string;
+  content: string;
+  readBySender?: boolean;
+  /** Client name recorded on the message; default "sandbox-control". */
+  client?: string;
+}
+
+export interface QueueInfo {
+  queue_id: string;
+  user_id: number;
+  email: string;
+  event_types: string[] | null;
+  narrow: [string, string][];
+  all_public_streams: boolean;
+  /** Sandbox-clock ms of the last parked GET (or creation). */
+  last_connection_time: number;
+  parked: boolean;
+  pending_events: number;
+}
+
+export interface SandboxControl {
+  /** Move the sandbox clock forward; runs due scheduled deliveries and a queue GC check. */
+  advanceClock(ms: number): void;
+  /** Current sandbox time in ms. */
+  now(): number;
+  users(): SandboxUser[];
+  apiKeyOf(email: string): string;
+  createUser(input: NewSandboxUser): SandboxUser;
+  /** Deactivate or reactivate an account (realm_user update events follow). */
+  setActive(email: string, active: boolean): void;
+  /** Send as any user through the same path as POST /messages; returns the message id. */
+  sendAs(email: string, input: SendAsInput): { id: number };
+  /** Every stored message (wire-like records, raw Markdown content). */
+  messages(): Record<string, unknown>[];
+  queues(): QueueInfo[];
+  scheduled(): Record<string, unknown>[];
+  /** Garbage-collect a queue now (by id, or every queue of a user). */
+  expireQueue(target: string | { email: string }): void;
+  failNext(n: number, options: FailOptions): void;
+  delay(ms: number, options?: { paths?: PathFilter }): void;
+  resetConnections(n?: number): void;
+  rateLimitNext(n: number, retryAfterSeconds: number): void;
+  hangNextPoll(): void;
+  /** Cut parked polls and send `restart` events, as after a server restart. */
+  restartQueues(): void;
+  setRateLimit(enabled: boolean | { rules: RateRule[] }): void;
+  /** Every request so far: method, path below /api/v1, status (-1: connection reset). */
+  readonly requests: RequestLogEntry[];
+  /** Resolve when `predicate` returns a truthy value (checked on every state change). */
+  waitFor<T>(predicate: () => T | undefined | null | false, options?: { timeoutMs?: number }): Promise<T>;
+}
+
+export interface Sandbox {
+  /** Base URL, e.g. "http://127.0.0.1:40123"; the API is under `${url}/api/v1`. */
+  readonly url: string;
+  readonly control: SandboxControl;
+  stop(): Promise<void>;
+}
