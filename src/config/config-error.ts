@@ -1,0 +1,98 @@
+/**
+ * The error a bad config file raises: every problem at once, each with file:line:column and path.
+ */
+import { BothostError } from "../errors/bothost-error.ts";
+
+/** A path into the config document: mapping keys and list indices. */
+export type ConfigPath = readonly (string | number)[];
+
+/** One thing wrong with a config file, where it is, and how to fix it. */
+export interface ConfigProblem {
+  /** The config file, relative to the working directory when inside it. */
+  readonly file: string;
+  /** 1-based line; 0 when the problem concerns the whole file (e.g. it cannot be read). */
+  readonly line: number;
+  /** 1-based column; 0 when `line` is 0. */
+  readonly column: number;
+  /** The field, as written in messages: `bots.moderator.narrow[0][1]`; `""` for the whole document. */
+  readonly path: string;
+  /** What is wrong and how to fix it. Never contains a secret. */
+  readonly message: string;
+}
+
+/**
+ * `CONFIG_NOT_FOUND`: the config file does not exist or cannot be read.
+ * `CONFIG_INVALID`: the file (or a bot's settings) has one or more problems.
+ */
+export type ConfigErrorCode = "CONFIG_NOT_FOUND" | "CONFIG_INVALID";
+
+/**
+ * A config file that cannot be used, with every problem found.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await loadConfig("bothost.yaml");
+ * } catch (err) {
+ *   if (isConfigError(err)) console.error(err.format());
+ *   // bothost.yaml:12:5 bots.moderator.api_key: environment variable MODERATION_BOT_API_KEY is not set: …
+ * }
+ * ```
+ */
+export class ConfigError extends BothostError<ConfigErrorCode> {
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(code: ConfigErrorCode, problems: readonly ConfigProblem[], options?: { cause?: unknown }) {
+    const sorted = Object.freeze([...problems].sort(compareProblems).map((p) => Object.freeze({ ...p })));
+    const file = sorted[0]?.file ?? "config";
+    const count = sorted.length === 1 ? "1 problem" : `${sorted.length} problems`;
+    super(code, `${file} has ${count}:\n${formatProblems(sorted)}`, options);
+    this.name = "ConfigError";
+    this.problems = sorted;
+  }
+
+  /** The problems, one per line: `bothost.yaml:12:5 bots.moderator.api_key: message`. */
+  format(): string {
+    return formatProblems(this.problems);
+  }
+}
+
+/** True for a {@link ConfigError}. */
+export function isConfigError(err: unknown): err is ConfigError {
+  return err instanceof ConfigError;
+}
+
+/** One line per problem: `file:line:column path: message` (position and path left out when absent). */
+export function formatProblems(problems: readonly ConfigProblem[]): string {
+  return problems
+    .map((p) => {
+      const where = p.line > 0 ? `${p.file}:${p.line}:${p.column}` : `${p.file}:`;
+      return p.path === "" ? `${where} ${p.message}` : `${where} ${p.path}: ${p.message}`;
+    })
+    .join("\n");
+}
+
+/**
+ * A path as users see it in messages.
+ *
+ * @example
+ * ```ts
+ * formatPath(["bots", "moderator", "narrow", 0, 1]); // "bots.moderator.narrow[0][1]"
+ * ```
+ */
+export function formatPath(path: ConfigPath): string {
+  // A hostile file can nest hundreds of levels; the start and the end say where.
+  const shown = path.length > 12 ? [...path.slice(0, 8), "…", ...path.slice(-2)] : path;
+  let out = "";
+  for (const segment of shown) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else if (segment === "…" && shown !== path) out += "…";
+    else if (/^[A-Za-z0-9_-]+$/.test(segment)) out += out === "" ? segment : `.${segment}`;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+function compareProblems(a: ConfigProblem, b: ConfigProblem): number {
+  return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
+}

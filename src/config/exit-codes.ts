@@ -1,0 +1,44 @@
+/**
+ * Process exit codes of the `bothost` daemon and CLI, and which errors map to which.
+ */
+import { isBothostError } from "../errors/bothost-error.ts";
+
+/**
+ * The exit codes, one per kind of outcome. Scripts and service managers rely on these numbers.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = ExitCode.ConfigInvalid;
+ * ```
+ */
+export const ExitCode = {
+  /** Everything went as asked (including a clean shutdown on SIGTERM). */
+  Ok: 0,
+  /** A runtime failure after start: the daemon could not go on (e.g. the state store failed). */
+  RuntimeFailure: 1,
+  /** The config file, a bot module, its settings or a command-line option is invalid (`CONFIG_*`, `MODULE_*`). */
+  ConfigInvalid: 2,
+  /** Authentication failed for every bot (wrong email or API key, deactivated accounts). */
+  AuthFailed: 3,
+  /** An unknown CLI command (64 is EX_USAGE in BSD sysexits.h). */
+  UnknownCommand: 64,
+} as const;
+
+/** One of the {@link ExitCode} values. */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * The exit code for an error that stopped the process: config and module errors give
+ * {@link ExitCode.ConfigInvalid}, anything else {@link ExitCode.RuntimeFailure}.
+ *
+ * @example
+ * ```ts
+ * main().catch((err) => {
+ *   process.exitCode = exitCodeFor(err);
+ * });
+ * ```
+ */
+export function exitCodeFor(err: unknown): ExitCode {
+  if (isBothostError(err) && /^(CONFIG|MODULE)_/.test(err.code)) return ExitCode.ConfigInvalid;
+  return ExitCode.RuntimeFailure;
+}

@@ -1,0 +1,155 @@
+/**
+ * Each bot's email, API key and fallback server, from the config, an api_key_file or a zuliprc.
+ */
+import path from "node:path";
+import type { ConfigProblem } from "./config-error.ts";
+import { type ConfigSource, displayPath } from "./config-source.ts";
+import { hasTypoOf } from "./did-you-mean.ts";
+import { readTextFile } from "./read-text-file.ts";
+import { BOT_NAME, ServerUrl } from "./schema-fields.ts";
+import { parseZuliprc } from "./zuliprc.ts";
+
+/** What was found for one bot. */
+export interface Credentials {
+  email?: string;
+  apiKey?: string;
+  /** The zuliprc's `site`, used when neither the bot nor the file sets a server. */
+  site?: string;
+}
+
+const KEY_SOURCES = ["api_key", "api_key_file", "zuliprc"] as const;
+const MAX_KEY_FILE = 4096;
+const MAX_ZULIPRC = 65_536;
+
+/**
+ * Reads every bot's credentials from the raw (not yet validated) data, so problems here are
+ * reported together with schema problems. Secret values found are added to `secrets`.
+ */
+export async function resolveCredentials(
+  raw: Record<string, unknown>,
+  source: ConfigSource,
+  cwd: string,
+  secrets: string[],
+): Promise<{ problems: ConfigProblem[]; credentials: Map<string, Credentials> }> {
+  const problems: ConfigProblem[] = [];
+  const credentials = new Map<string, Credentials>();
+  const bots = isMapping(raw.bots) ? raw.bots : {};
+  for (const [name, bot] of Object.entries(bots)) {
+    // A bad name or a non-mapping is reported by the schema; guessing credentials for it is noise.
+    if (!isMapping(bot) || !BOT_NAME.test(name)) continue;
+    const at = ["bots", name];
+    const found: Credentials = {};
+    // When a zuliprc was named but could not be read, what it would have supplied is unknown.
+    let zuliprcUnread = false;
+    const given = KEY_SOURCES.filter((key) => bot[key] !== undefined);
+    if (given.length === 0 && !KEY_SOURCES.some((key) => hasTypoOf(bot, key))) {
+      const variable = `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
+      problems.push(
+        source.problem(
+          at,
+          `has no API key: add api_key: \${${variable}}, or api_key_file: /run/secrets/${name}-api-key, or zuliprc: ./${name}.zuliprc`,
+          "key",
+        ),
+      );
+    } else if (given.length > 1) {
+      problems.push(
+        source.problem(
+          [...at, given[1]!],
+          `is set together with ${given[0]}: keep only one of api_key, api_key_file and zuliprc`,
+          "key",
+        ),
+      );
+    }
+    if (typeof bot.api_key === "string") found.apiKey = bot.api_key;
+    if (typeof bot.api_key_file === "string" && bot.api_key_file !== "") {
+      const file = path.resolve(source.dir, bot.api_key_file);
+      const result = await readTextFile(file, MAX_KEY_FILE);
+      const where = [...at, "api_key_file"];
+      if ("error" in result) {
+        problems.push(
+          source.problem(where, `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`),
+        );
+      } else {
+        const key = result.text.trim();
+        if (key !== "") secrets.push(key);
+        if (key === "") problems.push(source.problem(where, "is an empty file: put the bot's API key in it"));
+        else if (/\s/.test(key)) {
+          problems.push(
+            source.problem(where, "holds more than an API key (spaces or several lines): keep only the key"),
+          );
+        } else found.apiKey = key;
+      }
+    }
+    if (typeof bot.zuliprc === "string" && bot.zuliprc !== "") {
+      const file = path.resolve(source.dir, bot.zuliprc);
+      const result = await readTextFile(file, MAX_ZULIPRC);
+      const where = [...at, "zuliprc"];
+      if ("error" in result) {
+        zuliprcUnread = true;
+        problems.push(
+          source.problem(where, `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`),
+        );
+      } else {
+        const rc = parseZuliprc(result.text);
+        if (rc.key) secrets.push(rc.key);
+        if (!rc.key) {
+          problems.push(
+            source.problem(
+              where,
+              "has no key= line in its [api] section: download the bot's zuliprc from the server again",
+            ),
+          );
+        } else found.apiKey = rc.key;
+        if (rc.email) found.email = rc.email;
+        if (rc.site) found.site = rc.site;
+        if (typeof bot.email === "string" && rc.email && rc.email.toLowerCase() !== bot.email.toLowerCase()) {
+          problems.push(
+            source.problem(
+              [...at, "email"],
+              "differs from the email in the bot's zuliprc: remove one of them",
+            ),
+          );
+        }
+      }
+    }
+    if (typeof bot.email === "string") found.email = bot.email;
+    else if (
+      bot.email === undefined &&
+      found.email === undefined &&
+      !zuliprcUnread &&
+      !hasTypoOf(bot, "email")
+    ) {
+      problems.push(
+        source.problem(
+          at,
+          `has no email: add email: ${name}-bot@chat.example.org (the bot's email on the server)`,
+          "key",
+        ),
+      );
+    }
+    if (bot.server === undefined && raw.server === undefined && !zuliprcUnread) {
+      const site = found.site === undefined ? undefined : ServerUrl.safeParse(found.site);
+      if (site?.success) found.site = site.data;
+      else {
+        problems.push(
+          source.problem(
+            at,
+            site
+              ? "has no server, and the site= in its zuliprc is not an http(s) URL: add server: { url: https://chat.example.org } to the bot or the top of the file"
+              : "has no server: add server: { url: https://chat.example.org } at the top of the file, or to this bot",
+            "key",
+          ),
+        );
+      }
+    }
+    credentials.set(name, found);
+  }
+  return { problems, credentials };
+}
+
+const RELATIVE = "check the path (relative paths start at the config file's folder)";
+
+/** A YAML mapping as plain data. */
+export function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -1,0 +1,155 @@
+/**
+ * The config's field types that need more than a zod primitive: each says how to fix a bad value.
+ */
+import { z } from "zod";
+import { eventSchemas, isKnownEventType, type KnownEventType } from "../wire/events.ts";
+import { suggest } from "./did-you-mean.ts";
+import { parseDuration } from "./duration.ts";
+
+/** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
+export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** A duration (`"30s"`, `"1h30m"`, `"250ms"`, or milliseconds as a number) → milliseconds. */
+export function duration(options: { min?: number } = {}) {
+  const min = options.min ?? 0;
+  return z.unknown().transform((value, ctx): number => {
+    if (typeof value === "number" && value < 0) {
+      ctx.issues.push({
+        code: "custom",
+        input: value,
+        message: 'is negative: give a duration like "30s", or 0',
+      });
+      return z.NEVER;
+    }
+    const ms = parseDuration(value);
+    if (ms === undefined) {
+      ctx.issues.push({
+        code: "custom",
+        input: value,
+        message:
+          'is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds',
+      });
+      return z.NEVER;
+    }
+    if (ms < min) {
+      ctx.issues.push({ code: "custom", input: value, message: `is too short: use at least ${min} ms` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+/** A server URL (`https://…`, normalised without a trailing slash) or `"sandbox"`. */
+export const ServerUrl = z.string().transform((text, ctx): string => {
+  if (text === "sandbox") return text;
+  const problem = urlProblem(text);
+  if (problem !== undefined) {
+    ctx.issues.push({ code: "custom", input: text, message: problem });
+    return z.NEVER;
+  }
+  const url = new URL(text);
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+});
+
+function urlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'is not a URL: write the server\'s address, like https://chat.example.org, or "sandbox" for the embedded test server';
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return `uses ${url.protocol.replace(/:$/, "")}://: use https:// (or http:// for a server on your own machine)`;
+  }
+  if (url.username !== "" || url.password !== "") {
+    return "contains a user name or password: remove them; each bot signs in with its own email and API key";
+  }
+  if (url.search !== "" || url.hash !== "") return "has a query (?…) or fragment (#…): remove it";
+  if (/\/api(\/v1)?\/?$/.test(url.pathname))
+    return "ends with /api: give the server's base URL; bothost adds /api/v1 itself";
+  return undefined;
+}
+
+/** A TCP port number; 0 picks a free one. */
+export const Port = z
+  .number()
+  .int()
+  .min(0, { error: "must be between 0 and 65535 (0 picks a free port)" })
+  .max(65535, { error: "must be between 0 and 65535 (0 picks a free port)" });
+
+/** `host:port`, e.g. `127.0.0.1:8080` or `[::1]:8080`. */
+export const ListenAddress = z.string().refine((text) => parseListenAddress(text) !== undefined, {
+  error: 'is not host:port: write it like "127.0.0.1:8080" (or "[::1]:8080", "0.0.0.0:8080")',
+});
+
+/**
+ * Splits a validated `listen` value into host and port.
+ *
+ * @example
+ * ```ts
+ * parseListenAddress("[::1]:8080"); // { host: "::1", port: 8080 }
+ * ```
+ */
+export function parseListenAddress(text: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text);
+  if (!match) return undefined;
+  const port = Number(match[3]);
+  return port <= 65535 ? { host: (match[1] ?? match[2])!, port } : undefined;
+}
+
+/** An email address, loosely: servers accept more forms than any strict pattern. */
+export const Email = z.string().regex(/^[^\s@]+@[^\s@]+$/, {
+  error: "is not an email address: write the bot's email, like moderation-bot@chat.example.org",
+});
+
+/** An event type the server can queue (see src/wire/events.ts). */
+export const EventTypeName = z.string().transform((name, ctx): KnownEventType => {
+  if (isKnownEventType(name)) return name;
+  const close = suggest(name, Object.keys(eventSchemas));
+  ctx.issues.push({
+    code: "custom",
+    input: name,
+    message: close
+      ? `"${name}" is not an event type: did you mean "${close}"?`
+      : `"${name}" is not an event type: use one of ${Object.keys(eventSchemas).join(", ")}`,
+  });
+  return z.NEVER;
+});
+
+const NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is"];
+
+/** A register narrow: a list of `[operator, operand]` pairs of strings. */
+export const Narrow = z.unknown().transform((value, ctx): (readonly [string, string])[] => {
+  const example = "like [[channel, general], [topic, help]]";
+  if (!Array.isArray(value)) {
+    ctx.issues.push({
+      code: "custom",
+      input: value,
+      message: `must be a list of [operator, operand] pairs, ${example}`,
+    });
+    return z.NEVER;
+  }
+  const pairs: (readonly [string, string])[] = [];
+  value.forEach((item: unknown, i) => {
+    const problem = narrowItemProblem(item);
+    if (problem) ctx.issues.push({ code: "custom", input: item, path: [i], message: problem });
+    else pairs.push(item as [string, string]);
+  });
+  return pairs;
+});
+
+function narrowItemProblem(item: unknown): string | undefined {
+  if (!Array.isArray(item) || item.length !== 2 || !item.every((part) => typeof part === "string")) {
+    return "must be a pair of text values [operator, operand], like [channel, general]";
+  }
+  const [operator, operand] = item as [string, string];
+  if (!NARROW_OPERATORS.includes(operator)) {
+    const close = suggest(operator, NARROW_OPERATORS);
+    const hint = close ? `did you mean "${close}"? ` : "";
+    return `"${operator}" is not an operator the server accepts in a queue narrow: ${hint}use one of ${NARROW_OPERATORS.join(", ")}`;
+  }
+  if (operator === "is" && operand === "followed") {
+    return "[is, followed] is not accepted by the server in a queue narrow: narrow by channel or topic instead";
+  }
+  return undefined;
+}

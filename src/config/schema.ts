@@ -1,0 +1,146 @@
+/**
+ * The config file's schema: the single source of truth for keys, types and defaults.
+ */
+import { z } from "zod";
+import {
+  BOT_NAME,
+  duration,
+  Email,
+  EventTypeName,
+  ListenAddress,
+  Narrow,
+  Port,
+  ServerUrl,
+} from "./schema-fields.ts";
+
+/** Defaults for every optional setting (durations in milliseconds). */
+export const configDefaults = {
+  statePath: "./.bothost",
+  logLevel: "info",
+  logPretty: "auto",
+  shutdownTimeoutMs: 10_000,
+  registrationConcurrency: 4,
+  sandboxPort: 0,
+  ownMessages: false,
+  concurrency: 8,
+  handlerTimeoutMs: 30_000,
+  replayMaxMessages: 1_000,
+  replayMaxAgeMs: 86_400_000,
+} as const;
+
+/** Log levels, quietest last. */
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+
+const wholeNumber = (min: number, max: number, what: string) =>
+  z
+    .number()
+    .int()
+    .min(min, { error: `must be at least ${min} (${what})` })
+    .max(max, { error: `must be at most ${max} (${what})` });
+
+const nonEmpty = (what: string) => z.string().min(1, { error: `is empty: ${what}` });
+
+/** A chat server: its URL, or `"sandbox"` to start the embedded test server in-process. */
+export const ServerSchema = z.strictObject({
+  url: ServerUrl,
+  /** Only with `url: sandbox`. */
+  sandbox: z
+    .strictObject({
+      /** A YAML file describing the organisation to start with (users, bots, channels). */
+      org: nonEmpty("give a path to an org file, or remove the key").optional(),
+      port: Port.default(configDefaults.sandboxPort),
+    })
+    .optional(),
+});
+
+/** One bot: its module, identity, credentials, subscription and limits. */
+export const BotSchema = z.strictObject({
+  module: nonEmpty("give a file like ./bots/my-bot.ts, or a package name"),
+  email: Email.optional(),
+  api_key: nonEmpty("set the bot's API key")
+    .regex(/^\S+$/, { error: "contains spaces or line breaks: give the API key alone" })
+    .optional(),
+  api_key_file: nonEmpty("give the path of a file holding the API key").optional(),
+  zuliprc: nonEmpty("give the path of the bot's zuliprc file").optional(),
+  server: ServerSchema.optional(),
+  events: z
+    .array(EventTypeName)
+    .min(1, { error: "is empty: list event types, or remove it to use the module's" })
+    .optional(),
+  narrow: Narrow.optional(),
+  all_public_streams: z.boolean().optional(),
+  own_messages: z.boolean().default(configDefaults.ownMessages),
+  concurrency: wholeNumber(1, 1000, "conversations handled in parallel").default(configDefaults.concurrency),
+  handler_timeout: duration({ min: 1 }).default(configDefaults.handlerTimeoutMs),
+  replay: z
+    .strictObject({
+      max_messages: wholeNumber(0, 1_000_000, "0 turns catch-up off").default(
+        configDefaults.replayMaxMessages,
+      ),
+      max_age: duration().default(configDefaults.replayMaxAgeMs),
+    })
+    .prefault({}),
+  outgoing_webhook: z
+    .strictObject({
+      path: z
+        .string()
+        .regex(/^\/[^\s?#]*$/, { error: 'must be a URL path starting with /, like "/hooks/helper"' }),
+      token: nonEmpty("set the token the server shows for the outgoing webhook bot"),
+    })
+    .optional(),
+  settings: z.unknown().optional(),
+});
+
+/** The whole config file. `Config` (what `loadConfig` returns) is derived from it. */
+export const ConfigSchema = z.strictObject({
+  server: ServerSchema.optional(),
+  state: z
+    .strictObject({ path: nonEmpty("give a directory").default(configDefaults.statePath) })
+    .prefault({}),
+  http: z.strictObject({ listen: ListenAddress }).optional(),
+  log: z
+    .strictObject({
+      level: z.enum(LOG_LEVELS).default(configDefaults.logLevel),
+      pretty: z
+        .union([z.boolean(), z.literal("auto")], { error: 'must be true, false or "auto"' })
+        .default(configDefaults.logPretty),
+    })
+    .prefault({}),
+  shutdown_timeout: duration().default(configDefaults.shutdownTimeoutMs),
+  registration_concurrency: wholeNumber(1, 64, "bots registering queues at once").default(
+    configDefaults.registrationConcurrency,
+  ),
+  bots: z
+    .record(z.string().regex(BOT_NAME).max(64), BotSchema)
+    .refine((bots) => Object.keys(bots).length > 0, {
+      error: "has no bots: add at least one, with its module, email and api_key (see config.example.yaml)",
+    }),
+});
+
+type DeepReadonly<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
+
+/** What the config file says, after defaults (durations in milliseconds). */
+export type ConfigFile = z.infer<typeof ConfigSchema>;
+/** A chat server setting: `url` is normalised (no trailing slash) or `"sandbox"`. */
+export type ServerConfig = DeepReadonly<z.infer<typeof ServerSchema>>;
+
+/**
+ * One bot, resolved: `server` is the bot's own, else the top-level one, else its zuliprc's site;
+ * `email` and `api_key` come from the config, `api_key_file` or `zuliprc`. Paths are absolute.
+ */
+export type BotConfig = DeepReadonly<
+  Omit<ConfigFile["bots"][string], "server" | "email" | "api_key"> & {
+    server: z.infer<typeof ServerSchema>;
+    email: string;
+    api_key: string;
+  }
+>;
+
+/** The loaded, validated, frozen config (see {@link ConfigSchema} and {@link BotConfig}). */
+export type Config = DeepReadonly<Omit<ConfigFile, "bots"> & { bots: Record<string, BotConfig> }>;

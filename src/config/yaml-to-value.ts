@@ -1,0 +1,244 @@
+/**
+ * A YAML document → plain data, with interpolation, limits against hostile input, and a record of
+ * where each value came from so every later problem can point at a line and column.
+ */
+import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Pair, Scalar } from "yaml";
+import { interpolate } from "./interpolate.ts";
+import type { OffsetProblem } from "./parse-yaml.ts";
+import { isSecretPath } from "./secrets.ts";
+
+type Path = readonly (string | number)[];
+
+/** Where a value sits in the text, and the variables it was built from. */
+export interface SourceRecord {
+  /** Offset of the value (of the key's colon line when the value is empty). */
+  readonly value: number;
+  /** Offset of the key, for mapping entries. */
+  readonly key?: number;
+  /** Environment variables interpolated into this value. */
+  readonly variables?: readonly string[];
+}
+
+/** The data, where each path came from, what is wrong, and the secret values seen on the way. */
+export interface Converted {
+  readonly value: unknown;
+  readonly records: ReadonlyMap<string, SourceRecord>;
+  readonly problems: readonly OffsetProblem[];
+  readonly secrets: readonly string[];
+}
+
+/** Limits that keep a hostile file from exhausting memory or the stack. */
+export const yamlLimits = {
+  /** Deepest nesting of mappings and lists. */
+  maxDepth: 64,
+  /** Most values after expanding aliases (a billion-laughs file expands exponentially). */
+  maxNodes: 100_000,
+} as const;
+
+const PLAIN_TAGS = new Set(
+  ["str", "int", "float", "bool", "null", "map", "seq"].map((t) => `tag:yaml.org,2002:${t}`),
+);
+
+/** The key of a path in {@link Converted.records}. */
+export const recordKey = (path: Path): string => JSON.stringify(path);
+
+class TooLarge extends Error {}
+
+/**
+ * Converts a parsed document to plain objects, arrays and scalars.
+ *
+ * Strings are interpolated from `env` (see {@link interpolate}); an unquoted scalar that contained
+ * `${…}` is then typed as YAML would type the result, so `port: ${PORT}` gives a number.
+ */
+export function documentToValue(
+  doc: Document,
+  env: Readonly<Record<string, string | undefined>>,
+  lineOf: (offset: number) => number,
+): Converted {
+  const records = new Map<string, SourceRecord>();
+  const problems: OffsetProblem[] = [];
+  const secrets: string[] = [];
+  const active = new Set<Node>();
+  let nodes = 0;
+  let depthReported = false;
+
+  const problem = (offset: number, path: Path, message: string): void => {
+    if (!problems.some((p) => p.offset === offset && p.message === message))
+      problems.push({ offset, path, message });
+  };
+
+  const walk = (node: unknown, path: Path, depth: number, record: boolean): unknown => {
+    if (node === null || node === undefined) return null;
+    if (++nodes > yamlLimits.maxNodes) throw new TooLarge();
+    const n = node as Node;
+    const offset = n.range?.[0] ?? 0;
+    if (depth > yamlLimits.maxDepth) {
+      if (!depthReported)
+        problem(offset, path, `nests deeper than ${yamlLimits.maxDepth} levels: flatten it`);
+      depthReported = true;
+      return null;
+    }
+    if (isAlias(n)) {
+      const target = n.resolve(doc);
+      if (target === undefined) {
+        problem(
+          offset,
+          path,
+          `uses alias *${n.source}, but no &${n.source} anchor comes before it: define the anchor first`,
+        );
+        return null;
+      }
+      if (active.has(target)) {
+        problem(
+          offset,
+          path,
+          `alias *${n.source} refers to a value that contains it: aliases cannot be circular`,
+        );
+        return null;
+      }
+      return walk(target, path, depth + 1, record);
+    }
+    if (n.tag !== undefined && !PLAIN_TAGS.has(n.tag)) {
+      const tag = n.tag.replace(/^tag:yaml\.org,2002:/, "!!");
+      problem(
+        offset,
+        path,
+        `has the tag ${tag}, which bothost does not support: config files are plain data; remove the tag`,
+      );
+      return null;
+    }
+    active.add(n);
+    try {
+      if (isScalar(n)) return scalar(n, path, record);
+      if (isMap(n)) return mapping(n.items as Pair[], path, depth, record);
+      if (isSeq(n)) return n.items.map((item, i) => walkEntry(item, [...path, i], offset, depth, record));
+      problem(offset, path, "is not plain YAML data: use mappings, lists and plain values");
+      return null;
+    } finally {
+      active.delete(n);
+    }
+  };
+
+  const walkEntry = (
+    node: unknown,
+    path: Path,
+    fallback: number,
+    depth: number,
+    record: boolean,
+  ): unknown => {
+    const offset = (node as Node | null)?.range?.[0] ?? fallback;
+    if (record) records.set(recordKey(path), { value: offset });
+    return walk(node, path, depth + 1, record);
+  };
+
+  const scalar = (n: Scalar, path: Path, record: boolean): unknown => {
+    let value: unknown = n.value;
+    if (typeof value === "string" && value.includes("${")) {
+      const result = interpolate(value, env);
+      const offset = n.range?.[0] ?? 0;
+      for (const message of result.problems) problem(offset, path, message);
+      if (result.variables.length > 0) {
+        const key = recordKey(path);
+        const existing = records.get(key);
+        if (record && existing) records.set(key, { ...existing, variables: result.variables });
+        if (isSecretPath(path)) for (const name of result.variables) if (env[name]) secrets.push(env[name]);
+      }
+      value = n.type === Scalar.PLAIN ? retype(result.value) : result.value;
+    }
+    if (typeof value === "string" && isSecretPath(path)) secrets.push(value);
+    if (value !== null && !["string", "number", "boolean"].includes(typeof value)) {
+      problem(n.range?.[0] ?? 0, path, "is not a plain value: use text, a number, true/false or nothing");
+      return null;
+    }
+    return value;
+  };
+
+  const mapping = (pairs: Pair[], path: Path, depth: number, record: boolean): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    const first = new Map<string, number>();
+    const merges: { node: unknown; offset: number }[] = [];
+    for (const pair of pairs) {
+      const keyNode = pair.key as Node | null;
+      const keyOffset = keyNode?.range?.[0] ?? 0;
+      const valueOffset = (pair.value as Node | null)?.range?.[0] ?? keyOffset;
+      const key = keyText(keyNode);
+      if (key === undefined) {
+        problem(keyOffset, path, "has a key that is not plain text: write keys as words, like name: value");
+        continue;
+      }
+      if (key === "<<" && isScalar(keyNode) && keyNode.type === Scalar.PLAIN) {
+        merges.push({ node: pair.value, offset: valueOffset });
+        continue;
+      }
+      const at = [...path, key];
+      if (key === "__proto__") {
+        problem(
+          keyOffset,
+          at,
+          'is a key bothost refuses ("__proto__" could change how every object behaves): rename it',
+        );
+        continue;
+      }
+      const firstOffset = first.get(key);
+      if (firstOffset !== undefined) {
+        problem(keyOffset, at, `is set twice (also on line ${lineOf(firstOffset)}): keep one of them`);
+        continue;
+      }
+      first.set(key, keyOffset);
+      if (record) records.set(recordKey(at), { value: valueOffset, key: keyOffset });
+      out[key] = walk(pair.value, at, depth + 1, record);
+    }
+    // Merge keys (<<: *defaults): entries written in this mapping win, then earlier sources.
+    for (const merge of merges) {
+      const sources = isSeq(merge.node) ? merge.node.items : [merge.node];
+      for (const source of sources) {
+        const value = walk(source, path, depth + 1, false);
+        if (value === null || typeof value !== "object" || Array.isArray(value)) {
+          problem(
+            merge.offset,
+            path,
+            "merges (<<) something that is not a mapping: merge an alias of a mapping, like <<: *defaults",
+          );
+          continue;
+        }
+        for (const [key, item] of Object.entries(value)) {
+          if (Object.hasOwn(out, key)) continue;
+          out[key] = item;
+          if (record) records.set(recordKey([...path, key]), { value: merge.offset, key: merge.offset });
+        }
+      }
+    }
+    return out;
+  };
+
+  let value: unknown;
+  try {
+    value = walk(doc.contents, [], 0, true);
+  } catch (err) {
+    if (!(err instanceof TooLarge)) throw err;
+    problems.push({
+      offset: 0,
+      path: [],
+      message: `expands to more than ${yamlLimits.maxNodes} values through aliases (a "billion laughs" file?): use fewer aliases`,
+    });
+    value = undefined;
+  }
+  records.set(recordKey([]), { value: (doc.contents as Node | null)?.range?.[0] ?? 0 });
+  return { value, records, problems, secrets };
+}
+
+function keyText(node: Node | null): string | undefined {
+  if (!isScalar(node)) return undefined;
+  if (typeof node.value === "string") return node.value;
+  if (typeof node.value === "number") return String(node.value);
+  return undefined;
+}
+
+// How YAML's core schema types an unquoted scalar; only the types a config can use.
+function retype(text: string): unknown {
+  if (/^(?:true|True|TRUE)$/.test(text)) return true;
+  if (/^(?:false|False|FALSE)$/.test(text)) return false;
+  if (/^[-+]?[0-9]+$/.test(text)) return Number(text);
+  if (/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/.test(text)) return Number(text);
+  return text;
+}

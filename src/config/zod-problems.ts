@@ -1,0 +1,162 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings show users the ${VAR} syntax.
+/**
+ * zod issues → config problems whose messages say how to fix the value, never showing a secret.
+ */
+import type { z } from "zod";
+import type { ConfigPath, ConfigProblem } from "./config-error.ts";
+import type { ConfigSource } from "./config-source.ts";
+import { hasTypoOf, suggest } from "./did-you-mean.ts";
+import { isSecretPath } from "./secrets.ts";
+
+type Issue = z.core.$ZodIssue;
+
+const MISSING: Record<string, string> = {
+  module: "is missing: add module: ./bots/my-bot.ts (a file relative to this config, or a package name)",
+  url: "is missing: add url: https://chat.example.org (or url: sandbox for the embedded test server)",
+  listen: "is missing: add listen: 127.0.0.1:8080",
+  path: "is missing: add path: /hooks/my-bot",
+  token: "is missing: add token: ${MY_BOT_WEBHOOK_TOKEN} (the token the server shows for the bot)",
+  bots: "is missing: add a bots: mapping with at least one bot (see config.example.yaml)",
+};
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "text",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  object: "a mapping (key: value entries)",
+  record: "a mapping (key: value entries)",
+  array: "a list",
+  tuple: "a list",
+};
+
+/**
+ * Problems for the issues of one `safeParse`, located in the config file.
+ *
+ * @param root the data that was parsed, to describe wrong values (their kind, never their text)
+ * @param schema the schema that was used, to list the keys allowed where an unknown key is found
+ * @param prefix where `root` sits in the config file (e.g. `["bots", "moderator", "settings"]`)
+ */
+export function issuesToProblems(
+  issues: readonly Issue[],
+  root: unknown,
+  schema: unknown,
+  source: ConfigSource,
+  prefix: ConfigPath = [],
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const issue of issues) {
+    const at = [...prefix, ...(issue.path as (string | number)[])];
+    const value = valueAt(root, issue.path as (string | number)[]);
+    if (issue.code === "unrecognized_keys") {
+      const known = keysAt(schema, issue.path as (string | number)[]);
+      for (const key of issue.keys)
+        problems.push(source.problem([...at, key], unknownKey(key, known), "key"));
+    } else if (issue.code === "invalid_key") {
+      problems.push(source.problem(at, badRecordKey(at), "key"));
+    } else if (issue.code === "invalid_type" && value === undefined) {
+      const key = String(at.at(-1));
+      const parent = valueAt(root, (issue.path as (string | number)[]).slice(0, -1));
+      if (parent !== null && typeof parent === "object" && hasTypoOf(parent, key)) continue;
+      problems.push(source.problem(at, MISSING[key] ?? "is missing: add it"));
+    } else {
+      problems.push(source.problem(at, messageFor(issue, value, at)));
+    }
+  }
+  return problems;
+}
+
+function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
+  if (issue.code === "invalid_type") {
+    const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
+    if (value === null) return `is empty: give it a value (${expected})`;
+    const quoted =
+      typeof value === "string" &&
+      (issue.expected === "number" || issue.expected === "int") &&
+      value.trim() !== "" &&
+      !Number.isNaN(Number(value))
+        ? " (remove the quotes)"
+        : "";
+    return `must be ${expected}, not ${describe(value)}${quoted}`;
+  }
+  if (issue.code === "invalid_value") {
+    const shown =
+      typeof value === "string" && !isSecretPath(at) && value.length <= 40 ? `, not "${value}"` : "";
+    const close = typeof value === "string" ? suggest(value, issue.values.map(String)) : undefined;
+    const hint = close !== undefined ? `: did you mean "${close}"?` : "";
+    return `must be one of ${issue.values.map(String).join(", ")}${shown}${hint}`;
+  }
+  return issue.message;
+}
+
+function unknownKey(key: string, known: readonly string[]): string {
+  const close = suggest(key, known);
+  if (close !== undefined) return `is not a known key: did you mean "${close}"?`;
+  return known.length > 0
+    ? `is not a known key: remove it (known keys here: ${known.join(", ")})`
+    : "is not a known key: remove it";
+}
+
+function badRecordKey(at: ConfigPath): string {
+  const name = String(at.at(-1));
+  const shown = name.length <= 40 ? `"${name}" ` : "";
+  if (at.length === 2 && at[0] === "bots") {
+    return `${shown}is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)`;
+  }
+  return `${shown}is not an allowed key here`;
+}
+
+/** A wrong value's kind, for messages: never its text, which may be a secret. */
+export function describe(value: unknown): string {
+  if (value === null) return "nothing";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  if (typeof value === "string") return "text";
+  if (typeof value === "number") return Number.isInteger(value) ? "a whole number" : "a fractional number";
+  if (typeof value === "boolean") return `${value}`;
+  return typeof value;
+}
+
+function valueAt(root: unknown, at: readonly (string | number)[]): unknown {
+  let current = root;
+  for (const segment of at) {
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return undefined;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return current;
+}
+
+interface SchemaDef {
+  type?: string;
+  shape?: Record<string, unknown>;
+  innerType?: unknown;
+  in?: unknown;
+  valueType?: unknown;
+  element?: unknown;
+}
+
+// Walks zod 4 (`_zod.def`) or zod 3 (`_def`) schemas far enough to list an object's keys.
+function keysAt(schema: unknown, at: readonly (string | number)[]): string[] {
+  let current: unknown = schema;
+  let i = 0;
+  for (let guard = 0; guard < 100 && current; guard++) {
+    const holder = current as {
+      _zod?: { def?: SchemaDef };
+      _def?: SchemaDef & { typeName?: string; shape?: unknown };
+    };
+    const def: SchemaDef | undefined = holder._zod?.def ?? holder._def;
+    if (!def) return [];
+    const inner = def.innerType ?? def.in;
+    if (inner !== undefined) {
+      current = inner;
+      continue;
+    }
+    const shape =
+      typeof def.shape === "function" ? (def.shape as () => Record<string, unknown>)() : def.shape;
+    if (i === at.length) return shape ? Object.keys(shape) : [];
+    const segment = at[i++]!;
+    if (shape) current = shape[segment];
+    else current = def.valueType ?? def.element;
+  }
+  return [];
+}
