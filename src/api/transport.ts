@@ -201,6 +201,8 @@ export function createTransport(config: TransportConfig): RequestFn {
         return options.schema ? validate(options.schema, data, endpoint) : (data as T);
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
+        const code = (err as { code?: unknown } | null)?.code;
+        logger.debug({ endpoint, attempt, code }, err instanceof Error ? err.message : `${endpoint} failed`);
         const decision = decideRetry(err, attempt, idempotent, config.retry);
         if (!decision.retry) throw err;
         logger.warn(

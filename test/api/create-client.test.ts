@@ -1,0 +1,108 @@
+import { readFileSync } from "node:fs";
+import { describe, expect } from "vitest";
+import { sharedPool } from "../../src/api/connection-pools.ts";
+import { createClient } from "../../src/api/create-client.ts";
+import { ClientConfigError } from "../../src/api/errors.ts";
+import { parseServerAddress } from "../../src/api/site-url.ts";
+import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
+import * as rec from "./support/records.ts";
+import { success } from "./support/test-server.ts";
+
+const version = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+describe("createClient", () => {
+  test("sends User-Agent bothost/<version> by default, or the one given", async ({ server, makeClient }) => {
+    server.reply(success(rec.ownUser), success(rec.ownUser));
+    await makeClient().users.me();
+    await makeClient({ userAgent: "EchoBot/2.0" }).users.me();
+    expect(server.requests.map((r) => r.headers["user-agent"])).toEqual([
+      `bothost/${version}`,
+      "EchoBot/2.0",
+    ]);
+  });
+
+  test("clients of one server share one connection pool, each with its own credentials", async ({
+    server,
+  }) => {
+    const emails = Array.from({ length: 10 }, (_, i) => `bot${i}@x.org`);
+    const clients = emails.map((email, i) =>
+      createClient({ url: i % 2 ? `${server.url}/` : server.url, email, apiKey: API_KEY, rateLimit: false }),
+    );
+    expect(new Set(clients.map((c) => sharedPool(c.origin))).size).toBe(1);
+    server.fallback = success(rec.ownUser);
+    for (const client of clients) {
+      await client.users.me();
+      await client.users.me();
+    }
+    // Ten clients with their own pools would open at least ten connections.
+    expect(new Set(server.requests.map((r) => r.remotePort)).size).toBeLessThanOrEqual(3);
+    const user = (auth: string | undefined) =>
+      Buffer.from(String(auth).replace("Basic ", ""), "base64").toString().split(":")[0];
+    expect(server.requests.map((r) => user(r.headers.authorization))).toEqual(emails.flatMap((e) => [e, e]));
+  });
+
+  test.for([
+    [{ url: "", email: EMAIL, apiKey: API_KEY }, "createClient: option `url` is missing or empty."],
+    [{ url: "https://x", email: " ", apiKey: API_KEY }, "createClient: option `email` is missing or empty."],
+    [{ url: "https://x", email: EMAIL, apiKey: "" }, "createClient: option `apiKey` is missing or empty."],
+    [
+      { url: "ftp://x", email: EMAIL, apiKey: API_KEY },
+      'createClient option `url` must be an http:// or https:// URL, got "ftp://x".',
+    ],
+    [
+      { url: "https://x y", email: EMAIL, apiKey: API_KEY },
+      'createClient option `url` is not a valid server URL: "https://x y".',
+    ],
+    [
+      { url: "https://x", email: EMAIL, apiKey: API_KEY, timeoutMs: 0 },
+      "createClient: option `timeoutMs` must be a positive number, got 0.",
+    ],
+    [
+      { url: "https://x", email: EMAIL, apiKey: API_KEY, rateLimit: { perMinute: -1 } },
+      "createClient: option `rateLimit.perMinute` must be a positive number, got -1.",
+    ],
+  ] as const)("rejects bad options: %j", ([options, message]) => {
+    let error: unknown;
+    try {
+      createClient(options);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ClientConfigError);
+    expect((error as Error).message.startsWith(message)).toBe(true);
+    expect((error as Error).message).not.toContain(API_KEY);
+  });
+
+  test("the client object exposes no secret", ({ makeClient }) => {
+    const client = makeClient();
+    expect(Object.keys(client)).not.toContain("apiKey");
+    expect(JSON.stringify(client)).not.toContain(API_KEY);
+  });
+});
+
+describe("server addresses", () => {
+  test.for([
+    ["https://chat.example.org", "https://chat.example.org", "/api/v1"],
+    ["https://chat.example.org/", "https://chat.example.org", "/api/v1"],
+    ["https://chat.example.org/api", "https://chat.example.org", "/api/v1"],
+    ["https://chat.example.org/api/v1/", "https://chat.example.org", "/api/v1"],
+    ["chat.example.org", "https://chat.example.org", "/api/v1"],
+    ["localhost:9991", "http://localhost:9991", "/api/v1"],
+    ["https://example.org/chat/", "https://example.org", "/chat/api/v1"],
+  ] as const)("%s → %s %s", ([site, origin, apiBase]) => {
+    expect(parseServerAddress(site, "test")).toEqual({ origin, apiBase });
+  });
+
+  test("a server under a path prefix gets requests under that prefix", async ({ server }) => {
+    const client = createClient({
+      url: `${server.url}/chat`,
+      email: EMAIL,
+      apiKey: API_KEY,
+      rateLimit: false,
+    });
+    await client.events.deleteQueue("q");
+    expect(server.requests[0]?.path).toBe("/chat/api/v1/events");
+  });
+});
