@@ -23,3 +23,68 @@ export type {
   User,
 } from "./wire/records.ts";
 export type { RegisterResponse } from "./wire/responses.ts";
+
+// ── Client ───────────────────────────────────────────────────────────────────────────────────
+
+export { closeConnectionPools } from "./api/connection-pools.ts";
+export {
+  type Client,
+  type ClientCommonOptions,
+  type ClientOptions,
+  createClient,
+} from "./api/create-client.ts";
+export type { Params, ParamValue } from "./api/encode.ts";
+export {
+  ApiError,
+  type ApiErrorCode,
+  AuthError,
+  BadResponseError,
+  ClientConfigError,
+  isApiError,
+  isAuthError,
+  isBadResponseError,
+  isClientConfigError,
+  isNetworkError,
+  isRateLimitError,
+  isResponseSchemaError,
+  isUnsupportedFeatureError,
+  NetworkError,
+  RateLimitError,
+  ResponseSchemaError,
+  UnsupportedFeatureError,
+} from "./api/errors.ts";
+export type { LogFn, Logger } from "./api/logger.ts";
+export type { ChannelFoldersApi } from "./api/resources/channel-folders.ts";
+export type { ChannelsApi, ListChannelsParams, SubscribeParams } from "./api/resources/channels.ts";
+export type { CallOptions } from "./api/resources/context.ts";
+export type {
+  ClientCapabilities,
+  EventsApi,
+  GetEventsParams,
+  GetEventsResult,
+  RegisterParams,
+} from "./api/resources/events.ts";
+export type {
+  GetMessagesParams,
+  MessagesApi,
+  NarrowTerm,
+  ReportType,
+  SendMessageParams,
+  UpdateMessageParams,
+} from "./api/resources/messages.ts";
+export type { PushTokensApi } from "./api/resources/push-tokens.ts";
+export type { ReactionParams, ReactionsApi } from "./api/resources/reactions.ts";
+export type { PlaygroundParams, RealmApi, UserSettingsDefaults } from "./api/resources/realm.ts";
+export type { SavedSnippetsApi } from "./api/resources/saved-snippets.ts";
+export type {
+  CreateScheduledMessageParams,
+  ScheduledMessagesApi,
+  UpdateScheduledMessageParams,
+} from "./api/resources/scheduled-messages.ts";
+export type { ServerApi } from "./api/resources/server.ts";
+export type { TypingApi, TypingParams } from "./api/resources/typing.ts";
+export type { UpdateMembersParams, UserGroupsApi } from "./api/resources/user-groups.ts";
+export type { GetUserParams, UsersApi } from "./api/resources/users.ts";
+export type { RetryOptions } from "./api/retry.ts";
+export type { HttpMethod, RequestFn, RequestOptions } from "./api/transport.ts";
+export { readZuliprc, type Zuliprc } from "./api/zuliprc.ts";
