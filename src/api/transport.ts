@@ -17,7 +17,7 @@ import {
 } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
-import { decideRetry, type RetryPolicy } from "./retry.ts";
+import { decideRetry, type RetryOptions, type RetryPolicy } from "./retry.ts";
 import { sleep } from "./sleep.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -34,6 +34,8 @@ export interface RequestOptions<T = unknown> {
   idempotent?: boolean;
   /** Send credentials (default true); GET /server_settings works without. */
   auth?: boolean;
+  /** Override the client's retry settings for this call; `false`: one attempt only. */
+  retry?: RetryOptions | false;
 }
 
 /**
@@ -192,6 +194,12 @@ export function createTransport(config: TransportConfig): RequestFn {
     const endpoint = `${method} ${path}`;
     const idempotent = options.idempotent ?? (method === "GET" || method === "DELETE" || method === "PUT");
     const { signal } = options;
+    const policy: RetryPolicy =
+      options.retry === undefined
+        ? config.retry
+        : options.retry === false
+          ? { ...config.retry, maxAttempts: 1 }
+          : { ...config.retry, ...options.retry };
     for (let attempt = 1; ; attempt++) {
       await config.limiter.acquire(signal);
       const started = clock.now();
@@ -203,7 +211,7 @@ export function createTransport(config: TransportConfig): RequestFn {
         if (signal?.aborted) throw signal.reason;
         const code = (err as { code?: unknown } | null)?.code;
         logger.debug({ endpoint, attempt, code }, err instanceof Error ? err.message : `${endpoint} failed`);
-        const decision = decideRetry(err, attempt, idempotent, config.retry);
+        const decision = decideRetry(err, attempt, idempotent, policy);
         if (!decision.retry) throw err;
         logger.warn(
           { endpoint, attempt, delayMs: decision.delayMs, reason: decision.reason },

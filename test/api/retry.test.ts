@@ -114,6 +114,18 @@ describe("5xx, non-JSON bodies and network errors: backoff where safe", () => {
     expect(clock.sleeps).toEqual([250]);
   });
 
+  test("a call can turn retries off for itself (a caller with its own backoff)", async ({
+    server,
+    makeClient,
+  }) => {
+    server.reply({ status: 502, raw: "Bad Gateway" });
+    const err = await makeClient()
+      .events.get({ queue_id: "q", last_event_id: 1 }, { retry: false })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BadResponseError);
+    expect(server.requests).toHaveLength(1);
+  });
+
   test("POST /register counts as safe to repeat", async ({ server, makeClient }) => {
     server.reply({ status: 502, raw: "Bad Gateway" }, success(rec.registerResponse));
     await makeClient().events.register({});

@@ -1,6 +1,7 @@
 /** What every resource module receives from `createClient`. */
 import type { ServerState } from "../feature-level.ts";
 import type { Logger } from "../logger.ts";
+import type { RetryOptions } from "../retry.ts";
 import type { RequestFn } from "../transport.ts";
 
 export interface ResourceContext {
@@ -15,4 +16,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Override the client's timeout for this call, in milliseconds. */
   timeoutMs?: number;
+  /** Override the client's retry settings for this call; `false`: one attempt only (e.g. a caller with its own backoff). */
+  retry?: RetryOptions | false;
 }
