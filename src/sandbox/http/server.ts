@@ -84,10 +84,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const apiPath = url.pathname.startsWith("/api/v1/") ? url.pathname.slice("/api/v1".length) : url.pathname;
   const entry: RequestLogEntry = { method: req.method ?? "GET", path: apiPath, status: 0 };
   let routePattern: string | null = null;
+  let effectiveMethod = entry.method;
   const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
     entry.status = status;
     deps.log.push(entry);
-    deps.onResponse?.({ method: entry.method, route: routePattern, status, body });
+    deps.onResponse?.({ method: effectiveMethod, route: routePattern, status, body });
     sendJson(res, status, body, headers);
     deps.core.changed();
   };
@@ -138,6 +139,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     params.consume("method");
   }
   if (method === "HEAD") method = "GET";
+  effectiveMethod = method;
   const match = url.pathname.startsWith("/api/v1/") ? matchRoute(deps.routes, apiPath) : undefined;
   if (!match) return reply(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
   routePattern = `/${match.route.segments.join("/").replaceAll(":int}", "}")}`;

@@ -1,0 +1,138 @@
+/**
+ * Organization settings: code playgrounds, allowed email domains (owners only from FL 143),
+ * and PATCH /realm/user_settings_defaults (administrators; enumerated values validated).
+ */
+import type { SandboxCore } from "../core.ts";
+import { badRequest, mustBe } from "../http/api-error.ts";
+import { type AuthedContext, endpoint, route } from "../http/router.ts";
+import { emitToUsers } from "../queues/delivery.ts";
+import { nextId, type UserRecord } from "../state/data.ts";
+import { BOOLEAN_SETTINGS, FREE_INT_SETTINGS, INT_CHOICES, STRING_CHOICES } from "../state/user-settings.ts";
+
+const OWNERS_ONLY_DOMAINS_FL = 143;
+
+export function requireAdmin(user: UserRecord): void {
+  if (user.role > 200) throw mustBe("administrator");
+}
+
+function everyone(core: SandboxCore): number[] {
+  return core.data.users.filter((u) => u.is_active).map((u) => u.user_id);
+}
+
+function addPlayground(ctx: AuthedContext) {
+  const { core, user, params } = ctx;
+  const name = params.requiredStr("name").trim();
+  const language = params.requiredStr("pygments_language").trim();
+  const template = params.requiredStr("url_template").trim();
+  requireAdmin(user);
+  if (name === "") throw badRequest("name cannot be blank");
+  if (language === "" || !/^[\w+#. -]+$/.test(language))
+    throw badRequest("Invalid characters in pygments language");
+  const variables = [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+  if (!/^https?:\/\//.test(template) || variables.length === 0) throw badRequest("Invalid URL template.");
+  if (variables.length !== 1 || variables[0] !== "code") {
+    throw badRequest('"code" should be the only variable present in the URL template');
+  }
+  const playground = {
+    id: nextId(core.data, "playground"),
+    name,
+    pygments_language: language,
+    url_template: template,
+  };
+  core.data.playgrounds.push(playground);
+  emitToUsers(core, everyone(core), {
+    type: "realm_playgrounds",
+    realm_playgrounds: core.data.playgrounds.map((p) => ({ ...p })),
+  });
+  return { id: playground.id };
+}
+
+function addDomain(ctx: AuthedContext) {
+  const { core, user, params } = ctx;
+  const domain = params.requiredStr("domain").trim().toLowerCase();
+  const allowSubdomains = params.bool("allow_subdomains");
+  if (allowSubdomains === undefined) throw badRequest("Missing 'allow_subdomains' argument");
+  if (core.data.realm.feature_level >= OWNERS_ONLY_DOMAINS_FL) {
+    if (user.role !== 100) throw mustBe("owner");
+  } else requireAdmin(user);
+  if (
+    !/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(
+      domain,
+    )
+  ) {
+    throw badRequest(`Invalid domain: ${domain === "" ? "Domain can't be empty." : "Domain is invalid."}`);
+  }
+  if (core.data.domains.some((d) => d.domain === domain)) {
+    throw badRequest(`The domain ${domain} is already a part of your organization.`);
+  }
+  const record = { id: nextId(core.data, "domain"), domain, allow_subdomains: allowSubdomains };
+  core.data.domains.push(record);
+  emitToUsers(core, everyone(core), {
+    type: "realm_domains",
+    op: "add",
+    realm_domain: { domain, allow_subdomains: allowSubdomains },
+  });
+  return { new_domain: [record.id, record.domain] };
+}
+
+function updateDefaults(ctx: AuthedContext) {
+  const { core, user, params } = ctx;
+  const changes: [string, boolean | number | string][] = [];
+  for (const name of BOOLEAN_SETTINGS) {
+    const v = params.bool(name);
+    if (v !== undefined) changes.push([name, v]);
+  }
+  for (const [name, allowed] of Object.entries(INT_CHOICES)) {
+    const v = params.int(name);
+    if (v === undefined) continue;
+    if (!allowed.includes(v)) throw badRequest(`Invalid ${name}`);
+    changes.push([name, v]);
+  }
+  for (const name of FREE_INT_SETTINGS) {
+    const v = params.int(name);
+    if (v !== undefined) changes.push([name, v]);
+  }
+  for (const [name, allowed] of Object.entries(STRING_CHOICES)) {
+    const v = params.str(name);
+    if (v === undefined) continue;
+    if (allowed && !allowed.includes(v)) throw badRequest(`Invalid ${name}`);
+    changes.push([name, v]);
+  }
+  requireAdmin(user);
+  const defaults = core.data.realm.user_settings_defaults;
+  for (const [name, value] of changes) {
+    if (defaults[name] === value) continue;
+    defaults[name] = value;
+    emitToUsers(core, everyone(core), {
+      type: "realm_user_settings_defaults",
+      op: "update",
+      property: name,
+      value,
+    });
+  }
+  return {};
+}
+
+export const realmRoutes = [
+  route("/realm/playgrounds", { POST: endpoint(addPlayground) }),
+  route("/realm/playgrounds/{playground_id:int}", {
+    DELETE: endpoint(({ core, user, path }) => {
+      requireAdmin(user);
+      const id = Number(path.playground_id);
+      if (!core.data.playgrounds.some((p) => p.id === id)) throw badRequest("Invalid playground");
+      core.data.playgrounds = core.data.playgrounds.filter((p) => p.id !== id);
+      emitToUsers(core, everyone(core), {
+        type: "realm_playgrounds",
+        realm_playgrounds: core.data.playgrounds.map((p) => ({ ...p })),
+      });
+      return {};
+    }),
+  }),
+  route("/realm/domains", {
+    GET: endpoint(({ core }) => ({
+      domains: core.data.domains.map(({ domain, allow_subdomains }) => ({ domain, allow_subdomains })),
+    })),
+    POST: endpoint(addDomain),
+  }),
+  route("/realm/user_settings_defaults", { PATCH: endpoint(updateDefaults) }),
+];

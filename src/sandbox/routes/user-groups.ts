@@ -1,0 +1,128 @@
+/** User groups: list, members and subgroups (bots rejected before FL 496). */
+import type { SandboxCore } from "../core.ts";
+import { badRequest } from "../http/api-error.ts";
+import { type AuthedContext, endpoint, route } from "../http/router.ts";
+import { emitToUsers } from "../queues/delivery.ts";
+import type { UserGroupRecord } from "../state/data.ts";
+import { groupMemberIds, userById } from "../state/users.ts";
+
+const BOTS_ALLOWED_FL = 496;
+
+function groupView(g: UserGroupRecord) {
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    members: g.members,
+    direct_subgroup_ids: g.subgroups,
+    is_system_group: g.is_system_group,
+    deactivated: g.deactivated,
+  };
+}
+
+function groupForUpdate(ctx: AuthedContext): UserGroupRecord {
+  const { core, user } = ctx;
+  if (user.is_bot && core.data.realm.feature_level < BOTS_ALLOWED_FL) {
+    throw badRequest("This endpoint does not accept bot requests.");
+  }
+  const group = core.data.userGroups.find((g) => g.id === Number(ctx.path.user_group_id));
+  if (!group) throw badRequest("Invalid user group");
+  if (group.is_system_group) throw badRequest("Insufficient permission");
+  if (user.role > 300 && !group.members.includes(user.user_id)) throw badRequest("Insufficient permission");
+  return group;
+}
+
+function emitGroup(core: SandboxCore, event: Record<string, unknown>): void {
+  const everyone = core.data.users.filter((u) => u.is_active).map((u) => u.user_id);
+  emitToUsers(core, everyone, { type: "user_group", ...event });
+}
+
+function changeMembers(ctx: AuthedContext, group: UserGroupRecord, add: number[], remove: number[]): void {
+  const data = ctx.core.data;
+  for (const id of [...add, ...remove]) {
+    const u = userById(data, id);
+    if (!u || u.system_bot || !u.is_active) throw badRequest(`Invalid user ID: ${id}`);
+  }
+  for (const id of add)
+    if (group.members.includes(id)) throw badRequest(`User ${id} is already a member of this group`);
+  for (const id of remove)
+    if (!group.members.includes(id)) throw badRequest(`There is no member '${id}' in this user group`);
+  if (add.length > 0) {
+    group.members = [...group.members, ...add];
+    emitGroup(ctx.core, { op: "add_members", group_id: group.id, user_ids: add });
+  }
+  if (remove.length > 0) {
+    group.members = group.members.filter((m) => !remove.includes(m));
+    emitGroup(ctx.core, { op: "remove_members", group_id: group.id, user_ids: remove });
+  }
+}
+
+function changeSubgroups(ctx: AuthedContext, group: UserGroupRecord, add: number[], remove: number[]): void {
+  const data = ctx.core.data;
+  for (const id of [...add, ...remove]) {
+    if (!data.userGroups.some((g) => g.id === id)) throw badRequest(`Invalid user group ID: ${id}`);
+  }
+  for (const id of add) {
+    if (group.subgroups.includes(id))
+      throw badRequest(`User group ${id} is already a subgroup of this group.`);
+    if (id === group.id || groupContains(ctx.core, id, group.id)) {
+      throw badRequest(`User group ${id} is already a subgroup of this group.`);
+    }
+  }
+  for (const id of remove)
+    if (!group.subgroups.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
+  if (add.length > 0) {
+    group.subgroups = [...group.subgroups, ...add];
+    emitGroup(ctx.core, { op: "add_subgroups", group_id: group.id, direct_subgroup_ids: add });
+  }
+  if (remove.length > 0) {
+    group.subgroups = group.subgroups.filter((s) => !remove.includes(s));
+    emitGroup(ctx.core, { op: "remove_subgroups", group_id: group.id, direct_subgroup_ids: remove });
+  }
+}
+
+/** Would making `child` a subgroup create a cycle (does `child` already contain `parent`)? */
+function groupContains(core: SandboxCore, child: number, parent: number, seen = new Set<number>()): boolean {
+  if (seen.has(child)) return false;
+  seen.add(child);
+  const g = core.data.userGroups.find((x) => x.id === child);
+  return !!g && g.subgroups.some((s) => s === parent || groupContains(core, s, parent, seen));
+}
+
+export const userGroupRoutes = [
+  route("/user_groups", {
+    GET: endpoint(({ core }) => ({ user_groups: core.data.userGroups.map(groupView) })),
+  }),
+  route("/user_groups/{user_group_id:int}/members", {
+    GET: endpoint(({ core, path, params }) => {
+      const direct = params.bool("direct_member_only") ?? false;
+      const group = core.data.userGroups.find((g) => g.id === Number(path.user_group_id));
+      if (!group) throw badRequest("Invalid user group");
+      return { members: direct ? group.members : [...groupMemberIds(core.data, group.id)] };
+    }),
+    POST: endpoint((ctx) => {
+      const add = ctx.params.intList("add") ?? [];
+      const remove = ctx.params.intList("delete") ?? [];
+      const addSub = ctx.params.intList("add_subgroups") ?? [];
+      const removeSub = ctx.params.intList("delete_subgroups") ?? [];
+      const group = groupForUpdate(ctx);
+      changeMembers(ctx, group, add, remove);
+      changeSubgroups(ctx, group, addSub, removeSub);
+      return {};
+    }),
+  }),
+  route("/user_groups/{user_group_id:int}/subgroups", {
+    GET: endpoint(({ core, path }) => {
+      const group = core.data.userGroups.find((g) => g.id === Number(path.user_group_id));
+      if (!group) throw badRequest("Invalid user group");
+      return { subgroups: group.subgroups };
+    }),
+    POST: endpoint((ctx) => {
+      const add = ctx.params.intList("add") ?? [];
+      const remove = ctx.params.intList("delete") ?? [];
+      const group = groupForUpdate(ctx);
+      changeSubgroups(ctx, group, add, remove);
+      return {};
+    }),
+  }),
+];

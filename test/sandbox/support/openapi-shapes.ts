@@ -1,0 +1,101 @@
+/**
+ * Checks sandbox response bodies against the server's API description, when it is present beside
+ * the project (../shared/zulip-api/openapi.yaml). The parsed spec is cached in the OS temp dir.
+ */
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import type { ResponseRecord } from "../../../src/testing.ts";
+import { type Schema, SchemaChecker } from "./schema-check.ts";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export const SPEC_PATH = path.resolve(repoRoot, "../shared/zulip-api/openapi.yaml");
+
+interface Spec {
+  paths: Record<string, Record<string, { responses?: Record<string, Schema> }>>;
+  components: { schemas: Record<string, Schema>; responses: Record<string, Schema> };
+}
+
+let cached: Spec | null | undefined;
+
+export function loadSpec(): Spec | null {
+  if (cached !== undefined) return cached;
+  if (!existsSync(SPEC_PATH)) {
+    cached = null;
+    return cached;
+  }
+  const st = statSync(SPEC_PATH);
+  const cacheFile = path.join(tmpdir(), `bothost-openapi-${st.size}-${Math.floor(st.mtimeMs)}.json`);
+  if (existsSync(cacheFile)) {
+    cached = JSON.parse(readFileSync(cacheFile, "utf8")) as Spec;
+  } else {
+    cached = parse(readFileSync(SPEC_PATH, "utf8")) as Spec;
+    writeFileSync(cacheFile, JSON.stringify(cached));
+  }
+  return cached;
+}
+
+export interface ShapeReport {
+  checked: number;
+  endpoints: Set<string>;
+  undocumented: number;
+  failures: string[];
+}
+
+/**
+ * Fields the server sends at the feature level the sandbox imitates (NOTES, FL 442+) that this
+ * older copy of the spec (about FL 420) does not list yet.
+ */
+const NEWER_THAN_SPEC = new Set(["is_imported_stub"]);
+
+/** Schemas of every named error in the spec: an error body may match any of them. */
+function errorSchemas(spec: Spec): Schema[] {
+  return Object.entries(spec.components.schemas)
+    .filter(([name]) => name.endsWith("Error"))
+    .map(([, s]) => s);
+}
+
+export function checkResponses(records: ResponseRecord[]): ShapeReport | null {
+  const spec = loadSpec();
+  if (!spec) return null;
+  const checker = new SchemaChecker(spec.components.schemas);
+  const report: ShapeReport = { checked: 0, endpoints: new Set(), undocumented: 0, failures: [] };
+  const errors = errorSchemas(spec);
+  const base = spec.components.schemas.CodedErrorBase;
+  for (const r of records) {
+    if (r.route === null) continue;
+    const op = spec.paths[r.route]?.[r.method.toLowerCase()];
+    let response = op?.responses?.[String(r.status)];
+    if (!response) {
+      report.undocumented++;
+      continue;
+    }
+    if (typeof response.$ref === "string")
+      response = spec.components.responses[(response.$ref as string).split("/").pop()!]!;
+    const schema = (response.content as Record<string, { schema: Schema }> | undefined)?.["application/json"]
+      ?.schema;
+    if (!schema) {
+      report.undocumented++;
+      continue;
+    }
+    report.checked++;
+    report.endpoints.add(`${r.method} ${r.route}`);
+    const issues = checker
+      .check(r.body, schema)
+      .filter((i) => !NEWER_THAN_SPEC.has(/unexpected field "(.*)"/.exec(i.message)?.[1] ?? ""));
+    if (issues.length === 0) continue;
+    // The spec documents one example error per status; any other error must still be a coded error
+    // (result, msg, code) or match one of the spec's named error schemas.
+    if (r.status >= 400 && errors.some((e) => checker.check(r.body, e).length === 0)) continue;
+    if (r.status >= 400 && base && checker.check(r.body, base).length === 0) continue;
+    report.failures.push(
+      `${r.method} ${r.route} ${r.status}: ${issues
+        .slice(0, 3)
+        .map((i) => `${i.path} ${i.message}`)
+        .join("; ")}\n    body: ${JSON.stringify(r.body).slice(0, 400)}`,
+    );
+  }
+  return report;
+}
