@@ -1,0 +1,119 @@
+/**
+ * Which events must be handled in order with which: the conversation key.
+ *
+ * - message, typing: `stream:<stream_id>:<topic lowercased>` (topics are case-insensitive) or
+ *   `dm:<sorted participant ids>`.
+ * - update_message that moves messages: the conversation they left (ordered after the messages
+ *   already there). A content-only edit, a reaction, typing_edit_message, and a delete without a
+ *   topic: the conversation of that message if known (see {@link ConversationKeys}), else
+ *   `msg:<message id>`.
+ * - delete_message with a topic: its stream conversation.
+ * - Every other event (subscription, realm_user, unknown types, …): the single key `bot`, so
+ *   state updates about the bot's world apply in queue order. They are rare, so serializing them
+ *   costs nothing, and it spares handlers from e.g. a `subscription remove` overtaking its `add`.
+ */
+import type { EventMap, ServerEvent } from "../wire/events.ts";
+
+/** The key for the bot's own (non-conversation) events. */
+export const BOT_KEY = "bot";
+
+type Of<T extends keyof EventMap> = EventMap[T];
+
+/**
+ * The conversation key of `event`. `knownMessage` maps a message id to the key of the
+ * conversation it is in, when the caller remembers it.
+ *
+ * @example
+ * ```ts
+ * queue.add(conversationKey(event), (signal) => composer.dispatch({ ...ctx, event, signal }));
+ * ```
+ */
+export function conversationKey(
+  event: ServerEvent,
+  knownMessage?: (messageId: number) => string | undefined,
+): string {
+  const byMessage = (id: number | undefined) =>
+    id === undefined ? BOT_KEY : (knownMessage?.(id) ?? `msg:${id}`);
+  switch (event.type) {
+    case "message": {
+      const m = (event as Of<"message">).message;
+      if (Array.isArray(m.display_recipient)) return dmKey(m.display_recipient.map((u) => u.id));
+      return m.stream_id === undefined ? `msg:${m.id}` : streamKey(m.stream_id, m.subject);
+    }
+    case "typing": {
+      const e = event as Of<"typing">;
+      if (e.message_type === "direct") return dmKey((e.recipients ?? [e.sender]).map((u) => u.user_id));
+      return e.stream_id === undefined ? BOT_KEY : streamKey(e.stream_id, e.topic ?? "");
+    }
+    case "update_message": {
+      const e = event as Of<"update_message">;
+      if (e.stream_id !== undefined && e.orig_subject !== undefined)
+        return streamKey(e.stream_id, e.orig_subject);
+      return byMessage(e.message_id);
+    }
+    case "delete_message": {
+      const e = event as Of<"delete_message">;
+      if (e.stream_id !== undefined && e.topic !== undefined) return streamKey(e.stream_id, e.topic);
+      return byMessage(e.message_id ?? e.message_ids?.[0]);
+    }
+    case "reaction":
+      return byMessage((event as Of<"reaction">).message_id);
+    case "typing_edit_message":
+      return byMessage((event as Of<"typing_edit_message">).message_id);
+    default:
+      return BOT_KEY;
+  }
+}
+
+export function streamKey(streamId: number, topic: string): string {
+  return `stream:${streamId}:${topic.toLowerCase()}`;
+}
+
+export function dmKey(userIds: readonly number[]): string {
+  return `dm:${[...new Set(userIds)].sort((a, b) => a - b).join(",")}`;
+}
+
+/**
+ * {@link conversationKey} with a memory of recent messages, so that edits, reactions and deletes
+ * of a message are ordered with the rest of its conversation, and follow it when it is moved.
+ *
+ * @example
+ * ```ts
+ * const keys = new ConversationKeys();
+ * for (const event of batch) queue.add(keys.keyOf(event), (signal) => handle(event, signal));
+ * ```
+ */
+export class ConversationKeys {
+  private readonly known = new Map<number, string>();
+
+  /** @param capacity how many message ids to remember (oldest forgotten first). @default 10000 */
+  constructor(readonly capacity = 10_000) {}
+
+  keyOf(event: ServerEvent): string {
+    const key = conversationKey(event, (id) => this.known.get(id));
+    if (event.type === "message") {
+      this.remember((event as Of<"message">).message.id, key);
+    } else if (event.type === "update_message") {
+      const e = event as Of<"update_message">;
+      const streamId = e.new_stream_id ?? e.stream_id;
+      const topic = e.subject ?? e.orig_subject;
+      if (streamId !== undefined && topic !== undefined && e.orig_subject !== undefined) {
+        for (const id of e.message_ids) this.remember(id, streamKey(streamId, topic));
+      }
+    } else if (event.type === "delete_message") {
+      const e = event as Of<"delete_message">;
+      for (const id of e.message_ids ?? (e.message_id === undefined ? [] : [e.message_id]))
+        this.known.delete(id);
+    }
+    return key;
+  }
+
+  private remember(id: number, key: string): void {
+    this.known.delete(id); // re-insert so Map order is recency order
+    this.known.set(id, key);
+    if (this.known.size > this.capacity) {
+      const oldest = this.known.keys().next().value as number;
+      this.known.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * Declarative filters for `on(type, filter, handler)`. Keys combine with AND; an array value means
+ * any of its items (OR). Everything is checked when `on()` is called, so a typo or a filter that
+ * can never match the event type fails at startup instead of silently never firing.
+ */
+import { isKnownEventType } from "../wire/events.ts";
+import { channelOf, contentOf, flagsOf, isDirectEvent, opOf, senderOf, topicsOf } from "./_event-fields.ts";
+import { bool, closest, invalid, isId, list, show } from "./_filter-values.ts";
+import type { RoutableContext } from "./routable-context.ts";
+
+/** A filter function; it may be async. */
+export type FilterPredicate<C> = (ctx: C) => boolean | Promise<boolean>;
+
+type OneOrMany<T> = T | readonly T[];
+
+/**
+ * What an event must look like to reach a handler. See the README's filter table.
+ *
+ * @example
+ * ```ts
+ * bot.on("message", { channel: ["support", 42], topic: /^ticket-\d+$/, mentioned: true }, handler);
+ * bot.on("reaction", { op: "add", when: (ctx) => ctx.event.emoji_name === "tada" }, handler);
+ * ```
+ */
+export interface Filter<C = RoutableContext> {
+  /** The event's `op` (reaction, typing, subscription, …). */
+  op?: OneOrMany<string>;
+  /** Channel name (case-insensitive) or id. */
+  channel?: OneOrMany<string | number>;
+  /** Topic: a string matches exactly but case-insensitively; a RegExp is tested as is. */
+  topic?: OneOrMany<string | RegExp>;
+  /** User id or email (case-insensitive) of the sender, editor, reacting or typing user. */
+  sender?: OneOrMany<number | string>;
+  /** `true`: direct messages only; `false`: channel messages only. */
+  direct?: boolean;
+  /** `true`: the bot is mentioned (personally, by a group, or by a wildcard); `false`: it is not. */
+  mentioned?: boolean;
+  /** Message content: a string matches as a case-insensitive substring; a RegExp is tested as is. */
+  contains?: OneOrMany<string | RegExp>;
+  /** Any further test, run last (only when the declarative keys matched). */
+  when?: FilterPredicate<C>;
+}
+
+type FilterKey = keyof Filter;
+const KEYS: readonly FilterKey[] = [
+  "op",
+  "channel",
+  "topic",
+  "sender",
+  "direct",
+  "mentioned",
+  "contains",
+  "when",
+];
+
+const MESSAGE_LIKE = ["message", "update_message", "delete_message", "typing"];
+/** Known event types each key can match, and why it cannot match the others. */
+const APPLIES: Partial<Record<FilterKey, { types: readonly string[]; missing: string }>> = {
+  channel: { types: MESSAGE_LIKE, missing: "carry no channel" },
+  topic: { types: MESSAGE_LIKE, missing: "carry no topic" },
+  direct: { types: MESSAGE_LIKE, missing: "are neither direct nor channel messages" },
+  sender: {
+    types: ["message", "update_message", "reaction", "typing", "typing_edit_message"],
+    missing: "carry no sender",
+  },
+  mentioned: { types: ["message", "update_message"], missing: "carry no message flags" },
+  contains: { types: ["message", "update_message"], missing: "carry no message content" },
+};
+const WITHOUT_OP = new Set([
+  "message",
+  "update_message",
+  "delete_message",
+  "heartbeat",
+  "restart",
+  "alert_words",
+]);
+const MENTION_FLAGS = [
+  "mentioned",
+  "stream_wildcard_mentioned",
+  "topic_wildcard_mentioned",
+  "wildcard_mentioned",
+];
+
+type Test<C> = (ctx: C) => boolean;
+
+/**
+ * Check `filter` for routes of `types` and turn it into one predicate.
+ * `where` names the call in error messages, e.g. `on("message")`.
+ */
+export function compileFilter<C extends RoutableContext>(
+  filter: Filter<C> | FilterPredicate<C>,
+  types: readonly string[],
+  where: string,
+): FilterPredicate<C> {
+  if (typeof filter === "function") return filter;
+  if (typeof filter !== "object" || filter === null || Array.isArray(filter) || filter instanceof RegExp) {
+    throw invalid(
+      where,
+      `the filter must be an object such as { channel: "general" } or a function (ctx) => boolean, got ${show(filter)}.`,
+    );
+  }
+  const tests: Test<C>[] = [];
+  for (const [key, value] of Object.entries(filter)) {
+    if (!KEYS.includes(key as FilterKey)) {
+      const hint = closest(key, KEYS);
+      throw invalid(
+        where,
+        `unknown filter key "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid keys: ${KEYS.join(", ")}.`,
+      );
+    }
+    if (value === undefined || key === "when") continue;
+    checkApplies(key as FilterKey, types, where);
+    tests.push(compileKey<C>(key as FilterKey, value, where));
+  }
+  const when = filter.when;
+  if (when !== undefined && typeof when !== "function") {
+    throw invalid(where, `filter "when" must be a function (ctx) => boolean, got ${show(when)}.`);
+  }
+  return (ctx) => {
+    for (const test of tests) if (!test(ctx)) return false;
+    return when ? when(ctx) : true;
+  };
+}
+
+function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, where: string): Test<C> {
+  switch (key) {
+    case "op": {
+      const ops = list<string>(
+        value,
+        key,
+        where,
+        'an op such as "add"',
+        (v) => typeof v === "string" && v !== "",
+      );
+      return (ctx) => ops.includes(opOf(ctx.event) as string);
+    }
+    case "channel": {
+      const wanted = list(
+        value,
+        key,
+        where,
+        "a channel name or id",
+        (v) => (typeof v === "string" && v !== "") || isId(v),
+      );
+      const ids = wanted.filter((v): v is number => typeof v === "number");
+      const names = wanted.filter((v): v is string => typeof v === "string").map((n) => n.toLowerCase());
+      return (ctx) => {
+        const ref = channelOf(ctx.event);
+        if (ref === undefined) return false;
+        if (ref.ids.some((id) => ids.includes(id))) return true;
+        if (names.length === 0) return false;
+        const known = ref.names.length > 0 ? ref.names : ref.ids.map((id) => ctx.channelName?.(id));
+        return known.some((n) => n !== undefined && names.includes(n.toLowerCase()));
+      };
+    }
+    case "topic": {
+      const match = textMatcher(value, key, where, "exact");
+      return (ctx) => topicsOf(ctx.event).some(match);
+    }
+    case "contains": {
+      const match = textMatcher(value, key, where, "substring");
+      return (ctx) => {
+        const content = contentOf(ctx.event);
+        return content !== undefined && match(content);
+      };
+    }
+    case "sender": {
+      const wanted = list(
+        value,
+        key,
+        where,
+        "a user id or email",
+        (v) => isId(v) || (typeof v === "string" && v.includes("@")),
+      );
+      const ids = wanted.filter((v): v is number => typeof v === "number");
+      const emails = wanted.filter((v): v is string => typeof v === "string").map((e) => e.toLowerCase());
+      return (ctx) => {
+        const who = senderOf(ctx.event);
+        return (
+          who.ids.some((id) => ids.includes(id)) || who.emails.some((e) => emails.includes(e.toLowerCase()))
+        );
+      };
+    }
+    case "direct": {
+      const want = bool(value, key, where);
+      return (ctx) => isDirectEvent(ctx.event) === want;
+    }
+    case "mentioned": {
+      const want = bool(value, key, where);
+      return (ctx) => flagsOf(ctx.event).some((f) => MENTION_FLAGS.includes(f)) === want;
+    }
+    default:
+      throw new Error(`unreachable filter key ${key}`);
+  }
+}
+
+function checkApplies(key: FilterKey, types: readonly string[], where: string): void {
+  for (const type of types) {
+    if (!isKnownEventType(type)) continue; // "*" and unknown types: fields are checked per event
+    const rule = APPLIES[key];
+    const fits = key === "op" ? !WITHOUT_OP.has(type) : rule === undefined || rule.types.includes(type);
+    if (!fits) {
+      const why = key === "op" ? "have no op" : rule?.missing;
+      throw invalid(
+        where,
+        `filter "${key}" can never match "${type}" events (they ${why}). Remove it, or route those types separately.`,
+      );
+    }
+  }
+}
+
+function textMatcher(value: unknown, key: FilterKey, where: string, mode: "exact" | "substring") {
+  const items = list<string | RegExp>(
+    value,
+    key,
+    where,
+    "a string or a RegExp",
+    (v) => typeof v === "string" || v instanceof RegExp,
+  );
+  const tests = items.map((item): ((text: string) => boolean) => {
+    if (item instanceof RegExp) {
+      return (text) => {
+        item.lastIndex = 0; // a /g or /y RegExp keeps state between tests; start fresh each time
+        return item.test(text);
+      };
+    }
+    const lower = item.toLowerCase();
+    return mode === "exact"
+      ? (text) => text.toLowerCase() === lower
+      : (text) => text.toLowerCase().includes(lower);
+  });
+  return (text: string) => tests.some((test) => test(text));
+}
