@@ -68,5 +68,6 @@ function park(core: SandboxCore, ctx: AuthedContext, queue: EventQueue): Promise
       core.changed();
     });
     ctx.onClose(() => queue.disconnect(poll));
+    core.changed();
   });
 }

@@ -17,7 +17,7 @@ import { apiEmail, userById } from "../state/users.ts";
 const MAX_STREAM_SIZE_FOR_TYPING = 100;
 
 const wantsTyping = (u: UserRecord | undefined) =>
-  u !== undefined && u.is_active && setting(u, "receives_typing_notifications") !== false;
+  u?.is_active === true && setting(u, "receives_typing_notifications") !== false;
 
 function typing(ctx: AuthedContext) {
   const { core, user, params } = ctx;

@@ -100,6 +100,7 @@ export function streamToApi(data: SandboxData, stream: StreamRecord): Record<str
     can_subscribe_group: nobody,
     can_resolve_topics_group: members,
     stream_weekly_traffic: null,
+    subscriber_count: subscriberIds(data, stream.stream_id).length,
   };
 }
 
