@@ -103,7 +103,7 @@ function lockedError(dir: string, lockPath: string, holder: LockInfo): StateErro
 function parseLock(text: string): LockInfo | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockInfo>;
-    if (Number.isInteger(value.pid) && typeof value.hostname === "string") {
+    if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.hostname === "string") {
       return { pid: value.pid as number, hostname: value.hostname, startedAt: String(value.startedAt) };
     }
   } catch {

@@ -33,16 +33,19 @@ async function runAndKill(dir: string, flushes: number, compactAfterBytes: strin
   );
   let lastFlushed = -1;
   let seen = 0;
-  for await (const line of createInterface({ input: proc.stdout })) {
-    const match = /^flushed (\d+)$/.exec(line);
-    if (match) {
-      lastFlushed = Number(match[1]);
-      if (++seen === flushes) break;
+  try {
+    for await (const line of createInterface({ input: proc.stdout })) {
+      const match = /^flushed (\d+)$/.exec(line);
+      if (match) {
+        lastFlushed = Number(match[1]);
+        if (++seen === flushes) break;
+      }
     }
+    // Let it run on for a random moment so the kill lands anywhere in the write/flush/compact cycle.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
+  } finally {
+    proc.kill("SIGKILL");
   }
-  // Let it run on for a random moment so the kill lands anywhere in the write/flush/compact cycle.
-  await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
-  proc.kill("SIGKILL");
   expect(await exited, `writer child failed: ${stderr}`).toBe("SIGKILL");
   return lastFlushed;
 }
