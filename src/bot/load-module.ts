@@ -1,0 +1,74 @@
+/**
+ * Loading a bot module: .ts through jiti (no build step), .js/.mjs/.cjs with Node's import().
+ */
+import { pathToFileURL } from "node:url";
+import { createJiti, type Jiti } from "jiti";
+import { definitionProblems, unwrapDefinition } from "./check-definition.ts";
+import type { BotDefinition } from "./define-bot.ts";
+import { describeLoadError } from "./describe-load-error.ts";
+import { ModuleError } from "./module-error.ts";
+import { resolveModule } from "./resolve-module.ts";
+
+/** Options of {@link loadBotModule}. */
+export interface LoadBotModuleOptions {
+  /** The config file's folder: relative module paths and package lookups start here. */
+  configDir: string;
+  /** The bot's name in the config, for messages. */
+  botName?: string;
+}
+
+let jiti: Jiti | undefined;
+
+// One loader per process. moduleCache on: like native ESM, a module used by two bots is evaluated
+// once, so per-bot state belongs in setup(). fsCache off: no transpile cache written next to the
+// user's files or in node_modules (read-only containers), and .ts bots are small.
+function loader(): Jiti {
+  jiti ??= createJiti(import.meta.url, { interopDefault: true, moduleCache: true, fsCache: false });
+  return jiti;
+}
+
+/**
+ * Finds, loads and checks a bot module, returning its definition.
+ *
+ * @throws {ModuleError} `MODULE_NOT_FOUND`, `MODULE_LOAD_FAILED` (syntax error with its line and
+ *   column, a missing import, an exception at load) or `MODULE_INVALID` (no `setup`, bad `events`
+ *   or `settings`), naming the bot, the module and what to fix.
+ * @example
+ * ```ts
+ * const { config, source } = await loadConfigWithSource("bothost.yaml");
+ * const definition = await loadBotModule(config.bots.echo!.module, { configDir: source.dir, botName: "echo" });
+ * ```
+ */
+export async function loadBotModule(
+  specifier: string,
+  options: LoadBotModuleOptions,
+): Promise<BotDefinition> {
+  const { botName } = options;
+  const file = await resolveModule(specifier, options, loader());
+  const details = { botName, specifier, resolvedPath: file };
+  let namespace: unknown;
+  try {
+    namespace = /\.[mc]?ts$/.test(file)
+      ? await loader().import(file)
+      : await import(pathToFileURL(file).href);
+  } catch (err) {
+    throw new ModuleError(
+      "MODULE_LOAD_FAILED",
+      details,
+      await describeLoadError(err, file, specifier, loader()),
+      {
+        cause: err,
+      },
+    );
+  }
+  const definition = unwrapDefinition(namespace);
+  const problems = definitionProblems(definition);
+  if (problems.length > 0) throw new ModuleError("MODULE_INVALID", details, problems.join("; "));
+  const found = definition as BotDefinition & Record<string, unknown>;
+  // A plain copy: jiti hands back a proxy, and the runtime should not see later changes.
+  return Object.freeze({
+    ...(found.events === undefined ? {} : { events: Object.freeze([...found.events]) }),
+    ...(found.settings === undefined ? {} : { settings: found.settings }),
+    setup: found.setup.bind(found),
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * The error raised when a bot module cannot be found, loaded, or used.
+ */
+import { BothostError } from "../errors/bothost-error.ts";
+
+/**
+ * `MODULE_NOT_FOUND`: no file or package by that name.
+ * `MODULE_LOAD_FAILED`: it exists but could not be loaded (syntax error, missing import, threw).
+ * `MODULE_INVALID`: it loaded but does not export a bot (no `setup`, bad `events` or `settings`).
+ */
+export type ModuleErrorCode = "MODULE_NOT_FOUND" | "MODULE_LOAD_FAILED" | "MODULE_INVALID";
+
+/**
+ * A bot module that cannot be used. The message names the bot, the module as written in the
+ * config, and what to fix; a load failure keeps the module's own error as `cause`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await loadBotModule("./bots/echo.ts", { configDir, botName: "echo" });
+ * } catch (err) {
+ *   if (isModuleError(err)) console.error(err.message);
+ *   // bot "echo": module ./bots/echo.ts has no setup function: …
+ * }
+ * ```
+ */
+export class ModuleError extends BothostError<ModuleErrorCode> {
+  /** The bot whose module this is, when known. */
+  readonly botName: string | undefined;
+  /** The module as written in the config. */
+  readonly specifier: string;
+  /** The file it resolved to, when it was found. */
+  readonly resolvedPath: string | undefined;
+  /** What is wrong and how to fix it, without the bot and module names. */
+  readonly reason: string;
+
+  constructor(
+    code: ModuleErrorCode,
+    details: { botName?: string | undefined; specifier: string; resolvedPath?: string | undefined },
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    const who = details.botName === undefined ? "" : `bot "${details.botName}": `;
+    super(code, `${who}module ${details.specifier} ${message}`, options);
+    this.name = "ModuleError";
+    this.botName = details.botName;
+    this.specifier = details.specifier;
+    this.resolvedPath = details.resolvedPath;
+    this.reason = message;
+  }
+}
+
+/** True for a {@link ModuleError}. */
+export function isModuleError(err: unknown): err is ModuleError {
+  return err instanceof ModuleError;
+}

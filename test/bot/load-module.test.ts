@@ -1,0 +1,268 @@
+/**
+ * loadBotModule: resolving, loading (.ts without a build, .mjs, .cjs, packages), unwrapping and
+ * checking bot modules, with the exact error for each way a module can be wrong.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { createJiti } from "jiti";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeLoadError } from "../../src/bot/describe-load-error.ts";
+import { loadBotModule } from "../../src/bot/load-module.ts";
+import { isModuleError, type ModuleError } from "../../src/bot/module-error.ts";
+
+const execFileAsync = promisify(execFile);
+const configDir = path.resolve("test/fixtures/bots");
+
+async function failure(specifier: string, dir = configDir): Promise<ModuleError> {
+  const err = await loadBotModule(specifier, { configDir: dir, botName: "demo" }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isModuleError(err)) throw new Error(`expected a ModuleError for ${specifier}, got ${String(err)}`);
+  expect(err.stack?.split("\n")[0]).toBe(`ModuleError: ${err.message}`);
+  return err;
+}
+
+describe("loading", () => {
+  it("loads a .ts module that imports zod, with no build step", async () => {
+    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    expect(definition.events).toEqual(["message", "reaction"]);
+    expect(typeof definition.setup).toBe("function");
+    expect(definition.settings?.safeParse({ threshold: 2 })).toMatchObject({
+      success: true,
+      data: { greeting: "Hello", threshold: 2, mode: "lenient", channels: [] },
+    });
+    const { seen } = (await import("../fixtures/bots/with-settings.ts")) as { seen: string[] };
+    expect(Object.isFrozen(definition)).toBe(true);
+    expect(seen).toEqual([]);
+  });
+
+  it.each([
+    ["./plain.ts", undefined],
+    ["./esm.mjs", ["reaction"]],
+    ["./named-exports.mjs", ["typing"]],
+    ["./commonjs.cjs", ["message"]],
+    ["./double-default.cjs", ["message"]],
+    // A bare relative path that exists is taken as the file.
+    ["esm.mjs", ["reaction"]],
+  ])("loads and unwraps %s", async (specifier, events) => {
+    const definition = await loadBotModule(specifier, { configDir });
+    expect(definition.events).toEqual(events);
+    expect(typeof definition.setup).toBe("function");
+  });
+
+  it("accepts an absolute path and a file: URL", async () => {
+    const file = path.join(configDir, "esm.mjs");
+    expect((await loadBotModule(file, { configDir: "/" })).events).toEqual(["reaction"]);
+    expect((await loadBotModule(`file://${file}`, { configDir: "/" })).events).toEqual(["reaction"]);
+  });
+
+  it("calls setup with the module as this", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "bothost-bot-"));
+    try {
+      await writeFile(
+        path.join(dir, "this.mjs"),
+        "export default { prefix: 'p', setup(bot) { bot.out = this.prefix; } };\n",
+      );
+      const definition = await loadBotModule("./this.mjs", { configDir: dir });
+      const bot: { out?: string } = {};
+      await definition.setup(bot as never, undefined as never);
+      expect(bot.out).toBe("p");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("packages", () => {
+  let dir = "";
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "bothost-pkg-"));
+    const pkg = path.join(dir, "node_modules", "bothost-bot-fixture");
+    await mkdir(path.join(pkg, "dist"), { recursive: true });
+    await writeFile(
+      path.join(pkg, "package.json"),
+      JSON.stringify({
+        name: "bothost-bot-fixture",
+        type: "module",
+        exports: { ".": { import: "./dist/bot.js" } },
+      }),
+    );
+    await writeFile(
+      path.join(pkg, "dist", "bot.js"),
+      "export default { events: ['reaction'], setup() {} };\n",
+    );
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("resolves an ESM-only package from the config's folder", async () => {
+    const definition = await loadBotModule("bothost-bot-fixture", { configDir: dir });
+    expect(definition.events).toEqual(["reaction"]);
+  });
+
+  it("MODULE_NOT_FOUND for a package that is not installed", async () => {
+    const err = await failure("bothost-no-such-package", dir);
+    expect(err.code).toBe("MODULE_NOT_FOUND");
+    expect(err.message).toBe(
+      `bot "demo": module bothost-no-such-package is neither a file next to the config nor an installed package: for a file write ./bothost-no-such-package; for a package run npm install bothost-no-such-package in ${dir}`,
+    );
+  });
+});
+
+describe("errors", () => {
+  it("MODULE_NOT_FOUND for a missing file", async () => {
+    const err = await failure("./nope.ts");
+    expect(err.code).toBe("MODULE_NOT_FOUND");
+    expect(err.botName).toBe("demo");
+    expect(err.specifier).toBe("./nope.ts");
+    expect(err.message).toBe(
+      `bot "demo": module ./nope.ts was not found (no file test/fixtures/bots/nope.ts): check the path; it starts at the config file's folder`,
+    );
+  });
+
+  it("MODULE_NOT_FOUND for a folder", async () => {
+    const err = await failure("../bots/");
+    expect(err.message).toBe(
+      'bot "demo": module ../bots/ is a folder: name the module file inside it, e.g. ../bots/index.ts',
+    );
+  });
+
+  it("MODULE_INVALID for a file that is not code", async () => {
+    const err = await failure("./bothost.yaml");
+    expect(err.code).toBe("MODULE_INVALID");
+    expect(err.message).toBe(
+      'bot "demo": module ./bothost.yaml is not a JavaScript or TypeScript file: bot modules end in .ts, .mts, .cts, .js, .mjs, .cjs',
+    );
+  });
+
+  it("MODULE_INVALID without setup", async () => {
+    const err = await failure("./no-setup.ts");
+    expect(err.code).toBe("MODULE_INVALID");
+    expect(err.resolvedPath).toBe(path.join(configDir, "no-setup.ts"));
+    expect(err.message).toBe(
+      'bot "demo": module ./no-setup.ts has no setup function: add setup(bot, settings) { … } to its default export',
+    );
+  });
+
+  it("MODULE_INVALID lists every problem of the shape", async () => {
+    const err = await failure("./bad-shape.mjs");
+    expect(err.message).toBe(
+      'bot "demo": module ./bad-shape.mjs has a setup that is a string, not a function: make it setup(bot, settings) { … }; has events that is not a list of event type names: write events: ["message", "reaction"]; has settings that is not a zod schema: write settings: z.object({ … })',
+    );
+  });
+
+  it("MODULE_INVALID for unknown event types, with suggestions", async () => {
+    const err = await failure("./unknown-events.mjs");
+    expect(err.message).toBe(
+      'bot "demo": module ./unknown-events.mjs lists the unknown event type "mesage": did you mean "message"?; lists the unknown event type "frobnicate"',
+    );
+  });
+
+  it("MODULE_INVALID for a bare function export", async () => {
+    const err = await failure("./function-export.mjs");
+    expect(err.message).toBe(
+      'bot "demo": module ./function-export.mjs exports a function, not a bot: write export default defineBot({ setup: yourFunction })',
+    );
+  });
+
+  it("MODULE_LOAD_FAILED with the message of an exception at load, not its stack", async () => {
+    const err = await failure("./throws-on-load.ts");
+    expect(err.code).toBe("MODULE_LOAD_FAILED");
+    expect(err.message).toBe(
+      'bot "demo": module ./throws-on-load.ts threw while loading: cannot start: DATABASE_URL is not set',
+    );
+    expect((err.cause as Error).message).toBe("cannot start: DATABASE_URL is not set");
+  });
+
+  it("MODULE_LOAD_FAILED for a missing import", async () => {
+    const err = await failure("./missing-import.mjs");
+    expect(err.code).toBe("MODULE_LOAD_FAILED");
+    expect(err.message).toBe(
+      `bot "demo": module ./missing-import.mjs could not be loaded: Cannot find package 'no-such-package-for-bothost-tests': install what it imports (npm install in ${configDir}), or fix the import`,
+    );
+  });
+
+  describe("syntax errors", () => {
+    let dir = "";
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(tmpdir(), "bothost-syntax-"));
+      // Written here, not committed: the type checker and linter would reject them as fixtures.
+      const broken = "export default {\n  setup() {\n    const x = ;\n  },\n};\n";
+      await writeFile(path.join(dir, "broken.ts"), broken);
+      await writeFile(path.join(dir, "broken.mjs"), broken);
+    });
+    afterAll(async () => {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("in a .ts module: message and line:column", async () => {
+      const err = await failure("./broken.ts", dir);
+      expect(err.code).toBe("MODULE_LOAD_FAILED");
+      expect(err.message).toBe(
+        'bot "demo": module ./broken.ts has a syntax error at ./broken.ts:3:14: Unexpected token; fix it and start again',
+      );
+    });
+
+    it("in a .mjs module: the line:column (Node's own message: see describeLoadError below)", async () => {
+      const err = await failure("./broken.mjs", dir);
+      expect(err.message).toBe(
+        'bot "demo": module ./broken.mjs has a syntax error at ./broken.mjs:3:14: Unexpected token; fix it and start again',
+      );
+    });
+  });
+});
+
+describe("describeLoadError with Node's own errors", () => {
+  // vitest runs import() through its own module loader, so Node's native error comes from a child.
+  async function nativeImportError(file: string): Promise<Error> {
+    const script =
+      "import(process.argv[1]).then(() => console.log('{}'), (e) => console.log(JSON.stringify({ name: e.name, message: e.message })))";
+    const { stdout } = await execFileAsync(process.execPath, [
+      "--input-type=module",
+      "-e",
+      script,
+      pathToFileURL(file).href,
+    ]);
+    const { name, message } = JSON.parse(stdout) as { name: string; message: string };
+    expect(name).toBe("SyntaxError");
+    return new SyntaxError(message);
+  }
+  let dir = "";
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "bothost-native-"));
+    await writeFile(
+      path.join(dir, "broken.mjs"),
+      "export default {\n  setup() {\n    const x = ;\n  },\n};\n",
+    );
+    await writeFile(
+      path.join(dir, "bad-link.mjs"),
+      "import { nothing } from './esm.mjs';\nexport default { setup: nothing };\n",
+    );
+    await writeFile(path.join(dir, "esm.mjs"), "export default {};\n");
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  const describeNative = async (name: string) => {
+    const file = path.join(dir, name);
+    return describeLoadError(await nativeImportError(file), file, `./${name}`, createJiti(import.meta.url));
+  };
+
+  it("keeps Node's message for a syntax error and adds the position", async () => {
+    expect(await describeNative("broken.mjs")).toBe(
+      "has a syntax error at ./broken.mjs:3:14: Unexpected token ';'; fix it and start again",
+    );
+  });
+
+  it("does not call a missing named export a syntax error", async () => {
+    expect(await describeNative("bad-link.mjs")).toBe(
+      "could not be loaded: The requested module './esm.mjs' does not provide an export named 'nothing'",
+    );
+  });
+});

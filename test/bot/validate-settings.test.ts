@@ -1,0 +1,132 @@
+/**
+ * Bot settings checked against the module's schema, each problem at its line in the config, and
+ * loadBots reporting every bot's problems at once.
+ */
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadBots } from "../../src/bot/load-bots.ts";
+import { loadBotModule } from "../../src/bot/load-module.ts";
+import { isModuleError } from "../../src/bot/module-error.ts";
+import { validateBotSettings } from "../../src/bot/validate-settings.ts";
+import { isConfigError } from "../../src/config/config-error.ts";
+import { loadConfigWithSource } from "../../src/config/load-config.ts";
+
+const DIR = "test/fixtures/bots";
+const configDir = path.resolve(DIR);
+const env = { GREETER_API_KEY: "greeter-fake-key-0021" };
+
+async function configError(run: () => Promise<unknown>) {
+  const err = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isConfigError(err)) throw new Error(`expected a ConfigError, got ${String(err)}`);
+  expect(err.code).toBe("CONFIG_INVALID");
+  expect(err.format()).not.toContain("short-fake-token-0020");
+  return err;
+}
+
+describe("validateBotSettings", () => {
+  it("returns the parsed settings, defaults applied", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const settings = await validateBotSettings("greeter", definition, config.bots.greeter?.settings, source);
+    expect(settings).toEqual({ greeting: "Hello", threshold: 3, mode: "lenient", channels: ["general"] });
+  });
+
+  it("returns undefined for a module without a schema and no settings", async () => {
+    const { source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const definition = await loadBotModule("./esm.mjs", { configDir });
+    expect(await validateBotSettings("plain", definition, undefined, source)).toBeUndefined();
+  });
+
+  it("reports every problem at its config line, without echoing a token", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const err = await configError(() =>
+      validateBotSettings("greeter", definition, config.bots.greeter?.settings, source),
+    );
+    expect(err.format()).toMatchInlineSnapshot(`
+      "test/fixtures/bots/bad-settings.yaml:9:7 bots.greeter.settings.greting: is not a setting of this bot: did you mean "greeting"?
+      test/fixtures/bots/bad-settings.yaml:10:18 bots.greeter.settings.threshold: must be a number, not text (remove the quotes)
+      test/fixtures/bots/bad-settings.yaml:11:13 bots.greeter.settings.mode: must be one of strict, lenient, not "STRICT": did you mean "strict"?
+      test/fixtures/bots/bad-settings.yaml:12:22 bots.greeter.settings.webhook_token: Too small: expected string to have >=40 characters
+      test/fixtures/bots/bad-settings.yaml:13:17 bots.greeter.settings.channels: must be a list, not text"
+    `);
+  });
+
+  it("points a missing required field at the bot", async () => {
+    const { source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const err = await configError(() =>
+      validateBotSettings("missing-threshold", definition, undefined, source),
+    );
+    expect(err.format()).toMatchInlineSnapshot(
+      `"test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.threshold: is missing: add it"`,
+    );
+  });
+
+  it("refuses settings for a module without a schema", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const definition = await loadBotModule("./esm.mjs", { configDir });
+    const err = await configError(() =>
+      validateBotSettings("no-schema", definition, config.bots["no-schema"]?.settings, source),
+    );
+    expect(err.format()).toMatchInlineSnapshot(
+      `"test/fixtures/bots/bad-settings.yaml:22:5 bots.no-schema.settings: is set, but the bot's module declares no settings schema: remove it, or add settings: z.object({ … }) to the module"`,
+    );
+  });
+
+  it("runs async refinements", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const definition = await loadBotModule("./settings-check-async.ts", { configDir });
+    const err = await configError(() =>
+      validateBotSettings("async", definition, config.bots.async?.settings, source),
+    );
+    expect(err.format()).toMatchInlineSnapshot(
+      `"test/fixtures/bots/bad-settings.yaml:27:23 bots.async.settings.name: is taken: pick another name"`,
+    );
+  });
+});
+
+describe("loadBots", () => {
+  it("loads every bot with its settings and event types", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const bots = await loadBots(config, source);
+    expect(bots.map((b) => [b.name, b.events, b.settings])).toEqual([
+      [
+        "greeter",
+        ["message", "reaction"],
+        { greeting: "Hello", threshold: 3, mode: "lenient", channels: ["general"] },
+      ],
+      // The config's events win over the module's.
+      ["plain", ["message"], undefined],
+    ]);
+    expect(bots[0]?.config).toBe(config.bots.greeter);
+  });
+
+  it("reports the problems of every bot at once, module problems included", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
+    const err = await configError(() => loadBots(config, source));
+    expect(err.format()).toMatchInlineSnapshot(`
+      "test/fixtures/bots/bad-settings.yaml:9:7 bots.greeter.settings.greting: is not a setting of this bot: did you mean "greeting"?
+      test/fixtures/bots/bad-settings.yaml:10:18 bots.greeter.settings.threshold: must be a number, not text (remove the quotes)
+      test/fixtures/bots/bad-settings.yaml:11:13 bots.greeter.settings.mode: must be one of strict, lenient, not "STRICT": did you mean "strict"?
+      test/fixtures/bots/bad-settings.yaml:12:22 bots.greeter.settings.webhook_token: Too small: expected string to have >=40 characters
+      test/fixtures/bots/bad-settings.yaml:13:17 bots.greeter.settings.channels: must be a list, not text
+      test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.threshold: is missing: add it
+      test/fixtures/bots/bad-settings.yaml:22:5 bots.no-schema.settings: is set, but the bot's module declares no settings schema: remove it, or add settings: z.object({ … }) to the module
+      test/fixtures/bots/bad-settings.yaml:27:23 bots.async.settings.name: is taken: pick another name
+      test/fixtures/bots/bad-settings.yaml:29:13 bots.lost.module: ./no-such-bot.ts was not found (no file test/fixtures/bots/no-such-bot.ts): check the path; it starts at the config file's folder (MODULE_NOT_FOUND)"
+    `);
+    expect(err.cause).toBeInstanceOf(AggregateError);
+    expect(((err.cause as AggregateError).errors[0] as Error).name).toBe("ModuleError");
+  });
+
+  it("throws the ModuleError itself when it is the only problem", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const lost = { ...config, bots: { lost: { ...config.bots.plain!, module: "./gone.mjs" } } };
+    const err = await loadBots(lost, source).catch((e: unknown) => e);
+    expect(isModuleError(err) && err.code).toBe("MODULE_NOT_FOUND");
+  });
+});
