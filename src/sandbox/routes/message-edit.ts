@@ -108,7 +108,6 @@ function editMessage(ctx: AuthedContext) {
       content: msg.content,
       rendered_content: msg.rendered_content,
       is_me_message: /^\/me( |$)/.test(msg.content),
-      prev_rendered_content_version: 1,
     });
   }
   if (topicChanged || streamChanged) {

@@ -1,0 +1,438 @@
+import { openQueue } from "./support/events.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+
+type Msg = Record<string, unknown>;
+
+test("to accepts a channel name, a JSON id, a JSON string and a one-element list", async ({ sb }) => {
+  const bot = sb.as(BOT);
+  const general = sb.sandbox.control.messages();
+  expect(general).toEqual([]);
+  for (const to of ["general", "1", '"general"', "[1]", '["general"]']) {
+    const reply = await bot.post("/messages", { type: "stream", to, topic: "t", content: `to=${to}` });
+    expect(reply.status, reply.text).toBe(200);
+  }
+  expect(sb.sandbox.control.messages().map((m) => m.stream_id)).toEqual([1, 1, 1, 1, 1]);
+  const two = await bot.post("/messages", { type: "stream", to: "[1,2]", topic: "t", content: "x" });
+  expect(two.body.msg).toBe("Expected exactly one channel");
+});
+
+test("an unknown channel is STREAM_DOES_NOT_EXIST with the escaped name, and the bot's owner is told", async ({
+  sb,
+}) => {
+  const owner = await openQueue(sb.as(OWNER), { event_types: ["message"] });
+  const reply = await sb
+    .as(BOT)
+    .post("/messages", { type: "stream", to: "<nope>", topic: "t", content: "x" });
+  expect(reply.status).toBe(400);
+  expect(reply.body).toEqual({
+    result: "error",
+    msg: "Channel '&lt;nope&gt;' does not exist",
+    code: "STREAM_DOES_NOT_EXIST",
+    stream: "&lt;nope&gt;",
+  });
+  const events = await owner.peek();
+  expect(events).toHaveLength(1);
+  expect(events[0]!.message).toMatchObject({ sender_email: "notification-bot@zulip.com", type: "private" });
+  expect((events[0]!.message as Msg).content).toContain("tried to send a message to channel #**<nope>**");
+  const byId = await sb.as(BOT).post("/messages", { type: "stream", to: "99", topic: "t", content: "x" });
+  expect(byId.body).toEqual({
+    result: "error",
+    msg: "Channel with ID '99' does not exist",
+    code: "STREAM_DOES_NOT_EXIST",
+    stream_id: 99,
+  });
+});
+
+test("direct messages take user ids or emails, not both; aliases are stored as private/stream", async ({
+  sb,
+}) => {
+  const ids = sb.sandbox.control.users();
+  const member = ids.find((u) => u.email === MEMBER)!;
+  const bot = sb.as(BOT);
+  expect(
+    (await bot.post("/messages", { type: "direct", to: [member.user_id], content: "by id" })).status,
+  ).toBe(200);
+  expect((await bot.post("/messages", { type: "private", to: MEMBER, content: "by email" })).status).toBe(
+    200,
+  );
+  expect(
+    (await bot.post("/messages", { type: "channel", to: "general", topic: "x", content: "chan" })).status,
+  ).toBe(200);
+  const mixed = await bot.post("/messages", { type: "direct", to: [member.user_id, OWNER], content: "x" });
+  expect(mixed.body.msg).toBe("Recipient lists may contain emails or user IDs, but not both.");
+  const bad = await bot.post("/messages", { type: "direct", to: [999], content: "x" });
+  expect(bad.body).toEqual({ result: "error", msg: "Invalid user ID 999", code: "BAD_REQUEST" });
+  const empty = await bot.post("/messages", { type: "direct", to: [], content: "x" });
+  expect(empty.body.msg).toBe("Message must have recipients");
+  expect(sb.sandbox.control.messages().map((m) => m.type)).toEqual(["private", "private", "stream"]);
+  const invalid = await bot.post("/messages", { type: "dm", to: "general", content: "x" });
+  expect(invalid.body.msg).toBe("Invalid type");
+});
+
+test("topics are stripped, '(no topic)' and the display name mean '', long ones truncated", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  await bot.post("/messages", { type: "stream", to: "general", topic: "  padded  ", content: "a" });
+  await bot.post("/messages", { type: "stream", to: "general", topic: "(no topic)", content: "b" });
+  await bot.post("/messages", { type: "stream", to: "general", subject: "general chat", content: "c" });
+  await bot.post("/messages", { type: "stream", to: "general", topic: "x".repeat(70), content: "d" });
+  expect(sb.sandbox.control.messages().map((m) => m.topic)).toEqual([
+    "padded",
+    "",
+    "",
+    `${"x".repeat(57)}...`,
+  ]);
+  const missing = await bot.post("/messages", { type: "stream", to: "general", content: "e" });
+  expect(missing.body).toEqual({ result: "error", msg: "Missing topic", code: "BAD_REQUEST" });
+});
+
+test("too-long content is truncated, empty content rejected", async ({ sb }) => {
+  const bot = sb.as(BOT);
+  await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "y".repeat(10050) });
+  const content = sb.sandbox.control.messages()[0]!.content as string;
+  expect(content).toHaveLength(10000);
+  expect(content.endsWith("\n[message truncated]")).toBe(true);
+  const empty = await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "   " });
+  expect(empty.body.msg).toBe("Message must not be empty");
+});
+
+test("private channels need a subscription to post", async ({ sb }) => {
+  const reply = await sb
+    .as(MEMBER)
+    .post("/messages", { type: "stream", to: "moderation", topic: "t", content: "x" });
+  expect(reply.body).toEqual({
+    result: "error",
+    msg: "Not authorized to send to channel 'moderation'",
+    code: "BAD_REQUEST",
+  });
+});
+
+test("GET /messages: newest, oldest, numeric anchors and the found_* flags", async ({ sb }) => {
+  for (let i = 1; i <= 5; i++)
+    sb.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: `m${i}` });
+  const bot = sb.as(BOT);
+  const newest = await bot.get("/messages", { anchor: "newest", num_before: 2, num_after: 0 });
+  expect(newest.body.messages.map((m: Msg) => m.content)).toEqual(["<p>m4</p>", "<p>m5</p>"]);
+  expect(newest.body).toMatchObject({
+    found_newest: true,
+    found_oldest: false,
+    found_anchor: false,
+    history_limited: false,
+  });
+  const oldest = await bot.get("/messages", {
+    anchor: "oldest",
+    num_before: 0,
+    num_after: 2,
+    apply_markdown: false,
+  });
+  expect(oldest.body.messages.map((m: Msg) => m.content)).toEqual(["m1", "m2"]);
+  expect(oldest.body).toMatchObject({ anchor: 0, found_oldest: true, found_newest: false });
+  const around = await bot.get("/messages", {
+    anchor: "3",
+    num_before: 1,
+    num_after: 5,
+    apply_markdown: false,
+  });
+  expect(around.body.messages.map((m: Msg) => m.id)).toEqual([2, 3, 4, 5]);
+  expect(around.body).toMatchObject({
+    anchor: 3,
+    found_anchor: true,
+    found_oldest: false,
+    found_newest: true,
+  });
+  const after = await bot.get("/messages", {
+    anchor: "3",
+    include_anchor: false,
+    num_before: 0,
+    num_after: 10,
+  });
+  expect(after.body.messages.map((m: Msg) => m.id)).toEqual([4, 5]);
+  expect(after.body.found_anchor).toBe(false);
+});
+
+test("GET /messages: first_unread anchor and message flags", async ({ sb }) => {
+  sb.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "a" });
+  sb.sandbox.control.sendAs(BOT, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "own",
+    readBySender: true,
+  });
+  sb.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "b" });
+  const reply = await sb.as(BOT).get("/messages", { anchor: "first_unread", num_before: 0, num_after: 0 });
+  expect(reply.body.anchor).toBe(1);
+  const all = await sb.as(BOT).get("/messages", { anchor: "oldest", num_before: 0, num_after: 10 });
+  expect(all.body.messages.map((m: Msg) => m.flags)).toEqual([[], ["read"], []]);
+});
+
+test("GET /messages narrows: channel, topic, sender, dm, is:dm, negation", async ({ sb }) => {
+  const c = sb.sandbox.control;
+  const bot = c.users().find((u) => u.email === BOT)!;
+  c.sendAs(MEMBER, { type: "stream", to: "general", topic: "alpha", content: "1" });
+  c.sendAs(OWNER, { type: "stream", to: "general", topic: "beta", content: "2" });
+  c.sendAs(MEMBER, { type: "private", to: [bot.user_id], content: "3" });
+  c.sendAs(OWNER, { type: "stream", to: "general", topic: "Alpha", content: "4" });
+  const ids = async (narrow: unknown) => {
+    const reply = await sb
+      .as(BOT)
+      .get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow });
+    expect(reply.status, reply.text).toBe(200);
+    return reply.body.messages.map((m: Msg) => m.id);
+  };
+  expect(
+    await ids([
+      { operator: "channel", operand: "general" },
+      { operator: "topic", operand: "alpha" },
+    ]),
+  ).toEqual([1, 4]);
+  expect(
+    await ids([
+      ["stream", "general"],
+      ["sender", OWNER],
+    ]),
+  ).toEqual([2, 4]);
+  expect(
+    await ids([{ operator: "dm", operand: [c.users().find((u) => u.email === MEMBER)!.user_id] }]),
+  ).toEqual([3]);
+  expect(await ids([{ operator: "is", operand: "dm" }])).toEqual([3]);
+  expect(await ids([{ operator: "is", operand: "dm", negated: true }])).toEqual([1, 2, 4]);
+  expect(
+    await ids([
+      { operator: "channel", operand: 1 },
+      { operator: "search", operand: "4" },
+    ]),
+  ).toEqual([4]);
+  const bad = await sb
+    .as(BOT)
+    .get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [["bogus", "x"]] });
+  expect(bad.body).toEqual({
+    result: "error",
+    msg: "Invalid narrow operator: unknown operator bogus",
+    code: "BAD_NARROW",
+  });
+});
+
+test("GET /messages: a public channel's history is readable without a subscription, a protected one is not", async ({
+  sb,
+}) => {
+  const c = sb.sandbox.control;
+  c.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "old" });
+  const late = c.createUser({ email: "late@sandbox.example", full_name: "Late" });
+  const publicHistory = await sb.as(late.email).get("/messages", {
+    anchor: "newest",
+    num_before: 10,
+    num_after: 0,
+    narrow: [["channel", "general"]],
+  });
+  expect(publicHistory.body.messages.map((m: Msg) => m.flags)).toEqual([["read", "historical"]]);
+  c.sendAs(OWNER, { type: "stream", to: "moderation", topic: "t", content: "before" });
+  await sb
+    .as(OWNER)
+    .post("/users/me/subscriptions", { subscriptions: [{ name: "moderation" }], principals: [MEMBER] });
+  c.sendAs(OWNER, { type: "stream", to: "moderation", topic: "t", content: "after" });
+  const mod = await sb.as(MEMBER).get("/messages", {
+    anchor: "newest",
+    num_before: 10,
+    num_after: 0,
+    narrow: [["channel", "moderation"]],
+    apply_markdown: false,
+  });
+  expect(mod.body.messages.map((m: Msg) => m.content)).toEqual(["after"]);
+});
+
+test("PATCH content and topic builds the edit history snapshots", async ({ sb }) => {
+  const c = sb.sandbox.control;
+  const member = sb.as(MEMBER);
+  const { id } = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "first", content: "v1" });
+  const t0 = Math.floor(c.now() / 1000);
+  c.advanceClock(10_000);
+  expect((await member.patch(`/messages/${id}`, { content: "v2" })).status).toBe(200);
+  c.advanceClock(10_000);
+  expect((await member.patch(`/messages/${id}`, { topic: "second" })).status).toBe(200);
+  const memberId = c.users().find((u) => u.email === MEMBER)!.user_id;
+  const history = await member.get(`/messages/${id}/history`);
+  expect(history.status).toBe(200);
+  const snaps = history.body.message_history;
+  expect(snaps).toHaveLength(3);
+  expect(snaps[0]).toEqual({
+    topic: "first",
+    content: "v1",
+    rendered_content: "<p>v1</p>",
+    timestamp: t0,
+    user_id: memberId,
+  });
+  expect(snaps[1]).toMatchObject({
+    topic: "first",
+    content: "v2",
+    rendered_content: "<p>v2</p>",
+    prev_content: "v1",
+    prev_rendered_content: "<p>v1</p>",
+    timestamp: t0 + 10,
+    user_id: memberId,
+  });
+  expect(snaps[1].content_html_diff).toContain("highlight_text_inserted");
+  expect(snaps[1].prev_topic).toBeUndefined();
+  expect(snaps[2]).toEqual({
+    topic: "second",
+    prev_topic: "first",
+    content: "v2",
+    rendered_content: "<p>v2</p>",
+    timestamp: t0 + 20,
+    user_id: memberId,
+  });
+});
+
+test("edit history maps the empty topic unless allow_empty_topic_name", async ({ sb }) => {
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "",
+    content: "x",
+  });
+  await sb.as(MEMBER).patch(`/messages/${id}`, { topic: "named" });
+  const plain = await sb.as(MEMBER).get(`/messages/${id}/history`);
+  expect(plain.body.message_history[1]).toMatchObject({ topic: "named", prev_topic: "general chat" });
+  const raw = await sb.as(MEMBER).get(`/messages/${id}/history`, { allow_empty_topic_name: true });
+  expect(raw.body.message_history[0].topic).toBe("");
+});
+
+test("history of a missing message is Invalid message(s)", async ({ sb }) => {
+  const reply = await sb.as(MEMBER).get("/messages/42/history");
+  expect(reply.status).toBe(400);
+  expect(reply.body).toEqual({ result: "error", msg: "Invalid message(s)", code: "BAD_REQUEST" });
+});
+
+test("update_message events carry both content forms and orig/new subjects", async ({ sb }) => {
+  const q = await openQueue(sb.as(OWNER), { event_types: ["update_message"] });
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "a",
+  });
+  await sb.as(MEMBER).patch(`/messages/${id}`, { content: "b", topic: "u" });
+  const [event] = await q.peek();
+  expect(event).toMatchObject({
+    type: "update_message",
+    message_id: id,
+    message_ids: [id],
+    rendering_only: false,
+    flags: [],
+    orig_content: "a",
+    content: "b",
+    orig_rendered_content: "<p>a</p>",
+    rendered_content: "<p>b</p>",
+    orig_subject: "t",
+    subject: "u",
+    propagate_mode: "change_one",
+    stream_id: 1,
+  });
+});
+
+test("only the sender may edit content; nothing to change is an error", async ({ sb }) => {
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "a",
+  });
+  const other = await sb.as(BOT).patch(`/messages/${id}`, { content: "b" });
+  expect(other.body.msg).toBe("You don't have permission to edit this message");
+  const nothing = await sb.as(MEMBER).patch(`/messages/${id}`, {});
+  expect(nothing.body.msg).toBe("Nothing to change");
+});
+
+test("DELETE sends bulk or singular delete_message events by capability", async ({ sb }) => {
+  const bulk = await openQueue(sb.as(OWNER), {
+    event_types: ["delete_message"],
+    client_capabilities: { notification_settings_null: true, bulk_message_deletion: true },
+  });
+  const single = await openQueue(sb.as(OWNER), { event_types: ["delete_message"] });
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "",
+    content: "a",
+  });
+  expect((await sb.as(BOT).delete(`/messages/${id}`)).body.msg).toBe(
+    "You don't have permission to delete this message",
+  );
+  expect((await sb.as(MEMBER).delete(`/messages/${id}`)).status).toBe(200);
+  expect(await bulk.peek()).toEqual([
+    {
+      type: "delete_message",
+      message_type: "stream",
+      stream_id: 1,
+      topic: "general chat",
+      message_ids: [id],
+      id: 0,
+    },
+  ]);
+  expect(await single.peek()).toEqual([
+    {
+      type: "delete_message",
+      message_type: "stream",
+      stream_id: 1,
+      topic: "general chat",
+      message_id: id,
+      id: 0,
+    },
+  ]);
+  expect((await sb.as(MEMBER).get(`/messages/${id}`)).body.msg).toBe("Invalid message(s)");
+});
+
+test("reactions: add, duplicate, remove, missing", async ({ sb }) => {
+  const q = await openQueue(sb.as(MEMBER), { event_types: ["reaction"] });
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "a",
+  });
+  const bot = sb.as(BOT);
+  expect((await bot.post(`/messages/${id}/reactions`, { emoji_name: "tada" })).status).toBe(200);
+  const again = await bot.post(`/messages/${id}/reactions`, { emoji_name: "tada" });
+  expect(again.body).toEqual({
+    result: "error",
+    msg: "Reaction already exists.",
+    code: "REACTION_ALREADY_EXISTS",
+  });
+  expect((await bot.delete(`/messages/${id}/reactions`, { emoji_name: "tada" })).status).toBe(200);
+  const gone = await bot.delete(`/messages/${id}/reactions`, { emoji_name: "tada" });
+  expect(gone.body).toEqual({
+    result: "error",
+    msg: "Reaction doesn't exist.",
+    code: "REACTION_DOES_NOT_EXIST",
+  });
+  const unknown = await bot.post(`/messages/${id}/reactions`, { emoji_name: "no_such_emoji" });
+  expect(unknown.body.msg).toBe("Emoji 'no_such_emoji' does not exist");
+  const botId = sb.sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+  expect(await q.peek()).toEqual([
+    {
+      type: "reaction",
+      op: "add",
+      user_id: botId,
+      user: { user_id: botId, email: BOT, full_name: "Sandbox Bot" },
+      message_id: id,
+      emoji_name: "tada",
+      emoji_code: "1f389",
+      reaction_type: "unicode_emoji",
+      id: 0,
+    },
+    expect.objectContaining({ op: "remove", id: 1 }),
+  ]);
+});
+
+test("GET /messages/{id} returns the message with raw_content", async ({ sb }) => {
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "**hi**",
+  });
+  const reply = await sb.as(BOT).get(`/messages/${id}`);
+  expect(reply.body.raw_content).toBe("**hi**");
+  expect(reply.body.message).toMatchObject({ id, content: "<p><strong>hi</strong></p>", subject: "t" });
+});
