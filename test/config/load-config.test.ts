@@ -192,3 +192,18 @@ describe("unreadable config files", () => {
     );
   });
 });
+
+describe("config.example.yaml", () => {
+  it("is a valid config once its keys are in the environment", async () => {
+    const config = await loadConfig("config.example.yaml", {
+      env: { MODERATION_BOT_API_KEY: "fake-key-0040", HELPER_BOT_API_KEY: "fake-key-0041" },
+    });
+    expect(Object.keys(config.bots)).toEqual(["moderator", "helper"]);
+    expect(config.bots.moderator).toMatchObject({
+      concurrency: 8,
+      handler_timeout: 30_000,
+      narrow: [["channel", "general"]],
+    });
+    expect(config.bots.helper).toMatchObject({ concurrency: 2, handler_timeout: 60_000 });
+  });
+});
