@@ -87,6 +87,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
         botType: input.bot ? BOTS[input.bot] : null,
         ownerId: owner?.user_id ?? null,
         apiKey: input.api_key,
+        settings: input.settings,
       });
       for (const name of input.channels ?? []) {
         const stream = streamByName(core.data, name);

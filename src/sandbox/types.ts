@@ -52,6 +52,8 @@ export interface NewSandboxUser {
   api_key?: string;
   /** Channel names to subscribe the new user to. */
   channels?: string[];
+  /** User settings, e.g. `{ receives_typing_notifications: false }`. */
+  settings?: Record<string, boolean | number | string>;
 }
 
 export interface SendAsInput {

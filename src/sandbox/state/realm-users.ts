@@ -40,6 +40,7 @@ export interface CreateUserInput {
   botType: 1 | 2 | 3 | 4 | null;
   ownerId: number | null;
   apiKey?: string | undefined;
+  settings?: Record<string, boolean | number | string> | undefined;
 }
 
 export function createUser(core: SandboxCore, input: CreateUserInput): UserRecord {
@@ -53,7 +54,7 @@ export function createUser(core: SandboxCore, input: CreateUserInput): UserRecor
     bot_owner_id: input.ownerId,
     api_key: input.apiKey,
     date_joined: new Date(core.clock.now()).toISOString(),
-    settings: { ...data.realm.user_settings_defaults },
+    settings: { ...data.realm.user_settings_defaults, ...input.settings },
   });
   refreshSystemGroups(data);
   emitRealmUser(core, "add", user);

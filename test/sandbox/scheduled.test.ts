@@ -1,0 +1,173 @@
+import { openQueue } from "./support/events.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+
+/** A base clock on a whole minute, so delivery checks fall on known boundaries. */
+const T0 = 1_700_000_040_000;
+test.scoped({ sandboxOptions: { clock: { now: () => T0 } } });
+
+const NOW = T0 / 1000;
+
+test("create, list, and the add event goes to the owner only", async ({ sb }) => {
+  const mine = await openQueue(sb.as(MEMBER), { event_types: ["scheduled_messages"] });
+  const theirs = await openQueue(sb.as(OWNER), { event_types: ["scheduled_messages"] });
+  const reply = await sb.as(MEMBER).post("/scheduled_messages", {
+    type: "channel",
+    to: 1,
+    topic: "later",
+    content: "hello **later**",
+    scheduled_delivery_timestamp: NOW + 120,
+  });
+  expect(reply.status).toBe(200);
+  const id = reply.body.scheduled_message_id;
+  const sm = {
+    scheduled_message_id: id,
+    type: "stream",
+    to: 1,
+    topic: "later",
+    content: "hello **later**",
+    rendered_content: "<p>hello <strong>later</strong></p>",
+    scheduled_delivery_timestamp: NOW + 120,
+    failed: false,
+  };
+  expect((await sb.as(MEMBER).get("/scheduled_messages")).body.scheduled_messages).toEqual([sm]);
+  expect(await mine.peek()).toEqual([
+    { type: "scheduled_messages", op: "add", scheduled_messages: [sm], id: 0 },
+  ]);
+  expect(await theirs.peek()).toEqual([]);
+  expect((await sb.as(OWNER).get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
+});
+
+test("delivery happens at the first whole minute at or after the time, then remove + message events", async ({
+  sb,
+}) => {
+  const q = await openQueue(sb.as(MEMBER), { event_types: ["scheduled_messages", "message"] });
+  const memberId = sb.sandbox.control.users().find((u) => u.email === MEMBER)!.user_id;
+  const ownerId = sb.sandbox.control.users().find((u) => u.email === OWNER)!.user_id;
+  const { body } = await sb.as(MEMBER).post("/scheduled_messages", {
+    type: "direct",
+    to: [ownerId, memberId],
+    content: "ping",
+    scheduled_delivery_timestamp: NOW + 30,
+  });
+  await q.peek();
+  await sb.as(MEMBER).get("/events", { queue_id: q.id, last_event_id: 0, dont_block: true });
+  sb.sandbox.control.advanceClock(30_000);
+  expect(sb.sandbox.control.messages()).toHaveLength(0);
+  sb.sandbox.control.advanceClock(30_000);
+  expect(sb.sandbox.control.messages()).toHaveLength(1);
+  const events = await q.peek(0);
+  expect(events.map((e) => `${e.type}/${e.op ?? ""}`)).toEqual(["message/", "scheduled_messages/remove"]);
+  expect(events[1]).toMatchObject({ scheduled_message_id: body.scheduled_message_id });
+  expect((await sb.as(MEMBER).get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
+});
+
+test("more than 10 minutes late fails: failed:true, update event, Notification Bot DM", async ({ sb }) => {
+  const q = await openQueue(sb.as(MEMBER), {
+    event_types: ["scheduled_messages", "message"],
+    queue_lifespan_secs: 3600,
+  });
+  const { body } = await sb.as(MEMBER).post("/scheduled_messages", {
+    type: "stream",
+    to: 1,
+    topic: "t",
+    content: "too late",
+    scheduled_delivery_timestamp: NOW + 60,
+  });
+  await sb.as(MEMBER).get("/events", { queue_id: q.id, last_event_id: 0, dont_block: true });
+  sb.sandbox.control.advanceClock(60_000 + 11 * 60_000);
+  const events = await q.peek(0);
+  expect(events[0]).toMatchObject({
+    type: "scheduled_messages",
+    op: "update",
+    scheduled_message: { scheduled_message_id: body.scheduled_message_id, failed: true },
+  });
+  expect(events[1]).toMatchObject({
+    type: "message",
+    message: { sender_email: "notification-bot@zulip.com" },
+  });
+  expect((events[1]!.message as { content: string }).content).toBe(
+    "The message you scheduled for <time:2023-11-14T22:15:00+00:00> was not sent because of the following error:\n\n" +
+      "> Message could not be sent at the scheduled time.\n\n[View scheduled messages](#scheduled)",
+  );
+  const listed = (await sb.as(MEMBER).get("/scheduled_messages")).body.scheduled_messages;
+  expect(listed[0].failed).toBe(true);
+  const noTime = await sb
+    .as(MEMBER)
+    .patch(`/scheduled_messages/${body.scheduled_message_id}`, { content: "retry" });
+  expect(noTime.body).toEqual({
+    result: "error",
+    msg: "Scheduled delivery time must be in the future.",
+    code: "BAD_REQUEST",
+  });
+  const now = Math.floor(sb.sandbox.control.now() / 1000);
+  const fixed = await sb.as(MEMBER).patch(`/scheduled_messages/${body.scheduled_message_id}`, {
+    scheduled_delivery_timestamp: now + 300,
+  });
+  expect(fixed.status).toBe(200);
+  expect((await sb.as(MEMBER).get("/scheduled_messages")).body.scheduled_messages[0].failed).toBe(false);
+});
+
+test("creation errors", async ({ sb }) => {
+  const member = sb.as(MEMBER);
+  const base = { type: "stream", to: 1, topic: "t", content: "x", scheduled_delivery_timestamp: NOW + 60 };
+  const past = await member.post("/scheduled_messages", { ...base, scheduled_delivery_timestamp: NOW });
+  expect(past.body).toEqual({
+    result: "error",
+    msg: "Scheduled delivery time must be in the future.",
+    code: "BAD_REQUEST",
+  });
+  const noStream = await member.post("/scheduled_messages", { ...base, to: 77 });
+  expect(noStream.body).toEqual({
+    result: "error",
+    msg: "Channel with ID '77' does not exist",
+    code: "STREAM_DOES_NOT_EXIST",
+    stream_id: 77,
+  });
+  const badUser = await member.post("/scheduled_messages", { ...base, type: "direct", to: [999] });
+  expect(badUser.body).toEqual({ result: "error", msg: "Invalid user ID 999", code: "BAD_REQUEST" });
+  const names = await member.post("/scheduled_messages", { ...base, to: "general" });
+  expect(names.body.msg).toBe("to is not valid JSON");
+  const noTopic = await member.post("/scheduled_messages", { ...base, topic: undefined });
+  expect(noTopic.body.msg).toBe("Missing topic");
+});
+
+test("edit and delete rules, 404 for unknown or foreign ids", async ({ sb }) => {
+  const { body } = await sb.as(MEMBER).post("/scheduled_messages", {
+    type: "stream",
+    to: 1,
+    topic: "t",
+    content: "x",
+    scheduled_delivery_timestamp: NOW + 600,
+  });
+  const id = body.scheduled_message_id;
+  const notFound = { result: "error", msg: "Scheduled message does not exist", code: "BAD_REQUEST" };
+  const foreign = await sb.as(OWNER).delete(`/scheduled_messages/${id}`);
+  expect(foreign.status).toBe(404);
+  expect(foreign.body).toEqual(notFound);
+  expect((await sb.as(MEMBER).patch("/scheduled_messages/999", { content: "y" })).status).toBe(404);
+  expect((await sb.as(MEMBER).patch(`/scheduled_messages/${id}`, {})).body.msg).toBe("Nothing to change");
+  expect((await sb.as(MEMBER).patch(`/scheduled_messages/${id}`, { type: "direct" })).body.msg).toBe(
+    "Recipient required when updating type of scheduled message.",
+  );
+  expect((await sb.as(MEMBER).patch(`/scheduled_messages/${id}`, { type: "stream", to: 1 })).body.msg).toBe(
+    "Topic required when updating scheduled message type to channel.",
+  );
+  const q = await openQueue(sb.as(MEMBER), { event_types: ["scheduled_messages"] });
+  expect((await sb.as(MEMBER).patch(`/scheduled_messages/${id}`, { content: "edited" })).status).toBe(200);
+  expect((await sb.as(MEMBER).delete(`/scheduled_messages/${id}`)).status).toBe(200);
+  expect((await q.peek()).map((e) => e.op)).toEqual(["update", "remove"]);
+  expect((await sb.as(MEMBER).delete(`/scheduled_messages/${id}`)).status).toBe(404);
+});
+
+test("a bot's scheduled DM is not read by default; the sender's client decides", async ({ sb }) => {
+  const memberId = sb.sandbox.control.users().find((u) => u.email === MEMBER)!.user_id;
+  await sb.as(BOT).post("/scheduled_messages", {
+    type: "direct",
+    to: [memberId],
+    content: "x",
+    scheduled_delivery_timestamp: NOW + 60,
+  });
+  sb.sandbox.control.advanceClock(60_000);
+  const [msg] = sb.sandbox.control.messages() as { flags: Record<string, string[]>; sender_id: number }[];
+  expect(msg!.flags[String(msg!.sender_id)]).toEqual([]);
+});
