@@ -125,5 +125,11 @@ function assemble(file: ConfigFile, credentials: Map<string, Credentials>, dir: 
       ...(bot.zuliprc === undefined ? {} : { zuliprc: abs(bot.zuliprc) }),
     };
   }
-  return { ...file, server: server(file.server), state: { path: path.resolve(dir, file.state.path) }, bots };
+  const { server: top, ...rest } = file;
+  return {
+    ...rest,
+    ...(top === undefined ? {} : { server: server(top) }),
+    state: { path: path.resolve(dir, file.state.path) },
+    bots,
+  };
 }

@@ -123,7 +123,7 @@ describe("loadConfig on good files", () => {
 
   it("uses the zuliprc's site when no server is configured", async () => {
     const config = await loadConfig(`${GOOD}/no-top-server.yaml`, { env: {} });
-    expect(config.server).toBeUndefined();
+    expect(Object.hasOwn(config, "server")).toBe(false);
     expect(config.bots.reporter?.server).toEqual({ url: "https://other.example.org" });
   });
 
