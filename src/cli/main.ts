@@ -1,31 +1,56 @@
 #!/usr/bin/env node
 /**
- * The `bothost` command. Each subcommand lives in its own file under src/cli/.
+ * The `bothost` command. Each subcommand lives in its own file under src/cli/ and is loaded only
+ * when it runs, so `bothost --help` stays fast.
  */
 import { readFileSync } from "node:fs";
+import { ExitCode } from "../config/exit-codes.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
 
-const usage = `bothost ${pkg.version}: chat bots and webhook automations for Zulip-compatible servers
+interface Command {
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const commands: Record<string, Command> = {};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length), 8);
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `bothost ${pkg.version}: chat bots and webhook automations for Zulip-compatible servers
 
 Usage: bothost <command> [options]
 
 Commands:
-  help        Show this text
+${lines.join("\n")}
 
 Options:
-  --help      Show this text
+  --help      Show this text (or "bothost <command> --help" for a command's options)
   --version   Print the version
-`;
 
-const [command] = process.argv.slice(2);
-if (command === "--version" || command === "-v") {
-  process.stdout.write(`${pkg.version}\n`);
-} else if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-  process.stdout.write(usage);
-} else {
-  process.stderr.write(`bothost: unknown command "${command}". Run "bothost --help" for the list.\n`);
-  process.exitCode = 64;
+Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command.
+`;
 }
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`bothost: unknown command "${name}". Run "bothost --help" for the list.\n`);
+    return ExitCode.UnknownCommand;
+  }
+  return command.run(rest);
+}
+
+process.exitCode = await main(process.argv.slice(2));

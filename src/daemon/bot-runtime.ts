@@ -1,0 +1,350 @@
+/**
+ * One bot, isolated: its own client, queue, router, state namespace and logger. Every event,
+ * from the queue or a replay, goes through the one `#accept` → conversation queue → composer path.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import { DeliveryLedger } from "../events/delivery-ledger.ts";
+import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
+import { collectMissed } from "../events/replay.ts";
+import type { Composer } from "../router/composer.ts";
+import { ConversationKeys } from "../router/conversation-key.ts";
+import { ConversationQueue } from "../router/conversation-queue.ts";
+import { isOwnMessage } from "../router/is-own-message.ts";
+import { KV } from "../state/kv.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
+import type { Message, Narrow } from "../wire/records.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
+import { createBotHandle } from "./bot-handle.ts";
+import { type BotContext, createContext } from "./context.ts";
+import { registerParams } from "./register-params.ts";
+import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
+
+export interface BotRuntimeOptions {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+  client: Client;
+  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
+  store: StateStore;
+  /** Make the store's writes durable (coalesced by the caller). */
+  flush(): Promise<void>;
+  log: Logger;
+  events?: readonly string[];
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+  ownMessages: boolean;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  replay: { maxMessages: number; maxAgeMs: number };
+  /** Stop polling while this many events are waiting or running (bounded memory). */
+  maxInFlight?: number;
+  longpollMarginMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+}
+
+/** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
+export interface GapEvent {
+  id: -1;
+  type: "gap";
+  reason: RegisterReason | "restart";
+  /** When the server was last heard from before the gap (ms since epoch), if known. */
+  since: number | undefined;
+  /** Event types other than messages that were not delivered during the gap. */
+  eventTypes: string[];
+  replayedMessages: number;
+  /** Messages missed but not replayed because of the replay limits. */
+  skippedMessages: number;
+  [key: string]: unknown;
+}
+
+export class BotRuntime {
+  readonly name: string;
+  readonly #o: BotRuntimeOptions;
+  readonly #kv: KV;
+  readonly #queue: ConversationQueue;
+  readonly #keys = new ConversationKeys();
+  readonly #channels = new Map<number, string>();
+  #composer: Composer<BotContext<unknown>> | undefined;
+  #eventTypes: string[] | null = null;
+  #ledger: DeliveryLedger | undefined;
+  #consumer: QueueConsumer | undefined;
+  #server: ServerInfo | undefined;
+  #self: { userId: number; email: string } | undefined;
+  #lastContactBeforeGap: number | undefined;
+  #stopping = new AbortController();
+  readonly stats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
+
+  constructor(options: BotRuntimeOptions) {
+    this.name = options.name;
+    this.#o = options;
+    this.#kv = new KV(options.store.namespace(options.name).namespace("kv"));
+    this.#queue = new ConversationQueue({
+      concurrency: options.concurrency,
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      log: options.log,
+      onError: (err, key) => this.#o.log.error({ err, key }, "handler failed"),
+    });
+  }
+
+  /** Run the module's `setup` and work out the event types to subscribe to. */
+  async setup(): Promise<void> {
+    const handle = createBotHandle<unknown>({
+      name: this.name,
+      log: this.#o.log,
+      client: this.#o.client,
+      state: this.#kv,
+    });
+    await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
+      handle.api,
+      this.#o.settings,
+    );
+    this.#composer = handle.composer;
+    const types = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
+    this.#eventTypes = types.includes("*") ? null : [...new Set(types)].filter((t) => t !== "gap");
+  }
+
+  /** Register the queue (replaying what was missed since the last run) and start polling. */
+  async start(): Promise<void> {
+    if (!this.#composer) await this.setup();
+    this.#ledger = await DeliveryLedger.open(this.#o.store.namespace(this.name).namespace("runtime"));
+    const client = this.#o.client;
+    this.#consumer = new QueueConsumer({
+      log: this.#o.log,
+      longpollMarginMs: this.#o.longpollMarginMs,
+      backoff: this.#o.backoff,
+      api: {
+        register: (signal) =>
+          client.events.register(
+            registerParams({
+              eventTypes: this.#eventTypes,
+              narrow: this.#o.narrow,
+              allPublicStreams: this.#o.allPublicStreams,
+            }),
+            { signal },
+          ),
+        poll: async (queue_id, last_event_id, { signal, timeoutMs }) => {
+          // Not marked idempotent: the consumer, not the client, decides how to recover.
+          const body = await client.request<{ events: unknown[] }>(
+            "GET",
+            "/events",
+            { queue_id, last_event_id },
+            { signal, timeoutMs, idempotent: false },
+          );
+          return Array.isArray(body.events) ? body.events : [];
+        },
+        deleteQueue: (queueId) => client.events.deleteQueue(queueId),
+      },
+      onRegistered: (reg, reason) => this.#onRegistered(reg, reason),
+      onEvents: (batch) => this.#onEvents(batch),
+      waitForCapacity: (signal) => this.#queue.onBelow(this.#o.maxInFlight ?? 256, signal),
+    });
+    await this.#consumer.start();
+  }
+
+  /** Stop polling, let handlers finish up to `deadlineMs`, delete the queue. */
+  async stop(deadlineMs: number): Promise<{ abandoned: number }> {
+    this.#stopping.abort(new Error("bot stopping"));
+    const consumerStopped = this.#consumer?.stop();
+    let abandoned = 0;
+    const deadline = AbortSignal.timeout(deadlineMs);
+    try {
+      await this.#queue.onIdle(deadline);
+    } catch {
+      abandoned = this.#queue.inFlight;
+      this.#queue.abortAll();
+      this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
+    }
+    await consumerStopped;
+    await this.#o.flush();
+    return { abandoned };
+  }
+
+  get status() {
+    const c = this.#consumer;
+    return {
+      name: this.name,
+      state: c?.state ?? "idle",
+      queueId: c?.queueId ?? null,
+      registrations: c?.registrations ?? 0,
+      lastHeartbeatAt: c?.lastHeartbeatAt,
+      lastContactAt: c?.lastContactAt,
+      longpollMs: c?.longpollMs,
+      userId: this.#self?.userId,
+      inFlight: this.#queue.inFlight,
+      cursor: this.#ledger?.cursor,
+      server: this.#server,
+      ...this.stats,
+    };
+  }
+
+  get eventTypes(): readonly string[] | null {
+    return this.#eventTypes;
+  }
+
+  async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {
+    this.#server = serverInfoFrom(reg);
+    if (reg.user_id !== undefined && reg.email !== undefined) {
+      this.#self = { userId: reg.user_id, email: reg.email };
+    } else if (!this.#self) {
+      const me = await this.#o.client.users.me();
+      this.#self = { userId: me.user_id, email: me.email };
+    }
+    const ledger = this.#ledger!;
+    const wantsMessages = this.#eventTypes === null || this.#eventTypes.includes("message");
+    const firstEver = ledger.cursor === undefined;
+    const since = this.#lastContactBeforeGap;
+    this.#lastContactBeforeGap = undefined;
+    if (firstEver) {
+      if (wantsMessages) await ledger.baseline(await this.#newestMessageId());
+      return;
+    }
+    let replayed = 0;
+    let skipped = 0;
+    if (wantsMessages && this.#o.replay.maxMessages > 0) {
+      const result = await collectMissed(
+        (anchor, numAfter, signal) =>
+          this.#o.client.messages.get(
+            {
+              anchor,
+              num_before: 0,
+              num_after: numAfter,
+              include_anchor: false,
+              narrow: this.#replayNarrow(),
+            },
+            { signal },
+          ),
+        ledger.cursor ?? 0,
+        this.#o.replay,
+        Date.now(),
+        this.#stopping.signal,
+      );
+      skipped = result.skipped;
+      for (const message of result.messages) {
+        if (this.#accept({ id: -1, type: "message", message, flags: message.flags ?? [] }, true)) replayed++;
+      }
+    }
+    this.stats.replayed += replayed;
+    this.#o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
+    const otherTypes = (this.#eventTypes ?? ["*"]).filter((t) => t !== "message");
+    if (otherTypes.length > 0 || skipped > 0) {
+      this.stats.gaps++;
+      const gap: GapEvent = {
+        id: -1,
+        type: "gap",
+        reason: reason === "start" ? "restart" : reason,
+        since,
+        eventTypes: otherTypes,
+        replayedMessages: replayed,
+        skippedMessages: skipped,
+      };
+      this.#dispatchNow(gap);
+    }
+  }
+
+  #replayNarrow(): Narrow | undefined {
+    return this.#o.narrow && this.#o.narrow.length > 0 ? this.#o.narrow : undefined;
+  }
+
+  async #newestMessageId(): Promise<number> {
+    const page = await this.#o.client.messages.get(
+      { anchor: "newest", num_before: 1, num_after: 0, narrow: this.#replayNarrow() },
+      { signal: this.#stopping.signal },
+    );
+    return page.messages.reduce((max: number, m: Message) => Math.max(max, m.id), 0);
+  }
+
+  async #onEvents(batch: ParsedEvent[]): Promise<void> {
+    for (const parsed of batch) {
+      const e = parsed.event;
+      if (e.type === "restart") this.#o.log.info({ featureLevel: e.zulip_feature_level }, "server restarted");
+      this.#accept(e, false, parsed.known ? undefined : parsed.issue);
+    }
+    this.#lastContactBeforeGap = this.#consumer?.lastContactAt;
+  }
+
+  /** The one entry point of events into the bot. Returns false when the event was dropped. */
+  #accept(event: ServerEvent, replayed: boolean, issue?: string): boolean {
+    const ledger = this.#ledger!;
+    this.stats.received++;
+    if (event.type === "message") {
+      const message = (event as { message: Message }).message;
+      if (
+        message.type === "stream" &&
+        message.stream_id !== undefined &&
+        typeof message.display_recipient === "string"
+      ) {
+        this.#channels.set(message.stream_id, message.display_recipient);
+      }
+      if (ledger.isDuplicate(message.id)) {
+        this.stats.duplicates++;
+        return false;
+      }
+      ledger.begin(message.id);
+      if (!this.#o.ownMessages && this.#self && isOwnMessage(event, this.#self.userId)) {
+        void this.#finishMessage(message.id);
+        return false;
+      }
+      this.#queue.add(this.#keys.keyOf(event), (signal) =>
+        this.#handle(event, signal, replayed, message.id, issue),
+      );
+      return true;
+    }
+    this.#queue.add(this.#keys.keyOf(event), (signal) =>
+      this.#handle(event, signal, replayed, undefined, issue),
+    );
+    return true;
+  }
+
+  #dispatchNow(event: ServerEvent): void {
+    this.#queue.add("bot", (signal) => this.#handle(event, signal, false, undefined, undefined));
+  }
+
+  async #handle(
+    event: ServerEvent,
+    signal: AbortSignal,
+    replayed: boolean,
+    messageId?: number,
+    issue?: string,
+  ) {
+    const both = AbortSignal.any([signal, this.#stopping.signal]);
+    const ctx = createContext(
+      {
+        bot: {
+          name: this.name,
+          userId: this.#self?.userId ?? -1,
+          email: this.#self?.email ?? this.#o.client.email,
+        },
+        api: this.#o.client,
+        state: this.#kv,
+        log: this.#o.log,
+        settings: this.#o.settings,
+        server: this.#server!,
+        channelName: (id) => this.#channels.get(id),
+      },
+      event,
+      both,
+      { replayed, ...(issue ? { eventIssue: issue } : {}) },
+    );
+    try {
+      await this.#composer!.dispatch(ctx);
+      this.stats.handled++;
+    } catch (err) {
+      this.stats.failed++;
+      ctx.log.error({ err }, "handler failed");
+    } finally {
+      if (messageId !== undefined) await this.#finishMessage(messageId);
+    }
+  }
+
+  async #finishMessage(id: number): Promise<void> {
+    try {
+      await this.#ledger!.finish(id);
+      await this.#o.flush();
+    } catch (err) {
+      this.#o.log.error({ err, messageId: id }, "could not record a handled message in the state store");
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The context every handler receives: the event, who the bot is, its client, state, logger,
+ * settings and server limits, and ways to answer.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { SendMessageParams } from "../api/resources/messages.ts";
+import type { RoutableContext } from "../router/routable-context.ts";
+import type { KV } from "../state/kv.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import { replyTarget } from "./reply-target.ts";
+import type { ServerInfo } from "./server-info.ts";
+
+/**
+ * @example
+ * ```ts
+ * bot.on("message", { mentioned: true }, async (ctx) => {
+ *   const n = ((await ctx.state.get<number>("count")) ?? 0) + 1;
+ *   await ctx.state.set("count", n);
+ *   await ctx.reply(`I was mentioned ${n} times (feature level ${ctx.server.featureLevel}).`);
+ * });
+ * ```
+ */
+export interface BotContext<S = unknown> extends RoutableContext {
+  event: ServerEvent;
+  /** The bot handling the event: its name in the config, its user id and email. */
+  bot: { name: string; userId: number; email: string };
+  /** The typed client, authenticated as this bot. */
+  api: Client;
+  /** The bot's own key-value store (persistent, namespaced per bot). */
+  state: KV;
+  /** A pino child logger bound to the bot and the event. */
+  log: Logger;
+  /** The bot's settings, validated by its schema. */
+  settings: S;
+  /** The server's feature level, limits and typing timings. */
+  server: ServerInfo;
+  /** Aborted when the handler times out or the bot stops. */
+  signal: AbortSignal;
+  /** True for messages fetched after a new queue (missed while no queue listened). */
+  replayed: boolean;
+  /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
+  reply(content: string): Promise<{ id: number }>;
+  /** Send any message as this bot. */
+  send(params: SendMessageParams): Promise<{ id: number }>;
+}
+
+export interface ContextDeps<S> {
+  bot: { name: string; userId: number; email: string };
+  api: Client;
+  state: KV;
+  log: Logger;
+  settings: S;
+  server: ServerInfo;
+  channelName(streamId: number): string | undefined;
+}
+
+export function createContext<S>(
+  deps: ContextDeps<S>,
+  event: ServerEvent,
+  signal: AbortSignal,
+  extra: { replayed: boolean; eventIssue?: string },
+): BotContext<S> {
+  const send = async (params: SendMessageParams) => {
+    const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
+    return { id };
+  };
+  const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
+  return {
+    event,
+    bot: deps.bot,
+    api: deps.api,
+    state: deps.state,
+    log: deps.log.child({ eventId: event.id, eventType: event.type, ...(messageId ? { messageId } : {}) }),
+    settings: deps.settings,
+    server: deps.server,
+    signal,
+    replayed: extra.replayed,
+    channelName: deps.channelName,
+    ...(extra.eventIssue ? { eventIssue: extra.eventIssue } : {}),
+    reply: (content) => send({ ...replyTarget(event, deps.bot.userId), content }),
+    send,
+  };
+}

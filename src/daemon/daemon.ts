@@ -1,0 +1,122 @@
+/**
+ * The daemon: every configured bot in one process, each isolated, sharing only the connection
+ * pool per server and the state store. A bot whose key is rejected stops alone; the others go on.
+ */
+import type { Logger } from "pino";
+import { createClient } from "../api/create-client.ts";
+import { isAuthError } from "../api/errors.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import type { Config } from "../config/schema.ts";
+import type { StateBackend } from "../state/state-store.ts";
+import { BotRuntime } from "./bot-runtime.ts";
+import { coalesce } from "./coalesce.ts";
+
+export interface DaemonBot {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+}
+
+export interface DaemonOptions {
+  config: Config;
+  /** Loaded modules with validated settings, one per configured bot. */
+  bots: DaemonBot[];
+  store: StateBackend;
+  log: Logger;
+  /** Server URL to use where the config says "sandbox" (the embedded sandbox's URL). */
+  sandboxUrl?: string;
+  /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
+  tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
+}
+
+export interface StartReport {
+  started: string[];
+  /** Bots whose credentials the server rejected (they are stopped; the others run). */
+  authFailed: string[];
+  /** Bots that failed to start for another reason (setup threw, …). */
+  failed: { name: string; error: unknown }[];
+}
+
+export class Daemon {
+  readonly bots: BotRuntime[] = [];
+  readonly #o: DaemonOptions;
+  readonly #flush: () => Promise<void>;
+  #stopped = false;
+
+  constructor(options: DaemonOptions) {
+    this.#o = options;
+    this.#flush = coalesce(() => options.store.flush());
+    for (const bot of options.bots) this.bots.push(this.#runtimeFor(bot));
+  }
+
+  /** Set up and start every bot, `registration_concurrency` at a time. */
+  async start(): Promise<StartReport> {
+    const report: StartReport = { started: [], authFailed: [], failed: [] };
+    const pending = [...this.bots];
+    const worker = async () => {
+      for (let bot = pending.shift(); bot; bot = pending.shift()) {
+        try {
+          await bot.start();
+          report.started.push(bot.name);
+        } catch (error) {
+          if (isAuthError(error)) report.authFailed.push(bot.name);
+          else {
+            report.failed.push({ name: bot.name, error });
+            this.#o.log.error({ bot: bot.name, err: error }, "bot failed to start");
+          }
+        }
+      }
+    };
+    const n = Math.min(this.#o.config.registration_concurrency, this.bots.length);
+    await Promise.all(Array.from({ length: n }, worker));
+    this.#o.log.info(
+      {
+        started: report.started.length,
+        authFailed: report.authFailed,
+        failed: report.failed.map((f) => f.name),
+      },
+      "daemon started",
+    );
+    return report;
+  }
+
+  /** Stop polling, let handlers finish up to the shutdown timeout, delete queues, flush state. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    const deadline = this.#o.config.shutdown_timeout;
+    const results = await Promise.all(this.bots.map((b) => b.stop(deadline)));
+    const abandoned = results.reduce((n, r) => n + r.abandoned, 0);
+    await this.#o.store.close();
+    this.#o.log.info({ abandoned }, "daemon stopped");
+  }
+
+  #runtimeFor(bot: DaemonBot): BotRuntime {
+    const c = this.#o.config.bots[bot.name];
+    if (!c) throw new Error(`no config for bot ${bot.name}`);
+    const log = this.#o.log.child({ bot: bot.name });
+    const url = c.server.url === "sandbox" ? this.#o.sandboxUrl : c.server.url;
+    if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
+    const client = createClient({ url, email: c.email, apiKey: c.api_key, logger: log });
+    return new BotRuntime({
+      name: bot.name,
+      definition: bot.definition,
+      settings: bot.settings,
+      client,
+      store: this.#o.store,
+      flush: this.#flush,
+      log,
+      ...(c.events ? { events: c.events } : {}),
+      ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
+      ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),
+      ownMessages: c.own_messages,
+      concurrency: c.concurrency,
+      handlerTimeoutMs: c.handler_timeout,
+      replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
+      ...(this.#o.tuning?.longpollMarginMs !== undefined
+        ? { longpollMarginMs: this.#o.tuning.longpollMarginMs }
+        : {}),
+      ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
+    });
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * What a bot's queue asks the server for (NOTES §2.3): its event types, narrow and flags, the
+ * initial state that carries the limits and the bot's own id, and the capabilities that make the
+ * server send modern event shapes.
+ */
+import type { RegisterParams } from "../api/resources/events.ts";
+import type { Narrow } from "../wire/records.ts";
+
+export interface QueueSpec {
+  /** Event types to queue; `null` means all types. */
+  eventTypes: readonly string[] | null;
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+}
+
+/** `realm` brings the limits, typing timings and long-poll timeout; `realm_user` the bot's own id. */
+export const fetchEventTypes = ["realm", "realm_user"] as const;
+
+export const clientCapabilities = {
+  notification_settings_null: true,
+  bulk_message_deletion: true,
+  empty_topic_name: true,
+  stream_typing_notifications: true,
+  user_avatar_url_field_optional: true,
+} as const;
+
+export function registerParams(spec: QueueSpec): RegisterParams {
+  return {
+    ...(spec.eventTypes === null ? {} : { event_types: [...spec.eventTypes] }),
+    fetch_event_types: [...fetchEventTypes],
+    ...(spec.narrow && spec.narrow.length > 0 ? { narrow: spec.narrow } : {}),
+    ...(spec.allPublicStreams ? { all_public_streams: true } : {}),
+    apply_markdown: false,
+    client_gravatar: true,
+    client_capabilities: { ...clientCapabilities },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * What a bot knows about its server, read from the register response: feature level, limits
+ * and typing timings (NOTES §2.2), with the real server's defaults where a field is absent.
+ */
+import { type RegisterResponse, serverDefaults } from "../wire/responses.ts";
+
+export interface ServerInfo {
+  version: string;
+  featureLevel: number;
+  realmUrl: string | undefined;
+  maxMessageLength: number;
+  maxTopicLength: number;
+  /** Long-poll timeout the server promises to answer within (a heartbeat at the latest). */
+  longpollTimeoutSeconds: number;
+  typing: { startedExpiryMs: number; stoppedWaitMs: number; startedWaitMs: number };
+  /** Report types the server accepts (`server_report_message_types`). */
+  reportTypes: readonly { key: string; name: string }[];
+  /** Display name of the empty topic (`realm_empty_topic_display_name`). */
+  emptyTopicName: string;
+  /** The moderation request channel's id, or undefined when reporting is off. */
+  moderationChannelId: number | undefined;
+}
+
+// Before FL 204 the server sent no typing timings; the API docs give these fallbacks.
+const legacyTyping = { startedExpiryMs: 15_000, stoppedWaitMs: 5_000, startedWaitMs: 10_000 };
+
+export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
+  const d = serverDefaults;
+  const modern = reg.zulip_feature_level >= 204;
+  const typingDefault = modern
+    ? {
+        startedExpiryMs: d.server_typing_started_expiry_period_milliseconds,
+        stoppedWaitMs: d.server_typing_stopped_wait_period_milliseconds,
+        startedWaitMs: d.server_typing_started_wait_period_milliseconds,
+      }
+    : legacyTyping;
+  const moderation = reg.realm_moderation_request_channel_id;
+  return {
+    version: reg.zulip_version,
+    featureLevel: reg.zulip_feature_level,
+    realmUrl: reg.realm_url,
+    maxMessageLength: reg.max_message_length ?? d.max_message_length,
+    maxTopicLength: reg.max_topic_length ?? d.max_topic_length,
+    longpollTimeoutSeconds:
+      reg.event_queue_longpoll_timeout_seconds ?? d.event_queue_longpoll_timeout_seconds,
+    typing: {
+      startedExpiryMs: reg.server_typing_started_expiry_period_milliseconds ?? typingDefault.startedExpiryMs,
+      stoppedWaitMs: reg.server_typing_stopped_wait_period_milliseconds ?? typingDefault.stoppedWaitMs,
+      startedWaitMs: reg.server_typing_started_wait_period_milliseconds ?? typingDefault.startedWaitMs,
+    },
+    reportTypes: reg.server_report_message_types ?? d.server_report_message_types,
+    emptyTopicName: reg.realm_empty_topic_display_name ?? d.realm_empty_topic_display_name,
+    moderationChannelId: moderation === undefined || moderation < 0 ? undefined : moderation,
+  };
+}

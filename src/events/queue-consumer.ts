@@ -1,0 +1,315 @@
+/**
+ * The long-poll loop of one bot's event queue: register, poll, acknowledge, and recover from
+ * everything the server and the network do. It never routes: it hands each batch of events to
+ * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
+ */
+import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
+import type { Logger } from "../api/logger.ts";
+import { type ParsedEvent, parseEvent } from "../wire/events.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
+import { backoffDelay, type Pause, realPause } from "./backoff.ts";
+
+/** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
+export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog";
+
+export type ConsumerState =
+  | "idle"
+  | "registering"
+  | "polling"
+  | "backing_off"
+  | "stopping"
+  | "stopped"
+  | "auth_failed";
+
+/** What the consumer needs from the server: a boundary the runtime adapts the client to. */
+export interface QueueApi {
+  register(signal: AbortSignal): Promise<RegisterResponse>;
+  poll(
+    queueId: string,
+    lastEventId: number,
+    opts: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<unknown[]>;
+  deleteQueue(queueId: string): Promise<void>;
+}
+
+export interface QueueConsumerOptions {
+  api: QueueApi;
+  log: Logger;
+  /** After each registration, before any of the new queue's events reach `onEvents`. */
+  onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void>;
+  /** Each batch of events except heartbeats, in queue order. */
+  onEvents(events: ParsedEvent[]): Promise<void>;
+  /** Resolves when the bot has room for more work; polled before every long-poll. */
+  waitForCapacity(signal: AbortSignal): Promise<void>;
+  /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */
+  longpollMarginMs?: number;
+  /** Backoff for 5xx and network errors: first delay and cap (defaults 500 ms, 30 s). */
+  backoff?: { initialMs?: number; maxMs?: number };
+  pause?: Pause;
+  random?: () => number;
+  now?: () => number;
+}
+
+const FALLBACK_LONGPOLL_SECONDS = 90;
+
+/**
+ * @example
+ * ```ts
+ * const consumer = new QueueConsumer({ api, log, onRegistered, onEvents, waitForCapacity });
+ * await consumer.start(); // resolves once the first queue is registered
+ * await consumer.stop();  // aborts the parked poll and deletes the queue
+ * ```
+ */
+export class QueueConsumer {
+  #opts: QueueConsumerOptions;
+  #abort = new AbortController();
+  #loop: Promise<void> | undefined;
+  #state: ConsumerState = "idle";
+  #queueId: string | null = null;
+  #lastEventId = -1;
+  #longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
+  #failures = 0;
+  #registrations = 0;
+  #lastHeartbeatAt: number | undefined;
+  #lastContactAt: number | undefined;
+  #fatal: unknown;
+
+  constructor(opts: QueueConsumerOptions) {
+    this.#opts = opts;
+  }
+
+  get state(): ConsumerState {
+    return this.#state;
+  }
+  get queueId(): string | null {
+    return this.#queueId;
+  }
+  get lastEventId(): number {
+    return this.#lastEventId;
+  }
+  /** How many times a queue was registered (the first included). */
+  get registrations(): number {
+    return this.#registrations;
+  }
+  get lastHeartbeatAt(): number | undefined {
+    return this.#lastHeartbeatAt;
+  }
+  /** When the server last answered a poll or a registration. */
+  get lastContactAt(): number | undefined {
+    return this.#lastContactAt;
+  }
+  /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
+  get longpollMs(): number {
+    return this.#longpollMs;
+  }
+  /** The error that stopped the consumer for good (an authentication failure), if any. */
+  get fatalError(): unknown {
+    return this.#fatal;
+  }
+
+  /** Register the first queue, then keep polling in the background. Rejects on a 401. */
+  async start(): Promise<void> {
+    if (this.#loop) throw new Error("QueueConsumer.start() was called twice");
+    const registered = await this.#register("start");
+    if (!registered) {
+      this.#loop = Promise.resolve();
+      if (this.#fatal) throw this.#fatal;
+      return;
+    }
+    this.#loop = this.#run();
+  }
+
+  /** Stop polling, wait for the loop to end, and delete the queue on the server. */
+  async stop(): Promise<void> {
+    if (this.#state === "stopped") return;
+    const wasFatal = this.#state === "auth_failed";
+    this.#setState("stopping");
+    this.#abort.abort(new Error("bot stopping"));
+    await this.#loop;
+    const queueId = this.#queueId;
+    this.#queueId = null;
+    if (queueId && !wasFatal) {
+      try {
+        await this.#opts.api.deleteQueue(queueId);
+        this.#opts.log.info({ queueId }, "event queue deleted");
+      } catch (err) {
+        this.#opts.log.warn({ queueId, err: describe(err) }, "could not delete the event queue");
+      }
+    }
+    this.#setState(wasFatal ? "auth_failed" : "stopped");
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted && this.#state !== "auth_failed") {
+      if (this.#queueId === null) {
+        const reason = this.#pendingReason ?? "queue_expired";
+        this.#pendingReason = undefined;
+        if (!(await this.#register(reason))) continue;
+      }
+      try {
+        await this.#opts.waitForCapacity(signal);
+        await this.#pollOnce(signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        await this.#onPollError(err, signal);
+      }
+    }
+  }
+
+  #pendingReason: RegisterReason | undefined;
+
+  async #pollOnce(signal: AbortSignal): Promise<void> {
+    const queueId = this.#queueId;
+    if (queueId === null) return;
+    this.#setState("polling");
+    const raw = await this.#opts.api.poll(queueId, this.#lastEventId, {
+      signal,
+      timeoutMs: this.#longpollMs,
+    });
+    this.#lastContactAt = this.#now();
+    this.#failures = 0;
+    const batch: ParsedEvent[] = [];
+    for (const item of raw) {
+      const parsed = parseEvent(item);
+      if (parsed.event.id > this.#lastEventId) this.#lastEventId = parsed.event.id;
+      if (parsed.event.type === "heartbeat") {
+        this.#lastHeartbeatAt = this.#lastContactAt;
+        continue;
+      }
+      if (!parsed.known && parsed.issue) {
+        this.#opts.log.warn({ eventType: parsed.event.type, issue: parsed.issue }, "event kept as generic");
+      }
+      batch.push(parsed);
+    }
+    if (batch.length > 0) await this.#opts.onEvents(batch);
+  }
+
+  async #onPollError(err: unknown, signal: AbortSignal): Promise<void> {
+    const log = this.#opts.log;
+    if (isAuthError(err)) return this.#failFatally(err);
+    if (isApiError(err) && err.code === "BAD_EVENT_QUEUE_ID") {
+      log.warn({ queueId: this.#queueId }, "event queue expired on the server; registering a new one");
+      return this.#dropQueue("queue_expired");
+    }
+    if (isApiError(err) && err.status === 400 && /pruned|was not in this queue/.test(err.msg)) {
+      log.warn(
+        { queueId: this.#queueId, msg: err.msg },
+        "server rejected the acknowledgement; re-registering",
+      );
+      return this.#dropQueue("ack_rejected");
+    }
+    if (isNetworkError(err) && err.timedOut) {
+      log.warn(
+        { queueId: this.#queueId, waitedMs: this.#longpollMs },
+        "no heartbeat within the long-poll timeout; re-registering",
+      );
+      const stale = this.#queueId;
+      this.#dropQueue("watchdog");
+      if (stale) this.#opts.api.deleteQueue(stale).catch(() => {});
+      return;
+    }
+    if (isRateLimitError(err)) {
+      log.warn({ waitMs: err.retryAfterMs }, "rate limited while polling; waiting as the server asks");
+      return this.#wait(err.retryAfterMs, signal);
+    }
+    return this.#backOff(err, signal);
+  }
+
+  #dropQueue(reason: RegisterReason): void {
+    this.#queueId = null;
+    this.#pendingReason = reason;
+  }
+
+  async #backOff(err: unknown, signal: AbortSignal): Promise<void> {
+    this.#failures++;
+    const { initialMs = 500, maxMs = 30_000 } = this.#opts.backoff ?? {};
+    const delay = backoffDelay(this.#failures, initialMs, maxMs, this.#opts.random ?? Math.random);
+    this.#opts.log.warn(
+      { attempt: this.#failures, delayMs: Math.round(delay), err: describe(err) },
+      "event queue request failed; backing off",
+    );
+    this.#setState("backing_off");
+    await this.#wait(delay, signal);
+  }
+
+  async #wait(ms: number, signal: AbortSignal): Promise<void> {
+    try {
+      await (this.#opts.pause ?? realPause)(ms, signal);
+    } catch {
+      // Aborted: the loop condition ends the run.
+    }
+  }
+
+  /** Register a queue, retrying transient failures; false when stopped or fatally failed. */
+  async #register(reason: RegisterReason): Promise<boolean> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      this.#setState("registering");
+      try {
+        const reg = await this.#opts.api.register(signal);
+        this.#lastContactAt = this.#now();
+        this.#failures = 0;
+        this.#registrations++;
+        this.#queueId = reg.queue_id;
+        this.#lastEventId = reg.last_event_id;
+        const serverSeconds = reg.event_queue_longpoll_timeout_seconds ?? FALLBACK_LONGPOLL_SECONDS;
+        this.#longpollMs = serverSeconds * 1000 + (this.#opts.longpollMarginMs ?? 10_000);
+        this.#opts.log.info(
+          {
+            queueId: reg.queue_id,
+            reason,
+            featureLevel: reg.zulip_feature_level,
+            lastEventId: reg.last_event_id,
+          },
+          "event queue registered",
+        );
+        try {
+          await this.#opts.onRegistered(reg, reason);
+        } catch (err) {
+          // Catch-up failed: drop this queue rather than leak it, and register afresh.
+          this.#queueId = null;
+          if (reg.queue_id) this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
+          throw err;
+        }
+        return true;
+      } catch (err) {
+        if (signal.aborted) return false;
+        if (isAuthError(err)) {
+          this.#failFatally(err);
+          return false;
+        }
+        if (isRateLimitError(err)) await this.#wait(err.retryAfterMs, signal);
+        else await this.#backOff(err, signal);
+      }
+    }
+    return false;
+  }
+
+  #failFatally(err: unknown): void {
+    this.#fatal = err;
+    this.#queueId = null;
+    this.#opts.log.error(
+      { err: describe(err) },
+      "authentication failed; this bot is stopped, the others go on",
+    );
+    this.#setState("auth_failed");
+  }
+
+  #setState(state: ConsumerState): void {
+    if (this.#state === state) return;
+    const from = this.#state;
+    this.#state = state;
+    const quiet = (from === "polling" && state === "registering") || state === "polling";
+    if (!quiet) this.#opts.log.debug({ from, to: state }, "queue consumer state");
+  }
+
+  #now(): number {
+    return (this.#opts.now ?? Date.now)();
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
