@@ -35,6 +35,8 @@ export class Faults {
   private resets = 0;
   private limits: Counted<{ retryAfter: number }>[] = [];
   private hangs = 0;
+  /** Called when a poll is hung (the server records it and signals a state change). */
+  onHang: () => void = () => {};
 
   failNext(n: number, spec: FailOptions): void {
     this.fails.push({ remaining: n, spec });

@@ -48,6 +48,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ),
   };
   const log: RequestLogEntry[] = [];
+  // A hung poll never gets a status; it is logged with status 0 so tests can see it arrived.
+  faults.onHang = () => {
+    log.push({ method: "GET", path: "/events", status: 0 });
+    core.changed();
+  };
   const server = createSandboxServer({
     core,
     routes: allRoutes(faults),

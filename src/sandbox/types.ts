@@ -102,11 +102,12 @@ export interface SandboxControl {
   delay(ms: number, options?: { paths?: PathFilter }): void;
   resetConnections(n?: number): void;
   rateLimitNext(n: number, retryAfterSeconds: number): void;
+  /** The next GET /events is accepted but never answered (logged with status 0). */
   hangNextPoll(): void;
   /** Cut parked polls and send `restart` events, as after a server restart. */
   restartQueues(): void;
   setRateLimit(enabled: boolean | { rules: RateRule[] }): void;
-  /** Every request so far: method, path below /api/v1, status (-1: connection reset). */
+  /** Every request so far: method, path below /api/v1, status (-1: connection reset, 0: hung poll). */
   readonly requests: RequestLogEntry[];
   /** Resolve when `predicate` returns a truthy value (checked on every state change). */
   waitFor<T>(predicate: () => T | undefined | null | false, options?: { timeoutMs?: number }): Promise<T>;

@@ -18,6 +18,7 @@ export interface RequestLogEntry {
   method: string;
   /** Path below `/api/v1`, e.g. "/messages/12". */
   path: string;
+  /** HTTP status; -1 for a reset connection, 0 for a poll hung on purpose. */
   status: number;
   /** The authenticated account, when there was one. */
   email?: string;

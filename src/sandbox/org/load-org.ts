@@ -64,6 +64,17 @@ export function parseOrgText(text: string, source: string): Org {
     );
   }
   const locate: Locate = (path) => {
+    // A field name: point at the key itself rather than its value.
+    const last = path[path.length - 1];
+    const parent = path.length > 0 ? doc.getIn(path.slice(0, -1), true) : doc.contents;
+    if (typeof last === "string" && isMap(parent)) {
+      const pair = parent.items.find((p) => (p.key as { value?: unknown } | null)?.value === last);
+      const start = (pair?.key as { range?: [number, number, number] } | null)?.range?.[0];
+      if (start !== undefined) {
+        const pos = lineCounter.linePos(start);
+        return `${source}:${pos.line}:${pos.col}: `;
+      }
+    }
     for (let cut = path.length; cut >= 0; cut--) {
       const node = doc.getIn(path.slice(0, cut), true) as { range?: [number, number, number] } | undefined;
       if (node && (isMap(node) || isSeq(node) || node.range)) {
@@ -83,7 +94,7 @@ function validate(input: unknown, source: string, locate: Locate): Org {
   if (!parsed.success) {
     throw new SandboxOrgError(
       source,
-      parsed.error.issues.map((i) => render(zodIssue(i), locate)),
+      parsed.error.issues.flatMap((i) => zodIssues(i).map((x) => render(x, locate))),
     );
   }
   const issues = crossCheck(parsed.data);
@@ -95,15 +106,20 @@ function validate(input: unknown, source: string, locate: Locate): Org {
   return parsed.data;
 }
 
-function zodIssue(issue: z.core.$ZodIssue): Issue {
+function zodIssues(issue: z.core.$ZodIssue): Issue[] {
   const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
   if (issue.code === "unrecognized_keys") {
-    return {
-      path,
-      message: `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}; remove or rename`,
-    };
+    return issue.keys.map((k) => ({
+      path: [...path, k],
+      message: "unknown field; remove it or check its spelling",
+    }));
   }
-  return { path, message: issue.message };
+  if (issue.code === "invalid_type" && issue.message.endsWith("received undefined")) {
+    return [
+      { path, message: `required field is missing (${issue.message.replace(/, received undefined$/, "")})` },
+    ];
+  }
+  return [{ path, message: issue.message }];
 }
 
 function render(issue: Issue, locate: Locate): string {

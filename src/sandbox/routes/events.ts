@@ -25,6 +25,10 @@ export function eventsRoutes(faults: Faults) {
 
 async function getEvents(ctx: AuthedContext, faults: Faults) {
   const { core, user, params } = ctx;
+  if (faults.takeHang()) {
+    faults.onHang();
+    return new Promise<never>(() => {});
+  }
   const queueIdParam = params.str("queue_id");
   const lastEventIdParam = params.int("last_event_id");
   const dontBlock = params.bool("dont_block") ?? false;
@@ -52,7 +56,6 @@ async function getEvents(ctx: AuthedContext, faults: Faults) {
   if (queue.events.length > 0 || dontBlock) {
     return { events: [...queue.events], ...(created ? { queue_id: queue.id } : {}) };
   }
-  if (faults.takeHang()) return new Promise<never>(() => {});
   return park(core, ctx, queue);
 }
 
