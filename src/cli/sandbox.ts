@@ -1,0 +1,148 @@
+/**
+ * `bothost sandbox`: run the in-memory chat server for local development. It prints each fake
+ * account's email and API key (handing out the sandbox's own credentials is the point), can write
+ * a zuliprc per account, and keeps state across restarts with `--data`.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { ExitCode } from "../config/exit-codes.ts";
+import { isBothostError } from "../errors/bothost-error.ts";
+import { startSandbox } from "../sandbox/start-sandbox.ts";
+import type { Sandbox, SandboxUser } from "../sandbox/types.ts";
+
+const HELP = `Usage: bothost sandbox [options]
+
+Run an in-memory chat server that speaks the real HTTP API, for trying bots locally.
+
+Options:
+  --port N            Port to listen on (default 9991; 0 picks a free one)
+  --host HOST         Interface to bind (default 127.0.0.1)
+  --org FILE          Org file (YAML): realm, users, bots, channels… (default: a small demo org)
+  --zuliprc-dir DIR   Write <email>.zuliprc for every account into DIR
+  --data FILE         Keep the sandbox state in FILE across restarts (JSON)
+  --heartbeat N       Heartbeat period of parked event polls, in seconds (default 45-55)
+  --help              Show this text
+
+Stops on Ctrl+C (SIGINT) or SIGTERM.
+`;
+
+export interface SandboxCommandIo {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** Stop the sandbox when aborted (tests); SIGINT and SIGTERM always stop it. */
+  signal?: AbortSignal;
+  /** Called once the sandbox listens (tests). */
+  onStarted?: (sandbox: Sandbox) => void;
+}
+
+const ROLE_NAMES: Record<number, string> = {
+  100: "owner",
+  200: "admin",
+  300: "moderator",
+  400: "member",
+  600: "guest",
+};
+
+/**
+ * Run `bothost sandbox` with its arguments; resolves with the exit code once stopped.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runSandboxCommand(["--port", "9991", "--org", "org.yaml"]);
+ * ```
+ */
+export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {}): Promise<number> {
+  const out = io.stdout ?? process.stdout;
+  const err = io.stderr ?? process.stderr;
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        org: { type: "string" },
+        "zuliprc-dir": { type: "string" },
+        data: { type: "string" },
+        heartbeat: { type: "string" },
+        help: { type: "boolean" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (e) {
+    err.write(`bothost sandbox: ${(e as Error).message}. Run "bothost sandbox --help" for the options.\n`);
+    return ExitCode.ConfigInvalid;
+  }
+  if (values.help) {
+    out.write(HELP);
+    return ExitCode.Ok;
+  }
+  const port = values.port === undefined ? 9991 : Number(values.port);
+  const heartbeat = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    err.write(`bothost sandbox: --port must be a whole number from 0 to 65535, got "${values.port}".\n`);
+    return ExitCode.ConfigInvalid;
+  }
+  if (heartbeat !== undefined && !(heartbeat > 0)) {
+    err.write(
+      `bothost sandbox: --heartbeat must be a positive number of seconds, got "${values.heartbeat}".\n`,
+    );
+    return ExitCode.ConfigInvalid;
+  }
+  let sandbox: Sandbox;
+  try {
+    sandbox = await startSandbox({
+      port,
+      host: values.host as string | undefined,
+      org: values.org as string | undefined,
+      dataFile: values.data as string | undefined,
+      heartbeatSeconds: heartbeat,
+    });
+  } catch (e) {
+    err.write(`bothost sandbox: ${isBothostError(e) ? e.message : String(e)}\n`);
+    return isBothostError(e) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
+  }
+  const users = sandbox.control.users().filter((u) => u.is_active);
+  out.write(describe(sandbox.url, users));
+  const dir = values["zuliprc-dir"] as string | undefined;
+  if (dir !== undefined) {
+    writeZuliprcs(dir, sandbox.url, users);
+    out.write(`zuliprc files: ${path.resolve(dir)}/<email>.zuliprc\n`);
+  }
+  out.write("Press Ctrl+C to stop.\n");
+  io.onStarted?.(sandbox);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      io.signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    if (io.signal?.aborted) stop();
+    io.signal?.addEventListener("abort", stop, { once: true });
+  });
+  await sandbox.stop();
+  out.write("Sandbox stopped.\n");
+  return ExitCode.Ok;
+}
+
+function describe(url: string, users: SandboxUser[]): string {
+  const width = Math.max(...users.map((u) => u.email.length));
+  const rows = users.map((u) => {
+    const kind = u.is_bot ? "bot" : (ROLE_NAMES[u.role] ?? String(u.role));
+    return `  ${u.email.padEnd(width)}  ${u.api_key}  ${kind.padEnd(9)}  ${u.full_name}`;
+  });
+  return `Sandbox listening on ${url} (API under ${url}/api/v1)\nAccounts (sandbox-only credentials):\n${rows.join("\n")}\n`;
+}
+
+function writeZuliprcs(dir: string, url: string, users: SandboxUser[]): void {
+  mkdirSync(dir, { recursive: true });
+  for (const u of users) {
+    const text = `[api]\nemail=${u.email}\nkey=${u.api_key}\nsite=${url}\n`;
+    writeFileSync(path.join(dir, `${u.email}.zuliprc`), text, { mode: 0o600 });
+  }
+}
