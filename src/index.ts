@@ -88,3 +88,34 @@ export type { GetUserParams, UsersApi } from "./api/resources/users.ts";
 export type { RetryOptions } from "./api/retry.ts";
 export type { HttpMethod, RequestFn, RequestOptions } from "./api/transport.ts";
 export { readZuliprc, type Zuliprc } from "./api/zuliprc.ts";
+
+// ── Writing bots ─────────────────────────────────────────────────────────────────────────────
+
+export type {
+  BotApi,
+  CronOptions,
+  RecurringAnnouncement,
+  WebhookOptions,
+  WebhookVerify,
+} from "./bot/bot-api.ts";
+export { type BotDefinition, defineBot, type EventType, type SettingsOf } from "./bot/define-bot.ts";
+export type { GapEvent } from "./daemon/bot-runtime.ts";
+export type { BaseContext, BotContext, JobContext, WebhookContext } from "./daemon/context.ts";
+export type { ServerInfo } from "./daemon/server-info.ts";
+export type { ContextFor, ErrorHandler, EventName, Middleware, NextFunction } from "./router/composer.ts";
+export type { Filter, FilterPredicate } from "./router/filters.ts";
+export type { KV } from "./state/kv.ts";
+
+// ── Errors raised while loading and running bots ─────────────────────────────────────────────
+
+export { isModuleError, ModuleError } from "./bot/module-error.ts";
+export { ConfigError, isConfigError } from "./config/config-error.ts";
+export { BotSetupError } from "./daemon/bot-handle.ts";
+export { BothostError, isBothostError } from "./errors/bothost-error.ts";
+export { isRouterError, RouterError } from "./router/router-error.ts";
+export { isStateError, StateError } from "./state/state-error.ts";
+
+// ── Embedding the daemon ─────────────────────────────────────────────────────────────────────
+
+export { loadConfig } from "./config/load-config.ts";
+export type { BotConfig, Config } from "./config/schema.ts";

@@ -1,22 +1,60 @@
 /**
- * What a bot's `setup(bot, settings)` receives: its router (`on`, `use`, `catch`), and its
- * name, logger, client and state for work outside handlers.
+ * What a bot's `setup(bot, settings)` receives: its router (`on`, `use`, `catch`), its timers
+ * (`recurring`, `cron`), its inbound webhooks (`webhook`), and its name, logger, client and state
+ * for work outside handlers.
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import type { BotContext } from "../daemon/context.ts";
+import type { BotContext, JobContext, WebhookContext } from "../daemon/context.ts";
 import type { ContextFor, ErrorHandler, EventName, Middleware } from "../router/composer.ts";
 import type { Filter, FilterPredicate } from "../router/filters.ts";
 import type { KV } from "../state/kv.ts";
+
+/** A recurring announcement, kept booked on the server as a scheduled message. */
+export interface RecurringAnnouncement {
+  /** Five-field cron expression (six with seconds), e.g. `"0 9 * * MON"`. */
+  cron: string;
+  /** IANA time zone the cron is read in, e.g. `"Europe/Berlin"`. */
+  timezone: string;
+  /** A channel (name or id), or a list of users (ids or emails) for a direct message. */
+  to: string | number | readonly (string | number)[];
+  /** Required for channels. */
+  topic?: string;
+  /** The message, Markdown. */
+  content: string;
+}
+
+export interface CronOptions {
+  /** IANA time zone; default UTC. */
+  timezone?: string;
+  /** After downtime: `"skip"` missed runs (default) or `"run-once"` to catch up once. */
+  missed?: "skip" | "run-once";
+}
+
+/** How an inbound webhook request is authenticated (see the README's webhook section). */
+export type WebhookVerify =
+  | { type: "github"; secret: string }
+  | { type: "hmac"; secret: string; header?: string; timestampHeader?: string; toleranceSeconds?: number }
+  | { type: "bearer"; token: string }
+  | { type: "secret"; secret: string; header?: string }
+  | { type: "none" };
+
+export interface WebhookOptions {
+  verify: WebhookVerify;
+  /** Where to read an idempotency key to drop repeats, e.g. a header name like `x-github-delivery`. */
+  idempotencyHeader?: string;
+  /** Largest body accepted, in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+}
 
 /**
  * @example
  * ```ts
  * setup(bot) {
  *   bot.on("message", { direct: true }, (ctx) => ctx.reply("pong"));
- *   bot.on("reaction", { op: "add" }, (ctx) => ctx.log.info({ emoji: ctx.event.emoji_name }, "reacted"));
- *   bot.use(async (ctx, next) => { await next(); });
- *   bot.catch((err, ctx) => ctx.log.error({ err }, "handler failed"));
+ *   bot.recurring("standup", { cron: "0 9 * * 1-5", timezone: "Europe/Berlin", to: "team", topic: "standup", content: "Standup time!" });
+ *   bot.cron("*\/15 * * * *", {}, (ctx) => ctx.log.info("tick"));
+ *   bot.webhook("deploys", { verify: { type: "bearer", token: "…" } }, (ctx) => ctx.send({ type: "channel", to: "ops", topic: "deploys", content: "shipped" }));
  * }
  * ```
  */
@@ -40,4 +78,10 @@ export interface BotApi<S = unknown> {
   use(...middleware: Middleware<BotContext<S>>[]): this;
   /** Handle errors thrown by this bot's handlers (otherwise they are logged with their context). */
   catch(handler: ErrorHandler<BotContext<S>>): this;
+  /** Keep the next occurrence of an announcement booked on the server (delivered even while we are down). */
+  recurring(id: string, announcement: RecurringAnnouncement): this;
+  /** Run `handler` on a cron schedule, in this process (for work computed at fire time). */
+  cron(expression: string, options: CronOptions, handler: (ctx: JobContext<S>) => unknown): this;
+  /** Serve an inbound webhook at `/webhooks/<bot>/<name>` (needs `http.listen` in the config). */
+  webhook(name: string, options: WebhookOptions, handler: (ctx: WebhookContext<S>) => unknown): this;
 }

@@ -17,7 +17,10 @@ export type SettingsOf<S> = S extends z.ZodType ? z.output<S> : undefined;
  * @typeParam S - the zod schema of `settings:` in the config (none: the bot takes no settings)
  * @typeParam B - what `setup` receives (the runtime's {@link BotApi})
  */
-export interface BotDefinition<S extends z.ZodType | undefined = z.ZodType | undefined, B = BotApi> {
+export interface BotDefinition<
+  S extends z.ZodType | undefined = z.ZodType | undefined,
+  B = BotApi<SettingsOf<S>>,
+> {
   /** Event types to subscribe to, unless the config's `events:` says otherwise. */
   readonly events?: readonly EventType[];
   /** A zod schema for the bot's `settings:` block; problems are reported at their config line. */
@@ -44,7 +47,7 @@ export interface BotDefinition<S extends z.ZodType | undefined = z.ZodType | und
  * });
  * ```
  */
-export function defineBot<S extends z.ZodType | undefined = undefined, B = BotApi>(
+export function defineBot<S extends z.ZodType | undefined = undefined, B = BotApi<SettingsOf<S>>>(
   definition: BotDefinition<S, B>,
 ): BotDefinition<S, B> {
   return definition;

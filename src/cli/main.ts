@@ -15,7 +15,16 @@ interface Command {
   run(argv: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = {};
+const commands: Record<string, Command> = {
+  run: {
+    summary: "Run every bot in the config until SIGINT/SIGTERM",
+    run: async (argv) => (await import("./run.ts")).runCommand(argv),
+  },
+  sandbox: {
+    summary: "Run the in-memory chat server (prints each account's email and API key)",
+    run: async (argv) => (await import("./sandbox.ts")).runSandboxCommand(argv),
+  },
+};
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length), 8);

@@ -120,7 +120,8 @@ function assemble(file: ConfigFile, credentials: Map<string, Credentials>, dir: 
       ...bot,
       server: own,
       email: found.email!,
-      api_key: found.apiKey!,
+      // "" only on the embedded sandbox, where the daemon takes the key from the sandbox.
+      api_key: found.apiKey ?? "",
       ...(bot.api_key_file === undefined ? {} : { api_key_file: abs(bot.api_key_file) }),
       ...(bot.zuliprc === undefined ? {} : { zuliprc: abs(bot.zuliprc) }),
     };

@@ -42,7 +42,13 @@ export async function resolveCredentials(
     // When a zuliprc was named but could not be read, what it would have supplied is unknown.
     let zuliprcUnread = false;
     const given = KEY_SOURCES.filter((key) => bot[key] !== undefined);
-    if (given.length === 0 && !KEY_SOURCES.some((key) => hasTypoOf(bot, key))) {
+    // On the embedded sandbox the daemon takes each bot's key from the sandbox, by email.
+    const onSandbox =
+      (isMapping(bot.server) ? bot.server.url : isMapping(raw.server) ? raw.server.url : undefined) ===
+      "sandbox";
+    if (given.length === 0 && onSandbox) {
+      // Nothing to resolve.
+    } else if (given.length === 0 && !KEY_SOURCES.some((key) => hasTypoOf(bot, key))) {
       const variable = `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
       problems.push(
         source.problem(

@@ -4,16 +4,31 @@
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import type { BotApi } from "../bot/bot-api.ts";
+import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "../bot/bot-api.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import { Composer } from "../router/composer.ts";
 import type { KV } from "../state/kv.ts";
-import type { BotContext } from "./context.ts";
+import type { BotContext, JobContext, WebhookContext } from "./context.ts";
+
+/** A bot's `setup` called `bot.*` wrongly; the message names the call and what to fix. */
+export class BotSetupError extends BothostError<"BOT_SETUP_INVALID"> {
+  override readonly name = "BotSetupError";
+  constructor(message: string) {
+    super("BOT_SETUP_INVALID", message);
+  }
+}
 
 export interface BotHandle<S> {
   api: BotApi<S>;
   composer: Composer<BotContext<S>>;
   /** Event types passed to `on()`; contains "*" if any route takes every type. */
   handledTypes: Set<string>;
+  /** `bot.recurring()` declarations by id. */
+  recurring: Map<string, RecurringAnnouncement>;
+  /** `bot.cron()` declarations, in order. */
+  cronJobs: { expression: string; options: CronOptions; handler: (ctx: JobContext<S>) => unknown }[];
+  /** `bot.webhook()` declarations by name. */
+  webhooks: Map<string, { options: WebhookOptions; handler: (ctx: WebhookContext<S>) => unknown }>;
 }
 
 export function createBotHandle<S>(deps: {
@@ -24,6 +39,9 @@ export function createBotHandle<S>(deps: {
 }): BotHandle<S> {
   const composer = new Composer<BotContext<S>>();
   const handledTypes = new Set<string>();
+  const recurring = new Map<string, RecurringAnnouncement>();
+  const cronJobs: BotHandle<S>["cronJobs"] = [];
+  const webhooks: BotHandle<S>["webhooks"] = new Map();
   const api: BotApi<S> = {
     name: deps.name,
     log: deps.log,
@@ -45,6 +63,36 @@ export function createBotHandle<S>(deps: {
       composer.catch(handler);
       return api;
     },
+    recurring(id, announcement) {
+      if (typeof id !== "string" || !/^[A-Za-z0-9][\w.-]{0,63}$/.test(id)) {
+        throw new BotSetupError(
+          `bot.recurring(${JSON.stringify(id)}): the id must be 1-64 letters, digits, ".", "_" or "-".`,
+        );
+      }
+      if (recurring.has(id))
+        throw new BotSetupError(`bot.recurring("${id}"): an announcement with this id exists already.`);
+      recurring.set(id, announcement);
+      return api;
+    },
+    cron(expression, options, handler) {
+      if (typeof handler !== "function")
+        throw new BotSetupError(`bot.cron("${expression}"): the handler must be a function.`);
+      cronJobs.push({ expression, options: options ?? {}, handler });
+      return api;
+    },
+    webhook(name, options, handler) {
+      if (typeof name !== "string" || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
+        throw new BotSetupError(
+          `bot.webhook(${JSON.stringify(name)}): the name must be 1-64 lowercase letters, digits, "_" or "-".`,
+        );
+      }
+      if (webhooks.has(name))
+        throw new BotSetupError(`bot.webhook("${name}"): a webhook with this name exists already.`);
+      if (typeof handler !== "function")
+        throw new BotSetupError(`bot.webhook("${name}"): the handler must be a function.`);
+      webhooks.set(name, { options, handler });
+      return api;
+    },
   } as BotApi<S>;
-  return { api, composer, handledTypes };
+  return { api, composer, handledTypes, recurring, cronJobs, webhooks };
 }

@@ -8,7 +8,6 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { DeliveryLedger } from "../events/delivery-ledger.ts";
 import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
 import { collectMissed } from "../events/replay.ts";
-import type { Composer } from "../router/composer.ts";
 import { ConversationKeys } from "../router/conversation-key.ts";
 import { ConversationQueue } from "../router/conversation-queue.ts";
 import { isOwnMessage } from "../router/is-own-message.ts";
@@ -17,8 +16,11 @@ import type { StateStore } from "../state/state-store.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import { createBotHandle } from "./bot-handle.ts";
-import { type BotContext, createContext } from "./context.ts";
+import { type BotHandle, createBotHandle } from "./bot-handle.ts";
+import { type ContextDeps, createContext } from "./context.ts";
+
+type ReplyFn = (content: string) => Promise<{ id: number }>;
+
 import { registerParams } from "./register-params.ts";
 import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
 
@@ -67,7 +69,7 @@ export class BotRuntime {
   readonly #queue: ConversationQueue;
   readonly #keys = new ConversationKeys();
   readonly #channels = new Map<number, string>();
-  #composer: Composer<BotContext<unknown>> | undefined;
+  #handle: BotHandle<unknown> | undefined;
   #eventTypes: string[] | null = null;
   #ledger: DeliveryLedger | undefined;
   #consumer: QueueConsumer | undefined;
@@ -101,14 +103,14 @@ export class BotRuntime {
       handle.api,
       this.#o.settings,
     );
-    this.#composer = handle.composer;
+    this.#handle = handle;
     const types = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
     this.#eventTypes = types.includes("*") ? null : [...new Set(types)].filter((t) => t !== "gap");
   }
 
   /** Register the queue (replaying what was missed since the last run) and start polling. */
   async start(): Promise<void> {
-    if (!this.#composer) await this.setup();
+    if (!this.#handle) await this.setup();
     this.#ledger = await DeliveryLedger.open(this.#o.store.namespace(this.name).namespace("runtime"));
     const client = this.#o.client;
     this.#consumer = new QueueConsumer({
@@ -223,7 +225,8 @@ export class BotRuntime {
       );
       skipped = result.skipped;
       for (const message of result.messages) {
-        if (this.#accept({ id: -1, type: "message", message, flags: message.flags ?? [] }, true)) replayed++;
+        const event = { id: -1, type: "message" as const, message, flags: message.flags ?? [] };
+        if (this.#accept(event, true) !== false) replayed++;
       }
     }
     this.stats.replayed += replayed;
@@ -264,11 +267,45 @@ export class BotRuntime {
     }
     this.#lastContactBeforeGap = this.#consumer?.lastContactAt;
   }
+  /**
+   * Hand an event from another transport (an outgoing-webhook POST) to the bot: the same dedup,
+   * ordering and handlers as the queue. `reply` replaces `ctx.reply` (to answer in the HTTP
+   * response). Resolves true when the handlers finished; false for a duplicate or own message.
+   */
+  deliver(event: ServerEvent, options: { reply?: ReplyFn } = {}): Promise<boolean> {
+    const done = this.#accept(event, false, undefined, options.reply);
+    return done === false ? Promise.resolve(false) : done.then(() => true);
+  }
 
-  /** The one entry point of events into the bot. Returns false when the event was dropped. */
-  #accept(event: ServerEvent, replayed: boolean, issue?: string): boolean {
+  /** What `bot.recurring`, `bot.cron` and `bot.webhook` declared in `setup`. */
+  get declarations(): Pick<BotHandle<unknown>, "recurring" | "cronJobs" | "webhooks"> {
+    const h = this.#handle;
+    if (!h) throw new Error(`bot ${this.name}: setup() has not run`);
+    return { recurring: h.recurring, cronJobs: h.cronJobs, webhooks: h.webhooks };
+  }
+
+  /** What a context of this bot is built from (complete once the bot has registered). */
+  contextDeps(): ContextDeps<unknown> {
+    return {
+      bot: {
+        name: this.name,
+        userId: this.#self?.userId ?? -1,
+        email: this.#self?.email ?? this.#o.client.email,
+      },
+      api: this.#o.client,
+      state: this.#kv,
+      log: this.#o.log,
+      settings: this.#o.settings,
+      server: this.#server!,
+      channelName: (id) => this.#channels.get(id),
+    };
+  }
+
+  /** The one entry point of events into the bot. Resolves when handled; false when dropped. */
+  #accept(event: ServerEvent, replayed: boolean, issue?: string, reply?: ReplyFn): Promise<void> | false {
     const ledger = this.#ledger!;
     this.stats.received++;
+    let messageId: number | undefined;
     if (event.type === "message") {
       const message = (event as { message: Message }).message;
       if (
@@ -287,55 +324,40 @@ export class BotRuntime {
         void this.#finishMessage(message.id);
         return false;
       }
-      this.#queue.add(this.#keys.keyOf(event), (signal) =>
-        this.#handle(event, signal, replayed, message.id, issue),
-      );
-      return true;
+      messageId = message.id;
     }
-    this.#queue.add(this.#keys.keyOf(event), (signal) =>
-      this.#handle(event, signal, replayed, undefined, issue),
-    );
-    return true;
+    const key = this.#keys.keyOf(event);
+    return this.#queue.add(key, (signal) => this.#run(event, signal, { replayed, messageId, issue, reply }));
   }
 
   #dispatchNow(event: ServerEvent): void {
-    this.#queue.add("bot", (signal) => this.#handle(event, signal, false, undefined, undefined));
+    this.#queue.add("bot", (signal) => this.#run(event, signal, { replayed: false }));
   }
 
-  async #handle(
+  async #run(
     event: ServerEvent,
     signal: AbortSignal,
-    replayed: boolean,
-    messageId?: number,
-    issue?: string,
+    o: {
+      replayed: boolean;
+      messageId?: number | undefined;
+      issue?: string | undefined;
+      reply?: ReplyFn | undefined;
+    },
   ) {
     const both = AbortSignal.any([signal, this.#stopping.signal]);
-    const ctx = createContext(
-      {
-        bot: {
-          name: this.name,
-          userId: this.#self?.userId ?? -1,
-          email: this.#self?.email ?? this.#o.client.email,
-        },
-        api: this.#o.client,
-        state: this.#kv,
-        log: this.#o.log,
-        settings: this.#o.settings,
-        server: this.#server!,
-        channelName: (id) => this.#channels.get(id),
-      },
-      event,
-      both,
-      { replayed, ...(issue ? { eventIssue: issue } : {}) },
-    );
+    const ctx = createContext(this.contextDeps(), event, both, {
+      replayed: o.replayed,
+      ...(o.issue ? { eventIssue: o.issue } : {}),
+    });
+    if (o.reply) ctx.reply = o.reply;
     try {
-      await this.#composer!.dispatch(ctx);
+      await this.#handle!.composer.dispatch(ctx);
       this.stats.handled++;
     } catch (err) {
       this.stats.failed++;
       ctx.log.error({ err }, "handler failed");
     } finally {
-      if (messageId !== undefined) await this.#finishMessage(messageId);
+      if (o.messageId !== undefined) await this.#finishMessage(o.messageId);
     }
   }
 

@@ -21,15 +21,15 @@ import type { ServerInfo } from "./server-info.ts";
  * });
  * ```
  */
-export interface BotContext<S = unknown> extends RoutableContext {
-  event: ServerEvent;
-  /** The bot handling the event: its name in the config, its user id and email. */
+/** What every context has, whether it handles an event, a cron job or an inbound webhook. */
+export interface BaseContext<S = unknown> {
+  /** The bot: its name in the config, its user id and email. */
   bot: { name: string; userId: number; email: string };
   /** The typed client, authenticated as this bot. */
   api: Client;
   /** The bot's own key-value store (persistent, namespaced per bot). */
   state: KV;
-  /** A pino child logger bound to the bot and the event. */
+  /** A pino child logger bound to the bot (and the event, job or request). */
   log: Logger;
   /** The bot's settings, validated by its schema. */
   settings: S;
@@ -37,12 +37,37 @@ export interface BotContext<S = unknown> extends RoutableContext {
   server: ServerInfo;
   /** Aborted when the handler times out or the bot stops. */
   signal: AbortSignal;
+  /** Send any message as this bot. */
+  send(params: SendMessageParams): Promise<{ id: number }>;
+}
+
+export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
+  event: ServerEvent;
+  bot: { name: string; userId: number; email: string };
+  log: Logger;
+  signal: AbortSignal;
   /** True for messages fetched after a new queue (missed while no queue listened). */
   replayed: boolean;
   /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
   reply(content: string): Promise<{ id: number }>;
-  /** Send any message as this bot. */
-  send(params: SendMessageParams): Promise<{ id: number }>;
+}
+
+/** The context of a `bot.cron()` job. */
+export interface JobContext<S = unknown> extends BaseContext<S> {
+  job: { expression: string; scheduledFor: Date; firedAt: Date };
+}
+
+/** The context of a `bot.webhook()` request. */
+export interface WebhookContext<S = unknown> extends BaseContext<S> {
+  request: {
+    /** Parsed body: JSON, or an object of form fields. */
+    body: unknown;
+    rawBody: Buffer;
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+    query: Readonly<Record<string, string>>;
+    /** The idempotency key, when the webhook declares where to find it. */
+    idempotencyKey: string | undefined;
+  };
 }
 
 export interface ContextDeps<S> {
@@ -55,30 +80,45 @@ export interface ContextDeps<S> {
   channelName(streamId: number): string | undefined;
 }
 
+/** The parts every kind of context shares, with the log bound to `bindings`. */
+export function createBaseContext<S>(
+  deps: ContextDeps<S>,
+  signal: AbortSignal,
+  bindings: Record<string, unknown>,
+): BaseContext<S> {
+  return {
+    bot: deps.bot,
+    api: deps.api,
+    state: deps.state,
+    log: deps.log.child(bindings),
+    settings: deps.settings,
+    server: deps.server,
+    signal,
+    send: async (params) => {
+      const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
+      return { id };
+    },
+  };
+}
+
 export function createContext<S>(
   deps: ContextDeps<S>,
   event: ServerEvent,
   signal: AbortSignal,
   extra: { replayed: boolean; eventIssue?: string },
 ): BotContext<S> {
-  const send = async (params: SendMessageParams) => {
-    const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
-    return { id };
-  };
   const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
+  const base = createBaseContext(deps, signal, {
+    eventId: event.id,
+    eventType: event.type,
+    ...(messageId ? { messageId } : {}),
+  });
   return {
+    ...base,
     event,
-    bot: deps.bot,
-    api: deps.api,
-    state: deps.state,
-    log: deps.log.child({ eventId: event.id, eventType: event.type, ...(messageId ? { messageId } : {}) }),
-    settings: deps.settings,
-    server: deps.server,
-    signal,
     replayed: extra.replayed,
     channelName: deps.channelName,
     ...(extra.eventIssue ? { eventIssue: extra.eventIssue } : {}),
-    reply: (content) => send({ ...replyTarget(event, deps.bot.userId), content }),
-    send,
+    reply: (content) => base.send({ ...replyTarget(event, deps.bot.userId), content }),
   };
 }

@@ -23,8 +23,8 @@ export interface DaemonOptions {
   bots: DaemonBot[];
   store: StateBackend;
   log: Logger;
-  /** Server URL to use where the config says "sandbox" (the embedded sandbox's URL). */
-  sandboxUrl?: string;
+  /** The embedded sandbox, where the config says `url: sandbox`: its URL and the keys of its accounts. */
+  sandbox?: { url: string; apiKeyOf(email: string): string };
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
 }
@@ -95,9 +95,11 @@ export class Daemon {
     const c = this.#o.config.bots[bot.name];
     if (!c) throw new Error(`no config for bot ${bot.name}`);
     const log = this.#o.log.child({ bot: bot.name });
-    const url = c.server.url === "sandbox" ? this.#o.sandboxUrl : c.server.url;
+    const onSandbox = c.server.url === "sandbox";
+    const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
-    const client = createClient({ url, email: c.email, apiKey: c.api_key, logger: log });
+    const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.apiKeyOf(c.email) : c.api_key;
+    const client = createClient({ url, email: c.email, apiKey, logger: log });
     return new BotRuntime({
       name: bot.name,
       definition: bot.definition,

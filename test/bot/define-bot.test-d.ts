@@ -10,7 +10,7 @@ import { type BotDefinition, defineBot } from "../../src/bot/define-bot.ts";
 defineBot({
   settings: z.object({ greeting: z.string().default("hi"), limit: z.number().optional() }),
   setup(bot, settings) {
-    expectTypeOf(bot).toEqualTypeOf<BotApi>();
+    expectTypeOf(bot).toEqualTypeOf<BotApi<{ greeting: string; limit?: number | undefined }>>();
     expectTypeOf(settings).toEqualTypeOf<{ greeting: string; limit?: number | undefined }>();
   },
 });
