@@ -40,6 +40,7 @@ export interface ControlDeps {
   rateLimit: { enabled: boolean; limiter: RateLimiter };
   log: RequestLogEntry[];
   runGc(): void;
+  settleWebhooks(): Promise<void>;
 }
 
 function publicUser(u: UserRecord): SandboxUser {
@@ -161,6 +162,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
       deps.rateLimit.limiter.rules = typeof enabled === "object" ? enabled.rules : DEFAULT_RATE_RULES;
     },
     requests: deps.log,
+    settleWebhooks: () => deps.settleWebhooks(),
     waitFor(predicate, options = {}) {
       const timeoutMs = options.timeoutMs ?? 5000;
       return new Promise((resolve, reject) => {

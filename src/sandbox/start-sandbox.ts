@@ -10,6 +10,7 @@ import { Faults } from "./faults.ts";
 import { createSandboxServer, type RequestLogEntry } from "./http/server.ts";
 import { buildState } from "./org/build-state.ts";
 import { loadOrg } from "./org/load-org.ts";
+import { OutgoingWebhooks } from "./outgoing-webhooks.ts";
 import { DebouncedSaver, loadData } from "./persistence.ts";
 import { DEFAULT_RATE_RULES, RateLimiter } from "./rate-limiter.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -40,6 +41,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     queueTimeoutSeconds: options.queueTimeoutSeconds ?? 600,
     gcIntervalSeconds: options.gcIntervalSeconds ?? 60,
   });
+  const webhooks = new OutgoingWebhooks(core);
   const faults = new Faults();
   const rateLimit = {
     enabled: options.rateLimit !== undefined && options.rateLimit !== false,
@@ -78,7 +80,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   core.url = `http://${host}:${address.port}`;
-  const control = createControl({ core, faults, rateLimit, log, runGc });
+  const control = createControl({
+    core,
+    faults,
+    rateLimit,
+    log,
+    runGc,
+    settleWebhooks: () => webhooks.settle(),
+  });
   let stopped: Promise<void> | undefined;
   return {
     url: core.url,
@@ -87,6 +96,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       stopped ??= new Promise<void>((resolve) => {
         clearInterval(gcTimer);
         clearInterval(schedulerTimer);
+        webhooks.stop();
         core.queues.close();
         saver?.flush();
         server.close(() => resolve());

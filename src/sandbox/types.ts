@@ -109,6 +109,8 @@ export interface SandboxControl {
   setRateLimit(enabled: boolean | { rules: RateRule[] }): void;
   /** Every request so far: method, path below /api/v1, status (-1: connection reset, 0: hung poll). */
   readonly requests: RequestLogEntry[];
+  /** Resolve once every outgoing-webhook delivery in flight has finished (and its reply is posted). */
+  settleWebhooks(): Promise<void>;
   /** Resolve when `predicate` returns a truthy value (checked on every state change). */
   waitFor<T>(predicate: () => T | undefined | null | false, options?: { timeoutMs?: number }): Promise<T>;
 }
