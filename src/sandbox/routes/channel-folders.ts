@@ -12,9 +12,9 @@ const MAX_DESCRIPTION = 1024;
 export const channelFolderRoutes = [
   route("/channel_folders/create", {
     POST: endpoint(({ core, user, params }) => {
+      requireAdmin(user);
       const name = params.requiredStr("name").trim();
       const description = params.requiredStr("description").trim();
-      requireAdmin(user);
       if (name === "") throw badRequest("Channel folder name can't be empty.");
       if ([...name].length > MAX_NAME) throw badRequest(`name is too long (limit: ${MAX_NAME} characters)`);
       if ([...description].length > MAX_DESCRIPTION) {

@@ -3,7 +3,7 @@
  * and PATCH /realm/user_settings_defaults (administrators; enumerated values validated).
  */
 import type { SandboxCore } from "../core.ts";
-import { badRequest, mustBe } from "../http/api-error.ts";
+import { badRequest, missingArgument, mustBe } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import { nextId, type UserRecord } from "../state/data.ts";
@@ -21,10 +21,10 @@ function everyone(core: SandboxCore): number[] {
 
 function addPlayground(ctx: AuthedContext) {
   const { core, user, params } = ctx;
+  requireAdmin(user);
   const name = params.requiredStr("name").trim();
   const language = params.requiredStr("pygments_language").trim();
   const template = params.requiredStr("url_template").trim();
-  requireAdmin(user);
   if (name === "") throw badRequest("name cannot be blank");
   if (language === "" || !/^[\w+#. -]+$/.test(language))
     throw badRequest("Invalid characters in pygments language");
@@ -49,12 +49,12 @@ function addPlayground(ctx: AuthedContext) {
 
 function addDomain(ctx: AuthedContext) {
   const { core, user, params } = ctx;
-  const domain = params.requiredStr("domain").trim().toLowerCase();
-  const allowSubdomains = params.bool("allow_subdomains");
-  if (allowSubdomains === undefined) throw badRequest("Missing 'allow_subdomains' argument");
   if (core.data.realm.feature_level >= OWNERS_ONLY_DOMAINS_FL) {
     if (user.role !== 100) throw mustBe("owner");
   } else requireAdmin(user);
+  const domain = params.requiredStr("domain").trim().toLowerCase();
+  const allowSubdomains = params.bool("allow_subdomains");
+  if (allowSubdomains === undefined) throw missingArgument("allow_subdomains");
   if (
     !/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(
       domain,
@@ -77,6 +77,7 @@ function addDomain(ctx: AuthedContext) {
 
 function updateDefaults(ctx: AuthedContext) {
   const { core, user, params } = ctx;
+  requireAdmin(user);
   const changes: [string, boolean | number | string][] = [];
   for (const name of BOOLEAN_SETTINGS) {
     const v = params.bool(name);
@@ -98,7 +99,6 @@ function updateDefaults(ctx: AuthedContext) {
     if (allowed && !allowed.includes(v)) throw badRequest(`Invalid ${name}`);
     changes.push([name, v]);
   }
-  requireAdmin(user);
   const defaults = core.data.realm.user_settings_defaults;
   for (const [name, value] of changes) {
     if (defaults[name] === value) continue;
