@@ -3,15 +3,9 @@
  * sandbox when the config says `url: sandbox`), and run until SIGINT or SIGTERM.
  */
 import { parseArgs } from "node:util";
-import { loadBots } from "../bot/load-bots.ts";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource } from "../config/load-config.ts";
-import { Daemon } from "../daemon/daemon.ts";
-import { createLogger } from "../log/create-logger.ts";
-import { startSandbox } from "../sandbox/start-sandbox.ts";
-import type { Sandbox } from "../sandbox/types.ts";
-import { FileStore } from "../state/file-store.ts";
+import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { reportStartupError } from "./report-error.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
@@ -34,27 +28,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stdout.write(runHelp);
     return ExitCode.Ok;
   }
-  let sandbox: Sandbox | undefined;
+  let booted: Booted | undefined;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
-    const { config, source } = await loadConfigWithSource(path);
-    const loaded = await loadBots(config, source);
-    const log = createLogger({ level: config.log.level, pretty: config.log.pretty });
-    if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
-      const s = config.server?.sandbox;
-      sandbox = await startSandbox({ ...(s?.org ? { org: s.org } : {}), port: s?.port ?? 0 });
-      log.info({ url: sandbox.url }, "embedded sandbox started");
-    }
-    const store = await FileStore.open(config.state.path);
-    const daemon = new Daemon({
-      config,
-      bots: loaded.map((b) => ({ name: b.name, definition: b.definition as never, settings: b.settings })),
-      store,
-      log,
-      ...(sandbox
-        ? { sandbox: { url: sandbox.url, apiKeyOf: (email) => sandbox!.control.apiKeyOf(email) } }
-        : {}),
-    });
+    booted = await bootDaemon(path);
+    const { daemon, log } = booted;
     const stopped = new Promise<void>((resolve) => {
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
@@ -71,18 +49,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     });
     const report = await daemon.start();
     if (report.started.length === 0) {
-      await daemon.stop();
-      await sandbox?.stop();
+      await booted.stop();
       return report.authFailed.length > 0 && report.failed.length === 0
         ? ExitCode.AuthFailed
         : ExitCode.RuntimeFailure;
     }
     await stopped;
-    await daemon.stop();
-    await sandbox?.stop();
+    await booted.stop();
     return ExitCode.Ok;
   } catch (err) {
-    await sandbox?.stop().catch(() => {});
+    await booted?.stop().catch(() => {});
     return reportStartupError(err);
   }
 }

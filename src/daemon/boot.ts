@@ -1,0 +1,76 @@
+/**
+ * Boot a daemon from a config file: load and validate the config and every bot module, start the
+ * embedded sandbox where the config says `url: sandbox`, open the state store, build the daemon.
+ * `bothost run` and `bothost demo` both start this way.
+ */
+import type { Logger } from "pino";
+import { loadBots } from "../bot/load-bots.ts";
+import { loadConfigWithSource } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
+import { createLogger } from "../log/create-logger.ts";
+import { startSandbox } from "../sandbox/start-sandbox.ts";
+import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
+import { FileStore } from "../state/file-store.ts";
+import { Daemon } from "./daemon.ts";
+
+export interface Booted {
+  config: Config;
+  daemon: Daemon;
+  log: Logger;
+  /** The embedded sandbox, when the config asked for one. */
+  sandbox: Sandbox | undefined;
+  /** Stop the daemon (queues deleted, state flushed), then the sandbox. */
+  stop(): Promise<void>;
+}
+
+export interface BootOptions {
+  /** Override the config's state directory (the demo uses a temporary one). */
+  statePath?: string;
+  /** Override the config's log level. */
+  logLevel?: string;
+  /** Extra options for an embedded sandbox. */
+  sandbox?: Omit<SandboxOptions, "org" | "port">;
+}
+
+/** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
+export async function bootDaemon(configPath: string, options: BootOptions = {}): Promise<Booted> {
+  const { config, source } = await loadConfigWithSource(configPath);
+  const loaded = await loadBots(config, source);
+  const log = createLogger({ level: options.logLevel ?? config.log.level, pretty: config.log.pretty });
+  let sandbox: Sandbox | undefined;
+  if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
+    const s = config.server?.sandbox;
+    sandbox = await startSandbox({
+      ...options.sandbox,
+      ...(s?.org ? { org: s.org } : {}),
+      port: s?.port ?? 0,
+    });
+    log.info({ url: sandbox.url }, "embedded sandbox started");
+  }
+  try {
+    const store = await FileStore.open(options.statePath ?? config.state.path);
+    const embedded = sandbox;
+    const daemon = new Daemon({
+      config,
+      bots: loaded.map((b) => ({ name: b.name, definition: b.definition as never, settings: b.settings })),
+      store,
+      log,
+      ...(embedded
+        ? { sandbox: { url: embedded.url, apiKeyOf: (email) => embedded.control.apiKeyOf(email) } }
+        : {}),
+    });
+    return {
+      config,
+      daemon,
+      log,
+      sandbox,
+      stop: async () => {
+        await daemon.stop();
+        await sandbox?.stop();
+      },
+    };
+  } catch (err) {
+    await sandbox?.stop();
+    throw err;
+  }
+}
