@@ -59,6 +59,12 @@ test("fetch_event_types falls back to event_types, then to everything", async ({
   expect(all.subscriptions.map((s: { name: string }) => s.name)).toEqual(["general"]);
 });
 
+test("null event_types means every type, as the server's Json[list[str]] | None", async ({ sb }) => {
+  const body = await sb.as(BOT).register({ event_types: null, fetch_event_types: ["realm_user"] });
+  const queue = sb.sandbox.control.queues().find((q) => q.queue_id === body.queue_id)!;
+  expect(queue.event_types).toBeNull();
+});
+
 test("client_capabilities must include notification_settings_null", async ({ sb }) => {
   const reply = await sb.as(BOT).post("/register", { client_capabilities: { bulk_message_deletion: true } });
   expect(reply.status).toBe(400);

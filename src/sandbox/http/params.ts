@@ -96,9 +96,10 @@ export class Params {
     }
   }
 
-  bool(name: string): boolean | undefined {
+  /** A `Json[bool]`; with `nullable`, JSON `null` reads as absent (`Json[bool] | None`). */
+  bool(name: string, opts: { nullable?: boolean } = {}): boolean | undefined {
     const found = this.json(name);
-    if (!found) return undefined;
+    if (!found || (opts.nullable && found.value === null)) return undefined;
     if (typeof found.value !== "boolean") throw badRequest(`${name} is not a boolean`);
     return found.value;
   }
@@ -121,9 +122,9 @@ export class Params {
     return checkIntList(found.value, name);
   }
 
-  stringList(name: string): string[] | undefined {
+  stringList(name: string, opts: { nullable?: boolean } = {}): string[] | undefined {
     const found = this.json(name);
-    if (!found) return undefined;
+    if (!found || (opts.nullable && found.value === null)) return undefined;
     if (!Array.isArray(found.value)) throw badRequest(`${name} is not a list`);
     found.value.forEach((v, i) => {
       if (typeof v !== "string") throw badRequest(`${name}[${i}] is not a string`);

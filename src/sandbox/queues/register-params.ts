@@ -73,16 +73,16 @@ export function parseRegisterParams(
   clientName: string,
 ): RegisterParams {
   const applyMarkdown = params.bool("apply_markdown") ?? false;
-  const clientGravatar = params.bool("client_gravatar") ?? true;
+  const clientGravatar = params.bool("client_gravatar", { nullable: true }) ?? true;
   const includeSubscribers =
     params.literal("include_subscribers", ["true", "false", "partial"] as const) ?? "false";
   const slimPresence = params.bool("slim_presence") ?? false;
   params.int("presence_history_limit_days");
-  const allPublicRaw = params.bool("all_public_streams");
+  const allPublicRaw = params.bool("all_public_streams", { nullable: true });
   const capabilities = parseCapabilities(params);
   const narrow = parseNarrow(params);
-  const eventTypes = params.stringList("event_types") ?? null;
-  const fetchEventTypes = params.stringList("fetch_event_types") ?? null;
+  const eventTypes = params.stringList("event_types", { nullable: true }) ?? null;
+  const fetchEventTypes = params.stringList("fetch_event_types", { nullable: true }) ?? null;
   const lifespan = params.int("queue_lifespan_secs") ?? 0;
 
   const allPublicStreams = allPublicRaw ?? user.default_all_public_streams;
