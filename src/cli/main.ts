@@ -16,6 +16,10 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  demo: {
+    summary: "Play a short scene with the shipped bots on the embedded sandbox",
+    run: async (argv) => (await import("./demo.ts")).runDemoCommand(argv),
+  },
   run: {
     summary: "Run every bot in the config until SIGINT/SIGTERM",
     run: async (argv) => (await import("./run.ts")).runCommand(argv),

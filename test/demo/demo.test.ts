@@ -1,0 +1,24 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const cli = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+
+describe("bothost demo", () => {
+  it("plays the whole scene against the embedded sandbox and exits 0", () => {
+    const run = spawnSync(process.execPath, [cli, "demo"], { encoding: "utf8", timeout: 60_000 });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("Scene complete: all");
+    expect(run.stdout).not.toContain("✗");
+    // The echo bot's answers, in the channel and by direct message.
+    expect(run.stdout).toMatch(/#general › hello {2}Echo: echo: are you there\?/);
+    expect(run.stdout).toMatch(/DM \(Bob Builder, Echo\) {2}Echo: echo: Hi Echo, just us\./);
+  });
+
+  it("prints its usage with --help", () => {
+    const run = spawnSync(process.execPath, [cli, "demo", "--help"], { encoding: "utf8" });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("Usage: bothost demo [--follow] [--verbose]");
+  });
+});
