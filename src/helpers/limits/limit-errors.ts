@@ -1,0 +1,54 @@
+import { BothostError } from "../../errors/bothost-error.ts";
+import { truncateCodePoints } from "./code-points.ts";
+
+/**
+ * Message content longer than the server's `max_message_length`, with splitting turned off.
+ * (The server would silently truncate it.)
+ *
+ * @example
+ * ```ts
+ * try { splitContent(text, 10_000, { mode: "reject" }); }
+ * catch (err) { if (err instanceof ContentTooLongError) log.warn({ length: err.length }, err.message); }
+ * ```
+ */
+export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
+  readonly length: number;
+  readonly limit: number;
+
+  constructor(length: number, limit: number) {
+    super(
+      "CONTENT_TOO_LONG",
+      `Message content is ${length} characters (Unicode code points), over the server's ` +
+        `max_message_length of ${limit}. Shorten it, or set limits.long_messages: split in the ` +
+        `bot's settings to send it as several messages.`,
+    );
+    this.name = "ContentTooLongError";
+    this.length = length;
+    this.limit = limit;
+  }
+}
+
+/**
+ * A topic longer than the server's `max_topic_length`. (The server would silently cut it short.)
+ *
+ * @example
+ * ```ts
+ * checkTopic("weekly report for the infrastructure team", 60); // fine
+ * ```
+ */
+export class TopicTooLongError extends BothostError<"TOPIC_TOO_LONG"> {
+  readonly length: number;
+  readonly limit: number;
+
+  constructor(topic: string, length: number, limit: number) {
+    super(
+      "TOPIC_TOO_LONG",
+      `Topic "${truncateCodePoints(topic, 30).text}" is ${length} characters (Unicode code points), ` +
+        `over the server's max_topic_length of ${limit}; the server would cut it short. Use a topic ` +
+        `of at most ${limit} characters.`,
+    );
+    this.name = "TopicTooLongError";
+    this.length = length;
+    this.limit = limit;
+  }
+}
