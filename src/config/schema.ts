@@ -110,6 +110,11 @@ export const ConfigSchema = z.strictObject({
   registration_concurrency: wholeNumber(1, 64, "bots registering queues at once").default(
     configDefaults.registrationConcurrency,
   ),
+  /**
+   * Added to the server's long-poll timeout to make a poll's HTTP timeout: a poll unanswered that
+   * long is hung, and the bot registers a new queue. Unset: 10 s (the queue consumer's default).
+   */
+  longpoll_margin: duration({ min: 1 }).optional(),
   bots: z
     .record(z.string().regex(BOT_NAME).max(64), BotSchema)
     .refine((bots) => Object.keys(bots).length > 0, {

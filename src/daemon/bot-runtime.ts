@@ -76,6 +76,8 @@ export class BotRuntime {
   #server: ServerInfo | undefined;
   #self: { userId: number; email: string } | undefined;
   #lastContactBeforeGap: number | undefined;
+  /** The newest message id seen just before the first-ever registration (the ledger's baseline). */
+  #baselineCandidate: number | undefined;
   #stopping = new AbortController();
   readonly stats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
 
@@ -118,15 +120,21 @@ export class BotRuntime {
       longpollMarginMs: this.#o.longpollMarginMs,
       backoff: this.#o.backoff,
       api: {
-        register: (signal) =>
-          client.events.register(
+        register: async (signal) => {
+          // First start: note the newest message BEFORE the queue exists. Taken after, a message
+          // sent in between would be both in the queue and at or below the baseline, and dropped.
+          if (this.#ledger?.cursor === undefined && this.#wantsMessages()) {
+            this.#baselineCandidate = await this.#newestMessageId(signal);
+          }
+          return client.events.register(
             registerParams({
               eventTypes: this.#eventTypes,
               narrow: this.#o.narrow,
               allPublicStreams: this.#o.allPublicStreams,
             }),
             { signal },
-          ),
+          );
+        },
         poll: async (queue_id, last_event_id, { signal, timeoutMs }) => {
           // Not marked idempotent: the consumer, not the client, decides how to recover.
           const body = await client.request<{ events: unknown[] }>(
@@ -195,13 +203,15 @@ export class BotRuntime {
       this.#self = { userId: me.user_id, email: me.email };
     }
     const ledger = this.#ledger!;
-    const wantsMessages = this.#eventTypes === null || this.#eventTypes.includes("message");
+    const wantsMessages = this.#wantsMessages();
     const firstEver = ledger.cursor === undefined;
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
     if (firstEver) {
-      if (wantsMessages) await ledger.baseline(await this.#newestMessageId());
-      return;
+      if (!wantsMessages || this.#baselineCandidate === undefined) return;
+      // Nothing before the baseline is handled; what was sent between it and the registration
+      // is replayed below (and deduplicated against the queue).
+      await ledger.baseline(this.#baselineCandidate);
     }
     let replayed = 0;
     let skipped = 0;
@@ -230,6 +240,8 @@ export class BotRuntime {
       }
     }
     this.stats.replayed += replayed;
+    // A first start missed nothing: no catch-up line, no gap.
+    if (firstEver) return;
     this.#o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
     const otherTypes = (this.#eventTypes ?? ["*"]).filter((t) => t !== "message");
     if (otherTypes.length > 0 || skipped > 0) {
@@ -251,10 +263,14 @@ export class BotRuntime {
     return this.#o.narrow && this.#o.narrow.length > 0 ? this.#o.narrow : undefined;
   }
 
-  async #newestMessageId(): Promise<number> {
+  #wantsMessages(): boolean {
+    return this.#eventTypes === null || this.#eventTypes.includes("message");
+  }
+
+  async #newestMessageId(signal: AbortSignal): Promise<number> {
     const page = await this.#o.client.messages.get(
       { anchor: "newest", num_before: 1, num_after: 0, narrow: this.#replayNarrow() },
-      { signal: this.#stopping.signal },
+      { signal },
     );
     return page.messages.reduce((max: number, m: Message) => Math.max(max, m.id), 0);
   }
@@ -344,8 +360,9 @@ export class BotRuntime {
       reply?: ReplyFn | undefined;
     },
   ) {
-    const both = AbortSignal.any([signal, this.#stopping.signal]);
-    const ctx = createContext(this.contextDeps(), event, both, {
+    // Only the queue's signal: it aborts on the handler timeout and at the shutdown deadline.
+    // Aborting on stop() itself would cut a handler's reply short on every graceful shutdown.
+    const ctx = createContext(this.contextDeps(), event, signal, {
       replayed: o.replayed,
       ...(o.issue ? { eventIssue: o.issue } : {}),
     });

@@ -35,7 +35,7 @@ export interface BaseContext<S = unknown> {
   settings: S;
   /** The server's feature level, limits and typing timings. */
   server: ServerInfo;
-  /** Aborted when the handler times out or the bot stops. */
+  /** Aborted when the handler times out, or when a shutdown's deadline (`shutdown_timeout`) passes. */
   signal: AbortSignal;
   /** Send any message as this bot. */
   send(params: SendMessageParams): Promise<{ id: number }>;

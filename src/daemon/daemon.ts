@@ -100,6 +100,7 @@ export class Daemon {
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
     const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.apiKeyOf(c.email) : c.api_key;
     const client = createClient({ url, email: c.email, apiKey, logger: log });
+    const margin = this.#o.tuning?.longpollMarginMs ?? this.#o.config.longpoll_margin;
     return new BotRuntime({
       name: bot.name,
       definition: bot.definition,
@@ -115,9 +116,7 @@ export class Daemon {
       concurrency: c.concurrency,
       handlerTimeoutMs: c.handler_timeout,
       replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
-      ...(this.#o.tuning?.longpollMarginMs !== undefined
-        ? { longpollMarginMs: this.#o.tuning.longpollMarginMs }
-        : {}),
+      ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
     });
   }

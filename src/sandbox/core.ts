@@ -10,6 +10,8 @@ export interface CoreOptions {
   /** Fixed heartbeat period; `undefined` means 45–55 s at random, like the server. */
   heartbeatSeconds: number | undefined;
   queueTimeoutSeconds: number;
+  /** Reported by /register as `event_queue_longpoll_timeout_seconds`; undefined means 90. */
+  longpollTimeoutSeconds?: number | undefined;
   gcIntervalSeconds: number;
 }
 

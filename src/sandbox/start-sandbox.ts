@@ -38,6 +38,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const data = stored ?? buildState(loadOrg(options.org), clock.now());
   const core = new SandboxCore(data, clock, {
     heartbeatSeconds: options.heartbeatSeconds,
+    longpollTimeoutSeconds: options.longpollTimeoutSeconds,
     queueTimeoutSeconds: options.queueTimeoutSeconds ?? 600,
     gcIntervalSeconds: options.gcIntervalSeconds ?? 60,
   });

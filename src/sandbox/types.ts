@@ -18,6 +18,11 @@ export interface SandboxOptions {
   clock?: Clock;
   /** Heartbeat period of parked polls; default 45–55 s at random like the server. */
   heartbeatSeconds?: number;
+  /**
+   * `event_queue_longpoll_timeout_seconds` reported by /register (the client's long-poll HTTP
+   * timeout); default 90 like the server. Tests of a client's hung-poll watchdog lower it.
+   */
+  longpollTimeoutSeconds?: number;
   /** Idle queue lifetime when `queue_lifespan_secs` is not given; default 600. */
   queueTimeoutSeconds?: number;
   /** How often idle queues are collected (real time); default 60. */

@@ -57,7 +57,8 @@ export function initialState(
       server_needs_upgrade: false,
       server_web_public_streams_enabled: false,
       server_emoji_data_url: `${core.url}/static/emoji.json`,
-      event_queue_longpoll_timeout_seconds: serverDefaults.event_queue_longpoll_timeout_seconds,
+      event_queue_longpoll_timeout_seconds:
+        core.options.longpollTimeoutSeconds ?? serverDefaults.event_queue_longpoll_timeout_seconds,
     });
     state.server_report_message_types = serverDefaults.server_report_message_types.map((t) => ({ ...t }));
   }

@@ -1,0 +1,131 @@
+/**
+ * Regression tests for two delivery bugs found by the subprocess end-to-end suite:
+ * - a message sent between the first-ever /register and the baseline lookup was taken as
+ *   already handled (its id was at or below the baseline) and silently dropped;
+ * - a graceful stop aborted every running handler's signal at once, so a handler that replied
+ *   after the stop began lost its reply (and the message was still marked handled).
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type Harness, startHarness } from "./_harness.ts";
+
+const MEMBER = "member@sandbox.example";
+const BOT = "edge-bot@sandbox.example";
+
+let sandbox: Sandbox;
+let harness: Harness | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Edge",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+});
+
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+  await sandbox.stop();
+});
+
+const bot = (setup: (b: BotApi) => void) => ({ setup }) as unknown as BotDefinition<never, never>;
+const send = (content: string) =>
+  sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content }).id;
+
+describe("first start", () => {
+  it("handles a message sent right after the first registration, exactly once", async () => {
+    const seen: number[] = [];
+    // Slow every GET /messages so the window between /register and the catch-up is wide open.
+    sandbox.control.delay(300, { paths: ["/messages"] });
+    const starting = startHarness(sandbox, {
+      edge: {
+        email: BOT,
+        definition: bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+      },
+    });
+    await sandbox.control.waitFor(() => sandbox.control.queues().length === 1);
+    const inWindow = send("sent just after the queue was registered");
+    harness = await starting;
+    sandbox.control.delay(0);
+    const after = send("sent once running");
+    await expect.poll(() => seen.length).toBe(2);
+    expect(seen).toEqual([inWindow, after]);
+    expect(harness.daemon.bots[0]!.status.duplicates).toBe(1);
+    // A first start missed nothing: no catch-up line.
+    expect(harness.logs.some((l) => l.msg === "caught up after a new queue")).toBe(false);
+  });
+
+  it("does not handle messages sent before the first start", async () => {
+    const seen: number[] = [];
+    send("history");
+    harness = await startHarness(sandbox, {
+      edge: {
+        email: BOT,
+        definition: bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+      },
+    });
+    const fresh = send("fresh");
+    await expect.poll(() => seen).toEqual([fresh]);
+  });
+});
+
+describe("graceful stop", () => {
+  it("lets a running handler finish its reply", async () => {
+    let started = false;
+    let abortedDuringStop = false;
+    harness = await startHarness(sandbox, {
+      edge: {
+        email: BOT,
+        definition: bot((b) =>
+          b.on("message", async (ctx) => {
+            started = true;
+            await new Promise((r) => setTimeout(r, 200));
+            abortedDuringStop = ctx.signal.aborted;
+            await ctx.reply(`handled ${ctx.event.message.id}`);
+          }),
+        ),
+      },
+    });
+    const id = send("work");
+    await expect.poll(() => started).toBe(true);
+    await harness.stop();
+    harness = undefined;
+    expect(abortedDuringStop).toBe(false);
+    expect(sandbox.control.messages().filter((m) => m.content === `handled ${id}`)).toHaveLength(1);
+  });
+
+  it("aborts a handler's signal when the shutdown deadline passes", async () => {
+    let started = false;
+    let sawAbort = false;
+    harness = await startHarness(
+      sandbox,
+      {
+        edge: {
+          email: BOT,
+          definition: bot((b) =>
+            b.on("message", async (ctx) => {
+              started = true;
+              await new Promise((r) => ctx.signal.addEventListener("abort", r, { once: true }));
+              sawAbort = true;
+            }),
+          ),
+        },
+      },
+      { global: "shutdown_timeout: 150ms" },
+    );
+    send("never finishes on its own");
+    await expect.poll(() => started).toBe(true);
+    const logs = harness.logs;
+    await harness.stop();
+    harness = undefined;
+    expect(sawAbort).toBe(true);
+    expect(logs.find((l) => l.msg === "daemon stopped")).toMatchObject({ abandoned: 1 });
+  });
+});
