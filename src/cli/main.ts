@@ -16,6 +16,10 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  check: {
+    summary: "Validate the config and modules, then check each bot's credentials and server",
+    run: async (argv) => (await import("./check.ts")).runCheckCommand(argv),
+  },
   demo: {
     summary: "Play a short scene with the shipped bots on the embedded sandbox",
     run: async (argv) => (await import("./demo.ts")).runDemoCommand(argv),
@@ -58,12 +62,30 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage());
     return 0;
   }
+  if (name.startsWith("-")) {
+    process.stderr.write(`bothost: unknown option "${name}". Run "bothost --help" for the options.\n`);
+    return ExitCode.ConfigInvalid;
+  }
   const command = commands[name];
   if (!command) {
     process.stderr.write(`bothost: unknown command "${name}". Run "bothost --help" for the list.\n`);
     return ExitCode.UnknownCommand;
   }
-  return command.run(rest);
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    // node:util parseArgs throws on an unknown option, a missing value or a stray argument: a
+    // usage mistake, reported in one line (no stack trace) with exit code 2.
+    if (!isParseArgsError(err)) throw err;
+    const reason = err.message.replace(/\. To specify a positional argument[\s\S]*$/, "");
+    process.stderr.write(`bothost ${name}: ${reason}. Run "bothost ${name} --help" for the options.\n`);
+    return ExitCode.ConfigInvalid;
+  }
+}
+
+function isParseArgsError(err: unknown): err is Error & { code: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_");
 }
 
 process.exitCode = await main(process.argv.slice(2));
