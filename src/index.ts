@@ -106,6 +106,18 @@ export type { ContextFor, ErrorHandler, EventName, Middleware, NextFunction } fr
 export type { Filter, FilterPredicate } from "./router/filters.ts";
 export type { KV } from "./state/kv.ts";
 
+// ── Helpers on every context: snippets, users, typing, reports, message limits ──────────────
+
+export type { ContextHelpers, TrackedHelper } from "./helpers/bot-services.ts";
+export { ContentTooLongError, TopicTooLongError } from "./helpers/limits/limit-errors.ts";
+export { type LongMessagePolicy, splitContent } from "./helpers/limits/split-content.ts";
+export type { ReportFn, ReportResult } from "./helpers/report/message-reporter.ts";
+export { ReportError, validateReport } from "./helpers/report/report-description.ts";
+export type { EnsureResult, Snippets } from "./helpers/snippets/snippet-cache.ts";
+export { SnippetError } from "./helpers/snippets/snippet-error.ts";
+export type { TypingHelper, TypingTarget } from "./helpers/typing/typing-helper.ts";
+export type { Users } from "./helpers/users/user-cache.ts";
+
 // ── Errors raised while loading and running bots ─────────────────────────────────────────────
 
 export { isModuleError, ModuleError } from "./bot/module-error.ts";

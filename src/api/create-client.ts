@@ -49,6 +49,10 @@ export interface ClientCommonOptions {
   timeoutMs?: number;
   /** Time source for the limiter and retry waits (the project's injectable clock); for tests. */
   clock?: Clock;
+  /** Called after every response (status 0: none arrived), e.g. to count calls by endpoint and status. */
+  onResponse?: (info: { endpoint: string; status: number; ms: number }) => void;
+  /** Called each time a call waited for a rate limit (the client's own, or a 429's delay). */
+  onRateLimitWait?: (info: { endpoint: string; ms: number }) => void;
 }
 
 /** Credentials given directly, or read from a zuliprc file (`[api]` email, key, site). */
@@ -121,6 +125,8 @@ export function createClient(options: ClientOptions): Client {
     retry: resolveRetryPolicy(options.retry),
     clock,
     timeoutMs,
+    onResponse: options.onResponse,
+    onRateLimitWait: options.onRateLimitWait,
   });
   const ctx: ResourceContext = { request, state, logger };
   return {

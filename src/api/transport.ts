@@ -61,6 +61,10 @@ export interface TransportConfig {
   retry: RetryPolicy;
   clock: Clock;
   timeoutMs: number;
+  /** Told about every response (status 0: none arrived); for metrics. */
+  onResponse?: ((info: { endpoint: string; status: number; ms: number }) => void) | undefined;
+  /** Told each time a call waited for a rate limit (the client's own, or a 429's delay). */
+  onRateLimitWait?: ((info: { endpoint: string; ms: number }) => void) | undefined;
 }
 
 // Failures where the request certainly never left this machine: safe to repeat any call.
@@ -96,6 +100,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     let status: number;
     let responseHeaders: Record<string, string | string[] | undefined>;
     let text: string;
+    const started = clock.now();
     try {
       const response = await dispatcher.request({
         origin,
@@ -111,9 +116,11 @@ export function createTransport(config: TransportConfig): RequestFn {
       responseHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
+      config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
       if (options.signal?.aborted) throw options.signal.reason;
       throw toNetworkError(err, endpoint, timeoutMs);
     }
+    config.onResponse?.({ endpoint, status, ms: clock.now() - started });
     return interpret(endpoint, status, responseHeaders, text);
   }
 
@@ -201,8 +208,10 @@ export function createTransport(config: TransportConfig): RequestFn {
           ? { ...config.retry, maxAttempts: 1 }
           : { ...config.retry, ...options.retry };
     for (let attempt = 1; ; attempt++) {
+      const waitStart = clock.now();
       await config.limiter.acquire(signal);
       const started = clock.now();
+      if (started > waitStart) config.onRateLimitWait?.({ endpoint, ms: started - waitStart });
       try {
         const data = await once(method, path, params, options as RequestOptions<unknown>);
         logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);
@@ -217,6 +226,7 @@ export function createTransport(config: TransportConfig): RequestFn {
           { endpoint, attempt, delayMs: decision.delayMs, reason: decision.reason },
           `${endpoint} failed (${decision.reason}); retrying in ${decision.delayMs} ms`,
         );
+        if (err instanceof RateLimitError) config.onRateLimitWait?.({ endpoint, ms: decision.delayMs });
         await sleep(clock, decision.delayMs, signal);
       }
     }

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { BotContext, JobContext, WebhookContext } from "../daemon/context.ts";
+import type { TrackedHelper } from "../helpers/bot-services.ts";
 import type { ContextFor, ErrorHandler, EventName, Middleware } from "../router/composer.ts";
 import type { Filter, FilterPredicate } from "../router/filters.ts";
 import type { KV } from "../state/kv.ts";
@@ -84,4 +85,10 @@ export interface BotApi<S = unknown> {
   cron(expression: string, options: CronOptions, handler: (ctx: JobContext<S>) => unknown): this;
   /** Serve an inbound webhook at `/webhooks/<bot>/<name>` (needs `http.listen` in the config). */
   webhook(name: string, options: WebhookOptions, handler: (ctx: WebhookContext<S>) => unknown): this;
+  /**
+   * Keep helper caches fresh from events by subscribing the bot's queue to their event types:
+   * `"snippets"` (saved_snippets), `"users"` (realm_user), `"typing"` (typing, needed by
+   * `ctx.typing.who()`). Untracked caches still work, re-fetching after a minute.
+   */
+  track(...helpers: TrackedHelper[]): this;
 }

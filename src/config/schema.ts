@@ -26,6 +26,9 @@ export const configDefaults = {
   handlerTimeoutMs: 30_000,
   replayMaxMessages: 1_000,
   replayMaxAgeMs: 86_400_000,
+  httpBodyLimit: 1_048_576,
+  httpRequestTimeoutMs: 30_000,
+  outgoingReplyDeadlineMs: 8_000,
 } as const;
 
 /** Log levels, quietest last. */
@@ -86,6 +89,8 @@ export const BotSchema = z.strictObject({
         .string()
         .regex(/^\/[^\s?#]*$/, { error: 'must be a URL path starting with /, like "/hooks/helper"' }),
       token: nonEmpty("set the token the server shows for the outgoing webhook bot"),
+      /** Answer the server within this time (its own timeout is 10 s); later replies go through the API. */
+      reply_deadline: duration({ min: 1 }).default(configDefaults.outgoingReplyDeadlineMs),
     })
     .optional(),
   settings: z.unknown().optional(),
@@ -97,7 +102,15 @@ export const ConfigSchema = z.strictObject({
   state: z
     .strictObject({ path: nonEmpty("give a directory").default(configDefaults.statePath) })
     .prefault({}),
-  http: z.strictObject({ listen: ListenAddress }).optional(),
+  http: z
+    .strictObject({
+      listen: ListenAddress,
+      /** Largest request body in bytes (an inbound webhook may declare its own `maxBodyBytes`). */
+      body_limit: wholeNumber(1024, 104_857_600, "bytes").default(configDefaults.httpBodyLimit),
+      /** Time allowed to receive a whole request. */
+      request_timeout: duration({ min: 1 }).default(configDefaults.httpRequestTimeoutMs),
+    })
+    .optional(),
   log: z
     .strictObject({
       level: z.enum(LOG_LEVELS).default(configDefaults.logLevel),

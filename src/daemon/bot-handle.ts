@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "../bot/bot-api.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { trackedEventTypes } from "../helpers/bot-services.ts";
 import { Composer } from "../router/composer.ts";
 import type { KV } from "../state/kv.ts";
 import type { BotContext, JobContext, WebhookContext } from "./context.ts";
@@ -78,6 +79,18 @@ export function createBotHandle<S>(deps: {
       if (typeof handler !== "function")
         throw new BotSetupError(`bot.cron("${expression}"): the handler must be a function.`);
       cronJobs.push({ expression, options: options ?? {}, handler });
+      return api;
+    },
+    track(...helpers) {
+      for (const helper of helpers) {
+        if (!Object.hasOwn(trackedEventTypes, helper)) {
+          const known = Object.keys(trackedEventTypes).map((h) => `"${h}"`);
+          throw new BotSetupError(
+            `bot.track(${JSON.stringify(helper)}): unknown helper; use ${known.join(", ")}.`,
+          );
+        }
+        handledTypes.add(trackedEventTypes[helper]);
+      }
       return api;
     },
     webhook(name, options, handler) {

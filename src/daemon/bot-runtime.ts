@@ -8,11 +8,13 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { DeliveryLedger } from "../events/delivery-ledger.ts";
 import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
 import { collectMissed } from "../events/replay.ts";
+import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { ConversationKeys } from "../router/conversation-key.ts";
 import { ConversationQueue } from "../router/conversation-queue.ts";
 import { isOwnMessage } from "../router/is-own-message.ts";
 import { KV } from "../state/kv.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { registerOnce } from "../webhook/register-once.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
@@ -45,6 +47,10 @@ export interface BotRuntimeOptions {
   maxInFlight?: number;
   longpollMarginMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
+  /** `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept. */
+  mode?: "queue" | "webhook";
+  /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
+  metrics?: RuntimeMetricsSink;
 }
 
 /** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
@@ -78,6 +84,7 @@ export class BotRuntime {
   #lastContactBeforeGap: number | undefined;
   /** The newest message id seen just before the first-ever registration (the ledger's baseline). */
   #baselineCandidate: number | undefined;
+  #webhookReady = false;
   #stopping = new AbortController();
   readonly stats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
 
@@ -114,6 +121,7 @@ export class BotRuntime {
   async start(): Promise<void> {
     if (!this.#handle) await this.setup();
     this.#ledger = await DeliveryLedger.open(this.#o.store.namespace(this.name).namespace("runtime"));
+    if (this.#o.mode === "webhook") return this.#startWebhookMode();
     const client = this.#o.client;
     this.#consumer = new QueueConsumer({
       log: this.#o.log,
@@ -154,6 +162,20 @@ export class BotRuntime {
     await this.#consumer.start();
   }
 
+  /**
+   * Webhook mode keeps no queue, but a handler still needs the bot's id and the server's limits:
+   * register once (the same initial state a queue bot gets) and delete that queue at once.
+   */
+  async #startWebhookMode(): Promise<void> {
+    const reg = await registerOnce(this.#o.client, this.#stopping.signal);
+    this.#server = serverInfoFrom(reg);
+    const me =
+      reg.user_id !== undefined && reg.email !== undefined ? undefined : await this.#o.client.users.me();
+    this.#self = me ? { userId: me.user_id, email: me.email } : { userId: reg.user_id!, email: reg.email! };
+    this.#webhookReady = true;
+    this.#o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
+  }
+
   /** Stop polling, let handlers finish up to `deadlineMs`, delete the queue. */
   async stop(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
@@ -176,7 +198,7 @@ export class BotRuntime {
     const c = this.#consumer;
     return {
       name: this.name,
-      state: c?.state ?? "idle",
+      state: c?.state ?? (this.#webhookReady ? "webhook" : "idle"),
       queueId: c?.queueId ?? null,
       registrations: c?.registrations ?? 0,
       lastHeartbeatAt: c?.lastHeartbeatAt,
@@ -196,6 +218,7 @@ export class BotRuntime {
 
   async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {
     this.#server = serverInfoFrom(reg);
+    this.#o.metrics?.queueRegistered(reason);
     if (reg.user_id !== undefined && reg.email !== undefined) {
       this.#self = { userId: reg.user_id, email: reg.email };
     } else if (!this.#self) {
@@ -240,12 +263,14 @@ export class BotRuntime {
       }
     }
     this.stats.replayed += replayed;
+    if (replayed > 0) this.#o.metrics?.messagesReplayed(replayed);
     // A first start missed nothing: no catch-up line, no gap.
     if (firstEver) return;
     this.#o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
     const otherTypes = (this.#eventTypes ?? ["*"]).filter((t) => t !== "message");
     if (otherTypes.length > 0 || skipped > 0) {
       this.stats.gaps++;
+      this.#o.metrics?.gap();
       const gap: GapEvent = {
         id: -1,
         type: "gap",
@@ -321,6 +346,7 @@ export class BotRuntime {
   #accept(event: ServerEvent, replayed: boolean, issue?: string, reply?: ReplyFn): Promise<void> | false {
     const ledger = this.#ledger!;
     this.stats.received++;
+    this.#o.metrics?.eventReceived(event.type);
     let messageId: number | undefined;
     if (event.type === "message") {
       const message = (event as { message: Message }).message;
@@ -367,11 +393,15 @@ export class BotRuntime {
       ...(o.issue ? { eventIssue: o.issue } : {}),
     });
     if (o.reply) ctx.reply = o.reply;
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       await this.#handle!.composer.dispatch(ctx);
       this.stats.handled++;
+      this.#o.metrics?.eventHandled(event.type, seconds());
     } catch (err) {
       this.stats.failed++;
+      this.#o.metrics?.eventFailed(event.type, seconds());
       ctx.log.error({ err }, "handler failed");
     } finally {
       if (o.messageId !== undefined) await this.#finishMessage(o.messageId);

@@ -5,6 +5,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
+import { type BotServices, type ContextHelpers, unavailableHelpers } from "../helpers/bot-services.ts";
 import type { RoutableContext } from "../router/routable-context.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -37,8 +38,21 @@ export interface BaseContext<S = unknown> {
   server: ServerInfo;
   /** Aborted when the handler times out, or when a shutdown's deadline (`shutdown_timeout`) passes. */
   signal: AbortSignal;
-  /** Send any message as this bot. */
+  /**
+   * Send any message as this bot. Content over the server's `max_message_length` is split at
+   * paragraph breaks and sent as several messages (id of the first is returned), or refused
+   * (`CONTENT_TOO_LONG`) under `long_messages: reject`; a topic over `max_topic_length` is
+   * refused (`TOPIC_TOO_LONG`), never truncated.
+   */
   send(params: SendMessageParams): Promise<{ id: number }>;
+  /** The bot's saved snippets, cached (`bot.track("snippets")` keeps them fresh from events). */
+  snippets: ContextHelpers["snippets"];
+  /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
+  users: ContextHelpers["users"];
+  /** Show typing while work runs; see who is typing (needs `bot.track("typing")`). */
+  typing: ContextHelpers["typing"];
+  /** Report a message to the moderators, at most once ever per message. */
+  report: ContextHelpers["report"];
 }
 
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
@@ -78,6 +92,8 @@ export interface ContextDeps<S> {
   settings: S;
   server: ServerInfo;
   channelName(streamId: number): string | undefined;
+  /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
+  services?: BotServices;
 }
 
 /** The parts every kind of context shares, with the log bound to `bindings`. */
@@ -86,6 +102,10 @@ export function createBaseContext<S>(
   signal: AbortSignal,
   bindings: Record<string, unknown>,
 ): BaseContext<S> {
+  const send = async (params: SendMessageParams) => {
+    const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
+    return { id };
+  };
   return {
     bot: deps.bot,
     api: deps.api,
@@ -94,10 +114,9 @@ export function createBaseContext<S>(
     settings: deps.settings,
     server: deps.server,
     signal,
-    send: async (params) => {
-      const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
-      return { id };
-    },
+    ...(deps.services
+      ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
+      : unavailableHelpers(send)),
   };
 }
 

@@ -7,6 +7,8 @@ import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { Config } from "../config/schema.ts";
+import { BothostMetrics } from "../http/bothost-metrics.ts";
+import { HttpConfigError, HttpListener } from "../http/http-listener.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
@@ -42,16 +44,23 @@ export class Daemon {
   readonly #o: DaemonOptions;
   readonly #flush: () => Promise<void>;
   #stopped = false;
+  /** Counters and histograms served at `/metrics`; other modules may add their own to its registry. */
+  readonly metrics = new BothostMetrics();
+  /** The HTTP listener, when the config has `http.listen`. */
+  readonly http: HttpListener | undefined;
 
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.#flush = coalesce(() => options.store.flush());
     for (const bot of options.bots) this.bots.push(this.#runtimeFor(bot));
+    this.http = this.#httpListener();
   }
 
   /** Set up and start every bot, `registration_concurrency` at a time. */
   async start(): Promise<StartReport> {
     const report: StartReport = { started: [], authFailed: [], failed: [] };
+    // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
+    await this.http?.start();
     const pending = [...this.bots];
     const worker = async () => {
       for (let bot = pending.shift(); bot; bot = pending.shift()) {
@@ -84,6 +93,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    await this.http?.close();
     const deadline = this.#o.config.shutdown_timeout;
     const results = await Promise.all(this.bots.map((b) => b.stop(deadline)));
     const abandoned = results.reduce((n, r) => n + r.abandoned, 0);
@@ -99,7 +109,13 @@ export class Daemon {
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
     const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.apiKeyOf(c.email) : c.api_key;
-    const client = createClient({ url, email: c.email, apiKey, logger: log });
+    const client = createClient({
+      url,
+      email: c.email,
+      apiKey,
+      logger: log,
+      ...this.metrics.apiSink(bot.name),
+    });
     const margin = this.#o.tuning?.longpollMarginMs ?? this.#o.config.longpoll_margin;
     return new BotRuntime({
       name: bot.name,
@@ -118,6 +134,39 @@ export class Daemon {
       replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
       ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
+      ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
+      metrics: this.metrics.runtimeSink(bot.name),
+    });
+  }
+
+  #httpListener(): HttpListener | undefined {
+    const http = this.#o.config.http;
+    const webhookBots = Object.entries(this.#o.config.bots).filter(([, b]) => b.outgoing_webhook);
+    if (!http) {
+      if (webhookBots.length > 0) {
+        throw new HttpConfigError(
+          "HTTP_CONFIG_INVALID",
+          `bots.${webhookBots[0]![0]}.outgoing_webhook needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config.`,
+        );
+      }
+      return undefined;
+    }
+    return new HttpListener({
+      listen: http.listen,
+      bodyLimit: http.body_limit,
+      requestTimeoutMs: http.request_timeout,
+      log: this.#o.log,
+      metrics: this.metrics,
+      store: this.#o.store,
+      bots: this.bots.map((runtime) => {
+        const c = this.#o.config.bots[runtime.name]!;
+        const o = c.outgoing_webhook;
+        return {
+          runtime,
+          handlerTimeoutMs: c.handler_timeout,
+          ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
+        };
+      }),
     });
   }
 }

@@ -53,7 +53,7 @@ describe("loadConfig on good files", () => {
 
   it("reads every option of the full file", async () => {
     const config = await loadConfig(`${GOOD}/full.yaml`, { env: ENV });
-    expect(config.http).toEqual({ listen: "127.0.0.1:8080" });
+    expect(config.http).toEqual({ listen: "127.0.0.1:8080", body_limit: 1_048_576, request_timeout: 30_000 });
     expect(config.log).toEqual({ level: "debug", pretty: false });
     expect(config.shutdown_timeout).toBe(5_000);
     expect(config.registration_concurrency).toBe(2);
@@ -74,7 +74,7 @@ describe("loadConfig on good files", () => {
       concurrency: 4,
       handler_timeout: 90_000,
       replay: { max_messages: 50, max_age: 7_200_000 },
-      outgoing_webhook: { path: "/hooks/moderator", token: "webhook-fake-token-0012" },
+      outgoing_webhook: { path: "/hooks/moderator", token: "webhook-fake-token-0012", reply_deadline: 8_000 },
       settings: { threshold: 3, greeting: "cost: ${PRICE}" },
     });
   });

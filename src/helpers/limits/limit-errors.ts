@@ -19,8 +19,8 @@ export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
     super(
       "CONTENT_TOO_LONG",
       `Message content is ${length} characters (Unicode code points), over the server's ` +
-        `max_message_length of ${limit}. Shorten it, or set limits.long_messages: split in the ` +
-        `bot's settings to send it as several messages.`,
+        `max_message_length of ${limit}. Shorten it, or set long_messages: split in the bot's ` +
+        `config (next to settings:) to send it as several messages.`,
     );
     this.name = "ContentTooLongError";
     this.length = length;

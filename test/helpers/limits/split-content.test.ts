@@ -194,7 +194,7 @@ describe("splitContent errors", () => {
     ]);
     expect(e.message).toBe(
       "Message content is 10001 characters (Unicode code points), over the server's max_message_length of 10000. " +
-        "Shorten it, or set limits.long_messages: split in the bot's settings to send it as several messages.",
+        "Shorten it, or set long_messages: split in the bot's config (next to settings:) to send it as several messages.",
     );
   });
 

@@ -1,0 +1,150 @@
+/**
+ * The daemon's metrics, by name, on one registry. Modules increment them through the small sinks
+ * built here (a bot runtime's, a client's), so none of them depends on the registry itself.
+ */
+import { type Counter, type Histogram, MetricsRegistry } from "./metrics-registry.ts";
+
+/** What a bot runtime reports (see `BotRuntimeOptions.metrics`). */
+export interface RuntimeMetricsSink {
+  eventReceived(type: string): void;
+  eventHandled(type: string, seconds: number): void;
+  eventFailed(type: string, seconds: number): void;
+  queueRegistered(reason: string): void;
+  messagesReplayed(count: number): void;
+  gap(): void;
+}
+
+/** What a client reports (see `ClientCommonOptions.onResponse` and `onRateLimitWait`). */
+export interface ApiMetricsSink {
+  onResponse(info: { endpoint: string; status: number; ms: number }): void;
+  onRateLimitWait(info: { endpoint: string; ms: number }): void;
+}
+
+/**
+ * Every metric bothost exposes at `/metrics`. Create one per daemon; other modules (the scheduler,
+ * say) add theirs with `metrics.registry.counter(…)`.
+ *
+ * @example
+ * ```ts
+ * const metrics = new BothostMetrics();
+ * metrics.announcements.inc({ bot: "standup", outcome: "booked" });
+ * ```
+ */
+export class BothostMetrics {
+  readonly registry: MetricsRegistry;
+  readonly eventsReceived: Counter;
+  readonly eventsHandled: Counter;
+  readonly eventsFailed: Counter;
+  readonly handlerDuration: Histogram;
+  readonly queueRegistrations: Counter;
+  readonly replayedMessages: Counter;
+  readonly gaps: Counter;
+  readonly apiCalls: Counter;
+  readonly rateLimitWaits: Counter;
+  readonly rateLimitWaitSeconds: Counter;
+  /** Recurring announcements, by outcome: booked, delivered, failed (the scheduler increments it). */
+  readonly announcements: Counter;
+  readonly webhookRequests: Counter;
+
+  constructor(registry = new MetricsRegistry()) {
+    const r = registry;
+    this.registry = r;
+    this.eventsReceived = r.counter(
+      "bothost_events_received_total",
+      "Events that reached a bot (queue, replay or outgoing webhook), duplicates included.",
+      ["bot", "type"],
+    );
+    this.eventsHandled = r.counter(
+      "bothost_events_handled_total",
+      "Events whose handlers finished without an error.",
+      ["bot", "type"],
+    );
+    this.eventsFailed = r.counter("bothost_events_failed_total", "Events whose handlers threw.", [
+      "bot",
+      "type",
+    ]);
+    this.handlerDuration = r.histogram(
+      "bothost_handler_duration_seconds",
+      "Time from the start of an event's handlers to their end.",
+      ["bot", "type"],
+    );
+    this.queueRegistrations = r.counter(
+      "bothost_queue_registrations_total",
+      "Event queues registered, by reason (start, expired, …).",
+      ["bot", "reason"],
+    );
+    this.replayedMessages = r.counter(
+      "bothost_replayed_messages_total",
+      "Messages fetched and handled after a new queue (missed while none listened).",
+      ["bot"],
+    );
+    this.gaps = r.counter(
+      "bothost_gaps_total",
+      "Times a bot may have missed events that cannot be fetched again.",
+      ["bot"],
+    );
+    this.apiCalls = r.counter(
+      "bothost_api_calls_total",
+      "Calls to the chat server by endpoint and HTTP status (0: no response).",
+      ["bot", "endpoint", "status"],
+    );
+    this.rateLimitWaits = r.counter(
+      "bothost_rate_limit_waits_total",
+      "Times a call waited for a rate limit (the client's own, or the server's 429).",
+      ["bot"],
+    );
+    this.rateLimitWaitSeconds = r.counter(
+      "bothost_rate_limit_wait_seconds_total",
+      "Time calls spent waiting for a rate limit.",
+      ["bot"],
+    );
+    this.announcements = r.counter(
+      "bothost_announcements_total",
+      "Recurring announcements by outcome: booked, delivered or failed.",
+      ["bot", "outcome"],
+    );
+    this.webhookRequests = r.counter(
+      "bothost_webhook_requests_total",
+      "HTTP requests to webhook routes by route pattern and response status.",
+      ["route", "status"],
+    );
+  }
+
+  /** A bot runtime's sink, bound to the bot's name. */
+  runtimeSink(bot: string): RuntimeMetricsSink {
+    return {
+      eventReceived: (type) => this.eventsReceived.inc({ bot, type }),
+      eventHandled: (type, seconds) => {
+        this.eventsHandled.inc({ bot, type });
+        this.handlerDuration.observe({ bot, type }, seconds);
+      },
+      eventFailed: (type, seconds) => {
+        this.eventsFailed.inc({ bot, type });
+        this.handlerDuration.observe({ bot, type }, seconds);
+      },
+      queueRegistered: (reason) => this.queueRegistrations.inc({ bot, reason }),
+      messagesReplayed: (count) => this.replayedMessages.inc({ bot }, count),
+      gap: () => this.gaps.inc({ bot }),
+    };
+  }
+
+  /** A client's sink, bound to the bot's name. */
+  apiSink(bot: string): ApiMetricsSink {
+    return {
+      onResponse: ({ endpoint, status }) =>
+        this.apiCalls.inc({ bot, endpoint: endpointPattern(endpoint), status }),
+      onRateLimitWait: ({ ms }) => {
+        this.rateLimitWaits.inc({ bot });
+        this.rateLimitWaitSeconds.inc({ bot }, ms / 1000);
+      },
+    };
+  }
+}
+
+/** "GET /messages/42/reactions" → "GET /messages/{id}/reactions": one series per endpoint, not per id. */
+export function endpointPattern(endpoint: string): string {
+  return endpoint
+    .split("/")
+    .map((seg) => (/^\d+$/.test(seg) ? "{id}" : seg.includes("@") || seg.includes("%40") ? "{email}" : seg))
+    .join("/");
+}

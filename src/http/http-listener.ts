@@ -1,0 +1,176 @@
+/**
+ * The daemon's HTTP listener (config `http.listen`): outgoing-webhook endpoints, inbound
+ * webhooks, health and metrics, on fastify. Built on fastify for its per-route body limits,
+ * content-type parsers scoped per plugin, request timeouts and graceful close.
+ */
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { parseListenAddress } from "../config/schema-fields.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import type { StateStore } from "../state/state-store.ts";
+import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
+import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
+import { parseForm } from "../webhook/parse-body.ts";
+import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
+import { installAccessLog, pathOf } from "./access-log.ts";
+import type { BothostMetrics } from "./bothost-metrics.ts";
+import { registerHealthRoutes } from "./health-routes.ts";
+
+/** The HTTP side cannot start as configured; the message says what to change. */
+export class HttpConfigError extends BothostError<"HTTP_CONFIG_INVALID" | "HTTP_LISTEN_FAILED"> {
+  override readonly name = "HttpConfigError";
+}
+
+export interface HttpBot {
+  runtime: WebhookRuntime;
+  handlerTimeoutMs: number;
+  /** Set for a bot in webhook mode (`outgoing_webhook` in its config). */
+  outgoing?: { path: string; token: string; replyDeadlineMs: number };
+}
+
+export interface HttpListenerOptions {
+  /** `host:port`, e.g. `127.0.0.1:8080` (port 0: any free port). */
+  listen: string;
+  bodyLimit: number;
+  requestTimeoutMs: number;
+  log: Logger;
+  metrics: BothostMetrics;
+  /** The root store; a bot's idempotency keys go to `<bot>/webhooks`. */
+  store: StateStore;
+  bots: readonly HttpBot[];
+  now?: () => number;
+}
+
+const RESERVED = ["/healthz", "/readyz", "/metrics", "/webhooks/"];
+
+/**
+ * @example
+ * ```ts
+ * const http = new HttpListener({ listen: "127.0.0.1:8080", bodyLimit: 1 << 20, requestTimeoutMs: 30_000, log, metrics, store, bots });
+ * const url = await http.start(); // "http://127.0.0.1:8080"
+ * await http.close();
+ * ```
+ */
+export class HttpListener {
+  readonly #o: HttpListenerOptions;
+  readonly #app: FastifyInstance;
+  readonly #stopping = new AbortController();
+  #url: string | undefined;
+
+  constructor(options: HttpListenerOptions) {
+    this.#o = options;
+    checkPaths(options.bots);
+    this.#app = this.#build();
+  }
+
+  /** Listen; resolves with the base URL (with the real port when `listen` asked for port 0). */
+  async start(): Promise<string> {
+    const address = parseListenAddress(this.#o.listen);
+    if (!address)
+      throw new HttpConfigError("HTTP_CONFIG_INVALID", `http.listen "${this.#o.listen}" is not host:port`);
+    try {
+      await this.#app.listen({ host: address.host, port: address.port });
+    } catch (err) {
+      throw new HttpConfigError(
+        "HTTP_LISTEN_FAILED",
+        `Cannot listen on ${this.#o.listen} (http.listen): ${(err as Error).message}. ` +
+          `Choose a free port, or stop the program using it.`,
+        { cause: err },
+      );
+    }
+    const info = this.#app.server.address();
+    const port = typeof info === "object" && info ? info.port : address.port;
+    const host = address.host.includes(":") ? `[${address.host}]` : address.host;
+    this.#url = `http://${host}:${port}`;
+    this.#o.log.info({ url: this.#url }, "http listener started");
+    return this.#url;
+  }
+
+  /** The base URL once started. */
+  get url(): string | undefined {
+    return this.#url;
+  }
+
+  /** Stop accepting connections; requests in flight finish (their handlers are told to stop). */
+  async close(): Promise<void> {
+    this.#stopping.abort(new Error("http listener closing"));
+    await this.#app.close();
+  }
+
+  #build(): FastifyInstance {
+    const o = this.#o;
+    const log = o.log.child({ component: "http" });
+    const app = Fastify({
+      logger: false,
+      bodyLimit: o.bodyLimit,
+      requestTimeout: o.requestTimeoutMs,
+      keepAliveTimeout: 5_000,
+      return503OnClosing: true,
+      forceCloseConnections: "idle",
+    });
+    app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) =>
+      done(null, parseForm(String(body))),
+    );
+    installAccessLog(app, log, o.metrics);
+    app.setNotFoundHandler((request, reply) =>
+      reply.code(404).send({ error: `no route for ${request.method} ${pathOf(request)}` }),
+    );
+    app.setErrorHandler((err: FastifyError, request, reply) => {
+      const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
+      if (status >= 500) log.error({ err, path: pathOf(request) }, "http request failed");
+      return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });
+    });
+    const now = o.now ?? Date.now;
+    registerHealthRoutes(app, {
+      metrics: o.metrics,
+      statuses: () => o.bots.map((b) => b.runtime.status),
+      now,
+    });
+    const outgoing: OutgoingBot[] = o.bots.flatMap((b) =>
+      b.outgoing ? [{ runtime: b.runtime, ...b.outgoing }] : [],
+    );
+    registerOutgoingRoutes(app, outgoing, log);
+    const inbound = new Map<string, InboundBot>(
+      o.bots.map((b) => [
+        b.runtime.name,
+        {
+          runtime: b.runtime,
+          handlerTimeoutMs: b.handlerTimeoutMs,
+          store: o.store.namespace(b.runtime.name).namespace("webhooks"),
+        },
+      ]),
+    );
+    registerInboundRoutes(app, {
+      bots: inbound,
+      log,
+      bodyLimit: o.bodyLimit,
+      stopping: this.#stopping.signal,
+      now,
+    });
+    return app;
+  }
+}
+
+function checkPaths(bots: readonly HttpBot[]): void {
+  const seen = new Map<string, string>();
+  for (const b of bots) {
+    if (!b.outgoing) continue;
+    const { path } = b.outgoing;
+    const name = b.runtime.name;
+    const clash = RESERVED.find((r) => path === r || (r.endsWith("/") && path.startsWith(r)));
+    if (clash) {
+      throw new HttpConfigError(
+        "HTTP_CONFIG_INVALID",
+        `bots.${name}.outgoing_webhook.path "${path}" is reserved (${clash}); choose another, like "/hooks/${name}".`,
+      );
+    }
+    const other = seen.get(path);
+    if (other) {
+      throw new HttpConfigError(
+        "HTTP_CONFIG_INVALID",
+        `bots.${name}.outgoing_webhook.path "${path}" is also the path of bot ${other}; give each bot its own.`,
+      );
+    }
+    seen.set(path, name);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Is every bot able to receive events? A queue bot is ready while it polls and has heard from the
+ * server within one long-poll period (a heartbeat arrives at the latest by then); a webhook-mode
+ * bot is ready once it has learned its identity and the server's limits.
+ */
+
+/** The part of `BotRuntime.status` readiness reads. */
+export interface ReadinessInput {
+  name: string;
+  state: string;
+  lastHeartbeatAt?: number | undefined;
+  lastContactAt?: number | undefined;
+  longpollMs?: number | undefined;
+}
+
+export interface BotReadiness {
+  bot: string;
+  ready: boolean;
+  state: string;
+  /** Why the bot is not ready (absent when ready). */
+  reason?: string;
+  /** Milliseconds since the server was last heard from (queue bots). */
+  lastContactAgoMs?: number;
+}
+
+/**
+ * @example
+ * ```ts
+ * const r = readinessOf(daemon.bots.map((b) => b.status), Date.now());
+ * reply.code(r.ready ? 200 : 503).send(r);
+ * ```
+ */
+export function readinessOf(
+  statuses: readonly ReadinessInput[],
+  now: number,
+): { ready: boolean; bots: BotReadiness[] } {
+  const bots = statuses.map((s) => botReadiness(s, now));
+  return { ready: bots.every((b) => b.ready), bots };
+}
+
+function botReadiness(s: ReadinessInput, now: number): BotReadiness {
+  const base = { bot: s.name, state: s.state };
+  if (s.state === "webhook") return { ...base, ready: true };
+  const contact = Math.max(s.lastContactAt ?? 0, s.lastHeartbeatAt ?? 0);
+  const ago = contact > 0 ? now - contact : undefined;
+  const withAgo = ago === undefined ? base : { ...base, lastContactAgoMs: ago };
+  if (s.state !== "polling") {
+    return { ...withAgo, ready: false, reason: notPollingReason(s.state) };
+  }
+  const limit = s.longpollMs ?? 100_000;
+  if (ago === undefined || ago > limit) {
+    return {
+      ...withAgo,
+      ready: false,
+      reason: `no word from the server for ${Math.round((ago ?? 0) / 1000)} s (more than one long-poll period, ${Math.round(limit / 1000)} s)`,
+    };
+  }
+  return { ...withAgo, ready: true };
+}
+
+function notPollingReason(state: string): string {
+  switch (state) {
+    case "idle":
+      return "not started yet";
+    case "registering":
+      return "registering an event queue";
+    case "backing_off":
+      return "the event queue failed; retrying with backoff";
+    case "auth_failed":
+      return "the server rejected the bot's credentials (fix the API key and restart)";
+    case "stopping":
+    case "stopped":
+      return "stopped";
+    default:
+      return `event queue is ${state}`;
+  }
+}

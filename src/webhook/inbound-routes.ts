@@ -1,0 +1,156 @@
+/**
+ * Inbound webhooks: `bot.webhook(name, options, handler)` is served at `POST /webhooks/<bot>/<name>`.
+ * Order of checks: route (404) → bot ready (503) → body size (413) → signature or token (401) →
+ * body parse (400) → idempotency (200 {"duplicate":true}) → handler (200, or 500 if it throws).
+ */
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import type { WebhookOptions } from "../bot/bot-api.ts";
+import { createBaseContext, type WebhookContext } from "../daemon/context.ts";
+import { countAsWebhook } from "../http/access-log.ts";
+import type { StateStore } from "../state/state-store.ts";
+import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
+import { verifyDefaults, verifyRequest } from "./verify-request.ts";
+import type { WebhookRuntime } from "./webhook-runtime.ts";
+
+export interface InboundBot {
+  runtime: WebhookRuntime;
+  handlerTimeoutMs: number;
+  /** Where idempotency keys go: the bot's own namespace (`<bot>/webhooks`). */
+  store: StateStore;
+}
+
+export interface InboundDeps {
+  bots: ReadonlyMap<string, InboundBot>;
+  log: Logger;
+  /** Body limit for webhooks that declare none. */
+  bodyLimit: number;
+  /** How long an idempotency key from a header is remembered (default 24 h). */
+  idempotencyTtlMs?: number;
+  /** Aborted when the listener closes. */
+  stopping: AbortSignal;
+  now?: () => number;
+}
+
+interface Target {
+  bot: InboundBot;
+  name: string;
+  route: string;
+  options: WebhookOptions;
+  handler: (ctx: WebhookContext<unknown>) => unknown;
+}
+
+const UNKNOWN_ROUTE = "/webhooks/(unknown)";
+
+export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): void {
+  const targets = new WeakMap<FastifyRequest, Target>();
+  const now = deps.now ?? Date.now;
+  app.register(async (scope) => {
+    // Signatures cover the exact bytes: read every body raw, then parse it ourselves.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", async (request: FastifyRequest, payload: NodeJS.ReadableStream) => {
+      const limit = targets.get(request)?.options.maxBodyBytes ?? deps.bodyLimit;
+      return readBody(payload as never, limit, request.headers["content-length"]);
+    });
+    scope.addHook("onRequest", async (request, reply) => {
+      const { bot: botName, name } = request.params as { bot: string; name: string };
+      const bot = deps.bots.get(botName);
+      let declared: Omit<Target, "bot" | "name" | "route"> | undefined;
+      try {
+        declared = bot?.runtime.declarations.webhooks.get(name) as typeof declared;
+      } catch {
+        countAsWebhook(request, UNKNOWN_ROUTE);
+        return fail(reply, 503, `bot ${botName} is starting; try again`);
+      }
+      if (!bot || !declared) {
+        countAsWebhook(request, UNKNOWN_ROUTE);
+        return fail(reply, 404, `no webhook at /webhooks/${botName}/${name}`);
+      }
+      const route = `/webhooks/${botName}/${name}`;
+      countAsWebhook(request, route);
+      if (bot.runtime.status.server === undefined) {
+        return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
+      }
+      targets.set(request, { bot, name, route, ...declared });
+    });
+    scope.post("/webhooks/:bot/:name", async (request, reply) => {
+      const target = targets.get(request)!;
+      return handle(target, request, reply, deps, now);
+    });
+  });
+}
+
+function fail(reply: FastifyReply, status: number, error: string) {
+  return reply.code(status).send({ error });
+}
+
+async function handle(
+  target: Target,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: InboundDeps,
+  now: () => number,
+) {
+  const { bot, name, options } = target;
+  const log = deps.log.child({ bot: bot.runtime.name, webhook: name, requestId: request.id });
+  const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const verdict = verifyRequest(options.verify, request.headers, rawBody, now() / 1000);
+  if (!verdict.ok) {
+    log.warn({ reason: verdict.reason }, "webhook request refused");
+    return fail(reply, 401, `unauthorized: ${verdict.reason}`);
+  }
+  const body = parseBody(rawBody, request.headers["content-type"]);
+  const headerKey = options.idempotencyHeader
+    ? request.headers[options.idempotencyHeader.toLowerCase()]
+    : undefined;
+  const idempotencyKey = Array.isArray(headerKey) ? headerKey[0] : headerKey;
+  const claimKey = idempotencyKey ?? verdict.replayKey;
+  const storeKey =
+    claimKey === undefined ? undefined : `${name}:${createHash("sha256").update(claimKey).digest("hex")}`;
+  if (storeKey !== undefined) {
+    const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
+    const ttlMs =
+      idempotencyKey !== undefined
+        ? (deps.idempotencyTtlMs ?? 86_400_000)
+        : 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
+    if (!(await bot.store.setIfAbsent(storeKey, now(), { ttlMs }))) {
+      log.info("repeated webhook request dropped");
+      return { duplicate: true };
+    }
+  }
+  const signal = AbortSignal.any([AbortSignal.timeout(bot.handlerTimeoutMs), deps.stopping]);
+  const ctx: WebhookContext<unknown> = {
+    ...createBaseContext(bot.runtime.contextDeps(), signal, { webhook: name, requestId: request.id }),
+    request: {
+      body,
+      rawBody,
+      headers: request.headers,
+      query: request.query as Record<string, string>,
+      idempotencyKey,
+    },
+  };
+  try {
+    const result = await untilAborted(Promise.resolve(target.handler(ctx)), signal);
+    return isPlainObject(result) ? result : { ok: true };
+  } catch (err) {
+    // Let the sender's retry run the handler again.
+    if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
+    if (err instanceof HttpStatusError) throw err;
+    log.error({ err }, signal.aborted ? "webhook handler timed out" : "webhook handler failed");
+    return fail(reply, 500, signal.aborted ? "the webhook handler timed out" : "the webhook handler failed");
+  }
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+}

@@ -1,0 +1,64 @@
+/**
+ * Request bodies as webhook handlers see them: JSON, form fields, or nothing parsed (the raw
+ * bytes are always kept, since signatures are computed over them).
+ */
+import type { Readable } from "node:stream";
+
+/** An error with the HTTP status it should produce (fastify's error handler reads `statusCode`). */
+export class HttpStatusError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Read a request stream, refusing (413) once it exceeds `limit` bytes. */
+export async function readBody(stream: Readable, limit: number, declaredLength?: string): Promise<Buffer> {
+  const tooLarge = () => new HttpStatusError(413, `request body is larger than ${limit} bytes`);
+  if (declaredLength !== undefined && Number(declaredLength) > limit) {
+    stream.resume(); // drain, so the connection can answer
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buf.length;
+    if (size > limit) {
+      stream.resume();
+      throw tooLarge();
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A form body as an object; repeated fields become arrays. */
+export function parseForm(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  for (const [k, v] of new URLSearchParams(text)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return { ...out };
+}
+
+/**
+ * Parse by content type: JSON (`application/json`, `…+json`) or form fields; undefined for an
+ * empty body or any other type. Throws a 400 for JSON that does not parse.
+ */
+export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+  if (raw.length === 0) return undefined;
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/json" || type.endsWith("+json")) {
+    try {
+      return JSON.parse(raw.toString("utf8"));
+    } catch {
+      throw new HttpStatusError(400, "the body is not valid JSON");
+    }
+  }
+  if (type === "application/x-www-form-urlencoded") return parseForm(raw.toString("utf8"));
+  return undefined;
+}

@@ -1,0 +1,120 @@
+/**
+ * Authenticating an inbound webhook request, one scheme per `WebhookVerify` type. Every secret is
+ * compared in constant time; a failure says which header was wrong, never what it held.
+ */
+import { createHmac } from "node:crypto";
+import type { WebhookVerify } from "../bot/bot-api.ts";
+import { safeEqual } from "./constant-time.ts";
+
+export type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+/** Accepted, with an implicit idempotency key for signed requests; or refused with the reason. */
+export type Verdict = { ok: true; replayKey?: string } | { ok: false; reason: string };
+
+/** Default header names and replay tolerance of each scheme (see README-http, "Verifiers"). */
+export const verifyDefaults = {
+  githubHeader: "x-hub-signature-256",
+  hmacHeader: "x-signature",
+  secretHeader: "x-webhook-secret",
+  toleranceSeconds: 300,
+} as const;
+
+function header(headers: Headers, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function hmacHex(secret: string, ...parts: (string | Buffer)[]): string {
+  const h = createHmac("sha256", secret);
+  for (const p of parts) h.update(p);
+  return h.digest("hex");
+}
+
+/**
+ * Check `headers` and `rawBody` against `verify`. `nowSeconds` is injectable for tests.
+ *
+ * @example
+ * ```ts
+ * const verdict = verifyRequest({ type: "github", secret }, req.headers, rawBody, Date.now() / 1000);
+ * if (!verdict.ok) return reply.code(401).send({ error: verdict.reason });
+ * ```
+ */
+export function verifyRequest(
+  verify: WebhookVerify,
+  headers: Headers,
+  rawBody: Buffer,
+  nowSeconds: number,
+): Verdict {
+  switch (verify.type) {
+    case "none":
+      return { ok: true };
+    case "bearer": {
+      const auth = header(headers, "authorization");
+      const match = auth ? /^Bearer[ ]+(\S+)\s*$/i.exec(auth) : null;
+      if (!match) return { ok: false, reason: "missing Authorization: Bearer header" };
+      return safeEqual(match[1]!, verify.token) ? { ok: true } : { ok: false, reason: "wrong bearer token" };
+    }
+    case "secret": {
+      const name = verify.header ?? verifyDefaults.secretHeader;
+      const given = header(headers, name);
+      if (given === undefined) return { ok: false, reason: `missing ${name} header` };
+      return safeEqual(given, verify.secret) ? { ok: true } : { ok: false, reason: `wrong ${name} header` };
+    }
+    case "github": {
+      const name = verifyDefaults.githubHeader;
+      const given = header(headers, name);
+      const match = given ? /^sha256=([0-9a-fA-F]{64})$/.exec(given.trim()) : null;
+      if (!match) return { ok: false, reason: `missing or malformed ${name} header (want sha256=<hex>)` };
+      const expected = hmacHex(verify.secret, rawBody);
+      return safeEqual(match[1]!.toLowerCase(), expected)
+        ? { ok: true }
+        : { ok: false, reason: `${name} does not match the body` };
+    }
+    case "hmac":
+      return verifyTimestamped(verify, headers, rawBody, nowSeconds);
+  }
+}
+
+/**
+ * `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (several `v1` allowed, for
+ * key rotation). With `timestampHeader`, the timestamp comes from that header instead and the
+ * signature header holds the hex digest (optionally as `v1=<hex>` or `sha256=<hex>`).
+ */
+function verifyTimestamped(
+  verify: Extract<WebhookVerify, { type: "hmac" }>,
+  headers: Headers,
+  rawBody: Buffer,
+  nowSeconds: number,
+): Verdict {
+  const name = verify.header ?? verifyDefaults.hmacHeader;
+  const given = header(headers, name);
+  if (!given) return { ok: false, reason: `missing ${name} header` };
+  let timestamp: string | undefined;
+  const signatures: string[] = [];
+  if (verify.timestampHeader) {
+    timestamp = header(headers, verify.timestampHeader);
+    signatures.push(given.trim().replace(/^(v1|sha256)=/, ""));
+  } else {
+    for (const part of given.split(",")) {
+      const [k, v] = part.trim().split("=", 2) as [string, string | undefined];
+      if (k === "t") timestamp = v;
+      else if (k === "v1" && v) signatures.push(v);
+    }
+  }
+  const where = verify.timestampHeader ?? `${name} (t=…)`;
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp))
+    return { ok: false, reason: `missing timestamp in ${where}` };
+  const tolerance = verify.toleranceSeconds ?? verifyDefaults.toleranceSeconds;
+  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance) {
+    return { ok: false, reason: `timestamp in ${where} is outside the ${tolerance} s window` };
+  }
+  if (signatures.length === 0) return { ok: false, reason: `missing v1=<hex> signature in ${name}` };
+  const expected = hmacHex(verify.secret, `${timestamp}.`, rawBody);
+  // Check every candidate (no early exit) so timing does not tell which one matched.
+  let matched = false;
+  for (const sig of signatures) matched = safeEqual(sig.toLowerCase(), expected) || matched;
+  // A valid signature names this exact request: it doubles as an idempotency key in the window.
+  return matched
+    ? { ok: true, replayKey: `sig:${expected}` }
+    : { ok: false, reason: `${name} does not match the body` };
+}

@@ -1,0 +1,266 @@
+/**
+ * Outgoing-webhook bots end to end: the sandbox POSTs real payloads to bothost's listener, which
+ * runs the bot's ordinary `message` handlers and answers in time.
+ */
+import { request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { freePort, type RunningDaemon, startDaemon } from "../http/_daemon.ts";
+
+const TOKEN = "T".repeat(32);
+const HELPER = "helper-bot@x.example";
+const MEL = "mel@x.example";
+
+let sandbox: Sandbox | undefined;
+let running: RunningDaemon | undefined;
+
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  running = undefined;
+  sandbox = undefined;
+});
+
+function bot(setup: (bot: BotApi) => void): BotDefinition<never, never> {
+  return { setup } as unknown as BotDefinition<never, never>;
+}
+
+/** A sandbox whose outgoing-webhook bot points at bothost (on a port chosen up front). */
+async function setup(
+  definition: BotDefinition<never, never>,
+  options: { iface?: "zulip" | "slack"; deadline?: string } = {},
+) {
+  const port = await freePort();
+  sandbox = await startSandbox({
+    org: {
+      users: [
+        { email: "olive@x.example", full_name: "Olive", role: "owner" },
+        { email: MEL, full_name: "Mel" },
+      ],
+      bots: [
+        {
+          email: HELPER,
+          full_name: "Helper",
+          type: "outgoing",
+          owner: "olive@x.example",
+          outgoing: {
+            url: `http://127.0.0.1:${port}/hooks/helper`,
+            token: TOKEN,
+            interface: options.iface ?? "zulip",
+          },
+        },
+      ],
+      channels: [{ name: "general", subscribers: ["olive@x.example", MEL, HELPER] }],
+    },
+  });
+  running = await startDaemon(
+    sandbox,
+    {
+      helper: {
+        email: HELPER,
+        definition,
+        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: ${options.deadline ?? "8s"}`,
+      },
+    },
+    { port, env: { HELPER_TOKEN: TOKEN } },
+  );
+  return { sandbox, running };
+}
+
+const mention = (sb: Sandbox, content: string, topic = "ping") =>
+  sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content }).id;
+
+function lastMessage(sb: Sandbox) {
+  return sb.control.messages().at(-1)!;
+}
+
+/** A real message object as the server would put it in a payload (fetched through the API). */
+async function payloadFor(sb: Sandbox, id: number, token = TOKEN) {
+  const key = sb.control.apiKeyOf(HELPER);
+  const res = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
+    headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
+  });
+  const { message } = (await res.body.json()) as { message: Record<string, unknown> };
+  return {
+    data: message.content,
+    message,
+    bot_email: HELPER,
+    bot_full_name: "Helper",
+    token,
+    trigger: "mention",
+  };
+}
+
+async function post(url: string, body: unknown) {
+  const res = await request(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "user-agent": "ZulipOutgoingWebhook/test" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+}
+
+describe("outgoing-webhook bots", () => {
+  it("a mention reaches the bot's message handler; its reply goes back in the response", async () => {
+    const seen: { content: string; flags: string[]; replayed: boolean }[] = [];
+    const sent: { id: number }[] = [];
+    const { sandbox: sb } = await setup(
+      bot((b) =>
+        b.on("message", { mentioned: true }, async (ctx) => {
+          seen.push({ content: ctx.event.message.content, flags: ctx.event.flags, replayed: ctx.replayed });
+          sent.push(
+            await ctx.reply(`pong from ${ctx.bot.name} (${ctx.bot.userId > 0 ? "known id" : "no id"})`),
+          );
+        }),
+      ),
+    );
+    mention(sb, "@**Helper** ping");
+    await sb.control.settleWebhooks();
+    expect(seen).toEqual([{ content: "@**Helper** ping", flags: ["mentioned"], replayed: false }]);
+    // The server posts the reply after our answer, so its id is not known to the handler.
+    await expect.poll(() => sent).toEqual([{ id: -1 }]);
+    expect(lastMessage(sb)).toMatchObject({
+      content: "pong from helper (known id)",
+      topic: "ping",
+      client: "OutgoingWebhookResponse",
+    });
+  });
+
+  it("a direct message triggers the same handler; the reply goes to the conversation", async () => {
+    const { sandbox: sb } = await setup(
+      bot((b) => b.on("message", { direct: true }, (ctx) => ctx.reply("hello back"))),
+    );
+    const helperId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+    sb.control.sendAs(MEL, { type: "direct", to: [helperId], content: "hi" });
+    await sb.control.settleWebhooks();
+    const melId = sb.control.users().find((u) => u.email === MEL)!.user_id;
+    expect(lastMessage(sb)).toMatchObject({ content: "hello back", sender_id: helperId });
+    expect([...(lastMessage(sb).dm_user_ids as number[])].sort()).toEqual([helperId, melId].sort());
+  });
+
+  it("a wrong token gets 401 and runs no handler; the token never reaches the log", async () => {
+    let runs = 0;
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) =>
+        b.on("message", () => {
+          runs++;
+        }),
+      ),
+    );
+    const id = mention(sb, "no mention here");
+    const wrong = "W".repeat(32);
+    const res = await post(`${d.url}/hooks/helper`, await payloadFor(sb, id, wrong));
+    expect(res).toEqual({
+      status: 401,
+      body: {
+        result: "error",
+        msg: "Unauthorized: the token does not match this bot's outgoing_webhook token",
+      },
+    });
+    const missing = await post(`${d.url}/hooks/helper`, { ...(await payloadFor(sb, id)), token: undefined });
+    expect(missing.status).toBe(401);
+    expect(runs).toBe(0);
+    expect(d.logText()).not.toContain(wrong);
+    expect(d.logText()).not.toContain(TOKEN);
+    expect(d.logs.find((l) => l.msg === "http request" && l.status === 401)).toMatchObject({
+      method: "POST",
+      path: "/hooks/helper",
+    });
+  });
+
+  it("a delivery the server repeats (while the first runs, and after) is handled once", async () => {
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) =>
+        b.on("message", async (ctx) => {
+          runs++;
+          await gate;
+          await ctx.reply("once");
+        }),
+      ),
+    );
+    const id = mention(sb, "not a mention, so the sandbox posts nothing itself");
+    const payload = await payloadFor(sb, id);
+    const first = post(`${d.url}/hooks/helper`, payload);
+    await expect.poll(() => runs).toBe(1);
+    const second = post(`${d.url}/hooks/helper`, payload);
+    await expect
+      .poll(() => d.logs.some((l) => l.msg === "repeated delivery; answering as the first"))
+      .toBe(true);
+    release();
+    expect(await first).toEqual({ status: 200, body: { content: "once" } });
+    expect(await second).toEqual({ status: 200, body: { content: "once" } });
+    expect(await post(`${d.url}/hooks/helper`, payload)).toEqual({ status: 200, body: { content: "once" } });
+    expect(runs).toBe(1);
+  });
+
+  it("a slow handler: the server gets response_not_required in time, the reply then comes through the API", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const sent: { id: number }[] = [];
+    const { sandbox: sb } = await setup(
+      bot((b) =>
+        b.on("message", { mentioned: true }, async (ctx) => {
+          await gate;
+          sent.push(await ctx.reply("sorry, that took a while"));
+        }),
+      ),
+      { deadline: "200ms" },
+    );
+    mention(sb, "@**Helper** think hard", "slow");
+    const before = sb.control.messages().length;
+    await sb.control.settleWebhooks(); // the server has its answer: nothing to post
+    expect(sb.control.messages()).toHaveLength(before);
+    release();
+    const reply = await sb.control.waitFor(() =>
+      sb.control.messages().find((m) => m.content === "sorry, that took a while"),
+    );
+    expect(reply.topic).toBe("slow");
+    expect(reply.client).not.toBe("OutgoingWebhookResponse");
+    await expect.poll(() => sent).toEqual([{ id: reply.id }]);
+  });
+
+  it("the Slack-compatible format: the message is looked up, the reply goes back as text", async () => {
+    const seen: number[] = [];
+    const { sandbox: sb } = await setup(
+      bot((b) =>
+        b.on("message", (ctx) => {
+          seen.push(ctx.event.message.id);
+          return ctx.reply(`slack says hi in ${ctx.event.message.subject}`);
+        }),
+      ),
+      { iface: "slack" },
+    );
+    const id = mention(sb, "@**Helper** hi", "from slack");
+    await sb.control.settleWebhooks();
+    expect(seen).toEqual([id]);
+    expect(lastMessage(sb)).toMatchObject({
+      content: "slack says hi in from slack",
+      topic: "from slack",
+      client: "OutgoingWebhookResponse",
+    });
+  });
+
+  it("a malformed payload gets 400 naming the problem", async () => {
+    const { running: d } = await setup(bot((b) => b.on("message", () => {})));
+    expect(await post(`${d.url}/hooks/helper`, [1, 2])).toEqual({
+      status: 400,
+      body: {
+        result: "error",
+        msg: "not an outgoing-webhook payload: expected the Zulip JSON or Slack form format",
+      },
+    });
+    const bad = await post(`${d.url}/hooks/helper`, { token: TOKEN, message: { id: "x" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.msg).toMatch(/^the payload's message is malformed: message\.id: /);
+  });
+});
