@@ -23,7 +23,7 @@ import { type ContextDeps, createContext } from "./context.ts";
 
 type ReplyFn = (content: string) => Promise<{ id: number }>;
 
-import { registerParams } from "./register-params.ts";
+import { registerParams, replayMessageFormat } from "./register-params.ts";
 import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
 
 export interface BotRuntimeOptions {
@@ -248,6 +248,9 @@ export class BotRuntime {
               num_after: numAfter,
               include_anchor: false,
               narrow: this.#replayNarrow(),
+              // The same shape as the queue's message events (registerParams): raw Markdown, ""
+              // topics kept, gravatar URLs left to the client. GET /messages defaults to HTML.
+              ...replayMessageFormat,
             },
             { signal },
           ),

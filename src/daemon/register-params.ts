@@ -24,14 +24,25 @@ export const clientCapabilities = {
   user_avatar_url_field_optional: true,
 } as const;
 
+/**
+ * GET /messages parameters that give replayed messages the shape the queue's message events
+ * have under {@link registerParams}: raw Markdown (`apply_markdown: false`), empty topics kept as
+ * `""` (the `empty_topic_name` capability), and `avatar_url` possibly null (`client_gravatar`).
+ */
+export const replayMessageFormat = {
+  apply_markdown: false,
+  client_gravatar: true,
+  allow_empty_topic_name: true,
+} as const;
+
 export function registerParams(spec: QueueSpec): RegisterParams {
   return {
     ...(spec.eventTypes === null ? {} : { event_types: [...spec.eventTypes] }),
     fetch_event_types: [...fetchEventTypes],
     ...(spec.narrow && spec.narrow.length > 0 ? { narrow: spec.narrow } : {}),
     ...(spec.allPublicStreams ? { all_public_streams: true } : {}),
-    apply_markdown: false,
-    client_gravatar: true,
+    apply_markdown: replayMessageFormat.apply_markdown,
+    client_gravatar: replayMessageFormat.client_gravatar,
     client_capabilities: { ...clientCapabilities },
   };
 }

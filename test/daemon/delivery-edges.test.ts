@@ -76,6 +76,35 @@ describe("first start", () => {
   });
 });
 
+describe("catch-up replay", () => {
+  it("hands replayed messages over in the queue's shape: raw Markdown, empty topic kept", async () => {
+    const seen: { content: string; topic: string; replayed: boolean }[] = [];
+    harness = await startHarness(sandbox, {
+      edge: {
+        email: BOT,
+        definition: bot((b) =>
+          b.on("message", (ctx) => {
+            const m = ctx.event.message;
+            seen.push({ content: m.content, topic: m.subject, replayed: ctx.replayed });
+          }),
+        ),
+      },
+    });
+    const post = (topic: string) =>
+      sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content: "**bold** `code`" });
+    post("");
+    await expect.poll(() => seen.length).toBe(1);
+    sandbox.control.expireQueue({ email: BOT });
+    post("");
+    await expect.poll(() => seen.length).toBe(2);
+    const live = { content: "**bold** `code`", topic: "" };
+    expect(seen).toEqual([
+      { ...live, replayed: false },
+      { ...live, replayed: true },
+    ]);
+  });
+});
+
 describe("graceful stop", () => {
   it("lets a running handler finish its reply", async () => {
     let started = false;
