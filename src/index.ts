@@ -106,6 +106,26 @@ export type { ContextFor, ErrorHandler, EventName, Middleware, NextFunction } fr
 export type { Filter, FilterPredicate } from "./router/filters.ts";
 export type { KV } from "./state/kv.ts";
 
+// ── Scheduling: one-shot messages, recurring announcements, cron jobs ────────────────────────
+
+export type { ScheduleSpec } from "./helpers/schedule/occurrences.ts";
+export { nextOccurrences, validateSchedule } from "./helpers/schedule/occurrences.ts";
+export { ScheduleError } from "./helpers/schedule/schedule-error.ts";
+export type { Recipient } from "./scheduler/resolve-recipient.ts";
+export {
+  createScheduleApi,
+  type ScheduleApi,
+  type ScheduleApiOptions,
+  type ScheduledMessageInfo,
+  type ScheduleMessageParams,
+} from "./scheduler/schedule-api.ts";
+export {
+  isScheduledMessageError,
+  ScheduledMessageError,
+  type ScheduledMessageErrorCode,
+} from "./scheduler/scheduled-message-error.ts";
+export type { SchedulerStats } from "./scheduler/scheduler-stats.ts";
+
 // ── Helpers on every context: snippets, users, typing, reports, message limits ──────────────
 
 export type { ContextHelpers, TrackedHelper } from "./helpers/bot-services.ts";

@@ -9,6 +9,7 @@ import type { BotContext, JobContext, WebhookContext } from "../daemon/context.t
 import type { TrackedHelper } from "../helpers/bot-services.ts";
 import type { ContextFor, ErrorHandler, EventName, Middleware } from "../router/composer.ts";
 import type { Filter, FilterPredicate } from "../router/filters.ts";
+import type { ScheduleApi } from "../scheduler/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
 
 /** A recurring announcement, kept booked on the server as a scheduled message. */
@@ -21,8 +22,11 @@ export interface RecurringAnnouncement {
   to: string | number | readonly (string | number)[];
   /** Required for channels. */
   topic?: string;
-  /** The message, Markdown. */
-  content: string;
+  /**
+   * The message, Markdown; or a function computing it when an occurrence is booked (right after
+   * the previous one was sent), e.g. to read a saved snippet.
+   */
+  content: string | ((occurrence: Date) => string | Promise<string>);
 }
 
 export interface CronOptions {
@@ -30,6 +34,8 @@ export interface CronOptions {
   timezone?: string;
   /** After downtime: `"skip"` missed runs (default) or `"run-once"` to catch up once. */
   missed?: "skip" | "run-once";
+  /** The name its last run is stored under; default the expression and time zone. Set it to keep the history when you edit the schedule. */
+  id?: string;
 }
 
 /** How an inbound webhook request is authenticated (see the README's webhook section). */
@@ -67,6 +73,8 @@ export interface BotApi<S = unknown> {
   readonly api: Client;
   /** The bot's own key-value store. */
   readonly state: KV;
+  /** One-shot scheduled messages: book, list, cancel, reschedule (also `ctx.schedule` in handlers). */
+  readonly schedule: ScheduleApi;
   /** Handle events of `type` (or several types; `"*"` for all). */
   on<T extends EventName>(type: T | readonly T[], handler: Middleware<ContextFor<BotContext<S>, T>>): this;
   /** Handle events of `type` that pass `filter` (channel, topic, sender, direct, mentioned, contains, op). */

@@ -8,6 +8,8 @@ import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from 
 import { BothostError } from "../errors/bothost-error.ts";
 import { trackedEventTypes } from "../helpers/bot-services.ts";
 import { Composer } from "../router/composer.ts";
+import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
+import { createScheduleApi, type ScheduleApi } from "../scheduler/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
 import type { BotContext, JobContext, WebhookContext } from "./context.ts";
 
@@ -37,6 +39,8 @@ export function createBotHandle<S>(deps: {
   log: Logger;
   client: Client;
   state: KV;
+  /** `bot.schedule`; default one over `client` on the real clock. */
+  schedule?: ScheduleApi;
 }): BotHandle<S> {
   const composer = new Composer<BotContext<S>>();
   const handledTypes = new Set<string>();
@@ -48,6 +52,7 @@ export function createBotHandle<S>(deps: {
     log: deps.log,
     api: deps.client,
     state: deps.state,
+    schedule: deps.schedule ?? createScheduleApi({ client: deps.client }),
     on(type: string | readonly string[], a: unknown, b?: unknown) {
       for (const t of Array.isArray(type) ? type : [type]) handledTypes.add(t);
       // The composer validates the arguments and throws a RouterError naming what is wrong.
@@ -72,12 +77,16 @@ export function createBotHandle<S>(deps: {
       }
       if (recurring.has(id))
         throw new BotSetupError(`bot.recurring("${id}"): an announcement with this id exists already.`);
+      const problem = recurringProblem(id, announcement);
+      if (problem) throw new BotSetupError(problem);
       recurring.set(id, announcement);
       return api;
     },
     cron(expression, options, handler) {
       if (typeof handler !== "function")
         throw new BotSetupError(`bot.cron("${expression}"): the handler must be a function.`);
+      const problem = cronProblem(expression, options);
+      if (problem) throw new BotSetupError(problem);
       cronJobs.push({ expression, options: options ?? {}, handler });
       return api;
     },

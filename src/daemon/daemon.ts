@@ -7,6 +7,7 @@ import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { Config } from "../config/schema.ts";
+import type { Clock } from "../helpers/clock.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import { HttpConfigError, HttpListener } from "../http/http-listener.ts";
 import type { StateBackend } from "../state/state-store.ts";
@@ -29,6 +30,8 @@ export interface DaemonOptions {
   sandbox?: { url: string; apiKeyOf(email: string): string };
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
+  /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
+  clock?: Clock;
 }
 
 export interface StartReport {
@@ -134,6 +137,7 @@ export class Daemon {
       replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
       ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
+      ...(this.#o.clock ? { clock: this.#o.clock } : {}),
       ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
       metrics: this.metrics.runtimeSink(bot.name),
     });

@@ -1,0 +1,149 @@
+/**
+ * `bothost schedule preview`: load the config and every bot module (no network), run each bot's
+ * setup with a bot object that only records, and print the next runs of every recurring
+ * announcement and cron job, in its time zone and in UTC.
+ */
+import { parseArgs } from "node:util";
+import { pino } from "pino";
+import type { Client } from "../api/create-client.ts";
+import { loadBots } from "../bot/load-bots.ts";
+import { resolveConfigPath } from "../config/config-path.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { loadConfigWithSource } from "../config/load-config.ts";
+import { BotSetupError, createBotHandle } from "../daemon/bot-handle.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
+import { KV } from "../state/kv.ts";
+import { MemoryStore } from "../state/memory-store.ts";
+import { reportStartupError } from "./report-error.ts";
+
+export const scheduleHelp = `Usage: bothost schedule preview [--config FILE] [--count N] [--from TIME]
+
+Prints the next runs of every bot's recurring announcements (bot.recurring) and cron jobs
+(bot.cron), each in its own time zone and in UTC. Nothing is sent and no server is contacted:
+the bots' setup functions run with a bot object that only records what they declare.
+
+Options:
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+  -n, --count N       Runs to show per schedule, 1-100 (default 5)
+      --from TIME     Start after this ISO 8601 time instead of now
+  -h, --help          Show this text
+`;
+
+function usageError(message: string): number {
+  process.stderr.write(`bothost schedule: ${message}. Run "bothost schedule --help" for the options.\n`);
+  return ExitCode.ConfigInvalid;
+}
+
+function parseOptions(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      config: { type: "string", short: "c" },
+      count: { type: "string", short: "n" },
+      from: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+}
+
+/** Nothing may reach the network in a preview: any use of the client says so. */
+const offlineClient = new Proxy({} as Client, {
+  get(_target, property) {
+    throw new BothostError(
+      "PREVIEW_OFFLINE",
+      `bot.api.${String(property)} was used during setup; "bothost schedule preview" runs setup offline. ` +
+        "Call the server from handlers or jobs, not from setup.",
+    );
+  },
+});
+
+/**
+ * Runs `bothost schedule …`; resolves the exit code.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runScheduleCommand(["preview", "--config", "bothost.yaml", "--count", "3"]);
+ * ```
+ */
+export async function runScheduleCommand(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(argv);
+  } catch (err) {
+    return usageError((err as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, ""));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(scheduleHelp);
+    return ExitCode.Ok;
+  }
+  if (positionals[0] !== "preview" || positionals.length > 1) {
+    return usageError(
+      positionals.length === 0
+        ? "say which subcommand: preview"
+        : `unknown subcommand "${positionals.join(" ")}"`,
+    );
+  }
+  const count = values.count === undefined ? 5 : Number(values.count);
+  if (!Number.isInteger(count) || count < 1 || count > 100) {
+    return usageError(`--count must be a whole number from 1 to 100, got "${values.count}"`);
+  }
+  const from = values.from === undefined ? new Date() : new Date(values.from);
+  if (Number.isNaN(from.getTime())) {
+    return usageError(`--from must be an ISO 8601 time like 2026-03-27T10:00:00Z, got "${values.from}"`);
+  }
+  try {
+    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    const { config, source } = await loadConfigWithSource(path);
+    const loaded = await loadBots(config, source);
+    const lines = [`Next ${count} runs after ${from.toISOString()}:`];
+    for (const bot of loaded) {
+      const handle = createBotHandle<unknown>({
+        name: bot.name,
+        log: pino({ level: "silent" }),
+        client: offlineClient,
+        state: new KV(new MemoryStore()),
+      });
+      try {
+        await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
+      } catch (err) {
+        return setupFailed(bot.name, err);
+      }
+      lines.push("", ...describeBot(bot.name, previewEntries(handle, from, count)));
+    }
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return ExitCode.Ok;
+  } catch (err) {
+    return reportStartupError(err);
+  }
+}
+
+function describeBot(name: string, entries: PreviewEntry[]): string[] {
+  if (entries.length === 0) return [`${name}: no recurring announcements or cron jobs`];
+  const lines = [`${name}:`];
+  for (const e of entries) {
+    const what =
+      e.kind === "announcement"
+        ? `announcement "${e.id}" → ${e.target}`
+        : `cron job "${e.id}" (runs in this process; missed runs: ${e.missed})`;
+    lines.push(`  ${what}`, `    "${e.cron}" in ${e.timezone}`);
+    if (e.runs.length === 0) lines.push("    (never runs again)");
+    for (const run of e.runs) lines.push(`    ${formatRun(run, e.timezone)}`);
+  }
+  return lines;
+}
+
+/** A setup that throws: the bot's declarations are wrong (exit 2) or its code failed (exit 1). */
+function setupFailed(name: string, err: unknown): number {
+  if (err instanceof BotSetupError) {
+    process.stderr.write(`bothost: bots.${name}: ${err.message} [${err.code}]\n`);
+    return ExitCode.ConfigInvalid;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const code = err instanceof BothostError ? ` [${err.code}]` : "";
+  process.stderr.write(`bothost: bots.${name}: setup failed: ${message}${code}\n`);
+  return ExitCode.RuntimeFailure;
+}

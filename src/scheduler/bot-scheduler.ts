@@ -1,0 +1,139 @@
+/**
+ * Everything time-driven of one bot: its one-shot scheduled messages (`bot.schedule`), its
+ * recurring announcements booked on the server (`bot.recurring`) and its local cron jobs
+ * (`bot.cron`), with their counters in one place for metrics.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { RecurringAnnouncement } from "../bot/bot-api.ts";
+import type { ContextDeps } from "../daemon/context.ts";
+import { type Clock, realClock } from "../helpers/clock.ts";
+import type { JobInfo } from "../helpers/schedule/job-timer.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import type { BookingRecord } from "./booking-records.ts";
+import { BookingRecords } from "./booking-records.ts";
+import { type CronDeclaration, LocalJobs } from "./local-jobs.ts";
+import { RecurringBookings } from "./recurring-bookings.ts";
+import { createScheduleApi, type ScheduleApi } from "./schedule-api.ts";
+import { newSchedulerStats, type SchedulerStats } from "./scheduler-stats.ts";
+
+export interface BotSchedulerOptions {
+  client: Client;
+  /** The bot's own namespace of the state store (`<bot>`); bookings and job runs live under it. */
+  store: StateStore;
+  /** Make state writes durable. */
+  flush(): Promise<void>;
+  log: Logger;
+  /** Default: the real clock. Tests pass a ManualClock (and the same clock to the sandbox). */
+  clock?: Clock;
+  /** What a cron job's context is built from. */
+  contextDeps(): ContextDeps<unknown>;
+  /** See {@link RecurringBookingsOptions.retryFailedWithinMs}. Default 30 minutes. */
+  retryFailedWithinMs?: number;
+}
+
+/** What `setup` declared: `bot.recurring()` by id and `bot.cron()` in order. */
+export interface ScheduleDeclarations {
+  recurring: ReadonlyMap<string, RecurringAnnouncement>;
+  cronJobs: readonly CronDeclaration[];
+}
+
+/**
+ * One bot's scheduler. The runtime creates it, starts it once the bot's queue is registered,
+ * feeds it the bot's `scheduled_messages` events, and stops it with the bot.
+ *
+ * @example
+ * ```ts
+ * const scheduler = new BotScheduler({ client, store: store.namespace("standup"), flush, log, contextDeps });
+ * await scheduler.start({ recurring, cronJobs });
+ * // for each event: scheduler.onEvent(event); after a new queue: scheduler.resync();
+ * console.log(scheduler.stats.booked);
+ * await scheduler.stop(10_000);
+ * ```
+ */
+export class BotScheduler {
+  /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`). */
+  readonly schedule: ScheduleApi;
+  /** Counters for metrics. */
+  readonly stats: SchedulerStats = newSchedulerStats();
+  readonly #o: BotSchedulerOptions;
+  readonly #clock: Clock;
+  readonly #stopping = new AbortController();
+  #recurring: RecurringBookings | undefined;
+  #jobs: LocalJobs | undefined;
+
+  constructor(options: BotSchedulerOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+    this.schedule = createScheduleApi({ client: options.client, clock: this.#clock });
+  }
+
+  /**
+   * Start the recurring bookings (reconciled with the server before this resolves; failures are
+   * logged and retried, never thrown) and the cron jobs. Throws `SCHEDULE_INVALID` for a bad
+   * cron expression or time zone in a declaration.
+   */
+  async start(declarations: ScheduleDeclarations): Promise<void> {
+    const log = this.#o.log.child({ component: "scheduler" });
+    const recurring = new RecurringBookings(
+      {
+        client: this.#o.client,
+        records: new BookingRecords(this.#o.store.namespace("bookings"), this.#o.flush),
+        log,
+        clock: this.#clock,
+        stats: this.stats,
+        emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
+        ...(this.#o.retryFailedWithinMs !== undefined
+          ? { retryFailedWithinMs: this.#o.retryFailedWithinMs }
+          : {}),
+      },
+      declarations.recurring,
+    );
+    const jobs = new LocalJobs(
+      {
+        store: this.#o.store.namespace("jobs"),
+        flush: this.#o.flush,
+        log,
+        clock: this.#clock,
+        stats: this.stats,
+        contextDeps: this.#o.contextDeps,
+        signal: this.#stopping.signal,
+      },
+      declarations.cronJobs,
+    );
+    this.#recurring = recurring;
+    this.#jobs = jobs;
+    await recurring.start();
+    await jobs.start();
+  }
+
+  /** Feed an event of the bot (only `scheduled_messages` ones matter). */
+  onEvent(event: ServerEvent): void {
+    this.#recurring?.onEvent(event);
+  }
+
+  /** Reconcile the bookings again (call after the bot got a new event queue). */
+  resync(): void {
+    this.#recurring?.resync();
+  }
+
+  /** The booked occurrence of each recurring announcement, by id. */
+  get bookings(): Map<string, Readonly<BookingRecord>> {
+    return this.#recurring?.bookings ?? new Map();
+  }
+
+  /** The cron jobs with their next run. */
+  jobs(): JobInfo[] {
+    return this.#jobs?.jobs() ?? [];
+  }
+
+  /** Stop the cron timer (running jobs get up to `deadlineMs`) and the booking work in progress. */
+  async stop(deadlineMs: number): Promise<void> {
+    this.#stopping.abort(new Error("bot stopping"));
+    const [jobs] = await Promise.all([this.#jobs?.stop(deadlineMs), this.#recurring?.stop()]);
+    if (jobs && jobs.unfinished.length > 0) {
+      this.#o.log.warn({ jobs: jobs.unfinished }, "cron jobs still running at the shutdown deadline");
+    }
+  }
+}

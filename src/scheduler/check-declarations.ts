@@ -1,0 +1,86 @@
+/**
+ * Checks of `bot.recurring()` and `bot.cron()` arguments at declaration time, so a mistake stops
+ * the bot's setup with a message naming the call and the field, before anything is booked.
+ */
+
+import { compileSchedule } from "../helpers/schedule/occurrences.ts";
+import { ScheduleError } from "../helpers/schedule/schedule-error.ts";
+import { codePoints } from "./_normalize.ts";
+
+/** The server's default `max_topic_length`; the register response may allow less or more. */
+const MAX_TOPIC = 60;
+
+function scheduleProblem(cron: unknown, timezone: unknown, path: string): string | undefined {
+  try {
+    compileSchedule({ cron: cron as string, timezone: timezone as string }, path);
+    return undefined;
+  } catch (err) {
+    if (err instanceof ScheduleError) return err.message;
+    throw err;
+  }
+}
+
+/**
+ * What is wrong with a `bot.recurring(id, announcement)` call, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * recurringProblem("standup", { cron: "0 9 * * 1-5", timezone: "Mars/Olympus", to: "team", topic: "t", content: "hi" });
+ * // 'bot.recurring("standup").timezone "Mars/Olympus" is not a known IANA time zone; …'
+ * ```
+ */
+export function recurringProblem(id: string, announcement: unknown): string | undefined {
+  const where = `bot.recurring("${id}")`;
+  if (typeof announcement !== "object" || announcement === null) {
+    return `${where}: pass { cron, timezone, to, topic, content }.`;
+  }
+  const a = announcement as Record<string, unknown>;
+  const schedule = scheduleProblem(a.cron, a.timezone, where);
+  if (schedule) return schedule;
+  const to = a.to;
+  const isId = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v > 0;
+  const isChannel = (typeof to === "string" && to.trim() !== "") || isId(to);
+  const isUsers =
+    Array.isArray(to) &&
+    to.length > 0 &&
+    to.every((u) => isId(u) || (typeof u === "string" && u.trim() !== ""));
+  if (!isChannel && !isUsers) {
+    return `${where}.to must be a channel name or id, or a non-empty list of user ids or emails; got ${JSON.stringify(to) ?? "nothing"}.`;
+  }
+  if (isChannel) {
+    if (typeof a.topic !== "string") return `${where}.topic is required when "to" is a channel.`;
+    if (codePoints(a.topic.trim()) > MAX_TOPIC) {
+      return `${where}.topic is ${codePoints(a.topic.trim())} characters; topics are at most ${MAX_TOPIC}.`;
+    }
+  }
+  const content = a.content;
+  if (!((typeof content === "string" && content.trim() !== "") || typeof content === "function")) {
+    return `${where}.content must be non-empty Markdown text, or a function returning it at booking time.`;
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with a `bot.cron(expression, options, handler)` call, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * cronProblem("*\/5 * * * *", { missed: "all" }); // 'bot.cron("*\/5 * * * *").missed "all": use "skip" or "run-once".'
+ * ```
+ */
+export function cronProblem(expression: unknown, options: unknown): string | undefined {
+  const where = `bot.cron(${JSON.stringify(expression)})`;
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    return `${where}: options must be an object like { timezone: "Europe/Berlin", missed: "skip" }.`;
+  }
+  const o = (options ?? {}) as Record<string, unknown>;
+  const schedule = scheduleProblem(expression, o.timezone ?? "UTC", where);
+  if (schedule) return schedule;
+  if (o.missed !== undefined && o.missed !== "skip" && o.missed !== "run-once") {
+    return `${where}.missed ${JSON.stringify(o.missed)}: use "skip" or "run-once".`;
+  }
+  if (o.id !== undefined && (typeof o.id !== "string" || o.id.trim() === "")) {
+    return `${where}.id must be a non-empty string.`;
+  }
+  return undefined;
+}

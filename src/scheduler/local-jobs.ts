@@ -1,0 +1,145 @@
+/**
+ * A bot's `bot.cron()` jobs: run in this process on one JobTimer per bot, each handler with a
+ * JobContext. The time of each run is persisted (state `<bot>/jobs/<job id>`) so the missed-run
+ * policy can tell, after downtime, which occurrences passed.
+ */
+import type { Logger } from "pino";
+import type { CronOptions } from "../bot/bot-api.ts";
+import { type ContextDeps, createBaseContext, type JobContext } from "../daemon/context.ts";
+import type { Clock } from "../helpers/clock.ts";
+import { type JobInfo, type JobRun, JobTimer } from "../helpers/schedule/job-timer.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { SchedulerStats } from "./scheduler-stats.ts";
+
+/** A `bot.cron()` declaration, as the bot handle records it. */
+export interface CronDeclaration {
+  expression: string;
+  options: CronOptions;
+  handler: (ctx: JobContext<never>) => unknown;
+}
+
+export interface LocalJobsOptions {
+  /** The bot's `jobs` namespace. */
+  store: StateStore;
+  flush(): Promise<void>;
+  log: Logger;
+  clock: Clock;
+  stats: SchedulerStats;
+  /** What a job's context is built from (called at each run: the server info may change). */
+  contextDeps(): ContextDeps<unknown>;
+  /** Aborted when the bot stops. */
+  signal: AbortSignal;
+}
+
+/**
+ * The id a cron job's last run is stored under: `options.id`, else its expression and time zone
+ * (`"0 9 * * 1 Europe/Berlin"`), with `#2`, `#3`… for repeats of the same schedule.
+ *
+ * @example
+ * ```ts
+ * cronJobIds([{ expression: "@daily", options: {} }, { expression: "@daily", options: {} }]);
+ * // ["@daily UTC", "@daily UTC #2"]
+ * ```
+ */
+export function cronJobIds(jobs: readonly Pick<CronDeclaration, "expression" | "options">[]): string[] {
+  const seen = new Map<string, number>();
+  return jobs.map(({ expression, options }) => {
+    const base = options.id ?? `${expression} ${options.timezone ?? "UTC"}`;
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return n === 1 ? base : `${base} #${n}`;
+  });
+}
+
+export class LocalJobs {
+  readonly #o: LocalJobsOptions;
+  readonly #timer: JobTimer;
+  readonly #jobs: { id: string; declaration: CronDeclaration }[];
+
+  /** Throws `SCHEDULE_INVALID` for a bad cron expression, time zone or missed-run policy. */
+  constructor(options: LocalJobsOptions, declarations: readonly CronDeclaration[]) {
+    this.#o = options;
+    const ids = cronJobIds(declarations);
+    this.#jobs = declarations.map((declaration, i) => ({ id: ids[i]!, declaration }));
+    this.#timer = new JobTimer({
+      clock: options.clock,
+      onRun: (jobId, firedAt) => {
+        options.stats.jobRuns++;
+        void this.#persist(jobId, firedAt);
+      },
+      onError: (err, run) => {
+        options.stats.jobErrors++;
+        options.log.error(
+          { err, job: run.jobId, scheduledFor: run.scheduledFor.toISOString() },
+          "cron job failed",
+        );
+      },
+      onSkip: (skip) => {
+        options.stats.jobsSkipped++;
+        options.log.info(
+          { job: skip.jobId, scheduledFor: skip.scheduledFor.toISOString(), reason: skip.reason },
+          skip.reason === "missed"
+            ? "cron job missed while down; skipped"
+            : "cron job still running; skipped",
+        );
+      },
+    });
+  }
+
+  /** Load each job's last run, plan the next (applying the missed-run policy) and start the timer. */
+  async start(): Promise<void> {
+    for (const { id, declaration } of this.#jobs) {
+      const stored = (await this.#o.store.get(id)) as { lastRunAt?: unknown } | undefined;
+      const lastRunAt = typeof stored?.lastRunAt === "string" ? new Date(stored.lastRunAt) : undefined;
+      const { expression, options } = declaration;
+      this.#timer.add(
+        {
+          id,
+          cron: expression,
+          timezone: options.timezone ?? "UTC",
+          missed: options.missed ?? "skip",
+          ...(lastRunAt && !Number.isNaN(lastRunAt.getTime()) ? { lastRunAt } : {}),
+        },
+        (run) => this.#run(id, declaration, run),
+      );
+    }
+    this.#timer.start();
+  }
+
+  /** Stop firing; wait up to `timeoutMs` for running handlers (their signal is aborted). */
+  async stop(timeoutMs: number): Promise<{ unfinished: string[] }> {
+    return this.#timer.stop({ timeoutMs });
+  }
+
+  jobs(): JobInfo[] {
+    return this.#timer.jobs();
+  }
+
+  async #run(id: string, declaration: CronDeclaration, run: JobRun): Promise<void> {
+    const signal = AbortSignal.any([run.signal, this.#o.signal]);
+    const base = createBaseContext(this.#o.contextDeps(), signal, {
+      job: id,
+      scheduledFor: run.scheduledFor.toISOString(),
+    });
+    const ctx: JobContext<never> = {
+      ...(base as JobContext<never>),
+      job: {
+        id,
+        expression: declaration.expression,
+        scheduledFor: run.scheduledFor,
+        firedAt: run.firedAt,
+        catchUp: run.catchUp,
+      },
+    };
+    await declaration.handler(ctx);
+  }
+
+  async #persist(id: string, firedAt: Date): Promise<void> {
+    try {
+      await this.#o.store.set(id, { lastRunAt: firedAt.toISOString() });
+      await this.#o.flush();
+    } catch (err) {
+      this.#o.log.error({ err, job: id }, "could not record a cron job's run in the state store");
+    }
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * What `bothost schedule preview` shows: each bot's recurring announcements and cron jobs with
+ * their next runs, computed offline from the declarations its `setup` makes.
+ */
+import type { RecurringAnnouncement } from "../bot/bot-api.ts";
+import { nextOccurrences } from "../helpers/schedule/occurrences.ts";
+import { type CronDeclaration, cronJobIds } from "./local-jobs.ts";
+
+/** One schedule and its next runs. */
+export interface PreviewEntry {
+  kind: "announcement" | "cron";
+  id: string;
+  cron: string;
+  timezone: string;
+  /** Where an announcement goes, in words (`channel "team" › standup`). */
+  target?: string;
+  /** A cron job's missed-run policy. */
+  missed?: "skip" | "run-once";
+  runs: Date[];
+}
+
+/**
+ * The next `count` runs after `from` of every declaration of one bot.
+ *
+ * @example
+ * ```ts
+ * previewEntries({ recurring, cronJobs }, new Date(), 5).map((e) => e.runs[0]);
+ * ```
+ */
+export function previewEntries(
+  declarations: {
+    recurring: ReadonlyMap<string, RecurringAnnouncement>;
+    cronJobs: readonly CronDeclaration[];
+  },
+  from: Date,
+  count: number,
+): PreviewEntry[] {
+  const entries: PreviewEntry[] = [];
+  for (const [id, a] of declarations.recurring) {
+    entries.push({
+      kind: "announcement",
+      id,
+      cron: a.cron,
+      timezone: a.timezone,
+      target: describeTarget(a),
+      runs: nextOccurrences(a, from, count),
+    });
+  }
+  const ids = cronJobIds(declarations.cronJobs);
+  declarations.cronJobs.forEach((job, i) => {
+    const timezone = job.options.timezone ?? "UTC";
+    entries.push({
+      kind: "cron",
+      id: ids[i]!,
+      cron: job.expression,
+      timezone,
+      missed: job.options.missed ?? "skip",
+      runs: nextOccurrences({ cron: job.expression, timezone }, from, count),
+    });
+  });
+  return entries;
+}
+
+function describeTarget(a: RecurringAnnouncement): string {
+  if (Array.isArray(a.to)) return `direct message to ${a.to.join(", ")}`;
+  const channel = typeof a.to === "number" ? `channel #${a.to}` : `channel "${String(a.to)}"`;
+  return `${channel} › ${a.topic ?? ""}`;
+}
+
+/**
+ * A run in its time zone and in UTC, e.g. `Sun 2026-03-29 09:00 +02:00 (2026-03-29T07:00:00Z)`.
+ *
+ * @example
+ * ```ts
+ * formatRun(new Date("2026-03-29T07:00:00Z"), "Europe/Berlin"); // "Sun 2026-03-29 09:00 +02:00 (2026-03-29T07:00:00Z)"
+ * ```
+ */
+export function formatRun(date: Date, timezone: string): string {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: timezone,
+    weekday: "short",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+    timeZoneName: "longOffset",
+  }).formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  const seconds = part("second") === "00" ? "" : `:${part("second")}`;
+  const offset = part("timeZoneName").replace(/^GMT$/, "GMT+00:00").replace(/^GMT/, "");
+  const local = `${part("weekday")} ${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")}${seconds}`;
+  return `${local} ${offset} (${date.toISOString().replace(".000Z", "Z")})`;
+}
