@@ -6,9 +6,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../helpers/bot-services.ts";
-import type { Clock } from "../helpers/clock.ts";
 import type { RoutableContext } from "../router/routable-context.ts";
-import { createScheduleApi, type ScheduleApi } from "../scheduler/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { replyTarget } from "./reply-target.ts";
@@ -38,8 +36,6 @@ export interface BaseContext<S = unknown> {
   settings: S;
   /** The server's feature level, limits and typing timings. */
   server: ServerInfo;
-  /** Messages the server sends later for the bot: `schedule.at({ to, topic, content, at })`, list, cancel, reschedule. */
-  schedule: ScheduleApi;
   /** Aborted when the handler times out, or when a shutdown's deadline (`shutdown_timeout`) passes. */
   signal: AbortSignal;
   /**
@@ -72,8 +68,7 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
 
 /** The context of a `bot.cron()` job. */
 export interface JobContext<S = unknown> extends BaseContext<S> {
-  /** `catchUp`: the one run after downtime of a `missed: "run-once"` job. */
-  job: { id: string; expression: string; scheduledFor: Date; firedAt: Date; catchUp: boolean };
+  job: { expression: string; scheduledFor: Date; firedAt: Date };
 }
 
 /** The context of a `bot.webhook()` request. */
@@ -97,8 +92,6 @@ export interface ContextDeps<S> {
   settings: S;
   server: ServerInfo;
   channelName(streamId: number): string | undefined;
-  /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
-  clock?: Pick<Clock, "now">;
   /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
   services?: BotServices;
 }
@@ -113,20 +106,23 @@ export function createBaseContext<S>(
     const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
     return { id };
   };
+  // The child logger is made on first use: most handlers never log, and a pino child per
+  // event was a tenth of the runtime's CPU per message (bench: dispatch).
+  let log: Logger | undefined;
   return {
     bot: deps.bot,
     api: deps.api,
     state: deps.state,
-    log: deps.log.child(bindings),
+    get log() {
+      log ??= deps.log.child(bindings);
+      return log;
+    },
+    set log(value: Logger) {
+      log = value;
+    },
     settings: deps.settings,
     server: deps.server,
     signal,
-    schedule: createScheduleApi({
-      client: deps.api,
-      signal,
-      limits: () => deps.server,
-      ...(deps.clock ? { clock: deps.clock } : {}),
-    }),
     ...(deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
       : unavailableHelpers(send)),
@@ -145,12 +141,13 @@ export function createContext<S>(
     eventType: event.type,
     ...(messageId ? { messageId } : {}),
   });
-  return {
-    ...base,
+  // Extend `base` in place rather than spread it: a spread would call the lazy `log` getter.
+  const fields: Omit<BotContext<S>, keyof BaseContext<S>> = {
     event,
     replayed: extra.replayed,
     channelName: deps.channelName,
     ...(extra.eventIssue ? { eventIssue: extra.eventIssue } : {}),
     reply: (content) => base.send({ ...replyTarget(event, deps.bot.userId), content }),
   };
+  return Object.assign(base, fields) as BotContext<S>;
 }

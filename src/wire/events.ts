@@ -243,12 +243,15 @@ export type ParsedEvent =
   | { known: true; event: KnownEvent }
   | { known: false; event: GenericEvent; issue?: string };
 
+// Built once: zod compiles a schema on first use, so a schema made per call was rebuilt per event.
+const EventShape = z.looseObject({ id: z.number().int(), type: z.string() });
+
 /**
  * Parse one raw event. Known types are validated against their schema; an unknown type, or a
  * known type whose payload does not match, comes back as a generic event with the reason.
  */
 export function parseEvent(raw: unknown): ParsedEvent {
-  const shape = z.looseObject({ id: z.number().int(), type: z.string() }).safeParse(raw);
+  const shape = EventShape.safeParse(raw);
   if (!shape.success) {
     const fallback = { id: -1, type: "invalid", raw } satisfies GenericEvent;
     return { known: false, event: fallback, issue: "event has no integer id or string type" };

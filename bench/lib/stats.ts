@@ -1,0 +1,22 @@
+/** Small statistics helpers for the benchmark tables. */
+
+/** The p-th percentile (0–100) by nearest rank; NaN for an empty list. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+/** Round to `digits` significant figures, for printing. */
+export function round(value: number, digits = 3): number {
+  if (!Number.isFinite(value) || value === 0) return value;
+  const scale = 10 ** (digits - Math.ceil(Math.log10(Math.abs(value))));
+  return Math.round(value * scale) / scale;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
