@@ -41,7 +41,10 @@ export interface SchedulerWorld {
   botId: number;
   logs: Record<string, unknown>[];
   /** Start the daemon with one bot "herald" (stops a running one first). */
-  start(setup: (bot: BotApi) => void, settings?: unknown): Promise<BotRuntime>;
+  start(
+    setup: ((bot: BotApi) => void) | BotDefinition<never, never>,
+    settings?: unknown,
+  ): Promise<BotRuntime>;
   /** Stop the daemon (the state stays for the next start). */
   stop(): Promise<void>;
   /** Move the shared clock (firing the daemon's timers) and let the sandbox deliver what is due. */
@@ -103,7 +106,8 @@ export async function createWorld(
     async start(setup, settings) {
       await world.stop();
       const store = await FileStore.open(stateDir);
-      const definition = { setup } as unknown as BotDefinition<never, never>;
+      const definition =
+        typeof setup === "function" ? ({ setup } as unknown as BotDefinition<never, never>) : setup;
       daemon = new Daemon({
         config,
         bots: [{ name: "herald", definition, settings }],

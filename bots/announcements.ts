@@ -1,0 +1,114 @@
+/**
+ * announcements: recurring messages, configured entirely in YAML. Each announcement is kept
+ * booked on the server as a scheduled message (bot.recurring), so it goes out on time even while
+ * bothost is down; the next occurrence is booked as soon as one is sent.
+ *
+ * Config:
+ * ```yaml
+ * bots:
+ *   announcements:
+ *     module: bothost/bots/announcements.ts   # or ./bots/announcements.ts in a checkout
+ *     email: announce-bot@chat.example.org
+ *     api_key: ${ANNOUNCE_BOT_API_KEY}
+ *     settings:
+ *       announcements:
+ *         - id: standup                 # 1-64 letters, digits, ".", "_", "-"; keep it stable
+ *           cron: "0 9 * * 1-5"         # minute hour day-of-month month day-of-week
+ *           timezone: Europe/Berlin     # IANA name; default UTC
+ *           channel: team               # a channel name or id
+ *           topic: standup
+ *           content: "Standup in 5 minutes in the big room :coffee:"
+ *         - id: weekly-rules
+ *           cron: "0 10 * * MON"
+ *           timezone: America/New_York
+ *           channel: general
+ *           topic: house rules
+ *           snippet: House rules        # title of a saved snippet of the BOT's account
+ * ```
+ *
+ * `content` or `snippet`, exactly one. A snippet is read (GET /saved_snippets) when its
+ * occurrence is booked, that is right after the previous one went out: edit the snippet and the
+ * next booking carries the new text. The bot's account must own the snippet (create it with
+ * `client.savedSnippets.create` as the bot). Changing an announcement's cron, time zone, channel
+ * or topic replaces its booking at the next start; removing it cancels its booking.
+ * Check the times with `bothost schedule preview`.
+ */
+import { BothostError, defineBot, validateSchedule } from "bothost";
+import { z } from "zod";
+
+const Announcement = z
+  .object({
+    /** Stable name: the booking is tracked under it. */
+    id: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9][\w.-]{0,63}$/,
+        'use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+      ),
+    cron: z.string().min(1),
+    timezone: z.string().min(1).default("UTC"),
+    channel: z.union([z.string().trim().min(1), z.number().int().positive()]),
+    topic: z.string().max(60),
+    content: z
+      .string()
+      .refine((s) => s.trim() !== "", "must not be empty")
+      .optional(),
+    snippet: z.string().trim().min(1).max(60).optional(),
+  })
+  .superRefine((a, ctx) => {
+    if ((a.content === undefined) === (a.snippet === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: a.content === undefined ? [] : ["snippet"],
+        message: "give either content (the message) or snippet (a saved snippet's title), not both",
+      });
+    }
+    try {
+      validateSchedule({ cron: a.cron, timezone: a.timezone });
+    } catch (err) {
+      const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
+      ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+    }
+  });
+
+export default defineBot({
+  events: [],
+  settings: z.object({
+    announcements: z
+      .array(Announcement)
+      .min(1)
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((a, i) => {
+          if (seen.has(a.id))
+            ctx.addIssue({ code: "custom", path: [i, "id"], message: `the id "${a.id}" is used twice` });
+          seen.add(a.id);
+        });
+      }),
+  }),
+  setup(bot, settings) {
+    for (const a of settings.announcements) {
+      const title = a.snippet;
+      bot.recurring(a.id, {
+        cron: a.cron,
+        timezone: a.timezone,
+        to: a.channel,
+        topic: a.topic,
+        content:
+          title === undefined
+            ? (a.content as string)
+            : async () => {
+                const { saved_snippets } = await bot.api.savedSnippets.list();
+                const snippet = saved_snippets.find((s) => s.title === title);
+                if (!snippet) {
+                  throw new BothostError(
+                    "SNIPPET_NOT_FOUND",
+                    `announcement "${a.id}": the bot has no saved snippet titled "${title}"; create it as the bot's account or fix the title.`,
+                  );
+                }
+                return snippet.content;
+              },
+      });
+    }
+  },
+});

@@ -1,0 +1,113 @@
+/**
+ * The shipped announcements bot (bots/announcements.ts). It imports "bothost", which resolves to
+ * dist/: run `npm run build` first (`npm test` does).
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import announcements from "../../bots/announcements.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { loadBots } from "../../src/bot/load-bots.ts";
+import { ConfigError } from "../../src/config/config-error.ts";
+import { loadConfigWithSource } from "../../src/config/load-config.ts";
+import { createWorld, iso, type SchedulerWorld } from "./_harness.ts";
+
+let world: SchedulerWorld;
+afterEach(() => world?.dispose());
+
+const definition = announcements as unknown as BotDefinition<never, never>;
+const settings = (announcementList: unknown[]) =>
+  (announcements.settings as { parse(v: unknown): unknown }).parse({ announcements: announcementList });
+
+const standup = {
+  id: "standup",
+  cron: "0 9 * * 1-5",
+  timezone: "Europe/Berlin",
+  channel: "general",
+  topic: "standup",
+  content: "Standup in 5 minutes :coffee:",
+};
+const rules = {
+  id: "rules",
+  cron: "0 10 * * MON",
+  timezone: "America/New_York",
+  channel: "general",
+  topic: "house rules",
+  snippet: "House rules",
+};
+
+describe("the announcements bot", () => {
+  it("books each announcement; a snippet's text is read when its occurrence is booked", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z"); // a Monday
+    const client = world.botClient();
+    const { saved_snippet_id } = await client.savedSnippets.create({
+      title: "House rules",
+      content: "Be kind.",
+    });
+    await world.start(definition, settings([standup, rules]));
+    const view = () => world.pending().map((s) => [s.topic, iso(s.scheduled_delivery_timestamp), s.content]);
+    expect(view()).toEqual([
+      ["standup", "2026-03-02T08:00:00.000Z", "Standup in 5 minutes :coffee:"],
+      ["house rules", "2026-03-02T15:00:00.000Z", "Be kind."],
+    ]);
+    await client.savedSnippets.update(saved_snippet_id, { content: "Be kind, always." });
+    await world.advanceTo("2026-03-02T08:00:00Z");
+    await expect.poll(() => world.sent()).toHaveLength(1);
+    await world.advanceTo("2026-03-02T15:00:00Z");
+    await expect.poll(view).toEqual([
+      ["standup", "2026-03-03T08:00:00.000Z", "Standup in 5 minutes :coffee:"],
+      ["house rules", "2026-03-09T14:00:00.000Z", "Be kind, always."], // 10:00 EDT after the change
+    ]);
+    expect(world.sent().map((m) => m.content)).toEqual(["Standup in 5 minutes :coffee:", "Be kind."]);
+    // An edit while the bot is down reaches the booking at the next start.
+    await world.stop();
+    await client.savedSnippets.update(saved_snippet_id, { content: "Be kind. Be brief." });
+    await world.start(definition, settings([standup, rules]));
+    expect(view()[1]).toEqual(["house rules", "2026-03-09T14:00:00.000Z", "Be kind. Be brief."]);
+  });
+
+  it("a missing snippet is logged with its title and retried; the other announcements are booked", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    const runtime = await world.start(definition, settings([standup, rules]));
+    expect(world.pending().map((s) => s.topic)).toEqual(["standup"]);
+    expect(runtime.scheduler.stats.bookingErrors).toBe(1);
+    const logged = world.logs.find((l) => l.msg === 'announcement "rules" could not be booked; retrying') as {
+      err: { code: string; message: string };
+    };
+    expect(logged.err).toMatchObject({
+      code: "SNIPPET_NOT_FOUND",
+      message:
+        'announcement "rules": the bot has no saved snippet titled "House rules"; create it as the bot\'s account or fix the title.',
+    });
+  });
+
+  it("settings problems are reported at their config path", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
+    try {
+      const file = join(dir, "bothost.yaml");
+      await writeFile(
+        file,
+        `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
+          "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n" +
+          '        - { id: standup, cron: "0 25 * * *", channel: team, topic: t, content: hi, snippet: x }\n' +
+          '        - { id: standup, cron: "@daily", timezone: Mars/Olympus, channel: team, topic: t }\n',
+      );
+      const { config, source } = await loadConfigWithSource(file);
+      const error = await loadBots(config, source).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+        'bots.announce.settings.announcements[0].cron: cron "0 25 * * *": hour 25 is out of range (0-23).',
+        "bots.announce.settings.announcements[0].snippet: give either content (the message) or snippet (a saved snippet's title), not both",
+        "bots.announce.settings.announcements[1]: give either content (the message) or snippet (a saved snippet's title), not both",
+        'bots.announce.settings.announcements[1].id: the id "standup" is used twice',
+        'bots.announce.settings.announcements[1].timezone: timezone "Mars/Olympus" is not a known IANA time zone; use a name like "Europe/Berlin", "America/New_York" or "UTC".',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
