@@ -93,6 +93,8 @@ export const BotSchema = z.strictObject({
       reply_deadline: duration({ min: 1 }).default(configDefaults.outgoingReplyDeadlineMs),
     })
     .optional(),
+  /** Content over the server's max_message_length: split into several messages, or reject it. */
+  long_messages: z.enum(["split", "reject"]).default("split"),
   settings: z.unknown().optional(),
 });
 

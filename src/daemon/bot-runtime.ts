@@ -8,6 +8,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { DeliveryLedger } from "../events/delivery-ledger.ts";
 import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
 import { collectMissed } from "../events/replay.ts";
+import { BotServices } from "../helpers/bot-services.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { ConversationKeys } from "../router/conversation-key.ts";
 import { ConversationQueue } from "../router/conversation-queue.ts";
@@ -45,6 +46,8 @@ export interface BotRuntimeOptions {
   replay: { maxMessages: number; maxAgeMs: number };
   /** Stop polling while this many events are waiting or running (bounded memory). */
   maxInFlight?: number;
+  /** Content over max_message_length: `split` into several messages (default) or `reject`. */
+  longMessages?: "split" | "reject";
   longpollMarginMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
   /** `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept. */
@@ -75,6 +78,8 @@ export class BotRuntime {
   readonly #queue: ConversationQueue;
   readonly #keys = new ConversationKeys();
   readonly #channels = new Map<number, string>();
+  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
+  readonly #services: BotServices;
   #handle: BotHandle<unknown> | undefined;
   #eventTypes: string[] | null = null;
   #ledger: DeliveryLedger | undefined;
@@ -92,6 +97,14 @@ export class BotRuntime {
     this.name = options.name;
     this.#o = options;
     this.#kv = new KV(options.store.namespace(options.name).namespace("kv"));
+    this.#services = new BotServices({
+      name: options.name,
+      client: options.client,
+      store: options.store,
+      log: options.log,
+      receives: (type) => this.#eventTypes === null || this.#eventTypes.includes(type),
+      ...(options.longMessages ? { longMessages: options.longMessages } : {}),
+    });
     this.#queue = new ConversationQueue({
       concurrency: options.concurrency,
       handlerTimeoutMs: options.handlerTimeoutMs,
@@ -193,6 +206,7 @@ export class BotRuntime {
       this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
     }
     await consumerStopped;
+    this.#services.dispose();
     await this.#o.flush();
     return { abandoned };
   }
@@ -228,6 +242,7 @@ export class BotRuntime {
       const me = await this.#o.client.users.me();
       this.#self = { userId: me.user_id, email: me.email };
     }
+    this.#services.onRegistered(this.#server, this.#self!);
     const ledger = this.#ledger!;
     const wantsMessages = this.#wantsMessages();
     const firstEver = ledger.cursor === undefined;
@@ -345,11 +360,14 @@ export class BotRuntime {
       settings: this.#o.settings,
       server: this.#server!,
       channelName: (id) => this.#channels.get(id),
+      services: this.#services,
     };
   }
 
   /** The one entry point of events into the bot. Resolves when handled; false when dropped. */
   #accept(event: ServerEvent, replayed: boolean, issue?: string, reply?: ReplyFn): Promise<void> | false {
+    // Caches first, so handlers see state that includes this event.
+    if (issue === undefined) this.#services.observe(event);
     const ledger = this.#ledger!;
     this.stats.received++;
     this.#o.metrics?.eventReceived(event.type);

@@ -135,6 +135,7 @@ export class Daemon {
       concurrency: c.concurrency,
       handlerTimeoutMs: c.handler_timeout,
       replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
+      longMessages: c.long_messages,
       ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
       ...(this.#o.clock ? { clock: this.#o.clock } : {}),

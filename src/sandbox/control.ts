@@ -11,7 +11,7 @@ import { DEFAULT_RATE_RULES, type RateLimiter } from "./rate-limiter.ts";
 import { sendFromParams } from "./routes/messages-send.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { RoleValue, UserRecord } from "./state/data.ts";
-import { createUser, setActive } from "./state/realm-users.ts";
+import { createUser, setActive, updateUser } from "./state/realm-users.ts";
 import { streamByName } from "./state/streams.ts";
 import { subscribeUsers } from "./state/subscribe.ts";
 import { userByDeliveryEmail } from "./state/users.ts";
@@ -98,6 +98,11 @@ export function createControl(deps: ControlDeps): SandboxControl {
       return publicUser(user);
     },
     setActive: (email, active) => setActive(core, userOf(email), active),
+    updateUser: (email, changes) =>
+      updateUser(core, userOf(email), {
+        ...(changes.role !== undefined ? { role: ROLES[changes.role] } : {}),
+        ...(changes.full_name !== undefined ? { full_name: changes.full_name } : {}),
+      }),
     sendAs(email, input) {
       const body = new Map<string, string>([
         ["type", input.type],

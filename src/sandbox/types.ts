@@ -95,6 +95,8 @@ export interface SandboxControl {
   createUser(input: NewSandboxUser): SandboxUser;
   /** Deactivate or reactivate an account (realm_user update events follow). */
   setActive(email: string, active: boolean): void;
+  /** Change an account's role or full name (realm_user update events follow). */
+  updateUser(email: string, changes: { role?: NewSandboxUser["role"]; full_name?: string }): void;
   /** Send as any user through the same path as POST /messages; returns the message id. */
   sendAs(email: string, input: SendAsInput): { id: number };
   /** Every stored message (wire-like records, raw Markdown content). */

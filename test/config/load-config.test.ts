@@ -35,6 +35,7 @@ describe("loadConfig on good files", () => {
           concurrency: 8,
           handler_timeout: 30_000,
           replay: { max_messages: 1_000, max_age: 86_400_000 },
+          long_messages: "split",
         },
       },
     });

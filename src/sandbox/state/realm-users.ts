@@ -82,6 +82,23 @@ export function createUser(core: SandboxCore, input: CreateUserInput): UserRecor
   return user;
 }
 
+/** Change a user's role and/or full name, with one realm_user update event per change (NOTES §4.8). */
+export function updateUser(
+  core: SandboxCore,
+  user: UserRecord,
+  changes: { role?: RoleValue; full_name?: string },
+): void {
+  if (changes.role !== undefined && changes.role !== user.role) {
+    user.role = changes.role;
+    refreshSystemGroups(core.data);
+    emitRealmUser(core, "update", user, { role: changes.role });
+  }
+  if (changes.full_name !== undefined && changes.full_name !== user.full_name) {
+    user.full_name = changes.full_name;
+    emitRealmUser(core, "update", user, { full_name: changes.full_name });
+  }
+}
+
 export function setActive(core: SandboxCore, user: UserRecord, active: boolean): void {
   if (user.is_active === active) return;
   user.is_active = active;
