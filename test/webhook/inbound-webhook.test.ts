@@ -1,0 +1,294 @@
+/**
+ * Inbound webhooks over real HTTP: each verifier accepts a good request and refuses a bad one
+ * (401, no handler), repeats are dropped, oversized bodies get 413, unknown routes 404.
+ */
+import { createHmac } from "node:crypto";
+import { Readable } from "node:stream";
+import { request } from "undici";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import type { WebhookContext } from "../../src/daemon/context.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type RunningDaemon, startDaemon } from "../http/_daemon.ts";
+
+const SECRET = "gh-secret-value-123";
+const HMAC_SECRET = "hmac-secret-value-456";
+const BEARER = "bearer-token-value-789";
+const SHARED = "shared-secret-value-000";
+
+let sandbox: Sandbox;
+let running: RunningDaemon;
+let calls: { name: string; body: unknown; key: string | undefined; query: unknown }[] = [];
+let failNext = false;
+
+function hooks(b: BotApi): void {
+  const record = (name: string) => async (ctx: WebhookContext) => {
+    calls.push({ name, body: ctx.request.body, key: ctx.request.idempotencyKey, query: ctx.request.query });
+    if (failNext) {
+      failNext = false;
+      throw new Error("handler broke");
+    }
+  };
+  b.webhook(
+    "gh",
+    { verify: { type: "github", secret: SECRET }, idempotencyHeader: "X-GitHub-Delivery" },
+    record("gh"),
+  );
+  b.webhook("signed", { verify: { type: "hmac", secret: HMAC_SECRET } }, record("signed"));
+  b.webhook(
+    "signed-split",
+    {
+      verify: {
+        type: "hmac",
+        secret: HMAC_SECRET,
+        header: "x-sig",
+        timestampHeader: "x-timestamp",
+        toleranceSeconds: 60,
+      },
+    },
+    record("signed-split"),
+  );
+  b.webhook("bearer", { verify: { type: "bearer", token: BEARER } }, record("bearer"));
+  b.webhook("shared", { verify: { type: "secret", secret: SHARED } }, record("shared"));
+  b.webhook("small", { verify: { type: "none" }, maxBodyBytes: 64 }, record("small"));
+  b.webhook("send", { verify: { type: "none" } }, async (ctx) => {
+    const { id } = await ctx.send({
+      type: "channel",
+      to: "general",
+      topic: "hooks",
+      content: "from a webhook",
+    });
+    return { posted: id };
+  });
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  sandbox.control.createUser({
+    email: "hooks-bot@sandbox.example",
+    full_name: "Hooks",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+  running = await startDaemon(sandbox, {
+    hooks: {
+      email: "hooks-bot@sandbox.example",
+      definition: { setup: hooks } as unknown as BotDefinition<never, never>,
+    },
+  });
+});
+
+afterAll(async () => {
+  await running.stop();
+  await sandbox.stop();
+});
+
+beforeEach(() => {
+  calls = [];
+  failNext = false;
+});
+
+async function post(path: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  const res = await request(`${running.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+const hex = (secret: string, data: string) => createHmac("sha256", secret).update(data).digest("hex");
+const now = () => Math.floor(Date.now() / 1000);
+
+describe("GitHub-style signatures and idempotency keys", () => {
+  it("accepts a body signed with X-Hub-Signature-256 and refuses a wrong or missing one", async () => {
+    const body = JSON.stringify({ action: "opened", number: 7 });
+    const good = { "x-hub-signature-256": `sha256=${hex(SECRET, body)}`, "x-github-delivery": "d-1" };
+    expect(await post("/webhooks/hooks/gh", body, good)).toEqual({ status: 200, body: { ok: true } });
+    expect(calls).toEqual([{ name: "gh", body: { action: "opened", number: 7 }, key: "d-1", query: {} }]);
+    const wrong = { "x-hub-signature-256": `sha256=${hex("other", body)}`, "x-github-delivery": "d-2" };
+    expect(await post("/webhooks/hooks/gh", body, wrong)).toEqual({
+      status: 401,
+      body: { error: "unauthorized: x-hub-signature-256 does not match the body" },
+    });
+    expect(await post("/webhooks/hooks/gh", body, { "x-github-delivery": "d-3" })).toEqual({
+      status: 401,
+      body: { error: "unauthorized: missing or malformed x-hub-signature-256 header (want sha256=<hex>)" },
+    });
+    const tampered = JSON.stringify({ action: "closed", number: 7 });
+    expect((await post("/webhooks/hooks/gh", tampered, good)).status).toBe(401);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("drops a repeat of the same delivery id (200 duplicate) and runs the handler once", async () => {
+    const body = JSON.stringify({ action: "synchronize" });
+    const headers = { "x-hub-signature-256": `sha256=${hex(SECRET, body)}`, "x-github-delivery": "d-repeat" };
+    expect(await post("/webhooks/hooks/gh", body, headers)).toEqual({ status: 200, body: { ok: true } });
+    expect(await post("/webhooks/hooks/gh", body, headers)).toEqual({
+      status: 200,
+      body: { duplicate: true },
+    });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("a failed handler answers 500 and releases the key, so the sender's retry runs it again", async () => {
+    const body = JSON.stringify({ action: "retry-me" });
+    const headers = { "x-hub-signature-256": `sha256=${hex(SECRET, body)}`, "x-github-delivery": "d-fail" };
+    failNext = true;
+    expect(await post("/webhooks/hooks/gh", body, headers)).toEqual({
+      status: 500,
+      body: { error: "the webhook handler failed" },
+    });
+    expect(await post("/webhooks/hooks/gh", body, headers)).toEqual({ status: 200, body: { ok: true } });
+    expect(calls.map((c) => c.key)).toEqual(["d-fail", "d-fail"]);
+  });
+});
+
+describe("timestamped HMAC (X-Signature: t=…,v1=…)", () => {
+  it("accepts a fresh signature, drops its replay, and refuses one outside the window", async () => {
+    const body = JSON.stringify({ event: "deploy" });
+    const t = now();
+    const header = { "x-signature": `t=${t},v1=${hex(HMAC_SECRET, `${t}.${body}`)}` };
+    expect(await post("/webhooks/hooks/signed", body, header)).toEqual({ status: 200, body: { ok: true } });
+    expect(await post("/webhooks/hooks/signed", body, header)).toEqual({
+      status: 200,
+      body: { duplicate: true },
+    });
+    const old = t - 301;
+    const stale = { "x-signature": `t=${old},v1=${hex(HMAC_SECRET, `${old}.${body}`)}` };
+    expect(await post("/webhooks/hooks/signed", body, stale)).toEqual({
+      status: 401,
+      body: { error: "unauthorized: timestamp in x-signature (t=…) is outside the 300 s window" },
+    });
+    const forged = { "x-signature": `t=${t},v1=${hex("wrong", `${t}.${body}`)}` };
+    expect((await post("/webhooks/hooks/signed", body, forged)).status).toBe(401);
+    expect(calls.map((c) => c.name)).toEqual(["signed"]);
+  });
+
+  it("accepts several v1 signatures (key rotation) and a separate timestamp header", async () => {
+    const body = JSON.stringify({ event: "rotate" });
+    const t = now();
+    const rotated = {
+      "x-signature": `t=${t},v1=${hex("old-key", `${t}.${body}`)},v1=${hex(HMAC_SECRET, `${t}.${body}`)}`,
+    };
+    expect((await post("/webhooks/hooks/signed", body, rotated)).status).toBe(200);
+    const split = { "x-sig": `v1=${hex(HMAC_SECRET, `${t}.${body}`)}`, "x-timestamp": String(t) };
+    expect((await post("/webhooks/hooks/signed-split", body, split)).status).toBe(200);
+    const late = { "x-sig": hex(HMAC_SECRET, `${t - 61}.${body}`), "x-timestamp": String(t - 61) };
+    expect(await post("/webhooks/hooks/signed-split", body, late)).toEqual({
+      status: 401,
+      body: { error: "unauthorized: timestamp in x-timestamp is outside the 60 s window" },
+    });
+    expect(calls.map((c) => c.name)).toEqual(["signed", "signed-split"]);
+  });
+});
+
+describe("bearer tokens and shared secrets", () => {
+  it("checks Authorization: Bearer", async () => {
+    expect((await post("/webhooks/hooks/bearer", "{}", { authorization: `Bearer ${BEARER}` })).status).toBe(
+      200,
+    );
+    expect(await post("/webhooks/hooks/bearer", "{}", { authorization: "Bearer nope" })).toEqual({
+      status: 401,
+      body: { error: "unauthorized: wrong bearer token" },
+    });
+    expect(await post("/webhooks/hooks/bearer", "{}")).toEqual({
+      status: 401,
+      body: { error: "unauthorized: missing Authorization: Bearer header" },
+    });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("checks a shared secret header, and parses form bodies and query strings", async () => {
+    const form = "a=1&b=two&b=three";
+    const headers = { "x-webhook-secret": SHARED, "content-type": "application/x-www-form-urlencoded" };
+    expect((await post("/webhooks/hooks/shared?source=ci", form, headers)).status).toBe(200);
+    expect(calls).toEqual([
+      { name: "shared", body: { a: "1", b: ["two", "three"] }, key: undefined, query: { source: "ci" } },
+    ]);
+    expect(await post("/webhooks/hooks/shared", form, { "x-webhook-secret": "guess" })).toEqual({
+      status: 401,
+      body: { error: "unauthorized: wrong x-webhook-secret header" },
+    });
+  });
+});
+
+describe("limits, routes and the handler's context", () => {
+  it("refuses a body over the webhook's maxBodyBytes with 413, declared or streamed", async () => {
+    expect((await post("/webhooks/hooks/small", JSON.stringify({ s: "x".repeat(10) }))).status).toBe(200);
+    expect(await post("/webhooks/hooks/small", JSON.stringify({ s: "x".repeat(100) }))).toEqual({
+      status: 413,
+      body: { error: "request body is larger than 64 bytes" },
+    });
+    const chunked = await request(`${running.url}/webhooks/hooks/small`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: Readable.from(
+        (function* () {
+          yield Buffer.from('{"s":"');
+          yield Buffer.from("y".repeat(200));
+          yield Buffer.from('"}');
+        })(),
+      ),
+    });
+    expect(chunked.statusCode).toBe(413);
+    await chunked.body.dump();
+    expect(calls).toHaveLength(1);
+  });
+
+  it("answers 404 for unknown bots, unknown webhooks and other methods; 400 for bad JSON", async () => {
+    expect(await post("/webhooks/nobody/gh", "{}")).toEqual({
+      status: 404,
+      body: { error: "no webhook at /webhooks/nobody/gh" },
+    });
+    expect(await post("/webhooks/hooks/nope", "{}")).toEqual({
+      status: 404,
+      body: { error: "no webhook at /webhooks/hooks/nope" },
+    });
+    const get = await request(`${running.url}/webhooks/hooks/gh`);
+    expect(get.statusCode).toBe(404);
+    expect(await get.body.json()).toEqual({ error: "no route for GET /webhooks/hooks/gh" });
+    expect(await post("/webhooks/hooks/small", "{not json")).toEqual({
+      status: 400,
+      body: { error: "the body is not valid JSON" },
+    });
+  });
+
+  it("gives the handler the bot's api (ctx.send) and returns its plain-object result", async () => {
+    const res = await post("/webhooks/hooks/send", "");
+    expect(res.status).toBe(200);
+    const posted = sandbox.control.messages().find((m) => m.id === res.body.posted);
+    expect(posted).toMatchObject({ content: "from a webhook", topic: "hooks" });
+  });
+
+  it("never writes a secret, signature or token to the log", async () => {
+    const body = "{}";
+    const t = now();
+    await post("/webhooks/hooks/signed", body, {
+      "x-signature": `t=${t},v1=${hex(HMAC_SECRET, `${t}.${body}`)}`,
+    });
+    await post("/webhooks/hooks/bearer?token=query-secret-1", body, { authorization: `Bearer ${BEARER}` });
+    const text = running.logText();
+    for (const secret of [
+      SECRET,
+      HMAC_SECRET,
+      BEARER,
+      SHARED,
+      "query-secret-1",
+      hex(HMAC_SECRET, `${t}.${body}`),
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+    expect(
+      running.logs.find((l) => l.msg === "http request" && l.path === "/webhooks/hooks/bearer"),
+    ).toMatchObject({
+      method: "POST",
+      route: "/webhooks/:bot/:name",
+      status: 200,
+    });
+  });
+});

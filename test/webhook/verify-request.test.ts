@@ -1,0 +1,64 @@
+import { createHmac } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { safeEqual } from "../../src/webhook/constant-time.ts";
+import { verifyRequest } from "../../src/webhook/verify-request.ts";
+
+const body = Buffer.from('{"a":1}');
+const hmac = (secret: string, data: string) => createHmac("sha256", secret).update(data).digest("hex");
+
+describe("verifyRequest", () => {
+  it("github: accepts upper-case hex, refuses other algorithms", () => {
+    const sig = hmac("s", body.toString()).toUpperCase();
+    expect(
+      verifyRequest({ type: "github", secret: "s" }, { "x-hub-signature-256": `sha256=${sig}` }, body, 0),
+    ).toEqual({
+      ok: true,
+    });
+    expect(
+      verifyRequest(
+        { type: "github", secret: "s" },
+        { "x-hub-signature-256": `sha1=${sig.slice(0, 40)}` },
+        body,
+        0,
+      ),
+    ).toEqual({ ok: false, reason: "missing or malformed x-hub-signature-256 header (want sha256=<hex>)" });
+  });
+
+  it("hmac: the window is checked on both sides; a valid signature yields a replay key", () => {
+    const verify = { type: "hmac" as const, secret: "k", toleranceSeconds: 10 };
+    const at = (t: number) => ({ "x-signature": `t=${t},v1=${hmac("k", `${t}.${body}`)}` });
+    const ok = verifyRequest(verify, at(1000), body, 1005);
+    expect(ok).toEqual({ ok: true, replayKey: `sig:${hmac("k", `1000.${body}`)}` });
+    expect(verifyRequest(verify, at(1020), body, 1005)).toEqual({
+      ok: false,
+      reason: "timestamp in x-signature (t=…) is outside the 10 s window",
+    });
+    expect(verifyRequest(verify, { "x-signature": "v1=abc" }, body, 1005)).toEqual({
+      ok: false,
+      reason: "missing timestamp in x-signature (t=…)",
+    });
+    expect(verifyRequest(verify, { "x-signature": "t=1000" }, body, 1005)).toEqual({
+      ok: false,
+      reason: "missing v1=<hex> signature in x-signature",
+    });
+  });
+
+  it("secret: custom header names are case-insensitive; none accepts anything", () => {
+    const verify = { type: "secret" as const, secret: "abc", header: "X-Gitlab-Token" };
+    expect(verifyRequest(verify, { "x-gitlab-token": "abc" }, body, 0)).toEqual({ ok: true });
+    expect(verifyRequest(verify, {}, body, 0)).toEqual({
+      ok: false,
+      reason: "missing X-Gitlab-Token header",
+    });
+    expect(verifyRequest({ type: "none" }, {}, body, 0)).toEqual({ ok: true });
+  });
+});
+
+describe("safeEqual", () => {
+  it("compares content and length", () => {
+    expect(safeEqual("abc", "abc")).toBe(true);
+    expect(safeEqual("abc", "abd")).toBe(false);
+    expect(safeEqual("abc", "abcd")).toBe(false);
+    expect(safeEqual("", "")).toBe(true);
+  });
+});
