@@ -12,7 +12,9 @@ import { BotServices } from "../helpers/bot-services.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { ConversationKeys } from "../router/conversation-key.ts";
 import { ConversationQueue } from "../router/conversation-queue.ts";
+import type { Clock } from "../helpers/clock.ts";
 import { isOwnMessage } from "../router/is-own-message.ts";
+import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { registerOnce } from "../webhook/register-once.ts";
@@ -50,6 +52,8 @@ export interface BotRuntimeOptions {
   longMessages?: "split" | "reject";
   longpollMarginMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
+  /** The clock of the bot's scheduler (recurring bookings, cron jobs, ctx.schedule); default real. */
+  clock?: Clock;
   /** `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept. */
   mode?: "queue" | "webhook";
   /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
@@ -92,11 +96,21 @@ export class BotRuntime {
   #webhookReady = false;
   #stopping = new AbortController();
   readonly stats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
+  /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
+  readonly scheduler: BotScheduler;
 
   constructor(options: BotRuntimeOptions) {
     this.name = options.name;
     this.#o = options;
     this.#kv = new KV(options.store.namespace(options.name).namespace("kv"));
+    this.scheduler = new BotScheduler({
+      client: options.client,
+      store: options.store.namespace(options.name),
+      flush: options.flush,
+      log: options.log,
+      ...(options.clock ? { clock: options.clock } : {}),
+      contextDeps: () => this.contextDeps(),
+    });
     this.#services = new BotServices({
       name: options.name,
       client: options.client,
@@ -120,13 +134,16 @@ export class BotRuntime {
       log: this.#o.log,
       client: this.#o.client,
       state: this.#kv,
+      schedule: this.scheduler.schedule,
     });
     await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
       handle.api,
       this.#o.settings,
     );
     this.#handle = handle;
-    const types = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
+    const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
+    // Recurring announcements follow their bookings through scheduled_messages events.
+    const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
     this.#eventTypes = types.includes("*") ? null : [...new Set(types)].filter((t) => t !== "gap");
   }
 
@@ -176,6 +193,7 @@ export class BotRuntime {
       },
     });
     await this.#consumer.start();
+    await this.scheduler.start(this.declarations);
   }
 
   /**
@@ -190,6 +208,9 @@ export class BotRuntime {
     this.#self = me ? { userId: me.user_id, email: me.email } : { userId: reg.user_id!, email: reg.email! };
     this.#webhookReady = true;
     this.#o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
+    // No queue, so no scheduled_messages events: bookings are found sent by the scheduler's own
+    // check a few minutes after each occurrence.
+    await this.scheduler.start(this.declarations);
   }
 
   /** Stop polling, let handlers finish up to `deadlineMs`, delete the queue. */
@@ -206,6 +227,7 @@ export class BotRuntime {
       this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
     }
     await consumerStopped;
+    await this.scheduler.stop(deadlineMs);
     this.#services.dispose();
     await this.#o.flush();
     return { abandoned };
@@ -234,6 +256,8 @@ export class BotRuntime {
   }
 
   async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {
+    // Events may have been lost with the old queue: check the bookings against the server.
+    if (reason !== "start") this.scheduler.resync();
     this.#server = serverInfoFrom(reg);
     this.#o.metrics?.queueRegistered(reason);
     if (reg.user_id !== undefined && reg.email !== undefined) {
@@ -325,6 +349,7 @@ export class BotRuntime {
     for (const parsed of batch) {
       const e = parsed.event;
       if (e.type === "restart") this.#o.log.info({ featureLevel: e.zulip_feature_level }, "server restarted");
+      if (e.type === "scheduled_messages") this.scheduler.onEvent(e);
       this.#accept(e, false, parsed.known ? undefined : parsed.issue);
     }
     this.#lastContactBeforeGap = this.#consumer?.lastContactAt;
@@ -360,6 +385,7 @@ export class BotRuntime {
       settings: this.#o.settings,
       server: this.#server!,
       channelName: (id) => this.#channels.get(id),
+      ...(this.#o.clock ? { clock: this.#o.clock } : {}),
       services: this.#services,
     };
   }

@@ -6,7 +6,9 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../helpers/bot-services.ts";
+import type { Clock } from "../helpers/clock.ts";
 import type { RoutableContext } from "../router/routable-context.ts";
+import { createScheduleApi, type ScheduleApi } from "../scheduler/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { replyTarget } from "./reply-target.ts";
@@ -36,6 +38,8 @@ export interface BaseContext<S = unknown> {
   settings: S;
   /** The server's feature level, limits and typing timings. */
   server: ServerInfo;
+  /** Messages the server sends later for the bot: `schedule.at({ to, topic, content, at })`, list, cancel, reschedule. */
+  schedule: ScheduleApi;
   /** Aborted when the handler times out, or when a shutdown's deadline (`shutdown_timeout`) passes. */
   signal: AbortSignal;
   /**
@@ -68,7 +72,8 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
 
 /** The context of a `bot.cron()` job. */
 export interface JobContext<S = unknown> extends BaseContext<S> {
-  job: { expression: string; scheduledFor: Date; firedAt: Date };
+  /** `catchUp`: the one run after downtime of a `missed: "run-once"` job. */
+  job: { id: string; expression: string; scheduledFor: Date; firedAt: Date; catchUp: boolean };
 }
 
 /** The context of a `bot.webhook()` request. */
@@ -92,6 +97,8 @@ export interface ContextDeps<S> {
   settings: S;
   server: ServerInfo;
   channelName(streamId: number): string | undefined;
+  /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
+  clock?: Pick<Clock, "now">;
   /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
   services?: BotServices;
 }
@@ -123,6 +130,12 @@ export function createBaseContext<S>(
     settings: deps.settings,
     server: deps.server,
     signal,
+    schedule: createScheduleApi({
+      client: deps.api,
+      signal,
+      limits: () => deps.server,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    }),
     ...(deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
       : unavailableHelpers(send)),

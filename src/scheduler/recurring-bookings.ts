@@ -10,18 +10,16 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import type { RecurringAnnouncement } from "../bot/bot-api.ts";
-import type { Clock, TimerHandle } from "../helpers/clock.ts";
+import type { Clock } from "../helpers/clock.ts";
 import { type CompiledSchedule, compileSchedule, occurrenceKey } from "../helpers/schedule/occurrences.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import { normalizeContent, toSeconds } from "./_normalize.ts";
-import {
-  type AnnouncementTarget,
-  announcementTarget,
-  contentHash,
-  matchesBooking,
-} from "./announcement-target.ts";
+import { type AnnouncementTarget, contentHash } from "./announcement-target.ts";
 import type { BookingRecord, BookingRecords } from "./booking-records.ts";
+import { BookingServer } from "./booking-server.ts";
+import { decideFailed } from "./failed-policy.ts";
+import { ReconcileTimers } from "./reconcile-timers.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
 
 export interface RecurringBookingsOptions {
@@ -30,10 +28,7 @@ export interface RecurringBookingsOptions {
   log: Logger;
   clock: Clock;
   stats: SchedulerStats;
-  /**
-   * A failed booking whose occurrence is at most this old is moved to "now" once; older ones, or
-   * a second failure, are dropped and the next occurrence is booked. Default 30 minutes.
-   */
+  /** See {@link decideFailed}. Default 30 minutes. */
   retryFailedWithinMs?: number;
   /** The server's display name of the empty topic (read as ""). */
   emptyTopicName?: () => string;
@@ -47,29 +42,23 @@ interface Announcement {
 
 /** The server sends at whole-minute checks, and clocks differ a little. */
 const DELIVERY_SLACK_MS = 2 * 60_000;
-/** By then the server has sent a booking or marked it failed (it gives up at 10 minutes late). */
-const CHECK_AFTER_MS = 12 * 60_000;
-const RETRY_MIN_MS = 60_000;
-const RETRY_MAX_MS = 30 * 60_000;
-/** How far ahead of "now" a failed booking is moved, so the server's next minute check takes it. */
-const RESCHEDULE_LEAD_MS = 60_000;
 const SERVER_PAST = /in the future/i;
 
 export class RecurringBookings {
   readonly #o: RecurringBookingsOptions;
+  readonly #server: BookingServer;
+  readonly #timers: ReconcileTimers;
   readonly #announcements = new Map<string, Announcement>();
   #records = new Map<string, BookingRecord>();
   #chain: Promise<void> = Promise.resolve();
   #started = false;
   #stopped = false;
-  #selfId: number | undefined;
-  #retryTimer: TimerHandle | undefined;
-  #retryDelay = RETRY_MIN_MS;
-  #checkTimer: TimerHandle | undefined;
 
   /** Throws `SCHEDULE_INVALID` (ScheduleError) for an announcement whose cron or time zone is bad. */
   constructor(options: RecurringBookingsOptions, declarations: ReadonlyMap<string, RecurringAnnouncement>) {
     this.#o = options;
+    this.#server = new BookingServer(options.client, options.emptyTopicName ?? (() => "general chat"));
+    this.#timers = new ReconcileTimers(options.clock, () => this.resync());
     for (const [id, spec] of declarations) {
       this.#announcements.set(id, { id, spec, schedule: compileSchedule(spec, `bot.recurring("${id}")`) });
     }
@@ -110,29 +99,33 @@ export class RecurringBookings {
       const messageId = e.scheduled_message_id;
       void this.#enqueue(async () => {
         const found = this.#ownerOf(messageId);
-        if (!found) return;
+        if (!found) return; // not ours, or a booking we replaced ourselves
         const [a, rec] = found;
         this.#gone(a, rec);
-        const target = await this.#target(a);
-        await this.#bookNext(a, target, Math.max(this.#o.clock.now(), Date.parse(rec.occurrence)));
+        const after = Math.max(this.#o.clock.now(), Date.parse(rec.occurrence));
+        await this.#bookNext(a, await this.#server.target(a.id, a.spec), after);
         this.#armCheck();
       });
     } else if (e.op === "update" && e.scheduled_message?.failed === true) {
       const sm = e.scheduled_message;
       void this.#enqueue(async () => {
         const found = this.#ownerOf(sm.scheduled_message_id);
-        if (found) await this.#handleFailed(found[0], found[1], sm, await this.#target(found[0]));
+        if (found)
+          await this.#handleFailed(
+            found[0],
+            found[1],
+            sm,
+            await this.#server.target(found[0].id, found[0].spec),
+          );
         this.#armCheck();
       });
     }
   }
 
-  /** Stop timers and wait for the step in progress. */
+  /** Stop the timers and wait for the step in progress. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#retryTimer) this.#o.clock.clearTimeout(this.#retryTimer);
-    if (this.#checkTimer) this.#o.clock.clearTimeout(this.#checkTimer);
-    this.#retryTimer = this.#checkTimer = undefined;
+    this.#timers.stop();
     await this.#chain;
   }
 
@@ -144,20 +137,20 @@ export class RecurringBookings {
       } catch (err) {
         this.#o.stats.bookingErrors++;
         this.#o.log.error({ err }, "scheduler step failed; retrying");
-        this.#scheduleRetry();
+        this.#timers.retry();
       }
     });
     return this.#chain;
   }
 
   async #reconcileAll(): Promise<void> {
-    const list = await this.#list();
+    const list = await this.#server.list();
     const claimed = new Set<number>();
     for (const [id, rec] of [...this.#records]) {
       if (this.#announcements.has(id)) continue;
       // Declarations are the desired state: a booking of an announcement no longer declared goes.
       const sm = this.#find(rec, list, claimed);
-      if (sm) await this.#delete(sm.scheduled_message_id);
+      if (sm) await this.#server.delete(sm.scheduled_message_id);
       await this.#forget(id);
       this.#o.log.info({ announcement: id }, "announcement no longer declared; its booking was cancelled");
     }
@@ -174,20 +167,20 @@ export class RecurringBookings {
         );
       }
     }
-    if (failures > 0) this.#scheduleRetry();
-    else this.#retryDelay = RETRY_MIN_MS;
+    if (failures > 0) this.#timers.retry();
+    else this.#timers.succeeded();
     this.#armCheck();
   }
 
   async #reconcileOne(a: Announcement, list: ScheduledMessage[], claimed: Set<number>): Promise<void> {
-    const target = await this.#target(a);
+    const target = await this.#server.target(a.id, a.spec);
     const now = this.#o.clock.now();
     let rec = this.#records.get(a.id);
     if (!rec) return this.#bookNext(a, target, now, list, claimed);
     const sm = this.#find(rec, list, claimed);
     if (!sm) {
-      // A booking we never saw the id of: the POST did not land (or was sent already). Either
-      // way the next occurrence from now is the one to book.
+      // An intent whose POST did not land (or was sent already), or an edited announcement:
+      // either way the next occurrence from now is the one to book.
       if (rec.scheduledMessageId === undefined || rec.specHash !== target.specHash) {
         return this.#bookNext(a, target, now, list, claimed);
       }
@@ -205,7 +198,7 @@ export class RecurringBookings {
       );
     }
     if (rec.specHash !== target.specHash) {
-      await this.#delete(sm.scheduled_message_id);
+      await this.#server.delete(sm.scheduled_message_id);
       this.#o.stats.replaced++;
       this.#o.log.info(
         { announcement: a.id, occurrence: rec.occurrence },
@@ -216,7 +209,7 @@ export class RecurringBookings {
     if (sm.failed) return this.#handleFailed(a, rec, sm, target, list, claimed);
     const content = await this.#content(a, new Date(rec.occurrence));
     if (normalizeContent(sm.content) !== normalizeContent(content)) {
-      await this.#o.client.scheduledMessages.update(sm.scheduled_message_id, { content });
+      await this.#server.setContent(sm.scheduled_message_id, content);
       await this.#save(a.id, { ...rec, target: { ...rec.target, contentHash: contentHash(content) } });
       this.#o.log.info(
         { announcement: a.id, occurrence: rec.occurrence },
@@ -246,21 +239,20 @@ export class RecurringBookings {
         return;
       }
       const content = await this.#content(a, occurrence);
+      const { specHash, ...recipient } = target;
       const record: BookingRecord = {
         occurrence: occurrence.toISOString(),
         key: occurrenceKey(a.id, occurrence),
-        specHash: target.specHash,
+        specHash,
         target: {
-          type: target.type,
-          to: target.to,
-          ...(target.topic !== undefined ? { topic: target.topic } : {}),
+          ...recipient,
           contentHash: contentHash(content),
           timestamp: toSeconds(occurrence.getTime()),
         },
       };
-      list ??= await this.#list();
+      list ??= await this.#server.list();
       const existing = list.find(
-        (sm) => !sm.failed && !claimed.has(sm.scheduled_message_id) && this.#matches(sm, record),
+        (sm) => !sm.failed && !claimed.has(sm.scheduled_message_id) && this.#server.matches(sm, record),
       );
       const log = { announcement: a.id, occurrence: record.occurrence };
       if (existing) {
@@ -276,18 +268,11 @@ export class RecurringBookings {
       // The intent first: if the process dies after the POST, the next start recognises the booking.
       await this.#save(a.id, record);
       try {
-        const { scheduled_message_id } = await this.#o.client.scheduledMessages.create({
-          type: target.type === "stream" ? "channel" : "direct",
-          to: target.to,
-          ...(target.topic !== undefined ? { topic: target.topic } : {}),
-          content,
-          scheduled_delivery_timestamp: record.target.timestamp,
-          read_by_sender: true,
-        });
-        claimed.add(scheduled_message_id);
-        await this.#save(a.id, { ...record, scheduledMessageId: scheduled_message_id });
+        const id = await this.#server.create(record.target, content);
+        claimed.add(id);
+        await this.#save(a.id, { ...record, scheduledMessageId: id });
         this.#o.stats.booked++;
-        this.#o.log.info({ ...log, scheduledMessageId: scheduled_message_id }, "booked the next occurrence");
+        this.#o.log.info({ ...log, scheduledMessageId: id }, "booked the next occurrence");
         return;
       } catch (err) {
         if (!(isApiError(err) && SERVER_PAST.test(err.msg)) || attempt >= 4) throw err;
@@ -298,7 +283,7 @@ export class RecurringBookings {
     }
   }
 
-  /** The policy for a booking the server marked failed (see the README's scheduling section). */
+  /** Apply {@link decideFailed} to a booking the server marked failed. */
   async #handleFailed(
     a: Announcement,
     rec: BookingRecord,
@@ -309,15 +294,21 @@ export class RecurringBookings {
   ): Promise<void> {
     this.#o.stats.failed++;
     const now = this.#o.clock.now();
-    const occurrence = Date.parse(rec.occurrence);
-    const lateMinutes = Math.round((now - occurrence) / 60_000);
-    const within = this.#o.retryFailedWithinMs ?? 30 * 60_000;
-    const log = { announcement: a.id, occurrence: rec.occurrence, lateMinutes };
-    if (!rec.retried && now - occurrence <= within) {
-      const timestamp = toSeconds(now + RESCHEDULE_LEAD_MS);
-      await this.#o.client.scheduledMessages.update(sm.scheduled_message_id, {
-        scheduled_delivery_timestamp: timestamp,
-      });
+    const occurrenceMs = Date.parse(rec.occurrence);
+    const decision = decideFailed({
+      occurrenceMs,
+      retried: rec.retried === true,
+      nowMs: now,
+      ...(this.#o.retryFailedWithinMs !== undefined ? { retryWithinMs: this.#o.retryFailedWithinMs } : {}),
+    });
+    const log = {
+      announcement: a.id,
+      occurrence: rec.occurrence,
+      lateMinutes: Math.round((now - occurrenceMs) / 60_000),
+    };
+    if (decision.action === "reschedule") {
+      const timestamp = toSeconds(decision.atMs);
+      await this.#server.moveTo(sm.scheduled_message_id, timestamp);
       await this.#save(a.id, { ...rec, retried: true, target: { ...rec.target, timestamp } });
       this.#o.stats.rescheduled++;
       this.#o.log.warn(
@@ -328,13 +319,13 @@ export class RecurringBookings {
     }
     this.#o.log.error(
       log,
-      rec.retried
+      decision.reason === "failed-again"
         ? "the announcement failed again after a reschedule; dropped it and booking the next occurrence"
         : "the announcement failed and is too late to send; dropped it and booking the next occurrence",
     );
-    await this.#delete(sm.scheduled_message_id);
-    const fresh = list?.filter((s) => s.scheduled_message_id !== sm.scheduled_message_id);
-    await this.#bookNext(a, target, Math.max(now, occurrence), fresh, claimed);
+    await this.#server.delete(sm.scheduled_message_id);
+    const rest = list?.filter((s) => s.scheduled_message_id !== sm.scheduled_message_id);
+    await this.#bookNext(a, target, Math.max(now, occurrenceMs), rest, claimed);
   }
 
   /** A booking disappeared: sent (at or after its time), or cancelled before it. */
@@ -350,18 +341,13 @@ export class RecurringBookings {
     }
   }
 
+  /** The server's copy of `rec`: by id, or (an intent without one) by recipient, time and content. */
   #find(rec: BookingRecord, list: ScheduledMessage[], claimed: Set<number>): ScheduledMessage | undefined {
-    return list.find((sm) =>
-      claimed.has(sm.scheduled_message_id)
-        ? false
-        : rec.scheduledMessageId !== undefined
-          ? sm.scheduled_message_id === rec.scheduledMessageId
-          : this.#matches(sm, rec),
-    );
-  }
-
-  #matches(sm: ScheduledMessage, rec: BookingRecord): boolean {
-    return matchesBooking(sm, rec.target, this.#o.emptyTopicName?.() ?? "general chat");
+    return list.find((sm) => {
+      if (claimed.has(sm.scheduled_message_id)) return false;
+      if (rec.scheduledMessageId !== undefined) return sm.scheduled_message_id === rec.scheduledMessageId;
+      return this.#server.matches(sm, rec);
+    });
   }
 
   #ownerOf(messageId: number): [Announcement, BookingRecord] | undefined {
@@ -372,34 +358,12 @@ export class RecurringBookings {
     return undefined;
   }
 
-  #target(a: Announcement): Promise<AnnouncementTarget> {
-    return announcementTarget(
-      this.#o.client,
-      a.id,
-      a.spec,
-      async () => (this.#selfId ??= (await this.#o.client.users.me()).user_id),
-      this.#o.emptyTopicName?.() ?? "general chat",
-    );
-  }
-
   async #content(a: Announcement, occurrence: Date): Promise<string> {
     const content = typeof a.spec.content === "function" ? await a.spec.content(occurrence) : a.spec.content;
     if (typeof content !== "string" || normalizeContent(content) === "") {
       throw new Error(`announcement "${a.id}": its content is empty for ${occurrence.toISOString()}`);
     }
     return content;
-  }
-
-  async #list(): Promise<ScheduledMessage[]> {
-    return (await this.#o.client.scheduledMessages.list()).scheduled_messages;
-  }
-
-  async #delete(messageId: number): Promise<void> {
-    try {
-      await this.#o.client.scheduledMessages.delete(messageId);
-    } catch (err) {
-      if (!(isApiError(err) && err.status === 404)) throw err; // already sent or deleted: fine
-    }
   }
 
   async #save(id: string, rec: BookingRecord): Promise<void> {
@@ -412,31 +376,7 @@ export class RecurringBookings {
     await this.#o.records.remove(id);
   }
 
-  #scheduleRetry(): void {
-    if (this.#stopped || this.#retryTimer) return;
-    const delay = this.#retryDelay;
-    this.#retryDelay = Math.min(delay * 2, RETRY_MAX_MS);
-    this.#retryTimer = this.#o.clock.setTimeout(() => {
-      this.#retryTimer = undefined;
-      this.resync();
-    }, delay);
-  }
-
-  /** A safety net for missed events: look again a while after the earliest booking is due. */
   #armCheck(): void {
-    if (this.#checkTimer) this.#o.clock.clearTimeout(this.#checkTimer);
-    this.#checkTimer = undefined;
-    if (this.#stopped) return;
-    const now = this.#o.clock.now();
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const rec of this.#records.values()) {
-      const at = rec.target.timestamp * 1000 + CHECK_AFTER_MS;
-      if (at > now && at < earliest) earliest = at;
-    }
-    if (earliest === Number.POSITIVE_INFINITY) return;
-    this.#checkTimer = this.#o.clock.setTimeout(() => {
-      this.#checkTimer = undefined;
-      this.resync();
-    }, earliest - now);
+    this.#timers.checkAfter([...this.#records.values()].map((r) => r.target.timestamp * 1000));
   }
 }

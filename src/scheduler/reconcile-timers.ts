@@ -1,0 +1,67 @@
+/**
+ * The two timers of the recurring bookings: a retry with exponential backoff after a failed
+ * step, and a safety-net check a while after the earliest booking is due (in case its `remove`
+ * or `update` event never arrives, e.g. a bot without an event queue).
+ */
+import type { Clock, TimerHandle } from "../helpers/clock.ts";
+
+const RETRY_MIN_MS = 60_000;
+const RETRY_MAX_MS = 30 * 60_000;
+/** By then the server has sent a booking or marked it failed (it gives up at 10 minutes late). */
+export const CHECK_AFTER_MS = 12 * 60_000;
+
+export class ReconcileTimers {
+  readonly #clock: Clock;
+  readonly #fire: () => void;
+  #retry: TimerHandle | undefined;
+  #retryDelay = RETRY_MIN_MS;
+  #check: TimerHandle | undefined;
+  #stopped = false;
+
+  /** `fire` runs when either timer goes off (it should reconcile everything). */
+  constructor(clock: Clock, fire: () => void) {
+    this.#clock = clock;
+    this.#fire = fire;
+  }
+
+  /** Something failed: fire after 1 minute, then 2, 4… up to 30 (one pending retry at a time). */
+  retry(): void {
+    if (this.#stopped || this.#retry) return;
+    const delay = this.#retryDelay;
+    this.#retryDelay = Math.min(delay * 2, RETRY_MAX_MS);
+    this.#retry = this.#clock.setTimeout(() => {
+      this.#retry = undefined;
+      this.#fire();
+    }, delay);
+  }
+
+  /** Everything succeeded: the next failure starts the backoff from 1 minute again. */
+  succeeded(): void {
+    this.#retryDelay = RETRY_MIN_MS;
+  }
+
+  /** Arm the check for {@link CHECK_AFTER_MS} after the earliest of `dueAtMs` still ahead. */
+  checkAfter(dueAtMs: Iterable<number>): void {
+    if (this.#check) this.#clock.clearTimeout(this.#check);
+    this.#check = undefined;
+    if (this.#stopped) return;
+    const now = this.#clock.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const due of dueAtMs) {
+      const at = due + CHECK_AFTER_MS;
+      if (at > now && at < earliest) earliest = at;
+    }
+    if (earliest === Number.POSITIVE_INFINITY) return;
+    this.#check = this.#clock.setTimeout(() => {
+      this.#check = undefined;
+      this.#fire();
+    }, earliest - now);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#retry) this.#clock.clearTimeout(this.#retry);
+    if (this.#check) this.#clock.clearTimeout(this.#check);
+    this.#retry = this.#check = undefined;
+  }
+}
