@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { hasLink, mentions, withoutCode } from "../../../bots/moderation/content.ts";
+import { describeHistory } from "../../../bots/moderation/edit-history.ts";
+import {
+  createRuleState,
+  type Rules,
+  type ScannedMessage,
+  scanMessage,
+} from "../../../bots/moderation/rules.ts";
+
+const T0 = 1_700_000_000;
+let nextId = 1;
+const msg = (over: Partial<ScannedMessage> = {}): ScannedMessage => ({
+  id: nextId++,
+  senderId: 8,
+  streamId: 5,
+  content: "hello",
+  timestamp: T0,
+  ...over,
+});
+const rulesOf = (matches: ReturnType<typeof scanMessage>) => matches.map((m) => m.rule);
+
+describe("scanMessage", () => {
+  it("flood: one report per burst, another once the window has passed", () => {
+    const rules: Rules = { flood: { maxMessages: 3, perSeconds: 10, reportType: "spam" } };
+    const state = createRuleState();
+    const at = (s: number, senderId = 8) =>
+      rulesOf(scanMessage(msg({ timestamp: T0 + s, senderId }), rules, state));
+    expect([at(0), at(1), at(2), at(3), at(4), at(5)]).toEqual([[], [], [], ["flood"], [], []]);
+    expect(at(3, 9)).toEqual([]); // another sender has their own count
+    expect([at(30), at(31), at(32), at(33)]).toEqual([[], [], [], ["flood"]]);
+  });
+
+  it("cross_post: the same normalised text by one sender in N channels; direct and short messages never", () => {
+    const rules: Rules = {
+      crossPost: { minChannels: 2, withinSeconds: 60, minLength: 5, reportType: "spam" },
+    };
+    const state = createRuleState();
+    const scan = (over: Partial<ScannedMessage>) => rulesOf(scanMessage(msg(over), rules, state));
+    expect(scan({ content: "Buy  now!", streamId: 1 })).toEqual([]);
+    expect(scan({ content: "buy now!", streamId: 1, timestamp: T0 + 1 })).toEqual([]); // same channel
+    expect(scan({ content: "BUY NOW!", streamId: 2, timestamp: T0 + 2 })).toEqual(["cross_post"]);
+    expect(scan({ content: "buy now!", streamId: 3, timestamp: T0 + 3 })).toEqual([]); // reported already
+    expect(scan({ content: "ok", streamId: 1 })).toEqual([]);
+    expect(scan({ content: "ok", streamId: 2 })).toEqual([]);
+    const { streamId: _, ...direct } = msg({ content: "buy now!" });
+    expect(scanMessage(direct, rules, state)).toEqual([]);
+    expect(scan({ content: "buy now!", streamId: 4, timestamp: T0 + 200 })).toEqual([]); // window passed
+  });
+
+  it("new_member_links: only links, only from members younger than the limit, not inside code", () => {
+    const rules: Rules = { newMemberLinks: { minAccountAgeDays: 2, reportType: "spam" } };
+    const state = createRuleState();
+    const joined = (daysAgo: number) => (T0 - daysAgo * 86_400) * 1000;
+    const scan = (content: string, daysAgo?: number) =>
+      scanMessage(
+        msg({ content, ...(daysAgo !== undefined ? { senderJoinedAtMs: joined(daysAgo) } : {}) }),
+        rules,
+        state,
+      );
+    expect(scan("see https://x.example", 1.5)).toEqual([
+      {
+        rule: "new_member_links",
+        reportType: "spam",
+        details: "a link from a member who joined 1 day ago (members need 2 days)",
+      },
+    ]);
+    expect(scan("see https://x.example", 2)).toEqual([]);
+    expect(scan("see https://x.example")).toEqual([]); // join date unknown
+    expect(scan("no link here", 0)).toEqual([]);
+    expect(scan("```\nhttps://x.example\n```", 0)).toEqual([]);
+  });
+
+  it("blocked_patterns and mass_mentions read the text without code; edits skip the posting rules", () => {
+    const rules: Rules = {
+      flood: { maxMessages: 0, perSeconds: 10, reportType: "spam" },
+      blockedPatterns: { patterns: [{ name: "crypto", regex: /crypto/giu }], reportType: "norms" },
+      massMentions: { maxUserMentions: 1, wildcards: false, reportType: "norms" },
+    };
+    const state = createRuleState();
+    const edit = (content: string) => rulesOf(scanMessage(msg({ content }), rules, state, { edit: true }));
+    expect(edit("crypto crypto")).toEqual(["blocked_patterns"]);
+    expect(edit("crypto again")).toEqual(["blocked_patterns"]); // a g flag does not leak lastIndex
+    expect(edit("`crypto` @**all**")).toEqual([]); // wildcards off
+    expect(edit("@**A** @**B|7** @_**C**")).toEqual(["mass_mentions"]);
+    expect(rulesOf(scanMessage(msg(), rules, state))).toEqual(["flood"]);
+  });
+
+  it("keeps memory bounded: old activity is forgotten", () => {
+    const rules: Rules = {
+      flood: { maxMessages: 100, perSeconds: 10, reportType: "spam" },
+      crossPost: { minChannels: 3, withinSeconds: 10, minLength: 1, reportType: "spam" },
+    };
+    const state = createRuleState();
+    for (let i = 0; i < 5000; i++)
+      scanMessage(msg({ senderId: i, content: `m${i}`, timestamp: T0 }), rules, state);
+    expect(state.recent.size).toBe(5000);
+    for (let i = 0; i < 2048; i++)
+      scanMessage(msg({ senderId: 1, content: "x", timestamp: T0 + 100 }), rules, state);
+    expect(state.recent.size).toBe(1);
+    expect(state.posts.size).toBe(1);
+  });
+});
+
+describe("content and history helpers", () => {
+  it("finds links and mentions outside code only", () => {
+    expect(hasLink(withoutCode("`https://a.example` and\n~~~\nwww.b.example\n~~~\nafter"))).toBe(false);
+    expect(mentions("@**Ann** @**ann** @**Bob|12** @**Bob|12** @**everyone**")).toEqual({
+      users: 2,
+      wildcard: true,
+    });
+  });
+
+  it("quotes the original and each content edit, oldest first, cutting long ones", () => {
+    const text = describeHistory([
+      { content: "hi", timestamp: T0 },
+      { content: "hi", timestamp: T0 + 60 }, // a topic move: no prev_content
+      { content: `spam ${"x".repeat(300)}`, prev_content: "hi", timestamp: T0 + 300 },
+    ]);
+    expect(text).toBe(
+      `Edit history: original (2023-11-14 22:13 UTC) “hi”; edited 2023-11-14 22:18 UTC to “spam ${"x".repeat(154)}…”.`,
+    );
+  });
+});

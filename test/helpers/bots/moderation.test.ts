@@ -1,0 +1,222 @@
+/**
+ * The shipped moderation bot (bots/moderation.ts) in a real daemon against the sandbox: each
+ * rule live and in dry run, exemptions, the message to the sender, and the edit re-check.
+ * It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import moderation from "../../../bots/moderation.ts";
+import { createClient } from "../../../src/api/create-client.ts";
+import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
+import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { type BotDaemon, startBots } from "../_bot-daemon.ts";
+
+const BOT = "bot@sandbox.example";
+const OLD = "old@sandbox.example"; // joined in 2020
+const NEW = "member@sandbox.example"; // joined when the sandbox started
+const OWNER = "owner@sandbox.example";
+
+let sandbox: Sandbox | undefined;
+let running: BotDaemon | undefined;
+
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await sandbox?.stop();
+  sandbox = undefined;
+});
+
+async function start(settings: Record<string, unknown>) {
+  const org = defaultOrg();
+  org.users!.push({ email: OLD, full_name: "Otto Old", date_joined: "2020-01-01T00:00:00.000Z" });
+  const everyone = [OWNER, NEW, OLD, BOT];
+  org.channels = [
+    ...(org.channels ?? []).map((c) => (c.name === "general" ? { ...c, subscribers: everyone } : c)),
+    { name: "random", subscribers: everyone },
+    { name: "news", subscribers: everyone },
+  ];
+  sandbox = await startSandbox({ heartbeatSeconds: 1, org });
+  running = await startBots(sandbox, { moderation: { email: BOT, definition: moderation, settings } });
+  return sandbox;
+}
+
+/** Send as `email`, then wait until the bot has handled the message. */
+async function post(email: string, content: string, to = "general", topic = "chat") {
+  const before = running!.daemon.bots[0]!.status.handled;
+  const { id } = sandbox!.control.sendAs(email, { type: "stream", to, topic, content });
+  await expect.poll(() => running!.daemon.bots[0]!.status.handled).toBeGreaterThan(before);
+  return id;
+}
+
+const reports = () =>
+  sandbox!.control.messages().filter((m) => String(m.content).includes("reported a message sent by"));
+const dryRunLines = () => running!.logged("dry run: would report message");
+
+interface RuleCase {
+  name: string;
+  rules: Record<string, unknown>;
+  /** Break the rule; resolves the id of the message that should be reported. */
+  act: () => Promise<number>;
+  reason: string;
+  type: string;
+}
+
+const cases: RuleCase[] = [
+  {
+    name: "flood",
+    rules: { flood: { max_messages: 3, per_seconds: 60 } },
+    act: async () => {
+      for (let i = 1; i <= 3; i++) await post(OLD, `message ${i}`);
+      return post(OLD, "message 4");
+    },
+    reason: "message flood: 4 messages in 60 s (limit 3)",
+    type: "Spam",
+  },
+  {
+    name: "cross_post",
+    rules: { cross_post: { min_channels: 3, within_seconds: 120, min_length: 10 } },
+    act: async () => {
+      await post(OLD, "Check out my new  channel!", "general");
+      await post(OLD, "check out my new channel!", "random");
+      return post(OLD, "CHECK OUT MY NEW CHANNEL!", "news");
+    },
+    reason: "cross-posting: the same message in 3 channels within 120 s",
+    type: "Spam",
+  },
+  {
+    name: "new_member_links",
+    rules: { new_member_links: { min_account_age_days: 3 } },
+    act: async () => {
+      await post(OLD, "old hands may share https://example.org/docs");
+      await post(NEW, "a link in `https://code.example` is not a link");
+      return post(NEW, "see www.cheap-watches.example now");
+    },
+    reason: "link from a new member: a link from a member who joined 0 hours ago (members need 3 days)",
+    type: "Spam",
+  },
+  {
+    name: "blocked_patterns",
+    rules: {
+      blocked_patterns: { patterns: ["free\\s+crypto", { pattern: "SELL", flags: "", name: "shouting" }] },
+    },
+    act: async () => {
+      await post(OLD, "I sell bikes");
+      return post(OLD, "FREE   Crypto, SELL now");
+    },
+    reason: 'blocked pattern: matches blocked pattern "free\\s+crypto", "shouting"',
+    type: "Violates community norms",
+  },
+  {
+    name: "mass_mentions",
+    rules: { mass_mentions: { max_user_mentions: 2, wildcards: true } },
+    act: async () => {
+      await post(OLD, "@**Olive Owner** @**Mel Member** and @_**Sandbox Bot** (silent)");
+      return post(OLD, "@**Olive Owner** @**Mel Member** @**Sandbox Bot** and @**all**");
+    },
+    reason:
+      "mass mentions: 3 users mentioned (limit 2) and a wildcard mention (@all, @everyone, @channel or @topic)",
+    type: "Violates community norms",
+  },
+];
+
+describe("moderation rules, live", () => {
+  it.each(cases)("$name: reports the breaking message once, with the rule and details", async (c) => {
+    await start({ rules: c.rules });
+    const id = await c.act();
+    await expect.poll(() => reports().length).toBe(1);
+    const body = String(reports()[0]!.content);
+    expect(body).toContain(`**${c.type}**. Flagged by the moderation bot (${c.name}): ${c.reason}.`);
+    expect(body).toContain(`@${id}**`); // "Original message at #**channel>topic@id**"
+    expect(dryRunLines()).toEqual([]);
+  });
+});
+
+describe("moderation rules, dry run", () => {
+  it.each(cases)("$name: reports nothing and logs what it would have reported", async (c) => {
+    await start({ dry_run: true, rules: c.rules, notify_sender: "Hi {name}" });
+    const id = await c.act();
+    expect(reports()).toEqual([]);
+    const lines = dryRunLines();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ messageId: id, rules: [c.name] });
+    expect(lines[0]!.msg).toContain(c.reason);
+    expect(running!.logged("dry run: would tell the sender")).toHaveLength(1);
+    expect(sandbox!.control.requests.filter((r) => r.path.endsWith("/report"))).toEqual([]);
+  });
+});
+
+describe("moderation exemptions and answers", () => {
+  const flood = { flood: { max_messages: 1, per_seconds: 60 } };
+
+  it("exempts roles, channels and bots", async () => {
+    const s = await start({ rules: flood, exempt: { roles: ["owner"], channels: ["random"], bots: true } });
+    s.control.createUser({
+      email: "helper-bot@sandbox.example",
+      full_name: "Helper",
+      bot: "generic",
+      owner: OWNER,
+      channels: ["general"],
+    });
+    for (let i = 0; i < 3; i++) await post(OWNER, `owner ${i}`);
+    for (let i = 0; i < 3; i++) await post(OLD, `random ${i}`, "random");
+    for (let i = 0; i < 3; i++) await post("helper-bot@sandbox.example", `bot ${i}`);
+    expect(reports()).toEqual([]);
+    await post(OLD, "one");
+    await post(OLD, "two");
+    await expect.poll(() => reports().length).toBe(1);
+  });
+
+  it("tells the sender by direct message, from the template", async () => {
+    const s = await start({
+      rules: flood,
+      notify_sender:
+        "Hi {name}, your message in #{channel} > {topic} was sent to the moderators ({rules}): {details}.",
+    });
+    await post(OLD, "one");
+    await post(OLD, "two", "general", "deals");
+    const oldId = s.control.users().find((u) => u.email === OLD)!.user_id;
+    const botId = s.control.users().find((u) => u.email === BOT)!.user_id;
+    await expect
+      .poll(() => s.control.messages().find((m) => m.sender_id === botId && m.type === "private"))
+      .toMatchObject({
+        content:
+          "Hi Otto Old, your message in #general > deals was sent to the moderators (message flood): " +
+          "message flood: 2 messages in 60 s (limit 1).",
+        dm_user_ids: [oldId, botId].sort((a, b) => a - b),
+      });
+  });
+
+  it("re-checks edited messages and quotes the edit history in the report", async () => {
+    const s = await start({ rules: { blocked_patterns: { patterns: ["free\\s+crypto"] } } });
+    const id = await post(OLD, "hello everyone");
+    expect(reports()).toEqual([]);
+    const old = createClient({ url: s.url, email: OLD, apiKey: s.control.apiKeyOf(OLD) });
+    await old.messages.update(id, { content: "hello everyone, free crypto at my site" });
+    await expect.poll(() => reports().length).toBe(1);
+    const body = String(reports()[0]!.content);
+    expect(body).toMatch(
+      /Flagged by the moderation bot \(blocked_patterns\): blocked pattern: matches blocked pattern "free\\s\+crypto"\. Edit history: original \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\) “hello everyone”; edited \d{4}-\d\d-\d\d \d\d:\d\d UTC to “hello everyone, free crypto at my site”\./,
+    );
+    expect(s.control.requests.filter((r) => r.path === `/messages/${id}/history`)).toHaveLength(1);
+  });
+
+  it("rejects bad settings at their config path", () => {
+    const parse = (v: unknown) =>
+      (moderation.settings as { safeParse(v: unknown): { error?: { issues: unknown[] } } }).safeParse(v);
+    expect(parse({ rules: {} }).error?.issues).toMatchObject([
+      { path: ["rules"], message: expect.stringContaining("turns no rule on") },
+    ]);
+    expect(parse({ rules: { blocked_patterns: { patterns: ["(unclosed"] } } }).error?.issues).toMatchObject([
+      {
+        path: ["rules", "blocked_patterns", "patterns", 0],
+        message: expect.stringContaining("is not a valid regular expression"),
+      },
+    ]);
+    expect(parse({ rules: { flood: {} }, notify_sender: "hi {user}" }).error?.issues).toMatchObject([
+      {
+        path: ["notify_sender"],
+        message: "uses {user}; the placeholders are {name}, {rules}, {details}, {channel}, {topic}",
+      },
+    ]);
+  });
+});
