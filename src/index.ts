@@ -138,6 +138,15 @@ export { SnippetError } from "./helpers/snippets/snippet-error.ts";
 export type { TypingHelper, TypingTarget } from "./helpers/typing/typing-helper.ts";
 export type { Users } from "./helpers/users/user-cache.ts";
 
+// ── Webhooks, health and metrics (the HTTP listener) ─────────────────────────────────────────
+
+export { type ApiMetricsSink, BothostMetrics, type RuntimeMetricsSink } from "./http/bothost-metrics.ts";
+export { HttpConfigError } from "./http/http-listener.ts";
+export { Counter, Gauge, Histogram, type Labels, MetricsRegistry } from "./http/metrics-registry.ts";
+export { renderTemplate } from "./webhook/render-template.ts";
+export { REPLY_IN_RESPONSE_ID } from "./webhook/reply-exchange.ts";
+export { type Verdict, verifyRequest } from "./webhook/verify-request.ts";
+
 // ── Errors raised while loading and running bots ─────────────────────────────────────────────
 
 export { isModuleError, ModuleError } from "./bot/module-error.ts";

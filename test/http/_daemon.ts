@@ -42,6 +42,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+function parseSettings(definition: BotDefinition<never, never>, raw: unknown): unknown {
+  const schema = (definition as { settings?: { parse(v: unknown): unknown } }).settings;
+  return schema ? schema.parse(raw ?? {}) : raw;
+}
+
 export async function startDaemon(
   sandbox: Sandbox,
   bots: Record<string, TestBot>,
@@ -78,7 +83,12 @@ export async function startDaemon(
   const store = await FileStore.open(join(dir, "state"));
   const daemon = new Daemon({
     config,
-    bots: Object.entries(bots).map(([name, b]) => ({ name, definition: b.definition, settings: b.settings })),
+    bots: Object.entries(bots).map(([name, b]) => ({
+      name,
+      definition: b.definition,
+      // Settings given here, else the YAML's (after ${ENV} interpolation) through the bot's schema.
+      settings: b.settings ?? parseSettings(b.definition, config.bots[name]?.settings),
+    })),
     store,
     log,
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },

@@ -129,6 +129,21 @@ describe("outgoing-webhook bots", () => {
     });
   });
 
+  it("keeps no event queue in webhook mode, and is ready once it knows its identity", async () => {
+    const { sandbox: sb, running: d } = await setup(bot((b) => b.on("message", () => {})));
+    // It registered once (for its id and the server's limits) and deleted that queue at once.
+    expect(sb.control.requests.filter((r) => r.path === "/register")).toHaveLength(1);
+    expect(sb.control.requests.filter((r) => r.method === "DELETE" && r.path === "/events")).toHaveLength(1);
+    expect(sb.control.requests.some((r) => r.method === "GET" && r.path === "/events")).toBe(false);
+    expect(sb.control.queues().filter((q) => q.email === HELPER)).toEqual([]);
+    const res = await request(`${d.url}/readyz`);
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toEqual({
+      ready: true,
+      bots: [{ bot: "helper", state: "webhook", ready: true }],
+    });
+  });
+
   it("a direct message triggers the same handler; the reply goes to the conversation", async () => {
     const { sandbox: sb } = await setup(
       bot((b) => b.on("message", { direct: true }, (ctx) => ctx.reply("hello back"))),

@@ -1,0 +1,121 @@
+/**
+ * The shipped webhook-relay bot (bots/webhook-relay.ts), configured in YAML with its secret from
+ * the environment. It imports "bothost", which resolves to dist/: run `npm run build` first
+ * (`npm test` does).
+ */
+import { createHmac } from "node:crypto";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import relay from "../../bots/webhook-relay.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type RunningDaemon, startDaemon } from "../http/_daemon.ts";
+
+const SECRET = "relay-secret-from-env";
+let sandbox: Sandbox;
+let running: RunningDaemon;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  sandbox.control.createUser({
+    email: "relay-bot@sandbox.example",
+    full_name: "Relay",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+  running = await startDaemon(
+    sandbox,
+    {
+      "github-relay": {
+        email: "relay-bot@sandbox.example",
+        definition: relay as unknown as BotDefinition<never, never>,
+        extra: [
+          "settings:",
+          "  webhook: github",
+          '  verify: { type: github, secret: "${GH_SECRET}" }',
+          "  idempotencyHeader: X-GitHub-Delivery",
+          "  channel: general",
+          '  topic: "{{body.repository.name}}"',
+          '  content: "{{body.sender.login}} {{body.action | pushed}} #{{body.number}} ({{headers.x-github-event}})"',
+        ].join("\n"),
+      },
+    },
+    { env: { GH_SECRET: SECRET } },
+  );
+});
+
+afterAll(async () => {
+  await running.stop();
+  await sandbox.stop();
+});
+
+async function deliver(payload: unknown, delivery: string, secret = SECRET) {
+  const body = JSON.stringify(payload);
+  const res = await request(`${running.url}/webhooks/github-relay/github`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": "pull_request",
+      "x-github-delivery": delivery,
+      "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+    },
+    body,
+  });
+  return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+}
+
+const event = { action: "opened", number: 7, repository: { name: "bothost" }, sender: { login: "octocat" } };
+
+describe("the webhook-relay bot", () => {
+  it("posts the templated message for a signed delivery, once per delivery id", async () => {
+    const res = await deliver(event, "gh-1");
+    expect(res.status).toBe(200);
+    const posted = sandbox.control.messages().find((m) => m.id === res.body.relayed);
+    expect(posted).toMatchObject({ topic: "bothost", content: "octocat opened #7 (pull_request)" });
+    expect(await deliver(event, "gh-1")).toEqual({ status: 200, body: { duplicate: true } });
+    expect(
+      sandbox.control.messages().filter((m) => String(m.content).startsWith("octocat opened #7")),
+    ).toHaveLength(1);
+  });
+
+  it("refuses a delivery signed with another secret, and posts nothing", async () => {
+    const before = sandbox.control.messages().length;
+    expect(await deliver(event, "gh-2", "not-the-secret")).toEqual({
+      status: 401,
+      body: { error: "unauthorized: x-hub-signature-256 does not match the body" },
+    });
+    expect(sandbox.control.messages()).toHaveLength(before);
+    expect(running.logText()).not.toContain(SECRET);
+  });
+
+  it("uses the fallbacks for missing values and an empty topic", async () => {
+    const res = await deliver({ number: 8 }, "gh-3");
+    expect(sandbox.control.messages().find((m) => m.id === res.body.relayed)).toMatchObject({
+      topic: "webhook",
+      content: "pushed #8 (pull_request)",
+    });
+  });
+
+  it("rejects settings without a verifier or with a short secret, naming the field", () => {
+    const schema = (
+      relay as unknown as {
+        settings: {
+          safeParse(v: unknown): {
+            success: boolean;
+            error?: { issues: { path: unknown[]; message: string }[] };
+          };
+        };
+      }
+    ).settings;
+    const base = { channel: "general", topic: "t", content: "c" };
+    const missing = schema.safeParse(base);
+    expect(missing.success).toBe(false);
+    expect(missing.error!.issues.map((i) => i.path.join("."))).toEqual(["verify"]);
+    const short = schema.safeParse({ ...base, verify: { type: "bearer", token: "abc" } });
+    expect(short.error!.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      ["verify.token", "is too short: use a secret of at least 8 characters"],
+    ]);
+  });
+});
