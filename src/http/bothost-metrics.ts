@@ -4,6 +4,16 @@
  */
 import { type Counter, type Histogram, MetricsRegistry } from "./metrics-registry.ts";
 
+/** The scheduler counters read for `/metrics` (see src/scheduler/scheduler-stats.ts). */
+export interface SchedulerStatsLike {
+  booked: number;
+  delivered: number;
+  failed: number;
+  jobRuns: number;
+  jobErrors: number;
+  jobsSkipped: number;
+}
+
 /** What a bot runtime reports (see `BotRuntimeOptions.metrics`). */
 export interface RuntimeMetricsSink {
   eventReceived(type: string): void;
@@ -45,6 +55,8 @@ export class BothostMetrics {
   /** Recurring announcements, by outcome: booked, delivered, failed (the scheduler increments it). */
   readonly announcements: Counter;
   readonly webhookRequests: Counter;
+  /** Local cron job runs by outcome: run, error, skipped (read from the schedulers' stats). */
+  readonly cronJobs: Counter;
 
   constructor(registry = new MetricsRegistry()) {
     const r = registry;
@@ -100,7 +112,7 @@ export class BothostMetrics {
     );
     this.announcements = r.counter(
       "bothost_announcements_total",
-      "Recurring announcements by outcome: booked, delivered or failed.",
+      "Recurring announcement occurrences by outcome: booked, delivered or failed.",
       ["bot", "outcome"],
     );
     this.webhookRequests = r.counter(
@@ -108,6 +120,31 @@ export class BothostMetrics {
       "HTTP requests to webhook routes by route pattern and response status.",
       ["route", "status"],
     );
+    this.cronJobs = r.counter(
+      "bothost_cron_jobs_total",
+      "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
+      ["bot", "outcome"],
+    );
+  }
+
+  /**
+   * Read the announcement and cron counters from each bot's scheduler stats at every scrape
+   * (the scheduler keeps them; nothing else needs to increment them).
+   */
+  readSchedulerStats(source: () => { bot: string; stats: SchedulerStatsLike | undefined }[]): void {
+    const read = () => {
+      for (const { bot, stats } of source()) {
+        if (!stats) continue;
+        this.announcements.setTotal({ bot, outcome: "booked" }, stats.booked);
+        this.announcements.setTotal({ bot, outcome: "delivered" }, stats.delivered);
+        this.announcements.setTotal({ bot, outcome: "failed" }, stats.failed);
+        this.cronJobs.setTotal({ bot, outcome: "run" }, stats.jobRuns);
+        this.cronJobs.setTotal({ bot, outcome: "error" }, stats.jobErrors);
+        this.cronJobs.setTotal({ bot, outcome: "skipped" }, stats.jobsSkipped);
+      }
+    };
+    this.announcements.collect = read;
+    this.cronJobs.collect = read;
   }
 
   /** A bot runtime's sink, bound to the bot's name. */

@@ -13,7 +13,7 @@ import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-ro
 import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { installAccessLog, pathOf } from "./access-log.ts";
-import type { BothostMetrics } from "./bothost-metrics.ts";
+import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
 import { registerHealthRoutes } from "./health-routes.ts";
 
 /** The HTTP side cannot start as configured; the message says what to change. */
@@ -121,6 +121,12 @@ export class HttpListener {
       return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });
     });
     const now = o.now ?? Date.now;
+    o.metrics.readSchedulerStats(() =>
+      o.bots.map((b) => ({
+        bot: b.runtime.name,
+        stats: (b.runtime as { scheduler?: { stats?: SchedulerStatsLike } }).scheduler?.stats,
+      })),
+    );
     registerHealthRoutes(app, {
       metrics: o.metrics,
       statuses: () => o.bots.map((b) => b.runtime.status),

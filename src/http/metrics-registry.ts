@@ -71,6 +71,12 @@ abstract class Labelled<V> implements Metric {
 /** A value that only goes up (reset when the process restarts). */
 export class Counter extends Labelled<{ n: number }> {
   readonly kind = "counter";
+  /** Called before rendering: for totals kept elsewhere (e.g. a scheduler's stats), set with `setTotal`. */
+  collect: (() => void) | undefined;
+  /** Set a total read from a source that only grows (use inside `collect`). */
+  setTotal(labels: Labels, total: number): void {
+    this.entry(labels, () => ({ n: 0 })).value.n = total;
+  }
   inc(labels: Labels = {}, by = 1): void {
     if (by < 0) throw new Error(`counter ${this.name}: cannot decrease (inc by ${by})`);
     this.entry(labels, () => ({ n: 0 })).value.n += by;
@@ -80,6 +86,7 @@ export class Counter extends Labelled<{ n: number }> {
     return this.entry(labels, () => ({ n: 0 })).value.n;
   }
   render(): string[] {
+    this.collect?.();
     return [...this.series.values()].map(
       (s) => `${this.name}${labelText(this.labelNames, s.values)} ${formatNumber(s.value.n)}`,
     );

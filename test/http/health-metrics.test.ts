@@ -22,6 +22,7 @@ beforeAll(async () => {
   for (const [email, name] of [
     ["echo-bot@sandbox.example", "Echo"],
     ["broken-bot@sandbox.example", "Broken"],
+    ["announce-bot@sandbox.example", "Announcer"],
   ] as const) {
     sandbox.control.createUser({
       email,
@@ -32,6 +33,18 @@ beforeAll(async () => {
     });
   }
   running = await startDaemon(sandbox, {
+    announcer: {
+      email: "announce-bot@sandbox.example",
+      definition: bot((b) =>
+        b.recurring("standup", {
+          cron: "0 9 * * 1-5",
+          timezone: "UTC",
+          to: "general",
+          topic: "standup",
+          content: "Standup!",
+        }),
+      ),
+    },
     echo: {
       email: "echo-bot@sandbox.example",
       definition: bot((b) =>
@@ -80,6 +93,7 @@ describe("health endpoints", () => {
     const ready = JSON.parse((await get("/readyz")).text);
     expect(ready.ready).toBe(true);
     expect(ready.bots.map((b: { bot: string; ready: boolean }) => [b.bot, b.ready])).toEqual([
+      ["announcer", true],
       ["echo", true],
       ["broken", true],
     ]);
@@ -148,6 +162,19 @@ describe("/metrics", () => {
     expect(sampleValue(after, "bothost_events_failed_total", broken)).toBe(
       sampleValue(before, "bothost_events_failed_total", broken) + 1,
     );
+  });
+
+  it("reads recurring announcements and cron runs from the schedulers", async () => {
+    await expect
+      .poll(async () =>
+        sampleValue(await scrape(), "bothost_announcements_total", { bot: "announcer", outcome: "booked" }),
+      )
+      .toBe(1);
+    const now = await scrape();
+    expect(sampleValue(now, "bothost_announcements_total", { bot: "announcer", outcome: "delivered" })).toBe(
+      0,
+    );
+    expect(now.get("bothost_cron_jobs_total")!.samples.map((s) => s.labels.outcome)).toContain("run");
   });
 
   it("counts webhook requests by route and status", async () => {
