@@ -201,10 +201,7 @@ export class BotRuntime {
    * register once (the same initial state a queue bot gets) and delete that queue at once.
    */
   async #startWebhookMode(): Promise<void> {
-    const reg = await registerOnce(this.#o.client, this.#stopping.signal, {
-      log: this.#o.log,
-      ...(this.#o.backoff ? { backoff: this.#o.backoff } : {}),
-    });
+    const reg = await registerOnce(this.#o.client, this.#stopping.signal);
     this.#server = serverInfoFrom(reg);
     const me =
       reg.user_id !== undefined && reg.email !== undefined ? undefined : await this.#o.client.users.me();
@@ -468,10 +465,12 @@ export class BotRuntime {
       this.#o.log.error({ err, messageId: id }, "could not record a handled message in the state store");
       return;
     }
-    // Not awaited: a conversation's next message need not wait for this fsync (waiting capped
-    // dispatch at ~4,000 messages/s, see bench/README). Flushes are coalesced, and the consumer
-    // waits for one before each poll, so the mark is still durable before the next poll.
-    void this.#flushLogged();
+    // Awaited, so the conversation's next message starts only once this completion is durable.
+    // Not awaiting (for throughput) let later handlers run and reply while earlier completions
+    // were still unflushed: after a kill -9 every one of those ran again, not just the handler
+    // that was cut (found by test/e2e/crash-restart.test.ts). Flushes are coalesced across
+    // conversations, so parallel conversations share one fsync.
+    await this.#flushLogged();
   }
 
   #flushLogged(): Promise<void> {

@@ -5,11 +5,19 @@
  * - a graceful stop aborted every running handler's signal at once, so a handler that replied
  *   after the stop began lost its reply (and the message was still marked handled).
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { loadConfig } from "../../src/config/load-config.ts";
+import { Daemon } from "../../src/daemon/daemon.ts";
+import { createLogger } from "../../src/log/create-logger.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
 import { type Harness, startHarness } from "./_harness.ts";
 
 const MEMBER = "member@sandbox.example";
@@ -32,10 +40,55 @@ beforeEach(async () => {
 afterEach(async () => {
   await harness?.stop();
   harness = undefined;
+  await daemon?.stop();
+  daemon = undefined;
   await sandbox.stop();
 });
 
 const bot = (setup: (b: BotApi) => void) => ({ setup }) as unknown as BotDefinition<never, never>;
+
+/**
+ * A memory store with a slow, honest flush: the writes issued before a flush() call become
+ * "durable" only when it resolves, 30 ms later (an fsync under load). It exposes the bot's
+ * durable delivery cursor, i.e. what a restart after kill -9 would start from.
+ */
+class SlowDurableStore extends MemoryStore {
+  durableCursor: number | undefined;
+  constructor(private readonly botName: string) {
+    super();
+  }
+  override async flush(): Promise<void> {
+    const cursor = await this.namespace(this.botName).namespace("runtime").get("cursor");
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    if (typeof cursor === "number") this.durableCursor = Math.max(this.durableCursor ?? -1, cursor);
+  }
+}
+
+let daemon: Daemon | undefined;
+
+async function startDaemon(sandbox: Sandbox, definition: BotDefinition<never, never>, store: MemoryStore) {
+  const dir = await mkdtemp(join(tmpdir(), "bothost-edges-"));
+  const file = join(dir, "bothost.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nbots:\n  edge:\n    module: ./unused.ts\n    email: ${BOT}\n    api_key: \${KEY}\n`,
+  );
+  const config = await loadConfig(file, { env: { KEY: sandbox.control.apiKeyOf(BOT) } });
+  await rm(dir, { recursive: true, force: true });
+  const log = createLogger({
+    level: "silent",
+    pretty: false,
+    destination: new Writable({ write: (_c, _e, done) => done() }),
+  });
+  const started = new Daemon({
+    config,
+    bots: [{ name: "edge", definition, settings: undefined }],
+    store,
+    log,
+  });
+  await started.start();
+  return started;
+}
 const send = (content: string) =>
   sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content }).id;
 
@@ -102,6 +155,27 @@ describe("catch-up replay", () => {
       { ...live, replayed: false },
       { ...live, replayed: true },
     ]);
+  });
+});
+
+describe("durability", () => {
+  it("starts a conversation's next message only once the previous one's completion is durable", async () => {
+    const store = new SlowDurableStore("edge");
+    const seen: { id: number; durableCursor: number | undefined }[] = [];
+    daemon = await startDaemon(
+      sandbox,
+      bot((b) =>
+        b.on("message", (ctx) => {
+          seen.push({ id: ctx.event.message.id, durableCursor: store.durableCursor });
+        }),
+      ),
+      store,
+    );
+    const ids = [send("one"), send("two"), send("three"), send("four")];
+    await expect.poll(() => seen.length, { timeout: 5_000 }).toBe(4);
+    // A crash before a message's completion is durable re-runs it after the restart: that must
+    // only ever be the message whose handler was running, never one that had finished before.
+    for (let i = 1; i < ids.length; i++) expect(seen[i]!.durableCursor).toBeGreaterThanOrEqual(ids[i - 1]!);
   });
 });
 
