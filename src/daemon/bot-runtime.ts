@@ -201,7 +201,10 @@ export class BotRuntime {
    * register once (the same initial state a queue bot gets) and delete that queue at once.
    */
   async #startWebhookMode(): Promise<void> {
-    const reg = await registerOnce(this.#o.client, this.#stopping.signal);
+    const reg = await registerOnce(this.#o.client, this.#stopping.signal, {
+      log: this.#o.log,
+      ...(this.#o.backoff ? { backoff: this.#o.backoff } : {}),
+    });
     this.#server = serverInfoFrom(reg);
     const me =
       reg.user_id !== undefined && reg.email !== undefined ? undefined : await this.#o.client.users.me();
