@@ -7,7 +7,7 @@
  * ```yaml
  * bots:
  *   announcements:
- *     module: bothost/bots/announcements.ts   # or ./bots/announcements.ts in a checkout
+ *     module: ./bots/announcements.ts
  *     email: announce-bot@chat.example.org
  *     api_key: ${ANNOUNCE_BOT_API_KEY}
  *     settings:
