@@ -1,0 +1,207 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: config values are ${VAR} references.
+/**
+ * `bothost check` as a subprocess against a sandbox in the test process: the table, the exit
+ * codes (0 ready, 1 some bot failing, 2 invalid config, 3 every key rejected), old servers, the
+ * embedded sandbox, an unreachable server. No API key is ever printed.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../e2e/_support/cli.ts";
+
+const MODULE = path.join(repoRoot, "test/fixtures/e2e/replier.mjs");
+const WRONG_KEY = "WrongKey0123456789abcdefWrongKey";
+
+const org = (featureLevel?: number): OrgInput => ({
+  realm: { name: "Check", host: "sandbox.example", ...(featureLevel ? { feature_level: featureLevel } : {}) },
+  users: [
+    { email: "owner@sandbox.example", full_name: "Olive Owner", role: "owner" },
+    { email: "person@sandbox.example", full_name: "Pat Person" },
+  ],
+  bots: [
+    { email: "echo-bot@sandbox.example", full_name: "Echo", owner: "owner@sandbox.example" },
+    { email: "helper-bot@sandbox.example", full_name: "Helper", owner: "owner@sandbox.example" },
+  ],
+});
+
+let sandbox: Sandbox | undefined;
+let dir = "";
+
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await sandbox?.stop();
+  sandbox = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = "";
+});
+
+/** Write a config; `keys` maps bot name to [email, key or undefined for the account's own]. */
+async function configFor(url: string, bots: Record<string, [string, string?]>) {
+  dir = await mkdtemp(path.join(tmpdir(), "bothost-check-"));
+  const env: Record<string, string> = {};
+  const lines = [`server:\n  url: ${url}`, "bots:"];
+  for (const [name, [email, key]] of Object.entries(bots)) {
+    const variable = `KEY_${name.toUpperCase()}`;
+    env[variable] = key ?? sandbox!.control.apiKeyOf(email);
+    lines.push(`  ${name}:\n    module: ${MODULE}\n    email: ${email}\n    api_key: \${${variable}}`);
+  }
+  const file = path.join(dir, "bothost.yaml");
+  await writeFile(file, `${lines.join("\n")}\n`);
+  return { file, env, secrets: [...Object.values(env), ...sandbox!.control.users().map((u) => u.api_key)] };
+}
+
+function expectNoSecrets(output: string, secrets: string[]): void {
+  for (const secret of secrets) expect(output.includes(secret), "an API key was printed").toBe(false);
+  expect(hasStackTrace(output)).toBe(false);
+}
+
+describe("bothost check", () => {
+  it("prints one row per bot and exits 0 when every bot is ready", async () => {
+    sandbox = await startSandbox({ org: org() });
+    const { file, env, secrets } = await configFor(sandbox.url, {
+      echo: ["echo-bot@sandbox.example"],
+      helper: ["helper-bot@sandbox.example"],
+      person: ["person@sandbox.example"],
+    });
+    const { code, stdout, stderr } = await runCli(["check", "--config", file], { env });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout).toMatchInlineSnapshot(`
+      "bot     user id  email                       is_bot  server version    feature level  server lacks
+      echo    4        echo-bot@sandbox.example    yes     12.0-dev+sandbox  496            nothing
+      helper  5        helper-bot@sandbox.example  yes     12.0-dev+sandbox  496            nothing
+      person  3        person@sandbox.example      no      12.0-dev+sandbox  496            nothing
+
+      All 3 bots are ready.
+      Note: person signs in as a person, not a bot account; this works, but the server treats the messages as that person's.
+      "
+    `);
+    expectNoSecrets(stdout + stderr, secrets);
+    // A check changes nothing on the server: no queue, no message.
+    expect(sandbox.control.queues()).toEqual([]);
+    expect(sandbox.control.requests.map((r) => `${r.method} ${r.path}`).sort()).toEqual([
+      ...Array(3).fill("GET /server_settings"),
+      ...Array(3).fill("GET /users/me"),
+    ]);
+  });
+
+  it("names the bot whose key is rejected and exits 1 while the others are ready", async () => {
+    sandbox = await startSandbox({ org: org() });
+    const { file, env, secrets } = await configFor(sandbox.url, {
+      echo: ["echo-bot@sandbox.example"],
+      helper: ["helper-bot@sandbox.example", WRONG_KEY],
+    });
+    const { code, stdout, stderr } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(1);
+    expect(stdout).toMatchInlineSnapshot(`
+      "bot     user id  email                       is_bot  server version    feature level  server lacks
+      echo    4        echo-bot@sandbox.example    yes     12.0-dev+sandbox  496            nothing
+      helper  -        helper-bot@sandbox.example  -       12.0-dev+sandbox  496            nothing
+
+      1 of 2 bots cannot run; the reasons follow on stderr.
+      "
+    `);
+    expect(stderr).toBe(
+      `bothost check: helper: the server at ${sandbox.url} rejected the credentials of helper-bot@sandbox.example ` +
+        "(401 UNAUTHORIZED: Invalid API key). Fix bots.helper's email or API key (or download a fresh zuliprc " +
+        "from Settings → Bots), and check that the bot is active.\n",
+    );
+    expectNoSecrets(stdout + stderr, [...secrets, WRONG_KEY]);
+  });
+
+  it("exits 3 when every bot's credentials are rejected", async () => {
+    sandbox = await startSandbox({ org: org() });
+    const { file, env, secrets } = await configFor(sandbox.url, {
+      echo: ["echo-bot@sandbox.example", WRONG_KEY],
+      gone: ["nobody@sandbox.example", `${WRONG_KEY}2`],
+    });
+    const { code, stdout, stderr } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(3);
+    expect(stdout).toContain("2 of 2 bots cannot run");
+    const rejected = (bot: string, email: string, why: string) =>
+      `bothost check: ${bot}: the server at ${sandbox!.url} rejected the credentials of ${email} ` +
+      `(401 UNAUTHORIZED: ${why}). Fix bots.${bot}'s email or API key (or download a fresh ` +
+      "zuliprc from Settings → Bots), and check that the bot is active.\n";
+    expect(stderr).toBe(
+      rejected("echo", "echo-bot@sandbox.example", "Invalid API key") +
+        rejected("gone", "nobody@sandbox.example", "Malformed API key"),
+    );
+    expectNoSecrets(stdout + stderr, [...secrets, WRONG_KEY, `${WRONG_KEY}2`]);
+  });
+
+  it("lists what an older server lacks, by feature level", async () => {
+    sandbox = await startSandbox({ org: org(300) });
+    const { file, env } = await configFor(sandbox.url, { echo: ["echo-bot@sandbox.example"] });
+    const { code, stdout } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(0);
+    expect(stdout.split("\n")[1]).toBe(
+      "echo  4        echo-bot@sandbox.example  yes     12.0-dev+sandbox  300            " +
+        "user lookup by real email (FL 302), empty topic names (FL 334), editing saved snippets (FL 368), " +
+        "message reports (FL 382), channel folders (FL 389), bots updating user groups (FL 496)",
+    );
+  });
+
+  it("starts the embedded sandbox for url: sandbox, and keys come from its accounts", async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "bothost-check-"));
+    const file = path.join(dir, "bothost.yaml");
+    await writeFile(
+      file,
+      `server:\n  url: sandbox\nbots:\n  demo:\n    module: ${MODULE}\n    email: bot@sandbox.example\n  ghost:\n    module: ${MODULE}\n    email: ghost@sandbox.example\n`,
+    );
+    const { code, stdout, stderr } = await runCli(["check", "--config", file]);
+    expect(code).toBe(1);
+    expect(stdout.split("\n").slice(0, 3)).toEqual([
+      "bot    user id  email                  is_bot  server version    feature level  server lacks",
+      "demo   4        bot@sandbox.example    yes     12.0-dev+sandbox  496            nothing",
+      "ghost  -        ghost@sandbox.example  -       -                 -              -",
+    ]);
+    expect(stderr).toBe(
+      "bothost check: ghost: the embedded sandbox has no account ghost@sandbox.example: add it to the org file (server.sandbox.org), or fix bots.ghost.email\n",
+    );
+  });
+
+  it("reports a server it cannot reach, and exits 1", async () => {
+    sandbox = await startSandbox({ org: org() });
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const { file, env } = await configFor(`http://127.0.0.1:${closed}`, {
+      echo: ["echo-bot@sandbox.example"],
+    });
+    const { code, stderr } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^bothost check: echo: GET /users/me: could not reach the server at http://127\\.0\\.0\\.1:${closed}: .*ECONNREFUSED`,
+      ),
+    );
+  });
+});
+
+describe.concurrent("bothost check on invalid configs", () => {
+  it.for(["unknown-keys-typos.yaml", "secret-leak-attempts.yaml", "missing-required.yaml"])(
+    "%s: the same located problems as bothost run, exit 2",
+    async (name) => {
+      const file = `test/fixtures/config/${name}`;
+      const env = { ECHO_BOT_API_KEY: "echo-fake-key-from-env-0008", BROKEN_URL: "not a url at all" };
+      const [check, run] = await Promise.all([
+        runCli(["check", "--config", file], { env }),
+        runCli(["run", "--config", file], { env }),
+      ]);
+      expect(check).toEqual({ code: 2, stdout: "", stderr: run.stderr });
+      expect(run.code).toBe(2);
+      expect(check.stderr).toMatch(new RegExp(`^${file.replaceAll(".", "\\.")}:\\d+:\\d+ `));
+      expectNoSecrets(check.stderr, [
+        "echo-fake-key-from-env-0008",
+        "literal-fake-key-0004",
+        "fake-key-0007",
+      ]);
+    },
+  );
+});

@@ -1,0 +1,83 @@
+/**
+ * The `bothost` command line itself, run as a subprocess: help, version, unknown commands and
+ * options. Usage mistakes get one clear line on stderr and exit code 2 (64 for an unknown
+ * command), never a stack trace.
+ */
+import { readFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
+
+const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+
+beforeAll(assertBuilt);
+
+describe.concurrent("bothost", () => {
+  it("--version prints the package version", async () => {
+    expect(await runCli(["--version"])).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
+  it("--help lists every command, the options and the exit codes", async () => {
+    const { code, stdout, stderr } = await runCli(["--help"]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout).toContain(`bothost ${version}:`);
+    expect(stdout).toMatch(
+      /^ {2}check {2,}Validate the config and modules, then check each bot's credentials/m,
+    );
+    expect(stdout).toMatch(/^ {2}run {2,}Run every bot in the config until SIGINT\/SIGTERM$/m);
+    expect(stdout).toContain(
+      "Exit codes: 0 ok, 1 runtime failure, 2 invalid config or usage, 3 authentication failed, 64 unknown command.",
+    );
+  });
+
+  it("no arguments and `help` print the same help", async () => {
+    const help = await runCli(["--help"]);
+    expect(await runCli([])).toEqual(help);
+    expect(await runCli(["help"])).toEqual(help);
+  });
+
+  it("an unknown command exits 64 and points at the list", async () => {
+    expect(await runCli(["frobnicate"])).toEqual({
+      code: 64,
+      stdout: "",
+      stderr: 'bothost: unknown command "frobnicate". Run "bothost --help" for the list.\n',
+    });
+  });
+
+  it("an unknown option before the command exits 2", async () => {
+    expect(await runCli(["--verbose"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'bothost: unknown option "--verbose". Run "bothost --help" for the options.\n',
+    });
+  });
+
+  it.for([
+    [
+      ["run", "--bogus"],
+      "bothost run: Unknown option '--bogus'. Run \"bothost run --help\" for the options.\n",
+    ],
+    [
+      ["check", "--confg", "x.yaml"],
+      "bothost check: Unknown option '--confg'. Run \"bothost check --help\" for the options.\n",
+    ],
+    [
+      ["run", "--config"],
+      "bothost run: Option '-c, --config <value>' argument missing. Run \"bothost run --help\" for the options.\n",
+    ],
+    [
+      ["check", "extra.yaml"],
+      "bothost check: Unexpected argument 'extra.yaml'. This command does not take positional arguments. Run \"bothost check --help\" for the options.\n",
+    ],
+  ] as const)("%j is a usage error: exit 2, one line", async ([args, message]) => {
+    const result = await runCli([...args]);
+    expect(result).toEqual({ code: 2, stdout: "", stderr: message });
+    expect(hasStackTrace(result.stderr)).toBe(false);
+  });
+
+  it.for(["run", "check"])("%s --help describes the command and its options", async (command) => {
+    const { code, stdout, stderr } = await runCli([command, "--help"]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout).toContain(`Usage: bothost ${command} [--config FILE]`);
+    expect(stdout).toContain("-c, --config FILE");
+  });
+});

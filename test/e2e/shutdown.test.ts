@@ -1,0 +1,99 @@
+/**
+ * Graceful shutdown of `bothost run`: on SIGTERM or SIGINT it stops polling, lets running
+ * handlers finish (their replies go out), deletes every event queue, flushes the state and
+ * exits 0; a restart on the same state then replays exactly what was sent while it was down.
+ */
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, killAll } from "./_support/cli.ts";
+import {
+  botEmail,
+  type E2eConfig,
+  expectExactlyOnce,
+  expectNoSecrets,
+  orgWithBots,
+  send,
+  startDaemon,
+  startE2eSandbox,
+  waitForAnswers,
+  writeConfig,
+} from "./_support/daemon.ts";
+
+let sandbox: Sandbox | undefined;
+let config: E2eConfig | undefined;
+
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await killAll();
+  await sandbox?.stop();
+  await config?.cleanup();
+  sandbox = undefined;
+  config = undefined;
+});
+
+const deletes = () => sandbox!.control.requests.filter((r) => r.method === "DELETE" && r.path === "/events");
+
+describe("graceful shutdown", () => {
+  it("SIGTERM: running handlers finish, queues are deleted, state is flushed, exit 0", async () => {
+    sandbox = await startE2eSandbox(orgWithBots(1));
+    config = await writeConfig(sandbox, { b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 400" } });
+    const daemon = await startDaemon(config);
+    // Three conversations, so three handlers are busy at once when the signal lands.
+    const busy = ["x", "y", "z"].map((topic) => send(sandbox!, `task slow ${topic}`, "c0", topic));
+    await expect
+      .poll(() => daemon.logs().filter((l) => l.msg === "e2e: handling").length, { timeout: 5_000 })
+      .toBe(3);
+    daemon.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+
+    expectExactlyOnce(sandbox, busy);
+    expect(sandbox.control.queues()).toEqual([]);
+    expect(deletes()).toEqual([{ method: "DELETE", path: "/events", status: 200, email: botEmail(0) }]);
+    const logs = daemon.logs();
+    expect(logs.find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM" });
+    expect(logs.find((l) => l.msg === "daemon stopped")).toMatchObject({ abandoned: 0 });
+    expect(logs.findIndex((l) => l.msg === "e2e: handling")).toBeLessThan(
+      logs.findIndex((l) => l.msg === "shutting down"),
+    );
+
+    // The state was flushed: a restart replays only what was sent while the daemon was down.
+    const whileDown = send(sandbox, "task while down");
+    const again = await startDaemon(config);
+    await waitForAnswers(sandbox, [whileDown]);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+    expectExactlyOnce(sandbox, [...busy, whileDown]);
+    expect(again.logs().find((l) => l.msg === "caught up after a new queue")).toMatchObject({
+      reason: "start",
+      replayed: 1,
+    });
+    expectNoSecrets(daemon, config.secrets);
+    expectNoSecrets(again, config.secrets);
+  });
+
+  it("SIGINT (Ctrl-C) does the same for every bot", async () => {
+    sandbox = await startE2eSandbox(orgWithBots(2));
+    config = await writeConfig(sandbox, {
+      b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 300" },
+      b1: { email: botEmail(1) },
+    });
+    const daemon = await startDaemon(config);
+    expect(sandbox.control.queues()).toHaveLength(2);
+    const busy = send(sandbox, "task slow", "c0");
+    await daemon.waitForLog((l) => l.msg === "e2e: handling" && l.messageId === busy);
+    daemon.kill("SIGINT");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expectExactlyOnce(sandbox, [busy]);
+    expect(sandbox.control.queues()).toEqual([]);
+    expect(
+      deletes()
+        .map((r) => [r.email, r.status])
+        .sort(),
+    ).toEqual([
+      [botEmail(0), 200],
+      [botEmail(1), 200],
+    ]);
+    expect(daemon.logs().find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGINT" });
+    expectNoSecrets(daemon, config.secrets);
+  });
+});
