@@ -11,7 +11,7 @@ import { collectMissed } from "../events/replay.ts";
 import { BotServices } from "../helpers/bot-services.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { ConversationKeys } from "../router/conversation-key.ts";
-import { ConversationQueue } from "../router/conversation-queue.ts";
+import { ConversationQueue, type TaskControl } from "../router/conversation-queue.ts";
 import type { Clock } from "../helpers/clock.ts";
 import { isOwnMessage } from "../router/is-own-message.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
@@ -422,7 +422,9 @@ export class BotRuntime {
       messageId = message.id;
     }
     const key = this.#keys.keyOf(event);
-    return this.#queue.add(key, (signal) => this.#run(event, signal, { replayed, messageId, issue, reply }));
+    return this.#queue.add(key, (signal, control) =>
+      this.#run(event, signal, { replayed, messageId, issue, reply, control }),
+    );
   }
 
   #dispatchNow(event: ServerEvent): void {
@@ -437,6 +439,7 @@ export class BotRuntime {
       messageId?: number | undefined;
       issue?: string | undefined;
       reply?: ReplyFn | undefined;
+      control?: TaskControl;
     },
   ) {
     // Only the queue's signal: it aborts on the handler timeout and at the shutdown deadline.
@@ -457,7 +460,9 @@ export class BotRuntime {
       this.#o.metrics?.eventFailed(event.type, seconds());
       ctx.log.error({ err }, "handler failed");
     } finally {
-      if (o.messageId !== undefined) await this.#finishMessage(o.messageId);
+      // The conversation's next message waits for this completion to be recorded (and flushed),
+      // but the concurrency slot is free meanwhile, so parallel conversations share each fsync.
+      if (o.messageId !== undefined) o.control?.holdKey(this.#finishMessage(o.messageId));
     }
   }
 

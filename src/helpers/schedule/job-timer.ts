@@ -96,6 +96,13 @@ export class JobTimer {
   readonly #clock: Clock;
   readonly #options: JobTimerOptions;
   readonly #jobs = new Map<string, JobState>();
+  /**
+   * Compiled schedules by cron + time zone, shared by the jobs that use the same one: a compiled
+   * cron-parser expression takes ~7 KB and ~0.3 ms to build (bench: 10,000 jobs). Sharing is safe
+   * because every call resets the expression before reading it. Never shrinks: it holds at most
+   * one entry per distinct schedule ever added.
+   */
+  readonly #schedules = new Map<string, CompiledSchedule>();
   readonly #heap = new MinHeap<Entry>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
   readonly #running = new Set<Promise<void>>();
   #seq = 0;
@@ -128,7 +135,10 @@ export class JobTimer {
         `job "${job.id}" missed "${missed}": use "skip" or "run-once".`,
       );
     }
-    const schedule = compileSchedule(job, `jobs[${JSON.stringify(job.id)}]`);
+    const scheduleKey = `${job.cron}\u0000${job.timezone}`;
+    const schedule =
+      this.#schedules.get(scheduleKey) ?? compileSchedule(job, `jobs[${JSON.stringify(job.id)}]`);
+    this.#schedules.set(scheduleKey, schedule);
     const state: JobState = {
       job: { id: job.id, cron: job.cron, timezone: job.timezone, missed, lastRunAt: job.lastRunAt },
       schedule,
@@ -238,10 +248,19 @@ export class JobTimer {
   #onTimer(): void {
     this.#handle = undefined;
     const now = this.#clock.now();
+    // Jobs due within the last second cannot have missed a whole period (cron's smallest is one
+    // second): fire all of them first and work out their next occurrence afterwards. Computing
+    // it between fires made the last of 4,000 jobs due at once start 500 ms late (bench).
+    const firedOnTime: Entry[] = [];
     for (let top = this.#heap.peek(); top !== undefined && top.at <= now; top = this.#heap.peek()) {
       this.#heap.pop();
       const state = top.state;
       if (state.entry !== top) continue;
+      if (!top.catchUp && now - top.scheduledFor < 1000) {
+        this.#fire(state, top.scheduledFor, false, now);
+        firedOnTime.push(top);
+        continue;
+      }
       const following = state.schedule.next(new Date(top.scheduledFor));
       if (following !== undefined && following.getTime() <= now) {
         // The timer was late by more than one period (a suspended machine, a blocked event loop):
@@ -255,6 +274,12 @@ export class JobTimer {
         if (following === undefined) state.entry = undefined;
         else this.#queue(state, following.getTime(), following.getTime(), false);
       }
+    }
+    for (const top of firedOnTime) {
+      if (top.state.entry !== top) continue; // removed (or re-added) by a handler meanwhile
+      const following = top.state.schedule.next(new Date(top.scheduledFor));
+      if (following === undefined) top.state.entry = undefined;
+      else this.#queue(top.state, following.getTime(), following.getTime(), false);
     }
     this.#arm();
   }
