@@ -1,0 +1,72 @@
+/**
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only dispatch,latency,scale,scheduler,moderation]`
+ *
+ * Runs each suite, prints a table with the machine it ran on, and writes
+ * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { cpus, totalmem } from "node:os";
+import { parseArgs } from "node:util";
+import { runDispatch } from "./suites/dispatch.ts";
+import { runLatency } from "./suites/latency.ts";
+import { runModeration } from "./suites/moderation.ts";
+import { runScale } from "./suites/scale.ts";
+import { runScheduler } from "./suites/scheduler.ts";
+import { formatTable } from "./table.ts";
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    "idle-seconds": { type: "string" },
+    only: { type: "string" },
+    rounds: { type: "string" },
+    bots: { type: "string" },
+  },
+});
+const quick = values.quick ?? false;
+const only = new Set((values.only ?? "dispatch,latency,scale,scheduler,moderation").split(","));
+const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+const machine = {
+  cpu: cpus()[0]?.model ?? "unknown",
+  cores: cpus().length,
+  memoryGb: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${process.platform}-${process.arch}`,
+};
+say(
+  `bench on ${machine.cpu} × ${machine.cores}, ${machine.memoryGb} GB, Node ${machine.node}${quick ? " (quick)" : ""}`,
+);
+const started = Date.now();
+const results: Record<string, unknown> = { machine, quick, startedAt: new Date(started).toISOString() };
+
+if (only.has("dispatch")) {
+  results.dispatch = await runDispatch(
+    { events: quick ? 20_000 : 100_000, batch: 1000, rounds: Number(values.rounds ?? (quick ? 2 : 5)) },
+    say,
+  );
+}
+if (only.has("latency")) {
+  results.latency = await runLatency({ rates: [200, 2000], seconds: quick ? 2 : 10 }, say);
+}
+if (only.has("scale")) {
+  results.scale = await runScale({ bots: Number(values.bots ?? (quick ? 100 : 1000)), idleSeconds }, say);
+}
+if (only.has("scheduler")) {
+  results.scheduler = await runScheduler({ jobs: 10_000, seconds: quick ? 8 : idleSeconds }, say);
+}
+if (only.has("moderation")) {
+  results.moderation = await runModeration({ seconds: quick ? 2 : 5 }, say);
+}
+results.totalSeconds = Math.round((Date.now() - started) / 1000);
+
+say("");
+say(formatTable(results));
+const dir = new URL("results/", import.meta.url);
+await mkdir(dir, { recursive: true });
+const file = new URL(`${new Date(started).toISOString().replace(/[:.]/g, "-")}.json`, dir);
+await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+say(`\nwritten: ${file.pathname}`);
+// zulip-js keeps a poll parked on the event server that nothing can cancel.
+process.exit(0);

@@ -1,0 +1,57 @@
+/**
+ * The soak's fault schedule. Faults that can only hit polls, registrations and catch-up fetches
+ * are injected under load. A reset connection can hit any request, and a reply (POST /messages)
+ * cut mid-flight is not retried by design (the server may have stored it), so resets are injected
+ * in a quiet window, as is kill -9 (a handler running at the kill would run again: the one
+ * documented exception to exactly-once).
+ */
+import type { Sandbox } from "../../src/sandbox/types.ts";
+
+export type FaultName =
+  | "expire-queue"
+  | "5xx-burst"
+  | "502-html"
+  | "429"
+  | "hang-poll"
+  | "register-5xx+expire"
+  | "server-restart"
+  | "reset-connections"
+  | "kill-9";
+
+export interface Fault {
+  name: FaultName;
+  /** Inject only once the load is paused and every message so far has been answered. */
+  quiet: boolean;
+  inject(sandbox: Sandbox, botEmails: string[], round: number): void;
+}
+
+/** The rotation; kill -9 is scheduled separately (early, so most of the run is one process). */
+export const rotation: Fault[] = [
+  {
+    name: "expire-queue",
+    quiet: false,
+    inject: (s, bots, round) => s.control.expireQueue({ email: bots[round % bots.length] as string }),
+  },
+  {
+    name: "5xx-burst",
+    quiet: false,
+    inject: (s) => s.control.failNext(6, { status: 503, paths: ["/events"] }),
+  },
+  {
+    name: "502-html",
+    quiet: false,
+    inject: (s) => s.control.failNext(2, { status: 502, nonJson: true, paths: ["/events"] }),
+  },
+  { name: "429", quiet: false, inject: (s) => s.control.rateLimitNext(3, 1) },
+  { name: "hang-poll", quiet: false, inject: (s) => s.control.hangNextPoll() },
+  {
+    name: "register-5xx+expire",
+    quiet: false,
+    inject: (s, bots, round) => {
+      s.control.failNext(3, { status: 500, paths: ["/register"] });
+      s.control.expireQueue({ email: bots[(round + 1) % bots.length] as string });
+    },
+  },
+  { name: "server-restart", quiet: false, inject: (s) => s.control.restartQueues() },
+  { name: "reset-connections", quiet: true, inject: (s) => s.control.resetConnections(2) },
+];

@@ -1,0 +1,86 @@
+/** The printed summary: one row per measurement, with the machine it ran on. */
+import type { DispatchResult } from "./suites/dispatch.ts";
+import type { LatencyRow } from "./suites/latency.ts";
+import type { ModerationResult } from "./suites/moderation.ts";
+import type { ScaleResult } from "./suites/scale.ts";
+import type { SchedulerResult } from "./suites/scheduler.ts";
+
+type Results = {
+  machine?: { cpu: string; cores: number; memoryGb: number; node: string };
+  dispatch?: DispatchResult;
+  latency?: LatencyRow[];
+  scale?: ScaleResult;
+  scheduler?: SchedulerResult;
+  moderation?: ModerationResult;
+} & Record<string, unknown>;
+
+const n = (v: number) => v.toLocaleString("en-US");
+
+export function formatTable(input: Record<string, unknown>): string {
+  const r = input as Results;
+  const rows: [string, string][] = [];
+  if (r.machine) {
+    const m = r.machine;
+    rows.push(["machine", `${m.cpu} × ${m.cores} cores, ${m.memoryGb} GB, Node ${m.node}`]);
+  }
+  if (r.dispatch) {
+    const d = r.dispatch;
+    const cpu = (k: keyof DispatchResult["runs"]) =>
+      d.runs[k].map((x) => x.cpuMicrosPerEvent).sort((a, b) => a - b)[Math.floor(d.runs[k].length / 2)];
+    rows.push([
+      "dispatch (a) bare undici loop",
+      `${n(d.median.bare)} events/s (${cpu("bare")} µs CPU/event)`,
+    ]);
+    rows.push([
+      "dispatch (b) bothost runtime",
+      `${n(d.median.bothost)} events/s (${cpu("bothost")} µs CPU/event)`,
+    ]);
+    rows.push(["dispatch (c) zulip-js callOnEachEvent", `${n(d.median.zulipJs)} events/s`]);
+    rows.push([
+      "dispatch b/a, b/c",
+      `${d.ratios.bothostOverBare}, ${d.ratios.bothostOverZulipJs} (medians of ${d.options.rounds} rounds)`,
+    ]);
+  }
+  for (const row of r.latency ?? []) {
+    rows.push([
+      `reaction latency at ${n(row.targetRate)}/s`,
+      `p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, max ${row.maxMs} ms (achieved ${n(row.achievedRate)}/s, ${n(row.replies)}/${n(row.sent)} replies)`,
+    ]);
+  }
+  if (r.scale) {
+    const s = r.scale;
+    rows.push([
+      `${n(s.bots)} bots: all queues registered`,
+      `${s.startSeconds} s from spawn (${s.registrationSeconds} s registering, ${s.registrationConcurrency} at a time)`,
+    ]);
+    rows.push([
+      `${n(s.bots)} bots: resident memory`,
+      `${s.rssAfterStartMb} MB after start, ${s.rssAfterIdleMb} MB after idle`,
+    ]);
+    rows.push([
+      `${n(s.bots)} bots: idle CPU`,
+      `${s.idleCpuPercent}% of one core over ${s.idleSeconds} s (${s.heartbeatsDuringIdle} heartbeat polls)`,
+    ]);
+  }
+  if (r.scheduler) {
+    const s = r.scheduler;
+    rows.push([
+      `scheduler: ${n(s.jobs)} cron jobs`,
+      `+${s.heapMb} MB heap (+${s.rssMb} MB RSS), added and started in ${s.addAndStartMs} ms`,
+    ]);
+    rows.push([
+      "scheduler: lateness",
+      `p50 ${s.latenessMs.p50} ms, p99 ${s.latenessMs.p99} ms, max ${s.latenessMs.max} ms over ${n(s.fires)} fires`,
+    ]);
+    rows.push(["scheduler: CPU", `${s.cpuPercent}% of one core over ${s.seconds} s (no-op handlers)`]);
+  }
+  if (r.moderation) {
+    const m = r.moderation;
+    rows.push([
+      "moderation rules",
+      m.messagesPerSecond !== undefined ? `${n(m.messagesPerSecond)} messages/s on one core` : m.note,
+    ]);
+  }
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v} |`).join("\n");
+}
