@@ -12,6 +12,7 @@ import {
   expectExactlyOnce,
   expectNoSecrets,
   orgWithBots,
+  replies,
   send,
   startDaemon,
   startE2eSandbox,
@@ -67,6 +68,27 @@ describe("graceful shutdown", () => {
       reason: "start",
       replayed: 1,
     });
+    expectNoSecrets(daemon, config.secrets);
+    expectNoSecrets(again, config.secrets);
+  });
+
+  it("a second signal exits at once with code 1; the cut message is handled after the restart", async () => {
+    sandbox = await startE2eSandbox(orgWithBots(1));
+    config = await writeConfig(sandbox, { b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 800" } });
+    const daemon = await startDaemon(config);
+    const busy = send(sandbox, "task slow");
+    await daemon.waitForLog((l) => l.msg === "e2e: handling" && l.messageId === busy);
+    daemon.kill("SIGTERM");
+    await daemon.waitForLog((l) => l.msg === "shutting down");
+    daemon.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 1, signal: null });
+    expect(daemon.logs().find((l) => l.msg === "second signal: exiting without waiting")).toBeDefined();
+    expect(replies(sandbox)).toEqual([]);
+    // Its completion was never recorded, so the restart runs it (the at-least-once case).
+    const again = await startDaemon(config);
+    await waitForAnswers(sandbox, [busy]);
+    again.kill("SIGKILL");
+    expectExactlyOnce(sandbox, [busy]);
     expectNoSecrets(daemon, config.secrets);
     expectNoSecrets(again, config.secrets);
   });
