@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import type { BotContext, JobContext, WebhookContext } from "../daemon/context.ts";
+import type { BaseContext, BotContext, JobContext, WebhookContext } from "../daemon/context.ts";
 import type { TrackedHelper } from "../helpers/bot-services.ts";
 import type { ContextFor, ErrorHandler, EventName, Middleware } from "../router/composer.ts";
 import type { Filter, FilterPredicate } from "../router/filters.ts";
@@ -99,4 +99,9 @@ export interface BotApi<S = unknown> {
    * `ctx.typing.who()`). Untracked caches still work, re-fetching after a minute.
    */
   track(...helpers: TrackedHelper[]): this;
+  /**
+   * Run `handler` once the bot has started (its queue registered), in the background, e.g. to
+   * bring the server's state in line with the settings. Errors are logged; the bot keeps running.
+   */
+  onStart(handler: (ctx: BaseContext<S>) => unknown): this;
 }

@@ -11,7 +11,7 @@ import { Composer } from "../router/composer.ts";
 import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
 import { createScheduleApi, type ScheduleApi } from "../scheduler/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
-import type { BotContext, JobContext, WebhookContext } from "./context.ts";
+import type { BaseContext, BotContext, JobContext, WebhookContext } from "./context.ts";
 
 /** A bot's `setup` called `bot.*` wrongly; the message names the call and what to fix. */
 export class BotSetupError extends BothostError<"BOT_SETUP_INVALID"> {
@@ -30,6 +30,8 @@ export interface BotHandle<S> {
   recurring: Map<string, RecurringAnnouncement>;
   /** `bot.cron()` declarations, in order. */
   cronJobs: { expression: string; options: CronOptions; handler: (ctx: JobContext<S>) => unknown }[];
+  /** `bot.onStart()` handlers, in order. */
+  startHandlers: ((ctx: BaseContext<S>) => unknown)[];
   /** `bot.webhook()` declarations by name. */
   webhooks: Map<string, { options: WebhookOptions; handler: (ctx: WebhookContext<S>) => unknown }>;
 }
@@ -47,6 +49,7 @@ export function createBotHandle<S>(deps: {
   const recurring = new Map<string, RecurringAnnouncement>();
   const cronJobs: BotHandle<S>["cronJobs"] = [];
   const webhooks: BotHandle<S>["webhooks"] = new Map();
+  const startHandlers: BotHandle<S>["startHandlers"] = [];
   const api: BotApi<S> = {
     name: deps.name,
     log: deps.log,
@@ -90,6 +93,12 @@ export function createBotHandle<S>(deps: {
       cronJobs.push({ expression, options: options ?? {}, handler });
       return api;
     },
+    onStart(handler) {
+      if (typeof handler !== "function")
+        throw new BotSetupError("bot.onStart(handler): the handler must be a function (ctx) => ….");
+      startHandlers.push(handler);
+      return api;
+    },
     track(...helpers) {
       for (const helper of helpers) {
         if (!Object.hasOwn(trackedEventTypes, helper)) {
@@ -116,5 +125,5 @@ export function createBotHandle<S>(deps: {
       return api;
     },
   } as BotApi<S>;
-  return { api, composer, handledTypes, recurring, cronJobs, webhooks };
+  return { api, composer, handledTypes, recurring, cronJobs, webhooks, startHandlers };
 }

@@ -22,7 +22,7 @@ import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { type BotHandle, createBotHandle } from "./bot-handle.ts";
-import { type ContextDeps, createContext } from "./context.ts";
+import { type ContextDeps, createBaseContext, createContext } from "./context.ts";
 
 type ReplyFn = (content: string) => Promise<{ id: number }>;
 
@@ -193,6 +193,7 @@ export class BotRuntime {
       },
     });
     await this.#consumer.start();
+    this.#runStartHandlers();
     await this.scheduler.start(this.declarations);
   }
 
@@ -210,6 +211,7 @@ export class BotRuntime {
       reg.user_id !== undefined && reg.email !== undefined ? undefined : await this.#o.client.users.me();
     this.#self = me ? { userId: me.user_id, email: me.email } : { userId: reg.user_id!, email: reg.email! };
     this.#webhookReady = true;
+    this.#runStartHandlers();
     this.#o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
     // No queue, so no scheduled_messages events: bookings are found sent by the scheduler's own
     // check a few minutes after each occurrence.
@@ -425,6 +427,20 @@ export class BotRuntime {
     return this.#queue.add(key, (signal, control) =>
       this.#run(event, signal, { replayed, messageId, issue, reply, control }),
     );
+  }
+
+  /** `bot.onStart()` handlers, through the queue (handler timeout, shutdown waits for them). */
+  #runStartHandlers(): void {
+    for (const handler of this.#handle!.startHandlers) {
+      this.#queue.add("bot", async (signal) => {
+        const ctx = createBaseContext(this.contextDeps(), signal, { onStart: true });
+        try {
+          await handler(ctx);
+        } catch (err) {
+          ctx.log.error({ err }, "onStart handler failed");
+        }
+      });
+    }
   }
 
   #dispatchNow(event: ServerEvent): void {

@@ -1,0 +1,194 @@
+/**
+ * The shipped org-sync bot (bots/org-sync.ts) against the sandbox: the dry-run plan, applying it,
+ * an idempotent second run, and keeping group membership as users join and groups change.
+ * It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import orgSync from "../../../bots/org-sync.ts";
+import { type Client, createClient } from "../../../src/api/create-client.ts";
+import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
+import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { type BotDaemon, requestsSince, startBots } from "../_bot-daemon.ts";
+
+const SYNC = "sync-bot@sandbox.example";
+const OWNER = "owner@sandbox.example";
+const MEMBER = "member@sandbox.example";
+
+const declared = {
+  user_settings_defaults: { color_scheme: 2, enter_sends: true, emojiset: "text" },
+  channel_folders: [{ name: "Teams", description: "One channel per team" }],
+  playgrounds: [
+    {
+      name: "Rust playground",
+      pygments_language: "Rust",
+      url_template: "https://play.rust-lang.org/?code={code}",
+    },
+    { name: "Py", pygments_language: "Python", url_template: "https://py.example/?c={code}" },
+  ],
+  email_domains: [{ domain: "example.org", allow_subdomains: false }],
+  group_membership: [{ group: "humans" }, { group: "missing-group" }],
+};
+
+let sandbox: Sandbox | undefined;
+let running: BotDaemon | undefined;
+
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await sandbox?.stop();
+  sandbox = undefined;
+});
+
+async function startOrg() {
+  const org = defaultOrg();
+  org.bots = [...(org.bots ?? []), { email: SYNC, full_name: "Org Sync", owner: OWNER, role: "owner" }];
+  org.user_groups = [{ name: "humans", members: [MEMBER] }];
+  org.playgrounds = [
+    { name: "Py", pygments_language: "Python", url_template: "https://old.example/?c={code}" },
+  ];
+  sandbox = await startSandbox({ heartbeatSeconds: 1, org });
+  return sandbox;
+}
+
+async function startSync(settings: Record<string, unknown>) {
+  running = await startBots(sandbox!, { "org-sync": { email: SYNC, definition: orgSync, settings } });
+  return running;
+}
+
+/** The summary line of each sync so far. */
+const summary = () =>
+  running!.logged("org-sync: ").filter((l) => /nothing to change|planned|applied/.test(String(l.msg)));
+const summaries = () => summary().map((l) => l.msg);
+const writes = (from: number) =>
+  requestsSince(sandbox!, from).filter((r) => /^(POST|PATCH)/.test(r) && !/ \/(register|events)$/.test(r));
+const owner = () =>
+  createClient({ url: sandbox!.url, email: OWNER, apiKey: sandbox!.control.apiKeyOf(OWNER) });
+const humans = async (c: Client) => {
+  const { user_groups } = await c.request<{ user_groups: { name: string; members: number[] }[] }>(
+    "GET",
+    "/user_groups",
+  );
+  return [...(user_groups.find((g) => g.name === "humans")?.members ?? [])].sort((a, b) => a - b);
+};
+const idOf = (email: string) => sandbox!.control.users().find((u) => u.email === email)!.user_id;
+
+describe("org-sync", () => {
+  it("dry run: logs the plan and the notes, and changes nothing", async () => {
+    const s = await startOrg();
+    const mark = s.control.requests.length;
+    const bot = await startSync({ ...declared, dry_run: true });
+    await expect.poll(() => summary().length).toBe(1);
+    expect(summary()[0]!.msg).toBe("org-sync: 5 change(s) planned (dry run: nothing was changed)");
+    expect(bot.logged("org-sync (dry run): ").map((l) => l.msg)).toEqual([
+      'org-sync (dry run): set new-user defaults enter_sends=true, color_scheme=2, emojiset="text"',
+      'org-sync (dry run): create channel folder "Teams"',
+      'org-sync (dry run): add code playground "Rust playground" for Rust (https://play.rust-lang.org/?code={code})',
+      "org-sync (dry run): allow email domain example.org",
+      `org-sync (dry run): add users ${idOf(OWNER)} to group "humans"`,
+    ]);
+    expect(
+      bot
+        .logged("org-sync: ")
+        .filter((l) => l.level === 40)
+        .map((l) => l.msg),
+    ).toEqual([
+      'org-sync: playground "Py" (Python) has url_template https://old.example/?c={code}; left as it is',
+      'org-sync: no active user group named "missing-group": create it, then org-sync fills it',
+    ]);
+    expect(writes(mark)).toEqual([]);
+  });
+
+  it("applies the plan, and a second run makes no changes", async () => {
+    const s = await startOrg();
+    const mark = s.control.requests.length;
+    await startSync(declared);
+    // The start sync applies the plan; its group change comes back as a user_group event, which
+    // triggers a second sync that finds nothing to change.
+    await expect
+      .poll(summaries)
+      .toEqual(["org-sync: 5 of 5 change(s) applied", "org-sync: nothing to change"]);
+    expect(writes(mark).sort()).toEqual(
+      [
+        "PATCH /realm/user_settings_defaults",
+        "POST /channel_folders/create",
+        "POST /realm/playgrounds",
+        "POST /realm/domains",
+        `POST /user_groups/${(await owner().request<{ user_groups: { id: number; name: string }[] }>("GET", "/user_groups")).user_groups.find((g) => g.name === "humans")!.id}/members`,
+      ].sort(),
+    );
+    expect(await humans(owner())).toEqual([idOf(OWNER), idOf(MEMBER)].sort((a, b) => a - b));
+    const { channel_folders } = await owner().request<{ channel_folders: { name: string }[] }>(
+      "GET",
+      "/channel_folders",
+    );
+    expect(channel_folders.map((f) => f.name)).toEqual(["Teams"]);
+
+    await running!.stop();
+    const again = s.control.requests.length;
+    await startSync(declared);
+    await expect.poll(() => summary().length).toBe(1);
+    expect(summary()[0]!.msg).toBe("org-sync: nothing to change");
+    expect(writes(again)).toEqual([]);
+  });
+
+  it("adds new users to the group, and puts back a member removed by hand", async () => {
+    const s = await startOrg();
+    await startSync({ group_membership: [{ group: "humans" }] });
+    await expect
+      .poll(summaries)
+      .toEqual(["org-sync: 1 of 1 change(s) applied", "org-sync: nothing to change"]);
+    const ann = s.control.createUser({ email: "ann@sandbox.example", full_name: "Ann" });
+    s.control.createUser({
+      email: "helper-bot@sandbox.example",
+      full_name: "Helper",
+      bot: "generic",
+      owner: OWNER,
+    });
+    await expect
+      .poll(() => humans(owner()))
+      .toEqual([idOf(OWNER), idOf(MEMBER), ann.user_id].sort((a, b) => a - b));
+
+    const groupId = (
+      await owner().request<{ user_groups: { id: number; name: string }[] }>("GET", "/user_groups")
+    ).user_groups.find((g) => g.name === "humans")!.id;
+    await owner().userGroups.updateMembers(groupId, { delete: [ann.user_id] });
+    await expect.poll(() => humans(owner())).toContain(ann.user_id);
+    expect(running!.logged("org-sync: add users").some((l) => String(l.msg).includes(`${ann.user_id}`))).toBe(
+      true,
+    );
+  });
+
+  it("logs a change the server refuses and applies the rest", async () => {
+    const s = await startOrg();
+    s.control.updateUser(SYNC, { role: "admin" }); // email domains need an owner
+    await startSync({ email_domains: [{ domain: "example.org" }], channel_folders: [{ name: "Teams" }] });
+    await expect.poll(() => summary().length).toBe(1);
+    expect(summary()[0]!.msg).toBe("org-sync: 1 of 2 change(s) applied");
+    const failure = running!.logged("failed:").find((l) => l.level === 50)!;
+    expect(failure).toMatchObject({ level: 50, action: "email_domain" });
+    expect(failure.msg).toContain("org-sync: allow email domain example.org failed:");
+  });
+
+  it("checks new-user defaults against the server's parameters", () => {
+    const parse = (v: unknown) =>
+      (orgSync.settings as { safeParse(v: unknown): { error?: { issues: unknown[] } } }).safeParse(v);
+    const issues = parse({ user_settings_defaults: { color_scheme: 7, enter_sends: "yes", colour: 1 } }).error
+      ?.issues;
+    expect(issues).toHaveLength(3);
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: ["user_settings_defaults"],
+          code: "unrecognized_keys",
+          keys: ["colour"],
+        }),
+        expect.objectContaining({ path: ["user_settings_defaults", "enter_sends"], code: "invalid_type" }),
+        expect.objectContaining({
+          path: ["user_settings_defaults", "color_scheme"],
+          message: "must be one of 1, 2, 3",
+        }),
+      ]),
+    );
+  });
+});
