@@ -48,8 +48,9 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
   try {
     booted = await bootDaemon(configPath, {
       statePath: stateDir,
-      logLevel: values.verbose ? "info" : "warn",
+      logLevel: values.verbose ? "info" : "error",
       sandbox: { heartbeatSeconds: 5 },
+      clockFromSandbox: true,
     });
     const sandbox = booted.sandbox!;
     const report = await booted.daemon.start();
@@ -57,8 +58,20 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
     const owner = control.users().find((u) => u.role === 100)!;
     const asOwner = createClient({ url: sandbox.url, email: owner.email, apiKey: owner.api_key });
     const { streams } = await asOwner.channels.list({ include_all: true });
-    const names = namesFrom(control, new Map(streams.map((s) => [s.stream_id, s.name])));
-    const who = (email: string) => control.users().find((u) => u.email === email)?.user_id ?? -1;
+    const extraNames = new Map<number, string>();
+    const names = namesFrom(control, new Map(streams.map((s) => [s.stream_id, s.name])), extraNames);
+    const learnNames = async (messages: MessageRecordView[]) => {
+      for (const m of messages) {
+        if (names.user(m.sender_id).startsWith("user ")) {
+          const { user } = await asOwner.users.get(m.sender_id).catch(() => ({ user: undefined }));
+          if (user) extraNames.set(m.sender_id, user.full_name);
+        }
+      }
+    };
+    const ids = {
+      user: (email: string) => control.users().find((u) => u.email === email)?.user_id ?? -1,
+      channel: (name: string) => streams.find((s) => s.name === name)?.stream_id ?? -1,
+    };
     const records = () => control.messages() as unknown as MessageRecordView[];
 
     out(`bothost demo: ${report.started.length} bots running against the embedded sandbox at ${sandbox.url}`);
@@ -68,15 +81,17 @@ export async function runDemoCommand(argv: string[]): Promise<number> {
       out();
       out(`[${i + 1}] ${step.title}`);
       const before = Math.max(0, ...records().map((m) => m.id));
-      await step.act(control);
+      const note = await step.act(control);
+      if (note) out(`    ${note}`);
       const since = () => records().filter((m) => m.id > before);
       try {
-        await control.waitFor(() => step.done(since(), who), { timeoutMs: STEP_TIMEOUT_MS });
+        await control.waitFor(() => step.done(since(), ids), { timeoutMs: STEP_TIMEOUT_MS });
         await settle(() => since().length);
       } catch {
         failed++;
         out(`    ✗ expected: ${step.expected} (nothing within ${STEP_TIMEOUT_MS / 1000} s)`);
       }
+      await learnNames(since());
       for (const m of since()) out(formatMessage(m, names));
     }
     out();

@@ -7,11 +7,21 @@ import type { Logger } from "pino";
 import { loadBots } from "../bot/load-bots.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
+import { type Clock, realClock } from "../helpers/clock.ts";
 import { createLogger } from "../log/create-logger.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
 import { Daemon } from "./daemon.ts";
+
+/** Real timers, with "now" read from the sandbox's (movable) clock. */
+function sandboxTime(sandbox: Sandbox): Clock {
+  return {
+    now: () => sandbox.control.now(),
+    setTimeout: (fn, ms) => realClock.setTimeout(fn, ms),
+    clearTimeout: (handle) => realClock.clearTimeout(handle),
+  };
+}
 
 export interface Booted {
   config: Config;
@@ -30,6 +40,11 @@ export interface BootOptions {
   logLevel?: string;
   /** Extra options for an embedded sandbox. */
   sandbox?: Omit<SandboxOptions, "org" | "port">;
+  /**
+   * The bots' schedulers read time from the embedded sandbox's clock (the demo moves it forward
+   * to make an announcement come due).
+   */
+  clockFromSandbox?: boolean;
 }
 
 /** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
@@ -50,7 +65,9 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
   try {
     const store = await FileStore.open(options.statePath ?? config.state.path);
     const embedded = sandbox;
+    const clock = options.clockFromSandbox && embedded ? sandboxTime(embedded) : undefined;
     const daemon = new Daemon({
+      ...(clock ? { clock } : {}),
       config,
       bots: loaded.map((b) => ({ name: b.name, definition: b.definition as never, settings: b.settings })),
       store,

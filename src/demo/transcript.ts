@@ -19,10 +19,17 @@ export interface Names {
   channel(id: number): string;
 }
 
-export function namesFrom(control: SandboxControl, channels: Map<number, string>): Names {
-  const users = new Map(control.users().map((u) => [u.user_id, u.full_name]));
+/**
+ * Names for ids, looked up when printed (people join during the scene). Senders the control API
+ * does not list (the server's Notification Bot) are resolved through `lookup` beforehand.
+ */
+export function namesFrom(
+  control: SandboxControl,
+  channels: Map<number, string>,
+  extra: Map<number, string>,
+): Names {
   return {
-    user: (id) => users.get(id) ?? `user ${id}`,
+    user: (id) => control.users().find((u) => u.user_id === id)?.full_name ?? extra.get(id) ?? `user ${id}`,
     channel: (id) => channels.get(id) ?? `channel ${id}`,
   };
 }
