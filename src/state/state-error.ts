@@ -8,6 +8,9 @@ import { BothostError } from "../errors/bothost-error.ts";
  * - `STATE_INVALID_KEY`: a key or namespace name is empty, too long, or not a string.
  * - `STATE_INVALID_VALUE`: a value is not plain JSON (the message gives the path inside the value).
  * - `STATE_CLOSED`: the store was used after `close()`.
+ * - `STATE_FENCED`: a write of a bot whose lease this instance no longer holds (several instances
+ *   sharing a Redis store); the write was refused, nothing changed.
+ * - `STATE_UNAVAILABLE`: the Redis server could not be reached or did not answer in time.
  */
 export type StateErrorCode =
   | "STATE_CORRUPT"
@@ -15,7 +18,9 @@ export type StateErrorCode =
   | "STATE_LOCKED"
   | "STATE_INVALID_KEY"
   | "STATE_INVALID_VALUE"
-  | "STATE_CLOSED";
+  | "STATE_CLOSED"
+  | "STATE_FENCED"
+  | "STATE_UNAVAILABLE";
 
 /**
  * An error raised by a state store.

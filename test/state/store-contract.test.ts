@@ -1,19 +1,40 @@
 /**
- * The StateStore contract, run against every implementation so they cannot drift apart.
+ * The StateStore contract, run against every implementation so they cannot drift apart. The Redis
+ * store joins when a Redis answers (see `_redis.ts`); its expiry runs on Redis's own clock, so the
+ * manual-clock expiry test is replaced for it by `redis-store.test.ts`.
  */
-import { describe, expect } from "vitest";
+import { afterAll, describe, expect } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./_redis.ts";
 import { manualClock, test } from "./support.ts";
 
 type Open = (dir: string, now: () => number) => Promise<StateBackend>;
-const implementations: Array<[string, Open]> = [
-  ["MemoryStore", async (_dir, now) => new MemoryStore({ now })],
-  ["FileStore", (dir, now) => FileStore.open(dir, { now, autoFlushMs: 0 })],
+const redisPrefixes: string[] = [];
+const implementations: Array<[string, Open, { manualClock: boolean }]> = [
+  ["MemoryStore", async (_dir, now) => new MemoryStore({ now }), { manualClock: true }],
+  ["FileStore", (dir, now) => FileStore.open(dir, { now, autoFlushMs: 0 }), { manualClock: true }],
 ];
+if (await redisReachable()) {
+  implementations.push([
+    "RedisStore",
+    (_dir) => {
+      const prefix = uniquePrefix("contract");
+      redisPrefixes.push(prefix);
+      return RedisStore.open({ url: redisUrl, prefix });
+    },
+    { manualClock: false },
+  ]);
+} else {
+  console.warn(`store-contract: ${noRedisMessage}`);
+}
+afterAll(async () => {
+  for (const prefix of redisPrefixes) await dropPrefix(prefix);
+});
 
-describe.each(implementations)("%s", (_name, open) => {
+describe.each(implementations)("%s", (_name, open, traits) => {
   const withStore = async (
     dir: string,
     body: (s: StateBackend, clock: ReturnType<typeof manualClock>) => Promise<void>,
@@ -123,35 +144,38 @@ describe.each(implementations)("%s", (_name, open) => {
     });
   });
 
-  test("expires keys after their TTL; update keeps or resets the expiry", async ({ dir }) => {
-    await withStore(dir, async (store, clock) => {
-      await store.set("a", 1, { ttlMs: 1000 });
-      await store.set("b", 1, { ttlMs: 1000 });
-      clock.advance(500);
-      await store.update("a", () => 2); // keeps expiry at t+1000
-      await store.update("b", () => 2, { ttlMs: 1000 }); // now expires at t+1500
-      clock.advance(499);
-      expect(await store.list()).toEqual([
-        { key: "a", value: 2 },
-        { key: "b", value: 2 },
-      ]);
-      clock.advance(1);
-      expect(await store.get("a")).toBeUndefined();
-      expect(await store.get("b")).toBe(2);
-      expect(await store.setIfAbsent("a", 3)).toBe(true);
-      clock.advance(500);
-      expect(await store.list()).toEqual([{ key: "a", value: 3 }]);
-      expect(await store.delete("b")).toBe(false);
-      await store.set("c", 1, { ttlMs: 5 });
-      await store.set("c", 2); // a plain set removes the expiry
-      clock.advance(10);
-      expect(await store.get("c")).toBe(2);
-      await expect(store.set("d", 1, { ttlMs: 0 })).rejects.toMatchObject({
-        code: "STATE_INVALID_VALUE",
-        message: "ttlMs must be a positive number of milliseconds, got 0.",
+  test.skipIf(!traits.manualClock)(
+    "expires keys after their TTL; update keeps or resets the expiry",
+    async ({ dir }) => {
+      await withStore(dir, async (store, clock) => {
+        await store.set("a", 1, { ttlMs: 1000 });
+        await store.set("b", 1, { ttlMs: 1000 });
+        clock.advance(500);
+        await store.update("a", () => 2); // keeps expiry at t+1000
+        await store.update("b", () => 2, { ttlMs: 1000 }); // now expires at t+1500
+        clock.advance(499);
+        expect(await store.list()).toEqual([
+          { key: "a", value: 2 },
+          { key: "b", value: 2 },
+        ]);
+        clock.advance(1);
+        expect(await store.get("a")).toBeUndefined();
+        expect(await store.get("b")).toBe(2);
+        expect(await store.setIfAbsent("a", 3)).toBe(true);
+        clock.advance(500);
+        expect(await store.list()).toEqual([{ key: "a", value: 3 }]);
+        expect(await store.delete("b")).toBe(false);
+        await store.set("c", 1, { ttlMs: 5 });
+        await store.set("c", 2); // a plain set removes the expiry
+        clock.advance(10);
+        expect(await store.get("c")).toBe(2);
+        await expect(store.set("d", 1, { ttlMs: 0 })).rejects.toMatchObject({
+          code: "STATE_INVALID_VALUE",
+          message: "ttlMs must be a positive number of milliseconds, got 0.",
+        });
       });
-    });
-  });
+    },
+  );
 
   test("namespaces are isolated, whatever characters keys contain", async ({ dir }) => {
     await withStore(dir, async (store) => {

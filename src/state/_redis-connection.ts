@@ -1,0 +1,100 @@
+/**
+ * Opening an ioredis connection the way bothost needs it, and turning its failures into
+ * {@link StateError}s whose messages name the server without its password.
+ *
+ * Why these options: `autoResendUnfulfilledCommands: false` because a command that was sent but
+ * not answered when the connection dropped may or may not have run, and resending a claim or a
+ * compare-and-set would turn "maybe" into "twice"; commands not yet sent wait in the offline queue
+ * and go out after the reconnect (a Redis restart of a second or two loses nothing);
+ * `commandTimeout` bounds every command, so a hung server or a partition surfaces as an error.
+ */
+import { Redis, type RedisOptions } from "ioredis";
+import { StateError } from "./state-error.ts";
+
+export interface ConnectionOptions {
+  /** `redis://[:password@]host[:port][/db]` or `rediss://…` (TLS). */
+  url: string;
+  /** Fail a command that has no reply after this long (queued time included). */
+  commandTimeoutMs: number;
+  /** Queue commands while reconnecting (the store) or fail them at once (the lease keeper). */
+  offlineQueue: boolean;
+  connectTimeoutMs?: number;
+  /** Connection errors, at most one line per outage. */
+  log?: { warn(obj: object, msg?: string): void };
+  /** Shown in log lines, e.g. "state" or "leases". */
+  role: string;
+}
+
+/** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */
+export function describeRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const db = u.pathname.replace(/^\//, "") || "0";
+    return `${u.protocol}//${u.hostname}:${u.port || "6379"}/${db}`;
+  } catch {
+    return "(an invalid Redis URL)";
+  }
+}
+
+/** A connected client; rejects with `STATE_UNAVAILABLE` when the first connection fails. */
+export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
+  const where = describeRedisUrl(options.url);
+  const redisOptions: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: options.offlineQueue,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: null,
+    commandTimeout: options.commandTimeoutMs,
+    connectTimeout: options.connectTimeoutMs ?? 5_000,
+    // Reconnect quickly and keep trying: the lease keeper decides when an outage is too long.
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+  };
+  const client = new Redis(options.url, redisOptions);
+  let failing = false;
+  client.on("error", (err: Error) => {
+    if (failing) return;
+    failing = true;
+    options.log?.warn(
+      { redis: where, role: options.role, err: err.message },
+      "redis connection failed; retrying",
+    );
+  });
+  client.on("ready", () => {
+    failing = false;
+  });
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message}. Check that Redis runs there and that the URL, password and database are right.`,
+      { cause: err },
+    );
+  }
+  return client;
+}
+
+/** Redis 6.0 added `SET … KEEPTTL`, which `update` needs. */
+export async function checkRedisVersion(client: Redis, url: string): Promise<void> {
+  const info = await client.info("server");
+  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
+  if (version && Number(version[1]) < 6) {
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Redis at ${describeRedisUrl(url)} is version ${version[1]}.${version[2]}; bothost needs Redis 6.0 or newer.`,
+    );
+  }
+}
+
+/** The error a failed command becomes (`fenced` decides what a refused fence check means). */
+export function redisFailure(err: unknown, url: string, what: string): StateError {
+  if (err instanceof StateError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new StateError(
+    "STATE_UNAVAILABLE",
+    `Redis at ${describeRedisUrl(url)} did not complete ${what}: ${message}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
+    { cause: err },
+  );
+}

@@ -1,0 +1,53 @@
+/**
+ * The Redis the tests use: `REDIS_URL` (`.ci/run` starts one and sets it), else a local default.
+ * Tests that need it skip with a message saying so when none answers.
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+
+export const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0";
+
+/** True when a Redis answers PING at {@link redisUrl} within a second. */
+export async function redisReachable(url = redisUrl): Promise<boolean> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    retryStrategy: () => null,
+  });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+export const noRedisMessage = `no Redis answers at ${redisUrl} (set REDIS_URL, or run redis-server): Redis tests skipped`;
+
+/** A key prefix no other test uses. */
+export function uniquePrefix(label: string): string {
+  return `t-${label}-${randomBytes(4).toString("hex")}`;
+}
+
+/** Delete every key under `prefix` (state keys and cluster records). */
+export async function dropPrefix(prefix: string, url = redisUrl): Promise<void> {
+  const client = new Redis(url, { lazyConnect: true });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    for (const pattern of [`${prefix}:*`, `${prefix}#*`]) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await client.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        if (keys.length > 0) await client.del(...keys);
+      } while (cursor !== "0");
+    }
+  } finally {
+    client.disconnect();
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * What only the Redis store has: expiry on Redis's clock, fenced writes, the key layout, and the
+ * errors for an unreachable server. The shared contract is in store-contract.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Fence } from "../../src/state/redis-store.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./_redis.ts";
+
+const reachable = await redisReachable();
+if (!reachable) console.warn(`redis-store: ${noRedisMessage}`);
+
+describe.skipIf(!reachable)("RedisStore", () => {
+  const prefix = uniquePrefix("store");
+  let store: RedisStore;
+  beforeAll(async () => {
+    store = await RedisStore.open({ url: redisUrl, prefix });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await dropPrefix(prefix);
+  });
+
+  it("keeps keys under <prefix>: with the embedded store's escaped paths, values as JSON text", async () => {
+    await store.namespace("echo").namespace("kv").set("a/b", { n: 1 });
+    expect(await store.client.get(`${prefix}:echo/kv/a%2Fb`)).toBe('{"n":1}');
+    expect(store.clusterKey("lease:echo")).toBe(`${prefix}#lease:echo`);
+  });
+
+  it("expires on Redis's clock: PX on set, kept by update, reset by update with ttlMs, removed by set", async () => {
+    const ns = store.namespace("ttl");
+    const pttl = (key: string) => store.client.pttl(`${prefix}:ttl/${key}`);
+    await ns.set("a", 1, { ttlMs: 60_000 });
+    expect(await pttl("a")).toBeGreaterThan(50_000);
+    await ns.update("a", () => 2);
+    expect(await pttl("a")).toBeGreaterThan(50_000);
+    await ns.update("a", () => 3, { ttlMs: 600_000 });
+    expect(await pttl("a")).toBeGreaterThan(500_000);
+    await ns.set("a", 4);
+    expect(await pttl("a")).toBe(-1);
+    await ns.set("short", 1, { ttlMs: 20 });
+    expect(await ns.setIfAbsent("claim", 1, { ttlMs: 20 })).toBe(true);
+    await expect.poll(() => ns.get("short")).toBeUndefined();
+    await expect.poll(() => ns.setIfAbsent("claim", 2)).toBe(true);
+    expect(await ns.list()).toEqual([
+      { key: "a", value: 4 },
+      { key: "claim", value: 2 },
+    ]);
+  });
+
+  it("lists keys holding glob characters literally", async () => {
+    const ns = store.namespace("glob");
+    await ns.set("a*", 1);
+    await ns.set("a[1]", 2);
+    await ns.set("ab", 3);
+    expect((await ns.list("a*")).map((e) => e.key)).toEqual(["a*"]);
+    expect((await ns.list("a[")).map((e) => e.key)).toEqual(["a[1]"]);
+  });
+
+  describe("fenced writes", () => {
+    const leaseKey = () => store.clusterKey("lease:fence-test");
+    let fence: Fence | undefined;
+    const source = { current: () => fence, description: 'bot "herald"' };
+    const refused = {
+      name: "StateError",
+      code: "STATE_FENCED",
+      message:
+        'Write refused: this instance no longer holds the lease of bot "herald" (another instance runs it now, or the lease expired while Redis was out of reach). Nothing was changed; the bot is being stopped here.',
+    };
+
+    it("go through while the lease key holds the writer's value, and are refused once it changed", async () => {
+      await store.client.set(leaseKey(), "7:instance-a", "PX", 60_000);
+      fence = { key: leaseKey(), value: "7:instance-a" };
+      const ns = store.fenced(source).namespace("herald").namespace("runtime");
+      await ns.set("cursor", 10);
+      expect(await ns.setIfAbsent("handled:11", 1)).toBe(true);
+      expect(await ns.update("n", () => 1)).toBe(1);
+
+      // Another instance took the lease with a newer token: every write of the stale one is refused.
+      await store.client.set(leaseKey(), "8:instance-b", "PX", 60_000);
+      await expect(ns.set("cursor", 99)).rejects.toMatchObject(refused);
+      await expect(ns.setIfAbsent("handled:12", 1)).rejects.toMatchObject(refused);
+      await expect(ns.update("n", () => 2)).rejects.toMatchObject(refused);
+      await expect(ns.delete("handled:11")).rejects.toMatchObject(refused);
+      expect(await ns.get("cursor")).toBe(10);
+      expect(await ns.get("handled:12")).toBeUndefined();
+      expect(await ns.get("n")).toBe(1);
+      expect(await ns.get("handled:11")).toBe(1);
+
+      // The same token held by another instance (after a Redis that lost its data) is not ours either.
+      await store.client.set(leaseKey(), "7:instance-b", "PX", 60_000);
+      await expect(ns.set("cursor", 99)).rejects.toMatchObject(refused);
+      // An expired lease refuses too.
+      await store.client.del(leaseKey());
+      await expect(ns.set("cursor", 99)).rejects.toMatchObject(refused);
+      expect(await ns.get("cursor")).toBe(10);
+    });
+
+    it("are refused without asking Redis while this instance holds no lease", async () => {
+      fence = undefined;
+      const ns = store.fenced(source).namespace("herald");
+      await expect(ns.set("x", 1)).rejects.toMatchObject(refused);
+      expect(await ns.get("x")).toBeUndefined();
+    });
+
+    it("still check values and keys before the fence", async () => {
+      fence = undefined;
+      const ns = store.fenced(source);
+      await expect(ns.set("x", Number.NaN)).rejects.toMatchObject({ code: "STATE_INVALID_VALUE" });
+      await expect(ns.set("", 1)).rejects.toMatchObject({ code: "STATE_INVALID_KEY" });
+    });
+  });
+
+  it("says which server could not be reached, without its password", async () => {
+    const err = await RedisStore.open({ url: "redis://:s3cret-pw@127.0.0.1:1/2", prefix: "x" }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ name: "StateError", code: "STATE_UNAVAILABLE" });
+    expect((err as Error).message).toMatch(
+      /^Cannot connect to Redis at redis:\/\/127\.0\.0\.1:1\/2 \(state\.redis\): .+\. Check that Redis runs there and that the URL, password and database are right\.$/,
+    );
+    expect((err as Error).message).not.toContain("s3cret-pw");
+  });
+
+  it("refuses a prefix that would need escaping", async () => {
+    await expect(RedisStore.open({ url: redisUrl, prefix: "a:b" })).rejects.toMatchObject({
+      code: "STATE_INVALID_KEY",
+      message: 'The Redis key prefix "a:b" must be 1 to 64 letters, digits, "_", "." or "-".',
+    });
+  });
+});
