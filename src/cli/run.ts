@@ -48,7 +48,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       process.on("SIGTERM", onSignal);
     });
     const report = await daemon.start();
-    if (report.started.length === 0) {
+    // In a cluster an instance whose bots all run elsewhere still waits, as their spare.
+    if (report.started.length === 0 && report.standby.length === 0) {
       await booted.stop();
       return report.authFailed.length > 0 && report.failed.length === 0
         ? ExitCode.AuthFailed

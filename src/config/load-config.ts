@@ -11,6 +11,7 @@ import { readConfigFile } from "./read-config-file.ts";
 import { type Credentials, isMapping, resolveCredentials } from "./resolve-credentials.ts";
 import { type Config, type ConfigFile, ConfigSchema } from "./schema.ts";
 import { redact } from "./secrets.ts";
+import { checkLeases } from "./state-schema.ts";
 import { documentToValue } from "./yaml-to-value.ts";
 import { issuesToProblems } from "./zod-problems.ts";
 
@@ -96,7 +97,7 @@ export async function loadConfigWithSource(
   const reported = new Set(problems.map((p) => p.path));
   // Top-level keys starting with x- are a home for YAML anchors (<<: *defaults), as in Compose files.
   const data = Object.fromEntries(Object.entries(raw).filter(([key]) => !key.startsWith("x-")));
-  const result = ConfigSchema.safeParse(data);
+  const result = ConfigSchema.superRefine(checkLeases).safeParse(data);
   if (!result.success) {
     const schemaProblems = issuesToProblems(result.error.issues, data, ConfigSchema, source);
     problems.push(...schemaProblems.filter((p) => !reported.has(p.path)));
@@ -130,7 +131,7 @@ function assemble(file: ConfigFile, credentials: Map<string, Credentials>, dir: 
   return {
     ...rest,
     ...(top === undefined ? {} : { server: server(top) }),
-    state: { path: path.resolve(dir, file.state.path) },
+    state: file.state.redis !== undefined ? file.state : { path: path.resolve(dir, file.state.path) },
     bots,
   };
 }

@@ -12,6 +12,7 @@ import {
   Port,
   ServerUrl,
 } from "./schema-fields.ts";
+import { LeasesSchema, StateSchema } from "./state-schema.ts";
 
 /** Defaults for every optional setting (durations in milliseconds). */
 export const configDefaults = {
@@ -101,9 +102,10 @@ export const BotSchema = z.strictObject({
 /** The whole config file. `Config` (what `loadConfig` returns) is derived from it. */
 export const ConfigSchema = z.strictObject({
   server: ServerSchema.optional(),
-  state: z
-    .strictObject({ path: nonEmpty("give a directory").default(configDefaults.statePath) })
-    .prefault({}),
+  /** `path` (one instance, state on disk) or `redis` (instances sharing state): see state-schema.ts. */
+  state: StateSchema,
+  /** Only with `state.redis`: how instances share the bots. */
+  leases: LeasesSchema.optional(),
   http: z
     .strictObject({
       listen: ListenAddress,

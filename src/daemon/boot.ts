@@ -5,13 +5,13 @@
  */
 import type { Logger } from "pino";
 import { loadBots } from "../bot/load-bots.ts";
+import { openState } from "../cluster/open-state.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
 import { type Clock, realClock } from "../helpers/clock.ts";
 import { createLogger } from "../log/create-logger.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
-import { FileStore } from "../state/file-store.ts";
 import { Daemon } from "./daemon.ts";
 
 /** Real timers, with "now" read from the sandbox's (movable) clock. */
@@ -63,7 +63,8 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
     log.info({ url: sandbox.url }, "embedded sandbox started");
   }
   try {
-    const store = await FileStore.open(options.statePath ?? config.state.path);
+    // state.path: this instance runs every bot; state.redis: instances share them by leases.
+    const { store, coordinator } = await openState(config, log, options.statePath);
     const embedded = sandbox;
     const clock = options.clockFromSandbox && embedded ? sandboxTime(embedded) : undefined;
     const daemon = new Daemon({
@@ -71,6 +72,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
       config,
       bots: loaded.map((b) => ({ name: b.name, definition: b.definition as never, settings: b.settings })),
       store,
+      ...(coordinator ? { coordinator } : {}),
       log,
       ...(embedded
         ? { sandbox: { url: embedded.url, apiKeyOf: (email) => embedded.control.apiKeyOf(email) } }

@@ -95,6 +95,8 @@ export class BotRuntime {
   #baselineCandidate: number | undefined;
   #webhookReady = false;
   #stopping = new AbortController();
+  /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
+  standby = false;
   readonly stats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
   /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
   readonly scheduler: BotScheduler;
@@ -149,8 +151,14 @@ export class BotRuntime {
 
   /** Register the queue (replaying what was missed since the last run) and start polling. */
   async start(): Promise<void> {
+    // A runtime can be started again after stop() (cluster failover brings a bot back). A stop()
+    // during start() makes it give up at the next step.
+    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
+    const stopping = this.#stopping.signal;
     if (!this.#handle) await this.setup();
-    this.#ledger = await DeliveryLedger.open(this.#o.store.namespace(this.name).namespace("runtime"));
+    const ledger = await DeliveryLedger.open(this.#o.store.namespace(this.name).namespace("runtime"));
+    if (stopping.aborted) return;
+    this.#ledger = ledger;
     if (this.#o.mode === "webhook") return this.#startWebhookMode();
     const client = this.#o.client;
     this.#consumer = new QueueConsumer({
@@ -193,6 +201,7 @@ export class BotRuntime {
       },
     });
     await this.#consumer.start();
+    if (stopping.aborted) return;
     this.#runStartHandlers();
     await this.scheduler.start(this.declarations);
   }
@@ -206,6 +215,7 @@ export class BotRuntime {
       log: this.#o.log,
       ...(this.#o.backoff ? { backoff: this.#o.backoff } : {}),
     });
+    if (this.#stopping.signal.aborted) return;
     this.#server = serverInfoFrom(reg);
     const me =
       reg.user_id !== undefined && reg.email !== undefined ? undefined : await this.#o.client.users.me();
@@ -221,6 +231,7 @@ export class BotRuntime {
   /** Stop polling, let handlers finish up to `deadlineMs`, delete the queue. */
   async stop(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
+    this.#webhookReady = false;
     const consumerStopped = this.#consumer?.stop();
     let abandoned = 0;
     const deadline = AbortSignal.timeout(deadlineMs);
@@ -242,7 +253,7 @@ export class BotRuntime {
     const c = this.#consumer;
     return {
       name: this.name,
-      state: c?.state ?? (this.#webhookReady ? "webhook" : "idle"),
+      state: this.standby ? "standby" : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
       queueId: c?.queueId ?? null,
       registrations: c?.registrations ?? 0,
       lastHeartbeatAt: c?.lastHeartbeatAt,

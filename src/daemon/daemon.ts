@@ -6,6 +6,8 @@ import type { Logger } from "pino";
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
+import { BotSwitch } from "../cluster/bot-switch.ts";
+import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import type { Clock } from "../helpers/clock.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
@@ -32,6 +34,8 @@ export interface DaemonOptions {
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
   /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
   clock?: Clock;
+  /** Which bots this instance runs: default all of them (a LeaseCoordinator shares them between instances). */
+  coordinator?: Coordinator;
 }
 
 export interface StartReport {
@@ -40,12 +44,16 @@ export interface StartReport {
   authFailed: string[];
   /** Bots that failed to start for another reason (setup threw, …). */
   failed: { name: string; error: unknown }[];
+  /** Bots another instance runs now (cluster mode); this one takes them over if that one dies. */
+  standby: string[];
 }
 
 export class Daemon {
   readonly bots: BotRuntime[] = [];
   readonly #o: DaemonOptions;
   readonly #flush: () => Promise<void>;
+  readonly #coordinator: Coordinator;
+  readonly #switches = new Map<string, BotSwitch>();
   #stopped = false;
   /** Counters and histograms served at `/metrics`; other modules may add their own to its registry. */
   readonly metrics = new BothostMetrics();
@@ -55,41 +63,64 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.#flush = coalesce(() => options.store.flush());
-    for (const bot of options.bots) this.bots.push(this.#runtimeFor(bot));
+    const names = options.bots.map((b) => b.name);
+    this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
+    for (const bot of options.bots) {
+      const runtime = this.#runtimeFor(bot);
+      runtime.standby = this.#coordinator.mode === "cluster"; // until its lease is won
+      this.bots.push(runtime);
+      this.#switches.set(runtime.name, new BotSwitch(runtime));
+    }
     this.http = this.#httpListener();
   }
 
-  /** Set up and start every bot, `registration_concurrency` at a time. */
+  /**
+   * Set up and start every bot this instance runs (all of them, unless a cluster coordinator
+   * shares them out), `registration_concurrency` at a time.
+   */
   async start(): Promise<StartReport> {
-    const report: StartReport = { started: [], authFailed: [], failed: [] };
+    const report: StartReport = { started: [], authFailed: [], failed: [], standby: [] };
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     await this.http?.start();
-    const pending = [...this.bots];
-    const worker = async () => {
-      for (let bot = pending.shift(); bot; bot = pending.shift()) {
-        try {
-          await bot.start();
-          report.started.push(bot.name);
-        } catch (error) {
-          if (isAuthError(error)) report.authFailed.push(bot.name);
-          else {
-            report.failed.push({ name: bot.name, error });
-            this.#o.log.error({ bot: bot.name, err: error }, "bot failed to start");
-          }
-        }
-      }
-    };
-    const n = Math.min(this.#o.config.registration_concurrency, this.bots.length);
-    await Promise.all(Array.from({ length: n }, worker));
+    let first: StartReport | undefined = report;
+    await this.#coordinator.start({
+      run: (names) => this.#startBots(names, first),
+      halt: async (name, deadlineMs) => {
+        await this.#switches.get(name)!.halt(deadlineMs);
+      },
+    });
+    first = undefined; // bots won later are reported by their log lines only
+    const tried = new Set([...report.started, ...report.authFailed, ...report.failed.map((f) => f.name)]);
+    report.standby = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
     this.#o.log.info(
       {
         started: report.started.length,
         authFailed: report.authFailed,
         failed: report.failed.map((f) => f.name),
+        ...(this.#coordinator.mode === "cluster" ? { standby: report.standby } : {}),
       },
       "daemon started",
     );
     return report;
+  }
+
+  async #startBots(names: readonly string[], report: StartReport | undefined): Promise<void> {
+    const pending = [...names];
+    const worker = async () => {
+      for (let name = pending.shift(); name; name = pending.shift()) {
+        try {
+          if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
+        } catch (error) {
+          if (isAuthError(error)) report?.authFailed.push(name);
+          else {
+            report?.failed.push({ name, error });
+            this.#o.log.error({ bot: name, err: error }, "bot failed to start");
+          }
+        }
+      }
+    };
+    const n = Math.min(this.#o.config.registration_concurrency, names.length);
+    await Promise.all(Array.from({ length: n }, worker));
   }
 
   /** Stop polling, let handlers finish up to the shutdown timeout, delete queues, flush state. */
@@ -98,8 +129,12 @@ export class Daemon {
     this.#stopped = true;
     await this.http?.close();
     const deadline = this.#o.config.shutdown_timeout;
-    const results = await Promise.all(this.bots.map((b) => b.stop(deadline)));
-    const abandoned = results.reduce((n, r) => n + r.abandoned, 0);
+    let abandoned = 0;
+    // In a cluster the leases stay renewed while the bots stop, then are released at once.
+    await this.#coordinator.stop(async () => {
+      const results = await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)));
+      abandoned = results.reduce((n, r) => n + r.abandoned, 0);
+    });
     await this.#o.store.close();
     this.#o.log.info({ abandoned }, "daemon stopped");
   }
@@ -125,7 +160,7 @@ export class Daemon {
       definition: bot.definition,
       settings: bot.settings,
       client,
-      store: this.#o.store,
+      store: this.#coordinator.storeFor(bot.name),
       flush: this.#flush,
       log,
       ...(c.events ? { events: c.events } : {}),
@@ -168,6 +203,7 @@ export class Daemon {
         const o = c.outgoing_webhook;
         return {
           runtime,
+          store: this.#coordinator.storeFor(runtime.name),
           handlerTimeoutMs: c.handler_timeout,
           ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
         };

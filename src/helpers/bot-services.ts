@@ -189,6 +189,8 @@ export class BotServices {
   /** Stop the typing tracker's timers. */
   dispose(): void {
     this.#tracker?.dispose();
+    // A runtime started again (cluster failover) gets a fresh tracker at its next registration.
+    this.#tracker = undefined;
   }
 
   #warnTypingUntracked(): void {

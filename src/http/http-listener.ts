@@ -23,6 +23,8 @@ export class HttpConfigError extends BothostError<"HTTP_CONFIG_INVALID" | "HTTP_
 
 export interface HttpBot {
   runtime: WebhookRuntime;
+  /** The bot's own store (fenced by its lease in a cluster); default the listener's `store`. */
+  store?: StateStore;
   handlerTimeoutMs: number;
   /** Set for a bot in webhook mode (`outgoing_webhook` in its config). */
   outgoing?: { path: string; token: string; replyDeadlineMs: number };
@@ -142,7 +144,7 @@ export class HttpListener {
         {
           runtime: b.runtime,
           handlerTimeoutMs: b.handlerTimeoutMs,
-          store: o.store.namespace(b.runtime.name).namespace("webhooks"),
+          store: (b.store ?? o.store).namespace(b.runtime.name).namespace("webhooks"),
         },
       ]),
     );

@@ -41,6 +41,8 @@ export function readinessOf(
 function botReadiness(s: ReadinessInput, now: number): BotReadiness {
   const base = { bot: s.name, state: s.state };
   if (s.state === "webhook") return { ...base, ready: true };
+  // Another instance runs the bot (cluster mode); this one is a ready spare for it.
+  if (s.state === "standby") return { ...base, ready: true };
   const contact = Math.max(s.lastContactAt ?? 0, s.lastHeartbeatAt ?? 0);
   const ago = contact > 0 ? now - contact : undefined;
   const withAgo = ago === undefined ? base : { ...base, lastContactAgoMs: ago };

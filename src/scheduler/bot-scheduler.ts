@@ -59,7 +59,7 @@ export class BotScheduler {
   readonly stats: SchedulerStats = newSchedulerStats();
   readonly #o: BotSchedulerOptions;
   readonly #clock: Clock;
-  readonly #stopping = new AbortController();
+  #stopping = new AbortController();
   #recurring: RecurringBookings | undefined;
   #jobs: LocalJobs | undefined;
 
@@ -75,6 +75,9 @@ export class BotScheduler {
    * cron expression or time zone in a declaration.
    */
   async start(declarations: ScheduleDeclarations): Promise<void> {
+    // Started again after stop() when a cluster instance gets the bot back.
+    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
+    const stopping = this.#stopping.signal;
     const log = this.#o.log.child({ component: "scheduler" });
     const recurring = new RecurringBookings(
       {
@@ -105,6 +108,7 @@ export class BotScheduler {
     this.#recurring = recurring;
     this.#jobs = jobs;
     await recurring.start();
+    if (stopping.aborted) return; // stopped while the bookings were reconciled
     await jobs.start();
   }
 

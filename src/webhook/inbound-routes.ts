@@ -69,6 +69,9 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
       }
       const route = `/webhooks/${botName}/${name}`;
       countAsWebhook(request, route);
+      if (bot.runtime.status.state === "standby") {
+        return fail(reply, 503, `bot ${botName} runs on another instance now; try again`);
+      }
       if (bot.runtime.status.server === undefined) {
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }

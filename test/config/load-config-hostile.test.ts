@@ -183,7 +183,7 @@ describe("invalid values", () => {
     expect(await problems("unknown-keys-typos.yaml")).toMatchInlineSnapshot(`
       "test/fixtures/config/unknown-keys-typos.yaml:1:1 serevr: is not a known key: did you mean "server"?
       test/fixtures/config/unknown-keys-typos.yaml:5:3 server.timeout: is not a known key: remove it (known keys here: url, sandbox)
-      test/fixtures/config/unknown-keys-typos.yaml:6:1 logging: is not a known key: remove it (known keys here: server, state, http, log, shutdown_timeout, registration_concurrency, longpoll_margin, bots)
+      test/fixtures/config/unknown-keys-typos.yaml:6:1 logging: is not a known key: remove it (known keys here: server, state, leases, http, log, shutdown_timeout, registration_concurrency, longpoll_margin, bots)
       test/fixtures/config/unknown-keys-typos.yaml:9:5 bots.echo.modul: is not a known key: did you mean "module"?
       test/fixtures/config/unknown-keys-typos.yaml:10:5 bots.echo.emial: is not a known key: did you mean "email"?
       test/fixtures/config/unknown-keys-typos.yaml:11:5 bots.echo.api_kye: is not a known key: did you mean "api_key"?

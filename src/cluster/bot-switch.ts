@@ -1,0 +1,66 @@
+/**
+ * Starts and stops one bot's runtime as its lease comes and goes. Transitions run one after
+ * another, except that a halt never waits for a start in progress (a start can wait on a server
+ * for a long time): it stops the runtime at once, and the start gives up.
+ */
+
+/** The part of a BotRuntime a switch drives. */
+export interface Switchable {
+  readonly name: string;
+  /** True while this instance does not run the bot (another instance may). */
+  standby: boolean;
+  start(): Promise<void>;
+  stop(deadlineMs: number): Promise<{ abandoned: number }>;
+}
+
+/**
+ * @example
+ * ```ts
+ * const sw = new BotSwitch(runtime);
+ * await sw.start();      // "started", or "halted" when a halt came first
+ * await sw.halt(2_000);  // stopped; runtime.standby is true
+ * ```
+ */
+export class BotSwitch {
+  readonly #runtime: Switchable;
+  #chain: Promise<unknown> = Promise.resolve();
+  #generation = 0;
+
+  constructor(runtime: Switchable) {
+    this.#runtime = runtime;
+  }
+
+  /**
+   * Start the runtime once any stop in progress has finished. Resolves `"halted"` when a halt
+   * came before or during the start; rejects with the start's own error otherwise.
+   */
+  start(): Promise<"started" | "halted"> {
+    const generation = ++this.#generation;
+    const run = this.#chain.then(async () => {
+      if (generation !== this.#generation) return "halted" as const;
+      this.#runtime.standby = false;
+      try {
+        await this.#runtime.start();
+      } catch (err) {
+        if (generation !== this.#generation) return "halted" as const;
+        throw err;
+      }
+      return generation === this.#generation ? ("started" as const) : ("halted" as const);
+    });
+    this.#chain = run.catch(() => {});
+    return run;
+  }
+
+  /** Stop the runtime now, handlers aborted after `deadlineMs`; the next start waits for this. */
+  async halt(deadlineMs: number): Promise<{ abandoned: number }> {
+    const generation = ++this.#generation;
+    const stopped = this.#runtime.stop(deadlineMs);
+    const previous = this.#chain;
+    this.#chain = Promise.allSettled([previous, stopped]);
+    try {
+      return await stopped;
+    } finally {
+      if (generation === this.#generation) this.#runtime.standby = true;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Which bots this instance runs. One instance with the embedded store runs them all
+ * ({@link SoloCoordinator}); several instances sharing a Redis store split them by leases
+ * (`LeaseCoordinator`). The daemon only ever talks to this interface.
+ */
+import type { StateBackend, StateStore } from "../state/state-store.ts";
+
+/** What the coordinator asks of the daemon. */
+export interface CoordinatorHooks {
+  /** This instance now holds these bots' leases: start them. Errors are the daemon's to report. */
+  run(bots: readonly string[]): Promise<void>;
+  /**
+   * Stop this bot here within `deadlineMs` (handlers still running then are aborted): its lease
+   * was lost, or it is handed to another instance. Must resolve even if the bot never started.
+   */
+  halt(bot: string, deadlineMs: number): Promise<void>;
+}
+
+/**
+ * @example
+ * ```ts
+ * const coordinator: Coordinator = new SoloCoordinator(store, ["echo", "herald"]);
+ * await coordinator.start({ run: (bots) => startBots(bots), halt: (bot, ms) => stopBot(bot, ms) });
+ * const state = coordinator.storeFor("echo"); // what the bot's runtime writes through
+ * await coordinator.stop(() => stopEveryBot());
+ * ```
+ */
+export interface Coordinator {
+  /** `solo`: one instance runs every bot; `cluster`: instances share them by leases. */
+  readonly mode: "solo" | "cluster";
+  /** The store a bot's runtime, helpers and webhooks write through (fenced by its lease in a cluster). */
+  storeFor(bot: string): StateStore;
+  /** Take the first bots (their `run` has resolved when this does), then keep coordinating. */
+  start(hooks: CoordinatorHooks): Promise<void>;
+  /**
+   * Take no more bots, let `stopAll` stop the running ones (their leases are kept alive
+   * meanwhile, so their last writes count), then give every lease up.
+   */
+  stop(stopAll: () => Promise<void>): Promise<void>;
+}
+
+/** Every bot, in this one process, on the store as it is: no leases, no fencing. */
+export class SoloCoordinator implements Coordinator {
+  readonly mode = "solo";
+  readonly #store: StateBackend;
+  readonly #bots: readonly string[];
+
+  constructor(store: StateBackend, bots: readonly string[]) {
+    this.#store = store;
+    this.#bots = bots;
+  }
+
+  storeFor(_bot: string): StateStore {
+    return this.#store;
+  }
+
+  async start(hooks: CoordinatorHooks): Promise<void> {
+    await hooks.run(this.#bots);
+  }
+
+  async stop(stopAll: () => Promise<void>): Promise<void> {
+    await stopAll();
+  }
+}

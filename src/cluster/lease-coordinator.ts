@@ -1,0 +1,297 @@
+/**
+ * Several instances, one organization: each bot runs on exactly one instance at a time, the one
+ * holding its lease in Redis. Every round (each `ttl/3`) an instance says it is alive, renews its
+ * leases, and takes free bots until it runs its share, `ceil(bots / instances alive)`; one that
+ * runs more than its share hands one bot over per round (stop it gracefully, then release the
+ * lease for another instance to take). A dead instance's leases expire after the ttl and the
+ * others take its bots, which resume from the shared cursor and replay what was missed. The timing
+ * rule that keeps the old and the new holder from overlapping is in `lease-timing.ts`.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import type { Fence, RedisStore } from "../state/redis-store.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
+import { type LeaseTiming, leaseTiming } from "./lease-timing.ts";
+import { RedisLeases } from "./redis-leases.ts";
+
+export interface LeaseCoordinatorOptions {
+  store: RedisStore;
+  /** Every configured bot (each instance is expected to have the same list). */
+  bots: readonly string[];
+  ttlMs: number;
+  /** How long a bot handed over to another instance may take to stop (the daemon's shutdown_timeout). */
+  handoverDeadlineMs: number;
+  log: Logger;
+  /** Default `<host>:<pid>:<random>`. */
+  instanceId?: string;
+  /** A monotonic clock in ms. @default performance.now */
+  now?: () => number;
+}
+
+interface Held {
+  fence: Fence;
+  /** Until when (on `now()`) this instance may act on the lease. */
+  validUntil: number;
+  watchdog: NodeJS.Timeout | undefined;
+  handingOver: boolean;
+}
+
+/**
+ * @example
+ * ```ts
+ * const coordinator = new LeaseCoordinator({ store, bots: ["echo", "herald"], ttlMs: 15_000, handoverDeadlineMs: 10_000, log });
+ * const daemon = new Daemon({ config, bots, store, log, coordinator });
+ * await daemon.start(); // runs this instance's share of the bots; the rest are on standby
+ * ```
+ */
+export class LeaseCoordinator implements Coordinator {
+  readonly mode = "cluster";
+  readonly instanceId: string;
+  readonly timing: LeaseTiming;
+  readonly #o: LeaseCoordinatorOptions;
+  readonly #now: () => number;
+  readonly #order: readonly string[];
+  readonly #held = new Map<string, Held>();
+  readonly #halting = new Set<string>();
+  readonly #stores = new Map<string, StateStore>();
+  #leases: RedisLeases | undefined;
+  #hooks: CoordinatorHooks | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #round: Promise<string[]> | undefined;
+  #draining = false;
+  #closed = false;
+  #alive = 0;
+  #aliveBefore = 0;
+  #failing = false;
+
+  constructor(options: LeaseCoordinatorOptions) {
+    this.#o = options;
+    this.#now = options.now ?? (() => performance.now());
+    this.timing = leaseTiming(options.ttlMs);
+    this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+    // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.
+    const rank = (bot: string) => createHash("sha256").update(`${this.instanceId}\n${bot}`).digest("hex");
+    this.#order = [...options.bots].sort((a, b) => (rank(a) < rank(b) ? -1 : 1));
+  }
+
+  /** The bots whose lease this instance holds now. */
+  get held(): string[] {
+    return [...this.#held.keys()];
+  }
+
+  storeFor(bot: string): StateStore {
+    let store = this.#stores.get(bot);
+    if (!store) {
+      store = this.#o.store.fenced({ current: () => this.#fenceOf(bot), description: `bot "${bot}"` });
+      this.#stores.set(bot, store);
+    }
+    return store;
+  }
+
+  async start(hooks: CoordinatorHooks): Promise<void> {
+    this.#hooks = hooks;
+    this.#leases = await RedisLeases.open({
+      url: this.#o.store.url,
+      prefix: this.#o.store.prefix,
+      instanceId: this.instanceId,
+      ttlMs: this.timing.ttlMs,
+      log: this.#o.log,
+    });
+    this.#o.log.info(
+      { instance: this.instanceId, leaseTtlMs: this.timing.ttlMs, bots: this.#o.bots.length },
+      "cluster mode: bots are shared with the other instances by leases",
+    );
+    const first = await this.#runRound();
+    if (first.length > 0) await hooks.run(first);
+  }
+
+  async stop(stopAll: () => Promise<void>): Promise<void> {
+    this.#draining = true;
+    try {
+      await stopAll();
+    } finally {
+      this.#closed = true;
+      clearTimeout(this.#timer);
+      await this.#round?.catch(() => {});
+      for (const [bot, held] of this.#held) {
+        clearTimeout(held.watchdog);
+        await this.#leases?.release(held.fence).catch((err: unknown) => {
+          this.#o.log.warn({ bot, err: describe(err) }, "could not release a lease; it expires by itself");
+        });
+      }
+      this.#held.clear();
+      await this.#leases?.close();
+    }
+  }
+
+  #fenceOf(bot: string): Fence | undefined {
+    const held = this.#held.get(bot);
+    return held && this.#now() < held.validUntil ? held.fence : undefined;
+  }
+
+  /** One round at a time; the next is scheduled when this one ends (sooner after a failure). */
+  #runRound(): Promise<string[]> {
+    const round = this.#oneRound().finally(() => {
+      this.#round = undefined;
+      if (this.#closed) return;
+      const delay = this.#failing ? Math.max(50, this.timing.renewEveryMs / 4) : this.timing.renewEveryMs;
+      this.#timer = setTimeout(() => {
+        void this.#runRound().then((acquired) => this.#runLater(acquired));
+      }, delay);
+    });
+    this.#round = round;
+    return round;
+  }
+
+  #runLater(bots: string[]): void {
+    if (bots.length === 0 || !this.#hooks) return;
+    this.#hooks.run(bots).catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
+  }
+
+  async #oneRound(): Promise<string[]> {
+    const leases = this.#leases!;
+    let alive: number | undefined;
+    try {
+      alive = await leases.heartbeat();
+      await this.#renewAll(leases);
+      this.#recovered();
+    } catch (err) {
+      this.#failed(err);
+      return [];
+    }
+    this.#noteAlive(alive);
+    if (this.#draining) return [];
+    const target = Math.ceil(this.#o.bots.length / Math.max(1, alive));
+    const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
+    if (active > target) {
+      // Only once the membership has been the same for two rounds: a late heartbeat must not
+      // move bots around.
+      if (alive === this.#aliveBefore) this.#handOverOne();
+      return [];
+    }
+    const acquired: string[] = [];
+    for (const bot of this.#order) {
+      if (active + acquired.length >= target) break;
+      if (this.#held.has(bot) || this.#halting.has(bot)) continue;
+      const sentAt = this.#now();
+      let fence: Fence | undefined;
+      try {
+        fence = await leases.acquire(bot);
+      } catch (err) {
+        this.#failed(err);
+        break;
+      }
+      if (!fence) continue;
+      this.#hold(bot, fence, sentAt);
+      acquired.push(bot);
+      this.#o.log.info({ bot, token: tokenOf(fence) }, "lease acquired; starting the bot on this instance");
+    }
+    return acquired;
+  }
+
+  async #renewAll(leases: RedisLeases): Promise<void> {
+    const entries = [...this.#held];
+    if (entries.length === 0) return;
+    const sentAt = this.#now();
+    const renewed = await leases.renew(entries.map(([, held]) => held.fence));
+    entries.forEach(([bot, held], i) => {
+      if (this.#held.get(bot) !== held) return; // lost meanwhile
+      if (renewed[i]) this.#extend(bot, held, sentAt);
+      else this.#lose(bot, "another instance holds its lease now");
+    });
+  }
+
+  #hold(bot: string, fence: Fence, sentAt: number): void {
+    const held: Held = { fence, validUntil: 0, watchdog: undefined, handingOver: false };
+    this.#held.set(bot, held);
+    this.#extend(bot, held, sentAt);
+  }
+
+  #extend(bot: string, held: Held, sentAt: number): void {
+    held.validUntil = Math.max(held.validUntil, sentAt + this.timing.validForMs);
+    clearTimeout(held.watchdog);
+    held.watchdog = setTimeout(
+      () => this.#lose(bot, "its lease could not be renewed in time (is Redis reachable?)"),
+      Math.max(0, held.validUntil - this.#now()),
+    );
+  }
+
+  #lose(bot: string, reason: string): void {
+    const held = this.#held.get(bot);
+    if (!held) return;
+    clearTimeout(held.watchdog);
+    this.#held.delete(bot);
+    this.#o.log.warn(
+      { bot, token: tokenOf(held.fence), reason },
+      "lease lost; stopping the bot on this instance",
+    );
+    this.#halt(bot, held.fence, this.timing.haltDeadlineMs);
+  }
+
+  #handOverOne(): void {
+    if ([...this.#held.values()].some((h) => h.handingOver)) return;
+    const bot = [...this.#order].reverse().find((b) => this.#held.has(b));
+    const held = bot === undefined ? undefined : this.#held.get(bot);
+    if (bot === undefined || !held) return;
+    held.handingOver = true;
+    this.#o.log.info({ bot, instances: this.#alive }, "handing the bot over to balance the instances");
+    this.#halt(bot, held.fence, this.#o.handoverDeadlineMs, () => {
+      // Still held (renewed while it stopped): give it up for another instance to take.
+      if (this.#held.get(bot) === held) {
+        clearTimeout(held.watchdog);
+        this.#held.delete(bot);
+      }
+    });
+  }
+
+  #halt(bot: string, fence: Fence, deadlineMs: number, before?: () => void): void {
+    this.#halting.add(bot);
+    void (async () => {
+      try {
+        await this.#hooks?.halt(bot, deadlineMs);
+      } catch (err) {
+        this.#o.log.error({ bot, err }, "the bot did not stop cleanly");
+      }
+      before?.();
+      this.#halting.delete(bot);
+      // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
+      if (!this.#held.has(bot)) await this.#leases?.release(fence).catch(() => {});
+    })();
+  }
+
+  #noteAlive(alive: number): void {
+    this.#aliveBefore = this.#alive;
+    if (alive !== this.#alive) {
+      this.#o.log.info(
+        { instances: alive, share: Math.ceil(this.#o.bots.length / Math.max(1, alive)) },
+        "instances alive changed",
+      );
+    }
+    this.#alive = alive;
+  }
+
+  #failed(err: unknown): void {
+    if (!this.#failing) {
+      this.#o.log.warn(
+        { err: describe(err), validForMs: this.timing.validForMs },
+        "cannot reach Redis to renew leases; bots stop here if this lasts",
+      );
+    }
+    this.#failing = true;
+  }
+
+  #recovered(): void {
+    if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
+    this.#failing = false;
+  }
+}
+
+function tokenOf(fence: Fence): number {
+  return Number(fence.value.slice(0, fence.value.indexOf(":")));
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,46 @@
+/**
+ * The state store the config asks for, and who decides which bots this instance runs: the
+ * embedded store with every bot (`state.path`), or Redis with bots shared by leases (`state.redis`).
+ */
+import type { Logger } from "pino";
+import type { Config } from "../config/schema.ts";
+import { stateDefaults } from "../config/state-schema.ts";
+import { FileStore } from "../state/file-store.ts";
+import { RedisStore } from "../state/redis-store.ts";
+import type { StateBackend } from "../state/state-store.ts";
+import type { Coordinator } from "./coordinator.ts";
+import { LeaseCoordinator } from "./lease-coordinator.ts";
+
+export interface OpenedState {
+  store: StateBackend;
+  /** Set in cluster mode; the daemon's default (every bot, no leases) otherwise. */
+  coordinator: Coordinator | undefined;
+}
+
+/**
+ * Open the configured store. `statePath` (the demo's temporary directory) forces the embedded one.
+ *
+ * @example
+ * ```ts
+ * const { store, coordinator } = await openState(config, log);
+ * const daemon = new Daemon({ config, bots, store, log, ...(coordinator ? { coordinator } : {}) });
+ * ```
+ */
+export async function openState(config: Config, log: Logger, statePath?: string): Promise<OpenedState> {
+  const state = config.state;
+  if (state.redis === undefined || statePath !== undefined) {
+    return {
+      store: await FileStore.open(statePath ?? state.path ?? stateDefaults.path),
+      coordinator: undefined,
+    };
+  }
+  const store = await RedisStore.open({ url: state.redis, prefix: state.prefix, log });
+  const coordinator = new LeaseCoordinator({
+    store,
+    bots: Object.keys(config.bots),
+    ttlMs: config.leases?.ttl ?? stateDefaults.leaseTtlMs,
+    handoverDeadlineMs: config.shutdown_timeout,
+    log: log.child({ component: "cluster" }),
+  });
+  return { store, coordinator };
+}
