@@ -1,0 +1,248 @@
+/**
+ * Cluster fixtures: a redis-server of the test's own (so a test can stop and restart it), a TCP
+ * proxy that can freeze a connection (a network partition), and configs that run the cluster
+ * bot on `state.redis` with short leases.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "vitest";
+import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
+import { type CliProcess, repoRoot, spawnCli } from "../e2e/_support/cli.ts";
+import { botEmail, MEMBER, OWNER } from "../e2e/_support/daemon.ts";
+
+export const CLUSTER_BOT = path.join(repoRoot, "test/fixtures/cluster/cluster-bot.mjs");
+export const HOOK_TOKEN = "cluster-hook-token";
+
+/** True when `redis-server` is on PATH (`.ci/run` installs it). */
+export function hasRedisServer(): boolean {
+  try {
+    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface OwnRedis {
+  url: string;
+  /** SHUTDOWN (its append-only file is written first), then start it again on the same port. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A redis-server on a free port, persisting to an append-only file in a temp directory. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-redis-"));
+  let child: ChildProcess | undefined;
+  const launch = async () => {
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes"];
+    args.push("--appendfsync", "always", "--dir", dir, "--daemonize", "no");
+    child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
+    await expect.poll(() => ping(port), { timeout: 10_000, interval: 50 }).toBe(true);
+  };
+  const halt = async () => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    proc.kill("SIGTERM"); // redis-server shuts down cleanly on SIGTERM, syncing the append-only file
+    await exited;
+  };
+  await launch();
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    restart: async () => {
+      await halt();
+      await launch();
+    },
+    stop: async () => {
+      await halt();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.setTimeout(500);
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+    socket.once("data", (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith("+PONG"));
+    });
+  });
+}
+
+/** A TCP proxy to Redis whose connections can be frozen: bytes stop flowing, nothing is closed. */
+export interface FreezableProxy {
+  url: string;
+  freeze(): void;
+  thaw(): void;
+  close(): Promise<void>;
+}
+
+export async function startProxy(target: string): Promise<FreezableProxy> {
+  const upstream = new URL(target);
+  const pairs = new Set<[Socket, Socket]>();
+  let frozen = false;
+  const server: Server = createServer((client) => {
+    const remote = new Socket();
+    const pair: [Socket, Socket] = [client, remote];
+    pairs.add(pair);
+    const forward = (from: Socket, to: Socket) =>
+      from.on("data", (chunk) => {
+        if (!frozen) to.write(chunk); // while frozen, bytes are lost as on a partitioned link
+      });
+    forward(client, remote);
+    forward(remote, client);
+    const end = () => {
+      client.destroy();
+      remote.destroy();
+      pairs.delete(pair);
+    };
+    client.on("error", end).on("close", end);
+    remote.on("error", end).on("close", end);
+    remote.connect(Number(upstream.port || 6379), upstream.hostname);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `redis://127.0.0.1:${port}${upstream.pathname}`,
+    freeze: () => {
+      frozen = true;
+    },
+    thaw: () => {
+      frozen = false;
+    },
+    close: async () => {
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Bot 0 in channel c0, and a moderation channel for reports. */
+export function clusterOrg(): OrgInput {
+  return {
+    realm: { name: "Cluster", host: "sandbox.example", moderation_request_channel: "moderation" },
+    users: [
+      { email: OWNER, full_name: "Olive Owner", role: "owner" },
+      { email: MEMBER, full_name: "Mel Member", role: "member" },
+    ],
+    bots: [{ email: botEmail(0), full_name: "Bot 0", type: "generic", owner: OWNER }],
+    channels: [
+      { name: "c0", subscribers: [OWNER, MEMBER, botEmail(0)] },
+      { name: "moderation", privacy: "private", subscribers: [OWNER] },
+    ],
+  } as OrgInput;
+}
+
+export interface ClusterConfig {
+  file: string;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** One config both instances run: bot b0 on `state.redis` with a short lease. */
+export async function writeClusterConfig(
+  sandbox: Sandbox,
+  options: { redis: string; prefix: string; ttl: string },
+): Promise<ClusterConfig> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-cluster-"));
+  const env = { CLUSTER_KEY_B0: sandbox.control.apiKeyOf(botEmail(0)), CLUSTER_REDIS: options.redis };
+  const text = [
+    `server:\n  url: ${sandbox.url}`,
+    `state:\n  redis: \${CLUSTER_REDIS}\n  prefix: ${options.prefix}`,
+    `leases:\n  ttl: ${options.ttl}`,
+    "http:\n  listen: 127.0.0.1:0",
+    "log:\n  level: debug\n  pretty: false",
+    "shutdown_timeout: 2s",
+    "longpoll_margin: 1s",
+    `bots:\n  b0:\n    module: ${CLUSTER_BOT}\n    email: ${botEmail(0)}\n    api_key: \${CLUSTER_KEY_B0}`,
+  ].join("\n");
+  const file = path.join(dir, "bothost.yaml");
+  await writeFile(file, `${text}\n`);
+  return { file, env, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface Instance {
+  proc: CliProcess;
+  /** The instance's HTTP listener. */
+  url: string;
+  /** What its "daemon started" line said. */
+  started: number;
+  standby: string[];
+}
+
+/** `bothost run` on the config, once it has started (its bots, or none when they run elsewhere). */
+export async function startInstance(config: ClusterConfig): Promise<Instance> {
+  const proc = spawnCli(["run", "--config", config.file], { env: config.env });
+  const started = await proc.waitForLog((l) => l.msg === "daemon started", 30_000);
+  const http = await proc.waitForLog((l) => l.msg === "http listener started");
+  return {
+    proc,
+    url: String(http.url),
+    started: Number(started.started),
+    standby: (started.standby as string[] | undefined) ?? [],
+  };
+}
+
+/** POST the cluster bot's inbound webhook with a delivery id. */
+export async function postHook(
+  instance: Instance,
+  deliveryId: string,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${instance.url}/webhooks/b0/hook`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${HOOK_TOKEN}`,
+      "content-type": "application/json",
+      "x-delivery-id": deliveryId,
+    },
+    body: JSON.stringify({ delivery: deliveryId }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Successful report calls per message id, from the sandbox's request log. */
+export function reportsPerMessage(sandbox: Sandbox): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const r of sandbox.control.requests) {
+    const m = /^\/messages\/(\d+)\/report$/.exec(r.path);
+    if (r.method === "POST" && m && r.status === 200)
+      counts.set(Number(m[1]), (counts.get(Number(m[1])) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Undelivered scheduled messages with `content`, and how many were ever created. */
+export function bookings(sandbox: Sandbox, content: string): { pending: number; created: number } {
+  const pending = sandbox.control
+    .scheduled()
+    .filter((s) => s.content === content && s.delivered !== true && s.failed !== true).length;
+  const created = sandbox.control.requests.filter(
+    (r) => r.method === "POST" && r.path === "/scheduled_messages" && r.status === 200,
+  ).length;
+  return { pending, created };
+}
