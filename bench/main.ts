@@ -41,6 +41,14 @@ say(
 const started = Date.now();
 const results: Record<string, unknown> = { machine, quick, startedAt: new Date(started).toISOString() };
 
+// The in-process suites first, while this process is fresh: the others leave garbage (the
+// scale suite's sandbox holds 1,000 accounts) whose collection showed up as timer lateness.
+if (only.has("scheduler")) {
+  results.scheduler = await runScheduler({ jobs: 10_000, seconds: quick ? 8 : idleSeconds }, say);
+}
+if (only.has("moderation")) {
+  results.moderation = await runModeration({ seconds: quick ? 2 : 5 }, say);
+}
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(
     { events: quick ? 20_000 : 100_000, batch: 1000, rounds: Number(values.rounds ?? (quick ? 2 : 5)) },
@@ -52,12 +60,6 @@ if (only.has("latency")) {
 }
 if (only.has("scale")) {
   results.scale = await runScale({ bots: Number(values.bots ?? (quick ? 100 : 1000)), idleSeconds }, say);
-}
-if (only.has("scheduler")) {
-  results.scheduler = await runScheduler({ jobs: 10_000, seconds: quick ? 8 : idleSeconds }, say);
-}
-if (only.has("moderation")) {
-  results.moderation = await runModeration({ seconds: quick ? 2 : 5 }, say);
 }
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 
