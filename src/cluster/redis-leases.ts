@@ -66,7 +66,7 @@ export interface RedisLeasesOptions {
   prefix: string;
   instanceId: string;
   ttlMs: number;
-  log?: { warn(obj: object, msg?: string): void };
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
 /**

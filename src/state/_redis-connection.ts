@@ -19,8 +19,8 @@ export interface ConnectionOptions {
   /** Queue commands while reconnecting (the store) or fail them at once (the lease keeper). */
   offlineQueue: boolean;
   connectTimeoutMs?: number;
-  /** Connection errors, at most one line per outage. */
-  log?: { warn(obj: object, msg?: string): void };
+  /** Connection losses and recoveries, one line each per outage. */
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
   /** Shown in log lines, e.g. "state" or "leases". */
   role: string;
 }
@@ -50,17 +50,20 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
   };
   const client = new Redis(options.url, redisOptions);
-  let failing = false;
-  client.on("error", (err: Error) => {
-    if (failing) return;
-    failing = true;
-    options.log?.warn(
-      { redis: where, role: options.role, err: err.message },
-      "redis connection failed; retrying",
-    );
-  });
+  // One line when an outage starts and one when it ends, however many reconnect attempts between.
+  let lost = false;
+  const outage = (err?: string) => {
+    if (lost) return;
+    lost = true;
+    const fields = { redis: where, role: options.role, ...(err ? { err } : {}) };
+    options.log?.warn(fields, "redis connection lost; reconnecting");
+  };
+  client.on("error", (err: Error) => outage(err.message));
+  client.on("reconnecting", () => outage());
   client.on("ready", () => {
-    failing = false;
+    if (!lost) return;
+    lost = false;
+    options.log?.info({ redis: where, role: options.role }, "redis connection restored");
   });
   try {
     await client.connect();

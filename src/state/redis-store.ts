@@ -26,7 +26,7 @@ export interface RedisStoreOptions {
   /** Fail a command without a reply after this long, waiting for a reconnect included. @default 10000 */
   commandTimeoutMs?: number;
   /** Where connection trouble is reported (a pino logger fits). */
-  log?: { warn(obj: object, msg?: string): void };
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
 /** Letters, digits and `_ . -`: a prefix that needs no escaping anywhere. */
