@@ -1,0 +1,126 @@
+/**
+ * LeaseCoordinator against a real Redis: the partition rule (an instance cut off from Redis stops
+ * its bots while its lease is still alive in Redis, and another takes them only after it expired),
+ * fenced writes of the stale holder, and sharing bots out between instances.
+ */
+import { Redis } from "ioredis";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CoordinatorHooks } from "../../src/cluster/coordinator.ts";
+import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
+import { leaseTiming } from "../../src/cluster/lease-timing.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../state/_redis.ts";
+import { type FreezableProxy, startProxy } from "./_support.ts";
+
+const reachable = await redisReachable();
+if (!reachable) console.warn(`lease-coordinator: ${noRedisMessage}`);
+
+const log = pino({ level: "silent" });
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+});
+
+/** Hooks that record what the coordinator asked for, in one shared order. */
+function recorder(name: string, events: string[], onHalt?: (bot: string) => Promise<void>): CoordinatorHooks {
+  return {
+    run: async (bots) => {
+      for (const bot of bots) events.push(`${name} run ${bot}`);
+    },
+    halt: async (bot, deadlineMs) => {
+      events.push(`${name} halt ${bot} within ${deadlineMs}`);
+      await onHalt?.(bot);
+    },
+  };
+}
+
+async function coordinator(url: string, prefix: string, bots: string[], ttlMs: number, name: string) {
+  const store = await RedisStore.open({ url, prefix, commandTimeoutMs: 1_000 });
+  const c = new LeaseCoordinator({ store, bots, ttlMs, handoverDeadlineMs: 100, log, instanceId: name });
+  cleanups.push(() => store.close());
+  return { store, c };
+}
+
+describe.skipIf(!reachable)("LeaseCoordinator", () => {
+  it("an instance cut off from Redis stops its bot before its lease expires; the other takes it after", async () => {
+    const prefix = uniquePrefix("partition");
+    cleanups.push(() => dropPrefix(prefix));
+    const proxy: FreezableProxy = await startProxy(redisUrl);
+    cleanups.push(() => proxy.close());
+    const direct = new Redis(redisUrl);
+    cleanups.push(async () => direct.disconnect());
+    const ttlMs = 1_500;
+    const events: string[] = [];
+    const leaseKey = `${prefix}#lease:solo`;
+    let atHalt: { value: string | null; pttl: number } | undefined;
+
+    const a = await coordinator(proxy.url, prefix, ["solo"], ttlMs, "inst-a");
+    await a.c.start(
+      recorder("a", events, async () => {
+        atHalt = { value: await direct.get(leaseKey), pttl: await direct.pttl(leaseKey) };
+      }),
+    );
+    cleanups.push(() => a.c.stop(async () => {}));
+    expect(events).toEqual(["a run solo"]);
+    expect(await direct.get(leaseKey)).toBe("1:inst-a");
+    const aState = a.c.storeFor("solo").namespace("solo");
+    await aState.set("written-by", "a");
+
+    const b = await coordinator(redisUrl, prefix, ["solo"], ttlMs, "inst-b");
+    await b.c.start(recorder("b", events));
+    cleanups.push(() => b.c.stop(async () => {}));
+    expect(events).toEqual(["a run solo"]); // b is the spare
+
+    proxy.freeze();
+    await expect.poll(() => events.length, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(3);
+    // a stopped its bot (handlers aborted within ttl/6) while Redis still had a's lease alive…
+    expect(events).toEqual([
+      "a run solo",
+      `a halt solo within ${leaseTiming(ttlMs).haltDeadlineMs}`,
+      "b run solo",
+    ]);
+    expect(atHalt?.value).toBe("1:inst-a");
+    expect(atHalt?.pttl).toBeGreaterThan(0);
+    // …and b took it only after Redis expired it, with a larger fencing token.
+    expect(await direct.get(leaseKey)).toBe("2:inst-b");
+    expect(b.c.held).toEqual(["solo"]);
+    expect(a.c.held).toEqual([]);
+
+    // The stale holder's writes are refused; the new holder's go through.
+    proxy.thaw();
+    await expect(aState.set("written-by", "a-again")).rejects.toMatchObject({ code: "STATE_FENCED" });
+    await b.c.storeFor("solo").namespace("solo").set("written-by", "b");
+    expect(await direct.get(`${prefix}:solo/written-by`)).toBe('"b"');
+    // Once it can reach Redis again, a does not take the bot back.
+    await new Promise((resolve) => setTimeout(resolve, leaseTiming(ttlMs).renewEveryMs * 2));
+    expect([a.c.held, b.c.held]).toEqual([[], ["solo"]]);
+  });
+
+  it("shares the bots out, one handover per round, and gives them all to the survivor on a clean stop", async () => {
+    const prefix = uniquePrefix("share");
+    cleanups.push(() => dropPrefix(prefix));
+    const bots = ["b1", "b2", "b3", "b4"];
+    const events: string[] = [];
+    const a = await coordinator(redisUrl, prefix, bots, 1_200, "inst-a");
+    await a.c.start(recorder("a", events));
+    expect(a.c.held.sort()).toEqual(bots);
+    const b = await coordinator(redisUrl, prefix, bots, 1_200, "inst-b");
+    await b.c.start(recorder("b", events));
+    cleanups.push(() => b.c.stop(async () => {}));
+
+    await expect.poll(() => [a.c.held.length, b.c.held.length], { timeout: 15_000 }).toEqual([2, 2]);
+    expect([...a.c.held, ...b.c.held].sort()).toEqual(bots);
+    const handedOver = events.filter((e) => e.startsWith("a halt")).map((e) => e.split(" ")[2]);
+    expect(handedOver.sort()).toEqual([...b.c.held].sort());
+    expect(events.filter((e) => e.startsWith("b halt"))).toEqual([]);
+
+    // A clean stop releases the leases at once: b runs everything well before a ttl would pass.
+    let stopped = false;
+    await a.c.stop(async () => {
+      stopped = true;
+    });
+    expect(stopped).toBe(true);
+    await expect.poll(() => b.c.held.length, { timeout: 10_000 }).toBe(4);
+  });
+});
