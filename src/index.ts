@@ -160,3 +160,11 @@ export { isStateError, StateError } from "./state/state-error.ts";
 
 export { loadConfig } from "./config/load-config.ts";
 export type { BotConfig, Config } from "./config/schema.ts";
+
+// ── Several instances: state in Redis, bots shared by leases ─────────────────────────────────
+
+export type { Coordinator, CoordinatorHooks } from "./cluster/coordinator.ts";
+export { SoloCoordinator } from "./cluster/coordinator.ts";
+export { LeaseCoordinator, type LeaseCoordinatorOptions } from "./cluster/lease-coordinator.ts";
+export { RedisStore, type RedisStoreOptions } from "./state/redis-store.ts";
+export type { JsonValue, StateBackend, StateStore } from "./state/state-store.ts";
