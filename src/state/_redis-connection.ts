@@ -52,8 +52,9 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   const client = new Redis(options.url, redisOptions);
   // One line when an outage starts and one when it ends, however many reconnect attempts between.
   let lost = false;
+  let connected = false; // the first connection's failure is the error open() throws, not a log line
   const outage = (err?: string) => {
-    if (lost) return;
+    if (lost || !connected) return;
     lost = true;
     const fields = { redis: where, role: options.role, ...(err ? { err } : {}) };
     options.log?.warn(fields, "redis connection lost; reconnecting");
@@ -61,6 +62,7 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   client.on("error", (err: Error) => outage(err.message));
   client.on("reconnecting", () => outage());
   client.on("ready", () => {
+    connected = true;
     if (!lost) return;
     lost = false;
     options.log?.info({ redis: where, role: options.role }, "redis connection restored");
@@ -72,7 +74,7 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     client.disconnect();
     throw new StateError(
       "STATE_UNAVAILABLE",
-      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message}. Check that Redis runs there and that the URL, password and database are right.`,
+      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. Check that Redis runs there and that the URL, password and database are right.`,
       { cause: err },
     );
   }
@@ -97,7 +99,7 @@ export function redisFailure(err: unknown, url: string, what: string): StateErro
   const message = err instanceof Error ? err.message : String(err);
   return new StateError(
     "STATE_UNAVAILABLE",
-    `Redis at ${describeRedisUrl(url)} did not complete ${what}: ${message}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
+    `Redis at ${describeRedisUrl(url)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
     { cause: err },
   );
 }
