@@ -57,6 +57,11 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
       const { bot: botName, name } = request.params as { bot: string; name: string };
       const bot = deps.bots.get(botName);
       let declared: Omit<Target, "bot" | "name" | "route"> | undefined;
+      // Another instance runs the bot (cluster mode): it may never have been set up here.
+      if (bot?.runtime.status.state === "standby") {
+        countAsWebhook(request, UNKNOWN_ROUTE);
+        return fail(reply, 503, `bot ${botName} runs on another instance now; try again`);
+      }
       try {
         declared = bot?.runtime.declarations.webhooks.get(name) as typeof declared;
       } catch {
@@ -69,9 +74,6 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
       }
       const route = `/webhooks/${botName}/${name}`;
       countAsWebhook(request, route);
-      if (bot.runtime.status.state === "standby") {
-        return fail(reply, 503, `bot ${botName} runs on another instance now; try again`);
-      }
       if (bot.runtime.status.server === undefined) {
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }

@@ -50,6 +50,9 @@ export function registerOutgoingRoutes(
         );
         return error(reply, 401, "Unauthorized: the token does not match this bot's outgoing_webhook token");
       }
+      if (bot.runtime.status.state === "standby") {
+        return error(reply, 503, `bot ${name} runs on another instance now; try again`);
+      }
       if (bot.runtime.status.state !== "webhook") {
         return error(reply, 503, `bot ${name} is starting; try again`);
       }

@@ -51,7 +51,10 @@ describe.skipIf(!reachable)("kill -9 of the instance running the bot", () => {
     // The announcement is booked once, by the instance running the bot.
     await expect.poll(() => bookings(sandbox!, "Daily cluster note").pending, { timeout: 15_000 }).toBe(1);
     // Webhooks: the spare says 503; the runner accepts d1 once.
-    expect(await postHook(second, "d1")).toMatchObject({ status: 503 });
+    expect(await postHook(second, "d1")).toEqual({
+      status: 503,
+      body: { error: "bot b0 runs on another instance now; try again" },
+    });
     expect(await postHook(first, "d1")).toEqual({ status: 200, body: { ok: true, pid: first.proc.pid } });
     expect(await postHook(first, "d1")).toEqual({ status: 200, body: { duplicate: true } });
 
