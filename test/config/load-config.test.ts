@@ -74,6 +74,7 @@ describe("loadConfig on good files", () => {
       // From <<: *limits, where ${BOT_CONCURRENCY:-4} is unquoted and so becomes a number.
       concurrency: 4,
       handler_timeout: 90_000,
+      long_messages: "split",
       replay: { max_messages: 50, max_age: 7_200_000 },
       outgoing_webhook: { path: "/hooks/moderator", token: "webhook-fake-token-0012", reply_deadline: 8_000 },
       settings: { threshold: 3, greeting: "cost: ${PRICE}" },
