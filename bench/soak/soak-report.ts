@@ -30,6 +30,8 @@ export interface MemoryTrend {
   lastQuarterMb: number;
   growthPercent: number;
   peakMb: number;
+  /** Median RSS of each minute of the last process (MB), to see whether growth levels off. */
+  perMinuteMb: number[];
 }
 
 export interface SoakReport {
@@ -114,7 +116,15 @@ export function memoryTrend(
     lastQuarterMb: round(lastQ),
     growthPercent: round((100 * (lastQ - first)) / first, 2),
     peakMb: round(Math.max(...use.map((s) => s.rss)) / 2 ** 20),
+    perMinuteMb: perMinute(own),
   };
+}
+
+function perMinute(samples: { atMs: number; rss: number }[]): number[] {
+  const start = samples[0]?.atMs ?? 0;
+  const minutes: number[][] = [];
+  for (const s of samples) (minutes[Math.floor((s.atMs - start) / 60_000)] ??= []).push(s.rss);
+  return minutes.map((m) => round(median(m) / 2 ** 20));
 }
 
 export function formatSoakReport(r: SoakReport): string {
@@ -145,6 +155,7 @@ export function formatSoakReport(r: SoakReport): string {
   lines.push(
     `daemon RSS (last process, ${m.samples} samples): first quarter ${m.firstQuarterMb} MB, last quarter ${m.lastQuarterMb} MB (${m.growthPercent >= 0 ? "+" : ""}${m.growthPercent}%), peak ${m.peakMb} MB`,
   );
+  lines.push(`daemon RSS per minute (MB): ${m.perMinuteMb.join(", ")}`);
   lines.push(`drained: ${r.drained}; daemon exit: ${r.exitCode}`);
   return lines.join("\n");
 }
