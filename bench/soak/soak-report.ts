@@ -123,7 +123,12 @@ export function memoryTrend(
 function perMinute(samples: { atMs: number; rss: number }[]): number[] {
   const start = samples[0]?.atMs ?? 0;
   const minutes: number[][] = [];
-  for (const s of samples) (minutes[Math.floor((s.atMs - start) / 60_000)] ??= []).push(s.rss);
+  for (const s of samples) {
+    const minute = Math.floor((s.atMs - start) / 60_000);
+    const list = minutes[minute] ?? [];
+    list.push(s.rss);
+    minutes[minute] = list;
+  }
   return minutes.map((m) => round(median(m) / 2 ** 20));
 }
 
