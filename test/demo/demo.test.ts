@@ -15,11 +15,17 @@ describe("bothost demo", () => {
     expect(run.stdout).toMatch(/#general › hello {2}Echo: echo: are you there\?/);
     expect(run.stdout).toMatch(/DM \(Bob Builder, Echo\) {2}Echo: echo: Hi Echo, just us\./);
     // The moderation bot reported the flood (the server's report lands in #moderation) and told Mallory.
-    expect(run.stdout).toMatch(/#moderation › Mallory Spammer moderation {2}Notification Bot: .*reported a message sent by/);
+    expect(run.stdout).toMatch(
+      /#moderation › Mallory Spammer moderation {2}Notification Bot: .*reported a message sent by/,
+    );
     expect(run.stdout).toContain("**Spam**. Flagged by the moderation bot (flood)");
-    expect(run.stdout).toMatch(/DM \(Mallory Spammer, Moderation Bot\) {2}Moderation Bot: Hi Mallory Spammer/);
+    expect(run.stdout).toMatch(
+      /DM \(Mallory Spammer, Moderation Bot\) {2}Moderation Bot: Hi Mallory Spammer/,
+    );
     // The welcome bot greeted the new member.
-    expect(run.stdout).toMatch(/DM \(Welcome Bot, Carol Newcomer\) {2}Welcome Bot: Welcome aboard, Carol Newcomer!/);
+    expect(run.stdout).toMatch(
+      /DM \(Welcome Bot, Carol Newcomer\) {2}Welcome Bot: Welcome aboard, Carol Newcomer!/,
+    );
     // The server delivered the announcement the bot had booked.
     expect(run.stdout).toMatch(/#announcements › weekly status {2}Announcements: Good morning!/);
   });
