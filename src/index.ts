@@ -99,9 +99,9 @@ export type {
   WebhookVerify,
 } from "./bot/bot-api.ts";
 export { type BotDefinition, defineBot, type EventType, type SettingsOf } from "./bot/define-bot.ts";
-export type { GapEvent } from "./daemon/bot-runtime.ts";
 export type { BaseContext, BotContext, JobContext, WebhookContext } from "./daemon/context.ts";
 export type { ServerInfo } from "./daemon/server-info.ts";
+export type { GapEvent } from "./events/catch-up.ts";
 export type { ContextFor, ErrorHandler, EventName, Middleware, NextFunction } from "./router/composer.ts";
 export type { Filter, FilterPredicate } from "./router/filters.ts";
 export type { KV } from "./state/kv.ts";

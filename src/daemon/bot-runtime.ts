@@ -1,79 +1,28 @@
-/**
- * One bot, isolated: its own client, queue, router, state namespace and logger. Every event,
- * from the queue or a replay, goes through the one `#accept` → conversation queue → composer path.
- */
-import type { Logger } from "pino";
-import type { Client } from "../api/create-client.ts";
-import type { BotDefinition } from "../bot/define-bot.ts";
+import { catchUp, newestMessageId } from "../events/catch-up.ts";
 import { DeliveryLedger } from "../events/delivery-ledger.ts";
 import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
-import { collectMissed } from "../events/replay.ts";
 import { BotServices } from "../helpers/bot-services.ts";
-import type { Clock } from "../helpers/clock.ts";
-import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { ConversationKeys } from "../router/conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "../router/conversation-queue.ts";
 import { isOwnMessage } from "../router/is-own-message.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
-import type { StateStore } from "../state/state-store.ts";
 import { registerOnce } from "../webhook/register-once.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { type BotHandle, createBotHandle } from "./bot-handle.ts";
+import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 import { type ContextDeps, createBaseContext, createContext } from "./context.ts";
+import { queueApiFor } from "./queue-api.ts";
 
 type ReplyFn = (content: string) => Promise<{ id: number }>;
 
 import { registerParams, replayMessageFormat } from "./register-params.ts";
 import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
 
-export interface BotRuntimeOptions {
-  name: string;
-  definition: BotDefinition<never, never>;
-  settings: unknown;
-  client: Client;
-  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
-  store: StateStore;
-  /** Make the store's writes durable (coalesced by the caller). */
-  flush(): Promise<void>;
-  log: Logger;
-  events?: readonly string[];
-  narrow?: Narrow;
-  allPublicStreams?: boolean;
-  ownMessages: boolean;
-  concurrency: number;
-  handlerTimeoutMs: number;
-  replay: { maxMessages: number; maxAgeMs: number };
-  /** Stop polling while this many events are waiting or running (bounded memory). */
-  maxInFlight?: number;
-  /** Content over max_message_length: `split` into several messages (default) or `reject`. */
-  longMessages?: "split" | "reject";
-  longpollMarginMs?: number;
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** The clock of the bot's scheduler (recurring bookings, cron jobs, ctx.schedule); default real. */
-  clock?: Clock;
-  /** `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept. */
-  mode?: "queue" | "webhook";
-  /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
-  metrics?: RuntimeMetricsSink;
-}
-
-/** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
-export interface GapEvent {
-  id: -1;
-  type: "gap";
-  reason: RegisterReason | "restart";
-  /** When the server was last heard from before the gap (ms since epoch), if known. */
-  since: number | undefined;
-  /** Event types other than messages that were not delivered during the gap. */
-  eventTypes: string[];
-  replayedMessages: number;
-  /** Messages missed but not replayed because of the replay limits. */
-  skippedMessages: number;
-  [key: string]: unknown;
-}
+export type { GapEvent } from "../events/catch-up.ts";
+export type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 
 export class BotRuntime {
   readonly name: string;
@@ -165,34 +114,21 @@ export class BotRuntime {
       log: this.#o.log,
       longpollMarginMs: this.#o.longpollMarginMs,
       backoff: this.#o.backoff,
-      api: {
-        register: async (signal) => {
-          // First start: note the newest message BEFORE the queue exists. Taken after, a message
-          // sent in between would be both in the queue and at or below the baseline, and dropped.
-          if (this.#ledger?.cursor === undefined && this.#wantsMessages()) {
-            this.#baselineCandidate = await this.#newestMessageId(signal);
-          }
-          return client.events.register(
-            registerParams({
-              eventTypes: this.#eventTypes,
-              narrow: this.#o.narrow,
-              allPublicStreams: this.#o.allPublicStreams,
-            }),
-            { signal },
-          );
-        },
-        poll: async (queue_id, last_event_id, { signal, timeoutMs }) => {
-          // Not marked idempotent: the consumer, not the client, decides how to recover.
-          const body = await client.request<{ events: unknown[] }>(
-            "GET",
-            "/events",
-            { queue_id, last_event_id },
-            { signal, timeoutMs, idempotent: false },
-          );
-          return Array.isArray(body.events) ? body.events : [];
-        },
-        deleteQueue: (queueId) => client.events.deleteQueue(queueId),
-      },
+      api: queueApiFor(client, async (signal) => {
+        // First start: note the newest message BEFORE the queue exists. Taken after, a message
+        // sent in between would be both in the queue and at or below the baseline, and dropped.
+        if (this.#ledger?.cursor === undefined && this.#wantsMessages()) {
+          this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
+        }
+        return client.events.register(
+          registerParams({
+            eventTypes: this.#eventTypes,
+            narrow: this.#o.narrow,
+            allPublicStreams: this.#o.allPublicStreams,
+          }),
+          { signal },
+        );
+      }),
       onRegistered: (reg, reason) => this.#onRegistered(reg, reason),
       onEvents: (batch) => this.#onEvents(batch),
       waitForCapacity: async (signal) => {
@@ -284,63 +220,39 @@ export class BotRuntime {
     }
     this.#services.onRegistered(this.#server, this.#self!);
     const ledger = this.#ledger!;
-    const wantsMessages = this.#wantsMessages();
     const firstEver = ledger.cursor === undefined;
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
     if (firstEver) {
-      if (!wantsMessages || this.#baselineCandidate === undefined) return;
+      if (!this.#wantsMessages() || this.#baselineCandidate === undefined) return;
       // Nothing before the baseline is handled; what was sent between it and the registration
-      // is replayed below (and deduplicated against the queue).
+      // is replayed (and deduplicated against the queue).
       await ledger.baseline(this.#baselineCandidate);
     }
-    let replayed = 0;
-    let skipped = 0;
-    if (wantsMessages && this.#o.replay.maxMessages > 0) {
-      const result = await collectMissed(
-        (anchor, numAfter, signal) =>
-          this.#o.client.messages.get(
-            {
-              anchor,
-              num_before: 0,
-              num_after: numAfter,
-              include_anchor: false,
-              narrow: this.#replayNarrow(),
-              // The same shape as the queue's message events (registerParams): raw Markdown, ""
-              // topics kept, gravatar URLs left to the client. GET /messages defaults to HTML.
-              ...replayMessageFormat,
-            },
-            { signal },
-          ),
-        ledger.cursor ?? 0,
-        this.#o.replay,
-        Date.now(),
-        this.#stopping.signal,
-      );
-      skipped = result.skipped;
-      for (const message of result.messages) {
-        const event = { id: -1, type: "message" as const, message, flags: message.flags ?? [] };
-        if (this.#accept(event, true) !== false) replayed++;
-      }
-    }
+    const { replayed, skipped, gap } = await catchUp(
+      {
+        client: this.#o.client,
+        ledger,
+        narrow: this.#replayNarrow(),
+        limits: this.#o.replay,
+        format: replayMessageFormat,
+        eventTypes: this.#eventTypes,
+        reason,
+        since,
+        signal: this.#stopping.signal,
+        accept: (message) =>
+          this.#accept({ id: -1, type: "message", message, flags: message.flags ?? [] }, true) !== false,
+      },
+      firstEver,
+    );
     this.stats.replayed += replayed;
     if (replayed > 0) this.#o.metrics?.messagesReplayed(replayed);
     // A first start missed nothing: no catch-up line, no gap.
     if (firstEver) return;
     this.#o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
-    const otherTypes = (this.#eventTypes ?? ["*"]).filter((t) => t !== "message");
-    if (otherTypes.length > 0 || skipped > 0) {
+    if (gap) {
       this.stats.gaps++;
       this.#o.metrics?.gap();
-      const gap: GapEvent = {
-        id: -1,
-        type: "gap",
-        reason: reason === "start" ? "restart" : reason,
-        since,
-        eventTypes: otherTypes,
-        replayedMessages: replayed,
-        skippedMessages: skipped,
-      };
       this.#dispatchNow(gap);
     }
   }
@@ -351,14 +263,6 @@ export class BotRuntime {
 
   #wantsMessages(): boolean {
     return this.#eventTypes === null || this.#eventTypes.includes("message");
-  }
-
-  async #newestMessageId(signal: AbortSignal): Promise<number> {
-    const page = await this.#o.client.messages.get(
-      { anchor: "newest", num_before: 1, num_after: 0, narrow: this.#replayNarrow() },
-      { signal },
-    );
-    return page.messages.reduce((max: number, m: Message) => Math.max(max, m.id), 0);
   }
 
   async #onEvents(batch: ParsedEvent[]): Promise<void> {

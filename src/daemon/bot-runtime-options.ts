@@ -1,0 +1,39 @@
+/** What one bot's runtime is built from (the daemon fills it from the bot's config). */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import type { Clock } from "../helpers/clock.ts";
+import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Narrow } from "../wire/records.ts";
+
+export interface BotRuntimeOptions {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+  client: Client;
+  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
+  store: StateStore;
+  /** Make the store's writes durable (coalesced by the caller). */
+  flush(): Promise<void>;
+  log: Logger;
+  events?: readonly string[];
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+  ownMessages: boolean;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  replay: { maxMessages: number; maxAgeMs: number };
+  /** Stop polling while this many events are waiting or running (bounded memory). */
+  maxInFlight?: number;
+  /** Content over max_message_length: `split` into several messages (default) or `reject`. */
+  longMessages?: "split" | "reject";
+  longpollMarginMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** The clock of the bot's scheduler (recurring bookings, cron jobs, ctx.schedule); default real. */
+  clock?: Clock;
+  /** `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept. */
+  mode?: "queue" | "webhook";
+  /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
+  metrics?: RuntimeMetricsSink;
+}
