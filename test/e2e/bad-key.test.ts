@@ -2,9 +2,9 @@
  * Credentials the server rejects: a bot with a wrong key stops alone, loudly, while the others go
  * on; when every bot's key is wrong, `bothost run` exits with code 3. No key is ever printed.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll, spawnCli } from "./_support/cli.ts";
+import { spawnCli } from "./_support/cli.ts";
 import {
   botEmail,
   type E2eConfig,
@@ -14,6 +14,7 @@ import {
   send,
   startDaemon,
   startE2eSandbox,
+  useE2eCleanup,
   waitForAnswers,
   writeConfig,
 } from "./_support/daemon.ts";
@@ -23,14 +24,7 @@ const WRONG_KEY = "WrongKey0123456789abcdefWrongKey";
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;
 
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  sandbox = undefined;
-  config = undefined;
-});
+useE2eCleanup();
 
 describe("a rejected API key", () => {
   it("stops that bot alone, with an error line naming it; the others keep handling messages", async () => {

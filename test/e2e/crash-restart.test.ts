@@ -4,9 +4,8 @@
  * handled; the only duplicate allowed is the documented at-least-once case (a handler killed
  * after its reply reached the server but before its completion was recorded).
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "./_support/cli.ts";
 import {
   answerCounts,
   botEmail,
@@ -18,6 +17,7 @@ import {
   send,
   startDaemon,
   startE2eSandbox,
+  useE2eCleanup,
   waitForAnswers,
   writeConfig,
 } from "./_support/daemon.ts";
@@ -25,14 +25,7 @@ import {
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;
 
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  sandbox = undefined;
-  config = undefined;
-});
+useE2eCleanup();
 
 /** Send `count` messages, one every `everyMs`, calling `during(i)` before each; resolves with the ids. */
 async function stream(count: number, everyMs: number, during: (i: number) => unknown = () => {}) {

@@ -7,9 +7,8 @@
  * retry: a 429 (the server did nothing). A 5xx or a reset during a send leaves its fate unknown,
  * so the client does not repeat it; those faults are aimed at the long-poll.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "./_support/cli.ts";
 import {
   botEmail,
   type E2eConfig,
@@ -19,6 +18,7 @@ import {
   send,
   startDaemon,
   startE2eSandbox,
+  useE2eCleanup,
   waitForAnswers,
   writeConfig,
 } from "./_support/daemon.ts";
@@ -26,14 +26,7 @@ import {
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;
 
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  sandbox = undefined;
-  config = undefined;
-});
+useE2eCleanup();
 
 /** Statuses of the requests to `path` so far (-1: reset connection). Only the bot calls the API;
  * injected faults are answered before authentication, so their entries carry no email. */

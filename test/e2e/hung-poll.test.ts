@@ -3,9 +3,8 @@
  * daemon's watchdog gives up after the server's event_queue_longpoll_timeout_seconds plus the
  * config's longpoll_margin (3 s + 1 s here), registers a new queue and replays what it missed.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "./_support/cli.ts";
 import {
   botEmail,
   type E2eConfig,
@@ -15,6 +14,7 @@ import {
   send,
   startDaemon,
   startE2eSandbox,
+  useE2eCleanup,
   waitForAnswers,
   writeConfig,
 } from "./_support/daemon.ts";
@@ -22,14 +22,7 @@ import {
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;
 
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  sandbox = undefined;
-  config = undefined;
-});
+useE2eCleanup();
 
 describe("a hung long-poll", () => {
   it("is abandoned by the watchdog; messages sent meanwhile are replayed, each handled once", async () => {

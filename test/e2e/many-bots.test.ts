@@ -2,9 +2,8 @@
  * Ten bots in one `bothost run` process, each subscribed to a different channel: each handles
  * exactly the messages of its own channel (and its own direct messages), once.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "./_support/cli.ts";
 import {
   botEmail,
   type E2eConfig,
@@ -16,6 +15,7 @@ import {
   send,
   startDaemon,
   startE2eSandbox,
+  useE2eCleanup,
   waitForAnswers,
   writeConfig,
 } from "./_support/daemon.ts";
@@ -24,14 +24,7 @@ const BOTS = 10;
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;
 
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  sandbox = undefined;
-  config = undefined;
-});
+useE2eCleanup();
 
 describe("many bots in one daemon", () => {
   it("gives each bot only its own channel's messages and direct messages, each handled once", async () => {

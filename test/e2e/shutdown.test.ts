@@ -3,9 +3,8 @@
  * handlers finish (their replies go out), deletes every event queue, flushes the state and
  * exits 0; a restart on the same state then replays exactly what was sent while it was down.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "./_support/cli.ts";
 import {
   botEmail,
   type E2eConfig,
@@ -16,6 +15,7 @@ import {
   send,
   startDaemon,
   startE2eSandbox,
+  useE2eCleanup,
   waitForAnswers,
   writeConfig,
 } from "./_support/daemon.ts";
@@ -23,14 +23,7 @@ import {
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;
 
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  sandbox = undefined;
-  config = undefined;
-});
+useE2eCleanup();
 
 const deletes = () => sandbox!.control.requests.filter((r) => r.method === "DELETE" && r.path === "/events");
 

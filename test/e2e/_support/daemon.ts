@@ -6,18 +6,39 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect } from "vitest";
+import { afterEach, beforeAll, expect } from "vitest";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox } from "../../../src/sandbox/types.ts";
-import { type CliProcess, repoRoot, spawnCli } from "./cli.ts";
+import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
 
 export const REPLIER = path.join(repoRoot, "test/fixtures/e2e/replier.mjs");
 export const OWNER = "owner@sandbox.example";
 export const MEMBER = "member@sandbox.example";
 
+/** What the current test opened (sandboxes, config folders), closed by {@link useE2eCleanup}. */
+const opened: Array<() => Promise<void>> = [];
+
+/**
+ * The lifecycle of an e2e test file: dist/ must be built; after each test every daemon is killed,
+ * then every sandbox and config folder the test opened is closed.
+ */
+export function useE2eCleanup(): void {
+  beforeAll(assertBuilt);
+  afterEach(async () => {
+    await killAll();
+    for (const close of opened.splice(0).reverse()) await close();
+  });
+}
+
 /** A sandbox with 1 s heartbeats and a 3 s long-poll timeout, so every recovery takes seconds. */
-export function startE2eSandbox(org?: OrgInput): Promise<Sandbox> {
-  return startSandbox({ heartbeatSeconds: 1, longpollTimeoutSeconds: 3, ...(org ? { org } : {}) });
+export async function startE2eSandbox(org?: OrgInput): Promise<Sandbox> {
+  const sandbox = await startSandbox({
+    heartbeatSeconds: 1,
+    longpollTimeoutSeconds: 3,
+    ...(org ? { org } : {}),
+  });
+  opened.push(() => sandbox.stop());
+  return sandbox;
 }
 
 /** An org with `bots` generic bots, bot i subscribed only to channel `c<i>` (and the member to all). */
@@ -85,7 +106,9 @@ export async function writeConfig(
   const file = path.join(dir, "bothost.yaml");
   await writeFile(file, `${lines.join("\n")}\n`);
   const secrets = [...new Set([...Object.values(env), ...sandbox.control.users().map((u) => u.api_key)])];
-  return { dir, file, stateDir, env, secrets, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  opened.push(cleanup);
+  return { dir, file, stateDir, env, secrets, cleanup };
 }
 
 /** Start `bothost run` on the config and wait until every bot has started (or failed). */
