@@ -1,0 +1,118 @@
+/**
+ * A real Daemon in the test process against a sandbox: the config written as YAML and loaded
+ * through the real loader, state in a temp directory, every log line captured as JSON. The
+ * harnesses of test/daemon, test/helpers and test/http are thin wrappers around this.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { loadConfig } from "../../src/config/load-config.ts";
+import type { Config } from "../../src/config/schema.ts";
+import { Daemon, type StartReport } from "../../src/daemon/daemon.ts";
+import { createLogger } from "../../src/log/create-logger.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+
+export interface InProcessBot {
+  email: string;
+  /** Default: the sandbox account's key. */
+  apiKey?: string;
+  // biome-ignore lint/suspicious/noExplicitAny: any bot definition, whatever its settings schema
+  definition: BotDefinition<any, any>;
+  /** Raw settings (else the YAML's), validated by the definition's schema as the loader does. */
+  settings?: unknown;
+  /** Extra YAML lines for the bot's config block, e.g. "long_messages: reject". */
+  extra?: string;
+}
+
+export interface InProcessOptions {
+  /** Keep the state here (it survives `stop()`); default a temp folder removed at stop. */
+  stateDir?: string;
+  /** Extra top-level YAML, e.g. an `http:` block. */
+  global?: string;
+  /** Environment for `${VAR}` in the YAML, on top of the bots' keys. */
+  env?: Record<string, string>;
+}
+
+export interface InProcessDaemon {
+  daemon: Daemon;
+  config: Config;
+  report: StartReport;
+  stateDir: string;
+  logs: Record<string, unknown>[];
+  /** Raw log text, to check that no secret was ever written. */
+  logText(): string;
+  /** Log lines whose msg contains `text`. */
+  logged(text: string): Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+function settingsOf(bot: InProcessBot, fromYaml: unknown): unknown {
+  const raw = bot.settings ?? fromYaml;
+  const schema = (bot.definition as { settings?: { parse(v: unknown): unknown } }).settings;
+  return schema ? schema.parse(raw ?? {}) : raw;
+}
+
+export async function startInProcessDaemon(
+  sandbox: Sandbox,
+  bots: Record<string, InProcessBot>,
+  options: InProcessOptions = {},
+): Promise<InProcessDaemon> {
+  const dir = await mkdtemp(join(tmpdir(), "bothost-daemon-"));
+  const stateDir = options.stateDir ?? join(dir, "state");
+  const env: Record<string, string> = { ...options.env };
+  const lines = [
+    `server:\n  url: ${sandbox.url}`,
+    `state:\n  path: ${stateDir}`,
+    ...(options.global ? [options.global] : []),
+    "bots:",
+  ];
+  for (const [name, bot] of Object.entries(bots)) {
+    const envName = `KEY_${name.toUpperCase().replace(/-/g, "_")}`;
+    env[envName] = bot.apiKey ?? sandbox.control.apiKeyOf(bot.email);
+    lines.push(`  ${name}:\n    module: ./unused.ts\n    email: ${bot.email}\n    api_key: \${${envName}}`);
+    if (bot.extra) lines.push(bot.extra.replace(/^/gm, "    "));
+  }
+  const file = join(dir, "bothost.yaml");
+  await writeFile(file, `${lines.join("\n")}\n`);
+  const config = await loadConfig(file, { env });
+  const logs: Record<string, unknown>[] = [];
+  let text = "";
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      for (const line of String(chunk).split("\n")) if (line) logs.push(JSON.parse(line));
+      if (process.env.DEBUG_DAEMON) process.stderr.write(chunk);
+      done();
+    },
+  });
+  const log = createLogger({ destination, pretty: false, level: "debug" });
+  const store = await FileStore.open(stateDir);
+  const daemon = new Daemon({
+    config,
+    bots: Object.entries(bots).map(([name, b]) => ({
+      name,
+      definition: b.definition as BotDefinition<never, never>,
+      settings: settingsOf(b, config.bots[name]?.settings),
+    })),
+    store,
+    log,
+    tuning: { backoff: { initialMs: 20, maxMs: 200 } },
+  });
+  const report = await daemon.start();
+  return {
+    daemon,
+    config,
+    report,
+    stateDir,
+    logs,
+    logText: () => text,
+    logged: (part) => logs.filter((l) => typeof l.msg === "string" && l.msg.includes(part)),
+    stop: async () => {
+      await daemon.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
