@@ -26,6 +26,16 @@ const groupId = async (
   name: string,
 ) => (await sb.as(OWNER).get("/user_groups")).body.user_groups.find((g) => g.name === name)!.id;
 
+test("GET /user_groups and the register state show a group alike", async ({ sb }) => {
+  const listed = (await sb.as(OWNER).get("/user_groups")).body.user_groups.find(
+    (g: { name: string }) => g.name === "devs",
+  );
+  const reg = await sb.as(OWNER).post("/register", { fetch_event_types: ["realm_user_groups"] });
+  const registered = reg.body.realm_user_groups.find((g: { name: string }) => g.name === "devs");
+  expect(listed).toEqual(registered);
+  expect(listed).toMatchObject({ name: "devs", creator_id: null, date_created: expect.any(Number) });
+});
+
 test("user group members and subgroups, with events", async ({ sb }) => {
   const devs = await groupId(sb, "devs");
   const ops = await groupId(sb, "ops");

@@ -4,21 +4,10 @@ import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { UserGroupRecord } from "../state/data.ts";
+import { userGroupView } from "../state/user-group-view.ts";
 import { groupMemberIds, userById } from "../state/users.ts";
 
 const BOTS_ALLOWED_FL = 496;
-
-function groupView(g: UserGroupRecord) {
-  return {
-    id: g.id,
-    name: g.name,
-    description: g.description,
-    members: g.members,
-    direct_subgroup_ids: g.subgroups,
-    is_system_group: g.is_system_group,
-    deactivated: g.deactivated,
-  };
-}
 
 function groupForUpdate(ctx: AuthedContext): UserGroupRecord {
   const { core, user } = ctx;
@@ -91,7 +80,9 @@ function groupContains(core: SandboxCore, child: number, parent: number, seen = 
 
 export const userGroupRoutes = [
   route("/user_groups", {
-    GET: endpoint(({ core }) => ({ user_groups: core.data.userGroups.map(groupView) })),
+    GET: endpoint(({ core }) => ({
+      user_groups: core.data.userGroups.map((g) => userGroupView(core.data, g)),
+    })),
   }),
   route("/user_groups/{user_group_id:int}/members", {
     GET: endpoint(({ core, path, params }) => {

@@ -10,6 +10,7 @@ import { SERVER_GENERATION } from "../version.ts";
 import type { UserRecord } from "./data.ts";
 import { pendingScheduled, scheduledToApi } from "./scheduled-view.ts";
 import { canAccessMetadata, streamToApi, subscriptionToApi } from "./streams.ts";
+import { userGroupView } from "./user-group-view.ts";
 import { userSettingsToApi } from "./user-settings.ts";
 import { apiEmail, avatarUrl, profileDataToApi, userToApi } from "./users.ts";
 
@@ -138,17 +139,7 @@ export function initialState(
   }
   if (want("user_settings")) state.user_settings = userSettingsToApi(data, user);
   if (want("realm_user_groups")) {
-    state.realm_user_groups = data.userGroups.map((g) => ({
-      id: g.id,
-      name: g.name,
-      description: g.description,
-      members: g.members,
-      direct_subgroup_ids: g.subgroups,
-      is_system_group: g.is_system_group,
-      deactivated: g.deactivated,
-      date_created: data.realm.date_created,
-      creator_id: null,
-    }));
+    state.realm_user_groups = data.userGroups.map((g) => userGroupView(data, g));
   }
   if (want("custom_profile_fields")) {
     state.custom_profile_fields = data.profileFields.map(({ id, name, hint, field_data, order, type }) => ({
