@@ -4,6 +4,7 @@
  * 5xx, non-JSON bodies and network failures with exponential backoff, full jitter and a cap,
  * but only when repeating the call is safe.
  */
+import { backoffDelay } from "./backoff.ts";
 import { ApiError, AuthError, BadResponseError, NetworkError, RateLimitError } from "./errors.ts";
 
 /** Retry settings of a client. */
@@ -54,8 +55,7 @@ export function decideRetry(
     return { retry: true, delayMs: err.retryAfterMs, reason: "rate limited (429)" };
   }
   const backoff = () => {
-    const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-    return Math.floor(policy.random() * ceiling);
+    return Math.floor(backoffDelay(attempt, policy.baseDelayMs, policy.maxDelayMs, policy.random));
   };
   if (err instanceof NetworkError && (idempotent || !err.requestSent)) {
     return { retry: true, delayMs: backoff(), reason: err.timedOut ? "timed out" : "network error" };

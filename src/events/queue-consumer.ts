@@ -3,11 +3,12 @@
  * everything the server and the network do. It never routes: it hands each batch of events to
  * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
  */
+
+import { backoffDelay, type Pause, realPause } from "../api/backoff.ts";
 import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import { backoffDelay, type Pause, realPause } from "./backoff.ts";
 
 /** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
 export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog";

@@ -3,10 +3,10 @@
  * the server's limits; the queue it creates is deleted at once (nothing will poll it).
  */
 import type { Logger } from "pino";
+import { backoffDelay, realPause } from "../api/backoff.ts";
 import type { Client } from "../api/create-client.ts";
 import { isAuthError, isRateLimitError } from "../api/errors.ts";
 import { registerParams } from "../daemon/register-params.ts";
-import { backoffDelay, realPause } from "../events/backoff.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
 export interface RegisterOnceOptions {

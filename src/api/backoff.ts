@@ -1,5 +1,6 @@
-/** Exponential backoff with full jitter, and an abortable pause. */
-import { systemClock } from "../api/clock.ts";
+/** Exponential backoff with full jitter (client retries, the queue consumer), and an abortable pause. */
+import { realClock } from "../helpers/clock.ts";
+import { sleep } from "./sleep.ts";
 
 /** Waits `ms`, rejecting as soon as `signal` aborts. Injectable so tests need not wait. */
 export type Pause = (ms: number, signal: AbortSignal) => Promise<void>;
@@ -18,5 +19,5 @@ export function backoffDelay(
   return random() * ceiling;
 }
 
-/** The real pause: the client's abortable sleep. */
-export const realPause: Pause = (ms, signal) => systemClock.sleep(ms, signal);
+/** The real pause: an abortable sleep on the real clock. */
+export const realPause: Pause = (ms, signal) => sleep(realClock, ms, signal);
