@@ -10,7 +10,6 @@ import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
 import { type Clock, realClock } from "../helpers/clock.ts";
 import { createLogger } from "../log/create-logger.ts";
-import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { Daemon } from "./daemon.ts";
 
@@ -55,6 +54,8 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
   let sandbox: Sandbox | undefined;
   if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
     const s = config.server?.sandbox;
+    // Loaded only here: a daemon for a real server never needs the sandbox's code.
+    const { startSandbox } = await import("../sandbox/start-sandbox.ts");
     sandbox = await startSandbox({
       ...options.sandbox,
       ...(s?.org ? { org: s.org } : {}),
