@@ -5,6 +5,7 @@
  * an unknown type is kept as a {@link GenericEvent}, never dropped and never an error.
  */
 import { z } from "zod";
+import { type Check, compileCheck } from "./compiled-check.ts";
 import { Message, SavedSnippet, ScheduledMessage, Subscription } from "./records.ts";
 
 const base = { id: z.number().int() };
@@ -246,19 +247,39 @@ export type ParsedEvent =
 // Built once: zod compiles a schema on first use, so a schema made per call was rebuilt per event.
 const EventShape = z.looseObject({ id: z.number().int(), type: z.string() });
 
+/** Each known type's schema as a predicate, compiled on first use (see compiled-check.ts). */
+const compiled = new Map<string, Check | null>();
+function checkOf(type: KnownEventType): Check | null {
+  let check = compiled.get(type);
+  if (check === undefined) {
+    check = compileCheck(eventSchemas[type]) ?? null;
+    compiled.set(type, check);
+  }
+  return check;
+}
+
 /**
  * Parse one raw event. Known types are validated against their schema; an unknown type, or a
  * known type whose payload does not match, comes back as a generic event with the reason.
  */
 export function parseEvent(raw: unknown): ParsedEvent {
+  const type = (raw as { type?: unknown } | null)?.type;
+  if (
+    typeof type === "string" &&
+    isKnownEventType(type) &&
+    Number.isSafeInteger((raw as { id: unknown }).id)
+  ) {
+    // The common case: the raw object passes its type's schema and is handed on as it is.
+    if (checkOf(type)?.(raw)) return { known: true, event: raw as KnownEvent };
+  }
   const shape = EventShape.safeParse(raw);
   if (!shape.success) {
     const fallback = { id: -1, type: "invalid", raw } satisfies GenericEvent;
     return { known: false, event: fallback, issue: "event has no integer id or string type" };
   }
-  const type = shape.data.type;
-  if (!isKnownEventType(type)) return { known: false, event: shape.data as GenericEvent };
-  const parsed = eventSchemas[type].safeParse(raw);
+  const shapeType = shape.data.type;
+  if (!isKnownEventType(shapeType)) return { known: false, event: shape.data as GenericEvent };
+  const parsed = eventSchemas[shapeType].safeParse(raw);
   if (parsed.success) return { known: true, event: parsed.data as KnownEvent };
   const issue = parsed.error.issues
     .slice(0, 3)
