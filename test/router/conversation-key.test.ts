@@ -57,13 +57,19 @@ describe("ConversationKeys", () => {
     expect(keys.keyOf(reaction())).toBe("msg:42");
   });
 
-  it("forgets the least recently seen messages beyond its capacity", () => {
+  it("forgets the oldest messages beyond its capacity, however many pass through", () => {
     const keys = new ConversationKeys(2);
     keys.keyOf(streamMessage({ id: 1, subject: "a" }));
     keys.keyOf(streamMessage({ id: 2, subject: "b" }));
     keys.keyOf(streamMessage({ id: 3, subject: "c" }));
     const reactTo = (id: number) => keys.keyOf({ ...reaction(), message_id: id });
     expect([reactTo(1), reactTo(2), reactTo(3)]).toEqual(["msg:1", "stream:5:b", "stream:5:c"]);
+    for (let id = 4; id <= 50_000; id++) keys.keyOf(streamMessage({ id, subject: `t${id % 7}` }));
+    expect([reactTo(3), reactTo(49_999), reactTo(50_000)]).toEqual([
+      "msg:3",
+      `stream:5:t${49_999 % 7}`,
+      `stream:5:t${50_000 % 7}`,
+    ]);
   });
 });
 
