@@ -31,6 +31,12 @@ export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "e
 /**
  * A router: an ordered stack of middleware that compiles into one {@link Composer.dispatch}.
  *
+ * Dispatch is on the hot path (hundreds of thousands of events/s), so the chain runs
+ * synchronously for as long as every middleware returns a non-thenable: no promise is made per
+ * middleware, and `next()` hands user code one shared resolved promise when the rest of the chain
+ * finished synchronously. The first thenable makes the chain async from that point, with the same
+ * order of effects as an all-async chain.
+ *
  * @example
  * ```ts
  * const bot = new Composer();
@@ -42,14 +48,14 @@ export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "e
  * ```
  */
 export class Composer<C extends RoutableContext = RoutableContext> {
-  private readonly stack: Middleware<C>[] = [];
+  private readonly stack: Step<C>[] = [];
   private errorHandler: ErrorHandler<C> | undefined;
 
   /** Add middleware (or whole composers) that see every event. */
   use(...middleware: Array<Middleware<C> | Composer<C>>): this {
     for (const [i, mw] of middleware.entries()) {
-      if (mw instanceof Composer) this.stack.push(mw.middleware());
-      else if (typeof mw === "function") this.stack.push(mw);
+      if (mw instanceof Composer) this.stack.push((ctx, next) => mw.step(ctx, next));
+      else if (typeof mw === "function") this.stack.push(fromMiddleware(mw));
       else
         throw argument(
           `use(): argument ${i + 1} must be a function (ctx, next) or a Composer, got ${typeof mw}.`,
@@ -79,12 +85,16 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     const test = filter === undefined ? undefined : compileFilter(filter, types, where);
     const all = types.includes("*");
     const wanted = new Set(types);
-    this.stack.push(async (ctx, next) => {
+    const handle = fromMiddleware(handler);
+    this.stack.push((ctx, next) => {
       const { type: eventType } = ctx.event;
       const typeMatches =
         all || (wanted.has(eventType) && (ctx.eventIssue === undefined || !isKnownEventType(eventType)));
-      if (typeMatches && (test === undefined || (await test(ctx)))) return handler(ctx, next);
-      return next();
+      if (!typeMatches) return next();
+      if (test === undefined) return handle(ctx, next);
+      const pass = test(ctx);
+      if (isThenable(pass)) return afterFilter(pass, handle, ctx, next);
+      return pass ? handle(ctx, next) : next();
     });
     return this;
   }
@@ -104,55 +114,138 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     return this;
   }
 
-  /** This composer as one middleware, to nest it in another. */
+  /** This composer as one middleware, to nest it in another. It always returns a Promise. */
   middleware(): Middleware<C> {
-    return async (ctx, next) => {
-      const handler = this.errorHandler;
-      if (handler === undefined) return run(this.stack, ctx, next);
-      // Errors thrown after this composer passed the event on belong to the outer chain, not to us.
-      let outer: { error: unknown } | undefined;
-      const guardedNext = async () => {
-        try {
-          await next();
-        } catch (error) {
-          outer = { error };
-          throw error;
-        }
-      };
-      try {
-        await run(this.stack, ctx, guardedNext);
-      } catch (error) {
-        if (outer !== undefined && outer.error === error) throw error;
-        await handler(error, ctx);
-      }
-    };
+    return (ctx, next) => promiseOf(() => this.step(ctx, () => settle(next())));
   }
 
-  /** Run the whole stack for one event. Rejects only if an error escapes every `catch`. */
-  async dispatch(ctx: C): Promise<void> {
-    await this.middleware()(ctx, async () => {});
+  /**
+   * Run the stack for one event. Returns `undefined` when every middleware that ran finished
+   * synchronously, else a Promise that settles when the chain is done (it rejects only if an error
+   * escapes every `catch`). A synchronous throw that escapes every `catch` is thrown synchronously.
+   */
+  run(ctx: C): void | Promise<void> {
+    return this.step(ctx, finish);
+  }
+
+  /**
+   * Run the whole stack for one event. Always a Promise (a shared resolved one when the chain ran
+   * synchronously); it rejects only if an error escapes every `catch`.
+   */
+  dispatch(ctx: C): Promise<void> {
+    try {
+      return this.run(ctx) ?? RESOLVED;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** This composer as one step of a chain: its stack, then `next`, with its `catch` around it. */
+  private step(ctx: C, next: Continue): Done {
+    const handler = this.errorHandler;
+    if (handler === undefined) return runFrom(this.stack, 0, ctx, next);
+    // Errors thrown after this composer passed the event on belong to the outer chain, not to us.
+    let outer: { error: unknown } | undefined;
+    const passOn = (error: unknown): never => {
+      outer = { error };
+      throw error;
+    };
+    const guardedNext = (): Done => {
+      let done: Done;
+      try {
+        done = next();
+      } catch (error) {
+        passOn(error);
+      }
+      return done === undefined ? undefined : done.then(undefined, passOn);
+    };
+    const handle = (error: unknown): Done => {
+      if (outer !== undefined && outer.error === error) throw error;
+      return settle(handler(error, ctx));
+    };
+    let done: Done;
+    try {
+      done = runFrom(this.stack, 0, ctx, guardedNext);
+    } catch (error) {
+      return handle(error);
+    }
+    return done === undefined ? undefined : done.then(undefined, handle);
   }
 }
 
-function run<C>(stack: readonly Middleware<C>[], ctx: C, last: NextFunction): Promise<void> {
-  const step = async (i: number): Promise<void> => {
-    const mw = stack[i];
-    if (mw === undefined) return last();
-    let called = false;
-    await mw(ctx, () => {
-      if (called) {
-        return Promise.reject(
-          new RouterError(
-            "ROUTER_NEXT_CALLED_TWICE",
-            `next() was called twice by middleware #${i + 1} of its composer. Call it at most once, and await it.`,
-          ),
-        );
-      }
-      called = true;
-      return step(i + 1);
-    });
-  };
-  return step(0);
+/**
+ * How a step reports completion: `undefined` when it finished synchronously, else a Promise of
+ * `undefined`. Errors are thrown synchronously or reject the Promise.
+ */
+type Done = undefined | Promise<void>;
+/** The internal `next`: runs the rest of the chain; may throw synchronously. */
+type Continue = () => Done;
+/** The internal form of a middleware; user middleware are wrapped by {@link fromMiddleware}. */
+type Step<C> = (ctx: C, next: Continue) => Done;
+
+/**
+ * What user code gets from `next()` when the rest of the chain finished synchronously. Shared, so
+ * a middleware that returns it (`return next()`) is recognised by identity and stays synchronous.
+ */
+const RESOLVED: Promise<void> = Promise.resolve();
+const finish: Continue = () => undefined;
+
+/** Run `stack` from index `i`, each step with a `next` that may be called once, then `last`. */
+function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C, last: Continue): Done {
+  const step = stack[i];
+  if (step === undefined) return last();
+  let called = false;
+  return step(ctx, () => {
+    if (called) {
+      throw new RouterError(
+        "ROUTER_NEXT_CALLED_TWICE",
+        `next() was called twice by middleware #${i + 1} of its composer. Call it at most once, and await it.`,
+      );
+    }
+    called = true;
+    return runFrom(stack, i + 1, ctx, last);
+  });
+}
+
+/** Wrap user middleware: its `next()` always returns a Promise, and a thenable result is awaited. */
+function fromMiddleware<C>(mw: Middleware<C>): Step<C> {
+  return (ctx, next) => settle(mw(ctx, () => promiseOf(next)));
+}
+
+/** `next()` for user code: a Promise even when the chain ran (or failed) synchronously. */
+function promiseOf(run: Continue): Promise<void> {
+  try {
+    return run() ?? RESOLVED;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A middleware's return value as {@link Done}: only a thenable (other than RESOLVED) is waited for. */
+function settle(value: unknown): Done {
+  return value === RESOLVED || !isThenable(value) ? undefined : wait(value);
+}
+
+async function wait(value: PromiseLike<unknown>): Promise<void> {
+  await value;
+}
+
+async function afterFilter<C>(
+  pass: PromiseLike<boolean>,
+  handle: Step<C>,
+  ctx: C,
+  next: Continue,
+): Promise<void> {
+  return (await pass) ? handle(ctx, next) : next();
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== undefined &&
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 function checkTypes(type: unknown): string[] {

@@ -145,6 +145,18 @@ describe("filters match realistic events", () => {
     expect(await passes({ op: "add" }, subscriptionAdd())).toBe(true);
   });
 
+  it("answers with a plain boolean unless `when` is async (the router's sync path relies on it)", async () => {
+    const compile = (filter: Filter) => compileFilter(filter, ["*"], 'on("*")');
+    expect(compile({ channel: "support" })(ctxFor(streamMessage()))).toBe(true);
+    expect(compile({ channel: "general", when: async () => true })(ctxFor(streamMessage()))).toBe(false);
+    expect(compile({ channel: "support", when: (ctx) => ctx.event.id === 3 })(ctxFor(streamMessage()))).toBe(
+      true,
+    );
+    const pending = compile({ channel: "support", when: async () => true })(ctxFor(streamMessage()));
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await pending).toBe(true);
+  });
+
   it("a plain predicate is a filter too", async () => {
     const filter = compileFilter((ctx) => ctx.event.type === "reaction", ["*"], 'on("*")');
     expect(await filter(ctxFor(reaction()))).toBe(true);
