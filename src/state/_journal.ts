@@ -1,5 +1,6 @@
 /**
- * The write-ahead log: one JSON record per line, appended and fsynced by each flush.
+ * The write-ahead log: one JSON record per line, appended by each commit or flush (a flush also
+ * fdatasyncs it).
  *
  * Line 1 is a header naming the snapshot generation the log continues. Then:
  *   {"op":"set","key":"<stored key>","value":<json>,"expiresAt":<ms, optional>}
@@ -8,6 +9,7 @@
  * replaying a record twice is harmless. A record counts only once its "\n" is on disk: a kill in
  * the middle of an append leaves an unterminated tail, which loading drops and truncates away.
  */
+import { ftruncateSync, writeSync } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { writeFileAtomic } from "./_atomic-write.ts";
 import type { TableEntry } from "./_table.ts";
@@ -61,12 +63,25 @@ export async function readJournal(file: string): Promise<JournalContents | undef
   return { generation: header.generation, records, validBytes, tornBytes: bytes.length - validBytes };
 }
 
-/** Appends records to a log at explicit offsets, so a failed append can be cut back cleanly. */
+/**
+ * Appends records to a log at explicit offsets, so a failed append can be cut back cleanly.
+ *
+ * Writing and syncing are separate steps: {@link JournalWriter.write} is synchronous (a
+ * positional `write(2)` into the page cache, which survives a kill of this process), so writes
+ * land in exactly the order they are issued, however flushes and commits interleave; only
+ * {@link JournalWriter.sync} (an fdatasync, needed against a machine crash) is asynchronous.
+ */
 export class JournalWriter {
+  /** Bytes known to be on stable storage (fdatasync'ed, or written by an fsynced create). */
+  private synced: number;
+  private closed = false;
+
   private constructor(
     private readonly handle: Awaited<ReturnType<typeof open>>,
     private size: number,
-  ) {}
+  ) {
+    this.synced = size;
+  }
 
   /** Atomically create (or replace) the log with just a header for `generation`. */
   static async create(file: string, generation: number): Promise<JournalWriter> {
@@ -89,29 +104,46 @@ export class JournalWriter {
     return this.size;
   }
 
-  async append(text: string): Promise<void> {
+  /** True when some written bytes have not been fdatasync'ed yet. */
+  get unsynced(): boolean {
+    return this.size > this.synced;
+  }
+
+  /**
+   * Write `text` after the last complete line, synchronously. On failure the partial write is cut
+   * back (so the next write does not land after half a record) and the error is thrown.
+   */
+  write(text: string): void {
+    if (this.closed) throw new Error("the log file is already closed");
     const buffer = Buffer.from(text, "utf8");
+    const fd = this.handle.fd;
     try {
       let done = 0;
       while (done < buffer.length) {
-        const { bytesWritten } = await this.handle.write(
-          buffer,
-          done,
-          buffer.length - done,
-          this.size + done,
-        );
-        done += bytesWritten;
+        done += writeSync(fd, buffer, done, buffer.length - done, this.size + done);
       }
-      await this.handle.datasync();
     } catch (err) {
-      // Cut back a partial append so the next one does not land after half a record.
-      await this.handle.truncate(this.size).catch(() => {});
+      try {
+        ftruncateSync(fd, this.size);
+      } catch {
+        // The write already failed; the next write overwrites the same offset anyway.
+      }
       throw err;
     }
     this.size += buffer.length;
   }
 
+  /** fdatasync everything written so far; does nothing when nothing is unsynced. */
+  async sync(): Promise<void> {
+    if (this.closed) throw new Error("the log file is already closed");
+    const target = this.size; // writes landing while we wait are left for the next sync
+    if (target <= this.synced) return;
+    await this.handle.datasync();
+    if (target > this.synced) this.synced = target;
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     await this.handle.close();
   }
 }

@@ -1,16 +1,20 @@
 /**
  * The embedded state store: data in memory, made durable in a directory.
  *
- * Why a write-ahead log plus snapshot rather than snapshots alone: the runtime flushes after every
- * handled batch (often several times a second), and rewriting the whole store each time costs
- * O(store size) per flush, which grows with dedup sets and report records. Appending the changed
- * keys costs O(changes). Flushes are coalesced: writes only touch memory, and one flush appends
- * everything buffered since the last one with a single write + fsync. Once the log outgrows
+ * Why a write-ahead log plus snapshot rather than snapshots alone: the runtime records every
+ * handled message (many times a second), and rewriting the whole store each time costs O(store
+ * size), which grows with dedup sets and report records. Appending the changed keys costs
+ * O(changes). Writes only touch memory; `commit()` appends everything buffered with one
+ * synchronous write(2) (no fsync: cheap enough to call several times per batch), and `flush()`
+ * does the same plus one fdatasync, coalesced across concurrent flushes. Once the log outgrows
  * `compactAfterBytes`, a compaction writes a new snapshot atomically and starts a fresh log.
  *
  * Durability: after a crash (even kill -9 mid-write, or mid-compaction) the store reopens to the
- * state after some prefix of the writes, and that prefix includes every write issued before the
- * last `flush()` that resolved. Files: `state.json` (snapshot), `state.log` (log), `LOCK`.
+ * state after some prefix of the writes. After a kill of the process, that prefix includes every
+ * write issued before the last `commit()` or `flush()` that resolved; after a machine crash or
+ * power loss, every write issued before the last `flush()` that resolved (the background flush,
+ * `autoFlushMs`, bounds what a machine crash can take). Files: `state.json` (snapshot),
+ * `state.log` (log), `LOCK`.
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -62,6 +66,15 @@ const LOG = "state.log";
 export class FileStore extends StoreView implements StateBackend {
   private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout | undefined;
+  /** True from the moment compact() takes its snapshot until the fresh log is in place. */
+  private compacting = false;
+  /**
+   * `ok`: `writer` is the live log. `needs-log`: a compaction put a new snapshot in place but not
+   * yet its fresh log, so the old log would be discarded on load. `needs-snapshot`: a failed
+   * compaction may or may not have put its snapshot in place. Nothing is written until repaired.
+   */
+  private logState: "ok" | "needs-log" | "needs-snapshot" = "ok";
+  private compactQueued = false;
 
   private constructor(
     table: Table,
@@ -77,8 +90,8 @@ export class FileStore extends StoreView implements StateBackend {
     const every = options.autoFlushMs ?? 1000;
     if (every > 0) {
       this.timer = setInterval(() => {
-        if (this.pending.length === 0) return;
-        this.enqueueFlush().catch((err: unknown) => {
+        if (this.pending.length === 0 && !this.writer.unsynced && this.logState === "ok") return;
+        this.enqueue(() => this.writeOut(true)).catch((err: unknown) => {
           options.log?.warn({ err, dir }, "background state flush failed; retrying on the next flush");
         });
       }, every);
@@ -145,7 +158,20 @@ export class FileStore extends StoreView implements StateBackend {
 
   async flush(): Promise<void> {
     this.checkOpen();
-    return this.enqueueFlush();
+    return this.enqueue(() => this.writeOut(true));
+  }
+
+  /**
+   * Hand every buffered change to the OS (one synchronous positional write, no fdatasync): it then
+   * survives a kill of this process, not a machine crash. Free when nothing is buffered. While a
+   * compaction runs the old log must not grow (it is discarded once the new snapshot is in), so
+   * the write waits for the compaction and goes into the fresh log.
+   */
+  async commit(): Promise<void> {
+    this.checkOpen();
+    if (this.compacting || this.logState !== "ok") return this.enqueue(() => this.writeOut(false));
+    this.writeBuffered();
+    if (this.writer.bytes > this.compactAfterBytes) this.compactSoon();
   }
 
   async close(): Promise<void> {
@@ -153,54 +179,146 @@ export class FileStore extends StoreView implements StateBackend {
     this.lifecycle.closed = true;
     clearInterval(this.timer);
     try {
-      await this.enqueueFlush();
+      await this.enqueue(() => this.writeOut(true));
     } finally {
       await this.writer.close().catch(() => {});
       await this.releaseLock().catch(() => {});
     }
   }
 
-  /** Flushes run one after another; a flush with nothing buffered is free. */
-  private enqueueFlush(): Promise<void> {
-    const run = this.flushing.then(() => this.writePending());
+  private get compactAfterBytes(): number {
+    return this.options.compactAfterBytes ?? 4 * 1024 * 1024;
+  }
+
+  /**
+   * Flushes, compactions and commits that must wait run one after another; a flush with nothing
+   * buffered and nothing unsynced is free, so flushes coalesce.
+   */
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.flushing.then(task);
     this.flushing = run.catch(() => {});
     return run;
   }
 
-  private async writePending(): Promise<void> {
-    if (this.pending.length === 0) return;
-    const lines = this.pending.splice(0);
+  /** Repair the log if a compaction left it unusable, write what is buffered, and with `sync` fdatasync. */
+  private async writeOut(sync: boolean): Promise<void> {
+    await this.repairLog();
+    const wrote = this.writeBuffered();
+    let synced = false;
+    if (sync && this.writer.unsynced) {
+      try {
+        await this.writer.sync();
+      } catch (err) {
+        throw new StateError(
+          "STATE_IO",
+          `Could not sync ${join(this.dir, LOG)} to disk: ${(err as Error).message}. Check the disk; the changes are written but not known to be on disk, and the next flush retries.`,
+          { cause: err },
+        );
+      }
+      synced = true;
+    }
+    if (wrote || synced) await this.compactIfLarge();
+  }
+
+  /** One synchronous write of every buffered line; on failure they stay buffered, in order. */
+  private writeBuffered(): boolean {
+    if (this.pending.length === 0) return false;
     try {
-      await this.writer.append(`${lines.join("\n")}\n`);
+      this.writer.write(`${this.pending.join("\n")}\n`);
     } catch (err) {
-      this.pending.unshift(...lines); // keep them, in order, for the next flush
       throw new StateError(
         "STATE_IO",
-        `Could not write ${join(this.dir, LOG)}: ${(err as Error).message}. Free disk space or fix the permissions; the unwritten changes stay in memory and the next flush retries.`,
+        `Could not write ${join(this.dir, LOG)}: ${(err as Error).message}. Free disk space or fix the permissions; the unwritten changes stay in memory and the next commit or flush retries.`,
         { cause: err },
       );
     }
-    if (this.writer.bytes > (this.options.compactAfterBytes ?? 4 * 1024 * 1024)) {
-      await this.compact().catch((err: unknown) => {
-        // The log already holds every change, so a failed compaction loses nothing; retry later.
-        this.options.log?.warn({ err, dir: this.dir }, "state compaction failed; the log keeps growing");
-      });
+    this.pending.length = 0;
+    return true;
+  }
+
+  /** Compact in the queue soon (a commit must not wait for it). */
+  private compactSoon(): void {
+    if (this.compactQueued) return;
+    this.compactQueued = true;
+    void this.enqueue(async () => {
+      this.compactQueued = false;
+      await this.compactIfLarge();
+    });
+  }
+
+  private async compactIfLarge(): Promise<void> {
+    if (this.logState !== "ok" || this.writer.bytes <= this.compactAfterBytes) return;
+    await this.compact().catch((err: unknown) => {
+      // Either the log still holds every change, or writes wait until repairLog() succeeds.
+      this.options.log?.warn({ err, dir: this.dir }, "state compaction failed; the log keeps growing");
+    });
+  }
+
+  /** Finish a compaction that failed half-way, before anything more is written. */
+  private async repairLog(): Promise<void> {
+    if (this.logState === "ok") return;
+    try {
+      if (this.logState === "needs-snapshot") await this.compact();
+      else await this.startLog();
+    } catch (err) {
+      throw new StateError(
+        "STATE_IO",
+        `Could not start a fresh ${join(this.dir, LOG)} after a compaction: ${(err as Error).message}. Free disk space or fix the permissions; the unwritten changes stay in memory and the next commit or flush retries.`,
+        { cause: err },
+      );
     }
   }
 
   /**
-   * Snapshot the table (taken synchronously, so it includes any change still buffered; those are
-   * also written to the new log later, which is harmless because records are absolute), then
-   * start a fresh log for the new generation. A crash between the two renames leaves a log older
-   * than the snapshot, which loading discards.
+   * Snapshot the table (taken synchronously, so it includes every change made so far, buffered or
+   * not), then start a fresh log for the new generation. A crash before the snapshot's rename
+   * leaves the old snapshot and log; a crash between the two renames leaves a log older than the
+   * snapshot, which loading discards: either way the state after a prefix of the writes, with
+   * everything committed or flushed. Commits wait meanwhile (`compacting`), so nothing is written
+   * into the old log after the snapshot was taken. Once the snapshot is in, the changes that were
+   * buffered when it was taken are in it and are not logged again; logging them after it would
+   * let a torn write replay older values over newer ones.
    */
   private async compact(): Promise<void> {
     const generation = this.generation + 1;
-    await writeFileAtomic(join(this.dir, SNAPSHOT), snapshotText(generation, this.table.scan("")));
-    const writer = await JournalWriter.create(join(this.dir, LOG), generation);
-    await this.writer.close().catch(() => {});
+    const covered = this.pending.length;
+    const text = snapshotText(generation, this.table.scan(""));
+    this.compacting = true;
+    try {
+      await this.replaceSnapshot(generation, text);
+      this.generation = generation;
+      this.pending.splice(0, covered);
+      this.logState = "needs-log"; // the old log is now stale: never append to it again
+      await this.startLog();
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  private async replaceSnapshot(generation: number, text: string): Promise<void> {
+    const file = join(this.dir, SNAPSHOT);
+    try {
+      await writeFileAtomic(file, text);
+    } catch (err) {
+      // It may have failed after its rename (syncing the directory): find out which snapshot is in.
+      const onDisk = await readSnapshot(file).then(
+        (snapshot) => snapshot?.generation ?? 0,
+        () => undefined,
+      );
+      if (onDisk === generation) return;
+      // The old snapshot is in: the old log is still live. Anything else: compact again first.
+      this.logState = onDisk === this.generation ? "ok" : "needs-snapshot";
+      throw err;
+    }
+  }
+
+  /** Replace the log with an empty one for the current generation and append to it from now on. */
+  private async startLog(): Promise<void> {
+    const writer = await JournalWriter.create(join(this.dir, LOG), this.generation);
+    const old = this.writer;
     this.writer = writer;
-    this.generation = generation;
+    this.logState = "ok";
+    await old.close().catch(() => {});
   }
 }
 

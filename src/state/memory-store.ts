@@ -26,6 +26,11 @@ export class MemoryStore extends StoreView implements StateBackend {
     this.checkOpen();
   }
 
+  /** Nothing to write: memory is all there is. */
+  async commit(): Promise<void> {
+    this.checkOpen();
+  }
+
   async close(): Promise<void> {
     this.lifecycle.closed = true;
   }

@@ -5,8 +5,8 @@
  * Mapping: get → GET; set → SET [PX]; setIfAbsent → SET NX [PX]; update → GET, then a Lua
  * compare-and-set, retried while another writer got in between; delete → DEL; list → SCAN MATCH
  * on the view's prefix, then MGET; TTLs are Redis's own. Each write is a Lua script so that a
- * bot's writes can carry a fence (see {@link RedisStore.fenced}). `flush()` waits for the replies
- * of every write issued before it: a write is as durable as the Redis server's persistence
+ * bot's writes can carry a fence (see {@link RedisStore.fenced}). `flush()` (and `commit()`, the
+ * same here) waits for the replies of every write issued before it: a write is as durable as the Redis server's persistence
  * settings make it (run Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
  */
 import type { Redis } from "ioredis";
@@ -115,6 +115,11 @@ export class RedisStore extends RedisView implements StateBackend {
   async flush(): Promise<void> {
     this.checkOpen();
     await Promise.allSettled([...this.#pending]);
+  }
+
+  /** The same as {@link RedisStore.flush}: once its reply is in, a write is in Redis, not in this process. */
+  async commit(): Promise<void> {
+    return this.flush();
   }
 
   async close(): Promise<void> {

@@ -71,10 +71,18 @@ export interface StateStore {
  */
 export interface StateBackend extends StateStore {
   /**
-   * Make every write issued before this call durable. The runtime calls it after each handled
-   * batch of events.
+   * Make every write issued before this call durable, against a machine crash too: for FileStore
+   * the log is written and fdatasync'ed; Redis: every write's reply is in.
    */
   flush(): Promise<void>;
+  /**
+   * Make every write issued before this call survive a crash of this process (kill -9), not
+   * necessarily of the machine: for FileStore the log bytes are written to the OS (no fsync);
+   * Redis: its replies are in (same as flush()); MemoryStore: nothing to do.
+   * Much cheaper than flush(); flush() (and the FileStore's background flush, autoFlushMs) still
+   * provides machine-crash durability.
+   */
+  commit(): Promise<void>;
   /** Flush, release the store (and its lock), and refuse further use with `STATE_CLOSED`. */
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { appendFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -75,6 +76,90 @@ describe("FileStore persistence", () => {
     const all = await again.list();
     expect(all.map((e) => e.key)).toEqual(["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"]);
     expect(all[8]?.value).toEqual({ i: 99, pad: "x".repeat(50) });
+    await again.close();
+  });
+});
+
+describe("FileStore commit", () => {
+  const logPath = (dir: string) => join(dir, "state.log");
+
+  test("writes the buffered changes to the log at once, and they reload", async ({ dir }) => {
+    const store = await open(dir);
+    await store.set("k", "v");
+    await store.namespace("bot").delete("nothing"); // no change, no record
+    await store.set("gone", 1);
+    await store.delete("gone");
+    expect(await readFile(logPath(dir), "utf8")).not.toContain('"k"');
+    await store.commit();
+    expect((await readFile(logPath(dir), "utf8")).split("\n")).toEqual([
+      '{"format":"bothost-state-log","version":1,"generation":0}',
+      '{"op":"set","key":"k","value":"v"}',
+      '{"op":"set","key":"gone","value":1}',
+      '{"op":"del","key":"gone"}',
+      "",
+    ]);
+    await store.flush(); // nothing buffered, but the committed bytes still get synced
+    await store.close();
+    const again = await open(dir);
+    expect(again.recovery).toEqual({ replayedRecords: 3, droppedTornBytes: 0, discardedStaleLog: false });
+    expect(await again.list()).toEqual([{ key: "k", value: "v" }]);
+    await again.close();
+  });
+
+  test("with nothing buffered, writes nothing", async ({ dir }) => {
+    const store = await open(dir);
+    await store.set("a", 1);
+    await store.commit();
+    // Bytes after the store's end of log: any write at its tracked offset would overwrite them.
+    await appendFile(logPath(dir), "junk!");
+    const before = await readFile(logPath(dir), "utf8");
+    expect(before.endsWith('{"op":"set","key":"a","value":1}\njunk!')).toBe(true);
+    await store.commit();
+    await store.commit();
+    await store.flush();
+    expect(await readFile(logPath(dir), "utf8")).toBe(before);
+    await store.close();
+    expect(await readFile(logPath(dir), "utf8")).toBe(before);
+    const again = await open(dir);
+    expect(again.recovery).toEqual({ replayedRecords: 1, droppedTornBytes: 5, discardedStaleLog: false });
+    await again.close();
+  });
+
+  test("waits for a running compaction and writes into the fresh log, not the old one", async ({ dir }) => {
+    const store = await open(dir, 1024);
+    for (let i = 0; i < 20; i++) await store.set(`filler${i}`, "x".repeat(100));
+    await store.commit(); // over 1024 bytes: a compaction starts right after
+    await store.set("late", "after the snapshot");
+    const committing = store.commit();
+    expect(readFileSync(logPath(dir), "utf8")).not.toContain('"late"'); // the old log did not grow
+    await committing;
+    const snapshot = JSON.parse(await readFile(join(dir, "state.json"), "utf8"));
+    expect(snapshot.generation).toBe(1);
+    expect(snapshot.entries).not.toHaveProperty("late");
+    expect(await readFile(logPath(dir), "utf8")).toBe(
+      '{"format":"bothost-state-log","version":1,"generation":1}\n{"op":"set","key":"late","value":"after the snapshot"}\n',
+    );
+    await store.close();
+    const again = await open(dir);
+    expect(await again.get("late")).toBe("after the snapshot");
+    expect(await again.get("filler0")).toBe("x".repeat(100));
+    await again.close();
+  });
+
+  test("compacts once commits alone grow the log past compactAfterBytes", async ({ dir }) => {
+    const store = await open(dir, 1024);
+    for (let i = 0; i < 20; i++) {
+      await store.set(`k${i}`, "x".repeat(100));
+      await store.commit();
+    }
+    await expect
+      .poll(
+        async () => JSON.parse(await readFile(join(dir, "state.json"), "utf8").catch(() => "{}")).generation,
+      )
+      .toBeGreaterThanOrEqual(1);
+    await store.close();
+    const again = await open(dir);
+    expect(await again.list()).toHaveLength(20);
     await again.close();
   });
 });

@@ -205,6 +205,29 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     });
   });
 
+  test("commit() and flush() resolve once every earlier write is in, which stays readable", async ({
+    dir,
+  }) => {
+    await withStore(dir, async (store) => {
+      let written = false;
+      const write = store
+        .namespace("bot")
+        .set("k", { n: 1 })
+        .then(() => {
+          written = true;
+        });
+      await store.commit();
+      expect(written).toBe(true);
+      await write;
+      await store.commit(); // nothing new
+      expect(await store.namespace("bot").get("k")).toEqual({ n: 1 });
+      await store.set("k2", 2);
+      await store.commit();
+      await store.flush();
+      expect(await store.list()).toEqual([{ key: "k2", value: 2 }]);
+    });
+  });
+
   test("a closed store refuses work", async ({ dir }) => {
     const store = await open(dir, Date.now);
     const ns = store.namespace("bot");
@@ -212,6 +235,7 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     await store.close(); // idempotent
     await expect(ns.get("x")).rejects.toMatchObject({ name: "StateError", code: "STATE_CLOSED" });
     await expect(store.flush()).rejects.toMatchObject({ code: "STATE_CLOSED" });
+    await expect(store.commit()).rejects.toMatchObject({ code: "STATE_CLOSED" });
     await expect(store.list()).rejects.toMatchObject({ code: "STATE_CLOSED" });
   });
 });
