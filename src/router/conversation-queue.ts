@@ -2,31 +2,48 @@
  * Ordered per conversation, parallel across conversations (grammY runner's `sequentialize`).
  *
  * Guarantees, for tasks added with the same key: task n+1 starts only after task n finished
- * (resolved, threw, or timed out). Tasks of different keys run in parallel, at most `concurrency`
- * at a time; when a slot frees, the key that has waited longest goes next (so one busy
- * conversation cannot starve the others). A task that runs longer than `handlerTimeoutMs` has its
- * signal aborted and is counted as finished: its slot and its key move on, even if it ignores the
- * signal (it then runs detached, and anything it throws later is only logged).
+ * (returned, resolved, threw, or timed out). Tasks of different keys run in parallel, at most
+ * `concurrency` at a time; when a slot frees, the key that has waited longest goes next (so one
+ * busy conversation cannot starve the others). A task that runs longer than `handlerTimeoutMs` has
+ * its signal aborted and is counted as finished: its slot and its key move on, even if it ignores
+ * the signal (it then runs detached, and anything it throws later is only logged).
+ *
+ * The queue is on the hot path of event dispatch, so a synchronous task allocates one small entry
+ * object and nothing else (`push()`; `add()` adds its promise): when its key is idle and a slot is
+ * free it runs inside `push()`/`add()` itself, and if it returns a non-thenable (or throws) it is
+ * finished right there, with no microtask, timer or promise. Tasks are started by one iterative loop (`pump`) behind a guard, so
+ * a task that pushes more tasks, or a long run of synchronous tasks, never deepens the stack. The
+ * AbortController behind `control.signal` is only made when a task reads it.
+ *
+ * Timeouts use ONE clock timer: every task has the same timeout, so tasks that returned a promise
+ * are kept in the order they did so ({@link DeadlineList}) and the timer waits for the oldest one.
+ * A task's timeout counts from when it returned its promise: its synchronous part cannot be
+ * interrupted anyway.
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import { type Clock, realClock } from "../helpers/clock.ts";
+import { BelowWaiters } from "./_below-waiters.ts";
+import { DeadlineList, type DeadlineNode } from "./_deadline-list.ts";
 import { RouterError } from "./router-error.ts";
 
-/** One unit of work; `signal` aborts on timeout or {@link ConversationQueue.abortAll}. */
-export type QueueTask = (signal: AbortSignal, control: TaskControl) => unknown;
-
-/** What a running task can ask of its queue. */
+/** What a running task gets from its queue. */
 export interface TaskControl {
+  /** Aborted on the handler timeout or abortAll(). Created on first access (most tasks never read it). */
+  readonly signal: AbortSignal;
   /**
    * Keep this task's key closed until `done` settles, but give its concurrency slot back as soon
    * as the task itself finishes: for bookkeeping that must complete before the key's next task
    * and uses no CPU, such as waiting for a state store's fsync. Waiting for it inside the task
    * held a slot per fsync and capped dispatch at a few thousand events/s (bench: dispatch).
-   * The task's `add()` promise resolves once `done` settled. Ignored after a timeout.
+   * The task counts as done (its `add()` promise resolves) once `done` settled. Ignored after
+   * the task finished or timed out.
    */
   holdKey(done: Promise<unknown>): void;
 }
+
+/** One unit of work. It may return a promise; anything else means it finished when it returned. */
+export type QueueTask = (control: TaskControl) => unknown;
 
 export interface ConversationQueueOptions {
   /** Tasks running at once (across all keys). @default 8 */
@@ -41,21 +58,67 @@ export interface ConversationQueueOptions {
   clock?: Clock;
 }
 
-interface Entry {
-  task: QueueTask;
-  done: () => void;
-}
+const WAITING = 0;
+const RUNNING = 1;
+const HELD = 2;
+const DONE = 3;
 
-interface Waiter {
-  limit: number;
-  resolve: () => void;
+/**
+ * The one object a task costs, from push() until its key moves on: its place in its key's line,
+ * in the ready line and in the deadline list, and the {@link TaskControl} the task is given
+ * (itself, to save an object), with an AbortController made only if the task reads `signal`.
+ * It lives in this file because the hot path must not touch imported bindings: under the jiti
+ * loader the bench runs with, each such access costs about 20 ns.
+ */
+class Entry implements TaskControl, DeadlineNode<Entry> {
+  state = WAITING;
+  /** The key's next task. */
+  next: Entry | undefined = undefined;
+  /** The key's last task; kept up to date only on the key's first entry (the one in `byKey`). */
+  tail: Entry = this;
+  /** The next key in the ready line. */
+  readyNext: Entry | undefined = undefined;
+  deadline = 0;
+  prevDue: Entry | undefined = undefined;
+  nextDue: Entry | undefined = undefined;
+  hold: Promise<unknown> | undefined = undefined;
+  timedOut = false;
+  private controller: AbortController | undefined = undefined;
+  private aborted = false;
+  private abortReason: unknown = undefined;
+
+  constructor(
+    readonly key: string,
+    readonly task: QueueTask,
+    readonly onDone: (() => void) | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  holdKey(done: Promise<unknown>): void {
+    if (this.state === RUNNING) this.hold = done;
+  }
+
+  /** Abort the signal, now if it was read, else as soon as it is. The first reason wins. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
 }
 
 /**
  * @example
  * ```ts
  * const queue = new ConversationQueue({ concurrency: 4, handlerTimeoutMs: 30_000, log });
- * for (const event of batch) queue.add(keys.keyOf(event), (signal) => bot.dispatch(makeCtx(event, signal)));
+ * for (const event of batch) queue.push(keys.keyOf(event), (c) => bot.dispatch(makeCtx(event, c.signal)));
  * await queue.onBelow(100, signal); // backpressure before the next poll
  * await queue.onIdle();             // graceful shutdown
  * ```
@@ -64,31 +127,36 @@ export class ConversationQueue {
   private readonly concurrency: number;
   private readonly timeoutMs: number;
   private readonly log: Logger;
-  private readonly clock: Clock;
   private readonly onError: (error: unknown, key: string) => void;
-  /** Waiting tasks per key; a key is present while it has tasks waiting or running. */
-  private readonly byKey = new Map<string, Entry[]>();
-  /** Keys with a waiting task and nothing running, in the order they became ready. */
-  private readonly ready: string[] = [];
-  /** Keys with a task running, or held by {@link TaskControl.holdKey}. */
-  private readonly active = new Set<string>();
+  /** Tasks that returned a promise and have not finished, oldest first; owns the one timer. */
+  private readonly deadlines: DeadlineList<Entry>;
+  /** The first entry (running, held or waiting) of every key with tasks; the rest hang off `next`. */
+  private readonly byKey = new Map<string, Entry>();
+  /** First entries of keys with nothing running or held, in the order they became ready. */
+  private readyHead: Entry | undefined = undefined;
+  private readyTail: Entry | undefined = undefined;
+  /** The task running synchronously right now, so that abortAll() from inside it reaches it. */
+  private current: Entry | undefined = undefined;
+  /** Set while `pump` runs: a nested push() only queues, and the running loop picks it up. */
+  private pumping = false;
   /** Tasks running now (held keys excluded): what `concurrency` limits. */
   private runningCount = 0;
-  private readonly controllers = new Set<AbortController>();
-  private waiters: Waiter[] = [];
+  /** Keys with a task running or held. */
+  private activeCount = 0;
   private waitingCount = 0;
+  private readonly waiters = new BelowWaiters();
 
   constructor(options: ConversationQueueOptions = {}) {
     this.concurrency = positiveInt(options.concurrency ?? 8, "concurrency");
     this.timeoutMs = positiveInt(options.handlerTimeoutMs ?? 60_000, "handlerTimeoutMs");
     this.log = options.log ?? silentLogger;
-    this.clock = options.clock ?? realClock;
     this.onError = options.onError ?? ((err, key) => this.log.error({ err, key }, "handler failed"));
+    this.deadlines = new DeadlineList(options.clock ?? realClock, this.timeoutMs, this.expire);
   }
 
-  /** Tasks accepted and not finished: waiting plus running. */
+  /** Tasks accepted and not finished: waiting plus running (and held). */
   get inFlight(): number {
-    return this.waitingCount + this.active.size;
+    return this.waitingCount + this.activeCount;
   }
 
   get running(): number {
@@ -101,44 +169,23 @@ export class ConversationQueue {
 
   /** Queue `task` behind earlier tasks of `key`. Resolves when it finished; never rejects. */
   add(key: string, task: QueueTask): Promise<void> {
-    if (typeof key !== "string" || key === "")
-      throw argument(`add(): the key must be a non-empty string, got ${JSON.stringify(key)}.`);
-    if (typeof task !== "function")
-      throw argument(`add(): the task must be a function (signal), got ${typeof task}.`);
-    return new Promise<void>((done) => {
-      const entries = this.byKey.get(key);
-      if (entries === undefined) {
-        this.byKey.set(key, [{ task, done }]);
-        this.ready.push(key);
-      } else {
-        if (entries.length === 0 && !this.active.has(key)) this.ready.push(key);
-        entries.push({ task, done });
-      }
-      this.waitingCount++;
-      this.pump();
-    });
+    checkTask("add", key, task);
+    return new Promise<void>((resolve) => this.enqueue(new Entry(key, task, resolve)));
+  }
+
+  /** Like add() but allocates no promise; `onDone` (optional) is called once the task finished (or was dropped by abortAll). */
+  push(key: string, task: QueueTask, onDone?: () => void): void {
+    checkTask("push", key, task);
+    if (onDone !== undefined && typeof onDone !== "function")
+      throw argument(`push(): onDone must be a function, got ${typeof onDone}.`);
+    this.enqueue(new Entry(key, task, onDone));
   }
 
   /** Resolves once fewer than `limit` tasks are in flight (at once if already so). */
   onBelow(limit: number, signal?: AbortSignal): Promise<void> {
     positiveInt(limit, "onBelow limit");
     if (this.inFlight < limit) return Promise.resolve();
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        limit,
-        resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-      };
-      const onAbort = () => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiters.push(waiter);
-    });
+    return this.waiters.wait(limit, signal);
   }
 
   /** Resolves once nothing is waiting or running. */
@@ -151,86 +198,161 @@ export class ConversationQueue {
    * every waiting task (its `add()` promise resolves). Returns how many tasks were dropped.
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
-    let dropped = 0;
-    for (const [key, entries] of this.byKey) {
-      for (const entry of entries.splice(0)) {
-        entry.done();
-        dropped++;
+    const dropped: Entry[] = [];
+    for (const [key, first] of this.byKey) {
+      for (let e = first.state === WAITING ? first : first.next; e !== undefined; e = e.next) {
+        e.state = DONE;
+        dropped.push(e);
       }
-      if (!this.active.has(key)) this.byKey.delete(key);
-    }
-    this.ready.length = 0;
-    this.waitingCount = 0;
-    for (const controller of this.controllers) controller.abort(reason);
-    this.settleWaiters();
-    return dropped;
-  }
-
-  private pump(): void {
-    while (this.runningCount < this.concurrency) {
-      const key = this.ready.shift();
-      if (key === undefined) return;
-      const entry = this.byKey.get(key)?.shift();
-      if (entry === undefined) continue;
-      this.waitingCount--;
-      this.start(key, entry);
-    }
-  }
-
-  private start(key: string, entry: Entry): void {
-    this.active.add(key);
-    this.runningCount++;
-    const controller = new AbortController();
-    this.controllers.add(controller);
-    let finished = false;
-    let hold: Promise<unknown> | undefined;
-    const control: TaskControl = {
-      holdKey: (done) => {
-        if (!finished) hold = done;
-      },
-    };
-    const release = () => {
-      this.active.delete(key);
-      const rest = this.byKey.get(key);
-      if (rest === undefined || rest.length === 0) this.byKey.delete(key);
-      else this.ready.push(key);
-      entry.done();
-      this.pump();
-      this.settleWaiters();
-    };
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      this.clock.clearTimeout(timer);
-      this.controllers.delete(controller);
-      this.runningCount--;
-      if (hold === undefined) release();
+      if (first.state === WAITING) this.byKey.delete(key);
       else {
-        hold.then(release, release);
-        this.pump(); // the slot is free; the key stays closed until the hold settles
+        first.next = undefined;
+        first.tail = first;
       }
-    };
-    const timer = this.clock.setTimeout(() => {
-      hold = undefined;
-      controller.abort(
-        new RouterError(
-          "ROUTER_HANDLER_TIMEOUT",
-          `The handler for ${key} ran longer than ${this.timeoutMs} ms.`,
-        ),
-      );
-      this.log.warn(
-        { key, timeoutMs: this.timeoutMs },
-        "handler timed out; its signal was aborted and the queue moved on",
-      );
-      finish();
-    }, this.timeoutMs);
-    Promise.resolve()
-      .then(() => entry.task(controller.signal, control))
-      .then(finish, (error: unknown) => {
-        if (finished) this.log.warn({ err: error, key }, "handler failed after it had timed out");
-        else this.report(error, key);
-        finish();
-      });
+    }
+    this.readyHead = this.readyTail = undefined;
+    this.waitingCount = 0;
+    const running = this.deadlines.items();
+    if (this.current !== undefined) running.push(this.current);
+    for (const entry of running) entry.abort(reason);
+    for (const entry of dropped) this.callDone(entry);
+    this.waiters.settle(this.inFlight);
+    return dropped.length;
+  }
+
+  private enqueue(entry: Entry): void {
+    const first = this.byKey.get(entry.key);
+    if (first === undefined) {
+      this.byKey.set(entry.key, entry);
+      this.makeReady(entry);
+    } else {
+      first.tail.next = entry;
+      first.tail = entry;
+    }
+    this.waitingCount++;
+    this.pump();
+  }
+
+  private makeReady(entry: Entry): void {
+    if (this.readyTail === undefined) this.readyHead = entry;
+    else this.readyTail.readyNext = entry;
+    this.readyTail = entry;
+  }
+
+  /** Start ready tasks while slots are free. Iterative, and a no-op when nested in itself. */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.runningCount < this.concurrency) {
+        const entry = this.readyHead;
+        if (entry === undefined) break;
+        this.readyHead = entry.readyNext;
+        if (this.readyHead === undefined) this.readyTail = undefined;
+        entry.readyNext = undefined;
+        this.waitingCount--;
+        this.start(entry);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private start(entry: Entry): void {
+    entry.state = RUNNING;
+    this.runningCount++;
+    this.activeCount++;
+    this.current = entry;
+    let result: unknown;
+    try {
+      result = entry.task(entry);
+    } catch (error) {
+      this.current = undefined;
+      this.report(error, entry.key);
+      this.finish(entry);
+      return;
+    }
+    this.current = undefined;
+    if (!isThenable(result)) this.finish(entry);
+    else {
+      this.deadlines.add(entry);
+      try {
+        result.then(
+          () => this.finish(entry),
+          (error: unknown) => this.fail(entry, error),
+        );
+      } catch (error) {
+        this.fail(entry, error); // a thenable whose then() throws
+      }
+    }
+  }
+
+  private fail(entry: Entry, error: unknown): void {
+    if (entry.state === RUNNING) this.report(error, entry.key);
+    else if (entry.timedOut)
+      this.log.warn({ err: error, key: entry.key }, "handler failed after it had timed out");
+    this.finish(entry);
+  }
+
+  /** The task returned, settled or timed out: free its slot, and its key unless it holds it. */
+  private finish(entry: Entry): void {
+    if (entry.state !== RUNNING) return;
+    this.deadlines.remove(entry);
+    this.runningCount--;
+    const hold = entry.hold;
+    if (hold === undefined) this.release(entry);
+    else {
+      entry.state = HELD;
+      entry.hold = undefined;
+      const release = () => {
+        this.release(entry);
+        this.pump();
+      };
+      hold.then(release, release);
+    }
+    this.pump();
+  }
+
+  /** The task is done: its key's next task (if any) joins the ready line. */
+  private release(entry: Entry): void {
+    entry.state = DONE;
+    this.activeCount--;
+    const next = entry.next;
+    if (next === undefined) this.byKey.delete(entry.key);
+    else {
+      next.tail = entry.tail;
+      entry.next = undefined;
+      this.byKey.set(entry.key, next);
+      this.makeReady(next);
+    }
+    entry.tail = entry;
+    this.callDone(entry);
+    this.waiters.settle(this.inFlight);
+  }
+
+  private readonly expire = (entry: Entry): void => {
+    entry.hold = undefined;
+    entry.timedOut = true;
+    entry.abort(
+      new RouterError(
+        "ROUTER_HANDLER_TIMEOUT",
+        `The handler for ${entry.key} ran longer than ${this.timeoutMs} ms.`,
+      ),
+    );
+    this.log.warn(
+      { key: entry.key, timeoutMs: this.timeoutMs },
+      "handler timed out; its signal was aborted and the queue moved on",
+    );
+    this.finish(entry);
+  };
+
+  private callDone(entry: Entry): void {
+    if (entry.onDone === undefined) return;
+    try {
+      entry.onDone();
+    } catch (err) {
+      this.log.error({ err, key: entry.key }, "a queue task's onDone threw");
+    }
   }
 
   private report(error: unknown, key: string): void {
@@ -240,14 +362,20 @@ export class ConversationQueue {
       this.log.error({ err, key }, "the queue's onError threw");
     }
   }
+}
 
-  private settleWaiters(): void {
-    const inFlight = this.inFlight;
-    const due = this.waiters.filter((w) => inFlight < w.limit);
-    if (due.length === 0) return;
-    this.waiters = this.waiters.filter((w) => inFlight >= w.limit);
-    for (const w of due) w.resolve();
-  }
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    ((typeof value === "object" && value !== null) || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+function checkTask(method: string, key: string, task: QueueTask): void {
+  if (typeof key !== "string" || key === "")
+    throw argument(`${method}(): the key must be a non-empty string, got ${JSON.stringify(key)}.`);
+  if (typeof task !== "function")
+    throw argument(`${method}(): the task must be a function (control), got ${typeof task}.`);
 }
 
 function positiveInt(value: number, name: string): number {

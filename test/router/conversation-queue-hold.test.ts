@@ -18,7 +18,7 @@ describe("ConversationQueue holdKey", () => {
     const started: string[] = [];
     let firstDone = false;
     const first = queue
-      .add("k", (_signal, control) => {
+      .add("k", (control) => {
         started.push("k1");
         control.holdKey(hold.promise);
       })
@@ -51,7 +51,7 @@ describe("ConversationQueue holdKey", () => {
       reject = j;
     });
     let idle = false;
-    void queue.add("k", (_signal, control) => control.holdKey(failing));
+    void queue.add("k", (control) => control.holdKey(failing));
     const ran: string[] = [];
     void queue.add("k", () => {
       ran.push("next");
@@ -73,7 +73,7 @@ describe("ConversationQueue holdKey", () => {
     const queue = new ConversationQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
     const never = new Promise<void>(() => {});
     const ran: string[] = [];
-    void queue.add("k", (_signal, control) => {
+    void queue.add("k", (control) => {
       control.holdKey(never);
       return never;
     });

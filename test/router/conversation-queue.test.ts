@@ -70,10 +70,17 @@ describe("ConversationQueue ordering and concurrency", () => {
     const task = (label: string) => () => {
       order.push(label);
     };
-    queue.add("busy", task("busy1"));
+    const gate = deferred();
+    // busy1 holds the only slot (a synchronous task would finish inside add()), so the rest queue up.
+    queue.add("busy", () => {
+      order.push("busy1");
+      return gate.promise;
+    });
     queue.add("busy", task("busy2"));
     queue.add("busy", task("busy3"));
     queue.add("quiet", task("quiet1"));
+    expect(order).toEqual(["busy1"]);
+    gate.resolve();
     await queue.onIdle();
     expect(order).toEqual(["busy1", "quiet1", "busy2", "busy3"]);
   });
@@ -118,7 +125,7 @@ describe("ConversationQueue failures and timeouts", () => {
     let reason: unknown;
     let secondStarted = false;
     const stuck = deferred();
-    queue.add("k", async (signal) => {
+    queue.add("k", async ({ signal }) => {
       signal.addEventListener("abort", () => {
         reason = signal.reason;
       });
@@ -161,7 +168,7 @@ describe("ConversationQueue failures and timeouts", () => {
     const ran: string[] = [];
     queue.add(
       "a",
-      (signal) =>
+      ({ signal }) =>
         new Promise<void>((resolve) =>
           signal.addEventListener("abort", () => {
             reason = signal.reason;
