@@ -103,64 +103,154 @@ export interface ContextDeps<S> {
   services?: BotServices;
 }
 
+/** Where a context's signal comes from: a signal, or a getter (a queue task makes its signal on first read). */
+export type SignalSource = AbortSignal | (() => AbortSignal);
+
+/**
+ * A context whose helpers are made on first use. Most handlers touch one or two of them, and
+ * building every helper (a pino child, the schedule API, the typing helper, the limits-aware
+ * sender) for every event was most of the runtime's cost per message (bench: dispatch). Each
+ * member is a getter that builds and keeps its value, with a setter so middleware can replace
+ * it (`ctx.reply = …`); functions come back bound, so `const { reply } = ctx` works.
+ * Extend a context by assigning to it, not by spreading it: a spread copies only own fields.
+ */
+class LazyContext<S> {
+  readonly bot: BaseContext<S>["bot"];
+  readonly api: Client;
+  readonly state: KV;
+  readonly settings: S;
+  readonly server: ServerInfo;
+  readonly #deps: ContextDeps<S>;
+  readonly #bindings: () => Record<string, unknown>;
+  #signal: SignalSource;
+  #log: Logger | undefined;
+  #schedule: ScheduleApi | undefined;
+  #helpers: ContextHelpers | undefined;
+  #send: BaseContext<S>["send"] | undefined;
+
+  constructor(deps: ContextDeps<S>, signal: SignalSource, bindings: () => Record<string, unknown>) {
+    this.#deps = deps;
+    this.#signal = signal;
+    this.#bindings = bindings;
+    this.bot = deps.bot;
+    this.api = deps.api;
+    this.state = deps.state;
+    this.settings = deps.settings;
+    this.server = deps.server;
+  }
+
+  get signal(): AbortSignal {
+    if (typeof this.#signal === "function") this.#signal = this.#signal();
+    return this.#signal;
+  }
+  set signal(value: AbortSignal) {
+    this.#signal = value;
+  }
+
+  get log(): Logger {
+    this.#log ??= this.#deps.log.child(this.#bindings());
+    return this.#log;
+  }
+  set log(value: Logger) {
+    this.#log = value;
+  }
+
+  get schedule(): ScheduleApi {
+    this.#schedule ??= createScheduleApi({
+      client: this.#deps.api,
+      signal: this.signal,
+      limits: () => this.#deps.server,
+      ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
+    });
+    return this.#schedule;
+  }
+  set schedule(value: ScheduleApi) {
+    this.#schedule = value;
+  }
+
+  get send(): BaseContext<S>["send"] {
+    this.#send ??= (params) => this.#helpersOf().send(params);
+    return this.#send;
+  }
+  set send(value: BaseContext<S>["send"]) {
+    this.#send = value;
+  }
+
+  get snippets(): ContextHelpers["snippets"] {
+    return this.#helpersOf().snippets;
+  }
+  get users(): ContextHelpers["users"] {
+    return this.#helpersOf().users;
+  }
+  get typing(): ContextHelpers["typing"] {
+    return this.#helpersOf().typing;
+  }
+  get report(): ContextHelpers["report"] {
+    return this.#helpersOf().report;
+  }
+
+  #helpersOf(): ContextHelpers {
+    if (this.#helpers) return this.#helpers;
+    const deps = this.#deps;
+    const signal = this.signal;
+    const send = async (params: SendMessageParams) => {
+      const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
+      return { id };
+    };
+    this.#helpers = deps.services
+      ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
+      : unavailableHelpers(send);
+    return this.#helpers;
+  }
+}
+
+/** An event's context: the event, and `reply` into its conversation. */
+class LazyEventContext<S> extends LazyContext<S> {
+  readonly event: ServerEvent;
+  readonly replayed: boolean;
+  readonly channelName: (streamId: number) => string | undefined;
+  eventIssue?: string;
+  #reply: BotContext<S>["reply"] | undefined;
+
+  constructor(deps: ContextDeps<S>, event: ServerEvent, signal: SignalSource, replayed: boolean) {
+    super(deps, signal, () => eventBindings(event));
+    this.event = event;
+    this.replayed = replayed;
+    this.channelName = deps.channelName;
+  }
+
+  get reply(): BotContext<S>["reply"] {
+    this.#reply ??= (content) => this.send({ ...replyTarget(this.event, this.bot.userId), content });
+    return this.#reply;
+  }
+  set reply(value: BotContext<S>["reply"]) {
+    this.#reply = value;
+  }
+}
+
+function eventBindings(event: ServerEvent): Record<string, unknown> {
+  const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
+  return messageId
+    ? { eventId: event.id, eventType: event.type, messageId }
+    : { eventId: event.id, eventType: event.type };
+}
+
 /** The parts every kind of context shares, with the log bound to `bindings`. */
 export function createBaseContext<S>(
   deps: ContextDeps<S>,
-  signal: AbortSignal,
+  signal: SignalSource,
   bindings: Record<string, unknown>,
 ): BaseContext<S> {
-  const send = async (params: SendMessageParams) => {
-    const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
-    return { id };
-  };
-  // The child logger is made on first use: most handlers never log, and a pino child per
-  // event was a tenth of the runtime's CPU per message (bench: dispatch).
-  let log: Logger | undefined;
-  return {
-    bot: deps.bot,
-    api: deps.api,
-    state: deps.state,
-    get log() {
-      log ??= deps.log.child(bindings);
-      return log;
-    },
-    set log(value: Logger) {
-      log = value;
-    },
-    settings: deps.settings,
-    server: deps.server,
-    signal,
-    schedule: createScheduleApi({
-      client: deps.api,
-      signal,
-      limits: () => deps.server,
-      ...(deps.clock ? { clock: deps.clock } : {}),
-    }),
-    ...(deps.services
-      ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
-      : unavailableHelpers(send)),
-  };
+  return new LazyContext(deps, signal, () => bindings);
 }
 
 export function createContext<S>(
   deps: ContextDeps<S>,
   event: ServerEvent,
-  signal: AbortSignal,
+  signal: SignalSource,
   extra: { replayed: boolean; eventIssue?: string },
 ): BotContext<S> {
-  const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
-  const base = createBaseContext(deps, signal, {
-    eventId: event.id,
-    eventType: event.type,
-    ...(messageId ? { messageId } : {}),
-  });
-  // Extend `base` in place rather than spread it: a spread would call the lazy `log` getter.
-  const fields: Omit<BotContext<S>, keyof BaseContext<S>> = {
-    event,
-    replayed: extra.replayed,
-    channelName: deps.channelName,
-    ...(extra.eventIssue ? { eventIssue: extra.eventIssue } : {}),
-    reply: (content) => base.send({ ...replyTarget(event, deps.bot.userId), content }),
-  };
-  return Object.assign(base, fields) as BotContext<S>;
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed);
+  if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
+  return ctx as BotContext<S>;
 }

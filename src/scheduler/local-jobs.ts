@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { CronOptions } from "../bot/bot-api.ts";
-import { type ContextDeps, createBaseContext, type JobContext } from "../daemon/context.ts";
+import { type BaseContext, type ContextDeps, createBaseContext, type JobContext } from "../daemon/context.ts";
 import type { Clock } from "../helpers/clock.ts";
 import { type JobInfo, type JobRun, JobTimer } from "../helpers/schedule/job-timer.ts";
 import type { StateStore } from "../state/state-store.ts";
@@ -121,8 +121,8 @@ export class LocalJobs {
       job: id,
       scheduledFor: run.scheduledFor.toISOString(),
     });
-    const ctx: JobContext<never> = {
-      ...(base as JobContext<never>),
+    // Assigned, not spread: the base context's helpers are getters on its prototype.
+    const ctx: JobContext<never> = Object.assign(base as BaseContext<never>, {
       job: {
         id,
         expression: declaration.expression,
@@ -130,7 +130,7 @@ export class LocalJobs {
         firedAt: run.firedAt,
         catchUp: run.catchUp,
       },
-    };
+    });
     await declaration.handler(ctx);
   }
 

@@ -125,16 +125,19 @@ async function handle(
     }
   }
   const signal = AbortSignal.any([AbortSignal.timeout(bot.handlerTimeoutMs), deps.stopping]);
-  const ctx: WebhookContext<unknown> = {
-    ...createBaseContext(bot.runtime.contextDeps(), signal, { webhook: name, requestId: request.id }),
-    request: {
-      body,
-      rawBody,
-      headers: request.headers,
-      query: request.query as Record<string, string>,
-      idempotencyKey,
+  // Assigned, not spread: the base context's helpers are getters on its prototype.
+  const ctx: WebhookContext<unknown> = Object.assign(
+    createBaseContext(bot.runtime.contextDeps(), signal, { webhook: name, requestId: request.id }),
+    {
+      request: {
+        body,
+        rawBody,
+        headers: request.headers,
+        query: request.query as Record<string, string>,
+        idempotencyKey,
+      },
     },
-  };
+  );
   try {
     const result = await untilAborted(Promise.resolve(target.handler(ctx)), signal);
     return isPlainObject(result) ? result : { ok: true };
