@@ -14,8 +14,13 @@ export interface BotRuntimeOptions {
   client: Client;
   /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
   store: StateStore;
-  /** Make the store's writes durable (coalesced by the caller). */
+  /** Make the store's writes durable against a machine crash (coalesced by the caller). */
   flush(): Promise<void>;
+  /**
+   * Make the store's writes survive a crash of this process (cheaper than `flush`): the ledger
+   * commits every handled message this way before its conversation moves on. Default `flush`.
+   */
+  commit?(): Promise<void>;
   log: Logger;
   events?: readonly string[];
   narrow?: Narrow;

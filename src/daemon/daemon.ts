@@ -162,6 +162,7 @@ export class Daemon {
       client,
       store: this.#coordinator.storeFor(bot.name),
       flush: this.#flush,
+      commit: () => this.#o.store.commit(),
       log,
       ...(c.events ? { events: c.events } : {}),
       ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),

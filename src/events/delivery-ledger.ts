@@ -3,19 +3,32 @@
  *
  * The cursor is a low-water mark: every message with an id ≤ cursor that reached the bot has
  * finished its handlers. Messages above the cursor that finished out of order (conversations run
- * in parallel) carry a `handled:<id>` mark, deleted once the cursor passes them. A message is
+ * in parallel) are kept as marks, dropped once the cursor passes them; the store holds them as
+ * one key, `finished`, a sorted list of `[from, to]` id ranges (they come in runs). A message is
  * marked only after its handlers finish, so a crash mid-handler makes it run again rather than
  * be lost: at-least-once for that one message, exactly-once for every other.
+ *
+ * `finish` only updates memory; `save` writes what changed since the last save (at most the
+ * cursor and the ranges), so a whole wave of completions costs two store writes rather than
+ * several per message: a key per mark made the writes most of the runtime's CPU. The runtime saves, then commits the store, before a conversation's
+ * next message starts (bench: dispatch).
  */
 import type { StateStore } from "../state/state-store.ts";
 
 const CURSOR = "cursor";
-const MARK = "handled:";
+const FINISHED = "finished";
+/** Marks of earlier versions, one key per message; read at open, deleted at the first save. */
+const LEGACY_MARK = "handled:";
 
 export class DeliveryLedger {
   readonly #store: StateStore;
   #cursor: number | undefined;
+  /** Finished ids above the cursor, in memory. */
   #marks = new Set<number>();
+  /** What the store holds: the cursor as of the last save, and whether the marks changed since. */
+  #savedCursor: number | undefined;
+  #marksChanged = false;
+  #legacyKeys: string[] = [];
   #inFlight = new Set<number>();
   #maxBegun = -1;
   /**
@@ -34,10 +47,16 @@ export class DeliveryLedger {
     const ledger = new DeliveryLedger(store);
     const cursor = await store.get(CURSOR);
     ledger.#cursor = typeof cursor === "number" ? cursor : undefined;
-    for (const { key } of await store.list(MARK)) {
-      const id = Number(key.slice(MARK.length));
-      if (Number.isSafeInteger(id)) ledger.#marks.add(id);
+    for (const [from, to] of rangesIn(await store.get(FINISHED))) {
+      for (let id = from; id <= to; id++) ledger.#marks.add(id);
     }
+    for (const { key } of await store.list(LEGACY_MARK)) {
+      const id = Number(key.slice(LEGACY_MARK.length));
+      if (Number.isSafeInteger(id)) ledger.#marks.add(id);
+      ledger.#legacyKeys.push(key);
+    }
+    ledger.#marksChanged = ledger.#legacyKeys.length > 0;
+    ledger.#savedCursor = ledger.#cursor;
     ledger.#maxBegun = ledger.#cursor ?? -1;
     return ledger;
   }
@@ -55,6 +74,7 @@ export class DeliveryLedger {
   async baseline(id: number): Promise<void> {
     if (this.#cursor !== undefined) return;
     this.#cursor = id;
+    this.#savedCursor = id;
     this.#maxBegun = Math.max(this.#maxBegun, id);
     await this.#store.set(CURSOR, id);
   }
@@ -74,24 +94,45 @@ export class DeliveryLedger {
     if (id > this.#maxBegun) this.#maxBegun = id;
   }
 
-  /** The message's handlers finished (successfully or not): mark it and advance the cursor. */
-  async finish(id: number): Promise<void> {
+  /** The message's handlers finished (successfully or not): mark it and advance the cursor, in memory. */
+  finish(id: number): void {
     this.#inFlight.delete(id);
     const watermark = this.#watermark();
     if (this.#cursor === undefined || watermark > this.#cursor) {
       this.#cursor = watermark;
-      await this.#store.set(CURSOR, watermark);
-      for (const mark of this.#marks) {
-        if (mark <= watermark) {
-          this.#marks.delete(mark);
-          await this.#store.delete(`${MARK}${mark}`);
+      if (this.#marks.size > 0) {
+        for (const mark of this.#marks) {
+          if (mark <= watermark) {
+            this.#marks.delete(mark);
+            this.#marksChanged = true;
+          }
         }
       }
     }
     if (id > watermark) {
       this.#marks.add(id);
-      await this.#store.set(`${MARK}${id}`, 1);
+      this.#marksChanged = true;
     }
+  }
+
+  /** Write the cursor and the marks, if they changed since the last save, to the store. */
+  async save(): Promise<void> {
+    const writes: Promise<unknown>[] = [];
+    const cursor = this.#cursor;
+    if (cursor !== undefined && cursor !== this.#savedCursor) {
+      this.#savedCursor = cursor;
+      writes.push(this.#store.set(CURSOR, cursor));
+    }
+    if (this.#marksChanged) {
+      this.#marksChanged = false;
+      writes.push(
+        this.#marks.size === 0
+          ? this.#store.delete(FINISHED)
+          : this.#store.set(FINISHED, rangesOf(this.#marks)),
+      );
+      for (const key of this.#legacyKeys.splice(0)) writes.push(this.#store.delete(key));
+    }
+    await Promise.all(writes);
   }
 
   #watermark(): number {
@@ -101,4 +142,32 @@ export class DeliveryLedger {
     for (const id of this.#inFlight) if (id < lowest) lowest = id;
     return lowest === Number.POSITIVE_INFINITY ? this.#maxBegun : lowest - 1;
   }
+}
+
+/** Sorted ids as `[from, to]` runs: 3,4,5,9 → [[3,5],[9,9]]. */
+function rangesOf(ids: Set<number>): [number, number][] {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const ranges: [number, number][] = [];
+  let run: [number, number] | undefined;
+  for (const id of sorted) {
+    if (run !== undefined && id === run[1] + 1) run[1] = id;
+    else {
+      run = [id, id];
+      ranges.push(run);
+    }
+  }
+  return ranges;
+}
+
+/** The ranges stored under `finished`, ignoring anything malformed. */
+function rangesIn(value: unknown): [number, number][] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (r): r is [number, number] =>
+      Array.isArray(r) &&
+      r.length === 2 &&
+      Number.isSafeInteger(r[0]) &&
+      Number.isSafeInteger(r[1]) &&
+      r[0] <= r[1],
+  );
 }

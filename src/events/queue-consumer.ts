@@ -42,6 +42,12 @@ export interface QueueConsumerOptions {
   onEvents(events: ParsedEvent[]): Promise<void>;
   /** Resolves when the bot has room for more work; polled before every long-poll. */
   waitForCapacity(signal: AbortSignal): Promise<void>;
+  /**
+   * True when the bot has room for another batch now. Given, the consumer reads ahead: it sends
+   * the next poll as soon as a batch is parsed, before `onEvents` dispatches it, so the server
+   * and the network work while the bot does. Without it, the next poll waits for `onEvents`.
+   */
+  hasCapacity?(): boolean;
   /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */
   longpollMarginMs?: number;
   /** Backoff for 5xx and network errors: first delay and cap (defaults 500 ms, 30 s). */
@@ -74,6 +80,8 @@ export class QueueConsumer {
   #lastHeartbeatAt: number | undefined;
   #lastContactAt: number | undefined;
   #fatal: unknown;
+  /** The poll sent ahead while the previous batch was dispatched (see `hasCapacity`). */
+  #ahead: { queueId: string; events: Promise<unknown[]> } | undefined;
 
   constructor(opts: QueueConsumerOptions) {
     this.#opts = opts;
@@ -149,7 +157,6 @@ export class QueueConsumer {
         if (!(await this.#register(reason))) continue;
       }
       try {
-        await this.#opts.waitForCapacity(signal);
         await this.#pollOnce(signal);
       } catch (err) {
         if (signal.aborted) break;
@@ -160,14 +167,23 @@ export class QueueConsumer {
 
   #pendingReason: RegisterReason | undefined;
 
+  /**
+   * Take the poll sent ahead (or send one once there is capacity), then dispatch its batch.
+   * Reading ahead acknowledges a batch before its handlers ran: the runtime's guarantees do not
+   * rest on the queue keeping events (a new queue replays messages from the delivery ledger), and
+   * at most one batch more than the capacity is held in memory.
+   */
   async #pollOnce(signal: AbortSignal): Promise<void> {
     const queueId = this.#queueId;
     if (queueId === null) return;
+    let ahead = this.#ahead;
+    this.#ahead = undefined;
+    if (ahead?.queueId !== queueId) {
+      await this.#opts.waitForCapacity(signal);
+      ahead = this.#send(queueId, signal);
+    }
     this.#setState("polling");
-    const raw = await this.#opts.api.poll(queueId, this.#lastEventId, {
-      signal,
-      timeoutMs: this.#longpollMs,
-    });
+    const raw = await ahead.events;
     this.#lastContactAt = this.#now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
@@ -183,7 +199,15 @@ export class QueueConsumer {
       }
       batch.push(parsed);
     }
+    if (this.#opts.hasCapacity?.() && !signal.aborted) this.#ahead = this.#send(queueId, signal);
     if (batch.length > 0) await this.#opts.onEvents(batch);
+  }
+
+  #send(queueId: string, signal: AbortSignal): { queueId: string; events: Promise<unknown[]> } {
+    const events = this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.#longpollMs });
+    // Its failure is handled when the loop takes it; until then it must not count as unhandled.
+    events.catch(() => {});
+    return { queueId, events };
   }
 
   async #onPollError(err: unknown, signal: AbortSignal): Promise<void> {

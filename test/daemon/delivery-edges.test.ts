@@ -57,7 +57,8 @@ class SlowDurableStore extends MemoryStore {
   constructor(private readonly botName: string) {
     super();
   }
-  override async flush(): Promise<void> {
+  /** A slow commit (what the ledger waits for before a conversation's next message). */
+  override async commit(): Promise<void> {
     const cursor = await this.namespace(this.botName).namespace("runtime").get("cursor");
     await new Promise((resolve) => setTimeout(resolve, 30));
     if (typeof cursor === "number") this.durableCursor = Math.max(this.durableCursor ?? -1, cursor);
@@ -159,7 +160,7 @@ describe("catch-up replay", () => {
 });
 
 describe("durability", () => {
-  it("starts a conversation's next message only once the previous one's completion is durable", async () => {
+  it("starts a conversation's next message only once the previous one's completion is committed", async () => {
     const store = new SlowDurableStore("edge");
     const seen: { id: number; durableCursor: number | undefined }[] = [];
     daemon = await startDaemon(

@@ -7,27 +7,38 @@ async function ledgerAt(cursor: number) {
   const store = new MemoryStore();
   const ledger = await DeliveryLedger.open(store);
   await ledger.baseline(cursor);
-  const marks = async () => (await store.list("handled:")).map((e) => e.key).sort();
+  /** The marks as the store holds them: ranges under `finished`, flattened to ids. */
+  const marks = async () => {
+    const ranges = ((await store.get("finished")) ?? []) as [number, number][];
+    return ranges.flatMap(([from, to]) =>
+      Array.from({ length: to - from + 1 }, (_, i) => `handled:${from + i}`),
+    );
+  };
   return { ledger, store, marks };
+}
+
+async function finishAndSave(ledger: DeliveryLedger, id: number) {
+  ledger.finish(id);
+  await ledger.save();
 }
 
 describe("DeliveryLedger", () => {
   it("advances the cursor only past messages whose handlers all finished (begun in order)", async () => {
     const { ledger, store, marks } = await ledgerAt(0);
     for (const id of [1, 2, 3, 4, 5]) ledger.begin(id);
-    await ledger.finish(3);
+    await finishAndSave(ledger, 3);
     expect(ledger.cursor).toBe(0);
     expect(await marks()).toEqual(["handled:3"]);
-    await ledger.finish(1);
+    await finishAndSave(ledger, 1);
     expect(ledger.cursor).toBe(1);
-    await ledger.finish(2);
+    await finishAndSave(ledger, 2);
     expect(ledger.cursor).toBe(3);
     expect(await marks()).toEqual([]);
-    await ledger.finish(5);
+    await finishAndSave(ledger, 5);
     expect(ledger.cursor).toBe(3);
     expect(ledger.isDuplicate(5)).toBe(true);
     expect(ledger.isDuplicate(4)).toBe(true); // in flight
-    await ledger.finish(4);
+    await finishAndSave(ledger, 4);
     expect(ledger.cursor).toBe(5);
     expect(await store.get("cursor")).toBe(5);
     expect(ledger.isDuplicate(6)).toBe(false);
@@ -38,20 +49,102 @@ describe("DeliveryLedger", () => {
     ledger.begin(10);
     ledger.begin(12);
     ledger.begin(7);
-    await ledger.finish(12);
+    await finishAndSave(ledger, 12);
     expect(ledger.cursor).toBe(6);
     expect(await marks()).toEqual(["handled:12"]);
-    await ledger.finish(10);
+    await finishAndSave(ledger, 10);
     expect(ledger.cursor).toBe(6);
-    await ledger.finish(7);
+    await finishAndSave(ledger, 7);
     expect(ledger.cursor).toBe(12);
     expect(await marks()).toEqual([]);
     // Once nothing is in flight, in-order tracking starts afresh.
     ledger.begin(20);
     ledger.begin(21);
-    await ledger.finish(21);
+    await finishAndSave(ledger, 21);
     expect(ledger.cursor).toBe(19);
-    await ledger.finish(20);
+    await finishAndSave(ledger, 20);
     expect(ledger.cursor).toBe(21);
+  });
+
+  it("finish only touches memory; save writes the net change once", async () => {
+    const { ledger, store, marks } = await ledgerAt(0);
+    let writes = 0;
+    const set = store.set.bind(store);
+    const del = store.delete.bind(store);
+    store.set = (...args) => {
+      writes++;
+      return set(...args);
+    };
+    store.delete = (...args) => {
+      writes++;
+      return del(...args);
+    };
+    for (let id = 1; id <= 1000; id++) ledger.begin(id);
+    ledger.finish(500); // out of order: a mark, in memory only
+    for (let id = 1; id <= 400; id++) ledger.finish(id);
+    expect(ledger.cursor).toBe(400);
+    expect(writes).toBe(0);
+    await ledger.save();
+    expect(writes).toBe(2); // the cursor, and the marks (500)
+    expect(await store.get("cursor")).toBe(400);
+    expect(await marks()).toEqual(["handled:500"]);
+    for (let id = 401; id <= 1000; id++) if (id !== 500) ledger.finish(id);
+    await ledger.save();
+    expect(writes).toBe(4); // the cursor, and the marks' key deleted
+    expect(await store.get("cursor")).toBe(1000);
+    expect(await marks()).toEqual([]);
+    await ledger.save();
+    expect(writes).toBe(4); // nothing changed
+    const reopened = await DeliveryLedger.open(store);
+    expect(reopened.cursor).toBe(1000);
+  });
+
+  it("a mark saved before a restart still counts as handled after it", async () => {
+    const { ledger, store } = await ledgerAt(0);
+    ledger.begin(1);
+    ledger.begin(2);
+    ledger.finish(2);
+    await ledger.save();
+    const reopened = await DeliveryLedger.open(store);
+    expect(reopened.cursor).toBe(0);
+    expect(reopened.isDuplicate(2)).toBe(true);
+    expect(reopened.isDuplicate(1)).toBe(false);
+    reopened.begin(1);
+    reopened.finish(1);
+    await reopened.save();
+    expect(reopened.cursor).toBe(1);
+    expect(reopened.isDuplicate(2)).toBe(true); // its mark stays until the cursor passes it
+    reopened.begin(3);
+    reopened.finish(3);
+    await reopened.save();
+    expect(reopened.cursor).toBe(3);
+    expect(await store.get("finished")).toBeUndefined();
+  });
+
+  it("stores marks as ranges and reads the one-key-per-mark layout of earlier versions", async () => {
+    const { ledger, store } = await ledgerAt(0);
+    for (let id = 1; id <= 20; id++) ledger.begin(id);
+    for (const id of [3, 4, 5, 9, 10, 20]) ledger.finish(id);
+    await ledger.save();
+    expect(await store.get("finished")).toEqual([
+      [3, 5],
+      [9, 10],
+      [20, 20],
+    ]);
+    const legacy = new MemoryStore();
+    await legacy.set("cursor", 100);
+    await legacy.set("handled:104", 1);
+    await legacy.set("handled:102", 1);
+    const old = await DeliveryLedger.open(legacy);
+    expect([101, 102, 103, 104].map((id) => old.isDuplicate(id))).toEqual([false, true, false, true]);
+    old.begin(101);
+    old.finish(101);
+    await old.save();
+    expect(await legacy.list("handled:")).toEqual([]);
+    expect(await legacy.get("cursor")).toBe(101);
+    expect(await legacy.get("finished")).toEqual([
+      [102, 102],
+      [104, 104],
+    ]);
   });
 });
