@@ -8,17 +8,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { createClient } from "../../src/api/create-client.ts";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
-import { BotRuntime } from "../../src/daemon/bot-runtime.ts";
-import { coalesce } from "../../src/daemon/coalesce.ts";
-import { createLogger } from "../../src/log/create-logger.ts";
-import { FileStore } from "../../src/state/file-store.ts";
+import type { BotRuntime as Runtime } from "../../src/daemon/bot-runtime.ts";
+import { BotRuntime, coalesce, createClient, createLogger, FileStore } from "./built.ts";
 
 export interface BenchRuntime {
   /** Not started: call `runtime.start()` (registers the queue, then polls in the background). */
-  runtime: BotRuntime;
+  runtime: Runtime;
   /** Log lines at warn or above (none expected). */
   problems: string[];
   close(): Promise<void>;
@@ -63,6 +60,7 @@ export async function startBenchRuntime(options: {
     client,
     store,
     flush: coalesce(() => store.flush()),
+    commit: () => store.commit(),
     log,
     ownMessages: false,
     concurrency: options.concurrency ?? 8,

@@ -4,7 +4,7 @@
  * the memory the jobs take, the CPU over the window (the jobs' no-op handlers included), and how
  * late each fire ran against its scheduled time.
  */
-import { JobTimer } from "../../src/helpers/schedule/job-timer.ts";
+import { JobTimer } from "../lib/built.ts";
 import { percentile, round, sleep } from "../lib/stats.ts";
 
 export interface SchedulerResult {
