@@ -37,7 +37,6 @@ export class BotRuntime {
   readonly #kv: KV;
   readonly #queue: ConversationQueue;
   readonly #keys = new ConversationKeys();
-  readonly #channels = new Map<number, string>();
   /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
   readonly #services: BotServices;
   #handle: BotHandle<unknown> | undefined;
@@ -322,7 +321,7 @@ export class BotRuntime {
       log: this.#o.log,
       settings: this.#o.settings,
       server: this.#server!,
-      channelName: (id) => this.#channels.get(id),
+      channelName: (id) => this.#services.channels.nameOf(id),
       ...(this.#o.clock ? { clock: this.#o.clock } : {}),
       services: this.#services,
     };
@@ -348,14 +347,6 @@ export class BotRuntime {
     let messageId: number | undefined;
     if (event.type === "message") {
       const message = (event as { message: Message }).message;
-      if (
-        message.type === "stream" &&
-        message.stream_id !== undefined &&
-        typeof message.display_recipient === "string" &&
-        this.#channels.get(message.stream_id) !== message.display_recipient
-      ) {
-        this.#channels.set(message.stream_id, message.display_recipient);
-      }
       if (ledger.isDuplicate(message.id)) {
         this.stats.duplicates++;
         return false;

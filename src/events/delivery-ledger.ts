@@ -23,8 +23,9 @@ const LEGACY_MARK = "handled:";
 export class DeliveryLedger {
   readonly #store: StateStore;
   #cursor: number | undefined;
-  /** Finished ids above the cursor, in memory. */
+  /** Finished ids above the cursor, in memory, and the lowest of them (+∞ when none). */
   #marks = new Set<number>();
+  #lowestMark = Number.POSITIVE_INFINITY;
   /** What the store holds: the cursor as of the last save, and whether the marks changed since. */
   #savedCursor: number | undefined;
   #marksChanged = false;
@@ -56,6 +57,7 @@ export class DeliveryLedger {
       ledger.#legacyKeys.push(key);
     }
     ledger.#marksChanged = ledger.#legacyKeys.length > 0;
+    for (const mark of ledger.#marks) if (mark < ledger.#lowestMark) ledger.#lowestMark = mark;
     ledger.#savedCursor = ledger.#cursor;
     ledger.#maxBegun = ledger.#cursor ?? -1;
     return ledger;
@@ -100,17 +102,21 @@ export class DeliveryLedger {
     const watermark = this.#watermark();
     if (this.#cursor === undefined || watermark > this.#cursor) {
       this.#cursor = watermark;
-      if (this.#marks.size > 0) {
+      // Scan only when the cursor passed the lowest mark: scanning on every advance was
+      // quadratic in the marks a wave of held conversations leaves behind.
+      if (this.#marks.size > 0 && watermark >= this.#lowestMark) {
+        let lowest = Number.POSITIVE_INFINITY;
         for (const mark of this.#marks) {
-          if (mark <= watermark) {
-            this.#marks.delete(mark);
-            this.#marksChanged = true;
-          }
+          if (mark <= watermark) this.#marks.delete(mark);
+          else if (mark < lowest) lowest = mark;
         }
+        this.#lowestMark = lowest;
+        this.#marksChanged = true;
       }
     }
     if (id > watermark) {
       this.#marks.add(id);
+      if (id < this.#lowestMark) this.#lowestMark = id;
       this.#marksChanged = true;
     }
   }
@@ -146,7 +152,14 @@ export class DeliveryLedger {
 
 /** Sorted ids as `[from, to]` runs: 3,4,5,9 → [[3,5],[9,9]]. */
 function rangesOf(ids: Set<number>): [number, number][] {
-  const sorted = [...ids].sort((a, b) => a - b);
+  const sorted = [...ids];
+  // Usually already in order (marks are added as messages finish, oldest first).
+  for (let i = 1; i < sorted.length; i++) {
+    if ((sorted[i] as number) < (sorted[i - 1] as number)) {
+      sorted.sort((a, b) => a - b);
+      break;
+    }
+  }
   const ranges: [number, number][] = [];
   let run: [number, number] | undefined;
   for (const id of sorted) {

@@ -154,6 +154,10 @@ export class ConversationQueue {
     this.deadlines = new DeadlineList(options.clock ?? realClock, this.timeoutMs, this.expire);
   }
 
+  /** The newest hold and the tasks waiting on it (see holdOn). */
+  private sharedHold: Promise<unknown> | undefined;
+  private sharedGroup: Entry[] = [];
+
   /** Tasks accepted and not finished: waiting plus running (and held). */
   get inFlight(): number {
     return this.waitingCount + this.activeCount;
@@ -304,13 +308,30 @@ export class ConversationQueue {
     else {
       entry.state = HELD;
       entry.hold = undefined;
-      const release = () => {
-        this.release(entry);
-        this.pump();
-      };
-      hold.then(release, release);
+      this.holdOn(hold, entry);
     }
     this.pump();
+  }
+
+  /**
+   * Release `entry` once `hold` settles. Tasks finishing one after another usually hold on the
+   * same promise (the runtime's one commit per turn), so they share one reaction instead of one
+   * each.
+   */
+  private holdOn(hold: Promise<unknown>, entry: Entry): void {
+    if (hold === this.sharedHold) {
+      this.sharedGroup.push(entry);
+      return;
+    }
+    const group = [entry];
+    this.sharedHold = hold;
+    this.sharedGroup = group;
+    const release = () => {
+      if (this.sharedHold === hold) this.sharedHold = undefined;
+      for (const held of group) this.release(held);
+      this.pump();
+    };
+    hold.then(release, release);
   }
 
   /** The task is done: its key's next task (if any) joins the ready line. */

@@ -147,4 +147,34 @@ describe("DeliveryLedger", () => {
       [104, 104],
     ]);
   });
+
+  it("keeps cursor and marks right under any finishing order, and reopens to the same state", async () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let round = 0; round < 20; round++) {
+      const { ledger, store } = await ledgerAt(1000);
+      const ids = Array.from({ length: 300 }, (_, i) => 1001 + i);
+      for (const id of ids) ledger.begin(id);
+      const open = new Set(ids);
+      const order = [...ids].sort(() => random() - 0.5);
+      for (const [step, id] of order.entries()) {
+        ledger.finish(id);
+        open.delete(id);
+        const lowestOpen = Math.min(...open);
+        expect(ledger.cursor).toBe(open.size === 0 ? 1300 : lowestOpen - 1);
+        if (step % 37 === 0) {
+          await ledger.save();
+          const reopened = await DeliveryLedger.open(store);
+          expect(reopened.cursor).toBe(ledger.cursor);
+          for (const other of ids) expect(reopened.isDuplicate(other)).toBe(!open.has(other));
+        }
+      }
+      await ledger.save();
+      expect(await store.get("cursor")).toBe(1300);
+      expect(await store.get("finished")).toBeUndefined();
+    }
+  });
 });

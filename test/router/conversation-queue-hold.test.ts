@@ -86,4 +86,31 @@ describe("ConversationQueue holdKey", () => {
     await queue.onIdle();
     expect(ran).toEqual(["next"]);
   });
+
+  it("releases every task holding the same promise when it settles, and no other", async () => {
+    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const p1 = deferred();
+    const p2 = deferred();
+    const ran: string[] = [];
+    const holds: Record<string, Promise<void>> = {
+      a: p1.promise,
+      b: p1.promise,
+      c: p2.promise,
+      d: p1.promise,
+    };
+    for (const key of ["a", "b", "c", "d"]) {
+      queue.push(key, (control) => control.holdKey(holds[key] as Promise<void>));
+      queue.push(key, () => {
+        ran.push(key);
+      });
+    }
+    await flushAsync();
+    expect(ran).toEqual([]);
+    p1.resolve();
+    await flushAsync();
+    expect(ran).toEqual(["a", "b", "d"]);
+    p2.resolve();
+    await queue.onIdle();
+    expect(ran).toEqual(["a", "b", "d", "c"]);
+  });
 });

@@ -16,14 +16,22 @@ import { BothostError } from "../../errors/bothost-error.ts";
 export class ChannelIds {
   readonly #request: RequestFn;
   readonly #byName = new Map<string, number>();
+  readonly #byId = new Map<number, string>();
 
   constructor(request: RequestFn) {
     this.#request = request;
   }
 
-  /** Remember a pairing seen in an event. */
+  /** Remember a pairing seen in an event (every message event: known pairs cost one lookup). */
   learn(id: number, name: string): void {
+    if (this.#byId.get(id) === name) return;
+    this.#byId.set(id, name);
     this.#byName.set(name.toLowerCase(), id);
+  }
+
+  /** The name last seen for a channel id, if any. */
+  nameOf(id: number): string | undefined {
+    return this.#byId.get(id);
   }
 
   async resolve(channel: number | string, signal?: AbortSignal): Promise<number> {
