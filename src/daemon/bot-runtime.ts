@@ -368,7 +368,7 @@ export class BotRuntime {
   #runStartHandlers(): void {
     for (const handler of this.#handle!.startHandlers) {
       this.#queue.push("bot", async (control) => {
-        const ctx = createBaseContext(this.contextDeps(), () => control.signal, { onStart: true });
+        const ctx = createBaseContext(this.contextDeps(), control, { onStart: true });
         try {
           await handler(ctx);
         } catch (err) {
@@ -389,7 +389,7 @@ export class BotRuntime {
   #run(event: ServerEvent, control: TaskControl, o: RunOptions): unknown {
     // Only the queue's signal: it aborts on the handler timeout and at the shutdown deadline.
     // Aborting on stop() itself would cut a handler's reply short on every graceful shutdown.
-    const ctx = createContext(this.contextDeps(), event, () => control.signal, {
+    const ctx = createContext(this.contextDeps(), event, control, {
       replayed: o.replayed,
       ...(o.issue ? { eventIssue: o.issue } : {}),
     });

@@ -103,8 +103,8 @@ export interface ContextDeps<S> {
   services?: BotServices;
 }
 
-/** Where a context's signal comes from: a signal, or a getter (a queue task makes its signal on first read). */
-export type SignalSource = AbortSignal | (() => AbortSignal);
+/** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
+export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
 
 /**
  * A context whose helpers are made on first use. Most handlers touch one or two of them, and
@@ -121,14 +121,14 @@ class LazyContext<S> {
   readonly settings: S;
   readonly server: ServerInfo;
   readonly #deps: ContextDeps<S>;
-  readonly #bindings: () => Record<string, unknown>;
+  readonly #bindings: Record<string, unknown> | undefined;
   #signal: SignalSource;
   #log: Logger | undefined;
   #schedule: ScheduleApi | undefined;
   #helpers: ContextHelpers | undefined;
   #send: BaseContext<S>["send"] | undefined;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource, bindings: () => Record<string, unknown>) {
+  constructor(deps: ContextDeps<S>, signal: SignalSource, bindings?: Record<string, unknown>) {
     this.#deps = deps;
     this.#signal = signal;
     this.#bindings = bindings;
@@ -140,15 +140,20 @@ class LazyContext<S> {
   }
 
   get signal(): AbortSignal {
-    if (typeof this.#signal === "function") this.#signal = this.#signal();
+    if (!(this.#signal instanceof AbortSignal)) this.#signal = this.#signal.signal;
     return this.#signal;
+  }
+
+  /** What the context's child logger is bound to (an event context binds the event's ids). */
+  protected logBindings(): Record<string, unknown> {
+    return this.#bindings ?? {};
   }
   set signal(value: AbortSignal) {
     this.#signal = value;
   }
 
   get log(): Logger {
-    this.#log ??= this.#deps.log.child(this.#bindings());
+    this.#log ??= this.#deps.log.child(this.logBindings());
     return this.#log;
   }
   set log(value: Logger) {
@@ -213,10 +218,14 @@ class LazyEventContext<S> extends LazyContext<S> {
   #reply: BotContext<S>["reply"] | undefined;
 
   constructor(deps: ContextDeps<S>, event: ServerEvent, signal: SignalSource, replayed: boolean) {
-    super(deps, signal, () => eventBindings(event));
+    super(deps, signal);
     this.event = event;
     this.replayed = replayed;
     this.channelName = deps.channelName;
+  }
+
+  protected override logBindings(): Record<string, unknown> {
+    return eventBindings(this.event);
   }
 
   get reply(): BotContext<S>["reply"] {
@@ -241,7 +250,7 @@ export function createBaseContext<S>(
   signal: SignalSource,
   bindings: Record<string, unknown>,
 ): BaseContext<S> {
-  return new LazyContext(deps, signal, () => bindings);
+  return new LazyContext(deps, signal, bindings);
 }
 
 export function createContext<S>(

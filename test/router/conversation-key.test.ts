@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConversationKeys, conversationKey } from "../../src/router/conversation-key.ts";
+import { ConversationKeys, conversationKey, dmKey, streamKey } from "../../src/router/conversation-key.ts";
 import { isOwnMessage } from "../../src/router/is-own-message.ts";
 import { parseEvent } from "../../src/wire/events.ts";
 import {
@@ -86,5 +86,23 @@ describe("isOwnMessage", () => {
     ).toBe(true);
     expect(isOwnMessage(directTyping(), BOT.userId)).toBe(false);
     expect(isOwnMessage(subscriptionAdd(), BOT.userId)).toBe(false);
+  });
+});
+
+describe("streamKey and dmKey", () => {
+  it("give the same keys from the memo as built fresh, past the memo's size too", () => {
+    for (let i = 0; i < 25_000; i++) {
+      const topic = `Topic ${i % 12_000}`;
+      expect(streamKey(i % 7, topic)).toBe(`stream:${i % 7}:topic ${i % 12_000}`);
+    }
+    expect(streamKey(3, "Release PLAN")).toBe(streamKey(3, "release plan"));
+    expect(streamKey(3, "plan")).not.toBe(streamKey(4, "plan"));
+  });
+
+  it("orders direct-message participants the same with two or more", () => {
+    expect(dmKey([9, 4])).toBe("dm:4,9");
+    expect(dmKey([4, 9])).toBe("dm:4,9");
+    expect(dmKey([7, 7])).toBe("dm:7");
+    expect(dmKey([9, 4, 4, 1])).toBe("dm:1,4,9");
   });
 });
