@@ -116,14 +116,15 @@ export function dmKey(userIds: readonly number[]): string {
  */
 export class ConversationKeys {
   private readonly known = new Map<number, string>();
-  /** The remembered ids in arrival order, as a ring: the slot at `next` is the oldest. */
-  private readonly ring: (number | undefined)[];
+  /**
+   * The remembered ids in arrival order, as a ring once full (the slot at `next` is the oldest).
+   * It grows as messages arrive: allocated whole up front, 1,000 idle bots held 80 MB of it.
+   */
+  private readonly ring: number[] = [];
   private next = 0;
 
   /** @param capacity how many message ids to remember (oldest forgotten first). @default 10000 */
-  constructor(readonly capacity = 10_000) {
-    this.ring = new Array(capacity).fill(undefined);
-  }
+  constructor(readonly capacity = 10_000) {}
 
   keyOf(event: ServerEvent): string {
     const key = conversationKey(event, (id) => this.known.get(id));
@@ -154,10 +155,12 @@ export class ConversationKeys {
       this.known.set(id, key); // a moved message: same slot, new conversation
       return;
     }
-    const evicted = this.ring[this.next];
-    if (evicted !== undefined) this.known.delete(evicted);
-    this.ring[this.next] = id;
-    this.next = (this.next + 1) % this.capacity;
+    if (this.ring.length < this.capacity) this.ring.push(id);
+    else {
+      this.known.delete(this.ring[this.next] as number);
+      this.ring[this.next] = id;
+      this.next = (this.next + 1) % this.capacity;
+    }
     this.known.set(id, key);
   }
 }
