@@ -35,11 +35,8 @@ export function conversationKey(
   const byMessage = (id: number | undefined) =>
     id === undefined ? BOT_KEY : (knownMessage?.(id) ?? `msg:${id}`);
   switch (event.type) {
-    case "message": {
-      const m = (event as Of<"message">).message;
-      if (Array.isArray(m.display_recipient)) return dmKey(m.display_recipient.map((u) => u.id));
-      return m.stream_id === undefined ? `msg:${m.id}` : streamKey(m.stream_id, m.subject);
-    }
+    case "message":
+      return messageKey((event as Of<"message">).message);
     case "typing": {
       const e = event as Of<"typing">;
       if (e.message_type === "direct") return dmKey((e.recipients ?? [e.sender]).map((u) => u.user_id));
@@ -63,6 +60,17 @@ export function conversationKey(
     default:
       return BOT_KEY;
   }
+}
+
+/** The conversation of a message: its channel and topic, or its direct-message group. */
+function messageKey(m: Of<"message">["message"]): string {
+  const to = m.display_recipient;
+  if (Array.isArray(to)) {
+    return to.length === 2
+      ? dmKey([(to[0] as { id: number }).id, (to[1] as { id: number }).id])
+      : dmKey(to.map((u) => u.id));
+  }
+  return m.stream_id === undefined ? `msg:${m.id}` : streamKey(m.stream_id, m.subject);
 }
 
 /** Built keys by stream id and topic as sent; cleared past {@link KEY_CACHE_SIZE} entries. */
@@ -126,11 +134,18 @@ export class ConversationKeys {
   /** @param capacity how many message ids to remember (oldest forgotten first). @default 10000 */
   constructor(readonly capacity = 10_000) {}
 
+  private readonly lookup = (id: number): string | undefined => this.known.get(id);
+
   keyOf(event: ServerEvent): string {
-    const key = conversationKey(event, (id) => this.known.get(id));
     if (event.type === "message") {
-      this.remember((event as Of<"message">).message.id, key);
-    } else if (event.type === "update_message") {
+      // The common case, without the general path's closures.
+      const message = (event as Of<"message">).message;
+      const key = messageKey(message);
+      this.remember(message.id, key);
+      return key;
+    }
+    const key = conversationKey(event, this.lookup);
+    if (event.type === "update_message") {
       const e = event as Of<"update_message">;
       const streamId = e.new_stream_id ?? e.stream_id;
       const topic = e.subject ?? e.orig_subject;
