@@ -4,7 +4,7 @@
  * The cursor is a low-water mark: every message with an id ≤ cursor that reached the bot has
  * finished its handlers. Messages above the cursor that finished out of order (conversations run
  * in parallel) are kept as marks, dropped once the cursor passes them; the store holds them as
- * one key, `finished`, a sorted list of `[from, to]` id ranges (they come in runs). A message is
+ * one key, `finished`, id runs in a string such as "3-5,9-10,20" (they come in runs). A message is
  * marked only after its handlers finish, so a crash mid-handler makes it run again rather than
  * be lost: at-least-once for that one message, exactly-once for every other.
  *
@@ -150,8 +150,12 @@ export class DeliveryLedger {
   }
 }
 
-/** Sorted ids as `[from, to]` runs: 3,4,5,9 → [[3,5],[9,9]]. */
-function rangesOf(ids: Set<number>): [number, number][] {
+/**
+ * Sorted ids as runs in one string: 3,4,5,9,10,20 → "3-5,9-10,20". A string rather than an
+ * array of pairs: the store validates and serializes an array element by element, one small
+ * array per run, at every save of a wave.
+ */
+function rangesOf(ids: Set<number>): string {
   const sorted = [...ids];
   // Usually already in order (marks are added as messages finish, oldest first).
   for (let i = 1; i < sorted.length; i++) {
@@ -160,27 +164,29 @@ function rangesOf(ids: Set<number>): [number, number][] {
       break;
     }
   }
-  const ranges: [number, number][] = [];
-  let run: [number, number] | undefined;
-  for (const id of sorted) {
-    if (run !== undefined && id === run[1] + 1) run[1] = id;
+  let text = "";
+  let from = sorted[0] as number;
+  let to = from;
+  for (let i = 1; i <= sorted.length; i++) {
+    const id = sorted[i];
+    if (id === to + 1) to = id;
     else {
-      run = [id, id];
-      ranges.push(run);
+      text += `${text === "" ? "" : ","}${from === to ? from : `${from}-${to}`}`;
+      if (id !== undefined) from = to = id;
+    }
+  }
+  return text;
+}
+
+/** The runs stored under `finished`, ignoring anything malformed. */
+function rangesIn(value: unknown): [number, number][] {
+  if (typeof value !== "string" || value === "") return [];
+  const ranges: [number, number][] = [];
+  for (const run of value.split(",")) {
+    const [from, to = from] = run.split("-").map(Number);
+    if (Number.isSafeInteger(from) && Number.isSafeInteger(to) && (from as number) <= (to as number)) {
+      ranges.push([from as number, to as number]);
     }
   }
   return ranges;
-}
-
-/** The ranges stored under `finished`, ignoring anything malformed. */
-function rangesIn(value: unknown): [number, number][] {
-  if (!Array.isArray(value)) return [];
-  return value.filter(
-    (r): r is [number, number] =>
-      Array.isArray(r) &&
-      r.length === 2 &&
-      Number.isSafeInteger(r[0]) &&
-      Number.isSafeInteger(r[1]) &&
-      r[0] <= r[1],
-  );
 }
