@@ -1,25 +1,8 @@
 /** Handler timeouts with one clock timer for all running tasks, and lazily made signals. */
 import { describe, expect, it } from "vitest";
-import { flushAsync, ManualClock, type TimerHandle } from "../../src/helpers/clock.ts";
+import { flushAsync, ManualClock } from "../../src/helpers/clock.ts";
 import { ConversationQueue, type TaskControl } from "../../src/router/conversation-queue.ts";
-import { recordingLogger } from "./support.ts";
-
-/** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
-class CountingClock extends ManualClock {
-  armed = 0;
-  override setTimeout(fn: () => void, ms: number): TimerHandle {
-    this.armed++;
-    return super.setTimeout(fn, ms);
-  }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
+import { CountingClock, deferred, recordingLogger } from "./support.ts";
 
 const never = () => new Promise<void>(() => {});
 const timeoutLines = (log: ReturnType<typeof recordingLogger>) =>

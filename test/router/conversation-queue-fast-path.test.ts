@@ -1,25 +1,8 @@
 /** The synchronous fast path: a task that returns a non-thenable finishes inside push()/add(). */
 import { describe, expect, it } from "vitest";
-import { flushAsync, ManualClock, type TimerHandle } from "../../src/helpers/clock.ts";
+import { flushAsync, ManualClock } from "../../src/helpers/clock.ts";
 import { ConversationQueue, type TaskControl } from "../../src/router/conversation-queue.ts";
-import { recordingLogger } from "./support.ts";
-
-/** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
-class CountingClock extends ManualClock {
-  armed = 0;
-  override setTimeout(fn: () => void, ms: number): TimerHandle {
-    this.armed++;
-    return super.setTimeout(fn, ms);
-  }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
+import { CountingClock, deferred, recordingLogger } from "./support.ts";
 
 /** Frames on the stack right now (to show that a long run of tasks does not nest). */
 function stackDepth(): number {

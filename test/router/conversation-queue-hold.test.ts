@@ -2,14 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { flushAsync, ManualClock } from "../../src/helpers/clock.ts";
 import { ConversationQueue } from "../../src/router/conversation-queue.ts";
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
+import { deferred } from "./support.ts";
 
 describe("ConversationQueue holdKey", () => {
   it("starts the key's next task only after the hold settles, but frees the slot for other keys", async () => {

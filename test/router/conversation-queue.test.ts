@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { flushAsync, ManualClock } from "../../src/helpers/clock.ts";
 import { ConversationQueue } from "../../src/router/conversation-queue.ts";
-import { recordingLogger } from "./support.ts";
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
+import { deferred, recordingLogger } from "./support.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

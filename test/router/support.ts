@@ -3,6 +3,7 @@
  * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
+import { ManualClock, type TimerHandle } from "../../src/helpers/clock.ts";
 import type { RoutableContext } from "../../src/router/routable-context.ts";
 import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 
@@ -181,4 +182,22 @@ export function recordingLogger(): Logger & { lines: LogLine[] } {
 
 export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
   return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
+}
+
+/** A promise and the function that resolves it. */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
+export class CountingClock extends ManualClock {
+  armed = 0;
+  override setTimeout(fn: () => void, ms: number): TimerHandle {
+    this.armed++;
+    return super.setTimeout(fn, ms);
+  }
 }

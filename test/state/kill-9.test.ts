@@ -25,6 +25,22 @@ const compactAfter = (round: number) => (round % 2 === 0 ? "16384" : "8000000");
 
 type Mode = "flush" | "commit";
 
+/** A TypeScript child process (through jiti) with its stderr kept and its exit signal awaited. */
+function spawnChild(args: string[]) {
+  const proc = spawn(process.execPath, ["--import", "jiti/register", ...args], {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = "";
+  proc.stderr.on("data", (chunk) => {
+    text += chunk;
+  });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    proc.on("exit", (_code, signal) => resolve(signal)),
+  );
+  return { proc, stderr: () => text, exited };
+}
+
 /**
  * Run the writer until it reported `reports` flushes (or commits) plus a random extra moment, then
  * SIGKILL it. Resolves the iteration of the last write it reported durable.
@@ -35,17 +51,7 @@ async function runAndKill(
   compactAfterBytes: string,
   mode: Mode,
 ): Promise<number> {
-  const proc = spawn(process.execPath, ["--import", "jiti/register", child, dir, compactAfterBytes, mode], {
-    cwd: repoRoot,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  proc.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    proc.on("exit", (_code, signal) => resolve(signal)),
-  );
+  const { proc, stderr, exited } = spawnChild([child, dir, compactAfterBytes, mode]);
   let lastDurable = -1;
   let seen = 0;
   try {
@@ -62,7 +68,7 @@ async function runAndKill(
   } finally {
     proc.kill("SIGKILL");
   }
-  expect(await exited, `writer child failed: ${stderr}`).toBe("SIGKILL");
+  expect(await exited, `writer child failed: ${stderr()}`).toBe("SIGKILL");
   return lastDurable;
 }
 
@@ -109,27 +115,13 @@ test("survives SIGKILL at random moments without losing committed (not flushed) 
 });
 
 test("a commit() issued during a compaction lands in the fresh log and survives SIGKILL", async ({ dir }) => {
-  const proc = spawn(
-    process.execPath,
-    ["--import", "jiti/register", fixture("compaction-commit-child.ts"), dir],
-    {
-      cwd: repoRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stderr = "";
-  proc.stderr.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    proc.on("exit", (_code, signal) => resolve(signal)),
-  );
+  const { proc, stderr, exited } = spawnChild([fixture("compaction-commit-child.ts"), dir]);
   try {
     for await (const line of createInterface({ input: proc.stdout })) if (line === "committed") break;
   } finally {
     proc.kill("SIGKILL");
   }
-  expect(await exited, `child failed: ${stderr}`).toBe("SIGKILL");
+  expect(await exited, `child failed: ${stderr()}`).toBe("SIGKILL");
 
   // The compaction took its snapshot before "late" was written, and "late" went into the new log.
   const snapshot = JSON.parse(await readFile(join(dir, "state.json"), "utf8"));
