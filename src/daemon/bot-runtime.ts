@@ -18,6 +18,10 @@ import { queueApiFor } from "./queue-api.ts";
 
 type ReplyFn = (content: string) => Promise<{ id: number }>;
 
+/** The context options of nearly every event, made once. */
+const LIVE = Object.freeze({ replayed: false });
+const REPLAYED = Object.freeze({ replayed: true });
+
 interface RunOptions {
   replayed: boolean;
   messageId?: number | undefined;
@@ -389,10 +393,8 @@ export class BotRuntime {
   #run(event: ServerEvent, control: TaskControl, o: RunOptions): unknown {
     // Only the queue's signal: it aborts on the handler timeout and at the shutdown deadline.
     // Aborting on stop() itself would cut a handler's reply short on every graceful shutdown.
-    const ctx = createContext(this.contextDeps(), event, control, {
-      replayed: o.replayed,
-      ...(o.issue ? { eventIssue: o.issue } : {}),
-    });
+    const extra = o.issue ? { replayed: o.replayed, eventIssue: o.issue } : o.replayed ? REPLAYED : LIVE;
+    const ctx = createContext(this.contextDeps(), event, control, extra);
     if (o.reply) ctx.reply = o.reply;
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: void | Promise<void>;
