@@ -19,7 +19,14 @@ const log = createLogger({
 const sent: unknown[] = [];
 const deps = {
   bot: { name: "ctx", userId: 9, email: "ctx-bot@example.org" },
-  api: { messages: { send: async (params: unknown) => (sent.push(params), { id: 77 }) } },
+  api: {
+    messages: {
+      send: async (params: unknown) => {
+        sent.push(params);
+        return { id: 77 };
+      },
+    },
+  },
   state: { kind: "kv" },
   log,
   settings: { greeting: "hi" },
