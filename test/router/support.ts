@@ -184,14 +184,7 @@ export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {})
   return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
 }
 
-/** A promise and the function that resolves it. */
-export function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
+export { deferred } from "../support/deferred.ts";
 
 /** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
 export class CountingClock extends ManualClock {

@@ -1,0 +1,89 @@
+/**
+ * Reading ahead: with `hasCapacity`, the consumer sends the next poll as soon as a batch is
+ * parsed, while `onEvents` is still dispatching it; without it (or without capacity), the next
+ * poll waits for `onEvents`. Against the sandbox over real HTTP.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import { silentLogger } from "../../src/api/logger.ts";
+import { queueApiFor } from "../../src/daemon/queue-api.ts";
+import { QueueConsumer } from "../../src/events/queue-consumer.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import type { ParsedEvent } from "../../src/wire/events.ts";
+import { deferred } from "../support/deferred.ts";
+
+const BOT = "reader-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+
+let sandbox: Sandbox;
+let consumer: QueueConsumer | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Reader",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+});
+
+afterEach(async () => {
+  await consumer?.stop();
+  consumer = undefined;
+  await sandbox.stop();
+});
+
+/** A consumer whose first batch is held in `onEvents` until `gate` opens. */
+async function startConsumer(hasCapacity: (() => boolean) | undefined) {
+  const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+  const gate = deferred();
+  const batches: number[][] = [];
+  consumer = new QueueConsumer({
+    api: queueApiFor(client, (signal) => client.events.register({ event_types: ["message"] }, { signal })),
+    log: silentLogger,
+    onRegistered: async () => {},
+    onEvents: async (batch: ParsedEvent[]) => {
+      batches.push(batch.map((p) => (p.event as { message: { id: number } }).message.id));
+      if (batches.length === 1) await gate.promise;
+    },
+    waitForCapacity: async () => {},
+    ...(hasCapacity ? { hasCapacity } : {}),
+  });
+  await consumer.start();
+  return { gate, batches };
+}
+
+const send = (content: string) => sandbox.control.sendAs(MEMBER, { type: "private", to: [BOT], content }).id;
+const answeredPolls = () =>
+  sandbox.control.requests.filter((r) => r.method === "GET" && r.path === "/events" && r.status === 200)
+    .length;
+
+describe("QueueConsumer read-ahead", () => {
+  it("fetches the next batch while the current one is still being dispatched", async () => {
+    const { gate, batches } = await startConsumer(() => true);
+    const first = send("one");
+    await expect.poll(() => batches).toEqual([[first]]);
+    const second = send("two");
+    // The poll sent ahead is answered with the second message while the first batch is held.
+    await expect.poll(answeredPolls).toBe(2);
+    expect(batches).toEqual([[first]]);
+    gate.resolve();
+    await expect.poll(() => batches).toEqual([[first], [second]]);
+  });
+
+  it("does not read ahead without capacity: the next poll waits for the dispatch", async () => {
+    let room = false;
+    const { gate, batches } = await startConsumer(() => room);
+    const first = send("one");
+    await expect.poll(() => batches).toEqual([[first]]);
+    const second = send("two");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(answeredPolls()).toBe(1);
+    room = true;
+    gate.resolve();
+    await expect.poll(() => batches).toEqual([[first], [second]]);
+    expect(answeredPolls()).toBe(2);
+  });
+});
