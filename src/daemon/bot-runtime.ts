@@ -16,6 +16,9 @@ import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 import { type BotContext, type ContextDeps, createBaseContext, createContext } from "./context.ts";
 import { queueApiFor } from "./queue-api.ts";
 
+import { registerParams, replayMessageFormat } from "./register-params.ts";
+import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
+
 type ReplyFn = (content: string) => Promise<{ id: number }>;
 
 /** The context options of nearly every event, made once. */
@@ -28,9 +31,6 @@ interface RunOptions {
   issue?: string | undefined;
   reply?: ReplyFn | undefined;
 }
-
-import { registerParams, replayMessageFormat } from "./register-params.ts";
-import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
 
 export type { GapEvent } from "../events/catch-up.ts";
 export type { BotRuntimeOptions } from "./bot-runtime-options.ts";

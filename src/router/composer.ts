@@ -6,6 +6,7 @@
  */
 import type { EventMap, GenericEvent, KnownEventType, ServerEvent } from "../wire/events.ts";
 import { isKnownEventType } from "../wire/events.ts";
+import { isThenable } from "./_is-thenable.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
 import type { RoutableContext } from "./routable-context.ts";
 import { RouterError } from "./router-error.ts";
@@ -237,15 +238,6 @@ async function afterFilter<C>(
   next: Continue,
 ): Promise<void> {
   return (await pass) ? handle(ctx, next) : next();
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== undefined &&
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
 }
 
 function checkTypes(type: unknown): string[] {

@@ -25,6 +25,7 @@ import { silentLogger } from "../api/logger.ts";
 import { type Clock, realClock } from "../helpers/clock.ts";
 import { BelowWaiters } from "./_below-waiters.ts";
 import { DeadlineList, type DeadlineNode } from "./_deadline-list.ts";
+import { isThenable } from "./_is-thenable.ts";
 import { RouterError } from "./router-error.ts";
 
 /** What a running task gets from its queue. */
@@ -67,8 +68,6 @@ const DONE = 3;
  * The one object a task costs, from push() until its key moves on: its place in its key's line,
  * in the ready line and in the deadline list, and the {@link TaskControl} the task is given
  * (itself, to save an object), with an AbortController made only if the task reads `signal`.
- * It lives in this file because the hot path must not touch imported bindings: under the jiti
- * loader the bench runs with, each such access costs about 20 ns.
  */
 class Entry implements TaskControl, DeadlineNode<Entry> {
   state = WAITING;
@@ -383,13 +382,6 @@ export class ConversationQueue {
       this.log.error({ err, key }, "the queue's onError threw");
     }
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    ((typeof value === "object" && value !== null) || typeof value === "function") &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
 }
 
 function checkTask(method: string, key: string, task: QueueTask): void {
