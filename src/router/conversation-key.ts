@@ -13,6 +13,7 @@
  *   costs nothing, and it spares handlers from e.g. a `subscription remove` overtaking its `add`.
  */
 import type { EventMap, ServerEvent } from "../wire/events.ts";
+import { MessageMemory } from "./_message-memory.ts";
 
 /** The key for the bot's own (non-conversation) events. */
 export const BOT_KEY = "bot";
@@ -123,25 +124,21 @@ export function dmKey(userIds: readonly number[]): string {
  * ```
  */
 export class ConversationKeys {
-  private readonly known = new Map<number, string>();
-  /**
-   * The remembered ids in arrival order, as a ring once full (the slot at `next` is the oldest).
-   * It grows as messages arrive: allocated whole up front, 1,000 idle bots held 80 MB of it.
-   */
-  private readonly ring: number[] = [];
-  private next = 0;
+  readonly #known: MessageMemory;
 
   /** @param capacity how many message ids to remember (oldest forgotten first). @default 10000 */
-  constructor(readonly capacity = 10_000) {}
+  constructor(capacity = 10_000) {
+    this.#known = new MessageMemory(capacity);
+  }
 
-  private readonly lookup = (id: number): string | undefined => this.known.get(id);
+  private readonly lookup = (id: number): string | undefined => this.#known.get(id);
 
   keyOf(event: ServerEvent): string {
     if (event.type === "message") {
       // The common case, without the general path's closures.
       const message = (event as Of<"message">).message;
       const key = messageKey(message);
-      this.remember(message.id, key);
+      this.#known.set(message.id, key);
       return key;
     }
     const key = conversationKey(event, this.lookup);
@@ -150,32 +147,13 @@ export class ConversationKeys {
       const streamId = e.new_stream_id ?? e.stream_id;
       const topic = e.subject ?? e.orig_subject;
       if (streamId !== undefined && topic !== undefined && e.orig_subject !== undefined) {
-        for (const id of e.message_ids) this.remember(id, streamKey(streamId, topic));
+        for (const id of e.message_ids) this.#known.set(id, streamKey(streamId, topic));
       }
     } else if (event.type === "delete_message") {
       const e = event as Of<"delete_message">;
       for (const id of e.message_ids ?? (e.message_id === undefined ? [] : [e.message_id]))
-        this.known.delete(id);
+        this.#known.delete(id);
     }
     return key;
-  }
-
-  /**
-   * A ring of ids rather than Map order: evicting the Map's first key through `keys().next()`
-   * walks past every deleted slot V8 has not compacted yet, which made this the runtime's single
-   * costliest function once 10,000 messages had been seen (bench: dispatch).
-   */
-  private remember(id: number, key: string): void {
-    if (this.known.has(id)) {
-      this.known.set(id, key); // a moved message: same slot, new conversation
-      return;
-    }
-    if (this.ring.length < this.capacity) this.ring.push(id);
-    else {
-      this.known.delete(this.ring[this.next] as number);
-      this.ring[this.next] = id;
-      this.next = (this.next + 1) % this.capacity;
-    }
-    this.known.set(id, key);
   }
 }
