@@ -178,6 +178,44 @@ describe("DeliveryLedger", () => {
     }
   });
 
+  it("stays right over a long run: ids begun late and out of order, finished in any order", async () => {
+    let seed = 11;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const { ledger, store } = await ledgerAt(0);
+    const open: number[] = [];
+    const finished = new Set<number>();
+    let next = 1;
+    for (let step = 0; step < 20_000; step++) {
+      if (open.length < 50 && random() < 0.6) {
+        // Mostly the next id; now and then one skipped earlier arrives late (and some never do).
+        const late = random() < 0.05 ? next - 1 - Math.floor(random() * 5) : next;
+        if (late === next) next += 1 + (random() < 0.1 ? 1 : 0);
+        if (late < 1 || ledger.isDuplicate(late)) continue;
+        ledger.begin(late);
+        open.push(late);
+      } else if (open.length > 0) {
+        const [id] = open.splice(Math.floor(random() * open.length), 1) as [number];
+        ledger.finish(id);
+        finished.add(id);
+      }
+      const lowestOpen = open.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...open);
+      expect(ledger.cursor).toBeLessThan(lowestOpen);
+      if (step % 997 === 0) {
+        await ledger.save();
+        const reopened = await DeliveryLedger.open(store);
+        for (const id of finished) expect(reopened.isDuplicate(id)).toBe(true);
+        for (const id of open) expect(reopened.isDuplicate(id)).toBe(false);
+      }
+    }
+    for (const id of open.splice(0)) ledger.finish(id);
+    await ledger.save();
+    expect(ledger.inFlight).toBe(0);
+    expect(await store.get("finished")).toBeUndefined();
+  });
+
   it("ignores damaged runs in the stored marks", async () => {
     const store = new MemoryStore();
     await store.set("cursor", 1);
