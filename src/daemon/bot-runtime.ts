@@ -24,12 +24,17 @@ type ReplyFn = (content: string) => Promise<{ id: number }>;
 /** The context options of nearly every event, made once. */
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
+/** The run options of a live, well-formed event from the queue. */
+const LIVE_RUN = Object.freeze({ replayed: false, issue: undefined, reply: undefined });
 
-interface RunOptions {
-  replayed: boolean;
-  messageId?: number | undefined;
-  issue?: string | undefined;
-  reply?: ReplyFn | undefined;
+/** How to run an event other than a live, well-formed one from the queue (see #accept). */
+class RunOptions {
+  constructor(
+    readonly event: ServerEvent,
+    readonly replayed: boolean,
+    readonly issue: string | undefined,
+    readonly reply: ReplyFn | undefined,
+  ) {}
 }
 
 export type { GapEvent } from "../events/catch-up.ts";
@@ -348,7 +353,6 @@ export class BotRuntime {
     const ledger = this.#ledger!;
     this.stats.received++;
     this.#o.metrics?.eventReceived(event.type);
-    let messageId: number | undefined;
     if (event.type === "message") {
       const message = (event as { message: Message }).message;
       if (ledger.isDuplicate(message.id)) {
@@ -360,13 +364,18 @@ export class BotRuntime {
         void this.#finishMessage(message.id);
         return false;
       }
-      messageId = message.id;
     }
     const key = this.#keys.keyOf(event);
-    const run: RunOptions = { replayed, messageId, issue, reply };
-    this.#queue.push(key, (control) => this.#run(event, control, run), onDone);
+    // The usual event (live, well-formed, replied to as usual) is its own task argument: no
+    // closure and no options object per event.
+    const arg =
+      replayed || issue !== undefined || reply ? new RunOptions(event, replayed, issue, reply) : event;
+    this.#queue.pushWith(key, this.#runTask, arg, onDone);
     return true;
   }
+
+  readonly #runTask = (control: TaskControl, arg: ServerEvent | RunOptions): unknown =>
+    arg instanceof RunOptions ? this.#run(arg.event, control, arg) : this.#run(arg, control, LIVE_RUN);
 
   /** `bot.onStart()` handlers, through the queue (handler timeout, shutdown waits for them). */
   #runStartHandlers(): void {
@@ -383,14 +392,14 @@ export class BotRuntime {
   }
 
   #dispatchNow(event: ServerEvent): void {
-    this.#queue.push("bot", (control) => this.#run(event, control, { replayed: false }));
+    this.#queue.pushWith("bot", this.#runTask, event);
   }
 
   /**
    * Handle one event: synchronously when every middleware and handler is synchronous (no
    * promise at all), else through the promise the composer returns.
    */
-  #run(event: ServerEvent, control: TaskControl, o: RunOptions): unknown {
+  #run(event: ServerEvent, control: TaskControl, o: RunOptions | typeof LIVE_RUN): unknown {
     // Only the queue's signal: it aborts on the handler timeout and at the shutdown deadline.
     // Aborting on stop() itself would cut a handler's reply short on every graceful shutdown.
     const extra = o.issue ? { replayed: o.replayed, eventIssue: o.issue } : o.replayed ? REPLAYED : LIVE;
@@ -402,20 +411,20 @@ export class BotRuntime {
       pending = this.#handle!.composer.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
-      return this.#done(o, control);
+      return this.#done(event, control);
     }
     if (pending === undefined) {
       this.#handled(event, started);
-      return this.#done(o, control);
+      return this.#done(event, control);
     }
     return pending.then(
       () => {
         this.#handled(event, started);
-        this.#done(o, control);
+        this.#done(event, control);
       },
       (err: unknown) => {
         this.#failed(ctx, err, started);
-        this.#done(o, control);
+        this.#done(event, control);
       },
     );
   }
@@ -436,8 +445,10 @@ export class BotRuntime {
    * survives a kill -9 from then on), but the concurrency slot is free meanwhile, and one commit
    * covers every completion of the same turn of the event loop.
    */
-  #done(o: RunOptions, control: TaskControl): void {
-    if (o.messageId !== undefined) control.holdKey(this.#finishMessage(o.messageId));
+  #done(event: ServerEvent, control: TaskControl): void {
+    // Every message was begun in the ledger by #accept (replayed ones too); nothing else was.
+    if (event.type === "message")
+      control.holdKey(this.#finishMessage((event as { message: Message }).message.id));
   }
 
   #finishMessage(id: number): Promise<void> {

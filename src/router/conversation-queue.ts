@@ -43,8 +43,11 @@ export interface TaskControl {
   holdKey(done: Promise<unknown>): void;
 }
 
-/** One unit of work. It may return a promise; anything else means it finished when it returned. */
-export type QueueTask = (control: TaskControl) => unknown;
+/**
+ * One unit of work. It may return a promise; anything else means it finished when it returned.
+ * `arg` is what {@link ConversationQueue.pushWith} was given (undefined for push and add).
+ */
+export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
 
 export interface ConversationQueueOptions {
   /** Tasks running at once (across all keys). @default 8 */
@@ -58,6 +61,9 @@ export interface ConversationQueueOptions {
   /** Time source for timeouts. @default realClock */
   clock?: Clock;
 }
+
+/** Keys without tasks kept in the map before they are dropped together (see `byKey`). */
+const IDLE_KEYS_KEPT = 4096;
 
 const WAITING = 0;
 const RUNNING = 1;
@@ -88,8 +94,9 @@ class Entry implements TaskControl, DeadlineNode<Entry> {
 
   constructor(
     readonly key: string,
-    readonly task: QueueTask,
+    readonly task: QueueTask<unknown>,
     readonly onDone: (() => void) | undefined,
+    readonly arg: unknown,
   ) {}
 
   get signal(): AbortSignal {
@@ -129,8 +136,14 @@ export class ConversationQueue {
   private readonly onError: (error: unknown, key: string) => void;
   /** Tasks that returned a promise and have not finished, oldest first; owns the one timer. */
   private readonly deadlines: DeadlineList<Entry>;
-  /** The first entry (running, held or waiting) of every key with tasks; the rest hang off `next`. */
-  private readonly byKey = new Map<string, Entry>();
+  /**
+   * The first entry (running, held or waiting) of every key with tasks; the rest hang off `next`.
+   * A key that ran out of tasks stays as `null` until {@link IDLE_KEYS_KEPT} of them pile up:
+   * deleting it at once, and adding it back with its conversation's next message, churned the
+   * hash table once per event (bench: dispatch).
+   */
+  private readonly byKey = new Map<string, Entry | null>();
+  private idleKeys = 0;
   /** First entries of keys with nothing running or held, in the order they became ready. */
   private readyHead: Entry | undefined = undefined;
   private readyTail: Entry | undefined = undefined;
@@ -173,7 +186,9 @@ export class ConversationQueue {
   /** Queue `task` behind earlier tasks of `key`. Resolves when it finished; never rejects. */
   add(key: string, task: QueueTask): Promise<void> {
     checkTask("add", key, task);
-    return new Promise<void>((resolve) => this.enqueue(new Entry(key, task, resolve)));
+    return new Promise<void>((resolve) =>
+      this.enqueue(new Entry(key, task as QueueTask<unknown>, resolve, undefined)),
+    );
   }
 
   /** Like add() but allocates no promise; `onDone` (optional) is called once the task finished (or was dropped by abortAll). */
@@ -181,7 +196,18 @@ export class ConversationQueue {
     checkTask("push", key, task);
     if (onDone !== undefined && typeof onDone !== "function")
       throw argument(`push(): onDone must be a function, got ${typeof onDone}.`);
-    this.enqueue(new Entry(key, task, onDone));
+    this.enqueue(new Entry(key, task as QueueTask<unknown>, onDone, undefined));
+  }
+
+  /**
+   * Like push(), with `arg` handed to the task: one shared task function serves every push, so
+   * the caller makes no closure per task.
+   */
+  pushWith<A>(key: string, task: QueueTask<A>, arg: A, onDone?: () => void): void {
+    checkTask("pushWith", key, task);
+    if (onDone !== undefined && typeof onDone !== "function")
+      throw argument(`pushWith(): onDone must be a function, got ${typeof onDone}.`);
+    this.enqueue(new Entry(key, task as QueueTask<unknown>, onDone, arg));
   }
 
   /** Resolves once fewer than `limit` tasks are in flight (at once if already so). */
@@ -203,11 +229,12 @@ export class ConversationQueue {
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
     const dropped: Entry[] = [];
     for (const [key, first] of this.byKey) {
+      if (first === null) continue;
       for (let e = first.state === WAITING ? first : first.next; e !== undefined; e = e.next) {
         e.state = DONE;
         dropped.push(e);
       }
-      if (first.state === WAITING) this.byKey.delete(key);
+      if (first.state === WAITING) this.setIdle(key);
       else {
         first.next = undefined;
         first.tail = first;
@@ -225,7 +252,8 @@ export class ConversationQueue {
 
   private enqueue(entry: Entry): void {
     const first = this.byKey.get(entry.key);
-    if (first === undefined) {
+    if (first == null) {
+      if (first === null) this.idleKeys--;
       this.byKey.set(entry.key, entry);
       this.makeReady(entry);
     } else {
@@ -268,7 +296,7 @@ export class ConversationQueue {
     this.current = entry;
     let result: unknown;
     try {
-      result = entry.task(entry);
+      result = entry.task(entry, entry.arg);
     } catch (error) {
       this.current = undefined;
       this.report(error, entry.key);
@@ -338,7 +366,7 @@ export class ConversationQueue {
     entry.state = DONE;
     this.activeCount--;
     const next = entry.next;
-    if (next === undefined) this.byKey.delete(entry.key);
+    if (next === undefined) this.setIdle(entry.key);
     else {
       next.tail = entry.tail;
       entry.next = undefined;
@@ -348,6 +376,14 @@ export class ConversationQueue {
     entry.tail = entry;
     this.callDone(entry);
     this.waiters.settle(this.inFlight);
+  }
+
+  /** Mark `key` as without tasks; drop such keys in bulk once there are many. */
+  private setIdle(key: string): void {
+    this.byKey.set(key, null);
+    if (++this.idleKeys <= IDLE_KEYS_KEPT) return;
+    for (const [k, first] of this.byKey) if (first === null) this.byKey.delete(k);
+    this.idleKeys = 0;
   }
 
   private readonly expire = (entry: Entry): void => {
@@ -384,7 +420,7 @@ export class ConversationQueue {
   }
 }
 
-function checkTask(method: string, key: string, task: QueueTask): void {
+function checkTask(method: string, key: string, task: unknown): void {
   if (typeof key !== "string" || key === "")
     throw argument(`${method}(): the key must be a non-empty string, got ${JSON.stringify(key)}.`);
   if (typeof task !== "function")
