@@ -35,7 +35,7 @@ describe("ConversationQueue idle keys", () => {
     expect(queue.inFlight).toBe(0);
     // On an old key, a second task still waits for the first to settle.
     const order: string[] = [];
-    const gate = deferred<void>();
+    const gate = deferred();
     for (const key of ["k1", "k9999", "new"]) {
       queue.push(key, async () => {
         order.push(`${key} first starts`);
@@ -62,7 +62,7 @@ describe("ConversationQueue idle keys", () => {
   it("abortAll drops the waiting tasks of every key, idle keys alongside", async () => {
     const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
     for (let k = 0; k < 100; k++) queue.push(`idle${k}`, () => {});
-    const gate = deferred<void>();
+    const gate = deferred();
     queue.push("busy", () => gate.promise);
     let dropped = 0;
     queue.push(
