@@ -2,7 +2,7 @@ import { catchUp, newestMessageId } from "../events/catch-up.ts";
 import { DeliveryLedger } from "../events/delivery-ledger.ts";
 import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
 import { BotServices } from "../helpers/bot-services.ts";
-import { ConversationKeys } from "../router/conversation-key.ts";
+import { BOT_KEY, ConversationKeys } from "../router/conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "../router/conversation-queue.ts";
 import { isOwnMessage } from "../router/is-own-message.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
@@ -353,19 +353,20 @@ export class BotRuntime {
     const ledger = this.#ledger!;
     this.stats.received++;
     this.#o.metrics?.eventReceived(event.type);
-    if (event.type === "message") {
-      const message = (event as { message: Message }).message;
-      if (ledger.isDuplicate(message.id)) {
+    const messageId = ledgerIdOf(event);
+    if (messageId !== undefined) {
+      if (ledger.isDuplicate(messageId)) {
         this.stats.duplicates++;
         return false;
       }
-      ledger.begin(message.id);
+      ledger.begin(messageId);
       if (!this.#o.ownMessages && this.#self && isOwnMessage(event, this.#self.userId)) {
-        void this.#finishMessage(message.id);
+        void this.#finishMessage(messageId);
         return false;
       }
     }
-    const key = this.#keys.keyOf(event);
+    // An event that failed its schema may lack what its key is made of: it goes on the bot's key.
+    const key = issue === undefined ? this.#keys.keyOf(event) : BOT_KEY;
     // The usual event (live, well-formed, replied to as usual) is its own task argument: no
     // closure and no options object per event.
     const arg =
@@ -446,9 +447,8 @@ export class BotRuntime {
    * covers every completion of the same turn of the event loop.
    */
   #done(event: ServerEvent, control: TaskControl): void {
-    // Every message was begun in the ledger by #accept (replayed ones too); nothing else was.
-    if (event.type === "message")
-      control.holdKey(this.#finishMessage((event as { message: Message }).message.id));
+    const id = ledgerIdOf(event); // begun in the ledger by #accept
+    if (id !== undefined) control.holdKey(this.#finishMessage(id));
   }
 
   #finishMessage(id: number): Promise<void> {
@@ -474,4 +474,15 @@ export class BotRuntime {
       );
     }
   }
+}
+
+/**
+ * The id the delivery ledger tracks an event by: a message event's message id. A message event
+ * that failed its schema may have no message: it reaches handlers as a generic event (before this
+ * check it threw in the dispatch loop, and the rest of its batch was lost).
+ */
+function ledgerIdOf(event: ServerEvent): number | undefined {
+  if (event.type !== "message") return undefined;
+  const id = (event as { message?: { id?: unknown } }).message?.id;
+  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }

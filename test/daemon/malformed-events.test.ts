@@ -1,0 +1,135 @@
+/**
+ * Events that fail their schema reach `on("*")` handlers as generic events with `ctx.eventIssue`,
+ * and never stop the rest of their batch. A message event without a message object used to throw
+ * in the dispatch loop (the ledger and the conversation key read `message.id`): the poll was
+ * counted as failed and every later event of the batch was lost. The server here is a plain
+ * HTTP server on port 0, because the sandbox only ever sends well-formed events.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { BotRuntime } from "../../src/daemon/bot-runtime.ts";
+import { createLogger } from "../../src/log/create-logger.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
+
+const message = (id: number, content: string) => ({
+  id,
+  sender_id: 8,
+  sender_email: "member@example.com",
+  sender_full_name: "Member",
+  sender_realm_str: "x",
+  avatar_url: null,
+  client: "test",
+  content,
+  content_type: "text/x-markdown",
+  recipient_id: 20,
+  timestamp: 1_767_225_600,
+  type: "stream",
+  display_recipient: "general",
+  stream_id: 1,
+  subject: "t",
+  topic_links: [],
+  is_me_message: false,
+  reactions: [],
+  submessages: [],
+});
+
+/** One batch, then polls that wait until the test ends. */
+const BATCH = [
+  { id: 0, type: "message", message: message(100, "before"), flags: [] },
+  { id: 1, type: "message", flags: [] }, // no message at all
+  { id: 2, type: "message", message: { id: 101, content: 7 }, flags: [] }, // a message, malformed
+  { id: 3, type: "typing", op: "start" }, // no sender, no recipients
+  { id: 4, type: "message", message: message(102, "after"), flags: [] },
+];
+
+let server: Server | undefined;
+let runtime: BotRuntime | undefined;
+afterEach(async () => {
+  await runtime?.stop(1000);
+  server?.closeAllConnections();
+  server?.close();
+});
+
+function startServer(): Promise<string> {
+  let polls = 0;
+  server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const send = (body: unknown) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ result: "success", msg: "", ...(body as object) }));
+      };
+      if (path.endsWith("/register")) {
+        send({
+          queue_id: "q",
+          last_event_id: -1,
+          zulip_feature_level: 400,
+          zulip_version: "10.0",
+          event_queue_longpoll_timeout_seconds: 90,
+          user_id: 1,
+          email: "bot@example.com",
+          realm_url: "http://example.com",
+        });
+      } else if (path.endsWith("/messages") && req.method === "GET") {
+        send({ messages: [], anchor: 0, found_anchor: false, found_newest: true, found_oldest: true });
+      } else if (path.endsWith("/events") && req.method === "GET") {
+        if (++polls === 1) send({ events: BATCH });
+        // later polls are left waiting
+      } else send({});
+    });
+  });
+  return new Promise((resolve) =>
+    server?.listen(0, "127.0.0.1", () =>
+      resolve(`http://127.0.0.1:${(server?.address() as AddressInfo).port}`),
+    ),
+  );
+}
+
+describe("events that fail their schema", () => {
+  it("reach catch-all handlers with the issue, and the rest of the batch is still handled", async () => {
+    const url = await startServer();
+    const lines: string[] = [];
+    const log = createLogger({
+      destination: new Writable({ write: (chunk, _e, done) => done(void lines.push(String(chunk))) }),
+      pretty: false,
+      level: "info",
+    });
+    const seen: string[] = [];
+    const everyEvent = new Promise<void>((resolve) => {
+      const setup = (bot: BotApi) => {
+        bot.on("*", (ctx) => {
+          const e = ctx.event as { id: number; message?: { content?: unknown } };
+          seen.push(`${e.id}:${ctx.eventIssue === undefined ? String(e.message?.content) : "issue"}`);
+          if (seen.length === BATCH.length) resolve();
+        });
+      };
+      runtime = new BotRuntime({
+        name: "b",
+        definition: { setup } as unknown as BotDefinition<never, never>,
+        settings: undefined,
+        client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
+        store: new MemoryStore(),
+        flush: async () => {},
+        log,
+        ownMessages: false,
+        concurrency: 4,
+        handlerTimeoutMs: 5_000,
+        replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
+      });
+    });
+    await runtime?.start();
+    await everyEvent;
+    expect([...seen].sort()).toEqual(["0:before", "1:issue", "2:issue", "3:issue", "4:after"]);
+    expect(runtime?.status.failed).toBe(0);
+    expect(lines.join("")).not.toMatch(/backing off/);
+    // The malformed message with an id was recorded like any other: the cursor passed all three.
+    await runtime?.stop(1000);
+    expect(runtime?.status.cursor).toBe(102);
+  });
+});
