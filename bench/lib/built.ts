@@ -3,8 +3,14 @@
  * typed from src/. Importing src/ through jiti measured jiti's module wrapper too: every read of
  * an imported binding went through a getter (about 20 ns each, several per event).
  */
-const load = async <T>(path: string): Promise<T> =>
-  (await import(new URL(`../../dist/${path}`, import.meta.url).href)) as T;
+import { pathToFileURL } from "node:url";
+
+/** Another build's dist/ (an absolute path) for `npm run bench:ab`; this checkout's by default. */
+const root = process.env.BOTHOST_BENCH_DIST
+  ? pathToFileURL(`${process.env.BOTHOST_BENCH_DIST.replace(/\/$/, "")}/`)
+  : new URL("../../dist/", import.meta.url);
+
+const load = async <T>(path: string): Promise<T> => (await import(new URL(path, root).href)) as T;
 
 export const { createClient } =
   await load<typeof import("../../src/api/create-client.ts")>("api/create-client.js");
