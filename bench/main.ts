@@ -51,7 +51,7 @@ if (only.has("moderation")) {
 }
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(
-    { events: quick ? 20_000 : 100_000, batch: 1000, rounds: Number(values.rounds ?? (quick ? 2 : 5)) },
+    { events: quick ? 20_000 : 100_000, batch: 1000, rounds: Number(values.rounds ?? (quick ? 2 : 7)) },
     say,
   );
 }

@@ -38,7 +38,7 @@ export function formatTable(input: Record<string, unknown>): string {
     rows.push(["dispatch (c) zulip-js callOnEachEvent", `${n(d.median.zulipJs)} events/s`]);
     rows.push([
       "dispatch b/a, b/c",
-      `${d.ratios.bothostOverBare}, ${d.ratios.bothostOverZulipJs} (medians of ${d.options.rounds} rounds)`,
+      `${d.ratios.bothostOverBare}, ${d.ratios.bothostOverZulipJs} (medians of ${d.options.rounds} rounds; b/a per round ${d.ratios.bothostOverBarePerRound.join(", ")})`,
     ]);
   }
   for (const row of r.latency ?? []) {

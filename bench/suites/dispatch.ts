@@ -36,7 +36,8 @@ export interface DispatchResult {
   server: string;
   runs: Record<"bare" | "bothost" | "zulipJs", ContenderRun[]>;
   median: Record<"bare" | "bothost" | "zulipJs", number>;
-  ratios: { bothostOverBare: number; bothostOverZulipJs: number };
+  /** Ratios of the medians, and b/a within each round (the two ran back to back). */
+  ratios: { bothostOverBare: number; bothostOverZulipJs: number; bothostOverBarePerRound: number[] };
 }
 
 /** Runs one round; returns the part that is timed (registered queue → last event). */
@@ -188,6 +189,9 @@ export async function runDispatch(
       ratios: {
         bothostOverBare: round(med.bothost / med.bare, 3),
         bothostOverZulipJs: round(med.bothost / med.zulipJs, 3),
+        bothostOverBarePerRound: runs.bothost.map((b, i) =>
+          round(b.perSecond / (runs.bare[i]?.perSecond ?? 1), 2),
+        ),
       },
     };
   }
