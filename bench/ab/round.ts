@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { forkChild } from "../lib/child.ts";
-import { startBenchRuntime } from "../lib/runtime.ts";
+import { bothost } from "../suites/dispatch.ts";
 
 const { values } = parseArgs({
   options: {
@@ -24,31 +24,8 @@ const server = await forkChild("servers/event-server.ts", [
 const url = `http://127.0.0.1:${server.ready.port as number}`;
 
 async function round(): Promise<[number, number]> {
-  let handled = 0;
-  let done: () => void = () => {};
-  const finished = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  const bench = await startBenchRuntime({
-    url,
-    email: `limit-${events}@bench.example`,
-    apiKey: "BenchKey0123456789abcdefABCDEFGH",
-    setup: (bot) => {
-      bot.on("message", () => {
-        if (++handled === events) done();
-      });
-    },
-  });
-  await bench.runtime.start();
-  const before = handled;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await finished;
-  const seconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  await bench.close();
-  const counted = events - before;
-  return [Math.round(counted / seconds), Number(((used.user + used.system) / counted).toFixed(3))];
+  const t = await bothost(url, events);
+  return [Math.round(t.events / (t.ms / 1000)), Number(((t.cpu.user + t.cpu.system) / t.events).toFixed(3))];
 }
 
 await round(); // warm-up

@@ -43,7 +43,7 @@ export interface DispatchResult {
 /** Runs one round; returns the part that is timed (registered queue → last event). */
 type Contender = (url: string, events: number) => Promise<Timed | undefined>;
 
-interface Timed {
+export interface Timed {
   events: number;
   ms: number;
   cpu: NodeJS.CpuUsage;
@@ -89,7 +89,7 @@ const bare: Contender = async (url, events) => {
 };
 
 /** (b) bothost: the whole runtime path, handler `bot.on("message", …)` doing nothing but count. */
-const bothost: Contender = async (url, events) => {
+export const bothost = async (url: string, events: number): Promise<Timed> => {
   let handled = 0;
   let done: () => void = () => {};
   const finished = new Promise<void>((resolve) => {
