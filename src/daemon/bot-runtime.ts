@@ -9,7 +9,7 @@ import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
 import { registerOnce } from "../webhook/register-once.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
-import type { Message, Narrow } from "../wire/records.ts";
+import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { type BotHandle, createBotHandle } from "./bot-handle.ts";
 import type { BotRuntimeOptions } from "./bot-runtime-options.ts";

@@ -84,9 +84,10 @@ function startServer(): Promise<string> {
       } else send({});
     });
   });
+  const listening = server;
   return new Promise((resolve) =>
-    server?.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server?.address() as AddressInfo).port}`),
+    listening.listen(0, "127.0.0.1", () =>
+      resolve(`http://127.0.0.1:${(listening.address() as AddressInfo).port}`),
     ),
   );
 }
