@@ -61,6 +61,10 @@ export async function startBenchRuntime(options: {
     store,
     flush: coalesce(() => store.flush()),
     commit: () => store.commit(),
+    // As the Daemon wires it (a build from before syncCommit lacks the two methods: bench:ab).
+    ...("commitNow" in store
+      ? { syncCommit: { ready: () => store.canCommitNow(), commit: () => store.commitNow() } }
+      : {}),
     log,
     ownMessages: false,
     concurrency: options.concurrency ?? 8,

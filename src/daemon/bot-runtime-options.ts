@@ -21,6 +21,13 @@ export interface BotRuntimeOptions {
    * commits every handled message this way before its conversation moves on. Default `flush`.
    */
   commit?(): Promise<void>;
+  /**
+   * The store's synchronous commit, where it has one (the FileStore of a solo daemon): a
+   * conversation's next message then starts at once, and the completions of each turn of the
+   * event loop are committed at its end, before any handler's I/O can complete (see
+   * `BotRuntime#finishMessage`). Without it, the next message waits for `commit()`.
+   */
+  syncCommit?: { ready(): boolean; commit(): boolean };
   log: Logger;
   events?: readonly string[];
   narrow?: Narrow;

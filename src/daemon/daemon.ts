@@ -163,6 +163,7 @@ export class Daemon {
       store: this.#coordinator.storeFor(bot.name),
       flush: this.#flush,
       commit: () => this.#o.store.commit(),
+      ...this.#syncCommit(),
       log,
       ...(c.events ? { events: c.events } : {}),
       ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
@@ -178,6 +179,16 @@ export class Daemon {
       ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
       metrics: this.metrics.runtimeSink(bot.name),
     });
+  }
+
+  /**
+   * A solo daemon's bots write straight into the store: if it commits synchronously (FileStore),
+   * their ledgers use that. In a cluster each bot writes through its lease's fence (Redis).
+   */
+  #syncCommit(): { syncCommit?: { ready(): boolean; commit(): boolean } } {
+    const store = this.#o.store;
+    if (this.#coordinator.mode !== "solo" || !store.commitNow || !store.canCommitNow) return {};
+    return { syncCommit: { ready: () => store.canCommitNow!(), commit: () => store.commitNow!() } };
   }
 
   #httpListener(): HttpListener | undefined {

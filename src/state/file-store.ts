@@ -75,6 +75,8 @@ export class FileStore extends StoreView implements StateBackend {
    */
   private logState: "ok" | "needs-log" | "needs-snapshot" = "ok";
   private compactQueued = false;
+  /** Flushes, compactions and waiting commits queued or running (see enqueue). */
+  private queued = 0;
 
   private constructor(
     table: Table,
@@ -174,6 +176,29 @@ export class FileStore extends StoreView implements StateBackend {
     if (this.writer.bytes > this.compactAfterBytes) this.compactSoon();
   }
 
+  /**
+   * {@link commit} done synchronously: true once everything buffered is written to the OS. False,
+   * writing nothing, while the log cannot take a write at once (a compaction is running or queued,
+   * or a failed one is being repaired); then await `commit()`. Throws `STATE_IO` like it.
+   */
+  commitNow(): boolean {
+    this.checkOpen();
+    if (!this.canCommitNow()) return false;
+    this.writeBuffered();
+    if (this.writer.bytes > this.compactAfterBytes) this.compactSoon();
+    return true;
+  }
+
+  /**
+   * True when a `commitNow()` later in this turn of the event loop is sure to succeed: nothing is
+   * queued that could start a compaction first (a compaction starts only inside a queued task,
+   * and a task queued from now on runs after a microtask queued now). False for a few
+   * milliseconds during each background flush's fdatasync.
+   */
+  canCommitNow(): boolean {
+    return !this.lifecycle.closed && this.queued === 0 && !this.compacting && this.logState === "ok";
+  }
+
   async close(): Promise<void> {
     if (this.lifecycle.closed) return;
     this.lifecycle.closed = true;
@@ -195,7 +220,10 @@ export class FileStore extends StoreView implements StateBackend {
    * buffered and nothing unsynced is free, so flushes coalesce.
    */
   private enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.flushing.then(task);
+    this.queued++;
+    const run = this.flushing.then(task).finally(() => {
+      this.queued--;
+    });
     this.flushing = run.catch(() => {});
     return run;
   }

@@ -83,6 +83,18 @@ export interface StateBackend extends StateStore {
    * provides machine-crash durability.
    */
   commit(): Promise<void>;
+  /**
+   * Optional, for a store whose writes apply in memory at the call (their promises only report):
+   * {@link commit} done synchronously. True when everything buffered was handed to the OS before
+   * returning; false, writing nothing, when that cannot happen now (FileStore: a compaction is
+   * under way). Throws what `commit()` would reject with.
+   */
+  commitNow?(): boolean;
+  /**
+   * With `commitNow`: true when a `commitNow()` made later in this turn of the event loop (before
+   * any I/O is processed) is sure to return true.
+   */
+  canCommitNow?(): boolean;
   /** Flush, release the store (and its lock), and refuse further use with `STATE_CLOSED`. */
   close(): Promise<void>;
 }

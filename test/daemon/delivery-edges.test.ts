@@ -1,10 +1,12 @@
 /**
- * Regression tests for two delivery bugs found by the subprocess end-to-end suite:
+ * Regression tests for delivery bugs found by the subprocess end-to-end suite, and the durability
+ * of a completion before its conversation moves on:
  * - a message sent between the first-ever /register and the baseline lookup was taken as
  *   already handled (its id was at or below the baseline) and silently dropped;
  * - a graceful stop aborted every running handler's signal at once, so a handler that replied
  *   after the stop began lost its reply (and the message was still marked handled).
  */
+import { cpSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,10 +16,13 @@ import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { Daemon } from "../../src/daemon/daemon.ts";
+import { DeliveryLedger } from "../../src/events/delivery-ledger.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import type { StateBackend } from "../../src/state/state-store.ts";
 import { type Harness, startHarness } from "./_harness.ts";
 
 const MEMBER = "member@sandbox.example";
@@ -67,7 +72,7 @@ class SlowDurableStore extends MemoryStore {
 
 let daemon: Daemon | undefined;
 
-async function startDaemon(sandbox: Sandbox, definition: BotDefinition<never, never>, store: MemoryStore) {
+async function startDaemon(sandbox: Sandbox, definition: BotDefinition<never, never>, store: StateBackend) {
   const dir = await mkdtemp(join(tmpdir(), "bothost-edges-"));
   const file = join(dir, "bothost.yaml");
   await writeFile(
@@ -177,6 +182,54 @@ describe("durability", () => {
     // A crash before a message's completion is durable re-runs it after the restart: that must
     // only ever be the message whose handler was running, never one that had finished before.
     for (let i = 1; i < ids.length; i++) expect(seen[i]!.durableCursor).toBeGreaterThanOrEqual(ids[i - 1]!);
+  });
+});
+
+/**
+ * With a FileStore the next message starts at once and the turn's completions are committed
+ * synchronously at its end. What a restart after kill -9 would see is checked as the next handler
+ * resumes from its first await: its state directory, copied then and opened as a restart opens
+ * it, must hold the previous message as handled. `compactAfterBytes: 1` compacts after every
+ * commit, so most completions take the other way (the next message waits for `commit()`).
+ */
+describe.each([
+  { name: "with synchronous commits", compactAfterBytes: undefined },
+  { name: "while the store compacts", compactAfterBytes: 1 },
+])("durability $name", ({ compactAfterBytes }) => {
+  it("has the previous completion on disk before the next handler passes its first await", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "bothost-sync-commit-"));
+    const store = await FileStore.open(join(dir, "state"), {
+      autoFlushMs: 0,
+      ...(compactAfterBytes ? { compactAfterBytes } : {}),
+    });
+    const onDisk: { id: number; previousHandled: boolean }[] = [];
+    let previous: number | undefined;
+    let copies = 0;
+    daemon = await startDaemon(
+      sandbox,
+      bot((b) =>
+        b.on("message", async (ctx) => {
+          const before = previous;
+          previous = ctx.event.message.id;
+          await new Promise((resolve) => setImmediate(resolve));
+          if (before === undefined) return;
+          const copy = join(dir, `copy${copies++}`);
+          cpSync(join(dir, "state"), copy, { recursive: true, filter: (src) => !src.endsWith("LOCK") });
+          const reopened = await FileStore.open(copy, { autoFlushMs: 0 });
+          const ledger = await DeliveryLedger.open(reopened.namespace("edge").namespace("runtime"));
+          onDisk.push({ id: ctx.event.message.id, previousHandled: ledger.isDuplicate(before) });
+          await reopened.close();
+        }),
+      ),
+      store,
+    );
+    const ids = Array.from({ length: 8 }, (_, i) => send(`burst ${i}`));
+    await expect.poll(() => onDisk.length, { timeout: 10_000 }).toBe(ids.length - 1);
+    expect(onDisk).toEqual(ids.slice(1).map((id) => ({ id, previousHandled: true })));
+    await daemon.stop();
+    daemon = undefined;
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
   });
 });
 

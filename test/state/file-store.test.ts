@@ -164,6 +164,53 @@ describe("FileStore commit", () => {
   });
 });
 
+describe("FileStore commitNow", () => {
+  const logPath = (dir: string) => join(dir, "state.log");
+
+  test("writes what is buffered before it returns", async ({ dir }) => {
+    const store = await open(dir);
+    void store.set("k", "v"); // applied at the call: the promise only reports
+    expect(store.canCommitNow()).toBe(true);
+    expect(store.commitNow()).toBe(true);
+    expect(readFileSync(logPath(dir), "utf8")).toContain('{"op":"set","key":"k","value":"v"}');
+    await store.close();
+    const again = await open(dir);
+    expect(await again.get("k")).toBe("v");
+    await again.close();
+  });
+
+  test("refuses, writing nothing, while a compaction is queued or running", async ({ dir }) => {
+    const store = await open(dir, 1024);
+    for (let i = 0; i < 20; i++) await store.set(`filler${i}`, "x".repeat(100));
+    expect(store.commitNow()).toBe(true); // over 1024 bytes: a compaction is queued
+    expect(store.canCommitNow()).toBe(false);
+    await store.set("late", 1);
+    const before = readFileSync(logPath(dir), "utf8");
+    expect(store.commitNow()).toBe(false);
+    expect(readFileSync(logPath(dir), "utf8")).toBe(before);
+    await store.commit(); // waits for the compaction (whose snapshot took "late")
+    expect(store.canCommitNow()).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8")).generation).toBe(1);
+    await store.close();
+    const again = await open(dir);
+    expect(await again.get("late")).toBe(1);
+    await again.close();
+  });
+
+  test("refuses while a flush is queued, and after close", async ({ dir }) => {
+    const store = await open(dir);
+    await store.set("a", 1);
+    const flushing = store.flush();
+    expect(store.canCommitNow()).toBe(false);
+    expect(store.commitNow()).toBe(false);
+    await flushing;
+    expect(store.canCommitNow()).toBe(true);
+    await store.close();
+    expect(store.canCommitNow()).toBe(false);
+    expect(() => store.commitNow()).toThrow(/closed/);
+  });
+});
+
 describe("FileStore recovery", () => {
   test("drops a torn last log line, truncates it away and keeps going", async ({ dir }) => {
     const store = await open(dir);
