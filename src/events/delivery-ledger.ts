@@ -93,7 +93,10 @@ export class DeliveryLedger {
   /** True if the message was handled, or is being handled, already. */
   isDuplicate(id: number): boolean {
     if (this.#cursor !== undefined && id <= this.#cursor) return true;
-    if (this.#find(id) >= 0) return true;
+    // Past the window's newest id (the usual case: ids come in order) no bisection is needed.
+    const window = this.#window;
+    const newer = window.length === this.#head || id > Math.abs(window[window.length - 1] as number);
+    if (!newer && this.#find(id) >= 0) return true;
     return this.#restored.size > 0 && this.#restored.has(id);
   }
 

@@ -74,41 +74,64 @@ function messageKey(m: Of<"message">["message"]): string {
   return m.stream_id === undefined ? `msg:${m.id}` : streamKey(m.stream_id, m.subject);
 }
 
-/** Built keys by stream id and topic as sent; cleared past {@link KEY_CACHE_SIZE} entries. */
-const streamKeys = new Map<number, Map<string, string>>();
+/** How many built keys each memo keeps before it starts over. */
 const KEY_CACHE_SIZE = 10_000;
-let cachedKeys = 0;
+
+/** Keys built from two parts, memoized in nested maps; cleared past {@link KEY_CACHE_SIZE}. */
+class KeyMemo<A, B> {
+  readonly #byFirst = new Map<A, Map<B, string>>();
+  #size = 0;
+
+  constructor(readonly build: (a: A, b: B) => string) {}
+
+  get(a: A, b: B): string {
+    let inner = this.#byFirst.get(a);
+    if (inner === undefined) {
+      inner = new Map();
+      this.#byFirst.set(a, inner);
+    }
+    let key = inner.get(b);
+    if (key === undefined) {
+      key = this.build(a, b);
+      if (++this.#size > KEY_CACHE_SIZE) {
+        this.#byFirst.clear();
+        this.#size = 1;
+        this.#byFirst.set(a, inner);
+        inner.clear();
+      }
+      inner.set(b, key);
+    }
+    return key;
+  }
+}
 
 /**
- * `stream:<id>:<topic lowercased>`, memoized: a conversation's messages come in runs, and building
- * the string (a lower-casing and a concatenation) for each was a fifth of the dispatch path's
- * cost per message (bench: dispatch).
+ * Stream keys by stream id and topic as sent: a conversation's messages come in runs, and
+ * building the string (a lower-casing and a concatenation) for each was a fifth of the dispatch
+ * path's cost per message (bench: dispatch).
  */
+const streamKeys = new KeyMemo(
+  (streamId: number, topic: string) => `stream:${streamId}:${topic.toLowerCase()}`,
+);
+
+/**
+ * Two-person keys by lower and higher id: turning two ids into text for every direct message
+ * cost more than the conversation queue's lookup of the result (bench: dispatch).
+ */
+const pairKeys = new KeyMemo((low: number, high: number) =>
+  low === high ? `dm:${low}` : `dm:${low},${high}`,
+);
+
+/** `stream:<id>:<topic lowercased>`, memoized. */
 export function streamKey(streamId: number, topic: string): string {
-  let topics = streamKeys.get(streamId);
-  if (topics === undefined) {
-    topics = new Map();
-    streamKeys.set(streamId, topics);
-  }
-  let key = topics.get(topic);
-  if (key === undefined) {
-    key = `stream:${streamId}:${topic.toLowerCase()}`;
-    if (++cachedKeys > KEY_CACHE_SIZE) {
-      streamKeys.clear();
-      cachedKeys = 1;
-      streamKeys.set(streamId, topics);
-      topics.clear();
-    }
-    topics.set(topic, key);
-  }
-  return key;
+  return streamKeys.get(streamId, topic);
 }
 
 export function dmKey(userIds: readonly number[]): string {
   if (userIds.length === 2) {
-    // The usual case, one other person: no set, no sort.
+    // The usual case, one other person: no set, no sort, and the string memoized.
     const [a, b] = userIds as [number, number];
-    return a === b ? `dm:${a}` : a < b ? `dm:${a},${b}` : `dm:${b},${a}`;
+    return a < b ? pairKeys.get(a, b) : pairKeys.get(b, a);
   }
   return `dm:${[...new Set(userIds)].sort((a, b) => a - b).join(",")}`;
 }

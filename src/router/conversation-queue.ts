@@ -44,6 +44,16 @@ export interface TaskControl {
 }
 
 /**
+ * A key's tasks, first (running, held or waiting) to last, linked through `Entry.next`. It stays
+ * in the queue's map while the key is idle, so a key's next task costs one map lookup.
+ */
+class Line {
+  head: Entry | undefined = undefined;
+  tail: Entry | undefined = undefined;
+}
+const NO_LINE = new Line();
+
+/**
  * One unit of work. It may return a promise; anything else means it finished when it returned.
  * `arg` is what {@link ConversationQueue.pushWith} was given (undefined for push and add).
  */
@@ -62,7 +72,7 @@ export interface ConversationQueueOptions {
   clock?: Clock;
 }
 
-/** Keys without tasks kept in the map before they are dropped together (see `byKey`). */
+/** Keys without tasks kept in the map before they are dropped together (see `lines`). */
 const IDLE_KEYS_KEPT = 4096;
 
 const WAITING = 0;
@@ -79,8 +89,8 @@ class Entry implements TaskControl, DeadlineNode<Entry> {
   state = WAITING;
   /** The key's next task. */
   next: Entry | undefined = undefined;
-  /** The key's last task; kept up to date only on the key's first entry (the one in `byKey`). */
-  tail: Entry = this;
+  /** The key's line of tasks (set when queued). */
+  line: Line = NO_LINE;
   /** The next key in the ready line. */
   readyNext: Entry | undefined = undefined;
   deadline = 0;
@@ -137,12 +147,12 @@ export class ConversationQueue {
   /** Tasks that returned a promise and have not finished, oldest first; owns the one timer. */
   private readonly deadlines: DeadlineList<Entry>;
   /**
-   * The first entry (running, held or waiting) of every key with tasks; the rest hang off `next`.
-   * A key that ran out of tasks stays as `null` until {@link IDLE_KEYS_KEPT} of them pile up:
-   * deleting it at once, and adding it back with its conversation's next message, churned the
-   * hash table once per event (bench: dispatch).
+   * The line of every key with tasks. A key that ran out of tasks keeps its (empty) line until
+   * {@link IDLE_KEYS_KEPT} of them pile up: deleting it at once, and adding it back with its
+   * conversation's next message, churned the hash table once per event, and a map write per
+   * task start and end cost more than the one lookup left (bench: dispatch).
    */
-  private readonly byKey = new Map<string, Entry | null>();
+  private readonly lines = new Map<string, Line>();
   private idleKeys = 0;
   /** First entries of keys with nothing running or held, in the order they became ready. */
   private readyHead: Entry | undefined = undefined;
@@ -228,16 +238,17 @@ export class ConversationQueue {
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
     const dropped: Entry[] = [];
-    for (const [key, first] of this.byKey) {
-      if (first === null) continue;
+    for (const line of this.lines.values()) {
+      const first = line.head;
+      if (first === undefined) continue;
       for (let e = first.state === WAITING ? first : first.next; e !== undefined; e = e.next) {
         e.state = DONE;
         dropped.push(e);
       }
-      if (first.state === WAITING) this.setIdle(key);
+      if (first.state === WAITING) this.setIdle(line);
       else {
         first.next = undefined;
-        first.tail = first;
+        line.tail = first;
       }
     }
     this.readyHead = this.readyTail = undefined;
@@ -251,14 +262,18 @@ export class ConversationQueue {
   }
 
   private enqueue(entry: Entry): void {
-    const first = this.byKey.get(entry.key);
-    if (first == null) {
-      if (first === null) this.idleKeys--;
-      this.byKey.set(entry.key, entry);
+    let line = this.lines.get(entry.key);
+    if (line === undefined) {
+      line = new Line();
+      this.lines.set(entry.key, line);
+    } else if (line.head === undefined) this.idleKeys--;
+    entry.line = line;
+    if (line.tail === undefined) {
+      line.head = line.tail = entry;
       this.makeReady(entry);
     } else {
-      first.tail.next = entry;
-      first.tail = entry;
+      line.tail.next = entry;
+      line.tail = entry;
     }
     this.waitingCount++;
     this.pump();
@@ -366,23 +381,22 @@ export class ConversationQueue {
     entry.state = DONE;
     this.activeCount--;
     const next = entry.next;
-    if (next === undefined) this.setIdle(entry.key);
+    if (next === undefined) this.setIdle(entry.line);
     else {
-      next.tail = entry.tail;
       entry.next = undefined;
-      this.byKey.set(entry.key, next);
+      entry.line.head = next;
       this.makeReady(next);
     }
-    entry.tail = entry;
+    entry.line = NO_LINE;
     this.callDone(entry);
     this.waiters.settle(this.inFlight);
   }
 
-  /** Mark `key` as without tasks; drop such keys in bulk once there are many. */
-  private setIdle(key: string): void {
-    this.byKey.set(key, null);
+  /** Mark a key's line as without tasks; drop such lines in bulk once there are many. */
+  private setIdle(line: Line): void {
+    line.head = line.tail = undefined;
     if (++this.idleKeys <= IDLE_KEYS_KEPT) return;
-    for (const [k, first] of this.byKey) if (first === null) this.byKey.delete(k);
+    for (const [k, idle] of this.lines) if (idle.head === undefined) this.lines.delete(k);
     this.idleKeys = 0;
   }
 

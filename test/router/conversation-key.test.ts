@@ -105,4 +105,13 @@ describe("streamKey and dmKey", () => {
     expect(dmKey([7, 7])).toBe("dm:7");
     expect(dmKey([9, 4, 4, 1])).toBe("dm:1,4,9");
   });
+
+  it("keeps two-person keys right past the memo's size, in either order", () => {
+    for (let i = 0; i < 25_000; i++) {
+      const a = 1 + (i % 13_000);
+      const b = 20_000 + (i % 7);
+      expect(dmKey(i % 2 === 0 ? [a, b] : [b, a])).toBe(`dm:${a},${b}`);
+      expect(dmKey([a, a])).toBe(`dm:${a}`);
+    }
+  });
 });
