@@ -156,6 +156,26 @@ describe("ConversationQueue re-entrant push", () => {
     expect(queue.inFlight).toBe(0);
   });
 
+  it("makes a task that ran alone and turned async the head of its key, ahead of what it pushed", async () => {
+    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const gate = deferred();
+    const log: string[] = [];
+    queue.push("k", () => {
+      log.push("k1 start");
+      queue.push("k", () => log.push("k2"));
+      queue.push("other", () => log.push("o1"));
+      return gate.promise.then(() => log.push("k1 end"));
+    });
+    expect([queue.running, queue.waiting]).toEqual([1, 1]);
+    await flushAsync();
+    // The other key had a free slot; k2 waits for k1 although it was queued first.
+    expect(log).toEqual(["k1 start", "o1"]);
+    gate.resolve();
+    await flushAsync();
+    expect(log).toEqual(["k1 start", "o1", "k1 end", "k2"]);
+    expect(queue.inFlight).toBe(0);
+  });
+
   it("keeps order when onDone pushes the key's next task", () => {
     const queue = new ConversationQueue({ clock: new ManualClock(0) });
     const order: number[] = [];
