@@ -69,4 +69,3 @@ export class Entry implements TaskControl, DeadlineNode<Entry> {
     this.controller?.abort(reason);
   }
 }
-
