@@ -25,8 +25,8 @@ import { silentLogger } from "../api/logger.ts";
 import { type Clock, realClock } from "../helpers/clock.ts";
 import { BelowWaiters } from "./_below-waiters.ts";
 import { DeadlineList } from "./_deadline-list.ts";
-import { DONE, Entry, HELD, Line, NO_LINE, RUNNING, WAITING } from "./_queue-entry.ts";
 import { isThenable } from "./_is-thenable.ts";
+import { DONE, Entry, HELD, Line, NO_LINE, RUNNING, WAITING } from "./_queue-entry.ts";
 import { RouterError } from "./router-error.ts";
 
 /** What a running task gets from its queue. */
