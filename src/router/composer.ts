@@ -87,13 +87,17 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     const test = filter === undefined ? undefined : compileFilter(filter, types, where);
     const all = types.includes("*");
     const wanted = new Set(types);
+    // One type (the usual route) is compared, not looked up in a set.
+    const only = types.length === 1 ? types[0] : undefined;
     this.stack.push({
       kind: "route",
       middleware: handler as Middleware<C>,
       matches: (ctx) => {
         const { type: eventType } = ctx.event;
         const typeMatches =
-          all || (wanted.has(eventType) && (ctx.eventIssue === undefined || !isKnownEventType(eventType)));
+          all ||
+          ((only === undefined ? wanted.has(eventType) : eventType === only) &&
+            (ctx.eventIssue === undefined || !isKnownEventType(eventType)));
         if (!typeMatches) return false;
         return test === undefined ? true : test(ctx);
       },

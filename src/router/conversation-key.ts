@@ -68,7 +68,7 @@ function messageKey(m: Of<"message">["message"]): string {
   const to = m.display_recipient;
   if (Array.isArray(to)) {
     return to.length === 2
-      ? dmKey([(to[0] as { id: number }).id, (to[1] as { id: number }).id])
+      ? pairKey((to[0] as { id: number }).id, (to[1] as { id: number }).id)
       : dmKey(to.map((u) => u.id));
   }
   return m.stream_id === undefined ? `msg:${m.id}` : streamKey(m.stream_id, m.subject);
@@ -122,17 +122,18 @@ const pairKeys = new KeyMemo((low: number, high: number) =>
   low === high ? `dm:${low}` : `dm:${low},${high}`,
 );
 
+/** The usual direct message, with one other person: no set, no sort, and the string memoized. */
+function pairKey(a: number, b: number): string {
+  return a < b ? pairKeys.get(a, b) : pairKeys.get(b, a);
+}
+
 /** `stream:<id>:<topic lowercased>`, memoized. */
 export function streamKey(streamId: number, topic: string): string {
   return streamKeys.get(streamId, topic);
 }
 
 export function dmKey(userIds: readonly number[]): string {
-  if (userIds.length === 2) {
-    // The usual case, one other person: no set, no sort, and the string memoized.
-    const [a, b] = userIds as [number, number];
-    return a < b ? pairKeys.get(a, b) : pairKeys.get(b, a);
-  }
+  if (userIds.length === 2) return pairKey(userIds[0] as number, userIds[1] as number);
   return `dm:${[...new Set(userIds)].sort((a, b) => a - b).join(",")}`;
 }
 
