@@ -256,11 +256,7 @@ export class ConversationQueue {
    * pushed while it ran (those wait in the ready line: they leave it, and follow it instead).
    */
   private joinLine(entry: Entry): void {
-    let line = this.lines.get(entry.key);
-    if (line === undefined) {
-      line = new Line();
-      this.lines.set(entry.key, line);
-    } else if (line.head === undefined) this.idleKeys--;
+    const line = this.lineOf(entry.key);
     entry.line = line;
     const first = line.head;
     if (first === undefined) line.tail = entry;
@@ -282,12 +278,18 @@ export class ConversationQueue {
     }
   }
 
-  private enqueue(entry: Entry): void {
-    let line = this.lines.get(entry.key);
+  /** The line of `key`, made if missing; a task is about to join it (it is no longer idle). */
+  private lineOf(key: string): Line {
+    let line = this.lines.get(key);
     if (line === undefined) {
       line = new Line();
-      this.lines.set(entry.key, line);
+      this.lines.set(key, line);
     } else if (line.head === undefined) this.idleKeys--;
+    return line;
+  }
+
+  private enqueue(entry: Entry): void {
+    const line = this.lineOf(entry.key);
     entry.line = line;
     if (line.tail === undefined) {
       line.head = line.tail = entry;
