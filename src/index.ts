@@ -91,6 +91,7 @@ export { readZuliprc, type Zuliprc } from "./api/zuliprc.ts";
 
 // ── Writing bots ─────────────────────────────────────────────────────────────────────────────
 
+export type { ServerInfo } from "./api/server-info.ts";
 export type {
   BotApi,
   CronOptions,
@@ -99,44 +100,43 @@ export type {
   WebhookVerify,
 } from "./bot/bot-api.ts";
 export { type BotDefinition, defineBot, type EventType, type SettingsOf } from "./bot/define-bot.ts";
-export type { BaseContext, BotContext, JobContext, WebhookContext } from "./daemon/context.ts";
-export type { ServerInfo } from "./daemon/server-info.ts";
 export type { GapEvent } from "./events/catch-up.ts";
-export type { ContextFor, ErrorHandler, EventName, Middleware, NextFunction } from "./router/composer.ts";
-export type { Filter, FilterPredicate } from "./router/filters.ts";
+export type { ContextFor, ErrorHandler, EventName, Middleware, NextFunction } from "./pipeline/composer.ts";
+export type { BaseContext, BotContext, JobContext, WebhookContext } from "./pipeline/context.ts";
+export type { Filter, FilterPredicate } from "./pipeline/filters.ts";
 export type { KV } from "./state/kv.ts";
 
 // ── Scheduling: one-shot messages, recurring announcements, cron jobs ────────────────────────
 
-export type { ScheduleSpec } from "./helpers/schedule/occurrences.ts";
-export { nextOccurrences, validateSchedule } from "./helpers/schedule/occurrences.ts";
-export { ScheduleError } from "./helpers/schedule/schedule-error.ts";
-export type { Recipient } from "./scheduler/resolve-recipient.ts";
+export type { Recipient } from "./effects/schedule/resolve-recipient.ts";
 export {
   createScheduleApi,
   type ScheduleApi,
   type ScheduleApiOptions,
   type ScheduledMessageInfo,
   type ScheduleMessageParams,
-} from "./scheduler/schedule-api.ts";
+} from "./effects/schedule/schedule-api.ts";
 export {
   isScheduledMessageError,
   ScheduledMessageError,
   type ScheduledMessageErrorCode,
-} from "./scheduler/scheduled-message-error.ts";
+} from "./effects/schedule/scheduled-message-error.ts";
 export type { SchedulerStats } from "./scheduler/scheduler-stats.ts";
+export type { ScheduleSpec } from "./scheduler/timing/occurrences.ts";
+export { nextOccurrences, validateSchedule } from "./scheduler/timing/occurrences.ts";
+export { ScheduleError } from "./scheduler/timing/schedule-error.ts";
 
 // ── Helpers on every context: snippets, users, typing, reports, message limits ──────────────
 
-export type { ContextHelpers, TrackedHelper } from "./helpers/bot-services.ts";
-export { ContentTooLongError, TopicTooLongError } from "./helpers/limits/limit-errors.ts";
-export { type LongMessagePolicy, splitContent } from "./helpers/limits/split-content.ts";
-export type { ReportFn, ReportResult } from "./helpers/report/message-reporter.ts";
-export { ReportError, validateReport } from "./helpers/report/report-description.ts";
-export type { EnsureResult, Snippets } from "./helpers/snippets/snippet-cache.ts";
-export { SnippetError } from "./helpers/snippets/snippet-error.ts";
-export type { TypingHelper, TypingTarget } from "./helpers/typing/typing-helper.ts";
-export type { Users } from "./helpers/users/user-cache.ts";
+export type { ContextHelpers, TrackedHelper } from "./effects/bot-services.ts";
+export { ContentTooLongError, TopicTooLongError } from "./effects/limits/limit-errors.ts";
+export { type LongMessagePolicy, splitContent } from "./effects/limits/split-content.ts";
+export type { ReportFn, ReportResult } from "./effects/report/message-reporter.ts";
+export { ReportError, validateReport } from "./effects/report/report-description.ts";
+export type { EnsureResult, Snippets } from "./effects/snippets/snippet-cache.ts";
+export { SnippetError } from "./effects/snippets/snippet-error.ts";
+export type { TypingHelper, TypingTarget } from "./effects/typing/typing-helper.ts";
+export type { Users } from "./effects/users/user-cache.ts";
 
 // ── Webhooks, health and metrics (the HTTP listener) ─────────────────────────────────────────
 
@@ -149,11 +149,11 @@ export { type Verdict, verifyRequest } from "./webhook/verify-request.ts";
 
 // ── Errors raised while loading and running bots ─────────────────────────────────────────────
 
+export { BotSetupError } from "./bot/bot-handle.ts";
 export { isModuleError, ModuleError } from "./bot/module-error.ts";
 export { ConfigError, isConfigError } from "./config/config-error.ts";
-export { BotSetupError } from "./daemon/bot-handle.ts";
 export { BothostError, isBothostError } from "./errors/bothost-error.ts";
-export { isRouterError, RouterError } from "./router/router-error.ts";
+export { isRouterError, RouterError } from "./pipeline/router-error.ts";
 export { isStateError, StateError } from "./state/state-error.ts";
 
 // ── Embedding the daemon ─────────────────────────────────────────────────────────────────────

@@ -21,6 +21,6 @@ export const { createLogger } =
   await load<typeof import("../../src/log/create-logger.ts")>("log/create-logger.js");
 export const { FileStore } =
   await load<typeof import("../../src/state/file-store.ts")>("state/file-store.js");
-export const { JobTimer } = await load<typeof import("../../src/helpers/schedule/job-timer.ts")>(
-  "helpers/schedule/job-timer.js",
+export const { JobTimer } = await load<typeof import("../../src/scheduler/timing/job-timer.ts")>(
+  "scheduler/timing/job-timer.js",
 );

@@ -1,5 +1,5 @@
 /** Exponential backoff with full jitter (client retries, the queue consumer), and an abortable pause. */
-import { realClock } from "../helpers/clock.ts";
+import { realClock } from "../time/clock.ts";
 import { sleep } from "./sleep.ts";
 
 /** Waits `ms`, rejecting as soon as `signal` aborts. Injectable so tests need not wait. */

@@ -3,7 +3,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Dispatcher } from "undici";
-import { type Clock, realClock } from "../helpers/clock.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 import { sharedPool, type TlsOptions } from "./connection-pools.ts";
 import { ClientConfigError } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";

@@ -2,7 +2,7 @@
  * A client-side sliding-window limiter. The server allows 200 calls per minute per account
  * (NOTES §6) and answers 429 beyond that; waiting here first is cheaper than being refused.
  */
-import type { Clock } from "../helpers/clock.ts";
+import type { Clock } from "../time/clock.ts";
 import { sleep } from "./sleep.ts";
 
 export interface RateLimiter {

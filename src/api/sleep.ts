@@ -1,8 +1,8 @@
 /**
- * An abortable wait on the project's injectable clock (src/helpers/clock.ts), so the retry loop
+ * An abortable wait on the project's injectable clock (src/time/clock.ts), so the retry loop
  * and the rate limiter can be driven by a manual clock in tests.
  */
-import type { Clock } from "../helpers/clock.ts";
+import type { Clock } from "../time/clock.ts";
 
 /** Resolve after `ms` on `clock`; reject with `signal.reason` as soon as `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {

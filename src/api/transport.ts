@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
-import type { Clock } from "../helpers/clock.ts";
+import type { Clock } from "../time/clock.ts";
 import { encodeParams, type Params } from "./encode.ts";
 import {
   ApiError,

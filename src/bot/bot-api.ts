@@ -5,54 +5,17 @@
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import type { BaseContext, BotContext, JobContext, WebhookContext } from "../daemon/context.ts";
-import type { TrackedHelper } from "../helpers/bot-services.ts";
-import type { ContextFor, ErrorHandler, EventName, Middleware } from "../router/composer.ts";
-import type { Filter, FilterPredicate } from "../router/filters.ts";
-import type { ScheduleApi } from "../scheduler/schedule-api.ts";
+import type { TrackedHelper } from "../effects/bot-services.ts";
+import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import type { ContextFor, ErrorHandler, EventName, Middleware } from "../pipeline/composer.ts";
+import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";
+import type { Filter, FilterPredicate } from "../pipeline/filters.ts";
+import type { CronOptions, RecurringAnnouncement } from "../scheduler/declarations.ts";
 import type { KV } from "../state/kv.ts";
+import type { WebhookOptions } from "../webhook/webhook-options.ts";
 
-/** A recurring announcement, kept booked on the server as a scheduled message. */
-export interface RecurringAnnouncement {
-  /** Five-field cron expression (six with seconds), e.g. `"0 9 * * MON"`. */
-  cron: string;
-  /** IANA time zone the cron is read in, e.g. `"Europe/Berlin"`. */
-  timezone: string;
-  /** A channel (name or id), or a list of users (ids or emails) for a direct message. */
-  to: string | number | readonly (string | number)[];
-  /** Required for channels. */
-  topic?: string;
-  /**
-   * The message, Markdown; or a function computing it when an occurrence is booked (right after
-   * the previous one was sent), e.g. to read a saved snippet.
-   */
-  content: string | ((occurrence: Date) => string | Promise<string>);
-}
-
-export interface CronOptions {
-  /** IANA time zone; default UTC. */
-  timezone?: string;
-  /** After downtime: `"skip"` missed runs (default) or `"run-once"` to catch up once. */
-  missed?: "skip" | "run-once";
-  /** The name its last run is stored under; default the expression and time zone. Set it to keep the history when you edit the schedule. */
-  id?: string;
-}
-
-/** How an inbound webhook request is authenticated (see the README's webhook section). */
-export type WebhookVerify =
-  | { type: "github"; secret: string }
-  | { type: "hmac"; secret: string; header?: string; timestampHeader?: string; toleranceSeconds?: number }
-  | { type: "bearer"; token: string }
-  | { type: "secret"; secret: string; header?: string }
-  | { type: "none" };
-
-export interface WebhookOptions {
-  verify: WebhookVerify;
-  /** Where to read an idempotency key to drop repeats, e.g. a header name like `x-github-delivery`. */
-  idempotencyHeader?: string;
-  /** Largest body accepted, in bytes (default 1 MiB). */
-  maxBodyBytes?: number;
-}
+export type { CronOptions, RecurringAnnouncement } from "../scheduler/declarations.ts";
+export type { WebhookOptions, WebhookVerify } from "../webhook/webhook-options.ts";
 
 /**
  * @example

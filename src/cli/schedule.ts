@@ -6,11 +6,11 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
+import { BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
 import { loadBots } from "../bot/load-bots.ts";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
-import { BotSetupError, createBotHandle } from "../daemon/bot-handle.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
 import { KV } from "../state/kv.ts";

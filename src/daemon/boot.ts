@@ -8,9 +8,9 @@ import { loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
-import { type Clock, realClock } from "../helpers/clock.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon } from "./daemon.ts";
 
 /** Real timers, with "now" read from the sandbox's (movable) clock. */

@@ -2,9 +2,9 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
-import type { Clock } from "../helpers/clock.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import type { Narrow } from "../wire/records.ts";
 
 export interface BotRuntimeOptions {

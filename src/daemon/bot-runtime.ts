@@ -1,23 +1,22 @@
+import { type ServerInfo, serverInfoFrom } from "../api/server-info.ts";
+import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import { BotServices } from "../effects/bot-services.ts";
 import { catchUp, newestMessageId } from "../events/catch-up.ts";
-import { DeliveryLedger } from "../events/delivery-ledger.ts";
+import { queueApiFor } from "../events/queue-api.ts";
 import { QueueConsumer, type RegisterReason } from "../events/queue-consumer.ts";
-import { BotServices } from "../helpers/bot-services.ts";
-import { BOT_KEY, ConversationKeys } from "../router/conversation-key.ts";
-import { ConversationQueue, type TaskControl } from "../router/conversation-queue.ts";
-import { isOwnMessage } from "../router/is-own-message.ts";
+import { registerParams, replayMessageFormat } from "../events/register-params.ts";
+import { type BotContext, type ContextDeps, createBaseContext, createContext } from "../pipeline/context.ts";
+import { BOT_KEY, ConversationKeys } from "../pipeline/conversation-key.ts";
+import { ConversationQueue, type TaskControl } from "../pipeline/conversation-queue.ts";
+import { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
+import { isOwnMessage } from "../pipeline/is-own-message.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
 import { registerOnce } from "../webhook/register-once.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import { type BotHandle, createBotHandle } from "./bot-handle.ts";
 import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
-import { type BotContext, type ContextDeps, createBaseContext, createContext } from "./context.ts";
-import { queueApiFor } from "./queue-api.ts";
-
-import { registerParams, replayMessageFormat } from "./register-params.ts";
-import { type ServerInfo, serverInfoFrom } from "./server-info.ts";
 
 type ReplyFn = (content: string) => Promise<{ id: number }>;
 

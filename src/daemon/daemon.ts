@@ -9,10 +9,10 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
-import type { Clock } from "../helpers/clock.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import { HttpConfigError, HttpListener } from "../http/http-listener.ts";
 import type { StateBackend } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 

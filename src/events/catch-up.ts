@@ -3,8 +3,8 @@
  * to the bot before the new queue's events; describe what cannot be fetched again as a `gap`.
  */
 import type { Client } from "../api/create-client.ts";
+import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
 import type { Message, Narrow } from "../wire/records.ts";
-import type { DeliveryLedger } from "./delivery-ledger.ts";
 import type { RegisterReason } from "./queue-consumer.ts";
 import { collectMissed, type ReplayLimits } from "./replay.ts";
 

@@ -7,14 +7,15 @@ import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { installAccessLog, pathOf } from "../log/access-log.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
 import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
-import { installAccessLog, pathOf } from "./access-log.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
 import { registerHealthRoutes } from "./health-routes.ts";
+import type { ReadinessInput } from "./readiness.ts";
 
 /** The HTTP side cannot start as configured; the message says what to change. */
 export class HttpConfigError extends BothostError<"HTTP_CONFIG_INVALID" | "HTTP_LISTEN_FAILED"> {
@@ -22,7 +23,7 @@ export class HttpConfigError extends BothostError<"HTTP_CONFIG_INVALID" | "HTTP_
 }
 
 export interface HttpBot {
-  runtime: WebhookRuntime;
+  runtime: WebhookRuntime & { readonly status: ReadinessInput };
   /** The bot's own store (fenced by its lease in a cluster); default the listener's `store`. */
   store?: StateStore;
   handlerTimeoutMs: number;

@@ -3,11 +3,11 @@
  * booking among the bot's scheduled messages.
  */
 import type { Client } from "../api/create-client.ts";
-import type { RecurringAnnouncement } from "../bot/bot-api.ts";
+import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/normalize.ts";
+import { resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
-import { digest, normalizeContent, normalizeTopic } from "./_normalize.ts";
 import type { BookingRecord } from "./booking-records.ts";
-import { resolveRecipient } from "./resolve-recipient.ts";
+import type { RecurringAnnouncement } from "./declarations.ts";
 
 /** An announcement's recipient as the server lists it, and the digest of its schedule and recipient. */
 export interface AnnouncementTarget {

@@ -4,10 +4,10 @@
  */
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
-import type { RecurringAnnouncement } from "../bot/bot-api.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import { type AnnouncementTarget, announcementTarget, matchesBooking } from "./announcement-target.ts";
 import type { BookingRecord } from "./booking-records.ts";
+import type { RecurringAnnouncement } from "./declarations.ts";
 
 export class BookingServer {
   readonly #client: Client;

@@ -5,18 +5,18 @@
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import type { RecurringAnnouncement } from "../bot/bot-api.ts";
-import type { ContextDeps } from "../daemon/context.ts";
-import { type Clock, realClock } from "../helpers/clock.ts";
-import type { JobInfo } from "../helpers/schedule/job-timer.ts";
+import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import type { ContextDeps } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BookingRecord } from "./booking-records.ts";
 import { BookingRecords } from "./booking-records.ts";
+import type { RecurringAnnouncement } from "./declarations.ts";
 import { type CronDeclaration, LocalJobs } from "./local-jobs.ts";
 import { RecurringBookings } from "./recurring-bookings.ts";
-import { createScheduleApi, type ScheduleApi } from "./schedule-api.ts";
 import { newSchedulerStats, type SchedulerStats } from "./scheduler-stats.ts";
+import type { JobInfo } from "./timing/job-timer.ts";
 
 export interface BotSchedulerOptions {
   client: Client;

@@ -3,9 +3,9 @@
  * the bot's setup with a message naming the call and the field, before anything is booked.
  */
 
-import { compileSchedule } from "../helpers/schedule/occurrences.ts";
-import { ScheduleError } from "../helpers/schedule/schedule-error.ts";
-import { codePoints } from "./_normalize.ts";
+import { codePointLength } from "../effects/limits/code-points.ts";
+import { compileSchedule } from "./timing/occurrences.ts";
+import { ScheduleError } from "./timing/schedule-error.ts";
 
 /** The server's default `max_topic_length`; the register response may allow less or more. */
 const MAX_TOPIC = 60;
@@ -49,8 +49,8 @@ export function recurringProblem(id: string, announcement: unknown): string | un
   }
   if (isChannel) {
     if (typeof a.topic !== "string") return `${where}.topic is required when "to" is a channel.`;
-    if (codePoints(a.topic.trim()) > MAX_TOPIC) {
-      return `${where}.topic is ${codePoints(a.topic.trim())} characters; topics are at most ${MAX_TOPIC}.`;
+    if (codePointLength(a.topic.trim()) > MAX_TOPIC) {
+      return `${where}.topic is ${codePointLength(a.topic.trim())} characters; topics are at most ${MAX_TOPIC}.`;
     }
   }
   const content = a.content;

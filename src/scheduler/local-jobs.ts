@@ -4,12 +4,17 @@
  * policy can tell, after downtime, which occurrences passed.
  */
 import type { Logger } from "pino";
-import type { CronOptions } from "../bot/bot-api.ts";
-import { type BaseContext, type ContextDeps, createBaseContext, type JobContext } from "../daemon/context.ts";
-import type { Clock } from "../helpers/clock.ts";
-import { type JobInfo, type JobRun, JobTimer } from "../helpers/schedule/job-timer.ts";
+import {
+  type BaseContext,
+  type ContextDeps,
+  createBaseContext,
+  type JobContext,
+} from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import type { CronOptions } from "./declarations.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
+import { type JobInfo, type JobRun, JobTimer } from "./timing/job-timer.ts";
 
 /** A `bot.cron()` declaration, as the bot handle records it. */
 export interface CronDeclaration {

@@ -2,9 +2,9 @@
  * What `bothost schedule preview` shows: each bot's recurring announcements and cron jobs with
  * their next runs, computed offline from the declarations its `setup` makes.
  */
-import type { RecurringAnnouncement } from "../bot/bot-api.ts";
-import { nextOccurrences } from "../helpers/schedule/occurrences.ts";
+import type { RecurringAnnouncement } from "./declarations.ts";
 import { type CronDeclaration, cronJobIds } from "./local-jobs.ts";
+import { nextOccurrences } from "./timing/occurrences.ts";
 
 /** One schedule and its next runs. */
 export interface PreviewEntry {

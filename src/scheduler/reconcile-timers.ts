@@ -3,7 +3,7 @@
  * step, and a safety-net check a while after the earliest booking is due (in case its `remove`
  * or `update` event never arrives, e.g. a bot without an event queue).
  */
-import type { Clock, TimerHandle } from "../helpers/clock.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
 
 const RETRY_MIN_MS = 60_000;
 const RETRY_MAX_MS = 30 * 60_000;

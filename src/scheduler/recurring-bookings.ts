@@ -9,18 +9,18 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
-import type { RecurringAnnouncement } from "../bot/bot-api.ts";
-import type { Clock } from "../helpers/clock.ts";
-import { type CompiledSchedule, compileSchedule, occurrenceKey } from "../helpers/schedule/occurrences.ts";
+import { normalizeContent, toSeconds } from "../effects/schedule/normalize.ts";
+import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
-import { normalizeContent, toSeconds } from "./_normalize.ts";
 import { type AnnouncementTarget, contentHash } from "./announcement-target.ts";
 import type { BookingRecord, BookingRecords } from "./booking-records.ts";
 import { BookingServer } from "./booking-server.ts";
+import type { RecurringAnnouncement } from "./declarations.ts";
 import { decideFailed } from "./failed-policy.ts";
 import { ReconcileTimers } from "./reconcile-timers.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
+import { type CompiledSchedule, compileSchedule, occurrenceKey } from "./timing/occurrences.ts";
 
 export interface RecurringBookingsOptions {
   client: Client;

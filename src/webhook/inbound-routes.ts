@@ -6,12 +6,12 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import type { WebhookOptions } from "../bot/bot-api.ts";
-import { createBaseContext, type WebhookContext } from "../daemon/context.ts";
-import { countAsWebhook } from "../http/access-log.ts";
+import { countAsWebhook } from "../log/access-log.ts";
+import { createBaseContext, type WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
+import type { WebhookOptions } from "./webhook-options.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface InboundBot {

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
-import { replyTarget } from "../daemon/reply-target.ts";
-import { countAsWebhook } from "../http/access-log.ts";
+import { countAsWebhook } from "../log/access-log.ts";
+import { replyTarget } from "../pipeline/reply-target.ts";
 import { safeEqual } from "./constant-time.ts";
 import { findSlackMessage, type OutgoingMessageEvent, readOutgoingPayload } from "./outgoing-payload.ts";
 import { type Answer, ReplyExchange } from "./reply-exchange.ts";

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { backoffDelay, realPause } from "../api/backoff.ts";
 import type { Client } from "../api/create-client.ts";
 import { isAuthError, isRateLimitError } from "../api/errors.ts";
-import { registerParams } from "../daemon/register-params.ts";
+import { registerParams } from "../events/register-params.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
 export interface RegisterOnceOptions {

@@ -3,8 +3,8 @@
  * compared in constant time; a failure says which header was wrong, never what it held.
  */
 import { createHmac } from "node:crypto";
-import type { WebhookVerify } from "../bot/bot-api.ts";
 import { safeEqual } from "./constant-time.ts";
+import type { WebhookVerify } from "./webhook-options.ts";
 
 export type Headers = Readonly<Record<string, string | string[] | undefined>>;
 

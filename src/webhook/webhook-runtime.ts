@@ -1,7 +1,26 @@
 /**
- * What the HTTP side needs of a bot runtime: its name and status, the one dispatch path
+ * What the HTTP side needs of a bot runtime: its name and state, the one dispatch path
  * (`deliver`), what a context is built from, and its `bot.webhook()` declarations.
  */
-import type { BotRuntime } from "../daemon/bot-runtime.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import type { WebhookOptions } from "./webhook-options.ts";
 
-export type WebhookRuntime = Pick<BotRuntime, "name" | "status" | "deliver" | "contextDeps" | "declarations">;
+/** A `bot.webhook(name, options, handler)` declaration. */
+export interface WebhookDeclaration<S = unknown> {
+  options: WebhookOptions;
+  handler: (ctx: WebhookContext<S>) => unknown;
+}
+
+export interface WebhookRuntime {
+  readonly name: string;
+  readonly status: { readonly state: string; readonly server: ServerInfo | undefined };
+  /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
+  deliver(
+    event: ServerEvent,
+    options?: { reply?: (content: string) => Promise<{ id: number }> },
+  ): Promise<boolean>;
+  contextDeps(): ContextDeps<unknown>;
+  readonly declarations: { readonly webhooks: ReadonlyMap<string, WebhookDeclaration> };
+}

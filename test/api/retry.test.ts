@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { ApiError, BadResponseError, NetworkError, RateLimitError } from "../../src/api/errors.ts";
-import { ManualClock } from "../../src/helpers/clock.ts";
+import { ManualClock } from "../../src/time/clock.ts";
 import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
 import { FakeClock } from "./support/fake-clock.ts";
 import * as rec from "./support/records.ts";

@@ -1,8 +1,8 @@
 /** The lazy context: members made on first use, replaceable by middleware, usable destructured. */
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { type ContextDeps, createBaseContext, createContext } from "../../src/daemon/context.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
+import { type ContextDeps, createBaseContext, createContext } from "../../src/pipeline/context.ts";
 import type { ServerEvent } from "../../src/wire/events.ts";
 
 const lines: string[] = [];

@@ -14,11 +14,11 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import type { BotRuntime } from "../../src/daemon/bot-runtime.ts";
 import { Daemon } from "../../src/daemon/daemon.ts";
-import { ManualClock } from "../../src/helpers/clock.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
+import { ManualClock } from "../../src/time/clock.ts";
 
 export const BOT = "herald-bot@sandbox.example";
 export const MEMBER = "member@sandbox.example";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
-import type { JobContext } from "../../src/daemon/context.ts";
+import type { JobContext } from "../../src/pipeline/context.ts";
 import { createWorld, type SchedulerWorld } from "./_harness.ts";
 
 let world: SchedulerWorld;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/helpers/clock.ts";
 import { decideFailed } from "../../src/scheduler/failed-policy.ts";
 import { CHECK_AFTER_MS, ReconcileTimers } from "../../src/scheduler/reconcile-timers.ts";
+import { ManualClock } from "../../src/time/clock.ts";
 
 const T = Date.parse("2026-03-02T08:00:00Z");
 const MINUTE = 60_000;

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
-import { ManualClock } from "../../src/helpers/clock.ts";
+import { createScheduleApi, type ScheduleApi } from "../../src/effects/schedule/schedule-api.ts";
+import { ScheduledMessageError } from "../../src/effects/schedule/scheduled-message-error.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { createScheduleApi, type ScheduleApi } from "../../src/scheduler/schedule-api.ts";
-import { ScheduledMessageError } from "../../src/scheduler/scheduled-message-error.ts";
+import { ManualClock } from "../../src/time/clock.ts";
 import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "./_harness.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00Z");

@@ -8,7 +8,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
-import type { WebhookContext } from "../../src/daemon/context.ts";
+import type { WebhookContext } from "../../src/pipeline/context.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type RunningDaemon, startDaemon } from "../http/_daemon.ts";

@@ -1,9 +1,9 @@
 /**
  * A clock for tests where every wait returns at once and moves time forward; the waits asked
  * for are read back from `sleeps`. (For waits a test must hold open, use ManualClock from
- * src/helpers/clock.ts.)
+ * src/time/clock.ts.)
  */
-import type { Clock, TimerHandle } from "../../../src/helpers/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/time/clock.ts";
 
 export class FakeClock implements Clock {
   time = 1_700_000_000_000;

@@ -1,0 +1,129 @@
+/**
+ * The `bot` object a module's `setup` receives, backed by a Composer. It also records which
+ * event types the module handles, which is what the bot subscribes to unless told otherwise.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import { trackedEventTypes } from "../effects/bot-services.ts";
+import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import { Composer } from "../pipeline/composer.ts";
+import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";
+import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
+import type { KV } from "../state/kv.ts";
+import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot-api.ts";
+
+/** A bot's `setup` called `bot.*` wrongly; the message names the call and what to fix. */
+export class BotSetupError extends BothostError<"BOT_SETUP_INVALID"> {
+  override readonly name = "BotSetupError";
+  constructor(message: string) {
+    super("BOT_SETUP_INVALID", message);
+  }
+}
+
+export interface BotHandle<S> {
+  api: BotApi<S>;
+  composer: Composer<BotContext<S>>;
+  /** Event types passed to `on()`; contains "*" if any route takes every type. */
+  handledTypes: Set<string>;
+  /** `bot.recurring()` declarations by id. */
+  recurring: Map<string, RecurringAnnouncement>;
+  /** `bot.cron()` declarations, in order. */
+  cronJobs: { expression: string; options: CronOptions; handler: (ctx: JobContext<S>) => unknown }[];
+  /** `bot.onStart()` handlers, in order. */
+  startHandlers: ((ctx: BaseContext<S>) => unknown)[];
+  /** `bot.webhook()` declarations by name. */
+  webhooks: Map<string, { options: WebhookOptions; handler: (ctx: WebhookContext<S>) => unknown }>;
+}
+
+export function createBotHandle<S>(deps: {
+  name: string;
+  log: Logger;
+  client: Client;
+  state: KV;
+  /** `bot.schedule`; default one over `client` on the real clock. */
+  schedule?: ScheduleApi;
+}): BotHandle<S> {
+  const composer = new Composer<BotContext<S>>();
+  const handledTypes = new Set<string>();
+  const recurring = new Map<string, RecurringAnnouncement>();
+  const cronJobs: BotHandle<S>["cronJobs"] = [];
+  const webhooks: BotHandle<S>["webhooks"] = new Map();
+  const startHandlers: BotHandle<S>["startHandlers"] = [];
+  const api: BotApi<S> = {
+    name: deps.name,
+    log: deps.log,
+    api: deps.client,
+    state: deps.state,
+    schedule: deps.schedule ?? createScheduleApi({ client: deps.client }),
+    on(type: string | readonly string[], a: unknown, b?: unknown) {
+      for (const t of Array.isArray(type) ? type : [type]) handledTypes.add(t);
+      // The composer validates the arguments and throws a RouterError naming what is wrong.
+      const on = composer.on.bind(composer) as (...args: unknown[]) => unknown;
+      if (b === undefined) on(type, a);
+      else on(type, a, b);
+      return api;
+    },
+    use(...middleware) {
+      composer.use(...middleware);
+      return api;
+    },
+    catch(handler) {
+      composer.catch(handler);
+      return api;
+    },
+    recurring(id, announcement) {
+      if (typeof id !== "string" || !/^[A-Za-z0-9][\w.-]{0,63}$/.test(id)) {
+        throw new BotSetupError(
+          `bot.recurring(${JSON.stringify(id)}): the id must be 1-64 letters, digits, ".", "_" or "-".`,
+        );
+      }
+      if (recurring.has(id))
+        throw new BotSetupError(`bot.recurring("${id}"): an announcement with this id exists already.`);
+      const problem = recurringProblem(id, announcement);
+      if (problem) throw new BotSetupError(problem);
+      recurring.set(id, announcement);
+      return api;
+    },
+    cron(expression, options, handler) {
+      if (typeof handler !== "function")
+        throw new BotSetupError(`bot.cron("${expression}"): the handler must be a function.`);
+      const problem = cronProblem(expression, options);
+      if (problem) throw new BotSetupError(problem);
+      cronJobs.push({ expression, options: options ?? {}, handler });
+      return api;
+    },
+    onStart(handler) {
+      if (typeof handler !== "function")
+        throw new BotSetupError("bot.onStart(handler): the handler must be a function (ctx) => ….");
+      startHandlers.push(handler);
+      return api;
+    },
+    track(...helpers) {
+      for (const helper of helpers) {
+        if (!Object.hasOwn(trackedEventTypes, helper)) {
+          const known = Object.keys(trackedEventTypes).map((h) => `"${h}"`);
+          throw new BotSetupError(
+            `bot.track(${JSON.stringify(helper)}): unknown helper; use ${known.join(", ")}.`,
+          );
+        }
+        handledTypes.add(trackedEventTypes[helper]);
+      }
+      return api;
+    },
+    webhook(name, options, handler) {
+      if (typeof name !== "string" || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
+        throw new BotSetupError(
+          `bot.webhook(${JSON.stringify(name)}): the name must be 1-64 lowercase letters, digits, "_" or "-".`,
+        );
+      }
+      if (webhooks.has(name))
+        throw new BotSetupError(`bot.webhook("${name}"): a webhook with this name exists already.`);
+      if (typeof handler !== "function")
+        throw new BotSetupError(`bot.webhook("${name}"): the handler must be a function.`);
+      webhooks.set(name, { options, handler });
+      return api;
+    },
+  } as BotApi<S>;
+  return { api, composer, handledTypes, recurring, cronJobs, webhooks, startHandlers };
+}

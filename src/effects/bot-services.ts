@@ -1,0 +1,238 @@
+/**
+ * The helpers a bot's contexts share (`ctx.snippets`, `ctx.users`, `ctx.typing`, `ctx.report`,
+ * and the limit checks of `ctx.send`): one instance per bot, created by its runtime, fed every
+ * event before the bot's handlers see it, and told when the bot (re)registers its queue.
+ *
+ * Caches cost nothing until first used. To keep them fresh from events, the bot's queue must
+ * receive their event types: `bot.track("snippets" | "users" | "typing")` in setup adds them.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { SendMessageParams } from "../api/resources/messages.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import type { StateStore } from "../state/state-store.ts";
+import { type Clock, realClock } from "../time/clock.ts";
+import type { EventMap, ServerEvent } from "../wire/events.ts";
+import { sendWithinLimits } from "./limits/send-within-limits.ts";
+import type { LongMessagePolicy } from "./limits/split-content.ts";
+import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
+import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
+import { ChannelIds } from "./typing/channel-ids.ts";
+import { createTypingHelper, type TypingHelper } from "./typing/typing-helper.ts";
+import { TypingTracker } from "./typing/typing-tracker.ts";
+import { UserCache, type Users } from "./users/user-cache.ts";
+
+/** The event type each trackable helper keeps itself fresh from. */
+export const trackedEventTypes = {
+  snippets: "saved_snippets",
+  users: "realm_user",
+  typing: "typing",
+} as const;
+
+/** A helper whose cache `bot.track()` can keep fresh from events. */
+export type TrackedHelper = keyof typeof trackedEventTypes;
+
+/** What the helpers add to every context. */
+export interface ContextHelpers {
+  snippets: Snippets;
+  users: Users;
+  typing: TypingHelper;
+  report: ReportFn;
+  send(params: SendMessageParams): Promise<{ id: number }>;
+}
+
+export interface BotServicesOptions {
+  name: string;
+  client: Client;
+  /** The root store; reports are claimed under `<name>/reports`. */
+  store: StateStore;
+  log: Logger;
+  /** Whether the bot's queue receives events of `type`. */
+  receives: (type: string) => boolean;
+  /** Default `split`. */
+  longMessages?: LongMessagePolicy;
+  clock?: Clock;
+}
+
+/**
+ * One bot's shared helper state.
+ *
+ * @example
+ * ```ts
+ * const services = new BotServices({ name: "mod", client, store, log, receives: (t) => types.includes(t) });
+ * services.onRegistered(serverInfo, { userId: 8 }); // after each register
+ * services.observe(event); // every event, before handlers
+ * const { snippets, report } = services.forContext({ signal, server: serverInfo, send });
+ * ```
+ */
+export class BotServices {
+  readonly snippets: SnippetCache;
+  readonly users: UserCache;
+  readonly reporter: MessageReporter;
+  readonly channels: ChannelIds;
+  readonly #o: BotServicesOptions;
+  readonly #clock: Clock;
+  #tracker: TypingTracker | undefined;
+  #server: ServerInfo | undefined;
+  #registrations = 0;
+  #warnedTyping = false;
+
+  constructor(options: BotServicesOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+    const { client, log } = options;
+    const tracked = (helper: TrackedHelper) => () => options.receives(trackedEventTypes[helper]);
+    this.snippets = new SnippetCache({
+      api: client.savedSnippets,
+      tracked: tracked("snippets"),
+      featureLevel: () => client.featureLevel,
+      log,
+      clock: this.#clock,
+    });
+    this.users = new UserCache({
+      api: client.users,
+      tracked: tracked("users"),
+      realmHost: () => hostOf(this.#server?.realmUrl),
+      log,
+      clock: this.#clock,
+    });
+    this.reporter = new MessageReporter({
+      messages: client.messages,
+      store: options.store.namespace(options.name).namespace("reports"),
+      log,
+      clock: this.#clock,
+    });
+    this.channels = new ChannelIds(client.request);
+  }
+
+  /** The typing tracker (created at the first registration). */
+  get tracker(): TypingTracker | undefined {
+    return this.#tracker;
+  }
+
+  /** After every register: new limits; after a re-register, caches may have missed events. */
+  onRegistered(server: ServerInfo, self: { userId: number }): void {
+    this.#server = server;
+    if (this.#registrations++ > 0) {
+      this.snippets.invalidate();
+      this.users.invalidate();
+    }
+    this.#tracker ??= new TypingTracker({
+      expiryMs: server.typing.startedExpiryMs,
+      clock: this.#clock,
+      ignoreUserIds: [self.userId],
+      onListenerError: (err) => this.#o.log.error({ err }, "typing listener failed"),
+    });
+  }
+
+  /** Feed one event (a known type that passed its schema) to the caches. */
+  observe(event: ServerEvent): void {
+    switch (event.type) {
+      case "saved_snippets":
+        this.snippets.apply(event as EventMap["saved_snippets"]);
+        break;
+      case "realm_user":
+        this.users.apply(event as EventMap["realm_user"]);
+        break;
+      case "typing":
+        this.#tracker?.handle(event as EventMap["typing"]);
+        break;
+      case "message": {
+        const m = (event as EventMap["message"]).message;
+        if (m.stream_id !== undefined && typeof m.display_recipient === "string") {
+          this.channels.learn(m.stream_id, m.display_recipient);
+        }
+        break;
+      }
+    }
+  }
+
+  /** The helpers of one context: `signal` cancels its work; `send` is the unchecked sender. */
+  forContext(deps: {
+    signal: AbortSignal;
+    server: ServerInfo;
+    selfId: number;
+    send: (params: SendMessageParams) => Promise<{ id: number }>;
+  }): ContextHelpers {
+    const { signal, server, selfId } = deps;
+    // A bot without a queue (outgoing-webhook mode) never calls onRegistered; its contexts tell us.
+    this.#server ??= server;
+    return {
+      snippets: this.snippets,
+      users: this.users,
+      typing: createTypingHelper(
+        {
+          typing: this.#o.client.typing,
+          channels: this.channels,
+          tracker: () => this.#tracker,
+          tracked: () => this.#o.receives(trackedEventTypes.typing),
+          startedWaitMs: () => server.typing.startedWaitMs,
+          selfId: () => selfId,
+          log: this.#o.log,
+          clock: this.#clock,
+          warnUntracked: () => this.#warnTypingUntracked(),
+        },
+        signal,
+      ),
+      report: (messageId, type, description) =>
+        this.reporter.report(messageId, type, description, { reportTypes: server.reportTypes, signal }),
+      send: (params) =>
+        sendWithinLimits(deps.send, params, {
+          maxMessageLength: server.maxMessageLength,
+          maxTopicLength: server.maxTopicLength,
+          longMessages: this.#o.longMessages ?? "split",
+        }),
+    };
+  }
+
+  /** Stop the typing tracker's timers. */
+  dispose(): void {
+    this.#tracker?.dispose();
+    // A runtime started again (cluster failover) gets a fresh tracker at its next registration.
+    this.#tracker = undefined;
+  }
+
+  #warnTypingUntracked(): void {
+    if (this.#warnedTyping) return;
+    this.#warnedTyping = true;
+    this.#o.log.warn(
+      'ctx.typing.who()/isTyping(): the queue does not receive "typing" events, so nobody ever shows ' +
+        'as typing; call bot.track("typing") in setup.',
+    );
+  }
+}
+
+/**
+ * The helpers of a context built without a bot runtime: every helper throws a clear error,
+ * `send` is passed through unchecked.
+ */
+export function unavailableHelpers(send: ContextHelpers["send"]): ContextHelpers {
+  const fail = (what: string) => (): never => {
+    throw new BothostError(
+      "HELPERS_UNAVAILABLE",
+      `${what} needs a bot runtime (the daemon); this context was built without one.`,
+    );
+  };
+  const stub = <T extends object>(name: string) =>
+    new Proxy({} as T, {
+      // Not a thenable: `await ctx.users` must not call a throwing `then`.
+      get: (_t, key) => (key === "then" ? undefined : fail(`ctx.${name}.${String(key)}()`)),
+    });
+  return {
+    snippets: stub<Snippets>("snippets"),
+    users: stub<Users>("users"),
+    typing: stub<TypingHelper>("typing"),
+    report: async () => fail("ctx.report()")(),
+    send,
+  };
+}
+
+function hostOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The server's normal forms of content and topic, so a booking we hold can be compared with the
+ * copy the server lists (it drops trailing whitespace and leading blank lines, trims topics and
+ * reads "(no topic)" as the empty topic).
+ */
+import { createHash } from "node:crypto";
+
+export function normalizeContent(content: string): string {
+  return content.replace(/\s+$/u, "").replace(/^\n+/, "");
+}
+
+export function normalizeTopic(topic: string | undefined, emptyTopicName: string): string {
+  const t = (topic ?? "").trim();
+  return t === "(no topic)" || t === emptyTopicName ? "" : t;
+}
+
+/** A short, stable digest of a value, for change detection (not for secrets). */
+export function digest(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 24);
+}
+
+/** Whole UNIX seconds at or after `ms`: rounding down could put a time just in the past. */
+export function toSeconds(ms: number): number {
+  return Math.ceil(ms / 1000);
+}

@@ -1,0 +1,92 @@
+/**
+ * Turning a `to` written for people (a channel name, user emails) into the ids the scheduled
+ * messages endpoint insists on (NOTES §9: ids only, never names or emails).
+ */
+import type { Client } from "../../api/create-client.ts";
+import { isApiError } from "../../api/errors.ts";
+import { ScheduledMessageError } from "./scheduled-message-error.ts";
+
+/**
+ * Who a scheduled message goes to: a channel by name or id, or a list of users (ids or emails)
+ * for a direct message. A single string is always a channel name; wrap one email in a list.
+ */
+export type Recipient = string | number | readonly (string | number)[];
+
+/** A recipient as ids: a channel id, or the sorted, de-duplicated user ids of a direct message. */
+export type ResolvedRecipient = { kind: "channel"; to: number } | { kind: "direct"; to: number[] };
+
+function invalid(where: string, message: string, cause?: unknown): ScheduledMessageError {
+  return new ScheduledMessageError("SCHEDULE_INVALID", "to", `${where}: "to" ${message}`, { cause });
+}
+
+const isId = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0;
+
+/**
+ * Resolves `to` with the bot's client: a channel name through GET /get_stream_id, emails through
+ * GET /users/{email}. Throws {@link ScheduledMessageError} (`SCHEDULE_INVALID`, field `to`) for
+ * a channel or user the bot cannot see; `where` starts the message (e.g. `"schedule.at"`).
+ *
+ * @example
+ * ```ts
+ * await resolveRecipient(client, "general", "schedule.at"); // { kind: "channel", to: 1 }
+ * await resolveRecipient(client, ["ann@example.org", 12], "schedule.at"); // { kind: "direct", to: [7, 12] }
+ * ```
+ */
+export async function resolveRecipient(
+  client: Client,
+  to: Recipient,
+  where: string,
+  signal?: AbortSignal,
+): Promise<ResolvedRecipient> {
+  if (typeof to === "number") {
+    if (!isId(to)) throw invalid(where, `${to} is not a channel id (a positive integer).`);
+    return { kind: "channel", to };
+  }
+  if (typeof to === "string") return { kind: "channel", to: await channelId(client, to, where, signal) };
+  if (!Array.isArray(to)) {
+    throw invalid(where, `must be a channel name or id, or a list of user ids or emails; got ${typeof to}.`);
+  }
+  if (to.length === 0) throw invalid(where, "is an empty list; name at least one user for a direct message.");
+  const ids = new Set<number>();
+  for (const [i, user] of to.entries()) {
+    if (isId(user)) ids.add(user);
+    else if (typeof user === "string" && user.trim() !== "")
+      ids.add(await userId(client, user.trim(), where, signal));
+    else throw invalid(where, `[${i}] must be a user id or an email; got ${JSON.stringify(user)}.`);
+  }
+  return { kind: "direct", to: [...ids].sort((a, b) => a - b) };
+}
+
+async function channelId(client: Client, name: string, where: string, signal?: AbortSignal): Promise<number> {
+  const trimmed = name.trim();
+  if (trimmed === "") throw invalid(where, "is an empty channel name.");
+  try {
+    const body = await client.request<{ stream_id: number }>(
+      "GET",
+      "/get_stream_id",
+      { stream: trimmed },
+      signal ? { signal } : {},
+    );
+    return body.stream_id;
+  } catch (err) {
+    if (!isApiError(err) || err.status !== 400) throw err;
+    const hint = trimmed.includes("@")
+      ? ` For a direct message, pass a list: to: [${JSON.stringify(trimmed)}].`
+      : " Check the spelling, that the channel exists and the bot can see it, or pass its id.";
+    throw invalid(where, `names no channel this bot can see: ${JSON.stringify(trimmed)}.${hint}`, err);
+  }
+}
+
+async function userId(client: Client, email: string, where: string, signal?: AbortSignal): Promise<number> {
+  try {
+    const { user } = await client.users.get(email, {}, signal ? { signal } : {});
+    return user.user_id;
+  } catch (err) {
+    if (!isApiError(err) || (err.status !== 400 && err.status !== 404)) throw err;
+    throw invalid(
+      where,
+      `names no user this bot can see: ${JSON.stringify(email)} (the email may be hidden from bots; pass the user id instead).`,
+      err,
+    );
+  }
+}

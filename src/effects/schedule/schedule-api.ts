@@ -1,0 +1,264 @@
+/**
+ * One-shot scheduled messages (`ctx.schedule`, `bot.schedule`): book a message on the server for
+ * a later time, list, cancel and reschedule. The server delivers it, even while the bot is down.
+ */
+import type { Client } from "../../api/create-client.ts";
+import { isApiError } from "../../api/errors.ts";
+import { type Clock, realClock } from "../../time/clock.ts";
+import type { ScheduledMessage } from "../../wire/records.ts";
+import { codePointLength } from "../limits/code-points.ts";
+import { normalizeContent, toSeconds } from "./normalize.ts";
+import { type Recipient, resolveRecipient } from "./resolve-recipient.ts";
+import { ScheduledMessageError } from "./scheduled-message-error.ts";
+
+/** What {@link ScheduleApi.at} books. */
+export interface ScheduleMessageParams {
+  /** A channel (name or id), or a list of users (ids or emails) for a direct message. */
+  to: Recipient;
+  /** Required for a channel. */
+  topic?: string;
+  /** The message, Markdown. */
+  content: string;
+  /** When to send it: a `Date` or milliseconds since the epoch. The server sends within about a minute of it. */
+  at: Date | number;
+}
+
+/** A scheduled message of this bot, as {@link ScheduleApi.list} returns it. */
+export interface ScheduledMessageInfo {
+  scheduledMessageId: number;
+  type: "channel" | "direct";
+  /** The channel id, or the user ids of a direct message. */
+  to: number | number[];
+  /** Channel messages only. */
+  topic?: string;
+  content: string;
+  /** When the server will send it. */
+  at: Date;
+  /** The server could not send it (too late, no permission…); reschedule it or cancel it. */
+  failed: boolean;
+}
+
+/**
+ * Messages the server sends later, on the bot's behalf (NOTES §9).
+ *
+ * @example
+ * ```ts
+ * const { scheduledMessageId } = await ctx.schedule.at({
+ *   to: "team", topic: "reminders", content: "Retro in 10 minutes!", at: new Date("2026-05-04T13:50:00Z"),
+ * });
+ * await ctx.schedule.reschedule(scheduledMessageId, Date.parse("2026-05-04T14:50:00Z"));
+ * await ctx.schedule.cancel(scheduledMessageId);
+ * ```
+ */
+export interface ScheduleApi {
+  /** Book a message; resolves the channel name or emails to ids first. */
+  at(params: ScheduleMessageParams): Promise<{ scheduledMessageId: number }>;
+  /** Cancel a booking (DELETE). */
+  cancel(scheduledMessageId: number): Promise<void>;
+  /** This bot's undelivered bookings, failed ones included, by time. */
+  list(): Promise<ScheduledMessageInfo[]>;
+  /** Move a booking to a new time; the way to revive a failed one (the server needs a new time). */
+  reschedule(scheduledMessageId: number, at: Date | number): Promise<void>;
+}
+
+export interface ScheduleApiOptions {
+  client: Client;
+  /** What "now" is when checking that a time is in the future. Default: the real clock. */
+  clock?: Pick<Clock, "now">;
+  /** Aborts the calls (a handler's signal). */
+  signal?: AbortSignal;
+  /** The server's limits, when known (from the register response). */
+  limits?: () => { maxMessageLength: number; maxTopicLength: number } | undefined;
+}
+
+const SERVER_PAST = /in the future/i;
+
+/**
+ * Builds a {@link ScheduleApi} over a client.
+ *
+ * @example
+ * ```ts
+ * const schedule = createScheduleApi({ client });
+ * await schedule.at({ to: ["ann@example.org"], content: "Your report is due", at: Date.now() + 3_600_000 });
+ * ```
+ */
+export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
+  const { client, signal } = options;
+  const clock = options.clock ?? realClock;
+  const call = signal ? { signal } : {};
+
+  const when = (at: unknown, where: string): number => {
+    const ms = at instanceof Date ? at.getTime() : at;
+    if (typeof ms !== "number" || !Number.isFinite(ms)) {
+      throw new ScheduledMessageError(
+        "SCHEDULE_INVALID",
+        "at",
+        `${where}: "at" must be a Date or milliseconds since the epoch; got ${describe(at)}.`,
+      );
+    }
+    const now = clock.now();
+    if (ms <= now) {
+      throw new ScheduledMessageError(
+        "SCHEDULE_INVALID",
+        "at",
+        `${where}: "at" (${new Date(ms).toISOString()}) is not in the future (it is now ` +
+          `${new Date(now).toISOString()}); pick a later time.`,
+      );
+    }
+    return toSeconds(ms);
+  };
+
+  const id = (value: unknown, where: string): number => {
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+    throw new ScheduledMessageError(
+      "SCHEDULE_INVALID",
+      "id",
+      `${where}: the id must be a scheduledMessageId from schedule.at() or schedule.list(); got ${describe(value)}.`,
+    );
+  };
+
+  /** Server refusals the caller can fix, as our errors; anything else passes through. */
+  const translate = (err: unknown, where: string, messageId?: number): unknown => {
+    if (!isApiError(err)) return err;
+    if (err.status === 404 || /already (been )?sent/i.test(err.msg)) {
+      return new ScheduledMessageError(
+        "SCHEDULE_NOT_FOUND",
+        "id",
+        `${where}: scheduled message ${messageId} does not exist: it was already sent, cancelled, or belongs to another account.`,
+        { cause: err },
+      );
+    }
+    if (SERVER_PAST.test(err.msg)) {
+      return new ScheduledMessageError(
+        "SCHEDULE_INVALID",
+        "at",
+        `${where}: the server says the time is not in the future (its clock may be ahead of this ` +
+          `machine's); pick a time at least a minute ahead.`,
+        { cause: err },
+      );
+    }
+    if (err.code === "STREAM_DOES_NOT_EXIST") {
+      return new ScheduledMessageError(
+        "SCHEDULE_INVALID",
+        "to",
+        `${where}: "to" channel ${String(err.data.stream_id ?? "")} does not exist or the bot cannot see it.`,
+        { cause: err },
+      );
+    }
+    return err;
+  };
+
+  return {
+    async at(params) {
+      const where = "schedule.at";
+      if (typeof params !== "object" || params === null) {
+        throw new ScheduledMessageError(
+          "SCHEDULE_INVALID",
+          "to",
+          `${where}: pass { to, topic, content, at }.`,
+        );
+      }
+      const timestamp = when(params.at, where);
+      checkContent(params.content, where, options.limits?.()?.maxMessageLength);
+      const target = await resolveRecipient(client, params.to, where, signal);
+      if (target.kind === "channel") checkTopic(params.topic, where, options.limits?.()?.maxTopicLength);
+      try {
+        const { scheduled_message_id } = await client.scheduledMessages.create(
+          {
+            type: target.kind,
+            to: target.to,
+            content: params.content,
+            ...(target.kind === "channel" ? { topic: params.topic ?? "" } : {}),
+            scheduled_delivery_timestamp: timestamp,
+            read_by_sender: true,
+          },
+          call,
+        );
+        return { scheduledMessageId: scheduled_message_id };
+      } catch (err) {
+        throw translate(err, where);
+      }
+    },
+
+    async cancel(scheduledMessageId) {
+      const where = "schedule.cancel";
+      const messageId = id(scheduledMessageId, where);
+      try {
+        await client.scheduledMessages.delete(messageId, call);
+      } catch (err) {
+        throw translate(err, where, messageId);
+      }
+    },
+
+    async list() {
+      const { scheduled_messages } = await client.scheduledMessages.list(call);
+      return scheduled_messages.map(toInfo);
+    },
+
+    async reschedule(scheduledMessageId, at) {
+      const where = "schedule.reschedule";
+      const messageId = id(scheduledMessageId, where);
+      const timestamp = when(at, where);
+      try {
+        await client.scheduledMessages.update(messageId, { scheduled_delivery_timestamp: timestamp }, call);
+      } catch (err) {
+        throw translate(err, where, messageId);
+      }
+    },
+  };
+}
+
+/** The camelCase view of a wire scheduled message. */
+export function toInfo(sm: ScheduledMessage): ScheduledMessageInfo {
+  return {
+    scheduledMessageId: sm.scheduled_message_id,
+    type: sm.type === "stream" ? "channel" : "direct",
+    to: sm.to,
+    ...(sm.type === "stream" ? { topic: sm.topic ?? "" } : {}),
+    content: sm.content,
+    at: new Date(sm.scheduled_delivery_timestamp * 1000),
+    failed: sm.failed,
+  };
+}
+
+function checkContent(content: unknown, where: string, max: number | undefined): void {
+  if (typeof content !== "string" || normalizeContent(content) === "") {
+    throw new ScheduledMessageError(
+      "SCHEDULE_INVALID",
+      "content",
+      `${where}: "content" must be a non-empty string (Markdown); got ${describe(content)}.`,
+    );
+  }
+  if (max !== undefined && codePointLength(content) > max) {
+    throw new ScheduledMessageError(
+      "SCHEDULE_INVALID",
+      "content",
+      `${where}: "content" is ${codePointLength(content)} characters; the server allows ${max}. Shorten it or split it into several messages.`,
+    );
+  }
+}
+
+function checkTopic(topic: unknown, where: string, max: number | undefined): void {
+  if (typeof topic !== "string") {
+    throw new ScheduledMessageError(
+      "SCHEDULE_INVALID",
+      "topic",
+      `${where}: "topic" is required for a channel message; got ${describe(topic)}.`,
+    );
+  }
+  if (max !== undefined && codePointLength(topic.trim()) > max) {
+    throw new ScheduledMessageError(
+      "SCHEDULE_INVALID",
+      "topic",
+      `${where}: "topic" is ${codePointLength(topic.trim())} characters; the server allows ${max}.`,
+    );
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value instanceof Date) return "an invalid Date";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
+  return Array.isArray(value) ? "a list" : typeof value;
+}

@@ -1,0 +1,223 @@
+/**
+ * `ctx.snippets`: the bot's own saved snippets (NOTES §10), cached per bot.
+ *
+ * The cache is loaded (GET /saved_snippets) on first use, never before: a bot that does not use
+ * snippets pays nothing. It stays fresh from `saved_snippets` events (add, update, remove) when
+ * the bot's queue receives them (`bot.track("snippets")`); otherwise it is reloaded when older
+ * than `untrackedTtlMs`. The bot's own writes update it at once either way.
+ */
+import type { Logger } from "pino";
+import { ApiError } from "../../api/errors.ts";
+import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
+import { type Clock, realClock } from "../../time/clock.ts";
+import type { EventMap } from "../../wire/events.ts";
+import { featureLevels } from "../../wire/feature-levels.ts";
+import type { SavedSnippet } from "../../wire/records.ts";
+import { KeyedLock } from "./_keyed-lock.ts";
+import { SnippetError } from "./snippet-error.ts";
+import { snippetField } from "./snippet-fields.ts";
+
+export type { SavedSnippet };
+
+/** What {@link Snippets.ensure} did. */
+export interface EnsureResult {
+  snippet: SavedSnippet;
+  action: "created" | "updated" | "unchanged";
+}
+
+/**
+ * The bot's saved snippets, by title (titles are compared after trimming, case-sensitively; if
+ * several snippets share a title, the oldest is the one used).
+ *
+ * @example
+ * ```ts
+ * await ctx.snippets.ensure("Welcome", "Hi, and welcome to the team!"); // idempotent
+ * const welcome = await ctx.snippets.get("Welcome");
+ * ```
+ */
+export interface Snippets {
+  /** Every snippet, oldest first. */
+  list(): Promise<SavedSnippet[]>;
+  get(title: string): Promise<SavedSnippet | undefined>;
+  create(title: string, content: string): Promise<SavedSnippet>;
+  /** @throws {SnippetError} `SNIPPET_NOT_FOUND` when no snippet has this title. */
+  update(title: string, changes: { title?: string; content?: string }): Promise<SavedSnippet>;
+  /** Resolves false when there was no such snippet. */
+  delete(title: string): Promise<boolean>;
+  /** Create the snippet if missing, update its content if it differs, otherwise do nothing. */
+  ensure(title: string, content: string): Promise<EnsureResult>;
+}
+
+export interface SnippetCacheOptions {
+  api: SavedSnippetsApi;
+  /** Whether the bot's queue receives `saved_snippets` events. */
+  tracked: () => boolean;
+  /** The server's feature level, if known (editing needs 368; below it, update = delete + create). */
+  featureLevel: () => number | undefined;
+  log: Logger;
+  clock?: Clock;
+  /** Without events, reload when the cache is older than this. Default 60 000. */
+  untrackedTtlMs?: number;
+}
+
+type SnippetEvent = EventMap["saved_snippets"];
+
+export class SnippetCache implements Snippets {
+  readonly #o: SnippetCacheOptions;
+  readonly #clock: Clock;
+  readonly #lock = new KeyedLock();
+  #byId: Map<number, SavedSnippet> | undefined;
+  #loadedAt = 0;
+  #stale = false;
+  #loading: Promise<Map<number, SavedSnippet>> | undefined;
+  /** Events that arrived while a load was in flight, applied once it lands. */
+  #pending: SnippetEvent[] = [];
+  #warnedUntracked = false;
+
+  constructor(options: SnippetCacheOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  /** Whether the cache has been loaded (first use happened). */
+  get loaded(): boolean {
+    return this.#byId !== undefined;
+  }
+
+  /** Apply one `saved_snippets` event. Ignored until the cache is first used. */
+  apply(event: SnippetEvent): void {
+    if (this.#loading) this.#pending.push(event);
+    if (this.#byId) applyTo(this.#byId, event);
+  }
+
+  /** Events may have been missed (a new queue): reload on next use. */
+  invalidate(): void {
+    this.#stale = true;
+  }
+
+  async list(): Promise<SavedSnippet[]> {
+    const byId = await this.#fresh();
+    return [...byId.values()].sort((a, b) => a.id - b.id).map((s) => ({ ...s }));
+  }
+
+  async get(title: string): Promise<SavedSnippet | undefined> {
+    const found = this.#find(await this.#fresh(), snippetField("title", title));
+    return found && { ...found };
+  }
+
+  async create(title: string, content: string): Promise<SavedSnippet> {
+    const t = snippetField("title", title);
+    const c = snippetField("content", content);
+    return this.#lock.run(t, () => this.#create(t, c));
+  }
+
+  async update(title: string, changes: { title?: string; content?: string }): Promise<SavedSnippet> {
+    const t = snippetField("title", title);
+    const next = {
+      ...(changes.title !== undefined ? { title: snippetField("title", changes.title) } : {}),
+      ...(changes.content !== undefined ? { content: snippetField("content", changes.content) } : {}),
+    };
+    return this.#lock.run(t, async () => {
+      const found = this.#find(await this.#fresh(), t);
+      if (!found) {
+        throw new SnippetError(
+          "SNIPPET_NOT_FOUND",
+          `No saved snippet titled "${t}"; create it first (or use ctx.snippets.ensure).`,
+        );
+      }
+      return this.#update(found, next);
+    });
+  }
+
+  async delete(title: string): Promise<boolean> {
+    const t = snippetField("title", title);
+    return this.#lock.run(t, async () => {
+      const found = this.#find(await this.#fresh(), t);
+      if (!found) return false;
+      try {
+        await this.#o.api.delete(found.id);
+      } catch (err) {
+        // 404: someone else deleted it first; the cache was behind.
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
+        this.#byId?.delete(found.id);
+        return false;
+      }
+      this.#byId?.delete(found.id);
+      return true;
+    });
+  }
+
+  async ensure(title: string, content: string): Promise<EnsureResult> {
+    const t = snippetField("title", title);
+    const c = snippetField("content", content);
+    return this.#lock.run(t, async () => {
+      const found = this.#find(await this.#fresh(), t);
+      if (!found) return { snippet: await this.#create(t, c), action: "created" };
+      if (found.content === c) return { snippet: { ...found }, action: "unchanged" };
+      return { snippet: await this.#update(found, { content: c }), action: "updated" };
+    });
+  }
+
+  async #create(title: string, content: string): Promise<SavedSnippet> {
+    const { saved_snippet_id: id } = await this.#o.api.create({ title, content });
+    const snippet = { id, title, content, date_created: Math.floor(this.#clock.now() / 1000) };
+    // The add event (if tracked) replaces this with the server's own record.
+    if (!this.#byId?.has(id)) this.#byId?.set(id, snippet);
+    return { ...snippet };
+  }
+
+  async #update(found: SavedSnippet, changes: { title?: string; content?: string }): Promise<SavedSnippet> {
+    const level = this.#o.featureLevel();
+    if (level !== undefined && level < featureLevels.savedSnippetsEdit) {
+      // No PATCH before FL 368: replace the snippet (its id changes).
+      await this.#o.api.delete(found.id);
+      this.#byId?.delete(found.id);
+      return this.#create(changes.title ?? found.title, changes.content ?? found.content);
+    }
+    await this.#o.api.update(found.id, changes);
+    const snippet = { ...found, ...changes };
+    this.#byId?.set(found.id, snippet);
+    return { ...snippet };
+  }
+
+  #find(byId: Map<number, SavedSnippet>, title: string): SavedSnippet | undefined {
+    let best: SavedSnippet | undefined;
+    for (const s of byId.values()) if (s.title === title && (!best || s.id < best.id)) best = s;
+    return best;
+  }
+
+  async #fresh(): Promise<Map<number, SavedSnippet>> {
+    const tracked = this.#o.tracked();
+    if (!tracked && !this.#warnedUntracked) {
+      this.#warnedUntracked = true;
+      this.#o.log.info(
+        'ctx.snippets: the queue does not receive "saved_snippets" events, so the cache is reloaded ' +
+          'every minute; call bot.track("snippets") in setup to keep it fresh from events instead.',
+      );
+    }
+    const ttl = this.#o.untrackedTtlMs ?? 60_000;
+    const expired = !tracked && this.#clock.now() - this.#loadedAt >= ttl;
+    if (this.#byId && !this.#stale && !expired) return this.#byId;
+    this.#loading ??= this.#load().finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  async #load(): Promise<Map<number, SavedSnippet>> {
+    this.#pending = [];
+    const { saved_snippets } = await this.#o.api.list();
+    const byId = new Map(saved_snippets.map((s) => [s.id, { ...s }]));
+    // Events that raced the GET: applying one the list already reflects changes nothing.
+    for (const event of this.#pending.splice(0)) applyTo(byId, event);
+    this.#byId = byId;
+    this.#stale = false;
+    this.#loadedAt = this.#clock.now();
+    return byId;
+  }
+}
+
+function applyTo(byId: Map<number, SavedSnippet>, event: SnippetEvent): void {
+  if (event.op === "remove") byId.delete(event.saved_snippet_id);
+  else byId.set(event.saved_snippet.id, { ...event.saved_snippet });
+}

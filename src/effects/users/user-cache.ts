@@ -1,0 +1,183 @@
+/**
+ * `ctx.users`: user lookups by id, real email or placeholder email (`user{id}@{realm host}`),
+ * cached per bot (GET /users/{id|email}, GET /users).
+ *
+ * Nothing is fetched until first use. The cache stays fresh from `realm_user` events (add,
+ * update incl. deactivation, role and email changes, remove) when the bot's queue receives them
+ * (`bot.track("users")`); otherwise each entry is re-fetched once older than `untrackedTtlMs`.
+ */
+import type { Logger } from "pino";
+import { ApiError } from "../../api/errors.ts";
+import type { UsersApi } from "../../api/resources/users.ts";
+import { type Clock, realClock } from "../../time/clock.ts";
+import type { EventMap } from "../../wire/events.ts";
+import type { User } from "../../wire/records.ts";
+import { applyPersonUpdate } from "./apply-person-update.ts";
+
+export type { User };
+
+/**
+ * @example
+ * ```ts
+ * const sender = await ctx.users.get(ctx.event.message.sender_id);
+ * if (sender && !sender.is_bot && Date.parse(sender.date_joined) > Date.now() - 7 * 86_400_000) { … }
+ * const alice = await ctx.users.get("alice@example.org"); // real email (if visible) or user12@host
+ * ```
+ */
+export interface Users {
+  /** A user by id, real email or placeholder email; `undefined` when the server knows no such user. */
+  get(user: number | string): Promise<User | undefined>;
+  /** Every user of the organization the bot can see (deactivated ones included, `is_active: false`). */
+  list(): Promise<User[]>;
+}
+
+export interface UserCacheOptions {
+  api: Pick<UsersApi, "get" | "list">;
+  /** Whether the bot's queue receives `realm_user` events. */
+  tracked: () => boolean;
+  /** The realm's host (from `realm_url`), to recognise placeholder emails without a request. */
+  realmHost: () => string | undefined;
+  log: Logger;
+  clock?: Clock;
+  /** Without events, re-fetch entries older than this. Default 60 000. */
+  untrackedTtlMs?: number;
+}
+
+interface Entry {
+  user: User;
+  fetchedAt: number;
+}
+
+const PLACEHOLDER = /^user(\d+)@(.+)$/i;
+
+export class UserCache implements Users {
+  readonly #o: UserCacheOptions;
+  readonly #clock: Clock;
+  readonly #byId = new Map<number, Entry>();
+  readonly #idByEmail = new Map<string, number>();
+  readonly #inFlight = new Map<string, Promise<User | undefined>>();
+  /** Hosts of placeholder emails seen on users (`user{id}@host` where id is the user's own). */
+  readonly #placeholderHosts = new Set<string>();
+  #listedAt: number | undefined;
+  #used = false;
+  #warnedUntracked = false;
+
+  constructor(options: UserCacheOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  /** Apply one `realm_user` event (ignored until the cache is first used). */
+  apply(event: EventMap["realm_user"]): void {
+    if (!this.#used) return;
+    const person = event.person as Record<string, unknown> & { user_id: number };
+    if (event.op === "remove") {
+      this.#forget(person.user_id);
+      return;
+    }
+    const cached = this.#byId.get(person.user_id)?.user;
+    if (event.op === "add") this.#store({ is_active: true, ...person } as unknown as User);
+    else if (cached) this.#store(applyPersonUpdate(cached, person));
+  }
+
+  /** Events may have been missed (a new queue): forget everything. */
+  invalidate(): void {
+    this.#byId.clear();
+    this.#idByEmail.clear();
+    this.#listedAt = undefined;
+  }
+
+  async get(user: number | string): Promise<User | undefined> {
+    this.#use();
+    const id = typeof user === "number" ? user : this.#idOf(user);
+    const cached = id === undefined ? undefined : this.#byId.get(id);
+    if (cached && this.#fresh(cached.fetchedAt)) return cached.user;
+    const key = id !== undefined ? `id:${id}` : `email:${String(user).toLowerCase()}`;
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      pending = this.#fetch(id ?? String(user)).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  async list(): Promise<User[]> {
+    this.#use();
+    if (this.#listedAt === undefined || !this.#fresh(this.#listedAt)) {
+      const { members } = await this.#o.api.list();
+      this.invalidate();
+      for (const u of members) this.#store(u);
+      this.#listedAt = this.#clock.now();
+    }
+    return [...this.#byId.values()].map((e) => e.user).sort((a, b) => a.user_id - b.user_id);
+  }
+
+  #use(): void {
+    this.#used = true;
+    if (!this.#o.tracked() && !this.#warnedUntracked) {
+      this.#warnedUntracked = true;
+      this.#o.log.info(
+        'ctx.users: the queue does not receive "realm_user" events, so cached users are re-fetched ' +
+          'after a minute; call bot.track("users") in setup to keep them fresh from events instead.',
+      );
+    }
+  }
+
+  #fresh(at: number): boolean {
+    return this.#o.tracked() || this.#clock.now() - at < (this.#o.untrackedTtlMs ?? 60_000);
+  }
+
+  /** The id an email names, if known without asking: a placeholder of this realm, or a cached email. */
+  #idOf(email: string): number | undefined {
+    const known = this.#idByEmail.get(email.toLowerCase());
+    if (known !== undefined) return known;
+    const placeholder = PLACEHOLDER.exec(email);
+    const host = placeholder?.[2]?.toLowerCase();
+    if (
+      host !== undefined &&
+      (this.#placeholderHosts.has(host) || host === this.#o.realmHost()?.toLowerCase())
+    ) {
+      return Number(placeholder![1]);
+    }
+    return undefined;
+  }
+
+  async #fetch(user: number | string): Promise<User | undefined> {
+    try {
+      const { user: found } = await this.#o.api.get(user);
+      this.#store(found);
+      // The server resolved a placeholder: later ones of this host need no request.
+      const placeholder = typeof user === "string" ? PLACEHOLDER.exec(user) : null;
+      if (placeholder && Number(placeholder[1]) === found.user_id) {
+        this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
+      }
+      return found;
+    } catch (err) {
+      // The server's answer for an unknown id or an email the bot may not see.
+      if (err instanceof ApiError && err.status === 400 && /no such user/i.test(err.msg)) return undefined;
+      throw err;
+    }
+  }
+
+  #store(user: User): void {
+    this.#forget(user.user_id);
+    this.#byId.set(user.user_id, { user, fetchedAt: this.#clock.now() });
+    for (const email of [user.email, user.delivery_email]) {
+      if (typeof email === "string" && email !== "") this.#idByEmail.set(email.toLowerCase(), user.user_id);
+    }
+    const placeholder = PLACEHOLDER.exec(user.email);
+    if (placeholder && Number(placeholder[1]) === user.user_id)
+      this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
+  }
+
+  #forget(id: number): void {
+    const old = this.#byId.get(id)?.user;
+    this.#byId.delete(id);
+    if (!old) return;
+    for (const email of [old.email, old.delivery_email]) {
+      if (typeof email === "string" && this.#idByEmail.get(email.toLowerCase()) === id) {
+        this.#idByEmail.delete(email.toLowerCase());
+      }
+    }
+  }
+}

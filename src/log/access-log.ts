@@ -1,0 +1,48 @@
+/**
+ * One structured line per request, and the webhook request counter. Only the method, the path
+ * without its query string (which may hold a token), the route, the status and the time are
+ * logged: never headers, bodies or signatures.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+
+/** Requests a scraper or a load balancer repeats all day: logged at debug level. */
+const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
+
+const metricRoutes = new WeakMap<FastifyRequest, string>();
+
+/** Count this request under `route` in `bothost_webhook_requests_total` (a bounded label). */
+export function countAsWebhook(request: FastifyRequest, route: string): void {
+  metricRoutes.set(request, route);
+}
+
+/** The request's path without the query string. */
+export function pathOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? "/";
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** Where webhook requests are counted (the daemon's `bothost_webhook_requests_total`). */
+export interface WebhookRequestCounter {
+  webhookRequests: { inc(labels: { route: string; status: number }): void };
+}
+
+export function installAccessLog(app: FastifyInstance, log: Logger, metrics: WebhookRequestCounter): void {
+  app.addHook("onResponse", async (request, reply) => {
+    const path = pathOf(request);
+    const status = reply.statusCode;
+    const route = metricRoutes.get(request);
+    if (route !== undefined) metrics.webhookRequests.inc({ route, status });
+    const line = {
+      method: request.method,
+      path,
+      ...(request.routeOptions.url ? { route: request.routeOptions.url } : {}),
+      status,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      remoteAddress: request.ip,
+    };
+    if (QUIET.has(path) && status < 400) log.debug(line, "http request");
+    else log.info(line, "http request");
+  });
+}

@@ -1,0 +1,328 @@
+/**
+ * The context every handler receives: the event, who the bot is, its client, state, logger,
+ * settings and server limits, and ways to answer.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { SendMessageParams } from "../api/resources/messages.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
+import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import type { KV } from "../state/kv.ts";
+import type { Clock } from "../time/clock.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import { replyTarget } from "./reply-target.ts";
+import type { RoutableContext } from "./routable-context.ts";
+
+/**
+ * @example
+ * ```ts
+ * bot.on("message", { mentioned: true }, async (ctx) => {
+ *   const n = ((await ctx.state.get<number>("count")) ?? 0) + 1;
+ *   await ctx.state.set("count", n);
+ *   await ctx.reply(`I was mentioned ${n} times (feature level ${ctx.server.featureLevel}).`);
+ * });
+ * ```
+ */
+/** What every context has, whether it handles an event, a cron job or an inbound webhook. */
+export interface BaseContext<S = unknown> {
+  /** The bot: its name in the config, its user id and email. */
+  bot: { name: string; userId: number; email: string };
+  /** The typed client, authenticated as this bot. */
+  api: Client;
+  /** The bot's own key-value store (persistent, namespaced per bot). */
+  state: KV;
+  /** A pino child logger bound to the bot (and the event, job or request). */
+  log: Logger;
+  /** The bot's settings, validated by its schema. */
+  settings: S;
+  /** The server's feature level, limits and typing timings. */
+  server: ServerInfo;
+  /** Messages the server sends later for the bot: `schedule.at({ to, topic, content, at })`, list, cancel, reschedule. */
+  schedule: ScheduleApi;
+  /** Aborted when the handler times out, or when a shutdown's deadline (`shutdown_timeout`) passes. */
+  signal: AbortSignal;
+  /**
+   * Send any message as this bot. Content over the server's `max_message_length` is split at
+   * paragraph breaks and sent as several messages (id of the first is returned), or refused
+   * (`CONTENT_TOO_LONG`) under `long_messages: reject`; a topic over `max_topic_length` is
+   * refused (`TOPIC_TOO_LONG`), never truncated.
+   */
+  send(params: SendMessageParams): Promise<{ id: number }>;
+  /** The bot's saved snippets, cached (`bot.track("snippets")` keeps them fresh from events). */
+  snippets: ContextHelpers["snippets"];
+  /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
+  users: ContextHelpers["users"];
+  /** Show typing while work runs; see who is typing (needs `bot.track("typing")`). */
+  typing: ContextHelpers["typing"];
+  /** Report a message to the moderators, at most once ever per message. */
+  report: ContextHelpers["report"];
+}
+
+export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
+  event: ServerEvent;
+  bot: { name: string; userId: number; email: string };
+  log: Logger;
+  signal: AbortSignal;
+  /** True for messages fetched after a new queue (missed while no queue listened). */
+  replayed: boolean;
+  /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
+  reply(content: string): Promise<{ id: number }>;
+}
+
+/** The context of a `bot.cron()` job. */
+export interface JobContext<S = unknown> extends BaseContext<S> {
+  /** `catchUp`: the one run after downtime of a `missed: "run-once"` job. */
+  job: { id: string; expression: string; scheduledFor: Date; firedAt: Date; catchUp: boolean };
+}
+
+/** The context of a `bot.webhook()` request. */
+export interface WebhookContext<S = unknown> extends BaseContext<S> {
+  request: {
+    /** Parsed body: JSON, or an object of form fields. */
+    body: unknown;
+    rawBody: Buffer;
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+    query: Readonly<Record<string, string>>;
+    /** The idempotency key, when the webhook declares where to find it. */
+    idempotencyKey: string | undefined;
+  };
+}
+
+export interface ContextDeps<S> {
+  bot: { name: string; userId: number; email: string };
+  api: Client;
+  state: KV;
+  log: Logger;
+  settings: S;
+  server: ServerInfo;
+  channelName(streamId: number): string | undefined;
+  /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
+  clock?: Pick<Clock, "now">;
+  /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
+  services?: BotServices;
+}
+
+/** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
+export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
+
+/** What a context makes on first use, or what middleware put in place of a member. */
+interface Made<S> {
+  log?: Logger;
+  schedule?: ScheduleApi;
+  helpers?: ContextHelpers;
+  send?: BaseContext<S>["send"];
+  reply?: BotContext<S>["reply"];
+  bot?: BaseContext<S>["bot"];
+  api?: Client;
+  state?: KV;
+  settings?: S;
+  server?: ServerInfo;
+}
+
+/**
+ * A context whose helpers are made on first use. Most handlers touch one or two of them, and
+ * building every helper (a pino child, the schedule API, the typing helper, the limits-aware
+ * sender) for every event was most of the runtime's cost per message (bench: dispatch). Each
+ * member is a getter that builds and keeps its value, with a setter so middleware can replace
+ * it (`ctx.reply = …`); functions come back bound, so `const { reply } = ctx` works. An instance
+ * holds three fields until something is made (the members were fields once: setting a dozen per
+ * event cost ~0.3 µs of the bench's dispatch path with the rest of the context).
+ * Extend a context by assigning to it, not by spreading it: a spread copies only own fields.
+ */
+class LazyContext<S> {
+  readonly #deps: ContextDeps<S>;
+  #signal: SignalSource;
+  #made: Made<S> | undefined;
+
+  constructor(deps: ContextDeps<S>, signal: SignalSource) {
+    this.#deps = deps;
+    this.#signal = signal;
+  }
+
+  /** The members made so far (allocated on the first). */
+  protected made(): Made<S> {
+    this.#made ??= {};
+    return this.#made;
+  }
+
+  get bot(): BaseContext<S>["bot"] {
+    return this.#made?.bot ?? this.#deps.bot;
+  }
+  set bot(value: BaseContext<S>["bot"]) {
+    this.made().bot = value;
+  }
+  get api(): Client {
+    return this.#made?.api ?? this.#deps.api;
+  }
+  set api(value: Client) {
+    this.made().api = value;
+  }
+  get state(): KV {
+    return this.#made?.state ?? this.#deps.state;
+  }
+  set state(value: KV) {
+    this.made().state = value;
+  }
+  get settings(): S {
+    const made = this.#made;
+    return made && "settings" in made ? (made.settings as S) : this.#deps.settings;
+  }
+  set settings(value: S) {
+    this.made().settings = value;
+  }
+  get server(): ServerInfo {
+    return this.#made?.server ?? this.#deps.server;
+  }
+  set server(value: ServerInfo) {
+    this.made().server = value;
+  }
+
+  get signal(): AbortSignal {
+    if (!(this.#signal instanceof AbortSignal)) this.#signal = this.#signal.signal;
+    return this.#signal;
+  }
+  set signal(value: AbortSignal) {
+    this.#signal = value;
+  }
+
+  /** What the context's child logger is bound to. */
+  protected logBindings(): Record<string, unknown> {
+    return {};
+  }
+
+  get log(): Logger {
+    const made = this.made();
+    made.log ??= this.#deps.log.child(this.logBindings());
+    return made.log;
+  }
+  set log(value: Logger) {
+    this.made().log = value;
+  }
+
+  get schedule(): ScheduleApi {
+    const made = this.made();
+    made.schedule ??= createScheduleApi({
+      client: this.#deps.api,
+      signal: this.signal,
+      limits: () => this.#deps.server,
+      ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
+    });
+    return made.schedule;
+  }
+  set schedule(value: ScheduleApi) {
+    this.made().schedule = value;
+  }
+
+  get send(): BaseContext<S>["send"] {
+    const made = this.made();
+    made.send ??= (params) => this.#helpersOf().send(params);
+    return made.send;
+  }
+  set send(value: BaseContext<S>["send"]) {
+    this.made().send = value;
+  }
+
+  get snippets(): ContextHelpers["snippets"] {
+    return this.#helpersOf().snippets;
+  }
+  get users(): ContextHelpers["users"] {
+    return this.#helpersOf().users;
+  }
+  get typing(): ContextHelpers["typing"] {
+    return this.#helpersOf().typing;
+  }
+  get report(): ContextHelpers["report"] {
+    return this.#helpersOf().report;
+  }
+
+  #helpersOf(): ContextHelpers {
+    const made = this.made();
+    if (made.helpers) return made.helpers;
+    const deps = this.#deps;
+    const signal = this.signal;
+    const send = async (params: SendMessageParams) => {
+      const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
+      return { id };
+    };
+    made.helpers = deps.services
+      ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
+      : unavailableHelpers(send);
+    return made.helpers;
+  }
+
+  protected get deps(): ContextDeps<S> {
+    return this.#deps;
+  }
+}
+
+/** A cron, webhook or start context: its log is bound to what the caller names. */
+class LazyBaseContext<S> extends LazyContext<S> {
+  readonly #bindings: Record<string, unknown>;
+
+  constructor(deps: ContextDeps<S>, signal: SignalSource, bindings: Record<string, unknown>) {
+    super(deps, signal);
+    this.#bindings = bindings;
+  }
+
+  protected override logBindings(): Record<string, unknown> {
+    return this.#bindings;
+  }
+}
+
+/** An event's context: the event, and `reply` into its conversation. */
+class LazyEventContext<S> extends LazyContext<S> {
+  readonly event: ServerEvent;
+  readonly replayed: boolean;
+  declare eventIssue?: string;
+
+  constructor(deps: ContextDeps<S>, event: ServerEvent, signal: SignalSource, replayed: boolean) {
+    super(deps, signal);
+    this.event = event;
+    this.replayed = replayed;
+  }
+
+  get channelName(): (streamId: number) => string | undefined {
+    return this.deps.channelName;
+  }
+
+  protected override logBindings(): Record<string, unknown> {
+    return eventBindings(this.event);
+  }
+
+  get reply(): BotContext<S>["reply"] {
+    const made = this.made();
+    made.reply ??= (content) => this.send({ ...replyTarget(this.event, this.bot.userId), content });
+    return made.reply;
+  }
+  set reply(value: BotContext<S>["reply"]) {
+    this.made().reply = value;
+  }
+}
+
+function eventBindings(event: ServerEvent): Record<string, unknown> {
+  const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
+  return messageId
+    ? { eventId: event.id, eventType: event.type, messageId }
+    : { eventId: event.id, eventType: event.type };
+}
+
+/** The parts every kind of context shares, with the log bound to `bindings`. */
+export function createBaseContext<S>(
+  deps: ContextDeps<S>,
+  signal: SignalSource,
+  bindings: Record<string, unknown>,
+): BaseContext<S> {
+  return new LazyBaseContext(deps, signal, bindings);
+}
+
+export function createContext<S>(
+  deps: ContextDeps<S>,
+  event: ServerEvent,
+  signal: SignalSource,
+  extra: { replayed: boolean; eventIssue?: string },
+): BotContext<S> {
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed);
+  if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
+  return ctx as BotContext<S>;
+}

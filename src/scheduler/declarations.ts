@@ -1,0 +1,27 @@
+/** What `bot.recurring()` and `bot.cron()` declare in a bot's setup. */
+
+/** A recurring announcement, kept booked on the server as a scheduled message. */
+export interface RecurringAnnouncement {
+  /** Five-field cron expression (six with seconds), e.g. `"0 9 * * MON"`. */
+  cron: string;
+  /** IANA time zone the cron is read in, e.g. `"Europe/Berlin"`. */
+  timezone: string;
+  /** A channel (name or id), or a list of users (ids or emails) for a direct message. */
+  to: string | number | readonly (string | number)[];
+  /** Required for channels. */
+  topic?: string;
+  /**
+   * The message, Markdown; or a function computing it when an occurrence is booked (right after
+   * the previous one was sent), e.g. to read a saved snippet.
+   */
+  content: string | ((occurrence: Date) => string | Promise<string>);
+}
+
+export interface CronOptions {
+  /** IANA time zone; default UTC. */
+  timezone?: string;
+  /** After downtime: `"skip"` missed runs (default) or `"run-once"` to catch up once. */
+  missed?: "skip" | "run-once";
+  /** The name its last run is stored under; default the expression and time zone. Set it to keep the history when you edit the schedule. */
+  id?: string;
+}

@@ -1,0 +1,332 @@
+/**
+ * All local cron jobs of a process on ONE timer: a min-heap of next fire times and a single
+ * `setTimeout` armed for the earliest (capped at 2^31-1 ms and re-armed), so 10,000 jobs cost
+ * one timer and O(log n) per fire.
+ */
+import { type Clock, MAX_TIMER_DELAY_MS, realClock, type TimerHandle } from "../../time/clock.ts";
+import { MinHeap } from "./_min-heap.ts";
+import { type CompiledSchedule, compileSchedule } from "./occurrences.ts";
+import { ScheduleError } from "./schedule-error.ts";
+
+/** What to do about occurrences that passed while the process was down (or the timer was late). */
+export type MissedRunPolicy = "skip" | "run-once";
+
+/** One recurring job. `lastRunAt` is what the caller persisted from {@link JobTimerOptions.onRun}. */
+export interface CronJob {
+  id: string;
+  cron: string;
+  timezone: string;
+  /** Default `"skip"`. */
+  missed?: MissedRunPolicy;
+  lastRunAt?: Date;
+}
+
+/** What a handler gets: which occurrence this is and when it really fired (lateness = difference). */
+export interface JobRun {
+  jobId: string;
+  scheduledFor: Date;
+  firedAt: Date;
+  /** True for the single catch-up run of a "run-once" job after missed occurrences. */
+  catchUp: boolean;
+  /** Aborted when the timer is stopped; long handlers should wind down. */
+  signal: AbortSignal;
+}
+
+export type JobHandler = (run: JobRun) => unknown;
+
+/** An occurrence that did not run: its handler was still busy, or it passed while down ("skip"). */
+export interface SkippedRun {
+  jobId: string;
+  scheduledFor: Date;
+  reason: "still-running" | "missed";
+}
+
+export interface JobTimerOptions {
+  clock?: Clock;
+  /** Called as each run starts; persist `firedAt` as the job's `lastRunAt` (at-most-once runs). */
+  onRun?: (jobId: string, firedAt: Date) => void;
+  /** A handler threw or rejected. The timer keeps going. Default: `console.error`. */
+  onError?: (error: unknown, run: Omit<JobRun, "signal">) => void;
+  onSkip?: (skip: SkippedRun) => void;
+}
+
+/** Introspection row from {@link JobTimer.jobs}. */
+export interface JobInfo {
+  id: string;
+  cron: string;
+  timezone: string;
+  missed: MissedRunPolicy;
+  nextRunAt: Date | undefined;
+  lastRunAt: Date | undefined;
+  running: boolean;
+}
+
+interface JobState {
+  job: Required<Omit<CronJob, "lastRunAt">> & { lastRunAt: Date | undefined };
+  schedule: CompiledSchedule;
+  handler: JobHandler;
+  entry: Entry | undefined;
+  running: Promise<void> | undefined;
+}
+
+interface Entry {
+  at: number;
+  seq: number;
+  scheduledFor: number;
+  catchUp: boolean;
+  state: JobState;
+}
+
+/**
+ * Runs cron jobs on one timer, with a missed-run policy, no self-overlap and a graceful stop.
+ *
+ * @example
+ * ```ts
+ * const timer = new JobTimer({ onRun: (id, at) => store.set(`lastRun:${id}`, at.toISOString()) });
+ * timer.add(
+ *   { id: "digest", cron: "0 9 * * 1", timezone: "Europe/Berlin", missed: "run-once", lastRunAt },
+ *   async ({ scheduledFor, firedAt }) => postDigest(firedAt.getTime() - scheduledFor.getTime()),
+ * );
+ * timer.start();
+ * // on shutdown:
+ * await timer.stop({ timeoutMs: 10_000 });
+ * ```
+ */
+export class JobTimer {
+  readonly #clock: Clock;
+  readonly #options: JobTimerOptions;
+  readonly #jobs = new Map<string, JobState>();
+  /**
+   * Compiled schedules by cron + time zone, shared by the jobs that use the same one: a compiled
+   * cron-parser expression takes ~7 KB and ~0.3 ms to build (bench: 10,000 jobs). Sharing is safe
+   * because every call resets the expression before reading it. Never shrinks: it holds at most
+   * one entry per distinct schedule ever added.
+   */
+  readonly #schedules = new Map<string, CompiledSchedule>();
+  readonly #heap = new MinHeap<Entry>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
+  readonly #running = new Set<Promise<void>>();
+  #seq = 0;
+  #handle: TimerHandle | undefined;
+  #started = false;
+  #abort = new AbortController();
+
+  constructor(options: JobTimerOptions = {}) {
+    this.#clock = options.clock ?? realClock;
+    this.#options = options;
+  }
+
+  /** Adds a job; throws {@link ScheduleError} for a bad schedule, policy, or an id already in use. */
+  add(job: CronJob, handler: JobHandler): void {
+    if (typeof job.id !== "string" || job.id === "") {
+      throw new ScheduleError("id", String(job.id), "job id must be a non-empty string.");
+    }
+    if (this.#jobs.has(job.id)) {
+      throw new ScheduleError(
+        "id",
+        job.id,
+        `job id "${job.id}" is already in use; give each job its own id.`,
+      );
+    }
+    const missed = job.missed ?? "skip";
+    if (missed !== "skip" && missed !== "run-once") {
+      throw new ScheduleError(
+        "missed",
+        String(missed),
+        `job "${job.id}" missed "${missed}": use "skip" or "run-once".`,
+      );
+    }
+    const scheduleKey = `${job.cron}\u0000${job.timezone}`;
+    const schedule =
+      this.#schedules.get(scheduleKey) ?? compileSchedule(job, `jobs[${JSON.stringify(job.id)}]`);
+    this.#schedules.set(scheduleKey, schedule);
+    const state: JobState = {
+      job: { id: job.id, cron: job.cron, timezone: job.timezone, missed, lastRunAt: job.lastRunAt },
+      schedule,
+      handler,
+      entry: undefined,
+      running: undefined,
+    };
+    this.#jobs.set(job.id, state);
+    if (this.#started) {
+      this.#plan(state);
+      this.#arm();
+    }
+  }
+
+  /** Removes a job (a run in progress finishes). Returns false if there was no such job. */
+  remove(id: string): boolean {
+    const state = this.#jobs.get(id);
+    if (state === undefined) return false;
+    this.#jobs.delete(id);
+    state.entry = undefined; // its heap entry is now stale and dropped when reached
+    if (this.#heap.size > 2 * this.#jobs.size + 64) this.#heap.retain((e) => e.state.entry === e);
+    return true;
+  }
+
+  /** Plans every job (applying the missed-run policy to its `lastRunAt`) and arms the timer. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#abort = new AbortController();
+    for (const state of this.#jobs.values()) this.#plan(state);
+    this.#arm();
+  }
+
+  /**
+   * Stops firing, aborts running handlers' `signal`, and waits up to `timeoutMs` (default 10 s)
+   * for them. Resolves with the ids of jobs still running at the deadline.
+   */
+  async stop(options: { timeoutMs?: number } = {}): Promise<{ unfinished: string[] }> {
+    this.#started = false;
+    if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
+    this.#handle = undefined;
+    this.#heap.clear();
+    for (const state of this.#jobs.values()) state.entry = undefined;
+    this.#abort.abort(new Error("The job timer is stopping."));
+    if (this.#running.size > 0) {
+      let deadline: TimerHandle | undefined;
+      const timedOut = new Promise<void>((resolve) => {
+        deadline = this.#clock.setTimeout(resolve, options.timeoutMs ?? 10_000);
+      });
+      await Promise.race([Promise.allSettled([...this.#running]), timedOut]);
+      if (deadline !== undefined) this.#clock.clearTimeout(deadline);
+    }
+    return { unfinished: [...this.#jobs.values()].filter((s) => s.running).map((s) => s.job.id) };
+  }
+
+  /** Every job with its next planned run (undefined before `start()` or after `stop()`). */
+  jobs(): JobInfo[] {
+    return [...this.#jobs.values()].map(({ job, entry, running }) => ({
+      ...job,
+      nextRunAt: entry ? new Date(entry.at) : undefined,
+      running: running !== undefined,
+    }));
+  }
+
+  /** Queues the job's next fire: a catch-up now if occurrences were missed, else the next one. */
+  #plan(state: JobState): void {
+    const now = this.#clock.now();
+    const { lastRunAt, missed } = state.job;
+    const due = lastRunAt ? state.schedule.next(lastRunAt) : undefined;
+    if (due !== undefined && due.getTime() <= now) {
+      const latest = state.schedule.latestUpTo(new Date(now)) ?? due;
+      if (missed === "run-once") {
+        this.#queue(state, now, latest.getTime(), true);
+        return;
+      }
+      this.#skipped(state, latest, "missed");
+    }
+    this.#queueNext(state, now);
+  }
+
+  #queueNext(state: JobState, after: number): void {
+    const next = state.schedule.next(new Date(after));
+    if (next === undefined) state.entry = undefined;
+    else this.#queue(state, next.getTime(), next.getTime(), false);
+  }
+
+  #queue(state: JobState, at: number, scheduledFor: number, catchUp: boolean): void {
+    const entry: Entry = { at, seq: this.#seq++, scheduledFor, catchUp, state };
+    state.entry = entry;
+    this.#heap.push(entry);
+  }
+
+  #arm(): void {
+    if (!this.#started) return;
+    if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
+    this.#handle = undefined;
+    let top = this.#heap.peek();
+    while (top !== undefined && top.state.entry !== top) {
+      this.#heap.pop();
+      top = this.#heap.peek();
+    }
+    if (top === undefined) return;
+    const delay = Math.min(Math.max(0, top.at - this.#clock.now()), MAX_TIMER_DELAY_MS);
+    this.#handle = this.#clock.setTimeout(() => this.#onTimer(), delay);
+  }
+
+  #onTimer(): void {
+    this.#handle = undefined;
+    const now = this.#clock.now();
+    // Jobs due within the last second cannot have missed a whole period (cron's smallest is one
+    // second): fire all of them first and work out their next occurrence afterwards. Computing
+    // it between fires made the last of 4,000 jobs due at once start 500 ms late (bench).
+    const firedOnTime: Entry[] = [];
+    for (let top = this.#heap.peek(); top !== undefined && top.at <= now; top = this.#heap.peek()) {
+      this.#heap.pop();
+      const state = top.state;
+      if (state.entry !== top) continue;
+      if (!top.catchUp && now - top.scheduledFor < 1000) {
+        this.#fire(state, top.scheduledFor, false, now);
+        firedOnTime.push(top);
+        continue;
+      }
+      const following = state.schedule.next(new Date(top.scheduledFor));
+      if (following !== undefined && following.getTime() <= now) {
+        // The timer was late by more than one period (a suspended machine, a blocked event loop):
+        // treat it like downtime and apply the job's missed-run policy.
+        const latest = state.schedule.latestUpTo(new Date(now)) ?? following;
+        if (state.job.missed === "run-once") this.#fire(state, latest.getTime(), true, now);
+        else this.#skipped(state, latest, "missed");
+        this.#queueNext(state, now);
+      } else {
+        this.#fire(state, top.scheduledFor, top.catchUp, now);
+        if (following === undefined) state.entry = undefined;
+        else this.#queue(state, following.getTime(), following.getTime(), false);
+      }
+    }
+    for (const top of firedOnTime) {
+      if (top.state.entry !== top) continue; // removed (or re-added) by a handler meanwhile
+      const following = top.state.schedule.next(new Date(top.scheduledFor));
+      if (following === undefined) top.state.entry = undefined;
+      else this.#queue(top.state, following.getTime(), following.getTime(), false);
+    }
+    this.#arm();
+  }
+
+  #skipped(state: JobState, scheduledFor: Date, reason: SkippedRun["reason"]): void {
+    this.#report(() => this.#options.onSkip?.({ jobId: state.job.id, scheduledFor, reason }));
+  }
+
+  #fire(state: JobState, scheduledFor: number, catchUp: boolean, now: number): void {
+    const jobId = state.job.id;
+    if (state.running !== undefined) {
+      this.#skipped(state, new Date(scheduledFor), "still-running");
+      return;
+    }
+    const firedAt = new Date(now);
+    state.job.lastRunAt = firedAt;
+    this.#report(() => this.#options.onRun?.(jobId, firedAt));
+    const run: JobRun = {
+      jobId,
+      scheduledFor: new Date(scheduledFor),
+      firedAt,
+      catchUp,
+      signal: this.#abort.signal,
+    };
+    const promise = (async () => {
+      try {
+        await state.handler(run);
+      } catch (error) {
+        const { signal: _signal, ...context } = run;
+        const onError = this.#options.onError ?? ((e: unknown) => console.error(`job "${jobId}" failed:`, e));
+        this.#report(() => onError(error, context));
+      }
+    })();
+    state.running = promise;
+    this.#running.add(promise);
+    void promise.finally(() => {
+      this.#running.delete(promise);
+      if (state.running === promise) state.running = undefined;
+    });
+  }
+
+  /** Calls a user callback; a callback that throws must not break the timer. */
+  #report(call: () => void): void {
+    try {
+      call();
+    } catch {
+      // Swallowed on purpose: the callbacks are the reporting channel, there is nowhere further.
+    }
+  }
+}

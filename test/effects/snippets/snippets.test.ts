@@ -1,0 +1,148 @@
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "../../../src/api/create-client.ts";
+import type { BotApi } from "../../../src/bot/bot-api.ts";
+import { BotSetupError, createBotHandle } from "../../../src/bot/bot-handle.ts";
+import type { BotDefinition } from "../../../src/bot/define-bot.ts";
+import { SnippetError } from "../../../src/effects/snippets/snippet-error.ts";
+import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { KV } from "../../../src/state/kv.ts";
+import { MemoryStore } from "../../../src/state/memory-store.ts";
+import { type BotDaemon, requestsSince, startBots } from "../_bot-daemon.ts";
+
+const BOT = "bot@sandbox.example";
+
+const definition = (setup: (bot: BotApi) => void): BotDefinition => ({ setup }) as BotDefinition;
+const tracking = definition((bot) => {
+  bot.track("snippets");
+  bot.on("message", () => {});
+});
+
+let sandbox: Sandbox;
+let running: BotDaemon | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+});
+
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await sandbox.stop();
+});
+
+const writes = (from: number) =>
+  requestsSince(sandbox, from).filter((r) => /^(POST|PATCH|DELETE) \/saved_snippets/.test(r));
+
+describe("ctx.snippets", () => {
+  it("ensure creates, then does nothing, then updates only when the content differs", async () => {
+    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    const ctx = running.context();
+    const first = await ctx.snippets.ensure(" Welcome ", "Hi, and welcome!");
+    expect(first.action).toBe("created");
+    expect(first.snippet).toMatchObject({ title: "Welcome", content: "Hi, and welcome!" });
+
+    const mark = sandbox.control.requests.length;
+    const again = await ctx.snippets.ensure("Welcome", "Hi, and welcome!\n");
+    expect(again).toEqual({
+      snippet: expect.objectContaining({ id: first.snippet.id }),
+      action: "unchanged",
+    });
+    expect(requestsSince(sandbox, mark)).toEqual([]); // no POST, no PATCH, not even a GET
+
+    const changed = await ctx.snippets.ensure("Welcome", "Hello!");
+    expect(changed.action).toBe("updated");
+    expect(writes(mark)).toEqual([`PATCH /saved_snippets/${first.snippet.id}`]);
+    expect(await ctx.snippets.get("Welcome")).toMatchObject({ id: first.snippet.id, content: "Hello!" });
+  });
+
+  it("concurrent ensures of one title create one snippet", async () => {
+    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    const ctx = running.context();
+    const mark = sandbox.control.requests.length;
+    const results = await Promise.all([1, 2, 3].map(() => ctx.snippets.ensure("Rules", "Be kind.")));
+    expect(results.map((r) => r.action).sort()).toEqual(["created", "unchanged", "unchanged"]);
+    expect(writes(mark)).toEqual(["POST /saved_snippets"]);
+  });
+
+  it("stays fresh from saved_snippets events made by another session, without reloading", async () => {
+    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    expect(sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toContain("saved_snippets");
+    const ctx = running.context();
+    expect(await ctx.snippets.list()).toEqual([]);
+    const mark = sandbox.control.requests.length;
+
+    const other = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+    const { saved_snippet_id: id } = await other.savedSnippets.create({ title: "FAQ", content: "v1" });
+    await expect.poll(() => ctx.snippets.get("FAQ")).toMatchObject({ id, content: "v1" });
+    await other.savedSnippets.update(id, { content: "v2" });
+    await expect.poll(async () => (await ctx.snippets.get("FAQ"))?.content).toBe("v2");
+    await other.savedSnippets.delete(id);
+    await expect.poll(() => ctx.snippets.get("FAQ")).toBeUndefined();
+
+    const reads = requestsSince(sandbox, mark).filter(
+      (r) => r.endsWith("/saved_snippets") && r.startsWith("GET"),
+    );
+    expect(reads).toEqual([]);
+  });
+
+  it("creates, lists, updates by title and deletes", async () => {
+    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    const ctx = running.context();
+    const a = await ctx.snippets.create("A", "alpha");
+    const b = await ctx.snippets.create("B", "beta");
+    expect((await ctx.snippets.list()).map((s) => s.title)).toEqual(["A", "B"]);
+    const renamed = await ctx.snippets.update("A", { title: "A2", content: "alpha 2" });
+    expect(renamed).toMatchObject({ id: a.id, title: "A2", content: "alpha 2" });
+    expect(await ctx.snippets.get("A")).toBeUndefined();
+    expect(await ctx.snippets.delete("B")).toBe(true);
+    expect(await ctx.snippets.delete("B")).toBe(false);
+    expect((await ctx.snippets.list()).map((s) => s.id)).toEqual([a.id]);
+    expect(b.id).not.toBe(a.id);
+  });
+
+  it("refuses blank or too long fields, and updates of missing titles, with the reason", async () => {
+    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    const ctx = running.context();
+    const mark = sandbox.control.requests.length;
+    await expect(ctx.snippets.create("  ", "x")).rejects.toThrow(
+      new SnippetError("SNIPPET_INVALID", "Snippet title is blank; the server refuses blank titles."),
+    );
+    await expect(ctx.snippets.ensure("t".repeat(61), "x")).rejects.toMatchObject({
+      code: "SNIPPET_INVALID",
+      message: "Snippet title is 61 characters; the server allows at most 60. Shorten it.",
+    });
+    expect(requestsSince(sandbox, mark)).toEqual([]);
+    await expect(ctx.snippets.update("Nope", { content: "x" })).rejects.toMatchObject({
+      code: "SNIPPET_NOT_FOUND",
+      message: 'No saved snippet titled "Nope"; create it first (or use ctx.snippets.ensure).',
+    });
+  });
+
+  it("without bot.track the queue does not pay for snippet events, and the cache says how to enable them", async () => {
+    const plain = definition((bot) => bot.on("message", () => {}));
+    running = await startBots(sandbox, { greeter: { email: BOT, definition: plain } });
+    expect(sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["message"]);
+    const ctx = running.context();
+    await ctx.snippets.ensure("Welcome", "Hi");
+    await ctx.snippets.get("Welcome");
+    const notes = running.logged("ctx.snippets: the queue does not receive");
+    expect(notes).toHaveLength(1);
+    expect(notes[0]!.msg).toContain('call bot.track("snippets") in setup');
+  });
+
+  it("bot.track rejects an unknown helper name, naming the known ones", () => {
+    const handle = createBotHandle({
+      name: "greeter",
+      log: pino({ level: "silent" }),
+      client: createClient({ url: sandbox.url, email: BOT, apiKey: "x".repeat(32) }),
+      state: new KV(new MemoryStore()),
+    });
+    expect(() => handle.api.track("snipets" as never)).toThrow(
+      new BotSetupError('bot.track("snipets"): unknown helper; use "snippets", "users", "typing".'),
+    );
+    handle.api.track("users", "typing");
+    expect([...handle.handledTypes]).toEqual(["realm_user", "typing"]);
+  });
+});

@@ -1,0 +1,194 @@
+import { describe, expect, it } from "vitest";
+import { Composer } from "../../src/pipeline/composer.ts";
+import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
+import { parseEvent } from "../../src/wire/events.ts";
+import { ctxFor, directMessage, reaction, streamMessage, streamTyping } from "./support.ts";
+
+describe("Composer composition", () => {
+  it("runs middleware in order, around next()", async () => {
+    const log: string[] = [];
+    const bot = new Composer();
+    bot.use(async (_ctx, next) => {
+      log.push("a in");
+      await next();
+      log.push("a out");
+    });
+    bot.use(async (_ctx, next) => {
+      log.push("b in");
+      await next();
+      log.push("b out");
+    });
+    bot.on("message", () => {
+      log.push("handler");
+    });
+    await bot.dispatch(ctxFor(streamMessage()));
+    expect(log).toEqual(["a in", "b in", "handler", "b out", "a out"]);
+  });
+
+  it("stops at the first matching handler unless it calls next()", async () => {
+    const log: string[] = [];
+    const bot = new Composer();
+    bot.on("message", { direct: true }, async (_ctx, next) => {
+      log.push("dm, passes on");
+      await next();
+    });
+    bot.on("message", () => {
+      log.push("any message");
+    });
+    bot.on("message", () => {
+      log.push("never");
+    });
+    await bot.dispatch(ctxFor(directMessage()));
+    await bot.dispatch(ctxFor(streamMessage()));
+    expect(log).toEqual(["dm, passes on", "any message", "any message"]);
+  });
+
+  it("routes by event type, several types, '*', and unknown type names", async () => {
+    const seen: string[] = [];
+    const bot = new Composer();
+    const record = (label: string) => async (ctx: { event: { type: string } }, next: () => Promise<void>) => {
+      seen.push(`${label}:${ctx.event.type}`);
+      await next();
+    };
+    bot.on("message", record("message"));
+    bot.on(["reaction", "typing"], record("pair"));
+    bot.on("future_thing", record("future"));
+    bot.on("*", record("all"));
+    const future = parseEvent({ id: 99, type: "future_thing", payload: 1 }).event;
+    for (const event of [streamMessage(), reaction(), streamTyping(), future])
+      await bot.dispatch(ctxFor(event));
+    expect(seen).toEqual([
+      "message:message",
+      "all:message",
+      "pair:reaction",
+      "all:reaction",
+      "pair:typing",
+      "all:typing",
+      "future:future_thing",
+      "all:future_thing",
+    ]);
+  });
+
+  it("keeps a known-type event that failed its schema away from typed routes", async () => {
+    const parsed = parseEvent({ id: 5, type: "message", message: { id: 1 } });
+    expect(parsed.known).toBe(false);
+    const seen: string[] = [];
+    const bot = new Composer();
+    bot.on("message", async (_ctx, next) => {
+      seen.push("typed");
+      await next();
+    });
+    bot.on("*", () => {
+      seen.push("star");
+    });
+    await bot.dispatch(ctxFor(parsed.event, { eventIssue: parsed.known ? undefined : parsed.issue }));
+    expect(seen).toEqual(["star"]);
+  });
+
+  it("nests composers", async () => {
+    const log: string[] = [];
+    const admin = new Composer().on("message", { sender: 8 }, () => {
+      log.push("admin");
+    });
+    const bot = new Composer().use(admin).on("message", () => {
+      log.push("fallback");
+    });
+    await bot.dispatch(ctxFor(streamMessage()));
+    await bot.dispatch(ctxFor(directMessage({ id: 1 })));
+    expect(log).toEqual(["admin", "admin"]);
+    await bot.dispatch(ctxFor({ ...streamMessage(), message: { ...streamMessage().message, sender_id: 9 } }));
+    expect(log).toEqual(["admin", "admin", "fallback"]);
+  });
+
+  it("passes the runtime's richer context through untouched", async () => {
+    interface RichContext extends RoutableContext {
+      reply(text: string): string;
+    }
+    const bot = new Composer<RichContext>();
+    let got = "";
+    bot.on("message", (ctx) => {
+      got = ctx.reply(ctx.event.message.content);
+    });
+    await bot.dispatch({ ...ctxFor(streamMessage()), reply: (text) => `re: ${text}` });
+    expect(got).toBe("re: Can someone look at ticket 7?");
+  });
+});
+
+describe("Composer errors", () => {
+  it("rejects calling next() twice", async () => {
+    const bot = new Composer()
+      .use(async (_ctx, next) => next())
+      .use(async (_ctx, next) => {
+        await next();
+        await next();
+      });
+    await expect(bot.dispatch(ctxFor(streamMessage()))).rejects.toMatchObject({
+      name: "RouterError",
+      code: "ROUTER_NEXT_CALLED_TWICE",
+      message:
+        "next() was called twice by middleware #2 of its composer. Call it at most once, and await it.",
+    });
+  });
+
+  it("sends handler errors to catch(), with the context; without catch they propagate", async () => {
+    const boom = new Error("boom");
+    const caught: Array<[unknown, number]> = [];
+    const bot = new Composer();
+    bot.on("message", () => {
+      throw boom;
+    });
+    await expect(bot.dispatch(ctxFor(streamMessage()))).rejects.toBe(boom);
+    bot.catch((err, ctx) => {
+      caught.push([err, ctx.event.id]);
+    });
+    await bot.dispatch(ctxFor(streamMessage()));
+    expect(caught).toEqual([[boom, 3]]);
+    expect(() => bot.catch(() => {})).toThrow(
+      "catch(): this composer already has an error handler; handle every case in one function.",
+    );
+  });
+
+  it("a nested composer's catch handles its own errors, not those of the chain after it", async () => {
+    const inner: string[] = [];
+    const outer: string[] = [];
+    const sub = new Composer()
+      .on("reaction", () => {
+        throw new Error("inside");
+      })
+      .catch((err) => {
+        inner.push((err as Error).message);
+      });
+    const bot = new Composer()
+      .use(sub)
+      .on("message", () => {
+        throw new Error("after");
+      })
+      .catch((err) => {
+        outer.push((err as Error).message);
+      });
+    await bot.dispatch(ctxFor(reaction()));
+    await bot.dispatch(ctxFor(streamMessage()));
+    expect(inner).toEqual(["inside"]);
+    expect(outer).toEqual(["after"]);
+  });
+
+  it("rejects bad arguments at setup", () => {
+    const bot = new Composer();
+    expect(() => bot.on("" as "message", () => {})).toThrow(
+      'on(): the event type must be a non-empty string such as "message" or "*", or an array of them; got "".',
+    );
+    expect(() => bot.on([], () => {})).toThrow("got [].");
+    expect(() => bot.on("message", { direct: true }, undefined as never)).toThrow(
+      'on("message"): the handler must be a function (ctx, next), got undefined.',
+    );
+    expect(() => bot.on(["message", "reaction"], { op: "add" }, () => {})).toThrow(
+      'on(["message", "reaction"]): filter "op" can never match "message" events',
+    );
+    expect(() => bot.use(42 as never)).toThrow(
+      "use(): argument 1 must be a function (ctx, next) or a Composer, got number.",
+    );
+    expect(() => bot.catch("x" as never)).toThrow(
+      "catch(): the handler must be a function (error, ctx), got string.",
+    );
+  });
+});

@@ -1,0 +1,109 @@
+/** TaskControl.holdKey: the key stays closed until the hold settles; the slot is free at once. */
+import { describe, expect, it } from "vitest";
+import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
+import { flushAsync, ManualClock } from "../../src/time/clock.ts";
+import { deferred } from "./support.ts";
+
+describe("ConversationQueue holdKey", () => {
+  it("starts the key's next task only after the hold settles, but frees the slot for other keys", async () => {
+    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const hold = deferred();
+    const started: string[] = [];
+    let firstDone = false;
+    const first = queue
+      .add("k", (control) => {
+        started.push("k1");
+        control.holdKey(hold.promise);
+      })
+      .then(() => {
+        firstDone = true;
+      });
+    void queue.add("k", () => {
+      started.push("k2");
+    });
+    void queue.add("other", () => {
+      started.push("other");
+    });
+    await flushAsync();
+    expect(started).toEqual(["k1", "other"]);
+    expect(queue.running).toBe(0);
+    expect(queue.inFlight).toBe(2); // k1 held, k2 waiting
+    expect(firstDone).toBe(false);
+    hold.resolve();
+    await first;
+    await flushAsync();
+    expect(started).toEqual(["k1", "other", "k2"]);
+    await queue.onIdle();
+    expect(queue.inFlight).toBe(0);
+  });
+
+  it("onIdle waits for a hold, and a rejected hold releases the key too", async () => {
+    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    let reject!: (err: Error) => void;
+    const failing = new Promise<void>((_r, j) => {
+      reject = j;
+    });
+    let idle = false;
+    void queue.add("k", (control) => control.holdKey(failing));
+    const ran: string[] = [];
+    void queue.add("k", () => {
+      ran.push("next");
+    });
+    void queue.onIdle().then(() => {
+      idle = true;
+    });
+    await flushAsync();
+    expect(idle).toBe(false);
+    expect(ran).toEqual([]);
+    reject(new Error("flush failed"));
+    await queue.onIdle();
+    expect(ran).toEqual(["next"]);
+    expect(idle).toBe(true);
+  });
+
+  it("drops a hold when the task times out: the key moves on as for any timeout", async () => {
+    const clock = new ManualClock(0);
+    const queue = new ConversationQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
+    const never = new Promise<void>(() => {});
+    const ran: string[] = [];
+    void queue.add("k", (control) => {
+      control.holdKey(never);
+      return never;
+    });
+    void queue.add("k", () => {
+      ran.push("next");
+    });
+    await flushAsync();
+    expect(ran).toEqual([]);
+    await clock.tick(100);
+    await queue.onIdle();
+    expect(ran).toEqual(["next"]);
+  });
+
+  it("releases every task holding the same promise when it settles, and no other", async () => {
+    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const p1 = deferred();
+    const p2 = deferred();
+    const ran: string[] = [];
+    const holds: Record<string, Promise<void>> = {
+      a: p1.promise,
+      b: p1.promise,
+      c: p2.promise,
+      d: p1.promise,
+    };
+    for (const key of ["a", "b", "c", "d"]) {
+      queue.push(key, (control) => control.holdKey(holds[key] as Promise<void>));
+      queue.push(key, () => {
+        ran.push(key);
+      });
+    }
+    await flushAsync();
+    expect(ran).toEqual([]);
+    p1.resolve();
+    await flushAsync();
+    expect(ran).toEqual(["a", "b", "d"]);
+    p2.resolve();
+    await queue.onIdle();
+    expect(ran).toEqual(["a", "b", "d", "c"]);
+  });
+});

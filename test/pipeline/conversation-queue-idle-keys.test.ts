@@ -1,0 +1,85 @@
+/** pushWith's argument, and keys that ran out of tasks (kept idle, then dropped in bulk). */
+import { describe, expect, it } from "vitest";
+import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
+import { ManualClock } from "../../src/time/clock.ts";
+import { deferred } from "./support.ts";
+
+describe("ConversationQueue.pushWith", () => {
+  it("hands each task its own argument through one shared function", () => {
+    const queue = new ConversationQueue({ clock: new ManualClock(0) });
+    const seen: string[] = [];
+    const task = (_control: TaskControl, arg: { n: number }) => {
+      seen.push(`task ${arg.n}`);
+    };
+    queue.pushWith("a", task, { n: 1 });
+    queue.pushWith("a", task, { n: 2 }, () => seen.push("done 2"));
+    expect(seen).toEqual(["task 1", "task 2", "done 2"]);
+  });
+
+  it("rejects a missing task or a non-function onDone by name", () => {
+    const queue = new ConversationQueue({ clock: new ManualClock(0) });
+    expect(() => queue.pushWith("a", undefined as never, 1)).toThrow(
+      /pushWith\(\): the task must be a function/,
+    );
+    expect(() => queue.pushWith("a", () => {}, 1, "x" as never)).toThrow(/pushWith\(\): onDone must be/);
+  });
+});
+
+describe("ConversationQueue idle keys", () => {
+  it("keeps order on keys that went idle, before and after idle keys are dropped in bulk", async () => {
+    const queue = new ConversationQueue({ concurrency: 4, clock: new ManualClock(0) });
+    // 10,000 keys each run a task and go idle: more than the queue keeps before dropping them.
+    for (let round = 0; round < 2; round++) {
+      for (let k = 0; k < 10_000; k++) queue.push(`k${k}`, () => {});
+    }
+    expect(queue.inFlight).toBe(0);
+    // On an old key, a second task still waits for the first to settle.
+    const order: string[] = [];
+    const gate = deferred();
+    for (const key of ["k1", "k9999", "new"]) {
+      queue.push(key, async () => {
+        order.push(`${key} first starts`);
+        await gate.promise;
+        order.push(`${key} first ends`);
+      });
+    }
+    // More keys go idle while those run: the bulk drop must leave the busy keys alone.
+    for (let k = 10_000; k < 20_000; k++) queue.push(`k${k}`, () => {});
+    for (const key of ["k1", "k9999", "new"]) {
+      queue.push(key, () => {
+        order.push(`${key} second`);
+      });
+    }
+    expect(queue.waiting).toBe(3);
+    expect(order).toEqual(["k1 first starts", "k9999 first starts", "new first starts"]);
+    gate.resolve();
+    await queue.onIdle();
+    for (const key of ["k1", "k9999", "new"]) {
+      expect(order.indexOf(`${key} second`)).toBeGreaterThan(order.indexOf(`${key} first ends`));
+    }
+  });
+
+  it("abortAll drops the waiting tasks of every key, idle keys alongside", async () => {
+    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    for (let k = 0; k < 100; k++) queue.push(`idle${k}`, () => {});
+    const gate = deferred();
+    queue.push("busy", () => gate.promise);
+    let dropped = 0;
+    queue.push(
+      "busy",
+      () => {},
+      () => dropped++,
+    );
+    queue.push(
+      "other",
+      () => {},
+      () => dropped++,
+    );
+    expect(queue.abortAll()).toBe(2);
+    expect(dropped).toBe(2);
+    gate.resolve();
+    await queue.onIdle();
+    queue.push("idle5", () => {});
+    expect(queue.inFlight).toBe(0);
+  });
+});

@@ -1,0 +1,196 @@
+/**
+ * Realistic events (shapes from NOTES §4) and a context builder for router tests. Every fixture
+ * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
+ */
+import type { Logger } from "../../src/api/logger.ts";
+import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
+import { ManualClock, type TimerHandle } from "../../src/time/clock.ts";
+import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
+
+export const BOT = { name: "helper", userId: 50, email: "helper-bot@example.org" };
+
+function known<T extends KnownEvent>(raw: unknown): T {
+  const parsed = parseEvent(raw);
+  if (!parsed.known) throw new Error(`fixture does not match its schema: ${parsed.issue}`);
+  return parsed.event as T;
+}
+
+const sender = { sender_id: 8, sender_email: "Iago@Example.org", sender_full_name: "Iago" };
+const messageBase = { client: "website", recipient_id: 20, timestamp: 1_700_000_000, avatar_url: null };
+
+export function streamMessage(
+  over: { id?: number; content?: string; subject?: string; flags?: string[] } = {},
+) {
+  return known<EventMap["message"]>({
+    type: "message",
+    id: 3,
+    flags: over.flags ?? ["read"],
+    message: {
+      id: over.id ?? 42,
+      ...sender,
+      ...messageBase,
+      content: over.content ?? "Can someone look at ticket 7?",
+      type: "stream",
+      display_recipient: "Support",
+      stream_id: 5,
+      subject: over.subject ?? "Ticket-7",
+    },
+  });
+}
+
+export function directMessage(over: { id?: number; content?: string; flags?: string[] } = {}) {
+  return known<EventMap["message"]>({
+    type: "message",
+    id: 4,
+    flags: over.flags ?? [],
+    message: {
+      id: over.id ?? 43,
+      ...sender,
+      ...messageBase,
+      content: over.content ?? "hi bot",
+      type: "private",
+      display_recipient: [
+        { id: 50, email: BOT.email, full_name: "Helper", is_mirror_dummy: false },
+        { id: 8, email: "iago@example.org", full_name: "Iago", is_mirror_dummy: false },
+      ],
+      subject: "",
+    },
+  });
+}
+
+export function topicMove() {
+  return known<EventMap["update_message"]>({
+    type: "update_message",
+    id: 5,
+    user_id: 9,
+    edit_timestamp: 1_700_000_100,
+    message_id: 42,
+    message_ids: [41, 42],
+    flags: ["read", "mentioned"],
+    rendering_only: false,
+    stream_id: 5,
+    stream_name: "Support",
+    new_stream_id: 6,
+    propagate_mode: "change_all",
+    orig_subject: "Ticket-7",
+    subject: "Resolved tickets",
+  });
+}
+
+export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
+  return known<EventMap["update_message"]>({
+    type: "update_message",
+    id: 6,
+    user_id: 8,
+    edit_timestamp: 1_700_000_200,
+    message_id: 42,
+    message_ids: [42],
+    flags: ["read"],
+    rendering_only: false,
+    ...(over.streamId === undefined ? {} : { stream_id: over.streamId, stream_name: "Support" }),
+    orig_content: "old",
+    content: "Please deploy now",
+    rendered_content: "<p>Please deploy now</p>",
+  });
+}
+
+export function reaction(op: "add" | "remove" = "add") {
+  return known<EventMap["reaction"]>({
+    type: "reaction",
+    id: 7,
+    op,
+    message_id: 42,
+    emoji_name: "tada",
+    emoji_code: "1f389",
+    reaction_type: "unicode_emoji",
+    user_id: 10,
+    user: { user_id: 10, email: "hamlet@example.org", full_name: "Hamlet" },
+  });
+}
+
+export function streamTyping() {
+  return known<EventMap["typing"]>({
+    type: "typing",
+    id: 8,
+    op: "start",
+    message_type: "stream",
+    sender: { user_id: 10, email: "hamlet@example.org" },
+    stream_id: 5,
+    topic: "ticket-7",
+  });
+}
+
+export function directTyping() {
+  return known<EventMap["typing"]>({
+    type: "typing",
+    id: 9,
+    op: "stop",
+    message_type: "direct",
+    sender: { user_id: 8, email: "iago@example.org" },
+    recipients: [
+      { user_id: 50, email: BOT.email },
+      { user_id: 8, email: "iago@example.org" },
+    ],
+  });
+}
+
+export function streamDelete() {
+  return known<EventMap["delete_message"]>({
+    type: "delete_message",
+    id: 10,
+    message_type: "stream",
+    message_ids: [41, 42],
+    stream_id: 5,
+    topic: "Ticket-7",
+  });
+}
+
+export function directDelete() {
+  return known<EventMap["delete_message"]>({
+    type: "delete_message",
+    id: 11,
+    message_type: "private",
+    message_id: 43,
+  });
+}
+
+export function subscriptionAdd() {
+  return known<EventMap["subscription"]>({
+    type: "subscription",
+    id: 12,
+    op: "add",
+    subscriptions: [{ stream_id: 5, name: "Support" }],
+  });
+}
+
+export interface LogLine {
+  level: "debug" | "info" | "warn" | "error";
+  obj: Record<string, unknown>;
+  msg?: string;
+}
+
+/** A logger that records lines instead of writing them (the log stream is a boundary we own). */
+export function recordingLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at =
+    (level: LogLine["level"]) =>
+    (obj: Record<string, unknown>, msg?: string): void => {
+      lines.push(msg === undefined ? { level, obj } : { level, obj, msg });
+    };
+  return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
+  return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
+}
+
+export { deferred } from "../support/deferred.ts";
+
+/** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
+export class CountingClock extends ManualClock {
+  armed = 0;
+  override setTimeout(fn: () => void, ms: number): TimerHandle {
+    this.armed++;
+    return super.setTimeout(fn, ms);
+  }
+}

@@ -1,0 +1,239 @@
+import { describe, expect, it } from "vitest";
+import {
+  compileSchedule,
+  nextOccurrence,
+  nextOccurrences,
+  occurrenceKey,
+  validateSchedule,
+} from "../../../src/scheduler/timing/occurrences.ts";
+import { ScheduleError } from "../../../src/scheduler/timing/schedule-error.ts";
+
+const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+const NY = "America/New_York";
+const BERLIN = "Europe/Berlin";
+
+/** Local wall time of `date` in `timeZone`, e.g. "2026-03-08 03:30 EDT". */
+function local(date: Date, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    timeZone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+    timeZoneName: "short",
+  }).formatToParts(date);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value;
+  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")} ${get("timeZoneName")}`;
+}
+
+describe("nextOccurrences across DST (2026)", () => {
+  it("New York spring forward: a daily 02:30 job is shifted to 03:30 EDT that day, not skipped", () => {
+    const got = nextOccurrences({ cron: "30 2 * * *", timezone: NY }, new Date("2026-03-06T12:00:00Z"), 4);
+    expect(iso(got)).toEqual([
+      "2026-03-07T07:30:00.000Z",
+      "2026-03-08T07:30:00.000Z",
+      "2026-03-09T06:30:00.000Z",
+      "2026-03-10T06:30:00.000Z",
+    ]);
+    expect(got.map((d) => local(d, NY))).toEqual([
+      "2026-03-07 02:30 EST",
+      "2026-03-08 03:30 EDT",
+      "2026-03-09 02:30 EDT",
+      "2026-03-10 02:30 EDT",
+    ]);
+  });
+
+  it("Berlin spring forward: a daily 02:30 job is shifted to 03:30 CEST that day, not skipped", () => {
+    const got = nextOccurrences(
+      { cron: "30 2 * * *", timezone: BERLIN },
+      new Date("2026-03-27T12:00:00Z"),
+      4,
+    );
+    expect(iso(got)).toEqual([
+      "2026-03-28T01:30:00.000Z",
+      "2026-03-29T01:30:00.000Z",
+      "2026-03-30T00:30:00.000Z",
+      "2026-03-31T00:30:00.000Z",
+    ]);
+    expect(local(got[1]!, BERLIN)).toBe("2026-03-29 03:30 GMT+2");
+  });
+
+  it("New York fall back: a daily 01:30 job fires once (the EDT instance), not twice", () => {
+    const got = nextOccurrences({ cron: "30 1 * * *", timezone: NY }, new Date("2026-10-30T12:00:00Z"), 4);
+    expect(iso(got)).toEqual([
+      "2026-10-31T05:30:00.000Z",
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-02T06:30:00.000Z",
+      "2026-11-03T06:30:00.000Z",
+    ]);
+    expect(got.map((d) => local(d, NY))).toEqual([
+      "2026-10-31 01:30 EDT",
+      "2026-11-01 01:30 EDT",
+      "2026-11-02 01:30 EST",
+      "2026-11-03 01:30 EST",
+    ]);
+  });
+
+  it("Berlin fall back: a daily 02:30 job fires once (the CEST instance), not twice", () => {
+    const got = nextOccurrences(
+      { cron: "30 2 * * *", timezone: BERLIN },
+      new Date("2026-10-23T12:00:00Z"),
+      4,
+    );
+    expect(iso(got)).toEqual([
+      "2026-10-24T00:30:00.000Z",
+      "2026-10-25T00:30:00.000Z",
+      "2026-10-26T01:30:00.000Z",
+      "2026-10-27T01:30:00.000Z",
+    ]);
+  });
+
+  it("a weekly Monday 09:00 job keeps 09:00 local in New York; the UTC offset changes", () => {
+    const spring = nextOccurrences({ cron: "0 9 * * 1", timezone: NY }, new Date("2026-02-28T12:00:00Z"), 2);
+    expect(iso(spring)).toEqual(["2026-03-02T14:00:00.000Z", "2026-03-09T13:00:00.000Z"]);
+    const fall = nextOccurrences({ cron: "0 9 * * 1", timezone: NY }, new Date("2026-10-25T12:00:00Z"), 2);
+    expect(iso(fall)).toEqual(["2026-10-26T13:00:00.000Z", "2026-11-02T14:00:00.000Z"]);
+    expect([...spring, ...fall].map((d) => local(d, NY).slice(11, 16))).toEqual([
+      "09:00",
+      "09:00",
+      "09:00",
+      "09:00",
+    ]);
+  });
+
+  it("a weekly Monday 09:00 job keeps 09:00 local in Berlin; the UTC offset changes", () => {
+    const spring = nextOccurrences(
+      { cron: "0 9 * * 1", timezone: BERLIN },
+      new Date("2026-03-21T12:00:00Z"),
+      2,
+    );
+    expect(iso(spring)).toEqual(["2026-03-23T08:00:00.000Z", "2026-03-30T07:00:00.000Z"]);
+    const fall = nextOccurrences(
+      { cron: "0 9 * * 1", timezone: BERLIN },
+      new Date("2026-10-18T12:00:00Z"),
+      2,
+    );
+    expect(iso(fall)).toEqual(["2026-10-19T07:00:00.000Z", "2026-10-26T08:00:00.000Z"]);
+  });
+
+  it("an every-30-minutes job runs through the repeated hour in real time (New York fall back)", () => {
+    const got = nextOccurrences({ cron: "*/30 * * * *", timezone: NY }, new Date("2026-11-01T04:45:00Z"), 5);
+    expect(got.map((d) => local(d, NY))).toEqual([
+      "2026-11-01 01:00 EDT",
+      "2026-11-01 01:30 EDT",
+      "2026-11-01 01:00 EST",
+      "2026-11-01 01:30 EST",
+      "2026-11-01 02:00 EST",
+    ]);
+  });
+});
+
+describe("occurrence basics", () => {
+  it("nextOccurrence is strictly after the given instant", () => {
+    const spec = { cron: "0 * * * *", timezone: "UTC" };
+    expect(nextOccurrence(spec, new Date("2026-01-01T10:00:00.000Z"))?.toISOString()).toBe(
+      "2026-01-01T11:00:00.000Z",
+    );
+    expect(nextOccurrence(spec, new Date("2026-01-01T09:59:59.999Z"))?.toISOString()).toBe(
+      "2026-01-01T10:00:00.000Z",
+    );
+  });
+
+  it("accepts six fields (seconds first) and macros", () => {
+    const after = new Date("2026-01-01T00:00:00Z");
+    expect(iso(nextOccurrences({ cron: "*/20 * * * * *", timezone: "UTC" }, after, 2))).toEqual([
+      "2026-01-01T00:00:20.000Z",
+      "2026-01-01T00:00:40.000Z",
+    ]);
+    expect(nextOccurrence({ cron: "@daily", timezone: "Asia/Tokyo" }, after)?.toISOString()).toBe(
+      "2026-01-01T15:00:00.000Z",
+    );
+  });
+
+  it("a compiled schedule gives the same answers as repeated calls", () => {
+    const spec = { cron: "15 8 * * 1-5", timezone: BERLIN };
+    const schedule = compileSchedule(spec);
+    const from = new Date("2026-03-26T00:00:00Z");
+    expect(schedule.next(from)?.toISOString()).toBe(nextOccurrence(spec, from)?.toISOString());
+    expect(schedule.spec).toEqual(spec);
+  });
+
+  it("latestUpTo finds the shifted spring-forward occurrence (cron-parser's prev() alone misses it)", () => {
+    const schedule = compileSchedule({ cron: "30 2 * * *", timezone: NY });
+    expect(schedule.latestUpTo(new Date("2026-03-08T12:00:00Z"))?.toISOString()).toBe(
+      "2026-03-08T07:30:00.000Z",
+    );
+    expect(schedule.latestUpTo(new Date("2026-03-08T07:30:00Z"))?.toISOString()).toBe(
+      "2026-03-08T07:30:00.000Z",
+    );
+    expect(schedule.latestUpTo(new Date("2026-03-08T07:29:59Z"))?.toISOString()).toBe(
+      "2026-03-07T07:30:00.000Z",
+    );
+  });
+
+  it("occurrenceKey is <id>@<ISO UTC> and stable", () => {
+    const date = new Date("2026-03-09T13:00:00Z");
+    expect(occurrenceKey("digest", date)).toBe("digest@2026-03-09T13:00:00.000Z");
+    expect(occurrenceKey("digest", new Date(date.getTime()))).toBe(occurrenceKey("digest", date));
+  });
+});
+
+describe("validation errors", () => {
+  function errorOf(fn: () => unknown): ScheduleError {
+    try {
+      fn();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ScheduleError);
+      return err as ScheduleError;
+    }
+    throw new Error("expected a ScheduleError");
+  }
+
+  it.each([
+    ["61 * * * *", 'cron "61 * * * *": minute 61 is out of range (0-59).'],
+    ["0 24 * * *", 'cron "0 24 * * *": hour 24 is out of range (0-23).'],
+    ["0 0 32 * *", 'cron "0 0 32 * *": day-of-month 32 is out of range (1-31).'],
+    ["0 0 1 13 *", 'cron "0 0 1 13 *": month 13 is out of range (1-12).'],
+    ["0 0 * * 8", 'cron "0 0 * * 8": day-of-week 8 is out of range (0-7).'],
+    ["1-70 * * * *", 'cron "1-70 * * * *": minute range 1-70 is out of range (0-59).'],
+    ["5-2 * * * *", 'cron "5-2 * * * *": minute range 5-2 runs backwards.'],
+    ["61 * * * * *", 'cron "61 * * * * *": second 61 is out of range (0-59).'],
+    ["*/0 * * * *", 'cron "*/0 * * * *": minute "*/0" is invalid (cannot repeat at every 0 time).'],
+    ["x * * * *", 'cron "x * * * *": minute "x" is invalid (Invalid characters, got value: x).'],
+    ["0 0 30 2 *", 'cron "0 0 30 2 *": the day-of-month and month fields never match (like 30 February).'],
+    [
+      "* * *",
+      'cron "* * *": expected 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, or a macro like @daily; got 3.',
+    ],
+    ["", 'cron "": the expression is empty.'],
+  ])("cron %j", (cron, message) => {
+    const err = errorOf(() => nextOccurrences({ cron, timezone: "UTC" }, new Date(0), 1));
+    expect(err.code).toBe("SCHEDULE_INVALID");
+    expect(err.name).toBe("ScheduleError");
+    expect(err.field).toBe("cron");
+    expect(err.value).toBe(cron);
+    expect(err.message).toBe(message);
+  });
+
+  it("rejects an unknown macro", () => {
+    expect(errorOf(() => validateSchedule({ cron: "@reboot", timezone: "UTC" })).message).toBe(
+      'cron "@reboot": unknown macro; use one of @yearly, @annually, @monthly, @weekly, @daily, @hourly, @minutely, @secondly, @weekdays, @weekends.',
+    );
+  });
+
+  it.each(["Mars/Base", "", "+02:00"])("rejects time zone %j, naming the field and the config path", (tz) => {
+    const err = errorOf(() => validateSchedule({ cron: "0 9 * * *", timezone: tz }, "bots.digest.schedule"));
+    expect(err.field).toBe("timezone");
+    expect(err.message).toBe(
+      `bots.digest.schedule.timezone "${tz}" is not a known IANA time zone; use a name like "Europe/Berlin", "America/New_York" or "UTC".`,
+    );
+  });
+
+  it("names the config path for a cron error too", () => {
+    expect(errorOf(() => validateSchedule({ cron: "61 * * * *", timezone: "UTC" }, "jobs[2]")).message).toBe(
+      'jobs[2].cron "61 * * * *": minute 61 is out of range (0-59).',
+    );
+  });
+});
