@@ -1,0 +1,162 @@
+/**
+ * Dead letters: the events whose handler failed every attempt, kept so an operator can read them
+ * (`bothost failed list`), replay them once the cause is fixed (`bothost failed retry`) or drop them.
+ *
+ * Each bot keeps its own, under `<bot>/dead-letters` in the state store, so they live wherever the
+ * daemon's state lives (a file, Redis) and survive restarts. The store is bounded per bot: when a
+ * new letter would pass the bound the oldest is evicted, counted, and reported through `onEvict`.
+ */
+import type { JsonValue, StateStore } from "./state-store.ts";
+
+/** Where a failed event came from. */
+export type DeadLetterSource = "queue" | "catch-up" | "webhook" | "job" | "replay";
+
+/** One event whose handler failed every attempt. */
+export interface DeadLetter {
+  /** `<bot>/<n>`: what `bothost failed show|retry|drop` take. */
+  id: string;
+  bot: string;
+  source: DeadLetterSource;
+  /** The event as the handler received it (a job's letter holds the job's name and time). */
+  event: JsonValue;
+  /** The last attempt's error; message and stack have every secret of the bot replaced. */
+  error: { name: string; message: string; stack?: string };
+  attempts: number;
+  /** ISO 8601. */
+  firstFailedAt: string;
+  lastFailedAt: string;
+  /** Set by `bothost failed retry` while the daemon was stopped: the daemon replays it at start. */
+  retryRequestedAt?: string;
+}
+
+/** What a runtime records when a handler gives up; the store adds the id. */
+export type NewDeadLetter = Omit<DeadLetter, "id" | "bot" | "error" | "retryRequestedAt"> & { error: unknown };
+
+export interface DeadLettersOptions {
+  /** How many letters a bot keeps; adding one more evicts the oldest. */
+  max: number;
+  /** Removes secrets from an error's message and stack before it is stored. */
+  redact?: (text: string) => string;
+  /** Called once per evicted letter, after it is gone. */
+  onEvict?: (evicted: DeadLetter) => void;
+}
+
+const ENTRY = "e:";
+const SEQ = "seq";
+const EVICTED = "evicted";
+/** Sequence numbers padded so the store's sorted listing is oldest first. */
+const WIDTH = 12;
+
+/** Splits `bot/n` into its bot and number, or undefined when the id is not one of ours. */
+export function parseDeadLetterId(id: string): { bot: string; seq: number } | undefined {
+  const slash = id.lastIndexOf("/");
+  const seq = Number(id.slice(slash + 1));
+  if (slash <= 0 || !Number.isSafeInteger(seq) || seq < 1) return undefined;
+  return { bot: id.slice(0, slash), seq };
+}
+
+/**
+ * One bot's dead letters.
+ *
+ * @example
+ * ```ts
+ * const letters = new DeadLetters(store, "moderator", { max: 1000 });
+ * await letters.add({ source: "queue", event, error: err, attempts: 5, firstFailedAt, lastFailedAt });
+ * for (const letter of await letters.list()) console.log(letter.id, letter.error.message);
+ * ```
+ */
+export class DeadLetters {
+  readonly bot: string;
+  readonly #store: StateStore;
+  readonly #o: DeadLettersOptions;
+
+  constructor(root: StateStore, bot: string, options: DeadLettersOptions) {
+    this.bot = bot;
+    this.#store = root.namespace(bot).namespace("dead-letters");
+    this.#o = options;
+  }
+
+  /** Stores a letter (evicting the oldest past the bound) and resolves it with its id. */
+  async add(letter: NewDeadLetter): Promise<DeadLetter> {
+    const seq = (await this.#store.update(SEQ, (n) => (typeof n === "number" ? n + 1 : 1))) as number;
+    const stored: DeadLetter = {
+      ...letter,
+      id: `${this.bot}/${seq}`,
+      bot: this.bot,
+      error: describeError(letter.error, this.#o.redact ?? ((text) => text)),
+    };
+    await this.#store.set(keyOf(seq), stored as unknown as JsonValue);
+    await this.#evictPastBound();
+    return stored;
+  }
+
+  /** Every letter, oldest first. */
+  async list(): Promise<DeadLetter[]> {
+    const entries = await this.#store.list(ENTRY);
+    return entries.map((e) => e.value as unknown as DeadLetter);
+  }
+
+  /** The letter with this id, or undefined. */
+  async get(id: string): Promise<DeadLetter | undefined> {
+    const seq = this.#seqOf(id);
+    if (seq === undefined) return undefined;
+    return (await this.#store.get(keyOf(seq))) as unknown as DeadLetter | undefined;
+  }
+
+  /** Removes a letter; resolves false when there was none. */
+  async remove(id: string): Promise<boolean> {
+    const seq = this.#seqOf(id);
+    return seq !== undefined && this.#store.delete(keyOf(seq));
+  }
+
+  /** Marks a letter for replay at the daemon's next start; resolves false when there was none. */
+  async requestRetry(id: string, at: Date): Promise<boolean> {
+    const seq = this.#seqOf(id);
+    if (seq === undefined) return false;
+    const next = await this.#store.update(keyOf(seq), (current) =>
+      current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
+    );
+    return next !== undefined;
+  }
+
+  /** How many letters the bound has evicted since the store was created. */
+  async evicted(): Promise<number> {
+    return ((await this.#store.get(EVICTED)) as number | undefined) ?? 0;
+  }
+
+  #seqOf(id: string): number | undefined {
+    const parsed = parseDeadLetterId(id);
+    return parsed?.bot === this.bot ? parsed.seq : undefined;
+  }
+
+  async #evictPastBound(): Promise<void> {
+    const entries = await this.#store.list(ENTRY);
+    const excess = entries.length - this.#o.max;
+    for (const entry of entries.slice(0, Math.max(0, excess))) {
+      if (!(await this.#store.delete(entry.key))) continue;
+      await this.#store.update(EVICTED, (n) => (typeof n === "number" ? n + 1 : 1));
+      this.#o.onEvict?.(entry.value as unknown as DeadLetter);
+    }
+  }
+}
+
+function keyOf(seq: number): string {
+  return ENTRY + String(seq).padStart(WIDTH, "0");
+}
+
+function describeError(err: unknown, redact: (text: string) => string): DeadLetter["error"] {
+  if (err instanceof Error) {
+    const described: DeadLetter["error"] = { name: err.name, message: redact(err.message) };
+    if (err.stack !== undefined) described.stack = redact(err.stack);
+    return described;
+  }
+  return { name: "Error", message: redact(typeof err === "string" ? err : safeJson(err)) };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
