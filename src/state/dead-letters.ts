@@ -30,7 +30,9 @@ export interface DeadLetter {
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */
-export type NewDeadLetter = Omit<DeadLetter, "id" | "bot" | "error" | "retryRequestedAt"> & { error: unknown };
+export type NewDeadLetter = Omit<DeadLetter, "id" | "bot" | "error" | "retryRequestedAt"> & {
+  error: unknown;
+};
 
 export interface DeadLettersOptions {
   /** How many letters a bot keeps; adding one more evicts the oldest. */

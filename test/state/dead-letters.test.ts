@@ -12,9 +12,7 @@ import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } fr
 import { test } from "./support.ts";
 
 type Open = (dir: string, prefix: string) => Promise<StateBackend>;
-const backends: Array<[string, Open]> = [
-  ["FileStore", (dir) => FileStore.open(dir, { autoFlushMs: 0 })],
-];
+const backends: Array<[string, Open]> = [["FileStore", (dir) => FileStore.open(dir, { autoFlushMs: 0 })]];
 const prefixes: string[] = [];
 if (await redisReachable()) {
   backends.push(["RedisStore", (_dir, prefix) => RedisStore.open({ url: redisUrl, prefix })]);
@@ -44,7 +42,10 @@ test("parseDeadLetterId splits bot and number, and refuses what is not an id", (
 
 test("letters keep their event, the redacted error and the attempts; ids are per bot", async () => {
   const store = new MemoryStore();
-  const letters = new DeadLetters(store, "mod", { max: 10, redact: (t) => t.replaceAll("sekrit-key", "[hidden]") });
+  const letters = new DeadLetters(store, "mod", {
+    max: 10,
+    redact: (t) => t.replaceAll("sekrit-key", "[hidden]"),
+  });
   const err = new TypeError("server said no to sekrit-key");
   const added = await letters.add({ ...failure(1), error: err });
   expect(added.id).toBe("mod/1");
@@ -99,7 +100,10 @@ describe.each(backends)("%s", (name, open) => {
 
     const second = await open(dir, prefix);
     const after = new DeadLetters(second, "b", { max: 2 });
-    expect((await after.list()).map((l) => l.id), name).toEqual(["b/2", "b/3"]);
+    expect(
+      (await after.list()).map((l) => l.id),
+      name,
+    ).toEqual(["b/2", "b/3"]);
     expect(await after.evicted()).toBe(1);
     expect((await after.add(failure(4))).id).toBe("b/4");
     await second.close();
