@@ -30,6 +30,10 @@ export const configDefaults = {
   httpBodyLimit: 1_048_576,
   httpRequestTimeoutMs: 30_000,
   outgoingReplyDeadlineMs: 8_000,
+  retryAttempts: 5,
+  retryBackoffMs: 2_000,
+  retryMaxBackoffMs: 30_000,
+  deadLettersMax: 1_000,
 } as const;
 
 /** Log levels, quietest last. */
@@ -96,6 +100,22 @@ export const BotSchema = z.strictObject({
     .optional(),
   /** Content over the server's max_message_length: split into several messages, or reject it. */
   long_messages: z.enum(["split", "reject"]).default("split"),
+  /**
+   * A handler that throws is run again after `backoff`, doubling up to `max_backoff`, until it has
+   * run `attempts` times; then its event becomes a dead letter (at most `dead_letters` kept).
+   */
+  retries: z
+    .strictObject({
+      attempts: wholeNumber(1, 100, "runs of a failing handler, the first included").default(
+        configDefaults.retryAttempts,
+      ),
+      backoff: duration({ min: 1 }).default(configDefaults.retryBackoffMs),
+      max_backoff: duration({ min: 1 }).default(configDefaults.retryMaxBackoffMs),
+      dead_letters: wholeNumber(1, 1_000_000, "dead letters kept for this bot").default(
+        configDefaults.deadLettersMax,
+      ),
+    })
+    .prefault({}),
   settings: z.unknown().optional(),
 });
 

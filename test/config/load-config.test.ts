@@ -36,6 +36,7 @@ describe("loadConfig on good files", () => {
           handler_timeout: 30_000,
           replay: { max_messages: 1_000, max_age: 86_400_000 },
           long_messages: "split",
+          retries: { attempts: 5, backoff: 2_000, max_backoff: 30_000, dead_letters: 1_000 },
         },
       },
     });
@@ -76,6 +77,7 @@ describe("loadConfig on good files", () => {
       handler_timeout: 90_000,
       long_messages: "split",
       replay: { max_messages: 50, max_age: 7_200_000 },
+      retries: { attempts: 3, backoff: 500, max_backoff: 10_000, dead_letters: 200 },
       outgoing_webhook: { path: "/hooks/moderator", token: "webhook-fake-token-0012", reply_deadline: 8_000 },
       settings: { threshold: 3, greeting: "cost: ${PRICE}" },
     });
@@ -155,16 +157,16 @@ describe("ConfigSource", () => {
     expect(source.dir).toBe(goodDir);
     expect(source.locate(["bots", "moderator", "settings", "threshold"])).toEqual({
       file: `${GOOD}/full.yaml`,
-      line: 31,
+      line: 32,
       column: 18,
     });
     expect(source.locate(["bots", "moderator", "settings", "threshold"], "key")).toMatchObject({
-      line: 31,
+      line: 32,
       column: 7,
     });
     // Not in the file: the nearest entry that is, by its key.
     expect(source.locate(["bots", "moderator", "settings", "nope", 3])).toMatchObject({
-      line: 30,
+      line: 31,
       column: 5,
     });
     // Merged from an anchor: the <<: *limits line.
