@@ -46,6 +46,8 @@ export interface DeadLettersOptions {
 const ENTRY = "e:";
 const SEQ = "seq";
 const EVICTED = "evicted";
+/** Bumped by every retry request, so a running daemon sees one with a single read. */
+const RETRY_SEQ = "retry-seq";
 /** Sequence numbers padded so the store's sorted listing is oldest first. */
 const WIDTH = 12;
 
@@ -111,14 +113,49 @@ export class DeadLetters {
     return seq !== undefined && this.#store.delete(keyOf(seq));
   }
 
-  /** Marks a letter for replay at the daemon's next start; resolves false when there was none. */
+  /**
+   * Marks a letter for replay: the daemon running the bot replays it within seconds (it watches
+   * {@link retryGeneration}), or at its next start. Resolves false when there was no such letter.
+   */
   async requestRetry(id: string, at: Date): Promise<boolean> {
     const seq = this.#seqOf(id);
     if (seq === undefined) return false;
     const next = await this.#store.update(keyOf(seq), (current) =>
       current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
     );
-    return next !== undefined;
+    if (next === undefined) return false;
+    await this.#store.update(RETRY_SEQ, (n) => (typeof n === "number" ? n + 1 : 1));
+    return true;
+  }
+
+  /** Changes whenever a retry is requested: one cheap read tells a daemon whether to look. */
+  async retryGeneration(): Promise<number> {
+    return ((await this.#store.get(RETRY_SEQ)) as number | undefined) ?? 0;
+  }
+
+  /** The letters marked for replay, oldest first. */
+  async retryRequested(): Promise<DeadLetter[]> {
+    return (await this.list()).filter((letter) => letter.retryRequestedAt !== undefined);
+  }
+
+  /** Records another failed replay of a letter: its attempts, last error and time; unmarks it. */
+  async failedAgain(
+    id: string,
+    update: { error: unknown; attempts: number; lastFailedAt: string },
+  ): Promise<void> {
+    const seq = this.#seqOf(id);
+    if (seq === undefined) return;
+    const error = describeError(update.error, this.#o.redact ?? ((text) => text));
+    await this.#store.update(keyOf(seq), (current) => {
+      if (current === undefined) return undefined;
+      const { retryRequestedAt: _, ...rest } = current as unknown as DeadLetter;
+      return {
+        ...rest,
+        error,
+        attempts: rest.attempts + update.attempts,
+        lastFailedAt: update.lastFailedAt,
+      } as unknown as JsonValue;
+    });
   }
 
   /** How many letters the bound has evicted since the store was created. */

@@ -109,3 +109,29 @@ describe.each(backends)("%s", (name, open) => {
     await second.close();
   });
 });
+
+test("a retry request bumps the generation; a failed replay adds its attempts and unmarks the letter", async () => {
+  const letters = new DeadLetters(new MemoryStore(), "b", { max: 5 });
+  await letters.add(failure(1));
+  await letters.add(failure(2));
+  expect(await letters.retryGeneration()).toBe(0);
+  await letters.requestRetry("b/1", new Date("2026-11-25T12:00:00Z"));
+  expect(await letters.retryGeneration()).toBe(1);
+  expect(await letters.requestRetry("b/7", new Date())).toBe(false);
+  expect(await letters.retryGeneration()).toBe(1);
+  expect((await letters.retryRequested()).map((l) => l.id)).toEqual(["b/1"]);
+
+  await letters.failedAgain("b/1", {
+    error: new Error("still broken"),
+    attempts: 3,
+    lastFailedAt: "2026-11-25T12:01:00.000Z",
+  });
+  const again = await letters.get("b/1");
+  expect(again).toMatchObject({
+    attempts: 8,
+    lastFailedAt: "2026-11-25T12:01:00.000Z",
+    error: { message: "still broken" },
+  });
+  expect(again?.retryRequestedAt).toBeUndefined();
+  expect(await letters.retryRequested()).toEqual([]);
+});
