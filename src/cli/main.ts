@@ -24,6 +24,10 @@ const commands: Record<string, Command> = {
     summary: "Play a short scene with the shipped bots on the embedded sandbox",
     run: async (argv) => (await import("./demo.ts")).runDemoCommand(argv),
   },
+  failed: {
+    summary: "List, show, retry or drop dead letters (events whose handler failed every attempt)",
+    run: async (argv) => (await import("./failed.ts")).runFailedCommand(argv),
+  },
   run: {
     summary: "Run every bot in the config until SIGINT/SIGTERM",
     run: async (argv) => (await import("./run.ts")).runCommand(argv),

@@ -133,6 +133,14 @@ export const ConfigSchema = z.strictObject({
       body_limit: wholeNumber(1024, 104_857_600, "bytes").default(configDefaults.httpBodyLimit),
       /** Time allowed to receive a whole request. */
       request_timeout: duration({ min: 1 }).default(configDefaults.httpRequestTimeoutMs),
+      /**
+       * Bearer token for the admin routes (`/admin/…`, used by `bothost failed`). Without it they
+       * answer only when `listen` is a loopback address.
+       */
+      admin_token: z
+        .string()
+        .min(16, { error: "is too short: use at least 16 random characters (e.g. openssl rand -hex 24)" })
+        .optional(),
     })
     .optional(),
   log: z

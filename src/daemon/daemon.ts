@@ -11,10 +11,12 @@ import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import { HttpConfigError, HttpListener } from "../http/http-listener.ts";
+import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
+import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 
 export interface DaemonBot {
   name: string;
@@ -59,9 +61,12 @@ export class Daemon {
   readonly metrics = new BothostMetrics();
   /** The HTTP listener, when the config has `http.listen`. */
   readonly http: HttpListener | undefined;
+  /** Every bot's dead letters (events whose handler failed every attempt). */
+  readonly letters: DeadLetterOffice;
 
   constructor(options: DaemonOptions) {
     this.#o = options;
+    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
     this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
@@ -210,6 +215,7 @@ export class Daemon {
       log: this.#o.log,
       metrics: this.metrics,
       store: this.#o.store,
+      admin: { token: http.admin_token, letters: this.letters },
       bots: this.bots.map((runtime) => {
         const c = this.#o.config.bots[runtime.name]!;
         const o = c.outgoing_webhook;

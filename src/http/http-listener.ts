@@ -8,11 +8,13 @@ import type { Logger } from "pino";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
+import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
 import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
+import { registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
 import { registerHealthRoutes } from "./health-routes.ts";
 import type { ReadinessInput } from "./readiness.ts";
@@ -41,10 +43,12 @@ export interface HttpListenerOptions {
   /** The root store; a bot's idempotency keys go to `<bot>/webhooks`. */
   store: StateStore;
   bots: readonly HttpBot[];
+  /** The admin routes (`http.admin_token`; see admin-routes.ts). */
+  admin?: { token: string | undefined; letters: DeadLetterOffice };
   now?: () => number;
 }
 
-const RESERVED = ["/healthz", "/readyz", "/metrics", "/webhooks/"];
+const RESERVED = ["/healthz", "/readyz", "/metrics", "/webhooks/", "/admin/"];
 
 /**
  * @example
@@ -139,6 +143,15 @@ export class HttpListener {
       b.outgoing ? [{ runtime: b.runtime, ...b.outgoing }] : [],
     );
     registerOutgoingRoutes(app, outgoing, log);
+    if (o.admin) {
+      const host = parseListenAddress(o.listen)?.host ?? "";
+      if (!registerAdminRoutes(app, { host, ...o.admin })) {
+        log.info(
+          { listen: o.listen },
+          "admin routes off: http.listen is not loopback and http.admin_token is not set",
+        );
+      }
+    }
     const inbound = new Map<string, InboundBot>(
       o.bots.map((b) => [
         b.runtime.name,

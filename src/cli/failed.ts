@@ -1,0 +1,167 @@
+/**
+ * `bothost failed`: the dead letters (events whose handler failed every attempt): list them, show
+ * one, replay them once the cause is fixed, or drop them.
+ */
+import { parseArgs } from "node:util";
+import { resolveConfigPath } from "../config/config-path.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { loadConfig } from "../config/load-config.ts";
+import type { DeadLetterOutcome, DeadLetterSelection } from "../state/dead-letter-office.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
+import { type LetterDesk, openLetterDesk } from "./failed-access.ts";
+import { reportStartupError } from "./report-error.ts";
+
+export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
+
+  bothost failed list [--bot NAME] [--json]     The dead letters, oldest first
+  bothost failed show ID [--json]               One letter: its error, stack and event
+  bothost failed retry ID… | --all [--bot NAME] Handle them again (now if the daemon runs, else at its start)
+  bothost failed drop ID… | --all [--bot NAME]  Delete them for good
+
+A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
+threw NoRetry. Ids look like moderator/12. With the daemon running and its state in a directory,
+the command asks the daemon through its HTTP listener (http.listen; http.admin_token when that
+is not a loopback address).
+
+Options:
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+      --bot NAME      Only this bot's letters
+      --all           Every letter (of --bot, or of every bot)
+      --json          Print JSON (list: an array of letters)
+  -h, --help          Show this text
+`;
+
+const ACTIONS = ["list", "show", "retry", "drop"] as const;
+type Action = (typeof ACTIONS)[number];
+
+function usageError(message: string): number {
+  process.stderr.write(`bothost failed: ${message}. Run "bothost failed --help" for the options.\n`);
+  return ExitCode.ConfigInvalid;
+}
+
+export async function runFailedCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: "string", short: "c" },
+      bot: { type: "string" },
+      all: { type: "boolean" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(failedHelp);
+    return ExitCode.Ok;
+  }
+  const [action, ...ids] = positionals;
+  if (!ACTIONS.includes(action as Action)) {
+    return usageError(
+      action === undefined ? "say what to do: list, show, retry or drop" : `unknown action "${action}"`,
+    );
+  }
+  const problem = checkArguments(action as Action, ids, values);
+  if (problem) return usageError(problem);
+  let desk: LetterDesk | undefined;
+  try {
+    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    desk = await openLetterDesk(await loadConfig(path));
+    return await perform(desk, action as Action, ids, values);
+  } catch (err) {
+    return reportStartupError(err);
+  } finally {
+    await desk?.close().catch(() => {});
+  }
+}
+
+function checkArguments(
+  action: Action,
+  ids: string[],
+  o: { bot?: string; all?: boolean },
+): string | undefined {
+  if (action === "list") return ids.length > 0 ? `list takes no ids (got ${ids[0]})` : undefined;
+  if (action === "show") return ids.length === 1 ? undefined : "show takes exactly one id, like moderator/12";
+  if (o.all && ids.length > 0) return `${action} takes ids or --all, not both`;
+  if (!o.all && ids.length === 0) return `${action} needs ids (like moderator/12) or --all`;
+  if (o.bot !== undefined && !o.all) return "--bot goes with --all (ids already name their bot)";
+  return undefined;
+}
+
+async function perform(
+  desk: LetterDesk,
+  action: Action,
+  ids: string[],
+  o: { bot?: string; all?: boolean; json?: boolean },
+): Promise<number> {
+  const out = (text: string) => process.stdout.write(text);
+  if (action === "list") {
+    const letters = await desk.list(o.bot);
+    out(o.json ? `${JSON.stringify(letters, null, 2)}\n` : formatList(letters));
+    return ExitCode.Ok;
+  }
+  if (action === "show") {
+    const letter = await desk.get(ids[0]!);
+    if (!letter) {
+      process.stderr.write(`bothost failed: no dead letter ${ids[0]} (see "bothost failed list")\n`);
+      return ExitCode.RuntimeFailure;
+    }
+    out(o.json ? `${JSON.stringify(letter, null, 2)}\n` : formatOne(letter));
+    return ExitCode.Ok;
+  }
+  const selection: DeadLetterSelection = o.all ? { all: true, ...(o.bot ? { bot: o.bot } : {}) } : { ids };
+  const outcome = action === "retry" ? await desk.retry(selection) : await desk.drop(selection);
+  out(o.json ? `${JSON.stringify(outcome)}\n` : formatOutcome(action, outcome, desk.via));
+  return outcome.missing.length > 0 ? ExitCode.RuntimeFailure : ExitCode.Ok;
+}
+
+function formatList(letters: DeadLetter[]): string {
+  if (letters.length === 0) return "No dead letters.\n";
+  const rows = letters.map((l) => [
+    l.id,
+    l.source,
+    String(l.attempts),
+    l.lastFailedAt.replace(/\.\d+Z$/, "Z"),
+    l.retryRequestedAt ? "retry requested" : oneLine(l.error.message, 60),
+  ]);
+  const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", "ERROR"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+  return `${[head, ...rows].map(line).join("\n")}\n`;
+}
+
+function formatOne(l: DeadLetter): string {
+  return [
+    `${l.id}  (${l.source}, ${l.attempts} attempts, first failed ${l.firstFailedAt}, last ${l.lastFailedAt})`,
+    ...(l.retryRequestedAt ? [`retry requested at ${l.retryRequestedAt}`] : []),
+    "",
+    l.error.stack ?? `${l.error.name}: ${l.error.message}`,
+    "",
+    JSON.stringify(l.event, null, 2),
+    "",
+  ].join("\n");
+}
+
+function formatOutcome(action: "retry" | "drop", outcome: DeadLetterOutcome, via: LetterDesk["via"]): string {
+  const lines: string[] = [];
+  if (outcome.done.length === 0 && outcome.missing.length === 0) lines.push("No dead letters.");
+  if (outcome.done.length > 0) {
+    const what = action === "drop" ? "Dropped" : "Retry requested for";
+    const when =
+      action === "drop"
+        ? ""
+        : via === "daemon"
+          ? " (the daemon handles them now)"
+          : " (handled by the daemon running the bot, or at its next start)";
+    lines.push(`${what} ${outcome.done.length}: ${outcome.done.join(", ")}${when}`);
+  }
+  if (outcome.missing.length > 0) lines.push(`No such dead letter: ${outcome.missing.join(", ")}`);
+  return `${lines.join("\n")}\n`;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

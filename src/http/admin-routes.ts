@@ -1,0 +1,80 @@
+/**
+ * `/admin/…`: what `bothost failed` asks a running daemon. Admin routes change what the daemon
+ * does, so they never answer on a public interface unannounced: with `http.admin_token` set every
+ * request must carry `Authorization: Bearer <token>` (compared in constant time); without it they
+ * exist only when the listener is on a loopback address.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isBothostError } from "../errors/bothost-error.ts";
+import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
+import { safeEqual } from "../webhook/constant-time.ts";
+
+export interface AdminDeps {
+  /** The listener's host, as configured. */
+  host: string;
+  token: string | undefined;
+  letters: DeadLetterOffice;
+}
+
+/** True for an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Registers the admin routes, or nothing when they would be open on a public interface. */
+export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): boolean {
+  if (deps.token === undefined && !isLoopback(deps.host)) return false;
+  const token = deps.token;
+  app.register(async (admin) => {
+    if (token !== undefined) {
+      admin.addHook("onRequest", async (request, reply) => {
+        const header = request.headers.authorization ?? "";
+        const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+        if (!safeEqual(given, token)) {
+          return reply
+            .code(401)
+            .send({ error: "admin routes need Authorization: Bearer <http.admin_token>" });
+        }
+      });
+    }
+    const { letters } = deps;
+    admin.get("/admin/failed", (request, reply) => answer(reply, () => letters.list(query(request).bot)));
+    admin.get("/admin/failed/:bot/:n", async (request, reply) => {
+      const { bot, n } = request.params as { bot: string; n: string };
+      const letter = await letters.get(`${bot}/${n}`);
+      return letter ? letter : reply.code(404).send({ error: `no dead letter ${bot}/${n}` });
+    });
+    admin.post("/admin/failed/retry", (request, reply) =>
+      answer(reply, () => letters.retry(selection(request.body))),
+    );
+    admin.post("/admin/failed/drop", (request, reply) =>
+      answer(reply, () => letters.drop(selection(request.body))),
+    );
+  });
+  return true;
+}
+
+function query(request: FastifyRequest): { bot?: string } {
+  const bot = (request.query as { bot?: unknown }).bot;
+  return typeof bot === "string" && bot !== "" ? { bot } : {};
+}
+
+class BadRequest extends Error {}
+
+function selection(body: unknown): DeadLetterSelection {
+  const b = (body ?? {}) as { ids?: unknown; all?: unknown; bot?: unknown };
+  if (Array.isArray(b.ids) && b.ids.every((id) => typeof id === "string")) return { ids: b.ids };
+  if (b.all === true) return typeof b.bot === "string" ? { all: true, bot: b.bot } : { all: true };
+  throw new BadRequest('the body must be {"ids": ["bot/1", …]} or {"all": true, "bot"?: "name"}');
+}
+
+async function answer(reply: FastifyReply, act: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await act();
+  } catch (err) {
+    if (err instanceof BadRequest || (isBothostError(err) && err.code === "UNKNOWN_BOT")) {
+      return reply.code(400).send({ error: err.message });
+    }
+    throw err;
+  }
+}
