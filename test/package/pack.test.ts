@@ -1,0 +1,35 @@
+/**
+ * What `npm pack` would ship: the built code, the shipped bots, the example config, the README;
+ * never tests, benchmarks, fixtures or sources of our own tooling. Installing the package runs no
+ * script of ours (the build happens at pack time, in `prepack`).
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { expect, it } from "vitest";
+import { assertBuilt } from "../e2e/_support/cli.ts";
+
+const run = promisify(execFile);
+
+it("npm pack ships dist, bots, the example config and the README, and nothing else", async () => {
+  assertBuilt();
+  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+    maxBuffer: 1 << 24,
+  });
+  const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map(
+    (f) => f.path,
+  );
+  const tops = new Set(files.map((f) => f.split("/")[0]));
+  expect([...tops].sort()).toEqual(["README.md", "bots", "config.example.yaml", "dist", "package.json"]);
+  expect(files).toContain("dist/index.js");
+  expect(files).toContain("dist/index.d.ts");
+  expect(files).toContain("dist/cli/main.js");
+  expect(files.filter((f) => /(^|\/)(test|bench|fixtures)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
+});
+
+it("installing the package runs no lifecycle script", () => {
+  const { scripts } = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> };
+  for (const hook of ["preinstall", "install", "postinstall", "prepare"])
+    expect(scripts[hook], hook).toBeUndefined();
+  expect(scripts.prepack).toBe("npm run build");
+});
