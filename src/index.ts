@@ -142,7 +142,6 @@ export type { Users } from "./effects/users/user-cache.ts";
 
 export { type ApiMetricsSink, BothostMetrics, type RuntimeMetricsSink } from "./http/bothost-metrics.ts";
 export { HttpConfigError } from "./http/http-listener.ts";
-export { Counter, Gauge, Histogram, type Labels, MetricsRegistry } from "./http/metrics-registry.ts";
 export { renderTemplate } from "./webhook/render-template.ts";
 export { REPLY_IN_RESPONSE_ID } from "./webhook/reply-exchange.ts";
 export { type Verdict, verifyRequest } from "./webhook/verify-request.ts";

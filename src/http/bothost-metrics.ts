@@ -1,8 +1,10 @@
 /**
- * The daemon's metrics, by name, on one registry. Modules increment them through the small sinks
- * built here (a bot runtime's, a client's), so none of them depends on the registry itself.
+ * The daemon's metrics on a prom-client registry: Node's process metrics (CPU, memory, event-loop
+ * lag, GC, handles) plus bothost's own. Modules report through the small sinks built here (a bot
+ * runtime's, a client's), so none of them depends on prom-client. The sinks bind their label
+ * children once per bot and event type: an event costs a few increments, no label hashing.
  */
-import { type Counter, type Histogram, MetricsRegistry } from "./metrics-registry.ts";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 
 /** The scheduler counters read for `/metrics` (see src/scheduler/scheduler-stats.ts). */
 export interface SchedulerStatsLike {
@@ -18,7 +20,14 @@ export interface SchedulerStatsLike {
 export interface RuntimeMetricsSink {
   eventReceived(type: string): void;
   eventHandled(type: string, seconds: number): void;
+  /** One run of a handler threw (each attempt counts). */
   eventFailed(type: string, seconds: number): void;
+  /** A failed handler is run again after a pause. */
+  handlerRetried(type: string): void;
+  /** An event became a dead letter (its last attempt failed, or it threw NoRetry). */
+  deadLettered(type: string): void;
+  /** An ambiguous send was checked: the server had acted (`found`) or not (`absent`). */
+  sendVerified(outcome: "found" | "absent" | "unknown"): void;
   queueRegistered(reason: string): void;
   messagesReplayed(count: number): void;
   gap(): void;
@@ -31,151 +40,201 @@ export interface ApiMetricsSink {
 }
 
 /**
- * Every metric bothost exposes at `/metrics`. Create one per daemon; other modules (the scheduler,
- * say) add theirs with `metrics.registry.counter(…)`.
+ * Every metric bothost exposes at `/metrics`. Create one per daemon.
  *
  * @example
  * ```ts
  * const metrics = new BothostMetrics();
- * metrics.announcements.inc({ bot: "standup", outcome: "booked" });
+ * const text = await metrics.render(); // Prometheus text format, metrics.contentType
  * ```
  */
 export class BothostMetrics {
-  readonly registry: MetricsRegistry;
-  readonly eventsReceived: Counter;
-  readonly eventsHandled: Counter;
-  readonly eventsFailed: Counter;
-  readonly handlerDuration: Histogram;
-  readonly queueRegistrations: Counter;
-  readonly replayedMessages: Counter;
-  readonly gaps: Counter;
-  readonly apiCalls: Counter;
-  readonly rateLimitWaits: Counter;
-  readonly rateLimitWaitSeconds: Counter;
-  /** Recurring announcements, by outcome: booked, delivered, failed (the scheduler increments it). */
-  readonly announcements: Counter;
-  readonly webhookRequests: Counter;
-  /** Local cron job runs by outcome: run, error, skipped (read from the schedulers' stats). */
-  readonly cronJobs: Counter;
+  readonly registry = new Registry();
+  readonly #counter = <K extends string>(name: string, help: string, labelNames: readonly K[]) =>
+    new Counter<K>({ name, help, labelNames, registers: [this.registry] });
 
-  constructor(registry = new MetricsRegistry()) {
-    const r = registry;
-    this.registry = r;
-    this.eventsReceived = r.counter(
-      "bothost_events_received_total",
-      "Events that reached a bot (queue, replay or outgoing webhook), duplicates included.",
-      ["bot", "type"],
-    );
-    this.eventsHandled = r.counter(
-      "bothost_events_handled_total",
-      "Events whose handlers finished without an error.",
-      ["bot", "type"],
-    );
-    this.eventsFailed = r.counter("bothost_events_failed_total", "Events whose handlers threw.", [
-      "bot",
-      "type",
-    ]);
-    this.handlerDuration = r.histogram(
-      "bothost_handler_duration_seconds",
-      "Time from the start of an event's handlers to their end.",
-      ["bot", "type"],
-    );
-    this.queueRegistrations = r.counter(
-      "bothost_queue_registrations_total",
-      "Event queues registered, by reason (start, expired, …).",
-      ["bot", "reason"],
-    );
-    this.replayedMessages = r.counter(
-      "bothost_replayed_messages_total",
-      "Messages fetched and handled after a new queue (missed while none listened).",
-      ["bot"],
-    );
-    this.gaps = r.counter(
-      "bothost_gaps_total",
-      "Times a bot may have missed events that cannot be fetched again.",
-      ["bot"],
-    );
-    this.apiCalls = r.counter(
-      "bothost_api_calls_total",
-      "Calls to the chat server by endpoint and HTTP status (0: no response).",
-      ["bot", "endpoint", "status"],
-    );
-    this.rateLimitWaits = r.counter(
-      "bothost_rate_limit_waits_total",
-      "Times a call waited for a rate limit (the client's own, or the server's 429).",
-      ["bot"],
-    );
-    this.rateLimitWaitSeconds = r.counter(
-      "bothost_rate_limit_wait_seconds_total",
-      "Time calls spent waiting for a rate limit.",
-      ["bot"],
-    );
-    this.announcements = r.counter(
-      "bothost_announcements_total",
-      "Recurring announcement occurrences by outcome: booked, delivered or failed.",
-      ["bot", "outcome"],
-    );
-    this.webhookRequests = r.counter(
-      "bothost_webhook_requests_total",
-      "HTTP requests to webhook routes by route pattern and response status.",
-      ["route", "status"],
-    );
-    this.cronJobs = r.counter(
-      "bothost_cron_jobs_total",
-      "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
-      ["bot", "outcome"],
-    );
+  readonly eventsReceived = this.#counter(
+    "bothost_events_received_total",
+    "Events that reached a bot (queue, catch-up, replay or outgoing webhook), duplicates included.",
+    ["bot", "type"],
+  );
+  readonly eventsHandled = this.#counter(
+    "bothost_events_handled_total",
+    "Events whose handlers finished without an error.",
+    ["bot", "type"],
+  );
+  readonly eventsFailed = this.#counter(
+    "bothost_events_failed_total",
+    "Handler runs that threw (each attempt of a retried event counts).",
+    ["bot", "type"],
+  );
+  readonly handlerRetries = this.#counter(
+    "bothost_handler_retries_total",
+    "Handler runs started again after a failure.",
+    ["bot", "type"],
+  );
+  readonly deadLetters = this.#counter(
+    "bothost_dead_letters_total",
+    "Events kept as dead letters after their handler failed every attempt.",
+    ["bot", "type"],
+  );
+  readonly sendVerifications = this.#counter(
+    "bothost_send_verifications_total",
+    "Sends whose outcome was unknown, checked on the server: found (it had acted), absent, unknown.",
+    ["bot", "outcome"],
+  );
+  readonly handlerDuration = new Histogram<"bot" | "type">({
+    name: "bothost_handler_duration_seconds",
+    help: "Time from the start of an event's handlers to their end.",
+    labelNames: ["bot", "type"],
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly queueRegistrations = this.#counter(
+    "bothost_queue_registrations_total",
+    "Event queues registered, by reason (start, expired, …).",
+    ["bot", "reason"],
+  );
+  readonly replayedMessages = this.#counter(
+    "bothost_replayed_messages_total",
+    "Messages fetched and handled after a new queue (missed while none listened).",
+    ["bot"],
+  );
+  readonly gaps = this.#counter(
+    "bothost_gaps_total",
+    "Times a bot may have missed events that cannot be fetched again.",
+    ["bot"],
+  );
+  readonly apiCalls = this.#counter(
+    "bothost_api_calls_total",
+    "Calls to the chat server by endpoint and HTTP status (0: no response).",
+    ["bot", "endpoint", "status"],
+  );
+  readonly rateLimitWaits = this.#counter(
+    "bothost_rate_limit_waits_total",
+    "Times a call waited for a rate limit (the client's own, or the server's 429).",
+    ["bot"],
+  );
+  readonly rateLimitWaitSeconds = this.#counter(
+    "bothost_rate_limit_wait_seconds_total",
+    "Time calls spent waiting for a rate limit.",
+    ["bot"],
+  );
+  readonly webhookRequests = this.#counter(
+    "bothost_webhook_requests_total",
+    "HTTP requests to webhook routes by route pattern and response status.",
+    ["route", "status"],
+  );
+  /** Recurring announcements by outcome: booked, delivered, failed (read from the schedulers). */
+  readonly announcements = this.#counter(
+    "bothost_announcements_total",
+    "Recurring announcement occurrences by outcome: booked, delivered or failed.",
+    ["bot", "outcome"],
+  );
+  /** Local cron job runs by outcome: run, error, skipped (read from the schedulers). */
+  readonly cronJobs = this.#counter(
+    "bothost_cron_jobs_total",
+    "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
+    ["bot", "outcome"],
+  );
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The registry in the Prometheus text format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
   }
 
   /**
-   * Read the announcement and cron counters from each bot's scheduler stats at every scrape
-   * (the scheduler keeps them; nothing else needs to increment them).
+   * Read the announcement and cron counters from each bot's scheduler stats at every scrape (the
+   * schedulers keep them).
    */
   readSchedulerStats(source: () => { bot: string; stats: SchedulerStatsLike | undefined }[]): void {
-    const read = () => {
-      for (const { bot, stats } of source()) {
-        if (!stats) continue;
-        this.announcements.setTotal({ bot, outcome: "booked" }, stats.booked);
-        this.announcements.setTotal({ bot, outcome: "delivered" }, stats.delivered);
-        this.announcements.setTotal({ bot, outcome: "failed" }, stats.failed);
-        this.cronJobs.setTotal({ bot, outcome: "run" }, stats.jobRuns);
-        this.cronJobs.setTotal({ bot, outcome: "error" }, stats.jobErrors);
-        this.cronJobs.setTotal({ bot, outcome: "skipped" }, stats.jobsSkipped);
-      }
+    const totals = (
+      counter: Counter<"bot" | "outcome">,
+      pick: (s: SchedulerStatsLike) => Record<string, number>,
+    ) => {
+      const collect = () => {
+        counter.reset();
+        for (const { bot, stats } of source()) {
+          if (!stats) continue;
+          for (const [outcome, n] of Object.entries(pick(stats))) counter.inc({ bot, outcome }, n);
+        }
+      };
+      (counter as unknown as { collect: () => void }).collect = collect;
     };
-    this.announcements.collect = read;
-    this.cronJobs.collect = read;
+    totals(this.announcements, (s) => ({ booked: s.booked, delivered: s.delivered, failed: s.failed }));
+    totals(this.cronJobs, (s) => ({ run: s.jobRuns, error: s.jobErrors, skipped: s.jobsSkipped }));
   }
 
   /** A bot runtime's sink, bound to the bot's name. */
   runtimeSink(bot: string): RuntimeMetricsSink {
+    const perType = bound((type: string) => ({
+      received: this.eventsReceived.labels({ bot, type }),
+      handled: this.eventsHandled.labels({ bot, type }),
+      failed: this.eventsFailed.labels({ bot, type }),
+      retried: this.handlerRetries.labels({ bot, type }),
+      dead: this.deadLetters.labels({ bot, type }),
+      duration: this.handlerDuration.labels({ bot, type }),
+    }));
+    const registrations = bound((reason: string) => this.queueRegistrations.labels({ bot, reason }));
+    const verifications = bound((outcome: string) => this.sendVerifications.labels({ bot, outcome }));
+    const replayed = this.replayedMessages.labels({ bot });
+    const gaps = this.gaps.labels({ bot });
     return {
-      eventReceived: (type) => this.eventsReceived.inc({ bot, type }),
+      eventReceived: (type) => perType(type).received.inc(),
       eventHandled: (type, seconds) => {
-        this.eventsHandled.inc({ bot, type });
-        this.handlerDuration.observe({ bot, type }, seconds);
+        const m = perType(type);
+        m.handled.inc();
+        m.duration.observe(seconds);
       },
       eventFailed: (type, seconds) => {
-        this.eventsFailed.inc({ bot, type });
-        this.handlerDuration.observe({ bot, type }, seconds);
+        const m = perType(type);
+        m.failed.inc();
+        m.duration.observe(seconds);
       },
-      queueRegistered: (reason) => this.queueRegistrations.inc({ bot, reason }),
-      messagesReplayed: (count) => this.replayedMessages.inc({ bot }, count),
-      gap: () => this.gaps.inc({ bot }),
+      handlerRetried: (type) => perType(type).retried.inc(),
+      deadLettered: (type) => perType(type).dead.inc(),
+      sendVerified: (outcome) => verifications(outcome).inc(),
+      queueRegistered: (reason) => registrations(reason).inc(),
+      messagesReplayed: (count) => replayed.inc(count),
+      gap: () => gaps.inc(),
     };
   }
 
   /** A client's sink, bound to the bot's name. */
   apiSink(bot: string): ApiMetricsSink {
+    const calls = bound((key: string) => {
+      const [endpoint, status] = key.split("\u0000") as [string, string];
+      return this.apiCalls.labels({ bot, endpoint, status });
+    });
+    const waits = this.rateLimitWaits.labels({ bot });
+    const waited = this.rateLimitWaitSeconds.labels({ bot });
     return {
-      onResponse: ({ endpoint, status }) =>
-        this.apiCalls.inc({ bot, endpoint: endpointPattern(endpoint), status }),
+      // Keyed by the pattern, so ids in paths do not grow the children without bound.
+      onResponse: ({ endpoint, status }) => calls(`${endpointPattern(endpoint)}\u0000${status}`).inc(),
       onRateLimitWait: ({ ms }) => {
-        this.rateLimitWaits.inc({ bot });
-        this.rateLimitWaitSeconds.inc({ bot }, ms / 1000);
+        waits.inc();
+        waited.inc(ms / 1000);
       },
     };
   }
+}
+
+/** `make` memoised per key: the label children of a metric, made on first use. */
+function bound<T>(make: (key: string) => T): (key: string) => T {
+  const made = new Map<string, T>();
+  return (key) => {
+    let value = made.get(key);
+    if (value === undefined) made.set(key, (value = make(key)));
+    return value;
+  };
 }
 
 /** "GET /messages/42/reactions" → "GET /messages/{id}/reactions": one series per endpoint, not per id. */

@@ -4,7 +4,6 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { BothostMetrics } from "./bothost-metrics.ts";
-import { METRICS_CONTENT_TYPE } from "./metrics-registry.ts";
 import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
 export interface HealthDeps {
@@ -22,6 +21,6 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
   });
 
   app.get("/metrics", async (_request, reply) => {
-    return reply.type(METRICS_CONTENT_TYPE).send(deps.metrics.registry.render());
+    return reply.type(deps.metrics.contentType).send(await deps.metrics.render());
   });
 }

@@ -31,10 +31,12 @@ function parseLabels(text: string, line: string): Record<string, string> {
   return out;
 }
 
+/** As Prometheus reads values (Go's ParseFloat): Inf and NaN in any case (prom-client writes "Nan"). */
 function parseValue(text: string, line: string): number {
-  if (text === "+Inf") return Number.POSITIVE_INFINITY;
-  if (text === "-Inf") return Number.NEGATIVE_INFINITY;
-  if (text === "NaN") return Number.NaN;
+  const word = text.toLowerCase();
+  if (word === "+inf" || word === "inf") return Number.POSITIVE_INFINITY;
+  if (word === "-inf") return Number.NEGATIVE_INFINITY;
+  if (word === "nan") return Number.NaN;
   const n = Number(text);
   if (text === "" || Number.isNaN(n)) throw new Error(`bad value in: ${line}`);
   return n;

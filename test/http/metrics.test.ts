@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { BothostMetrics, endpointPattern } from "../../src/http/bothost-metrics.ts";
+import { parsePrometheus, sampleValue } from "./prometheus-text.ts";
+
+describe("BothostMetrics", () => {
+  it("serves Node's process metrics beside bothost's, in the Prometheus text format", async () => {
+    const metrics = new BothostMetrics();
+    const text = await metrics.render();
+    for (const name of [
+      "process_cpu_seconds_total",
+      "process_resident_memory_bytes",
+      "nodejs_eventloop_lag_seconds",
+      "nodejs_heap_size_used_bytes",
+      "nodejs_active_handles_total",
+      "bothost_events_received_total",
+    ]) {
+      expect(text, name).toContain(`# TYPE ${name} `);
+    }
+    expect(metrics.contentType).toBe("text/plain; version=0.0.4; charset=utf-8");
+  });
+
+  it("a runtime's sink counts per bot and type, retries and dead letters included", async () => {
+    const metrics = new BothostMetrics();
+    const sink = metrics.runtimeSink("mod");
+    sink.eventReceived("message");
+    sink.eventReceived("message");
+    sink.eventFailed("message", 0.2);
+    sink.handlerRetried("message");
+    sink.eventHandled("message", 0.1);
+    sink.deadLettered("reaction");
+    sink.sendVerified("found");
+    const parsed = parsePrometheus(await metrics.render());
+    const m = { bot: "mod", type: "message" };
+    expect(sampleValue(parsed, "bothost_events_received_total", m)).toBe(2);
+    expect(sampleValue(parsed, "bothost_events_failed_total", m)).toBe(1);
+    expect(sampleValue(parsed, "bothost_handler_retries_total", m)).toBe(1);
+    expect(sampleValue(parsed, "bothost_handler_duration_seconds_count", m)).toBe(2);
+    expect(sampleValue(parsed, "bothost_dead_letters_total", { bot: "mod", type: "reaction" })).toBe(1);
+    expect(sampleValue(parsed, "bothost_send_verifications_total", { bot: "mod", outcome: "found" })).toBe(1);
+  });
+
+  it("api calls count by endpoint pattern; scheduler totals are read at each scrape", async () => {
+    const metrics = new BothostMetrics();
+    const api = metrics.apiSink("mod");
+    api.onResponse({ endpoint: "GET /messages/41/reactions", status: 200, ms: 3 });
+    api.onResponse({ endpoint: "GET /messages/42/reactions", status: 200, ms: 3 });
+    let delivered = 1;
+    metrics.readSchedulerStats(() => [
+      { bot: "mod", stats: { booked: 2, delivered, failed: 0, jobRuns: 5, jobErrors: 1, jobsSkipped: 0 } },
+    ]);
+    let parsed = parsePrometheus(await metrics.render());
+    expect(
+      sampleValue(parsed, "bothost_api_calls_total", {
+        bot: "mod",
+        endpoint: "GET /messages/{id}/reactions",
+        status: "200",
+      }),
+    ).toBe(2);
+    expect(sampleValue(parsed, "bothost_announcements_total", { bot: "mod", outcome: "delivered" })).toBe(1);
+    delivered = 3;
+    parsed = parsePrometheus(await metrics.render());
+    expect(sampleValue(parsed, "bothost_announcements_total", { bot: "mod", outcome: "delivered" })).toBe(3);
+    expect(sampleValue(parsed, "bothost_cron_jobs_total", { bot: "mod", outcome: "error" })).toBe(1);
+  });
+
+  it("maps endpoints with ids or emails to one pattern", () => {
+    expect(endpointPattern("GET /messages/42/reactions")).toBe("GET /messages/{id}/reactions");
+    expect(endpointPattern("GET /users/a%40b.example")).toBe("GET /users/{email}");
+    expect(endpointPattern("POST /messages")).toBe("POST /messages");
+  });
+});
