@@ -5,8 +5,9 @@ import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
-import { loadBotModule } from "./load-module.ts";
+import { loadBotModuleFile } from "./load-module.ts";
 import { isModuleError, type ModuleError } from "./module-error.ts";
+import { moduleFingerprint } from "./module-fingerprint.ts";
 import { validateBotSettings } from "./validate-settings.ts";
 
 /** A bot ready for the runtime: its config, module, validated settings and event types. */
@@ -17,6 +18,15 @@ export interface LoadedBot {
   readonly settings: unknown;
   /** The config's `events`, else the module's; `undefined` when neither says (the router decides). */
   readonly events: readonly EventType[] | undefined;
+  /** A hash of the module's file and the local files it imports (a reload compares them). */
+  readonly fingerprint: string;
+}
+
+export interface LoadBotsOptions {
+  /** Load only these bots (a reload loads the bots it restarts). */
+  only?: ReadonlySet<string>;
+  /** Evaluate the modules again instead of taking them from the cache (after an edit). */
+  fresh?: boolean;
 }
 
 /**
@@ -31,14 +41,26 @@ export interface LoadedBot {
  * const bots = await loadBots(config, source);
  * ```
  */
-export async function loadBots(config: Config, source: ConfigSource): Promise<LoadedBot[]> {
+export async function loadBots(
+  config: Config,
+  source: ConfigSource,
+  options: LoadBotsOptions = {},
+): Promise<LoadedBot[]> {
   const loaded: LoadedBot[] = [];
   const problems: ConfigProblem[] = [];
   const moduleErrors: ModuleError[] = [];
   for (const [name, bot] of Object.entries(config.bots)) {
+    if (options.only && !options.only.has(name)) continue;
     let definition: BotDefinition;
+    let fingerprint: string;
     try {
-      definition = await loadBotModule(bot.module, { configDir: source.dir, botName: name });
+      const found = await loadBotModuleFile(bot.module, {
+        configDir: source.dir,
+        botName: name,
+        ...(options.fresh ? { fresh: true } : {}),
+      });
+      definition = found.definition;
+      fingerprint = await moduleFingerprint(found.file);
     } catch (err) {
       if (!isModuleError(err)) throw err;
       moduleErrors.push(err);
@@ -47,7 +69,14 @@ export async function loadBots(config: Config, source: ConfigSource): Promise<Lo
     }
     try {
       const settings = await validateBotSettings(name, definition, bot.settings, source);
-      loaded.push({ name, config: bot, definition, settings, events: bot.events ?? definition.events });
+      loaded.push({
+        name,
+        config: bot,
+        definition,
+        settings,
+        events: bot.events ?? definition.events,
+        fingerprint,
+      });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       problems.push(...err.problems);

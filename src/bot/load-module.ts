@@ -15,6 +15,11 @@ export interface LoadBotModuleOptions {
   configDir: string;
   /** The bot's name in the config, for messages. */
   botName?: string;
+  /**
+   * Evaluate the module and its local imports again, not from the cache (a reload after an edit).
+   * Each fresh load keeps the previous evaluation in memory: meant for reloads, not for every event.
+   */
+  fresh?: boolean;
 }
 
 let jiti: Jiti | undefined;
@@ -25,6 +30,11 @@ let jiti: Jiti | undefined;
 function loader(): Jiti {
   jiti ??= createJiti(import.meta.url, { interopDefault: true, moduleCache: true, fsCache: false });
   return jiti;
+}
+
+/** A loader without a module cache: every file it imports is read and evaluated again. */
+function freshLoader(): Jiti {
+  return createJiti(import.meta.url, { interopDefault: true, moduleCache: false, fsCache: false });
 }
 
 /**
@@ -43,14 +53,24 @@ export async function loadBotModule(
   specifier: string,
   options: LoadBotModuleOptions,
 ): Promise<BotDefinition> {
+  return (await loadBotModuleFile(specifier, options)).definition;
+}
+
+/** {@link loadBotModule}, also saying which file the specifier resolved to. */
+export async function loadBotModuleFile(
+  specifier: string,
+  options: LoadBotModuleOptions,
+): Promise<{ definition: BotDefinition; file: string }> {
   const { botName } = options;
   const file = await resolveModule(specifier, options, loader());
   const details = { botName, specifier, resolvedPath: file };
   let namespace: unknown;
   try {
-    namespace = /\.[mc]?ts$/.test(file)
-      ? await loader().import(file)
-      : await import(pathToFileURL(file).href);
+    namespace = options.fresh
+      ? await freshLoader().import(file)
+      : /\.[mc]?ts$/.test(file)
+        ? await loader().import(file)
+        : await import(pathToFileURL(file).href);
   } catch (err) {
     throw new ModuleError(
       "MODULE_LOAD_FAILED",
@@ -66,9 +86,10 @@ export async function loadBotModule(
   if (problems.length > 0) throw new ModuleError("MODULE_INVALID", details, problems.join("; "));
   const found = definition as BotDefinition & Record<string, unknown>;
   // A plain copy: jiti hands back a proxy, and the runtime should not see later changes.
-  return Object.freeze({
+  const copy: BotDefinition = Object.freeze({
     ...(found.events === undefined ? {} : { events: Object.freeze([...found.events]) }),
     ...(found.settings === undefined ? {} : { settings: found.settings }),
     setup: found.setup.bind(found),
   });
+  return { definition: copy, file };
 }

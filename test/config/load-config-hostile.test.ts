@@ -283,7 +283,7 @@ describe("invalid values", () => {
   it("log-http-bad.yaml", async () => {
     expect(await problems("log-http-bad.yaml")).toMatchInlineSnapshot(`
       "test/fixtures/config/log-http-bad.yaml:4:11 http.listen: must be text, not a whole number
-      test/fixtures/config/log-http-bad.yaml:5:3 http.port: is not a known key: remove it (known keys here: listen, body_limit, request_timeout)
+      test/fixtures/config/log-http-bad.yaml:5:3 http.port: is not a known key: remove it (known keys here: listen, body_limit, request_timeout, admin_token)
       test/fixtures/config/log-http-bad.yaml:6:15 log.level: must be one of trace, debug, info, warn, error, fatal, silent, not "INFO": did you mean "info"?
       test/fixtures/config/log-http-bad.yaml:6:29 log.pretty: must be true, false or "auto"
       test/fixtures/config/log-http-bad.yaml:7:27 registration_concurrency: must be at least 1 (bots registering queues at once)
