@@ -1,0 +1,66 @@
+/**
+ * What a reload changes: the bots to start, stop and restart, and the settings that only a
+ * restart of the daemon applies. A bot restarts when its config entry (credentials included),
+ * its settings or its module's fingerprint changed; every other bot keeps running untouched.
+ */
+import { createHash } from "node:crypto";
+import type { BotConfig, Config } from "../config/schema.ts";
+
+export interface ReloadPlan {
+  add: string[];
+  remove: string[];
+  restart: string[];
+  keep: string[];
+  /** Changed settings a reload cannot apply (the daemon keeps the old ones until it restarts). */
+  needRestart: string[];
+}
+
+/** What is compared per bot: a hash of its config entry, and its module's fingerprint. */
+export interface BotIdentity {
+  entry: string;
+  module: string;
+}
+
+/** The identity of a bot entry: a hash, so no secret is kept or logged in the clear. */
+export function entryHash(bot: BotConfig): string {
+  return createHash("sha256").update(stableJson(bot)).digest("hex");
+}
+
+/** Top-level settings a running daemon cannot change (it binds or opens them at start). */
+const FIXED = ["state", "leases", "http", "server.sandbox"] as const;
+
+export function planReload(
+  before: { config: Config; bots: ReadonlyMap<string, BotIdentity> },
+  after: { config: Config; bots: ReadonlyMap<string, BotIdentity> },
+): ReloadPlan {
+  const plan: ReloadPlan = { add: [], remove: [], restart: [], keep: [], needRestart: [] };
+  for (const [name, next] of after.bots) {
+    const now = before.bots.get(name);
+    if (!now) plan.add.push(name);
+    else if (now.entry !== next.entry || now.module !== next.module) plan.restart.push(name);
+    else plan.keep.push(name);
+  }
+  for (const name of before.bots.keys()) if (!after.bots.has(name)) plan.remove.push(name);
+  for (const key of FIXED) {
+    if (stableJson(pick(before.config, key)) !== stableJson(pick(after.config, key)))
+      plan.needRestart.push(key);
+  }
+  return plan;
+}
+
+function pick(config: Config, key: string): unknown {
+  return key.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], config);
+}
+
+/** JSON with object keys sorted, so equal values give equal text whatever their key order. */
+function stableJson(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, v: unknown) =>
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
+          )
+        : v,
+    ) ?? "undefined"
+  );
+}
