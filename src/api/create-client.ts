@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import type { Dispatcher } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";
+import { type CapturedCall, capturing } from "./capture.ts";
 import { sharedPool, type TlsOptions } from "./connection-pools.ts";
 import { ClientConfigError } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
@@ -53,6 +54,12 @@ export interface ClientCommonOptions {
   onResponse?: (info: { endpoint: string; status: number; ms: number }) => void;
   /** Called each time a call waited for a rate limit (the client's own, or a 429's delay). */
   onRateLimitWait?: (info: { endpoint: string; ms: number }) => void;
+  /**
+   * Capture instead of act: calls that would change something on the server (send, react, report,
+   * schedule…) are not sent but passed here and answered as the server would; reads and the bot's
+   * own event queue still go to the server. For backtests and `dry_run`.
+   */
+  capture?: (call: CapturedCall) => void;
 }
 
 /** Credentials given directly, or read from a zuliprc file (`[api]` email, key, site). */
@@ -110,7 +117,7 @@ export function createClient(options: ClientOptions): Client {
       : (positive(options.rateLimit?.perMinute, "rateLimit.perMinute") ?? 200);
   const logger = options.logger?.child?.({ component: "api", email }) ?? options.logger ?? silentLogger;
   const state: ServerState = { featureLevel: options.featureLevel, isBot: options.isBot };
-  const request = createTransport({
+  const transport = createTransport({
     origin,
     apiBase,
     dispatcher: options.dispatcher ?? sharedPool(origin, tls),
@@ -128,6 +135,7 @@ export function createClient(options: ClientOptions): Client {
     onResponse: options.onResponse,
     onRateLimitWait: options.onRateLimitWait,
   });
+  const request = options.capture ? capturing(transport, options.capture) : transport;
   const ctx: ResourceContext = { request, state, logger };
   return {
     origin,

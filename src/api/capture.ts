@@ -1,0 +1,63 @@
+/**
+ * Capture instead of act: a request function that sends the calls which only read (and those that
+ * keep the bot's own event queue) and records every other call, answering it as the server would
+ * without sending it. What a backtest and a bot with `dry_run: true` run on.
+ */
+import type { Params } from "./encode.ts";
+import type { HttpMethod, RequestFn } from "./transport.ts";
+
+/** A call a bot would have made. */
+export interface CapturedCall {
+  method: HttpMethod;
+  /** The API path, e.g. `/messages` or `/messages/42/reactions`. */
+  path: string;
+  params: Params;
+  /** The id the answer gave the bot for what it would have created, if any. */
+  createdId?: number;
+}
+
+/** Calls that change nothing on the server but the bot's own event queue: these are sent. */
+export function onlyReads(method: HttpMethod, path: string): boolean {
+  if (method === "GET") return true;
+  if (method === "POST") return path === "/register" || path === "/messages/render";
+  return method === "DELETE" && path === "/events";
+}
+
+/** The id field the server answers with when a POST creates something. */
+const CREATED: Record<string, string> = {
+  "/messages": "id",
+  "/scheduled_messages": "scheduled_message_id",
+  "/saved_snippets": "saved_snippet_id",
+  "/channel_folders/create": "channel_folder_id",
+};
+
+/**
+ * Ids given to captured creations: far above any real id, so a bot that later uses one (to edit
+ * what it "sent") is captured again rather than touching a real message.
+ */
+const FIRST_CAPTURED_ID = 9_000_000_000_000;
+
+/**
+ * @example
+ * ```ts
+ * const calls: CapturedCall[] = [];
+ * const request = capturing(transport, (call) => calls.push(call));
+ * await request("POST", "/messages", { type: "stream", to: "general", topic: "t", content: "hi" });
+ * // calls = [{ method: "POST", path: "/messages", params: {…}, createdId: 9000000000000 }]
+ * ```
+ */
+export function capturing(send: RequestFn, capture: (call: CapturedCall) => void): RequestFn {
+  let nextId = FIRST_CAPTURED_ID;
+  return (async (method: HttpMethod, path: string, params: Params = {}, options = {}) => {
+    if (onlyReads(method, path)) return send(method, path, params, options);
+    const field = method === "POST" ? CREATED[path] : undefined;
+    const answer: Record<string, unknown> = {};
+    const call: CapturedCall = { method, path, params };
+    if (field !== undefined) {
+      call.createdId = nextId++;
+      answer[field] = call.createdId;
+    }
+    capture(call);
+    return options.schema ? options.schema.parse(answer) : answer;
+  }) as RequestFn;
+}

@@ -1,0 +1,71 @@
+/**
+ * A capturing client against a recording server: reads and the bot's own queue reach the server;
+ * every call that would change something is recorded, answered as the server would, and never sent.
+ */
+import { describe, expect } from "vitest";
+import type { CapturedCall } from "../../src/api/capture.ts";
+import { test } from "./support/client-fixture.ts";
+import * as rec from "./support/records.ts";
+import { success } from "./support/test-server.ts";
+
+describe("capture", () => {
+  test("sends reads and queue calls, captures writes with plausible answers", async ({
+    server,
+    makeClient,
+  }) => {
+    const calls: CapturedCall[] = [];
+    const client = makeClient({ capture: (call) => calls.push(call) });
+    server.reply(
+      success(rec.ownUser),
+      success({
+        messages: [rec.message],
+        anchor: 1,
+        found_anchor: true,
+        found_oldest: true,
+        found_newest: true,
+      }),
+      success(rec.registerResponse),
+      success(),
+    );
+
+    await client.users.me();
+    await client.messages.get({ anchor: "newest", num_before: 1, num_after: 0 });
+    const sent = await client.messages.send({ type: "stream", to: "general", topic: "t", content: "hi" });
+    const again = await client.messages.send({ type: "direct", to: [7], content: "psst" });
+    await client.reactions.add(42, { emoji_name: "eyes" });
+    await client.messages.report(42, { report_type: "spam" });
+    const scheduled = await client.scheduledMessages.create({
+      type: "stream",
+      to: 3,
+      topic: "t",
+      content: "later",
+      scheduled_delivery_timestamp: 2_000_000_000,
+    });
+    const snippet = await client.savedSnippets.create({ title: "T", content: "C" });
+    await client.typing.set({ op: "start", type: "direct", to: [7] });
+    await client.request("POST", "/register", { event_types: ["message"] });
+    await client.request("DELETE", "/events", { queue_id: "q" });
+
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /api/v1/users/me",
+      "GET /api/v1/messages",
+      "POST /api/v1/register",
+      "DELETE /api/v1/events",
+    ]);
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      "POST /messages",
+      "POST /messages",
+      "POST /messages/42/reactions",
+      "POST /messages/42/report",
+      "POST /scheduled_messages",
+      "POST /saved_snippets",
+      "POST /typing",
+    ]);
+    expect(calls[0]?.params).toMatchObject({ to: "general", topic: "t", content: "hi" });
+    expect(sent.id).toBe(calls[0]?.createdId);
+    expect(again.id).toBe(sent.id + 1);
+    expect(scheduled.scheduled_message_id).toBe(calls[4]?.createdId);
+    expect(snippet.saved_snippet_id).toBe(calls[5]?.createdId);
+    expect(sent.id).toBeGreaterThan(1e12);
+  });
+});
