@@ -3,18 +3,16 @@
  * (the daemon is stopped, or the state is in Redis), else through the running daemon's admin
  * routes (a daemon holds its state directory's lock).
  */
-import { request } from "undici";
 import type { Config } from "../config/schema.ts";
-import { parseListenAddress } from "../config/schema-fields.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import { deadLetterOfficeFor } from "../daemon/dead-letter-office-for.ts";
-import { BothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOutcome, DeadLetterSelection } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { FileStore } from "../state/file-store.ts";
 import { RedisStore } from "../state/redis-store.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
+import { daemonClient } from "./daemon-client.ts";
 
 /** The operations of `bothost failed`, wherever the letters are. */
 export interface LetterDesk {
@@ -50,67 +48,20 @@ export async function openLetterDesk(config: Config): Promise<LetterDesk> {
 }
 
 function daemonDesk(config: Config): LetterDesk {
-  const listen = config.http ? parseListenAddress(config.http.listen) : undefined;
-  if (!listen) {
-    throw new BothostError(
-      "DAEMON_UNREACHABLE",
-      "the daemon is running (it holds the state directory) and has no HTTP listener to ask: " +
-        'add `http: { listen: "127.0.0.1:8080" }` to the config and restart it, or stop it first',
-    );
-  }
-  const host = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
-  const base = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}/admin/failed`;
-  const token = config.http?.admin_token;
-  /** `body` is POSTed as JSON; `undefined` with GET asks for one letter (404: none). */
-  const call = async (
-    method: "GET" | "POST",
-    path: string,
-    body?: unknown,
-    one = false,
-  ): Promise<unknown> => {
-    let res: Awaited<ReturnType<typeof request>>;
-    try {
-      res = await request(base + path, {
-        method,
-        headers: {
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        headersTimeout: 10_000,
-        bodyTimeout: 10_000,
-      });
-    } catch (err) {
-      throw new BothostError(
-        "DAEMON_UNREACHABLE",
-        `the daemon holds the state directory but does not answer at ${base}: ${(err as Error).message}`,
-      );
-    }
-    const text = await res.body.text();
-    if (one && res.statusCode === 404 && text.includes("no dead letter")) return undefined;
-    if (res.statusCode >= 400) throw new BothostError("DAEMON_REFUSED", daemonRefusal(res.statusCode, text));
-    return JSON.parse(text) as unknown;
-  };
+  const daemon = daemonClient(config, "with the daemon running, bothost failed");
+  const one = (id: string) => `/admin/failed/${id.split("/").map(encodeURIComponent).join("/")}`;
   return {
     via: "daemon",
-    list: async (bot) => (await call("GET", bot ? `?bot=${encodeURIComponent(bot)}` : "")) as DeadLetter[],
-    get: async (id) =>
-      (await call("GET", `/${id.split("/").map(encodeURIComponent).join("/")}`, undefined, true)) as
-        | DeadLetter
-        | undefined,
-    retry: async (selection) => (await call("POST", "/retry", selection)) as DeadLetterOutcome,
-    drop: async (selection) => (await call("POST", "/drop", selection)) as DeadLetterOutcome,
+    list: async (bot) =>
+      (await daemon.call(
+        "GET",
+        `/admin/failed${bot ? `?bot=${encodeURIComponent(bot)}` : ""}`,
+      )) as DeadLetter[],
+    get: async (id) => (await daemon.call("GET", one(id), undefined, true)) as DeadLetter | undefined,
+    retry: async (selection) =>
+      (await daemon.call("POST", "/admin/failed/retry", selection)) as DeadLetterOutcome,
+    drop: async (selection) =>
+      (await daemon.call("POST", "/admin/failed/drop", selection)) as DeadLetterOutcome,
     close: async () => {},
   };
-}
-
-function daemonRefusal(status: number, text: string): string {
-  if (status === 404) {
-    return "the running daemon has no admin routes: set http.admin_token, or listen on a loopback address";
-  }
-  let error = text.slice(0, 200);
-  try {
-    error = String((JSON.parse(text) as { error?: unknown }).error ?? error);
-  } catch {}
-  return `the running daemon refused (HTTP ${status}): ${error}`;
 }

@@ -36,6 +36,10 @@ const commands: Record<string, Command> = {
     summary: "Run the in-memory chat server (prints each account's email and API key)",
     run: async (argv) => (await import("./sandbox.ts")).runSandboxCommand(argv),
   },
+  status: {
+    summary: "Ask the running daemon what each bot is doing (--json for scripts)",
+    run: async (argv) => (await import("./status.ts")).runStatusCommand(argv),
+  },
   schedule: {
     summary: "Preview the next runs of every recurring announcement and cron job (offline)",
     run: async (argv) => (await import("./schedule.ts")).runScheduleCommand(argv),

@@ -10,6 +10,7 @@ import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
+import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError, HttpListener } from "../http/http-listener.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
@@ -17,6 +18,7 @@ import type { Clock } from "../time/clock.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
+import { statusOf } from "./status-of.ts";
 
 export interface DaemonBot {
   name: string;
@@ -57,6 +59,9 @@ export class Daemon {
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   #stopped = false;
+  readonly #startedAt = Date.now();
+  /** Why a bot failed to start, until it starts. */
+  readonly #startFailures = new Map<string, string>();
   /** Counters and histograms served at `/metrics`; other modules may add their own to its registry. */
   readonly metrics = new BothostMetrics();
   /** The HTTP listener, when the config has `http.listen`. */
@@ -115,7 +120,9 @@ export class Daemon {
       for (let name = pending.shift(); name; name = pending.shift()) {
         try {
           if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
+          this.#startFailures.delete(name);
         } catch (error) {
+          this.#startFailures.set(name, startFailure(error));
           if (isAuthError(error)) report?.authFailed.push(name);
           else {
             report?.failed.push({ name, error });
@@ -126,6 +133,16 @@ export class Daemon {
     };
     const n = Math.min(this.#o.config.registration_concurrency, names.length);
     await Promise.all(Array.from({ length: n }, worker));
+  }
+
+  /** What `bothost status` and the `/status` page show. */
+  status(): Promise<DaemonStatus> {
+    return statusOf({
+      startedAt: this.#startedAt,
+      bots: this.bots,
+      letters: this.letters,
+      startFailures: this.#startFailures,
+    });
   }
 
   /** Stop polling, let handlers finish up to the shutdown timeout, delete queues, flush state. */
@@ -215,7 +232,7 @@ export class Daemon {
       log: this.#o.log,
       metrics: this.metrics,
       store: this.#o.store,
-      admin: { token: http.admin_token, letters: this.letters },
+      admin: { token: http.admin_token, letters: this.letters, status: () => this.status() },
       bots: this.bots.map((runtime) => {
         const c = this.#o.config.bots[runtime.name]!;
         const o = c.outgoing_webhook;
@@ -228,4 +245,10 @@ export class Daemon {
       }),
     });
   }
+}
+
+/** A start failure in words, for the status. */
+function startFailure(error: unknown): string {
+  if (isAuthError(error)) return "the server rejected the bot's credentials: fix its API key, then reload";
+  return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -1,19 +1,24 @@
 /**
- * `/admin/…`: what `bothost failed` asks a running daemon. Admin routes change what the daemon
- * does, so they never answer on a public interface unannounced: with `http.admin_token` set every
- * request must carry `Authorization: Bearer <token>` (compared in constant time); without it they
- * exist only when the listener is on a loopback address.
+ * `/admin/…` (what `bothost status` and `bothost failed` ask a running daemon) and the `/status`
+ * page. They show and change what the daemon does, so they never answer on a public interface
+ * unannounced: with `http.admin_token` set every request must carry the token, as
+ * `Authorization: Bearer <token>` or as the password of HTTP Basic auth (a browser asks for it),
+ * compared in constant time; without a token they exist only when the listener is on a loopback
+ * address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
 import { safeEqual } from "../webhook/constant-time.ts";
+import type { DaemonStatus } from "./daemon-status.ts";
+import { renderStatusPage } from "./status-page.ts";
 
 export interface AdminDeps {
   /** The listener's host, as configured. */
   host: string;
   token: string | undefined;
   letters: DeadLetterOffice;
+  status: () => Promise<DaemonStatus>;
 }
 
 /** True for an address only this machine can reach. */
@@ -38,6 +43,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
       });
     }
     const { letters } = deps;
+    admin.get("/admin/status", () => deps.status());
+    admin.get("/status", async (_request, reply) =>
+      reply
+        .type("text/html; charset=utf-8")
+        .header("cache-control", "no-store")
+        .send(renderStatusPage(await deps.status())),
+    );
     admin.get("/admin/failed", (request, reply) => answer(reply, () => letters.list(query(request).bot)));
     admin.get("/admin/failed/:bot/:n", async (request, reply) => {
       const { bot, n } = request.params as { bot: string; n: string };
@@ -52,6 +64,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
     );
   });
   return true;
+}
+
+/** The token of a Bearer header, or the password of a Basic one. */
+function givenToken(header: string): string {
+  if (header.startsWith("Bearer ")) return header.slice("Bearer ".length);
+  if (!header.startsWith("Basic ")) return "";
+  const decoded = Buffer.from(header.slice("Basic ".length), "base64").toString("utf8");
+  return decoded.slice(decoded.indexOf(":") + 1);
 }
 
 function query(request: FastifyRequest): { bot?: string } {

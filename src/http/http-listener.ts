@@ -16,6 +16,7 @@ import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
+import type { DaemonStatus } from "./daemon-status.ts";
 import { registerHealthRoutes } from "./health-routes.ts";
 import type { ReadinessInput } from "./readiness.ts";
 
@@ -44,11 +45,11 @@ export interface HttpListenerOptions {
   store: StateStore;
   bots: readonly HttpBot[];
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
-  admin?: { token: string | undefined; letters: DeadLetterOffice };
+  admin?: { token: string | undefined; letters: DeadLetterOffice; status: () => Promise<DaemonStatus> };
   now?: () => number;
 }
 
-const RESERVED = ["/healthz", "/readyz", "/metrics", "/webhooks/", "/admin/"];
+const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
 
 /**
  * @example

@@ -3,7 +3,6 @@
  * and through the running daemon's admin routes when it holds the directory.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +13,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
+import { freePort } from "../support/free-port.ts";
 import { startInProcessDaemon } from "../support/in-process-daemon.ts";
 
 const KEY = "mod-secret-key-0123456789";
@@ -125,17 +125,6 @@ describe("with the daemon stopped: straight in the state directory", () => {
     expect(unknownBot.stderr).toContain('no bot named "nope" in the config (bots: mod, echo)');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe("with the daemon running: through its admin routes", () => {
   let sandbox: Sandbox;

@@ -1,0 +1,82 @@
+/**
+ * `bothost status`: ask the running daemon what each bot is doing.
+ */
+import { parseArgs } from "node:util";
+import { resolveConfigPath } from "../config/config-path.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { loadConfig } from "../config/load-config.ts";
+import type { BotStatus, DaemonStatus } from "../http/daemon-status.ts";
+import { duration } from "../http/status-page.ts";
+import { daemonClient } from "./daemon-client.ts";
+import { reportStartupError } from "./report-error.ts";
+
+export const statusHelp = `Usage: bothost status [--config FILE] [--json]
+
+Asks the running daemon (through its HTTP listener, http.listen) what each bot is doing: its
+state and why, its event queue and its age, its last event, events handled, failed handler runs,
+dead letters and next scheduled runs; and the daemon's version and uptime. Exits 1 when the
+daemon does not answer or a bot has failed.
+
+Options:
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+      --json          Print the status as JSON
+  -h, --help          Show this text
+`;
+
+export async function runStatusCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: "string", short: "c" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(statusHelp);
+    return ExitCode.Ok;
+  }
+  try {
+    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    const daemon = daemonClient(await loadConfig(path), "bothost status");
+    const status = (await daemon.call("GET", "/admin/status")) as DaemonStatus;
+    process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+    return status.bots.some((b) => b.state === "failed") ? ExitCode.RuntimeFailure : ExitCode.Ok;
+  } catch (err) {
+    return reportStartupError(err);
+  }
+}
+
+export function formatStatus(s: DaemonStatus): string {
+  const lines = [
+    `bothost ${s.version}, pid ${s.pid}, up ${duration(s.uptimeSeconds)}, ${s.bots.length} bot${s.bots.length === 1 ? "" : "s"}`,
+    "",
+  ];
+  const head = ["BOT", "STATE", "QUEUE AGE", "LAST EVENT", "HANDLED", "FAILED", "DEAD", "NEXT RUN"];
+  const rows = s.bots.map((b) => [
+    b.name,
+    b.state,
+    b.queueAgeSeconds === undefined ? "-" : duration(b.queueAgeSeconds),
+    b.lastEventAt?.replace(/\.\d+Z$/, "Z") ?? "-",
+    String(b.handled),
+    String(b.failed),
+    String(b.deadLetters),
+    b.nextRuns[0] ? `${b.nextRuns[0].name} ${b.nextRuns[0].at.replace(/\.\d+Z$/, "Z")}` : "-",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  lines.push(
+    ...[head, ...rows].map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    ),
+  );
+  const troubled = s.bots.filter((b): b is BotStatus & { reason: string } => b.reason !== undefined);
+  if (troubled.length > 0) lines.push("", ...troubled.map((b) => `${b.name}: ${b.reason}`));
+  if (s.recentFailures.length > 0) {
+    lines.push("", `${s.recentFailures.length} recent dead letter(s); see "bothost failed list".`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,86 @@
+/**
+ * The daemon's status as `bothost status` and the `/status` page show it, built from each bot's
+ * runtime status, its dead letters and its schedule.
+ */
+import { bothostVersion } from "../api/version.ts";
+import type { BotStatus, DaemonStatus, RecentFailure } from "../http/daemon-status.ts";
+import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
+import type { BotRuntime } from "./bot-runtime.ts";
+
+/** How many recent dead letters the status lists. */
+const RECENT_FAILURES = 20;
+const NEXT_RUNS = 3;
+
+export interface StatusSources {
+  startedAt: number;
+  bots: readonly BotRuntime[];
+  letters: DeadLetterOffice;
+  /** Why a bot failed to start, by name (a setup that threw, rejected credentials). */
+  startFailures: ReadonlyMap<string, string>;
+  now?: () => number;
+}
+
+export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
+  const now = (s.now ?? Date.now)();
+  const letters = await s.letters.list();
+  const perBot = new Map<string, number>();
+  for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);
+  const recentFailures: RecentFailure[] = letters
+    .sort((a, b) => b.lastFailedAt.localeCompare(a.lastFailedAt))
+    .slice(0, RECENT_FAILURES)
+    .map((l) => ({ id: l.id, bot: l.bot, at: l.lastFailedAt, error: `${l.error.name}: ${l.error.message}` }));
+  return {
+    version: bothostVersion,
+    pid: process.pid,
+    startedAt: new Date(s.startedAt).toISOString(),
+    uptimeSeconds: Math.round((now - s.startedAt) / 1000),
+    bots: s.bots.map((runtime) =>
+      botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name)),
+    ),
+    recentFailures,
+  };
+}
+
+function botStatus(runtime: BotRuntime, deadLetters: number, startFailure: string | undefined): BotStatus {
+  const st = runtime.status;
+  const { state, reason } = startFailure
+    ? { state: "failed" as const, reason: startFailure }
+    : stateOf(st.state);
+  const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({ name, at: b.occurrence }));
+  const jobs = runtime.scheduler
+    .jobs()
+    .flatMap((j) => (j.nextRunAt ? [{ name: j.id, at: j.nextRunAt.toISOString() }] : []));
+  return {
+    name: runtime.name,
+    state,
+    ...(reason ? { reason } : {}),
+    queueId: st.queueId,
+    handled: st.handled,
+    failed: st.failed,
+    deadLetters,
+    nextRuns: [...bookings, ...jobs].sort((a, b) => a.at.localeCompare(b.at)).slice(0, NEXT_RUNS),
+    ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
+  };
+}
+
+function stateOf(state: string): Pick<BotStatus, "state" | "reason"> {
+  switch (state) {
+    case "polling":
+      return { state: "running" };
+    case "webhook":
+    case "standby":
+      return { state };
+    case "idle":
+    case "registering":
+      return { state: "starting" };
+    case "backing_off":
+      return { state: "retrying", reason: "the event queue failed; retrying with backoff" };
+    case "auth_failed":
+      return {
+        state: "failed",
+        reason: "the server rejected the bot's credentials: fix its API key, then reload",
+      };
+    default:
+      return { state: "stopped" };
+  }
+}

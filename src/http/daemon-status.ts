@@ -1,0 +1,44 @@
+/**
+ * What `bothost status`, `/admin/status` and the `/status` page show: the daemon and each bot as an
+ * operator needs them. The daemon builds it (src/daemon/status-of.ts); the listener only serves it.
+ */
+
+/** One bot, as the status shows it. */
+export interface BotStatus {
+  name: string;
+  /** starting, running, retrying, stopped, failed, standby (another instance runs it), webhook. */
+  state: "starting" | "running" | "retrying" | "stopped" | "failed" | "standby" | "webhook";
+  /** Why the bot is not running, in words (absent when it runs). */
+  reason?: string;
+  queueId: string | null;
+  /** Seconds since the current event queue was registered. */
+  queueAgeSeconds?: number;
+  /** ISO 8601: when the bot last received an event. */
+  lastEventAt?: string;
+  handled: number;
+  /** Handler runs that threw (each attempt counts). */
+  failed: number;
+  deadLetters: number;
+  /** The next recurring announcements and cron runs, soonest first. */
+  nextRuns: { name: string; at: string }[];
+  /** Cluster mode: the instance holding the bot's lease, if known. */
+  leaseHolder?: string;
+  server?: { version: string; featureLevel: number };
+}
+
+/** A recent dead letter, for the page. */
+export interface RecentFailure {
+  id: string;
+  bot: string;
+  at: string;
+  error: string;
+}
+
+export interface DaemonStatus {
+  version: string;
+  pid: number;
+  startedAt: string;
+  uptimeSeconds: number;
+  bots: BotStatus[];
+  recentFailures: RecentFailure[];
+}
