@@ -33,13 +33,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
   app.register(async (admin) => {
     if (token !== undefined) {
       admin.addHook("onRequest", async (request, reply) => {
-        const header = request.headers.authorization ?? "";
-        const given = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
-        if (!safeEqual(given, token)) {
-          return reply
-            .code(401)
-            .send({ error: "admin routes need Authorization: Bearer <http.admin_token>" });
-        }
+        if (safeEqual(givenToken(request.headers.authorization ?? ""), token)) return;
+        return reply
+          .code(401)
+          .header("www-authenticate", 'Basic realm="bothost", charset="UTF-8"')
+          .send({ error: "this route needs the http.admin_token: Authorization: Bearer <token>" });
       });
     }
     const { letters } = deps;

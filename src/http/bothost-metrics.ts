@@ -232,7 +232,10 @@ function bound<T>(make: (key: string) => T): (key: string) => T {
   const made = new Map<string, T>();
   return (key) => {
     let value = made.get(key);
-    if (value === undefined) made.set(key, (value = make(key)));
+    if (value === undefined) {
+      value = make(key);
+      made.set(key, value);
+    }
     return value;
   };
 }

@@ -21,7 +21,12 @@ describe("EffectRecords", () => {
   it("a re-run for the same event returns recorded results and acts only for new effects", async () => {
     const { r, commits } = records();
     const sent: string[] = [];
-    const send = (text: string) => ({ act: async () => (sent.push(text), { id: sent.length }) });
+    const send = (text: string) => ({
+      act: async () => {
+        sent.push(text);
+        return { id: sent.length };
+      },
+    });
 
     const first = r.run("m:42");
     expect(await first.once("send", send("a"))).toEqual({ id: 1 });
@@ -56,7 +61,11 @@ describe("EffectRecords", () => {
     const { r } = records();
     let acts = 0;
     const failing = {
-      act: async () => ((acts++, acts === 1) ? Promise.reject(new Error("reset")) : { ok: true }),
+      act: async () => {
+        acts++;
+        if (acts === 1) throw new Error("reset");
+        return { ok: true };
+      },
     };
     await expect(r.run("m:1").once("report", failing)).rejects.toThrow("reset");
     expect(await r.run("m:1").once("report", failing)).toEqual({ ok: true });
