@@ -28,7 +28,9 @@ beforeAll(async () => {
   port = await freePort();
   dir = await mkdtemp(join(tmpdir(), "bothost-status-"));
   const quiet = defineBot({
-    setup: (bot) => bot.cron("0 3 * * *", { id: "nightly" }, () => {}),
+    setup(bot) {
+      bot.cron("0 3 * * *", { id: "nightly" }, () => {});
+    },
   });
   running = await startInProcessDaemon(
     sandbox,
