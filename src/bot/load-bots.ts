@@ -5,7 +5,7 @@ import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
-import { loadBotModuleFile } from "./load-module.ts";
+import { botModuleFile, loadBotModuleFile } from "./load-module.ts";
 import { isModuleError, type ModuleError } from "./module-error.ts";
 import { moduleFingerprint } from "./module-fingerprint.ts";
 import { validateBotSettings } from "./validate-settings.ts";
@@ -89,4 +89,23 @@ export async function loadBots(
     });
   }
   return loaded;
+}
+
+/**
+ * Each bot's module fingerprint, without loading any module (what a reload compares). A module
+ * that cannot be found gets a fingerprint of its own, so the reload loads it and reports why.
+ */
+export async function botFingerprints(config: Config, source: ConfigSource): Promise<Map<string, string>> {
+  const prints = new Map<string, string>();
+  for (const [name, bot] of Object.entries(config.bots)) {
+    try {
+      prints.set(
+        name,
+        await moduleFingerprint(await botModuleFile(bot.module, { configDir: source.dir, botName: name })),
+      );
+    } catch {
+      prints.set(name, `unresolved ${bot.module}`);
+    }
+  }
+  return prints;
 }

@@ -32,9 +32,29 @@ function loader(): Jiti {
   return jiti;
 }
 
+let reloads = 0;
+
+/**
+ * TypeScript through jiti; JavaScript with Node's import(). Fresh: TypeScript through a loader
+ * without a module cache (the module and the local files it imports are evaluated again);
+ * JavaScript ESM by a new URL, which evaluates the entry file again (Node keeps the files it
+ * imports cached).
+ */
+async function importModule(file: string, fresh: boolean): Promise<unknown> {
+  const typescript = /\.[mc]?ts$/.test(file);
+  if (typescript) return (fresh ? freshLoader() : loader()).import(file);
+  const url = pathToFileURL(file).href;
+  return import(fresh && !file.endsWith(".cjs") ? `${url}?reload=${++reloads}` : url);
+}
+
 /** A loader without a module cache: every file it imports is read and evaluated again. */
 function freshLoader(): Jiti {
   return createJiti(import.meta.url, { interopDefault: true, moduleCache: false, fsCache: false });
+}
+
+/** The file a bot's module specifier resolves to, without loading it. */
+export function botModuleFile(specifier: string, options: LoadBotModuleOptions): Promise<string> {
+  return resolveModule(specifier, options, loader());
 }
 
 /**
@@ -66,11 +86,7 @@ export async function loadBotModuleFile(
   const details = { botName, specifier, resolvedPath: file };
   let namespace: unknown;
   try {
-    namespace = options.fresh
-      ? await freshLoader().import(file)
-      : /\.[mc]?ts$/.test(file)
-        ? await loader().import(file)
-        : await import(pathToFileURL(file).href);
+    namespace = await importModule(file, options.fresh === true);
   } catch (err) {
     throw new ModuleError(
       "MODULE_LOAD_FAILED",

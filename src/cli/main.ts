@@ -28,6 +28,10 @@ const commands: Record<string, Command> = {
     summary: "List, show, retry or drop dead letters (events whose handler failed every attempt)",
     run: async (argv) => (await import("./failed.ts")).runFailedCommand(argv),
   },
+  reload: {
+    summary: "Make the running daemon read its config again and apply what changed",
+    run: async (argv) => (await import("./reload.ts")).runReloadCommand(argv),
+  },
   run: {
     summary: "Run every bot in the config until SIGINT/SIGTERM",
     run: async (argv) => (await import("./run.ts")).runCommand(argv),

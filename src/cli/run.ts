@@ -6,12 +6,15 @@ import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
+import { logReloadFailure } from "./reload.ts";
 import { reportStartupError } from "./report-error.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
 
 Starts every bot in the config and runs until SIGINT or SIGTERM, then stops polling, lets
 handlers finish (up to shutdown_timeout), deletes the event queues and flushes the state.
+SIGHUP (or "bothost reload") reads the config again: added bots start, removed bots stop,
+changed bots restart; a config with errors is refused and the old one keeps running.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -46,6 +49,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       };
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
+      process.on("SIGHUP", () => {
+        log.info({ signal: "SIGHUP" }, "reloading the config");
+        daemon.reload().catch((err: unknown) => logReloadFailure(log, err));
+      });
     });
     const report = await daemon.start();
     // In a cluster an instance whose bots all run elsewhere still waits, as their spare.

@@ -12,6 +12,7 @@ import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon } from "./daemon.ts";
+import { reloadFromFile } from "./reload-from-file.ts";
 
 /** Real timers, with "now" read from the sandbox's (movable) clock. */
 function sandboxTime(sandbox: Sandbox): Clock {
@@ -71,7 +72,12 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
     const daemon = new Daemon({
       ...(clock ? { clock } : {}),
       config,
-      bots: loaded.map((b) => ({ name: b.name, definition: b.definition as never, settings: b.settings })),
+      bots: loaded.map((b) => ({
+        name: b.name,
+        definition: b.definition as never,
+        settings: b.settings,
+        fingerprint: b.fingerprint,
+      })),
       store,
       ...(coordinator ? { coordinator } : {}),
       log,
@@ -79,6 +85,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
         ? { sandbox: { url: embedded.url, apiKeyOf: (email) => embedded.control.apiKeyOf(email) } }
         : {}),
     });
+    daemon.reloader = () => reloadFromFile(daemon, configPath);
     return {
       config,
       daemon,

@@ -9,21 +9,26 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
-import { HttpConfigError, HttpListener } from "../http/http-listener.ts";
+import { type HttpBot, HttpConfigError, HttpListener } from "../http/http-listener.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import { optionsFromConfig } from "./bot-config-options.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
-import { statusOf } from "./status-of.ts";
+import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { startFailure, statusOf } from "./status-of.ts";
 
 export interface DaemonBot {
   name: string;
   definition: BotDefinition<never, never>;
   settings: unknown;
+  /** The module's fingerprint (see `moduleFingerprint`), for reloads. */
+  fingerprint?: string;
 }
 
 export interface DaemonOptions {
@@ -66,22 +71,112 @@ export class Daemon {
   readonly metrics = new BothostMetrics();
   /** The HTTP listener, when the config has `http.listen`. */
   readonly http: HttpListener | undefined;
-  /** Every bot's dead letters (events whose handler failed every attempt). */
-  readonly letters: DeadLetterOffice;
+  /** The config in force: the one given, then each reload's. */
+  #config: Config;
+  #letters: DeadLetterOffice;
+  /** What a reload compares each bot by. */
+  readonly #identities = new Map<string, BotIdentity>();
 
   constructor(options: DaemonOptions) {
     this.#o = options;
-    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    this.#config = options.config;
+    this.#letters = deadLetterOfficeFor(options.config, options.store, options.log);
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
     this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
     for (const bot of options.bots) {
-      const runtime = this.#runtimeFor(bot);
+      const runtime = this.#add(bot);
       runtime.standby = this.#coordinator.mode === "cluster"; // until its lease is won
-      this.bots.push(runtime);
-      this.#switches.set(runtime.name, new BotSwitch(runtime));
     }
     this.http = this.#httpListener();
+  }
+
+  /** Every bot's dead letters (events whose handler failed every attempt). */
+  get letters(): DeadLetterOffice {
+    return this.#letters;
+  }
+
+  /** The config in force. */
+  get config(): Config {
+    return this.#config;
+  }
+
+  /** True when instances share the bots through leases (a reload cannot add or remove bots). */
+  get clustered(): boolean {
+    return this.#coordinator.mode === "cluster";
+  }
+
+  /** Each bot's config entry and module, as a reload compares them. */
+  get identities(): ReadonlyMap<string, BotIdentity> {
+    return this.#identities;
+  }
+
+  /**
+   * Apply a reload planned by {@link planReload}: stop removed bots (their queues are deleted),
+   * restart changed ones (catch-up fetches what arrived meanwhile; the delivery ledger keeps each
+   * message handled once), start added ones. Other bots are not touched. Solo mode only: in a
+   * cluster, bots are added or removed by restarting the instances one after another.
+   */
+  async applyReload(config: Config, plan: ReloadPlan, loaded: readonly DaemonBot[]): Promise<ReloadReport> {
+    const deadline = config.shutdown_timeout;
+    const report: ReloadReport = { ...plan, failed: [] };
+    const byName = new Map(loaded.map((b) => [b.name, b]));
+    for (const name of [...plan.remove, ...plan.restart]) {
+      await this.#switches.get(name)?.halt(deadline);
+      this.#remove(name);
+    }
+    this.#config = config;
+    this.#letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    for (const name of plan.keep)
+      this.#identities.set(name, identityOf(config, byName.get(name), this.#identities.get(name)));
+    const starting = [...plan.restart, ...plan.add].flatMap((name) => {
+      const bot = byName.get(name);
+      return bot ? [this.#add(bot)] : [];
+    });
+    const started: StartReport = { started: [], authFailed: [], failed: [], standby: [] };
+    await this.#startBots(
+      starting.map((r) => r.name),
+      started,
+    );
+    report.failed = [
+      ...started.authFailed.map((name) => ({
+        name,
+        error: this.#startFailures.get(name) ?? "rejected credentials",
+      })),
+      ...started.failed.map((f) => ({
+        name: f.name,
+        error: this.#startFailures.get(f.name) ?? String(f.error),
+      })),
+    ];
+    this.#o.log.info(
+      {
+        added: plan.add,
+        removed: plan.remove,
+        restarted: plan.restart,
+        needRestart: plan.needRestart,
+        failed: report.failed.map((f) => f.name),
+      },
+      "config reloaded",
+    );
+    return report;
+  }
+
+  #add(bot: DaemonBot): BotRuntime {
+    const runtime = this.#runtimeFor(bot);
+    this.bots.push(runtime);
+    this.#switches.set(runtime.name, new BotSwitch(runtime));
+    this.#identities.set(bot.name, identityOf(this.#config, bot, undefined));
+    this.http?.setBot(bot.name, this.#httpBot(runtime));
+    return runtime;
+  }
+
+  #remove(name: string): void {
+    const at = this.bots.findIndex((b) => b.name === name);
+    if (at >= 0) this.bots.splice(at, 1);
+    this.#switches.delete(name);
+    this.#identities.delete(name);
+    this.#startFailures.delete(name);
+    this.http?.setBot(name, undefined);
   }
 
   /**
@@ -131,8 +226,28 @@ export class Daemon {
         }
       }
     };
-    const n = Math.min(this.#o.config.registration_concurrency, names.length);
+    const n = Math.min(this.#config.registration_concurrency, names.length);
     await Promise.all(Array.from({ length: n }, worker));
+  }
+
+  /**
+   * Set by whoever started the daemon from a config file (`bootDaemon`): reads the file again and
+   * applies it. SIGHUP, `bothost reload` and `/admin/reload` call it through {@link reload}.
+   */
+  reloader: (() => Promise<ReloadReport>) | undefined;
+  #reloading: Promise<unknown> = Promise.resolve();
+
+  /** Reload the config from its file (see {@link reloader}); reloads run one after another. */
+  reload(): Promise<ReloadReport> {
+    const reloader = this.reloader;
+    if (!reloader) {
+      return Promise.reject(
+        new BothostError("RELOAD_UNAVAILABLE", "this daemon was not started from a config file"),
+      );
+    }
+    const run = this.#reloading.then(() => reloader());
+    this.#reloading = run.catch(() => {});
+    return run;
   }
 
   /** What `bothost status` and the `/status` page show. */
@@ -150,7 +265,7 @@ export class Daemon {
     if (this.#stopped) return;
     this.#stopped = true;
     await this.http?.close();
-    const deadline = this.#o.config.shutdown_timeout;
+    const deadline = this.#config.shutdown_timeout;
     let abandoned = 0;
     // In a cluster the leases stay renewed while the bots stop, then are released at once.
     await this.#coordinator.stop(async () => {
@@ -162,7 +277,7 @@ export class Daemon {
   }
 
   #runtimeFor(bot: DaemonBot): BotRuntime {
-    const c = this.#o.config.bots[bot.name];
+    const c = this.#config.bots[bot.name];
     if (!c) throw new Error(`no config for bot ${bot.name}`);
     const log = this.#o.log.child({ bot: bot.name });
     const onSandbox = c.server.url === "sandbox";
@@ -176,7 +291,7 @@ export class Daemon {
       logger: log,
       ...this.metrics.apiSink(bot.name),
     });
-    const margin = this.#o.tuning?.longpollMarginMs ?? this.#o.config.longpoll_margin;
+    const margin = this.#o.tuning?.longpollMarginMs ?? this.#config.longpoll_margin;
     return new BotRuntime({
       name: bot.name,
       definition: bot.definition,
@@ -187,18 +302,10 @@ export class Daemon {
       commit: () => this.#o.store.commit(),
       ...this.#syncCommit(),
       log,
-      ...(c.events ? { events: c.events } : {}),
-      ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
-      ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),
-      ownMessages: c.own_messages,
-      concurrency: c.concurrency,
-      handlerTimeoutMs: c.handler_timeout,
-      replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
-      longMessages: c.long_messages,
+      ...optionsFromConfig(c),
       ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
       ...(this.#o.clock ? { clock: this.#o.clock } : {}),
-      ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
       metrics: this.metrics.runtimeSink(bot.name),
     });
   }
@@ -213,9 +320,20 @@ export class Daemon {
     return { syncCommit: { ready: () => store.canCommitNow!(), commit: () => store.commitNow!() } };
   }
 
+  #httpBot(runtime: BotRuntime): HttpBot {
+    const c = this.#config.bots[runtime.name]!;
+    const o = c.outgoing_webhook;
+    return {
+      runtime,
+      store: this.#coordinator.storeFor(runtime.name),
+      handlerTimeoutMs: c.handler_timeout,
+      ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
+    };
+  }
+
   #httpListener(): HttpListener | undefined {
-    const http = this.#o.config.http;
-    const webhookBots = Object.entries(this.#o.config.bots).filter(([, b]) => b.outgoing_webhook);
+    const http = this.#config.http;
+    const webhookBots = Object.entries(this.#config.bots).filter(([, b]) => b.outgoing_webhook);
     if (!http) {
       if (webhookBots.length > 0) {
         throw new HttpConfigError(
@@ -232,23 +350,13 @@ export class Daemon {
       log: this.#o.log,
       metrics: this.metrics,
       store: this.#o.store,
-      admin: { token: http.admin_token, letters: this.letters, status: () => this.status() },
-      bots: this.bots.map((runtime) => {
-        const c = this.#o.config.bots[runtime.name]!;
-        const o = c.outgoing_webhook;
-        return {
-          runtime,
-          store: this.#coordinator.storeFor(runtime.name),
-          handlerTimeoutMs: c.handler_timeout,
-          ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
-        };
-      }),
+      admin: {
+        token: http.admin_token,
+        letters: () => this.letters,
+        status: () => this.status(),
+        reload: () => this.reload(),
+      },
+      bots: this.bots.map((runtime) => this.#httpBot(runtime)),
     });
   }
-}
-
-/** A start failure in words, for the status. */
-function startFailure(error: unknown): string {
-  if (isAuthError(error)) return "the server rejected the bot's credentials: fix its API key, then reload";
-  return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -15,6 +15,11 @@ export interface ReloadPlan {
   needRestart: string[];
 }
 
+/** What a reload did: the plan, and the bots that failed to start again (with the reason). */
+export interface ReloadReport extends ReloadPlan {
+  failed: { name: string; error: string }[];
+}
+
 /** What is compared per bot: a hash of its config entry, and its module's fingerprint. */
 export interface BotIdentity {
   entry: string;
@@ -63,4 +68,18 @@ function stableJson(value: unknown): string {
         : v,
     ) ?? "undefined"
   );
+}
+
+/** A bot as the daemon's reload compares it (`before` for a bot kept as it was). */
+export function identityOf(
+  config: Config,
+  bot: { name: string; fingerprint?: string | undefined } | undefined,
+  before: BotIdentity | undefined,
+): BotIdentity {
+  const name = bot?.name;
+  const entry = name ? config.bots[name] : undefined;
+  return {
+    entry: entry ? entryHash(entry) : (before?.entry ?? ""),
+    module: bot?.fingerprint ?? before?.module ?? "",
+  };
 }

@@ -2,6 +2,7 @@
  * The daemon's status as `bothost status` and the `/status` page show it, built from each bot's
  * runtime status, its dead letters and its schedule.
  */
+import { isAuthError } from "../api/errors.ts";
 import { bothostVersion } from "../api/version.ts";
 import type { BotStatus, DaemonStatus, RecentFailure } from "../http/daemon-status.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
@@ -83,4 +84,10 @@ function stateOf(state: string): Pick<BotStatus, "state" | "reason"> {
     default:
       return { state: "stopped" };
   }
+}
+
+/** A start failure in words, for the status. */
+export function startFailure(error: unknown): string {
+  if (isAuthError(error)) return "the server rejected the bot's credentials: fix its API key, then reload";
+  return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -7,6 +7,7 @@
  * address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isConfigError } from "../config/config-error.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
 import { safeEqual } from "../webhook/constant-time.ts";
@@ -17,8 +18,11 @@ export interface AdminDeps {
   /** The listener's host, as configured. */
   host: string;
   token: string | undefined;
-  letters: DeadLetterOffice;
+  /** The dead letters in force (a reload replaces them). */
+  letters: () => DeadLetterOffice;
   status: () => Promise<DaemonStatus>;
+  /** Reload the config from its file; rejects with the located config errors. */
+  reload: () => Promise<unknown>;
 }
 
 /** True for an address only this machine can reach. */
@@ -40,7 +44,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
           .send({ error: "this route needs the http.admin_token: Authorization: Bearer <token>" });
       });
     }
-    const { letters } = deps;
+    const letters = () => deps.letters();
     admin.get("/admin/status", () => deps.status());
     admin.get("/status", async (_request, reply) =>
       reply
@@ -48,17 +52,27 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
         .header("cache-control", "no-store")
         .send(renderStatusPage(await deps.status())),
     );
-    admin.get("/admin/failed", (request, reply) => answer(reply, () => letters.list(query(request).bot)));
+    admin.post("/admin/reload", async (_request, reply) => {
+      try {
+        return await deps.reload();
+      } catch (err) {
+        // A config or module the daemon refused: the located problems, for `bothost reload` to print.
+        if (isConfigError(err)) return reply.code(400).send({ error: err.format() });
+        if (isBothostError(err)) return reply.code(400).send({ error: `${err.message} [${err.code}]` });
+        throw err;
+      }
+    });
+    admin.get("/admin/failed", (request, reply) => answer(reply, () => letters().list(query(request).bot)));
     admin.get("/admin/failed/:bot/:n", async (request, reply) => {
       const { bot, n } = request.params as { bot: string; n: string };
-      const letter = await letters.get(`${bot}/${n}`);
+      const letter = await letters().get(`${bot}/${n}`);
       return letter ? letter : reply.code(404).send({ error: `no dead letter ${bot}/${n}` });
     });
     admin.post("/admin/failed/retry", (request, reply) =>
-      answer(reply, () => letters.retry(selection(request.body))),
+      answer(reply, () => letters().retry(selection(request.body))),
     );
     admin.post("/admin/failed/drop", (request, reply) =>
-      answer(reply, () => letters.drop(selection(request.body))),
+      answer(reply, () => letters().drop(selection(request.body))),
     );
   });
   return true;

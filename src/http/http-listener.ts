@@ -8,15 +8,13 @@ import type { Logger } from "pino";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
-import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
 import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
-import { registerAdminRoutes } from "./admin-routes.ts";
+import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
-import type { DaemonStatus } from "./daemon-status.ts";
 import { registerHealthRoutes } from "./health-routes.ts";
 import type { ReadinessInput } from "./readiness.ts";
 
@@ -45,7 +43,7 @@ export interface HttpListenerOptions {
   store: StateStore;
   bots: readonly HttpBot[];
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
-  admin?: { token: string | undefined; letters: DeadLetterOffice; status: () => Promise<DaemonStatus> };
+  admin?: Omit<AdminDeps, "host">;
   now?: () => number;
 }
 
@@ -63,6 +61,9 @@ export class HttpListener {
   readonly #o: HttpListenerOptions;
   readonly #app: FastifyInstance;
   readonly #stopping = new AbortController();
+  /** Each bot's routes look its runtime up here per request, so a reload can swap it. */
+  readonly #inbound = new Map<string, InboundBot>();
+  readonly #outgoing = new Map<string, OutgoingBot>();
   #url: string | undefined;
 
   constructor(options: HttpListenerOptions) {
@@ -105,6 +106,35 @@ export class HttpListener {
     await this.#app.close();
   }
 
+  /**
+   * After a reload: route the bot's webhooks to its new runtime (`undefined`: the bot was removed).
+   * Outgoing-webhook paths are fixed once listening; a bot that gains one needs a daemon restart.
+   */
+  setBot(name: string, bot: HttpBot | undefined): void {
+    const outgoing = this.#outgoing.get(name);
+    if (bot === undefined) {
+      this.#inbound.delete(name);
+      if (outgoing) this.#outgoing.delete(name);
+      return;
+    }
+    this.#inbound.set(name, this.#inboundOf(bot));
+    if (outgoing && bot.outgoing?.path === outgoing.path)
+      Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
+  }
+
+  /** The outgoing-webhook path the listener serves for a bot, if any. */
+  outgoingPath(name: string): string | undefined {
+    return this.#outgoing.get(name)?.path;
+  }
+
+  #inboundOf(b: HttpBot): InboundBot {
+    return {
+      runtime: b.runtime,
+      handlerTimeoutMs: b.handlerTimeoutMs,
+      store: (b.store ?? this.#o.store).namespace(b.runtime.name).namespace("webhooks"),
+    };
+  }
+
   #build(): FastifyInstance {
     const o = this.#o;
     const log = o.log.child({ component: "http" });
@@ -140,10 +170,9 @@ export class HttpListener {
       statuses: () => o.bots.map((b) => b.runtime.status),
       now,
     });
-    const outgoing: OutgoingBot[] = o.bots.flatMap((b) =>
-      b.outgoing ? [{ runtime: b.runtime, ...b.outgoing }] : [],
-    );
-    registerOutgoingRoutes(app, outgoing, log);
+    for (const b of o.bots)
+      if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
+    registerOutgoingRoutes(app, [...this.#outgoing.values()], log);
     if (o.admin) {
       const host = parseListenAddress(o.listen)?.host ?? "";
       if (!registerAdminRoutes(app, { host, ...o.admin })) {
@@ -153,16 +182,8 @@ export class HttpListener {
         );
       }
     }
-    const inbound = new Map<string, InboundBot>(
-      o.bots.map((b) => [
-        b.runtime.name,
-        {
-          runtime: b.runtime,
-          handlerTimeoutMs: b.handlerTimeoutMs,
-          store: (b.store ?? o.store).namespace(b.runtime.name).namespace("webhooks"),
-        },
-      ]),
-    );
+    for (const b of o.bots) this.#inbound.set(b.runtime.name, this.#inboundOf(b));
+    const inbound = this.#inbound;
     registerInboundRoutes(app, {
       bots: inbound,
       log,

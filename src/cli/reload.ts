@@ -1,0 +1,114 @@
+/**
+ * `bothost reload`: make the running daemon read its config again, and print what changed (or,
+ * for a config with errors, the errors, located, with exit code 2: the daemon keeps running the
+ * old config). Reached through the daemon's admin routes; without an HTTP listener, SIGHUP is sent
+ * to the pid in the state directory's lock file.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { Logger } from "pino";
+import { isConfigError } from "../config/config-error.ts";
+import { resolveConfigPath } from "../config/config-path.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { loadConfig } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
+import { stateDefaults } from "../config/state-schema.ts";
+import type { ReloadReport } from "../daemon/reload-plan.ts";
+import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { daemonClient } from "./daemon-client.ts";
+import { reportStartupError } from "./report-error.ts";
+
+export const reloadHelp = `Usage: bothost reload [--config FILE] [--json]
+
+Makes the running daemon read its config file again, validate it and every changed bot module in
+full, then apply only what changed: added bots start, removed bots stop (their event queues are
+deleted), bots whose entry, settings, key or module changed restart with catch-up; the others keep
+their queues. A config with errors is refused (printed with file:line:column; exit code 2) and the
+daemon keeps running the old one. Same as sending the daemon SIGHUP.
+
+Options:
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+      --json          Print what changed as JSON
+  -h, --help          Show this text
+`;
+
+export async function runReloadCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: "string", short: "c" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(reloadHelp);
+    return ExitCode.Ok;
+  }
+  try {
+    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    // The file must at least parse here: the daemon reads the same file.
+    const config = await loadConfig(path);
+    if (!config.http) return await signalDaemon(config);
+    const daemon = daemonClient(config, "bothost reload");
+    let report: ReloadReport;
+    try {
+      report = (await daemon.call("POST", "/admin/reload")) as ReloadReport;
+    } catch (err) {
+      if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
+        process.stderr.write(
+          `bothost reload: the daemon refused the new config and keeps the old one:\n${err.message.replace(/^the running daemon refused \(HTTP 400\): /, "")}\n`,
+        );
+        return ExitCode.ConfigInvalid;
+      }
+      throw err;
+    }
+    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+    return report.failed.length > 0 ? ExitCode.RuntimeFailure : ExitCode.Ok;
+  } catch (err) {
+    return reportStartupError(err);
+  }
+}
+
+async function signalDaemon(config: Config): Promise<number> {
+  if (config.state.redis !== undefined) {
+    throw new BothostError(
+      "DAEMON_UNREACHABLE",
+      'the config has no HTTP listener to reach the daemon: add `http: { listen: "127.0.0.1:8080" }`, or send SIGHUP to the daemon',
+    );
+  }
+  const lock = join(config.state.path ?? stateDefaults.path, "LOCK");
+  let pid: number;
+  try {
+    pid = (JSON.parse(await readFile(lock, "utf8")) as { pid: number }).pid;
+  } catch {
+    throw new BothostError("DAEMON_UNREACHABLE", `no daemon holds ${lock}: is it running with this config?`);
+  }
+  process.kill(pid, "SIGHUP");
+  process.stdout.write(`Sent SIGHUP to the daemon (pid ${pid}); its log says what changed.\n`);
+  return ExitCode.Ok;
+}
+
+export function formatReport(r: ReloadReport): string {
+  const lines: string[] = [];
+  const part = (label: string, names: string[]) =>
+    names.length > 0 && lines.push(`${label}: ${names.join(", ")}`);
+  part("Started", r.add);
+  part("Stopped", r.remove);
+  part("Restarted", r.restart);
+  if (lines.length === 0) lines.push("Nothing changed.");
+  lines.push(`Unchanged: ${r.keep.length} bot${r.keep.length === 1 ? "" : "s"}`);
+  for (const f of r.failed) lines.push(`Failed to start ${f.name}: ${f.error}`);
+  if (r.needRestart.length > 0) {
+    lines.push(`Applied at the next restart only: ${r.needRestart.join(", ")}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** A SIGHUP reload that was refused: the located errors in the log, the daemon goes on. */
+export function logReloadFailure(log: Logger, err: unknown): void {
+  const problems = isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
+  log.error({ problems }, `reload refused; the daemon keeps running the old config: ${problems}`);
+}
