@@ -24,6 +24,19 @@ export interface RuntimeMetricsSink {
   gap(): void;
 }
 
+/** A bot's series of one metric by event type, each bound on first use. */
+function perType<T>(bot: string, bind: (labels: { bot: string; type: string }) => T): (type: string) => T {
+  const byType = new Map<string, T>();
+  return (type) => {
+    let series = byType.get(type);
+    if (series === undefined) {
+      series = bind({ bot, type });
+      byType.set(type, series);
+    }
+    return series;
+  };
+}
+
 /** What a client reports (see `ClientCommonOptions.onResponse` and `onRateLimitWait`). */
 export interface ApiMetricsSink {
   onResponse(info: { endpoint: string; status: number; ms: number }): void;
@@ -149,15 +162,22 @@ export class BothostMetrics {
 
   /** A bot runtime's sink, bound to the bot's name. */
   runtimeSink(bot: string): RuntimeMetricsSink {
+    // Each event counts into series of its bot and type: bound once per type, not looked up
+    // (labels joined into a key) for every event. Bound on first use, so /metrics lists only
+    // the series that happened.
+    const received = perType(bot, (l) => this.eventsReceived.bind(l));
+    const handled = perType(bot, (l) => this.eventsHandled.bind(l));
+    const failed = perType(bot, (l) => this.eventsFailed.bind(l));
+    const duration = perType(bot, (l) => this.handlerDuration.bind(l));
     return {
-      eventReceived: (type) => this.eventsReceived.inc({ bot, type }),
+      eventReceived: (type) => received(type).inc(),
       eventHandled: (type, seconds) => {
-        this.eventsHandled.inc({ bot, type });
-        this.handlerDuration.observe({ bot, type }, seconds);
+        handled(type).inc();
+        duration(type).observe(seconds);
       },
       eventFailed: (type, seconds) => {
-        this.eventsFailed.inc({ bot, type });
-        this.handlerDuration.observe({ bot, type }, seconds);
+        failed(type).inc();
+        duration(type).observe(seconds);
       },
       queueRegistered: (reason) => this.queueRegistrations.inc({ bot, reason }),
       messagesReplayed: (count) => this.replayedMessages.inc({ bot }, count),

@@ -37,6 +37,24 @@ describe("MetricsRegistry", () => {
     expect(sampleValue(parsed, "dur_seconds_count", { bot: "b" })).toBe(3);
   });
 
+  it("counts through a bound series into the same series as inc and observe", () => {
+    const r = new MetricsRegistry();
+    const c = r.counter("events_total", "Events.", ["bot", "type"]);
+    const h = r.histogram("handler_seconds", "Durations.", ["bot", "type"], [0.1, 1]);
+    const bound = c.bind({ bot: "b", type: "message" });
+    const boundH = h.bind({ bot: "b", type: "message" });
+    bound.inc();
+    c.inc({ bot: "b", type: "message" });
+    bound.inc(2);
+    boundH.observe(0.05);
+    h.observe({ bot: "b", type: "message" }, 2);
+    const parsed = parsePrometheus(r.render());
+    expect(sampleValue(parsed, "events_total", { bot: "b", type: "message" })).toBe(4);
+    expect(sampleValue(parsed, "handler_seconds_bucket", { bot: "b", type: "message", le: "0.1" })).toBe(1);
+    expect(sampleValue(parsed, "handler_seconds_count", { bot: "b", type: "message" })).toBe(2);
+    expect(() => bound.inc(-1)).toThrow(/cannot decrease/);
+  });
+
   it("refuses bad names, missing labels, decreasing counters and kind clashes", () => {
     const r = new MetricsRegistry();
     expect(() => r.counter("bad-name", "x")).toThrow('metric name "bad-name" is not valid');
