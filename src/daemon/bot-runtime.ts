@@ -8,7 +8,7 @@ import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { QueueSource } from "../events/queue-source.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
-import { Dispatcher, type DispatchStats, type ReplyFn } from "../pipeline/dispatcher.ts";
+import { Dispatcher, type DispatchStats, type ReplyFn, type RunHandler } from "../pipeline/dispatcher.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
@@ -34,6 +34,8 @@ export class BotRuntime {
   standby = false;
   /** Events received, handled, failed, replayed, dropped as duplicates, and gaps. */
   readonly stats: DispatchStats;
+  /** Where a handler that is not an event's runs (cron jobs, inbound webhooks): see `RunHandler`. */
+  readonly runHandler: RunHandler;
   /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
   readonly scheduler: BotScheduler;
 
@@ -42,14 +44,6 @@ export class BotRuntime {
     this.#o = options;
     const store = options.store.namespace(options.name);
     this.#kv = new KV(store.namespace("kv"));
-    this.scheduler = new BotScheduler({
-      client: options.client,
-      store,
-      flush: options.flush,
-      log: options.log,
-      ...(options.clock ? { clock: options.clock } : {}),
-      contextDeps: () => this.contextDeps(),
-    });
     this.#services = new BotServices({
       name: options.name,
       client: options.client,
@@ -76,6 +70,16 @@ export class BotRuntime {
       ...(options.metrics ? { metrics: options.metrics } : {}),
     });
     this.stats = this.#dispatcher.stats;
+    this.runHandler = this.#dispatcher.runHandler;
+    this.scheduler = new BotScheduler({
+      client: options.client,
+      store,
+      flush: options.flush,
+      log: options.log,
+      ...(options.clock ? { clock: options.clock } : {}),
+      contextDeps: () => this.contextDeps(),
+      runHandler: this.runHandler,
+    });
   }
 
   /** Run the module's `setup` and work out the event types to subscribe to. */

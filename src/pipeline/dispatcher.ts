@@ -12,6 +12,8 @@
  *    the ledger ({@link Dispatcher#effectsDone}, the one place "every effect once" hooks into).
  *
  * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3: nothing to deduplicate.
+ * Cron jobs and inbound webhooks, which have their own timers and HTTP answers, enter at stage 4
+ * ({@link Dispatcher.runHandler}).
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
@@ -28,6 +30,7 @@ import {
   type ContextDeps,
   createBaseContext,
   createContext,
+  type SignalSource,
 } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
@@ -62,6 +65,19 @@ export interface DispatchMetrics {
   eventFailed(type: string, seconds: number): void;
 }
 
+/**
+ * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
+ * webhook): build its context from the bot's, with `extend` adding the kind's own members, and
+ * run `handler` with it. What a failure means is the caller's (a webhook answers 500, a cron job
+ * counts an error), so whatever `handler` throws or rejects with reaches the caller.
+ */
+export type RunHandler = <C, R>(
+  signal: SignalSource,
+  bindings: Record<string, unknown>,
+  extend: (base: BaseContext<unknown>) => C,
+  handler: (ctx: C) => R,
+) => R;
+
 export interface DispatchStats {
   received: number;
   handled: number;
@@ -92,6 +108,9 @@ export interface DispatcherOptions extends LedgerCommitOptions {
 /** The context options of nearly every event, made once. */
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
+/** The log bindings of a `bot.onStart()` handler's context. */
+const ON_START = Object.freeze({ onStart: true });
+const asIs = <T>(base: T): T => base;
 
 export class Dispatcher {
   readonly stats: DispatchStats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
@@ -242,16 +261,21 @@ export class Dispatcher {
   /** `bot.onStart()` handlers, on the bot's key (handler timeout; shutdown waits for them). */
   runOnStart(handlers: readonly ((ctx: BaseContext<unknown>) => unknown)[]): void {
     for (const handler of handlers) {
-      this.#queue.push(BOT_KEY, async (control) => {
-        const ctx = createBaseContext(this.contextDeps(), control, { onStart: true });
-        try {
-          await handler(ctx);
-        } catch (err) {
-          ctx.log.error({ err }, "onStart handler failed");
-        }
-      });
+      this.#queue.push(BOT_KEY, (control) =>
+        this.runHandler(control, ON_START, asIs, async (ctx) => {
+          try {
+            await handler(ctx);
+          } catch (err) {
+            ctx.log.error({ err }, "onStart handler failed");
+          }
+        }),
+      );
     }
   }
+
+  /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler) =>
+    handler(extend(createBaseContext(this.contextDeps(), signal, bindings)));
 
   /**
    * 4. run: synchronously when every middleware and handler is synchronous (no promise at all),

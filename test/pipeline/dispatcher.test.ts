@@ -189,4 +189,30 @@ describe("Dispatcher", () => {
     expect(order).toEqual(["start:pipe", "gap"]);
     expect(d.stats.received).toBe(0);
   });
+
+  it("runs a handler that is not an event's with the bot's context, and hands its failure back", async () => {
+    const d = await dispatcherFor(new Composer<BotContext<unknown>>());
+    const signal = new AbortController().signal;
+    const seen = d.runHandler(
+      signal,
+      { job: "nightly" },
+      (base) => Object.assign(base, { job: { id: "nightly" } }),
+      (ctx) => {
+        ctx.log.info("job ran");
+        return { bot: ctx.bot.name, job: ctx.job.id, signal: ctx.signal };
+      },
+    );
+    expect(seen).toEqual({ bot: "pipe", job: "nightly", signal });
+    expect(logs.find((l) => l.msg === "job ran")).toMatchObject({ job: "nightly" });
+    await expect(
+      d.runHandler(
+        signal,
+        {},
+        (base) => base,
+        async () => {
+          throw new Error("job failed");
+        },
+      ),
+    ).rejects.toThrow("job failed");
+  });
 });
