@@ -3,7 +3,6 @@
  * webhooks), stop it within a deadline, and report its status. Events go from the source to the
  * bot's dispatch pipeline (`pipeline/dispatcher.ts`), which this only creates and drains.
  */
-import type { ServerInfo } from "../api/server-info.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { QueueSource } from "../events/queue-source.ts";
@@ -137,6 +136,7 @@ export class BotRuntime {
         flush: o.flush,
         ...(o.metrics ? { metrics: o.metrics } : {}),
         signal,
+        lastContact: this.#source?.lastContact,
         onRegistered: (reason) => {
           // Events may have been lost with the old queue: check the bookings against the server.
           if (reason !== "start") this.scheduler.resync();
@@ -180,7 +180,7 @@ export class BotRuntime {
       userId: d.self?.userId,
       inFlight: d.inFlight,
       cursor: d.ledger?.cursor,
-      server: d.server as ServerInfo | undefined,
+      server: d.server,
       ...this.stats,
     };
   }

@@ -41,6 +41,8 @@ export interface QueueSourceOptions {
   metrics?: QueueMetrics;
   /** Aborted when the bot stops: catch-up gives up. */
   signal: AbortSignal;
+  /** When the server was last heard from by the bot's previous source, if it had one (a restart). */
+  lastContact?: number | undefined;
   /** A new queue is registered and the bot's identity known; called before catch-up. */
   onRegistered(reason: RegisterReason): void;
   /** A `scheduled_messages` event (the scheduler follows its bookings through them). */
@@ -71,9 +73,15 @@ export class QueueSource {
   /** When the server was last heard from on the previous queue (the `since` of a gap). */
   #lastContactBeforeGap: number | undefined;
 
+  /** When the server was last heard from with events on the current queue (a later source's `lastContact`). */
+  get lastContact(): number | undefined {
+    return this.#lastContactBeforeGap;
+  }
+
   constructor(options: QueueSourceOptions) {
     this.#o = options;
     this.#maxInFlight = options.maxInFlight ?? 256;
+    this.#lastContactBeforeGap = options.lastContact;
     const { client, dispatcher } = options;
     this.consumer = new QueueConsumer({
       log: options.log,
