@@ -25,7 +25,8 @@ export interface BotRuntimeOptions {
    * The store's synchronous commit, where it has one (the FileStore of a solo daemon): a
    * conversation's next message then starts at once, and the completions of each turn of the
    * event loop are committed at its end, before any handler's I/O can complete (see
-   * `BotRuntime#finishMessage`). Without it, the next message waits for `commit()`.
+   * `LedgerCommits.finish`, src/pipeline/ledger-commits.ts). Without it, the next message
+   * waits for `commit()`.
    */
   syncCommit?: { ready(): boolean; commit(): boolean };
   log: Logger;

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
+import type { RunHandler } from "../pipeline/dispatcher.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -27,8 +28,10 @@ export interface BotSchedulerOptions {
   log: Logger;
   /** Default: the real clock. Tests pass a ManualClock (and the same clock to the sandbox). */
   clock?: Clock;
-  /** What a cron job's context is built from. */
+  /** What the bot's contexts are built from (the server's empty-topic name is read from it). */
   contextDeps(): ContextDeps<unknown>;
+  /** The bot's pipeline's run stage: where cron jobs' handlers run. */
+  runHandler: RunHandler;
   /** See {@link RecurringBookingsOptions.retryFailedWithinMs}. Default 30 minutes. */
   retryFailedWithinMs?: number;
 }
@@ -45,7 +48,7 @@ export interface ScheduleDeclarations {
  *
  * @example
  * ```ts
- * const scheduler = new BotScheduler({ client, store: store.namespace("standup"), flush, log, contextDeps });
+ * const scheduler = new BotScheduler({ client, store: store.namespace("standup"), flush, log, contextDeps, runHandler });
  * await scheduler.start({ recurring, cronJobs });
  * // for each event: scheduler.onEvent(event); after a new queue: scheduler.resync();
  * console.log(scheduler.stats.booked);
@@ -100,7 +103,7 @@ export class BotScheduler {
         log,
         clock: this.#clock,
         stats: this.stats,
-        contextDeps: this.#o.contextDeps,
+        runHandler: this.#o.runHandler,
         signal: this.#stopping.signal,
       },
       declarations.cronJobs,

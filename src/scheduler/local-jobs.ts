@@ -4,12 +4,8 @@
  * policy can tell, after downtime, which occurrences passed.
  */
 import type { Logger } from "pino";
-import {
-  type BaseContext,
-  type ContextDeps,
-  createBaseContext,
-  type JobContext,
-} from "../pipeline/context.ts";
+import type { BaseContext, JobContext } from "../pipeline/context.ts";
+import type { RunHandler } from "../pipeline/dispatcher.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { CronOptions } from "./declarations.ts";
@@ -30,8 +26,8 @@ export interface LocalJobsOptions {
   log: Logger;
   clock: Clock;
   stats: SchedulerStats;
-  /** What a job's context is built from (called at each run: the server info may change). */
-  contextDeps(): ContextDeps<unknown>;
+  /** The bot's pipeline's run stage: builds the job's context and runs its handler. */
+  runHandler: RunHandler;
   /** Aborted when the bot stops. */
   signal: AbortSignal;
 }
@@ -122,21 +118,23 @@ export class LocalJobs {
 
   async #run(id: string, declaration: CronDeclaration, run: JobRun): Promise<void> {
     const signal = AbortSignal.any([run.signal, this.#o.signal]);
-    const base = createBaseContext(this.#o.contextDeps(), signal, {
-      job: id,
-      scheduledFor: run.scheduledFor.toISOString(),
-    });
-    // Assigned, not spread: the base context's helpers are getters on its prototype.
-    const ctx: JobContext<never> = Object.assign(base as BaseContext<never>, {
-      job: {
-        id,
-        expression: declaration.expression,
-        scheduledFor: run.scheduledFor,
-        firedAt: run.firedAt,
-        catchUp: run.catchUp,
-      },
-    });
-    await declaration.handler(ctx);
+    const bindings = { job: id, scheduledFor: run.scheduledFor.toISOString() };
+    await this.#o.runHandler(
+      signal,
+      bindings,
+      // Assigned, not spread: the base context's helpers are getters on its prototype.
+      (base): JobContext<never> =>
+        Object.assign(base as BaseContext<never>, {
+          job: {
+            id,
+            expression: declaration.expression,
+            scheduledFor: run.scheduledFor,
+            firedAt: run.firedAt,
+            catchUp: run.catchUp,
+          },
+        }),
+      declaration.handler,
+    );
   }
 
   async #persist(id: string, firedAt: Date): Promise<void> {

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { countAsWebhook } from "../log/access-log.ts";
-import { createBaseContext, type WebhookContext } from "../pipeline/context.ts";
+import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
@@ -125,21 +125,23 @@ async function handle(
     }
   }
   const signal = AbortSignal.any([AbortSignal.timeout(bot.handlerTimeoutMs), deps.stopping]);
-  // Assigned, not spread: the base context's helpers are getters on its prototype.
-  const ctx: WebhookContext<unknown> = Object.assign(
-    createBaseContext(bot.runtime.contextDeps(), signal, { webhook: name, requestId: request.id }),
-    {
-      request: {
-        body,
-        rawBody,
-        headers: request.headers,
-        query: request.query as Record<string, string>,
-        idempotencyKey,
-      },
-    },
-  );
   try {
-    const result = await untilAborted(Promise.resolve(target.handler(ctx)), signal);
+    const result = await bot.runtime.runHandler(
+      signal,
+      { webhook: name, requestId: request.id },
+      // Assigned, not spread: the base context's helpers are getters on its prototype.
+      (base): WebhookContext<unknown> =>
+        Object.assign(base, {
+          request: {
+            body,
+            rawBody,
+            headers: request.headers,
+            query: request.query as Record<string, string>,
+            idempotencyKey,
+          },
+        }),
+      (ctx) => untilAborted(Promise.resolve(target.handler(ctx)), signal),
+    );
     return isPlainObject(result) ? result : { ok: true };
   } catch (err) {
     // Let the sender's retry run the handler again.

@@ -1,9 +1,11 @@
 /**
  * What the HTTP side needs of a bot runtime: its name and state, the one dispatch path
- * (`deliver`), what a context is built from, and its `bot.webhook()` declarations.
+ * (`deliver`), the run stage for inbound webhooks (`runHandler`), what a context is built from,
+ * and its `bot.webhook()` declarations.
  */
 import type { ServerInfo } from "../api/server-info.ts";
 import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
+import type { RunHandler } from "../pipeline/dispatcher.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { WebhookOptions } from "./webhook-options.ts";
 
@@ -22,5 +24,7 @@ export interface WebhookRuntime {
     options?: { reply?: (content: string) => Promise<{ id: number }> },
   ): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;
+  /** The pipeline's run stage, where an inbound webhook's handler runs. */
+  readonly runHandler: RunHandler;
   readonly declarations: { readonly webhooks: ReadonlyMap<string, WebhookDeclaration> };
 }

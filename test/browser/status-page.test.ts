@@ -84,7 +84,14 @@ describe.skipIf(!chromiumPath)("the /status page in chromium", () => {
       .locator(".bot")
       .evaluateAll((cards) => cards.map((c) => c.getBoundingClientRect().x));
     expect(new Set(boxes).size).toBe(1);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate(() => {
+      // Runs in the page; the project's types have no DOM.
+      const g = globalThis as unknown as {
+        document: { documentElement: { scrollWidth: number } };
+        innerWidth: number;
+      };
+      return g.document.documentElement.scrollWidth - g.innerWidth;
+    });
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: "test-results/status-page-phone.png", fullPage: true });
     await page.close();

@@ -1,0 +1,201 @@
+/**
+ * The event queue as a source of the dispatch pipeline: register (noting the first start's
+ * baseline), poll, and after each new queue replay what was missed and report a gap; every
+ * event, live or replayed, goes to the pipeline as an `Incoming`.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import { serverInfoFrom } from "../api/server-info.ts";
+import type { BotIdentity, Dispatcher } from "../pipeline/dispatcher.ts";
+import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
+import type { Narrow } from "../wire/records.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
+import { catchUp, newestMessageId } from "./catch-up.ts";
+import { queueApiFor } from "./queue-api.ts";
+import { QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
+import { registerParams, replayMessageFormat } from "./register-params.ts";
+import type { ReplayLimits } from "./replay.ts";
+
+/** What the queue source reports (the daemon's /metrics, bound to the bot's name). */
+export interface QueueMetrics {
+  queueRegistered(reason: string): void;
+  messagesReplayed(count: number): void;
+  gap(): void;
+}
+
+export interface QueueSourceOptions {
+  client: Client;
+  log: Logger;
+  dispatcher: Dispatcher;
+  /** The bot's subscribed event types (`null`: all). */
+  eventTypes: readonly string[] | null;
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+  replay: ReplayLimits;
+  /** Stop polling while this many events are waiting or running (default 256). */
+  maxInFlight?: number;
+  longpollMarginMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Make the store's writes durable (the first start's baseline must be before any message runs). */
+  flush(): Promise<void>;
+  metrics?: QueueMetrics;
+  /** Aborted when the bot stops: catch-up gives up. */
+  signal: AbortSignal;
+  /** When the server was last heard from by the bot's previous source, if it had one (a restart). */
+  lastContact?: number | undefined;
+  /** A new queue is registered and the bot's identity known; called before catch-up. */
+  onRegistered(reason: RegisterReason): void;
+  /** A `scheduled_messages` event (the scheduler follows its bookings through them). */
+  onScheduledMessages(event: ServerEvent): void;
+}
+
+/**
+ * The bot's user from a register response, which carries it on recent servers; else the one
+ * already `known`, else asked for.
+ */
+export async function identityOf(
+  reg: RegisterResponse,
+  client: Client,
+  known?: BotIdentity,
+): Promise<BotIdentity> {
+  if (reg.user_id !== undefined && reg.email !== undefined) return { userId: reg.user_id, email: reg.email };
+  if (known) return known;
+  const me = await client.users.me();
+  return { userId: me.user_id, email: me.email };
+}
+
+export class QueueSource {
+  readonly consumer: QueueConsumer;
+  readonly #o: QueueSourceOptions;
+  readonly #maxInFlight: number;
+  /** The newest message id seen just before the first-ever registration (the ledger's baseline). */
+  #baselineCandidate: number | undefined;
+  /** When the server was last heard from on the previous queue (the `since` of a gap). */
+  #lastContactBeforeGap: number | undefined;
+
+  /** When the server was last heard from with events on the current queue (a later source's `lastContact`). */
+  get lastContact(): number | undefined {
+    return this.#lastContactBeforeGap;
+  }
+
+  constructor(options: QueueSourceOptions) {
+    this.#o = options;
+    this.#maxInFlight = options.maxInFlight ?? 256;
+    this.#lastContactBeforeGap = options.lastContact;
+    const { client, dispatcher } = options;
+    this.consumer = new QueueConsumer({
+      log: options.log,
+      ...(options.longpollMarginMs !== undefined ? { longpollMarginMs: options.longpollMarginMs } : {}),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      api: queueApiFor(client, async (signal) => {
+        // First start: note the newest message BEFORE the queue exists. Taken after, a message
+        // sent in between would be both in the queue and at or below the baseline, and dropped.
+        if (dispatcher.ledger?.cursor === undefined && this.#wantsMessages()) {
+          this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
+        }
+        return client.events.register(
+          registerParams({
+            eventTypes: options.eventTypes,
+            narrow: options.narrow,
+            allPublicStreams: options.allPublicStreams,
+          }),
+          { signal },
+        );
+      }),
+      onRegistered: (reg, reason) => this.#onRegistered(reg, reason),
+      onEvents: (batch) => this.#onEvents(batch),
+      // Polling acknowledges the events before their handlers finish: harmless, because a new
+      // queue (after a crash too) replays messages from the ledger's cursor, not from the queue.
+      waitForCapacity: (signal) => dispatcher.onBelow(this.#maxInFlight, signal),
+      hasCapacity: () => dispatcher.inFlight < this.#maxInFlight,
+    });
+  }
+
+  /** Register the first queue (and catch up); polling goes on in the background. */
+  start(): Promise<void> {
+    return this.consumer.start();
+  }
+
+  /** Abort the parked poll and delete the queue. */
+  stop(): Promise<void> {
+    return this.consumer.stop();
+  }
+
+  async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {
+    const o = this.#o;
+    const dispatcher = o.dispatcher;
+    o.metrics?.queueRegistered(reason);
+    dispatcher.identify(serverInfoFrom(reg), await identityOf(reg, o.client, dispatcher.self));
+    o.onRegistered(reason);
+    const ledger = dispatcher.ledger!;
+    const firstEver = ledger.cursor === undefined;
+    const since = this.#lastContactBeforeGap;
+    this.#lastContactBeforeGap = undefined;
+    if (firstEver) {
+      if (!this.#wantsMessages() || this.#baselineCandidate === undefined) return;
+      // Nothing before the baseline is handled; what was sent between it and the registration
+      // is replayed (and deduplicated against the queue).
+      await ledger.baseline(this.#baselineCandidate);
+      // Durable before any message is handled: without it, a restart took a new, later baseline
+      // and skipped what the first run had not finished (found by test/e2e/shutdown.test.ts).
+      await o.flush();
+    }
+    const { replayed, skipped, gap } = await catchUp(
+      {
+        client: o.client,
+        ledger,
+        narrow: this.#replayNarrow(),
+        limits: o.replay,
+        format: replayMessageFormat,
+        eventTypes: o.eventTypes,
+        reason,
+        since,
+        signal: o.signal,
+        accept: (message) =>
+          dispatcher.accept({
+            event: { id: -1, type: "message", message, flags: message.flags ?? [] },
+            replayed: true,
+            issue: undefined,
+            reply: undefined,
+          }),
+      },
+      firstEver,
+    );
+    dispatcher.stats.replayed += replayed;
+    if (replayed > 0) o.metrics?.messagesReplayed(replayed);
+    // A first start missed nothing: no catch-up line, no gap.
+    if (firstEver) return;
+    o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
+    if (gap) {
+      dispatcher.stats.gaps++;
+      o.metrics?.gap();
+      dispatcher.dispatchNow(gap);
+    }
+  }
+
+  async #onEvents(batch: ParsedEvent[]): Promise<void> {
+    const o = this.#o;
+    const dispatcher = o.dispatcher;
+    for (const parsed of batch) {
+      const event = parsed.event;
+      if (event.type === "restart")
+        o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
+      if (event.type === "scheduled_messages") o.onScheduledMessages(event);
+      dispatcher.accept({
+        event,
+        replayed: false,
+        issue: parsed.known ? undefined : parsed.issue,
+        reply: undefined,
+      });
+    }
+    this.#lastContactBeforeGap = this.consumer.lastContactAt;
+  }
+
+  #replayNarrow(): Narrow | undefined {
+    return this.#o.narrow && this.#o.narrow.length > 0 ? this.#o.narrow : undefined;
+  }
+
+  #wantsMessages(): boolean {
+    return this.#o.eventTypes === null || this.#o.eventTypes.includes("message");
+  }
+}

@@ -1,0 +1,347 @@
+/**
+ * One bot's dispatch pipeline. Every source (the event queue, catch-up, outgoing webhooks) hands
+ * it the same record, an {@link Incoming}, and every event goes through the same stages:
+ *
+ * 1. **accept**: update the bot's caches, count the event, and let the delivery ledger drop a
+ *    message that was already handled (or is being handled);
+ * 2. **filter**: drop the bot's own messages, unless it asked for them;
+ * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
+ * 4. **run**: build the context and run the middleware and handler (the composer); count the
+ *    outcome and log a failure;
+ * 5. **effects**: the handler and its effects are done; the message is recorded as handled in
+ *    the ledger ({@link Dispatcher#effectsDone}, the one place "every effect once" hooks into).
+ *
+ * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3: nothing to deduplicate.
+ * Cron jobs and inbound webhooks, which have their own timers and HTTP answers, enter at stage 4
+ * ({@link Dispatcher.runHandler}).
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import type { BotServices } from "../effects/bot-services.ts";
+import type { KV } from "../state/kv.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import type { Composer } from "./composer.ts";
+import {
+  type BaseContext,
+  type BotContext,
+  type ContextDeps,
+  createBaseContext,
+  createContext,
+  type SignalSource,
+} from "./context.ts";
+import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
+import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
+import { DeliveryLedger } from "./delivery-ledger.ts";
+import { isOwnMessage } from "./is-own-message.ts";
+import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
+
+/** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
+export type ReplyFn = (content: string) => Promise<{ id: number }>;
+
+/** What every source hands the pipeline. */
+export interface Incoming {
+  readonly event: ServerEvent;
+  /** Fetched again after a lost queue (catch-up), not delivered live. */
+  readonly replayed: boolean;
+  /** Why the event failed its schema; it then reaches handlers as a generic event. */
+  readonly issue: string | undefined;
+  /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
+  readonly reply: ReplyFn | undefined;
+}
+
+/** The bot's user, as the server knows it. */
+export interface BotIdentity {
+  userId: number;
+  email: string;
+}
+
+/** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */
+export interface DispatchMetrics {
+  eventReceived(type: string): void;
+  eventHandled(type: string, seconds: number): void;
+  eventFailed(type: string, seconds: number): void;
+}
+
+/**
+ * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
+ * webhook): build its context from the bot's, with `extend` adding the kind's own members, and
+ * run `handler` with it. What a failure means is the caller's (a webhook answers 500, a cron job
+ * counts an error), so whatever `handler` throws or rejects with reaches the caller.
+ */
+export type RunHandler = <C, R>(
+  signal: SignalSource,
+  bindings: Record<string, unknown>,
+  extend: (base: BaseContext<unknown>) => C,
+  handler: (ctx: C) => R,
+) => R;
+
+export interface DispatchStats {
+  received: number;
+  handled: number;
+  failed: number;
+  replayed: number;
+  duplicates: number;
+  gaps: number;
+}
+
+export interface DispatcherOptions extends LedgerCommitOptions {
+  name: string;
+  client: Client;
+  /** ctx.state */
+  state: KV;
+  /** Where the delivery ledger lives (`<bot>/runtime`). */
+  ledgerStore: StateStore;
+  log: Logger;
+  settings: unknown;
+  clock?: Clock;
+  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
+  services: BotServices;
+  ownMessages: boolean;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  metrics?: DispatchMetrics;
+}
+
+/** The context options of nearly every event, made once. */
+const LIVE = Object.freeze({ replayed: false });
+const REPLAYED = Object.freeze({ replayed: true });
+/** The log bindings of a `bot.onStart()` handler's context. */
+const ON_START = Object.freeze({ onStart: true });
+const asIs = <T>(base: T): T => base;
+
+export class Dispatcher {
+  readonly stats: DispatchStats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
+  readonly #o: DispatcherOptions;
+  readonly #queue: ConversationQueue;
+  readonly #keys = new ConversationKeys();
+  readonly #commits: LedgerCommits;
+  #ledger: DeliveryLedger | undefined;
+  #composer: Composer<BotContext<unknown>> | undefined;
+  #server: ServerInfo | undefined;
+  #self: BotIdentity | undefined;
+  /** What contexts are built from; rebuilt when the bot's identity changes. */
+  #deps: ContextDeps<unknown> | undefined;
+
+  constructor(options: DispatcherOptions) {
+    this.#o = options;
+    this.#commits = new LedgerCommits(options);
+    this.#queue = new ConversationQueue({
+      concurrency: options.concurrency,
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      log: options.log,
+      onError: (err, key) => options.log.error({ err, key }, "handler failed"),
+    });
+  }
+
+  /** The middleware and handlers the bot's `setup` declared. */
+  set composer(composer: Composer<BotContext<unknown>>) {
+    this.#composer = composer;
+  }
+
+  /**
+   * Read the delivery ledger from the store (again at each start: another instance may have
+   * advanced it). False, and nothing changed, when `signal` aborted meanwhile.
+   */
+  async openLedger(signal: AbortSignal): Promise<boolean> {
+    const ledger = await DeliveryLedger.open(this.#o.ledgerStore);
+    if (signal.aborted) return false;
+    this.#ledger = ledger;
+    this.#commits.ledger = ledger;
+    return true;
+  }
+
+  get ledger(): DeliveryLedger | undefined {
+    return this.#ledger;
+  }
+
+  /** The bot's user and the server's limits, from a registration. */
+  identify(server: ServerInfo, self: BotIdentity): void {
+    this.#server = server;
+    this.#self = self;
+    this.#deps = undefined;
+  }
+
+  get server(): ServerInfo | undefined {
+    return this.#server;
+  }
+
+  get self(): BotIdentity | undefined {
+    return this.#self;
+  }
+
+  /** What a context of this bot is built from (complete once the bot has registered). */
+  contextDeps(): ContextDeps<unknown> {
+    // Made once per identity, not per event.
+    this.#deps ??= {
+      bot: {
+        name: this.#o.name,
+        userId: this.#self?.userId ?? -1,
+        email: this.#self?.email ?? this.#o.client.email,
+      },
+      api: this.#o.client,
+      state: this.#o.state,
+      log: this.#o.log,
+      settings: this.#o.settings,
+      server: this.#server!,
+      channelName: (id) => this.#o.services.channels.nameOf(id),
+      ...(this.#o.clock ? { clock: this.#o.clock } : {}),
+      services: this.#o.services,
+    };
+    return this.#deps;
+  }
+
+  /** Events accepted whose handlers have not finished. */
+  get inFlight(): number {
+    return this.#queue.inFlight;
+  }
+
+  /** Resolves once fewer than `limit` events are in flight (a source's backpressure). */
+  onBelow(limit: number, signal?: AbortSignal): Promise<void> {
+    return this.#queue.onBelow(limit, signal);
+  }
+
+  /**
+   * Wait up to `deadlineMs` for every handler to finish, then abort the ones still running.
+   * Returns how many were abandoned.
+   */
+  async drain(deadlineMs: number): Promise<number> {
+    try {
+      await this.#queue.onIdle(AbortSignal.timeout(deadlineMs));
+      return 0;
+    } catch {
+      const abandoned = this.#queue.inFlight;
+      this.#queue.abortAll();
+      this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
+      return abandoned;
+    }
+  }
+
+  /**
+   * Stages 1 to 3 (accept, filter, order). False when dropped (a duplicate, or the bot's own
+   * message); else true, and `onDone` is called once the handlers finished.
+   */
+  accept(incoming: Incoming, onDone?: () => void): boolean {
+    const { event, issue } = incoming;
+    // 1. accept. Caches first, so handlers see state that includes this event.
+    if (issue === undefined) this.#o.services.observe(event);
+    this.stats.received++;
+    this.#o.metrics?.eventReceived(event.type);
+    const messageId = ledgerIdOf(event);
+    if (messageId !== undefined) {
+      const ledger = this.#ledger!;
+      if (ledger.isDuplicate(messageId)) {
+        this.stats.duplicates++;
+        return false;
+      }
+      ledger.begin(messageId);
+      // 2. filter
+      if (!this.#o.ownMessages && this.#self && isOwnMessage(event, this.#self.userId)) {
+        void this.#commits.finish(messageId);
+        return false;
+      }
+    }
+    // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
+    this.#queue.pushWith(
+      issue === undefined ? this.#keys.keyOf(event) : BOT_KEY,
+      this.#run,
+      incoming,
+      onDone,
+    );
+    return true;
+  }
+
+  /** An event the pipeline itself makes (a catch-up's gap): ordered and run, nothing to deduplicate. */
+  dispatchNow(event: ServerEvent): void {
+    this.#queue.pushWith(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
+  }
+
+  /** `bot.onStart()` handlers, on the bot's key (handler timeout; shutdown waits for them). */
+  runOnStart(handlers: readonly ((ctx: BaseContext<unknown>) => unknown)[]): void {
+    for (const handler of handlers) {
+      this.#queue.push(BOT_KEY, (control) =>
+        this.runHandler(control, ON_START, asIs, async (ctx) => {
+          try {
+            await handler(ctx);
+          } catch (err) {
+            ctx.log.error({ err }, "onStart handler failed");
+          }
+        }),
+      );
+    }
+  }
+
+  /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler) =>
+    handler(extend(createBaseContext(this.contextDeps(), signal, bindings)));
+
+  /**
+   * 4. run: synchronously when every middleware and handler is synchronous (no promise at all),
+   * else through the promise the composer returns.
+   */
+  readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
+    const { event, replayed, issue } = incoming;
+    // The context's signal is the queue's: it aborts on the handler timeout and at the shutdown
+    // deadline. Aborting on stop() itself would cut a handler's reply short on every shutdown.
+    const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
+    const ctx = createContext(this.contextDeps(), event, control, extra);
+    if (incoming.reply) ctx.reply = incoming.reply;
+    const started = this.#o.metrics ? performance.now() : 0;
+    let pending: void | Promise<void>;
+    try {
+      pending = this.#composer!.run(ctx);
+    } catch (err) {
+      this.#failed(ctx, err, started);
+      return this.#effectsDone(event, control);
+    }
+    if (pending === undefined) {
+      this.#handled(event, started);
+      return this.#effectsDone(event, control);
+    }
+    return pending.then(
+      () => {
+        this.#handled(event, started);
+        this.#effectsDone(event, control);
+      },
+      (err: unknown) => {
+        this.#failed(ctx, err, started);
+        this.#effectsDone(event, control);
+      },
+    );
+  };
+
+  #handled(event: ServerEvent, started: number): void {
+    this.stats.handled++;
+    this.#o.metrics?.eventHandled(event.type, (performance.now() - started) / 1000);
+  }
+
+  #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
+    this.stats.failed++;
+    this.#o.metrics?.eventFailed(ctx.event.type, (performance.now() - started) / 1000);
+    ctx.log.error({ err }, "handler failed");
+  }
+
+  /**
+   * 5. effects: the handler finished and what it did has happened. A message is recorded as
+   * handled; when that record must be durable before the conversation's next message, its key
+   * is held until it is.
+   */
+  #effectsDone(event: ServerEvent, control: TaskControl): void {
+    const id = ledgerIdOf(event); // begun in the ledger at stage 1
+    if (id === undefined) return;
+    const hold = this.#commits.finish(id);
+    if (hold !== undefined) control.holdKey(hold);
+  }
+}
+
+/**
+ * The id the delivery ledger tracks an event by: a message event's message id. A message event
+ * that failed its schema may have no message: it reaches handlers as a generic event.
+ */
+function ledgerIdOf(event: ServerEvent): number | undefined {
+  if (event.type !== "message") return undefined;
+  const id = (event as { message?: { id?: unknown } }).message?.id;
+  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
+}
