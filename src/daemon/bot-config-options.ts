@@ -15,6 +15,7 @@ export function optionsFromConfig(
   | "replay"
   | "longMessages"
   | "mode"
+  | "retries"
 > {
   return {
     ...(c.events ? { events: c.events } : {}),
@@ -26,5 +27,10 @@ export function optionsFromConfig(
     replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
     longMessages: c.long_messages,
     ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
+    retries: {
+      attempts: c.retries.attempts,
+      backoffMs: c.retries.backoff,
+      maxBackoffMs: c.retries.max_backoff,
+    },
   };
 }

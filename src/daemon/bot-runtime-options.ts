@@ -3,6 +3,8 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
+import type { RetryPolicy } from "../pipeline/retries.ts";
+import type { DeadLetters } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { Narrow } from "../wire/records.ts";
@@ -49,4 +51,8 @@ export interface BotRuntimeOptions {
   mode?: "queue" | "webhook";
   /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
   metrics?: RuntimeMetricsSink;
+  /** How a handler that throws is run again (config `retries`); default: never. */
+  retries?: RetryPolicy;
+  /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
+  letters?: DeadLetters;
 }

@@ -5,6 +5,7 @@
  */
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotServices } from "../effects/bot-services.ts";
+import { DeadLetterSource } from "../events/dead-letter-source.ts";
 import { QueueSource } from "../events/queue-source.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import { Dispatcher, type DispatchStats, type ReplyFn, type RunHandler } from "../pipeline/dispatcher.ts";
@@ -67,6 +68,8 @@ export class BotRuntime {
       ...(options.commit ? { commit: options.commit } : {}),
       ...(options.syncCommit ? { syncCommit: options.syncCommit } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.retries ? { retries: options.retries } : {}),
+      ...(options.letters ? { letters: options.letters } : {}),
     });
     this.stats = this.#dispatcher.stats;
     this.runHandler = this.#dispatcher.runHandler;
@@ -147,7 +150,16 @@ export class BotRuntime {
       await this.#source.start();
       if (signal.aborted) return;
     }
+    this.#dispatcher.resume();
     this.#dispatcher.runOnStart(this.#handle!.startHandlers);
+    if (o.letters) {
+      await new DeadLetterSource({
+        letters: o.letters,
+        dispatcher: this.#dispatcher,
+        log: o.log,
+        signal,
+      }).start();
+    }
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
     // sent by its own check a few minutes after each occurrence.
     await this.scheduler.start(this.declarations);

@@ -307,6 +307,7 @@ export class Daemon {
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
       ...(this.#o.clock ? { clock: this.#o.clock } : {}),
       metrics: this.metrics.runtimeSink(bot.name),
+      letters: this.#letters.of(bot.name),
     });
   }
 

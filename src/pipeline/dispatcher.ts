@@ -10,6 +10,8 @@
  *    outcome and log a failure;
  * 5. **effects**: the handler and its effects are done; the message is recorded as handled in
  *    the ledger ({@link Dispatcher#effectsDone}, the one place "every effect once" hooks into).
+ *    A handler that threw runs again after a pause, and an event whose every attempt failed is
+ *    kept as a dead letter before it is recorded as handled (see handler-failures.ts).
  *
  * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3: nothing to deduplicate.
  * Cron jobs and inbound webhooks, which have their own timers and HTTP answers, enter at stage 4
@@ -19,6 +21,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
+import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import type { KV } from "../state/kv.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -35,8 +38,10 @@ import {
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger } from "./delivery-ledger.ts";
+import { type FailedRun, type FailureMetrics, HandlerFailures } from "./handler-failures.ts";
 import { isOwnMessage } from "./is-own-message.ts";
 import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
+import type { RetryPolicy } from "./retries.ts";
 
 /** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
 export type ReplyFn = (content: string) => Promise<{ id: number }>;
@@ -50,6 +55,8 @@ export interface Incoming {
   readonly issue: string | undefined;
   /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
   readonly reply: ReplyFn | undefined;
+  /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
+  readonly letter?: DeadLetter;
 }
 
 /** The bot's user, as the server knows it. */
@@ -59,7 +66,7 @@ export interface BotIdentity {
 }
 
 /** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */
-export interface DispatchMetrics {
+export interface DispatchMetrics extends FailureMetrics {
   eventReceived(type: string): void;
   eventHandled(type: string, seconds: number): void;
   eventFailed(type: string, seconds: number): void;
@@ -103,6 +110,10 @@ export interface DispatcherOptions extends LedgerCommitOptions {
   concurrency: number;
   handlerTimeoutMs: number;
   metrics?: DispatchMetrics;
+  /** How a handler that throws is run again; default: once, never again. */
+  retries?: RetryPolicy;
+  /** Where events whose every attempt failed are kept; default: only logged. */
+  letters?: DeadLetters;
 }
 
 /** The context options of nearly every event, made once. */
@@ -118,16 +129,28 @@ export class Dispatcher {
   readonly #queue: ConversationQueue;
   readonly #keys = new ConversationKeys();
   readonly #commits: LedgerCommits;
+  readonly #failures: HandlerFailures;
   #ledger: DeliveryLedger | undefined;
   #composer: Composer<BotContext<unknown>> | undefined;
   #server: ServerInfo | undefined;
   #self: BotIdentity | undefined;
   /** What contexts are built from; rebuilt when the bot's identity changes. */
   #deps: ContextDeps<unknown> | undefined;
+  /** Dead letters being replayed, and who waits for their outcome. */
+  readonly #replays = new Map<Incoming, (handled: boolean) => void>();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
     this.#commits = new LedgerCommits(options);
+    this.#failures = new HandlerFailures({
+      policy: options.retries ?? NO_RETRIES,
+      ...(options.letters ? { letters: options.letters } : {}),
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      log: options.log,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      commit: options.commit ?? options.flush,
+    });
     this.#queue = new ConversationQueue({
       concurrency: options.concurrency,
       handlerTimeoutMs: options.handlerTimeoutMs,
@@ -208,6 +231,8 @@ export class Dispatcher {
    * Returns how many were abandoned.
    */
   async drain(deadlineMs: number): Promise<number> {
+    // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
+    this.#failures.stop();
     try {
       await this.#queue.onIdle(AbortSignal.timeout(deadlineMs));
       return 0;
@@ -253,6 +278,25 @@ export class Dispatcher {
     return true;
   }
 
+  /** Take failures again after a stop (the bot was started again). */
+  resume(): void {
+    this.#failures.restart();
+  }
+
+  /**
+   * An operator replays a dead letter: ordered with its conversation and run like a live event,
+   * bypassing the ledger (its message was recorded as handled when it was kept). Resolves true
+   * when it was handled (the letter is then removed).
+   */
+  replay(letter: DeadLetter): Promise<boolean> {
+    const event = letter.event as unknown as ServerEvent;
+    const incoming: Incoming = { event, replayed: true, issue: undefined, reply: undefined, letter };
+    return new Promise((resolve) => {
+      this.#queue.pushWith(this.#keys.keyOf(event), this.#run, incoming, undefined);
+      this.#replays.set(incoming, resolve);
+    });
+  }
+
   /** An event the pipeline itself makes (a catch-up's gap): ordered and run, nothing to deduplicate. */
   dispatchNow(event: ServerEvent): void {
     this.#queue.pushWith(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
@@ -294,23 +338,68 @@ export class Dispatcher {
       pending = this.#composer!.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
-      return this.#effectsDone(event, control);
+      return this.#afterFailure(incoming, err, control);
     }
     if (pending === undefined) {
       this.#handled(event, started);
-      return this.#effectsDone(event, control);
+      return this.#effectsDone(incoming, control);
     }
     return pending.then(
       () => {
         this.#handled(event, started);
-        this.#effectsDone(event, control);
+        this.#effectsDone(incoming, control);
       },
       (err: unknown) => {
         this.#failed(ctx, err, started);
-        this.#effectsDone(event, control);
+        this.#afterFailure(incoming, err, control);
       },
     );
   };
+
+  /** Run an event's handlers again (a retry after a failure), on `signal`. */
+  async #again(incoming: Incoming, signal: AbortSignal): Promise<void> {
+    const { event, issue } = incoming;
+    const ctx = createContext(
+      this.contextDeps(),
+      event,
+      signal,
+      issue ? { replayed: true, eventIssue: issue } : REPLAYED,
+    );
+    if (incoming.reply) ctx.reply = incoming.reply;
+    const started = this.#o.metrics ? performance.now() : 0;
+    try {
+      await this.#composer!.run(ctx);
+    } catch (err) {
+      this.#failed(ctx, err, started);
+      throw err;
+    }
+    this.#handled(event, started);
+  }
+
+  /**
+   * A handler threw: keep its conversation closed while it runs again (and, if every attempt
+   * fails, while the event is kept as a dead letter); then record the message as handled.
+   */
+  #afterFailure(incoming: Incoming, err: unknown, control: TaskControl): void {
+    const run: FailedRun = {
+      event: incoming.event,
+      source: sourceOf(incoming),
+      ...(incoming.letter ? { letter: incoming.letter } : {}),
+      again: (signal) => this.#again(incoming, signal),
+    };
+    const settled = this.#failures.settle(run, err).then((handled) => {
+      this.#replayed(incoming, handled);
+      return incoming.letter ? undefined : this.#finish(incoming.event);
+    });
+    control.holdKey(settled);
+  }
+
+  #replayed(incoming: Incoming, handled: boolean): void {
+    const waiting = this.#replays.get(incoming);
+    if (!waiting) return;
+    this.#replays.delete(incoming);
+    waiting(handled);
+  }
 
   #handled(event: ServerEvent, started: number): void {
     this.stats.handled++;
@@ -328,12 +417,33 @@ export class Dispatcher {
    * handled; when that record must be durable before the conversation's next message, its key
    * is held until it is.
    */
-  #effectsDone(event: ServerEvent, control: TaskControl): void {
-    const id = ledgerIdOf(event); // begun in the ledger at stage 1
-    if (id === undefined) return;
-    const hold = this.#commits.finish(id);
+  #effectsDone(incoming: Incoming, control: TaskControl): void {
+    if (incoming.letter) {
+      // A replayed dead letter was handled: it leaves the list before the conversation moves on.
+      const letter = incoming.letter;
+      control.holdKey(
+        (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => this.#replayed(incoming, true)),
+      );
+      return;
+    }
+    const hold = this.#finish(incoming.event);
     if (hold !== undefined) control.holdKey(hold);
   }
+
+  /** Record a message as handled in the ledger (begun at stage 1). */
+  #finish(event: ServerEvent): Promise<void> | undefined {
+    const id = ledgerIdOf(event);
+    return id === undefined ? undefined : this.#commits.finish(id);
+  }
+}
+
+/** A handler that throws is not run again. */
+const NO_RETRIES: RetryPolicy = { attempts: 1, backoffMs: 1, maxBackoffMs: 1 };
+
+function sourceOf(incoming: Incoming): DeadLetterSource {
+  if (incoming.letter) return "replay";
+  if (incoming.reply) return "webhook";
+  return incoming.replayed ? "catch-up" : "queue";
 }
 
 /**

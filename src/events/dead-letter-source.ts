@@ -1,0 +1,66 @@
+/**
+ * The dead-letter source: replays the letters an operator marked (`bothost failed retry`) through
+ * the bot's pipeline, in order with their conversations. It looks at start, then every few
+ * seconds reads one number (the letters' retry generation) and looks again when it changed.
+ */
+import type { Logger } from "pino";
+import type { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { DeadLetters } from "../state/dead-letters.ts";
+
+/** How often a running bot checks for retry requests. */
+export const RETRY_CHECK_MS = 2_000;
+
+export interface DeadLetterSourceOptions {
+  letters: DeadLetters;
+  dispatcher: Dispatcher;
+  log: Logger;
+  signal: AbortSignal;
+  checkEveryMs?: number;
+}
+
+export class DeadLetterSource {
+  readonly #o: DeadLetterSourceOptions;
+  /** Letters being replayed now: a later check must not hand them over twice. */
+  readonly #inFlight = new Set<string>();
+  #generation = -1;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: DeadLetterSourceOptions) {
+    this.#o = options;
+  }
+
+  /** Replay what is marked now, then keep checking until the signal aborts. */
+  async start(): Promise<void> {
+    await this.#check();
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#o.signal.aborted) return;
+    this.#timer = setTimeout(() => {
+      this.#check().finally(() => this.#schedule());
+    }, this.#o.checkEveryMs ?? RETRY_CHECK_MS);
+    this.#timer.unref();
+    this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
+  }
+
+  async #check(): Promise<void> {
+    const { letters, dispatcher, log } = this.#o;
+    try {
+      const generation = await letters.retryGeneration();
+      if (generation === this.#generation) return;
+      this.#generation = generation;
+      for (const letter of await letters.retryRequested()) {
+        if (this.#o.signal.aborted || this.#inFlight.has(letter.id)) continue;
+        this.#inFlight.add(letter.id);
+        log.info({ deadLetter: letter.id }, "replaying a dead letter");
+        void dispatcher.replay(letter).then((handled) => {
+          this.#inFlight.delete(letter.id);
+          if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
+        });
+      }
+    } catch (err) {
+      log.warn({ err }, "could not read the dead letters' retry requests; trying again shortly");
+    }
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * What happens to an event whose handler threw: it runs again after a pause (doubling up to a
+ * cap), and when the last attempt fails too, or the handler threw {@link NoRetry}, the event is
+ * kept as a dead letter for an operator to read and replay. The dispatcher holds the event's
+ * conversation until this settles, so the conversation's later events wait (at most the sum of
+ * the pauses and runs) and keep their order, while other conversations go on.
+ *
+ * When the bot stops during a pause, the remaining attempts are not waited for: the event is kept
+ * as a dead letter already marked for replay, so the next start handles it again.
+ */
+import type { Logger } from "pino";
+import { sleep } from "../api/sleep.ts";
+import { NoRetry } from "../errors/no-retry.ts";
+import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import { type Clock, realClock } from "../time/clock.ts";
+import { type RetryPolicy, retryDelay } from "./retries.ts";
+
+export interface FailureMetrics {
+  handlerRetried(type: string): void;
+  deadLettered(type: string): void;
+}
+
+export interface HandlerFailuresOptions {
+  policy: RetryPolicy;
+  /** Where events that failed every attempt are kept; without it they are only logged. */
+  letters?: DeadLetters;
+  handlerTimeoutMs: number;
+  log: Logger;
+  clock?: Clock;
+  metrics?: FailureMetrics;
+  /** Makes a dead letter durable before its message is marked handled. */
+  commit(): Promise<void>;
+}
+
+/** The failed event, as the dispatcher knows it. */
+export interface FailedRun {
+  event: { type: string };
+  source: DeadLetterSource;
+  /** The dead letter this run replays, if it is one. */
+  letter?: DeadLetter;
+  /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
+  again(signal: AbortSignal): unknown;
+}
+
+export class HandlerFailures {
+  readonly #o: HandlerFailuresOptions;
+  #stopping = new AbortController();
+
+  constructor(options: HandlerFailuresOptions) {
+    this.#o = options;
+  }
+
+  /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
+  stop(): void {
+    this.#stopping.abort(new Error("bot stopping"));
+  }
+
+  /** Take new failures again after {@link stop} (the bot was started again). */
+  restart(): void {
+    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
+  }
+
+  /**
+   * The first run of `run` threw `error`. Resolves once the event is done with: handled by a
+   * later attempt (true), or kept as a dead letter (false). Never rejects.
+   */
+  async settle(run: FailedRun, error: unknown): Promise<boolean> {
+    const o = this.#o;
+    const clock = o.clock ?? realClock;
+    const stopping = this.#stopping.signal;
+    const firstFailedAt = clock.now();
+    let last = error;
+    let attempts = 1;
+    while (attempts < o.policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
+      const delay = retryDelay(o.policy, attempts);
+      o.log.warn(
+        { err: last, attempt: attempts, of: o.policy.attempts, retryInMs: delay },
+        "handler failed; running it again after a pause",
+      );
+      try {
+        await sleep(clock, delay, stopping);
+      } catch {
+        break; // stopping: kept below, marked for replay
+      }
+      o.metrics?.handlerRetried(run.event.type);
+      attempts++;
+      try {
+        await run.again(AbortSignal.any([stopping, AbortSignal.timeout(o.handlerTimeoutMs)]));
+        o.log.info({ attempts }, "handler succeeded on a later attempt");
+        if (run.letter) await this.#forget(run.letter);
+        return true;
+      } catch (err) {
+        last = err;
+      }
+    }
+    await this.#keep(
+      run,
+      last,
+      attempts,
+      firstFailedAt,
+      clock.now(),
+      stopping.aborted && !(last instanceof NoRetry),
+    );
+    return false;
+  }
+
+  /** A replayed dead letter was handled: it is gone from the list. */
+  async #forget(letter: DeadLetter): Promise<void> {
+    await this.#o.letters?.remove(letter.id);
+  }
+
+  async #keep(
+    run: FailedRun,
+    error: unknown,
+    attempts: number,
+    first: number,
+    last: number,
+    interrupted: boolean,
+  ): Promise<void> {
+    const o = this.#o;
+    o.metrics?.deadLettered(run.event.type);
+    const why =
+      error instanceof NoRetry
+        ? "it threw NoRetry"
+        : interrupted
+          ? "the bot stopped"
+          : "every attempt failed";
+    try {
+      if (!o.letters) {
+        // Without a dead-letter store the first failure's log line is all there is.
+        if (attempts > 1)
+          o.log.error({ err: error, attempts }, `handler failed (${why}); no dead-letter store keeps it`);
+        return;
+      }
+      const lastFailedAt = new Date(last).toISOString();
+      if (run.letter) {
+        await o.letters.failedAgain(run.letter.id, { error, attempts, lastFailedAt });
+        o.log.error(
+          { err: error, attempts, deadLetter: run.letter.id },
+          `replayed dead letter failed again (${why})`,
+        );
+      } else {
+        const letter = await o.letters.add({
+          source: run.source,
+          event: run.event as unknown as JsonValue,
+          error,
+          attempts,
+          firstFailedAt: new Date(first).toISOString(),
+          lastFailedAt,
+        });
+        if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
+        o.log.error(
+          { err: error, attempts, deadLetter: letter.id },
+          interrupted
+            ? "handler failed and the bot stopped before it could run again: kept as a dead letter, replayed at the next start"
+            : `handler failed (${why}): kept as dead letter ${letter.id}`,
+        );
+      }
+      await o.commit();
+    } catch (err) {
+      o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Failed handlers through a real daemon and sandbox: retried with pauses while their conversation
+ * waits and others go on; kept as dead letters after the last attempt (or at once for NoRetry);
+ * replayed once fixed, in order, exactly once; kept for the next start when the bot stops.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { NoRetry } from "../../src/errors/no-retry.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../support/in-process-daemon.ts";
+
+const MEMBER = "member@sandbox.example";
+const BOT = "flaky-bot@sandbox.example";
+const RETRIES = "retries: { attempts: 3, backoff: 100ms, max_backoff: 200ms }";
+
+let sandbox: Sandbox;
+let running: InProcessDaemon | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Flaky",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+});
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await sandbox.stop();
+});
+
+const post = (content: string, topic = "t") =>
+  sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
+const answers = () => {
+  const botId = sandbox.control.users().find((u) => u.email === BOT)?.user_id;
+  return sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+};
+
+/** A bot that answers "ok <text>", and throws what `fail` says for a message, counting runs. */
+function flaky(fail: (text: string, run: number) => Error | undefined) {
+  const runs = new Map<string, number>();
+  const definition = defineBot({
+    setup(bot: BotApi) {
+      bot.on("message", { sender: MEMBER }, async (ctx) => {
+        const text = ctx.event.message.content;
+        const run = (runs.get(text) ?? 0) + 1;
+        runs.set(text, run);
+        const error = fail(text, run);
+        if (error) throw error;
+        await ctx.reply(`ok ${text}`);
+      });
+    },
+  });
+  return { definition, runs };
+}
+
+async function start(definition: ReturnType<typeof flaky>["definition"], extra = RETRIES) {
+  running = await startInProcessDaemon(sandbox, { flaky: { email: BOT, definition, extra } });
+  return running;
+}
+
+describe("a handler that throws", () => {
+  it("runs again after a pause and succeeds; its conversation's next message waits, others go on", async () => {
+    const { definition, runs } = flaky((text, run) =>
+      text === "wobbly" && run < 3 ? new Error("not yet") : undefined,
+    );
+    const d = await start(definition);
+    post("wobbly", "a");
+    post("after wobbly", "a");
+    post("elsewhere", "b");
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok elsewhere", "ok wobbly", "ok after wobbly"]);
+    expect(runs.get("wobbly")).toBe(3);
+    expect(await d.daemon.letters.list()).toEqual([]);
+    expect(d.logged("handler failed; running it again after a pause")).toHaveLength(2);
+    expect(d.logged("handler succeeded on a later attempt")).toHaveLength(1);
+  });
+
+  it("becomes a dead letter after the last attempt, with its error and attempts; the rest is answered", async () => {
+    const { definition, runs } = flaky((text) =>
+      text === "poison" ? new Error("cannot digest poison") : undefined,
+    );
+    const d = await start(definition);
+    const id = post("poison", "a");
+    post("next", "a");
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok next"]);
+    expect(runs.get("poison")).toBe(3);
+    const [letter] = await d.daemon.letters.list();
+    expect(letter).toMatchObject({
+      id: "flaky/1",
+      bot: "flaky",
+      source: "queue",
+      attempts: 3,
+      error: { name: "Error", message: "cannot digest poison" },
+      event: { type: "message", message: { id, content: "poison" } },
+    });
+    expect(d.logged("kept as dead letter flaky/1")).toHaveLength(1);
+  });
+
+  it("throwing NoRetry goes to the dead letters at once", async () => {
+    const { definition, runs } = flaky((text) =>
+      text === "hopeless" ? new NoRetry("malformed request") : undefined,
+    );
+    const d = await start(definition);
+    post("hopeless");
+    await expect.poll(async () => (await d.daemon.letters.list()).length, { timeout: 5_000 }).toBe(1);
+    expect(runs.get("hopeless")).toBe(1);
+    expect((await d.daemon.letters.list())[0]).toMatchObject({ attempts: 1, error: { name: "NoRetry" } });
+  });
+
+  it("a retried dead letter is handled once the cause is fixed, then leaves the list; nothing repeats", async () => {
+    let broken = true;
+    const { definition, runs } = flaky((text) =>
+      broken && text === "needs fix" ? new Error("bug") : undefined,
+    );
+    const d = await start(definition);
+    post("needs fix");
+    await expect.poll(async () => (await d.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    broken = false;
+    expect(await d.daemon.letters.retry({ all: true })).toEqual({ done: ["flaky/1"], missing: [] });
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok needs fix"]);
+    await expect.poll(async () => d.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+    expect(runs.get("needs fix")).toBe(4);
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // a later check finds nothing to do
+    expect(answers()).toEqual(["ok needs fix"]);
+  });
+
+  it("a stop during the pauses keeps the event for the next start, which handles it", async () => {
+    let broken = true;
+    const { definition } = flaky((text) =>
+      broken && text === "interrupted" ? new Error("flaky") : undefined,
+    );
+    const stateDir = (await import("node:fs/promises")).mkdtemp(
+      `${(await import("node:os")).tmpdir()}/bothost-failures-`,
+    );
+    const dir = await stateDir;
+    running = await startInProcessDaemon(
+      sandbox,
+      { flaky: { email: BOT, definition, extra: "retries: { attempts: 5, backoff: 30s }" } },
+      { stateDir: dir },
+    );
+    post("interrupted");
+    await expect.poll(() => running!.logged("handler failed; running it again after a pause").length).toBe(1);
+    await running.stop();
+    running = undefined;
+    broken = false;
+    running = await startInProcessDaemon(
+      sandbox,
+      { flaky: { email: BOT, definition, extra: "retries: { attempts: 5, backoff: 30s }" } },
+      { stateDir: dir },
+    );
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok interrupted"]);
+    await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+  });
+});
