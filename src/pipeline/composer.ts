@@ -6,7 +6,6 @@
  */
 import type { EventMap, GenericEvent, KnownEventType, ServerEvent } from "../wire/events.ts";
 import { isKnownEventType } from "../wire/events.ts";
-import { isThenable } from "./_is-thenable.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
 import type { RoutableContext } from "./routable-context.ts";
 import { RouterError } from "./router-error.ts";
@@ -30,13 +29,11 @@ export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "e
 };
 
 /**
- * A router: an ordered stack of middleware that compiles into one {@link Composer.dispatch}.
+ * A router: an ordered stack of middleware, run for each event by {@link Composer.dispatch}.
  *
- * Dispatch is on the hot path (hundreds of thousands of events/s), so the chain runs
- * synchronously for as long as every middleware returns a non-thenable: no promise is made per
- * middleware, and `next()` hands user code one shared resolved promise when the rest of the chain
- * finished synchronously. The first thenable makes the chain async from that point, with the same
- * order of effects as an all-async chain.
+ * The chain runs synchronously for as long as every middleware returns a non-thenable (user code
+ * still gets a Promise from `next()`); the first thenable makes the rest of it wait. An event's
+ * dispatch then costs no promise when its handler is synchronous.
  *
  * @example
  * ```ts
@@ -49,15 +46,14 @@ export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "e
  * ```
  */
 export class Composer<C extends RoutableContext = RoutableContext> {
-  private readonly stack: Step<C>[] = [];
-  private errorHandler: ErrorHandler<C> | undefined;
+  readonly #stack: Step<C>[] = [];
+  #errorHandler: ErrorHandler<C> | undefined;
 
   /** Add middleware (or whole composers) that see every event. */
   use(...middleware: Array<Middleware<C> | Composer<C>>): this {
     for (const [i, mw] of middleware.entries()) {
-      if (mw instanceof Composer)
-        this.stack.push({ kind: "nested", step: (ctx, next) => mw.step(ctx, next) });
-      else if (typeof mw === "function") this.stack.push({ kind: "use", middleware: mw });
+      if (mw instanceof Composer) this.#stack.push((ctx, rest) => mw.#run(ctx, rest));
+      else if (typeof mw === "function") this.#stack.push(callUser(mw, this.#stack.length));
       else
         throw argument(
           `use(): argument ${i + 1} must be a function (ctx, next) or a Composer, got ${typeof mw}.`,
@@ -87,20 +83,18 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     const test = filter === undefined ? undefined : compileFilter(filter, types, where);
     const all = types.includes("*");
     const wanted = new Set(types);
-    // One type (the usual route) is compared, not looked up in a set.
-    const only = types.length === 1 ? types[0] : undefined;
-    this.stack.push({
-      kind: "route",
-      middleware: handler as Middleware<C>,
-      matches: (ctx) => {
-        const { type: eventType } = ctx.event;
-        const typeMatches =
-          all ||
-          ((only === undefined ? wanted.has(eventType) : eventType === only) &&
-            (ctx.eventIssue === undefined || !isKnownEventType(eventType)));
-        if (!typeMatches) return false;
-        return test === undefined ? true : test(ctx);
-      },
+    const run = callUser(handler as Middleware<C>, this.#stack.length);
+    this.#stack.push((ctx, next) => {
+      const eventType = ctx.event.type;
+      // An event that failed its schema reaches only `"*"` and routes for types we do not know.
+      const typeMatches =
+        all || (wanted.has(eventType) && (ctx.eventIssue === undefined || !isKnownEventType(eventType)));
+      if (!typeMatches) return next();
+      if (test === undefined) return run(ctx, next);
+      const verdict = test(ctx);
+      if (isThenable(verdict))
+        return Promise.resolve(verdict).then((pass) => (pass ? run(ctx, next) : next()));
+      return verdict ? run(ctx, next) : next();
     });
     return this;
   }
@@ -112,171 +106,97 @@ export class Composer<C extends RoutableContext = RoutableContext> {
   catch(handler: ErrorHandler<C>): this {
     if (typeof handler !== "function")
       throw argument(`catch(): the handler must be a function (error, ctx), got ${typeof handler}.`);
-    if (this.errorHandler)
+    if (this.#errorHandler)
       throw argument(
         "catch(): this composer already has an error handler; handle every case in one function.",
       );
-    this.errorHandler = handler;
+    this.#errorHandler = handler;
     return this;
   }
 
   /** This composer as one middleware, to nest it in another. It always returns a Promise. */
   middleware(): Middleware<C> {
-    return (ctx, next) => promiseOf(() => this.step(ctx, () => settle(next())));
+    return (ctx, next) => promiseOf(() => this.#run(ctx, () => wait(next())));
   }
 
   /**
-   * Run the stack for one event. Returns `undefined` when every middleware that ran finished
-   * synchronously, else a Promise that settles when the chain is done (it rejects only if an error
-   * escapes every `catch`). A synchronous throw that escapes every `catch` is thrown synchronously.
+   * Run the stack for one event: `undefined` when everything that ran finished synchronously,
+   * else a Promise of the end of the chain. An error that escapes every `catch` is thrown (or
+   * rejects the Promise).
    */
-  run(ctx: C): void | Promise<void> {
-    return this.step(ctx, finish);
+  run(ctx: C): Done {
+    return this.#run(ctx, finish);
   }
 
-  /**
-   * Run the whole stack for one event. Always a Promise (a shared resolved one when the chain ran
-   * synchronously); it rejects only if an error escapes every `catch`.
-   */
+  /** Run the stack for one event, always as a Promise; it rejects only if an error escapes every `catch`. */
   dispatch(ctx: C): Promise<void> {
-    try {
-      return this.run(ctx) ?? RESOLVED;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return promiseOf(() => this.#run(ctx, finish));
   }
 
-  /** This composer as one step of a chain: its stack, then `next`, with its `catch` around it. */
-  private step(ctx: C, next: Continue): Done {
-    const handler = this.errorHandler;
-    if (handler === undefined) return runFrom(this.stack, 0, ctx, next);
-    // Errors thrown after this composer passed the event on belong to the outer chain, not to us.
+  /** The stack, then `last`, with this composer's `catch` around the stack (not around `last`). */
+  #run(ctx: C, last: Continue): Done {
+    const handler = this.#errorHandler;
+    if (handler === undefined) return runFrom(this.#stack, 0, ctx, last);
+    // An error from `last` (the chain after this composer) is passed on, not handled here.
     let outer: { error: unknown } | undefined;
     const passOn = (error: unknown): never => {
       outer = { error };
       throw error;
     };
-    const guardedNext = (): Done => {
+    const guardedLast = (): Done => {
       let done: Done;
       try {
-        done = next();
+        done = last();
       } catch (error) {
         passOn(error);
       }
-      return done === undefined ? undefined : done.then(undefined, passOn);
+      return done?.then(undefined, passOn);
     };
     const handle = (error: unknown): Done => {
       if (outer !== undefined && outer.error === error) throw error;
-      return settle(handler(error, ctx));
+      return wait(handler(error, ctx));
     };
     let done: Done;
     try {
-      done = runFrom(this.stack, 0, ctx, guardedNext);
+      done = runFrom(this.#stack, 0, ctx, guardedLast);
     } catch (error) {
       return handle(error);
     }
-    return done === undefined ? undefined : done.then(undefined, handle);
+    return done?.then(undefined, handle);
   }
 }
 
-/**
- * How a step reports completion: `undefined` when it finished synchronously, else a Promise of
- * `undefined`. Errors are thrown synchronously or reject the Promise.
- */
+/** How a step reports completion: `undefined` when it finished synchronously, else a Promise. */
 type Done = undefined | Promise<void>;
 /** The internal `next`: runs the rest of the chain; may throw synchronously. */
 type Continue = () => Done;
-/**
- * One entry of a composer's stack. A route (`on()`) says first whether it wants the event, so
- * passing an event over a route, and running a handler, make no closure but the handler's `next`:
- * a closure for every step's `next`, and another for the handler's, were a tenth of the dispatch
- * path's cost per event (bench: dispatch).
- */
-type Step<C extends RoutableContext> =
-  | { kind: "use"; middleware: Middleware<C> }
-  | { kind: "nested"; step: (ctx: C, next: Continue) => Done }
-  | {
-      kind: "route";
-      middleware: Middleware<C>;
-      /** The event's type matches, and the filter (if any) passes: a boolean, or a promise of one. */
-      matches: (ctx: C) => unknown;
-    };
+/** One entry of a composer's stack. */
+type Step<C> = (ctx: C, next: Continue) => Done;
 
-/**
- * What user code gets from `next()` when the rest of the chain finished synchronously. Shared, so
- * a middleware that returns it (`return next()`) is recognised by identity and stays synchronous.
- */
+/** What `next()` gives user code when the rest of the chain finished synchronously. */
 const RESOLVED: Promise<void> = Promise.resolve();
 const finish: Continue = () => undefined;
 
-/** Run `stack` from index `i`, each step with a `next` that may be called once, then `last`. */
-function runFrom<C extends RoutableContext>(
-  stack: readonly Step<C>[],
-  i: number,
-  ctx: C,
-  last: Continue,
-): Done {
-  for (;;) {
-    const step = stack[i];
-    if (step === undefined) return last();
-    if (step.kind === "use") return callMiddleware(step.middleware, stack, i, ctx, last);
-    if (step.kind === "nested") return step.step(ctx, onceNext(stack, i, ctx, last));
-    const verdict = step.matches(ctx);
-    if (verdict === true) return callMiddleware(step.middleware, stack, i, ctx, last);
-    if (isThenable(verdict)) return afterFilter(verdict, step.middleware, stack, i, ctx, last);
-    if (verdict) return callMiddleware(step.middleware, stack, i, ctx, last);
-    i++;
-  }
+function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C, last: Continue): Done {
+  const step = stack[i];
+  return step === undefined ? last() : step(ctx, () => runFrom(stack, i + 1, ctx, last));
 }
 
-function twice(i: number): RouterError {
-  return new RouterError(
-    "ROUTER_NEXT_CALLED_TWICE",
-    `next() was called twice by middleware #${i + 1} of its composer. Call it at most once, and await it.`,
-  );
-}
-
-/** The internal `next` of step `i` (a nested composer's): the rest of the chain, at most once. */
-function onceNext<C extends RoutableContext>(
-  stack: readonly Step<C>[],
-  i: number,
-  ctx: C,
-  last: Continue,
-): Continue {
-  let called = false;
-  return () => {
-    if (called) throw twice(i);
-    called = true;
-    return runFrom(stack, i + 1, ctx, last);
+/** User middleware as a step: its `next()` is a Promise of the rest (run at most once). */
+function callUser<C>(mw: Middleware<C>, i: number): Step<C> {
+  return (ctx, rest) => {
+    let called = false;
+    return wait(
+      mw(ctx, () => {
+        if (called) return Promise.reject(twice(i));
+        called = true;
+        return promiseOf(rest);
+      }),
+    );
   };
 }
 
-/**
- * Run user middleware `mw` (step `i`). Its `next()` always returns a Promise (of the rest of the
- * chain, run at most once), and a thenable it returns is awaited.
- */
-function callMiddleware<C extends RoutableContext>(
-  mw: Middleware<C>,
-  stack: readonly Step<C>[],
-  i: number,
-  ctx: C,
-  last: Continue,
-): Done {
-  let called = false;
-  return settle(
-    mw(ctx, () => {
-      try {
-        if (called) throw twice(i);
-        called = true;
-        return runFrom(stack, i + 1, ctx, last) ?? RESOLVED;
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }),
-  );
-}
-
-/** `next()` for user code: a Promise even when the chain ran (or failed) synchronously. */
+/** `run()` as a Promise, even when the chain ran (or failed) synchronously. */
 function promiseOf(run: Continue): Promise<void> {
   try {
     return run() ?? RESOLVED;
@@ -285,24 +205,22 @@ function promiseOf(run: Continue): Promise<void> {
   }
 }
 
-/** A middleware's return value as {@link Done}: only a thenable (other than RESOLVED) is waited for. */
-function settle(value: unknown): Done {
-  return value === RESOLVED || !isThenable(value) ? undefined : wait(value);
+/** A middleware's result as {@link Done}: a thenable (other than RESOLVED) is waited for. */
+function wait(value: unknown): Done {
+  return value === RESOLVED || !isThenable(value) ? undefined : Promise.resolve(value).then(ignore);
 }
 
-async function wait(value: PromiseLike<unknown>): Promise<void> {
-  await value;
+const ignore = (): void => {};
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
-async function afterFilter<C extends RoutableContext>(
-  pass: PromiseLike<unknown>,
-  mw: Middleware<C>,
-  stack: readonly Step<C>[],
-  i: number,
-  ctx: C,
-  last: Continue,
-): Promise<void> {
-  return (await pass) ? callMiddleware(mw, stack, i, ctx, last) : runFrom(stack, i + 1, ctx, last);
+function twice(i: number): RouterError {
+  return new RouterError(
+    "ROUTER_NEXT_CALLED_TWICE",
+    `next() was called twice by middleware #${i + 1} of its composer. Call it at most once, and await it.`,
+  );
 }
 
 function checkTypes(type: unknown): string[] {

@@ -322,8 +322,8 @@ export class Dispatcher {
     handler(extend(createBaseContext(this.contextDeps(), signal, bindings)));
 
   /**
-   * 4. run: synchronously when every middleware and handler is synchronous (no promise at all),
-   * else through the promise the composer returns.
+   * 4. run: the middleware and handler, then stage 5 (or the failure stage); synchronously when
+   * every middleware and handler is synchronous (no promise at all).
    */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const { event, replayed, issue } = incoming;
@@ -333,7 +333,7 @@ export class Dispatcher {
     const ctx = createContext(this.contextDeps(), event, control, extra);
     if (incoming.reply) ctx.reply = incoming.reply;
     const started = this.#o.metrics ? performance.now() : 0;
-    let pending: void | Promise<void>;
+    let pending: Promise<void> | undefined;
     try {
       pending = this.#composer!.run(ctx);
     } catch (err) {
