@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only dispatch,latency,scale,scheduler,moderation]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,scheduler,moderation]`
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -8,6 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { runDispatch } from "./suites/dispatch.ts";
+import { runE2e } from "./suites/e2e.ts";
 import { runLatency } from "./suites/latency.ts";
 import { runModeration } from "./suites/moderation.ts";
 import { runScale } from "./suites/scale.ts";
@@ -24,7 +25,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick ?? false;
-const only = new Set((values.only ?? "dispatch,latency,scale,scheduler,moderation").split(","));
+const only = new Set((values.only ?? "e2e,dispatch,latency,scale,scheduler,moderation").split(","));
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -52,6 +53,25 @@ if (only.has("moderation")) {
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(
     { events: quick ? 20_000 : 100_000, batch: 1000, rounds: Number(values.rounds ?? (quick ? 2 : 7)) },
+    say,
+  );
+}
+if (only.has("e2e")) {
+  const rounds = Number(values.rounds ?? (quick ? 2 : 5));
+  results.e2e = await runE2e(
+    {
+      rounds,
+      sizes: quick
+        ? [
+            { batch: 100, events: 5_000 },
+            { batch: 1000, events: 20_000 },
+          ]
+        : // 100 polls each: within the server's 200 requests a minute, which GET /events counts against.
+          [
+            { batch: 100, events: 10_000 },
+            { batch: 1000, events: 100_000 },
+          ],
+    },
     say,
   );
 }

@@ -1,5 +1,6 @@
 /** The printed summary: one row per measurement, with the machine it ran on. */
 import type { DispatchResult } from "./suites/dispatch.ts";
+import type { E2eRow } from "./suites/e2e.ts";
 import type { LatencyRow } from "./suites/latency.ts";
 import type { ModerationResult } from "./suites/moderation.ts";
 import type { ScaleResult } from "./suites/scale.ts";
@@ -8,6 +9,7 @@ import type { SchedulerResult } from "./suites/scheduler.ts";
 type Results = {
   machine?: { cpu: string; cores: number; memoryGb: number; node: string };
   dispatch?: DispatchResult;
+  e2e?: E2eRow[];
   latency?: LatencyRow[];
   scale?: ScaleResult;
   scheduler?: SchedulerResult;
@@ -22,6 +24,12 @@ export function formatTable(input: Record<string, unknown>): string {
   if (r.machine) {
     const m = r.machine;
     rows.push(["machine", `${m.cpu} × ${m.cores} cores, ${m.memoryGb} GB, Node ${m.node}`]);
+  }
+  for (const e of r.e2e ?? []) {
+    rows.push([
+      `end to end, batch ${e.batch} (a) bare / (b) bothost run`,
+      `${n(e.bareEventsPerSec)} / ${n(e.bothostEventsPerSec)} events/s, b/a ${e.ratio} (rounds ${e.ratioMin}–${e.ratioMax}, ${e.rounds} rounds, ${n(e.events)} events each)`,
+    ]);
   }
   if (r.dispatch) {
     const d = r.dispatch;

@@ -141,7 +141,7 @@ export type { Users } from "./effects/users/user-cache.ts";
 // ── Webhooks, health and metrics (the HTTP listener) ─────────────────────────────────────────
 
 export { type ApiMetricsSink, BothostMetrics, type RuntimeMetricsSink } from "./http/bothost-metrics.ts";
-export { HttpConfigError } from "./http/http-listener.ts";
+export { HttpConfigError } from "./http/http-config-error.ts";
 export { renderTemplate } from "./webhook/render-template.ts";
 export { REPLY_IN_RESPONSE_ID } from "./webhook/reply-exchange.ts";
 export { type Verdict, verifyRequest } from "./webhook/verify-request.ts";

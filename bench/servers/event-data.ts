@@ -21,11 +21,15 @@ export function seeded(seed: number): () => number {
   };
 }
 
-/** The message event with queue event id `id` (message ids start at 1,000,000). */
-export function messageEvent(id: number, random: () => number): Record<string, unknown> {
+/**
+ * The message event with queue event id `id` (message ids start at 1,000,000). `long`: 200–500
+ * characters of content, as a chat message with a sentence or three.
+ */
+export function messageEvent(id: number, random: () => number, long = false): Record<string, unknown> {
   const senderId = 100 + Math.floor(random() * 200);
   const direct = random() < 0.2;
-  const words = Array.from({ length: 8 + Math.floor(random() * 24) }, () => {
+  const count = long ? 46 + Math.floor(random() * 44) : 8 + Math.floor(random() * 24);
+  const words = Array.from({ length: count }, () => {
     return WORDS[Math.floor(random() * WORDS.length)] as string;
   });
   const mentioned = random() < 0.1;
@@ -66,8 +70,8 @@ export function messageEvent(id: number, random: () => number): Record<string, u
 }
 
 /** The body of GET /events for events [from, from + count). */
-export function eventsBody(from: number, count: number, random: () => number): string {
+export function eventsBody(from: number, count: number, random: () => number, long = false): string {
   const events: Record<string, unknown>[] = [];
-  for (let id = from; id < from + count; id++) events.push(messageEvent(id, random));
+  for (let id = from; id < from + count; id++) events.push(messageEvent(id, random, long));
   return JSON.stringify({ result: "success", msg: "", events, queue_id: "q" });
 }

@@ -6,22 +6,27 @@
  * client, not the server, is what the benchmark measures. Each queue reads the same events from
  * the start. Past the last event a poll is parked and never answered (the contender is done).
  *
- * Usage (forked): event-server.ts --total 100000 --batch 1000 → sends { port } over IPC.
+ * Usage (forked): event-server.ts --total 100000 --batch 1000 [--long] → sends { port } over IPC.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
 import { BOT_EMAIL, BOT_USER_ID, eventsBody, seeded } from "./event-data.ts";
 
 const { values } = parseArgs({
-  options: { total: { type: "string", default: "100000" }, batch: { type: "string", default: "1000" } },
+  options: {
+    total: { type: "string", default: "100000" },
+    batch: { type: "string", default: "1000" },
+    long: { type: "boolean", default: false },
+  },
 });
 const total = Number(values.total);
 const batch = Number(values.batch);
+const long = values.long ?? false;
 
 const random = seeded(42);
 const chunks: Buffer[] = [];
 for (let from = 0; from < total; from += batch) {
-  chunks.push(Buffer.from(eventsBody(from, Math.min(batch, total - from), random)));
+  chunks.push(Buffer.from(eventsBody(from, Math.min(batch, total - from), random, long)));
 }
 
 let queues = 0;
@@ -78,7 +83,7 @@ function events(url: URL, res: ServerResponse): void {
     return;
   }
   // Not on a batch boundary (a client that acknowledged part of a batch): build it on the fly.
-  send(res, Buffer.from(eventsBody(next, Math.min(batch, limit - next), seeded(next))));
+  send(res, Buffer.from(eventsBody(next, Math.min(batch, limit - next), seeded(next), long)));
 }
 
 function handle(req: IncomingMessage, res: ServerResponse): void {

@@ -2,7 +2,7 @@
  * Loading a bot module: .ts through jiti (no build step), .js/.mjs/.cjs with Node's import().
  */
 import { pathToFileURL } from "node:url";
-import { createJiti, type Jiti } from "jiti";
+import type { Jiti } from "jiti";
 import { definitionProblems, unwrapDefinition } from "./check-definition.ts";
 import type { BotDefinition } from "./define-bot.ts";
 import { describeLoadError } from "./describe-load-error.ts";
@@ -27,8 +27,12 @@ let jiti: Jiti | undefined;
 // One loader per process. moduleCache on: like native ESM, a module used by two bots is evaluated
 // once, so per-bot state belongs in setup(). fsCache off: no transpile cache written next to the
 // user's files or in node_modules (read-only containers), and .ts bots are small.
-function loader(): Jiti {
-  jiti ??= createJiti(import.meta.url, { interopDefault: true, moduleCache: true, fsCache: false });
+// Loaded on first use: a daemon whose bots are all JavaScript never pays for jiti at start.
+async function loader(): Promise<Jiti> {
+  if (jiti === undefined) {
+    const { createJiti } = await import("jiti");
+    jiti = createJiti(import.meta.url, { interopDefault: true, moduleCache: true, fsCache: false });
+  }
   return jiti;
 }
 
@@ -42,19 +46,20 @@ let reloads = 0;
  */
 async function importModule(file: string, fresh: boolean): Promise<unknown> {
   const typescript = /\.[mc]?ts$/.test(file);
-  if (typescript) return (fresh ? freshLoader() : loader()).import(file);
+  if (typescript) return (await (fresh ? freshLoader() : loader())).import(file);
   const url = pathToFileURL(file).href;
   return import(fresh && !file.endsWith(".cjs") ? `${url}?reload=${++reloads}` : url);
 }
 
 /** A loader without a module cache: every file it imports is read and evaluated again. */
-function freshLoader(): Jiti {
+async function freshLoader(): Promise<Jiti> {
+  const { createJiti } = await import("jiti");
   return createJiti(import.meta.url, { interopDefault: true, moduleCache: false, fsCache: false });
 }
 
 /** The file a bot's module specifier resolves to, without loading it. */
 export function botModuleFile(specifier: string, options: LoadBotModuleOptions): Promise<string> {
-  return resolveModule(specifier, options, loader());
+  return resolveModule(specifier, options, loader);
 }
 
 /**
@@ -82,7 +87,7 @@ export async function loadBotModuleFile(
   options: LoadBotModuleOptions,
 ): Promise<{ definition: BotDefinition; file: string }> {
   const { botName } = options;
-  const file = await resolveModule(specifier, options, loader());
+  const file = await resolveModule(specifier, options, loader);
   const details = { botName, specifier, resolvedPath: file };
   let namespace: unknown;
   try {
@@ -91,7 +96,7 @@ export async function loadBotModuleFile(
     throw new ModuleError(
       "MODULE_LOAD_FAILED",
       details,
-      await describeLoadError(err, file, specifier, loader()),
+      await describeLoadError(err, file, specifier, await loader()),
       {
         cause: err,
       },

@@ -22,7 +22,8 @@ const PATH_LIKE = /^(?:\.{1,2}(?:[\\/]|$)|[\\/]|[A-Za-z]:[\\/]|file:)/;
 export async function resolveModule(
   specifier: string,
   details: { configDir: string; botName?: string | undefined },
-  jiti: Jiti,
+  /** The loader, made only when a package name needs resolving. */
+  jiti: () => Promise<Jiti>,
 ): Promise<string> {
   const { configDir, botName } = details;
   const fail = (code: "MODULE_NOT_FOUND" | "MODULE_INVALID", message: string, resolvedPath?: string) =>
@@ -55,7 +56,7 @@ export async function resolveModule(
     return asFile;
   }
   const parentURL = pathToFileURL(path.join(configDir, "/")).href;
-  const resolved = jiti.esmResolve(specifier, { parentURL, try: true });
+  const resolved = (await jiti()).esmResolve(specifier, { parentURL, try: true });
   if (resolved === undefined) {
     throw fail(
       "MODULE_NOT_FOUND",

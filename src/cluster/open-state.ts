@@ -6,10 +6,8 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import { FileStore } from "../state/file-store.ts";
-import { RedisStore } from "../state/redis-store.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Coordinator } from "./coordinator.ts";
-import { LeaseCoordinator } from "./lease-coordinator.ts";
 
 export interface OpenedState {
   store: StateBackend;
@@ -34,6 +32,11 @@ export async function openState(config: Config, log: Logger, statePath?: string)
       coordinator: undefined,
     };
   }
+  // Loaded only here: an instance with its state on disk never needs the Redis client's code.
+  const [{ RedisStore }, { LeaseCoordinator }] = await Promise.all([
+    import("../state/redis-store.ts"),
+    import("./lease-coordinator.ts"),
+  ]);
   const store = await RedisStore.open({ url: state.redis, prefix: state.prefix, log });
   const coordinator = new LeaseCoordinator({
     store,

@@ -4,7 +4,7 @@
  * disk; the default) or `redis` (several instances, state in Redis), never both.
  */
 import { z } from "zod";
-import { REDIS_PREFIX } from "../state/redis-store.ts";
+import { REDIS_PREFIX } from "../state/_keys.ts";
 import { duration } from "./schema-fields.ts";
 
 export const stateDefaults = {

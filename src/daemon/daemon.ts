@@ -12,7 +12,8 @@ import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
-import { type HttpBot, HttpConfigError, HttpListener } from "../http/http-listener.ts";
+import { HttpConfigError } from "../http/http-config-error.ts";
+import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -70,7 +71,7 @@ export class Daemon {
   /** Counters and histograms served at `/metrics`; other modules may add their own to its registry. */
   readonly metrics = new BothostMetrics();
   /** The HTTP listener, when the config has `http.listen`. */
-  readonly http: HttpListener | undefined;
+  #http: HttpListener | undefined;
   /** The config in force: the one given, then each reload's. */
   #config: Config;
   #letters: DeadLetterOffice;
@@ -88,7 +89,12 @@ export class Daemon {
       const runtime = this.#add(bot);
       runtime.standby = this.#coordinator.mode === "cluster"; // until its lease is won
     }
-    this.http = this.#httpListener();
+    this.#checkHttp();
+  }
+
+  /** The HTTP listener, once started, when the config has `http.listen`. */
+  get http(): HttpListener | undefined {
+    return this.#http;
   }
 
   /** Every bot's dead letters (events whose handler failed every attempt). */
@@ -166,7 +172,7 @@ export class Daemon {
     this.bots.push(runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
     this.#identities.set(bot.name, identityOf(this.#config, bot, undefined));
-    this.http?.setBot(bot.name, this.#httpBot(runtime));
+    this.#http?.setBot(bot.name, this.#httpBot(runtime));
     return runtime;
   }
 
@@ -176,7 +182,7 @@ export class Daemon {
     this.#switches.delete(name);
     this.#identities.delete(name);
     this.#startFailures.delete(name);
-    this.http?.setBot(name, undefined);
+    this.#http?.setBot(name, undefined);
   }
 
   /**
@@ -186,7 +192,8 @@ export class Daemon {
   async start(): Promise<StartReport> {
     const report: StartReport = { started: [], authFailed: [], failed: [], standby: [] };
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
-    await this.http?.start();
+    this.#http = await this.#httpListener();
+    await this.#http?.start();
     let first: StartReport | undefined = report;
     await this.#coordinator.start({
       run: (names) => this.#startBots(names, first),
@@ -264,7 +271,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    await this.http?.close();
+    await this.#http?.close();
     const deadline = this.#config.shutdown_timeout;
     let abandoned = 0;
     // In a cluster the leases stay renewed while the bots stop, then are released at once.
@@ -332,18 +339,22 @@ export class Daemon {
     };
   }
 
-  #httpListener(): HttpListener | undefined {
-    const http = this.#config.http;
-    const webhookBots = Object.entries(this.#config.bots).filter(([, b]) => b.outgoing_webhook);
-    if (!http) {
-      if (webhookBots.length > 0) {
-        throw new HttpConfigError(
-          "HTTP_CONFIG_INVALID",
-          `bots.${webhookBots[0]![0]}.outgoing_webhook needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config.`,
-        );
-      }
-      return undefined;
+  /** Outgoing-webhook bots need the listener: refused at construction, before anything starts. */
+  #checkHttp(): void {
+    const webhookBot = Object.entries(this.#config.bots).find(([, b]) => b.outgoing_webhook)?.[0];
+    if (!this.#config.http && webhookBot !== undefined) {
+      throw new HttpConfigError(
+        "HTTP_CONFIG_INVALID",
+        `bots.${webhookBot}.outgoing_webhook needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config.`,
+      );
     }
+  }
+
+  /** The listener the config asks for; its code (fastify) is loaded only then. */
+  async #httpListener(): Promise<HttpListener | undefined> {
+    const http = this.#config.http;
+    if (!http) return undefined;
+    const { HttpListener } = await import("../http/http-listener.ts");
     return new HttpListener({
       listen: http.listen,
       bodyLimit: http.body_limit,

@@ -6,7 +6,6 @@
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { parseListenAddress } from "../config/schema-fields.ts";
-import { BothostError } from "../errors/bothost-error.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
@@ -16,12 +15,10 @@ import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
 import { registerHealthRoutes } from "./health-routes.ts";
+import { HttpConfigError } from "./http-config-error.ts";
 import type { ReadinessInput } from "./readiness.ts";
 
-/** The HTTP side cannot start as configured; the message says what to change. */
-export class HttpConfigError extends BothostError<"HTTP_CONFIG_INVALID" | "HTTP_LISTEN_FAILED"> {
-  override readonly name = "HttpConfigError";
-}
+export { HttpConfigError } from "./http-config-error.ts";
 
 export interface HttpBot {
   runtime: WebhookRuntime & { readonly status: ReadinessInput };

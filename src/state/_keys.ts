@@ -12,6 +12,9 @@ import { StateError } from "./state-error.ts";
 
 export const MAX_KEY_LENGTH = 1024;
 
+/** A Redis key prefix: letters, digits and `_ . -`, which need no escaping anywhere. */
+export const REDIS_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
+
 export function escapeSegment(segment: string): string {
   return segment.replaceAll("%", "%25").replaceAll("/", "%2F");
 }

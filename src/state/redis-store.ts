@@ -10,6 +10,7 @@
  * settings make it (run Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
  */
 import type { Redis } from "ioredis";
+import { REDIS_PREFIX } from "./_keys.ts";
 import { checkRedisVersion, connectRedis, describeRedisUrl } from "./_redis-connection.ts";
 import { storeScripts } from "./_redis-scripts.ts";
 import { type FenceSource, type RedisCore, RedisView } from "./_redis-view.ts";
@@ -29,8 +30,7 @@ export interface RedisStoreOptions {
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
-/** Letters, digits and `_ . -`: a prefix that needs no escaping anywhere. */
-export const REDIS_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
+export { REDIS_PREFIX } from "./_keys.ts";
 
 /**
  * A {@link StateBackend} in Redis.
