@@ -1,32 +1,29 @@
 /**
- * bothost/testing: what a bot's own tests import, chiefly the in-memory sandbox server.
+ * bothost/testing: what a bot's own tests import. Start the in-memory sandbox server, run a bot
+ * against it in this process, post as a user and await the bot's reply; faults are injected
+ * through `sandbox.control` (`failNext`, `delay`, `resetConnections`, `rateLimitNext`,
+ * `hangNextPoll`, `expireQueue`, `restartQueues`). A vitest fixture is in `bothost/testing/vitest`.
  *
  * @example
  * ```ts
- * import { startSandbox } from "bothost/testing";
+ * import { runBot, startSandbox } from "bothost/testing";
  * const sandbox = await startSandbox();
- * const apiKey = sandbox.control.apiKeyOf("bot@sandbox.example");
+ * const bot = await runBot(sandbox, { bot: "./bots/echo.ts" });
+ * const reply = await bot.ask("member@sandbox.example", { type: "direct", to: [bot.email], content: "hi" });
  * ```
  */
 
-// ── Sandbox server ───────────────────────────────────────────────────────────────────────────
 export { SandboxControlError } from "./sandbox/control.ts";
 export { SandboxOrgError } from "./sandbox/org/load-org.ts";
-export { SandboxDataError } from "./sandbox/persistence.ts";
 export { startSandbox } from "./sandbox/start-sandbox.ts";
 export type {
-  Clock,
   FailOptions,
   NewSandboxUser,
   OrgInput,
-  PathFilter,
-  QueueInfo,
-  RateRule,
-  RequestLogEntry,
-  ResponseRecord,
   Sandbox,
   SandboxControl,
   SandboxOptions,
   SandboxUser,
   SendAsInput,
 } from "./sandbox/types.ts";
+export { type RunBotOptions, runBot, type TestBot, type TestMessage } from "./testing/run-bot.ts";

@@ -18,6 +18,8 @@ export type { CronOptions, RecurringAnnouncement } from "../scheduler/declaratio
 export type { WebhookOptions, WebhookVerify } from "../webhook/webhook-options.ts";
 
 /**
+ * What a bot's `setup(bot, settings)` receives: its router, timers, webhooks, name, logger, client and state.
+ *
  * @example
  * ```ts
  * setup(bot) {

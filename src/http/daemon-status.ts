@@ -34,6 +34,7 @@ export interface RecentFailure {
   error: string;
 }
 
+/** The daemon as `bothost status` shows it: version, uptime, every bot, recent failures. */
 export interface DaemonStatus {
   version: string;
   pid: number;

@@ -10,9 +10,11 @@ import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
 import type { RoutableContext } from "./routable-context.ts";
 import { RouterError } from "./router-error.ts";
 
+/** Pass the event on to the next middleware; resolves once the rest of the chain is done. */
 export type NextFunction = () => Promise<void>;
 /** A middleware: do something with `ctx`, and call `next()` (once, awaited) to pass it on. */
 export type Middleware<C> = (ctx: C, next: NextFunction) => unknown;
+/** Handles an error a middleware or handler threw (`bot.catch`). */
 export type ErrorHandler<C> = (error: unknown, ctx: C) => unknown;
 
 /** A known event type, `"*"` for every event, or any other name for events this version does not know. */

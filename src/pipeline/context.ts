@@ -59,6 +59,7 @@ export interface BaseContext<S = unknown> {
   report: ContextHelpers["report"];
 }
 
+/** The context of an event's handler: the event, `reply`, `send` and every helper. */
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
   event: ServerEvent;
   bot: { name: string; userId: number; email: string };

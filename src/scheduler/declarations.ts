@@ -17,6 +17,7 @@ export interface RecurringAnnouncement {
   content: string | ((occurrence: Date) => string | Promise<string>);
 }
 
+/** How `bot.cron` runs a job: its time zone, what to do about runs missed while down, and its id. */
 export interface CronOptions {
   /** IANA time zone; default UTC. */
   timezone?: string;

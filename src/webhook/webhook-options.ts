@@ -8,6 +8,7 @@ export type WebhookVerify =
   | { type: "secret"; secret: string; header?: string }
   | { type: "none" };
 
+/** An inbound webhook of `bot.webhook`: how requests are verified, and its body limit. */
 export interface WebhookOptions {
   verify: WebhookVerify;
   /** Where to read an idempotency key to drop repeats, e.g. a header name like `x-github-delivery`. */

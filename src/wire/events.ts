@@ -233,6 +233,7 @@ export interface GenericEvent {
 }
 
 export type KnownEvent = EventMap[KnownEventType];
+/** Any event from the server's queue: a typed known event, or a generic one of a type this version does not know. */
 export type ServerEvent = KnownEvent | GenericEvent;
 
 export function isKnownEventType(type: string): type is KnownEventType {

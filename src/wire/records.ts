@@ -50,6 +50,7 @@ export const User = z.looseObject({
   is_deleted: z.boolean().optional(),
   profile_data: ProfileData.optional(),
 });
+/** A user of the organization, as the server describes it (humans and bots). */
 export type User = z.infer<typeof User>;
 
 /** GET /users/me: the authenticated account, fields at the top level. */

@@ -26,6 +26,7 @@ const LAYERS = [
   "http",
   "cluster",
   "daemon",
+  "testing",
   "demo",
   "cli",
 ] as const;

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { freePort } from "../support/free-port.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../support/in-process-daemon.ts";
 import { chromiumPath, launchChromium, noChromiumMessage } from "./chromium.ts";
 
 if (!chromiumPath) console.warn(`status-page: ${noChromiumMessage}`);

@@ -12,9 +12,9 @@ import { deadLetterOfficeFor } from "../../src/daemon/dead-letter-office-for.ts"
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
+import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
 import { freePort } from "../support/free-port.ts";
-import { startInProcessDaemon } from "../support/in-process-daemon.ts";
 
 const KEY = "mod-secret-key-0123456789";
 let dir: string;

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
 import { freePort } from "../support/free-port.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../support/in-process-daemon.ts";
 
 let sandbox: Sandbox;
 let running: InProcessDaemon;

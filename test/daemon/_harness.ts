@@ -5,7 +5,7 @@
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { startInProcessDaemon } from "../support/in-process-daemon.ts";
+import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 
 export interface HarnessBot {
   email: string;

@@ -9,7 +9,7 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../support/in-process-daemon.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "flaky-bot@sandbox.example";

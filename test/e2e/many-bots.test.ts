@@ -50,8 +50,11 @@ describe("many bots in one daemon", () => {
     const handledBy = new Map<string, number[]>(names.map((n) => [n, []]));
     for (const r of replies(sandbox)) handledBy.get(r.bot)!.push(r.id);
     for (const name of names) expect(handledBy.get(name)!.sort()).toEqual(sentTo.get(name)!.sort());
-    // The handlers ran in the bot that owns the channel (the log lines carry the bot's name).
-    const handling = daemon.logs().filter((l) => l.msg === "e2e: handling");
+    // The handlers ran in the bot that owns the channel (the log lines carry the bot's name). The
+    // child's log lines reach this process through a pipe, possibly after the replies.
+    const handlingLines = () => daemon.logs().filter((l) => l.msg === "e2e: handling");
+    await expect.poll(() => handlingLines().length).toBe(all.length);
+    const handling = handlingLines();
     for (const line of handling) expect(sentTo.get(String(line.bot))).toContain(line.messageId);
     expect(handling).toHaveLength(all.length);
 

@@ -14,6 +14,7 @@ interface SendCommon {
   read_by_sender?: boolean;
 }
 
+/** What `POST /messages` (and `ctx.send`) takes: a channel message with its topic, or a direct message. */
 export type SendMessageParams =
   | (SendCommon & { type: "channel" | "stream"; to: number | string; topic?: string })
   | (SendCommon & { type: "direct" | "private"; to: readonly number[] | readonly string[] });

@@ -17,6 +17,8 @@ import type { TypingTracker } from "./typing-tracker.ts";
 export type { TypingTarget };
 
 /**
+ * `ctx.typing`: show that the bot is typing while work runs, and see who else is.
+ *
  * @example
  * ```ts
  * const answer = await ctx.typing.during({ users: [ctx.event.message.sender_id] }, (signal) => lookUp(question, signal));

@@ -17,6 +17,8 @@ import { applyPersonUpdate } from "./apply-person-update.ts";
 export type { User };
 
 /**
+ * `ctx.users`: the organization's users, cached and kept fresh from events.
+ *
  * @example
  * ```ts
  * const sender = await ctx.users.get(ctx.event.message.sender_id);

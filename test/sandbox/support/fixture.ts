@@ -6,12 +6,8 @@
 
 import { request } from "undici";
 import { afterAll, test as base, expect } from "vitest";
-import {
-  type ResponseRecord,
-  type Sandbox,
-  type SandboxOptions,
-  startSandbox,
-} from "../../../src/testing.ts";
+import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
+import type { ResponseRecord, Sandbox, SandboxOptions } from "../../../src/sandbox/types.ts";
 import { checkResponses } from "./openapi-shapes.ts";
 
 export const OWNER = "owner@sandbox.example";

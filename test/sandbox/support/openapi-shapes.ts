@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import type { ResponseRecord } from "../../../src/testing.ts";
+import type { ResponseRecord } from "../../../src/sandbox/types.ts";
 import { type Schema, SchemaChecker } from "./schema-check.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");

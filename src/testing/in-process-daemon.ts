@@ -1,19 +1,19 @@
 /**
  * A real Daemon in the test process against a sandbox: the config written as YAML and loaded
- * through the real loader, state in a temp directory, every log line captured as JSON. The
- * harnesses of test/daemon, test/helpers and test/http are thin wrappers around this.
+ * through the real loader, state in a temp directory, every log line captured as JSON: what
+ * runBot (the testing kit) and the project's own test harnesses run bots on.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import type { BotDefinition } from "../../src/bot/define-bot.ts";
-import { loadConfig } from "../../src/config/load-config.ts";
-import type { Config } from "../../src/config/schema.ts";
-import { Daemon, type StartReport } from "../../src/daemon/daemon.ts";
-import { createLogger } from "../../src/log/create-logger.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { FileStore } from "../../src/state/file-store.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import { loadConfig } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
+import { Daemon, type StartReport } from "../daemon/daemon.ts";
+import { createLogger } from "../log/create-logger.ts";
+import type { Sandbox } from "../sandbox/types.ts";
+import { FileStore } from "../state/file-store.ts";
 
 export interface InProcessBot {
   email: string;

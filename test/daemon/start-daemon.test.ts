@@ -1,0 +1,74 @@
+/**
+ * startDaemon, the documented way to run the daemon from code: a config file, real bots over real
+ * HTTP against the sandbox, status, and a clean stop.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ConfigError, startDaemon } from "../../src/index.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+
+const REPLIER = fileURLToPath(new URL("../fixtures/e2e/replier.mjs", import.meta.url));
+const BOT = "replier-bot@sandbox.example";
+let sandbox: Sandbox;
+let dir: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Replier",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+  dir = await mkdtemp(path.join(tmpdir(), "bothost-start-daemon-"));
+});
+afterAll(async () => {
+  await sandbox.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it("starts the configured bots, which answer; reports status; stops", async () => {
+  const file = path.join(dir, "bothost.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ./state\nbots:\n  replier:\n    module: ${REPLIER}\n    email: ${BOT}\n    api_key: ${sandbox.control.apiKeyOf(BOT)}\n`,
+  );
+  const daemon = await startDaemon({ config: file, logLevel: "silent" });
+  try {
+    expect(daemon.started).toEqual(["replier"]);
+    expect(daemon.failed).toEqual([]);
+    const id = sandbox.control.sendAs("member@sandbox.example", {
+      type: "stream",
+      to: "general",
+      topic: "t",
+      content: "task one",
+    }).id;
+    await expect
+      .poll(() =>
+        sandbox.control.messages().some((m) => String(m.content).startsWith(`handled ${id} by replier`)),
+      )
+      .toBe(true);
+    const status = await daemon.status();
+    expect(status.bots).toMatchObject([{ name: "replier", state: "running", handled: expect.any(Number) }]);
+  } finally {
+    await daemon.stop();
+  }
+  expect(sandbox.control.queues()).toEqual([]);
+});
+
+it("rejects an invalid config with a located ConfigError, starting nothing", async () => {
+  const file = path.join(dir, "broken.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nbots:\n  replier:\n    module: ${REPLIER}\n    email: not-an-email\n    api_key: x\n`,
+  );
+  const error = await startDaemon({ config: file, logLevel: "silent" }).catch((err: unknown) => err);
+  expect(error).toBeInstanceOf(ConfigError);
+  expect((error as ConfigError).format()).toMatch(/broken\.yaml:6:\d+ bots\.replier\.email/);
+  expect(sandbox.control.queues()).toEqual([]);
+});
