@@ -5,10 +5,12 @@
  */
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotServices } from "../effects/bot-services.ts";
+import { EffectRecords } from "../effects/effect-records.ts";
 import { DeadLetterSource } from "../events/dead-letter-source.ts";
 import { QueueSource } from "../events/queue-source.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
-import { Dispatcher, type DispatchStats, type ReplyFn, type RunHandler } from "../pipeline/dispatcher.ts";
+import { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { DispatchStats, ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
@@ -16,6 +18,13 @@ import type { ServerEvent } from "../wire/events.ts";
 import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 
 export type { GapEvent } from "../events/catch-up.ts";
+
+/**
+ * How long a message's effect records are kept: well past its retries and a restart after a
+ * crash. A dead letter carries its own, so a replay days later repeats nothing either.
+ */
+const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
+
 export type { BotRuntimeOptions } from "./bot-runtime-options.ts";
 
 export class BotRuntime {
@@ -70,6 +79,11 @@ export class BotRuntime {
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.retries ? { retries: options.retries } : {}),
       ...(options.letters ? { letters: options.letters } : {}),
+      effects: new EffectRecords(store.namespace("effects"), {
+        ttlMs: EFFECT_RECORDS_TTL_MS,
+        log: options.log,
+        ...(options.metrics ? { onVerify: (outcome) => options.metrics!.sendVerified(outcome) } : {}),
+      }),
     });
     this.stats = this.#dispatcher.stats;
     this.runHandler = this.#dispatcher.runHandler;

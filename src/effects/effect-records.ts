@@ -1,17 +1,17 @@
 /**
- * Effect records: each effect a handler makes (a message sent, a reaction, a report…) is recorded
- * in the state store under (event, the effect's number in the run), so that when the handler runs
- * again for the same event (an automatic retry, a replay from dead letters, a restart after a
- * crash mid-handler) an effect already made returns its recorded result instead of acting twice.
+ * Effect records: each effect a handler makes (today: each message it sends) is recorded in the
+ * state store under (event, the effect's number in the run), so that when the handler runs again
+ * for the same event (an automatic retry, a replay from dead letters, catch-up after a crash
+ * mid-handler) an effect already made returns its recorded result instead of acting twice.
  *
- * This assumes a handler makes its effects in the same order each time it runs for an event. When
- * a re-run makes a different kind of effect at a number than the record says, the record is
- * ignored (with a warning), the new effect is made and recorded in its place.
+ * This assumes a handler makes its effects in the same order each time it runs for an event.
+ * When a re-run makes another kind of effect at a number than the record says, the record is
+ * ignored (with a warning) and the new effect is made and recorded in its place.
  *
- * An effect is marked pending (and the mark committed) before it acts and done after. A pending
- * mark found by a re-run means the process died or the call failed in between: whether the server
- * acted is unknown, so the effect's `verify` looks (a message sent is found by reading back), and
- * the effect acts again only when verify finds nothing. An effect without `verify` acts again.
+ * The effect that was in flight when the previous run failed (the first one without a record) may
+ * or may not have happened: the server may have acted and the answer been lost. On a re-run it is
+ * looked for first (`verify`: a message is read back from the conversation), and made only when
+ * not found. Effects after it were never started, and are made directly.
  */
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -20,22 +20,21 @@ import type { JsonValue, StateStore } from "../state/state-store.ts";
 export interface EffectRecord {
   n: number;
   kind: string;
-  /** Absent while pending. */
-  result?: JsonValue;
+  result: JsonValue;
 }
 
 export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
-  /** After a crash or an ambiguous failure: the effect's result if the server shows it happened. */
+  /** The effect's result if the server shows it already happened (asked only on a re-run). */
   verify?(): Promise<T | undefined>;
 }
 
 export interface EffectRecordsOptions {
-  /** How long records are kept: longer than any retry sequence and restart (dead letters keep their own). */
+  /** How long records of an event are kept: longer than its retries (dead letters carry their own). */
   ttlMs: number;
-  /** Makes the pending mark survive a crash before the effect acts (the store's commit). */
-  commit(): Promise<void>;
   log?: Logger;
+  /** Told how each verification came out. */
+  onVerify?(outcome: "found" | "absent"): void;
 }
 
 /** One bot's effect records. */
@@ -50,58 +49,64 @@ export class EffectRecords {
   }
 
   /**
-   * The records of one run of a handler for the event `eventKey` (stable across re-runs: a message
-   * id, a job and its time). `carried`: records kept in a dead letter, for a replay made after the
-   * store's own records expired.
+   * The records of one run of a handler for the event `eventKey` (stable across runs: a message
+   * id). `rerun`: the handler ran for this event before. `carried`: records kept in a dead letter.
    */
-  run(eventKey: string, carried: readonly EffectRecord[] = []): EffectRun {
-    return new EffectRun(this.#store, this.#o, eventKey, carried);
+  run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = []): EffectRun {
+    return new EffectRun(this.#store, this.#o, eventKey, rerun, carried);
   }
 }
 
 /** The effects of one handler run, numbered in the order it makes them. */
 export class EffectRun {
-  readonly eventKey: string;
   readonly #store: StateStore;
   readonly #o: EffectRecordsOptions;
+  readonly #key: string;
   readonly #carried: Map<number, EffectRecord>;
   readonly #made: EffectRecord[] = [];
   #next = 0;
+  /** True until this re-run meets its first effect without a record (the one maybe in flight). */
+  #unsure: boolean;
 
   constructor(
     store: StateStore,
     options: EffectRecordsOptions,
     eventKey: string,
+    rerun: boolean,
     carried: readonly EffectRecord[],
   ) {
     this.#store = store;
     this.#o = options;
-    this.eventKey = eventKey;
+    this.#key = eventKey;
+    this.#unsure = rerun;
     this.#carried = new Map(carried.map((r) => [r.n, r]));
   }
 
   /** Makes the effect `kind` once for this event: returns the recorded result if it was made. */
   async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>): Promise<T> {
     const n = ++this.#next;
-    const key = `${this.eventKey}#${n}`;
-    const found = ((await this.#store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n);
-    if (found && found.kind !== kind) {
-      this.#o.log?.warn(
-        { event: this.eventKey, n, recorded: found.kind, now: kind },
-        "a re-run made its effects in another order than before: this effect is made again",
-      );
-    } else if (found?.result !== undefined) {
+    const key = `${this.#key}#${n}`;
+    const found =
+      this.#unsure || this.#carried.size > 0
+        ? (((await this.#store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
+        : undefined;
+    if (found && found.kind === kind) {
       this.#made.push(found);
       return found.result as T;
-    } else if (found && steps.verify) {
-      const verified = await steps.verify();
-      if (verified !== undefined) return this.#done(key, { n, kind, result: verified });
     }
-    const ttl = { ttlMs: this.#o.ttlMs };
-    await this.#store.set(key, { n, kind }, ttl);
-    await this.#o.commit();
-    const result = await steps.act();
-    return this.#done(key, { n, kind, result });
+    if (found) {
+      this.#o.log?.warn(
+        { event: this.#key, n, recorded: found.kind, now: kind },
+        "a re-run made its effects in another order than before: this effect is made again",
+      );
+    }
+    if (this.#unsure) {
+      this.#unsure = false;
+      const verified = await steps.verify?.();
+      if (steps.verify) this.#o.onVerify?.(verified === undefined ? "absent" : "found");
+      if (verified !== undefined) return this.#record(key, { n, kind, result: verified });
+    }
+    return this.#record(key, { n, kind, result: await steps.act() });
   }
 
   /** The effects made (or found made) so far in this run, for a dead letter to carry. */
@@ -109,9 +114,9 @@ export class EffectRun {
     return this.#made;
   }
 
-  async #done<T extends JsonValue>(key: string, record: EffectRecord & { result: T }): Promise<T> {
-    await this.#store.set(key, record as unknown as JsonValue, { ttlMs: this.#o.ttlMs });
+  async #record<T extends JsonValue>(key: string, record: EffectRecord & { result: T }): Promise<T> {
     this.#made.push(record);
+    await this.#store.set(key, record as unknown as JsonValue, { ttlMs: this.#o.ttlMs });
     return record.result;
   }
 }

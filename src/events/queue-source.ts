@@ -6,7 +6,8 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
-import type { BotIdentity, Dispatcher } from "../pipeline/dispatcher.ts";
+import type { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { BotIdentity } from "../pipeline/incoming.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";

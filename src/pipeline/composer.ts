@@ -8,7 +8,7 @@ import type { EventMap, GenericEvent, KnownEventType, ServerEvent } from "../wir
 import { isKnownEventType } from "../wire/events.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
 import type { RoutableContext } from "./routable-context.ts";
-import { RouterError } from "./router-error.ts";
+import { invalidArgument as argument, RouterError } from "./router-error.ts";
 
 /** Pass the event on to the next middleware; resolves once the rest of the chain is done. */
 export type NextFunction = () => Promise<void>;
@@ -233,8 +233,4 @@ function checkTypes(type: unknown): string[] {
     );
   }
   return types as string[];
-}
-
-function argument(message: string): RouterError {
-  return new RouterError("ROUTER_INVALID_ARGUMENT", message);
 }

@@ -7,7 +7,9 @@ import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
+import type { EffectRun } from "../effects/effect-records.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -104,6 +106,12 @@ export interface ContextDeps<S> {
   services?: BotServices;
 }
 
+/** A run's effect records, and the message id a send of the event must be newer than. */
+export interface SendEffects {
+  run: EffectRun;
+  after: number | undefined;
+}
+
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
 export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
 
@@ -135,6 +143,8 @@ class LazyContext<S> {
   readonly #deps: ContextDeps<S>;
   #signal: SignalSource;
   #made: Made<S> | undefined;
+  /** The run's effect records (a message event's), through which its sends go. */
+  effects: SendEffects | undefined;
 
   constructor(deps: ContextDeps<S>, signal: SignalSource) {
     this.#deps = deps;
@@ -242,10 +252,19 @@ class LazyContext<S> {
     if (made.helpers) return made.helpers;
     const deps = this.#deps;
     const signal = this.signal;
-    const send = async (params: SendMessageParams) => {
+    const post = async (params: SendMessageParams) => {
       const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
       return { id };
     };
+    const effects = this.effects;
+    // Each message posted is an effect: made once per event, however often the handler runs.
+    const send = effects
+      ? (params: SendMessageParams) =>
+          effects.run.once("send", {
+            act: () => post(params),
+            verify: () => findSent(deps.api, deps.bot.userId, params, effects.after, signal),
+          })
+      : post;
     made.helpers = deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
       : unavailableHelpers(send);
@@ -322,8 +341,10 @@ export function createContext<S>(
   event: ServerEvent,
   signal: SignalSource,
   extra: { replayed: boolean; eventIssue?: string },
+  effects?: SendEffects,
 ): BotContext<S> {
   const ctx = new LazyEventContext(deps, event, signal, extra.replayed);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
+  if (effects) ctx.effects = effects;
   return ctx as BotContext<S>;
 }

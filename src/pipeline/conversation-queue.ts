@@ -16,7 +16,7 @@
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import { type Clock, realClock, type TimerHandle } from "../time/clock.ts";
-import { RouterError } from "./router-error.ts";
+import { invalidArgument as argument, checkTask, positiveInt, RouterError } from "./router-error.ts";
 
 /** What a running task gets from its queue. */
 export interface TaskControl {
@@ -115,15 +115,7 @@ class Line {
   }
 }
 
-/**
- * @example
- * ```ts
- * const queue = new ConversationQueue({ concurrency: 4, handlerTimeoutMs: 30_000, log });
- * for (const event of batch) queue.push(keys.keyOf(event), (c) => bot.dispatch(makeCtx(event, c.signal)));
- * await queue.onBelow(100, signal); // backpressure before the next poll
- * await queue.onIdle();             // graceful shutdown
- * ```
- */
+/** @example queue.push(keys.keyOf(event), (c) => run(event, c.signal)); await queue.onIdle(); */
 export class ConversationQueue {
   readonly #concurrency: number;
   readonly #timeoutMs: number;
@@ -400,21 +392,4 @@ export class ConversationQueue {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
-}
-
-function checkTask(method: string, key: string, task: unknown): void {
-  if (typeof key !== "string" || key === "")
-    throw argument(`${method}(): the key must be a non-empty string, got ${JSON.stringify(key)}.`);
-  if (typeof task !== "function")
-    throw argument(`${method}(): the task must be a function (control), got ${typeof task}.`);
-}
-
-function positiveInt(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw argument(`${name} must be a positive integer, got ${String(value)}.`);
-  return value;
-}
-
-function argument(message: string): RouterError {
-  return new RouterError("ROUTER_INVALID_ARGUMENT", message);
 }

@@ -21,9 +21,10 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
-import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
+import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 import type { KV } from "../state/kv.ts";
-import type { StateStore } from "../state/state-store.ts";
+import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { Composer } from "./composer.ts";
@@ -33,66 +34,25 @@ import {
   type ContextDeps,
   createBaseContext,
   createContext,
-  type SignalSource,
+  type SendEffects,
 } from "./context.ts";
+import { contextDepsOf } from "./context-deps.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger } from "./delivery-ledger.ts";
-import { type FailedRun, type FailureMetrics, HandlerFailures } from "./handler-failures.ts";
+import { type FailedRun, HandlerFailures } from "./handler-failures.ts";
+import {
+  type BotIdentity,
+  type DispatchMetrics,
+  type DispatchStats,
+  type Incoming,
+  ledgerIdOf,
+  type RunHandler,
+  sourceOf,
+} from "./incoming.ts";
 import { isOwnMessage } from "./is-own-message.ts";
 import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
 import type { RetryPolicy } from "./retries.ts";
-
-/** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
-export type ReplyFn = (content: string) => Promise<{ id: number }>;
-
-/** What every source hands the pipeline. */
-export interface Incoming {
-  readonly event: ServerEvent;
-  /** Fetched again after a lost queue (catch-up), not delivered live. */
-  readonly replayed: boolean;
-  /** Why the event failed its schema; it then reaches handlers as a generic event. */
-  readonly issue: string | undefined;
-  /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
-  readonly reply: ReplyFn | undefined;
-  /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
-  readonly letter?: DeadLetter;
-}
-
-/** The bot's user, as the server knows it. */
-export interface BotIdentity {
-  userId: number;
-  email: string;
-}
-
-/** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */
-export interface DispatchMetrics extends FailureMetrics {
-  eventReceived(type: string): void;
-  eventHandled(type: string, seconds: number): void;
-  eventFailed(type: string, seconds: number): void;
-}
-
-/**
- * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
- * webhook): build its context from the bot's, with `extend` adding the kind's own members, and
- * run `handler` with it. What a failure means is the caller's (a webhook answers 500, a cron job
- * counts an error), so whatever `handler` throws or rejects with reaches the caller.
- */
-export type RunHandler = <C, R>(
-  signal: SignalSource,
-  bindings: Record<string, unknown>,
-  extend: (base: BaseContext<unknown>) => C,
-  handler: (ctx: C) => R,
-) => R;
-
-export interface DispatchStats {
-  received: number;
-  handled: number;
-  failed: number;
-  replayed: number;
-  duplicates: number;
-  gaps: number;
-}
 
 export interface DispatcherOptions extends LedgerCommitOptions {
   name: string;
@@ -114,6 +74,8 @@ export interface DispatcherOptions extends LedgerCommitOptions {
   retries?: RetryPolicy;
   /** Where events whose every attempt failed are kept; default: only logged. */
   letters?: DeadLetters;
+  /** Where each message event's sends are recorded, so a re-run repeats none; default: none. */
+  effects?: EffectRecords;
 }
 
 /** The context options of nearly every event, made once. */
@@ -142,21 +104,8 @@ export class Dispatcher {
   constructor(options: DispatcherOptions) {
     this.#o = options;
     this.#commits = new LedgerCommits(options);
-    this.#failures = new HandlerFailures({
-      policy: options.retries ?? NO_RETRIES,
-      ...(options.letters ? { letters: options.letters } : {}),
-      handlerTimeoutMs: options.handlerTimeoutMs,
-      log: options.log,
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-      commit: options.commit ?? options.flush,
-    });
-    this.#queue = new ConversationQueue({
-      concurrency: options.concurrency,
-      handlerTimeoutMs: options.handlerTimeoutMs,
-      log: options.log,
-      onError: (err, key) => options.log.error({ err, key }, "handler failed"),
-    });
+    this.#failures = new HandlerFailures(options);
+    this.#queue = new ConversationQueue(options);
   }
 
   /** The middleware and handlers the bot's `setup` declared. */
@@ -198,21 +147,7 @@ export class Dispatcher {
   /** What a context of this bot is built from (complete once the bot has registered). */
   contextDeps(): ContextDeps<unknown> {
     // Made once per identity, not per event.
-    this.#deps ??= {
-      bot: {
-        name: this.#o.name,
-        userId: this.#self?.userId ?? -1,
-        email: this.#self?.email ?? this.#o.client.email,
-      },
-      api: this.#o.client,
-      state: this.#o.state,
-      log: this.#o.log,
-      settings: this.#o.settings,
-      server: this.#server!,
-      channelName: (id) => this.#o.services.channels.nameOf(id),
-      ...(this.#o.clock ? { clock: this.#o.clock } : {}),
-      services: this.#o.services,
-    };
+    this.#deps ??= contextDepsOf(this.#o, this.#server!, this.#self);
     return this.#deps;
   }
 
@@ -330,7 +265,8 @@ export class Dispatcher {
     // The context's signal is the queue's: it aborts on the handler timeout and at the shutdown
     // deadline. Aborting on stop() itself would cut a handler's reply short on every shutdown.
     const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const ctx = createContext(this.contextDeps(), event, control, extra);
+    const effects = this.#effectsOf(incoming, replayed || incoming.letter !== undefined);
+    const ctx = createContext(this.contextDeps(), event, control, extra, effects);
     if (incoming.reply) ctx.reply = incoming.reply;
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<void> | undefined;
@@ -338,7 +274,7 @@ export class Dispatcher {
       pending = this.#composer!.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
-      return this.#afterFailure(incoming, err, control);
+      return this.#afterFailure(incoming, err, control, effects);
     }
     if (pending === undefined) {
       this.#handled(event, started);
@@ -351,20 +287,25 @@ export class Dispatcher {
       },
       (err: unknown) => {
         this.#failed(ctx, err, started);
-        this.#afterFailure(incoming, err, control);
+        this.#afterFailure(incoming, err, control, effects);
       },
     );
   };
 
+  /** A message event's effect records for this run (a re-run looks up what was made). */
+  #effectsOf(incoming: Incoming, rerun: boolean): SendEffects | undefined {
+    const id = ledgerIdOf(incoming.event);
+    const records = this.#o.effects;
+    if (id === undefined || records === undefined) return undefined;
+    const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
+    return { run: records.run(`m:${id}`, rerun, carried), after: id };
+  }
+
   /** Run an event's handlers again (a retry after a failure), on `signal`. */
-  async #again(incoming: Incoming, signal: AbortSignal): Promise<void> {
+  async #again(incoming: Incoming, signal: AbortSignal, effects: SendEffects | undefined): Promise<void> {
     const { event, issue } = incoming;
-    const ctx = createContext(
-      this.contextDeps(),
-      event,
-      signal,
-      issue ? { replayed: true, eventIssue: issue } : REPLAYED,
-    );
+    const extra = issue ? { replayed: true, eventIssue: issue } : REPLAYED;
+    const ctx = createContext(this.contextDeps(), event, signal, extra, effects);
     if (incoming.reply) ctx.reply = incoming.reply;
     const started = this.#o.metrics ? performance.now() : 0;
     try {
@@ -380,12 +321,22 @@ export class Dispatcher {
    * A handler threw: keep its conversation closed while it runs again (and, if every attempt
    * fails, while the event is kept as a dead letter); then record the message as handled.
    */
-  #afterFailure(incoming: Incoming, err: unknown, control: TaskControl): void {
+  #afterFailure(
+    incoming: Incoming,
+    err: unknown,
+    control: TaskControl,
+    first: SendEffects | undefined,
+  ): void {
+    let last = first;
     const run: FailedRun = {
       event: incoming.event,
       source: sourceOf(incoming),
       ...(incoming.letter ? { letter: incoming.letter } : {}),
-      again: (signal) => this.#again(incoming, signal),
+      again: (signal) => {
+        last = this.#effectsOf(incoming, true);
+        return this.#again(incoming, signal, last);
+      },
+      effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
     };
     const settled = this.#failures.settle(run, err).then((handled) => {
       this.#replayed(incoming, handled);
@@ -435,23 +386,4 @@ export class Dispatcher {
     const id = ledgerIdOf(event);
     return id === undefined ? undefined : this.#commits.finish(id);
   }
-}
-
-/** A handler that throws is not run again. */
-const NO_RETRIES: RetryPolicy = { attempts: 1, backoffMs: 1, maxBackoffMs: 1 };
-
-function sourceOf(incoming: Incoming): DeadLetterSource {
-  if (incoming.letter) return "replay";
-  if (incoming.reply) return "webhook";
-  return incoming.replayed ? "catch-up" : "queue";
-}
-
-/**
- * The id the delivery ledger tracks an event by: a message event's message id. A message event
- * that failed its schema may have no message: it reaches handlers as a generic event.
- */
-function ledgerIdOf(event: ServerEvent): number | undefined {
-  if (event.type !== "message") return undefined;
-  const id = (event as { message?: { id?: unknown } }).message?.id;
-  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }

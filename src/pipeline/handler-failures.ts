@@ -22,16 +22,20 @@ export interface FailureMetrics {
 }
 
 export interface HandlerFailuresOptions {
-  policy: RetryPolicy;
+  /** Default: a handler that throws is not run again. */
+  retries?: RetryPolicy;
   /** Where events that failed every attempt are kept; without it they are only logged. */
   letters?: DeadLetters;
   handlerTimeoutMs: number;
   log: Logger;
   clock?: Clock;
   metrics?: FailureMetrics;
-  /** Makes a dead letter durable before its message is marked handled. */
-  commit(): Promise<void>;
+  /** Makes a dead letter durable before its message is marked handled (default `flush`). */
+  commit?(): Promise<void>;
+  flush(): Promise<void>;
 }
+
+const NO_RETRIES: RetryPolicy = { attempts: 1, backoffMs: 1, maxBackoffMs: 1 };
 
 /** The failed event, as the dispatcher knows it. */
 export interface FailedRun {
@@ -41,6 +45,8 @@ export interface FailedRun {
   letter?: DeadLetter;
   /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
   again(signal: AbortSignal): unknown;
+  /** The effects the last run made (or found made), for the dead letter to carry. */
+  effects(): JsonValue[];
 }
 
 export class HandlerFailures {
@@ -70,12 +76,13 @@ export class HandlerFailures {
     const clock = o.clock ?? realClock;
     const stopping = this.#stopping.signal;
     const firstFailedAt = clock.now();
+    const policy = o.retries ?? NO_RETRIES;
     let last = error;
     let attempts = 1;
-    while (attempts < o.policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
-      const delay = retryDelay(o.policy, attempts);
+    while (attempts < policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
+      const delay = retryDelay(o.retries ?? NO_RETRIES, attempts);
       o.log.warn(
-        { err: last, attempt: attempts, of: o.policy.attempts, retryInMs: delay },
+        { err: last, attempt: attempts, of: policy.attempts, retryInMs: delay },
         "handler failed; running it again after a pause",
       );
       try {
@@ -135,7 +142,7 @@ export class HandlerFailures {
       }
       const lastFailedAt = new Date(last).toISOString();
       if (run.letter) {
-        await o.letters.failedAgain(run.letter.id, { error, attempts, lastFailedAt });
+        await o.letters.failedAgain(run.letter.id, { error, attempts, lastFailedAt, effects: run.effects() });
         o.log.error(
           { err: error, attempts, deadLetter: run.letter.id },
           `replayed dead letter failed again (${why})`,
@@ -148,6 +155,7 @@ export class HandlerFailures {
           attempts,
           firstFailedAt: new Date(first).toISOString(),
           lastFailedAt,
+          effects: run.effects(),
         });
         if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
         o.log.error(
@@ -157,7 +165,7 @@ export class HandlerFailures {
             : `handler failed (${why}): kept as dead letter ${letter.id}`,
         );
       }
-      await o.commit();
+      await (o.commit ?? o.flush)();
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
     }

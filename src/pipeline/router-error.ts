@@ -39,3 +39,23 @@ export class RouterError extends BothostError<RouterErrorCode> {
 export function isRouterError(err: unknown): err is RouterError {
   return err instanceof RouterError;
 }
+
+/** A mistake in how the router or the queue was called (`ROUTER_INVALID_ARGUMENT`). */
+export function invalidArgument(message: string): RouterError {
+  return new RouterError("ROUTER_INVALID_ARGUMENT", message);
+}
+
+/** `value`, refused unless it is a positive whole number. */
+export function positiveInt(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw invalidArgument(`${name} must be a positive integer, got ${String(value)}.`);
+  return value;
+}
+
+/** Refuses a queue task without a key or a function. */
+export function checkTask(method: string, key: string, task: unknown): void {
+  if (typeof key !== "string" || key === "")
+    throw invalidArgument(`${method}(): the key must be a non-empty string, got ${JSON.stringify(key)}.`);
+  if (typeof task !== "function")
+    throw invalidArgument(`${method}(): the task must be a function (control), got ${typeof task}.`);
+}

@@ -12,6 +12,14 @@ export interface FailOptions {
   body?: unknown;
   /** Send an HTML body instead, like a proxy's 502 page. */
   nonJson?: true;
+  /** Cut the connection instead of answering (`status` is then only logged). */
+  reset?: true;
+  /**
+   * Fail after acting: the request is carried out (a message is stored, its events go out),
+   * then the answer is replaced by the failure, as when a proxy times out after the server
+   * committed. Default: fail before acting (nothing happens on the server).
+   */
+  after?: true;
   paths?: (string | RegExp)[];
 }
 

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/dispatcher.ts";
+import type { RunHandler } from "../pipeline/incoming.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { BaseContext, JobContext } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/dispatcher.ts";
+import type { RunHandler } from "../pipeline/incoming.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { CronOptions } from "./declarations.ts";

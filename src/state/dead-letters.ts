@@ -25,8 +25,10 @@ export interface DeadLetter {
   /** ISO 8601. */
   firstFailedAt: string;
   lastFailedAt: string;
-  /** Set by `bothost failed retry` while the daemon was stopped: the daemon replays it at start. */
+  /** Set by `bothost failed retry`: the daemon running the bot replays it (or does at its next start). */
   retryRequestedAt?: string;
+  /** The effects its handler had made (messages sent…), so a replay repeats none of them. */
+  effects?: JsonValue[];
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */
@@ -141,7 +143,7 @@ export class DeadLetters {
   /** Records another failed replay of a letter: its attempts, last error and time; unmarks it. */
   async failedAgain(
     id: string,
-    update: { error: unknown; attempts: number; lastFailedAt: string },
+    update: { error: unknown; attempts: number; lastFailedAt: string; effects?: JsonValue[] },
   ): Promise<void> {
     const seq = this.#seqOf(id);
     if (seq === undefined) return;
@@ -154,6 +156,7 @@ export class DeadLetters {
         error,
         attempts: rest.attempts + update.attempts,
         lastFailedAt: update.lastFailedAt,
+        ...(update.effects ? { effects: update.effects } : {}),
       } as unknown as JsonValue;
     });
   }

@@ -5,7 +5,7 @@
  */
 import type { ServerInfo } from "../api/server-info.ts";
 import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/dispatcher.ts";
+import type { RunHandler } from "../pipeline/incoming.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { WebhookOptions } from "./webhook-options.ts";
 

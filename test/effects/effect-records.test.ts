@@ -3,97 +3,104 @@ import { EffectRecords } from "../../src/effects/effect-records.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 
 function records() {
-  let commits = 0;
-  const store = new MemoryStore();
   const warnings: unknown[] = [];
+  const verified: string[] = [];
   const log = { warn: (o: unknown) => warnings.push(o) } as never;
-  const r = new EffectRecords(store.namespace("bot").namespace("effects"), {
+  const r = new EffectRecords(new MemoryStore().namespace("bot").namespace("effects"), {
     ttlMs: 3_600_000,
-    commit: async () => {
-      commits++;
-    },
     log,
+    onVerify: (outcome) => verified.push(outcome),
   });
-  return { r, store, warnings, commits: () => commits };
+  return { r, warnings, verified };
 }
 
-describe("EffectRecords", () => {
-  it("a re-run for the same event returns recorded results and acts only for new effects", async () => {
-    const { r, commits } = records();
-    const sent: string[] = [];
-    const send = (text: string) => ({
+/** An effect that counts its acts and answers { id: n }. */
+function sender() {
+  const sent: string[] = [];
+  return {
+    sent,
+    send: (text: string, verify?: () => Promise<{ id: number } | undefined>) => ({
       act: async () => {
         sent.push(text);
         return { id: sent.length };
       },
-    });
+      ...(verify ? { verify } : {}),
+    }),
+  };
+}
 
-    const first = r.run("m:42");
-    expect(await first.once("send", send("a"))).toEqual({ id: 1 });
-    expect(commits()).toBe(1);
-
-    const again = r.run("m:42");
+describe("EffectRecords", () => {
+  it("a re-run for the same event returns recorded results and acts only for new effects", async () => {
+    const { r } = records();
+    const { sent, send } = sender();
+    expect(await r.run("m:42", false).once("send", send("a"))).toEqual({ id: 1 });
+    const again = r.run("m:42", true);
     expect(await again.once("send", send("a"))).toEqual({ id: 1 });
     expect(await again.once("send", send("b"))).toEqual({ id: 2 });
     expect(sent).toEqual(["a", "b"]);
     expect(again.made.map((m) => m.n)).toEqual([1, 2]);
-
-    expect(await r.run("m:43").once("send", send("c"))).toEqual({ id: 3 });
-    expect(sent).toEqual(["a", "b", "c"]);
+    expect(await r.run("m:43", false).once("send", send("c"))).toEqual({ id: 3 });
   });
 
-  it("an effect whose act failed is verified on the re-run; found means not made again", async () => {
-    const { r } = records();
-    let acts = 0;
-    const steps = {
-      act: async () => {
-        acts++;
-        throw new Error("502 after the server stored it");
-      },
-      verify: async () => ({ id: 7 }),
-    };
-    await expect(r.run("m:1").once("send", steps)).rejects.toThrow("502");
-    expect(await r.run("m:1").once("send", steps)).toEqual({ id: 7 });
-    expect(acts).toBe(1);
+  it("on a re-run the first effect without a record is looked for first; found means not made again", async () => {
+    const { r, verified } = records();
+    const { sent, send } = sender();
+    const first = r.run("m:1", false);
+    await first.once("send", send("one"));
+    // The second send failed after the server stored it: no record.
+    const rerun = r.run("m:1", true);
+    expect(
+      await rerun.once(
+        "send",
+        send("one", async () => ({ id: 99 })),
+      ),
+    ).toEqual({ id: 1 });
+    expect(
+      await rerun.once(
+        "send",
+        send("two", async () => ({ id: 7 })),
+      ),
+    ).toEqual({ id: 7 });
+    expect(
+      await rerun.once(
+        "send",
+        send("three", async () => ({ id: 8 })),
+      ),
+    ).toEqual({ id: 2 });
+    expect(sent).toEqual(["one", "three"]);
+    expect(verified).toEqual(["found"]);
   });
 
-  it("a pending effect that verify does not find acts again; one without verify acts again", async () => {
-    const { r } = records();
-    let acts = 0;
-    const failing = {
-      act: async () => {
-        acts++;
-        if (acts === 1) throw new Error("reset");
-        return { ok: true };
-      },
+  it("an effect that verify does not find is made; a first run never verifies", async () => {
+    const { r, verified } = records();
+    const { sent, send } = sender();
+    const never = async () => {
+      throw new Error("a first run must not verify");
     };
-    await expect(r.run("m:1").once("report", failing)).rejects.toThrow("reset");
-    expect(await r.run("m:1").once("report", failing)).toEqual({ ok: true });
-    expect(acts).toBe(2);
-
-    let sends = 0;
-    const notFound = {
-      act: async () => (++sends === 1 ? Promise.reject(new Error("503")) : { id: 9 }),
-      verify: async () => undefined,
-    };
-    await expect(r.run("m:2").once("send", notFound)).rejects.toThrow("503");
-    expect(await r.run("m:2").once("send", notFound)).toEqual({ id: 9 });
-    expect(sends).toBe(2);
+    await r.run("m:5", false).once("send", send("x", never));
+    expect(
+      await r.run("m:6", true).once(
+        "send",
+        send("y", async () => undefined),
+      ),
+    ).toEqual({ id: 2 });
+    expect(sent).toEqual(["x", "y"]);
+    expect(verified).toEqual(["absent"]);
   });
 
   it("another kind at the same number is made again, with a warning", async () => {
     const { r, warnings } = records();
-    await r.run("m:1").once("send", { act: async () => ({ id: 1 }) });
-    expect(await r.run("m:1").once("reaction", { act: async () => "added" })).toBe("added");
+    await r.run("m:1", false).once("send", { act: async () => ({ id: 1 }) });
+    expect(await r.run("m:1", true).once("reaction", { act: async () => "added" })).toBe("added");
     expect(warnings).toEqual([{ event: "m:1", n: 1, recorded: "send", now: "reaction" }]);
   });
 
   it("records carried by a dead letter count when the store's have expired", async () => {
     const { r } = records();
-    let acts = 0;
-    const run = r.run("m:5", [{ n: 1, kind: "send", result: { id: 11 } }]);
-    expect(await run.once("send", { act: async () => ({ id: ++acts }) })).toEqual({ id: 11 });
-    expect(await run.once("send", { act: async () => ({ id: ++acts }) })).toEqual({ id: 1 });
-    expect(acts).toBe(1);
+    const { sent, send } = sender();
+    const run = r.run("m:5", false, [{ n: 1, kind: "send", result: { id: 11 } }]);
+    expect(await run.once("send", send("old"))).toEqual({ id: 11 });
+    expect(await run.once("send", send("new"))).toEqual({ id: 1 });
+    expect(sent).toEqual(["new"]);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { SandboxCore } from "../core.ts";
-import type { Faults } from "../faults.ts";
+import type { FailOptions, Faults } from "../faults.ts";
 import { type RateLimiter, rateLimitError } from "../rate-limiter.ts";
 import type { UserRecord } from "../state/data.ts";
 import { ApiError, unauthorized } from "./api-error.ts";
@@ -105,21 +105,22 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const delay = deps.faults.delayFor(apiPath);
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));
   const injected = deps.faults.takeFailure(apiPath);
-  if (injected) {
-    entry.status = injected.status;
+  const sendInjected = (fault: FailOptions) => {
+    entry.status = fault.reset ? -1 : fault.status;
     deps.log.push(entry);
-    if (injected.nonJson) {
-      res.writeHead(injected.status, { "Content-Type": "text/html" });
-      res.end(`<html><body><h1>${injected.status} Bad Gateway</h1></body></html>\n`);
+    if (fault.reset) req.socket.destroy();
+    else if (fault.nonJson) {
+      res.writeHead(fault.status, { "Content-Type": "text/html" });
+      res.end(`<html><body><h1>${fault.status} Bad Gateway</h1></body></html>\n`);
     } else {
       sendJson(
         res,
-        injected.status,
-        injected.body ?? { result: "error", msg: "Injected failure", code: "BAD_REQUEST" },
+        fault.status,
+        fault.body ?? { result: "error", msg: "Injected failure", code: "BAD_REQUEST" },
       );
     }
-    return;
-  }
+  };
+  if (injected && !injected.after) return sendInjected(injected);
   const injectedLimit = deps.faults.takeRateLimit();
   if (injectedLimit !== undefined) return fail(rateLimitError(injectedLimit));
 
@@ -188,6 +189,10 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   } satisfies AuthedContext;
   try {
     const result = await ep.handler(ctx);
+    if (injected?.after) {
+      deps.core.changed();
+      return sendInjected(injected);
+    }
     if (result instanceof RawReply) return reply(result.status, result.body, limitHeaders);
     const body = success(result ?? {});
     const ignored = params.ignored();

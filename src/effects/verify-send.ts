@@ -1,0 +1,44 @@
+/**
+ * Did a send happen? After a send failed ambiguously (a 5xx, an HTML page from a proxy, a reset
+ * or timeout after the request was written) the server may have stored the message. This reads
+ * the conversation back: the bot's newest messages there (GET /messages narrowed to the
+ * conversation and sender = the bot, raw Markdown) and one with the same content, newer than
+ * `after`, is the send.
+ */
+import type { Client } from "../api/create-client.ts";
+import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
+
+/** How many of the bot's newest messages in the conversation are compared. */
+const LOOK_BACK = 20;
+
+export async function findSent(
+  api: Client,
+  selfId: number,
+  params: SendMessageParams,
+  after: number | undefined,
+  signal?: AbortSignal,
+): Promise<{ id: number } | undefined> {
+  const where: NarrowTerm[] =
+    params.type === "stream" || params.type === "channel"
+      ? [
+          { operator: "channel", operand: params.to },
+          { operator: "topic", operand: params.topic ?? "" },
+        ]
+      : [{ operator: "dm", operand: dmOperand(params.to as readonly number[] | readonly string[]) }];
+  const { messages } = await api.messages.get(
+    {
+      anchor: "newest",
+      num_before: LOOK_BACK,
+      num_after: 0,
+      narrow: [...where, { operator: "sender", operand: selfId }],
+      apply_markdown: false,
+    },
+    signal ? { signal } : {},
+  );
+  const sent = messages.find((m) => m.content === params.content && (after === undefined || m.id > after));
+  return sent ? { id: sent.id } : undefined;
+}
+
+function dmOperand(to: readonly number[] | readonly string[]): string | readonly number[] {
+  return to.every((x) => typeof x === "number") ? (to as readonly number[]) : to.join(",");
+}

@@ -1,0 +1,75 @@
+/**
+ * What every source hands the dispatch pipeline (an {@link Incoming}), and the small types and
+ * rules around it: what a message is tracked by, where a failed event came from.
+ */
+import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import type { BaseContext, SignalSource } from "./context.ts";
+import type { FailureMetrics } from "./handler-failures.ts";
+
+/** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
+export type ReplyFn = (content: string) => Promise<{ id: number }>;
+
+/** What every source hands the pipeline. */
+export interface Incoming {
+  readonly event: ServerEvent;
+  /** Fetched again after a lost queue (catch-up), not delivered live. */
+  readonly replayed: boolean;
+  /** Why the event failed its schema; it then reaches handlers as a generic event. */
+  readonly issue: string | undefined;
+  /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
+  readonly reply: ReplyFn | undefined;
+  /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
+  readonly letter?: DeadLetter;
+}
+
+/** The bot's user, as the server knows it. */
+export interface BotIdentity {
+  userId: number;
+  email: string;
+}
+
+/** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */
+export interface DispatchMetrics extends FailureMetrics {
+  eventReceived(type: string): void;
+  eventHandled(type: string, seconds: number): void;
+  eventFailed(type: string, seconds: number): void;
+}
+
+/**
+ * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
+ * webhook): build its context from the bot's, with `extend` adding the kind's own members, and
+ * run `handler` with it. What a failure means is the caller's (a webhook answers 500, a cron job
+ * counts an error), so whatever `handler` throws or rejects with reaches the caller.
+ */
+export type RunHandler = <C, R>(
+  signal: SignalSource,
+  bindings: Record<string, unknown>,
+  extend: (base: BaseContext<unknown>) => C,
+  handler: (ctx: C) => R,
+) => R;
+
+export interface DispatchStats {
+  received: number;
+  handled: number;
+  failed: number;
+  replayed: number;
+  duplicates: number;
+  gaps: number;
+}
+
+export function sourceOf(incoming: Incoming): DeadLetterSource {
+  if (incoming.letter) return "replay";
+  if (incoming.reply) return "webhook";
+  return incoming.replayed ? "catch-up" : "queue";
+}
+
+/**
+ * The id the delivery ledger tracks an event by: a message event's message id. A message event
+ * that failed its schema may have no message: it reaches handlers as a generic event.
+ */
+export function ledgerIdOf(event: ServerEvent): number | undefined {
+  if (event.type !== "message") return undefined;
+  const id = (event as { message?: { id?: unknown } }).message?.id;
+  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
+}

@@ -1,0 +1,120 @@
+/**
+ * Every effect once, through a real daemon against the sandbox: replies whose POST /messages
+ * fails before or after the server stored them (503, 500, 502 JSON, an HTML 502, a reset) are
+ * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import type { FailOptions } from "../../src/sandbox/faults.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+
+const MEMBER = "member@sandbox.example";
+const BOT = "once-bot@sandbox.example";
+const RETRIES = "retries: { attempts: 4, backoff: 50ms, max_backoff: 100ms }";
+
+let sandbox: Sandbox;
+let running: InProcessDaemon | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Once",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+});
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await sandbox.stop();
+});
+
+const post = (content: string, topic: string) =>
+  sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
+const sentByBot = () => {
+  const botId = sandbox.control.users().find((u) => u.email === BOT)?.user_id;
+  return sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+};
+const count = (texts: string[], text: string) => texts.filter((t) => t === text).length;
+
+const faults: [string, Omit<FailOptions, "paths">][] = [
+  ["503 before acting", { status: 503 }],
+  ["503 after acting", { status: 503, after: true }],
+  ["500 after acting", { status: 500, after: true }],
+  ["502 after acting", { status: 502, after: true }],
+  ["HTML 502 after acting", { status: 502, nonJson: true, after: true }],
+  ["reset after acting", { status: 0, reset: true, after: true }],
+  ["reset before acting", { status: 0, reset: true }],
+];
+
+describe("a reply whose send fails", () => {
+  it.each(faults)("%s is sent exactly once", async (_name, fault) => {
+    const echo = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, (ctx) => ctx.reply(`re: ${ctx.event.message.content}`));
+      },
+    });
+    running = await startInProcessDaemon(sandbox, { once: { email: BOT, definition: echo, extra: RETRIES } });
+    sandbox.control.failNext(1, { ...fault, paths: [/^\/messages$/] });
+    post("ping", "a");
+    post("pong", "b");
+    await expect
+      .poll(sentByBot, { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(["re: ping", "re: pong"]));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a duplicate would come within the retries
+    expect([count(sentByBot(), "re: ping"), count(sentByBot(), "re: pong")]).toEqual([1, 1]);
+    expect(await running.daemon.letters.list()).toEqual([]);
+  });
+});
+
+describe("a handler that sent, then threw", () => {
+  it("sends its first message once however often it is retried", async () => {
+    let runs = 0;
+    const halfway = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          runs++;
+          await ctx.reply("step 1");
+          if (runs < 3) throw new Error("fails after step 1");
+          await ctx.reply("step 2");
+        });
+      },
+    });
+    running = await startInProcessDaemon(sandbox, {
+      once: { email: BOT, definition: halfway, extra: RETRIES },
+    });
+    post("go", "t");
+    await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
+    expect(runs).toBe(3);
+  });
+
+  it("replayed from the dead letters after a fix, repeats none of what it had sent", async () => {
+    let fixed = false;
+    const broken = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          await ctx.reply("step 1");
+          if (!fixed) throw new Error("bug after step 1");
+          await ctx.reply("step 2");
+        });
+      },
+    });
+    running = await startInProcessDaemon(sandbox, {
+      once: { email: BOT, definition: broken, extra: "retries: { attempts: 2, backoff: 50ms }" },
+    });
+    post("go", "t");
+    await expect.poll(async () => (await running!.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    expect((await running.daemon.letters.list())[0]?.effects).toHaveLength(1);
+    fixed = true;
+    await running.daemon.letters.retry({ all: true });
+    await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
+    await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+  });
+});
