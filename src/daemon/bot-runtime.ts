@@ -199,6 +199,8 @@ export class BotRuntime {
       name: this.name,
       state: this.standby ? "standby" : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
       queueId: c?.queueId ?? null,
+      queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
+      lastEventAt: d.lastEventAt,
       registrations: c?.registrations ?? 0,
       lastHeartbeatAt: c?.lastHeartbeatAt,
       lastContactAt: c?.lastContactAt,

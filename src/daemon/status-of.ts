@@ -36,13 +36,18 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
     startedAt: new Date(s.startedAt).toISOString(),
     uptimeSeconds: Math.round((now - s.startedAt) / 1000),
     bots: s.bots.map((runtime) =>
-      botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name)),
+      botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now),
     ),
     recentFailures,
   };
 }
 
-function botStatus(runtime: BotRuntime, deadLetters: number, startFailure: string | undefined): BotStatus {
+function botStatus(
+  runtime: BotRuntime,
+  deadLetters: number,
+  startFailure: string | undefined,
+  now: number,
+): BotStatus {
   const st = runtime.status;
   const { state, reason } = startFailure
     ? { state: "failed" as const, reason: startFailure }
@@ -56,6 +61,10 @@ function botStatus(runtime: BotRuntime, deadLetters: number, startFailure: strin
     state,
     ...(reason ? { reason } : {}),
     queueId: st.queueId,
+    ...(st.queueRegisteredAt !== undefined
+      ? { queueAgeSeconds: Math.round((now - st.queueRegisteredAt) / 1000) }
+      : {}),
+    ...(st.lastEventAt !== undefined ? { lastEventAt: new Date(st.lastEventAt).toISOString() } : {}),
     handled: st.handled,
     failed: st.failed,
     deadLetters,

@@ -77,6 +77,7 @@ export class QueueConsumer {
   #longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #failures = 0;
   #registrations = 0;
+  #registeredAt: number | undefined;
   #lastHeartbeatAt: number | undefined;
   #lastContactAt: number | undefined;
   #fatal: unknown;
@@ -95,6 +96,10 @@ export class QueueConsumer {
   }
   get lastEventId(): number {
     return this.#lastEventId;
+  }
+  /** When the current queue was registered. */
+  get registeredAt(): number | undefined {
+    return this.#registeredAt;
   }
   /** How many times a queue was registered (the first included). */
   get registrations(): number {
@@ -277,6 +282,7 @@ export class QueueConsumer {
         this.#failures = 0;
         this.#registrations++;
         this.#queueId = reg.queue_id;
+        this.#registeredAt = this.#now();
         this.#lastEventId = reg.last_event_id;
         const serverSeconds = reg.event_queue_longpoll_timeout_seconds ?? FALLBACK_LONGPOLL_SECONDS;
         this.#longpollMs = serverSeconds * 1000 + (this.#opts.longpollMarginMs ?? 10_000);

@@ -89,6 +89,8 @@ export class Dispatcher {
   readonly stats: DispatchStats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
   readonly #o: DispatcherOptions;
   readonly #queue: ConversationQueue;
+  /** When the last event arrived (epoch ms). */
+  lastEventAt: number | undefined;
   readonly #keys = new ConversationKeys();
   readonly #commits: LedgerCommits;
   readonly #failures: HandlerFailures;
@@ -188,6 +190,7 @@ export class Dispatcher {
     // 1. accept. Caches first, so handlers see state that includes this event.
     if (issue === undefined) this.#o.services.observe(event);
     this.stats.received++;
+    this.lastEventAt = Date.now();
     this.#o.metrics?.eventReceived(event.type);
     const messageId = ledgerIdOf(event);
     if (messageId !== undefined) {

@@ -69,6 +69,7 @@ it("--json describes every bot: state, reason, queue, counts and next runs", asy
     name: "echo",
     state: "running",
     queueId: expect.any(String),
+    queueAgeSeconds: expect.any(Number),
     handled: expect.any(Number),
     failed: 0,
     deadLetters: 0,

@@ -54,7 +54,15 @@ it("starts the configured bots, which answer; reports status; stops", async () =
       )
       .toBe(true);
     const status = await daemon.status();
-    expect(status.bots).toMatchObject([{ name: "replier", state: "running", handled: expect.any(Number) }]);
+    expect(status.bots).toMatchObject([
+      {
+        name: "replier",
+        state: "running",
+        handled: expect.any(Number),
+        queueAgeSeconds: expect.any(Number),
+        lastEventAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    ]);
   } finally {
     await daemon.stop();
   }
