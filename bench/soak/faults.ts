@@ -1,9 +1,8 @@
 /**
- * The soak's fault schedule. Faults that can only hit polls, registrations and catch-up fetches
- * are injected under load. A reset connection can hit any request, and a reply (POST /messages)
- * cut mid-flight is not retried by design (the server may have stored it), so resets are injected
- * in a quiet window, as is kill -9 (a handler running at the kill would run again: the one
- * documented exception to exactly-once).
+ * The soak's fault schedule, injected under load: failures of polls, registrations and catch-up
+ * fetches, and of replies (POST /messages) before and after the server stored them, which the
+ * bots' handler retries and send verification must turn into exactly one reply each. Resets
+ * and kill -9 are injected in a quiet window (a handler running at the kill would run again).
  */
 import type { Sandbox } from "../../src/sandbox/types.ts";
 
@@ -16,6 +15,9 @@ export type FaultName =
   | "register-5xx+expire"
   | "server-restart"
   | "reset-connections"
+  | "send-503-after"
+  | "send-502-html-after"
+  | "send-500-before"
   | "kill-9";
 
 export interface Fault {
@@ -54,4 +56,20 @@ export const rotation: Fault[] = [
   },
   { name: "server-restart", quiet: false, inject: (s) => s.control.restartQueues() },
   { name: "reset-connections", quiet: true, inject: (s) => s.control.resetConnections(2) },
+  {
+    name: "send-503-after",
+    quiet: false,
+    inject: (s) => s.control.failNext(2, { status: 503, after: true, paths: [/^\/messages$/] }),
+  },
+  {
+    name: "send-502-html-after",
+    quiet: false,
+    inject: (s) =>
+      s.control.failNext(2, { status: 502, nonJson: true, after: true, paths: [/^\/messages$/] }),
+  },
+  {
+    name: "send-500-before",
+    quiet: false,
+    inject: (s) => s.control.failNext(2, { status: 500, paths: [/^\/messages$/] }),
+  },
 ];

@@ -3,6 +3,9 @@
  * fails before or after the server stored them (503, 500, 502 JSON, an HTML 502, a reset) are
  * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import type { FailOptions } from "../../src/sandbox/faults.ts";
@@ -106,9 +109,11 @@ describe("a handler that sent, then threw", () => {
         });
       },
     });
-    running = await startInProcessDaemon(sandbox, {
+    const stateDir = await mkdtemp(path.join(tmpdir(), "bothost-once-"));
+    const bots = {
       once: { email: BOT, definition: broken, extra: "retries: { attempts: 2, backoff: 50ms }" },
-    });
+    };
+    running = await startInProcessDaemon(sandbox, bots, { stateDir });
     post("go", "t");
     await expect.poll(async () => (await running!.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
     expect((await running.daemon.letters.list())[0]?.effects).toHaveLength(1);
@@ -116,5 +121,12 @@ describe("a handler that sent, then threw", () => {
     await running.daemon.letters.retry({ all: true });
     await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+
+    // A restart afterwards repeats nothing.
+    await running.stop();
+    running = await startInProcessDaemon(sandbox, bots, { stateDir });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sentByBot()).toEqual(["step 1", "step 2"]);
+    await rm(stateDir, { recursive: true, force: true });
   });
 });
