@@ -16,9 +16,8 @@ export interface QueueSpec {
 /**
  * `realm` brings the limits, typing timings and long-poll timeout. Not `realm_user`: it would
  * bring the bot's own id, but also every user of the organization (`realm_users`) in every
- * registration of every bot; the runtime asks GET /users/me once instead (NOTES §2.2). With
- * 1,000 bots in an organization of 1,000 users that took registration from 9.2 s to 1.9 s and
- * the daemon's RSS from 263 MB to ~180 MB (bench: scale).
+ * registration of every bot; the runtime asks GET /users/me once instead (NOTES §2.2), which
+ * keeps registration fast and memory flat as bots and users grow (bench/README.md: scale).
  */
 export const fetchEventTypes = ["realm"] as const;
 

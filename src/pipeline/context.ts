@@ -130,14 +130,13 @@ interface Made<S> {
 }
 
 /**
- * A context whose helpers are made on first use. Most handlers touch one or two of them, and
+ * A context whose helpers are made on first use: most handlers touch one or two of them, and
  * building every helper (a pino child, the schedule API, the typing helper, the limits-aware
- * sender) for every event was most of the runtime's cost per message (bench: dispatch). Each
- * member is a getter that builds and keeps its value, with a setter so middleware can replace
- * it (`ctx.reply = …`); functions come back bound, so `const { reply } = ctx` works. An instance
- * holds three fields until something is made (the members were fields once: setting a dozen per
- * event cost ~0.3 µs of the bench's dispatch path with the rest of the context).
- * Extend a context by assigning to it, not by spreading it: a spread copies only own fields.
+ * sender) for every event would cost more than the rest of its dispatch. Each member is a getter
+ * that builds and keeps its value, with a setter so middleware can replace it (`ctx.reply = …`);
+ * functions come back bound, so `const { reply } = ctx` works. An instance holds a few fields
+ * until something is made. Extend a context by assigning to it, not by spreading it: a spread
+ * copies only own fields.
  */
 class LazyContext<S> {
   readonly #deps: ContextDeps<S>;

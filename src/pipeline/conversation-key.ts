@@ -106,17 +106,16 @@ class KeyMemo<A, B> {
 }
 
 /**
- * Stream keys by stream id and topic as sent: a conversation's messages come in runs, and
- * building the string (a lower-casing and a concatenation) for each was a fifth of the dispatch
- * path's cost per message (bench: dispatch).
+ * Stream keys by stream id and topic as sent: a conversation's messages come in runs, so the key
+ * (a lower-casing and a concatenation) is built once per run, not once per message.
  */
 const streamKeys = new KeyMemo(
   (streamId: number, topic: string) => `stream:${streamId}:${topic.toLowerCase()}`,
 );
 
 /**
- * Two-person keys by lower and higher id: turning two ids into text for every direct message
- * cost more than the conversation queue's lookup of the result (bench: dispatch).
+ * Two-person keys by lower and higher id, kept: turning two ids into text for every direct message
+ * would cost more than looking the key up.
  */
 const pairKeys = new KeyMemo((low: number, high: number) =>
   low === high ? `dm:${low}` : `dm:${low},${high}`,
