@@ -28,6 +28,10 @@ const commands: Record<string, Command> = {
     summary: "List, show, retry or drop dead letters (events whose handler failed every attempt)",
     run: async (argv) => (await import("./failed.ts")).runFailedCommand(argv),
   },
+  init: {
+    summary: "Create a bothost project: a bot, its test, a config for the embedded sandbox",
+    run: async (argv) => (await import("./init.ts")).runInitCommand(argv),
+  },
   reload: {
     summary: "Make the running daemon read its config again and apply what changed",
     run: async (argv) => (await import("./reload.ts")).runReloadCommand(argv),

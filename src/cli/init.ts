@@ -1,0 +1,62 @@
+/**
+ * `bothost init [DIR]`: start a project: a typed bot with a command and a schedule, its test, a
+ * config for the embedded sandbox (with placeholders for a real server), package.json, tsconfig.
+ */
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { ExitCode } from "../config/exit-codes.ts";
+import { initFiles } from "./init-templates.ts";
+
+export const initHelp = `Usage: bothost init [DIR] [--force]
+
+Creates a bothost project in DIR (default: the current folder): package.json, tsconfig.json,
+bothost.yaml (the embedded sandbox, with org.yaml), bots/hello.ts, test/hello.test.ts,
+.gitignore and README.md. Then: npm install, npm start, npm test.
+
+Options:
+      --force   Write into a folder that is not empty (existing files are replaced)
+  -h, --help    Show this text
+`;
+
+export async function runInitCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { force: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(initHelp);
+    return ExitCode.Ok;
+  }
+  if (positionals.length > 1) {
+    process.stderr.write(
+      `bothost init: give one folder, not ${positionals.length}. Run "bothost init --help".\n`,
+    );
+    return ExitCode.ConfigInvalid;
+  }
+  const dir = path.resolve(positionals[0] ?? ".");
+  const present = await readdir(dir).catch(() => [] as string[]);
+  if (present.length > 0 && !values.force) {
+    process.stderr.write(
+      `bothost init: ${dir} is not empty (${present.slice(0, 3).join(", ")}${present.length > 3 ? ", …" : ""}). ` +
+        "Choose an empty folder, or add --force to write into it.\n",
+    );
+    return ExitCode.ConfigInvalid;
+  }
+  const name =
+    path
+      .basename(dir)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, "-") || "bots";
+  for (const [file, text] of Object.entries(initFiles(name))) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), text);
+  }
+  const where = positionals[0] ? `cd ${positionals[0]} && ` : "";
+  process.stdout.write(
+    `Created a bothost project in ${dir}.\nNext: ${where}npm install && npm start   (tests: npm test)\n`,
+  );
+  return ExitCode.Ok;
+}
