@@ -95,7 +95,9 @@ export class BotRuntime {
       ...(options.clock ? { clock: options.clock } : {}),
       contextDeps: () => this.contextDeps(),
       runHandler: this.runHandler,
+      runJob: this.#dispatcher.runJob,
     });
+    this.#dispatcher.replayJob = (letter) => this.scheduler.replayJob(letter);
   }
 
   /** Run the module's `setup` and work out the event types to subscribe to. */
@@ -166,7 +168,11 @@ export class BotRuntime {
     }
     this.#dispatcher.resume();
     this.#dispatcher.runOnStart(this.#handle!.startHandlers);
-    if (o.letters) {
+    // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
+    // sent by its own check a few minutes after each occurrence.
+    await this.scheduler.start(this.declarations);
+    // After the scheduler: a cron job's dead letter is replayed by its job.
+    if (o.letters && !signal.aborted) {
       await new DeadLetterSource({
         letters: o.letters,
         dispatcher: this.#dispatcher,
@@ -174,9 +180,6 @@ export class BotRuntime {
         signal,
       }).start();
     }
-    // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
-    // sent by its own check a few minutes after each occurrence.
-    await this.scheduler.start(this.declarations);
   }
 
   /** Stop polling, let handlers finish up to `deadlineMs`, delete the queue. */

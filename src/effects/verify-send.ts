@@ -3,7 +3,7 @@
  * or timeout after the request was written) the server may have stored the message. This reads
  * the conversation back: the bot's newest messages there (GET /messages narrowed to the
  * conversation and sender = the bot, raw Markdown) and one with the same content, newer than
- * `after`, is the send.
+ * `newer.after` (a message id) and no older than `newer.since` (epoch seconds), is the send.
  */
 import type { Client } from "../api/create-client.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
@@ -15,7 +15,7 @@ export async function findSent(
   api: Client,
   selfId: number,
   params: SendMessageParams,
-  after: number | undefined,
+  newer: { after: number | undefined; since?: number | undefined },
   signal?: AbortSignal,
 ): Promise<{ id: number } | undefined> {
   const where: NarrowTerm[] =
@@ -35,7 +35,13 @@ export async function findSent(
     },
     signal ? { signal } : {},
   );
-  const sent = messages.find((m) => m.content === params.content && (after === undefined || m.id > after));
+  const { after, since } = newer;
+  const sent = messages.find(
+    (m) =>
+      m.content === params.content &&
+      (after === undefined || m.id > after) &&
+      (since === undefined || m.timestamp >= since),
+  );
   return sent ? { id: sent.id } : undefined;
 }
 

@@ -8,6 +8,7 @@ import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
 import type { EffectRun } from "../effects/effect-records.ts";
+import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
@@ -106,10 +107,14 @@ export interface ContextDeps<S> {
   services?: BotServices;
 }
 
-/** A run's effect records, and the message id a send of the event must be newer than. */
+/**
+ * A run's effect records, and what a send found by read-back must be newer than: the event's
+ * message id, or (a cron job's run) the time it fired, in epoch seconds.
+ */
 export interface SendEffects {
   run: EffectRun;
   after: number | undefined;
+  since?: number;
 }
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
@@ -142,7 +147,7 @@ class LazyContext<S> {
   readonly #deps: ContextDeps<S>;
   #signal: SignalSource;
   #made: Made<S> | undefined;
-  /** The run's effect records (a message event's), through which its sends go. */
+  /** The run's effect records (a message event's or a cron job's), through which its sends go. */
   effects: SendEffects | undefined;
 
   constructor(deps: ContextDeps<S>, signal: SignalSource) {
@@ -212,12 +217,14 @@ class LazyContext<S> {
 
   get schedule(): ScheduleApi {
     const made = this.made();
-    made.schedule ??= createScheduleApi({
+    if (made.schedule) return made.schedule;
+    const schedule = createScheduleApi({
       client: this.#deps.api,
       signal: this.signal,
       limits: () => this.#deps.server,
       ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
     });
+    made.schedule = this.effects ? recordedSchedule(schedule, this.effects.run) : schedule;
     return made.schedule;
   }
   set schedule(value: ScheduleApi) {
@@ -256,18 +263,21 @@ class LazyContext<S> {
       return { id };
     };
     const effects = this.effects;
-    // Each message posted is an effect: made once per event, however often the handler runs.
+    // Each message posted (and each booking, each snippet created) is an effect: made once per
+    // event, however often the handler runs.
     const send = effects
       ? (params: SendMessageParams) =>
           effects.run.once("send", {
             act: () => post(params),
-            verify: () => findSent(deps.api, deps.bot.userId, params, effects.after, signal),
+            verify: () => findSent(deps.api, deps.bot.userId, params, effects, signal),
           })
       : post;
-    made.helpers = deps.services
+    const helpers = deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
       : unavailableHelpers(send);
-    return made.helpers;
+    if (effects) helpers.snippets = recordedSnippets(helpers.snippets, effects.run, effects.since);
+    made.helpers = helpers;
+    return helpers;
   }
 
   protected get deps(): ContextDeps<S> {
@@ -331,8 +341,11 @@ export function createBaseContext<S>(
   deps: ContextDeps<S>,
   signal: SignalSource,
   bindings: Record<string, unknown>,
+  effects?: SendEffects,
 ): BaseContext<S> {
-  return new LazyBaseContext(deps, signal, bindings);
+  const ctx = new LazyBaseContext(deps, signal, bindings);
+  if (effects) ctx.effects = effects;
+  return ctx;
 }
 
 export function createContext<S>(

@@ -14,8 +14,9 @@
  *    kept as a dead letter before it is recorded as handled (see handler-failures.ts).
  *
  * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3: nothing to deduplicate.
- * Cron jobs and inbound webhooks, which have their own timers and HTTP answers, enter at stage 4
- * ({@link Dispatcher.runHandler}).
+ * Inbound webhooks, which answer in their HTTP response, enter at stage 4
+ * ({@link Dispatcher.runHandler}); cron jobs, with their own timer, at stage 4 with the same
+ * effect records, retries and dead letters as events ({@link Dispatcher.runJob}).
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
@@ -48,6 +49,7 @@ import {
   type Incoming,
   ledgerIdOf,
   type RunHandler,
+  type RunJob,
   sourceOf,
 } from "./incoming.ts";
 import { isOwnMessage } from "./is-own-message.ts";
@@ -102,6 +104,8 @@ export class Dispatcher {
   #deps: ContextDeps<unknown> | undefined;
   /** Dead letters being replayed, and who waits for their outcome. */
   readonly #replays = new Map<Incoming, (handled: boolean) => void>();
+  /** Replays a cron job's dead letter (set by the bot's scheduler once its jobs are known). */
+  replayJob: ((letter: DeadLetter) => Promise<boolean>) | undefined;
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
@@ -227,6 +231,14 @@ export class Dispatcher {
    * when it was handled (the letter is then removed).
    */
   replay(letter: DeadLetter): Promise<boolean> {
+    if (letter.source === "job") {
+      if (this.replayJob) return this.replayJob(letter);
+      this.#o.log.warn(
+        { deadLetter: letter.id },
+        "this bot runs no cron jobs: the job's dead letter is kept",
+      );
+      return Promise.resolve(false);
+    }
     const event = letter.event as unknown as ServerEvent;
     const incoming: Incoming = { event, replayed: true, issue: undefined, reply: undefined, letter };
     return new Promise((resolve) => {
@@ -256,8 +268,47 @@ export class Dispatcher {
   }
 
   /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
-  readonly runHandler: RunHandler = (signal, bindings, extend, handler) =>
-    handler(extend(createBaseContext(this.contextDeps(), signal, bindings)));
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
+    handler(extend(createBaseContext(this.contextDeps(), signal, bindings, effects)));
+
+  /**
+   * 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence (a
+   * re-run repeats none, and verifies the one in flight by a read-back of messages no older than
+   * the firing); a failed attempt runs again after a pause and, when every attempt failed, the
+   * occurrence is kept as a dead letter (source "job"). `letter`: the dead letter this replays.
+   */
+  readonly runJob: RunJob = async (occurrence, attempt, signal, letter) => {
+    const records = this.#o.effects;
+    const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
+    const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
+    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
+    const effectsOf = (rerun: boolean): SendEffects | undefined =>
+      records && { run: records.run(key, rerun, carried), after: undefined, since };
+    let last = effectsOf(letter !== undefined);
+    try {
+      await attempt(signal, last);
+      if (letter) await this.#o.letters?.remove(letter.id);
+      return true;
+    } catch (err) {
+      this.#o.log.error(
+        { err, job: occurrence.job, scheduledFor: occurrence.scheduledFor },
+        "cron job failed",
+      );
+      return this.#failures.settle(
+        {
+          event: occurrence,
+          source: "job",
+          ...(letter ? { letter } : {}),
+          again: (s) => {
+            last = effectsOf(true);
+            return attempt(s, last);
+          },
+          effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+        },
+        err,
+      );
+    }
+  };
 
   /**
    * 4. run: the middleware and handler, then stage 5 (or the failure stage); synchronously when
@@ -301,7 +352,8 @@ export class Dispatcher {
     const records = this.#o.effects;
     if (id === undefined || records === undefined) return undefined;
     const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-    return { run: records.run(`m:${id}`, rerun, carried), after: id };
+    const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
+    return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
   }
 
   /** Run an event's handlers again (a retry after a failure), on `signal`. */

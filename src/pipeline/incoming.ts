@@ -4,7 +4,7 @@
  */
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import type { BaseContext, SignalSource } from "./context.ts";
+import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
 import type { FailureMetrics } from "./handler-failures.ts";
 
 /** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
@@ -40,14 +40,41 @@ export interface DispatchMetrics extends FailureMetrics {
  * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
  * webhook): build its context from the bot's, with `extend` adding the kind's own members, and
  * run `handler` with it. What a failure means is the caller's (a webhook answers 500, a cron job
- * counts an error), so whatever `handler` throws or rejects with reaches the caller.
+ * counts an error), so whatever `handler` throws or rejects with reaches the caller. `effects`:
+ * the records its sends go through (a cron job's run).
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
   bindings: Record<string, unknown>,
   extend: (base: BaseContext<unknown>) => C,
   handler: (ctx: C) => R,
+  effects?: SendEffects,
 ) => R;
+
+/** A cron job's occurrence: what its dead letter keeps as the event. */
+export interface JobOccurrence {
+  type: "cron_job";
+  /** The job's id (`options.id`, else its expression and time zone). */
+  job: string;
+  /** ISO 8601. */
+  scheduledFor: string;
+  firedAt: string;
+  catchUp: boolean;
+}
+
+/** Runs a job's handler once, on `signal`, its sends going through `effects`. */
+export type JobAttempt = (signal: AbortSignal, effects: SendEffects | undefined) => Promise<unknown>;
+
+/**
+ * Stages 4–5 for a cron job's occurrence (the dispatcher's `runJob`): run it, retry it, keep it
+ * as a dead letter. Resolves true when handled; never rejects.
+ */
+export type RunJob = (
+  occurrence: JobOccurrence,
+  attempt: JobAttempt,
+  signal: AbortSignal,
+  letter?: DeadLetter,
+) => Promise<boolean>;
 
 export interface DispatchStats {
   received: number;

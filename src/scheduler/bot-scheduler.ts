@@ -7,7 +7,8 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/incoming.ts";
+import type { RunHandler, RunJob } from "../pipeline/incoming.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -32,6 +33,8 @@ export interface BotSchedulerOptions {
   contextDeps(): ContextDeps<unknown>;
   /** The bot's pipeline's run stage: where cron jobs' handlers run. */
   runHandler: RunHandler;
+  /** The pipeline's retries, effect records and dead letters for a cron job's occurrence. */
+  runJob: RunJob;
   /** See {@link RecurringBookingsOptions.retryFailedWithinMs}. Default 30 minutes. */
   retryFailedWithinMs?: number;
 }
@@ -104,6 +107,7 @@ export class BotScheduler {
         clock: this.#clock,
         stats: this.stats,
         runHandler: this.#o.runHandler,
+        runJob: this.#o.runJob,
         signal: this.#stopping.signal,
       },
       declarations.cronJobs,
@@ -128,6 +132,11 @@ export class BotScheduler {
   /** The booked occurrence of each recurring announcement, by id. */
   get bookings(): Map<string, Readonly<BookingRecord>> {
     return this.#recurring?.bookings ?? new Map();
+  }
+
+  /** Run a cron job's dead letter again (false, kept, when it fails or the job is gone). */
+  replayJob(letter: DeadLetter): Promise<boolean> {
+    return this.#jobs?.replay(letter) ?? Promise.resolve(false);
   }
 
   /** The cron jobs with their next run. */

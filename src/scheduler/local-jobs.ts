@@ -1,11 +1,14 @@
 /**
  * A bot's `bot.cron()` jobs: run in this process on one JobTimer per bot, each handler with a
- * JobContext. The time of each run is persisted (state `<bot>/jobs/<job id>`) so the missed-run
- * policy can tell, after downtime, which occurrences passed.
+ * JobContext, through the pipeline's `runJob` (effect records, retries, dead letters). The time
+ * of each run is persisted (state `<bot>/jobs/<job id>`) so the missed-run policy can tell, after
+ * downtime, which occurrences passed. While an occurrence is retried its job counts as running:
+ * a firing meanwhile is skipped.
  */
 import type { Logger } from "pino";
 import type { BaseContext, JobContext } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/incoming.ts";
+import type { JobOccurrence, RunHandler, RunJob } from "../pipeline/incoming.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { CronOptions } from "./declarations.ts";
@@ -28,6 +31,8 @@ export interface LocalJobsOptions {
   stats: SchedulerStats;
   /** The bot's pipeline's run stage: builds the job's context and runs its handler. */
   runHandler: RunHandler;
+  /** The pipeline's effects and failure stages for a job's occurrence. */
+  runJob: RunJob;
   /** Aborted when the bot stops. */
   signal: AbortSignal;
 }
@@ -117,23 +122,61 @@ export class LocalJobs {
   }
 
   async #run(id: string, declaration: CronDeclaration, run: JobRun): Promise<void> {
+    const occurrence: JobOccurrence = {
+      type: "cron_job",
+      job: id,
+      scheduledFor: run.scheduledFor.toISOString(),
+      firedAt: run.firedAt.toISOString(),
+      catchUp: run.catchUp,
+    };
     const signal = AbortSignal.any([run.signal, this.#o.signal]);
-    const bindings = { job: id, scheduledFor: run.scheduledFor.toISOString() };
-    await this.#o.runHandler(
+    if (!(await this.#attempt(declaration, occurrence, signal))) this.#o.stats.jobErrors++;
+  }
+
+  /**
+   * Run a cron job's dead letter again. False, and the letter kept, when it fails again or the
+   * bot no longer declares its job.
+   */
+  async replay(letter: DeadLetter): Promise<boolean> {
+    const occurrence = letter.event as unknown as JobOccurrence;
+    const job = this.#jobs.find((j) => j.id === occurrence.job);
+    if (!job) {
+      this.#o.log.warn(
+        { deadLetter: letter.id, job: occurrence.job },
+        "the bot no longer declares this cron job: its dead letter is kept",
+      );
+      return false;
+    }
+    return this.#attempt(job.declaration, occurrence, this.#o.signal, letter);
+  }
+
+  #attempt(
+    declaration: CronDeclaration,
+    occurrence: JobOccurrence,
+    signal: AbortSignal,
+    letter?: DeadLetter,
+  ): Promise<boolean> {
+    const bindings = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
+    const job: JobContext<never>["job"] = {
+      id: occurrence.job,
+      expression: declaration.expression,
+      scheduledFor: new Date(occurrence.scheduledFor),
+      firedAt: new Date(occurrence.firedAt),
+      catchUp: occurrence.catchUp,
+    };
+    return this.#o.runJob(
+      occurrence,
+      async (s, effects) =>
+        this.#o.runHandler(
+          s,
+          bindings,
+          // Assigned, not spread: the base context's helpers are getters on its prototype.
+          (base): JobContext<never> => Object.assign(base as BaseContext<never>, { job }),
+          declaration.handler,
+          effects,
+        ),
       signal,
-      bindings,
-      // Assigned, not spread: the base context's helpers are getters on its prototype.
-      (base): JobContext<never> =>
-        Object.assign(base as BaseContext<never>, {
-          job: {
-            id,
-            expression: declaration.expression,
-            scheduledFor: run.scheduledFor,
-            firedAt: run.firedAt,
-            catchUp: run.catchUp,
-          },
-        }),
-      declaration.handler,
+      letter,
     );
   }
 

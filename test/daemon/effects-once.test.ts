@@ -1,12 +1,15 @@
 /**
  * Every effect once, through a real daemon against the sandbox: replies whose POST /messages
  * fails before or after the server stored them (503, 500, 502 JSON, an HTML 502, a reset) are
- * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed.
+ * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed;
+ * a booking or a snippet whose create was answered by a failure after the server made it is
+ * found on the retry and made no second time.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import type { FailOptions } from "../../src/sandbox/faults.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -129,4 +132,49 @@ describe("a handler that sent, then threw", () => {
     expect(sentByBot()).toEqual(["step 1", "step 2"]);
     await rm(stateDir, { recursive: true, force: true });
   });
+});
+
+describe("a booking or a snippet whose create fails after the server acted", () => {
+  it.each([
+    ["503", { status: 503, after: true }],
+    ["HTML 502", { status: 502, nonJson: true, after: true }],
+    ["reset", { status: 0, reset: true, after: true }],
+  ] as [string, Omit<FailOptions, "paths">][])(
+    "%s: the handler's retry finds it made and makes it no second time",
+    async (_name, fault) => {
+      let runs = 0;
+      const keeper = defineBot({
+        setup(bot) {
+          bot.on("message", { sender: MEMBER }, async (ctx) => {
+            runs++;
+            const text = ctx.event.message.content;
+            await ctx.schedule.at({
+              to: "general",
+              topic: "later",
+              content: `later: ${text}`,
+              at: Date.now() + 3_600_000,
+            });
+            await ctx.snippets.create(`note ${text}`, `saved: ${text}`);
+            await ctx.reply("done");
+          });
+        },
+      });
+      running = await startInProcessDaemon(sandbox, {
+        once: { email: BOT, definition: keeper, extra: RETRIES },
+      });
+      sandbox.control.failNext(1, { ...fault, paths: [/^\/scheduled_messages$/] });
+      post("a", "t1");
+      await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["done"]);
+      sandbox.control.failNext(1, { ...fault, paths: [/^\/saved_snippets$/] });
+      post("b", "t2");
+      await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["done", "done"]);
+      expect(runs).toBe(4);
+      const booked = sandbox.control.scheduled().map((s) => s.content);
+      expect(booked.sort()).toEqual(["later: a", "later: b"]);
+      const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+      const { saved_snippets } = await client.savedSnippets.list();
+      expect(saved_snippets.map((s) => s.title).sort()).toEqual(["note a", "note b"]);
+      expect(running.logged("handler failed; running it again after a pause")).toHaveLength(2);
+    },
+  );
 });

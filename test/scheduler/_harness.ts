@@ -53,6 +53,8 @@ export interface SchedulerWorld {
   pending(): ScheduledRow[];
   /** Messages the bot sent, as the sandbox stores them. */
   sent(): { id: number; content: string; timestamp: number; topic: string; stream_id: number | null }[];
+  /** Call `fn` with the running daemon (its dead letters, its bots). */
+  withDaemon<T>(fn: (daemon: Daemon) => T): T;
   /** Open the daemon's state store (while it is stopped) to read or tamper with it. */
   withState(fn: (store: FileStore) => Promise<void>): Promise<void>;
   /** A client authenticated as the bot (for setting up server state by hand). */
@@ -136,6 +138,10 @@ export async function createWorld(
       sandbox.control.messages().filter((m) => m.sender_id === bot.user_id) as unknown as ReturnType<
         SchedulerWorld["sent"]
       >,
+    withDaemon(fn) {
+      if (!daemon) throw new Error("the daemon is not running");
+      return fn(daemon);
+    },
     async withState(fn) {
       const store = await FileStore.open(stateDir);
       try {

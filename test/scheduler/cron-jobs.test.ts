@@ -11,7 +11,8 @@ const at = (iso: string) => new Date(iso);
 
 describe("bot.cron local jobs", () => {
   it("run on the bot's timer with a JobContext; a job that throws is logged and keeps its schedule", async () => {
-    world = await createWorld("2026-03-02T07:00:00Z");
+    // One attempt per occurrence: retries and dead letters are job-failures.test.ts's.
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: "    retries: { attempts: 1 }" });
     const runs: Run[] = [];
     const runtime = await world.start((bot: BotApi) => {
       bot.cron("*/5 * * * *", {}, async (ctx) => {

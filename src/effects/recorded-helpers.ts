@@ -1,0 +1,70 @@
+/**
+ * `ctx.schedule.at` and `ctx.snippets.create` as recorded effects: made once per event (or cron
+ * job occurrence), however often its handler runs. The one in flight when a run failed is looked
+ * for on the server before it is made again: a booking with the same content (and topic) at about
+ * the same time among the bot's scheduled messages, a snippet with the same title and content created since the event.
+ * Cancelling, rescheduling, updating and deleting set a state and are safe to repeat as they are.
+ */
+import type { EffectRun } from "./effect-records.ts";
+import { normalizeContent, toSeconds } from "./schedule/normalize.ts";
+import type { ScheduleApi } from "./schedule/schedule-api.ts";
+import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
+
+/**
+ * How far apart the times of two bookings with the same content may be and still be one: a
+ * handler that books "in an hour" asks for a later time when it runs again minutes later.
+ */
+const SAME_BOOKING_S = 15 * 60;
+
+/** `schedule` with its bookings recorded in `run`. */
+export function recordedSchedule(schedule: ScheduleApi, run: EffectRun): ScheduleApi {
+  return {
+    ...schedule,
+    at: (params) =>
+      run.once("schedule", {
+        act: () => schedule.at(params),
+        verify: async () => {
+          const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
+          const content = normalizeContent(params.content);
+          const near = (await schedule.list())
+            .filter(
+              (b) =>
+                b.content === content &&
+                (params.topic === undefined || b.topic === params.topic.trim()) &&
+                Math.abs(toSeconds(b.at.getTime()) - at) <= SAME_BOOKING_S,
+            )
+            .sort((a, b) => Math.abs(a.at.getTime() / 1000 - at) - Math.abs(b.at.getTime() / 1000 - at));
+          return near[0] && { scheduledMessageId: near[0].scheduledMessageId };
+        },
+      }),
+  };
+}
+
+/** `snippets` with its creations recorded in `run`; `since`: epoch seconds of the event. */
+export function recordedSnippets(snippets: Snippets, run: EffectRun, since: number | undefined): Snippets {
+  return {
+    list: () => snippets.list(),
+    get: (title) => snippets.get(title),
+    update: (title, changes) => snippets.update(title, changes),
+    delete: (title) => snippets.delete(title),
+    ensure: (title, content) => snippets.ensure(title, content),
+    create: (title, content) =>
+      run.once("snippet", {
+        act: async () => plain(await snippets.create(title, content)),
+        verify: async () => {
+          const found = (await snippets.list()).find(
+            (s) =>
+              s.title === title.trim() &&
+              s.content === content.trim() &&
+              (since === undefined || s.date_created >= since),
+          );
+          return found && plain(found);
+        },
+      }),
+  };
+}
+
+/** The fields a recorded snippet keeps (the server may add more; they are not needed again). */
+function plain(s: SavedSnippet): { id: number; title: string; content: string; date_created: number } {
+  return { id: s.id, title: s.title, content: s.content, date_created: s.date_created };
+}

@@ -1,0 +1,102 @@
+/**
+ * Cron jobs fail like events do: a job that throws runs again after a pause, repeating none of
+ * the messages it had sent; one that fails every attempt (or throws NoRetry) is kept as a dead
+ * letter, and an operator's retry runs the job's occurrence again once the cause is fixed.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import { NoRetry } from "../../src/errors/no-retry.ts";
+import { createWorld, type SchedulerWorld } from "./_harness.ts";
+
+let world: SchedulerWorld;
+afterEach(() => world?.dispose());
+
+const RETRIES = "    retries: { attempts: 3, backoff: 1s, max_backoff: 1s }";
+const contents = () => world.sent().map((m) => m.content);
+const retriesLogged = () =>
+  world.logs.filter((l) => l.msg === "handler failed; running it again after a pause");
+
+/** A job "digest" every five minutes that posts `first`, then throws what `fail` says, then posts `second`. */
+function digestBot(fail: (run: number) => Error | undefined) {
+  let runs = 0;
+  const setup = (bot: BotApi) => {
+    bot.cron("*/5 * * * *", { id: "digest" }, async (ctx) => {
+      runs++;
+      const at = ctx.job.scheduledFor.toISOString();
+      await ctx.send({ type: "channel", to: "general", topic: "digest", content: `first ${at}` });
+      const error = fail(runs);
+      if (error) throw error;
+      await ctx.send({ type: "channel", to: "general", topic: "digest", content: `second ${at}` });
+    });
+  };
+  return { setup, runs: () => runs };
+}
+
+/** Let the clock run past each retry pause as it is taken. */
+async function throughRetries(pauses: number): Promise<void> {
+  for (let i = 1; i <= pauses; i++) {
+    await expect.poll(() => retriesLogged().length).toBe(i);
+    await world.clock.tick(1_000);
+  }
+}
+
+describe("a cron job that throws", () => {
+  it("runs again after a pause, and the message it had sent is not sent again", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
+    const bot = digestBot((run) => (run < 3 ? new Error("upstream down") : undefined));
+    await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await throughRetries(2);
+    await expect
+      .poll(contents)
+      .toEqual(["first 2026-03-02T07:05:00.000Z", "second 2026-03-02T07:05:00.000Z"]);
+    expect(bot.runs()).toBe(3);
+    expect(world.logs.filter((l) => l.msg === "cron job failed")).toMatchObject([
+      { job: "digest", scheduledFor: "2026-03-02T07:05:00.000Z", err: { message: "upstream down" } },
+    ]);
+    await expect
+      .poll(() => world.logs.filter((l) => l.msg === "handler succeeded on a later attempt"))
+      .toHaveLength(1);
+  });
+
+  it("is kept as a dead letter after the last attempt, and a retry once fixed sends only what was missing", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
+    let broken = true;
+    const bot = digestBot(() => (broken ? new Error("upstream down") : undefined));
+    const runtime = await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await throughRetries(2);
+    const letters = () => world.withDaemon((d) => d.letters.list());
+    await expect.poll(async () => (await letters()).length).toBe(1);
+    const [letter] = await letters();
+    expect(letter).toMatchObject({
+      id: "herald/1",
+      source: "job",
+      attempts: 3,
+      error: { message: "upstream down" },
+      event: { type: "cron_job", job: "digest", scheduledFor: "2026-03-02T07:05:00.000Z", catchUp: false },
+      effects: [{ n: 1, kind: "send" }],
+    });
+    expect(runtime.scheduler.stats.jobErrors).toBe(1);
+    expect(contents()).toEqual(["first 2026-03-02T07:05:00.000Z"]);
+
+    broken = false;
+    await world.withDaemon((d) => d.letters.retry({ ids: [letter!.id] }));
+    await expect.poll(async () => (await letters()).length, { timeout: 10_000 }).toBe(0);
+    expect(contents()).toEqual(["first 2026-03-02T07:05:00.000Z", "second 2026-03-02T07:05:00.000Z"]);
+    expect(bot.runs()).toBe(4);
+  });
+
+  it("throwing NoRetry is kept as a dead letter at once", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
+    const bot = digestBot(() => new NoRetry("the digest source is gone"));
+    await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await expect.poll(async () => (await world.withDaemon((d) => d.letters.list())).length).toBe(1);
+    expect(await world.withDaemon((d) => d.letters.list())).toMatchObject([
+      { source: "job", attempts: 1, error: { name: "NoRetry" } },
+    ]);
+    expect(bot.runs()).toBe(1);
+    expect(retriesLogged()).toEqual([]);
+  });
+});
