@@ -58,7 +58,8 @@ export class BotRuntime {
       client: options.client,
       store: options.store,
       log: options.log,
-      receives: (type) => this.#eventTypes === null || this.#eventTypes.includes(type),
+      receives: (type) => this.#receives(type),
+      ...(options.metrics ? { onEcho: () => options.metrics!.sendVerified("echo") } : {}),
       ...(options.longMessages ? { longMessages: options.longMessages } : {}),
     });
     this.#dispatcher = new Dispatcher({
@@ -160,6 +161,10 @@ export class BotRuntime {
           // Events may have been lost with the old queue: check the bookings against the server.
           if (reason !== "start") this.scheduler.resync();
           this.#services.onRegistered(this.#dispatcher.server!, this.#dispatcher.self!);
+          // The bot's sends echo only into a queue that receives its message events.
+          this.#services.echo.queue = this.#receives("message")
+            ? (this.#source?.consumer.queueId ?? undefined)
+            : undefined;
         },
         onScheduledMessages: (event) => this.scheduler.onEvent(event),
       });
@@ -214,6 +219,10 @@ export class BotRuntime {
       server: d.server,
       ...this.stats,
     };
+  }
+
+  #receives(type: string): boolean {
+    return this.#eventTypes === null || this.#eventTypes.includes(type);
   }
 
   get eventTypes(): readonly string[] | null {

@@ -16,6 +16,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import type { EventMap, ServerEvent } from "../wire/events.ts";
 import { sendWithinLimits } from "./limits/send-within-limits.ts";
 import type { LongMessagePolicy } from "./limits/split-content.ts";
+import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
 import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
 import { ChannelIds } from "./typing/channel-ids.ts";
@@ -53,6 +54,8 @@ export interface BotServicesOptions {
   /** Default `split`. */
   longMessages?: LongMessagePolicy;
   clock?: Clock;
+  /** Told each time a send whose answer was lost is shown stored by its local echo. */
+  onEcho?: () => void;
 }
 
 /**
@@ -67,6 +70,8 @@ export interface BotServicesOptions {
  * ```
  */
 export class BotServices {
+  /** Matches the bot's own message events to the sends that carried a local id. */
+  readonly echo = new LocalEcho();
   readonly snippets: SnippetCache;
   readonly users: UserCache;
   readonly reporter: MessageReporter;
@@ -139,13 +144,23 @@ export class BotServices {
         this.#tracker?.handle(event as EventMap["typing"]);
         break;
       case "message": {
-        const m = (event as EventMap["message"]).message;
+        const { message: m, local_message_id: local } = event as EventMap["message"];
+        if (local !== undefined) this.echo.arrived(local, m.id);
         if (m.stream_id !== undefined && typeof m.display_recipient === "string") {
           this.channels.learn(m.stream_id, m.display_recipient);
         }
         break;
       }
     }
+  }
+
+  /** A send whose answer was lost (`err`) was shown stored, as message `id`, by its local echo. */
+  echoed(id: number, err: unknown): void {
+    this.#o.log.info(
+      { messageId: id, err },
+      "a send's answer was lost; its own message event shows the server stored it",
+    );
+    this.#o.onEcho?.();
   }
 
   /** The helpers of one context: `signal` cancels its work; `send` is the unchecked sender. */

@@ -26,8 +26,11 @@ export interface RuntimeMetricsSink {
   handlerRetried(type: string): void;
   /** An event became a dead letter (its last attempt failed, or it threw NoRetry). */
   deadLettered(type: string): void;
-  /** An ambiguous send was checked: the server had acted (`found`) or not (`absent`). */
-  sendVerified(outcome: "found" | "absent" | "unknown"): void;
+  /**
+   * An ambiguous send was checked: its own message event showed it stored (`echo`), or a
+   * read-back found it (`found`) or not (`absent`).
+   */
+  sendVerified(outcome: "echo" | "found" | "absent" | "unknown"): void;
   queueRegistered(reason: string): void;
   messagesReplayed(count: number): void;
   gap(): void;
@@ -80,7 +83,7 @@ export class BothostMetrics {
   );
   readonly sendVerifications = this.#counter(
     "bothost_send_verifications_total",
-    "Sends whose outcome was unknown, checked on the server: found (it had acted), absent, unknown.",
+    "Sends whose outcome was unknown, checked: echo (its own message event came), found (read back), absent, unknown.",
     ["bot", "outcome"],
   );
   readonly handlerDuration = new Histogram<"bot" | "type">({

@@ -8,6 +8,7 @@ import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
 import type { EffectRun } from "../effects/effect-records.ts";
+import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
@@ -258,9 +259,21 @@ class LazyContext<S> {
     if (made.helpers) return made.helpers;
     const deps = this.#deps;
     const signal = this.signal;
+    const echo = deps.services?.echo;
     const post = async (params: SendMessageParams) => {
-      const { id } = await deps.api.messages.send({ read_by_sender: true, ...params }, { signal });
-      return { id };
+      // With a local id the send's own message event can prove it stored if the answer is lost.
+      const tag = echo?.tag();
+      try {
+        const { id } = await deps.api.messages.send({ read_by_sender: true, ...params, ...tag }, { signal });
+        return { id };
+      } catch (err) {
+        const id = tag && isAmbiguous(err) ? await echo!.wait(tag.local_id, ECHO_WAIT_MS, signal) : undefined;
+        if (id === undefined) throw err;
+        deps.services!.echoed(id, err);
+        return { id };
+      } finally {
+        if (tag) echo!.done(tag.local_id);
+      }
     };
     const effects = this.effects;
     // Each message posted (and each booking, each snippet created) is an effect: made once per

@@ -77,6 +77,10 @@ describe("a reply whose send fails", () => {
     await new Promise((resolve) => setTimeout(resolve, 300)); // a duplicate would come within the retries
     expect([count(sentByBot(), "re: ping"), count(sentByBot(), "re: pong")]).toEqual([1, 1]);
     expect(await running.daemon.letters.list()).toEqual([]);
+    // After acting, the send's own message event (local echo) proves it: the handler never fails.
+    const echoed = running.logged("its own message event shows the server stored it");
+    const failed = running.logs.filter((l) => l.msg === "handler failed");
+    expect([echoed.length, failed.length]).toEqual(fault.after ? [1, 0] : [0, 1]);
   });
 });
 

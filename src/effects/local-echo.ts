@@ -1,0 +1,86 @@
+/**
+ * Local echo (NOTES §4.2, §7): a send that carries the bot's `queue_id` and a `local_id` comes
+ * back in that queue as the bot's own message event, with `local_message_id` = the local id.
+ * When a send's answer is lost (a 5xx, a proxy's HTML page, a reset after the request was
+ * written) that event proves the server stored the message, and names it: no read-back needed.
+ *
+ * Only the ids of sends still waiting for their answer are kept, so the memory is bounded by the
+ * sends in flight.
+ */
+import { ApiError, BadResponseError, NetworkError } from "../api/errors.ts";
+
+/** How long a send whose answer was lost waits for its echo before it counts as not made. */
+export const ECHO_WAIT_MS = 2_000;
+
+interface Pending {
+  id?: number;
+  resolve?: (id: number) => void;
+}
+
+export class LocalEcho {
+  /** The bot's queue, when it receives its own message events; else sends carry no local id. */
+  #queueId: string | undefined;
+  #n = 0;
+  readonly #pending = new Map<string, Pending>();
+
+  /** The queue the bot polls now (undefined: none, or it does not receive `message` events). */
+  set queue(id: string | undefined) {
+    this.#queueId = id;
+  }
+
+  /** The fields that make a send echo, registered as in flight; undefined when none can echo. */
+  tag(): { queue_id: string; local_id: string } | undefined {
+    if (this.#queueId === undefined) return undefined;
+    const local_id = `${++this.#n}.01`;
+    this.#pending.set(local_id, {});
+    return { queue_id: this.#queueId, local_id };
+  }
+
+  /** A message event of the bot's queue. */
+  arrived(localId: string, messageId: number): void {
+    const pending = this.#pending.get(localId);
+    if (!pending) return;
+    pending.id = messageId;
+    pending.resolve?.(messageId);
+  }
+
+  /** The send answered (or is given up on): its id is no longer watched. */
+  done(localId: string): void {
+    this.#pending.delete(localId);
+  }
+
+  /** The id of the message the send `localId` made, if its echo comes within `ms`. */
+  async wait(localId: string, ms: number, signal: AbortSignal): Promise<number | undefined> {
+    const pending = this.#pending.get(localId);
+    if (!pending) return undefined;
+    try {
+      if (pending.id !== undefined) return pending.id;
+      return await new Promise<number | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), ms);
+        const stop = () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        };
+        signal.addEventListener("abort", stop, { once: true });
+        pending.resolve = (id) => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", stop);
+          resolve(id);
+        };
+      });
+    } finally {
+      this.done(localId);
+    }
+  }
+}
+
+/**
+ * Did the request maybe reach the server, which may have acted, with its answer lost? A JSON
+ * 4xx is a definite refusal; a 5xx, a body that is not JSON, or a connection that failed after
+ * the request was written are not.
+ */
+export function isAmbiguous(err: unknown): boolean {
+  if (err instanceof ApiError) return err.status >= 500;
+  if (err instanceof BadResponseError) return true;
+  return err instanceof NetworkError && err.requestSent;
+}
