@@ -61,3 +61,53 @@ export function capturing(send: RequestFn, capture: (call: CapturedCall) => void
     return options.schema ? options.schema.parse(answer) : answer;
   }) as RequestFn;
 }
+
+/**
+ * What a captured call would have done, in a line: `report message 42 as spam: …`. `channelName`
+ * names a channel the call gives by id.
+ */
+export function describeCall(call: CapturedCall, channelName?: (id: number) => string | undefined): string {
+  const p = call.params as Record<string, unknown>;
+  const text = (v: unknown, max = 80) => {
+    const s = String(v ?? "").replace(/\s+/g, " ");
+    return JSON.stringify(s.length > max ? `${s.slice(0, max - 1)}…` : s);
+  };
+  const on = /^\/messages\/(\d+)(\/\w+)?$/.exec(call.path);
+  const channel = () => {
+    const id = Number(p.to);
+    return Number.isInteger(id) ? (channelName?.(id) ?? `channel ${id}`) : String(p.to);
+  };
+  const where = () =>
+    p.type === "stream" || p.type === "channel"
+      ? `#${channel()} > ${p.topic ?? ""}`
+      : `direct message to ${p.to}`;
+  if (call.method === "POST" && call.path === "/messages") return `send to ${where()}: ${text(p.content)}`;
+  if (call.method === "POST" && call.path === "/scheduled_messages") {
+    const at = new Date(Number(p.scheduled_delivery_timestamp) * 1000).toISOString();
+    return `schedule for ${at} to ${where()}: ${text(p.content)}`;
+  }
+  if (on && on[2] === "/report") {
+    return `report message ${on[1]} as ${p.report_type}${p.description ? `: ${text(p.description, 120)}` : ""}`;
+  }
+  if (on && on[2] === "/reactions") {
+    return `${call.method === "POST" ? "react" : "unreact"} :${p.emoji_name}: on message ${on[1]}`;
+  }
+  if (on && !on[2]) return `${call.method === "DELETE" ? "delete" : "edit"} message ${on[1]}`;
+  return `${call.method} ${call.path}`;
+}
+
+/** The calls a dry-run bot would have made: how many, and the latest few. */
+export class CaptureLog {
+  count = 0;
+  readonly recent: { at: string; call: CapturedCall; does: string }[] = [];
+  /** Names the channels calls give by id (the bot's runtime knows them). */
+  channelName: ((id: number) => string | undefined) | undefined;
+
+  constructor(readonly keep = 20) {}
+
+  add(call: CapturedCall): void {
+    this.count++;
+    this.recent.push({ at: new Date().toISOString(), call, does: describeCall(call, this.channelName) });
+    if (this.recent.length > this.keep) this.recent.shift();
+  }
+}

@@ -75,6 +75,14 @@ export function formatStatus(s: DaemonStatus): string {
   );
   const troubled = s.bots.filter((b): b is BotStatus & { reason: string } => b.reason !== undefined);
   if (troubled.length > 0) lines.push("", ...troubled.map((b) => `${b.name}: ${b.reason}`));
+  for (const b of s.bots) {
+    if (!b.dryRun) continue;
+    lines.push(
+      "",
+      `${b.name}: dry run, ${b.dryRun.captured} write(s) captured, not made${b.dryRun.recent.length ? "; latest:" : ""}`,
+    );
+    lines.push(...b.dryRun.recent.slice(-5).map((c) => `  ${c.at.replace(/\.\d+Z$/, "Z")}  ${c.does}`));
+  }
   if (s.recentFailures.length > 0) {
     lines.push("", `${s.recentFailures.length} recent dead letter(s); see "bothost failed list".`);
   }

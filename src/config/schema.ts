@@ -98,6 +98,11 @@ export const BotSchema = z.strictObject({
       reply_deadline: duration({ min: 1 }).default(configDefaults.outgoingReplyDeadlineMs),
     })
     .optional(),
+  /**
+   * Capture the bot's writes (sends, reports, reactions, bookings…) instead of making them: each
+   * is logged and the latest are shown in `bothost status` and on the status page. Reads go on.
+   */
+  dry_run: z.boolean().default(false),
   /** Content over the server's max_message_length: split into several messages, or reject it. */
   long_messages: z.enum(["split", "reject"]).default("split"),
   /**

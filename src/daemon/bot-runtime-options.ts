@@ -1,5 +1,7 @@
 /** What one bot's runtime is built from (the daemon fills it from the bot's config). */
+
 import type { Logger } from "pino";
+import type { CaptureLog } from "../api/capture.ts";
 import type { Client } from "../api/create-client.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
@@ -53,6 +55,11 @@ export interface BotRuntimeOptions {
   metrics?: RuntimeMetricsSink;
   /** How a handler that throws is run again (config `retries`); default: never. */
   retries?: RetryPolicy;
+  /**
+   * `dry_run: true`: the client captures the bot's writes into this log. Report claims then live
+   * in memory only, so turning the dry run off later reports what it only pretended to.
+   */
+  captured?: CaptureLog;
   /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
   letters?: DeadLetters;
 }

@@ -3,6 +3,7 @@
  * webhooks), stop it within a deadline, and report its status. Events go from the source to the
  * bot's dispatch pipeline (`pipeline/dispatcher.ts`), which this only creates and drains.
  */
+import type { CaptureLog } from "../api/capture.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { EffectRecords } from "../effects/effect-records.ts";
@@ -13,6 +14,7 @@ import { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { DispatchStats, ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import { KV } from "../state/kv.ts";
+import { MemoryStore } from "../state/memory-store.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
@@ -47,16 +49,20 @@ export class BotRuntime {
   readonly runHandler: RunHandler;
   /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
   readonly scheduler: BotScheduler;
+  /** `dry_run: true`: the writes captured instead of made. */
+  readonly captured: CaptureLog | undefined;
 
   constructor(options: BotRuntimeOptions) {
     this.name = options.name;
     this.#o = options;
     const store = options.store.namespace(options.name);
     this.#kv = new KV(store.namespace("kv"));
+    this.captured = options.captured;
+    if (this.captured) this.captured.channelName = (id) => this.#services.channels.nameOf(id);
     this.#services = new BotServices({
       name: options.name,
       client: options.client,
-      store: options.store,
+      store: options.captured ? new MemoryStore() : options.store,
       log: options.log,
       receives: (type) => this.#receives(type),
       ...(options.metrics ? { onEcho: () => options.metrics!.sendVerified("echo") } : {}),

@@ -3,6 +3,7 @@
  * pool per server and the state store. A bot whose key is rejected stops alone; the others go on.
  */
 import type { Logger } from "pino";
+import { type CapturedCall, CaptureLog } from "../api/capture.ts";
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
@@ -291,12 +292,21 @@ export class Daemon {
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
     const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.apiKeyOf(c.email) : c.api_key;
+    const captured = c.dry_run ? new CaptureLog() : undefined;
     const client = createClient({
       url,
       email: c.email,
       apiKey,
       logger: log,
       ...this.metrics.apiSink(bot.name),
+      ...(captured
+        ? {
+            capture: (call: CapturedCall) => {
+              captured.add(call);
+              log.info({ method: call.method, path: call.path }, `dry run: ${captured.recent.at(-1)!.does}`);
+            },
+          }
+        : {}),
     });
     const margin = this.#o.tuning?.longpollMarginMs ?? this.#config.longpoll_margin;
     return new BotRuntime({
@@ -315,6 +325,7 @@ export class Daemon {
       ...(this.#o.clock ? { clock: this.#o.clock } : {}),
       metrics: this.metrics.runtimeSink(bot.name),
       letters: this.#letters.of(bot.name),
+      ...(captured ? { captured } : {}),
     });
   }
 

@@ -69,6 +69,14 @@ function botStatus(
     failed: st.failed,
     deadLetters,
     nextRuns: [...bookings, ...jobs].sort((a, b) => a.at.localeCompare(b.at)).slice(0, NEXT_RUNS),
+    ...(runtime.captured
+      ? {
+          dryRun: {
+            captured: runtime.captured.count,
+            recent: runtime.captured.recent.map(({ at, does }) => ({ at, does })),
+          },
+        }
+      : {}),
     ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
   };
 }

@@ -21,6 +21,8 @@ export interface BotStatus {
   deadLetters: number;
   /** The next recurring announcements and cron runs, soonest first. */
   nextRuns: { name: string; at: string }[];
+  /** `dry_run: true`: the writes it captured instead of making them, and the latest few. */
+  dryRun?: { captured: number; recent: { at: string; does: string }[] };
   /** Cluster mode: the instance holding the bot's lease, if known. */
   leaseHolder?: string;
   server?: { version: string; featureLevel: number };

@@ -85,6 +85,7 @@ function botCard(b: BotStatus): string {
     ["failed runs", String(b.failed)],
     ["dead letters", String(b.deadLetters)],
     ["next", b.nextRuns.length > 0 ? b.nextRuns.map((r) => `${r.name} at ${r.at}`).join(", ") : undefined],
+    ["dry run", b.dryRun ? `${b.dryRun.captured} write(s) captured, not made` : undefined],
     ["lease", b.leaseHolder],
     ["server", b.server ? `${b.server.version} (feature level ${b.server.featureLevel})` : undefined],
   ];
@@ -92,7 +93,14 @@ function botCard(b: BotStatus): string {
     .filter((r): r is [string, string] => r[1] !== undefined)
     .map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`)
     .join("");
-  return `<section class="bot" data-bot="${e(b.name)}"><h3><span>${e(b.name)}</span><span class="state ${e(b.state)}">${e(b.state)}</span></h3><dl>${dl}</dl></section>`;
+  const captured = b.dryRun?.recent.length
+    ? `<ol class="captured">${b.dryRun.recent
+        .slice()
+        .reverse()
+        .map((c) => `<li><time>${e(c.at)}</time> ${e(c.does)}</li>`)
+        .join("")}</ol>`
+    : "";
+  return `<section class="bot" data-bot="${e(b.name)}"><h3><span>${e(b.name)}</span><span class="state ${e(b.state)}">${e(b.state)}</span></h3><dl>${dl}</dl>${captured}</section>`;
 }
 
 /** 93784 → "1d 2h 3m". */

@@ -33,6 +33,7 @@ describe("loadConfig on good files", () => {
           server: { url: "https://chat.example.org" },
           own_messages: false,
           concurrency: 8,
+          dry_run: false,
           handler_timeout: 30_000,
           replay: { max_messages: 1_000, max_age: 86_400_000 },
           long_messages: "split",
@@ -74,6 +75,7 @@ describe("loadConfig on good files", () => {
       own_messages: true,
       // From <<: *limits, where ${BOT_CONCURRENCY:-4} is unquoted and so becomes a number.
       concurrency: 4,
+      dry_run: false,
       handler_timeout: 90_000,
       long_messages: "split",
       replay: { max_messages: 50, max_age: 7_200_000 },

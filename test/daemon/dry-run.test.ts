@@ -1,0 +1,113 @@
+/**
+ * `dry_run: true` through a real daemon and sandbox: the bot reads and polls as usual, but every
+ * write it would make (a reply, a report, a reaction) is captured, logged and shown in the status
+ * (JSON, `bothost status` text, the /status page); the server receives none of them.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { formatStatus } from "../../src/cli/status.ts";
+import type { DaemonStatus } from "../../src/http/daemon-status.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { freePort } from "../support/free-port.ts";
+
+const MEMBER = "member@sandbox.example";
+const BOT = "careful-bot@sandbox.example";
+
+let sandbox: Sandbox;
+let running: InProcessDaemon | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Careful",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+    channels: ["general"],
+  });
+});
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await sandbox.stop();
+});
+
+const moderator = defineBot({
+  setup(bot) {
+    bot.on("message", { sender: MEMBER }, async (ctx) => {
+      const m = ctx.event.message;
+      if (!m.content.includes("spam")) return;
+      await ctx.api.reactions.add(m.id, { emoji_name: "warning" });
+      await ctx.report(m.id, "spam", "looks like spam");
+      await ctx.reply("Reported to the moderators.");
+    });
+  },
+});
+
+it("captures the bot's writes instead of making them, and the status shows them", async () => {
+  const port = await freePort();
+  running = await startInProcessDaemon(
+    sandbox,
+    { careful: { email: BOT, definition: moderator, extra: "dry_run: true" } },
+    { global: `http:\n  listen: 127.0.0.1:${port}` },
+  );
+  const id = sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "deals",
+    content: "buy spam now",
+  }).id;
+
+  const status = async () =>
+    (await (await fetch(`http://127.0.0.1:${port}/admin/status`)).json()) as DaemonStatus;
+  await expect.poll(async () => (await status()).bots[0]?.dryRun?.captured, { timeout: 10_000 }).toBe(3);
+  const bot = (await status()).bots[0]!;
+  expect(bot.dryRun!.recent.map((c) => c.does)).toEqual([
+    `react :warning: on message ${id}`,
+    `report message ${id} as spam: "looks like spam"`,
+    'send to #general > deals: "Reported to the moderators."',
+  ]);
+
+  // Nothing reached the server: no write by the bot beyond its own queue's.
+  const writes = sandbox.control.requests.filter(
+    (r) => r.email === BOT && r.method !== "GET" && r.path !== "/register" && r.path !== "/events",
+  );
+  expect(writes).toEqual([]);
+  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+  expect(sandbox.control.messages().filter((m) => m.sender_id === botId)).toEqual([]);
+  expect(running.logged("dry run: report message")).toHaveLength(1);
+
+  expect(formatStatus(await status())).toContain(`careful: dry run, 3 write(s) captured, not made; latest:`);
+  const page = await (await fetch(`http://127.0.0.1:${port}/status`)).text();
+  expect(page).toContain("3 write(s) captured, not made");
+  expect(page).toContain(`report message ${id} as spam: &#34;looks like spam&#34;`);
+});
+
+it("keeps no report claim: a report pretended in a dry run can be made once the dry run is off", async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-dry-"));
+  try {
+    running = await startInProcessDaemon(
+      sandbox,
+      { careful: { email: BOT, definition: moderator, extra: "dry_run: true" } },
+      { stateDir },
+    );
+    sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "a", content: "spam" });
+    await expect.poll(() => running!.daemon.bots[0]!.captured?.count, { timeout: 10_000 }).toBe(3);
+    await running.stop();
+    running = undefined;
+    const store = await FileStore.open(stateDir);
+    try {
+      expect(await store.namespace("careful").namespace("reports").list()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await rm(stateDir, { recursive: true, force: true });
+  }
+});
