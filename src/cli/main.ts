@@ -16,6 +16,10 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  backtest: {
+    summary: "Run a bot over past messages with its writes captured: what it would have done",
+    run: async (argv) => (await import("./backtest.ts")).runBacktestCommand(argv),
+  },
   check: {
     summary: "Validate the config and modules, then check each bot's credentials and server",
     run: async (argv) => (await import("./check.ts")).runCheckCommand(argv),

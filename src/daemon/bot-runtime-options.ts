@@ -49,8 +49,11 @@ export interface BotRuntimeOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** The clock of the bot's scheduler (recurring bookings, cron jobs, ctx.schedule); default real. */
   clock?: Clock;
-  /** `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept. */
-  mode?: "queue" | "webhook";
+  /**
+   * `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept.
+   * `"backtest"`: no queue, no jobs, no onStart: history is handed in by `deliver` (backtest.ts).
+   */
+  mode?: "queue" | "webhook" | "backtest";
   /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
   metrics?: RuntimeMetricsSink;
   /** How a handler that throws is run again (config `retries`); default: never. */

@@ -137,7 +137,7 @@ export class BotRuntime {
     if (!this.#handle) await this.setup();
     if (!(await this.#dispatcher.openLedger(signal))) return;
     const o = this.#o;
-    if (o.mode === "webhook") {
+    if (o.mode === "webhook" || o.mode === "backtest") {
       const started = await startWebhookMode({
         client: o.client,
         log: o.log,
@@ -145,7 +145,8 @@ export class BotRuntime {
         signal,
         ...(o.backoff ? { backoff: o.backoff } : {}),
       });
-      if (!started) return;
+      // A backtest needs the identity only: its events are history, its writes captured.
+      if (!started || o.mode === "backtest") return;
       this.#webhookReady = true;
     } else {
       this.#source = new QueueSource({

@@ -1,0 +1,149 @@
+/**
+ * `bothost backtest BOT`: what the bot would have done over the organization's history, every
+ * write captured, nothing sent (see src/daemon/backtest.ts).
+ */
+import { parseArgs } from "node:util";
+import type { NarrowTerm } from "../api/resources/messages.ts";
+import { loadBots } from "../bot/load-bots.ts";
+import { resolveConfigPath } from "../config/config-path.ts";
+import { parseDuration } from "../config/duration.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { loadConfigWithSource } from "../config/load-config.ts";
+import { type BacktestReport, backtest } from "../daemon/backtest.ts";
+import { progressBar } from "./progress.ts";
+import { reportStartupError } from "./report-error.ts";
+
+export const backtestHelp = `Usage: bothost backtest BOT [options]
+
+Runs BOT's handlers over the history of its channels, capturing every write (replies, reports,
+reactions, bookings) instead of making it, and prints what it would have done: each message it
+would have acted on (id, link, sender, rule, action) and totals per rule. The server receives
+reads only (and one register for the bot's identity, its queue deleted at once).
+
+Options:
+  --channel NAME  A channel to read (repeat for several). Default: everything the bot receives
+                  (all public channels and its direct messages with all_public_streams: true)
+  --since AGE     Messages sent within this age, like 30d or 12h (default 30d)
+  --from ID       Messages from this id on, instead of --since
+  --limit N       At most N messages, the newest of the range (default 50000)
+  --json          Print the report as JSON
+  -c, --config    The config file (default ./bothost.yaml, or $BOTHOST_CONFIG)
+  -h, --help      Show this text
+
+A handler names the rule behind an action by logging it: ctx.log.info({ rule: "flood" }, …) or
+{ rules: [...] }. A progress bar is drawn on a terminal (stderr), never when piped.
+`;
+
+function usageError(message: string): number {
+  process.stderr.write(`bothost backtest: ${message}. Run "bothost backtest --help" for the options.\n`);
+  return ExitCode.ConfigInvalid;
+}
+
+export async function runBacktestCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: "string", short: "c" },
+      channel: { type: "string", multiple: true },
+      since: { type: "string" },
+      from: { type: "string" },
+      limit: { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(backtestHelp);
+    return ExitCode.Ok;
+  }
+  if (positionals.length !== 1) return usageError("name exactly one bot of the config");
+  const name = positionals[0]!;
+  if (values.since !== undefined && values.from !== undefined)
+    return usageError("give --since or --from, not both");
+  const ageMs = parseDuration(values.since ?? "30d");
+  if (ageMs === undefined || ageMs <= 0)
+    return usageError(`--since ${values.since}: give an age like 30d, 12h or 90m`);
+  const fromId = values.from === undefined ? undefined : Number(values.from);
+  if (fromId !== undefined && !(Number.isSafeInteger(fromId) && fromId > 0)) {
+    return usageError(`--from ${values.from}: give a message id (a positive whole number)`);
+  }
+  const limit = Number(values.limit ?? 50_000);
+  if (!(Number.isSafeInteger(limit) && limit > 0)) {
+    return usageError(`--limit ${values.limit}: give a positive whole number`);
+  }
+  try {
+    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    const { config, source } = await loadConfigWithSource(path);
+    const c = config.bots[name];
+    if (!c)
+      return usageError(`no bot "${name}" in ${path} (its bots: ${Object.keys(config.bots).join(", ")})`);
+    if (c.server.url === "sandbox") {
+      return usageError(
+        `bot "${name}" runs on the embedded sandbox, which keeps no history: point it at a server`,
+      );
+    }
+    const [bot] = await loadBots(config, source, { only: new Set([name]) });
+    const narrows: NarrowTerm[][] = values.channel
+      ? values.channel.map((channel) => [{ operator: "channel", operand: channel }])
+      : c.all_public_streams
+        ? [[{ operator: "channels", operand: "public" }], [{ operator: "is", operand: "dm" }]]
+        : [[]];
+    const bar = progressBar(process.stderr);
+    const report = await backtest({
+      bot: bot!,
+      url: c.server.url,
+      apiKey: c.api_key!,
+      range: {
+        narrows,
+        limit,
+        ...(fromId !== undefined ? { fromId } : { since: Math.floor((Date.now() - ageMs) / 1000) }),
+      },
+      onProgress: (phase, done, total) =>
+        phase === "fetch" ? bar.note(`fetching history: ${done} messages`) : bar.update(done, total!),
+    });
+    bar.done();
+    process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+    return ExitCode.Ok;
+  } catch (err) {
+    return reportStartupError(err);
+  }
+}
+
+export function formatReport(r: BacktestReport): string {
+  const range = r.from ? ` from ${r.from} to ${r.to}` : "";
+  const acted = r.findings.filter((f) => f.actions.length > 0).length;
+  const failed = r.findings.filter((f) => f.error !== undefined).length;
+  const lines = [
+    `${r.bot}: ${r.scanned} messages${range}; would act on ${acted}${failed ? `; handler failed on ${failed}` : ""}.`,
+  ];
+  if (r.findings.length > 0) {
+    const head = ["ID", "LINK", "SENDER", "RULE", "ACTION"];
+    const rows = r.findings.flatMap((f) => {
+      const does = f.error !== undefined ? [`handler failed: ${f.error}`] : [];
+      const actions = [...f.actions.map((a) => a.does), ...does];
+      return actions.map((action, i) =>
+        i === 0
+          ? [String(f.id), f.link, f.sender, f.rules.join(", ") || "-", action]
+          : ["", "", "", "", action],
+      );
+    });
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+    lines.push(
+      "",
+      ...[head, ...rows].map((row) =>
+        row
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join("  ")
+          .trimEnd(),
+      ),
+    );
+  }
+  const totals = Object.entries(r.totals).sort((a, b) => b[1] - a[1]);
+  if (totals.length > 0) {
+    const w = Math.max(...totals.map(([rule]) => rule.length));
+    lines.push("", "Messages per rule:", ...totals.map(([rule, n]) => `  ${rule.padEnd(w)}  ${n}`));
+  }
+  return `${lines.join("\n")}\n`;
+}
