@@ -20,6 +20,7 @@ export type {
   FailOptions,
   NewSandboxUser,
   OrgInput,
+  QueueInfo,
   Sandbox,
   SandboxControl,
   SandboxOptions,

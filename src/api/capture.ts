@@ -79,12 +79,12 @@ export function describeCall(call: CapturedCall, channelName?: (id: number) => s
   };
   const where = () =>
     p.type === "stream" || p.type === "channel"
-      ? `#${channel()} > ${p.topic ?? ""}`
-      : `direct message to ${p.to}`;
-  if (call.method === "POST" && call.path === "/messages") return `send to ${where()}: ${text(p.content)}`;
+      ? `to #${channel()} > ${p.topic ?? ""}`
+      : `a direct message to ${p.to}`;
+  if (call.method === "POST" && call.path === "/messages") return `send ${where()}: ${text(p.content)}`;
   if (call.method === "POST" && call.path === "/scheduled_messages") {
     const at = new Date(Number(p.scheduled_delivery_timestamp) * 1000).toISOString();
-    return `schedule for ${at} to ${where()}: ${text(p.content)}`;
+    return `schedule for ${at} ${where()}: ${text(p.content)}`;
   }
   if (on && on[2] === "/report") {
     return `report message ${on[1]} as ${p.report_type}${p.description ? `: ${text(p.description, 120)}` : ""}`;

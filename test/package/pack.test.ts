@@ -1,5 +1,5 @@
 /**
- * What `npm pack` would ship: the built code, the shipped bots, the example config, the README;
+ * What `npm pack` would ship: the built code, the shipped bots, the example config, the docs, the README;
  * never tests, benchmarks, fixtures or sources of our own tooling. Installing the package runs no
  * script of ours (the build happens at pack time, in `prepack`).
  */
@@ -11,7 +11,7 @@ import { assertBuilt } from "../e2e/_support/cli.ts";
 
 const run = promisify(execFile);
 
-it("npm pack ships dist, bots, the example config and the README, and nothing else", async () => {
+it("npm pack ships dist, bots, the example config, the docs and the README, and nothing else", async () => {
   assertBuilt();
   const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
     maxBuffer: 1 << 24,
@@ -20,7 +20,7 @@ it("npm pack ships dist, bots, the example config and the README, and nothing el
     (f) => f.path,
   );
   const tops = new Set(files.map((f) => f.split("/")[0]));
-  expect([...tops].sort()).toEqual(["README.md", "bots", "config.example.yaml", "dist", "package.json"]);
+  expect([...tops].sort()).toEqual(["README.md", "bots", "config.example.yaml", "dist", "docs", "package.json"]);
   expect(files).toContain("dist/index.js");
   expect(files).toContain("dist/index.d.ts");
   expect(files).toContain("dist/cli/main.js");
