@@ -20,7 +20,14 @@ it("npm pack ships dist, bots, the example config, the docs and the README, and 
     (f) => f.path,
   );
   const tops = new Set(files.map((f) => f.split("/")[0]));
-  expect([...tops].sort()).toEqual(["README.md", "bots", "config.example.yaml", "dist", "docs", "package.json"]);
+  expect([...tops].sort()).toEqual([
+    "README.md",
+    "bots",
+    "config.example.yaml",
+    "dist",
+    "docs",
+    "package.json",
+  ]);
   expect(files).toContain("dist/index.js");
   expect(files).toContain("dist/index.d.ts");
   expect(files).toContain("dist/cli/main.js");
