@@ -1,13 +1,16 @@
 /**
- * moderation: reports rule-breaking channel messages to the organization's moderators
- * (ctx.report: each message at most once, ever), and optionally tells the sender.
+ * moderation: checks channel messages and the direct messages sent to it against configurable
+ * rules, and does what each broken rule says: report to the organization's moderators
+ * (ctx.report: each message at most once, ever), reply, tell the sender, notify a channel.
  *
- * Rules (each off unless configured): message floods per sender, links from new members,
- * blocked patterns, the same message cross-posted to several channels, and mass mentions.
- * Edited messages are checked again with the content rules, and their report quotes the edit
- * history. The bot sees the channels it is subscribed to (or all public ones with
- * `all_public_streams: true`); reporting needs a moderation request channel in the organization
- * (otherwise one warning is logged and nothing is reported).
+ * Rules (each off unless configured): message floods per sender, cross-posts to several
+ * channels, the same message repeated, links from new members, too many links, blocked words,
+ * blocked patterns, and mass mentions (mention storms). Edited messages are checked again with
+ * the content rules, and their report quotes the edit history. Each rule takes its thresholds,
+ * `report_type`, `exempt` (roles, channels, users) and `actions` (default: report). The bot sees
+ * the channels it is subscribed to (or all public ones with `all_public_streams: true`);
+ * reporting needs a moderation request channel in the organization (otherwise one warning is
+ * logged and nothing is reported).
  *
  * Config:
  * ```yaml
@@ -24,158 +27,177 @@
  *       exempt:
  *         roles: [owner, admin, moderator]   # default
  *         channels: [moderation, bot-testing]
+ *         users: [ci-bot@chat.example.org]
  *         bots: true                          # default
  *       rules:
  *         flood: { max_messages: 5, per_seconds: 10 }                    # report_type: spam
  *         cross_post: { min_channels: 3, within_seconds: 120, min_length: 20 }
+ *         repeated_message: { max_repeats: 3, within_seconds: 600, min_length: 10 }
  *         new_member_links: { min_account_age_days: 3 }
+ *         link_flood:
+ *           max_links: 5
+ *           exempt: { channels: [links] }
+ *           actions: [{ reply: "Please keep it to a few links, {name}." }]
+ *         keywords: { words: [scam, "wire transfer"] }                   # report_type: norms
  *         blocked_patterns:
  *           report_type: norms                                           # default
  *           patterns:
  *             - "free\\s+crypto"                                         # case-insensitive
  *             - { pattern: "SELL NOW", flags: "", name: "shouting sales" }
- *         mass_mentions: { max_user_mentions: 10, wildcards: true }      # report_type: norms
+ *           actions:
+ *             - report
+ *             - { notify_channel: { channel: moderators, topic: patterns, content: "{details}: {link}" } }
+ *         mass_mentions: { max_user_mentions: 10, wildcards: true }      # or mention_storm
  * ```
  * Every rule takes `report_type`, a key of the server's report types (spam, harassment,
- * inappropriate, norms, other). Template placeholders: {name}, {rules}, {details}, {channel}, {topic}.
+ * inappropriate, norms, other), `exempt` (roles, channels, users; added to the global ones) and
+ * `actions`: `report`, `{ report: { reason } }`, `{ reply }`, `{ dm_sender }`,
+ * `{ notify_channel: { channel, topic, content } }` (default: `[report]`). Template placeholders:
+ * {name}, {rules}, {details}, {channel}, {topic}, {link}.
  */
-import { type BaseContext, defineBot, type User } from "bothost";
+import { defineBot, type User } from "bothost";
+import { act } from "./moderation/actions.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
-import { createRuleState, type RuleMatch, scanMessage } from "./moderation/rules.ts";
-import { ModerationSettings, ROLES, rulesFrom } from "./moderation/settings.ts";
+import { createRuleState, type RuleMatch, type ScannedMessage, scanMessage } from "./moderation/rules.ts";
+import {
+  ModerationSettings,
+  ROLES,
+  type RuleOptions,
+  ruleOptions,
+  rulesFrom,
+} from "./moderation/settings.ts";
 
-const LABELS: Record<RuleMatch["rule"], string> = {
-  flood: "message flood",
-  cross_post: "cross-posting",
-  new_member_links: "link from a new member",
-  blocked_patterns: "blocked pattern",
-  mass_mentions: "mass mentions",
-};
-
-interface Flagged {
-  messageId: number;
-  sender: User | undefined;
-  channel: string;
-  topic: string;
-  matches: RuleMatch[];
-  /** The quoted edit history, for edits. */
-  history?: string;
-}
+type Exempt = NonNullable<RuleOptions["exempt"]>;
 
 export default defineBot({
   settings: ModerationSettings,
   setup(bot, settings) {
     const rules = rulesFrom(settings);
+    const options = ruleOptions(settings);
     const state = createRuleState();
-    const exemptRoles = new Set<number>(settings.exempt.roles.map((r) => ROLES[r]));
-    const exemptChannels = new Set(settings.exempt.channels.map((c) => String(c).toLowerCase()));
-    const channelExempt = (id: number, name: string | undefined) =>
-      exemptChannels.has(String(id)) || (name !== undefined && exemptChannels.has(name.toLowerCase()));
-    const userExempt = (u: User | undefined) =>
-      u !== undefined && (exemptRoles.has(u.role) || (settings.exempt.bots && u.is_bot));
-    const joinedAt = (u: User | undefined) => (u ? Date.parse(u.date_joined) : undefined);
+    const inList = (list: readonly (string | number)[], ...values: (string | number | undefined)[]) =>
+      values.some(
+        (v) => v !== undefined && list.some((x) => String(x).toLowerCase() === String(v).toLowerCase()),
+      );
+    const exempt = (
+      e: Exempt,
+      roles: readonly number[],
+      u: User | undefined,
+      senderId: number,
+      place: Place,
+    ) =>
+      (u !== undefined && roles.includes(u.role)) ||
+      inList(e.users, senderId, u?.email) ||
+      (place.streamId !== undefined && inList(e.channels, place.streamId, place.channel));
+    const globalRoles = settings.exempt.roles.map((r) => ROLES[r]);
+    const everywhere = (u: User | undefined, senderId: number, place: Place) =>
+      (u !== undefined && settings.exempt.bots && u.is_bot) ||
+      exempt(settings.exempt, globalRoles, u, senderId, place);
+    /** The matches whose rule does not exempt this sender or place. */
+    const applying = (matches: RuleMatch[], u: User | undefined, senderId: number, place: Place) =>
+      matches.filter((m) => {
+        const e = options[m.rule]?.exempt;
+        return (
+          !e ||
+          !exempt(
+            e,
+            (e.roles ?? []).map((r) => ROLES[r]),
+            u,
+            senderId,
+            place,
+          )
+        );
+      });
 
     // Roles and join dates come from ctx.users; realm_user events keep them current.
     bot.track("users");
 
     bot.on("message", async (ctx) => {
       const m = ctx.event.message;
-      if (m.type !== "stream" || m.stream_id === undefined) return;
-      const channel = typeof m.display_recipient === "string" ? m.display_recipient : String(m.stream_id);
-      if (channelExempt(m.stream_id, channel)) return;
+      const place = placeOf(m.stream_id, m.display_recipient);
+      if (place === undefined) return;
       const sender = await ctx.users.get(m.sender_id);
-      if (userExempt(sender)) return;
-      const joined = joinedAt(sender);
-      const matches = scanMessage(
-        {
-          id: m.id,
-          senderId: m.sender_id,
-          streamId: m.stream_id,
-          content: m.content,
-          timestamp: m.timestamp,
-          ...(joined !== undefined ? { senderJoinedAtMs: joined } : {}),
-        },
-        rules,
-        state,
-      );
-      if (matches.length > 0) await act(ctx, { messageId: m.id, sender, channel, topic: m.subject, matches });
+      if (everywhere(sender, m.sender_id, place)) return;
+      const scanned = toScanned(m.id, m.sender_id, place.streamId, m.content, m.timestamp, sender);
+      const matches = applying(scanMessage(scanned, rules, state), sender, m.sender_id, place);
+      if (matches.length === 0) return;
+      await act(ctx, settings, options, {
+        messageId: m.id,
+        sender,
+        senderId: m.sender_id,
+        channel: place.channel,
+        topic: m.subject,
+        matches,
+      });
     });
 
     if (settings.check_edits) {
       bot.on("update_message", async (ctx) => {
         const e = ctx.event;
         if (e.rendering_only || e.content === undefined || e.content === e.orig_content) return;
-        if (e.stream_id === undefined || e.user_id === null) return; // direct messages are not moderated
-        const channel = e.stream_name ?? ctx.channelName?.(e.stream_id) ?? String(e.stream_id);
-        if (channelExempt(e.stream_id, channel)) return;
+        if (e.user_id === null) return;
+        const name =
+          e.stream_id === undefined ? undefined : (e.stream_name ?? ctx.channelName?.(e.stream_id));
+        const place: Place =
+          e.stream_id === undefined ? {} : { streamId: e.stream_id, channel: name ?? String(e.stream_id) };
         const sender = await ctx.users.get(e.user_id); // only the sender may edit content
-        if (userExempt(sender)) return;
-        const joined = joinedAt(sender);
-        const matches = scanMessage(
-          {
-            id: e.message_id,
-            senderId: e.user_id,
-            streamId: e.stream_id,
-            content: e.content,
-            timestamp: e.edit_timestamp,
-            ...(joined !== undefined ? { senderJoinedAtMs: joined } : {}),
-          },
-          rules,
-          state,
-          { edit: true },
+        if (everywhere(sender, e.user_id, place)) return;
+        const scanned = toScanned(
+          e.message_id,
+          e.user_id,
+          place.streamId,
+          e.content,
+          e.edit_timestamp,
+          sender,
+        );
+        const matches = applying(
+          scanMessage(scanned, rules, state, { edit: true }),
+          sender,
+          e.user_id,
+          place,
         );
         if (matches.length === 0) return;
         const { message_history } = await ctx.api.messages.history(e.message_id, {}, { signal: ctx.signal });
-        const topic = e.subject ?? message_history.at(-1)?.topic ?? "";
-        const history = describeHistory(message_history);
-        await act(ctx, { messageId: e.message_id, sender, channel, topic, matches, history });
+        await act(ctx, settings, options, {
+          messageId: e.message_id,
+          sender,
+          senderId: e.user_id,
+          channel: place.channel,
+          topic: e.subject ?? message_history.at(-1)?.topic ?? "",
+          matches,
+          history: describeHistory(message_history),
+        });
       });
-    }
-
-    async function act(ctx: BaseContext<ModerationSettings>, f: Flagged): Promise<void> {
-      const reportType = f.matches[0]!.reportType;
-      const details = f.matches.map((m) => `${LABELS[m.rule]}: ${m.details}`).join("; ");
-      // The rule comes first: the server keeps 1000 characters, and a long history is cut, not the reason.
-      const description = `Flagged by the moderation bot (${f.matches.map((m) => m.rule).join(", ")}): ${details}.${
-        f.history ? ` ${f.history}` : ""
-      }`;
-      const where = { messageId: f.messageId, rules: f.matches.map((m) => m.rule), reportType };
-      if (settings.dry_run) {
-        ctx.log.info(
-          { ...where, description },
-          `dry run: would report message ${f.messageId} as ${reportType}: ${details}`,
-        );
-        if (settings.notify_sender && f.sender) {
-          ctx.log.info(
-            { ...where, userId: f.sender.user_id },
-            "dry run: would tell the sender by direct message",
-          );
-        }
-        return;
-      }
-      const result = await ctx.report(f.messageId, reportType, description);
-      if (!result.reported) {
-        ctx.log.info(
-          { ...where, reason: result.reason },
-          `message ${f.messageId} not reported (${result.reason})`,
-        );
-        return;
-      }
-      ctx.log.info(where, `reported message ${f.messageId} as ${reportType}: ${details}`);
-      if (settings.notify_sender && f.sender) {
-        const fields: Record<string, string> = {
-          name: f.sender.full_name,
-          rules: f.matches.map((m) => LABELS[m.rule]).join(", "),
-          details,
-          channel: f.channel,
-          topic: f.topic,
-        };
-        const content = settings.notify_sender.replace(
-          /\{(\w+)\}/g,
-          (all, key: string) => fields[key] ?? all,
-        );
-        await ctx.send({ type: "direct", to: [f.sender.user_id], content });
-      }
     }
   },
 });
+
+/** Where a message was posted: a channel, or (both undefined) a direct message. */
+interface Place {
+  streamId?: number;
+  channel?: string;
+}
+
+function placeOf(streamId: number | undefined, recipient: unknown): Place | undefined {
+  if (streamId === undefined) return Array.isArray(recipient) ? {} : undefined;
+  return { streamId, channel: typeof recipient === "string" ? recipient : String(streamId) };
+}
+
+function toScanned(
+  id: number,
+  senderId: number,
+  streamId: number | undefined,
+  content: string,
+  timestamp: number,
+  sender: User | undefined,
+): ScannedMessage {
+  const joined = sender ? Date.parse(sender.date_joined) : undefined;
+  return {
+    id,
+    senderId,
+    ...(streamId !== undefined ? { streamId } : {}),
+    content,
+    timestamp,
+    ...(joined !== undefined && !Number.isNaN(joined) ? { senderJoinedAtMs: joined } : {}),
+  };
+}

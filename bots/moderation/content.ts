@@ -16,6 +16,13 @@ export function withoutCode(content: string): string {
   return content.replace(FENCED, " ").replace(INLINE_CODE, " ");
 }
 
+const LINKS = new RegExp(LINK.source, "gi");
+
+/** How many web links the Markdown contains. */
+export function links(text: string): number {
+  return text.match(LINKS)?.length ?? 0;
+}
+
 /** Whether the Markdown contains a web link. */
 export function hasLink(text: string): boolean {
   return LINK.test(text);

@@ -7,14 +7,27 @@
  * channels within T seconds, and mass mentions (more than N users, or a wildcard). Edits are
  * scanned with the content rules only (a flood or a cross-post is about posting, not editing).
  */
-import { hasLink, mentions, normalized, withoutCode } from "./content.ts";
+import { normalized, withoutCode } from "./content.ts";
+import { blocked, keywords, linkFlood, massMentions, newMemberLink } from "./content-rules.ts";
 
-export type RuleName = "flood" | "cross_post" | "new_member_links" | "blocked_patterns" | "mass_mentions";
+export type RuleName =
+  | "flood"
+  | "cross_post"
+  | "repeated_message"
+  | "new_member_links"
+  | "link_flood"
+  | "keywords"
+  | "blocked_patterns"
+  | "mass_mentions";
 
 /** The rules in effect; a rule left out is off. Report types are keys of the server's report types. */
 export interface Rules {
   flood?: { maxMessages: number; perSeconds: number; reportType: string };
   crossPost?: { minChannels: number; withinSeconds: number; minLength: number; reportType: string };
+  repeatedMessage?: { maxRepeats: number; withinSeconds: number; minLength: number; reportType: string };
+  linkFlood?: { maxLinks: number; reportType: string };
+  /** Whole words or phrases, case-insensitive; `regex` is made from `word` by the settings. */
+  keywords?: { words: { word: string; regex: RegExp }[]; reportType: string };
   newMemberLinks?: { minAccountAgeDays: number; reportType: string };
   blockedPatterns?: { patterns: { name: string; regex: RegExp }[]; reportType: string };
   massMentions?: { maxUserMentions: number; wildcards: boolean; reportType: string };
@@ -46,10 +59,12 @@ export interface RuleState {
   recent: Map<number, number[]>;
   /** Sender → until when a flood was already reported (one report per burst). */
   floodReportedUntil: Map<number, number>;
-  /** Sender + normalised content → the channels it was posted to, with when. */
-  posts: Map<string, { streamId: number; at: number }[]>;
+  /** Sender + normalised content → where it was posted (no channel: a direct message), with when. */
+  posts: Map<string, { streamId: number | undefined; at: number }[]>;
   /** Sender + normalised content → until when the cross-post was already reported. */
   crossPostReportedUntil: Map<string, number>;
+  /** Sender + normalised content → until when the repetition was already reported. */
+  repeatReportedUntil: Map<string, number>;
   scans: number;
 }
 
@@ -59,13 +74,14 @@ export function createRuleState(): RuleState {
     floodReportedUntil: new Map(),
     posts: new Map(),
     crossPostReportedUntil: new Map(),
+    repeatReportedUntil: new Map(),
     scans: 0,
   };
 }
 
 /**
- * Every rule `message` breaks, in a fixed order (flood, cross_post, new_member_links,
- * blocked_patterns, mass_mentions). For new messages (`edit: false`) it also records the message
+ * Every rule `message` breaks, in a fixed order (flood, cross_post, repeated_message,
+ * new_member_links, link_flood, keywords, blocked_patterns, mass_mentions). For new messages (`edit: false`) it also records the message
  * in `state` for the posting rules.
  *
  * @example
@@ -87,10 +103,14 @@ export function scanMessage(
   if (!options.edit) {
     if (++state.scans % 1024 === 0) sweep(state, t, rules);
     if (rules.flood) pushIf(matches, flood(message, rules.flood, state));
+    if (rules.crossPost || rules.repeatedMessage) remember(message, rules, state);
     if (rules.crossPost) pushIf(matches, crossPost(message, rules.crossPost, state));
+    if (rules.repeatedMessage) pushIf(matches, repeated(message, rules.repeatedMessage, state));
   }
   const text = withoutCode(message.content);
   if (rules.newMemberLinks) pushIf(matches, newMemberLink(message, text, rules.newMemberLinks));
+  if (rules.linkFlood) pushIf(matches, linkFlood(text, rules.linkFlood));
+  if (rules.keywords) pushIf(matches, keywords(text, rules.keywords));
   if (rules.blockedPatterns) pushIf(matches, blocked(text, rules.blockedPatterns));
   if (rules.massMentions) pushIf(matches, massMentions(text, rules.massMentions));
   return matches;
@@ -119,23 +139,45 @@ function flood(
   };
 }
 
+/** Record a new message under its sender and normalised text (for cross_post, repeated_message). */
+function remember(m: ScannedMessage, rules: Rules, state: RuleState): void {
+  const text = normalized(m.content);
+  const minLength = Math.min(
+    rules.crossPost?.minLength ?? Infinity,
+    rules.repeatedMessage?.minLength ?? Infinity,
+  );
+  if ([...text].length < minLength) return;
+  const key = `${m.senderId}\u0000${text}`;
+  const since = m.timestamp - postWindow(rules);
+  const posts = (state.posts.get(key) ?? []).filter((p) => p.at > since);
+  posts.push({ streamId: m.streamId, at: m.timestamp });
+  state.posts.set(key, posts);
+}
+
+function postWindow(rules: Rules): number {
+  return Math.max(rules.crossPost?.withinSeconds ?? 0, rules.repeatedMessage?.withinSeconds ?? 0);
+}
+
+/** The sender's recent posts of this message's text within `seconds`, or undefined if too short. */
+function recentPosts(m: ScannedMessage, seconds: number, minLength: number, state: RuleState) {
+  const text = normalized(m.content);
+  if ([...text].length < minLength) return undefined;
+  const key = `${m.senderId}\u0000${text}`;
+  return { key, posts: (state.posts.get(key) ?? []).filter((p) => p.at > m.timestamp - seconds) };
+}
+
 function crossPost(
   m: ScannedMessage,
   rule: NonNullable<Rules["crossPost"]>,
   state: RuleState,
 ): RuleMatch | undefined {
   if (m.streamId === undefined) return undefined;
-  const text = normalized(m.content);
-  if ([...text].length < rule.minLength) return undefined;
-  const key = `${m.senderId}\u0000${text}`;
-  const since = m.timestamp - rule.withinSeconds;
-  const posts = (state.posts.get(key) ?? []).filter((p) => p.at > since);
-  posts.push({ streamId: m.streamId, at: m.timestamp });
-  state.posts.set(key, posts);
-  const channels = new Set(posts.map((p) => p.streamId)).size;
+  const recent = recentPosts(m, rule.withinSeconds, rule.minLength, state);
+  if (!recent) return undefined;
+  const channels = new Set(recent.posts.flatMap((p) => (p.streamId === undefined ? [] : [p.streamId]))).size;
   if (channels < rule.minChannels) return undefined;
-  if ((state.crossPostReportedUntil.get(key) ?? -1) > m.timestamp) return undefined;
-  state.crossPostReportedUntil.set(key, m.timestamp + rule.withinSeconds);
+  if ((state.crossPostReportedUntil.get(recent.key) ?? -1) > m.timestamp) return undefined;
+  state.crossPostReportedUntil.set(recent.key, m.timestamp + rule.withinSeconds);
   return {
     rule: "cross_post",
     reportType: rule.reportType,
@@ -143,47 +185,20 @@ function crossPost(
   };
 }
 
-function newMemberLink(
+function repeated(
   m: ScannedMessage,
-  text: string,
-  rule: NonNullable<Rules["newMemberLinks"]>,
+  rule: NonNullable<Rules["repeatedMessage"]>,
+  state: RuleState,
 ): RuleMatch | undefined {
-  if (m.senderJoinedAtMs === undefined || !hasLink(text)) return undefined;
-  const ageDays = (m.timestamp * 1000 - m.senderJoinedAtMs) / 86_400_000;
-  if (ageDays >= rule.minAccountAgeDays) return undefined;
-  const [n, unit] =
-    ageDays < 1 ? [Math.max(0, Math.floor(ageDays * 24)), "hour"] : [Math.floor(ageDays), "day"];
-  const age = `${n} ${unit}${n === 1 ? "" : "s"}`;
+  const recent = recentPosts(m, rule.withinSeconds, rule.minLength, state);
+  if (!recent || recent.posts.length <= rule.maxRepeats) return undefined;
+  if ((state.repeatReportedUntil.get(recent.key) ?? -1) > m.timestamp) return undefined;
+  state.repeatReportedUntil.set(recent.key, m.timestamp + rule.withinSeconds);
   return {
-    rule: "new_member_links",
+    rule: "repeated_message",
     reportType: rule.reportType,
-    details: `a link from a member who joined ${age} ago (members need ${rule.minAccountAgeDays} days)`,
+    details: `the same message ${recent.posts.length} times within ${rule.withinSeconds} s (limit ${rule.maxRepeats})`,
   };
-}
-
-function blocked(text: string, rule: NonNullable<Rules["blockedPatterns"]>): RuleMatch | undefined {
-  const hits = rule.patterns.filter((p) => {
-    p.regex.lastIndex = 0; // a pattern given the g or y flag keeps state between calls
-    return p.regex.test(text);
-  });
-  if (hits.length === 0) return undefined;
-  return {
-    rule: "blocked_patterns",
-    reportType: rule.reportType,
-    details: `matches blocked pattern ${hits.map((p) => `"${p.name}"`).join(", ")}`,
-  };
-}
-
-function massMentions(text: string, rule: NonNullable<Rules["massMentions"]>): RuleMatch | undefined {
-  const found = mentions(text);
-  const tooMany = found.users > rule.maxUserMentions;
-  const wildcard = rule.wildcards && found.wildcard;
-  if (!tooMany && !wildcard) return undefined;
-  const parts = [
-    ...(tooMany ? [`${found.users} users mentioned (limit ${rule.maxUserMentions})`] : []),
-    ...(wildcard ? ["a wildcard mention (@all, @everyone, @channel or @topic)"] : []),
-  ];
-  return { rule: "mass_mentions", reportType: rule.reportType, details: parts.join(" and ") };
 }
 
 /** Forget activity older than every window, so memory stays bounded by recent traffic. */
@@ -194,10 +209,11 @@ function sweep(state: RuleState, now: number, rules: Rules): void {
   }
   for (const [sender, until] of state.floodReportedUntil)
     if (until <= now) state.floodReportedUntil.delete(sender);
-  const postSince = now - (rules.crossPost?.withinSeconds ?? 0);
+  const postSince = now - postWindow(rules);
   for (const [key, posts] of state.posts) {
     if ((posts.at(-1)?.at ?? -Infinity) <= postSince) state.posts.delete(key);
   }
-  for (const [key, until] of state.crossPostReportedUntil)
-    if (until <= now) state.crossPostReportedUntil.delete(key);
+  for (const reported of [state.crossPostReportedUntil, state.repeatReportedUntil]) {
+    for (const [key, until] of reported) if (until <= now) reported.delete(key);
+  }
 }

@@ -3,13 +3,13 @@
  * Regular expressions are compiled here, so a bad one is reported at its config line.
  */
 import { z } from "zod";
-import type { Rules } from "./rules.ts";
+import type { RuleName, Rules } from "./rules.ts";
 
 /** Role names as the config spells them → the server's role numbers. */
 export const ROLES = { owner: 100, admin: 200, moderator: 300, member: 400, guest: 600 } as const;
 
-/** Placeholders the message to the sender may use. */
-export const TEMPLATE_FIELDS = ["name", "rules", "details", "channel", "topic"] as const;
+/** Placeholders the messages of the actions may use. */
+export const TEMPLATE_FIELDS = ["name", "rules", "details", "channel", "topic", "link"] as const;
 
 const reportType = (fallback: string) => z.string().trim().min(1).default(fallback);
 const whole = (min: number, fallback: number) => z.number().int().min(min).default(fallback);
@@ -57,6 +57,42 @@ const Template = z
     }
   });
 
+/** Who or where a rule (or, at the top, every rule) does not apply to. */
+const Exempt = z.object({
+  roles: z.array(z.enum(Object.keys(ROLES) as [keyof typeof ROLES])).optional(),
+  /** Channel names or ids. */
+  channels: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
+  /** User ids or emails. */
+  users: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
+});
+
+/**
+ * What a rule does when a message breaks it: `report` (with a `reason` template in place of the
+ * default description), `reply` in the conversation, `dm_sender`, `notify_channel`.
+ */
+const Action = z.union([
+  z.literal("report"),
+  z.strictObject({ report: z.strictObject({ reason: Template }) }),
+  z.strictObject({ reply: Template }),
+  z.strictObject({ dm_sender: Template }),
+  z.strictObject({
+    notify_channel: z.strictObject({
+      channel: z.string().trim().min(1),
+      topic: z.string().trim().min(1).default("moderation"),
+      content: Template,
+    }),
+  }),
+]);
+export type Action = z.output<typeof Action>;
+
+/** What every rule takes besides its thresholds. */
+const common = (type: string) => ({
+  report_type: reportType(type),
+  exempt: Exempt.optional(),
+  /** Default: report. */
+  actions: z.array(Action).min(1).optional(),
+});
+
 export const ModerationSettings = z.object({
   /** Log what would be reported (and sent) instead of doing it. */
   dry_run: z.boolean().default(false),
@@ -71,6 +107,8 @@ export const ModerationSettings = z.object({
         .default(["owner", "admin", "moderator"]),
       /** Channel names or ids whose messages are never checked. */
       channels: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
+      /** User ids or emails whose messages are never checked. */
+      users: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
       /** Never check messages from bots. */
       bots: z.boolean().default(true),
     })
@@ -81,7 +119,7 @@ export const ModerationSettings = z.object({
         .object({
           max_messages: whole(1, 5),
           per_seconds: whole(1, 10),
-          report_type: reportType("spam"),
+          ...common("spam"),
         })
         .optional(),
       cross_post: z
@@ -90,26 +128,46 @@ export const ModerationSettings = z.object({
           within_seconds: whole(1, 120),
           /** Shorter messages ("thanks!") are never treated as cross-posts. */
           min_length: whole(1, 20),
-          report_type: reportType("spam"),
+          ...common("spam"),
+        })
+        .optional(),
+      repeated_message: z
+        .object({
+          /** How often one sender may post the same text within the window; one more trips. */
+          max_repeats: whole(1, 3),
+          within_seconds: whole(1, 600),
+          min_length: whole(1, 10),
+          ...common("spam"),
         })
         .optional(),
       new_member_links: z
-        .object({ min_account_age_days: z.number().positive().default(3), report_type: reportType("spam") })
+        .object({ min_account_age_days: z.number().positive().default(3), ...common("spam") })
         .optional(),
-      blocked_patterns: z
-        .object({ patterns: z.array(Pattern).min(1), report_type: reportType("norms") })
-        .optional(),
+      link_flood: z.object({ max_links: whole(1, 5), ...common("spam") }).optional(),
+      keywords: z.object({ words: z.array(z.string().trim().min(1)).min(1), ...common("norms") }).optional(),
+      blocked_patterns: z.object({ patterns: z.array(Pattern).min(1), ...common("norms") }).optional(),
       mass_mentions: z
         .object({
           max_user_mentions: whole(1, 10),
           wildcards: z.boolean().default(true),
-          report_type: reportType("norms"),
+          ...common("norms"),
+        })
+        .optional(),
+      /** Another name for mass_mentions. */
+      mention_storm: z
+        .object({
+          max_user_mentions: whole(1, 10),
+          wildcards: z.boolean().default(true),
+          ...common("norms"),
         })
         .optional(),
     })
+    .refine((r) => !(r.mass_mentions && r.mention_storm), {
+      error: "has both mass_mentions and mention_storm (two names of one rule): keep one",
+    })
     .refine((r) => Object.values(r).some((v) => v !== undefined), {
       error:
-        "turns no rule on: add at least one of flood, cross_post, new_member_links, blocked_patterns, mass_mentions",
+        "turns no rule on: add at least one of flood, cross_post, repeated_message, new_member_links, link_flood, keywords, blocked_patterns, mass_mentions",
     }),
 });
 
@@ -118,6 +176,7 @@ export type ModerationSettings = z.output<typeof ModerationSettings>;
 /** The rule engine's view of the settings. */
 export function rulesFrom(settings: ModerationSettings): Rules {
   const r = settings.rules;
+  const mentionRule = r.mass_mentions ?? r.mention_storm;
   return {
     ...(r.flood && {
       flood: {
@@ -134,6 +193,23 @@ export function rulesFrom(settings: ModerationSettings): Rules {
         reportType: r.cross_post.report_type,
       },
     }),
+    ...(r.repeated_message && {
+      repeatedMessage: {
+        maxRepeats: r.repeated_message.max_repeats,
+        withinSeconds: r.repeated_message.within_seconds,
+        minLength: r.repeated_message.min_length,
+        reportType: r.repeated_message.report_type,
+      },
+    }),
+    ...(r.link_flood && {
+      linkFlood: { maxLinks: r.link_flood.max_links, reportType: r.link_flood.report_type },
+    }),
+    ...(r.keywords && {
+      keywords: {
+        words: r.keywords.words.map((word) => ({ word, regex: wordRegex(word) })),
+        reportType: r.keywords.report_type,
+      },
+    }),
     ...(r.new_member_links && {
       newMemberLinks: {
         minAccountAgeDays: r.new_member_links.min_account_age_days,
@@ -143,12 +219,44 @@ export function rulesFrom(settings: ModerationSettings): Rules {
     ...(r.blocked_patterns && {
       blockedPatterns: { patterns: r.blocked_patterns.patterns, reportType: r.blocked_patterns.report_type },
     }),
-    ...(r.mass_mentions && {
+    ...(mentionRule && {
       massMentions: {
-        maxUserMentions: r.mass_mentions.max_user_mentions,
-        wildcards: r.mass_mentions.wildcards,
-        reportType: r.mass_mentions.report_type,
+        maxUserMentions: mentionRule.max_user_mentions,
+        wildcards: mentionRule.wildcards,
+        reportType: mentionRule.report_type,
       },
     }),
   };
+}
+
+/** A word or phrase as a case-insensitive whole-word match (spaces match any whitespace). */
+function wordRegex(word: string): RegExp {
+  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
+  return new RegExp(`(?<![\\p{L}\\p{N}_])${escaped}(?![\\p{L}\\p{N}_])`, "iu");
+}
+
+/** Each rule's exemptions and actions, by the engine's rule name. */
+export function ruleOptions(settings: ModerationSettings): Partial<Record<RuleName, RuleOptions>> {
+  const r = settings.rules;
+  const out: Partial<Record<RuleName, RuleOptions>> = {};
+  const entries: [RuleName, { exempt?: RuleOptions["exempt"]; actions?: Action[] } | undefined][] = [
+    ["flood", r.flood],
+    ["cross_post", r.cross_post],
+    ["repeated_message", r.repeated_message],
+    ["new_member_links", r.new_member_links],
+    ["link_flood", r.link_flood],
+    ["keywords", r.keywords],
+    ["blocked_patterns", r.blocked_patterns],
+    ["mass_mentions", r.mass_mentions ?? r.mention_storm],
+  ];
+  for (const [name, rule] of entries) {
+    if (rule)
+      out[name] = { ...(rule.exempt ? { exempt: rule.exempt } : {}), actions: rule.actions ?? ["report"] };
+  }
+  return out;
+}
+
+export interface RuleOptions {
+  exempt?: z.output<typeof Exempt>;
+  actions: Action[];
 }

@@ -215,7 +215,7 @@ describe("moderation exemptions and answers", () => {
     expect(parse({ rules: { flood: {} }, notify_sender: "hi {user}" }).error?.issues).toMatchObject([
       {
         path: ["notify_sender"],
-        message: "uses {user}; the placeholders are {name}, {rules}, {details}, {channel}, {topic}",
+        message: "uses {user}; the placeholders are {name}, {rules}, {details}, {channel}, {topic}, {link}",
       },
     ]);
   });

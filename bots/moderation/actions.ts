@@ -1,0 +1,146 @@
+/**
+ * What the moderation bot does about a flagged message: each broken rule's actions. Reports are
+ * made once per message (one report naming every rule that reports); replies, direct messages to
+ * the sender and channel notifications are made per rule. In a dry run each is logged instead.
+ * Every log line names its rules (`rules`), which is what `bothost backtest` reads.
+ */
+import type { BaseContext, User } from "bothost";
+import type { RuleMatch, RuleName } from "./rules.ts";
+import type { Action, ModerationSettings, RuleOptions } from "./settings.ts";
+
+export const LABELS: Record<RuleName, string> = {
+  flood: "message flood",
+  cross_post: "cross-posting",
+  repeated_message: "repeated message",
+  new_member_links: "link from a new member",
+  link_flood: "too many links",
+  keywords: "blocked word",
+  blocked_patterns: "blocked pattern",
+  mass_mentions: "mass mentions",
+};
+
+export interface Flagged {
+  messageId: number;
+  sender: User | undefined;
+  senderId: number;
+  /** The channel's name; undefined for a direct message. */
+  channel: string | undefined;
+  topic: string;
+  matches: RuleMatch[];
+  /** The quoted edit history, for edits. */
+  history?: string;
+}
+
+const isReport = (a: Action): boolean => a === "report" || (typeof a === "object" && "report" in a);
+
+export async function act(
+  ctx: BaseContext<ModerationSettings>,
+  settings: ModerationSettings,
+  options: Partial<Record<RuleName, RuleOptions>>,
+  f: Flagged,
+): Promise<void> {
+  const actionsOf = (m: RuleMatch) => options[m.rule]?.actions ?? ["report"];
+  const fields = (matches: RuleMatch[]): Record<string, string> => ({
+    name: f.sender?.full_name ?? "there",
+    rules: matches.map((m) => LABELS[m.rule]).join(", "),
+    details: matches.map((m) => `${LABELS[m.rule]}: ${m.details}`).join("; "),
+    channel: f.channel ?? "a direct message",
+    topic: f.topic,
+    link: `#narrow/id/${f.messageId}`,
+  });
+  const reporting = f.matches.filter((m) => actionsOf(m).some(isReport));
+  if (reporting.length > 0) await report(ctx, settings, f, reporting, fields(reporting), actionsOf);
+  for (const m of f.matches) {
+    for (const action of actionsOf(m)) {
+      if (isReport(action)) continue;
+      await perform(
+        ctx,
+        settings,
+        f,
+        m,
+        action as Exclude<Action, "report" | { report: unknown }>,
+        fields([m]),
+      );
+    }
+  }
+}
+
+async function report(
+  ctx: BaseContext<ModerationSettings>,
+  settings: ModerationSettings,
+  f: Flagged,
+  matches: RuleMatch[],
+  values: Record<string, string>,
+  actionsOf: (m: RuleMatch) => Action[],
+): Promise<void> {
+  const reportType = matches[0]!.reportType;
+  const reason = matches
+    .flatMap(actionsOf)
+    .find((a): a is { report: { reason: string } } => typeof a === "object" && "report" in a)?.report.reason;
+  // The rule comes first: the server keeps 1000 characters, and a long history is cut, not the reason.
+  const description = reason
+    ? fill(reason, values)
+    : `Flagged by the moderation bot (${matches.map((m) => m.rule).join(", ")}): ${values.details}.${
+        f.history ? ` ${f.history}` : ""
+      }`;
+  const where = { messageId: f.messageId, rules: matches.map((m) => m.rule), reportType };
+  if (settings.dry_run) {
+    ctx.log.info(
+      { ...where, description },
+      `dry run: would report message ${f.messageId} as ${reportType}: ${values.details}`,
+    );
+    if (settings.notify_sender) {
+      ctx.log.info({ ...where, userId: f.senderId }, "dry run: would tell the sender by direct message");
+    }
+    return;
+  }
+  const result = await ctx.report(f.messageId, reportType, description);
+  if (!result.reported) {
+    ctx.log.info(
+      { ...where, reason: result.reason },
+      `message ${f.messageId} not reported (${result.reason})`,
+    );
+    return;
+  }
+  ctx.log.info(where, `reported message ${f.messageId} as ${reportType}: ${values.details}`);
+  if (settings.notify_sender) {
+    await ctx.send({ type: "direct", to: [f.senderId], content: fill(settings.notify_sender, values) });
+  }
+}
+
+async function perform(
+  ctx: BaseContext<ModerationSettings>,
+  settings: ModerationSettings,
+  f: Flagged,
+  m: RuleMatch,
+  action: Exclude<Action, "report" | { report: unknown }>,
+  values: Record<string, string>,
+): Promise<void> {
+  const where = { messageId: f.messageId, rules: [m.rule], action: Object.keys(action)[0] ?? "act" };
+  const params =
+    "reply" in action
+      ? f.channel === undefined
+        ? { type: "direct" as const, to: [f.senderId], content: fill(action.reply, values) }
+        : { type: "channel" as const, to: f.channel, topic: f.topic, content: fill(action.reply, values) }
+      : "dm_sender" in action
+        ? { type: "direct" as const, to: [f.senderId], content: fill(action.dm_sender, values) }
+        : {
+            type: "channel" as const,
+            to: action.notify_channel.channel,
+            topic: action.notify_channel.topic,
+            content: fill(action.notify_channel.content, values),
+          };
+  if (settings.dry_run) {
+    ctx.log.info(
+      { ...where, params },
+      `dry run: would ${where.action.replace("_", " ")} for message ${f.messageId}`,
+    );
+    return;
+  }
+  await ctx.send(params);
+  ctx.log.info(where, `${where.action.replace("_", " ")} for message ${f.messageId} (${LABELS[m.rule]})`);
+}
+
+function fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (all, key: string) => values[key] ?? all);
+}
