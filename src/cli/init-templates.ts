@@ -13,7 +13,7 @@ export function initFiles(name: string): Record<string, string> {
         type: "module",
         scripts: {
           start: "bothost run",
-          dev: "bothost run --config bothost.yaml",
+          dev: "bothost dev --config bothost.yaml",
           test: "vitest run",
           check: "bothost check && tsc --noEmit && vitest run",
         },

@@ -28,6 +28,10 @@ const commands: Record<string, Command> = {
     summary: "Play a short scene with the shipped bots on the embedded sandbox",
     run: async (argv) => (await import("./demo.ts")).runDemoCommand(argv),
   },
+  dev: {
+    summary: "Run the bots on the sandbox with a chat page to talk to them; reload on edits",
+    run: async (argv) => (await import("./dev.ts")).runDevCommand(argv),
+  },
   failed: {
     summary: "List, show, retry or drop dead letters (events whose handler failed every attempt)",
     run: async (argv) => (await import("./failed.ts")).runFailedCommand(argv),

@@ -3,6 +3,7 @@
  * and users' own bot tests.
  */
 import type { AddressInfo } from "node:net";
+import { serveChat } from "./chat-page/chat-routes.ts";
 import { SandboxClock } from "./clock.ts";
 import { createControl } from "./control.ts";
 import { SandboxCore } from "./core.ts";
@@ -63,6 +64,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     rateLimit,
     log,
     onResponse: options.onResponse,
+    chat: options.chatPage ? (url, res) => serveChat(core, url, res) : undefined,
   });
   const runGc = () => {
     if (core.queues.collectGarbage(clock.now()).length > 0) core.changed();

@@ -33,6 +33,12 @@ export interface SandboxOptions {
   dataFile?: string;
   /** Called after every API response, e.g. to check bodies against the API description. */
   onResponse?: (record: ResponseRecord) => void;
+  /**
+   * Serve the local chat page at `/chat/` (`bothost dev`): pick a person, post in a channel or to
+   * a bot, watch the answers arrive. Its page hands the picked person's sandbox API key to the
+   * browser: for a sandbox on this machine only. Default off; the API's behaviour is the same.
+   */
+  chatPage?: boolean;
 }
 
 /** A user or bot as the control API lists it. The API key is the sandbox's own fake credential. */

@@ -40,6 +40,8 @@ export interface ServerDeps {
   rateLimit: { enabled: boolean; limiter: RateLimiter };
   log: RequestLogEntry[];
   onResponse?: ((record: ResponseRecord) => void) | undefined;
+  /** The chat page's routes (`/chat…`), when it is served. */
+  chat?: ((url: URL, res: ServerResponse) => boolean) | undefined;
 }
 
 const METHODS: Method[] = ["GET", "POST", "PATCH", "PUT", "DELETE"];
@@ -82,6 +84,7 @@ async function parseBody(req: IncomingMessage, body: Buffer): Promise<Map<string
 
 async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://sandbox");
+  if (deps.chat && req.method === "GET" && url.pathname.startsWith("/chat") && deps.chat(url, res)) return;
   const apiPath = url.pathname.startsWith("/api/v1/") ? url.pathname.slice("/api/v1".length) : url.pathname;
   const entry: RequestLogEntry = { method: req.method ?? "GET", path: apiPath, status: 0 };
   let routePattern: string | null = null;

@@ -1,0 +1,90 @@
+/**
+ * `bothost dev`: the project's bots on the embedded sandbox, a chat page to talk to them, and a
+ * reload of the config whenever a bot's file changes.
+ */
+import { type FSWatcher, watch } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { resolveConfigPath } from "../config/config-path.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { type Booted, bootDaemon } from "../daemon/boot.ts";
+import { logReloadFailure } from "./reload.ts";
+import { reportStartupError } from "./report-error.ts";
+
+export const devHelp = `Usage: bothost dev [--config FILE]
+
+Runs the config's bots on the embedded sandbox (server.url: sandbox) and serves a chat page
+from it: pick a person, post in a channel or to a bot, and watch the bots answer. When a bot's
+file changes the config is read again and the changed bots restart; an edit that does not load
+is reported and the bot keeps running as it was. Ctrl-C stops.
+
+Options:
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+  -h, --help          Show this text
+`;
+
+/** How long file events settle before a reload (an editor's save is several events). */
+const SETTLE_MS = 250;
+
+export async function runDevCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: "string", short: "c" }, help: { type: "boolean", short: "h" } },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(devHelp);
+    return ExitCode.Ok;
+  }
+  let booted: Booted | undefined;
+  const watchers: FSWatcher[] = [];
+  try {
+    const { path: configPath } = resolveConfigPath({ flag: values.config, env: process.env });
+    booted = await bootDaemon(configPath, { sandbox: { chatPage: true } });
+    const { daemon, log, sandbox, config } = booted;
+    if (!sandbox) {
+      await booted.stop();
+      process.stderr.write(
+        `bothost dev: ${configPath} runs no bot on the embedded sandbox; set server.url: sandbox (see "bothost init").\n`,
+      );
+      return ExitCode.ConfigInvalid;
+    }
+    const report = await daemon.start();
+    if (report.started.length === 0) {
+      await booted.stop();
+      return ExitCode.RuntimeFailure;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const reload = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        log.info("a bot's file changed: reloading");
+        daemon.reload().catch((err: unknown) => logReloadFailure(log, err));
+      }, SETTLE_MS);
+    };
+    const dir = path.dirname(path.resolve(configPath));
+    for (const bot of Object.values(config.bots)) {
+      const file = path.resolve(dir, bot.module);
+      try {
+        watchers.push(watch(path.dirname(file), (_event, name) => name === path.basename(file) && reload()));
+      } catch {
+        log.warn({ module: bot.module }, "cannot watch this bot's file: edits to it are not reloaded");
+      }
+    }
+    process.stdout.write(
+      `\nChat with your bots: ${sandbox.url}/chat/\nEdits to the bots' files reload them. Ctrl-C stops.\n\n`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", () => resolve());
+      process.once("SIGTERM", () => resolve());
+    });
+    for (const w of watchers) w.close();
+    clearTimeout(timer);
+    await booted.stop();
+    return ExitCode.Ok;
+  } catch (err) {
+    for (const w of watchers) w.close();
+    await booted?.stop().catch(() => {});
+    return reportStartupError(err);
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The chat page's HTML, CSS and script, one static string. The script picks a person, registers
+ * an event queue as them through the sandbox's API, long-polls it, and posts what is typed. All
+ * message text is put on the page as text, never as HTML.
+ */
+export const CHAT_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>bothost dev chat</title>
+<style>
+:root { color-scheme: light dark; --muted: #6e7781; --line: #d0d7de55; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; display: grid; grid-template-rows: auto 1fr auto; height: 100vh; }
+header, form { display: flex; gap: .5rem; align-items: center; padding: .6rem 1rem; border-bottom: 1px solid var(--line); flex-wrap: wrap; }
+form { border-top: 1px solid var(--line); border-bottom: 0; }
+h1 { font-size: 1rem; margin: 0 1rem 0 0; }
+#log { overflow-y: auto; padding: .5rem 1rem; margin: 0; list-style: none; }
+#log li { padding: .25rem 0; border-bottom: 1px solid var(--line); }
+.where { color: var(--muted); font-size: .85rem; margin-right: .5rem; }
+.sender { font-weight: 600; margin-right: .35rem; }
+.content { white-space: pre-wrap; }
+input[name=content] { flex: 1; min-width: 12rem; }
+#status { color: var(--muted); font-size: .85rem; }
+</style>
+</head>
+<body>
+<header>
+  <h1>bothost dev</h1>
+  <label>You are <select id="me"></select></label>
+  <span id="status">pick a person</span>
+</header>
+<ul id="log" aria-live="polite"></ul>
+<form id="compose">
+  <select id="to" aria-label="where"></select>
+  <input id="topic" aria-label="topic" placeholder="topic" value="hello">
+  <input name="content" id="content" aria-label="message" placeholder="Write a message" autocomplete="off">
+  <button type="submit">Send</button>
+</form>
+<script type="module">
+const $ = (id) => document.getElementById(id);
+let auth = "", me = null, people = [], queue = null, lastEventId = -1, generation = 0;
+const seen = new Set();
+
+async function api(method, path, params = {}) {
+  const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+  const query = method === "GET" ? "?" + form : "";
+  const res = await fetch("/api/v1" + path + query, {
+    method, headers: { Authorization: auth }, body: method === "GET" ? undefined : form,
+  });
+  return res.json();
+}
+
+function nameOf(id) { return people.find((p) => p.user_id === id)?.full_name ?? "user " + id; }
+
+function show(m) {
+  if (seen.has(m.id)) return;
+  seen.add(m.id);
+  const li = document.createElement("li");
+  li.dataset.id = m.id;
+  const where = document.createElement("span");
+  where.className = "where";
+  where.textContent = m.type === "stream"
+    ? "#" + m.display_recipient + " › " + m.subject
+    : "DM " + m.display_recipient.map((r) => r.full_name).join(", ");
+  const sender = document.createElement("span");
+  sender.className = "sender";
+  sender.textContent = m.sender_full_name;
+  const content = document.createElement("span");
+  content.className = "content";
+  content.textContent = m.content;
+  li.append(where, sender, content);
+  $("log").append(li);
+  li.scrollIntoView({ block: "end" });
+}
+
+async function poll(mine) {
+  while (mine === generation) {
+    try {
+      const r = await api("GET", "/events", { queue_id: queue, last_event_id: lastEventId });
+      if (mine !== generation) return;
+      if (r.result !== "success") { await start(); return; }
+      for (const e of r.events) {
+        lastEventId = Math.max(lastEventId, e.id);
+        if (e.type === "message") show(e.message);
+      }
+    } catch { await new Promise((r) => setTimeout(r, 1000)); }
+  }
+}
+
+async function start() {
+  const mine = ++generation;
+  const email = $("me").value;
+  const session = await (await fetch("/chat/session?email=" + encodeURIComponent(email))).json();
+  me = session;
+  auth = "Basic " + btoa(session.email + ":" + session.api_key);
+  $("log").replaceChildren();
+  seen.clear();
+  const reg = await api("POST", "/register", { event_types: ["message"], apply_markdown: false });
+  queue = reg.queue_id; lastEventId = reg.last_event_id;
+  const subs = await api("GET", "/users/me/subscriptions");
+  const to = $("to");
+  to.replaceChildren();
+  for (const s of subs.subscriptions ?? []) to.append(new Option("#" + s.name, "channel:" + s.name));
+  for (const p of people) if (p.user_id !== me.user_id) to.append(new Option("DM " + p.full_name + (p.is_bot ? " (bot)" : ""), "dm:" + p.user_id));
+  const recent = await api("GET", "/messages", { anchor: "newest", num_before: 50, num_after: 0, apply_markdown: false });
+  for (const m of recent.messages ?? []) show(m);
+  $("status").textContent = "signed in as " + session.email;
+  document.body.dataset.ready = "true";
+  poll(mine);
+}
+
+$("compose").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const content = $("content").value.trim();
+  if (!content || !me) return;
+  const [kind, target] = $("to").value.split(/:(.*)/);
+  const params = kind === "channel"
+    ? { type: "channel", to: target, topic: $("topic").value || "hello", content }
+    : { type: "direct", to: [Number(target)], content };
+  const r = await api("POST", "/messages", params);
+  $("status").textContent = r.result === "success" ? "sent" : "not sent: " + r.msg;
+  if (r.result === "success") $("content").value = "";
+});
+$("me").addEventListener("change", () => start());
+
+people = await (await fetch("/chat/users")).json();
+for (const p of people) if (!p.is_bot) $("me").append(new Option(p.full_name + " <" + p.email + ">", p.email));
+if ($("me").options.length > 0) start();
+</script>
+</body>
+</html>
+`;
