@@ -1,10 +1,11 @@
 /**
  * `bothost init` as a newcomer runs it: the project it writes passes `bothost check` and its own
- * tests unedited. The package is linked into the project's node_modules (as an install would put
- * it; no network), with vitest from ours.
+ * tests unedited, with the package as `npm pack` makes it unpacked into the project's
+ * node_modules and its bin linked, as an install puts them (no network: the package's
+ * dependencies and vitest come from ours).
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -37,15 +38,26 @@ it("writes a project whose check and tests pass unedited", async () => {
       "tsconfig.json",
     ].sort(),
   );
-  await mkdir(path.join(project, "node_modules"));
-  await symlink(repoRoot, path.join(project, "node_modules", "bothost"), "dir");
-  await symlink(
-    path.join(repoRoot, "node_modules", "vitest"),
-    path.join(project, "node_modules", "vitest"),
-    "dir",
+  const modules = path.join(project, "node_modules");
+  await mkdir(path.join(modules, ".bin"), { recursive: true });
+  const { stdout: packed } = await run(
+    "npm",
+    ["pack", "--ignore-scripts", "--json", "--pack-destination", dir],
+    {
+      cwd: repoRoot,
+      maxBuffer: 1 << 24,
+    },
   );
+  const tarball = path.join(dir, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+  await run("tar", ["-xzf", tarball, "-C", dir]);
+  await rename(path.join(dir, "package"), path.join(modules, "bothost"));
+  await symlink(path.join(repoRoot, "node_modules"), path.join(modules, "bothost", "node_modules"), "dir");
+  await symlink(path.join(repoRoot, "node_modules", "vitest"), path.join(modules, "vitest"), "dir");
+  await symlink("../bothost/dist/cli/main.js", path.join(modules, ".bin", "bothost"));
+  await chmod(path.join(modules, "bothost", "dist", "cli", "main.js"), 0o755); // as npm does for a bin
 
-  const check = await run(process.execPath, [cliPath, "check"], { cwd: project });
+  // What `npx bothost check` runs: the installed package's bin.
+  const check = await run(path.join(modules, ".bin", "bothost"), ["check"], { cwd: project });
   expect(check.stdout).toMatch(/hello/);
 
   const tests = await run(process.execPath, [path.join(repoRoot, "node_modules/vitest/vitest.mjs"), "run"], {
