@@ -104,7 +104,6 @@ export class BotRuntime {
       runHandler: this.runHandler,
       runJob: this.#dispatcher.runJob,
     });
-    this.#dispatcher.replayJob = (letter) => this.scheduler.replayJob(letter);
   }
 
   /** Run the module's `setup` and work out the event types to subscribe to. */
@@ -188,6 +187,7 @@ export class BotRuntime {
       await new DeadLetterSource({
         letters: o.letters,
         dispatcher: this.#dispatcher,
+        replayJob: (letter) => this.scheduler.replayJob(letter),
         log: o.log,
         signal,
       }).start();

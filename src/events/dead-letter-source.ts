@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
-import type { DeadLetters } from "../state/dead-letters.ts";
+import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 
 /** How often a running bot checks for retry requests. */
 export const RETRY_CHECK_MS = 2_000;
@@ -13,6 +13,8 @@ export const RETRY_CHECK_MS = 2_000;
 export interface DeadLetterSourceOptions {
   letters: DeadLetters;
   dispatcher: Dispatcher;
+  /** Runs a cron job's letter again (its job, not the pipeline's event stages, replays it). */
+  replayJob(letter: DeadLetter): Promise<boolean>;
   log: Logger;
   signal: AbortSignal;
   checkEveryMs?: number;
@@ -54,7 +56,8 @@ export class DeadLetterSource {
         if (this.#o.signal.aborted || this.#inFlight.has(letter.id)) continue;
         this.#inFlight.add(letter.id);
         log.info({ deadLetter: letter.id }, "replaying a dead letter");
-        void dispatcher.replay(letter).then((handled) => {
+        const replayed = letter.source === "job" ? this.#o.replayJob(letter) : dispatcher.replay(letter);
+        void replayed.then((handled) => {
           this.#inFlight.delete(letter.id);
           if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
         });

@@ -53,6 +53,7 @@ import {
   sourceOf,
 } from "./incoming.ts";
 import { isOwnMessage } from "./is-own-message.ts";
+import { jobRunner } from "./job-runs.ts";
 import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
 import type { RetryPolicy } from "./retries.ts";
 
@@ -104,14 +105,13 @@ export class Dispatcher {
   #deps: ContextDeps<unknown> | undefined;
   /** Dead letters being replayed, and who waits for their outcome. */
   readonly #replays = new Map<Incoming, (handled: boolean) => void>();
-  /** Replays a cron job's dead letter (set by the bot's scheduler once its jobs are known). */
-  replayJob: ((letter: DeadLetter) => Promise<boolean>) | undefined;
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
     this.#commits = new LedgerCommits(options);
     this.#failures = new HandlerFailures(options);
     this.#queue = new ConversationQueue(options);
+    this.runJob = jobRunner(options, this.#failures);
   }
 
   /** The middleware and handlers the bot's `setup` declared. */
@@ -231,14 +231,6 @@ export class Dispatcher {
    * when it was handled (the letter is then removed).
    */
   replay(letter: DeadLetter): Promise<boolean> {
-    if (letter.source === "job") {
-      if (this.replayJob) return this.replayJob(letter);
-      this.#o.log.warn(
-        { deadLetter: letter.id },
-        "this bot runs no cron jobs: the job's dead letter is kept",
-      );
-      return Promise.resolve(false);
-    }
     const event = letter.event as unknown as ServerEvent;
     const incoming: Incoming = { event, replayed: true, issue: undefined, reply: undefined, letter };
     return new Promise((resolve) => {
@@ -271,44 +263,8 @@ export class Dispatcher {
   readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
     handler(extend(createBaseContext(this.contextDeps(), signal, bindings, effects)));
 
-  /**
-   * 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence (a
-   * re-run repeats none, and verifies the one in flight by a read-back of messages no older than
-   * the firing); a failed attempt runs again after a pause and, when every attempt failed, the
-   * occurrence is kept as a dead letter (source "job"). `letter`: the dead letter this replays.
-   */
-  readonly runJob: RunJob = async (occurrence, attempt, signal, letter) => {
-    const records = this.#o.effects;
-    const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
-    const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
-    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
-    const effectsOf = (rerun: boolean): SendEffects | undefined =>
-      records && { run: records.run(key, rerun, carried), after: undefined, since };
-    let last = effectsOf(letter !== undefined);
-    try {
-      await attempt(signal, last);
-      if (letter) await this.#o.letters?.remove(letter.id);
-      return true;
-    } catch (err) {
-      this.#o.log.error(
-        { err, job: occurrence.job, scheduledFor: occurrence.scheduledFor },
-        "cron job failed",
-      );
-      return this.#failures.settle(
-        {
-          event: occurrence,
-          source: "job",
-          ...(letter ? { letter } : {}),
-          again: (s) => {
-            last = effectsOf(true);
-            return attempt(s, last);
-          },
-          effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
-        },
-        err,
-      );
-    }
-  };
+  /** 4–5 for a cron job's occurrence: effect records, retries, dead letters (job-runs.ts). */
+  readonly runJob: RunJob;
 
   /**
    * 4. run: the middleware and handler, then stage 5 (or the failure stage); synchronously when
