@@ -80,6 +80,12 @@ export function createControl(deps: ControlDeps): SandboxControl {
       if (input.api_key !== undefined && !/^[A-Za-z0-9]{32}$/.test(input.api_key)) {
         throw new SandboxControlError("api_key must be exactly 32 letters or digits.");
       }
+      const joined = input.date_joined === undefined ? undefined : Date.parse(input.date_joined);
+      if (joined !== undefined && !(joined <= core.clock.now())) {
+        throw new SandboxControlError(
+          `date_joined must be an ISO 8601 date no later than the sandbox clock, not "${input.date_joined}".`,
+        );
+      }
       const owner = input.owner ? userOf(input.owner) : undefined;
       const user = createUser(core, {
         email: input.email,
@@ -89,6 +95,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
         ownerId: owner?.user_id ?? null,
         apiKey: input.api_key,
         settings: input.settings,
+        dateJoined: joined === undefined ? undefined : new Date(joined).toISOString(),
       });
       for (const name of input.channels ?? []) {
         const stream = streamByName(core.data, name);

@@ -65,6 +65,11 @@ export interface NewSandboxUser {
   channels?: string[];
   /** User settings, e.g. `{ receives_typing_notifications: false }`. */
   settings?: Record<string, boolean | number | string>;
+  /**
+   * When the account joined, as an ISO 8601 date no later than the sandbox clock (default: now),
+   * e.g. to seed a history with old and new members.
+   */
+  date_joined?: string;
 }
 
 export interface SendAsInput {

@@ -163,3 +163,28 @@ test("new and deactivated users produce realm_user events", async ({ sb }) => {
     id: 1,
   });
 });
+
+test("control.createUser takes a past date_joined, shown by GET /users; a future or bad one is refused", async ({
+  sb,
+}) => {
+  const control = sb.sandbox.control;
+  const old = control.createUser({
+    email: "veteran@sandbox.example",
+    full_name: "Vera Veteran",
+    date_joined: "2019-05-01T12:00:00Z",
+  });
+  const before = control.now();
+  const fresh = control.createUser({ email: "newbie@sandbox.example", full_name: "Ned Newbie" });
+  const after = control.now();
+  const joined = async (id: number) => (await sb.as(MEMBER).get(`/users/${id}`)).body.user.date_joined;
+  expect(await joined(old.user_id)).toBe("2019-05-01T12:00:00.000Z");
+  const freshJoined = Date.parse(await joined(fresh.user_id));
+  expect([freshJoined >= before, freshJoined <= after]).toEqual([true, true]);
+  const future = new Date(control.now() + 60_000).toISOString();
+  expect(() =>
+    control.createUser({ email: "later@sandbox.example", full_name: "L", date_joined: future }),
+  ).toThrow(`date_joined must be an ISO 8601 date no later than the sandbox clock, not "${future}".`);
+  expect(() =>
+    control.createUser({ email: "later@sandbox.example", full_name: "L", date_joined: "last year" }),
+  ).toThrow('not "last year"');
+});

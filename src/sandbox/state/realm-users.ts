@@ -41,6 +41,8 @@ export interface CreateUserInput {
   ownerId: number | null;
   apiKey?: string | undefined;
   settings?: Record<string, boolean | number | string> | undefined;
+  /** ISO 8601; default the sandbox clock's now. */
+  dateJoined?: string | undefined;
 }
 
 export function createUser(core: SandboxCore, input: CreateUserInput): UserRecord {
@@ -53,7 +55,7 @@ export function createUser(core: SandboxCore, input: CreateUserInput): UserRecor
     bot_type: input.botType,
     bot_owner_id: input.ownerId,
     api_key: input.apiKey,
-    date_joined: new Date(core.clock.now()).toISOString(),
+    date_joined: input.dateJoined ?? new Date(core.clock.now()).toISOString(),
     settings: { ...data.realm.user_settings_defaults, ...input.settings },
   });
   refreshSystemGroups(data);
