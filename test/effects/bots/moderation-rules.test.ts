@@ -7,6 +7,7 @@ import {
   type ScannedMessage,
   scanMessage,
 } from "../../../bots/moderation/rules.ts";
+import { ModerationSettings } from "../../../bots/moderation/settings.ts";
 
 const T0 = 1_700_000_000;
 let nextId = 1;
@@ -120,5 +121,19 @@ describe("content and history helpers", () => {
     expect(text).toBe(
       `Edit history: original (2023-11-14 22:13 UTC) “hi”; edited 2023-11-14 22:18 UTC to “spam ${"x".repeat(154)}…”.`,
     );
+  });
+});
+
+describe("the moderation bot's rule settings", () => {
+  it("name the field of a bad rule, action or exemption", () => {
+    const problems = (rules: unknown) =>
+      (ModerationSettings.safeParse({ rules }).error?.issues ?? []).map((i) => i.path.join("."));
+    expect(problems({ keywords: { words: [] } })).toEqual(["rules.keywords.words"]);
+    expect(problems({ link_flood: { actions: [{ shout: "hi" }] } })).toEqual(["rules.link_flood.actions.0"]);
+    expect(problems({ flood: { exempt: { roles: ["wizard"] } } })).toEqual(["rules.flood.exempt.roles.0"]);
+    expect(problems({ mass_mentions: {}, mention_storm: {} })).toEqual(["rules"]);
+    expect(problems({ repeated_message: { actions: [{ reply: "{nobody}" }] } })).toEqual([
+      "rules.repeated_message.actions.0.reply",
+    ]);
   });
 });
