@@ -129,13 +129,15 @@ function flood(
   const times = (state.recent.get(m.senderId) ?? []).filter((at) => at > since);
   times.push(m.timestamp);
   state.recent.set(m.senderId, times);
-  if (times.length <= rule.maxMessages) return undefined;
+  // Messages sent after this one (handled first, e.g. from another conversation) do not count.
+  const count = times.filter((at) => at <= m.timestamp).length;
+  if (count <= rule.maxMessages) return undefined;
   if ((state.floodReportedUntil.get(m.senderId) ?? -1) > m.timestamp) return undefined;
   state.floodReportedUntil.set(m.senderId, m.timestamp + rule.perSeconds);
   return {
     rule: "flood",
     reportType: rule.reportType,
-    details: `${times.length} messages in ${rule.perSeconds} s (limit ${rule.maxMessages})`,
+    details: `${count} messages in ${rule.perSeconds} s (limit ${rule.maxMessages})`,
   };
 }
 
@@ -158,12 +160,16 @@ function postWindow(rules: Rules): number {
   return Math.max(rules.crossPost?.withinSeconds ?? 0, rules.repeatedMessage?.withinSeconds ?? 0);
 }
 
-/** The sender's recent posts of this message's text within `seconds`, or undefined if too short. */
+/**
+ * The sender's posts of this message's text within `seconds` up to this one, or undefined if too
+ * short. Later posts (handled first, e.g. from another conversation) do not count.
+ */
 function recentPosts(m: ScannedMessage, seconds: number, minLength: number, state: RuleState) {
   const text = normalized(m.content);
   if ([...text].length < minLength) return undefined;
   const key = `${m.senderId}\u0000${text}`;
-  return { key, posts: (state.posts.get(key) ?? []).filter((p) => p.at > m.timestamp - seconds) };
+  const since = m.timestamp - seconds;
+  return { key, posts: (state.posts.get(key) ?? []).filter((p) => p.at > since && p.at <= m.timestamp) };
 }
 
 function crossPost(

@@ -49,6 +49,20 @@ describe("scanMessage", () => {
     expect(scan({ content: "buy now!", streamId: 4, timestamp: T0 + 200 })).toEqual([]); // window passed
   });
 
+  it("flood, cross_post, repeated_message: a later message handled first does not make an earlier one trip", () => {
+    const rules: Rules = {
+      flood: { maxMessages: 1, perSeconds: 10, reportType: "spam" },
+      crossPost: { minChannels: 2, withinSeconds: 60, minLength: 5, reportType: "spam" },
+      repeatedMessage: { maxRepeats: 1, withinSeconds: 60, minLength: 5, reportType: "spam" },
+    };
+    const state = createRuleState();
+    const scan = (s: number, streamId: number) =>
+      rulesOf(scanMessage(msg({ content: "same words", streamId, timestamp: T0 + s }), rules, state));
+    expect(scan(20, 1)).toEqual([]);
+    expect(scan(0, 2)).toEqual([]); // sent 20 s earlier in another channel, handled second
+    expect(scan(5, 3)).toEqual(["flood", "cross_post", "repeated_message"]); // 0 and 5 count; 20 does not
+  });
+
   it("new_member_links: only links, only from members younger than the limit, not inside code", () => {
     const rules: Rules = { newMemberLinks: { minAccountAgeDays: 2, reportType: "spam" } };
     const state = createRuleState();
