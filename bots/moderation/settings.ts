@@ -70,19 +70,25 @@ const Exempt = z.object({
  * What a rule does when a message breaks it: `report` (with a `reason` template in place of the
  * default description), `reply` in the conversation, `dm_sender`, `notify_channel`.
  */
-const Action = z.union([
-  z.literal("report"),
-  z.strictObject({ report: z.strictObject({ reason: Template }) }),
-  z.strictObject({ reply: Template }),
-  z.strictObject({ dm_sender: Template }),
-  z.strictObject({
-    notify_channel: z.strictObject({
-      channel: z.string().trim().min(1),
-      topic: z.string().trim().min(1).default("moderation"),
-      content: Template,
+const Action = z.union(
+  [
+    z.literal("report"),
+    z.strictObject({ report: z.strictObject({ reason: Template }) }),
+    z.strictObject({ reply: Template }),
+    z.strictObject({ dm_sender: Template }),
+    z.strictObject({
+      notify_channel: z.strictObject({
+        channel: z.string().trim().min(1),
+        topic: z.string().trim().min(1).default("moderation"),
+        content: Template,
+      }),
     }),
-  }),
-]);
+  ],
+  {
+    error:
+      "must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }",
+  },
+);
 export type Action = z.output<typeof Action>;
 
 /** What every rule takes besides its thresholds. */
