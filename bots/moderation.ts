@@ -35,7 +35,8 @@
  *         repeated_message: { max_repeats: 3, within_seconds: 600, min_length: 10 }
  *         new_member_links: { min_account_age_days: 3 }
  *         link_flood:
- *           max_links: 5
+ *           max_links: 5                                                 # in one message
+ *           per_sender: { max_links: 10, within_seconds: 300 }           # across messages (optional)
  *           exempt: { channels: [links] }
  *           actions: [{ reply: "Please keep it to a few links, {name}." }]
  *         keywords: { words: [scam, "wire transfer"] }                   # report_type: norms

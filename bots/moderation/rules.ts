@@ -7,8 +7,9 @@
  * channels within T seconds, and mass mentions (more than N users, or a wildcard). Edits are
  * scanned with the content rules only (a flood or a cross-post is about posting, not editing).
  */
-import { normalized, withoutCode } from "./content.ts";
+import { withoutCode } from "./content.ts";
 import { blocked, keywords, linkFlood, massMentions, newMemberLink } from "./content-rules.ts";
+import { crossPost, flood, linkWindow, remember, repeated, sweep } from "./posting-rules.ts";
 
 export type RuleName =
   | "flood"
@@ -25,7 +26,12 @@ export interface Rules {
   flood?: { maxMessages: number; perSeconds: number; reportType: string };
   crossPost?: { minChannels: number; withinSeconds: number; minLength: number; reportType: string };
   repeatedMessage?: { maxRepeats: number; withinSeconds: number; minLength: number; reportType: string };
-  linkFlood?: { maxLinks: number; reportType: string };
+  /** More than `maxLinks` in one message, or (`perSender`) from one sender within a window. */
+  linkFlood?: {
+    maxLinks: number;
+    perSender?: { maxLinks: number; withinSeconds: number };
+    reportType: string;
+  };
   /** Whole words or phrases, case-insensitive; `regex` is made from `word` by the settings. */
   keywords?: { words: { word: string; regex: RegExp }[]; reportType: string };
   newMemberLinks?: { minAccountAgeDays: number; reportType: string };
@@ -65,6 +71,10 @@ export interface RuleState {
   crossPostReportedUntil: Map<string, number>;
   /** Sender + normalised content → until when the repetition was already reported. */
   repeatReportedUntil: Map<string, number>;
+  /** Sender → their recent messages with links: when, and how many links. */
+  links: Map<number, { at: number; n: number }[]>;
+  /** Sender → until when their links over the window were already reported. */
+  linkFloodReportedUntil: Map<number, number>;
   scans: number;
 }
 
@@ -75,6 +85,8 @@ export function createRuleState(): RuleState {
     posts: new Map(),
     crossPostReportedUntil: new Map(),
     repeatReportedUntil: new Map(),
+    links: new Map(),
+    linkFloodReportedUntil: new Map(),
     scans: 0,
   };
 }
@@ -109,7 +121,12 @@ export function scanMessage(
   }
   const text = withoutCode(message.content);
   if (rules.newMemberLinks) pushIf(matches, newMemberLink(message, text, rules.newMemberLinks));
-  if (rules.linkFlood) pushIf(matches, linkFlood(text, rules.linkFlood));
+  if (rules.linkFlood) {
+    const { perSender, reportType } = rules.linkFlood;
+    const inOne = linkFlood(text, rules.linkFlood);
+    const overTime = perSender && !options.edit ? linkWindow(message, text, perSender, state) : undefined;
+    pushIf(matches, inOne ?? (overTime ? { rule: "link_flood", reportType, details: overTime } : undefined));
+  }
   if (rules.keywords) pushIf(matches, keywords(text, rules.keywords));
   if (rules.blockedPatterns) pushIf(matches, blocked(text, rules.blockedPatterns));
   if (rules.massMentions) pushIf(matches, massMentions(text, rules.massMentions));
@@ -118,108 +135,4 @@ export function scanMessage(
 
 function pushIf(list: RuleMatch[], match: RuleMatch | undefined): void {
   if (match) list.push(match);
-}
-
-function flood(
-  m: ScannedMessage,
-  rule: NonNullable<Rules["flood"]>,
-  state: RuleState,
-): RuleMatch | undefined {
-  const since = m.timestamp - rule.perSeconds;
-  const times = (state.recent.get(m.senderId) ?? []).filter((at) => at > since);
-  times.push(m.timestamp);
-  state.recent.set(m.senderId, times);
-  // Messages sent after this one (handled first, e.g. from another conversation) do not count.
-  const count = times.filter((at) => at <= m.timestamp).length;
-  if (count <= rule.maxMessages) return undefined;
-  if ((state.floodReportedUntil.get(m.senderId) ?? -1) > m.timestamp) return undefined;
-  state.floodReportedUntil.set(m.senderId, m.timestamp + rule.perSeconds);
-  return {
-    rule: "flood",
-    reportType: rule.reportType,
-    details: `${count} messages in ${rule.perSeconds} s (limit ${rule.maxMessages})`,
-  };
-}
-
-/** Record a new message under its sender and normalised text (for cross_post, repeated_message). */
-function remember(m: ScannedMessage, rules: Rules, state: RuleState): void {
-  const text = normalized(m.content);
-  const minLength = Math.min(
-    rules.crossPost?.minLength ?? Infinity,
-    rules.repeatedMessage?.minLength ?? Infinity,
-  );
-  if ([...text].length < minLength) return;
-  const key = `${m.senderId}\u0000${text}`;
-  const since = m.timestamp - postWindow(rules);
-  const posts = (state.posts.get(key) ?? []).filter((p) => p.at > since);
-  posts.push({ streamId: m.streamId, at: m.timestamp });
-  state.posts.set(key, posts);
-}
-
-function postWindow(rules: Rules): number {
-  return Math.max(rules.crossPost?.withinSeconds ?? 0, rules.repeatedMessage?.withinSeconds ?? 0);
-}
-
-/**
- * The sender's posts of this message's text within `seconds` up to this one, or undefined if too
- * short. Later posts (handled first, e.g. from another conversation) do not count.
- */
-function recentPosts(m: ScannedMessage, seconds: number, minLength: number, state: RuleState) {
-  const text = normalized(m.content);
-  if ([...text].length < minLength) return undefined;
-  const key = `${m.senderId}\u0000${text}`;
-  const since = m.timestamp - seconds;
-  return { key, posts: (state.posts.get(key) ?? []).filter((p) => p.at > since && p.at <= m.timestamp) };
-}
-
-function crossPost(
-  m: ScannedMessage,
-  rule: NonNullable<Rules["crossPost"]>,
-  state: RuleState,
-): RuleMatch | undefined {
-  if (m.streamId === undefined) return undefined;
-  const recent = recentPosts(m, rule.withinSeconds, rule.minLength, state);
-  if (!recent) return undefined;
-  const channels = new Set(recent.posts.flatMap((p) => (p.streamId === undefined ? [] : [p.streamId]))).size;
-  if (channels < rule.minChannels) return undefined;
-  if ((state.crossPostReportedUntil.get(recent.key) ?? -1) > m.timestamp) return undefined;
-  state.crossPostReportedUntil.set(recent.key, m.timestamp + rule.withinSeconds);
-  return {
-    rule: "cross_post",
-    reportType: rule.reportType,
-    details: `the same message in ${channels} channels within ${rule.withinSeconds} s`,
-  };
-}
-
-function repeated(
-  m: ScannedMessage,
-  rule: NonNullable<Rules["repeatedMessage"]>,
-  state: RuleState,
-): RuleMatch | undefined {
-  const recent = recentPosts(m, rule.withinSeconds, rule.minLength, state);
-  if (!recent || recent.posts.length <= rule.maxRepeats) return undefined;
-  if ((state.repeatReportedUntil.get(recent.key) ?? -1) > m.timestamp) return undefined;
-  state.repeatReportedUntil.set(recent.key, m.timestamp + rule.withinSeconds);
-  return {
-    rule: "repeated_message",
-    reportType: rule.reportType,
-    details: `the same message ${recent.posts.length} times within ${rule.withinSeconds} s (limit ${rule.maxRepeats})`,
-  };
-}
-
-/** Forget activity older than every window, so memory stays bounded by recent traffic. */
-function sweep(state: RuleState, now: number, rules: Rules): void {
-  const floodSince = now - (rules.flood?.perSeconds ?? 0);
-  for (const [sender, times] of state.recent) {
-    if ((times.at(-1) ?? -Infinity) <= floodSince) state.recent.delete(sender);
-  }
-  for (const [sender, until] of state.floodReportedUntil)
-    if (until <= now) state.floodReportedUntil.delete(sender);
-  const postSince = now - postWindow(rules);
-  for (const [key, posts] of state.posts) {
-    if ((posts.at(-1)?.at ?? -Infinity) <= postSince) state.posts.delete(key);
-  }
-  for (const reported of [state.crossPostReportedUntil, state.repeatReportedUntil]) {
-    for (const [key, until] of reported) if (until <= now) reported.delete(key);
-  }
 }

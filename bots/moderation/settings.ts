@@ -149,7 +149,15 @@ export const ModerationSettings = z.object({
       new_member_links: z
         .object({ min_account_age_days: z.number().positive().default(3), ...common("spam") })
         .optional(),
-      link_flood: z.object({ max_links: whole(1, 5), ...common("spam") }).optional(),
+      link_flood: z
+        .object({
+          /** Links allowed in one message. */
+          max_links: whole(1, 5),
+          /** Links allowed from one sender within a window, across messages and channels. */
+          per_sender: z.object({ max_links: whole(1, 10), within_seconds: whole(1, 300) }).optional(),
+          ...common("spam"),
+        })
+        .optional(),
       keywords: z.object({ words: z.array(z.string().trim().min(1)).min(1), ...common("norms") }).optional(),
       blocked_patterns: z.object({ patterns: z.array(Pattern).min(1), ...common("norms") }).optional(),
       mass_mentions: z
@@ -208,7 +216,16 @@ export function rulesFrom(settings: ModerationSettings): Rules {
       },
     }),
     ...(r.link_flood && {
-      linkFlood: { maxLinks: r.link_flood.max_links, reportType: r.link_flood.report_type },
+      linkFlood: {
+        maxLinks: r.link_flood.max_links,
+        ...(r.link_flood.per_sender && {
+          perSender: {
+            maxLinks: r.link_flood.per_sender.max_links,
+            withinSeconds: r.link_flood.per_sender.within_seconds,
+          },
+        }),
+        reportType: r.link_flood.report_type,
+      },
     }),
     ...(r.keywords && {
       keywords: {

@@ -80,6 +80,7 @@ export const HISTORY_SETTINGS = {
     new_member_links: { min_account_age_days: 3 },
     link_flood: {
       max_links: 3,
+      per_sender: { max_links: 5, within_seconds: 300 },
       exempt: { channels: ["links"] },
       actions: ["report", { reply: "Please keep it to a few links, {name}." }],
     },

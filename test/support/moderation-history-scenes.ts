@@ -149,8 +149,25 @@ const SCENES: Scene[] = [
     const four = "a https://a.example b https://b.example c https://c.example d https://d.example";
     s.trip("link_flood", await s.post("ada", four));
     s.trip("link_flood", await s.dm("ben", `my bookmarks: ${four}`));
-    s.miss("link_flood", await s.post("ben", "a https://a.example b https://b.example c https://c.example"));
+    s.miss("link_flood", await s.post("cleo", "a https://a.example b https://b.example c https://c.example"));
     s.miss("link_flood", await s.post("cleo", four, { to: "links" }));
+  },
+  async function linksOverTime(s) {
+    // Two links at a time: the third message makes six within 300 s; five (2 + 2 + 1) do not.
+    let last = 0;
+    for (const [k, to] of [
+      [1, "lobby"],
+      [2, "offtopic"],
+      [3, "lobby"],
+    ] as const)
+      last = await s.post("announcer", `reading list ${k}: https://r${k}a.example https://r${k}b.example`, {
+        to,
+        gap: 60,
+      });
+    s.trip("link_flood", last);
+    await s.post("settled", "two refs https://s1.example https://s2.example", { gap: 60 });
+    await s.post("settled", "two more https://s3.example https://s4.example", { gap: 60 });
+    s.miss("link_flood", await s.post("settled", "and https://s5.example", { gap: 60 }));
   },
   async function keywords(s) {
     s.trip("keywords", await s.post("cleo", "this giveaway is a scam"));

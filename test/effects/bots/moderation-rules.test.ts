@@ -7,7 +7,7 @@ import {
   type ScannedMessage,
   scanMessage,
 } from "../../../bots/moderation/rules.ts";
-import { ModerationSettings } from "../../../bots/moderation/settings.ts";
+import { ModerationSettings, rulesFrom } from "../../../bots/moderation/settings.ts";
 
 const T0 = 1_700_000_000;
 let nextId = 1;
@@ -61,6 +61,47 @@ describe("scanMessage", () => {
     expect(scan(20, 1)).toEqual([]);
     expect(scan(0, 2)).toEqual([]); // sent 20 s earlier in another channel, handled second
     expect(scan(5, 3)).toEqual(["flood", "cross_post", "repeated_message"]); // 0 and 5 count; 20 does not
+  });
+
+  it("link_flood: too many links in one message, or from one sender within the window (once per window)", () => {
+    const rules: Rules = {
+      linkFlood: { maxLinks: 2, perSender: { maxLinks: 4, withinSeconds: 60 }, reportType: "spam" },
+    };
+    const state = createRuleState();
+    const scan = (content: string, s: number, senderId = 8, edit = false) =>
+      scanMessage(msg({ content, timestamp: T0 + s, senderId }), rules, state, { edit }).map(
+        (m) => m.details,
+      );
+    const two = "https://a.example https://b.example";
+    expect(scan(`${two} https://c.example`, 0)).toEqual(["3 links in one message (limit 2)"]);
+    expect(scan(two, 100)).toEqual([]);
+    expect(scan(two, 110)).toEqual([]);
+    expect(scan(two, 120, 9)).toEqual([]); // another sender
+    expect(scan("no links", 125)).toEqual([]);
+    expect(scan("`https://in.code` https://x.example", 130)).toEqual(["5 links in 60 s (limit 4)"]);
+    expect(scan(two, 140)).toEqual([]); // reported for this window already
+    expect(scan(`${two} ${two}`, 150, 8, true)).toEqual(["4 links in one message (limit 2)"]); // an edit: per message only
+    expect(scan(two, 300)).toEqual([]); // the window has passed
+  });
+
+  it("keywords: whole words and phrases, any case and spacing; repeated_message: one more than allowed", () => {
+    const rules = rulesFrom(
+      ModerationSettings.parse({
+        rules: { keywords: { words: ["scam", "wire transfer"] }, repeated_message: { max_repeats: 2 } },
+      }),
+    );
+    const state = createRuleState();
+    const scan = (content: string, s = 0) =>
+      rulesOf(scanMessage(msg({ content, timestamp: T0 + s }), rules, state));
+    expect(
+      ["a SCAM!", "scampi", "rescam", "Wire\n Transfer now", "transfer a wire"].map((c) => scan(c)),
+    ).toEqual([["keywords"], [], [], ["keywords"], []]);
+    expect([
+      scan("Is the build green?", 1),
+      scan("is the  BUILD green?", 2),
+      scan("Is the build green?", 3),
+    ]).toEqual([[], [], ["repeated_message"]]);
+    expect(scan("Is the build green?", 700)).toEqual([]); // 600 s window by default
   });
 
   it("new_member_links: only links, only from members younger than the limit, not inside code", () => {
