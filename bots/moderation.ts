@@ -51,7 +51,8 @@
  *         mass_mentions: { max_user_mentions: 10, wildcards: true }      # or mention_storm
  * ```
  * Every rule takes `report_type`, a key of the server's report types (spam, harassment,
- * inappropriate, norms, other), `exempt` (roles, channels, users; added to the global ones) and
+ * inappropriate, norms, other), `exempt` (roles, channels by name or id, users by id or email;
+ * added to the global ones; a message exempt from a rule does not count toward its limits) and
  * `actions`: `report`, `{ report: { reason } }`, `{ reply }`, `{ dm_sender }`,
  * `{ notify_channel: { channel, topic, content } }` (default: `[report]`). Template placeholders:
  * {name}, {rules}, {details}, {channel}, {topic}, {link}.
@@ -59,7 +60,7 @@
 import { defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
-import { createRuleState, type RuleMatch, type ScannedMessage, scanMessage } from "./moderation/rules.ts";
+import { createRuleState, type RuleName, type ScannedMessage, scanMessage } from "./moderation/rules.ts";
 import {
   ModerationSettings,
   ROLES,
@@ -94,21 +95,23 @@ export default defineBot({
     const everywhere = (u: User | undefined, senderId: number, place: Place) =>
       (u !== undefined && settings.exempt.bots && u.is_bot) ||
       exempt(settings.exempt, globalRoles, u, senderId, place);
-    /** The matches whose rule does not exempt this sender or place. */
-    const applying = (matches: RuleMatch[], u: User | undefined, senderId: number, place: Place) =>
-      matches.filter((m) => {
-        const e = options[m.rule]?.exempt;
-        return (
-          !e ||
-          !exempt(
-            e,
-            (e.roles ?? []).map((r) => ROLES[r]),
-            u,
-            senderId,
-            place,
+    /** The rules whose own exemptions cover this sender or place: they do not see the message. */
+    const exemptFrom = (u: User | undefined, senderId: number, place: Place): Set<RuleName> =>
+      new Set(
+        (Object.entries(options) as [RuleName, RuleOptions][])
+          .filter(
+            ([, o]) =>
+              o.exempt &&
+              exempt(
+                o.exempt,
+                (o.exempt.roles ?? []).map((r) => ROLES[r]),
+                u,
+                senderId,
+                place,
+              ),
           )
-        );
-      });
+          .map(([name]) => name),
+      );
 
     // Roles and join dates come from ctx.users; realm_user events keep them current.
     bot.track("users");
@@ -120,7 +123,7 @@ export default defineBot({
       const sender = await ctx.users.get(m.sender_id);
       if (everywhere(sender, m.sender_id, place)) return;
       const scanned = toScanned(m.id, m.sender_id, place.streamId, m.content, m.timestamp, sender);
-      const matches = applying(scanMessage(scanned, rules, state), sender, m.sender_id, place);
+      const matches = scanMessage(scanned, rules, state, { skip: exemptFrom(sender, m.sender_id, place) });
       if (matches.length === 0) return;
       await act(ctx, settings, options, {
         messageId: m.id,
@@ -151,12 +154,8 @@ export default defineBot({
           e.edit_timestamp,
           sender,
         );
-        const matches = applying(
-          scanMessage(scanned, rules, state, { edit: true }),
-          sender,
-          e.user_id,
-          place,
-        );
+        const skip = exemptFrom(sender, e.user_id, place);
+        const matches = scanMessage(scanned, rules, state, { edit: true, skip });
         if (matches.length === 0) return;
         const { message_history } = await ctx.api.messages.history(e.message_id, {}, { signal: ctx.signal });
         await act(ctx, settings, options, {

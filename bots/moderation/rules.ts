@@ -93,8 +93,9 @@ export function createRuleState(): RuleState {
 
 /**
  * Every rule `message` breaks, in a fixed order (flood, cross_post, repeated_message,
- * new_member_links, link_flood, keywords, blocked_patterns, mass_mentions). For new messages (`edit: false`) it also records the message
- * in `state` for the posting rules.
+ * new_member_links, link_flood, keywords, blocked_patterns, mass_mentions). For new messages
+ * (`edit: false`) it also records the message in `state` for the posting rules; rules in `skip`
+ * are left out entirely.
  *
  * @example
  * ```ts
@@ -108,28 +109,39 @@ export function scanMessage(
   message: ScannedMessage,
   rules: Rules,
   state: RuleState,
-  options: { edit?: boolean } = {},
+  options: { edit?: boolean; skip?: ReadonlySet<RuleName> } = {},
 ): RuleMatch[] {
+  // A skipped rule (the sender or channel is exempt from it) neither reports nor counts the message.
+  const on = <R>(name: RuleName, rule: R | undefined): R | undefined =>
+    options.skip?.has(name) ? undefined : rule;
   const matches: RuleMatch[] = [];
   const t = message.timestamp;
   if (!options.edit) {
     if (++state.scans % 1024 === 0) sweep(state, t, rules);
-    if (rules.flood) pushIf(matches, flood(message, rules.flood, state));
-    if (rules.crossPost || rules.repeatedMessage) remember(message, rules, state);
-    if (rules.crossPost) pushIf(matches, crossPost(message, rules.crossPost, state));
-    if (rules.repeatedMessage) pushIf(matches, repeated(message, rules.repeatedMessage, state));
+    const floodRule = on("flood", rules.flood);
+    if (floodRule) pushIf(matches, flood(message, floodRule, state));
+    const crossPostRule = on("cross_post", rules.crossPost);
+    const repeatedRule = on("repeated_message", rules.repeatedMessage);
+    if (crossPostRule || repeatedRule) remember(message, rules, state);
+    if (crossPostRule) pushIf(matches, crossPost(message, crossPostRule, state));
+    if (repeatedRule) pushIf(matches, repeated(message, repeatedRule, state));
   }
   const text = withoutCode(message.content);
-  if (rules.newMemberLinks) pushIf(matches, newMemberLink(message, text, rules.newMemberLinks));
-  if (rules.linkFlood) {
-    const { perSender, reportType } = rules.linkFlood;
-    const inOne = linkFlood(text, rules.linkFlood);
+  const newMember = on("new_member_links", rules.newMemberLinks);
+  if (newMember) pushIf(matches, newMemberLink(message, text, newMember));
+  const linkRule = on("link_flood", rules.linkFlood);
+  if (linkRule) {
+    const { perSender, reportType } = linkRule;
+    const inOne = linkFlood(text, linkRule);
     const overTime = perSender && !options.edit ? linkWindow(message, text, perSender, state) : undefined;
     pushIf(matches, inOne ?? (overTime ? { rule: "link_flood", reportType, details: overTime } : undefined));
   }
-  if (rules.keywords) pushIf(matches, keywords(text, rules.keywords));
-  if (rules.blockedPatterns) pushIf(matches, blocked(text, rules.blockedPatterns));
-  if (rules.massMentions) pushIf(matches, massMentions(text, rules.massMentions));
+  const words = on("keywords", rules.keywords);
+  if (words) pushIf(matches, keywords(text, words));
+  const patterns = on("blocked_patterns", rules.blockedPatterns);
+  if (patterns) pushIf(matches, blocked(text, patterns));
+  const mentionRule = on("mass_mentions", rules.massMentions);
+  if (mentionRule) pushIf(matches, massMentions(text, mentionRule));
   return matches;
 }
 

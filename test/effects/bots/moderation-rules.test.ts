@@ -3,6 +3,7 @@ import { hasLink, mentions, withoutCode } from "../../../bots/moderation/content
 import { describeHistory } from "../../../bots/moderation/edit-history.ts";
 import {
   createRuleState,
+  type RuleName,
   type Rules,
   type ScannedMessage,
   scanMessage,
@@ -102,6 +103,20 @@ describe("scanMessage", () => {
       scan("Is the build green?", 3),
     ]).toEqual([[], [], ["repeated_message"]]);
     expect(scan("Is the build green?", 700)).toEqual([]); // 600 s window by default
+  });
+
+  it("a skipped rule (an exemption) neither reports nor counts the message; other rules still do", () => {
+    const rules: Rules = {
+      flood: { maxMessages: 1, perSeconds: 60, reportType: "spam" },
+      linkFlood: { maxLinks: 2, perSender: { maxLinks: 3, withinSeconds: 60 }, reportType: "spam" },
+    };
+    const state = createRuleState();
+    const links = "https://a.example https://b.example";
+    const scan = (s: number, skip: RuleName[] = []) =>
+      rulesOf(scanMessage(msg({ content: links, timestamp: T0 + s }), rules, state, { skip: new Set(skip) }));
+    expect(scan(0, ["link_flood"])).toEqual([]);
+    expect(scan(1, ["flood"])).toEqual([]); // 2 links in the window: the first message's were not counted
+    expect(scan(2)).toEqual(["flood", "link_flood"]); // flood: 0 and 2 (1 was skipped); links: 1 and 2
   });
 
   it("new_member_links: only links, only from members younger than the limit, not inside code", () => {
