@@ -67,9 +67,9 @@ export type Person = keyof typeof PEOPLE;
 export const CHANNELS = ["lobby", "offtopic", "links", "mod-log"] as const;
 
 /**
- * The moderation bot's `settings:` the expectations assume. Every rule reports (by default or
- * explicitly); link_flood also replies, keywords also tells the sender, blocked_patterns also
- * notifies #mod-log > flags.
+ * The moderation bot's `settings:` the expectations assume. Every rule reports (mention_storm
+ * with its own reason); link_flood also replies, keywords also tells the sender,
+ * blocked_patterns also notifies #mod-log > flags.
  */
 export const HISTORY_SETTINGS = {
   exempt: { channels: ["mod-log"] },
@@ -101,6 +101,11 @@ export const HISTORY_SETTINGS = {
         },
       ],
     },
-    mention_storm: { max_user_mentions: 3, wildcards: true, exempt: { users: [PEOPLE.announcer.email] } },
+    mention_storm: {
+      max_user_mentions: 3,
+      wildcards: true,
+      exempt: { users: [PEOPLE.announcer.email] },
+      actions: [{ report: { reason: "Mention storm in {channel}: {details}" } }],
+    },
   },
 };

@@ -145,22 +145,29 @@ async function createChannel(sandbox: Sandbox, asEmail: string, name: string, us
 }
 
 /**
- * The ids of the messages reported so far, as the sandbox's Notification Bot posted the reports
- * in the moderation request channel, with the rule names the bot's default description gives
- * (`Flagged by the moderation bot (flood, keywords): …`).
+ * The messages reported so far, as the sandbox's Notification Bot posted the reports in the
+ * moderation request channel: the message id, the report's description (`reason`), and the rule
+ * names the bot's default description gives (`Flagged by the moderation bot (flood, keywords): …`;
+ * none for a rule with its own reason template).
  */
-export function reportedMessages(sandbox: Sandbox): { id: number; rules: string[] }[] {
+export function reportedMessages(sandbox: Sandbox): { id: number; reason: string; rules: string[] }[] {
   return sandbox.control
     .messages()
     .map((m) => String(m.content))
     .filter((c) => /^@_\*\*[^*]+\*\* reported a /.test(c))
-    .map((c) => ({
-      id: Number(
-        /@(\d+)\*\*|\/near\/(\d+)\)/
-          .exec(c.slice(c.indexOf("spoiler")))
-          ?.slice(1)
-          .find(Boolean),
-      ),
-      rules: (/Flagged by the moderation bot \(([^)]*)\)/.exec(c)?.[1] ?? "").split(", ").filter(Boolean),
-    }));
+    .map((c) => {
+      const reason = /^```quote\n\*\*[^*]+\*\*\. (.*)$/m.exec(c.slice(c.indexOf("```quote")))?.[1] ?? "";
+      return {
+        id: Number(
+          /@(\d+)\*\*|\/near\/(\d+)\)/
+            .exec(c.slice(c.indexOf("spoiler")))
+            ?.slice(1)
+            .find(Boolean),
+        ),
+        reason,
+        rules: (/^Flagged by the moderation bot \(([^)]*)\)/.exec(reason)?.[1] ?? "")
+          .split(", ")
+          .filter(Boolean),
+      };
+    });
 }

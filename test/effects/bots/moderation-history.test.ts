@@ -94,7 +94,16 @@ describe("the moderation bot live over the seeded history", () => {
     const expectedIds = allExpected(history);
     expect(reports.map((r) => r.id).sort((a, b) => a - b)).toEqual(expectedIds);
 
-    const rulesOf = new Map(reports.map((r) => [r.id, r.rules]));
+    // mention_storm reports with its own reason template; the others name their rules.
+    const rulesOf = new Map(
+      reports.map((r) => [r.id, r.reason.startsWith("Mention storm in ") ? ["mass_mentions"] : r.rules]),
+    );
+    expect(reports.filter((r) => history.expected.mass_mentions.includes(r.id)).map((r) => r.reason)).toEqual(
+      [
+        "Mention storm in lobby: mass mentions: 4 users mentioned (limit 3)",
+        "Mention storm in lobby: mass mentions: a wildcard mention (@all, @everyone, @channel or @topic)",
+      ],
+    );
     for (const [rule, ids] of Object.entries(history.expected) as [SeededRule, number[]][]) {
       const named = expectedIds.filter((id) => rulesOf.get(id)?.includes(rule));
       expect([rule, named]).toEqual([rule, ids]);
