@@ -18,7 +18,7 @@
  * ```ts
  * const history = await seedModerationHistory(sandbox, {
  *   beforeTraffic: async ({ bot, settings }) => { running = await runBot(sandbox, { bot: moderation, email: bot.email, settings }); },
- *   pace: (seconds) => catchUpEvery5Minutes(seconds), // see SeedOptions.pace
+ *   pace: () => untilTheBotHasCaughtUp(), // see SeedOptions.pace
  * });
  * ```
  */
@@ -41,13 +41,14 @@ export interface SeedOptions {
   /** Awaited once the accounts and channels exist, before the first message: start a live bot here. */
   beforeTraffic?: (history: Pick<ModerationHistory, "bot" | "settings">) => Promise<void>;
   /**
-   * Awaited before each step of the sandbox clock (`seconds` forward, then a message): a live
-   * bot's event queue is collected when it goes unpolled for 10 minutes of sandbox time, so a
-   * live test waits here now and then until the bot has caught up.
+   * Awaited before each step of the sandbox clock (`seconds` forward, then a message). A live
+   * test waits here until the bot has caught up: its event queue is collected when it goes
+   * unpolled for 10 minutes of sandbox time, and the rules across conversations need the
+   * messages in order.
    */
   pace?: (seconds: number) => Promise<void>;
   /**
-   * How many ordinary messages surround the scenes (default 320, for 380 messages in all); fewer
+   * How many ordinary messages surround the scenes (default 320, for 389 messages in all); fewer
    * gives a shorter history with the same scenes and the same kinds of expectations.
    */
   ordinary?: number;

@@ -61,10 +61,10 @@ describe("the moderation bot live over the seeded history", () => {
         },
         { timeout: 10_000, interval: 2 },
       );
-    // The live bot handles the conversations of a batch in parallel, so the rules that look
-    // across conversations (cross_post, flood) would see them in another order than sent: it
-    // catches up before every message. A shorter history keeps that within the client's
-    // 200 requests a minute.
+    // A live bot handles the conversations of one batch of events in parallel, so the rules that
+    // look across conversations (cross_post, flood) could see them out of order and miss a trip:
+    // the bot catches up before every message. A shorter history (the same scenes, 40 ordinary
+    // messages) keeps that within the client's 200 requests a minute.
     const history = await seedModerationHistory(s, {
       beforeTraffic: async ({ bot: account, settings }) => {
         bot = await runBot(s, {
