@@ -8,7 +8,6 @@ import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { logReloadFailure } from "./reload.ts";
 import { reportStartupError } from "./report-error.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
@@ -59,7 +58,9 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       clearTimeout(timer);
       timer = setTimeout(() => {
         log.info("a bot's file changed: reloading");
-        daemon.reload().catch((err: unknown) => logReloadFailure(log, err));
+        daemon
+          .reload()
+          .catch(async (err: unknown) => (await import("./reload.ts")).logReloadFailure(log, err));
       }, SETTLE_MS);
     };
     const dir = path.dirname(path.resolve(configPath));

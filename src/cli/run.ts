@@ -6,7 +6,6 @@ import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { logReloadFailure } from "./reload.ts";
 import { reportStartupError } from "./report-error.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
@@ -51,7 +50,9 @@ export async function runCommand(argv: string[]): Promise<number> {
       process.on("SIGTERM", onSignal);
       process.on("SIGHUP", () => {
         log.info({ signal: "SIGHUP" }, "reloading the config");
-        daemon.reload().catch((err: unknown) => logReloadFailure(log, err));
+        daemon
+          .reload()
+          .catch(async (err: unknown) => (await import("./reload.ts")).logReloadFailure(log, err));
       });
     });
     const report = await daemon.start();

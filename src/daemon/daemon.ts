@@ -69,8 +69,8 @@ export class Daemon {
   readonly #startedAt = Date.now();
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
-  /** Counters and histograms served at `/metrics`; other modules may add their own to its registry. */
-  readonly metrics = new BothostMetrics();
+  /** Counters and histograms served at `/metrics`, made only when the config has `http` (see the constructor). */
+  readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener, when the config has `http.listen`. */
   #http: HttpListener | undefined;
   /** The config in force: the one given, then each reload's. */
@@ -83,6 +83,8 @@ export class Daemon {
     this.#o = options;
     this.#config = options.config;
     this.#letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    // Nothing reads the metrics without the listener that serves them (a reload cannot add one).
+    this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
     this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
@@ -298,7 +300,7 @@ export class Daemon {
       email: c.email,
       apiKey,
       logger: log,
-      ...this.metrics.apiSink(bot.name),
+      ...this.metrics?.apiSink(bot.name),
       ...(captured
         ? {
             capture: (call: CapturedCall) => {
@@ -323,7 +325,7 @@ export class Daemon {
       ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
       ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
       ...(this.#o.clock ? { clock: this.#o.clock } : {}),
-      metrics: this.metrics.runtimeSink(bot.name),
+      ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.#letters.of(bot.name),
       ...(captured ? { captured } : {}),
     });
@@ -364,14 +366,15 @@ export class Daemon {
   /** The listener the config asks for; its code (fastify) is loaded only then. */
   async #httpListener(): Promise<HttpListener | undefined> {
     const http = this.#config.http;
-    if (!http) return undefined;
+    const metrics = this.metrics;
+    if (!http || !metrics) return undefined;
     const { HttpListener } = await import("../http/http-listener.ts");
     return new HttpListener({
       listen: http.listen,
       bodyLimit: http.body_limit,
       requestTimeoutMs: http.request_timeout,
       log: this.#o.log,
-      metrics: this.metrics,
+      metrics,
       store: this.#o.store,
       admin: {
         token: http.admin_token,

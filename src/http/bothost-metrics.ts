@@ -3,8 +3,16 @@
  * lag, GC, handles) plus bothost's own. Modules report through the small sinks built here (a bot
  * runtime's, a client's), so none of them depends on prom-client. The sinks bind their label
  * children once per bot and event type: an event costs a few increments, no label hashing.
+ * prom-client is loaded when the first instance is made: the daemon makes one only when it
+ * serves `/metrics` (the config has `http`), so a daemon without it never loads it.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import type { Counter } from "prom-client";
+
+type PromClient = typeof import("prom-client");
+let promClient: PromClient | undefined;
+const loadPromClient = (): PromClient =>
+  (promClient ??= createRequire(import.meta.url)("prom-client") as PromClient);
 
 /** The scheduler counters read for `/metrics` (see src/scheduler/scheduler-stats.ts). */
 export interface SchedulerStatsLike {
@@ -52,9 +60,10 @@ export interface ApiMetricsSink {
  * ```
  */
 export class BothostMetrics {
-  readonly registry = new Registry();
+  readonly #prom = loadPromClient();
+  readonly registry = new this.#prom.Registry();
   readonly #counter = <K extends string>(name: string, help: string, labelNames: readonly K[]) =>
-    new Counter<K>({ name, help, labelNames, registers: [this.registry] });
+    new this.#prom.Counter<K>({ name, help, labelNames, registers: [this.registry] });
 
   readonly eventsReceived = this.#counter(
     "bothost_events_received_total",
@@ -86,7 +95,7 @@ export class BothostMetrics {
     "Sends whose outcome was unknown, checked: echo (its own message event came), found (read back), absent, unknown.",
     ["bot", "outcome"],
   );
-  readonly handlerDuration = new Histogram<"bot" | "type">({
+  readonly handlerDuration = new this.#prom.Histogram<"bot" | "type">({
     name: "bothost_handler_duration_seconds",
     help: "Time from the start of an event's handlers to their end.",
     labelNames: ["bot", "type"],
@@ -142,7 +151,7 @@ export class BothostMetrics {
   );
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    this.#prom.collectDefaultMetrics({ register: this.registry });
   }
 
   /** The registry in the Prometheus text format. */

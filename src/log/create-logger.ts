@@ -1,8 +1,10 @@
 /**
  * The daemon's logger: pino JSON lines, or a readable form on a terminal, with secrets redacted.
  */
+
+import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 
 /** Keys whose values are secrets wherever they appear (top level or one object deep). */
 const secretKeys = [
@@ -45,6 +47,8 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   const wantPretty =
     settings.pretty === true || (settings.pretty !== false && !settings.destination && process.stdout.isTTY);
   if (wantPretty) {
+    // Loaded only for readable output: a daemon logging JSON lines never loads it.
+    const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
     const stream = pretty({
       colorize: process.stdout.isTTY === true,
       ignore: "pid,hostname",

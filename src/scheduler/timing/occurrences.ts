@@ -9,7 +9,8 @@
  * - Fixed wall times keep their local time across the change, so their UTC offset changes.
  * - Interval jobs (every 30 minutes, hourly) keep running through the repeated hour in real time.
  */
-import { type CronExpression, CronExpressionParser } from "cron-parser";
+import { createRequire } from "node:module";
+import type { CronExpression, CronExpressionParser } from "cron-parser";
 import { ScheduleError } from "./schedule-error.ts";
 
 /** A recurring schedule: five cron fields (or six with seconds first, or a macro like `@daily`). */
@@ -83,8 +84,13 @@ function describeFieldError(field: string, text: string, message: string): strin
   return `${field} "${text}" is invalid (${detail})`;
 }
 
+/** cron-parser, loaded on the first parse: a daemon whose bots have no schedule never pays for it. */
+let parser: typeof CronExpressionParser | undefined;
+
 function parse(expression: string, timezone: string): CronExpression {
-  return CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date(0) });
+  parser ??= (createRequire(import.meta.url)("cron-parser") as typeof import("cron-parser"))
+    .CronExpressionParser;
+  return parser.parse(expression, { tz: timezone, currentDate: new Date(0) });
 }
 
 /** Parses `cron` in `timezone`, or throws {@link ScheduleError} naming the first bad field. */
