@@ -4,9 +4,9 @@
  */
 import { describe, expect } from "vitest";
 import type { CapturedCall } from "../../src/api/capture.ts";
-import { test } from "./support/client-fixture.ts";
-import * as rec from "./support/records.ts";
-import { success } from "./support/test-server.ts";
+import { test } from "../support/api/client-fixture.ts";
+import * as rec from "../support/api/records.ts";
+import { success } from "../support/api/test-server.ts";
 
 describe("capture", () => {
   test("sends reads and queue calls, captures writes with plausible answers", async ({

@@ -4,9 +4,9 @@ import { sharedPool } from "../../src/api/connection-pools.ts";
 import { createClient } from "../../src/api/create-client.ts";
 import { ClientConfigError } from "../../src/api/errors.ts";
 import { parseServerAddress } from "../../src/api/site-url.ts";
-import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
-import * as rec from "./support/records.ts";
-import { success } from "./support/test-server.ts";
+import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
+import * as rec from "../support/api/records.ts";
+import { success } from "../support/api/test-server.ts";
 
 const version = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }

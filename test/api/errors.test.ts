@@ -9,9 +9,9 @@ import {
   ResponseSchemaError,
 } from "../../src/api/errors.ts";
 import { BothostError } from "../../src/errors/bothost-error.ts";
-import { EMAIL, test } from "./support/client-fixture.ts";
-import * as rec from "./support/records.ts";
-import { failure, success } from "./support/test-server.ts";
+import { EMAIL, test } from "../support/api/client-fixture.ts";
+import * as rec from "../support/api/records.ts";
+import { failure, success } from "../support/api/test-server.ts";
 
 interface ErrorRow {
   name: string;

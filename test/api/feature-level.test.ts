@@ -1,9 +1,9 @@
 import { describe, expect } from "vitest";
 import type { Client } from "../../src/api/create-client.ts";
 import { UnsupportedFeatureError } from "../../src/api/errors.ts";
-import { test } from "./support/client-fixture.ts";
-import * as rec from "./support/records.ts";
-import { success } from "./support/test-server.ts";
+import { test } from "../support/api/client-fixture.ts";
+import * as rec from "../support/api/records.ts";
+import { success } from "../support/api/test-server.ts";
 
 interface AdaptRow {
   name: string;

@@ -3,9 +3,9 @@ import { inspect } from "node:util";
 import pino from "pino";
 import { describe, expect } from "vitest";
 import type { Logger } from "../../src/api/logger.ts";
-import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
-import * as rec from "./support/records.ts";
-import { failure, success } from "./support/test-server.ts";
+import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
+import * as rec from "../support/api/records.ts";
+import { failure, success } from "../support/api/test-server.ts";
 
 /** A pino logger writing JSON lines into memory. */
 function capture(): { logger: Logger; lines: () => Array<Record<string, unknown>>; text: () => string } {

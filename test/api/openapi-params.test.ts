@@ -9,10 +9,10 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { parse } from "yaml";
-import { test } from "./support/client-fixture.ts";
-import { endpointCases } from "./support/endpoint-cases.ts";
-import { Spec, type SpecParam } from "./support/openapi-shapes.ts";
-import { success } from "./support/test-server.ts";
+import { test } from "../support/api/client-fixture.ts";
+import { endpointCases } from "../support/api/endpoint-cases.ts";
+import { Spec, type SpecParam } from "../support/api/openapi-shapes.ts";
+import { success } from "../support/api/test-server.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const specFile = resolve(repoRoot, "../shared/zulip-api/openapi.yaml");

@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { createSlidingWindowLimiter } from "../../src/api/rate-limiter.ts";
 import { ManualClock } from "../../src/time/clock.ts";
-import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
+import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
 
 const start = 1_700_000_000_000;
 

@@ -3,10 +3,10 @@ import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { ApiError, BadResponseError, NetworkError, RateLimitError } from "../../src/api/errors.ts";
 import { ManualClock } from "../../src/time/clock.ts";
-import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
-import { FakeClock } from "./support/fake-clock.ts";
-import * as rec from "./support/records.ts";
-import { failure, success } from "./support/test-server.ts";
+import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
+import { FakeClock } from "../support/api/fake-clock.ts";
+import * as rec from "../support/api/records.ts";
+import { failure, success } from "../support/api/test-server.ts";
 
 const rateLimited = (seconds: number | undefined, header?: string) =>
   failure(

@@ -1,8 +1,8 @@
 import { describe, expect } from "vitest";
 import { encodeParams, path } from "../../src/api/encode.ts";
-import { API_KEY, EMAIL, test } from "./support/client-fixture.ts";
-import { endpointCases } from "./support/endpoint-cases.ts";
-import { success } from "./support/test-server.ts";
+import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
+import { endpointCases } from "../support/api/endpoint-cases.ts";
+import { success } from "../support/api/test-server.ts";
 
 const basic = `Basic ${Buffer.from(`${EMAIL}:${API_KEY}`).toString("base64")}`;
 

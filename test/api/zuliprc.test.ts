@@ -5,9 +5,9 @@ import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { ClientConfigError } from "../../src/api/errors.ts";
 import { parseZuliprc, readZuliprc } from "../../src/api/zuliprc.ts";
-import { API_KEY, test } from "./support/client-fixture.ts";
-import * as rec from "./support/records.ts";
-import { success } from "./support/test-server.ts";
+import { API_KEY, test } from "../support/api/client-fixture.ts";
+import * as rec from "../support/api/records.ts";
+import { success } from "../support/api/test-server.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bothost-zuliprc-"));
 const write = (name: string, text: string): string => {

@@ -11,8 +11,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type CliProcess, cliPath, repoRoot, runCli, spawnCli } from "../e2e/_support/cli.ts";
-import { chromiumPath, launchChromium, noChromiumMessage } from "./chromium.ts";
+import { chromiumPath, launchChromium, noChromiumMessage } from "../support/chromium.ts";
+import { assertBuilt, type CliProcess, cliPath, repoRoot, runCli, spawnCli } from "../support/cli.ts";
 
 if (!chromiumPath) console.warn(`dev-chat: ${noChromiumMessage}`);
 

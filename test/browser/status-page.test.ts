@@ -10,8 +10,8 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { chromiumPath, launchChromium, noChromiumMessage } from "../support/chromium.ts";
 import { freePort } from "../support/free-port.ts";
-import { chromiumPath, launchChromium, noChromiumMessage } from "./chromium.ts";
 
 if (!chromiumPath) console.warn(`status-page: ${noChromiumMessage}`);
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BacktestReport } from "../../src/daemon/backtest.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, cliPath, hasStackTrace, repoRoot, runCli } from "../e2e/_support/cli.ts";
+import { assertBuilt, cliPath, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
 
 const BOT = "keeper-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";

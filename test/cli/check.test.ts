@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../e2e/_support/cli.ts";
+import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
 
 const MODULE = path.join(repoRoot, "test/fixtures/e2e/replier.mjs");
 const WRONG_KEY = "WrongKey0123456789abcdefWrongKey";

@@ -13,7 +13,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
+import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 import { freePort } from "../support/free-port.ts";
 
 const KEY = "mod-secret-key-0123456789";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { assertBuilt, cliPath, hasStackTrace, repoRoot, runCli } from "../e2e/_support/cli.ts";
+import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
 
 const run = promisify(execFile);
 let dir: string;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
+import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 
 const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
 

@@ -10,7 +10,7 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { assertBuilt, hasStackTrace, runCli } from "../e2e/_support/cli.ts";
+import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 import { freePort } from "../support/free-port.ts";
 
 let sandbox: Sandbox;

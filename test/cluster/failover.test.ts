@@ -7,9 +7,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "../e2e/_support/cli.ts";
-import { answerCounts, expectNoSecrets, replies, send, startE2eSandbox } from "../e2e/_support/daemon.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../state/_redis.ts";
+import { assertBuilt, killAll } from "../support/cli.ts";
 import {
   bookings,
   type ClusterConfig,
@@ -18,7 +16,9 @@ import {
   reportsPerMessage,
   startInstance,
   writeClusterConfig,
-} from "./_support.ts";
+} from "../support/cluster.ts";
+import { answerCounts, expectNoSecrets, replies, send, startE2eSandbox } from "../support/e2e-daemon.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`cluster failover: ${noRedisMessage}`);

@@ -10,8 +10,8 @@ import type { CoordinatorHooks } from "../../src/cluster/coordinator.ts";
 import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
 import { leaseTiming } from "../../src/cluster/lease-timing.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../state/_redis.ts";
-import { type FreezableProxy, startProxy } from "./_support.ts";
+import { type FreezableProxy, startProxy } from "../support/cluster.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`lease-coordinator: ${noRedisMessage}`);

@@ -6,8 +6,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
-import { assertBuilt, killAll } from "../e2e/_support/cli.ts";
-import { answerCounts, replies, send, startE2eSandbox } from "../e2e/_support/daemon.ts";
+import { assertBuilt, killAll } from "../support/cli.ts";
 import {
   bookings,
   type ClusterConfig,
@@ -17,7 +16,8 @@ import {
   startInstance,
   startOwnRedis,
   writeClusterConfig,
-} from "./_support.ts";
+} from "../support/cluster.ts";
+import { answerCounts, replies, send, startE2eSandbox } from "../support/e2e-daemon.ts";
 
 const available = hasRedisServer();
 if (!available)

@@ -9,14 +9,14 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { BotSwitch } from "../../src/cluster/bot-switch.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type Harness, startHarness } from "../daemon/_harness.ts";
-import { bookings } from "./_support.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { bookings } from "../support/cluster.ts";
 
 const BOT = "herald-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
 
 let sandbox: Sandbox;
-let harness: Harness | undefined;
+let harness: InProcessDaemon | undefined;
 const seen: { id: number; replayed: boolean }[] = [];
 
 const definition = {
@@ -45,7 +45,7 @@ beforeEach(async () => {
     owner: "owner@sandbox.example",
     channels: ["general"],
   });
-  harness = await startHarness(sandbox, { herald: { email: BOT, definition } });
+  harness = await startInProcessDaemon(sandbox, { herald: { email: BOT, definition } });
 });
 afterEach(async () => {
   sandbox.control.delay(0);

@@ -23,13 +23,13 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { type Harness, startHarness } from "./_harness.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "edge-bot@sandbox.example";
 
 let sandbox: Sandbox;
-let harness: Harness | undefined;
+let harness: InProcessDaemon | undefined;
 
 beforeEach(async () => {
   sandbox = await startSandbox({ heartbeatSeconds: 1 });
@@ -103,7 +103,7 @@ describe("first start", () => {
     const seen: number[] = [];
     // Slow every GET /messages so the window between /register and the catch-up is wide open.
     sandbox.control.delay(300, { paths: ["/messages"] });
-    const starting = startHarness(sandbox, {
+    const starting = startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
@@ -124,7 +124,7 @@ describe("first start", () => {
   it("does not handle messages sent before the first start", async () => {
     const seen: number[] = [];
     send("history");
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
@@ -138,7 +138,7 @@ describe("first start", () => {
 describe("catch-up replay", () => {
   it("hands replayed messages over in the queue's shape: raw Markdown, empty topic kept", async () => {
     const seen: { content: string; topic: string; replayed: boolean }[] = [];
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) =>
@@ -237,7 +237,7 @@ describe("graceful stop", () => {
   it("lets a running handler finish its reply", async () => {
     let started = false;
     let abortedDuringStop = false;
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) =>
@@ -261,7 +261,7 @@ describe("graceful stop", () => {
   it("aborts a handler's signal when the shutdown deadline passes", async () => {
     let started = false;
     let sawAbort = false;
-    harness = await startHarness(
+    harness = await startInProcessDaemon(
       sandbox,
       {
         edge: {

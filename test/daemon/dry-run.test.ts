@@ -6,37 +6,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { formatStatus } from "../../src/cli/status.ts";
 import type { DaemonStatus } from "../../src/http/daemon-status.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { freePort } from "../support/free-port.ts";
+import { useSandbox } from "../support/sandbox-fixture.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "careful-bot@sandbox.example";
 
-let sandbox: Sandbox;
 let running: InProcessDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox();
-  sandbox.control.createUser({
-    email: BOT,
-    full_name: "Careful",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-    channels: ["general"],
-  });
-});
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
+const world = useSandbox({ bots: { [BOT]: "Careful" } });
 
 const moderator = defineBot({
   setup(bot) {
@@ -52,12 +36,11 @@ const moderator = defineBot({
 
 it("captures the bot's writes instead of making them, and the status shows them", async () => {
   const port = await freePort();
-  running = await startInProcessDaemon(
-    sandbox,
+  running = await world.daemon(
     { careful: { email: BOT, definition: moderator, extra: "dry_run: true" } },
     { global: `http:\n  listen: 127.0.0.1:${port}` },
   );
-  const id = sandbox.control.sendAs(MEMBER, {
+  const id = world.sandbox.control.sendAs(MEMBER, {
     type: "stream",
     to: "general",
     topic: "deals",
@@ -75,12 +58,11 @@ it("captures the bot's writes instead of making them, and the status shows them"
   ]);
 
   // Nothing reached the server: no write by the bot beyond its own queue's.
-  const writes = sandbox.control.requests.filter(
+  const writes = world.sandbox.control.requests.filter(
     (r) => r.email === BOT && r.method !== "GET" && r.path !== "/register" && r.path !== "/events",
   );
   expect(writes).toEqual([]);
-  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-  expect(sandbox.control.messages().filter((m) => m.sender_id === botId)).toEqual([]);
+  expect(world.messagesFrom(BOT)).toEqual([]);
   expect(running.logged("dry run: report message")).toHaveLength(1);
 
   expect(formatStatus(await status())).toContain(`careful: dry run, 3 write(s) captured, not made; latest:`);
@@ -92,12 +74,11 @@ it("captures the bot's writes instead of making them, and the status shows them"
 it("keeps no report claim: a report pretended in a dry run can be made once the dry run is off", async () => {
   const stateDir = await mkdtemp(join(tmpdir(), "bothost-dry-"));
   try {
-    running = await startInProcessDaemon(
-      sandbox,
+    running = await world.daemon(
       { careful: { email: BOT, definition: moderator, extra: "dry_run: true" } },
       { stateDir },
     );
-    sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "a", content: "spam" });
+    world.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "a", content: "spam" });
     await expect.poll(() => running!.daemon.bots[0]!.captured?.count, { timeout: 10_000 }).toBe(3);
     await running.stop();
     running = undefined;

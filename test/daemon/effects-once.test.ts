@@ -8,46 +8,24 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import type { FailOptions } from "../../src/sandbox/faults.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { useSandbox } from "../support/sandbox-fixture.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "once-bot@sandbox.example";
 const RETRIES = "retries: { attempts: 4, backoff: 50ms, max_backoff: 100ms }";
 
-let sandbox: Sandbox;
 let running: InProcessDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox();
-  sandbox.control.createUser({
-    email: BOT,
-    full_name: "Once",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-    channels: ["general"],
-  });
-});
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
+const world = useSandbox({ bots: { [BOT]: "Once" } });
 
 const post = (content: string, topic: string) =>
-  sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
-const sentByBot = () => {
-  const botId = sandbox.control.users().find((u) => u.email === BOT)?.user_id;
-  return sandbox.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-};
+  world.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
+const sentByBot = () => world.messagesFrom(BOT).map((m) => String(m.content));
 const count = (texts: string[], text: string) => texts.filter((t) => t === text).length;
 
 const faults: [string, Omit<FailOptions, "paths">][] = [
@@ -67,8 +45,8 @@ describe("a reply whose send fails", () => {
         bot.on("message", { sender: MEMBER }, (ctx) => ctx.reply(`re: ${ctx.event.message.content}`));
       },
     });
-    running = await startInProcessDaemon(sandbox, { once: { email: BOT, definition: echo, extra: RETRIES } });
-    sandbox.control.failNext(1, { ...fault, paths: [/^\/messages$/] });
+    running = await world.daemon({ once: { email: BOT, definition: echo, extra: RETRIES } });
+    world.sandbox.control.failNext(1, { ...fault, paths: [/^\/messages$/] });
     post("ping", "a");
     post("pong", "b");
     await expect
@@ -97,7 +75,7 @@ describe("a handler that sent, then threw", () => {
         });
       },
     });
-    running = await startInProcessDaemon(sandbox, {
+    running = await world.daemon({
       once: { email: BOT, definition: halfway, extra: RETRIES },
     });
     post("go", "t");
@@ -120,7 +98,7 @@ describe("a handler that sent, then threw", () => {
     const bots = {
       once: { email: BOT, definition: broken, extra: "retries: { attempts: 2, backoff: 50ms }" },
     };
-    running = await startInProcessDaemon(sandbox, bots, { stateDir });
+    running = await world.daemon(bots, { stateDir });
     post("go", "t");
     await expect.poll(async () => (await running!.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
     expect((await running.daemon.letters.list())[0]?.effects).toHaveLength(1);
@@ -131,7 +109,7 @@ describe("a handler that sent, then threw", () => {
 
     // A restart afterwards repeats nothing.
     await running.stop();
-    running = await startInProcessDaemon(sandbox, bots, { stateDir });
+    running = await world.daemon(bots, { stateDir });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(sentByBot()).toEqual(["step 1", "step 2"]);
     await rm(stateDir, { recursive: true, force: true });
@@ -163,19 +141,23 @@ describe("a booking or a snippet whose create fails after the server acted", () 
           });
         },
       });
-      running = await startInProcessDaemon(sandbox, {
+      running = await world.daemon({
         once: { email: BOT, definition: keeper, extra: RETRIES },
       });
-      sandbox.control.failNext(1, { ...fault, paths: [/^\/scheduled_messages$/] });
+      world.sandbox.control.failNext(1, { ...fault, paths: [/^\/scheduled_messages$/] });
       post("a", "t1");
       await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["done"]);
-      sandbox.control.failNext(1, { ...fault, paths: [/^\/saved_snippets$/] });
+      world.sandbox.control.failNext(1, { ...fault, paths: [/^\/saved_snippets$/] });
       post("b", "t2");
       await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["done", "done"]);
       expect(runs).toBe(4);
-      const booked = sandbox.control.scheduled().map((s) => s.content);
+      const booked = world.sandbox.control.scheduled().map((s) => s.content);
       expect(booked.sort()).toEqual(["later: a", "later: b"]);
-      const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+      const client = createClient({
+        url: world.sandbox.url,
+        email: BOT,
+        apiKey: world.sandbox.control.apiKeyOf(BOT),
+      });
       const { saved_snippets } = await client.savedSnippets.list();
       expect(saved_snippets.map((s) => s.title).sort()).toEqual(["note a", "note b"]);
       expect(running.logged("handler failed; running it again after a pause")).toHaveLength(2);

@@ -3,46 +3,24 @@
  * waits and others go on; kept as dead letters after the last attempt (or at once for NoRetry);
  * replayed once fixed, in order, exactly once; kept for the next start when the bot stops.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { useSandbox } from "../support/sandbox-fixture.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "flaky-bot@sandbox.example";
 const RETRIES = "retries: { attempts: 3, backoff: 100ms, max_backoff: 200ms }";
 
-let sandbox: Sandbox;
 let running: InProcessDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox();
-  sandbox.control.createUser({
-    email: BOT,
-    full_name: "Flaky",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-    channels: ["general"],
-  });
-});
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
+const world = useSandbox({ bots: { [BOT]: "Flaky" } });
 
 const post = (content: string, topic = "t") =>
-  sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
-const answers = () => {
-  const botId = sandbox.control.users().find((u) => u.email === BOT)?.user_id;
-  return sandbox.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-};
+  world.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
+const answers = () => world.messagesFrom(BOT).map((m) => String(m.content));
 
 /** A bot that answers "ok <text>", and throws what `fail` says for a message, counting runs. */
 function flaky(fail: (text: string, run: number) => Error | undefined) {
@@ -63,7 +41,7 @@ function flaky(fail: (text: string, run: number) => Error | undefined) {
 }
 
 async function start(definition: ReturnType<typeof flaky>["definition"], extra = RETRIES) {
-  running = await startInProcessDaemon(sandbox, { flaky: { email: BOT, definition, extra } });
+  running = await world.daemon({ flaky: { email: BOT, definition, extra } });
   return running;
 }
 
@@ -141,8 +119,7 @@ describe("a handler that throws", () => {
       `${(await import("node:os")).tmpdir()}/bothost-failures-`,
     );
     const dir = await stateDir;
-    running = await startInProcessDaemon(
-      sandbox,
+    running = await world.daemon(
       { flaky: { email: BOT, definition, extra: "retries: { attempts: 5, backoff: 30s }" } },
       { stateDir: dir },
     );
@@ -151,8 +128,7 @@ describe("a handler that throws", () => {
     await running.stop();
     running = undefined;
     broken = false;
-    running = await startInProcessDaemon(
-      sandbox,
+    running = await world.daemon(
       { flaky: { email: BOT, definition, extra: "retries: { attempts: 5, backoff: 30s }" } },
       { stateDir: dir },
     );

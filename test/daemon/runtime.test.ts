@@ -3,7 +3,7 @@ import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type Harness, startHarness } from "./_harness.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -22,7 +22,7 @@ function recorder(seen: { id: number; replayed: boolean }[]) {
 }
 
 let sandbox: Sandbox;
-let harness: Harness | undefined;
+let harness: InProcessDaemon | undefined;
 
 beforeEach(async () => {
   sandbox = await startSandbox({ heartbeatSeconds: 1 });
@@ -53,7 +53,7 @@ const send = (content: string, to = "general") =>
 describe("the daemon against the sandbox", () => {
   it("runs several bots, each seeing only its own events, and replies", async () => {
     const counted: number[] = [];
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       echo: {
         email: "echo-bot@sandbox.example",
         definition: bot((b) =>
@@ -94,7 +94,7 @@ describe("the daemon against the sandbox", () => {
 
   it("handles every message exactly once when the queue is garbage-collected mid-stream", async () => {
     const seen: { id: number; replayed: boolean }[] = [];
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       counter: { email: "counter-bot@sandbox.example", definition: recorder(seen) },
     });
     const sent: number[] = [];
@@ -115,7 +115,7 @@ describe("the daemon against the sandbox", () => {
   it("stops a bot whose key is rejected while the others go on", async () => {
     const seen: { id: number; replayed: boolean }[] = [];
     const wrongKey = "A".repeat(32);
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       broken: { email: "echo-bot@sandbox.example", apiKey: wrongKey, definition: recorder([]) },
       counter: { email: "counter-bot@sandbox.example", definition: recorder(seen) },
     });
@@ -131,7 +131,7 @@ describe("the daemon against the sandbox", () => {
 
   it("survives 5xx bursts, non-JSON 502s, 429s and connection resets without loss or duplicates", async () => {
     const seen: { id: number; replayed: boolean }[] = [];
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       counter: { email: "counter-bot@sandbox.example", definition: recorder(seen) },
     });
     const sent: number[] = [send("first")];
@@ -154,7 +154,7 @@ describe("the daemon against the sandbox", () => {
   });
 
   it("deletes its queues on graceful shutdown", async () => {
-    harness = await startHarness(sandbox, {
+    harness = await startInProcessDaemon(sandbox, {
       counter: { email: "counter-bot@sandbox.example", definition: recorder([]) },
       echo: { email: "echo-bot@sandbox.example", definition: recorder([]) },
     });
@@ -173,12 +173,12 @@ describe("the daemon against the sandbox", () => {
     const { tmpdir } = await import("node:os");
     const stateDir = await mkdtemp(`${tmpdir()}/bothost-restart-`);
     const bots = { counter: { email: "counter-bot@sandbox.example", definition: recorder(seen) } };
-    harness = await startHarness(sandbox, bots, { stateDir });
+    harness = await startInProcessDaemon(sandbox, bots, { stateDir });
     const first = send("before the restart");
     await expect.poll(() => seen.length).toBe(1);
     await harness.stop();
     const missed = [send("while down 1"), send("while down 2")];
-    harness = await startHarness(sandbox, bots, { stateDir });
+    harness = await startInProcessDaemon(sandbox, bots, { stateDir });
     await expect.poll(() => seen.length).toBe(3);
     expect(seen).toEqual([
       { id: first, replayed: false },

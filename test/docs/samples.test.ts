@@ -13,7 +13,7 @@ import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig } from "../../src/config/load-config.ts";
-import { assertBuilt, cliPath, repoRoot } from "../e2e/_support/cli.ts";
+import { assertBuilt, cliPath, repoRoot } from "../support/cli.ts";
 
 interface Sample {
   file: string;

@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isConfigError } from "../../src/config/config-error.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
-import { assertBuilt, hasStackTrace, runCli } from "./_support/cli.ts";
+import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 
 const FIXTURES = "test/fixtures/config";
 const files = readdirSync(FIXTURES)

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { spawnCli } from "./_support/cli.ts";
+import { spawnCli } from "../support/cli.ts";
 import {
   botEmail,
   type E2eConfig,
@@ -17,7 +17,7 @@ import {
   useE2eCleanup,
   waitForAnswers,
   writeConfig,
-} from "./_support/daemon.ts";
+} from "../support/e2e-daemon.ts";
 
 const WRONG_KEY = "WrongKey0123456789abcdefWrongKey";
 

@@ -20,7 +20,7 @@ import {
   useE2eCleanup,
   waitForAnswers,
   writeConfig,
-} from "./_support/daemon.ts";
+} from "../support/e2e-daemon.ts";
 
 let sandbox: Sandbox | undefined;
 let config: E2eConfig | undefined;

@@ -18,7 +18,7 @@ import {
   useE2eCleanup,
   waitForAnswers,
   writeConfig,
-} from "./_support/daemon.ts";
+} from "../support/e2e-daemon.ts";
 
 const BOTS = 10;
 let sandbox: Sandbox | undefined;

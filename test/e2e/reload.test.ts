@@ -6,8 +6,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { freePort } from "../support/free-port.ts";
-import { runCli } from "./_support/cli.ts";
+import { runCli } from "../support/cli.ts";
 import {
   botEmail,
   expectExactlyOnce,
@@ -20,7 +19,8 @@ import {
   useE2eCleanup,
   waitForAnswers,
   writeConfig,
-} from "./_support/daemon.ts";
+} from "../support/e2e-daemon.ts";
+import { freePort } from "../support/free-port.ts";
 
 useE2eCleanup();
 

@@ -8,8 +8,8 @@ import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type RunningDaemon, startDaemon } from "./_daemon.ts";
-import { parsePrometheus, sampleValue } from "./prometheus-text.ts";
+import { type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
+import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 
 const MEMBER = "member@sandbox.example";
 let sandbox: Sandbox;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BothostMetrics, endpointPattern } from "../../src/http/bothost-metrics.ts";
-import { parsePrometheus, sampleValue } from "./prometheus-text.ts";
+import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 
 describe("BothostMetrics", () => {
   it("serves Node's process metrics beside bothost's, in the Prometheus text format", async () => {

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
-import { assertBuilt } from "../e2e/_support/cli.ts";
+import { assertBuilt } from "../support/cli.ts";
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { Composer } from "../../src/pipeline/composer.ts";
 import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
-import { ctxFor, directMessage, reaction, streamMessage } from "./support.ts";
+import { ctxFor, directMessage, reaction, streamMessage } from "../support/pipeline.ts";
 
 /** A bot whose every middleware is synchronous: use, on (typed, filtered, with `when`), nested. */
 function syncBot(log: string[]) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Composer } from "../../src/pipeline/composer.ts";
 import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
 import { parseEvent } from "../../src/wire/events.ts";
-import { ctxFor, directMessage, reaction, streamMessage, streamTyping } from "./support.ts";
+import { ctxFor, directMessage, reaction, streamMessage, streamTyping } from "../support/pipeline.ts";
 
 describe("Composer composition", () => {
   it("runs middleware in order, around next()", async () => {

@@ -14,7 +14,7 @@ import {
   streamTyping,
   subscriptionAdd,
   topicMove,
-} from "./support.ts";
+} from "../support/pipeline.ts";
 
 describe("conversationKey", () => {
   it("keys messages and typing by channel + lowercased topic, or by DM participants", () => {

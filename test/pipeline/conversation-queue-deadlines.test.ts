@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../../src/time/clock.ts";
-import { CountingClock, deferred, recordingLogger } from "./support.ts";
+import { CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
 
 const never = () => new Promise<void>(() => {});
 const timeoutLines = (log: ReturnType<typeof recordingLogger>) =>

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../../src/time/clock.ts";
-import { CountingClock, deferred, recordingLogger } from "./support.ts";
+import { CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
 
 /** Frames on the stack right now (to show that a long run of tasks does not nest). */
 function stackDepth(): number {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../../src/time/clock.ts";
-import { deferred } from "./support.ts";
+import { deferred } from "../support/pipeline.ts";
 
 describe("ConversationQueue holdKey", () => {
   it("starts the key's next task only after the hold settles, but frees the slot for other keys", async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { ManualClock } from "../../src/time/clock.ts";
-import { deferred } from "./support.ts";
+import { deferred } from "../support/pipeline.ts";
 
 describe("ConversationQueue.pushWith", () => {
   it("hands each task its own argument through one shared function", () => {

@@ -14,7 +14,7 @@ import {
   streamTyping,
   subscriptionAdd,
   topicMove,
-} from "./support.ts";
+} from "../support/pipeline.ts";
 
 /** Does `filter` (checked as for `on("*")`) let `event` through? */
 async function passes(

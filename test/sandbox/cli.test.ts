@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { runSandboxCommand } from "../../src/cli/sandbox.ts";
 import type { Sandbox } from "../../src/testing.ts";
-import { basicAuth, Caller } from "./support/fixture.ts";
+import { basicAuth, Caller } from "../support/sandbox/fixture.ts";
 
 function capture() {
   const stream = new PassThrough();

@@ -1,5 +1,5 @@
-import { openQueue } from "./support/events.ts";
-import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 test("event ids are per queue and start at 0; dont_block answers at once without queue_id", async ({
   sb,

@@ -1,6 +1,6 @@
 import { SandboxControlError } from "../../src/testing.ts";
-import { openQueue } from "./support/events.ts";
-import { BOT, expect, MEMBER, test } from "./support/fixture.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { BOT, expect, MEMBER, test } from "../support/sandbox/fixture.ts";
 
 const RATE_MSG =
   "API usage exceeded rate limit; see https://zulip.com/api/http-headers#rate-limiting-response-headers";

@@ -1,4 +1,4 @@
-import { BOT, basicAuth, Caller, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { BOT, basicAuth, Caller, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 const UNAUTHORIZED = "Not logged in: API authentication or user session required";
 

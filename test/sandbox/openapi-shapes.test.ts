@@ -4,9 +4,9 @@
  * check on its own responses when it finishes (see support/fixture.ts).
  */
 import { describe, expect, it } from "vitest";
-import { openQueue } from "./support/events.ts";
-import { BOT, fixtureFor, MEMBER, OWNER, recorded, recordingSandbox } from "./support/fixture.ts";
-import { checkResponses, loadSpec, SPEC_PATH } from "./support/openapi-shapes.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { BOT, fixtureFor, MEMBER, OWNER, recorded, recordingSandbox } from "../support/sandbox/fixture.ts";
+import { checkResponses, loadSpec, SPEC_PATH } from "../support/sandbox/openapi-shapes.ts";
 
 const spec = loadSpec();
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { SandboxOrgError, startSandbox } from "../../src/testing.ts";
-import { basicAuth, Caller } from "./support/fixture.ts";
+import { basicAuth, Caller } from "../support/sandbox/fixture.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/testing.ts";
-import { recordingSandbox } from "./support/fixture.ts";
+import { recordingSandbox } from "../support/sandbox/fixture.ts";
 
 interface Received {
   headers: IncomingMessage["headers"];

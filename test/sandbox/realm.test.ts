@@ -1,6 +1,6 @@
 import type { OrgInput } from "../../src/testing.ts";
-import { openQueue } from "./support/events.ts";
-import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 const ADMIN = "admin@sandbox.example";
 const ORG: OrgInput = {

@@ -1,4 +1,4 @@
-import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 const UUID4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,4 +1,12 @@
-import { BOT, expect, fixtureFor, MEMBER, OWNER, recordingSandbox, test } from "./support/fixture.ts";
+import {
+  BOT,
+  expect,
+  fixtureFor,
+  MEMBER,
+  OWNER,
+  recordingSandbox,
+  test,
+} from "../support/sandbox/fixture.ts";
 
 const mention = (name: string, id: number) => `@_**${name}|${id}**`;
 const FIXED = 1_700_000_040_000;

@@ -1,5 +1,5 @@
-import { openQueue } from "./support/events.ts";
-import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 /** A base clock on a whole minute, so delivery checks fall on known boundaries. */
 const T0 = 1_700_000_040_000;

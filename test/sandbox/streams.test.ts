@@ -1,5 +1,5 @@
 import type { OrgInput } from "../../src/testing.ts";
-import { expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 const ORG: OrgInput = {
   realm: { moderation_request_channel: null },

@@ -1,5 +1,5 @@
-import { openQueue } from "./support/events.ts";
-import { BOT, expect, MEMBER, OWNER, test } from "./support/fixture.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
 const STREAM_TYPING = { notification_settings_null: true, stream_typing_notifications: true };
 

@@ -11,7 +11,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { loadBots } from "../../src/bot/load-bots.ts";
 import { ConfigError } from "../../src/config/config-error.ts";
 import { loadConfigWithSource } from "../../src/config/load-config.ts";
-import { createWorld, iso, type SchedulerWorld } from "./_harness.ts";
+import { createWorld, iso, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());

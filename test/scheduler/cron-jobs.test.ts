@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { JobContext } from "../../src/pipeline/context.ts";
-import { createWorld, type SchedulerWorld } from "./_harness.ts";
+import { createWorld, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
-import { createWorld, type SchedulerWorld } from "./_harness.ts";
+import { createWorld, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi, RecurringAnnouncement } from "../../src/bot/bot-api.ts";
-import { createWorld, iso, type SchedulerWorld } from "./_harness.ts";
+import { createWorld, iso, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());

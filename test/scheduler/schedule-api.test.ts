@@ -5,7 +5,7 @@ import { ScheduledMessageError } from "../../src/effects/schedule/scheduled-mess
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { ManualClock } from "../../src/time/clock.ts";
-import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "./_harness.ts";
+import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00Z");
 const MINUTE = 60_000;

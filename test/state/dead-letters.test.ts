@@ -8,8 +8,8 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./_redis.ts";
-import { test } from "./support.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import { test } from "../support/state.ts";
 
 type Open = (dir: string, prefix: string) => Promise<StateBackend>;
 const backends: Array<[string, Open]> = [["FileStore", (dir) => FileStore.open(dir, { autoFlushMs: 0 })]];

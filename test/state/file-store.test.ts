@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
-import { test } from "./support.ts";
+import { test } from "../support/state.ts";
 
 const open = (dir: string, compactAfterBytes?: number) =>
   FileStore.open(

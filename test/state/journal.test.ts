@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { JournalWriter, readJournal } from "../../src/state/_journal.ts";
-import { test } from "./support.ts";
+import { test } from "../support/state.ts";
 
 const HEADER = '{"format":"bothost-state-log","version":1,"generation":4}\n';
 

@@ -12,8 +12,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
+import { test } from "../support/state.ts";
 import { BIG_EVERY, bigValue, expectedValue } from "./fixtures/writer-values.ts";
-import { test } from "./support.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fence } from "../../src/state/redis-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./_redis.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`redis-store: ${noRedisMessage}`);

@@ -1,6 +1,6 @@
 /**
  * The StateStore contract, run against every implementation so they cannot drift apart. The Redis
- * store joins when a Redis answers (see `_redis.ts`); its expiry runs on Redis's own clock, so the
+ * store joins when a Redis answers (see `test/support/redis.ts`); its expiry runs on Redis's own clock, so the
  * manual-clock expiry test is replaced for it by `redis-store.test.ts`.
  */
 import { afterAll, describe, expect } from "vitest";
@@ -8,8 +8,8 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "./_redis.ts";
-import { manualClock, test } from "./support.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import { manualClock, test } from "../support/state.ts";
 
 type Open = (dir: string, now: () => number) => Promise<StateBackend>;
 const redisPrefixes: string[] = [];

@@ -11,7 +11,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { WebhookContext } from "../../src/pipeline/context.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type RunningDaemon, startDaemon } from "../http/_daemon.ts";
+import { type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 
 const SECRET = "gh-secret-value-123";
 const HMAC_SECRET = "hmac-secret-value-456";

@@ -8,7 +8,7 @@ import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { freePort, type RunningDaemon, startDaemon } from "../http/_daemon.ts";
+import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 
 const TOKEN = "T".repeat(32);
 const HELPER = "helper-bot@x.example";

@@ -10,7 +10,7 @@ import relay from "../../bots/webhook-relay.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { type RunningDaemon, startDaemon } from "../http/_daemon.ts";
+import { type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 
 const SECRET = "relay-secret-from-env";
 let sandbox: Sandbox;

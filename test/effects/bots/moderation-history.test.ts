@@ -16,7 +16,7 @@ import { backtest } from "../../../src/daemon/backtest.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { runBot, type TestBot, type TestMessage } from "../../../src/testing/run-bot.ts";
-import { repoRoot } from "../../e2e/_support/cli.ts";
+import { repoRoot } from "../../support/cli.ts";
 import {
   type ModerationHistory,
   PEOPLE,

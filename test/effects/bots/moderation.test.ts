@@ -9,7 +9,7 @@ import { createClient } from "../../../src/api/create-client.ts";
 import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { type BotDaemon, startBots } from "../_bot-daemon.ts";
+import { type BotDaemon, startBots } from "../../support/bot-daemon.ts";
 
 const BOT = "bot@sandbox.example";
 const OLD = "old@sandbox.example"; // joined in 2020

@@ -9,7 +9,7 @@ import { type Client, createClient } from "../../../src/api/create-client.ts";
 import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { type BotDaemon, requestsSince, startBots } from "../_bot-daemon.ts";
+import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
 
 const SYNC = "sync-bot@sandbox.example";
 const OWNER = "owner@sandbox.example";

@@ -6,77 +6,72 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import welcome from "../../../bots/welcome.ts";
 import { createClient } from "../../../src/api/create-client.ts";
-import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { type BotDaemon, startBots } from "../_bot-daemon.ts";
+import { type BotDaemon, startBots } from "../../support/bot-daemon.ts";
+import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";
 const OWNER = "owner@sandbox.example";
 
-let sandbox: Sandbox;
 let running: BotDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox({ heartbeatSeconds: 1 });
-});
-
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
+const world = useSandbox({ heartbeatSeconds: 1 });
 
 const start = async (settings: Record<string, unknown>) => {
-  running = await startBots(sandbox, { welcome: { email: BOT, definition: welcome, settings } });
+  running = world.stopAfter(
+    await startBots(world.sandbox, { welcome: { email: BOT, definition: welcome, settings } }),
+  );
   return running;
 };
-const botId = () => sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-const greetings = () =>
-  sandbox.control.messages().filter((m) => m.sender_id === botId() && m.type === "private");
+const botId = () => world.idOf(BOT);
+const greetings = () => world.messagesFrom(BOT).filter((m) => m.type === "private");
 const greetingTo = (userId: number) =>
   greetings().find((m) => (m.dm_user_ids as number[]).includes(userId) && m.sender_id === botId());
 
 describe("the welcome bot", () => {
   it("greets a new member with the saved snippet, and follows edits to the snippet", async () => {
-    const asBot = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+    const asBot = createClient({
+      url: world.sandbox.url,
+      email: BOT,
+      apiKey: world.sandbox.control.apiKeyOf(BOT),
+    });
     const { saved_snippet_id: id } = await asBot.savedSnippets.create({
       title: "Welcome",
       content: "Hello {name} ({mention}), welcome!",
     });
     await start({ snippet: "Welcome", fallback: "Hi {name}" });
-    const ada = sandbox.control.createUser({ email: "ada@sandbox.example", full_name: "Ada L" });
+    const ada = world.sandbox.control.createUser({ email: "ada@sandbox.example", full_name: "Ada L" });
     await expect
       .poll(() => greetingTo(ada.user_id)?.content)
       .toBe(`Hello Ada L (@_**Ada L|${ada.user_id}**), welcome!`);
 
     await asBot.savedSnippets.update(id, { content: "Welcome, {name}. Version two." });
-    const bob = sandbox.control.createUser({ email: "bob@sandbox.example", full_name: "Bob" });
+    const bob = world.sandbox.control.createUser({ email: "bob@sandbox.example", full_name: "Bob" });
     await expect.poll(() => greetingTo(bob.user_id)?.content).toBe("Welcome, Bob. Version two.");
     expect(
-      sandbox.control.requests.filter((r) => r.method === "GET" && r.path === "/saved_snippets"),
+      world.sandbox.control.requests.filter((r) => r.method === "GET" && r.path === "/saved_snippets"),
     ).toHaveLength(1);
   });
 
   it("uses the fallback while the snippet is missing", async () => {
     await start({ snippet: "Welcome", fallback: "Hi {name}, glad you are here." });
-    const cy = sandbox.control.createUser({ email: "cy@sandbox.example", full_name: "Cy" });
+    const cy = world.sandbox.control.createUser({ email: "cy@sandbox.example", full_name: "Cy" });
     await expect.poll(() => greetingTo(cy.user_id)?.content).toBe("Hi Cy, glad you are here.");
   });
 
   it("does not greet bots, or guests when told not to", async () => {
     await start({ fallback: "Hi {name}", greet_guests: false });
     const handled = () => running!.daemon.bots[0]!.status.handled;
-    sandbox.control.createUser({
+    world.sandbox.control.createUser({
       email: "helper-bot@sandbox.example",
       full_name: "Helper",
       bot: "generic",
       owner: OWNER,
     });
-    sandbox.control.createUser({ email: "guest@sandbox.example", full_name: "Gus", role: "guest" });
-    const dee = sandbox.control.createUser({ email: "dee@sandbox.example", full_name: "Dee" });
+    world.sandbox.control.createUser({ email: "guest@sandbox.example", full_name: "Gus", role: "guest" });
+    const dee = world.sandbox.control.createUser({ email: "dee@sandbox.example", full_name: "Dee" });
     await expect.poll(() => greetingTo(dee.user_id)?.content).toBe("Hi Dee");
     expect(handled()).toBeGreaterThanOrEqual(3);
     expect(greetings()).toHaveLength(1);
@@ -86,11 +81,11 @@ describe("the welcome bot", () => {
     const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-"));
     const bots = { welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {name}" } } };
     try {
-      running = await startBots(sandbox, bots, { stateDir });
-      const eve = sandbox.control.createUser({ email: "eve@sandbox.example", full_name: "Eve" });
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      const eve = world.sandbox.control.createUser({ email: "eve@sandbox.example", full_name: "Eve" });
       await expect.poll(() => greetings()).toHaveLength(1);
       await running.stop();
-      running = await startBots(sandbox, bots, { stateDir });
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
       // The same add event again (as after the account became visible again): no second greeting.
       await running.daemon.bots[0]!.deliver({
         id: -1,

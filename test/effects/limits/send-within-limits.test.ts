@@ -1,9 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BotApi } from "../../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../../src/bot/define-bot.ts";
-import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { type BotDaemon, requestsSince, startBots } from "../_bot-daemon.ts";
+import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -18,25 +17,15 @@ const replier = {
   },
 } as BotDefinition;
 
-let sandbox: Sandbox;
 let running: BotDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox({ heartbeatSeconds: 1 });
-});
+const world = useSandbox({ heartbeatSeconds: 1 });
 
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
-
-const botId = () => sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-const sentByBot = () => sandbox.control.messages().filter((m) => m.sender_id === botId());
+const sentByBot = () => world.messagesFrom(BOT);
 
 describe("ctx.send and ctx.reply within the server's limits", () => {
   it("splits long content at paragraph breaks and sends the parts in order", async () => {
-    running = await startBots(sandbox, { long: { email: BOT, definition: replier } });
+    running = world.stopAfter(await startBots(world.sandbox, { long: { email: BOT, definition: replier } }));
     const ctx = running.context();
     const { id } = await ctx.send({ type: "channel", to: "general", topic: "report", content: long });
     const sent = sentByBot();
@@ -49,14 +38,14 @@ describe("ctx.send and ctx.reply within the server's limits", () => {
   });
 
   it("ctx.reply splits too", async () => {
-    running = await startBots(sandbox, { long: { email: BOT, definition: replier } });
-    sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "the report, please" });
+    running = world.stopAfter(await startBots(world.sandbox, { long: { email: BOT, definition: replier } }));
+    world.sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "the report, please" });
     await expect.poll(() => sentByBot().length).toBe(3);
     expect(sentByBot().map((m) => m.content)).toEqual(paragraphs);
   });
 
   it("content at the limit is one message", async () => {
-    running = await startBots(sandbox, { long: { email: BOT, definition: replier } });
+    running = world.stopAfter(await startBots(world.sandbox, { long: { email: BOT, definition: replier } }));
     await running
       .context()
       .send({ type: "channel", to: "general", topic: "t", content: "🙂".repeat(10_000) });
@@ -64,10 +53,12 @@ describe("ctx.send and ctx.reply within the server's limits", () => {
   });
 
   it("long_messages: reject refuses long content and sends nothing", async () => {
-    running = await startBots(sandbox, {
-      long: { email: BOT, definition: replier, extra: "long_messages: reject" },
-    });
-    const mark = sandbox.control.requests.length;
+    running = world.stopAfter(
+      await startBots(world.sandbox, {
+        long: { email: BOT, definition: replier, extra: "long_messages: reject" },
+      }),
+    );
+    const mark = world.sandbox.control.requests.length;
     await expect(
       running.context().send({ type: "channel", to: "general", topic: "report", content: long }),
     ).rejects.toMatchObject({
@@ -76,12 +67,12 @@ describe("ctx.send and ctx.reply within the server's limits", () => {
         "Message content is 18004 characters (Unicode code points), over the server's max_message_length of 10000. " +
         "Shorten it, or set long_messages: split in the bot's config (next to settings:) to send it as several messages.",
     });
-    expect(requestsSince(sandbox, mark)).toEqual([]);
+    expect(requestsSince(world.sandbox, mark)).toEqual([]);
   });
 
   it("refuses a topic over max_topic_length instead of letting the server cut it", async () => {
-    running = await startBots(sandbox, { long: { email: BOT, definition: replier } });
-    const mark = sandbox.control.requests.length;
+    running = world.stopAfter(await startBots(world.sandbox, { long: { email: BOT, definition: replier } }));
+    const mark = world.sandbox.control.requests.length;
     await expect(
       running.context().send({ type: "channel", to: "general", topic: "t".repeat(61), content: "hi" }),
     ).rejects.toMatchObject({
@@ -90,14 +81,16 @@ describe("ctx.send and ctx.reply within the server's limits", () => {
         `Topic "${"t".repeat(29)}…" is 61 characters (Unicode code points), over the server's max_topic_length ` +
         "of 60; the server would cut it short. Use a topic of at most 60 characters.",
     });
-    expect(requestsSince(sandbox, mark)).toEqual([]);
+    expect(requestsSince(world.sandbox, mark)).toEqual([]);
     await running.context().send({ type: "channel", to: "general", topic: "t".repeat(60), content: "hi" });
     expect(sentByBot().map((m) => m.topic)).toEqual(["t".repeat(60)]);
   });
 
   it("rejects a bad long_messages value at its config line", async () => {
     await expect(
-      startBots(sandbox, { long: { email: BOT, definition: replier, extra: "long_messages: truncate" } }),
+      startBots(world.sandbox, {
+        long: { email: BOT, definition: replier, extra: "long_messages: truncate" },
+      }),
     ).rejects.toThrow(
       /bothost\.yaml:10:20 bots\.long\.long_messages: must be one of split, reject, not "truncate"$/,
     );

@@ -8,7 +8,7 @@ import type { BotDefinition } from "../../../src/bot/define-bot.ts";
 import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { type BotDaemon, requestsSince, startBots } from "../_bot-daemon.ts";
+import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";

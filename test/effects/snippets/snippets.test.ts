@@ -1,15 +1,14 @@
 import { pino } from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/create-client.ts";
 import type { BotApi } from "../../../src/bot/bot-api.ts";
 import { BotSetupError, createBotHandle } from "../../../src/bot/bot-handle.ts";
 import type { BotDefinition } from "../../../src/bot/define-bot.ts";
 import { SnippetError } from "../../../src/effects/snippets/snippet-error.ts";
-import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { KV } from "../../../src/state/kv.ts";
 import { MemoryStore } from "../../../src/state/memory-store.ts";
-import { type BotDaemon, requestsSince, startBots } from "../_bot-daemon.ts";
+import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";
 
@@ -19,37 +18,30 @@ const tracking = definition((bot) => {
   bot.on("message", () => {});
 });
 
-let sandbox: Sandbox;
 let running: BotDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox({ heartbeatSeconds: 1 });
-});
-
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
+const world = useSandbox({ heartbeatSeconds: 1 });
 
 const writes = (from: number) =>
-  requestsSince(sandbox, from).filter((r) => /^(POST|PATCH|DELETE) \/saved_snippets/.test(r));
+  requestsSince(world.sandbox, from).filter((r) => /^(POST|PATCH|DELETE) \/saved_snippets/.test(r));
 
 describe("ctx.snippets", () => {
   it("ensure creates, then does nothing, then updates only when the content differs", async () => {
-    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
+    );
     const ctx = running.context();
     const first = await ctx.snippets.ensure(" Welcome ", "Hi, and welcome!");
     expect(first.action).toBe("created");
     expect(first.snippet).toMatchObject({ title: "Welcome", content: "Hi, and welcome!" });
 
-    const mark = sandbox.control.requests.length;
+    const mark = world.sandbox.control.requests.length;
     const again = await ctx.snippets.ensure("Welcome", "Hi, and welcome!\n");
     expect(again).toEqual({
       snippet: expect.objectContaining({ id: first.snippet.id }),
       action: "unchanged",
     });
-    expect(requestsSince(sandbox, mark)).toEqual([]); // no POST, no PATCH, not even a GET
+    expect(requestsSince(world.sandbox, mark)).toEqual([]); // no POST, no PATCH, not even a GET
 
     const changed = await ctx.snippets.ensure("Welcome", "Hello!");
     expect(changed.action).toBe("updated");
@@ -58,22 +50,32 @@ describe("ctx.snippets", () => {
   });
 
   it("concurrent ensures of one title create one snippet", async () => {
-    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
+    );
     const ctx = running.context();
-    const mark = sandbox.control.requests.length;
+    const mark = world.sandbox.control.requests.length;
     const results = await Promise.all([1, 2, 3].map(() => ctx.snippets.ensure("Rules", "Be kind.")));
     expect(results.map((r) => r.action).sort()).toEqual(["created", "unchanged", "unchanged"]);
     expect(writes(mark)).toEqual(["POST /saved_snippets"]);
   });
 
   it("stays fresh from saved_snippets events made by another session, without reloading", async () => {
-    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
-    expect(sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toContain("saved_snippets");
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
+    );
+    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toContain(
+      "saved_snippets",
+    );
     const ctx = running.context();
     expect(await ctx.snippets.list()).toEqual([]);
-    const mark = sandbox.control.requests.length;
+    const mark = world.sandbox.control.requests.length;
 
-    const other = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+    const other = createClient({
+      url: world.sandbox.url,
+      email: BOT,
+      apiKey: world.sandbox.control.apiKeyOf(BOT),
+    });
     const { saved_snippet_id: id } = await other.savedSnippets.create({ title: "FAQ", content: "v1" });
     await expect.poll(() => ctx.snippets.get("FAQ")).toMatchObject({ id, content: "v1" });
     await other.savedSnippets.update(id, { content: "v2" });
@@ -81,14 +83,16 @@ describe("ctx.snippets", () => {
     await other.savedSnippets.delete(id);
     await expect.poll(() => ctx.snippets.get("FAQ")).toBeUndefined();
 
-    const reads = requestsSince(sandbox, mark).filter(
+    const reads = requestsSince(world.sandbox, mark).filter(
       (r) => r.endsWith("/saved_snippets") && r.startsWith("GET"),
     );
     expect(reads).toEqual([]);
   });
 
   it("creates, lists, updates by title and deletes", async () => {
-    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
+    );
     const ctx = running.context();
     const a = await ctx.snippets.create("A", "alpha");
     const b = await ctx.snippets.create("B", "beta");
@@ -103,9 +107,11 @@ describe("ctx.snippets", () => {
   });
 
   it("refuses blank or too long fields, and updates of missing titles, with the reason", async () => {
-    running = await startBots(sandbox, { greeter: { email: BOT, definition: tracking } });
+    running = world.stopAfter(
+      await startBots(world.sandbox, { greeter: { email: BOT, definition: tracking } }),
+    );
     const ctx = running.context();
-    const mark = sandbox.control.requests.length;
+    const mark = world.sandbox.control.requests.length;
     await expect(ctx.snippets.create("  ", "x")).rejects.toThrow(
       new SnippetError("SNIPPET_INVALID", "Snippet title is blank; the server refuses blank titles."),
     );
@@ -113,7 +119,7 @@ describe("ctx.snippets", () => {
       code: "SNIPPET_INVALID",
       message: "Snippet title is 61 characters; the server allows at most 60. Shorten it.",
     });
-    expect(requestsSince(sandbox, mark)).toEqual([]);
+    expect(requestsSince(world.sandbox, mark)).toEqual([]);
     await expect(ctx.snippets.update("Nope", { content: "x" })).rejects.toMatchObject({
       code: "SNIPPET_NOT_FOUND",
       message: 'No saved snippet titled "Nope"; create it first (or use ctx.snippets.ensure).',
@@ -122,8 +128,8 @@ describe("ctx.snippets", () => {
 
   it("without bot.track the queue does not pay for snippet events, and the cache says how to enable them", async () => {
     const plain = definition((bot) => bot.on("message", () => {}));
-    running = await startBots(sandbox, { greeter: { email: BOT, definition: plain } });
-    expect(sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["message"]);
+    running = world.stopAfter(await startBots(world.sandbox, { greeter: { email: BOT, definition: plain } }));
+    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["message"]);
     const ctx = running.context();
     await ctx.snippets.ensure("Welcome", "Hi");
     await ctx.snippets.get("Welcome");
@@ -136,7 +142,7 @@ describe("ctx.snippets", () => {
     const handle = createBotHandle({
       name: "greeter",
       log: pino({ level: "silent" }),
-      client: createClient({ url: sandbox.url, email: BOT, apiKey: "x".repeat(32) }),
+      client: createClient({ url: world.sandbox.url, email: BOT, apiKey: "x".repeat(32) }),
       state: new KV(new MemoryStore()),
     });
     expect(() => handle.api.track("snipets" as never)).toThrow(

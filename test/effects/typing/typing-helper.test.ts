@@ -11,35 +11,25 @@ import type { BotApi } from "../../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../../src/bot/define-bot.ts";
 import { BotServices, type ContextHelpers } from "../../../src/effects/bot-services.ts";
 import type { BaseContext } from "../../../src/pipeline/context.ts";
-import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { MemoryStore } from "../../../src/state/memory-store.ts";
 import { ManualClock } from "../../../src/time/clock.ts";
-import { type BotDaemon, startBots } from "../_bot-daemon.ts";
-import { openQueue, type TestQueue } from "../_event-queue.ts";
+import { type BotDaemon, startBots } from "../../support/bot-daemon.ts";
+import { openQueue, type TestQueue } from "../../support/event-queue.ts";
+import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
 
-let sandbox: Sandbox;
 let running: BotDaemon | undefined;
 
-beforeEach(async () => {
-  sandbox = await startSandbox({ heartbeatSeconds: 1 });
-});
+const world = useSandbox({ heartbeatSeconds: 1 });
 
-afterEach(async () => {
-  await running?.stop();
-  running = undefined;
-  await sandbox.stop();
-});
-
-const idOf = (email: string) => sandbox.control.users().find((u) => u.email === email)!.user_id;
+const idOf = world.idOf;
 
 /** The bot's helpers on a ManualClock, fed every event its real queue receives. */
 async function manualServices() {
   const clock = new ManualClock(Date.now());
-  const queue = await openQueue(sandbox, BOT, ["typing"]);
+  const queue = await openQueue(world.sandbox, BOT, ["typing"]);
   const services = new BotServices({
     name: "typist",
     client: queue.client,
@@ -75,7 +65,11 @@ describe("ctx.typing.who: the typing state table, row by row", () => {
   };
 
   beforeEach(async () => {
-    member = createClient({ url: sandbox.url, email: MEMBER, apiKey: sandbox.control.apiKeyOf(MEMBER) });
+    member = createClient({
+      url: world.sandbox.url,
+      email: MEMBER,
+      apiKey: world.sandbox.control.apiKeyOf(MEMBER),
+    });
     memberId = idOf(MEMBER);
     botId = idOf(BOT);
     t = await manualServices();
@@ -144,7 +138,7 @@ describe("ctx.typing.who: the typing state table, row by row", () => {
 describe("ctx.typing.during", () => {
   it("sends start, repeats it every started-wait period, and sends stop when the work ends", async () => {
     const t = await manualServices();
-    const watcher = await openQueue(sandbox, MEMBER, ["typing"]);
+    const watcher = await openQueue(world.sandbox, MEMBER, ["typing"]);
     const botId = idOf(BOT);
     const result = await t.helpers.typing.during({ users: [idOf(MEMBER)] }, async () => {
       await t.clock.tick(t.server.typing.startedWaitMs); // 30 s: a second start
@@ -162,7 +156,7 @@ describe("ctx.typing.during", () => {
 
   it("types in a channel named by name, and sends stop even when the work throws", async () => {
     const t = await manualServices();
-    const watcher = await openQueue(sandbox, MEMBER, ["typing"]);
+    const watcher = await openQueue(world.sandbox, MEMBER, ["typing"]);
     const seen: Awaited<ReturnType<TestQueue["drain"]>> = [];
     const collect = async () => {
       seen.push(...(await watcher.drain()));
@@ -204,12 +198,17 @@ describe("ctx.typing in the daemon", () => {
   const typing = (ctx: BaseContext<unknown>): ContextHelpers["typing"] => ctx.typing;
 
   it("bot.track('typing') subscribes the queue and the runtime feeds the tracker", async () => {
-    running = await startBots(sandbox, { typist: { email: BOT, definition: botDef(true) } });
-    expect(sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual(["typing", "message"]);
+    running = world.stopAfter(
+      await startBots(world.sandbox, { typist: { email: BOT, definition: botDef(true) } }),
+    );
+    expect(world.sandbox.control.queues().find((q) => q.email === BOT)?.event_types).toEqual([
+      "typing",
+      "message",
+    ]);
     const member = createClient({
-      url: sandbox.url,
+      url: world.sandbox.url,
       email: MEMBER,
-      apiKey: sandbox.control.apiKeyOf(MEMBER),
+      apiKey: world.sandbox.control.apiKeyOf(MEMBER),
     });
     const ctx = running.context();
     await member.typing.set({ op: "start", type: "direct", to: [idOf(BOT)] });
@@ -219,7 +218,9 @@ describe("ctx.typing in the daemon", () => {
   });
 
   it("without tracking, who() sees nobody and warns once how to fix it", async () => {
-    running = await startBots(sandbox, { typist: { email: BOT, definition: botDef(false) } });
+    running = world.stopAfter(
+      await startBots(world.sandbox, { typist: { email: BOT, definition: botDef(false) } }),
+    );
     const ctx = running.context();
     expect(await typing(ctx).who({ users: [idOf(MEMBER)] })).toEqual([]);
     expect(await typing(ctx).isTyping(idOf(MEMBER))).toBe(false);

@@ -7,8 +7,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, expect } from "vitest";
-import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
-import type { OrgInput, Sandbox } from "../../../src/sandbox/types.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
 
 export const REPLIER = path.join(repoRoot, "test/fixtures/e2e/replier.mjs");

@@ -184,7 +184,7 @@ export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {})
   return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
 }
 
-export { deferred } from "../support/deferred.ts";
+export { deferred } from "./deferred.ts";
 
 /** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
 export class CountingClock extends ManualClock {

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const cliPath = path.join(repoRoot, "dist/cli/main.js");
 
 /** Fail early, with the fix, when the CLI was never built (`npm test` builds it first). */

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
-import { type CliProcess, repoRoot, spawnCli } from "../e2e/_support/cli.ts";
-import { botEmail, MEMBER, OWNER } from "../e2e/_support/daemon.ts";
+import { type CliProcess, repoRoot, spawnCli } from "./cli.ts";
+import { botEmail, MEMBER, OWNER } from "./e2e-daemon.ts";
 
 export const CLUSTER_BOT = path.join(repoRoot, "test/fixtures/cluster/cluster-bot.mjs");
 export const HOOK_TOKEN = "cluster-hook-token";
