@@ -9,6 +9,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
 import type { EffectRun } from "../effects/effect-records.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
+import { type ReactOptions, react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
@@ -61,6 +62,11 @@ export interface BaseContext<S = unknown> {
   typing: ContextHelpers["typing"];
   /** Report a message to the moderators, at most once ever per message. */
   report: ContextHelpers["report"];
+  /**
+   * React with an emoji, by name (`"eyes"`), to the event's message or `options.messageId`;
+   * `remove: true` takes the reaction off. Already there (or already gone) counts as done.
+   */
+  react(emoji: string, options?: ReactOptions): Promise<void>;
 }
 
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
@@ -253,6 +259,15 @@ class LazyContext<S> {
   get report(): ContextHelpers["report"] {
     return this.#helpersOf().report;
   }
+  get react(): BaseContext<S>["react"] {
+    return (emoji, options = {}) =>
+      react(this.api, emoji, { ...options, eventMessageId: this.messageId(), signal: this.signal });
+  }
+
+  /** The message `react` defaults to: an event context's message. */
+  protected messageId(): number | undefined {
+    return undefined;
+  }
 
   #helpersOf(): ContextHelpers {
     const made = this.made();
@@ -330,6 +345,10 @@ class LazyEventContext<S> extends LazyContext<S> {
 
   protected override logBindings(): Record<string, unknown> {
     return eventBindings(this.event);
+  }
+
+  protected override messageId(): number | undefined {
+    return this.event.type === "message" ? (this.event as { message: { id: number } }).message.id : undefined;
   }
 
   get reply(): BotContext<S>["reply"] {

@@ -1,0 +1,49 @@
+/**
+ * `ctx.react`: put the bot's emoji reaction on a message, or take it off. A reaction is a state,
+ * not an event: adding one that is already there, or removing one that is not, counts as done.
+ * So a call whose answer was lost (a 5xx, a proxy's HTML page, a reset after the request was
+ * written) is simply made again, and a handler that runs again reacts no second time.
+ */
+import type { Client } from "../api/create-client.ts";
+import { isApiError } from "../api/errors.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import { isAmbiguous } from "./local-echo.ts";
+
+/** Where `ctx.react` reacts, and whether it takes the reaction off. */
+export interface ReactOptions {
+  /** The message to react to; default the event's message (in a message handler). */
+  messageId?: number;
+  /** Take the reaction off instead. */
+  remove?: boolean;
+}
+
+/** Tries in all when the answer is lost, and the pause before each retry. */
+const ATTEMPTS = 3;
+const PAUSE_MS = 500;
+
+export async function react(
+  api: Client,
+  emoji: string,
+  options: ReactOptions & { eventMessageId: number | undefined; signal: AbortSignal },
+): Promise<void> {
+  const messageId = options.messageId ?? options.eventMessageId;
+  if (messageId === undefined) {
+    throw new BothostError(
+      "REACT_NO_MESSAGE",
+      `ctx.react("${emoji}"): this context has no message event; pass { messageId }.`,
+    );
+  }
+  const done = options.remove ? "REACTION_DOES_NOT_EXIST" : "REACTION_ALREADY_EXISTS";
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (options.remove)
+        await api.reactions.remove(messageId, { emoji_name: emoji }, { signal: options.signal });
+      else await api.reactions.add(messageId, { emoji_name: emoji }, { signal: options.signal });
+      return;
+    } catch (err) {
+      if (isApiError(err) && err.code === done) return;
+      if (attempt >= ATTEMPTS || !isAmbiguous(err) || options.signal.aborted) throw err;
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS * attempt));
+    }
+  }
+}
