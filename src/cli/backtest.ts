@@ -2,7 +2,6 @@
  * `bothost backtest BOT`: what the bot would have done over the organization's history, every
  * write captured, nothing sent (see src/daemon/backtest.ts).
  */
-import { parseArgs } from "node:util";
 import type { NarrowTerm } from "../api/resources/messages.ts";
 import { loadBots } from "../bot/load-bots.ts";
 import { resolveConfigPath } from "../config/config-path.ts";
@@ -10,6 +9,7 @@ import { parseDuration } from "../config/duration.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import { type BacktestReport, backtest } from "../daemon/backtest.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { progressBar } from "./progress.ts";
 import { reportStartupError } from "./report-error.ts";
 
@@ -40,24 +40,21 @@ function usageError(message: string): number {
 }
 
 export async function runBacktestCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: "string", short: "c" },
+  const args = commandArgs(
+    argv,
+    backtestHelp,
+    {
+      ...configOption,
       channel: { type: "string", multiple: true },
       since: { type: "string" },
       from: { type: "string" },
       limit: { type: "string" },
       json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
     },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(backtestHelp);
-    return ExitCode.Ok;
-  }
+    true,
+  );
+  if (!args) return ExitCode.Ok;
+  const { values, positionals } = args;
   if (positionals.length !== 1) return usageError("name exactly one bot of the config");
   const name = positionals[0]!;
   if (values.since !== undefined && values.from !== undefined)

@@ -3,7 +3,6 @@
  * validates the config and every module (the same located errors as `run`), then asks each bot's
  * server who the bot is and what the server can do, and prints one table row per bot.
  */
-import { parseArgs } from "node:util";
 import { loadBots } from "../bot/load-bots.ts";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
@@ -11,6 +10,7 @@ import { loadConfigWithSource } from "../config/load-config.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { type BotCheck, checkBot } from "./check-bot.ts";
 import { missingFeatures } from "./missing-features.ts";
 import { reportStartupError } from "./report-error.ts";
@@ -40,16 +40,9 @@ Exit codes: 0 every bot is ready; 1 some bot is not (each is named, with the rea
  * ```
  */
 export async function runCheckCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { config: { type: "string", short: "c" }, help: { type: "boolean", short: "h" } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    process.stdout.write(checkHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(argv, checkHelp, configOption);
+  if (!args) return ExitCode.Ok;
+  const { values } = args;
   let sandbox: Sandbox | undefined;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });

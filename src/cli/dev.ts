@@ -4,10 +4,10 @@
  */
 import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { reportStartupError } from "./report-error.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
@@ -26,15 +26,9 @@ Options:
 const SETTLE_MS = 250;
 
 export async function runDevCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { config: { type: "string", short: "c" }, help: { type: "boolean", short: "h" } },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(devHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(argv, devHelp, configOption);
+  if (!args) return ExitCode.Ok;
+  const { values } = args;
   let booted: Booted | undefined;
   const watchers: FSWatcher[] = [];
   try {

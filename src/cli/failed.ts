@@ -2,12 +2,12 @@
  * `bothost failed`: the dead letters (events whose handler failed every attempt): list them, show
  * one, replay them once the cause is fixed, or drop them.
  */
-import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig } from "../config/load-config.ts";
 import type { DeadLetterOutcome, DeadLetterSelection } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { type LetterDesk, openLetterDesk } from "./failed-access.ts";
 import { reportStartupError } from "./report-error.ts";
 
@@ -40,22 +40,14 @@ function usageError(message: string): number {
 }
 
 export async function runFailedCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: "string", short: "c" },
-      bot: { type: "string" },
-      all: { type: "boolean" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(failedHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(
+    argv,
+    failedHelp,
+    { ...configOption, bot: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
+    true,
+  );
+  if (!args) return ExitCode.Ok;
+  const { values, positionals } = args;
   const [action, ...ids] = positionals;
   if (!ACTIONS.includes(action as Action)) {
     return usageError(

@@ -4,8 +4,8 @@
  */
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { ExitCode } from "../config/exit-codes.ts";
+import { commandArgs } from "./args.ts";
 import { initFiles } from "./init-templates.ts";
 
 export const initHelp = `Usage: bothost init [DIR] [--force]
@@ -20,16 +20,9 @@ Options:
 `;
 
 export async function runInitCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { force: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(initHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(argv, initHelp, { force: { type: "boolean" } }, true);
+  if (!args) return ExitCode.Ok;
+  const { values, positionals } = args;
   if (positionals.length > 1) {
     process.stderr.write(
       `bothost init: give one folder, not ${positionals.length}. Run "bothost init --help".\n`,

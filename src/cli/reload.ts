@@ -6,7 +6,6 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
 import { resolveConfigPath } from "../config/config-path.ts";
@@ -16,6 +15,7 @@ import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import type { ReloadReport } from "../daemon/reload-plan.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { daemonClient } from "./daemon-client.ts";
 import { reportStartupError } from "./report-error.ts";
 
@@ -34,19 +34,9 @@ Options:
 `;
 
 export async function runReloadCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: "string", short: "c" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(reloadHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(argv, reloadHelp, { ...configOption, json: { type: "boolean" } });
+  if (!args) return ExitCode.Ok;
+  const { values } = args;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
     // The file must at least parse here: the daemon reads the same file.

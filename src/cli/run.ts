@@ -2,10 +2,10 @@
  * `bothost run`: load the config and every bot module, start the daemon (and the embedded
  * sandbox when the config says `url: sandbox`), and run until SIGINT or SIGTERM.
  */
-import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { reportStartupError } from "./report-error.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
@@ -21,15 +21,9 @@ Options:
 `;
 
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { config: { type: "string", short: "c" }, help: { type: "boolean", short: "h" } },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(runHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(argv, runHelp, configOption);
+  if (!args) return ExitCode.Ok;
+  const { values } = args;
   let booted: Booted | undefined;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });

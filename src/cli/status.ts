@@ -1,12 +1,12 @@
 /**
  * `bothost status`: ask the running daemon what each bot is doing.
  */
-import { parseArgs } from "node:util";
 import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig } from "../config/load-config.ts";
 import type { BotStatus, DaemonStatus } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
+import { commandArgs, configOption } from "./args.ts";
 import { daemonClient } from "./daemon-client.ts";
 import { reportStartupError } from "./report-error.ts";
 
@@ -24,19 +24,9 @@ Options:
 `;
 
 export async function runStatusCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: "string", short: "c" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(statusHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(argv, statusHelp, { ...configOption, json: { type: "boolean" } });
+  if (!args) return ExitCode.Ok;
+  const { values } = args;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
     const daemon = daemonClient(await loadConfig(path), "bothost status");
