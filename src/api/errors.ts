@@ -200,10 +200,3 @@ export const isApiError = (err: unknown): err is ApiError => err instanceof ApiE
 export const isAuthError = (err: unknown): err is AuthError => err instanceof AuthError;
 export const isRateLimitError = (err: unknown): err is RateLimitError => err instanceof RateLimitError;
 export const isNetworkError = (err: unknown): err is NetworkError => err instanceof NetworkError;
-export const isBadResponseError = (err: unknown): err is BadResponseError => err instanceof BadResponseError;
-export const isResponseSchemaError = (err: unknown): err is ResponseSchemaError =>
-  err instanceof ResponseSchemaError;
-export const isUnsupportedFeatureError = (err: unknown): err is UnsupportedFeatureError =>
-  err instanceof UnsupportedFeatureError;
-export const isClientConfigError = (err: unknown): err is ClientConfigError =>
-  err instanceof ClientConfigError;

@@ -23,7 +23,7 @@ export type RouterErrorCode =
  * ```ts
  * bot.on("message", async (ctx) => {
  *   await work(ctx.signal).catch((err) => {
- *     if (isRouterError(err) && err.code === "ROUTER_HANDLER_TIMEOUT") ctx.log.warn({}, "gave up");
+ *     if (isBothostError(err) && err.code === "ROUTER_HANDLER_TIMEOUT") ctx.log.warn({}, "gave up");
  *   });
  * });
  * ```
@@ -33,11 +33,6 @@ export class RouterError extends BothostError<RouterErrorCode> {
     super(code, message, options);
     this.name = "RouterError";
   }
-}
-
-/** True for any {@link RouterError}. */
-export function isRouterError(err: unknown): err is RouterError {
-  return err instanceof RouterError;
 }
 
 /** A mistake in how the router or the queue was called (`ROUTER_INVALID_ARGUMENT`). */

@@ -1,16 +1,9 @@
 /**
- * Response bodies: the success envelope, the error envelope, the error codes the server uses,
+ * Response bodies: the error envelope, the error codes the server uses,
  * and the parts of POST /register's response a bot depends on.
  */
 import { z } from "zod";
 import { User } from "./records.ts";
-
-/** Every success body: `result`, `msg`, maybe `ignored_parameters_unsupported`, then the data. */
-export const SuccessBase = z.looseObject({
-  result: z.literal("success"),
-  msg: z.string(),
-  ignored_parameters_unsupported: z.array(z.string()).optional(),
-});
 
 /**
  * Error codes the server sends. 405 and 500 bodies carry no `code` at all. On `/api/v1` with

@@ -30,8 +30,3 @@ export class ScheduledMessageError extends BothostError<ScheduledMessageErrorCod
     this.field = field;
   }
 }
-
-/** True for a {@link ScheduledMessageError}. */
-export function isScheduledMessageError(err: unknown): err is ScheduledMessageError {
-  return err instanceof ScheduledMessageError;
-}

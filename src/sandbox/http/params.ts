@@ -145,8 +145,3 @@ export function checkIntList(value: unknown, name: string): number[] {
   });
   return value as number[];
 }
-
-/** Parse a path segment declared `<int:...>`: not an integer means no route matched. */
-export function pathInt(segment: string): number | undefined {
-  return /^[0-9]+$/.test(segment) ? Number(segment) : undefined;
-}
