@@ -1,30 +1,22 @@
 /**
- * A clock for tests where every wait returns at once and moves time forward; the waits asked
- * for are read back from `sleeps`. (For waits a test must hold open, use ManualClock from
- * src/time/clock.ts.)
+ * The ManualClock (src/time/clock.ts) driving itself: each wait asked for moves time forward to
+ * its end and fires at once, so code that waits (retries, backoff, rate limits) runs without
+ * real pauses; the waits asked for are read back from `sleeps`.
  */
-import type { Clock, TimerHandle } from "../../../src/time/clock.ts";
+import { ManualClock, type TimerHandle } from "../../../src/time/clock.ts";
 
-export class FakeClock implements Clock {
-  time = 1_700_000_000_000;
+export class FakeClock extends ManualClock {
   /** Every delay asked for, in milliseconds, in order. */
   readonly sleeps: number[] = [];
 
-  now(): number {
-    return this.time;
+  constructor() {
+    super(1_700_000_000_000);
   }
 
-  setTimeout(fn: () => void, ms: number): TimerHandle {
+  override setTimeout(fn: () => void, ms: number): TimerHandle {
     this.sleeps.push(ms);
-    this.time += ms;
-    const timer = { cancelled: false };
-    queueMicrotask(() => {
-      if (!timer.cancelled) fn();
-    });
-    return timer as unknown as TimerHandle;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    (handle as unknown as { cancelled: boolean }).cancelled = true;
+    const handle = super.setTimeout(fn, ms);
+    void this.tick(ms);
+    return handle;
   }
 }
