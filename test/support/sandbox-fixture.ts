@@ -48,9 +48,12 @@ export function useSandbox(options: SandboxFixtureOptions = {}): SandboxFixture 
     }
   });
   afterEach(async () => {
-    for (const running of started.splice(0).reverse()) await running.stop();
-    await current?.stop();
-    current = undefined;
+    try {
+      for (const running of started.splice(0).reverse()) await running.stop();
+    } finally {
+      await current?.stop();
+      current = undefined;
+    }
   });
   const fixture: SandboxFixture = {
     get sandbox() {
