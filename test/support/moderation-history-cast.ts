@@ -2,19 +2,15 @@
  * Who and where the seeded moderation history happens (see moderation-history.ts), and the bot
  * settings its answer key assumes.
  */
+import type { RuleName } from "../../bots/moderation/rules.ts";
 
 const DAY = 86_400_000;
 
-/** The rules by the names the bot reports and logs (`mention_storm` is reported as `mass_mentions`). */
-export type SeededRule =
-  | "flood"
-  | "cross_post"
-  | "repeated_message"
-  | "new_member_links"
-  | "link_flood"
-  | "keywords"
-  | "blocked_patterns"
-  | "mass_mentions";
+/**
+ * The rules by the names the bot reports and logs (`mention_storm` is reported as
+ * `mass_mentions`): the bot's own list, so the answer key must cover every rule it has.
+ */
+export type SeededRule = RuleName;
 
 export interface CastMember {
   email: string;
