@@ -6,7 +6,9 @@
  */
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
+import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { realClock } from "../time/clock.ts";
 import { isAmbiguous } from "./local-echo.ts";
 
 /** Where `ctx.react` reacts, and whether it takes the reaction off. */
@@ -42,8 +44,8 @@ export async function react(
       return;
     } catch (err) {
       if (isApiError(err) && err.code === done) return;
-      if (attempt >= ATTEMPTS || !isAmbiguous(err) || options.signal.aborted) throw err;
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS * attempt));
+      if (attempt >= ATTEMPTS || !isAmbiguous(err)) throw err;
+      await sleep(realClock, PAUSE_MS * attempt, options.signal);
     }
   }
 }
