@@ -9,11 +9,6 @@ export function typingApi(ctx: ResourceContext) {
     /**
      * Start or stop a typing notification. Direct: `to` is a list of user ids. Channel:
      * `stream_id` and `topic`.
-     *
-     * @example
-     * ```ts
-     * await client.typing.set({ op: "start", type: "channel", stream_id: 5, topic: "greetings" });
-     * ```
      */
     async set(params: TypingParams, options: CallOptions = {}): Promise<void> {
       await ctx.request("POST", "/typing", adaptTyping(params, ctx.state), options);
