@@ -8,7 +8,6 @@ import { type CapturedCall, capturing } from "./capture.ts";
 import { ClientConfigError } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import { type Logger, silentLogger } from "./logger.ts";
-import { createSlidingWindowLimiter, unlimited } from "./rate-limiter.ts";
 import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
 import type { ResourceContext } from "./resources/context.ts";
 import { eventsApi } from "./resources/events.ts";
@@ -17,8 +16,7 @@ import { realmApi, serverApi } from "./resources/realm.ts";
 import { savedSnippetsApi } from "./resources/saved-snippets.ts";
 import { typingApi } from "./resources/typing.ts";
 import { pushTokensApi, userGroupsApi, usersApi } from "./resources/users.ts";
-import { type RetryOptions, resolveRetryPolicy } from "./retry.ts";
-import { createTransport, type RequestFn } from "./transport.ts";
+import { createTransport, type RequestFn, type RetryOptions } from "./transport.ts";
 import { defaultUserAgent } from "./version.ts";
 import { readZuliprc } from "./zuliprc.ts";
 
@@ -122,11 +120,8 @@ export function createClient(options: ClientOptions): Client {
     apiKey,
     userAgent: options.userAgent ?? defaultUserAgent,
     logger,
-    limiter:
-      perMinute === undefined
-        ? unlimited
-        : createSlidingWindowLimiter({ limit: perMinute, windowMs: 60_000, clock }),
-    retry: resolveRetryPolicy(options.retry),
+    perMinute,
+    retry: options.retry,
     clock,
     timeoutMs,
     onResponse: options.onResponse,

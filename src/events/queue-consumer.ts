@@ -4,9 +4,9 @@
  * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
  */
 
-import { backoffDelay, type Pause, realPause } from "../api/backoff.ts";
 import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
+import { backoffDelay, type Pause, realPause } from "../api/sleep.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 

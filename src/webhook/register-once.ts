@@ -3,9 +3,9 @@
  * the server's limits; the queue it creates is deleted at once (nothing will poll it).
  */
 import type { Logger } from "pino";
-import { backoffDelay, realPause } from "../api/backoff.ts";
 import type { Client } from "../api/create-client.ts";
 import { isAuthError, isRateLimitError } from "../api/errors.ts";
+import { backoffDelay, realPause } from "../api/sleep.ts";
 import { registerParams } from "../events/register-params.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 

@@ -1,8 +1,7 @@
 /** What every resource module receives from `createClient`. */
 import type { ServerState } from "../feature-level.ts";
 import type { Logger } from "../logger.ts";
-import type { RetryOptions } from "../retry.ts";
-import type { RequestFn } from "../transport.ts";
+import type { RequestFn, RetryOptions } from "../transport.ts";
 
 export interface ResourceContext {
   request: RequestFn;
