@@ -3,7 +3,6 @@
  * everything the server and the network do. It never routes: it hands each batch of events to
  * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
  */
-
 import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
 import { backoffDelay, type Pause, realPause } from "../api/sleep.ts";
@@ -81,6 +80,7 @@ export class QueueConsumer {
   #lastHeartbeatAt: number | undefined;
   #lastContactAt: number | undefined;
   #fatal: unknown;
+  #pendingReason: RegisterReason | undefined;
   /** The poll sent ahead while the previous batch was dispatched (see `hasCapacity`). */
   #ahead: { queueId: string; events: Promise<unknown[]> } | undefined;
 
@@ -93,9 +93,6 @@ export class QueueConsumer {
   }
   get queueId(): string | null {
     return this.#queueId;
-  }
-  get lastEventId(): number {
-    return this.#lastEventId;
   }
   /** When the current queue was registered. */
   get registeredAt(): number | undefined {
@@ -115,10 +112,6 @@ export class QueueConsumer {
   /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
   get longpollMs(): number {
     return this.#longpollMs;
-  }
-  /** The error that stopped the consumer for good (an authentication failure), if any. */
-  get fatalError(): unknown {
-    return this.#fatal;
   }
 
   /** Register the first queue, then keep polling in the background. Rejects on a 401. */
@@ -170,13 +163,10 @@ export class QueueConsumer {
     }
   }
 
-  #pendingReason: RegisterReason | undefined;
-
   /**
    * Take the poll sent ahead (or send one once there is capacity), then dispatch its batch.
-   * Reading ahead acknowledges a batch before its handlers ran: the runtime's guarantees do not
-   * rest on the queue keeping events (a new queue replays messages from the delivery ledger), and
-   * at most one batch more than the capacity is held in memory.
+   * Reading ahead acknowledges a batch before its handlers ran: harmless, as a new queue replays
+   * messages from the delivery ledger, and at most one batch beyond the capacity is held.
    */
   async #pollOnce(signal: AbortSignal): Promise<void> {
     const queueId = this.#queueId;
@@ -264,11 +254,8 @@ export class QueueConsumer {
   }
 
   async #wait(ms: number, signal: AbortSignal): Promise<void> {
-    try {
-      await (this.#opts.pause ?? realPause)(ms, signal);
-    } catch {
-      // Aborted: the loop condition ends the run.
-    }
+    // An abort ends the wait; the loop condition then ends the run.
+    await (this.#opts.pause ?? realPause)(ms, signal).catch(() => {});
   }
 
   /** Register a queue, retrying transient failures; false when stopped or fatally failed. */
@@ -340,7 +327,4 @@ export class QueueConsumer {
   }
 }
 
-function describe(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
+const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
