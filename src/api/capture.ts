@@ -37,15 +37,7 @@ const CREATED: Record<string, string> = {
  */
 const FIRST_CAPTURED_ID = 9_000_000_000_000;
 
-/**
- * @example
- * ```ts
- * const calls: CapturedCall[] = [];
- * const request = capturing(transport, (call) => calls.push(call));
- * await request("POST", "/messages", { type: "stream", to: "general", topic: "t", content: "hi" });
- * // calls = [{ method: "POST", path: "/messages", params: {…}, createdId: 9000000000000 }]
- * ```
- */
+/** `send`, except that calls which change something go to `capture` and get a made-up answer. */
 export function capturing(send: RequestFn, capture: (call: CapturedCall) => void): RequestFn {
   let nextId = FIRST_CAPTURED_ID;
   return (async (method: HttpMethod, path: string, params: Params = {}, options = {}) => {

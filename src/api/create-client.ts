@@ -1,6 +1,4 @@
-/**
- * `createClient`: one authenticated client per bot account, with typed methods per resource.
- */
+/** `createClient`: one authenticated client per bot account, with typed methods per resource. */
 import { readFileSync } from "node:fs";
 import { type Dispatcher, Pool } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";

@@ -58,14 +58,6 @@ export interface QueueConsumerOptions {
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
 
-/**
- * @example
- * ```ts
- * const consumer = new QueueConsumer({ api, log, onRegistered, onEvents, waitForCapacity });
- * await consumer.start(); // resolves once the first queue is registered
- * await consumer.stop();  // aborts the parked poll and deletes the queue
- * ```
- */
 export class QueueConsumer {
   #opts: QueueConsumerOptions;
   #abort = new AbortController();

@@ -5,14 +5,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
-/**
- * True when `given` equals `expected`, compared in constant time.
- *
- * @example
- * ```ts
- * if (!safeEqual(body.token, configuredToken)) return reply.code(401).send();
- * ```
- */
+/** True when `given` equals `expected`, compared in constant time. */
 export function safeEqual(given: string | Buffer, expected: string | Buffer): boolean {
   const a = createHash("sha256").update(given).digest();
   const b = createHash("sha256").update(expected).digest();

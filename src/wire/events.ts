@@ -7,34 +7,30 @@
 import { z } from "zod";
 import { Message, SavedSnippet, ScheduledMessage, Subscription } from "./records.ts";
 
-const base = { id: z.number().int() };
 const userRef = z.looseObject({ user_id: z.number().int(), email: z.string() });
 
+/** A known event's schema: `id`, `type` and the type's own fields. */
+const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
+  z.looseObject({ id: z.number().int(), type: z.literal(type), ...shape });
+
 /** Seed event types whose payload the interface document leaves unspecified: id, type and op. */
-const opaque = <T extends string>(type: T) =>
-  z.looseObject({ ...base, type: z.literal(type), op: z.string().optional() });
+const opaque = <T extends string>(type: T) => event(type, { op: z.string().optional() });
 
 /** The schema of each known event type, by `type`. */
 export const eventSchemas = {
-  heartbeat: z.looseObject({ ...base, type: z.literal("heartbeat") }),
-  restart: z.looseObject({
-    ...base,
-    type: z.literal("restart"),
+  heartbeat: event("heartbeat", {}),
+  restart: event("restart", {
     zulip_version: z.string().optional(),
     zulip_merge_base: z.string().optional(),
     zulip_feature_level: z.number().int().optional(),
     server_generation: z.number().optional(),
   }),
-  message: z.looseObject({
-    ...base,
-    type: z.literal("message"),
+  message: event("message", {
     message: Message,
     flags: z.array(z.string()),
     local_message_id: z.string().optional(),
   }),
-  update_message: z.looseObject({
-    ...base,
-    type: z.literal("update_message"),
+  update_message: event("update_message", {
     user_id: z.number().int().nullable(),
     edit_timestamp: z.number().int(),
     message_id: z.number().int(),
@@ -53,18 +49,14 @@ export const eventSchemas = {
     rendered_content: z.string().optional(),
     is_me_message: z.boolean().optional(),
   }),
-  delete_message: z.looseObject({
-    ...base,
-    type: z.literal("delete_message"),
+  delete_message: event("delete_message", {
     message_type: z.enum(["stream", "private"]),
     message_ids: z.array(z.number().int()).optional(),
     message_id: z.number().int().optional(),
     stream_id: z.number().int().optional(),
     topic: z.string().optional(),
   }),
-  reaction: z.looseObject({
-    ...base,
-    type: z.literal("reaction"),
+  reaction: event("reaction", {
     op: z.enum(["add", "remove"]),
     message_id: z.number().int(),
     emoji_name: z.string(),
@@ -73,9 +65,7 @@ export const eventSchemas = {
     user_id: z.number().int(),
     user: z.looseObject({ user_id: z.number().int(), email: z.string(), full_name: z.string() }).optional(),
   }),
-  typing: z.looseObject({
-    ...base,
-    type: z.literal("typing"),
+  typing: event("typing", {
     op: z.enum(["start", "stop"]),
     message_type: z.enum(["direct", "stream"]),
     sender: userRef,
@@ -83,64 +73,28 @@ export const eventSchemas = {
     stream_id: z.number().int().optional(),
     topic: z.string().optional(),
   }),
-  typing_edit_message: z.looseObject({
-    ...base,
-    type: z.literal("typing_edit_message"),
+  typing_edit_message: event("typing_edit_message", {
     op: z.enum(["start", "stop"]),
     sender_id: z.number().int(),
     message_id: z.number().int(),
     recipient: z.unknown(),
   }),
   scheduled_messages: z.discriminatedUnion("op", [
-    z.looseObject({
-      ...base,
-      type: z.literal("scheduled_messages"),
-      op: z.literal("add"),
-      scheduled_messages: z.array(ScheduledMessage),
-    }),
-    z.looseObject({
-      ...base,
-      type: z.literal("scheduled_messages"),
-      op: z.literal("update"),
-      scheduled_message: ScheduledMessage,
-    }),
-    z.looseObject({
-      ...base,
-      type: z.literal("scheduled_messages"),
-      op: z.literal("remove"),
-      scheduled_message_id: z.number().int(),
-    }),
+    event("scheduled_messages", { op: z.literal("add"), scheduled_messages: z.array(ScheduledMessage) }),
+    event("scheduled_messages", { op: z.literal("update"), scheduled_message: ScheduledMessage }),
+    event("scheduled_messages", { op: z.literal("remove"), scheduled_message_id: z.number().int() }),
   ]),
   saved_snippets: z.discriminatedUnion("op", [
-    z.looseObject({
-      ...base,
-      type: z.literal("saved_snippets"),
-      op: z.literal("add"),
-      saved_snippet: SavedSnippet,
-    }),
-    z.looseObject({
-      ...base,
-      type: z.literal("saved_snippets"),
-      op: z.literal("update"),
-      saved_snippet: SavedSnippet,
-    }),
-    z.looseObject({
-      ...base,
-      type: z.literal("saved_snippets"),
-      op: z.literal("remove"),
-      saved_snippet_id: z.number().int(),
-    }),
+    event("saved_snippets", { op: z.literal("add"), saved_snippet: SavedSnippet }),
+    event("saved_snippets", { op: z.literal("update"), saved_snippet: SavedSnippet }),
+    event("saved_snippets", { op: z.literal("remove"), saved_snippet_id: z.number().int() }),
   ]),
   /** `person` differs by op and by which field group changed; only `user_id` is always there. */
-  realm_user: z.looseObject({
-    ...base,
-    type: z.literal("realm_user"),
+  realm_user: event("realm_user", {
     op: z.enum(["add", "remove", "update"]),
     person: z.looseObject({ user_id: z.number().int() }),
   }),
-  subscription: z.looseObject({
-    ...base,
-    type: z.literal("subscription"),
+  subscription: event("subscription", {
     op: z.string(),
     subscriptions: z.array(Subscription).optional(),
     stream_id: z.number().int().optional(),
@@ -149,15 +103,13 @@ export const eventSchemas = {
     property: z.string().optional(),
     value: z.unknown().optional(),
   }),
-  user_settings: z.looseObject({
-    ...base,
-    type: z.literal("user_settings"),
+  user_settings: event("user_settings", {
     op: z.literal("update"),
     property: z.string(),
     value: z.union([z.boolean(), z.number(), z.string()]),
     language_name: z.string().optional(),
   }),
-  alert_words: z.looseObject({ ...base, type: z.literal("alert_words"), alert_words: z.array(z.string()) }),
+  alert_words: event("alert_words", { alert_words: z.array(z.string()) }),
   attachment: opaque("attachment"),
   channel_folder: opaque("channel_folder"),
   device: opaque("device"),
