@@ -1,7 +1,6 @@
 /**
- * Capture instead of act: a request function that sends the calls which only read (and those that
- * keep the bot's own event queue) and records every other call, answering it as the server would
- * without sending it. What a backtest and a bot with `dry_run: true` run on.
+ * Capture instead of act, for backtests and `dry_run: true`: reads (and the bot's own event queue)
+ * are sent; every other call is recorded and answered as the server would, without sending it.
  */
 import type { Params } from "./encode.ts";
 import type { HttpMethod, RequestFn } from "./transport.ts";

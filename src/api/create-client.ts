@@ -7,14 +7,13 @@ import { ClientConfigError } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
-import type { ResourceContext } from "./resources/context.ts";
 import { eventsApi } from "./resources/events.ts";
 import { messagesApi, reactionsApi, scheduledMessagesApi } from "./resources/messages.ts";
 import { realmApi, serverApi } from "./resources/realm.ts";
 import { savedSnippetsApi } from "./resources/saved-snippets.ts";
 import { typingApi } from "./resources/typing.ts";
 import { pushTokensApi, userGroupsApi, usersApi } from "./resources/users.ts";
-import { createTransport, type RequestFn, type RetryOptions } from "./transport.ts";
+import { createTransport, type RequestFn, type ResourceContext, type RetryOptions } from "./transport.ts";
 import { defaultUserAgent } from "./version.ts";
 import { readZuliprc } from "./zuliprc.ts";
 
@@ -158,7 +157,14 @@ function resolveCredentials(options: ClientOptions): {
     const rc = readZuliprc(options.zuliprc);
     const tls: TlsOptions = {};
     if (rc.insecure) tls.rejectUnauthorized = false;
-    if (rc.certBundle) tls.ca = readCertBundle(rc.certBundle, options.zuliprc);
+    if (rc.certBundle) {
+      try {
+        tls.ca = readFileSync(rc.certBundle, "utf8");
+      } catch (err) {
+        const message = `Cannot read cert_bundle ${rc.certBundle} named in ${options.zuliprc}.`;
+        throw new ClientConfigError(message, { cause: err });
+      }
+    }
     return {
       site: rc.site,
       email: rc.email,
@@ -183,14 +189,6 @@ function resolveCredentials(options: ClientOptions): {
     tls: {},
     where: "createClient option `url`",
   };
-}
-
-function readCertBundle(file: string, zuliprc: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (err) {
-    throw new ClientConfigError(`Cannot read cert_bundle ${file} named in ${zuliprc}.`, { cause: err });
-  }
 }
 
 function positive(value: number | undefined, name: string): number | undefined {

@@ -1,7 +1,4 @@
-/**
- * Waiting on the project's injectable clock (src/time/clock.ts), so the retry loop, the rate
- * limiter and the queue consumer can be driven by a manual clock in tests; and backoff delays.
- */
+/** Abortable waits on the injectable clock (src/time/clock.ts), so tests can drive them; backoff delays. */
 import { type Clock, realClock } from "../time/clock.ts";
 
 /** Resolve after `ms` on `clock`; reject with `signal.reason` as soon as `signal` aborts. */

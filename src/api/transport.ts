@@ -15,6 +15,7 @@ import {
   RateLimitError,
   ResponseSchemaError,
 } from "./errors.ts";
+import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
@@ -46,6 +47,16 @@ export type RequestFn = <T = Record<string, unknown>>(
   params?: Params,
   options?: RequestOptions<T>,
 ) => Promise<T>;
+
+/** Options every typed method takes last. */
+export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry">;
+
+/** What every resource module receives from `createClient`. */
+export interface ResourceContext {
+  request: RequestFn;
+  state: ServerState;
+  logger: Logger;
+}
 
 /** Retry settings of a client. */
 export interface RetryOptions {
@@ -123,12 +134,11 @@ export function createTransport(config: TransportConfig): RequestFn {
     if (options.auth !== false) headers.authorization = authorization;
     if (!isQuery) headers["content-type"] = "application/x-www-form-urlencoded";
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
-    let status: number;
-    let responseHeaders: Record<string, string | string[] | undefined>;
+    let response: Dispatcher.ResponseData;
     let text: string;
     const started = clock.now();
     try {
-      const response = await dispatcher.request({
+      response = await dispatcher.request({
         origin,
         path: `${apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
         method,
@@ -138,16 +148,14 @@ export function createTransport(config: TransportConfig): RequestFn {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      status = response.statusCode;
-      responseHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
       config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
       if (options.signal?.aborted) throw options.signal.reason;
       throw toNetworkError(err, endpoint, timeoutMs);
     }
-    config.onResponse?.({ endpoint, status, ms: clock.now() - started });
-    return interpret(endpoint, status, responseHeaders, text);
+    config.onResponse?.({ endpoint, status: response.statusCode, ms: clock.now() - started });
+    return interpret(endpoint, response.statusCode, response.headers, text);
   }
 
   function toNetworkError(err: unknown, endpoint: string, timeoutMs: number): unknown {

@@ -12,7 +12,7 @@ import type { RegisterResponse } from "../wire/responses.ts";
 /** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
 export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog";
 
-export type ConsumerState =
+type ConsumerState =
   | "idle"
   | "registering"
   | "polling"
@@ -42,9 +42,8 @@ export interface QueueConsumerOptions {
   /** Resolves when the bot has room for more work; polled before every long-poll. */
   waitForCapacity(signal: AbortSignal): Promise<void>;
   /**
-   * True when the bot has room for another batch now. Given, the consumer reads ahead: it sends
-   * the next poll as soon as a batch is parsed, before `onEvents` dispatches it, so the server
-   * and the network work while the bot does. Without it, the next poll waits for `onEvents`.
+   * True when the bot has room for another batch now. Given, the consumer reads ahead: the next
+   * poll goes out as soon as a batch is parsed, while `onEvents` dispatches it.
    */
   hasCapacity?(): boolean;
   /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */

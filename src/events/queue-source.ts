@@ -1,7 +1,6 @@
 /**
  * The event queue as a source of the dispatch pipeline: register (noting the first start's
- * baseline), poll, and after each new queue replay what was missed and report a gap; every
- * event, live or replayed, goes to the pipeline as an `Incoming`.
+ * baseline), poll, and after each new queue replay what was missed and report a gap.
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";

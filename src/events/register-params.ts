@@ -1,7 +1,6 @@
 /**
  * What a bot's queue asks the server for (NOTES §2.3): its event types, narrow and flags, the
- * initial state that carries the limits and the bot's own id, and the capabilities that make the
- * server send modern event shapes.
+ * initial state that carries the limits, and the capabilities that bring modern event shapes.
  */
 import type { RegisterParams } from "../api/resources/events.ts";
 import type { Narrow } from "../wire/records.ts";

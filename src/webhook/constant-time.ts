@@ -1,7 +1,6 @@
 /**
- * Secret comparison that takes the same time whatever the inputs: both sides are hashed first,
- * so `timingSafeEqual` always compares equal-length digests and the length of the secret leaks
- * no more than its content.
+ * Secret comparison in constant time: both sides are hashed first, so `timingSafeEqual` compares
+ * equal-length digests and the secret's length leaks no more than its content.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 

@@ -168,11 +168,9 @@ const KEEP_ANSWERS_MS = 600_000;
 export const REPLY_IN_RESPONSE_ID = -1;
 
 /**
- * The answer to each delivery. The server waits 10 s: a reply the handler makes before the
- * deadline goes back in the HTTP response (the server posts it); after that the response says
- * `response_not_required` and later replies go through the API. A delivery the server repeats (on
- * timeouts and connection errors) gets the first one's answer, running or recently finished, so
- * its handlers run once.
+ * The answer to each delivery: a reply made before the deadline goes in the HTTP response (the
+ * server posts it); later ones go through the API. A delivery the server repeats (it retries on
+ * timeouts) shares the first one's answer, so its handlers run once.
  */
 class ReplyExchange {
   readonly #answers = new Map<string, { answer: Promise<Answer>; expires: number }>();

@@ -1,8 +1,6 @@
 /**
- * Events read from the server's event queue (GET /events), as zod schemas.
- *
- * Every event has an increasing (not consecutive) `id` and a `type`. Known types get a schema;
- * an unknown type is kept as a {@link GenericEvent}, never dropped and never an error.
+ * Events of the server's event queue (GET /events) as zod schemas. Every event has an increasing
+ * (not consecutive) `id` and a `type`; an unknown type is kept as a {@link GenericEvent}.
  */
 import { z } from "zod";
 import { Message, SavedSnippet, ScheduledMessage, Subscription } from "./records.ts";

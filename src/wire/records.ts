@@ -1,8 +1,6 @@
 /**
- * Records of the chat server's REST interface, as zod schemas with inferred types.
- *
- * Names stay snake_case, exactly as on the wire. Every object schema is "loose": fields the
- * server adds in later feature levels pass through untouched instead of being dropped.
+ * Records of the chat server's REST interface as zod schemas, snake_case as on the wire. Object
+ * schemas are loose: fields added by later feature levels pass through instead of being dropped.
  */
 import { z } from "zod";
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Channel, Topic } from "../../wire/records.ts";
 import { path } from "../encode.ts";
 import { requireFeature, supports } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 /** GET /streams flags; defaults are the server's. */
 export interface ListChannelsParams {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { parseEvent, type ServerEvent } from "../../wire/events.ts";
 import type { Narrow } from "../../wire/records.ts";
 import { RegisterResponse } from "../../wire/responses.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 /** `client_capabilities`; the server requires `notification_settings_null` whenever it is sent. */
 export interface ClientCapabilities {

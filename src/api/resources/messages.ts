@@ -3,7 +3,7 @@ import { z } from "zod";
 import { EditSnapshot, Message, ScheduledMessage } from "../../wire/records.ts";
 import { path } from "../encode.ts";
 import { adaptMessageType, requireFeature } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 interface SendCommon {
   content: string;

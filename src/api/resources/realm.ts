@@ -5,7 +5,7 @@ import { ServerSettings } from "../../wire/responses.ts";
 import type { Params } from "../encode.ts";
 import { UnsupportedFeatureError } from "../errors.ts";
 import { requireFeature, supports } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 type Flag =
   | "starred_message_counts"

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { SavedSnippet } from "../../wire/records.ts";
 import { path } from "../encode.ts";
 import { requireFeature } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 const Created = z.looseObject({ saved_snippet_id: z.number().int() });
 const Listed = z.looseObject({ saved_snippets: z.array(SavedSnippet) });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { OwnUser, type ProfileDataUpdate, User } from "../../wire/records.ts";
 import { path } from "../encode.ts";
 import { requireFeature, type ServerState } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 export interface GetUserParams {
   /** Default true: `avatar_url` may be null for gravatar-hosted avatars. */
