@@ -1,7 +1,6 @@
 /**
- * Capture instead of act: a request function that sends the calls which only read (and those that
- * keep the bot's own event queue) and records every other call, answering it as the server would
- * without sending it. What a backtest and a bot with `dry_run: true` run on.
+ * Capture instead of act, for backtests and `dry_run: true`: reads (and the bot's own event queue)
+ * are sent; every other call is recorded and answered as the server would, without sending it.
  */
 import type { Params } from "./encode.ts";
 import type { HttpMethod, RequestFn } from "./transport.ts";
@@ -37,15 +36,7 @@ const CREATED: Record<string, string> = {
  */
 const FIRST_CAPTURED_ID = 9_000_000_000_000;
 
-/**
- * @example
- * ```ts
- * const calls: CapturedCall[] = [];
- * const request = capturing(transport, (call) => calls.push(call));
- * await request("POST", "/messages", { type: "stream", to: "general", topic: "t", content: "hi" });
- * // calls = [{ method: "POST", path: "/messages", params: {…}, createdId: 9000000000000 }]
- * ```
- */
+/** `send`, except that calls which change something go to `capture` and get a made-up answer. */
 export function capturing(send: RequestFn, capture: (call: CapturedCall) => void): RequestFn {
   let nextId = FIRST_CAPTURED_ID;
   return (async (method: HttpMethod, path: string, params: Params = {}, options = {}) => {

@@ -1,32 +1,19 @@
-/**
- * `createClient`: one authenticated client per bot account, with typed methods per resource.
- */
+/** `createClient`: one authenticated client per bot account, with typed methods per resource. */
 import { readFileSync } from "node:fs";
-import type { Dispatcher } from "undici";
+import { type Dispatcher, Pool } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";
 import { type CapturedCall, capturing } from "./capture.ts";
-import { sharedPool, type TlsOptions } from "./connection-pools.ts";
 import { ClientConfigError } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import { type Logger, silentLogger } from "./logger.ts";
-import { createSlidingWindowLimiter, unlimited } from "./rate-limiter.ts";
-import { channelFoldersApi } from "./resources/channel-folders.ts";
-import { channelsApi } from "./resources/channels.ts";
-import type { ResourceContext } from "./resources/context.ts";
+import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
 import { eventsApi } from "./resources/events.ts";
-import { messagesApi } from "./resources/messages.ts";
-import { pushTokensApi } from "./resources/push-tokens.ts";
-import { reactionsApi } from "./resources/reactions.ts";
-import { realmApi } from "./resources/realm.ts";
+import { messagesApi, reactionsApi, scheduledMessagesApi } from "./resources/messages.ts";
+import { realmApi, serverApi } from "./resources/realm.ts";
 import { savedSnippetsApi } from "./resources/saved-snippets.ts";
-import { scheduledMessagesApi } from "./resources/scheduled-messages.ts";
-import { serverApi } from "./resources/server.ts";
 import { typingApi } from "./resources/typing.ts";
-import { userGroupsApi } from "./resources/user-groups.ts";
-import { usersApi } from "./resources/users.ts";
-import { type RetryOptions, resolveRetryPolicy } from "./retry.ts";
-import { parseServerAddress } from "./site-url.ts";
-import { createTransport, type RequestFn } from "./transport.ts";
+import { pushTokensApi, userGroupsApi, usersApi } from "./resources/users.ts";
+import { createTransport, type RequestFn, type ResourceContext, type RetryOptions } from "./transport.ts";
 import { defaultUserAgent } from "./version.ts";
 import { readZuliprc } from "./zuliprc.ts";
 
@@ -69,8 +56,26 @@ export type ClientOptions = ClientCommonOptions &
     | { zuliprc: string; url?: undefined; email?: undefined; apiKey?: undefined }
   );
 
+function resources(ctx: ResourceContext) {
+  return {
+    events: eventsApi(ctx),
+    messages: messagesApi(ctx),
+    scheduledMessages: scheduledMessagesApi(ctx),
+    typing: typingApi(ctx),
+    users: usersApi(ctx),
+    realm: realmApi(ctx),
+    channelFolders: channelFoldersApi(ctx),
+    channels: channelsApi(ctx),
+    userGroups: userGroupsApi(ctx),
+    savedSnippets: savedSnippetsApi(ctx),
+    pushTokens: pushTokensApi(ctx),
+    reactions: reactionsApi(ctx),
+    server: serverApi(ctx),
+  };
+}
+
 /** An authenticated client. Create one per bot account; connections are pooled per server. */
-export interface Client {
+export interface Client extends Readonly<ReturnType<typeof resources>> {
   /** The server's origin, e.g. "https://chat.example.org". */
   readonly origin: string;
   /** The account's email (the API key is never exposed). */
@@ -81,19 +86,6 @@ export interface Client {
   isBot: boolean | undefined;
   /** The escape hatch: any endpoint, e.g. `client.request("GET", "/users/me/alert_words")`. */
   readonly request: RequestFn;
-  readonly events: ReturnType<typeof eventsApi>;
-  readonly messages: ReturnType<typeof messagesApi>;
-  readonly scheduledMessages: ReturnType<typeof scheduledMessagesApi>;
-  readonly typing: ReturnType<typeof typingApi>;
-  readonly users: ReturnType<typeof usersApi>;
-  readonly realm: ReturnType<typeof realmApi>;
-  readonly channelFolders: ReturnType<typeof channelFoldersApi>;
-  readonly channels: ReturnType<typeof channelsApi>;
-  readonly userGroups: ReturnType<typeof userGroupsApi>;
-  readonly savedSnippets: ReturnType<typeof savedSnippetsApi>;
-  readonly pushTokens: ReturnType<typeof pushTokensApi>;
-  readonly reactions: ReturnType<typeof reactionsApi>;
-  readonly server: ReturnType<typeof serverApi>;
 }
 
 /**
@@ -125,11 +117,8 @@ export function createClient(options: ClientOptions): Client {
     apiKey,
     userAgent: options.userAgent ?? defaultUserAgent,
     logger,
-    limiter:
-      perMinute === undefined
-        ? unlimited
-        : createSlidingWindowLimiter({ limit: perMinute, windowMs: 60_000, clock }),
-    retry: resolveRetryPolicy(options.retry),
+    perMinute,
+    retry: options.retry,
     clock,
     timeoutMs,
     onResponse: options.onResponse,
@@ -153,19 +142,7 @@ export function createClient(options: ClientOptions): Client {
       state.isBot = value;
     },
     request,
-    events: eventsApi(ctx),
-    messages: messagesApi(ctx),
-    scheduledMessages: scheduledMessagesApi(ctx),
-    typing: typingApi(ctx),
-    users: usersApi(ctx),
-    realm: realmApi(ctx),
-    channelFolders: channelFoldersApi(ctx),
-    channels: channelsApi(ctx),
-    userGroups: userGroupsApi(ctx),
-    savedSnippets: savedSnippetsApi(ctx),
-    pushTokens: pushTokensApi(ctx),
-    reactions: reactionsApi(ctx),
-    server: serverApi(ctx),
+    ...resources(ctx),
   };
 }
 
@@ -180,7 +157,14 @@ function resolveCredentials(options: ClientOptions): {
     const rc = readZuliprc(options.zuliprc);
     const tls: TlsOptions = {};
     if (rc.insecure) tls.rejectUnauthorized = false;
-    if (rc.certBundle) tls.ca = readCertBundle(rc.certBundle, options.zuliprc);
+    if (rc.certBundle) {
+      try {
+        tls.ca = readFileSync(rc.certBundle, "utf8");
+      } catch (err) {
+        const message = `Cannot read cert_bundle ${rc.certBundle} named in ${options.zuliprc}.`;
+        throw new ClientConfigError(message, { cause: err });
+      }
+    }
     return {
       site: rc.site,
       email: rc.email,
@@ -207,18 +191,70 @@ function resolveCredentials(options: ClientOptions): {
   };
 }
 
-function readCertBundle(file: string, zuliprc: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (err) {
-    throw new ClientConfigError(`Cannot read cert_bundle ${file} named in ${zuliprc}.`, { cause: err });
-  }
-}
-
 function positive(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isFinite(value) || value <= 0) {
     throw new ClientConfigError(`createClient: option \`${name}\` must be a positive number, got ${value}.`);
   }
   return value;
+}
+
+/** TLS settings from a zuliprc (`insecure`, `cert_bundle`). */
+interface TlsOptions {
+  /** Skip certificate verification (zuliprc `insecure = true`). Only for test servers. */
+  rejectUnauthorized?: boolean;
+  /** Extra CA certificates in PEM (zuliprc `cert_bundle`). */
+  ca?: string;
+}
+
+/** One undici Pool per server origin and TLS setting, shared by every client in the process. */
+const pools = new Map<string, Pool>();
+
+/** The shared pool for `origin` with these TLS settings, created on first use. */
+export function sharedPool(origin: string, tls: TlsOptions = {}): Pool {
+  const key = `${origin} ${tls.rejectUnauthorized === false ? "insecure" : "verify"} ${tls.ca ?? ""}`;
+  let pool = pools.get(key);
+  if (!pool) {
+    const connect = {
+      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+      ...(tls.ca ? { ca: tls.ca } : {}),
+    };
+    pool = new Pool(origin, { connect });
+    pools.set(key, pool);
+  }
+  return pool;
+}
+
+/** Close every shared pool, waiting for requests in flight. Call once at process shutdown. */
+export async function closeConnectionPools(): Promise<void> {
+  const all = [...pools.values()];
+  pools.clear();
+  await Promise.all(all.map((pool) => pool.close()));
+}
+
+/**
+ * The origin to connect to and the API base path of a server address as people write it
+ * ("chat.example.org", "https://chat.example.org/", a zuliprc `site` ending in "/api"). `where`
+ * names its source in the error, e.g. "createClient option `url`".
+ */
+export function parseServerAddress(site: string, where: string): { origin: string; apiBase: string } {
+  const trimmed = site.trim();
+  // Like the Python client: no scheme means https, except for localhost development servers.
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)
+    ? trimmed
+    : `${/^(localhost|127\.0\.0\.1)(:|\/|$)/.test(trimmed) ? "http" : "https"}://${trimmed}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new ClientConfigError(
+      `${where} is not a valid server URL: ${JSON.stringify(site)}. Use the organization's address, ` +
+        `e.g. "https://chat.example.org".`,
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ClientConfigError(`${where} must be an http:// or https:// URL, got ${JSON.stringify(site)}.`);
+  }
+  const prefix = url.pathname.replace(/\/+$/, "").replace(/\/api(\/v1)?$/, "");
+  return { origin: url.origin, apiBase: `${prefix}/api/v1` };
 }

@@ -24,9 +24,5 @@ export function encodeParams(params: Params | undefined): URLSearchParams {
  * path`/users/${"a b@x.org"}` → `/users/a%20b%40x.org`.
  */
 export function path(strings: TemplateStringsArray, ...values: ReadonlyArray<string | number>): string {
-  let out = strings[0] ?? "";
-  values.forEach((value, i) => {
-    out += encodeURIComponent(String(value)) + (strings[i + 1] ?? "");
-  });
-  return out;
+  return strings.reduce((out, s, i) => out + encodeURIComponent(String(values[i - 1])) + s);
 }

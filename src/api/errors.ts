@@ -1,8 +1,7 @@
 /**
- * Errors the HTTP client raises. "The server said no" (`ApiError` and its subclasses) is kept
- * apart from "could not reach the server" (`NetworkError`) and "the server answered something
- * that is not the API" (`BadResponseError`, `ResponseSchemaError`). No message ever contains an
- * API key: server-provided text is redacted before it is quoted.
+ * Errors the HTTP client raises: "the server said no" (`ApiError` and subclasses), "could not
+ * reach it" (`NetworkError`), "it answered something that is not the API" (`BadResponseError`,
+ * `ResponseSchemaError`). Server text is redacted before it is quoted, so no API key leaks.
  */
 import { BothostError } from "../errors/bothost-error.ts";
 import type { ServerErrorCode } from "../wire/responses.ts";

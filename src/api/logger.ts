@@ -1,20 +1,7 @@
-/**
- * The logging interface the client writes to: a subset of pino's, so a pino `Logger` (or a
- * child of one) fits as is. The default writes nothing.
- */
-
 /** One log method: a structured object first, then an optional message (pino's calling style). */
-export type LogFn = (obj: Record<string, unknown>, msg?: string) => void;
+type LogFn = (obj: Record<string, unknown>, msg?: string) => void;
 
-/**
- * What bothost needs from a logger. pino's `Logger` satisfies it.
- *
- * @example
- * ```ts
- * import pino from "pino";
- * const client = createClient({ url, email, apiKey, logger: pino({ level: "info" }) });
- * ```
- */
+/** What bothost needs from a logger: a subset of pino's, so a pino `Logger` (or a child) fits as is. */
 export interface Logger {
   debug: LogFn;
   info: LogFn;

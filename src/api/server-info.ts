@@ -1,7 +1,4 @@
-/**
- * What a bot knows about its server, read from the register response: feature level, limits
- * and typing timings (NOTES §2.2), with the real server's defaults where a field is absent.
- */
+/** What a bot knows about its server from the register response (NOTES §2.2), with defaults. */
 import { type RegisterResponse, serverDefaults } from "../wire/responses.ts";
 
 export interface ServerInfo {

@@ -1,8 +1,5 @@
-/**
- * An abortable wait on the project's injectable clock (src/time/clock.ts), so the retry loop
- * and the rate limiter can be driven by a manual clock in tests.
- */
-import type { Clock } from "../time/clock.ts";
+/** Abortable waits on the injectable clock (src/time/clock.ts), so tests can drive them; backoff delays. */
+import { type Clock, realClock } from "../time/clock.ts";
 
 /** Resolve after `ms` on `clock`; reject with `signal.reason` as soon as `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
@@ -18,4 +15,23 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** Waits `ms`, rejecting as soon as `signal` aborts. Injectable so tests need not wait. */
+export type Pause = (ms: number, signal: AbortSignal) => Promise<void>;
+
+/** The real pause: an abortable sleep on the real clock. */
+export const realPause: Pause = (ms, signal) => sleep(realClock, ms, signal);
+
+/**
+ * Delay before retry number `attempt` (1-based): a random point in [0, min(cap, initial·2^(attempt-1))].
+ * Full jitter spreads many bots' retries after a shared outage instead of synchronising them.
+ */
+export function backoffDelay(
+  attempt: number,
+  initialMs: number,
+  maxMs: number,
+  random: () => number,
+): number {
+  return random() * Math.min(maxMs, initialMs * 2 ** Math.max(0, attempt - 1));
 }

@@ -1,7 +1,7 @@
 /**
- * The transport: one call to the server, with wire encoding, authentication, timeouts, the rate
- * limiter, retries, error classification and response validation. Every typed method is built
- * on it, and `client.request()` exposes it as the escape hatch.
+ * The transport: one call to the server, with wire encoding, authentication, timeouts, the
+ * client-side rate limiter, retries, error classification and response validation. Every typed
+ * method is built on it, and `client.request()` exposes it as the escape hatch.
  */
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
@@ -15,10 +15,9 @@ import {
   RateLimitError,
   ResponseSchemaError,
 } from "./errors.ts";
+import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
-import type { RateLimiter } from "./rate-limiter.ts";
-import { decideRetry, type RetryOptions, type RetryPolicy } from "./retry.ts";
-import { sleep } from "./sleep.ts";
+import { backoffDelay, sleep } from "./sleep.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
@@ -49,6 +48,40 @@ export type RequestFn = <T = Record<string, unknown>>(
   options?: RequestOptions<T>,
 ) => Promise<T>;
 
+/** Options every typed method takes last. */
+export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry">;
+
+/** What every resource module receives from `createClient`. */
+export interface ResourceContext {
+  request: RequestFn;
+  state: ServerState;
+  logger: Logger;
+}
+
+/** Retry settings of a client. */
+export interface RetryOptions {
+  /** Attempts per call including the first. Default 4. */
+  maxAttempts?: number;
+  /** Backoff before the first retry is drawn from [0, baseDelayMs). Default 500. */
+  baseDelayMs?: number;
+  /** Upper bound of any backoff. Default 20 000. */
+  maxDelayMs?: number;
+  /** A 429 asking to wait longer than this is raised at once as `RateLimitError`. Default 60 000. */
+  maxRateLimitWaitMs?: number;
+  /** Random source in [0, 1) for the jitter; injectable for tests. Default `Math.random`. */
+  random?: () => number;
+}
+
+type RetryPolicy = Required<RetryOptions>;
+
+const defaultRetryPolicy: RetryPolicy = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxRateLimitWaitMs: 60_000,
+  random: Math.random,
+};
+
 export interface TransportConfig {
   origin: string;
   apiBase: string;
@@ -57,13 +90,12 @@ export interface TransportConfig {
   apiKey: string;
   userAgent: string;
   logger: Logger;
-  limiter: RateLimiter;
-  retry: RetryPolicy;
+  /** Calls allowed per sliding minute; undefined: no client-side limit. */
+  perMinute: number | undefined;
+  retry: RetryOptions | false | undefined;
   clock: Clock;
   timeoutMs: number;
-  /** Told about every response (status 0: none arrived); for metrics. */
   onResponse?: ((info: { endpoint: string; status: number; ms: number }) => void) | undefined;
-  /** Told each time a call waited for a rate limit (the client's own, or a 429's delay). */
   onRateLimitWait?: ((info: { endpoint: string; ms: number }) => void) | undefined;
 }
 
@@ -75,6 +107,11 @@ const timeoutCodes = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
 /** Build the request function of one client. */
 export function createTransport(config: TransportConfig): RequestFn {
   const { origin, apiBase, dispatcher, email, apiKey, logger, clock } = config;
+  const limiter =
+    config.perMinute === undefined
+      ? undefined
+      : createSlidingWindowLimiter({ limit: config.perMinute, windowMs: 60_000, clock });
+  const clientPolicy = withRetry(defaultRetryPolicy, config.retry);
   const credentials = Buffer.from(`${email}:${apiKey}`).toString("base64");
   const authorization = `Basic ${credentials}`;
   // Server text is quoted in errors; make sure it can never carry the key out.
@@ -97,12 +134,11 @@ export function createTransport(config: TransportConfig): RequestFn {
     if (options.auth !== false) headers.authorization = authorization;
     if (!isQuery) headers["content-type"] = "application/x-www-form-urlencoded";
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
-    let status: number;
-    let responseHeaders: Record<string, string | string[] | undefined>;
+    let response: Dispatcher.ResponseData;
     let text: string;
     const started = clock.now();
     try {
-      const response = await dispatcher.request({
+      response = await dispatcher.request({
         origin,
         path: `${apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
         method,
@@ -112,16 +148,14 @@ export function createTransport(config: TransportConfig): RequestFn {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      status = response.statusCode;
-      responseHeaders = response.headers;
       text = await response.body.text();
     } catch (err) {
       config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
       if (options.signal?.aborted) throw options.signal.reason;
       throw toNetworkError(err, endpoint, timeoutMs);
     }
-    config.onResponse?.({ endpoint, status, ms: clock.now() - started });
-    return interpret(endpoint, status, responseHeaders, text);
+    config.onResponse?.({ endpoint, status: response.statusCode, ms: clock.now() - started });
+    return interpret(endpoint, response.statusCode, response.headers, text);
   }
 
   function toNetworkError(err: unknown, endpoint: string, timeoutMs: number): unknown {
@@ -201,15 +235,10 @@ export function createTransport(config: TransportConfig): RequestFn {
     const endpoint = `${method} ${path}`;
     const idempotent = options.idempotent ?? (method === "GET" || method === "DELETE" || method === "PUT");
     const { signal } = options;
-    const policy: RetryPolicy =
-      options.retry === undefined
-        ? config.retry
-        : options.retry === false
-          ? { ...config.retry, maxAttempts: 1 }
-          : { ...config.retry, ...options.retry };
+    const policy = withRetry(clientPolicy, options.retry);
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
-      await config.limiter.acquire(signal);
+      await limiter?.acquire(signal);
       const started = clock.now();
       if (started > waitStart) config.onRateLimitWait?.({ endpoint, ms: started - waitStart });
       try {
@@ -252,4 +281,75 @@ function validate<T>(schema: z.ZodType<T>, data: unknown, endpoint: string): T {
     .slice(0, 5)
     .map((issue) => `${issue.path.map(String).join(".") || "(body)"}: ${issue.message}`);
   throw new ResponseSchemaError({ endpoint, issues });
+}
+
+/** `policy` with `options` applied; `false`: one attempt only. */
+function withRetry(policy: RetryPolicy, options: RetryOptions | false | undefined): RetryPolicy {
+  return options === false ? { ...policy, maxAttempts: 1 } : { ...policy, ...options };
+}
+
+/**
+ * Whether to try again after attempt `attempt` (1-based) failed with `err`, and after how long:
+ * 401 never; 429 after the server's `retry-after`, for every call (the server did not act); 5xx,
+ * non-JSON bodies and network failures with backoff, but only when repeating the call is safe.
+ */
+function decideRetry(
+  err: unknown,
+  attempt: number,
+  idempotent: boolean,
+  policy: RetryPolicy,
+): { retry: false } | { retry: true; delayMs: number; reason: string } {
+  if (attempt >= policy.maxAttempts || err instanceof AuthError) return { retry: false };
+  if (err instanceof RateLimitError) {
+    if (err.retryAfterMs > policy.maxRateLimitWaitMs) return { retry: false };
+    return { retry: true, delayMs: err.retryAfterMs, reason: "rate limited (429)" };
+  }
+  const backoff = () =>
+    Math.floor(backoffDelay(attempt, policy.baseDelayMs, policy.maxDelayMs, policy.random));
+  if (err instanceof NetworkError && (idempotent || !err.requestSent)) {
+    return { retry: true, delayMs: backoff(), reason: err.timedOut ? "timed out" : "network error" };
+  }
+  if (!idempotent) return { retry: false };
+  if (err instanceof BadResponseError)
+    return { retry: true, delayMs: backoff(), reason: "non-JSON response" };
+  if (err instanceof ApiError && err.status >= 500) {
+    return { retry: true, delayMs: backoff(), reason: `server error ${err.status}` };
+  }
+  return { retry: false };
+}
+
+/**
+ * A sliding-window limiter: at most `limit` calls start within any `windowMs` (the server allows
+ * 200 a minute per account and answers 429 beyond; waiting here is cheaper). Each call reserves
+ * its start time when it asks, so waiting calls start in the order they asked.
+ */
+export function createSlidingWindowLimiter(options: { limit: number; windowMs: number; clock: Clock }): {
+  /** Resolve when a call may start (at once while under the limit); rejects if `signal` aborts. */
+  acquire(signal?: AbortSignal): Promise<void>;
+} {
+  const { limit, windowMs, clock } = options;
+  // Start times of recent and reserved calls, ascending.
+  const starts: number[] = [];
+  return {
+    async acquire(signal) {
+      if (signal?.aborted) throw signal.reason;
+      const now = clock.now();
+      while (starts.length > 0 && (starts[0] ?? 0) <= now - windowMs) starts.shift();
+      // The limit-th newest start must have left the window before this call may start.
+      const blocking = starts.length >= limit ? starts[starts.length - limit] : undefined;
+      const startAt = blocking === undefined ? now : Math.max(now, blocking + windowMs);
+      let i = starts.length;
+      while (i > 0 && (starts[i - 1] ?? 0) > startAt) i--;
+      starts.splice(i, 0, startAt);
+      if (startAt <= now) return;
+      try {
+        await sleep(clock, startAt - now, signal);
+      } catch (err) {
+        // Give the reserved slot back so an aborted call does not delay the others.
+        const index = starts.lastIndexOf(startAt);
+        if (index >= 0) starts.splice(index, 1);
+        throw err;
+      }
+    },
+  };
 }

@@ -1,18 +1,12 @@
 /** bothost's own version, read once from package.json (two levels up from src/api and dist/api). */
 import { readFileSync } from "node:fs";
 
-function readVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
-}
+let version: unknown;
+try {
+  version = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+} catch {}
 
-export const bothostVersion: string = readVersion();
+export const bothostVersion: string = typeof version === "string" ? version : "0.0.0";
 
 /**
  * The default User-Agent. The server names the sending client after it (`message.client`), and

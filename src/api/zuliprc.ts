@@ -21,14 +21,7 @@ export interface Zuliprc {
 const example =
   "A zuliprc looks like:\n[api]\nemail=my-bot@example.org\nkey=<API key>\nsite=https://example.org";
 
-/**
- * Read and parse a zuliprc file.
- *
- * @example
- * ```ts
- * const { email, site } = readZuliprc("~/.zuliprc");
- * ```
- */
+/** Read and parse a zuliprc file (`~/` allowed). */
 export function readZuliprc(file: string): Zuliprc {
   const full = expandHome(file);
   let text: string;
@@ -87,12 +80,8 @@ export function parseZuliprc(text: string, file: string): Zuliprc {
     insecure: parseBool(api.get("insecure"), file),
   };
   const bundle = api.get("cert_bundle")?.value;
-  if (bundle) result.certBundle = resolve(full(file), "..", expandHome(bundle));
+  if (bundle) result.certBundle = resolve(expandHome(file), "..", expandHome(bundle));
   return result;
-}
-
-function full(file: string): string {
-  return resolve(expandHome(file));
 }
 
 function parseBool(entry: { value: string; line: number } | undefined, file: string): boolean {

@@ -1,12 +1,13 @@
 /**
- * Catch-up after a new queue: fetch the messages missed since the ledger's cursor and hand them
- * to the bot before the new queue's events; describe what cannot be fetched again as a `gap`.
+ * Catch-up after a new queue: the messages sent while no queue was listening are fetched with
+ * GET /messages from the ledger's cursor and handed to the bot before the new queue's events;
+ * what cannot be fetched again is described as a `gap`.
  */
 import type { Client } from "../api/create-client.ts";
 import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import type { RegisterReason } from "./queue-consumer.ts";
-import { collectMissed, type ReplayLimits } from "./replay.ts";
+import { replayMessageFormat } from "./register-params.ts";
 
 /** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
 export interface GapEvent {
@@ -23,14 +24,11 @@ export interface GapEvent {
   [key: string]: unknown;
 }
 
-/**
- * GET /messages parameters that give messages the shape the queue delivers them in: raw
- * Markdown, "" topics kept, gravatar URLs left to the client (the endpoint defaults to HTML).
- */
-export interface MessageFormat {
-  apply_markdown: boolean;
-  client_gravatar: boolean;
-  allow_empty_topic_name: boolean;
+export interface ReplayLimits {
+  /** At most this many messages are replayed; older ones beyond it become a gap. */
+  maxMessages: number;
+  /** Messages older than this (by server timestamp) are not replayed; they become a gap. */
+  maxAgeMs: number;
 }
 
 export interface CatchUpOptions {
@@ -38,7 +36,6 @@ export interface CatchUpOptions {
   ledger: DeliveryLedger;
   narrow: Narrow | undefined;
   limits: ReplayLimits;
-  format: MessageFormat;
   /** The bot's subscribed event types (`null`: all). */
   eventTypes: readonly string[] | null;
   reason: RegisterReason;
@@ -49,12 +46,7 @@ export interface CatchUpOptions {
   accept(message: Message): boolean;
 }
 
-export interface CatchUpResult {
-  replayed: number;
-  skipped: number;
-  /** Present unless nothing could have been missed (a first start, or a message-only bot without skips). */
-  gap: GapEvent | undefined;
-}
+const PAGE_SIZE = 500;
 
 /** The id of the newest message the bot can see (0 when none): the starting point of a first start. */
 export async function newestMessageId(
@@ -70,34 +62,49 @@ export async function newestMessageId(
 }
 
 /**
- * Replay what was missed since the ledger's cursor. On a first start (`firstEver`) the cursor is
- * the baseline read before the queue existed, and no gap is reported.
+ * Replay what was missed since the ledger's cursor, within the limits: when more than
+ * `maxMessages` were missed, the newest are replayed and the oldest counted as skipped. On a first
+ * start (`firstEver`) the cursor is the baseline read before the queue existed: no gap then.
+ * `gap` is also undefined when nothing could have been missed (a message-only bot without skips).
  */
-export async function catchUp(o: CatchUpOptions, firstEver: boolean): Promise<CatchUpResult> {
+export async function catchUp(
+  o: CatchUpOptions,
+  firstEver: boolean,
+): Promise<{ replayed: number; skipped: number; gap: GapEvent | undefined }> {
   const wantsMessages = o.eventTypes === null || o.eventTypes.includes("message");
   let replayed = 0;
   let skipped = 0;
   if (wantsMessages && o.limits.maxMessages > 0) {
-    const result = await collectMissed(
-      (anchor, numAfter, signal) =>
-        o.client.messages.get(
-          {
-            anchor,
-            num_before: 0,
-            num_after: numAfter,
-            include_anchor: false,
-            narrow: o.narrow,
-            ...o.format,
-          },
-          { signal },
-        ),
-      o.ledger.cursor ?? 0,
-      o.limits,
-      Date.now(),
-      o.signal,
-    );
-    skipped = result.skipped;
-    for (const message of result.messages) if (o.accept(message)) replayed++;
+    const oldestAllowed = (Date.now() - o.limits.maxAgeMs) / 1000;
+    let kept: Message[] = [];
+    let anchor = o.ledger.cursor ?? 0;
+    for (;;) {
+      o.signal.throwIfAborted();
+      const page = await o.client.messages.get(
+        {
+          anchor,
+          num_before: 0,
+          num_after: PAGE_SIZE,
+          include_anchor: false,
+          narrow: o.narrow,
+          ...replayMessageFormat,
+        },
+        { signal: o.signal },
+      );
+      const fresh = page.messages.filter((m) => m.id > anchor).sort((a, b) => a.id - b.id);
+      for (const m of fresh) {
+        if (m.timestamp < oldestAllowed) skipped++;
+        else kept.push(m);
+      }
+      const last = fresh.at(-1);
+      if (!last || page.found_newest !== false) break;
+      anchor = last.id;
+    }
+    if (kept.length > o.limits.maxMessages) {
+      skipped += kept.length - o.limits.maxMessages;
+      kept = kept.slice(kept.length - o.limits.maxMessages);
+    }
+    for (const message of kept) if (o.accept(message)) replayed++;
   }
   if (firstEver) return { replayed, skipped, gap: undefined };
   const otherTypes = (o.eventTypes ?? ["*"]).filter((t) => t !== "message");

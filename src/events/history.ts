@@ -34,78 +34,53 @@ export async function fetchHistory(client: Client, range: HistoryRange): Promise
     range.onPage?.(fetched);
   };
   for (const narrow of range.narrows) {
-    const messages =
-      range.fromId !== undefined
-        ? await forward(client, narrow, range.fromId, range, counted)
-        : await backward(client, narrow, range, counted);
-    for (const m of messages) byId.set(m.id, m);
+    for (const m of await fetchNarrow(client, narrow, range, counted)) byId.set(m.id, m);
   }
   const all = [...byId.values()].sort((a, b) => a.id - b.id);
   return range.fromId !== undefined ? all.slice(0, range.limit) : all.slice(-range.limit);
 }
 
-async function backward(
+/** One narrow's messages, paging back from the newest, or forward from `fromId` when given. */
+async function fetchNarrow(
   client: Client,
   narrow: readonly NarrowTerm[],
   range: HistoryRange,
   counted: (n: number) => void,
 ): Promise<Message[]> {
+  const forward = range.fromId !== undefined;
   const out: Message[] = [];
-  let anchor: "newest" | number = "newest";
+  let anchor: "newest" | number = range.fromId ?? "newest";
+  let first = true;
   for (;;) {
     const page = await client.messages.get(
       {
         anchor,
-        num_before: PAGE,
-        num_after: 0,
-        include_anchor: anchor === "newest",
+        num_before: forward ? 0 : PAGE,
+        num_after: forward ? PAGE : 0,
+        include_anchor: first,
         narrow,
         ...replayMessageFormat,
       },
       range.signal ? { signal: range.signal } : {},
     );
-    const older = page.messages
-      .filter((m) => anchor === "newest" || m.id < anchor)
-      .sort((a, b) => b.id - a.id);
-    counted(older.length);
-    for (const m of older) {
-      if (range.since !== undefined && m.timestamp < range.since) return out;
-      out.push(m);
-      if (out.length >= range.limit) return out;
-    }
-    const oldest = older.at(-1);
-    if (!oldest || page.found_oldest) return out;
-    anchor = oldest.id;
-  }
-}
-
-async function forward(
-  client: Client,
-  narrow: readonly NarrowTerm[],
-  fromId: number,
-  range: HistoryRange,
-  counted: (n: number) => void,
-): Promise<Message[]> {
-  const out: Message[] = [];
-  let anchor = fromId;
-  let first = true;
-  for (;;) {
-    const page = await client.messages.get(
-      { anchor, num_before: 0, num_after: PAGE, include_anchor: first, narrow, ...replayMessageFormat },
-      range.signal ? { signal: range.signal } : {},
-    );
-    const newer = page.messages
-      .filter((m) => m.id > anchor || (first && m.id === anchor))
-      .sort((a, b) => a.id - b.id);
-    counted(newer.length);
+    const batch = page.messages
+      .filter(
+        (m) => anchor === "newest" || (forward ? m.id > anchor || (first && m.id === anchor) : m.id < anchor),
+      )
+      .sort((a, b) => (forward ? a.id - b.id : b.id - a.id));
+    counted(batch.length);
     first = false;
-    for (const m of newer) {
-      if (range.since !== undefined && m.timestamp < range.since) continue;
+    for (const m of batch) {
+      if (range.since !== undefined && m.timestamp < range.since) {
+        // Going back, everything further is older still.
+        if (forward) continue;
+        return out;
+      }
       out.push(m);
       if (out.length >= range.limit) return out;
     }
-    const newest = newer.at(-1);
-    if (!newest || page.found_newest) return out;
-    anchor = newest.id;
+    const last = batch.at(-1);
+    if (!last || (forward ? page.found_newest : page.found_oldest)) return out;
+    anchor = last.id;
   }
 }

@@ -3,17 +3,16 @@
  * everything the server and the network do. It never routes: it hands each batch of events to
  * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
  */
-
-import { backoffDelay, type Pause, realPause } from "../api/backoff.ts";
 import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
+import { backoffDelay, type Pause, realPause } from "../api/sleep.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
 /** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
 export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog";
 
-export type ConsumerState =
+type ConsumerState =
   | "idle"
   | "registering"
   | "polling"
@@ -43,9 +42,8 @@ export interface QueueConsumerOptions {
   /** Resolves when the bot has room for more work; polled before every long-poll. */
   waitForCapacity(signal: AbortSignal): Promise<void>;
   /**
-   * True when the bot has room for another batch now. Given, the consumer reads ahead: it sends
-   * the next poll as soon as a batch is parsed, before `onEvents` dispatches it, so the server
-   * and the network work while the bot does. Without it, the next poll waits for `onEvents`.
+   * True when the bot has room for another batch now. Given, the consumer reads ahead: the next
+   * poll goes out as soon as a batch is parsed, while `onEvents` dispatches it.
    */
   hasCapacity?(): boolean;
   /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */
@@ -59,14 +57,6 @@ export interface QueueConsumerOptions {
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
 
-/**
- * @example
- * ```ts
- * const consumer = new QueueConsumer({ api, log, onRegistered, onEvents, waitForCapacity });
- * await consumer.start(); // resolves once the first queue is registered
- * await consumer.stop();  // aborts the parked poll and deletes the queue
- * ```
- */
 export class QueueConsumer {
   #opts: QueueConsumerOptions;
   #abort = new AbortController();
@@ -81,6 +71,7 @@ export class QueueConsumer {
   #lastHeartbeatAt: number | undefined;
   #lastContactAt: number | undefined;
   #fatal: unknown;
+  #pendingReason: RegisterReason | undefined;
   /** The poll sent ahead while the previous batch was dispatched (see `hasCapacity`). */
   #ahead: { queueId: string; events: Promise<unknown[]> } | undefined;
 
@@ -93,9 +84,6 @@ export class QueueConsumer {
   }
   get queueId(): string | null {
     return this.#queueId;
-  }
-  get lastEventId(): number {
-    return this.#lastEventId;
   }
   /** When the current queue was registered. */
   get registeredAt(): number | undefined {
@@ -115,10 +103,6 @@ export class QueueConsumer {
   /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
   get longpollMs(): number {
     return this.#longpollMs;
-  }
-  /** The error that stopped the consumer for good (an authentication failure), if any. */
-  get fatalError(): unknown {
-    return this.#fatal;
   }
 
   /** Register the first queue, then keep polling in the background. Rejects on a 401. */
@@ -170,13 +154,10 @@ export class QueueConsumer {
     }
   }
 
-  #pendingReason: RegisterReason | undefined;
-
   /**
    * Take the poll sent ahead (or send one once there is capacity), then dispatch its batch.
-   * Reading ahead acknowledges a batch before its handlers ran: the runtime's guarantees do not
-   * rest on the queue keeping events (a new queue replays messages from the delivery ledger), and
-   * at most one batch more than the capacity is held in memory.
+   * Reading ahead acknowledges a batch before its handlers ran: harmless, as a new queue replays
+   * messages from the delivery ledger, and at most one batch beyond the capacity is held.
    */
   async #pollOnce(signal: AbortSignal): Promise<void> {
     const queueId = this.#queueId;
@@ -264,11 +245,8 @@ export class QueueConsumer {
   }
 
   async #wait(ms: number, signal: AbortSignal): Promise<void> {
-    try {
-      await (this.#opts.pause ?? realPause)(ms, signal);
-    } catch {
-      // Aborted: the loop condition ends the run.
-    }
+    // An abort ends the wait; the loop condition then ends the run.
+    await (this.#opts.pause ?? realPause)(ms, signal).catch(() => {});
   }
 
   /** Register a queue, retrying transient failures; false when stopped or fatally failed. */
@@ -340,7 +318,4 @@ export class QueueConsumer {
   }
 }
 
-function describe(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
+const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));

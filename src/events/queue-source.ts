@@ -1,7 +1,6 @@
 /**
  * The event queue as a source of the dispatch pipeline: register (noting the first start's
- * baseline), poll, and after each new queue replay what was missed and report a gap; every
- * event, live or replayed, goes to the pipeline as an `Incoming`.
+ * baseline), poll, and after each new queue replay what was missed and report a gap.
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
@@ -11,11 +10,9 @@ import type { BotIdentity } from "../pipeline/incoming.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import { catchUp, newestMessageId } from "./catch-up.ts";
-import { queueApiFor } from "./queue-api.ts";
-import { QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
-import { registerParams, replayMessageFormat } from "./register-params.ts";
-import type { ReplayLimits } from "./replay.ts";
+import { catchUp, newestMessageId, type ReplayLimits } from "./catch-up.ts";
+import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
+import { registerParams } from "./register-params.ts";
 
 /** What the queue source reports (the daemon's /metrics, bound to the bot's name). */
 export interface QueueMetrics {
@@ -63,6 +60,29 @@ export async function identityOf(
   if (known) return known;
   const me = await client.users.me();
   return { userId: me.user_id, email: me.email };
+}
+
+/**
+ * The queue consumer's view of the server, over one bot's client. Polls are not marked
+ * idempotent: the consumer, not the client, decides how to recover (backoff, watchdog, new queue).
+ */
+export function queueApiFor(
+  client: Client,
+  register: (signal: AbortSignal) => Promise<RegisterResponse>,
+): QueueApi {
+  return {
+    register,
+    poll: async (queue_id, last_event_id, { signal, timeoutMs }) => {
+      const body = await client.request<{ events: unknown[] }>(
+        "GET",
+        "/events",
+        { queue_id, last_event_id },
+        { signal, timeoutMs, idempotent: false },
+      );
+      return Array.isArray(body.events) ? body.events : [];
+    },
+    deleteQueue: (queueId) => client.events.deleteQueue(queueId),
+  };
 }
 
 export class QueueSource {
@@ -147,7 +167,6 @@ export class QueueSource {
         ledger,
         narrow: this.#replayNarrow(),
         limits: o.replay,
-        format: replayMessageFormat,
         eventTypes: o.eventTypes,
         reason,
         since,

@@ -1,7 +1,6 @@
 /**
  * What a bot's queue asks the server for (NOTES §2.3): its event types, narrow and flags, the
- * initial state that carries the limits and the bot's own id, and the capabilities that make the
- * server send modern event shapes.
+ * initial state that carries the limits, and the capabilities that bring modern event shapes.
  */
 import type { RegisterParams } from "../api/resources/events.ts";
 import type { Narrow } from "../wire/records.ts";
@@ -14,14 +13,13 @@ export interface QueueSpec {
 }
 
 /**
- * `realm` brings the limits, typing timings and long-poll timeout. Not `realm_user`: it would
- * bring the bot's own id, but also every user of the organization (`realm_users`) in every
- * registration of every bot; the runtime asks GET /users/me once instead (NOTES §2.2), which
- * keeps registration fast and memory flat as bots and users grow (bench/README.md: scale).
+ * `realm` brings the limits, typing timings and long-poll timeout. Not `realm_user`: besides the
+ * bot's own id it brings every user of the organization, in every registration of every bot; the
+ * runtime asks GET /users/me once instead (NOTES §2.2).
  */
-export const fetchEventTypes = ["realm"] as const;
+const fetchEventTypes = ["realm"] as const;
 
-export const clientCapabilities = {
+const clientCapabilities = {
   notification_settings_null: true,
   bulk_message_deletion: true,
   empty_topic_name: true,

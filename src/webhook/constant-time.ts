@@ -1,18 +1,10 @@
 /**
- * Secret comparison that takes the same time whatever the inputs: both sides are hashed first,
- * so `timingSafeEqual` always compares equal-length digests and the length of the secret leaks
- * no more than its content.
+ * Secret comparison in constant time: both sides are hashed first, so `timingSafeEqual` compares
+ * equal-length digests and the secret's length leaks no more than its content.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
-/**
- * True when `given` equals `expected`, compared in constant time.
- *
- * @example
- * ```ts
- * if (!safeEqual(body.token, configuredToken)) return reply.code(401).send();
- * ```
- */
+/** True when `given` equals `expected`, compared in constant time. */
 export function safeEqual(given: string | Buffer, expected: string | Buffer): boolean {
   const a = createHash("sha256").update(given).digest();
   const b = createHash("sha256").update(expected).digest();

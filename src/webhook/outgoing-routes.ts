@@ -5,11 +5,11 @@
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
+import { type EventMap, parseEvent } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
-import { findSlackMessage, type OutgoingMessageEvent, readOutgoingPayload } from "./outgoing-payload.ts";
-import { type Answer, ReplyExchange } from "./reply-exchange.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface OutgoingBot {
@@ -30,7 +30,7 @@ export function registerOutgoingRoutes(
   log: Logger,
 ): void {
   for (const bot of bots) {
-    const exchange = new ReplyExchange({ deadlineMs: bot.replyDeadlineMs });
+    const exchange = new ReplyExchange(bot.replyDeadlineMs);
     const name = bot.runtime.name;
     const blog = log.child({ bot: name });
     app.post(bot.path, async (request, reply) => {
@@ -88,4 +88,138 @@ export function registerOutgoingRoutes(
 function render(answer: Answer, format: "zulip" | "slack"): Record<string, unknown> {
   if (answer.content === undefined) return { response_not_required: true };
   return format === "zulip" ? { content: answer.content } : { text: answer.content };
+}
+
+/** A `message` event built from a payload, as the bot's queue would have delivered it (id -1). */
+type OutgoingMessageEvent = EventMap["message"];
+
+type OutgoingPayload =
+  | { format: "zulip"; token: unknown; event: OutgoingMessageEvent | undefined; issue?: string }
+  | { format: "slack"; token: unknown; slack: Record<string, unknown> };
+
+/**
+ * What the chat server POSTs (NOTES §12), in either format: the Zulip JSON body (with the whole
+ * message) or the Slack-compatible form (a few fields, no message id). Told apart by shape: only
+ * the Zulip one carries a `message` object.
+ */
+function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  const b = body as Record<string, unknown>;
+  if ("message" in b) {
+    // Only a real mention triggers a channel message; a DM trigger carries no mention flag.
+    const flags = b.trigger === "mention" ? ["mentioned"] : [];
+    const parsed = parseEvent({ id: -1, type: "message", message: b.message, flags });
+    if (!parsed.known) {
+      return { format: "zulip", token: b.token, event: undefined, issue: parsed.issue ?? "not a message" };
+    }
+    return { format: "zulip", token: b.token, event: parsed.event as OutgoingMessageEvent };
+  }
+  if ("text" in b || "channel_id" in b) return { format: "slack", token: b.token, slack: b };
+  return undefined;
+}
+
+/**
+ * The Slack form names the channel (`C<stream id>`), sender (`U<user id>`), timestamp and text
+ * but no message id or topic; find the message itself so handlers get the same event as from a
+ * queue. Undefined when it cannot be found (e.g. the bot cannot read that channel).
+ */
+async function findSlackMessage(
+  client: Client,
+  slack: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<OutgoingMessageEvent | undefined> {
+  const streamId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
+  const senderId = Number(String(slack.user_id ?? "").replace(/^U/, ""));
+  const timestamp = Number(slack.timestamp);
+  if (!Number.isSafeInteger(streamId) || !Number.isSafeInteger(senderId)) return undefined;
+  const page = await client.messages.get(
+    {
+      anchor: "newest",
+      num_before: 20,
+      num_after: 0,
+      narrow: [
+        { operator: "channel", operand: streamId },
+        { operator: "sender", operand: senderId },
+      ],
+      apply_markdown: false,
+      allow_empty_topic_name: true,
+    },
+    { signal },
+  );
+  const found = [...page.messages]
+    .reverse()
+    .find((m) => m.timestamp === timestamp && (typeof slack.text !== "string" || m.content === slack.text));
+  if (!found) return undefined;
+  return { id: -1, type: "message", message: found, flags: ["mentioned"] };
+}
+
+/** A reply for the response body, or nothing to post. */
+type Answer = { content: string } | { content?: undefined };
+
+type ReplyFn = (content: string) => Promise<{ id: number }>;
+
+/** How long answers are kept for repeats: the server retries within a minute. */
+const KEEP_ANSWERS_MS = 600_000;
+
+/**
+ * The id `ctx.reply()` resolves with when its content travels in the HTTP response: the server
+ * posts that message after we answer, so its id is not known to the handler.
+ */
+export const REPLY_IN_RESPONSE_ID = -1;
+
+/**
+ * The answer to each delivery: a reply made before the deadline goes in the HTTP response (the
+ * server posts it); later ones go through the API. A delivery the server repeats (it retries on
+ * timeouts) shares the first one's answer, so its handlers run once.
+ */
+class ReplyExchange {
+  readonly #answers = new Map<string, { answer: Promise<Answer>; expires: number }>();
+
+  /** `deadlineMs`: answer the server within this time. */
+  constructor(readonly deadlineMs: number) {}
+
+  /**
+   * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
+   * handlers are done); a repeat of the same key shares that answer and runs nothing.
+   * `sendLater` posts a reply made after the deadline, or a second reply.
+   */
+  answer(
+    key: string,
+    deliver: (reply: ReplyFn) => Promise<unknown>,
+    sendLater: ReplyFn,
+  ): { answer: Promise<Answer>; repeat: boolean } {
+    this.#prune();
+    const known = this.#answers.get(key);
+    if (known) return { answer: known.answer, repeat: true };
+    let settle!: (a: Answer) => void;
+    const answer = new Promise<Answer>((resolve) => {
+      settle = resolve;
+    });
+    let open = true;
+    const close = (a: Answer) => {
+      if (!open) return;
+      open = false;
+      clearTimeout(timer);
+      settle(a);
+    };
+    const timer = setTimeout(() => close({}), this.deadlineMs);
+    const reply: ReplyFn = async (content) => {
+      if (!open) return sendLater(content);
+      close({ content });
+      return { id: REPLY_IN_RESPONSE_ID };
+    };
+    this.#answers.set(key, { answer, expires: Date.now() + KEEP_ANSWERS_MS });
+    const done = () => close({});
+    deliver(reply).then(done, done);
+    return { answer, repeat: false };
+  }
+
+  #prune(): void {
+    const now = Date.now();
+    // Insertion order is expiry order: stop at the first live entry.
+    for (const [key, entry] of this.#answers) {
+      if (entry.expires > now) break;
+      this.#answers.delete(key);
+    }
+  }
 }

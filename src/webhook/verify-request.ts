@@ -30,15 +30,7 @@ function hmacHex(secret: string, ...parts: (string | Buffer)[]): string {
   return h.digest("hex");
 }
 
-/**
- * Check `headers` and `rawBody` against `verify`. `nowSeconds` is injectable for tests.
- *
- * @example
- * ```ts
- * const verdict = verifyRequest({ type: "github", secret }, req.headers, rawBody, Date.now() / 1000);
- * if (!verdict.ok) return reply.code(401).send({ error: verdict.reason });
- * ```
- */
+/** Check `headers` and `rawBody` against `verify`. `nowSeconds` is injectable for tests. */
 export function verifyRequest(
   verify: WebhookVerify,
   headers: Headers,

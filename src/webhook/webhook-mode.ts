@@ -6,15 +6,19 @@
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
+import { isAuthError, isRateLimitError } from "../api/errors.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
+import { backoffDelay, realPause } from "../api/sleep.ts";
 import { identityOf } from "../events/queue-source.ts";
+import { registerParams } from "../events/register-params.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
-import { registerOnce } from "./register-once.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
 
 export interface WebhookModeOptions {
   client: Client;
   log: Logger;
   dispatcher: Dispatcher;
+  /** Retry delays for a server that is down or failing (defaults 500 ms, 30 s). */
   backoff?: { initialMs?: number; maxMs?: number };
   /** Aborted when the bot stops. */
   signal: AbortSignal;
@@ -22,12 +26,35 @@ export interface WebhookModeOptions {
 
 /** Learn the bot's identity and the server's limits. False when `signal` aborted meanwhile. */
 export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> {
-  const reg = await registerOnce(o.client, o.signal, {
-    log: o.log,
-    ...(o.backoff ? { backoff: o.backoff } : {}),
-  });
+  const reg = await registerOnce(o);
   if (o.signal.aborted) return false;
   o.dispatcher.identify(serverInfoFrom(reg), await identityOf(reg, o.client));
   o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
   return true;
+}
+
+/**
+ * Register, then delete the queue (nothing will poll it). Like a queue bot's first registration,
+ * it retries until the server answers; a 401 or the signal ends it.
+ */
+async function registerOnce({ client, signal, log, backoff }: WebhookModeOptions): Promise<RegisterResponse> {
+  const { initialMs = 500, maxMs = 30_000 } = backoff ?? {};
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Heartbeats are queued whatever the types; asking for them alone keeps the queue empty.
+      const reg = await client.events.register(registerParams({ eventTypes: ["heartbeat"] }), { signal });
+      if (reg.queue_id) await client.events.deleteQueue(reg.queue_id).catch(() => {});
+      return reg;
+    } catch (err) {
+      if (signal.aborted || isAuthError(err)) throw err;
+      const delayMs = isRateLimitError(err)
+        ? err.retryAfterMs
+        : backoffDelay(attempt, initialMs, maxMs, Math.random);
+      log.warn(
+        { attempt, delayMs: Math.round(delayMs), err: err instanceof Error ? err.message : String(err) },
+        "could not reach the server to learn the bot's identity; retrying",
+      );
+      await realPause(delayMs, signal);
+    }
+  }
 }

@@ -1,8 +1,4 @@
-/**
- * What the HTTP side needs of a bot runtime: its name and state, the one dispatch path
- * (`deliver`), the run stage for inbound webhooks (`runHandler`), what a context is built from,
- * and its `bot.webhook()` declarations.
- */
+/** What the HTTP side needs of a bot runtime. */
 import type { ServerInfo } from "../api/server-info.ts";
 import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
 import type { RunHandler } from "../pipeline/incoming.ts";

@@ -1,223 +1,127 @@
 /**
- * Events read from the server's event queue (GET /events), as zod schemas.
- *
- * Every event has an increasing (not consecutive) `id` and a `type`. Known types get a schema;
- * an unknown type is kept as a {@link GenericEvent}, never dropped and never an error.
+ * Events of the server's event queue (GET /events) as zod schemas. Every event has an increasing
+ * (not consecutive) `id` and a `type`; an unknown type is kept as a {@link GenericEvent}.
  */
 import { z } from "zod";
 import { Message, SavedSnippet, ScheduledMessage, Subscription } from "./records.ts";
 
-const base = { id: z.number().int() };
 const userRef = z.looseObject({ user_id: z.number().int(), email: z.string() });
 
-export const HeartbeatEvent = z.looseObject({ ...base, type: z.literal("heartbeat") });
-export const RestartEvent = z.looseObject({
-  ...base,
-  type: z.literal("restart"),
-  zulip_version: z.string().optional(),
-  zulip_merge_base: z.string().optional(),
-  zulip_feature_level: z.number().int().optional(),
-  server_generation: z.number().optional(),
-});
-
-export const MessageEvent = z.looseObject({
-  ...base,
-  type: z.literal("message"),
-  message: Message,
-  flags: z.array(z.string()),
-  local_message_id: z.string().optional(),
-});
-
-export const UpdateMessageEvent = z.looseObject({
-  ...base,
-  type: z.literal("update_message"),
-  user_id: z.number().int().nullable(),
-  edit_timestamp: z.number().int(),
-  message_id: z.number().int(),
-  message_ids: z.array(z.number().int()),
-  flags: z.array(z.string()),
-  rendering_only: z.boolean(),
-  stream_id: z.number().int().optional(),
-  stream_name: z.string().optional(),
-  new_stream_id: z.number().int().optional(),
-  propagate_mode: z.enum(["change_one", "change_later", "change_all"]).optional(),
-  orig_subject: z.string().optional(),
-  subject: z.string().optional(),
-  orig_content: z.string().optional(),
-  orig_rendered_content: z.string().optional(),
-  content: z.string().optional(),
-  rendered_content: z.string().optional(),
-  is_me_message: z.boolean().optional(),
-});
-
-export const DeleteMessageEvent = z.looseObject({
-  ...base,
-  type: z.literal("delete_message"),
-  message_type: z.enum(["stream", "private"]),
-  message_ids: z.array(z.number().int()).optional(),
-  message_id: z.number().int().optional(),
-  stream_id: z.number().int().optional(),
-  topic: z.string().optional(),
-});
-
-export const ReactionEvent = z.looseObject({
-  ...base,
-  type: z.literal("reaction"),
-  op: z.enum(["add", "remove"]),
-  message_id: z.number().int(),
-  emoji_name: z.string(),
-  emoji_code: z.string(),
-  reaction_type: z.string(),
-  user_id: z.number().int(),
-  user: z.looseObject({ user_id: z.number().int(), email: z.string(), full_name: z.string() }).optional(),
-});
-
-export const TypingEvent = z.looseObject({
-  ...base,
-  type: z.literal("typing"),
-  op: z.enum(["start", "stop"]),
-  message_type: z.enum(["direct", "stream"]),
-  sender: userRef,
-  recipients: z.array(userRef).optional(),
-  stream_id: z.number().int().optional(),
-  topic: z.string().optional(),
-});
-
-export const TypingEditMessageEvent = z.looseObject({
-  ...base,
-  type: z.literal("typing_edit_message"),
-  op: z.enum(["start", "stop"]),
-  sender_id: z.number().int(),
-  message_id: z.number().int(),
-  recipient: z.unknown(),
-});
-
-export const ScheduledMessagesEvent = z.discriminatedUnion("op", [
-  z.looseObject({
-    ...base,
-    type: z.literal("scheduled_messages"),
-    op: z.literal("add"),
-    scheduled_messages: z.array(ScheduledMessage),
-  }),
-  z.looseObject({
-    ...base,
-    type: z.literal("scheduled_messages"),
-    op: z.literal("update"),
-    scheduled_message: ScheduledMessage,
-  }),
-  z.looseObject({
-    ...base,
-    type: z.literal("scheduled_messages"),
-    op: z.literal("remove"),
-    scheduled_message_id: z.number().int(),
-  }),
-]);
-
-export const SavedSnippetsEvent = z.discriminatedUnion("op", [
-  z.looseObject({
-    ...base,
-    type: z.literal("saved_snippets"),
-    op: z.literal("add"),
-    saved_snippet: SavedSnippet,
-  }),
-  z.looseObject({
-    ...base,
-    type: z.literal("saved_snippets"),
-    op: z.literal("update"),
-    saved_snippet: SavedSnippet,
-  }),
-  z.looseObject({
-    ...base,
-    type: z.literal("saved_snippets"),
-    op: z.literal("remove"),
-    saved_snippet_id: z.number().int(),
-  }),
-]);
-
-/** `person` differs by op and by which field group changed; only `user_id` is always there. */
-export const RealmUserEvent = z.looseObject({
-  ...base,
-  type: z.literal("realm_user"),
-  op: z.enum(["add", "remove", "update"]),
-  person: z.looseObject({ user_id: z.number().int() }),
-});
-
-export const SubscriptionEvent = z.looseObject({
-  ...base,
-  type: z.literal("subscription"),
-  op: z.string(),
-  subscriptions: z.array(Subscription).optional(),
-  stream_id: z.number().int().optional(),
-  stream_ids: z.array(z.number().int()).optional(),
-  user_ids: z.array(z.number().int()).optional(),
-  property: z.string().optional(),
-  value: z.unknown().optional(),
-});
-
-export const UserSettingsEvent = z.looseObject({
-  ...base,
-  type: z.literal("user_settings"),
-  op: z.literal("update"),
-  property: z.string(),
-  value: z.union([z.boolean(), z.number(), z.string()]),
-  language_name: z.string().optional(),
-});
-
-export const AlertWordsEvent = z.looseObject({
-  ...base,
-  type: z.literal("alert_words"),
-  alert_words: z.array(z.string()),
-});
+/** A known event's schema: `id`, `type` and the type's own fields. */
+const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
+  z.looseObject({ id: z.number().int(), type: z.literal(type), ...shape });
 
 /** Seed event types whose payload the interface document leaves unspecified: id, type and op. */
-const opaque = <T extends string>(type: T) =>
-  z.looseObject({ ...base, type: z.literal(type), op: z.string().optional() });
-
-export const ChannelFolderEvent = opaque("channel_folder");
-export const DeviceEvent = opaque("device");
-export const DraftsEvent = opaque("drafts");
-export const NavigationViewEvent = opaque("navigation_view");
-export const RealmEvent = opaque("realm");
-export const RealmBotEvent = opaque("realm_bot");
-export const RealmDomainsEvent = opaque("realm_domains");
-export const RealmEmojiEvent = opaque("realm_emoji");
-export const RealmUserSettingsDefaultsEvent = opaque("realm_user_settings_defaults");
-export const RemindersEvent = opaque("reminders");
-export const StreamEvent = opaque("stream");
-export const UpdateMessageFlagsEvent = opaque("update_message_flags");
-export const UserGroupEvent = opaque("user_group");
-export const AttachmentEvent = opaque("attachment");
+const opaque = <T extends string>(type: T) => event(type, { op: z.string().optional() });
 
 /** The schema of each known event type, by `type`. */
 export const eventSchemas = {
-  heartbeat: HeartbeatEvent,
-  restart: RestartEvent,
-  message: MessageEvent,
-  update_message: UpdateMessageEvent,
-  delete_message: DeleteMessageEvent,
-  reaction: ReactionEvent,
-  typing: TypingEvent,
-  typing_edit_message: TypingEditMessageEvent,
-  scheduled_messages: ScheduledMessagesEvent,
-  saved_snippets: SavedSnippetsEvent,
-  realm_user: RealmUserEvent,
-  subscription: SubscriptionEvent,
-  user_settings: UserSettingsEvent,
-  alert_words: AlertWordsEvent,
-  attachment: AttachmentEvent,
-  channel_folder: ChannelFolderEvent,
-  device: DeviceEvent,
-  drafts: DraftsEvent,
-  navigation_view: NavigationViewEvent,
-  realm: RealmEvent,
-  realm_bot: RealmBotEvent,
-  realm_domains: RealmDomainsEvent,
-  realm_emoji: RealmEmojiEvent,
-  realm_user_settings_defaults: RealmUserSettingsDefaultsEvent,
-  reminders: RemindersEvent,
-  stream: StreamEvent,
-  update_message_flags: UpdateMessageFlagsEvent,
-  user_group: UserGroupEvent,
+  heartbeat: event("heartbeat", {}),
+  restart: event("restart", {
+    zulip_version: z.string().optional(),
+    zulip_merge_base: z.string().optional(),
+    zulip_feature_level: z.number().int().optional(),
+    server_generation: z.number().optional(),
+  }),
+  message: event("message", {
+    message: Message,
+    flags: z.array(z.string()),
+    local_message_id: z.string().optional(),
+  }),
+  update_message: event("update_message", {
+    user_id: z.number().int().nullable(),
+    edit_timestamp: z.number().int(),
+    message_id: z.number().int(),
+    message_ids: z.array(z.number().int()),
+    flags: z.array(z.string()),
+    rendering_only: z.boolean(),
+    stream_id: z.number().int().optional(),
+    stream_name: z.string().optional(),
+    new_stream_id: z.number().int().optional(),
+    propagate_mode: z.enum(["change_one", "change_later", "change_all"]).optional(),
+    orig_subject: z.string().optional(),
+    subject: z.string().optional(),
+    orig_content: z.string().optional(),
+    orig_rendered_content: z.string().optional(),
+    content: z.string().optional(),
+    rendered_content: z.string().optional(),
+    is_me_message: z.boolean().optional(),
+  }),
+  delete_message: event("delete_message", {
+    message_type: z.enum(["stream", "private"]),
+    message_ids: z.array(z.number().int()).optional(),
+    message_id: z.number().int().optional(),
+    stream_id: z.number().int().optional(),
+    topic: z.string().optional(),
+  }),
+  reaction: event("reaction", {
+    op: z.enum(["add", "remove"]),
+    message_id: z.number().int(),
+    emoji_name: z.string(),
+    emoji_code: z.string(),
+    reaction_type: z.string(),
+    user_id: z.number().int(),
+    user: z.looseObject({ user_id: z.number().int(), email: z.string(), full_name: z.string() }).optional(),
+  }),
+  typing: event("typing", {
+    op: z.enum(["start", "stop"]),
+    message_type: z.enum(["direct", "stream"]),
+    sender: userRef,
+    recipients: z.array(userRef).optional(),
+    stream_id: z.number().int().optional(),
+    topic: z.string().optional(),
+  }),
+  typing_edit_message: event("typing_edit_message", {
+    op: z.enum(["start", "stop"]),
+    sender_id: z.number().int(),
+    message_id: z.number().int(),
+    recipient: z.unknown(),
+  }),
+  scheduled_messages: z.discriminatedUnion("op", [
+    event("scheduled_messages", { op: z.literal("add"), scheduled_messages: z.array(ScheduledMessage) }),
+    event("scheduled_messages", { op: z.literal("update"), scheduled_message: ScheduledMessage }),
+    event("scheduled_messages", { op: z.literal("remove"), scheduled_message_id: z.number().int() }),
+  ]),
+  saved_snippets: z.discriminatedUnion("op", [
+    event("saved_snippets", { op: z.literal("add"), saved_snippet: SavedSnippet }),
+    event("saved_snippets", { op: z.literal("update"), saved_snippet: SavedSnippet }),
+    event("saved_snippets", { op: z.literal("remove"), saved_snippet_id: z.number().int() }),
+  ]),
+  /** `person` differs by op and by which field group changed; only `user_id` is always there. */
+  realm_user: event("realm_user", {
+    op: z.enum(["add", "remove", "update"]),
+    person: z.looseObject({ user_id: z.number().int() }),
+  }),
+  subscription: event("subscription", {
+    op: z.string(),
+    subscriptions: z.array(Subscription).optional(),
+    stream_id: z.number().int().optional(),
+    stream_ids: z.array(z.number().int()).optional(),
+    user_ids: z.array(z.number().int()).optional(),
+    property: z.string().optional(),
+    value: z.unknown().optional(),
+  }),
+  user_settings: event("user_settings", {
+    op: z.literal("update"),
+    property: z.string(),
+    value: z.union([z.boolean(), z.number(), z.string()]),
+    language_name: z.string().optional(),
+  }),
+  alert_words: event("alert_words", { alert_words: z.array(z.string()) }),
+  attachment: opaque("attachment"),
+  channel_folder: opaque("channel_folder"),
+  device: opaque("device"),
+  drafts: opaque("drafts"),
+  navigation_view: opaque("navigation_view"),
+  realm: opaque("realm"),
+  realm_bot: opaque("realm_bot"),
+  realm_domains: opaque("realm_domains"),
+  realm_emoji: opaque("realm_emoji"),
+  realm_user_settings_defaults: opaque("realm_user_settings_defaults"),
+  reminders: opaque("reminders"),
+  stream: opaque("stream"),
+  update_message_flags: opaque("update_message_flags"),
+  user_group: opaque("user_group"),
 } as const;
 
 export type KnownEventType = keyof typeof eventSchemas;
@@ -244,7 +148,6 @@ export type ParsedEvent =
   | { known: true; event: KnownEvent }
   | { known: false; event: GenericEvent; issue?: string };
 
-// Built once: zod compiles a schema on first use, so a schema made per call was rebuilt per event.
 const EventShape = z.looseObject({ id: z.number().int(), type: z.string() });
 
 const int = (v: unknown): boolean => Number.isSafeInteger(v);
@@ -253,9 +156,9 @@ const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === 
 const strings = (v: unknown): boolean => Array.isArray(v) && v.every(str);
 
 /**
- * A message event checked by hand, field by field as {@link MessageEvent} has them (the nested
- * arrays as arrays): most events are messages, and checking one with zod cost as much as parsing
- * its JSON. Anything this refuses goes through zod, which then says why.
+ * A message event checked by hand, field by field as `eventSchemas.message` has them (nested
+ * arrays only as arrays): most events are messages and zod is slow on the hot path. Anything this
+ * refuses goes through zod, which then says why.
  */
 function isMessageEvent(raw: Record<string, unknown>): boolean {
   const m = raw.message as Record<string, unknown> | null | undefined;

@@ -1,33 +1,26 @@
 /**
- * Records of the chat server's REST interface, as zod schemas with inferred types.
- *
- * Names stay snake_case, exactly as on the wire. Every object schema is "loose": fields the
- * server adds in later feature levels pass through untouched instead of being dropped.
+ * Records of the chat server's REST interface as zod schemas, snake_case as on the wire. Object
+ * schemas are loose: fields added by later feature levels pass through instead of being dropped.
  */
 import { z } from "zod";
 
 /** Role integers: 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
-export const Role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]);
-export type Role = z.infer<typeof Role>;
+const Role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]);
 
 /** Bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
-export const BotType = z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)]);
-export type BotType = z.infer<typeof BotType>;
+const BotType = z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)]);
 
 /** Either a user group id or an anonymous group of direct members and subgroups. */
-export const GroupSettingValue = z.union([
+const GroupSettingValue = z.union([
   z.number().int(),
   z.looseObject({ direct_members: z.array(z.number().int()), direct_subgroups: z.array(z.number().int()) }),
 ]);
-export type GroupSettingValue = z.infer<typeof GroupSettingValue>;
 
-export const ProfileDataValue = z.looseObject({
-  value: z.string(),
-  rendered_value: z.string().optional(),
-});
 /** Custom profile field id (as a string key) → value. */
-export const ProfileData = z.record(z.string(), ProfileDataValue);
-export type ProfileData = z.infer<typeof ProfileData>;
+const ProfileData = z.record(
+  z.string(),
+  z.looseObject({ value: z.string(), rendered_value: z.string().optional() }),
+);
 
 export const User = z.looseObject({
   user_id: z.number().int(),
@@ -54,34 +47,12 @@ export const User = z.looseObject({
 export type User = z.infer<typeof User>;
 
 /** GET /users/me: the authenticated account, fields at the top level. */
-export const OwnUser = z.looseObject({
-  avatar_url: z.string().nullable().optional(),
-  avatar_version: z.number().int(),
-  email: z.string(),
-  full_name: z.string(),
-  is_admin: z.boolean(),
-  is_owner: z.boolean(),
-  is_guest: z.boolean(),
-  is_bot: z.boolean(),
-  is_active: z.boolean(),
-  role: Role,
-  timezone: z.string(),
-  date_joined: z.string(),
-  max_message_id: z.number().int().optional(),
-  user_id: z.number().int(),
+export const OwnUser = User.omit({ bot_type: true, bot_owner_id: true, is_deleted: true }).extend({
   delivery_email: z.string(),
-  is_imported_stub: z.boolean().optional(),
-  profile_data: ProfileData.optional(),
+  max_message_id: z.number().int().optional(),
 });
-export type OwnUser = z.infer<typeof OwnUser>;
 
-export const TopicsPolicy = z.enum([
-  "inherit",
-  "allow_empty_topic",
-  "disable_empty_topic",
-  "empty_topic_only",
-]);
-export type TopicsPolicy = z.infer<typeof TopicsPolicy>;
+const TopicsPolicy = z.enum(["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"]);
 
 /** Element of `streams` in GET /streams. */
 export const Channel = z.looseObject({
@@ -126,10 +97,8 @@ export const EditSnapshot = z.looseObject({
   content_html_diff: z.string().optional(),
   timestamp: z.number().int(),
 });
-export type EditSnapshot = z.infer<typeof EditSnapshot>;
 
 export const Topic = z.looseObject({ name: z.string(), max_id: z.number().int() });
-export type Topic = z.infer<typeof Topic>;
 
 /** A scheduled message as listed by GET /scheduled_messages and carried by its events. */
 export const ScheduledMessage = z.looseObject({
@@ -152,17 +121,6 @@ export const SavedSnippet = z.looseObject({
 });
 export type SavedSnippet = z.infer<typeof SavedSnippet>;
 
-export const Playground = z.looseObject({
-  id: z.number().int(),
-  name: z.string(),
-  pygments_language: z.string(),
-  url_template: z.string(),
-});
-export type Playground = z.infer<typeof Playground>;
-
-export const RealmDomain = z.looseObject({ domain: z.string(), allow_subdomains: z.boolean() });
-export type RealmDomain = z.infer<typeof RealmDomain>;
-
 /** One entry of PATCH /users/me/profile_data's `data`. */
 export const ProfileDataUpdate = z.object({
   id: z.number().int(),
@@ -170,15 +128,14 @@ export const ProfileDataUpdate = z.object({
 });
 export type ProfileDataUpdate = z.infer<typeof ProfileDataUpdate>;
 
-export const DisplayRecipientUser = z.looseObject({
+const DisplayRecipientUser = z.looseObject({
   id: z.number().int(),
   email: z.string(),
   full_name: z.string(),
   is_mirror_dummy: z.boolean().optional(),
 });
-export type DisplayRecipientUser = z.infer<typeof DisplayRecipientUser>;
 
-export const MessageReaction = z.looseObject({
+const MessageReaction = z.looseObject({
   emoji_name: z.string(),
   emoji_code: z.string(),
   reaction_type: z.string(),
@@ -221,7 +178,6 @@ export const Subscription = z.looseObject({
   invite_only: z.boolean().optional(),
   subscribers: z.array(z.number().int()).optional(),
 });
-export type Subscription = z.infer<typeof Subscription>;
 
 /** A narrow: a list of `[operator, operand]` pairs. */
 export const Narrow = z.array(z.tuple([z.string(), z.string()]));

@@ -1,7 +1,4 @@
-/**
- * Response bodies: the error envelope, the error codes the server uses,
- * and the parts of POST /register's response a bot depends on.
- */
+/** Response bodies: the server's error codes, and the parts of POST /register's response a bot uses. */
 import { z } from "zod";
 import { User } from "./records.ts";
 
@@ -37,16 +34,6 @@ export const errorCodes = [
 ] as const;
 export type ServerErrorCode = (typeof errorCodes)[number];
 
-/** Error body: `result: "error"`, `msg`, usually `code`, plus condition-specific fields. */
-export const ErrorBody = z.looseObject({
-  result: z.literal("error"),
-  msg: z.string(),
-  code: z.string().optional(),
-});
-export type ErrorBody = z.infer<typeof ErrorBody>;
-
-export const ReportMessageType = z.looseObject({ key: z.string(), name: z.string() });
-
 /**
  * The POST /register response. Most fields appear only when their type is in
  * `fetch_event_types` (`realm` brings the limits and typing timings, `realm_user` the own id).
@@ -69,7 +56,7 @@ export const RegisterResponse = z.looseObject({
   server_typing_started_expiry_period_milliseconds: z.number().int().optional(),
   server_typing_stopped_wait_period_milliseconds: z.number().int().optional(),
   server_typing_started_wait_period_milliseconds: z.number().int().optional(),
-  server_report_message_types: z.array(ReportMessageType).optional(),
+  server_report_message_types: z.array(z.looseObject({ key: z.string(), name: z.string() })).optional(),
   realm_empty_topic_display_name: z.string().optional(),
   realm_moderation_request_channel_id: z.number().int().optional(),
   realm_url: z.string().optional(),

@@ -1,9 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect } from "vitest";
-import { sharedPool } from "../../src/api/connection-pools.ts";
-import { createClient } from "../../src/api/create-client.ts";
+import { createClient, parseServerAddress, sharedPool } from "../../src/api/create-client.ts";
 import { ClientConfigError } from "../../src/api/errors.ts";
-import { parseServerAddress } from "../../src/api/site-url.ts";
 import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
 import * as rec from "../support/api/records.ts";
 import { success } from "../support/api/test-server.ts";

@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
-import { createSlidingWindowLimiter } from "../../src/api/rate-limiter.ts";
+import { createSlidingWindowLimiter } from "../../src/api/transport.ts";
 import { ManualClock } from "../../src/time/clock.ts";
 import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
 

@@ -6,8 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { silentLogger } from "../../src/api/logger.ts";
-import { queueApiFor } from "../../src/events/queue-api.ts";
 import { QueueConsumer } from "../../src/events/queue-consumer.ts";
+import { queueApiFor } from "../../src/events/queue-source.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { ParsedEvent } from "../../src/wire/events.ts";

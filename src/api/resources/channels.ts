@@ -1,9 +1,9 @@
-/** Channels: listing, topics of a channel, subscribing. */
+/** Channels: listing, topics of a channel, subscribing; channel folders. */
 import { z } from "zod";
 import { Channel, Topic } from "../../wire/records.ts";
 import { path } from "../encode.ts";
-import { supports } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import { requireFeature, supports } from "../feature-level.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 /** GET /streams flags; defaults are the server's. */
 export interface ListChannelsParams {
@@ -42,17 +42,11 @@ const Subscribed = z.looseObject({
   already_subscribed: z.record(z.string(), z.array(z.string())),
   unauthorized: z.array(z.string()).optional(),
 });
+const FolderCreated = z.looseObject({ channel_folder_id: z.number().int() });
 
 export function channelsApi(ctx: ResourceContext) {
   return {
-    /**
-     * List channels (GET /streams).
-     *
-     * @example
-     * ```ts
-     * const { streams } = await client.channels.list({ include_public: false, include_subscribed: true });
-     * ```
-     */
+    /** List channels (GET /streams). */
     async list(params: ListChannelsParams = {}, options: CallOptions = {}) {
       let wire = { ...params };
       if (params.include_all !== undefined && !supports(ctx.state, "channelsIncludeAll")) {
@@ -62,14 +56,7 @@ export function channelsApi(ctx: ResourceContext) {
       return ctx.request("GET", "/streams", wire, { ...options, schema: Streams });
     },
 
-    /**
-     * Topics of a channel with their latest message id (GET /users/me/{stream_id}/topics).
-     *
-     * @example
-     * ```ts
-     * const { topics } = await client.channels.topics(5);
-     * ```
-     */
+    /** Topics of a channel with their latest message id (GET /users/me/{stream_id}/topics). */
     async topics(
       stream_id: number,
       params: { allow_empty_topic_name?: boolean } = {},
@@ -86,25 +73,29 @@ export function channelsApi(ctx: ResourceContext) {
     /**
      * Subscribe the account (or `principals`) to channels, creating missing ones
      * (POST /users/me/subscriptions). Repeating it is harmless, so it is retried like a GET.
-     *
-     * @example
-     * ```ts
-     * await client.channels.subscribe({ subscriptions: [{ name: "bot-testing" }] });
-     * ```
      */
     async subscribe(params: SubscribeParams, options: CallOptions = {}) {
       return ctx.request(
         "POST",
         "/users/me/subscriptions",
         { ...params },
-        {
-          ...options,
-          schema: Subscribed,
-          idempotent: true,
-        },
+        { ...options, schema: Subscribed, idempotent: true },
       );
     },
   };
 }
 
-export type ChannelsApi = ReturnType<typeof channelsApi>;
+/** Channel folders (feature level 389). */
+export function channelFoldersApi(ctx: ResourceContext) {
+  return {
+    /**
+     * Create a channel folder (POST /channel_folders/create; administrators). The server needs
+     * `description` present, so it is sent as "" when omitted.
+     */
+    async create(params: { name: string; description?: string }, options: CallOptions = {}) {
+      requireFeature(ctx.state, "channelFolders", "Creating a channel folder (POST /channel_folders/create)");
+      const wire = { name: params.name, description: params.description ?? "" };
+      return ctx.request("POST", "/channel_folders/create", wire, { ...options, schema: FolderCreated });
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { parseEvent, type ServerEvent } from "../../wire/events.ts";
 import type { Narrow } from "../../wire/records.ts";
 import { RegisterResponse } from "../../wire/responses.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 /** `client_capabilities`; the server requires `notification_settings_null` whenever it is sent. */
 export interface ClientCapabilities {
@@ -60,28 +60,14 @@ const longPollMarginMs = 10_000;
 export function eventsApi(ctx: ResourceContext) {
   let longPollSeconds = 90;
   return {
-    /**
-     * Register an event queue (POST /register). Teaches the client the server's feature level.
-     *
-     * @example
-     * ```ts
-     * const reg = await client.events.register({
-     *   event_types: ["message"], fetch_event_types: ["realm", "realm_user"],
-     *   client_capabilities: { notification_settings_null: true, empty_topic_name: true },
-     * });
-     * ```
-     */
+    /** Register an event queue (POST /register). Teaches the client the server's feature level. */
     async register(params: RegisterParams = {}, options: CallOptions = {}): Promise<RegisterResponse> {
       // A second queue from a repeated register just expires unused, so retrying is safe.
       const data = await ctx.request(
         "POST",
         "/register",
         { ...params },
-        {
-          ...options,
-          schema: RegisterResponse,
-          idempotent: true,
-        },
+        { ...options, schema: RegisterResponse, idempotent: true },
       );
       ctx.state.featureLevel = data.zulip_feature_level;
       if (data.event_queue_longpoll_timeout_seconds)
@@ -92,11 +78,6 @@ export function eventsApi(ctx: ResourceContext) {
     /**
      * Read events (GET /events). Without `dont_block` the call parks until an event or a heartbeat;
      * its timeout defaults to the server's `event_queue_longpoll_timeout_seconds` plus a margin.
-     *
-     * @example
-     * ```ts
-     * const { events } = await client.events.get({ queue_id, last_event_id }, { signal });
-     * ```
      */
     async get(params: GetEventsParams, options: CallOptions = {}): Promise<GetEventsResult> {
       const timeoutMs =
@@ -130,5 +111,3 @@ export function eventsApi(ctx: ResourceContext) {
     },
   };
 }
-
-export type EventsApi = ReturnType<typeof eventsApi>;

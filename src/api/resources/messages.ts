@@ -1,9 +1,9 @@
-/** Messages: send, fetch, edit, delete, edit history, report. */
+/** Messages: send, fetch, edit, delete, edit history, report; their reactions; scheduled messages. */
 import { z } from "zod";
-import { EditSnapshot, Message } from "../../wire/records.ts";
+import { EditSnapshot, Message, ScheduledMessage } from "../../wire/records.ts";
 import { path } from "../encode.ts";
 import { adaptMessageType, requireFeature } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 interface SendCommon {
   content: string;
@@ -48,6 +48,24 @@ export interface UpdateMessageParams {
 
 export type ReportType = "spam" | "harassment" | "inappropriate" | "norms" | "other" | (string & {});
 
+export interface ReactionParams {
+  emoji_name: string;
+  emoji_code?: string;
+  reaction_type?: "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
+}
+
+export interface CreateScheduledMessageParams {
+  type: "channel" | "stream" | "direct" | "private";
+  /** A channel id for channel messages; user ids for direct ones (ids only, not names or emails). */
+  to: number | readonly number[];
+  content: string;
+  /** Required for channel messages. */
+  topic?: string;
+  /** UNIX seconds, UTC; must be in the future. */
+  scheduled_delivery_timestamp: number;
+  read_by_sender?: boolean;
+}
+
 const SendResult = z.looseObject({
   id: z.number().int(),
   automatic_new_visibility_policy: z.number().int().optional(),
@@ -63,43 +81,26 @@ const MessagesPage = z.looseObject({
 });
 const History = z.looseObject({ message_history: z.array(EditSnapshot) });
 const Loose = z.looseObject({});
+const ScheduledCreated = z.looseObject({ scheduled_message_id: z.number().int() });
+const ScheduledListed = z.looseObject({ scheduled_messages: z.array(ScheduledMessage) });
 
 export function messagesApi(ctx: ResourceContext) {
   return {
     /**
      * Send a message (POST /messages). Not retried after a network error that may have reached the
      * server (it could post twice); retried after a 429.
-     *
-     * @example
-     * ```ts
-     * const { id } = await client.messages.send({ type: "channel", to: 5, topic: "greetings", content: "hi" });
-     * ```
      */
     async send(params: SendMessageParams, options: CallOptions = {}) {
       const type = adaptMessageType(params.type, ctx.state);
       return ctx.request("POST", "/messages", { ...params, type }, { ...options, schema: SendResult });
     },
 
-    /**
-     * Fetch messages around an anchor (GET /messages).
-     *
-     * @example
-     * ```ts
-     * const { messages } = await client.messages.get({ anchor: "newest", num_before: 20, num_after: 0 });
-     * ```
-     */
+    /** Fetch messages around an anchor (GET /messages). */
     async get(params: GetMessagesParams, options: CallOptions = {}) {
       return ctx.request("GET", "/messages", { ...params }, { ...options, schema: MessagesPage });
     },
 
-    /**
-     * Edit a message's content, topic or channel (PATCH /messages/{id}).
-     *
-     * @example
-     * ```ts
-     * await client.messages.update(42, { topic: "renamed", propagate_mode: "change_all" });
-     * ```
-     */
+    /** Edit a message's content, topic or channel (PATCH /messages/{id}). */
     async update(message_id: number, params: UpdateMessageParams, options: CallOptions = {}) {
       return ctx.request(
         "PATCH",
@@ -114,14 +115,7 @@ export function messagesApi(ctx: ResourceContext) {
       await ctx.request("DELETE", path`/messages/${message_id}`, {}, options);
     },
 
-    /**
-     * A message's edit history, oldest first (GET /messages/{id}/history).
-     *
-     * @example
-     * ```ts
-     * const { message_history } = await client.messages.history(42);
-     * ```
-     */
+    /** A message's edit history, oldest first (GET /messages/{id}/history). */
     async history(
       message_id: number,
       params: { allow_empty_topic_name?: boolean } = {},
@@ -135,14 +129,7 @@ export function messagesApi(ctx: ResourceContext) {
       );
     },
 
-    /**
-     * Report a message to the moderators (POST /messages/{id}/report, feature level 382).
-     *
-     * @example
-     * ```ts
-     * await client.messages.report(42, { report_type: "spam" });
-     * ```
-     */
+    /** Report a message to the moderators (POST /messages/{id}/report, feature level 382). */
     async report(
       message_id: number,
       params: { report_type: ReportType; description?: string },
@@ -155,3 +142,74 @@ export function messagesApi(ctx: ResourceContext) {
 }
 
 export type MessagesApi = ReturnType<typeof messagesApi>;
+
+export function reactionsApi(ctx: ResourceContext) {
+  return {
+    /** React to a message (POST /messages/{id}/reactions). */
+    async add(message_id: number, params: ReactionParams, options: CallOptions = {}): Promise<void> {
+      await ctx.request("POST", path`/messages/${message_id}/reactions`, { ...params }, options);
+    },
+
+    /** Remove the account's reaction (DELETE /messages/{id}/reactions). */
+    async remove(
+      message_id: number,
+      params: Partial<ReactionParams>,
+      options: CallOptions = {},
+    ): Promise<void> {
+      await ctx.request("DELETE", path`/messages/${message_id}/reactions`, { ...params }, options);
+    },
+  };
+}
+
+/** Scheduled messages (feature level 179; editing has its own endpoint from 184). */
+export function scheduledMessagesApi(ctx: ResourceContext) {
+  const need = (what: string) => requireFeature(ctx.state, "scheduledMessages", what);
+  return {
+    /** Schedule a message (POST /scheduled_messages). */
+    async create(params: CreateScheduledMessageParams, options: CallOptions = {}) {
+      need("Scheduling a message (POST /scheduled_messages)");
+      const type = adaptMessageType(params.type, ctx.state);
+      return ctx.request(
+        "POST",
+        "/scheduled_messages",
+        { ...params, type },
+        { ...options, schema: ScheduledCreated },
+      );
+    },
+
+    /** The account's undelivered scheduled messages, failed ones included (GET /scheduled_messages). */
+    async list(options: CallOptions = {}) {
+      need("Listing scheduled messages (GET /scheduled_messages)");
+      return ctx.request("GET", "/scheduled_messages", {}, { ...options, schema: ScheduledListed });
+    },
+
+    /**
+     * Edit a scheduled message (PATCH /scheduled_messages/{id}). A failed one needs a new
+     * `scheduled_delivery_timestamp`.
+     */
+    async update(
+      scheduled_message_id: number,
+      params: Partial<Omit<CreateScheduledMessageParams, "read_by_sender">>,
+      options: CallOptions = {},
+    ) {
+      requireFeature(
+        ctx.state,
+        "scheduledMessagesEditEndpoint",
+        "Editing a scheduled message (PATCH /scheduled_messages/{scheduled_message_id})",
+      );
+      const type = params.type === undefined ? undefined : adaptMessageType(params.type, ctx.state);
+      await ctx.request(
+        "PATCH",
+        path`/scheduled_messages/${scheduled_message_id}`,
+        { ...params, type },
+        options,
+      );
+    },
+
+    /** Cancel a scheduled message (DELETE /scheduled_messages/{id}). */
+    async delete(scheduled_message_id: number, options: CallOptions = {}): Promise<void> {
+      need("Deleting a scheduled message (DELETE /scheduled_messages/{scheduled_message_id})");
+      await ctx.request("DELETE", path`/scheduled_messages/${scheduled_message_id}`, {}, options);
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { SavedSnippet } from "../../wire/records.ts";
 import { path } from "../encode.ts";
 import { requireFeature } from "../feature-level.ts";
-import type { CallOptions, ResourceContext } from "./context.ts";
+import type { CallOptions, ResourceContext } from "../transport.ts";
 
 const Created = z.looseObject({ saved_snippet_id: z.number().int() });
 const Listed = z.looseObject({ saved_snippets: z.array(SavedSnippet) });
@@ -11,14 +11,7 @@ const Listed = z.looseObject({ saved_snippets: z.array(SavedSnippet) });
 export function savedSnippetsApi(ctx: ResourceContext) {
   const need = (what: string) => requireFeature(ctx.state, "savedSnippets", what);
   return {
-    /**
-     * Save a snippet (POST /saved_snippets); title and content must not be blank.
-     *
-     * @example
-     * ```ts
-     * const { saved_snippet_id } = await client.savedSnippets.create({ title: "Welcome", content: "Hi, and welcome!" });
-     * ```
-     */
+    /** Save a snippet (POST /saved_snippets); title and content must not be blank. */
     async create(params: { title: string; content: string }, options: CallOptions = {}) {
       need("Saving a snippet (POST /saved_snippets)");
       return ctx.request("POST", "/saved_snippets", { ...params }, { ...options, schema: Created });

@@ -1,5 +1,5 @@
 /** Wire-encoding rows: users, organization settings, server. */
-import type { UserSettingsDefaults } from "../../../src/api/resources/user-settings-defaults.ts";
+import type { UserSettingsDefaults } from "../../../src/api/resources/realm.ts";
 import type { EndpointCase } from "./endpoint-cases.ts";
 import * as rec from "./records.ts";
 

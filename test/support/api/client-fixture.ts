@@ -3,8 +3,12 @@
  * clients pointed at that server. Pools shared per origin are closed after each file.
  */
 import { afterAll, test as base } from "vitest";
-import { closeConnectionPools } from "../../../src/api/connection-pools.ts";
-import { type Client, type ClientOptions, createClient } from "../../../src/api/create-client.ts";
+import {
+  type Client,
+  type ClientOptions,
+  closeConnectionPools,
+  createClient,
+} from "../../../src/api/create-client.ts";
 import { FakeClock } from "./fake-clock.ts";
 import { startTestServer, type TestServer } from "./test-server.ts";
 
