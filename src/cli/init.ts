@@ -20,8 +20,8 @@ Options:
 `;
 
 export async function runInitCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, initHelp, { force: { type: "boolean" } }, true);
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("init", argv, initHelp, { force: { type: "boolean" } }, true);
+  if (typeof args === "number") return args;
   const { values, positionals } = args;
   if (positionals.length > 1) {
     process.stderr.write(

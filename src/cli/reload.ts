@@ -8,16 +8,14 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig } from "../config/load-config.ts";
+import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import type { ReloadReport } from "../daemon/reload-plan.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
-import { commandArgs, configOption } from "./args.ts";
+import { commandArgs, configOption, reportStartupError } from "./args.ts";
 import { daemonClient } from "./daemon-client.ts";
-import { reportStartupError } from "./report-error.ts";
 
 export const reloadHelp = `Usage: bothost reload [--config FILE] [--json]
 
@@ -34,8 +32,8 @@ Options:
 `;
 
 export async function runReloadCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, reloadHelp, { ...configOption, json: { type: "boolean" } });
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("reload", argv, reloadHelp, { ...configOption, json: { type: "boolean" } });
+  if (typeof args === "number") return args;
   const { values } = args;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });

@@ -28,16 +28,6 @@ export type ConfigErrorCode = "CONFIG_NOT_FOUND" | "CONFIG_INVALID";
 
 /**
  * A config file that cannot be used, with every problem found.
- *
- * @example
- * ```ts
- * try {
- *   await loadConfig("bothost.yaml");
- * } catch (err) {
- *   if (isConfigError(err)) console.error(err.format());
- *   // bothost.yaml:12:5 bots.moderator.api_key: environment variable MODERATION_BOT_API_KEY is not set: …
- * }
- * ```
  */
 export class ConfigError extends BothostError<ConfigErrorCode> {
   readonly problems: readonly ConfigProblem[];
@@ -74,11 +64,6 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
 
 /**
  * A path as users see it in messages.
- *
- * @example
- * ```ts
- * formatPath(["bots", "moderator", "narrow", 0, 1]); // "bots.moderator.narrow[0][1]"
- * ```
  */
 export function formatPath(path: ConfigPath): string {
   // A hostile file can nest hundreds of levels; the start and the end say where.

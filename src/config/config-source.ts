@@ -16,12 +16,6 @@ export interface ConfigLocation {
 /**
  * Finds config values in the file, so problems found later (e.g. in a bot's settings) point at
  * the right line.
- *
- * @example
- * ```ts
- * const { source } = await loadConfigWithSource("bothost.yaml");
- * source.locate(["bots", "moderator", "settings", "threshold"]); // { file: "bothost.yaml", line: 14, column: 18 }
- * ```
  */
 export class ConfigSource {
   /** The config file's absolute path. */

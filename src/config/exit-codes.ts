@@ -5,11 +5,6 @@ import { isBothostError } from "../errors/bothost-error.ts";
 
 /**
  * The exit codes, one per kind of outcome. Scripts and service managers rely on these numbers.
- *
- * @example
- * ```ts
- * process.exitCode = ExitCode.ConfigInvalid;
- * ```
  */
 export const ExitCode = {
   /** Everything went as asked (including a clean shutdown on SIGTERM). */
@@ -30,13 +25,6 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /**
  * The exit code for an error that stopped the process: config and module errors give
  * {@link ExitCode.ConfigInvalid}, anything else {@link ExitCode.RuntimeFailure}.
- *
- * @example
- * ```ts
- * main().catch((err) => {
- *   process.exitCode = exitCodeFor(err);
- * });
- * ```
  */
 export function exitCodeFor(err: unknown): ExitCode {
   if (isBothostError(err) && /^(CONFIG|MODULE)_/.test(err.code)) return ExitCode.ConfigInvalid;

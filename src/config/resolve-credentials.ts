@@ -1,13 +1,13 @@
 /**
  * Each bot's email, API key and fallback server, from the config, an api_key_file or a zuliprc.
  */
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ConfigProblem } from "./config-error.ts";
 import { type ConfigSource, displayPath } from "./config-source.ts";
 import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { BOT_NAME, ServerUrl } from "./schema-fields.ts";
-import { parseZuliprc } from "./zuliprc.ts";
 
 /** What was found for one bot. */
 export interface Credentials {
@@ -158,4 +158,79 @@ const RELATIVE = "check the path (relative paths start at the config file's fold
 /** A YAML mapping as plain data. */
 export function isMapping(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Problems with `sandbox:` blocks: only with `url: sandbox`, and their org file must exist. */
+export async function checkServers(
+  raw: Record<string, unknown>,
+  source: ConfigSource,
+  cwd: string,
+): Promise<ConfigProblem[]> {
+  const servers: [readonly string[], unknown][] = [[["server"], raw.server]];
+  if (isMapping(raw.bots)) {
+    for (const [name, bot] of Object.entries(raw.bots)) {
+      if (isMapping(bot)) servers.push([["bots", name, "server"], bot.server]);
+    }
+  }
+  const problems: ConfigProblem[] = [];
+  for (const [at, server] of servers) {
+    if (!isMapping(server) || server.sandbox === undefined) continue;
+    if (server.url !== "sandbox") {
+      problems.push(
+        source.problem(
+          [...at, "sandbox"],
+          'applies only when url is "sandbox": remove it, or set url: sandbox to run the embedded test server',
+          "key",
+        ),
+      );
+    }
+    const org = isMapping(server.sandbox) ? server.sandbox.org : undefined;
+    if (typeof org === "string" && org !== "") {
+      const file = path.resolve(source.dir, org);
+      const found = await stat(file).then(
+        (s) => s.isFile(),
+        () => false,
+      );
+      if (!found) {
+        problems.push(
+          source.problem(
+            [...at, "sandbox", "org"],
+            `names ${displayPath(file, cwd)}, which is not a file: check the path (relative paths start at the config file's folder)`,
+          ),
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/** The fields bothost reads from a zuliprc. */
+export interface Zuliprc {
+  readonly email?: string;
+  readonly key?: string;
+  readonly site?: string;
+}
+
+/**
+ * Reads `email`, `key` and `site` from the `[api]` section (INI: `name=value` or `name: value`,
+ * comments start with `#` or `;`).
+ */
+export function parseZuliprc(text: string): Zuliprc {
+  const out: Record<string, string> = {};
+  let section = "";
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header) {
+      section = header[1]!.trim().toLowerCase();
+      continue;
+    }
+    const match = /^([^=:]+)[=:](.*)$/.exec(line);
+    if (section === "api" && match) {
+      const name = match[1]!.trim().toLowerCase();
+      if (name === "email" || name === "key" || name === "site") out[name] = match[2]!.trim();
+    }
+  }
+  return out;
 }

@@ -4,7 +4,6 @@
 import { z } from "zod";
 import { eventSchemas, isKnownEventType, type KnownEventType } from "../wire/events.ts";
 import { suggest } from "./did-you-mean.ts";
-import { parseDuration } from "./duration.ts";
 
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
 export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -84,11 +83,6 @@ export const ListenAddress = z.string().refine((text) => parseListenAddress(text
 
 /**
  * Splits a validated `listen` value into host and port.
- *
- * @example
- * ```ts
- * parseListenAddress("[::1]:8080"); // { host: "::1", port: 8080 }
- * ```
  */
 export function parseListenAddress(text: string): { host: string; port: number } | undefined {
   const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text);
@@ -152,4 +146,21 @@ function narrowItemProblem(item: unknown): string | undefined {
     return "[is, followed] is not accepted by the server in a queue narrow: narrow by channel or topic instead";
   }
   return undefined;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+
+/**
+ * Milliseconds for a duration, or `undefined` when it is not one.
+ */
+export function parseDuration(value: unknown): number | undefined {
+  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : undefined;
+  if (typeof value !== "string") return undefined;
+  const text = value.trim();
+  if (!WHOLE.test(text)) return undefined;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit!]!;
+  return Math.round(total);
 }

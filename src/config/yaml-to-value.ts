@@ -1,10 +1,21 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings show users the ${VAR} syntax.
 /**
  * A YAML document → plain data, with interpolation, limits against hostile input, and a record of
  * where each value came from so every later problem can point at a line and column.
  */
-import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Pair, Scalar } from "yaml";
-import { interpolate } from "./interpolate.ts";
-import type { OffsetProblem } from "./parse-yaml.ts";
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  type Pair,
+  parseAllDocuments,
+  Scalar,
+  type YAMLError,
+} from "yaml";
 import { isSecretPath } from "./secrets.ts";
 
 type Path = readonly (string | number)[];
@@ -241,4 +252,161 @@ function retype(text: string): unknown {
   if (/^[-+]?[0-9]+$/.test(text)) return Number(text);
   if (/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/.test(text)) return Number(text);
   return text;
+}
+
+/** A problem found at a character offset of the config text. */
+export interface OffsetProblem {
+  readonly offset: number;
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+/** The parsed document (absent when the text holds none) and what is wrong with the text. */
+export interface ParsedYaml {
+  readonly doc: Document | undefined;
+  readonly lineCounter: LineCounter;
+  readonly problems: readonly OffsetProblem[];
+}
+
+const FIX: Record<string, string> = {
+  TAB_AS_INDENT: "indent with spaces, not tabs",
+  BAD_INDENT: "line up entries of the same mapping or list at the same column, with spaces",
+  MISSING_CHAR: "add the missing character",
+  MULTILINE_IMPLICIT_KEY: "a key and its colon must be on one line; check the indentation and quotes above",
+  UNEXPECTED_TOKEN: "remove it, or put the value in quotes",
+  BLOCK_AS_IMPLICIT_KEY: "check the indentation",
+  BAD_DQ_ESCAPE: "write a backslash as \\\\ inside double quotes, or use single quotes",
+  BAD_SCALAR_START: "put the value in quotes",
+  RESOURCE_EXHAUSTION: "the document nests too deeply; flatten it",
+  BAD_ALIAS: "give the anchor or alias a name",
+  MULTIPLE_ANCHORS: "keep one anchor",
+  MULTIPLE_TAGS: "remove the tags",
+};
+
+/**
+ * Parses config text. Duplicate keys and tags are left to the tree walk, which can say which key.
+ */
+export function parseConfigYaml(text: string): ParsedYaml {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: false,
+    schema: "core",
+    strict: true,
+  });
+  // parseAllDocuments returns an EmptyStream (not an array) for text with no document at all.
+  const list = Array.isArray(docs) ? docs : [];
+  const problems: OffsetProblem[] = [];
+  const doc = list[0];
+  if (doc === undefined || (doc.contents === null && doc.errors.length === 0 && list.length === 1)) {
+    problems.push({
+      offset: 0,
+      path: [],
+      message: "the file is empty: write at least a server and a bots mapping (see config.example.yaml)",
+    });
+    return { doc: undefined, lineCounter, problems };
+  }
+  for (const error of [...doc.errors, ...doc.warnings]) {
+    if (error.code !== "TAG_RESOLVE_FAILED") problems.push(syntaxProblem(error));
+  }
+  const second = list[1];
+  if (second !== undefined) {
+    problems.push({
+      offset: second.range[0],
+      path: [],
+      message:
+        "a second YAML document starts here: a config file holds one document; remove this --- and what follows, or merge it into the first",
+    });
+  }
+  return { doc, lineCounter, problems: dedupe(problems) };
+}
+
+function syntaxProblem(error: YAMLError): OffsetProblem {
+  const first = (error.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+  const what = error.code === "RESOURCE_EXHAUSTION" ? "too deeply nested" : first.replace(/\.$/, "");
+  const fix = FIX[error.code] ?? "fix the YAML syntax here";
+  return { offset: error.pos[0], path: [], message: `YAML syntax error: ${what}: ${fix}` };
+}
+
+// One mistake often trips several parser checks at the same spot; the first says it best.
+function dedupe(problems: OffsetProblem[]): OffsetProblem[] {
+  const seen = new Set<number>();
+  return problems.filter((p) => {
+    if (seen.has(p.offset)) return false;
+    seen.add(p.offset);
+    return true;
+  });
+}
+
+/** The result of interpolating one string. */
+export interface Interpolation {
+  /** The string with every reference replaced. */
+  readonly value: string;
+  /** The variables it referenced, in order (names only: values are never kept here). */
+  readonly variables: readonly string[];
+  /** What went wrong, each message saying how to fix it. Empty when the string is fine. */
+  readonly problems: readonly string[];
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const WITH_DEFAULT = /^([A-Za-z_][A-Za-z0-9_]*):-(.*)$/s;
+const OTHER_FORM = /^[A-Za-z_][A-Za-z0-9_]*(?::?[-?+=])/;
+
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` with values from `env`, in one pass.
+ *
+ * Substituted values are never scanned again, so a value that itself contains `${…}` stays as it
+ * is. `$${` is a literal `${`. `:-` uses the default when the variable is unset or empty. Messages
+ * name variables but never contain their values.
+ */
+export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>): Interpolation {
+  let value = "";
+  const variables: string[] = [];
+  const problems: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    if (text.startsWith("$${", i)) {
+      value += "${";
+      i += 3;
+      continue;
+    }
+    if (!text.startsWith("${", i)) {
+      value += text[i];
+      i += 1;
+      continue;
+    }
+    const close = text.indexOf("}", i + 2);
+    if (close === -1) {
+      problems.push("has a ${ without a closing }: close it, or write $${ for a literal ${");
+      value += text.slice(i);
+      break;
+    }
+    const inner = text.slice(i + 2, close);
+    i = close + 1;
+    const withDefault = WITH_DEFAULT.exec(inner);
+    const name = withDefault ? withDefault[1]! : inner;
+    const fallback = withDefault ? withDefault[2]! : undefined;
+    if (!NAME.test(name)) {
+      problems.push(
+        OTHER_FORM.test(inner)
+          ? "uses an unsupported ${…} form: only ${NAME} and ${NAME:-default} are supported"
+          : "has a ${…} that is not a variable name: names are letters, digits and _, not starting with a digit (write $${ for a literal ${)",
+      );
+      continue;
+    }
+    if (fallback?.includes("${")) {
+      problems.push(`nests a \${…} inside the default of ${name}: defaults are plain text`);
+      continue;
+    }
+    variables.push(name);
+    const set = env[name];
+    if (set !== undefined && !(set === "" && fallback !== undefined)) value += set;
+    else if (fallback !== undefined) value += fallback;
+    else
+      problems.push(
+        `environment variable ${name} is not set: set it before starting bothost, or write \${${name}:-default} to give a default`,
+      );
+  }
+  return { value, variables, problems };
 }

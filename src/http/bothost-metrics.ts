@@ -52,12 +52,6 @@ export interface ApiMetricsSink {
 
 /**
  * Every metric bothost exposes at `/metrics`. Create one per daemon.
- *
- * @example
- * ```ts
- * const metrics = new BothostMetrics();
- * const text = await metrics.render(); // Prometheus text format, metrics.contentType
- * ```
  */
 export class BothostMetrics {
   readonly #prom = loadPromClient();

@@ -46,14 +46,6 @@ export interface HttpListenerOptions {
 
 const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
 
-/**
- * @example
- * ```ts
- * const http = new HttpListener({ listen: "127.0.0.1:8080", bodyLimit: 1 << 20, requestTimeoutMs: 30_000, log, metrics, store, bots });
- * const url = await http.start(); // "http://127.0.0.1:8080"
- * await http.close();
- * ```
- */
 export class HttpListener {
   readonly #o: HttpListenerOptions;
   readonly #app: FastifyInstance;

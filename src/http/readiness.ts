@@ -23,13 +23,6 @@ export interface BotReadiness {
   lastContactAgoMs?: number;
 }
 
-/**
- * @example
- * ```ts
- * const r = readinessOf(daemon.bots.map((b) => b.status), Date.now());
- * reply.code(r.ready ? 200 : 503).send(r);
- * ```
- */
 export function readinessOf(
   statuses: readonly ReadinessInput[],
   now: number,

@@ -8,13 +8,6 @@ export type TimerHandle = { readonly __timerHandle: true };
 
 /**
  * The three time operations bothost needs.
- *
- * @example
- * ```ts
- * function remindLater(clock: Clock, fn: () => void) {
- *   return clock.setTimeout(fn, 60_000);
- * }
- * ```
  */
 export interface Clock {
   /** Milliseconds since the UNIX epoch, like `Date.now()`. */
@@ -35,12 +28,6 @@ interface RealTimer {
 /**
  * The real clock: `Date.now()` and Node timers. Delays longer than {@link MAX_TIMER_DELAY_MS}
  * are chained (Node would otherwise fire them after 1 ms).
- *
- * @example
- * ```ts
- * const handle = realClock.setTimeout(() => console.log("a month later"), 30 * 86_400_000);
- * realClock.clearTimeout(handle);
- * ```
  */
 export const realClock: Clock = {
   now: () => Date.now(),
@@ -87,14 +74,6 @@ export async function flushAsync(rounds = 5): Promise<void> {
 /**
  * A clock that only moves when told to. Timers fire in due order (ties in creation order), and
  * async work they start gets to run ({@link flushAsync}) before the next timer fires.
- *
- * @example
- * ```ts
- * const clock = new ManualClock(Date.parse("2026-03-08T00:00:00Z"));
- * const fired: number[] = [];
- * clock.setTimeout(() => fired.push(clock.now()), 5_000);
- * await clock.tick(10_000); // fired = [start + 5000]; clock.now() = start + 10000
- * ```
  */
 export class ManualClock implements Clock {
   #now: number;
