@@ -1,7 +1,3 @@
-/**
- * `bothost backtest BOT`: what the bot would have done over the organization's history, every
- * write captured, nothing sent (see src/daemon/backtest.ts).
- */
 import type { NarrowTerm } from "../api/resources/messages.ts";
 import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";

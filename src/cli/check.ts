@@ -1,8 +1,3 @@
-/**
- * `bothost check`: everything `bothost run` would trip over at start, without starting. It
- * validates the config and every module (the same located errors as `run`), then asks each bot's
- * server who the bot is and what the server can do, and prints one table row per bot.
- */
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import { loadBots } from "../bot/load-bots.ts";
@@ -30,9 +25,6 @@ Exit codes: 0 every bot is ready; 1 some bot is not (each is named, with the rea
 2 the config, a module or an option is invalid; 3 the server rejected every bot's credentials.
 `;
 
-/**
- * Run `bothost check` with its arguments; resolves with the exit code.
- */
 export async function runCheckCommand(argv: string[]): Promise<number> {
   const args = commandArgs("check", argv, checkHelp, configOption);
   if (typeof args === "number") return args;
@@ -191,10 +183,7 @@ const described: readonly { feature: FeatureName; name: string }[] = [
   { feature: "userGroupBotsAllowed", name: "bots updating user groups" },
 ];
 
-/**
- * The features a server at `featureLevel` lacks, oldest requirement first, each as
- * `"<name> (FL <level>)"`.
- */
+/** The features a server at `featureLevel` lacks, oldest requirement first, as `"<name> (FL <level>)"`. */
 export function missingFeatures(featureLevel: number): string[] {
   return described
     .map(({ feature, name }) => ({ name, level: featureLevels[feature] }))

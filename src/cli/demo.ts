@@ -1,7 +1,3 @@
-/**
- * `bothost demo`: the embedded sandbox with the shipped org, the daemon with the shipped config
- * and bots, a short scripted scene, and a transcript of what each bot did.
- */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

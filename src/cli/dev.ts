@@ -1,7 +1,3 @@
-/**
- * `bothost dev`: the project's bots on the embedded sandbox, a chat page to talk to them, and a
- * reload of the config whenever a bot's file changes.
- */
 import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";

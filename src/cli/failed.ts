@@ -1,7 +1,3 @@
-/**
- * `bothost failed`: the dead letters (events whose handler failed every attempt): list them, show
- * one, replay them once the cause is fixed, or drop them.
- */
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
@@ -162,10 +158,7 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/**
- * The letters straight from the state store when it can be opened (the daemon is stopped, or the
- * state is in Redis), else through the running daemon's admin routes (it holds the directory's lock).
- */
+/** Straight from the state store when it opens, else through the running daemon holding its lock. */
 interface LetterDesk extends Pick<DeadLetterOffice, "list" | "get" | "retry" | "drop"> {
   /** Where the letters are: said when a retry waits for the daemon's start. */
   readonly via: "store" | "daemon";

@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * The `bothost` command. Each subcommand lives in its own file under src/cli/ and is loaded only
- * when it runs, so `bothost --help` stays fast.
- */
+/** The `bothost` command. Each subcommand is loaded only when it runs, so `bothost --help` stays fast. */
 import { readFileSync } from "node:fs";
 import { ExitCode } from "../config/exit-codes.ts";
 

@@ -1,9 +1,3 @@
-/**
- * `bothost reload`: make the running daemon read its config again, and print what changed (or,
- * for a config with errors, the errors, located, with exit code 2: the daemon keeps running the
- * old config). Reached through the daemon's admin routes; without an HTTP listener, SIGHUP is sent
- * to the pid in the state directory's lock file.
- */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -60,6 +54,7 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** Without an HTTP listener: SIGHUP to the pid in the state directory's lock file. */
 async function signalDaemon(config: Config): Promise<number> {
   if (config.state.redis !== undefined) {
     throw new BothostError(

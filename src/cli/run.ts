@@ -1,7 +1,3 @@
-/**
- * `bothost run`: load the config and every bot module, start the daemon (and the embedded
- * sandbox when the config says `url: sandbox`), and run until SIGINT or SIGTERM.
- */
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";

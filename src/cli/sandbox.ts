@@ -1,7 +1,6 @@
 /**
- * `bothost sandbox`: run the in-memory chat server for local development. It prints each fake
- * account's email and API key (handing out the sandbox's own credentials is the point), can write
- * a zuliprc per account, and keeps state across restarts with `--data`.
+ * `bothost sandbox` prints each fake account's email and API key: handing out the sandbox's own
+ * credentials is the point.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -44,9 +43,6 @@ const ROLE_NAMES: Record<number, string> = {
   600: "guest",
 };
 
-/**
- * Run `bothost sandbox` with its arguments; resolves with the exit code once stopped.
- */
 export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {}): Promise<number> {
   const out = io.stdout ?? process.stdout;
   const err = io.stderr ?? process.stderr;

@@ -1,8 +1,3 @@
-/**
- * `bothost schedule preview`: load the config and every bot module (no network), run each bot's
- * setup with a bot object that only records, and print the next runs of every recurring
- * announcement and cron job, in its time zone and in UTC.
- */
 import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
@@ -41,9 +36,6 @@ const offlineClient = new Proxy({} as Client, {
   },
 });
 
-/**
- * Runs `bothost schedule …`; resolves the exit code.
- */
 export async function runScheduleCommand(argv: string[]): Promise<number> {
   const args = commandArgs(
     "schedule",

@@ -1,6 +1,3 @@
-/**
- * `bothost status`: ask the running daemon what each bot is doing.
- */
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { BotStatus, DaemonStatus } from "../http/daemon-status.ts";

@@ -67,55 +67,47 @@ export async function resolveCredentials(
       );
     }
     if (typeof bot.api_key === "string") found.apiKey = bot.api_key;
+    // The text of a file the bot names (api_key_file, zuliprc), or undefined once its problem is noted.
+    const readNamed = async (key: "api_key_file" | "zuliprc", maxBytes: number) => {
+      const file = path.resolve(source.dir, bot[key] as string);
+      const result = await readTextFile(file, maxBytes);
+      if (!("error" in result)) return result.text;
+      const problem = `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`;
+      problems.push(source.problem([...at, key], problem));
+      return undefined;
+    };
     if (typeof bot.api_key_file === "string" && bot.api_key_file !== "") {
-      const file = path.resolve(source.dir, bot.api_key_file);
-      const result = await readTextFile(file, MAX_KEY_FILE);
+      const key = (await readNamed("api_key_file", MAX_KEY_FILE))?.trim();
       const where = [...at, "api_key_file"];
-      if ("error" in result) {
+      if (key) secrets.push(key);
+      if (key === "") problems.push(source.problem(where, "is an empty file: put the bot's API key in it"));
+      else if (key && /\s/.test(key)) {
         problems.push(
-          source.problem(where, `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`),
+          source.problem(where, "holds more than an API key (spaces or several lines): keep only the key"),
         );
-      } else {
-        const key = result.text.trim();
-        if (key !== "") secrets.push(key);
-        if (key === "") problems.push(source.problem(where, "is an empty file: put the bot's API key in it"));
-        else if (/\s/.test(key)) {
-          problems.push(
-            source.problem(where, "holds more than an API key (spaces or several lines): keep only the key"),
-          );
-        } else found.apiKey = key;
-      }
+      } else if (key) found.apiKey = key;
     }
     if (typeof bot.zuliprc === "string" && bot.zuliprc !== "") {
-      const file = path.resolve(source.dir, bot.zuliprc);
-      const result = await readTextFile(file, MAX_ZULIPRC);
-      const where = [...at, "zuliprc"];
-      if ("error" in result) {
-        zuliprcUnread = true;
+      const text = await readNamed("zuliprc", MAX_ZULIPRC);
+      zuliprcUnread = text === undefined;
+      const rc = text === undefined ? {} : parseZuliprc(text);
+      if (rc.key) {
+        secrets.push(rc.key);
+        found.apiKey = rc.key;
+      } else if (text !== undefined) {
         problems.push(
-          source.problem(where, `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`),
+          source.problem(
+            [...at, "zuliprc"],
+            "has no key= line in its [api] section: download the bot's zuliprc from the server again",
+          ),
         );
-      } else {
-        const rc = parseZuliprc(result.text);
-        if (rc.key) secrets.push(rc.key);
-        if (!rc.key) {
-          problems.push(
-            source.problem(
-              where,
-              "has no key= line in its [api] section: download the bot's zuliprc from the server again",
-            ),
-          );
-        } else found.apiKey = rc.key;
-        if (rc.email) found.email = rc.email;
-        if (rc.site) found.site = rc.site;
-        if (typeof bot.email === "string" && rc.email && rc.email.toLowerCase() !== bot.email.toLowerCase()) {
-          problems.push(
-            source.problem(
-              [...at, "email"],
-              "differs from the email in the bot's zuliprc: remove one of them",
-            ),
-          );
-        }
+      }
+      if (rc.email) found.email = rc.email;
+      if (rc.site) found.site = rc.site;
+      if (typeof bot.email === "string" && rc.email && rc.email.toLowerCase() !== bot.email.toLowerCase()) {
+        problems.push(
+          source.problem([...at, "email"], "differs from the email in the bot's zuliprc: remove one of them"),
+        );
       }
     }
     if (typeof bot.email === "string") found.email = bot.email;
@@ -195,7 +187,7 @@ export async function checkServers(
         problems.push(
           source.problem(
             [...at, "sandbox", "org"],
-            `names ${displayPath(file, cwd)}, which is not a file: check the path (relative paths start at the config file's folder)`,
+            `names ${displayPath(file, cwd)}, which is not a file: ${RELATIVE}`,
           ),
         );
       }
@@ -204,18 +196,11 @@ export async function checkServers(
   return problems;
 }
 
-/** The fields bothost reads from a zuliprc. */
-export interface Zuliprc {
-  readonly email?: string;
-  readonly key?: string;
-  readonly site?: string;
-}
-
 /**
  * Reads `email`, `key` and `site` from the `[api]` section (INI: `name=value` or `name: value`,
  * comments start with `#` or `;`).
  */
-export function parseZuliprc(text: string): Zuliprc {
+export function parseZuliprc(text: string): { email?: string; key?: string; site?: string } {
   const out: Record<string, string> = {};
   let section = "";
   for (const raw of text.split(/\r?\n/)) {

@@ -8,33 +8,28 @@ import { suggest } from "./did-you-mean.ts";
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
 export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 
+/** Reports `message` about `input` from a transform; returns z.NEVER. */
+function invalid(ctx: z.core.$RefinementCtx, input: unknown, message: string): never {
+  ctx.issues.push({ code: "custom", input, message });
+  return z.NEVER;
+}
+
 /** A duration (`"30s"`, `"1h30m"`, `"250ms"`, or milliseconds as a number) → milliseconds. */
 export function duration(options: { min?: number } = {}) {
   const min = options.min ?? 0;
   return z.unknown().transform((value, ctx): number => {
     if (typeof value === "number" && value < 0) {
-      ctx.issues.push({
-        code: "custom",
-        input: value,
-        message: 'is negative: give a duration like "30s", or 0',
-      });
-      return z.NEVER;
+      return invalid(ctx, value, 'is negative: give a duration like "30s", or 0');
     }
     const ms = parseDuration(value);
     if (ms === undefined) {
-      ctx.issues.push({
-        code: "custom",
-        input: value,
-        message:
-          'is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds',
-      });
-      return z.NEVER;
+      return invalid(
+        ctx,
+        value,
+        'is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds',
+      );
     }
-    if (ms < min) {
-      ctx.issues.push({ code: "custom", input: value, message: `is too short: use at least ${min} ms` });
-      return z.NEVER;
-    }
-    return ms;
+    return ms < min ? invalid(ctx, value, `is too short: use at least ${min} ms`) : ms;
   });
 }
 
@@ -42,10 +37,7 @@ export function duration(options: { min?: number } = {}) {
 export const ServerUrl = z.string().transform((text, ctx): string => {
   if (text === "sandbox") return text;
   const problem = urlProblem(text);
-  if (problem !== undefined) {
-    ctx.issues.push({ code: "custom", input: text, message: problem });
-    return z.NEVER;
-  }
+  if (problem !== undefined) return invalid(ctx, text, problem);
   const url = new URL(text);
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 });
@@ -100,14 +92,13 @@ export const Email = z.string().regex(/^[^\s@]+@[^\s@]+$/, {
 export const EventTypeName = z.string().transform((name, ctx): KnownEventType => {
   if (isKnownEventType(name)) return name;
   const close = suggest(name, Object.keys(eventSchemas));
-  ctx.issues.push({
-    code: "custom",
-    input: name,
-    message: close
+  return invalid(
+    ctx,
+    name,
+    close
       ? `"${name}" is not an event type: did you mean "${close}"?`
       : `"${name}" is not an event type: use one of ${Object.keys(eventSchemas).join(", ")}`,
-  });
-  return z.NEVER;
+  );
 });
 
 const NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is"];
@@ -115,14 +106,8 @@ const NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is"];
 /** A register narrow: a list of `[operator, operand]` pairs of strings. */
 export const Narrow = z.unknown().transform((value, ctx): (readonly [string, string])[] => {
   const example = "like [[channel, general], [topic, help]]";
-  if (!Array.isArray(value)) {
-    ctx.issues.push({
-      code: "custom",
-      input: value,
-      message: `must be a list of [operator, operand] pairs, ${example}`,
-    });
-    return z.NEVER;
-  }
+  if (!Array.isArray(value))
+    return invalid(ctx, value, `must be a list of [operator, operand] pairs, ${example}`);
   const pairs: (readonly [string, string])[] = [];
   value.forEach((item: unknown, i) => {
     const problem = narrowItemProblem(item);

@@ -361,52 +361,40 @@ const OTHER_FORM = /^[A-Za-z_][A-Za-z0-9_]*(?::?[-?+=])/;
  * name variables but never contain their values.
  */
 export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>): Interpolation {
-  let value = "";
   const variables: string[] = [];
   const problems: string[] = [];
-  let i = 0;
-  while (i < text.length) {
-    if (text.startsWith("$${", i)) {
-      value += "${";
-      i += 3;
-      continue;
-    }
-    if (!text.startsWith("${", i)) {
-      value += text[i];
-      i += 1;
-      continue;
-    }
-    const close = text.indexOf("}", i + 2);
-    if (close === -1) {
-      problems.push("has a ${ without a closing }: close it, or write $${ for a literal ${");
-      value += text.slice(i);
-      break;
-    }
-    const inner = text.slice(i + 2, close);
-    i = close + 1;
-    const withDefault = WITH_DEFAULT.exec(inner);
-    const name = withDefault ? withDefault[1]! : inner;
-    const fallback = withDefault ? withDefault[2]! : undefined;
-    if (!NAME.test(name)) {
-      problems.push(
-        OTHER_FORM.test(inner)
-          ? "uses an unsupported ${…} form: only ${NAME} and ${NAME:-default} are supported"
-          : "has a ${…} that is not a variable name: names are letters, digits and _, not starting with a digit (write $${ for a literal ${)",
-      );
-      continue;
-    }
-    if (fallback?.includes("${")) {
-      problems.push(`nests a \${…} inside the default of ${name}: defaults are plain text`);
-      continue;
-    }
-    variables.push(name);
-    const set = env[name];
-    if (set !== undefined && !(set === "" && fallback !== undefined)) value += set;
-    else if (fallback !== undefined) value += fallback;
-    else
+  const value = text.replace(
+    /\$\$\{|\$\{([^}]*)(\}?)/g,
+    (match, inner: string | undefined, close: string) => {
+      if (inner === undefined) return "${";
+      if (close === "") {
+        problems.push("has a ${ without a closing }: close it, or write $${ for a literal ${");
+        return match;
+      }
+      const withDefault = WITH_DEFAULT.exec(inner);
+      const name = withDefault ? withDefault[1]! : inner;
+      const fallback = withDefault?.[2];
+      if (!NAME.test(name)) {
+        problems.push(
+          OTHER_FORM.test(inner)
+            ? "uses an unsupported ${…} form: only ${NAME} and ${NAME:-default} are supported"
+            : "has a ${…} that is not a variable name: names are letters, digits and _, not starting with a digit (write $${ for a literal ${)",
+        );
+        return "";
+      }
+      if (fallback?.includes("${")) {
+        problems.push(`nests a \${…} inside the default of ${name}: defaults are plain text`);
+        return "";
+      }
+      variables.push(name);
+      const set = env[name];
+      if (set !== undefined && !(set === "" && fallback !== undefined)) return set;
+      if (fallback !== undefined) return fallback;
       problems.push(
         `environment variable ${name} is not set: set it before starting bothost, or write \${${name}:-default} to give a default`,
       );
-  }
+      return "";
+    },
+  );
   return { value, variables, problems };
 }

@@ -14,11 +14,8 @@ import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
-import { registerHealthRoutes } from "./health-routes.ts";
 import { HttpConfigError } from "./http-config-error.ts";
-import type { ReadinessInput } from "./readiness.ts";
-
-export { HttpConfigError } from "./http-config-error.ts";
+import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
 export interface HttpBot {
   runtime: WebhookRuntime & { readonly status: ReadinessInput };
@@ -154,11 +151,17 @@ export class HttpListener {
         stats: (b.runtime as { scheduler?: { stats?: SchedulerStatsLike } }).scheduler?.stats,
       })),
     );
-    registerHealthRoutes(app, {
-      metrics: o.metrics,
-      statuses: () => o.bots.map((b) => b.runtime.status),
-      now,
+    app.get("/healthz", async () => ({ status: "ok" }));
+    app.get("/readyz", async (_request, reply) => {
+      const result = readinessOf(
+        o.bots.map((b) => b.runtime.status),
+        now(),
+      );
+      return reply.code(result.ready ? 200 : 503).send(result);
     });
+    app.get("/metrics", async (_request, reply) =>
+      reply.type(o.metrics.contentType).send(await o.metrics.render()),
+    );
     for (const b of o.bots)
       if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
     registerOutgoingRoutes(app, [...this.#outgoing.values()], log);
