@@ -20,15 +20,10 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
-/**
- * `CONFIG_NOT_FOUND`: the config file does not exist or cannot be read.
- * `CONFIG_INVALID`: the file (or a bot's settings) has one or more problems.
- */
+/** `CONFIG_NOT_FOUND`: the file cannot be read; `CONFIG_INVALID`: it (or a bot's settings) has problems. */
 export type ConfigErrorCode = "CONFIG_NOT_FOUND" | "CONFIG_INVALID";
 
-/**
- * A config file that cannot be used, with every problem found.
- */
+/** A config file that cannot be used, with every problem found. */
 export class ConfigError extends BothostError<ConfigErrorCode> {
   readonly problems: readonly ConfigProblem[];
 

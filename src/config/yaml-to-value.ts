@@ -73,9 +73,11 @@ export function documentToValue(
   let nodes = 0;
   let depthReported = false;
 
-  const problem = (offset: number, path: Path, message: string): void => {
+  // Notes a problem (once per place and message); returns the null that stands for the value.
+  const problem = (offset: number, path: Path, message: string): null => {
     if (!problems.some((p) => p.offset === offset && p.message === message))
       problems.push({ offset, path, message });
+    return null;
   };
 
   const walk = (node: unknown, path: Path, depth: number, record: boolean): unknown => {
@@ -84,28 +86,25 @@ export function documentToValue(
     const n = node as Node;
     const offset = n.range?.[0] ?? 0;
     if (depth > yamlLimits.maxDepth) {
-      if (!depthReported)
-        problem(offset, path, `nests deeper than ${yamlLimits.maxDepth} levels: flatten it`);
+      if (depthReported) return null;
       depthReported = true;
-      return null;
+      return problem(offset, path, `nests deeper than ${yamlLimits.maxDepth} levels: flatten it`);
     }
     if (isAlias(n)) {
       const target = n.resolve(doc);
       if (target === undefined) {
-        problem(
+        return problem(
           offset,
           path,
           `uses alias *${n.source}, but no &${n.source} anchor comes before it: define the anchor first`,
         );
-        return null;
       }
       if (active.has(target)) {
-        problem(
+        return problem(
           offset,
           path,
           `alias *${n.source} refers to a value that contains it: aliases cannot be circular`,
         );
-        return null;
       }
       return walk(target, path, depth + 1, record);
     }
@@ -123,8 +122,7 @@ export function documentToValue(
       if (isScalar(n)) return scalar(n, path, record);
       if (isMap(n)) return mapping(n.items as Pair[], path, depth, record);
       if (isSeq(n)) return n.items.map((item, i) => walkEntry(item, [...path, i], offset, depth, record));
-      problem(offset, path, "is not plain YAML data: use mappings, lists and plain values");
-      return null;
+      return problem(offset, path, "is not plain YAML data: use mappings, lists and plain values");
     } finally {
       active.delete(n);
     }
@@ -158,8 +156,11 @@ export function documentToValue(
     }
     if (typeof value === "string" && isSecretPath(path)) secrets.push(value);
     if (value !== null && !["string", "number", "boolean"].includes(typeof value)) {
-      problem(n.range?.[0] ?? 0, path, "is not a plain value: use text, a number, true/false or nothing");
-      return null;
+      return problem(
+        n.range?.[0] ?? 0,
+        path,
+        "is not a plain value: use text, a number, true/false or nothing",
+      );
     }
     return value;
   };

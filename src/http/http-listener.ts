@@ -1,7 +1,6 @@
 /**
- * The daemon's HTTP listener (config `http.listen`): outgoing-webhook endpoints, inbound
- * webhooks, health and metrics, on fastify. Built on fastify for its per-route body limits,
- * content-type parsers scoped per plugin, request timeouts and graceful close.
+ * The daemon's HTTP listener (`http.listen`): webhooks, health, metrics and admin routes, on fastify
+ * for its per-route body limits, per-plugin content-type parsers, request timeouts and graceful close.
  */
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";

@@ -1,7 +1,6 @@
 /**
- * One structured line per request, and the webhook request counter. Only the method, the path
- * without its query string (which may hold a token), the route, the status and the time are
- * logged: never headers, bodies or signatures.
+ * One structured line per request, and the webhook request counter. Never logged: headers, bodies,
+ * signatures, or the query string (which may hold a token).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";

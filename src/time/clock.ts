@@ -6,9 +6,7 @@
 /** An opaque timer handle; only the clock that made it can clear it. */
 export type TimerHandle = { readonly __timerHandle: true };
 
-/**
- * The three time operations bothost needs.
- */
+/** The three time operations bothost needs. */
 export interface Clock {
   /** Milliseconds since the UNIX epoch, like `Date.now()`. */
   now(): number;
@@ -59,7 +57,6 @@ export const realClock: Clock = {
 
 interface ManualTimer {
   dueAt: number;
-  seq: number;
   fn: () => void;
 }
 
@@ -77,7 +74,6 @@ export async function flushAsync(rounds = 5): Promise<void> {
  */
 export class ManualClock implements Clock {
   #now: number;
-  #seq = 0;
   readonly #timers = new Set<ManualTimer>();
 
   constructor(startMs = 0) {
@@ -89,7 +85,7 @@ export class ManualClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    const timer: ManualTimer = { dueAt: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
+    const timer: ManualTimer = { dueAt: this.#now + Math.max(0, ms), fn };
     this.#timers.add(timer);
     return timer as unknown as TimerHandle;
   }
@@ -127,12 +123,10 @@ export class ManualClock implements Clock {
     this.#now = Math.max(this.#now, epochMs);
   }
 
+  // The Set iterates in creation order, so the first of equally due timers wins.
   #earliest(): ManualTimer | undefined {
     let best: ManualTimer | undefined;
-    for (const t of this.#timers) {
-      if (best === undefined || t.dueAt < best.dueAt || (t.dueAt === best.dueAt && t.seq < best.seq))
-        best = t;
-    }
+    for (const t of this.#timers) if (best === undefined || t.dueAt < best.dueAt) best = t;
     return best;
   }
 }
