@@ -137,7 +137,6 @@ export interface ProgressBar {
   /** A line of text in place of the bar (a phase without a known total). */
   note(text: string): void;
   update(done: number, total: number): void;
-  /** Erase the line. */
   done(): void;
 }
 

@@ -150,9 +150,7 @@ export function formatChecks(checks: readonly BotCheck[]): string {
 /** What `bothost check` learned about one bot. Never holds the API key. */
 export interface BotCheck {
   name: string;
-  /** The email in the config. */
   email: string;
-  /** The server's base URL. */
   url: string;
   userId?: number;
   isBot?: boolean;

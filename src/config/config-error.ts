@@ -42,7 +42,6 @@ export class ConfigError extends BothostError<ConfigErrorCode> {
   }
 }
 
-/** True for a {@link ConfigError}. */
 export function isConfigError(err: unknown): err is ConfigError {
   return err instanceof ConfigError;
 }

@@ -6,7 +6,6 @@ import type { LineCounter } from "yaml";
 import { type ConfigPath, type ConfigProblem, formatPath } from "./config-error.ts";
 import { recordKey, type SourceRecord } from "./yaml-to-value.ts";
 
-/** A point in the config file. */
 export interface ConfigLocation {
   readonly file: string;
   readonly line: number;
@@ -18,7 +17,6 @@ export interface ConfigLocation {
  * the right line.
  */
 export class ConfigSource {
-  /** The config file's absolute path. */
   readonly path: string;
   /** The folder relative paths in the config start from. */
   readonly dir: string;

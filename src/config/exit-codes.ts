@@ -19,7 +19,6 @@ export const ExitCode = {
   UnknownCommand: 64,
 } as const;
 
-/** One of the {@link ExitCode} values. */
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**

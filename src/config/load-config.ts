@@ -12,7 +12,6 @@ import { checkLeases } from "./state-schema.ts";
 import { documentToValue, parseConfigYaml } from "./yaml-to-value.ts";
 import { issuesToProblems } from "./zod-problems.ts";
 
-/** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
   /** Where `${VAR}` values come from. Default: `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;

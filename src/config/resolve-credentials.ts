@@ -9,7 +9,6 @@ import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { BOT_NAME, ServerUrl } from "./schema-fields.ts";
 
-/** What was found for one bot. */
 export interface Credentials {
   email?: string;
   apiKey?: string;
@@ -147,7 +146,6 @@ export async function resolveCredentials(
 
 const RELATIVE = "check the path (relative paths start at the config file's folder)";
 
-/** A YAML mapping as plain data. */
 export function isMapping(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }

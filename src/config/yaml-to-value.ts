@@ -340,9 +340,7 @@ function dedupe(problems: OffsetProblem[]): OffsetProblem[] {
   });
 }
 
-/** The result of interpolating one string. */
 export interface Interpolation {
-  /** The string with every reference replaced. */
   readonly value: string;
   /** The variables it referenced, in order (names only: values are never kept here). */
   readonly variables: readonly string[];

@@ -138,7 +138,6 @@ export class BothostMetrics {
     this.#prom.collectDefaultMetrics({ register: this.registry });
   }
 
-  /** The registry in the Prometheus text format. */
   render(): Promise<string> {
     return this.registry.metrics();
   }
@@ -166,7 +165,6 @@ export class BothostMetrics {
     totals(this.cronJobs, (s) => ({ run: s.jobRuns, error: s.jobErrors, skipped: s.jobsSkipped }));
   }
 
-  /** A bot runtime's sink, bound to the bot's name. */
   runtimeSink(bot: string): RuntimeMetricsSink {
     const perType = bound((type: string) => ({
       received: this.eventsReceived.labels({ bot, type }),
@@ -201,7 +199,6 @@ export class BothostMetrics {
     };
   }
 
-  /** A client's sink, bound to the bot's name. */
   apiSink(bot: string): ApiMetricsSink {
     const calls = bound((key: string) => {
       const [endpoint, status] = key.split("\u0000") as [string, string];

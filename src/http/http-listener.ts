@@ -80,7 +80,6 @@ export class HttpListener {
     return this.#url;
   }
 
-  /** The base URL once started. */
   get url(): string | undefined {
     return this.#url;
   }
@@ -107,7 +106,6 @@ export class HttpListener {
       Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
   }
 
-  /** The outgoing-webhook path the listener serves for a bot, if any. */
   outgoingPath(name: string): string | undefined {
     return this.#outgoing.get(name)?.path;
   }

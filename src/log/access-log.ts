@@ -15,7 +15,6 @@ export function countAsWebhook(request: FastifyRequest, route: string): void {
   metricRoutes.set(request, route);
 }
 
-/** The request's path without the query string. */
 export function pathOf(request: FastifyRequest): string {
   const url = request.raw.url ?? "/";
   const q = url.indexOf("?");
