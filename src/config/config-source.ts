@@ -12,10 +12,7 @@ export interface ConfigLocation {
   readonly column: number;
 }
 
-/**
- * Finds config values in the file, so problems found later (e.g. in a bot's settings) point at
- * the right line.
- */
+/** Finds config values in the file, so problems found later (e.g. in a bot's settings) point at it. */
 export class ConfigSource {
   readonly path: string;
   /** The folder relative paths in the config start from. */
