@@ -1,9 +1,11 @@
 /**
- * Argument parsing shared by the commands: node:util's parseArgs, strict (an unknown option, a
- * missing value or a stray argument throws, and `main` prints it as a usage error, exit 2), with
- * `-h, --help` added to every command.
+ * What every command shares: strict argument parsing (node:util's parseArgs, with `-h, --help`
+ * added), one-line usage errors (exit 2), and how an error that stops a command is reported.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { isConfigError } from "../config/config-error.ts";
+import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
+import { isBothostError } from "../errors/bothost-error.ts";
 
 /** `-c, --config FILE`: every command that reads the config takes it. */
 export const configOption = { config: { type: "string", short: "c" } } as const;
@@ -17,20 +19,74 @@ type Parsed<O extends Options> = ReturnType<
   }>
 >;
 
-/** The parsed arguments, or undefined when `--help` was given (the help text is printed then). */
+interface Io {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** `bothost <command>: <message>. Run "bothost <command> --help" for the options.`; returns exit code 2. */
+export function usageError(
+  command: string,
+  message: string,
+  stderr: NodeJS.WritableStream = process.stderr,
+): number {
+  stderr.write(`bothost ${command}: ${message}. Run "bothost ${command} --help" for the options.\n`);
+  return ExitCode.ConfigInvalid;
+}
+
+/**
+ * The parsed arguments, or the exit code when the command has nothing more to do: 0 once `--help`
+ * printed the help, 2 once an unknown option, a missing value or a stray argument was reported.
+ */
 export function commandArgs<const O extends Options>(
+  command: string,
   argv: string[],
   help: string,
   options: O,
   allowPositionals = false,
-): Parsed<O> | undefined {
-  const parsed = parseArgs({
-    args: argv,
-    options: { ...options, help: { type: "boolean", short: "h" } },
-    allowPositionals,
-    strict: true,
-  }) as Parsed<O>;
+  io: Io = {},
+): Parsed<O> | number {
+  let parsed: Parsed<O>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      allowPositionals,
+      strict: true,
+    }) as Parsed<O>;
+  } catch (err) {
+    const reason = (err as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, "");
+    return usageError(command, reason, io.stderr);
+  }
   if (!(parsed.values as { help?: boolean }).help) return parsed;
-  process.stdout.write(help);
-  return undefined;
+  (io.stdout ?? process.stdout).write(help);
+  return ExitCode.Ok;
+}
+
+/**
+ * Reports an error that stops a command: a config or module problem as its located message (no
+ * stack trace: it is the user's to fix), anything else with its message; returns the exit code.
+ */
+export function reportStartupError(err: unknown): number {
+  if (isConfigError(err)) {
+    process.stderr.write(`${err.format()}\n`);
+  } else if (isBothostError(err)) {
+    process.stderr.write(`bothost: ${err.message} [${err.code}]\n`);
+  } else {
+    process.stderr.write(
+      `bothost: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+  }
+  return exitCodeFor(err);
+}
+
+/** Rows (the header first) as lines of aligned columns, two spaces apart, the last column unpadded. */
+export function table(rows: readonly string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd(),
+  );
 }

@@ -1,17 +1,10 @@
-/**
- * `bothost backtest BOT`: what the bot would have done over the organization's history, every
- * write captured, nothing sent (see src/daemon/backtest.ts).
- */
 import type { NarrowTerm } from "../api/resources/messages.ts";
 import { loadBots } from "../bot/load-bots.ts";
-import { resolveConfigPath } from "../config/config-path.ts";
-import { parseDuration } from "../config/duration.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource } from "../config/load-config.ts";
+import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
+import { parseDuration } from "../config/schema-fields.ts";
 import { type BacktestReport, backtest } from "../daemon/backtest.ts";
-import { commandArgs, configOption } from "./args.ts";
-import { progressBar } from "./progress.ts";
-import { reportStartupError } from "./report-error.ts";
+import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
 
 export const backtestHelp = `Usage: bothost backtest BOT [options]
 
@@ -34,13 +27,11 @@ A handler names the rule behind an action by logging it: ctx.log.info({ rule: "f
 { rules: [...] }. A progress bar is drawn on a terminal (stderr), never when piped.
 `;
 
-function usageError(message: string): number {
-  process.stderr.write(`bothost backtest: ${message}. Run "bothost backtest --help" for the options.\n`);
-  return ExitCode.ConfigInvalid;
-}
+const usage = (message: string) => usageError("backtest", message);
 
 export async function runBacktestCommand(argv: string[]): Promise<number> {
   const args = commandArgs(
+    "backtest",
     argv,
     backtestHelp,
     {
@@ -53,31 +44,30 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
     },
     true,
   );
-  if (!args) return ExitCode.Ok;
+  if (typeof args === "number") return args;
   const { values, positionals } = args;
-  if (positionals.length !== 1) return usageError("name exactly one bot of the config");
+  if (positionals.length !== 1) return usage("name exactly one bot of the config");
   const name = positionals[0]!;
   if (values.since !== undefined && values.from !== undefined)
-    return usageError("give --since or --from, not both");
+    return usage("give --since or --from, not both");
   const ageMs = parseDuration(values.since ?? "30d");
   if (ageMs === undefined || ageMs <= 0)
-    return usageError(`--since ${values.since}: give an age like 30d, 12h or 90m`);
+    return usage(`--since ${values.since}: give an age like 30d, 12h or 90m`);
   const fromId = values.from === undefined ? undefined : Number(values.from);
   if (fromId !== undefined && !(Number.isSafeInteger(fromId) && fromId > 0)) {
-    return usageError(`--from ${values.from}: give a message id (a positive whole number)`);
+    return usage(`--from ${values.from}: give a message id (a positive whole number)`);
   }
   const limit = Number(values.limit ?? 50_000);
   if (!(Number.isSafeInteger(limit) && limit > 0)) {
-    return usageError(`--limit ${values.limit}: give a positive whole number`);
+    return usage(`--limit ${values.limit}: give a positive whole number`);
   }
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
     const { config, source } = await loadConfigWithSource(path);
     const c = config.bots[name];
-    if (!c)
-      return usageError(`no bot "${name}" in ${path} (its bots: ${Object.keys(config.bots).join(", ")})`);
+    if (!c) return usage(`no bot "${name}" in ${path} (its bots: ${Object.keys(config.bots).join(", ")})`);
     if (c.server.url === "sandbox") {
-      return usageError(
+      return usage(
         `bot "${name}" runs on the embedded sandbox, which keeps no history: point it at a server`,
       );
     }
@@ -126,16 +116,7 @@ export function formatReport(r: BacktestReport): string {
           : ["", "", "", "", action],
       );
     });
-    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-    lines.push(
-      "",
-      ...[head, ...rows].map((row) =>
-        row
-          .map((c, i) => c.padEnd(widths[i]!))
-          .join("  ")
-          .trimEnd(),
-      ),
-    );
+    lines.push("", ...table([head, ...rows]));
   }
   const totals = Object.entries(r.totals).sort((a, b) => b[1] - a[1]);
   if (totals.length > 0) {
@@ -143,4 +124,42 @@ export function formatReport(r: BacktestReport): string {
     lines.push("", "Messages per rule:", ...totals.map(([rule, n]) => `  ${rule.padEnd(w)}  ${n}`));
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * A one-line progress bar on a terminal: redrawn in place at most every 100 ms, erased when done.
+ * On anything but a terminal (a pipe, a file) it draws nothing, so piped output stays clean.
+ */
+const WIDTH = 30;
+const EVERY_MS = 100;
+
+export interface ProgressBar {
+  /** A line of text in place of the bar (a phase without a known total). */
+  note(text: string): void;
+  update(done: number, total: number): void;
+  done(): void;
+}
+
+export function progressBar(stream: NodeJS.WriteStream): ProgressBar {
+  if (!stream.isTTY) return { note() {}, update() {}, done() {} };
+  let last = 0;
+  let drawn = false;
+  const draw = (line: string, force: boolean) => {
+    const now = Date.now();
+    if (!force && now - last < EVERY_MS) return;
+    last = now;
+    drawn = true;
+    stream.write(`\r\x1b[K${line.slice(0, Math.max(10, (stream.columns || 80) - 1))}`);
+  };
+  return {
+    note: (text) => draw(text, false),
+    update(done, total) {
+      const filled = total > 0 ? Math.round((done / total) * WIDTH) : WIDTH;
+      const bar = `${"█".repeat(filled)}${"░".repeat(WIDTH - filled)}`;
+      draw(`${bar} ${done}/${total} messages`, done === total);
+    },
+    done() {
+      if (drawn) stream.write("\r\x1b[K");
+    },
+  };
 }

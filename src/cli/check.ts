@@ -1,19 +1,13 @@
-/**
- * `bothost check`: everything `bothost run` would trip over at start, without starting. It
- * validates the config and every module (the same located errors as `run`), then asks each bot's
- * server who the bot is and what the server can do, and prints one table row per bot.
- */
+import { createClient } from "../api/create-client.ts";
+import { isAuthError } from "../api/errors.ts";
 import { loadBots } from "../bot/load-bots.ts";
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource } from "../config/load-config.ts";
+import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import { commandArgs, configOption } from "./args.ts";
-import { type BotCheck, checkBot } from "./check-bot.ts";
-import { missingFeatures } from "./missing-features.ts";
-import { reportStartupError } from "./report-error.ts";
+import { type FeatureName, featureLevels } from "../wire/feature-levels.ts";
+import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 
 export const checkHelp = `Usage: bothost check [--config FILE]
 
@@ -31,17 +25,9 @@ Exit codes: 0 every bot is ready; 1 some bot is not (each is named, with the rea
 2 the config, a module or an option is invalid; 3 the server rejected every bot's credentials.
 `;
 
-/**
- * Run `bothost check` with its arguments; resolves with the exit code.
- *
- * @example
- * ```ts
- * process.exitCode = await runCheckCommand(["--config", "bothost.yaml"]);
- * ```
- */
 export async function runCheckCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, checkHelp, configOption);
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("check", argv, checkHelp, configOption);
+  if (typeof args === "number") return args;
   const { values } = args;
   let sandbox: Sandbox | undefined;
   try {
@@ -83,27 +69,56 @@ async function checkEveryBot(config: Config, sandbox: Sandbox | undefined): Prom
   return results;
 }
 
-function checkOne(name: string, bot: BotConfig, sandbox: Sandbox | undefined): Promise<BotCheck> {
-  if (bot.server.url !== "sandbox") {
-    return checkBot({ name, url: bot.server.url, email: bot.email, apiKey: bot.api_key });
-  }
-  const url = sandbox!.url;
+/**
+ * Who the server says the bot is (GET /users/me) and what the server is (GET /server_settings), with
+ * the reason in words when either fails. Nothing changes on the server.
+ */
+async function checkOne(name: string, bot: BotConfig, sandbox: Sandbox | undefined): Promise<BotCheck> {
+  const { email } = bot;
+  const url = bot.server.url === "sandbox" ? sandbox!.url : bot.server.url;
+  const result: BotCheck = { name, email, url, authFailed: false };
   let apiKey = bot.api_key;
-  if (apiKey === "") {
+  if (bot.server.url === "sandbox" && apiKey === "") {
     // As `run` does: on the embedded sandbox a bot without a key signs in with its account's key.
-    const account = sandbox!.control.users().find((u) => u.email === bot.email);
+    const account = sandbox!.control.users().find((u) => u.email === email);
     if (!account) {
-      return Promise.resolve({
-        name,
-        email: bot.email,
-        url,
-        authFailed: true,
-        problem: `the embedded sandbox has no account ${bot.email}: add it to the org file (server.sandbox.org), or fix bots.${name}.email`,
-      });
+      const problem = `the embedded sandbox has no account ${email}: add it to the org file (server.sandbox.org), or fix bots.${name}.email`;
+      return { ...result, authFailed: true, problem };
     }
     apiKey = account.api_key;
   }
-  return checkBot({ name, url, email: bot.email, apiKey });
+  let client: ReturnType<typeof createClient>;
+  try {
+    client = createClient({ url, email, apiKey, ...CALL });
+  } catch (err) {
+    return { ...result, problem: describe(err) };
+  }
+  const [settings, me] = await Promise.allSettled([client.server.settings(), client.users.me()]);
+  if (settings.status === "fulfilled") {
+    result.version = settings.value.zulip_version;
+    result.featureLevel = settings.value.zulip_feature_level;
+  }
+  if (me.status === "fulfilled") {
+    result.userId = me.value.user_id;
+    result.isBot = me.value.is_bot;
+  } else if (isAuthError(me.reason)) {
+    const err = me.reason;
+    result.authFailed = true;
+    result.problem =
+      `the server at ${client.origin} rejected the credentials of ${email} ` +
+      `(${err.status} ${err.code}: ${err.msg}). Fix bots.${name}'s email or API key ` +
+      `(or download a fresh zuliprc from Settings → Bots), and check that the bot is active.`;
+  } else {
+    result.problem = describe(me.reason);
+  }
+  if (me.status === "fulfilled" && settings.status === "rejected") {
+    result.problem = `could not read the server's version: ${describe(settings.reason)}`;
+  }
+  return result;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 const HEADER = ["bot", "user id", "email", "is_bot", "server version", "feature level", "server lacks"];
@@ -119,12 +134,6 @@ export function formatChecks(checks: readonly BotCheck[]): string {
     c.featureLevel === undefined ? "-" : String(c.featureLevel),
     c.featureLevel === undefined ? "-" : missingFeatures(c.featureLevel).join(", ") || "nothing",
   ]);
-  const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
-      .join("  ")
-      .trimEnd();
   const failing = checks.filter((c) => c.problem !== undefined).length;
   const people = checks.filter((c) => c.isBot === false).map((c) => c.name);
   const summary =
@@ -135,5 +144,48 @@ export function formatChecks(checks: readonly BotCheck[]): string {
     people.length > 0
       ? `\nNote: ${people.join(", ")} sign${people.length === 1 ? "s" : ""} in as a person, not a bot account; this works, but the server treats the messages as that person's.`
       : "";
-  return `${[line(HEADER), ...rows.map(line)].join("\n")}\n\n${summary}${note}\n`;
+  return `${table([HEADER, ...rows]).join("\n")}\n\n${summary}${note}\n`;
+}
+
+/** What `bothost check` learned about one bot. Never holds the API key. */
+export interface BotCheck {
+  name: string;
+  email: string;
+  url: string;
+  userId?: number;
+  isBot?: boolean;
+  version?: string;
+  featureLevel?: number;
+  /** Why this bot cannot run as configured; undefined when it can. */
+  problem?: string;
+  /** The server rejected the bot's credentials (a 401), or the account does not exist. */
+  authFailed: boolean;
+}
+
+/** Calls are short and retried once: a check should answer in seconds, even when a server is down. */
+const CALL = { timeoutMs: 10_000, retry: { maxAttempts: 2, baseDelayMs: 250 } } as const;
+
+/** The features worth naming to a bot author: what calls or helpers stop working below the level. */
+const described: readonly { feature: FeatureName; name: string }[] = [
+  { feature: "usersByEmail", name: "user lookup by email" },
+  { feature: "playgrounds", name: "code playgrounds" },
+  { feature: "typingToChannel", name: "typing notifications in channels" },
+  { feature: "scheduledMessages", name: "scheduled messages" },
+  { feature: "scheduledMessagesEditEndpoint", name: "editing scheduled messages" },
+  { feature: "savedSnippets", name: "saved snippets" },
+  { feature: "usersByRealEmail", name: "user lookup by real email" },
+  { feature: "emptyTopicValid", name: "empty topic names" },
+  { feature: "savedSnippetsEdit", name: "editing saved snippets" },
+  { feature: "messageReport", name: "message reports" },
+  { feature: "channelFolders", name: "channel folders" },
+  { feature: "userGroupBotsAllowed", name: "bots updating user groups" },
+];
+
+/** The features a server at `featureLevel` lacks, oldest requirement first, as `"<name> (FL <level>)"`. */
+export function missingFeatures(featureLevel: number): string[] {
+  return described
+    .map(({ feature, name }) => ({ name, level: featureLevels[feature] }))
+    .filter(({ level }) => featureLevel < level)
+    .sort((a, b) => a.level - b.level)
+    .map(({ name, level }) => `${name} (FL ${level})`);
 }

@@ -1,8 +1,4 @@
-/**
- * Asking the running daemon through its HTTP listener's admin routes (`http.listen`, with
- * `http.admin_token` when it is set): what `bothost status` and `bothost failed` do when the daemon
- * holds the state.
- */
+/** Asks the running daemon through its HTTP listener's admin routes (with `http.admin_token` if set). */
 import { request } from "undici";
 import type { Config } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";

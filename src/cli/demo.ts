@@ -1,18 +1,13 @@
-/**
- * `bothost demo`: the embedded sandbox with the shipped org, the daemon with the shipped config
- * and bots, a short scripted scene, and a transcript of what each bot did.
- */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { createClient } from "../api/create-client.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { scene } from "../demo/scene.ts";
 import { formatMessage, type MessageRecordView, namesFrom } from "../demo/transcript.ts";
-import { reportStartupError } from "./report-error.ts";
+import { commandArgs, reportStartupError } from "./args.ts";
 
 export const demoHelp = `Usage: bothost demo [--follow] [--verbose]
 
@@ -23,25 +18,19 @@ Options:
   --follow    Keep running after the scene and print new messages until Ctrl-C
   --verbose   Show the daemon's log lines too
   -h, --help  Show this text
+
 `;
 
 const STEP_TIMEOUT_MS = 15_000;
 const out = (line = "") => process.stdout.write(`${line}\n`);
 
 export async function runDemoCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      follow: { type: "boolean" },
-      verbose: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
+  const args = commandArgs("demo", argv, demoHelp, {
+    follow: { type: "boolean" },
+    verbose: { type: "boolean" },
   });
-  if (values.help) {
-    out(demoHelp);
-    return ExitCode.Ok;
-  }
+  if (typeof args === "number") return args;
+  const { values } = args;
   const configPath = fileURLToPath(new URL("../../bots/demo/bothost.yaml", import.meta.url));
   const stateDir = await mkdtemp(join(tmpdir(), "bothost-demo-"));
   let booted: Booted | undefined;

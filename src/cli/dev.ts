@@ -1,14 +1,9 @@
-/**
- * `bothost dev`: the project's bots on the embedded sandbox, a chat page to talk to them, and a
- * reload of the config whenever a bot's file changes.
- */
 import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption } from "./args.ts";
-import { reportStartupError } from "./report-error.ts";
+import { commandArgs, configOption, reportStartupError } from "./args.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
@@ -26,8 +21,8 @@ Options:
 const SETTLE_MS = 250;
 
 export async function runDevCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, devHelp, configOption);
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("dev", argv, devHelp, configOption);
+  if (typeof args === "number") return args;
   const { values } = args;
   let booted: Booted | undefined;
   const watchers: FSWatcher[] = [];

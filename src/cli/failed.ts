@@ -1,15 +1,20 @@
-/**
- * `bothost failed`: the dead letters (events whose handler failed every attempt): list them, show
- * one, replay them once the cause is fixed, or drop them.
- */
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig } from "../config/load-config.ts";
-import type { DeadLetterOutcome, DeadLetterSelection } from "../state/dead-letter-office.ts";
+import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
+import { stateDefaults } from "../config/state-schema.ts";
+import { deadLetterOfficeFor } from "../daemon/dead-letter-office-for.ts";
+import type {
+  DeadLetterOffice,
+  DeadLetterOutcome,
+  DeadLetterSelection,
+} from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
-import { commandArgs, configOption } from "./args.ts";
-import { type LetterDesk, openLetterDesk } from "./failed-access.ts";
-import { reportStartupError } from "./report-error.ts";
+import { FileStore } from "../state/file-store.ts";
+import { RedisStore } from "../state/redis-store.ts";
+import { isStateError } from "../state/state-error.ts";
+import type { StateBackend } from "../state/state-store.ts";
+import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
+import { daemonClient } from "./daemon-client.ts";
 
 export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
 
@@ -34,28 +39,26 @@ Options:
 const ACTIONS = ["list", "show", "retry", "drop"] as const;
 type Action = (typeof ACTIONS)[number];
 
-function usageError(message: string): number {
-  process.stderr.write(`bothost failed: ${message}. Run "bothost failed --help" for the options.\n`);
-  return ExitCode.ConfigInvalid;
-}
+const usage = (message: string) => usageError("failed", message);
 
 export async function runFailedCommand(argv: string[]): Promise<number> {
   const args = commandArgs(
+    "failed",
     argv,
     failedHelp,
     { ...configOption, bot: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } },
     true,
   );
-  if (!args) return ExitCode.Ok;
+  if (typeof args === "number") return args;
   const { values, positionals } = args;
   const [action, ...ids] = positionals;
   if (!ACTIONS.includes(action as Action)) {
-    return usageError(
+    return usage(
       action === undefined ? "say what to do: list, show, retry or drop" : `unknown action "${action}"`,
     );
   }
   const problem = checkArguments(action as Action, ids, values);
-  if (problem) return usageError(problem);
+  if (problem) return usage(problem);
   let desk: LetterDesk | undefined;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
@@ -118,10 +121,7 @@ function formatList(letters: DeadLetter[]): string {
     l.retryRequestedAt ? "retry requested" : oneLine(l.error.message, 60),
   ]);
   const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", "ERROR"];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
-  return `${[head, ...rows].map(line).join("\n")}\n`;
+  return `${table([head, ...rows]).join("\n")}\n`;
 }
 
 function formatOne(l: DeadLetter): string {
@@ -156,4 +156,52 @@ function formatOutcome(action: "retry" | "drop", outcome: DeadLetterOutcome, via
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Straight from the state store when it opens, else through the running daemon holding its lock. */
+interface LetterDesk extends Pick<DeadLetterOffice, "list" | "get" | "retry" | "drop"> {
+  /** Where the letters are: said when a retry waits for the daemon's start. */
+  readonly via: "store" | "daemon";
+  close(): Promise<void>;
+}
+
+async function openLetterDesk(config: Config): Promise<LetterDesk> {
+  let store: StateBackend;
+  try {
+    store =
+      config.state.redis !== undefined
+        ? await RedisStore.open({ url: config.state.redis, prefix: config.state.prefix })
+        : await FileStore.open(config.state.path ?? stateDefaults.path);
+  } catch (err) {
+    if (isStateError(err) && err.code === "STATE_LOCKED") return daemonDesk(config);
+    throw err;
+  }
+  const office = deadLetterOfficeFor(config, store);
+  return {
+    via: "store",
+    list: (bot) => office.list(bot),
+    get: (id) => office.get(id),
+    retry: (selection) => office.retry(selection),
+    drop: (selection) => office.drop(selection),
+    close: () => store.close(),
+  };
+}
+
+function daemonDesk(config: Config): LetterDesk {
+  const daemon = daemonClient(config, "with the daemon running, bothost failed");
+  const one = (id: string) => `/admin/failed/${id.split("/").map(encodeURIComponent).join("/")}`;
+  return {
+    via: "daemon",
+    list: async (bot) =>
+      (await daemon.call(
+        "GET",
+        `/admin/failed${bot ? `?bot=${encodeURIComponent(bot)}` : ""}`,
+      )) as DeadLetter[],
+    get: async (id) => (await daemon.call("GET", one(id), undefined, true)) as DeadLetter | undefined,
+    retry: async (selection) =>
+      (await daemon.call("POST", "/admin/failed/retry", selection)) as DeadLetterOutcome,
+    drop: async (selection) =>
+      (await daemon.call("POST", "/admin/failed/drop", selection)) as DeadLetterOutcome,
+    close: async () => {},
+  };
 }

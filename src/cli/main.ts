@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * The `bothost` command. Each subcommand lives in its own file under src/cli/ and is loaded only
- * when it runs, so `bothost --help` stays fast.
- */
+/** The `bothost` command. Each subcommand is loaded only when it runs, so `bothost --help` stays fast. */
 import { readFileSync } from "node:fs";
 import { ExitCode } from "../config/exit-codes.ts";
 
@@ -99,21 +96,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bothost: unknown command "${name}". Run "bothost --help" for the list.\n`);
     return ExitCode.UnknownCommand;
   }
-  try {
-    return await command.run(rest);
-  } catch (err) {
-    // node:util parseArgs throws on an unknown option, a missing value or a stray argument: a
-    // usage mistake, reported in one line (no stack trace) with exit code 2.
-    if (!isParseArgsError(err)) throw err;
-    const reason = err.message.replace(/\. To specify a positional argument[\s\S]*$/, "");
-    process.stderr.write(`bothost ${name}: ${reason}. Run "bothost ${name} --help" for the options.\n`);
-    return ExitCode.ConfigInvalid;
-  }
-}
-
-function isParseArgsError(err: unknown): err is Error & { code: string } {
-  const code = (err as { code?: unknown } | null)?.code;
-  return err instanceof Error && typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_");
+  return command.run(rest);
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,23 +1,15 @@
-/**
- * `bothost reload`: make the running daemon read its config again, and print what changed (or,
- * for a config with errors, the errors, located, with exit code 2: the daemon keeps running the
- * old config). Reached through the daemon's admin routes; without an HTTP listener, SIGHUP is sent
- * to the pid in the state directory's lock file.
- */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig } from "../config/load-config.ts";
+import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import type { ReloadReport } from "../daemon/reload-plan.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
-import { commandArgs, configOption } from "./args.ts";
+import { commandArgs, configOption, reportStartupError } from "./args.ts";
 import { daemonClient } from "./daemon-client.ts";
-import { reportStartupError } from "./report-error.ts";
 
 export const reloadHelp = `Usage: bothost reload [--config FILE] [--json]
 
@@ -34,8 +26,8 @@ Options:
 `;
 
 export async function runReloadCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, reloadHelp, { ...configOption, json: { type: "boolean" } });
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("reload", argv, reloadHelp, { ...configOption, json: { type: "boolean" } });
+  if (typeof args === "number") return args;
   const { values } = args;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
@@ -62,6 +54,7 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** Without an HTTP listener: SIGHUP to the pid in the state directory's lock file. */
 async function signalDaemon(config: Config): Promise<number> {
   if (config.state.redis !== undefined) {
     throw new BothostError(

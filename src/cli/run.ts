@@ -1,12 +1,7 @@
-/**
- * `bothost run`: load the config and every bot module, start the daemon (and the embedded
- * sandbox when the config says `url: sandbox`), and run until SIGINT or SIGTERM.
- */
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption } from "./args.ts";
-import { reportStartupError } from "./report-error.ts";
+import { commandArgs, configOption, reportStartupError } from "./args.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
 
@@ -21,8 +16,8 @@ Options:
 `;
 
 export async function runCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, runHelp, configOption);
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("run", argv, runHelp, configOption);
+  if (typeof args === "number") return args;
   const { values } = args;
   let booted: Booted | undefined;
   try {

@@ -1,15 +1,14 @@
 /**
- * `bothost sandbox`: run the in-memory chat server for local development. It prints each fake
- * account's email and API key (handing out the sandbox's own credentials is the point), can write
- * a zuliprc per account, and keeps state across restarts with `--data`.
+ * `bothost sandbox` prints each fake account's email and API key: handing out the sandbox's own
+ * credentials is the point.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { ExitCode } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxUser } from "../sandbox/types.ts";
+import { commandArgs } from "./args.ts";
 
 const HELP = `Usage: bothost sandbox [options]
 
@@ -44,41 +43,26 @@ const ROLE_NAMES: Record<number, string> = {
   600: "guest",
 };
 
-/**
- * Run `bothost sandbox` with its arguments; resolves with the exit code once stopped.
- *
- * @example
- * ```ts
- * process.exitCode = await runSandboxCommand(["--port", "9991", "--org", "org.yaml"]);
- * ```
- */
 export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {}): Promise<number> {
   const out = io.stdout ?? process.stdout;
   const err = io.stderr ?? process.stderr;
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        port: { type: "string" },
-        host: { type: "string" },
-        org: { type: "string" },
-        "zuliprc-dir": { type: "string" },
-        data: { type: "string" },
-        heartbeat: { type: "string" },
-        help: { type: "boolean" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (e) {
-    err.write(`bothost sandbox: ${(e as Error).message}. Run "bothost sandbox --help" for the options.\n`);
-    return ExitCode.ConfigInvalid;
-  }
-  if (values.help) {
-    out.write(HELP);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(
+    "sandbox",
+    argv,
+    HELP,
+    {
+      port: { type: "string" },
+      host: { type: "string" },
+      org: { type: "string" },
+      "zuliprc-dir": { type: "string" },
+      data: { type: "string" },
+      heartbeat: { type: "string" },
+    },
+    false,
+    io,
+  );
+  if (typeof args === "number") return args;
+  const { values } = args;
   const port = values.port === undefined ? 9991 : Number(values.port);
   const heartbeat = values.heartbeat === undefined ? undefined : Number(values.heartbeat);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -95,9 +79,9 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
   try {
     sandbox = await startSandbox({
       port,
-      host: values.host as string | undefined,
-      org: values.org as string | undefined,
-      dataFile: values.data as string | undefined,
+      host: values.host,
+      org: values.org,
+      dataFile: values.data,
       heartbeatSeconds: heartbeat,
     });
   } catch (e) {
@@ -106,7 +90,7 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
   }
   const users = sandbox.control.users().filter((u) => u.is_active);
   out.write(describe(sandbox.url, users));
-  const dir = values["zuliprc-dir"] as string | undefined;
+  const dir = values["zuliprc-dir"];
   if (dir !== undefined) {
     writeZuliprcs(dir, sandbox.url, users);
     out.write(`zuliprc files: ${path.resolve(dir)}/<email>.zuliprc\n`);

@@ -1,21 +1,14 @@
-/**
- * `bothost schedule preview`: load the config and every bot module (no network), run each bot's
- * setup with a bot object that only records, and print the next runs of every recurring
- * announcement and cron job, in its time zone and in UTC.
- */
-import { parseArgs } from "node:util";
 import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
 import { loadBots } from "../bot/load-bots.ts";
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource } from "../config/load-config.ts";
+import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
-import { reportStartupError } from "./report-error.ts";
+import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
 
 export const scheduleHelp = `Usage: bothost schedule preview [--config FILE] [--count N] [--from TIME]
 
@@ -30,24 +23,7 @@ Options:
   -h, --help          Show this text
 `;
 
-function usageError(message: string): number {
-  process.stderr.write(`bothost schedule: ${message}. Run "bothost schedule --help" for the options.\n`);
-  return ExitCode.ConfigInvalid;
-}
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      config: { type: "string", short: "c" },
-      count: { type: "string", short: "n" },
-      from: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
-}
+const usage = (message: string) => usageError("schedule", message);
 
 /** Nothing may reach the network in a preview: any use of the client says so. */
 const offlineClient = new Proxy({} as Client, {
@@ -60,28 +36,18 @@ const offlineClient = new Proxy({} as Client, {
   },
 });
 
-/**
- * Runs `bothost schedule …`; resolves the exit code.
- *
- * @example
- * ```ts
- * process.exitCode = await runScheduleCommand(["preview", "--config", "bothost.yaml", "--count", "3"]);
- * ```
- */
 export async function runScheduleCommand(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseOptions>;
-  try {
-    parsed = parseOptions(argv);
-  } catch (err) {
-    return usageError((err as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, ""));
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(scheduleHelp);
-    return ExitCode.Ok;
-  }
+  const args = commandArgs(
+    "schedule",
+    argv,
+    scheduleHelp,
+    { ...configOption, count: { type: "string", short: "n" }, from: { type: "string" } },
+    true,
+  );
+  if (typeof args === "number") return args;
+  const { values, positionals } = args;
   if (positionals[0] !== "preview" || positionals.length > 1) {
-    return usageError(
+    return usage(
       positionals.length === 0
         ? "say which subcommand: preview"
         : `unknown subcommand "${positionals.join(" ")}"`,
@@ -89,11 +55,11 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
   }
   const count = values.count === undefined ? 5 : Number(values.count);
   if (!Number.isInteger(count) || count < 1 || count > 100) {
-    return usageError(`--count must be a whole number from 1 to 100, got "${values.count}"`);
+    return usage(`--count must be a whole number from 1 to 100, got "${values.count}"`);
   }
   const from = values.from === undefined ? new Date() : new Date(values.from);
   if (Number.isNaN(from.getTime())) {
-    return usageError(`--from must be an ISO 8601 time like 2026-03-27T10:00:00Z, got "${values.from}"`);
+    return usage(`--from must be an ISO 8601 time like 2026-03-27T10:00:00Z, got "${values.from}"`);
   }
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });

@@ -1,14 +1,9 @@
-/**
- * `bothost status`: ask the running daemon what each bot is doing.
- */
-import { resolveConfigPath } from "../config/config-path.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig } from "../config/load-config.ts";
+import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { BotStatus, DaemonStatus } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
-import { commandArgs, configOption } from "./args.ts";
+import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import { daemonClient } from "./daemon-client.ts";
-import { reportStartupError } from "./report-error.ts";
 
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 
@@ -24,8 +19,8 @@ Options:
 `;
 
 export async function runStatusCommand(argv: string[]): Promise<number> {
-  const args = commandArgs(argv, statusHelp, { ...configOption, json: { type: "boolean" } });
-  if (!args) return ExitCode.Ok;
+  const args = commandArgs("status", argv, statusHelp, { ...configOption, json: { type: "boolean" } });
+  if (typeof args === "number") return args;
   const { values } = args;
   try {
     const { path } = resolveConfigPath({ flag: values.config, env: process.env });
@@ -54,15 +49,7 @@ export function formatStatus(s: DaemonStatus): string {
     String(b.deadLetters),
     b.nextRuns[0] ? `${b.nextRuns[0].name} ${b.nextRuns[0].at.replace(/\.\d+Z$/, "Z")}` : "-",
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  lines.push(
-    ...[head, ...rows].map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join("  ")
-        .trimEnd(),
-    ),
-  );
+  lines.push(...table([head, ...rows]));
   const troubled = s.bots.filter((b): b is BotStatus & { reason: string } => b.reason !== undefined);
   if (troubled.length > 0) lines.push("", ...troubled.map((b) => `${b.name}: ${b.reason}`));
   for (const b of s.bots) {

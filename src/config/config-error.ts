@@ -20,25 +20,10 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
-/**
- * `CONFIG_NOT_FOUND`: the config file does not exist or cannot be read.
- * `CONFIG_INVALID`: the file (or a bot's settings) has one or more problems.
- */
+/** `CONFIG_NOT_FOUND`: the file cannot be read; `CONFIG_INVALID`: it (or a bot's settings) has problems. */
 export type ConfigErrorCode = "CONFIG_NOT_FOUND" | "CONFIG_INVALID";
 
-/**
- * A config file that cannot be used, with every problem found.
- *
- * @example
- * ```ts
- * try {
- *   await loadConfig("bothost.yaml");
- * } catch (err) {
- *   if (isConfigError(err)) console.error(err.format());
- *   // bothost.yaml:12:5 bots.moderator.api_key: environment variable MODERATION_BOT_API_KEY is not set: …
- * }
- * ```
- */
+/** A config file that cannot be used, with every problem found. */
 export class ConfigError extends BothostError<ConfigErrorCode> {
   readonly problems: readonly ConfigProblem[];
 
@@ -57,7 +42,6 @@ export class ConfigError extends BothostError<ConfigErrorCode> {
   }
 }
 
-/** True for a {@link ConfigError}. */
 export function isConfigError(err: unknown): err is ConfigError {
   return err instanceof ConfigError;
 }
@@ -74,11 +58,6 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
 
 /**
  * A path as users see it in messages.
- *
- * @example
- * ```ts
- * formatPath(["bots", "moderator", "narrow", 0, 1]); // "bots.moderator.narrow[0][1]"
- * ```
  */
 export function formatPath(path: ConfigPath): string {
   // A hostile file can nest hundreds of levels; the start and the end say where.

@@ -6,25 +6,14 @@ import type { LineCounter } from "yaml";
 import { type ConfigPath, type ConfigProblem, formatPath } from "./config-error.ts";
 import { recordKey, type SourceRecord } from "./yaml-to-value.ts";
 
-/** A point in the config file. */
 export interface ConfigLocation {
   readonly file: string;
   readonly line: number;
   readonly column: number;
 }
 
-/**
- * Finds config values in the file, so problems found later (e.g. in a bot's settings) point at
- * the right line.
- *
- * @example
- * ```ts
- * const { source } = await loadConfigWithSource("bothost.yaml");
- * source.locate(["bots", "moderator", "settings", "threshold"]); // { file: "bothost.yaml", line: 14, column: 18 }
- * ```
- */
+/** Finds config values in the file, so problems found later (e.g. in a bot's settings) point at it. */
 export class ConfigSource {
-  /** The config file's absolute path. */
   readonly path: string;
   /** The folder relative paths in the config start from. */
   readonly dir: string;

@@ -24,11 +24,6 @@ export function editDistance(a: string, b: string): number {
 
 /**
  * The candidate closest to `input`, if it is close enough to be a likely typo.
- *
- * @example
- * ```ts
- * suggest("api_kye", ["api_key", "api_key_file"]); // "api_key"
- * ```
  */
 export function suggest(input: string, candidates: Iterable<string>): string | undefined {
   const lower = input.toLowerCase();

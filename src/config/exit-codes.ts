@@ -1,16 +1,6 @@
-/**
- * Process exit codes of the `bothost` daemon and CLI, and which errors map to which.
- */
 import { isBothostError } from "../errors/bothost-error.ts";
 
-/**
- * The exit codes, one per kind of outcome. Scripts and service managers rely on these numbers.
- *
- * @example
- * ```ts
- * process.exitCode = ExitCode.ConfigInvalid;
- * ```
- */
+/** The exit codes of the daemon and CLI, one per kind of outcome: scripts rely on these numbers. */
 export const ExitCode = {
   /** Everything went as asked (including a clean shutdown on SIGTERM). */
   Ok: 0,
@@ -24,20 +14,9 @@ export const ExitCode = {
   UnknownCommand: 64,
 } as const;
 
-/** One of the {@link ExitCode} values. */
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/**
- * The exit code for an error that stopped the process: config and module errors give
- * {@link ExitCode.ConfigInvalid}, anything else {@link ExitCode.RuntimeFailure}.
- *
- * @example
- * ```ts
- * main().catch((err) => {
- *   process.exitCode = exitCodeFor(err);
- * });
- * ```
- */
+/** The exit code for an error that stopped the process: 2 for config and module errors, else 1. */
 export function exitCodeFor(err: unknown): ExitCode {
   if (isBothostError(err) && /^(CONFIG|MODULE)_/.test(err.code)) return ExitCode.ConfigInvalid;
   return ExitCode.RuntimeFailure;

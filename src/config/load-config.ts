@@ -2,20 +2,16 @@
  * Loading the config file: read → YAML with positions → interpolation → schema → files → freeze.
  */
 import path from "node:path";
-import { checkServers } from "./check-servers.ts";
-import { ConfigError, type ConfigProblem, formatPath } from "./config-error.ts";
+import { ConfigError, type ConfigErrorCode, type ConfigProblem, formatPath } from "./config-error.ts";
 import { ConfigSource } from "./config-source.ts";
-import { deepFreeze } from "./deep-freeze.ts";
-import { parseConfigYaml } from "./parse-yaml.ts";
-import { readConfigFile } from "./read-config-file.ts";
-import { type Credentials, isMapping, resolveCredentials } from "./resolve-credentials.ts";
+import { readTextFile } from "./read-text-file.ts";
+import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
 import { type Config, type ConfigFile, ConfigSchema } from "./schema.ts";
 import { redact } from "./secrets.ts";
 import { checkLeases } from "./state-schema.ts";
-import { documentToValue } from "./yaml-to-value.ts";
+import { documentToValue, parseConfigYaml } from "./yaml-to-value.ts";
 import { issuesToProblems } from "./zod-problems.ts";
 
-/** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
   /** Where `${VAR}` values come from. Default: `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -28,11 +24,6 @@ export interface LoadConfigOptions {
  *
  * @throws {ConfigError} `CONFIG_NOT_FOUND` when the file cannot be read, `CONFIG_INVALID` with
  *   every problem (file:line:column, path, how to fix) otherwise.
- * @example
- * ```ts
- * const config = await loadConfig("bothost.yaml");
- * for (const [name, bot] of Object.entries(config.bots)) console.log(name, bot.server.url);
- * ```
  */
 export async function loadConfig(file: string, options: LoadConfigOptions = {}): Promise<Config> {
   return (await loadConfigWithSource(file, options)).config;
@@ -41,12 +32,6 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
 /**
  * {@link loadConfig}, also returning where each value is in the file (to locate problems found
  * later, such as a bot's settings, and to resolve bot modules from the config's folder).
- *
- * @example
- * ```ts
- * const { config, source } = await loadConfigWithSource("bothost.yaml");
- * const def = await loadBotModule(config.bots.moderator!.module, { configDir: source.dir, botName: "moderator" });
- * ```
  */
 export async function loadConfigWithSource(
   file: string,
@@ -54,15 +39,7 @@ export async function loadConfigWithSource(
 ): Promise<{ config: Config; source: ConfigSource }> {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
-  const bare = new ConfigSource(file, { cwd });
-  const read = await readConfigFile(bare.path);
-  if (!("text" in read)) {
-    const { line, column, message } = read;
-    throw new ConfigError(read.missing ? "CONFIG_NOT_FOUND" : "CONFIG_INVALID", [
-      { file: bare.displayFile, line, column, path: "", message },
-    ]);
-  }
-  const parsed = parseConfigYaml(read.text);
+  const parsed = parseConfigYaml(await readConfigText(new ConfigSource(file, { cwd })));
   const located = new ConfigSource(file, { cwd, lineCounter: parsed.lineCounter });
   const at = (p: { offset: number; path: readonly (string | number)[]; message: string }): ConfigProblem => ({
     ...located.locateOffset(p.offset),
@@ -134,4 +111,60 @@ function assemble(file: ConfigFile, credentials: Map<string, Credentials>, dir: 
     state: file.state.redis !== undefined ? file.state : { path: path.resolve(dir, file.state.path) },
     bots,
   };
+}
+
+/**
+ * Picks the config file: `--config FILE`, else `BOTHOST_CONFIG`, else `./bothost.yaml` (empty values
+ * count as not given), and says what chose it.
+ */
+export function resolveConfigPath(options: {
+  flag?: string | undefined;
+  env?: Readonly<Record<string, string | undefined>>;
+  cwd?: string;
+}): { readonly path: string; readonly from: "--config" | "BOTHOST_CONFIG" | "default" } {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  if (options.flag) return { path: path.resolve(cwd, options.flag), from: "--config" };
+  const fromEnv = env.BOTHOST_CONFIG;
+  if (fromEnv) return { path: path.resolve(cwd, fromEnv), from: "BOTHOST_CONFIG" };
+  return { path: path.resolve(cwd, "bothost.yaml"), from: "default" };
+}
+
+/** Freezes `value` and every object and array inside it; returns it. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
+
+/** Config files larger than this are refused (a config is a few kilobytes). */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** The config file as UTF-8 text; a ConfigError when it cannot be read or is not text. */
+async function readConfigText(source: ConfigSource): Promise<string> {
+  const fail = (code: ConfigErrorCode, line: number, column: number, message: string) =>
+    new ConfigError(code, [{ file: source.displayFile, line, column, path: "", message }]);
+  const result = await readTextFile(source.path, MAX_CONFIG_BYTES);
+  if ("error" in result) {
+    const fix = result.missing
+      ? "create it (see config.example.yaml), or name another file with --config FILE or BOTHOST_CONFIG"
+      : result.error.startsWith("it is larger")
+        ? `config files are limited to ${MAX_CONFIG_BYTES / 1024 / 1024} MiB`
+        : "give the path of a readable YAML file";
+    const code = result.missing ? "CONFIG_NOT_FOUND" : "CONFIG_INVALID";
+    throw fail(code, 0, 0, `cannot be read: ${result.error}; ${fix}`);
+  }
+  // readTextFile decodes leniently: U+FFFD marks bytes that are not UTF-8.
+  const text = result.text.replace(/^\uFEFF/, "");
+  const nul = text.indexOf("\u0000");
+  const at = nul !== -1 ? nul : text.indexOf("\uFFFD");
+  if (at !== -1) {
+    const before = text.slice(0, at);
+    const what = nul !== -1 ? "binary data (a NUL byte)" : "bytes that are not UTF-8 text";
+    const message = `contains ${what}: a config file is YAML text saved as UTF-8`;
+    throw fail("CONFIG_INVALID", before.split("\n").length, at - before.lastIndexOf("\n"), message);
+  }
+  return text;
 }

@@ -8,12 +8,6 @@ export type ReadResult = { readonly text: string } | { readonly error: string; r
 
 /**
  * Reads a regular file of at most `maxBytes` bytes.
- *
- * @example
- * ```ts
- * const result = await readTextFile("/run/secrets/key", 4096);
- * if ("error" in result) console.error(`cannot read it: ${result.error}`);
- * ```
  */
 export async function readTextFile(file: string, maxBytes: number): Promise<ReadResult> {
   let handle: Awaited<ReturnType<typeof open>>;

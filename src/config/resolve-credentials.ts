@@ -1,15 +1,14 @@
 /**
  * Each bot's email, API key and fallback server, from the config, an api_key_file or a zuliprc.
  */
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ConfigProblem } from "./config-error.ts";
 import { type ConfigSource, displayPath } from "./config-source.ts";
 import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { BOT_NAME, ServerUrl } from "./schema-fields.ts";
-import { parseZuliprc } from "./zuliprc.ts";
 
-/** What was found for one bot. */
 export interface Credentials {
   email?: string;
   apiKey?: string;
@@ -67,55 +66,47 @@ export async function resolveCredentials(
       );
     }
     if (typeof bot.api_key === "string") found.apiKey = bot.api_key;
+    // The text of a file the bot names (api_key_file, zuliprc), or undefined once its problem is noted.
+    const readNamed = async (key: "api_key_file" | "zuliprc", maxBytes: number) => {
+      const file = path.resolve(source.dir, bot[key] as string);
+      const result = await readTextFile(file, maxBytes);
+      if (!("error" in result)) return result.text;
+      const problem = `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`;
+      problems.push(source.problem([...at, key], problem));
+      return undefined;
+    };
     if (typeof bot.api_key_file === "string" && bot.api_key_file !== "") {
-      const file = path.resolve(source.dir, bot.api_key_file);
-      const result = await readTextFile(file, MAX_KEY_FILE);
+      const key = (await readNamed("api_key_file", MAX_KEY_FILE))?.trim();
       const where = [...at, "api_key_file"];
-      if ("error" in result) {
+      if (key) secrets.push(key);
+      if (key === "") problems.push(source.problem(where, "is an empty file: put the bot's API key in it"));
+      else if (key && /\s/.test(key)) {
         problems.push(
-          source.problem(where, `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`),
+          source.problem(where, "holds more than an API key (spaces or several lines): keep only the key"),
         );
-      } else {
-        const key = result.text.trim();
-        if (key !== "") secrets.push(key);
-        if (key === "") problems.push(source.problem(where, "is an empty file: put the bot's API key in it"));
-        else if (/\s/.test(key)) {
-          problems.push(
-            source.problem(where, "holds more than an API key (spaces or several lines): keep only the key"),
-          );
-        } else found.apiKey = key;
-      }
+      } else if (key) found.apiKey = key;
     }
     if (typeof bot.zuliprc === "string" && bot.zuliprc !== "") {
-      const file = path.resolve(source.dir, bot.zuliprc);
-      const result = await readTextFile(file, MAX_ZULIPRC);
-      const where = [...at, "zuliprc"];
-      if ("error" in result) {
-        zuliprcUnread = true;
+      const text = await readNamed("zuliprc", MAX_ZULIPRC);
+      zuliprcUnread = text === undefined;
+      const rc = text === undefined ? {} : parseZuliprc(text);
+      if (rc.key) {
+        secrets.push(rc.key);
+        found.apiKey = rc.key;
+      } else if (text !== undefined) {
         problems.push(
-          source.problem(where, `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`),
+          source.problem(
+            [...at, "zuliprc"],
+            "has no key= line in its [api] section: download the bot's zuliprc from the server again",
+          ),
         );
-      } else {
-        const rc = parseZuliprc(result.text);
-        if (rc.key) secrets.push(rc.key);
-        if (!rc.key) {
-          problems.push(
-            source.problem(
-              where,
-              "has no key= line in its [api] section: download the bot's zuliprc from the server again",
-            ),
-          );
-        } else found.apiKey = rc.key;
-        if (rc.email) found.email = rc.email;
-        if (rc.site) found.site = rc.site;
-        if (typeof bot.email === "string" && rc.email && rc.email.toLowerCase() !== bot.email.toLowerCase()) {
-          problems.push(
-            source.problem(
-              [...at, "email"],
-              "differs from the email in the bot's zuliprc: remove one of them",
-            ),
-          );
-        }
+      }
+      if (rc.email) found.email = rc.email;
+      if (rc.site) found.site = rc.site;
+      if (typeof bot.email === "string" && rc.email && rc.email.toLowerCase() !== bot.email.toLowerCase()) {
+        problems.push(
+          source.problem([...at, "email"], "differs from the email in the bot's zuliprc: remove one of them"),
+        );
       }
     }
     if (typeof bot.email === "string") found.email = bot.email;
@@ -155,7 +146,74 @@ export async function resolveCredentials(
 
 const RELATIVE = "check the path (relative paths start at the config file's folder)";
 
-/** A YAML mapping as plain data. */
 export function isMapping(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Problems with `sandbox:` blocks: only with `url: sandbox`, and their org file must exist. */
+export async function checkServers(
+  raw: Record<string, unknown>,
+  source: ConfigSource,
+  cwd: string,
+): Promise<ConfigProblem[]> {
+  const servers: [readonly string[], unknown][] = [[["server"], raw.server]];
+  if (isMapping(raw.bots)) {
+    for (const [name, bot] of Object.entries(raw.bots)) {
+      if (isMapping(bot)) servers.push([["bots", name, "server"], bot.server]);
+    }
+  }
+  const problems: ConfigProblem[] = [];
+  for (const [at, server] of servers) {
+    if (!isMapping(server) || server.sandbox === undefined) continue;
+    if (server.url !== "sandbox") {
+      problems.push(
+        source.problem(
+          [...at, "sandbox"],
+          'applies only when url is "sandbox": remove it, or set url: sandbox to run the embedded test server',
+          "key",
+        ),
+      );
+    }
+    const org = isMapping(server.sandbox) ? server.sandbox.org : undefined;
+    if (typeof org === "string" && org !== "") {
+      const file = path.resolve(source.dir, org);
+      const found = await stat(file).then(
+        (s) => s.isFile(),
+        () => false,
+      );
+      if (!found) {
+        problems.push(
+          source.problem(
+            [...at, "sandbox", "org"],
+            `names ${displayPath(file, cwd)}, which is not a file: ${RELATIVE}`,
+          ),
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Reads `email`, `key` and `site` from the `[api]` section (INI: `name=value` or `name: value`,
+ * comments start with `#` or `;`).
+ */
+export function parseZuliprc(text: string): { email?: string; key?: string; site?: string } {
+  const out: Record<string, string> = {};
+  let section = "";
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header) {
+      section = header[1]!.trim().toLowerCase();
+      continue;
+    }
+    const match = /^([^=:]+)[=:](.*)$/.exec(line);
+    if (section === "api" && match) {
+      const name = match[1]!.trim().toLowerCase();
+      if (name === "email" || name === "key" || name === "site") out[name] = match[2]!.trim();
+    }
+  }
+  return out;
 }

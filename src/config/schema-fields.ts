@@ -4,38 +4,32 @@
 import { z } from "zod";
 import { eventSchemas, isKnownEventType, type KnownEventType } from "../wire/events.ts";
 import { suggest } from "./did-you-mean.ts";
-import { parseDuration } from "./duration.ts";
 
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
 export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** Reports `message` about `input` from a transform; returns z.NEVER. */
+function invalid(ctx: z.core.$RefinementCtx, input: unknown, message: string): never {
+  ctx.issues.push({ code: "custom", input, message });
+  return z.NEVER;
+}
 
 /** A duration (`"30s"`, `"1h30m"`, `"250ms"`, or milliseconds as a number) → milliseconds. */
 export function duration(options: { min?: number } = {}) {
   const min = options.min ?? 0;
   return z.unknown().transform((value, ctx): number => {
     if (typeof value === "number" && value < 0) {
-      ctx.issues.push({
-        code: "custom",
-        input: value,
-        message: 'is negative: give a duration like "30s", or 0',
-      });
-      return z.NEVER;
+      return invalid(ctx, value, 'is negative: give a duration like "30s", or 0');
     }
     const ms = parseDuration(value);
     if (ms === undefined) {
-      ctx.issues.push({
-        code: "custom",
-        input: value,
-        message:
-          'is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds',
-      });
-      return z.NEVER;
+      return invalid(
+        ctx,
+        value,
+        'is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds',
+      );
     }
-    if (ms < min) {
-      ctx.issues.push({ code: "custom", input: value, message: `is too short: use at least ${min} ms` });
-      return z.NEVER;
-    }
-    return ms;
+    return ms < min ? invalid(ctx, value, `is too short: use at least ${min} ms`) : ms;
   });
 }
 
@@ -43,10 +37,7 @@ export function duration(options: { min?: number } = {}) {
 export const ServerUrl = z.string().transform((text, ctx): string => {
   if (text === "sandbox") return text;
   const problem = urlProblem(text);
-  if (problem !== undefined) {
-    ctx.issues.push({ code: "custom", input: text, message: problem });
-    return z.NEVER;
-  }
+  if (problem !== undefined) return invalid(ctx, text, problem);
   const url = new URL(text);
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 });
@@ -84,11 +75,6 @@ export const ListenAddress = z.string().refine((text) => parseListenAddress(text
 
 /**
  * Splits a validated `listen` value into host and port.
- *
- * @example
- * ```ts
- * parseListenAddress("[::1]:8080"); // { host: "::1", port: 8080 }
- * ```
  */
 export function parseListenAddress(text: string): { host: string; port: number } | undefined {
   const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text);
@@ -106,14 +92,13 @@ export const Email = z.string().regex(/^[^\s@]+@[^\s@]+$/, {
 export const EventTypeName = z.string().transform((name, ctx): KnownEventType => {
   if (isKnownEventType(name)) return name;
   const close = suggest(name, Object.keys(eventSchemas));
-  ctx.issues.push({
-    code: "custom",
-    input: name,
-    message: close
+  return invalid(
+    ctx,
+    name,
+    close
       ? `"${name}" is not an event type: did you mean "${close}"?`
       : `"${name}" is not an event type: use one of ${Object.keys(eventSchemas).join(", ")}`,
-  });
-  return z.NEVER;
+  );
 });
 
 const NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is"];
@@ -121,14 +106,8 @@ const NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is"];
 /** A register narrow: a list of `[operator, operand]` pairs of strings. */
 export const Narrow = z.unknown().transform((value, ctx): (readonly [string, string])[] => {
   const example = "like [[channel, general], [topic, help]]";
-  if (!Array.isArray(value)) {
-    ctx.issues.push({
-      code: "custom",
-      input: value,
-      message: `must be a list of [operator, operand] pairs, ${example}`,
-    });
-    return z.NEVER;
-  }
+  if (!Array.isArray(value))
+    return invalid(ctx, value, `must be a list of [operator, operand] pairs, ${example}`);
   const pairs: (readonly [string, string])[] = [];
   value.forEach((item: unknown, i) => {
     const problem = narrowItemProblem(item);
@@ -152,4 +131,21 @@ function narrowItemProblem(item: unknown): string | undefined {
     return "[is, followed] is not accepted by the server in a queue narrow: narrow by channel or topic instead";
   }
   return undefined;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+
+/**
+ * Milliseconds for a duration, or `undefined` when it is not one.
+ */
+export function parseDuration(value: unknown): number | undefined {
+  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : undefined;
+  if (typeof value !== "string") return undefined;
+  const text = value.trim();
+  if (!WHOLE.test(text)) return undefined;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit!]!;
+  return Math.round(total);
 }

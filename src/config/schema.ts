@@ -14,28 +14,6 @@ import {
 } from "./schema-fields.ts";
 import { LeasesSchema, StateSchema } from "./state-schema.ts";
 
-/** Defaults for every optional setting (durations in milliseconds). */
-export const configDefaults = {
-  statePath: "./.bothost",
-  logLevel: "info",
-  logPretty: "auto",
-  shutdownTimeoutMs: 10_000,
-  registrationConcurrency: 4,
-  sandboxPort: 0,
-  ownMessages: false,
-  concurrency: 8,
-  handlerTimeoutMs: 30_000,
-  replayMaxMessages: 1_000,
-  replayMaxAgeMs: 86_400_000,
-  httpBodyLimit: 1_048_576,
-  httpRequestTimeoutMs: 30_000,
-  outgoingReplyDeadlineMs: 8_000,
-  retryAttempts: 5,
-  retryBackoffMs: 2_000,
-  retryMaxBackoffMs: 30_000,
-  deadLettersMax: 1_000,
-} as const;
-
 /** Log levels, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 
@@ -56,7 +34,7 @@ export const ServerSchema = z.strictObject({
     .strictObject({
       /** A YAML file describing the organisation to start with (users, bots, channels). */
       org: nonEmpty("give a path to an org file, or remove the key").optional(),
-      port: Port.default(configDefaults.sandboxPort),
+      port: Port.default(0),
     })
     .optional(),
 });
@@ -77,15 +55,13 @@ export const BotSchema = z.strictObject({
     .optional(),
   narrow: Narrow.optional(),
   all_public_streams: z.boolean().optional(),
-  own_messages: z.boolean().default(configDefaults.ownMessages),
-  concurrency: wholeNumber(1, 1000, "conversations handled in parallel").default(configDefaults.concurrency),
-  handler_timeout: duration({ min: 1 }).default(configDefaults.handlerTimeoutMs),
+  own_messages: z.boolean().default(false),
+  concurrency: wholeNumber(1, 1000, "conversations handled in parallel").default(8),
+  handler_timeout: duration({ min: 1 }).default(30_000),
   replay: z
     .strictObject({
-      max_messages: wholeNumber(0, 1_000_000, "0 turns catch-up off").default(
-        configDefaults.replayMaxMessages,
-      ),
-      max_age: duration().default(configDefaults.replayMaxAgeMs),
+      max_messages: wholeNumber(0, 1_000_000, "0 turns catch-up off").default(1_000),
+      max_age: duration().default(86_400_000),
     })
     .prefault({}),
   outgoing_webhook: z
@@ -95,7 +71,7 @@ export const BotSchema = z.strictObject({
         .regex(/^\/[^\s?#]*$/, { error: 'must be a URL path starting with /, like "/hooks/helper"' }),
       token: nonEmpty("set the token the server shows for the outgoing webhook bot"),
       /** Answer the server within this time (its own timeout is 10 s); later replies go through the API. */
-      reply_deadline: duration({ min: 1 }).default(configDefaults.outgoingReplyDeadlineMs),
+      reply_deadline: duration({ min: 1 }).default(8_000),
     })
     .optional(),
   /**
@@ -111,14 +87,10 @@ export const BotSchema = z.strictObject({
    */
   retries: z
     .strictObject({
-      attempts: wholeNumber(1, 100, "runs of a failing handler, the first included").default(
-        configDefaults.retryAttempts,
-      ),
-      backoff: duration({ min: 1 }).default(configDefaults.retryBackoffMs),
-      max_backoff: duration({ min: 1 }).default(configDefaults.retryMaxBackoffMs),
-      dead_letters: wholeNumber(1, 1_000_000, "dead letters kept for this bot").default(
-        configDefaults.deadLettersMax,
-      ),
+      attempts: wholeNumber(1, 100, "runs of a failing handler, the first included").default(5),
+      backoff: duration({ min: 1 }).default(2_000),
+      max_backoff: duration({ min: 1 }).default(30_000),
+      dead_letters: wholeNumber(1, 1_000_000, "dead letters kept for this bot").default(1_000),
     })
     .prefault({}),
   settings: z.unknown().optional(),
@@ -135,9 +107,9 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       listen: ListenAddress,
       /** Largest request body in bytes (an inbound webhook may declare its own `maxBodyBytes`). */
-      body_limit: wholeNumber(1024, 104_857_600, "bytes").default(configDefaults.httpBodyLimit),
+      body_limit: wholeNumber(1024, 104_857_600, "bytes").default(1_048_576),
       /** Time allowed to receive a whole request. */
-      request_timeout: duration({ min: 1 }).default(configDefaults.httpRequestTimeoutMs),
+      request_timeout: duration({ min: 1 }).default(30_000),
       /**
        * Bearer token for the admin routes (`/admin/…`, used by `bothost failed`). Without it they
        * answer only when `listen` is a loopback address.
@@ -150,16 +122,14 @@ export const ConfigSchema = z.strictObject({
     .optional(),
   log: z
     .strictObject({
-      level: z.enum(LOG_LEVELS).default(configDefaults.logLevel),
+      level: z.enum(LOG_LEVELS).default("info"),
       pretty: z
         .union([z.boolean(), z.literal("auto")], { error: 'must be true, false or "auto"' })
-        .default(configDefaults.logPretty),
+        .default("auto"),
     })
     .prefault({}),
-  shutdown_timeout: duration().default(configDefaults.shutdownTimeoutMs),
-  registration_concurrency: wholeNumber(1, 64, "bots registering queues at once").default(
-    configDefaults.registrationConcurrency,
-  ),
+  shutdown_timeout: duration().default(10_000),
+  registration_concurrency: wholeNumber(1, 64, "bots registering queues at once").default(4),
   /**
    * Added to the server's long-poll timeout to make a poll's HTTP timeout: a poll unanswered that
    * long is hung, and the bot registers a new queue. Unset: 10 s (the queue consumer's default).

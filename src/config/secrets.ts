@@ -10,10 +10,8 @@ export function isSecretPath(path: readonly PropertyKey[]): boolean {
 }
 
 /**
- * Replaces every occurrence of each secret in `text` with `[hidden]`.
- *
- * A last line of defence: messages are written not to contain values of secret fields, but a
- * secret can also reach a message by a path we did not foresee (e.g. pasted into the wrong field).
+ * Replaces every occurrence of each secret in `text` with `[hidden]`: a last line of defence for a
+ * secret that reaches a message by an unforeseen path (e.g. pasted into the wrong field).
  */
 export function redact(text: string, secrets: Iterable<string>): string {
   let out = text;

@@ -1,7 +1,6 @@
 /**
- * The config's `state:` (where bots keep cursors, marks and data) and `leases:` (how instances
- * sharing a Redis store split the bots). `state` takes either `path` (one instance, state on
- * disk; the default) or `redis` (several instances, state in Redis), never both.
+ * The config's `state:`, either `path` (one instance, state on disk; the default) or `redis`
+ * (instances sharing state), and `leases:` (how those instances split the bots).
  */
 import { z } from "zod";
 import { REDIS_PREFIX } from "../state/_keys.ts";

@@ -1,10 +1,21 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings show users the ${VAR} syntax.
 /**
  * A YAML document → plain data, with interpolation, limits against hostile input, and a record of
  * where each value came from so every later problem can point at a line and column.
  */
-import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Pair, Scalar } from "yaml";
-import { interpolate } from "./interpolate.ts";
-import type { OffsetProblem } from "./parse-yaml.ts";
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  type Pair,
+  parseAllDocuments,
+  Scalar,
+  type YAMLError,
+} from "yaml";
 import { isSecretPath } from "./secrets.ts";
 
 type Path = readonly (string | number)[];
@@ -62,9 +73,11 @@ export function documentToValue(
   let nodes = 0;
   let depthReported = false;
 
-  const problem = (offset: number, path: Path, message: string): void => {
+  // Notes a problem (once per place and message); returns the null that stands for the value.
+  const problem = (offset: number, path: Path, message: string): null => {
     if (!problems.some((p) => p.offset === offset && p.message === message))
       problems.push({ offset, path, message });
+    return null;
   };
 
   const walk = (node: unknown, path: Path, depth: number, record: boolean): unknown => {
@@ -73,28 +86,25 @@ export function documentToValue(
     const n = node as Node;
     const offset = n.range?.[0] ?? 0;
     if (depth > yamlLimits.maxDepth) {
-      if (!depthReported)
-        problem(offset, path, `nests deeper than ${yamlLimits.maxDepth} levels: flatten it`);
+      if (depthReported) return null;
       depthReported = true;
-      return null;
+      return problem(offset, path, `nests deeper than ${yamlLimits.maxDepth} levels: flatten it`);
     }
     if (isAlias(n)) {
       const target = n.resolve(doc);
       if (target === undefined) {
-        problem(
+        return problem(
           offset,
           path,
           `uses alias *${n.source}, but no &${n.source} anchor comes before it: define the anchor first`,
         );
-        return null;
       }
       if (active.has(target)) {
-        problem(
+        return problem(
           offset,
           path,
           `alias *${n.source} refers to a value that contains it: aliases cannot be circular`,
         );
-        return null;
       }
       return walk(target, path, depth + 1, record);
     }
@@ -112,8 +122,7 @@ export function documentToValue(
       if (isScalar(n)) return scalar(n, path, record);
       if (isMap(n)) return mapping(n.items as Pair[], path, depth, record);
       if (isSeq(n)) return n.items.map((item, i) => walkEntry(item, [...path, i], offset, depth, record));
-      problem(offset, path, "is not plain YAML data: use mappings, lists and plain values");
-      return null;
+      return problem(offset, path, "is not plain YAML data: use mappings, lists and plain values");
     } finally {
       active.delete(n);
     }
@@ -147,8 +156,11 @@ export function documentToValue(
     }
     if (typeof value === "string" && isSecretPath(path)) secrets.push(value);
     if (value !== null && !["string", "number", "boolean"].includes(typeof value)) {
-      problem(n.range?.[0] ?? 0, path, "is not a plain value: use text, a number, true/false or nothing");
-      return null;
+      return problem(
+        n.range?.[0] ?? 0,
+        path,
+        "is not a plain value: use text, a number, true/false or nothing",
+      );
     }
     return value;
   };
@@ -241,4 +253,147 @@ function retype(text: string): unknown {
   if (/^[-+]?[0-9]+$/.test(text)) return Number(text);
   if (/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/.test(text)) return Number(text);
   return text;
+}
+
+/** A problem found at a character offset of the config text. */
+export interface OffsetProblem {
+  readonly offset: number;
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+/** The parsed document (absent when the text holds none) and what is wrong with the text. */
+export interface ParsedYaml {
+  readonly doc: Document | undefined;
+  readonly lineCounter: LineCounter;
+  readonly problems: readonly OffsetProblem[];
+}
+
+const FIX: Record<string, string> = {
+  TAB_AS_INDENT: "indent with spaces, not tabs",
+  BAD_INDENT: "line up entries of the same mapping or list at the same column, with spaces",
+  MISSING_CHAR: "add the missing character",
+  MULTILINE_IMPLICIT_KEY: "a key and its colon must be on one line; check the indentation and quotes above",
+  UNEXPECTED_TOKEN: "remove it, or put the value in quotes",
+  BLOCK_AS_IMPLICIT_KEY: "check the indentation",
+  BAD_DQ_ESCAPE: "write a backslash as \\\\ inside double quotes, or use single quotes",
+  BAD_SCALAR_START: "put the value in quotes",
+  RESOURCE_EXHAUSTION: "the document nests too deeply; flatten it",
+  BAD_ALIAS: "give the anchor or alias a name",
+  MULTIPLE_ANCHORS: "keep one anchor",
+  MULTIPLE_TAGS: "remove the tags",
+};
+
+/**
+ * Parses config text. Duplicate keys and tags are left to the tree walk, which can say which key.
+ */
+export function parseConfigYaml(text: string): ParsedYaml {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: false,
+    schema: "core",
+    strict: true,
+  });
+  // parseAllDocuments returns an EmptyStream (not an array) for text with no document at all.
+  const list = Array.isArray(docs) ? docs : [];
+  const problems: OffsetProblem[] = [];
+  const doc = list[0];
+  if (doc === undefined || (doc.contents === null && doc.errors.length === 0 && list.length === 1)) {
+    problems.push({
+      offset: 0,
+      path: [],
+      message: "the file is empty: write at least a server and a bots mapping (see config.example.yaml)",
+    });
+    return { doc: undefined, lineCounter, problems };
+  }
+  for (const error of [...doc.errors, ...doc.warnings]) {
+    if (error.code !== "TAG_RESOLVE_FAILED") problems.push(syntaxProblem(error));
+  }
+  const second = list[1];
+  if (second !== undefined) {
+    problems.push({
+      offset: second.range[0],
+      path: [],
+      message:
+        "a second YAML document starts here: a config file holds one document; remove this --- and what follows, or merge it into the first",
+    });
+  }
+  return { doc, lineCounter, problems: dedupe(problems) };
+}
+
+function syntaxProblem(error: YAMLError): OffsetProblem {
+  const first = (error.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+  const what = error.code === "RESOURCE_EXHAUSTION" ? "too deeply nested" : first.replace(/\.$/, "");
+  const fix = FIX[error.code] ?? "fix the YAML syntax here";
+  return { offset: error.pos[0], path: [], message: `YAML syntax error: ${what}: ${fix}` };
+}
+
+// One mistake often trips several parser checks at the same spot; the first says it best.
+function dedupe(problems: OffsetProblem[]): OffsetProblem[] {
+  const seen = new Set<number>();
+  return problems.filter((p) => {
+    if (seen.has(p.offset)) return false;
+    seen.add(p.offset);
+    return true;
+  });
+}
+
+export interface Interpolation {
+  readonly value: string;
+  /** The variables it referenced, in order (names only: values are never kept here). */
+  readonly variables: readonly string[];
+  /** What went wrong, each message saying how to fix it. Empty when the string is fine. */
+  readonly problems: readonly string[];
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const WITH_DEFAULT = /^([A-Za-z_][A-Za-z0-9_]*):-(.*)$/s;
+const OTHER_FORM = /^[A-Za-z_][A-Za-z0-9_]*(?::?[-?+=])/;
+
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` with values from `env`, in one pass.
+ *
+ * Substituted values are never scanned again, so a value that itself contains `${…}` stays as it
+ * is. `$${` is a literal `${`. `:-` uses the default when the variable is unset or empty. Messages
+ * name variables but never contain their values.
+ */
+export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>): Interpolation {
+  const variables: string[] = [];
+  const problems: string[] = [];
+  const value = text.replace(
+    /\$\$\{|\$\{([^}]*)(\}?)/g,
+    (match, inner: string | undefined, close: string) => {
+      if (inner === undefined) return "${";
+      if (close === "") {
+        problems.push("has a ${ without a closing }: close it, or write $${ for a literal ${");
+        return match;
+      }
+      const withDefault = WITH_DEFAULT.exec(inner);
+      const name = withDefault ? withDefault[1]! : inner;
+      const fallback = withDefault?.[2];
+      if (!NAME.test(name)) {
+        problems.push(
+          OTHER_FORM.test(inner)
+            ? "uses an unsupported ${…} form: only ${NAME} and ${NAME:-default} are supported"
+            : "has a ${…} that is not a variable name: names are letters, digits and _, not starting with a digit (write $${ for a literal ${)",
+        );
+        return "";
+      }
+      if (fallback?.includes("${")) {
+        problems.push(`nests a \${…} inside the default of ${name}: defaults are plain text`);
+        return "";
+      }
+      variables.push(name);
+      const set = env[name];
+      if (set !== undefined && !(set === "" && fallback !== undefined)) return set;
+      if (fallback !== undefined) return fallback;
+      problems.push(
+        `environment variable ${name} is not set: set it before starting bothost, or write \${${name}:-default} to give a default`,
+      );
+      return "";
+    },
+  );
+  return { value, variables, problems };
 }

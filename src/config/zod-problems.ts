@@ -31,11 +31,8 @@ const TYPE_NAMES: Record<string, string> = {
 };
 
 /**
- * Problems for the issues of one `safeParse`, located in the config file.
- *
- * @param root the data that was parsed, to describe wrong values (their kind, never their text)
- * @param schema the schema that was used, to list the keys allowed where an unknown key is found
- * @param prefix where `root` sits in the config file (e.g. `["bots", "moderator", "settings"]`)
+ * Problems for the issues of one `safeParse` of `root` with `schema` (which lists the keys allowed
+ * where an unknown one is found), located in the file; `prefix` is where `root` sits in it.
  */
 export function issuesToProblems(
   issues: readonly Issue[],

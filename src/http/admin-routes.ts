@@ -1,10 +1,7 @@
 /**
- * `/admin/…` (what `bothost status` and `bothost failed` ask a running daemon) and the `/status`
- * page. They show and change what the daemon does, so they never answer on a public interface
- * unannounced: with `http.admin_token` set every request must carry the token, as
- * `Authorization: Bearer <token>` or as the password of HTTP Basic auth (a browser asks for it),
- * compared in constant time; without a token they exist only when the listener is on a loopback
- * address.
+ * `/admin/…` and the `/status` page show and change what the daemon does: with `http.admin_token`
+ * every request carries it (Bearer, or the Basic password a browser asks for), compared in constant
+ * time; without a token they exist only when the listener is on a loopback address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isConfigError } from "../config/config-error.ts";

@@ -1,10 +1,7 @@
 /**
- * The daemon's metrics on a prom-client registry: Node's process metrics (CPU, memory, event-loop
- * lag, GC, handles) plus bothost's own. Modules report through the small sinks built here (a bot
- * runtime's, a client's), so none of them depends on prom-client. The sinks bind their label
- * children once per bot and event type: an event costs a few increments, no label hashing.
- * prom-client is loaded when the first instance is made: the daemon makes one only when it
- * serves `/metrics` (the config has `http`), so a daemon without it never loads it.
+ * The daemon's metrics: Node's process metrics plus bothost's own. Modules report through small
+ * sinks bound once per bot and event type (an event costs a few increments, no label hashing), so
+ * none depends on prom-client, which is loaded only when a daemon serves `/metrics`.
  */
 import { createRequire } from "node:module";
 import type { Counter } from "prom-client";
@@ -34,10 +31,7 @@ export interface RuntimeMetricsSink {
   handlerRetried(type: string): void;
   /** An event became a dead letter (its last attempt failed, or it threw NoRetry). */
   deadLettered(type: string): void;
-  /**
-   * An ambiguous send was checked: its own message event showed it stored (`echo`), or a
-   * read-back found it (`found`) or not (`absent`).
-   */
+  /** An ambiguous send was checked: its own event came (`echo`), a read-back `found` it, or not. */
   sendVerified(outcome: "echo" | "found" | "absent" | "unknown"): void;
   queueRegistered(reason: string): void;
   messagesReplayed(count: number): void;
@@ -50,15 +44,7 @@ export interface ApiMetricsSink {
   onRateLimitWait(info: { endpoint: string; ms: number }): void;
 }
 
-/**
- * Every metric bothost exposes at `/metrics`. Create one per daemon.
- *
- * @example
- * ```ts
- * const metrics = new BothostMetrics();
- * const text = await metrics.render(); // Prometheus text format, metrics.contentType
- * ```
- */
+/** Every metric bothost exposes at `/metrics`. Create one per daemon. */
 export class BothostMetrics {
   readonly #prom = loadPromClient();
   readonly registry = new this.#prom.Registry();
@@ -137,13 +123,11 @@ export class BothostMetrics {
     "HTTP requests to webhook routes by route pattern and response status.",
     ["route", "status"],
   );
-  /** Recurring announcements by outcome: booked, delivered, failed (read from the schedulers). */
   readonly announcements = this.#counter(
     "bothost_announcements_total",
     "Recurring announcement occurrences by outcome: booked, delivered or failed.",
     ["bot", "outcome"],
   );
-  /** Local cron job runs by outcome: run, error, skipped (read from the schedulers). */
   readonly cronJobs = this.#counter(
     "bothost_cron_jobs_total",
     "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
@@ -154,7 +138,6 @@ export class BothostMetrics {
     this.#prom.collectDefaultMetrics({ register: this.registry });
   }
 
-  /** The registry in the Prometheus text format. */
   render(): Promise<string> {
     return this.registry.metrics();
   }
@@ -163,10 +146,7 @@ export class BothostMetrics {
     return this.registry.contentType;
   }
 
-  /**
-   * Read the announcement and cron counters from each bot's scheduler stats at every scrape (the
-   * schedulers keep them).
-   */
+  /** Read the announcement and cron counters from each bot's scheduler stats at every scrape. */
   readSchedulerStats(source: () => { bot: string; stats: SchedulerStatsLike | undefined }[]): void {
     const totals = (
       counter: Counter<"bot" | "outcome">,
@@ -185,7 +165,6 @@ export class BothostMetrics {
     totals(this.cronJobs, (s) => ({ run: s.jobRuns, error: s.jobErrors, skipped: s.jobsSkipped }));
   }
 
-  /** A bot runtime's sink, bound to the bot's name. */
   runtimeSink(bot: string): RuntimeMetricsSink {
     const perType = bound((type: string) => ({
       received: this.eventsReceived.labels({ bot, type }),
@@ -220,7 +199,6 @@ export class BothostMetrics {
     };
   }
 
-  /** A client's sink, bound to the bot's name. */
   apiSink(bot: string): ApiMetricsSink {
     const calls = bound((key: string) => {
       const [endpoint, status] = key.split("\u0000") as [string, string];

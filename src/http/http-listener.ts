@@ -1,7 +1,6 @@
 /**
- * The daemon's HTTP listener (config `http.listen`): outgoing-webhook endpoints, inbound
- * webhooks, health and metrics, on fastify. Built on fastify for its per-route body limits,
- * content-type parsers scoped per plugin, request timeouts and graceful close.
+ * The daemon's HTTP listener (`http.listen`): webhooks, health, metrics and admin routes, on fastify
+ * for its per-route body limits, per-plugin content-type parsers, request timeouts and graceful close.
  */
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
@@ -14,11 +13,8 @@ import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
-import { registerHealthRoutes } from "./health-routes.ts";
 import { HttpConfigError } from "./http-config-error.ts";
-import type { ReadinessInput } from "./readiness.ts";
-
-export { HttpConfigError } from "./http-config-error.ts";
+import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
 export interface HttpBot {
   runtime: WebhookRuntime & { readonly status: ReadinessInput };
@@ -46,14 +42,6 @@ export interface HttpListenerOptions {
 
 const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
 
-/**
- * @example
- * ```ts
- * const http = new HttpListener({ listen: "127.0.0.1:8080", bodyLimit: 1 << 20, requestTimeoutMs: 30_000, log, metrics, store, bots });
- * const url = await http.start(); // "http://127.0.0.1:8080"
- * await http.close();
- * ```
- */
 export class HttpListener {
   readonly #o: HttpListenerOptions;
   readonly #app: FastifyInstance;
@@ -92,7 +80,6 @@ export class HttpListener {
     return this.#url;
   }
 
-  /** The base URL once started. */
   get url(): string | undefined {
     return this.#url;
   }
@@ -119,7 +106,6 @@ export class HttpListener {
       Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
   }
 
-  /** The outgoing-webhook path the listener serves for a bot, if any. */
   outgoingPath(name: string): string | undefined {
     return this.#outgoing.get(name)?.path;
   }
@@ -162,11 +148,17 @@ export class HttpListener {
         stats: (b.runtime as { scheduler?: { stats?: SchedulerStatsLike } }).scheduler?.stats,
       })),
     );
-    registerHealthRoutes(app, {
-      metrics: o.metrics,
-      statuses: () => o.bots.map((b) => b.runtime.status),
-      now,
+    app.get("/healthz", async () => ({ status: "ok" }));
+    app.get("/readyz", async (_request, reply) => {
+      const result = readinessOf(
+        o.bots.map((b) => b.runtime.status),
+        now(),
+      );
+      return reply.code(result.ready ? 200 : 503).send(result);
     });
+    app.get("/metrics", async (_request, reply) =>
+      reply.type(o.metrics.contentType).send(await o.metrics.render()),
+    );
     for (const b of o.bots)
       if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
     registerOutgoingRoutes(app, [...this.#outgoing.values()], log);

@@ -23,13 +23,6 @@ export interface BotReadiness {
   lastContactAgoMs?: number;
 }
 
-/**
- * @example
- * ```ts
- * const r = readinessOf(daemon.bots.map((b) => b.status), Date.now());
- * reply.code(r.ready ? 200 : 503).send(r);
- * ```
- */
 export function readinessOf(
   statuses: readonly ReadinessInput[],
   now: number,
@@ -40,14 +33,13 @@ export function readinessOf(
 
 function botReadiness(s: ReadinessInput, now: number): BotReadiness {
   const base = { bot: s.name, state: s.state };
-  if (s.state === "webhook") return { ...base, ready: true };
-  // Another instance runs the bot (cluster mode); this one is a ready spare for it.
-  if (s.state === "standby") return { ...base, ready: true };
+  // standby: another instance runs the bot (cluster mode); this one is a ready spare for it.
+  if (s.state === "webhook" || s.state === "standby") return { ...base, ready: true };
   const contact = Math.max(s.lastContactAt ?? 0, s.lastHeartbeatAt ?? 0);
   const ago = contact > 0 ? now - contact : undefined;
   const withAgo = ago === undefined ? base : { ...base, lastContactAgoMs: ago };
   if (s.state !== "polling") {
-    return { ...withAgo, ready: false, reason: notPollingReason(s.state) };
+    return { ...withAgo, ready: false, reason: NOT_POLLING[s.state] ?? `event queue is ${s.state}` };
   }
   const limit = s.longpollMs ?? 100_000;
   if (ago === undefined || ago > limit) {
@@ -60,20 +52,11 @@ function botReadiness(s: ReadinessInput, now: number): BotReadiness {
   return { ...withAgo, ready: true };
 }
 
-function notPollingReason(state: string): string {
-  switch (state) {
-    case "idle":
-      return "not started yet";
-    case "registering":
-      return "registering an event queue";
-    case "backing_off":
-      return "the event queue failed; retrying with backoff";
-    case "auth_failed":
-      return "the server rejected the bot's credentials (fix the API key and restart)";
-    case "stopping":
-    case "stopped":
-      return "stopped";
-    default:
-      return `event queue is ${state}`;
-  }
-}
+const NOT_POLLING: Record<string, string> = {
+  idle: "not started yet",
+  registering: "registering an event queue",
+  backing_off: "the event queue failed; retrying with backoff",
+  auth_failed: "the server rejected the bot's credentials (fix the API key and restart)",
+  stopping: "stopped",
+  stopped: "stopped",
+};

@@ -31,12 +31,6 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/**
- * @example
- * ```ts
- * reply.type("text/html; charset=utf-8").send(renderStatusPage(await statusOf(daemon)));
- * ```
- */
 export function renderStatusPage(status: DaemonStatus): string {
   const e = escapeHtml;
   const failing = status.bots.filter((b) => b.state === "failed" || b.state === "retrying").length;

@@ -1,7 +1,6 @@
 /**
- * One structured line per request, and the webhook request counter. Only the method, the path
- * without its query string (which may hold a token), the route, the status and the time are
- * logged: never headers, bodies or signatures.
+ * One structured line per request, and the webhook request counter. Never logged: headers, bodies,
+ * signatures, or the query string (which may hold a token).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
@@ -16,7 +15,6 @@ export function countAsWebhook(request: FastifyRequest, route: string): void {
   metricRoutes.set(request, route);
 }
 
-/** The request's path without the query string. */
 export function pathOf(request: FastifyRequest): string {
   const url = request.raw.url ?? "/";
   const q = url.indexOf("?");

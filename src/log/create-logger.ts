@@ -31,13 +31,6 @@ export interface LoggerSettings {
   destination?: DestinationStream;
 }
 
-/**
- * @example
- * ```ts
- * const log = createLogger({ level: "debug" });
- * log.child({ bot: "echo" }).info("registered");
- * ```
- */
 export function createLogger(settings: LoggerSettings = {}): Logger {
   const options: LoggerOptions = {
     level: settings.level ?? "info",

@@ -6,16 +6,7 @@
 /** An opaque timer handle; only the clock that made it can clear it. */
 export type TimerHandle = { readonly __timerHandle: true };
 
-/**
- * The three time operations bothost needs.
- *
- * @example
- * ```ts
- * function remindLater(clock: Clock, fn: () => void) {
- *   return clock.setTimeout(fn, 60_000);
- * }
- * ```
- */
+/** The three time operations bothost needs. */
 export interface Clock {
   /** Milliseconds since the UNIX epoch, like `Date.now()`. */
   now(): number;
@@ -35,12 +26,6 @@ interface RealTimer {
 /**
  * The real clock: `Date.now()` and Node timers. Delays longer than {@link MAX_TIMER_DELAY_MS}
  * are chained (Node would otherwise fire them after 1 ms).
- *
- * @example
- * ```ts
- * const handle = realClock.setTimeout(() => console.log("a month later"), 30 * 86_400_000);
- * realClock.clearTimeout(handle);
- * ```
  */
 export const realClock: Clock = {
   now: () => Date.now(),
@@ -72,7 +57,6 @@ export const realClock: Clock = {
 
 interface ManualTimer {
   dueAt: number;
-  seq: number;
   fn: () => void;
 }
 
@@ -87,18 +71,9 @@ export async function flushAsync(rounds = 5): Promise<void> {
 /**
  * A clock that only moves when told to. Timers fire in due order (ties in creation order), and
  * async work they start gets to run ({@link flushAsync}) before the next timer fires.
- *
- * @example
- * ```ts
- * const clock = new ManualClock(Date.parse("2026-03-08T00:00:00Z"));
- * const fired: number[] = [];
- * clock.setTimeout(() => fired.push(clock.now()), 5_000);
- * await clock.tick(10_000); // fired = [start + 5000]; clock.now() = start + 10000
- * ```
  */
 export class ManualClock implements Clock {
   #now: number;
-  #seq = 0;
   readonly #timers = new Set<ManualTimer>();
 
   constructor(startMs = 0) {
@@ -110,7 +85,7 @@ export class ManualClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    const timer: ManualTimer = { dueAt: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
+    const timer: ManualTimer = { dueAt: this.#now + Math.max(0, ms), fn };
     this.#timers.add(timer);
     return timer as unknown as TimerHandle;
   }
@@ -148,12 +123,10 @@ export class ManualClock implements Clock {
     this.#now = Math.max(this.#now, epochMs);
   }
 
+  // The Set iterates in creation order, so the first of equally due timers wins.
   #earliest(): ManualTimer | undefined {
     let best: ManualTimer | undefined;
-    for (const t of this.#timers) {
-      if (best === undefined || t.dueAt < best.dueAt || (t.dueAt === best.dueAt && t.seq < best.seq))
-        best = t;
-    }
+    for (const t of this.#timers) if (best === undefined || t.dueAt < best.dueAt) best = t;
     return best;
   }
 }

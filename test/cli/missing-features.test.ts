@@ -2,7 +2,7 @@
  * The features `bothost check` says a server lacks, by feature level.
  */
 import { describe, expect, it } from "vitest";
-import { missingFeatures } from "../../src/cli/missing-features.ts";
+import { missingFeatures } from "../../src/cli/check.ts";
 import { featureLevels, SANDBOX_FEATURE_LEVEL } from "../../src/wire/feature-levels.ts";
 
 describe("missingFeatures", () => {

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} references under test.
 import { describe, expect, it } from "vitest";
-import { interpolate } from "../../src/config/interpolate.ts";
+import { interpolate } from "../../src/config/yaml-to-value.ts";
 
 describe("interpolate", () => {
   it("replaces ${VAR} and ${VAR:-default}", () => {

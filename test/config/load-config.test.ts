@@ -6,7 +6,6 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, isConfigError } from "../../src/config/config-error.ts";
 import { loadConfig, loadConfigWithSource } from "../../src/config/load-config.ts";
-import { configDefaults } from "../../src/config/schema.ts";
 
 const GOOD = "test/fixtures/config/good";
 const goodDir = path.resolve(GOOD);
@@ -23,8 +22,8 @@ describe("loadConfig on good files", () => {
       server: { url: "https://chat.example.org" },
       state: { path: path.join(goodDir, ".bothost") },
       log: { level: "info", pretty: "auto" },
-      shutdown_timeout: configDefaults.shutdownTimeoutMs,
-      registration_concurrency: configDefaults.registrationConcurrency,
+      shutdown_timeout: 10_000,
+      registration_concurrency: 4,
       bots: {
         echo: {
           module: "./bots/echo.ts",
