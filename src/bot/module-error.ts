@@ -1,6 +1,3 @@
-/**
- * The error raised when a bot module cannot be found, loaded, or used.
- */
 import { BothostError } from "../errors/bothost-error.ts";
 
 /**
