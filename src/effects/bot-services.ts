@@ -14,13 +14,11 @@ import { BothostError } from "../errors/bothost-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { EventMap, ServerEvent } from "../wire/events.ts";
-import { sendWithinLimits } from "./limits/send-within-limits.ts";
-import type { LongMessagePolicy } from "./limits/split-content.ts";
+import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content.ts";
 import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
 import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
-import { ChannelIds } from "./typing/channel-ids.ts";
-import { createTypingHelper, type TypingHelper } from "./typing/typing-helper.ts";
+import { ChannelIds, createTypingHelper, type TypingHelper } from "./typing/typing-helper.ts";
 import { TypingTracker } from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
 

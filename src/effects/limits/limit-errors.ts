@@ -1,5 +1,5 @@
 import { BothostError } from "../../errors/bothost-error.ts";
-import { truncateCodePoints } from "./code-points.ts";
+import { codePointLength, truncateCodePoints } from "./code-points.ts";
 
 /**
  * Message content longer than the server's `max_message_length`, with splitting turned off.
@@ -28,14 +28,7 @@ export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
   }
 }
 
-/**
- * A topic longer than the server's `max_topic_length`. (The server would silently cut it short.)
- *
- * @example
- * ```ts
- * checkTopic("weekly report for the infrastructure team", 60); // fine
- * ```
- */
+/** A topic longer than the server's `max_topic_length`. (The server would silently cut it short.) */
 export class TopicTooLongError extends BothostError<"TOPIC_TOO_LONG"> {
   readonly length: number;
   readonly limit: number;
@@ -51,4 +44,10 @@ export class TopicTooLongError extends BothostError<"TOPIC_TOO_LONG"> {
     this.length = length;
     this.limit = limit;
   }
+}
+
+/** Throws {@link TopicTooLongError} if `topic`, stripped as the server measures it, is too long. */
+export function checkTopic(topic: string, maxTopicLength: number): void {
+  const length = codePointLength(topic.trim());
+  if (length > maxTopicLength) throw new TopicTooLongError(topic.trim(), length, maxTopicLength);
 }

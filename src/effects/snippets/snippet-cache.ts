@@ -9,15 +9,29 @@
 import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
 import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
 import type { EventMap } from "../../wire/events.ts";
 import { featureLevels } from "../../wire/feature-levels.ts";
 import type { SavedSnippet } from "../../wire/records.ts";
-import { KeyedLock } from "./_keyed-lock.ts";
-import { SnippetError } from "./snippet-error.ts";
-import { snippetField } from "./snippet-fields.ts";
+import { codePointLength } from "../limits/code-points.ts";
 
 export type { SavedSnippet };
+
+/**
+ * A saved-snippet call that cannot work: a blank or too long title or content (checked before
+ * the request, with the server's limits: title 1–60, content 1–10000 characters after trimming),
+ * or an update of a title the bot has no snippet for.
+ *
+ * @example
+ * ```ts
+ * try { await ctx.snippets.update("Welcome", { content: text }); }
+ * catch (err) { if (err instanceof SnippetError && err.code === "SNIPPET_NOT_FOUND") await ctx.snippets.create("Welcome", text); }
+ * ```
+ */
+export class SnippetError extends BothostError<"SNIPPET_INVALID" | "SNIPPET_NOT_FOUND"> {
+  override readonly name = "SnippetError";
+}
 
 /** What {@link Snippets.ensure} did. */
 export interface EnsureResult {
@@ -77,11 +91,6 @@ export class SnippetCache implements Snippets {
   constructor(options: SnippetCacheOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-  }
-
-  /** Whether the cache has been loaded (first use happened). */
-  get loaded(): boolean {
-    return this.#byId !== undefined;
   }
 
   /** Apply one `saved_snippets` event. Ignored until the cache is first used. */
@@ -220,4 +229,50 @@ export class SnippetCache implements Snippets {
 function applyTo(byId: Map<number, SavedSnippet>, event: SnippetEvent): void {
   if (event.op === "remove") byId.delete(event.saved_snippet_id);
   else byId.set(event.saved_snippet.id, { ...event.saved_snippet });
+}
+
+/**
+ * `value` stripped as the server stores it, or `SNIPPET_INVALID` (NOTES §10: both fields are
+ * stripped, must not be blank, and are at most 60 (title) and 10000 (content) code points).
+ */
+function snippetField(field: "title" | "content", value: string): string {
+  const max = field === "title" ? 60 : 10_000;
+  if (typeof value !== "string") {
+    throw new SnippetError("SNIPPET_INVALID", `Snippet ${field} must be a string, got ${typeof value}.`);
+  }
+  const text = value.trim();
+  if (text === "") {
+    throw new SnippetError(
+      "SNIPPET_INVALID",
+      `Snippet ${field} is blank; the server refuses blank ${field}s.`,
+    );
+  }
+  const length = codePointLength(text);
+  if (length > max) {
+    throw new SnippetError(
+      "SNIPPET_INVALID",
+      `Snippet ${field} is ${length} characters; the server allows at most ${max}. Shorten it.`,
+    );
+  }
+  return text;
+}
+
+/** Runs async work one at a time per key (in this process), so read-then-write stays consistent. */
+class KeyedLock {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const result = previous.then(fn, fn);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
 }
