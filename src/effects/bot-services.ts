@@ -1,10 +1,7 @@
 /**
  * The helpers a bot's contexts share (`ctx.snippets`, `ctx.users`, `ctx.typing`, `ctx.report`,
- * and the limit checks of `ctx.send`): one instance per bot, created by its runtime, fed every
- * event before the bot's handlers see it, and told when the bot (re)registers its queue.
- *
- * Caches cost nothing until first used. To keep them fresh from events, the bot's queue must
- * receive their event types: `bot.track("snippets" | "users" | "typing")` in setup adds them.
+ * and the limit checks of `ctx.send`). Caches cost nothing until first used; they stay fresh from
+ * events only if the queue receives their types (`bot.track(…)` in setup).
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
@@ -57,15 +54,8 @@ export interface BotServicesOptions {
 }
 
 /**
- * One bot's shared helper state.
- *
- * @example
- * ```ts
- * const services = new BotServices({ name: "mod", client, store, log, receives: (t) => types.includes(t) });
- * services.onRegistered(serverInfo, { userId: 8 }); // after each register
- * services.observe(event); // every event, before handlers
- * const { snippets, report } = services.forContext({ signal, server: serverInfo, send });
- * ```
+ * One bot's shared helper state, made by its runtime: told of each (re)registration, and fed
+ * every event before the bot's handlers see it.
  */
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
@@ -96,7 +86,7 @@ export class BotServices {
     this.users = new UserCache({
       api: client.users,
       tracked: tracked("users"),
-      realmHost: () => hostOf(this.#server?.realmUrl),
+      realmHost: () => URL.parse(this.#server?.realmUrl ?? "")?.host,
       log,
       clock: this.#clock,
     });
@@ -107,11 +97,6 @@ export class BotServices {
       clock: this.#clock,
     });
     this.channels = new ChannelIds(client.request);
-  }
-
-  /** The typing tracker (created at the first registration). */
-  get tracker(): TypingTracker | undefined {
-    return this.#tracker;
   }
 
   /** After every register: new limits; after a re-register, caches may have missed events. */
@@ -199,10 +184,9 @@ export class BotServices {
     };
   }
 
-  /** Stop the typing tracker's timers. */
+  /** Stop the typing tracker's timers; a restarted runtime gets a new one at its next registration. */
   dispose(): void {
     this.#tracker?.dispose();
-    // A runtime started again (cluster failover) gets a fresh tracker at its next registration.
     this.#tracker = undefined;
   }
 
@@ -239,13 +223,4 @@ export function unavailableHelpers(send: ContextHelpers["send"]): ContextHelpers
     report: async () => fail("ctx.report()")(),
     send,
   };
-}
-
-function hostOf(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    return new URL(url).host;
-  } catch {
-    return undefined;
-  }
 }

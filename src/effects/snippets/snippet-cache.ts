@@ -1,10 +1,7 @@
 /**
- * `ctx.snippets`: the bot's own saved snippets (NOTES §10), cached per bot.
- *
- * The cache is loaded (GET /saved_snippets) on first use, never before: a bot that does not use
- * snippets pays nothing. It stays fresh from `saved_snippets` events (add, update, remove) when
- * the bot's queue receives them (`bot.track("snippets")`); otherwise it is reloaded when older
- * than `untrackedTtlMs`. The bot's own writes update it at once either way.
+ * `ctx.snippets`: the bot's own saved snippets (NOTES §10), cached per bot and loaded on first
+ * use. It stays fresh from `saved_snippets` events when the queue receives them
+ * (`bot.track("snippets")`), else is reloaded after a minute; the bot's own writes update it at once.
  */
 import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
@@ -20,14 +17,7 @@ export type { SavedSnippet };
 
 /**
  * A saved-snippet call that cannot work: a blank or too long title or content (checked before
- * the request, with the server's limits: title 1–60, content 1–10000 characters after trimming),
- * or an update of a title the bot has no snippet for.
- *
- * @example
- * ```ts
- * try { await ctx.snippets.update("Welcome", { content: text }); }
- * catch (err) { if (err instanceof SnippetError && err.code === "SNIPPET_NOT_FOUND") await ctx.snippets.create("Welcome", text); }
- * ```
+ * the request), or an update of a title the bot has no snippet for.
  */
 export class SnippetError extends BothostError<"SNIPPET_INVALID" | "SNIPPET_NOT_FOUND"> {
   override readonly name = "SnippetError";
@@ -70,8 +60,6 @@ export interface SnippetCacheOptions {
   featureLevel: () => number | undefined;
   log: Logger;
   clock?: Clock;
-  /** Without events, reload when the cache is older than this. Default 60 000. */
-  untrackedTtlMs?: number;
 }
 
 type SnippetEvent = EventMap["saved_snippets"];
@@ -204,8 +192,7 @@ export class SnippetCache implements Snippets {
           'every minute; call bot.track("snippets") in setup to keep it fresh from events instead.',
       );
     }
-    const ttl = this.#o.untrackedTtlMs ?? 60_000;
-    const expired = !tracked && this.#clock.now() - this.#loadedAt >= ttl;
+    const expired = !tracked && this.#clock.now() - this.#loadedAt >= 60_000;
     if (this.#byId && !this.#stale && !expired) return this.#byId;
     this.#loading ??= this.#load().finally(() => {
       this.#loading = undefined;

@@ -1,10 +1,7 @@
 /**
  * `ctx.users`: user lookups by id, real email or placeholder email (`user{id}@{realm host}`),
- * cached per bot (GET /users/{id|email}, GET /users).
- *
- * Nothing is fetched until first use. The cache stays fresh from `realm_user` events (add,
- * update incl. deactivation, role and email changes, remove) when the bot's queue receives them
- * (`bot.track("users")`); otherwise each entry is re-fetched once older than `untrackedTtlMs`.
+ * cached per bot from first use. The cache stays fresh from `realm_user` events when the queue
+ * receives them (`bot.track("users")`); otherwise entries are re-fetched after a minute.
  */
 import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
@@ -40,8 +37,6 @@ export interface UserCacheOptions {
   realmHost: () => string | undefined;
   log: Logger;
   clock?: Clock;
-  /** Without events, re-fetch entries older than this. Default 60 000. */
-  untrackedTtlMs?: number;
 }
 
 interface Entry {
@@ -125,7 +120,7 @@ export class UserCache implements Users {
   }
 
   #fresh(at: number): boolean {
-    return this.#o.tracked() || this.#clock.now() - at < (this.#o.untrackedTtlMs ?? 60_000);
+    return this.#o.tracked() || this.#clock.now() - at < 60_000;
   }
 
   /** The id an email names, if known without asking: a placeholder of this realm, or a cached email. */
@@ -148,10 +143,7 @@ export class UserCache implements Users {
       const { user: found } = await this.#o.api.get(user);
       this.#store(found);
       // The server resolved a placeholder: later ones of this host need no request.
-      const placeholder = typeof user === "string" ? PLACEHOLDER.exec(user) : null;
-      if (placeholder && Number(placeholder[1]) === found.user_id) {
-        this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
-      }
+      if (typeof user === "string") this.#notePlaceholder(user, found.user_id);
       return found;
     } catch (err) {
       // The server's answer for an unknown id or an email the bot may not see.
@@ -166,8 +158,12 @@ export class UserCache implements Users {
     for (const email of [user.email, user.delivery_email]) {
       if (typeof email === "string" && email !== "") this.#idByEmail.set(email.toLowerCase(), user.user_id);
     }
-    const placeholder = PLACEHOLDER.exec(user.email);
-    if (placeholder && Number(placeholder[1]) === user.user_id)
+    this.#notePlaceholder(user.email, user.user_id);
+  }
+
+  #notePlaceholder(email: string, id: number): void {
+    const placeholder = PLACEHOLDER.exec(email);
+    if (placeholder && Number(placeholder[1]) === id)
       this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
   }
 
