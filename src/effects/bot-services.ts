@@ -163,13 +163,11 @@ export class BotServices {
         {
           typing: this.#o.client.typing,
           channels: this.channels,
-          tracker: () => this.#tracker,
-          tracked: () => this.#o.receives(trackedEventTypes.typing),
+          tracker: () => this.#typingTracker(),
           startedWaitMs: () => server.typing.startedWaitMs,
           selfId: () => selfId,
           log: this.#o.log,
           clock: this.#clock,
-          warnUntracked: () => this.#warnTypingUntracked(),
         },
         signal,
       ),
@@ -190,13 +188,15 @@ export class BotServices {
     this.#tracker = undefined;
   }
 
-  #warnTypingUntracked(): void {
-    if (this.#warnedTyping) return;
-    this.#warnedTyping = true;
-    this.#o.log.warn(
-      'ctx.typing.who()/isTyping(): the queue does not receive "typing" events, so nobody ever shows ' +
-        'as typing; call bot.track("typing") in setup.',
-    );
+  #typingTracker(): TypingTracker | undefined {
+    if (!this.#warnedTyping && !this.#o.receives(trackedEventTypes.typing)) {
+      this.#warnedTyping = true;
+      this.#o.log.warn(
+        'ctx.typing.who()/isTyping(): the queue does not receive "typing" events, so nobody ever shows ' +
+          'as typing; call bot.track("typing") in setup.',
+      );
+    }
+    return this.#tracker;
   }
 }
 

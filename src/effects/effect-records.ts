@@ -39,29 +39,23 @@ export interface EffectRecordsOptions {
 
 /** One bot's effect records. */
 export class EffectRecords {
-  readonly #store: StateStore;
-  readonly #o: EffectRecordsOptions;
-
   /** `store`: the bot's own namespace for records. */
-  constructor(store: StateStore, options: EffectRecordsOptions) {
-    this.#store = store;
-    this.#o = options;
-  }
+  constructor(
+    private readonly store: StateStore,
+    private readonly options: EffectRecordsOptions,
+  ) {}
 
   /**
    * The records of one run of a handler for the event `eventKey` (stable across runs: a message
    * id). `rerun`: the handler ran for this event before. `carried`: records kept in a dead letter.
    */
   run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = []): EffectRun {
-    return new EffectRun(this.#store, this.#o, eventKey, rerun, carried);
+    return new EffectRun(this.store, this.options, eventKey, rerun, carried);
   }
 }
 
 /** The effects of one handler run, numbered in the order it makes them. */
 export class EffectRun {
-  readonly #store: StateStore;
-  readonly #o: EffectRecordsOptions;
-  readonly #key: string;
   readonly #carried: Map<number, EffectRecord>;
   readonly #made: EffectRecord[] = [];
   #next = 0;
@@ -69,15 +63,12 @@ export class EffectRun {
   #unsure: boolean;
 
   constructor(
-    store: StateStore,
-    options: EffectRecordsOptions,
-    eventKey: string,
+    private readonly store: StateStore,
+    private readonly options: EffectRecordsOptions,
+    private readonly eventKey: string,
     rerun: boolean,
     carried: readonly EffectRecord[],
   ) {
-    this.#store = store;
-    this.#o = options;
-    this.#key = eventKey;
     this.#unsure = rerun;
     this.#carried = new Map(carried.map((r) => [r.n, r]));
   }
@@ -85,25 +76,25 @@ export class EffectRun {
   /** Makes the effect `kind` once for this event: returns the recorded result if it was made. */
   async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>): Promise<T> {
     const n = ++this.#next;
-    const key = `${this.#key}#${n}`;
+    const key = `${this.eventKey}#${n}`;
     const found =
       this.#unsure || this.#carried.size > 0
-        ? (((await this.#store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
+        ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
         : undefined;
     if (found && found.kind === kind) {
       this.#made.push(found);
       return found.result as T;
     }
     if (found) {
-      this.#o.log?.warn(
-        { event: this.#key, n, recorded: found.kind, now: kind },
+      this.options.log?.warn(
+        { event: this.eventKey, n, recorded: found.kind, now: kind },
         "a re-run made its effects in another order than before: this effect is made again",
       );
     }
     if (this.#unsure) {
       this.#unsure = false;
       const verified = await steps.verify?.();
-      if (steps.verify) this.#o.onVerify?.(verified === undefined ? "absent" : "found");
+      if (steps.verify) this.options.onVerify?.(verified === undefined ? "absent" : "found");
       if (verified !== undefined) return this.#record(key, { n, kind, result: verified });
     }
     return this.#record(key, { n, kind, result: await steps.act() });
@@ -116,7 +107,7 @@ export class EffectRun {
 
   async #record<T extends JsonValue>(key: string, record: EffectRecord & { result: T }): Promise<T> {
     this.#made.push(record);
-    await this.#store.set(key, record as unknown as JsonValue, { ttlMs: this.#o.ttlMs });
+    await this.store.set(key, record as unknown as JsonValue, { ttlMs: this.options.ttlMs });
     return record.result;
   }
 }

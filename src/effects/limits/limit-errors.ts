@@ -2,14 +2,8 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import { codePointLength, truncateCodePoints } from "./code-points.ts";
 
 /**
- * Message content longer than the server's `max_message_length`, with splitting turned off.
- * (The server would silently truncate it.)
- *
- * @example
- * ```ts
- * try { splitContent(text, 10_000, { mode: "reject" }); }
- * catch (err) { if (err instanceof ContentTooLongError) log.warn({ length: err.length }, err.message); }
- * ```
+ * Message content longer than the server's `max_message_length` (which it would silently
+ * truncate), with `long_messages: reject` in the bot's config.
  */
 export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
   readonly length: number;

@@ -233,10 +233,7 @@ function stepFences(stack: readonly OpenFence[], line: string, end: number): rea
 
 /** The text that closes every open block, innermost first, each on its own line. */
 function closingText(stack: readonly OpenFence[]): string {
-  return stack
-    .map((fence) => `\n${fence.marker}`)
-    .reverse()
-    .join("");
+  return stack.reduceRight((text, fence) => `${text}\n${fence.marker}`, "");
 }
 
 /** The text that reopens every open block, outermost first, ending in a newline. */

@@ -1,10 +1,7 @@
 /**
- * `ctx.typing`: show the bot as typing while work runs (`during`), and see who else is typing
- * (`who`, `isTyping`) from the bot's one {@link TypingTracker}.
- *
- * `who` and `isTyping` only know what `typing` events told the bot, so the bot must receive
- * them: call `bot.track("typing")` in setup (or handle `typing` events). Channel typing reaches
- * the bot only in channels it is subscribed to with at most 100 subscribers (NOTES §4.3).
+ * `ctx.typing`. `who` and `isTyping` only know what `typing` events told the bot's one
+ * {@link TypingTracker}, so its queue must receive them (`bot.track("typing")`); channel typing
+ * reaches the bot only in channels it is in with at most 100 subscribers (NOTES §4.3).
  */
 import type { Logger } from "pino";
 import type { TypingApi, TypingParams } from "../../api/resources/typing.ts";
@@ -44,16 +41,12 @@ export interface TypingHelper {
 export interface TypingHelperDeps {
   typing: TypingApi;
   channels: ChannelIds;
-  /** The bot's tracker; undefined until the bot has registered. */
+  /** The bot's tracker (undefined until the bot has registered); warns once if it gets no events. */
   tracker: () => TypingTracker | undefined;
-  /** Whether the bot's queue receives `typing` events. */
-  tracked: () => boolean;
   startedWaitMs: () => number;
   selfId: () => number;
   log: Logger;
   clock: Clock;
-  /** Warn once (per bot) that `who` cannot see anything without typing events. */
-  warnUntracked: () => void;
 }
 
 /** The helper for one context (its `signal` cancels `during`). */
@@ -75,10 +68,7 @@ export function createTypingHelper(deps: TypingHelperDeps, signal: AbortSignal):
       tracker: { type: "stream", streamId, topic },
     };
   };
-  const tracker = () => {
-    if (!deps.tracked()) deps.warnUntracked();
-    return deps.tracker();
-  };
+  const { tracker } = deps;
   return {
     async during(target, fn) {
       const { params } = await conversation(target, "ctx.typing.during()");
@@ -197,13 +187,10 @@ export async function typingDuring<T>(
  * others cost one GET /get_stream_id, then cached.
  */
 export class ChannelIds {
-  readonly #request: RequestFn;
   readonly #byName = new Map<string, number>();
   readonly #byId = new Map<number, string>();
 
-  constructor(request: RequestFn) {
-    this.#request = request;
-  }
+  constructor(private readonly request: RequestFn) {}
 
   /** Remember a pairing seen in an event (every message event: known pairs cost one lookup). */
   learn(id: number, name: string): void {
@@ -227,7 +214,7 @@ export class ChannelIds {
     }
     const known = this.#byName.get(channel.toLowerCase());
     if (known !== undefined) return known;
-    const { stream_id } = await this.#request<{ stream_id: number }>(
+    const { stream_id } = await this.request<{ stream_id: number }>(
       "GET",
       "/get_stream_id",
       { stream: channel },
