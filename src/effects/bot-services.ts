@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
+import type { TypingParams } from "../api/resources/typing.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { StateStore } from "../state/state-store.ts";
@@ -15,8 +16,14 @@ import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content
 import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
 import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
-import { ChannelIds, createTypingHelper, type TypingHelper } from "./typing/typing-helper.ts";
-import { TypingTracker } from "./typing/typing-tracker.ts";
+import {
+  ChannelIds,
+  checkTypingTarget,
+  type TypingHelper,
+  type TypingTarget,
+  typingDuring,
+} from "./typing/typing-helper.ts";
+import { type TypingConversation, TypingTracker } from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
 
 /** The event type each trackable helper keeps itself fresh from. */
@@ -159,18 +166,7 @@ export class BotServices {
     return {
       snippets: this.snippets,
       users: this.users,
-      typing: createTypingHelper(
-        {
-          typing: this.#o.client.typing,
-          channels: this.channels,
-          tracker: () => this.#typingTracker(),
-          startedWaitMs: () => server.typing.startedWaitMs,
-          selfId: () => selfId,
-          log: this.#o.log,
-          clock: this.#clock,
-        },
-        signal,
-      ),
+      typing: this.#typing(signal, server.typing.startedWaitMs, selfId),
       report: (messageId, type, description) =>
         this.reporter.report(messageId, type, description, { reportTypes: server.reportTypes, signal }),
       send: (params) =>
@@ -188,6 +184,49 @@ export class BotServices {
     this.#tracker = undefined;
   }
 
+  /** `ctx.typing` for one context (its `signal` cancels `during`). */
+  #typing(signal: AbortSignal, startedWaitMs: number, selfId: number): TypingHelper {
+    // POST /typing parameters (without `op`), and the tracker's conversation (which includes the bot).
+    const conversation = async (
+      target: TypingTarget,
+      where: string,
+    ): Promise<{ params: Omit<TypingParams, "op">; tracker: TypingConversation }> => {
+      checkTypingTarget(target, where);
+      if ("users" in target) {
+        const userIds = [...new Set([...target.users, selfId])];
+        return { params: { type: "direct", to: [...target.users] }, tracker: { type: "direct", userIds } };
+      }
+      const streamId = await this.channels.resolve(target.channel, signal);
+      const { topic } = target;
+      return {
+        params: { type: "channel", stream_id: streamId, topic },
+        tracker: { type: "stream", streamId, topic },
+      };
+    };
+    const { log, client } = this.#o;
+    return {
+      during: async (target, fn) => {
+        const { params } = await conversation(target, "ctx.typing.during()");
+        return typingDuring((op, s) => client.typing.set({ ...params, op }, s ? { signal: s } : {}), fn, {
+          startedWaitMs,
+          clock: this.#clock,
+          signal,
+          onError: (err, op) => log.debug({ err, op }, "typing notification failed"),
+        });
+      },
+      who: async (target) => {
+        const { tracker: c } = await conversation(target, "ctx.typing.who()");
+        return this.#typingTracker()?.typingIn(c) ?? [];
+      },
+      isTyping: async (userId, target) => {
+        if (target === undefined) return this.#typingTracker()?.isTyping(userId) ?? false;
+        const { tracker: c } = await conversation(target, "ctx.typing.isTyping()");
+        return this.#typingTracker()?.isTyping(userId, c) ?? false;
+      },
+    };
+  }
+
+  /** The bot's tracker (undefined until it has registered); warns once if it gets no events. */
   #typingTracker(): TypingTracker | undefined {
     if (!this.#warnedTyping && !this.#o.receives(trackedEventTypes.typing)) {
       this.#warnedTyping = true;

@@ -1,14 +1,11 @@
 /**
  * `ctx.typing`. `who` and `isTyping` only know what `typing` events told the bot's one
- * {@link TypingTracker}, so its queue must receive them (`bot.track("typing")`); channel typing
+ * TypingTracker, so its queue must receive them (`bot.track("typing")`); channel typing
  * reaches the bot only in channels it is in with at most 100 subscribers (NOTES §4.3).
  */
-import type { Logger } from "pino";
-import type { TypingApi, TypingParams } from "../../api/resources/typing.ts";
 import type { RequestFn } from "../../api/transport.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import { type Clock, realClock, type TimerHandle } from "../../time/clock.ts";
-import type { TypingConversation, TypingTracker } from "./typing-tracker.ts";
 
 /**
  * The conversation a bot types in or asks about: a channel (id or name) and topic, or the other
@@ -38,61 +35,8 @@ export interface TypingHelper {
   isTyping(userId: number, target?: TypingTarget): Promise<boolean>;
 }
 
-export interface TypingHelperDeps {
-  typing: TypingApi;
-  channels: ChannelIds;
-  /** The bot's tracker (undefined until the bot has registered); warns once if it gets no events. */
-  tracker: () => TypingTracker | undefined;
-  startedWaitMs: () => number;
-  selfId: () => number;
-  log: Logger;
-  clock: Clock;
-}
-
-/** The helper for one context (its `signal` cancels `during`). */
-export function createTypingHelper(deps: TypingHelperDeps, signal: AbortSignal): TypingHelper {
-  // POST /typing parameters (without `op`), and the tracker's conversation (which includes the bot).
-  const conversation = async (
-    target: TypingTarget,
-    where: string,
-  ): Promise<{ params: Omit<TypingParams, "op">; tracker: TypingConversation }> => {
-    checkTypingTarget(target, where);
-    if ("users" in target) {
-      const userIds = [...new Set([...target.users, deps.selfId()])];
-      return { params: { type: "direct", to: [...target.users] }, tracker: { type: "direct", userIds } };
-    }
-    const streamId = await deps.channels.resolve(target.channel, signal);
-    const { topic } = target;
-    return {
-      params: { type: "channel", stream_id: streamId, topic },
-      tracker: { type: "stream", streamId, topic },
-    };
-  };
-  const { tracker } = deps;
-  return {
-    async during(target, fn) {
-      const { params } = await conversation(target, "ctx.typing.during()");
-      return typingDuring((op, s) => deps.typing.set({ ...params, op }, s ? { signal: s } : {}), fn, {
-        startedWaitMs: deps.startedWaitMs(),
-        clock: deps.clock,
-        signal,
-        onError: (err, op) => deps.log.debug({ err, op }, "typing notification failed"),
-      });
-    },
-    async who(target) {
-      const { tracker: c } = await conversation(target, "ctx.typing.who()");
-      return tracker()?.typingIn(c) ?? [];
-    },
-    async isTyping(userId, target) {
-      if (target === undefined) return tracker()?.isTyping(userId) ?? false;
-      const { tracker: c } = await conversation(target, "ctx.typing.isTyping()");
-      return tracker()?.isTyping(userId, c) ?? false;
-    },
-  };
-}
-
 /** Checks the shape, so a wrong argument fails with a message instead of a 400. */
-function checkTypingTarget(target: TypingTarget, where: string): void {
+export function checkTypingTarget(target: TypingTarget, where: string): void {
   if (typeof target === "object" && target !== null) {
     if ("users" in target) {
       const ok = Array.isArray(target.users) && target.users.length > 0;
