@@ -18,10 +18,7 @@ export interface LoadBotModuleOptions {
   configDir: string;
   /** The bot's name in the config, for messages. */
   botName?: string;
-  /**
-   * Evaluate the module and its local imports again, not from the cache (a reload after an edit).
-   * Each fresh load keeps the previous evaluation in memory: meant for reloads, not for every event.
-   */
+  /** Evaluate the module again, not from the cache (a reload; each keeps the old one in memory). */
   fresh?: boolean;
 }
 

@@ -1,17 +1,12 @@
 /**
- * Effect records: each effect a handler makes (today: each message it sends) is recorded in the
- * state store under (event, the effect's number in the run), so that when the handler runs again
- * for the same event (an automatic retry, a replay from dead letters, catch-up after a crash
- * mid-handler) an effect already made returns its recorded result instead of acting twice.
+ * Effect records: each effect a handler makes is recorded under (event, the effect's number in
+ * the run), so that when the handler runs again for the event (a retry, a dead-letter replay,
+ * catch-up after a crash) an effect already made returns its recorded result instead of acting
+ * twice. Handlers are assumed to make their effects in the same order each run; a re-run that
+ * makes another kind of effect at a number ignores that record (with a warning).
  *
- * This assumes a handler makes its effects in the same order each time it runs for an event.
- * When a re-run makes another kind of effect at a number than the record says, the record is
- * ignored (with a warning) and the new effect is made and recorded in its place.
- *
- * The effect that was in flight when the previous run failed (the first one without a record) may
- * or may not have happened: the server may have acted and the answer been lost. On a re-run it is
- * looked for first (`verify`: a message is read back from the conversation), and made only when
- * not found. Effects after it were never started, and are made directly.
+ * The first effect without a record may have happened with its answer lost: a re-run looks for it
+ * first (`verify`) and makes it only when not found. Effects after it were never started.
  */
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../state/state-store.ts";

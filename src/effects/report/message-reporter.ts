@@ -1,15 +1,12 @@
 /**
- * `ctx.report()`: report a message to the organization's moderators at most once, ever.
+ * `ctx.report()`: report a message to the moderators at most once, ever. Each report is claimed
+ * in the state store (`setIfAbsent`) before the server is called, so neither concurrent handlers
+ * nor a restart can report twice; the claim is released only when the server certainly did not
+ * act (429, 5xx, a connection that never carried the request): at most once beats twice.
  *
- * Each report is claimed in the state store (`setIfAbsent`) before the server is called, so
- * neither concurrent handlers nor a restart can report a message twice. The claim is released
- * only when the server certainly did not act (429, 5xx, a connection that never carried the
- * request); a call that may have reached the server keeps its claim: at most once beats twice.
- *
- * An organization without a moderation request channel rejects every report (NOTES §11); the
- * first such answer logs one warning and later calls return `disabled` without a request.
- * Reports are checked here first (seed; NOTES §11), so a bad one fails with a clear message
- * instead of a bare 400.
+ * An organization without a moderation request channel rejects every report (NOTES §11): the
+ * first such answer logs one warning; later calls return `disabled` without a request. Reports
+ * are checked here first, so a bad one fails with a clear message instead of a bare 400.
  */
 import type { Logger } from "pino";
 import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from "../../api/errors.ts";
@@ -33,7 +30,6 @@ export interface MessageReporterOptions {
   messages: Pick<MessagesApi, "report">;
   /** Where claims live, e.g. `store.namespace(bot).namespace("reports")`. */
   store: StateStore;
-  /** The bot's logger (the "disabled" warning is logged once per reporter). */
   log: Logger;
   clock?: Clock;
 }
