@@ -1,8 +1,3 @@
-/**
- * What a bot's `setup(bot, settings)` receives: its router (`on`, `use`, `catch`), its timers
- * (`recurring`, `cron`), its inbound webhooks (`webhook`), and its name, logger, client and state
- * for work outside handlers.
- */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { TrackedHelper } from "../effects/bot-services.ts";

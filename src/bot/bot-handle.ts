@@ -1,7 +1,3 @@
-/**
- * The `bot` object a module's `setup` receives, backed by a Composer. It also records which
- * event types the module handles, which is what the bot subscribes to unless told otherwise.
- */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { trackedEventTypes } from "../effects/bot-services.ts";
@@ -36,6 +32,10 @@ export interface BotHandle<S> {
   webhooks: Map<string, { options: WebhookOptions; handler: (ctx: WebhookContext<S>) => unknown }>;
 }
 
+/**
+ * The `bot` a module's `setup` receives, backed by a Composer. It records the event types the
+ * module handles: what the bot subscribes to unless told otherwise.
+ */
 export function createBotHandle<S>(deps: {
   name: string;
   log: Logger;
@@ -58,7 +58,6 @@ export function createBotHandle<S>(deps: {
     schedule: deps.schedule ?? createScheduleApi({ client: deps.client }),
     on(type: string | readonly string[], a: unknown, b?: unknown) {
       for (const t of Array.isArray(type) ? type : [type]) handledTypes.add(t);
-      // The composer validates the arguments and throws a RouterError naming what is wrong.
       const on = composer.on.bind(composer) as (...args: unknown[]) => unknown;
       if (b === undefined) on(type, a);
       else on(type, a, b);

@@ -1,6 +1,3 @@
-/**
- * The shape of a bot module's default export, and `defineBot`, which only adds type inference.
- */
 import type { z } from "zod";
 import type { KnownEventType } from "../wire/events.ts";
 import type { BotApi } from "./bot-api.ts";

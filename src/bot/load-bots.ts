@@ -1,13 +1,15 @@
 /**
  * Loading every configured bot's module and settings, reporting every problem at once.
  */
+import { createHash } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
 import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
 import { botModuleFile, loadBotModuleFile } from "./load-module.ts";
 import { isModuleError, type ModuleError } from "./module-error.ts";
-import { moduleFingerprint } from "./module-fingerprint.ts";
 import { validateBotSettings } from "./validate-settings.ts";
 
 /** A bot ready for the runtime: its config, module, validated settings and event types. */
@@ -35,11 +37,6 @@ export interface LoadBotsOptions {
  * @throws {ModuleError} when exactly one thing is wrong and it is a module (its own code).
  * @throws {ConfigError} `CONFIG_INVALID` listing every problem otherwise, a module problem at
  *   `bots.<name>.module` (the ModuleErrors are in `cause`, an AggregateError).
- * @example
- * ```ts
- * const { config, source } = await loadConfigWithSource("bothost.yaml");
- * const bots = await loadBots(config, source);
- * ```
  */
 export async function loadBots(
   config: Config,
@@ -108,4 +105,54 @@ export async function botFingerprints(config: Config, source: ConfigSource): Pro
     }
   }
   return prints;
+}
+
+/** Static imports, re-exports, dynamic import() and require() of a relative path. */
+const LOCAL_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"']+)["']/g;
+const CANDIDATES = ["", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", "/index.ts", "/index.js"];
+/** A bound on the files followed, so a cycle or a huge tree cannot stall a reload. */
+const MAX_FILES = 500;
+
+/**
+ * A hash of a bot module's file and of the local files it imports, followed through relative
+ * specifiers (`./rules.ts`, `../shared/x.js`); a reload restarts a bot whose fingerprint changed.
+ * Packages under node_modules are not followed (a dependency upgrade needs a daemon restart).
+ */
+export async function moduleFingerprint(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  const seen = new Set<string>();
+  const pending = [file];
+  while (pending.length > 0 && seen.size < MAX_FILES) {
+    const next = pending.shift()!;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    const text = await readFile(next, "utf8").catch(() => undefined);
+    hash.update(`${next}\u0000${text ?? "(unreadable)"}\u0000`);
+    if (text === undefined) continue;
+    for (const match of text.matchAll(LOCAL_IMPORT)) {
+      const found = await firstExisting(path.resolve(path.dirname(next), match[1]!));
+      if (found !== undefined && !seen.has(found)) pending.push(found);
+    }
+  }
+  return hash.digest("hex");
+}
+
+async function firstExisting(base: string): Promise<string | undefined> {
+  // A .js specifier may name a .ts source (TypeScript's rewriting convention).
+  const stems = /\.[mc]?js$/.test(base) ? [base, base.replace(/js$/, "ts")] : [base];
+  for (const stem of stems) {
+    for (const suffix of CANDIDATES) {
+      const candidate = stem + suffix;
+      if (await isFile(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+async function isFile(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
 }

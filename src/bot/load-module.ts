@@ -1,13 +1,16 @@
 /**
- * Loading a bot module: .ts through jiti (no build step), .js/.mjs/.cjs with Node's import().
+ * Loading a bot module: resolving its specifier, importing it (.ts through jiti, no build step;
+ * .js/.mjs/.cjs with Node's import()), and checking that it exports a usable bot definition.
  */
-import { pathToFileURL } from "node:url";
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
-import { definitionProblems, unwrapDefinition } from "./check-definition.ts";
+import { displayPath } from "../config/config-source.ts";
+import { suggest } from "../config/did-you-mean.ts";
+import { eventSchemas, isKnownEventType } from "../wire/events.ts";
 import type { BotDefinition } from "./define-bot.ts";
-import { describeLoadError } from "./describe-load-error.ts";
 import { ModuleError } from "./module-error.ts";
-import { resolveModule } from "./resolve-module.ts";
 
 /** Options of {@link loadBotModule}. */
 export interface LoadBotModuleOptions {
@@ -15,51 +18,92 @@ export interface LoadBotModuleOptions {
   configDir: string;
   /** The bot's name in the config, for messages. */
   botName?: string;
-  /**
-   * Evaluate the module and its local imports again, not from the cache (a reload after an edit).
-   * Each fresh load keeps the previous evaluation in memory: meant for reloads, not for every event.
-   */
+  /** Evaluate the module again, not from the cache (a reload; each keeps the old one in memory). */
   fresh?: boolean;
 }
 
+const MODULE_EXTENSIONS = [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"];
+const PATH_LIKE = /^(?:\.{1,2}(?:[\\/]|$)|[\\/]|[A-Za-z]:[\\/]|file:)/;
+
 let jiti: Jiti | undefined;
-
-// One loader per process. moduleCache on: like native ESM, a module used by two bots is evaluated
-// once, so per-bot state belongs in setup(). fsCache off: no transpile cache written next to the
-// user's files or in node_modules (read-only containers), and .ts bots are small.
-// Loaded on first use: a daemon whose bots are all JavaScript never pays for jiti at start.
-async function loader(): Promise<Jiti> {
-  if (jiti === undefined) {
-    const { createJiti } = await import("jiti");
-    jiti = createJiti(import.meta.url, { interopDefault: true, moduleCache: true, fsCache: false });
-  }
-  return jiti;
-}
-
 let reloads = 0;
 
+// One shared loader per process, made on first use (all-JavaScript daemons never load jiti).
+// moduleCache on: like native ESM, a module used by two bots is evaluated once, so per-bot state
+// belongs in setup(); a fresh loader has it off. fsCache off: no transpile cache written next to
+// the user's files or in node_modules (read-only containers), and .ts bots are small.
+async function loader(fresh = false): Promise<Jiti> {
+  if (jiti !== undefined && !fresh) return jiti;
+  const { createJiti } = await import("jiti");
+  const made = createJiti(import.meta.url, { interopDefault: true, moduleCache: !fresh, fsCache: false });
+  if (!fresh) jiti = made;
+  return made;
+}
+
 /**
- * TypeScript through jiti; JavaScript with Node's import(). Fresh: TypeScript through a loader
- * without a module cache (the module and the local files it imports are evaluated again);
- * JavaScript ESM by a new URL, which evaluates the entry file again (Node keeps the files it
- * imports cached).
+ * Fresh: TypeScript through a loader without a module cache (the module and its local imports
+ * are evaluated again); JavaScript ESM by a new URL, which evaluates only the entry file again.
  */
 async function importModule(file: string, fresh: boolean): Promise<unknown> {
-  const typescript = /\.[mc]?ts$/.test(file);
-  if (typescript) return (await (fresh ? freshLoader() : loader())).import(file);
+  if (/\.[mc]?ts$/.test(file)) return (await loader(fresh)).import(file);
   const url = pathToFileURL(file).href;
   return import(fresh && !file.endsWith(".cjs") ? `${url}?reload=${++reloads}` : url);
 }
 
-/** A loader without a module cache: every file it imports is read and evaluated again. */
-async function freshLoader(): Promise<Jiti> {
-  const { createJiti } = await import("jiti");
-  return createJiti(import.meta.url, { interopDefault: true, moduleCache: false, fsCache: false });
-}
-
-/** The file a bot's module specifier resolves to, without loading it. */
-export function botModuleFile(specifier: string, options: LoadBotModuleOptions): Promise<string> {
-  return resolveModule(specifier, options, loader);
+/**
+ * The absolute file a specifier names, without loading it. Paths (`./x.ts`, `/abs/x.js`, `file:`
+ * URLs) are resolved against `configDir`; other names are packages, resolved with Node's ESM rules
+ * from `configDir`. A bare `bots/x.ts` that exists as a file is taken as that file.
+ */
+export async function botModuleFile(specifier: string, options: LoadBotModuleOptions): Promise<string> {
+  const { configDir, botName } = options;
+  const fail = (code: "MODULE_NOT_FOUND" | "MODULE_INVALID", message: string, resolvedPath?: string) =>
+    new ModuleError(code, { botName, specifier, resolvedPath }, message);
+  const isPath = PATH_LIKE.test(specifier) || path.isAbsolute(specifier);
+  const asFile = specifier.startsWith("file:")
+    ? fileURLToPath(specifier)
+    : path.resolve(configDir, specifier);
+  const kind = await stat(asFile).then(
+    (s) => (s.isDirectory() ? "folder" : "file"),
+    () => "missing",
+  );
+  if (isPath || kind === "file") {
+    if (kind === "missing") {
+      throw fail(
+        "MODULE_NOT_FOUND",
+        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path; it starts at the config file's folder`,
+      );
+    }
+    if (kind === "folder") {
+      throw fail(
+        "MODULE_NOT_FOUND",
+        `is a folder: name the module file inside it, e.g. ${specifier.replace(/[\\/]$/, "")}/index.ts`,
+      );
+    }
+    if (!MODULE_EXTENSIONS.includes(path.extname(asFile))) {
+      throw fail(
+        "MODULE_INVALID",
+        `is not a JavaScript or TypeScript file: bot modules end in ${MODULE_EXTENSIONS.join(", ")}`,
+        asFile,
+      );
+    }
+    return asFile;
+  }
+  const parentURL = pathToFileURL(path.join(configDir, "/")).href;
+  const resolved = (await loader()).esmResolve(specifier, { parentURL, try: true });
+  if (resolved === undefined) {
+    throw fail(
+      "MODULE_NOT_FOUND",
+      `is neither a file next to the config nor an installed package: for a file write ./${specifier}; for a package run npm install ${specifier} in ${configDir}`,
+    );
+  }
+  if (!resolved.startsWith("file:")) {
+    throw fail(
+      "MODULE_INVALID",
+      `resolves to ${resolved}, which is not a bot module: name a file or a bot package`,
+    );
+  }
+  return fileURLToPath(resolved);
 }
 
 /**
@@ -68,11 +112,6 @@ export function botModuleFile(specifier: string, options: LoadBotModuleOptions):
  * @throws {ModuleError} `MODULE_NOT_FOUND`, `MODULE_LOAD_FAILED` (syntax error with its line and
  *   column, a missing import, an exception at load) or `MODULE_INVALID` (no `setup`, bad `events`
  *   or `settings`), naming the bot, the module and what to fix.
- * @example
- * ```ts
- * const { config, source } = await loadConfigWithSource("bothost.yaml");
- * const definition = await loadBotModule(config.bots.echo!.module, { configDir: source.dir, botName: "echo" });
- * ```
  */
 export async function loadBotModule(
   specifier: string,
@@ -86,21 +125,14 @@ export async function loadBotModuleFile(
   specifier: string,
   options: LoadBotModuleOptions,
 ): Promise<{ definition: BotDefinition; file: string }> {
-  const { botName } = options;
-  const file = await resolveModule(specifier, options, loader);
-  const details = { botName, specifier, resolvedPath: file };
+  const file = await botModuleFile(specifier, options);
+  const details = { botName: options.botName, specifier, resolvedPath: file };
   let namespace: unknown;
   try {
     namespace = await importModule(file, options.fresh === true);
   } catch (err) {
-    throw new ModuleError(
-      "MODULE_LOAD_FAILED",
-      details,
-      await describeLoadError(err, file, specifier, await loader()),
-      {
-        cause: err,
-      },
-    );
+    const reason = await describeLoadError(err, file, specifier, await loader());
+    throw new ModuleError("MODULE_LOAD_FAILED", details, reason, { cause: err });
   }
   const definition = unwrapDefinition(namespace);
   const problems = definitionProblems(definition);
@@ -113,4 +145,119 @@ export async function loadBotModuleFile(
     setup: found.setup.bind(found),
   });
   return { definition: copy, file };
+}
+
+/**
+ * The definition, unwrapped from `default` (ESM `export default`, CommonJS `module.exports = …`,
+ * or a CommonJS build of an ES module: `exports.default` under `default`).
+ */
+function unwrapDefinition(namespace: unknown): unknown {
+  let current = namespace;
+  for (let depth = 0; depth < 3; depth++) {
+    if (!isObject(current) || typeof current.setup === "function") return current;
+    if (current.default === undefined) return current;
+    current = current.default;
+  }
+  return current;
+}
+
+/** What is wrong with a definition, as sentence parts; empty when it is usable. */
+function definitionProblems(definition: unknown): string[] {
+  if (!isObject(definition)) {
+    return [
+      `does not export a bot (its default export is ${kindOf(definition)}): write export default defineBot({ setup(bot, settings) { … } })`,
+    ];
+  }
+  const problems: string[] = [];
+  if (typeof definition === "function" && (definition as { setup?: unknown }).setup === undefined) {
+    problems.push("exports a function, not a bot: write export default defineBot({ setup: yourFunction })");
+  } else if (typeof definition.setup !== "function") {
+    problems.push(
+      definition.setup === undefined
+        ? "has no setup function: add setup(bot, settings) { … } to its default export"
+        : `has a setup that is ${kindOf(definition.setup)}, not a function: make it setup(bot, settings) { … }`,
+    );
+  }
+  const { events, settings } = definition;
+  if (events !== undefined) {
+    if (!Array.isArray(events) || !events.every((e) => typeof e === "string")) {
+      problems.push(
+        'has events that is not a list of event type names: write events: ["message", "reaction"]',
+      );
+    } else {
+      for (const name of events.filter((e: string) => !isKnownEventType(e))) {
+        const close = suggest(name, Object.keys(eventSchemas));
+        problems.push(`lists the unknown event type "${name}"${close ? `: did you mean "${close}"?` : ""}`);
+      }
+    }
+  }
+  // Detected by behaviour, not instanceof: the module may bring its own copy of zod.
+  if (settings !== undefined && !(isObject(settings) && typeof settings.safeParse === "function")) {
+    problems.push("has settings that is not a zod schema: write settings: z.object({ … })");
+  }
+  return problems;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return (typeof value === "object" || typeof value === "function") && value !== null;
+}
+
+function kindOf(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return `a ${typeof value}`;
+}
+
+/**
+ * One line saying why importing `file` (written `specifier` in the config) failed, and where:
+ * never a stack trace.
+ */
+export async function describeLoadError(
+  err: unknown,
+  file: string,
+  specifier: string,
+  jiti: Jiti,
+): Promise<string> {
+  const message = err instanceof Error ? err.message : String(err);
+  const firstLine = (message.split("\n")[0] ?? "").trim();
+  const syntax = (at: string, what: string) =>
+    `has a syntax error at ${specifier}:${at}: ${what}; fix it and start again`;
+  // jiti (TypeScript modules): "ParseError: Unexpected token \n /abs/file.ts:3:14"
+  const parse = /^ParseError:\s*(.*?)\s*\n\s*(.+):(\d+):(\d+)\s*$/s.exec(message);
+  if (parse) return syntax(`${parse[3]}:${parse[4]}`, parse[1] || "Unexpected token");
+  if (!/\.[mc]?ts$/.test(file)) {
+    // Node's SyntaxError for an ES module has no position in its message (and other loaders, such
+    // as test runners, word it differently); jiti's parser finds the position.
+    const found = await locateSyntaxError(file, jiti);
+    if (found) return syntax(found.at, err instanceof SyntaxError ? firstLine : found.message);
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND") {
+    const what = firstLine.replace(/ imported from .*$/, "");
+    return `could not be loaded: ${what}: install what it imports (npm install in ${path.dirname(file)}), or fix the import`;
+  }
+  // E.g. "The requested module './x.js' does not provide an export named 'y'".
+  if (err instanceof SyntaxError) return `could not be loaded: ${firstLine}`;
+  return `threw while loading: ${firstLine || (err instanceof Error ? err.name : "an exception")}`;
+}
+
+async function locateSyntaxError(
+  file: string,
+  jiti: Jiti,
+): Promise<{ at: string; message: string } | undefined> {
+  try {
+    const code = jiti.transform({ source: await readFile(file, "utf8"), filename: file, ts: false });
+    const found = /__JITI_ERROR__\s*=\s*(\{.*\})/.exec(code);
+    if (!found) return undefined;
+    const { line, column, message } = JSON.parse(found[1]!) as {
+      line?: number;
+      column?: number;
+      message?: string;
+    };
+    if (line === undefined) return undefined;
+    return { at: `${line}:${column ?? 0}`, message: message?.trim() || "Unexpected token" };
+  } catch {
+    return undefined;
+  }
 }

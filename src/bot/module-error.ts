@@ -1,6 +1,3 @@
-/**
- * The error raised when a bot module cannot be found, loaded, or used.
- */
 import { BothostError } from "../errors/bothost-error.ts";
 
 /**
@@ -12,17 +9,8 @@ export type ModuleErrorCode = "MODULE_NOT_FOUND" | "MODULE_LOAD_FAILED" | "MODUL
 
 /**
  * A bot module that cannot be used. The message names the bot, the module as written in the
- * config, and what to fix; a load failure keeps the module's own error as `cause`.
- *
- * @example
- * ```ts
- * try {
- *   await loadBotModule("./bots/echo.ts", { configDir, botName: "echo" });
- * } catch (err) {
- *   if (isModuleError(err)) console.error(err.message);
- *   // bot "echo": module ./bots/echo.ts has no setup function: …
- * }
- * ```
+ * config, and what to fix (`bot "echo": module ./bots/echo.ts has no setup function: …`); a load
+ * failure keeps the module's own error as `cause`.
  */
 export class ModuleError extends BothostError<ModuleErrorCode> {
   /** The bot whose module this is, when known. */

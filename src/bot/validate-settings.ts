@@ -1,18 +1,14 @@
-/**
- * A bot's `settings:` block checked against its module's zod schema, with config-file locations.
- */
-import { ConfigError } from "../config/config-error.ts";
+import { ConfigError, type ConfigPath, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
+import { suggest } from "../config/did-you-mean.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";
 import { issuesToProblems } from "../config/zod-problems.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
-import { unknownSettings } from "./unknown-settings.ts";
 
+type ParseResult = { success: boolean; data?: unknown; error?: { issues: unknown[] } };
 interface SafeParsable {
-  safeParse(input: unknown): { success: boolean; data?: unknown; error?: { issues: unknown[] } };
-  safeParseAsync?(
-    input: unknown,
-  ): Promise<{ success: boolean; data?: unknown; error?: { issues: unknown[] } }>;
+  safeParse(input: unknown): ParseResult;
+  safeParseAsync?(input: unknown): Promise<ParseResult>;
 }
 
 /**
@@ -22,11 +18,6 @@ interface SafeParsable {
  *
  * @throws {ConfigError} `CONFIG_INVALID` with a problem per issue at `bots.<name>.settings.<path>`
  *   (file:line:column from `source`), or when settings are given to a bot whose module has no schema.
- * @example
- * ```ts
- * const settings = await validateBotSettings("moderator", definition, config.bots.moderator!.settings, source);
- * await definition.setup(bot, settings);
- * ```
  */
 export async function validateBotSettings<D extends BotDefinition>(
   botName: string,
@@ -69,4 +60,61 @@ function secretStrings(value: unknown, at: readonly (string | number)[], out: st
     for (const [key, item] of Object.entries(value)) secretStrings(item, [...at, key], out);
   }
   return out;
+}
+
+interface Def {
+  type?: string;
+  typeName?: string;
+  shape?: Record<string, unknown> | (() => Record<string, unknown>);
+  catchall?: unknown;
+  unknownKeys?: string;
+  innerType?: unknown;
+  in?: unknown;
+}
+
+/**
+ * A problem for each key of `input` that a stripping object schema (zod 4 `z.object`, zod 3
+ * `.strip()`) would silently drop, at any depth. Strict and loose objects are left alone: zod
+ * reports the first, and the second wants extra keys.
+ */
+function unknownSettings(
+  schema: unknown,
+  input: unknown,
+  at: ConfigPath,
+  source: ConfigSource,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const visit = (node: unknown, value: unknown, path: ConfigPath, depth: number): void => {
+    if (depth > 32 || value === null || typeof value !== "object" || Array.isArray(value)) return;
+    const def = unwrap(node);
+    if (def === undefined || def.shape === undefined) return;
+    const shape = typeof def.shape === "function" ? def.shape() : def.shape;
+    const strips = def.type === "object" ? def.catchall === undefined : def.unknownKeys === "strip";
+    for (const [key, item] of Object.entries(value)) {
+      if (Object.hasOwn(shape, key)) visit(shape[key], item, [...path, key], depth + 1);
+      else if (strips) {
+        const close = suggest(key, Object.keys(shape));
+        const hint = close
+          ? `did you mean "${close}"?`
+          : `this bot's settings here are: ${Object.keys(shape).join(", ")}`;
+        problems.push(source.problem([...path, key], `is not a setting of this bot: ${hint}`, "key"));
+      }
+    }
+  };
+  visit(schema, input, at, 0);
+  return problems;
+}
+
+// Through optional/default/pipe wrappers to the object schema, in zod 4 (_zod.def) or 3 (_def).
+function unwrap(node: unknown): Def | undefined {
+  let current = node;
+  for (let i = 0; i < 20 && current; i++) {
+    const holder = current as { _zod?: { def?: Def }; _def?: Def };
+    const def = holder._zod?.def ?? holder._def;
+    if (def === undefined) return undefined;
+    const inner = def.innerType ?? def.in;
+    if (def.shape !== undefined || inner === undefined) return def;
+    current = inner;
+  }
+  return undefined;
 }

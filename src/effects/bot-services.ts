@@ -1,27 +1,29 @@
 /**
  * The helpers a bot's contexts share (`ctx.snippets`, `ctx.users`, `ctx.typing`, `ctx.report`,
- * and the limit checks of `ctx.send`): one instance per bot, created by its runtime, fed every
- * event before the bot's handlers see it, and told when the bot (re)registers its queue.
- *
- * Caches cost nothing until first used. To keep them fresh from events, the bot's queue must
- * receive their event types: `bot.track("snippets" | "users" | "typing")` in setup adds them.
+ * and the limit checks of `ctx.send`). Caches cost nothing until first used; they stay fresh from
+ * events only if the queue receives their types (`bot.track(…)` in setup).
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
+import type { TypingParams } from "../api/resources/typing.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { EventMap, ServerEvent } from "../wire/events.ts";
-import { sendWithinLimits } from "./limits/send-within-limits.ts";
-import type { LongMessagePolicy } from "./limits/split-content.ts";
+import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content.ts";
 import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
 import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
-import { ChannelIds } from "./typing/channel-ids.ts";
-import { createTypingHelper, type TypingHelper } from "./typing/typing-helper.ts";
-import { TypingTracker } from "./typing/typing-tracker.ts";
+import {
+  ChannelIds,
+  checkTypingTarget,
+  type TypingHelper,
+  type TypingTarget,
+  typingDuring,
+} from "./typing/typing-helper.ts";
+import { type TypingConversation, TypingTracker } from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
 
 /** The event type each trackable helper keeps itself fresh from. */
@@ -59,15 +61,8 @@ export interface BotServicesOptions {
 }
 
 /**
- * One bot's shared helper state.
- *
- * @example
- * ```ts
- * const services = new BotServices({ name: "mod", client, store, log, receives: (t) => types.includes(t) });
- * services.onRegistered(serverInfo, { userId: 8 }); // after each register
- * services.observe(event); // every event, before handlers
- * const { snippets, report } = services.forContext({ signal, server: serverInfo, send });
- * ```
+ * One bot's shared helper state, made by its runtime: told of each (re)registration, and fed
+ * every event before the bot's handlers see it.
  */
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
@@ -98,7 +93,7 @@ export class BotServices {
     this.users = new UserCache({
       api: client.users,
       tracked: tracked("users"),
-      realmHost: () => hostOf(this.#server?.realmUrl),
+      realmHost: () => URL.parse(this.#server?.realmUrl ?? "")?.host,
       log,
       clock: this.#clock,
     });
@@ -109,11 +104,6 @@ export class BotServices {
       clock: this.#clock,
     });
     this.channels = new ChannelIds(client.request);
-  }
-
-  /** The typing tracker (created at the first registration). */
-  get tracker(): TypingTracker | undefined {
-    return this.#tracker;
   }
 
   /** After every register: new limits; after a re-register, caches may have missed events. */
@@ -176,20 +166,7 @@ export class BotServices {
     return {
       snippets: this.snippets,
       users: this.users,
-      typing: createTypingHelper(
-        {
-          typing: this.#o.client.typing,
-          channels: this.channels,
-          tracker: () => this.#tracker,
-          tracked: () => this.#o.receives(trackedEventTypes.typing),
-          startedWaitMs: () => server.typing.startedWaitMs,
-          selfId: () => selfId,
-          log: this.#o.log,
-          clock: this.#clock,
-          warnUntracked: () => this.#warnTypingUntracked(),
-        },
-        signal,
-      ),
+      typing: this.#typing(signal, server.typing.startedWaitMs, selfId),
       report: (messageId, type, description) =>
         this.reporter.report(messageId, type, description, { reportTypes: server.reportTypes, signal }),
       send: (params) =>
@@ -201,20 +178,64 @@ export class BotServices {
     };
   }
 
-  /** Stop the typing tracker's timers. */
+  /** Stop the typing tracker's timers; a restarted runtime gets a new one at its next registration. */
   dispose(): void {
     this.#tracker?.dispose();
-    // A runtime started again (cluster failover) gets a fresh tracker at its next registration.
     this.#tracker = undefined;
   }
 
-  #warnTypingUntracked(): void {
-    if (this.#warnedTyping) return;
-    this.#warnedTyping = true;
-    this.#o.log.warn(
-      'ctx.typing.who()/isTyping(): the queue does not receive "typing" events, so nobody ever shows ' +
-        'as typing; call bot.track("typing") in setup.',
-    );
+  /** `ctx.typing` for one context (its `signal` cancels `during`). */
+  #typing(signal: AbortSignal, startedWaitMs: number, selfId: number): TypingHelper {
+    // POST /typing parameters (without `op`), and the tracker's conversation (which includes the bot).
+    const conversation = async (
+      target: TypingTarget,
+      where: string,
+    ): Promise<{ params: Omit<TypingParams, "op">; tracker: TypingConversation }> => {
+      checkTypingTarget(target, where);
+      if ("users" in target) {
+        const userIds = [...new Set([...target.users, selfId])];
+        return { params: { type: "direct", to: [...target.users] }, tracker: { type: "direct", userIds } };
+      }
+      const streamId = await this.channels.resolve(target.channel, signal);
+      const { topic } = target;
+      return {
+        params: { type: "channel", stream_id: streamId, topic },
+        tracker: { type: "stream", streamId, topic },
+      };
+    };
+    const { log, client } = this.#o;
+    return {
+      during: async (target, fn) => {
+        const { params } = await conversation(target, "ctx.typing.during()");
+        return typingDuring((op, s) => client.typing.set({ ...params, op }, s ? { signal: s } : {}), fn, {
+          startedWaitMs,
+          clock: this.#clock,
+          signal,
+          onError: (err, op) => log.debug({ err, op }, "typing notification failed"),
+        });
+      },
+      who: async (target) => {
+        const { tracker: c } = await conversation(target, "ctx.typing.who()");
+        return this.#typingTracker()?.typingIn(c) ?? [];
+      },
+      isTyping: async (userId, target) => {
+        if (target === undefined) return this.#typingTracker()?.isTyping(userId) ?? false;
+        const { tracker: c } = await conversation(target, "ctx.typing.isTyping()");
+        return this.#typingTracker()?.isTyping(userId, c) ?? false;
+      },
+    };
+  }
+
+  /** The bot's tracker (undefined until it has registered); warns once if it gets no events. */
+  #typingTracker(): TypingTracker | undefined {
+    if (!this.#warnedTyping && !this.#o.receives(trackedEventTypes.typing)) {
+      this.#warnedTyping = true;
+      this.#o.log.warn(
+        'ctx.typing.who()/isTyping(): the queue does not receive "typing" events, so nobody ever shows ' +
+          'as typing; call bot.track("typing") in setup.',
+      );
+    }
+    return this.#tracker;
   }
 }
 
@@ -241,13 +262,4 @@ export function unavailableHelpers(send: ContextHelpers["send"]): ContextHelpers
     report: async () => fail("ctx.report()")(),
     send,
   };
-}
-
-function hostOf(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    return new URL(url).host;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,17 +1,12 @@
 /**
- * Effect records: each effect a handler makes (today: each message it sends) is recorded in the
- * state store under (event, the effect's number in the run), so that when the handler runs again
- * for the same event (an automatic retry, a replay from dead letters, catch-up after a crash
- * mid-handler) an effect already made returns its recorded result instead of acting twice.
+ * Effect records: each effect a handler makes is recorded under (event, the effect's number in
+ * the run), so that when the handler runs again for the event (a retry, a dead-letter replay,
+ * catch-up after a crash) an effect already made returns its recorded result instead of acting
+ * twice. Handlers are assumed to make their effects in the same order each run; a re-run that
+ * makes another kind of effect at a number ignores that record (with a warning).
  *
- * This assumes a handler makes its effects in the same order each time it runs for an event.
- * When a re-run makes another kind of effect at a number than the record says, the record is
- * ignored (with a warning) and the new effect is made and recorded in its place.
- *
- * The effect that was in flight when the previous run failed (the first one without a record) may
- * or may not have happened: the server may have acted and the answer been lost. On a re-run it is
- * looked for first (`verify`: a message is read back from the conversation), and made only when
- * not found. Effects after it were never started, and are made directly.
+ * The first effect without a record may have happened with its answer lost: a re-run looks for it
+ * first (`verify`) and makes it only when not found. Effects after it were never started.
  */
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -39,29 +34,23 @@ export interface EffectRecordsOptions {
 
 /** One bot's effect records. */
 export class EffectRecords {
-  readonly #store: StateStore;
-  readonly #o: EffectRecordsOptions;
-
   /** `store`: the bot's own namespace for records. */
-  constructor(store: StateStore, options: EffectRecordsOptions) {
-    this.#store = store;
-    this.#o = options;
-  }
+  constructor(
+    private readonly store: StateStore,
+    private readonly options: EffectRecordsOptions,
+  ) {}
 
   /**
    * The records of one run of a handler for the event `eventKey` (stable across runs: a message
    * id). `rerun`: the handler ran for this event before. `carried`: records kept in a dead letter.
    */
   run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = []): EffectRun {
-    return new EffectRun(this.#store, this.#o, eventKey, rerun, carried);
+    return new EffectRun(this.store, this.options, eventKey, rerun, carried);
   }
 }
 
 /** The effects of one handler run, numbered in the order it makes them. */
 export class EffectRun {
-  readonly #store: StateStore;
-  readonly #o: EffectRecordsOptions;
-  readonly #key: string;
   readonly #carried: Map<number, EffectRecord>;
   readonly #made: EffectRecord[] = [];
   #next = 0;
@@ -69,15 +58,12 @@ export class EffectRun {
   #unsure: boolean;
 
   constructor(
-    store: StateStore,
-    options: EffectRecordsOptions,
-    eventKey: string,
+    private readonly store: StateStore,
+    private readonly options: EffectRecordsOptions,
+    private readonly eventKey: string,
     rerun: boolean,
     carried: readonly EffectRecord[],
   ) {
-    this.#store = store;
-    this.#o = options;
-    this.#key = eventKey;
     this.#unsure = rerun;
     this.#carried = new Map(carried.map((r) => [r.n, r]));
   }
@@ -85,25 +71,25 @@ export class EffectRun {
   /** Makes the effect `kind` once for this event: returns the recorded result if it was made. */
   async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>): Promise<T> {
     const n = ++this.#next;
-    const key = `${this.#key}#${n}`;
+    const key = `${this.eventKey}#${n}`;
     const found =
       this.#unsure || this.#carried.size > 0
-        ? (((await this.#store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
+        ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
         : undefined;
     if (found && found.kind === kind) {
       this.#made.push(found);
       return found.result as T;
     }
     if (found) {
-      this.#o.log?.warn(
-        { event: this.#key, n, recorded: found.kind, now: kind },
+      this.options.log?.warn(
+        { event: this.eventKey, n, recorded: found.kind, now: kind },
         "a re-run made its effects in another order than before: this effect is made again",
       );
     }
     if (this.#unsure) {
       this.#unsure = false;
       const verified = await steps.verify?.();
-      if (steps.verify) this.#o.onVerify?.(verified === undefined ? "absent" : "found");
+      if (steps.verify) this.options.onVerify?.(verified === undefined ? "absent" : "found");
       if (verified !== undefined) return this.#record(key, { n, kind, result: verified });
     }
     return this.#record(key, { n, kind, result: await steps.act() });
@@ -116,7 +102,7 @@ export class EffectRun {
 
   async #record<T extends JsonValue>(key: string, record: EffectRecord & { result: T }): Promise<T> {
     this.#made.push(record);
-    await this.#store.set(key, record as unknown as JsonValue, { ttlMs: this.#o.ttlMs });
+    await this.store.set(key, record as unknown as JsonValue, { ttlMs: this.options.ttlMs });
     return record.result;
   }
 }

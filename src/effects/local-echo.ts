@@ -1,11 +1,8 @@
 /**
  * Local echo (NOTES §4.2, §7): a send that carries the bot's `queue_id` and a `local_id` comes
  * back in that queue as the bot's own message event, with `local_message_id` = the local id.
- * When a send's answer is lost (a 5xx, a proxy's HTML page, a reset after the request was
- * written) that event proves the server stored the message, and names it: no read-back needed.
- *
- * Only the ids of sends still waiting for their answer are kept, so the memory is bounded by the
- * sends in flight.
+ * When a send's answer is lost, that event proves the server stored the message, and names it:
+ * no read-back needed. Only sends still in flight are remembered.
  */
 import { ApiError, BadResponseError, NetworkError } from "../api/errors.ts";
 
@@ -18,22 +15,17 @@ interface Pending {
 }
 
 export class LocalEcho {
-  /** The bot's queue, when it receives its own message events; else sends carry no local id. */
-  #queueId: string | undefined;
+  /** The queue the bot polls now; undefined (none, or no `message` events): sends carry no local id. */
+  queue: string | undefined;
   #n = 0;
   readonly #pending = new Map<string, Pending>();
 
-  /** The queue the bot polls now (undefined: none, or it does not receive `message` events). */
-  set queue(id: string | undefined) {
-    this.#queueId = id;
-  }
-
   /** The fields that make a send echo, registered as in flight; undefined when none can echo. */
   tag(): { queue_id: string; local_id: string } | undefined {
-    if (this.#queueId === undefined) return undefined;
+    if (this.queue === undefined) return undefined;
     const local_id = `${++this.#n}.01`;
     this.#pending.set(local_id, {});
-    return { queue_id: this.#queueId, local_id };
+    return { queue_id: this.queue, local_id };
   }
 
   /** A message event of the bot's queue. */

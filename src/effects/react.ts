@@ -1,8 +1,7 @@
 /**
- * `ctx.react`: put the bot's emoji reaction on a message, or take it off. A reaction is a state,
- * not an event: adding one that is already there, or removing one that is not, counts as done.
- * So a call whose answer was lost (a 5xx, a proxy's HTML page, a reset after the request was
- * written) is simply made again, and a handler that runs again reacts no second time.
+ * `ctx.react`. A reaction is a state, not an event: adding one already there, or removing one
+ * that is not, counts as done. So a call whose answer was lost is simply made again, and a
+ * handler that runs again reacts no second time.
  */
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";

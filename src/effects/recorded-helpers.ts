@@ -1,9 +1,8 @@
 /**
- * `ctx.schedule.at` and `ctx.snippets.create` as recorded effects: made once per event (or cron
- * job occurrence), however often its handler runs. The one in flight when a run failed is looked
- * for on the server before it is made again: a booking with the same content (and topic) at about
- * the same time among the bot's scheduled messages, a snippet with the same title and content created since the event.
- * Cancelling, rescheduling, updating and deleting set a state and are safe to repeat as they are.
+ * `ctx.schedule.at` and `ctx.snippets.create` as recorded effects, made once per event (or cron
+ * occurrence). The one in flight when a run failed is looked for before it is made again: a
+ * booking with the same content (and topic) at about the same time, or a snippet with the same
+ * title and content created since the event. The other calls set a state and are safe to repeat.
  */
 import type { EffectRun } from "./effect-records.ts";
 import { normalizeContent, toSeconds } from "./schedule/normalize.ts";

@@ -1,9 +1,8 @@
 /**
- * Did a send happen? After a send failed ambiguously (a 5xx, an HTML page from a proxy, a reset
- * or timeout after the request was written) the server may have stored the message. This reads
- * the conversation back: the bot's newest messages there (GET /messages narrowed to the
- * conversation and sender = the bot, raw Markdown) and one with the same content, newer than
- * `newer.after` (a message id) and no older than `newer.since` (epoch seconds), is the send.
+ * Did a send happen? After an ambiguous failure the server may have stored the message, so the
+ * bot's newest messages in the conversation are read back (raw Markdown): one with the same
+ * content, newer than `newer.after` (a message id) and no older than `newer.since` (epoch
+ * seconds), is the send.
  */
 import type { Client } from "../api/create-client.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";

@@ -10,8 +10,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { createJiti } from "jiti";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeLoadError } from "../../src/bot/describe-load-error.ts";
-import { loadBotModule } from "../../src/bot/load-module.ts";
+import { describeLoadError, loadBotModule } from "../../src/bot/load-module.ts";
 import { isModuleError, type ModuleError } from "../../src/bot/module-error.ts";
 
 const execFileAsync = promisify(execFile);

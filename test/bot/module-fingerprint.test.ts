@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { moduleFingerprint } from "../../src/bot/module-fingerprint.ts";
+import { moduleFingerprint } from "../../src/bot/load-bots.ts";
 
 let dir: string;
 beforeEach(async () => {

@@ -3,14 +3,7 @@
  * outside the Basic Multilingual Plane counts 1, not the 2 UTF-16 units of JavaScript's `length`.
  */
 
-/**
- * The number of Unicode code points in `text` (a lone surrogate counts as one).
- *
- * @example
- * ```ts
- * codePointLength("héllo 👋"); // 7, while "héllo 👋".length is 8
- * ```
- */
+/** The number of Unicode code points in `text` (a lone surrogate counts as one). */
 export function codePointLength(text: string): number {
   let count = 0;
   for (const _ of text) count++;
@@ -20,11 +13,6 @@ export function codePointLength(text: string): number {
 /**
  * `text` cut to at most `max` code points, ending in `ellipsis` when cut; never splits a
  * surrogate pair. Returns whether it was cut.
- *
- * @example
- * ```ts
- * truncateCodePoints("👋👋👋", 2); // { text: "👋…", truncated: true }
- * ```
  */
 export function truncateCodePoints(
   text: string,

@@ -1,15 +1,9 @@
 import { BothostError } from "../../errors/bothost-error.ts";
-import { truncateCodePoints } from "./code-points.ts";
+import { codePointLength, truncateCodePoints } from "./code-points.ts";
 
 /**
- * Message content longer than the server's `max_message_length`, with splitting turned off.
- * (The server would silently truncate it.)
- *
- * @example
- * ```ts
- * try { splitContent(text, 10_000, { mode: "reject" }); }
- * catch (err) { if (err instanceof ContentTooLongError) log.warn({ length: err.length }, err.message); }
- * ```
+ * Message content longer than the server's `max_message_length` (which it would silently
+ * truncate), with `long_messages: reject` in the bot's config.
  */
 export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
   readonly length: number;
@@ -28,14 +22,7 @@ export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
   }
 }
 
-/**
- * A topic longer than the server's `max_topic_length`. (The server would silently cut it short.)
- *
- * @example
- * ```ts
- * checkTopic("weekly report for the infrastructure team", 60); // fine
- * ```
- */
+/** A topic longer than the server's `max_topic_length`. (The server would silently cut it short.) */
 export class TopicTooLongError extends BothostError<"TOPIC_TOO_LONG"> {
   readonly length: number;
   readonly limit: number;
@@ -51,4 +38,10 @@ export class TopicTooLongError extends BothostError<"TOPIC_TOO_LONG"> {
     this.length = length;
     this.limit = limit;
   }
+}
+
+/** Throws {@link TopicTooLongError} if `topic`, stripped as the server measures it, is too long. */
+export function checkTopic(topic: string, maxTopicLength: number): void {
+  const length = codePointLength(topic.trim());
+  if (length > maxTopicLength) throw new TopicTooLongError(topic.trim(), length, maxTopicLength);
 }

@@ -1,19 +1,38 @@
 /**
- * Splits message content that is longer than the server's `max_message_length` into messages
- * that fit, instead of letting the server silently truncate it (NOTES §7).
+ * What `ctx.send` and `ctx.reply` do before sending (NOTES §7): the server silently truncates
+ * content over `max_message_length` and topics over `max_topic_length`, so a topic that is too
+ * long is refused (`TOPIC_TOO_LONG`) and long content is split at paragraph boundaries and sent
+ * as several messages, in order (or refused with `CONTENT_TOO_LONG` under `reject`).
  */
-
+import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
-import { closingText, type OpenFence, reopeningText, stepFences } from "./_fences.ts";
 import { codePointLength } from "./code-points.ts";
-import { ContentTooLongError } from "./limit-errors.ts";
+import { ContentTooLongError, checkTopic } from "./limit-errors.ts";
 
 /** What to do with content over the limit: split it into several messages, or throw. */
 export type LongMessagePolicy = "split" | "reject";
 
-export interface SplitContentOptions {
-  /** Default `"split"`. */
-  mode?: LongMessagePolicy;
+/**
+ * Sends `params` through `send`, within the server's limits, resolving the first message's id.
+ * Nothing is sent when the topic or (under `reject`) the content is too long; if a later part of
+ * a split message fails, the parts before it stay sent and the error is thrown.
+ */
+export async function sendWithinLimits(
+  send: (params: SendMessageParams) => Promise<{ id: number }>,
+  params: SendMessageParams,
+  limits: { maxMessageLength: number; maxTopicLength: number; longMessages: LongMessagePolicy },
+): Promise<{ id: number }> {
+  if ((params.type === "channel" || params.type === "stream") && typeof params.topic === "string") {
+    checkTopic(params.topic, limits.maxTopicLength);
+  }
+  const parts = splitContent(params.content, limits.maxMessageLength, { mode: limits.longMessages });
+  let first: { id: number } | undefined;
+  for (const content of parts) {
+    const sent = await send({ ...params, content });
+    first ??= sent;
+  }
+  // Only blank content over the limit splits into nothing; send it as it is and let the server answer.
+  return first ?? send(params);
 }
 
 interface Line {
@@ -41,18 +60,11 @@ const isBlank = (text: string) => text.trim() === "";
  * opening line) in the next piece. The whitespace at a cut is dropped; blank pieces are dropped.
  *
  * Mode `"reject"` throws {@link ContentTooLongError} (`CONTENT_TOO_LONG`) instead of splitting.
- *
- * @example
- * ```ts
- * for (const part of splitContent(report, register.max_message_length ?? 10_000)) {
- *   await client.messages.send({ type: "stream", to: channelId, topic, content: part });
- * }
- * ```
  */
 export function splitContent(
   content: string,
   maxLength: number,
-  options: SplitContentOptions = {},
+  options: { mode?: LongMessagePolicy } = {},
 ): string[] {
   if (!Number.isInteger(maxLength) || maxLength < 1) {
     throw new BothostError(
@@ -183,4 +195,48 @@ function dropLeadingBlankLines(rest: string[]): string[] {
     else if (!isBlank(rest[i]!)) break;
   }
   return from === 0 ? rest : rest.slice(from);
+}
+
+// Just enough of Zulip's fenced-block rules to split without breaking code blocks: a fence is
+// three or more backticks or tildes (up to three spaces of indentation); a block closes on a line
+// of the same character, at least as long, with nothing else. `quote` and `spoiler` blocks hold
+// Markdown, so fences may nest inside them; code blocks hold plain text.
+
+/** An open fenced block. */
+interface OpenFence {
+  /** The fence characters, e.g. "```" or "~~~~". */
+  marker: string;
+  /** The whole opening line, used to reopen the block in the next chunk. */
+  opener: string;
+  /** Index of the newline that ends the opening line (in the text being scanned). */
+  end: number;
+  markdown: boolean;
+}
+
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})([\s\S]*)$/;
+
+/** The stack of open blocks after `line` (which ends at index `end`), given the stack before it. */
+function stepFences(stack: readonly OpenFence[], line: string, end: number): readonly OpenFence[] {
+  const match = FENCE_LINE.exec(line);
+  if (!match) return stack;
+  const marker = match[1] ?? "";
+  const info = match[2] ?? "";
+  const top = stack.at(-1);
+  if (top && marker[0] === top.marker[0] && marker.length >= top.marker.length && info.trim() === "") {
+    return stack.slice(0, -1);
+  }
+  if (top && !top.markdown) return stack; // inside code, a fence-like line is just code
+  if (marker[0] === "`" && info.includes("`")) return stack; // inline code, not a fence
+  const lang = (info.trim().split(/\s+/)[0] ?? "").replace(/^\{?\.?/, "").toLowerCase();
+  return [...stack, { marker, opener: line, end, markdown: lang === "quote" || lang === "spoiler" }];
+}
+
+/** The text that closes every open block, innermost first, each on its own line. */
+function closingText(stack: readonly OpenFence[]): string {
+  return stack.reduceRight((text, fence) => `${text}\n${fence.marker}`, "");
+}
+
+/** The text that reopens every open block, outermost first, ending in a newline. */
+function reopeningText(stack: readonly OpenFence[]): string {
+  return stack.map((fence) => `${fence.opener}\n`).join("");
 }

@@ -1,13 +1,12 @@
 /**
- * `ctx.report()`: report a message to the organization's moderators at most once, ever.
+ * `ctx.report()`: report a message to the moderators at most once, ever. Each report is claimed
+ * in the state store (`setIfAbsent`) before the server is called, so neither concurrent handlers
+ * nor a restart can report twice; the claim is released only when the server certainly did not
+ * act (429, 5xx, a connection that never carried the request): at most once beats twice.
  *
- * Each report is claimed in the state store (`setIfAbsent`) before the server is called, so
- * neither concurrent handlers nor a restart can report a message twice. The claim is released
- * only when the server certainly did not act (429, 5xx, a connection that never carried the
- * request); a call that may have reached the server keeps its claim: at most once beats twice.
- *
- * An organization without a moderation request channel rejects every report (NOTES §11); the
- * first such answer logs one warning and later calls return `disabled` without a request.
+ * An organization without a moderation request channel rejects every report (NOTES §11): the
+ * first such answer logs one warning; later calls return `disabled` without a request. Reports
+ * are checked here first, so a bad one fails with a clear message instead of a bare 400.
  */
 import type { Logger } from "pino";
 import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from "../../api/errors.ts";
@@ -15,7 +14,8 @@ import type { MessagesApi } from "../../api/resources/messages.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { StateStore } from "../../state/state-store.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
-import { type ReportTypeInfo, validateReport } from "./report-description.ts";
+import { serverDefaults } from "../../wire/responses.ts";
+import { truncateCodePoints } from "../limits/code-points.ts";
 
 /** What `ctx.report()` did. */
 export type ReportResult = { reported: true } | { reported: false; reason: "duplicate" | "disabled" };
@@ -30,23 +30,13 @@ export interface MessageReporterOptions {
   messages: Pick<MessagesApi, "report">;
   /** Where claims live, e.g. `store.namespace(bot).namespace("reports")`. */
   store: StateStore;
-  /** The bot's logger (the "disabled" warning is logged once per reporter). */
   log: Logger;
   clock?: Clock;
 }
 
 const DISABLED = /reporting is not enabled|moderation request channel must be specified/i;
 
-/**
- * One per bot.
- *
- * @example
- * ```ts
- * const reporter = new MessageReporter({ messages: client.messages, store: store.namespace("mod").namespace("reports"), log });
- * await reporter.report(42, "spam", "same link in 5 channels", { reportTypes: server.reportTypes });
- * // { reported: true }, then { reported: false, reason: "duplicate" } for any later call about 42
- * ```
- */
+/** One per bot. */
 export class MessageReporter {
   readonly #o: MessageReporterOptions;
   readonly #clock: Clock;
@@ -57,16 +47,11 @@ export class MessageReporter {
     this.#clock = options.clock ?? realClock;
   }
 
-  /** True once the server said reporting is off (until the process restarts). */
-  get disabled(): boolean {
-    return this.#disabled;
-  }
-
   async report(
     messageId: number,
     type: string,
     description: string | undefined,
-    options: { reportTypes: readonly ReportTypeInfo[]; signal?: AbortSignal },
+    options: { reportTypes: readonly ReportTypeOption[]; signal?: AbortSignal },
   ): Promise<ReportResult> {
     if (!Number.isInteger(messageId) || messageId <= 0) {
       throw new BothostError(
@@ -135,4 +120,85 @@ function serverDidNotAct(err: unknown): boolean {
   if (err instanceof NetworkError) return !err.requestSent;
   // Anything else (an abort mid-call, a schema surprise) may have reached the server.
   return false;
+}
+
+/** Clients limit report descriptions to this many Unicode code points. */
+export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
+
+/** One entry of the register response's `server_report_message_types`. */
+export interface ReportTypeOption {
+  key: string;
+  name?: string;
+}
+
+export interface ReportInput {
+  /** A key of `server_report_message_types`, e.g. `"spam"` or `"other"`. */
+  type: string;
+  /** Required for `"other"`. */
+  description?: string;
+}
+
+/** The request parameters to send (wire names), plus whether the description was cut. */
+export interface ValidatedReport {
+  report_type: string;
+  /** The description to send (cut to 1000 code points), or `undefined` to send none. */
+  description: string | undefined;
+  /** Whether the description was cut (it then ends in "…"). */
+  truncated: boolean;
+}
+
+/** A report the server would refuse: an unknown type, or "other" without a description. */
+export class ReportError extends BothostError<"REPORT_INVALID"> {
+  readonly field: "type" | "description";
+
+  constructor(field: "type" | "description", message: string) {
+    super("REPORT_INVALID", message);
+    this.name = "ReportError";
+    this.field = field;
+  }
+}
+
+/**
+ * Checks a report against the server's report types and returns the parameters to send. Throws
+ * {@link ReportError} (`REPORT_INVALID`). Without `serverReportTypes` (servers before FL 435 do
+ * not send them) the original five types are assumed. Also callable as
+ * `validateReport(type, description, serverReportTypes)`.
+ */
+export function validateReport(
+  input: ReportInput,
+  serverReportTypes?: readonly ReportTypeOption[],
+): ValidatedReport;
+export function validateReport(
+  type: string,
+  description: string | undefined,
+  serverReportTypes?: readonly ReportTypeOption[],
+): ValidatedReport;
+export function validateReport(
+  first: ReportInput | string,
+  second?: readonly ReportTypeOption[] | string,
+  third?: readonly ReportTypeOption[],
+): ValidatedReport {
+  const input: ReportInput =
+    typeof first === "string" ? { type: first, description: second as string | undefined } : first;
+  const types: readonly ReportTypeOption[] =
+    (typeof first === "string" ? third : (second as readonly ReportTypeOption[] | undefined)) ??
+    serverDefaults.server_report_message_types;
+  const keys = types.map((t) => t.key);
+  if (!keys.includes(input.type)) {
+    throw new ReportError(
+      "type",
+      `Report type "${input.type}" is not offered by this server; use one of: ${keys.join(", ")}.`,
+    );
+  }
+  const description = input.description ?? "";
+  if (input.type === "other" && description.trim() === "") {
+    throw new ReportError(
+      "description",
+      'Report type "other" needs a description of what is wrong; pass a non-empty description.',
+    );
+  }
+  const report_type = input.type;
+  if (description === "") return { report_type, description: undefined, truncated: false };
+  const cut = truncateCodePoints(description, MAX_REPORT_DESCRIPTION_LENGTH, "…");
+  return { report_type, description: cut.text, truncated: cut.truncated };
 }

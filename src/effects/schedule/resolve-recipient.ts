@@ -4,7 +4,7 @@
  */
 import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";
-import { ScheduledMessageError } from "./scheduled-message-error.ts";
+import { scheduleInvalid } from "./scheduled-message-error.ts";
 
 /**
  * Who a scheduled message goes to: a channel by name or id, or a list of users (ids or emails)
@@ -15,9 +15,8 @@ export type Recipient = string | number | readonly (string | number)[];
 /** A recipient as ids: a channel id, or the sorted, de-duplicated user ids of a direct message. */
 export type ResolvedRecipient = { kind: "channel"; to: number } | { kind: "direct"; to: number[] };
 
-function invalid(where: string, message: string, cause?: unknown): ScheduledMessageError {
-  return new ScheduledMessageError("SCHEDULE_INVALID", "to", `${where}: "to" ${message}`, { cause });
-}
+const invalid = (where: string, message: string, cause?: unknown) =>
+  scheduleInvalid("to", `${where}: "to" ${message}`, { cause });
 
 const isId = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0;
 
@@ -25,12 +24,6 @@ const isId = (v: unknown): v is number => typeof v === "number" && Number.isInte
  * Resolves `to` with the bot's client: a channel name through GET /get_stream_id, emails through
  * GET /users/{email}. Throws {@link ScheduledMessageError} (`SCHEDULE_INVALID`, field `to`) for
  * a channel or user the bot cannot see; `where` starts the message (e.g. `"schedule.at"`).
- *
- * @example
- * ```ts
- * await resolveRecipient(client, "general", "schedule.at"); // { kind: "channel", to: 1 }
- * await resolveRecipient(client, ["ann@example.org", 12], "schedule.at"); // { kind: "direct", to: [7, 12] }
- * ```
  */
 export async function resolveRecipient(
   client: Client,

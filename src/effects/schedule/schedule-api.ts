@@ -5,11 +5,10 @@
 import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
-import type { ScheduledMessage } from "../../wire/records.ts";
 import { codePointLength } from "../limits/code-points.ts";
 import { normalizeContent, toSeconds } from "./normalize.ts";
 import { type Recipient, resolveRecipient } from "./resolve-recipient.ts";
-import { ScheduledMessageError } from "./scheduled-message-error.ts";
+import { ScheduledMessageError, scheduleInvalid } from "./scheduled-message-error.ts";
 
 /** What {@link ScheduleApi.at} books. */
 export interface ScheduleMessageParams {
@@ -73,15 +72,7 @@ export interface ScheduleApiOptions {
 
 const SERVER_PAST = /in the future/i;
 
-/**
- * Builds a {@link ScheduleApi} over a client.
- *
- * @example
- * ```ts
- * const schedule = createScheduleApi({ client });
- * await schedule.at({ to: ["ann@example.org"], content: "Your report is due", at: Date.now() + 3_600_000 });
- * ```
- */
+/** Builds a {@link ScheduleApi} over a client. */
 export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
   const { client, signal } = options;
   const clock = options.clock ?? realClock;
@@ -90,16 +81,14 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
   const when = (at: unknown, where: string): number => {
     const ms = at instanceof Date ? at.getTime() : at;
     if (typeof ms !== "number" || !Number.isFinite(ms)) {
-      throw new ScheduledMessageError(
-        "SCHEDULE_INVALID",
+      throw scheduleInvalid(
         "at",
         `${where}: "at" must be a Date or milliseconds since the epoch; got ${describe(at)}.`,
       );
     }
     const now = clock.now();
     if (ms <= now) {
-      throw new ScheduledMessageError(
-        "SCHEDULE_INVALID",
+      throw scheduleInvalid(
         "at",
         `${where}: "at" (${new Date(ms).toISOString()}) is not in the future (it is now ` +
           `${new Date(now).toISOString()}); pick a later time.`,
@@ -110,8 +99,7 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
 
   const id = (value: unknown, where: string): number => {
     if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
-    throw new ScheduledMessageError(
-      "SCHEDULE_INVALID",
+    throw scheduleInvalid(
       "id",
       `${where}: the id must be a scheduledMessageId from schedule.at() or schedule.list(); got ${describe(value)}.`,
     );
@@ -129,8 +117,7 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       );
     }
     if (SERVER_PAST.test(err.msg)) {
-      return new ScheduledMessageError(
-        "SCHEDULE_INVALID",
+      return scheduleInvalid(
         "at",
         `${where}: the server says the time is not in the future (its clock may be ahead of this ` +
           `machine's); pick a time at least a minute ahead.`,
@@ -138,8 +125,7 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       );
     }
     if (err.code === "STREAM_DOES_NOT_EXIST") {
-      return new ScheduledMessageError(
-        "SCHEDULE_INVALID",
+      return scheduleInvalid(
         "to",
         `${where}: "to" channel ${String(err.data.stream_id ?? "")} does not exist or the bot cannot see it.`,
         { cause: err },
@@ -152,11 +138,7 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
     async at(params) {
       const where = "schedule.at";
       if (typeof params !== "object" || params === null) {
-        throw new ScheduledMessageError(
-          "SCHEDULE_INVALID",
-          "to",
-          `${where}: pass { to, topic, content, at }.`,
-        );
+        throw scheduleInvalid("to", `${where}: pass { to, topic, content, at }.`);
       }
       const timestamp = when(params.at, where);
       checkContent(params.content, where, options.limits?.()?.maxMessageLength);
@@ -192,7 +174,15 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
 
     async list() {
       const { scheduled_messages } = await client.scheduledMessages.list(call);
-      return scheduled_messages.map(toInfo);
+      return scheduled_messages.map((sm) => ({
+        scheduledMessageId: sm.scheduled_message_id,
+        type: sm.type === "stream" ? "channel" : "direct",
+        to: sm.to,
+        ...(sm.type === "stream" ? { topic: sm.topic ?? "" } : {}),
+        content: sm.content,
+        at: new Date(sm.scheduled_delivery_timestamp * 1000),
+        failed: sm.failed,
+      }));
     },
 
     async reschedule(scheduledMessageId, at) {
@@ -208,30 +198,15 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
   };
 }
 
-/** The camelCase view of a wire scheduled message. */
-export function toInfo(sm: ScheduledMessage): ScheduledMessageInfo {
-  return {
-    scheduledMessageId: sm.scheduled_message_id,
-    type: sm.type === "stream" ? "channel" : "direct",
-    to: sm.to,
-    ...(sm.type === "stream" ? { topic: sm.topic ?? "" } : {}),
-    content: sm.content,
-    at: new Date(sm.scheduled_delivery_timestamp * 1000),
-    failed: sm.failed,
-  };
-}
-
 function checkContent(content: unknown, where: string, max: number | undefined): void {
   if (typeof content !== "string" || normalizeContent(content) === "") {
-    throw new ScheduledMessageError(
-      "SCHEDULE_INVALID",
+    throw scheduleInvalid(
       "content",
       `${where}: "content" must be a non-empty string (Markdown); got ${describe(content)}.`,
     );
   }
   if (max !== undefined && codePointLength(content) > max) {
-    throw new ScheduledMessageError(
-      "SCHEDULE_INVALID",
+    throw scheduleInvalid(
       "content",
       `${where}: "content" is ${codePointLength(content)} characters; the server allows ${max}. Shorten it or split it into several messages.`,
     );
@@ -240,15 +215,13 @@ function checkContent(content: unknown, where: string, max: number | undefined):
 
 function checkTopic(topic: unknown, where: string, max: number | undefined): void {
   if (typeof topic !== "string") {
-    throw new ScheduledMessageError(
-      "SCHEDULE_INVALID",
+    throw scheduleInvalid(
       "topic",
       `${where}: "topic" is required for a channel message; got ${describe(topic)}.`,
     );
   }
   if (max !== undefined && codePointLength(topic.trim()) > max) {
-    throw new ScheduledMessageError(
-      "SCHEDULE_INVALID",
+    throw scheduleInvalid(
       "topic",
       `${where}: "topic" is ${codePointLength(topic.trim())} characters; the server allows ${max}.`,
     );

@@ -30,3 +30,12 @@ export class ScheduledMessageError extends BothostError<ScheduledMessageErrorCod
     this.field = field;
   }
 }
+
+/** A `SCHEDULE_INVALID` error for `field`. */
+export function scheduleInvalid(
+  field: ScheduledMessageError["field"],
+  message: string,
+  options?: { cause?: unknown },
+): ScheduledMessageError {
+  return new ScheduledMessageError("SCHEDULE_INVALID", field, message, options);
+}

@@ -1,23 +1,27 @@
 /**
- * `ctx.snippets`: the bot's own saved snippets (NOTES §10), cached per bot.
- *
- * The cache is loaded (GET /saved_snippets) on first use, never before: a bot that does not use
- * snippets pays nothing. It stays fresh from `saved_snippets` events (add, update, remove) when
- * the bot's queue receives them (`bot.track("snippets")`); otherwise it is reloaded when older
- * than `untrackedTtlMs`. The bot's own writes update it at once either way.
+ * `ctx.snippets`: the bot's own saved snippets (NOTES §10), cached per bot and loaded on first
+ * use. It stays fresh from `saved_snippets` events when the queue receives them
+ * (`bot.track("snippets")`), else is reloaded after a minute; the bot's own writes update it at once.
  */
 import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
 import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
 import type { EventMap } from "../../wire/events.ts";
 import { featureLevels } from "../../wire/feature-levels.ts";
 import type { SavedSnippet } from "../../wire/records.ts";
-import { KeyedLock } from "./_keyed-lock.ts";
-import { SnippetError } from "./snippet-error.ts";
-import { snippetField } from "./snippet-fields.ts";
+import { codePointLength } from "../limits/code-points.ts";
 
 export type { SavedSnippet };
+
+/**
+ * A saved-snippet call that cannot work: a blank or too long title or content (checked before
+ * the request), or an update of a title the bot has no snippet for.
+ */
+export class SnippetError extends BothostError<"SNIPPET_INVALID" | "SNIPPET_NOT_FOUND"> {
+  override readonly name = "SnippetError";
+}
 
 /** What {@link Snippets.ensure} did. */
 export interface EnsureResult {
@@ -56,8 +60,6 @@ export interface SnippetCacheOptions {
   featureLevel: () => number | undefined;
   log: Logger;
   clock?: Clock;
-  /** Without events, reload when the cache is older than this. Default 60 000. */
-  untrackedTtlMs?: number;
 }
 
 type SnippetEvent = EventMap["saved_snippets"];
@@ -77,11 +79,6 @@ export class SnippetCache implements Snippets {
   constructor(options: SnippetCacheOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-  }
-
-  /** Whether the cache has been loaded (first use happened). */
-  get loaded(): boolean {
-    return this.#byId !== undefined;
   }
 
   /** Apply one `saved_snippets` event. Ignored until the cache is first used. */
@@ -195,8 +192,7 @@ export class SnippetCache implements Snippets {
           'every minute; call bot.track("snippets") in setup to keep it fresh from events instead.',
       );
     }
-    const ttl = this.#o.untrackedTtlMs ?? 60_000;
-    const expired = !tracked && this.#clock.now() - this.#loadedAt >= ttl;
+    const expired = !tracked && this.#clock.now() - this.#loadedAt >= 60_000;
     if (this.#byId && !this.#stale && !expired) return this.#byId;
     this.#loading ??= this.#load().finally(() => {
       this.#loading = undefined;
@@ -220,4 +216,50 @@ export class SnippetCache implements Snippets {
 function applyTo(byId: Map<number, SavedSnippet>, event: SnippetEvent): void {
   if (event.op === "remove") byId.delete(event.saved_snippet_id);
   else byId.set(event.saved_snippet.id, { ...event.saved_snippet });
+}
+
+/**
+ * `value` stripped as the server stores it, or `SNIPPET_INVALID` (NOTES §10: both fields are
+ * stripped, must not be blank, and are at most 60 (title) and 10000 (content) code points).
+ */
+function snippetField(field: "title" | "content", value: string): string {
+  const max = field === "title" ? 60 : 10_000;
+  if (typeof value !== "string") {
+    throw new SnippetError("SNIPPET_INVALID", `Snippet ${field} must be a string, got ${typeof value}.`);
+  }
+  const text = value.trim();
+  if (text === "") {
+    throw new SnippetError(
+      "SNIPPET_INVALID",
+      `Snippet ${field} is blank; the server refuses blank ${field}s.`,
+    );
+  }
+  const length = codePointLength(text);
+  if (length > max) {
+    throw new SnippetError(
+      "SNIPPET_INVALID",
+      `Snippet ${field} is ${length} characters; the server allows at most ${max}. Shorten it.`,
+    );
+  }
+  return text;
+}
+
+/** Runs async work one at a time per key (in this process), so read-then-write stays consistent. */
+class KeyedLock {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const result = previous.then(fn, fn);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
 }

@@ -1,20 +1,17 @@
 /**
- * `ctx.typing`: show the bot as typing while work runs (`during`), and see who else is typing
- * (`who`, `isTyping`) from the bot's one {@link TypingTracker}.
- *
- * `who` and `isTyping` only know what `typing` events told the bot, so the bot must receive
- * them: call `bot.track("typing")` in setup (or handle `typing` events). Channel typing reaches
- * the bot only in channels it is subscribed to with at most 100 subscribers (NOTES §4.3).
+ * `ctx.typing`. `who` and `isTyping` only know what `typing` events told the bot's one
+ * TypingTracker, so its queue must receive them (`bot.track("typing")`); channel typing
+ * reaches the bot only in channels it is in with at most 100 subscribers (NOTES §4.3).
  */
-import type { Logger } from "pino";
-import type { TypingApi } from "../../api/resources/typing.ts";
-import type { Clock } from "../../time/clock.ts";
-import type { ChannelIds } from "./channel-ids.ts";
-import { typingDuring } from "./typing-during.ts";
-import { checkTypingTarget, type TypingTarget, trackerConversation, typingParams } from "./typing-target.ts";
-import type { TypingTracker } from "./typing-tracker.ts";
+import type { RequestFn } from "../../api/transport.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
+import { type Clock, realClock, type TimerHandle } from "../../time/clock.ts";
 
-export type { TypingTarget };
+/**
+ * The conversation a bot types in or asks about: a channel (id or name) and topic, or the other
+ * users of a direct conversation (the bot itself is implied).
+ */
+export type TypingTarget = { channel: number | string; topic: string } | { users: readonly number[] };
 
 /**
  * `ctx.typing`: show that the bot is typing while work runs, and see who else is.
@@ -38,51 +35,136 @@ export interface TypingHelper {
   isTyping(userId: number, target?: TypingTarget): Promise<boolean>;
 }
 
-export interface TypingHelperDeps {
-  typing: TypingApi;
-  channels: ChannelIds;
-  /** The bot's tracker; undefined until the bot has registered. */
-  tracker: () => TypingTracker | undefined;
-  /** Whether the bot's queue receives `typing` events. */
-  tracked: () => boolean;
-  startedWaitMs: () => number;
-  selfId: () => number;
-  log: Logger;
-  clock: Clock;
-  /** Warn once (per bot) that `who` cannot see anything without typing events. */
-  warnUntracked: () => void;
+/** Checks the shape, so a wrong argument fails with a message instead of a 400. */
+export function checkTypingTarget(target: TypingTarget, where: string): void {
+  if (typeof target === "object" && target !== null) {
+    if ("users" in target) {
+      const ok = Array.isArray(target.users) && target.users.length > 0;
+      if (ok && target.users.every((id) => Number.isInteger(id) && id > 0)) return;
+    } else if ("channel" in target && typeof target.topic === "string") return;
+  }
+  throw new BothostError(
+    "INVALID_ARGUMENT",
+    `${where}: give { channel: <id or name>, topic: "<topic>" } or { users: [<user id>, …] }, ` +
+      `got ${JSON.stringify(target)}.`,
+  );
 }
 
-/** The helper for one context (its `signal` cancels `during`). */
-export function createTypingHelper(deps: TypingHelperDeps, signal: AbortSignal): TypingHelper {
-  const conversation = async (target: TypingTarget, where: string) => {
-    checkTypingTarget(target, where);
-    const streamId = "users" in target ? undefined : await deps.channels.resolve(target.channel, signal);
-    return { streamId, tracker: trackerConversation(target, streamId, deps.selfId()) };
+export type TypingOp = "start" | "stop";
+
+/** Sends one typing notification for a fixed conversation (the client's `POST /typing`). */
+export type SetTyping = (op: TypingOp, signal?: AbortSignal) => Promise<void>;
+
+export interface TypingDuringOptions {
+  /** How often to repeat `start`: `server_typing_started_wait_period_milliseconds` (default 30000; 10000 before FL 204). */
+  startedWaitMs?: number;
+  clock?: Clock;
+  /** Cancels the work: `fn` sees it through its own signal, and `stop` is still sent. */
+  signal?: AbortSignal;
+  /** A typing request failed (ignored otherwise; it never fails the work). */
+  onError?: (error: unknown, op: TypingOp) => void;
+}
+
+/**
+ * Runs `fn` while showing the bot as typing, and returns (or throws) what `fn` does. Rules (seed,
+ * "Sending side rules"): send `start` when the work begins; repeat it every
+ * `server_typing_started_wait_period_milliseconds` while it runs; send `stop` when it ends, throws
+ * or is cancelled, but only if a `start` was sent. A typing request that fails never fails the work.
+ */
+export async function typingDuring<T>(
+  setTyping: SetTyping,
+  fn: (signal: AbortSignal) => Promise<T>,
+  options: TypingDuringOptions = {},
+): Promise<T> {
+  const { clock = realClock, startedWaitMs = 30_000, signal: outer, onError } = options;
+  outer?.throwIfAborted();
+  // Aborted when the work ends (cancelling a start still in flight) or when the caller cancels.
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort(outer?.reason);
+  outer?.addEventListener("abort", forwardAbort, { once: true });
+
+  const send = async (op: TypingOp, signal?: AbortSignal) => {
+    try {
+      await setTyping(op, signal);
+    } catch (error) {
+      try {
+        onError?.(error, op);
+      } catch {
+        // The error hook is for reporting only; nothing it does may fail the work.
+      }
+    }
   };
-  const tracker = () => {
-    if (!deps.tracked()) deps.warnUntracked();
-    return deps.tracker();
+
+  let inFlight: Promise<void> | undefined;
+  let startSent = false;
+  let timer: TimerHandle | undefined;
+  const sendStart = () => {
+    if (inFlight !== undefined) return; // the previous start is still on its way; this one adds nothing
+    startSent = true;
+    inFlight = send("start", controller.signal).finally(() => {
+      inFlight = undefined;
+    });
   };
-  return {
-    async during(target, fn) {
-      const { streamId } = await conversation(target, "ctx.typing.during()");
-      const params = typingParams(target, streamId);
-      return typingDuring((op, s) => deps.typing.set({ ...params, op }, s ? { signal: s } : {}), fn, {
-        startedWaitMs: deps.startedWaitMs(),
-        clock: deps.clock,
-        signal,
-        onError: (err, op) => deps.log.debug({ err, op }, "typing notification failed"),
-      });
-    },
-    async who(target) {
-      const { tracker: c } = await conversation(target, "ctx.typing.who()");
-      return tracker()?.typingIn(c) ?? [];
-    },
-    async isTyping(userId, target) {
-      if (target === undefined) return tracker()?.isTyping(userId) ?? false;
-      const { tracker: c } = await conversation(target, "ctx.typing.isTyping()");
-      return tracker()?.isTyping(userId, c) ?? false;
-    },
+  const repeat = () => {
+    timer = clock.setTimeout(() => {
+      sendStart();
+      repeat();
+    }, startedWaitMs);
   };
+
+  sendStart();
+  repeat();
+  try {
+    return await fn(controller.signal);
+  } finally {
+    if (timer !== undefined) clock.clearTimeout(timer);
+    outer?.removeEventListener("abort", forwardAbort);
+    controller.abort(new Error("The work is done; typing is no longer needed."));
+    // Let an aborted start settle first, so the server cannot see our stop before it.
+    await inFlight;
+    if (startSent) await send("stop");
+  }
+}
+
+/**
+ * Channel name → id (typing needs the id). Names seen in message events are known at once;
+ * others cost one GET /get_stream_id, then cached.
+ */
+export class ChannelIds {
+  readonly #byName = new Map<string, number>();
+  readonly #byId = new Map<number, string>();
+
+  constructor(private readonly request: RequestFn) {}
+
+  /** Remember a pairing seen in an event (every message event: known pairs cost one lookup). */
+  learn(id: number, name: string): void {
+    if (this.#byId.get(id) === name) return;
+    this.#byId.set(id, name);
+    this.#byName.set(name.toLowerCase(), id);
+  }
+
+  /** The name last seen for a channel id, if any. */
+  nameOf(id: number): string | undefined {
+    return this.#byId.get(id);
+  }
+
+  async resolve(channel: number | string, signal?: AbortSignal): Promise<number> {
+    if (typeof channel === "number") {
+      if (Number.isInteger(channel) && channel > 0) return channel;
+      throw new BothostError("INVALID_ARGUMENT", `A channel id must be a positive integer, got ${channel}.`);
+    }
+    if (typeof channel !== "string" || channel.trim() === "") {
+      throw new BothostError("INVALID_ARGUMENT", "A channel must be given by id or by a non-empty name.");
+    }
+    const known = this.#byName.get(channel.toLowerCase());
+    if (known !== undefined) return known;
+    const { stream_id } = await this.request<{ stream_id: number }>(
+      "GET",
+      "/get_stream_id",
+      { stream: channel },
+      signal ? { signal } : {},
+    );
+    this.learn(stream_id, channel);
+    return stream_id;
+  }
 }

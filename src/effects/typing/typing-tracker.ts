@@ -11,13 +11,60 @@
  * State is kept per (conversation, sender). A `stop` for someone not displayed changes nothing.
  */
 import { type Clock, realClock, type TimerHandle } from "../../time/clock.ts";
-import {
-  conversationKey,
-  type TypingConversation,
-  type TypingEvent,
-  typingConversation,
-} from "./typing-conversation.ts";
-import { TYPING_TIMINGS_FEATURE_LEVEL } from "./typing-timings.ts";
+import type { EventMap } from "../../wire/events.ts";
+import type { RegisterResponse } from "../../wire/responses.ts";
+
+export type TypingEvent = EventMap["typing"];
+
+/**
+ * A typing event's conversation (NOTES §4.3): a direct one is its participants, sender included;
+ * a stream one is the stream id plus the topic, compared case-insensitively as the server does.
+ */
+export type TypingConversation =
+  | { type: "direct"; userIds: readonly number[] }
+  | { type: "stream"; streamId: number; topic: string };
+
+/** The conversation of a typing event; `undefined` for a stream event without `stream_id` or `topic`. */
+export function typingConversation(event: TypingEvent): TypingConversation | undefined {
+  if (event.message_type === "direct") {
+    // The server already appends the sender to `recipients`; adding it again keeps us correct anyway.
+    const ids = new Set([event.sender.user_id, ...(event.recipients ?? []).map((r) => r.user_id)]);
+    return { type: "direct", userIds: [...ids].sort((a, b) => a - b) };
+  }
+  if (event.stream_id === undefined || event.topic === undefined) return undefined;
+  return { type: "stream", streamId: event.stream_id, topic: event.topic };
+}
+
+/** A string equal for the same conversation, e.g. `"direct:8,10"` or `"stream:5:lunch"`. */
+export function conversationKey(conversation: TypingConversation): string {
+  if (conversation.type === "direct") {
+    return `direct:${[...new Set(conversation.userIds)].sort((a, b) => a - b).join(",")}`;
+  }
+  return `stream:${conversation.streamId}:${conversation.topic.toLowerCase()}`;
+}
+
+/**
+ * The three typing intervals from a register response, with the server's defaults when absent:
+ * 45000 / 12000 / 30000 ms, or 15000 / 5000 / 10000 ms on servers before feature level 204,
+ * which do not send them (NOTES §8).
+ */
+export function typingTimings(
+  register: Partial<
+    Pick<
+      RegisterResponse,
+      | "server_typing_started_expiry_period_milliseconds"
+      | "server_typing_stopped_wait_period_milliseconds"
+      | "server_typing_started_wait_period_milliseconds"
+    >
+  > & { zulip_feature_level?: number },
+): { startedExpiryMs: number; stoppedWaitMs: number; startedWaitMs: number } {
+  const old = register.zulip_feature_level !== undefined && register.zulip_feature_level < 204;
+  return {
+    startedExpiryMs: register.server_typing_started_expiry_period_milliseconds ?? (old ? 15_000 : 45_000),
+    stoppedWaitMs: register.server_typing_stopped_wait_period_milliseconds ?? (old ? 5_000 : 12_000),
+    startedWaitMs: register.server_typing_started_wait_period_milliseconds ?? (old ? 10_000 : 30_000),
+  };
+}
 
 /** One indicator appearing or disappearing. */
 export interface TypingChange {
@@ -26,8 +73,6 @@ export interface TypingChange {
   typing: boolean;
   reason: "start" | "stop" | "expired";
 }
-
-export type TypingListener = (change: TypingChange) => void;
 
 export interface TypingTrackerOptions {
   /** `server_typing_started_expiry_period_milliseconds` from register. */
@@ -47,28 +92,18 @@ interface Room {
   typists: Map<number, TimerHandle>;
 }
 
-/**
- * Tracks typing indicators from `typing` events.
- *
- * @example
- * ```ts
- * const typing = new TypingTracker({ expiryMs: register.server_typing_started_expiry_period_milliseconds, ignoreUserIds: [me] });
- * typing.onChange(({ userId, typing: on }) => log.debug({ userId, on }, "typing"));
- * bot.on("typing", (event) => typing.handle(event));
- * typing.typingIn({ type: "stream", streamId: 5, topic: "deploys" }); // [8]
- * ```
- */
+/** Tracks typing indicators from `typing` events. */
 export class TypingTracker {
   readonly expiryMs: number;
   readonly #clock: Clock;
   readonly #ignore: ReadonlySet<number>;
   readonly #onListenerError: (error: unknown) => void;
   readonly #rooms = new Map<string, Room>();
-  readonly #listeners = new Set<TypingListener>();
+  readonly #listeners = new Set<(change: TypingChange) => void>();
 
   constructor(options: TypingTrackerOptions = {}) {
-    const old = options.featureLevel !== undefined && options.featureLevel < TYPING_TIMINGS_FEATURE_LEVEL;
-    this.expiryMs = options.expiryMs ?? (old ? 15_000 : 45_000);
+    this.expiryMs =
+      options.expiryMs ?? typingTimings({ zulip_feature_level: options.featureLevel }).startedExpiryMs;
     this.#clock = options.clock ?? realClock;
     this.#ignore = new Set(options.ignoreUserIds ?? []);
     this.#onListenerError = options.onListenerError ?? ((e) => console.error("typing listener failed:", e));
@@ -113,7 +148,7 @@ export class TypingTracker {
   }
 
   /** Calls `listener` on every indicator change; returns a function that unsubscribes it. */
-  onChange(listener: TypingListener): () => void {
+  onChange(listener: (change: TypingChange) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

@@ -1,10 +1,7 @@
 /**
  * `ctx.users`: user lookups by id, real email or placeholder email (`user{id}@{realm host}`),
- * cached per bot (GET /users/{id|email}, GET /users).
- *
- * Nothing is fetched until first use. The cache stays fresh from `realm_user` events (add,
- * update incl. deactivation, role and email changes, remove) when the bot's queue receives them
- * (`bot.track("users")`); otherwise each entry is re-fetched once older than `untrackedTtlMs`.
+ * cached per bot from first use. The cache stays fresh from `realm_user` events when the queue
+ * receives them (`bot.track("users")`); otherwise entries are re-fetched after a minute.
  */
 import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
@@ -12,7 +9,6 @@ import type { UsersApi } from "../../api/resources/users.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
 import type { EventMap } from "../../wire/events.ts";
 import type { User } from "../../wire/records.ts";
-import { applyPersonUpdate } from "./apply-person-update.ts";
 
 export type { User };
 
@@ -41,8 +37,6 @@ export interface UserCacheOptions {
   realmHost: () => string | undefined;
   log: Logger;
   clock?: Clock;
-  /** Without events, re-fetch entries older than this. Default 60 000. */
-  untrackedTtlMs?: number;
 }
 
 interface Entry {
@@ -126,7 +120,7 @@ export class UserCache implements Users {
   }
 
   #fresh(at: number): boolean {
-    return this.#o.tracked() || this.#clock.now() - at < (this.#o.untrackedTtlMs ?? 60_000);
+    return this.#o.tracked() || this.#clock.now() - at < 60_000;
   }
 
   /** The id an email names, if known without asking: a placeholder of this realm, or a cached email. */
@@ -149,10 +143,7 @@ export class UserCache implements Users {
       const { user: found } = await this.#o.api.get(user);
       this.#store(found);
       // The server resolved a placeholder: later ones of this host need no request.
-      const placeholder = typeof user === "string" ? PLACEHOLDER.exec(user) : null;
-      if (placeholder && Number(placeholder[1]) === found.user_id) {
-        this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
-      }
+      if (typeof user === "string") this.#notePlaceholder(user, found.user_id);
       return found;
     } catch (err) {
       // The server's answer for an unknown id or an email the bot may not see.
@@ -167,8 +158,12 @@ export class UserCache implements Users {
     for (const email of [user.email, user.delivery_email]) {
       if (typeof email === "string" && email !== "") this.#idByEmail.set(email.toLowerCase(), user.user_id);
     }
-    const placeholder = PLACEHOLDER.exec(user.email);
-    if (placeholder && Number(placeholder[1]) === user.user_id)
+    this.#notePlaceholder(user.email, user.user_id);
+  }
+
+  #notePlaceholder(email: string, id: number): void {
+    const placeholder = PLACEHOLDER.exec(email);
+    if (placeholder && Number(placeholder[1]) === id)
       this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
   }
 
@@ -182,4 +177,49 @@ export class UserCache implements Users {
       }
     }
   }
+}
+
+/** Roles: 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
+type Role = User["role"];
+
+/**
+ * The user after a `realm_user` `update` event's `person` (NOTES §4.8), as a new object. Each
+ * event carries `user_id` and one changed field group; the few whose name differs from the user
+ * record's field are translated, the rest are copied as they are.
+ */
+export function applyPersonUpdate(user: User, person: Record<string, unknown>): User {
+  const next: Record<string, unknown> = { ...user };
+  for (const [key, value] of Object.entries(person)) {
+    switch (key) {
+      case "user_id":
+        break;
+      case "new_email":
+        if (typeof value === "string") next.email = value;
+        break;
+      case "role":
+        if (typeof value === "number") Object.assign(next, roleFields(value as Role));
+        break;
+      case "custom_profile_field":
+        next.profile_data = withProfileField(user.profile_data, value);
+        break;
+      default:
+        next[key] = value;
+    }
+  }
+  return next as User;
+}
+
+/** The role and the booleans derived from it, as the user record has them. */
+function roleFields(role: Role): Pick<User, "role" | "is_owner" | "is_admin" | "is_guest"> {
+  return { role, is_owner: role === 100, is_admin: role <= 200, is_guest: role === 600 };
+}
+
+function withProfileField(data: User["profile_data"], change: unknown): User["profile_data"] {
+  if (typeof change !== "object" || change === null) return data;
+  const { id, value, rendered_value } = change as { id?: unknown; value?: unknown; rendered_value?: unknown };
+  if (typeof id !== "number") return data;
+  const next = { ...data };
+  if (typeof value !== "string") delete next[String(id)];
+  else next[String(id)] = { value, ...(typeof rendered_value === "string" ? { rendered_value } : {}) };
+  return next;
 }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { checkTopic } from "../../../src/effects/limits/check-topic.ts";
 import { codePointLength, truncateCodePoints } from "../../../src/effects/limits/code-points.ts";
-import { ContentTooLongError, TopicTooLongError } from "../../../src/effects/limits/limit-errors.ts";
+import {
+  ContentTooLongError,
+  checkTopic,
+  TopicTooLongError,
+} from "../../../src/effects/limits/limit-errors.ts";
 import { splitContent } from "../../../src/effects/limits/split-content.ts";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

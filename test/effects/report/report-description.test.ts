@@ -4,7 +4,7 @@ import {
   MAX_REPORT_DESCRIPTION_LENGTH,
   ReportError,
   validateReport,
-} from "../../../src/effects/report/report-description.ts";
+} from "../../../src/effects/report/message-reporter.ts";
 
 const EXTENDED = [
   { key: "spam", name: "Spam" },

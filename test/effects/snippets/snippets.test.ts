@@ -4,7 +4,7 @@ import { createClient } from "../../../src/api/create-client.ts";
 import type { BotApi } from "../../../src/bot/bot-api.ts";
 import { BotSetupError, createBotHandle } from "../../../src/bot/bot-handle.ts";
 import type { BotDefinition } from "../../../src/bot/define-bot.ts";
-import { SnippetError } from "../../../src/effects/snippets/snippet-error.ts";
+import { SnippetError } from "../../../src/effects/snippets/snippet-cache.ts";
 import { KV } from "../../../src/state/kv.ts";
 import { MemoryStore } from "../../../src/state/memory-store.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";

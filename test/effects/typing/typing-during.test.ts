@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type SetTyping, typingDuring } from "../../../src/effects/typing/typing-during.ts";
+import { type SetTyping, typingDuring } from "../../../src/effects/typing/typing-helper.ts";
 import { ManualClock } from "../../../src/time/clock.ts";
 
 function fakeTyping(clock: ManualClock, latencyMs = 0, honourAbort = true) {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
   conversationKey,
+  type TypingChange,
   type TypingConversation,
   type TypingEvent,
+  TypingTracker,
   typingConversation,
-} from "../../../src/effects/typing/typing-conversation.ts";
-import { typingTimings } from "../../../src/effects/typing/typing-timings.ts";
-import { type TypingChange, TypingTracker } from "../../../src/effects/typing/typing-tracker.ts";
+  typingTimings,
+} from "../../../src/effects/typing/typing-tracker.ts";
 import { ManualClock } from "../../../src/time/clock.ts";
 import { parseEvent } from "../../../src/wire/events.ts";
 

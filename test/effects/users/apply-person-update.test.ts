@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyPersonUpdate } from "../../../src/effects/users/apply-person-update.ts";
+import { applyPersonUpdate } from "../../../src/effects/users/user-cache.ts";
 import type { User } from "../../../src/wire/records.ts";
 
 const user: User = {
