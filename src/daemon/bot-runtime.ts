@@ -3,21 +3,30 @@
  * webhooks), stop it within a deadline, and report its status. Events go from the source to the
  * bot's dispatch pipeline (`pipeline/dispatcher.ts`), which this only creates and drains.
  */
+import type { Logger } from "pino";
 import type { CaptureLog } from "../api/capture.ts";
+import type { Client } from "../api/create-client.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { EffectRecords } from "../effects/effect-records.ts";
 import { DeadLetterSource } from "../events/dead-letter-source.ts";
 import { QueueSource } from "../events/queue-source.ts";
+import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { RetryPolicy } from "../pipeline/handler-failures.ts";
 import type { DispatchStats, ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
+import type { DeadLetters } from "../state/dead-letters.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
+import type { Narrow } from "../wire/records.ts";
 
 export type { GapEvent } from "../events/catch-up.ts";
 
@@ -27,7 +36,96 @@ export type { GapEvent } from "../events/catch-up.ts";
  */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
 
-export type { BotRuntimeOptions } from "./bot-runtime-options.ts";
+/** What one bot's runtime is built from (the daemon fills it from the bot's config). */
+export interface BotRuntimeOptions {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+  client: Client;
+  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
+  store: StateStore;
+  /** Make the store's writes durable against a machine crash (coalesced by the caller). */
+  flush(): Promise<void>;
+  /**
+   * Make the store's writes survive a crash of this process (cheaper than `flush`): the ledger
+   * commits every handled message this way before its conversation moves on. Default `flush`.
+   */
+  commit?(): Promise<void>;
+  /**
+   * The store's synchronous commit, where it has one (the FileStore of a solo daemon): a
+   * conversation's next message then starts at once, and the completions of each turn of the
+   * event loop are committed at its end, before any handler's I/O can complete (see
+   * `LedgerCommits.finish`, src/pipeline/ledger-commits.ts). Without it, the next message
+   * waits for `commit()`.
+   */
+  syncCommit?: { ready(): boolean; commit(): boolean };
+  log: Logger;
+  events?: readonly string[];
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+  ownMessages: boolean;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  replay: { maxMessages: number; maxAgeMs: number };
+  /** Stop polling while this many events are waiting or running (bounded memory). */
+  maxInFlight?: number;
+  /** Content over max_message_length: `split` into several messages (default) or `reject`. */
+  longMessages?: "split" | "reject";
+  longpollMarginMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** The clock of the bot's scheduler (recurring bookings, cron jobs, ctx.schedule); default real. */
+  clock?: Clock;
+  /**
+   * `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept.
+   * `"backtest"`: no queue, no jobs, no onStart: history is handed in by `deliver` (backtest.ts).
+   */
+  mode?: "queue" | "webhook" | "backtest";
+  /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
+  metrics?: RuntimeMetricsSink;
+  /** How a handler that throws is run again (config `retries`); default: never. */
+  retries?: RetryPolicy;
+  /**
+   * `dry_run: true`: the client captures the bot's writes into this log. Report claims then live
+   * in memory only, so turning the dry run off later reports what it only pretended to.
+   */
+  captured?: CaptureLog;
+  /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
+  letters?: DeadLetters;
+}
+
+/** A bot's config entry as the options of its runtime (the parts the YAML decides). */
+export function optionsFromConfig(
+  c: BotConfig,
+): Pick<
+  BotRuntimeOptions,
+  | "events"
+  | "narrow"
+  | "allPublicStreams"
+  | "ownMessages"
+  | "concurrency"
+  | "handlerTimeoutMs"
+  | "replay"
+  | "longMessages"
+  | "mode"
+  | "retries"
+> {
+  return {
+    ...(c.events ? { events: c.events } : {}),
+    ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
+    ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),
+    ownMessages: c.own_messages,
+    concurrency: c.concurrency,
+    handlerTimeoutMs: c.handler_timeout,
+    replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
+    longMessages: c.long_messages,
+    ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
+    retries: {
+      attempts: c.retries.attempts,
+      backoffMs: c.retries.backoff,
+      maxBackoffMs: c.retries.max_backoff,
+    },
+  };
+}
 
 export class BotRuntime {
   readonly name: string;

@@ -16,8 +16,8 @@ import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import type { RoutableContext } from "./composer.ts";
 import { replyTarget } from "./reply-target.ts";
-import type { RoutableContext } from "./routable-context.ts";
 
 /**
  * @example

@@ -20,7 +20,6 @@
  * between them may never have been handled, so they must not move the cursor.
  */
 import type { StateStore } from "../state/state-store.ts";
-import { RunsText, rangesIn } from "./_id-runs.ts";
 
 const CURSOR = "cursor";
 const FINISHED = "finished";
@@ -155,20 +154,21 @@ export class DeliveryLedger {
     await Promise.all(writes);
   }
 
-  /** The marks (finished ids above the cursor) as runs. */
+  /** The marks (finished ids above the cursor) as runs such as "3-5,9-10,20". */
   #marksText(): string {
-    const runs = new RunsText();
-    const window = this.#window;
-    if (this.#restored.size === 0) {
-      for (let i = this.#head; i < window.length; i++)
-        if ((window[i] as number) < 0) runs.add(-(window[i] as number));
-      return runs.text();
-    }
     const ids = [...this.#restored];
+    const window = this.#window;
     for (let i = this.#head; i < window.length; i++)
       if ((window[i] as number) < 0) ids.push(-(window[i] as number));
-    for (const id of ids.sort((a, b) => a - b)) runs.add(id);
-    return runs.text();
+    if (this.#restored.size > 0) ids.sort((a, b) => a - b);
+    const runs: string[] = [];
+    for (let i = 0; i < ids.length; ) {
+      const from = ids[i] as number;
+      let to = from;
+      while (ids[++i] === to + 1) to++;
+      runs.push(from === to ? `${from}` : `${from}-${to}`);
+    }
+    return runs.join(",");
   }
 
   #dropRestored(cursor: number): void {
@@ -208,4 +208,17 @@ export class DeliveryLedger {
     }
     return low;
   }
+}
+
+/** The runs stored under `finished`, ignoring anything malformed. */
+function rangesIn(value: unknown): [number, number][] {
+  if (typeof value !== "string" || value === "") return [];
+  const ranges: [number, number][] = [];
+  for (const run of value.split(",")) {
+    const [from, to = from] = run.split("-").map(Number);
+    if (Number.isSafeInteger(from) && Number.isSafeInteger(to) && (from as number) <= (to as number)) {
+      ranges.push([from as number, to as number]);
+    }
+  }
+  return ranges;
 }

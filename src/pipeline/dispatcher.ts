@@ -37,11 +37,10 @@ import {
   createContext,
   type SendEffects,
 } from "./context.ts";
-import { contextDepsOf } from "./context-deps.ts";
-import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
+import { BOT_KEY, ConversationKeys, isOwnMessage } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger } from "./delivery-ledger.ts";
-import { type FailedRun, HandlerFailures } from "./handler-failures.ts";
+import { type FailedRun, HandlerFailures, jobRunner, type RetryPolicy } from "./handler-failures.ts";
 import {
   type BotIdentity,
   type DispatchMetrics,
@@ -52,10 +51,8 @@ import {
   type RunJob,
   sourceOf,
 } from "./incoming.ts";
-import { isOwnMessage } from "./is-own-message.ts";
-import { jobRunner } from "./job-runs.ts";
+
 import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
-import type { RetryPolicy } from "./retries.ts";
 
 export interface DispatcherOptions extends LedgerCommitOptions {
   name: string;
@@ -152,8 +149,19 @@ export class Dispatcher {
 
   /** What a context of this bot is built from (complete once the bot has registered). */
   contextDeps(): ContextDeps<unknown> {
+    const o = this.#o;
     // Made once per identity, not per event.
-    this.#deps ??= contextDepsOf(this.#o, this.#server!, this.#self);
+    this.#deps ??= {
+      bot: { name: o.name, userId: this.#self?.userId ?? -1, email: this.#self?.email ?? o.client.email },
+      api: o.client,
+      state: o.state,
+      log: o.log,
+      settings: o.settings,
+      server: this.#server!,
+      channelName: (id) => o.services.channels.nameOf(id),
+      ...(o.clock ? { clock: o.clock } : {}),
+      services: o.services,
+    };
     return this.#deps;
   }
 
@@ -263,7 +271,7 @@ export class Dispatcher {
   readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
     handler(extend(createBaseContext(this.contextDeps(), signal, bindings, effects)));
 
-  /** 4–5 for a cron job's occurrence: effect records, retries, dead letters (job-runs.ts). */
+  /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
   readonly runJob: RunJob;
 
   /**

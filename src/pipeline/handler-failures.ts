@@ -10,11 +10,29 @@
  */
 import type { Logger } from "pino";
 import { sleep } from "../api/sleep.ts";
+import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import { type RetryPolicy, retryDelay } from "./retries.ts";
+import type { SendEffects } from "./context.ts";
+import type { RunJob } from "./incoming.ts";
+
+/**
+ * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
+ * `maxBackoffMs`, until it has run `attempts` times.
+ */
+export interface RetryPolicy {
+  /** Runs in all, the first included (1: never retried). */
+  attempts: number;
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+/** The pause before run `n + 1` after run `n` failed (n ≥ 1). */
+export function retryDelay(policy: RetryPolicy, n: number): number {
+  return Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (n - 1));
+}
 
 export interface FailureMetrics {
   handlerRetried(type: string): void;
@@ -170,4 +188,47 @@ export class HandlerFailures {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
     }
   }
+}
+
+interface JobRunnerOptions {
+  effects?: EffectRecords;
+  letters?: DeadLetters;
+  log: Logger;
+}
+
+/**
+ * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence
+ * (a re-run repeats none, and verifies the one in flight by a read-back of the bot's messages no
+ * older than the firing); a failed attempt runs again after a pause and, when every attempt
+ * failed, the occurrence is kept as a dead letter (source "job").
+ */
+export function jobRunner(o: JobRunnerOptions, failures: HandlerFailures): RunJob {
+  return async (occurrence, attempt, signal, letter) => {
+    const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
+    const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
+    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
+    const effectsOf = (rerun: boolean): SendEffects | undefined =>
+      o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
+    let last = effectsOf(letter !== undefined);
+    try {
+      await attempt(signal, last);
+      if (letter) await o.letters?.remove(letter.id);
+      return true;
+    } catch (err) {
+      o.log.error({ err, job: occurrence.job, scheduledFor: occurrence.scheduledFor }, "cron job failed");
+      return failures.settle(
+        {
+          event: occurrence,
+          source: "job",
+          ...(letter ? { letter } : {}),
+          again: (s) => {
+            last = effectsOf(true);
+            return attempt(s, last);
+          },
+          effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+        },
+        err,
+      );
+    }
+  };
 }
