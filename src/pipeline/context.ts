@@ -134,21 +134,15 @@ interface Made<S> {
   helpers?: ContextHelpers;
   send?: BaseContext<S>["send"];
   reply?: BotContext<S>["reply"];
-  bot?: BaseContext<S>["bot"];
-  api?: Client;
-  state?: KV;
-  settings?: S;
-  server?: ServerInfo;
 }
 
 /**
  * A context whose helpers are made on first use: most handlers touch one or two of them, and
  * building every helper (a pino child, the schedule API, the typing helper, the limits-aware
- * sender) for every event would cost more than the rest of its dispatch. Each member is a getter
+ * sender) for every event would cost more than the rest of its dispatch. Each helper is a getter
  * that builds and keeps its value, with a setter so middleware can replace it (`ctx.reply = …`);
- * functions come back bound, so `const { reply } = ctx` works. An instance holds a few fields
- * until something is made. Extend a context by assigning to it, not by spreading it: a spread
- * copies only own fields.
+ * functions come back bound, so `const { reply } = ctx` works. Extend a context by assigning to
+ * it, not by spreading it: a spread copies only own fields.
  */
 class LazyContext<S> {
   readonly #deps: ContextDeps<S>;
@@ -156,48 +150,26 @@ class LazyContext<S> {
   #made: Made<S> | undefined;
   /** The run's effect records (a message event's or a cron job's), through which its sends go. */
   effects: SendEffects | undefined;
+  bot: BaseContext<S>["bot"];
+  api: Client;
+  state: KV;
+  settings: S;
+  server: ServerInfo;
 
   constructor(deps: ContextDeps<S>, signal: SignalSource) {
     this.#deps = deps;
     this.#signal = signal;
+    this.bot = deps.bot;
+    this.api = deps.api;
+    this.state = deps.state;
+    this.settings = deps.settings;
+    this.server = deps.server;
   }
 
   /** The members made so far (allocated on the first). */
   protected made(): Made<S> {
     this.#made ??= {};
     return this.#made;
-  }
-
-  get bot(): BaseContext<S>["bot"] {
-    return this.#made?.bot ?? this.#deps.bot;
-  }
-  set bot(value: BaseContext<S>["bot"]) {
-    this.made().bot = value;
-  }
-  get api(): Client {
-    return this.#made?.api ?? this.#deps.api;
-  }
-  set api(value: Client) {
-    this.made().api = value;
-  }
-  get state(): KV {
-    return this.#made?.state ?? this.#deps.state;
-  }
-  set state(value: KV) {
-    this.made().state = value;
-  }
-  get settings(): S {
-    const made = this.#made;
-    return made && "settings" in made ? (made.settings as S) : this.#deps.settings;
-  }
-  set settings(value: S) {
-    this.made().settings = value;
-  }
-  get server(): ServerInfo {
-    return this.#made?.server ?? this.#deps.server;
-  }
-  set server(value: ServerInfo) {
-    this.made().server = value;
   }
 
   get signal(): AbortSignal {

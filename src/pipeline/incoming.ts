@@ -21,6 +21,8 @@ export interface Incoming {
   readonly reply: ReplyFn | undefined;
   /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
   readonly letter?: DeadLetter;
+  /** Told whether a replayed dead letter was handled. */
+  readonly onReplayed?: (handled: boolean) => void;
 }
 
 /** The bot's user, as the server knows it. */
