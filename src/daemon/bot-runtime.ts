@@ -28,12 +28,7 @@ import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 
-export type { GapEvent } from "../events/catch-up.ts";
-
-/**
- * How long a message's effect records are kept: well past its retries and a restart after a
- * crash. A dead letter carries its own, so a replay days later repeats nothing either.
- */
+/** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
 
 /** What one bot's runtime is built from (the daemon fills it from the bot's config). */
@@ -46,18 +41,9 @@ export interface BotRuntimeOptions {
   store: StateStore;
   /** Make the store's writes durable against a machine crash (coalesced by the caller). */
   flush(): Promise<void>;
-  /**
-   * Make the store's writes survive a crash of this process (cheaper than `flush`): the ledger
-   * commits every handled message this way before its conversation moves on. Default `flush`.
-   */
+  /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
   commit?(): Promise<void>;
-  /**
-   * The store's synchronous commit, where it has one (the FileStore of a solo daemon): a
-   * conversation's next message then starts at once, and the completions of each turn of the
-   * event loop are committed at its end, before any handler's I/O can complete (see
-   * `LedgerCommits.finish`, src/pipeline/ledger-commits.ts). Without it, the next message
-   * waits for `commit()`.
-   */
+  /** The store's synchronous commit, where it has one (a solo daemon's FileStore): see ledger-commits.ts. */
   syncCommit?: { ready(): boolean; commit(): boolean };
   log: Logger;
   events?: readonly string[];
@@ -73,21 +59,18 @@ export interface BotRuntimeOptions {
   longMessages?: "split" | "reject";
   longpollMarginMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
-  /** The clock of the bot's scheduler (recurring bookings, cron jobs, ctx.schedule); default real. */
+  /** The clock of the bot's scheduler; default real. */
   clock?: Clock;
   /**
    * `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept.
    * `"backtest"`: no queue, no jobs, no onStart: history is handed in by `deliver` (backtest.ts).
    */
   mode?: "queue" | "webhook" | "backtest";
-  /** Counts events, handler durations, registrations, replays and gaps (see src/http/bothost-metrics.ts). */
+  /** Counts events, handler durations, registrations, replays and gaps. */
   metrics?: RuntimeMetricsSink;
   /** How a handler that throws is run again (config `retries`); default: never. */
   retries?: RetryPolicy;
-  /**
-   * `dry_run: true`: the client captures the bot's writes into this log. Report claims then live
-   * in memory only, so turning the dry run off later reports what it only pretended to.
-   */
+  /** `dry_run: true`: the writes captured (report claims then stay in memory, so they are not kept). */
   captured?: CaptureLog;
   /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
   letters?: DeadLetters;
@@ -131,7 +114,6 @@ export class BotRuntime {
   readonly name: string;
   readonly #o: BotRuntimeOptions;
   readonly #kv: KV;
-  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
   readonly #services: BotServices;
   readonly #dispatcher: Dispatcher;
   #handle: BotHandle<unknown> | undefined;
@@ -141,9 +123,8 @@ export class BotRuntime {
   #stopping = new AbortController();
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
-  /** Events received, handled, failed, replayed, dropped as duplicates, and gaps. */
   readonly stats: DispatchStats;
-  /** Where a handler that is not an event's runs (cron jobs, inbound webhooks): see `RunHandler`. */
+  /** Where a handler that is not an event's runs (cron jobs, inbound webhooks). */
   readonly runHandler: RunHandler;
   /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
   readonly scheduler: BotScheduler;
@@ -167,23 +148,10 @@ export class BotRuntime {
       ...(options.longMessages ? { longMessages: options.longMessages } : {}),
     });
     this.#dispatcher = new Dispatcher({
-      name: options.name,
-      client: options.client,
+      ...options,
       state: this.#kv,
       ledgerStore: store.namespace("runtime"),
-      log: options.log,
-      settings: options.settings,
-      ...(options.clock ? { clock: options.clock } : {}),
       services: this.#services,
-      ownMessages: options.ownMessages,
-      concurrency: options.concurrency,
-      handlerTimeoutMs: options.handlerTimeoutMs,
-      flush: options.flush,
-      ...(options.commit ? { commit: options.commit } : {}),
-      ...(options.syncCommit ? { syncCommit: options.syncCommit } : {}),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-      ...(options.retries ? { retries: options.retries } : {}),
-      ...(options.letters ? { letters: options.letters } : {}),
       effects: new EffectRecords(store.namespace("effects"), {
         ttlMs: EFFECT_RECORDS_TTL_MS,
         log: options.log,
@@ -227,38 +195,22 @@ export class BotRuntime {
 
   /** Register the queue (replaying what was missed since the last run) and start polling. */
   async start(): Promise<void> {
-    // A runtime can be started again after stop() (cluster failover brings a bot back). A stop()
-    // during start() makes it give up at the next step.
+    // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
     if (!this.#handle) await this.setup();
     if (!(await this.#dispatcher.openLedger(signal))) return;
     const o = this.#o;
     if (o.mode === "webhook" || o.mode === "backtest") {
-      const started = await startWebhookMode({
-        client: o.client,
-        log: o.log,
-        dispatcher: this.#dispatcher,
-        signal,
-        ...(o.backoff ? { backoff: o.backoff } : {}),
-      });
+      const started = await startWebhookMode({ ...o, dispatcher: this.#dispatcher, signal });
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || o.mode === "backtest") return;
       this.#webhookReady = true;
     } else {
       this.#source = new QueueSource({
-        client: o.client,
-        log: o.log,
+        ...o,
         dispatcher: this.#dispatcher,
         eventTypes: this.#eventTypes,
-        ...(o.narrow ? { narrow: o.narrow } : {}),
-        ...(o.allPublicStreams !== undefined ? { allPublicStreams: o.allPublicStreams } : {}),
-        replay: o.replay,
-        ...(o.maxInFlight !== undefined ? { maxInFlight: o.maxInFlight } : {}),
-        ...(o.longpollMarginMs !== undefined ? { longpollMarginMs: o.longpollMarginMs } : {}),
-        ...(o.backoff ? { backoff: o.backoff } : {}),
-        flush: o.flush,
-        ...(o.metrics ? { metrics: o.metrics } : {}),
         signal,
         lastContact: this.#source?.lastContact,
         onRegistered: (reason) => {

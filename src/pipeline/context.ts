@@ -19,16 +19,6 @@ import type { ServerEvent } from "../wire/events.ts";
 import type { RoutableContext } from "./composer.ts";
 import { replyTarget } from "./reply-target.ts";
 
-/**
- * @example
- * ```ts
- * bot.on("message", { mentioned: true }, async (ctx) => {
- *   const n = ((await ctx.state.get<number>("count")) ?? 0) + 1;
- *   await ctx.state.set("count", n);
- *   await ctx.reply(`I was mentioned ${n} times (feature level ${ctx.server.featureLevel}).`);
- * });
- * ```
- */
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
 export interface BaseContext<S = unknown> {
   /** The bot: its name in the config, its user id and email. */
@@ -156,9 +146,10 @@ class LazyContext<S> {
   settings: S;
   server: ServerInfo;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource) {
+  constructor(deps: ContextDeps<S>, signal: SignalSource, effects: SendEffects | undefined) {
     this.#deps = deps;
     this.#signal = signal;
+    this.effects = effects;
     this.bot = deps.bot;
     this.api = deps.api;
     this.state = deps.state;
@@ -279,18 +270,19 @@ class LazyContext<S> {
     made.helpers = helpers;
     return helpers;
   }
-
-  protected get deps(): ContextDeps<S> {
-    return this.#deps;
-  }
 }
 
 /** A cron, webhook or start context: its log is bound to what the caller names. */
 class LazyBaseContext<S> extends LazyContext<S> {
   readonly #bindings: Record<string, unknown>;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource, bindings: Record<string, unknown>) {
-    super(deps, signal);
+  constructor(
+    deps: ContextDeps<S>,
+    signal: SignalSource,
+    bindings: Record<string, unknown>,
+    effects?: SendEffects,
+  ) {
+    super(deps, signal, effects);
     this.#bindings = bindings;
   }
 
@@ -303,20 +295,26 @@ class LazyBaseContext<S> extends LazyContext<S> {
 class LazyEventContext<S> extends LazyContext<S> {
   readonly event: ServerEvent;
   readonly replayed: boolean;
+  readonly channelName: (streamId: number) => string | undefined;
   declare eventIssue?: string;
 
-  constructor(deps: ContextDeps<S>, event: ServerEvent, signal: SignalSource, replayed: boolean) {
-    super(deps, signal);
+  constructor(
+    deps: ContextDeps<S>,
+    event: ServerEvent,
+    signal: SignalSource,
+    replayed: boolean,
+    effects: SendEffects | undefined,
+  ) {
+    super(deps, signal, effects);
     this.event = event;
     this.replayed = replayed;
-  }
-
-  get channelName(): (streamId: number) => string | undefined {
-    return this.deps.channelName;
+    this.channelName = deps.channelName;
   }
 
   protected override logBindings(): Record<string, unknown> {
-    return eventBindings(this.event);
+    const { id: eventId, type: eventType } = this.event;
+    const messageId = this.messageId();
+    return messageId ? { eventId, eventType, messageId } : { eventId, eventType };
   }
 
   protected override messageId(): number | undefined {
@@ -333,13 +331,6 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 }
 
-function eventBindings(event: ServerEvent): Record<string, unknown> {
-  const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
-  return messageId
-    ? { eventId: event.id, eventType: event.type, messageId }
-    : { eventId: event.id, eventType: event.type };
-}
-
 /** The parts every kind of context shares, with the log bound to `bindings`. */
 export function createBaseContext<S>(
   deps: ContextDeps<S>,
@@ -347,9 +338,7 @@ export function createBaseContext<S>(
   bindings: Record<string, unknown>,
   effects?: SendEffects,
 ): BaseContext<S> {
-  const ctx = new LazyBaseContext(deps, signal, bindings);
-  if (effects) ctx.effects = effects;
-  return ctx;
+  return new LazyBaseContext(deps, signal, bindings, effects);
 }
 
 export function createContext<S>(
@@ -359,8 +348,7 @@ export function createContext<S>(
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,
 ): BotContext<S> {
-  const ctx = new LazyEventContext(deps, event, signal, extra.replayed);
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
-  if (effects) ctx.effects = effects;
   return ctx as BotContext<S>;
 }

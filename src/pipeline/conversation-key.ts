@@ -19,15 +19,7 @@ export const BOT_KEY = "bot";
 
 type Of<T extends keyof EventMap> = EventMap[T];
 
-/**
- * The conversation key of `event`. `knownMessage` maps a message id to the key of the
- * conversation it is in, when the caller remembers it.
- *
- * @example
- * ```ts
- * queue.add(conversationKey(event), (signal) => composer.dispatch({ ...ctx, event, signal }));
- * ```
- */
+/** The conversation key of `event`; `knownMessage` maps a message id to its conversation's key. */
 export function conversationKey(
   event: ServerEvent,
   knownMessage?: (messageId: number) => string | undefined,
@@ -76,7 +68,7 @@ function messageKey(m: Of<"message">["message"]): string {
 /** How many built keys each memo keeps before it starts over. */
 const KEY_CACHE_SIZE = 10_000;
 
-/** Keys built from two parts, memoized in nested maps; cleared past {@link KEY_CACHE_SIZE}. */
+/** Keys built from two parts, memoized in nested maps; cleared past KEY_CACHE_SIZE. */
 class KeyMemo<A, B> {
   readonly #byFirst = new Map<A, Map<B, string>>();
   #size = 0;
@@ -104,23 +96,16 @@ class KeyMemo<A, B> {
   }
 }
 
-/**
- * Stream keys by stream id and topic as sent: a conversation's messages come in runs, so the key
- * (a lower-casing and a concatenation) is built once per run, not once per message.
- */
+/** Memoized: a conversation's messages come in runs, so its key is built once per run. */
 const streamKeys = new KeyMemo(
   (streamId: number, topic: string) => `stream:${streamId}:${topic.toLowerCase()}`,
 );
 
-/**
- * Two-person keys by lower and higher id, kept: turning two ids into text for every direct message
- * would cost more than looking the key up.
- */
 const pairKeys = new KeyMemo((low: number, high: number) =>
   low === high ? `dm:${low}` : `dm:${low},${high}`,
 );
 
-/** The usual direct message, with one other person: no set, no sort, and the string memoized. */
+/** The usual direct message, with one other person: no set, no sort, memoized. */
 function pairKey(a: number, b: number): string {
   return a < b ? pairKeys.get(a, b) : pairKeys.get(b, a);
 }
@@ -138,12 +123,6 @@ export function dmKey(userIds: readonly number[]): string {
 /**
  * {@link conversationKey} with a memory of recent messages, so that edits, reactions and deletes
  * of a message are ordered with the rest of its conversation, and follow it when it is moved.
- *
- * @example
- * ```ts
- * const keys = new ConversationKeys();
- * for (const event of batch) queue.add(keys.keyOf(event), (signal) => handle(event, signal));
- * ```
  */
 export class ConversationKeys {
   readonly #known: MessageMemory;
@@ -157,7 +136,6 @@ export class ConversationKeys {
 
   keyOf(event: ServerEvent): string {
     if (event.type === "message") {
-      // The common case, without the general path's closures.
       const message = (event as Of<"message">).message;
       const key = messageKey(message);
       this.#known.set(message.id, key);
@@ -181,12 +159,10 @@ export class ConversationKeys {
 }
 
 /**
- * The conversation key of each of the last `capacity` messages, by message id, for
- * {@link ConversationKeys}. The queue delivers messages oldest first, so the ids are kept as a
- * ring in increasing order, their keys beside them, and looked up by bisection: remembering a
- * message is two array writes, with no hash-table churn or garbage per event (a Map with a set
- * and a delete per message would have both, on the dispatch path). Ids that arrive out of order,
- * or that a move names after the ring forgot them, go in a small Map instead.
+ * The conversation key of each of the last `capacity` messages. Messages arrive oldest first, so
+ * ids are kept as a ring in increasing order, keys beside them, found by bisection: two array
+ * writes per message, no hash-table churn. Ids out of order, or named by a move after the ring
+ * forgot them, go in a small Map.
  */
 export class MessageMemory {
   /** Ids in increasing order from `#start` (the oldest, once the ring is full) round to it. */
@@ -256,14 +232,8 @@ export class MessageMemory {
 }
 
 /**
- * True when the bot itself caused `event`: its own message (the server echoes a bot's messages
- * into its own queue, NOTES §4.2), its own edit, reaction or typing notice. The runtime drops
- * these before routing so a bot never answers itself in a loop.
- *
- * @example
- * ```ts
- * if (isOwnMessage(event, me.user_id)) continue;
- * ```
+ * True when the bot itself caused `event` (the server echoes a bot's messages into its own queue,
+ * NOTES §4.2): its message, edit, reaction or typing notice. Dropped so a bot never answers itself.
  */
 export function isOwnMessage(event: ServerEvent, botUserId: number): boolean {
   switch (event.type) {
