@@ -43,7 +43,7 @@ export interface BotRuntimeOptions {
   flush(): Promise<void>;
   /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
   commit?(): Promise<void>;
-  /** The store's synchronous commit, where it has one (a solo daemon's FileStore): see ledger-commits.ts. */
+  /** The store's synchronous commit, where it has one (a solo daemon's FileStore): see LedgerCommits. */
   syncCommit?: { ready(): boolean; commit(): boolean };
   log: Logger;
   events?: readonly string[];

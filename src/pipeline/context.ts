@@ -90,13 +90,8 @@ export interface WebhookContext<S = unknown> extends BaseContext<S> {
   };
 }
 
-export interface ContextDeps<S> {
-  bot: { name: string; userId: number; email: string };
-  api: Client;
-  state: KV;
-  log: Logger;
-  settings: S;
-  server: ServerInfo;
+export interface ContextDeps<S>
+  extends Pick<BaseContext<S>, "bot" | "api" | "state" | "log" | "settings" | "server"> {
   channelName(streamId: number): string | undefined;
   /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
   clock?: Pick<Clock, "now">;

@@ -37,7 +37,7 @@ import {
 } from "./context.ts";
 import { BOT_KEY, ConversationKeys, isOwnMessage } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
-import { DeliveryLedger } from "./delivery-ledger.ts";
+import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
 import { type FailedRun, HandlerFailures, jobRunner, type RetryPolicy } from "./handler-failures.ts";
 import {
   type BotIdentity,
@@ -49,7 +49,6 @@ import {
   type RunJob,
   sourceOf,
 } from "./incoming.ts";
-import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
 
 export interface DispatcherOptions extends LedgerCommitOptions {
   name: string;

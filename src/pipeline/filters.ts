@@ -124,25 +124,11 @@ export function compileFilter<C extends RoutableContext>(
 function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, where: string): Test<C> {
   switch (key) {
     case "op": {
-      const ops = list<string>(
-        value,
-        key,
-        where,
-        'an op such as "add"',
-        (v) => typeof v === "string" && v !== "",
-      );
+      const ops = list<string>(value, key, where, 'an op such as "add"', isName);
       return (ctx) => ops.includes(opOf(ctx.event) as string);
     }
     case "channel": {
-      const wanted = list(
-        value,
-        key,
-        where,
-        "a channel name or id",
-        (v) => (typeof v === "string" && v !== "") || isId(v),
-      );
-      const ids = wanted.filter((v): v is number => typeof v === "number");
-      const names = wanted.filter((v): v is string => typeof v === "string").map((n) => n.toLowerCase());
+      const { ids, names } = idsAndNames(value, key, where, "a channel name or id", isChannel);
       return (ctx) => {
         const ref = channelOf(ctx.event);
         if (ref === undefined) return false;
@@ -164,15 +150,7 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
       };
     }
     case "sender": {
-      const wanted = list(
-        value,
-        key,
-        where,
-        "a user id or email",
-        (v) => isId(v) || (typeof v === "string" && v.includes("@")),
-      );
-      const ids = wanted.filter((v): v is number => typeof v === "number");
-      const emails = wanted.filter((v): v is string => typeof v === "string").map((e) => e.toLowerCase());
+      const { ids, names: emails } = idsAndNames(value, key, where, "a user id or email", isSender);
       return (ctx) => {
         const who = senderOf(ctx.event);
         return (
@@ -209,13 +187,8 @@ function checkApplies(key: FilterKey, types: readonly string[], where: string): 
 }
 
 function textMatcher(value: unknown, key: FilterKey, where: string, mode: "exact" | "substring") {
-  const items = list<string | RegExp>(
-    value,
-    key,
-    where,
-    "a string or a RegExp",
-    (v) => typeof v === "string" || v instanceof RegExp,
-  );
+  const isText = (v: unknown) => typeof v === "string" || v instanceof RegExp;
+  const items = list<string | RegExp>(value, key, where, "a string or a RegExp", isText);
   const tests = items.map((item): ((text: string) => boolean) => {
     if (item instanceof RegExp) {
       return (text) => {
@@ -369,6 +342,19 @@ function list<T>(value: unknown, key: string, where: string, what: string, ok: (
   }
   return items as T[];
 }
+
+/** Checked as ids and names (lower-cased), for `channel` and `sender`. */
+function idsAndNames(value: unknown, key: string, where: string, what: string, ok: (v: unknown) => boolean) {
+  const wanted = list<number | string>(value, key, where, what, ok);
+  return {
+    ids: wanted.filter((v): v is number => typeof v === "number"),
+    names: wanted.filter((v): v is string => typeof v === "string").map((n) => n.toLowerCase()),
+  };
+}
+
+const isName = (v: unknown) => typeof v === "string" && v !== "";
+const isChannel = (v: unknown) => isName(v) || isId(v);
+const isSender = (v: unknown) => isId(v) || (typeof v === "string" && v.includes("@"));
 
 function bool(value: unknown, key: string, where: string): boolean {
   if (typeof value !== "boolean")

@@ -40,9 +40,7 @@ export interface FailureMetrics {
 }
 
 export interface HandlerFailuresOptions {
-  /** Default: a handler that throws is not run again. */
   retries?: RetryPolicy;
-  /** Where events that failed every attempt are kept; without it they are only logged. */
   letters?: DeadLetters;
   handlerTimeoutMs: number;
   log: Logger;
@@ -55,7 +53,7 @@ export interface HandlerFailuresOptions {
 
 const NO_RETRIES: RetryPolicy = { attempts: 1, backoffMs: 1, maxBackoffMs: 1 };
 
-/** The failed event, as the dispatcher knows it. */
+/** The failed event or job occurrence. */
 export interface FailedRun {
   event: { type: string };
   source: DeadLetterSource;
@@ -98,7 +96,7 @@ export class HandlerFailures {
     let last = error;
     let attempts = 1;
     while (attempts < policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
-      const delay = retryDelay(o.retries ?? NO_RETRIES, attempts);
+      const delay = retryDelay(policy, attempts);
       o.log.warn(
         { err: last, attempt: attempts, of: policy.attempts, retryInMs: delay },
         "handler failed; running it again after a pause",
@@ -113,26 +111,14 @@ export class HandlerFailures {
       try {
         await run.again(AbortSignal.any([stopping, AbortSignal.timeout(o.handlerTimeoutMs)]));
         o.log.info({ attempts }, "handler succeeded on a later attempt");
-        if (run.letter) await this.#forget(run.letter);
+        if (run.letter) await o.letters?.remove(run.letter.id);
         return true;
       } catch (err) {
         last = err;
       }
     }
-    await this.#keep(
-      run,
-      last,
-      attempts,
-      firstFailedAt,
-      clock.now(),
-      stopping.aborted && !(last instanceof NoRetry),
-    );
+    await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
     return false;
-  }
-
-  /** A replayed dead letter was handled: it is gone from the list. */
-  async #forget(letter: DeadLetter): Promise<void> {
-    await this.#o.letters?.remove(letter.id);
   }
 
   async #keep(
@@ -141,9 +127,10 @@ export class HandlerFailures {
     attempts: number,
     first: number,
     last: number,
-    interrupted: boolean,
+    stopped: boolean,
   ): Promise<void> {
     const o = this.#o;
+    const interrupted = stopped && !(error instanceof NoRetry);
     o.metrics?.deadLettered(run.event.type);
     const why =
       error instanceof NoRetry
