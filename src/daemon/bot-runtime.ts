@@ -77,21 +77,7 @@ export interface BotRuntimeOptions {
 }
 
 /** A bot's config entry as the options of its runtime (the parts the YAML decides). */
-export function optionsFromConfig(
-  c: BotConfig,
-): Pick<
-  BotRuntimeOptions,
-  | "events"
-  | "narrow"
-  | "allPublicStreams"
-  | "ownMessages"
-  | "concurrency"
-  | "handlerTimeoutMs"
-  | "replay"
-  | "longMessages"
-  | "mode"
-  | "retries"
-> {
+export function optionsFromConfig(c: BotConfig) {
   return {
     ...(c.events ? { events: c.events } : {}),
     ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
