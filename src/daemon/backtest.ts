@@ -19,8 +19,7 @@ import { fetchHistory, type HistoryRange } from "../events/history.ts";
 import { createLogger } from "../log/create-logger.ts";
 import { MemoryStore } from "../state/memory-store.ts";
 import type { Message } from "../wire/records.ts";
-import { optionsFromConfig } from "./bot-config-options.ts";
-import { BotRuntime } from "./bot-runtime.ts";
+import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
 
 export interface BacktestOptions {
   bot: LoadedBot;

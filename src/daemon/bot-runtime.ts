@@ -3,37 +3,103 @@
  * webhooks), stop it within a deadline, and report its status. Events go from the source to the
  * bot's dispatch pipeline (`pipeline/dispatcher.ts`), which this only creates and drains.
  */
+import type { Logger } from "pino";
 import type { CaptureLog } from "../api/capture.ts";
+import type { Client } from "../api/create-client.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { EffectRecords } from "../effects/effect-records.ts";
 import { DeadLetterSource } from "../events/dead-letter-source.ts";
 import { QueueSource } from "../events/queue-source.ts";
+import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { RetryPolicy } from "../pipeline/handler-failures.ts";
 import type { DispatchStats, ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
+import type { DeadLetters } from "../state/dead-letters.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import type { BotRuntimeOptions } from "./bot-runtime-options.ts";
+import type { Narrow } from "../wire/records.ts";
 
-export type { GapEvent } from "../events/catch-up.ts";
-
-/**
- * How long a message's effect records are kept: well past its retries and a restart after a
- * crash. A dead letter carries its own, so a replay days later repeats nothing either.
- */
+/** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
 
-export type { BotRuntimeOptions } from "./bot-runtime-options.ts";
+/** What one bot's runtime is built from (the daemon fills it from the bot's config). */
+export interface BotRuntimeOptions {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+  client: Client;
+  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
+  store: StateStore;
+  /** Make the store's writes durable against a machine crash (coalesced by the caller). */
+  flush(): Promise<void>;
+  /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
+  commit?(): Promise<void>;
+  /** The store's synchronous commit, where it has one (a solo daemon's FileStore): see LedgerCommits. */
+  syncCommit?: { ready(): boolean; commit(): boolean };
+  log: Logger;
+  events?: readonly string[];
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+  ownMessages: boolean;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  replay: { maxMessages: number; maxAgeMs: number };
+  /** Stop polling while this many events are waiting or running (bounded memory). */
+  maxInFlight?: number;
+  /** Content over max_message_length: `split` into several messages (default) or `reject`. */
+  longMessages?: "split" | "reject";
+  longpollMarginMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** The clock of the bot's scheduler; default real. */
+  clock?: Clock;
+  /**
+   * `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept.
+   * `"backtest"`: no queue, no jobs, no onStart: history is handed in by `deliver` (backtest.ts).
+   */
+  mode?: "queue" | "webhook" | "backtest";
+  /** Counts events, handler durations, registrations, replays and gaps. */
+  metrics?: RuntimeMetricsSink;
+  /** How a handler that throws is run again (config `retries`); default: never. */
+  retries?: RetryPolicy;
+  /** `dry_run: true`: the writes captured (report claims then stay in memory, so they are not kept). */
+  captured?: CaptureLog;
+  /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
+  letters?: DeadLetters;
+}
+
+/** A bot's config entry as the options of its runtime (the parts the YAML decides). */
+export function optionsFromConfig(c: BotConfig) {
+  return {
+    ...(c.events ? { events: c.events } : {}),
+    ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
+    ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),
+    ownMessages: c.own_messages,
+    concurrency: c.concurrency,
+    handlerTimeoutMs: c.handler_timeout,
+    replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
+    longMessages: c.long_messages,
+    ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
+    retries: {
+      attempts: c.retries.attempts,
+      backoffMs: c.retries.backoff,
+      maxBackoffMs: c.retries.max_backoff,
+    },
+  };
+}
 
 export class BotRuntime {
   readonly name: string;
   readonly #o: BotRuntimeOptions;
   readonly #kv: KV;
-  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
   readonly #services: BotServices;
   readonly #dispatcher: Dispatcher;
   #handle: BotHandle<unknown> | undefined;
@@ -43,9 +109,8 @@ export class BotRuntime {
   #stopping = new AbortController();
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
-  /** Events received, handled, failed, replayed, dropped as duplicates, and gaps. */
   readonly stats: DispatchStats;
-  /** Where a handler that is not an event's runs (cron jobs, inbound webhooks): see `RunHandler`. */
+  /** Where a handler that is not an event's runs (cron jobs, inbound webhooks). */
   readonly runHandler: RunHandler;
   /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
   readonly scheduler: BotScheduler;
@@ -69,23 +134,10 @@ export class BotRuntime {
       ...(options.longMessages ? { longMessages: options.longMessages } : {}),
     });
     this.#dispatcher = new Dispatcher({
-      name: options.name,
-      client: options.client,
+      ...options,
       state: this.#kv,
       ledgerStore: store.namespace("runtime"),
-      log: options.log,
-      settings: options.settings,
-      ...(options.clock ? { clock: options.clock } : {}),
       services: this.#services,
-      ownMessages: options.ownMessages,
-      concurrency: options.concurrency,
-      handlerTimeoutMs: options.handlerTimeoutMs,
-      flush: options.flush,
-      ...(options.commit ? { commit: options.commit } : {}),
-      ...(options.syncCommit ? { syncCommit: options.syncCommit } : {}),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-      ...(options.retries ? { retries: options.retries } : {}),
-      ...(options.letters ? { letters: options.letters } : {}),
       effects: new EffectRecords(store.namespace("effects"), {
         ttlMs: EFFECT_RECORDS_TTL_MS,
         log: options.log,
@@ -129,38 +181,22 @@ export class BotRuntime {
 
   /** Register the queue (replaying what was missed since the last run) and start polling. */
   async start(): Promise<void> {
-    // A runtime can be started again after stop() (cluster failover brings a bot back). A stop()
-    // during start() makes it give up at the next step.
+    // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
     if (!this.#handle) await this.setup();
     if (!(await this.#dispatcher.openLedger(signal))) return;
     const o = this.#o;
     if (o.mode === "webhook" || o.mode === "backtest") {
-      const started = await startWebhookMode({
-        client: o.client,
-        log: o.log,
-        dispatcher: this.#dispatcher,
-        signal,
-        ...(o.backoff ? { backoff: o.backoff } : {}),
-      });
+      const started = await startWebhookMode({ ...o, dispatcher: this.#dispatcher, signal });
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || o.mode === "backtest") return;
       this.#webhookReady = true;
     } else {
       this.#source = new QueueSource({
-        client: o.client,
-        log: o.log,
+        ...o,
         dispatcher: this.#dispatcher,
         eventTypes: this.#eventTypes,
-        ...(o.narrow ? { narrow: o.narrow } : {}),
-        ...(o.allPublicStreams !== undefined ? { allPublicStreams: o.allPublicStreams } : {}),
-        replay: o.replay,
-        ...(o.maxInFlight !== undefined ? { maxInFlight: o.maxInFlight } : {}),
-        ...(o.longpollMarginMs !== undefined ? { longpollMarginMs: o.longpollMarginMs } : {}),
-        ...(o.backoff ? { backoff: o.backoff } : {}),
-        flush: o.flush,
-        ...(o.metrics ? { metrics: o.metrics } : {}),
         signal,
         lastContact: this.#source?.lastContact,
         onRegistered: (reason) => {

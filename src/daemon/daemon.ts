@@ -18,8 +18,7 @@ import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { optionsFromConfig } from "./bot-config-options.ts";
-import { BotRuntime } from "./bot-runtime.ts";
+import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
@@ -69,7 +68,7 @@ export class Daemon {
   readonly #startedAt = Date.now();
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
-  /** Counters and histograms served at `/metrics`, made only when the config has `http` (see the constructor). */
+  /** Served at `/metrics`; made only when the config has `http` (a reload cannot add the listener). */
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener, when the config has `http.listen`. */
   #http: HttpListener | undefined;
@@ -83,7 +82,6 @@ export class Daemon {
     this.#o = options;
     this.#config = options.config;
     this.#letters = deadLetterOfficeFor(options.config, options.store, options.log);
-    // Nothing reads the metrics without the listener that serves them (a reload cannot add one).
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -95,7 +93,6 @@ export class Daemon {
     this.#checkHttp();
   }
 
-  /** The HTTP listener, once started, when the config has `http.listen`. */
   get http(): HttpListener | undefined {
     return this.#http;
   }
@@ -105,7 +102,6 @@ export class Daemon {
     return this.#letters;
   }
 
-  /** The config in force. */
   get config(): Config {
     return this.#config;
   }
@@ -142,7 +138,7 @@ export class Daemon {
       const bot = byName.get(name);
       return bot ? [this.#add(bot)] : [];
     });
-    const started: StartReport = { started: [], authFailed: [], failed: [], standby: [] };
+    const started = emptyReport();
     await this.#startBots(
       starting.map((r) => r.name),
       started,
@@ -193,7 +189,7 @@ export class Daemon {
    * shares them out), `registration_concurrency` at a time.
    */
   async start(): Promise<StartReport> {
-    const report: StartReport = { started: [], authFailed: [], failed: [], standby: [] };
+    const report = emptyReport();
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.#http = await this.#httpListener();
     await this.#http?.start();
@@ -310,7 +306,8 @@ export class Daemon {
           }
         : {}),
     });
-    const margin = this.#o.tuning?.longpollMarginMs ?? this.#config.longpoll_margin;
+    const { tuning, clock } = this.#o;
+    const margin = tuning?.longpollMarginMs ?? this.#config.longpoll_margin;
     return new BotRuntime({
       name: bot.name,
       definition: bot.definition,
@@ -323,8 +320,8 @@ export class Daemon {
       log,
       ...optionsFromConfig(c),
       ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
-      ...(this.#o.tuning?.backoff ? { backoff: this.#o.tuning.backoff } : {}),
-      ...(this.#o.clock ? { clock: this.#o.clock } : {}),
+      ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
+      ...(clock ? { clock } : {}),
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.#letters.of(bot.name),
       ...(captured ? { captured } : {}),
@@ -385,4 +382,8 @@ export class Daemon {
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
     });
   }
+}
+
+function emptyReport(): StartReport {
+  return { started: [], authFailed: [], failed: [], standby: [] };
 }

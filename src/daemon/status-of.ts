@@ -51,7 +51,7 @@ function botStatus(
   const st = runtime.status;
   const { state, reason } = startFailure
     ? { state: "failed" as const, reason: startFailure }
-    : stateOf(st.state);
+    : (STATES[st.state] ?? { state: "stopped" });
   const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({ name, at: b.occurrence }));
   const jobs = runtime.scheduler
     .jobs()
@@ -81,30 +81,21 @@ function botStatus(
   };
 }
 
-function stateOf(state: string): Pick<BotStatus, "state" | "reason"> {
-  switch (state) {
-    case "polling":
-      return { state: "running" };
-    case "webhook":
-    case "standby":
-      return { state };
-    case "idle":
-    case "registering":
-      return { state: "starting" };
-    case "backing_off":
-      return { state: "retrying", reason: "the event queue failed; retrying with backoff" };
-    case "auth_failed":
-      return {
-        state: "failed",
-        reason: "the server rejected the bot's credentials: fix its API key, then reload",
-      };
-    default:
-      return { state: "stopped" };
-  }
-}
+const AUTH_FAILED = "the server rejected the bot's credentials: fix its API key, then reload";
+
+/** A runtime state as the status names it (anything else: stopped). */
+const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {
+  polling: { state: "running" },
+  webhook: { state: "webhook" },
+  standby: { state: "standby" },
+  idle: { state: "starting" },
+  registering: { state: "starting" },
+  backing_off: { state: "retrying", reason: "the event queue failed; retrying with backoff" },
+  auth_failed: { state: "failed", reason: AUTH_FAILED },
+};
 
 /** A start failure in words, for the status. */
 export function startFailure(error: unknown): string {
-  if (isAuthError(error)) return "the server rejected the bot's credentials: fix its API key, then reload";
+  if (isAuthError(error)) return AUTH_FAILED;
   return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -4,11 +4,32 @@
  * and otherwise passes the event on. A handler that matches and does not call `next()` ends the
  * chain, so the first matching handler wins unless it calls `next()`.
  */
+import type { Logger } from "../api/logger.ts";
 import type { EventMap, GenericEvent, KnownEventType, ServerEvent } from "../wire/events.ts";
 import { isKnownEventType } from "../wire/events.ts";
+import { isThenable } from "./conversation-queue.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
-import type { RoutableContext } from "./routable-context.ts";
 import { invalidArgument as argument, RouterError } from "./router-error.ts";
+
+/** The least a context must carry for the router, which passes a richer one through untouched. */
+export interface RoutableContext {
+  /** The event being handled. For a known `type` it must have passed its schema (see `eventIssue`). */
+  event: ServerEvent;
+  bot: { name: string; userId: number; email: string };
+  /** Aborted when the handler times out or the bot shuts down. */
+  signal: AbortSignal;
+  log: Logger;
+  /**
+   * Look up a channel's name by id, so `channel: "name"` filters also match events that carry
+   * only `stream_id` (delete_message, typing). Without it those match only by id.
+   */
+  channelName?: (streamId: number) => string | undefined;
+  /**
+   * Set when the event has a known type but failed that type's schema (`parseEvent`'s `issue`).
+   * Typed routes such as `on("message")` skip such an event; `on("*")` still sees it.
+   */
+  eventIssue?: string;
+}
 
 /** Pass the event on to the next middleware; resolves once the rest of the chain is done. */
 export type NextFunction = () => Promise<void>;
@@ -31,21 +52,9 @@ export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "e
 };
 
 /**
- * A router: an ordered stack of middleware, run for each event by {@link Composer.dispatch}.
- *
- * The chain runs synchronously for as long as every middleware returns a non-thenable (user code
- * still gets a Promise from `next()`); the first thenable makes the rest of it wait. An event's
- * dispatch then costs no promise when its handler is synchronous.
- *
- * @example
- * ```ts
- * const bot = new Composer();
- * bot.use(async (ctx, next) => { const t = Date.now(); await next(); ctx.log.debug({ ms: Date.now() - t }, "handled"); });
- * bot.on("message", { direct: true }, (ctx) => reply(ctx, `you said ${ctx.event.message.content}`));
- * bot.on("reaction", { op: "add" }, (ctx) => ctx.log.info({ emoji: ctx.event.emoji_name }, "reacted"));
- * bot.catch((err, ctx) => ctx.log.error({ err }, "handler failed"));
- * await bot.dispatch(ctx);
- * ```
+ * A router: an ordered stack of middleware, run for each event. The chain runs synchronously for
+ * as long as every middleware returns a non-thenable (user code still gets a Promise from
+ * `next()`); the first thenable makes the rest of it wait, so a synchronous handler costs no promise.
  */
 export class Composer<C extends RoutableContext = RoutableContext> {
   readonly #stack: Step<C>[] = [];
@@ -168,11 +177,10 @@ export class Composer<C extends RoutableContext = RoutableContext> {
   }
 }
 
-/** How a step reports completion: `undefined` when it finished synchronously, else a Promise. */
+/** `undefined` when a step finished synchronously, else a Promise. */
 type Done = undefined | Promise<void>;
 /** The internal `next`: runs the rest of the chain; may throw synchronously. */
 type Continue = () => Done;
-/** One entry of a composer's stack. */
 type Step<C> = (ctx: C, next: Continue) => Done;
 
 /** What `next()` gives user code when the rest of the chain finished synchronously. */
@@ -213,10 +221,6 @@ function wait(value: unknown): Done {
 }
 
 const ignore = (): void => {};
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
-}
 
 function twice(i: number): RouterError {
   return new RouterError(

@@ -16,19 +16,9 @@ import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import type { RoutableContext } from "./composer.ts";
 import { replyTarget } from "./reply-target.ts";
-import type { RoutableContext } from "./routable-context.ts";
 
-/**
- * @example
- * ```ts
- * bot.on("message", { mentioned: true }, async (ctx) => {
- *   const n = ((await ctx.state.get<number>("count")) ?? 0) + 1;
- *   await ctx.state.set("count", n);
- *   await ctx.reply(`I was mentioned ${n} times (feature level ${ctx.server.featureLevel}).`);
- * });
- * ```
- */
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
 export interface BaseContext<S = unknown> {
   /** The bot: its name in the config, its user id and email. */
@@ -100,13 +90,8 @@ export interface WebhookContext<S = unknown> extends BaseContext<S> {
   };
 }
 
-export interface ContextDeps<S> {
-  bot: { name: string; userId: number; email: string };
-  api: Client;
-  state: KV;
-  log: Logger;
-  settings: S;
-  server: ServerInfo;
+export interface ContextDeps<S>
+  extends Pick<BaseContext<S>, "bot" | "api" | "state" | "log" | "settings" | "server"> {
   channelName(streamId: number): string | undefined;
   /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
   clock?: Pick<Clock, "now">;
@@ -134,21 +119,15 @@ interface Made<S> {
   helpers?: ContextHelpers;
   send?: BaseContext<S>["send"];
   reply?: BotContext<S>["reply"];
-  bot?: BaseContext<S>["bot"];
-  api?: Client;
-  state?: KV;
-  settings?: S;
-  server?: ServerInfo;
 }
 
 /**
  * A context whose helpers are made on first use: most handlers touch one or two of them, and
  * building every helper (a pino child, the schedule API, the typing helper, the limits-aware
- * sender) for every event would cost more than the rest of its dispatch. Each member is a getter
+ * sender) for every event would cost more than the rest of its dispatch. Each helper is a getter
  * that builds and keeps its value, with a setter so middleware can replace it (`ctx.reply = …`);
- * functions come back bound, so `const { reply } = ctx` works. An instance holds a few fields
- * until something is made. Extend a context by assigning to it, not by spreading it: a spread
- * copies only own fields.
+ * functions come back bound, so `const { reply } = ctx` works. Extend a context by assigning to
+ * it, not by spreading it: a spread copies only own fields.
  */
 class LazyContext<S> {
   readonly #deps: ContextDeps<S>;
@@ -156,48 +135,27 @@ class LazyContext<S> {
   #made: Made<S> | undefined;
   /** The run's effect records (a message event's or a cron job's), through which its sends go. */
   effects: SendEffects | undefined;
+  bot: BaseContext<S>["bot"];
+  api: Client;
+  state: KV;
+  settings: S;
+  server: ServerInfo;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource) {
+  constructor(deps: ContextDeps<S>, signal: SignalSource, effects: SendEffects | undefined) {
     this.#deps = deps;
     this.#signal = signal;
+    this.effects = effects;
+    this.bot = deps.bot;
+    this.api = deps.api;
+    this.state = deps.state;
+    this.settings = deps.settings;
+    this.server = deps.server;
   }
 
   /** The members made so far (allocated on the first). */
   protected made(): Made<S> {
     this.#made ??= {};
     return this.#made;
-  }
-
-  get bot(): BaseContext<S>["bot"] {
-    return this.#made?.bot ?? this.#deps.bot;
-  }
-  set bot(value: BaseContext<S>["bot"]) {
-    this.made().bot = value;
-  }
-  get api(): Client {
-    return this.#made?.api ?? this.#deps.api;
-  }
-  set api(value: Client) {
-    this.made().api = value;
-  }
-  get state(): KV {
-    return this.#made?.state ?? this.#deps.state;
-  }
-  set state(value: KV) {
-    this.made().state = value;
-  }
-  get settings(): S {
-    const made = this.#made;
-    return made && "settings" in made ? (made.settings as S) : this.#deps.settings;
-  }
-  set settings(value: S) {
-    this.made().settings = value;
-  }
-  get server(): ServerInfo {
-    return this.#made?.server ?? this.#deps.server;
-  }
-  set server(value: ServerInfo) {
-    this.made().server = value;
   }
 
   get signal(): AbortSignal {
@@ -307,18 +265,19 @@ class LazyContext<S> {
     made.helpers = helpers;
     return helpers;
   }
-
-  protected get deps(): ContextDeps<S> {
-    return this.#deps;
-  }
 }
 
 /** A cron, webhook or start context: its log is bound to what the caller names. */
 class LazyBaseContext<S> extends LazyContext<S> {
   readonly #bindings: Record<string, unknown>;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource, bindings: Record<string, unknown>) {
-    super(deps, signal);
+  constructor(
+    deps: ContextDeps<S>,
+    signal: SignalSource,
+    bindings: Record<string, unknown>,
+    effects?: SendEffects,
+  ) {
+    super(deps, signal, effects);
     this.#bindings = bindings;
   }
 
@@ -331,20 +290,26 @@ class LazyBaseContext<S> extends LazyContext<S> {
 class LazyEventContext<S> extends LazyContext<S> {
   readonly event: ServerEvent;
   readonly replayed: boolean;
+  readonly channelName: (streamId: number) => string | undefined;
   declare eventIssue?: string;
 
-  constructor(deps: ContextDeps<S>, event: ServerEvent, signal: SignalSource, replayed: boolean) {
-    super(deps, signal);
+  constructor(
+    deps: ContextDeps<S>,
+    event: ServerEvent,
+    signal: SignalSource,
+    replayed: boolean,
+    effects: SendEffects | undefined,
+  ) {
+    super(deps, signal, effects);
     this.event = event;
     this.replayed = replayed;
-  }
-
-  get channelName(): (streamId: number) => string | undefined {
-    return this.deps.channelName;
+    this.channelName = deps.channelName;
   }
 
   protected override logBindings(): Record<string, unknown> {
-    return eventBindings(this.event);
+    const { id: eventId, type: eventType } = this.event;
+    const messageId = this.messageId();
+    return messageId ? { eventId, eventType, messageId } : { eventId, eventType };
   }
 
   protected override messageId(): number | undefined {
@@ -361,13 +326,6 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 }
 
-function eventBindings(event: ServerEvent): Record<string, unknown> {
-  const messageId = event.type === "message" ? (event as { message: { id: number } }).message.id : undefined;
-  return messageId
-    ? { eventId: event.id, eventType: event.type, messageId }
-    : { eventId: event.id, eventType: event.type };
-}
-
 /** The parts every kind of context shares, with the log bound to `bindings`. */
 export function createBaseContext<S>(
   deps: ContextDeps<S>,
@@ -375,9 +333,7 @@ export function createBaseContext<S>(
   bindings: Record<string, unknown>,
   effects?: SendEffects,
 ): BaseContext<S> {
-  const ctx = new LazyBaseContext(deps, signal, bindings);
-  if (effects) ctx.effects = effects;
-  return ctx;
+  return new LazyBaseContext(deps, signal, bindings, effects);
 }
 
 export function createContext<S>(
@@ -387,8 +343,7 @@ export function createContext<S>(
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,
 ): BotContext<S> {
-  const ctx = new LazyEventContext(deps, event, signal, extra.replayed);
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
-  if (effects) ctx.effects = effects;
   return ctx as BotContext<S>;
 }

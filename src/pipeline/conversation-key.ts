@@ -13,22 +13,13 @@
  *   costs nothing, and it spares handlers from e.g. a `subscription remove` overtaking its `add`.
  */
 import type { EventMap, ServerEvent } from "../wire/events.ts";
-import { MessageMemory } from "./_message-memory.ts";
 
 /** The key for the bot's own (non-conversation) events. */
 export const BOT_KEY = "bot";
 
 type Of<T extends keyof EventMap> = EventMap[T];
 
-/**
- * The conversation key of `event`. `knownMessage` maps a message id to the key of the
- * conversation it is in, when the caller remembers it.
- *
- * @example
- * ```ts
- * queue.add(conversationKey(event), (signal) => composer.dispatch({ ...ctx, event, signal }));
- * ```
- */
+/** The conversation key of `event`; `knownMessage` maps a message id to its conversation's key. */
 export function conversationKey(
   event: ServerEvent,
   knownMessage?: (messageId: number) => string | undefined,
@@ -77,7 +68,7 @@ function messageKey(m: Of<"message">["message"]): string {
 /** How many built keys each memo keeps before it starts over. */
 const KEY_CACHE_SIZE = 10_000;
 
-/** Keys built from two parts, memoized in nested maps; cleared past {@link KEY_CACHE_SIZE}. */
+/** Keys built from two parts, memoized in nested maps; cleared past KEY_CACHE_SIZE. */
 class KeyMemo<A, B> {
   readonly #byFirst = new Map<A, Map<B, string>>();
   #size = 0;
@@ -105,23 +96,16 @@ class KeyMemo<A, B> {
   }
 }
 
-/**
- * Stream keys by stream id and topic as sent: a conversation's messages come in runs, so the key
- * (a lower-casing and a concatenation) is built once per run, not once per message.
- */
+/** Memoized: a conversation's messages come in runs, so its key is built once per run. */
 const streamKeys = new KeyMemo(
   (streamId: number, topic: string) => `stream:${streamId}:${topic.toLowerCase()}`,
 );
 
-/**
- * Two-person keys by lower and higher id, kept: turning two ids into text for every direct message
- * would cost more than looking the key up.
- */
 const pairKeys = new KeyMemo((low: number, high: number) =>
   low === high ? `dm:${low}` : `dm:${low},${high}`,
 );
 
-/** The usual direct message, with one other person: no set, no sort, and the string memoized. */
+/** The usual direct message, with one other person: no set, no sort, memoized. */
 function pairKey(a: number, b: number): string {
   return a < b ? pairKeys.get(a, b) : pairKeys.get(b, a);
 }
@@ -139,12 +123,6 @@ export function dmKey(userIds: readonly number[]): string {
 /**
  * {@link conversationKey} with a memory of recent messages, so that edits, reactions and deletes
  * of a message are ordered with the rest of its conversation, and follow it when it is moved.
- *
- * @example
- * ```ts
- * const keys = new ConversationKeys();
- * for (const event of batch) queue.add(keys.keyOf(event), (signal) => handle(event, signal));
- * ```
  */
 export class ConversationKeys {
   readonly #known: MessageMemory;
@@ -158,7 +136,6 @@ export class ConversationKeys {
 
   keyOf(event: ServerEvent): string {
     if (event.type === "message") {
-      // The common case, without the general path's closures.
       const message = (event as Of<"message">).message;
       const key = messageKey(message);
       this.#known.set(message.id, key);
@@ -178,5 +155,99 @@ export class ConversationKeys {
         this.#known.delete(id);
     }
     return key;
+  }
+}
+
+/**
+ * The conversation key of each of the last `capacity` messages. Messages arrive oldest first, so
+ * ids are kept as a ring in increasing order, keys beside them, found by bisection: two array
+ * writes per message, no hash-table churn. Ids out of order, or named by a move after the ring
+ * forgot them, go in a small Map.
+ */
+export class MessageMemory {
+  /** Ids in increasing order from `#start` (the oldest, once the ring is full) round to it. */
+  readonly #ids: number[] = [];
+  readonly #keys: (string | undefined)[] = [];
+  #start = 0;
+  readonly #others = new Map<number, string>();
+
+  constructor(readonly capacity: number) {}
+
+  get(id: number): string | undefined {
+    if (this.#others.size > 0) {
+      const key = this.#others.get(id);
+      if (key !== undefined) return key;
+    }
+    const at = this.#find(id);
+    return at < 0 ? undefined : this.#keys[at];
+  }
+
+  set(id: number, key: string): void {
+    const n = this.#ids.length;
+    if (n === 0 || id > (this.#ids[(this.#start + n - 1) % n] as number)) {
+      this.#append(id, key);
+      return;
+    }
+    const at = this.#find(id);
+    if (at >= 0) {
+      this.#keys[at] = key;
+      return;
+    }
+    this.#others.set(id, key);
+    if (this.#others.size > this.capacity) this.#others.delete(this.#others.keys().next().value as number);
+  }
+
+  delete(id: number): void {
+    this.#others.delete(id);
+    const at = this.#find(id);
+    if (at >= 0) this.#keys[at] = undefined;
+  }
+
+  #append(id: number, key: string): void {
+    if (this.#ids.length < this.capacity) {
+      this.#ids.push(id);
+      this.#keys.push(key);
+      return;
+    }
+    this.#ids[this.#start] = id;
+    this.#keys[this.#start] = key;
+    this.#start = (this.#start + 1) % this.capacity;
+  }
+
+  /** The slot holding `id`, or -1. */
+  #find(id: number): number {
+    const n = this.#ids.length;
+    let low = 0;
+    let high = n - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      const slot = (this.#start + mid) % n;
+      const at = this.#ids[slot] as number;
+      if (at === id) return slot;
+      if (at < id) low = mid + 1;
+      else high = mid - 1;
+    }
+    return -1;
+  }
+}
+
+/**
+ * True when the bot itself caused `event` (the server echoes a bot's messages into its own queue,
+ * NOTES §4.2): its message, edit, reaction or typing notice. Dropped so a bot never answers itself.
+ */
+export function isOwnMessage(event: ServerEvent, botUserId: number): boolean {
+  switch (event.type) {
+    case "message":
+      return (event as Of<"message">).message.sender_id === botUserId;
+    case "update_message":
+      return (event as Of<"update_message">).user_id === botUserId;
+    case "reaction":
+      return (event as Of<"reaction">).user_id === botUserId;
+    case "typing":
+      return (event as Of<"typing">).sender.user_id === botUserId;
+    case "typing_edit_message":
+      return (event as Of<"typing_edit_message">).sender_id === botUserId;
+    default:
+      return false;
   }
 }

@@ -1,17 +1,15 @@
 /**
  * Ordered per conversation, parallel across conversations (grammY runner's `sequentialize`).
  *
- * For tasks added with the same key, task n+1 starts only after task n finished (returned,
- * resolved, threw, or timed out). Tasks of different keys run in parallel, at most `concurrency`
- * at a time; when a slot frees, the key that has waited longest goes next (so one busy
- * conversation cannot starve the others). A task that runs longer than `handlerTimeoutMs` (counted
- * from when it returned its promise) has its signal aborted and counts as finished: its slot and
- * its key move on even if it ignores the signal.
+ * Task n+1 of a key starts only after task n finished (returned, resolved, threw, or timed out).
+ * Keys run in parallel, at most `concurrency` at a time; a freed slot goes to the key that has
+ * waited longest, so one busy conversation cannot starve the others. A task that runs longer than
+ * `handlerTimeoutMs` (from when it returned its promise) has its signal aborted and counts as
+ * finished, even if it ignores the signal.
  *
- * A synchronous task runs inside `push()` itself when its key is free and a slot is open, and is
- * finished before `push()` returns: no promise, no timer. Tasks are started by one loop behind a
- * guard, so a task that pushes more tasks never deepens the stack. One clock timer serves every
- * timeout (see `#timed`): a timer per task cost more than the rest of the queue per event.
+ * A synchronous task runs inside `push()` when its key is free and a slot is open: no promise, no
+ * timer. One loop behind a guard starts tasks, so a task that pushes more never deepens the stack;
+ * one clock timer serves every timeout (see `#timed`).
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
@@ -81,36 +79,35 @@ class Task implements TaskControl {
   }
 }
 
-/**
- * A key's tasks from `head` on: the one running or held (when `busy`) and those waiting behind
- * it, in order. Taken from the front by index: one busy conversation may queue many thousands.
- */
-class Line {
-  tasks: Task[] = [];
+/** A FIFO taken from the front by index: one busy conversation may queue many thousands. */
+class Fifo<T> {
+  items: T[] = [];
   head = 0;
-  busy = false;
 
   get size(): number {
-    return this.tasks.length - this.head;
+    return this.items.length - this.head;
   }
 
-  get first(): Task | undefined {
-    return this.tasks[this.head];
-  }
-
-  shift(): void {
-    this.tasks[this.head++] = undefined as unknown as Task;
-    if (this.head > 1024 && this.head * 2 > this.tasks.length) {
-      this.tasks = this.tasks.slice(this.head);
+  shift(): T {
+    const item = this.items[this.head] as T;
+    this.items[this.head++] = undefined as T;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
       this.head = 0;
     }
+    return item;
   }
+}
+
+/** A key's tasks: the one running or held (when `busy`) and those waiting behind it, in order. */
+class Line extends Fifo<Task> {
+  busy = false;
 
   /** Remove and return every waiting task (the running or held one stays). */
   dropWaiting(): Task[] {
     const from = this.head + (this.busy ? 1 : 0);
-    const dropped = this.tasks.slice(from);
-    this.tasks.length = from;
+    const dropped = this.items.slice(from);
+    this.items.length = from;
     return dropped;
   }
 }
@@ -124,8 +121,7 @@ export class ConversationQueue {
   readonly #clock: Clock;
   readonly #lines = new Map<string, Line>();
   /** Keys whose next task may start, oldest first. */
-  #ready: Line[] = [];
-  #readyAt = 0;
+  #ready = new Fifo<Line>();
   readonly #running = new Set<Task>();
   /**
    * Async tasks in the order they returned their promise, which is the order of their deadlines
@@ -219,8 +215,7 @@ export class ConversationQueue {
       for (const task of line.dropWaiting()) dropped.push(task);
       if (line.size === 0) this.#lines.delete(key);
     }
-    this.#ready = [];
-    this.#readyAt = 0;
+    this.#ready = new Fifo();
     this.#waiting = 0;
     for (const task of this.#running) task.abort(reason);
     for (const task of dropped) {
@@ -237,9 +232,9 @@ export class ConversationQueue {
       line = new Line();
       this.#lines.set(task.key, line);
     }
-    line.tasks.push(task);
+    line.items.push(task);
     this.#waiting++;
-    if (!line.busy && line.size === 1) this.#ready.push(line);
+    if (!line.busy && line.size === 1) this.#ready.items.push(line);
     this.#pump();
   }
 
@@ -248,15 +243,11 @@ export class ConversationQueue {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (this.#running.size < this.#concurrency && this.#readyAt < this.#ready.length) {
-        const line = this.#ready[this.#readyAt++]!;
-        if (this.#readyAt > 1024 && this.#readyAt * 2 > this.#ready.length) {
-          this.#ready = this.#ready.slice(this.#readyAt);
-          this.#readyAt = 0;
-        }
+      while (this.#running.size < this.#concurrency && this.#ready.size > 0) {
+        const line = this.#ready.shift();
         line.busy = true;
         this.#waiting--;
-        this.#start(line.first!);
+        this.#start(line.items[line.head] as Task);
       }
     } finally {
       this.#pumping = false;
@@ -355,7 +346,7 @@ export class ConversationQueue {
     const line = this.#lines.get(task.key)!;
     line.shift();
     line.busy = false;
-    if (line.size > 0) this.#ready.push(line);
+    if (line.size > 0) this.#ready.items.push(line);
     else this.#lines.delete(task.key);
     this.#callDone(task);
     this.#settleWaiters();
@@ -390,6 +381,6 @@ export class ConversationQueue {
   }
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
 }

@@ -2,25 +2,21 @@
  * Exactly-once bookkeeping of messages per bot, across queues, replays and restarts.
  *
  * The cursor is a low-water mark: every message with an id ≤ cursor that reached the bot has
- * finished its handlers. Messages above the cursor that finished out of order (conversations run
- * in parallel) are kept as marks, dropped once the cursor passes them; the store holds them as
- * one key, `finished`, id runs in a string such as "3-5,9-10,20" (they come in runs). A message is
- * marked only after its handlers finish, so a crash mid-handler makes it run again rather than
- * be lost: at-least-once for that one message, exactly-once for every other.
+ * finished its handlers. Messages above it that finished out of order (conversations run in
+ * parallel) are kept as marks until the cursor passes them, stored as one key, `finished`, of id
+ * runs ("3-5,9-10,20"). A message is marked only after its handlers finish, so a crash
+ * mid-handler runs it again rather than losing it.
  *
- * `finish` only updates memory; `save` writes what changed since the last save (at most the
- * cursor and the runs), so a whole wave of completions costs two store writes rather than
- * several per message. The runtime saves, then commits the store, before a conversation's next
- * message starts.
+ * `finish` only updates memory; `save` writes what changed (at most the cursor and the runs), so
+ * a wave of completions costs two store writes.
  *
  * In memory, this run's messages above the cursor are one sorted array (the window): begun ids,
- * negated once finished. The queue delivers oldest first, so beginning is a push, finishing a
- * bisection, and the cursor follows the window's first unfinished id, with no hash table written
- * per message. Marks read from the store at start stay in a Set of their own: the ids
- * between them may never have been handled, so they must not move the cursor.
+ * negated once finished. Messages arrive oldest first, so beginning is a push and finishing a
+ * bisection, with no hash table written per message. Marks read from the store at start stay in
+ * a Set: the ids between them may never have been handled, so they must not move the cursor.
  */
+import type { Logger } from "../api/logger.ts";
 import type { StateStore } from "../state/state-store.ts";
-import { RunsText, rangesIn } from "./_id-runs.ts";
 
 const CURSOR = "cursor";
 const FINISHED = "finished";
@@ -155,20 +151,21 @@ export class DeliveryLedger {
     await Promise.all(writes);
   }
 
-  /** The marks (finished ids above the cursor) as runs. */
+  /** The marks (finished ids above the cursor) as runs such as "3-5,9-10,20". */
   #marksText(): string {
-    const runs = new RunsText();
-    const window = this.#window;
-    if (this.#restored.size === 0) {
-      for (let i = this.#head; i < window.length; i++)
-        if ((window[i] as number) < 0) runs.add(-(window[i] as number));
-      return runs.text();
-    }
     const ids = [...this.#restored];
+    const window = this.#window;
     for (let i = this.#head; i < window.length; i++)
       if ((window[i] as number) < 0) ids.push(-(window[i] as number));
-    for (const id of ids.sort((a, b) => a - b)) runs.add(id);
-    return runs.text();
+    if (this.#restored.size > 0) ids.sort((a, b) => a - b);
+    const runs: string[] = [];
+    for (let i = 0; i < ids.length; ) {
+      const from = ids[i] as number;
+      let to = from;
+      while (ids[++i] === to + 1) to++;
+      runs.push(from === to ? `${from}` : `${from}-${to}`);
+    }
+    return runs.join(",");
   }
 
   #dropRestored(cursor: number): void {
@@ -207,5 +204,104 @@ export class DeliveryLedger {
       else high = mid;
     }
     return low;
+  }
+}
+
+/** The runs stored under `finished`, ignoring anything malformed. */
+function rangesIn(value: unknown): [number, number][] {
+  if (typeof value !== "string" || value === "") return [];
+  const ranges: [number, number][] = [];
+  for (const run of value.split(",")) {
+    const [from, to = from] = run.split("-").map(Number);
+    if (Number.isSafeInteger(from) && Number.isSafeInteger(to) && (from as number) <= (to as number)) {
+      ranges.push([from as number, to as number]);
+    }
+  }
+  return ranges;
+}
+
+/**
+ * Committing the ledger: every handled message is recorded durably before its conversation's
+ * next message can do anything observable, so a crash (kill -9, a lost lease) never runs a
+ * finished handler again. One commit covers every completion of the same turn of the event loop.
+ */
+export interface LedgerCommitOptions {
+  log: Logger;
+  /** Make the store's writes durable against a machine crash. */
+  flush(): Promise<void>;
+  /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
+  commit?(): Promise<void>;
+  /** The store's synchronous commit, where it has one (see `BotRuntimeOptions.syncCommit`). */
+  syncCommit?: { ready(): boolean; commit(): boolean };
+}
+
+/** The completions of this turn are committed synchronously at its end (see {@link LedgerCommits.finish}). */
+const IN_TURN = Symbol("in-turn commit");
+
+export class LedgerCommits {
+  /** The ledger completions go to; replaced when the bot starts again (cluster failover). */
+  ledger: DeliveryLedger | undefined;
+  readonly #o: LedgerCommitOptions;
+  /**
+   * The commit shared by every completion of this turn: a promise the conversation's next
+   * message waits for, or IN_TURN for a synchronous commit at the turn's end.
+   */
+  #round: Promise<void> | typeof IN_TURN | undefined;
+
+  constructor(options: LedgerCommitOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Record a completion; the commit must land before the conversation moves on, or a crash runs
+   * a finished handler again (test/e2e/crash-restart.test.ts).
+   *
+   * A synchronous commit runs in a microtask queued by the turn's first completion: the next
+   * message starts at once, but only its synchronous part runs before the commit (what it awaits
+   * resumes later, and no I/O is processed until the turn ends). Returns undefined then;
+   * otherwise (a network store, or a FileStore compacting) the commit's promise, which the
+   * conversation's next message waits for.
+   */
+  finish(id: number): Promise<void> | undefined {
+    this.ledger!.finish(id);
+    const round = this.#round;
+    if (round !== undefined) return round === IN_TURN ? undefined : round;
+    if (this.#o.syncCommit?.ready()) {
+      this.#round = IN_TURN;
+      queueMicrotask(this.#commitInTurn);
+      return undefined;
+    }
+    const hold = Promise.resolve().then(() => {
+      this.#round = undefined;
+      return this.#save();
+    });
+    this.#round = hold;
+    return hold;
+  }
+
+  readonly #commitInTurn = (): void => {
+    this.#round = undefined;
+    // The store applies writes at the call (what syncCommit requires): save() has written its
+    // keys once it returns, and its promise only reports.
+    this.ledger!.save().catch((err: unknown) => this.#failed(err));
+    try {
+      // ready() said it would be synchronous; if not, commit the usual way.
+      if (!this.#o.syncCommit!.commit()) void this.#save();
+    } catch (err) {
+      this.#failed(err);
+    }
+  };
+
+  async #save(): Promise<void> {
+    try {
+      await this.ledger!.save();
+      await (this.#o.commit ?? this.#o.flush)();
+    } catch (err) {
+      this.#failed(err);
+    }
+  }
+
+  #failed(err: unknown): void {
+    this.#o.log.error({ err }, "could not record handled messages in the state store; the next save retries");
   }
 }

@@ -1,22 +1,19 @@
 /**
  * One bot's dispatch pipeline. Every source (the event queue, catch-up, outgoing webhooks) hands
- * it the same record, an {@link Incoming}, and every event goes through the same stages:
+ * it an {@link Incoming}, which goes through five stages:
  *
- * 1. **accept**: update the bot's caches, count the event, and let the delivery ledger drop a
- *    message that was already handled (or is being handled);
+ * 1. **accept**: update the bot's caches, count the event, let the delivery ledger drop a message
+ *    already handled (or being handled);
  * 2. **filter**: drop the bot's own messages, unless it asked for them;
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
- * 4. **run**: build the context and run the middleware and handler (the composer); count the
- *    outcome and log a failure;
- * 5. **effects**: the handler and its effects are done; the message is recorded as handled in
- *    the ledger ({@link Dispatcher#effectsDone}, the one place "every effect once" hooks into).
- *    A handler that threw runs again after a pause, and an event whose every attempt failed is
- *    kept as a dead letter before it is recorded as handled (see handler-failures.ts).
+ * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
+ * 5. **effects**: record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
+ *    A handler that threw runs again after a pause; an event whose every attempt failed is kept
+ *    as a dead letter first (handler-failures.ts).
  *
- * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3: nothing to deduplicate.
- * Inbound webhooks, which answer in their HTTP response, enter at stage 4
- * ({@link Dispatcher.runHandler}); cron jobs, with their own timer, at stage 4 with the same
- * effect records, retries and dead letters as events ({@link Dispatcher.runJob}).
+ * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3; inbound webhooks at
+ * stage 4 ({@link Dispatcher.runHandler}); cron jobs at stage 4 with the same effect records,
+ * retries and dead letters as events ({@link Dispatcher.runJob}).
  */
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
@@ -36,12 +33,12 @@ import {
   createBaseContext,
   createContext,
   type SendEffects,
+  type SignalSource,
 } from "./context.ts";
-import { contextDepsOf } from "./context-deps.ts";
-import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
+import { BOT_KEY, ConversationKeys, isOwnMessage } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
-import { DeliveryLedger } from "./delivery-ledger.ts";
-import { type FailedRun, HandlerFailures } from "./handler-failures.ts";
+import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
+import { type FailedRun, HandlerFailures, jobRunner, type RetryPolicy } from "./handler-failures.ts";
 import {
   type BotIdentity,
   type DispatchMetrics,
@@ -52,15 +49,10 @@ import {
   type RunJob,
   sourceOf,
 } from "./incoming.ts";
-import { isOwnMessage } from "./is-own-message.ts";
-import { jobRunner } from "./job-runs.ts";
-import { type LedgerCommitOptions, LedgerCommits } from "./ledger-commits.ts";
-import type { RetryPolicy } from "./retries.ts";
 
 export interface DispatcherOptions extends LedgerCommitOptions {
   name: string;
   client: Client;
-  /** ctx.state */
   state: KV;
   /** Where the delivery ledger lives (`<bot>/runtime`). */
   ledgerStore: StateStore;
@@ -81,10 +73,8 @@ export interface DispatcherOptions extends LedgerCommitOptions {
   effects?: EffectRecords;
 }
 
-/** The context options of nearly every event, made once. */
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
-/** The log bindings of a `bot.onStart()` handler's context. */
 const ON_START = Object.freeze({ onStart: true });
 const asIs = <T>(base: T): T => base;
 
@@ -103,8 +93,6 @@ export class Dispatcher {
   #self: BotIdentity | undefined;
   /** What contexts are built from; rebuilt when the bot's identity changes. */
   #deps: ContextDeps<unknown> | undefined;
-  /** Dead letters being replayed, and who waits for their outcome. */
-  readonly #replays = new Map<Incoming, (handled: boolean) => void>();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
@@ -152,8 +140,19 @@ export class Dispatcher {
 
   /** What a context of this bot is built from (complete once the bot has registered). */
   contextDeps(): ContextDeps<unknown> {
+    const o = this.#o;
     // Made once per identity, not per event.
-    this.#deps ??= contextDepsOf(this.#o, this.#server!, this.#self);
+    this.#deps ??= {
+      bot: { name: o.name, userId: this.#self?.userId ?? -1, email: this.#self?.email ?? o.client.email },
+      api: o.client,
+      state: o.state,
+      log: o.log,
+      settings: o.settings,
+      server: this.#server!,
+      channelName: (id) => o.services.channels.nameOf(id),
+      ...(o.clock ? { clock: o.clock } : {}),
+      services: o.services,
+    };
     return this.#deps;
   }
 
@@ -232,10 +231,16 @@ export class Dispatcher {
    */
   replay(letter: DeadLetter): Promise<boolean> {
     const event = letter.event as unknown as ServerEvent;
-    const incoming: Incoming = { event, replayed: true, issue: undefined, reply: undefined, letter };
-    return new Promise((resolve) => {
-      this.#queue.pushWith(this.#keys.keyOf(event), this.#run, incoming, undefined);
-      this.#replays.set(incoming, resolve);
+    return new Promise((onReplayed) => {
+      const incoming: Incoming = {
+        event,
+        replayed: true,
+        issue: undefined,
+        reply: undefined,
+        letter,
+        onReplayed,
+      };
+      this.#queue.pushWith(this.#keys.keyOf(event), this.#run, incoming);
     });
   }
 
@@ -263,21 +268,17 @@ export class Dispatcher {
   readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
     handler(extend(createBaseContext(this.contextDeps(), signal, bindings, effects)));
 
-  /** 4–5 for a cron job's occurrence: effect records, retries, dead letters (job-runs.ts). */
+  /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
   readonly runJob: RunJob;
 
   /**
-   * 4. run: the middleware and handler, then stage 5 (or the failure stage); synchronously when
-   * every middleware and handler is synchronous (no promise at all).
+   * 4. run, then stage 5 (or the failure stage); synchronously when every middleware and handler
+   * is synchronous (no promise at all). The context's signal is the queue's: it aborts on the
+   * handler timeout and at the shutdown deadline, not at stop() (that would cut every reply short).
    */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
-    const { event, replayed, issue } = incoming;
-    // The context's signal is the queue's: it aborts on the handler timeout and at the shutdown
-    // deadline. Aborting on stop() itself would cut a handler's reply short on every shutdown.
-    const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const effects = this.#effectsOf(incoming, replayed || incoming.letter !== undefined);
-    const ctx = createContext(this.contextDeps(), event, control, extra, effects);
-    if (incoming.reply) ctx.reply = incoming.reply;
+    const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
+    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects);
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<void> | undefined;
     try {
@@ -287,12 +288,12 @@ export class Dispatcher {
       return this.#afterFailure(incoming, err, control, effects);
     }
     if (pending === undefined) {
-      this.#handled(event, started);
+      this.#handled(ctx, started);
       return this.#effectsDone(incoming, control);
     }
     return pending.then(
       () => {
-        this.#handled(event, started);
+        this.#handled(ctx, started);
         this.#effectsDone(incoming, control);
       },
       (err: unknown) => {
@@ -302,6 +303,19 @@ export class Dispatcher {
     );
   };
 
+  #contextOf(
+    incoming: Incoming,
+    signal: SignalSource,
+    replayed: boolean,
+    effects: SendEffects | undefined,
+  ): BotContext<unknown> {
+    const { event, issue } = incoming;
+    const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
+    const ctx = createContext(this.contextDeps(), event, signal, extra, effects);
+    if (incoming.reply) ctx.reply = incoming.reply;
+    return ctx;
+  }
+
   /** A message event's effect records for this run (a re-run looks up what was made). */
   #effectsOf(incoming: Incoming, rerun: boolean): SendEffects | undefined {
     const id = ledgerIdOf(incoming.event);
@@ -310,22 +324,6 @@ export class Dispatcher {
     const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
     const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
     return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
-  }
-
-  /** Run an event's handlers again (a retry after a failure), on `signal`. */
-  async #again(incoming: Incoming, signal: AbortSignal, effects: SendEffects | undefined): Promise<void> {
-    const { event, issue } = incoming;
-    const extra = issue ? { replayed: true, eventIssue: issue } : REPLAYED;
-    const ctx = createContext(this.contextDeps(), event, signal, extra, effects);
-    if (incoming.reply) ctx.reply = incoming.reply;
-    const started = this.#o.metrics ? performance.now() : 0;
-    try {
-      await this.#composer!.run(ctx);
-    } catch (err) {
-      this.#failed(ctx, err, started);
-      throw err;
-    }
-    this.#handled(event, started);
   }
 
   /**
@@ -343,29 +341,30 @@ export class Dispatcher {
       event: incoming.event,
       source: sourceOf(incoming),
       ...(incoming.letter ? { letter: incoming.letter } : {}),
-      again: (signal) => {
+      again: async (signal) => {
         last = this.#effectsOf(incoming, true);
-        return this.#again(incoming, signal, last);
+        const ctx = this.#contextOf(incoming, signal, true, last);
+        const started = this.#o.metrics ? performance.now() : 0;
+        try {
+          await this.#composer!.run(ctx);
+        } catch (err) {
+          this.#failed(ctx, err, started);
+          throw err;
+        }
+        this.#handled(ctx, started);
       },
       effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
     };
     const settled = this.#failures.settle(run, err).then((handled) => {
-      this.#replayed(incoming, handled);
+      incoming.onReplayed?.(handled);
       return incoming.letter ? undefined : this.#finish(incoming.event);
     });
     control.holdKey(settled);
   }
 
-  #replayed(incoming: Incoming, handled: boolean): void {
-    const waiting = this.#replays.get(incoming);
-    if (!waiting) return;
-    this.#replays.delete(incoming);
-    waiting(handled);
-  }
-
-  #handled(event: ServerEvent, started: number): void {
+  #handled(ctx: BotContext<unknown>, started: number): void {
     this.stats.handled++;
-    this.#o.metrics?.eventHandled(event.type, (performance.now() - started) / 1000);
+    this.#o.metrics?.eventHandled(ctx.event.type, (performance.now() - started) / 1000);
   }
 
   #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
@@ -377,18 +376,13 @@ export class Dispatcher {
   /**
    * 5. effects: the handler finished and what it did has happened. A message is recorded as
    * handled; when that record must be durable before the conversation's next message, its key
-   * is held until it is.
+   * is held until it is. A replayed dead letter leaves the list before the conversation moves on.
    */
   #effectsDone(incoming: Incoming, control: TaskControl): void {
-    if (incoming.letter) {
-      // A replayed dead letter was handled: it leaves the list before the conversation moves on.
-      const letter = incoming.letter;
-      control.holdKey(
-        (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => this.#replayed(incoming, true)),
-      );
-      return;
-    }
-    const hold = this.#finish(incoming.event);
+    const { letter } = incoming;
+    const hold = letter
+      ? (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => incoming.onReplayed?.(true))
+      : this.#finish(incoming.event);
     if (hold !== undefined) control.holdKey(hold);
   }
 

@@ -3,10 +3,9 @@
  * any of its items (OR). Everything is checked when `on()` is called, so a typo or a filter that
  * can never match the event type fails at startup instead of silently never firing.
  */
-import { isKnownEventType } from "../wire/events.ts";
-import { channelOf, contentOf, flagsOf, isDirectEvent, opOf, senderOf, topicsOf } from "./_event-fields.ts";
-import { bool, closest, invalid, isId, list, show } from "./_filter-values.ts";
-import type { RoutableContext } from "./routable-context.ts";
+import { type EventMap, isKnownEventType, type ServerEvent } from "../wire/events.ts";
+import type { RoutableContext } from "./composer.ts";
+import { RouterError } from "./router-error.ts";
 
 /** A filter function; it may be async. */
 export type FilterPredicate<C> = (ctx: C) => boolean | Promise<boolean>;
@@ -125,25 +124,11 @@ export function compileFilter<C extends RoutableContext>(
 function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, where: string): Test<C> {
   switch (key) {
     case "op": {
-      const ops = list<string>(
-        value,
-        key,
-        where,
-        'an op such as "add"',
-        (v) => typeof v === "string" && v !== "",
-      );
+      const ops = list<string>(value, key, where, 'an op such as "add"', isName);
       return (ctx) => ops.includes(opOf(ctx.event) as string);
     }
     case "channel": {
-      const wanted = list(
-        value,
-        key,
-        where,
-        "a channel name or id",
-        (v) => (typeof v === "string" && v !== "") || isId(v),
-      );
-      const ids = wanted.filter((v): v is number => typeof v === "number");
-      const names = wanted.filter((v): v is string => typeof v === "string").map((n) => n.toLowerCase());
+      const { ids, names } = idsAndNames(value, key, where, "a channel name or id", isChannel);
       return (ctx) => {
         const ref = channelOf(ctx.event);
         if (ref === undefined) return false;
@@ -165,15 +150,7 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
       };
     }
     case "sender": {
-      const wanted = list(
-        value,
-        key,
-        where,
-        "a user id or email",
-        (v) => isId(v) || (typeof v === "string" && v.includes("@")),
-      );
-      const ids = wanted.filter((v): v is number => typeof v === "number");
-      const emails = wanted.filter((v): v is string => typeof v === "string").map((e) => e.toLowerCase());
+      const { ids, names: emails } = idsAndNames(value, key, where, "a user id or email", isSender);
       return (ctx) => {
         const who = senderOf(ctx.event);
         return (
@@ -210,13 +187,8 @@ function checkApplies(key: FilterKey, types: readonly string[], where: string): 
 }
 
 function textMatcher(value: unknown, key: FilterKey, where: string, mode: "exact" | "substring") {
-  const items = list<string | RegExp>(
-    value,
-    key,
-    where,
-    "a string or a RegExp",
-    (v) => typeof v === "string" || v instanceof RegExp,
-  );
+  const isText = (v: unknown) => typeof v === "string" || v instanceof RegExp;
+  const items = list<string | RegExp>(value, key, where, "a string or a RegExp", isText);
   const tests = items.map((item): ((text: string) => boolean) => {
     if (item instanceof RegExp) {
       return (text) => {
@@ -230,4 +202,204 @@ function textMatcher(value: unknown, key: FilterKey, where: string, mode: "exact
       : (text) => text.toLowerCase().includes(lower);
   });
   return (text: string) => tests.some((test) => test(text));
+}
+
+// Where each routing-relevant fact lives in each event type (NOTES §4, §14): the topic is
+// `subject` on messages, `subject`/`orig_subject` on update_message and `topic` on typing and
+// delete_message; a DM is `type: "private"` on messages but `message_type: "direct"` on typing.
+
+type Of<T extends keyof EventMap> = EventMap[T];
+
+interface ChannelRef {
+  ids: number[];
+  names: string[];
+}
+
+function channelOf(event: ServerEvent): ChannelRef | undefined {
+  switch (event.type) {
+    case "message": {
+      const m = (event as Of<"message">).message;
+      if (m.type !== "stream") return undefined;
+      return {
+        ids: defined([m.stream_id]),
+        names: typeof m.display_recipient === "string" ? [m.display_recipient] : [],
+      };
+    }
+    case "update_message": {
+      const e = event as Of<"update_message">;
+      if (e.stream_id === undefined) return undefined;
+      return { ids: defined([e.stream_id, e.new_stream_id]), names: defined([e.stream_name]) };
+    }
+    case "delete_message":
+    case "typing": {
+      const id = (event as Of<"delete_message"> | Of<"typing">).stream_id;
+      return id === undefined ? undefined : { ids: [id], names: [] };
+    }
+    default:
+      return typeof event.stream_id === "number" ? { ids: [event.stream_id], names: [] } : undefined;
+  }
+}
+
+/** The topic(s) an event is about: both old and new topic for a move; none for DMs. */
+function topicsOf(event: ServerEvent): string[] {
+  switch (event.type) {
+    case "message": {
+      const m = (event as Of<"message">).message;
+      return m.type === "stream" ? [m.subject] : [];
+    }
+    case "update_message": {
+      const e = event as Of<"update_message">;
+      return defined([e.subject, e.orig_subject]);
+    }
+    case "delete_message":
+    case "typing":
+      return defined([(event as Of<"delete_message"> | Of<"typing">).topic]);
+    default:
+      return typeof event.topic === "string" ? [event.topic] : [];
+  }
+}
+
+interface SenderRef {
+  ids: number[];
+  emails: string[];
+}
+
+/** Who caused the event: the sender, editor, reacting or typing user. */
+function senderOf(event: ServerEvent): SenderRef {
+  switch (event.type) {
+    case "message": {
+      const m = (event as Of<"message">).message;
+      return { ids: [m.sender_id], emails: [m.sender_email] };
+    }
+    case "update_message": {
+      const id = (event as Of<"update_message">).user_id;
+      return { ids: id === null ? [] : [id], emails: [] };
+    }
+    case "reaction": {
+      const e = event as Of<"reaction">;
+      return { ids: [e.user_id], emails: defined([e.user?.email]) };
+    }
+    case "typing": {
+      const e = event as Of<"typing">;
+      return { ids: [e.sender.user_id], emails: [e.sender.email] };
+    }
+    case "typing_edit_message":
+      return { ids: [(event as Of<"typing_edit_message">).sender_id], emails: [] };
+    default:
+      return { ids: typeof event.sender_id === "number" ? [event.sender_id] : [], emails: [] };
+  }
+}
+
+/** `true` for a direct message, `false` for a channel message, `undefined` when neither applies. */
+function isDirectEvent(event: ServerEvent): boolean | undefined {
+  switch (event.type) {
+    case "message":
+      return (event as Of<"message">).message.type === "private";
+    case "update_message":
+      return (event as Of<"update_message">).stream_id === undefined;
+    case "delete_message":
+      return (event as Of<"delete_message">).message_type === "private";
+    case "typing":
+      return (event as Of<"typing">).message_type === "direct";
+    default:
+      return undefined;
+  }
+}
+
+function flagsOf(event: ServerEvent): readonly string[] {
+  const flags = event.flags;
+  return Array.isArray(flags) ? flags.filter((f): f is string => typeof f === "string") : [];
+}
+
+function contentOf(event: ServerEvent): string | undefined {
+  if (event.type === "message") return (event as Of<"message">).message.content;
+  return typeof event.content === "string" ? event.content : undefined;
+}
+
+function opOf(event: ServerEvent): string | undefined {
+  return "op" in event && typeof event.op === "string" ? event.op : undefined;
+}
+
+function defined<T>(values: Array<T | undefined>): T[] {
+  return values.filter((v): v is T => v !== undefined);
+}
+
+// Checks for filter values: each names the key and the `on()` call, so a bad filter fails at
+// setup with a message that says what to change.
+
+function list<T>(value: unknown, key: string, where: string, what: string, ok: (v: unknown) => boolean): T[] {
+  const items = Array.isArray(value) ? value : [value];
+  if (items.length === 0) {
+    throw invalid(
+      where,
+      `filter "${key}" is an empty array, which never matches; list at least one value or remove the key.`,
+    );
+  }
+  for (const item of items) {
+    if (!ok(item)) {
+      throw invalid(where, `filter "${key}" must be ${what}, or an array of them; got ${show(item)}.`);
+    }
+  }
+  return items as T[];
+}
+
+/** Checked as ids and names (lower-cased), for `channel` and `sender`. */
+function idsAndNames(value: unknown, key: string, where: string, what: string, ok: (v: unknown) => boolean) {
+  const wanted = list<number | string>(value, key, where, what, ok);
+  return {
+    ids: wanted.filter((v): v is number => typeof v === "number"),
+    names: wanted.filter((v): v is string => typeof v === "string").map((n) => n.toLowerCase()),
+  };
+}
+
+const isName = (v: unknown) => typeof v === "string" && v !== "";
+const isChannel = (v: unknown) => isName(v) || isId(v);
+const isSender = (v: unknown) => isId(v) || (typeof v === "string" && v.includes("@"));
+
+function bool(value: unknown, key: string, where: string): boolean {
+  if (typeof value !== "boolean")
+    throw invalid(where, `filter "${key}" must be true or false, got ${show(value)}.`);
+  return value;
+}
+
+function isId(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v > 0;
+}
+
+function show(v: unknown): string {
+  if (typeof v === "function") return "a function";
+  if (v instanceof RegExp) return String(v);
+  if (typeof v === "string") return JSON.stringify(v);
+  if (Array.isArray(v)) return "an array";
+  return v === null ? "null" : typeof v === "object" ? "an object" : String(v);
+}
+
+/** The valid key within two edits of `key`, for a "did you mean" hint. */
+function closest(key: string, candidates: readonly string[]): string | undefined {
+  let best: { key: string; d: number } | undefined;
+  for (const candidate of candidates) {
+    const d = distance(key.toLowerCase(), candidate);
+    if (d <= 2 && (best === undefined || d < best.d)) best = { key: candidate, d };
+  }
+  return best?.key;
+}
+
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        (row[j] as number) + 1,
+        (next[j - 1] as number) + 1,
+        (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length] as number;
+}
+
+function invalid(where: string, message: string): RouterError {
+  return new RouterError("ROUTER_INVALID_FILTER", `${where}: ${message}`);
 }

@@ -10,11 +10,29 @@
  */
 import type { Logger } from "pino";
 import { sleep } from "../api/sleep.ts";
+import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import { type RetryPolicy, retryDelay } from "./retries.ts";
+import type { SendEffects } from "./context.ts";
+import type { RunJob } from "./incoming.ts";
+
+/**
+ * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
+ * `maxBackoffMs`, until it has run `attempts` times.
+ */
+export interface RetryPolicy {
+  /** Runs in all, the first included (1: never retried). */
+  attempts: number;
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+/** The pause before run `n + 1` after run `n` failed (n ≥ 1). */
+export function retryDelay(policy: RetryPolicy, n: number): number {
+  return Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (n - 1));
+}
 
 export interface FailureMetrics {
   handlerRetried(type: string): void;
@@ -22,9 +40,7 @@ export interface FailureMetrics {
 }
 
 export interface HandlerFailuresOptions {
-  /** Default: a handler that throws is not run again. */
   retries?: RetryPolicy;
-  /** Where events that failed every attempt are kept; without it they are only logged. */
   letters?: DeadLetters;
   handlerTimeoutMs: number;
   log: Logger;
@@ -37,7 +53,7 @@ export interface HandlerFailuresOptions {
 
 const NO_RETRIES: RetryPolicy = { attempts: 1, backoffMs: 1, maxBackoffMs: 1 };
 
-/** The failed event, as the dispatcher knows it. */
+/** The failed event or job occurrence. */
 export interface FailedRun {
   event: { type: string };
   source: DeadLetterSource;
@@ -80,7 +96,7 @@ export class HandlerFailures {
     let last = error;
     let attempts = 1;
     while (attempts < policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
-      const delay = retryDelay(o.retries ?? NO_RETRIES, attempts);
+      const delay = retryDelay(policy, attempts);
       o.log.warn(
         { err: last, attempt: attempts, of: policy.attempts, retryInMs: delay },
         "handler failed; running it again after a pause",
@@ -95,26 +111,14 @@ export class HandlerFailures {
       try {
         await run.again(AbortSignal.any([stopping, AbortSignal.timeout(o.handlerTimeoutMs)]));
         o.log.info({ attempts }, "handler succeeded on a later attempt");
-        if (run.letter) await this.#forget(run.letter);
+        if (run.letter) await o.letters?.remove(run.letter.id);
         return true;
       } catch (err) {
         last = err;
       }
     }
-    await this.#keep(
-      run,
-      last,
-      attempts,
-      firstFailedAt,
-      clock.now(),
-      stopping.aborted && !(last instanceof NoRetry),
-    );
+    await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
     return false;
-  }
-
-  /** A replayed dead letter was handled: it is gone from the list. */
-  async #forget(letter: DeadLetter): Promise<void> {
-    await this.#o.letters?.remove(letter.id);
   }
 
   async #keep(
@@ -123,9 +127,10 @@ export class HandlerFailures {
     attempts: number,
     first: number,
     last: number,
-    interrupted: boolean,
+    stopped: boolean,
   ): Promise<void> {
     const o = this.#o;
+    const interrupted = stopped && !(error instanceof NoRetry);
     o.metrics?.deadLettered(run.event.type);
     const why =
       error instanceof NoRetry
@@ -170,4 +175,47 @@ export class HandlerFailures {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
     }
   }
+}
+
+interface JobRunnerOptions {
+  effects?: EffectRecords;
+  letters?: DeadLetters;
+  log: Logger;
+}
+
+/**
+ * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence
+ * (a re-run repeats none, and verifies the one in flight by a read-back of the bot's messages no
+ * older than the firing); a failed attempt runs again after a pause and, when every attempt
+ * failed, the occurrence is kept as a dead letter (source "job").
+ */
+export function jobRunner(o: JobRunnerOptions, failures: HandlerFailures): RunJob {
+  return async (occurrence, attempt, signal, letter) => {
+    const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
+    const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
+    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
+    const effectsOf = (rerun: boolean): SendEffects | undefined =>
+      o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
+    let last = effectsOf(letter !== undefined);
+    try {
+      await attempt(signal, last);
+      if (letter) await o.letters?.remove(letter.id);
+      return true;
+    } catch (err) {
+      o.log.error({ err, job: occurrence.job, scheduledFor: occurrence.scheduledFor }, "cron job failed");
+      return failures.settle(
+        {
+          event: occurrence,
+          source: "job",
+          ...(letter ? { letter } : {}),
+          again: (s) => {
+            last = effectsOf(true);
+            return attempt(s, last);
+          },
+          effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+        },
+        err,
+      );
+    }
+  };
 }

@@ -1,7 +1,4 @@
-/**
- * What every source hands the dispatch pipeline (an {@link Incoming}), and the small types and
- * rules around it: what a message is tracked by, where a failed event came from.
- */
+/** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
@@ -21,6 +18,8 @@ export interface Incoming {
   readonly reply: ReplyFn | undefined;
   /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
   readonly letter?: DeadLetter;
+  /** Told whether a replayed dead letter was handled. */
+  readonly onReplayed?: (handled: boolean) => void;
 }
 
 /** The bot's user, as the server knows it. */
@@ -38,10 +37,8 @@ export interface DispatchMetrics extends FailureMetrics {
 
 /**
  * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
- * webhook): build its context from the bot's, with `extend` adding the kind's own members, and
- * run `handler` with it. What a failure means is the caller's (a webhook answers 500, a cron job
- * counts an error), so whatever `handler` throws or rejects with reaches the caller. `effects`:
- * the records its sends go through (a cron job's run).
+ * webhook): its context is the bot's, with `extend` adding the kind's own members; whatever
+ * `handler` throws reaches the caller. `effects`: the records its sends go through.
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
@@ -65,10 +62,7 @@ export interface JobOccurrence {
 /** Runs a job's handler once, on `signal`, its sends going through `effects`. */
 export type JobAttempt = (signal: AbortSignal, effects: SendEffects | undefined) => Promise<unknown>;
 
-/**
- * Stages 4–5 for a cron job's occurrence (the dispatcher's `runJob`): run it, retry it, keep it
- * as a dead letter. Resolves true when handled; never rejects.
- */
+/** Stages 4–5 for a cron job's occurrence: run, retry, dead letter. True when handled; never rejects. */
 export type RunJob = (
   occurrence: JobOccurrence,
   attempt: JobAttempt,
@@ -91,10 +85,7 @@ export function sourceOf(incoming: Incoming): DeadLetterSource {
   return incoming.replayed ? "catch-up" : "queue";
 }
 
-/**
- * The id the delivery ledger tracks an event by: a message event's message id. A message event
- * that failed its schema may have no message: it reaches handlers as a generic event.
- */
+/** The id the delivery ledger tracks an event by: a message event's message id, if it has one. */
 export function ledgerIdOf(event: ServerEvent): number | undefined {
   if (event.type !== "message") return undefined;
   const id = (event as { message?: { id?: unknown } }).message?.id;

@@ -16,18 +16,7 @@ export type RouterErrorCode =
   | "ROUTER_HANDLER_TIMEOUT"
   | "ROUTER_ABORTED";
 
-/**
- * An error raised by the router or the conversation queue.
- *
- * @example
- * ```ts
- * bot.on("message", async (ctx) => {
- *   await work(ctx.signal).catch((err) => {
- *     if (isBothostError(err) && err.code === "ROUTER_HANDLER_TIMEOUT") ctx.log.warn({}, "gave up");
- *   });
- * });
- * ```
- */
+/** An error raised by the router or the conversation queue. */
 export class RouterError extends BothostError<RouterErrorCode> {
   constructor(code: RouterErrorCode, message: string, options?: { cause?: unknown }) {
     super(code, message, options);

@@ -3,8 +3,8 @@
  * non-thenable, and the same effects, order and errors as dispatch() once one is async.
  */
 import { describe, expect, it } from "vitest";
+import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { Composer } from "../../src/pipeline/composer.ts";
-import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
 import { ctxFor, directMessage, reaction, streamMessage } from "../support/pipeline.ts";
 
 /** A bot whose every middleware is synchronous: use, on (typed, filtered, with `when`), nested. */

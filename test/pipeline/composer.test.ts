@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { Composer } from "../../src/pipeline/composer.ts";
-import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
 import { parseEvent } from "../../src/wire/events.ts";
 import { ctxFor, directMessage, reaction, streamMessage, streamTyping } from "../support/pipeline.ts";
 

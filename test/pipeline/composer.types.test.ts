@@ -7,8 +7,8 @@
 import type { Logger as PinoLogger } from "pino";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Logger } from "../../src/api/logger.ts";
+import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { Composer, type ContextFor, type EventOf } from "../../src/pipeline/composer.ts";
-import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
 import type { EventMap, GenericEvent, ServerEvent } from "../../src/wire/events.ts";
 
 interface AppContext extends RoutableContext {

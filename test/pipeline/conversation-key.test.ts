@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ConversationKeys, conversationKey, dmKey, streamKey } from "../../src/pipeline/conversation-key.ts";
-import { isOwnMessage } from "../../src/pipeline/is-own-message.ts";
+import {
+  ConversationKeys,
+  conversationKey,
+  dmKey,
+  isOwnMessage,
+  streamKey,
+} from "../../src/pipeline/conversation-key.ts";
+
 import { parseEvent } from "../../src/wire/events.ts";
 import {
   BOT,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { compileFilter, type Filter } from "../../src/pipeline/filters.ts";
-import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
 import type { ServerEvent } from "../../src/wire/events.ts";
 import {
   contentEdit,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MessageMemory } from "../../src/pipeline/_message-memory.ts";
+import { MessageMemory } from "../../src/pipeline/conversation-key.ts";
 
 describe("MessageMemory", () => {
   it("finds every remembered id after the ring has wrapped, and forgets the oldest", () => {

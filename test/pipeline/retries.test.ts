@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { retryDelay } from "../../src/pipeline/retries.ts";
+import { retryDelay } from "../../src/pipeline/handler-failures.ts";
 
 it("retryDelay doubles from the backoff up to the cap", () => {
   const policy = { attempts: 9, backoffMs: 2_000, maxBackoffMs: 30_000 };

@@ -3,7 +3,7 @@
  * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
-import type { RoutableContext } from "../../src/pipeline/routable-context.ts";
+import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { ManualClock, type TimerHandle } from "../../src/time/clock.ts";
 import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 
