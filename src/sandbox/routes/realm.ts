@@ -7,7 +7,7 @@ import { badRequest, missingArgument, mustBe } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import { nextId, type UserRecord } from "../state/data.ts";
-import { BOOLEAN_SETTINGS, FREE_INT_SETTINGS, INT_CHOICES, STRING_CHOICES } from "../state/user-settings.ts";
+import { BOOLEAN_SETTINGS, VALUED_SETTINGS } from "../state/user-settings.ts";
 
 const OWNERS_ONLY_DOMAINS_FL = 143;
 
@@ -79,24 +79,19 @@ function updateDefaults(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   requireAdmin(user);
   const changes: [string, boolean | number | string][] = [];
-  for (const name of BOOLEAN_SETTINGS) {
+  for (const name of Object.keys(BOOLEAN_SETTINGS)) {
     const v = params.bool(name);
     if (v !== undefined) changes.push([name, v]);
   }
-  for (const [name, allowed] of Object.entries(INT_CHOICES)) {
-    const v = params.int(name);
+  for (const [name, [fallback, allowed]] of Object.entries(VALUED_SETTINGS)) {
+    const v = typeof fallback === "number" ? params.int(name) : params.str(name);
     if (v === undefined) continue;
-    if (!allowed.includes(v)) throw badRequest(`Invalid ${name}`);
-    changes.push([name, v]);
-  }
-  for (const name of FREE_INT_SETTINGS) {
-    const v = params.int(name);
-    if (v !== undefined) changes.push([name, v]);
-  }
-  for (const [name, allowed] of Object.entries(STRING_CHOICES)) {
-    const v = params.str(name);
-    if (v === undefined) continue;
-    if (allowed && !allowed.includes(v)) throw badRequest(`Invalid ${name}`);
+    const ok =
+      allowed === null ||
+      (typeof allowed === "number"
+        ? (v as number) >= 1 && (v as number) <= allowed
+        : allowed.includes(v as string));
+    if (!ok) throw badRequest(`Invalid ${name}`);
     changes.push([name, v]);
   }
   const defaults = core.data.realm.user_settings_defaults;

@@ -7,7 +7,7 @@ import { serverDefaults } from "../../wire/responses.ts";
 import type { SandboxCore } from "../core.ts";
 import type { ClientCapabilities } from "../queues/event-queue.ts";
 import { SERVER_GENERATION } from "../version.ts";
-import type { UserRecord } from "./data.ts";
+import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
 import { pendingScheduled, scheduledToApi } from "./scheduled-view.ts";
 import { canAccessMetadata, streamToApi, subscriptionToApi } from "./streams.ts";
 import { userGroupView } from "./user-group-view.ts";
@@ -148,17 +148,7 @@ export function initialState(
       hint,
       field_data,
       order,
-      type: [
-        "",
-        "short_text",
-        "long_text",
-        "choice",
-        "date",
-        "link",
-        "user",
-        "external_account",
-        "pronouns",
-      ].indexOf(type),
+      type: PROFILE_FIELD_TYPES.indexOf(type) + 1,
     }));
   }
   if (want("realm_bot")) {
