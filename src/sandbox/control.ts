@@ -4,12 +4,13 @@
  */
 import { BothostError } from "../errors/bothost-error.ts";
 import type { SandboxCore } from "./core.ts";
+import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./core.ts";
 import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
 import type { RequestLogEntry } from "./http/server.ts";
 import { BOT_TYPES, ROLES } from "./org/build-state.ts";
 import { DEFAULT_RATE_RULES, type RateLimiter } from "./rate-limiter.ts";
-import { sendFromParams } from "./routes/messages-send.ts";
+import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { UserRecord } from "./state/data.ts";
 import { createUser, setActive, updateUser } from "./state/realm-users.ts";
@@ -17,7 +18,6 @@ import { streamByName } from "./state/streams.ts";
 import { subscribeUsers } from "./state/subscribe.ts";
 import { userByDeliveryEmail } from "./state/users.ts";
 import type { QueueInfo, SandboxControl, SandboxUser } from "./types.ts";
-import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./version.ts";
 
 export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
   constructor(message: string) {

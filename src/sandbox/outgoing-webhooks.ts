@@ -4,14 +4,14 @@
  * notice plus an owner DM, is posted back into the conversation.
  */
 import type { SandboxCore } from "./core.ts";
+import { SANDBOX_ZULIP_VERSION } from "./core.ts";
 import { ApiError } from "./http/api-error.ts";
 import type { MessageRecord, UserRecord } from "./state/data.ts";
 import { renderMarkdown } from "./state/markdown.ts";
 import { messageToApi } from "./state/message-view.ts";
-import { type SendTarget, sendMessage } from "./state/send-message.ts";
+import { notifyByBot, type SendTarget, sendMessage } from "./state/send-message.ts";
 import { streamById } from "./state/streams.ts";
 import { apiEmail, userById } from "./state/users.ts";
-import { SANDBOX_ZULIP_VERSION } from "./version.ts";
 
 const TIMEOUT_MS = 10_000;
 const MAX_RETRIES = 3;
@@ -161,15 +161,11 @@ export class OutgoingWebhooks {
   private notifyOwner(bot: UserRecord, msg: MessageRecord, reason: string): void {
     const data = this.core.data;
     const owner = bot.bot_owner_id === null ? undefined : userById(data, bot.bot_owner_id);
-    const notificationBot = data.users.find((u) => u.system_bot);
-    if (!owner?.is_active || !notificationBot) return;
+    if (!owner?.is_active) return;
     const text =
       `A message to your bot @_**${bot.full_name}|${bot.user_id}** (from ${apiEmail(data, userById(data, msg.sender_id)!)}) ` +
       `triggered an outgoing webhook, which failed: ${reason}`;
-    sendMessage(this.core, notificationBot, { type: "private", recipients: [owner], topic: "" }, text, {
-      client: "Internal",
-      trusted: true,
-    });
+    notifyByBot(this.core, owner, text);
   }
 }
 

@@ -4,9 +4,8 @@
  */
 import type { AddressInfo } from "node:net";
 import { serveChat } from "./chat-page/chat-routes.ts";
-import { SandboxClock } from "./clock.ts";
 import { createControl } from "./control.ts";
-import { SandboxCore } from "./core.ts";
+import { SandboxClock, SandboxCore } from "./core.ts";
 import { Faults } from "./faults.ts";
 import { createSandboxServer, type RequestLogEntry } from "./http/server.ts";
 import { buildState } from "./org/build-state.ts";

@@ -1,5 +1,5 @@
 /** Public types of the sandbox: its options, the running handle and the control API. */
-import type { Clock } from "./clock.ts";
+import type { Clock } from "./core.ts";
 import type { FailOptions, PathFilter } from "./faults.ts";
 import type { RequestLogEntry, ResponseRecord } from "./http/server.ts";
 import type { OrgInput } from "./org/schema.ts";

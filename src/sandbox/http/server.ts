@@ -2,17 +2,17 @@
  * The HTTP front: faults, body parsing, routing (405/OPTIONS/HEAD), authentication, rate limits,
  * the success envelope with `ignored_parameters_unsupported`, and the request log.
  */
+
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { SandboxCore } from "../core.ts";
 import type { FailOptions, Faults } from "../faults.ts";
 import { type RateLimiter, rateLimitError } from "../rate-limiter.ts";
-import type { UserRecord } from "../state/data.ts";
+import type { SandboxData, UserRecord } from "../state/data.ts";
+import { userByDeliveryEmail } from "../state/users.ts";
 import { ApiError, unauthorized } from "./api-error.ts";
-import { authenticate } from "./auth.ts";
 import { Params } from "./params.ts";
-import { sendJson, success } from "./respond.ts";
 import { type AuthedContext, type Method, matchRoute, RawReply, type Route } from "./router.ts";
-import { clientNameFrom } from "./user-agent.ts";
 
 export interface RequestLogEntry {
   method: string;
@@ -205,4 +205,88 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     if (err instanceof ApiError) return fail(err, limitHeaders);
     throw err;
   }
+}
+
+/** Write a JSON body the way the server does: compact, with a trailing newline. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.destroyed || res.writableEnded) return;
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, {
+    ...headers,
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** Success body: `result` and `msg` first, then the data (as the server's json_response). */
+export function success(data: Record<string, unknown> = {}): Record<string, unknown> {
+  return { result: "success", msg: "", ...data };
+}
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+/** Compare two secrets in constant time (equal-length digests). */
+export function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+export function authenticate(data: SandboxData, header: string | undefined): UserRecord {
+  if (header === undefined) throw unauthorized();
+  const space = header.indexOf(" ");
+  const type = space < 0 ? header : header.slice(0, space);
+  if (type.toLowerCase() !== "basic") {
+    throw new ApiError(400, "BAD_REQUEST", "This endpoint requires HTTP basic authentication.");
+  }
+  const encoded = space < 0 ? "" : header.slice(space + 1).trim();
+  const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(encoded)
+    ? Buffer.from(encoded, "base64").toString("utf8")
+    : "";
+  const parts = decoded.split(":");
+  if (parts.length !== 2) throw unauthorized("Invalid authorization header for basic auth");
+  const email = parts[0]!.trim();
+  const key = parts[1]!.trim();
+  if (!/^[A-Za-z0-9]{32}$/.test(key)) throw unauthorized("Malformed API key");
+  const user = userByDeliveryEmail(data, email);
+  if (!user || user.system_bot || !sameSecret(user.api_key, key)) throw unauthorized("Invalid API key");
+  if (!user.is_active) throw unauthorized("Account is deactivated");
+  return user;
+}
+
+/**
+ * The client name the server derives from a request (NOTES §13): the `client` parameter wins,
+ * else the User-Agent's product name, else "Unspecified"; at most 30 characters.
+ */
+const UA = /^([^/ ]*[^0-9/(]*)(\/([^/ ]*))?([ /].*)?$/;
+
+export function clientNameFrom(userAgent: string | undefined, clientParam: string | undefined): string {
+  if (clientParam !== undefined && clientParam !== "") return clientParam.slice(0, 30);
+  if (userAgent === undefined || userAgent === "") return "Unspecified";
+  const m = UA.exec(userAgent);
+  const name = m?.[1]?.trim();
+  if (!name) return "Unparsable";
+  return name.slice(0, 30);
+}
+
+const UI_CLIENTS = new Set([
+  "zulipandroid",
+  "zulipios",
+  "zulipdesktop",
+  "zulipmobile",
+  "zulipelectron",
+  "zulipterminal",
+  "snipe",
+  "website",
+  "ios",
+  "android",
+]);
+
+/** Client.default_read_by_sender(): only UI clients get their own sends marked read. */
+export function defaultReadBySender(clientName: string): boolean {
+  return UI_CLIENTS.has(clientName.toLowerCase());
 }

@@ -3,8 +3,8 @@
  * and the Notification Bot (which the real server keeps in its internal realm).
  */
 
+import { randomInt } from "node:crypto";
 import { SANDBOX_FEATURE_LEVEL } from "../../wire/feature-levels.ts";
-import { generateApiKey } from "../state/api-key.ts";
 import {
   emptyData,
   nextId,
@@ -266,4 +266,13 @@ function addOrgBot(data: SandboxData, b: OrgBot, iso: string): void {
       ? { url: b.outgoing.url, token: b.outgoing.token ?? generateApiKey(), interface: b.outgoing.interface }
       : null,
   });
+}
+
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A fresh 32-character alphanumeric key, the shape the real server's keys and tokens have. */
+export function generateApiKey(): string {
+  let key = "";
+  for (let i = 0; i < 32; i++) key += ALPHABET[randomInt(ALPHABET.length)];
+  return key;
 }

@@ -1,24 +1,18 @@
 /** Every route of the sandbox, merged by path (several files may serve one path). */
 import type { Faults } from "../faults.ts";
 import type { Route } from "../http/router.ts";
-import { channelFolderRoutes } from "./channel-folders.ts";
-import { eventsRoutes } from "./events.ts";
+import { scheduledMessageRoutes } from "../scheduler.ts";
+import { eventsRoutes, registerRoutes, serverSettingsRoutes } from "./events.ts";
 import { messageEditRoutes } from "./message-edit.ts";
-import { messagesGetRoutes } from "./messages-get.ts";
-import { messagesSendRoutes } from "./messages-send.ts";
-import { pushTokenRoutes } from "./push-tokens.ts";
+import { messagesGetRoutes, messagesSendRoutes } from "./messages.ts";
 import { reactionRoutes } from "./reactions.ts";
-import { realmRoutes } from "./realm.ts";
-import { registerRoutes } from "./register.ts";
+import { channelFolderRoutes, realmRoutes } from "./realm.ts";
 import { reportRoutes } from "./report.ts";
 import { savedSnippetRoutes } from "./saved-snippets.ts";
-import { scheduledMessageRoutes } from "./scheduled-messages.ts";
-import { serverSettingsRoutes } from "./server-settings.ts";
-import { streamRoutes } from "./streams.ts";
-import { subscriptionRoutes } from "./subscriptions.ts";
+import { streamRoutes, subscriptionRoutes } from "./streams.ts";
 import { typingRoutes } from "./typing.ts";
 import { userGroupRoutes } from "./user-groups.ts";
-import { userRoutes } from "./users.ts";
+import { pushTokenRoutes, userRoutes } from "./users.ts";
 
 export function allRoutes(faults: Faults): Route[] {
   const list: Route[] = [

@@ -6,13 +6,16 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToUsers } from "../queues/delivery.ts";
-import { normalizeContent, normalizeTopic } from "../state/addressee.ts";
 import type { EditRecord, MessageRecord } from "../state/data.ts";
 import { editSnapshots } from "../state/edit-history.ts";
 import { renderMarkdown } from "../state/markdown.ts";
-import { accessMessage, holders } from "../state/message-access.ts";
-import { visibleTopic } from "../state/message-view.ts";
-import { checkTopicPolicy, streamDoesNotExist } from "../state/send-message.ts";
+import { accessMessage, holders, visibleTopic } from "../state/message-view.ts";
+import {
+  checkTopicPolicy,
+  normalizeContent,
+  normalizeTopic,
+  streamDoesNotExist,
+} from "../state/send-message.ts";
 import { canAccessContent, streamById } from "../state/streams.ts";
 
 const MODES = ["change_one", "change_later", "change_all"] as const;

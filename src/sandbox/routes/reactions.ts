@@ -4,8 +4,7 @@ import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { MessageRecord, ReactionRecord, UserRecord } from "../state/data.ts";
-import { EMOJI_CODES } from "../state/emoji.ts";
-import { accessMessage, holders } from "../state/message-access.ts";
+import { accessMessage, holders } from "../state/message-view.ts";
 import { streamById, subscriberIds } from "../state/streams.ts";
 import { apiEmail } from "../state/users.ts";
 
@@ -80,3 +79,37 @@ export const reactionRoutes = [
     }),
   }),
 ];
+
+/** A small table of unicode emoji names → codes (the common ones bots react with). */
+export const EMOJI_CODES: Record<string, string> = {
+  "+1": "1f44d",
+  thumbs_up: "1f44d",
+  like: "1f44d",
+  "-1": "1f44e",
+  thumbs_down: "1f44e",
+  tada: "1f389",
+  heart: "2764",
+  smile: "1f604",
+  slight_smile: "1f642",
+  joy: "1f602",
+  check: "2705",
+  check_mark: "2714",
+  cross_mark: "274c",
+  x: "274c",
+  eyes: "1f440",
+  octopus: "1f419",
+  rocket: "1f680",
+  fire: "1f525",
+  star: "2b50",
+  warning: "26a0",
+  wave: "1f44b",
+  thinking: "1f914",
+  ok: "1f197",
+  working_on_it: "1f6e0",
+  hourglass: "231b",
+  robot: "1f916",
+  clock: "1f570",
+  bell: "1f514",
+  question: "2753",
+  exclamation: "2757",
+};

@@ -2,10 +2,9 @@
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { emitToAll } from "../queues/delivery.ts";
 import type { UserGroupRecord } from "../state/data.ts";
-import { userGroupView } from "../state/user-group-view.ts";
-import { groupMemberIds, userById } from "../state/users.ts";
+import { groupMemberIds, userById, userGroupView } from "../state/users.ts";
 
 const BOTS_ALLOWED_FL = 496;
 
@@ -22,8 +21,7 @@ function groupForUpdate(ctx: AuthedContext): UserGroupRecord {
 }
 
 function emitGroup(core: SandboxCore, event: Record<string, unknown>): void {
-  const everyone = core.data.users.filter((u) => u.is_active).map((u) => u.user_id);
-  emitToUsers(core, everyone, { type: "user_group", ...event });
+  emitToAll(core, { type: "user_group", ...event });
 }
 
 function changeMembers(ctx: AuthedContext, group: UserGroupRecord, add: number[], remove: number[]): void {

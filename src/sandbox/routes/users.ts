@@ -1,13 +1,21 @@
 /**
  * GET /users, /users/me, /users/{user_id}, /users/{email} (email visibility and `user{id}@host`
- * placeholders), and PATCH /users/me/profile_data.
+ * placeholders), PATCH /users/me/profile_data, and the legacy push token endpoints.
  */
 import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import type { UserRecord } from "../state/data.ts";
-import { updateProfileData } from "../state/profile-data.ts";
-import { apiEmail, avatarUrl, canSeeEmail, profileDataToApi, userById, userToApi } from "../state/users.ts";
+import { emitToAll } from "../queues/delivery.ts";
+import type { ProfileFieldRecord, UserRecord } from "../state/data.ts";
+import {
+  apiEmail,
+  avatarUrl,
+  canSeeEmail,
+  escapeHtml,
+  profileDataToApi,
+  userById,
+  userToApi,
+} from "../state/users.ts";
 
 const noSuchUser = () => badRequest("No such user");
 
@@ -92,4 +100,112 @@ export const userRoutes = [
       return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
     }),
   }),
+];
+
+interface Update {
+  field: ProfileFieldRecord;
+  value: string | null;
+}
+
+function parseUpdates(core: SandboxCore, user: UserRecord, raw: unknown): Update[] {
+  if (!Array.isArray(raw)) throw badRequest("data is not a list");
+  return raw.map((item, i) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw badRequest(`data[${i}] is not a dict`);
+    const o = item as Record<string, unknown>;
+    if (!("id" in o)) throw badRequest(`data[${i}]["id"] field is missing: Field required`);
+    if (!("value" in o)) throw badRequest(`data[${i}]["value"] field is missing: Field required`);
+    if (typeof o.id !== "number" || !Number.isInteger(o.id))
+      throw badRequest(`data[${i}]["id"] is not an integer`);
+    const field = core.data.profileFields.find((f) => f.id === o.id);
+    if (!field) throw badRequest(`Field id ${o.id} not found.`);
+    if (user.role > 200 && (!core.data.realm.profile_field_editing_allowed || !field.editable_by_user)) {
+      throw badRequest("You are not allowed to change this field. Contact an administrator to update it.");
+    }
+    return { field, value: checkValue(core, field, o.value) };
+  });
+}
+
+function checkValue(core: SandboxCore, field: ProfileFieldRecord, value: unknown): string | null {
+  if (value === null) return null;
+  const name = field.name;
+  if (field.type === "user") {
+    if (!Array.isArray(value) || !value.every((v) => typeof v === "number" && Number.isInteger(v))) {
+      throw badRequest(`${name} is not a list`);
+    }
+    for (const id of value as number[]) {
+      const u = userById(core.data, id);
+      if (!u || u.system_bot) throw badRequest(`Invalid user ID: ${id}`);
+    }
+    return JSON.stringify(value);
+  }
+  if (typeof value !== "string") throw badRequest(`${name} is not a string`);
+  if (value === "") return null;
+  if (field.type === "short_text" && [...value].length > 50)
+    throw badRequest(`${name} is too long (limit: 50 characters)`);
+  if (field.type === "long_text" && [...value].length > 500)
+    throw badRequest(`${name} is too long (limit: 500 characters)`);
+  if (field.type === "link" && !/^https?:\/\/\S+$/.test(value)) throw badRequest(`${name} is not a URL`);
+  if (field.type === "date" && !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw badRequest(`${name} is not a date`);
+  if (field.type === "choice") {
+    const choices = field.field_data ? (JSON.parse(field.field_data) as Record<string, unknown>) : {};
+    if (!(value in choices)) throw badRequest(`'${value}' is not a valid choice for '${name}'.`);
+  }
+  return value;
+}
+
+export function updateProfileData(core: SandboxCore, user: UserRecord, raw: unknown): void {
+  const updates = parseUpdates(core, user, raw);
+  for (const { field, value } of updates) {
+    const key = String(field.id);
+    if ((user.profile_data[key] ?? null) === value) continue;
+    if (value === null) delete user.profile_data[key];
+    else user.profile_data[key] = value;
+    const custom: Record<string, unknown> = { id: field.id, value };
+    if (value !== null && (field.type === "short_text" || field.type === "long_text")) {
+      custom.rendered_value = `<p>${escapeHtml(value)}</p>`;
+    }
+    emitToAll(core, {
+      type: "realm_user",
+      op: "update",
+      person: { user_id: user.user_id, custom_profile_field: custom },
+    });
+  }
+}
+
+type Kind = "android" | "apns";
+
+function token(ctx: AuthedContext, kind: Kind): string {
+  const value = ctx.params.requiredStr("token");
+  if (value === "" || value.length > 4096) throw badRequest("Empty or invalid length token");
+  if (kind === "apns" && !/^[0-9a-fA-F]+$/.test(value) && !/^[A-Za-z0-9+/]+=*$/.test(value)) {
+    throw badRequest("Invalid APNS token");
+  }
+  return value;
+}
+
+function tokenRoutes(path: string, kind: Kind) {
+  return route(path, {
+    POST: endpoint((ctx) => {
+      const value = token(ctx, kind);
+      ctx.params.str("appid");
+      const user = ctx.user;
+      if (!user.push_tokens.some((t) => t.kind === kind && t.token === value))
+        user.push_tokens.push({ kind, token: value });
+      return {};
+    }),
+    DELETE: endpoint((ctx) => {
+      const value = token(ctx, kind);
+      const user = ctx.user;
+      const before = user.push_tokens.length;
+      user.push_tokens = user.push_tokens.filter((t) => !(t.kind === kind && t.token === value));
+      if (user.push_tokens.length === before) throw badRequest("Token does not exist");
+      return {};
+    }),
+  });
+}
+
+export const pushTokenRoutes = [
+  tokenRoutes("/users/me/android_gcm_reg_id", "android"),
+  tokenRoutes("/users/me/apns_device_token", "apns"),
 ];

@@ -2,8 +2,10 @@
  * The message record as one viewer sees it (GET /messages, `message` events): Markdown or HTML,
  * the empty-topic display name, per-viewer recipient_id and placeholder emails.
  */
+
+import { invalidMessage } from "../http/api-error.ts";
 import type { MessageRecord, SandboxData, UserRecord } from "./data.ts";
-import { streamById } from "./streams.ts";
+import { isSubscribed, streamById } from "./streams.ts";
 import { apiEmail, avatarUrl, userById } from "./users.ts";
 
 export interface MessageViewOptions {
@@ -71,4 +73,30 @@ export function messageToApi(
   if (msg.last_edit_timestamp !== null) out.last_edit_timestamp = msg.last_edit_timestamp;
   if (msg.last_moved_timestamp !== null) out.last_moved_timestamp = msg.last_moved_timestamp;
   return out;
+}
+
+export function canAccessMessage(data: SandboxData, user: UserRecord, msg: MessageRecord): boolean {
+  if (msg.flags[String(user.user_id)] !== undefined) return true;
+  if (msg.type === "private") return false;
+  const stream = streamById(data, msg.stream_id!);
+  if (!stream) return false;
+  if (!stream.invite_only) return user.role !== 600 || isSubscribed(data, stream.stream_id, user.user_id);
+  return stream.history_public_to_subscribers && isSubscribed(data, stream.stream_id, user.user_id);
+}
+
+/** The message if it exists and the user may read it; otherwise "Invalid message(s)". */
+export function accessMessage(data: SandboxData, user: UserRecord, id: number): MessageRecord {
+  const msg = data.messages.find((m) => m.id === id);
+  if (!msg || !canAccessMessage(data, user, msg)) throw invalidMessage();
+  return msg;
+}
+
+/** A user's flags on a message; messages read through channel history are read + historical. */
+export function flagsOf(msg: MessageRecord, user: UserRecord): string[] {
+  return msg.flags[String(user.user_id)] ?? ["read", "historical"];
+}
+
+/** Users who hold the message (a UserMessage row on the server): they get its events. */
+export function holders(msg: MessageRecord): number[] {
+  return Object.keys(msg.flags).map(Number);
 }

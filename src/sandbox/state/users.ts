@@ -2,7 +2,7 @@
  * Users: lookups, who may see whose real email, and the User / own-user wire records.
  */
 import { createHash } from "node:crypto";
-import type { SandboxData, UserRecord } from "./data.ts";
+import type { SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
 
 export function userById(data: SandboxData, id: number): UserRecord | undefined {
   return data.users.find((u) => u.user_id === id);
@@ -129,4 +129,18 @@ export function groupMemberIds(data: SandboxData, groupId: number, seen = new Se
   for (const m of group.members) out.add(m);
   for (const s of group.subgroups) for (const m of groupMemberIds(data, s, seen)) out.add(m);
   return out;
+}
+
+export function userGroupView(data: SandboxData, g: UserGroupRecord) {
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    members: g.members,
+    direct_subgroup_ids: g.subgroups,
+    is_system_group: g.is_system_group,
+    deactivated: g.deactivated,
+    date_created: data.realm.date_created,
+    creator_id: null,
+  };
 }

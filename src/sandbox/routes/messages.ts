@@ -1,14 +1,20 @@
 /** GET /messages (anchored windows over a narrow) and GET /messages/{message_id}. */
+
+import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
+import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { accessMessage, flagsOf } from "../state/message-access.ts";
+import type { UserRecord } from "../state/data.ts";
 import {
   buildFilter,
   type NarrowTerm,
   parseNarrowParam,
   searchableMessages,
 } from "../state/message-filter.ts";
-import { messageToApi } from "../state/message-view.ts";
+import { accessMessage, flagsOf, messageToApi } from "../state/message-view.ts";
+import { normalizeContent, notifyByBot, resolveTarget, sendMessage } from "../state/send-message.ts";
+import { streamByName } from "../state/streams.ts";
+import { userById } from "../state/users.ts";
 
 const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
 const MAX_MESSAGES_PER_FETCH = 5000;
@@ -91,6 +97,57 @@ export const messagesGetRoutes = [
           flags: flagsOf(msg, user),
         },
       };
+    }),
+  }),
+];
+
+const TYPES = ["direct", "private", "stream", "channel"] as const;
+
+/** Read POST /messages parameters, send, and return `{ id }`. */
+export function sendFromParams(core: SandboxCore, user: UserRecord, params: Params, clientName: string) {
+  const type = params.literal("type", TYPES);
+  if (type === undefined) throw missingArgument("type");
+  const to = params.str("to");
+  const topic = params.str("topic", { aliases: ["subject"] });
+  const content = params.requiredStr("content");
+  const localId = params.str("local_id");
+  const queueId = params.str("queue_id");
+  const readBySender = params.bool("read_by_sender");
+  const isStream = type === "stream" || type === "channel";
+  if (to === undefined) throw badRequest(isStream ? "Missing channel" : "Message must have recipients");
+  if (isStream && topic === undefined) throw badRequest("Missing topic");
+  if (isStream) normalizeContent(content);
+  let target: ReturnType<typeof resolveTarget>;
+  try {
+    target = resolveTarget(core, { type, to, topic, content });
+  } catch (err) {
+    notifyOwnerOfMissingStream(core, user, type, to);
+    throw err;
+  }
+  const msg = sendMessage(core, user, target, content, {
+    client: clientName,
+    readBySender,
+    local: localId !== undefined && queueId !== undefined ? { queueId, localId } : undefined,
+  });
+  return { id: msg.id };
+}
+
+/** A bot sending to a missing channel makes the Notification Bot tell its owner (NOTES §7). */
+function notifyOwnerOfMissingStream(core: SandboxCore, user: UserRecord, type: string, to: string): void {
+  if (!user.is_bot || user.bot_owner_id === null || (type !== "stream" && type !== "channel")) return;
+  if (/^\s*[[\d"]/.test(to) || streamByName(core.data, to)) return;
+  const owner = userById(core.data, user.bot_owner_id);
+  if (!owner?.is_active) return;
+  const text =
+    `Your bot @_**${user.full_name}|${user.user_id}** tried to send a message to channel #**${to}**, ` +
+    "but that channel does not exist. Click [here](#channels/new) to create it.";
+  notifyByBot(core, owner, text);
+}
+
+export const messagesSendRoutes = [
+  route("/messages", {
+    POST: endpoint((ctx) => sendFromParams(ctx.core, ctx.user, ctx.params, ctx.clientName), {
+      incomingWebhookBots: true,
     }),
   }),
 ];
