@@ -8,15 +8,13 @@ import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./
 import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
 import type { RequestLogEntry } from "./http/server.ts";
+import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/server.ts";
 import { BOT_TYPES, ROLES } from "./org/build-state.ts";
-import { DEFAULT_RATE_RULES, type RateLimiter } from "./rate-limiter.ts";
 import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { UserRecord } from "./state/data.ts";
-import { createUser, setActive, updateUser } from "./state/realm-users.ts";
-import { streamByName } from "./state/streams.ts";
-import { subscribeUsers } from "./state/subscribe.ts";
-import { userByDeliveryEmail } from "./state/users.ts";
+import { streamByName, subscribeUsers } from "./state/streams.ts";
+import { createUser, setActive, updateUser, userByDeliveryEmail } from "./state/users.ts";
 import type { QueueInfo, SandboxControl, SandboxUser } from "./types.ts";
 
 export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {

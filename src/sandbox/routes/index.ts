@@ -3,16 +3,13 @@ import type { Faults } from "../faults.ts";
 import type { Route } from "../http/router.ts";
 import { scheduledMessageRoutes } from "../scheduler.ts";
 import { eventsRoutes, registerRoutes, serverSettingsRoutes } from "./events.ts";
-import { messageEditRoutes } from "./message-edit.ts";
-import { messagesGetRoutes, messagesSendRoutes } from "./messages.ts";
-import { reactionRoutes } from "./reactions.ts";
+import { messageEditRoutes, reactionRoutes } from "./message-edit.ts";
+import { messagesGetRoutes, messagesSendRoutes, typingRoutes } from "./messages.ts";
 import { channelFolderRoutes, realmRoutes } from "./realm.ts";
 import { reportRoutes } from "./report.ts";
-import { savedSnippetRoutes } from "./saved-snippets.ts";
 import { streamRoutes, subscriptionRoutes } from "./streams.ts";
-import { typingRoutes } from "./typing.ts";
 import { userGroupRoutes } from "./user-groups.ts";
-import { pushTokenRoutes, userRoutes } from "./users.ts";
+import { pushTokenRoutes, savedSnippetRoutes, userRoutes } from "./users.ts";
 
 export function allRoutes(faults: Faults): Route[] {
   const list: Route[] = [

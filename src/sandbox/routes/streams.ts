@@ -15,10 +15,11 @@ import {
   streamByName,
   streamToApi,
   subscriberIds,
+  subscribeUsers,
   subscription,
   subscriptionToApi,
+  unsubscribeUsers,
 } from "../state/streams.ts";
-import { subscribeUsers, unsubscribeUsers } from "../state/subscribe.ts";
 import { userByDeliveryEmail, userById } from "../state/users.ts";
 
 function listStreams(ctx: AuthedContext) {
