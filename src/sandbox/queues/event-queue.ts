@@ -6,18 +6,19 @@
 import { randomUUID } from "node:crypto";
 import { ApiError } from "../http/api-error.ts";
 
-export interface ClientCapabilities {
-  notification_settings_null: boolean;
-  bulk_message_deletion: boolean;
-  user_avatar_url_field_optional: boolean;
-  stream_typing_notifications: boolean;
-  linkifier_url_template: boolean;
-  user_list_incomplete: boolean;
-  include_deactivated_groups: boolean;
-  archived_channels: boolean;
-  empty_topic_name: boolean;
-  simplified_presence_events: boolean;
-}
+export const CAPABILITY_KEYS = [
+  "notification_settings_null",
+  "bulk_message_deletion",
+  "user_avatar_url_field_optional",
+  "stream_typing_notifications",
+  "linkifier_url_template",
+  "user_list_incomplete",
+  "include_deactivated_groups",
+  "archived_channels",
+  "empty_topic_name",
+  "simplified_presence_events",
+] as const;
+export type ClientCapabilities = Record<(typeof CAPABILITY_KEYS)[number], boolean>;
 
 export interface QueueOptions {
   userId: number;
@@ -88,32 +89,25 @@ export class EventQueue {
 
   /** The client went away: forget the poll without answering it. */
   disconnect(poll: ParkedPoll): void {
-    if (this.parked !== poll) return;
-    this.parked = null;
-    this.clearTimer();
+    if (this.parked === poll) this.unpark();
   }
 
   /** Drop the parked poll's connection without answering it. */
   cutParked(): void {
-    const poll = this.parked;
-    if (!poll) return;
-    this.parked = null;
-    this.clearTimer();
-    poll.cut();
+    this.unpark()?.cut();
   }
 
   /** Answer the parked poll (if any) with everything currently queued. */
   finishParked(): void {
-    const poll = this.parked;
-    if (!poll) return;
-    this.parked = null;
-    this.clearTimer();
-    poll.finish([...this.events]);
+    this.unpark()?.finish([...this.events]);
   }
 
-  private clearTimer(): void {
+  private unpark(): ParkedPoll | null {
+    const poll = this.parked;
+    this.parked = null;
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = null;
+    return poll;
   }
 }
 

@@ -6,20 +6,7 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import type { UserRecord } from "../state/data.ts";
-import type { ClientCapabilities, QueueOptions } from "./event-queue.ts";
-
-const CAPABILITY_KEYS: (keyof ClientCapabilities)[] = [
-  "notification_settings_null",
-  "bulk_message_deletion",
-  "user_avatar_url_field_optional",
-  "stream_typing_notifications",
-  "linkifier_url_template",
-  "user_list_incomplete",
-  "include_deactivated_groups",
-  "archived_channels",
-  "empty_topic_name",
-  "simplified_presence_events",
-];
+import { CAPABILITY_KEYS, type ClientCapabilities, type QueueOptions } from "./event-queue.ts";
 
 const MAX_LIFESPAN_SECS = 7 * 24 * 3600;
 
