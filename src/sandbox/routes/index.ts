@@ -2,35 +2,26 @@
 import type { Faults } from "../faults.ts";
 import type { Route } from "../http/router.ts";
 import { scheduledMessageRoutes } from "../scheduler.ts";
-import { eventsRoutes, registerRoutes, serverSettingsRoutes } from "./events.ts";
-import { messageEditRoutes, reactionRoutes } from "./message-edit.ts";
-import { messagesGetRoutes, messagesSendRoutes, typingRoutes } from "./messages.ts";
-import { channelFolderRoutes, realmRoutes } from "./realm.ts";
+import { eventsRoutes } from "./events.ts";
+import { messageEditRoutes } from "./message-edit.ts";
+import { messageRoutes } from "./messages.ts";
+import { realmRoutes } from "./realm.ts";
 import { reportRoutes } from "./report.ts";
-import { streamRoutes, subscriptionRoutes } from "./streams.ts";
+import { streamRoutes } from "./streams.ts";
 import { userGroupRoutes } from "./user-groups.ts";
-import { pushTokenRoutes, savedSnippetRoutes, userRoutes } from "./users.ts";
+import { userRoutes } from "./users.ts";
 
 export function allRoutes(faults: Faults): Route[] {
   const list: Route[] = [
-    ...serverSettingsRoutes,
-    ...registerRoutes,
     ...eventsRoutes(faults),
-    ...messagesSendRoutes,
-    ...messagesGetRoutes,
+    ...messageRoutes,
     ...messageEditRoutes,
-    ...reactionRoutes,
-    ...subscriptionRoutes,
     ...userRoutes,
     ...streamRoutes,
     ...scheduledMessageRoutes,
-    ...savedSnippetRoutes,
-    ...typingRoutes,
     ...reportRoutes,
     ...userGroupRoutes,
     ...realmRoutes,
-    ...channelFolderRoutes,
-    ...pushTokenRoutes,
   ];
   const merged = new Map<string, Route>();
   for (const r of list) {

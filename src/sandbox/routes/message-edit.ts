@@ -172,29 +172,6 @@ export function deleteMessages(core: SandboxCore, msgs: MessageRecord[]): void {
   core.changed();
 }
 
-export const messageEditRoutes = [
-  route("/messages/{message_id:int}", {
-    PATCH: endpoint(editMessage),
-    DELETE: endpoint(({ core, user, path }) => {
-      const msg = accessMessage(core.data, user, Number(path.message_id));
-      if (msg.sender_id !== user.user_id && user.role > 200) {
-        throw badRequest("You don't have permission to delete this message");
-      }
-      deleteMessages(core, [msg]);
-      return {};
-    }),
-  }),
-  route("/messages/{message_id:int}/history", {
-    GET: endpoint(({ core, user, params, path }) => {
-      const allowEmpty = params.bool("allow_empty_topic_name") ?? false;
-      if (!core.data.realm.allow_edit_history)
-        throw badRequest("Message edit history is disabled in this organization");
-      const msg = accessMessage(core.data, user, Number(path.message_id));
-      return { message_history: editSnapshots(core.data, msg, allowEmpty) };
-    }),
-  }),
-];
-
 const TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
 
 function readReaction(ctx: AuthedContext, requireName: boolean): Omit<ReactionRecord, "user_id"> {
@@ -242,31 +219,6 @@ function emitReaction(
 const same = (a: ReactionRecord, b: Omit<ReactionRecord, "user_id">, userId: number) =>
   a.user_id === userId && a.emoji_code === b.emoji_code && a.reaction_type === b.reaction_type;
 
-export const reactionRoutes = [
-  route("/messages/{message_id:int}/reactions", {
-    POST: endpoint((ctx) => {
-      const wanted = readReaction(ctx, true);
-      const msg = accessMessage(ctx.core.data, ctx.user, Number(ctx.path.message_id));
-      if (msg.reactions.some((r) => same(r, wanted, ctx.user.user_id))) {
-        throw new ApiError(400, "REACTION_ALREADY_EXISTS", "Reaction already exists.");
-      }
-      const reaction = { ...wanted, user_id: ctx.user.user_id };
-      msg.reactions.push(reaction);
-      emitReaction(ctx.core, "add", msg, ctx.user, reaction);
-      return {};
-    }),
-    DELETE: endpoint((ctx) => {
-      const wanted = readReaction(ctx, false);
-      const msg = accessMessage(ctx.core.data, ctx.user, Number(ctx.path.message_id));
-      const existing = msg.reactions.find((r) => same(r, wanted, ctx.user.user_id));
-      if (!existing) throw new ApiError(400, "REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
-      msg.reactions = msg.reactions.filter((r) => r !== existing);
-      emitReaction(ctx.core, "remove", msg, ctx.user, existing);
-      return {};
-    }),
-  }),
-];
-
 /** A small table of unicode emoji names → codes (the common ones bots react with). */
 export const EMOJI_CODES: Record<string, string> = {
   "+1": "1f44d",
@@ -300,3 +252,48 @@ export const EMOJI_CODES: Record<string, string> = {
   question: "2753",
   exclamation: "2757",
 };
+
+export const messageEditRoutes = [
+  route("/messages/{message_id:int}", {
+    PATCH: endpoint(editMessage),
+    DELETE: endpoint(({ core, user, path }) => {
+      const msg = accessMessage(core.data, user, Number(path.message_id));
+      if (msg.sender_id !== user.user_id && user.role > 200) {
+        throw badRequest("You don't have permission to delete this message");
+      }
+      deleteMessages(core, [msg]);
+      return {};
+    }),
+  }),
+  route("/messages/{message_id:int}/history", {
+    GET: endpoint(({ core, user, params, path }) => {
+      const allowEmpty = params.bool("allow_empty_topic_name") ?? false;
+      if (!core.data.realm.allow_edit_history)
+        throw badRequest("Message edit history is disabled in this organization");
+      const msg = accessMessage(core.data, user, Number(path.message_id));
+      return { message_history: editSnapshots(core.data, msg, allowEmpty) };
+    }),
+  }),
+  route("/messages/{message_id:int}/reactions", {
+    POST: endpoint((ctx) => {
+      const wanted = readReaction(ctx, true);
+      const msg = accessMessage(ctx.core.data, ctx.user, Number(ctx.path.message_id));
+      if (msg.reactions.some((r) => same(r, wanted, ctx.user.user_id))) {
+        throw new ApiError(400, "REACTION_ALREADY_EXISTS", "Reaction already exists.");
+      }
+      const reaction = { ...wanted, user_id: ctx.user.user_id };
+      msg.reactions.push(reaction);
+      emitReaction(ctx.core, "add", msg, ctx.user, reaction);
+      return {};
+    }),
+    DELETE: endpoint((ctx) => {
+      const wanted = readReaction(ctx, false);
+      const msg = accessMessage(ctx.core.data, ctx.user, Number(ctx.path.message_id));
+      const existing = msg.reactions.find((r) => same(r, wanted, ctx.user.user_id));
+      if (!existing) throw new ApiError(400, "REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
+      msg.reactions = msg.reactions.filter((r) => r !== existing);
+      emitReaction(ctx.core, "remove", msg, ctx.user, existing);
+      return {};
+    }),
+  }),
+];

@@ -86,28 +86,6 @@ function getMessages(ctx: AuthedContext) {
   };
 }
 
-export const messagesGetRoutes = [
-  route("/messages", { GET: endpoint(getMessages) }),
-  route("/messages/{message_id:int}", {
-    GET: endpoint(({ core, user, params, path }) => {
-      const applyMarkdown = params.bool("apply_markdown") ?? true;
-      const allowEmptyTopicName = params.bool("allow_empty_topic_name") ?? false;
-      const msg = accessMessage(core.data, user, Number(path.message_id));
-      return {
-        raw_content: msg.content,
-        message: {
-          ...messageToApi(core.data, msg, user, {
-            applyMarkdown,
-            clientGravatar: false,
-            allowEmptyTopicName,
-          }),
-          flags: flagsOf(msg, user),
-        },
-      };
-    }),
-  }),
-];
-
 const TYPES = ["direct", "private", "stream", "channel"] as const;
 
 /** Read POST /messages parameters, send, and return `{ id }`. */
@@ -150,14 +128,6 @@ function notifyOwnerOfMissingStream(core: SandboxCore, user: UserRecord, type: s
     "but that channel does not exist. Click [here](#channels/new) to create it.";
   notifyByBot(core, owner, text);
 }
-
-export const messagesSendRoutes = [
-  route("/messages", {
-    POST: endpoint((ctx) => sendFromParams(ctx.core, ctx.user, ctx.params, ctx.clientName), {
-      incomingWebhookBots: true,
-    }),
-  }),
-];
 
 const MAX_STREAM_SIZE_FOR_TYPING = 100;
 
@@ -230,4 +200,30 @@ function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], op:
   );
 }
 
-export const typingRoutes = [route("/typing", { POST: endpoint(typing) })];
+export const messageRoutes = [
+  route("/messages", { GET: endpoint(getMessages) }),
+  route("/messages/{message_id:int}", {
+    GET: endpoint(({ core, user, params, path }) => {
+      const applyMarkdown = params.bool("apply_markdown") ?? true;
+      const allowEmptyTopicName = params.bool("allow_empty_topic_name") ?? false;
+      const msg = accessMessage(core.data, user, Number(path.message_id));
+      return {
+        raw_content: msg.content,
+        message: {
+          ...messageToApi(core.data, msg, user, {
+            applyMarkdown,
+            clientGravatar: false,
+            allowEmptyTopicName,
+          }),
+          flags: flagsOf(msg, user),
+        },
+      };
+    }),
+  }),
+  route("/messages", {
+    POST: endpoint((ctx) => sendFromParams(ctx.core, ctx.user, ctx.params, ctx.clientName), {
+      incomingWebhookBots: true,
+    }),
+  }),
+  route("/typing", { POST: endpoint(typing) }),
+];

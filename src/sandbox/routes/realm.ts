@@ -104,6 +104,9 @@ function updateDefaults(ctx: AuthedContext) {
   return {};
 }
 
+const MAX_NAME = 60;
+const MAX_DESCRIPTION = 1024;
+
 export const realmRoutes = [
   route("/realm/playgrounds", { POST: endpoint(addPlayground) }),
   route("/realm/playgrounds/{playground_id:int}", {
@@ -126,12 +129,6 @@ export const realmRoutes = [
     POST: endpoint(addDomain),
   }),
   route("/realm/user_settings_defaults", { PATCH: endpoint(updateDefaults) }),
-];
-
-const MAX_NAME = 60;
-const MAX_DESCRIPTION = 1024;
-
-export const channelFolderRoutes = [
   route("/channel_folders/create", {
     POST: endpoint(({ core, user, params }) => {
       requireAdmin(user);

@@ -79,32 +79,6 @@ function topics(ctx: AuthedContext) {
   };
 }
 
-export const streamRoutes = [
-  route("/streams", { GET: endpoint(listStreams) }),
-  route("/streams/{stream_id:int}", {
-    GET: endpoint((ctx) => ({
-      stream: streamToApi(ctx.core.data, accessibleStream(ctx, Number(ctx.path.stream_id))),
-    })),
-  }),
-  route("/streams/{stream_id:int}/members", {
-    GET: endpoint((ctx) => {
-      const stream = accessibleStream(ctx, Number(ctx.path.stream_id));
-      return { subscribers: subscriberIds(ctx.core.data, stream.stream_id) };
-    }),
-  }),
-  route("/get_stream_id", {
-    GET: endpoint((ctx) => {
-      const name = ctx.params.str("stream");
-      if (name === undefined) throw missingArgument("stream");
-      const stream = streamByName(ctx.core.data, name);
-      if (!stream || !canAccessMetadata(ctx.core.data, ctx.user, stream))
-        throw badRequest(`Invalid channel name '${name}'`);
-      return { stream_id: stream.stream_id };
-    }),
-  }),
-  route("/users/me/{stream_id:int}/topics", { GET: endpoint(topics) }),
-];
-
 function principals(ctx: AuthedContext): UserRecord[] {
   const found = ctx.params.json("principals");
   if (!found) return [ctx.user];
@@ -219,7 +193,30 @@ function unsubscribe(ctx: AuthedContext) {
   return { removed, not_removed: notRemoved };
 }
 
-export const subscriptionRoutes = [
+export const streamRoutes = [
+  route("/streams", { GET: endpoint(listStreams) }),
+  route("/streams/{stream_id:int}", {
+    GET: endpoint((ctx) => ({
+      stream: streamToApi(ctx.core.data, accessibleStream(ctx, Number(ctx.path.stream_id))),
+    })),
+  }),
+  route("/streams/{stream_id:int}/members", {
+    GET: endpoint((ctx) => {
+      const stream = accessibleStream(ctx, Number(ctx.path.stream_id));
+      return { subscribers: subscriberIds(ctx.core.data, stream.stream_id) };
+    }),
+  }),
+  route("/get_stream_id", {
+    GET: endpoint((ctx) => {
+      const name = ctx.params.str("stream");
+      if (name === undefined) throw missingArgument("stream");
+      const stream = streamByName(ctx.core.data, name);
+      if (!stream || !canAccessMetadata(ctx.core.data, ctx.user, stream))
+        throw badRequest(`Invalid channel name '${name}'`);
+      return { stream_id: stream.stream_id };
+    }),
+  }),
+  route("/users/me/{stream_id:int}/topics", { GET: endpoint(topics) }),
   route("/users/me/subscriptions", {
     GET: endpoint(({ core, user, params }) => {
       const raw = params.str("include_subscribers");

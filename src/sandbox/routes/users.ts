@@ -64,45 +64,6 @@ function ownUser(core: SandboxCore, user: UserRecord): Record<string, unknown> {
   return out;
 }
 
-export const userRoutes = [
-  route("/users", {
-    GET: endpoint((ctx) => {
-      const opts = viewOptions(ctx);
-      const ids = ctx.params.intList("user_ids");
-      const data = ctx.core.data;
-      const people = data.users.filter(
-        (u) => !u.system_bot && (ids === undefined || ids.includes(u.user_id)),
-      );
-      return { members: people.map((u) => userToApi(data, ctx.user, u, opts)) };
-    }),
-  }),
-  route("/users/me", { GET: endpoint(({ core, user }) => ownUser(core, user)) }),
-  route("/users/me/profile_data", {
-    PATCH: endpoint((ctx) => {
-      const found = ctx.params.json("data");
-      if (!found) throw missingArgument("data");
-      updateProfileData(ctx.core, ctx.user, found.value);
-      return {};
-    }),
-  }),
-  route("/users/{user_id:int}", {
-    GET: endpoint((ctx) => {
-      const opts = viewOptions(ctx);
-      const target = userById(ctx.core.data, Number(ctx.path.user_id));
-      if (!target) throw noSuchUser();
-      return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
-    }),
-  }),
-  route("/users/{email}", {
-    GET: endpoint((ctx) => {
-      const opts = viewOptions(ctx);
-      const target = userByEmailFor(ctx.core, ctx.user, decodeURIComponent(ctx.path.email!));
-      if (!target) throw noSuchUser();
-      return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
-    }),
-  }),
-];
-
 interface Update {
   field: ProfileFieldRecord;
   value: string | null;
@@ -206,11 +167,6 @@ function tokenRoutes(path: string, kind: Kind) {
   });
 }
 
-export const pushTokenRoutes = [
-  tokenRoutes("/users/me/android_gcm_reg_id", "android"),
-  tokenRoutes("/users/me/apns_device_token", "apns"),
-];
-
 const MAX_TITLE = 60;
 const MAX_CONTENT = 10000;
 
@@ -232,7 +188,45 @@ function access(ctx: AuthedContext): SnippetRecord {
   return snippet;
 }
 
-export const savedSnippetRoutes = [
+export const userRoutes = [
+  route("/users", {
+    GET: endpoint((ctx) => {
+      const opts = viewOptions(ctx);
+      const ids = ctx.params.intList("user_ids");
+      const data = ctx.core.data;
+      const people = data.users.filter(
+        (u) => !u.system_bot && (ids === undefined || ids.includes(u.user_id)),
+      );
+      return { members: people.map((u) => userToApi(data, ctx.user, u, opts)) };
+    }),
+  }),
+  route("/users/me", { GET: endpoint(({ core, user }) => ownUser(core, user)) }),
+  route("/users/me/profile_data", {
+    PATCH: endpoint((ctx) => {
+      const found = ctx.params.json("data");
+      if (!found) throw missingArgument("data");
+      updateProfileData(ctx.core, ctx.user, found.value);
+      return {};
+    }),
+  }),
+  route("/users/{user_id:int}", {
+    GET: endpoint((ctx) => {
+      const opts = viewOptions(ctx);
+      const target = userById(ctx.core.data, Number(ctx.path.user_id));
+      if (!target) throw noSuchUser();
+      return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
+    }),
+  }),
+  route("/users/{email}", {
+    GET: endpoint((ctx) => {
+      const opts = viewOptions(ctx);
+      const target = userByEmailFor(ctx.core, ctx.user, decodeURIComponent(ctx.path.email!));
+      if (!target) throw noSuchUser();
+      return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
+    }),
+  }),
+  tokenRoutes("/users/me/android_gcm_reg_id", "android"),
+  tokenRoutes("/users/me/apns_device_token", "apns"),
   route("/saved_snippets", {
     GET: endpoint(
       ({ core, user }) => ({
