@@ -75,7 +75,11 @@ export class OutgoingWebhooks {
     const data = this.core.data;
     const service = bot.outgoing!;
     const sender = userById(data, msg.sender_id)!;
-    const headers = { "User-Agent": `ZulipOutgoingWebhook/${SANDBOX_ZULIP_VERSION}` };
+    const post = (contentType: string, body: string): RequestInit => ({
+      method: "POST",
+      headers: { "User-Agent": `ZulipOutgoingWebhook/${SANDBOX_ZULIP_VERSION}`, "Content-Type": contentType },
+      body,
+    });
     if (service.interface === "slack") {
       const stream = streamById(data, msg.stream_id!)!;
       const form = new URLSearchParams({
@@ -92,11 +96,7 @@ export class OutgoingWebhooks {
         trigger_word: trigger,
         service_id: String(bot.user_id),
       });
-      return {
-        method: "POST",
-        headers: { ...headers, "Content-Type": "application/x-www-form-urlencoded" },
-        body: form.toString(),
-      };
+      return post("application/x-www-form-urlencoded", form.toString());
     }
     const message = {
       ...messageToApi(data, msg, bot, {
@@ -114,11 +114,7 @@ export class OutgoingWebhooks {
       token: service.token,
       trigger,
     };
-    return {
-      method: "POST",
-      headers: { ...headers, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    };
+    return post("application/json", JSON.stringify(body));
   }
 
   private async post(bot: UserRecord, msg: MessageRecord, trigger: string): Promise<Outcome> {

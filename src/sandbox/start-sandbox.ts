@@ -121,6 +121,10 @@ export class SandboxDataError extends BothostError<"SANDBOX_DATA_INVALID"> {
   }
 }
 
+/**
+ * `--data FILE`: loaded at start, written atomically (temp file + rename) shortly after each change
+ * and on stop. Queues are not persisted (clients re-register).
+ */
 export function loadData(file: string): SandboxData | undefined {
   if (!existsSync(file)) return undefined;
   let parsed: unknown;

@@ -1,6 +1,7 @@
 /**
  * The HTTP front: faults, body parsing, routing (405/OPTIONS/HEAD), authentication, rate limits,
- * the success envelope with `ignored_parameters_unsupported`, and the request log.
+ * the success envelope with `ignored_parameters_unsupported`, the request log, and the client
+ * name derived from a request.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -195,7 +196,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       return sendInjected(injected);
     }
     if (result instanceof RawReply) return reply(result.status, result.body, limitHeaders);
-    const body = success(result ?? {});
+    // `result` and `msg` first, then the data, as the server's json_response.
+    const body: Record<string, unknown> = { result: "success", msg: "", ...result };
     const ignored = params.ignored();
     if (ep.typed && ignored.length > 0) body.ignored_parameters_unsupported = ignored;
     reply(200, body, limitHeaders);
@@ -222,18 +224,10 @@ export function sendJson(
   res.end(text);
 }
 
-/** Success body: `result` and `msg` first, then the data (as the server's json_response). */
-export function success(data: Record<string, unknown> = {}): Record<string, unknown> {
-  return { result: "success", msg: "", ...data };
-}
-
+/** Digests, so that keys compare in constant time whatever their lengths. */
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-/** Compare two secrets in constant time (equal-length digests). */
-export function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(digest(a), digest(b));
-}
-
+/** HTTP Basic auth (NOTES §1, §5): every key problem is a 401 with the server's specific `msg`. */
 export function authenticate(data: SandboxData, header: string | undefined): UserRecord {
   if (header === undefined) throw unauthorized();
   const space = header.indexOf(" ");
@@ -251,7 +245,8 @@ export function authenticate(data: SandboxData, header: string | undefined): Use
   const key = parts[1]!.trim();
   if (!/^[A-Za-z0-9]{32}$/.test(key)) throw unauthorized("Malformed API key");
   const user = userByDeliveryEmail(data, email);
-  if (!user || user.system_bot || !sameSecret(user.api_key, key)) throw unauthorized("Invalid API key");
+  if (!user || user.system_bot || !timingSafeEqual(digest(user.api_key), digest(key)))
+    throw unauthorized("Invalid API key");
   if (!user.is_active) throw unauthorized("Account is deactivated");
   return user;
 }
@@ -314,6 +309,10 @@ export function rateLimitError(retryAfter: number, headers: Record<string, strin
   );
 }
 
+/**
+ * The per-user limiter (NOTES §6): sliding windows. Headers report the last rule (the hourly one),
+ * as the server's code does.
+ */
 export class RateLimiter {
   private readonly calls = new Map<number, number[]>();
 

@@ -13,7 +13,7 @@ import {
   type UserGroupRecord,
   type UserRecord,
 } from "../state/data.ts";
-import type { Org, OrgBot, OrgUser } from "./schema.ts";
+import type { Org, OrgUser } from "./schema.ts";
 
 export const ROLES: Record<OrgUser["role"], RoleValue> = {
   owner: 100,
@@ -85,9 +85,41 @@ export function buildState(org: Org, nowMs: number): SandboxData {
       required: f.required,
     });
   });
-  for (const u of org.users) addOrgUser(data, u, iso);
-  for (const b of org.bots) addOrgBot(data, b, iso);
   const byEmail = (e: string) => data.users.find((u) => u.delivery_email.toLowerCase() === e.toLowerCase());
+  for (const u of org.users) {
+    addUser(data, {
+      delivery_email: u.email,
+      full_name: u.full_name,
+      role: ROLES[u.role],
+      api_key: u.api_key,
+      timezone: u.timezone,
+      is_active: u.is_active,
+      date_joined: u.date_joined ?? iso,
+      settings: u.settings,
+    });
+  }
+  for (const b of org.bots) {
+    addUser(data, {
+      delivery_email: b.email,
+      full_name: b.full_name,
+      role: ROLES[b.role],
+      is_bot: true,
+      bot_type: BOT_TYPES[b.type],
+      bot_owner_id: b.owner ? (byEmail(b.owner)?.user_id ?? null) : null,
+      api_key: b.api_key,
+      is_active: b.is_active,
+      date_joined: iso,
+      settings: b.settings,
+      default_all_public_streams: b.default_all_public_streams,
+      outgoing: b.outgoing
+        ? {
+            url: b.outgoing.url,
+            token: b.outgoing.token ?? generateApiKey(),
+            interface: b.outgoing.interface,
+          }
+        : null,
+    });
+  }
   // Profile values referring to users are stored as JSON id lists, as the server stores them.
   org.users.forEach((u) => {
     const rec = byEmail(u.email)!;
@@ -231,41 +263,6 @@ export function addUser(data: SandboxData, u: NewUser): UserRecord {
   };
   data.users.push(rec);
   return rec;
-}
-
-function addOrgUser(data: SandboxData, u: OrgUser, iso: string): void {
-  addUser(data, {
-    delivery_email: u.email,
-    full_name: u.full_name,
-    role: ROLES[u.role],
-    api_key: u.api_key,
-    timezone: u.timezone,
-    is_active: u.is_active,
-    date_joined: u.date_joined ?? iso,
-    settings: u.settings,
-  });
-}
-
-function addOrgBot(data: SandboxData, b: OrgBot, iso: string): void {
-  const owner = b.owner
-    ? data.users.find((u) => u.delivery_email.toLowerCase() === b.owner!.toLowerCase())
-    : undefined;
-  addUser(data, {
-    delivery_email: b.email,
-    full_name: b.full_name,
-    role: ROLES[b.role],
-    is_bot: true,
-    bot_type: BOT_TYPES[b.type],
-    bot_owner_id: owner?.user_id ?? null,
-    api_key: b.api_key,
-    is_active: b.is_active,
-    date_joined: iso,
-    settings: b.settings,
-    default_all_public_streams: b.default_all_public_streams,
-    outgoing: b.outgoing
-      ? { url: b.outgoing.url, token: b.outgoing.token ?? generateApiKey(), interface: b.outgoing.interface }
-      : null,
-  });
 }
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

@@ -1,7 +1,7 @@
 /**
- * One event queue, as the server's ClientDescriptor + EventQueue: per-queue event ids from 0,
- * destructive acknowledgement, at most one parked long-poll, and the registration options that
- * decide which events it takes.
+ * Event queues, as the server's ClientDescriptor + EventQueue: per-queue event ids from 0,
+ * destructive acknowledgement, at most one parked long-poll, registration options that decide
+ * which events a queue takes.
  */
 import { randomUUID } from "node:crypto";
 import { ApiError } from "../http/api-error.ts";
@@ -114,6 +114,7 @@ export class EventQueue {
 export const badQueueId = (id: string) =>
   new ApiError(400, "BAD_EVENT_QUEUE_ID", `Bad event queue ID: ${id}`, { queue_id: id });
 
+/** All queues: UUID4 ids, lookup with the server's ownership rule, idle-queue garbage collection. */
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
 

@@ -109,6 +109,7 @@ export interface NarrowMessage {
   senderEmail: string;
 }
 
+/** The event-queue narrow predicate, case-insensitive as the server's narrow_predicate. */
 export function matchesNarrow(narrow: [string, string][], msg: NarrowMessage, flags: string[]): boolean {
   return narrow.every(([operator, rawOperand]) => {
     const operand = rawOperand.toLowerCase();

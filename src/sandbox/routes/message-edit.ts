@@ -1,6 +1,7 @@
 /**
  * PATCH /messages/{id} (content, topic and channel edits with stored edit history),
- * DELETE /messages/{id}, and GET /messages/{id}/history.
+ * DELETE /messages/{id}, GET /messages/{id}/history, and reactions (events to everyone who can
+ * see the message).
  */
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";

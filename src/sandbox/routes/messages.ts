@@ -1,4 +1,9 @@
-/** GET /messages (anchored windows over a narrow) and GET /messages/{message_id}. */
+/**
+ * GET /messages (anchored windows over a narrow), GET /messages/{message_id}, POST /messages
+ * (shared with control.sendAs), and POST /typing (NOTES §4.3, §8): direct typing goes to every
+ * recipient (the sender included) with receives_typing_notifications; channel typing only to
+ * queues that declared stream_typing_notifications, none for channels over 100 subscribers.
+ */
 import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";

@@ -1,6 +1,7 @@
 /**
  * Organization settings: code playgrounds, allowed email domains (owners only from FL 143),
- * and PATCH /realm/user_settings_defaults (administrators; enumerated values validated).
+ * PATCH /realm/user_settings_defaults (administrators; enumerated values validated), and
+ * channel folders.
  */
 import { badRequest, missingArgument, mustBe } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";

@@ -1,6 +1,7 @@
 /**
  * GET /users, /users/me, /users/{user_id}, /users/{email} (email visibility and `user{id}@host`
- * placeholders), PATCH /users/me/profile_data, and the legacy push token endpoints.
+ * placeholders), PATCH /users/me/profile_data, the legacy push token endpoints, and saved
+ * snippets (NOTES §10: an edit that changes nothing is a 200 without event).
  */
 import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument, notFound } from "../http/api-error.ts";

@@ -100,6 +100,7 @@ export function holders(msg: MessageRecord): number[] {
   return Object.keys(msg.flags).map(Number);
 }
 
+/** Edit history snapshots rebuilt from the stored edits the way fill_edit_history_entries does. */
 export function editSnapshots(
   data: SandboxData,
   msg: MessageRecord,

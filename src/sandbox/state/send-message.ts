@@ -1,6 +1,7 @@
 /**
  * The one path every new message takes (HTTP, control.sendAs, scheduled delivery, reports,
- * Notification Bot DMs): validate, store with per-user flags, deliver to queues.
+ * Notification Bot DMs): read the `to` forms (NOTES §7), normalise and truncate as the server
+ * does, validate, store with per-user flags, deliver to queues.
  */
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";

@@ -1,6 +1,7 @@
 /**
- * Channels and subscriptions: lookups, who may see or read what, and the Channel and
- * Subscription wire records.
+ * Channels and subscriptions: lookups, who may see or read what, the Channel and Subscription
+ * wire records, and (un)subscribing with `subscription` events to the user and peer_add /
+ * peer_remove to everyone else who can see the channel.
  */
 
 import type { SandboxCore } from "../core.ts";

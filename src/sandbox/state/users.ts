@@ -1,5 +1,6 @@
 /**
- * Users: lookups, who may see whose real email, and the User / own-user wire records.
+ * Users: lookups, who may see whose real email, the User wire records, and account changes with
+ * their `realm_user` / `realm_bot` events, sent to every active user.
  */
 import { createHash } from "node:crypto";
 import type { SandboxCore } from "../core.ts";
