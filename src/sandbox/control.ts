@@ -4,19 +4,18 @@
  */
 import { BothostError } from "../errors/bothost-error.ts";
 import type { SandboxCore } from "./core.ts";
+import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./core.ts";
 import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
 import type { RequestLogEntry } from "./http/server.ts";
-import { DEFAULT_RATE_RULES, type RateLimiter } from "./rate-limiter.ts";
-import { sendFromParams } from "./routes/messages-send.ts";
+import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/server.ts";
+import { BOT_TYPES, ROLES } from "./org/build-state.ts";
+import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
-import type { RoleValue, UserRecord } from "./state/data.ts";
-import { createUser, setActive, updateUser } from "./state/realm-users.ts";
-import { streamByName } from "./state/streams.ts";
-import { subscribeUsers } from "./state/subscribe.ts";
-import { userByDeliveryEmail } from "./state/users.ts";
-import type { NewSandboxUser, QueueInfo, SandboxControl, SandboxUser } from "./types.ts";
-import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./version.ts";
+import type { UserRecord } from "./state/data.ts";
+import { streamByName, subscribeUsers } from "./state/streams.ts";
+import { createUser, setActive, updateUser, userByDeliveryEmail } from "./state/users.ts";
+import type { QueueInfo, SandboxControl, SandboxUser } from "./types.ts";
 
 export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
   constructor(message: string) {
@@ -24,15 +23,6 @@ export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
     this.name = "SandboxControlError";
   }
 }
-
-const ROLES: Record<NonNullable<NewSandboxUser["role"]>, RoleValue> = {
-  owner: 100,
-  admin: 200,
-  moderator: 300,
-  member: 400,
-  guest: 600,
-};
-const BOTS = { generic: 1, incoming: 2, outgoing: 3, embedded: 4 } as const;
 
 export interface ControlDeps {
   core: SandboxCore;
@@ -91,7 +81,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
         email: input.email,
         full_name: input.full_name,
         role: ROLES[input.role ?? "member"],
-        botType: input.bot ? BOTS[input.bot] : null,
+        botType: input.bot ? BOT_TYPES[input.bot] : null,
         ownerId: owner?.user_id ?? null,
         apiKey: input.api_key,
         settings: input.settings,

@@ -2,8 +2,7 @@
  * The sandbox's composition root: its state, clock and queues, and the one "something changed"
  * signal that persistence and `control.waitFor` listen to.
  */
-import type { SandboxClock } from "./clock.ts";
-import { QueueRegistry } from "./queues/queue-registry.ts";
+import { QueueRegistry } from "./queues/event-queue.ts";
 import type { MessageRecord, SandboxData } from "./state/data.ts";
 
 export interface CoreOptions {
@@ -48,3 +47,37 @@ export class SandboxCore {
     for (const listener of [...this.listeners]) listener();
   }
 }
+
+/** Anything with `now()` in milliseconds since the epoch, e.g. `Date` or a test's fake clock. */
+export interface Clock {
+  now(): number;
+}
+
+/**
+ * The sandbox's time: an injectable base clock plus an offset that `control.advanceClock(ms)`
+ * grows, so tests can jump ahead without touching the base clock.
+ */
+export class SandboxClock implements Clock {
+  private offsetMs = 0;
+
+  constructor(private readonly base: Clock = Date) {}
+
+  now(): number {
+    return this.base.now() + this.offsetMs;
+  }
+
+  /** Whole UNIX seconds, the unit of every `*_timestamp` on the wire. */
+  seconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+/** What the sandbox reports as its server version (a dev-build string, like a main-branch server). */
+export const SANDBOX_ZULIP_VERSION = "12.0-dev+sandbox";
+export const SANDBOX_MERGE_BASE = "";
+/** Bumped on every start, as the server's `server_generation`. */
+export const SERVER_GENERATION = Math.floor(Date.now() / 1000);

@@ -28,6 +28,13 @@ interface Counted<T> {
   spec: T;
 }
 
+/** Use up one turn of the first entry with turns left whose spec `matches`. */
+function take<T>(list: Counted<T>[], matches: (spec: T) => boolean = () => true): T | undefined {
+  const hit = list.find((c) => c.remaining > 0 && matches(c.spec));
+  if (hit && --hit.remaining === 0) list.splice(list.indexOf(hit), 1);
+  return hit?.spec;
+}
+
 export function pathMatches(filter: PathFilter, apiPath: string): boolean {
   if (!filter || filter.length === 0) return true;
   return filter.some((p) =>
@@ -40,9 +47,9 @@ export function pathMatches(filter: PathFilter, apiPath: string): boolean {
 export class Faults {
   private fails: Counted<FailOptions>[] = [];
   private delays: { ms: number; paths: PathFilter }[] = [];
-  private resets = 0;
-  private limits: Counted<{ retryAfter: number }>[] = [];
-  private hangs = 0;
+  private resets: Counted<true>[] = [];
+  private limits: Counted<number>[] = [];
+  private hangs: Counted<true>[] = [];
   /** Called when a poll is hung (the server records it and signals a state change). */
   onHang: () => void = () => {};
 
@@ -57,21 +64,19 @@ export class Faults {
   }
 
   resetConnections(n: number): void {
-    this.resets += n;
+    this.resets.push({ remaining: n, spec: true });
   }
 
   rateLimitNext(n: number, retryAfter: number): void {
-    this.limits.push({ remaining: n, spec: { retryAfter } });
+    this.limits.push({ remaining: n, spec: retryAfter });
   }
 
   hangNextPoll(): void {
-    this.hangs += 1;
+    this.hangs.push({ remaining: 1, spec: true });
   }
 
   takeReset(): boolean {
-    if (this.resets <= 0) return false;
-    this.resets -= 1;
-    return true;
+    return take(this.resets) ?? false;
   }
 
   delayFor(apiPath: string): number {
@@ -79,24 +84,14 @@ export class Faults {
   }
 
   takeFailure(apiPath: string): FailOptions | undefined {
-    const hit = this.fails.find((f) => f.remaining > 0 && pathMatches(f.spec.paths, apiPath));
-    if (!hit) return undefined;
-    hit.remaining -= 1;
-    this.fails = this.fails.filter((f) => f.remaining > 0);
-    return hit.spec;
+    return take(this.fails, (spec) => pathMatches(spec.paths, apiPath));
   }
 
   takeRateLimit(): number | undefined {
-    const hit = this.limits.find((l) => l.remaining > 0);
-    if (!hit) return undefined;
-    hit.remaining -= 1;
-    this.limits = this.limits.filter((l) => l.remaining > 0);
-    return hit.spec.retryAfter;
+    return take(this.limits);
   }
 
   takeHang(): boolean {
-    if (this.hangs <= 0) return false;
-    this.hangs -= 1;
-    return true;
+    return take(this.hangs) ?? false;
   }
 }

@@ -4,14 +4,14 @@
  * notice plus an owner DM, is posted back into the conversation.
  */
 import type { SandboxCore } from "./core.ts";
+import { SANDBOX_ZULIP_VERSION } from "./core.ts";
 import { ApiError } from "./http/api-error.ts";
 import type { MessageRecord, UserRecord } from "./state/data.ts";
 import { renderMarkdown } from "./state/markdown.ts";
 import { messageToApi } from "./state/message-view.ts";
-import { type SendTarget, sendMessage } from "./state/send-message.ts";
+import { notifyByBot, type SendTarget, sendMessage } from "./state/send-message.ts";
 import { streamById } from "./state/streams.ts";
 import { apiEmail, userById } from "./state/users.ts";
-import { SANDBOX_ZULIP_VERSION } from "./version.ts";
 
 const TIMEOUT_MS = 10_000;
 const MAX_RETRIES = 3;
@@ -75,7 +75,11 @@ export class OutgoingWebhooks {
     const data = this.core.data;
     const service = bot.outgoing!;
     const sender = userById(data, msg.sender_id)!;
-    const headers = { "User-Agent": `ZulipOutgoingWebhook/${SANDBOX_ZULIP_VERSION}` };
+    const post = (contentType: string, body: string): RequestInit => ({
+      method: "POST",
+      headers: { "User-Agent": `ZulipOutgoingWebhook/${SANDBOX_ZULIP_VERSION}`, "Content-Type": contentType },
+      body,
+    });
     if (service.interface === "slack") {
       const stream = streamById(data, msg.stream_id!)!;
       const form = new URLSearchParams({
@@ -92,11 +96,7 @@ export class OutgoingWebhooks {
         trigger_word: trigger,
         service_id: String(bot.user_id),
       });
-      return {
-        method: "POST",
-        headers: { ...headers, "Content-Type": "application/x-www-form-urlencoded" },
-        body: form.toString(),
-      };
+      return post("application/x-www-form-urlencoded", form.toString());
     }
     const message = {
       ...messageToApi(data, msg, bot, {
@@ -114,11 +114,7 @@ export class OutgoingWebhooks {
       token: service.token,
       trigger,
     };
-    return {
-      method: "POST",
-      headers: { ...headers, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    };
+    return post("application/json", JSON.stringify(body));
   }
 
   private async post(bot: UserRecord, msg: MessageRecord, trigger: string): Promise<Outcome> {
@@ -161,15 +157,11 @@ export class OutgoingWebhooks {
   private notifyOwner(bot: UserRecord, msg: MessageRecord, reason: string): void {
     const data = this.core.data;
     const owner = bot.bot_owner_id === null ? undefined : userById(data, bot.bot_owner_id);
-    const notificationBot = data.users.find((u) => u.system_bot);
-    if (!owner?.is_active || !notificationBot) return;
+    if (!owner?.is_active) return;
     const text =
       `A message to your bot @_**${bot.full_name}|${bot.user_id}** (from ${apiEmail(data, userById(data, msg.sender_id)!)}) ` +
       `triggered an outgoing webhook, which failed: ${reason}`;
-    sendMessage(this.core, notificationBot, { type: "private", recipients: [owner], topic: "" }, text, {
-      client: "Internal",
-      trusted: true,
-    });
+    notifyByBot(this.core, owner, text);
   }
 }
 

@@ -2,20 +2,21 @@
  * startSandbox: an in-memory chat server speaking the real HTTP interface, for tests, the demo
  * and users' own bot tests.
  */
+
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { serveChat } from "./chat-page/chat-routes.ts";
-import { SandboxClock } from "./clock.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import { serveChat } from "./chat-page.ts";
 import { createControl } from "./control.ts";
-import { SandboxCore } from "./core.ts";
+import { SandboxClock, SandboxCore } from "./core.ts";
 import { Faults } from "./faults.ts";
-import { createSandboxServer, type RequestLogEntry } from "./http/server.ts";
+import { createSandboxServer, DEFAULT_RATE_RULES, RateLimiter, type RequestLogEntry } from "./http/server.ts";
 import { buildState } from "./org/build-state.ts";
 import { loadOrg } from "./org/load-org.ts";
 import { OutgoingWebhooks } from "./outgoing-webhooks.ts";
-import { DebouncedSaver, loadData } from "./persistence.ts";
-import { DEFAULT_RATE_RULES, RateLimiter } from "./rate-limiter.ts";
 import { allRoutes } from "./routes/index.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
+import type { SandboxData } from "./state/data.ts";
 import type { Sandbox, SandboxOptions } from "./types.ts";
 
 /** How often (real time) due scheduled messages are looked for; they go out at whole sandbox minutes. */
@@ -108,4 +109,65 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return stopped;
     },
   };
+}
+
+export class SandboxDataError extends BothostError<"SANDBOX_DATA_INVALID"> {
+  constructor(file: string, reason: string) {
+    super(
+      "SANDBOX_DATA_INVALID",
+      `Cannot load sandbox data from ${file}: ${reason}. Delete the file to start fresh.`,
+    );
+    this.name = "SandboxDataError";
+  }
+}
+
+/**
+ * `--data FILE`: loaded at start, written atomically (temp file + rename) shortly after each change
+ * and on stop. Queues are not persisted (clients re-register).
+ */
+export function loadData(file: string): SandboxData | undefined {
+  if (!existsSync(file)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new SandboxDataError(file, (err as Error).message);
+  }
+  const data = parsed as Partial<SandboxData>;
+  if (data.version !== 1 || !Array.isArray(data.users) || !Array.isArray(data.messages)) {
+    throw new SandboxDataError(file, "not a sandbox data file (version 1)");
+  }
+  return parsed as SandboxData;
+}
+
+export function saveData(file: string, data: SandboxData): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(data), { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** Save at most every `ms` while changes keep coming; `flush()` writes now. */
+export class DebouncedSaver {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly file: string,
+    private readonly getData: () => SandboxData,
+    private readonly ms = 200,
+  ) {}
+
+  schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      saveData(this.file, this.getData());
+    }, this.ms);
+    this.timer.unref?.();
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    saveData(this.file, this.getData());
+  }
 }

@@ -15,11 +15,6 @@ export class Params {
     private readonly query: Source,
   ) {}
 
-  /** Every parameter name sent (body ∪ query). */
-  names(): string[] {
-    return [...new Set([...this.body.keys(), ...this.query.keys()])];
-  }
-
   /** Mark a name consumed without reading it (the `client` parameter, path overrides). */
   consume(name: string): void {
     this.consumed.add(name);
@@ -27,7 +22,7 @@ export class Params {
 
   /** Names sent but never read, sorted: the `ignored_parameters_unsupported` value. */
   ignored(): string[] {
-    return this.names()
+    return [...new Set([...this.body.keys(), ...this.query.keys()])]
       .filter((n) => !this.consumed.has(n))
       .sort();
   }
@@ -43,20 +38,13 @@ export class Params {
           400,
           "REQUEST_CONFUSING_VAR",
           `Can't decide between '${found.as}' and '${alias}' arguments`,
-          {
-            var_name1: found.as,
-            var_name2: alias,
-          },
+          { var_name1: found.as, var_name2: alias },
         );
       }
       found = { value, as: alias };
     }
     if (found) this.consumed.add(found.as);
     return found;
-  }
-
-  has(name: string): boolean {
-    return this.body.has(name) || this.query.has(name);
   }
 
   /** A plain (non-JSON) string parameter. */
@@ -67,13 +55,6 @@ export class Params {
   requiredStr(name: string, opts: { aliases?: string[] } = {}): string {
     const v = this.str(name, opts);
     if (v === undefined) throw missingArgument(name);
-    return v;
-  }
-
-  /** A string that must not be blank after stripping (the server's StringRequiredConstraint). */
-  nonBlank(name: string): string {
-    const v = this.requiredStr(name).trim();
-    if (v === "") throw badRequest(`${name} cannot be blank`);
     return v;
   }
 

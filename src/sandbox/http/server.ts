@@ -1,18 +1,17 @@
 /**
  * The HTTP front: faults, body parsing, routing (405/OPTIONS/HEAD), authentication, rate limits,
- * the success envelope with `ignored_parameters_unsupported`, and the request log.
+ * the success envelope with `ignored_parameters_unsupported`, the request log, and the client
+ * name derived from a request.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { SandboxCore } from "../core.ts";
 import type { FailOptions, Faults } from "../faults.ts";
-import { type RateLimiter, rateLimitError } from "../rate-limiter.ts";
-import type { UserRecord } from "../state/data.ts";
+import type { SandboxData, UserRecord } from "../state/data.ts";
+import { userByDeliveryEmail } from "../state/users.ts";
 import { ApiError, unauthorized } from "./api-error.ts";
-import { authenticate } from "./auth.ts";
 import { Params } from "./params.ts";
-import { sendJson, success } from "./respond.ts";
 import { type AuthedContext, type Method, matchRoute, RawReply, type Route } from "./router.ts";
-import { clientNameFrom } from "./user-agent.ts";
 
 export interface RequestLogEntry {
   method: string;
@@ -197,12 +196,156 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       return sendInjected(injected);
     }
     if (result instanceof RawReply) return reply(result.status, result.body, limitHeaders);
-    const body = success(result ?? {});
+    // `result` and `msg` first, then the data, as the server's json_response.
+    const body: Record<string, unknown> = { result: "success", msg: "", ...result };
     const ignored = params.ignored();
     if (ep.typed && ignored.length > 0) body.ignored_parameters_unsupported = ignored;
     reply(200, body, limitHeaders);
   } catch (err) {
     if (err instanceof ApiError) return fail(err, limitHeaders);
     throw err;
+  }
+}
+
+/** Write a JSON body the way the server does: compact, with a trailing newline. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.destroyed || res.writableEnded) return;
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, {
+    ...headers,
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** Digests, so that keys compare in constant time whatever their lengths. */
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+/** HTTP Basic auth (NOTES §1, §5): every key problem is a 401 with the server's specific `msg`. */
+export function authenticate(data: SandboxData, header: string | undefined): UserRecord {
+  if (header === undefined) throw unauthorized();
+  const space = header.indexOf(" ");
+  const type = space < 0 ? header : header.slice(0, space);
+  if (type.toLowerCase() !== "basic") {
+    throw new ApiError(400, "BAD_REQUEST", "This endpoint requires HTTP basic authentication.");
+  }
+  const encoded = space < 0 ? "" : header.slice(space + 1).trim();
+  const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(encoded)
+    ? Buffer.from(encoded, "base64").toString("utf8")
+    : "";
+  const parts = decoded.split(":");
+  if (parts.length !== 2) throw unauthorized("Invalid authorization header for basic auth");
+  const email = parts[0]!.trim();
+  const key = parts[1]!.trim();
+  if (!/^[A-Za-z0-9]{32}$/.test(key)) throw unauthorized("Malformed API key");
+  const user = userByDeliveryEmail(data, email);
+  if (!user || user.system_bot || !timingSafeEqual(digest(user.api_key), digest(key)))
+    throw unauthorized("Invalid API key");
+  if (!user.is_active) throw unauthorized("Account is deactivated");
+  return user;
+}
+
+/**
+ * The client name the server derives from a request (NOTES §13): the `client` parameter wins,
+ * else the User-Agent's product name, else "Unspecified"; at most 30 characters.
+ */
+const UA = /^([^/ ]*[^0-9/(]*)(\/([^/ ]*))?([ /].*)?$/;
+
+export function clientNameFrom(userAgent: string | undefined, clientParam: string | undefined): string {
+  if (clientParam !== undefined && clientParam !== "") return clientParam.slice(0, 30);
+  if (userAgent === undefined || userAgent === "") return "Unspecified";
+  const m = UA.exec(userAgent);
+  const name = m?.[1]?.trim();
+  if (!name) return "Unparsable";
+  return name.slice(0, 30);
+}
+
+const UI_CLIENTS = new Set([
+  "zulipandroid",
+  "zulipios",
+  "zulipdesktop",
+  "zulipmobile",
+  "zulipelectron",
+  "zulipterminal",
+  "snipe",
+  "website",
+  "ios",
+  "android",
+]);
+
+/** Client.default_read_by_sender(): only UI clients get their own sends marked read. */
+export function defaultReadBySender(clientName: string): boolean {
+  return UI_CLIENTS.has(clientName.toLowerCase());
+}
+
+export type RateRule = [windowSeconds: number, maxCalls: number];
+
+export const DEFAULT_RATE_RULES: RateRule[] = [
+  [60, 200],
+  [3600, 2000],
+];
+
+export const RATE_LIMIT_MSG =
+  "API usage exceeded rate limit; see https://zulip.com/api/http-headers#rate-limiting-response-headers";
+
+/** `Retry-After` as the server writes it: a float, so 2 is "2.0". */
+export function formatRetryAfter(seconds: number): string {
+  return Number.isInteger(seconds) ? seconds.toFixed(1) : String(seconds);
+}
+
+export function rateLimitError(retryAfter: number, headers: Record<string, string> = {}): ApiError {
+  return new ApiError(
+    429,
+    "RATE_LIMIT_HIT",
+    RATE_LIMIT_MSG,
+    { "retry-after": retryAfter },
+    { ...headers, "Retry-After": formatRetryAfter(retryAfter) },
+  );
+}
+
+/**
+ * The per-user limiter (NOTES §6): sliding windows. Headers report the last rule (the hourly one),
+ * as the server's code does.
+ */
+export class RateLimiter {
+  private readonly calls = new Map<number, number[]>();
+
+  constructor(public rules: RateRule[] = DEFAULT_RATE_RULES) {}
+
+  /** Count one call at `nowMs`; returns the headers, or throws the 429. */
+  hit(userId: number, nowMs: number): Record<string, string> {
+    const longest = Math.max(...this.rules.map(([w]) => w));
+    const times = (this.calls.get(userId) ?? []).filter((t) => t > nowMs - longest * 1000);
+    this.calls.set(userId, times);
+    let wait = 0;
+    for (const [window, max] of this.rules) {
+      const inWindow = times.filter((t) => t > nowMs - window * 1000);
+      if (inWindow.length >= max) {
+        const nth = inWindow[inWindow.length - max]!;
+        wait = Math.max(wait, (nth + window * 1000 - nowMs) / 1000);
+      }
+    }
+    const [lastWindow, lastMax] = this.rules[this.rules.length - 1]!;
+    if (wait > 0) {
+      throw rateLimitError(wait, {
+        "X-RateLimit-Limit": String(lastMax),
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": String(Math.floor(nowMs / 1000 + wait)),
+      });
+    }
+    times.push(nowMs);
+    const used = times.filter((t) => t > nowMs - lastWindow * 1000);
+    const oldest = used[0] ?? nowMs;
+    return {
+      "X-RateLimit-Limit": String(lastMax),
+      "X-RateLimit-Remaining": String(Math.max(0, lastMax - used.length)),
+      "X-RateLimit-Reset": String(Math.floor((oldest + lastWindow * 1000) / 1000)),
+    };
   }
 }

@@ -3,25 +3,26 @@
  * and the Notification Bot (which the real server keeps in its internal realm).
  */
 
+import { randomInt } from "node:crypto";
 import { SANDBOX_FEATURE_LEVEL } from "../../wire/feature-levels.ts";
-import { generateApiKey } from "../state/api-key.ts";
 import {
+  emptyData,
   nextId,
   type RoleValue,
   type SandboxData,
   type UserGroupRecord,
   type UserRecord,
 } from "../state/data.ts";
-import type { Org, OrgBot, OrgUser } from "./schema.ts";
+import type { Org, OrgUser } from "./schema.ts";
 
-const roles: Record<OrgUser["role"], RoleValue> = {
+export const ROLES: Record<OrgUser["role"], RoleValue> = {
   owner: 100,
   admin: 200,
   moderator: 300,
   member: 400,
   guest: 600,
 };
-const botTypes = { generic: 1, incoming: 2, outgoing: 3, embedded: 4 } as const;
+export const BOT_TYPES = { generic: 1, incoming: 2, outgoing: 3, embedded: 4 } as const;
 const visibility = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;
 
 /** Colours handed to new subscriptions in turn, like the server's palette. */
@@ -43,49 +44,21 @@ export const NOTIFICATION_BOT_EMAIL = "notification-bot@zulip.com";
 
 export function buildState(org: Org, nowMs: number): SandboxData {
   const now = Math.floor(nowMs / 1000);
-  const data: SandboxData = {
-    version: 1,
-    realm: {
-      id: 2,
-      name: org.realm.name,
-      host: org.realm.host,
-      string_id: org.realm.host.split(".")[0] ?? "sandbox",
-      moderation_request_channel_id: null,
-      email_address_visibility: visibility[org.realm.email_address_visibility],
-      empty_topic_display_name: org.realm.empty_topic_display_name,
-      feature_level: org.realm.feature_level ?? SANDBOX_FEATURE_LEVEL,
-      allow_edit_history: org.realm.allow_edit_history,
-      profile_field_editing_allowed: org.realm.profile_field_editing_allowed,
-      date_created: now,
-      default_language: org.realm.default_language,
-      user_settings_defaults: {},
-    },
-    counters: {
-      user: 0,
-      recipient: 0,
-      stream: 0,
-      message: 0,
-      group: 0,
-      field: 0,
-      folder: 0,
-      snippet: 0,
-      scheduled: 0,
-      playground: 0,
-      domain: 0,
-    },
-    users: [],
-    streams: [],
-    subscriptions: [],
-    messages: [],
-    directGroups: [],
-    userGroups: [],
-    profileFields: [],
-    channelFolders: [],
-    snippets: [],
-    scheduled: [],
-    playgrounds: [],
-    domains: [],
-  };
+  const data = emptyData({
+    id: 2,
+    name: org.realm.name,
+    host: org.realm.host,
+    string_id: org.realm.host.split(".")[0] ?? "sandbox",
+    moderation_request_channel_id: null,
+    email_address_visibility: visibility[org.realm.email_address_visibility],
+    empty_topic_display_name: org.realm.empty_topic_display_name,
+    feature_level: org.realm.feature_level ?? SANDBOX_FEATURE_LEVEL,
+    allow_edit_history: org.realm.allow_edit_history,
+    profile_field_editing_allowed: org.realm.profile_field_editing_allowed,
+    date_created: now,
+    default_language: org.realm.default_language,
+    user_settings_defaults: {},
+  });
   const iso = new Date(nowMs).toISOString();
   addUser(data, {
     delivery_email: NOTIFICATION_BOT_EMAIL,
@@ -112,9 +85,41 @@ export function buildState(org: Org, nowMs: number): SandboxData {
       required: f.required,
     });
   });
-  for (const u of org.users) addOrgUser(data, u, iso);
-  for (const b of org.bots) addOrgBot(data, b, iso);
   const byEmail = (e: string) => data.users.find((u) => u.delivery_email.toLowerCase() === e.toLowerCase());
+  for (const u of org.users) {
+    addUser(data, {
+      delivery_email: u.email,
+      full_name: u.full_name,
+      role: ROLES[u.role],
+      api_key: u.api_key,
+      timezone: u.timezone,
+      is_active: u.is_active,
+      date_joined: u.date_joined ?? iso,
+      settings: u.settings,
+    });
+  }
+  for (const b of org.bots) {
+    addUser(data, {
+      delivery_email: b.email,
+      full_name: b.full_name,
+      role: ROLES[b.role],
+      is_bot: true,
+      bot_type: BOT_TYPES[b.type],
+      bot_owner_id: b.owner ? (byEmail(b.owner)?.user_id ?? null) : null,
+      api_key: b.api_key,
+      is_active: b.is_active,
+      date_joined: iso,
+      settings: b.settings,
+      default_all_public_streams: b.default_all_public_streams,
+      outgoing: b.outgoing
+        ? {
+            url: b.outgoing.url,
+            token: b.outgoing.token ?? generateApiKey(),
+            interface: b.outgoing.interface,
+          }
+        : null,
+    });
+  }
   // Profile values referring to users are stored as JSON id lists, as the server stores them.
   org.users.forEach((u) => {
     const rec = byEmail(u.email)!;
@@ -260,37 +265,11 @@ export function addUser(data: SandboxData, u: NewUser): UserRecord {
   return rec;
 }
 
-function addOrgUser(data: SandboxData, u: OrgUser, iso: string): void {
-  addUser(data, {
-    delivery_email: u.email,
-    full_name: u.full_name,
-    role: roles[u.role],
-    api_key: u.api_key,
-    timezone: u.timezone,
-    is_active: u.is_active,
-    date_joined: u.date_joined ?? iso,
-    settings: u.settings,
-  });
-}
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-function addOrgBot(data: SandboxData, b: OrgBot, iso: string): void {
-  const owner = b.owner
-    ? data.users.find((u) => u.delivery_email.toLowerCase() === b.owner!.toLowerCase())
-    : undefined;
-  addUser(data, {
-    delivery_email: b.email,
-    full_name: b.full_name,
-    role: roles[b.role],
-    is_bot: true,
-    bot_type: botTypes[b.type],
-    bot_owner_id: owner?.user_id ?? null,
-    api_key: b.api_key,
-    is_active: b.is_active,
-    date_joined: iso,
-    settings: b.settings,
-    default_all_public_streams: b.default_all_public_streams,
-    outgoing: b.outgoing
-      ? { url: b.outgoing.url, token: b.outgoing.token ?? generateApiKey(), interface: b.outgoing.interface }
-      : null,
-  });
+/** A fresh 32-character alphanumeric key, the shape the real server's keys and tokens have. */
+export function generateApiKey(): string {
+  let key = "";
+  for (let i = 0; i < 32; i++) key += ALPHABET[randomInt(ALPHABET.length)];
+  return key;
 }

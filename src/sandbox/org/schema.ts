@@ -3,6 +3,7 @@
  * `OrgInput` is what `startSandbox({ org })` accepts as an object, `Org` the parsed form.
  */
 import { z } from "zod";
+import { PROFILE_FIELD_TYPES } from "../state/data.ts";
 
 const email = z.string().trim().min(3).includes("@", { message: "must be an email address (name@host)" });
 const apiKey = z
@@ -77,9 +78,7 @@ export const OrgUserGroup = z.strictObject({
 
 export const OrgProfileField = z.strictObject({
   name: z.string().trim().min(1),
-  type: z
-    .enum(["short_text", "long_text", "choice", "date", "link", "user", "external_account", "pronouns"])
-    .default("short_text"),
+  type: z.enum(PROFILE_FIELD_TYPES).default("short_text"),
   hint: z.string().default(""),
   /** For `choice`: the allowed values. */
   choices: z.array(z.string()).optional(),

@@ -8,7 +8,7 @@ import { messageToApi } from "../state/message-view.ts";
 import { isPublic, streamById } from "../state/streams.ts";
 import { apiEmail, userById } from "../state/users.ts";
 import type { EventQueue } from "./event-queue.ts";
-import { matchesNarrow } from "./narrow.ts";
+import { matchesNarrow } from "./register-params.ts";
 
 export type EventBody = Record<string, unknown> & { type: string };
 /** Shape an event for one queue; return null to skip that queue. */
@@ -28,6 +28,15 @@ export function emitToUsers(
     if (shaped) queue.push(shaped);
   }
   core.changed();
+}
+
+/** Send an event to the queues of every active user. */
+export function emitToAll(core: SandboxCore, event: EventBody): void {
+  emitToUsers(
+    core,
+    core.data.users.filter((u) => u.is_active).map((u) => u.user_id),
+    event,
+  );
 }
 
 /**

@@ -1,21 +1,24 @@
 /**
- * One event queue, as the server's ClientDescriptor + EventQueue: per-queue event ids from 0,
- * destructive acknowledgement, at most one parked long-poll, and the registration options that
- * decide which events it takes.
+ * Event queues, as the server's ClientDescriptor + EventQueue: per-queue event ids from 0,
+ * destructive acknowledgement, at most one parked long-poll, registration options that decide
+ * which events a queue takes.
  */
+import { randomUUID } from "node:crypto";
+import { ApiError } from "../http/api-error.ts";
 
-export interface ClientCapabilities {
-  notification_settings_null: boolean;
-  bulk_message_deletion: boolean;
-  user_avatar_url_field_optional: boolean;
-  stream_typing_notifications: boolean;
-  linkifier_url_template: boolean;
-  user_list_incomplete: boolean;
-  include_deactivated_groups: boolean;
-  archived_channels: boolean;
-  empty_topic_name: boolean;
-  simplified_presence_events: boolean;
-}
+export const CAPABILITY_KEYS = [
+  "notification_settings_null",
+  "bulk_message_deletion",
+  "user_avatar_url_field_optional",
+  "stream_typing_notifications",
+  "linkifier_url_template",
+  "user_list_incomplete",
+  "include_deactivated_groups",
+  "archived_channels",
+  "empty_topic_name",
+  "simplified_presence_events",
+] as const;
+export type ClientCapabilities = Record<(typeof CAPABILITY_KEYS)[number], boolean>;
 
 export interface QueueOptions {
   userId: number;
@@ -86,31 +89,83 @@ export class EventQueue {
 
   /** The client went away: forget the poll without answering it. */
   disconnect(poll: ParkedPoll): void {
-    if (this.parked !== poll) return;
-    this.parked = null;
-    this.clearTimer();
+    if (this.parked === poll) this.unpark();
   }
 
   /** Drop the parked poll's connection without answering it. */
   cutParked(): void {
-    const poll = this.parked;
-    if (!poll) return;
-    this.parked = null;
-    this.clearTimer();
-    poll.cut();
+    this.unpark()?.cut();
   }
 
   /** Answer the parked poll (if any) with everything currently queued. */
   finishParked(): void {
-    const poll = this.parked;
-    if (!poll) return;
-    this.parked = null;
-    this.clearTimer();
-    poll.finish([...this.events]);
+    this.unpark()?.finish([...this.events]);
   }
 
-  private clearTimer(): void {
+  private unpark(): ParkedPoll | null {
+    const poll = this.parked;
+    this.parked = null;
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = null;
+    return poll;
+  }
+}
+
+export const badQueueId = (id: string) =>
+  new ApiError(400, "BAD_EVENT_QUEUE_ID", `Bad event queue ID: ${id}`, { queue_id: id });
+
+/** All queues: UUID4 ids, lookup with the server's ownership rule, idle-queue garbage collection. */
+export class QueueRegistry {
+  private readonly queues = new Map<string, EventQueue>();
+
+  create(options: QueueOptions, now: number): EventQueue {
+    const queue = new EventQueue(randomUUID(), options, now);
+    this.queues.set(queue.id, queue);
+    return queue;
+  }
+
+  /** The queue if it exists and belongs to `userId`; otherwise BAD_EVENT_QUEUE_ID. */
+  get(id: string, userId: number): EventQueue {
+    const queue = this.queues.get(id);
+    if (!queue || queue.options.userId !== userId) throw badQueueId(id);
+    return queue;
+  }
+
+  find(id: string): EventQueue | undefined {
+    return this.queues.get(id);
+  }
+
+  all(): EventQueue[] {
+    return [...this.queues.values()];
+  }
+
+  forUser(userId: number): EventQueue[] {
+    return this.all().filter((q) => q.options.userId === userId);
+  }
+
+  /** Delete a queue; a parked GET is answered first with the current contents. */
+  delete(id: string): void {
+    const queue = this.queues.get(id);
+    if (!queue) return;
+    queue.finishParked();
+    this.queues.delete(id);
+  }
+
+  /** Remove queues with no parked GET whose last connection is older than their lifespan. */
+  collectGarbage(now: number): string[] {
+    const removed: string[] = [];
+    for (const queue of this.queues.values()) {
+      if (queue.parked) continue;
+      if (now - queue.lastConnectionTime >= queue.options.lifespanSecs * 1000) {
+        this.queues.delete(queue.id);
+        removed.push(queue.id);
+      }
+    }
+    return removed;
+  }
+
+  /** Stop every timer and answer parked polls (used when the sandbox stops). */
+  close(): void {
+    for (const queue of this.queues.values()) queue.finishParked();
   }
 }

@@ -6,21 +6,7 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import type { UserRecord } from "../state/data.ts";
-import type { ClientCapabilities, QueueOptions } from "./event-queue.ts";
-import { checkEventNarrow } from "./narrow.ts";
-
-const CAPABILITY_KEYS: (keyof ClientCapabilities)[] = [
-  "notification_settings_null",
-  "bulk_message_deletion",
-  "user_avatar_url_field_optional",
-  "stream_typing_notifications",
-  "linkifier_url_template",
-  "user_list_incomplete",
-  "include_deactivated_groups",
-  "archived_channels",
-  "empty_topic_name",
-  "simplified_presence_events",
-];
+import { CAPABILITY_KEYS, type ClientCapabilities, type QueueOptions } from "./event-queue.ts";
 
 const MAX_LIFESPAN_SECS = 7 * 24 * 3600;
 
@@ -104,4 +90,45 @@ export function parseRegisterParams(
     includeSubscribers,
     slimPresence,
   };
+}
+
+const SUPPORTED = new Set(["channel", "stream", "topic", "sender", "is"]);
+
+/** Validate a register `narrow`; unsupported operators are 400 as on the server. */
+export function checkEventNarrow(narrow: [string, string][]): void {
+  for (const [operator, operand] of narrow) {
+    if (!SUPPORTED.has(operator)) throw badRequest(`Operator ${operator} not supported.`);
+    if (operator === "is" && operand === "followed") throw badRequest(`Operator ${operator} not supported.`);
+  }
+}
+
+export interface NarrowMessage {
+  type: "stream" | "private";
+  streamName: string;
+  topic: string;
+  senderEmail: string;
+}
+
+/** The event-queue narrow predicate, case-insensitive as the server's narrow_predicate. */
+export function matchesNarrow(narrow: [string, string][], msg: NarrowMessage, flags: string[]): boolean {
+  return narrow.every(([operator, rawOperand]) => {
+    const operand = rawOperand.toLowerCase();
+    switch (operator) {
+      case "channel":
+      case "stream":
+        return msg.type === "stream" && msg.streamName.toLowerCase() === operand;
+      case "topic":
+        return msg.type === "stream" && msg.topic.toLowerCase() === operand;
+      case "sender":
+        return msg.senderEmail.toLowerCase() === operand;
+      case "is":
+        if (operand === "dm" || operand === "private") return msg.type === "private";
+        if (operand === "starred") return flags.includes("starred");
+        if (operand === "unread") return !flags.includes("read");
+        if (operand === "mentioned" || operand === "alerted") return flags.includes("mentioned");
+        return true;
+      default:
+        return true;
+    }
+  });
 }

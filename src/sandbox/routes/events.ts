@@ -1,13 +1,15 @@
 /**
- * GET /events (long-poll) and DELETE /events, following the server's fetch_events step by step
- * (NOTES §3.2): acknowledgement errors, destructive pruning, superseding polls, heartbeats.
+ * GET /server_settings (no authentication), POST /register, and GET/DELETE /events following the
+ * server's fetch_events step by step (NOTES §3.2): acknowledgement errors, destructive pruning,
+ * superseding polls, heartbeats.
  */
-import type { SandboxCore } from "../core.ts";
+import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, type SandboxCore } from "../core.ts";
 import type { Faults } from "../faults.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, RawReply, route } from "../http/router.ts";
 import type { EventQueue, ParkedPoll, QueuedEvent } from "../queues/event-queue.ts";
 import { parseRegisterParams } from "../queues/register-params.ts";
+import { initialState } from "../state/initial-state.ts";
 
 export function eventsRoutes(faults: Faults) {
   return [
@@ -19,6 +21,50 @@ export function eventsRoutes(faults: Faults) {
         ctx.core.queues.delete(queueId);
         return {};
       }),
+    }),
+    route("/register", {
+      POST: endpoint((ctx) => {
+        const { core, user } = ctx;
+        const reg = parseRegisterParams(core, user, ctx.params, ctx.clientName);
+        const queue = core.queues.create(reg.queue, core.clock.now());
+        const state = initialState(core, user, {
+          fetch: reg.fetchEventTypes,
+          applyMarkdown: reg.queue.applyMarkdown,
+          clientGravatar: reg.queue.clientGravatar,
+          includeSubscribers: reg.includeSubscribers !== "false",
+          capabilities: reg.queue.capabilities,
+        });
+        return {
+          queue_id: queue.id,
+          zulip_version: SANDBOX_ZULIP_VERSION,
+          zulip_feature_level: core.data.realm.feature_level,
+          zulip_merge_base: SANDBOX_MERGE_BASE,
+          ...state,
+          last_event_id: -1,
+        };
+      }),
+    }),
+    route("/server_settings", {
+      GET: endpoint(
+        ({ core }) => ({
+          authentication_methods: { password: true, dev: false, email: true, ldap: false, remoteuser: false },
+          external_authentication_methods: [],
+          zulip_feature_level: core.data.realm.feature_level,
+          zulip_version: SANDBOX_ZULIP_VERSION,
+          zulip_merge_base: SANDBOX_MERGE_BASE,
+          push_notifications_enabled: false,
+          is_incompatible: false,
+          email_auth_enabled: true,
+          require_email_format_usernames: true,
+          realm_url: core.url,
+          realm_uri: core.url,
+          realm_name: core.data.realm.name,
+          realm_icon: `${core.url}/static/images/logo/zulip-icon-128x128.png`,
+          realm_description: `<p>${core.data.realm.name}: a bothost sandbox.</p>`,
+          realm_web_public_access_enabled: false,
+        }),
+        { auth: false },
+      ),
     }),
   ];
 }

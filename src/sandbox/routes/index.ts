@@ -1,45 +1,27 @@
 /** Every route of the sandbox, merged by path (several files may serve one path). */
 import type { Faults } from "../faults.ts";
 import type { Route } from "../http/router.ts";
-import { channelFolderRoutes } from "./channel-folders.ts";
+import { scheduledMessageRoutes } from "../scheduler.ts";
 import { eventsRoutes } from "./events.ts";
 import { messageEditRoutes } from "./message-edit.ts";
-import { messagesGetRoutes } from "./messages-get.ts";
-import { messagesSendRoutes } from "./messages-send.ts";
-import { pushTokenRoutes } from "./push-tokens.ts";
-import { reactionRoutes } from "./reactions.ts";
+import { messageRoutes } from "./messages.ts";
 import { realmRoutes } from "./realm.ts";
-import { registerRoutes } from "./register.ts";
 import { reportRoutes } from "./report.ts";
-import { savedSnippetRoutes } from "./saved-snippets.ts";
-import { scheduledMessageRoutes } from "./scheduled-messages.ts";
-import { serverSettingsRoutes } from "./server-settings.ts";
 import { streamRoutes } from "./streams.ts";
-import { subscriptionRoutes } from "./subscriptions.ts";
-import { typingRoutes } from "./typing.ts";
 import { userGroupRoutes } from "./user-groups.ts";
 import { userRoutes } from "./users.ts";
 
 export function allRoutes(faults: Faults): Route[] {
   const list: Route[] = [
-    ...serverSettingsRoutes,
-    ...registerRoutes,
     ...eventsRoutes(faults),
-    ...messagesSendRoutes,
-    ...messagesGetRoutes,
+    ...messageRoutes,
     ...messageEditRoutes,
-    ...reactionRoutes,
-    ...subscriptionRoutes,
     ...userRoutes,
     ...streamRoutes,
     ...scheduledMessageRoutes,
-    ...savedSnippetRoutes,
-    ...typingRoutes,
     ...reportRoutes,
     ...userGroupRoutes,
     ...realmRoutes,
-    ...channelFolderRoutes,
-    ...pushTokenRoutes,
   ];
   const merged = new Map<string, Route>();
   for (const r of list) {

@@ -1,22 +1,19 @@
 /**
  * Organization settings: code playgrounds, allowed email domains (owners only from FL 143),
- * and PATCH /realm/user_settings_defaults (administrators; enumerated values validated).
+ * PATCH /realm/user_settings_defaults (administrators; enumerated values validated), and
+ * channel folders.
  */
-import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument, mustBe } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { emitToAll } from "../queues/delivery.ts";
 import { nextId, type UserRecord } from "../state/data.ts";
-import { BOOLEAN_SETTINGS, FREE_INT_SETTINGS, INT_CHOICES, STRING_CHOICES } from "../state/user-settings.ts";
+import { renderDescription } from "../state/streams.ts";
+import { BOOLEAN_SETTINGS, VALUED_SETTINGS } from "../state/user-settings.ts";
 
 const OWNERS_ONLY_DOMAINS_FL = 143;
 
 export function requireAdmin(user: UserRecord): void {
   if (user.role > 200) throw mustBe("administrator");
-}
-
-function everyone(core: SandboxCore): number[] {
-  return core.data.users.filter((u) => u.is_active).map((u) => u.user_id);
 }
 
 function addPlayground(ctx: AuthedContext) {
@@ -40,7 +37,7 @@ function addPlayground(ctx: AuthedContext) {
     url_template: template,
   };
   core.data.playgrounds.push(playground);
-  emitToUsers(core, everyone(core), {
+  emitToAll(core, {
     type: "realm_playgrounds",
     realm_playgrounds: core.data.playgrounds.map((p) => ({ ...p })),
   });
@@ -67,7 +64,7 @@ function addDomain(ctx: AuthedContext) {
   }
   const record = { id: nextId(core.data, "domain"), domain, allow_subdomains: allowSubdomains };
   core.data.domains.push(record);
-  emitToUsers(core, everyone(core), {
+  emitToAll(core, {
     type: "realm_domains",
     op: "add",
     realm_domain: { domain, allow_subdomains: allowSubdomains },
@@ -79,31 +76,26 @@ function updateDefaults(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   requireAdmin(user);
   const changes: [string, boolean | number | string][] = [];
-  for (const name of BOOLEAN_SETTINGS) {
+  for (const name of Object.keys(BOOLEAN_SETTINGS)) {
     const v = params.bool(name);
     if (v !== undefined) changes.push([name, v]);
   }
-  for (const [name, allowed] of Object.entries(INT_CHOICES)) {
-    const v = params.int(name);
+  for (const [name, [fallback, allowed]] of Object.entries(VALUED_SETTINGS)) {
+    const v = typeof fallback === "number" ? params.int(name) : params.str(name);
     if (v === undefined) continue;
-    if (!allowed.includes(v)) throw badRequest(`Invalid ${name}`);
-    changes.push([name, v]);
-  }
-  for (const name of FREE_INT_SETTINGS) {
-    const v = params.int(name);
-    if (v !== undefined) changes.push([name, v]);
-  }
-  for (const [name, allowed] of Object.entries(STRING_CHOICES)) {
-    const v = params.str(name);
-    if (v === undefined) continue;
-    if (allowed && !allowed.includes(v)) throw badRequest(`Invalid ${name}`);
+    const ok =
+      allowed === null ||
+      (typeof allowed === "number"
+        ? (v as number) >= 1 && (v as number) <= allowed
+        : allowed.includes(v as string));
+    if (!ok) throw badRequest(`Invalid ${name}`);
     changes.push([name, v]);
   }
   const defaults = core.data.realm.user_settings_defaults;
   for (const [name, value] of changes) {
     if (defaults[name] === value) continue;
     defaults[name] = value;
-    emitToUsers(core, everyone(core), {
+    emitToAll(core, {
       type: "realm_user_settings_defaults",
       op: "update",
       property: name,
@@ -113,6 +105,9 @@ function updateDefaults(ctx: AuthedContext) {
   return {};
 }
 
+const MAX_NAME = 60;
+const MAX_DESCRIPTION = 1024;
+
 export const realmRoutes = [
   route("/realm/playgrounds", { POST: endpoint(addPlayground) }),
   route("/realm/playgrounds/{playground_id:int}", {
@@ -121,7 +116,7 @@ export const realmRoutes = [
       const id = Number(path.playground_id);
       if (!core.data.playgrounds.some((p) => p.id === id)) throw badRequest("Invalid playground");
       core.data.playgrounds = core.data.playgrounds.filter((p) => p.id !== id);
-      emitToUsers(core, everyone(core), {
+      emitToAll(core, {
         type: "realm_playgrounds",
         realm_playgrounds: core.data.playgrounds.map((p) => ({ ...p })),
       });
@@ -135,4 +130,45 @@ export const realmRoutes = [
     POST: endpoint(addDomain),
   }),
   route("/realm/user_settings_defaults", { PATCH: endpoint(updateDefaults) }),
+  route("/channel_folders/create", {
+    POST: endpoint(({ core, user, params }) => {
+      requireAdmin(user);
+      const name = params.requiredStr("name").trim();
+      const description = params.requiredStr("description").trim();
+      if (name === "") throw badRequest("Channel folder name can't be empty.");
+      if ([...name].length > MAX_NAME) throw badRequest(`name is too long (limit: ${MAX_NAME} characters)`);
+      if ([...description].length > MAX_DESCRIPTION) {
+        throw badRequest(`description is too long (limit: ${MAX_DESCRIPTION} characters)`);
+      }
+      if (
+        core.data.channelFolders.some((f) => f.name.toLowerCase() === name.toLowerCase() && !f.is_archived)
+      ) {
+        throw badRequest(`Channel folder name already in use`);
+      }
+      const id = nextId(core.data, "folder");
+      const folder = {
+        id,
+        name,
+        description,
+        rendered_description: renderDescription(description),
+        order: id,
+        creator_id: user.user_id,
+        date_created: core.nowSeconds(),
+        is_archived: false,
+      };
+      core.data.channelFolders.push(folder);
+      emitToAll(core, { type: "channel_folder", op: "add", channel_folder: { ...folder } });
+      return { channel_folder_id: id };
+    }),
+  }),
+  route("/channel_folders", {
+    GET: endpoint(({ core, params }) => {
+      const includeArchived = params.bool("include_archived") ?? false;
+      return {
+        channel_folders: core.data.channelFolders
+          .filter((f) => includeArchived || !f.is_archived)
+          .map((f) => ({ ...f })),
+      };
+    }),
+  }),
 ];

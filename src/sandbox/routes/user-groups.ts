@@ -2,28 +2,31 @@
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { emitToAll } from "../queues/delivery.ts";
 import type { UserGroupRecord } from "../state/data.ts";
-import { userGroupView } from "../state/user-group-view.ts";
-import { groupMemberIds, userById } from "../state/users.ts";
+import { groupMemberIds, userById, userGroupView } from "../state/users.ts";
 
 const BOTS_ALLOWED_FL = 496;
+
+function groupOf(ctx: AuthedContext): UserGroupRecord {
+  const group = ctx.core.data.userGroups.find((g) => g.id === Number(ctx.path.user_group_id));
+  if (!group) throw badRequest("Invalid user group");
+  return group;
+}
 
 function groupForUpdate(ctx: AuthedContext): UserGroupRecord {
   const { core, user } = ctx;
   if (user.is_bot && core.data.realm.feature_level < BOTS_ALLOWED_FL) {
     throw badRequest("This endpoint does not accept bot requests.");
   }
-  const group = core.data.userGroups.find((g) => g.id === Number(ctx.path.user_group_id));
-  if (!group) throw badRequest("Invalid user group");
+  const group = groupOf(ctx);
   if (group.is_system_group) throw badRequest("Insufficient permission");
   if (user.role > 300 && !group.members.includes(user.user_id)) throw badRequest("Insufficient permission");
   return group;
 }
 
 function emitGroup(core: SandboxCore, event: Record<string, unknown>): void {
-  const everyone = core.data.users.filter((u) => u.is_active).map((u) => u.user_id);
-  emitToUsers(core, everyone, { type: "user_group", ...event });
+  emitToAll(core, { type: "user_group", ...event });
 }
 
 function changeMembers(ctx: AuthedContext, group: UserGroupRecord, add: number[], remove: number[]): void {
@@ -85,11 +88,10 @@ export const userGroupRoutes = [
     })),
   }),
   route("/user_groups/{user_group_id:int}/members", {
-    GET: endpoint(({ core, path, params }) => {
-      const direct = params.bool("direct_member_only") ?? false;
-      const group = core.data.userGroups.find((g) => g.id === Number(path.user_group_id));
-      if (!group) throw badRequest("Invalid user group");
-      return { members: direct ? group.members : [...groupMemberIds(core.data, group.id)] };
+    GET: endpoint((ctx) => {
+      const direct = ctx.params.bool("direct_member_only") ?? false;
+      const group = groupOf(ctx);
+      return { members: direct ? group.members : [...groupMemberIds(ctx.core.data, group.id)] };
     }),
     POST: endpoint((ctx) => {
       const add = ctx.params.intList("add") ?? [];
@@ -103,11 +105,7 @@ export const userGroupRoutes = [
     }),
   }),
   route("/user_groups/{user_group_id:int}/subgroups", {
-    GET: endpoint(({ core, path }) => {
-      const group = core.data.userGroups.find((g) => g.id === Number(path.user_group_id));
-      if (!group) throw badRequest("Invalid user group");
-      return { subgroups: group.subgroups };
-    }),
+    GET: endpoint((ctx) => ({ subgroups: groupOf(ctx).subgroups })),
     POST: endpoint((ctx) => {
       const add = ctx.params.intList("add") ?? [];
       const remove = ctx.params.intList("delete") ?? [];

@@ -1,13 +1,23 @@
 /**
  * GET /users, /users/me, /users/{user_id}, /users/{email} (email visibility and `user{id}@host`
- * placeholders), and PATCH /users/me/profile_data.
+ * placeholders), PATCH /users/me/profile_data, the legacy push token endpoints, and saved
+ * snippets (NOTES §10: an edit that changes nothing is a 200 without event).
  */
 import type { SandboxCore } from "../core.ts";
-import { badRequest, missingArgument } from "../http/api-error.ts";
+import { badRequest, missingArgument, notFound } from "../http/api-error.ts";
+import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import type { UserRecord } from "../state/data.ts";
-import { updateProfileData } from "../state/profile-data.ts";
-import { apiEmail, avatarUrl, canSeeEmail, profileDataToApi, userById, userToApi } from "../state/users.ts";
+import { emitToAll, emitToUsers } from "../queues/delivery.ts";
+import { nextId, type ProfileFieldRecord, type SnippetRecord, type UserRecord } from "../state/data.ts";
+import {
+  apiEmail,
+  avatarUrl,
+  canSeeEmail,
+  escapeHtml,
+  profileDataToApi,
+  userById,
+  userToApi,
+} from "../state/users.ts";
 
 const noSuchUser = () => badRequest("No such user");
 
@@ -55,6 +65,130 @@ function ownUser(core: SandboxCore, user: UserRecord): Record<string, unknown> {
   return out;
 }
 
+interface Update {
+  field: ProfileFieldRecord;
+  value: string | null;
+}
+
+function parseUpdates(core: SandboxCore, user: UserRecord, raw: unknown): Update[] {
+  if (!Array.isArray(raw)) throw badRequest("data is not a list");
+  return raw.map((item, i) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw badRequest(`data[${i}] is not a dict`);
+    const o = item as Record<string, unknown>;
+    if (!("id" in o)) throw badRequest(`data[${i}]["id"] field is missing: Field required`);
+    if (!("value" in o)) throw badRequest(`data[${i}]["value"] field is missing: Field required`);
+    if (typeof o.id !== "number" || !Number.isInteger(o.id))
+      throw badRequest(`data[${i}]["id"] is not an integer`);
+    const field = core.data.profileFields.find((f) => f.id === o.id);
+    if (!field) throw badRequest(`Field id ${o.id} not found.`);
+    if (user.role > 200 && (!core.data.realm.profile_field_editing_allowed || !field.editable_by_user)) {
+      throw badRequest("You are not allowed to change this field. Contact an administrator to update it.");
+    }
+    return { field, value: checkValue(core, field, o.value) };
+  });
+}
+
+function checkValue(core: SandboxCore, field: ProfileFieldRecord, value: unknown): string | null {
+  if (value === null) return null;
+  const name = field.name;
+  if (field.type === "user") {
+    if (!Array.isArray(value) || !value.every((v) => typeof v === "number" && Number.isInteger(v))) {
+      throw badRequest(`${name} is not a list`);
+    }
+    for (const id of value as number[]) {
+      const u = userById(core.data, id);
+      if (!u || u.system_bot) throw badRequest(`Invalid user ID: ${id}`);
+    }
+    return JSON.stringify(value);
+  }
+  if (typeof value !== "string") throw badRequest(`${name} is not a string`);
+  if (value === "") return null;
+  if (field.type === "short_text" && [...value].length > 50)
+    throw badRequest(`${name} is too long (limit: 50 characters)`);
+  if (field.type === "long_text" && [...value].length > 500)
+    throw badRequest(`${name} is too long (limit: 500 characters)`);
+  if (field.type === "link" && !/^https?:\/\/\S+$/.test(value)) throw badRequest(`${name} is not a URL`);
+  if (field.type === "date" && !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw badRequest(`${name} is not a date`);
+  if (field.type === "choice") {
+    const choices = field.field_data ? (JSON.parse(field.field_data) as Record<string, unknown>) : {};
+    if (!(value in choices)) throw badRequest(`'${value}' is not a valid choice for '${name}'.`);
+  }
+  return value;
+}
+
+export function updateProfileData(core: SandboxCore, user: UserRecord, raw: unknown): void {
+  const updates = parseUpdates(core, user, raw);
+  for (const { field, value } of updates) {
+    const key = String(field.id);
+    if ((user.profile_data[key] ?? null) === value) continue;
+    if (value === null) delete user.profile_data[key];
+    else user.profile_data[key] = value;
+    const custom: Record<string, unknown> = { id: field.id, value };
+    if (value !== null && (field.type === "short_text" || field.type === "long_text")) {
+      custom.rendered_value = `<p>${escapeHtml(value)}</p>`;
+    }
+    emitToAll(core, {
+      type: "realm_user",
+      op: "update",
+      person: { user_id: user.user_id, custom_profile_field: custom },
+    });
+  }
+}
+
+type Kind = "android" | "apns";
+
+function token(ctx: AuthedContext, kind: Kind): string {
+  const value = ctx.params.requiredStr("token");
+  if (value === "" || value.length > 4096) throw badRequest("Empty or invalid length token");
+  if (kind === "apns" && !/^[0-9a-fA-F]+$/.test(value) && !/^[A-Za-z0-9+/]+=*$/.test(value)) {
+    throw badRequest("Invalid APNS token");
+  }
+  return value;
+}
+
+function tokenRoutes(path: string, kind: Kind) {
+  return route(path, {
+    POST: endpoint((ctx) => {
+      const value = token(ctx, kind);
+      ctx.params.str("appid");
+      const user = ctx.user;
+      if (!user.push_tokens.some((t) => t.kind === kind && t.token === value))
+        user.push_tokens.push({ kind, token: value });
+      return {};
+    }),
+    DELETE: endpoint((ctx) => {
+      const value = token(ctx, kind);
+      const user = ctx.user;
+      const before = user.push_tokens.length;
+      user.push_tokens = user.push_tokens.filter((t) => !(t.kind === kind && t.token === value));
+      if (user.push_tokens.length === before) throw badRequest("Token does not exist");
+      return {};
+    }),
+  });
+}
+
+const MAX_TITLE = 60;
+const MAX_CONTENT = 10000;
+
+const view = ({ id, title, content, date_created }: SnippetRecord) => ({ id, title, content, date_created });
+
+function text(params: Params, name: string, max: number, required: boolean): string | undefined {
+  const raw = required ? params.requiredStr(name) : params.str(name);
+  if (raw === undefined) return undefined;
+  const value = raw.trim();
+  if (value === "") throw badRequest(`${name} cannot be blank`);
+  if ([...value].length > max) throw badRequest(`${name} is too long (limit: ${max} characters)`);
+  return value;
+}
+
+function access(ctx: AuthedContext): SnippetRecord {
+  const id = Number(ctx.path.saved_snippet_id);
+  const snippet = ctx.core.data.snippets.find((s) => s.id === id && s.user_id === ctx.user.user_id);
+  if (!snippet) throw notFound("Saved snippet does not exist.");
+  return snippet;
+}
+
 export const userRoutes = [
   route("/users", {
     GET: endpoint((ctx) => {
@@ -90,6 +224,56 @@ export const userRoutes = [
       const target = userByEmailFor(ctx.core, ctx.user, decodeURIComponent(ctx.path.email!));
       if (!target) throw noSuchUser();
       return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
+    }),
+  }),
+  tokenRoutes("/users/me/android_gcm_reg_id", "android"),
+  tokenRoutes("/users/me/apns_device_token", "apns"),
+  route("/saved_snippets", {
+    GET: endpoint(
+      ({ core, user }) => ({
+        saved_snippets: core.data.snippets.filter((s) => s.user_id === user.user_id).map(view),
+      }),
+      { typed: false },
+    ),
+    POST: endpoint(({ core, user, params }) => {
+      const title = text(params, "title", MAX_TITLE, true)!;
+      const content = text(params, "content", MAX_CONTENT, true)!;
+      const snippet = {
+        id: nextId(core.data, "snippet"),
+        user_id: user.user_id,
+        title,
+        content,
+        date_created: core.nowSeconds(),
+      };
+      core.data.snippets.push(snippet);
+      emitToUsers(core, [user.user_id], { type: "saved_snippets", op: "add", saved_snippet: view(snippet) });
+      return { saved_snippet_id: snippet.id };
+    }),
+  }),
+  route("/saved_snippets/{saved_snippet_id:int}", {
+    PATCH: endpoint((ctx) => {
+      const title = text(ctx.params, "title", MAX_TITLE, false);
+      const content = text(ctx.params, "content", MAX_CONTENT, false);
+      if (title === undefined && content === undefined) return {};
+      const snippet = access(ctx);
+      if (title !== undefined) snippet.title = title;
+      if (content !== undefined) snippet.content = content;
+      emitToUsers(ctx.core, [ctx.user.user_id], {
+        type: "saved_snippets",
+        op: "update",
+        saved_snippet: view(snippet),
+      });
+      return {};
+    }),
+    DELETE: endpoint((ctx) => {
+      const snippet = access(ctx);
+      ctx.core.data.snippets = ctx.core.data.snippets.filter((s) => s !== snippet);
+      emitToUsers(ctx.core, [ctx.user.user_id], {
+        type: "saved_snippets",
+        op: "remove",
+        saved_snippet_id: snippet.id,
+      });
+      return {};
     }),
   }),
 ];

@@ -123,20 +123,22 @@ export interface UserGroupRecord {
   deactivated: boolean;
 }
 
-export type ProfileFieldType =
-  | "short_text"
-  | "long_text"
-  | "choice"
-  | "date"
-  | "link"
-  | "user"
-  | "external_account"
-  | "pronouns";
+/** Custom profile field types, in the order of the server's numeric type ids (1-based). */
+export const PROFILE_FIELD_TYPES = [
+  "short_text",
+  "long_text",
+  "choice",
+  "date",
+  "link",
+  "user",
+  "external_account",
+  "pronouns",
+] as const;
 
 export interface ProfileFieldRecord {
   id: number;
   name: string;
-  type: ProfileFieldType;
+  type: (typeof PROFILE_FIELD_TYPES)[number];
   hint: string;
   field_data: string;
   order: number;
@@ -214,19 +216,20 @@ export interface RealmRecord {
   user_settings_defaults: Record<string, boolean | number | string>;
 }
 
-export interface Counters {
-  user: number;
-  recipient: number;
-  stream: number;
-  message: number;
-  group: number;
-  field: number;
-  folder: number;
-  snippet: number;
-  scheduled: number;
-  playground: number;
-  domain: number;
-}
+const COUNTER_KINDS = [
+  "user",
+  "recipient",
+  "stream",
+  "message",
+  "group",
+  "field",
+  "folder",
+  "snippet",
+  "scheduled",
+  "playground",
+  "domain",
+] as const;
+export type Counters = Record<(typeof COUNTER_KINDS)[number], number>;
 
 export interface SandboxData {
   version: 1;
@@ -244,6 +247,27 @@ export interface SandboxData {
   scheduled: ScheduledRecord[];
   playgrounds: PlaygroundRecord[];
   domains: DomainRecord[];
+}
+
+/** A state with no records: every counter at 0, every list empty. */
+export function emptyData(realm: RealmRecord): SandboxData {
+  return {
+    version: 1,
+    realm,
+    counters: Object.fromEntries(COUNTER_KINDS.map((k) => [k, 0])) as Counters,
+    users: [],
+    streams: [],
+    subscriptions: [],
+    messages: [],
+    directGroups: [],
+    userGroups: [],
+    profileFields: [],
+    channelFolders: [],
+    snippets: [],
+    scheduled: [],
+    playgrounds: [],
+    domains: [],
+  };
 }
 
 /** Take the next id of a kind. Ids start at 1 and never repeat. */

@@ -5,14 +5,13 @@
 
 import { serverDefaults } from "../../wire/responses.ts";
 import type { SandboxCore } from "../core.ts";
+import { SERVER_GENERATION } from "../core.ts";
 import type { ClientCapabilities } from "../queues/event-queue.ts";
-import { SERVER_GENERATION } from "../version.ts";
-import type { UserRecord } from "./data.ts";
-import { pendingScheduled, scheduledToApi } from "./scheduled-view.ts";
+import { pendingScheduled, scheduledToApi } from "../scheduler.ts";
+import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
 import { canAccessMetadata, streamToApi, subscriptionToApi } from "./streams.ts";
-import { userGroupView } from "./user-group-view.ts";
 import { userSettingsToApi } from "./user-settings.ts";
-import { apiEmail, avatarUrl, profileDataToApi, userToApi } from "./users.ts";
+import { apiEmail, avatarUrl, profileDataToApi, userGroupView, userToApi } from "./users.ts";
 
 export interface StateRequest {
   fetch: string[] | null;
@@ -148,17 +147,7 @@ export function initialState(
       hint,
       field_data,
       order,
-      type: [
-        "",
-        "short_text",
-        "long_text",
-        "choice",
-        "date",
-        "link",
-        "user",
-        "external_account",
-        "pronouns",
-      ].indexOf(type),
+      type: PROFILE_FIELD_TYPES.indexOf(type) + 1,
     }));
   }
   if (want("realm_bot")) {

@@ -1,13 +1,13 @@
 /**
  * The one path every new message takes (HTTP, control.sendAs, scheduled delivery, reports,
- * Notification Bot DMs): validate, store with per-user flags, deliver to queues.
+ * Notification Bot DMs): read the `to` forms (NOTES §7), normalise and truncate as the server
+ * does, validate, store with per-user flags, deliver to queues.
  */
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
-import { defaultReadBySender } from "../http/user-agent.ts";
+import { defaultReadBySender } from "../http/server.ts";
 import { deliverMessage } from "../queues/delivery.ts";
-import { messageType, normalizeContent, normalizeTopic, parseDirectTo, parseStreamTo } from "./addressee.ts";
-import { type MessageRecord, nextId, type StreamRecord, type UserRecord } from "./data.ts";
+import { type MessageRecord, nextId, type SandboxData, type StreamRecord, type UserRecord } from "./data.ts";
 import { renderMarkdown } from "./markdown.ts";
 import { isSubscribed, streamById, streamByName, subscriberIds } from "./streams.ts";
 import { apiEmail, escapeHtml, userByDeliveryEmail, userById } from "./users.ts";
@@ -156,6 +156,16 @@ export function sendMessage(
   return msg;
 }
 
+/** A DM from the Notification Bot to `to` (owner notices, failed scheduled sends). */
+export function notifyByBot(core: SandboxCore, to: UserRecord, text: string): void {
+  const bot = core.data.users.find((u) => u.system_bot);
+  if (!bot) return;
+  sendMessage(core, bot, { type: "private", recipients: [to], topic: "" }, text, {
+    client: "Internal",
+    trusted: true,
+  });
+}
+
 /** 1:1 DMs use the partner's personal recipient (self-DMs the sender's); groups get their own. */
 function directRecipientId(core: SandboxCore, sender: UserRecord, ids: number[]): number {
   const data = core.data;
@@ -167,4 +177,77 @@ function directRecipientId(core: SandboxCore, sender: UserRecord, ids: number[])
   const group = { recipient_id: nextId(data, "recipient"), user_ids: ids };
   data.directGroups.push(group);
   return group.recipient_id;
+}
+
+export const MAX_MESSAGE_LENGTH = 10000;
+export const MAX_TOPIC_LENGTH = 60;
+
+/** Cut to `max` code points, ending with `suffix`, as the server's truncate_content. */
+export function truncate(text: string, max: number, suffix: string): string {
+  const points = [...text];
+  if (points.length <= max) return text;
+  return points.slice(0, max - [...suffix].length).join("") + suffix;
+}
+
+/** Strip, map "(no topic)" and the empty-topic display name to "", and truncate. */
+export function normalizeTopic(data: SandboxData, raw: string): string {
+  const topic = raw.trim();
+  if (topic.includes("\u0000")) throw badRequest("Topic must not contain null bytes");
+  if (topic === "(no topic)" || topic === data.realm.empty_topic_display_name) return "";
+  return truncate(topic, MAX_TOPIC_LENGTH, "...");
+}
+
+/** Message content: trailing whitespace and leading newlines dropped; empty is an error. */
+export function normalizeContent(raw: string): string {
+  const body = raw.replace(/\s+$/u, "").replace(/^\n+/, "");
+  if (body === "") throw badRequest("Message must not be empty");
+  if (body.includes("\u0000")) throw badRequest("Message must not contain null bytes");
+  return truncate(body, MAX_MESSAGE_LENGTH, "\n[message truncated]");
+}
+
+/** A stream `to`: a raw name, a JSON string, a JSON int id, or a one-element JSON list. */
+export function parseStreamTo(raw: string): string | number {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  if (Array.isArray(data)) {
+    if (data.length !== 1) throw badRequest("Expected exactly one channel");
+    data = data[0];
+  }
+  if (typeof data === "string") return data;
+  if (typeof data === "number" && Number.isInteger(data)) return data;
+  throw badRequest("Invalid data type for channel");
+}
+
+/** DM recipients: a JSON list of ids or of emails (not mixed), a JSON string, or comma-separated emails. */
+export function parseDirectTo(raw: string): number[] | string[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    data = raw;
+  }
+  if (typeof data === "string") data = data.split(",");
+  if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
+  if (data.length === 0) return [];
+  if (typeof data[0] === "number") {
+    if (!data.every((v) => typeof v === "number" && Number.isInteger(v))) {
+      throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
+    }
+    return [...new Set(data as number[])];
+  }
+  if (!data.every((v) => typeof v === "string")) {
+    throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
+  }
+  return [...new Set((data as string[]).map((e) => e.trim()).filter((e) => e !== ""))];
+}
+
+/** Normalise the `type` of a message: direct→private, channel→stream. */
+export function messageType(raw: string): "stream" | "private" {
+  if (raw === "stream" || raw === "channel") return "stream";
+  if (raw === "private" || raw === "direct") return "private";
+  throw badRequest("Invalid type");
 }
