@@ -3,9 +3,18 @@
  * holding its lease in Redis. Every round (each `ttl/3`) an instance says it is alive, renews its
  * leases, and takes free bots until it runs its share, `ceil(bots / instances alive)`; one that
  * runs more than its share hands one bot over per round (stop it gracefully, then release the
- * lease for another instance to take). A dead instance's leases expire after the ttl and the
- * others take its bots, which resume from the shared cursor and replay what was missed. The timing
- * rule that keeps the old and the new holder from overlapping is in `lease-timing.ts`.
+ * lease). A dead instance's leases expire after the ttl and the others take its bots, which
+ * resume from the shared cursor and replay what was missed.
+ *
+ * The timing rule that keeps two instances from running one bot at the same time: a lease is
+ * written with a `ttl` expiry on Redis's clock, at some instant after the holder sent the
+ * command. The holder counts it valid only until `sent + ttl·2/3` on its own monotonic clock,
+ * renews every `ttl/3` (twice inside each validity window), and once a renewal is overdue stops
+ * the bot, aborting handlers still running `ttl/6` later. Another instance can take the lease
+ * only after Redis expired it, at `≥ sent + ttl`. So the old holder has stopped at least `ttl/6`
+ * before the new one can start: that margin absorbs clock-rate drift and scheduling delays. A
+ * process frozen for longer (a stopped VM) can still wake up mid-handler; its state writes are
+ * then refused by the fence, but a message it sends is sent.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -13,7 +22,6 @@ import type { Logger } from "pino";
 import type { Fence, RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
-import { type LeaseTiming, leaseTiming } from "./lease-timing.ts";
 import { RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
@@ -38,14 +46,6 @@ interface Held {
   handingOver: boolean;
 }
 
-/**
- * @example
- * ```ts
- * const coordinator = new LeaseCoordinator({ store, bots: ["echo", "herald"], ttlMs: 15_000, handoverDeadlineMs: 10_000, log });
- * const daemon = new Daemon({ config, bots, store, log, coordinator });
- * await daemon.start(); // runs this instance's share of the bots; the rest are on standby
- * ```
- */
 export class LeaseCoordinator implements Coordinator {
   readonly mode = "cluster";
   readonly instanceId: string;
@@ -138,16 +138,16 @@ export class LeaseCoordinator implements Coordinator {
       if (this.#closed) return;
       const delay = this.#failing ? Math.max(50, this.timing.renewEveryMs / 4) : this.timing.renewEveryMs;
       this.#timer = setTimeout(() => {
-        void this.#runRound().then((acquired) => this.#runLater(acquired));
+        void this.#runRound().then((bots) => {
+          if (bots.length === 0 || !this.#hooks) return;
+          this.#hooks
+            .run(bots)
+            .catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
+        });
       }, delay);
     });
     this.#round = round;
     return round;
-  }
-
-  #runLater(bots: string[]): void {
-    if (bots.length === 0 || !this.#hooks) return;
-    this.#hooks.run(bots).catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
   }
 
   async #oneRound(): Promise<string[]> {
@@ -156,7 +156,8 @@ export class LeaseCoordinator implements Coordinator {
     try {
       alive = await leases.heartbeat();
       await this.#renewAll(leases);
-      this.#recovered();
+      if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
+      this.#failing = false;
     } catch (err) {
       this.#failed(err);
       return [];
@@ -281,11 +282,25 @@ export class LeaseCoordinator implements Coordinator {
     }
     this.#failing = true;
   }
+}
 
-  #recovered(): void {
-    if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
-    this.#failing = false;
-  }
+export interface LeaseTiming {
+  ttlMs: number;
+  /** How often leases are renewed (and free bots looked for). */
+  renewEveryMs: number;
+  /** How long after a renewal was sent the holder may still act on it. */
+  validForMs: number;
+  /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
+  haltDeadlineMs: number;
+}
+
+export function leaseTiming(ttlMs: number): LeaseTiming {
+  return {
+    ttlMs,
+    renewEveryMs: Math.floor(ttlMs / 3),
+    validForMs: Math.floor((ttlMs * 2) / 3),
+    haltDeadlineMs: Math.floor(ttlMs / 6),
+  };
 }
 
 function tokenOf(fence: Fence): number {

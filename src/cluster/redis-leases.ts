@@ -69,14 +69,6 @@ export interface RedisLeasesOptions {
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
-/**
- * @example
- * ```ts
- * const leases = await RedisLeases.open({ url, prefix: "bothost", instanceId, ttlMs: 15_000 });
- * const fence = await leases.acquire("echo"); // { key, value: "12:host:4711:ab12cd34" } or undefined
- * if (fence) await leases.renew([fence]);      // [true]
- * ```
- */
 export class RedisLeases {
   readonly #client: Redis & LeaseScripts;
   readonly #o: RedisLeasesOptions;
@@ -101,17 +93,12 @@ export class RedisLeases {
     return new RedisLeases(client, options);
   }
 
-  /** The lease key of `bot`. */
-  keyOf(bot: string): string {
-    return `${this.#o.prefix}#lease:${bot}`;
-  }
-
   /**
    * Take the bot's lease with a new fencing token if it is free (or already this instance's);
    * `undefined` when another instance holds it.
    */
   async acquire(bot: string): Promise<Fence | undefined> {
-    const key = this.keyOf(bot);
+    const key = `${this.#o.prefix}#lease:${bot}`;
     const value = await this.#run("a lease acquisition", () =>
       this.#client.bothostLeaseAcquire(
         key,

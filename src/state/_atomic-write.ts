@@ -4,7 +4,7 @@
  * POSIX file systems), then fsync the directory so the rename itself survives a power cut.
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, rm } from "node:fs/promises";
+import { open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /** Temp files are named `.<target>.<pid>.<random>.tmp`, so leftovers can be found and removed. */
@@ -15,13 +15,7 @@ export function isTempFileOf(fileName: string, target: string): boolean {
 export async function writeFileAtomic(file: string, data: string): Promise<void> {
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   try {
-    const handle = await open(tmp, "wx", 0o600);
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await writeNewFile(tmp, data);
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -30,8 +24,19 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
   await syncDirectory(dirname(file));
 }
 
+/** Create `file` (failing if it exists) with `data`, fsynced. */
+export async function writeNewFile(file: string, data: string): Promise<void> {
+  const handle = await open(file, "wx", 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /** fsync a directory so renames and new entries in it are durable. */
-export async function syncDirectory(dir: string): Promise<void> {
+async function syncDirectory(dir: string): Promise<void> {
   let handle: Awaited<ReturnType<typeof open>> | undefined;
   try {
     handle = await open(dir, "r");
@@ -42,5 +47,15 @@ export async function syncDirectory(dir: string): Promise<void> {
     if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL" && code !== "EACCES") throw err;
   } finally {
     await handle?.close();
+  }
+}
+
+/** The file's bytes, or `undefined` when it does not exist. */
+export async function readIfExists(file: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
   }
 }

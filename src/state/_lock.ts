@@ -7,9 +7,10 @@
  * contenders cannot both move it) and the acquisition retried. Not safe on network file systems.
  */
 import { randomBytes } from "node:crypto";
-import { link, open, readFile, rename, rm } from "node:fs/promises";
+import { link, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { readIfExists, writeNewFile } from "./_atomic-write.ts";
 import { StateError } from "./state-error.ts";
 
 interface LockInfo {
@@ -26,13 +27,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
   const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), nonce: suffix })}\n`;
   const tmp = join(dir, `.LOCK.${suffix}.tmp`);
-  const handle = await open(tmp, "wx", 0o600);
-  try {
-    await handle.writeFile(mine);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeNewFile(tmp, mine);
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       try {
@@ -41,7 +36,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
-      const text = await readIfExists(lockPath);
+      const text = (await readIfExists(lockPath))?.toString();
       if (text === undefined) continue; // released meanwhile
       const holder = parseLock(text);
       if (holder === undefined) {
@@ -64,7 +59,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
 
 async function releaseLock(lockPath: string, mine: string): Promise<void> {
   // Only remove the lock if it is still ours (it may have been broken by hand and retaken).
-  if ((await readIfExists(lockPath)) === mine) await rm(lockPath, { force: true });
+  if ((await readIfExists(lockPath))?.toString() === mine) await rm(lockPath, { force: true });
 }
 
 async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: string): Promise<void> {
@@ -74,7 +69,7 @@ async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: 
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
     throw err;
   }
-  if ((await readIfExists(aside)) !== staleText) {
+  if ((await readIfExists(aside))?.toString() !== staleText) {
     // A contender replaced the stale lock between our read and our rename: give its lock back.
     await link(aside, lockPath).catch(() => {});
   }
@@ -106,17 +101,6 @@ function parseLock(text: string): LockInfo | undefined {
     if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.hostname === "string") {
       return { pid: value.pid as number, hostname: value.hostname, startedAt: String(value.startedAt) };
     }
-  } catch {
-    // fall through: unreadable
-  }
+  } catch {}
   return undefined;
-}
-
-async function readIfExists(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
 }

@@ -1,14 +1,26 @@
 /**
  * The {@link StateStore} operations over Redis. Stored keys are the same escaped paths as the
  * embedded store's (`bot/runtime/cursor`), under `<prefix>:`; values are JSON text; expiry is
- * Redis's own (`PX`). Every write is one Lua script (see `_redis-scripts.ts`), optionally fenced
- * by a bot's lease.
+ * Redis's own (`PX`).
+ *
+ * Every write is one Lua script, run atomically on the server, so a write and its fence check can
+ * never be separated: a write carrying a fence (`ARGV[1]`, the lease value the writer believes it
+ * holds; `KEYS[2]`, the lease key) happens only if the lease key still holds exactly that value.
+ * An empty `ARGV[1]` means "no fence" (single instance), and `KEYS[2]` is then the key itself.
  */
 import type { Redis } from "ioredis";
-import { fromJsonText, toJsonText } from "./_json.ts";
-import { checkKey, childPrefix, escapeSegment, unescapeSegment } from "./_keys.ts";
+import {
+  byKey,
+  checkKey,
+  checkTtl,
+  childPrefix,
+  closedError,
+  escapeSegment,
+  fromJsonText,
+  toJsonText,
+  unescapeSegment,
+} from "./_keys.ts";
 import { redisFailure } from "./_redis-connection.ts";
-import { FENCED_REPLY, type StoreScript } from "./_redis-scripts.ts";
 import { StateError } from "./state-error.ts";
 import type { JsonValue, SetOptions, StateEntry, StateStore, UpdateOptions } from "./state-store.ts";
 
@@ -27,6 +39,74 @@ export interface FenceSource {
   /** Names the holder in error messages, e.g. `bot "echo"`. */
   readonly description: string;
 }
+
+const FENCE = `
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return redis.error_reply('BOTHOST_FENCED the lease is held by another instance or has expired')
+end
+`;
+
+/** ARGV[2] value, ARGV[3] ttl in ms or ''. Returns 1. */
+const set = `${FENCE}
+if ARGV[3] == '' then
+  redis.call('SET', KEYS[1], ARGV[2])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+end
+return 1
+`;
+
+/** ARGV[2] value, ARGV[3] ttl in ms or ''. Returns 1 if created, 0 if the key existed. */
+const setIfAbsent = `${FENCE}
+local created
+if ARGV[3] == '' then
+  created = redis.call('SET', KEYS[1], ARGV[2], 'NX')
+else
+  created = redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[3])
+end
+if created then return 1 else return 0 end
+`;
+
+/**
+ * Compare-and-set for `update`: ARGV[2] '1' if a value is expected ('0': the key must be absent),
+ * ARGV[3] the expected text, ARGV[4] 'set' or 'del', ARGV[5] the new text, ARGV[6] a ttl in ms or
+ * '' to keep the current expiry. Returns 1 when written, 0 when the value had changed meanwhile.
+ */
+const compareAndSet = `${FENCE}
+local current = redis.call('GET', KEYS[1])
+if ARGV[2] == '1' then
+  if current ~= ARGV[3] then return 0 end
+elseif current then
+  return 0
+end
+if ARGV[4] == 'del' then
+  redis.call('DEL', KEYS[1])
+elseif ARGV[6] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
+elseif current then
+  redis.call('SET', KEYS[1], ARGV[5], 'KEEPTTL')
+else
+  redis.call('SET', KEYS[1], ARGV[5])
+end
+return 1
+`;
+
+/** Returns how many keys were deleted (0 or 1). */
+const remove = `${FENCE}
+return redis.call('DEL', KEYS[1])
+`;
+
+/** Every script takes two keys (the key, then the fence key) and the fence value first. */
+export const storeScripts = {
+  bothostSet: set,
+  bothostSetIfAbsent: setIfAbsent,
+  bothostCompareAndSet: compareAndSet,
+  bothostDelete: remove,
+} as const;
+
+type StoreScript = keyof typeof storeScripts;
+/** The error text a refused fenced write comes back with. */
+const FENCED_REPLY = "BOTHOST_FENCED";
 
 type ScriptFn = (key: string, fenceKey: string, fence: string, ...args: string[]) => Promise<number>;
 
@@ -131,7 +211,7 @@ export class RedisView implements StateStore {
         }
       });
     }
-    return result.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return result.sort(byKey);
   }
 
   namespace(name: string): StateStore {
@@ -139,12 +219,7 @@ export class RedisView implements StateStore {
   }
 
   protected checkOpen(): void {
-    if (this.core.lifecycle.closed) {
-      throw new StateError(
-        "STATE_CLOSED",
-        `The state store (${this.core.lifecycle.description}) is closed; open it again before use.`,
-      );
-    }
+    if (this.core.lifecycle.closed) throw closedError(this.core.lifecycle.description);
   }
 
   private stored(key: string): string {
@@ -183,15 +258,8 @@ export class RedisView implements StateStore {
 }
 
 function ttlArg(options: SetOptions | undefined): string {
-  const ttlMs = options?.ttlMs;
-  if (ttlMs === undefined) return "";
-  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new StateError(
-      "STATE_INVALID_VALUE",
-      `ttlMs must be a positive number of milliseconds, got ${String(ttlMs)}.`,
-    );
-  }
-  return String(Math.max(1, Math.ceil(ttlMs)));
+  const ttlMs = checkTtl(options);
+  return ttlMs === undefined ? "" : String(Math.max(1, Math.ceil(ttlMs)));
 }
 
 /** SCAN MATCH treats `* ? [ ] \` as pattern characters. */

@@ -61,16 +61,7 @@ export function parseDeadLetterId(id: string): { bot: string; seq: number } | un
   return { bot: id.slice(0, slash), seq };
 }
 
-/**
- * One bot's dead letters.
- *
- * @example
- * ```ts
- * const letters = new DeadLetters(store, "moderator", { max: 1000 });
- * await letters.add({ source: "queue", event, error: err, attempts: 5, firstFailedAt, lastFailedAt });
- * for (const letter of await letters.list()) console.log(letter.id, letter.error.message);
- * ```
- */
+/** One bot's dead letters. */
 export class DeadLetters {
   readonly bot: string;
   readonly #store: StateStore;
@@ -84,12 +75,12 @@ export class DeadLetters {
 
   /** Stores a letter (evicting the oldest past the bound) and resolves it with its id. */
   async add(letter: NewDeadLetter): Promise<DeadLetter> {
-    const seq = (await this.#store.update(SEQ, (n) => (typeof n === "number" ? n + 1 : 1))) as number;
+    const seq = await this.#bump(SEQ);
     const stored: DeadLetter = {
       ...letter,
       id: `${this.bot}/${seq}`,
       bot: this.bot,
-      error: describeError(letter.error, this.#o.redact ?? ((text) => text)),
+      error: this.#describe(letter.error),
     };
     await this.#store.set(keyOf(seq), stored as unknown as JsonValue);
     await this.#evictPastBound();
@@ -126,7 +117,7 @@ export class DeadLetters {
       current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
     );
     if (next === undefined) return false;
-    await this.#store.update(RETRY_SEQ, (n) => (typeof n === "number" ? n + 1 : 1));
+    await this.#bump(RETRY_SEQ);
     return true;
   }
 
@@ -147,7 +138,7 @@ export class DeadLetters {
   ): Promise<void> {
     const seq = this.#seqOf(id);
     if (seq === undefined) return;
-    const error = describeError(update.error, this.#o.redact ?? ((text) => text));
+    const error = this.#describe(update.error);
     await this.#store.update(keyOf(seq), (current) => {
       if (current === undefined) return undefined;
       const { retryRequestedAt: _, ...rest } = current as unknown as DeadLetter;
@@ -166,6 +157,10 @@ export class DeadLetters {
     return ((await this.#store.get(EVICTED)) as number | undefined) ?? 0;
   }
 
+  async #bump(counter: string): Promise<number> {
+    return (await this.#store.update(counter, (n) => (typeof n === "number" ? n + 1 : 1))) as number;
+  }
+
   #seqOf(id: string): number | undefined {
     const parsed = parseDeadLetterId(id);
     return parsed?.bot === this.bot ? parsed.seq : undefined;
@@ -176,23 +171,24 @@ export class DeadLetters {
     const excess = entries.length - this.#o.max;
     for (const entry of entries.slice(0, Math.max(0, excess))) {
       if (!(await this.#store.delete(entry.key))) continue;
-      await this.#store.update(EVICTED, (n) => (typeof n === "number" ? n + 1 : 1));
+      await this.#bump(EVICTED);
       this.#o.onEvict?.(entry.value as unknown as DeadLetter);
     }
+  }
+
+  #describe(err: unknown): DeadLetter["error"] {
+    const redact = this.#o.redact ?? ((text: string) => text);
+    if (err instanceof Error) {
+      const described: DeadLetter["error"] = { name: err.name, message: redact(err.message) };
+      if (err.stack !== undefined) described.stack = redact(err.stack);
+      return described;
+    }
+    return { name: "Error", message: redact(typeof err === "string" ? err : safeJson(err)) };
   }
 }
 
 function keyOf(seq: number): string {
   return ENTRY + String(seq).padStart(WIDTH, "0");
-}
-
-function describeError(err: unknown, redact: (text: string) => string): DeadLetter["error"] {
-  if (err instanceof Error) {
-    const described: DeadLetter["error"] = { name: err.name, message: redact(err.message) };
-    if (err.stack !== undefined) described.stack = redact(err.stack);
-    return described;
-  }
-  return { name: "Error", message: redact(typeof err === "string" ? err : safeJson(err)) };
 }
 
 function safeJson(value: unknown): string {

@@ -2,18 +2,15 @@
  * The networked state store: the same contract as {@link FileStore}, kept in Redis so several
  * bothost instances can share it (config `state: { redis: redis://host:6379/0 }`).
  *
- * Mapping: get → GET; set → SET [PX]; setIfAbsent → SET NX [PX]; update → GET, then a Lua
- * compare-and-set, retried while another writer got in between; delete → DEL; list → SCAN MATCH
- * on the view's prefix, then MGET; TTLs are Redis's own. Each write is a Lua script so that a
- * bot's writes can carry a fence (see {@link RedisStore.fenced}). `flush()` (and `commit()`, the
- * same here) waits for the replies of every write issued before it: a write is as durable as the Redis server's persistence
- * settings make it (run Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
+ * update → GET, then a Lua compare-and-set, retried while another writer got in between; list →
+ * SCAN MATCH on the view's prefix, then MGET. `flush()` waits for the replies of every write
+ * issued before it: a write is then as durable as the Redis server's persistence makes it (run
+ * Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
  */
 import type { Redis } from "ioredis";
 import { REDIS_PREFIX } from "./_keys.ts";
 import { checkRedisVersion, connectRedis, describeRedisUrl } from "./_redis-connection.ts";
-import { storeScripts } from "./_redis-scripts.ts";
-import { type FenceSource, type RedisCore, RedisView } from "./_redis-view.ts";
+import { type FenceSource, type RedisCore, RedisView, storeScripts } from "./_redis-view.ts";
 import { StateError } from "./state-error.ts";
 import type { StateBackend, StateStore } from "./state-store.ts";
 
@@ -30,18 +27,7 @@ export interface RedisStoreOptions {
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
-export { REDIS_PREFIX } from "./_keys.ts";
-
-/**
- * A {@link StateBackend} in Redis.
- *
- * @example
- * ```ts
- * const store = await RedisStore.open({ url: "redis://127.0.0.1:6379/0", prefix: "bothost" });
- * await store.namespace("greeter").set("greeted:8", true);
- * await store.close();
- * ```
- */
+/** A {@link StateBackend} in Redis. */
 export class RedisStore extends RedisView implements StateBackend {
   readonly #pending: Set<Promise<unknown>>;
   readonly url: string;
@@ -107,7 +93,7 @@ export class RedisStore extends RedisView implements StateBackend {
     return `${this.prefix}#${name}`;
   }
 
-  /** The connection, for the lease keeper's scripts (it opens its own; this is for tests and tools). */
+  /** The connection, for tests and tools (the lease keeper opens its own). */
   get client(): Redis {
     return this.core.client;
   }
@@ -117,7 +103,7 @@ export class RedisStore extends RedisView implements StateBackend {
     await Promise.allSettled([...this.#pending]);
   }
 
-  /** The same as {@link RedisStore.flush}: once its reply is in, a write is in Redis, not in this process. */
+  /** The same as {@link RedisStore.flush}. */
   async commit(): Promise<void> {
     return this.flush();
   }

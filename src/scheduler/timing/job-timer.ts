@@ -97,10 +97,8 @@ export class JobTimer {
   readonly #options: JobTimerOptions;
   readonly #jobs = new Map<string, JobState>();
   /**
-   * Compiled schedules by cron + time zone, shared by the jobs that use the same one: a compiled
-   * cron-parser expression is costly to build and to keep (kilobytes each). Sharing is safe
-   * because every call resets the expression before reading it. Never shrinks: it holds at most
-   * one entry per distinct schedule ever added.
+   * Compiled schedules by cron + time zone, shared by the jobs using the same one (each costs
+   * kilobytes); safe because every call resets the expression before reading it.
    */
   readonly #schedules = new Map<string, CompiledSchedule>();
   readonly #heap = new MinHeap<Entry>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
@@ -220,7 +218,10 @@ export class JobTimer {
   }
 
   #queueNext(state: JobState, after: number): void {
-    const next = state.schedule.next(new Date(after));
+    this.#queueAt(state, state.schedule.next(new Date(after)));
+  }
+
+  #queueAt(state: JobState, next: Date | undefined): void {
     if (next === undefined) state.entry = undefined;
     else this.#queue(state, next.getTime(), next.getTime(), false);
   }
@@ -271,15 +272,12 @@ export class JobTimer {
         this.#queueNext(state, now);
       } else {
         this.#fire(state, top.scheduledFor, top.catchUp, now);
-        if (following === undefined) state.entry = undefined;
-        else this.#queue(state, following.getTime(), following.getTime(), false);
+        this.#queueAt(state, following);
       }
     }
     for (const top of firedOnTime) {
-      if (top.state.entry !== top) continue; // removed (or re-added) by a handler meanwhile
-      const following = top.state.schedule.next(new Date(top.scheduledFor));
-      if (following === undefined) top.state.entry = undefined;
-      else this.#queue(top.state, following.getTime(), following.getTime(), false);
+      // Unless removed (or re-added) by a handler meanwhile.
+      if (top.state.entry === top) this.#queueNext(top.state, top.scheduledFor);
     }
     this.#arm();
   }
@@ -321,12 +319,10 @@ export class JobTimer {
     });
   }
 
-  /** Calls a user callback; a callback that throws must not break the timer. */
+  /** Calls a user callback; one that throws must not break the timer (and has nowhere to report). */
   #report(call: () => void): void {
     try {
       call();
-    } catch {
-      // Swallowed on purpose: the callbacks are the reporting channel, there is nowhere further.
-    }
+    } catch {}
   }
 }

@@ -188,15 +188,7 @@ export function validateSchedule(spec: ScheduleSpec, path?: string): void {
   compileSchedule(spec, path);
 }
 
-/**
- * The next `count` occurrences strictly after `from`, in order.
- *
- * @example
- * ```ts
- * nextOccurrences({ cron: "0 9 * * 1", timezone: "America/New_York" }, new Date("2026-03-01"), 2);
- * // [2026-03-02T14:00:00Z (EST), 2026-03-09T13:00:00Z (EDT)]: 09:00 local both times
- * ```
- */
+/** The next `count` occurrences strictly after `from`, in order. */
 export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): Date[] {
   const schedule = compileSchedule(spec);
   const out: Date[] = [];
@@ -210,15 +202,7 @@ export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): 
   return out;
 }
 
-/**
- * The first occurrence strictly after `after`, or `undefined` if the schedule never fires again.
- *
- * @example
- * ```ts
- * nextOccurrence({ cron: "@daily", timezone: "UTC" }, new Date("2026-01-01T12:00:00Z"));
- * // 2026-01-02T00:00:00Z
- * ```
- */
+/** The first occurrence strictly after `after`, or `undefined` if the schedule never fires again. */
 export function nextOccurrence(spec: ScheduleSpec, after: Date): Date | undefined {
   return compileSchedule(spec).next(after);
 }
@@ -226,11 +210,6 @@ export function nextOccurrence(spec: ScheduleSpec, after: Date): Date | undefine
 /**
  * A stable identity for one occurrence of a job, `<id>@<ISO UTC>`, used to make bookings
  * idempotent (the same occurrence always gets the same key, whichever process computes it).
- *
- * @example
- * ```ts
- * occurrenceKey("digest", new Date("2026-03-09T13:00:00Z")); // "digest@2026-03-09T13:00:00.000Z"
- * ```
  */
 export function occurrenceKey(id: string, date: Date): string {
   return `${id}@${date.toISOString()}`;

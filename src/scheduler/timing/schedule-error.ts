@@ -4,13 +4,6 @@ import { BothostError } from "../../errors/bothost-error.ts";
  * A recurring schedule that cannot be used: a bad cron expression, an unknown time zone, or (for
  * the job timer) a missing or duplicate job id or an unknown missed-run policy.
  * `field` and `value` say which input is wrong; the message says how to fix it.
- *
- * @example
- * ```ts
- * try { compileSchedule({ cron: "61 * * * *", timezone: "UTC" }); }
- * catch (err) { if (err instanceof ScheduleError) console.error(err.message); }
- * // cron "61 * * * *": minute 61 is out of range (0-59).
- * ```
  */
 export class ScheduleError extends BothostError<"SCHEDULE_INVALID"> {
   readonly field: "id" | "cron" | "timezone" | "missed";
