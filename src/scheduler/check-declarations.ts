@@ -4,8 +4,7 @@
  */
 
 import { codePointLength } from "../effects/limits/code-points.ts";
-import { compileSchedule } from "./timing/occurrences.ts";
-import { ScheduleError } from "./timing/schedule-error.ts";
+import { compileSchedule, ScheduleError } from "./timing/occurrences.ts";
 
 /** The server's default `max_topic_length`; the register response may allow less or more. */
 const MAX_TOPIC = 60;

@@ -15,7 +15,7 @@
  */
 import { ftruncateSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { readIfExists, writeFileAtomic } from "./_atomic-write.ts";
+import { readIfExists, writeFileAtomic } from "./_files.ts";
 import type { TableEntry } from "./_view.ts";
 import { StateError } from "./state-error.ts";
 

@@ -95,15 +95,16 @@ export class DeadLetters {
 
   /** The letter with this id, or undefined. */
   async get(id: string): Promise<DeadLetter | undefined> {
-    const seq = this.#seqOf(id);
-    if (seq === undefined) return undefined;
-    return (await this.#store.get(keyOf(seq))) as unknown as DeadLetter | undefined;
+    const key = this.#keyOf(id);
+    return key === undefined
+      ? undefined
+      : ((await this.#store.get(key)) as unknown as DeadLetter | undefined);
   }
 
   /** Removes a letter; resolves false when there was none. */
   async remove(id: string): Promise<boolean> {
-    const seq = this.#seqOf(id);
-    return seq !== undefined && this.#store.delete(keyOf(seq));
+    const key = this.#keyOf(id);
+    return key !== undefined && this.#store.delete(key);
   }
 
   /**
@@ -111,9 +112,9 @@ export class DeadLetters {
    * {@link retryGeneration}), or at its next start. Resolves false when there was no such letter.
    */
   async requestRetry(id: string, at: Date): Promise<boolean> {
-    const seq = this.#seqOf(id);
-    if (seq === undefined) return false;
-    const next = await this.#store.update(keyOf(seq), (current) =>
+    const key = this.#keyOf(id);
+    if (key === undefined) return false;
+    const next = await this.#store.update(key, (current) =>
       current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
     );
     if (next === undefined) return false;
@@ -136,10 +137,10 @@ export class DeadLetters {
     id: string,
     update: { error: unknown; attempts: number; lastFailedAt: string; effects?: JsonValue[] },
   ): Promise<void> {
-    const seq = this.#seqOf(id);
-    if (seq === undefined) return;
+    const key = this.#keyOf(id);
+    if (key === undefined) return;
     const error = this.#describe(update.error);
-    await this.#store.update(keyOf(seq), (current) => {
+    await this.#store.update(key, (current) => {
       if (current === undefined) return undefined;
       const { retryRequestedAt: _, ...rest } = current as unknown as DeadLetter;
       return {
@@ -161,9 +162,10 @@ export class DeadLetters {
     return (await this.#store.update(counter, (n) => (typeof n === "number" ? n + 1 : 1))) as number;
   }
 
-  #seqOf(id: string): number | undefined {
+  /** The store key of a letter of this bot, or undefined for an id that is not one. */
+  #keyOf(id: string): string | undefined {
     const parsed = parseDeadLetterId(id);
-    return parsed?.bot === this.bot ? parsed.seq : undefined;
+    return parsed?.bot === this.bot ? keyOf(parsed.seq) : undefined;
   }
 
   async #evictPastBound(): Promise<void> {

@@ -15,9 +15,8 @@
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { isTempFileOf, writeFileAtomic } from "./_atomic-write.ts";
+import { acquireLock, isTempFileOf, writeFileAtomic } from "./_files.ts";
 import { JournalWriter, readJournal, readSnapshot, recordLine, snapshotText } from "./_journal.ts";
-import { acquireLock } from "./_lock.ts";
 import { StoreView, Table } from "./_view.ts";
 import { isStateError, StateError } from "./state-error.ts";
 import type { StateBackend } from "./state-store.ts";
