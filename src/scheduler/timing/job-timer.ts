@@ -75,21 +75,7 @@ interface Entry {
   state: JobState;
 }
 
-/**
- * Runs cron jobs on one timer, with a missed-run policy, no self-overlap and a graceful stop.
- *
- * @example
- * ```ts
- * const timer = new JobTimer({ onRun: (id, at) => store.set(`lastRun:${id}`, at.toISOString()) });
- * timer.add(
- *   { id: "digest", cron: "0 9 * * 1", timezone: "Europe/Berlin", missed: "run-once", lastRunAt },
- *   async ({ scheduledFor, firedAt }) => postDigest(firedAt.getTime() - scheduledFor.getTime()),
- * );
- * timer.start();
- * // on shutdown:
- * await timer.stop({ timeoutMs: 10_000 });
- * ```
- */
+/** Runs cron jobs on one timer, with a missed-run policy, no self-overlap and a graceful stop. */
 export class JobTimer {
   readonly #clock: Clock;
   readonly #options: JobTimerOptions;

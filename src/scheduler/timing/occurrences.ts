@@ -153,12 +153,6 @@ function parseCron(cron: string, timezone: string, path?: string): CronExpressio
 /**
  * Validates `spec` and returns a schedule that computes occurrences. Throws {@link ScheduleError}
  * (`SCHEDULE_INVALID`) naming the bad field; `path` prefixes the field in messages (a config path).
- *
- * @example
- * ```ts
- * const daily = compileSchedule({ cron: "30 2 * * *", timezone: "Europe/Berlin" });
- * daily.next(new Date("2026-03-28T12:00:00Z")); // 2026-03-29T01:30:00Z (03:30 CEST, shifted)
- * ```
  */
 export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSchedule {
   checkTimezone(spec.timezone, path);
