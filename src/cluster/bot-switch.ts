@@ -13,14 +13,6 @@ export interface Switchable {
   stop(deadlineMs: number): Promise<{ abandoned: number }>;
 }
 
-/**
- * @example
- * ```ts
- * const sw = new BotSwitch(runtime);
- * await sw.start();      // "started", or "halted" when a halt came first
- * await sw.halt(2_000);  // stopped; runtime.standby is true
- * ```
- */
 export class BotSwitch {
   readonly #runtime: Switchable;
   #chain: Promise<unknown> = Promise.resolve();

@@ -16,15 +16,6 @@ export interface CoordinatorHooks {
   halt(bot: string, deadlineMs: number): Promise<void>;
 }
 
-/**
- * @example
- * ```ts
- * const coordinator: Coordinator = new SoloCoordinator(store, ["echo", "herald"]);
- * await coordinator.start({ run: (bots) => startBots(bots), halt: (bot, ms) => stopBot(bot, ms) });
- * const state = coordinator.storeFor("echo"); // what the bot's runtime writes through
- * await coordinator.stop(() => stopEveryBot());
- * ```
- */
 export interface Coordinator {
   /** `solo`: one instance runs every bot; `cluster`: instances share them by leases. */
   readonly mode: "solo" | "cluster";
@@ -42,20 +33,18 @@ export interface Coordinator {
 /** Every bot, in this one process, on the store as it is: no leases, no fencing. */
 export class SoloCoordinator implements Coordinator {
   readonly mode = "solo";
-  readonly #store: StateBackend;
-  readonly #bots: readonly string[];
 
-  constructor(store: StateBackend, bots: readonly string[]) {
-    this.#store = store;
-    this.#bots = bots;
-  }
+  constructor(
+    private readonly store: StateBackend,
+    private readonly bots: readonly string[],
+  ) {}
 
   storeFor(_bot: string): StateStore {
-    return this.#store;
+    return this.store;
   }
 
   async start(hooks: CoordinatorHooks): Promise<void> {
-    await hooks.run(this.#bots);
+    await hooks.run(this.bots);
   }
 
   async stop(stopAll: () => Promise<void>): Promise<void> {

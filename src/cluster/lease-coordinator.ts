@@ -3,18 +3,26 @@
  * holding its lease in Redis. Every round (each `ttl/3`) an instance says it is alive, renews its
  * leases, and takes free bots until it runs its share, `ceil(bots / instances alive)`; one that
  * runs more than its share hands one bot over per round (stop it gracefully, then release the
- * lease for another instance to take). A dead instance's leases expire after the ttl and the
- * others take its bots, which resume from the shared cursor and replay what was missed. The timing
- * rule that keeps the old and the new holder from overlapping is in `lease-timing.ts`.
+ * lease). A dead instance's leases expire after the ttl and the others take its bots, which
+ * resume from the shared cursor and replay what was missed.
+ *
+ * The timing rule that keeps two instances from running one bot at the same time: a lease is
+ * written with a `ttl` expiry on Redis's clock, at some instant after the holder sent the
+ * command. The holder counts it valid only until `sent + ttl·2/3` on its own monotonic clock,
+ * renews every `ttl/3` (twice inside each validity window), and once a renewal is overdue stops
+ * the bot, aborting handlers still running `ttl/6` later. Another instance can take the lease
+ * only after Redis expired it, at `≥ sent + ttl`. So the old holder has stopped at least `ttl/6`
+ * before the new one can start: that margin absorbs clock-rate drift and scheduling delays. A
+ * process frozen for longer (a stopped VM) can still wake up mid-handler; its state writes are
+ * then refused by the fence, but a message it sends is sent.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { Fence, RedisStore } from "../state/redis-store.ts";
+import { connectRedis, type Fence, type RedisStore, redisFailure } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
-import { type LeaseTiming, leaseTiming } from "./lease-timing.ts";
-import { RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
   store: RedisStore;
@@ -26,8 +34,6 @@ export interface LeaseCoordinatorOptions {
   log: Logger;
   /** Default `<host>:<pid>:<random>`. */
   instanceId?: string;
-  /** A monotonic clock in ms. @default performance.now */
-  now?: () => number;
 }
 
 interface Held {
@@ -38,20 +44,11 @@ interface Held {
   handingOver: boolean;
 }
 
-/**
- * @example
- * ```ts
- * const coordinator = new LeaseCoordinator({ store, bots: ["echo", "herald"], ttlMs: 15_000, handoverDeadlineMs: 10_000, log });
- * const daemon = new Daemon({ config, bots, store, log, coordinator });
- * await daemon.start(); // runs this instance's share of the bots; the rest are on standby
- * ```
- */
 export class LeaseCoordinator implements Coordinator {
   readonly mode = "cluster";
   readonly instanceId: string;
   readonly timing: LeaseTiming;
   readonly #o: LeaseCoordinatorOptions;
-  readonly #now: () => number;
   readonly #order: readonly string[];
   readonly #held = new Map<string, Held>();
   readonly #halting = new Set<string>();
@@ -68,7 +65,6 @@ export class LeaseCoordinator implements Coordinator {
 
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
-    this.#now = options.now ?? (() => performance.now());
     this.timing = leaseTiming(options.ttlMs);
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.
@@ -128,7 +124,7 @@ export class LeaseCoordinator implements Coordinator {
 
   #fenceOf(bot: string): Fence | undefined {
     const held = this.#held.get(bot);
-    return held && this.#now() < held.validUntil ? held.fence : undefined;
+    return held && performance.now() < held.validUntil ? held.fence : undefined;
   }
 
   /** One round at a time; the next is scheduled when this one ends (sooner after a failure). */
@@ -138,16 +134,16 @@ export class LeaseCoordinator implements Coordinator {
       if (this.#closed) return;
       const delay = this.#failing ? Math.max(50, this.timing.renewEveryMs / 4) : this.timing.renewEveryMs;
       this.#timer = setTimeout(() => {
-        void this.#runRound().then((acquired) => this.#runLater(acquired));
+        void this.#runRound().then((bots) => {
+          if (bots.length === 0 || !this.#hooks) return;
+          this.#hooks
+            .run(bots)
+            .catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
+        });
       }, delay);
     });
     this.#round = round;
     return round;
-  }
-
-  #runLater(bots: string[]): void {
-    if (bots.length === 0 || !this.#hooks) return;
-    this.#hooks.run(bots).catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
   }
 
   async #oneRound(): Promise<string[]> {
@@ -156,7 +152,8 @@ export class LeaseCoordinator implements Coordinator {
     try {
       alive = await leases.heartbeat();
       await this.#renewAll(leases);
-      this.#recovered();
+      if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
+      this.#failing = false;
     } catch (err) {
       this.#failed(err);
       return [];
@@ -175,7 +172,7 @@ export class LeaseCoordinator implements Coordinator {
     for (const bot of this.#order) {
       if (active + acquired.length >= target) break;
       if (this.#held.has(bot) || this.#halting.has(bot)) continue;
-      const sentAt = this.#now();
+      const sentAt = performance.now();
       let fence: Fence | undefined;
       try {
         fence = await leases.acquire(bot);
@@ -194,7 +191,7 @@ export class LeaseCoordinator implements Coordinator {
   async #renewAll(leases: RedisLeases): Promise<void> {
     const entries = [...this.#held];
     if (entries.length === 0) return;
-    const sentAt = this.#now();
+    const sentAt = performance.now();
     const renewed = await leases.renew(entries.map(([, held]) => held.fence));
     entries.forEach(([bot, held], i) => {
       if (this.#held.get(bot) !== held) return; // lost meanwhile
@@ -214,7 +211,7 @@ export class LeaseCoordinator implements Coordinator {
     clearTimeout(held.watchdog);
     held.watchdog = setTimeout(
       () => this.#lose(bot, "its lease could not be renewed in time (is Redis reachable?)"),
-      Math.max(0, held.validUntil - this.#now()),
+      Math.max(0, held.validUntil - performance.now()),
     );
   }
 
@@ -281,11 +278,25 @@ export class LeaseCoordinator implements Coordinator {
     }
     this.#failing = true;
   }
+}
 
-  #recovered(): void {
-    if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
-    this.#failing = false;
-  }
+export interface LeaseTiming {
+  ttlMs: number;
+  /** How often leases are renewed (and free bots looked for). */
+  renewEveryMs: number;
+  /** How long after a renewal was sent the holder may still act on it. */
+  validForMs: number;
+  /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
+  haltDeadlineMs: number;
+}
+
+export function leaseTiming(ttlMs: number): LeaseTiming {
+  return {
+    ttlMs,
+    renewEveryMs: Math.floor(ttlMs / 3),
+    validForMs: Math.floor((ttlMs * 2) / 3),
+    haltDeadlineMs: Math.floor(ttlMs / 6),
+  };
 }
 
 function tokenOf(fence: Fence): number {
@@ -294,4 +305,156 @@ function tokenOf(fence: Fence): number {
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+const ACQUIRE = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  local sep = string.find(current, ':', 1, true)
+  if sep == nil or string.sub(current, sep + 1) ~= ARGV[1] then return false end
+end
+local token = redis.call('INCR', KEYS[2])
+local value = token .. ':' .. ARGV[1]
+redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+return value
+`;
+
+const RENEW = `
+local renewed = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then
+    redis.call('PEXPIRE', key, ARGV[1])
+    renewed[i] = 1
+  else
+    renewed[i] = 0
+  end
+end
+return renewed
+`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+const HEARTBEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+return redis.call('ZCARD', KEYS[1])
+`;
+
+type LeaseScripts = {
+  bothostLeaseAcquire(lease: string, counter: string, instance: string, ttl: number): Promise<string | null>;
+  bothostLeaseRenew(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+  bothostLeaseRelease(lease: string, value: string): Promise<number>;
+  bothostHeartbeat(instances: string, instance: string, ttl: number): Promise<number>;
+};
+
+interface RedisLeasesOptions {
+  url: string;
+  /** The store's key prefix (records are `<prefix>#…`). */
+  prefix: string;
+  instanceId: string;
+  ttlMs: number;
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+}
+
+/**
+ * The lease records in Redis, each operation one Lua script:
+ *
+ * - `<prefix>#lease:<bot>` = `<token>:<instance id>`, with a PX expiry: who runs the bot. The fence
+ *   of every write the bot makes is this exact value (see RedisStore.fenced).
+ * - `<prefix>#lease-token:<bot>`: the bot's fencing-token counter (INCR), never expiring, so every
+ *   new lease of a bot has a larger token than any before it.
+ * - `<prefix>#instances`: a sorted set of live instances, scored by when their membership expires
+ *   (on Redis's clock), for sharing the bots out.
+ *
+ * The lease keeper has its own connection, without an offline queue: while Redis is out of
+ * reach a renewal fails at once instead of waiting, and the coordinator's clock decides.
+ */
+class RedisLeases {
+  readonly #client: Redis & LeaseScripts;
+  readonly #o: RedisLeasesOptions;
+
+  private constructor(client: Redis, options: RedisLeasesOptions) {
+    this.#client = client as Redis & LeaseScripts;
+    this.#o = options;
+  }
+
+  static async open(options: RedisLeasesOptions): Promise<RedisLeases> {
+    const client = await connectRedis({
+      url: options.url,
+      role: "leases",
+      offlineQueue: false,
+      commandTimeoutMs: Math.max(100, Math.floor(options.ttlMs / 3)),
+      ...(options.log ? { log: options.log } : {}),
+    });
+    client.defineCommand("bothostLeaseAcquire", { lua: ACQUIRE, numberOfKeys: 2 });
+    client.defineCommand("bothostLeaseRenew", { lua: RENEW });
+    client.defineCommand("bothostLeaseRelease", { lua: RELEASE, numberOfKeys: 1 });
+    client.defineCommand("bothostHeartbeat", { lua: HEARTBEAT, numberOfKeys: 1 });
+    return new RedisLeases(client, options);
+  }
+
+  /**
+   * Take the bot's lease with a new fencing token if it is free (or already this instance's);
+   * `undefined` when another instance holds it.
+   */
+  async acquire(bot: string): Promise<Fence | undefined> {
+    const key = `${this.#o.prefix}#lease:${bot}`;
+    const value = await this.#run("a lease acquisition", () =>
+      this.#client.bothostLeaseAcquire(
+        key,
+        `${this.#o.prefix}#lease-token:${bot}`,
+        this.#o.instanceId,
+        this.#o.ttlMs,
+      ),
+    );
+    return value === null ? undefined : { key, value };
+  }
+
+  /** Extend each lease still holding its value by the ttl; `false` for one that is not ours any more. */
+  async renew(fences: readonly Fence[]): Promise<boolean[]> {
+    if (fences.length === 0) return [];
+    const result = await this.#run("a lease renewal", () =>
+      this.#client.bothostLeaseRenew(
+        fences.length,
+        ...fences.map((f) => f.key),
+        this.#o.ttlMs,
+        ...fences.map((f) => f.value),
+      ),
+    );
+    return result.map((n) => n === 1);
+  }
+
+  /** Give the lease up (only if it still holds `fence.value`), so another instance can take it now. */
+  async release(fence: Fence): Promise<boolean> {
+    return (
+      (await this.#run("a lease release", () => this.#client.bothostLeaseRelease(fence.key, fence.value))) ===
+      1
+    );
+  }
+
+  /** Say this instance is alive for one more ttl; resolves how many instances are alive. */
+  async heartbeat(): Promise<number> {
+    return this.#run("a heartbeat", () =>
+      this.#client.bothostHeartbeat(`${this.#o.prefix}#instances`, this.#o.instanceId, this.#o.ttlMs),
+    );
+  }
+
+  /** Leave the set of live instances and close the connection. */
+  async close(): Promise<void> {
+    await this.#client.zrem(`${this.#o.prefix}#instances`, this.#o.instanceId).catch(() => {});
+    await this.#client.quit().catch(() => this.#client.disconnect());
+  }
+
+  async #run<T>(what: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw redisFailure(err, this.#o.url, what);
+    }
+  }
 }

@@ -15,15 +15,7 @@ export interface OpenedState {
   coordinator: Coordinator | undefined;
 }
 
-/**
- * Open the configured store. `statePath` (the demo's temporary directory) forces the embedded one.
- *
- * @example
- * ```ts
- * const { store, coordinator } = await openState(config, log);
- * const daemon = new Daemon({ config, bots, store, log, ...(coordinator ? { coordinator } : {}) });
- * ```
- */
+/** Open the configured store. `statePath` (the demo's temporary directory) forces the embedded one. */
 export async function openState(config: Config, log: Logger, statePath?: string): Promise<OpenedState> {
   const state = config.state;
   if (state.redis === undefined || statePath !== undefined) {

@@ -1,13 +1,55 @@
 /**
  * The server side of recurring bookings: the bot's scheduled messages through its client, the
- * announcement's recipient resolved to ids, and how a booking is recognised in the list.
+ * announcement's recipient resolved to ids, and the record (state `<bot>/bookings/<id>`) that
+ * says which occurrence is booked and how to recognise it on the server if the process died
+ * before its id was written.
  */
+import { z } from "zod";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
+import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/normalize.ts";
+import { resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
-import { type AnnouncementTarget, announcementTarget, matchesBooking } from "./announcement-target.ts";
-import type { BookingRecord } from "./booking-records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
+
+export const BookingRecordSchema = z.object({
+  /** The occurrence booked, ISO UTC. */
+  occurrence: z.string(),
+  /** `occurrenceKey(id, occurrence)`: the booking's identity, the same whichever process computes it. */
+  key: z.string(),
+  /** Digest of cron, time zone and resolved recipient; a change means "re-book". */
+  specHash: z.string(),
+  /** Absent while the POST is in flight (written just before it). */
+  scheduledMessageId: z.number().int().optional(),
+  /** True once a failed booking was moved to a new time (done at most once per occurrence). */
+  retried: z.boolean().optional(),
+  /** How the booking looks on the server. */
+  target: z.object({
+    type: z.enum(["stream", "private"]),
+    to: z.union([z.number().int(), z.array(z.number().int())]),
+    topic: z.string().optional(),
+    contentHash: z.string(),
+    /** UNIX seconds the server will send at (the occurrence, or later after a retry). */
+    timestamp: z.number().int(),
+  }),
+});
+
+export type BookingRecord = z.infer<typeof BookingRecordSchema>;
+
+/** An announcement's recipient as the server lists it, and the digest of its schedule and recipient. */
+export interface AnnouncementTarget {
+  type: "stream" | "private";
+  to: number | number[];
+  /** Normalized; channels only. */
+  topic?: string;
+  /** Changes when the cron, the time zone or the recipient changes (not the content). */
+  specHash: string;
+}
+
+/** The digest stored to recognise content without keeping a copy of it. */
+export function contentHash(content: string): string {
+  return digest(normalizeContent(content));
+}
 
 export class BookingServer {
   readonly #client: Client;
@@ -46,27 +88,45 @@ export class BookingServer {
     }
   }
 
-  async moveTo(id: number, timestamp: number): Promise<void> {
-    await this.#client.scheduledMessages.update(id, { scheduled_delivery_timestamp: timestamp });
+  async update(
+    id: number,
+    change: { scheduled_delivery_timestamp: number } | { content: string },
+  ): Promise<void> {
+    await this.#client.scheduledMessages.update(id, change);
   }
 
-  async setContent(id: number, content: string): Promise<void> {
-    await this.#client.scheduledMessages.update(id, { content });
+  /**
+   * Resolves the announcement's `to` (names and emails to ids). Direct-message recipients are
+   * listed by the server without the sender unless the message is to the sender alone (NOTES §4.4),
+   * so the bot's own id is dropped the same way.
+   */
+  async target(id: string, spec: RecurringAnnouncement): Promise<AnnouncementTarget> {
+    const resolved = await resolveRecipient(this.#client, spec.to, `announcement "${id}"`);
+    let target: Omit<AnnouncementTarget, "specHash">;
+    if (resolved.kind === "channel") {
+      target = { type: "stream", to: resolved.to, topic: normalizeTopic(spec.topic, this.#emptyTopicName()) };
+    } else {
+      this.#selfId ??= (await this.#client.users.me()).user_id;
+      const self = this.#selfId;
+      const others = resolved.to.filter((u) => u !== self);
+      target = { type: "private", to: others.length > 0 ? others : [self] };
+    }
+    const specHash = digest([spec.cron, spec.timezone, target.type, target.to, target.topic ?? null]);
+    return { ...target, specHash };
   }
 
-  /** The announcement's recipient as ids, with the digest of its schedule and recipient. */
-  target(id: string, spec: RecurringAnnouncement): Promise<AnnouncementTarget> {
-    return announcementTarget(
-      this.#client,
-      id,
-      spec,
-      async () => (this.#selfId ??= (await this.#client.users.me()).user_id),
-      this.#emptyTopicName(),
-    );
-  }
-
-  /** True when `sm` is the booking `rec` describes. */
+  /** True when `sm` is the booking `rec` describes (same recipient, topic, time and content). */
   matches(sm: ScheduledMessage, rec: BookingRecord): boolean {
-    return matchesBooking(sm, rec.target, this.#emptyTopicName());
+    const { target } = rec;
+    if (sm.type !== target.type || sm.scheduled_delivery_timestamp !== target.timestamp) return false;
+    if (JSON.stringify(sorted(sm.to)) !== JSON.stringify(sorted(target.to))) return false;
+    if (sm.type === "stream" && normalizeTopic(sm.topic, this.#emptyTopicName()) !== (target.topic ?? "")) {
+      return false;
+    }
+    return contentHash(sm.content) === target.contentHash;
   }
+}
+
+function sorted(to: number | readonly number[]): number | number[] {
+  return typeof to === "number" ? to : [...to].sort((a, b) => a - b);
 }

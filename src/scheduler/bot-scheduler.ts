@@ -12,8 +12,7 @@ import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import type { BookingRecord } from "./booking-records.ts";
-import { BookingRecords } from "./booking-records.ts";
+import type { BookingRecord } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { type CronDeclaration, LocalJobs } from "./local-jobs.ts";
 import { RecurringBookings } from "./recurring-bookings.ts";
@@ -35,8 +34,6 @@ export interface BotSchedulerOptions {
   runHandler: RunHandler;
   /** The pipeline's retries, effect records and dead letters for a cron job's occurrence. */
   runJob: RunJob;
-  /** See {@link RecurringBookingsOptions.retryFailedWithinMs}. Default 30 minutes. */
-  retryFailedWithinMs?: number;
 }
 
 /** What `setup` declared: `bot.recurring()` by id and `bot.cron()` in order. */
@@ -48,15 +45,6 @@ export interface ScheduleDeclarations {
 /**
  * One bot's scheduler. The runtime creates it, starts it once the bot's queue is registered,
  * feeds it the bot's `scheduled_messages` events, and stops it with the bot.
- *
- * @example
- * ```ts
- * const scheduler = new BotScheduler({ client, store: store.namespace("standup"), flush, log, contextDeps, runHandler });
- * await scheduler.start({ recurring, cronJobs });
- * // for each event: scheduler.onEvent(event); after a new queue: scheduler.resync();
- * console.log(scheduler.stats.booked);
- * await scheduler.stop(10_000);
- * ```
  */
 export class BotScheduler {
   /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`). */
@@ -88,14 +76,12 @@ export class BotScheduler {
     const recurring = new RecurringBookings(
       {
         client: this.#o.client,
-        records: new BookingRecords(this.#o.store.namespace("bookings"), this.#o.flush),
+        store: this.#o.store.namespace("bookings"),
+        flush: this.#o.flush,
         log,
         clock: this.#clock,
         stats: this.stats,
         emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
-        ...(this.#o.retryFailedWithinMs !== undefined
-          ? { retryFailedWithinMs: this.#o.retryFailedWithinMs }
-          : {}),
       },
       declarations.recurring,
     );

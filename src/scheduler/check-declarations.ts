@@ -4,8 +4,7 @@
  */
 
 import { codePointLength } from "../effects/limits/code-points.ts";
-import { compileSchedule } from "./timing/occurrences.ts";
-import { ScheduleError } from "./timing/schedule-error.ts";
+import { compileSchedule, ScheduleError } from "./timing/occurrences.ts";
 
 /** The server's default `max_topic_length`; the register response may allow less or more. */
 const MAX_TOPIC = 60;
@@ -20,15 +19,7 @@ function scheduleProblem(cron: unknown, timezone: unknown, path: string): string
   }
 }
 
-/**
- * What is wrong with a `bot.recurring(id, announcement)` call, or `undefined`.
- *
- * @example
- * ```ts
- * recurringProblem("standup", { cron: "0 9 * * 1-5", timezone: "Mars/Olympus", to: "team", topic: "t", content: "hi" });
- * // 'bot.recurring("standup").timezone "Mars/Olympus" is not a known IANA time zone; …'
- * ```
- */
+/** What is wrong with a `bot.recurring(id, announcement)` call, or `undefined`. */
 export function recurringProblem(id: string, announcement: unknown): string | undefined {
   const where = `bot.recurring("${id}")`;
   if (typeof announcement !== "object" || announcement === null) {
@@ -60,14 +51,7 @@ export function recurringProblem(id: string, announcement: unknown): string | un
   return undefined;
 }
 
-/**
- * What is wrong with a `bot.cron(expression, options, handler)` call, or `undefined`.
- *
- * @example
- * ```ts
- * cronProblem("*\/5 * * * *", { missed: "all" }); // 'bot.cron("*\/5 * * * *").missed "all": use "skip" or "run-once".'
- * ```
- */
+/** What is wrong with a `bot.cron(expression, options, handler)` call, or `undefined`. */
 export function cronProblem(expression: unknown, options: unknown): string | undefined {
   const where = `bot.cron(${JSON.stringify(expression)})`;
   if (options !== undefined && (typeof options !== "object" || options === null)) {

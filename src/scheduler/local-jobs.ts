@@ -40,12 +40,6 @@ export interface LocalJobsOptions {
 /**
  * The id a cron job's last run is stored under: `options.id`, else its expression and time zone
  * (`"0 9 * * 1 Europe/Berlin"`), with `#2`, `#3`… for repeats of the same schedule.
- *
- * @example
- * ```ts
- * cronJobIds([{ expression: "@daily", options: {} }, { expression: "@daily", options: {} }]);
- * // ["@daily UTC", "@daily UTC #2"]
- * ```
  */
 export function cronJobIds(jobs: readonly Pick<CronDeclaration, "expression" | "options">[]): string[] {
   const seen = new Map<string, number>();

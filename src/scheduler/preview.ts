@@ -19,14 +19,7 @@ export interface PreviewEntry {
   runs: Date[];
 }
 
-/**
- * The next `count` runs after `from` of every declaration of one bot.
- *
- * @example
- * ```ts
- * previewEntries({ recurring, cronJobs }, new Date(), 5).map((e) => e.runs[0]);
- * ```
- */
+/** The next `count` runs after `from` of every declaration of one bot. */
 export function previewEntries(
   declarations: {
     recurring: ReadonlyMap<string, RecurringAnnouncement>;
@@ -67,14 +60,7 @@ function describeTarget(a: RecurringAnnouncement): string {
   return `${channel} › ${a.topic ?? ""}`;
 }
 
-/**
- * A run in its time zone and in UTC, e.g. `Sun 2026-03-29 09:00 +02:00 (2026-03-29T07:00:00Z)`.
- *
- * @example
- * ```ts
- * formatRun(new Date("2026-03-29T07:00:00Z"), "Europe/Berlin"); // "Sun 2026-03-29 09:00 +02:00 (2026-03-29T07:00:00Z)"
- * ```
- */
+/** A run in its time zone and in UTC, e.g. `Sun 2026-03-29 09:00 +02:00 (2026-03-29T07:00:00Z)`. */
 export function formatRun(date: Date, timezone: string): string {
   const parts = new Intl.DateTimeFormat("en-US", {
     timeZone: timezone,

@@ -10,28 +10,33 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import { normalizeContent, toSeconds } from "../effects/schedule/normalize.ts";
+import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
-import { type AnnouncementTarget, contentHash } from "./announcement-target.ts";
-import type { BookingRecord, BookingRecords } from "./booking-records.ts";
-import { BookingServer } from "./booking-server.ts";
+import { decideFailed, ReconcileTimers } from "./booking-policy.ts";
+import {
+  type AnnouncementTarget,
+  type BookingRecord,
+  BookingRecordSchema,
+  BookingServer,
+  contentHash,
+} from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
-import { decideFailed } from "./failed-policy.ts";
-import { ReconcileTimers } from "./reconcile-timers.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
 import { type CompiledSchedule, compileSchedule, occurrenceKey } from "./timing/occurrences.ts";
 
 export interface RecurringBookingsOptions {
   client: Client;
-  records: BookingRecords;
+  /** The bot's `bookings` namespace: a record per announcement id. */
+  store: StateStore;
+  /** Make state writes durable: a booking must never be forgotten once it exists on the server. */
+  flush(): Promise<void>;
   log: Logger;
   clock: Clock;
   stats: SchedulerStats;
-  /** See {@link decideFailed}. Default 30 minutes. */
-  retryFailedWithinMs?: number;
   /** The server's display name of the empty topic (read as ""). */
-  emptyTopicName?: () => string;
+  emptyTopicName: () => string;
 }
 
 interface Announcement {
@@ -49,7 +54,7 @@ export class RecurringBookings {
   readonly #server: BookingServer;
   readonly #timers: ReconcileTimers;
   readonly #announcements = new Map<string, Announcement>();
-  #records = new Map<string, BookingRecord>();
+  readonly #records = new Map<string, BookingRecord>();
   #chain: Promise<void> = Promise.resolve();
   #started = false;
   #stopped = false;
@@ -57,7 +62,7 @@ export class RecurringBookings {
   /** Throws `SCHEDULE_INVALID` (ScheduleError) for an announcement whose cron or time zone is bad. */
   constructor(options: RecurringBookingsOptions, declarations: ReadonlyMap<string, RecurringAnnouncement>) {
     this.#o = options;
-    this.#server = new BookingServer(options.client, options.emptyTopicName ?? (() => "general chat"));
+    this.#server = new BookingServer(options.client, options.emptyTopicName);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync());
     for (const [id, spec] of declarations) {
       this.#announcements.set(id, { id, spec, schedule: compileSchedule(spec, `bot.recurring("${id}")`) });
@@ -73,16 +78,20 @@ export class RecurringBookings {
   async start(): Promise<void> {
     this.#started = true;
     await this.#enqueue(async () => {
-      const { records, unreadable } = await this.#o.records.load();
-      for (const key of unreadable) {
+      for (const { key, value } of await this.#o.store.list()) {
+        const parsed = BookingRecordSchema.safeParse(value);
+        if (parsed.success) {
+          this.#records.set(key, parsed.data);
+          continue;
+        }
         this.#o.log.warn(
           { announcement: key },
           "unreadable booking record dropped; the booking is re-checked",
         );
-        await this.#o.records.remove(key);
+        await this.#o.store.delete(key);
+        await this.#o.flush();
       }
-      this.#records = records;
-      if (this.#announcements.size > 0 || records.size > 0) await this.#reconcileAll();
+      if (this.#announcements.size > 0 || this.#records.size > 0) await this.#reconcileAll();
     });
   }
 
@@ -110,13 +119,10 @@ export class RecurringBookings {
       const sm = e.scheduled_message;
       void this.#enqueue(async () => {
         const found = this.#ownerOf(sm.scheduled_message_id);
-        if (found)
-          await this.#handleFailed(
-            found[0],
-            found[1],
-            sm,
-            await this.#server.target(found[0].id, found[0].spec),
-          );
+        if (found) {
+          const [a, rec] = found;
+          await this.#handleFailed(a, rec, sm, await this.#server.target(a.id, a.spec));
+        }
         this.#armCheck();
       });
     }
@@ -209,7 +215,7 @@ export class RecurringBookings {
     if (sm.failed) return this.#handleFailed(a, rec, sm, target, list, claimed);
     const content = await this.#content(a, new Date(rec.occurrence));
     if (normalizeContent(sm.content) !== normalizeContent(content)) {
-      await this.#server.setContent(sm.scheduled_message_id, content);
+      await this.#server.update(sm.scheduled_message_id, { content });
       await this.#save(a.id, { ...rec, target: { ...rec.target, contentHash: contentHash(content) } });
       this.#o.log.info(
         { announcement: a.id, occurrence: rec.occurrence },
@@ -295,12 +301,7 @@ export class RecurringBookings {
     this.#o.stats.failed++;
     const now = this.#o.clock.now();
     const occurrenceMs = Date.parse(rec.occurrence);
-    const decision = decideFailed({
-      occurrenceMs,
-      retried: rec.retried === true,
-      nowMs: now,
-      ...(this.#o.retryFailedWithinMs !== undefined ? { retryWithinMs: this.#o.retryFailedWithinMs } : {}),
-    });
+    const decision = decideFailed({ occurrenceMs, retried: rec.retried === true, nowMs: now });
     const log = {
       announcement: a.id,
       occurrence: rec.occurrence,
@@ -308,7 +309,7 @@ export class RecurringBookings {
     };
     if (decision.action === "reschedule") {
       const timestamp = toSeconds(decision.atMs);
-      await this.#server.moveTo(sm.scheduled_message_id, timestamp);
+      await this.#server.update(sm.scheduled_message_id, { scheduled_delivery_timestamp: timestamp });
       await this.#save(a.id, { ...rec, retried: true, target: { ...rec.target, timestamp } });
       this.#o.stats.rescheduled++;
       this.#o.log.warn(
@@ -368,12 +369,14 @@ export class RecurringBookings {
 
   async #save(id: string, rec: BookingRecord): Promise<void> {
     this.#records.set(id, rec);
-    await this.#o.records.put(id, rec);
+    await this.#o.store.set(id, rec as unknown as JsonValue);
+    await this.#o.flush();
   }
 
   async #forget(id: string): Promise<void> {
     this.#records.delete(id);
-    await this.#o.records.remove(id);
+    await this.#o.store.delete(id);
+    await this.#o.flush();
   }
 
   #armCheck(): void {

@@ -1,11 +1,4 @@
-/**
- * Counters of one bot's scheduler, for metrics. They only grow (reset on restart).
- *
- * @example
- * ```ts
- * const { booked, delivered, failed } = runtime.scheduler.stats;
- * ```
- */
+/** Counters of one bot's scheduler, for metrics. They only grow (reset on restart). */
 export interface SchedulerStats {
   /** Recurring occurrences booked on the server (POST). */
   booked: number;

@@ -1,18 +1,22 @@
 /**
- * The write-ahead log: one JSON record per line, appended by each commit or flush (a flush also
- * fdatasyncs it).
+ * The two files of the embedded store.
  *
- * Line 1 is a header naming the snapshot generation the log continues. Then:
+ * The snapshot (`state.json`) is the whole table at one generation, replaced atomically:
+ *   {"format":"bothost-state-snapshot","version":1,"generation":3,
+ *    "entries":{"<stored key>":{"value":<json>,"expiresAt":<ms, optional>}, …}}
+ *
+ * The write-ahead log (`state.log`) has a header line naming the generation it continues, then
+ * one record per line:
  *   {"op":"set","key":"<stored key>","value":<json>,"expiresAt":<ms, optional>}
  *   {"op":"del","key":"<stored key>"}
- * Records are absolute (the resolved outcome of setIfAbsent/update, never the operation), so
- * replaying a record twice is harmless. A record counts only once its "\n" is on disk: a kill in
- * the middle of an append leaves an unterminated tail, which loading drops and truncates away.
+ * Records are absolute (the outcome of setIfAbsent/update, never the operation), so replaying one
+ * twice is harmless. A record counts only once its "\n" is on disk: a kill in the middle of an
+ * append leaves an unterminated tail, which loading drops and truncates away.
  */
 import { ftruncateSync, writeSync } from "node:fs";
-import { open, readFile } from "node:fs/promises";
-import { writeFileAtomic } from "./_atomic-write.ts";
-import type { TableEntry } from "./_table.ts";
+import { open } from "node:fs/promises";
+import { readIfExists, writeFileAtomic } from "./_files.ts";
+import type { TableEntry } from "./_view.ts";
 import { StateError } from "./state-error.ts";
 
 export interface JournalRecord {
@@ -21,55 +25,96 @@ export interface JournalRecord {
   entry: TableEntry | undefined;
 }
 
-export interface JournalContents {
-  generation: number;
-  records: JournalRecord[];
-  /** Bytes up to and including the last complete line. */
-  validBytes: number;
-  /** Bytes of an unterminated last line (a torn append), dropped. */
-  tornBytes: number;
-}
-
 const MAGIC = "bothost-state-log";
+const SNAPSHOT_MAGIC = "bothost-state-snapshot";
 
 export function recordLine(key: string, entry: TableEntry | undefined): string {
   if (entry === undefined) return `{"op":"del","key":${JSON.stringify(key)}}`;
-  const expiry = entry.expiresAt === undefined ? "" : `,"expiresAt":${entry.expiresAt}`;
-  return `{"op":"set","key":${JSON.stringify(key)},"value":${entry.text}${expiry}}`;
+  return `{"op":"set","key":${JSON.stringify(key)},"value":${entry.text}${expiryField(entry)}}`;
+}
+
+export function snapshotText(generation: number, entries: Iterable<[string, TableEntry]>): string {
+  const parts: string[] = [];
+  for (const [key, entry] of entries) {
+    parts.push(`${JSON.stringify(key)}:{"value":${entry.text}${expiryField(entry)}}`);
+  }
+  return `{"format":"${SNAPSHOT_MAGIC}","version":1,"generation":${generation},"entries":{${parts.join(",\n")}}}\n`;
+}
+
+function expiryField(entry: TableEntry): string {
+  return entry.expiresAt === undefined ? "" : `,"expiresAt":${entry.expiresAt}`;
 }
 
 /** Read and check a log; `undefined` when the file does not exist. */
-export async function readJournal(file: string): Promise<JournalContents | undefined> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
+export async function readJournal(file: string): Promise<
+  | {
+      generation: number;
+      records: JournalRecord[];
+      /** Bytes up to and including the last complete line. */
+      validBytes: number;
+      /** Bytes of an unterminated last line (a torn append), dropped. */
+      tornBytes: number;
+    }
+  | undefined
+> {
+  const bytes = await readIfExists(file);
+  if (bytes === undefined) return undefined;
   const validBytes = bytes.lastIndexOf(0x0a) + 1;
   const lines = bytes.subarray(0, validBytes).toString("utf8").split("\n");
   lines.pop(); // the empty string after the final "\n"
   const header = lines[0] === undefined ? undefined : parseLine(lines[0]);
   if (!isHeader(header)) {
-    throw corrupt(file, 1, "the header line is missing or damaged");
+    throw corrupt(file, " at line 1", "the header line is missing or damaged");
   }
   const records: JournalRecord[] = [];
   for (let i = 1; i < lines.length; i++) {
     const record = toRecord(parseLine(lines[i] as string));
-    if (record === undefined) throw corrupt(file, i + 1, "it is not a valid record");
+    if (record === undefined) throw corrupt(file, ` at line ${i + 1}`, "it is not a valid record");
     records.push(record);
   }
   return { generation: header.generation, records, validBytes, tornBytes: bytes.length - validBytes };
 }
 
+/** Read and check a snapshot; `undefined` when the file does not exist. */
+export async function readSnapshot(
+  file: string,
+): Promise<{ generation: number; entries: Array<[string, TableEntry]> } | undefined> {
+  const bytes = await readIfExists(file);
+  if (bytes === undefined) return undefined;
+  let parsed: { format?: unknown; version?: unknown; generation?: unknown; entries?: unknown };
+  try {
+    parsed = JSON.parse(bytes.toString("utf8"));
+  } catch (err) {
+    throw corrupt(file, "", `it is not complete JSON (${(err as Error).message})`);
+  }
+  if (parsed?.format !== SNAPSHOT_MAGIC || parsed.version !== 1 || !Number.isSafeInteger(parsed.generation)) {
+    throw corrupt(file, "", "its header (format, version, generation) is missing or unknown");
+  }
+  if (typeof parsed.entries !== "object" || parsed.entries === null || Array.isArray(parsed.entries)) {
+    throw corrupt(file, "", `"entries" is not an object`);
+  }
+  const entries: Array<[string, TableEntry]> = [];
+  for (const [key, raw] of Object.entries(parsed.entries as Record<string, unknown>)) {
+    const e = raw as { value?: unknown; expiresAt?: unknown } | null;
+    if (typeof e !== "object" || e === null || !("value" in e))
+      throw corrupt(file, "", `entry "${key}" has no value`);
+    const entry: TableEntry = { text: JSON.stringify(e.value) };
+    if (e.expiresAt !== undefined) {
+      if (typeof e.expiresAt !== "number") throw corrupt(file, "", `entry "${key}" has a bad expiresAt`);
+      entry.expiresAt = e.expiresAt;
+    }
+    entries.push([key, entry]);
+  }
+  return { generation: parsed.generation as number, entries };
+}
+
 /**
  * Appends records to a log at explicit offsets, so a failed append can be cut back cleanly.
  *
- * Writing and syncing are separate steps: {@link JournalWriter.write} is synchronous (a
- * positional `write(2)` into the page cache, which survives a kill of this process), so writes
- * land in exactly the order they are issued, however flushes and commits interleave; only
- * {@link JournalWriter.sync} (an fdatasync, needed against a machine crash) is asynchronous.
+ * {@link JournalWriter.write} is synchronous (a positional `write(2)` into the page cache, which
+ * survives a kill of this process), so writes land in exactly the order they are issued, however
+ * flushes and commits interleave; only {@link JournalWriter.sync} (an fdatasync, needed against a
+ * machine crash) is asynchronous.
  */
 export class JournalWriter {
   /** Bytes known to be on stable storage (fdatasync'ed, or written by an fsynced create). */
@@ -173,9 +218,11 @@ function toRecord(value: unknown): JournalRecord | undefined {
     : undefined;
 }
 
-export function corrupt(file: string, line: number, why: string): StateError {
+/** `where` is "" (the snapshot, replaced atomically) or " at line N" (the log, only appended). */
+function corrupt(file: string, where: string, why: string): StateError {
+  const how = where === "" ? "replaces it atomically" : "only appends whole lines to it";
   return new StateError(
     "STATE_CORRUPT",
-    `State file ${file} is damaged at line ${line}: ${why}. bothost only appends whole lines to it, so something else changed it. Restore the state directory from a backup, or move it aside to start with empty state (bots then lose their cursors and stored data).`,
+    `State file ${file} is damaged${where}: ${why}. bothost ${how}, so something else changed it. Restore the state directory from a backup, or move it aside to start with empty state (bots then lose their cursors and stored data).`,
   );
 }

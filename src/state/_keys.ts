@@ -1,16 +1,15 @@
 /**
- * How namespaced keys become flat stored keys.
+ * How keys and values are encoded, shared by the embedded and the Redis store.
  *
- * A stored key is the path of namespace names and then the key, each segment escaped so that it
- * never contains "/", joined with "/": namespace `a`, key `b/c` → `a/b%2Fc`. Because no escaped
- * segment contains "/", a key can never be mistaken for a child namespace's key (or a parent's),
- * whatever characters it has, and a view's own keys are exactly the stored keys under its prefix
- * with no further "/". The escape maps "%" and "/" only, so keys stay readable on disk and in a
- * Redis monitor.
+ * A stored key is the path of namespace names and then the key, each segment escaped so it never
+ * contains "/", joined with "/": namespace `a`, key `b/c` → `a/b%2Fc`. So a key can never be
+ * mistaken for a child namespace's key, and a view's own keys are exactly the stored keys under
+ * its prefix with no further "/". Only "%" and "/" are escaped, so keys stay readable on disk.
  */
 import { StateError } from "./state-error.ts";
+import type { JsonValue, SetOptions, StateEntry } from "./state-store.ts";
 
-export const MAX_KEY_LENGTH = 1024;
+const MAX_KEY_LENGTH = 1024;
 
 /** A Redis key prefix: letters, digits and `_ . -`, which need no escaping anywhere. */
 export const REDIS_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -43,4 +42,89 @@ export function checkKey(key: unknown, what: "key" | "namespace" | "prefix" = "k
 /** The stored-key prefix of a child namespace `name` inside a view whose prefix is `prefix`. */
 export function childPrefix(prefix: string, name: string): string {
   return `${prefix}${escapeSegment(checkKey(name, "namespace"))}/`;
+}
+
+/** `options.ttlMs`, or throws `STATE_INVALID_VALUE` unless it is a positive number. */
+export function checkTtl(options: SetOptions | undefined): number | undefined {
+  const ttlMs = options?.ttlMs;
+  if (ttlMs !== undefined && (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0)) {
+    throw new StateError(
+      "STATE_INVALID_VALUE",
+      `ttlMs must be a positive number of milliseconds, got ${String(ttlMs)}.`,
+    );
+  }
+  return ttlMs;
+}
+
+export function closedError(description: string): StateError {
+  return new StateError(
+    "STATE_CLOSED",
+    `The state store (${description}) is closed; open it again before use.`,
+  );
+}
+
+export function byKey(a: StateEntry, b: StateEntry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/**
+ * Serialize `value` for key `key`, or throw `STATE_INVALID_VALUE` naming the offending path:
+ * anything `JSON.parse(JSON.stringify(v))` would not give back unchanged (`undefined` in objects,
+ * `NaN`, a `Date`, a `Map`) is refused instead of being silently altered.
+ */
+export function toJsonText(key: string, value: unknown): string {
+  const problem = findProblem(value, "", new Set());
+  if (problem) {
+    throw new StateError(
+      "STATE_INVALID_VALUE",
+      `Cannot store key "${key}": value${problem.path} ${problem.reason}. Store plain JSON (objects, arrays, strings, finite numbers, booleans, null).`,
+    );
+  }
+  return JSON.stringify(value);
+}
+
+export function fromJsonText(text: string): JsonValue {
+  return JSON.parse(text) as JsonValue;
+}
+
+function findProblem(
+  value: unknown,
+  path: string,
+  parents: Set<object>,
+): { path: string; reason: string } | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined;
+    case "number":
+      return Number.isFinite(value) ? undefined : { path, reason: `is ${value} (not finite)` };
+    case "object":
+      break;
+    default:
+      return { path, reason: `is ${typeof value}` };
+  }
+  if (value === null) return undefined;
+  if (parents.has(value)) return { path, reason: "is a circular reference" };
+  parents.add(value);
+  try {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const problem = findProblem(value[i], `${path}[${i}]`, parents);
+        if (problem) return problem;
+      }
+      return undefined;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      const name = (value as object).constructor?.name ?? "object";
+      return { path, reason: `is a ${name}, not a plain object (convert it, e.g. date.toISOString())` };
+    }
+    for (const [k, v] of Object.entries(value)) {
+      const problem = findProblem(v, `${path}.${k}`, parents);
+      if (problem) return problem;
+    }
+    return undefined;
+  } finally {
+    parents.delete(value);
+  }
 }

@@ -1,26 +1,87 @@
 /**
- * The one implementation of the {@link StateStore} operations, over a {@link Table} and a
- * stored-key prefix. MemoryStore and FileStore are root views (prefix ""); `namespace()` makes
- * child views sharing the same table.
+ * The in-memory table behind MemoryStore and FileStore, and the one implementation of the
+ * {@link StateStore} operations over it. MemoryStore and FileStore are root views (prefix "");
+ * `namespace()` makes child views sharing the same table.
  */
-
-import { fromJsonText, toJsonText } from "./_json.ts";
-import { checkKey, childPrefix, escapeSegment, unescapeSegment } from "./_keys.ts";
-import type { Table, TableEntry } from "./_table.ts";
-import { StateError } from "./state-error.ts";
+import {
+  byKey,
+  checkKey,
+  checkTtl,
+  childPrefix,
+  closedError,
+  escapeSegment,
+  fromJsonText,
+  toJsonText,
+  unescapeSegment,
+} from "./_keys.ts";
 import type { JsonValue, SetOptions, StateEntry, StateStore, UpdateOptions } from "./state-store.ts";
 
-/** Shared by a root store and all its views: once closed, every view refuses work. */
-export interface Lifecycle {
-  closed: boolean;
-  description: string;
+/** A value as JSON text (copy-in/copy-out for free, and the form the journal writes). */
+export interface TableEntry {
+  text: string;
+  /** Epoch milliseconds after which the entry reads as absent. */
+  expiresAt?: number;
+}
+
+/** Stored key → entry. Every change is reported to `onChange` so FileStore can journal it. */
+export class Table {
+  private readonly entries = new Map<string, TableEntry>();
+
+  constructor(
+    readonly now: () => number,
+    private readonly onChange: (storedKey: string, entry: TableEntry | undefined) => void = () => {},
+  ) {}
+
+  read(storedKey: string): TableEntry | undefined {
+    const entry = this.entries.get(storedKey);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt !== undefined && entry.expiresAt <= this.now()) {
+      // Dropped lazily; replay drops expired entries too, so no journal record is needed.
+      this.entries.delete(storedKey);
+      return undefined;
+    }
+    return entry;
+  }
+
+  write(storedKey: string, entry: TableEntry): void {
+    this.entries.set(storedKey, entry);
+    this.onChange(storedKey, entry);
+  }
+
+  remove(storedKey: string): boolean {
+    const existed = this.read(storedKey) !== undefined;
+    if (existed) {
+      this.entries.delete(storedKey);
+      this.onChange(storedKey, undefined);
+    }
+    return existed;
+  }
+
+  /** Live entries whose stored key starts with `prefix`. */
+  *scan(prefix: string): Generator<[string, TableEntry]> {
+    for (const storedKey of [...this.entries.keys()]) {
+      if (!storedKey.startsWith(prefix)) continue;
+      const entry = this.read(storedKey);
+      if (entry !== undefined) yield [storedKey, entry];
+    }
+  }
+
+  /** Load without notifying (replaying what is already on disk). */
+  load(storedKey: string, entry: TableEntry | undefined): void {
+    if (entry === undefined || (entry.expiresAt !== undefined && entry.expiresAt <= this.now())) {
+      this.entries.delete(storedKey);
+    } else {
+      this.entries.set(storedKey, entry);
+    }
+  }
 }
 
 export class StoreView implements StateStore {
   constructor(
     protected readonly table: Table,
     private readonly prefix: string,
-    protected readonly lifecycle: Lifecycle,
+    /** Shared by a root store and all its views: once closed, every view refuses work. */
+    protected readonly lifecycle: { closed: boolean; description: string },
   ) {}
 
   async get(key: string): Promise<JsonValue | undefined> {
@@ -30,13 +91,13 @@ export class StoreView implements StateStore {
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
     const storedKey = this.stored(key);
-    this.table.write(storedKey, this.entry(key, value, expiryOf(options, this.table.now)));
+    this.table.write(storedKey, this.entry(key, value, this.expiryOf(options)));
   }
 
   async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {
     const storedKey = this.stored(key);
-    const entry = this.entry(key, value, expiryOf(options, this.table.now));
-    // Check and write happen in one synchronous step, so no other caller can interleave.
+    const entry = this.entry(key, value, this.expiryOf(options));
+    // Check and write in one synchronous step, so no other caller can interleave.
     if (this.table.read(storedKey) !== undefined) return false;
     this.table.write(storedKey, entry);
     return true;
@@ -48,7 +109,7 @@ export class StoreView implements StateStore {
     options?: UpdateOptions,
   ): Promise<JsonValue | undefined> {
     const storedKey = this.stored(key);
-    const ttlExpiry = expiryOf(options, this.table.now);
+    const ttlExpiry = this.expiryOf(options);
     const current = this.table.read(storedKey);
     const next = fn(current === undefined ? undefined : fromJsonText(current.text));
     if (next === undefined) {
@@ -72,7 +133,7 @@ export class StoreView implements StateStore {
       if (rest.includes("/")) continue; // a child namespace's key
       result.push({ key: unescapeSegment(rest), value: fromJsonText(entry.text) });
     }
-    return result.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return result.sort(byKey);
   }
 
   namespace(name: string): StateStore {
@@ -80,12 +141,7 @@ export class StoreView implements StateStore {
   }
 
   protected checkOpen(): void {
-    if (this.lifecycle.closed) {
-      throw new StateError(
-        "STATE_CLOSED",
-        `The state store (${this.lifecycle.description}) is closed; open it again before use.`,
-      );
-    }
+    if (this.lifecycle.closed) throw closedError(this.lifecycle.description);
   }
 
   private stored(key: string): string {
@@ -93,20 +149,13 @@ export class StoreView implements StateStore {
     return this.prefix + escapeSegment(checkKey(key));
   }
 
+  private expiryOf(options: SetOptions | undefined): number | undefined {
+    const ttlMs = checkTtl(options);
+    return ttlMs === undefined ? undefined : this.table.now() + ttlMs;
+  }
+
   private entry(key: string, value: unknown, expiresAt: number | undefined): TableEntry {
     const text = toJsonText(key, value);
     return expiresAt === undefined ? { text } : { text, expiresAt };
   }
-}
-
-function expiryOf(options: SetOptions | undefined, now: () => number): number | undefined {
-  const ttlMs = options?.ttlMs;
-  if (ttlMs === undefined) return undefined;
-  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new StateError(
-      "STATE_INVALID_VALUE",
-      `ttlMs must be a positive number of milliseconds, got ${String(ttlMs)}.`,
-    );
-  }
-  return now() + ttlMs;
 }

@@ -61,16 +61,7 @@ export function parseDeadLetterId(id: string): { bot: string; seq: number } | un
   return { bot: id.slice(0, slash), seq };
 }
 
-/**
- * One bot's dead letters.
- *
- * @example
- * ```ts
- * const letters = new DeadLetters(store, "moderator", { max: 1000 });
- * await letters.add({ source: "queue", event, error: err, attempts: 5, firstFailedAt, lastFailedAt });
- * for (const letter of await letters.list()) console.log(letter.id, letter.error.message);
- * ```
- */
+/** One bot's dead letters. */
 export class DeadLetters {
   readonly bot: string;
   readonly #store: StateStore;
@@ -84,12 +75,12 @@ export class DeadLetters {
 
   /** Stores a letter (evicting the oldest past the bound) and resolves it with its id. */
   async add(letter: NewDeadLetter): Promise<DeadLetter> {
-    const seq = (await this.#store.update(SEQ, (n) => (typeof n === "number" ? n + 1 : 1))) as number;
+    const seq = await this.#bump(SEQ);
     const stored: DeadLetter = {
       ...letter,
       id: `${this.bot}/${seq}`,
       bot: this.bot,
-      error: describeError(letter.error, this.#o.redact ?? ((text) => text)),
+      error: this.#describe(letter.error),
     };
     await this.#store.set(keyOf(seq), stored as unknown as JsonValue);
     await this.#evictPastBound();
@@ -104,15 +95,16 @@ export class DeadLetters {
 
   /** The letter with this id, or undefined. */
   async get(id: string): Promise<DeadLetter | undefined> {
-    const seq = this.#seqOf(id);
-    if (seq === undefined) return undefined;
-    return (await this.#store.get(keyOf(seq))) as unknown as DeadLetter | undefined;
+    const key = this.#keyOf(id);
+    return key === undefined
+      ? undefined
+      : ((await this.#store.get(key)) as unknown as DeadLetter | undefined);
   }
 
   /** Removes a letter; resolves false when there was none. */
   async remove(id: string): Promise<boolean> {
-    const seq = this.#seqOf(id);
-    return seq !== undefined && this.#store.delete(keyOf(seq));
+    const key = this.#keyOf(id);
+    return key !== undefined && this.#store.delete(key);
   }
 
   /**
@@ -120,13 +112,13 @@ export class DeadLetters {
    * {@link retryGeneration}), or at its next start. Resolves false when there was no such letter.
    */
   async requestRetry(id: string, at: Date): Promise<boolean> {
-    const seq = this.#seqOf(id);
-    if (seq === undefined) return false;
-    const next = await this.#store.update(keyOf(seq), (current) =>
+    const key = this.#keyOf(id);
+    if (key === undefined) return false;
+    const next = await this.#store.update(key, (current) =>
       current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
     );
     if (next === undefined) return false;
-    await this.#store.update(RETRY_SEQ, (n) => (typeof n === "number" ? n + 1 : 1));
+    await this.#bump(RETRY_SEQ);
     return true;
   }
 
@@ -145,10 +137,10 @@ export class DeadLetters {
     id: string,
     update: { error: unknown; attempts: number; lastFailedAt: string; effects?: JsonValue[] },
   ): Promise<void> {
-    const seq = this.#seqOf(id);
-    if (seq === undefined) return;
-    const error = describeError(update.error, this.#o.redact ?? ((text) => text));
-    await this.#store.update(keyOf(seq), (current) => {
+    const key = this.#keyOf(id);
+    if (key === undefined) return;
+    const error = this.#describe(update.error);
+    await this.#store.update(key, (current) => {
       if (current === undefined) return undefined;
       const { retryRequestedAt: _, ...rest } = current as unknown as DeadLetter;
       return {
@@ -166,9 +158,14 @@ export class DeadLetters {
     return ((await this.#store.get(EVICTED)) as number | undefined) ?? 0;
   }
 
-  #seqOf(id: string): number | undefined {
+  async #bump(counter: string): Promise<number> {
+    return (await this.#store.update(counter, (n) => (typeof n === "number" ? n + 1 : 1))) as number;
+  }
+
+  /** The store key of a letter of this bot, or undefined for an id that is not one. */
+  #keyOf(id: string): string | undefined {
     const parsed = parseDeadLetterId(id);
-    return parsed?.bot === this.bot ? parsed.seq : undefined;
+    return parsed?.bot === this.bot ? keyOf(parsed.seq) : undefined;
   }
 
   async #evictPastBound(): Promise<void> {
@@ -176,23 +173,24 @@ export class DeadLetters {
     const excess = entries.length - this.#o.max;
     for (const entry of entries.slice(0, Math.max(0, excess))) {
       if (!(await this.#store.delete(entry.key))) continue;
-      await this.#store.update(EVICTED, (n) => (typeof n === "number" ? n + 1 : 1));
+      await this.#bump(EVICTED);
       this.#o.onEvict?.(entry.value as unknown as DeadLetter);
     }
+  }
+
+  #describe(err: unknown): DeadLetter["error"] {
+    const redact = this.#o.redact ?? ((text: string) => text);
+    if (err instanceof Error) {
+      const described: DeadLetter["error"] = { name: err.name, message: redact(err.message) };
+      if (err.stack !== undefined) described.stack = redact(err.stack);
+      return described;
+    }
+    return { name: "Error", message: redact(typeof err === "string" ? err : safeJson(err)) };
   }
 }
 
 function keyOf(seq: number): string {
   return ENTRY + String(seq).padStart(WIDTH, "0");
-}
-
-function describeError(err: unknown, redact: (text: string) => string): DeadLetter["error"] {
-  if (err instanceof Error) {
-    const described: DeadLetter["error"] = { name: err.name, message: redact(err.message) };
-    if (err.stack !== undefined) described.stack = redact(err.stack);
-    return described;
-  }
-  return { name: "Error", message: redact(typeof err === "string" ? err : safeJson(err)) };
 }
 
 function safeJson(value: unknown): string {

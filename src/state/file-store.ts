@@ -1,29 +1,23 @@
 /**
- * The embedded state store: data in memory, made durable in a directory.
+ * The embedded state store: data in memory, made durable in a directory (`state.json` snapshot,
+ * `state.log` write-ahead log, `LOCK`).
  *
- * Why a write-ahead log plus snapshot rather than snapshots alone: the runtime records every
- * handled message (many times a second), and rewriting the whole store each time costs O(store
- * size), which grows with dedup sets and report records. Appending the changed keys costs
- * O(changes). Writes only touch memory; `commit()` appends everything buffered with one
- * synchronous write(2) (no fsync: cheap enough to call several times per batch), and `flush()`
- * does the same plus one fdatasync, coalesced across concurrent flushes. Once the log outgrows
- * `compactAfterBytes`, a compaction writes a new snapshot atomically and starts a fresh log.
+ * A log rather than snapshots alone: the runtime records every handled message, and rewriting the
+ * whole store each time costs O(store size); appending the changed keys costs O(changes). Writes
+ * only touch memory; `commit()` appends everything buffered with one synchronous write(2), and
+ * `flush()` does the same plus one fdatasync, coalesced across concurrent flushes. Once the log
+ * outgrows `compactAfterBytes`, a compaction writes a new snapshot and starts a fresh log.
  *
- * Durability: after a crash (even kill -9 mid-write, or mid-compaction) the store reopens to the
- * state after some prefix of the writes. After a kill of the process, that prefix includes every
- * write issued before the last `commit()` or `flush()` that resolved; after a machine crash or
- * power loss, every write issued before the last `flush()` that resolved (the background flush,
- * `autoFlushMs`, bounds what a machine crash can take). Files: `state.json` (snapshot),
- * `state.log` (log), `LOCK`.
+ * Durability: after a crash (even kill -9 mid-write or mid-compaction) the store reopens to the
+ * state after some prefix of the writes: after a kill of the process, every write issued before
+ * the last `commit()` or `flush()` that resolved; after a machine crash, every write before the
+ * last `flush()` that resolved (the background flush, `autoFlushMs`, bounds what it can take).
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { isTempFileOf, writeFileAtomic } from "./_atomic-write.ts";
-import { JournalWriter, readJournal, recordLine } from "./_journal.ts";
-import { acquireLock } from "./_lock.ts";
-import { readSnapshot, snapshotText } from "./_snapshot.ts";
-import { Table } from "./_table.ts";
-import { StoreView } from "./_view.ts";
+import { acquireLock, isTempFileOf, writeFileAtomic } from "./_files.ts";
+import { JournalWriter, readJournal, readSnapshot, recordLine, snapshotText } from "./_journal.ts";
+import { StoreView, Table } from "./_view.ts";
 import { isStateError, StateError } from "./state-error.ts";
 import type { StateBackend } from "./state-store.ts";
 
@@ -54,14 +48,6 @@ const LOG = "state.log";
 /**
  * A durable {@link StateBackend} in a directory. One process at a time: a second open of the same
  * directory fails with `STATE_LOCKED` (a lock left by a dead process is taken over).
- *
- * @example
- * ```ts
- * const store = await FileStore.open(".bothost/state");
- * await store.namespace("greeter").set("greeted:8", true);
- * await store.flush(); // durable from here on
- * await store.close();
- * ```
  */
 export class FileStore extends StoreView implements StateBackend {
   private flushing: Promise<void> = Promise.resolve();
@@ -164,10 +150,8 @@ export class FileStore extends StoreView implements StateBackend {
   }
 
   /**
-   * Hand every buffered change to the OS (one synchronous positional write, no fdatasync): it then
-   * survives a kill of this process, not a machine crash. Free when nothing is buffered. While a
-   * compaction runs the old log must not grow (it is discarded once the new snapshot is in), so
-   * the write waits for the compaction and goes into the fresh log.
+   * Hand every buffered change to the OS (no fdatasync). While a compaction runs the old log must
+   * not grow (it is discarded once the new snapshot is in), so the write waits for the fresh log.
    */
   async commit(): Promise<void> {
     this.checkOpen();
@@ -176,11 +160,7 @@ export class FileStore extends StoreView implements StateBackend {
     if (this.writer.bytes > this.compactAfterBytes) this.compactSoon();
   }
 
-  /**
-   * {@link commit} done synchronously: true once everything buffered is written to the OS. False,
-   * writing nothing, while the log cannot take a write at once (a compaction is running or queued,
-   * or a failed one is being repaired); then await `commit()`. Throws `STATE_IO` like it.
-   */
+  /** {@link commit} done synchronously; false, writing nothing, while a compaction is queued, running or being repaired. */
   commitNow(): boolean {
     this.checkOpen();
     if (!this.canCommitNow()) return false;
@@ -190,10 +170,8 @@ export class FileStore extends StoreView implements StateBackend {
   }
 
   /**
-   * True when a `commitNow()` later in this turn of the event loop is sure to succeed: nothing is
-   * queued that could start a compaction first (a compaction starts only inside a queued task,
-   * and a task queued from now on runs after a microtask queued now). False for a few
-   * milliseconds during each background flush's fdatasync.
+   * Nothing is queued that could start a compaction first: a compaction starts only inside a
+   * queued task, and a task queued from now on runs after a microtask queued now.
    */
   canCommitNow(): boolean {
     return !this.lifecycle.closed && this.queued === 0 && !this.compacting && this.logState === "ok";
@@ -215,10 +193,7 @@ export class FileStore extends StoreView implements StateBackend {
     return this.options.compactAfterBytes ?? 4 * 1024 * 1024;
   }
 
-  /**
-   * Flushes, compactions and commits that must wait run one after another; a flush with nothing
-   * buffered and nothing unsynced is free, so flushes coalesce.
-   */
+  /** Flushes, compactions and waiting commits run one after another (so flushes coalesce). */
   private enqueue(task: () => Promise<void>): Promise<void> {
     this.queued++;
     const run = this.flushing.then(task).finally(() => {
@@ -228,7 +203,6 @@ export class FileStore extends StoreView implements StateBackend {
     return run;
   }
 
-  /** Repair the log if a compaction left it unusable, write what is buffered, and with `sync` fdatasync. */
   private async writeOut(sync: boolean): Promise<void> {
     await this.repairLog();
     const wrote = this.writeBuffered();
@@ -237,10 +211,10 @@ export class FileStore extends StoreView implements StateBackend {
       try {
         await this.writer.sync();
       } catch (err) {
-        throw new StateError(
-          "STATE_IO",
-          `Could not sync ${join(this.dir, LOG)} to disk: ${(err as Error).message}. Check the disk; the changes are written but not known to be on disk, and the next flush retries.`,
-          { cause: err },
+        throw ioError(
+          `sync ${join(this.dir, LOG)} to disk`,
+          err,
+          "Check the disk; the changes are written but not known to be on disk, and the next flush retries.",
         );
       }
       synced = true;
@@ -254,17 +228,13 @@ export class FileStore extends StoreView implements StateBackend {
     try {
       this.writer.write(`${this.pending.join("\n")}\n`);
     } catch (err) {
-      throw new StateError(
-        "STATE_IO",
-        `Could not write ${join(this.dir, LOG)}: ${(err as Error).message}. Free disk space or fix the permissions; the unwritten changes stay in memory and the next commit or flush retries.`,
-        { cause: err },
-      );
+      throw ioError(`write ${join(this.dir, LOG)}`, err, RETRY_ADVICE);
     }
     this.pending.length = 0;
     return true;
   }
 
-  /** Compact in the queue soon (a commit must not wait for it). */
+  /** A commit must not wait for a compaction. */
   private compactSoon(): void {
     if (this.compactQueued) return;
     this.compactQueued = true;
@@ -282,30 +252,22 @@ export class FileStore extends StoreView implements StateBackend {
     });
   }
 
-  /** Finish a compaction that failed half-way, before anything more is written. */
   private async repairLog(): Promise<void> {
     if (this.logState === "ok") return;
     try {
       if (this.logState === "needs-snapshot") await this.compact();
       else await this.startLog();
     } catch (err) {
-      throw new StateError(
-        "STATE_IO",
-        `Could not start a fresh ${join(this.dir, LOG)} after a compaction: ${(err as Error).message}. Free disk space or fix the permissions; the unwritten changes stay in memory and the next commit or flush retries.`,
-        { cause: err },
-      );
+      throw ioError(`start a fresh ${join(this.dir, LOG)} after a compaction`, err, RETRY_ADVICE);
     }
   }
 
   /**
-   * Snapshot the table (taken synchronously, so it includes every change made so far, buffered or
-   * not), then start a fresh log for the new generation. A crash before the snapshot's rename
-   * leaves the old snapshot and log; a crash between the two renames leaves a log older than the
-   * snapshot, which loading discards: either way the state after a prefix of the writes, with
-   * everything committed or flushed. Commits wait meanwhile (`compacting`), so nothing is written
-   * into the old log after the snapshot was taken. Once the snapshot is in, the changes that were
-   * buffered when it was taken are in it and are not logged again; logging them after it would
-   * let a torn write replay older values over newer ones.
+   * Snapshot the table (synchronously, so it has every change so far, buffered or not), then start
+   * a fresh log. A crash before the snapshot's rename leaves the old snapshot and log; one between
+   * the two renames leaves a log older than the snapshot, which loading discards. Commits wait
+   * meanwhile (`compacting`), so the old log never grows past the snapshot. The changes buffered
+   * when it was taken are not logged again: a torn write could then replay older values over newer.
    */
   private async compact(): Promise<void> {
     const generation = this.generation + 1;
@@ -340,7 +302,6 @@ export class FileStore extends StoreView implements StateBackend {
     }
   }
 
-  /** Replace the log with an empty one for the current generation and append to it from now on. */
   private async startLog(): Promise<void> {
     const writer = await JournalWriter.create(join(this.dir, LOG), this.generation);
     const old = this.writer;
@@ -355,10 +316,15 @@ async function ioStep<T>(dir: string, step: () => Promise<T>): Promise<T> {
     return await step();
   } catch (err) {
     if (isStateError(err)) throw err;
-    throw new StateError(
-      "STATE_IO",
-      `Could not open state directory ${dir}: ${(err as Error).message}. Check that the path is a writable directory.`,
-      { cause: err },
-    );
+    throw ioError(`open state directory ${dir}`, err, "Check that the path is a writable directory.");
   }
+}
+
+const RETRY_ADVICE =
+  "Free disk space or fix the permissions; the unwritten changes stay in memory and the next commit or flush retries.";
+
+function ioError(what: string, err: unknown, advice: string): StateError {
+  return new StateError("STATE_IO", `Could not ${what}: ${(err as Error).message}. ${advice}`, {
+    cause: err,
+  });
 }

@@ -1,5 +1,4 @@
-import { Table } from "./_table.ts";
-import { StoreView } from "./_view.ts";
+import { StoreView, Table } from "./_view.ts";
 import type { StateBackend } from "./state-store.ts";
 
 export interface MemoryStoreOptions {
@@ -10,12 +9,6 @@ export interface MemoryStoreOptions {
 /**
  * A state store that lives only in memory: for tests and for bots that need no persistence.
  * Same semantics as {@link FileStore} (values copied, JSON-only, TTLs, namespaces), minus the disk.
- *
- * @example
- * ```ts
- * const store = new MemoryStore();
- * await store.namespace("echo").set("greeting", "hi");
- * ```
  */
 export class MemoryStore extends StoreView implements StateBackend {
   constructor(options: MemoryStoreOptions = {}) {

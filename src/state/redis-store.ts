@@ -1,23 +1,280 @@
 /**
  * The networked state store: the same contract as {@link FileStore}, kept in Redis so several
- * bothost instances can share it (config `state: { redis: redis://host:6379/0 }`).
+ * bothost instances can share it (config `state: { redis: redis://host:6379/0 }`). Stored keys are
+ * the embedded store's escaped paths under `<prefix>:`; values are JSON text; expiry is Redis's
+ * own. update → GET, then a Lua compare-and-set, retried while another writer got in between;
+ * list → SCAN MATCH on the view's prefix, then MGET. `flush()` waits for the replies of every
+ * write issued before it: a write is then as durable as the Redis server's persistence makes it
+ * (run Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
  *
- * Mapping: get → GET; set → SET [PX]; setIfAbsent → SET NX [PX]; update → GET, then a Lua
- * compare-and-set, retried while another writer got in between; delete → DEL; list → SCAN MATCH
- * on the view's prefix, then MGET; TTLs are Redis's own. Each write is a Lua script so that a
- * bot's writes can carry a fence (see {@link RedisStore.fenced}). `flush()` (and `commit()`, the
- * same here) waits for the replies of every write issued before it: a write is as durable as the Redis server's persistence
- * settings make it (run Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
+ * Every write is one Lua script, run atomically on the server, so a write and its fence check can
+ * never be separated: a write carrying a fence (`ARGV[1]`, the lease value the writer believes it
+ * holds; `KEYS[2]`, the lease key) happens only if the lease key still holds exactly that value.
+ * An empty `ARGV[1]` means "no fence" (single instance), and `KEYS[2]` is then the key itself.
+ *
+ * Connection options: `autoResendUnfulfilledCommands: false` because a command that was sent but
+ * not answered when the connection dropped may or may not have run, and resending a claim or a
+ * compare-and-set would turn "maybe" into "twice"; commands not yet sent wait in the offline queue
+ * and go out after the reconnect (a Redis restart of a second or two loses nothing);
+ * `commandTimeout` bounds every command, so a hung server or a partition surfaces as an error.
  */
-import type { Redis } from "ioredis";
-import { REDIS_PREFIX } from "./_keys.ts";
-import { checkRedisVersion, connectRedis, describeRedisUrl } from "./_redis-connection.ts";
-import { storeScripts } from "./_redis-scripts.ts";
-import { type FenceSource, type RedisCore, RedisView } from "./_redis-view.ts";
+import { Redis, type RedisOptions } from "ioredis";
+import {
+  byKey,
+  checkKey,
+  checkTtl,
+  childPrefix,
+  closedError,
+  escapeSegment,
+  fromJsonText,
+  REDIS_PREFIX,
+  toJsonText,
+  unescapeSegment,
+} from "./_keys.ts";
 import { StateError } from "./state-error.ts";
-import type { StateBackend, StateStore } from "./state-store.ts";
+import type {
+  JsonValue,
+  SetOptions,
+  StateBackend,
+  StateEntry,
+  StateStore,
+  UpdateOptions,
+} from "./state-store.ts";
 
-export type { Fence, FenceSource } from "./_redis-view.ts";
+/** The lease a bot's writes must still hold: its Redis key and the exact value written there. */
+export interface Fence {
+  key: string;
+  value: string;
+}
+
+/**
+ * Where a fenced view reads its fence at each write: `undefined` means this instance does not hold
+ * the lease now, and the write is refused without asking Redis.
+ */
+export interface FenceSource {
+  current(): Fence | undefined;
+  /** Names the holder in error messages, e.g. `bot "echo"`. */
+  readonly description: string;
+}
+
+const FENCE = `
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return redis.error_reply('BOTHOST_FENCED the lease is held by another instance or has expired')
+end
+`;
+
+/**
+ * ARGV[2] value, ARGV[3] ttl in ms or '', ARGV[4] 'NX' to create only. Returns 1 if written, 0 if
+ * not (NX, and the key existed).
+ */
+const set = `${FENCE}
+local args = { 'SET', KEYS[1], ARGV[2] }
+if ARGV[3] ~= '' then
+  table.insert(args, 'PX')
+  table.insert(args, ARGV[3])
+end
+if ARGV[4] == 'NX' then table.insert(args, 'NX') end
+if redis.call(unpack(args)) then return 1 else return 0 end
+`;
+
+/**
+ * Compare-and-set for `update`: ARGV[2] '1' if a value is expected ('0': the key must be absent),
+ * ARGV[3] the expected text, ARGV[4] 'set' or 'del', ARGV[5] the new text, ARGV[6] a ttl in ms or
+ * '' to keep the current expiry. Returns 1 when written, 0 when the value had changed meanwhile.
+ */
+const compareAndSet = `${FENCE}
+local current = redis.call('GET', KEYS[1])
+if ARGV[2] == '1' then
+  if current ~= ARGV[3] then return 0 end
+elseif current then
+  return 0
+end
+if ARGV[4] == 'del' then
+  redis.call('DEL', KEYS[1])
+elseif ARGV[6] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
+elseif current then
+  redis.call('SET', KEYS[1], ARGV[5], 'KEEPTTL')
+else
+  redis.call('SET', KEYS[1], ARGV[5])
+end
+return 1
+`;
+
+/** Returns how many keys were deleted (0 or 1). */
+const remove = `${FENCE}
+return redis.call('DEL', KEYS[1])
+`;
+
+/** Every script takes two keys (the key, then the fence key) and the fence value first. */
+const storeScripts = {
+  bothostSet: set,
+  bothostCompareAndSet: compareAndSet,
+  bothostDelete: remove,
+} as const;
+
+type StoreScript = keyof typeof storeScripts;
+/** The error text a refused fenced write comes back with. */
+const FENCED_REPLY = "BOTHOST_FENCED";
+
+type ScriptFn = (key: string, fenceKey: string, fence: string, ...args: string[]) => Promise<number>;
+
+/** What every view of one store shares. */
+interface RedisCore {
+  client: Redis;
+  url: string;
+  /** `<prefix>:` */
+  keyPrefix: string;
+  lifecycle: { closed: boolean; description: string };
+  /** Remember an in-flight write until it settles (flush waits for them). */
+  track<T>(write: Promise<T>): Promise<T>;
+}
+
+const MAX_UPDATE_ATTEMPTS = 100;
+
+class RedisView implements StateStore {
+  constructor(
+    protected readonly core: RedisCore,
+    private readonly path: string,
+    private readonly fence: FenceSource | undefined,
+  ) {}
+
+  async get(key: string): Promise<JsonValue | undefined> {
+    const stored = this.stored(key);
+    const text = await this.call("read", () => this.core.client.get(stored));
+    return text === null ? undefined : fromJsonText(text);
+  }
+
+  async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
+    const stored = this.stored(key);
+    await this.write("bothostSet", stored, toJsonText(key, value), ttlArg(options), "");
+  }
+
+  async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {
+    const stored = this.stored(key);
+    return (await this.write("bothostSet", stored, toJsonText(key, value), ttlArg(options), "NX")) === 1;
+  }
+
+  async update(
+    key: string,
+    fn: (current: JsonValue | undefined) => JsonValue | undefined,
+    options?: UpdateOptions,
+  ): Promise<JsonValue | undefined> {
+    const stored = this.stored(key);
+    const ttl = ttlArg(options);
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const currentText = await this.call("read", () => this.core.client.get(stored));
+      const next = fn(currentText === null ? undefined : fromJsonText(currentText));
+      const nextText = next === undefined ? "" : toJsonText(key, next);
+      const written = await this.write(
+        "bothostCompareAndSet",
+        stored,
+        currentText === null ? "0" : "1",
+        currentText ?? "",
+        next === undefined ? "del" : "set",
+        nextText,
+        ttl,
+      );
+      if (written === 1) return next;
+    }
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `update("${key}") lost ${MAX_UPDATE_ATTEMPTS} compare-and-set races in a row; the key is being written too often by others. Retry later.`,
+    );
+  }
+
+  async delete(key: string): Promise<boolean> {
+    const stored = this.stored(key);
+    return (await this.write("bothostDelete", stored)) === 1;
+  }
+
+  async list(prefix = ""): Promise<StateEntry[]> {
+    this.checkOpen();
+    const start = this.core.keyPrefix + this.path + escapeSegment(checkKey(prefix, "prefix"));
+    const skip = this.core.keyPrefix.length + this.path.length;
+    const keys = await this.call("list", async () => {
+      const found = new Set<string>();
+      let cursor = "0";
+      do {
+        const [next, batch] = await this.core.client.scan(
+          cursor,
+          "MATCH",
+          `${globEscape(start)}*`,
+          "COUNT",
+          1000,
+        );
+        cursor = next;
+        for (const k of batch) if (!k.slice(skip).includes("/")) found.add(k);
+      } while (cursor !== "0");
+      return [...found];
+    });
+    const result: StateEntry[] = [];
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const texts = await this.call("list", () => this.core.client.mget(...chunk));
+      chunk.forEach((k, j) => {
+        const text = texts[j];
+        // Expired (or deleted) between the scan and the read.
+        if (text !== null && text !== undefined) {
+          result.push({ key: unescapeSegment(k.slice(skip)), value: fromJsonText(text) });
+        }
+      });
+    }
+    return result.sort(byKey);
+  }
+
+  namespace(name: string): StateStore {
+    return new RedisView(this.core, childPrefix(this.path, name), this.fence);
+  }
+
+  protected checkOpen(): void {
+    if (this.core.lifecycle.closed) throw closedError(this.core.lifecycle.description);
+  }
+
+  private stored(key: string): string {
+    this.checkOpen();
+    return this.core.keyPrefix + this.path + escapeSegment(checkKey(key));
+  }
+
+  private async write(script: StoreScript, stored: string, ...args: string[]): Promise<number> {
+    let fenceKey = stored;
+    let fenceValue = "";
+    if (this.fence) {
+      const fence = this.fence.current();
+      if (!fence) throw this.fencedError();
+      fenceKey = fence.key;
+      fenceValue = fence.value;
+    }
+    const run = (this.core.client as unknown as Record<StoreScript, ScriptFn>)[script].bind(this.core.client);
+    return this.core.track(this.call("write", () => run(stored, fenceKey, fenceValue, ...args)));
+  }
+
+  private async call<T>(what: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith(FENCED_REPLY)) throw this.fencedError();
+      throw redisFailure(err, this.core.url, `a ${what}`);
+    }
+  }
+
+  private fencedError(): StateError {
+    return new StateError(
+      "STATE_FENCED",
+      `Write refused: this instance no longer holds the lease of ${this.fence?.description ?? "this bot"} (another instance runs it now, or the lease expired while Redis was out of reach). Nothing was changed; the bot is being stopped here.`,
+    );
+  }
+}
+
+function ttlArg(options: SetOptions | undefined): string {
+  const ttlMs = checkTtl(options);
+  return ttlMs === undefined ? "" : String(Math.max(1, Math.ceil(ttlMs)));
+}
+
+/** SCAN MATCH treats `* ? [ ] \` as pattern characters. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
 
 export interface RedisStoreOptions {
   /** `redis://[:password@]host[:port][/db]`, or `rediss://` for TLS. */
@@ -30,18 +287,7 @@ export interface RedisStoreOptions {
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
-export { REDIS_PREFIX } from "./_keys.ts";
-
-/**
- * A {@link StateBackend} in Redis.
- *
- * @example
- * ```ts
- * const store = await RedisStore.open({ url: "redis://127.0.0.1:6379/0", prefix: "bothost" });
- * await store.namespace("greeter").set("greeted:8", true);
- * await store.close();
- * ```
- */
+/** A {@link StateBackend} in Redis. */
 export class RedisStore extends RedisView implements StateBackend {
   readonly #pending: Set<Promise<unknown>>;
   readonly url: string;
@@ -107,7 +353,7 @@ export class RedisStore extends RedisView implements StateBackend {
     return `${this.prefix}#${name}`;
   }
 
-  /** The connection, for the lease keeper's scripts (it opens its own; this is for tests and tools). */
+  /** The connection, for tests and tools (the lease keeper opens its own). */
   get client(): Redis {
     return this.core.client;
   }
@@ -117,7 +363,7 @@ export class RedisStore extends RedisView implements StateBackend {
     await Promise.allSettled([...this.#pending]);
   }
 
-  /** The same as {@link RedisStore.flush}: once its reply is in, a write is in Redis, not in this process. */
+  /** The same as {@link RedisStore.flush}. */
   async commit(): Promise<void> {
     return this.flush();
   }
@@ -128,4 +374,96 @@ export class RedisStore extends RedisView implements StateBackend {
     await Promise.allSettled([...this.#pending]);
     await this.core.client.quit().catch(() => this.core.client.disconnect());
   }
+}
+
+interface ConnectionOptions {
+  /** `redis://[:password@]host[:port][/db]` or `rediss://…` (TLS). */
+  url: string;
+  /** Fail a command that has no reply after this long (queued time included). */
+  commandTimeoutMs: number;
+  /** Queue commands while reconnecting (the store) or fail them at once (the lease keeper). */
+  offlineQueue: boolean;
+  /** Connection losses and recoveries, one line each per outage. */
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+  /** Shown in log lines, e.g. "state" or "leases". */
+  role: string;
+}
+
+/** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */
+function describeRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const db = u.pathname.replace(/^\//, "") || "0";
+    return `${u.protocol}//${u.hostname}:${u.port || "6379"}/${db}`;
+  } catch {
+    return "(an invalid Redis URL)";
+  }
+}
+
+/** A connected client; rejects with `STATE_UNAVAILABLE` when the first connection fails. */
+export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
+  const where = describeRedisUrl(options.url);
+  const redisOptions: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: options.offlineQueue,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: null,
+    commandTimeout: options.commandTimeoutMs,
+    connectTimeout: 5_000,
+    // Reconnect quickly and keep trying: the lease keeper decides when an outage is too long.
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+  };
+  const client = new Redis(options.url, redisOptions);
+  // One line when an outage starts and one when it ends, however many reconnect attempts between.
+  let lost = false;
+  let connected = false; // the first connection's failure is the error open() throws, not a log line
+  const outage = (err?: string) => {
+    if (lost || !connected) return;
+    lost = true;
+    const fields = { redis: where, role: options.role, ...(err ? { err } : {}) };
+    options.log?.warn(fields, "redis connection lost; reconnecting");
+  };
+  client.on("error", (err: Error) => outage(err.message));
+  client.on("reconnecting", () => outage());
+  client.on("ready", () => {
+    connected = true;
+    if (!lost) return;
+    lost = false;
+    options.log?.info({ redis: where, role: options.role }, "redis connection restored");
+  });
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. Check that Redis runs there and that the URL, password and database are right.`,
+      { cause: err },
+    );
+  }
+  return client;
+}
+
+/** Redis 6.0 added `SET … KEEPTTL`, which `update` needs. */
+async function checkRedisVersion(client: Redis, url: string): Promise<void> {
+  const info = await client.info("server");
+  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
+  if (version && Number(version[1]) < 6) {
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Redis at ${describeRedisUrl(url)} is version ${version[1]}.${version[2]}; bothost needs Redis 6.0 or newer.`,
+    );
+  }
+}
+
+/** The error a failed command becomes (`fenced` decides what a refused fence check means). */
+export function redisFailure(err: unknown, url: string, what: string): StateError {
+  if (err instanceof StateError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new StateError(
+    "STATE_UNAVAILABLE",
+    `Redis at ${describeRedisUrl(url)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
+    { cause: err },
+  );
 }

@@ -1,9 +1,3 @@
-/**
- * The state store contract. Every bot gets a namespaced view of one store; the embedded default
- * is {@link FileStore}, tests use {@link MemoryStore}, and a networked backend (Redis) can
- * implement the same interface: each operation maps to one Redis command or a WATCH/MULTI loop.
- */
-
 /** A value the store can hold: exactly what survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -29,13 +23,6 @@ export interface StateEntry {
  * Values are copied in and out (mutating a returned object never changes the store). Keys are any
  * non-empty string up to 1024 characters. A view made with {@link StateStore.namespace} sees only
  * its own keys: it cannot read, list or overwrite its parent's keys or another namespace's.
- *
- * @example
- * ```ts
- * const bot = store.namespace("greeter");
- * if (await bot.setIfAbsent(`reported:${id}`, Date.now())) await report(id); // once, ever
- * const n = await bot.update("count", (n) => (typeof n === "number" ? n + 1 : 1));
- * ```
  */
 export interface StateStore {
   /** The value, or `undefined` when the key is absent or expired. */
@@ -70,24 +57,16 @@ export interface StateStore {
  * Only the daemon holds this; bots get a {@link StateStore} namespace.
  */
 export interface StateBackend extends StateStore {
-  /**
-   * Make every write issued before this call durable, against a machine crash too: for FileStore
-   * the log is written and fdatasync'ed; Redis: every write's reply is in.
-   */
+  /** Make every write issued before this call durable, against a machine crash too. */
   flush(): Promise<void>;
   /**
-   * Make every write issued before this call survive a crash of this process (kill -9), not
-   * necessarily of the machine: for FileStore the log bytes are written to the OS (no fsync);
-   * Redis: its replies are in (same as flush()); MemoryStore: nothing to do.
-   * Much cheaper than flush(); flush() (and the FileStore's background flush, autoFlushMs) still
-   * provides machine-crash durability.
+   * Make every write issued before this call survive a kill -9 of this process, not necessarily a
+   * machine crash (FileStore: written to the OS, no fsync). Much cheaper than flush().
    */
   commit(): Promise<void>;
   /**
-   * Optional, for a store whose writes apply in memory at the call (their promises only report):
-   * {@link commit} done synchronously. True when everything buffered was handed to the OS before
-   * returning; false, writing nothing, when that cannot happen now (FileStore: a compaction is
-   * under way). Throws what `commit()` would reject with.
+   * Optional: {@link commit} done synchronously. True when everything buffered was handed to the
+   * OS; false, writing nothing, when that cannot happen now. Throws what `commit()` rejects with.
    */
   commitNow?(): boolean;
   /**

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideFailed } from "../../src/scheduler/failed-policy.ts";
-import { CHECK_AFTER_MS, ReconcileTimers } from "../../src/scheduler/reconcile-timers.ts";
+import { CHECK_AFTER_MS, decideFailed, ReconcileTimers } from "../../src/scheduler/booking-policy.ts";
 import { ManualClock } from "../../src/time/clock.ts";
 
 const T = Date.parse("2026-03-02T08:00:00Z");

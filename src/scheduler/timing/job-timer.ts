@@ -4,9 +4,7 @@
  * one timer and O(log n) per fire.
  */
 import { type Clock, MAX_TIMER_DELAY_MS, realClock, type TimerHandle } from "../../time/clock.ts";
-import { MinHeap } from "./_min-heap.ts";
-import { type CompiledSchedule, compileSchedule } from "./occurrences.ts";
-import { ScheduleError } from "./schedule-error.ts";
+import { type CompiledSchedule, compileSchedule, ScheduleError } from "./occurrences.ts";
 
 /** What to do about occurrences that passed while the process was down (or the timer was late). */
 export type MissedRunPolicy = "skip" | "run-once";
@@ -77,30 +75,14 @@ interface Entry {
   state: JobState;
 }
 
-/**
- * Runs cron jobs on one timer, with a missed-run policy, no self-overlap and a graceful stop.
- *
- * @example
- * ```ts
- * const timer = new JobTimer({ onRun: (id, at) => store.set(`lastRun:${id}`, at.toISOString()) });
- * timer.add(
- *   { id: "digest", cron: "0 9 * * 1", timezone: "Europe/Berlin", missed: "run-once", lastRunAt },
- *   async ({ scheduledFor, firedAt }) => postDigest(firedAt.getTime() - scheduledFor.getTime()),
- * );
- * timer.start();
- * // on shutdown:
- * await timer.stop({ timeoutMs: 10_000 });
- * ```
- */
+/** Runs cron jobs on one timer, with a missed-run policy, no self-overlap and a graceful stop. */
 export class JobTimer {
   readonly #clock: Clock;
   readonly #options: JobTimerOptions;
   readonly #jobs = new Map<string, JobState>();
   /**
-   * Compiled schedules by cron + time zone, shared by the jobs that use the same one: a compiled
-   * cron-parser expression is costly to build and to keep (kilobytes each). Sharing is safe
-   * because every call resets the expression before reading it. Never shrinks: it holds at most
-   * one entry per distinct schedule ever added.
+   * Compiled schedules by cron + time zone, shared by the jobs using the same one (each costs
+   * kilobytes); safe because every call resets the expression before reading it.
    */
   readonly #schedules = new Map<string, CompiledSchedule>();
   readonly #heap = new MinHeap<Entry>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
@@ -220,7 +202,10 @@ export class JobTimer {
   }
 
   #queueNext(state: JobState, after: number): void {
-    const next = state.schedule.next(new Date(after));
+    this.#queueAt(state, state.schedule.next(new Date(after)));
+  }
+
+  #queueAt(state: JobState, next: Date | undefined): void {
     if (next === undefined) state.entry = undefined;
     else this.#queue(state, next.getTime(), next.getTime(), false);
   }
@@ -271,15 +256,12 @@ export class JobTimer {
         this.#queueNext(state, now);
       } else {
         this.#fire(state, top.scheduledFor, top.catchUp, now);
-        if (following === undefined) state.entry = undefined;
-        else this.#queue(state, following.getTime(), following.getTime(), false);
+        this.#queueAt(state, following);
       }
     }
     for (const top of firedOnTime) {
-      if (top.state.entry !== top) continue; // removed (or re-added) by a handler meanwhile
-      const following = top.state.schedule.next(new Date(top.scheduledFor));
-      if (following === undefined) top.state.entry = undefined;
-      else this.#queue(top.state, following.getTime(), following.getTime(), false);
+      // Unless removed (or re-added) by a handler meanwhile.
+      if (top.state.entry === top) this.#queueNext(top.state, top.scheduledFor);
     }
     this.#arm();
   }
@@ -321,12 +303,78 @@ export class JobTimer {
     });
   }
 
-  /** Calls a user callback; a callback that throws must not break the timer. */
+  /** Calls a user callback; one that throws must not break the timer (and has nowhere to report). */
   #report(call: () => void): void {
     try {
       call();
-    } catch {
-      // Swallowed on purpose: the callbacks are the reporting channel, there is nowhere further.
+    } catch {}
+  }
+}
+
+/** A binary min-heap: O(log n) push and pop, O(1) peek. */
+class MinHeap<T> {
+  readonly #items: T[] = [];
+  readonly #less: (a: T, b: T) => boolean;
+
+  constructor(less: (a: T, b: T) => boolean) {
+    this.#less = less;
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  push(item: T): void {
+    const items = this.#items;
+    items.push(item);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.#less(items[i]!, items[parent]!)) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      this.#siftDown(0);
+    }
+    return top;
+  }
+
+  /** Keep only the items `keep` accepts (used to drop stale entries in bulk), then re-heapify. */
+  retain(keep: (item: T) => boolean): void {
+    const kept = this.#items.filter(keep);
+    this.#items.length = 0;
+    for (const item of kept) this.#items.push(item);
+    for (let i = (kept.length >> 1) - 1; i >= 0; i--) this.#siftDown(i);
+  }
+
+  clear(): void {
+    this.#items.length = 0;
+  }
+
+  #siftDown(start: number): void {
+    const items = this.#items;
+    let i = start;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let smallest = i;
+      if (left < items.length && this.#less(items[left]!, items[smallest]!)) smallest = left;
+      if (right < items.length && this.#less(items[right]!, items[smallest]!)) smallest = right;
+      if (smallest === i) return;
+      [items[i], items[smallest]] = [items[smallest]!, items[i]!];
+      i = smallest;
     }
   }
 }

@@ -11,7 +11,24 @@
  */
 import { createRequire } from "node:module";
 import type { CronExpression, CronExpressionParser } from "cron-parser";
-import { ScheduleError } from "./schedule-error.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
+
+/**
+ * A recurring schedule that cannot be used: a bad cron expression, an unknown time zone, or (for
+ * the job timer) a missing or duplicate job id or an unknown missed-run policy.
+ * `field` and `value` say which input is wrong; the message says how to fix it.
+ */
+export class ScheduleError extends BothostError<"SCHEDULE_INVALID"> {
+  readonly field: "id" | "cron" | "timezone" | "missed";
+  readonly value: string;
+
+  constructor(field: ScheduleError["field"], value: string, message: string, options?: { cause?: unknown }) {
+    super("SCHEDULE_INVALID", message, options);
+    this.name = "ScheduleError";
+    this.field = field;
+    this.value = value;
+  }
+}
 
 /** A recurring schedule: five cron fields (or six with seconds first, or a macro like `@daily`). */
 export interface ScheduleSpec {
@@ -136,12 +153,6 @@ function parseCron(cron: string, timezone: string, path?: string): CronExpressio
 /**
  * Validates `spec` and returns a schedule that computes occurrences. Throws {@link ScheduleError}
  * (`SCHEDULE_INVALID`) naming the bad field; `path` prefixes the field in messages (a config path).
- *
- * @example
- * ```ts
- * const daily = compileSchedule({ cron: "30 2 * * *", timezone: "Europe/Berlin" });
- * daily.next(new Date("2026-03-28T12:00:00Z")); // 2026-03-29T01:30:00Z (03:30 CEST, shifted)
- * ```
  */
 export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSchedule {
   checkTimezone(spec.timezone, path);
@@ -188,15 +199,7 @@ export function validateSchedule(spec: ScheduleSpec, path?: string): void {
   compileSchedule(spec, path);
 }
 
-/**
- * The next `count` occurrences strictly after `from`, in order.
- *
- * @example
- * ```ts
- * nextOccurrences({ cron: "0 9 * * 1", timezone: "America/New_York" }, new Date("2026-03-01"), 2);
- * // [2026-03-02T14:00:00Z (EST), 2026-03-09T13:00:00Z (EDT)]: 09:00 local both times
- * ```
- */
+/** The next `count` occurrences strictly after `from`, in order. */
 export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): Date[] {
   const schedule = compileSchedule(spec);
   const out: Date[] = [];
@@ -210,15 +213,7 @@ export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): 
   return out;
 }
 
-/**
- * The first occurrence strictly after `after`, or `undefined` if the schedule never fires again.
- *
- * @example
- * ```ts
- * nextOccurrence({ cron: "@daily", timezone: "UTC" }, new Date("2026-01-01T12:00:00Z"));
- * // 2026-01-02T00:00:00Z
- * ```
- */
+/** The first occurrence strictly after `after`, or `undefined` if the schedule never fires again. */
 export function nextOccurrence(spec: ScheduleSpec, after: Date): Date | undefined {
   return compileSchedule(spec).next(after);
 }
@@ -226,11 +221,6 @@ export function nextOccurrence(spec: ScheduleSpec, after: Date): Date | undefine
 /**
  * A stable identity for one occurrence of a job, `<id>@<ISO UTC>`, used to make bookings
  * idempotent (the same occurrence always gets the same key, whichever process computes it).
- *
- * @example
- * ```ts
- * occurrenceKey("digest", new Date("2026-03-09T13:00:00Z")); // "digest@2026-03-09T13:00:00.000Z"
- * ```
  */
 export function occurrenceKey(id: string, date: Date): string {
   return `${id}@${date.toISOString()}`;

@@ -4,9 +4,9 @@ import {
   nextOccurrence,
   nextOccurrences,
   occurrenceKey,
+  ScheduleError,
   validateSchedule,
 } from "../../../src/scheduler/timing/occurrences.ts";
-import { ScheduleError } from "../../../src/scheduler/timing/schedule-error.ts";
 
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
 const NY = "America/New_York";

@@ -1,15 +1,38 @@
 /**
- * The two timers of the recurring bookings: a retry with exponential backoff after a failed
- * step, and a safety-net check a while after the earliest booking is due (in case its `remove`
- * or `update` event never arrives, e.g. a bot without an event queue).
+ * The policies of recurring bookings: what to do with a booking the server marked failed, and
+ * when to reconcile again.
  */
 import type { Clock, TimerHandle } from "../time/clock.ts";
+
+/**
+ * What to do with a booking the server marked failed (NOTES §9: it gives up on a message more
+ * than 10 minutes late, or one it may no longer send). The first failure of an occurrence at most
+ * `retryWithinMs` (default 30 minutes) after its time is moved to one minute from now (the server
+ * needs a new time to revive it), so it goes out late rather than never. A second failure, or an
+ * older occurrence: drop the booking and book the next occurrence.
+ */
+export function decideFailed(input: {
+  occurrenceMs: number;
+  retried: boolean;
+  nowMs: number;
+  retryWithinMs?: number;
+}): { action: "reschedule"; atMs: number } | { action: "drop"; reason: "failed-again" | "too-late" } {
+  if (input.retried) return { action: "drop", reason: "failed-again" };
+  if (input.nowMs - input.occurrenceMs > (input.retryWithinMs ?? 30 * 60_000)) {
+    return { action: "drop", reason: "too-late" };
+  }
+  return { action: "reschedule", atMs: input.nowMs + 60_000 };
+}
 
 const RETRY_MIN_MS = 60_000;
 const RETRY_MAX_MS = 30 * 60_000;
 /** By then the server has sent a booking or marked it failed (it gives up at 10 minutes late). */
 export const CHECK_AFTER_MS = 12 * 60_000;
 
+/**
+ * A retry with exponential backoff after a failed step, and a safety-net check a while after the
+ * earliest booking is due (in case its `remove` or `update` event never arrives).
+ */
 export class ReconcileTimers {
   readonly #clock: Clock;
   readonly #fire: () => void;

@@ -1,3 +1,68 @@
+/** The files of the embedded store: atomic replacement and the directory lock. */
+import { randomBytes } from "node:crypto";
+import { link, open, readFile, rename, rm } from "node:fs/promises";
+import { hostname } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { StateError } from "./state-error.ts";
+
+/** Temp files are named `.<target>.<pid>.<random>.tmp`, so leftovers can be found and removed. */
+export function isTempFileOf(fileName: string, target: string): boolean {
+  return fileName.startsWith(`.${target}.`) && fileName.endsWith(".tmp");
+}
+
+/**
+ * Replace a file so that a crash at any moment leaves either the old or the new content, never a
+ * mix: write a temp file in the same directory, fsync it, rename it over the target (atomic on
+ * POSIX file systems), then fsync the directory so the rename itself survives a power cut.
+ */
+export async function writeFileAtomic(file: string, data: string): Promise<void> {
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    await writeNewFile(tmp, data);
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await syncDirectory(dirname(file));
+}
+
+/** Create `file` (failing if it exists) with `data`, fsynced. */
+export async function writeNewFile(file: string, data: string): Promise<void> {
+  const handle = await open(file, "wx", 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** fsync a directory so renames and new entries in it are durable. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch (err) {
+    // Some platforms (Windows) cannot open or fsync a directory; the rename is still atomic there.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL" && code !== "EACCES") throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** The file's bytes, or `undefined` when it does not exist. */
+export async function readIfExists(file: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
 /**
  * One daemon per state directory, enforced by a `LOCK` file holding the owner's pid and host.
  *
@@ -6,12 +71,6 @@
  * A lock whose pid is dead on this host is stale: it is moved aside with `rename()` (atomic, so two
  * contenders cannot both move it) and the acquisition retried. Not safe on network file systems.
  */
-import { randomBytes } from "node:crypto";
-import { link, open, readFile, rename, rm } from "node:fs/promises";
-import { hostname } from "node:os";
-import { join } from "node:path";
-import { StateError } from "./state-error.ts";
-
 interface LockInfo {
   pid: number;
   hostname: string;
@@ -26,13 +85,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
   const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), nonce: suffix })}\n`;
   const tmp = join(dir, `.LOCK.${suffix}.tmp`);
-  const handle = await open(tmp, "wx", 0o600);
-  try {
-    await handle.writeFile(mine);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeNewFile(tmp, mine);
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       try {
@@ -41,7 +94,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
-      const text = await readIfExists(lockPath);
+      const text = (await readIfExists(lockPath))?.toString();
       if (text === undefined) continue; // released meanwhile
       const holder = parseLock(text);
       if (holder === undefined) {
@@ -64,7 +117,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
 
 async function releaseLock(lockPath: string, mine: string): Promise<void> {
   // Only remove the lock if it is still ours (it may have been broken by hand and retaken).
-  if ((await readIfExists(lockPath)) === mine) await rm(lockPath, { force: true });
+  if ((await readIfExists(lockPath))?.toString() === mine) await rm(lockPath, { force: true });
 }
 
 async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: string): Promise<void> {
@@ -74,7 +127,7 @@ async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: 
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
     throw err;
   }
-  if ((await readIfExists(aside)) !== staleText) {
+  if ((await readIfExists(aside))?.toString() !== staleText) {
     // A contender replaced the stale lock between our read and our rename: give its lock back.
     await link(aside, lockPath).catch(() => {});
   }
@@ -106,17 +159,6 @@ function parseLock(text: string): LockInfo | undefined {
     if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.hostname === "string") {
       return { pid: value.pid as number, hostname: value.hostname, startedAt: String(value.startedAt) };
     }
-  } catch {
-    // fall through: unreadable
-  }
+  } catch {}
   return undefined;
-}
-
-async function readIfExists(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
 }
