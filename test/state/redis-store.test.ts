@@ -3,7 +3,7 @@
  * errors for an unreachable server. The shared contract is in store-contract.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Fence } from "../../src/state/redis-store.ts";
+import type { Fence } from "../../src/state/redis-connection.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 

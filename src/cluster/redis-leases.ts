@@ -1,0 +1,154 @@
+import type { Redis } from "ioredis";
+import { connectRedis, type Fence, redisFailure } from "../state/redis-connection.ts";
+
+const ACQUIRE = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  local sep = string.find(current, ':', 1, true)
+  if sep == nil or string.sub(current, sep + 1) ~= ARGV[1] then return false end
+end
+local token = redis.call('INCR', KEYS[2])
+local value = token .. ':' .. ARGV[1]
+redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+return value
+`;
+
+const RENEW = `
+local renewed = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then
+    redis.call('PEXPIRE', key, ARGV[1])
+    renewed[i] = 1
+  else
+    renewed[i] = 0
+  end
+end
+return renewed
+`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+const HEARTBEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+return redis.call('ZCARD', KEYS[1])
+`;
+
+type LeaseScripts = {
+  bothostLeaseAcquire(lease: string, counter: string, instance: string, ttl: number): Promise<string | null>;
+  bothostLeaseRenew(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+  bothostLeaseRelease(lease: string, value: string): Promise<number>;
+  bothostHeartbeat(instances: string, instance: string, ttl: number): Promise<number>;
+};
+
+interface RedisLeasesOptions {
+  url: string;
+  /** The store's key prefix (records are `<prefix>#…`). */
+  prefix: string;
+  instanceId: string;
+  ttlMs: number;
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+}
+
+/**
+ * The lease records in Redis, each operation one Lua script:
+ *
+ * - `<prefix>#lease:<bot>` = `<token>:<instance id>`, with a PX expiry: who runs the bot. The fence
+ *   of every write the bot makes is this exact value (see RedisStore.fenced).
+ * - `<prefix>#lease-token:<bot>`: the bot's fencing-token counter (INCR), never expiring, so every
+ *   new lease of a bot has a larger token than any before it.
+ * - `<prefix>#instances`: a sorted set of live instances, scored by when their membership expires
+ *   (on Redis's clock), for sharing the bots out.
+ *
+ * The lease keeper has its own connection, without an offline queue: while Redis is out of
+ * reach a renewal fails at once instead of waiting, and the coordinator's clock decides.
+ */
+export class RedisLeases {
+  readonly #client: Redis & LeaseScripts;
+  readonly #o: RedisLeasesOptions;
+
+  private constructor(client: Redis, options: RedisLeasesOptions) {
+    this.#client = client as Redis & LeaseScripts;
+    this.#o = options;
+  }
+
+  static async open(options: RedisLeasesOptions): Promise<RedisLeases> {
+    const client = await connectRedis({
+      url: options.url,
+      role: "leases",
+      offlineQueue: false,
+      commandTimeoutMs: Math.max(100, Math.floor(options.ttlMs / 3)),
+      ...(options.log ? { log: options.log } : {}),
+    });
+    client.defineCommand("bothostLeaseAcquire", { lua: ACQUIRE, numberOfKeys: 2 });
+    client.defineCommand("bothostLeaseRenew", { lua: RENEW });
+    client.defineCommand("bothostLeaseRelease", { lua: RELEASE, numberOfKeys: 1 });
+    client.defineCommand("bothostHeartbeat", { lua: HEARTBEAT, numberOfKeys: 1 });
+    return new RedisLeases(client, options);
+  }
+
+  /**
+   * Take the bot's lease with a new fencing token if it is free (or already this instance's);
+   * `undefined` when another instance holds it.
+   */
+  async acquire(bot: string): Promise<Fence | undefined> {
+    const key = `${this.#o.prefix}#lease:${bot}`;
+    const value = await this.#run("a lease acquisition", () =>
+      this.#client.bothostLeaseAcquire(
+        key,
+        `${this.#o.prefix}#lease-token:${bot}`,
+        this.#o.instanceId,
+        this.#o.ttlMs,
+      ),
+    );
+    return value === null ? undefined : { key, value };
+  }
+
+  /** Extend each lease still holding its value by the ttl; `false` for one that is not ours any more. */
+  async renew(fences: readonly Fence[]): Promise<boolean[]> {
+    if (fences.length === 0) return [];
+    const result = await this.#run("a lease renewal", () =>
+      this.#client.bothostLeaseRenew(
+        fences.length,
+        ...fences.map((f) => f.key),
+        this.#o.ttlMs,
+        ...fences.map((f) => f.value),
+      ),
+    );
+    return result.map((n) => n === 1);
+  }
+
+  /** Give the lease up (only if it still holds `fence.value`), so another instance can take it now. */
+  async release(fence: Fence): Promise<boolean> {
+    return (
+      (await this.#run("a lease release", () => this.#client.bothostLeaseRelease(fence.key, fence.value))) ===
+      1
+    );
+  }
+
+  /** Say this instance is alive for one more ttl; resolves how many instances are alive. */
+  async heartbeat(): Promise<number> {
+    return this.#run("a heartbeat", () =>
+      this.#client.bothostHeartbeat(`${this.#o.prefix}#instances`, this.#o.instanceId, this.#o.ttlMs),
+    );
+  }
+
+  /** Leave the set of live instances and close the connection. */
+  async close(): Promise<void> {
+    await this.#client.zrem(`${this.#o.prefix}#instances`, this.#o.instanceId).catch(() => {});
+    await this.#client.quit().catch(() => this.#client.disconnect());
+  }
+
+  async #run<T>(what: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw redisFailure(err, this.#o.url, what);
+    }
+  }
+}

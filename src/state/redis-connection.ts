@@ -1,0 +1,97 @@
+/**
+ * The Redis connection the store and the lease keeper each open, and the error a failed command
+ * becomes. Connection options: `autoResendUnfulfilledCommands: false` because a command that was
+ * sent but not answered when the connection dropped may or may not have run, and resending a claim
+ * or a compare-and-set would turn "maybe" into "twice"; with the offline queue (the store),
+ * commands not yet sent wait and go out after the reconnect (a Redis restart of a second or two
+ * loses nothing); `commandTimeout` bounds every command, so a hung server or a partition surfaces
+ * as an error.
+ */
+import { Redis, type RedisOptions } from "ioredis";
+import { StateError } from "./state-error.ts";
+
+/** The lease a bot's writes must still hold: its Redis key and the exact value written there. */
+export interface Fence {
+  key: string;
+  value: string;
+}
+
+interface ConnectionOptions {
+  /** `redis://[:password@]host[:port][/db]` or `rediss://…` (TLS). */
+  url: string;
+  /** Fail a command that has no reply after this long (queued time included). */
+  commandTimeoutMs: number;
+  /** Queue commands while reconnecting (the store) or fail them at once (the lease keeper). */
+  offlineQueue: boolean;
+  /** Connection losses and recoveries, one line each per outage. */
+  log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+  /** Shown in log lines, e.g. "state" or "leases". */
+  role: string;
+}
+
+/** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */
+export function describeRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const db = u.pathname.replace(/^\//, "") || "0";
+    return `${u.protocol}//${u.hostname}:${u.port || "6379"}/${db}`;
+  } catch {
+    return "(an invalid Redis URL)";
+  }
+}
+
+/** A connected client; rejects with `STATE_UNAVAILABLE` when the first connection fails. */
+export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
+  const where = describeRedisUrl(options.url);
+  const redisOptions: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: options.offlineQueue,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: null,
+    commandTimeout: options.commandTimeoutMs,
+    connectTimeout: 5_000,
+    // Reconnect quickly and keep trying: the lease keeper decides when an outage is too long.
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+  };
+  const client = new Redis(options.url, redisOptions);
+  // One line when an outage starts and one when it ends, however many reconnect attempts between.
+  let lost = false;
+  let connected = false; // the first connection's failure is the error open() throws, not a log line
+  const outage = (err?: string) => {
+    if (lost || !connected) return;
+    lost = true;
+    const fields = { redis: where, role: options.role, ...(err ? { err } : {}) };
+    options.log?.warn(fields, "redis connection lost; reconnecting");
+  };
+  client.on("error", (err: Error) => outage(err.message));
+  client.on("reconnecting", () => outage());
+  client.on("ready", () => {
+    connected = true;
+    if (!lost) return;
+    lost = false;
+    options.log?.info({ redis: where, role: options.role }, "redis connection restored");
+  });
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. Check that Redis runs there and that the URL, password and database are right.`,
+      { cause: err },
+    );
+  }
+  return client;
+}
+
+/** The error a failed command becomes (`fenced` decides what a refused fence check means). */
+export function redisFailure(err: unknown, url: string, what: string): StateError {
+  if (err instanceof StateError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new StateError(
+    "STATE_UNAVAILABLE",
+    `Redis at ${describeRedisUrl(url)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
+    { cause: err },
+  );
+}
