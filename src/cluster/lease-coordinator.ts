@@ -48,7 +48,7 @@ interface Held {
 export class LeaseCoordinator implements Coordinator {
   readonly mode = "cluster";
   readonly instanceId: string;
-  readonly timing: LeaseTiming;
+  readonly timing: ReturnType<typeof leaseTiming>;
   readonly #o: LeaseCoordinatorOptions;
   readonly #order: readonly string[];
   readonly #held = new Map<string, Held>();
@@ -182,7 +182,9 @@ export class LeaseCoordinator implements Coordinator {
         break;
       }
       if (!fence) continue;
-      this.#hold(bot, fence, sentAt);
+      const held: Held = { fence, validUntil: 0, watchdog: undefined, handingOver: false };
+      this.#held.set(bot, held);
+      this.#extend(bot, held, sentAt);
       acquired.push(bot);
       this.#o.log.info({ bot, token: tokenOf(fence) }, "lease acquired; starting the bot on this instance");
     }
@@ -199,12 +201,6 @@ export class LeaseCoordinator implements Coordinator {
       if (renewed[i]) this.#extend(bot, held, sentAt);
       else this.#lose(bot, "another instance holds its lease now");
     });
-  }
-
-  #hold(bot: string, fence: Fence, sentAt: number): void {
-    const held: Held = { fence, validUntil: 0, watchdog: undefined, handingOver: false };
-    this.#held.set(bot, held);
-    this.#extend(bot, held, sentAt);
   }
 
   #extend(bot: string, held: Held, sentAt: number): void {
@@ -281,21 +277,14 @@ export class LeaseCoordinator implements Coordinator {
   }
 }
 
-export interface LeaseTiming {
-  ttlMs: number;
-  /** How often leases are renewed (and free bots looked for). */
-  renewEveryMs: number;
-  /** How long after a renewal was sent the holder may still act on it. */
-  validForMs: number;
-  /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
-  haltDeadlineMs: number;
-}
-
-export function leaseTiming(ttlMs: number): LeaseTiming {
+export function leaseTiming(ttlMs: number) {
   return {
     ttlMs,
+    /** How often leases are renewed (and free bots looked for). */
     renewEveryMs: Math.floor(ttlMs / 3),
+    /** How long after a renewal was sent the holder may still act on it. */
     validForMs: Math.floor((ttlMs * 2) / 3),
+    /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
     haltDeadlineMs: Math.floor(ttlMs / 6),
   };
 }

@@ -1,3 +1,16 @@
+/**
+ * The lease records in Redis, each operation one Lua script:
+ *
+ * - `<prefix>#lease:<bot>` = `<token>:<instance id>`, with a PX expiry: who runs the bot. The fence
+ *   of every write the bot makes is this exact value (see RedisStore.fenced).
+ * - `<prefix>#lease-token:<bot>`: the bot's fencing-token counter (INCR), never expiring, so every
+ *   new lease of a bot has a larger token than any before it.
+ * - `<prefix>#instances`: a sorted set of live instances, scored by when their membership expires
+ *   (on Redis's clock), for sharing the bots out.
+ *
+ * The lease keeper has its own connection, without an offline queue: while Redis is out of
+ * reach a renewal fails at once instead of waiting, and the coordinator's clock decides.
+ */
 import type { Redis } from "ioredis";
 import { connectRedis, type Fence, redisFailure } from "../state/redis-connection.ts";
 
@@ -55,19 +68,6 @@ interface RedisLeasesOptions {
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
 
-/**
- * The lease records in Redis, each operation one Lua script:
- *
- * - `<prefix>#lease:<bot>` = `<token>:<instance id>`, with a PX expiry: who runs the bot. The fence
- *   of every write the bot makes is this exact value (see RedisStore.fenced).
- * - `<prefix>#lease-token:<bot>`: the bot's fencing-token counter (INCR), never expiring, so every
- *   new lease of a bot has a larger token than any before it.
- * - `<prefix>#instances`: a sorted set of live instances, scored by when their membership expires
- *   (on Redis's clock), for sharing the bots out.
- *
- * The lease keeper has its own connection, without an offline queue: while Redis is out of
- * reach a renewal fails at once instead of waiting, and the coordinator's clock decides.
- */
 export class RedisLeases {
   readonly #client: Redis & LeaseScripts;
   readonly #o: RedisLeasesOptions;

@@ -37,14 +37,10 @@ export const BookingRecordSchema = z.object({
 export type BookingRecord = z.infer<typeof BookingRecordSchema>;
 
 /** An announcement's recipient as the server lists it, and the digest of its schedule and recipient. */
-export interface AnnouncementTarget {
-  type: "stream" | "private";
-  to: number | number[];
-  /** Normalized; channels only. */
-  topic?: string;
+export type AnnouncementTarget = Pick<BookingRecord["target"], "type" | "to" | "topic"> & {
   /** Changes when the cron, the time zone or the recipient changes (not the content). */
   specHash: string;
-}
+};
 
 /** The digest stored to recognise content without keeping a copy of it. */
 export function contentHash(content: string): string {

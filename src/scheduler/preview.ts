@@ -2,8 +2,9 @@
  * What `bothost schedule preview` shows: each bot's recurring announcements and cron jobs with
  * their next runs, computed offline from the declarations its `setup` makes.
  */
+import type { ScheduleDeclarations } from "./bot-scheduler.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
-import { type CronDeclaration, cronJobIds } from "./local-jobs.ts";
+import { cronJobIds } from "./local-jobs.ts";
 import { nextOccurrences } from "./timing/occurrences.ts";
 
 /** One schedule and its next runs. */
@@ -21,10 +22,7 @@ export interface PreviewEntry {
 
 /** The next `count` runs after `from` of every declaration of one bot. */
 export function previewEntries(
-  declarations: {
-    recurring: ReadonlyMap<string, RecurringAnnouncement>;
-    cronJobs: readonly CronDeclaration[];
-  },
+  declarations: ScheduleDeclarations,
   from: Date,
   count: number,
 ): PreviewEntry[] {

@@ -116,8 +116,8 @@ interface RedisCore {
   /** `<prefix>:` */
   keyPrefix: string;
   lifecycle: { closed: boolean; description: string };
-  /** Remember an in-flight write until it settles (flush waits for them). */
-  track<T>(write: Promise<T>): Promise<T>;
+  /** In-flight writes, until they settle (flush waits for them). */
+  pending: Set<Promise<unknown>>;
 }
 
 const MAX_UPDATE_ATTEMPTS = 100;
@@ -183,19 +183,12 @@ class RedisView implements StateStore {
     const start = this.core.keyPrefix + this.path + escapeSegment(checkKey(prefix, "prefix"));
     const skip = this.core.keyPrefix.length + this.path.length;
     const keys = await this.call("list", async () => {
+      // SCAN may return a key twice.
       const found = new Set<string>();
-      let cursor = "0";
-      do {
-        const [next, batch] = await this.core.client.scan(
-          cursor,
-          "MATCH",
-          `${globEscape(start)}*`,
-          "COUNT",
-          1000,
-        );
-        cursor = next;
+      const scan = this.core.client.scanStream({ match: `${globEscape(start)}*`, count: 1000 });
+      for await (const batch of scan as AsyncIterable<string[]>) {
         for (const k of batch) if (!k.slice(skip).includes("/")) found.add(k);
-      } while (cursor !== "0");
+      }
       return [...found];
     });
     const result: StateEntry[] = [];
@@ -236,7 +229,11 @@ class RedisView implements StateStore {
       fenceValue = fence.value;
     }
     const run = (this.core.client as unknown as Record<StoreScript, ScriptFn>)[script].bind(this.core.client);
-    return this.core.track(this.call("write", () => run(stored, fenceKey, fenceValue, ...args)));
+    const write = this.call("write", () => run(stored, fenceKey, fenceValue, ...args));
+    this.core.pending.add(write);
+    const forget = () => this.core.pending.delete(write);
+    write.then(forget, forget);
+    return write;
   }
 
   private async call<T>(what: string, op: () => Promise<T>): Promise<T> {
@@ -279,27 +276,13 @@ export interface RedisStoreOptions {
 
 /** A {@link StateBackend} in Redis. */
 export class RedisStore extends RedisView implements StateBackend {
-  readonly #pending: Set<Promise<unknown>>;
-  readonly url: string;
-  readonly prefix: string;
-
-  private constructor(client: Redis, url: string, prefix: string, pending: Set<Promise<unknown>>) {
-    const core: RedisCore = {
-      client,
-      url,
-      keyPrefix: `${prefix}:`,
-      lifecycle: { closed: false, description: `redis ${describeRedisUrl(url)} prefix ${prefix}` },
-      track: (write) => {
-        pending.add(write);
-        const forget = () => pending.delete(write);
-        write.then(forget, forget);
-        return write;
-      },
-    };
-    super(core, "", undefined);
-    this.#pending = pending;
-    this.url = url;
-    this.prefix = prefix;
+  private constructor(
+    client: Redis,
+    readonly url: string,
+    readonly prefix: string,
+  ) {
+    const lifecycle = { closed: false, description: `redis ${describeRedisUrl(url)} prefix ${prefix}` };
+    super({ client, url, keyPrefix: `${prefix}:`, lifecycle, pending: new Set() }, "", undefined);
   }
 
   /** Connect (rejects with `STATE_UNAVAILABLE` when Redis cannot be reached) and load the scripts. */
@@ -326,7 +309,7 @@ export class RedisStore extends RedisView implements StateBackend {
     }
     for (const [name, lua] of Object.entries(storeScripts))
       client.defineCommand(name, { lua, numberOfKeys: 2 });
-    return new RedisStore(client, options.url, prefix, new Set());
+    return new RedisStore(client, options.url, prefix);
   }
 
   /**
@@ -350,7 +333,7 @@ export class RedisStore extends RedisView implements StateBackend {
 
   async flush(): Promise<void> {
     this.checkOpen();
-    await Promise.allSettled([...this.#pending]);
+    await Promise.allSettled([...this.core.pending]);
   }
 
   /** The same as {@link RedisStore.flush}. */
@@ -361,7 +344,7 @@ export class RedisStore extends RedisView implements StateBackend {
   async close(): Promise<void> {
     if (this.core.lifecycle.closed) return;
     this.core.lifecycle.closed = true;
-    await Promise.allSettled([...this.#pending]);
+    await Promise.allSettled([...this.core.pending]);
     await this.core.client.quit().catch(() => this.core.client.disconnect());
   }
 }

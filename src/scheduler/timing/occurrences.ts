@@ -70,16 +70,10 @@ const knownZones = new Set<string>();
 /** Throws {@link ScheduleError} unless `timezone` is an IANA zone name this runtime knows. */
 function checkTimezone(timezone: string, path?: string): void {
   if (knownZones.has(timezone)) return;
-  let ok = typeof timezone === "string" && timezone.trim() !== "";
-  if (ok) {
-    try {
-      new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-    } catch {
-      ok = false;
-    }
-  }
-  if (ok) knownZones.add(timezone);
-  else {
+  try {
+    if (typeof timezone !== "string" || timezone.trim() === "") throw new Error("empty");
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+  } catch {
     throw new ScheduleError(
       "timezone",
       String(timezone),
@@ -87,6 +81,7 @@ function checkTimezone(timezone: string, path?: string): void {
         `use a name like "Europe/Berlin", "America/New_York" or "UTC".`,
     );
   }
+  knownZones.add(timezone);
 }
 
 /** Turns one cron-parser message about a single field into our wording. */
@@ -172,13 +167,12 @@ export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSche
     next,
     latestUpTo(at) {
       expression.reset(new Date(at.getTime() + 1));
-      let latest: Date | undefined;
+      let latest: Date;
       try {
         latest = expression.prev().toDate();
       } catch {
-        latest = undefined;
+        return undefined;
       }
-      if (latest === undefined) return undefined;
       // cron-parser's prev() misses the shifted occurrence on a spring-forward day (it answers the
       // day before), so walk forward with next(), which is right, to the true latest occurrence.
       for (let n = next(latest); n !== undefined && n.getTime() <= at.getTime(); n = next(n)) latest = n;
@@ -203,19 +197,8 @@ export function validateSchedule(spec: ScheduleSpec, path?: string): void {
 export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): Date[] {
   const schedule = compileSchedule(spec);
   const out: Date[] = [];
-  let cursor = from;
-  while (out.length < count) {
-    const next = schedule.next(cursor);
-    if (next === undefined) break;
-    out.push(next);
-    cursor = next;
-  }
+  for (let n = schedule.next(from); n !== undefined && out.length < count; n = schedule.next(n)) out.push(n);
   return out;
-}
-
-/** The first occurrence strictly after `after`, or `undefined` if the schedule never fires again. */
-export function nextOccurrence(spec: ScheduleSpec, after: Date): Date | undefined {
-  return compileSchedule(spec).next(after);
 }
 
 /**

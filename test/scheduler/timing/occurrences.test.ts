@@ -1,14 +1,16 @@
 import { describe, expect, it } from "vitest";
 import {
   compileSchedule,
-  nextOccurrence,
   nextOccurrences,
   occurrenceKey,
   ScheduleError,
+  type ScheduleSpec,
   validateSchedule,
 } from "../../../src/scheduler/timing/occurrences.ts";
 
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+/** The first occurrence strictly after `after` (what a freshly compiled schedule answers). */
+const nextOccurrence = (spec: ScheduleSpec, after: Date) => compileSchedule(spec).next(after);
 const NY = "America/New_York";
 const BERLIN = "Europe/Berlin";
 
