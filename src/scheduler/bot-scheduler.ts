@@ -73,28 +73,23 @@ export class BotScheduler {
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const stopping = this.#stopping.signal;
     const log = this.#o.log.child({ component: "scheduler" });
+    const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
     const recurring = new RecurringBookings(
       {
+        ...common,
         client: this.#o.client,
         store: this.#o.store.namespace("bookings"),
-        flush: this.#o.flush,
-        log,
-        clock: this.#clock,
-        stats: this.stats,
         emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
       },
       declarations.recurring,
     );
     const jobs = new LocalJobs(
       {
+        ...common,
         store: this.#o.store.namespace("jobs"),
-        flush: this.#o.flush,
-        log,
-        clock: this.#clock,
-        stats: this.stats,
         runHandler: this.#o.runHandler,
         runJob: this.#o.runJob,
-        signal: this.#stopping.signal,
+        signal: stopping,
       },
       declarations.cronJobs,
     );
