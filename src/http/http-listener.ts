@@ -157,7 +157,7 @@ export class HttpListener {
       return reply.code(result.ready ? 200 : 503).send(result);
     });
     app.get("/metrics", async (_request, reply) =>
-      reply.type(o.metrics.contentType).send(await o.metrics.render()),
+      reply.type(o.metrics.registry.contentType).send(await o.metrics.registry.metrics()),
     );
     for (const b of o.bots)
       if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
