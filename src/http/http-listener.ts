@@ -172,9 +172,8 @@ export class HttpListener {
       }
     }
     for (const b of o.bots) this.#inbound.set(b.runtime.name, this.#inboundOf(b));
-    const inbound = this.#inbound;
     registerInboundRoutes(app, {
-      bots: inbound,
+      bots: this.#inbound,
       log,
       bodyLimit: o.bodyLimit,
       stopping: this.#stopping.signal,
