@@ -190,18 +190,12 @@ function checkPaths(bots: readonly HttpBot[]): void {
     const { path } = b.outgoing;
     const name = b.runtime.name;
     const clash = RESERVED.find((r) => path === r || (r.endsWith("/") && path.startsWith(r)));
-    if (clash) {
-      throw new HttpConfigError(
-        "HTTP_CONFIG_INVALID",
-        `bots.${name}.outgoing_webhook.path "${path}" is reserved (${clash}); choose another, like "/hooks/${name}".`,
-      );
-    }
     const other = seen.get(path);
-    if (other) {
-      throw new HttpConfigError(
-        "HTTP_CONFIG_INVALID",
-        `bots.${name}.outgoing_webhook.path "${path}" is also the path of bot ${other}; give each bot its own.`,
-      );
+    if (clash || other) {
+      const why = clash
+        ? `is reserved (${clash}); choose another, like "/hooks/${name}".`
+        : `is also the path of bot ${other}; give each bot its own.`;
+      throw new HttpConfigError("HTTP_CONFIG_INVALID", `bots.${name}.outgoing_webhook.path "${path}" ${why}`);
     }
     seen.set(path, name);
   }
