@@ -90,3 +90,19 @@ export function table(rows: readonly string[][]): string[] {
       .trimEnd(),
   );
 }
+
+/** Resolves at the first SIGINT or SIGTERM, or when `signal` aborts, and removes its listeners. */
+export function untilStopped(signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    if (signal?.aborted) stop();
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}

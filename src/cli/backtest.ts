@@ -133,15 +133,8 @@ export function formatReport(r: BacktestReport): string {
 const WIDTH = 30;
 const EVERY_MS = 100;
 
-export interface ProgressBar {
-  /** A line of text in place of the bar (a phase without a known total). */
-  note(text: string): void;
-  update(done: number, total: number): void;
-  done(): void;
-}
-
-export function progressBar(stream: NodeJS.WriteStream): ProgressBar {
-  if (!stream.isTTY) return { note() {}, update() {}, done() {} };
+export function progressBar(stream: NodeJS.WriteStream) {
+  if (!stream.isTTY) return { note(_text: string) {}, update(_done: number, _total: number) {}, done() {} };
   let last = 0;
   let drawn = false;
   const draw = (line: string, force: boolean) => {
@@ -152,8 +145,9 @@ export function progressBar(stream: NodeJS.WriteStream): ProgressBar {
     stream.write(`\r\x1b[K${line.slice(0, Math.max(10, (stream.columns || 80) - 1))}`);
   };
   return {
-    note: (text) => draw(text, false),
-    update(done, total) {
+    /** A line of text in place of the bar (a phase without a known total). */
+    note: (text: string) => draw(text, false),
+    update(done: number, total: number) {
       const filled = total > 0 ? Math.round((done / total) * WIDTH) : WIDTH;
       const bar = `${"█".repeat(filled)}${"░".repeat(WIDTH - filled)}`;
       draw(`${bar} ${done}/${total} messages`, done === total);

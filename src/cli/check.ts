@@ -31,8 +31,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let sandbox: Sandbox | undefined;
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
-    const { config, source } = await loadConfigWithSource(path);
+    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }).path);
     await loadBots(config, source);
     if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
       const s = config.server?.sandbox;

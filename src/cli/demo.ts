@@ -7,7 +7,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { scene } from "../demo/scene.ts";
 import { formatMessage, type MessageRecordView, namesFrom } from "../demo/transcript.ts";
-import { commandArgs, reportStartupError } from "./args.ts";
+import { commandArgs, reportStartupError, untilStopped } from "./args.ts";
 
 export const demoHelp = `Usage: bothost demo [--follow] [--verbose]
 
@@ -116,10 +116,7 @@ async function follow(
 ): Promise<void> {
   out("Following new messages; press Ctrl-C to stop.");
   let seen = Math.max(0, ...records().map((m) => m.id));
-  const stop = new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
+  const stop = untilStopped();
   const timer = setInterval(() => {
     for (const m of records().filter((r) => r.id > seen)) {
       out(formatMessage(m, names));

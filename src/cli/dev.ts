@@ -3,7 +3,7 @@ import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption, reportStartupError } from "./args.ts";
+import { commandArgs, configOption, reportStartupError, untilStopped } from "./args.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
@@ -64,10 +64,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
     process.stdout.write(
       `\nChat with your bots: ${sandbox.url}/chat/\nEdits to the bots' files reload them. Ctrl-C stops.\n\n`,
     );
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", () => resolve());
-      process.once("SIGTERM", () => resolve());
-    });
+    await untilStopped();
     for (const w of watchers) w.close();
     clearTimeout(timer);
     await booted.stop();

@@ -61,8 +61,7 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   if (problem) return usage(problem);
   let desk: LetterDesk | undefined;
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
-    desk = await openLetterDesk(await loadConfig(path));
+    desk = await openLetterDesk(await loadConfig(resolveConfigPath({ flag: values.config }).path));
     return await perform(desk, action as Action, ids, values);
   } catch (err) {
     return reportStartupError(err);
@@ -176,15 +175,10 @@ async function openLetterDesk(config: Config): Promise<LetterDesk> {
     if (isStateError(err) && err.code === "STATE_LOCKED") return daemonDesk(config);
     throw err;
   }
-  const office = deadLetterOfficeFor(config, store);
-  return {
-    via: "store",
-    list: (bot) => office.list(bot),
-    get: (id) => office.get(id),
-    retry: (selection) => office.retry(selection),
-    drop: (selection) => office.drop(selection),
+  return Object.assign(deadLetterOfficeFor(config, store), {
+    via: "store" as const,
     close: () => store.close(),
-  };
+  });
 }
 
 function daemonDesk(config: Config): LetterDesk {

@@ -21,8 +21,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let booted: Booted | undefined;
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
-    booted = await bootDaemon(path);
+    booted = await bootDaemon(resolveConfigPath({ flag: values.config }).path);
     const { daemon, log } = booted;
     const stopped = new Promise<void>((resolve) => {
       let signals = 0;

@@ -8,7 +8,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox, SandboxUser } from "../sandbox/types.ts";
-import { commandArgs } from "./args.ts";
+import { commandArgs, untilStopped } from "./args.ts";
 
 const HELP = `Usage: bothost sandbox [options]
 
@@ -97,18 +97,7 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
   }
   out.write("Press Ctrl+C to stop.\n");
   io.onStarted?.(sandbox);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      io.signal?.removeEventListener("abort", stop);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    if (io.signal?.aborted) stop();
-    io.signal?.addEventListener("abort", stop, { once: true });
-  });
+  await untilStopped(io.signal);
   await sandbox.stop();
   out.write("Sandbox stopped.\n");
   return ExitCode.Ok;

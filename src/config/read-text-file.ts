@@ -21,7 +21,6 @@ export async function readTextFile(file: string, maxBytes: number): Promise<Read
     if (stat.isDirectory()) return { error: "it is a folder, not a file", missing: false };
     // Devices and pipes can block or never end (/dev/zero); only plain files are read.
     if (!stat.isFile()) return { error: "it is not a regular file", missing: false };
-    if (stat.size > maxBytes) return { error: `it is larger than ${maxBytes} bytes`, missing: false };
     const buffer = Buffer.alloc(maxBytes + 1);
     const { bytesRead } = await handle.read(buffer, 0, maxBytes + 1, 0);
     if (bytesRead > maxBytes) return { error: `it is larger than ${maxBytes} bytes`, missing: false };

@@ -31,6 +31,7 @@ export async function resolveCredentials(
   secrets: string[],
 ): Promise<{ problems: ConfigProblem[]; credentials: Map<string, Credentials> }> {
   const problems: ConfigProblem[] = [];
+  const add = (...args: Parameters<ConfigSource["problem"]>) => problems.push(source.problem(...args));
   const credentials = new Map<string, Credentials>();
   const bots = isMapping(raw.bots) ? raw.bots : {};
   for (const [name, bot] of Object.entries(bots)) {
@@ -49,20 +50,16 @@ export async function resolveCredentials(
       // Nothing to resolve.
     } else if (given.length === 0 && !KEY_SOURCES.some((key) => hasTypoOf(bot, key))) {
       const variable = `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
-      problems.push(
-        source.problem(
-          at,
-          `has no API key: add api_key: \${${variable}}, or api_key_file: /run/secrets/${name}-api-key, or zuliprc: ./${name}.zuliprc`,
-          "key",
-        ),
+      add(
+        at,
+        `has no API key: add api_key: \${${variable}}, or api_key_file: /run/secrets/${name}-api-key, or zuliprc: ./${name}.zuliprc`,
+        "key",
       );
     } else if (given.length > 1) {
-      problems.push(
-        source.problem(
-          [...at, given[1]!],
-          `is set together with ${given[0]}: keep only one of api_key, api_key_file and zuliprc`,
-          "key",
-        ),
+      add(
+        [...at, given[1]!],
+        `is set together with ${given[0]}: keep only one of api_key, api_key_file and zuliprc`,
+        "key",
       );
     }
     if (typeof bot.api_key === "string") found.apiKey = bot.api_key;
@@ -72,18 +69,16 @@ export async function resolveCredentials(
       const result = await readTextFile(file, maxBytes);
       if (!("error" in result)) return result.text;
       const problem = `cannot be read (${displayPath(file, cwd)}): ${result.error}; ${RELATIVE}`;
-      problems.push(source.problem([...at, key], problem));
+      add([...at, key], problem);
       return undefined;
     };
     if (typeof bot.api_key_file === "string" && bot.api_key_file !== "") {
       const key = (await readNamed("api_key_file", MAX_KEY_FILE))?.trim();
       const where = [...at, "api_key_file"];
       if (key) secrets.push(key);
-      if (key === "") problems.push(source.problem(where, "is an empty file: put the bot's API key in it"));
+      if (key === "") add(where, "is an empty file: put the bot's API key in it");
       else if (key && /\s/.test(key)) {
-        problems.push(
-          source.problem(where, "holds more than an API key (spaces or several lines): keep only the key"),
-        );
+        add(where, "holds more than an API key (spaces or several lines): keep only the key");
       } else if (key) found.apiKey = key;
     }
     if (typeof bot.zuliprc === "string" && bot.zuliprc !== "") {
@@ -94,19 +89,15 @@ export async function resolveCredentials(
         secrets.push(rc.key);
         found.apiKey = rc.key;
       } else if (text !== undefined) {
-        problems.push(
-          source.problem(
-            [...at, "zuliprc"],
-            "has no key= line in its [api] section: download the bot's zuliprc from the server again",
-          ),
+        add(
+          [...at, "zuliprc"],
+          "has no key= line in its [api] section: download the bot's zuliprc from the server again",
         );
       }
       if (rc.email) found.email = rc.email;
       if (rc.site) found.site = rc.site;
       if (typeof bot.email === "string" && rc.email && rc.email.toLowerCase() !== bot.email.toLowerCase()) {
-        problems.push(
-          source.problem([...at, "email"], "differs from the email in the bot's zuliprc: remove one of them"),
-        );
+        add([...at, "email"], "differs from the email in the bot's zuliprc: remove one of them");
       }
     }
     if (typeof bot.email === "string") found.email = bot.email;
@@ -116,26 +107,18 @@ export async function resolveCredentials(
       !zuliprcUnread &&
       !hasTypoOf(bot, "email")
     ) {
-      problems.push(
-        source.problem(
-          at,
-          `has no email: add email: ${name}-bot@chat.example.org (the bot's email on the server)`,
-          "key",
-        ),
-      );
+      add(at, `has no email: add email: ${name}-bot@chat.example.org (the bot's email on the server)`, "key");
     }
     if (bot.server === undefined && raw.server === undefined && !zuliprcUnread) {
       const site = found.site === undefined ? undefined : ServerUrl.safeParse(found.site);
       if (site?.success) found.site = site.data;
       else {
-        problems.push(
-          source.problem(
-            at,
-            site
-              ? "has no server, and the site= in its zuliprc is not an http(s) URL: add server: { url: https://chat.example.org } to the bot or the top of the file"
-              : "has no server: add server: { url: https://chat.example.org } at the top of the file, or to this bot",
-            "key",
-          ),
+        add(
+          at,
+          site
+            ? "has no server, and the site= in its zuliprc is not an http(s) URL: add server: { url: https://chat.example.org } to the bot or the top of the file"
+            : "has no server: add server: { url: https://chat.example.org } at the top of the file, or to this bot",
+          "key",
         );
       }
     }
@@ -163,15 +146,14 @@ export async function checkServers(
     }
   }
   const problems: ConfigProblem[] = [];
+  const add = (...args: Parameters<ConfigSource["problem"]>) => problems.push(source.problem(...args));
   for (const [at, server] of servers) {
     if (!isMapping(server) || server.sandbox === undefined) continue;
     if (server.url !== "sandbox") {
-      problems.push(
-        source.problem(
-          [...at, "sandbox"],
-          'applies only when url is "sandbox": remove it, or set url: sandbox to run the embedded test server',
-          "key",
-        ),
+      add(
+        [...at, "sandbox"],
+        'applies only when url is "sandbox": remove it, or set url: sandbox to run the embedded test server',
+        "key",
       );
     }
     const org = isMapping(server.sandbox) ? server.sandbox.org : undefined;
@@ -182,12 +164,7 @@ export async function checkServers(
         () => false,
       );
       if (!found) {
-        problems.push(
-          source.problem(
-            [...at, "sandbox", "org"],
-            `names ${displayPath(file, cwd)}, which is not a file: ${RELATIVE}`,
-          ),
-        );
+        add([...at, "sandbox", "org"], `names ${displayPath(file, cwd)}, which is not a file: ${RELATIVE}`);
       }
     }
   }

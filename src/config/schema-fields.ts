@@ -43,12 +43,10 @@ export const ServerUrl = z.string().transform((text, ctx): string => {
 });
 
 function urlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
+  if (!URL.canParse(text)) {
     return 'is not a URL: write the server\'s address, like https://chat.example.org, or "sandbox" for the embedded test server';
   }
+  const url = new URL(text);
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     return `uses ${url.protocol.replace(/:$/, "")}://: use https:// (or http:// for a server on your own machine)`;
   }
@@ -61,12 +59,9 @@ function urlProblem(text: string): string | undefined {
   return undefined;
 }
 
+const PORT_RANGE = { error: "must be between 0 and 65535 (0 picks a free port)" };
 /** A TCP port number; 0 picks a free one. */
-export const Port = z
-  .number()
-  .int()
-  .min(0, { error: "must be between 0 and 65535 (0 picks a free port)" })
-  .max(65535, { error: "must be between 0 and 65535 (0 picks a free port)" });
+export const Port = z.number().int().min(0, PORT_RANGE).max(65535, PORT_RANGE);
 
 /** `host:port`, e.g. `127.0.0.1:8080` or `[::1]:8080`. */
 export const ListenAddress = z.string().refine((text) => parseListenAddress(text) !== undefined, {

@@ -14,12 +14,7 @@ export const stateDefaults = {
 
 /** `redis://[:password@]host[:port][/db]` or `rediss://…`; messages never repeat the value. */
 const RedisUrl = z.string().superRefine((text, ctx) => {
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
+  const url = URL.canParse(text) ? new URL(text) : undefined;
   const problem =
     url === undefined
       ? "is not a URL: write redis://host:6379/0 (rediss:// for TLS; a password goes in as redis://:password@host:6379/0)"

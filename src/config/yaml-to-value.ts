@@ -30,14 +30,6 @@ export interface SourceRecord {
   readonly variables?: readonly string[];
 }
 
-/** The data, where each path came from, what is wrong, and the secret values seen on the way. */
-export interface Converted {
-  readonly value: unknown;
-  readonly records: ReadonlyMap<string, SourceRecord>;
-  readonly problems: readonly OffsetProblem[];
-  readonly secrets: readonly string[];
-}
-
 /** Limits that keep a hostile file from exhausting memory or the stack. */
 export const yamlLimits = {
   /** Deepest nesting of mappings and lists. */
@@ -56,7 +48,8 @@ export const recordKey = (path: Path): string => JSON.stringify(path);
 class TooLarge extends Error {}
 
 /**
- * Converts a parsed document to plain objects, arrays and scalars.
+ * Converts a parsed document to plain objects, arrays and scalars, with where each path came from,
+ * what is wrong, and the secret values seen on the way.
  *
  * Strings are interpolated from `env` (see {@link interpolate}); an unquoted scalar that contained
  * `${…}` is then typed as YAML would type the result, so `port: ${PORT}` gives a number.
@@ -65,7 +58,7 @@ export function documentToValue(
   doc: Document,
   env: Readonly<Record<string, string | undefined>>,
   lineOf: (offset: number) => number,
-): Converted {
+) {
   const records = new Map<string, SourceRecord>();
   const problems: OffsetProblem[] = [];
   const secrets: string[] = [];
@@ -121,23 +114,17 @@ export function documentToValue(
     try {
       if (isScalar(n)) return scalar(n, path, record);
       if (isMap(n)) return mapping(n.items as Pair[], path, depth, record);
-      if (isSeq(n)) return n.items.map((item, i) => walkEntry(item, [...path, i], offset, depth, record));
+      if (isSeq(n)) {
+        return n.items.map((item, i) => {
+          const at = [...path, i];
+          if (record) records.set(recordKey(at), { value: (item as Node | null)?.range?.[0] ?? offset });
+          return walk(item, at, depth + 1, record);
+        });
+      }
       return problem(offset, path, "is not plain YAML data: use mappings, lists and plain values");
     } finally {
       active.delete(n);
     }
-  };
-
-  const walkEntry = (
-    node: unknown,
-    path: Path,
-    fallback: number,
-    depth: number,
-    record: boolean,
-  ): unknown => {
-    const offset = (node as Node | null)?.range?.[0] ?? fallback;
-    if (record) records.set(recordKey(path), { value: offset });
-    return walk(node, path, depth + 1, record);
   };
 
   const scalar = (n: Scalar, path: Path, record: boolean): unknown => {
@@ -240,17 +227,14 @@ export function documentToValue(
 }
 
 function keyText(node: Node | null): string | undefined {
-  if (!isScalar(node)) return undefined;
-  if (typeof node.value === "string") return node.value;
-  if (typeof node.value === "number") return String(node.value);
-  return undefined;
+  const value = isScalar(node) ? node.value : undefined;
+  return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
 }
 
 // How YAML's core schema types an unquoted scalar; only the types a config can use.
 function retype(text: string): unknown {
   if (/^(?:true|True|TRUE)$/.test(text)) return true;
   if (/^(?:false|False|FALSE)$/.test(text)) return false;
-  if (/^[-+]?[0-9]+$/.test(text)) return Number(text);
   if (/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/.test(text)) return Number(text);
   return text;
 }
@@ -260,13 +244,6 @@ export interface OffsetProblem {
   readonly offset: number;
   readonly path: readonly (string | number)[];
   readonly message: string;
-}
-
-/** The parsed document (absent when the text holds none) and what is wrong with the text. */
-export interface ParsedYaml {
-  readonly doc: Document | undefined;
-  readonly lineCounter: LineCounter;
-  readonly problems: readonly OffsetProblem[];
 }
 
 const FIX: Record<string, string> = {
@@ -285,9 +262,10 @@ const FIX: Record<string, string> = {
 };
 
 /**
- * Parses config text. Duplicate keys and tags are left to the tree walk, which can say which key.
+ * Parses config text: the document (absent when the text holds none) and what is wrong with it.
+ * Duplicate keys and tags are left to the tree walk, which can say which key.
  */
-export function parseConfigYaml(text: string): ParsedYaml {
+export function parseConfigYaml(text: string) {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, {
     lineCounter,
@@ -332,20 +310,7 @@ function syntaxProblem(error: YAMLError): OffsetProblem {
 
 // One mistake often trips several parser checks at the same spot; the first says it best.
 function dedupe(problems: OffsetProblem[]): OffsetProblem[] {
-  const seen = new Set<number>();
-  return problems.filter((p) => {
-    if (seen.has(p.offset)) return false;
-    seen.add(p.offset);
-    return true;
-  });
-}
-
-export interface Interpolation {
-  readonly value: string;
-  /** The variables it referenced, in order (names only: values are never kept here). */
-  readonly variables: readonly string[];
-  /** What went wrong, each message saying how to fix it. Empty when the string is fine. */
-  readonly problems: readonly string[];
+  return problems.filter((p, i) => problems.findIndex((q) => q.offset === p.offset) === i);
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -357,9 +322,9 @@ const OTHER_FORM = /^[A-Za-z_][A-Za-z0-9_]*(?::?[-?+=])/;
  *
  * Substituted values are never scanned again, so a value that itself contains `${…}` stays as it
  * is. `$${` is a literal `${`. `:-` uses the default when the variable is unset or empty. Messages
- * name variables but never contain their values.
+ * name variables (in `variables`, in order) but never contain their values.
  */
-export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>): Interpolation {
+export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>) {
   const variables: string[] = [];
   const problems: string[] = [];
   const value = text.replace(

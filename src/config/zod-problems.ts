@@ -43,17 +43,18 @@ export function issuesToProblems(
 ): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const issue of issues) {
-    const at = [...prefix, ...(issue.path as (string | number)[])];
-    const value = valueAt(root, issue.path as (string | number)[]);
+    const path = issue.path as (string | number)[];
+    const at = [...prefix, ...path];
+    const value = valueAt(root, path);
     if (issue.code === "unrecognized_keys") {
-      const known = keysAt(schema, issue.path as (string | number)[]);
+      const known = keysAt(schema, path);
       for (const key of issue.keys)
         problems.push(source.problem([...at, key], unknownKey(key, known), "key"));
     } else if (issue.code === "invalid_key") {
       problems.push(source.problem(at, badRecordKey(at), "key"));
     } else if (issue.code === "invalid_type" && value === undefined) {
       const key = String(at.at(-1));
-      const parent = valueAt(root, (issue.path as (string | number)[]).slice(0, -1));
+      const parent = valueAt(root, path.slice(0, -1));
       if (parent !== null && typeof parent === "object" && hasTypoOf(parent, key)) continue;
       problems.push(source.problem(at, MISSING[key] ?? "is missing: add it"));
     } else {

@@ -138,14 +138,6 @@ export class BothostMetrics {
     this.#prom.collectDefaultMetrics({ register: this.registry });
   }
 
-  render(): Promise<string> {
-    return this.registry.metrics();
-  }
-
-  get contentType(): string {
-    return this.registry.contentType;
-  }
-
   /** Read the announcement and cron counters from each bot's scheduler stats at every scrape. */
   readSchedulerStats(source: () => { bot: string; stats: SchedulerStatsLike | undefined }[]): void {
     const totals = (
@@ -220,14 +212,7 @@ export class BothostMetrics {
 /** `make` memoised per key: the label children of a metric, made on first use. */
 function bound<T>(make: (key: string) => T): (key: string) => T {
   const made = new Map<string, T>();
-  return (key) => {
-    let value = made.get(key);
-    if (value === undefined) {
-      value = make(key);
-      made.set(key, value);
-    }
-    return value;
-  };
+  return (key) => made.get(key) ?? made.set(key, make(key)).get(key)!;
 }
 
 /** "GET /messages/42/reactions" → "GET /messages/{id}/reactions": one series per endpoint, not per id. */

@@ -157,7 +157,7 @@ export class HttpListener {
       return reply.code(result.ready ? 200 : 503).send(result);
     });
     app.get("/metrics", async (_request, reply) =>
-      reply.type(o.metrics.contentType).send(await o.metrics.render()),
+      reply.type(o.metrics.registry.contentType).send(await o.metrics.registry.metrics()),
     );
     for (const b of o.bots)
       if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
@@ -172,9 +172,8 @@ export class HttpListener {
       }
     }
     for (const b of o.bots) this.#inbound.set(b.runtime.name, this.#inboundOf(b));
-    const inbound = this.#inbound;
     registerInboundRoutes(app, {
-      bots: inbound,
+      bots: this.#inbound,
       log,
       bodyLimit: o.bodyLimit,
       stopping: this.#stopping.signal,
@@ -191,18 +190,12 @@ function checkPaths(bots: readonly HttpBot[]): void {
     const { path } = b.outgoing;
     const name = b.runtime.name;
     const clash = RESERVED.find((r) => path === r || (r.endsWith("/") && path.startsWith(r)));
-    if (clash) {
-      throw new HttpConfigError(
-        "HTTP_CONFIG_INVALID",
-        `bots.${name}.outgoing_webhook.path "${path}" is reserved (${clash}); choose another, like "/hooks/${name}".`,
-      );
-    }
     const other = seen.get(path);
-    if (other) {
-      throw new HttpConfigError(
-        "HTTP_CONFIG_INVALID",
-        `bots.${name}.outgoing_webhook.path "${path}" is also the path of bot ${other}; give each bot its own.`,
-      );
+    if (clash || other) {
+      const why = clash
+        ? `is reserved (${clash}); choose another, like "/hooks/${name}".`
+        : `is also the path of bot ${other}; give each bot its own.`;
+      throw new HttpConfigError("HTTP_CONFIG_INVALID", `bots.${name}.outgoing_webhook.path "${path}" ${why}`);
     }
     seen.set(path, name);
   }

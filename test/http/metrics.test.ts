@@ -5,7 +5,7 @@ import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 describe("BothostMetrics", () => {
   it("serves Node's process metrics beside bothost's, in the Prometheus text format", async () => {
     const metrics = new BothostMetrics();
-    const text = await metrics.render();
+    const text = await metrics.registry.metrics();
     for (const name of [
       "process_cpu_seconds_total",
       "process_resident_memory_bytes",
@@ -16,7 +16,7 @@ describe("BothostMetrics", () => {
     ]) {
       expect(text, name).toContain(`# TYPE ${name} `);
     }
-    expect(metrics.contentType).toBe("text/plain; version=0.0.4; charset=utf-8");
+    expect(metrics.registry.contentType).toBe("text/plain; version=0.0.4; charset=utf-8");
   });
 
   it("a runtime's sink counts per bot and type, retries and dead letters included", async () => {
@@ -29,7 +29,7 @@ describe("BothostMetrics", () => {
     sink.eventHandled("message", 0.1);
     sink.deadLettered("reaction");
     sink.sendVerified("found");
-    const parsed = parsePrometheus(await metrics.render());
+    const parsed = parsePrometheus(await metrics.registry.metrics());
     const m = { bot: "mod", type: "message" };
     expect(sampleValue(parsed, "bothost_events_received_total", m)).toBe(2);
     expect(sampleValue(parsed, "bothost_events_failed_total", m)).toBe(1);
@@ -48,7 +48,7 @@ describe("BothostMetrics", () => {
     metrics.readSchedulerStats(() => [
       { bot: "mod", stats: { booked: 2, delivered, failed: 0, jobRuns: 5, jobErrors: 1, jobsSkipped: 0 } },
     ]);
-    let parsed = parsePrometheus(await metrics.render());
+    let parsed = parsePrometheus(await metrics.registry.metrics());
     expect(
       sampleValue(parsed, "bothost_api_calls_total", {
         bot: "mod",
@@ -58,7 +58,7 @@ describe("BothostMetrics", () => {
     ).toBe(2);
     expect(sampleValue(parsed, "bothost_announcements_total", { bot: "mod", outcome: "delivered" })).toBe(1);
     delivered = 3;
-    parsed = parsePrometheus(await metrics.render());
+    parsed = parsePrometheus(await metrics.registry.metrics());
     expect(sampleValue(parsed, "bothost_announcements_total", { bot: "mod", outcome: "delivered" })).toBe(3);
     expect(sampleValue(parsed, "bothost_cron_jobs_total", { bot: "mod", outcome: "error" })).toBe(1);
   });
