@@ -130,8 +130,6 @@ export class Daemon {
     }
     this.#config = config;
     this.#letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
-    for (const name of plan.keep)
-      this.#identities.set(name, identityOf(config, byName.get(name), this.#identities.get(name)));
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -163,7 +161,7 @@ export class Daemon {
     const runtime = this.#runtimeFor(bot);
     this.bots.push(runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
-    this.#identities.set(bot.name, identityOf(this.#config, bot, undefined));
+    this.#identities.set(bot.name, identityOf(this.#config, bot));
     this.#http?.setBot(bot.name, this.#httpBot(runtime));
     return runtime;
   }
