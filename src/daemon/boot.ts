@@ -4,7 +4,7 @@
  * `bothost run` and `bothost demo` both start this way.
  */
 import type { Logger } from "pino";
-import { botFingerprints, loadBots } from "../bot/load-bots.ts";
+import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
@@ -12,7 +12,7 @@ import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import { Daemon } from "./daemon.ts";
+import { Daemon, type DaemonBot } from "./daemon.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport } from "./reload-plan.ts";
 
 /** Real timers, with "now" read from the sandbox's (movable) clock. */
@@ -73,12 +73,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
     const daemon = new Daemon({
       ...(clock ? { clock } : {}),
       config,
-      bots: loaded.map((b) => ({
-        name: b.name,
-        definition: b.definition as never,
-        settings: b.settings,
-        fingerprint: b.fingerprint,
-      })),
+      bots: loaded.map(daemonBot),
       store,
       ...(coordinator ? { coordinator } : {}),
       log,
@@ -125,24 +120,22 @@ async function reloadFromFile(daemon: Daemon, configPath: string): Promise<Reloa
         "instances sharing bots through Redis take such changes by a rolling restart, one instance after another",
     );
   }
-  for (const name of plan.restart) {
+  // The listener's routes are fixed at start (an added bot's `before` is undefined).
+  for (const name of [...plan.restart, ...plan.add]) {
     const before = daemon.config.bots[name]?.outgoing_webhook?.path;
-    const after = config.bots[name]?.outgoing_webhook?.path;
-    if (before !== after) plan.needRestart.push(`bots.${name}.outgoing_webhook.path`);
-  }
-  for (const name of plan.add) {
-    if (config.bots[name]?.outgoing_webhook) plan.needRestart.push(`bots.${name}.outgoing_webhook.path`);
+    if (before !== config.bots[name]?.outgoing_webhook?.path)
+      plan.needRestart.push(`bots.${name}.outgoing_webhook.path`);
   }
   const changed = new Set([...plan.add, ...plan.restart]);
   const loaded = changed.size === 0 ? [] : await loadBots(config, source, { only: changed, fresh: true });
-  return daemon.applyReload(
-    config,
-    plan,
-    loaded.map((b) => ({
-      name: b.name,
-      definition: b.definition as never,
-      settings: b.settings,
-      fingerprint: b.fingerprint,
-    })),
-  );
+  return daemon.applyReload(config, plan, loaded.map(daemonBot));
+}
+
+function daemonBot(b: LoadedBot): DaemonBot {
+  return {
+    name: b.name,
+    definition: b.definition as never,
+    settings: b.settings,
+    fingerprint: b.fingerprint,
+  };
 }

@@ -86,10 +86,8 @@ export class Daemon {
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
     this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
-    for (const bot of options.bots) {
-      const runtime = this.#add(bot);
-      runtime.standby = this.#coordinator.mode === "cluster"; // until its lease is won
-    }
+    // In a cluster, every bot stands by until its lease is won.
+    for (const bot of options.bots) this.#add(bot).standby = this.#coordinator.mode === "cluster";
     this.#checkHttp();
   }
 
@@ -132,17 +130,10 @@ export class Daemon {
     }
     this.#config = config;
     this.#letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
-    for (const name of plan.keep)
-      this.#identities.set(name, identityOf(config, byName.get(name), this.#identities.get(name)));
-    const starting = [...plan.restart, ...plan.add].flatMap((name) => {
-      const bot = byName.get(name);
-      return bot ? [this.#add(bot)] : [];
-    });
+    const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
+    for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
-    await this.#startBots(
-      starting.map((r) => r.name),
-      started,
-    );
+    await this.#startBots(starting, started);
     report.failed = [
       ...started.authFailed.map((name) => ({
         name,
@@ -170,7 +161,7 @@ export class Daemon {
     const runtime = this.#runtimeFor(bot);
     this.bots.push(runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
-    this.#identities.set(bot.name, identityOf(this.#config, bot, undefined));
+    this.#identities.set(bot.name, identityOf(this.#config, bot));
     this.#http?.setBot(bot.name, this.#httpBot(runtime));
     return runtime;
   }

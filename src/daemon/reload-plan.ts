@@ -73,16 +73,11 @@ function stableJson(value: unknown): string {
   );
 }
 
-/** A bot as the daemon's reload compares it (`before` for a bot kept as it was). */
+/** A bot as the daemon's reload compares it. */
 export function identityOf(
   config: Config,
-  bot: { name: string; fingerprint?: string | undefined } | undefined,
-  before: BotIdentity | undefined,
+  bot: { name: string; fingerprint?: string | undefined },
 ): BotIdentity {
-  const name = bot?.name;
-  const entry = name ? config.bots[name] : undefined;
-  return {
-    entry: entry ? entryHash(entry) : (before?.entry ?? ""),
-    module: bot?.fingerprint ?? before?.module ?? "",
-  };
+  const entry = config.bots[bot.name];
+  return { entry: entry ? entryHash(entry) : "", module: bot.fingerprint ?? "" };
 }

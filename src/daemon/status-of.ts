@@ -18,11 +18,10 @@ export interface StatusSources {
   letters: DeadLetterOffice;
   /** Why a bot failed to start, by name (a setup that threw, rejected credentials). */
   startFailures: ReadonlyMap<string, string>;
-  now?: () => number;
 }
 
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
-  const now = (s.now ?? Date.now)();
+  const now = Date.now();
   const letters = await s.letters.list();
   const perBot = new Map<string, number>();
   for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);

@@ -181,16 +181,8 @@ export class DeliveryLedger {
   /** The window slot of `id` (begun or finished), or -1. */
   #find(id: number): number {
     const window = this.#window;
-    let low = this.#head;
-    let high = window.length - 1;
-    while (low <= high) {
-      const mid = (low + high) >>> 1;
-      const at = Math.abs(window[mid] as number);
-      if (at === id) return mid;
-      if (at < id) low = mid + 1;
-      else high = mid - 1;
-    }
-    return -1;
+    const at = this.#insertionPoint(id);
+    return at < window.length && Math.abs(window[at] as number) === id ? at : -1;
   }
 
   /** Where `id` goes in the window to keep it sorted. */

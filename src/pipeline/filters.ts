@@ -3,6 +3,7 @@
  * any of its items (OR). Everything is checked when `on()` is called, so a typo or a filter that
  * can never match the event type fails at startup instead of silently never firing.
  */
+import { editDistance } from "../config/did-you-mean.ts";
 import { type EventMap, isKnownEventType, type ServerEvent } from "../wire/events.ts";
 import type { RoutableContext } from "./composer.ts";
 import { RouterError } from "./router-error.ts";
@@ -378,26 +379,10 @@ function show(v: unknown): string {
 function closest(key: string, candidates: readonly string[]): string | undefined {
   let best: { key: string; d: number } | undefined;
   for (const candidate of candidates) {
-    const d = distance(key.toLowerCase(), candidate);
+    const d = editDistance(key.toLowerCase(), candidate);
     if (d <= 2 && (best === undefined || d < best.d)) best = { key: candidate, d };
   }
   return best?.key;
-}
-
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(
-        (row[j] as number) + 1,
-        (next[j - 1] as number) + 1,
-        (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    row = next;
-  }
-  return row[b.length] as number;
 }
 
 function invalid(where: string, message: string): RouterError {

@@ -177,19 +177,16 @@ export class HandlerFailures {
   }
 }
 
-interface JobRunnerOptions {
-  effects?: EffectRecords;
-  letters?: DeadLetters;
-  log: Logger;
-}
-
 /**
  * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence
  * (a re-run repeats none, and verifies the one in flight by a read-back of the bot's messages no
  * older than the firing); a failed attempt runs again after a pause and, when every attempt
  * failed, the occurrence is kept as a dead letter (source "job").
  */
-export function jobRunner(o: JobRunnerOptions, failures: HandlerFailures): RunJob {
+export function jobRunner(
+  o: Pick<HandlerFailuresOptions, "letters" | "log"> & { effects?: EffectRecords },
+  failures: HandlerFailures,
+): RunJob {
   return async (occurrence, attempt, signal, letter) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];

@@ -18,10 +18,7 @@ export type RouterErrorCode =
 
 /** An error raised by the router or the conversation queue. */
 export class RouterError extends BothostError<RouterErrorCode> {
-  constructor(code: RouterErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-    this.name = "RouterError";
-  }
+  override readonly name = "RouterError";
 }
 
 /** A mistake in how the router or the queue was called (`ROUTER_INVALID_ARGUMENT`). */
