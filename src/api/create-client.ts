@@ -125,7 +125,14 @@ export function createClient(options: ClientOptions): Client {
     onRateLimitWait: options.onRateLimitWait,
   });
   const request = options.capture ? capturing(transport, options.capture) : transport;
-  const ctx: ResourceContext = { request, state, logger };
+  const ctx: ResourceContext = {
+    state,
+    logger,
+    async call(method, path, params, options, schema) {
+      const data = await request(method, path, { ...params }, { ...options, schema });
+      return (schema ? data : undefined) as never;
+    },
+  };
   return {
     origin,
     email,

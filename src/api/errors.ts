@@ -53,13 +53,7 @@ export class ApiError extends BothostError<ApiErrorCode> {
   }
 }
 
-export interface ApiErrorInit {
-  status: number;
-  code: ApiErrorCode;
-  msg: string;
-  endpoint: string;
-  data: Record<string, unknown>;
-}
+export type ApiErrorInit = Pick<ApiError, "status" | "code" | "msg" | "endpoint" | "data">;
 
 /**
  * Any HTTP 401. On `/api/v1` every credential problem (wrong key, deactivated user or

@@ -53,9 +53,16 @@ export type CallOptions = Pick<RequestOptions, "signal" | "timeoutMs" | "retry">
 
 /** What every resource module receives from `createClient`. */
 export interface ResourceContext {
-  request: RequestFn;
   state: ServerState;
   logger: Logger;
+  /** `request` for typed methods: any params object; the schema's output, or nothing without one. */
+  call<T = void>(
+    method: HttpMethod,
+    path: string,
+    params: object,
+    options: RequestOptions<unknown>,
+    schema?: z.ZodType<T>,
+  ): Promise<T>;
 }
 
 /** Retry settings of a client. */

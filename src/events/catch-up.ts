@@ -48,6 +48,9 @@ export interface CatchUpOptions {
 
 const PAGE_SIZE = 500;
 
+export const wantsMessages = (eventTypes: readonly string[] | null): boolean =>
+  eventTypes === null || eventTypes.includes("message");
+
 /** The id of the newest message the bot can see (0 when none): the starting point of a first start. */
 export async function newestMessageId(
   client: Client,
@@ -71,10 +74,9 @@ export async function catchUp(
   o: CatchUpOptions,
   firstEver: boolean,
 ): Promise<{ replayed: number; skipped: number; gap: GapEvent | undefined }> {
-  const wantsMessages = o.eventTypes === null || o.eventTypes.includes("message");
   let replayed = 0;
   let skipped = 0;
-  if (wantsMessages && o.limits.maxMessages > 0) {
+  if (wantsMessages(o.eventTypes) && o.limits.maxMessages > 0) {
     const oldestAllowed = (Date.now() - o.limits.maxAgeMs) / 1000;
     let kept: Message[] = [];
     let anchor = o.ledger.cursor ?? 0;

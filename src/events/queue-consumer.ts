@@ -61,15 +61,20 @@ export class QueueConsumer {
   #opts: QueueConsumerOptions;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
-  #state: ConsumerState = "idle";
-  #queueId: string | null = null;
+  // Public for reading (the bot's status); only the consumer writes them.
+  state: ConsumerState = "idle";
+  queueId: string | null = null;
+  /** When the current queue was registered. */
+  registeredAt: number | undefined;
+  /** How many times a queue was registered (the first included). */
+  registrations = 0;
+  lastHeartbeatAt: number | undefined;
+  /** When the server last answered a poll or a registration. */
+  lastContactAt: number | undefined;
+  /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
+  longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #lastEventId = -1;
-  #longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #failures = 0;
-  #registrations = 0;
-  #registeredAt: number | undefined;
-  #lastHeartbeatAt: number | undefined;
-  #lastContactAt: number | undefined;
   #fatal: unknown;
   #pendingReason: RegisterReason | undefined;
   /** The poll sent ahead while the previous batch was dispatched (see `hasCapacity`). */
@@ -77,32 +82,6 @@ export class QueueConsumer {
 
   constructor(opts: QueueConsumerOptions) {
     this.#opts = opts;
-  }
-
-  get state(): ConsumerState {
-    return this.#state;
-  }
-  get queueId(): string | null {
-    return this.#queueId;
-  }
-  /** When the current queue was registered. */
-  get registeredAt(): number | undefined {
-    return this.#registeredAt;
-  }
-  /** How many times a queue was registered (the first included). */
-  get registrations(): number {
-    return this.#registrations;
-  }
-  get lastHeartbeatAt(): number | undefined {
-    return this.#lastHeartbeatAt;
-  }
-  /** When the server last answered a poll or a registration. */
-  get lastContactAt(): number | undefined {
-    return this.#lastContactAt;
-  }
-  /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
-  get longpollMs(): number {
-    return this.#longpollMs;
   }
 
   /** Register the first queue, then keep polling in the background. Rejects on a 401. */
@@ -119,13 +98,13 @@ export class QueueConsumer {
 
   /** Stop polling, wait for the loop to end, and delete the queue on the server. */
   async stop(): Promise<void> {
-    if (this.#state === "stopped") return;
-    const wasFatal = this.#state === "auth_failed";
+    if (this.state === "stopped") return;
+    const wasFatal = this.state === "auth_failed";
     this.#setState("stopping");
     this.#abort.abort(new Error("bot stopping"));
     await this.#loop;
-    const queueId = this.#queueId;
-    this.#queueId = null;
+    const queueId = this.queueId;
+    this.queueId = null;
     if (queueId && !wasFatal) {
       try {
         await this.#opts.api.deleteQueue(queueId);
@@ -139,8 +118,8 @@ export class QueueConsumer {
 
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
-    while (!signal.aborted && this.#state !== "auth_failed") {
-      if (this.#queueId === null) {
+    while (!signal.aborted && this.state !== "auth_failed") {
+      if (this.queueId === null) {
         const reason = this.#pendingReason ?? "queue_expired";
         this.#pendingReason = undefined;
         if (!(await this.#register(reason))) continue;
@@ -160,7 +139,7 @@ export class QueueConsumer {
    * messages from the delivery ledger, and at most one batch beyond the capacity is held.
    */
   async #pollOnce(signal: AbortSignal): Promise<void> {
-    const queueId = this.#queueId;
+    const queueId = this.queueId;
     if (queueId === null) return;
     let ahead = this.#ahead;
     this.#ahead = undefined;
@@ -170,14 +149,14 @@ export class QueueConsumer {
     }
     this.#setState("polling");
     const raw = await ahead.events;
-    this.#lastContactAt = this.#now();
+    this.lastContactAt = this.#now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
     for (const item of raw) {
       const parsed = parseEvent(item);
       if (parsed.event.id > this.#lastEventId) this.#lastEventId = parsed.event.id;
       if (parsed.event.type === "heartbeat") {
-        this.#lastHeartbeatAt = this.#lastContactAt;
+        this.lastHeartbeatAt = this.lastContactAt;
         continue;
       }
       if (!parsed.known && parsed.issue) {
@@ -190,7 +169,7 @@ export class QueueConsumer {
   }
 
   #send(queueId: string, signal: AbortSignal): { queueId: string; events: Promise<unknown[]> } {
-    const events = this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.#longpollMs });
+    const events = this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.longpollMs });
     // Its failure is handled when the loop takes it; until then it must not count as unhandled.
     events.catch(() => {});
     return { queueId, events };
@@ -200,22 +179,22 @@ export class QueueConsumer {
     const log = this.#opts.log;
     if (isAuthError(err)) return this.#failFatally(err);
     if (isApiError(err) && err.code === "BAD_EVENT_QUEUE_ID") {
-      log.warn({ queueId: this.#queueId }, "event queue expired on the server; registering a new one");
+      log.warn({ queueId: this.queueId }, "event queue expired on the server; registering a new one");
       return this.#dropQueue("queue_expired");
     }
     if (isApiError(err) && err.status === 400 && /pruned|was not in this queue/.test(err.msg)) {
       log.warn(
-        { queueId: this.#queueId, msg: err.msg },
+        { queueId: this.queueId, msg: err.msg },
         "server rejected the acknowledgement; re-registering",
       );
       return this.#dropQueue("ack_rejected");
     }
     if (isNetworkError(err) && err.timedOut) {
       log.warn(
-        { queueId: this.#queueId, waitedMs: this.#longpollMs },
+        { queueId: this.queueId, waitedMs: this.longpollMs },
         "no heartbeat within the long-poll timeout; re-registering",
       );
-      const stale = this.#queueId;
+      const stale = this.queueId;
       this.#dropQueue("watchdog");
       if (stale) this.#opts.api.deleteQueue(stale).catch(() => {});
       return;
@@ -228,7 +207,7 @@ export class QueueConsumer {
   }
 
   #dropQueue(reason: RegisterReason): void {
-    this.#queueId = null;
+    this.queueId = null;
     this.#pendingReason = reason;
   }
 
@@ -256,14 +235,14 @@ export class QueueConsumer {
       this.#setState("registering");
       try {
         const reg = await this.#opts.api.register(signal);
-        this.#lastContactAt = this.#now();
+        this.lastContactAt = this.#now();
         this.#failures = 0;
-        this.#registrations++;
-        this.#queueId = reg.queue_id;
-        this.#registeredAt = this.#now();
+        this.registrations++;
+        this.queueId = reg.queue_id;
+        this.registeredAt = this.#now();
         this.#lastEventId = reg.last_event_id;
         const serverSeconds = reg.event_queue_longpoll_timeout_seconds ?? FALLBACK_LONGPOLL_SECONDS;
-        this.#longpollMs = serverSeconds * 1000 + (this.#opts.longpollMarginMs ?? 10_000);
+        this.longpollMs = serverSeconds * 1000 + (this.#opts.longpollMarginMs ?? 10_000);
         this.#opts.log.info(
           {
             queueId: reg.queue_id,
@@ -277,7 +256,7 @@ export class QueueConsumer {
           await this.#opts.onRegistered(reg, reason);
         } catch (err) {
           // Catch-up failed: drop this queue rather than leak it, and register afresh.
-          this.#queueId = null;
+          this.queueId = null;
           if (reg.queue_id) this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
           throw err;
         }
@@ -297,7 +276,7 @@ export class QueueConsumer {
 
   #failFatally(err: unknown): void {
     this.#fatal = err;
-    this.#queueId = null;
+    this.queueId = null;
     this.#opts.log.error(
       { err: describe(err) },
       "authentication failed; this bot is stopped, the others go on",
@@ -306,9 +285,9 @@ export class QueueConsumer {
   }
 
   #setState(state: ConsumerState): void {
-    if (this.#state === state) return;
-    const from = this.#state;
-    this.#state = state;
+    if (this.state === state) return;
+    const from = this.state;
+    this.state = state;
     const quiet = (from === "polling" && state === "registering") || state === "polling";
     if (!quiet) this.#opts.log.debug({ from, to: state }, "queue consumer state");
   }

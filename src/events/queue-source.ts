@@ -10,7 +10,7 @@ import type { BotIdentity } from "../pipeline/incoming.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
-import { catchUp, newestMessageId, type ReplayLimits } from "./catch-up.ts";
+import { catchUp, newestMessageId, type ReplayLimits, wantsMessages } from "./catch-up.ts";
 import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
 import { registerParams } from "./register-params.ts";
 
@@ -111,7 +111,7 @@ export class QueueSource {
       api: queueApiFor(client, async (signal) => {
         // First start: note the newest message BEFORE the queue exists. Taken after, a message
         // sent in between would be both in the queue and at or below the baseline, and dropped.
-        if (dispatcher.ledger?.cursor === undefined && this.#wantsMessages()) {
+        if (dispatcher.ledger?.cursor === undefined && wantsMessages(options.eventTypes)) {
           this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
         }
         return client.events.register(
@@ -153,7 +153,7 @@ export class QueueSource {
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
     if (firstEver) {
-      if (!this.#wantsMessages() || this.#baselineCandidate === undefined) return;
+      if (!wantsMessages(o.eventTypes) || this.#baselineCandidate === undefined) return;
       // Nothing before the baseline is handled; what was sent between it and the registration
       // is replayed (and deduplicated against the queue).
       await ledger.baseline(this.#baselineCandidate);
@@ -213,9 +213,5 @@ export class QueueSource {
 
   #replayNarrow(): Narrow | undefined {
     return this.#o.narrow && this.#o.narrow.length > 0 ? this.#o.narrow : undefined;
-  }
-
-  #wantsMessages(): boolean {
-    return this.#o.eventTypes === null || this.#o.eventTypes.includes("message");
   }
 }

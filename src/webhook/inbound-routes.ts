@@ -56,22 +56,21 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
     scope.addHook("onRequest", async (request, reply) => {
       const { bot: botName, name } = request.params as { bot: string; name: string };
       const bot = deps.bots.get(botName);
+      const refuse = (status: number, error: string) => {
+        countAsWebhook(request, UNKNOWN_ROUTE);
+        return fail(reply, status, error);
+      };
       let declared: Omit<Target, "bot" | "name" | "route"> | undefined;
       // Another instance runs the bot (cluster mode): it may never have been set up here.
       if (bot?.runtime.status.state === "standby") {
-        countAsWebhook(request, UNKNOWN_ROUTE);
-        return fail(reply, 503, `bot ${botName} runs on another instance now; try again`);
+        return refuse(503, `bot ${botName} runs on another instance now; try again`);
       }
       try {
         declared = bot?.runtime.declarations.webhooks.get(name) as typeof declared;
       } catch {
-        countAsWebhook(request, UNKNOWN_ROUTE);
-        return fail(reply, 503, `bot ${botName} is starting; try again`);
+        return refuse(503, `bot ${botName} is starting; try again`);
       }
-      if (!bot || !declared) {
-        countAsWebhook(request, UNKNOWN_ROUTE);
-        return fail(reply, 404, `no webhook at /webhooks/${botName}/${name}`);
-      }
+      if (!bot || !declared) return refuse(404, `no webhook at /webhooks/${botName}/${name}`);
       const route = `/webhooks/${botName}/${name}`;
       countAsWebhook(request, route);
       if (bot.runtime.status.server === undefined) {

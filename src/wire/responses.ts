@@ -34,16 +34,24 @@ export const errorCodes = [
 ] as const;
 export type ServerErrorCode = (typeof errorCodes)[number];
 
+/** GET /server_settings (no authentication needed). */
+export const ServerSettings = z.looseObject({
+  zulip_version: z.string(),
+  zulip_feature_level: z.number().int(),
+  zulip_merge_base: z.string().optional(),
+  push_notifications_enabled: z.boolean().optional(),
+  realm_url: z.string().optional(),
+  realm_name: z.string().optional(),
+});
+export type ServerSettings = z.infer<typeof ServerSettings>;
+
 /**
  * The POST /register response. Most fields appear only when their type is in
  * `fetch_event_types` (`realm` brings the limits and typing timings, `realm_user` the own id).
  */
-export const RegisterResponse = z.looseObject({
+export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled: true }).extend({
   queue_id: z.string().nullable(),
   last_event_id: z.number().int(),
-  zulip_version: z.string(),
-  zulip_feature_level: z.number().int(),
-  zulip_merge_base: z.string().optional(),
   max_message_id: z.number().int().optional(),
   // realm
   max_message_length: z.number().int().optional(),
@@ -59,8 +67,6 @@ export const RegisterResponse = z.looseObject({
   server_report_message_types: z.array(z.looseObject({ key: z.string(), name: z.string() })).optional(),
   realm_empty_topic_display_name: z.string().optional(),
   realm_moderation_request_channel_id: z.number().int().optional(),
-  realm_url: z.string().optional(),
-  realm_name: z.string().optional(),
   // realm_user
   user_id: z.number().int().optional(),
   email: z.string().optional(),
@@ -73,17 +79,6 @@ export const RegisterResponse = z.looseObject({
   realm_users: z.array(User.partial().extend({ user_id: z.number().int() })).optional(),
 });
 export type RegisterResponse = z.infer<typeof RegisterResponse>;
-
-/** GET /server_settings (no authentication needed). */
-export const ServerSettings = z.looseObject({
-  zulip_version: z.string(),
-  zulip_feature_level: z.number().int(),
-  zulip_merge_base: z.string().optional(),
-  push_notifications_enabled: z.boolean().optional(),
-  realm_url: z.string().optional(),
-  realm_name: z.string().optional(),
-});
-export type ServerSettings = z.infer<typeof ServerSettings>;
 
 /** Defaults the real server reports in /register when `realm` is fetched (NOTES §2.2). */
 export const serverDefaults = {

@@ -53,35 +53,22 @@ export function channelsApi(ctx: ResourceContext) {
         const { include_all, ...rest } = params;
         wire = { ...rest, include_all_active: include_all };
       }
-      return ctx.request("GET", "/streams", wire, { ...options, schema: Streams });
+      return ctx.call("GET", "/streams", wire, options, Streams);
     },
 
     /** Topics of a channel with their latest message id (GET /users/me/{stream_id}/topics). */
-    async topics(
+    topics: (
       stream_id: number,
       params: { allow_empty_topic_name?: boolean } = {},
       options: CallOptions = {},
-    ) {
-      return ctx.request(
-        "GET",
-        path`/users/me/${stream_id}/topics`,
-        { ...params },
-        { ...options, schema: Topics },
-      );
-    },
+    ) => ctx.call("GET", path`/users/me/${stream_id}/topics`, params, options, Topics),
 
     /**
      * Subscribe the account (or `principals`) to channels, creating missing ones
      * (POST /users/me/subscriptions). Repeating it is harmless, so it is retried like a GET.
      */
-    async subscribe(params: SubscribeParams, options: CallOptions = {}) {
-      return ctx.request(
-        "POST",
-        "/users/me/subscriptions",
-        { ...params },
-        { ...options, schema: Subscribed, idempotent: true },
-      );
-    },
+    subscribe: (params: SubscribeParams, options: CallOptions = {}) =>
+      ctx.call("POST", "/users/me/subscriptions", params, { ...options, idempotent: true }, Subscribed),
   };
 }
 
@@ -95,7 +82,7 @@ export function channelFoldersApi(ctx: ResourceContext) {
     async create(params: { name: string; description?: string }, options: CallOptions = {}) {
       requireFeature(ctx.state, "channelFolders", "Creating a channel folder (POST /channel_folders/create)");
       const wire = { name: params.name, description: params.description ?? "" };
-      return ctx.request("POST", "/channel_folders/create", wire, { ...options, schema: FolderCreated });
+      return ctx.call("POST", "/channel_folders/create", wire, options, FolderCreated);
     },
   };
 }

@@ -63,11 +63,12 @@ export function eventsApi(ctx: ResourceContext) {
     /** Register an event queue (POST /register). Teaches the client the server's feature level. */
     async register(params: RegisterParams = {}, options: CallOptions = {}): Promise<RegisterResponse> {
       // A second queue from a repeated register just expires unused, so retrying is safe.
-      const data = await ctx.request(
+      const data = await ctx.call(
         "POST",
         "/register",
-        { ...params },
-        { ...options, schema: RegisterResponse, idempotent: true },
+        params,
+        { ...options, idempotent: true },
+        RegisterResponse,
       );
       ctx.state.featureLevel = data.zulip_feature_level;
       if (data.event_queue_longpoll_timeout_seconds)
@@ -82,12 +83,7 @@ export function eventsApi(ctx: ResourceContext) {
     async get(params: GetEventsParams, options: CallOptions = {}): Promise<GetEventsResult> {
       const timeoutMs =
         options.timeoutMs ?? (params.dont_block ? undefined : longPollSeconds * 1000 + longPollMarginMs);
-      const data = await ctx.request(
-        "GET",
-        "/events",
-        { ...params },
-        { ...options, timeoutMs, schema: EventsBody },
-      );
+      const data = await ctx.call("GET", "/events", params, { ...options, timeoutMs }, EventsBody);
       const events = data.events.map((raw) => {
         const parsed = parseEvent(raw);
         if (!parsed.known && parsed.issue) {
@@ -106,8 +102,7 @@ export function eventsApi(ctx: ResourceContext) {
     },
 
     /** Delete an event queue (DELETE /events). */
-    async deleteQueue(queue_id: string, options: CallOptions = {}): Promise<void> {
-      await ctx.request("DELETE", "/events", { queue_id }, options);
-    },
+    deleteQueue: (queue_id: string, options: CallOptions = {}) =>
+      ctx.call("DELETE", "/events", { queue_id }, options),
   };
 }

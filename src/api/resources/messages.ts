@@ -90,44 +90,29 @@ export function messagesApi(ctx: ResourceContext) {
      * Send a message (POST /messages). Not retried after a network error that may have reached the
      * server (it could post twice); retried after a 429.
      */
-    async send(params: SendMessageParams, options: CallOptions = {}) {
+    send: (params: SendMessageParams, options: CallOptions = {}) => {
       const type = adaptMessageType(params.type, ctx.state);
-      return ctx.request("POST", "/messages", { ...params, type }, { ...options, schema: SendResult });
+      return ctx.call("POST", "/messages", { ...params, type }, options, SendResult);
     },
 
     /** Fetch messages around an anchor (GET /messages). */
-    async get(params: GetMessagesParams, options: CallOptions = {}) {
-      return ctx.request("GET", "/messages", { ...params }, { ...options, schema: MessagesPage });
-    },
+    get: (params: GetMessagesParams, options: CallOptions = {}) =>
+      ctx.call("GET", "/messages", params, options, MessagesPage),
 
     /** Edit a message's content, topic or channel (PATCH /messages/{id}). */
-    async update(message_id: number, params: UpdateMessageParams, options: CallOptions = {}) {
-      return ctx.request(
-        "PATCH",
-        path`/messages/${message_id}`,
-        { ...params },
-        { ...options, schema: Loose },
-      );
-    },
+    update: (message_id: number, params: UpdateMessageParams, options: CallOptions = {}) =>
+      ctx.call("PATCH", path`/messages/${message_id}`, params, options, Loose),
 
     /** Delete a message (DELETE /messages/{id}). */
-    async delete(message_id: number, options: CallOptions = {}): Promise<void> {
-      await ctx.request("DELETE", path`/messages/${message_id}`, {}, options);
-    },
+    delete: (message_id: number, options: CallOptions = {}) =>
+      ctx.call("DELETE", path`/messages/${message_id}`, {}, options),
 
     /** A message's edit history, oldest first (GET /messages/{id}/history). */
-    async history(
+    history: (
       message_id: number,
       params: { allow_empty_topic_name?: boolean } = {},
       options: CallOptions = {},
-    ) {
-      return ctx.request(
-        "GET",
-        path`/messages/${message_id}/history`,
-        { ...params },
-        { ...options, schema: History },
-      );
-    },
+    ) => ctx.call("GET", path`/messages/${message_id}/history`, params, options, History),
 
     /** Report a message to the moderators (POST /messages/{id}/report, feature level 382). */
     async report(
@@ -136,7 +121,7 @@ export function messagesApi(ctx: ResourceContext) {
       options: CallOptions = {},
     ): Promise<void> {
       requireFeature(ctx.state, "messageReport", "Reporting a message (POST /messages/{message_id}/report)");
-      await ctx.request("POST", path`/messages/${message_id}/report`, { ...params }, options);
+      return ctx.call("POST", path`/messages/${message_id}/report`, params, options);
     },
   };
 }
@@ -146,18 +131,12 @@ export type MessagesApi = ReturnType<typeof messagesApi>;
 export function reactionsApi(ctx: ResourceContext) {
   return {
     /** React to a message (POST /messages/{id}/reactions). */
-    async add(message_id: number, params: ReactionParams, options: CallOptions = {}): Promise<void> {
-      await ctx.request("POST", path`/messages/${message_id}/reactions`, { ...params }, options);
-    },
+    add: (message_id: number, params: ReactionParams, options: CallOptions = {}) =>
+      ctx.call("POST", path`/messages/${message_id}/reactions`, params, options),
 
     /** Remove the account's reaction (DELETE /messages/{id}/reactions). */
-    async remove(
-      message_id: number,
-      params: Partial<ReactionParams>,
-      options: CallOptions = {},
-    ): Promise<void> {
-      await ctx.request("DELETE", path`/messages/${message_id}/reactions`, { ...params }, options);
-    },
+    remove: (message_id: number, params: Partial<ReactionParams>, options: CallOptions = {}) =>
+      ctx.call("DELETE", path`/messages/${message_id}/reactions`, params, options),
   };
 }
 
@@ -168,19 +147,14 @@ export function scheduledMessagesApi(ctx: ResourceContext) {
     /** Schedule a message (POST /scheduled_messages). */
     async create(params: CreateScheduledMessageParams, options: CallOptions = {}) {
       need("Scheduling a message (POST /scheduled_messages)");
-      const type = adaptMessageType(params.type, ctx.state);
-      return ctx.request(
-        "POST",
-        "/scheduled_messages",
-        { ...params, type },
-        { ...options, schema: ScheduledCreated },
-      );
+      const wire = { ...params, type: adaptMessageType(params.type, ctx.state) };
+      return ctx.call("POST", "/scheduled_messages", wire, options, ScheduledCreated);
     },
 
     /** The account's undelivered scheduled messages, failed ones included (GET /scheduled_messages). */
     async list(options: CallOptions = {}) {
       need("Listing scheduled messages (GET /scheduled_messages)");
-      return ctx.request("GET", "/scheduled_messages", {}, { ...options, schema: ScheduledListed });
+      return ctx.call("GET", "/scheduled_messages", {}, options, ScheduledListed);
     },
 
     /**
@@ -191,14 +165,14 @@ export function scheduledMessagesApi(ctx: ResourceContext) {
       scheduled_message_id: number,
       params: Partial<Omit<CreateScheduledMessageParams, "read_by_sender">>,
       options: CallOptions = {},
-    ) {
+    ): Promise<void> {
       requireFeature(
         ctx.state,
         "scheduledMessagesEditEndpoint",
         "Editing a scheduled message (PATCH /scheduled_messages/{scheduled_message_id})",
       );
       const type = params.type === undefined ? undefined : adaptMessageType(params.type, ctx.state);
-      await ctx.request(
+      return ctx.call(
         "PATCH",
         path`/scheduled_messages/${scheduled_message_id}`,
         { ...params, type },
@@ -209,7 +183,7 @@ export function scheduledMessagesApi(ctx: ResourceContext) {
     /** Cancel a scheduled message (DELETE /scheduled_messages/{id}). */
     async delete(scheduled_message_id: number, options: CallOptions = {}): Promise<void> {
       need("Deleting a scheduled message (DELETE /scheduled_messages/{scheduled_message_id})");
-      await ctx.request("DELETE", path`/scheduled_messages/${scheduled_message_id}`, {}, options);
+      return ctx.call("DELETE", path`/scheduled_messages/${scheduled_message_id}`, {}, options);
     },
   };
 }

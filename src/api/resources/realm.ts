@@ -102,9 +102,8 @@ const DomainAdded = z.looseObject({ new_domain: z.tuple([z.number().int(), z.str
 export function realmApi(ctx: ResourceContext) {
   return {
     /** Change the settings new users start with (PATCH /realm/user_settings_defaults; administrators). */
-    async updateUserSettingsDefaults(params: UserSettingsDefaults, options: CallOptions = {}): Promise<void> {
-      await ctx.request("PATCH", "/realm/user_settings_defaults", { ...params }, options);
-    },
+    updateUserSettingsDefaults: (params: UserSettingsDefaults, options: CallOptions = {}) =>
+      ctx.call("PATCH", "/realm/user_settings_defaults", params, options),
 
     /** Add a code playground (POST /realm/playgrounds, feature level 49). */
     async createPlayground(params: PlaygroundParams, options: CallOptions = {}) {
@@ -126,13 +125,12 @@ export function realmApi(ctx: ResourceContext) {
           url_prefix: params.url_template.slice(0, -6),
         };
       }
-      return ctx.request("POST", "/realm/playgrounds", wire, { ...options, schema: PlaygroundCreated });
+      return ctx.call("POST", "/realm/playgrounds", wire, options, PlaygroundCreated);
     },
 
     /** Allow an email domain for sign-ups (POST /realm/domains; owners only). Returns `[id, domain]`. */
-    async addDomain(params: { domain: string; allow_subdomains: boolean }, options: CallOptions = {}) {
-      return ctx.request("POST", "/realm/domains", { ...params }, { ...options, schema: DomainAdded });
-    },
+    addDomain: (params: { domain: string; allow_subdomains: boolean }, options: CallOptions = {}) =>
+      ctx.call("POST", "/realm/domains", params, options, DomainAdded),
   };
 }
 
@@ -145,12 +143,7 @@ export function serverApi(ctx: ResourceContext) {
      * the server's feature level.
      */
     async settings(options: CallOptions = {}) {
-      const data = await ctx.request(
-        "GET",
-        "/server_settings",
-        {},
-        { ...options, schema: ServerSettings, auth: false },
-      );
+      const data = await ctx.call("GET", "/server_settings", {}, { ...options, auth: false }, ServerSettings);
       ctx.state.featureLevel = data.zulip_feature_level;
       return data;
     },

@@ -14,13 +14,13 @@ export function savedSnippetsApi(ctx: ResourceContext) {
     /** Save a snippet (POST /saved_snippets); title and content must not be blank. */
     async create(params: { title: string; content: string }, options: CallOptions = {}) {
       need("Saving a snippet (POST /saved_snippets)");
-      return ctx.request("POST", "/saved_snippets", { ...params }, { ...options, schema: Created });
+      return ctx.call("POST", "/saved_snippets", params, options, Created);
     },
 
     /** The account's saved snippets (GET /saved_snippets). */
     async list(options: CallOptions = {}) {
       need("Listing saved snippets (GET /saved_snippets)");
-      return ctx.request("GET", "/saved_snippets", {}, { ...options, schema: Listed });
+      return ctx.call("GET", "/saved_snippets", {}, options, Listed);
     },
 
     /** Change a snippet's title and/or content (PATCH /saved_snippets/{id}, feature level 368). */
@@ -34,13 +34,13 @@ export function savedSnippetsApi(ctx: ResourceContext) {
         "savedSnippetsEdit",
         "Editing a saved snippet (PATCH /saved_snippets/{saved_snippet_id})",
       );
-      await ctx.request("PATCH", path`/saved_snippets/${saved_snippet_id}`, { ...params }, options);
+      return ctx.call("PATCH", path`/saved_snippets/${saved_snippet_id}`, params, options);
     },
 
     /** Delete a snippet (DELETE /saved_snippets/{id}). */
     async delete(saved_snippet_id: number, options: CallOptions = {}): Promise<void> {
       need("Deleting a saved snippet (DELETE /saved_snippets/{saved_snippet_id})");
-      await ctx.request("DELETE", path`/saved_snippets/${saved_snippet_id}`, {}, options);
+      return ctx.call("DELETE", path`/saved_snippets/${saved_snippet_id}`, {}, options);
     },
   };
 }

@@ -36,7 +36,7 @@ export function typingApi(ctx: ResourceContext) {
      * `stream_id` and `topic`.
      */
     async set(params: TypingParams, options: CallOptions = {}): Promise<void> {
-      await ctx.request("POST", "/typing", adaptTyping(params, ctx.state), options);
+      return ctx.call("POST", "/typing", adaptTyping(params, ctx.state), options);
     },
   };
 }

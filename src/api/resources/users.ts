@@ -41,28 +41,23 @@ export function usersApi(ctx: ResourceContext) {
           `Looking up a user by ${placeholder ? "placeholder" : "real"} email (GET /users/{email})`,
         );
       }
-      return ctx.request("GET", path`/users/${user}`, { ...params }, { ...options, schema: OneUser });
+      return ctx.call("GET", path`/users/${user}`, params, options, OneUser);
     },
 
     /** The authenticated account (GET /users/me). Teaches the client whether it is a bot. */
     async me(options: CallOptions = {}) {
-      const me = await ctx.request("GET", "/users/me", {}, { ...options, schema: OwnUser });
+      const me = await ctx.call("GET", "/users/me", {}, options, OwnUser);
       ctx.state.isBot = me.is_bot;
       return me;
     },
 
     /** All users of the organization (GET /users). */
-    async list(params: GetUserParams = {}, options: CallOptions = {}) {
-      return ctx.request("GET", "/users", { ...params }, { ...options, schema: Members });
-    },
+    list: (params: GetUserParams = {}, options: CallOptions = {}) =>
+      ctx.call("GET", "/users", params, options, Members),
 
     /** Set or clear the account's own custom profile fields (PATCH /users/me/profile_data). */
-    async updateProfileData(
-      params: { data: readonly ProfileDataUpdate[] },
-      options: CallOptions = {},
-    ): Promise<void> {
-      await ctx.request("PATCH", "/users/me/profile_data", { ...params }, options);
-    },
+    updateProfileData: (params: { data: readonly ProfileDataUpdate[] }, options: CallOptions = {}) =>
+      ctx.call("PATCH", "/users/me/profile_data", params, options),
   };
 }
 
@@ -72,14 +67,12 @@ export type UsersApi = ReturnType<typeof usersApi>;
 export function pushTokensApi(ctx: ResourceContext) {
   return {
     /** Remove an Android push registration token (DELETE /users/me/android_gcm_reg_id). */
-    async removeAndroid(params: { token: string }, options: CallOptions = {}): Promise<void> {
-      await ctx.request("DELETE", "/users/me/android_gcm_reg_id", { ...params }, options);
-    },
+    removeAndroid: (params: { token: string }, options: CallOptions = {}) =>
+      ctx.call("DELETE", "/users/me/android_gcm_reg_id", params, options),
 
     /** Remove an Apple push device token (DELETE /users/me/apns_device_token). */
-    async removeApns(params: { token: string }, options: CallOptions = {}): Promise<void> {
-      await ctx.request("DELETE", "/users/me/apns_device_token", { ...params }, options);
-    },
+    removeApns: (params: { token: string }, options: CallOptions = {}) =>
+      ctx.call("DELETE", "/users/me/apns_device_token", params, options),
   };
 }
 
@@ -105,7 +98,7 @@ export function userGroupsApi(ctx: ResourceContext) {
           `${what} with add_subgroups/delete_subgroups`,
         );
       }
-      await ctx.request("POST", path`/user_groups/${user_group_id}/members`, { ...params }, options);
+      return ctx.call("POST", path`/user_groups/${user_group_id}/members`, params, options);
     },
 
     /** Add or remove subgroups (POST /user_groups/{id}/subgroups, feature level 127). */
@@ -117,7 +110,7 @@ export function userGroupsApi(ctx: ResourceContext) {
       const what = "Updating user-group subgroups (POST /user_groups/{user_group_id}/subgroups)";
       requireFeature(ctx.state, "userGroupSubgroupsEndpoint", what);
       requireBotAccess(ctx.state, what);
-      await ctx.request("POST", path`/user_groups/${user_group_id}/subgroups`, { ...params }, options);
+      return ctx.call("POST", path`/user_groups/${user_group_id}/subgroups`, params, options);
     },
   };
 }
