@@ -59,7 +59,7 @@ export class MessageReporter {
         `ctx.report(): messageId must be a positive integer message id, got ${String(messageId)}.`,
       );
     }
-    const params = validateReport(type, description, options.reportTypes);
+    const params = validateReport({ type, description }, options.reportTypes);
     if (this.#disabled) return { reported: false, reason: "disabled" };
     options.signal?.throwIfAborted(); // never claim a report that will not even be tried
     const key = `message:${messageId}`;
@@ -149,41 +149,26 @@ export interface ValidatedReport {
 
 /** A report the server would refuse: an unknown type, or "other" without a description. */
 export class ReportError extends BothostError<"REPORT_INVALID"> {
-  readonly field: "type" | "description";
+  override readonly name = "ReportError";
 
-  constructor(field: "type" | "description", message: string) {
+  constructor(
+    readonly field: "type" | "description",
+    message: string,
+  ) {
     super("REPORT_INVALID", message);
-    this.name = "ReportError";
-    this.field = field;
   }
 }
 
 /**
  * Checks a report against the server's report types and returns the parameters to send. Throws
  * {@link ReportError} (`REPORT_INVALID`). Without `serverReportTypes` (servers before FL 435 do
- * not send them) the original five types are assumed. Also callable as
- * `validateReport(type, description, serverReportTypes)`.
+ * not send them) the original five types are assumed.
  */
 export function validateReport(
   input: ReportInput,
-  serverReportTypes?: readonly ReportTypeOption[],
-): ValidatedReport;
-export function validateReport(
-  type: string,
-  description: string | undefined,
-  serverReportTypes?: readonly ReportTypeOption[],
-): ValidatedReport;
-export function validateReport(
-  first: ReportInput | string,
-  second?: readonly ReportTypeOption[] | string,
-  third?: readonly ReportTypeOption[],
+  serverReportTypes: readonly ReportTypeOption[] = serverDefaults.server_report_message_types,
 ): ValidatedReport {
-  const input: ReportInput =
-    typeof first === "string" ? { type: first, description: second as string | undefined } : first;
-  const types: readonly ReportTypeOption[] =
-    (typeof first === "string" ? third : (second as readonly ReportTypeOption[] | undefined)) ??
-    serverDefaults.server_report_message_types;
-  const keys = types.map((t) => t.key);
+  const keys = serverReportTypes.map((t) => t.key);
   if (!keys.includes(input.type)) {
     throw new ReportError(
       "type",

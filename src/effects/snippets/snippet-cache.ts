@@ -70,7 +70,6 @@ export class SnippetCache implements Snippets {
   readonly #lock = new KeyedLock();
   #byId: Map<number, SavedSnippet> | undefined;
   #loadedAt = 0;
-  #stale = false;
   #loading: Promise<Map<number, SavedSnippet>> | undefined;
   /** Events that arrived while a load was in flight, applied once it lands. */
   #pending: SnippetEvent[] = [];
@@ -89,7 +88,7 @@ export class SnippetCache implements Snippets {
 
   /** Events may have been missed (a new queue): reload on next use. */
   invalidate(): void {
-    this.#stale = true;
+    this.#byId = undefined;
   }
 
   async list(): Promise<SavedSnippet[]> {
@@ -193,7 +192,7 @@ export class SnippetCache implements Snippets {
       );
     }
     const expired = !tracked && this.#clock.now() - this.#loadedAt >= 60_000;
-    if (this.#byId && !this.#stale && !expired) return this.#byId;
+    if (this.#byId && !expired) return this.#byId;
     this.#loading ??= this.#load().finally(() => {
       this.#loading = undefined;
     });
@@ -207,7 +206,6 @@ export class SnippetCache implements Snippets {
     // Events that raced the GET: applying one the list already reflects changes nothing.
     for (const event of this.#pending.splice(0)) applyTo(byId, event);
     this.#byId = byId;
-    this.#stale = false;
     this.#loadedAt = this.#clock.now();
     return byId;
   }
@@ -249,12 +247,8 @@ class KeyedLock {
   readonly #tails = new Map<string, Promise<unknown>>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    const result = previous.then(fn, fn);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    const result = (this.#tails.get(key) ?? Promise.resolve()).then(fn, fn);
+    const tail = result.catch(() => undefined);
     this.#tails.set(key, tail);
     try {
       return await result;
