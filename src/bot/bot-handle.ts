@@ -58,9 +58,8 @@ export function createBotHandle<S>(deps: {
     schedule: deps.schedule ?? createScheduleApi({ client: deps.client }),
     on(type: string | readonly string[], a: unknown, b?: unknown) {
       for (const t of Array.isArray(type) ? type : [type]) handledTypes.add(t);
-      const on = composer.on.bind(composer) as (...args: unknown[]) => unknown;
-      if (b === undefined) on(type, a);
-      else on(type, a, b);
+      const on = composer.on as (...args: unknown[]) => unknown;
+      on.apply(composer, b === undefined ? [type, a] : [type, a, b]);
       return api;
     },
     use(...middleware) {

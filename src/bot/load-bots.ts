@@ -140,19 +140,12 @@ export async function moduleFingerprint(file: string): Promise<string> {
 async function firstExisting(base: string): Promise<string | undefined> {
   // A .js specifier may name a .ts source (TypeScript's rewriting convention).
   const stems = /\.[mc]?js$/.test(base) ? [base, base.replace(/js$/, "ts")] : [base];
-  for (const stem of stems) {
-    for (const suffix of CANDIDATES) {
-      const candidate = stem + suffix;
-      if (await isFile(candidate)) return candidate;
-    }
+  for (const candidate of stems.flatMap((stem) => CANDIDATES.map((suffix) => stem + suffix))) {
+    const isFile = await stat(candidate).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (isFile) return candidate;
   }
   return undefined;
-}
-
-async function isFile(file: string): Promise<boolean> {
-  try {
-    return (await stat(file)).isFile();
-  } catch {
-    return false;
-  }
 }

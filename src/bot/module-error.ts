@@ -19,22 +19,20 @@ export class ModuleError extends BothostError<ModuleErrorCode> {
   readonly specifier: string;
   /** The file it resolved to, when it was found. */
   readonly resolvedPath: string | undefined;
-  /** What is wrong and how to fix it, without the bot and module names. */
-  readonly reason: string;
+  override readonly name = "ModuleError";
 
   constructor(
     code: ModuleErrorCode,
     details: { botName?: string | undefined; specifier: string; resolvedPath?: string | undefined },
-    message: string,
+    /** What is wrong and how to fix it, without the bot and module names. */
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
     const who = details.botName === undefined ? "" : `bot "${details.botName}": `;
-    super(code, `${who}module ${details.specifier} ${message}`, options);
-    this.name = "ModuleError";
+    super(code, `${who}module ${details.specifier} ${reason}`, options);
     this.botName = details.botName;
     this.specifier = details.specifier;
     this.resolvedPath = details.resolvedPath;
-    this.reason = message;
   }
 }
 

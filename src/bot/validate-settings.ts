@@ -5,12 +5,6 @@ import { isSecretPath, redact } from "../config/secrets.ts";
 import { issuesToProblems } from "../config/zod-problems.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
-type ParseResult = { success: boolean; data?: unknown; error?: { issues: unknown[] } };
-interface SafeParsable {
-  safeParse(input: unknown): ParseResult;
-  safeParseAsync?(input: unknown): Promise<ParseResult>;
-}
-
 /**
  * Parses a bot's raw settings with its module's schema. Absent settings parse as `{}`, so a schema
  * whose fields all have defaults needs no `settings:` block. Keys a `z.object` would silently drop
@@ -26,7 +20,7 @@ export async function validateBotSettings<D extends BotDefinition>(
   source: ConfigSource,
 ): Promise<SettingsOf<D["settings"]>> {
   const at = ["bots", botName, "settings"];
-  const schema = definition.settings as SafeParsable | undefined;
+  const schema = definition.settings;
   if (schema === undefined) {
     if (rawSettings === undefined || rawSettings === null) return undefined as SettingsOf<D["settings"]>;
     throw new ConfigError("CONFIG_INVALID", [
@@ -64,7 +58,6 @@ function secretStrings(value: unknown, at: readonly (string | number)[], out: st
 
 interface Def {
   type?: string;
-  typeName?: string;
   shape?: Record<string, unknown> | (() => Record<string, unknown>);
   catchall?: unknown;
   unknownKeys?: string;

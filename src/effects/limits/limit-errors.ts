@@ -6,37 +6,36 @@ import { codePointLength, truncateCodePoints } from "./code-points.ts";
  * truncate), with `long_messages: reject` in the bot's config.
  */
 export class ContentTooLongError extends BothostError<"CONTENT_TOO_LONG"> {
-  readonly length: number;
-  readonly limit: number;
+  override readonly name = "ContentTooLongError";
 
-  constructor(length: number, limit: number) {
+  constructor(
+    readonly length: number,
+    readonly limit: number,
+  ) {
     super(
       "CONTENT_TOO_LONG",
       `Message content is ${length} characters (Unicode code points), over the server's ` +
         `max_message_length of ${limit}. Shorten it, or set long_messages: split in the bot's ` +
         `config (next to settings:) to send it as several messages.`,
     );
-    this.name = "ContentTooLongError";
-    this.length = length;
-    this.limit = limit;
   }
 }
 
 /** A topic longer than the server's `max_topic_length`. (The server would silently cut it short.) */
 export class TopicTooLongError extends BothostError<"TOPIC_TOO_LONG"> {
-  readonly length: number;
-  readonly limit: number;
+  override readonly name = "TopicTooLongError";
 
-  constructor(topic: string, length: number, limit: number) {
+  constructor(
+    topic: string,
+    readonly length: number,
+    readonly limit: number,
+  ) {
     super(
       "TOPIC_TOO_LONG",
       `Topic "${truncateCodePoints(topic, 30).text}" is ${length} characters (Unicode code points), ` +
         `over the server's max_topic_length of ${limit}; the server would cut it short. Use a topic ` +
         `of at most ${limit} characters.`,
     );
-    this.name = "TopicTooLongError";
-    this.length = length;
-    this.limit = limit;
   }
 }
 

@@ -13,7 +13,7 @@ import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from 
 import type { MessagesApi } from "../../api/resources/messages.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { StateStore } from "../../state/state-store.ts";
-import { type Clock, realClock } from "../../time/clock.ts";
+import type { Clock } from "../../time/clock.ts";
 import { serverDefaults } from "../../wire/responses.ts";
 import { truncateCodePoints } from "../limits/code-points.ts";
 
@@ -31,21 +31,16 @@ export interface MessageReporterOptions {
   /** Where claims live, e.g. `store.namespace(bot).namespace("reports")`. */
   store: StateStore;
   log: Logger;
-  clock?: Clock;
+  clock: Clock;
 }
 
 const DISABLED = /reporting is not enabled|moderation request channel must be specified/i;
 
 /** One per bot. */
 export class MessageReporter {
-  readonly #o: MessageReporterOptions;
-  readonly #clock: Clock;
   #disabled = false;
 
-  constructor(options: MessageReporterOptions) {
-    this.#o = options;
-    this.#clock = options.clock ?? realClock;
-  }
+  constructor(private readonly o: MessageReporterOptions) {}
 
   async report(
     messageId: number,
@@ -59,16 +54,16 @@ export class MessageReporter {
         `ctx.report(): messageId must be a positive integer message id, got ${String(messageId)}.`,
       );
     }
-    const params = validateReport(type, description, options.reportTypes);
+    const params = validateReport({ type, description }, options.reportTypes);
     if (this.#disabled) return { reported: false, reason: "disabled" };
     options.signal?.throwIfAborted(); // never claim a report that will not even be tried
     const key = `message:${messageId}`;
-    const at = this.#clock.now();
-    if (!(await this.#o.store.setIfAbsent(key, { type, at, state: "sending" }))) {
+    const at = this.o.clock.now();
+    if (!(await this.o.store.setIfAbsent(key, { type, at, state: "sending" }))) {
       return { reported: false, reason: "duplicate" };
     }
     try {
-      await this.#o.messages.report(
+      await this.o.messages.report(
         messageId,
         {
           report_type: params.report_type,
@@ -79,16 +74,16 @@ export class MessageReporter {
     } catch (err) {
       return this.#failed(key, err, { type, at });
     }
-    await this.#o.store.set(key, { type, at, state: "reported" });
+    await this.o.store.set(key, { type, at, state: "reported" });
     return { reported: true };
   }
 
   async #failed(key: string, err: unknown, claim: { type: string; at: number }): Promise<ReportResult> {
     if (isDisabledError(err)) {
-      await this.#o.store.delete(key);
+      await this.o.store.delete(key);
       if (!this.#disabled) {
         this.#disabled = true;
-        this.#o.log.warn(
+        this.o.log.warn(
           { reason: err instanceof UnsupportedFeatureError ? "unsupported" : "disabled" },
           err instanceof UnsupportedFeatureError
             ? "This server cannot report messages (it needs feature level 382); reports are skipped until the bot restarts."
@@ -99,10 +94,10 @@ export class MessageReporter {
       }
       return { reported: false, reason: "disabled" };
     }
-    if (serverDidNotAct(err)) await this.#o.store.delete(key);
+    if (serverDidNotAct(err)) await this.o.store.delete(key);
     else {
       const code = err instanceof BothostError ? err.code : "UNKNOWN";
-      await this.#o.store.set(key, { ...claim, state: "failed", code });
+      await this.o.store.set(key, { ...claim, state: "failed", code });
     }
     throw err;
   }
@@ -149,41 +144,26 @@ export interface ValidatedReport {
 
 /** A report the server would refuse: an unknown type, or "other" without a description. */
 export class ReportError extends BothostError<"REPORT_INVALID"> {
-  readonly field: "type" | "description";
+  override readonly name = "ReportError";
 
-  constructor(field: "type" | "description", message: string) {
+  constructor(
+    readonly field: "type" | "description",
+    message: string,
+  ) {
     super("REPORT_INVALID", message);
-    this.name = "ReportError";
-    this.field = field;
   }
 }
 
 /**
  * Checks a report against the server's report types and returns the parameters to send. Throws
  * {@link ReportError} (`REPORT_INVALID`). Without `serverReportTypes` (servers before FL 435 do
- * not send them) the original five types are assumed. Also callable as
- * `validateReport(type, description, serverReportTypes)`.
+ * not send them) the original five types are assumed.
  */
 export function validateReport(
   input: ReportInput,
-  serverReportTypes?: readonly ReportTypeOption[],
-): ValidatedReport;
-export function validateReport(
-  type: string,
-  description: string | undefined,
-  serverReportTypes?: readonly ReportTypeOption[],
-): ValidatedReport;
-export function validateReport(
-  first: ReportInput | string,
-  second?: readonly ReportTypeOption[] | string,
-  third?: readonly ReportTypeOption[],
+  serverReportTypes: readonly ReportTypeOption[] = serverDefaults.server_report_message_types,
 ): ValidatedReport {
-  const input: ReportInput =
-    typeof first === "string" ? { type: first, description: second as string | undefined } : first;
-  const types: readonly ReportTypeOption[] =
-    (typeof first === "string" ? third : (second as readonly ReportTypeOption[] | undefined)) ??
-    serverDefaults.server_report_message_types;
-  const keys = types.map((t) => t.key);
+  const keys = serverReportTypes.map((t) => t.key);
   if (!keys.includes(input.type)) {
     throw new ReportError(
       "type",

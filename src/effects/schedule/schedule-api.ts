@@ -105,7 +105,11 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
     );
   };
 
-  /** Server refusals the caller can fix, as our errors; anything else passes through. */
+  /** Makes a server call; refusals the caller can fix become our errors, anything else passes through. */
+  const server = <T>(where: string, messageId: number | undefined, request: Promise<T>): Promise<T> =>
+    request.catch((err: unknown) => {
+      throw translate(err, where, messageId);
+    });
   const translate = (err: unknown, where: string, messageId?: number): unknown => {
     if (!isApiError(err)) return err;
     if (err.status === 404 || /already (been )?sent/i.test(err.msg)) {
@@ -144,8 +148,10 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       checkContent(params.content, where, options.limits?.()?.maxMessageLength);
       const target = await resolveRecipient(client, params.to, where, signal);
       if (target.kind === "channel") checkTopic(params.topic, where, options.limits?.()?.maxTopicLength);
-      try {
-        const { scheduled_message_id } = await client.scheduledMessages.create(
+      const { scheduled_message_id } = await server(
+        where,
+        undefined,
+        client.scheduledMessages.create(
           {
             type: target.kind,
             to: target.to,
@@ -155,21 +161,15 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
             read_by_sender: true,
           },
           call,
-        );
-        return { scheduledMessageId: scheduled_message_id };
-      } catch (err) {
-        throw translate(err, where);
-      }
+        ),
+      );
+      return { scheduledMessageId: scheduled_message_id };
     },
 
     async cancel(scheduledMessageId) {
       const where = "schedule.cancel";
       const messageId = id(scheduledMessageId, where);
-      try {
-        await client.scheduledMessages.delete(messageId, call);
-      } catch (err) {
-        throw translate(err, where, messageId);
-      }
+      await server(where, messageId, client.scheduledMessages.delete(messageId, call));
     },
 
     async list() {
@@ -189,11 +189,8 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       const where = "schedule.reschedule";
       const messageId = id(scheduledMessageId, where);
       const timestamp = when(at, where);
-      try {
-        await client.scheduledMessages.update(messageId, { scheduled_delivery_timestamp: timestamp }, call);
-      } catch (err) {
-        throw translate(err, where, messageId);
-      }
+      const update = { scheduled_delivery_timestamp: timestamp };
+      await server(where, messageId, client.scheduledMessages.update(messageId, update, call));
     },
   };
 }

@@ -17,17 +17,15 @@ export type ScheduledMessageErrorCode = "SCHEDULE_INVALID" | "SCHEDULE_NOT_FOUND
  */
 export class ScheduledMessageError extends BothostError<ScheduledMessageErrorCode> {
   override readonly name = "ScheduledMessageError";
-  /** The parameter at fault: `to`, `topic`, `content`, `at` or `id`. */
-  readonly field: "to" | "topic" | "content" | "at" | "id";
 
   constructor(
     code: ScheduledMessageErrorCode,
-    field: ScheduledMessageError["field"],
+    /** The parameter at fault: `to`, `topic`, `content`, `at` or `id`. */
+    readonly field: "to" | "topic" | "content" | "at" | "id",
     message: string,
     options?: { cause?: unknown },
   ) {
     super(code, message, options);
-    this.field = field;
   }
 }
 

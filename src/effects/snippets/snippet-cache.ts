@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
 import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
-import { type Clock, realClock } from "../../time/clock.ts";
+import type { Clock } from "../../time/clock.ts";
 import type { EventMap } from "../../wire/events.ts";
 import { featureLevels } from "../../wire/feature-levels.ts";
 import type { SavedSnippet } from "../../wire/records.ts";
@@ -59,27 +59,21 @@ export interface SnippetCacheOptions {
   /** The server's feature level, if known (editing needs 368; below it, update = delete + create). */
   featureLevel: () => number | undefined;
   log: Logger;
-  clock?: Clock;
+  clock: Clock;
 }
 
 type SnippetEvent = EventMap["saved_snippets"];
 
 export class SnippetCache implements Snippets {
-  readonly #o: SnippetCacheOptions;
-  readonly #clock: Clock;
   readonly #lock = new KeyedLock();
   #byId: Map<number, SavedSnippet> | undefined;
   #loadedAt = 0;
-  #stale = false;
   #loading: Promise<Map<number, SavedSnippet>> | undefined;
   /** Events that arrived while a load was in flight, applied once it lands. */
   #pending: SnippetEvent[] = [];
   #warnedUntracked = false;
 
-  constructor(options: SnippetCacheOptions) {
-    this.#o = options;
-    this.#clock = options.clock ?? realClock;
-  }
+  constructor(private readonly o: SnippetCacheOptions) {}
 
   /** Apply one `saved_snippets` event. Ignored until the cache is first used. */
   apply(event: SnippetEvent): void {
@@ -89,7 +83,7 @@ export class SnippetCache implements Snippets {
 
   /** Events may have been missed (a new queue): reload on next use. */
   invalidate(): void {
-    this.#stale = true;
+    this.#byId = undefined;
   }
 
   async list(): Promise<SavedSnippet[]> {
@@ -132,7 +126,7 @@ export class SnippetCache implements Snippets {
       const found = this.#find(await this.#fresh(), t);
       if (!found) return false;
       try {
-        await this.#o.api.delete(found.id);
+        await this.o.api.delete(found.id);
       } catch (err) {
         // 404: someone else deleted it first; the cache was behind.
         if (!(err instanceof ApiError && err.status === 404)) throw err;
@@ -156,22 +150,22 @@ export class SnippetCache implements Snippets {
   }
 
   async #create(title: string, content: string): Promise<SavedSnippet> {
-    const { saved_snippet_id: id } = await this.#o.api.create({ title, content });
-    const snippet = { id, title, content, date_created: Math.floor(this.#clock.now() / 1000) };
+    const { saved_snippet_id: id } = await this.o.api.create({ title, content });
+    const snippet = { id, title, content, date_created: Math.floor(this.o.clock.now() / 1000) };
     // The add event (if tracked) replaces this with the server's own record.
     if (!this.#byId?.has(id)) this.#byId?.set(id, snippet);
     return { ...snippet };
   }
 
   async #update(found: SavedSnippet, changes: { title?: string; content?: string }): Promise<SavedSnippet> {
-    const level = this.#o.featureLevel();
+    const level = this.o.featureLevel();
     if (level !== undefined && level < featureLevels.savedSnippetsEdit) {
       // No PATCH before FL 368: replace the snippet (its id changes).
-      await this.#o.api.delete(found.id);
+      await this.o.api.delete(found.id);
       this.#byId?.delete(found.id);
       return this.#create(changes.title ?? found.title, changes.content ?? found.content);
     }
-    await this.#o.api.update(found.id, changes);
+    await this.o.api.update(found.id, changes);
     const snippet = { ...found, ...changes };
     this.#byId?.set(found.id, snippet);
     return { ...snippet };
@@ -184,16 +178,16 @@ export class SnippetCache implements Snippets {
   }
 
   async #fresh(): Promise<Map<number, SavedSnippet>> {
-    const tracked = this.#o.tracked();
+    const tracked = this.o.tracked();
     if (!tracked && !this.#warnedUntracked) {
       this.#warnedUntracked = true;
-      this.#o.log.info(
+      this.o.log.info(
         'ctx.snippets: the queue does not receive "saved_snippets" events, so the cache is reloaded ' +
           'every minute; call bot.track("snippets") in setup to keep it fresh from events instead.',
       );
     }
-    const expired = !tracked && this.#clock.now() - this.#loadedAt >= 60_000;
-    if (this.#byId && !this.#stale && !expired) return this.#byId;
+    const expired = !tracked && this.o.clock.now() - this.#loadedAt >= 60_000;
+    if (this.#byId && !expired) return this.#byId;
     this.#loading ??= this.#load().finally(() => {
       this.#loading = undefined;
     });
@@ -202,13 +196,12 @@ export class SnippetCache implements Snippets {
 
   async #load(): Promise<Map<number, SavedSnippet>> {
     this.#pending = [];
-    const { saved_snippets } = await this.#o.api.list();
+    const { saved_snippets } = await this.o.api.list();
     const byId = new Map(saved_snippets.map((s) => [s.id, { ...s }]));
     // Events that raced the GET: applying one the list already reflects changes nothing.
     for (const event of this.#pending.splice(0)) applyTo(byId, event);
     this.#byId = byId;
-    this.#stale = false;
-    this.#loadedAt = this.#clock.now();
+    this.#loadedAt = this.o.clock.now();
     return byId;
   }
 }
@@ -249,12 +242,8 @@ class KeyedLock {
   readonly #tails = new Map<string, Promise<unknown>>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    const result = previous.then(fn, fn);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    const result = (this.#tails.get(key) ?? Promise.resolve()).then(fn, fn);
+    const tail = result.catch(() => undefined);
     this.#tails.set(key, tail);
     try {
       return await result;

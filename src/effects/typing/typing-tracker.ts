@@ -115,23 +115,18 @@ export class TypingTracker {
     const conversation = typingConversation(event);
     if (conversation === undefined || this.#ignore.has(userId)) return false;
     const key = conversationKey(conversation);
-    const room = this.#rooms.get(key);
-    const timer = room?.typists.get(userId);
+    const room = this.#rooms.get(key) ?? { conversation, typists: new Map() };
+    const timer = room.typists.get(userId);
     if (event.op === "stop") {
-      if (room === undefined || timer === undefined) return false;
-      this.#hide(key, room, userId, "stop");
-      return true;
+      if (timer !== undefined) this.#hide(key, room, userId, "stop");
+      return timer !== undefined;
     }
-    if (room !== undefined && timer !== undefined) {
-      this.#clock.clearTimeout(timer);
-      room.typists.set(userId, this.#expiry(key, room, userId));
-      return false;
-    }
-    const target = room ?? { conversation, typists: new Map() };
-    this.#rooms.set(key, target);
-    target.typists.set(userId, this.#expiry(key, target, userId));
-    this.#emit({ conversation: target.conversation, userId, typing: true, reason: "start" });
-    return true;
+    if (timer !== undefined) this.#clock.clearTimeout(timer);
+    this.#rooms.set(key, room);
+    room.typists.set(userId, this.#expiry(key, room, userId));
+    if (timer === undefined)
+      this.#emit({ conversation: room.conversation, userId, typing: true, reason: "start" });
+    return timer === undefined;
   }
 
   /** User ids currently shown as typing in `conversation`, in the order they started. */

@@ -6,7 +6,7 @@
 import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
 import type { UsersApi } from "../../api/resources/users.ts";
-import { type Clock, realClock } from "../../time/clock.ts";
+import type { Clock } from "../../time/clock.ts";
 import type { EventMap } from "../../wire/events.ts";
 import type { User } from "../../wire/records.ts";
 
@@ -36,7 +36,7 @@ export interface UserCacheOptions {
   /** The realm's host (from `realm_url`), to recognise placeholder emails without a request. */
   realmHost: () => string | undefined;
   log: Logger;
-  clock?: Clock;
+  clock: Clock;
 }
 
 interface Entry {
@@ -47,10 +47,7 @@ interface Entry {
 const PLACEHOLDER = /^user(\d+)@(.+)$/i;
 
 export class UserCache implements Users {
-  readonly #o: UserCacheOptions;
-  readonly #clock: Clock;
   readonly #byId = new Map<number, Entry>();
-  readonly #idByEmail = new Map<string, number>();
   readonly #inFlight = new Map<string, Promise<User | undefined>>();
   /** Hosts of placeholder emails seen on users (`user{id}@host` where id is the user's own). */
   readonly #placeholderHosts = new Set<string>();
@@ -58,17 +55,14 @@ export class UserCache implements Users {
   #used = false;
   #warnedUntracked = false;
 
-  constructor(options: UserCacheOptions) {
-    this.#o = options;
-    this.#clock = options.clock ?? realClock;
-  }
+  constructor(private readonly o: UserCacheOptions) {}
 
   /** Apply one `realm_user` event (ignored until the cache is first used). */
   apply(event: EventMap["realm_user"]): void {
     if (!this.#used) return;
     const person = event.person as Record<string, unknown> & { user_id: number };
     if (event.op === "remove") {
-      this.#forget(person.user_id);
+      this.#byId.delete(person.user_id);
       return;
     }
     const cached = this.#byId.get(person.user_id)?.user;
@@ -79,7 +73,6 @@ export class UserCache implements Users {
   /** Events may have been missed (a new queue): forget everything. */
   invalidate(): void {
     this.#byId.clear();
-    this.#idByEmail.clear();
     this.#listedAt = undefined;
   }
 
@@ -100,19 +93,19 @@ export class UserCache implements Users {
   async list(): Promise<User[]> {
     this.#use();
     if (this.#listedAt === undefined || !this.#fresh(this.#listedAt)) {
-      const { members } = await this.#o.api.list();
+      const { members } = await this.o.api.list();
       this.invalidate();
       for (const u of members) this.#store(u);
-      this.#listedAt = this.#clock.now();
+      this.#listedAt = this.o.clock.now();
     }
     return [...this.#byId.values()].map((e) => e.user).sort((a, b) => a.user_id - b.user_id);
   }
 
   #use(): void {
     this.#used = true;
-    if (!this.#o.tracked() && !this.#warnedUntracked) {
+    if (!this.o.tracked() && !this.#warnedUntracked) {
       this.#warnedUntracked = true;
-      this.#o.log.info(
+      this.o.log.info(
         'ctx.users: the queue does not receive "realm_user" events, so cached users are re-fetched ' +
           'after a minute; call bot.track("users") in setup to keep them fresh from events instead.',
       );
@@ -120,18 +113,20 @@ export class UserCache implements Users {
   }
 
   #fresh(at: number): boolean {
-    return this.#o.tracked() || this.#clock.now() - at < 60_000;
+    return this.o.tracked() || this.o.clock.now() - at < 60_000;
   }
 
-  /** The id an email names, if known without asking: a placeholder of this realm, or a cached email. */
+  /** The id an email names, if known without asking: a cached user's email, or a placeholder of this realm. */
   #idOf(email: string): number | undefined {
-    const known = this.#idByEmail.get(email.toLowerCase());
-    if (known !== undefined) return known;
+    const lower = email.toLowerCase();
+    const named = (e: unknown) => typeof e === "string" && e !== "" && e.toLowerCase() === lower;
+    for (const { user: u } of this.#byId.values())
+      if (named(u.email) || named(u.delivery_email)) return u.user_id;
     const placeholder = PLACEHOLDER.exec(email);
     const host = placeholder?.[2]?.toLowerCase();
     if (
       host !== undefined &&
-      (this.#placeholderHosts.has(host) || host === this.#o.realmHost()?.toLowerCase())
+      (this.#placeholderHosts.has(host) || host === this.o.realmHost()?.toLowerCase())
     ) {
       return Number(placeholder![1]);
     }
@@ -140,7 +135,7 @@ export class UserCache implements Users {
 
   async #fetch(user: number | string): Promise<User | undefined> {
     try {
-      const { user: found } = await this.#o.api.get(user);
+      const { user: found } = await this.o.api.get(user);
       this.#store(found);
       // The server resolved a placeholder: later ones of this host need no request.
       if (typeof user === "string") this.#notePlaceholder(user, found.user_id);
@@ -153,11 +148,7 @@ export class UserCache implements Users {
   }
 
   #store(user: User): void {
-    this.#forget(user.user_id);
-    this.#byId.set(user.user_id, { user, fetchedAt: this.#clock.now() });
-    for (const email of [user.email, user.delivery_email]) {
-      if (typeof email === "string" && email !== "") this.#idByEmail.set(email.toLowerCase(), user.user_id);
-    }
+    this.#byId.set(user.user_id, { user, fetchedAt: this.o.clock.now() });
     this.#notePlaceholder(user.email, user.user_id);
   }
 
@@ -165,17 +156,6 @@ export class UserCache implements Users {
     const placeholder = PLACEHOLDER.exec(email);
     if (placeholder && Number(placeholder[1]) === id)
       this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
-  }
-
-  #forget(id: number): void {
-    const old = this.#byId.get(id)?.user;
-    this.#byId.delete(id);
-    if (!old) return;
-    for (const email of [old.email, old.delivery_email]) {
-      if (typeof email === "string" && this.#idByEmail.get(email.toLowerCase()) === id) {
-        this.#idByEmail.delete(email.toLowerCase());
-      }
-    }
   }
 }
 

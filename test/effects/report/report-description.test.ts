@@ -72,14 +72,16 @@ describe("validateReport", () => {
     });
   });
 
-  it("takes positional arguments too: (type, description, serverReportTypes)", () => {
-    expect(validateReport("other", "context", EXTENDED)).toEqual({
+  it("checks the description of other against the given types, and the type against the defaults", () => {
+    expect(validateReport({ type: "other", description: "context" }, EXTENDED)).toEqual({
       report_type: "other",
       description: "context",
       truncated: false,
     });
-    expect(reportError(() => validateReport("other", undefined, EXTENDED)).field).toBe("description");
-    expect(reportError(() => validateReport("privacy", "x")).field).toBe("type");
+    expect(reportError(() => validateReport({ type: "other", description: undefined }, EXTENDED)).field).toBe(
+      "description",
+    );
+    expect(reportError(() => validateReport({ type: "privacy", description: "x" })).field).toBe("type");
   });
 
   it("cuts a longer description to 1000 code points ending in …, at a code point boundary", () => {
