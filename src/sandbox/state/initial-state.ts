@@ -9,7 +9,7 @@ import { SERVER_GENERATION } from "../core.ts";
 import type { ClientCapabilities } from "../queues/event-queue.ts";
 import { pendingScheduled, scheduledToApi } from "../scheduler.ts";
 import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
-import { canAccessMetadata, streamToApi, subscriptionToApi } from "./streams.ts";
+import { canAccessMetadata, streamById, streamToApi, subscriptionToApi } from "./streams.ts";
 import { userSettingsToApi } from "./user-settings.ts";
 import { apiEmail, avatarUrl, botToApi, userGroupView, userToApi } from "./users.ts";
 
@@ -105,7 +105,7 @@ export function initialState(
   }
   if (want("subscription")) {
     const subscribed = data.subscriptions.filter((s) => s.user_id === user.user_id);
-    const streamOf = (id: number) => data.streams.find((s) => s.stream_id === id)!;
+    const streamOf = (id: number) => streamById(data, id)!;
     state.subscriptions = subscribed
       .filter((s) => s.active)
       .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, req.includeSubscribers));

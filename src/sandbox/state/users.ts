@@ -175,10 +175,6 @@ export function userGroupView(data: SandboxData, g: UserGroupRecord) {
   };
 }
 
-function activeIds(core: SandboxCore): number[] {
-  return core.data.users.filter((u) => u.is_active && !u.system_bot).map((u) => u.user_id);
-}
-
 /** Emit a realm_user event whose `person` is shaped per receiving user. */
 export function emitRealmUser(
   core: SandboxCore,
@@ -187,8 +183,7 @@ export function emitRealmUser(
   fields?: Record<string, unknown>,
 ): void {
   const data = core.data;
-  for (const viewerId of activeIds(core)) {
-    const viewer = data.users.find((u) => u.user_id === viewerId)!;
+  for (const viewer of data.users.filter((u) => u.is_active && !u.system_bot)) {
     const person =
       op === "add"
         ? {
@@ -196,7 +191,7 @@ export function emitRealmUser(
             profile_data: {},
           }
         : { user_id: user.user_id, ...fields };
-    emitToUsers(core, [viewerId], { type: "realm_user", op, person });
+    emitToUsers(core, [viewer.user_id], { type: "realm_user", op, person });
   }
 }
 
