@@ -5,7 +5,7 @@
  */
 
 import type { SandboxCore } from "../core.ts";
-import { STREAM_COLORS } from "../org/build-state.ts";
+import { addSubscription } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { SandboxData, StreamRecord, SubscriptionRecord, UserRecord } from "./data.ts";
 import { escapeHtml } from "./users.ts";
@@ -159,15 +159,7 @@ export function subscribeUsers(core: SandboxCore, stream: StreamRecord, users: U
       old.active = true;
       old.subscribed_after_message_id = maxId;
     } else {
-      data.subscriptions.push({
-        stream_id: stream.stream_id,
-        user_id: user.user_id,
-        active: true,
-        color: STREAM_COLORS[(stream.stream_id - 1) % STREAM_COLORS.length]!,
-        is_muted: false,
-        pin_to_top: false,
-        subscribed_after_message_id: maxId,
-      });
+      addSubscription(data, stream.stream_id, user.user_id, maxId);
     }
     added.push(user.user_id);
   }
