@@ -5,25 +5,16 @@
 import { BothostError } from "../../errors/bothost-error.ts";
 
 export class ApiError extends BothostError<"SANDBOX_API_ERROR"> {
-  readonly status: number;
-  /** The wire `code`; null for the two bodies that have none (405, 500). */
-  readonly wireCode: string | null;
-  readonly extra: Record<string, unknown>;
-  readonly headers: Record<string, string>;
-
   constructor(
-    status: number,
-    wireCode: string | null,
+    readonly status: number,
+    /** The wire `code`; null for the two bodies that have none (405, 500). */
+    readonly wireCode: string | null,
     msg: string,
-    extra: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
   ) {
     super("SANDBOX_API_ERROR", msg);
     this.name = "ApiError";
-    this.status = status;
-    this.wireCode = wireCode;
-    this.extra = extra;
-    this.headers = headers;
   }
 
   body(): Record<string, unknown> {

@@ -126,41 +126,35 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const injectedLimit = deps.faults.takeRateLimit();
   if (injectedLimit !== undefined) return fail(rateLimitError(injectedLimit));
 
-  let bodyParams: Map<string, string>;
-  try {
-    bodyParams = await parseBody(req, await readBody(req));
-  } catch (err) {
-    if (err instanceof ApiError) return fail(err);
-    throw err;
-  }
-  const query = new Map<string, string>();
-  for (const [k, v] of url.searchParams) if (!query.has(k)) query.set(k, v);
-  const params = new Params(bodyParams, query);
-
-  let method = (req.method ?? "GET").toUpperCase();
-  if (method === "POST" && bodyParams.has("method")) {
-    method = bodyParams.get("method")!.toUpperCase();
-    params.consume("method");
-  }
-  if (method === "HEAD") method = "GET";
-  effectiveMethod = method;
-  const match = url.pathname.startsWith("/api/v1/") ? matchRoute(deps.routes, apiPath) : undefined;
-  if (!match) return reply(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
-  routePattern = `/${match.route.segments.join("/").replaceAll(":int}", "}")}`;
-  const allowed = METHODS.filter((m) => match.route.methods[m]);
-  if (method === "OPTIONS") {
-    entry.status = 204;
-    deps.log.push(entry);
-    res.writeHead(204, { Allow: allowed.join(", ") });
-    res.end();
-    return;
-  }
-  const ep = match.route.methods[method as Method];
-  if (!ep) return reply(405, { result: "error", msg: "Method Not Allowed", allowed_methods: allowed });
-
-  let user: UserRecord | undefined;
   let limitHeaders: Record<string, string> = {};
   try {
+    const bodyParams = await parseBody(req, await readBody(req));
+    const query = new Map<string, string>();
+    for (const [k, v] of url.searchParams) if (!query.has(k)) query.set(k, v);
+    const params = new Params(bodyParams, query);
+
+    let method = (req.method ?? "GET").toUpperCase();
+    if (method === "POST" && bodyParams.has("method")) {
+      method = bodyParams.get("method")!.toUpperCase();
+      params.consume("method");
+    }
+    if (method === "HEAD") method = "GET";
+    effectiveMethod = method;
+    const match = url.pathname.startsWith("/api/v1/") ? matchRoute(deps.routes, apiPath) : undefined;
+    if (!match) return reply(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+    routePattern = `/${match.route.segments.join("/").replaceAll(":int}", "}")}`;
+    const allowed = METHODS.filter((m) => match.route.methods[m]);
+    if (method === "OPTIONS") {
+      entry.status = 204;
+      deps.log.push(entry);
+      res.writeHead(204, { Allow: allowed.join(", ") });
+      res.end();
+      return;
+    }
+    const ep = match.route.methods[method as Method];
+    if (!ep) return reply(405, { result: "error", msg: "Method Not Allowed", allowed_methods: allowed });
+
+    let user: UserRecord | undefined;
     if (ep.auth) {
       user = authenticate(deps.core.data, req.headers.authorization);
       entry.email = user.delivery_email;
@@ -170,26 +164,21 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       if (deps.rateLimit.enabled)
         limitHeaders = deps.rateLimit.limiter.hit(user.user_id, deps.core.clock.now());
     }
-  } catch (err) {
-    if (err instanceof ApiError) return fail(err);
-    throw err;
-  }
 
-  const closers: (() => void)[] = [];
-  res.on("close", () => {
-    if (!res.writableEnded) for (const c of closers) c();
-  });
-  const clientParam = params.str("client");
-  const ctx = {
-    core: deps.core,
-    params,
-    path: match.path,
-    clientName: clientNameFrom(req.headers["user-agent"], clientParam),
-    req,
-    onClose: (listener: () => void) => closers.push(listener),
-    user: user as UserRecord,
-  } satisfies AuthedContext;
-  try {
+    const closers: (() => void)[] = [];
+    res.on("close", () => {
+      if (!res.writableEnded) for (const c of closers) c();
+    });
+    const clientParam = params.str("client");
+    const ctx = {
+      core: deps.core,
+      params,
+      path: match.path,
+      clientName: clientNameFrom(req.headers["user-agent"], clientParam),
+      req,
+      onClose: (listener: () => void) => closers.push(listener),
+      user: user as UserRecord,
+    } satisfies AuthedContext;
     const result = await ep.handler(ctx);
     if (injected?.after) {
       deps.core.changed();

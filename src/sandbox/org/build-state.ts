@@ -10,6 +10,7 @@ import {
   nextId,
   type RoleValue,
   type SandboxData,
+  type StreamRecord,
   type UserGroupRecord,
   type UserRecord,
 } from "../state/data.ts";
@@ -26,7 +27,7 @@ export const BOT_TYPES = { generic: 1, incoming: 2, outgoing: 3, embedded: 4 } a
 const visibility = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;
 
 /** Colours handed to new subscriptions in turn, like the server's palette. */
-export const STREAM_COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd"];
+const STREAM_COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd"];
 
 /** System groups, as named by the server; members follow roles. */
 export const SYSTEM_GROUPS: { name: string; maxRole: number }[] = [
@@ -144,10 +145,8 @@ export function buildState(org: Org, nowMs: number): SandboxData {
     });
   }
   for (const c of org.channels) {
-    const streamId = nextId(data, "stream");
     const invite = c.privacy === "private";
-    data.streams.push({
-      stream_id: streamId,
+    const { stream_id: streamId } = addStream(data, {
       name: c.name,
       description: c.description,
       invite_only: invite,
@@ -155,24 +154,13 @@ export function buildState(org: Org, nowMs: number): SandboxData {
       history_public_to_subscribers: c.history_public_to_subscribers ?? !invite,
       is_archived: c.archived,
       date_created: now,
-      creator_id: null,
       folder_id: c.folder ? (data.channelFolders.find((f) => f.name === c.folder)?.id ?? null) : null,
-      recipient_id: nextId(data, "recipient"),
       topics_policy: c.topics_policy,
-      message_retention_days: null,
       is_default: c.is_default,
     });
     for (const email of c.subscribers) {
       const user = byEmail(email)!;
-      data.subscriptions.push({
-        stream_id: streamId,
-        user_id: user.user_id,
-        active: true,
-        color: STREAM_COLORS[(streamId - 1) % STREAM_COLORS.length]!,
-        is_muted: false,
-        pin_to_top: false,
-        subscribed_after_message_id: 0,
-      });
+      addSubscription(data, streamId, user.user_id, 0);
     }
   }
   const mod = org.realm.moderation_request_channel;
@@ -219,6 +207,43 @@ export function refreshSystemGroups(data: SandboxData): void {
     const g = data.userGroups.find((x) => x.is_system_group && x.name === spec.name);
     if (g) g.members = people.filter((u) => u.role <= spec.maxRole).map((u) => u.user_id);
   }
+}
+
+type NewStream = Pick<
+  StreamRecord,
+  "name" | "description" | "invite_only" | "history_public_to_subscribers"
+> &
+  Partial<StreamRecord> & { date_created: number };
+
+/** Add one channel with fresh ids; unset fields take a new channel's defaults. */
+export function addStream(data: SandboxData, fields: NewStream): StreamRecord {
+  const stream: StreamRecord = {
+    stream_id: nextId(data, "stream"),
+    is_web_public: false,
+    is_archived: false,
+    creator_id: null,
+    folder_id: null,
+    recipient_id: nextId(data, "recipient"),
+    topics_policy: "inherit",
+    message_retention_days: null,
+    is_default: false,
+    ...fields,
+  };
+  data.streams.push(stream);
+  return stream;
+}
+
+/** Store a new active subscription; protected history starts after `afterMessageId`. */
+export function addSubscription(data: SandboxData, streamId: number, userId: number, afterMessageId: number) {
+  data.subscriptions.push({
+    stream_id: streamId,
+    user_id: userId,
+    active: true,
+    color: STREAM_COLORS[(streamId - 1) % STREAM_COLORS.length]!,
+    is_muted: false,
+    pin_to_top: false,
+    subscribed_after_message_id: afterMessageId,
+  });
 }
 
 export interface NewUser {

@@ -4,8 +4,9 @@
  */
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
+import { addStream } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/delivery.ts";
-import { nextId, type StreamRecord, type UserRecord } from "../state/data.ts";
+import type { StreamRecord, UserRecord } from "../state/data.ts";
 import { visibleTopic } from "../state/message-view.ts";
 import {
   canAccessContent,
@@ -103,23 +104,14 @@ function createStream(
   const { core, user } = ctx;
   const data = core.data;
   if (user.role === 600) throw badRequest("Insufficient permission");
-  const stream: StreamRecord = {
-    stream_id: nextId(data, "stream"),
+  const stream = addStream(data, {
     name,
     description,
     invite_only: inviteOnly,
-    is_web_public: false,
     history_public_to_subscribers: historyPublic ?? !inviteOnly,
-    is_archived: false,
     date_created: core.nowSeconds(),
     creator_id: user.user_id,
-    folder_id: null,
-    recipient_id: nextId(data, "recipient"),
-    topics_policy: "inherit",
-    message_retention_days: null,
-    is_default: false,
-  };
-  data.streams.push(stream);
+  });
   const viewers = data.users.filter(
     (u) => u.is_active && (inviteOnly ? u.user_id === user.user_id : u.role !== 600),
   );

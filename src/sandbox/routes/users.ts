@@ -9,15 +9,7 @@ import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToAll, emitToUsers } from "../queues/delivery.ts";
 import { nextId, type ProfileFieldRecord, type SnippetRecord, type UserRecord } from "../state/data.ts";
-import {
-  apiEmail,
-  avatarUrl,
-  canSeeEmail,
-  escapeHtml,
-  profileDataToApi,
-  userById,
-  userToApi,
-} from "../state/users.ts";
+import { apiEmail, canSeeEmail, escapeHtml, userById, userToApi } from "../state/users.ts";
 
 const noSuchUser = () => badRequest("No such user");
 
@@ -41,28 +33,14 @@ function userByEmailFor(core: SandboxCore, viewer: UserRecord, email: string): U
   );
 }
 
+/** GET /users/me: the own User record plus `max_message_id`; bots lack `bot_type` and `bot_owner_id` here. */
 function ownUser(core: SandboxCore, user: UserRecord): Record<string, unknown> {
   const data = core.data;
-  const out: Record<string, unknown> = {
-    avatar_url: avatarUrl(data, user, user, false),
-    avatar_version: user.avatar_version,
-    email: apiEmail(data, user),
-    full_name: user.full_name,
-    is_admin: user.role <= 200,
-    is_owner: user.role === 100,
-    is_guest: user.role === 600,
-    is_bot: user.is_bot,
-    is_active: user.is_active,
-    role: user.role,
-    timezone: user.timezone,
-    date_joined: user.date_joined,
-    max_message_id: data.messages.length > 0 ? data.messages[data.messages.length - 1]!.id : -1,
-    user_id: user.user_id,
-    delivery_email: user.delivery_email,
-    is_imported_stub: false,
-  };
-  if (!user.is_bot) out.profile_data = profileDataToApi(data, user);
-  return out;
+  const { bot_type, bot_owner_id, ...out } = userToApi(data, user, user, {
+    clientGravatar: false,
+    includeCustomProfileFields: true,
+  });
+  return { ...out, max_message_id: data.messages.at(-1)?.id ?? -1 };
 }
 
 interface Update {

@@ -9,9 +9,9 @@ import { SERVER_GENERATION } from "../core.ts";
 import type { ClientCapabilities } from "../queues/event-queue.ts";
 import { pendingScheduled, scheduledToApi } from "../scheduler.ts";
 import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
-import { canAccessMetadata, streamToApi, subscriptionToApi } from "./streams.ts";
+import { canAccessMetadata, streamById, streamToApi, subscriptionToApi } from "./streams.ts";
 import { userSettingsToApi } from "./user-settings.ts";
-import { apiEmail, avatarUrl, profileDataToApi, userGroupView, userToApi } from "./users.ts";
+import { apiEmail, avatarUrl, botToApi, userGroupView, userToApi } from "./users.ts";
 
 export interface StateRequest {
   fetch: string[] | null;
@@ -29,8 +29,7 @@ export function initialState(
   const data = core.data;
   const want = (type: string) => req.fetch === null || req.fetch.includes(type);
   const state: Record<string, unknown> = {};
-  const maxMessageId = data.messages.length > 0 ? data.messages[data.messages.length - 1]!.id : -1;
-  if (want("message")) state.max_message_id = maxMessageId;
+  if (want("message")) state.max_message_id = data.messages.at(-1)?.id ?? -1;
   if (want("realm")) {
     Object.assign(state, serverDefaults, {
       max_reminder_note_length: 1000,
@@ -69,7 +68,6 @@ export function initialState(
         clientGravatar: req.clientGravatar,
         includeCustomProfileFields: true,
       });
-      if (!u.is_bot && v.profile_data === undefined) v.profile_data = profileDataToApi(data, u);
       delete v.is_active;
       return v;
     };
@@ -107,7 +105,7 @@ export function initialState(
   }
   if (want("subscription")) {
     const subscribed = data.subscriptions.filter((s) => s.user_id === user.user_id);
-    const streamOf = (id: number) => data.streams.find((s) => s.stream_id === id)!;
+    const streamOf = (id: number) => streamById(data, id)!;
     state.subscriptions = subscribed
       .filter((s) => s.active)
       .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, req.includeSubscribers));
@@ -153,28 +151,7 @@ export function initialState(
   if (want("realm_bot")) {
     state.realm_bots = data.users
       .filter((u) => u.is_bot && !u.system_bot && (user.role <= 200 || u.bot_owner_id === user.user_id))
-      .map((u) => ({
-        user_id: u.user_id,
-        full_name: u.full_name,
-        email: u.delivery_email,
-        bot_type: u.bot_type,
-        is_active: u.is_active,
-        api_key: u.api_key,
-        default_sending_stream: null,
-        default_events_register_stream: null,
-        default_all_public_streams: u.default_all_public_streams,
-        avatar_url: avatarUrl(data, user, u, false),
-        owner_id: u.bot_owner_id,
-        services: u.outgoing
-          ? [
-              {
-                base_url: u.outgoing.url,
-                token: u.outgoing.token,
-                interface: u.outgoing.interface === "zulip" ? 1 : 2,
-              },
-            ]
-          : [],
-      }));
+      .map((u) => botToApi(data, user, u));
   }
   if (want("default_streams"))
     state.realm_default_streams = data.streams.filter((s) => s.is_default).map((s) => s.stream_id);

@@ -5,7 +5,7 @@
  */
 
 import type { SandboxCore } from "../core.ts";
-import { STREAM_COLORS } from "../org/build-state.ts";
+import { addSubscription } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { SandboxData, StreamRecord, SubscriptionRecord, UserRecord } from "./data.ts";
 import { escapeHtml } from "./users.ts";
@@ -132,17 +132,24 @@ export function subscriptionToApi(
   return out;
 }
 
-function watchers(core: SandboxCore, stream: StreamRecord, except: Set<number>): number[] {
-  return core.data.users
-    .filter((u) => u.is_active && !except.has(u.user_id) && canAccessMetadata(core.data, u, stream))
-    .map((u) => u.user_id);
+/** peer_add / peer_remove to everyone else who can see the channel. */
+function emitPeers(core: SandboxCore, stream: StreamRecord, op: "peer_add" | "peer_remove", ids: number[]) {
+  if (ids.length === 0) return;
+  const watchers = core.data.users.filter(
+    (u) => u.is_active && !ids.includes(u.user_id) && canAccessMetadata(core.data, u, stream),
+  );
+  emitToUsers(
+    core,
+    watchers.map((u) => u.user_id),
+    { type: "subscription", op, stream_ids: [stream.stream_id], user_ids: ids },
+  );
 }
 
 /** Subscribe users to one channel; returns who was newly subscribed. */
 export function subscribeUsers(core: SandboxCore, stream: StreamRecord, users: UserRecord[]): number[] {
   const data = core.data;
   const added: number[] = [];
-  const maxId = data.messages.length > 0 ? data.messages[data.messages.length - 1]!.id : 0;
+  const maxId = data.messages.at(-1)?.id ?? 0;
   for (const user of users) {
     if (subscription(data, stream.stream_id, user.user_id)) continue;
     const old = data.subscriptions.find(
@@ -152,15 +159,7 @@ export function subscribeUsers(core: SandboxCore, stream: StreamRecord, users: U
       old.active = true;
       old.subscribed_after_message_id = maxId;
     } else {
-      data.subscriptions.push({
-        stream_id: stream.stream_id,
-        user_id: user.user_id,
-        active: true,
-        color: STREAM_COLORS[(stream.stream_id - 1) % STREAM_COLORS.length]!,
-        is_muted: false,
-        pin_to_top: false,
-        subscribed_after_message_id: maxId,
-      });
+      addSubscription(data, stream.stream_id, user.user_id, maxId);
     }
     added.push(user.user_id);
   }
@@ -172,14 +171,7 @@ export function subscribeUsers(core: SandboxCore, stream: StreamRecord, users: U
       subscriptions: [subscriptionToApi(data, stream, sub, true)],
     });
   }
-  if (added.length > 0) {
-    emitToUsers(core, watchers(core, stream, new Set(added)), {
-      type: "subscription",
-      op: "peer_add",
-      stream_ids: [stream.stream_id],
-      user_ids: added,
-    });
-  }
+  emitPeers(core, stream, "peer_add", added);
   return added;
 }
 
@@ -191,21 +183,12 @@ export function unsubscribeUsers(core: SandboxCore, stream: StreamRecord, users:
     if (!sub) continue;
     sub.active = false;
     removed.push(user.user_id);
-  }
-  for (const id of removed) {
-    emitToUsers(core, [id], {
+    emitToUsers(core, [user.user_id], {
       type: "subscription",
       op: "remove",
       subscriptions: [{ name: stream.name, stream_id: stream.stream_id }],
     });
   }
-  if (removed.length > 0) {
-    emitToUsers(core, watchers(core, stream, new Set(removed)), {
-      type: "subscription",
-      op: "peer_remove",
-      stream_ids: [stream.stream_id],
-      user_ids: removed,
-    });
-  }
+  emitPeers(core, stream, "peer_remove", removed);
   return removed;
 }

@@ -97,6 +97,32 @@ export function userToApi(
   return out;
 }
 
+/** A bot as `realm_bots` in /register lists it, seen by `viewer`. */
+export function botToApi(data: SandboxData, viewer: UserRecord, u: UserRecord) {
+  return {
+    user_id: u.user_id,
+    full_name: u.full_name,
+    email: u.delivery_email,
+    bot_type: u.bot_type,
+    is_active: u.is_active,
+    api_key: u.api_key,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: u.default_all_public_streams,
+    avatar_url: avatarUrl(data, viewer, u, false),
+    owner_id: u.bot_owner_id,
+    services: u.outgoing
+      ? [
+          {
+            base_url: u.outgoing.url,
+            token: u.outgoing.token,
+            interface: u.outgoing.interface === "zulip" ? 1 : 2,
+          },
+        ]
+      : [],
+  };
+}
+
 /** `profile_data`: field id → {value, rendered_value?} for every field the user has a value for. */
 export function profileDataToApi(
   data: SandboxData,
@@ -149,10 +175,6 @@ export function userGroupView(data: SandboxData, g: UserGroupRecord) {
   };
 }
 
-function activeIds(core: SandboxCore): number[] {
-  return core.data.users.filter((u) => u.is_active && !u.system_bot).map((u) => u.user_id);
-}
-
 /** Emit a realm_user event whose `person` is shaped per receiving user. */
 export function emitRealmUser(
   core: SandboxCore,
@@ -161,8 +183,7 @@ export function emitRealmUser(
   fields?: Record<string, unknown>,
 ): void {
   const data = core.data;
-  for (const viewerId of activeIds(core)) {
-    const viewer = data.users.find((u) => u.user_id === viewerId)!;
+  for (const viewer of data.users.filter((u) => u.is_active && !u.system_bot)) {
     const person =
       op === "add"
         ? {
@@ -170,7 +191,7 @@ export function emitRealmUser(
             profile_data: {},
           }
         : { user_id: user.user_id, ...fields };
-    emitToUsers(core, [viewerId], { type: "realm_user", op, person });
+    emitToUsers(core, [viewer.user_id], { type: "realm_user", op, person });
   }
 }
 
@@ -205,22 +226,8 @@ export function createUser(core: SandboxCore, input: CreateUserInput): UserRecor
     const watchers = data.users
       .filter((u) => u.role <= 200 || u.user_id === input.ownerId)
       .map((u) => u.user_id);
-    emitToUsers(core, watchers, {
-      type: "realm_bot",
-      op: "add",
-      bot: {
-        user_id: user.user_id,
-        full_name: user.full_name,
-        email: user.delivery_email,
-        bot_type: user.bot_type,
-        is_active: true,
-        owner_id: user.bot_owner_id,
-        default_all_public_streams: false,
-        default_sending_stream: null,
-        default_events_register_stream: null,
-        services: [],
-      },
-    });
+    const { api_key, avatar_url, ...bot } = botToApi(data, user, user);
+    emitToUsers(core, watchers, { type: "realm_bot", op: "add", bot });
   }
   return user;
 }
