@@ -48,6 +48,8 @@ const PLACEHOLDER = /^user(\d+)@(.+)$/i;
 
 export class UserCache implements Users {
   readonly #byId = new Map<number, Entry>();
+  /** Lower-cased real and API emails of cached users, so a lookup by email is one map read. */
+  readonly #idByEmail = new Map<string, number>();
   readonly #inFlight = new Map<string, Promise<User | undefined>>();
   /** Hosts of placeholder emails seen on users (`user{id}@host` where id is the user's own). */
   readonly #placeholderHosts = new Set<string>();
@@ -62,7 +64,7 @@ export class UserCache implements Users {
     if (!this.#used) return;
     const person = event.person as Record<string, unknown> & { user_id: number };
     if (event.op === "remove") {
-      this.#byId.delete(person.user_id);
+      this.#forget(person.user_id);
       return;
     }
     const cached = this.#byId.get(person.user_id)?.user;
@@ -73,6 +75,7 @@ export class UserCache implements Users {
   /** Events may have been missed (a new queue): forget everything. */
   invalidate(): void {
     this.#byId.clear();
+    this.#idByEmail.clear();
     this.#listedAt = undefined;
   }
 
@@ -118,10 +121,8 @@ export class UserCache implements Users {
 
   /** The id an email names, if known without asking: a cached user's email, or a placeholder of this realm. */
   #idOf(email: string): number | undefined {
-    const lower = email.toLowerCase();
-    const named = (e: unknown) => typeof e === "string" && e !== "" && e.toLowerCase() === lower;
-    for (const { user: u } of this.#byId.values())
-      if (named(u.email) || named(u.delivery_email)) return u.user_id;
+    const known = this.#idByEmail.get(email.toLowerCase());
+    if (known !== undefined) return known;
     const placeholder = PLACEHOLDER.exec(email);
     const host = placeholder?.[2]?.toLowerCase();
     if (
@@ -148,7 +149,11 @@ export class UserCache implements Users {
   }
 
   #store(user: User): void {
+    this.#forget(user.user_id);
     this.#byId.set(user.user_id, { user, fetchedAt: this.o.clock.now() });
+    for (const email of [user.email, user.delivery_email]) {
+      if (typeof email === "string" && email !== "") this.#idByEmail.set(email.toLowerCase(), user.user_id);
+    }
     this.#notePlaceholder(user.email, user.user_id);
   }
 
@@ -156,6 +161,18 @@ export class UserCache implements Users {
     const placeholder = PLACEHOLDER.exec(email);
     if (placeholder && Number(placeholder[1]) === id)
       this.#placeholderHosts.add(placeholder[2]!.toLowerCase());
+  }
+
+  /** Drop a user and the emails that pointed at it. */
+  #forget(id: number): void {
+    const old = this.#byId.get(id)?.user;
+    this.#byId.delete(id);
+    if (!old) return;
+    for (const email of [old.email, old.delivery_email]) {
+      if (typeof email === "string" && this.#idByEmail.get(email.toLowerCase()) === id) {
+        this.#idByEmail.delete(email.toLowerCase());
+      }
+    }
   }
 }
 
