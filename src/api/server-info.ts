@@ -18,19 +18,10 @@ export interface ServerInfo {
   moderationChannelId: number | undefined;
 }
 
-// Before FL 204 the server sent no typing timings; the API docs give these fallbacks.
-const legacyTyping = { startedExpiryMs: 15_000, stoppedWaitMs: 5_000, startedWaitMs: 10_000 };
-
 export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
   const d = serverDefaults;
-  const modern = reg.zulip_feature_level >= 204;
-  const typingDefault = modern
-    ? {
-        startedExpiryMs: d.server_typing_started_expiry_period_milliseconds,
-        stoppedWaitMs: d.server_typing_stopped_wait_period_milliseconds,
-        startedWaitMs: d.server_typing_started_wait_period_milliseconds,
-      }
-    : legacyTyping;
+  // Before FL 204 the server sent no typing timings; the API docs give these fallbacks.
+  const old = reg.zulip_feature_level < 204;
   const moderation = reg.realm_moderation_request_channel_id;
   return {
     version: reg.zulip_version,
@@ -41,9 +32,15 @@ export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
     longpollTimeoutSeconds:
       reg.event_queue_longpoll_timeout_seconds ?? d.event_queue_longpoll_timeout_seconds,
     typing: {
-      startedExpiryMs: reg.server_typing_started_expiry_period_milliseconds ?? typingDefault.startedExpiryMs,
-      stoppedWaitMs: reg.server_typing_stopped_wait_period_milliseconds ?? typingDefault.stoppedWaitMs,
-      startedWaitMs: reg.server_typing_started_wait_period_milliseconds ?? typingDefault.startedWaitMs,
+      startedExpiryMs:
+        reg.server_typing_started_expiry_period_milliseconds ??
+        (old ? 15_000 : d.server_typing_started_expiry_period_milliseconds),
+      stoppedWaitMs:
+        reg.server_typing_stopped_wait_period_milliseconds ??
+        (old ? 5_000 : d.server_typing_stopped_wait_period_milliseconds),
+      startedWaitMs:
+        reg.server_typing_started_wait_period_milliseconds ??
+        (old ? 10_000 : d.server_typing_started_wait_period_milliseconds),
     },
     reportTypes: reg.server_report_message_types ?? d.server_report_message_types,
     emptyTopicName: reg.realm_empty_topic_display_name ?? d.realm_empty_topic_display_name,

@@ -12,7 +12,7 @@
  */
 import { type Clock, realClock, type TimerHandle } from "../../time/clock.ts";
 import type { EventMap } from "../../wire/events.ts";
-import type { RegisterResponse } from "../../wire/responses.ts";
+import { serverDefaults } from "../../wire/responses.ts";
 
 export type TypingEvent = EventMap["typing"];
 
@@ -43,29 +43,6 @@ export function conversationKey(conversation: TypingConversation): string {
   return `stream:${conversation.streamId}:${conversation.topic.toLowerCase()}`;
 }
 
-/**
- * The three typing intervals from a register response, with the server's defaults when absent:
- * 45000 / 12000 / 30000 ms, or 15000 / 5000 / 10000 ms on servers before feature level 204,
- * which do not send them (NOTES §8).
- */
-export function typingTimings(
-  register: Partial<
-    Pick<
-      RegisterResponse,
-      | "server_typing_started_expiry_period_milliseconds"
-      | "server_typing_stopped_wait_period_milliseconds"
-      | "server_typing_started_wait_period_milliseconds"
-    >
-  > & { zulip_feature_level?: number },
-): { startedExpiryMs: number; stoppedWaitMs: number; startedWaitMs: number } {
-  const old = register.zulip_feature_level !== undefined && register.zulip_feature_level < 204;
-  return {
-    startedExpiryMs: register.server_typing_started_expiry_period_milliseconds ?? (old ? 15_000 : 45_000),
-    stoppedWaitMs: register.server_typing_stopped_wait_period_milliseconds ?? (old ? 5_000 : 12_000),
-    startedWaitMs: register.server_typing_started_wait_period_milliseconds ?? (old ? 10_000 : 30_000),
-  };
-}
-
 /** One indicator appearing or disappearing. */
 export interface TypingChange {
   conversation: TypingConversation;
@@ -75,10 +52,8 @@ export interface TypingChange {
 }
 
 export interface TypingTrackerOptions {
-  /** `server_typing_started_expiry_period_milliseconds` from register. */
+  /** `server_typing_started_expiry_period_milliseconds` from register (`ServerInfo.typing`). */
   expiryMs?: number;
-  /** The server's feature level; below 204 the default expiry is 15000 ms instead of 45000. */
-  featureLevel?: number;
   clock?: Clock;
   /** Senders to ignore, typically the bot itself (it receives its own typing events). */
   ignoreUserIds?: Iterable<number>;
@@ -102,8 +77,7 @@ export class TypingTracker {
   readonly #listeners = new Set<(change: TypingChange) => void>();
 
   constructor(options: TypingTrackerOptions = {}) {
-    this.expiryMs =
-      options.expiryMs ?? typingTimings({ zulip_feature_level: options.featureLevel }).startedExpiryMs;
+    this.expiryMs = options.expiryMs ?? serverDefaults.server_typing_started_expiry_period_milliseconds;
     this.#clock = options.clock ?? realClock;
     this.#ignore = new Set(options.ignoreUserIds ?? []);
     this.#onListenerError = options.onListenerError ?? ((e) => console.error("typing listener failed:", e));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { serverInfoFrom } from "../../../src/api/server-info.ts";
 import {
   conversationKey,
   type TypingChange,
@@ -6,10 +7,10 @@ import {
   type TypingEvent,
   TypingTracker,
   typingConversation,
-  typingTimings,
 } from "../../../src/effects/typing/typing-tracker.ts";
 import { ManualClock } from "../../../src/time/clock.ts";
 import { parseEvent } from "../../../src/wire/events.ts";
+import type { RegisterResponse } from "../../../src/wire/responses.ts";
 
 const user = (id: number) => ({ user_id: id, email: `user${id}@example.org` });
 let nextId = 0;
@@ -29,7 +30,7 @@ const stream = (op: "start" | "stop", sender: number, topic = "deploys", streamI
 const DM_8_10: TypingConversation = { type: "direct", userIds: [8, 10] };
 const DEPLOYS: TypingConversation = { type: "stream", streamId: 5, topic: "deploys" };
 
-function setup(options: { expiryMs?: number; featureLevel?: number; ignoreUserIds?: number[] } = {}) {
+function setup(options: { expiryMs?: number; ignoreUserIds?: number[] } = {}) {
   const clock = new ManualClock(0);
   const tracker = new TypingTracker({ clock, ...options });
   const changes: string[] = [];
@@ -135,11 +136,9 @@ describe("TypingTracker details", () => {
     expect(changes).toEqual([]);
   });
 
-  it("expiry defaults to 45000 ms, or 15000 ms for servers before feature level 204", () => {
+  it("expiry defaults to 45000 ms", () => {
     expect(new TypingTracker().expiryMs).toBe(45_000);
-    expect(new TypingTracker({ featureLevel: 203 }).expiryMs).toBe(15_000);
-    expect(new TypingTracker({ featureLevel: 204 }).expiryMs).toBe(45_000);
-    expect(new TypingTracker({ expiryMs: 5_000, featureLevel: 100 }).expiryMs).toBe(5_000);
+    expect(new TypingTracker({ expiryMs: 5_000 }).expiryMs).toBe(5_000);
   });
 
   it("a throwing listener does not stop the others; unsubscribe works", () => {
@@ -178,20 +177,21 @@ describe("typing conversation and timings", () => {
     expect(conversationKey({ type: "stream", streamId: 5, topic: "Lunch" })).toBe("stream:5:lunch");
   });
 
-  it("typingTimings reads register values, else the current or pre-FL 204 defaults", () => {
-    expect(typingTimings({})).toEqual({
+  it("serverInfoFrom reads the typing timings, else the current or pre-FL 204 defaults", () => {
+    const timings = (reg: Partial<RegisterResponse>) =>
+      serverInfoFrom({ zulip_version: "11.0", zulip_feature_level: 400, ...reg } as RegisterResponse).typing;
+    expect(timings({})).toEqual({
       startedExpiryMs: 45_000,
       stoppedWaitMs: 12_000,
       startedWaitMs: 30_000,
     });
-    expect(typingTimings({ zulip_feature_level: 150 })).toEqual({
+    expect(timings({ zulip_feature_level: 150 })).toEqual({
       startedExpiryMs: 15_000,
       stoppedWaitMs: 5_000,
       startedWaitMs: 10_000,
     });
     expect(
-      typingTimings({
-        zulip_feature_level: 400,
+      timings({
         server_typing_started_expiry_period_milliseconds: 20_000,
         server_typing_stopped_wait_period_milliseconds: 6_000,
         server_typing_started_wait_period_milliseconds: 9_000,
