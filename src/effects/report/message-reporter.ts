@@ -11,10 +11,10 @@
 import type { Logger } from "pino";
 import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from "../../api/errors.ts";
 import type { MessagesApi } from "../../api/resources/messages.ts";
+import type { ServerInfo } from "../../api/server-info.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
-import { serverDefaults } from "../../wire/responses.ts";
 import { truncateCodePoints } from "../limits/code-points.ts";
 
 /** What `ctx.report()` did. */
@@ -46,7 +46,7 @@ export class MessageReporter {
     messageId: number,
     type: string,
     description: string | undefined,
-    options: { reportTypes: readonly ReportTypeOption[]; signal?: AbortSignal },
+    options: { reportTypes: ServerInfo["reportTypes"]; signal?: AbortSignal },
   ): Promise<ReportResult> {
     if (!Number.isInteger(messageId) || messageId <= 0) {
       throw new BothostError(
@@ -63,14 +63,7 @@ export class MessageReporter {
       return { reported: false, reason: "duplicate" };
     }
     try {
-      await this.o.messages.report(
-        messageId,
-        {
-          report_type: params.report_type,
-          ...(params.description !== undefined ? { description: params.description } : {}),
-        },
-        options.signal ? { signal: options.signal } : {},
-      );
+      await this.o.messages.report(messageId, params, options.signal ? { signal: options.signal } : {});
     } catch (err) {
       return this.#failed(key, err, { type, at });
     }
@@ -120,28 +113,6 @@ function serverDidNotAct(err: unknown): boolean {
 /** Clients limit report descriptions to this many Unicode code points. */
 export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 
-/** One entry of the register response's `server_report_message_types`. */
-export interface ReportTypeOption {
-  key: string;
-  name?: string;
-}
-
-export interface ReportInput {
-  /** A key of `server_report_message_types`, e.g. `"spam"` or `"other"`. */
-  type: string;
-  /** Required for `"other"`. */
-  description?: string;
-}
-
-/** The request parameters to send (wire names), plus whether the description was cut. */
-export interface ValidatedReport {
-  report_type: string;
-  /** The description to send (cut to 1000 code points), or `undefined` to send none. */
-  description: string | undefined;
-  /** Whether the description was cut (it then ends in "…"). */
-  truncated: boolean;
-}
-
 /** A report the server would refuse: an unknown type, or "other" without a description. */
 export class ReportError extends BothostError<"REPORT_INVALID"> {
   override readonly name = "ReportError";
@@ -155,14 +126,14 @@ export class ReportError extends BothostError<"REPORT_INVALID"> {
 }
 
 /**
- * Checks a report against the server's report types and returns the parameters to send. Throws
- * {@link ReportError} (`REPORT_INVALID`). Without `serverReportTypes` (servers before FL 435 do
- * not send them) the original five types are assumed.
+ * Checks a report against the server's report types (`ServerInfo.reportTypes`) and returns the
+ * parameters to send, the description cut to 1000 code points. Throws {@link ReportError}
+ * (`REPORT_INVALID`).
  */
 export function validateReport(
-  input: ReportInput,
-  serverReportTypes: readonly ReportTypeOption[] = serverDefaults.server_report_message_types,
-): ValidatedReport {
+  input: { type: string; description?: string | undefined },
+  serverReportTypes: ServerInfo["reportTypes"],
+): { report_type: string; description?: string } {
   const keys = serverReportTypes.map((t) => t.key);
   if (!keys.includes(input.type)) {
     throw new ReportError(
@@ -177,8 +148,9 @@ export function validateReport(
       'Report type "other" needs a description of what is wrong; pass a non-empty description.',
     );
   }
-  const report_type = input.type;
-  if (description === "") return { report_type, description: undefined, truncated: false };
-  const cut = truncateCodePoints(description, MAX_REPORT_DESCRIPTION_LENGTH, "…");
-  return { report_type, description: cut.text, truncated: cut.truncated };
+  if (description === "") return { report_type: input.type };
+  return {
+    report_type: input.type,
+    description: truncateCodePoints(description, MAX_REPORT_DESCRIPTION_LENGTH).text,
+  };
 }

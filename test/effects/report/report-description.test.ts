@@ -5,6 +5,9 @@ import {
   ReportError,
   validateReport,
 } from "../../../src/effects/report/message-reporter.ts";
+import { serverDefaults } from "../../../src/wire/responses.ts";
+
+const DEFAULTS = serverDefaults.server_report_message_types;
 
 const EXTENDED = [
   { key: "spam", name: "Spam" },
@@ -28,7 +31,6 @@ describe("validateReport", () => {
     expect(validateReport({ type: "privacy", description: "posted my address" }, EXTENDED)).toEqual({
       report_type: "privacy",
       description: "posted my address",
-      truncated: false,
     });
   });
 
@@ -40,9 +42,9 @@ describe("validateReport", () => {
     );
   });
 
-  it("falls back to the original five types when the server sends none (before FL 435)", () => {
-    expect(validateReport({ type: "norms" }).report_type).toBe("norms");
-    expect(reportError(() => validateReport({ type: "privacy" })).message).toBe(
+  it("checks against the original five types (what serverInfoFrom assumes before FL 435)", () => {
+    expect(validateReport({ type: "norms" }, DEFAULTS).report_type).toBe("norms");
+    expect(reportError(() => validateReport({ type: "privacy" }, DEFAULTS)).message).toBe(
       'Report type "privacy" is not offered by this server; use one of: spam, harassment, inappropriate, norms, other.',
     );
   });
@@ -59,7 +61,6 @@ describe("validateReport", () => {
     expect(validateReport({ type: "spam" }, EXTENDED)).toEqual({
       report_type: "spam",
       description: undefined,
-      truncated: false,
     });
   });
 
@@ -68,7 +69,6 @@ describe("validateReport", () => {
     expect(validateReport({ type: "spam", description }, EXTENDED)).toEqual({
       report_type: "spam",
       description,
-      truncated: false,
     });
   });
 
@@ -76,18 +76,18 @@ describe("validateReport", () => {
     expect(validateReport({ type: "other", description: "context" }, EXTENDED)).toEqual({
       report_type: "other",
       description: "context",
-      truncated: false,
     });
     expect(reportError(() => validateReport({ type: "other", description: undefined }, EXTENDED)).field).toBe(
       "description",
     );
-    expect(reportError(() => validateReport({ type: "privacy", description: "x" })).field).toBe("type");
+    expect(reportError(() => validateReport({ type: "privacy", description: "x" }, DEFAULTS)).field).toBe(
+      "type",
+    );
   });
 
   it("cuts a longer description to 1000 code points ending in …, at a code point boundary", () => {
     const description = "a".repeat(998) + "😀😀😀";
     const result = validateReport({ type: "other", description }, EXTENDED);
-    expect(result.truncated).toBe(true);
     expect(result.description).toBe(`${"a".repeat(998)}😀…`);
     expect(codePointLength(result.description ?? "")).toBe(1000);
   });
