@@ -12,30 +12,21 @@ export const featureLevels = {
   typingStreamId: 215,
   /** `channel` accepted as a message/typing type value; before it, `stream`. */
   channelType: 248,
-  /** `ignored_parameters_unsupported` may appear in success responses. */
-  ignoredParametersUnsupported: 167,
   scheduledMessages: 179,
   scheduledMessagesEditEndpoint: 184,
-  scheduledReadBySender: 236,
   emptyTopicValid: 334,
-  noTopicReadAsEmpty: 370,
   usersByEmail: 39,
   usersByRealEmail: 302,
-  usersById: 1,
   savedSnippets: 297,
   savedSnippetsEdit: 368,
   messageReport: 382,
-  reportTypesExtended: 435,
   playgrounds: 49,
   playgroundUrlTemplate: 196,
   userGroupSubgroupsEndpoint: 127,
   userGroupMembersSubgroupParams: 311,
   userGroupBotsAllowed: 496,
-  realmDomainsOwnersOnly: 143,
   channelFolders: 389,
   channelsIncludeAll: 356,
-  channelsArchived: 315,
-  pushTokenRemovalDeprecated: 406,
 } as const;
 
 export type FeatureName = keyof typeof featureLevels;
