@@ -1,9 +1,7 @@
 /** Organization settings (new-user defaults, code playgrounds, email domains), and the server's own. */
 import { z } from "zod";
-import { featureLevels } from "../../wire/feature-levels.ts";
 import { ServerSettings } from "../../wire/responses.ts";
 import type { Params } from "../encode.ts";
-import { UnsupportedFeatureError } from "../errors.ts";
 import { requireFeature, supports } from "../feature-level.ts";
 import type { CallOptions, ResourceContext } from "../transport.ts";
 
@@ -112,12 +110,8 @@ export function realmApi(ctx: ResourceContext) {
       if (!supports(ctx.state, "playgroundUrlTemplate")) {
         // Before FL 196 the server took a prefix the code was appended to.
         if (!params.url_template.endsWith("{code}")) {
-          throw new UnsupportedFeatureError({
-            feature: "playgroundUrlTemplate",
-            what: "A playground url_template with {code} anywhere but at the end",
-            requiredLevel: featureLevels.playgroundUrlTemplate,
-            serverLevel: ctx.state.featureLevel ?? 0,
-          });
+          const what = "A playground url_template with {code} anywhere but at the end";
+          requireFeature(ctx.state, "playgroundUrlTemplate", what);
         }
         wire = {
           name: params.name,
