@@ -117,7 +117,6 @@ export class BotServices {
       expiryMs: server.typing.startedExpiryMs,
       clock: this.#clock,
       ignoreUserIds: [self.userId],
-      onListenerError: (err) => this.#o.log.error({ err }, "typing listener failed"),
     });
   }
 

@@ -3,10 +3,10 @@
  *
  * | state         | trigger                        | next          | effect                 |
  * |---------------|--------------------------------|---------------|------------------------|
- * | not displayed | `start`                        | displayed     | change event           |
+ * | not displayed | `start`                        | displayed     | expiry timer starts    |
  * | displayed     | `start`                        | displayed     | expiry timer restarts  |
- * | displayed     | `stop`                         | not displayed | change event           |
- * | displayed     | expiry passes with no `start`  | not displayed | change event "expired" |
+ * | displayed     | `stop`                         | not displayed | expiry timer cleared   |
+ * | displayed     | expiry passes with no `start`  | not displayed |                        |
  *
  * State is kept per (conversation, sender). A `stop` for someone not displayed changes nothing.
  */
@@ -43,28 +43,12 @@ export function conversationKey(conversation: TypingConversation): string {
   return `stream:${conversation.streamId}:${conversation.topic.toLowerCase()}`;
 }
 
-/** One indicator appearing or disappearing. */
-export interface TypingChange {
-  conversation: TypingConversation;
-  userId: number;
-  typing: boolean;
-  reason: "start" | "stop" | "expired";
-}
-
 export interface TypingTrackerOptions {
   /** `server_typing_started_expiry_period_milliseconds` from register (`ServerInfo.typing`). */
   expiryMs?: number;
   clock?: Clock;
   /** Senders to ignore, typically the bot itself (it receives its own typing events). */
   ignoreUserIds?: Iterable<number>;
-  /** A change listener threw. Default: `console.error`. */
-  onListenerError?: (error: unknown) => void;
-}
-
-interface Room {
-  conversation: TypingConversation;
-  /** Sender id → expiry timer, in the order they started typing. */
-  typists: Map<number, TimerHandle>;
 }
 
 /** Tracks typing indicators from `typing` events. */
@@ -72,83 +56,59 @@ export class TypingTracker {
   readonly expiryMs: number;
   readonly #clock: Clock;
   readonly #ignore: ReadonlySet<number>;
-  readonly #onListenerError: (error: unknown) => void;
-  readonly #rooms = new Map<string, Room>();
-  readonly #listeners = new Set<(change: TypingChange) => void>();
+  /** Conversation key → (sender id → expiry timer), senders in the order they started typing. */
+  readonly #rooms = new Map<string, Map<number, TimerHandle>>();
 
   constructor(options: TypingTrackerOptions = {}) {
     this.expiryMs = options.expiryMs ?? serverDefaults.server_typing_started_expiry_period_milliseconds;
     this.#clock = options.clock ?? realClock;
     this.#ignore = new Set(options.ignoreUserIds ?? []);
-    this.#onListenerError = options.onListenerError ?? ((e) => console.error("typing listener failed:", e));
   }
 
-  /** Applies one typing event. Returns true if an indicator appeared or disappeared. */
-  handle(event: TypingEvent): boolean {
+  /** Applies one typing event. */
+  handle(event: TypingEvent): void {
     const userId = event.sender.user_id;
     const conversation = typingConversation(event);
-    if (conversation === undefined || this.#ignore.has(userId)) return false;
+    if (conversation === undefined || this.#ignore.has(userId)) return;
     const key = conversationKey(conversation);
-    const room = this.#rooms.get(key) ?? { conversation, typists: new Map() };
-    const timer = room.typists.get(userId);
+    const room = this.#rooms.get(key) ?? new Map<number, TimerHandle>();
+    const timer = room.get(userId);
     if (event.op === "stop") {
-      if (timer !== undefined) this.#hide(key, room, userId, "stop");
-      return timer !== undefined;
+      if (timer !== undefined) this.#hide(key, room, userId);
+      return;
     }
     if (timer !== undefined) this.#clock.clearTimeout(timer);
     this.#rooms.set(key, room);
-    room.typists.set(userId, this.#expiry(key, room, userId));
-    if (timer === undefined)
-      this.#emit({ conversation: room.conversation, userId, typing: true, reason: "start" });
-    return timer === undefined;
+    room.set(
+      userId,
+      this.#clock.setTimeout(() => this.#hide(key, room, userId), this.expiryMs),
+    );
   }
 
   /** User ids currently shown as typing in `conversation`, in the order they started. */
   typingIn(conversation: TypingConversation): number[] {
-    return [...(this.#rooms.get(conversationKey(conversation))?.typists.keys() ?? [])];
+    return [...(this.#rooms.get(conversationKey(conversation))?.keys() ?? [])];
   }
 
   /** Whether `userId` is shown as typing in `conversation`, or anywhere if none is given. */
   isTyping(userId: number, conversation?: TypingConversation): boolean {
     if (conversation !== undefined)
-      return this.#rooms.get(conversationKey(conversation))?.typists.has(userId) ?? false;
-    for (const room of this.#rooms.values()) if (room.typists.has(userId)) return true;
+      return this.#rooms.get(conversationKey(conversation))?.has(userId) ?? false;
+    for (const room of this.#rooms.values()) if (room.has(userId)) return true;
     return false;
   }
 
-  /** Calls `listener` on every indicator change; returns a function that unsubscribes it. */
-  onChange(listener: (change: TypingChange) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  /** Clears every timer, indicator and listener, without emitting changes. */
+  /** Clears every timer and indicator. */
   dispose(): void {
     for (const room of this.#rooms.values())
-      for (const timer of room.typists.values()) this.#clock.clearTimeout(timer);
+      for (const timer of room.values()) this.#clock.clearTimeout(timer);
     this.#rooms.clear();
-    this.#listeners.clear();
   }
 
-  #expiry(key: string, room: Room, userId: number): TimerHandle {
-    return this.#clock.setTimeout(() => this.#hide(key, room, userId, "expired"), this.expiryMs);
-  }
-
-  #hide(key: string, room: Room, userId: number, reason: "stop" | "expired"): void {
-    const timer = room.typists.get(userId);
+  #hide(key: string, room: Map<number, TimerHandle>, userId: number): void {
+    const timer = room.get(userId);
     if (timer !== undefined) this.#clock.clearTimeout(timer);
-    room.typists.delete(userId);
-    if (room.typists.size === 0 && this.#rooms.get(key) === room) this.#rooms.delete(key);
-    this.#emit({ conversation: room.conversation, userId, typing: false, reason });
-  }
-
-  #emit(change: TypingChange): void {
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(change);
-      } catch (error) {
-        this.#onListenerError(error);
-      }
-    }
+    room.delete(userId);
+    if (room.size === 0 && this.#rooms.get(key) === room) this.#rooms.delete(key);
   }
 }
