@@ -103,7 +103,7 @@ export class BotServices {
       log,
       clock: this.#clock,
     });
-    this.channels = new ChannelIds(client.request);
+    this.channels = new ChannelIds(client.channels);
   }
 
   /** After every register: new limits; after a re-register, caches may have missed events. */

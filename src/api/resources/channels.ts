@@ -1,4 +1,4 @@
-/** Channels: listing, topics of a channel, subscribing; channel folders. */
+/** Channels: listing, ids by name, topics of a channel, subscribing; channel folders. */
 import { z } from "zod";
 import { Channel, Topic } from "../../wire/records.ts";
 import { path } from "../encode.ts";
@@ -37,6 +37,7 @@ export interface SubscribeParams {
 
 const Streams = z.looseObject({ streams: z.array(Channel) });
 const Topics = z.looseObject({ topics: z.array(Topic) });
+const StreamId = z.looseObject({ stream_id: z.number().int() });
 const Subscribed = z.looseObject({
   subscribed: z.record(z.string(), z.array(z.string())),
   already_subscribed: z.record(z.string(), z.array(z.string())),
@@ -55,6 +56,10 @@ export function channelsApi(ctx: ResourceContext) {
       }
       return ctx.call("GET", "/streams", wire, options, Streams);
     },
+
+    /** A channel's id by its name (GET /get_stream_id). */
+    id: (stream: string, options: CallOptions = {}) =>
+      ctx.call("GET", "/get_stream_id", { stream }, options, StreamId),
 
     /** Topics of a channel with their latest message id (GET /users/me/{stream_id}/topics). */
     topics: (

@@ -54,13 +54,7 @@ async function channelId(client: Client, name: string, where: string, signal?: A
   const trimmed = name.trim();
   if (trimmed === "") throw invalid(where, "is an empty channel name.");
   try {
-    const body = await client.request<{ stream_id: number }>(
-      "GET",
-      "/get_stream_id",
-      { stream: trimmed },
-      signal ? { signal } : {},
-    );
-    return body.stream_id;
+    return (await client.channels.id(trimmed, signal ? { signal } : {})).stream_id;
   } catch (err) {
     if (!isApiError(err) || err.status !== 400) throw err;
     const hint = trimmed.includes("@")

@@ -3,7 +3,7 @@
  * TypingTracker, so its queue must receive them (`bot.track("typing")`); channel typing
  * reaches the bot only in channels it is in with at most 100 subscribers (NOTES §4.3).
  */
-import type { RequestFn } from "../../api/transport.ts";
+import type { Client } from "../../api/create-client.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import { type Clock, realClock, type TimerHandle } from "../../time/clock.ts";
 
@@ -134,7 +134,7 @@ export class ChannelIds {
   readonly #byName = new Map<string, number>();
   readonly #byId = new Map<number, string>();
 
-  constructor(private readonly request: RequestFn) {}
+  constructor(private readonly channels: Client["channels"]) {}
 
   /** Remember a pairing seen in an event (every message event: known pairs cost one lookup). */
   learn(id: number, name: string): void {
@@ -158,12 +158,7 @@ export class ChannelIds {
     }
     const known = this.#byName.get(channel.toLowerCase());
     if (known !== undefined) return known;
-    const { stream_id } = await this.request<{ stream_id: number }>(
-      "GET",
-      "/get_stream_id",
-      { stream: channel },
-      signal ? { signal } : {},
-    );
+    const { stream_id } = await this.channels.id(channel, signal ? { signal } : {});
     this.learn(stream_id, channel);
     return stream_id;
   }

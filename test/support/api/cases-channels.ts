@@ -23,6 +23,16 @@ export const channelCases: EndpointCase[] = [
     response: { channel_folder_id: 3 },
   },
   {
+    name: "channels.id",
+    spec: "GET /get_stream_id",
+    call: (c) => c.channels.id("general"),
+    method: "GET",
+    path: "/get_stream_id",
+    params: { stream: "general" },
+    response: { stream_id: 5 },
+    returns: { stream_id: 5 },
+  },
+  {
     name: "channels.list (all nine flags)",
     spec: "GET /streams",
     call: (c) =>
