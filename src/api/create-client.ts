@@ -4,7 +4,6 @@ import { type Dispatcher, Pool } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";
 import { type CapturedCall, capturing } from "./capture.ts";
 import { ClientConfigError } from "./errors.ts";
-import type { ServerState } from "./feature-level.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
 import { eventsApi } from "./resources/events.ts";
@@ -108,7 +107,6 @@ export function createClient(options: ClientOptions): Client {
       ? undefined
       : (positive(options.rateLimit?.perMinute, "rateLimit.perMinute") ?? 200);
   const logger = options.logger?.child?.({ component: "api", email }) ?? options.logger ?? silentLogger;
-  const state: ServerState = { featureLevel: options.featureLevel, isBot: options.isBot };
   const transport = createTransport({
     origin,
     apiBase,
@@ -125,32 +123,17 @@ export function createClient(options: ClientOptions): Client {
     onRateLimitWait: options.onRateLimitWait,
   });
   const request = options.capture ? capturing(transport, options.capture) : transport;
+  // The client is the ServerState its resources read and update (featureLevel, isBot).
+  const client = { origin, email, featureLevel: options.featureLevel, isBot: options.isBot, request };
   const ctx: ResourceContext = {
-    state,
+    state: client,
     logger,
     async call(method, path, params, options, schema) {
       const data = await request(method, path, { ...params }, { ...options, schema });
       return (schema ? data : undefined) as never;
     },
   };
-  return {
-    origin,
-    email,
-    get featureLevel() {
-      return state.featureLevel;
-    },
-    set featureLevel(level) {
-      state.featureLevel = level;
-    },
-    get isBot() {
-      return state.isBot;
-    },
-    set isBot(value) {
-      state.isBot = value;
-    },
-    request,
-    ...resources(ctx),
-  };
+  return Object.assign(client, resources(ctx));
 }
 
 function resolveCredentials(options: ClientOptions): {
