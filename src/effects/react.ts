@@ -37,10 +37,8 @@ export async function react(
   const done = options.remove ? "REACTION_DOES_NOT_EXIST" : "REACTION_ALREADY_EXISTS";
   for (let attempt = 1; ; attempt++) {
     try {
-      if (options.remove)
-        await api.reactions.remove(messageId, { emoji_name: emoji }, { signal: options.signal });
-      else await api.reactions.add(messageId, { emoji_name: emoji }, { signal: options.signal });
-      return;
+      const op = options.remove ? api.reactions.remove : api.reactions.add;
+      return await op(messageId, { emoji_name: emoji }, { signal: options.signal });
     } catch (err) {
       if (isApiError(err) && err.code === done) return;
       if (attempt >= ATTEMPTS || !isAmbiguous(err)) throw err;
