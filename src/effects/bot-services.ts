@@ -76,25 +76,38 @@ export class BotServices {
   #tracker: TypingTracker | undefined;
   #server: ServerInfo | undefined;
   #registrations = 0;
-  #warnedTyping = false;
+  readonly #typingTracked: () => boolean;
 
   constructor(options: BotServicesOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
     const { client, log } = options;
-    const tracked = (helper: TrackedHelper) => () => options.receives(trackedEventTypes[helper]);
+    // Whether the queue receives a helper's events; the first "no" logs how to fix it.
+    const tracked = (helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info") => {
+      let told = false;
+      return () => {
+        const type = trackedEventTypes[helper];
+        if (options.receives(type)) return true;
+        if (!told) {
+          const fix = `call bot.track("${helper}") in setup`;
+          log[level](
+            `ctx.${helper}: the queue does not receive "${type}" events, so ${consequence}; ${fix}.`,
+          );
+        }
+        told = true;
+        return false;
+      };
+    };
     this.snippets = new SnippetCache({
       api: client.savedSnippets,
-      tracked: tracked("snippets"),
+      tracked: tracked("snippets", "the cache is reloaded every minute instead of kept fresh from them"),
       featureLevel: () => client.featureLevel,
-      log,
       clock: this.#clock,
     });
     this.users = new UserCache({
       api: client.users,
-      tracked: tracked("users"),
+      tracked: tracked("users", "cached users are re-fetched after a minute instead of kept fresh from them"),
       realmHost: () => URL.parse(this.#server?.realmUrl ?? "")?.host,
-      log,
       clock: this.#clock,
     });
     this.reporter = new MessageReporter({
@@ -104,6 +117,7 @@ export class BotServices {
       clock: this.#clock,
     });
     this.channels = new ChannelIds(client.channels);
+    this.#typingTracked = tracked("typing", "nobody ever shows as typing to who() and isTyping()", "warn");
   }
 
   /** After every register: new limits; after a re-register, caches may have missed events. */
@@ -227,13 +241,7 @@ export class BotServices {
 
   /** The bot's tracker (undefined until it has registered); warns once if it gets no events. */
   #typingTracker(): TypingTracker | undefined {
-    if (!this.#warnedTyping && !this.#o.receives(trackedEventTypes.typing)) {
-      this.#warnedTyping = true;
-      this.#o.log.warn(
-        'ctx.typing.who()/isTyping(): the queue does not receive "typing" events, so nobody ever shows ' +
-          'as typing; call bot.track("typing") in setup.',
-      );
-    }
+    this.#typingTracked();
     return this.#tracker;
   }
 }

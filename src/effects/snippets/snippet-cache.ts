@@ -3,7 +3,6 @@
  * use. It stays fresh from `saved_snippets` events when the queue receives them
  * (`bot.track("snippets")`), else is reloaded after a minute; the bot's own writes update it at once.
  */
-import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
 import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
@@ -54,11 +53,10 @@ export interface Snippets {
 
 export interface SnippetCacheOptions {
   api: SavedSnippetsApi;
-  /** Whether the bot's queue receives `saved_snippets` events. */
+  /** Whether the bot's queue receives `saved_snippets` events (the first "no" is logged). */
   tracked: () => boolean;
   /** The server's feature level, if known (editing needs 368; below it, update = delete + create). */
   featureLevel: () => number | undefined;
-  log: Logger;
   clock: Clock;
 }
 
@@ -71,7 +69,6 @@ export class SnippetCache implements Snippets {
   #loading: Promise<Map<number, SavedSnippet>> | undefined;
   /** Events that arrived while a load was in flight, applied once it lands. */
   #pending: SnippetEvent[] = [];
-  #warnedUntracked = false;
 
   constructor(private readonly o: SnippetCacheOptions) {}
 
@@ -179,13 +176,6 @@ export class SnippetCache implements Snippets {
 
   async #fresh(): Promise<Map<number, SavedSnippet>> {
     const tracked = this.o.tracked();
-    if (!tracked && !this.#warnedUntracked) {
-      this.#warnedUntracked = true;
-      this.o.log.info(
-        'ctx.snippets: the queue does not receive "saved_snippets" events, so the cache is reloaded ' +
-          'every minute; call bot.track("snippets") in setup to keep it fresh from events instead.',
-      );
-    }
     const expired = !tracked && this.o.clock.now() - this.#loadedAt >= 60_000;
     if (this.#byId && !expired) return this.#byId;
     this.#loading ??= this.#load().finally(() => {

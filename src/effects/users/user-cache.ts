@@ -3,7 +3,6 @@
  * cached per bot from first use. The cache stays fresh from `realm_user` events when the queue
  * receives them (`bot.track("users")`); otherwise entries are re-fetched after a minute.
  */
-import type { Logger } from "pino";
 import { ApiError } from "../../api/errors.ts";
 import type { UsersApi } from "../../api/resources/users.ts";
 import type { Clock } from "../../time/clock.ts";
@@ -31,11 +30,10 @@ export interface Users {
 
 export interface UserCacheOptions {
   api: Pick<UsersApi, "get" | "list">;
-  /** Whether the bot's queue receives `realm_user` events. */
+  /** Whether the bot's queue receives `realm_user` events (the first "no" is logged). */
   tracked: () => boolean;
   /** The realm's host (from `realm_url`), to recognise placeholder emails without a request. */
   realmHost: () => string | undefined;
-  log: Logger;
   clock: Clock;
 }
 
@@ -55,7 +53,6 @@ export class UserCache implements Users {
   readonly #placeholderHosts = new Set<string>();
   #listedAt: number | undefined;
   #used = false;
-  #warnedUntracked = false;
 
   constructor(private readonly o: UserCacheOptions) {}
 
@@ -80,7 +77,7 @@ export class UserCache implements Users {
   }
 
   async get(user: number | string): Promise<User | undefined> {
-    this.#use();
+    this.#used = true;
     const id = typeof user === "number" ? user : this.#idOf(user);
     const cached = id === undefined ? undefined : this.#byId.get(id);
     if (cached && this.#fresh(cached.fetchedAt)) return cached.user;
@@ -94,7 +91,7 @@ export class UserCache implements Users {
   }
 
   async list(): Promise<User[]> {
-    this.#use();
+    this.#used = true;
     if (this.#listedAt === undefined || !this.#fresh(this.#listedAt)) {
       const { members } = await this.o.api.list();
       this.invalidate();
@@ -102,17 +99,6 @@ export class UserCache implements Users {
       this.#listedAt = this.o.clock.now();
     }
     return [...this.#byId.values()].map((e) => e.user).sort((a, b) => a.user_id - b.user_id);
-  }
-
-  #use(): void {
-    this.#used = true;
-    if (!this.o.tracked() && !this.#warnedUntracked) {
-      this.#warnedUntracked = true;
-      this.o.log.info(
-        'ctx.users: the queue does not receive "realm_user" events, so cached users are re-fetched ' +
-          'after a minute; call bot.track("users") in setup to keep them fresh from events instead.',
-      );
-    }
   }
 
   #fresh(at: number): boolean {

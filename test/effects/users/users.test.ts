@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/create-client.ts";
 import type { BotApi } from "../../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../../src/bot/define-bot.ts";
-import { UserCache } from "../../../src/effects/users/user-cache.ts";
+import { BotServices } from "../../../src/effects/bot-services.ts";
 import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { MemoryStore } from "../../../src/state/memory-store.ts";
 import { ManualClock } from "../../../src/time/clock.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
 
@@ -132,11 +133,12 @@ describe("ctx.users freshness", () => {
     const logs: string[] = [];
     const log = pino({ level: "info" }, { write: (line: string) => void logs.push(JSON.parse(line).msg) });
     const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT) });
-    const cache = new UserCache({
-      api: client.users,
-      tracked: () => false,
-      realmHost: () => undefined,
+    const { users: cache } = new BotServices({
+      name: "b",
+      client,
+      store: new MemoryStore(),
       log,
+      receives: () => false,
       clock,
     });
     const id = idOf(s, MEMBER);
