@@ -108,35 +108,32 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
   /** Makes a server call; refusals the caller can fix become our errors, anything else passes through. */
   const server = <T>(where: string, messageId: number | undefined, request: Promise<T>): Promise<T> =>
     request.catch((err: unknown) => {
-      throw translate(err, where, messageId);
+      if (!isApiError(err)) throw err;
+      if (err.status === 404 || /already (been )?sent/i.test(err.msg)) {
+        throw new ScheduledMessageError(
+          "SCHEDULE_NOT_FOUND",
+          "id",
+          `${where}: scheduled message ${messageId} does not exist: it was already sent, cancelled, or belongs to another account.`,
+          { cause: err },
+        );
+      }
+      if (SERVER_PAST.test(err.msg)) {
+        throw scheduleInvalid(
+          "at",
+          `${where}: the server says the time is not in the future (its clock may be ahead of this ` +
+            `machine's); pick a time at least a minute ahead.`,
+          { cause: err },
+        );
+      }
+      if (err.code === "STREAM_DOES_NOT_EXIST") {
+        throw scheduleInvalid(
+          "to",
+          `${where}: "to" channel ${String(err.data.stream_id ?? "")} does not exist or the bot cannot see it.`,
+          { cause: err },
+        );
+      }
+      throw err;
     });
-  const translate = (err: unknown, where: string, messageId?: number): unknown => {
-    if (!isApiError(err)) return err;
-    if (err.status === 404 || /already (been )?sent/i.test(err.msg)) {
-      return new ScheduledMessageError(
-        "SCHEDULE_NOT_FOUND",
-        "id",
-        `${where}: scheduled message ${messageId} does not exist: it was already sent, cancelled, or belongs to another account.`,
-        { cause: err },
-      );
-    }
-    if (SERVER_PAST.test(err.msg)) {
-      return scheduleInvalid(
-        "at",
-        `${where}: the server says the time is not in the future (its clock may be ahead of this ` +
-          `machine's); pick a time at least a minute ahead.`,
-        { cause: err },
-      );
-    }
-    if (err.code === "STREAM_DOES_NOT_EXIST") {
-      return scheduleInvalid(
-        "to",
-        `${where}: "to" channel ${String(err.data.stream_id ?? "")} does not exist or the bot cannot see it.`,
-        { cause: err },
-      );
-    }
-    return err;
-  };
 
   return {
     async at(params) {
