@@ -97,11 +97,11 @@ export class JobTimer {
     this.#options = options;
   }
 
-  /** Adds a job; throws {@link ScheduleError} for a bad schedule, policy, or an id already in use. */
+  /**
+   * Adds a job, planned at `start()`; throws {@link ScheduleError} for a bad schedule or an id
+   * already in use. (`bot.cron()` checks the id and the missed-run policy when it is declared.)
+   */
   add(job: CronJob, handler: JobHandler): void {
-    if (typeof job.id !== "string" || job.id === "") {
-      throw new ScheduleError("id", String(job.id), "job id must be a non-empty string.");
-    }
     if (this.#jobs.has(job.id)) {
       throw new ScheduleError(
         "id",
@@ -109,40 +109,24 @@ export class JobTimer {
         `job id "${job.id}" is already in use; give each job its own id.`,
       );
     }
-    const missed = job.missed ?? "skip";
-    if (missed !== "skip" && missed !== "run-once") {
-      throw new ScheduleError(
-        "missed",
-        String(missed),
-        `job "${job.id}" missed "${missed}": use "skip" or "run-once".`,
-      );
-    }
     const scheduleKey = `${job.cron}\u0000${job.timezone}`;
     const schedule =
       this.#schedules.get(scheduleKey) ?? compileSchedule(job, `jobs[${JSON.stringify(job.id)}]`);
     this.#schedules.set(scheduleKey, schedule);
     const state: JobState = {
-      job: { id: job.id, cron: job.cron, timezone: job.timezone, missed, lastRunAt: job.lastRunAt },
+      job: {
+        id: job.id,
+        cron: job.cron,
+        timezone: job.timezone,
+        missed: job.missed ?? "skip",
+        lastRunAt: job.lastRunAt,
+      },
       schedule,
       handler,
       entry: undefined,
       running: undefined,
     };
     this.#jobs.set(job.id, state);
-    if (this.#started) {
-      this.#plan(state);
-      this.#arm();
-    }
-  }
-
-  /** Removes a job (a run in progress finishes). Returns false if there was no such job. */
-  remove(id: string): boolean {
-    const state = this.#jobs.get(id);
-    if (state === undefined) return false;
-    this.#jobs.delete(id);
-    state.entry = undefined; // its heap entry is now stale and dropped when reached
-    if (this.#heap.size > 2 * this.#jobs.size + 64) this.#heap.retain((e) => e.state.entry === e);
-    return true;
   }
 
   /** Plans every job (applying the missed-run policy to its `lastRunAt`) and arms the timer. */
@@ -220,11 +204,7 @@ export class JobTimer {
     if (!this.#started) return;
     if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
     this.#handle = undefined;
-    let top = this.#heap.peek();
-    while (top !== undefined && top.state.entry !== top) {
-      this.#heap.pop();
-      top = this.#heap.peek();
-    }
+    const top = this.#heap.peek();
     if (top === undefined) return;
     const delay = Math.min(Math.max(0, top.at - this.#clock.now()), MAX_TIMER_DELAY_MS);
     this.#handle = this.#clock.setTimeout(() => this.#onTimer(), delay);
@@ -240,7 +220,7 @@ export class JobTimer {
     for (let top = this.#heap.peek(); top !== undefined && top.at <= now; top = this.#heap.peek()) {
       this.#heap.pop();
       const state = top.state;
-      if (state.entry !== top) continue;
+      if (state.entry !== top) continue; // stale: a handler restarted the timer meanwhile
       if (!top.catchUp && now - top.scheduledFor < 1000) {
         this.#fire(state, top.scheduledFor, false, now);
         firedOnTime.push(top);
@@ -260,7 +240,7 @@ export class JobTimer {
       }
     }
     for (const top of firedOnTime) {
-      // Unless removed (or re-added) by a handler meanwhile.
+      // Unless a handler stopped (or restarted) the timer meanwhile.
       if (top.state.entry === top) this.#queueNext(top.state, top.scheduledFor);
     }
     this.#arm();
@@ -320,10 +300,6 @@ class MinHeap<T> {
     this.#less = less;
   }
 
-  get size(): number {
-    return this.#items.length;
-  }
-
   peek(): T | undefined {
     return this.#items[0];
   }
@@ -349,14 +325,6 @@ class MinHeap<T> {
       this.#siftDown(0);
     }
     return top;
-  }
-
-  /** Keep only the items `keep` accepts (used to drop stale entries in bulk), then re-heapify. */
-  retain(keep: (item: T) => boolean): void {
-    const kept = this.#items.filter(keep);
-    this.#items.length = 0;
-    for (const item of kept) this.#items.push(item);
-    for (let i = (kept.length >> 1) - 1; i >= 0; i--) this.#siftDown(i);
   }
 
   clear(): void {
