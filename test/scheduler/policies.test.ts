@@ -19,12 +19,6 @@ describe("the failed-booking policy", () => {
       action: "drop",
       reason: "too-late",
     });
-    expect(
-      decideFailed({ occurrenceMs: T, retried: false, nowMs: T + 50 * MINUTE, retryWithinMs: 60 * MINUTE }),
-    ).toEqual({
-      action: "reschedule",
-      atMs: T + 51 * MINUTE,
-    });
   });
 
   it("drops a second failure of the same occurrence, however soon", () => {
