@@ -321,11 +321,6 @@ export class RedisStore extends RedisView implements StateBackend {
     return new RedisView(this.core, "", fence);
   }
 
-  /** The Redis key of a record of the cluster (leases, instances): `<prefix>#<name>`, never a state key. */
-  clusterKey(name: string): string {
-    return `${this.prefix}#${name}`;
-  }
-
   /** The connection, for tests and tools (the lease keeper opens its own). */
   get client(): Redis {
     return this.core.client;

@@ -24,7 +24,6 @@ describe.skipIf(!reachable)("RedisStore", () => {
   it("keeps keys under <prefix>: with the embedded store's escaped paths, values as JSON text", async () => {
     await store.namespace("echo").namespace("kv").set("a/b", { n: 1 });
     expect(await store.client.get(`${prefix}:echo/kv/a%2Fb`)).toBe('{"n":1}');
-    expect(store.clusterKey("lease:echo")).toBe(`${prefix}#lease:echo`);
   });
 
   it("expires on Redis's clock: PX on set, kept by update, reset by update with ttlMs, removed by set", async () => {
@@ -58,7 +57,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
   });
 
   describe("fenced writes", () => {
-    const leaseKey = () => store.clusterKey("lease:fence-test");
+    const leaseKey = () => `${prefix}#lease:fence-test`;
     let fence: Fence | undefined;
     const source = { current: () => fence, description: 'bot "herald"' };
     const refused = {
