@@ -7,8 +7,8 @@ import { UserCache } from "../../../src/effects/users/user-cache.ts";
 import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { ManualClock } from "../../../src/time/clock.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { type JobRun, JobTimer, type SkippedRun } from "../../../src/scheduler/timing/job-timer.ts";
 import { ScheduleError } from "../../../src/scheduler/timing/occurrences.ts";
-import { type Clock, MAX_TIMER_DELAY_MS, ManualClock } from "../../../src/time/clock.ts";
+import { type Clock, MAX_TIMER_DELAY_MS } from "../../../src/time/clock.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 
 const T0 = Date.parse("2026-03-02T00:00:00Z"); // a Monday
 const HOUR = 3_600_000;
