@@ -321,11 +321,6 @@ export class RedisStore extends RedisView implements StateBackend {
     return new RedisView(this.core, "", fence);
   }
 
-  /** The connection, for tests and tools (the lease keeper opens its own). */
-  get client(): Redis {
-    return this.core.client;
-  }
-
   async flush(): Promise<void> {
     this.checkOpen();
     await Promise.allSettled([...this.core.pending]);
