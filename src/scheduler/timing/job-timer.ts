@@ -142,7 +142,7 @@ export class JobTimer {
    * Stops firing, aborts running handlers' `signal`, and waits up to `timeoutMs` (default 10 s)
    * for them. Resolves with the ids of jobs still running at the deadline.
    */
-  async stop(options: { timeoutMs?: number } = {}): Promise<{ unfinished: string[] }> {
+  async stop(timeoutMs = 10_000): Promise<{ unfinished: string[] }> {
     this.#started = false;
     if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
     this.#handle = undefined;
@@ -152,7 +152,7 @@ export class JobTimer {
     if (this.#running.size > 0) {
       let deadline: TimerHandle | undefined;
       const timedOut = new Promise<void>((resolve) => {
-        deadline = this.#clock.setTimeout(resolve, options.timeoutMs ?? 10_000);
+        deadline = this.#clock.setTimeout(resolve, timeoutMs);
       });
       await Promise.race([Promise.allSettled([...this.#running]), timedOut]);
       if (deadline !== undefined) this.#clock.clearTimeout(deadline);

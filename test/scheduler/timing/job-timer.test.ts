@@ -199,7 +199,7 @@ describe("JobTimer", () => {
     timer.add({ id: "stubborn", cron: "* * * * *", timezone: "UTC" }, () => new Promise<void>(() => {}));
     timer.start();
     await clock.tick(60_000);
-    const stopping = timer.stop({ timeoutMs: 5_000 });
+    const stopping = timer.stop(5_000);
     await clock.tick(5_000);
     expect(await stopping).toEqual({ unfinished: ["stubborn"] });
     expect(aborted).toEqual(["polite"]);
