@@ -81,8 +81,7 @@ export class StoreView extends KeyedView implements StateStore {
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
-    const storedKey = this.stored(key);
-    this.table.write(storedKey, this.entry(key, value, this.expiryOf(options)));
+    this.table.write(this.stored(key), this.entry(key, value, this.expiryOf(options)));
   }
 
   async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {

@@ -126,8 +126,7 @@ class RedisView extends KeyedView implements StateStore {
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
-    const stored = this.stored(key);
-    await this.write("bothostSet", stored, toJsonText(key, value), ttlArg(options), "");
+    await this.write("bothostSet", this.stored(key), toJsonText(key, value), ttlArg(options), "");
   }
 
   async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {
@@ -164,8 +163,7 @@ class RedisView extends KeyedView implements StateStore {
   }
 
   async delete(key: string): Promise<boolean> {
-    const stored = this.stored(key);
-    return (await this.write("bothostDelete", stored)) === 1;
+    return (await this.write("bothostDelete", this.stored(key))) === 1;
   }
 
   async list(prefix = ""): Promise<StateEntry[]> {
