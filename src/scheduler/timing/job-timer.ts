@@ -43,21 +43,13 @@ export interface JobTimerOptions {
   clock?: Clock;
   /** Called as each run starts; persist `firedAt` as the job's `lastRunAt` (at-most-once runs). */
   onRun?: (jobId: string, firedAt: Date) => void;
-  /** A handler threw or rejected. The timer keeps going. Default: `console.error`. */
-  onError?: (error: unknown, run: Omit<JobRun, "signal">) => void;
+  /** A handler threw or rejected. The timer keeps going. */
+  onError: (error: unknown, run: Omit<JobRun, "signal">) => void;
   onSkip?: (skip: SkippedRun) => void;
 }
 
-/** Introspection row from {@link JobTimer.jobs}. */
-export interface JobInfo {
-  id: string;
-  cron: string;
-  timezone: string;
-  missed: MissedRunPolicy;
-  nextRunAt: Date | undefined;
-  lastRunAt: Date | undefined;
-  running: boolean;
-}
+/** Introspection row from {@link JobTimer.jobs}: the job, its next planned run, whether it runs now. */
+export type JobInfo = JobState["job"] & { nextRunAt: Date | undefined; running: boolean };
 
 interface JobState {
   job: Required<Omit<CronJob, "lastRunAt">> & { lastRunAt: Date | undefined };
@@ -92,7 +84,7 @@ export class JobTimer {
   #started = false;
   #abort = new AbortController();
 
-  constructor(options: JobTimerOptions = {}) {
+  constructor(options: JobTimerOptions) {
     this.#clock = options.clock ?? realClock;
     this.#options = options;
   }
@@ -271,8 +263,7 @@ export class JobTimer {
         await state.handler(run);
       } catch (error) {
         const { signal: _signal, ...context } = run;
-        const onError = this.#options.onError ?? ((e: unknown) => console.error(`job "${jobId}" failed:`, e));
-        this.#report(() => onError(error, context));
+        this.#report(() => this.#options.onError(error, context));
       }
     })();
     state.running = promise;
