@@ -58,7 +58,7 @@ export async function runScheduler(
   await sleep(options.seconds * 1000);
   const seconds = (performance.now() - windowStart) / 1000;
   const used = process.cpuUsage(cpu);
-  await timer.stop({ timeoutMs: 1000 });
+  await timer.stop(1000);
   const result: SchedulerResult = {
     jobs: n,
     distinctSchedules: distinct.size,

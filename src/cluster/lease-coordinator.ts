@@ -159,9 +159,9 @@ export class LeaseCoordinator implements Coordinator {
       this.#failed(err);
       return [];
     }
-    this.#noteAlive(alive);
-    if (this.#draining) return [];
     const target = Math.ceil(this.#o.bots.length / Math.max(1, alive));
+    this.#noteAlive(alive, target);
+    if (this.#draining) return [];
     const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
     if (active > target) {
       // Only once the membership has been the same for two rounds: a late heartbeat must not
@@ -226,7 +226,7 @@ export class LeaseCoordinator implements Coordinator {
 
   #handOverOne(): void {
     if ([...this.#held.values()].some((h) => h.handingOver)) return;
-    const bot = [...this.#order].reverse().find((b) => this.#held.has(b));
+    const bot = this.#order.findLast((b) => this.#held.has(b));
     const held = bot === undefined ? undefined : this.#held.get(bot);
     if (bot === undefined || !held) return;
     held.handingOver = true;
@@ -255,14 +255,9 @@ export class LeaseCoordinator implements Coordinator {
     })();
   }
 
-  #noteAlive(alive: number): void {
+  #noteAlive(alive: number, share: number): void {
     this.#aliveBefore = this.#alive;
-    if (alive !== this.#alive) {
-      this.#o.log.info(
-        { instances: alive, share: Math.ceil(this.#o.bots.length / Math.max(1, alive)) },
-        "instances alive changed",
-      );
-    }
+    if (alive !== this.#alive) this.#o.log.info({ instances: alive, share }, "instances alive changed");
     this.#alive = alive;
   }
 

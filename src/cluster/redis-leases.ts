@@ -111,7 +111,6 @@ export class RedisLeases {
 
   /** Extend each lease still holding its value by the ttl; `false` for one that is not ours any more. */
   async renew(fences: readonly Fence[]): Promise<boolean[]> {
-    if (fences.length === 0) return [];
     const result = await this.#run("a lease renewal", () =>
       this.#client.bothostLeaseRenew(
         fences.length,
@@ -124,11 +123,8 @@ export class RedisLeases {
   }
 
   /** Give the lease up (only if it still holds `fence.value`), so another instance can take it now. */
-  async release(fence: Fence): Promise<boolean> {
-    return (
-      (await this.#run("a lease release", () => this.#client.bothostLeaseRelease(fence.key, fence.value))) ===
-      1
-    );
+  async release(fence: Fence): Promise<void> {
+    await this.#run("a lease release", () => this.#client.bothostLeaseRelease(fence.key, fence.value));
   }
 
   /** Say this instance is alive for one more ttl; resolves how many instances are alive. */

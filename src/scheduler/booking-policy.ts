@@ -7,7 +7,7 @@ import type { Clock, TimerHandle } from "../time/clock.ts";
 /**
  * What to do with a booking the server marked failed (NOTES §9: it gives up on a message more
  * than 10 minutes late, or one it may no longer send). The first failure of an occurrence at most
- * `retryWithinMs` (default 30 minutes) after its time is moved to one minute from now (the server
+ * 30 minutes after its time is moved to one minute from now (the server
  * needs a new time to revive it), so it goes out late rather than never. A second failure, or an
  * older occurrence: drop the booking and book the next occurrence.
  */
@@ -15,10 +15,9 @@ export function decideFailed(input: {
   occurrenceMs: number;
   retried: boolean;
   nowMs: number;
-  retryWithinMs?: number;
 }): { action: "reschedule"; atMs: number } | { action: "drop"; reason: "failed-again" | "too-late" } {
   if (input.retried) return { action: "drop", reason: "failed-again" };
-  if (input.nowMs - input.occurrenceMs > (input.retryWithinMs ?? 30 * 60_000)) {
+  if (input.nowMs - input.occurrenceMs > 30 * 60_000) {
     return { action: "drop", reason: "too-late" };
   }
   return { action: "reschedule", atMs: input.nowMs + 60_000 };

@@ -122,13 +122,13 @@ export class BotScheduler {
 
   /** The cron jobs with their next run. */
   jobs(): JobInfo[] {
-    return this.#jobs?.jobs() ?? [];
+    return this.#jobs?.timer.jobs() ?? [];
   }
 
   /** Stop the cron timer (running jobs get up to `deadlineMs`) and the booking work in progress. */
   async stop(deadlineMs: number): Promise<void> {
     this.#stopping.abort(new Error("bot stopping"));
-    const [jobs] = await Promise.all([this.#jobs?.stop(deadlineMs), this.#recurring?.stop()]);
+    const [jobs] = await Promise.all([this.#jobs?.timer.stop(deadlineMs), this.#recurring?.stop()]);
     if (jobs && jobs.unfinished.length > 0) {
       this.#o.log.warn({ jobs: jobs.unfinished }, "cron jobs still running at the shutdown deadline");
     }

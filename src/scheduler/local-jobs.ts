@@ -13,7 +13,7 @@ import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { CronOptions } from "./declarations.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
-import { type JobInfo, type JobRun, JobTimer } from "./timing/job-timer.ts";
+import { type JobRun, JobTimer } from "./timing/job-timer.ts";
 
 /** A `bot.cron()` declaration, as the bot handle records it. */
 export interface CronDeclaration {
@@ -53,7 +53,8 @@ export function cronJobIds(jobs: readonly Pick<CronDeclaration, "expression" | "
 
 export class LocalJobs {
   readonly #o: LocalJobsOptions;
-  readonly #timer: JobTimer;
+  /** Stopped (and listed) by the BotScheduler directly. */
+  readonly timer: JobTimer;
   readonly #jobs: { id: string; declaration: CronDeclaration }[];
 
   /** Throws `SCHEDULE_INVALID` for a bad cron expression, time zone or missed-run policy. */
@@ -61,7 +62,7 @@ export class LocalJobs {
     this.#o = options;
     const ids = cronJobIds(declarations);
     this.#jobs = declarations.map((declaration, i) => ({ id: ids[i]!, declaration }));
-    this.#timer = new JobTimer({
+    this.timer = new JobTimer({
       clock: options.clock,
       onRun: (jobId, firedAt) => {
         options.stats.jobRuns++;
@@ -92,7 +93,7 @@ export class LocalJobs {
       const stored = (await this.#o.store.get(id)) as { lastRunAt?: unknown } | undefined;
       const lastRunAt = typeof stored?.lastRunAt === "string" ? new Date(stored.lastRunAt) : undefined;
       const { expression, options } = declaration;
-      this.#timer.add(
+      this.timer.add(
         {
           id,
           cron: expression,
@@ -103,16 +104,7 @@ export class LocalJobs {
         (run) => this.#run(id, declaration, run),
       );
     }
-    this.#timer.start();
-  }
-
-  /** Stop firing; wait up to `timeoutMs` for running handlers (their signal is aborted). */
-  async stop(timeoutMs: number): Promise<{ unfinished: string[] }> {
-    return this.#timer.stop({ timeoutMs });
-  }
-
-  jobs(): JobInfo[] {
-    return this.#timer.jobs();
+    this.timer.start();
   }
 
   async #run(id: string, declaration: CronDeclaration, run: JobRun): Promise<void> {

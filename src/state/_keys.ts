@@ -14,11 +14,11 @@ const MAX_KEY_LENGTH = 1024;
 /** A Redis key prefix: letters, digits and `_ . -`, which need no escaping anywhere. */
 export const REDIS_PREFIX = /^[A-Za-z0-9_.-]{1,64}$/;
 
-export function escapeSegment(segment: string): string {
+function escapeSegment(segment: string): string {
   return segment.replaceAll("%", "%25").replaceAll("/", "%2F");
 }
 
-export function unescapeSegment(segment: string): string {
+function unescapeSegment(segment: string): string {
   return segment.replaceAll("%2F", "/").replaceAll("%25", "%");
 }
 
@@ -39,9 +39,42 @@ export function checkKey(key: unknown, what: "key" | "namespace" | "prefix" = "k
   return key;
 }
 
-/** The stored-key prefix of a child namespace `name` inside a view whose prefix is `prefix`. */
-export function childPrefix(prefix: string, name: string): string {
-  return `${prefix}${escapeSegment(checkKey(name, "namespace"))}/`;
+/**
+ * What a view of the embedded and of the Redis store share: its path (the stored-key prefix of
+ * its namespace) and the lifecycle of its root store.
+ */
+export abstract class KeyedView {
+  constructor(
+    protected readonly path: string,
+    /** Shared by a root store and all its views: once closed, every view refuses work. */
+    protected readonly lifecycle: { closed: boolean; description: string },
+  ) {}
+
+  protected checkOpen(): void {
+    if (this.lifecycle.closed) {
+      throw new StateError(
+        "STATE_CLOSED",
+        `The state store (${this.lifecycle.description}) is closed; open it again before use.`,
+      );
+    }
+  }
+
+  /** The stored key of `key` in this view (or, for "prefix", where `list(key)` starts). */
+  protected stored(key: string, what: "key" | "prefix" = "key"): string {
+    this.checkOpen();
+    return this.path + escapeSegment(checkKey(key, what));
+  }
+
+  /** The key a stored key under this view has in it; undefined for a child namespace's key. */
+  protected ownKey(storedKey: string): string | undefined {
+    const rest = storedKey.slice(this.path.length);
+    return rest.includes("/") ? undefined : unescapeSegment(rest);
+  }
+
+  /** The stored-key prefix of the child namespace `name`. */
+  protected childPrefix(name: string): string {
+    return `${this.path}${escapeSegment(checkKey(name, "namespace"))}/`;
+  }
 }
 
 /** `options.ttlMs`, or throws `STATE_INVALID_VALUE` unless it is a positive number. */
@@ -54,13 +87,6 @@ export function checkTtl(options: SetOptions | undefined): number | undefined {
     );
   }
   return ttlMs;
-}
-
-export function closedError(description: string): StateError {
-  return new StateError(
-    "STATE_CLOSED",
-    `The state store (${description}) is closed; open it again before use.`,
-  );
 }
 
 export function byKey(a: StateEntry, b: StateEntry): number {

@@ -1,19 +1,9 @@
 /**
  * The in-memory table behind MemoryStore and FileStore, and the one implementation of the
- * {@link StateStore} operations over it. MemoryStore and FileStore are root views (prefix "");
+ * {@link StateStore} operations over it. MemoryStore and FileStore are root views (path "");
  * `namespace()` makes child views sharing the same table.
  */
-import {
-  byKey,
-  checkKey,
-  checkTtl,
-  childPrefix,
-  closedError,
-  escapeSegment,
-  fromJsonText,
-  toJsonText,
-  unescapeSegment,
-} from "./_keys.ts";
+import { byKey, checkTtl, fromJsonText, KeyedView, toJsonText } from "./_keys.ts";
 import type { JsonValue, SetOptions, StateEntry, StateStore, UpdateOptions } from "./state-store.ts";
 
 /** A value as JSON text (copy-in/copy-out for free, and the form the journal writes). */
@@ -76,13 +66,14 @@ export class Table {
   }
 }
 
-export class StoreView implements StateStore {
+export class StoreView extends KeyedView implements StateStore {
   constructor(
     protected readonly table: Table,
-    private readonly prefix: string,
-    /** Shared by a root store and all its views: once closed, every view refuses work. */
-    protected readonly lifecycle: { closed: boolean; description: string },
-  ) {}
+    path: string,
+    lifecycle: { closed: boolean; description: string },
+  ) {
+    super(path, lifecycle);
+  }
 
   async get(key: string): Promise<JsonValue | undefined> {
     const entry = this.table.read(this.stored(key));
@@ -90,8 +81,7 @@ export class StoreView implements StateStore {
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
-    const storedKey = this.stored(key);
-    this.table.write(storedKey, this.entry(key, value, this.expiryOf(options)));
+    this.table.write(this.stored(key), this.entry(key, value, this.expiryOf(options)));
   }
 
   async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {
@@ -125,28 +115,16 @@ export class StoreView implements StateStore {
   }
 
   async list(prefix = ""): Promise<StateEntry[]> {
-    this.checkOpen();
-    const start = this.prefix + escapeSegment(checkKey(prefix, "prefix"));
     const result: StateEntry[] = [];
-    for (const [storedKey, entry] of this.table.scan(start)) {
-      const rest = storedKey.slice(this.prefix.length);
-      if (rest.includes("/")) continue; // a child namespace's key
-      result.push({ key: unescapeSegment(rest), value: fromJsonText(entry.text) });
+    for (const [storedKey, entry] of this.table.scan(this.stored(prefix, "prefix"))) {
+      const key = this.ownKey(storedKey);
+      if (key !== undefined) result.push({ key, value: fromJsonText(entry.text) });
     }
     return result.sort(byKey);
   }
 
   namespace(name: string): StateStore {
-    return new StoreView(this.table, childPrefix(this.prefix, name), this.lifecycle);
-  }
-
-  protected checkOpen(): void {
-    if (this.lifecycle.closed) throw closedError(this.lifecycle.description);
-  }
-
-  private stored(key: string): string {
-    this.checkOpen();
-    return this.prefix + escapeSegment(checkKey(key));
+    return new StoreView(this.table, this.childPrefix(name), this.lifecycle);
   }
 
   private expiryOf(options: SetOptions | undefined): number | undefined {

@@ -63,6 +63,7 @@ export class FileStore extends StoreView implements StateBackend {
   private compactQueued = false;
   /** Flushes, compactions and waiting commits queued or running (see enqueue). */
   private queued = 0;
+  private readonly compactAfterBytes: number;
 
   private constructor(
     table: Table,
@@ -75,6 +76,7 @@ export class FileStore extends StoreView implements StateBackend {
     private readonly releaseLock: () => Promise<void>,
   ) {
     super(table, "", { closed: false, description: dir });
+    this.compactAfterBytes = options.compactAfterBytes ?? 4 * 1024 * 1024;
     const every = options.autoFlushMs ?? 1000;
     if (every > 0) {
       this.timer = setInterval(() => {
@@ -187,10 +189,6 @@ export class FileStore extends StoreView implements StateBackend {
       await this.writer.close().catch(() => {});
       await this.releaseLock().catch(() => {});
     }
-  }
-
-  private get compactAfterBytes(): number {
-    return this.options.compactAfterBytes ?? 4 * 1024 * 1024;
   }
 
   /** Flushes, compactions and waiting commits run one after another (so flushes coalesce). */

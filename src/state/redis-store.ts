@@ -14,18 +14,7 @@
  * Connection options: see redis-connection.ts.
  */
 import type { Redis } from "ioredis";
-import {
-  byKey,
-  checkKey,
-  checkTtl,
-  childPrefix,
-  closedError,
-  escapeSegment,
-  fromJsonText,
-  REDIS_PREFIX,
-  toJsonText,
-  unescapeSegment,
-} from "./_keys.ts";
+import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { connectRedis, describeRedisUrl, type Fence, redisFailure } from "./redis-connection.ts";
 import { StateError } from "./state-error.ts";
 import type {
@@ -113,8 +102,6 @@ type ScriptFn = (key: string, fenceKey: string, fence: string, ...args: string[]
 interface RedisCore {
   client: Redis;
   url: string;
-  /** `<prefix>:` */
-  keyPrefix: string;
   lifecycle: { closed: boolean; description: string };
   /** In-flight writes, until they settle (flush waits for them). */
   pending: Set<Promise<unknown>>;
@@ -122,12 +109,15 @@ interface RedisCore {
 
 const MAX_UPDATE_ATTEMPTS = 100;
 
-class RedisView implements StateStore {
+class RedisView extends KeyedView implements StateStore {
+  /** `path`: `<store prefix>:`, then the namespaces'. */
   constructor(
     protected readonly core: RedisCore,
-    private readonly path: string,
+    path: string,
     private readonly fence: FenceSource | undefined,
-  ) {}
+  ) {
+    super(path, core.lifecycle);
+  }
 
   async get(key: string): Promise<JsonValue | undefined> {
     const stored = this.stored(key);
@@ -136,8 +126,7 @@ class RedisView implements StateStore {
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
-    const stored = this.stored(key);
-    await this.write("bothostSet", stored, toJsonText(key, value), ttlArg(options), "");
+    await this.write("bothostSet", this.stored(key), toJsonText(key, value), ttlArg(options), "");
   }
 
   async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {
@@ -174,49 +163,38 @@ class RedisView implements StateStore {
   }
 
   async delete(key: string): Promise<boolean> {
-    const stored = this.stored(key);
-    return (await this.write("bothostDelete", stored)) === 1;
+    return (await this.write("bothostDelete", this.stored(key))) === 1;
   }
 
   async list(prefix = ""): Promise<StateEntry[]> {
-    this.checkOpen();
-    const start = this.core.keyPrefix + this.path + escapeSegment(checkKey(prefix, "prefix"));
-    const skip = this.core.keyPrefix.length + this.path.length;
-    const keys = await this.call("list", async () => {
+    const start = this.stored(prefix, "prefix");
+    const found = await this.call("list", async () => {
       // SCAN may return a key twice.
-      const found = new Set<string>();
+      const keys = new Map<string, string>();
       const scan = this.core.client.scanStream({ match: `${globEscape(start)}*`, count: 1000 });
       for await (const batch of scan as AsyncIterable<string[]>) {
-        for (const k of batch) if (!k.slice(skip).includes("/")) found.add(k);
+        for (const k of batch) {
+          const key = this.ownKey(k);
+          if (key !== undefined) keys.set(k, key);
+        }
       }
-      return [...found];
+      return [...keys];
     });
     const result: StateEntry[] = [];
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const texts = await this.call("list", () => this.core.client.mget(...chunk));
-      chunk.forEach((k, j) => {
+    for (let i = 0; i < found.length; i += 500) {
+      const chunk = found.slice(i, i + 500);
+      const texts = await this.call("list", () => this.core.client.mget(...chunk.map(([k]) => k)));
+      chunk.forEach(([, key], j) => {
         const text = texts[j];
         // Expired (or deleted) between the scan and the read.
-        if (text !== null && text !== undefined) {
-          result.push({ key: unescapeSegment(k.slice(skip)), value: fromJsonText(text) });
-        }
+        if (text !== null && text !== undefined) result.push({ key, value: fromJsonText(text) });
       });
     }
     return result.sort(byKey);
   }
 
   namespace(name: string): StateStore {
-    return new RedisView(this.core, childPrefix(this.path, name), this.fence);
-  }
-
-  protected checkOpen(): void {
-    if (this.core.lifecycle.closed) throw closedError(this.core.lifecycle.description);
-  }
-
-  private stored(key: string): string {
-    this.checkOpen();
-    return this.core.keyPrefix + this.path + escapeSegment(checkKey(key));
+    return new RedisView(this.core, this.childPrefix(name), this.fence);
   }
 
   private async write(script: StoreScript, stored: string, ...args: string[]): Promise<number> {
@@ -282,7 +260,7 @@ export class RedisStore extends RedisView implements StateBackend {
     readonly prefix: string,
   ) {
     const lifecycle = { closed: false, description: `redis ${describeRedisUrl(url)} prefix ${prefix}` };
-    super({ client, url, keyPrefix: `${prefix}:`, lifecycle, pending: new Set() }, "", undefined);
+    super({ client, url, lifecycle, pending: new Set() }, `${prefix}:`, undefined);
   }
 
   /** Connect (rejects with `STATE_UNAVAILABLE` when Redis cannot be reached) and load the scripts. */
@@ -318,17 +296,7 @@ export class RedisStore extends RedisView implements StateBackend {
    * atomically with the write. Reads are not fenced.
    */
   fenced(fence: FenceSource): StateStore {
-    return new RedisView(this.core, "", fence);
-  }
-
-  /** The Redis key of a record of the cluster (leases, instances): `<prefix>#<name>`, never a state key. */
-  clusterKey(name: string): string {
-    return `${this.prefix}#${name}`;
-  }
-
-  /** The connection, for tests and tools (the lease keeper opens its own). */
-  get client(): Redis {
-    return this.core.client;
+    return new RedisView(this.core, this.path, fence);
   }
 
   async flush(): Promise<void> {

@@ -1,8 +1,8 @@
 import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { createSlidingWindowLimiter } from "../../src/api/transport.ts";
-import { ManualClock } from "../../src/time/clock.ts";
 import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 
 const start = 1_700_000_000_000;
 

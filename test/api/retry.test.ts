@@ -2,11 +2,11 @@ import { createServer } from "node:net";
 import { describe, expect } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { ApiError, BadResponseError, NetworkError, RateLimitError } from "../../src/api/errors.ts";
-import { ManualClock } from "../../src/time/clock.ts";
 import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
 import { FakeClock } from "../support/api/fake-clock.ts";
 import * as rec from "../support/api/records.ts";
 import { failure, success } from "../support/api/test-server.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 
 const rateLimited = (seconds: number | undefined, header?: string) =>
   failure(

@@ -1,7 +1,7 @@
 /** Handler timeouts with one clock timer for all running tasks, and lazily made signals. */
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
-import { flushAsync, ManualClock } from "../../src/time/clock.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
 
 const never = () => new Promise<void>(() => {});

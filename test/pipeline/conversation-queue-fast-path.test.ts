@@ -1,7 +1,7 @@
 /** The synchronous fast path: a task that returns a non-thenable finishes inside push()/add(). */
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
-import { flushAsync, ManualClock } from "../../src/time/clock.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
 
 /** Frames on the stack right now (to show that a long run of tasks does not nest). */

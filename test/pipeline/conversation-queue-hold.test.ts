@@ -1,7 +1,7 @@
 /** TaskControl.holdKey: the key stays closed until the hold settles; the slot is free at once. */
 import { describe, expect, it } from "vitest";
 import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
-import { flushAsync, ManualClock } from "../../src/time/clock.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { deferred } from "../support/pipeline.ts";
 
 describe("ConversationQueue holdKey", () => {

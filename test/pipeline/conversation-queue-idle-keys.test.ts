@@ -1,7 +1,7 @@
 /** pushWith's argument, and keys that ran out of tasks (kept idle, then dropped in bulk). */
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
-import { ManualClock } from "../../src/time/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { deferred } from "../support/pipeline.ts";
 
 describe("ConversationQueue.pushWith", () => {

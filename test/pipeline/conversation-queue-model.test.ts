@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
-import { ManualClock } from "../../src/time/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 
 function seeded(seed: number): () => number {
   let a = seed >>> 0;

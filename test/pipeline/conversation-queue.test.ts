@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
-import { flushAsync, ManualClock } from "../../src/time/clock.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { deferred, recordingLogger } from "../support/pipeline.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,7 +4,7 @@ import { createScheduleApi, type ScheduleApi } from "../../src/effects/schedule/
 import { ScheduledMessageError } from "../../src/effects/schedule/scheduled-message-error.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { ManualClock } from "../../src/time/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00Z");

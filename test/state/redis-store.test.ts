@@ -2,6 +2,7 @@
  * What only the Redis store has: expiry on Redis's clock, fenced writes, the key layout, and the
  * errors for an unreachable server. The shared contract is in store-contract.test.ts.
  */
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fence } from "../../src/state/redis-connection.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
@@ -13,23 +14,25 @@ if (!reachable) console.warn(`redis-store: ${noRedisMessage}`);
 describe.skipIf(!reachable)("RedisStore", () => {
   const prefix = uniquePrefix("store");
   let store: RedisStore;
+  /** A connection of the test's own, to look at and change keys behind the store's back. */
+  const client = new Redis(redisUrl, { lazyConnect: true });
   beforeAll(async () => {
     store = await RedisStore.open({ url: redisUrl, prefix });
   });
   afterAll(async () => {
     await store?.close();
+    client.disconnect();
     await dropPrefix(prefix);
   });
 
   it("keeps keys under <prefix>: with the embedded store's escaped paths, values as JSON text", async () => {
     await store.namespace("echo").namespace("kv").set("a/b", { n: 1 });
-    expect(await store.client.get(`${prefix}:echo/kv/a%2Fb`)).toBe('{"n":1}');
-    expect(store.clusterKey("lease:echo")).toBe(`${prefix}#lease:echo`);
+    expect(await client.get(`${prefix}:echo/kv/a%2Fb`)).toBe('{"n":1}');
   });
 
   it("expires on Redis's clock: PX on set, kept by update, reset by update with ttlMs, removed by set", async () => {
     const ns = store.namespace("ttl");
-    const pttl = (key: string) => store.client.pttl(`${prefix}:ttl/${key}`);
+    const pttl = (key: string) => client.pttl(`${prefix}:ttl/${key}`);
     await ns.set("a", 1, { ttlMs: 60_000 });
     expect(await pttl("a")).toBeGreaterThan(50_000);
     await ns.update("a", () => 2);
@@ -58,7 +61,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
   });
 
   describe("fenced writes", () => {
-    const leaseKey = () => store.clusterKey("lease:fence-test");
+    const leaseKey = () => `${prefix}#lease:fence-test`;
     let fence: Fence | undefined;
     const source = { current: () => fence, description: 'bot "herald"' };
     const refused = {
@@ -69,7 +72,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
     };
 
     it("go through while the lease key holds the writer's value, and are refused once it changed", async () => {
-      await store.client.set(leaseKey(), "7:instance-a", "PX", 60_000);
+      await client.set(leaseKey(), "7:instance-a", "PX", 60_000);
       fence = { key: leaseKey(), value: "7:instance-a" };
       const ns = store.fenced(source).namespace("herald").namespace("runtime");
       await ns.set("cursor", 10);
@@ -77,7 +80,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
       expect(await ns.update("n", () => 1)).toBe(1);
 
       // Another instance took the lease with a newer token: every write of the stale one is refused.
-      await store.client.set(leaseKey(), "8:instance-b", "PX", 60_000);
+      await client.set(leaseKey(), "8:instance-b", "PX", 60_000);
       await expect(ns.set("cursor", 99)).rejects.toMatchObject(refused);
       await expect(ns.setIfAbsent("handled:12", 1)).rejects.toMatchObject(refused);
       await expect(ns.update("n", () => 2)).rejects.toMatchObject(refused);
@@ -88,10 +91,10 @@ describe.skipIf(!reachable)("RedisStore", () => {
       expect(await ns.get("handled:11")).toBe(1);
 
       // The same token held by another instance (after a Redis that lost its data) is not ours either.
-      await store.client.set(leaseKey(), "7:instance-b", "PX", 60_000);
+      await client.set(leaseKey(), "7:instance-b", "PX", 60_000);
       await expect(ns.set("cursor", 99)).rejects.toMatchObject(refused);
       // An expired lease refuses too.
-      await store.client.del(leaseKey());
+      await client.del(leaseKey());
       await expect(ns.set("cursor", 99)).rejects.toMatchObject(refused);
       expect(await ns.get("cursor")).toBe(10);
     });

@@ -4,8 +4,9 @@
  */
 import type { Logger } from "../../src/api/logger.ts";
 import type { RoutableContext } from "../../src/pipeline/composer.ts";
-import { ManualClock, type TimerHandle } from "../../src/time/clock.ts";
+import type { TimerHandle } from "../../src/time/clock.ts";
 import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
+import { ManualClock } from "./manual-clock.ts";
 
 export const BOT = { name: "helper", userId: 50, email: "helper-bot@example.org" };
 

@@ -18,7 +18,7 @@ import { createLogger } from "../../src/log/create-logger.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
-import { ManualClock } from "../../src/time/clock.ts";
+import { ManualClock } from "./manual-clock.ts";
 
 export const BOT = "herald-bot@sandbox.example";
 export const MEMBER = "member@sandbox.example";

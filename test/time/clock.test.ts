@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_TIMER_DELAY_MS, ManualClock, realClock } from "../../src/time/clock.ts";
+import { MAX_TIMER_DELAY_MS, realClock } from "../../src/time/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 
 describe("ManualClock", () => {
   it("fires timers in due order, ties in creation order, and advances now", async () => {

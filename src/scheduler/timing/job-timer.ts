@@ -43,21 +43,13 @@ export interface JobTimerOptions {
   clock?: Clock;
   /** Called as each run starts; persist `firedAt` as the job's `lastRunAt` (at-most-once runs). */
   onRun?: (jobId: string, firedAt: Date) => void;
-  /** A handler threw or rejected. The timer keeps going. Default: `console.error`. */
-  onError?: (error: unknown, run: Omit<JobRun, "signal">) => void;
+  /** A handler threw or rejected. The timer keeps going. */
+  onError: (error: unknown, run: Omit<JobRun, "signal">) => void;
   onSkip?: (skip: SkippedRun) => void;
 }
 
-/** Introspection row from {@link JobTimer.jobs}. */
-export interface JobInfo {
-  id: string;
-  cron: string;
-  timezone: string;
-  missed: MissedRunPolicy;
-  nextRunAt: Date | undefined;
-  lastRunAt: Date | undefined;
-  running: boolean;
-}
+/** Introspection row from {@link JobTimer.jobs}: the job, its next planned run, whether it runs now. */
+export type JobInfo = JobState["job"] & { nextRunAt: Date | undefined; running: boolean };
 
 interface JobState {
   job: Required<Omit<CronJob, "lastRunAt">> & { lastRunAt: Date | undefined };
@@ -92,16 +84,16 @@ export class JobTimer {
   #started = false;
   #abort = new AbortController();
 
-  constructor(options: JobTimerOptions = {}) {
+  constructor(options: JobTimerOptions) {
     this.#clock = options.clock ?? realClock;
     this.#options = options;
   }
 
-  /** Adds a job; throws {@link ScheduleError} for a bad schedule, policy, or an id already in use. */
+  /**
+   * Adds a job, planned at `start()`; throws {@link ScheduleError} for a bad schedule or an id
+   * already in use. (`bot.cron()` checks the id and the missed-run policy when it is declared.)
+   */
   add(job: CronJob, handler: JobHandler): void {
-    if (typeof job.id !== "string" || job.id === "") {
-      throw new ScheduleError("id", String(job.id), "job id must be a non-empty string.");
-    }
     if (this.#jobs.has(job.id)) {
       throw new ScheduleError(
         "id",
@@ -109,40 +101,24 @@ export class JobTimer {
         `job id "${job.id}" is already in use; give each job its own id.`,
       );
     }
-    const missed = job.missed ?? "skip";
-    if (missed !== "skip" && missed !== "run-once") {
-      throw new ScheduleError(
-        "missed",
-        String(missed),
-        `job "${job.id}" missed "${missed}": use "skip" or "run-once".`,
-      );
-    }
     const scheduleKey = `${job.cron}\u0000${job.timezone}`;
     const schedule =
       this.#schedules.get(scheduleKey) ?? compileSchedule(job, `jobs[${JSON.stringify(job.id)}]`);
     this.#schedules.set(scheduleKey, schedule);
     const state: JobState = {
-      job: { id: job.id, cron: job.cron, timezone: job.timezone, missed, lastRunAt: job.lastRunAt },
+      job: {
+        id: job.id,
+        cron: job.cron,
+        timezone: job.timezone,
+        missed: job.missed ?? "skip",
+        lastRunAt: job.lastRunAt,
+      },
       schedule,
       handler,
       entry: undefined,
       running: undefined,
     };
     this.#jobs.set(job.id, state);
-    if (this.#started) {
-      this.#plan(state);
-      this.#arm();
-    }
-  }
-
-  /** Removes a job (a run in progress finishes). Returns false if there was no such job. */
-  remove(id: string): boolean {
-    const state = this.#jobs.get(id);
-    if (state === undefined) return false;
-    this.#jobs.delete(id);
-    state.entry = undefined; // its heap entry is now stale and dropped when reached
-    if (this.#heap.size > 2 * this.#jobs.size + 64) this.#heap.retain((e) => e.state.entry === e);
-    return true;
   }
 
   /** Plans every job (applying the missed-run policy to its `lastRunAt`) and arms the timer. */
@@ -158,7 +134,7 @@ export class JobTimer {
    * Stops firing, aborts running handlers' `signal`, and waits up to `timeoutMs` (default 10 s)
    * for them. Resolves with the ids of jobs still running at the deadline.
    */
-  async stop(options: { timeoutMs?: number } = {}): Promise<{ unfinished: string[] }> {
+  async stop(timeoutMs = 10_000): Promise<{ unfinished: string[] }> {
     this.#started = false;
     if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
     this.#handle = undefined;
@@ -168,7 +144,7 @@ export class JobTimer {
     if (this.#running.size > 0) {
       let deadline: TimerHandle | undefined;
       const timedOut = new Promise<void>((resolve) => {
-        deadline = this.#clock.setTimeout(resolve, options.timeoutMs ?? 10_000);
+        deadline = this.#clock.setTimeout(resolve, timeoutMs);
       });
       await Promise.race([Promise.allSettled([...this.#running]), timedOut]);
       if (deadline !== undefined) this.#clock.clearTimeout(deadline);
@@ -220,11 +196,7 @@ export class JobTimer {
     if (!this.#started) return;
     if (this.#handle !== undefined) this.#clock.clearTimeout(this.#handle);
     this.#handle = undefined;
-    let top = this.#heap.peek();
-    while (top !== undefined && top.state.entry !== top) {
-      this.#heap.pop();
-      top = this.#heap.peek();
-    }
+    const top = this.#heap.peek();
     if (top === undefined) return;
     const delay = Math.min(Math.max(0, top.at - this.#clock.now()), MAX_TIMER_DELAY_MS);
     this.#handle = this.#clock.setTimeout(() => this.#onTimer(), delay);
@@ -240,7 +212,7 @@ export class JobTimer {
     for (let top = this.#heap.peek(); top !== undefined && top.at <= now; top = this.#heap.peek()) {
       this.#heap.pop();
       const state = top.state;
-      if (state.entry !== top) continue;
+      if (state.entry !== top) continue; // stale: a handler restarted the timer meanwhile
       if (!top.catchUp && now - top.scheduledFor < 1000) {
         this.#fire(state, top.scheduledFor, false, now);
         firedOnTime.push(top);
@@ -260,7 +232,7 @@ export class JobTimer {
       }
     }
     for (const top of firedOnTime) {
-      // Unless removed (or re-added) by a handler meanwhile.
+      // Unless a handler stopped (or restarted) the timer meanwhile.
       if (top.state.entry === top) this.#queueNext(top.state, top.scheduledFor);
     }
     this.#arm();
@@ -291,8 +263,7 @@ export class JobTimer {
         await state.handler(run);
       } catch (error) {
         const { signal: _signal, ...context } = run;
-        const onError = this.#options.onError ?? ((e: unknown) => console.error(`job "${jobId}" failed:`, e));
-        this.#report(() => onError(error, context));
+        this.#report(() => this.#options.onError(error, context));
       }
     })();
     state.running = promise;
@@ -320,10 +291,6 @@ class MinHeap<T> {
     this.#less = less;
   }
 
-  get size(): number {
-    return this.#items.length;
-  }
-
   peek(): T | undefined {
     return this.#items[0];
   }
@@ -349,14 +316,6 @@ class MinHeap<T> {
       this.#siftDown(0);
     }
     return top;
-  }
-
-  /** Keep only the items `keep` accepts (used to drop stale entries in bulk), then re-heapify. */
-  retain(keep: (item: T) => boolean): void {
-    const kept = this.#items.filter(keep);
-    this.#items.length = 0;
-    for (const item of kept) this.#items.push(item);
-    for (let i = (kept.length >> 1) - 1; i >= 0; i--) this.#siftDown(i);
   }
 
   clear(): void {

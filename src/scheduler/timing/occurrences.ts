@@ -15,11 +15,11 @@ import { BothostError } from "../../errors/bothost-error.ts";
 
 /**
  * A recurring schedule that cannot be used: a bad cron expression, an unknown time zone, or (for
- * the job timer) a missing or duplicate job id or an unknown missed-run policy.
+ * the job timer) a duplicate job id.
  * `field` and `value` say which input is wrong; the message says how to fix it.
  */
 export class ScheduleError extends BothostError<"SCHEDULE_INVALID"> {
-  readonly field: "id" | "cron" | "timezone" | "missed";
+  readonly field: "id" | "cron" | "timezone";
   readonly value: string;
 
   constructor(field: ScheduleError["field"], value: string, message: string, options?: { cause?: unknown }) {
@@ -39,7 +39,6 @@ export interface ScheduleSpec {
 
 /** A validated schedule that computes occurrences without re-parsing. */
 export interface CompiledSchedule {
-  readonly spec: Readonly<ScheduleSpec>;
   /** The first occurrence strictly after `after`, or `undefined` if there is none. */
   next(after: Date): Date | undefined;
   /** The latest occurrence at or before `at`, or `undefined` if there is none. */
@@ -152,7 +151,6 @@ function parseCron(cron: string, timezone: string, path?: string): CronExpressio
 export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSchedule {
   checkTimezone(spec.timezone, path);
   const expression = parseCron(spec.cron, spec.timezone, path);
-  const frozen = Object.freeze({ cron: spec.cron, timezone: spec.timezone });
   const next = (after: Date): Date | undefined => {
     expression.reset(after);
     try {
@@ -163,7 +161,6 @@ export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSche
     }
   };
   return {
-    spec: frozen,
     next,
     latestUpTo(at) {
       expression.reset(new Date(at.getTime() + 1));

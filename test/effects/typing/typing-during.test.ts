@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type SetTyping, typingDuring } from "../../../src/effects/typing/typing-helper.ts";
-import { ManualClock } from "../../../src/time/clock.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 
 function fakeTyping(clock: ManualClock, latencyMs = 0, honourAbort = true) {
   const t0 = clock.now();

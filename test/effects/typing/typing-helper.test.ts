@@ -12,9 +12,9 @@ import type { BotDefinition } from "../../../src/bot/define-bot.ts";
 import { BotServices, type ContextHelpers } from "../../../src/effects/bot-services.ts";
 import type { BaseContext } from "../../../src/pipeline/context.ts";
 import { MemoryStore } from "../../../src/state/memory-store.ts";
-import { ManualClock } from "../../../src/time/clock.ts";
 import { type BotDaemon, startBots } from "../../support/bot-daemon.ts";
 import { openQueue, type TestQueue } from "../../support/event-queue.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 import { useSandbox } from "../../support/sandbox-fixture.ts";
 
 const BOT = "bot@sandbox.example";

@@ -7,9 +7,9 @@ import {
   TypingTracker,
   typingConversation,
 } from "../../../src/effects/typing/typing-tracker.ts";
-import { ManualClock } from "../../../src/time/clock.ts";
 import { parseEvent } from "../../../src/wire/events.ts";
 import type { RegisterResponse } from "../../../src/wire/responses.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 
 const user = (id: number) => ({ user_id: id, email: `user${id}@example.org` });
 let nextId = 0;

@@ -8,8 +8,8 @@ import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { MemoryStore } from "../../../src/state/memory-store.ts";
-import { ManualClock } from "../../../src/time/clock.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";

@@ -1,9 +1,10 @@
 /**
- * The ManualClock (src/time/clock.ts) driving itself: each wait asked for moves time forward to
+ * The ManualClock (../manual-clock.ts) driving itself: each wait asked for moves time forward to
  * its end and fires at once, so code that waits (retries, backoff, rate limits) runs without
  * real pauses; the waits asked for are read back from `sleeps`.
  */
-import { ManualClock, type TimerHandle } from "../../../src/time/clock.ts";
+import type { TimerHandle } from "../../../src/time/clock.ts";
+import { ManualClock } from "../manual-clock.ts";
 
 export class FakeClock extends ManualClock {
   /** Every delay asked for, in milliseconds, in order. */
