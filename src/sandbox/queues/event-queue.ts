@@ -48,16 +48,13 @@ export class EventQueue {
   newestPrunedId = -1;
   parked: ParkedPoll | null = null;
   heartbeatTimer: NodeJS.Timeout | null = null;
-  readonly createdAt: number;
 
   constructor(
     readonly id: string,
     readonly options: QueueOptions,
     /** Updated when a GET parks (and at creation): the only thing that keeps a queue alive. */
     public lastConnectionTime: number,
-  ) {
-    this.createdAt = lastConnectionTime;
-  }
+  ) {}
 
   /** Does this queue take events of this type? (Heartbeats and restarts bypass this.) */
   accepts(type: string): boolean {

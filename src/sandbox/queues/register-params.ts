@@ -14,7 +14,6 @@ export interface RegisterParams {
   queue: QueueOptions;
   fetchEventTypes: string[] | null;
   includeSubscribers: "true" | "false" | "partial";
-  slimPresence: boolean;
 }
 
 function parseCapabilities(params: Params): ClientCapabilities {
@@ -62,7 +61,7 @@ export function parseRegisterParams(
   const clientGravatar = params.bool("client_gravatar", { nullable: true }) ?? true;
   const includeSubscribers =
     params.literal("include_subscribers", ["true", "false", "partial"] as const) ?? "false";
-  const slimPresence = params.bool("slim_presence") ?? false;
+  params.bool("slim_presence");
   params.int("presence_history_limit_days");
   const allPublicRaw = params.bool("all_public_streams", { nullable: true });
   const capabilities = parseCapabilities(params);
@@ -88,7 +87,6 @@ export function parseRegisterParams(
     },
     fetchEventTypes: fetchEventTypes ?? eventTypes,
     includeSubscribers,
-    slimPresence,
   };
 }
 

@@ -27,13 +27,7 @@ export function eventsRoutes(faults: Faults) {
         const { core, user } = ctx;
         const reg = parseRegisterParams(core, user, ctx.params, ctx.clientName);
         const queue = core.queues.create(reg.queue, core.clock.now());
-        const state = initialState(core, user, {
-          fetch: reg.fetchEventTypes,
-          applyMarkdown: reg.queue.applyMarkdown,
-          clientGravatar: reg.queue.clientGravatar,
-          includeSubscribers: reg.includeSubscribers !== "false",
-          capabilities: reg.queue.capabilities,
-        });
+        const state = initialState(core, user, reg);
         return {
           queue_id: queue.id,
           zulip_version: SANDBOX_ZULIP_VERSION,
