@@ -33,10 +33,6 @@ export class SandboxCore {
     return secs * 1000;
   }
 
-  nowSeconds(): number {
-    return this.clock.seconds();
-  }
-
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

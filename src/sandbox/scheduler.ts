@@ -30,7 +30,7 @@ const LATE_MESSAGE = "Message could not be sent at the scheduled time.";
 
 /** Deliver (or fail) every scheduled message due by the start of the current minute. */
 export function deliverDueScheduled(core: SandboxCore): number {
-  const now = core.nowSeconds();
+  const now = core.clock.seconds();
   const minuteStart = now - (now % 60);
   const due = core.data.scheduled
     .filter((s) => !s.delivered && !s.failed && s.scheduled_delivery_timestamp <= minuteStart)
@@ -142,7 +142,7 @@ function readTo(params: Params): number | number[] | undefined {
 }
 
 function checkFuture(core: SandboxCore, ts: number): void {
-  if (ts <= core.nowSeconds()) throw badRequest("Scheduled delivery time must be in the future.");
+  if (ts <= core.clock.seconds()) throw badRequest("Scheduled delivery time must be in the future.");
 }
 
 /** Resolve and validate recipients; DMs store ids without the sender unless to self. */

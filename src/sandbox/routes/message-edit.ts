@@ -48,7 +48,7 @@ function editMessage(ctx: AuthedContext) {
   ) {
     throw badRequest("You don't have permission to edit this message");
   }
-  const now = core.nowSeconds();
+  const now = core.clock.seconds();
   const newTopic = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
   const newStream = streamId === undefined ? undefined : streamById(data, streamId);
   if (streamId !== undefined && (!newStream || !canAccessContent(data, user, newStream))) {

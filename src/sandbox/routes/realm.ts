@@ -153,7 +153,7 @@ export const realmRoutes = [
         rendered_description: renderDescription(description),
         order: id,
         creator_id: user.user_id,
-        date_created: core.nowSeconds(),
+        date_created: core.clock.seconds(),
         is_archived: false,
       };
       core.data.channelFolders.push(folder);

@@ -109,7 +109,7 @@ function createStream(
     description,
     invite_only: inviteOnly,
     history_public_to_subscribers: historyPublic ?? !inviteOnly,
-    date_created: core.nowSeconds(),
+    date_created: core.clock.seconds(),
     creator_id: user.user_id,
   });
   const viewers = data.users.filter(

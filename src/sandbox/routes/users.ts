@@ -221,7 +221,7 @@ export const userRoutes = [
         user_id: user.user_id,
         title,
         content,
-        date_created: core.nowSeconds(),
+        date_created: core.clock.seconds(),
       };
       core.data.snippets.push(snippet);
       emitToUsers(core, [user.user_id], { type: "saved_snippets", op: "add", saved_snippet: view(snippet) });

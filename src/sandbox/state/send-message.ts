@@ -142,7 +142,7 @@ export function sendMessage(
     topic: target.type === "stream" ? target.topic : "",
     content,
     rendered_content: rendered.html,
-    timestamp: core.nowSeconds(),
+    timestamp: core.clock.seconds(),
     client: opts.client,
     reactions: [],
     edit_history: [],
