@@ -78,14 +78,14 @@ export function createControl(deps: ControlDeps): SandboxControl {
       }
       const owner = input.owner ? userOf(input.owner) : undefined;
       const user = createUser(core, {
-        email: input.email,
+        delivery_email: input.email,
         full_name: input.full_name,
         role: ROLES[input.role ?? "member"],
-        botType: input.bot ? BOT_TYPES[input.bot] : null,
-        ownerId: owner?.user_id ?? null,
-        apiKey: input.api_key,
+        bot_type: input.bot ? BOT_TYPES[input.bot] : null,
+        bot_owner_id: owner?.user_id ?? null,
+        api_key: input.api_key,
         settings: input.settings,
-        dateJoined: joined === undefined ? undefined : new Date(joined).toISOString(),
+        date_joined: joined === undefined ? undefined : new Date(joined).toISOString(),
       });
       for (const name of input.channels ?? []) {
         const stream = streamByName(core.data, name);

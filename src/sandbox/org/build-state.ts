@@ -246,22 +246,9 @@ export function addSubscription(data: SandboxData, streamId: number, userId: num
   });
 }
 
-export interface NewUser {
-  delivery_email: string;
-  full_name: string;
-  role: RoleValue;
-  is_bot?: boolean;
-  bot_type?: UserRecord["bot_type"];
-  bot_owner_id?: number | null;
-  api_key?: string | undefined;
-  timezone?: string;
-  is_active?: boolean;
-  date_joined: string;
-  settings?: UserRecord["settings"];
-  system_bot?: boolean;
-  default_all_public_streams?: boolean;
-  outgoing?: UserRecord["outgoing"];
-}
+/** The fields a new account needs; the others it may set (unset ones take a new account's defaults). */
+export type NewUser = Pick<UserRecord, "delivery_email" | "full_name" | "role" | "date_joined"> &
+  Partial<Omit<UserRecord, "user_id" | "avatar_version" | "profile_data" | "recipient_id" | "push_tokens">>;
 
 /** Add one user or bot with fresh ids; returns the stored record. */
 export function addUser(data: SandboxData, u: NewUser): UserRecord {

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { SandboxCore } from "../core.ts";
-import { addUser, refreshSystemGroups } from "../org/build-state.ts";
+import { addUser, type NewUser, refreshSystemGroups } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { RoleValue, SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
 
@@ -195,36 +195,22 @@ export function emitRealmUser(
   }
 }
 
-export interface CreateUserInput {
-  email: string;
-  full_name: string;
-  role: RoleValue;
-  botType: 1 | 2 | 3 | 4 | null;
-  ownerId: number | null;
-  apiKey?: string | undefined;
-  settings?: Record<string, boolean | number | string> | undefined;
-  /** ISO 8601; default the sandbox clock's now. */
-  dateJoined?: string | undefined;
-}
-
-export function createUser(core: SandboxCore, input: CreateUserInput): UserRecord {
+export function createUser(
+  core: SandboxCore,
+  input: Omit<NewUser, "date_joined"> & { date_joined?: string },
+): UserRecord {
   const data = core.data;
   const user = addUser(data, {
-    delivery_email: input.email,
-    full_name: input.full_name,
-    role: input.role,
-    is_bot: input.botType !== null,
-    bot_type: input.botType,
-    bot_owner_id: input.ownerId,
-    api_key: input.apiKey,
-    date_joined: input.dateJoined ?? new Date(core.clock.now()).toISOString(),
+    ...input,
+    is_bot: (input.bot_type ?? null) !== null,
+    date_joined: input.date_joined ?? new Date(core.clock.now()).toISOString(),
     settings: { ...data.realm.user_settings_defaults, ...input.settings },
   });
   refreshSystemGroups(data);
   emitRealmUser(core, "add", user);
   if (user.is_bot) {
     const watchers = data.users
-      .filter((u) => u.role <= 200 || u.user_id === input.ownerId)
+      .filter((u) => u.role <= 200 || u.user_id === user.bot_owner_id)
       .map((u) => u.user_id);
     const { api_key, avatar_url, ...bot } = botToApi(data, user, user);
     emitToUsers(core, watchers, { type: "realm_bot", op: "add", bot });
