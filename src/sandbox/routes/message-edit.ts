@@ -6,7 +6,7 @@
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { type EventBody, emitToUsers } from "../queues/delivery.ts";
 import type { EditRecord, MessageRecord, ReactionRecord, UserRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
@@ -38,14 +38,8 @@ function editMessage(ctx: AuthedContext) {
   if (msg.type === "private" && (topicRaw !== undefined || streamId !== undefined)) {
     throw badRequest("Direct messages cannot be moved to channels.");
   }
-  if (contentRaw !== undefined && msg.sender_id !== user.user_id) {
-    throw badRequest("You don't have permission to edit this message");
-  }
-  if (
-    (topicRaw !== undefined || streamId !== undefined) &&
-    msg.sender_id !== user.user_id &&
-    user.role > 300
-  ) {
+  // Only the sender edits content; moderators and up may also move others' messages.
+  if (msg.sender_id !== user.user_id && (contentRaw !== undefined || user.role > 300)) {
     throw badRequest("You don't have permission to edit this message");
   }
   const now = core.clock.seconds();
@@ -148,29 +142,17 @@ function movedMessages(
   );
 }
 
-/** Delete messages and tell everyone who held them (bulk or one event per id, by capability). */
-export function deleteMessages(core: SandboxCore, msgs: MessageRecord[]): void {
-  if (msgs.length === 0) return;
+/** Delete a message and tell everyone who held it (`message_ids` or `message_id`, by capability). */
+function deleteMessage(core: SandboxCore, msg: MessageRecord): void {
   const data = core.data;
-  const first = msgs[0]!;
-  const ids = new Set(msgs.map((m) => m.id));
-  data.messages = data.messages.filter((m) => !ids.has(m.id));
-  const sorted = [...ids].sort((a, b) => a - b);
-  const base: Record<string, unknown> & { type: string } = {
-    type: "delete_message",
-    message_type: first.type,
-  };
-  if (first.type === "stream") Object.assign(base, { stream_id: first.stream_id, topic: first.topic });
-  const recipients = new Set(msgs.flatMap(holders));
-  for (const queue of core.queues.all()) {
-    if (!recipients.has(queue.options.userId) || !queue.accepts("delete_message")) continue;
-    const ev = { ...base };
-    if (ev.topic !== undefined)
-      ev.topic = visibleTopic(data, ev.topic as string, queue.options.capabilities.empty_topic_name);
-    if (queue.options.capabilities.bulk_message_deletion) queue.push({ ...ev, message_ids: sorted });
-    else for (const id of sorted) queue.push({ ...ev, message_id: id });
-  }
-  core.changed();
+  data.messages = data.messages.filter((m) => m !== msg);
+  const base: EventBody = { type: "delete_message", message_type: msg.type };
+  if (msg.type === "stream") Object.assign(base, { stream_id: msg.stream_id, topic: msg.topic });
+  emitToUsers(core, holders(msg), base, (queue, ev) => {
+    const caps = queue.options.capabilities;
+    if (ev.topic !== undefined) ev.topic = visibleTopic(data, ev.topic as string, caps.empty_topic_name);
+    return caps.bulk_message_deletion ? { ...ev, message_ids: [msg.id] } : { ...ev, message_id: msg.id };
+  });
 }
 
 const TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
@@ -262,7 +244,7 @@ export const messageEditRoutes = [
       if (msg.sender_id !== user.user_id && user.role > 200) {
         throw badRequest("You don't have permission to delete this message");
       }
-      deleteMessages(core, [msg]);
+      deleteMessage(core, msg);
       return {};
     }),
   }),
