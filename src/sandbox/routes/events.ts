@@ -70,21 +70,17 @@ async function getEvents(ctx: AuthedContext, faults: Faults) {
     return new Promise<never>(() => {});
   }
   const queueIdParam = params.str("queue_id");
-  const lastEventIdParam = params.int("last_event_id");
+  const lastEventId = params.int("last_event_id");
   const dontBlock = params.bool("dont_block") ?? false;
+  const created = queueIdParam === undefined;
   let queue: EventQueue;
-  let created = false;
-  if (queueIdParam === undefined) {
+  if (created) {
     if (!dontBlock) throw badRequest("Missing 'queue_id' argument");
     const reg = parseRegisterParams(core, user, params, ctx.clientName);
     queue = core.queues.create(reg.queue, core.clock.now());
-    created = true;
   } else {
-    if (lastEventIdParam === undefined) throw badRequest("Missing 'last_event_id' argument");
+    if (lastEventId === undefined) throw badRequest("Missing 'last_event_id' argument");
     queue = core.queues.get(queueIdParam, user.user_id);
-  }
-  if (!created) {
-    const lastEventId = lastEventIdParam!;
     if (lastEventId < queue.newestPrunedId) {
       throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
     }
