@@ -10,6 +10,7 @@ import { checkInt, checkIntList, type Params } from "./http/params.ts";
 import { type AuthedContext, endpoint, route } from "./http/router.ts";
 import { defaultReadBySender } from "./http/server.ts";
 import { emitToUsers } from "./queues/delivery.ts";
+import { globalTime } from "./routes/report.ts";
 import { nextId, type SandboxData, type ScheduledRecord, type UserRecord } from "./state/data.ts";
 import { renderMarkdown } from "./state/markdown.ts";
 import { visibleTopic } from "./state/message-view.ts";
@@ -81,10 +82,9 @@ function fail(core: SandboxCore, sm: ScheduledRecord, reason: string, notify: bo
   emitScheduled(core, sm, "update");
   const sender = userById(core.data, sm.sender_id);
   if (!sender) return;
-  const when = new Date(sm.scheduled_delivery_timestamp * 1000).toISOString().replace(".000Z", "+00:00");
   const text =
-    `The message you scheduled for <time:${when}> was not sent because of the following error:\n\n` +
-    `> ${reason}\n\n[View scheduled messages](#scheduled)\n\n`;
+    `The message you scheduled for ${globalTime(sm.scheduled_delivery_timestamp)} was not sent ` +
+    `because of the following error:\n\n> ${reason}\n\n[View scheduled messages](#scheduled)\n\n`;
   notifyByBot(core, sender, text);
 }
 
