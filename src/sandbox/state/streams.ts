@@ -45,17 +45,14 @@ export function isPublic(stream: StreamRecord): boolean {
   return !stream.invite_only;
 }
 
-/** May the user see the channel exists (name, description)? Administrators see every channel. */
-export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
-  if (isSubscribed(data, stream.stream_id, user.user_id)) return true;
-  if (user.role <= 200) return true;
-  return isPublic(stream) && user.role !== 600;
-}
-
 /** May the user read the channel's messages? */
 export function canAccessContent(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
-  if (isSubscribed(data, stream.stream_id, user.user_id)) return true;
-  return isPublic(stream) && user.role !== 600;
+  return isSubscribed(data, stream.stream_id, user.user_id) || (isPublic(stream) && user.role !== 600);
+}
+
+/** May the user see the channel exists (name, description)? Administrators see every channel. */
+export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
+  return user.role <= 200 || canAccessContent(data, user, stream);
 }
 
 export function renderDescription(text: string): string {
