@@ -22,6 +22,7 @@ import {
   normalizeTopic,
   notifyByBot,
   resolveTarget,
+  type SendTarget,
   sendMessage,
 } from "../state/send-message.ts";
 import { canAccessContent, streamById, streamByName, subscriberIds } from "../state/streams.ts";
@@ -107,9 +108,9 @@ export function sendFromParams(core: SandboxCore, user: UserRecord, params: Para
   if (to === undefined) throw badRequest(isStream ? "Missing channel" : "Message must have recipients");
   if (isStream && topic === undefined) throw badRequest("Missing topic");
   if (isStream) normalizeContent(content);
-  let target: ReturnType<typeof resolveTarget>;
+  let target: SendTarget;
   try {
-    target = resolveTarget(core, { type, to, topic, content });
+    target = resolveTarget(core, type, to, topic);
   } catch (err) {
     notifyOwnerOfMissingStream(core, user, type, to);
     throw err;

@@ -2,7 +2,7 @@
  * The message record as one viewer sees it (GET /messages, `message` events): Markdown or HTML,
  * the empty-topic display name, per-viewer recipient_id and placeholder emails.
  */
-import { invalidMessage } from "../http/api-error.ts";
+import { badRequest } from "../http/api-error.ts";
 import type { MessageRecord, SandboxData, UserRecord } from "./data.ts";
 import { isSubscribed, streamById } from "./streams.ts";
 import { apiEmail, avatarUrl, userById } from "./users.ts";
@@ -86,7 +86,7 @@ export function canAccessMessage(data: SandboxData, user: UserRecord, msg: Messa
 /** The message if it exists and the user may read it; otherwise "Invalid message(s)". */
 export function accessMessage(data: SandboxData, user: UserRecord, id: number): MessageRecord {
   const msg = data.messages.find((m) => m.id === id);
-  if (!msg || !canAccessMessage(data, user, msg)) throw invalidMessage();
+  if (!msg || !canAccessMessage(data, user, msg)) throw badRequest("Invalid message(s)");
   return msg;
 }
 

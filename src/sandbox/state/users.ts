@@ -59,17 +59,12 @@ export function avatarUrl(
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${target.avatar_version}`;
 }
 
-export interface UserViewOptions {
-  clientGravatar: boolean;
-  includeCustomProfileFields: boolean;
-}
-
 /** The User record as GET /users and GET /users/{id} return it, seen by `viewer`. */
 export function userToApi(
   data: SandboxData,
   viewer: UserRecord,
   user: UserRecord,
-  opts: UserViewOptions,
+  opts: { clientGravatar: boolean; includeCustomProfileFields: boolean },
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {
     email: apiEmail(data, user),
