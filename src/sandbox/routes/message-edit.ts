@@ -57,10 +57,7 @@ function editMessage(ctx: AuthedContext) {
   if (!contentChanged && !topicChanged && !streamChanged) return {};
 
   const moved = topicChanged || streamChanged ? movedMessages(data.messages, msg, mode) : [msg];
-  const origTopic = msg.topic;
-  const origStream = msg.stream_id;
-  const origContent = msg.content;
-  const origRendered = msg.rendered_content;
+  const orig = { ...msg };
   for (const m of moved) {
     const edit: EditRecord = { user_id: user.user_id, timestamp: now };
     if (m === msg && contentChanged) {
@@ -98,11 +95,11 @@ function editMessage(ctx: AuthedContext) {
     message_ids: moved.map((m) => m.id).sort((a, b) => a - b),
     rendering_only: false,
   };
-  if (msg.type === "stream") event.stream_id = origStream;
+  if (msg.type === "stream") event.stream_id = orig.stream_id;
   if (contentChanged) {
     Object.assign(event, {
-      orig_content: origContent,
-      orig_rendered_content: origRendered,
+      orig_content: orig.content,
+      orig_rendered_content: orig.rendered_content,
       content: msg.content,
       rendered_content: msg.rendered_content,
       is_me_message: /^\/me( |$)/.test(msg.content),
@@ -110,9 +107,9 @@ function editMessage(ctx: AuthedContext) {
   }
   if (topicChanged || streamChanged) {
     Object.assign(event, {
-      stream_name: streamById(data, origStream!)?.name ?? "",
+      stream_name: streamById(data, orig.stream_id!)?.name ?? "",
       propagate_mode: mode,
-      orig_subject: origTopic,
+      orig_subject: orig.topic,
       subject: msg.topic,
       topic_links: [],
     });

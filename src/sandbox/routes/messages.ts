@@ -8,7 +8,7 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { type EventBody, emitToUsers } from "../queues/delivery.ts";
 import type { UserRecord } from "../state/data.ts";
 import {
   buildFilter,
@@ -178,11 +178,11 @@ function typing(ctx: AuthedContext) {
   if (setting(user, "send_private_typing_notifications") === false) {
     throw badRequest("User has disabled typing notifications for direct messages");
   }
-  sendDirectTyping(core, user, to, op);
+  sendDirectTyping(core, user, to, { type: "typing", op, message_type: "direct", sender });
   return {};
 }
 
-function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], op: "start" | "stop"): void {
+function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], event: EventBody): void {
   const data = core.data;
   const people = to.map((id) => {
     const u = userById(data, id);
@@ -193,16 +193,11 @@ function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], op:
   const unique = [...new Map(people.map((p) => [p.user_id, p])).values()].sort(
     (a, b) => a.user_id - b.user_id,
   );
+  const recipients = unique.map((p) => ({ user_id: p.user_id, email: apiEmail(data, p) }));
   emitToUsers(
     core,
     unique.filter(wantsTyping).map((p) => p.user_id),
-    {
-      type: "typing",
-      op,
-      message_type: "direct",
-      sender: { user_id: user.user_id, email: apiEmail(data, user) },
-      recipients: unique.map((p) => ({ user_id: p.user_id, email: apiEmail(data, p) })),
-    },
+    { ...event, recipients },
   );
 }
 
