@@ -29,21 +29,13 @@ export function apiEmail(data: SandboxData, user: UserRecord): string {
   return `user${user.user_id}@${data.realm.host}`;
 }
 
+/** By email_address_visibility, the highest role value that sees real emails (4, nobody: none). */
+const EMAIL_VISIBLE_UP_TO: Record<number, number> = { 1: 600, 2: 400, 3: 200, 5: 300 };
+
 /** Whether `viewer` may see `target`'s real email (the rule behind `delivery_email`). */
 export function canSeeEmail(data: SandboxData, viewer: UserRecord, target: UserRecord): boolean {
   if (target.is_bot || viewer.user_id === target.user_id) return true;
-  switch (emailVisibility(data, target)) {
-    case 1:
-      return true;
-    case 2:
-      return viewer.role <= 400;
-    case 3:
-      return viewer.role <= 200;
-    case 5:
-      return viewer.role <= 300;
-    default:
-      return false;
-  }
+  return viewer.role <= (EMAIL_VISIBLE_UP_TO[emailVisibility(data, target)] ?? 0);
 }
 
 /** A gravatar-style URL; `null` when the client computes gravatars itself and may see the email. */
