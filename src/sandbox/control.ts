@@ -97,8 +97,8 @@ export function createControl(deps: ControlDeps): SandboxControl {
     setActive: (email, active) => setActive(core, userOf(email), active),
     updateUser: (email, changes) =>
       updateUser(core, userOf(email), {
-        ...(changes.role !== undefined ? { role: ROLES[changes.role] } : {}),
-        ...(changes.full_name !== undefined ? { full_name: changes.full_name } : {}),
+        role: changes.role && ROLES[changes.role],
+        full_name: changes.full_name,
       }),
     sendAs(email, input) {
       const body = new Map<string, string>([

@@ -95,8 +95,9 @@ const SUPPORTED = new Set(["channel", "stream", "topic", "sender", "is"]);
 /** Validate a register `narrow`; unsupported operators are 400 as on the server. */
 export function checkEventNarrow(narrow: [string, string][]): void {
   for (const [operator, operand] of narrow) {
-    if (!SUPPORTED.has(operator)) throw badRequest(`Operator ${operator} not supported.`);
-    if (operator === "is" && operand === "followed") throw badRequest(`Operator ${operator} not supported.`);
+    if (!SUPPORTED.has(operator) || (operator === "is" && operand === "followed")) {
+      throw badRequest(`Operator ${operator} not supported.`);
+    }
   }
 }
 

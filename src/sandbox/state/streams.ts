@@ -152,12 +152,8 @@ export function subscribeUsers(core: SandboxCore, stream: StreamRecord, users: U
     const old = data.subscriptions.find(
       (s) => s.stream_id === stream.stream_id && s.user_id === user.user_id,
     );
-    if (old) {
-      old.active = true;
-      old.subscribed_after_message_id = maxId;
-    } else {
-      addSubscription(data, stream.stream_id, user.user_id, maxId);
-    }
+    if (old) Object.assign(old, { active: true, subscribed_after_message_id: maxId });
+    else addSubscription(data, stream.stream_id, user.user_id, maxId);
     added.push(user.user_id);
   }
   for (const id of added) {
