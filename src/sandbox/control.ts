@@ -130,13 +130,11 @@ export function createControl(deps: ControlDeps): SandboxControl {
       })),
     scheduled: () => structuredClone(core.data.scheduled) as unknown as Record<string, unknown>[],
     expireQueue(target) {
-      const ids =
-        typeof target === "string"
-          ? [target]
-          : core.queues.forUser(userOf(target.email).user_id).map((q) => q.id);
-      for (const id of ids) {
-        core.queues.find(id)?.cutParked();
-        core.queues.delete(id);
+      const userId = typeof target === "string" ? undefined : userOf(target.email).user_id;
+      for (const q of core.queues.all()) {
+        if (userId === undefined ? q.id !== target : q.options.userId !== userId) continue;
+        q.cutParked();
+        core.queues.delete(q.id);
       }
       core.changed();
     },

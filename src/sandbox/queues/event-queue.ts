@@ -128,16 +128,8 @@ export class QueueRegistry {
     return queue;
   }
 
-  find(id: string): EventQueue | undefined {
-    return this.queues.get(id);
-  }
-
   all(): EventQueue[] {
     return [...this.queues.values()];
-  }
-
-  forUser(userId: number): EventQueue[] {
-    return this.all().filter((q) => q.options.userId === userId);
   }
 
   /** Delete a queue; a parked GET is answered first with the current contents. */
