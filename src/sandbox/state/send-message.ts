@@ -225,15 +225,11 @@ export function parseDirectTo(raw: string): number[] | string[] {
   if (typeof data === "string") data = data.split(",");
   if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
   if (data.length === 0) return [];
-  if (typeof data[0] === "number") {
-    if (!data.every((v) => typeof v === "number" && Number.isInteger(v))) {
-      throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
-    }
-    return [...new Set(data as number[])];
-  }
-  if (!data.every((v) => typeof v === "string")) {
+  const ids = typeof data[0] === "number";
+  if (!data.every((v) => (ids ? Number.isInteger(v) : typeof v === "string"))) {
     throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
   }
+  if (ids) return [...new Set(data as number[])];
   return [...new Set((data as string[]).map((e) => e.trim()).filter((e) => e !== ""))];
 }
 
