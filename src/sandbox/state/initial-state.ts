@@ -100,13 +100,12 @@ export function initialState(
   }
   if (want("subscription")) {
     const subscribed = data.subscriptions.filter((s) => s.user_id === user.user_id);
-    const streamOf = (id: number) => streamById(data, id)!;
-    state.subscriptions = subscribed
-      .filter((s) => s.active)
-      .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, includeSubscribers));
-    state.unsubscribed = subscribed
-      .filter((s) => !s.active)
-      .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, includeSubscribers));
+    const views = (active: boolean) =>
+      subscribed
+        .filter((s) => s.active === active)
+        .map((s) => subscriptionToApi(data, streamById(data, s.stream_id)!, s, includeSubscribers));
+    state.subscriptions = views(true);
+    state.unsubscribed = views(false);
     const ever = new Set(subscribed.map((s) => s.stream_id));
     state.never_subscribed = data.streams
       .filter((s) => !ever.has(s.stream_id) && canAccessMetadata(data, user, s))
