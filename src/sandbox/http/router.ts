@@ -12,7 +12,6 @@ export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export interface RequestContext {
   core: SandboxCore;
   params: Params;
-  /** Path parameters by name. */
   path: Record<string, string>;
   /** The client name from the `client` parameter or the User-Agent (NOTES §13). */
   clientName: string;
