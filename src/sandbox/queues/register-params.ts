@@ -20,11 +20,10 @@ function parseCapabilities(params: Params): ClientCapabilities {
   const caps = Object.fromEntries(CAPABILITY_KEYS.map((k) => [k, false])) as unknown as ClientCapabilities;
   const found = params.json("client_capabilities");
   if (!found) return caps;
-  const value = found.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  const given = found.value as Record<string, unknown>;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw badRequest("client_capabilities is not a dict");
   }
-  const given = value as Record<string, unknown>;
   if (!("notification_settings_null" in given)) {
     throw badRequest('client_capabilities["notification_settings_null"] field is missing: Field required');
   }

@@ -27,13 +27,12 @@ export function eventsRoutes(faults: Faults) {
         const { core, user } = ctx;
         const reg = parseRegisterParams(core, user, ctx.params, ctx.clientName);
         const queue = core.queues.create(reg.queue, core.clock.now());
-        const state = initialState(core, user, reg);
         return {
           queue_id: queue.id,
           zulip_version: SANDBOX_ZULIP_VERSION,
           zulip_feature_level: core.data.realm.feature_level,
           zulip_merge_base: SANDBOX_MERGE_BASE,
-          ...state,
+          ...initialState(core, user, reg),
           last_event_id: -1,
         };
       }),

@@ -159,8 +159,7 @@ function readReaction(ctx: AuthedContext, requireName: boolean): Omit<ReactionRe
   const code = ctx.params.str("emoji_code");
   const type = ctx.params.literal("reaction_type", TYPES) ?? "unicode_emoji";
   if (name === undefined && requireName) throw missingArgument("emoji_name");
-  const knownCode = name === undefined ? undefined : EMOJI_CODES[name];
-  const emojiCode = code ?? knownCode;
+  const emojiCode = code ?? (name === undefined ? undefined : EMOJI_CODES[name]);
   if (emojiCode === undefined) throw badRequest(`Emoji '${name}' does not exist`);
   return { emoji_name: name ?? "", emoji_code: emojiCode, reaction_type: type };
 }
