@@ -62,11 +62,9 @@ export class EventQueue {
   }
 
   /** Append an event with the next id and answer a parked poll at once. */
-  push(event: Record<string, unknown> & { type: string }): QueuedEvent {
-    const queued = { ...event, id: this.nextEventId++ } as QueuedEvent;
-    this.events.push(queued);
+  push(event: Record<string, unknown> & { type: string }): void {
+    this.events.push({ ...event, id: this.nextEventId++ });
     this.finishParked();
-    return queued;
   }
 
   /** Drop every event with id ≤ lastEventId (the acknowledgement). */
