@@ -9,11 +9,6 @@
 import type { ServerResponse } from "node:http";
 import type { SandboxCore } from "./core.ts";
 
-/**
- * The chat page's HTML, CSS and script, one static string. The script picks a person, registers
- * an event queue as them through the sandbox's API, long-polls it, and posts what is typed. All
- * message text is put on the page as text, never as HTML.
- */
 const CHAT_PAGE = `<!doctype html>
 <html lang="en">
 <head>

@@ -78,14 +78,14 @@ export function createControl(deps: ControlDeps): SandboxControl {
       }
       const owner = input.owner ? userOf(input.owner) : undefined;
       const user = createUser(core, {
-        email: input.email,
+        delivery_email: input.email,
         full_name: input.full_name,
         role: ROLES[input.role ?? "member"],
-        botType: input.bot ? BOT_TYPES[input.bot] : null,
-        ownerId: owner?.user_id ?? null,
-        apiKey: input.api_key,
+        bot_type: input.bot ? BOT_TYPES[input.bot] : null,
+        bot_owner_id: owner?.user_id ?? null,
+        api_key: input.api_key,
         settings: input.settings,
-        dateJoined: joined === undefined ? undefined : new Date(joined).toISOString(),
+        date_joined: joined === undefined ? undefined : new Date(joined).toISOString(),
       });
       for (const name of input.channels ?? []) {
         const stream = streamByName(core.data, name);
@@ -97,8 +97,8 @@ export function createControl(deps: ControlDeps): SandboxControl {
     setActive: (email, active) => setActive(core, userOf(email), active),
     updateUser: (email, changes) =>
       updateUser(core, userOf(email), {
-        ...(changes.role !== undefined ? { role: ROLES[changes.role] } : {}),
-        ...(changes.full_name !== undefined ? { full_name: changes.full_name } : {}),
+        role: changes.role && ROLES[changes.role],
+        full_name: changes.full_name,
       }),
     sendAs(email, input) {
       const body = new Map<string, string>([
@@ -130,13 +130,11 @@ export function createControl(deps: ControlDeps): SandboxControl {
       })),
     scheduled: () => structuredClone(core.data.scheduled) as unknown as Record<string, unknown>[],
     expireQueue(target) {
-      const ids =
-        typeof target === "string"
-          ? [target]
-          : core.queues.forUser(userOf(target.email).user_id).map((q) => q.id);
-      for (const id of ids) {
-        core.queues.find(id)?.cutParked();
-        core.queues.delete(id);
+      const userId = typeof target === "string" ? undefined : userOf(target.email).user_id;
+      for (const q of core.queues.all()) {
+        if (userId === undefined ? q.id !== target : q.options.userId !== userId) continue;
+        q.cutParked();
+        core.queues.delete(q.id);
       }
       core.changed();
     },

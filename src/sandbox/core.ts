@@ -29,12 +29,7 @@ export class SandboxCore {
   ) {}
 
   heartbeatMs(): number {
-    const secs = this.options.heartbeatSeconds ?? 45 + Math.floor(Math.random() * 11);
-    return secs * 1000;
-  }
-
-  nowSeconds(): number {
-    return this.clock.seconds();
+    return (this.options.heartbeatSeconds ?? 45 + Math.floor(Math.random() * 11)) * 1000;
   }
 
   onChange(listener: () => void): () => void {

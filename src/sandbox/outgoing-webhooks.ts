@@ -53,13 +53,10 @@ export class OutgoingWebhooks {
   }
 
   private async deliver(bot: UserRecord, msg: MessageRecord, trigger: string): Promise<void> {
-    const service = bot.outgoing!;
-    let outcome: Outcome;
-    if (service.interface === "slack" && msg.type === "private") {
-      outcome = { kind: "failure", reason: "Slack outgoing webhooks don't support direct messages." };
-    } else {
-      outcome = await this.post(bot, msg, trigger);
-    }
+    const outcome: Outcome =
+      bot.outgoing!.interface === "slack" && msg.type === "private"
+        ? { kind: "failure", reason: "Slack outgoing webhooks don't support direct messages." }
+        : await this.post(bot, msg, trigger);
     if (this.abort.signal.aborted) return;
     const flags = msg.flags[String(bot.user_id)];
     if (flags && !flags.includes("read")) flags.push("read");

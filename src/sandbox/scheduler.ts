@@ -10,6 +10,7 @@ import { checkInt, checkIntList, type Params } from "./http/params.ts";
 import { type AuthedContext, endpoint, route } from "./http/router.ts";
 import { defaultReadBySender } from "./http/server.ts";
 import { emitToUsers } from "./queues/delivery.ts";
+import { globalTime } from "./routes/report.ts";
 import { nextId, type SandboxData, type ScheduledRecord, type UserRecord } from "./state/data.ts";
 import { renderMarkdown } from "./state/markdown.ts";
 import { visibleTopic } from "./state/message-view.ts";
@@ -30,7 +31,7 @@ const LATE_MESSAGE = "Message could not be sent at the scheduled time.";
 
 /** Deliver (or fail) every scheduled message due by the start of the current minute. */
 export function deliverDueScheduled(core: SandboxCore): number {
-  const now = core.nowSeconds();
+  const now = core.clock.seconds();
   const minuteStart = now - (now % 60);
   const due = core.data.scheduled
     .filter((s) => !s.delivered && !s.failed && s.scheduled_delivery_timestamp <= minuteStart)
@@ -81,10 +82,9 @@ function fail(core: SandboxCore, sm: ScheduledRecord, reason: string, notify: bo
   emitScheduled(core, sm, "update");
   const sender = userById(core.data, sm.sender_id);
   if (!sender) return;
-  const when = new Date(sm.scheduled_delivery_timestamp * 1000).toISOString().replace(".000Z", "+00:00");
   const text =
-    `The message you scheduled for <time:${when}> was not sent because of the following error:\n\n` +
-    `> ${reason}\n\n[View scheduled messages](#scheduled)\n\n`;
+    `The message you scheduled for ${globalTime(sm.scheduled_delivery_timestamp)} was not sent ` +
+    `because of the following error:\n\n> ${reason}\n\n[View scheduled messages](#scheduled)\n\n`;
   notifyByBot(core, sender, text);
 }
 
@@ -142,7 +142,7 @@ function readTo(params: Params): number | number[] | undefined {
 }
 
 function checkFuture(core: SandboxCore, ts: number): void {
-  if (ts <= core.nowSeconds()) throw badRequest("Scheduled delivery time must be in the future.");
+  if (ts <= core.clock.seconds()) throw badRequest("Scheduled delivery time must be in the future.");
 }
 
 /** Resolve and validate recipients; DMs store ids without the sender unless to self. */

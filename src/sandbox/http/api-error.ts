@@ -39,5 +39,3 @@ export const unauthorized = (msg = "Not logged in: API authentication or user se
 
 export const mustBe = (what: "administrator" | "owner" | "member") =>
   new ApiError(400, "UNAUTHORIZED_PRINCIPAL", `Must be an organization ${what}`);
-
-export const invalidMessage = () => badRequest("Invalid message(s)");

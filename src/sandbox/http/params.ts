@@ -87,8 +87,7 @@ export class Params {
 
   int(name: string): number | undefined {
     const found = this.json(name);
-    if (!found) return undefined;
-    return checkInt(found.value, name);
+    return found && checkInt(found.value, name);
   }
 
   requiredInt(name: string): number {
@@ -99,8 +98,7 @@ export class Params {
 
   intList(name: string): number[] | undefined {
     const found = this.json(name);
-    if (!found) return undefined;
-    return checkIntList(found.value, name);
+    return found && checkIntList(found.value, name);
   }
 
   stringList(name: string, opts: { nullable?: boolean } = {}): string[] | undefined {

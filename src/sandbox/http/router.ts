@@ -12,7 +12,6 @@ export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export interface RequestContext {
   core: SandboxCore;
   params: Params;
-  /** Path parameters by name. */
   path: Record<string, string>;
   /** The client name from the `client` parameter or the User-Agent (NOTES §13). */
   clientName: string;
@@ -66,13 +65,11 @@ export function route(path: string, methods: Partial<Record<Method, Endpoint>>):
   return { segments: path.split("/").filter(Boolean), methods };
 }
 
-export interface RouteMatch {
-  route: Route;
-  path: Record<string, string>;
-}
-
 /** The first route whose pattern matches (list literal paths before patterns). */
-export function matchRoute(routes: Route[], pathname: string): RouteMatch | undefined {
+export function matchRoute(
+  routes: Route[],
+  pathname: string,
+): { route: Route; path: Record<string, string> } | undefined {
   const parts = pathname.split("/").filter(Boolean);
   for (const r of routes) {
     if (r.segments.length !== parts.length) continue;

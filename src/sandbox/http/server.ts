@@ -169,12 +169,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     res.on("close", () => {
       if (!res.writableEnded) for (const c of closers) c();
     });
-    const clientParam = params.str("client");
     const ctx = {
       core: deps.core,
       params,
       path: match.path,
-      clientName: clientNameFrom(req.headers["user-agent"], clientParam),
+      clientName: clientNameFrom(req.headers["user-agent"], params.str("client")),
       req,
       onClose: (listener: () => void) => closers.push(listener),
       user: user as UserRecord,

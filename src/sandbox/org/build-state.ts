@@ -172,17 +172,12 @@ export function buildState(org: Org, nowMs: number): SandboxData {
     data.userGroups.push(group(data, g.name, `System group ${g.name}`, true));
   }
   refreshSystemGroups(data);
-  for (const g of org.user_groups) {
-    const rec = group(data, g.name, g.description, false);
-    rec.members = g.members.map((e) => byEmail(e)!.user_id);
-    data.userGroups.push(rec);
-  }
-  org.user_groups.forEach((g) => {
-    const rec = data.userGroups.find((x) => x.name === g.name && !x.is_system_group)!;
-    rec.subgroups = g.subgroups.map(
-      (s) => data.userGroups.find((x) => x.name === s && !x.is_system_group)!.id,
-    );
+  const groups = org.user_groups.map((g) => group(data, g.name, g.description, false));
+  org.user_groups.forEach((g, i) => {
+    groups[i]!.members = g.members.map((e) => byEmail(e)!.user_id);
+    groups[i]!.subgroups = g.subgroups.map((s) => groups.find((x) => x.name === s)!.id);
   });
+  data.userGroups.push(...groups);
   for (const p of org.playgrounds) data.playgrounds.push({ id: nextId(data, "playground"), ...p });
   for (const d of org.realm_domains) data.domains.push({ id: nextId(data, "domain"), ...d });
   return data;
@@ -246,22 +241,9 @@ export function addSubscription(data: SandboxData, streamId: number, userId: num
   });
 }
 
-export interface NewUser {
-  delivery_email: string;
-  full_name: string;
-  role: RoleValue;
-  is_bot?: boolean;
-  bot_type?: UserRecord["bot_type"];
-  bot_owner_id?: number | null;
-  api_key?: string | undefined;
-  timezone?: string;
-  is_active?: boolean;
-  date_joined: string;
-  settings?: UserRecord["settings"];
-  system_bot?: boolean;
-  default_all_public_streams?: boolean;
-  outgoing?: UserRecord["outgoing"];
-}
+/** The fields a new account needs; the others it may set (unset ones take a new account's defaults). */
+export type NewUser = Pick<UserRecord, "delivery_email" | "full_name" | "role" | "date_joined"> &
+  Partial<Omit<UserRecord, "user_id" | "avatar_version" | "profile_data" | "recipient_id" | "push_tokens">>;
 
 /** Add one user or bot with fresh ids; returns the stored record. */
 export function addUser(data: SandboxData, u: NewUser): UserRecord {

@@ -53,14 +53,15 @@ export function loadOrg(org?: string | OrgInput): Org {
 /** Parse YAML text as an org; `source` names it in error messages. */
 export function parseOrgText(text: string, source: string): Org {
   const lineCounter = new LineCounter();
+  const at = (offset: number) => {
+    const pos = lineCounter.linePos(offset);
+    return `${source}:${pos.line}:${pos.col}: `;
+  };
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {
     throw new SandboxOrgError(
       source,
-      doc.errors.map((e) => {
-        const pos = lineCounter.linePos(e.pos[0]);
-        return `${source}:${pos.line}:${pos.col}: ${e.message.split("\n")[0]}`;
-      }),
+      doc.errors.map((e) => at(e.pos[0]) + e.message.split("\n")[0]),
     );
   }
   const locate: Locate = (path) => {
@@ -70,18 +71,13 @@ export function parseOrgText(text: string, source: string): Org {
     if (typeof last === "string" && isMap(parent)) {
       const pair = parent.items.find((p) => (p.key as { value?: unknown } | null)?.value === last);
       const start = (pair?.key as { range?: [number, number, number] } | null)?.range?.[0];
-      if (start !== undefined) {
-        const pos = lineCounter.linePos(start);
-        return `${source}:${pos.line}:${pos.col}: `;
-      }
+      if (start !== undefined) return at(start);
     }
     for (let cut = path.length; cut >= 0; cut--) {
       const node = doc.getIn(path.slice(0, cut), true) as { range?: [number, number, number] } | undefined;
       if (node && (isMap(node) || isSeq(node) || node.range)) {
         const start = node.range?.[0];
-        if (start === undefined) continue;
-        const pos = lineCounter.linePos(start);
-        return `${source}:${pos.line}:${pos.col}: `;
+        if (start !== undefined) return at(start);
       }
     }
     return `${source}: `;

@@ -48,16 +48,13 @@ export class EventQueue {
   newestPrunedId = -1;
   parked: ParkedPoll | null = null;
   heartbeatTimer: NodeJS.Timeout | null = null;
-  readonly createdAt: number;
 
   constructor(
     readonly id: string,
     readonly options: QueueOptions,
     /** Updated when a GET parks (and at creation): the only thing that keeps a queue alive. */
     public lastConnectionTime: number,
-  ) {
-    this.createdAt = lastConnectionTime;
-  }
+  ) {}
 
   /** Does this queue take events of this type? (Heartbeats and restarts bypass this.) */
   accepts(type: string): boolean {
@@ -65,11 +62,9 @@ export class EventQueue {
   }
 
   /** Append an event with the next id and answer a parked poll at once. */
-  push(event: Record<string, unknown> & { type: string }): QueuedEvent {
-    const queued = { ...event, id: this.nextEventId++ } as QueuedEvent;
-    this.events.push(queued);
+  push(event: Record<string, unknown> & { type: string }): void {
+    this.events.push({ ...event, id: this.nextEventId++ });
     this.finishParked();
-    return queued;
   }
 
   /** Drop every event with id ≤ lastEventId (the acknowledgement). */
@@ -131,16 +126,8 @@ export class QueueRegistry {
     return queue;
   }
 
-  find(id: string): EventQueue | undefined {
-    return this.queues.get(id);
-  }
-
   all(): EventQueue[] {
     return [...this.queues.values()];
-  }
-
-  forUser(userId: number): EventQueue[] {
-    return this.all().filter((q) => q.options.userId === userId);
   }
 
   /** Delete a queue; a parked GET is answered first with the current contents. */

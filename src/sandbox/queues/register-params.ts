@@ -14,18 +14,16 @@ export interface RegisterParams {
   queue: QueueOptions;
   fetchEventTypes: string[] | null;
   includeSubscribers: "true" | "false" | "partial";
-  slimPresence: boolean;
 }
 
 function parseCapabilities(params: Params): ClientCapabilities {
   const caps = Object.fromEntries(CAPABILITY_KEYS.map((k) => [k, false])) as unknown as ClientCapabilities;
   const found = params.json("client_capabilities");
   if (!found) return caps;
-  const value = found.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  const given = found.value as Record<string, unknown>;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw badRequest("client_capabilities is not a dict");
   }
-  const given = value as Record<string, unknown>;
   if (!("notification_settings_null" in given)) {
     throw badRequest('client_capabilities["notification_settings_null"] field is missing: Field required');
   }
@@ -62,7 +60,7 @@ export function parseRegisterParams(
   const clientGravatar = params.bool("client_gravatar", { nullable: true }) ?? true;
   const includeSubscribers =
     params.literal("include_subscribers", ["true", "false", "partial"] as const) ?? "false";
-  const slimPresence = params.bool("slim_presence") ?? false;
+  params.bool("slim_presence");
   params.int("presence_history_limit_days");
   const allPublicRaw = params.bool("all_public_streams", { nullable: true });
   const capabilities = parseCapabilities(params);
@@ -88,7 +86,6 @@ export function parseRegisterParams(
     },
     fetchEventTypes: fetchEventTypes ?? eventTypes,
     includeSubscribers,
-    slimPresence,
   };
 }
 
@@ -97,8 +94,9 @@ const SUPPORTED = new Set(["channel", "stream", "topic", "sender", "is"]);
 /** Validate a register `narrow`; unsupported operators are 400 as on the server. */
 export function checkEventNarrow(narrow: [string, string][]): void {
   for (const [operator, operand] of narrow) {
-    if (!SUPPORTED.has(operator)) throw badRequest(`Operator ${operator} not supported.`);
-    if (operator === "is" && operand === "followed") throw badRequest(`Operator ${operator} not supported.`);
+    if (!SUPPORTED.has(operator) || (operator === "is" && operand === "followed")) {
+      throw badRequest(`Operator ${operator} not supported.`);
+    }
   }
 }
 

@@ -27,19 +27,12 @@ export function eventsRoutes(faults: Faults) {
         const { core, user } = ctx;
         const reg = parseRegisterParams(core, user, ctx.params, ctx.clientName);
         const queue = core.queues.create(reg.queue, core.clock.now());
-        const state = initialState(core, user, {
-          fetch: reg.fetchEventTypes,
-          applyMarkdown: reg.queue.applyMarkdown,
-          clientGravatar: reg.queue.clientGravatar,
-          includeSubscribers: reg.includeSubscribers !== "false",
-          capabilities: reg.queue.capabilities,
-        });
         return {
           queue_id: queue.id,
           zulip_version: SANDBOX_ZULIP_VERSION,
           zulip_feature_level: core.data.realm.feature_level,
           zulip_merge_base: SANDBOX_MERGE_BASE,
-          ...state,
+          ...initialState(core, user, reg),
           last_event_id: -1,
         };
       }),
@@ -76,21 +69,17 @@ async function getEvents(ctx: AuthedContext, faults: Faults) {
     return new Promise<never>(() => {});
   }
   const queueIdParam = params.str("queue_id");
-  const lastEventIdParam = params.int("last_event_id");
+  const lastEventId = params.int("last_event_id");
   const dontBlock = params.bool("dont_block") ?? false;
+  const created = queueIdParam === undefined;
   let queue: EventQueue;
-  let created = false;
-  if (queueIdParam === undefined) {
+  if (created) {
     if (!dontBlock) throw badRequest("Missing 'queue_id' argument");
     const reg = parseRegisterParams(core, user, params, ctx.clientName);
     queue = core.queues.create(reg.queue, core.clock.now());
-    created = true;
   } else {
-    if (lastEventIdParam === undefined) throw badRequest("Missing 'last_event_id' argument");
+    if (lastEventId === undefined) throw badRequest("Missing 'last_event_id' argument");
     queue = core.queues.get(queueIdParam, user.user_id);
-  }
-  if (!created) {
-    const lastEventId = lastEventIdParam!;
     if (lastEventId < queue.newestPrunedId) {
       throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
     }

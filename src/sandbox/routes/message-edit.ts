@@ -6,7 +6,7 @@
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { type EventBody, emitToUsers } from "../queues/delivery.ts";
 import type { EditRecord, MessageRecord, ReactionRecord, UserRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
@@ -38,17 +38,11 @@ function editMessage(ctx: AuthedContext) {
   if (msg.type === "private" && (topicRaw !== undefined || streamId !== undefined)) {
     throw badRequest("Direct messages cannot be moved to channels.");
   }
-  if (contentRaw !== undefined && msg.sender_id !== user.user_id) {
+  // Only the sender edits content; moderators and up may also move others' messages.
+  if (msg.sender_id !== user.user_id && (contentRaw !== undefined || user.role > 300)) {
     throw badRequest("You don't have permission to edit this message");
   }
-  if (
-    (topicRaw !== undefined || streamId !== undefined) &&
-    msg.sender_id !== user.user_id &&
-    user.role > 300
-  ) {
-    throw badRequest("You don't have permission to edit this message");
-  }
-  const now = core.nowSeconds();
+  const now = core.clock.seconds();
   const newTopic = topicRaw === undefined ? undefined : normalizeTopic(data, topicRaw);
   const newStream = streamId === undefined ? undefined : streamById(data, streamId);
   if (streamId !== undefined && (!newStream || !canAccessContent(data, user, newStream))) {
@@ -63,10 +57,7 @@ function editMessage(ctx: AuthedContext) {
   if (!contentChanged && !topicChanged && !streamChanged) return {};
 
   const moved = topicChanged || streamChanged ? movedMessages(data.messages, msg, mode) : [msg];
-  const origTopic = msg.topic;
-  const origStream = msg.stream_id;
-  const origContent = msg.content;
-  const origRendered = msg.rendered_content;
+  const orig = { ...msg };
   for (const m of moved) {
     const edit: EditRecord = { user_id: user.user_id, timestamp: now };
     if (m === msg && contentChanged) {
@@ -104,11 +95,11 @@ function editMessage(ctx: AuthedContext) {
     message_ids: moved.map((m) => m.id).sort((a, b) => a - b),
     rendering_only: false,
   };
-  if (msg.type === "stream") event.stream_id = origStream;
+  if (msg.type === "stream") event.stream_id = orig.stream_id;
   if (contentChanged) {
     Object.assign(event, {
-      orig_content: origContent,
-      orig_rendered_content: origRendered,
+      orig_content: orig.content,
+      orig_rendered_content: orig.rendered_content,
       content: msg.content,
       rendered_content: msg.rendered_content,
       is_me_message: /^\/me( |$)/.test(msg.content),
@@ -116,9 +107,9 @@ function editMessage(ctx: AuthedContext) {
   }
   if (topicChanged || streamChanged) {
     Object.assign(event, {
-      stream_name: streamById(data, origStream!)?.name ?? "",
+      stream_name: streamById(data, orig.stream_id!)?.name ?? "",
       propagate_mode: mode,
-      orig_subject: origTopic,
+      orig_subject: orig.topic,
       subject: msg.topic,
       topic_links: [],
     });
@@ -148,29 +139,17 @@ function movedMessages(
   );
 }
 
-/** Delete messages and tell everyone who held them (bulk or one event per id, by capability). */
-export function deleteMessages(core: SandboxCore, msgs: MessageRecord[]): void {
-  if (msgs.length === 0) return;
+/** Delete a message and tell everyone who held it (`message_ids` or `message_id`, by capability). */
+function deleteMessage(core: SandboxCore, msg: MessageRecord): void {
   const data = core.data;
-  const first = msgs[0]!;
-  const ids = new Set(msgs.map((m) => m.id));
-  data.messages = data.messages.filter((m) => !ids.has(m.id));
-  const sorted = [...ids].sort((a, b) => a - b);
-  const base: Record<string, unknown> & { type: string } = {
-    type: "delete_message",
-    message_type: first.type,
-  };
-  if (first.type === "stream") Object.assign(base, { stream_id: first.stream_id, topic: first.topic });
-  const recipients = new Set(msgs.flatMap(holders));
-  for (const queue of core.queues.all()) {
-    if (!recipients.has(queue.options.userId) || !queue.accepts("delete_message")) continue;
-    const ev = { ...base };
-    if (ev.topic !== undefined)
-      ev.topic = visibleTopic(data, ev.topic as string, queue.options.capabilities.empty_topic_name);
-    if (queue.options.capabilities.bulk_message_deletion) queue.push({ ...ev, message_ids: sorted });
-    else for (const id of sorted) queue.push({ ...ev, message_id: id });
-  }
-  core.changed();
+  data.messages = data.messages.filter((m) => m !== msg);
+  const base: EventBody = { type: "delete_message", message_type: msg.type };
+  if (msg.type === "stream") Object.assign(base, { stream_id: msg.stream_id, topic: msg.topic });
+  emitToUsers(core, holders(msg), base, (queue, ev) => {
+    const caps = queue.options.capabilities;
+    if (ev.topic !== undefined) ev.topic = visibleTopic(data, ev.topic as string, caps.empty_topic_name);
+    return caps.bulk_message_deletion ? { ...ev, message_ids: [msg.id] } : { ...ev, message_id: msg.id };
+  });
 }
 
 const TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
@@ -180,8 +159,7 @@ function readReaction(ctx: AuthedContext, requireName: boolean): Omit<ReactionRe
   const code = ctx.params.str("emoji_code");
   const type = ctx.params.literal("reaction_type", TYPES) ?? "unicode_emoji";
   if (name === undefined && requireName) throw missingArgument("emoji_name");
-  const knownCode = name === undefined ? undefined : EMOJI_CODES[name];
-  const emojiCode = code ?? knownCode;
+  const emojiCode = code ?? (name === undefined ? undefined : EMOJI_CODES[name]);
   if (emojiCode === undefined) throw badRequest(`Emoji '${name}' does not exist`);
   return { emoji_name: name ?? "", emoji_code: emojiCode, reaction_type: type };
 }
@@ -262,7 +240,7 @@ export const messageEditRoutes = [
       if (msg.sender_id !== user.user_id && user.role > 200) {
         throw badRequest("You don't have permission to delete this message");
       }
-      deleteMessages(core, [msg]);
+      deleteMessage(core, msg);
       return {};
     }),
   }),

@@ -8,7 +8,7 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { type EventBody, emitToUsers } from "../queues/delivery.ts";
 import type { UserRecord } from "../state/data.ts";
 import {
   buildFilter,
@@ -22,6 +22,7 @@ import {
   normalizeTopic,
   notifyByBot,
   resolveTarget,
+  type SendTarget,
   sendMessage,
 } from "../state/send-message.ts";
 import { canAccessContent, streamById, streamByName, subscriberIds } from "../state/streams.ts";
@@ -107,9 +108,9 @@ export function sendFromParams(core: SandboxCore, user: UserRecord, params: Para
   if (to === undefined) throw badRequest(isStream ? "Missing channel" : "Message must have recipients");
   if (isStream && topic === undefined) throw badRequest("Missing topic");
   if (isStream) normalizeContent(content);
-  let target: ReturnType<typeof resolveTarget>;
+  let target: SendTarget;
   try {
-    target = resolveTarget(core, { type, to, topic, content });
+    target = resolveTarget(core, type, to, topic);
   } catch (err) {
     notifyOwnerOfMissingStream(core, user, type, to);
     throw err;
@@ -177,11 +178,11 @@ function typing(ctx: AuthedContext) {
   if (setting(user, "send_private_typing_notifications") === false) {
     throw badRequest("User has disabled typing notifications for direct messages");
   }
-  sendDirectTyping(core, user, to, op);
+  sendDirectTyping(core, user, to, { type: "typing", op, message_type: "direct", sender });
   return {};
 }
 
-function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], op: "start" | "stop"): void {
+function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], event: EventBody): void {
   const data = core.data;
   const people = to.map((id) => {
     const u = userById(data, id);
@@ -192,16 +193,11 @@ function sendDirectTyping(core: SandboxCore, user: UserRecord, to: number[], op:
   const unique = [...new Map(people.map((p) => [p.user_id, p])).values()].sort(
     (a, b) => a.user_id - b.user_id,
   );
+  const recipients = unique.map((p) => ({ user_id: p.user_id, email: apiEmail(data, p) }));
   emitToUsers(
     core,
     unique.filter(wantsTyping).map((p) => p.user_id),
-    {
-      type: "typing",
-      op,
-      message_type: "direct",
-      sender: { user_id: user.user_id, email: apiEmail(data, user) },
-      recipients: unique.map((p) => ({ user_id: p.user_id, email: apiEmail(data, p) })),
-    },
+    { ...event, recipients },
   );
 }
 

@@ -11,6 +11,8 @@ import { renderDescription } from "../state/streams.ts";
 import { BOOLEAN_SETTINGS, VALUED_SETTINGS } from "../state/user-settings.ts";
 
 const OWNERS_ONLY_DOMAINS_FL = 143;
+const DOMAIN =
+  /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 export function requireAdmin(user: UserRecord): void {
   if (user.role > 200) throw mustBe("administrator");
@@ -52,11 +54,7 @@ function addDomain(ctx: AuthedContext) {
   const domain = params.requiredStr("domain").trim().toLowerCase();
   const allowSubdomains = params.bool("allow_subdomains");
   if (allowSubdomains === undefined) throw missingArgument("allow_subdomains");
-  if (
-    !/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(
-      domain,
-    )
-  ) {
+  if (!DOMAIN.test(domain)) {
     throw badRequest(`Invalid domain: ${domain === "" ? "Domain can't be empty." : "Domain is invalid."}`);
   }
   if (core.data.domains.some((d) => d.domain === domain)) {
@@ -153,7 +151,7 @@ export const realmRoutes = [
         rendered_description: renderDescription(description),
         order: id,
         creator_id: user.user_id,
-        date_created: core.nowSeconds(),
+        date_created: core.clock.seconds(),
         is_archived: false,
       };
       core.data.channelFolders.push(folder);

@@ -87,24 +87,7 @@ function original(core: SandboxCore, msg: MessageRecord): string {
   return `[Original message](${core.url}/#narrow/dm/${slug}/near/${msg.id})`;
 }
 
-/** Compose the report text exactly as the server does (before its trailing-whitespace strip). */
-export function composeReport(
-  core: SandboxCore,
-  reporter: UserRecord,
-  msg: MessageRecord,
-  reportType: string,
-  description: string,
-): string {
-  const reported = userById(core.data, msg.sender_id)!;
-  const content = truncate(msg.content, SNIPPET_LENGTH, "\n[message truncated]");
-  const fence = unusedFence(content);
-  return (
-    header(core, reporter, reported, msg) +
-    `\n\`\`\`quote\n**${REPORT_REASONS[reportType]}**. ${description}\n\`\`\`\n\n` +
-    `${fence} spoiler ${original(core, msg)}\n${content}\n${fence}\n`
-  );
-}
-
+/** Post the report to the moderation channel, composed as the server does (before its end strip). */
 export function sendReport(
   core: SandboxCore,
   reporter: UserRecord,
@@ -117,14 +100,14 @@ export function sendReport(
   const reported = userById(data, msg.sender_id)!;
   const bot = data.users.find((u) => u.system_bot)!;
   const topic = channel.topics_policy === "empty_topic_only" ? "" : `${reported.full_name} moderation`;
-  sendMessage(
-    core,
-    bot,
-    { type: "stream", stream: channel, topic },
-    composeReport(core, reporter, msg, reportType, description),
-    {
-      client: "Internal",
-      trusted: true,
-    },
-  );
+  const content = truncate(msg.content, SNIPPET_LENGTH, "\n[message truncated]");
+  const fence = unusedFence(content);
+  const text =
+    header(core, reporter, reported, msg) +
+    `\n\`\`\`quote\n**${REPORT_REASONS[reportType]}**. ${description}\n\`\`\`\n\n` +
+    `${fence} spoiler ${original(core, msg)}\n${content}\n${fence}\n`;
+  sendMessage(core, bot, { type: "stream", stream: channel, topic }, text, {
+    client: "Internal",
+    trusted: true,
+  });
 }

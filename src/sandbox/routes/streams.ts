@@ -51,9 +51,10 @@ function listStreams(ctx: AuthedContext) {
   return { streams: streams.map((s) => streamToApi(data, s)) };
 }
 
-function accessibleStream(ctx: AuthedContext, id: number): StreamRecord {
-  const stream = streamById(ctx.core.data, id);
-  if (!stream || !canAccessMetadata(ctx.core.data, ctx.user, stream)) throw badRequest("Invalid channel ID");
+/** The path's channel if the user may see it (or, with canAccessContent, read it). */
+function accessibleStream(ctx: AuthedContext, canAccess = canAccessMetadata): StreamRecord {
+  const stream = streamById(ctx.core.data, Number(ctx.path.stream_id));
+  if (!stream || !canAccess(ctx.core.data, ctx.user, stream)) throw badRequest("Invalid channel ID");
   return stream;
 }
 
@@ -61,8 +62,7 @@ function topics(ctx: AuthedContext) {
   const { core, user, params } = ctx;
   const data = core.data;
   const allowEmpty = params.bool("allow_empty_topic_name") ?? false;
-  const stream = streamById(data, Number(ctx.path.stream_id));
-  if (!stream || !canAccessContent(data, user, stream)) throw badRequest("Invalid channel ID");
+  const stream = accessibleStream(ctx, canAccessContent);
   const me = String(user.user_id);
   // Protected history: only messages the user actually received (sent after they subscribed).
   const shared = stream.history_public_to_subscribers || !stream.invite_only;
@@ -109,7 +109,7 @@ function createStream(
     description,
     invite_only: inviteOnly,
     history_public_to_subscribers: historyPublic ?? !inviteOnly,
-    date_created: core.nowSeconds(),
+    date_created: core.clock.seconds(),
     creator_id: user.user_id,
   });
   const viewers = data.users.filter(
@@ -189,12 +189,12 @@ export const streamRoutes = [
   route("/streams", { GET: endpoint(listStreams) }),
   route("/streams/{stream_id:int}", {
     GET: endpoint((ctx) => ({
-      stream: streamToApi(ctx.core.data, accessibleStream(ctx, Number(ctx.path.stream_id))),
+      stream: streamToApi(ctx.core.data, accessibleStream(ctx)),
     })),
   }),
   route("/streams/{stream_id:int}/members", {
     GET: endpoint((ctx) => {
-      const stream = accessibleStream(ctx, Number(ctx.path.stream_id));
+      const stream = accessibleStream(ctx);
       return { subscribers: subscriberIds(ctx.core.data, stream.stream_id) };
     }),
   }),
@@ -219,11 +219,9 @@ export const streamRoutes = [
       const subs = data.subscriptions.filter((s) => s.user_id === user.user_id && s.active);
       return {
         subscriptions: subs
-          .map((s) => data.streams.find((x) => x.stream_id === s.stream_id)!)
-          .filter((stream) => canAccessMetadata(data, user, stream))
-          .map((stream) =>
-            subscriptionToApi(data, stream, subscription(data, stream.stream_id, user.user_id)!, include),
-          ),
+          .map((s) => ({ s, stream: streamById(data, s.stream_id)! }))
+          .filter(({ stream }) => canAccessMetadata(data, user, stream))
+          .map(({ s, stream }) => subscriptionToApi(data, stream, s, include)),
       };
     }),
     POST: endpoint(subscribe),

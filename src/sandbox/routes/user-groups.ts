@@ -55,9 +55,8 @@ function changeSubgroups(ctx: AuthedContext, group: UserGroupRecord, add: number
     if (!data.userGroups.some((g) => g.id === id)) throw badRequest(`Invalid user group ID: ${id}`);
   }
   for (const id of add) {
-    if (group.subgroups.includes(id))
-      throw badRequest(`User group ${id} is already a subgroup of this group.`);
-    if (id === group.id || groupContains(ctx.core, id, group.id)) {
+    // The server words a cycle (or the group itself) like an existing subgroup.
+    if (group.subgroups.includes(id) || id === group.id || groupContains(ctx.core, id, group.id)) {
       throw badRequest(`User group ${id} is already a subgroup of this group.`);
     }
   }

@@ -11,13 +11,19 @@ import { emitToAll, emitToUsers } from "../queues/delivery.ts";
 import { nextId, type ProfileFieldRecord, type SnippetRecord, type UserRecord } from "../state/data.ts";
 import { apiEmail, canSeeEmail, escapeHtml, userById, userToApi } from "../state/users.ts";
 
-const noSuchUser = () => badRequest("No such user");
-
 function viewOptions(ctx: AuthedContext) {
   return {
     clientGravatar: ctx.params.bool("client_gravatar") ?? true,
     includeCustomProfileFields: ctx.params.bool("include_custom_profile_fields") ?? false,
   };
+}
+
+/** GET /users/{user_id} and /users/{email}: the view options are read before the lookup. */
+function oneUser(ctx: AuthedContext, find: () => UserRecord | undefined) {
+  const opts = viewOptions(ctx);
+  const target = find();
+  if (!target) throw badRequest("No such user");
+  return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
 }
 
 /** Find a user by the email in GET /users/{email}: a visible real email, the API email or a placeholder. */
@@ -82,10 +88,8 @@ function checkValue(core: SandboxCore, field: ProfileFieldRecord, value: unknown
   }
   if (typeof value !== "string") throw badRequest(`${name} is not a string`);
   if (value === "") return null;
-  if (field.type === "short_text" && [...value].length > 50)
-    throw badRequest(`${name} is too long (limit: 50 characters)`);
-  if (field.type === "long_text" && [...value].length > 500)
-    throw badRequest(`${name} is too long (limit: 500 characters)`);
+  const limit = field.type === "short_text" ? 50 : field.type === "long_text" ? 500 : Infinity;
+  if ([...value].length > limit) throw badRequest(`${name} is too long (limit: ${limit} characters)`);
   if (field.type === "link" && !/^https?:\/\/\S+$/.test(value)) throw badRequest(`${name} is not a URL`);
   if (field.type === "date" && !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw badRequest(`${name} is not a date`);
   if (field.type === "choice") {
@@ -189,20 +193,12 @@ export const userRoutes = [
     }),
   }),
   route("/users/{user_id:int}", {
-    GET: endpoint((ctx) => {
-      const opts = viewOptions(ctx);
-      const target = userById(ctx.core.data, Number(ctx.path.user_id));
-      if (!target) throw noSuchUser();
-      return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
-    }),
+    GET: endpoint((ctx) => oneUser(ctx, () => userById(ctx.core.data, Number(ctx.path.user_id)))),
   }),
   route("/users/{email}", {
-    GET: endpoint((ctx) => {
-      const opts = viewOptions(ctx);
-      const target = userByEmailFor(ctx.core, ctx.user, decodeURIComponent(ctx.path.email!));
-      if (!target) throw noSuchUser();
-      return { user: userToApi(ctx.core.data, ctx.user, target, opts) };
-    }),
+    GET: endpoint((ctx) =>
+      oneUser(ctx, () => userByEmailFor(ctx.core, ctx.user, decodeURIComponent(ctx.path.email!))),
+    ),
   }),
   tokenRoutes("/users/me/android_gcm_reg_id", "android"),
   tokenRoutes("/users/me/apns_device_token", "apns"),
@@ -221,7 +217,7 @@ export const userRoutes = [
         user_id: user.user_id,
         title,
         content,
-        date_created: core.nowSeconds(),
+        date_created: core.clock.seconds(),
       };
       core.data.snippets.push(snippet);
       emitToUsers(core, [user.user_id], { type: "saved_snippets", op: "add", saved_snippet: view(snippet) });

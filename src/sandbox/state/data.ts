@@ -249,7 +249,6 @@ export interface SandboxData {
   domains: DomainRecord[];
 }
 
-/** A state with no records: every counter at 0, every list empty. */
 export function emptyData(realm: RealmRecord): SandboxData {
   return {
     version: 1,

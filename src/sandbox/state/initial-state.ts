@@ -6,28 +6,23 @@
 import { serverDefaults } from "../../wire/responses.ts";
 import type { SandboxCore } from "../core.ts";
 import { SERVER_GENERATION } from "../core.ts";
-import type { ClientCapabilities } from "../queues/event-queue.ts";
+import type { RegisterParams } from "../queues/register-params.ts";
 import { pendingScheduled, scheduledToApi } from "../scheduler.ts";
 import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
 import { canAccessMetadata, streamById, streamToApi, subscriptionToApi } from "./streams.ts";
 import { userSettingsToApi } from "./user-settings.ts";
 import { apiEmail, avatarUrl, botToApi, userGroupView, userToApi } from "./users.ts";
 
-export interface StateRequest {
-  fetch: string[] | null;
-  applyMarkdown: boolean;
-  clientGravatar: boolean;
-  includeSubscribers: boolean;
-  capabilities: ClientCapabilities;
-}
-
 export function initialState(
   core: SandboxCore,
   user: UserRecord,
-  req: StateRequest,
+  reg: RegisterParams,
 ): Record<string, unknown> {
   const data = core.data;
-  const want = (type: string) => req.fetch === null || req.fetch.includes(type);
+  const types = reg.fetchEventTypes;
+  const want = (type: string) => types === null || types.includes(type);
+  const { clientGravatar, capabilities } = reg.queue;
+  const includeSubscribers = reg.includeSubscribers !== "false";
   const state: Record<string, unknown> = {};
   if (want("message")) state.max_message_id = data.messages.at(-1)?.id ?? -1;
   if (want("realm")) {
@@ -65,7 +60,7 @@ export function initialState(
     const people = data.users.filter((u) => !u.system_bot);
     const view = (u: UserRecord) => {
       const v = userToApi(data, user, u, {
-        clientGravatar: req.clientGravatar,
+        clientGravatar,
         includeCustomProfileFields: true,
       });
       delete v.is_active;
@@ -96,7 +91,7 @@ export function initialState(
         .filter((u) => u.system_bot)
         .map((u) => ({
           ...userToApi(data, user, u, {
-            clientGravatar: req.clientGravatar,
+            clientGravatar,
             includeCustomProfileFields: false,
           }),
           is_system_bot: true,
@@ -105,13 +100,12 @@ export function initialState(
   }
   if (want("subscription")) {
     const subscribed = data.subscriptions.filter((s) => s.user_id === user.user_id);
-    const streamOf = (id: number) => streamById(data, id)!;
-    state.subscriptions = subscribed
-      .filter((s) => s.active)
-      .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, req.includeSubscribers));
-    state.unsubscribed = subscribed
-      .filter((s) => !s.active)
-      .map((s) => subscriptionToApi(data, streamOf(s.stream_id), s, req.includeSubscribers));
+    const views = (active: boolean) =>
+      subscribed
+        .filter((s) => s.active === active)
+        .map((s) => subscriptionToApi(data, streamById(data, s.stream_id)!, s, includeSubscribers));
+    state.subscriptions = views(true);
+    state.unsubscribed = views(false);
     const ever = new Set(subscribed.map((s) => s.stream_id));
     state.never_subscribed = data.streams
       .filter((s) => !ever.has(s.stream_id) && canAccessMetadata(data, user, s))
@@ -123,7 +117,7 @@ export function initialState(
       .map((s) => streamToApi(data, s));
   if (want("scheduled_messages")) {
     state.scheduled_messages = pendingScheduled(data, user.user_id).map((s) =>
-      scheduledToApi(data, s, req.capabilities.empty_topic_name),
+      scheduledToApi(data, s, capabilities.empty_topic_name),
     );
   }
   if (want("saved_snippets")) {

@@ -13,7 +13,6 @@ export interface Rendered {
   mentionedUserIds: Set<number>;
   streamWildcard: boolean;
   topicWildcard: boolean;
-  isMeMessage: boolean;
 }
 
 const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
@@ -24,7 +23,6 @@ export function renderMarkdown(data: SandboxData, source: string): Rendered {
     mentionedUserIds: new Set(),
     streamWildcard: false,
     topicWildcard: false,
-    isMeMessage: /^\/me( |$)/.test(source) && !source.includes("\n"),
   };
   result.html = renderBlocks(data, source.replaceAll("\r\n", "\n"), result);
   return result;

@@ -2,7 +2,7 @@
  * The message record as one viewer sees it (GET /messages, `message` events): Markdown or HTML,
  * the empty-topic display name, per-viewer recipient_id and placeholder emails.
  */
-import { invalidMessage } from "../http/api-error.ts";
+import { badRequest } from "../http/api-error.ts";
 import type { MessageRecord, SandboxData, UserRecord } from "./data.ts";
 import { isSubscribed, streamById } from "./streams.ts";
 import { apiEmail, avatarUrl, userById } from "./users.ts";
@@ -34,6 +34,7 @@ export function messageToApi(
   opts: MessageViewOptions,
 ): Record<string, unknown> {
   const sender = userById(data, msg.sender_id)!;
+  const topic = (t: string) => visibleTopic(data, t, opts.allowEmptyTopicName);
   let recipientId = msg.recipient_id;
   // An incoming 1:1 DM names the conversation by the sender's personal recipient.
   if (msg.type === "private" && msg.dm_user_ids.length === 2 && viewer && viewer.user_id !== msg.sender_id) {
@@ -46,7 +47,7 @@ export function messageToApi(
     recipient_id: recipientId,
     timestamp: msg.timestamp,
     client: msg.client,
-    subject: msg.type === "stream" ? visibleTopic(data, msg.topic, opts.allowEmptyTopicName) : "",
+    subject: msg.type === "stream" ? topic(msg.topic) : "",
     topic_links: [],
     is_me_message: /^\/me( |$)/.test(msg.content) && !msg.content.includes("\n"),
     reactions: msg.reactions.map((r) => ({ ...r })),
@@ -63,10 +64,8 @@ export function messageToApi(
   if (msg.edit_history.length > 0 && data.realm.allow_edit_history) {
     out.edit_history = msg.edit_history.map((e) => ({
       ...e,
-      ...(e.topic !== undefined ? { topic: visibleTopic(data, e.topic, opts.allowEmptyTopicName) } : {}),
-      ...(e.prev_topic !== undefined
-        ? { prev_topic: visibleTopic(data, e.prev_topic, opts.allowEmptyTopicName) }
-        : {}),
+      ...(e.topic !== undefined ? { topic: topic(e.topic) } : {}),
+      ...(e.prev_topic !== undefined ? { prev_topic: topic(e.prev_topic) } : {}),
     }));
   }
   if (msg.last_edit_timestamp !== null) out.last_edit_timestamp = msg.last_edit_timestamp;
@@ -86,7 +85,7 @@ export function canAccessMessage(data: SandboxData, user: UserRecord, msg: Messa
 /** The message if it exists and the user may read it; otherwise "Invalid message(s)". */
 export function accessMessage(data: SandboxData, user: UserRecord, id: number): MessageRecord {
   const msg = data.messages.find((m) => m.id === id);
-  if (!msg || !canAccessMessage(data, user, msg)) throw invalidMessage();
+  if (!msg || !canAccessMessage(data, user, msg)) throw badRequest("Invalid message(s)");
   return msg;
 }
 

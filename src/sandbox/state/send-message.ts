@@ -29,14 +29,6 @@ export interface SendOptions {
   trusted?: boolean;
 }
 
-/** The wire form of a send, as POST /messages takes it. */
-export interface RawSend {
-  type: string;
-  to: string;
-  topic?: string | undefined;
-  content: string;
-}
-
 export function streamDoesNotExist(ref: string | number): ApiError {
   return typeof ref === "number"
     ? new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${ref}' does not exist`, {
@@ -47,18 +39,18 @@ export function streamDoesNotExist(ref: string | number): ApiError {
       });
 }
 
-/** Resolve a wire-form send to its target; errors are the server's. */
-export function resolveTarget(core: SandboxCore, raw: RawSend): SendTarget {
+/** Resolve a send's wire-form `type`, `to` and `topic` to its target; errors are the server's. */
+export function resolveTarget(core: SandboxCore, rawType: string, rawTo: string, topic?: string): SendTarget {
   const data = core.data;
-  const type = messageType(raw.type);
+  const type = messageType(rawType);
   if (type === "stream") {
-    const ref = parseStreamTo(raw.to);
+    const ref = parseStreamTo(rawTo);
     const stream = typeof ref === "number" ? streamById(data, ref) : streamByName(data, ref);
     if (!stream) throw streamDoesNotExist(ref);
-    if (raw.topic === undefined) throw badRequest("Missing topic");
-    return { type, stream, topic: normalizeTopic(data, raw.topic) };
+    if (topic === undefined) throw badRequest("Missing topic");
+    return { type, stream, topic: normalizeTopic(data, topic) };
   }
-  const to = parseDirectTo(raw.to);
+  const to = parseDirectTo(rawTo);
   if (to.length === 0) throw badRequest("Message must have recipients");
   const recipients = to.map((ref) => {
     const user = typeof ref === "number" ? userById(data, ref) : userByDeliveryEmail(data, ref);
@@ -142,7 +134,7 @@ export function sendMessage(
     topic: target.type === "stream" ? target.topic : "",
     content,
     rendered_content: rendered.html,
-    timestamp: core.nowSeconds(),
+    timestamp: core.clock.seconds(),
     client: opts.client,
     reactions: [],
     edit_history: [],
@@ -233,15 +225,11 @@ export function parseDirectTo(raw: string): number[] | string[] {
   if (typeof data === "string") data = data.split(",");
   if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
   if (data.length === 0) return [];
-  if (typeof data[0] === "number") {
-    if (!data.every((v) => typeof v === "number" && Number.isInteger(v))) {
-      throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
-    }
-    return [...new Set(data as number[])];
-  }
-  if (!data.every((v) => typeof v === "string")) {
+  const ids = typeof data[0] === "number";
+  if (!data.every((v) => (ids ? Number.isInteger(v) : typeof v === "string"))) {
     throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
   }
+  if (ids) return [...new Set(data as number[])];
   return [...new Set((data as string[]).map((e) => e.trim()).filter((e) => e !== ""))];
 }
 

@@ -45,17 +45,14 @@ export function isPublic(stream: StreamRecord): boolean {
   return !stream.invite_only;
 }
 
-/** May the user see the channel exists (name, description)? Administrators see every channel. */
-export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
-  if (isSubscribed(data, stream.stream_id, user.user_id)) return true;
-  if (user.role <= 200) return true;
-  return isPublic(stream) && user.role !== 600;
-}
-
 /** May the user read the channel's messages? */
 export function canAccessContent(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
-  if (isSubscribed(data, stream.stream_id, user.user_id)) return true;
-  return isPublic(stream) && user.role !== 600;
+  return isSubscribed(data, stream.stream_id, user.user_id) || (isPublic(stream) && user.role !== 600);
+}
+
+/** May the user see the channel exists (name, description)? Administrators see every channel. */
+export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: StreamRecord): boolean {
+  return user.role <= 200 || canAccessContent(data, user, stream);
 }
 
 export function renderDescription(text: string): string {
@@ -155,12 +152,8 @@ export function subscribeUsers(core: SandboxCore, stream: StreamRecord, users: U
     const old = data.subscriptions.find(
       (s) => s.stream_id === stream.stream_id && s.user_id === user.user_id,
     );
-    if (old) {
-      old.active = true;
-      old.subscribed_after_message_id = maxId;
-    } else {
-      addSubscription(data, stream.stream_id, user.user_id, maxId);
-    }
+    if (old) Object.assign(old, { active: true, subscribed_after_message_id: maxId });
+    else addSubscription(data, stream.stream_id, user.user_id, maxId);
     added.push(user.user_id);
   }
   for (const id of added) {

@@ -4,7 +4,6 @@
  */
 import type { SandboxData, UserRecord } from "./data.ts";
 
-/** Boolean settings and their built-in defaults. */
 export const BOOLEAN_SETTINGS: Record<string, boolean> = {
   starred_message_counts: true,
   receives_typing_notifications: true,

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { SandboxCore } from "../core.ts";
-import { addUser, refreshSystemGroups } from "../org/build-state.ts";
+import { addUser, type NewUser, refreshSystemGroups } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { RoleValue, SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
 
@@ -29,21 +29,13 @@ export function apiEmail(data: SandboxData, user: UserRecord): string {
   return `user${user.user_id}@${data.realm.host}`;
 }
 
+/** By email_address_visibility, the highest role value that sees real emails (4, nobody: none). */
+const EMAIL_VISIBLE_UP_TO: Record<number, number> = { 1: 600, 2: 400, 3: 200, 5: 300 };
+
 /** Whether `viewer` may see `target`'s real email (the rule behind `delivery_email`). */
 export function canSeeEmail(data: SandboxData, viewer: UserRecord, target: UserRecord): boolean {
   if (target.is_bot || viewer.user_id === target.user_id) return true;
-  switch (emailVisibility(data, target)) {
-    case 1:
-      return true;
-    case 2:
-      return viewer.role <= 400;
-    case 3:
-      return viewer.role <= 200;
-    case 5:
-      return viewer.role <= 300;
-    default:
-      return false;
-  }
+  return viewer.role <= (EMAIL_VISIBLE_UP_TO[emailVisibility(data, target)] ?? 0);
 }
 
 /** A gravatar-style URL; `null` when the client computes gravatars itself and may see the email. */
@@ -59,17 +51,12 @@ export function avatarUrl(
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${target.avatar_version}`;
 }
 
-export interface UserViewOptions {
-  clientGravatar: boolean;
-  includeCustomProfileFields: boolean;
-}
-
 /** The User record as GET /users and GET /users/{id} return it, seen by `viewer`. */
 export function userToApi(
   data: SandboxData,
   viewer: UserRecord,
   user: UserRecord,
-  opts: UserViewOptions,
+  opts: { clientGravatar: boolean; includeCustomProfileFields: boolean },
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {
     email: apiEmail(data, user),
@@ -195,36 +182,22 @@ export function emitRealmUser(
   }
 }
 
-export interface CreateUserInput {
-  email: string;
-  full_name: string;
-  role: RoleValue;
-  botType: 1 | 2 | 3 | 4 | null;
-  ownerId: number | null;
-  apiKey?: string | undefined;
-  settings?: Record<string, boolean | number | string> | undefined;
-  /** ISO 8601; default the sandbox clock's now. */
-  dateJoined?: string | undefined;
-}
-
-export function createUser(core: SandboxCore, input: CreateUserInput): UserRecord {
+export function createUser(
+  core: SandboxCore,
+  input: Omit<NewUser, "date_joined"> & { date_joined?: string },
+): UserRecord {
   const data = core.data;
   const user = addUser(data, {
-    delivery_email: input.email,
-    full_name: input.full_name,
-    role: input.role,
-    is_bot: input.botType !== null,
-    bot_type: input.botType,
-    bot_owner_id: input.ownerId,
-    api_key: input.apiKey,
-    date_joined: input.dateJoined ?? new Date(core.clock.now()).toISOString(),
+    ...input,
+    is_bot: (input.bot_type ?? null) !== null,
+    date_joined: input.date_joined ?? new Date(core.clock.now()).toISOString(),
     settings: { ...data.realm.user_settings_defaults, ...input.settings },
   });
   refreshSystemGroups(data);
   emitRealmUser(core, "add", user);
   if (user.is_bot) {
     const watchers = data.users
-      .filter((u) => u.role <= 200 || u.user_id === input.ownerId)
+      .filter((u) => u.role <= 200 || u.user_id === user.bot_owner_id)
       .map((u) => u.user_id);
     const { api_key, avatar_url, ...bot } = botToApi(data, user, user);
     emitToUsers(core, watchers, { type: "realm_bot", op: "add", bot });
