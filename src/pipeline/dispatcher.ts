@@ -210,12 +210,7 @@ export class Dispatcher {
       }
     }
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
-    this.#queue.pushWith(
-      issue === undefined ? this.#keys.keyOf(event) : BOT_KEY,
-      this.#run,
-      incoming,
-      onDone,
-    );
+    this.#queue.push(issue === undefined ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming, onDone);
     return true;
   }
 
@@ -240,13 +235,13 @@ export class Dispatcher {
         letter,
         onReplayed,
       };
-      this.#queue.pushWith(this.#keys.keyOf(event), this.#run, incoming);
+      this.#queue.push(this.#keys.keyOf(event), this.#run, incoming);
     });
   }
 
   /** An event the pipeline itself makes (a catch-up's gap): ordered and run, nothing to deduplicate. */
   dispatchNow(event: ServerEvent): void {
-    this.#queue.pushWith(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
+    this.#queue.push(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
   }
 
   /** `bot.onStart()` handlers, on the bot's key (handler timeout; shutdown waits for them). */

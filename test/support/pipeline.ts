@@ -4,6 +4,7 @@
  */
 import type { Logger } from "../../src/api/logger.ts";
 import type { RoutableContext } from "../../src/pipeline/composer.ts";
+import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
 import { ManualClock, type TimerHandle } from "../../src/time/clock.ts";
 import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 
@@ -193,4 +194,9 @@ export class CountingClock extends ManualClock {
     this.armed++;
     return super.setTimeout(fn, ms);
   }
+}
+
+/** Push `task` on `queue`; resolves once it finished (or was dropped by abortAll). */
+export function add(queue: ConversationQueue, key: string, task: QueueTask): Promise<void> {
+  return new Promise((resolve) => queue.push(key, task, undefined, resolve));
 }
