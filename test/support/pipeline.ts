@@ -3,7 +3,7 @@
  * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
-import type { RoutableContext } from "../../src/pipeline/composer.ts";
+import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
 import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
 import { ManualClock, type TimerHandle } from "../../src/time/clock.ts";
 import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
@@ -199,4 +199,9 @@ export class CountingClock extends ManualClock {
 /** Push `task` on `queue`; resolves once it finished (or was dropped by abortAll). */
 export function add(queue: ConversationQueue, key: string, task: QueueTask): Promise<void> {
   return new Promise((resolve) => queue.push(key, task, undefined, resolve));
+}
+
+/** `bot.run(ctx)` as a Promise, even when the chain ran (or failed) synchronously. */
+export async function dispatch<C extends RoutableContext>(bot: Composer<C>, ctx: C): Promise<void> {
+  await bot.run(ctx);
 }
