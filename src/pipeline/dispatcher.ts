@@ -35,7 +35,7 @@ import {
   type SendEffects,
   type SignalSource,
 } from "./context.ts";
-import { BOT_KEY, ConversationKeys, isOwnMessage } from "./conversation-key.ts";
+import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
 import { type FailedRun, HandlerFailures, jobRunner, type RetryPolicy } from "./handler-failures.ts";
@@ -203,8 +203,9 @@ export class Dispatcher {
         return false;
       }
       ledger.begin(messageId);
-      // 2. filter
-      if (!this.#o.ownMessages && this.#self && isOwnMessage(event, this.#self.userId)) {
+      // 2. filter: the server echoes the bot's own messages into its queue (NOTES §4.2).
+      const sender = (event as { message: { sender_id: number } }).message.sender_id;
+      if (!this.#o.ownMessages && sender === this.#self?.userId) {
         void this.#commits.finish(messageId);
         return false;
       }
