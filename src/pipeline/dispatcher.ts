@@ -87,10 +87,14 @@ export class Dispatcher {
   readonly #keys = new ConversationKeys();
   readonly #commits: LedgerCommits;
   readonly #failures: HandlerFailures;
-  #ledger: DeliveryLedger | undefined;
-  #composer: Composer<BotContext<unknown>> | undefined;
-  #server: ServerInfo | undefined;
-  #self: BotIdentity | undefined;
+  /** The middleware and handlers the bot's `setup` declared. */
+  composer: Composer<BotContext<unknown>> | undefined;
+  // Public for reading; only the dispatcher writes them.
+  /** Read from the store by {@link openLedger}. */
+  ledger: DeliveryLedger | undefined;
+  /** The server's limits and the bot's user, from a registration ({@link identify}). */
+  server: ServerInfo | undefined;
+  self: BotIdentity | undefined;
   /** What contexts are built from; rebuilt when the bot's identity changes. */
   #deps: ContextDeps<unknown> | undefined;
 
@@ -102,11 +106,6 @@ export class Dispatcher {
     this.runJob = jobRunner(options, this.#failures);
   }
 
-  /** The middleware and handlers the bot's `setup` declared. */
-  set composer(composer: Composer<BotContext<unknown>>) {
-    this.#composer = composer;
-  }
-
   /**
    * Read the delivery ledger from the store (again at each start: another instance may have
    * advanced it). False, and nothing changed, when `signal` aborted meanwhile.
@@ -114,28 +113,16 @@ export class Dispatcher {
   async openLedger(signal: AbortSignal): Promise<boolean> {
     const ledger = await DeliveryLedger.open(this.#o.ledgerStore);
     if (signal.aborted) return false;
-    this.#ledger = ledger;
+    this.ledger = ledger;
     this.#commits.ledger = ledger;
     return true;
   }
 
-  get ledger(): DeliveryLedger | undefined {
-    return this.#ledger;
-  }
-
   /** The bot's user and the server's limits, from a registration. */
   identify(server: ServerInfo, self: BotIdentity): void {
-    this.#server = server;
-    this.#self = self;
+    this.server = server;
+    this.self = self;
     this.#deps = undefined;
-  }
-
-  get server(): ServerInfo | undefined {
-    return this.#server;
-  }
-
-  get self(): BotIdentity | undefined {
-    return this.#self;
   }
 
   /** What a context of this bot is built from (complete once the bot has registered). */
@@ -143,12 +130,12 @@ export class Dispatcher {
     const o = this.#o;
     // Made once per identity, not per event.
     this.#deps ??= {
-      bot: { name: o.name, userId: this.#self?.userId ?? -1, email: this.#self?.email ?? o.client.email },
+      bot: { name: o.name, userId: this.self?.userId ?? -1, email: this.self?.email ?? o.client.email },
       api: o.client,
       state: o.state,
       log: o.log,
       settings: o.settings,
-      server: this.#server!,
+      server: this.server!,
       channelName: (id) => o.services.channels.nameOf(id),
       ...(o.clock ? { clock: o.clock } : {}),
       services: o.services,
@@ -197,7 +184,7 @@ export class Dispatcher {
     this.#o.metrics?.eventReceived(event.type);
     const messageId = ledgerIdOf(event);
     if (messageId !== undefined) {
-      const ledger = this.#ledger!;
+      const ledger = this.ledger!;
       if (ledger.isDuplicate(messageId)) {
         this.stats.duplicates++;
         return false;
@@ -205,7 +192,7 @@ export class Dispatcher {
       ledger.begin(messageId);
       // 2. filter: the server echoes the bot's own messages into its queue (NOTES §4.2).
       const sender = (event as { message: { sender_id: number } }).message.sender_id;
-      if (!this.#o.ownMessages && sender === this.#self?.userId) {
+      if (!this.#o.ownMessages && sender === this.self?.userId) {
         void this.#commits.finish(messageId);
         return false;
       }
@@ -278,7 +265,7 @@ export class Dispatcher {
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<void> | undefined;
     try {
-      pending = this.#composer!.run(ctx);
+      pending = this.composer!.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
       return this.#afterFailure(incoming, err, control, effects);
@@ -342,7 +329,7 @@ export class Dispatcher {
         const ctx = this.#contextOf(incoming, signal, true, last);
         const started = this.#o.metrics ? performance.now() : 0;
         try {
-          await this.#composer!.run(ctx);
+          await this.composer!.run(ctx);
         } catch (err) {
           this.#failed(ctx, err, started);
           throw err;
