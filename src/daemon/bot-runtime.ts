@@ -210,7 +210,7 @@ export class BotRuntime {
         },
         onScheduledMessages: (event) => this.scheduler.onEvent(event),
       });
-      await this.#source.start();
+      await this.#source.consumer.start();
       if (signal.aborted) return;
     }
     this.#dispatcher.resume();
@@ -234,7 +234,7 @@ export class BotRuntime {
   async stop(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
     this.#webhookReady = false;
-    const sourceStopped = this.#source?.stop();
+    const sourceStopped = this.#source?.consumer.stop();
     const abandoned = await this.#dispatcher.drain(deadlineMs);
     await sourceStopped;
     await this.scheduler.stop(deadlineMs);

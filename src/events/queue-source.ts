@@ -132,16 +132,6 @@ export class QueueSource {
     });
   }
 
-  /** Register the first queue (and catch up); polling goes on in the background. */
-  start(): Promise<void> {
-    return this.consumer.start();
-  }
-
-  /** Abort the parked poll and delete the queue. */
-  stop(): Promise<void> {
-    return this.consumer.stop();
-  }
-
   async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {
     const o = this.#o;
     const dispatcher = o.dispatcher;
