@@ -11,8 +11,7 @@ import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
-import type { WebhookOptions } from "./webhook-options.ts";
-import type { WebhookRuntime } from "./webhook-runtime.ts";
+import type { WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface InboundBot {
   runtime: WebhookRuntime;
