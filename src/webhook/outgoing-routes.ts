@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { countAsWebhook } from "../log/access-log.ts";
+import type { ReplyFn } from "../pipeline/incoming.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
 import { type EventMap, parseEvent } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
@@ -155,8 +156,6 @@ async function findSlackMessage(
 
 /** A reply for the response body, or nothing to post. */
 type Answer = { content: string } | { content?: undefined };
-
-type ReplyFn = (content: string) => Promise<{ id: number }>;
 
 /** How long answers are kept for repeats: the server retries within a minute. */
 const KEEP_ANSWERS_MS = 600_000;

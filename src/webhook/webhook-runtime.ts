@@ -1,7 +1,7 @@
 /** What `bot.webhook()` declares in a bot's setup, and what the HTTP side needs of a bot runtime. */
 import type { ServerInfo } from "../api/server-info.ts";
 import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/incoming.ts";
+import type { ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import type { ServerEvent } from "../wire/events.ts";
 
 /** How an inbound webhook request is authenticated (see the README's webhook section). */
@@ -31,10 +31,7 @@ export interface WebhookRuntime {
   readonly name: string;
   readonly status: { readonly state: string; readonly server: ServerInfo | undefined };
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
-  deliver(
-    event: ServerEvent,
-    options?: { reply?: (content: string) => Promise<{ id: number }> },
-  ): Promise<boolean>;
+  deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;
