@@ -17,7 +17,6 @@ export interface DeadLetterSourceOptions {
   replayJob(letter: DeadLetter): Promise<boolean>;
   log: Logger;
   signal: AbortSignal;
-  checkEveryMs?: number;
 }
 
 export class DeadLetterSource {
@@ -41,7 +40,7 @@ export class DeadLetterSource {
     if (this.#o.signal.aborted) return;
     this.#timer = setTimeout(() => {
       this.#check().finally(() => this.#schedule());
-    }, this.#o.checkEveryMs ?? RETRY_CHECK_MS);
+    }, RETRY_CHECK_MS);
     this.#timer.unref();
     this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
   }

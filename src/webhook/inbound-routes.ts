@@ -25,8 +25,6 @@ export interface InboundDeps {
   log: Logger;
   /** Body limit for webhooks that declare none. */
   bodyLimit: number;
-  /** How long an idempotency key from a header is remembered (default 24 h). */
-  idempotencyTtlMs?: number;
   /** Aborted when the listener closes. */
   stopping: AbortSignal;
   now?: () => number;
@@ -115,7 +113,7 @@ async function handle(
     const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
     const ttlMs =
       idempotencyKey !== undefined
-        ? (deps.idempotencyTtlMs ?? 86_400_000)
+        ? 86_400_000 // a key from a header is kept a day (docs/guide/webhooks.md)
         : 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
     if (!(await bot.store.setIfAbsent(storeKey, now(), { ttlMs }))) {
       log.info("repeated webhook request dropped");
