@@ -161,12 +161,6 @@ type Answer = { content: string } | { content?: undefined };
 const KEEP_ANSWERS_MS = 600_000;
 
 /**
- * The id `ctx.reply()` resolves with when its content travels in the HTTP response: the server
- * posts that message after we answer, so its id is not known to the handler.
- */
-export const REPLY_IN_RESPONSE_ID = -1;
-
-/**
  * The answer to each delivery: a reply made before the deadline goes in the HTTP response (the
  * server posts it); later ones go through the API. A delivery the server repeats (it retries on
  * timeouts) shares the first one's answer, so its handlers run once.
@@ -205,7 +199,8 @@ class ReplyExchange {
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);
       close({ content });
-      return { id: REPLY_IN_RESPONSE_ID };
+      // The server posts this reply after we answer: its id is not known to the handler.
+      return { id: -1 };
     };
     this.#answers.set(key, { answer, expires: Date.now() + KEEP_ANSWERS_MS });
     const done = () => close({});
