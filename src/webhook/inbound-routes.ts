@@ -33,7 +33,6 @@ export interface InboundDeps {
 interface Target {
   bot: InboundBot;
   name: string;
-  route: string;
   options: WebhookOptions;
   handler: (ctx: WebhookContext<unknown>) => unknown;
 }
@@ -57,7 +56,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
         countAsWebhook(request, UNKNOWN_ROUTE);
         return fail(reply, status, error);
       };
-      let declared: Omit<Target, "bot" | "name" | "route"> | undefined;
+      let declared: Omit<Target, "bot" | "name"> | undefined;
       // Another instance runs the bot (cluster mode): it may never have been set up here.
       if (bot?.runtime.status.state === "standby") {
         return refuse(503, `bot ${botName} runs on another instance now; try again`);
@@ -68,12 +67,11 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
         return refuse(503, `bot ${botName} is starting; try again`);
       }
       if (!bot || !declared) return refuse(404, `no webhook at /webhooks/${botName}/${name}`);
-      const route = `/webhooks/${botName}/${name}`;
-      countAsWebhook(request, route);
+      countAsWebhook(request, `/webhooks/${botName}/${name}`);
       if (bot.runtime.status.server === undefined) {
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }
-      targets.set(request, { bot, name, route, ...declared });
+      targets.set(request, { bot, name, ...declared });
     });
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;
