@@ -30,8 +30,8 @@ import {
   type BaseContext,
   type BotContext,
   type ContextDeps,
-  createBaseContext,
   createContext,
+  LazyBaseContext,
   type SendEffects,
   type SignalSource,
 } from "./context.ts";
@@ -249,7 +249,7 @@ export class Dispatcher {
 
   /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
   readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
-    handler(extend(createBaseContext(this.contextDeps(), signal, bindings, effects)));
+    handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects)));
 
   /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
   readonly runJob: RunJob;
