@@ -33,6 +33,7 @@ export class DeadLetterSource {
   /** Replay what is marked now, then keep checking until the signal aborts. */
   async start(): Promise<void> {
     await this.#check();
+    this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
     this.#schedule();
   }
 
@@ -42,7 +43,6 @@ export class DeadLetterSource {
       this.#check().finally(() => this.#schedule());
     }, RETRY_CHECK_MS);
     this.#timer.unref();
-    this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
   }
 
   async #check(): Promise<void> {
