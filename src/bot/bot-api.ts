@@ -7,10 +7,10 @@ import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pip
 import type { Filter, FilterPredicate } from "../pipeline/filters.ts";
 import type { CronOptions, RecurringAnnouncement } from "../scheduler/declarations.ts";
 import type { KV } from "../state/kv.ts";
-import type { WebhookOptions } from "../webhook/webhook-options.ts";
+import type { WebhookOptions } from "../webhook/webhook-runtime.ts";
 
 export type { CronOptions, RecurringAnnouncement } from "../scheduler/declarations.ts";
-export type { WebhookOptions, WebhookVerify } from "../webhook/webhook-options.ts";
+export type { WebhookOptions, WebhookVerify } from "../webhook/webhook-runtime.ts";
 
 /**
  * What a bot's `setup(bot, settings)` receives: its router, timers, webhooks, name, logger, client and state.

@@ -53,8 +53,6 @@ export interface BotRuntimeOptions {
   concurrency: number;
   handlerTimeoutMs: number;
   replay: { maxMessages: number; maxAgeMs: number };
-  /** Stop polling while this many events are waiting or running (bounded memory). */
-  maxInFlight?: number;
   /** Content over max_message_length: `split` into several messages (default) or `reject`. */
   longMessages?: "split" | "reject";
   longpollMarginMs?: number;
@@ -210,7 +208,7 @@ export class BotRuntime {
         },
         onScheduledMessages: (event) => this.scheduler.onEvent(event),
       });
-      await this.#source.start();
+      await this.#source.consumer.start();
       if (signal.aborted) return;
     }
     this.#dispatcher.resume();
@@ -234,7 +232,7 @@ export class BotRuntime {
   async stop(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
     this.#webhookReady = false;
-    const sourceStopped = this.#source?.stop();
+    const sourceStopped = this.#source?.consumer.stop();
     const abandoned = await this.#dispatcher.drain(deadlineMs);
     await sourceStopped;
     await this.scheduler.stop(deadlineMs);

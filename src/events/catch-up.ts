@@ -6,8 +6,8 @@
 import type { Client } from "../api/create-client.ts";
 import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
 import type { Message, Narrow } from "../wire/records.ts";
+import { fetchHistory } from "./history.ts";
 import type { RegisterReason } from "./queue-consumer.ts";
-import { replayMessageFormat } from "./register-params.ts";
 
 /** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
 export interface GapEvent {
@@ -46,8 +46,6 @@ export interface CatchUpOptions {
   accept(message: Message): boolean;
 }
 
-const PAGE_SIZE = 500;
-
 export const wantsMessages = (eventTypes: readonly string[] | null): boolean =>
   eventTypes === null || eventTypes.includes("message");
 
@@ -78,30 +76,14 @@ export async function catchUp(
   let skipped = 0;
   if (wantsMessages(o.eventTypes) && o.limits.maxMessages > 0) {
     const oldestAllowed = (Date.now() - o.limits.maxAgeMs) / 1000;
-    let kept: Message[] = [];
-    let anchor = o.ledger.cursor ?? 0;
-    for (;;) {
-      o.signal.throwIfAborted();
-      const page = await o.client.messages.get(
-        {
-          anchor,
-          num_before: 0,
-          num_after: PAGE_SIZE,
-          include_anchor: false,
-          narrow: o.narrow,
-          ...replayMessageFormat,
-        },
-        { signal: o.signal },
-      );
-      const fresh = page.messages.filter((m) => m.id > anchor).sort((a, b) => a.id - b.id);
-      for (const m of fresh) {
-        if (m.timestamp < oldestAllowed) skipped++;
-        else kept.push(m);
-      }
-      const last = fresh.at(-1);
-      if (!last || page.found_newest !== false) break;
-      anchor = last.id;
-    }
+    const missed = await fetchHistory(o.client, {
+      narrows: [o.narrow ?? []],
+      fromId: (o.ledger.cursor ?? 0) + 1,
+      limit: Number.POSITIVE_INFINITY,
+      signal: o.signal,
+    });
+    let kept = missed.filter((m) => m.timestamp >= oldestAllowed);
+    skipped = missed.length - kept.length;
     if (kept.length > o.limits.maxMessages) {
       skipped += kept.length - o.limits.maxMessages;
       kept = kept.slice(kept.length - o.limits.maxMessages);

@@ -17,7 +17,6 @@ export interface DeadLetterSourceOptions {
   replayJob(letter: DeadLetter): Promise<boolean>;
   log: Logger;
   signal: AbortSignal;
-  checkEveryMs?: number;
 }
 
 export class DeadLetterSource {
@@ -34,6 +33,7 @@ export class DeadLetterSource {
   /** Replay what is marked now, then keep checking until the signal aborts. */
   async start(): Promise<void> {
     await this.#check();
+    this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
     this.#schedule();
   }
 
@@ -41,9 +41,8 @@ export class DeadLetterSource {
     if (this.#o.signal.aborted) return;
     this.#timer = setTimeout(() => {
       this.#check().finally(() => this.#schedule());
-    }, this.#o.checkEveryMs ?? RETRY_CHECK_MS);
+    }, RETRY_CHECK_MS);
     this.#timer.unref();
-    this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
   }
 
   async #check(): Promise<void> {

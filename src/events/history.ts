@@ -1,7 +1,8 @@
 /**
  * A conversation history source: the messages of one or more narrows, fetched with GET /messages
  * in anchored pages and merged oldest first, in the shape the event queue's message events have
- * (raw Markdown, empty topics kept). What `bothost backtest` runs a bot over.
+ * (raw Markdown, empty topics kept). What `bothost backtest` runs a bot over, and what a new queue
+ * catches up on.
  */
 import type { Client } from "../api/create-client.ts";
 import type { NarrowTerm } from "../api/resources/messages.ts";

@@ -5,7 +5,7 @@
  */
 import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
-import { backoffDelay, type Pause, realPause } from "../api/sleep.ts";
+import { backoffDelay, realPause } from "../api/sleep.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
@@ -50,9 +50,6 @@ export interface QueueConsumerOptions {
   longpollMarginMs?: number;
   /** Backoff for 5xx and network errors: first delay and cap (defaults 500 ms, 30 s). */
   backoff?: { initialMs?: number; maxMs?: number };
-  pause?: Pause;
-  random?: () => number;
-  now?: () => number;
 }
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
@@ -149,7 +146,7 @@ export class QueueConsumer {
     }
     this.#setState("polling");
     const raw = await ahead.events;
-    this.lastContactAt = this.#now();
+    this.lastContactAt = Date.now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
     for (const item of raw) {
@@ -214,7 +211,7 @@ export class QueueConsumer {
   async #backOff(err: unknown, signal: AbortSignal): Promise<void> {
     this.#failures++;
     const { initialMs = 500, maxMs = 30_000 } = this.#opts.backoff ?? {};
-    const delay = backoffDelay(this.#failures, initialMs, maxMs, this.#opts.random ?? Math.random);
+    const delay = backoffDelay(this.#failures, initialMs, maxMs, Math.random);
     this.#opts.log.warn(
       { attempt: this.#failures, delayMs: Math.round(delay), err: describe(err) },
       "event queue request failed; backing off",
@@ -225,7 +222,7 @@ export class QueueConsumer {
 
   async #wait(ms: number, signal: AbortSignal): Promise<void> {
     // An abort ends the wait; the loop condition then ends the run.
-    await (this.#opts.pause ?? realPause)(ms, signal).catch(() => {});
+    await realPause(ms, signal).catch(() => {});
   }
 
   /** Register a queue, retrying transient failures; false when stopped or fatally failed. */
@@ -235,11 +232,11 @@ export class QueueConsumer {
       this.#setState("registering");
       try {
         const reg = await this.#opts.api.register(signal);
-        this.lastContactAt = this.#now();
+        this.lastContactAt = Date.now();
         this.#failures = 0;
         this.registrations++;
         this.queueId = reg.queue_id;
-        this.registeredAt = this.#now();
+        this.registeredAt = Date.now();
         this.#lastEventId = reg.last_event_id;
         const serverSeconds = reg.event_queue_longpoll_timeout_seconds ?? FALLBACK_LONGPOLL_SECONDS;
         this.longpollMs = serverSeconds * 1000 + (this.#opts.longpollMarginMs ?? 10_000);
@@ -290,10 +287,6 @@ export class QueueConsumer {
     this.state = state;
     const quiet = (from === "polling" && state === "registering") || state === "polling";
     if (!quiet) this.#opts.log.debug({ from, to: state }, "queue consumer state");
-  }
-
-  #now(): number {
-    return (this.#opts.now ?? Date.now)();
   }
 }
 

@@ -30,8 +30,6 @@ export interface QueueSourceOptions {
   narrow?: Narrow;
   allPublicStreams?: boolean;
   replay: ReplayLimits;
-  /** Stop polling while this many events are waiting or running (default 256). */
-  maxInFlight?: number;
   longpollMarginMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
   /** Make the store's writes durable (the first start's baseline must be before any message runs). */
@@ -85,10 +83,12 @@ export function queueApiFor(
   };
 }
 
+/** Stop polling while this many events are waiting or running (bounded memory). */
+const MAX_IN_FLIGHT = 256;
+
 export class QueueSource {
   readonly consumer: QueueConsumer;
   readonly #o: QueueSourceOptions;
-  readonly #maxInFlight: number;
   /** The newest message id seen just before the first-ever registration (the ledger's baseline). */
   #baselineCandidate: number | undefined;
   /** When the server was last heard from on the previous queue (the `since` of a gap). */
@@ -101,7 +101,6 @@ export class QueueSource {
 
   constructor(options: QueueSourceOptions) {
     this.#o = options;
-    this.#maxInFlight = options.maxInFlight ?? 256;
     this.#lastContactBeforeGap = options.lastContact;
     const { client, dispatcher } = options;
     this.consumer = new QueueConsumer({
@@ -127,19 +126,9 @@ export class QueueSource {
       onEvents: (batch) => this.#onEvents(batch),
       // Polling acknowledges the events before their handlers finish: harmless, because a new
       // queue (after a crash too) replays messages from the ledger's cursor, not from the queue.
-      waitForCapacity: (signal) => dispatcher.onBelow(this.#maxInFlight, signal),
-      hasCapacity: () => dispatcher.inFlight < this.#maxInFlight,
+      waitForCapacity: (signal) => dispatcher.onBelow(MAX_IN_FLIGHT, signal),
+      hasCapacity: () => dispatcher.inFlight < MAX_IN_FLIGHT,
     });
-  }
-
-  /** Register the first queue (and catch up); polling goes on in the background. */
-  start(): Promise<void> {
-    return this.consumer.start();
-  }
-
-  /** Abort the parked poll and delete the queue. */
-  stop(): Promise<void> {
-    return this.consumer.stop();
   }
 
   async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {

@@ -60,15 +60,12 @@ export class Composer<C extends RoutableContext = RoutableContext> {
   readonly #stack: Step<C>[] = [];
   #errorHandler: ErrorHandler<C> | undefined;
 
-  /** Add middleware (or whole composers) that see every event. */
-  use(...middleware: Array<Middleware<C> | Composer<C>>): this {
+  /** Add middleware that sees every event. */
+  use(...middleware: Middleware<C>[]): this {
     for (const [i, mw] of middleware.entries()) {
-      if (mw instanceof Composer) this.#stack.push((ctx, rest) => mw.#run(ctx, rest));
-      else if (typeof mw === "function") this.#stack.push(callUser(mw, this.#stack.length));
-      else
-        throw argument(
-          `use(): argument ${i + 1} must be a function (ctx, next) or a Composer, got ${typeof mw}.`,
-        );
+      if (typeof mw !== "function")
+        throw argument(`use(): argument ${i + 1} must be a function (ctx, next), got ${typeof mw}.`);
+      this.#stack.push(callUser(mw, this.#stack.length));
     }
     return this;
   }
@@ -110,10 +107,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     return this;
   }
 
-  /**
-   * Handle errors thrown by this composer's middleware (including nested composers without their
-   * own `catch`). Without a handler, errors propagate to the caller of `dispatch`. Set once.
-   */
+  /** Handle errors thrown by the middleware. Without a handler, `run` throws them. Set once. */
   catch(handler: ErrorHandler<C>): this {
     if (typeof handler !== "function")
       throw argument(`catch(): the handler must be a function (error, ctx), got ${typeof handler}.`);
@@ -125,51 +119,18 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     return this;
   }
 
-  /** This composer as one middleware, to nest it in another. It always returns a Promise. */
-  middleware(): Middleware<C> {
-    return (ctx, next) => promiseOf(() => this.#run(ctx, () => wait(next())));
-  }
-
   /**
    * Run the stack for one event: `undefined` when everything that ran finished synchronously,
-   * else a Promise of the end of the chain. An error that escapes every `catch` is thrown (or
-   * rejects the Promise).
+   * else a Promise of the end of the chain. An error that escapes `catch` is thrown (or rejects
+   * the Promise).
    */
   run(ctx: C): Done {
-    return this.#run(ctx, finish);
-  }
-
-  /** Run the stack for one event, always as a Promise; it rejects only if an error escapes every `catch`. */
-  dispatch(ctx: C): Promise<void> {
-    return promiseOf(() => this.#run(ctx, finish));
-  }
-
-  /** The stack, then `last`, with this composer's `catch` around the stack (not around `last`). */
-  #run(ctx: C, last: Continue): Done {
     const handler = this.#errorHandler;
-    if (handler === undefined) return runFrom(this.#stack, 0, ctx, last);
-    // An error from `last` (the chain after this composer) is passed on, not handled here.
-    let outer: { error: unknown } | undefined;
-    const passOn = (error: unknown): never => {
-      outer = { error };
-      throw error;
-    };
-    const guardedLast = (): Done => {
-      let done: Done;
-      try {
-        done = last();
-      } catch (error) {
-        passOn(error);
-      }
-      return done?.then(undefined, passOn);
-    };
-    const handle = (error: unknown): Done => {
-      if (outer !== undefined && outer.error === error) throw error;
-      return wait(handler(error, ctx));
-    };
+    if (handler === undefined) return runFrom(this.#stack, 0, ctx);
+    const handle = (error: unknown): Done => wait(handler(error, ctx));
     let done: Done;
     try {
-      done = runFrom(this.#stack, 0, ctx, guardedLast);
+      done = runFrom(this.#stack, 0, ctx);
     } catch (error) {
       return handle(error);
     }
@@ -179,17 +140,15 @@ export class Composer<C extends RoutableContext = RoutableContext> {
 
 /** `undefined` when a step finished synchronously, else a Promise. */
 type Done = undefined | Promise<void>;
-/** The internal `next`: runs the rest of the chain; may throw synchronously. */
-type Continue = () => Done;
-type Step<C> = (ctx: C, next: Continue) => Done;
+/** A step's `next` runs the rest of the chain; it may throw synchronously. */
+type Step<C> = (ctx: C, next: () => Done) => Done;
 
 /** What `next()` gives user code when the rest of the chain finished synchronously. */
 const RESOLVED: Promise<void> = Promise.resolve();
-const finish: Continue = () => undefined;
 
-function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C, last: Continue): Done {
+function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C): Done {
   const step = stack[i];
-  return step === undefined ? last() : step(ctx, () => runFrom(stack, i + 1, ctx, last));
+  return step === undefined ? undefined : step(ctx, () => runFrom(stack, i + 1, ctx));
 }
 
 /** User middleware as a step: its `next()` is a Promise of the rest (run at most once). */
@@ -200,19 +159,15 @@ function callUser<C>(mw: Middleware<C>, i: number): Step<C> {
       mw(ctx, () => {
         if (called) return Promise.reject(twice(i));
         called = true;
-        return promiseOf(rest);
+        // A Promise even when the rest ran (or failed) synchronously.
+        try {
+          return rest() ?? RESOLVED;
+        } catch (error) {
+          return Promise.reject(error);
+        }
       }),
     );
   };
-}
-
-/** `run()` as a Promise, even when the chain ran (or failed) synchronously. */
-function promiseOf(run: Continue): Promise<void> {
-  try {
-    return run() ?? RESOLVED;
-  } catch (error) {
-    return Promise.reject(error);
-  }
 }
 
 /** A middleware's result as {@link Done}: a thenable (other than RESOLVED) is waited for. */

@@ -267,8 +267,8 @@ class LazyContext<S> {
   }
 }
 
-/** A cron, webhook or start context: its log is bound to what the caller names. */
-class LazyBaseContext<S> extends LazyContext<S> {
+/** A cron, webhook or start context: the parts every kind of context shares, its log bound to `bindings`. */
+export class LazyBaseContext<S> extends LazyContext<S> {
   readonly #bindings: Record<string, unknown>;
 
   constructor(
@@ -324,16 +324,6 @@ class LazyEventContext<S> extends LazyContext<S> {
   set reply(value: BotContext<S>["reply"]) {
     this.made().reply = value;
   }
-}
-
-/** The parts every kind of context shares, with the log bound to `bindings`. */
-export function createBaseContext<S>(
-  deps: ContextDeps<S>,
-  signal: SignalSource,
-  bindings: Record<string, unknown>,
-  effects?: SendEffects,
-): BaseContext<S> {
-  return new LazyBaseContext(deps, signal, bindings, effects);
 }
 
 export function createContext<S>(

@@ -230,24 +230,3 @@ export class MessageMemory {
     return -1;
   }
 }
-
-/**
- * True when the bot itself caused `event` (the server echoes a bot's messages into its own queue,
- * NOTES §4.2): its message, edit, reaction or typing notice. Dropped so a bot never answers itself.
- */
-export function isOwnMessage(event: ServerEvent, botUserId: number): boolean {
-  switch (event.type) {
-    case "message":
-      return (event as Of<"message">).message.sender_id === botUserId;
-    case "update_message":
-      return (event as Of<"update_message">).user_id === botUserId;
-    case "reaction":
-      return (event as Of<"reaction">).user_id === botUserId;
-    case "typing":
-      return (event as Of<"typing">).sender.user_id === botUserId;
-    case "typing_edit_message":
-      return (event as Of<"typing_edit_message">).sender_id === botUserId;
-    default:
-      return false;
-  }
-}

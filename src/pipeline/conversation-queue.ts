@@ -14,7 +14,7 @@
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import { type Clock, realClock, type TimerHandle } from "../time/clock.ts";
-import { invalidArgument as argument, checkTask, positiveInt, RouterError } from "./router-error.ts";
+import { positiveInt, RouterError } from "./router-error.ts";
 
 /** What a running task gets from its queue. */
 export interface TaskControl {
@@ -31,7 +31,7 @@ export interface TaskControl {
 
 /**
  * One unit of work. It may return a promise; anything else means it finished when it returned.
- * `arg` is what {@link ConversationQueue.pushWith} was given (undefined for push and add).
+ * `arg` is what {@link ConversationQueue.push} was given.
  */
 export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
 
@@ -40,10 +40,8 @@ export interface ConversationQueueOptions {
   concurrency?: number;
   /** Abort a task's signal and move on after this many ms. @default 60000 */
   handlerTimeoutMs?: number;
-  /** Where errors and timeouts are logged. */
+  /** Where errors (at error level, with the key) and timeouts are logged. */
   log?: Logger;
-  /** Called with every error a task throws. @default logs it at error level with the key */
-  onError?: (error: unknown, key: string) => void;
   /** Time source for timeouts. @default realClock */
   clock?: Clock;
 }
@@ -117,7 +115,6 @@ export class ConversationQueue {
   readonly #concurrency: number;
   readonly #timeoutMs: number;
   readonly #log: Logger;
-  readonly #onError: (error: unknown, key: string) => void;
   readonly #clock: Clock;
   readonly #lines = new Map<string, Line>();
   /** Keys whose next task may start, oldest first. */
@@ -139,7 +136,6 @@ export class ConversationQueue {
     this.#concurrency = positiveInt(options.concurrency ?? 8, "concurrency");
     this.#timeoutMs = positiveInt(options.handlerTimeoutMs ?? 60_000, "handlerTimeoutMs");
     this.#log = options.log ?? silentLogger;
-    this.#onError = options.onError ?? ((err, key) => this.#log.error({ err, key }, "handler failed"));
     this.#clock = options.clock ?? realClock;
   }
 
@@ -148,37 +144,20 @@ export class ConversationQueue {
     return this.#waiting + this.#active;
   }
 
-  get running(): number {
-    return this.#running.size;
-  }
-
-  get waiting(): number {
-    return this.#waiting;
-  }
-
-  /** Queue `task` behind earlier tasks of `key`. Resolves when it finished; never rejects. */
-  add(key: string, task: QueueTask): Promise<void> {
-    checkTask("add", key, task);
-    return new Promise<void>((resolve) =>
-      this.#submit(new Task(key, task as QueueTask<unknown>, undefined, resolve)),
-    );
-  }
-
-  /** Like add() without a promise; `onDone` is called once the task finished (or was dropped by abortAll). */
-  push(key: string, task: QueueTask, onDone?: () => void): void {
-    this.#pushAs("push", key, task as QueueTask<unknown>, undefined, onDone);
-  }
-
-  /** Like push(), with `arg` handed to the task: one task function serves every push. */
-  pushWith<A>(key: string, task: QueueTask<A>, arg: A, onDone?: () => void): void {
-    this.#pushAs("pushWith", key, task as QueueTask<unknown>, arg, onDone);
-  }
-
-  #pushAs(method: string, key: string, task: QueueTask<unknown>, arg: unknown, onDone: unknown): void {
-    checkTask(method, key, task);
-    if (onDone !== undefined && typeof onDone !== "function")
-      throw argument(`${method}(): onDone must be a function, got ${typeof onDone}.`);
-    this.#submit(new Task(key, task, arg, onDone as (() => void) | undefined));
+  /**
+   * Queue `task` behind earlier tasks of `key`, with `arg` handed to it (so one task function
+   * serves every push). `onDone` is called once it finished (or was dropped by abortAll).
+   */
+  push<A = undefined>(key: string, task: QueueTask<A>, arg?: A, onDone?: () => void): void {
+    let line = this.#lines.get(key);
+    if (line === undefined) {
+      line = new Line();
+      this.#lines.set(key, line);
+    }
+    line.items.push(new Task(key, task as QueueTask<unknown>, arg, onDone));
+    this.#waiting++;
+    if (!line.busy && line.size === 1) this.#ready.items.push(line);
+    this.#pump();
   }
 
   /** Resolves once fewer than `limit` tasks are in flight (at once if already so). */
@@ -207,7 +186,7 @@ export class ConversationQueue {
 
   /**
    * Shutdown past its deadline: abort every running task's signal with `ROUTER_ABORTED` and drop
-   * every waiting task (its `add()` promise resolves). Returns how many tasks were dropped.
+   * every waiting task (its `onDone` is called). Returns how many tasks were dropped.
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
     const dropped: Task[] = [];
@@ -224,18 +203,6 @@ export class ConversationQueue {
     }
     this.#settleWaiters();
     return dropped.length;
-  }
-
-  #submit(task: Task): void {
-    let line = this.#lines.get(task.key);
-    if (line === undefined) {
-      line = new Line();
-      this.#lines.set(task.key, line);
-    }
-    line.items.push(task);
-    this.#waiting++;
-    if (!line.busy && line.size === 1) this.#ready.items.push(line);
-    this.#pump();
   }
 
   /** Start ready tasks while slots are free. Iterative, and a no-op when nested in itself. */
@@ -372,12 +339,8 @@ export class ConversationQueue {
     }
   }
 
-  #report(error: unknown, key: string): void {
-    try {
-      this.#onError(error, key);
-    } catch (err) {
-      this.#log.error({ err, key }, "the queue's onError threw");
-    }
+  #report(err: unknown, key: string): void {
+    this.#log.error({ err, key }, "handler failed");
   }
 }
 

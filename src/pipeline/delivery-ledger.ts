@@ -31,7 +31,6 @@ export class DeliveryLedger {
   /** Begun ids above the cursor in increasing order from `#head`; a finished one is negated. */
   #window: number[] = [];
   #head = 0;
-  #running = 0;
   #maxBegun = -1;
   /** Marks read from the store at open that the cursor has not passed yet, and the lowest. */
   #restored = new Set<number>();
@@ -71,11 +70,6 @@ export class DeliveryLedger {
     return this.#cursor;
   }
 
-  /** Messages begun and not finished. */
-  get inFlight(): number {
-    return this.#running;
-  }
-
   /** Set the starting point on a first start (no replay before it). */
   async baseline(id: number): Promise<void> {
     if (this.#cursor !== undefined) return;
@@ -101,7 +95,6 @@ export class DeliveryLedger {
     const last = window.length > this.#head ? Math.abs(window[window.length - 1] as number) : -1;
     if (id > last) window.push(id);
     else window.splice(this.#insertionPoint(id), 0, id); // out of order: rare
-    this.#running++;
     if (id > this.#maxBegun) this.#maxBegun = id;
   }
 
@@ -113,10 +106,8 @@ export class DeliveryLedger {
       // Never begun: keep it as finished all the same.
       at = this.#insertionPoint(id);
       window.splice(at, 0, -id);
-    } else if ((window[at] as number) > 0) {
-      window[at] = -id;
-      this.#running--;
-    } else return;
+    } else if ((window[at] as number) > 0) window[at] = -id;
+    else return;
     const from = this.#head;
     let head = from;
     while (head < window.length && (window[head] as number) < 0) head++;

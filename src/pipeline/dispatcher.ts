@@ -30,12 +30,12 @@ import {
   type BaseContext,
   type BotContext,
   type ContextDeps,
-  createBaseContext,
   createContext,
+  LazyBaseContext,
   type SendEffects,
   type SignalSource,
 } from "./context.ts";
-import { BOT_KEY, ConversationKeys, isOwnMessage } from "./conversation-key.ts";
+import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
 import { type FailedRun, HandlerFailures, jobRunner, type RetryPolicy } from "./handler-failures.ts";
@@ -87,10 +87,14 @@ export class Dispatcher {
   readonly #keys = new ConversationKeys();
   readonly #commits: LedgerCommits;
   readonly #failures: HandlerFailures;
-  #ledger: DeliveryLedger | undefined;
-  #composer: Composer<BotContext<unknown>> | undefined;
-  #server: ServerInfo | undefined;
-  #self: BotIdentity | undefined;
+  /** The middleware and handlers the bot's `setup` declared. */
+  composer: Composer<BotContext<unknown>> | undefined;
+  // Public for reading; only the dispatcher writes them.
+  /** Read from the store by {@link openLedger}. */
+  ledger: DeliveryLedger | undefined;
+  /** The server's limits and the bot's user, from a registration ({@link identify}). */
+  server: ServerInfo | undefined;
+  self: BotIdentity | undefined;
   /** What contexts are built from; rebuilt when the bot's identity changes. */
   #deps: ContextDeps<unknown> | undefined;
 
@@ -102,11 +106,6 @@ export class Dispatcher {
     this.runJob = jobRunner(options, this.#failures);
   }
 
-  /** The middleware and handlers the bot's `setup` declared. */
-  set composer(composer: Composer<BotContext<unknown>>) {
-    this.#composer = composer;
-  }
-
   /**
    * Read the delivery ledger from the store (again at each start: another instance may have
    * advanced it). False, and nothing changed, when `signal` aborted meanwhile.
@@ -114,28 +113,16 @@ export class Dispatcher {
   async openLedger(signal: AbortSignal): Promise<boolean> {
     const ledger = await DeliveryLedger.open(this.#o.ledgerStore);
     if (signal.aborted) return false;
-    this.#ledger = ledger;
+    this.ledger = ledger;
     this.#commits.ledger = ledger;
     return true;
   }
 
-  get ledger(): DeliveryLedger | undefined {
-    return this.#ledger;
-  }
-
   /** The bot's user and the server's limits, from a registration. */
   identify(server: ServerInfo, self: BotIdentity): void {
-    this.#server = server;
-    this.#self = self;
+    this.server = server;
+    this.self = self;
     this.#deps = undefined;
-  }
-
-  get server(): ServerInfo | undefined {
-    return this.#server;
-  }
-
-  get self(): BotIdentity | undefined {
-    return this.#self;
   }
 
   /** What a context of this bot is built from (complete once the bot has registered). */
@@ -143,12 +130,12 @@ export class Dispatcher {
     const o = this.#o;
     // Made once per identity, not per event.
     this.#deps ??= {
-      bot: { name: o.name, userId: this.#self?.userId ?? -1, email: this.#self?.email ?? o.client.email },
+      bot: { name: o.name, userId: this.self?.userId ?? -1, email: this.self?.email ?? o.client.email },
       api: o.client,
       state: o.state,
       log: o.log,
       settings: o.settings,
-      server: this.#server!,
+      server: this.server!,
       channelName: (id) => o.services.channels.nameOf(id),
       ...(o.clock ? { clock: o.clock } : {}),
       services: o.services,
@@ -197,25 +184,21 @@ export class Dispatcher {
     this.#o.metrics?.eventReceived(event.type);
     const messageId = ledgerIdOf(event);
     if (messageId !== undefined) {
-      const ledger = this.#ledger!;
+      const ledger = this.ledger!;
       if (ledger.isDuplicate(messageId)) {
         this.stats.duplicates++;
         return false;
       }
       ledger.begin(messageId);
-      // 2. filter
-      if (!this.#o.ownMessages && this.#self && isOwnMessage(event, this.#self.userId)) {
+      // 2. filter: the server echoes the bot's own messages into its queue (NOTES §4.2).
+      const sender = (event as { message: { sender_id: number } }).message.sender_id;
+      if (!this.#o.ownMessages && sender === this.self?.userId) {
         void this.#commits.finish(messageId);
         return false;
       }
     }
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
-    this.#queue.pushWith(
-      issue === undefined ? this.#keys.keyOf(event) : BOT_KEY,
-      this.#run,
-      incoming,
-      onDone,
-    );
+    this.#queue.push(issue === undefined ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming, onDone);
     return true;
   }
 
@@ -240,13 +223,13 @@ export class Dispatcher {
         letter,
         onReplayed,
       };
-      this.#queue.pushWith(this.#keys.keyOf(event), this.#run, incoming);
+      this.#queue.push(this.#keys.keyOf(event), this.#run, incoming);
     });
   }
 
   /** An event the pipeline itself makes (a catch-up's gap): ordered and run, nothing to deduplicate. */
   dispatchNow(event: ServerEvent): void {
-    this.#queue.pushWith(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
+    this.#queue.push(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
   }
 
   /** `bot.onStart()` handlers, on the bot's key (handler timeout; shutdown waits for them). */
@@ -266,7 +249,7 @@ export class Dispatcher {
 
   /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
   readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
-    handler(extend(createBaseContext(this.contextDeps(), signal, bindings, effects)));
+    handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects)));
 
   /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
   readonly runJob: RunJob;
@@ -282,7 +265,7 @@ export class Dispatcher {
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<void> | undefined;
     try {
-      pending = this.#composer!.run(ctx);
+      pending = this.composer!.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
       return this.#afterFailure(incoming, err, control, effects);
@@ -346,7 +329,7 @@ export class Dispatcher {
         const ctx = this.#contextOf(incoming, signal, true, last);
         const started = this.#o.metrics ? performance.now() : 0;
         try {
-          await this.#composer!.run(ctx);
+          await this.composer!.run(ctx);
         } catch (err) {
           this.#failed(ctx, err, started);
           throw err;

@@ -3,7 +3,7 @@
  * any of its items (OR). Everything is checked when `on()` is called, so a typo or a filter that
  * can never match the event type fails at startup instead of silently never firing.
  */
-import { editDistance } from "../config/did-you-mean.ts";
+import { suggest } from "../config/did-you-mean.ts";
 import { type EventMap, isKnownEventType, type ServerEvent } from "../wire/events.ts";
 import type { RoutableContext } from "./composer.ts";
 import { RouterError } from "./router-error.ts";
@@ -102,7 +102,7 @@ export function compileFilter<C extends RoutableContext>(
   const tests: Test<C>[] = [];
   for (const [key, value] of Object.entries(filter)) {
     if (!KEYS.includes(key as FilterKey)) {
-      const hint = closest(key, KEYS);
+      const hint = suggest(key, KEYS);
       throw invalid(
         where,
         `unknown filter key "${key}".${hint ? ` Did you mean "${hint}"?` : ""} Valid keys: ${KEYS.join(", ")}.`,
@@ -373,16 +373,6 @@ function show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
   if (Array.isArray(v)) return "an array";
   return v === null ? "null" : typeof v === "object" ? "an object" : String(v);
-}
-
-/** The valid key within two edits of `key`, for a "did you mean" hint. */
-function closest(key: string, candidates: readonly string[]): string | undefined {
-  let best: { key: string; d: number } | undefined;
-  for (const candidate of candidates) {
-    const d = editDistance(key.toLowerCase(), candidate);
-    if (d <= 2 && (best === undefined || d < best.d)) best = { key: candidate, d };
-  }
-  return best?.key;
 }
 
 function invalid(where: string, message: string): RouterError {

@@ -32,11 +32,3 @@ export function positiveInt(value: number, name: string): number {
     throw invalidArgument(`${name} must be a positive integer, got ${String(value)}.`);
   return value;
 }
-
-/** Refuses a queue task without a key or a function. */
-export function checkTask(method: string, key: string, task: unknown): void {
-  if (typeof key !== "string" || key === "")
-    throw invalidArgument(`${method}(): the key must be a non-empty string, got ${JSON.stringify(key)}.`);
-  if (typeof task !== "function")
-    throw invalidArgument(`${method}(): the task must be a function (control), got ${typeof task}.`);
-}

@@ -11,8 +11,7 @@ import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
-import type { WebhookOptions } from "./webhook-options.ts";
-import type { WebhookRuntime } from "./webhook-runtime.ts";
+import type { WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface InboundBot {
   runtime: WebhookRuntime;
@@ -26,8 +25,6 @@ export interface InboundDeps {
   log: Logger;
   /** Body limit for webhooks that declare none. */
   bodyLimit: number;
-  /** How long an idempotency key from a header is remembered (default 24 h). */
-  idempotencyTtlMs?: number;
   /** Aborted when the listener closes. */
   stopping: AbortSignal;
   now?: () => number;
@@ -36,7 +33,6 @@ export interface InboundDeps {
 interface Target {
   bot: InboundBot;
   name: string;
-  route: string;
   options: WebhookOptions;
   handler: (ctx: WebhookContext<unknown>) => unknown;
 }
@@ -60,7 +56,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
         countAsWebhook(request, UNKNOWN_ROUTE);
         return fail(reply, status, error);
       };
-      let declared: Omit<Target, "bot" | "name" | "route"> | undefined;
+      let declared: Omit<Target, "bot" | "name"> | undefined;
       // Another instance runs the bot (cluster mode): it may never have been set up here.
       if (bot?.runtime.status.state === "standby") {
         return refuse(503, `bot ${botName} runs on another instance now; try again`);
@@ -71,12 +67,11 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
         return refuse(503, `bot ${botName} is starting; try again`);
       }
       if (!bot || !declared) return refuse(404, `no webhook at /webhooks/${botName}/${name}`);
-      const route = `/webhooks/${botName}/${name}`;
-      countAsWebhook(request, route);
+      countAsWebhook(request, `/webhooks/${botName}/${name}`);
       if (bot.runtime.status.server === undefined) {
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }
-      targets.set(request, { bot, name, route, ...declared });
+      targets.set(request, { bot, name, ...declared });
     });
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;
@@ -116,7 +111,7 @@ async function handle(
     const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
     const ttlMs =
       idempotencyKey !== undefined
-        ? (deps.idempotencyTtlMs ?? 86_400_000)
+        ? 86_400_000 // a key from a header is kept a day (docs/guide/webhooks.md)
         : 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
     if (!(await bot.store.setIfAbsent(storeKey, now(), { ttlMs }))) {
       log.info("repeated webhook request dropped");

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { countAsWebhook } from "../log/access-log.ts";
+import type { ReplyFn } from "../pipeline/incoming.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
 import { type EventMap, parseEvent } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
@@ -156,16 +157,8 @@ async function findSlackMessage(
 /** A reply for the response body, or nothing to post. */
 type Answer = { content: string } | { content?: undefined };
 
-type ReplyFn = (content: string) => Promise<{ id: number }>;
-
 /** How long answers are kept for repeats: the server retries within a minute. */
 const KEEP_ANSWERS_MS = 600_000;
-
-/**
- * The id `ctx.reply()` resolves with when its content travels in the HTTP response: the server
- * posts that message after we answer, so its id is not known to the handler.
- */
-export const REPLY_IN_RESPONSE_ID = -1;
 
 /**
  * The answer to each delivery: a reply made before the deadline goes in the HTTP response (the
@@ -206,7 +199,8 @@ class ReplyExchange {
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);
       close({ content });
-      return { id: REPLY_IN_RESPONSE_ID };
+      // The server posts this reply after we answer: its id is not known to the handler.
+      return { id: -1 };
     };
     this.#answers.set(key, { answer, expires: Date.now() + KEEP_ANSWERS_MS });
     const done = () => close({});

@@ -4,7 +4,7 @@
  */
 import { createHmac } from "node:crypto";
 import { safeEqual } from "./constant-time.ts";
-import type { WebhookVerify } from "./webhook-options.ts";
+import type { WebhookVerify } from "./webhook-runtime.ts";
 
 export type Headers = Readonly<Record<string, string | string[] | undefined>>;
 

@@ -1,9 +1,25 @@
-/** What the HTTP side needs of a bot runtime. */
+/** What `bot.webhook()` declares in a bot's setup, and what the HTTP side needs of a bot runtime. */
 import type { ServerInfo } from "../api/server-info.ts";
 import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
-import type { RunHandler } from "../pipeline/incoming.ts";
+import type { ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import type { WebhookOptions } from "./webhook-options.ts";
+
+/** How an inbound webhook request is authenticated (see the README's webhook section). */
+export type WebhookVerify =
+  | { type: "github"; secret: string }
+  | { type: "hmac"; secret: string; header?: string; timestampHeader?: string; toleranceSeconds?: number }
+  | { type: "bearer"; token: string }
+  | { type: "secret"; secret: string; header?: string }
+  | { type: "none" };
+
+/** An inbound webhook of `bot.webhook`: how requests are verified, and its body limit. */
+export interface WebhookOptions {
+  verify: WebhookVerify;
+  /** Where to read an idempotency key to drop repeats, e.g. a header name like `x-github-delivery`. */
+  idempotencyHeader?: string;
+  /** Largest body accepted, in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+}
 
 /** A `bot.webhook(name, options, handler)` declaration. */
 export interface WebhookDeclaration<S = unknown> {
@@ -15,10 +31,7 @@ export interface WebhookRuntime {
   readonly name: string;
   readonly status: { readonly state: string; readonly server: ServerInfo | undefined };
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
-  deliver(
-    event: ServerEvent,
-    options?: { reply?: (content: string) => Promise<{ id: number }> },
-  ): Promise<boolean>;
+  deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;

@@ -2,7 +2,7 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/create-logger.ts";
-import { type ContextDeps, createBaseContext, createContext } from "../../src/pipeline/context.ts";
+import { type ContextDeps, createContext, LazyBaseContext } from "../../src/pipeline/context.ts";
 import type { ServerEvent } from "../../src/wire/events.ts";
 
 const lines: string[] = [];
@@ -98,7 +98,7 @@ describe("context", () => {
   });
 
   it("keeps a cron or webhook context's own log bindings, and its own fields when assigned", () => {
-    const base = createBaseContext(deps, new AbortController().signal, { job: "nightly" });
+    const base = new LazyBaseContext(deps, new AbortController().signal, { job: "nightly" });
     const job = Object.assign(base, { job: { id: "nightly" } });
     job.log.info("ran");
     expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ msg: "ran", job: "nightly" });

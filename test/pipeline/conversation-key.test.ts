@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
-import {
-  ConversationKeys,
-  conversationKey,
-  dmKey,
-  isOwnMessage,
-  streamKey,
-} from "../../src/pipeline/conversation-key.ts";
+import { ConversationKeys, conversationKey, dmKey, streamKey } from "../../src/pipeline/conversation-key.ts";
 
 import { parseEvent } from "../../src/wire/events.ts";
 import {
-  BOT,
   contentEdit,
   directDelete,
   directMessage,
@@ -76,22 +69,6 @@ describe("ConversationKeys", () => {
       `stream:5:t${49_999 % 7}`,
       `stream:5:t${50_000 % 7}`,
     ]);
-  });
-});
-
-describe("isOwnMessage", () => {
-  it("is true only for events the bot itself caused", () => {
-    const own = { ...streamMessage(), message: { ...streamMessage().message, sender_id: BOT.userId } };
-    expect(isOwnMessage(own, BOT.userId)).toBe(true);
-    expect(isOwnMessage(streamMessage(), BOT.userId)).toBe(false);
-    expect(isOwnMessage({ ...reaction(), user_id: BOT.userId }, BOT.userId)).toBe(true);
-    expect(isOwnMessage(reaction(), BOT.userId)).toBe(false);
-    expect(isOwnMessage({ ...contentEdit(), user_id: BOT.userId }, BOT.userId)).toBe(true);
-    expect(
-      isOwnMessage({ ...streamTyping(), sender: { user_id: BOT.userId, email: BOT.email } }, BOT.userId),
-    ).toBe(true);
-    expect(isOwnMessage(directTyping(), BOT.userId)).toBe(false);
-    expect(isOwnMessage(subscriptionAdd(), BOT.userId)).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
+import { add, CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
 
 const never = () => new Promise<void>(() => {});
 const timeoutLines = (log: ReturnType<typeof recordingLogger>) =>
@@ -13,7 +13,7 @@ describe("ConversationQueue timeouts with one timer", () => {
     const clock = new CountingClock(0);
     const log = recordingLogger();
     const queue = new ConversationQueue({ concurrency: 4, handlerTimeoutMs: 1000, clock, log });
-    const slow = queue.add("slow", never);
+    const slow = add(queue, "slow", never);
     let finished = 0;
     for (let round = 0; round < 5; round++) {
       const gates = [deferred(), deferred(), deferred()];
@@ -21,6 +21,7 @@ describe("ConversationQueue timeouts with one timer", () => {
         queue.push(
           `k${i}`,
           () => gate.promise,
+          undefined,
           () => finished++,
         );
       expect(clock.pendingTimers).toBe(1);
@@ -91,7 +92,7 @@ describe("ConversationQueue timeouts with one timer", () => {
     queue.push("c", () => {
       ran.push("c");
     });
-    expect(queue.waiting).toBe(2);
+    expect([queue.inFlight, ran]).toEqual([4, []]);
     await clock.tick(100);
     expect(timeoutLines(log).map((l) => l.obj.key)).toEqual(["a", "b"]);
     expect(ran).toEqual(["c", "a2"]); // c waited longer than a2 (ready when added)

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
+import { add, CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
 
 /** Frames on the stack right now (to show that a long run of tasks does not nest). */
 function stackDepth(): number {
@@ -20,30 +20,30 @@ describe("ConversationQueue synchronous tasks", () => {
     queue.push(
       "k",
       () => {
-        seen.push(`running ${queue.running} of ${queue.inFlight}`);
+        seen.push(`running, ${queue.inFlight} in flight`);
       },
+      undefined,
       () => seen.push("done"),
     );
     seen.push("push returned");
-    expect(seen).toEqual(["running 1 of 1", "done", "push returned"]);
-    expect([queue.running, queue.waiting, queue.inFlight]).toEqual([0, 0, 0]);
+    expect(seen).toEqual(["running, 1 in flight", "done", "push returned"]);
+    expect(queue.inFlight).toBe(0);
   });
 
-  it("reports a sync throw to onError with the key before push() returns, and moves on", () => {
-    const errors: Array<[string, string]> = [];
-    const queue = new ConversationQueue({
-      clock: new ManualClock(0),
-      onError: (err, key) => errors.push([key, (err as Error).message]),
-    });
+  it("logs a sync throw with the key before push() returns, and moves on", () => {
+    const log = recordingLogger();
+    const queue = new ConversationQueue({ clock: new ManualClock(0), log });
+    const err = new Error("sync boom");
     let done = 0;
     queue.push(
       "k",
       () => {
-        throw new Error("sync boom");
+        throw err;
       },
+      undefined,
       () => done++,
     );
-    expect(errors).toEqual([["k", "sync boom"]]);
+    expect(log.lines).toEqual([{ level: "error", obj: { err, key: "k" }, msg: "handler failed" }]);
     expect(done).toBe(1);
     expect(queue.inFlight).toBe(0);
   });
@@ -54,7 +54,7 @@ describe("ConversationQueue synchronous tasks", () => {
     const queue = new ConversationQueue({ handlerTimeoutMs: 100, clock, log });
     const timersSeen: number[] = [];
     for (let i = 0; i < 10; i++) queue.push(`k${i % 3}`, () => timersSeen.push(clock.pendingTimers));
-    await queue.add("k0", () => timersSeen.push(clock.pendingTimers));
+    await add(queue, "k0", () => timersSeen.push(clock.pendingTimers));
     expect(timersSeen).toEqual(Array(11).fill(0));
     expect([clock.pendingTimers, clock.armed]).toEqual([0, 0]);
     await clock.tick(1000);
@@ -74,7 +74,7 @@ describe("ConversationQueue synchronous tasks", () => {
     queue.push("b", () => {
       order.push("b");
     });
-    expect([queue.running, order]).toEqual([1, []]);
+    expect([queue.inFlight, order]).toEqual([2, []]);
     settle();
     expect(order).toEqual(["b"]);
     await queue.onIdle();
@@ -94,7 +94,7 @@ describe("ConversationQueue synchronous tasks", () => {
         if (i === 0 || i === n - 1) depths.push(stackDepth());
       });
     }
-    expect(queue.waiting).toBe(n);
+    expect(queue.inFlight).toBe(n + 1);
     gate.resolve();
     await queue.onIdle();
     expect([next, outOfOrder]).toEqual([n, 0]);
@@ -166,7 +166,7 @@ describe("ConversationQueue re-entrant push", () => {
       queue.push("other", () => log.push("o1"));
       return gate.promise.then(() => log.push("k1 end"));
     });
-    expect([queue.running, queue.waiting]).toEqual([1, 1]);
+    expect(queue.inFlight).toBe(2); // k1 running, k2 waiting
     await flushAsync();
     // The other key had a free slot; k2 waits for k1 although it was queued first.
     expect(log).toEqual(["k1 start", "o1"]);
@@ -183,6 +183,7 @@ describe("ConversationQueue re-entrant push", () => {
       queue.push(
         "k",
         () => order.push(i),
+        undefined,
         () => {
           if (i < 5) pushFrom(i + 1);
         },
@@ -202,11 +203,13 @@ describe("ConversationQueue re-entrant push", () => {
       queue.push(
         "k",
         () => done.push("ran k2"),
+        undefined,
         () => done.push("k2 done"),
       );
       queue.push(
         "x",
         () => done.push("ran x"),
+        undefined,
         () => done.push("x done"),
       );
       dropped = queue.abortAll();
@@ -227,16 +230,19 @@ describe("ConversationQueue push() onDone", () => {
     queue.push(
       "k",
       (c) => c.holdKey(hold.promise),
+      undefined,
       () => done.push("k1"),
     );
     queue.push(
       "x",
       () => new Promise(() => {}),
+      undefined,
       () => done.push("x"),
     );
     queue.push(
       "y",
       () => {},
+      undefined,
       () => done.push("y"),
     );
     expect(done).toEqual([]);
@@ -245,17 +251,5 @@ describe("ConversationQueue push() onDone", () => {
     expect(done).toEqual(["k1"]);
     expect(queue.abortAll()).toBe(1);
     expect(done).toEqual(["k1", "y"]);
-  });
-
-  it("rejects bad arguments", () => {
-    const queue = new ConversationQueue();
-    expect(() => queue.push("", () => {})).toThrow('push(): the key must be a non-empty string, got "".');
-    expect(() => queue.push("k", 5 as never)).toThrow(
-      "push(): the task must be a function (control), got number.",
-    );
-    expect(() => queue.push("k", () => {}, 5 as never)).toThrow(
-      "push(): onDone must be a function, got number.",
-    );
-    expect(queue.inFlight).toBe(0);
   });
 });

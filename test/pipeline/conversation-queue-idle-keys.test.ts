@@ -1,27 +1,19 @@
-/** pushWith's argument, and keys that ran out of tasks (kept idle, then dropped in bulk). */
+/** push's argument, and keys that ran out of tasks (kept idle, then dropped in bulk). */
 import { describe, expect, it } from "vitest";
 import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { deferred } from "../support/pipeline.ts";
 
-describe("ConversationQueue.pushWith", () => {
+describe("ConversationQueue.push", () => {
   it("hands each task its own argument through one shared function", () => {
     const queue = new ConversationQueue({ clock: new ManualClock(0) });
     const seen: string[] = [];
     const task = (_control: TaskControl, arg: { n: number }) => {
       seen.push(`task ${arg.n}`);
     };
-    queue.pushWith("a", task, { n: 1 });
-    queue.pushWith("a", task, { n: 2 }, () => seen.push("done 2"));
+    queue.push("a", task, { n: 1 });
+    queue.push("a", task, { n: 2 }, () => seen.push("done 2"));
     expect(seen).toEqual(["task 1", "task 2", "done 2"]);
-  });
-
-  it("rejects a missing task or a non-function onDone by name", () => {
-    const queue = new ConversationQueue({ clock: new ManualClock(0) });
-    expect(() => queue.pushWith("a", undefined as never, 1)).toThrow(
-      /pushWith\(\): the task must be a function/,
-    );
-    expect(() => queue.pushWith("a", () => {}, 1, "x" as never)).toThrow(/pushWith\(\): onDone must be/);
   });
 });
 
@@ -50,7 +42,7 @@ describe("ConversationQueue idle keys", () => {
         order.push(`${key} second`);
       });
     }
-    expect(queue.waiting).toBe(3);
+    expect(queue.inFlight).toBe(6);
     expect(order).toEqual(["k1 first starts", "k9999 first starts", "new first starts"]);
     gate.resolve();
     await queue.onIdle();
@@ -68,11 +60,13 @@ describe("ConversationQueue idle keys", () => {
     queue.push(
       "busy",
       () => {},
+      undefined,
       () => dropped++,
     );
     queue.push(
       "other",
       () => {},
+      undefined,
       () => dropped++,
     );
     expect(queue.abortAll()).toBe(2);

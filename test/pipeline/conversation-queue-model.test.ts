@@ -23,7 +23,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 async function run(seed: number): Promise<void> {
   const random = seeded(seed);
   const concurrency = 1 + Math.floor(random() * 3);
-  const queue = new ConversationQueue({ concurrency, clock: new ManualClock(0), onError: () => {} });
+  const queue = new ConversationQueue({ concurrency, clock: new ManualClock(0) });
   const keys = ["a", "b", "c"];
   const pushed = new Map<string, number[]>(keys.map((k) => [k, []]));
   const started = new Map<string, number[]>(keys.map((k) => [k, []]));
@@ -73,6 +73,7 @@ async function run(seed: number): Promise<void> {
           end();
         })();
       },
+      undefined,
       () => finished++,
     );
   };
@@ -87,7 +88,7 @@ async function run(seed: number): Promise<void> {
   expect(problems).toEqual([]);
   for (const key of keys) expect(started.get(key)).toEqual(pushed.get(key));
   expect(finished).toBe(next);
-  expect([queue.inFlight, queue.running]).toEqual([0, 0]);
+  expect(queue.inFlight).toBe(0);
 }
 
 describe("ConversationQueue under a random mix of tasks", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { deferred, recordingLogger } from "../support/pipeline.ts";
+import { add, deferred, recordingLogger } from "../support/pipeline.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -19,7 +19,7 @@ describe("ConversationQueue ordering and concurrency", () => {
     for (let i = 0; i < 120; i++) {
       const key = keys[Math.floor(Math.random() * keys.length)] as string;
       all.push(
-        queue.add(key, async () => {
+        add(queue, key, async () => {
           if (runningKeys.has(key)) overlaps++; // (an expect here would be swallowed by the queue)
           runningKeys.add(key);
           maxRunning = Math.max(maxRunning, ++running);
@@ -43,14 +43,14 @@ describe("ConversationQueue ordering and concurrency", () => {
     const gate = deferred();
     let started = 0;
     for (let i = 0; i < 10; i++) {
-      queue.add(`k${i}`, async () => {
+      add(queue, `k${i}`, async () => {
         started++;
         await gate.promise;
       });
     }
     await flushAsync();
     expect(started).toBe(3);
-    expect([queue.running, queue.waiting, queue.inFlight]).toEqual([3, 7, 10]);
+    expect(queue.inFlight).toBe(10);
     gate.resolve();
     await queue.onIdle();
     expect(started).toBe(10);
@@ -64,13 +64,13 @@ describe("ConversationQueue ordering and concurrency", () => {
     };
     const gate = deferred();
     // busy1 holds the only slot (a synchronous task would finish inside add()), so the rest queue up.
-    queue.add("busy", () => {
+    add(queue, "busy", () => {
       order.push("busy1");
       return gate.promise;
     });
-    queue.add("busy", task("busy2"));
-    queue.add("busy", task("busy3"));
-    queue.add("quiet", task("quiet1"));
+    add(queue, "busy", task("busy2"));
+    add(queue, "busy", task("busy3"));
+    add(queue, "quiet", task("quiet1"));
     expect(order).toEqual(["busy1"]);
     gate.resolve();
     await queue.onIdle();
@@ -79,25 +79,23 @@ describe("ConversationQueue ordering and concurrency", () => {
 });
 
 describe("ConversationQueue failures and timeouts", () => {
-  it("reports a thrown error with its key and keeps going", async () => {
-    const errors: Array<[string, string]> = [];
-    const queue = new ConversationQueue({
-      onError: (err, key) => errors.push([key, (err as Error).message]),
-    });
+  it("logs a thrown error with its key and keeps going", async () => {
+    const log = recordingLogger();
+    const queue = new ConversationQueue({ log });
     const ran: number[] = [];
-    queue.add("k", async () => {
+    add(queue, "k", async () => {
       throw new Error("async boom");
     });
-    queue.add("k", () => {
+    add(queue, "k", () => {
       throw new Error("sync boom");
     });
-    queue.add("k", () => {
+    add(queue, "k", () => {
       ran.push(3);
     });
     await queue.onIdle();
-    expect(errors).toEqual([
-      ["k", "async boom"],
-      ["k", "sync boom"],
+    expect(log.lines.map((l) => [l.obj.key, (l.obj.err as Error).message, l.msg])).toEqual([
+      ["k", "async boom", "handler failed"],
+      ["k", "sync boom", "handler failed"],
     ]);
     expect(ran).toEqual([3]);
   });
@@ -106,7 +104,7 @@ describe("ConversationQueue failures and timeouts", () => {
     const log = recordingLogger();
     const queue = new ConversationQueue({ log });
     const err = new Error("boom");
-    await queue.add("stream:5:x", () => Promise.reject(err));
+    await add(queue, "stream:5:x", () => Promise.reject(err));
     expect(log.lines).toEqual([{ level: "error", obj: { err, key: "stream:5:x" }, msg: "handler failed" }]);
   });
 
@@ -117,14 +115,14 @@ describe("ConversationQueue failures and timeouts", () => {
     let reason: unknown;
     let secondStarted = false;
     const stuck = deferred();
-    queue.add("k", async ({ signal }) => {
+    add(queue, "k", async ({ signal }) => {
       signal.addEventListener("abort", () => {
         reason = signal.reason;
       });
       await stuck.promise; // ignores the signal on purpose
       throw new Error("late failure");
     });
-    queue.add("k", () => {
+    add(queue, "k", () => {
       secondStarted = true;
     });
     await clock.tick(999);
@@ -150,7 +148,7 @@ describe("ConversationQueue failures and timeouts", () => {
   it("clears the timeout of a task that finished in time", async () => {
     const clock = new ManualClock(0);
     const queue = new ConversationQueue({ handlerTimeoutMs: 1000, clock });
-    await queue.add("k", () => {});
+    await add(queue, "k", () => {});
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -158,7 +156,8 @@ describe("ConversationQueue failures and timeouts", () => {
     const queue = new ConversationQueue({ concurrency: 1 });
     let reason: unknown;
     const ran: string[] = [];
-    queue.add(
+    add(
+      queue,
       "a",
       ({ signal }) =>
         new Promise<void>((resolve) =>
@@ -168,7 +167,7 @@ describe("ConversationQueue failures and timeouts", () => {
           }),
         ),
     );
-    const dropped = queue.add("b", () => {
+    const dropped = add(queue, "b", () => {
       ran.push("b");
     });
     await flushAsync();
@@ -184,7 +183,7 @@ describe("ConversationQueue backpressure and idleness", () => {
   it("onBelow waits until fewer than `limit` tasks are in flight", async () => {
     const queue = new ConversationQueue({ concurrency: 2 });
     const gates = [deferred(), deferred(), deferred()];
-    for (const [i, gate] of gates.entries()) queue.add(`k${i}`, () => gate.promise);
+    for (const [i, gate] of gates.entries()) add(queue, `k${i}`, () => gate.promise);
     let resolved = false;
     const below = queue.onBelow(2).then(() => {
       resolved = true;
@@ -204,7 +203,7 @@ describe("ConversationQueue backpressure and idleness", () => {
   it("onBelow rejects with the signal's reason when aborted", async () => {
     const queue = new ConversationQueue();
     const gate = deferred();
-    queue.add("k", () => gate.promise);
+    add(queue, "k", () => gate.promise);
     const controller = new AbortController();
     const waiting = queue.onBelow(1, controller.signal);
     controller.abort(new Error("stopping"));
@@ -218,11 +217,11 @@ describe("ConversationQueue backpressure and idleness", () => {
     const queue = new ConversationQueue();
     await queue.onIdle();
     const order: string[] = [];
-    queue.add("a", async () => {
+    add(queue, "a", async () => {
       await sleep(1);
       order.push("a");
     });
-    queue.add("a", () => {
+    add(queue, "a", () => {
       order.push("a2");
     });
     await queue.onIdle();
@@ -230,7 +229,7 @@ describe("ConversationQueue backpressure and idleness", () => {
     expect(order).toEqual(["a", "a2", "idle"]);
   });
 
-  it("rejects bad options and arguments", () => {
+  it("rejects bad options and limits", () => {
     expect(() => new ConversationQueue({ concurrency: 0 })).toThrow(
       "concurrency must be a positive integer, got 0.",
     );
@@ -238,7 +237,6 @@ describe("ConversationQueue backpressure and idleness", () => {
       "handlerTimeoutMs must be a positive integer, got 1.5.",
     );
     const queue = new ConversationQueue();
-    expect(() => queue.add("", () => {})).toThrow('add(): the key must be a non-empty string, got "".');
     expect(() => queue.onBelow(0)).toThrow("onBelow limit must be a positive integer, got 0.");
   });
 });

@@ -1,11 +1,11 @@
 /**
  * Runs bots in a real Daemon against a sandbox (config through the real loader, state in a temp
  * directory, logs captured), with validated settings, and builds contexts the way the runtime
- * does (`createBaseContext(runtime.contextDeps(), …)`) so tests can call helpers directly.
+ * does (`new LazyBaseContext(runtime.contextDeps(), …)`) so tests can call helpers directly.
  */
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
-import { type BaseContext, createBaseContext } from "../../src/pipeline/context.ts";
+import { type BaseContext, LazyBaseContext } from "../../src/pipeline/context.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 
@@ -46,7 +46,7 @@ export async function startBots(
     ...running,
     context(name = first) {
       const runtime = daemon.bots.find((b) => b.name === name)!;
-      return createBaseContext(runtime.contextDeps(), new AbortController().signal, { test: true });
+      return new LazyBaseContext(runtime.contextDeps(), new AbortController().signal, { test: true });
     },
   };
 }

@@ -3,7 +3,8 @@
  * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
-import type { RoutableContext } from "../../src/pipeline/composer.ts";
+import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
+import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
 import type { TimerHandle } from "../../src/time/clock.ts";
 import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 import { ManualClock } from "./manual-clock.ts";
@@ -194,4 +195,14 @@ export class CountingClock extends ManualClock {
     this.armed++;
     return super.setTimeout(fn, ms);
   }
+}
+
+/** Push `task` on `queue`; resolves once it finished (or was dropped by abortAll). */
+export function add(queue: ConversationQueue, key: string, task: QueueTask): Promise<void> {
+  return new Promise((resolve) => queue.push(key, task, undefined, resolve));
+}
+
+/** `bot.run(ctx)` as a Promise, even when the chain ran (or failed) synchronously. */
+export async function dispatch<C extends RoutableContext>(bot: Composer<C>, ctx: C): Promise<void> {
+  await bot.run(ctx);
 }
