@@ -106,10 +106,6 @@ export class HttpListener {
       Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
   }
 
-  outgoingPath(name: string): string | undefined {
-    return this.#outgoing.get(name)?.path;
-  }
-
   #inboundOf(b: HttpBot): InboundBot {
     return {
       runtime: b.runtime,
