@@ -49,7 +49,8 @@ export class HttpListener {
   /** Each bot's routes look its runtime up here per request, so a reload can swap it. */
   readonly #inbound = new Map<string, InboundBot>();
   readonly #outgoing = new Map<string, OutgoingBot>();
-  #url: string | undefined;
+  /** The base URL, once listening. */
+  url: string | undefined;
 
   constructor(options: HttpListenerOptions) {
     this.#o = options;
@@ -75,13 +76,9 @@ export class HttpListener {
     const info = this.#app.server.address();
     const port = typeof info === "object" && info ? info.port : address.port;
     const host = address.host.includes(":") ? `[${address.host}]` : address.host;
-    this.#url = `http://${host}:${port}`;
-    this.#o.log.info({ url: this.#url }, "http listener started");
-    return this.#url;
-  }
-
-  get url(): string | undefined {
-    return this.#url;
+    this.url = `http://${host}:${port}`;
+    this.#o.log.info({ url: this.url }, "http listener started");
+    return this.url;
   }
 
   /** Stop accepting connections; requests in flight finish (their handlers are told to stop). */
