@@ -9,7 +9,7 @@ import { type Credentials, checkServers, isMapping, resolveCredentials } from ".
 import { type Config, type ConfigFile, ConfigSchema } from "./schema.ts";
 import { redact } from "./secrets.ts";
 import { checkLeases } from "./state-schema.ts";
-import { documentToValue, parseConfigYaml } from "./yaml-to-value.ts";
+import { documentToValue, type OffsetProblem, parseConfigYaml } from "./yaml-to-value.ts";
 import { issuesToProblems } from "./zod-problems.ts";
 
 export interface LoadConfigOptions {
@@ -40,14 +40,15 @@ export async function loadConfigWithSource(
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
   const parsed = parseConfigYaml(await readConfigText(new ConfigSource(file, { cwd })));
-  const located = new ConfigSource(file, { cwd, lineCounter: parsed.lineCounter });
-  const at = (p: { offset: number; path: readonly (string | number)[]; message: string }): ConfigProblem => ({
-    ...located.locateOffset(p.offset),
+  const { lineCounter } = parsed;
+  const converted = parsed.doc && documentToValue(parsed.doc, env, (o) => lineCounter.linePos(o).line);
+  const source = new ConfigSource(file, { cwd, records: converted?.records, lineCounter });
+  const at = (p: OffsetProblem): ConfigProblem => ({
+    ...source.locateOffset(p.offset),
     path: formatPath(p.path),
     message: p.message,
   });
-  if (parsed.doc === undefined) throw new ConfigError("CONFIG_INVALID", parsed.problems.map(at));
-  const converted = documentToValue(parsed.doc, env, (offset) => parsed.lineCounter.linePos(offset).line);
+  if (converted === undefined) throw new ConfigError("CONFIG_INVALID", parsed.problems.map(at));
   const secrets = [...converted.secrets];
   const fail = (problems: ConfigProblem[]): never => {
     throw new ConfigError(
@@ -57,7 +58,6 @@ export async function loadConfigWithSource(
   };
   if (parsed.problems.length > 0) fail(parsed.problems.map(at));
 
-  const source = new ConfigSource(file, { cwd, records: converted.records, lineCounter: parsed.lineCounter });
   const problems = converted.problems.map(at);
   const raw = converted.value;
   if (!isMapping(raw)) {
