@@ -15,15 +15,6 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon, type DaemonBot } from "./daemon.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport } from "./reload-plan.ts";
 
-/** Real timers, with "now" read from the sandbox's (movable) clock. */
-function sandboxTime(sandbox: Sandbox): Clock {
-  return {
-    now: () => sandbox.control.now(),
-    setTimeout: (fn, ms) => realClock.setTimeout(fn, ms),
-    clearTimeout: (handle) => realClock.clearTimeout(handle),
-  };
-}
-
 export interface Booted {
   config: Config;
   daemon: Daemon;
@@ -69,7 +60,9 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
     // state.path: this instance runs every bot; state.redis: instances share them by leases.
     const { store, coordinator } = await openState(config, log, options.statePath);
     const embedded = sandbox;
-    const clock = options.clockFromSandbox && embedded ? sandboxTime(embedded) : undefined;
+    // Real timers, with "now" read from the sandbox's (movable) clock.
+    const clock: Clock | undefined =
+      options.clockFromSandbox && embedded ? { ...realClock, now: () => embedded.control.now() } : undefined;
     const daemon = new Daemon({
       ...(clock ? { clock } : {}),
       config,
