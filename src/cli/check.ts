@@ -31,7 +31,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let sandbox: Sandbox | undefined;
   try {
-    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }).path);
+    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
     await loadBots(config, source);
     if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
       const s = config.server?.sandbox;

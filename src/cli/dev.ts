@@ -27,7 +27,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   let booted: Booted | undefined;
   const watchers: FSWatcher[] = [];
   try {
-    const { path: configPath } = resolveConfigPath({ flag: values.config, env: process.env });
+    const configPath = resolveConfigPath({ flag: values.config });
     booted = await bootDaemon(configPath, { sandbox: { chatPage: true } });
     const { daemon, log, sandbox, config } = booted;
     if (!sandbox) {

@@ -30,9 +30,8 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values } = args;
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
     // The file must at least parse here: the daemon reads the same file.
-    const config = await loadConfig(path);
+    const config = await loadConfig(resolveConfigPath({ flag: values.config }));
     if (!config.http) return await signalDaemon(config);
     const daemon = daemonClient(config, "bothost reload");
     let report: ReloadReport;

@@ -21,7 +21,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let booted: Booted | undefined;
   try {
-    booted = await bootDaemon(resolveConfigPath({ flag: values.config }).path);
+    booted = await bootDaemon(resolveConfigPath({ flag: values.config }));
     const { daemon, log } = booted;
     const stopped = new Promise<void>((resolve) => {
       let signals = 0;

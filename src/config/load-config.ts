@@ -114,20 +114,16 @@ function assemble(file: ConfigFile, credentials: Map<string, Credentials>, dir: 
 }
 
 /**
- * Picks the config file: `--config FILE`, else `BOTHOST_CONFIG`, else `./bothost.yaml` (empty values
- * count as not given), and says what chose it.
+ * The config file's path: `--config FILE`, else `BOTHOST_CONFIG`, else `./bothost.yaml` (empty values
+ * count as not given).
  */
 export function resolveConfigPath(options: {
   flag?: string | undefined;
   env?: Readonly<Record<string, string | undefined>>;
   cwd?: string;
-}): { readonly path: string; readonly from: "--config" | "BOTHOST_CONFIG" | "default" } {
-  const cwd = options.cwd ?? process.cwd();
+}): string {
   const env = options.env ?? process.env;
-  if (options.flag) return { path: path.resolve(cwd, options.flag), from: "--config" };
-  const fromEnv = env.BOTHOST_CONFIG;
-  if (fromEnv) return { path: path.resolve(cwd, fromEnv), from: "BOTHOST_CONFIG" };
-  return { path: path.resolve(cwd, "bothost.yaml"), from: "default" };
+  return path.resolve(options.cwd ?? process.cwd(), options.flag || env.BOTHOST_CONFIG || "bothost.yaml");
 }
 
 /** Freezes `value` and every object and array inside it; returns it. */
