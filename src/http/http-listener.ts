@@ -37,7 +37,6 @@ export interface HttpListenerOptions {
   bots: readonly HttpBot[];
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
   admin?: Omit<AdminDeps, "host">;
-  now?: () => number;
 }
 
 const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
@@ -134,7 +133,6 @@ export class HttpListener {
       if (status >= 500) log.error({ err, path: pathOf(request) }, "http request failed");
       return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });
     });
-    const now = o.now ?? Date.now;
     o.metrics.readSchedulerStats(() =>
       o.bots.map((b) => ({
         bot: b.runtime.name,
@@ -145,7 +143,7 @@ export class HttpListener {
     app.get("/readyz", async (_request, reply) => {
       const result = readinessOf(
         o.bots.map((b) => b.runtime.status),
-        now(),
+        Date.now(),
       );
       return reply.code(result.ready ? 200 : 503).send(result);
     });
@@ -170,7 +168,7 @@ export class HttpListener {
       log,
       bodyLimit: o.bodyLimit,
       stopping: this.#stopping.signal,
-      now,
+      now: Date.now,
     });
     return app;
   }
