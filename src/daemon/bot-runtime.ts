@@ -53,8 +53,6 @@ export interface BotRuntimeOptions {
   concurrency: number;
   handlerTimeoutMs: number;
   replay: { maxMessages: number; maxAgeMs: number };
-  /** Stop polling while this many events are waiting or running (bounded memory). */
-  maxInFlight?: number;
   /** Content over max_message_length: `split` into several messages (default) or `reject`. */
   longMessages?: "split" | "reject";
   longpollMarginMs?: number;
