@@ -21,6 +21,7 @@ import type { Clock } from "../time/clock.ts";
 import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
+import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 
@@ -185,24 +186,19 @@ export class Daemon {
   }
 
   async #startBots(names: readonly string[], report: StartReport | undefined): Promise<void> {
-    const pending = [...names];
-    const worker = async () => {
-      for (let name = pending.shift(); name; name = pending.shift()) {
-        try {
-          if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
-          this.#startFailures.delete(name);
-        } catch (error) {
-          this.#startFailures.set(name, startFailure(error));
-          if (isAuthError(error)) report?.authFailed.push(name);
-          else {
-            report?.failed.push({ name, error });
-            this.#o.log.error({ bot: name, err: error }, "bot failed to start");
-          }
+    await mapLimited(names, this.config.registration_concurrency, async (name) => {
+      try {
+        if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
+        this.#startFailures.delete(name);
+      } catch (error) {
+        this.#startFailures.set(name, startFailure(error));
+        if (isAuthError(error)) report?.authFailed.push(name);
+        else {
+          report?.failed.push({ name, error });
+          this.#o.log.error({ bot: name, err: error }, "bot failed to start");
         }
       }
-    };
-    const n = Math.min(this.config.registration_concurrency, names.length);
-    await Promise.all(Array.from({ length: n }, worker));
+    });
   }
 
   /**
