@@ -3,11 +3,9 @@
  * embedded sandbox where the config says `url: sandbox`, open the state store, build the daemon.
  * `bothost run` and `bothost demo` both start this way.
  */
-import type { Logger } from "pino";
 import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
-import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
@@ -15,15 +13,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon, type DaemonBot } from "./daemon.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport } from "./reload-plan.ts";
 
-export interface Booted {
-  config: Config;
-  daemon: Daemon;
-  log: Logger;
-  /** The embedded sandbox, when the config asked for one. */
-  sandbox: Sandbox | undefined;
-  /** Stop the daemon (queues deleted, state flushed), then the sandbox. */
-  stop(): Promise<void>;
-}
+export type Booted = Awaited<ReturnType<typeof bootDaemon>>;
 
 export interface BootOptions {
   /** Override the config's state directory (the demo uses a temporary one). */
@@ -40,7 +30,7 @@ export interface BootOptions {
 }
 
 /** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
-export async function bootDaemon(configPath: string, options: BootOptions = {}): Promise<Booted> {
+export async function bootDaemon(configPath: string, options: BootOptions = {}) {
   const { config, source } = await loadConfigWithSource(configPath);
   const loaded = await loadBots(config, source);
   const log = createLogger({ level: options.logLevel ?? config.log.level, pretty: config.log.pretty });
@@ -79,7 +69,9 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
       config,
       daemon,
       log,
+      /** The embedded sandbox, when the config asked for one. */
       sandbox,
+      /** Stop the daemon (queues deleted, state flushed), then the sandbox. */
       stop: async () => {
         await daemon.stop();
         await sandbox?.stop();
