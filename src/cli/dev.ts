@@ -3,7 +3,7 @@ import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption, reportStartupError, untilStopped } from "./args.ts";
+import { commandArgs, configOption, reloadInBackground, reportStartupError, untilStopped } from "./args.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
@@ -47,9 +47,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       clearTimeout(timer);
       timer = setTimeout(() => {
         log.info("a bot's file changed: reloading");
-        daemon
-          .reload()
-          .catch(async (err: unknown) => (await import("./reload.ts")).logReloadFailure(log, err));
+        reloadInBackground(daemon, log);
       }, SETTLE_MS);
     };
     const dir = path.dirname(path.resolve(configPath));

@@ -1,7 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Logger } from "pino";
-import { isConfigError } from "../config/config-error.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
@@ -87,10 +85,4 @@ export function formatReport(r: ReloadReport): string {
     lines.push(`Applied at the next restart only: ${r.needRestart.join(", ")}`);
   }
   return `${lines.join("\n")}\n`;
-}
-
-/** A SIGHUP reload that was refused: the located errors in the log, the daemon goes on. */
-export function logReloadFailure(log: Logger, err: unknown): void {
-  const problems = isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
-  log.error({ problems }, `reload refused; the daemon keeps running the old config: ${problems}`);
 }
