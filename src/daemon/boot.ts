@@ -60,9 +60,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
       store,
       ...(coordinator ? { coordinator } : {}),
       log,
-      ...(embedded
-        ? { sandbox: { url: embedded.url, apiKeyOf: (email) => embedded.control.apiKeyOf(email) } }
-        : {}),
+      ...(embedded ? { sandbox: embedded } : {}),
     });
     daemon.reloader = () => reloadFromFile(daemon, configPath);
     return {

@@ -15,6 +15,7 @@ import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
+import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -40,7 +41,7 @@ export interface DaemonOptions {
   store: StateBackend;
   log: Logger;
   /** The embedded sandbox, where the config says `url: sandbox`: its URL and the keys of its accounts. */
-  sandbox?: { url: string; apiKeyOf(email: string): string };
+  sandbox?: Pick<Sandbox, "url" | "control">;
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
   /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
@@ -254,7 +255,7 @@ export class Daemon {
     const onSandbox = c.server.url === "sandbox";
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
-    const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.apiKeyOf(c.email) : c.api_key;
+    const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.control.apiKeyOf(c.email) : c.api_key;
     const captured = c.dry_run ? new CaptureLog() : undefined;
     const client = createClient({
       url,
