@@ -338,7 +338,6 @@ export class Daemon {
       requestTimeoutMs: http.request_timeout,
       log: this.#o.log,
       metrics,
-      store: this.#o.store,
       admin: {
         token: http.admin_token,
         letters: () => this.letters,

@@ -18,8 +18,8 @@ import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
 export interface HttpBot {
   runtime: WebhookRuntime & { readonly status: ReadinessInput };
-  /** The bot's own store (fenced by its lease in a cluster); default the listener's `store`. */
-  store?: StateStore;
+  /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
+  store: StateStore;
   handlerTimeoutMs: number;
   /** Set for a bot in webhook mode (`outgoing_webhook` in its config). */
   outgoing?: { path: string; token: string; replyDeadlineMs: number };
@@ -32,8 +32,6 @@ export interface HttpListenerOptions {
   requestTimeoutMs: number;
   log: Logger;
   metrics: BothostMetrics;
-  /** The root store; a bot's idempotency keys go to `<bot>/webhooks`. */
-  store: StateStore;
   bots: readonly HttpBot[];
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
   admin?: Omit<AdminDeps, "host">;
@@ -106,7 +104,7 @@ export class HttpListener {
     return {
       runtime: b.runtime,
       handlerTimeoutMs: b.handlerTimeoutMs,
-      store: (b.store ?? this.#o.store).namespace(b.runtime.name).namespace("webhooks"),
+      store: b.store.namespace(b.runtime.name).namespace("webhooks"),
     };
   }
 
