@@ -55,8 +55,8 @@ export class HttpListener {
     this.#app = this.#build();
   }
 
-  /** Listen; resolves with the base URL (with the real port when `listen` asked for port 0). */
-  async start(): Promise<string> {
+  /** Listen, then set `url` (with the real port when `listen` asked for port 0). */
+  async start(): Promise<void> {
     const address = parseListenAddress(this.#o.listen);
     if (!address)
       throw new HttpConfigError("HTTP_CONFIG_INVALID", `http.listen "${this.#o.listen}" is not host:port`);
@@ -75,7 +75,6 @@ export class HttpListener {
     const host = address.host.includes(":") ? `[${address.host}]` : address.host;
     this.url = `http://${host}:${port}`;
     this.#o.log.info({ url: this.url }, "http listener started");
-    return this.url;
   }
 
   /** Stop accepting connections; requests in flight finish (their handlers are told to stop). */
