@@ -8,7 +8,7 @@ import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
-import { botModuleFile, loadBotModuleFile } from "./load-module.ts";
+import { botModuleFile, loadBotModule } from "./load-module.ts";
 import { isModuleError, type ModuleError } from "./module-error.ts";
 import { validateBotSettings } from "./validate-settings.ts";
 
@@ -51,7 +51,7 @@ export async function loadBots(
     let definition: BotDefinition;
     let fingerprint: string;
     try {
-      const found = await loadBotModuleFile(bot.module, {
+      const found = await loadBotModule(bot.module, {
         configDir: source.dir,
         botName: name,
         ...(options.fresh ? { fresh: true } : {}),

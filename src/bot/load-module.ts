@@ -107,21 +107,13 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
 }
 
 /**
- * Finds, loads and checks a bot module, returning its definition.
+ * Finds, loads and checks a bot module, returning its definition and the file it resolved to.
  *
  * @throws {ModuleError} `MODULE_NOT_FOUND`, `MODULE_LOAD_FAILED` (syntax error with its line and
  *   column, a missing import, an exception at load) or `MODULE_INVALID` (no `setup`, bad `events`
  *   or `settings`), naming the bot, the module and what to fix.
  */
 export async function loadBotModule(
-  specifier: string,
-  options: LoadBotModuleOptions,
-): Promise<BotDefinition> {
-  return (await loadBotModuleFile(specifier, options)).definition;
-}
-
-/** {@link loadBotModule}, also saying which file the specifier resolved to. */
-export async function loadBotModuleFile(
   specifier: string,
   options: LoadBotModuleOptions,
 ): Promise<{ definition: BotDefinition; file: string }> {

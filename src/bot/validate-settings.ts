@@ -2,7 +2,7 @@ import { ConfigError, type ConfigPath, type ConfigProblem } from "../config/conf
 import type { ConfigSource } from "../config/config-source.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";
-import { issuesToProblems } from "../config/zod-problems.ts";
+import { issuesToProblems, shapeOf, unwrapSchema } from "../config/zod-problems.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
 /**
@@ -56,15 +56,6 @@ function secretStrings(value: unknown, at: readonly (string | number)[], out: st
   return out;
 }
 
-interface Def {
-  type?: string;
-  shape?: Record<string, unknown> | (() => Record<string, unknown>);
-  catchall?: unknown;
-  unknownKeys?: string;
-  innerType?: unknown;
-  in?: unknown;
-}
-
 /**
  * A problem for each key of `input` that a stripping object schema (zod 4 `z.object`, zod 3
  * `.strip()`) would silently drop, at any depth. Strict and loose objects are left alone: zod
@@ -79,9 +70,9 @@ function unknownSettings(
   const problems: ConfigProblem[] = [];
   const visit = (node: unknown, value: unknown, path: ConfigPath, depth: number): void => {
     if (depth > 32 || value === null || typeof value !== "object" || Array.isArray(value)) return;
-    const def = unwrap(node);
-    if (def === undefined || def.shape === undefined) return;
-    const shape = typeof def.shape === "function" ? def.shape() : def.shape;
+    const def = unwrapSchema(node);
+    const shape = shapeOf(def);
+    if (def === undefined || shape === undefined) return;
     const strips = def.type === "object" ? def.catchall === undefined : def.unknownKeys === "strip";
     for (const [key, item] of Object.entries(value)) {
       if (Object.hasOwn(shape, key)) visit(shape[key], item, [...path, key], depth + 1);
@@ -96,18 +87,4 @@ function unknownSettings(
   };
   visit(schema, input, at, 0);
   return problems;
-}
-
-// Through optional/default/pipe wrappers to the object schema, in zod 4 (_zod.def) or 3 (_def).
-function unwrap(node: unknown): Def | undefined {
-  let current = node;
-  for (let i = 0; i < 20 && current; i++) {
-    const holder = current as { _zod?: { def?: Def }; _def?: Def };
-    const def = holder._zod?.def ?? holder._def;
-    if (def === undefined) return undefined;
-    const inner = def.innerType ?? def.in;
-    if (def.shape !== undefined || inner === undefined) return def;
-    current = inner;
-  }
-  return undefined;
 }

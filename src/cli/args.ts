@@ -3,6 +3,7 @@
  * added), one-line usage errors (exit 2), and how an error that stops a command is reported.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
@@ -104,5 +105,13 @@ export function untilStopped(signal?: AbortSignal): Promise<void> {
     process.once("SIGTERM", stop);
     if (signal?.aborted) stop();
     signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** `daemon.reload()` in the background: a refused config is logged with its located errors, the old one runs on. */
+export function reloadInBackground(daemon: { reload(): Promise<unknown> }, log: Logger): void {
+  daemon.reload().catch((err: unknown) => {
+    const problems = isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
+    log.error({ problems }, `reload refused; the daemon keeps running the old config: ${problems}`);
   });
 }

@@ -62,7 +62,7 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
     return usage(`--limit ${values.limit}: give a positive whole number`);
   }
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    const path = resolveConfigPath({ flag: values.config });
     const { config, source } = await loadConfigWithSource(path);
     const c = config.bots[name];
     if (!c) return usage(`no bot "${name}" in ${path} (its bots: ${Object.keys(config.bots).join(", ")})`);

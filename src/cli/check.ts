@@ -3,7 +3,8 @@ import { isAuthError } from "../api/errors.ts";
 import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
-import type { BotConfig, Config } from "../config/schema.ts";
+import type { BotConfig } from "../config/schema.ts";
+import { mapLimited } from "../daemon/map-limited.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type FeatureName, featureLevels } from "../wire/feature-levels.ts";
@@ -31,13 +32,18 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let sandbox: Sandbox | undefined;
   try {
-    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }).path);
+    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
     await loadBots(config, source);
     if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
       const s = config.server?.sandbox;
       sandbox = await startSandbox({ ...(s?.org ? { org: s.org } : {}), port: s?.port ?? 0 });
     }
-    const checks = await checkEveryBot(config, sandbox);
+    // registration_concurrency bots at a time, in config order.
+    const checks = await mapLimited(
+      Object.entries(config.bots),
+      config.registration_concurrency,
+      ([name, bot]) => checkOne(name, bot, sandbox),
+    );
     process.stdout.write(formatChecks(checks));
     const failing = checks.filter((c) => c.problem !== undefined);
     for (const c of failing) process.stderr.write(`bothost check: ${c.name}: ${c.problem}\n`);
@@ -50,22 +56,6 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   } finally {
     await sandbox?.stop();
   }
-}
-
-/** Check the bots `registration_concurrency` at a time, in config order. */
-async function checkEveryBot(config: Config, sandbox: Sandbox | undefined): Promise<BotCheck[]> {
-  const entries = Object.entries(config.bots);
-  const results: BotCheck[] = new Array(entries.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < entries.length; i = next++) {
-      const [name, bot] = entries[i]!;
-      results[i] = await checkOne(name, bot, sandbox);
-    }
-  };
-  const n = Math.min(config.registration_concurrency, entries.length);
-  await Promise.all(Array.from({ length: n }, worker));
-  return results;
 }
 
 /**

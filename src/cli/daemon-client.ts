@@ -4,14 +4,7 @@ import type { Config } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
-export interface DaemonClient {
-  /** The base URL asked, for messages. */
-  readonly base: string;
-  /** GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when `missingOk`. */
-  call(method: "GET" | "POST", path: string, body?: unknown, missingOk?: boolean): Promise<unknown>;
-}
-
-export function daemonClient(config: Config, purpose: string): DaemonClient {
+export function daemonClient(config: Config, purpose: string) {
   const listen = config.http ? parseListenAddress(config.http.listen) : undefined;
   if (!listen) {
     throw new BothostError(
@@ -24,8 +17,8 @@ export function daemonClient(config: Config, purpose: string): DaemonClient {
   const base = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
   const token = config.http?.admin_token;
   return {
-    base,
-    async call(method, path, body, missingOk = false) {
+    /** GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when `missingOk`. */
+    async call(method: "GET" | "POST", path: string, body?: unknown, missingOk = false): Promise<unknown> {
       let res: Awaited<ReturnType<typeof request>>;
       try {
         res = await request(base + path, {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption, reportStartupError, untilStopped } from "./args.ts";
+import { commandArgs, configOption, reloadInBackground, reportStartupError, untilStopped } from "./args.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
@@ -27,7 +27,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   let booted: Booted | undefined;
   const watchers: FSWatcher[] = [];
   try {
-    const { path: configPath } = resolveConfigPath({ flag: values.config, env: process.env });
+    const configPath = resolveConfigPath({ flag: values.config });
     booted = await bootDaemon(configPath, { sandbox: { chatPage: true } });
     const { daemon, log, sandbox, config } = booted;
     if (!sandbox) {
@@ -47,9 +47,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       clearTimeout(timer);
       timer = setTimeout(() => {
         log.info("a bot's file changed: reloading");
-        daemon
-          .reload()
-          .catch(async (err: unknown) => (await import("./reload.ts")).logReloadFailure(log, err));
+        reloadInBackground(daemon, log);
       }, SETTLE_MS);
     };
     const dir = path.dirname(path.resolve(configPath));

@@ -61,7 +61,7 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   if (problem) return usage(problem);
   let desk: LetterDesk | undefined;
   try {
-    desk = await openLetterDesk(await loadConfig(resolveConfigPath({ flag: values.config }).path));
+    desk = await openLetterDesk(await loadConfig(resolveConfigPath({ flag: values.config })));
     return await perform(desk, action as Action, ids, values);
   } catch (err) {
     return reportStartupError(err);

@@ -1,7 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Logger } from "pino";
-import { isConfigError } from "../config/config-error.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
@@ -30,9 +28,8 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values } = args;
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
     // The file must at least parse here: the daemon reads the same file.
-    const config = await loadConfig(path);
+    const config = await loadConfig(resolveConfigPath({ flag: values.config }));
     if (!config.http) return await signalDaemon(config);
     const daemon = daemonClient(config, "bothost reload");
     let report: ReloadReport;
@@ -88,10 +85,4 @@ export function formatReport(r: ReloadReport): string {
     lines.push(`Applied at the next restart only: ${r.needRestart.join(", ")}`);
   }
   return `${lines.join("\n")}\n`;
-}
-
-/** A SIGHUP reload that was refused: the located errors in the log, the daemon goes on. */
-export function logReloadFailure(log: Logger, err: unknown): void {
-  const problems = isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
-  log.error({ problems }, `reload refused; the daemon keeps running the old config: ${problems}`);
 }

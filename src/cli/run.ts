@@ -1,7 +1,7 @@
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption, reportStartupError } from "./args.ts";
+import { commandArgs, configOption, reloadInBackground, reportStartupError } from "./args.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
 
@@ -21,7 +21,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let booted: Booted | undefined;
   try {
-    booted = await bootDaemon(resolveConfigPath({ flag: values.config }).path);
+    booted = await bootDaemon(resolveConfigPath({ flag: values.config }));
     const { daemon, log } = booted;
     const stopped = new Promise<void>((resolve) => {
       let signals = 0;
@@ -38,9 +38,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       process.on("SIGTERM", onSignal);
       process.on("SIGHUP", () => {
         log.info({ signal: "SIGHUP" }, "reloading the config");
-        daemon
-          .reload()
-          .catch(async (err: unknown) => (await import("./reload.ts")).logReloadFailure(log, err));
+        reloadInBackground(daemon, log);
       });
     });
     const report = await daemon.start();

@@ -62,7 +62,7 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
     return usage(`--from must be an ISO 8601 time like 2026-03-27T10:00:00Z, got "${values.from}"`);
   }
   try {
-    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }).path);
+    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
     const loaded = await loadBots(config, source);
     const lines = [`Next ${count} runs after ${from.toISOString()}:`];
     for (const bot of loaded) {

@@ -23,7 +23,7 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values } = args;
   try {
-    const { path } = resolveConfigPath({ flag: values.config, env: process.env });
+    const path = resolveConfigPath({ flag: values.config });
     const daemon = daemonClient(await loadConfig(path), "bothost status");
     const status = (await daemon.call("GET", "/admin/status")) as DaemonStatus;
     process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));

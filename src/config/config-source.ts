@@ -54,14 +54,9 @@ export class ConfigSource {
     return { file: this.displayFile, line, column: col };
   }
 
-  /** Environment variables interpolated into the value at `at`. */
-  variablesAt(at: ConfigPath): readonly string[] {
-    return this.#records.get(recordKey(at))?.variables ?? [];
-  }
-
   /** A problem at a value (or its key), mentioning the variables its value came from. */
   problem(at: ConfigPath, message: string, prefer: "value" | "key" = "value"): ConfigProblem {
-    const variables = prefer === "value" ? this.variablesAt(at) : [];
+    const variables = (prefer === "value" && this.#records.get(recordKey(at))?.variables) || [];
     const from =
       variables.length === 0 ? "" : ` (the value comes from ${variables.map((v) => "$" + v).join(", ")})`;
     return { ...this.locate(at, prefer), path: formatPath(at), message: message + from };

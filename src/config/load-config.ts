@@ -9,7 +9,7 @@ import { type Credentials, checkServers, isMapping, resolveCredentials } from ".
 import { type Config, type ConfigFile, ConfigSchema } from "./schema.ts";
 import { redact } from "./secrets.ts";
 import { checkLeases } from "./state-schema.ts";
-import { documentToValue, parseConfigYaml } from "./yaml-to-value.ts";
+import { documentToValue, type OffsetProblem, parseConfigYaml } from "./yaml-to-value.ts";
 import { issuesToProblems } from "./zod-problems.ts";
 
 export interface LoadConfigOptions {
@@ -40,14 +40,15 @@ export async function loadConfigWithSource(
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
   const parsed = parseConfigYaml(await readConfigText(new ConfigSource(file, { cwd })));
-  const located = new ConfigSource(file, { cwd, lineCounter: parsed.lineCounter });
-  const at = (p: { offset: number; path: readonly (string | number)[]; message: string }): ConfigProblem => ({
-    ...located.locateOffset(p.offset),
+  const { lineCounter } = parsed;
+  const converted = parsed.doc && documentToValue(parsed.doc, env, (o) => lineCounter.linePos(o).line);
+  const source = new ConfigSource(file, { cwd, records: converted?.records, lineCounter });
+  const at = (p: OffsetProblem): ConfigProblem => ({
+    ...source.locateOffset(p.offset),
     path: formatPath(p.path),
     message: p.message,
   });
-  if (parsed.doc === undefined) throw new ConfigError("CONFIG_INVALID", parsed.problems.map(at));
-  const converted = documentToValue(parsed.doc, env, (offset) => parsed.lineCounter.linePos(offset).line);
+  if (converted === undefined) throw new ConfigError("CONFIG_INVALID", parsed.problems.map(at));
   const secrets = [...converted.secrets];
   const fail = (problems: ConfigProblem[]): never => {
     throw new ConfigError(
@@ -57,7 +58,6 @@ export async function loadConfigWithSource(
   };
   if (parsed.problems.length > 0) fail(parsed.problems.map(at));
 
-  const source = new ConfigSource(file, { cwd, records: converted.records, lineCounter: parsed.lineCounter });
   const problems = converted.problems.map(at);
   const raw = converted.value;
   if (!isMapping(raw)) {
@@ -114,20 +114,16 @@ function assemble(file: ConfigFile, credentials: Map<string, Credentials>, dir: 
 }
 
 /**
- * Picks the config file: `--config FILE`, else `BOTHOST_CONFIG`, else `./bothost.yaml` (empty values
- * count as not given), and says what chose it.
+ * The config file's path: `--config FILE`, else `BOTHOST_CONFIG`, else `./bothost.yaml` (empty values
+ * count as not given).
  */
 export function resolveConfigPath(options: {
   flag?: string | undefined;
   env?: Readonly<Record<string, string | undefined>>;
   cwd?: string;
-}): { readonly path: string; readonly from: "--config" | "BOTHOST_CONFIG" | "default" } {
-  const cwd = options.cwd ?? process.cwd();
+}): string {
   const env = options.env ?? process.env;
-  if (options.flag) return { path: path.resolve(cwd, options.flag), from: "--config" };
-  const fromEnv = env.BOTHOST_CONFIG;
-  if (fromEnv) return { path: path.resolve(cwd, fromEnv), from: "BOTHOST_CONFIG" };
-  return { path: path.resolve(cwd, "bothost.yaml"), from: "default" };
+  return path.resolve(options.cwd ?? process.cwd(), options.flag || env.BOTHOST_CONFIG || "bothost.yaml");
 }
 
 /** Freezes `value` and every object and array inside it; returns it. */

@@ -152,8 +152,6 @@ type DeepReadonly<T> = T extends (...args: never[]) => unknown
 
 /** What the config file says, after defaults (durations in milliseconds). */
 export type ConfigFile = z.infer<typeof ConfigSchema>;
-/** A chat server setting: `url` is normalised (no trailing slash) or `"sandbox"`. */
-export type ServerConfig = DeepReadonly<z.infer<typeof ServerSchema>>;
 
 /**
  * One bot, resolved: `server` is the bot's own, else the top-level one, else its zuliprc's site;

@@ -103,16 +103,15 @@ export function documentToValue(
     }
     if (n.tag !== undefined && !PLAIN_TAGS.has(n.tag)) {
       const tag = n.tag.replace(/^tag:yaml\.org,2002:/, "!!");
-      problem(
+      return problem(
         offset,
         path,
         `has the tag ${tag}, which bothost does not support: config files are plain data; remove the tag`,
       );
-      return null;
     }
     active.add(n);
     try {
-      if (isScalar(n)) return scalar(n, path, record);
+      if (isScalar(n)) return scalar(n, offset, path, record);
       if (isMap(n)) return mapping(n.items as Pair[], path, depth, record);
       if (isSeq(n)) {
         return n.items.map((item, i) => {
@@ -127,11 +126,10 @@ export function documentToValue(
     }
   };
 
-  const scalar = (n: Scalar, path: Path, record: boolean): unknown => {
+  const scalar = (n: Scalar, offset: number, path: Path, record: boolean): unknown => {
     let value: unknown = n.value;
     if (typeof value === "string" && value.includes("${")) {
       const result = interpolate(value, env);
-      const offset = n.range?.[0] ?? 0;
       for (const message of result.problems) problem(offset, path, message);
       if (result.variables.length > 0) {
         const key = recordKey(path);
@@ -143,11 +141,7 @@ export function documentToValue(
     }
     if (typeof value === "string" && isSecretPath(path)) secrets.push(value);
     if (value !== null && !["string", "number", "boolean"].includes(typeof value)) {
-      return problem(
-        n.range?.[0] ?? 0,
-        path,
-        "is not a plain value: use text, a number, true/false or nothing",
-      );
+      return problem(offset, path, "is not a plain value: use text, a number, true/false or nothing");
     }
     return value;
   };

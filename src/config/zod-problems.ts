@@ -124,37 +124,43 @@ function valueAt(root: unknown, at: readonly (string | number)[]): unknown {
   return current;
 }
 
-interface SchemaDef {
+/** A zod 4 (`_zod.def`) or zod 3 (`_def`) schema's definition, as far as the messages need it. */
+export interface SchemaDef {
   type?: string;
-  shape?: Record<string, unknown>;
+  shape?: Record<string, unknown> | (() => Record<string, unknown>);
   innerType?: unknown;
   in?: unknown;
   valueType?: unknown;
   element?: unknown;
+  catchall?: unknown;
+  unknownKeys?: string;
 }
 
-// Walks zod 4 (`_zod.def`) or zod 3 (`_def`) schemas far enough to list an object's keys.
-function keysAt(schema: unknown, at: readonly (string | number)[]): string[] {
-  let current: unknown = schema;
-  let i = 0;
-  for (let guard = 0; guard < 100 && current; guard++) {
-    const holder = current as {
-      _zod?: { def?: SchemaDef };
-      _def?: SchemaDef & { typeName?: string; shape?: unknown };
-    };
-    const def: SchemaDef | undefined = holder._zod?.def ?? holder._def;
-    if (!def) return [];
+/** Through optional/default/pipe wrappers to the schema inside, in zod 4 (`_zod.def`) or 3 (`_def`). */
+export function unwrapSchema(node: unknown): SchemaDef | undefined {
+  let current = node;
+  for (let i = 0; i < 20 && current; i++) {
+    const holder = current as { _zod?: { def?: SchemaDef }; _def?: SchemaDef };
+    const def = holder._zod?.def ?? holder._def;
+    if (def === undefined) return undefined;
     const inner = def.innerType ?? def.in;
-    if (inner !== undefined) {
-      current = inner;
-      continue;
-    }
-    const shape =
-      typeof def.shape === "function" ? (def.shape as () => Record<string, unknown>)() : def.shape;
-    if (i === at.length) return shape ? Object.keys(shape) : [];
-    const segment = at[i++]!;
-    if (shape) current = shape[segment];
-    else current = def.valueType ?? def.element;
+    if (def.shape !== undefined || inner === undefined) return def;
+    current = inner;
   }
-  return [];
+  return undefined;
+}
+
+/** An object schema's fields (a function in zod 3). */
+export function shapeOf(def: SchemaDef | undefined): Record<string, unknown> | undefined {
+  return typeof def?.shape === "function" ? def.shape() : def?.shape;
+}
+
+// The keys an object schema allows at `at`, to list them where an unknown one is found.
+function keysAt(schema: unknown, at: readonly (string | number)[]): string[] {
+  let def = unwrapSchema(schema);
+  for (const segment of at) {
+    const shape = shapeOf(def);
+    def = unwrapSchema(shape ? shape[segment] : (def?.valueType ?? def?.element));
+  }
+  return Object.keys(shapeOf(def) ?? {});
 }

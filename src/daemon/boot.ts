@@ -3,11 +3,9 @@
  * embedded sandbox where the config says `url: sandbox`, open the state store, build the daemon.
  * `bothost run` and `bothost demo` both start this way.
  */
-import type { Logger } from "pino";
 import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
-import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
@@ -15,24 +13,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon, type DaemonBot } from "./daemon.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport } from "./reload-plan.ts";
 
-/** Real timers, with "now" read from the sandbox's (movable) clock. */
-function sandboxTime(sandbox: Sandbox): Clock {
-  return {
-    now: () => sandbox.control.now(),
-    setTimeout: (fn, ms) => realClock.setTimeout(fn, ms),
-    clearTimeout: (handle) => realClock.clearTimeout(handle),
-  };
-}
-
-export interface Booted {
-  config: Config;
-  daemon: Daemon;
-  log: Logger;
-  /** The embedded sandbox, when the config asked for one. */
-  sandbox: Sandbox | undefined;
-  /** Stop the daemon (queues deleted, state flushed), then the sandbox. */
-  stop(): Promise<void>;
-}
+export type Booted = Awaited<ReturnType<typeof bootDaemon>>;
 
 export interface BootOptions {
   /** Override the config's state directory (the demo uses a temporary one). */
@@ -49,7 +30,7 @@ export interface BootOptions {
 }
 
 /** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
-export async function bootDaemon(configPath: string, options: BootOptions = {}): Promise<Booted> {
+export async function bootDaemon(configPath: string, options: BootOptions = {}) {
   const { config, source } = await loadConfigWithSource(configPath);
   const loaded = await loadBots(config, source);
   const log = createLogger({ level: options.logLevel ?? config.log.level, pretty: config.log.pretty });
@@ -69,7 +50,9 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
     // state.path: this instance runs every bot; state.redis: instances share them by leases.
     const { store, coordinator } = await openState(config, log, options.statePath);
     const embedded = sandbox;
-    const clock = options.clockFromSandbox && embedded ? sandboxTime(embedded) : undefined;
+    // Real timers, with "now" read from the sandbox's (movable) clock.
+    const clock: Clock | undefined =
+      options.clockFromSandbox && embedded ? { ...realClock, now: () => embedded.control.now() } : undefined;
     const daemon = new Daemon({
       ...(clock ? { clock } : {}),
       config,
@@ -77,16 +60,16 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}):
       store,
       ...(coordinator ? { coordinator } : {}),
       log,
-      ...(embedded
-        ? { sandbox: { url: embedded.url, apiKeyOf: (email) => embedded.control.apiKeyOf(email) } }
-        : {}),
+      ...(embedded ? { sandbox: embedded } : {}),
     });
     daemon.reloader = () => reloadFromFile(daemon, configPath);
     return {
       config,
       daemon,
       log,
+      /** The embedded sandbox, when the config asked for one. */
       sandbox,
+      /** Stop the daemon (queues deleted, state flushed), then the sandbox. */
       stop: async () => {
         await daemon.stop();
         await sandbox?.stop();

@@ -266,10 +266,6 @@ export class BotRuntime {
     return this.#eventTypes === null || this.#eventTypes.includes(type);
   }
 
-  get eventTypes(): readonly string[] | null {
-    return this.#eventTypes;
-  }
-
   /**
    * Hand an event from another transport (an outgoing-webhook POST) to the bot: the same dedup,
    * ordering and handlers as the queue. `reply` replaces `ctx.reply` (to answer in the HTTP

@@ -11,20 +11,13 @@ export function coalesce(operation: () => Promise<void>): () => Promise<void> {
     });
     return running;
   };
+  const runNext = (): Promise<void> => {
+    next = undefined;
+    return runOnce();
+  };
   return () => {
     if (!running) return runOnce();
-    if (!next) {
-      next = running.then(
-        () => {
-          next = undefined;
-          return runOnce();
-        },
-        () => {
-          next = undefined;
-          return runOnce();
-        },
-      );
-    }
+    next ??= running.then(runNext, runNext);
     return next;
   };
 }

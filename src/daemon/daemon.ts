@@ -15,12 +15,14 @@ import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
+import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
+import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 
@@ -39,7 +41,7 @@ export interface DaemonOptions {
   store: StateBackend;
   log: Logger;
   /** The embedded sandbox, where the config says `url: sandbox`: its URL and the keys of its accounts. */
-  sandbox?: { url: string; apiKeyOf(email: string): string };
+  sandbox?: Pick<Sandbox, "url" | "control">;
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
   /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
@@ -71,17 +73,18 @@ export class Daemon {
   /** Served at `/metrics`; made only when the config has `http` (a reload cannot add the listener). */
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener, when the config has `http.listen`. */
-  #http: HttpListener | undefined;
+  http: HttpListener | undefined;
   /** The config in force: the one given, then each reload's. */
-  #config: Config;
-  #letters: DeadLetterOffice;
-  /** What a reload compares each bot by. */
-  readonly #identities = new Map<string, BotIdentity>();
+  config: Config;
+  /** Every bot's dead letters (events whose handler failed every attempt). */
+  letters: DeadLetterOffice;
+  /** Each bot's config entry and module, as a reload compares them. */
+  readonly identities = new Map<string, BotIdentity>();
 
   constructor(options: DaemonOptions) {
     this.#o = options;
-    this.#config = options.config;
-    this.#letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    this.config = options.config;
+    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -91,27 +94,9 @@ export class Daemon {
     this.#checkHttp();
   }
 
-  get http(): HttpListener | undefined {
-    return this.#http;
-  }
-
-  /** Every bot's dead letters (events whose handler failed every attempt). */
-  get letters(): DeadLetterOffice {
-    return this.#letters;
-  }
-
-  get config(): Config {
-    return this.#config;
-  }
-
   /** True when instances share the bots through leases (a reload cannot add or remove bots). */
   get clustered(): boolean {
     return this.#coordinator.mode === "cluster";
-  }
-
-  /** Each bot's config entry and module, as a reload compares them. */
-  get identities(): ReadonlyMap<string, BotIdentity> {
-    return this.#identities;
   }
 
   /**
@@ -128,22 +113,17 @@ export class Daemon {
       await this.#switches.get(name)?.halt(deadline);
       this.#remove(name);
     }
-    this.#config = config;
-    this.#letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    this.config = config;
+    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
     await this.#startBots(starting, started);
-    report.failed = [
-      ...started.authFailed.map((name) => ({
-        name,
-        error: this.#startFailures.get(name) ?? "rejected credentials",
-      })),
-      ...started.failed.map((f) => ({
-        name: f.name,
-        error: this.#startFailures.get(f.name) ?? String(f.error),
-      })),
-    ];
+    // #startBots notes why each bot failed before reporting it.
+    report.failed = [...started.authFailed, ...started.failed.map((f) => f.name)].map((name) => ({
+      name,
+      error: this.#startFailures.get(name)!,
+    }));
     this.#o.log.info(
       {
         added: plan.add,
@@ -161,8 +141,8 @@ export class Daemon {
     const runtime = this.#runtimeFor(bot);
     this.bots.push(runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
-    this.#identities.set(bot.name, identityOf(this.#config, bot));
-    this.#http?.setBot(bot.name, this.#httpBot(runtime));
+    this.identities.set(bot.name, identityOf(this.config, bot));
+    this.http?.setBot(bot.name, this.#httpBot(runtime));
     return runtime;
   }
 
@@ -170,9 +150,9 @@ export class Daemon {
     const at = this.bots.findIndex((b) => b.name === name);
     if (at >= 0) this.bots.splice(at, 1);
     this.#switches.delete(name);
-    this.#identities.delete(name);
+    this.identities.delete(name);
     this.#startFailures.delete(name);
-    this.#http?.setBot(name, undefined);
+    this.http?.setBot(name, undefined);
   }
 
   /**
@@ -182,8 +162,8 @@ export class Daemon {
   async start(): Promise<StartReport> {
     const report = emptyReport();
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
-    this.#http = await this.#httpListener();
-    await this.#http?.start();
+    this.http = await this.#httpListener();
+    await this.http?.start();
     let first: StartReport | undefined = report;
     await this.#coordinator.start({
       run: (names) => this.#startBots(names, first),
@@ -207,24 +187,19 @@ export class Daemon {
   }
 
   async #startBots(names: readonly string[], report: StartReport | undefined): Promise<void> {
-    const pending = [...names];
-    const worker = async () => {
-      for (let name = pending.shift(); name; name = pending.shift()) {
-        try {
-          if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
-          this.#startFailures.delete(name);
-        } catch (error) {
-          this.#startFailures.set(name, startFailure(error));
-          if (isAuthError(error)) report?.authFailed.push(name);
-          else {
-            report?.failed.push({ name, error });
-            this.#o.log.error({ bot: name, err: error }, "bot failed to start");
-          }
+    await mapLimited(names, this.config.registration_concurrency, async (name) => {
+      try {
+        if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
+        this.#startFailures.delete(name);
+      } catch (error) {
+        this.#startFailures.set(name, startFailure(error));
+        if (isAuthError(error)) report?.authFailed.push(name);
+        else {
+          report?.failed.push({ name, error });
+          this.#o.log.error({ bot: name, err: error }, "bot failed to start");
         }
       }
-    };
-    const n = Math.min(this.#config.registration_concurrency, names.length);
-    await Promise.all(Array.from({ length: n }, worker));
+    });
   }
 
   /**
@@ -261,8 +236,8 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    await this.#http?.close();
-    const deadline = this.#config.shutdown_timeout;
+    await this.http?.close();
+    const deadline = this.config.shutdown_timeout;
     let abandoned = 0;
     // In a cluster the leases stay renewed while the bots stop, then are released at once.
     await this.#coordinator.stop(async () => {
@@ -274,13 +249,13 @@ export class Daemon {
   }
 
   #runtimeFor(bot: DaemonBot): BotRuntime {
-    const c = this.#config.bots[bot.name];
+    const c = this.config.bots[bot.name];
     if (!c) throw new Error(`no config for bot ${bot.name}`);
     const log = this.#o.log.child({ bot: bot.name });
     const onSandbox = c.server.url === "sandbox";
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
-    const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.apiKeyOf(c.email) : c.api_key;
+    const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.control.apiKeyOf(c.email) : c.api_key;
     const captured = c.dry_run ? new CaptureLog() : undefined;
     const client = createClient({
       url,
@@ -298,7 +273,7 @@ export class Daemon {
         : {}),
     });
     const { tuning, clock } = this.#o;
-    const margin = tuning?.longpollMarginMs ?? this.#config.longpoll_margin;
+    const margin = tuning?.longpollMarginMs ?? this.config.longpoll_margin;
     return new BotRuntime({
       name: bot.name,
       definition: bot.definition,
@@ -314,7 +289,7 @@ export class Daemon {
       ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
       ...(clock ? { clock } : {}),
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
-      letters: this.#letters.of(bot.name),
+      letters: this.letters.of(bot.name),
       ...(captured ? { captured } : {}),
     });
   }
@@ -330,7 +305,7 @@ export class Daemon {
   }
 
   #httpBot(runtime: BotRuntime): HttpBot {
-    const c = this.#config.bots[runtime.name]!;
+    const c = this.config.bots[runtime.name]!;
     const o = c.outgoing_webhook;
     return {
       runtime,
@@ -342,8 +317,8 @@ export class Daemon {
 
   /** Outgoing-webhook bots need the listener: refused at construction, before anything starts. */
   #checkHttp(): void {
-    const webhookBot = Object.entries(this.#config.bots).find(([, b]) => b.outgoing_webhook)?.[0];
-    if (!this.#config.http && webhookBot !== undefined) {
+    const webhookBot = Object.entries(this.config.bots).find(([, b]) => b.outgoing_webhook)?.[0];
+    if (!this.config.http && webhookBot !== undefined) {
       throw new HttpConfigError(
         "HTTP_CONFIG_INVALID",
         `bots.${webhookBot}.outgoing_webhook needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config.`,
@@ -353,7 +328,7 @@ export class Daemon {
 
   /** The listener the config asks for; its code (fastify) is loaded only then. */
   async #httpListener(): Promise<HttpListener | undefined> {
-    const http = this.#config.http;
+    const http = this.config.http;
     const metrics = this.metrics;
     if (!http || !metrics) return undefined;
     const { HttpListener } = await import("../http/http-listener.ts");
@@ -363,7 +338,6 @@ export class Daemon {
       requestTimeoutMs: http.request_timeout,
       log: this.#o.log,
       metrics,
-      store: this.#o.store,
       admin: {
         token: http.admin_token,
         letters: () => this.letters,

@@ -44,13 +44,10 @@ export interface RunningDaemon {
 export async function startDaemon(options: StartDaemonOptions): Promise<RunningDaemon> {
   const booted = await bootDaemon(options.config, options.logLevel ? { logLevel: options.logLevel } : {});
   const { daemon } = booted;
-  let report: Awaited<ReturnType<typeof daemon.start>>;
-  try {
-    report = await daemon.start();
-  } catch (err) {
+  const report = await daemon.start().catch(async (err: unknown) => {
     await booted.stop();
     throw err;
-  }
+  });
   const reasons = await daemon.status();
   return {
     started: report.started,

@@ -48,91 +48,62 @@ export interface ApiMetricsSink {
 export class BothostMetrics {
   readonly #prom = loadPromClient();
   readonly registry = new this.#prom.Registry();
-  readonly #counter = <K extends string>(name: string, help: string, labelNames: readonly K[]) =>
-    new this.#prom.Counter<K>({ name, help, labelNames, registers: [this.registry] });
+  /** Counters with the same labels, from a table of their names and help texts. */
+  readonly #counters = <K extends string, N extends string>(
+    labelNames: readonly K[],
+    help: Record<N, string>,
+  ) =>
+    Object.fromEntries(
+      Object.entries<string>(help).map(([name, text]) => [
+        name,
+        new this.#prom.Counter<K>({ name, help: text, labelNames, registers: [this.registry] }),
+      ]),
+    ) as Record<N, Counter<K>>;
 
-  readonly eventsReceived = this.#counter(
-    "bothost_events_received_total",
-    "Events that reached a bot (queue, catch-up, replay or outgoing webhook), duplicates included.",
-    ["bot", "type"],
-  );
-  readonly eventsHandled = this.#counter(
-    "bothost_events_handled_total",
-    "Events whose handlers finished without an error.",
-    ["bot", "type"],
-  );
-  readonly eventsFailed = this.#counter(
-    "bothost_events_failed_total",
-    "Handler runs that threw (each attempt of a retried event counts).",
-    ["bot", "type"],
-  );
-  readonly handlerRetries = this.#counter(
-    "bothost_handler_retries_total",
-    "Handler runs started again after a failure.",
-    ["bot", "type"],
-  );
-  readonly deadLetters = this.#counter(
-    "bothost_dead_letters_total",
-    "Events kept as dead letters after their handler failed every attempt.",
-    ["bot", "type"],
-  );
-  readonly sendVerifications = this.#counter(
-    "bothost_send_verifications_total",
-    "Sends whose outcome was unknown, checked: echo (its own message event came), found (read back), absent, unknown.",
-    ["bot", "outcome"],
-  );
-  readonly handlerDuration = new this.#prom.Histogram<"bot" | "type">({
+  readonly #c = {
+    ...this.#counters(["bot", "type"], {
+      bothost_events_received_total:
+        "Events that reached a bot (queue, catch-up, replay or outgoing webhook), duplicates included.",
+      bothost_events_handled_total: "Events whose handlers finished without an error.",
+      bothost_events_failed_total: "Handler runs that threw (each attempt of a retried event counts).",
+      bothost_handler_retries_total: "Handler runs started again after a failure.",
+      bothost_dead_letters_total: "Events kept as dead letters after their handler failed every attempt.",
+    }),
+    ...this.#counters(["bot", "outcome"], {
+      bothost_send_verifications_total:
+        "Sends whose outcome was unknown, checked: echo (its own message event came), found (read back), absent, unknown.",
+      bothost_announcements_total:
+        "Recurring announcement occurrences by outcome: booked, delivered or failed.",
+      bothost_cron_jobs_total:
+        "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
+    }),
+    ...this.#counters(["bot", "reason"], {
+      bothost_queue_registrations_total: "Event queues registered, by reason (start, expired, …).",
+    }),
+    ...this.#counters(["bot"], {
+      bothost_replayed_messages_total:
+        "Messages fetched and handled after a new queue (missed while none listened).",
+      bothost_gaps_total: "Times a bot may have missed events that cannot be fetched again.",
+      bothost_rate_limit_waits_total:
+        "Times a call waited for a rate limit (the client's own, or the server's 429).",
+      bothost_rate_limit_wait_seconds_total: "Time calls spent waiting for a rate limit.",
+    }),
+    ...this.#counters(["bot", "endpoint", "status"], {
+      bothost_api_calls_total: "Calls to the chat server by endpoint and HTTP status (0: no response).",
+    }),
+    ...this.#counters(["route", "status"], {
+      bothost_webhook_requests_total: "HTTP requests to webhook routes by route pattern and response status.",
+    }),
+  };
+  /** Counted by the access log (see src/log/access-log.ts). */
+  readonly webhookRequests = this.#c.bothost_webhook_requests_total;
+  readonly #handlerDuration = new this.#prom.Histogram<"bot" | "type">({
     name: "bothost_handler_duration_seconds",
     help: "Time from the start of an event's handlers to their end.",
     labelNames: ["bot", "type"],
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  readonly queueRegistrations = this.#counter(
-    "bothost_queue_registrations_total",
-    "Event queues registered, by reason (start, expired, …).",
-    ["bot", "reason"],
-  );
-  readonly replayedMessages = this.#counter(
-    "bothost_replayed_messages_total",
-    "Messages fetched and handled after a new queue (missed while none listened).",
-    ["bot"],
-  );
-  readonly gaps = this.#counter(
-    "bothost_gaps_total",
-    "Times a bot may have missed events that cannot be fetched again.",
-    ["bot"],
-  );
-  readonly apiCalls = this.#counter(
-    "bothost_api_calls_total",
-    "Calls to the chat server by endpoint and HTTP status (0: no response).",
-    ["bot", "endpoint", "status"],
-  );
-  readonly rateLimitWaits = this.#counter(
-    "bothost_rate_limit_waits_total",
-    "Times a call waited for a rate limit (the client's own, or the server's 429).",
-    ["bot"],
-  );
-  readonly rateLimitWaitSeconds = this.#counter(
-    "bothost_rate_limit_wait_seconds_total",
-    "Time calls spent waiting for a rate limit.",
-    ["bot"],
-  );
-  readonly webhookRequests = this.#counter(
-    "bothost_webhook_requests_total",
-    "HTTP requests to webhook routes by route pattern and response status.",
-    ["route", "status"],
-  );
-  readonly announcements = this.#counter(
-    "bothost_announcements_total",
-    "Recurring announcement occurrences by outcome: booked, delivered or failed.",
-    ["bot", "outcome"],
-  );
-  readonly cronJobs = this.#counter(
-    "bothost_cron_jobs_total",
-    "Local cron job occurrences by outcome: run, error (the handler threw) or skipped.",
-    ["bot", "outcome"],
-  );
 
   constructor() {
     this.#prom.collectDefaultMetrics({ register: this.registry });
@@ -153,23 +124,37 @@ export class BothostMetrics {
       };
       (counter as unknown as { collect: () => void }).collect = collect;
     };
-    totals(this.announcements, (s) => ({ booked: s.booked, delivered: s.delivered, failed: s.failed }));
-    totals(this.cronJobs, (s) => ({ run: s.jobRuns, error: s.jobErrors, skipped: s.jobsSkipped }));
+    const c = this.#c;
+    totals(c.bothost_announcements_total, (s) => ({
+      booked: s.booked,
+      delivered: s.delivered,
+      failed: s.failed,
+    }));
+    totals(c.bothost_cron_jobs_total, (s) => ({
+      run: s.jobRuns,
+      error: s.jobErrors,
+      skipped: s.jobsSkipped,
+    }));
   }
 
   runtimeSink(bot: string): RuntimeMetricsSink {
+    const c = this.#c;
     const perType = bound((type: string) => ({
-      received: this.eventsReceived.labels({ bot, type }),
-      handled: this.eventsHandled.labels({ bot, type }),
-      failed: this.eventsFailed.labels({ bot, type }),
-      retried: this.handlerRetries.labels({ bot, type }),
-      dead: this.deadLetters.labels({ bot, type }),
-      duration: this.handlerDuration.labels({ bot, type }),
+      received: c.bothost_events_received_total.labels({ bot, type }),
+      handled: c.bothost_events_handled_total.labels({ bot, type }),
+      failed: c.bothost_events_failed_total.labels({ bot, type }),
+      retried: c.bothost_handler_retries_total.labels({ bot, type }),
+      dead: c.bothost_dead_letters_total.labels({ bot, type }),
+      duration: this.#handlerDuration.labels({ bot, type }),
     }));
-    const registrations = bound((reason: string) => this.queueRegistrations.labels({ bot, reason }));
-    const verifications = bound((outcome: string) => this.sendVerifications.labels({ bot, outcome }));
-    const replayed = this.replayedMessages.labels({ bot });
-    const gaps = this.gaps.labels({ bot });
+    const registrations = bound((reason: string) =>
+      c.bothost_queue_registrations_total.labels({ bot, reason }),
+    );
+    const verifications = bound((outcome: string) =>
+      c.bothost_send_verifications_total.labels({ bot, outcome }),
+    );
+    const replayed = c.bothost_replayed_messages_total.labels({ bot });
+    const gaps = c.bothost_gaps_total.labels({ bot });
     return {
       eventReceived: (type) => perType(type).received.inc(),
       eventHandled: (type, seconds) => {
@@ -192,12 +177,13 @@ export class BothostMetrics {
   }
 
   apiSink(bot: string): ApiMetricsSink {
+    const c = this.#c;
     const calls = bound((key: string) => {
       const [endpoint, status] = key.split("\u0000") as [string, string];
-      return this.apiCalls.labels({ bot, endpoint, status });
+      return c.bothost_api_calls_total.labels({ bot, endpoint, status });
     });
-    const waits = this.rateLimitWaits.labels({ bot });
-    const waited = this.rateLimitWaitSeconds.labels({ bot });
+    const waits = c.bothost_rate_limit_waits_total.labels({ bot });
+    const waited = c.bothost_rate_limit_wait_seconds_total.labels({ bot });
     return {
       // Keyed by the pattern, so ids in paths do not grow the children without bound.
       onResponse: ({ endpoint, status }) => calls(`${endpointPattern(endpoint)}\u0000${status}`).inc(),

@@ -18,8 +18,8 @@ import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
 export interface HttpBot {
   runtime: WebhookRuntime & { readonly status: ReadinessInput };
-  /** The bot's own store (fenced by its lease in a cluster); default the listener's `store`. */
-  store?: StateStore;
+  /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
+  store: StateStore;
   handlerTimeoutMs: number;
   /** Set for a bot in webhook mode (`outgoing_webhook` in its config). */
   outgoing?: { path: string; token: string; replyDeadlineMs: number };
@@ -32,12 +32,9 @@ export interface HttpListenerOptions {
   requestTimeoutMs: number;
   log: Logger;
   metrics: BothostMetrics;
-  /** The root store; a bot's idempotency keys go to `<bot>/webhooks`. */
-  store: StateStore;
   bots: readonly HttpBot[];
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
   admin?: Omit<AdminDeps, "host">;
-  now?: () => number;
 }
 
 const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
@@ -49,7 +46,8 @@ export class HttpListener {
   /** Each bot's routes look its runtime up here per request, so a reload can swap it. */
   readonly #inbound = new Map<string, InboundBot>();
   readonly #outgoing = new Map<string, OutgoingBot>();
-  #url: string | undefined;
+  /** The base URL, once listening. */
+  url: string | undefined;
 
   constructor(options: HttpListenerOptions) {
     this.#o = options;
@@ -57,8 +55,8 @@ export class HttpListener {
     this.#app = this.#build();
   }
 
-  /** Listen; resolves with the base URL (with the real port when `listen` asked for port 0). */
-  async start(): Promise<string> {
+  /** Listen, then set `url` (with the real port when `listen` asked for port 0). */
+  async start(): Promise<void> {
     const address = parseListenAddress(this.#o.listen);
     if (!address)
       throw new HttpConfigError("HTTP_CONFIG_INVALID", `http.listen "${this.#o.listen}" is not host:port`);
@@ -75,13 +73,8 @@ export class HttpListener {
     const info = this.#app.server.address();
     const port = typeof info === "object" && info ? info.port : address.port;
     const host = address.host.includes(":") ? `[${address.host}]` : address.host;
-    this.#url = `http://${host}:${port}`;
-    this.#o.log.info({ url: this.#url }, "http listener started");
-    return this.#url;
-  }
-
-  get url(): string | undefined {
-    return this.#url;
+    this.url = `http://${host}:${port}`;
+    this.#o.log.info({ url: this.url }, "http listener started");
   }
 
   /** Stop accepting connections; requests in flight finish (their handlers are told to stop). */
@@ -106,15 +99,11 @@ export class HttpListener {
       Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
   }
 
-  outgoingPath(name: string): string | undefined {
-    return this.#outgoing.get(name)?.path;
-  }
-
   #inboundOf(b: HttpBot): InboundBot {
     return {
       runtime: b.runtime,
       handlerTimeoutMs: b.handlerTimeoutMs,
-      store: (b.store ?? this.#o.store).namespace(b.runtime.name).namespace("webhooks"),
+      store: b.store.namespace(b.runtime.name).namespace("webhooks"),
     };
   }
 
@@ -141,7 +130,6 @@ export class HttpListener {
       if (status >= 500) log.error({ err, path: pathOf(request) }, "http request failed");
       return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });
     });
-    const now = o.now ?? Date.now;
     o.metrics.readSchedulerStats(() =>
       o.bots.map((b) => ({
         bot: b.runtime.name,
@@ -152,7 +140,7 @@ export class HttpListener {
     app.get("/readyz", async (_request, reply) => {
       const result = readinessOf(
         o.bots.map((b) => b.runtime.status),
-        now(),
+        Date.now(),
       );
       return reply.code(result.ready ? 200 : 503).send(result);
     });
@@ -177,7 +165,7 @@ export class HttpListener {
       log,
       bodyLimit: o.bodyLimit,
       stopping: this.#stopping.signal,
-      now,
+      now: Date.now,
     });
     return app;
   }

@@ -9,8 +9,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadConfig } from "../config/load-config.ts";
-import type { Config } from "../config/schema.ts";
-import { Daemon, type StartReport } from "../daemon/daemon.ts";
+import { Daemon } from "../daemon/daemon.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
@@ -36,18 +35,7 @@ export interface InProcessOptions {
   env?: Record<string, string>;
 }
 
-export interface InProcessDaemon {
-  daemon: Daemon;
-  config: Config;
-  report: StartReport;
-  stateDir: string;
-  logs: Record<string, unknown>[];
-  /** Raw log text, to check that no secret was ever written. */
-  logText(): string;
-  /** Log lines whose msg contains `text`. */
-  logged(text: string): Record<string, unknown>[];
-  stop(): Promise<void>;
-}
+export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
 
 function settingsOf(bot: InProcessBot, fromYaml: unknown): unknown {
   const raw = bot.settings ?? fromYaml;
@@ -59,7 +47,7 @@ export async function startInProcessDaemon(
   sandbox: Sandbox,
   bots: Record<string, InProcessBot>,
   options: InProcessOptions = {},
-): Promise<InProcessDaemon> {
+) {
   const dir = await mkdtemp(join(tmpdir(), "bothost-daemon-"));
   const stateDir = options.stateDir ?? join(dir, "state");
   const env: Record<string, string> = { ...options.env };
@@ -108,8 +96,10 @@ export async function startInProcessDaemon(
     report,
     stateDir,
     logs,
+    /** Raw log text, to check that no secret was ever written. */
     logText: () => text,
-    logged: (part) => logs.filter((l) => typeof l.msg === "string" && l.msg.includes(part)),
+    /** Log lines whose msg contains `part`. */
+    logged: (part: string) => logs.filter((l) => typeof l.msg === "string" && l.msg.includes(part)),
     stop: async () => {
       await daemon.stop();
       await rm(dir, { recursive: true, force: true });

@@ -69,7 +69,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   const email = options.email ?? `${name}-bot@sandbox.example`;
   const definition =
     typeof options.bot === "string"
-      ? await loadBotModule(options.bot, { configDir: process.cwd(), botName: name })
+      ? (await loadBotModule(options.bot, { configDir: process.cwd(), botName: name })).definition
       : options.bot;
   const control = sandbox.control;
   if (!control.users().some((u) => u.email === email)) {

@@ -28,7 +28,7 @@ async function failure(specifier: string, dir = configDir): Promise<ModuleError>
 
 describe("loading", () => {
   it("loads a .ts module that imports zod, with no build step", async () => {
-    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const { definition } = await loadBotModule("./with-settings.ts", { configDir });
     expect(definition.events).toEqual(["message", "reaction"]);
     expect(typeof definition.setup).toBe("function");
     expect(definition.settings?.safeParse({ threshold: 2 })).toMatchObject({
@@ -49,15 +49,17 @@ describe("loading", () => {
     // A bare relative path that exists is taken as the file.
     ["esm.mjs", ["reaction"]],
   ])("loads and unwraps %s", async (specifier, events) => {
-    const definition = await loadBotModule(specifier, { configDir });
+    const { definition } = await loadBotModule(specifier, { configDir });
     expect(definition.events).toEqual(events);
     expect(typeof definition.setup).toBe("function");
   });
 
   it("accepts an absolute path and a file: URL", async () => {
     const file = path.join(configDir, "esm.mjs");
-    expect((await loadBotModule(file, { configDir: "/" })).events).toEqual(["reaction"]);
-    expect((await loadBotModule(`file://${file}`, { configDir: "/" })).events).toEqual(["reaction"]);
+    expect((await loadBotModule(file, { configDir: "/" })).definition.events).toEqual(["reaction"]);
+    expect((await loadBotModule(`file://${file}`, { configDir: "/" })).definition.events).toEqual([
+      "reaction",
+    ]);
   });
 
   it("calls setup with the module as this", async () => {
@@ -67,7 +69,7 @@ describe("loading", () => {
         path.join(dir, "this.mjs"),
         "export default { prefix: 'p', setup(bot) { bot.out = this.prefix; } };\n",
       );
-      const definition = await loadBotModule("./this.mjs", { configDir: dir });
+      const { definition } = await loadBotModule("./this.mjs", { configDir: dir });
       const bot: { out?: string } = {};
       await definition.setup(bot as never, undefined as never);
       expect(bot.out).toBe("p");
@@ -101,7 +103,7 @@ describe("packages", () => {
   });
 
   it("resolves an ESM-only package from the config's folder", async () => {
-    const definition = await loadBotModule("bothost-bot-fixture", { configDir: dir });
+    const { definition } = await loadBotModule("bothost-bot-fixture", { configDir: dir });
     expect(definition.events).toEqual(["reaction"]);
   });
 

@@ -29,20 +29,20 @@ async function configError(run: () => Promise<unknown>) {
 describe("validateBotSettings", () => {
   it("returns the parsed settings, defaults applied", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
-    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const { definition } = await loadBotModule("./with-settings.ts", { configDir });
     const settings = await validateBotSettings("greeter", definition, config.bots.greeter?.settings, source);
     expect(settings).toEqual({ greeting: "Hello", threshold: 3, mode: "lenient", channels: ["general"] });
   });
 
   it("returns undefined for a module without a schema and no settings", async () => {
     const { source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
-    const definition = await loadBotModule("./esm.mjs", { configDir });
+    const { definition } = await loadBotModule("./esm.mjs", { configDir });
     expect(await validateBotSettings("plain", definition, undefined, source)).toBeUndefined();
   });
 
   it("reports every problem at its config line, without echoing a token", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
-    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const { definition } = await loadBotModule("./with-settings.ts", { configDir });
     const err = await configError(() =>
       validateBotSettings("greeter", definition, config.bots.greeter?.settings, source),
     );
@@ -57,7 +57,7 @@ describe("validateBotSettings", () => {
 
   it("points a missing required field at the bot", async () => {
     const { source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
-    const definition = await loadBotModule("./with-settings.ts", { configDir });
+    const { definition } = await loadBotModule("./with-settings.ts", { configDir });
     const err = await configError(() =>
       validateBotSettings("missing-threshold", definition, undefined, source),
     );
@@ -68,7 +68,7 @@ describe("validateBotSettings", () => {
 
   it("refuses settings for a module without a schema", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
-    const definition = await loadBotModule("./esm.mjs", { configDir });
+    const { definition } = await loadBotModule("./esm.mjs", { configDir });
     const err = await configError(() =>
       validateBotSettings("no-schema", definition, config.bots["no-schema"]?.settings, source),
     );
@@ -79,7 +79,7 @@ describe("validateBotSettings", () => {
 
   it("runs async refinements", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bad-settings.yaml`, { env });
-    const definition = await loadBotModule("./settings-check-async.ts", { configDir });
+    const { definition } = await loadBotModule("./settings-check-async.ts", { configDir });
     const err = await configError(() =>
       validateBotSettings("async", definition, config.bots.async?.settings, source),
     );

@@ -55,19 +55,15 @@ describe("resolveConfigPath", () => {
   const cwd = "/srv/bothost";
   it("prefers --config, then BOTHOST_CONFIG, then ./bothost.yaml", () => {
     const env = { BOTHOST_CONFIG: "/etc/bothost.yaml" };
-    expect(resolveConfigPath({ flag: "conf/b.yaml", env, cwd })).toEqual({
-      path: path.resolve(cwd, "conf/b.yaml"),
-      from: "--config",
-    });
-    expect(resolveConfigPath({ env, cwd })).toEqual({ path: "/etc/bothost.yaml", from: "BOTHOST_CONFIG" });
-    expect(resolveConfigPath({ env: {}, cwd })).toEqual({
-      path: path.join(cwd, "bothost.yaml"),
-      from: "default",
-    });
+    expect(resolveConfigPath({ flag: "conf/b.yaml", env, cwd })).toBe(path.resolve(cwd, "conf/b.yaml"));
+    expect(resolveConfigPath({ env, cwd })).toBe("/etc/bothost.yaml");
+    expect(resolveConfigPath({ env: {}, cwd })).toBe(path.join(cwd, "bothost.yaml"));
   });
 
   it("treats empty values as not given", () => {
-    expect(resolveConfigPath({ flag: "", env: { BOTHOST_CONFIG: "" }, cwd }).from).toBe("default");
+    expect(resolveConfigPath({ flag: "", env: { BOTHOST_CONFIG: "" }, cwd })).toBe(
+      path.join(cwd, "bothost.yaml"),
+    );
   });
 });
 

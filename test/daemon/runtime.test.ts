@@ -89,7 +89,8 @@ describe("the daemon against the sandbox", () => {
     const echo = harness.daemon.bots.find((b) => b.name === "echo")!;
     await expect.poll(() => echo.status.handled).toBe(1);
     // Its own reply reached its queue and was dropped, not handled.
-    expect(echo.eventTypes).toEqual(["message"]);
+    const queue = sandbox.control.queues().find((q) => q.email === "echo-bot@sandbox.example");
+    expect(queue?.event_types).toEqual(["message"]);
   });
 
   it("handles every message exactly once when the queue is garbage-collected mid-stream", async () => {
