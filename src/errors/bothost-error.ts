@@ -1,8 +1,9 @@
 /**
  * The one base class of every error bothost raises on purpose.
  *
- * Each subclass has a stable `name` and a string-literal `code` (listed in the README's error
- * table). Messages say how to fix the problem and never contain an API key, token or secret.
+ * Each subclass has a stable `name` and a string-literal `code` (listed in
+ * docs/reference/errors.md). Messages say how to fix the problem and never contain an API key,
+ * token or secret.
  */
 export class BothostError<Code extends string = string> extends Error {
   readonly code: Code;

@@ -14,7 +14,7 @@ export type FilterPredicate<C> = (ctx: C) => boolean | Promise<boolean>;
 type OneOrMany<T> = T | readonly T[];
 
 /**
- * What an event must look like to reach a handler. See the README's filter table.
+ * What an event must look like to reach a handler. See the filter table in docs/guide/writing-bots.md.
  *
  * @example
  * ```ts

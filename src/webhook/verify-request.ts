@@ -11,7 +11,7 @@ export type Headers = Readonly<Record<string, string | string[] | undefined>>;
 /** Accepted, with an implicit idempotency key for signed requests; or refused with the reason. */
 export type Verdict = { ok: true; replayKey?: string } | { ok: false; reason: string };
 
-/** Default header names and replay tolerance of each scheme (see README-http, "Verifiers"). */
+/** Default header names and replay tolerance of each scheme (docs/guide/webhooks.md, "Verifiers"). */
 export const verifyDefaults = {
   githubHeader: "x-hub-signature-256",
   hmacHeader: "x-signature",

@@ -4,7 +4,7 @@ import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
 import type { ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import type { ServerEvent } from "../wire/events.ts";
 
-/** How an inbound webhook request is authenticated (see the README's webhook section). */
+/** How an inbound webhook request is authenticated (see docs/guide/webhooks.md). */
 export type WebhookVerify =
   | { type: "github"; secret: string }
   | { type: "hmac"; secret: string; header?: string; timestampHeader?: string; toleranceSeconds?: number }

@@ -42,7 +42,7 @@ export function emitToAll(core: SandboxCore, event: EventBody): void {
 /**
  * Deliver a new message: to every recipient's queues (the sender's included) with their flags,
  * and with `flags: []` to all_public_streams or narrowed queues of other users for public
- * channels. The narrow behaviour follows the server's code, not its spec (see README-sandbox).
+ * channels. The narrow behaviour follows the server's code, not its spec (docs/reference/sandbox.md).
  */
 export function deliverMessage(
   core: SandboxCore,
