@@ -1,0 +1,41 @@
+/** The dead-letter source's periodic check: one abort listener for its whole run, no timer after stop. */
+import { getEventListeners } from "node:events";
+import { pino } from "pino";
+import { afterEach, expect, it, vi } from "vitest";
+import { DeadLetterSource, RETRY_CHECK_MS } from "../../src/events/dead-letter-source.ts";
+import { DeadLetters } from "../../src/state/dead-letters.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+it("checks every few seconds with one abort listener, and stops checking once aborted", async () => {
+  vi.useFakeTimers();
+  const stop = new AbortController();
+  const letters = new DeadLetters(new MemoryStore(), "bot", { max: 10 });
+  let generationReads = 0;
+  const retryGeneration = letters.retryGeneration.bind(letters);
+  letters.retryGeneration = () => {
+    generationReads++;
+    return retryGeneration();
+  };
+  const source = new DeadLetterSource({
+    letters,
+    // No letter is marked for retry, so nothing is handed to the pipeline.
+    dispatcher: undefined as never,
+    replayJob: async () => true,
+    log: pino({ level: "silent" }),
+    signal: stop.signal,
+  });
+
+  await source.start();
+  await vi.advanceTimersByTimeAsync(RETRY_CHECK_MS * 6);
+  expect(generationReads).toBe(7);
+  expect(getEventListeners(stop.signal, "abort")).toHaveLength(1);
+
+  stop.abort();
+  expect(vi.getTimerCount()).toBe(0);
+  await vi.advanceTimersByTimeAsync(RETRY_CHECK_MS * 3);
+  expect(generationReads).toBe(7);
+});
