@@ -28,7 +28,10 @@ import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 
-/** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
+/**
+ * How long effect records (and markers of applied state writes) are kept: past retries and a
+ * restart (a dead letter carries its own effects).
+ */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
 
 /** What one bot's runtime is built from (the daemon fills it from the bot's config). */
@@ -119,7 +122,11 @@ export class BotRuntime {
     this.name = options.name;
     this.#o = options;
     const store = options.store.namespace(options.name);
-    this.#kv = new KV(store.namespace("kv"));
+    // A handler run's ctx.state writes are marked applied for as long as its sends' records live.
+    this.#kv = new KV(store.namespace("kv"), {
+      store: store.namespace("applied"),
+      ttlMs: EFFECT_RECORDS_TTL_MS,
+    });
     this.captured = options.captured;
     if (this.captured) this.captured.channelName = (id) => this.#services.channels.nameOf(id);
     this.#services = new BotServices({

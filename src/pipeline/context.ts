@@ -25,7 +25,10 @@ export interface BaseContext<S = unknown> {
   bot: { name: string; userId: number; email: string };
   /** The typed client, authenticated as this bot. */
   api: Client;
-  /** The bot's own key-value store (persistent, namespaced per bot). */
+  /**
+   * The bot's own key-value store (persistent, namespaced per bot). In a handler its writes are
+   * applied once per event, when a run succeeds; `state.immediate` writes at once.
+   */
   state: KV;
   /** A pino child logger bound to the bot (and the event, job or request). */
   log: Logger;
@@ -141,13 +144,14 @@ class LazyContext<S> {
   settings: S;
   server: ServerInfo;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource, effects: SendEffects | undefined) {
+  /** `state`: the run's staged state (else the bot's, writing at once). */
+  constructor(deps: ContextDeps<S>, signal: SignalSource, effects: SendEffects | undefined, state?: KV) {
     this.#deps = deps;
     this.#signal = signal;
     this.effects = effects;
     this.bot = deps.bot;
     this.api = deps.api;
-    this.state = deps.state;
+    this.state = state ?? deps.state;
     this.settings = deps.settings;
     this.server = deps.server;
   }
@@ -276,8 +280,9 @@ export class LazyBaseContext<S> extends LazyContext<S> {
     signal: SignalSource,
     bindings: Record<string, unknown>,
     effects?: SendEffects,
+    state?: KV,
   ) {
-    super(deps, signal, effects);
+    super(deps, signal, effects, state);
     this.#bindings = bindings;
   }
 
@@ -299,8 +304,9 @@ class LazyEventContext<S> extends LazyContext<S> {
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
+    state: KV | undefined,
   ) {
-    super(deps, signal, effects);
+    super(deps, signal, effects, state);
     this.event = event;
     this.replayed = replayed;
     this.channelName = deps.channelName;
@@ -332,8 +338,9 @@ export function createContext<S>(
   signal: SignalSource,
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,
+  state?: KV,
 ): BotContext<S> {
-  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects);
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
 }

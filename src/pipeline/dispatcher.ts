@@ -21,7 +21,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
-import type { KV } from "../state/kv.ts";
+import { KV } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -248,8 +248,19 @@ export class Dispatcher {
   }
 
   /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
-  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
-    handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects)));
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects, staged) => {
+    if (staged === undefined)
+      return handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects)));
+    const run = KV.run(this.#o.state, staged.once);
+    const result = handler(
+      extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects, run.state)),
+    );
+    // The run's state writes are applied once it succeeded, before its result is handed on.
+    return Promise.resolve(result).then(async (value) => {
+      await run.commit();
+      return value;
+    }) as typeof result;
+  };
 
   /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
   readonly runJob: RunJob;
@@ -261,15 +272,19 @@ export class Dispatcher {
    */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
-    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects);
+    const state = KV.run(this.#o.state, onceKeyOf(incoming));
+    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state.state);
     const started = this.#o.metrics ? performance.now() : 0;
-    let pending: Promise<void> | undefined;
+    let pending: Promise<unknown> | undefined;
     try {
       pending = this.composer!.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
       return this.#afterFailure(incoming, err, control, effects);
     }
+    // The run's state writes go to the store before its message is recorded as handled.
+    if (pending === undefined) pending = state.commit();
+    else pending = pending.then(() => state.commit());
     if (pending === undefined) {
       this.#handled(ctx, started);
       return this.#effectsDone(incoming, control);
@@ -291,10 +306,11 @@ export class Dispatcher {
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
+    state: KV,
   ): BotContext<unknown> {
     const { event, issue } = incoming;
     const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const ctx = createContext(this.contextDeps(), event, signal, extra, effects);
+    const ctx = createContext(this.contextDeps(), event, signal, extra, effects, state);
     if (incoming.reply) ctx.reply = incoming.reply;
     return ctx;
   }
@@ -326,10 +342,12 @@ export class Dispatcher {
       ...(incoming.letter ? { letter: incoming.letter } : {}),
       again: async (signal) => {
         last = this.#effectsOf(incoming, true);
-        const ctx = this.#contextOf(incoming, signal, true, last);
+        const state = KV.run(this.#o.state, onceKeyOf(incoming));
+        const ctx = this.#contextOf(incoming, signal, true, last, state.state);
         const started = this.#o.metrics ? performance.now() : 0;
         try {
           await this.composer!.run(ctx);
+          await state.commit();
         } catch (err) {
           this.#failed(ctx, err, started);
           throw err;
@@ -374,4 +392,15 @@ export class Dispatcher {
     const id = ledgerIdOf(event);
     return id === undefined ? undefined : this.#commits.finish(id);
   }
+}
+
+/**
+ * The key a run's state writes are marked applied under, the same for every run of the event: a
+ * message's id (live, caught up or replayed), else a replayed dead letter's id. Other events are
+ * never run again once a run succeeded, so their writes need no marker.
+ */
+function onceKeyOf(incoming: Incoming): string | undefined {
+  const id = ledgerIdOf(incoming.event);
+  if (id !== undefined) return `m:${id}`;
+  return incoming.letter ? `l:${incoming.letter.id}` : undefined;
 }

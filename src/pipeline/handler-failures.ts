@@ -195,7 +195,7 @@ export function jobRunner(
       o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
     let last = effectsOf(letter !== undefined);
     try {
-      await attempt(signal, last);
+      await attempt(signal, last, key);
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {
@@ -207,7 +207,7 @@ export function jobRunner(
           ...(letter ? { letter } : {}),
           again: (s) => {
             last = effectsOf(true);
-            return attempt(s, last);
+            return attempt(s, last, key);
           },
           effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
         },
