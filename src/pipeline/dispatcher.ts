@@ -7,7 +7,8 @@
  * 2. **filter**: drop the bot's own messages, unless it asked for them;
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
  * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
- * 5. **effects**: record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
+ * 5. **effects**: apply the run's staged `ctx.state` writes (once per event, see state/staged-state.ts),
+ *    then record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
  *    A handler that threw runs again after a pause; an event whose every attempt failed is kept
  *    as a dead letter first (handler-failures.ts).
  *
@@ -48,6 +49,7 @@ import {
   type RunHandler,
   type RunJob,
   sourceOf,
+  stateKeyOf,
 } from "./incoming.ts";
 
 export interface DispatcherOptions extends LedgerCommitOptions {
@@ -272,7 +274,7 @@ export class Dispatcher {
    */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
-    const state = KV.run(this.#o.state, onceKeyOf(incoming));
+    const state = KV.run(this.#o.state, stateKeyOf(incoming));
     const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state.state);
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<unknown> | undefined;
@@ -342,7 +344,7 @@ export class Dispatcher {
       ...(incoming.letter ? { letter: incoming.letter } : {}),
       again: async (signal) => {
         last = this.#effectsOf(incoming, true);
-        const state = KV.run(this.#o.state, onceKeyOf(incoming));
+        const state = KV.run(this.#o.state, stateKeyOf(incoming));
         const ctx = this.#contextOf(incoming, signal, true, last, state.state);
         const started = this.#o.metrics ? performance.now() : 0;
         try {
@@ -392,15 +394,4 @@ export class Dispatcher {
     const id = ledgerIdOf(event);
     return id === undefined ? undefined : this.#commits.finish(id);
   }
-}
-
-/**
- * The key a run's state writes are marked applied under, the same for every run of the event: a
- * message's id (live, caught up or replayed), else a replayed dead letter's id. Other events are
- * never run again once a run succeeded, so their writes need no marker.
- */
-function onceKeyOf(incoming: Incoming): string | undefined {
-  const id = ledgerIdOf(incoming.event);
-  if (id !== undefined) return `m:${id}`;
-  return incoming.letter ? `l:${incoming.letter.id}` : undefined;
 }

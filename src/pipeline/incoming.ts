@@ -102,3 +102,14 @@ export function ledgerIdOf(event: ServerEvent): number | undefined {
   const id = (event as { message?: { id?: unknown } }).message?.id;
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }
+
+/**
+ * The key a run's state writes are marked applied under, the same for every run of the event: a
+ * message's id (live, caught up or replayed), else a replayed dead letter's id. Other events are
+ * never run again once a run succeeded, so their writes need no marker.
+ */
+export function stateKeyOf(incoming: Incoming): string | undefined {
+  const id = ledgerIdOf(incoming.event);
+  if (id !== undefined) return `m:${id}`;
+  return incoming.letter ? `l:${incoming.letter.id}` : undefined;
+}
