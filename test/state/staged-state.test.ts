@@ -2,37 +2,13 @@
  * A handler run's state (`KV.run`): writes staged and seen by the run, applied by `commit` as one
  * batch marked under the event's key, against every store (Redis when one answers).
  */
-import { afterAll, describe, expect } from "vitest";
+import { describe, expect } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
 import { KV } from "../../src/state/kv.ts";
-import { MemoryStore } from "../../src/state/memory-store.ts";
-import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
-import { manualClock, test } from "../support/state.ts";
+import { everyStore, manualClock, test } from "../support/state.ts";
 
-type Open = (dir: string, now: () => number) => Promise<StateBackend>;
-const redisPrefixes: string[] = [];
-const implementations: Array<[string, Open, { manualClock: boolean }]> = [
-  ["MemoryStore", async (_dir, now) => new MemoryStore({ now }), { manualClock: true }],
-  ["FileStore", (dir, now) => FileStore.open(dir, { now, autoFlushMs: 0 }), { manualClock: true }],
-];
-if (await redisReachable()) {
-  implementations.push([
-    "RedisStore",
-    () => {
-      const prefix = uniquePrefix("staged");
-      redisPrefixes.push(prefix);
-      return RedisStore.open({ url: redisUrl, prefix });
-    },
-    { manualClock: false },
-  ]);
-} else {
-  console.warn(`staged-state: ${noRedisMessage}`);
-}
-afterAll(async () => {
-  for (const prefix of redisPrefixes) await dropPrefix(prefix);
-});
+const implementations = await everyStore("staged");
 
 describe.each(implementations)("%s", (_name, open, traits) => {
   const withBot = async (
