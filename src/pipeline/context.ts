@@ -13,7 +13,7 @@ import { type ReactOptions, react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
-import type { KV } from "../state/kv.ts";
+import type { KV, StateRun } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { RoutableContext } from "./composer.ts";
@@ -140,18 +140,24 @@ class LazyContext<S> {
   effects: SendEffects | undefined;
   bot: BaseContext<S>["bot"];
   api: Client;
-  state: KV;
+  /** The run's state (made on first read), or what was assigned; undefined: the bot's. */
+  #state: KV | StateRun | undefined;
   settings: S;
   server: ServerInfo;
 
   /** `state`: the run's staged state (else the bot's, writing at once). */
-  constructor(deps: ContextDeps<S>, signal: SignalSource, effects: SendEffects | undefined, state?: KV) {
+  constructor(
+    deps: ContextDeps<S>,
+    signal: SignalSource,
+    effects: SendEffects | undefined,
+    state?: KV | StateRun,
+  ) {
     this.#deps = deps;
     this.#signal = signal;
     this.effects = effects;
     this.bot = deps.bot;
     this.api = deps.api;
-    this.state = state ?? deps.state;
+    this.#state = state;
     this.settings = deps.settings;
     this.server = deps.server;
   }
@@ -160,6 +166,16 @@ class LazyContext<S> {
   protected made(): Made<S> {
     this.#made ??= {};
     return this.#made;
+  }
+
+  get state(): KV {
+    const state = this.#state;
+    if (state === undefined) return this.#deps.state;
+    if ("commit" in state) this.#state = state.state;
+    return this.#state as KV;
+  }
+  set state(value: KV) {
+    this.#state = value;
   }
 
   get signal(): AbortSignal {
@@ -304,7 +320,7 @@ class LazyEventContext<S> extends LazyContext<S> {
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
-    state: KV | undefined,
+    state: StateRun | undefined,
   ) {
     super(deps, signal, effects, state);
     this.event = event;
@@ -338,7 +354,7 @@ export function createContext<S>(
   signal: SignalSource,
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,
-  state?: KV,
+  state?: StateRun,
 ): BotContext<S> {
   const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;

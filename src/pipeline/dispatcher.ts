@@ -22,7 +22,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
-import { KV } from "../state/kv.ts";
+import { KV, type StateRun } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -74,6 +74,9 @@ export interface DispatcherOptions extends LedgerCommitOptions {
   /** Where each message event's sends are recorded, so a re-run repeats none; default: none. */
   effects?: EffectRecords;
 }
+
+/** A run's incoming event, control, context, start time, then `T`, then its effect records. */
+type RunArgs<T> = [Incoming, TaskControl, BotContext<unknown>, number, T, SendEffects | undefined];
 
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
@@ -251,17 +254,10 @@ export class Dispatcher {
 
   /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
   readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects, staged) => {
-    if (staged === undefined)
-      return handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects)));
-    const run = KV.run(this.#o.state, staged.once);
-    const result = handler(
-      extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects, run.state)),
-    );
-    // The run's state writes are applied once it succeeded, before its result is handed on.
-    return Promise.resolve(result).then(async (value) => {
-      await run.commit();
-      return value;
-    }) as typeof result;
+    const run = (state?: KV) =>
+      handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects, state)));
+    // Staged: the run's state writes are applied once it succeeded, before its result goes on.
+    return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run);
   };
 
   /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
@@ -275,40 +271,45 @@ export class Dispatcher {
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
     const state = KV.run(this.#o.state, stateKeyOf(incoming));
-    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state.state);
+    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state);
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<unknown> | undefined;
     try {
       pending = this.composer!.run(ctx);
     } catch (err) {
-      this.#failed(ctx, err, started);
-      return this.#afterFailure(incoming, err, control, effects);
+      return this.#runFailed(incoming, control, ctx, started, err, effects);
     }
-    // The run's state writes go to the store before its message is recorded as handled.
-    if (pending === undefined) pending = state.commit();
-    else pending = pending.then(() => state.commit());
-    if (pending === undefined) {
-      this.#handled(ctx, started);
-      return this.#effectsDone(incoming, control);
-    }
+    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects);
     return pending.then(
-      () => {
-        this.#handled(ctx, started);
-        this.#effectsDone(incoming, control);
-      },
-      (err: unknown) => {
-        this.#failed(ctx, err, started);
-        this.#afterFailure(incoming, err, control, effects);
-      },
+      () => this.#succeeded(incoming, control, ctx, started, state, effects),
+      (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects),
     );
   };
+
+  /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */
+  #succeeded(...[incoming, control, ctx, started, state, effects]: RunArgs<StateRun>): unknown {
+    const applied = state.commit();
+    if (applied !== undefined) {
+      return applied.then(
+        () => this.#succeeded(incoming, control, ctx, started, state, effects),
+        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects),
+      );
+    }
+    this.#handled(ctx, started);
+    return this.#effectsDone(incoming, control);
+  }
+
+  #runFailed(...[incoming, control, ctx, started, err, effects]: RunArgs<unknown>): void {
+    this.#failed(ctx, err, started);
+    this.#afterFailure(incoming, err, control, effects);
+  }
 
   #contextOf(
     incoming: Incoming,
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
-    state: KV,
+    state: StateRun,
   ): BotContext<unknown> {
     const { event, issue } = incoming;
     const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
@@ -345,7 +346,7 @@ export class Dispatcher {
       again: async (signal) => {
         last = this.#effectsOf(incoming, true);
         const state = KV.run(this.#o.state, stateKeyOf(incoming));
-        const ctx = this.#contextOf(incoming, signal, true, last, state.state);
+        const ctx = this.#contextOf(incoming, signal, true, last, state);
         const started = this.#o.metrics ? performance.now() : 0;
         try {
           await this.composer!.run(ctx);

@@ -53,15 +53,32 @@ export class KV {
 
   /**
    * The state of one handler run, its writes staged until `commit`. `once`: the event's key
-   * (the same for every run of the event), under which the applied batch is marked.
+   * (the same for every run of the event), under which the applied batch is marked. Nothing is
+   * allocated but the run until the handler touches `ctx.state`.
    */
   static run(kv: KV, once: string | undefined): StateRun {
-    const root = kv.immediate.#root!;
-    const markers = kv.immediate.#markers;
+    return new StagedRun(kv.immediate, once);
+  }
+
+  /**
+   * Call `fn` with a run's state; once its result resolves, apply the run's writes, then resolve
+   * with that result. What `fn` throws or rejects with leaves no write.
+   */
+  static within<R>(kv: KV, once: string | undefined, fn: (state: KV) => R): R {
+    const run = KV.run(kv, once);
+    return Promise.resolve(fn(run.state)).then(async (value) => {
+      await run.commit();
+      return value;
+    }) as R;
+  }
+
+  /** @internal The staged view of `kv`'s store for one run (see {@link KV.run}). */
+  static staged(kv: KV, once: string | undefined): { state: KV; staged: StagedState } {
+    const markers = kv.#markers;
     const marker =
       once !== undefined && markers ? { store: markers.store, key: once, ttlMs: markers.ttlMs } : undefined;
-    const staged = new StagedState(root, marker);
-    return { state: new KV(staged, undefined, kv.immediate), commit: () => staged.commit() };
+    const staged = new StagedState(kv.#root!, marker);
+    return { state: new KV(staged, undefined, kv), staged };
   }
 
   async get<T = JsonValue>(key: string): Promise<T | undefined> {
@@ -107,5 +124,26 @@ export class KV {
   /** Keys starting with `prefix`, sorted by key. */
   async list<T = JsonValue>(prefix = ""): Promise<Array<{ key: string; value: T }>> {
     return (await this.#store.list(prefix)) as Array<{ key: string; value: T }>;
+  }
+}
+
+/** A run's state, made on first use (most handlers never touch `ctx.state`). */
+class StagedRun implements StateRun {
+  readonly #kv: KV;
+  readonly #once: string | undefined;
+  #made: { state: KV; staged: StagedState } | undefined;
+
+  constructor(kv: KV, once: string | undefined) {
+    this.#kv = kv;
+    this.#once = once;
+  }
+
+  get state(): KV {
+    this.#made ??= KV.staged(this.#kv, this.#once);
+    return this.#made.state;
+  }
+
+  commit(): Promise<boolean> | undefined {
+    return this.#made?.staged.commit();
   }
 }

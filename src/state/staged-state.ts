@@ -85,12 +85,13 @@ export class StagedState implements KVStore {
   /**
    * Apply the staged writes (the run succeeded): undefined when there are none, else a promise
    * that resolves once they are in the store (or were found applied by an earlier run). Called
-   * once per run; writes staged afterwards (a handler that did not await) are not applied.
+   * once per run (a second call finds nothing); writes staged afterwards (by a handler that did
+   * not await them) are not applied.
    */
   commit(): Promise<boolean> | undefined {
     const writes = this.#writes;
     if (writes === undefined) return undefined;
-    this.#writes = [];
+    this.#writes = undefined;
     return this.#store.applyWrites(writes, this.#once);
   }
 
