@@ -7,8 +7,7 @@
  * 2. **filter**: drop the bot's own messages, unless it asked for them;
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
  * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
- * 5. **effects**: apply the run's staged `ctx.state` writes (once per event, see state/staged-state.ts),
- *    then record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
+ * 5. **effects**: apply the run's `ctx.state` writes, record the message as handled in the ledger.
  *    A handler that threw runs again after a pause; an event whose every attempt failed is kept
  *    as a dead letter first (handler-failures.ts).
  *
@@ -20,7 +19,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
-import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import type { EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -48,6 +47,7 @@ import {
   ledgerIdOf,
   type RunHandler,
   type RunJob,
+  sendEffectsOf,
   sourceOf,
   stateKeyOf,
 } from "./incoming.ts";
@@ -75,9 +75,7 @@ export interface DispatcherOptions extends LedgerCommitOptions {
   effects?: EffectRecords;
 }
 
-/** A run's incoming event, control, context, start time, then `T`, then its effect records. */
-type RunArgs<T> = [Incoming, TaskControl, BotContext<unknown>, number, T, SendEffects | undefined];
-
+type FailedArgs = [Incoming, TaskControl, BotContext<unknown>, number, unknown, SendEffects | undefined];
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
 const ON_START = Object.freeze({ onStart: true });
@@ -269,8 +267,12 @@ export class Dispatcher {
    * handler timeout and at the shutdown deadline, not at stop() (that would cut every reply short).
    */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
-    const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
-    const state = KV.run(this.#o.state, stateKeyOf(incoming));
+    const effects = sendEffectsOf(
+      this.#o.effects,
+      incoming,
+      incoming.replayed || incoming.letter !== undefined,
+    );
+    const state = KV.run(this.#o.state, stateKeyOf, incoming);
     const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state);
     const started = this.#o.metrics ? performance.now() : 0;
     let pending: Promise<unknown> | undefined;
@@ -287,7 +289,14 @@ export class Dispatcher {
   };
 
   /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */
-  #succeeded(...[incoming, control, ctx, started, state, effects]: RunArgs<StateRun>): unknown {
+  #succeeded(
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    started: number,
+    state: StateRun,
+    effects: SendEffects | undefined,
+  ): unknown {
     const applied = state.commit();
     if (applied !== undefined) {
       return applied.then(
@@ -299,7 +308,8 @@ export class Dispatcher {
     return this.#effectsDone(incoming, control);
   }
 
-  #runFailed(...[incoming, control, ctx, started, err, effects]: RunArgs<unknown>): void {
+  /** The run threw (off the hot path: its arguments come as one array). */
+  #runFailed(...[incoming, control, ctx, started, err, effects]: FailedArgs): void {
     this.#failed(ctx, err, started);
     this.#afterFailure(incoming, err, control, effects);
   }
@@ -318,16 +328,6 @@ export class Dispatcher {
     return ctx;
   }
 
-  /** A message event's effect records for this run (a re-run looks up what was made). */
-  #effectsOf(incoming: Incoming, rerun: boolean): SendEffects | undefined {
-    const id = ledgerIdOf(incoming.event);
-    const records = this.#o.effects;
-    if (id === undefined || records === undefined) return undefined;
-    const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-    const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
-    return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
-  }
-
   /**
    * A handler threw: keep its conversation closed while it runs again (and, if every attempt
    * fails, while the event is kept as a dead letter); then record the message as handled.
@@ -344,8 +344,8 @@ export class Dispatcher {
       source: sourceOf(incoming),
       ...(incoming.letter ? { letter: incoming.letter } : {}),
       again: async (signal) => {
-        last = this.#effectsOf(incoming, true);
-        const state = KV.run(this.#o.state, stateKeyOf(incoming));
+        last = sendEffectsOf(this.#o.effects, incoming, true);
+        const state = KV.run(this.#o.state, stateKeyOf, incoming);
         const ctx = this.#contextOf(incoming, signal, true, last, state);
         const started = this.#o.metrics ? performance.now() : 0;
         try {

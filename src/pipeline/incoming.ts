@@ -1,4 +1,5 @@
 /** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
+import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
@@ -112,4 +113,17 @@ export function stateKeyOf(incoming: Incoming): string | undefined {
   const id = ledgerIdOf(incoming.event);
   if (id !== undefined) return `m:${id}`;
   return incoming.letter ? `l:${incoming.letter.id}` : undefined;
+}
+
+/** A message event's effect records for this run (a re-run looks up what was made). */
+export function sendEffectsOf(
+  records: EffectRecords | undefined,
+  incoming: Incoming,
+  rerun: boolean,
+): SendEffects | undefined {
+  const id = ledgerIdOf(incoming.event);
+  if (id === undefined || records === undefined) return undefined;
+  const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
+  const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
+  return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
 }

@@ -52,12 +52,12 @@ export class KV {
   }
 
   /**
-   * The state of one handler run, its writes staged until `commit`. `once`: the event's key
-   * (the same for every run of the event), under which the applied batch is marked. Nothing is
-   * allocated but the run until the handler touches `ctx.state`.
+   * The state of one handler run for `event`, its writes staged until `commit`. `keyOf(event)`:
+   * the event's key (the same for every run of it), under which the applied batch is marked.
+   * Nothing is allocated but the run, nor the key made, until the handler touches `ctx.state`.
    */
-  static run(kv: KV, once: string | undefined): StateRun {
-    return new StagedRun(kv.immediate, once);
+  static run<E>(kv: KV, keyOf: (event: E) => string | undefined, event: E): StateRun {
+    return new StagedRun(kv.immediate, keyOf, event);
   }
 
   /**
@@ -65,7 +65,7 @@ export class KV {
    * with that result. What `fn` throws or rejects with leaves no write.
    */
   static within<R>(kv: KV, once: string | undefined, fn: (state: KV) => R): R {
-    const run = KV.run(kv, once);
+    const run = KV.run(kv, identity, once);
     return Promise.resolve(fn(run.state)).then(async (value) => {
       await run.commit();
       return value;
@@ -127,19 +127,23 @@ export class KV {
   }
 }
 
+const identity = <T>(value: T): T => value;
+
 /** A run's state, made on first use (most handlers never touch `ctx.state`). */
-class StagedRun implements StateRun {
+class StagedRun<E> implements StateRun {
   readonly #kv: KV;
-  readonly #once: string | undefined;
+  readonly #keyOf: (event: E) => string | undefined;
+  readonly #event: E;
   #made: { state: KV; staged: StagedState } | undefined;
 
-  constructor(kv: KV, once: string | undefined) {
+  constructor(kv: KV, keyOf: (event: E) => string | undefined, event: E) {
     this.#kv = kv;
-    this.#once = once;
+    this.#keyOf = keyOf;
+    this.#event = event;
   }
 
   get state(): KV {
-    this.#made ??= KV.staged(this.#kv, this.#once);
+    this.#made ??= KV.staged(this.#kv, this.#keyOf(this.#event));
     return this.#made.state;
   }
 

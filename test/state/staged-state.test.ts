@@ -33,7 +33,7 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     await withBot(dir, async (kv) => {
       await kv.set("kept", "before");
       await kv.set("gone", 1);
-      const run = KV.run(kv, "m:1");
+      const run = KV.run(kv, String, "m:1");
       await run.state.set("a", { n: 1 });
       expect(await run.state.update<number>("count", (n) => (n ?? 0) + 1)).toBe(1);
       expect(await run.state.update<number>("count", (n) => (n ?? 0) + 1)).toBe(2);
@@ -67,9 +67,9 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     dir,
   }) => {
     await withBot(dir, async (kv) => {
-      const failed = KV.run(kv, "m:2");
+      const failed = KV.run(kv, String, "m:2");
       await failed.state.update<number>("count", (n) => (n ?? 0) + 1);
-      const quiet = KV.run(kv, "m:3");
+      const quiet = KV.run(kv, String, "m:3");
       expect(await quiet.state.get("count")).toBeUndefined();
       expect(quiet.commit()).toBeUndefined();
       expect(await kv.get("count")).toBeUndefined();
@@ -79,13 +79,13 @@ describe.each(implementations)("%s", (_name, open, traits) => {
   test("the writes of an event apply once, however many runs of it commit", async ({ dir }) => {
     await withBot(dir, async (kv) => {
       for (let i = 0; i < 3; i++) {
-        const run = KV.run(kv, "m:4");
+        const run = KV.run(kv, String, "m:4");
         await run.state.update<number>("count", (n) => (n ?? 0) + 1);
         expect(await run.commit()).toBe(i === 0);
       }
       expect(await kv.get("count")).toBe(1);
       // Another event's run counts again; the marker is not a key of the bot's.
-      const other = KV.run(kv, "m:5");
+      const other = KV.run(kv, String, "m:5");
       await other.state.update<number>("count", (n) => (n ?? 0) + 1);
       await other.commit();
       expect(await kv.list()).toEqual([{ key: "count", value: 2 }]);
@@ -96,13 +96,13 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     dir,
   }) => {
     await withBot(dir, async (kv) => {
-      const run = KV.run(kv, "m:6");
+      const run = KV.run(kv, String, "m:6");
       expect(await run.state.update<number>("count", (n) => (n ?? 0) + 1)).toBe(1);
       await kv.set("count", 10); // written meanwhile by another conversation
       await run.commit();
       expect(await kv.get("count")).toBe(11);
 
-      const runs = Array.from({ length: 20 }, (_, i) => KV.run(kv, `m:${100 + i}`));
+      const runs = Array.from({ length: 20 }, (_, i) => KV.run(kv, String, `m:${100 + i}`));
       await Promise.all(runs.map((r) => r.state.update<number>("count", (n) => (n ?? 0) + 1)));
       await Promise.all(runs.map((r) => r.commit()));
       expect(await kv.get("count")).toBe(31);
@@ -111,7 +111,7 @@ describe.each(implementations)("%s", (_name, open, traits) => {
 
   test("immediate writes at once, even from a run that later fails", async ({ dir }) => {
     await withBot(dir, async (kv) => {
-      const run = KV.run(kv, "m:7");
+      const run = KV.run(kv, String, "m:7");
       expect(run.state.immediate).toBe(kv);
       await run.state.immediate.update<number>("attempts", (n) => (n ?? 0) + 1);
       await run.state.set("result", "never");
@@ -122,7 +122,7 @@ describe.each(implementations)("%s", (_name, open, traits) => {
 
   test("checks keys and values when written, not at commit", async ({ dir }) => {
     await withBot(dir, async (kv) => {
-      const run = KV.run(kv, "m:8");
+      const run = KV.run(kv, String, "m:8");
       await expect(run.state.set("x", Number.NaN)).rejects.toMatchObject({ code: "STATE_INVALID_VALUE" });
       await expect(run.state.set("", 1)).rejects.toMatchObject({ code: "STATE_INVALID_KEY" });
       await expect(run.state.set("x", 1, { ttlMs: -1 })).rejects.toMatchObject({
@@ -137,7 +137,7 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     async ({ dir }) => {
       await withBot(dir, async (kv, _store, clock) => {
         await kv.set("kept", 1, { ttlMs: 1_000 });
-        const run = KV.run(kv, "m:9");
+        const run = KV.run(kv, String, "m:9");
         await run.state.set("short", 1, { ttlMs: 500 });
         await run.state.update<number>("kept", (n) => (n ?? 0) + 1);
         await run.state.set("forever", 1, { ttlMs: 100 });
@@ -160,13 +160,13 @@ test("FileStore: a run's writes and its marker survive a reopen together", async
   const first = await FileStore.open(dir, { autoFlushMs: 0 });
   const kvOf = (s: StateBackend) =>
     new KV(s.namespace("kv"), { store: s.namespace("applied"), ttlMs: 60_000 });
-  const run = KV.run(kvOf(first), "m:1");
+  const run = KV.run(kvOf(first), String, "m:1");
   await run.state.update<number>("count", (n) => (n ?? 0) + 1);
   await run.commit();
   await first.close();
   const second = await FileStore.open(dir, { autoFlushMs: 0 });
   try {
-    const again = KV.run(kvOf(second), "m:1");
+    const again = KV.run(kvOf(second), String, "m:1");
     await again.state.update<number>("count", (n) => (n ?? 0) + 1);
     expect(await again.commit()).toBe(false);
     expect(await second.namespace("kv").get("count")).toBe(1);
