@@ -5,10 +5,10 @@
  */
 import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
+import { adminSocketPath } from "../config/admin-socket-path.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import { adminSocketPath } from "../http/admin-socket-path.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { type Clock, realClock } from "../time/clock.ts";

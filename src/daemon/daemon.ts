@@ -11,11 +11,11 @@ import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { AdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
-import { AdminSocket } from "../http/admin-socket.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
@@ -170,7 +170,12 @@ export class Daemon {
   async start(): Promise<StartReport> {
     const report = emptyReport();
     const admin = this.#o.adminSocket;
-    if (admin) this.adminSocket = await AdminSocket.open({ ...admin, handlers: this.#adminHandlers(), log: this.#o.log });
+    if (admin)
+      this.adminSocket = await AdminSocket.open({
+        ...admin,
+        handlers: this.#adminHandlers(),
+        log: this.#o.log,
+      });
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.http = await this.#httpListener();
     await this.http?.start();

@@ -4,13 +4,14 @@
  * directory (0700) or a per-user folder (see admin-socket-path.ts). A socket file left by a killed
  * daemon is replaced; one a live daemon answers on is not.
  */
-import { connect } from "node:net";
+
 import { chmod, lstat, mkdir, rm } from "node:fs/promises";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { connect } from "node:net";
 import type { Logger } from "pino";
+import { isInRuntimeDir, runtimeDir } from "../config/admin-socket-path.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { type AdminAnswer, type AdminHandlers, type AdminRoute, adminRoutes } from "./admin-routes.ts";
-import { isInRuntimeDir, runtimeDir } from "./admin-socket-path.ts";
 
 export type AdminSocketErrorCode = "ADMIN_SOCKET_IN_USE" | "ADMIN_SOCKET_FAILED";
 
@@ -148,7 +149,11 @@ async function serve(routes: AdminRoute[], req: IncomingMessage, res: ServerResp
       answer =
         body instanceof Error
           ? { status: 400, body: { error: body.message } }
-          : await found.route.handle({ params: found.params, query: Object.fromEntries(url.searchParams), body });
+          : await found.route.handle({
+              params: found.params,
+              query: Object.fromEntries(url.searchParams),
+              body,
+            });
     }
   } catch (err) {
     log.error({ err, path: url.pathname }, "admin socket request failed");
@@ -168,9 +173,12 @@ function match(routes: AdminRoute[], method: string, pathname: string) {
     const want = route.path.split("/");
     if (route.method !== method || want.length !== given.length) continue;
     const params: Record<string, string> = {};
-    if (want.every((w, i) => (w.startsWith(":") ? (params[w.slice(1)] = decode(given[i]!)) : w === given[i]))) {
-      return { route, params };
+    let same = true;
+    for (const [i, w] of want.entries()) {
+      if (w.startsWith(":")) params[w.slice(1)] = decode(given[i]!);
+      else same &&= w === given[i];
     }
+    if (same) return { route, params };
   }
   return undefined;
 }
