@@ -24,7 +24,7 @@ export interface DaemonClient {
   close(): Promise<void>;
 }
 
-export function daemonClient(view: Pick<AdminView, "socket" | "http">, purpose: string): DaemonClient {
+export function daemonClient(view: Pick<AdminView, "socket" | "http">): DaemonClient {
   const agent = new Agent({ connect: { socketPath: view.socket } });
   const channels: Channel[] = [
     { name: `the admin socket ${view.socket}`, base: "http://localhost", headers: {}, dispatcher: agent },
@@ -70,8 +70,10 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http">, purpose: 
     }
     throw new BothostError(
       "DAEMON_UNREACHABLE",
-      `${purpose}: no daemon answers (${tried.join("; ")}). Is it running with this config?` +
-        (listen ? "" : " A daemon on another machine answers only through http.listen."),
+      `no daemon answers: ${tried.join("; ")}. Is it running with this config?` +
+        (listen
+          ? ""
+          : " (A daemon on another machine is reached through its http.listen, which this config has no http: for.)"),
     );
   }
 

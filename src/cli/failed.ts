@@ -171,7 +171,7 @@ interface LetterDesk extends Pick<DeadLetterOffice, "list" | "get" | "retry" | "
  * whole config (each bot's letter bound and secrets).
  */
 async function openLetterDesk(file: string): Promise<LetterDesk> {
-  const daemon = daemonClient(await readAdminView(file), "bothost failed");
+  const daemon = daemonClient(await readAdminView(file));
   if (await daemon.reachable()) return daemonDesk(daemon);
   const config = await loadConfig(file);
   let store: StateBackend;

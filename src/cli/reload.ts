@@ -32,7 +32,7 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   try {
     // Only state: and http: must be sound here: the daemon reads and checks the whole file itself.
     const view = await readAdminView(resolveConfigPath({ flag: values.config }));
-    daemon = daemonClient(view, "bothost reload");
+    daemon = daemonClient(view);
     let report: ReloadReport;
     try {
       report = (await daemon.call("POST", "/admin/reload")) as ReloadReport;

@@ -30,7 +30,7 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
   let daemon: DaemonClient | undefined;
   try {
     const path = resolveConfigPath({ flag: values.config });
-    daemon = daemonClient(await readAdminView(path), "bothost status");
+    daemon = daemonClient(await readAdminView(path));
     const onDisk = await configProblemsOnDisk(path);
     const status = (await daemon.call("GET", "/admin/status").catch((err: unknown) => {
       if (onDisk.problems.length > 0)

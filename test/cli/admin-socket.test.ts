@@ -180,7 +180,9 @@ describe("a daemon started from a config with no http:", () => {
 
     const down = await cli("status");
     expect(down.code).toBe(1);
-    expect(down.stderr).toContain(`no daemon answers (the admin socket ${socket}: connection refused)`);
+    expect(down.stderr).toContain(
+      `no daemon answers: the admin socket ${socket}: connection refused. Is it running with this config? (A daemon on another machine is reached through its http.listen, which this config has no http: for.) [DAEMON_UNREACHABLE]`,
+    );
     expect(hasStackTrace(down.stderr)).toBe(false);
 
     const second = startRun();
