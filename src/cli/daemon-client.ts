@@ -5,6 +5,7 @@
  */
 import { Agent, type Dispatcher, request } from "undici";
 import type { AdminView } from "../config/admin-view.ts";
+import { formatProblems } from "../config/config-error.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
@@ -24,7 +25,7 @@ export interface DaemonClient {
   close(): Promise<void>;
 }
 
-export function daemonClient(view: Pick<AdminView, "socket" | "http">): DaemonClient {
+export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems">): DaemonClient {
   const agent = new Agent({ connect: { socketPath: view.socket } });
   const channels: Channel[] = [
     { name: `the admin socket ${view.socket}`, base: "http://localhost", headers: {}, dispatcher: agent },
@@ -71,9 +72,11 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http">): DaemonCl
     throw new BothostError(
       "DAEMON_UNREACHABLE",
       `no daemon answers: ${tried.join("; ")}. Is it running with this config?` +
-        (listen
-          ? ""
-          : " (A daemon on another machine is reached through its http.listen, which this config has no http: for.)"),
+        (view.problems.length > 0
+          ? ` http: was not tried, as it has problems:\n${formatProblems(view.problems)}`
+          : listen
+            ? ""
+            : " (A daemon on another machine is reached through its http.listen, which this config has no http: for.)"),
     );
   }
 

@@ -9,7 +9,7 @@ import { chmod, lstat, mkdir, rm } from "node:fs/promises";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { connect } from "node:net";
 import type { Logger } from "pino";
-import { isInRuntimeDir, runtimeDir } from "../config/admin-socket-path.ts";
+import { isInRuntimeDir, MAX_SOCKET_PATH_BYTES, runtimeDir } from "../config/admin-socket-path.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { type AdminAnswer, type AdminHandlers, type AdminRoute, adminRoutes } from "./admin-routes.ts";
 
@@ -48,6 +48,12 @@ export class AdminSocket {
   static async open(options: AdminSocketOptions): Promise<AdminSocket | undefined> {
     const { path, log } = options;
     const posix = process.platform !== "win32";
+    if (posix && Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
+      throw new AdminSocketError(
+        "ADMIN_SOCKET_FAILED",
+        `the admin socket's path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes, the most a socket path may have: set TMPDIR to a shorter folder`,
+      );
+    }
     if (posix && isInRuntimeDir(path)) await makeRuntimeDir();
     const { createServer } = await import("node:http");
     const routes = adminRoutes(options.handlers);
@@ -89,7 +95,8 @@ export class AdminSocket {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
     await closed;
-    if (process.platform !== "win32") await rm(this.path, { force: true });
+    // Already gone is fine; a file that cannot be removed is replaced at the next start.
+    if (process.platform !== "win32") await rm(this.path, { force: true }).catch(() => {});
   }
 }
 

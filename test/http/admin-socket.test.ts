@@ -152,6 +152,12 @@ describe("AdminSocket", () => {
     await openSocket(socket);
     expect((await ask(socket, "GET", "/admin/status")).status).toBe(200);
 
+    const long = path.join(dir, "y".repeat(MAX_SOCKET_PATH_BYTES), "admin.sock");
+    await expect(openSocket(long)).rejects.toMatchObject({
+      code: "ADMIN_SOCKET_FAILED",
+      message: expect.stringContaining(`is longer than ${MAX_SOCKET_PATH_BYTES} bytes`),
+    });
+
     const plain = path.join(dir, "plain.sock");
     await writeFile(plain, "not a socket");
     await expect(openSocket(plain)).rejects.toMatchObject({
