@@ -40,7 +40,7 @@ export interface RunningDaemon {
  *
  * @throws {ConfigError} the config or a bot's settings are invalid (located at file:line:column).
  * @throws {ModuleError} a bot module cannot be found or loaded.
- * @throws {AdminSocketError} `ADMIN_SOCKET_IN_USE`: another daemon answers on the admin socket.
+ * @throws {BothostError} `ADMIN_SOCKET_IN_USE`: another daemon answers on the admin socket (`ADMIN_SOCKET_FAILED`: it cannot be made).
  * @example
  * ```ts
  * import { startDaemon } from "bothost";
