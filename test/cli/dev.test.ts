@@ -3,25 +3,18 @@
  * chat page itself is tested in test/browser/dev-chat.test.ts): readable log lines, the chat
  * page's address last, and an edit that does not load reported with what happens next.
  */
-import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { assertBuilt, type CliProcess, cliPath, repoRoot, spawnCli } from "../support/cli.ts";
+import { type CliProcess, spawnCli } from "../support/cli.ts";
+import { initProject } from "../support/init-project.ts";
 
 let dir: string;
 let project: string;
 let dev: CliProcess | undefined;
 
 beforeAll(async () => {
-  assertBuilt();
-  dir = await mkdtemp(path.join(tmpdir(), "bothost-dev-cli-"));
-  project = path.join(dir, "my-bots");
-  await promisify(execFile)(process.execPath, [cliPath, "init", project]);
-  await mkdir(path.join(project, "node_modules"));
-  await symlink(repoRoot, path.join(project, "node_modules", "bothost"), "dir");
+  ({ dir, project } = await initProject("dev-cli"));
 });
 afterAll(async () => {
   dev?.kill("SIGKILL");
