@@ -22,7 +22,18 @@ export async function redisReachable(url = redisUrl): Promise<boolean> {
   }
 }
 
-export const noRedisMessage = `no Redis answers at ${redisUrl} (set REDIS_URL, or run redis-server): Redis tests skipped`;
+/** `redisUrl` without its password, if it has one: fit to print. */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "REDIS_URL (not a URL)";
+  }
+}
+
+export const noRedisMessage = `no Redis answers at ${shown(redisUrl)} (set REDIS_URL, or run redis-server): Redis tests skipped`;
 
 /** A key prefix no other test uses. */
 export function uniquePrefix(label: string): string {
