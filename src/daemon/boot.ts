@@ -22,6 +22,8 @@ export interface BootOptions {
   statePath?: string;
   /** Override the config's log level. */
   logLevel?: string;
+  /** `log.pretty: auto` means readable lines even off a terminal (`bothost dev` is read by a person). */
+  readableLogs?: boolean;
   /** Extra options for an embedded sandbox. */
   sandbox?: Omit<SandboxOptions, "org" | "port">;
   /**
@@ -35,7 +37,8 @@ export interface BootOptions {
 export async function bootDaemon(configPath: string, options: BootOptions = {}) {
   const { config, source } = await loadConfigWithSource(configPath);
   const loaded = await loadBots(config, source);
-  const log = createLogger({ level: options.logLevel ?? config.log.level, pretty: config.log.pretty });
+  const pretty = options.readableLogs && config.log.pretty === "auto" ? true : config.log.pretty;
+  const log = createLogger({ level: options.logLevel ?? config.log.level, pretty });
   let sandbox: Sandbox | undefined;
   if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
     const s = config.server?.sandbox;
