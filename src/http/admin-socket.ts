@@ -104,11 +104,26 @@ function listen(server: Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once("error", onError);
-    server.listen(path, () => {
-      server.off("error", onError);
-      resolve();
-    });
+    // The socket file is made during listen(): with this umask it is owner-only from the start,
+    // before the chmod that follows (a worker thread cannot change the umask; the chmod still runs).
+    const umask = trySetUmask(0o177);
+    try {
+      server.listen(path, () => {
+        server.off("error", onError);
+        resolve();
+      });
+    } finally {
+      if (umask !== undefined) process.umask(umask);
+    }
   });
+}
+
+function trySetUmask(mask: number): number | undefined {
+  try {
+    return process.platform === "win32" ? undefined : process.umask(mask);
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when a process accepts connections on the socket. */
