@@ -5,7 +5,9 @@
  */
 import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
+import { adminSocketPath } from "../config/admin-socket-path.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
@@ -64,6 +66,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
       ...(coordinator ? { coordinator } : {}),
       log,
       ...(embedded ? { sandbox: embedded } : {}),
+      adminSocket: adminSocketOf(config, configPath, options.statePath),
     });
     daemon.reloader = () => reloadFromFile(daemon, configPath);
     return {
@@ -115,6 +118,14 @@ async function reloadFromFile(daemon: Daemon, configPath: string): Promise<Reloa
   const changed = new Set([...plan.add, ...plan.restart]);
   const loaded = changed.size === 0 ? [] : await loadBots(config, source, { only: changed, fresh: true });
   return daemon.applyReload(config, plan, loaded.map(daemonBot));
+}
+
+/** The admin socket: in the state directory, or for Redis state a per-user folder (admin-socket-path.ts). */
+function adminSocketOf(config: Config, configPath: string, statePath: string | undefined) {
+  const dir = statePath ?? config.state.path;
+  return dir !== undefined
+    ? { path: adminSocketPath({ path: dir }), ifTaken: "fail" as const }
+    : { path: adminSocketPath({ redis: true, configFile: configPath }), ifTaken: "skip" as const };
 }
 
 function daemonBot(b: LoadedBot): DaemonBot {

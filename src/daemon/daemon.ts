@@ -11,6 +11,7 @@ import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { AdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError } from "../http/http-config-error.ts";
@@ -48,6 +49,8 @@ export interface DaemonOptions {
   clock?: Clock;
   /** Which bots this instance runs: default all of them (a LeaseCoordinator shares them between instances). */
   coordinator?: Coordinator;
+  /** The admin socket to serve the admin routes on (see admin-socket.ts); none when absent. */
+  adminSocket?: { path: string; ifTaken: "fail" | "skip" };
 }
 
 export interface StartReport {
@@ -74,6 +77,10 @@ export class Daemon {
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener, when the config has `http.listen`. */
   http: HttpListener | undefined;
+  /** The admin socket, once listening. */
+  adminSocket: AdminSocket | undefined;
+  /** When the config in force was loaded (at construction, then at each applied reload). */
+  #configLoadedAt = Date.now();
   /** The config in force: the one given, then each reload's. */
   config: Config;
   /** Every bot's dead letters (events whose handler failed every attempt). */
@@ -114,6 +121,7 @@ export class Daemon {
       this.#remove(name);
     }
     this.config = config;
+    this.#configLoadedAt = Date.now();
     this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
@@ -161,6 +169,13 @@ export class Daemon {
    */
   async start(): Promise<StartReport> {
     const report = emptyReport();
+    const admin = this.#o.adminSocket;
+    if (admin)
+      this.adminSocket = await AdminSocket.open({
+        ...admin,
+        handlers: this.#adminHandlers(),
+        log: this.#o.log,
+      });
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.http = await this.#httpListener();
     await this.http?.start();
@@ -229,6 +244,7 @@ export class Daemon {
       bots: this.bots,
       letters: this.letters,
       startFailures: this.#startFailures,
+      configLoadedAt: this.#configLoadedAt,
     });
   }
 
@@ -236,6 +252,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    await this.adminSocket?.close();
     await this.http?.close();
     const deadline = this.config.shutdown_timeout;
     let abandoned = 0;
@@ -326,6 +343,11 @@ export class Daemon {
     }
   }
 
+  /** What the admin routes act on, on the admin socket and the HTTP listener. */
+  #adminHandlers() {
+    return { letters: () => this.letters, status: () => this.status(), reload: () => this.reload() };
+  }
+
   /** The listener the config asks for; its code (fastify) is loaded only then. */
   async #httpListener(): Promise<HttpListener | undefined> {
     const http = this.config.http;
@@ -338,12 +360,7 @@ export class Daemon {
       requestTimeoutMs: http.request_timeout,
       log: this.#o.log,
       metrics,
-      admin: {
-        token: http.admin_token,
-        letters: () => this.letters,
-        status: () => this.status(),
-        reload: () => this.reload(),
-      },
+      admin: { token: http.admin_token, ...this.#adminHandlers() },
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
     });
   }
