@@ -193,6 +193,20 @@ class RedisView extends KeyedView implements StateStore {
     return result.sort(byKey);
   }
 
+  async clear(): Promise<number> {
+    this.checkOpen();
+    const keys = await this.call("list", async () => {
+      const found = new Set<string>();
+      const scan = this.core.client.scanStream({ match: `${globEscape(this.path)}*`, count: 1000 });
+      for await (const batch of scan as AsyncIterable<string[]>) for (const k of batch) found.add(k);
+      return [...found];
+    });
+    // One fenced DEL per key: a view whose lease is lost deletes nothing more.
+    let deleted = 0;
+    for (const key of keys) deleted += await this.write("bothostDelete", key);
+    return deleted;
+  }
+
   namespace(name: string): StateStore {
     return new RedisView(this.core, this.childPrefix(name), this.fence);
   }
