@@ -110,6 +110,8 @@ export class BotRuntime {
   #eventTypes: string[] | null = null;
   #source: QueueSource | undefined;
   #webhookReady = false;
+  /** The start's server check is registering to read the server's identity. */
+  #checking = false;
   #stopping = new AbortController();
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
@@ -189,7 +191,10 @@ export class BotRuntime {
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
     if (!this.#handle) await this.setup();
-    const registered = await this.#o.checkServer?.(signal);
+    this.#checking = this.#o.checkServer !== undefined;
+    const registered = await this.#o.checkServer?.(signal).finally(() => {
+      this.#checking = false;
+    });
     if (signal.aborted || !(await this.#dispatcher.openLedger(signal))) return;
     const o = this.#o;
     if (o.mode === "webhook" || o.mode === "backtest") {
@@ -253,7 +258,11 @@ export class BotRuntime {
     const d = this.#dispatcher;
     return {
       name: this.name,
-      state: this.standby ? "standby" : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
+      state: this.standby
+        ? "standby"
+        : this.#checking
+          ? "registering"
+          : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
       queueId: c?.queueId ?? null,
       queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
       lastEventAt: d.lastEventAt,
