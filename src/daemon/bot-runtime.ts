@@ -190,12 +190,14 @@ export class BotRuntime {
     // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
-    if (!this.#handle) await this.setup();
+    // Before setup too: its `bot.state` must not read what belongs to another server.
     this.#checking = this.#o.checkServer !== undefined;
     const registered = await this.#o.checkServer?.(signal).finally(() => {
       this.#checking = false;
     });
-    if (signal.aborted || !(await this.#dispatcher.openLedger(signal))) return;
+    if (signal.aborted) return;
+    if (!this.#handle) await this.setup();
+    if (!(await this.#dispatcher.openLedger(signal))) return;
     const o = this.#o;
     if (o.mode === "webhook" || o.mode === "backtest") {
       const started = await startWebhookMode({ ...o, dispatcher: this.#dispatcher, signal, registered });
