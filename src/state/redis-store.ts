@@ -201,9 +201,12 @@ class RedisView extends KeyedView implements StateStore {
       for await (const batch of scan as AsyncIterable<string[]>) for (const k of batch) found.add(k);
       return [...found];
     });
-    // One fenced DEL per key: a view whose lease is lost deletes nothing more.
+    // One fenced DEL per key (a view whose lease is lost deletes nothing more), sent 500 at a time.
     let deleted = 0;
-    for (const key of keys) deleted += await this.write("bothostDelete", key);
+    for (let i = 0; i < keys.length; i += 500) {
+      const results = await Promise.all(keys.slice(i, i + 500).map((k) => this.write("bothostDelete", k)));
+      deleted += results.reduce((n, r) => n + r, 0);
+    }
     return deleted;
   }
 
