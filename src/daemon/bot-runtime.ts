@@ -27,6 +27,7 @@ import type { Clock } from "../time/clock.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
 
 /** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
@@ -72,6 +73,11 @@ export interface BotRuntimeOptions {
   captured?: CaptureLog;
   /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
   letters?: DeadLetters;
+  /**
+   * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
+   * belongs to another server; resolves the registration it made, if any.
+   */
+  checkServer?(signal: AbortSignal): Promise<RegisterResponse | undefined>;
 }
 
 /** A bot's config entry as the options of its runtime (the parts the YAML decides). */
@@ -104,6 +110,8 @@ export class BotRuntime {
   #eventTypes: string[] | null = null;
   #source: QueueSource | undefined;
   #webhookReady = false;
+  /** The start's server check is registering to read the server's identity. */
+  #checking = false;
   #stopping = new AbortController();
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
@@ -182,11 +190,17 @@ export class BotRuntime {
     // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
+    // Before setup too: its `bot.state` must not read what belongs to another server.
+    this.#checking = this.#o.checkServer !== undefined;
+    const registered = await this.#o.checkServer?.(signal).finally(() => {
+      this.#checking = false;
+    });
+    if (signal.aborted) return;
     if (!this.#handle) await this.setup();
     if (!(await this.#dispatcher.openLedger(signal))) return;
     const o = this.#o;
     if (o.mode === "webhook" || o.mode === "backtest") {
-      const started = await startWebhookMode({ ...o, dispatcher: this.#dispatcher, signal });
+      const started = await startWebhookMode({ ...o, dispatcher: this.#dispatcher, signal, registered });
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || o.mode === "backtest") return;
       this.#webhookReady = true;
@@ -246,7 +260,11 @@ export class BotRuntime {
     const d = this.#dispatcher;
     return {
       name: this.name,
-      state: this.standby ? "standby" : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
+      state: this.standby
+        ? "standby"
+        : this.#checking
+          ? "registering"
+          : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
       queueId: c?.queueId ?? null,
       queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
       lastEventAt: d.lastEventAt,

@@ -18,6 +18,7 @@ import { HttpConfigError } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
+import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
@@ -25,6 +26,7 @@ import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 
 export interface DaemonBot {
@@ -187,6 +189,11 @@ export class Daemon {
       },
     });
     first = undefined; // bots won later are reported by their log lines only
+    // State recorded with another server: the daemon stops, naming both (see server-check.ts).
+    const mismatch = report.failed.find(
+      (f) => isStateError(f.error) && f.error.code === "STATE_SERVER_MISMATCH",
+    );
+    if (mismatch) throw mismatch.error;
     const tried = new Set([...report.started, ...report.authFailed, ...report.failed.map((f) => f.name)]);
     report.standby = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
     this.#o.log.info(
@@ -291,7 +298,18 @@ export class Daemon {
     });
     const { tuning, clock } = this.#o;
     const margin = tuning?.longpollMarginMs ?? this.config.longpoll_margin;
+    const checkServer = serverCheck({
+      bot: bot.name,
+      client,
+      store: this.#coordinator.storeFor(bot.name),
+      url,
+      sandbox: onSandbox,
+      location: stateLocation(this.#o.store),
+      log,
+      ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
+    });
     return new BotRuntime({
+      checkServer,
       name: bot.name,
       definition: bot.definition,
       settings: bot.settings,
