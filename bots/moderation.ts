@@ -20,10 +20,10 @@
  *     email: moderation-bot@chat.example.org
  *     api_key: ${MODERATION_BOT_API_KEY}
  *     all_public_streams: true
+ *     dry_run: false              # true: capture every report and message instead of making it
  *     settings:
- *       dry_run: false            # true: only log what would be reported
  *       check_edits: true         # re-check edited messages (content rules)
- *       notify_sender: "Hi {name}, your message in #{channel} > {topic} was sent to the moderators: {details}."
+ *       notify_sender: "Hi {{name}}, your message in #{{channel}} > {{topic}} was sent to the moderators: {{details}}."
  *       exempt:
  *         roles: [owner, admin, moderator]   # default
  *         channels: [moderation, bot-testing]
@@ -38,7 +38,7 @@
  *           max_links: 5                                                 # in one message
  *           per_sender: { max_links: 10, within_seconds: 300 }           # across messages (optional)
  *           exempt: { channels: [links] }
- *           actions: [{ reply: "Please keep it to a few links, {name}." }]
+ *           actions: [{ reply: "Please keep it to a few links, {{name}}." }]
  *         keywords: { words: [scam, "wire transfer"] }                   # report_type: norms
  *         blocked_patterns:
  *           report_type: norms                                           # default
@@ -47,7 +47,7 @@
  *             - { pattern: "SELL NOW", flags: "", name: "shouting sales" }
  *           actions:
  *             - report
- *             - { notify_channel: { channel: moderators, topic: patterns, content: "{details}: {link}" } }
+ *             - { notify_channel: { channel: moderators, topic: patterns, content: "{{details}}: {{link}}" } }
  *         mass_mentions: { max_user_mentions: 10, wildcards: true }      # or mention_storm
  * ```
  * Every rule takes `report_type`, a key of the server's report types (spam, harassment,
@@ -55,7 +55,8 @@
  * added to the global ones; a message exempt from a rule does not count toward its limits) and
  * `actions`: `report`, `{ report: { reason } }`, `{ reply }`, `{ dm_sender }`,
  * `{ notify_channel: { channel, topic, content } }` (default: `[report]`). Template placeholders:
- * {name}, {rules}, {details}, {channel}, {topic}, {link}.
+ * {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{link}} (the old single-brace `{name}`
+ * is refused with the new spelling named).
  */
 import { defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";

@@ -45,6 +45,6 @@ export { validateSchedule } from "./scheduler/timing/occurrences.ts";
 export type { KV } from "./state/kv.ts";
 export { StateError } from "./state/state-error.ts";
 export type { JsonValue } from "./state/state-store.ts";
-export { renderTemplate } from "./webhook/render-template.ts";
+export { parseTemplate, renderTemplate } from "./template/template.ts";
 export type { EventMap, ServerEvent } from "./wire/events.ts";
 export type { Channel, Message, User } from "./wire/records.ts";
