@@ -91,7 +91,7 @@ export default defineBot({
     ) =>
       (u !== undefined && roles.includes(u.role)) ||
       inList(e.users, senderId, u?.email) ||
-      (place.streamId !== undefined && inList(e.channels, place.streamId, place.channel));
+      (place.channelId !== undefined && inList(e.channels, place.channelId, place.channel));
     const globalRoles = settings.exempt.roles.map((r) => ROLES[r]);
     const everywhere = (u: User | undefined, senderId: number, place: Place) =>
       (u !== undefined && settings.exempt.bots && u.is_bot) ||
@@ -123,7 +123,7 @@ export default defineBot({
       if (place === undefined) return;
       const sender = await ctx.users.get(m.sender_id);
       if (everywhere(sender, m.sender_id, place)) return;
-      const scanned = toScanned(m.id, m.sender_id, place.streamId, m.content, m.timestamp, sender);
+      const scanned = toScanned(m.id, m.sender_id, place.channelId, m.content, m.timestamp, sender);
       const matches = scanMessage(scanned, rules, state, { skip: exemptFrom(sender, m.sender_id, place) });
       if (matches.length === 0) return;
       await act(ctx, settings, options, {
@@ -144,13 +144,13 @@ export default defineBot({
         const name =
           e.stream_id === undefined ? undefined : (e.stream_name ?? ctx.channelName?.(e.stream_id));
         const place: Place =
-          e.stream_id === undefined ? {} : { streamId: e.stream_id, channel: name ?? String(e.stream_id) };
+          e.stream_id === undefined ? {} : { channelId: e.stream_id, channel: name ?? String(e.stream_id) };
         const sender = await ctx.users.get(e.user_id); // only the sender may edit content
         if (everywhere(sender, e.user_id, place)) return;
         const scanned = toScanned(
           e.message_id,
           e.user_id,
-          place.streamId,
+          place.channelId,
           e.content,
           e.edit_timestamp,
           sender,
@@ -175,19 +175,19 @@ export default defineBot({
 
 /** Where a message was posted: a channel, or (both undefined) a direct message. */
 interface Place {
-  streamId?: number;
+  channelId?: number;
   channel?: string;
 }
 
-function placeOf(streamId: number | undefined, recipient: unknown): Place | undefined {
-  if (streamId === undefined) return Array.isArray(recipient) ? {} : undefined;
-  return { streamId, channel: typeof recipient === "string" ? recipient : String(streamId) };
+function placeOf(channelId: number | undefined, recipient: unknown): Place | undefined {
+  if (channelId === undefined) return Array.isArray(recipient) ? {} : undefined;
+  return { channelId, channel: typeof recipient === "string" ? recipient : String(channelId) };
 }
 
 function toScanned(
   id: number,
   senderId: number,
-  streamId: number | undefined,
+  channelId: number | undefined,
   content: string,
   timestamp: number,
   sender: User | undefined,
@@ -196,7 +196,7 @@ function toScanned(
   return {
     id,
     senderId,
-    ...(streamId !== undefined ? { streamId } : {}),
+    ...(channelId !== undefined ? { channelId } : {}),
     content,
     timestamp,
     ...(joined !== undefined && !Number.isNaN(joined) ? { senderJoinedAtMs: joined } : {}),

@@ -34,7 +34,7 @@ export function messageEvent(id: number, random: () => number, long = false): Re
   });
   const mentioned = random() < 0.1;
   const content = `${mentioned ? "@**Bench Bot** " : ""}${words.join(" ")}`;
-  const streamId = 1 + Math.floor(random() * 50);
+  const channelId = 1 + Math.floor(random() * 50);
   const message: Record<string, unknown> = {
     id: 1_000_000 + id,
     sender_id: senderId,
@@ -45,7 +45,7 @@ export function messageEvent(id: number, random: () => number, long = false): Re
     client: "ZulipMobile",
     content,
     content_type: "text/x-markdown",
-    recipient_id: direct ? 5000 + senderId : 200 + streamId,
+    recipient_id: direct ? 5000 + senderId : 200 + channelId,
     timestamp: 1_767_225_600 + Math.floor(id / 100),
     type: direct ? "private" : "stream",
     display_recipient: direct
@@ -58,14 +58,14 @@ export function messageEvent(id: number, random: () => number, long = false): Re
           },
           { id: BOT_USER_ID, email: BOT_EMAIL, full_name: "Bench Bot", is_mirror_dummy: false },
         ]
-      : `channel-${streamId}`,
+      : `channel-${channelId}`,
     subject: direct ? "" : `topic ${Math.floor(random() * 20)}`,
     topic_links: [],
     is_me_message: false,
     reactions: [],
     submessages: [],
   };
-  if (!direct) message.stream_id = streamId;
+  if (!direct) message.stream_id = channelId;
   return { type: "message", message, flags: mentioned ? ["mentioned"] : [], id };
 }
 
