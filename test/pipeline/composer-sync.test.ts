@@ -16,7 +16,7 @@ function syncBot(log: string[]) {
     .on("reaction", () => {
       log.push("reaction");
     })
-    .on("message", { direct: true, when: (ctx) => ctx.event.id > 0 }, (_ctx, next) => {
+    .on("message", { direct: true, when: (ctx) => ctx.event.message.id > 0 }, (_ctx, next) => {
       log.push("direct");
       return next();
     })
@@ -151,7 +151,7 @@ describe("Composer.run() errors", () => {
   });
 
   it("a sync throw is handled by catch, synchronously", () => {
-    const caught: Array<[string, number]> = [];
+    const caught: Array<[string, number | undefined]> = [];
     const after: string[] = [];
     const bot = new Composer()
       .on("message", () => {

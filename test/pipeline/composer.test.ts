@@ -61,6 +61,7 @@ describe("Composer composition", () => {
     bot.on(["reaction", "typing"], record("pair"));
     bot.on("future_thing", record("future"));
     bot.on("*", record("all"));
+    bot.on("unknown", record("unknown"));
     const future = parseEvent({ id: 99, type: "future_thing", payload: 1 }).event;
     for (const event of [streamMessage(), reaction(), streamTyping(), future])
       await dispatch(bot, ctxFor(event));
@@ -72,11 +73,11 @@ describe("Composer composition", () => {
       "pair:typing",
       "all:typing",
       "future:future_thing",
-      "all:future_thing",
+      "unknown:future_thing",
     ]);
   });
 
-  it("keeps a known-type event that failed its schema away from typed routes", async () => {
+  it('keeps a known-type event that failed its schema away from typed routes and from "*"', async () => {
     const parsed = parseEvent({ id: 5, type: "message", message: { id: 1 } });
     expect(parsed.known).toBe(false);
     const seen: string[] = [];
@@ -85,11 +86,15 @@ describe("Composer composition", () => {
       seen.push("typed");
       await next();
     });
-    bot.on("*", () => {
+    bot.on("*", async (_ctx, next) => {
       seen.push("star");
+      await next();
+    });
+    bot.on("unknown", (ctx) => {
+      seen.push(`unknown: ${ctx.eventIssue}`);
     });
     await dispatch(bot, ctxFor(parsed.event, { eventIssue: parsed.known ? undefined : parsed.issue }));
-    expect(seen).toEqual(["star"]);
+    expect(seen).toEqual([expect.stringMatching(/^unknown: message\.sender_id: /)]);
   });
 
   it("lets the first matching handler end the chain; the rest see what it filtered out", async () => {
@@ -143,7 +148,7 @@ describe("Composer errors", () => {
 
   it("sends handler errors to catch(), with the context; without catch they propagate", async () => {
     const boom = new Error("boom");
-    const caught: Array<[unknown, number]> = [];
+    const caught: Array<[unknown, number | undefined]> = [];
     const bot = new Composer();
     bot.on("message", () => {
       throw boom;

@@ -132,7 +132,7 @@ describe("filters match realistic events", () => {
   });
 
   it("keys combine with AND, then `when` runs last (and may be async)", async () => {
-    const calls: number[] = [];
+    const calls: (number | undefined)[] = [];
     const when = async (ctx: RoutableContext) => {
       calls.push(ctx.event.id);
       return ctx.event.id === 3;

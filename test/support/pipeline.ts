@@ -6,12 +6,12 @@ import type { Logger } from "../../src/api/logger.ts";
 import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
 import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
 import type { TimerHandle } from "../../src/time/clock.ts";
-import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
+import { type AnyEvent, type EventMap, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 import { ManualClock } from "./manual-clock.ts";
 
 export const BOT = { name: "helper", userId: 50, email: "helper-bot@example.org" };
 
-function known<T extends KnownEvent>(raw: unknown): T {
+function known<T extends ServerEvent>(raw: unknown): T {
   const parsed = parseEvent(raw);
   if (!parsed.known) throw new Error(`fixture does not match its schema: ${parsed.issue}`);
   return parsed.event as T;
@@ -182,7 +182,7 @@ export function recordingLogger(): Logger & { lines: LogLine[] } {
   return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
+export function ctxFor(event: AnyEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
   return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
 }
 

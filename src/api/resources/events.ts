@@ -1,6 +1,6 @@
 /** The event queue: POST /register, GET /events, DELETE /events. */
 import { z } from "zod";
-import { parseEvent, type ServerEvent } from "../../wire/events.ts";
+import { type AnyEvent, parseEvent } from "../../wire/events.ts";
 import type { Narrow } from "../../wire/records.ts";
 import { RegisterResponse } from "../../wire/responses.ts";
 import type { CallOptions, ResourceContext } from "../transport.ts";
@@ -46,8 +46,8 @@ export interface GetEventsParams {
 }
 
 export interface GetEventsResult {
-  /** Parsed events; an unknown type (or a malformed known one) is kept as a generic event. */
-  events: ServerEvent[];
+  /** Parsed events; an unknown type (or a malformed known one) is kept as an unknown event. */
+  events: AnyEvent[];
   /** Present on long-poll completions and on queue creation only. */
   queue_id?: string;
 }
@@ -89,7 +89,7 @@ export function eventsApi(ctx: ResourceContext) {
         if (!parsed.known && parsed.issue) {
           ctx.logger.warn(
             { eventId: parsed.event.id, eventType: parsed.event.type, issue: parsed.issue },
-            `GET /events: event ${parsed.event.id} of type ${parsed.event.type} did not match its schema; kept as a generic event`,
+            `GET /events: event ${parsed.event.id} of type ${parsed.event.type} did not match its schema; kept as an unknown event`,
           );
         }
         const event = parsed.event;
