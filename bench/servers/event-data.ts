@@ -1,7 +1,8 @@
 /**
- * Pre-generated message events shaped like the server's (NOTES §3: a message event carries the
- * message object and the bot's flags), spread over channels, topics and direct-message groups so
- * the runtime's per-conversation queues run in parallel as they would in a real organization.
+ * Pre-generated message events shaped like the server's (see
+ * docs/internals/server-behaviour.md#the-event-queue: a message event carries the message object
+ * and the bot's flags), spread over channels, topics and direct-message groups so the runtime's
+ * per-conversation queues run in parallel as they would in a real organization.
  */
 
 export const BOT_USER_ID = 9000;

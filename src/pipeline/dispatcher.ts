@@ -192,7 +192,8 @@ export class Dispatcher {
         return false;
       }
       ledger.begin(messageId);
-      // 2. filter: the server echoes the bot's own messages into its queue (NOTES §4.2).
+      // 2. filter: the server echoes the bot's own messages into its queue (see
+      // docs/internals/server-behaviour.md#event-shapes).
       const sender = senderIdOf(event);
       if (!this.#o.ownMessages && sender === this.self?.userId) {
         void this.#commits.finish(messageId);

@@ -99,9 +99,9 @@ type OutgoingPayload =
   | { format: "slack"; token: unknown; slack: Record<string, unknown> };
 
 /**
- * What the chat server POSTs (NOTES §12), in either format: the Zulip JSON body (with the whole
- * message) or the Slack-compatible form (a few fields, no message id). Told apart by shape: only
- * the Zulip one carries a `message` object.
+ * What the chat server POSTs (see docs/internals/server-behaviour.md#outgoing-webhooks), in either
+ * format: the Zulip JSON body (with the whole message) or the Slack-compatible form (a few fields,
+ * no message id). Told apart by shape: only the Zulip one carries a `message` object.
  */
 function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;

@@ -1,6 +1,7 @@
 /**
- * Realistic events (shapes from NOTES §4) and a context builder for router tests. Every fixture
- * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
+ * Realistic events (shaped as the server sends them:
+ * docs/internals/server-behaviour.md#event-shapes) and a context builder for router tests. Every
+ * fixture goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
 import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";

@@ -41,7 +41,10 @@ export interface RegisterParams {
 export interface GetEventsParams {
   queue_id: string;
   last_event_id?: number;
-  /** Answer at once, even with no events (does not keep the queue alive; see NOTES §3.4). */
+  /**
+   * Answer at once, even with no events (such an answer does not count as a parked poll, so it does
+   * not keep the queue alive; see docs/internals/server-behaviour.md#the-event-queue).
+   */
   dont_block?: boolean;
 }
 
@@ -54,7 +57,8 @@ export interface GetEventsResult {
 
 const EventsBody = z.looseObject({ events: z.array(z.unknown()), queue_id: z.string().optional() });
 
-// Margin over the server's long-poll timeout so a heartbeat always wins the race (NOTES §3.3).
+// Margin over the server's long-poll timeout so a heartbeat always wins the race (see
+// docs/internals/server-behaviour.md#the-event-queue).
 const longPollMarginMs = 10_000;
 
 export function eventsApi(ctx: ResourceContext) {
