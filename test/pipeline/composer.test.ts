@@ -3,12 +3,12 @@ import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { Composer } from "../../src/pipeline/composer.ts";
 import { parseEvent } from "../../src/wire/events.ts";
 import {
+  channelMessage,
+  channelTyping,
   ctxFor,
   directMessage,
   dispatch,
   reaction,
-  streamMessage,
-  streamTyping,
 } from "../support/pipeline.ts";
 
 describe("Composer composition", () => {
@@ -28,7 +28,7 @@ describe("Composer composition", () => {
     bot.on("message", () => {
       log.push("handler");
     });
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     expect(log).toEqual(["a in", "b in", "handler", "b out", "a out"]);
   });
 
@@ -46,7 +46,7 @@ describe("Composer composition", () => {
       log.push("never");
     });
     await dispatch(bot, ctxFor(directMessage()));
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     expect(log).toEqual(["dm, passes on", "any message", "any message"]);
   });
 
@@ -63,7 +63,7 @@ describe("Composer composition", () => {
     bot.on("*", record("all"));
     bot.on("unknown", record("unknown"));
     const future = parseEvent({ id: 99, type: "future_thing", payload: 1 }).event;
-    for (const event of [streamMessage(), reaction(), streamTyping(), future])
+    for (const event of [channelMessage(), reaction(), channelTyping(), future])
       await dispatch(bot, ctxFor(event));
     expect(seen).toEqual([
       "message:message",
@@ -106,12 +106,12 @@ describe("Composer composition", () => {
       .on("message", () => {
         log.push("fallback");
       });
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     await dispatch(bot, ctxFor(directMessage({ id: 1 })));
     expect(log).toEqual(["admin", "admin"]);
     await dispatch(
       bot,
-      ctxFor({ ...streamMessage(), message: { ...streamMessage().message, sender_id: 9 } }),
+      ctxFor({ ...channelMessage(), message: { ...channelMessage().message, sender_id: 9 } }),
     );
     expect(log).toEqual(["admin", "admin", "fallback"]);
   });
@@ -125,7 +125,7 @@ describe("Composer composition", () => {
     bot.on("message", (ctx) => {
       got = ctx.reply(ctx.event.message.content);
     });
-    await dispatch(bot, { ...ctxFor(streamMessage()), reply: (text) => `re: ${text}` });
+    await dispatch(bot, { ...ctxFor(channelMessage()), reply: (text) => `re: ${text}` });
     expect(got).toBe("re: Can someone look at ticket 7?");
   });
 });
@@ -138,7 +138,7 @@ describe("Composer errors", () => {
         await next();
         await next();
       });
-    await expect(dispatch(bot, ctxFor(streamMessage()))).rejects.toMatchObject({
+    await expect(dispatch(bot, ctxFor(channelMessage()))).rejects.toMatchObject({
       name: "RouterError",
       code: "ROUTER_NEXT_CALLED_TWICE",
       message:
@@ -153,11 +153,11 @@ describe("Composer errors", () => {
     bot.on("message", () => {
       throw boom;
     });
-    await expect(dispatch(bot, ctxFor(streamMessage()))).rejects.toBe(boom);
+    await expect(dispatch(bot, ctxFor(channelMessage()))).rejects.toBe(boom);
     bot.catch((err, ctx) => {
       caught.push([err, ctx.event.id]);
     });
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     expect(caught).toEqual([[boom, 3]]);
     expect(() => bot.catch(() => {})).toThrow(
       "catch(): this composer already has an error handler; handle every case in one function.",

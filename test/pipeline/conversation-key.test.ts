@@ -3,30 +3,30 @@ import { ConversationKeys, channelKey, conversationKey, dmKey } from "../../src/
 import type { EventMap } from "../../src/wire/events.ts";
 
 import {
+  channelDelete,
+  channelMessage,
+  channelTyping,
   contentEdit,
   directDelete,
   directMessage,
   directTyping,
   reaction,
-  streamDelete,
-  streamMessage,
-  streamTyping,
   subscriptionAdd,
   topicMove,
 } from "../support/pipeline.ts";
 
 describe("conversationKey", () => {
   it("keys messages and typing by channel + lowercased topic, or by DM participants", () => {
-    expect(conversationKey(streamMessage())).toBe("channel:5:ticket-7");
-    expect(conversationKey(streamMessage({ subject: "TICKET-7" }))).toBe("channel:5:ticket-7");
-    expect(conversationKey(streamTyping())).toBe("channel:5:ticket-7");
+    expect(conversationKey(channelMessage())).toBe("channel:5:ticket-7");
+    expect(conversationKey(channelMessage({ subject: "TICKET-7" }))).toBe("channel:5:ticket-7");
+    expect(conversationKey(channelTyping())).toBe("channel:5:ticket-7");
     expect(conversationKey(directMessage())).toBe("dm:8,50");
     expect(conversationKey(directTyping())).toBe("dm:8,50");
   });
 
   it("keys edits, deletes and reactions by what they carry, else by message", () => {
     expect(conversationKey(topicMove())).toBe("channel:5:ticket-7"); // the conversation it left
-    expect(conversationKey(streamDelete())).toBe("channel:5:ticket-7");
+    expect(conversationKey(channelDelete())).toBe("channel:5:ticket-7");
     expect(conversationKey(contentEdit())).toBe("msg:42");
     expect(conversationKey(reaction())).toBe("msg:42");
     expect(conversationKey(directDelete())).toBe("msg:43");
@@ -52,7 +52,7 @@ describe("conversationKey", () => {
 describe("ConversationKeys", () => {
   it("orders a message's edits and reactions with its conversation, and follows moves", () => {
     const keys = new ConversationKeys();
-    expect(keys.keyOf(streamMessage())).toBe("channel:5:ticket-7");
+    expect(keys.keyOf(channelMessage())).toBe("channel:5:ticket-7");
     expect(keys.keyOf(contentEdit())).toBe("channel:5:ticket-7");
     expect(keys.keyOf(reaction())).toBe("channel:5:ticket-7");
     expect(keys.keyOf(topicMove())).toBe("channel:5:ticket-7");
@@ -60,18 +60,18 @@ describe("ConversationKeys", () => {
     expect(keys.keyOf(directMessage())).toBe("dm:8,50");
     expect(keys.keyOf(directDelete())).toBe("dm:8,50");
     expect(keys.keyOf(reaction())).toBe("channel:6:resolved tickets");
-    keys.keyOf(streamDelete()); // forgets 41 and 42
+    keys.keyOf(channelDelete()); // forgets 41 and 42
     expect(keys.keyOf(reaction())).toBe("msg:42");
   });
 
   it("forgets the oldest messages beyond its capacity, however many pass through", () => {
     const keys = new ConversationKeys(2);
-    keys.keyOf(streamMessage({ id: 1, subject: "a" }));
-    keys.keyOf(streamMessage({ id: 2, subject: "b" }));
-    keys.keyOf(streamMessage({ id: 3, subject: "c" }));
+    keys.keyOf(channelMessage({ id: 1, subject: "a" }));
+    keys.keyOf(channelMessage({ id: 2, subject: "b" }));
+    keys.keyOf(channelMessage({ id: 3, subject: "c" }));
     const reactTo = (id: number) => keys.keyOf({ ...reaction(), message_id: id });
     expect([reactTo(1), reactTo(2), reactTo(3)]).toEqual(["msg:1", "channel:5:b", "channel:5:c"]);
-    for (let id = 4; id <= 50_000; id++) keys.keyOf(streamMessage({ id, subject: `t${id % 7}` }));
+    for (let id = 4; id <= 50_000; id++) keys.keyOf(channelMessage({ id, subject: `t${id % 7}` }));
     expect([reactTo(3), reactTo(49_999), reactTo(50_000)]).toEqual([
       "msg:3",
       `channel:5:t${49_999 % 7}`,

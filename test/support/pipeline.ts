@@ -21,7 +21,7 @@ function known<T extends ServerEvent>(raw: unknown): T {
 const sender = { sender_id: 8, sender_email: "Iago@Example.org", sender_full_name: "Iago" };
 const messageBase = { client: "website", recipient_id: 20, timestamp: 1_700_000_000, avatar_url: null };
 
-export function streamMessage(
+export function channelMessage(
   over: { id?: number; content?: string; subject?: string; flags?: string[] } = {},
 ) {
   return known<EventMap["message"]>({
@@ -80,7 +80,7 @@ export function topicMove() {
   });
 }
 
-export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
+export function contentEdit(over: { channelId?: number } = { channelId: 5 }) {
   return known<EventMap["update_message"]>({
     type: "update_message",
     id: 6,
@@ -90,7 +90,7 @@ export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
     message_ids: [42],
     flags: ["read"],
     rendering_only: false,
-    ...(over.streamId === undefined ? {} : { stream_id: over.streamId, stream_name: "Support" }),
+    ...(over.channelId === undefined ? {} : { stream_id: over.channelId, stream_name: "Support" }),
     orig_content: "old",
     content: "Please deploy now",
     rendered_content: "<p>Please deploy now</p>",
@@ -111,7 +111,7 @@ export function reaction(op: "add" | "remove" = "add") {
   });
 }
 
-export function streamTyping() {
+export function channelTyping() {
   return known<EventMap["typing"]>({
     type: "typing",
     id: 8,
@@ -137,7 +137,7 @@ export function directTyping() {
   });
 }
 
-export function streamDelete() {
+export function channelDelete() {
   return known<EventMap["delete_message"]>({
     type: "delete_message",
     id: 10,

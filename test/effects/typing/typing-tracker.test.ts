@@ -23,8 +23,8 @@ function wire(raw: Record<string, unknown>): TypingEvent {
 }
 const dm = (op: "start" | "stop", sender: number, others: number[]) =>
   wire({ op, message_type: "direct", sender: user(sender), recipients: [...others, sender].map(user) });
-const stream = (op: "start" | "stop", sender: number, topic = "deploys", streamId = 5) =>
-  wire({ op, message_type: "stream", sender: user(sender), stream_id: streamId, topic });
+const stream = (op: "start" | "stop", sender: number, topic = "deploys", channelId = 5) =>
+  wire({ op, message_type: "stream", sender: user(sender), stream_id: channelId, topic });
 
 const DM_8_10: TypingConversation = { type: "direct", userIds: [8, 10] };
 const DEPLOYS: TypingConversation = { type: "channel", channelId: 5, topic: "deploys" };
