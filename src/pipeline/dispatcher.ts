@@ -24,7 +24,7 @@ import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 import type { KV } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { type AnyEvent, isTypedEvent, type ServerEvent } from "../wire/events.ts";
+import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
 import type { Composer } from "./composer.ts";
 import {
   type BaseContext,
@@ -217,21 +217,10 @@ export class Dispatcher {
    * when it was handled (the letter is then removed).
    */
   replay(letter: DeadLetter): Promise<boolean> {
-    const event = letter.event as unknown as AnyEvent;
+    const { event, issue } = reviveEvent(letter.event);
     return new Promise((onReplayed) => {
-      const incoming: Incoming = {
-        event,
-        replayed: true,
-        issue: undefined,
-        reply: undefined,
-        letter,
-        onReplayed,
-      };
-      this.#queue.push(
-        isTypedEvent(event, undefined) ? this.#keys.keyOf(event) : BOT_KEY,
-        this.#run,
-        incoming,
-      );
+      const incoming: Incoming = { event, replayed: true, issue, reply: undefined, letter, onReplayed };
+      this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);
     });
   }
 

@@ -247,6 +247,34 @@ export function messageEventOf(
   return { issue: describeIssues(parsed.error.issues, ["message"]) };
 }
 
+const GapShape = z.object({
+  type: z.literal("gap"),
+  reason: z.enum(["queue_expired", "ack_rejected", "watchdog", "restart"]),
+  since: z.number().optional(),
+  eventTypes: z.array(z.string()),
+  replayedMessages: z.number().int(),
+  skippedMessages: z.number().int(),
+});
+
+/**
+ * An event kept as JSON (a dead letter's) typed again, checked as when it first arrived: a queue
+ * event by its schema, a message event without an id as bothost makes them, a gap as bothost makes
+ * it. `issue` is set when a known type fails its schema (it is then an unknown event).
+ */
+export function reviveEvent(raw: unknown): { event: AnyEvent; issue: string | undefined } {
+  const gap = GapShape.safeParse(raw);
+  if (gap.success) return { event: { ...gap.data, since: gap.data.since }, issue: undefined };
+  const fields = z.looseObject({ type: z.literal("message"), flags: z.array(z.string()) }).safeParse(raw);
+  if (fields.success && fields.data.id === undefined) {
+    const made = messageEventOf(fields.data.message, fields.data.flags);
+    if (made.event) return { event: made.event, issue: undefined };
+  }
+  const parsed = parseEvent(raw);
+  return parsed.known
+    ? { event: parsed.event, issue: undefined }
+    : { event: parsed.event, issue: parsed.issue };
+}
+
 /** The first few problems zod found, each at its path: `message.sender_id: Invalid input: …`. */
 function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[] = []): string {
   return issues
