@@ -44,6 +44,11 @@ const topicLink: Check = (v) => record(v) && str(v.text) && str(v.url);
 const reaction: Check = (v) =>
   record(v) && str(v.emoji_name) && str(v.emoji_code) && str(v.reaction_type) && int(v.user_id);
 
+// Made once: a closure per call would cost more than the checks themselves.
+const topicLinks: Check = (v) => arrayOf(v, topicLink);
+const reactions: Check = (v) => arrayOf(v, reaction);
+const isArray: Check = (v) => Array.isArray(v);
+
 function isMessage(m: unknown): m is Message {
   return (
     record(m) &&
@@ -59,13 +64,13 @@ function isMessage(m: unknown): m is Message {
     int(m.recipient_id) &&
     int(m.timestamp) &&
     (m.type === "stream" || m.type === "private") &&
-    (str(m.display_recipient) || arrayOf(m.display_recipient, recipient)) &&
+    (typeof m.display_recipient === "string" || arrayOf(m.display_recipient, recipient)) &&
     optional(m.stream_id, int) &&
     str(m.subject) &&
-    optional(m.topic_links, (v) => arrayOf(v, topicLink)) &&
+    optional(m.topic_links, topicLinks) &&
     optional(m.is_me_message, bool) &&
-    optional(m.reactions, (v) => arrayOf(v, reaction)) &&
-    optional(m.submessages, Array.isArray) &&
+    optional(m.reactions, reactions) &&
+    optional(m.submessages, isArray) &&
     optional(m.flags, strings) &&
     optional(m.last_edit_timestamp, int) &&
     optional(m.last_moved_timestamp, int) &&
