@@ -114,7 +114,7 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
       o.signal?.throwIfAborted();
       calls = [];
       lines.length = 0;
-      await runtime.deliver({ id: -1, type: "message", message, flags: message.flags ?? [] } as never);
+      await runtime.deliver({ type: "message", message, flags: message.flags ?? [] });
       const found = finding(o.url, message, calls, lines, channelName);
       if (found) {
         findings.push(found);

@@ -182,7 +182,9 @@ export class BotRuntime {
     const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
     // Recurring announcements follow their bookings through scheduled_messages events.
     const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
-    this.#eventTypes = types.includes("*") ? null : [...new Set(types)].filter((t) => t !== "gap");
+    // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
+    const all = types.includes("*") || types.includes("unknown");
+    this.#eventTypes = all ? null : [...new Set(types)].filter((t) => t !== "gap");
   }
 
   /** Register the queue (replaying what was missed since the last run) and start polling. */

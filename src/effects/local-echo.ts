@@ -1,8 +1,8 @@
 /**
- * Local echo (NOTES §4.2, §7): a send that carries the bot's `queue_id` and a `local_id` comes
- * back in that queue as the bot's own message event, with `local_message_id` = the local id.
- * When a send's answer is lost, that event proves the server stored the message, and names it:
- * no read-back needed. Only sends still in flight are remembered.
+ * Local echo (see docs/internals/server-behaviour.md#event-shapes): a send that carries the bot's
+ * `queue_id` and a `local_id` comes back in that queue as the bot's own message event, with
+ * `local_message_id` = the local id. When a send's answer is lost, that event proves the server
+ * stored the message, and names it: no read-back needed. Only sends still in flight are remembered.
  */
 import { ApiError, BadResponseError, NetworkError } from "../api/errors.ts";
 

@@ -5,24 +5,10 @@
  */
 import type { Client } from "../api/create-client.ts";
 import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
+import type { GapEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import { fetchHistory } from "./history.ts";
 import type { RegisterReason } from "./queue-consumer.ts";
-
-/** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
-export interface GapEvent {
-  id: -1;
-  type: "gap";
-  reason: RegisterReason | "restart";
-  /** When the server was last heard from before the gap (ms since epoch), if known. */
-  since: number | undefined;
-  /** Event types other than messages that were not delivered during the gap. */
-  eventTypes: string[];
-  replayedMessages: number;
-  /** Messages missed but not replayed because of the replay limits. */
-  skippedMessages: number;
-  [key: string]: unknown;
-}
 
 export interface ReplayLimits {
   /** At most this many messages are replayed; older ones beyond it become a gap. */
@@ -95,7 +81,6 @@ export async function catchUp(
   const gap: GapEvent | undefined =
     otherTypes.length > 0 || skipped > 0
       ? {
-          id: -1,
           type: "gap",
           reason: o.reason === "start" ? "restart" : o.reason,
           since: o.since,

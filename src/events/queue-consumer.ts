@@ -157,7 +157,7 @@ export class QueueConsumer {
         continue;
       }
       if (!parsed.known && parsed.issue) {
-        this.#opts.log.warn({ eventType: parsed.event.type, issue: parsed.issue }, "event kept as generic");
+        this.#opts.log.warn({ eventType: parsed.event.type, issue: parsed.issue }, "event kept as unknown");
       }
       batch.push(parsed);
     }

@@ -162,7 +162,7 @@ export class QueueSource {
         signal: o.signal,
         accept: (message) =>
           dispatcher.accept({
-            event: { id: -1, type: "message", message, flags: message.flags ?? [] },
+            event: { type: "message", message, flags: message.flags ?? [] },
             replayed: true,
             issue: undefined,
             reply: undefined,
@@ -189,7 +189,7 @@ export class QueueSource {
       const event = parsed.event;
       if (event.type === "restart")
         o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
-      if (event.type === "scheduled_messages") o.onScheduledMessages(event);
+      if (parsed.known && parsed.event.type === "scheduled_messages") o.onScheduledMessages(parsed.event);
       dispatcher.accept({
         event,
         replayed: false,

@@ -24,7 +24,7 @@ import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 import type { KV } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
 import type { Composer } from "./composer.ts";
 import {
   type BaseContext,
@@ -47,6 +47,8 @@ import {
   ledgerIdOf,
   type RunHandler,
   type RunJob,
+  senderIdOf,
+  sentAtOf,
   sourceOf,
 } from "./incoming.ts";
 
@@ -178,7 +180,7 @@ export class Dispatcher {
   accept(incoming: Incoming, onDone?: () => void): boolean {
     const { event, issue } = incoming;
     // 1. accept. Caches first, so handlers see state that includes this event.
-    if (issue === undefined) this.#o.services.observe(event);
+    if (isTypedEvent(event, issue)) this.#o.services.observe(event);
     this.stats.received++;
     this.lastEventAt = Date.now();
     this.#o.metrics?.eventReceived(event.type);
@@ -190,15 +192,17 @@ export class Dispatcher {
         return false;
       }
       ledger.begin(messageId);
-      // 2. filter: the server echoes the bot's own messages into its queue (NOTES §4.2).
-      const sender = (event as { message: { sender_id: number } }).message.sender_id;
+      // 2. filter: the server echoes the bot's own messages into its queue (see
+      // docs/internals/server-behaviour.md#event-shapes).
+      const sender = senderIdOf(event);
       if (!this.#o.ownMessages && sender === this.self?.userId) {
         void this.#commits.finish(messageId);
         return false;
       }
     }
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
-    this.#queue.push(issue === undefined ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming, onDone);
+    const key = isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY;
+    this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
 
@@ -213,17 +217,10 @@ export class Dispatcher {
    * when it was handled (the letter is then removed).
    */
   replay(letter: DeadLetter): Promise<boolean> {
-    const event = letter.event as unknown as ServerEvent;
+    const { event, issue } = reviveEvent(letter.event);
     return new Promise((onReplayed) => {
-      const incoming: Incoming = {
-        event,
-        replayed: true,
-        issue: undefined,
-        reply: undefined,
-        letter,
-        onReplayed,
-      };
-      this.#queue.push(this.#keys.keyOf(event), this.#run, incoming);
+      const incoming: Incoming = { event, replayed: true, issue, reply: undefined, letter, onReplayed };
+      this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);
     });
   }
 
@@ -305,7 +302,7 @@ export class Dispatcher {
     const records = this.#o.effects;
     if (id === undefined || records === undefined) return undefined;
     const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-    const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
+    const since = sentAtOf(incoming.event);
     return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
   }
 
@@ -370,7 +367,7 @@ export class Dispatcher {
   }
 
   /** Record a message as handled in the ledger (begun at stage 1). */
-  #finish(event: ServerEvent): Promise<void> | undefined {
+  #finish(event: AnyEvent): Promise<void> | undefined {
     const id = ledgerIdOf(event);
     return id === undefined ? undefined : this.#commits.finish(id);
   }

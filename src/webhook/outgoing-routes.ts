@@ -9,7 +9,7 @@ import type { Client } from "../api/create-client.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { ReplyFn } from "../pipeline/incoming.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
-import { type EventMap, parseEvent } from "../wire/events.ts";
+import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
@@ -75,7 +75,7 @@ export function registerOutgoingRoutes(
         (replyFn) => bot.runtime.deliver(found, { reply: replyFn }),
         async (content) => {
           const deps = bot.runtime.contextDeps();
-          const target = replyTarget(found, deps.bot.userId);
+          const target = replyTarget(found, undefined, deps.bot.userId);
           const { id } = await deps.api.messages.send({ read_by_sender: true, ...target, content });
           return { id };
         },
@@ -91,7 +91,7 @@ function render(answer: Answer, format: "zulip" | "slack"): Record<string, unkno
   return format === "zulip" ? { content: answer.content } : { text: answer.content };
 }
 
-/** A `message` event built from a payload, as the bot's queue would have delivered it (id -1). */
+/** A `message` event built from a payload, as the bot's queue would have delivered it (without the queue's id). */
 type OutgoingMessageEvent = EventMap["message"];
 
 type OutgoingPayload =
@@ -99,9 +99,9 @@ type OutgoingPayload =
   | { format: "slack"; token: unknown; slack: Record<string, unknown> };
 
 /**
- * What the chat server POSTs (NOTES §12), in either format: the Zulip JSON body (with the whole
- * message) or the Slack-compatible form (a few fields, no message id). Told apart by shape: only
- * the Zulip one carries a `message` object.
+ * What the chat server POSTs (see docs/internals/server-behaviour.md#outgoing-webhooks), in either
+ * format: the Zulip JSON body (with the whole message) or the Slack-compatible form (a few fields,
+ * no message id). Told apart by shape: only the Zulip one carries a `message` object.
  */
 function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
@@ -109,11 +109,8 @@ function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   if ("message" in b) {
     // Only a real mention triggers a channel message; a DM trigger carries no mention flag.
     const flags = b.trigger === "mention" ? ["mentioned"] : [];
-    const parsed = parseEvent({ id: -1, type: "message", message: b.message, flags });
-    if (!parsed.known) {
-      return { format: "zulip", token: b.token, event: undefined, issue: parsed.issue ?? "not a message" };
-    }
-    return { format: "zulip", token: b.token, event: parsed.event as OutgoingMessageEvent };
+    const { event, issue } = messageEventOf(b.message, flags);
+    return { format: "zulip", token: b.token, event, ...(issue === undefined ? {} : { issue }) };
   }
   if ("text" in b || "channel_id" in b) return { format: "slack", token: b.token, slack: b };
   return undefined;
@@ -129,17 +126,17 @@ async function findSlackMessage(
   slack: Record<string, unknown>,
   signal: AbortSignal,
 ): Promise<OutgoingMessageEvent | undefined> {
-  const streamId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
+  const channelId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
   const senderId = Number(String(slack.user_id ?? "").replace(/^U/, ""));
   const timestamp = Number(slack.timestamp);
-  if (!Number.isSafeInteger(streamId) || !Number.isSafeInteger(senderId)) return undefined;
+  if (!Number.isSafeInteger(channelId) || !Number.isSafeInteger(senderId)) return undefined;
   const page = await client.messages.get(
     {
       anchor: "newest",
       num_before: 20,
       num_after: 0,
       narrow: [
-        { operator: "channel", operand: streamId },
+        { operator: "channel", operand: channelId },
         { operator: "sender", operand: senderId },
       ],
       apply_markdown: false,
@@ -151,7 +148,7 @@ async function findSlackMessage(
     .reverse()
     .find((m) => m.timestamp === timestamp && (typeof slack.text !== "string" || m.content === slack.text));
   if (!found) return undefined;
-  return { id: -1, type: "message", message: found, flags: ["mentioned"] };
+  return { type: "message", message: found, flags: ["mentioned"] };
 }
 
 /** A reply for the response body, or nothing to post. */

@@ -35,6 +35,7 @@ export type FeatureName = keyof typeof featureLevels;
 
 /**
  * The feature level the sandbox reports unless an org file says otherwise: the newest level the
- * seed names (bots may update user groups from 496). Behaviour follows NOTES.md (FL 442+).
+ * seed names (bots may update user groups from 496). The sandbox behaves as servers of feature
+ * level 442 and later do.
  */
 export const SANDBOX_FEATURE_LEVEL = 496;

@@ -82,7 +82,10 @@ export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled
 });
 export type RegisterResponse = z.infer<typeof RegisterResponse>;
 
-/** Defaults the real server reports in /register when `realm` is fetched (NOTES §2.2). */
+/**
+ * Defaults the real server reports in /register when `realm` is fetched (see
+ * docs/internals/server-behaviour.md#registering-a-queue).
+ */
 export const serverDefaults = {
   max_message_length: 10000,
   max_topic_length: 60,

@@ -66,4 +66,5 @@ it("replays the newest messages within the limits, counts the rest as skipped, a
     replayedMessages: 1,
     skippedMessages: 3,
   });
+  expect(result.gap).not.toHaveProperty("id"); // bothost made it: no queue id, not even a fake one
 });

@@ -135,7 +135,7 @@ describe("Dispatcher", () => {
     const contexts: { replayed: boolean; issue: string | undefined; reply: unknown }[] = [];
     const replyFn = async () => ({ id: 1 });
     const d = await dispatcherFor(
-      new Composer<BotContext<unknown>>().on("*", (ctx) => {
+      new Composer<BotContext<unknown>>().on(["*", "unknown"], (ctx) => {
         contexts.push({ replayed: ctx.replayed, issue: ctx.eventIssue, reply: ctx.reply });
       }),
     );
@@ -185,7 +185,14 @@ describe("Dispatcher", () => {
         order.push(`start:${ctx.bot.name}`);
       },
     ]);
-    d.dispatchNow({ id: -1, type: "gap" });
+    d.dispatchNow({
+      type: "gap",
+      reason: "restart",
+      since: undefined,
+      eventTypes: ["reaction"],
+      replayedMessages: 0,
+      skippedMessages: 0,
+    });
     await gapDone;
     expect(order).toEqual(["start:pipe", "gap"]);
     expect(d.stats.received).toBe(0);

@@ -1,17 +1,18 @@
 /**
- * Realistic events (shapes from NOTES §4) and a context builder for router tests. Every fixture
- * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
+ * Realistic events (shaped as the server sends them:
+ * docs/internals/server-behaviour.md#event-shapes) and a context builder for router tests. Every
+ * fixture goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
 import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
 import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
 import type { TimerHandle } from "../../src/time/clock.ts";
-import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
+import { type AnyEvent, type EventMap, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 import { ManualClock } from "./manual-clock.ts";
 
 export const BOT = { name: "helper", userId: 50, email: "helper-bot@example.org" };
 
-function known<T extends KnownEvent>(raw: unknown): T {
+function known<T extends ServerEvent>(raw: unknown): T {
   const parsed = parseEvent(raw);
   if (!parsed.known) throw new Error(`fixture does not match its schema: ${parsed.issue}`);
   return parsed.event as T;
@@ -20,7 +21,7 @@ function known<T extends KnownEvent>(raw: unknown): T {
 const sender = { sender_id: 8, sender_email: "Iago@Example.org", sender_full_name: "Iago" };
 const messageBase = { client: "website", recipient_id: 20, timestamp: 1_700_000_000, avatar_url: null };
 
-export function streamMessage(
+export function channelMessage(
   over: { id?: number; content?: string; subject?: string; flags?: string[] } = {},
 ) {
   return known<EventMap["message"]>({
@@ -79,7 +80,7 @@ export function topicMove() {
   });
 }
 
-export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
+export function contentEdit(over: { channelId?: number } = { channelId: 5 }) {
   return known<EventMap["update_message"]>({
     type: "update_message",
     id: 6,
@@ -89,7 +90,7 @@ export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
     message_ids: [42],
     flags: ["read"],
     rendering_only: false,
-    ...(over.streamId === undefined ? {} : { stream_id: over.streamId, stream_name: "Support" }),
+    ...(over.channelId === undefined ? {} : { stream_id: over.channelId, stream_name: "Support" }),
     orig_content: "old",
     content: "Please deploy now",
     rendered_content: "<p>Please deploy now</p>",
@@ -110,7 +111,7 @@ export function reaction(op: "add" | "remove" = "add") {
   });
 }
 
-export function streamTyping() {
+export function channelTyping() {
   return known<EventMap["typing"]>({
     type: "typing",
     id: 8,
@@ -136,7 +137,7 @@ export function directTyping() {
   });
 }
 
-export function streamDelete() {
+export function channelDelete() {
   return known<EventMap["delete_message"]>({
     type: "delete_message",
     id: 10,
@@ -182,7 +183,7 @@ export function recordingLogger(): Logger & { lines: LogLine[] } {
   return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
+export function ctxFor(event: AnyEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
   return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
 }
 

@@ -1,6 +1,7 @@
 /**
- * The POST /register state, gated by the fetch set exactly as the server gates it (NOTES §2.2):
- * almost nothing unless `realm`, `realm_user` and friends are asked for.
+ * The POST /register state, gated by the fetch set exactly as the server gates it (see
+ * docs/internals/server-behaviour.md#registering-a-queue): almost nothing unless `realm`,
+ * `realm_user` and friends are asked for.
  */
 
 import { featureLevels } from "../../wire/feature-levels.ts";
