@@ -18,13 +18,14 @@ import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { StateBackend } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
-import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
+import { type Clock, realClock } from "../time/clock.ts";
+import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { startFailure, statusOf } from "./status-of.ts";
+import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonBot {
   name: string;
@@ -44,7 +45,10 @@ export interface DaemonOptions {
   sandbox?: Pick<Sandbox, "url" | "control">;
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
-  /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
+  /**
+   * What the daemon and every part of its bots read the time from and wait on; default the real
+   * clock (tests pass a ManualClock shared with the sandbox).
+   */
   clock?: Clock;
   /** Which bots this instance runs: default all of them (a LeaseCoordinator shares them between instances). */
   coordinator?: Coordinator;
@@ -67,7 +71,8 @@ export class Daemon {
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   #stopped = false;
-  readonly #startedAt = Date.now();
+  readonly #clock: Clock;
+  readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
   /** Served at `/metrics`; made only when the config has `http` (a reload cannot add the listener). */
@@ -83,6 +88,8 @@ export class Daemon {
 
   constructor(options: DaemonOptions) {
     this.#o = options;
+    this.#clock = options.clock ?? realClock;
+    this.#startedAt = this.#clock.now();
     this.config = options.config;
     this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
@@ -226,6 +233,7 @@ export class Daemon {
   status(): Promise<DaemonStatus> {
     return statusOf({
       startedAt: this.#startedAt,
+      now: this.#clock.now(),
       bots: this.bots,
       letters: this.letters,
       startFailures: this.#startFailures,
@@ -262,6 +270,7 @@ export class Daemon {
       email: c.email,
       apiKey,
       logger: log,
+      clock: this.#clock,
       ...this.metrics?.apiSink(bot.name),
       ...(captured
         ? {
@@ -272,8 +281,7 @@ export class Daemon {
           }
         : {}),
     });
-    const { tuning, clock } = this.#o;
-    const margin = tuning?.longpollMarginMs ?? this.config.longpoll_margin;
+    const { tuning } = this.#o;
     return new BotRuntime({
       name: bot.name,
       definition: bot.definition,
@@ -285,9 +293,9 @@ export class Daemon {
       ...this.#syncCommit(),
       log,
       ...optionsFromConfig(c),
-      ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
-      ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
-      ...(clock ? { clock } : {}),
+      longpollMarginMs: tuning?.longpollMarginMs ?? this.config.longpoll_margin,
+      backoff: { ...SERVER_BACKOFF, ...tuning?.backoff },
+      clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.letters.of(bot.name),
       ...(captured ? { captured } : {}),
@@ -345,6 +353,7 @@ export class Daemon {
         reload: () => this.reload(),
       },
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
+      clock: this.#clock,
     });
   }
 }
