@@ -91,7 +91,7 @@ export class Daemon {
     this.#clock = options.clock ?? realClock;
     this.#startedAt = this.#clock.now();
     this.config = options.config;
-    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    this.letters = deadLetterOfficeFor(options.config, options.store, options.log, this.#clock);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -121,7 +121,7 @@ export class Daemon {
       this.#remove(name);
     }
     this.config = config;
-    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -264,7 +264,7 @@ export class Daemon {
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
     const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.control.apiKeyOf(c.email) : c.api_key;
-    const captured = c.dry_run ? new CaptureLog() : undefined;
+    const captured = c.dry_run ? new CaptureLog(this.#clock) : undefined;
     const client = createClient({
       url,
       email: c.email,
