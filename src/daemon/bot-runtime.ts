@@ -10,22 +10,11 @@ import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
-import type { DispatchStats, ReplyFn, RunHandler } from "../pipeline/incoming.ts";
+import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../pipeline/incoming.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
-
-export { type BotRuntimeOptions, optionsFromConfig } from "./wire-bot.ts";
-
-const NO_EVENTS: DispatchStats = Object.freeze({
-  received: 0,
-  handled: 0,
-  failed: 0,
-  replayed: 0,
-  duplicates: 0,
-  gaps: 0,
-});
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
 interface SetUp {
@@ -158,7 +147,7 @@ export class BotRuntime {
 
   /** The pipeline's counters so far. */
   get stats(): DispatchStats {
-    return this.#setUp?.dispatcher.stats() ?? { ...NO_EVENTS };
+    return this.#setUp?.dispatcher.stats() ?? noEvents();
   }
 
   get status() {

@@ -36,7 +36,14 @@ import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
 import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
-import { type DispatchMetrics, type DispatchStats, type Incoming, ledgerIdOf, sourceOf } from "./incoming.ts";
+import {
+  type DispatchMetrics,
+  type DispatchStats,
+  type Incoming,
+  ledgerIdOf,
+  noEvents,
+  sourceOf,
+} from "./incoming.ts";
 
 /** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
 export interface DispatcherParts {
@@ -75,14 +82,7 @@ export class Dispatcher {
   readonly #queue: ConversationQueue;
   readonly #failures: HandlerFailures;
   readonly #keys = new ConversationKeys();
-  readonly #stats: DispatchStats = {
-    received: 0,
-    handled: 0,
-    failed: 0,
-    replayed: 0,
-    duplicates: 0,
-    gaps: 0,
-  };
+  readonly #stats: DispatchStats = noEvents();
   /** The ledger read by {@link openLedger} and how its records are committed. */
   #commits: LedgerCommits | undefined;
   #lastEventAt: number | undefined;
