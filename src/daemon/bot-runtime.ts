@@ -34,6 +34,8 @@ export class BotRuntime {
   #setUp: SetUp | undefined;
   #source: QueueSource | undefined;
   #webhookReady = false;
+  /** The start's server check is registering to read the server's identity. */
+  #checking = false;
   #stopping = new AbortController();
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
@@ -90,11 +92,17 @@ export class BotRuntime {
     // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
+    // Before setup too: its `bot.state` must not read what belongs to another server.
+    this.#checking = this.#o.checkServer !== undefined;
+    const registered = await this.#o.checkServer?.(signal).finally(() => {
+      this.#checking = false;
+    });
+    if (signal.aborted) return;
     const { handle, dispatcher, eventTypes } = await this.#setUpOnce();
     if (!(await dispatcher.openLedger(signal))) return;
     const mode = this.#o.mode;
     if (mode === "webhook" || mode === "backtest") {
-      const started = await this.#parts.webhookMode(signal);
+      const started = await this.#parts.webhookMode(signal, registered);
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || mode === "backtest") return;
       this.#webhookReady = true;
@@ -155,7 +163,11 @@ export class BotRuntime {
     const d = this.#setUp?.dispatcher;
     return {
       name: this.name,
-      state: this.standby ? "standby" : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
+      state: this.standby
+        ? "standby"
+        : this.#checking
+          ? "registering"
+          : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
       queueId: c?.queueId ?? null,
       queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
       lastEventAt: d?.lastEventAt,

@@ -11,12 +11,14 @@ import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { AdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
+import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import { BotRuntime } from "./bot-runtime.ts";
@@ -24,6 +26,7 @@ import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
@@ -45,13 +48,12 @@ export interface DaemonOptions {
   sandbox?: Pick<Sandbox, "url" | "control">;
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
-  /**
-   * What the daemon and every part of its bots read the time from and wait on; default the real
-   * clock (tests pass a ManualClock shared with the sandbox).
-   */
+  /** The one clock the daemon and its bots read and wait on; default real (tests: a ManualClock). */
   clock?: Clock;
   /** Which bots this instance runs: default all of them (a LeaseCoordinator shares them between instances). */
   coordinator?: Coordinator;
+  /** The admin socket to serve the admin routes on (see admin-socket.ts); none when absent. */
+  adminSocket?: { path: string; ifTaken: "fail" | "skip" };
 }
 
 export interface StartReport {
@@ -79,6 +81,10 @@ export class Daemon {
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener, when the config has `http.listen`. */
   http: HttpListener | undefined;
+  /** The admin socket, once listening. */
+  adminSocket: AdminSocket | undefined;
+  /** When the config in force was loaded (at construction, then at each applied reload). */
+  #configLoadedAt: number;
   /** The config in force: the one given, then each reload's. */
   config: Config;
   /** Every bot's dead letters (events whose handler failed every attempt). */
@@ -89,7 +95,7 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-    this.#startedAt = this.#clock.now();
+    this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
     this.letters = deadLetterOfficeFor(options.config, options.store, options.log, this.#clock);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
@@ -121,6 +127,7 @@ export class Daemon {
       this.#remove(name);
     }
     this.config = config;
+    this.#configLoadedAt = this.#clock.now();
     this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
@@ -168,6 +175,13 @@ export class Daemon {
    */
   async start(): Promise<StartReport> {
     const report = emptyReport();
+    const admin = this.#o.adminSocket;
+    if (admin)
+      this.adminSocket = await AdminSocket.open({
+        ...admin,
+        handlers: this.#adminHandlers(),
+        log: this.#o.log,
+      });
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.http = await this.#httpListener();
     await this.http?.start();
@@ -179,6 +193,11 @@ export class Daemon {
       },
     });
     first = undefined; // bots won later are reported by their log lines only
+    // State recorded with another server: the daemon stops, naming both (see server-check.ts).
+    const mismatch = report.failed.find(
+      (f) => isStateError(f.error) && f.error.code === "STATE_SERVER_MISMATCH",
+    );
+    if (mismatch) throw mismatch.error;
     const tried = new Set([...report.started, ...report.authFailed, ...report.failed.map((f) => f.name)]);
     report.standby = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
     this.#o.log.info(
@@ -237,6 +256,7 @@ export class Daemon {
       bots: this.bots,
       letters: this.letters,
       startFailures: this.#startFailures,
+      configLoadedAt: this.#configLoadedAt,
     });
   }
 
@@ -244,6 +264,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    await this.adminSocket?.close();
     await this.http?.close();
     const deadline = this.config.shutdown_timeout;
     let abandoned = 0;
@@ -282,7 +303,20 @@ export class Daemon {
         : {}),
     });
     const { tuning } = this.#o;
+    const backoff = { ...SERVER_BACKOFF, ...tuning?.backoff };
+    const checkServer = serverCheck({
+      bot: bot.name,
+      client,
+      store: this.#coordinator.storeFor(bot.name),
+      url,
+      sandbox: onSandbox,
+      location: stateLocation(this.#o.store),
+      log,
+      backoff,
+      clock: this.#clock,
+    });
     return new BotRuntime({
+      checkServer,
       name: bot.name,
       definition: bot.definition,
       settings: bot.settings,
@@ -294,7 +328,7 @@ export class Daemon {
       log,
       ...optionsFromConfig(c),
       longpollMarginMs: tuning?.longpollMarginMs ?? this.config.longpoll_margin,
-      backoff: { ...SERVER_BACKOFF, ...tuning?.backoff },
+      backoff,
       clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.letters.of(bot.name),
@@ -334,6 +368,11 @@ export class Daemon {
     }
   }
 
+  /** What the admin routes act on, on the admin socket and the HTTP listener. */
+  #adminHandlers() {
+    return { letters: () => this.letters, status: () => this.status(), reload: () => this.reload() };
+  }
+
   /** The listener the config asks for; its code (fastify) is loaded only then. */
   async #httpListener(): Promise<HttpListener | undefined> {
     const http = this.config.http;
@@ -346,12 +385,7 @@ export class Daemon {
       requestTimeoutMs: http.request_timeout,
       log: this.#o.log,
       metrics,
-      admin: {
-        token: http.admin_token,
-        letters: () => this.letters,
-        status: () => this.status(),
-        reload: () => this.reload(),
-      },
+      admin: { token: http.admin_token, ...this.#adminHandlers() },
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
       clock: this.#clock,
     });

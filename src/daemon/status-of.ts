@@ -20,6 +20,8 @@ export interface StatusSources {
   letters: DeadLetterOffice;
   /** Why a bot failed to start, by name (a setup that threw, rejected credentials). */
   startFailures: ReadonlyMap<string, string>;
+  /** When the config in force was loaded. */
+  configLoadedAt?: number;
 }
 
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
@@ -36,6 +38,7 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
     pid: process.pid,
     startedAt: new Date(s.startedAt).toISOString(),
     uptimeSeconds: Math.round((now - s.startedAt) / 1000),
+    configLoadedAt: new Date(s.configLoadedAt ?? s.startedAt).toISOString(),
     bots: s.bots.map((runtime) =>
       botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now),
     ),

@@ -33,6 +33,7 @@ import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { Narrow } from "../wire/records.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
 
 /** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
@@ -83,6 +84,11 @@ export interface BotRuntimeOptions {
   captured?: CaptureLog;
   /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
   letters?: DeadLetters;
+  /**
+   * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
+   * belongs to another server; resolves the registration it made, if any.
+   */
+  checkServer?(signal: AbortSignal): Promise<RegisterResponse | undefined>;
 }
 
 /** A bot's config entry as the options of its runtime (the parts the YAML decides). */
@@ -121,8 +127,8 @@ export interface BotParts {
   dispatcher(composer: Composer<BotContext<unknown>>): Dispatcher;
   /** The event queue as the pipeline's source, for one start. */
   queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
-  /** An outgoing-webhook (or backtest) bot's start: learn its identity. */
-  webhookMode(signal: AbortSignal): Promise<boolean>;
+  /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
+  webhookMode(signal: AbortSignal, registered: RegisterResponse | undefined): Promise<boolean>;
   /** The replays of dead letters an operator marked, for one start; none without a store. */
   deadLetterSource(
     dispatcher: Dispatcher,
@@ -215,7 +221,8 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         flush: o.flush,
         metrics,
       }),
-    webhookMode: (signal) => startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal }),
+    webhookMode: (signal, registered) =>
+      startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal, registered }),
     deadLetterSource: (dispatcher, signal, replayJob) =>
       letters && new DeadLetterSource({ letters, dispatcher, replayJob, log, clock, signal }),
   };

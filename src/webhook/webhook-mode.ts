@@ -26,11 +26,13 @@ export interface WebhookModeOptions {
   clock: Clock;
   /** Aborted when the bot stops. */
   signal: AbortSignal;
+  /** A registration this start already made (the daemon's server check): used instead of a new one. */
+  registered?: RegisterResponse | undefined;
 }
 
 /** Learn the bot's identity and the server's limits. False when `signal` aborted meanwhile. */
 export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> {
-  const reg = await registerOnce(o);
+  const reg = o.registered ?? (await registerOnce(o));
   if (o.signal.aborted) return false;
   o.contexts.identify(serverInfoFrom(reg), await identityOf(reg, o.client));
   o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
@@ -41,13 +43,13 @@ export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> 
  * Register, then delete the queue (nothing will poll it). Like a queue bot's first registration,
  * it retries until the server answers; a 401 or the signal ends it.
  */
-async function registerOnce({
+export async function registerOnce({
   client,
   signal,
   log,
   backoff,
   clock,
-}: WebhookModeOptions): Promise<RegisterResponse> {
+}: Pick<WebhookModeOptions, "client" | "signal" | "log" | "backoff" | "clock">): Promise<RegisterResponse> {
   const { initialMs, maxMs } = backoff;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -27,6 +27,8 @@ export const featureLevels = {
   userGroupBotsAllowed: 496,
   channelFolders: 389,
   channelsIncludeAll: 356,
+  /** POST /register's realm state carries `realm_uuid`, the organization's unique id. */
+  realmUuid: 466,
 } as const;
 
 export type FeatureName = keyof typeof featureLevels;
