@@ -20,14 +20,15 @@ import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
-import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
+import { type Clock, realClock } from "../time/clock.ts";
+import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
+import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonBot {
   name: string;
@@ -47,7 +48,7 @@ export interface DaemonOptions {
   sandbox?: Pick<Sandbox, "url" | "control">;
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
-  /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
+  /** The one clock the daemon and its bots read and wait on; default real (tests: a ManualClock). */
   clock?: Clock;
   /** Which bots this instance runs: default all of them (a LeaseCoordinator shares them between instances). */
   coordinator?: Coordinator;
@@ -72,7 +73,8 @@ export class Daemon {
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   #stopped = false;
-  readonly #startedAt = Date.now();
+  readonly #clock: Clock;
+  readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
   /** Served at `/metrics`; made only when the config has `http` (a reload cannot add the listener). */
@@ -82,7 +84,7 @@ export class Daemon {
   /** The admin socket, once listening. */
   adminSocket: AdminSocket | undefined;
   /** When the config in force was loaded (at construction, then at each applied reload). */
-  #configLoadedAt = Date.now();
+  #configLoadedAt: number;
   /** The config in force: the one given, then each reload's. */
   config: Config;
   /** Every bot's dead letters (events whose handler failed every attempt). */
@@ -92,8 +94,10 @@ export class Daemon {
 
   constructor(options: DaemonOptions) {
     this.#o = options;
+    this.#clock = options.clock ?? realClock;
+    this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
-    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    this.letters = deadLetterOfficeFor(options.config, options.store, options.log, this.#clock);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -123,8 +127,8 @@ export class Daemon {
       this.#remove(name);
     }
     this.config = config;
-    this.#configLoadedAt = Date.now();
-    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    this.#configLoadedAt = this.#clock.now();
+    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -248,6 +252,7 @@ export class Daemon {
   status(): Promise<DaemonStatus> {
     return statusOf({
       startedAt: this.#startedAt,
+      now: this.#clock.now(),
       bots: this.bots,
       letters: this.letters,
       startFailures: this.#startFailures,
@@ -280,12 +285,13 @@ export class Daemon {
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
     const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.control.apiKeyOf(c.email) : c.api_key;
-    const captured = c.dry_run ? new CaptureLog() : undefined;
+    const captured = c.dry_run ? new CaptureLog(this.#clock) : undefined;
     const client = createClient({
       url,
       email: c.email,
       apiKey,
       logger: log,
+      clock: this.#clock,
       ...this.metrics?.apiSink(bot.name),
       ...(captured
         ? {
@@ -296,8 +302,8 @@ export class Daemon {
           }
         : {}),
     });
-    const { tuning, clock } = this.#o;
-    const margin = tuning?.longpollMarginMs ?? this.config.longpoll_margin;
+    const { tuning } = this.#o;
+    const backoff = { ...SERVER_BACKOFF, ...tuning?.backoff };
     const checkServer = serverCheck({
       bot: bot.name,
       client,
@@ -306,7 +312,8 @@ export class Daemon {
       sandbox: onSandbox,
       location: stateLocation(this.#o.store),
       log,
-      ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
+      backoff,
+      clock: this.#clock,
     });
     return new BotRuntime({
       checkServer,
@@ -320,9 +327,9 @@ export class Daemon {
       ...this.#syncCommit(),
       log,
       ...optionsFromConfig(c),
-      ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
-      ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
-      ...(clock ? { clock } : {}),
+      longpollMarginMs: tuning?.longpollMarginMs ?? this.config.longpoll_margin,
+      backoff,
+      clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.letters.of(bot.name),
       ...(captured ? { captured } : {}),
@@ -380,6 +387,7 @@ export class Daemon {
       metrics,
       admin: { token: http.admin_token, ...this.#adminHandlers() },
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
+      clock: this.#clock,
     });
   }
 }

@@ -20,6 +20,7 @@ import {
 } from "../state/server-identity.ts";
 import { StateError } from "../state/state-error.ts";
 import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { registerOnce } from "../webhook/webhook-mode.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
@@ -35,7 +36,9 @@ export interface ServerCheckOptions {
   /** Where the state lives, for the error (e.g. `state.path /srv/bots/.bothost`). */
   location: StateLocation;
   log: Logger;
-  backoff?: { initialMs?: number; maxMs?: number };
+  /** Retry delays while the server cannot be reached, and what they wait on. */
+  backoff: { initialMs: number; maxMs: number };
+  clock: Clock;
 }
 
 /** Where a daemon keeps its state. */
@@ -65,7 +68,8 @@ export function serverCheck(
         client: o.client,
         signal,
         log: o.log,
-        ...(o.backoff ? { backoff: o.backoff } : {}),
+        backoff: o.backoff,
+        clock: o.clock,
       });
     } catch (err) {
       if (signal.aborted || isAuthError(err)) return undefined;

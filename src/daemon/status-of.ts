@@ -14,6 +14,8 @@ const NEXT_RUNS = 3;
 
 export interface StatusSources {
   startedAt: number;
+  /** Now, in epoch ms on the daemon's clock (the one the bots' times are read from). */
+  now: number;
   bots: readonly BotRuntime[];
   letters: DeadLetterOffice;
   /** Why a bot failed to start, by name (a setup that threw, rejected credentials). */
@@ -23,7 +25,7 @@ export interface StatusSources {
 }
 
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
-  const now = Date.now();
+  const now = s.now;
   const letters = await s.letters.list();
   const perBot = new Map<string, number>();
   for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);

@@ -66,7 +66,7 @@ export interface BotServicesOptions {
  */
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
-  readonly echo = new LocalEcho();
+  readonly echo: LocalEcho;
   readonly snippets: SnippetCache;
   readonly users: UserCache;
   readonly reporter: MessageReporter;
@@ -81,6 +81,7 @@ export class BotServices {
   constructor(options: BotServicesOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
+    this.echo = new LocalEcho(this.#clock);
     const { client, log } = options;
     // Whether the queue receives a helper's events; the first "no" logs how to fix it.
     const tracked = (helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info") => {

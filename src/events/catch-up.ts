@@ -27,6 +27,8 @@ export interface CatchUpOptions {
   reason: RegisterReason;
   /** When the server was last heard from on the old queue. */
   since: number | undefined;
+  /** Now, in epoch ms: `maxAgeMs` counts back from it. */
+  now: number;
   signal: AbortSignal;
   /** Hand one replayed message to the bot; false when it was a duplicate or the bot's own. */
   accept(message: Message): boolean;
@@ -61,7 +63,7 @@ export async function catchUp(
   let replayed = 0;
   let skipped = 0;
   if (wantsMessages(o.eventTypes) && o.limits.maxMessages > 0) {
-    const oldestAllowed = (Date.now() - o.limits.maxAgeMs) / 1000;
+    const oldestAllowed = (o.now - o.limits.maxAgeMs) / 1000;
     const missed = await fetchHistory(o.client, {
       narrows: [o.narrow ?? []],
       fromId: (o.ledger.cursor ?? 0) + 1,

@@ -79,6 +79,16 @@ export interface DispatchStats {
   gaps: number;
 }
 
+/** Counters before any event. */
+export const noEvents = (): DispatchStats => ({
+  received: 0,
+  handled: 0,
+  failed: 0,
+  replayed: 0,
+  duplicates: 0,
+  gaps: 0,
+});
+
 export function sourceOf(incoming: Incoming): DeadLetterSource {
   if (incoming.letter) return "replay";
   if (incoming.reply) return "webhook";

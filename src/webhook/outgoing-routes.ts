@@ -6,9 +6,11 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
+import { timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { ReplyFn } from "../pipeline/incoming.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
+import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
@@ -29,9 +31,10 @@ export function registerOutgoingRoutes(
   app: FastifyInstance,
   bots: readonly OutgoingBot[],
   log: Logger,
+  clock: Clock,
 ): void {
   for (const bot of bots) {
-    const exchange = new ReplyExchange(bot.replyDeadlineMs);
+    const exchange = new ReplyExchange(bot.replyDeadlineMs, clock);
     const name = bot.runtime.name;
     const blog = log.child({ bot: name });
     app.post(bot.path, async (request, reply) => {
@@ -63,7 +66,8 @@ export function registerOutgoingRoutes(
         event = payload.event;
       } else {
         const client = bot.runtime.contextDeps().api;
-        event = await findSlackMessage(client, payload.slack, AbortSignal.timeout(bot.replyDeadlineMs));
+        const deadline = timeoutSignal(clock, bot.replyDeadlineMs);
+        event = await findSlackMessage(client, payload.slack, deadline.signal).finally(deadline.clear);
         if (!event) {
           blog.warn("Slack-format delivery: the message could not be found through the API; not handled");
           return { response_not_required: true };
@@ -165,8 +169,15 @@ const KEEP_ANSWERS_MS = 600_000;
 class ReplyExchange {
   readonly #answers = new Map<string, { answer: Promise<Answer>; expires: number }>();
 
+  readonly #clock: Clock;
+
   /** `deadlineMs`: answer the server within this time. */
-  constructor(readonly deadlineMs: number) {}
+  constructor(
+    readonly deadlineMs: number,
+    clock: Clock,
+  ) {
+    this.#clock = clock;
+  }
 
   /**
    * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
@@ -189,24 +200,24 @@ class ReplyExchange {
     const close = (a: Answer) => {
       if (!open) return;
       open = false;
-      clearTimeout(timer);
+      this.#clock.clearTimeout(timer);
       settle(a);
     };
-    const timer = setTimeout(() => close({}), this.deadlineMs);
+    const timer = this.#clock.setTimeout(() => close({}), this.deadlineMs);
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);
       close({ content });
       // The server posts this reply after we answer: its id is not known to the handler.
       return { id: -1 };
     };
-    this.#answers.set(key, { answer, expires: Date.now() + KEEP_ANSWERS_MS });
+    this.#answers.set(key, { answer, expires: this.#clock.now() + KEEP_ANSWERS_MS });
     const done = () => close({});
     deliver(reply).then(done, done);
     return { answer, repeat: false };
   }
 
   #prune(): void {
-    const now = Date.now();
+    const now = this.#clock.now();
     // Insertion order is expiry order: stop at the first live entry.
     for (const [key, entry] of this.#answers) {
       if (entry.expires > now) break;

@@ -15,6 +15,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { BotRuntime } from "../../src/daemon/bot-runtime.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { botOptions } from "../support/pipeline.ts";
 
 const message = (id: number, content: string) => ({
   id,
@@ -110,19 +111,18 @@ describe("events that fail their schema", () => {
           if (seen.length === BATCH.length) resolve();
         });
       };
-      runtime = new BotRuntime({
-        name: "b",
-        definition: { setup } as unknown as BotDefinition<never, never>,
-        settings: undefined,
-        client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
-        store: new MemoryStore(),
-        flush: async () => {},
-        log,
-        ownMessages: false,
-        concurrency: 4,
-        handlerTimeoutMs: 5_000,
-        replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
-      });
+      runtime = new BotRuntime(
+        botOptions({
+          name: "b",
+          definition: { setup } as unknown as BotDefinition<never, never>,
+          client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
+          store: new MemoryStore(),
+          log,
+          concurrency: 4,
+          handlerTimeoutMs: 5_000,
+          replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
+        }),
+      );
     });
     await runtime?.start();
     await everyEvent;

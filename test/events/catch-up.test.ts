@@ -48,6 +48,7 @@ it("replays the newest messages within the limits, counts the rest as skipped, a
       eventTypes: ["message", "reaction"],
       reason: "queue_expired",
       since: 1234,
+      now: clock.now(),
       signal: new AbortController().signal,
       // The pipeline refuses the last one (as a duplicate would be): not counted as replayed.
       accept: (m: Message) => accepted.push(m.id) > 0 && m.id !== recent3,

@@ -22,6 +22,7 @@ import type { DaemonStatus } from "../../src/http/daemon-status.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
 import { DeadLetterOffice } from "../../src/state/dead-letter-office.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { realClock } from "../../src/time/clock.ts";
 
 let dir: string;
 const lines: Record<string, unknown>[] = [];
@@ -50,6 +51,7 @@ async function openSocket(socket: string, ifTaken: "fail" | "skip" = "fail") {
   const letters = new DeadLetterOffice(
     new MemoryStore(),
     new Map([["mod", { max: 10, redact: (t: string) => t }]]),
+    realClock,
   );
   await letters.of("mod").add({
     source: "queue",

@@ -4,9 +4,15 @@
  * fixture goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
+import { type BotConfig, BotSchema, DEFAULT_LONGPOLL_MARGIN_MS } from "../../src/config/schema.ts";
+import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "../../src/daemon/wire-bot.ts";
 import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
-import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
-import type { TimerHandle } from "../../src/time/clock.ts";
+import {
+  ConversationQueue,
+  type ConversationQueueOptions,
+  type QueueTask,
+} from "../../src/pipeline/conversation-queue.ts";
+import { realClock, type TimerHandle } from "../../src/time/clock.ts";
 import { type AnyEvent, type EventMap, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 import { ManualClock } from "./manual-clock.ts";
 
@@ -189,6 +195,27 @@ export function ctxFor(event: AnyEvent, extra: Partial<RoutableContext> = {}): R
 
 export { deferred } from "./deferred.ts";
 
+/**
+ * What a bot is built from in tests (for `new BotRuntime` or `wireBot`, as the daemon builds
+ * it): the config schema's defaults for a bot that sets nothing, a module with no handlers, the
+ * real clock; `options` go over them.
+ */
+export function botOptions(
+  options: Pick<BotRuntimeOptions, "name" | "client" | "store" | "log"> & Partial<BotRuntimeOptions>,
+): BotRuntimeOptions {
+  const fromConfig = optionsFromConfig(BotSchema.parse({ module: "./unused.ts" }) as unknown as BotConfig);
+  return {
+    definition: { setup: () => {} } as never,
+    settings: undefined,
+    flush: async () => {},
+    ...fromConfig,
+    longpollMarginMs: DEFAULT_LONGPOLL_MARGIN_MS,
+    backoff: SERVER_BACKOFF,
+    clock: realClock,
+    ...options,
+  };
+}
+
 /** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
 export class CountingClock extends ManualClock {
   armed = 0;
@@ -196,6 +223,19 @@ export class CountingClock extends ManualClock {
     this.armed++;
     return super.setTimeout(fn, ms);
   }
+}
+
+/**
+ * A conversation queue for tests: 8 tasks at once, a 60 s timeout and a ManualClock (so no
+ * timeout fires unless the test moves time), each replaceable.
+ */
+export function newQueue(options: Partial<ConversationQueueOptions> = {}): ConversationQueue {
+  return new ConversationQueue({
+    concurrency: 8,
+    handlerTimeoutMs: 60_000,
+    clock: new ManualClock(0),
+    ...options,
+  });
 }
 
 /** Push `task` on `queue`; resolves once it finished (or was dropped by abortAll). */
