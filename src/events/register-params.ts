@@ -1,5 +1,6 @@
 /**
- * What a bot's queue asks the server for (NOTES §2.3): its event types, narrow and flags, the
+ * What a bot's queue asks the server for (see
+ * docs/internals/server-behaviour.md#registering-a-queue): its event types, narrow and flags, the
  * initial state that carries the limits, and the capabilities that bring modern event shapes.
  */
 import type { RegisterParams } from "../api/resources/events.ts";
@@ -15,7 +16,7 @@ export interface QueueSpec {
 /**
  * `realm` brings the limits, typing timings and long-poll timeout. Not `realm_user`: besides the
  * bot's own id it brings every user of the organization, in every registration of every bot; the
- * runtime asks GET /users/me once instead (NOTES §2.2).
+ * runtime asks GET /users/me once instead (see docs/internals/server-behaviour.md#registering-a-queue).
  */
 const fetchEventTypes = ["realm"] as const;
 

@@ -1,7 +1,6 @@
 /** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
-import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
 import type { FailureMetrics } from "./handler-failures.ts";
 
@@ -10,10 +9,10 @@ export type ReplyFn = (content: string) => Promise<{ id: number }>;
 
 /** What every source hands the pipeline. */
 export interface Incoming {
-  readonly event: ServerEvent;
+  readonly event: AnyEvent;
   /** Fetched again after a lost queue (catch-up), not delivered live. */
   readonly replayed: boolean;
-  /** Why the event failed its schema; it then reaches handlers as a generic event. */
+  /** Why the event failed its schema; it then reaches handlers as an unknown event. */
   readonly issue: string | undefined;
   /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
   readonly reply: ReplyFn | undefined;
@@ -91,16 +90,28 @@ export interface DispatchStats {
   gaps: number;
 }
 
+/** Counters before any event. */
+export const noEvents = (): DispatchStats => ({
+  received: 0,
+  handled: 0,
+  failed: 0,
+  replayed: 0,
+  duplicates: 0,
+  gaps: 0,
+});
+
 export function sourceOf(incoming: Incoming): DeadLetterSource {
   if (incoming.letter) return "replay";
   if (incoming.reply) return "webhook";
   return incoming.replayed ? "catch-up" : "queue";
 }
 
-/** The id the delivery ledger tracks an event by: a message event's message id, if it has one. */
-export function ledgerIdOf(event: ServerEvent): number | undefined {
-  if (event.type !== "message") return undefined;
-  const id = (event as { message?: { id?: unknown } }).message?.id;
+/**
+ * The id the delivery ledger tracks an event by: a message event's message id, if it has one.
+ * Read with care: a message event that failed its schema is tracked too.
+ */
+export function ledgerIdOf(event: AnyEvent): number | undefined {
+  const id = messageField(event, "id");
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }
 
@@ -115,15 +126,19 @@ export function stateKeyOf(incoming: Incoming): string | undefined {
   return incoming.letter ? `l:${incoming.letter.id}` : undefined;
 }
 
-/** A message event's effect records for this run (a re-run looks up what was made). */
-export function sendEffectsOf(
-  records: EffectRecords | undefined,
-  incoming: Incoming,
-  rerun: boolean,
-): SendEffects | undefined {
-  const id = ledgerIdOf(incoming.event);
-  if (id === undefined || records === undefined) return undefined;
-  const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-  const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
-  return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
+/** A message event's `sender_id`, if it has one (read with the same care). */
+export function senderIdOf(event: AnyEvent): unknown {
+  return messageField(event, "sender_id");
+}
+
+/** A message event's `timestamp`, if it is a number (read with the same care). */
+export function sentAtOf(event: AnyEvent): number | undefined {
+  const at = messageField(event, "timestamp");
+  return typeof at === "number" ? at : undefined;
+}
+
+function messageField(event: AnyEvent, name: string): unknown {
+  if (event.type !== "message") return undefined;
+  const message: unknown = event.message;
+  return typeof message === "object" && message !== null ? Reflect.get(message, name) : undefined;
 }

@@ -57,6 +57,11 @@ export interface StateStore {
    * before). A handler run's staged `ctx.state` writes are applied this way.
    */
   applyWrites(writes: readonly StoreWrite[], once?: OnceMarker): Promise<boolean>;
+  /**
+   * Delete every key of this view and of every namespace under it (their expiry aside); resolves
+   * how many were deleted. The daemon uses it to start a bot afresh.
+   */
+  clear(): Promise<number>;
   /** A view whose keys live under `name` inside this view. Any non-empty name is safe. */
   namespace(name: string): StateStore;
 }

@@ -14,6 +14,7 @@ import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
 import type { StateBackend } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 
 export interface InProcessBot {
   email: string;
@@ -36,6 +37,8 @@ export interface InProcessOptions {
   env?: Record<string, string>;
   /** The state store to run on (closed at stop); default a FileStore in `stateDir`. */
   store?: StateBackend;
+  /** The daemon's clock (a test moves it to fire retries and checks); default the real one. */
+  clock?: Clock;
 }
 
 export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
@@ -91,6 +94,7 @@ export async function startInProcessDaemon(
     store,
     log,
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const report = await daemon.start();
   return {

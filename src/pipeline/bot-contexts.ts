@@ -1,0 +1,92 @@
+/**
+ * What every context of one bot is built from: the parts fixed when the bot is wired, and the
+ * server's limits and the bot's user, known once a registration answered ({@link identify}).
+ * Every kind of handler (events, `bot.onStart()`, cron jobs, inbound webhooks) gets its context
+ * from here.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import type { BotServices } from "../effects/bot-services.ts";
+import { KV } from "../state/kv.ts";
+import type { Clock } from "../time/clock.ts";
+import { type ContextDeps, LazyBaseContext } from "./context.ts";
+import type { BotIdentity, RunHandler } from "./incoming.ts";
+
+export interface BotContextsOptions {
+  name: string;
+  client: Client;
+  state: KV;
+  log: Logger;
+  settings: unknown;
+  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
+  services: BotServices;
+  /** What "now" is for `ctx.schedule`. */
+  clock: Clock;
+}
+
+/** What a registration tells about the bot and its server. */
+interface Registration {
+  readonly server: ServerInfo;
+  readonly self: BotIdentity;
+}
+
+export class BotContexts {
+  readonly #o: BotContextsOptions;
+  #registration: Registration | undefined;
+  /** Made once per registration, not per event. */
+  #deps: ContextDeps<unknown> | undefined;
+
+  constructor(options: BotContextsOptions) {
+    this.#o = options;
+  }
+
+  /** The bot's user and the server's limits, from a registration. */
+  identify(server: ServerInfo, self: BotIdentity): void {
+    this.#registration = { server, self };
+    this.#deps = undefined;
+  }
+
+  /** The server's limits, once a registration answered. */
+  get server(): ServerInfo | undefined {
+    return this.#registration?.server;
+  }
+
+  /** The bot's user, once a registration answered. */
+  get self(): BotIdentity | undefined {
+    return this.#registration?.self;
+  }
+
+  /** What a context of this bot is built from. Throws before the first registration. */
+  deps(): ContextDeps<unknown> {
+    if (this.#deps) return this.#deps;
+    const o = this.#o;
+    const registration = this.#registration;
+    if (!registration) throw new Error(`bot ${o.name} has not registered with its server yet`);
+    this.#deps = {
+      bot: { name: o.name, userId: registration.self.userId, email: registration.self.email },
+      api: o.client,
+      state: o.state,
+      log: o.log,
+      settings: o.settings,
+      server: registration.server,
+      channelName: (id) => o.services.channels.nameOf(id),
+      clock: o.clock,
+      services: o.services,
+    };
+    return this.#deps;
+  }
+
+  /** The bot's state (each handler run gets a staged view of it: `KV.run`). */
+  get state(): KV {
+    return this.#o.state;
+  }
+
+  /** Stage 4 for a handler that is not an event's (see {@link RunHandler}). */
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects, staged) => {
+    const run = (state?: KV) =>
+      handler(extend(new LazyBaseContext(this.deps(), signal, bindings, effects, state)));
+    // Staged: the run's state writes are applied once it succeeded, before its result goes on.
+    return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run);
+  };
+}
