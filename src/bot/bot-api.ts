@@ -48,7 +48,11 @@ export interface BotApi<S = unknown> {
   ): this;
   /** Middleware that sees every event: `(ctx, next) => …`. */
   use(...middleware: Middleware<BotContext<S>>[]): this;
-  /** Handle errors thrown by this bot's handlers (otherwise they are logged with their context). */
+  /**
+   * See errors thrown by this bot's handlers. It observes: the failure still goes through retries
+   * and dead letters once it returns. To stop that, throw `NoRetry` from it (`deadLetter: false`
+   * when the failure is fully handled and nothing should be kept).
+   */
   catch(handler: ErrorHandler<BotContext<S>>): this;
   /** Keep the next occurrence of an announcement booked on the server (delivered even while we are down). */
   recurring(id: string, announcement: RecurringAnnouncement): this;

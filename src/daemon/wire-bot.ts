@@ -35,7 +35,10 @@ import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
-/** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
+/**
+ * How long effect records (and markers of applied state writes) are kept: past retries and a
+ * restart (a dead letter carries its own effects).
+ */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
 
 /** Retry delays for a server that is down or failing (registration and polls): first and cap. */
@@ -141,7 +144,11 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const { name, client, log, clock, metrics, letters } = o;
   const commit = o.commit ?? o.flush;
   const store = o.store.namespace(name);
-  const kv = new KV(store.namespace("kv"));
+  // A handler run's ctx.state writes are marked applied for as long as its sends' records live.
+  const kv = new KV(store.namespace("kv"), {
+    store: store.namespace("applied"),
+    ttlMs: EFFECT_RECORDS_TTL_MS,
+  });
   const services = new BotServices({
     name,
     client,

@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
-import type { KV } from "../state/kv.ts";
+import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ContextDeps, LazyBaseContext } from "./context.ts";
 import type { BotIdentity, RunHandler } from "./incoming.ts";
@@ -77,7 +77,16 @@ export class BotContexts {
     return this.#deps;
   }
 
+  /** The bot's state (each handler run gets a staged view of it: `KV.run`). */
+  get state(): KV {
+    return this.#o.state;
+  }
+
   /** Stage 4 for a handler that is not an event's (see {@link RunHandler}). */
-  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
-    handler(extend(new LazyBaseContext(this.deps(), signal, bindings, effects)));
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects, staged) => {
+    const run = (state?: KV) =>
+      handler(extend(new LazyBaseContext(this.deps(), signal, bindings, effects, state)));
+    // Staged: the run's state writes are applied once it succeeded, before its result goes on.
+    return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run);
+  };
 }

@@ -38,7 +38,12 @@ export interface RoutableContext {
 export type NextFunction = () => Promise<void>;
 /** A middleware: do something with `ctx`, and call `next()` (once, awaited) to pass it on. */
 export type Middleware<C> = (ctx: C, next: NextFunction) => unknown;
-/** Handles an error a middleware or handler threw (`bot.catch`). */
+/**
+ * Sees an error a middleware or handler threw (`bot.catch`). It observes: once it returns, the
+ * error goes on as if uncaught (the handler runs again after a pause, then becomes a dead
+ * letter). What it throws replaces the error: `throw new NoRetry(…)` skips the retries, and
+ * `throw new NoRetry(…, { deadLetter: false })` ends the event there (fully handled).
+ */
 export type ErrorHandler<C> = (error: unknown, ctx: C) => unknown;
 
 /**
@@ -116,7 +121,10 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     return this;
   }
 
-  /** Handle errors thrown by the middleware. Without a handler, `run` throws them. Set once. */
+  /**
+   * See errors thrown by the middleware (see {@link ErrorHandler}): `run` still throws them once
+   * the handler returns, or throws what the handler threw instead. Set once.
+   */
   catch(handler: ErrorHandler<C>): this {
     if (typeof handler !== "function")
       throw argument(`catch(): the handler must be a function (error, ctx), got ${typeof handler}.`);
@@ -130,13 +138,17 @@ export class Composer<C extends RoutableContext = RoutableContext> {
 
   /**
    * Run the stack for one event: `undefined` when everything that ran finished synchronously,
-   * else a Promise of the end of the chain. An error that escapes `catch` is thrown (or rejects
-   * the Promise).
+   * else a Promise of the end of the chain. An error is thrown (or rejects the Promise) after
+   * the `catch` handler saw it.
    */
   run(ctx: C): Done {
     const handler = this.#errorHandler;
     if (handler === undefined) return runFrom(this.#stack, 0, ctx);
-    const handle = (error: unknown): Done => wait(handler(error, ctx));
+    const handle = (error: unknown): Done => {
+      const seen = wait(handler(error, ctx));
+      if (seen === undefined) throw error;
+      return seen.then(() => Promise.reject(error));
+    };
     let done: Done;
     try {
       done = runFrom(this.#stack, 0, ctx);

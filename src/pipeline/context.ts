@@ -13,7 +13,7 @@ import { type ReactOptions, react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
-import type { KV } from "../state/kv.ts";
+import type { KV, StateRun } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { RoutableContext } from "./composer.ts";
@@ -26,7 +26,10 @@ export interface BaseContext<S = unknown> {
   bot: { name: string; userId: number; email: string };
   /** The typed client, authenticated as this bot. */
   api: Client;
-  /** The bot's own key-value store (persistent, namespaced per bot). */
+  /**
+   * The bot's own key-value store (persistent, namespaced per bot). In a handler its writes are
+   * applied once per event, when a run succeeds; `state.immediate` writes at once.
+   */
   state: KV;
   /** A pino child logger bound to the bot (and the event, job or request). */
   log: Logger;
@@ -138,17 +141,24 @@ class LazyContext<S> {
   effects: SendEffects | undefined;
   bot: BaseContext<S>["bot"];
   api: Client;
-  state: KV;
+  /** The run's state (made on first read), or what was assigned; undefined: the bot's. */
+  #state: KV | StateRun | undefined;
   settings: S;
   server: ServerInfo;
 
-  constructor(deps: ContextDeps<S>, signal: SignalSource, effects: SendEffects | undefined) {
+  /** `state`: the run's staged state (else the bot's, writing at once). */
+  constructor(
+    deps: ContextDeps<S>,
+    signal: SignalSource,
+    effects: SendEffects | undefined,
+    state?: KV | StateRun,
+  ) {
     this.#deps = deps;
     this.#signal = signal;
     this.effects = effects;
     this.bot = deps.bot;
     this.api = deps.api;
-    this.state = deps.state;
+    this.#state = state;
     this.settings = deps.settings;
     this.server = deps.server;
   }
@@ -157,6 +167,16 @@ class LazyContext<S> {
   protected made(): Made<S> {
     this.#made ??= {};
     return this.#made;
+  }
+
+  get state(): KV {
+    const state = this.#state;
+    if (state === undefined) return this.#deps.state;
+    if ("commit" in state) this.#state = state.state;
+    return this.#state as KV;
+  }
+  set state(value: KV) {
+    this.#state = value;
   }
 
   get signal(): AbortSignal {
@@ -277,8 +297,9 @@ export class LazyBaseContext<S> extends LazyContext<S> {
     signal: SignalSource,
     bindings: Record<string, unknown>,
     effects?: SendEffects,
+    state?: KV,
   ) {
-    super(deps, signal, effects);
+    super(deps, signal, effects, state);
     this.#bindings = bindings;
   }
 
@@ -300,8 +321,9 @@ class LazyEventContext<S> extends LazyContext<S> {
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
+    state: StateRun | undefined,
   ) {
-    super(deps, signal, effects);
+    super(deps, signal, effects, state);
     this.event = event;
     this.replayed = replayed;
     this.channelName = deps.channelName;
@@ -334,8 +356,9 @@ export function createContext<S>(
   signal: SignalSource,
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,
+  state?: StateRun,
 ): BotContext<S> {
-  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects);
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
 }

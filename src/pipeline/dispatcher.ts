@@ -7,7 +7,8 @@
  * 2. **filter**: drop the bot's own messages, unless it asked for them;
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
  * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
- * 5. **effects**: record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
+ * 5. **effects**: apply the run's staged `ctx.state` writes (once per event, see state/staged-state.ts),
+ *    then record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
  *    A handler that threw runs again after a pause; an event whose every attempt failed is kept
  *    as a dead letter first (handler-failures.ts).
  *
@@ -20,6 +21,7 @@ import { timeoutSignal } from "../api/sleep.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
+import { KV, type StateRun } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import { type Clock, monotonicMs } from "../time/clock.ts";
 import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
@@ -45,6 +47,7 @@ import {
   senderIdOf,
   sentAtOf,
   sourceOf,
+  stateKeyOf,
 } from "./incoming.ts";
 
 /** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
@@ -73,6 +76,7 @@ export interface DispatcherParts {
   effects: EffectRecords | undefined;
 }
 
+type FailedArgs = [Incoming, TaskControl, BotContext<unknown>, number, unknown, SendEffects | undefined];
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
 const ON_START = Object.freeze({ onStart: true });
@@ -236,40 +240,58 @@ export class Dispatcher {
    */
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
-    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects);
+    const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
+    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state);
     const started = this.#o.metrics ? monotonicMs() : 0;
     let pending: Promise<void> | undefined;
     try {
       pending = this.#composer.run(ctx);
     } catch (err) {
-      this.#failed(ctx, err, started);
-      return this.#afterFailure(incoming, err, control, effects);
+      return this.#runFailed(incoming, control, ctx, started, err, effects);
     }
-    if (pending === undefined) {
-      this.#handled(ctx, started);
-      return this.#effectsDone(incoming, control);
-    }
+    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects);
     return pending.then(
-      () => {
-        this.#handled(ctx, started);
-        this.#effectsDone(incoming, control);
-      },
-      (err: unknown) => {
-        this.#failed(ctx, err, started);
-        this.#afterFailure(incoming, err, control, effects);
-      },
+      () => this.#succeeded(incoming, control, ctx, started, state, effects),
+      (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects),
     );
   };
+
+  /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */
+  #succeeded(
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    started: number,
+    state: StateRun,
+    effects: SendEffects | undefined,
+  ): unknown {
+    const applied = state.commit();
+    if (applied !== undefined) {
+      return applied.then(
+        () => this.#succeeded(incoming, control, ctx, started, state, effects),
+        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects),
+      );
+    }
+    this.#handled(ctx, started);
+    return this.#effectsDone(incoming, control);
+  }
+
+  /** The run threw (off the hot path: its arguments come as one array). */
+  #runFailed(...[incoming, control, ctx, started, err, effects]: FailedArgs): void {
+    this.#failed(ctx, err, started);
+    this.#afterFailure(incoming, err, control, effects);
+  }
 
   #contextOf(
     incoming: Incoming,
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
+    state: StateRun,
   ): BotContext<unknown> {
     const { event, issue } = incoming;
     const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects);
+    const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state);
     if (incoming.reply) ctx.reply = incoming.reply;
     return ctx;
   }
@@ -301,10 +323,12 @@ export class Dispatcher {
       ...(incoming.letter ? { letter: incoming.letter } : {}),
       again: async (signal) => {
         last = this.#effectsOf(incoming, true);
-        const ctx = this.#contextOf(incoming, signal, true, last);
+        const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
+        const ctx = this.#contextOf(incoming, signal, true, last, state);
         const started = this.#o.metrics ? monotonicMs() : 0;
         try {
           await this.#composer.run(ctx);
+          await state.commit();
         } catch (err) {
           this.#failed(ctx, err, started);
           throw err;

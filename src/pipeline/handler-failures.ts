@@ -1,7 +1,8 @@
 /**
- * What happens to an event whose handler threw: it runs again after a pause (doubling up to a
- * cap), and when the last attempt fails too, or the handler threw {@link NoRetry}, the event is
- * kept as a dead letter for an operator to read and replay. The dispatcher holds the event's
+ * What happens to an event whose handler threw (`bot.catch` only observes, see composer.ts): it
+ * runs again after a pause (doubling up to a cap), and when the last attempt fails too, or the
+ * handler threw {@link NoRetry}, the event is kept as a dead letter for an operator to read and
+ * replay; a `NoRetry` with `deadLetter: false` ends it there, kept nowhere. The dispatcher holds the event's
  * conversation until this settles, so the conversation's later events wait (at most the sum of
  * the pauses and runs) and keep their order, while other conversations go on.
  *
@@ -133,7 +134,7 @@ export class HandlerFailures {
   ): Promise<void> {
     const o = this.#o;
     const interrupted = stopped && !(error instanceof NoRetry);
-    o.metrics?.deadLettered(run.event.type);
+    if (!(error instanceof NoRetry && !error.deadLetter)) o.metrics?.deadLettered(run.event.type);
     const why =
       error instanceof NoRetry
         ? "it threw NoRetry"
@@ -141,6 +142,15 @@ export class HandlerFailures {
           ? "the bot stopped"
           : "every attempt failed";
     try {
+      if (error instanceof NoRetry && !error.deadLetter) {
+        // The bot handled the failure itself: nothing is kept, and a replayed letter is done with.
+        o.log.warn(
+          { err: error, attempts },
+          "handler failed and threw NoRetry with deadLetter: false: not kept",
+        );
+        if (run.letter) await o.letters?.remove(run.letter.id);
+        return;
+      }
       if (!o.letters) {
         // Without a dead-letter store the first failure's log line is all there is.
         if (attempts > 1)
@@ -197,7 +207,7 @@ export function jobRunner(
       o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
     let last = effectsOf(letter !== undefined);
     try {
-      await attempt(signal, last);
+      await attempt(signal, last, key);
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {
@@ -209,7 +219,7 @@ export function jobRunner(
           ...(letter ? { letter } : {}),
           again: (s) => {
             last = effectsOf(true);
-            return attempt(s, last);
+            return attempt(s, last, key);
           },
           effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
         },

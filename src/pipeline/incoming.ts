@@ -38,7 +38,10 @@ export interface DispatchMetrics extends FailureMetrics {
 /**
  * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
  * webhook): its context is the bot's, with `extend` adding the kind's own members; whatever
- * `handler` throws reaches the caller. `effects`: the records its sends go through.
+ * `handler` throws reaches the caller. `effects`: the records its sends go through. `staged`:
+ * the run's `ctx.state` writes are kept until `handler` succeeds, then applied (marked under
+ * `once`, so a later run of the same occurrence applies nothing), and the result is a promise
+ * that resolves after them; without it `ctx.state` writes at once (`bot.onStart()`).
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
@@ -46,6 +49,7 @@ export type RunHandler = <C, R>(
   extend: (base: BaseContext<unknown>) => C,
   handler: (ctx: C) => R,
   effects?: SendEffects,
+  staged?: { once: string | undefined },
 ) => R;
 
 /** A cron job's occurrence: what its dead letter keeps as the event. */
@@ -59,8 +63,15 @@ export interface JobOccurrence {
   catchUp: boolean;
 }
 
-/** Runs a job's handler once, on `signal`, its sends going through `effects`. */
-export type JobAttempt = (signal: AbortSignal, effects: SendEffects | undefined) => Promise<unknown>;
+/**
+ * Runs a job's handler once, on `signal`, its sends going through `effects`, its state writes
+ * staged and marked applied under `once` (the occurrence's key).
+ */
+export type JobAttempt = (
+  signal: AbortSignal,
+  effects: SendEffects | undefined,
+  once: string,
+) => Promise<unknown>;
 
 /** Stages 4–5 for a cron job's occurrence: run, retry, dead letter. True when handled; never rejects. */
 export type RunJob = (
@@ -102,6 +113,17 @@ export function sourceOf(incoming: Incoming): DeadLetterSource {
 export function ledgerIdOf(event: AnyEvent): number | undefined {
   const id = messageField(event, "id");
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
+}
+
+/**
+ * The key a run's state writes are marked applied under, the same for every run of the event: a
+ * message's id (live, caught up or replayed), else a replayed dead letter's id. Other events are
+ * never run again once a run succeeded, so their writes need no marker.
+ */
+export function stateKeyOf(incoming: Incoming): string | undefined {
+  const id = ledgerIdOf(incoming.event);
+  if (id !== undefined) return `m:${id}`;
+  return incoming.letter ? `l:${incoming.letter.id}` : undefined;
 }
 
 /** A message event's `sender_id`, if it has one (read with the same care). */

@@ -152,7 +152,7 @@ export class LocalJobs {
     };
     return this.#o.runJob(
       occurrence,
-      async (s, effects) =>
+      async (s, effects, once) =>
         this.#o.runHandler(
           s,
           bindings,
@@ -160,6 +160,7 @@ export class LocalJobs {
           (base): JobContext<never> => Object.assign(base as BaseContext<never>, { job }),
           declaration.handler,
           effects,
+          { once },
         ),
       signal,
       letter,

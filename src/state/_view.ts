@@ -4,6 +4,8 @@
  * `namespace()` makes child views sharing the same table.
  */
 import { byKey, checkTtl, fromJsonText, KeyedView, toJsonText } from "./_keys.ts";
+import { foldWrites, type OnceMarker, type StoreWrite } from "./_writes.ts";
+import { StateError } from "./state-error.ts";
 import type { JsonValue, SetOptions, StateEntry, StateStore, UpdateOptions } from "./state-store.ts";
 
 /** A value as JSON text (copy-in/copy-out for free, and the form the journal writes). */
@@ -123,6 +125,32 @@ export class StoreView extends KeyedView implements StateStore {
     return result.sort(byKey);
   }
 
+  async applyWrites(writes: readonly StoreWrite[], once?: OnceMarker): Promise<boolean> {
+    // One synchronous step: no other caller can interleave, and FileStore's next commit carries
+    // the writes and the marker together.
+    const marker = once && markerKeyOf(once, this.table);
+    if (marker !== undefined && this.table.read(marker) !== undefined) return false;
+    const stored = new Map(writes.map((w) => [w.key, this.stored(w.key)]));
+    const finals = foldWrites(writes, (key) => this.table.read(stored.get(key)!)?.text);
+    const now = this.table.now();
+    for (const { key, text, expiry } of finals) {
+      const storedKey = stored.get(key)!;
+      if (text === undefined) {
+        this.table.remove(storedKey);
+        continue;
+      }
+      const expiresAt =
+        expiry === "keep"
+          ? this.table.read(storedKey)?.expiresAt
+          : expiry === "none"
+            ? undefined
+            : now + expiry;
+      this.table.write(storedKey, expiresAt === undefined ? { text } : { text, expiresAt });
+    }
+    if (marker !== undefined) this.table.write(marker, { text: "1", expiresAt: now + once!.ttlMs });
+    return true;
+  }
+
   async clear(): Promise<number> {
     this.checkOpen();
     let deleted = 0;
@@ -134,6 +162,16 @@ export class StoreView extends KeyedView implements StateStore {
     return new StoreView(this.table, this.childPrefix(name), this.lifecycle);
   }
 
+  /** The stored key of `key` in this view, for a batch marker written from another view. */
+  storedKeyIn(table: Table, key: string): string {
+    if (table !== this.table)
+      throw new StateError(
+        "STATE_INVALID_KEY",
+        "A batch's marker must be kept in the same store as its writes.",
+      );
+    return this.stored(key);
+  }
+
   private expiryOf(options: SetOptions | undefined): number | undefined {
     const ttlMs = checkTtl(options);
     return ttlMs === undefined ? undefined : this.table.now() + ttlMs;
@@ -143,4 +181,13 @@ export class StoreView extends KeyedView implements StateStore {
     const text = toJsonText(key, value);
     return expiresAt === undefined ? { text } : { text, expiresAt };
   }
+}
+
+function markerKeyOf(once: OnceMarker, table: Table): string {
+  if (!(once.store instanceof StoreView))
+    throw new StateError(
+      "STATE_INVALID_KEY",
+      "A batch's marker must be kept in the same store as its writes.",
+    );
+  return once.store.storedKeyIn(table, once.key);
 }

@@ -1,4 +1,18 @@
+import { type KVStore, StagedState } from "./staged-state.ts";
 import type { JsonValue, SetOptions, StateStore, UpdateOptions } from "./state-store.ts";
+
+/** Where a bot's markers of applied runs are kept, and for how long. */
+export interface AppliedMarkers {
+  store: StateStore;
+  ttlMs: number;
+}
+
+/** A handler run's `ctx.state` and how its staged writes are applied (see staged-state.ts). */
+export interface StateRun {
+  state: KV;
+  /** Undefined when the run wrote nothing; else resolves once its writes are in the store. */
+  commit(): Promise<boolean> | undefined;
+}
 
 /**
  * The typed key-value view a bot sees as `ctx.state`.
@@ -6,6 +20,13 @@ import type { JsonValue, SetOptions, StateStore, UpdateOptions } from "./state-s
  * The type parameters are the caller's promise, not something the store can check: data written by
  * an older version of the bot comes back as it was stored. Validate with zod when that matters.
  * Values must be plain JSON; anything else is refused with `STATE_INVALID_VALUE`.
+ *
+ * In a handler (an event's, a cron job's, an inbound webhook's) the writes are applied once per
+ * event however often the handler runs for it: they are kept with the run and applied when it
+ * succeeds, so a run that fails leaves nothing. The run's own reads see them. `update` applies
+ * its function again, when the run succeeds, to the value the key holds then: keep it pure.
+ * `ctx.state.immediate` writes at once, even if the run fails later. `bot.state` (outside
+ * handlers) writes at once too.
  *
  * @example
  * ```ts
@@ -15,28 +36,80 @@ import type { JsonValue, SetOptions, StateStore, UpdateOptions } from "./state-s
  * ```
  */
 export class KV {
-  constructor(private readonly store: StateStore) {}
+  readonly #store: KVStore;
+  readonly #root: StateStore | undefined;
+  readonly #markers: AppliedMarkers | undefined;
+  /** This state with writes that happen at once (in a handler, even if the run fails later). */
+  readonly immediate: KV;
+
+  constructor(store: StateStore, markers?: AppliedMarkers);
+  constructor(store: KVStore, markers: undefined, immediate: KV);
+  constructor(store: StateStore | KVStore, markers?: AppliedMarkers, immediate?: KV) {
+    this.#store = store;
+    this.#root = immediate ? undefined : (store as StateStore);
+    this.#markers = markers;
+    this.immediate = immediate ?? this;
+  }
+
+  /**
+   * The state of one handler run for `event`, its writes staged until `commit`. `keyOf(event)`:
+   * the event's key (the same for every run of it), under which the applied batch is marked.
+   * Nothing is allocated but the run, nor the key made, until the handler touches `ctx.state`.
+   */
+  static run<E>(kv: KV, keyOf: (event: E) => string | undefined, event: E): StateRun {
+    return new StagedRun(kv.immediate, keyOf, event);
+  }
+
+  /**
+   * Call `fn` with a run's state; once its result resolves, apply the run's writes, then resolve
+   * with that result. What `fn` throws or rejects with leaves no write.
+   */
+  static within<R>(kv: KV, once: string | undefined, fn: (state: KV) => R): R {
+    const run = KV.run(kv, identity, once);
+    return Promise.resolve(fn(run.state)).then(async (value) => {
+      await run.commit();
+      return value;
+    }) as R;
+  }
+
+  /** @internal The staged view of `kv`'s store for one run (see {@link KV.run}). */
+  static staged(kv: KV, once: string | undefined): { state: KV; staged: StagedState } {
+    const markers = kv.#markers;
+    const marker =
+      once !== undefined && markers ? { store: markers.store, key: once, ttlMs: markers.ttlMs } : undefined;
+    const staged = new StagedState(kv.#root!, marker);
+    return { state: new KV(staged, undefined, kv), staged };
+  }
 
   async get<T = JsonValue>(key: string): Promise<T | undefined> {
-    return (await this.store.get(key)) as T | undefined;
+    return (await this.#store.get(key)) as T | undefined;
   }
 
   async set<T = JsonValue>(key: string, value: T, options?: SetOptions): Promise<void> {
-    await this.store.set(key, value as JsonValue, options);
+    await this.#store.set(key, value as JsonValue, options);
   }
 
-  /** Resolves `true` if this call created the key (exactly one concurrent caller wins). */
+  /**
+   * Resolves `true` if this call created the key. Written at once (`bot.state`, `immediate`):
+   * exactly one concurrent caller wins. In a handler: `true` when the run sees the key absent;
+   * the key is created when the run succeeds, if still absent then. A claim other conversations
+   * must see before the run ends belongs in `ctx.state.immediate.setIfAbsent`.
+   */
   async setIfAbsent<T = JsonValue>(key: string, value: T, options?: SetOptions): Promise<boolean> {
-    return this.store.setIfAbsent(key, value as JsonValue, options);
+    return this.#store.setIfAbsent(key, value as JsonValue, options);
   }
 
-  /** Atomic read-modify-write; `fn` must be synchronous and pure; returning `undefined` deletes. */
+  /**
+   * Atomic read-modify-write; `fn` must be synchronous and pure (it may be called more than
+   * once); returning `undefined` deletes. In a handler `fn` runs again when the run succeeds,
+   * on the value current then, so concurrent updates from other conversations all count.
+   */
   async update<T = JsonValue>(
     key: string,
     fn: (current: T | undefined) => T | undefined,
     options?: UpdateOptions,
   ): Promise<T | undefined> {
-    const next = await this.store.update(
+    const next = await this.#store.update(
       key,
       (current) => fn(current as T | undefined) as JsonValue | undefined,
       options,
@@ -45,11 +118,36 @@ export class KV {
   }
 
   async delete(key: string): Promise<boolean> {
-    return this.store.delete(key);
+    return this.#store.delete(key);
   }
 
   /** Keys starting with `prefix`, sorted by key. */
   async list<T = JsonValue>(prefix = ""): Promise<Array<{ key: string; value: T }>> {
-    return (await this.store.list(prefix)) as Array<{ key: string; value: T }>;
+    return (await this.#store.list(prefix)) as Array<{ key: string; value: T }>;
+  }
+}
+
+const identity = <T>(value: T): T => value;
+
+/** A run's state, made on first use (most handlers never touch `ctx.state`). */
+class StagedRun<E> implements StateRun {
+  readonly #kv: KV;
+  readonly #keyOf: (event: E) => string | undefined;
+  readonly #event: E;
+  #made: { state: KV; staged: StagedState } | undefined;
+
+  constructor(kv: KV, keyOf: (event: E) => string | undefined, event: E) {
+    this.#kv = kv;
+    this.#keyOf = keyOf;
+    this.#event = event;
+  }
+
+  get state(): KV {
+    this.#made ??= KV.staged(this.#kv, this.#keyOf(this.#event));
+    return this.#made.state;
+  }
+
+  commit(): Promise<boolean> | undefined {
+    return this.#made?.staged.commit();
   }
 }

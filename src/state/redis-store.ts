@@ -15,6 +15,8 @@
  */
 import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
+import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
+import type { OnceMarker, StoreWrite } from "./_writes.ts";
 import { connectRedis, describeRedisUrl, type Fence, redisFailure } from "./redis-connection.ts";
 import { StateError } from "./state-error.ts";
 import type {
@@ -193,6 +195,33 @@ class RedisView extends KeyedView implements StateStore {
     return result.sort(byKey);
   }
 
+  async applyWrites(writes: readonly StoreWrite[], once?: OnceMarker): Promise<boolean> {
+    if (writes.length === 0 && once === undefined) return true;
+    if (once && !(once.store instanceof RedisView && once.store.core === this.core))
+      throw new StateError(
+        "STATE_INVALID_KEY",
+        "A batch's marker must be kept in the same store as its writes.",
+      );
+    const fence = this.fence?.current();
+    if (this.fence && !fence) throw this.fencedError();
+    const client = this.core.client as unknown as Record<
+      string,
+      (...a: (string | number)[]) => Promise<number>
+    >;
+    return applyBatch(
+      {
+        client: this.core.client,
+        stored: (key) => this.stored(key),
+        marker: once && { stored: (once.store as RedisView).stored(once.key), ttlMs: once.ttlMs },
+        fence,
+        call: (what, op) => this.call(what, op),
+        write: (keys, args) =>
+          this.track(this.call("write", () => client.bothostApply!(keys.length, ...keys, ...args))),
+      },
+      writes,
+    );
+  }
+
   async clear(): Promise<number> {
     this.checkOpen();
     const keys = await this.call("list", async () => {
@@ -224,7 +253,11 @@ class RedisView extends KeyedView implements StateStore {
       fenceValue = fence.value;
     }
     const run = (this.core.client as unknown as Record<StoreScript, ScriptFn>)[script].bind(this.core.client);
-    const write = this.call("write", () => run(stored, fenceKey, fenceValue, ...args));
+    return this.track(this.call("write", () => run(stored, fenceKey, fenceValue, ...args)));
+  }
+
+  /** Tracked until it settles, so flush() waits for it. */
+  private track<T>(write: Promise<T>): Promise<T> {
     this.core.pending.add(write);
     const forget = () => this.core.pending.delete(write);
     write.then(forget, forget);
@@ -304,6 +337,7 @@ export class RedisStore extends RedisView implements StateBackend {
     }
     for (const [name, lua] of Object.entries(storeScripts))
       client.defineCommand(name, { lua, numberOfKeys: 2 });
+    client.defineCommand("bothostApply", { lua: applyBatchScript });
     return new RedisStore(client, options.url, prefix);
   }
 

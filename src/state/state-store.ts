@@ -1,3 +1,5 @@
+import type { OnceMarker, StoreWrite } from "./_writes.ts";
+
 /** A value the store can hold: exactly what survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -48,6 +50,13 @@ export interface StateStore {
   delete(key: string): Promise<boolean>;
   /** This view's own keys starting with `prefix` (child namespaces excluded), sorted by key. */
   list(prefix?: string): Promise<StateEntry[]>;
+  /**
+   * Apply `writes` in order as one atomic step (no other write to their keys can come between),
+   * fenced like every write. With `once`, only if its marker key is absent, writing it in the same
+   * step: resolves false, applying nothing, when the marker was there (the batch was applied
+   * before). A handler run's staged `ctx.state` writes are applied this way.
+   */
+  applyWrites(writes: readonly StoreWrite[], once?: OnceMarker): Promise<boolean>;
   /**
    * Delete every key of this view and of every namespace under it (their expiry aside); resolves
    * how many were deleted. The daemon uses it to start a bot afresh.

@@ -13,6 +13,7 @@ import { Daemon } from "../daemon/daemon.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
+import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 
 export interface InProcessBot {
@@ -34,6 +35,8 @@ export interface InProcessOptions {
   global?: string;
   /** Environment for `${VAR}` in the YAML, on top of the bots' keys. */
   env?: Record<string, string>;
+  /** The state store to run on (closed at stop); default a FileStore in `stateDir`. */
+  store?: StateBackend;
   /** The daemon's clock (a test moves it to fire retries and checks); default the real one. */
   clock?: Clock;
 }
@@ -80,7 +83,7 @@ export async function startInProcessDaemon(
     },
   });
   const log = createLogger({ destination, pretty: false, level: "debug" });
-  const store = await FileStore.open(stateDir);
+  const store = options.store ?? (await FileStore.open(stateDir));
   const daemon = new Daemon({
     config,
     bots: Object.entries(bots).map(([name, b]) => ({

@@ -133,6 +133,9 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
           },
         }),
       (ctx) => untilAborted(Promise.resolve(target.handler(ctx)), signal),
+      undefined,
+      // ctx.state writes apply when the handler succeeds, once per idempotency (or replay) key.
+      { once: storeKey === undefined ? undefined : `w:${storeKey}` },
     );
     return isPlainObject(result) ? result : { ok: true };
   } catch (err) {

@@ -2,6 +2,7 @@
  * Failed handlers through a real daemon and sandbox: retried with pauses while their conversation
  * waits and others go on; kept as dead letters after the last attempt (or at once for NoRetry);
  * replayed once fixed, in order, exactly once; kept for the next start when the bot stops.
+ * `bot.catch` sees each failure without switching any of that off, unless it throws NoRetry.
  */
 import { describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
@@ -150,5 +151,63 @@ describe("a handler that throws", () => {
     );
     await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok interrupted"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+  });
+});
+
+describe("bot.catch", () => {
+  /** A bot whose handler always fails, with an error handler that records what it saw. */
+  function caught(onError: (err: unknown) => void) {
+    const seen: string[] = [];
+    let runs = 0;
+    const definition = defineBot({
+      setup(bot: BotApi) {
+        bot.on("message", { sender: MEMBER }, () => {
+          runs++;
+          throw new Error(`failure ${runs}`);
+        });
+        bot.catch((err, ctx) => {
+          seen.push(`${(err as Error).message} in ${ctx.event.type}`);
+          onError(err);
+        });
+      },
+    });
+    return { definition, seen, runs: () => runs };
+  }
+
+  it("observes: the failure is still retried and kept as a dead letter", async () => {
+    const { definition, seen, runs } = caught(() => {});
+    const d = await start(definition);
+    post("doomed");
+    await expect.poll(async () => (await d.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    expect(runs()).toBe(3);
+    expect(seen).toEqual(["failure 1 in message", "failure 2 in message", "failure 3 in message"]);
+    expect((await d.daemon.letters.list())[0]).toMatchObject({
+      attempts: 3,
+      error: { name: "Error", message: "failure 3" },
+    });
+  });
+
+  it("throwing NoRetry from it skips the retries; with deadLetter: false nothing is kept", async () => {
+    const { definition, seen, runs } = caught((err) => {
+      throw new NoRetry("handled by the bot", { cause: err, deadLetter: false });
+    });
+    const d = await start(definition);
+    post("handled");
+    post("then this", "other");
+    await expect.poll(() => d.logged("deadLetter: false").length, { timeout: 10_000 }).toBe(2);
+    expect(runs()).toBe(2);
+    expect(seen).toEqual(["failure 1 in message", "failure 2 in message"]);
+    expect(await d.daemon.letters.list()).toEqual([]);
+  });
+
+  it("throwing plain NoRetry from it keeps a dead letter at once", async () => {
+    const { definition, runs } = caught((err) => {
+      throw new NoRetry("give up", { cause: err });
+    });
+    const d = await start(definition);
+    post("give up");
+    await expect.poll(async () => (await d.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    expect(runs()).toBe(1);
+    expect((await d.daemon.letters.list())[0]).toMatchObject({ attempts: 1, error: { name: "NoRetry" } });
   });
 });

@@ -150,7 +150,7 @@ describe("Composer.run() errors", () => {
     expect(() => bot.run(ctxFor(channelMessage()))).toThrow(boom);
   });
 
-  it("a sync throw is handled by catch, synchronously", () => {
+  it("a sync throw is seen by catch, synchronously, and then thrown on", () => {
     const caught: Array<[string, number | undefined]> = [];
     const after: string[] = [];
     const bot = new Composer()
@@ -163,13 +163,13 @@ describe("Composer.run() errors", () => {
       .catch((err, ctx) => {
         caught.push([(err as Error).message, ctx.event.id]);
       });
-    expect(bot.run(ctxFor(channelMessage()))).toBeUndefined();
+    expect(() => bot.run(ctxFor(channelMessage()))).toThrow("inside");
     expect(caught).toEqual([["inside", 3]]);
     // The catch ends the chain: the handler that threw never called next().
     expect(after).toEqual([]);
   });
 
-  it("waits for an async catch handler; a throw from it rejects", async () => {
+  it("waits for an async catch handler, then rejects with the error; a throw from it replaces the error", async () => {
     const log: string[] = [];
     const bot = new Composer()
       .on("message", () => {
@@ -182,7 +182,7 @@ describe("Composer.run() errors", () => {
     const result = bot.run(ctxFor(channelMessage()));
     expect(result).toBeInstanceOf(Promise);
     expect(log).toEqual([]);
-    await result;
+    await expect(result).rejects.toThrow("sync");
     expect(log).toEqual(["handled sync"]);
 
     const failing = new Composer()

@@ -1,7 +1,8 @@
 /**
  * Cron jobs fail like events do: a job that throws runs again after a pause, repeating none of
  * the messages it had sent; one that fails every attempt (or throws NoRetry) is kept as a dead
- * letter, and an operator's retry runs the job's occurrence again once the cause is fixed.
+ * letter, and an operator's retry runs the job's occurrence again once the cause is fixed. Its
+ * ctx.state writes apply once per occurrence.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
@@ -101,5 +102,31 @@ describe("a cron job that throws", () => {
     ]);
     expect(bot.runs()).toBe(1);
     expect(retriesLogged()).toEqual([]);
+  });
+
+  it("applies its ctx.state writes once per occurrence, however often it runs; immediate ones each run", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
+    let runs = 0;
+    await world.start((bot) => {
+      bot.cron("*/5 * * * *", { id: "tally" }, async (ctx) => {
+        runs++;
+        await ctx.state.immediate.update<number>("runs", (n) => (n ?? 0) + 1);
+        const count = await ctx.state.update<number>("count", (n) => (n ?? 0) + 1);
+        if (runs < 3) throw new Error("not yet");
+        await ctx.send({ type: "channel", to: "general", topic: "tally", content: `count ${count}` });
+      });
+    });
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await throughRetries(2);
+    await expect.poll(contents).toEqual(["count 1"]);
+    await expect
+      .poll(() => world.logs.filter((l) => l.msg === "handler succeeded on a later attempt"))
+      .toHaveLength(1);
+    await world.stop();
+    await world.withState(async (store) => {
+      const kv = store.namespace("herald").namespace("kv");
+      expect(await kv.get("count")).toBe(1);
+      expect(await kv.get("runs")).toBe(3);
+    });
   });
 });

@@ -87,6 +87,10 @@ describe.skipIf(!reachable)("RedisStore", () => {
       await expect(ns.setIfAbsent("handled:12", 1)).rejects.toMatchObject(refused);
       await expect(ns.update("n", () => 2)).rejects.toMatchObject(refused);
       await expect(ns.delete("handled:11")).rejects.toMatchObject(refused);
+      const batch = [{ op: "set", key: "cursor", text: "99" }] as const;
+      const marker = { store: ns, key: "m:12", ttlMs: 60_000 };
+      await expect(ns.applyWrites(batch, marker)).rejects.toMatchObject(refused);
+      expect(await ns.get("m:12")).toBeUndefined();
       expect(await ns.get("cursor")).toBe(10);
       expect(await ns.get("handled:12")).toBeUndefined();
       expect(await ns.get("n")).toBe(1);
@@ -105,6 +109,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
       fence = undefined;
       const ns = store.fenced(source).namespace("herald");
       await expect(ns.set("x", 1)).rejects.toMatchObject(refused);
+      await expect(ns.applyWrites([{ op: "set", key: "x", text: "1" }])).rejects.toMatchObject(refused);
       expect(await ns.get("x")).toBeUndefined();
     });
 

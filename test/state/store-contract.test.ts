@@ -3,36 +3,11 @@
  * store joins when a Redis answers (see `test/support/redis.ts`); its expiry runs on Redis's own clock, so the
  * manual-clock expiry test is replaced for it by `redis-store.test.ts`.
  */
-import { afterAll, describe, expect } from "vitest";
-import { FileStore } from "../../src/state/file-store.ts";
-import { MemoryStore } from "../../src/state/memory-store.ts";
-import { RedisStore } from "../../src/state/redis-store.ts";
+import { describe, expect } from "vitest";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
-import { manualClock, test } from "../support/state.ts";
+import { everyStore, manualClock, test } from "../support/state.ts";
 
-type Open = (dir: string, now: () => number) => Promise<StateBackend>;
-const redisPrefixes: string[] = [];
-const implementations: Array<[string, Open, { manualClock: boolean }]> = [
-  ["MemoryStore", async (_dir, now) => new MemoryStore({ now }), { manualClock: true }],
-  ["FileStore", (dir, now) => FileStore.open(dir, { now, autoFlushMs: 0 }), { manualClock: true }],
-];
-if (await redisReachable()) {
-  implementations.push([
-    "RedisStore",
-    (_dir) => {
-      const prefix = uniquePrefix("contract");
-      redisPrefixes.push(prefix);
-      return RedisStore.open({ url: redisUrl, prefix });
-    },
-    { manualClock: false },
-  ]);
-} else {
-  console.warn(`store-contract: ${noRedisMessage}`);
-}
-afterAll(async () => {
-  for (const prefix of redisPrefixes) await dropPrefix(prefix);
-});
+const implementations = await everyStore("contract");
 
 describe.each(implementations)("%s", (_name, open, traits) => {
   const withStore = async (

@@ -1,6 +1,7 @@
 /**
  * Inbound webhooks over real HTTP: each verifier accepts a good request and refuses a bad one
- * (401, no handler), repeats are dropped, oversized bodies get 413, unknown routes 404.
+ * (401, no handler), repeats are dropped, oversized bodies get 413, unknown routes 404; ctx.state
+ * writes apply once the handler succeeded.
  */
 import { createHmac } from "node:crypto";
 import { Readable } from "node:stream";
@@ -53,6 +54,15 @@ function hooks(b: BotApi): void {
   b.webhook("bearer", { verify: { type: "bearer", token: BEARER } }, record("bearer"));
   b.webhook("shared", { verify: { type: "secret", secret: SHARED } }, record("shared"));
   b.webhook("small", { verify: { type: "none" }, maxBodyBytes: 64 }, record("small"));
+  b.webhook("tally", { verify: { type: "none" }, idempotencyHeader: "X-Id" }, async (ctx) => {
+    const attempts = await ctx.state.immediate.update<number>("tally runs", (n) => (n ?? 0) + 1);
+    const count = await ctx.state.update<number>("tally", (n) => (n ?? 0) + 1);
+    if (failNext) {
+      failNext = false;
+      throw new Error("handler broke");
+    }
+    return { count, attempts };
+  });
   b.webhook("send", { verify: { type: "none" } }, async (ctx) => {
     const { id } = await ctx.send({
       type: "channel",
@@ -103,6 +113,17 @@ async function post(path: string, body: string | Buffer, headers: Record<string,
 
 const hex = (secret: string, data: string) => createHmac("sha256", secret).update(data).digest("hex");
 const now = () => Math.floor(Date.now() / 1000);
+
+describe("ctx.state in a webhook handler", () => {
+  it("applies its writes when the handler succeeds: a failed request leaves none, a repeat none", async () => {
+    failNext = true;
+    const tally = (id: string) => post("/webhooks/hooks/tally", "{}", { "x-id": id });
+    expect(await tally("t-1")).toEqual({ status: 500, body: { error: "the webhook handler failed" } });
+    expect(await tally("t-1")).toEqual({ status: 200, body: { count: 1, attempts: 2 } });
+    expect(await tally("t-1")).toEqual({ status: 200, body: { duplicate: true } });
+    expect(await tally("t-2")).toEqual({ status: 200, body: { count: 2, attempts: 3 } });
+  });
+});
 
 describe("GitHub-style signatures and idempotency keys", () => {
   it("accepts a body signed with X-Hub-Signature-256 and refuses a wrong or missing one", async () => {
