@@ -35,13 +35,13 @@ const HOUR = 3_600_000;
 /** One bucket's state, as the status page and `/metrics` show it. */
 export interface BucketSnapshot {
   bucket: BucketName;
-  /** The limits in force: configured, or learned from the server's headers. */
+  /** The limits: configured, the hour's as the server last reported it (its longest window). */
   perMinute: number;
   perHour: number;
-  /** Calls started in the last minute and hour (calls the server reported beyond ours included). */
+  /** Calls this client started in the last minute and hour. */
   usedMinute: number;
   usedHour: number;
-  /** Calls left in the hourly window. */
+  /** Calls left in the hourly window: by this client's count, or the server's if it reported fewer. */
   remainingHour: number;
   /** Until when a 429 blocks the bucket (ms since the epoch), if it does now. */
   blockedUntil: number | undefined;
@@ -60,17 +60,17 @@ const header = (headers: ResponseHeaders, name: string): number | undefined => {
 };
 
 /**
- * One bucket: a sliding minute and a sliding hour. Each call reserves its start when it asks, so
- * waiting calls start in the order they asked and the windows hold exactly.
+ * One bucket: a sliding minute and a sliding hour kept here, plus what the server last reported
+ * (calls left until its reset). Each call reserves its start when it asks, so waiting calls start
+ * in the order they asked and the windows hold exactly.
  */
 export class RateBucket {
   /** Start times of the calls of the last hour and of the reserved ones, ascending. */
   readonly #starts: number[] = [];
   #blockedUntil = 0;
-  /** Calls the server counted that this client did not make (another process, a restart). */
-  #unknown = { count: 0, until: 0 };
+  /** The server's last report: its limit, calls left, when it frees up, and `calls` at that time. */
+  #reported: { limit: number; remaining: number; resetAt: number; callsThen: number } | undefined;
   readonly #configured: BudgetLimits;
-  #limits: BudgetLimits;
   calls = 0;
   limited = 0;
 
@@ -83,14 +83,30 @@ export class RateBucket {
   ) {
     const whole = (n: number) => Math.max(1, Math.floor(n));
     this.#configured = { perMinute: whole(limits.perMinute), perHour: whole(limits.perHour) };
-    this.#limits = { ...this.#configured };
   }
 
+  /**
+   * The limits to plan with: the configured ones, the hour raised to the server's reported limit
+   * when that is higher. The server reports only the limit of its longest window, not the window's
+   * length, so a lower reported limit is not taken as hourly: {@link serverLeft} covers it.
+   */
   get limits(): Readonly<BudgetLimits> {
-    return this.#limits;
+    const configured = this.#configured;
+    return { ...configured, perHour: Math.max(configured.perHour, this.#reported?.limit ?? 0) };
   }
 
-  /** Resolve when a call may start (at once while within both windows); rejects if `signal` aborts. */
+  /** What the server last reported, until its reset: its limit and the calls left by its count. */
+  serverLeft(now = this.clock.now()): { limit: number; remaining: number; resetAt: number } | undefined {
+    const r = this.#reported;
+    if (!r || r.resetAt <= now) return undefined;
+    return {
+      limit: r.limit,
+      remaining: Math.max(0, r.remaining - (this.calls - r.callsThen)),
+      resetAt: r.resetAt,
+    };
+  }
+
+  /** Resolve when a call may start (at once while within budget); rejects if `signal` aborts. */
   async acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason;
     const now = this.clock.now();
@@ -109,41 +125,41 @@ export class RateBucket {
     }
   }
 
-  /** The earliest time a call asking now could start. */
+  /**
+   * The earliest time a call asking now could start: within the configured minute, within the
+   * hour (the configured limit, or the server's if higher), after a 429's `retry-after`, and not
+   * before the server's reset once the calls it said were left are spent.
+   */
   nextStartAt(now = this.clock.now()): number {
     this.#prune(now);
     const starts = this.#starts;
-    const { perMinute, perHour } = this.#limits;
-    const unknown = now < this.#unknown.until ? this.#unknown.count : 0;
+    const { perMinute, perHour } = this.limits;
     let at = Math.max(now, this.#blockedUntil, starts.at(-1) ?? 0);
     // The limit-th newest start must have left its window before this call may start.
     const minuteBlocker = starts[starts.length - perMinute];
     if (minuteBlocker !== undefined) at = Math.max(at, minuteBlocker + MINUTE);
-    const hourRoom = perHour - unknown;
-    if (hourRoom <= 0) at = Math.max(at, this.#unknown.until);
-    else {
-      const hourBlocker = starts[starts.length - hourRoom];
-      if (hourBlocker !== undefined) at = Math.max(at, hourBlocker + HOUR);
+    const hourBlocker = starts[starts.length - perHour];
+    if (hourBlocker !== undefined) at = Math.max(at, hourBlocker + HOUR);
+    const reported = this.#reported;
+    if (reported && this.calls - reported.callsThen >= reported.remaining && reported.resetAt > at) {
+      at = reported.resetAt;
     }
     return at;
   }
 
-  /** Learn from a response's `X-RateLimit-*` headers (they report the hourly window). */
+  /** Learn from a response's `X-RateLimit-*` headers (they report the server's longest window). */
   observe(headers: ResponseHeaders): void {
     const limit = header(headers, "x-ratelimit-limit");
     const remaining = header(headers, "x-ratelimit-remaining");
-    if (limit === undefined || limit < 1) return;
-    const now = this.clock.now();
-    this.#learnHourLimit(Math.floor(limit));
-    if (remaining === undefined) return;
     const reset = header(headers, "x-ratelimit-reset");
-    const serverUsed = limit - remaining;
-    const ours = this.#countSince(now - HOUR, now);
-    const beyond = serverUsed - ours;
-    // The server's reset is when its oldest counted call leaves the window: the calls it counted
-    // beyond ours are held until then (at least a minute, if it sent no reset).
-    const until = reset !== undefined && reset * 1000 > now ? reset * 1000 : now + MINUTE;
-    this.#unknown = beyond > 0 ? { count: beyond, until } : { count: 0, until: 0 };
+    if (limit === undefined || limit < 1 || remaining === undefined || reset === undefined) return;
+    // The reset is a whole second rounded down: the window is certainly free a second later.
+    this.#reported = {
+      limit: Math.floor(limit),
+      remaining: Math.max(0, Math.floor(remaining)),
+      resetAt: (Math.floor(reset) + 1) * 1000,
+      callsThen: this.calls,
+    };
   }
 
   /** A 429: no call of this bucket starts before `retryAfterMs` from now. */
@@ -154,35 +170,29 @@ export class RateBucket {
 
   snapshot(now = this.clock.now()): BucketSnapshot {
     this.#prune(now);
-    const unknown = now < this.#unknown.until ? this.#unknown.count : 0;
-    const usedHour = this.#countSince(now - HOUR, now) + unknown;
+    const usedHour = this.#countSince(now - HOUR, now);
+    const server = this.serverLeft(now);
+    const perHour = this.#reported?.limit ?? this.#configured.perHour;
     return {
       bucket: this.name,
-      ...this.#limits,
+      perMinute: this.#configured.perMinute,
+      perHour,
       usedMinute: this.#countSince(now - MINUTE, now),
       usedHour,
-      remainingHour: Math.max(0, this.#limits.perHour - usedHour),
+      remainingHour: Math.min(Math.max(0, this.limits.perHour - usedHour), server?.remaining ?? perHour),
       blockedUntil: this.#blockedUntil > now ? this.#blockedUntil : undefined,
       calls: this.calls,
       limited: this.limited,
     };
   }
 
-  /**
-   * The server reports only the hourly limit. A lower one than configured lowers the minute
-   * window in proportion (a per-user rule such as 10 a minute and 100 an hour); a higher one
-   * never raises the minute window beyond what is configured.
-   */
-  #learnHourLimit(perHour: number): void {
-    if (perHour === this.#limits.perHour) return;
-    const configured = this.#configured;
-    const scaled = Math.max(1, Math.floor((configured.perMinute * perHour) / configured.perHour));
-    this.#limits = { perHour, perMinute: Math.min(configured.perMinute, scaled, perHour) };
-  }
-
   #countSince(from: number, to: number): number {
     let n = 0;
-    for (const t of this.#starts) if (t > from && t <= to) n++;
+    for (let i = this.#starts.length - 1; i >= 0; i--) {
+      const t = this.#starts[i] ?? 0;
+      if (t <= from) break;
+      if (t <= to) n++;
+    }
     return n;
   }
 

@@ -258,6 +258,8 @@ export class BotRuntime {
       inFlight: d.inFlight,
       cursor: d.ledger?.cursor,
       server: d.server,
+      budget: this.#o.client.budget.snapshot(),
+      pacing: c?.pacer?.snapshot(),
       ...this.stats,
     };
   }
