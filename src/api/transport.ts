@@ -161,7 +161,9 @@ export function createTransport(config: TransportConfig): RequestFn {
       throw toNetworkError(err, endpoint, timeoutMs);
     }
     config.onResponse?.({ endpoint, status: response.statusCode, ms: clock.now() - started });
-    if (options.auth !== false) budget.of(method, path).observe(response.headers);
+    // A 429's own retry-after is exact; its headers' whole-second reset is not.
+    if (options.auth !== false && response.statusCode !== 429)
+      budget.of(method, path).observe(response.headers);
     return interpret(endpoint, response.statusCode, response.headers, text);
   }
 
