@@ -40,7 +40,7 @@ describe("budgets per bucket", () => {
     ]);
     const client = botClient();
     const { queue_id } = await client.events.register({ event_types: ["message"] });
-    const poll = () => client.events.get({ queue_id, last_event_id: -1, dont_block: true });
+    const poll = () => client.events.get({ queue_id: queue_id!, last_event_id: -1, dont_block: true });
     await poll();
     await poll();
     const third = poll();
@@ -61,7 +61,7 @@ describe("budgets per bucket", () => {
   it("with the event-queue budget spent, a send still goes out at once", async () => {
     const client = botClient({ perMinute: 3 });
     const { queue_id } = await client.events.register({ event_types: ["message"] });
-    const poll = () => client.events.get({ queue_id, last_event_id: -1, dont_block: true });
+    const poll = () => client.events.get({ queue_id: queue_id!, last_event_id: -1, dont_block: true });
     await Promise.all([poll(), poll(), poll()]);
     const held = poll();
     await expect.poll(() => clock.pendingTimers).toBe(1);
