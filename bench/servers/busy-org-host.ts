@@ -13,13 +13,18 @@ const calls = { events: [] as number[], other: [] as number[] };
 let refused = 0;
 /** When each of the bot's answers was stored: every POST /messages over HTTP is the bot's. */
 const pongTimes: number[] = [];
+/** The same in `performance.now()` (sub-millisecond), for the light-traffic latency. */
+const pongPerf: number[] = [];
 
 const sandbox = await startSandbox({
   onResponse: (r) => {
     if (r.route === null || r.route === "/server_settings") return;
     if (r.status === 429) refused++;
     else calls[rateBucketOf(r.method, r.route)].push(Date.now());
-    if (r.method === "POST" && r.route === "/messages" && r.status === 200) pongTimes.push(Date.now());
+    if (r.method === "POST" && r.route === "/messages" && r.status === 200) {
+      pongTimes.push(Date.now());
+      pongPerf.push(performance.now());
+    }
   },
 });
 const bot = sandbox.control.createUser({
@@ -29,6 +34,36 @@ const bot = sandbox.control.createUser({
   owner: "owner@sandbox.example",
   channels: ["general"],
 });
+
+// The light-traffic baseline's account (bench/e2e/bare-ping-loop.mjs), in the same channel.
+const bare = sandbox.control.createUser({
+  email: "bare-bot@sandbox.example",
+  full_name: "Bare Loop",
+  bot: "generic",
+  owner: "owner@sandbox.example",
+  channels: ["general"],
+});
+
+/**
+ * Light traffic: `count` pings, one every `everyMs` (real time), each answered by whichever bot
+ * listens now; the delay from the ping's acceptance to the answer's, in ms.
+ */
+async function light(args: { count: number; everyMs: number }) {
+  pongPerf.length = 0;
+  const sent: number[] = [];
+  for (let i = 0; i < args.count; i++) {
+    sandbox.control.sendAs("member@sandbox.example", {
+      type: "channel",
+      to: "general",
+      topic: "pings",
+      content: "ping",
+    });
+    sent.push(performance.now());
+    await new Promise((r) => setTimeout(r, args.everyMs));
+  }
+  for (let i = 0; i < 100 && pongPerf.length < sent.length; i++) await new Promise((r) => setTimeout(r, 50));
+  return sent.flatMap((at, k) => (pongPerf[k] === undefined ? [] : [pongPerf[k] - at]));
+}
 
 function busiest(times: number[], ms: number): number {
   let most = 0;
@@ -101,11 +136,21 @@ async function run(args: { rate: number; seconds: number; pingEvery: number }) {
 process.on("message", async (raw) => {
   const msg = raw as { id: number; op: string } & Record<string, unknown>;
   try {
-    if (msg.op !== "run") throw new Error(`unknown op ${msg.op}`);
-    process.send?.({ id: msg.id, result: await run(msg as unknown as Parameters<typeof run>[0]) });
+    if (msg.op === "light") {
+      process.send?.({ id: msg.id, result: await light(msg as unknown as Parameters<typeof light>[0]) });
+    } else if (msg.op === "run") {
+      process.send?.({ id: msg.id, result: await run(msg as unknown as Parameters<typeof run>[0]) });
+    } else throw new Error(`unknown op ${msg.op}`);
   } catch (err) {
     process.send?.({ id: msg.id, error: (err as Error).message });
   }
 });
-process.send?.({ type: "ready", url: sandbox.url, email: BOT, apiKey: bot.api_key });
+process.send?.({
+  type: "ready",
+  url: sandbox.url,
+  email: BOT,
+  apiKey: bot.api_key,
+  bareEmail: bare.email,
+  bareApiKey: bare.api_key,
+});
 process.on("disconnect", () => process.exit(0));

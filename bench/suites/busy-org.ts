@@ -6,6 +6,7 @@
  * times below are simulated ones. Reports calls per bucket per minute and hour, 429s and the
  * answer delay (p50/p99/max, and p99 in the first and the last quarter of the hour).
  */
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -106,10 +107,104 @@ async function oneRate(rate: number, seconds: number, speed: number): Promise<Bu
   }
 }
 
+/** Light traffic, real time: the ping's answer delay, bare loop (a) against `bothost run` (b). */
+export interface LightRow {
+  pings: number;
+  rounds: number;
+  bare: { p50: number; p99: number };
+  bothost: { p50: number; p99: number };
+  /** b − a of the p99s, in ms. */
+  p99DiffMs: number;
+}
+
+async function light(options: { rounds: number; count: number; everyMs: number }): Promise<LightRow> {
+  const host = await forkChild("servers/busy-org-host.ts");
+  const ready = host.ready as Record<string, string>;
+  const samples = { bare: [] as number[], bothost: [] as number[] };
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      for (const who of round % 2 === 0 ? (["bare", "bothost"] as const) : (["bothost", "bare"] as const)) {
+        const dir = await mkdtemp(join(tmpdir(), "bothost-light-"));
+        let stop: () => Promise<unknown>;
+        if (who === "bare") {
+          const loop = bareLoop(ready.url!, ready.bareEmail!, ready.bareApiKey!);
+          await loop.registered;
+          stop = loop.stop;
+        } else {
+          const config = join(dir, "bothost.yaml");
+          await writeDaemonConfig(config, {
+            url: ready.url!,
+            statePath: join(dir, "state"),
+            logLevel: "info",
+            bots: [
+              {
+                name: "busy",
+                module: join(repoRoot, "bench/e2e/ping-bot.mjs"),
+                email: ready.email!,
+                apiKey: ready.apiKey!,
+              },
+            ],
+          });
+          const daemon = spawnDaemon(config);
+          await daemon.waitForLine((l) => l.msg === "daemon started", 60_000);
+          stop = async () => {
+            daemon.child.kill("SIGTERM");
+            await daemon.exited;
+          };
+        }
+        const delays = await host.call<number[]>("light", { count: options.count, everyMs: options.everyMs });
+        // The first few include connection set-up in both.
+        samples[who].push(...delays.slice(3));
+        await stop();
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await host.stop();
+  }
+  const stats = (v: number[]) => ({ p50: round(percentile(v, 50)), p99: round(percentile(v, 99)) });
+  const bare = stats(samples.bare);
+  const bothost = stats(samples.bothost);
+  return {
+    pings: samples.bare.length,
+    rounds: options.rounds,
+    bare,
+    bothost,
+    p99DiffMs: round(bothost.p99 - bare.p99),
+  };
+}
+
+function bareLoop(url: string, email: string, apiKey: string) {
+  const script = fileURLToPath(new URL("../e2e/bare-ping-loop.mjs", import.meta.url));
+  const child = spawn(process.execPath, [script, url, email, apiKey], {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const registered = new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes("registered")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`bare-ping-loop exited (${code})`)));
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return {
+    registered,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
 export async function runBusyOrg(
   options: { rates: number[]; seconds: number; speed: number },
   say: (line: string) => void,
-): Promise<BusyOrgRow[]> {
+): Promise<{ light: LightRow; rows: BusyOrgRow[] }> {
+  say("light traffic: a ping every 250 ms, (a) bare loop / (b) bothost run, alternating …");
+  const lightRow = await light({ rounds: 4, count: 60, everyMs: 250 });
+  say(
+    `  answer delay p50 ${lightRow.bare.p50} / ${lightRow.bothost.p50} ms, p99 ${lightRow.bare.p99} / ${lightRow.bothost.p99} ms (b − a ${lightRow.p99DiffMs} ms)`,
+  );
   const rows: BusyOrgRow[] = [];
   for (const rate of options.rates) {
     say(`busy organization: ${rate} messages/s for ${options.seconds} simulated s at ${options.speed}× …`);
@@ -121,5 +216,5 @@ export async function runBusyOrg(
     );
     rows.push(row);
   }
-  return rows;
+  return { light: lightRow, rows };
 }
