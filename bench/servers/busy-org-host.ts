@@ -5,8 +5,10 @@
  * (simulated) time: the bot's calls per bucket (busiest minute and hour), 429s, and for each ping
  * the delay until the bot's "pong" was stored.
  */
+
 import { rateBucketOf } from "../../src/sandbox/http/rate-limit.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import { busiest } from "../lib/stats.ts";
 
 const BOT = "busy-bot@sandbox.example";
 const calls = { events: [] as number[], other: [] as number[] };
@@ -63,16 +65,6 @@ async function light(args: { count: number; everyMs: number }) {
   }
   for (let i = 0; i < 100 && pongPerf.length < sent.length; i++) await new Promise((r) => setTimeout(r, 50));
   return sent.flatMap((at, k) => (pongPerf[k] === undefined ? [] : [pongPerf[k] - at]));
-}
-
-function busiest(times: number[], ms: number): number {
-  let most = 0;
-  let from = 0;
-  for (let i = 0; i < times.length; i++) {
-    while ((times[from] ?? 0) <= (times[i] ?? 0) - ms) from++;
-    most = Math.max(most, i - from + 1);
-  }
-  return most;
 }
 
 async function run(args: { rate: number; seconds: number; pingEvery: number }) {

@@ -4,7 +4,9 @@
  * messages a second runs in seconds over real HTTP. The bot answers a ping every 5 s. Counts
  * only: no 429, each bucket within 200 calls a minute and 2,000 an hour, every ping answered.
  */
+
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { busiest } from "../../bench/lib/stats.ts";
 import { createClient } from "../../src/api/create-client.ts";
 import { PollPacer } from "../../src/events/poll-pacing.ts";
 import { QueueConsumer } from "../../src/events/queue-consumer.ts";
@@ -41,16 +43,6 @@ beforeEach(async () => {
 afterEach(() => sandbox.stop());
 
 /** The most calls in any window of `ms` (the times are ascending). */
-function busiest(times: number[], ms: number): number {
-  let most = 0;
-  let from = 0;
-  for (let i = 0; i < times.length; i++) {
-    while ((times[from] ?? 0) <= (times[i] ?? 0) - ms) from++;
-    most = Math.max(most, i - from + 1);
-  }
-  return most;
-}
-
 /** Let HTTP round trips finish: real time for sockets, with the manual clock standing still. */
 async function settle(): Promise<void> {
   let seen = -1;
