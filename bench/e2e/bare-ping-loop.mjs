@@ -19,7 +19,9 @@ for (;;) {
   const res = await request(`${url}/api/v1/events?queue_id=${queue}&last_event_id=${last}`, {
     headers: { authorization: auth },
   });
-  const { events } = JSON.parse(await res.body.text());
+  const body = JSON.parse(await res.body.text());
+  if (!Array.isArray(body.events)) throw new Error(`GET /events: ${res.statusCode} ${JSON.stringify(body)}`);
+  const { events } = body;
   for (const event of events) {
     last = event.id;
     if (event.type !== "message" || event.message.content.replace(/<\/?p>/g, "") !== "ping") continue;
