@@ -110,6 +110,7 @@ export class RateBucket {
   async acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason;
     const now = this.clock.now();
+    this.#prune(now);
     const startAt = this.enforced ? this.nextStartAt(now) : now;
     this.#starts.push(startAt);
     this.calls++;
