@@ -4,9 +4,8 @@
  * none depends on prom-client, which is loaded only when a daemon serves `/metrics`.
  */
 import { createRequire } from "node:module";
-import type { Counter, Gauge } from "prom-client";
-import type { BucketSnapshot } from "../api/rate-budget.ts";
-import type { PacingSnapshot } from "../events/poll-pacing.ts";
+import type { Counter } from "prom-client";
+import { type BudgetSource, registerBudgetMetrics } from "./budget-metrics.ts";
 
 type PromClient = typeof import("prom-client");
 let promClient: PromClient | undefined;
@@ -21,13 +20,6 @@ export interface SchedulerStatsLike {
   jobRuns: number;
   jobErrors: number;
   jobsSkipped: number;
-}
-
-/** A bot's call budgets and poll pacing, read at every scrape. */
-export interface BudgetSource {
-  bot: string;
-  buckets: readonly BucketSnapshot[];
-  pacing: PacingSnapshot | undefined;
 }
 
 /** What a bot runtime reports (see `BotRuntimeOptions.metrics`). */
@@ -120,87 +112,7 @@ export class BothostMetrics {
 
   /** Read each bot's budgets (calls, calls left, 429s per bucket) and poll spacing at every scrape. */
   readBudgets(source: () => readonly BudgetSource[]): void {
-    const prom = this.#prom;
-    const registers = [this.registry];
-    const metric = <K extends string>(
-      kind: "Counter" | "Gauge",
-      name: string,
-      help: string,
-      labelNames: readonly K[],
-      fill: (set: (labels: Record<K, string>, value: number) => void, s: BudgetSource) => void,
-    ) => {
-      const m: Counter<K> | Gauge<K> = new prom[kind]<K>({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          m.reset();
-          for (const s of source()) fill((labels, value) => m.inc(labels, value), s);
-        },
-      });
-    };
-    const perBucket =
-      (pick: (b: BucketSnapshot) => number) =>
-      (set: (l: Record<"bot" | "bucket", string>, v: number) => void, s: BudgetSource) => {
-        for (const b of s.buckets) set({ bot: s.bot, bucket: b.bucket }, pick(b));
-      };
-    metric(
-      "Counter",
-      "bothost_api_budget_calls_total",
-      "Calls made per budget (events: GET and DELETE /events; other: every other call).",
-      ["bot", "bucket"],
-      perBucket((b) => b.calls),
-    );
-    metric(
-      "Counter",
-      "bothost_api_budget_rate_limited_total",
-      "429 responses per budget.",
-      ["bot", "bucket"],
-      perBucket((b) => b.limited),
-    );
-    metric(
-      "Gauge",
-      "bothost_api_budget_used_hour",
-      "Calls started in the last hour, per budget.",
-      ["bot", "bucket"],
-      perBucket((b) => b.usedHour),
-    );
-    metric(
-      "Gauge",
-      "bothost_api_budget_used_minute",
-      "Calls started in the last minute, per budget.",
-      ["bot", "bucket"],
-      perBucket((b) => b.usedMinute),
-    );
-    metric(
-      "Gauge",
-      "bothost_api_budget_remaining_hour",
-      "Calls left in the hourly window (the server's count when it reported fewer).",
-      ["bot", "bucket"],
-      perBucket((b) => b.remainingHour),
-    );
-    metric(
-      "Gauge",
-      "bothost_api_budget_limit_hour",
-      "Calls allowed per hour: configured, or the server's X-RateLimit-Limit.",
-      ["bot", "bucket"],
-      perBucket((b) => b.perHour),
-    );
-    metric(
-      "Gauge",
-      "bothost_poll_spacing_seconds",
-      "The wait before the latest GET /events (0 while traffic is light).",
-      ["bot"],
-      (set, s) => set({ bot: s.bot }, (s.pacing?.spacingMs ?? 0) / 1000),
-    );
-    metric(
-      "Counter",
-      "bothost_polls_held_total",
-      "Polls held back to keep within the event-queue budget.",
-      ["bot"],
-      (set, s) => set({ bot: s.bot }, s.pacing?.held ?? 0),
-    );
+    registerBudgetMetrics(this.#prom, this.registry, source);
   }
 
   /** Read the announcement and cron counters from each bot's scheduler stats at every scrape. */

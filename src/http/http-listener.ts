@@ -12,7 +12,8 @@ import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-ro
 import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
-import type { BothostMetrics, BudgetSource, SchedulerStatsLike } from "./bothost-metrics.ts";
+import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
+import type { BudgetSource } from "./budget-metrics.ts";
 import { HttpConfigError } from "./http-config-error.ts";
 import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
