@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,scheduler,moderation,busy]`
- * `--busy-seconds N --busy-speed N`: the simulated length and the clock speed of the busy-organization rows.
+ * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
+ * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only).
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     bots: { type: "string" },
     "busy-seconds": { type: "string" },
     "busy-speed": { type: "string" },
+    "busy-rates": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -85,7 +87,7 @@ if (only.has("latency")) {
 if (only.has("busy")) {
   results.busy = await runBusyOrg(
     {
-      rates: [5, 20],
+      rates: (values["busy-rates"] ?? "5,20").split(",").filter(Boolean).map(Number),
       seconds: Number(values["busy-seconds"] ?? (quick ? 600 : 3600)),
       speed: Number(values["busy-speed"] ?? 20),
     },
