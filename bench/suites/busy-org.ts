@@ -146,9 +146,13 @@ async function light(options: { rounds: number; count: number; everyMs: number }
             ],
           });
           const daemon = spawnDaemon(config);
-          await daemon.waitForLine((l) => l.msg === "daemon started", 60_000).catch((err) => {
-            throw new Error(`${(err as Error).message}; its log: ${JSON.stringify(daemon.lines.slice(-5))}`);
-          });
+          await daemon
+            .waitForLine((l) => l.msg === "daemon started", 60_000)
+            .catch((err) => {
+              throw new Error(
+                `${(err as Error).message}; its log: ${JSON.stringify(daemon.lines.slice(-5))}`,
+              );
+            });
           stop = async () => {
             daemon.child.kill("SIGTERM");
             await daemon.exited;
