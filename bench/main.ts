@@ -1,5 +1,7 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,scheduler,moderation]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,scheduler,moderation,busy]`
+ * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
+ * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only).
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -7,6 +9,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
+import { runBusyOrg } from "./suites/busy-org.ts";
 import { runDispatch } from "./suites/dispatch.ts";
 import { runE2e } from "./suites/e2e.ts";
 import { runLatency } from "./suites/latency.ts";
@@ -22,10 +25,13 @@ const { values } = parseArgs({
     only: { type: "string" },
     rounds: { type: "string" },
     bots: { type: "string" },
+    "busy-seconds": { type: "string" },
+    "busy-speed": { type: "string" },
+    "busy-rates": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
-const only = new Set((values.only ?? "e2e,dispatch,latency,scale,scheduler,moderation").split(","));
+const only = new Set((values.only ?? "e2e,dispatch,latency,scale,scheduler,moderation,busy").split(","));
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -77,6 +83,16 @@ if (only.has("e2e")) {
 }
 if (only.has("latency")) {
   results.latency = await runLatency({ rates: [200, 2000], seconds: quick ? 2 : 10 }, say);
+}
+if (only.has("busy")) {
+  results.busy = await runBusyOrg(
+    {
+      rates: (values["busy-rates"] ?? "5,20").split(",").filter(Boolean).map(Number),
+      seconds: Number(values["busy-seconds"] ?? (quick ? 600 : 3600)),
+      speed: Number(values["busy-speed"] ?? 20),
+    },
+    say,
+  );
 }
 if (only.has("scale")) {
   results.scale = await runScale({ bots: Number(values.bots ?? (quick ? 100 : 1000)), idleSeconds }, say);

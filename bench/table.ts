@@ -1,4 +1,5 @@
 /** The printed summary: one row per measurement, with the machine it ran on. */
+import type { BusyOrgRow, LightRow } from "./suites/busy-org.ts";
 import type { DispatchResult } from "./suites/dispatch.ts";
 import type { E2eRow } from "./suites/e2e.ts";
 import type { LatencyRow } from "./suites/latency.ts";
@@ -14,6 +15,7 @@ type Results = {
   scale?: ScaleResult;
   scheduler?: SchedulerResult;
   moderation?: ModerationResult;
+  busy?: { light: LightRow; rows: BusyOrgRow[] };
 } & Record<string, unknown>;
 
 const n = (v: number) => v.toLocaleString("en-US");
@@ -24,6 +26,20 @@ export function formatTable(input: Record<string, unknown>): string {
   if (r.machine) {
     const m = r.machine;
     rows.push(["machine", `${m.cpu} × ${m.cores} cores, ${m.memoryGb} GB, Node ${m.node}`]);
+  }
+  if (r.busy) {
+    const l = r.busy.light;
+    rows.push([
+      "light traffic reaction, (a) bare loop / (b) bothost run",
+      `answer delay p50 ${l.bare.p50} / ${l.bothost.p50} ms, p99 ${l.bare.p99} / ${l.bothost.p99} ms, b − a at p99 ${l.p99DiffMs} ms (${l.pings} pings each, ${l.rounds} rounds alternating)`,
+    ]);
+  }
+  for (const b of r.busy?.rows ?? []) {
+    const a = b.answerMs;
+    rows.push([
+      `busy organization, ${b.rate} messages/s, ${b.simulatedSeconds / 60} simulated min (${b.speed}× clock)`,
+      `429s ${b.responses429}; event-queue calls ${n(b.calls.events)} (busiest minute ${b.busiestMinute.events}, hour ${n(b.busiestHour.events)}), other ${n(b.calls.other)} (${b.busiestMinute.other}, ${n(b.busiestHour.other)}); pings answered ${b.answered}/${b.pings}; delay p50 ${a.p50} ms, p99 ${a.p99} ms (first quarter ${a.p99FirstQuarter}, last ${a.p99LastQuarter}), max ${a.max} ms`,
+    ]);
   }
   for (const e of r.e2e ?? []) {
     rows.push([

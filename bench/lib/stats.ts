@@ -20,3 +20,14 @@ export function round(value: number, digits = 3): number {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The most of the ascending `times` (ms) that fall in any window of `windowMs`. */
+export function busiest(times: readonly number[], windowMs: number): number {
+  let most = 0;
+  let from = 0;
+  for (let i = 0; i < times.length; i++) {
+    while ((times[from] ?? 0) <= (times[i] ?? 0) - windowMs) from++;
+    most = Math.max(most, i - from + 1);
+  }
+  return most;
+}

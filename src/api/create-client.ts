@@ -5,6 +5,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { type CapturedCall, capturing } from "./capture.ts";
 import { ClientConfigError } from "./errors.ts";
 import { type Logger, silentLogger } from "./logger.ts";
+import { DEFAULT_BUDGET, RateBudget } from "./rate-budget.ts";
 import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
 import { eventsApi } from "./resources/events.ts";
 import { messagesApi, reactionsApi, scheduledMessagesApi } from "./resources/messages.ts";
@@ -27,8 +28,13 @@ export interface ClientCommonOptions {
   dispatcher?: Dispatcher;
   /** pino or anything with debug/info/warn/error; default silent. */
   logger?: Logger;
-  /** Client-side limit, default 200 calls per sliding minute; `false` turns it off. */
-  rateLimit?: { perMinute?: number } | false;
+  /**
+   * The account's budgets as the server keeps them, one for the event-queue calls (GET and DELETE
+   * /events) and one for every other call, each per sliding minute and hour: default 200 and
+   * 2,000, the server's defaults. Limits the server reports in `X-RateLimit-*` headers replace
+   * these. `false`: calls are counted (`client.budget`) but never held.
+   */
+  rateLimit?: { perMinute?: number; perHour?: number } | false;
   /** Retry settings; `false` turns retries off. */
   retry?: RetryOptions | false;
   /** The server's feature level, if known; otherwise learned from events.register or server.settings. */
@@ -88,6 +94,8 @@ export interface Client extends Readonly<ReturnType<typeof resources>> {
   isBot: boolean | undefined;
   /** The escape hatch: any endpoint, e.g. `client.request("GET", "/users/me/alert_words")`. */
   readonly request: RequestFn;
+  /** The account's call budgets (event queue and the rest): limits, calls made, calls left. */
+  readonly budget: RateBudget;
 }
 
 /**
@@ -105,10 +113,15 @@ export function createClient(options: ClientOptions): Client {
   const { origin, apiBase } = parseServerAddress(site, where);
   const clock = options.clock ?? realClock;
   const timeoutMs = positive(options.timeoutMs, "timeoutMs") ?? 30_000;
-  const perMinute =
-    options.rateLimit === false
-      ? undefined
-      : (positive(options.rateLimit?.perMinute, "rateLimit.perMinute") ?? 200);
+  const limits = options.rateLimit === false ? undefined : options.rateLimit;
+  const budget = new RateBudget(
+    {
+      perMinute: positive(limits?.perMinute, "rateLimit.perMinute") ?? DEFAULT_BUDGET.perMinute,
+      perHour: positive(limits?.perHour, "rateLimit.perHour") ?? DEFAULT_BUDGET.perHour,
+    },
+    clock,
+    options.rateLimit !== false,
+  );
   const logger = options.logger?.child?.({ component: "api", email }) ?? options.logger ?? silentLogger;
   const transport = createTransport({
     origin,
@@ -118,7 +131,7 @@ export function createClient(options: ClientOptions): Client {
     apiKey,
     userAgent: options.userAgent ?? defaultUserAgent,
     logger,
-    perMinute,
+    budget,
     retry: options.retry,
     clock,
     timeoutMs,
@@ -127,7 +140,7 @@ export function createClient(options: ClientOptions): Client {
   });
   const request = options.capture ? capturing(transport, options.capture) : transport;
   // The client is the ServerState its resources read and update (featureLevel, isBot).
-  const client = { origin, email, featureLevel: options.featureLevel, isBot: options.isBot, request };
+  const client = { origin, email, featureLevel: options.featureLevel, isBot: options.isBot, request, budget };
   const ctx: ResourceContext = {
     state: client,
     logger,

@@ -1,6 +1,7 @@
 /**
  * The transport: one call to the server, with wire encoding, authentication, timeouts, the
- * client-side rate limiter, retries, error classification and response validation. Every typed
+ * account's call budgets (src/api/rate-budget.ts), retries, error classification and response
+ * validation. Every typed
  * method is built on it, and `client.request()` exposes it as the escape hatch.
  */
 import type { Dispatcher } from "undici";
@@ -17,6 +18,7 @@ import {
 } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
+import type { RateBudget } from "./rate-budget.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -97,8 +99,8 @@ export interface TransportConfig {
   apiKey: string;
   userAgent: string;
   logger: Logger;
-  /** Calls allowed per sliding minute; undefined: no client-side limit. */
-  perMinute: number | undefined;
+  /** The account's budgets: every call waits for room in its bucket and teaches it the server's figures. */
+  budget: RateBudget;
   retry: RetryOptions | false | undefined;
   clock: Clock;
   timeoutMs: number;
@@ -114,10 +116,7 @@ const timeoutCodes = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
 /** Build the request function of one client. */
 export function createTransport(config: TransportConfig): RequestFn {
   const { origin, apiBase, dispatcher, email, apiKey, logger, clock } = config;
-  const limiter =
-    config.perMinute === undefined
-      ? undefined
-      : createSlidingWindowLimiter({ limit: config.perMinute, windowMs: 60_000, clock });
+  const { budget } = config;
   const clientPolicy = withRetry(defaultRetryPolicy, config.retry);
   const credentials = Buffer.from(`${email}:${apiKey}`).toString("base64");
   const authorization = `Basic ${credentials}`;
@@ -162,6 +161,9 @@ export function createTransport(config: TransportConfig): RequestFn {
       throw toNetworkError(err, endpoint, timeoutMs);
     }
     config.onResponse?.({ endpoint, status: response.statusCode, ms: clock.now() - started });
+    // A 429's own retry-after is exact; its headers' whole-second reset is not.
+    if (options.auth !== false && response.statusCode !== 429)
+      budget.of(method, path).observe(response.headers);
     return interpret(endpoint, response.statusCode, response.headers, text);
   }
 
@@ -243,9 +245,10 @@ export function createTransport(config: TransportConfig): RequestFn {
     const idempotent = options.idempotent ?? (method === "GET" || method === "DELETE" || method === "PUT");
     const { signal } = options;
     const policy = withRetry(clientPolicy, options.retry);
+    const bucket = budget.of(method, path);
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
-      await limiter?.acquire(signal);
+      await bucket.acquire(signal);
       const started = clock.now();
       if (started > waitStart) config.onRateLimitWait?.({ endpoint, ms: started - waitStart });
       try {
@@ -254,6 +257,8 @@ export function createTransport(config: TransportConfig): RequestFn {
         return options.schema ? validate(options.schema, data, endpoint) : (data as T);
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
+        // A 429 holds only this bucket: polls never make a send wait, nor the other way round.
+        if (err instanceof RateLimitError) bucket.block(err.retryAfterMs);
         const code = (err as { code?: unknown } | null)?.code;
         logger.debug({ endpoint, attempt, code }, err instanceof Error ? err.message : `${endpoint} failed`);
         const decision = decideRetry(err, attempt, idempotent, policy);
@@ -323,40 +328,4 @@ function decideRetry(
     return { retry: true, delayMs: backoff(), reason: `server error ${err.status}` };
   }
   return { retry: false };
-}
-
-/**
- * A sliding-window limiter: at most `limit` calls start within any `windowMs` (the server allows
- * 200 a minute per account and answers 429 beyond; waiting here is cheaper). Each call reserves
- * its start time when it asks, so waiting calls start in the order they asked.
- */
-export function createSlidingWindowLimiter(options: { limit: number; windowMs: number; clock: Clock }): {
-  /** Resolve when a call may start (at once while under the limit); rejects if `signal` aborts. */
-  acquire(signal?: AbortSignal): Promise<void>;
-} {
-  const { limit, windowMs, clock } = options;
-  // Start times of recent and reserved calls, ascending.
-  const starts: number[] = [];
-  return {
-    async acquire(signal) {
-      if (signal?.aborted) throw signal.reason;
-      const now = clock.now();
-      while (starts.length > 0 && (starts[0] ?? 0) <= now - windowMs) starts.shift();
-      // The limit-th newest start must have left the window before this call may start.
-      const blocking = starts.length >= limit ? starts[starts.length - limit] : undefined;
-      const startAt = blocking === undefined ? now : Math.max(now, blocking + windowMs);
-      let i = starts.length;
-      while (i > 0 && (starts[i - 1] ?? 0) > startAt) i--;
-      starts.splice(i, 0, startAt);
-      if (startAt <= now) return;
-      try {
-        await sleep(clock, startAt - now, signal);
-      } catch (err) {
-        // Give the reserved slot back so an aborted call does not delay the others.
-        const index = starts.lastIndexOf(startAt);
-        if (index >= 0) starts.splice(index, 1);
-        throw err;
-      }
-    },
-  };
 }

@@ -2,7 +2,7 @@ import { type ConfigProblemsOnDisk, configProblemsOnDisk, readAdminView } from "
 import { formatProblems } from "../config/config-error.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
-import type { BotStatus, DaemonStatus } from "../http/daemon-status.ts";
+import type { BotStatus, BudgetStatus, DaemonStatus } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
@@ -70,6 +70,19 @@ export function formatOnDisk(s: DaemonStatus, onDisk: ConfigProblemsOnDisk): str
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
+/** "echo: calls this hour: event queue 412/2000, other 35/2000; polls spaced 2.0 s" */
+function budgetLine(name: string, b: BudgetStatus): string {
+  const bucket = (label: string, x: BudgetStatus["events"]) =>
+    `${label} ${x.usedHour}/${x.perHour}${x.rateLimited > 0 ? ` (${x.rateLimited}× 429)` : ""}`;
+  const spacing =
+    b.pollSpacingSeconds > 0 ? `polls spaced ${b.pollSpacingSeconds.toFixed(1)} s` : "polls at once";
+  return `${name}: calls this hour: ${bucket("event queue", b.events)}, ${bucket("other", b.other)}; ${spacing}`;
+}
+
+const busy = (b: BudgetStatus): boolean =>
+  b.pollSpacingSeconds > 0 ||
+  [b.events, b.other].some((x) => x.rateLimited > 0 || x.usedHour * 10 >= x.perHour);
+
 export function formatStatus(s: DaemonStatus): string {
   const lines = [
     `bothost ${s.version}, pid ${s.pid}, up ${duration(s.uptimeSeconds)}, ${s.bots.length} bot${s.bots.length === 1 ? "" : "s"}`,
@@ -97,6 +110,11 @@ export function formatStatus(s: DaemonStatus): string {
     );
     lines.push(...b.dryRun.recent.slice(-5).map((c) => `  ${c.at.replace(/\.\d+Z$/, "Z")}  ${c.does}`));
   }
+  // Every bot's budget line in a small daemon; in a large one, only the bots that spend much.
+  const budgets = s.bots.flatMap((b) =>
+    b.budget && (s.bots.length <= 10 || busy(b.budget)) ? [budgetLine(b.name, b.budget)] : [],
+  );
+  if (budgets.length > 0) lines.push("", ...budgets);
   if (s.recentFailures.length > 0) {
     lines.push("", `${s.recentFailures.length} recent dead letter(s); see "bothost failed list".`);
   }

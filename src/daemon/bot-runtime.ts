@@ -181,6 +181,8 @@ export class BotRuntime {
       inFlight: d?.inFlight ?? 0,
       cursor: d?.ledger?.cursor,
       server: this.#contexts.server,
+      budget: this.#o.client.budget.snapshot(),
+      pacing: c?.pacer?.snapshot(),
       ...this.stats,
     };
   }

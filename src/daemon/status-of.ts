@@ -3,8 +3,16 @@
  * runtime status, its dead letters and its schedule.
  */
 import { isAuthError } from "../api/errors.ts";
+import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { bothostVersion } from "../api/version.ts";
-import type { BotStatus, DaemonStatus, RecentFailure } from "../http/daemon-status.ts";
+import type { PacingSnapshot } from "../events/poll-pacing.ts";
+import type {
+  BotStatus,
+  BucketStatus,
+  BudgetStatus,
+  DaemonStatus,
+  RecentFailure,
+} from "../http/daemon-status.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
@@ -82,6 +90,7 @@ function botStatus(
         }
       : {}),
     ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
+    budget: budgetStatus(st.budget, st.pacing),
   };
 }
 
@@ -102,4 +111,24 @@ const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {
 export function startFailure(error: unknown): string {
   if (isAuthError(error)) return AUTH_FAILED;
   return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+function budgetStatus(buckets: BucketSnapshot[], pacing: PacingSnapshot | undefined): BudgetStatus {
+  const bucket = (name: string): BucketStatus => {
+    const b = buckets.find((x) => x.bucket === name);
+    return {
+      usedMinute: b?.usedMinute ?? 0,
+      perMinute: b?.perMinute ?? 0,
+      usedHour: b?.usedHour ?? 0,
+      perHour: b?.perHour ?? 0,
+      remainingHour: b?.remainingHour ?? 0,
+      rateLimited: b?.limited ?? 0,
+    };
+  };
+  return {
+    events: bucket("events"),
+    other: bucket("other"),
+    pollSpacingSeconds: (pacing?.spacingMs ?? 0) / 1000,
+    steadyPollSpacingSeconds: (pacing?.steadySpacingMs ?? 0) / 1000,
+  };
 }

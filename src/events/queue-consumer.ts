@@ -9,6 +9,7 @@ import { backoffDelay, sleep } from "../api/sleep.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
+import type { PollPacer } from "./poll-pacing.ts";
 
 /** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
 export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog";
@@ -47,6 +48,8 @@ export interface QueueConsumerOptions {
    * poll goes out as soon as a batch is parsed, while `onEvents` dispatches it.
    */
   hasCapacity?(): boolean;
+  /** Spaces polls under sustained traffic so the event-queue budget lasts; none: poll at once. */
+  pacer?: PollPacer;
   /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */
   longpollMarginMs?: number;
   /** Backoff for 5xx and network errors: first delay and cap (defaults 500 ms, 30 s). */
@@ -59,6 +62,10 @@ const FALLBACK_LONGPOLL_SECONDS = 90;
 
 export class QueueConsumer {
   #opts: QueueConsumerOptions;
+  /** The poll pacing, for the status and metrics. */
+  get pacer(): PollPacer | undefined {
+    return this.#opts.pacer;
+  }
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
   // Public for reading (the bot's status); only the consumer writes them.
@@ -169,7 +176,12 @@ export class QueueConsumer {
   }
 
   #send(queueId: string, signal: AbortSignal): { queueId: string; events: Promise<unknown[]> } {
-    const events = this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.longpollMs });
+    const poll = () =>
+      this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.longpollMs });
+    // Under sustained traffic the pacer holds the poll a little, so that it brings a batch.
+    const pacer = this.#opts.pacer;
+    const wait = pacer?.take() ?? 0;
+    const events = pacer && wait > 0 ? pacer.hold(wait, signal).then(poll) : poll();
     // Its failure is handled when the loop takes it; until then it must not count as unhandled.
     events.catch(() => {});
     return { queueId, events };
@@ -238,6 +250,7 @@ export class QueueConsumer {
         this.lastContactAt = this.#opts.clock.now();
         this.#failures = 0;
         this.registrations++;
+        this.#opts.pacer?.resume();
         this.queueId = reg.queue_id;
         this.registeredAt = this.#opts.clock.now();
         this.#lastEventId = reg.last_event_id;

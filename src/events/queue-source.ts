@@ -13,6 +13,7 @@ import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { catchUp, newestMessageId, type ReplayLimits, wantsMessages } from "./catch-up.ts";
+import { PollPacer } from "./poll-pacing.ts";
 import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
 import { registerParams } from "./register-params.ts";
 
@@ -115,6 +116,7 @@ export class QueueSource {
       clock: options.clock,
       longpollMarginMs: options.longpollMarginMs,
       backoff: options.backoff,
+      pacer: new PollPacer({ bucket: client.budget.events, clock: options.clock }),
       api: queueApiFor(client, async (signal) => {
         // First start: note the newest message BEFORE the queue exists. Taken after, a message
         // sent in between would be both in the queue and at or below the baseline, and dropped.

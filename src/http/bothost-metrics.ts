@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module";
 import type { Counter } from "prom-client";
+import { type BudgetSource, registerBudgetMetrics } from "./budget-metrics.ts";
 
 type PromClient = typeof import("prom-client");
 let promClient: PromClient | undefined;
@@ -107,6 +108,11 @@ export class BothostMetrics {
 
   constructor() {
     this.#prom.collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Read each bot's budgets (calls, calls left, 429s per bucket) and poll spacing at every scrape. */
+  readBudgets(source: () => readonly BudgetSource[]): void {
+    registerBudgetMetrics(this.#prom, this.registry, source);
   }
 
   /** Read the announcement and cron counters from each bot's scheduler stats at every scrape. */

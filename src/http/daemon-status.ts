@@ -26,6 +26,29 @@ export interface BotStatus {
   /** Cluster mode: the instance holding the bot's lease, if known. */
   leaseHolder?: string;
   server?: { version: string; featureLevel: number };
+  /** The account's call budgets: calls in the last minute and hour against the limits, per bucket. */
+  budget?: BudgetStatus;
+}
+
+/** One budget of an account (`events`: GET and DELETE /events; `other`: every other call). */
+export interface BucketStatus {
+  usedMinute: number;
+  perMinute: number;
+  usedHour: number;
+  perHour: number;
+  remainingHour: number;
+  /** 429s received since the daemon started. */
+  rateLimited: number;
+}
+
+/** A bot's budgets and how its polls are paced. */
+export interface BudgetStatus {
+  events: BucketStatus;
+  other: BucketStatus;
+  /** The wait before the latest poll, in seconds: 0 while traffic is light. */
+  pollSpacingSeconds: number;
+  /** The spacing sustained traffic settles to, in seconds. */
+  steadyPollSpacingSeconds: number;
 }
 
 /** A recent dead letter, for the page. */

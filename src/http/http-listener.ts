@@ -14,11 +14,15 @@ import { parseForm } from "../webhook/parse-body.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
+import type { BudgetSource } from "./budget-metrics.ts";
 import { HttpConfigError } from "./http-config-error.ts";
 import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
 export interface HttpBot {
-  runtime: WebhookRuntime & { readonly status: ReadinessInput };
+  runtime: WebhookRuntime & {
+    readonly status: ReadinessInput &
+      Partial<Pick<BudgetSource, "pacing"> & { budget: BudgetSource["buckets"] }>;
+  };
   /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
   store: StateStore;
   handlerTimeoutMs: number;
@@ -138,6 +142,12 @@ export class HttpListener {
         bot: b.runtime.name,
         stats: (b.runtime as { scheduler?: { stats?: SchedulerStatsLike } }).scheduler?.stats,
       })),
+    );
+    o.metrics.readBudgets(() =>
+      o.bots.map((b) => {
+        const { budget, pacing } = b.runtime.status;
+        return { bot: b.runtime.name, buckets: budget ?? [], pacing };
+      }),
     );
     app.get("/healthz", async () => ({ status: "ok" }));
     app.get("/readyz", async (_request, reply) => {

@@ -7,15 +7,15 @@ import type { SandboxCore } from "./core.ts";
 import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, SERVER_GENERATION } from "./core.ts";
 import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
+import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/rate-limit.ts";
 import type { RequestLogEntry } from "./http/server.ts";
-import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/server.ts";
 import { BOT_TYPES, ROLES } from "./org/build-state.ts";
 import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { UserRecord } from "./state/data.ts";
 import { streamByName, subscribeUsers } from "./state/streams.ts";
 import { createUser, setActive, updateUser, userByDeliveryEmail } from "./state/users.ts";
-import type { QueueInfo, SandboxControl, SandboxUser } from "./types.ts";
+import type { QueueInfo, RateRule, SandboxControl, SandboxUser } from "./types.ts";
 
 export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
   constructor(message: string) {
@@ -27,10 +27,22 @@ export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
 export interface ControlDeps {
   core: SandboxCore;
   faults: Faults;
-  rateLimit: { enabled: boolean; limiter: RateLimiter };
+  limiter: RateLimiter;
   log: RequestLogEntry[];
   runGc(): void;
   settleWebhooks(): Promise<void>;
+}
+
+/** Rules as the server takes them: at least one, each a positive window and a call count. */
+function checkedRules(rules: RateRule[]): RateRule[] {
+  const bad = rules.findIndex((r) => !Array.isArray(r) || !(r[0] > 0) || !Number.isInteger(r[1]) || r[1] < 1);
+  if (rules.length === 0 || bad >= 0) {
+    throw new SandboxControlError(
+      `rate-limit rules must be [window seconds > 0, calls ≥ 1] pairs${bad >= 0 ? `; rule ${bad} is ${JSON.stringify(rules[bad])}` : ", at least one"}.`,
+    );
+  }
+  // Applied in order of window length, so the last is the longest (the one the headers report).
+  return [...rules].sort((a, b) => a[0] - b[0]);
 }
 
 function publicUser(u: UserRecord): SandboxUser {
@@ -158,8 +170,14 @@ export function createControl(deps: ControlDeps): SandboxControl {
       core.changed();
     },
     setRateLimit(enabled) {
-      deps.rateLimit.enabled = enabled !== false;
-      deps.rateLimit.limiter.rules = typeof enabled === "object" ? enabled.rules : DEFAULT_RATE_RULES;
+      deps.limiter.enabled = enabled !== false;
+      deps.limiter.rules = typeof enabled === "object" ? checkedRules(enabled.rules) : DEFAULT_RATE_RULES;
+    },
+    setUserRateLimit(email, rules) {
+      deps.limiter.setUserRules(userOf(email).user_id, rules && checkedRules(rules));
+    },
+    rateLimitCount(email, bucket) {
+      return deps.limiter.countOf(userOf(email).user_id, bucket);
     },
     requests: deps.log,
     settleWebhooks: () => deps.settleWebhooks(),

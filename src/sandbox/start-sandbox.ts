@@ -11,7 +11,8 @@ import { serveChat } from "./chat-page.ts";
 import { createControl } from "./control.ts";
 import { SandboxClock, SandboxCore } from "./core.ts";
 import { Faults } from "./faults.ts";
-import { createSandboxServer, DEFAULT_RATE_RULES, RateLimiter, type RequestLogEntry } from "./http/server.ts";
+import { DEFAULT_RATE_RULES, RateLimiter } from "./http/rate-limit.ts";
+import { createSandboxServer, type RequestLogEntry } from "./http/server.ts";
 import { buildState } from "./org/build-state.ts";
 import { loadOrg } from "./org/load-org.ts";
 import { OutgoingWebhooks } from "./outgoing-webhooks.ts";
@@ -47,12 +48,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const webhooks = new OutgoingWebhooks(core);
   const faults = new Faults();
-  const rateLimit = {
-    enabled: options.rateLimit !== undefined && options.rateLimit !== false,
-    limiter: new RateLimiter(
-      typeof options.rateLimit === "object" ? options.rateLimit.rules : DEFAULT_RATE_RULES,
-    ),
-  };
+  const limiter = new RateLimiter(
+    typeof options.rateLimit === "object" ? options.rateLimit.rules : DEFAULT_RATE_RULES,
+    options.rateLimit !== false,
+  );
   const log: RequestLogEntry[] = [];
   // A hung poll never gets a status; it is logged with status 0 so tests can see it arrived.
   faults.onHang = () => {
@@ -63,7 +62,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     core,
     routes: allRoutes(faults),
     faults,
-    rateLimit,
+    limiter,
     log,
     onResponse: options.onResponse,
     chat: options.chatPage ? (url, res) => serveChat(core, url, res) : undefined,
@@ -88,7 +87,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const control = createControl({
     core,
     faults,
-    rateLimit,
+    limiter,
     log,
     runGc,
     settleWebhooks: () => webhooks.settle(),

@@ -1,10 +1,21 @@
 /** Public types of the sandbox: its options, the running handle and the control API. */
 import type { Clock } from "./core.ts";
 import type { FailOptions, PathFilter } from "./faults.ts";
-import type { RateRule, RequestLogEntry, ResponseRecord } from "./http/server.ts";
+import type { RateBucketName, RateCount, RateRule } from "./http/rate-limit.ts";
+import type { RequestLogEntry, ResponseRecord } from "./http/server.ts";
 import type { OrgInput } from "./org/schema.ts";
 
-export type { Clock, FailOptions, OrgInput, PathFilter, RateRule, RequestLogEntry, ResponseRecord };
+export type {
+  Clock,
+  FailOptions,
+  OrgInput,
+  PathFilter,
+  RateBucketName,
+  RateCount,
+  RateRule,
+  RequestLogEntry,
+  ResponseRecord,
+};
 
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) picks a free one. */
@@ -26,7 +37,12 @@ export interface SandboxOptions {
   queueTimeoutSeconds?: number;
   /** How often idle queues are collected (real time); default 60. */
   gcIntervalSeconds?: number;
-  /** Enable the per-user rate limiter (true: 200/min + 2000/h) or give rules. Default off. */
+  /**
+   * The server's per-account rate limits, counted on the sandbox clock, event-queue calls apart
+   * from the others: on by default with the server's rules (200 a minute, 2,000 an hour); give
+   * other rules (`[window seconds, calls]` pairs), or `false` to turn them off (a load test that
+   * means to exceed what one account may do).
+   */
   rateLimit?: boolean | { rules: RateRule[] };
   /** Persist state to this JSON file (loaded at start, written on change and stop). */
   dataFile?: string;
@@ -123,7 +139,12 @@ export interface SandboxControl {
   hangNextPoll(): void;
   /** Cut parked polls and send `restart` events, as after a server restart. */
   restartQueues(): void;
+  /** Turn the rate limits on (the server's rules) or off, or set the rules of every user. */
   setRateLimit(enabled: boolean | { rules: RateRule[] }): void;
+  /** Give one account its own rules, as the server's per-user setting does (`undefined`: back to the common ones). */
+  setUserRateLimit(email: string, rules: RateRule[] | undefined): void;
+  /** Calls counted and refused with a 429 so far for one account, in one bucket. */
+  rateLimitCount(email: string, bucket: RateBucketName): RateCount;
   /** Every request so far: method, path below /api/v1, status (-1: connection reset, 0: hung poll). */
   readonly requests: RequestLogEntry[];
   /** Resolve once every outgoing-webhook delivery in flight has finished (and its reply is posted). */

@@ -65,7 +65,12 @@ it("captures the bot's writes instead of making them, and the status shows them"
   expect(world.messagesFrom(BOT)).toEqual([]);
   expect(running.logged("dry run: report message")).toHaveLength(1);
 
-  expect(formatStatus(await status())).toContain(`careful: dry run, 3 write(s) captured, not made; latest:`);
+  const text = formatStatus(await status());
+  expect(text).toContain(`careful: dry run, 3 write(s) captured, not made; latest:`);
+  // The budget line: the bot's calls this hour per bucket; light traffic, so polls go at once.
+  expect(text).toMatch(
+    /^careful: calls this hour: event queue [1-9]\d*\/2000, other [1-9]\d*\/2000; polls at once$/m,
+  );
   const page = await (await fetch(`http://127.0.0.1:${port}/status`)).text();
   expect(page).toContain("3 write(s) captured, not made");
   expect(page).toContain(`report message ${id} as spam: &#34;looks like spam&#34;`);

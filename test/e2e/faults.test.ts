@@ -64,8 +64,14 @@ describe("server and network faults", () => {
     await eventually(() => count("/events", 429)).toBe(4);
     await batch("after injected 429s", 2);
 
-    // A real, low per-user limit: polls and replies alike are refused and wait as told.
-    sandbox.control.setRateLimit({ rules: [[1, 6]] });
+    // A real, low per-user limit on a short window: the headers report only the hourly one, so
+    // the client cannot see it coming; polls and replies alike are refused and wait as told.
+    sandbox.control.setRateLimit({
+      rules: [
+        [1, 6],
+        [3600, 2000],
+      ],
+    });
     const before = count("/messages", 429);
     await batch("under a 6/s limit", 8);
     sandbox.control.setRateLimit(false);

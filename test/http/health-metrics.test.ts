@@ -126,6 +126,9 @@ describe("/metrics", () => {
         "bothost_gaps_total",
         "bothost_api_calls_total",
         "bothost_rate_limit_waits_total",
+        "bothost_api_budget_calls_total",
+        "bothost_api_budget_remaining_hour",
+        "bothost_poll_spacing_seconds",
         "bothost_announcements_total",
         "bothost_webhook_requests_total",
       ]),
@@ -162,6 +165,18 @@ describe("/metrics", () => {
     expect(sampleValue(after, "bothost_events_failed_total", broken)).toBe(
       sampleValue(before, "bothost_events_failed_total", broken) + 1,
     );
+    // The reply counted in the `other` budget, its polls in `events`; light traffic: no spacing.
+    const other = { bot: "echo", bucket: "other" };
+    expect(sampleValue(after, "bothost_api_budget_calls_total", other)).toBeGreaterThanOrEqual(
+      sampleValue(before, "bothost_api_budget_calls_total", other) + 1,
+    );
+    expect(
+      sampleValue(after, "bothost_api_budget_calls_total", { bot: "echo", bucket: "events" }),
+    ).toBeGreaterThan(0);
+    expect(sampleValue(after, "bothost_api_budget_remaining_hour", other)).toBe(
+      2000 - sampleValue(after, "bothost_api_budget_used_hour", other),
+    );
+    expect(sampleValue(after, "bothost_poll_spacing_seconds", { bot: "echo" })).toBe(0);
   });
 
   it("reads recurring announcements and cron runs from the schedulers", async () => {

@@ -1,0 +1,232 @@
+/**
+ * An account's call budgets as the server keeps them. The server allows each account a number of
+ * calls per sliding minute and per sliding hour (200 and 2,000 by default, configurable per user),
+ * and counts the event-queue calls (GET and DELETE /events, served by its event server) in a
+ * bucket of their own, apart from every other call. So a client keeps two buckets with two windows
+ * each: a long-poll never makes a send wait, and a 429 blocks only the bucket it came from.
+ *
+ * The figures are learned from the server: `X-RateLimit-Limit` and `X-RateLimit-Remaining` report
+ * the longest (hourly) window of the rules that apply to the account, `X-RateLimit-Reset` the
+ * UNIX second it frees up, and a 429 carries `retry-after` in (fractional) seconds.
+ */
+import type { Clock } from "../time/clock.ts";
+import { sleep } from "./sleep.ts";
+
+/** `events`: GET and DELETE /events, counted by the event server; `other`: every other call. */
+export type BucketName = "events" | "other";
+
+/** Which budget a call counts against. POST /register is an ordinary call. */
+export function bucketOf(method: string, path: string): BucketName {
+  return path === "/events" && (method === "GET" || method === "DELETE") ? "events" : "other";
+}
+
+/** Calls allowed per sliding minute and per sliding hour. */
+export interface BudgetLimits {
+  perMinute: number;
+  perHour: number;
+}
+
+/** The server's defaults for every account, bots included. */
+export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 200, perHour: 2000 };
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+/** One bucket's state, as the status page and `/metrics` show it. */
+export interface BucketSnapshot {
+  bucket: BucketName;
+  /** The limits: configured, the hour's as the server last reported it (its longest window). */
+  perMinute: number;
+  perHour: number;
+  /** Calls this client started in the last minute and hour. */
+  usedMinute: number;
+  usedHour: number;
+  /** Calls left in the hourly window: by this client's count, or the server's if it reported fewer. */
+  remainingHour: number;
+  /** Until when a 429 blocks the bucket (ms since the epoch), if it does now. */
+  blockedUntil: number | undefined;
+  /** Calls made since the client was created, and 429s received. */
+  calls: number;
+  limited: number;
+}
+
+/** Rate-limit headers of one response, as undici hands them over. */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+const header = (headers: ResponseHeaders, name: string): number | undefined => {
+  const raw = headers[name];
+  const value = Number.parseFloat(Array.isArray(raw) ? (raw[0] ?? "") : (raw ?? ""));
+  return Number.isFinite(value) ? value : undefined;
+};
+
+/**
+ * One bucket: a sliding minute and a sliding hour kept here, plus what the server last reported
+ * (calls left until its reset). Each call reserves its start when it asks, so waiting calls start
+ * in the order they asked and the windows hold exactly.
+ */
+export class RateBucket {
+  /** Start times of the calls of the last hour and of the reserved ones, ascending. */
+  readonly #starts: number[] = [];
+  #blockedUntil = 0;
+  /** The server's last report: its limit, calls left, when it frees up, and `calls` at that time. */
+  #reported: { limit: number; remaining: number; resetAt: number; callsThen: number } | undefined;
+  readonly #configured: BudgetLimits;
+  calls = 0;
+  limited = 0;
+
+  constructor(
+    readonly name: BucketName,
+    limits: BudgetLimits,
+    readonly clock: Clock,
+    /** false: count, but never wait (the client's rate limit is off). */
+    readonly enforced: boolean,
+  ) {
+    const whole = (n: number) => Math.max(1, Math.floor(n));
+    this.#configured = { perMinute: whole(limits.perMinute), perHour: whole(limits.perHour) };
+  }
+
+  /**
+   * The limits to plan with: the configured ones, the hour raised to the server's reported limit
+   * when that is higher. The server reports only the limit of its longest window, not the window's
+   * length, so a lower reported limit is not taken as hourly: {@link serverLeft} covers it.
+   */
+  get limits(): Readonly<BudgetLimits> {
+    const configured = this.#configured;
+    return { ...configured, perHour: Math.max(configured.perHour, this.#reported?.limit ?? 0) };
+  }
+
+  /** What the server last reported, until its reset: its limit and the calls left by its count. */
+  serverLeft(now = this.clock.now()): { limit: number; remaining: number; resetAt: number } | undefined {
+    const r = this.#reported;
+    if (!r || r.resetAt <= now) return undefined;
+    return {
+      limit: r.limit,
+      remaining: Math.max(0, r.remaining - (this.calls - r.callsThen)),
+      resetAt: r.resetAt,
+    };
+  }
+
+  /** Resolve when a call may start (at once while within budget); rejects if `signal` aborts. */
+  async acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) throw signal.reason;
+    const now = this.clock.now();
+    this.#prune(now);
+    const startAt = this.enforced ? this.nextStartAt(now) : now;
+    this.#starts.push(startAt);
+    this.calls++;
+    if (startAt <= now) return;
+    try {
+      await sleep(this.clock, startAt - now, signal);
+    } catch (err) {
+      // Give the reserved slot back so an aborted call does not delay the others.
+      const index = this.#starts.lastIndexOf(startAt);
+      if (index >= 0) this.#starts.splice(index, 1);
+      this.calls--;
+      throw err;
+    }
+  }
+
+  /**
+   * The earliest time a call asking now could start: within the configured minute, within the
+   * hour (the configured limit, or the server's if higher), after a 429's `retry-after`, and not
+   * before the server's reset once the calls it said were left are spent.
+   */
+  nextStartAt(now = this.clock.now()): number {
+    this.#prune(now);
+    const starts = this.#starts;
+    const { perMinute, perHour } = this.limits;
+    let at = Math.max(now, this.#blockedUntil, starts.at(-1) ?? 0);
+    // The limit-th newest start must have left its window before this call may start.
+    const minuteBlocker = starts[starts.length - perMinute];
+    if (minuteBlocker !== undefined) at = Math.max(at, minuteBlocker + MINUTE);
+    const hourBlocker = starts[starts.length - perHour];
+    if (hourBlocker !== undefined) at = Math.max(at, hourBlocker + HOUR);
+    const reported = this.#reported;
+    if (reported && this.calls - reported.callsThen >= reported.remaining && reported.resetAt > at) {
+      at = reported.resetAt;
+    }
+    return at;
+  }
+
+  /** Learn from a response's `X-RateLimit-*` headers (they report the server's longest window). */
+  observe(headers: ResponseHeaders): void {
+    const limit = header(headers, "x-ratelimit-limit");
+    const remaining = header(headers, "x-ratelimit-remaining");
+    const reset = header(headers, "x-ratelimit-reset");
+    if (limit === undefined || limit < 1 || remaining === undefined || reset === undefined) return;
+    // The reset is a whole second rounded down: the window is certainly free a second later.
+    this.#reported = {
+      limit: Math.floor(limit),
+      remaining: Math.max(0, Math.floor(remaining)),
+      resetAt: (Math.floor(reset) + 1) * 1000,
+      callsThen: this.calls,
+    };
+  }
+
+  /** A 429: no call of this bucket starts before `retryAfterMs` from now. */
+  block(retryAfterMs: number): void {
+    this.limited++;
+    this.#blockedUntil = Math.max(this.#blockedUntil, this.clock.now() + retryAfterMs);
+  }
+
+  snapshot(now = this.clock.now()): BucketSnapshot {
+    this.#prune(now);
+    const usedHour = this.#countSince(now - HOUR, now);
+    const server = this.serverLeft(now);
+    const perHour = this.#reported?.limit ?? this.#configured.perHour;
+    return {
+      bucket: this.name,
+      perMinute: this.#configured.perMinute,
+      perHour,
+      usedMinute: this.#countSince(now - MINUTE, now),
+      usedHour,
+      remainingHour: Math.min(Math.max(0, this.limits.perHour - usedHour), server?.remaining ?? perHour),
+      blockedUntil: this.#blockedUntil > now ? this.#blockedUntil : undefined,
+      calls: this.calls,
+      limited: this.limited,
+    };
+  }
+
+  #countSince(from: number, to: number): number {
+    let n = 0;
+    for (let i = this.#starts.length - 1; i >= 0; i--) {
+      const t = this.#starts[i] ?? 0;
+      if (t <= from) break;
+      if (t <= to) n++;
+    }
+    return n;
+  }
+
+  #prune(now: number): void {
+    const starts = this.#starts;
+    let drop = 0;
+    while (drop < starts.length && (starts[drop] ?? 0) <= now - HOUR) drop++;
+    if (drop > 0) starts.splice(0, drop);
+  }
+}
+
+/** Both budgets of one account. `client.budget` is this. */
+export class RateBudget {
+  readonly events: RateBucket;
+  readonly other: RateBucket;
+
+  constructor(
+    limits: BudgetLimits,
+    readonly clock: Clock,
+    /** false: calls are counted but never held (the client's rate limit is off). */
+    readonly enforced: boolean,
+  ) {
+    this.events = new RateBucket("events", limits, clock, enforced);
+    this.other = new RateBucket("other", limits, clock, enforced);
+  }
+
+  /** The bucket a call counts against. */
+  of(method: string, path: string): RateBucket {
+    return bucketOf(method, path) === "events" ? this.events : this.other;
+  }
+
+  snapshot(): BucketSnapshot[] {
+    const now = this.clock.now();
+    return [this.events.snapshot(now), this.other.snapshot(now)];
+  }
+}

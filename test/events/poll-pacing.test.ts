@@ -1,0 +1,71 @@
+/**
+ * The poll pacing's arithmetic on a real event-queue bucket and a manual clock: at once while
+ * traffic is light, one poll per 2 s once a burst is spent at the default 2,000 an hour, never
+ * more than the budget less the headroom in any hour. (Over HTTP, test/events/busy-org.test.ts.)
+ */
+import { describe, expect, it } from "vitest";
+import { RateBucket } from "../../src/api/rate-budget.ts";
+import { PollPacer } from "../../src/events/poll-pacing.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+
+const setup = (enforced = true) => {
+  const clock = new ManualClock(1_750_000_000_000);
+  const bucket = new RateBucket("events", { perMinute: 200, perHour: 2000 }, clock, enforced);
+  return { clock, bucket, pacer: new PollPacer({ bucket, clock }) };
+};
+
+describe("poll pacing", () => {
+  it("polls at once while traffic is light", async () => {
+    const { clock, pacer } = setup();
+    // One poll every 3 s (a message every 3 s) for an hour: never held.
+    for (let i = 0; i < 1200; i++) {
+      expect(pacer.take()).toBe(0);
+      await clock.tick(3000);
+    }
+    expect(pacer.snapshot()).toMatchObject({ polls: 1200, held: 0, spacingMs: 0, steadySpacingMs: 2000 });
+  });
+
+  it("under sustained traffic spends a burst of 100, then spaces polls 2 s apart: 1,900 in any hour", async () => {
+    const { clock, pacer } = setup();
+    const sent: number[] = [];
+    for (let i = 0; i < 4000; i++) {
+      const wait = pacer.take();
+      if (i < 100) expect(wait).toBe(0);
+      await clock.tick(wait);
+      sent.push(clock.now());
+    }
+    expect(pacer.snapshot().spacingMs).toBe(2000);
+    let most = 0;
+    for (let i = 0, from = 0; i < sent.length; i++) {
+      while ((sent[from] ?? 0) <= (sent[i] ?? 0) - 3_600_000) from++;
+      most = Math.max(most, i - from + 1);
+    }
+    expect(most).toBeLessThanOrEqual(1900);
+    expect(most).toBeGreaterThan(1890);
+  });
+
+  it("a new queue's first poll goes out at once, from the headroom", () => {
+    const { pacer } = setup();
+    for (let i = 0; i < 100; i++) pacer.take();
+    expect(pacer.take()).toBeGreaterThan(0);
+    pacer.resume();
+    expect(pacer.take()).toBe(0);
+  });
+
+  it("spreads what the server says is left until its reset", () => {
+    const { clock, bucket, pacer } = setup();
+    const reset = Math.floor(clock.now() / 1000) + 599;
+    bucket.observe({
+      "x-ratelimit-limit": "2000",
+      "x-ratelimit-remaining": "9",
+      "x-ratelimit-reset": String(reset),
+    });
+    // Ten minutes to the reset (after the whole second it is rounded to), 9 calls left.
+    expect(pacer.take()).toBe(60_000);
+  });
+
+  it("never holds a poll when the client's rate limit is off", () => {
+    const { pacer } = setup(false);
+    for (let i = 0; i < 3000; i++) expect(pacer.take()).toBe(0);
+  });
+});
