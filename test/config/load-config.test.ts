@@ -24,6 +24,7 @@ describe("loadConfig on good files", () => {
       log: { level: "info", pretty: "auto" },
       shutdown_timeout: 10_000,
       registration_concurrency: 4,
+      longpoll_margin: 10_000,
       bots: {
         echo: {
           module: "./bots/echo.ts",
