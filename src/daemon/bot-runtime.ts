@@ -197,10 +197,10 @@ export class BotRuntime {
         eventTypes: this.#eventTypes,
         signal,
         lastContact: this.#source?.lastContact,
-        onRegistered: (reason) => {
+        onRegistered: (reason, reg) => {
           // Events may have been lost with the old queue: check the bookings against the server.
           if (reason !== "start") this.scheduler.resync();
-          this.#services.onRegistered(this.#dispatcher.server!, this.#dispatcher.self!);
+          this.#services.onRegistered(this.#dispatcher.server!, this.#dispatcher.self!, reg);
           // The bot's sends echo only into a queue that receives its message events.
           this.#services.echo.queue = this.#receives("message")
             ? (this.#source?.consumer.queueId ?? undefined)

@@ -16,13 +16,14 @@ import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import { addressOf, type Sender, senderOf, sendTarget, textOf, type Where, whereOf } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
 import { replyTarget } from "./reply-target.ts";
 
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
 export interface BaseContext<S = unknown> {
-  /** The bot: its name in the config, its user id and email. */
-  bot: { name: string; userId: number; email: string };
+  /** The bot: its name in the config, its user id and email, and its full name once known. */
+  bot: { name: string; userId: number; email: string; fullName?: string };
   /** The typed client, authenticated as this bot. */
   api: Client;
   /** The bot's own key-value store (persistent, namespaced per bot). */
@@ -43,7 +44,7 @@ export interface BaseContext<S = unknown> {
    * (`CONTENT_TOO_LONG`) under `long_messages: reject`; a topic over `max_topic_length` is
    * refused (`TOPIC_TOO_LONG`), never truncated.
    */
-  send(params: SendMessageParams): Promise<{ id: number }>;
+  send(params: SendMessageParams | SendTo): Promise<{ id: number }>;
   /** The bot's saved snippets, cached (`bot.track("snippets")` keeps them fresh from events). */
   snippets: ContextHelpers["snippets"];
   /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
@@ -59,16 +60,27 @@ export interface BaseContext<S = unknown> {
   react(emoji: string, options?: ReactOptions): Promise<void>;
 }
 
+/** A message to a {@link Where}: `ctx.send({ ...ctx.where, content })`. */
+export type SendTo = Where & { content: string };
+
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
   event: ServerEvent;
-  bot: { name: string; userId: number; email: string };
+  bot: { name: string; userId: number; email: string; fullName?: string };
   log: Logger;
   signal: AbortSignal;
   /** True for messages fetched after a new queue (missed while no queue listened). */
   replayed: boolean;
   /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
   reply(content: string): Promise<{ id: number }>;
+  /** A message's content without the bot's own mention (other mentions kept), trimmed; `""` for other events. */
+  readonly text: string;
+  /** Where a message was said: `{ channel, channelId, topic }` or `{ direct: userIds }`; `undefined` for other events. */
+  readonly where: Where | undefined;
+  /** Who sent a message (id, name, email, role, isBot), from the message and the users cache; no request. */
+  readonly sender: Sender | undefined;
+  /** Why a message is addressed to the bot: a one-to-one `"direct"` message or a `"mention"`; else `undefined`. */
+  readonly addressed: "direct" | "mention" | undefined;
 }
 
 /** The context of a `bot.cron()` job. */
@@ -198,7 +210,8 @@ class LazyContext<S> {
 
   get send(): BaseContext<S>["send"] {
     const made = this.made();
-    made.send ??= (params) => this.#helpersOf().send(params);
+    made.send ??= (params) =>
+      this.#helpersOf().send("content" in params && !("type" in params) ? toParams(params) : params);
     return made.send;
   }
   set send(value: BaseContext<S>["send"]) {
@@ -291,6 +304,7 @@ class LazyEventContext<S> extends LazyContext<S> {
   readonly event: ServerEvent;
   readonly replayed: boolean;
   readonly channelName: (streamId: number) => string | undefined;
+  readonly #services: BotServices | undefined;
   declare eventIssue?: string;
 
   constructor(
@@ -304,6 +318,7 @@ class LazyEventContext<S> extends LazyContext<S> {
     this.event = event;
     this.replayed = replayed;
     this.channelName = deps.channelName;
+    this.#services = deps.services;
   }
 
   protected override logBindings(): Record<string, unknown> {
@@ -314,6 +329,20 @@ class LazyEventContext<S> extends LazyContext<S> {
 
   protected override messageId(): number | undefined {
     return this.event.type === "message" ? (this.event as { message: { id: number } }).message.id : undefined;
+  }
+
+  get text(): string {
+    return textOf(this.event, this.bot);
+  }
+  get where(): Where | undefined {
+    return whereOf(this.event, this.bot);
+  }
+  get sender(): Sender | undefined {
+    const users = this.#services?.users;
+    return senderOf(this.event, (id) => users?.peek(id));
+  }
+  get addressed(): "direct" | "mention" | undefined {
+    return addressOf(this.event, this.bot) as "direct" | "mention" | undefined;
   }
 
   get reply(): BotContext<S>["reply"] {
@@ -336,4 +365,8 @@ export function createContext<S>(
   const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
+}
+
+function toParams({ content, ...where }: SendTo): SendMessageParams {
+  return { ...sendTarget(where as Where), content };
 }

@@ -130,7 +130,12 @@ export class Dispatcher {
     const o = this.#o;
     // Made once per identity, not per event.
     this.#deps ??= {
-      bot: { name: o.name, userId: this.self?.userId ?? -1, email: this.self?.email ?? o.client.email },
+      bot: {
+        name: o.name,
+        userId: this.self?.userId ?? -1,
+        email: this.self?.email ?? o.client.email,
+        ...(this.self?.fullName !== undefined ? { fullName: this.self.fullName } : {}),
+      },
       api: o.client,
       state: o.state,
       log: o.log,
