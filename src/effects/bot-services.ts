@@ -25,7 +25,7 @@ import {
 } from "./typing/typing-helper.ts";
 import { type TypingConversation, TypingTracker } from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
-import { UserGroups } from "./users/user-groups.ts";
+import { type GroupMembership, UserGroups } from "./users/user-groups.ts";
 
 /** The event type each trackable helper keeps itself fresh from. */
 export const trackedEventTypes = {
@@ -41,6 +41,8 @@ export type TrackedHelper = keyof typeof trackedEventTypes;
 export interface ContextHelpers {
   snippets: Snippets;
   users: Users;
+  /** The organization's user groups (current when the queue receives `user_group` events). */
+  groups: GroupMembership;
   typing: TypingHelper;
   report: ReportFn;
   send(params: SendMessageParams): Promise<{ id: number }>;
@@ -194,6 +196,7 @@ export class BotServices {
     return {
       snippets: this.snippets,
       users: this.users,
+      groups: this.groups,
       typing: this.#typing(signal, server.typing.startedWaitMs, selfId),
       report: (messageId, type, description) =>
         this.reporter.report(messageId, type, description, { reportTypes: server.reportTypes, signal }),
@@ -280,6 +283,7 @@ export function unavailableHelpers(send: ContextHelpers["send"]): ContextHelpers
   return {
     snippets: stub<Snippets>("snippets"),
     users: stub<Users>("users"),
+    groups: stub<GroupMembership>("groups"),
     typing: stub<TypingHelper>("typing"),
     report: async () => fail("ctx.report()")(),
     send,

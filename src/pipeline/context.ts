@@ -49,6 +49,8 @@ export interface BaseContext<S = unknown> {
   snippets: ContextHelpers["snippets"];
   /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
   users: ContextHelpers["users"];
+  /** User groups and their members, cached (kept current when a command checks groups). */
+  groups: ContextHelpers["groups"];
   /** Show typing while work runs; see who is typing (needs `bot.track("typing")`). */
   typing: ContextHelpers["typing"];
   /** Report a message to the moderators, at most once ever per message. */
@@ -223,6 +225,9 @@ class LazyContext<S> {
   }
   get users(): ContextHelpers["users"] {
     return this.#helpersOf().users;
+  }
+  get groups(): ContextHelpers["groups"] {
+    return this.#helpersOf().groups;
   }
   get typing(): ContextHelpers["typing"] {
     return this.#helpersOf().typing;

@@ -21,7 +21,15 @@ interface Group {
   deactivated: boolean;
 }
 
-export class UserGroups {
+/** `ctx.groups`: who is in which user group, from the bot's cache (no request). */
+export interface GroupMembership {
+  /** Whether the user is in the group (by name, case-insensitive, or id), directly or through a subgroup. */
+  has(group: string | number, userId: number): boolean;
+  /** Whether the groups are known: the bot's queue fetched them (it receives `user_group` events). */
+  readonly seeded: boolean;
+}
+
+export class UserGroups implements GroupMembership {
   readonly #byId = new Map<number, Group>();
   #seeded = false;
 
