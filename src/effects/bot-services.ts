@@ -132,14 +132,18 @@ export class BotServices {
   onRegistered(
     server: ServerInfo,
     self: { userId: number },
-    initial: { realm_users?: readonly unknown[]; realm_user_groups?: readonly unknown[] } = {},
+    initial: {
+      realm_users?: readonly unknown[];
+      realm_non_active_users?: readonly unknown[];
+      realm_user_groups?: readonly unknown[];
+    } = {},
   ): void {
     this.#server = server;
     if (this.#registrations++ > 0) {
       this.snippets.invalidate();
       this.users.invalidate();
     }
-    if (initial.realm_users) this.users.seed(initial.realm_users);
+    if (initial.realm_users) this.users.seed(initial.realm_users, initial.realm_non_active_users);
     if (initial.realm_user_groups) this.groups.seed(initial.realm_user_groups);
     this.#tracker ??= new TypingTracker({
       expiryMs: server.typing.startedExpiryMs,

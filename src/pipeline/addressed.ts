@@ -3,6 +3,7 @@
  * message, or a mention of the bot), its text without the bot's own mention, where it was said
  * (`Where`) and who said it (`Sender`). Each reads the event and the bot's caches: no request.
  */
+import type { SendMessageParams } from "../api/resources/messages.ts";
 import { type RoleName, roleName } from "../effects/users/roles.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { Message, User } from "../wire/records.ts";
@@ -102,12 +103,18 @@ export function whereOf(event: ServerEvent, self: SelfRef): Where | undefined {
   return { direct: others.length > 0 ? others : [m.sender_id] };
 }
 
-/** A `Where` as the target of `POST /messages`. */
-export function sendTarget(
-  where: Where,
-): { type: "channel"; to: number | string; topic: string } | { type: "direct"; to: number[] } {
-  if ("direct" in where) return { type: "direct", to: [...where.direct] };
-  return { type: "channel", to: where.channelId > 0 ? where.channelId : where.channel, topic: where.topic };
+/** A message to a {@link Where}: `ctx.send({ ...ctx.where, content })`. */
+export type SendTo = Where & { content: string };
+
+/** A {@link SendTo} as the parameters of `POST /messages`. */
+export function sendParams(to: SendTo): SendMessageParams {
+  if ("direct" in to) return { type: "direct", to: [...to.direct], content: to.content };
+  return {
+    type: "channel",
+    to: to.channelId > 0 ? to.channelId : to.channel,
+    topic: to.topic,
+    content: to.content,
+  };
 }
 
 /** Who sent a message; `undefined` for other events. `peek` reads the users cache. */

@@ -16,8 +16,18 @@ import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import { addressOf, type Sender, senderOf, sendTarget, textOf, type Where, whereOf } from "./addressed.ts";
+import {
+  addressOf,
+  type Sender,
+  type SendTo,
+  senderOf,
+  sendParams,
+  textOf,
+  type Where,
+  whereOf,
+} from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
+import { type PendingPrompts, type PromptAnswer, prompt } from "./prompts.ts";
 import { replyTarget } from "./reply-target.ts";
 
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
@@ -62,9 +72,6 @@ export interface BaseContext<S = unknown> {
   react(emoji: string, options?: ReactOptions): Promise<void>;
 }
 
-/** A message to a {@link Where}: `ctx.send({ ...ctx.where, content })`. */
-export type SendTo = Where & { content: string };
-
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
   event: ServerEvent;
@@ -83,6 +90,12 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
   readonly sender: Sender | undefined;
   /** Why a message is addressed to the bot: a one-to-one `"direct"` message or a `"mention"`; else `undefined`. */
   readonly addressed: "direct" | "mention" | undefined;
+  /**
+   * Say `text` in the message's conversation and wait for the sender's next message there; rejects
+   * with `PROMPT_TIMEOUT` after `timeout` ms (default 25 s, and at the latest when the handler
+   * times out). The waiting handler lives in this process: it survives neither a restart nor a failover.
+   */
+  prompt(text: string, options?: { timeout?: number }): Promise<PromptAnswer>;
 }
 
 /** The context of a `bot.cron()` job. */
@@ -111,6 +124,8 @@ export interface ContextDeps<S>
   clock?: Pick<Clock, "now">;
   /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
   services?: BotServices;
+  /** Where `ctx.prompt()` waits; without it, prompts are unavailable. */
+  prompts?: PendingPrompts;
 }
 
 /**
@@ -212,8 +227,7 @@ class LazyContext<S> {
 
   get send(): BaseContext<S>["send"] {
     const made = this.made();
-    made.send ??= (params) =>
-      this.#helpersOf().send("content" in params && !("type" in params) ? toParams(params) : params);
+    made.send ??= (params) => this.#helpersOf().send("type" in params ? params : sendParams(params));
     return made.send;
   }
   set send(value: BaseContext<S>["send"]) {
@@ -310,6 +324,7 @@ class LazyEventContext<S> extends LazyContext<S> {
   readonly replayed: boolean;
   readonly channelName: (streamId: number) => string | undefined;
   readonly #services: BotServices | undefined;
+  readonly #prompts: PendingPrompts | undefined;
   declare eventIssue?: string;
 
   constructor(
@@ -324,6 +339,7 @@ class LazyEventContext<S> extends LazyContext<S> {
     this.replayed = replayed;
     this.channelName = deps.channelName;
     this.#services = deps.services;
+    this.#prompts = deps.prompts;
   }
 
   protected override logBindings(): Record<string, unknown> {
@@ -350,6 +366,10 @@ class LazyEventContext<S> extends LazyContext<S> {
     return addressOf(this.event, this.bot) as "direct" | "mention" | undefined;
   }
 
+  get prompt(): BotContext<S>["prompt"] {
+    return (text, options) => prompt(this.#prompts, this, text, options);
+  }
+
   get reply(): BotContext<S>["reply"] {
     const made = this.made();
     made.reply ??= (content) => this.send({ ...replyTarget(this.event, this.bot.userId), content });
@@ -370,8 +390,4 @@ export function createContext<S>(
   const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
-}
-
-function toParams({ content, ...where }: SendTo): SendMessageParams {
-  return { ...sendTarget(where as Where), content };
 }

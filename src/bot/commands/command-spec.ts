@@ -15,13 +15,6 @@ export type ArgShape = Record<string, z.ZodType>;
 /** The values a handler receives for an {@link ArgShape}. */
 export type ParsedArgs<A extends ArgShape> = { [K in keyof A]: z.output<A[K]> };
 
-/** What a prompt resolves with: the sender's next message in the conversation. */
-export interface PromptAnswer {
-  /** The answer's text, without the bot's mention. */
-  text: string;
-  messageId: number;
-}
-
 /** The context of a command's handler: a message context with the parsed arguments. */
 export type CommandContext<
   S = unknown,
@@ -36,12 +29,6 @@ export type CommandContext<
   command: { name: string; invokedAs: string };
   where: Where;
   sender: Sender;
-  /**
-   * Ask the sender and resolve with their next message in this conversation; rejects with
-   * `PROMPT_TIMEOUT` after `timeout` ms (default 60 000). A pending prompt lives in this process:
-   * it survives neither a restart nor a failover.
-   */
-  prompt(text: string, options?: { timeout?: number }): Promise<PromptAnswer>;
 };
 
 /**

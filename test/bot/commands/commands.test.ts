@@ -47,6 +47,14 @@ const helper = defineBot({
       ctx.reply(`triaging, ${ctx.sender.name}`),
     );
     bot.command("whoami", (ctx) => ctx.reply(`${ctx.sender.name} (${ctx.sender.role})`));
+    bot.command("order", { args: { wait: z.number().int() } }, async (ctx) => {
+      try {
+        const size = await ctx.prompt("Which size?", { timeout: ctx.args.wait });
+        await ctx.reply(`one ${size.text} coffee`);
+      } catch (err) {
+        await ctx.reply(`no answer: ${(err as Error & { code: string }).code}`);
+      }
+    });
   },
 });
 
@@ -122,6 +130,22 @@ describe("a command", () => {
     expect((await dm(MOD, "stats")).content).toBe("all quiet");
     expect((await dm(MOD, "triage")).content).toBe('Sorry, only members of "support" may run `triage`.');
     expect((await dm(MEMBER, "triage")).content).toBe("triaging, Mel Member");
+  });
+});
+
+describe("ctx.prompt", () => {
+  it("resolves with the sender's next message in the conversation, which reaches no other handler", async () => {
+    expect((await inGeneral(MEMBER, "@**Helper** order 30000")).content).toBe("Which size?");
+    // Someone else's message in the conversation is not the answer.
+    bot.post(OWNER, { type: "stream", to: "general", topic: "chat", content: "hello all" });
+    expect((await inGeneral(MEMBER, "@**Helper** large")).content).toBe("one large coffee");
+    expect(bot.replies().map((m) => m.content)).toEqual(["Which size?", "one large coffee"]);
+  });
+
+  it("rejects with PROMPT_TIMEOUT when no answer comes in time", async () => {
+    expect((await dm(MEMBER, "order 200")).content).toBe("Which size?");
+    const after = bot.replies().at(-1)!.id;
+    expect((await bot.nextReply({ after })).content).toBe("no answer: PROMPT_TIMEOUT");
   });
 });
 
