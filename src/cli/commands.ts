@@ -50,7 +50,7 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
       const hint = suggest(wanted, names);
       return usageError(
         "commands",
-        `no bot "${wanted}" in the config${hint ? `; did you mean "${hint}"?` : ""}`,
+        `no bot "${wanted}" in the config${hint ? ` (did you mean "${hint}"?)` : ""}`,
       );
     }
     const loaded = await loadBots(config, source, wanted ? { only: new Set([wanted]) } : {});
