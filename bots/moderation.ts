@@ -118,8 +118,10 @@ export default defineBot({
     bot.track("users");
 
     bot.on("message", async (ctx, next) => {
-      // The commands below answer first; every message is checked either way.
+      // The commands below answer first; a message that ran one is not checked (asking the bot
+      // for its rules a few times is no flood), every other message is.
       await next();
+      if ((ctx as { command?: unknown }).command !== undefined) return;
       const m = ctx.event.message;
       const place = placeOf(m.stream_id, m.display_recipient);
       if (place === undefined) return;

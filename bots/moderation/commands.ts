@@ -1,7 +1,8 @@
 /**
  * The moderation bot's commands, answered in a direct message or when it is mentioned: `rules`
  * (the rules that are on, with their limits) and `stats` (moderators and above: messages flagged
- * per rule in the last 24 hours, from what the bot recorded). `help` is generated.
+ * per rule in the last 24 hours, from what the bot recorded). `help` is generated. A one-word
+ * message that is no command gets the closest command names; longer ones are not answered.
  */
 import type { BotApi, KV } from "bothost";
 import { LABELS } from "./actions.ts";
@@ -47,6 +48,9 @@ export function moderationCommands(bot: BotApi<ModerationSettings>, settings: Mo
       );
     },
   );
+  // People also write to the moderation bot to report things, and spammers write to it: only a
+  // one-word message that names no command ("stast") is answered as a mistyped command.
+  bot.on("message", { addressed: true, when: (ctx) => /\s/.test(ctx.text) }, () => {});
 }
 
 /** Each configured rule with its limits, e.g. "message flood (`flood`): max messages 5, per seconds 10". */

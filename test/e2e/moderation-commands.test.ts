@@ -81,7 +81,7 @@ async function ask(sandbox: Sandbox, from: string, input: Parameters<Sandbox["co
 }
 
 describe("the moderation bot's commands, run by bothost run", () => {
-  it("answers help, rules, stats and unknown commands in a DM and when mentioned", async () => {
+  it("answers help, rules, stats and unknown commands in a DM and when mentioned", { timeout: 60_000 }, async () => {
     const sandbox = await moderationDaemon();
     const dm = (from: string, content: string) => ask(sandbox, from, { type: "direct", to: [BOT], content });
     const mention = (from: string, content: string) =>
