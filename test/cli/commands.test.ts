@@ -39,7 +39,9 @@ describe("bothost commands", () => {
     const { code, stdout } = await runCli(["commands", "moderation", "--config", DEMO]);
     expect(code).toBe(0);
     expect(stdout).toContain("moderation: in direct messages, when mentioned\n");
-    expect(stdout).toContain("  stats  —  messages flagged per rule in the last 24 hours\n      who: roles owner, admin, moderator\n");
+    expect(stdout).toContain(
+      "  stats  —  messages flagged per rule in the last 24 hours\n      who: roles owner, admin, moderator\n",
+    );
     expect(stdout).not.toContain("announcements");
   });
 

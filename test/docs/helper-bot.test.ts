@@ -45,9 +45,15 @@ it("reminds with validated arguments, counts, refuses purge-stats to members, he
   expect(sandbox.control.scheduled()).toEqual([
     expect.objectContaining({ content: "Reminder: stretch your legs", to: [member] }),
   ]);
-  const thanks = bot.post(MEMBER, { type: "stream", to: "general", topic: "t", content: "@**helper** thanks!" });
-  await sandbox.control.waitFor(() =>
-    (sandbox.control.messages().find((m) => m.id === thanks)?.reactions as unknown[] | undefined)?.length,
+  const thanks = bot.post(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "@**helper** thanks!",
+  });
+  await sandbox.control.waitFor(
+    () =>
+      (sandbox.control.messages().find((m) => m.id === thanks)?.reactions as unknown[] | undefined)?.length,
   );
   expect(await dm(MEMBER, "stats")).toBe("1 reminders set, 1 thanks received.");
   expect(await dm(MEMBER, "purge-stats")).toBe(
@@ -55,5 +61,7 @@ it("reminds with validated arguments, counts, refuses purge-stats to members, he
   );
   expect(await dm(OWNER, "purge-stats")).toBe("Stats reset.");
   expect(await dm(MEMBER, "stats")).toBe("0 reminders set, 0 thanks received.");
-  expect(await dm(MEMBER, "stast")).toBe("I don't know the command `stast`. Did you mean `stats`? Say `help` for the list.");
+  expect(await dm(MEMBER, "stast")).toBe(
+    "I don't know the command `stast`. Did you mean `stats`? Say `help` for the list.",
+  );
 });

@@ -81,11 +81,18 @@ async function ask(sandbox: Sandbox, from: string, input: Parameters<Sandbox["co
 }
 
 describe("the moderation bot's commands, run by bothost run", () => {
-  it("answers help, rules, stats and unknown commands in a DM and when mentioned", { timeout: 60_000 }, async () => {
+  it("answers help, rules, stats and unknown commands in a DM and when mentioned", {
+    timeout: 60_000,
+  }, async () => {
     const sandbox = await moderationDaemon();
     const dm = (from: string, content: string) => ask(sandbox, from, { type: "direct", to: [BOT], content });
     const mention = (from: string, content: string) =>
-      ask(sandbox, from, { type: "stream", to: "general", topic: "bots", content: `@**Moderation** ${content}` });
+      ask(sandbox, from, {
+        type: "stream",
+        to: "general",
+        topic: "bots",
+        content: `@**Moderation** ${content}`,
+      });
 
     const help = await dm(MEMBER, "help");
     expect(help.content).toContain("* `rules`: the rules that are on, with their limits");
@@ -103,10 +110,18 @@ describe("the moderation bot's commands, run by bothost run", () => {
       "Sorry, only moderators, administrators and owners may run `stats`.",
     );
     const refused = await mention(MEMBER, "stats");
-    expect(refused).toMatchObject({ type: "stream", content: expect.stringMatching(/^Sorry, only moderators/) });
+    expect(refused).toMatchObject({
+      type: "stream",
+      content: expect.stringMatching(/^Sorry, only moderators/),
+    });
 
     // A message that breaks a rule is what stats counts.
-    sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "deals", content: "a scam for you" });
+    sandbox.control.sendAs(MEMBER, {
+      type: "stream",
+      to: "general",
+      topic: "deals",
+      content: "a scam for you",
+    });
     // Recorded right after the report is made: ask until it is counted.
     await expect
       .poll(async () => (await dm(MOD, "stats")).content, { timeout: 10_000 })
