@@ -197,3 +197,23 @@ describe("permission checks", () => {
 function auth(email: string): string {
   return `Basic ${Buffer.from(`${email}:${sandbox.control.apiKeyOf(email)}`).toString("base64")}`;
 }
+
+describe("a command prefix from the bot's config", () => {
+  it("runs commands in channels without a mention, and leaves noise alone", async () => {
+    await bot.stop();
+    bot = await runBot(sandbox, {
+      bot: helper,
+      name: "helper",
+      email: "helper-bot@sandbox.example",
+      config: 'command_prefix: "!"',
+    });
+    expect((await inGeneral(MEMBER, "!remind 2 tea")).content).toBe("in 2 min: tea");
+    bot.post(MEMBER, { type: "stream", to: "general", topic: "chat", content: "!!! wow" });
+    bot.post(MEMBER, { type: "stream", to: "general", topic: "chat", content: "remind 2 tea" });
+    expect((await inGeneral(MEMBER, "!remnid 2 tea")).content).toBe(
+      "I don't know the command `remnid`. Did you mean `!remind`? Say `!help` for the list.",
+    );
+    expect((await dm(MEMBER, "!whoami")).content).toBe("Mel Member (member)");
+    expect(bot.replies()).toHaveLength(3);
+  });
+});
