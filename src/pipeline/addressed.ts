@@ -37,8 +37,11 @@ const WILDCARD_FLAGS = ["stream_wildcard_mentioned", "topic_wildcard_mentioned",
 /** A personal mention: `@**Name**` or `@**Name|12**`; a silent one (`@_**…**`) does not match. */
 const MENTION = /@\*\*([^*|]+?)(?:\|(\d+))?\*\*/g;
 
+/** The event's message; `undefined` for other events and for a message event that failed its schema. */
 function messageOf(event: ServerEvent): Message | undefined {
-  return event.type === "message" ? (event as { message: Message }).message : undefined;
+  if (event.type !== "message") return undefined;
+  const m = (event as { message?: Partial<Message> }).message;
+  return typeof m?.content === "string" && typeof m.sender_id === "number" ? (m as Message) : undefined;
 }
 
 function isSelf(name: string, id: string | undefined, self: SelfRef): boolean {

@@ -3,7 +3,7 @@
  * it an {@link Incoming}, which goes through five stages:
  *
  * 1. **accept**: update the bot's caches, count the event, let the delivery ledger drop a message
- *    already handled (or being handled);
+ *    already handled (or being handled); hand the answer a waiting `ctx.prompt()` asked for to it;
  * 2. **filter**: drop the bot's own messages, unless it asked for them;
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
  * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;

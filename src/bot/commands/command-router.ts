@@ -101,7 +101,8 @@ export class CommandRouter {
         return n();
       });
     }
-    if (ctx.event.type !== "message") return next();
+    // An event that failed its schema is not read as a command.
+    if (ctx.event.type !== "message" || ctx.eventIssue !== undefined) return next();
     const call = this.#invocation(ctx);
     if (call === undefined) return next();
     const command = this.#byName.get(call.word.toLowerCase());
