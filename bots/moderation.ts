@@ -20,10 +20,10 @@
  *     email: moderation-bot@chat.example.org
  *     api_key: ${MODERATION_BOT_API_KEY}
  *     all_public_streams: true
+ *     dry_run: false              # true: capture every report and message instead of making it
  *     settings:
- *       dry_run: false            # true: only log what would be reported
  *       check_edits: true         # re-check edited messages (content rules)
- *       notify_sender: "Hi {name}, your message in #{channel} > {topic} was sent to the moderators: {details}."
+ *       notify_sender: "Hi {{name}}, your message in #{{channel}} > {{topic}} was sent to the moderators: {{details}}."
  *       exempt:
  *         roles: [owner, admin, moderator]   # default
  *         channels: [moderation, bot-testing]
@@ -38,7 +38,7 @@
  *           max_links: 5                                                 # in one message
  *           per_sender: { max_links: 10, within_seconds: 300 }           # across messages (optional)
  *           exempt: { channels: [links] }
- *           actions: [{ reply: "Please keep it to a few links, {name}." }]
+ *           actions: [{ reply: "Please keep it to a few links, {{name}}." }]
  *         keywords: { words: [scam, "wire transfer"] }                   # report_type: norms
  *         blocked_patterns:
  *           report_type: norms                                           # default
@@ -47,7 +47,7 @@
  *             - { pattern: "SELL NOW", flags: "", name: "shouting sales" }
  *           actions:
  *             - report
- *             - { notify_channel: { channel: moderators, topic: patterns, content: "{details}: {link}" } }
+ *             - { notify_channel: { channel: moderators, topic: patterns, content: "{{details}}: {{link}}" } }
  *         mass_mentions: { max_user_mentions: 10, wildcards: true }      # or mention_storm
  * ```
  * Every rule takes `report_type`, a key of the server's report types (spam, harassment,
@@ -55,7 +55,8 @@
  * added to the global ones; a message exempt from a rule does not count toward its limits) and
  * `actions`: `report`, `{ report: { reason } }`, `{ reply }`, `{ dm_sender }`,
  * `{ notify_channel: { channel, topic, content } }` (default: `[report]`). Template placeholders:
- * {name}, {rules}, {details}, {channel}, {topic}, {link}.
+ * {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{link}} (the old single-brace `{name}`
+ * is refused with the new spelling named).
  */
 import { defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
@@ -91,7 +92,7 @@ export default defineBot({
     ) =>
       (u !== undefined && roles.includes(u.role)) ||
       inList(e.users, senderId, u?.email) ||
-      (place.streamId !== undefined && inList(e.channels, place.streamId, place.channel));
+      (place.channelId !== undefined && inList(e.channels, place.channelId, place.channel));
     const globalRoles = settings.exempt.roles.map((r) => ROLES[r]);
     const everywhere = (u: User | undefined, senderId: number, place: Place) =>
       (u !== undefined && settings.exempt.bots && u.is_bot) ||
@@ -127,7 +128,7 @@ export default defineBot({
       if (place === undefined) return;
       const sender = await ctx.users.get(m.sender_id);
       if (everywhere(sender, m.sender_id, place)) return;
-      const scanned = toScanned(m.id, m.sender_id, place.streamId, m.content, m.timestamp, sender);
+      const scanned = toScanned(m.id, m.sender_id, place.channelId, m.content, m.timestamp, sender);
       const matches = scanMessage(scanned, rules, state, { skip: exemptFrom(sender, m.sender_id, place) });
       if (matches.length === 0) return;
       await act(ctx, settings, options, {
@@ -151,13 +152,13 @@ export default defineBot({
         const name =
           e.stream_id === undefined ? undefined : (e.stream_name ?? ctx.channelName?.(e.stream_id));
         const place: Place =
-          e.stream_id === undefined ? {} : { streamId: e.stream_id, channel: name ?? String(e.stream_id) };
+          e.stream_id === undefined ? {} : { channelId: e.stream_id, channel: name ?? String(e.stream_id) };
         const sender = await ctx.users.get(e.user_id); // only the sender may edit content
         if (everywhere(sender, e.user_id, place)) return;
         const scanned = toScanned(
           e.message_id,
           e.user_id,
-          place.streamId,
+          place.channelId,
           e.content,
           e.edit_timestamp,
           sender,
@@ -183,19 +184,19 @@ export default defineBot({
 
 /** Where a message was posted: a channel, or (both undefined) a direct message. */
 interface Place {
-  streamId?: number;
+  channelId?: number;
   channel?: string;
 }
 
-function placeOf(streamId: number | undefined, recipient: unknown): Place | undefined {
-  if (streamId === undefined) return Array.isArray(recipient) ? {} : undefined;
-  return { streamId, channel: typeof recipient === "string" ? recipient : String(streamId) };
+function placeOf(channelId: number | undefined, recipient: unknown): Place | undefined {
+  if (channelId === undefined) return Array.isArray(recipient) ? {} : undefined;
+  return { channelId, channel: typeof recipient === "string" ? recipient : String(channelId) };
 }
 
 function toScanned(
   id: number,
   senderId: number,
-  streamId: number | undefined,
+  channelId: number | undefined,
   content: string,
   timestamp: number,
   sender: User | undefined,
@@ -204,7 +205,7 @@ function toScanned(
   return {
     id,
     senderId,
-    ...(streamId !== undefined ? { streamId } : {}),
+    ...(channelId !== undefined ? { channelId } : {}),
     content,
     timestamp,
     ...(joined !== undefined && !Number.isNaN(joined) ? { senderJoinedAtMs: joined } : {}),

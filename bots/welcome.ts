@@ -12,15 +12,17 @@
  *     api_key: ${WELCOME_BOT_API_KEY}
  *     settings:
  *       snippet: Welcome                # title of a saved snippet of the bot's account (optional)
- *       fallback: "Welcome aboard, {name}! Say hi in #**general**."
+ *       fallback: "Welcome aboard, {{name}}! Say hi in #**general**."
  *       greet_guests: true              # default true
  * ```
- * Placeholders, in the snippet and the fallback alike: {name} (full name), {mention} (a silent
- * mention, `@_**Name|id**`). Each member is greeted once, ever (remembered in the bot's state).
+ * Placeholders, in the snippet and the fallback alike: {{name}} (full name), {{mention}} (a silent
+ * mention, `@_**Name|id**`). The old single-brace spelling is refused in `fallback` (with the new
+ * spelling named) and still filled in a snippet, with one warning per snippet text to rewrite it.
+ * Each member is greeted once, ever (remembered in the bot's state).
  * New members are seen through `realm_user` events: the greeting goes out while the bot runs.
  * Moderators and above may ask it (in a direct message, or mentioning it) `greeted`: how many so far.
  */
-import { defineBot } from "bothost";
+import { defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
 
 export default defineBot({
@@ -28,12 +30,26 @@ export default defineBot({
     /** Title of the bot's saved snippet holding the greeting. */
     snippet: z.string().trim().min(1).max(60).optional(),
     /** The greeting while the snippet is missing (or when none is configured). */
-    fallback: z.string().trim().min(1).max(10_000),
+    fallback: z.string().trim().min(1).max(10_000).superRefine(checkPlaceholders),
     /** Greet guests too. */
     greet_guests: z.boolean().default(true),
   }),
   setup(bot, settings) {
     bot.track("snippets");
+    const warned = new Set<string>();
+    /** A snippet's text as a template; an old `{name}` still works, with one warning per text. */
+    const greetingOf = (content: string): string => {
+      const { legacy, upgraded } = parseTemplate(content);
+      if (legacy.length > 0 && !warned.has(content)) {
+        warned.add(content);
+        const spelled = legacy.map((name) => `{${name}} → {{${name}}}`).join(", ");
+        bot.log.warn(
+          { snippet: settings.snippet },
+          `the snippet "${settings.snippet}" uses the old placeholder spelling: edit it to read ${spelled}`,
+        );
+      }
+      return upgraded;
+    };
 
     bot.on("realm_user", async (ctx) => {
       const { op, person } = ctx.event;
@@ -52,11 +68,8 @@ export default defineBot({
       try {
         const snippet = settings.snippet ? await ctx.snippets.get(settings.snippet) : undefined;
         const name = p.full_name ?? "there";
-        const fields: Record<string, string> = { name, mention: `@_**${name}|${p.user_id}**` };
-        const text = (snippet?.content ?? settings.fallback).replace(
-          /\{(\w+)\}/g,
-          (all, k: string) => fields[k] ?? all,
-        );
+        const template = snippet ? greetingOf(snippet.content) : settings.fallback;
+        const text = renderTemplate(template, { name, mention: `@_**${name}|${p.user_id}**` });
         await ctx.send({ type: "direct", to: [p.user_id], content: text });
         ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
       } catch (err) {
@@ -75,3 +88,10 @@ export default defineBot({
     );
   },
 });
+
+/** Refuses placeholders the greeting does not fill, and the old `{name}` spelling. */
+function checkPlaceholders(text: string, ctx: z.RefinementCtx): void {
+  for (const message of parseTemplate(text, ["name", "mention"]).problems) {
+    ctx.addIssue({ code: "custom", message });
+  }
+}

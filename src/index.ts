@@ -33,12 +33,11 @@ export type { ScheduleApi, ScheduleMessageParams } from "./effects/schedule/sche
 export { ScheduledMessageError } from "./effects/schedule/scheduled-message-error.ts";
 export type { Snippets } from "./effects/snippets/snippet-cache.ts";
 export type { TypingHelper } from "./effects/typing/typing-helper.ts";
-export { Role, type RoleName } from "./effects/users/roles.ts";
+export { Role } from "./effects/users/roles.ts";
 export type { Users } from "./effects/users/user-cache.ts";
 export { BothostError, isBothostError } from "./errors/bothost-error.ts";
 export { NoRetry } from "./errors/no-retry.ts";
 // ── What handlers receive ────────────────────────────────────────────────────────────────────
-export type { GapEvent } from "./events/catch-up.ts";
 export type { BotStatus, DaemonStatus } from "./http/daemon-status.ts";
 export type { ErrorHandler, Middleware, NextFunction } from "./pipeline/composer.ts";
 export type { BaseContext, BotContext, JobContext, WebhookContext } from "./pipeline/context.ts";
@@ -47,6 +46,6 @@ export { nextOccurrences, validateSchedule } from "./scheduler/timing/occurrence
 export type { KV } from "./state/kv.ts";
 export { StateError } from "./state/state-error.ts";
 export type { JsonValue } from "./state/state-store.ts";
-export { renderTemplate } from "./webhook/render-template.ts";
-export type { EventMap, ServerEvent } from "./wire/events.ts";
+export { parseTemplate, renderTemplate } from "./template/template.ts";
+export type { EventMap, GapEvent, ServerEvent, UnknownEvent } from "./wire/events.ts";
 export type { Channel, Message, User } from "./wire/records.ts";

@@ -24,3 +24,4 @@ export const { FileStore } =
 export const { JobTimer } = await load<typeof import("../../src/scheduler/timing/job-timer.ts")>(
   "scheduler/timing/job-timer.js",
 );
+export const { realClock } = await load<typeof import("../../src/time/clock.ts")>("time/clock.js");

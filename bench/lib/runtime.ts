@@ -11,7 +11,7 @@ import { Writable } from "node:stream";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { BotRuntime as Runtime } from "../../src/daemon/bot-runtime.ts";
-import { BotRuntime, coalesce, createClient, createLogger, FileStore } from "./built.ts";
+import { BotRuntime, coalesce, createClient, createLogger, FileStore, realClock } from "./built.ts";
 
 export interface BenchRuntime {
   /** Not started: call `runtime.start()` (registers the queue, then polls in the background). */
@@ -70,6 +70,11 @@ export async function startBenchRuntime(options: {
     concurrency: options.concurrency ?? 8,
     handlerTimeoutMs: 30_000,
     replay: { maxMessages: 1000, maxAgeMs: 86_400_000 },
+    longMessages: "split",
+    longpollMarginMs: 10_000,
+    backoff: { initialMs: 500, maxMs: 30_000 },
+    clock: realClock,
+    retries: { attempts: 1, backoffMs: 1, maxBackoffMs: 1 },
   });
   return {
     runtime,

@@ -1,7 +1,8 @@
 /**
- * Pre-generated message events shaped like the server's (NOTES §3: a message event carries the
- * message object and the bot's flags), spread over channels, topics and direct-message groups so
- * the runtime's per-conversation queues run in parallel as they would in a real organization.
+ * Pre-generated message events shaped like the server's (see
+ * docs/internals/server-behaviour.md#the-event-queue: a message event carries the message object
+ * and the bot's flags), spread over channels, topics and direct-message groups so the runtime's
+ * per-conversation queues run in parallel as they would in a real organization.
  */
 
 export const BOT_USER_ID = 9000;
@@ -34,7 +35,7 @@ export function messageEvent(id: number, random: () => number, long = false): Re
   });
   const mentioned = random() < 0.1;
   const content = `${mentioned ? "@**Bench Bot** " : ""}${words.join(" ")}`;
-  const streamId = 1 + Math.floor(random() * 50);
+  const channelId = 1 + Math.floor(random() * 50);
   const message: Record<string, unknown> = {
     id: 1_000_000 + id,
     sender_id: senderId,
@@ -45,7 +46,7 @@ export function messageEvent(id: number, random: () => number, long = false): Re
     client: "ZulipMobile",
     content,
     content_type: "text/x-markdown",
-    recipient_id: direct ? 5000 + senderId : 200 + streamId,
+    recipient_id: direct ? 5000 + senderId : 200 + channelId,
     timestamp: 1_767_225_600 + Math.floor(id / 100),
     type: direct ? "private" : "stream",
     display_recipient: direct
@@ -58,14 +59,14 @@ export function messageEvent(id: number, random: () => number, long = false): Re
           },
           { id: BOT_USER_ID, email: BOT_EMAIL, full_name: "Bench Bot", is_mirror_dummy: false },
         ]
-      : `channel-${streamId}`,
+      : `channel-${channelId}`,
     subject: direct ? "" : `topic ${Math.floor(random() * 20)}`,
     topic_links: [],
     is_me_message: false,
     reactions: [],
     submessages: [],
   };
-  if (!direct) message.stream_id = streamId;
+  if (!direct) message.stream_id = channelId;
   return { type: "message", message, flags: mentioned ? ["mentioned"] : [], id };
 }
 

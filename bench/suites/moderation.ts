@@ -61,7 +61,7 @@ export async function runModeration(
     return {
       id: m.id,
       senderId: m.sender_id,
-      ...(m.stream_id === undefined ? {} : { streamId: m.stream_id }),
+      ...(m.stream_id === undefined ? {} : { channelId: m.stream_id }),
       content: `${String(m.content)}${extra}`,
       senderJoinedAtMs: Date.UTC(2025, 0, 1) + (i % 400) * 86_400_000,
     };

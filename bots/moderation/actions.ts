@@ -1,10 +1,11 @@
 /**
  * What the moderation bot does about a flagged message: each broken rule's actions. Reports are
  * made once per message (one report naming every rule that reports); replies, direct messages to
- * the sender and channel notifications are made per rule. In a dry run each is logged instead.
- * Every log line names its rules (`rules`), which is what `bothost backtest` reads.
+ * the sender and channel notifications are made per rule. Messages are filled in with
+ * `renderTemplate`. Every log line names its rules (`rules`), which is what `bothost backtest`
+ * reads. A dry run is the bot-level `dry_run: true`, which captures these writes.
  */
-import type { BaseContext, User } from "bothost";
+import { type BaseContext, renderTemplate, type User } from "bothost";
 import type { RuleMatch, RuleName } from "./rules.ts";
 import type { Action, ModerationSettings, RuleOptions } from "./settings.ts";
 
@@ -53,14 +54,7 @@ export async function act(
   for (const m of f.matches) {
     for (const action of actionsOf(m)) {
       if (isReport(action)) continue;
-      await perform(
-        ctx,
-        settings,
-        f,
-        m,
-        action as Exclude<Action, "report" | { report: unknown }>,
-        fields([m]),
-      );
+      await perform(ctx, f, m, action as Exclude<Action, "report" | { report: unknown }>, fields([m]));
     }
   }
 }
@@ -79,21 +73,11 @@ async function report(
     .find((a): a is { report: { reason: string } } => typeof a === "object" && "report" in a)?.report.reason;
   // The rule comes first: the server keeps 1000 characters, and a long history is cut, not the reason.
   const description = reason
-    ? fill(reason, values)
+    ? renderTemplate(reason, values)
     : `Flagged by the moderation bot (${matches.map((m) => m.rule).join(", ")}): ${values.details}.${
         f.history ? ` ${f.history}` : ""
       }`;
   const where = { messageId: f.messageId, rules: matches.map((m) => m.rule), reportType };
-  if (settings.dry_run) {
-    ctx.log.info(
-      { ...where, description },
-      `dry run: would report message ${f.messageId} as ${reportType}: ${values.details}`,
-    );
-    if (settings.notify_sender) {
-      ctx.log.info({ ...where, userId: f.senderId }, "dry run: would tell the sender by direct message");
-    }
-    return;
-  }
   const result = await ctx.report(f.messageId, reportType, description);
   if (!result.reported) {
     ctx.log.info(
@@ -104,13 +88,16 @@ async function report(
   }
   ctx.log.info(where, `reported message ${f.messageId} as ${reportType}: ${values.details}`);
   if (settings.notify_sender) {
-    await ctx.send({ type: "direct", to: [f.senderId], content: fill(settings.notify_sender, values) });
+    await ctx.send({
+      type: "direct",
+      to: [f.senderId],
+      content: renderTemplate(settings.notify_sender, values),
+    });
   }
 }
 
 async function perform(
   ctx: BaseContext<ModerationSettings>,
-  settings: ModerationSettings,
   f: Flagged,
   m: RuleMatch,
   action: Exclude<Action, "report" | { report: unknown }>,
@@ -120,27 +107,21 @@ async function perform(
   const params =
     "reply" in action
       ? f.channel === undefined
-        ? { type: "direct" as const, to: [f.senderId], content: fill(action.reply, values) }
-        : { type: "channel" as const, to: f.channel, topic: f.topic, content: fill(action.reply, values) }
+        ? { type: "direct" as const, to: [f.senderId], content: renderTemplate(action.reply, values) }
+        : {
+            type: "channel" as const,
+            to: f.channel,
+            topic: f.topic,
+            content: renderTemplate(action.reply, values),
+          }
       : "dm_sender" in action
-        ? { type: "direct" as const, to: [f.senderId], content: fill(action.dm_sender, values) }
+        ? { type: "direct" as const, to: [f.senderId], content: renderTemplate(action.dm_sender, values) }
         : {
             type: "channel" as const,
             to: action.notify_channel.channel,
             topic: action.notify_channel.topic,
-            content: fill(action.notify_channel.content, values),
+            content: renderTemplate(action.notify_channel.content, values),
           };
-  if (settings.dry_run) {
-    ctx.log.info(
-      { ...where, params },
-      `dry run: would ${where.action.replace("_", " ")} for message ${f.messageId}`,
-    );
-    return;
-  }
   await ctx.send(params);
   ctx.log.info(where, `${where.action.replace("_", " ")} for message ${f.messageId} (${LABELS[m.rule]})`);
-}
-
-function fill(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(\w+)\}/g, (all, key: string) => values[key] ?? all);
 }

@@ -39,7 +39,7 @@ export function remember(m: ScannedMessage, rules: Rules, state: RuleState): voi
   const key = `${m.senderId}\u0000${text}`;
   const since = m.timestamp - postWindow(rules);
   const posts = (state.posts.get(key) ?? []).filter((p) => p.at > since);
-  posts.push({ streamId: m.streamId, at: m.timestamp });
+  posts.push({ channelId: m.channelId, at: m.timestamp });
   state.posts.set(key, posts);
 }
 
@@ -64,10 +64,11 @@ export function crossPost(
   rule: NonNullable<Rules["crossPost"]>,
   state: RuleState,
 ): RuleMatch | undefined {
-  if (m.streamId === undefined) return undefined;
+  if (m.channelId === undefined) return undefined;
   const recent = recentPosts(m, rule.withinSeconds, rule.minLength, state);
   if (!recent) return undefined;
-  const channels = new Set(recent.posts.flatMap((p) => (p.streamId === undefined ? [] : [p.streamId]))).size;
+  const channels = new Set(recent.posts.flatMap((p) => (p.channelId === undefined ? [] : [p.channelId])))
+    .size;
   if (channels < rule.minChannels) return undefined;
   if ((state.crossPostReportedUntil.get(recent.key) ?? -1) > m.timestamp) return undefined;
   state.crossPostReportedUntil.set(recent.key, m.timestamp + rule.withinSeconds);

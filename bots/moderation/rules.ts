@@ -44,7 +44,7 @@ export interface ScannedMessage {
   id: number;
   senderId: number;
   /** The channel, or undefined for a direct message (never a cross-post). */
-  streamId?: number;
+  channelId?: number;
   content: string;
   /** UNIX seconds: when it was sent (or edited). */
   timestamp: number;
@@ -66,7 +66,7 @@ export interface RuleState {
   /** Sender → until when a flood was already reported (one report per burst). */
   floodReportedUntil: Map<number, number>;
   /** Sender + normalised content → where it was posted (no channel: a direct message), with when. */
-  posts: Map<string, { streamId: number | undefined; at: number }[]>;
+  posts: Map<string, { channelId: number | undefined; at: number }[]>;
   /** Sender + normalised content → until when the cross-post was already reported. */
   crossPostReportedUntil: Map<string, number>;
   /** Sender + normalised content → until when the repetition was already reported. */
@@ -101,7 +101,7 @@ export function createRuleState(): RuleState {
  * ```ts
  * const state = createRuleState();
  * const rules = { flood: { maxMessages: 5, perSeconds: 10, reportType: "spam" } };
- * scanMessage({ id: 1, senderId: 8, streamId: 5, content: "hi", timestamp: 1_700_000_000 }, rules, state);
+ * scanMessage({ id: 1, senderId: 8, channelId: 5, content: "hi", timestamp: 1_700_000_000 }, rules, state);
  * // [] until the sixth message within 10 s: [{ rule: "flood", reportType: "spam", details: "6 messages in 10 s (limit 5)" }]
  * ```
  */

@@ -2,6 +2,7 @@
  * The moderation bot's settings (zod), and their translation into the rule engine's {@link Rules}.
  * Regular expressions are compiled here, so a bad one is reported at its config line.
  */
+import { parseTemplate } from "bothost";
 import { z } from "zod";
 import type { RuleName, Rules } from "./rules.ts";
 
@@ -42,19 +43,14 @@ const Pattern = z
     }
   });
 
+/** A message text with `{{name}}` placeholders (see TEMPLATE_FIELDS); the old `{name}` is refused. */
 const Template = z
   .string()
   .trim()
   .min(1)
   .superRefine((text, ctx) => {
-    for (const [, field] of text.matchAll(/\{(\w+)\}/g)) {
-      if (!(TEMPLATE_FIELDS as readonly string[]).includes(field!)) {
-        ctx.addIssue({
-          code: "custom",
-          message: `uses {${field}}; the placeholders are ${TEMPLATE_FIELDS.map((f) => `{${f}}`).join(", ")}`,
-        });
-      }
-    }
+    for (const message of parseTemplate(text, TEMPLATE_FIELDS).problems)
+      ctx.addIssue({ code: "custom", message });
   });
 
 /** Who or where a rule (or, at the top, every rule) does not apply to. */
@@ -100,8 +96,14 @@ const common = (type: string) => ({
 });
 
 export const ModerationSettings = z.object({
-  /** Log what would be reported (and sent) instead of doing it. */
-  dry_run: z.boolean().default(false),
+  /** Moved: the bot-level `dry_run: true` captures every write (reports and messages alike). */
+  dry_run: z
+    .unknown()
+    .refine(() => false, {
+      error:
+        "is no longer a moderation setting: set dry_run: true on the bot itself (beside module and email), which captures every write instead of making it",
+    })
+    .optional(),
   /** Scan edited messages too (content rules only), quoting the edit history in the report. */
   check_edits: z.boolean().default(true),
   /** A direct message to the sender after a report; omit to send none. */

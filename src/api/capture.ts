@@ -2,6 +2,7 @@
  * Capture instead of act, for backtests and `dry_run: true`: reads (and the bot's own event queue)
  * are sent; every other call is recorded and answered as the server would, without sending it.
  */
+import type { Clock } from "../time/clock.ts";
 import type { Params } from "./encode.ts";
 import type { HttpMethod, RequestFn } from "./transport.ts";
 
@@ -94,11 +95,19 @@ export class CaptureLog {
   /** Names the channels calls give by id (the bot's runtime knows them). */
   channelName: ((id: number) => string | undefined) | undefined;
 
-  constructor(readonly keep = 20) {}
+  /** `clock`: when each call was captured. */
+  constructor(
+    readonly clock: Pick<Clock, "now">,
+    readonly keep = 20,
+  ) {}
 
   add(call: CapturedCall): void {
     this.count++;
-    this.recent.push({ at: new Date().toISOString(), call, does: describeCall(call, this.channelName) });
+    this.recent.push({
+      at: new Date(this.clock.now()).toISOString(),
+      call,
+      does: describeCall(call, this.channelName),
+    });
     if (this.recent.length > this.keep) this.recent.shift();
   }
 }

@@ -18,7 +18,10 @@ import { readZuliprc } from "./zuliprc.ts";
 
 /** Options shared by both ways of naming the account. */
 export interface ClientCommonOptions {
-  /** Default `bothost/<version>`. Do not pose as a UI client (NOTES §13). */
+  /**
+   * Default `bothost/<version>`. Do not pose as a UI client (see
+   * docs/internals/server-behaviour.md#client-names).
+   */
   userAgent?: string;
   /** Send through this undici dispatcher instead of the pool shared per server origin. */
   dispatcher?: Dispatcher;

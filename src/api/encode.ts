@@ -1,7 +1,9 @@
 /**
- * Wire encoding of request parameters (NOTES §1): strings go raw; numbers, booleans, null,
- * arrays and objects go as JSON text ("true", "42", '["a"]'); undefined is left out. The server
- * validates JSON parameters strictly, so `True` or `1` for a boolean is an error there.
+ * Wire encoding of request parameters (see
+ * docs/internals/server-behaviour.md#requests-and-authentication): strings go raw; numbers,
+ * booleans, null, arrays and objects go as JSON text ("true", "42", '["a"]'); undefined is left
+ * out. The server validates JSON parameters strictly, so `True` or `1` for a boolean is an error
+ * there.
  */
 
 /** Parameter values as a caller passes them; `undefined` means "not sent". */

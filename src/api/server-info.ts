@@ -1,4 +1,7 @@
-/** What a bot knows about its server from the register response (NOTES §2.2), with defaults. */
+/**
+ * What a bot knows about its server from the register response (see
+ * docs/internals/server-behaviour.md#registering-a-queue), with defaults.
+ */
 import { type RegisterResponse, serverDefaults } from "../wire/responses.ts";
 
 export interface ServerInfo {

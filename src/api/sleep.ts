@@ -1,5 +1,5 @@
 /** Abortable waits on the injectable clock (src/time/clock.ts), so tests can drive them; backoff delays. */
-import { type Clock, realClock } from "../time/clock.ts";
+import type { Clock } from "../time/clock.ts";
 
 /** Resolve after `ms` on `clock`; reject with `signal.reason` as soon as `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
@@ -17,11 +17,18 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
   });
 }
 
-/** Waits `ms`, rejecting as soon as `signal` aborts. Injectable so tests need not wait. */
-export type Pause = (ms: number, signal: AbortSignal) => Promise<void>;
-
-/** The real pause: an abortable sleep on the real clock. */
-export const realPause: Pause = (ms, signal) => sleep(realClock, ms, signal);
+/**
+ * A signal that aborts with a `TimeoutError` after `ms` on `clock` (`AbortSignal.timeout` on an
+ * injectable clock). Call `clear()` once the work it bounds ended, so no timer outlives it.
+ */
+export function timeoutSignal(clock: Clock, ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const handle = clock.setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  return { signal: controller.signal, clear: () => clock.clearTimeout(handle) };
+}
 
 /**
  * Delay before retry number `attempt` (1-based): a random point in [0, min(cap, initial·2^(attempt-1))].

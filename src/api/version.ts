@@ -10,6 +10,7 @@ export const bothostVersion: string = typeof version === "string" ? version : "0
 
 /**
  * The default User-Agent. The server names the sending client after it (`message.client`), and
- * only UI client names get their own messages marked read (NOTES §13), so a bot must not pose as one.
+ * only UI client names get their own messages marked read (see
+ * docs/internals/server-behaviour.md#client-names), so a bot must not pose as one.
  */
 export const defaultUserAgent = `bothost/${bothostVersion}`;

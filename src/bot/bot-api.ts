@@ -38,7 +38,10 @@ export interface BotApi<S = unknown> {
   readonly state: KV;
   /** One-shot scheduled messages: book, list, cancel, reschedule (also `ctx.schedule` in handlers). */
   readonly schedule: ScheduleApi;
-  /** Handle events of `type` (or several types; `"*"` for all). */
+  /**
+   * Handle events of `type` (or several types; `"*"` for every typed event, `"unknown"` for events
+   * this version does not know or that failed their schema).
+   */
   on<T extends EventName>(type: T | readonly T[], handler: Middleware<ContextFor<BotContext<S>, T>>): this;
   /** Handle events of `type` that pass `filter` (channel, topic, sender, direct, mentioned, contains, op). */
   on<T extends EventName>(

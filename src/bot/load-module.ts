@@ -213,8 +213,7 @@ export async function describeLoadError(
 ): Promise<string> {
   const message = err instanceof Error ? err.message : String(err);
   const firstLine = (message.split("\n")[0] ?? "").trim();
-  const syntax = (at: string, what: string) =>
-    `has a syntax error at ${specifier}:${at}: ${what}; fix it and start again`;
+  const syntax = (at: string, what: string) => `has a syntax error at ${specifier}:${at}: ${what}`;
   // jiti (TypeScript modules): "ParseError: Unexpected token \n /abs/file.ts:3:14"
   const parse = /^ParseError:\s*(.*?)\s*\n\s*(.+):(\d+):(\d+)\s*$/s.exec(message);
   if (parse) return syntax(`${parse[3]}:${parse[4]}`, parse[1] || "Unexpected token");

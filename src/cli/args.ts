@@ -111,7 +111,12 @@ export function untilStopped(signal?: AbortSignal): Promise<void> {
 /** `daemon.reload()` in the background: a refused config is logged with its located errors, the old one runs on. */
 export function reloadInBackground(daemon: { reload(): Promise<unknown> }, log: Logger): void {
   daemon.reload().catch((err: unknown) => {
-    const problems = isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
+    const problems = reloadProblems(err);
     log.error({ problems }, `reload refused; the daemon keeps running the old config: ${problems}`);
   });
+}
+
+/** Why a reload was refused: a config's located errors, or the error's message. */
+export function reloadProblems(err: unknown): string {
+  return isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
 }

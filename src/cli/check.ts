@@ -67,20 +67,31 @@ async function checkOne(name: string, bot: BotConfig, sandbox: Sandbox | undefin
   const url = bot.server.url === "sandbox" ? sandbox!.url : bot.server.url;
   const result: BotCheck = { name, email, url, authFailed: false };
   let apiKey = bot.api_key;
+  let noAccount: string | undefined;
   if (bot.server.url === "sandbox" && apiKey === "") {
     // As `run` does: on the embedded sandbox a bot without a key signs in with its account's key.
     const account = sandbox!.control.users().find((u) => u.email === email);
-    if (!account) {
-      const problem = `the embedded sandbox has no account ${email}: add it to the org file (server.sandbox.org), or fix bots.${name}.email`;
-      return { ...result, authFailed: true, problem };
-    }
-    apiKey = account.api_key;
+    if (account) apiKey = account.api_key;
+    else
+      noAccount = `the embedded sandbox has no account ${email}: add it to the org file (server.sandbox.org), or fix bots.${name}.email`;
   }
   let client: ReturnType<typeof createClient>;
   try {
-    client = createClient({ url, email, apiKey, ...CALL });
+    // Without an account there is no key to give; none is sent anyway: only GET /server_settings,
+    // which takes no credentials, is called then.
+    client = createClient({ url, email, apiKey: noAccount ? "none" : apiKey, ...CALL });
   } catch (err) {
     return { ...result, problem: describe(err) };
+  }
+  if (noAccount) {
+    const settings = await client.server.settings().catch(() => undefined);
+    return {
+      ...result,
+      version: settings?.zulip_version,
+      featureLevel: settings?.zulip_feature_level,
+      authFailed: true,
+      problem: noAccount,
+    };
   }
   const [settings, me] = await Promise.allSettled([client.server.settings(), client.users.me()]);
   if (settings.status === "fulfilled") {

@@ -1,48 +1,122 @@
-/** Asks the running daemon through its HTTP listener's admin routes (with `http.admin_token` if set). */
-import { request } from "undici";
-import type { Config } from "../config/schema.ts";
+/**
+ * Asks the running daemon: on its admin socket first (no token: the file's permissions guard it),
+ * then, when the config has `http:`, through the HTTP listener's admin routes (with
+ * `http.admin_token` if set), for a daemon whose socket this machine cannot see.
+ */
+import { Agent, type Dispatcher, request } from "undici";
+import type { AdminView } from "../config/admin-view.ts";
+import { formatProblems } from "../config/config-error.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
-export function daemonClient(config: Config, purpose: string) {
-  const listen = config.http ? parseListenAddress(config.http.listen) : undefined;
-  if (!listen) {
+interface Channel {
+  /** How messages name it: "the admin socket /…/admin.sock" or "http://127.0.0.1:8080 (http.listen)". */
+  readonly name: string;
+  readonly base: string;
+  readonly headers: Record<string, string>;
+  readonly dispatcher?: Dispatcher;
+}
+
+export interface DaemonClient {
+  /** GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when `missingOk`. */
+  call(method: "GET" | "POST", path: string, body?: unknown, missingOk?: boolean): Promise<unknown>;
+  /** True when a daemon answers on one of the channels (the first call then uses it). */
+  reachable(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems">): DaemonClient {
+  const agent = new Agent({ connect: { socketPath: view.socket } });
+  const channels: Channel[] = [
+    { name: `the admin socket ${view.socket}`, base: "http://localhost", headers: {}, dispatcher: agent },
+  ];
+  const listen = view.http ? parseListenAddress(view.http.listen) : undefined;
+  if (listen) {
+    const host = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
+    const token = view.http?.admin_token;
+    channels.push({
+      name: `http://${host.includes(":") ? `[${host}]` : host}:${listen.port} (http.listen)`,
+      base: `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+  }
+  let chosen: Channel | undefined;
+  const tried: string[] = [];
+
+  async function send(channel: Channel, method: string, path: string, body: unknown) {
+    return request(channel.base + path, {
+      method: method as "GET" | "POST",
+      headers: {
+        ...channel.headers,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(channel.dispatcher ? { dispatcher: channel.dispatcher } : {}),
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+    });
+  }
+
+  /** The answer on the first channel that connects; remembers it. */
+  async function first(method: string, path: string, body: unknown) {
+    if (chosen) return { channel: chosen, res: await send(chosen, method, path, body).catch(lost(chosen)) };
+    for (const channel of channels) {
+      try {
+        const res = await send(channel, method, path, body);
+        chosen = channel;
+        return { channel, res };
+      } catch (err) {
+        tried.push(`${channel.name}: ${reason(err)}`);
+      }
+    }
     throw new BothostError(
       "DAEMON_UNREACHABLE",
-      `${purpose} asks the running daemon through its HTTP listener, and the config has none: ` +
-        'add `http: { listen: "127.0.0.1:8080" }` and restart the daemon',
+      `no daemon answers: ${tried.join("; ")}. Is it running with this config?` +
+        (view.problems.length > 0
+          ? ` http: was not tried, as it has problems:\n${formatProblems(view.problems)}`
+          : listen
+            ? ""
+            : " (A daemon on another machine is reached through its http.listen, which this config has no http: for.)"),
     );
   }
-  const host = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
-  const base = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
-  const token = config.http?.admin_token;
+
   return {
-    /** GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when `missingOk`. */
-    async call(method: "GET" | "POST", path: string, body?: unknown, missingOk = false): Promise<unknown> {
-      let res: Awaited<ReturnType<typeof request>>;
-      try {
-        res = await request(base + path, {
-          method,
-          headers: {
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...(body === undefined ? {} : { "content-type": "application/json" }),
-          },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          headersTimeout: 10_000,
-          bodyTimeout: 10_000,
-        });
-      } catch (err) {
-        throw new BothostError(
-          "DAEMON_UNREACHABLE",
-          `no daemon answers at ${base} (http.listen): ${(err as Error).message}. Is it running?`,
-        );
-      }
+    async call(method, path, body, missingOk = false) {
+      const { res } = await first(method, path, body);
       const text = await res.body.text();
       if (missingOk && res.statusCode === 404 && !isRouteMissing(text)) return undefined;
       if (res.statusCode >= 400) throw new BothostError("DAEMON_REFUSED", refusal(res.statusCode, text));
       return JSON.parse(text) as unknown;
     },
+    async reachable() {
+      try {
+        const { res } = await first("GET", "/admin/status", undefined);
+        await res.body.dump();
+        return true;
+      } catch (err) {
+        if (err instanceof BothostError && err.code === "DAEMON_UNREACHABLE") return false;
+        throw err;
+      }
+    },
+    close: () => agent.close(),
   };
+}
+
+function lost(channel: Channel) {
+  return (err: unknown): never => {
+    throw new BothostError(
+      "DAEMON_UNREACHABLE",
+      `the daemon stopped answering on ${channel.name}: ${reason(err)}`,
+    );
+  };
+}
+
+function reason(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === "ENOENT") return "no such socket";
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "EACCES") return "permission denied (run the command as the daemon's user)";
+  return (err as Error).message;
 }
 
 function isRouteMissing(text: string): boolean {

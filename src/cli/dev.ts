@@ -1,16 +1,19 @@
 import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
+import type { Logger } from "pino";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
-import { commandArgs, configOption, reloadInBackground, reportStartupError, untilStopped } from "./args.ts";
+import { commandArgs, configOption, reloadProblems, reportStartupError, untilStopped } from "./args.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
 Runs the config's bots on the embedded sandbox (server.url: sandbox) and serves a chat page
-from it: pick a person, post in a channel or to a bot, and watch the bots answer. When a bot's
-file changes the config is read again and the changed bots restart; an edit that does not load
-is reported and the bot keeps running as it was. Ctrl-C stops.
+from it: pick a person, post in a channel or to a bot, and watch the bots answer. The page's
+address is printed last, once the bots run. When a bot's file changes the config is read again
+and the changed bots restart; an edit that does not load is reported, the bot keeps running as
+it was, and the next save is tried again. Logs are readable lines (set log.pretty: false for
+JSON lines). Ctrl-C stops.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -28,7 +31,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   const watchers: FSWatcher[] = [];
   try {
     const configPath = resolveConfigPath({ flag: values.config });
-    booted = await bootDaemon(configPath, { sandbox: { chatPage: true } });
+    booted = await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true });
     const { daemon, log, sandbox, config } = booted;
     if (!sandbox) {
       await booted.stop();
@@ -42,12 +45,13 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       await booted.stop();
       return ExitCode.RuntimeFailure;
     }
+    const chatLine = chatPageLine(`${sandbox.url}/chat/`, process.stdout.isTTY === true);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const reload = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         log.info("a bot's file changed: reloading");
-        reloadInBackground(daemon, log);
+        reloadEdited(daemon, log, () => process.stdout.write(`${chatLine}\n`));
       }, SETTLE_MS);
     };
     const dir = path.dirname(path.resolve(configPath));
@@ -59,8 +63,10 @@ export async function runDevCommand(argv: string[]): Promise<number> {
         log.warn({ module: bot.module }, "cannot watch this bot's file: edits to it are not reloaded");
       }
     }
+    const bots = report.started.length;
     process.stdout.write(
-      `\nChat with your bots: ${sandbox.url}/chat/\nEdits to the bots' files reload them. Ctrl-C stops.\n\n`,
+      `\n${bots} bot${bots === 1 ? "" : "s"} running on the embedded sandbox. ` +
+        `Saving a bot's file reloads it; Ctrl-C stops.\n${chatLine}\n\n`,
     );
     await untilStopped();
     for (const w of watchers) w.close();
@@ -72,4 +78,26 @@ export async function runDevCommand(argv: string[]): Promise<number> {
     await booted?.stop().catch(() => {});
     return reportStartupError(err);
   }
+}
+
+/**
+ * The chat page's address, on a line of its own (bold on a terminal): printed last once the bots
+ * run, and again after each reload so that it stays below the log lines.
+ */
+function chatPageLine(url: string, terminal: boolean): string {
+  const line = `Chat with your bots: ${url}`;
+  return terminal ? `\u001b[1m${line}\u001b[22m` : line;
+}
+
+/** A reload after an edit; one that does not load leaves the bots as they were until the next save. */
+function reloadEdited(daemon: { reload(): Promise<unknown> }, log: Logger, then: () => void): void {
+  daemon
+    .reload()
+    .catch((err: unknown) => {
+      log.error(
+        "the edit does not load, so the bots keep running as they were; saving the file again reloads it:\n" +
+          reloadProblems(err),
+      );
+    })
+    .finally(then);
 }

@@ -1,6 +1,6 @@
+import { readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
-import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import { deadLetterOfficeFor } from "../daemon/dead-letter-office-for.ts";
 import type {
@@ -14,7 +14,7 @@ import { RedisStore } from "../state/redis-store.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
-import { daemonClient } from "./daemon-client.ts";
+import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
 export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
 
@@ -24,9 +24,10 @@ export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options
   bothost failed drop ID… | --all [--bot NAME]  Delete them for good
 
 A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
-threw NoRetry. Ids look like moderator/12. With the daemon running and its state in a directory,
-the command asks the daemon through its HTTP listener (http.listen; http.admin_token when that
-is not a loopback address).
+threw NoRetry. Ids look like moderator/12. With the daemon running, the command asks it on its
+admin socket (in the state directory), else through its HTTP listener (http.listen;
+http.admin_token when that is not a loopback address): then only state: and http: of the config
+must be sound. With no daemon answering, it works on the state store directly.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -61,7 +62,7 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   if (problem) return usage(problem);
   let desk: LetterDesk | undefined;
   try {
-    desk = await openLetterDesk(await loadConfig(resolveConfigPath({ flag: values.config })));
+    desk = await openLetterDesk(resolveConfigPath({ flag: values.config }));
     return await perform(desk, action as Action, ids, values);
   } catch (err) {
     return reportStartupError(err);
@@ -164,7 +165,15 @@ interface LetterDesk extends Pick<DeadLetterOffice, "list" | "get" | "retry" | "
   close(): Promise<void>;
 }
 
-async function openLetterDesk(config: Config): Promise<LetterDesk> {
+/**
+ * Through the running daemon when one answers (its admin socket, else http.listen): only state:
+ * and http: of the config are needed then. Otherwise straight in the state store, which needs the
+ * whole config (each bot's letter bound and secrets).
+ */
+async function openLetterDesk(file: string): Promise<LetterDesk> {
+  const daemon = daemonClient(await readAdminView(file));
+  if (await daemon.reachable()) return daemonDesk(daemon);
+  const config = await loadConfig(file);
   let store: StateBackend;
   try {
     store =
@@ -172,17 +181,19 @@ async function openLetterDesk(config: Config): Promise<LetterDesk> {
         ? await RedisStore.open({ url: config.state.redis, prefix: config.state.prefix })
         : await FileStore.open(config.state.path ?? stateDefaults.path);
   } catch (err) {
-    if (isStateError(err) && err.code === "STATE_LOCKED") return daemonDesk(config);
+    // A daemon holds the directory but answers on no channel: its first call says so.
+    if (isStateError(err) && err.code === "STATE_LOCKED") return daemonDesk(daemon);
+    await daemon.close();
     throw err;
   }
+  await daemon.close();
   return Object.assign(deadLetterOfficeFor(config, store), {
     via: "store" as const,
     close: () => store.close(),
   });
 }
 
-function daemonDesk(config: Config): LetterDesk {
-  const daemon = daemonClient(config, "with the daemon running, bothost failed");
+function daemonDesk(daemon: DaemonClient): LetterDesk {
   const one = (id: string) => `/admin/failed/${id.split("/").map(encodeURIComponent).join("/")}`;
   return {
     via: "daemon",
@@ -196,6 +207,6 @@ function daemonDesk(config: Config): LetterDesk {
       (await daemon.call("POST", "/admin/failed/retry", selection)) as DeadLetterOutcome,
     drop: async (selection) =>
       (await daemon.call("POST", "/admin/failed/drop", selection)) as DeadLetterOutcome,
-    close: async () => {},
+    close: () => daemon.close(),
   };
 }

@@ -8,7 +8,8 @@ export const initHelp = `Usage: bothost init [DIR] [--force]
 
 Creates a bothost project in DIR (default: the current folder): package.json, tsconfig.json,
 bothost.yaml (the embedded sandbox, with org.yaml), bots/hello.ts, test/hello.test.ts,
-.gitignore and README.md. Then: npm install, npm start, npm test.
+.gitignore and README.md. Then: npm install, npm run dev (the bots and a chat page to talk to
+them), npm start, npm test.
 
 Options:
       --force   Write into a folder that is not empty (existing files are replaced)
@@ -45,7 +46,8 @@ export async function runInitCommand(argv: string[]): Promise<number> {
   }
   const where = positionals[0] ? `cd ${positionals[0]} && ` : "";
   process.stdout.write(
-    `Created a bothost project in ${dir}.\nNext: ${where}npm install && npm start   (tests: npm test)\n`,
+    `Created a bothost project in ${dir}.\n` +
+      `Next: ${where}npm install && npm run dev   (a chat page to talk to the bots; npm start runs them, npm test tests them)\n`,
   );
   return ExitCode.Ok;
 }

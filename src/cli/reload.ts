@@ -1,13 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
-import type { Config } from "../config/schema.ts";
-import { stateDefaults } from "../config/state-schema.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import type { ReloadReport } from "../daemon/reload-plan.ts";
-import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { commandArgs, configOption, reportStartupError } from "./args.ts";
-import { daemonClient } from "./daemon-client.ts";
+import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
 export const reloadHelp = `Usage: bothost reload [--config FILE] [--json]
 
@@ -15,7 +14,9 @@ Makes the running daemon read its config file again, validate it and every chang
 full, then apply only what changed: added bots start, removed bots stop (their event queues are
 deleted), bots whose entry, settings, key or module changed restart with catch-up; the others keep
 their queues. A config with errors is refused (printed with file:line:column; exit code 2) and the
-daemon keeps running the old one. Same as sending the daemon SIGHUP.
+daemon keeps running the old one. Same as sending the daemon SIGHUP. The daemon is asked on its
+admin socket (in the state directory), else through its HTTP listener (http.listen), else sent
+SIGHUP (the pid in the state directory's LOCK file).
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -27,11 +28,11 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   const args = commandArgs("reload", argv, reloadHelp, { ...configOption, json: { type: "boolean" } });
   if (typeof args === "number") return args;
   const { values } = args;
+  let daemon: DaemonClient | undefined;
   try {
-    // The file must at least parse here: the daemon reads the same file.
-    const config = await loadConfig(resolveConfigPath({ flag: values.config }));
-    if (!config.http) return await signalDaemon(config);
-    const daemon = daemonClient(config, "bothost reload");
+    // Only state: and http: must be sound here: the daemon reads and checks the whole file itself.
+    const view = await readAdminView(resolveConfigPath({ flag: values.config }));
+    daemon = daemonClient(view);
     let report: ReloadReport;
     try {
       report = (await daemon.call("POST", "/admin/reload")) as ReloadReport;
@@ -42,31 +43,29 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
         );
         return ExitCode.ConfigInvalid;
       }
+      if (isBothostError(err) && err.code === "DAEMON_UNREACHABLE" && view.state.path !== undefined) {
+        return await signalDaemon(view.state.path, err);
+      }
       throw err;
     }
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
     return report.failed.length > 0 ? ExitCode.RuntimeFailure : ExitCode.Ok;
   } catch (err) {
     return reportStartupError(err);
+  } finally {
+    await daemon?.close();
   }
 }
 
-/** Without an HTTP listener: SIGHUP to the pid in the state directory's lock file. */
-async function signalDaemon(config: Config): Promise<number> {
-  if (config.state.redis !== undefined) {
-    throw new BothostError(
-      "DAEMON_UNREACHABLE",
-      'the config has no HTTP listener to reach the daemon: add `http: { listen: "127.0.0.1:8080" }`, or send SIGHUP to the daemon',
-    );
-  }
-  const lock = join(config.state.path ?? stateDefaults.path, "LOCK");
+/** No admin channel answers: SIGHUP to the pid in the state directory's lock file, if there is one. */
+async function signalDaemon(statePath: string, unreachable: BothostError): Promise<number> {
   let pid: number;
   try {
-    pid = (JSON.parse(await readFile(lock, "utf8")) as { pid: number }).pid;
+    pid = (JSON.parse(await readFile(join(statePath, "LOCK"), "utf8")) as { pid: number }).pid;
+    process.kill(pid, "SIGHUP");
   } catch {
-    throw new BothostError("DAEMON_UNREACHABLE", `no daemon holds ${lock}: is it running with this config?`);
+    throw unreachable;
   }
-  process.kill(pid, "SIGHUP");
   process.stdout.write(`Sent SIGHUP to the daemon (pid ${pid}); its log says what changed.\n`);
   return ExitCode.Ok;
 }

@@ -1,20 +1,25 @@
+import { type ConfigProblemsOnDisk, configProblemsOnDisk, readAdminView } from "../config/admin-view.ts";
+import { formatProblems } from "../config/config-error.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotStatus, DaemonStatus } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
-import { daemonClient } from "./daemon-client.ts";
+import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 
-Asks the running daemon (through its HTTP listener, http.listen) what each bot is doing: its
-state and why, its event queue and its age, its last event, events handled, failed handler runs,
-dead letters and next scheduled runs; and the daemon's version and uptime. Exits 1 when the
-daemon does not answer or a bot has failed.
+Asks the running daemon what each bot is doing: its state and why, its event queue and its age,
+its last event, events handled, failed handler runs, dead letters and next scheduled runs; and
+the daemon's version and uptime. The daemon is asked on its admin socket (in the state
+directory), else through its HTTP listener (http.listen). Only state: and http: of the config
+are needed: when the rest of the file has problems (or a variable it uses is not set in this
+shell), the status is shown and the problems are listed below it. Exits 1 when the daemon does
+not answer or a bot has failed.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
-      --json          Print the status as JSON
+      --json          Print the status as JSON, with configProblems and unsetVariables
   -h, --help          Show this text
 `;
 
@@ -22,15 +27,47 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
   const args = commandArgs("status", argv, statusHelp, { ...configOption, json: { type: "boolean" } });
   if (typeof args === "number") return args;
   const { values } = args;
+  let daemon: DaemonClient | undefined;
   try {
     const path = resolveConfigPath({ flag: values.config });
-    const daemon = daemonClient(await loadConfig(path), "bothost status");
-    const status = (await daemon.call("GET", "/admin/status")) as DaemonStatus;
-    process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+    daemon = daemonClient(await readAdminView(path));
+    const onDisk = await configProblemsOnDisk(path);
+    const status = (await daemon.call("GET", "/admin/status").catch((err: unknown) => {
+      if (onDisk.problems.length > 0)
+        process.stderr.write(`The config on disk has problems:\n${formatProblems(onDisk.problems)}\n`);
+      throw err;
+    })) as DaemonStatus;
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify({ ...status, configProblems: onDisk.problems, unsetVariables: onDisk.unsetVariables }, null, 2)}\n`
+        : formatStatus(status) + formatOnDisk(status, onDisk),
+    );
     return status.bots.some((b) => b.state === "failed") ? ExitCode.RuntimeFailure : ExitCode.Ok;
   } catch (err) {
     return reportStartupError(err);
+  } finally {
+    await daemon?.close();
   }
+}
+
+/** The config file's problems, below the status: the daemon runs what it loaded before. */
+export function formatOnDisk(s: DaemonStatus, onDisk: ConfigProblemsOnDisk): string {
+  const lines: string[] = [];
+  if (onDisk.problems.length > 0) {
+    const at = (s.configLoadedAt ?? s.startedAt).replace(/\.\d+Z$/, "Z");
+    lines.push(
+      "",
+      `The running daemon still uses the config it loaded at ${at}; the config on disk has problems:`,
+      formatProblems(onDisk.problems),
+    );
+  }
+  if (onDisk.unsetVariables.length > 0) {
+    lines.push(
+      "",
+      `Not set in this shell, so not checked (the daemon reads its own environment): ${onDisk.unsetVariables.join(", ")}`,
+    );
+  }
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
 export function formatStatus(s: DaemonStatus): string {

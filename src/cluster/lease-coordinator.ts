@@ -1,10 +1,10 @@
 /**
  * Several instances, one organization: each bot runs on exactly one instance at a time, the one
  * holding its lease in Redis. Every round (each `ttl/3`) an instance says it is alive, renews its
- * leases, and takes free bots until it runs its share, `ceil(bots / instances alive)`; one that
- * runs more than its share hands one bot over per round (stop it gracefully, then release the
- * lease). A dead instance's leases expire after the ttl and the others take its bots, which
- * resume from the shared cursor and replay what was missed.
+ * leases, and takes free bots or hands one over (stop it gracefully, then release the lease) so
+ * that the instances split the bots fairly, within one of each other (see `balance.ts`). A dead
+ * instance's leases expire after the ttl and the others take its bots, which resume from the
+ * shared cursor and replay what was missed.
  *
  * The timing rule that keeps two instances from running one bot at the same time: a lease is
  * written with a `ttl` expiry on Redis's clock, at some instant after the holder sent the
@@ -22,8 +22,9 @@ import type { Logger } from "pino";
 import type { Fence } from "../state/redis-connection.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { balance } from "./balance.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
-import { RedisLeases } from "./redis-leases.ts";
+import { type ClusterView, RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
   store: RedisStore;
@@ -149,9 +150,9 @@ export class LeaseCoordinator implements Coordinator {
 
   async #oneRound(): Promise<string[]> {
     const leases = this.#leases!;
-    let alive: number | undefined;
+    let view: ClusterView;
     try {
-      alive = await leases.heartbeat();
+      view = await leases.heartbeat(this.#o.bots);
       await this.#renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
       this.#failing = false;
@@ -159,20 +160,19 @@ export class LeaseCoordinator implements Coordinator {
       this.#failed(err);
       return [];
     }
-    const target = Math.ceil(this.#o.bots.length / Math.max(1, alive));
-    this.#noteAlive(alive, target);
-    if (this.#draining) return [];
+    const alive = view.instances.length;
     const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
-    if (active > target) {
-      // Only once the membership has been the same for two rounds: a late heartbeat must not
-      // move bots around.
-      if (alive === this.#aliveBefore) this.#handOverOne();
-      return [];
-    }
+    const plan = balance({ self: this.instanceId, ...view }, active);
+    this.#noteAlive(alive, plan.share);
+    if (this.#draining) return [];
+    // Only once the membership has been the same for two rounds: a late heartbeat must not move
+    // bots around.
+    if (plan.handOver && alive === this.#aliveBefore) this.#handOverOne();
     const acquired: string[] = [];
     for (const bot of this.#order) {
-      if (active + acquired.length >= target) break;
-      if (this.#held.has(bot) || this.#halting.has(bot)) continue;
+      if (active + acquired.length >= plan.limit) break;
+      // Only bots free in this round's picture: asking for a held lease is a wasted call.
+      if (this.#held.has(bot) || this.#halting.has(bot) || view.holders.get(bot) !== undefined) continue;
       const sentAt = performance.now();
       let fence: Fence | undefined;
       try {

@@ -49,15 +49,26 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-return redis.call('ZCARD', KEYS[1])
+local holders = {}
+if #KEYS > 1 then holders = redis.call('MGET', unpack(KEYS, 2)) end
+return {redis.call('ZRANGE', KEYS[1], 0, -1), holders}
 `;
 
 type LeaseScripts = {
   bothostLeaseAcquire(lease: string, counter: string, instance: string, ttl: number): Promise<string | null>;
   bothostLeaseRenew(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
   bothostLeaseRelease(lease: string, value: string): Promise<number>;
-  bothostHeartbeat(instances: string, instance: string, ttl: number): Promise<number>;
+  bothostHeartbeat(
+    numKeys: number,
+    ...keysThenArgs: (string | number)[]
+  ): Promise<[string[], (string | null)[]]>;
 };
+
+/** The live instances' ids, and each bot's lease holder (an instance id) or undefined when free. */
+export interface ClusterView {
+  instances: string[];
+  holders: Map<string, string | undefined>;
+}
 
 interface RedisLeasesOptions {
   url: string;
@@ -88,7 +99,7 @@ export class RedisLeases {
     client.defineCommand("bothostLeaseAcquire", { lua: ACQUIRE, numberOfKeys: 2 });
     client.defineCommand("bothostLeaseRenew", { lua: RENEW });
     client.defineCommand("bothostLeaseRelease", { lua: RELEASE, numberOfKeys: 1 });
-    client.defineCommand("bothostHeartbeat", { lua: HEARTBEAT, numberOfKeys: 1 });
+    client.defineCommand("bothostHeartbeat", { lua: HEARTBEAT });
     return new RedisLeases(client, options);
   }
 
@@ -127,11 +138,21 @@ export class RedisLeases {
     await this.#run("a lease release", () => this.#client.bothostLeaseRelease(fence.key, fence.value));
   }
 
-  /** Say this instance is alive for one more ttl; resolves how many instances are alive. */
-  async heartbeat(): Promise<number> {
-    return this.#run("a heartbeat", () =>
-      this.#client.bothostHeartbeat(`${this.#o.prefix}#instances`, this.#o.instanceId, this.#o.ttlMs),
+  /**
+   * Say this instance is alive for one more ttl; resolves, read in the same step, the live
+   * instances and the holder of each of `bots`' leases (undefined: free).
+   */
+  async heartbeat(bots: readonly string[]): Promise<ClusterView> {
+    const keys = [`${this.#o.prefix}#instances`, ...bots.map((bot) => `${this.#o.prefix}#lease:${bot}`)];
+    const [instances, values] = await this.#run("a heartbeat", () =>
+      this.#client.bothostHeartbeat(keys.length, ...keys, this.#o.instanceId, this.#o.ttlMs),
     );
+    const holders = new Map<string, string | undefined>();
+    bots.forEach((bot, i) => {
+      const value = values[i];
+      holders.set(bot, value ? value.slice(value.indexOf(":") + 1) : undefined);
+    });
+    return { instances, holders };
   }
 
   /** Leave the set of live instances and close the connection. */

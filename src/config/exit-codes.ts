@@ -6,7 +6,10 @@ export const ExitCode = {
   Ok: 0,
   /** A runtime failure after start: the daemon could not go on (e.g. the state store failed). */
   RuntimeFailure: 1,
-  /** The config file, a bot module, its settings or a command-line option is invalid (`CONFIG_*`, `MODULE_*`). */
+  /**
+   * The config file, a bot module, its settings or a command-line option is invalid (`CONFIG_*`,
+   * `MODULE_*`), or the state belongs to another server than the config's (`STATE_SERVER_MISMATCH`).
+   */
   ConfigInvalid: 2,
   /** Authentication failed for every bot (wrong email or API key, deactivated accounts). */
   AuthFailed: 3,
@@ -16,8 +19,12 @@ export const ExitCode = {
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** The exit code for an error that stopped the process: 2 for config and module errors, else 1. */
+/**
+ * The exit code for an error that stopped the process: 2 for config and module errors and for
+ * state that belongs to another server (the config and the state disagree), else 1.
+ */
 export function exitCodeFor(err: unknown): ExitCode {
-  if (isBothostError(err) && /^(CONFIG|MODULE)_/.test(err.code)) return ExitCode.ConfigInvalid;
+  if (isBothostError(err) && /^(CONFIG_|MODULE_|STATE_SERVER_MISMATCH$)/.test(err.code))
+    return ExitCode.ConfigInvalid;
   return ExitCode.RuntimeFailure;
 }

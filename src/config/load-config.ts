@@ -139,7 +139,7 @@ function deepFreeze<T>(value: T): T {
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** The config file as UTF-8 text; a ConfigError when it cannot be read or is not text. */
-async function readConfigText(source: ConfigSource): Promise<string> {
+export async function readConfigText(source: ConfigSource): Promise<string> {
   const fail = (code: ConfigErrorCode, line: number, column: number, message: string) =>
     new ConfigError(code, [{ file: source.displayFile, line, column, path: "", message }]);
   const result = await readTextFile(source.path, MAX_CONFIG_BYTES);

@@ -14,6 +14,9 @@ import {
 } from "./schema-fields.ts";
 import { LeasesSchema, StateSchema } from "./state-schema.ts";
 
+/** `longpoll_margin` when the config does not set it. */
+export const DEFAULT_LONGPOLL_MARGIN_MS = 10_000;
+
 /** Log levels, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 
@@ -137,9 +140,9 @@ export const ConfigSchema = z.strictObject({
   registration_concurrency: wholeNumber(1, 64, "bots registering queues at once").default(4),
   /**
    * Added to the server's long-poll timeout to make a poll's HTTP timeout: a poll unanswered that
-   * long is hung, and the bot registers a new queue. Unset: 10 s (the queue consumer's default).
+   * long is hung, and the bot registers a new queue.
    */
-  longpoll_margin: duration({ min: 1 }).optional(),
+  longpoll_margin: duration({ min: 1 }).default(DEFAULT_LONGPOLL_MARGIN_MS),
   bots: z
     .record(z.string().regex(BOT_NAME).max(64), BotSchema)
     .refine((bots) => Object.keys(bots).length > 0, {

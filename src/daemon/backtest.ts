@@ -15,11 +15,14 @@ import { Writable } from "node:stream";
 import { type CapturedCall, describeCall } from "../api/capture.ts";
 import { createClient } from "../api/create-client.ts";
 import type { LoadedBot } from "../bot/load-bots.ts";
+import { DEFAULT_LONGPOLL_MARGIN_MS } from "../config/schema.ts";
 import { fetchHistory, type HistoryRange } from "../events/history.ts";
 import { createLogger } from "../log/create-logger.ts";
 import { MemoryStore } from "../state/memory-store.ts";
+import { realClock } from "../time/clock.ts";
 import type { Message } from "../wire/records.ts";
-import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
+import { BotRuntime } from "./bot-runtime.ts";
+import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface BacktestOptions {
   bot: LoadedBot;
@@ -93,6 +96,10 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
     ...(bot.events ? { events: bot.events } : {}),
     mode: "backtest",
     retries: { attempts: 1, backoffMs: 1, maxBackoffMs: 1 },
+    // No queue is polled; registering once retries like a queue bot's.
+    longpollMarginMs: DEFAULT_LONGPOLL_MARGIN_MS,
+    backoff: SERVER_BACKOFF,
+    clock: realClock,
   });
   await runtime.start();
   try {
@@ -114,7 +121,7 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
       o.signal?.throwIfAborted();
       calls = [];
       lines.length = 0;
-      await runtime.deliver({ id: -1, type: "message", message, flags: message.flags ?? [] } as never);
+      await runtime.deliver({ type: "message", message, flags: message.flags ?? [] });
       const found = finding(o.url, message, calls, lines, channelName);
       if (found) {
         findings.push(found);

@@ -5,7 +5,9 @@
  */
 import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
+import { adminSocketPath } from "../config/admin-socket-path.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
+import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
@@ -20,6 +22,8 @@ export interface BootOptions {
   statePath?: string;
   /** Override the config's log level. */
   logLevel?: string;
+  /** `log.pretty: auto` means readable lines even off a terminal (`bothost dev` is read by a person). */
+  readableLogs?: boolean;
   /** Extra options for an embedded sandbox. */
   sandbox?: Omit<SandboxOptions, "org" | "port">;
   /**
@@ -33,7 +37,8 @@ export interface BootOptions {
 export async function bootDaemon(configPath: string, options: BootOptions = {}) {
   const { config, source } = await loadConfigWithSource(configPath);
   const loaded = await loadBots(config, source);
-  const log = createLogger({ level: options.logLevel ?? config.log.level, pretty: config.log.pretty });
+  const pretty = options.readableLogs && config.log.pretty === "auto" ? true : config.log.pretty;
+  const log = createLogger({ level: options.logLevel ?? config.log.level, pretty });
   let sandbox: Sandbox | undefined;
   if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
     const s = config.server?.sandbox;
@@ -61,6 +66,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
       ...(coordinator ? { coordinator } : {}),
       log,
       ...(embedded ? { sandbox: embedded } : {}),
+      adminSocket: adminSocketOf(config, configPath, options.statePath),
     });
     daemon.reloader = () => reloadFromFile(daemon, configPath);
     return {
@@ -112,6 +118,14 @@ async function reloadFromFile(daemon: Daemon, configPath: string): Promise<Reloa
   const changed = new Set([...plan.add, ...plan.restart]);
   const loaded = changed.size === 0 ? [] : await loadBots(config, source, { only: changed, fresh: true });
   return daemon.applyReload(config, plan, loaded.map(daemonBot));
+}
+
+/** The admin socket: in the state directory, or for Redis state a per-user folder (admin-socket-path.ts). */
+function adminSocketOf(config: Config, configPath: string, statePath: string | undefined) {
+  const dir = statePath ?? config.state.path;
+  return dir !== undefined
+    ? { path: adminSocketPath({ path: dir }), ifTaken: "fail" as const }
+    : { path: adminSocketPath({ redis: true, configFile: configPath }), ifTaken: "skip" as const };
 }
 
 function daemonBot(b: LoadedBot): DaemonBot {

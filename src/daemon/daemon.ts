@@ -11,20 +11,24 @@ import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { AdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
 import { HttpConfigError } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
+import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
-import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
+import { type Clock, realClock } from "../time/clock.ts";
+import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
+import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonBot {
   name: string;
@@ -44,10 +48,12 @@ export interface DaemonOptions {
   sandbox?: Pick<Sandbox, "url" | "control">;
   /** Overrides for tests: long-poll margin and backoff of every bot's consumer. */
   tuning?: { longpollMarginMs?: number; backoff?: { initialMs?: number; maxMs?: number } };
-  /** The clock of every bot's scheduler (tests pass a ManualClock shared with the sandbox). */
+  /** The one clock the daemon and its bots read and wait on; default real (tests: a ManualClock). */
   clock?: Clock;
   /** Which bots this instance runs: default all of them (a LeaseCoordinator shares them between instances). */
   coordinator?: Coordinator;
+  /** The admin socket to serve the admin routes on (see admin-socket.ts); none when absent. */
+  adminSocket?: { path: string; ifTaken: "fail" | "skip" };
 }
 
 export interface StartReport {
@@ -67,13 +73,18 @@ export class Daemon {
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   #stopped = false;
-  readonly #startedAt = Date.now();
+  readonly #clock: Clock;
+  readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
   /** Served at `/metrics`; made only when the config has `http` (a reload cannot add the listener). */
   readonly metrics: BothostMetrics | undefined;
   /** The HTTP listener, when the config has `http.listen`. */
   http: HttpListener | undefined;
+  /** The admin socket, once listening. */
+  adminSocket: AdminSocket | undefined;
+  /** When the config in force was loaded (at construction, then at each applied reload). */
+  #configLoadedAt: number;
   /** The config in force: the one given, then each reload's. */
   config: Config;
   /** Every bot's dead letters (events whose handler failed every attempt). */
@@ -83,8 +94,10 @@ export class Daemon {
 
   constructor(options: DaemonOptions) {
     this.#o = options;
+    this.#clock = options.clock ?? realClock;
+    this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
-    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    this.letters = deadLetterOfficeFor(options.config, options.store, options.log, this.#clock);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -114,7 +127,8 @@ export class Daemon {
       this.#remove(name);
     }
     this.config = config;
-    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    this.#configLoadedAt = this.#clock.now();
+    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -161,6 +175,13 @@ export class Daemon {
    */
   async start(): Promise<StartReport> {
     const report = emptyReport();
+    const admin = this.#o.adminSocket;
+    if (admin)
+      this.adminSocket = await AdminSocket.open({
+        ...admin,
+        handlers: this.#adminHandlers(),
+        log: this.#o.log,
+      });
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.http = await this.#httpListener();
     await this.http?.start();
@@ -172,6 +193,11 @@ export class Daemon {
       },
     });
     first = undefined; // bots won later are reported by their log lines only
+    // State recorded with another server: the daemon stops, naming both (see server-check.ts).
+    const mismatch = report.failed.find(
+      (f) => isStateError(f.error) && f.error.code === "STATE_SERVER_MISMATCH",
+    );
+    if (mismatch) throw mismatch.error;
     const tried = new Set([...report.started, ...report.authFailed, ...report.failed.map((f) => f.name)]);
     report.standby = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
     this.#o.log.info(
@@ -226,9 +252,11 @@ export class Daemon {
   status(): Promise<DaemonStatus> {
     return statusOf({
       startedAt: this.#startedAt,
+      now: this.#clock.now(),
       bots: this.bots,
       letters: this.letters,
       startFailures: this.#startFailures,
+      configLoadedAt: this.#configLoadedAt,
     });
   }
 
@@ -236,6 +264,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    await this.adminSocket?.close();
     await this.http?.close();
     const deadline = this.config.shutdown_timeout;
     let abandoned = 0;
@@ -256,12 +285,13 @@ export class Daemon {
     const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
     if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
     const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.control.apiKeyOf(c.email) : c.api_key;
-    const captured = c.dry_run ? new CaptureLog() : undefined;
+    const captured = c.dry_run ? new CaptureLog(this.#clock) : undefined;
     const client = createClient({
       url,
       email: c.email,
       apiKey,
       logger: log,
+      clock: this.#clock,
       ...this.metrics?.apiSink(bot.name),
       ...(captured
         ? {
@@ -272,9 +302,21 @@ export class Daemon {
           }
         : {}),
     });
-    const { tuning, clock } = this.#o;
-    const margin = tuning?.longpollMarginMs ?? this.config.longpoll_margin;
+    const { tuning } = this.#o;
+    const backoff = { ...SERVER_BACKOFF, ...tuning?.backoff };
+    const checkServer = serverCheck({
+      bot: bot.name,
+      client,
+      store: this.#coordinator.storeFor(bot.name),
+      url,
+      sandbox: onSandbox,
+      location: stateLocation(this.#o.store),
+      log,
+      backoff,
+      clock: this.#clock,
+    });
     return new BotRuntime({
+      checkServer,
       name: bot.name,
       definition: bot.definition,
       settings: bot.settings,
@@ -285,9 +327,9 @@ export class Daemon {
       ...this.#syncCommit(),
       log,
       ...optionsFromConfig(c),
-      ...(margin !== undefined ? { longpollMarginMs: margin } : {}),
-      ...(tuning?.backoff ? { backoff: tuning.backoff } : {}),
-      ...(clock ? { clock } : {}),
+      longpollMarginMs: tuning?.longpollMarginMs ?? this.config.longpoll_margin,
+      backoff,
+      clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.letters.of(bot.name),
       ...(captured ? { captured } : {}),
@@ -326,6 +368,11 @@ export class Daemon {
     }
   }
 
+  /** What the admin routes act on, on the admin socket and the HTTP listener. */
+  #adminHandlers() {
+    return { letters: () => this.letters, status: () => this.status(), reload: () => this.reload() };
+  }
+
   /** The listener the config asks for; its code (fastify) is loaded only then. */
   async #httpListener(): Promise<HttpListener | undefined> {
     const http = this.config.http;
@@ -338,13 +385,9 @@ export class Daemon {
       requestTimeoutMs: http.request_timeout,
       log: this.#o.log,
       metrics,
-      admin: {
-        token: http.admin_token,
-        letters: () => this.letters,
-        status: () => this.status(),
-        reload: () => this.reload(),
-      },
+      admin: { token: http.admin_token, ...this.#adminHandlers() },
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
+      clock: this.#clock,
     });
   }
 }

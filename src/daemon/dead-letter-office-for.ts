@@ -8,8 +8,15 @@ import { redact } from "../config/secrets.ts";
 import { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLettersOptions } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 
-export function deadLetterOfficeFor(config: Config, store: StateStore, log?: Logger): DeadLetterOffice {
+/** `clock`: when a retry is asked for (the daemon's clock; `bothost failed` reads the real one). */
+export function deadLetterOfficeFor(
+  config: Config,
+  store: StateStore,
+  log?: Logger,
+  clock: Pick<Clock, "now"> = realClock,
+): DeadLetterOffice {
   const bots = new Map<string, DeadLettersOptions>();
   for (const [name, bot] of Object.entries(config.bots)) {
     const secrets = [bot.api_key, bot.outgoing_webhook?.token, config.http?.admin_token].filter(
@@ -25,5 +32,5 @@ export function deadLetterOfficeFor(config: Config, store: StateStore, log?: Log
         ),
     });
   }
-  return new DeadLetterOffice(store, bots);
+  return new DeadLetterOffice(store, bots, clock);
 }

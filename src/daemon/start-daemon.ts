@@ -21,6 +21,12 @@ export interface RunningDaemon {
   readonly failed: readonly { name: string; reason: string }[];
   /** The HTTP listener's base URL, when the config has `http.listen`. */
   readonly url: string | undefined;
+  /**
+   * The admin socket `bothost status`, `reload` and `failed` talk to (the admin routes, no token;
+   * mode 0600): in the state directory, or a per-user folder for Redis state. Undefined when
+   * another instance sharing the same Redis state on this machine holds it.
+   */
+  readonly adminSocket: string | undefined;
   /** What `bothost status` shows. */
   status(): Promise<DaemonStatus>;
   /** Read the config file again and apply what changed (as SIGHUP does); rejects, changing nothing, on an invalid config. */
@@ -34,6 +40,7 @@ export interface RunningDaemon {
  *
  * @throws {ConfigError} the config or a bot's settings are invalid (located at file:line:column).
  * @throws {ModuleError} a bot module cannot be found or loaded.
+ * @throws {BothostError} `ADMIN_SOCKET_IN_USE`: another daemon answers on the admin socket (`ADMIN_SOCKET_FAILED`: it cannot be made).
  * @example
  * ```ts
  * import { startDaemon } from "bothost";
@@ -56,6 +63,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<RunningD
       reason: reasons.bots.find((b) => b.name === name)?.reason ?? "it failed to start",
     })),
     url: daemon.http?.url,
+    adminSocket: daemon.adminSocket?.path,
     status: () => daemon.status(),
     reload: () => daemon.reload(),
     stop: () => booted.stop(),

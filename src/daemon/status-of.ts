@@ -14,14 +14,18 @@ const NEXT_RUNS = 3;
 
 export interface StatusSources {
   startedAt: number;
+  /** Now, in epoch ms on the daemon's clock (the one the bots' times are read from). */
+  now: number;
   bots: readonly BotRuntime[];
   letters: DeadLetterOffice;
   /** Why a bot failed to start, by name (a setup that threw, rejected credentials). */
   startFailures: ReadonlyMap<string, string>;
+  /** When the config in force was loaded. */
+  configLoadedAt?: number;
 }
 
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
-  const now = Date.now();
+  const now = s.now;
   const letters = await s.letters.list();
   const perBot = new Map<string, number>();
   for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);
@@ -34,6 +38,7 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
     pid: process.pid,
     startedAt: new Date(s.startedAt).toISOString(),
     uptimeSeconds: Math.round((now - s.startedAt) / 1000),
+    configLoadedAt: new Date(s.configLoadedAt ?? s.startedAt).toISOString(),
     bots: s.bots.map((runtime) =>
       botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now),
     ),

@@ -11,7 +11,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import type { EventMap, ServerEvent } from "../wire/events.ts";
+import type { ServerEvent } from "../wire/events.ts";
 import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content.ts";
 import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
@@ -69,7 +69,7 @@ export interface BotServicesOptions {
  */
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
-  readonly echo = new LocalEcho();
+  readonly echo: LocalEcho;
   readonly snippets: SnippetCache;
   readonly users: UserCache;
   /** The organization's user groups, when the queue receives `user_group` events. */
@@ -86,6 +86,7 @@ export class BotServices {
   constructor(options: BotServicesOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
+    this.echo = new LocalEcho(this.#clock);
     const { client, log } = options;
     // Whether the queue receives a helper's events; the first "no" logs how to fix it.
     const tracked = (helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info") => {
@@ -152,23 +153,23 @@ export class BotServices {
     });
   }
 
-  /** Feed one event (a known type that passed its schema) to the caches. */
+  /** Feed one typed event (a known type that passed its schema) to the caches. */
   observe(event: ServerEvent): void {
     switch (event.type) {
       case "saved_snippets":
-        this.snippets.apply(event as EventMap["saved_snippets"]);
+        this.snippets.apply(event);
         break;
       case "realm_user":
-        this.users.apply(event as EventMap["realm_user"]);
+        this.users.apply(event);
         break;
       case "user_group":
         this.groups.apply(event);
         break;
       case "typing":
-        this.#tracker?.handle(event as EventMap["typing"]);
+        this.#tracker?.handle(event);
         break;
       case "message": {
-        const { message: m, local_message_id: local } = event as EventMap["message"];
+        const { message: m, local_message_id: local } = event;
         if (local !== undefined) this.echo.arrived(local, m.id);
         if (m.stream_id !== undefined && typeof m.display_recipient === "string") {
           this.channels.learn(m.stream_id, m.display_recipient);
@@ -231,11 +232,11 @@ export class BotServices {
         const userIds = [...new Set([...target.users, selfId])];
         return { params: { type: "direct", to: [...target.users] }, tracker: { type: "direct", userIds } };
       }
-      const streamId = await this.channels.resolve(target.channel, signal);
+      const channelId = await this.channels.resolve(target.channel, signal);
       const { topic } = target;
       return {
-        params: { type: "channel", stream_id: streamId, topic },
-        tracker: { type: "stream", streamId, topic },
+        params: { type: "channel", stream_id: channelId, topic },
+        tracker: { type: "channel", channelId, topic },
       };
     };
     const { log, client } = this.#o;

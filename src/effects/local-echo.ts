@@ -1,10 +1,11 @@
 /**
- * Local echo (NOTES §4.2, §7): a send that carries the bot's `queue_id` and a `local_id` comes
- * back in that queue as the bot's own message event, with `local_message_id` = the local id.
- * When a send's answer is lost, that event proves the server stored the message, and names it:
- * no read-back needed. Only sends still in flight are remembered.
+ * Local echo (see docs/internals/server-behaviour.md#event-shapes): a send that carries the bot's
+ * `queue_id` and a `local_id` comes back in that queue as the bot's own message event, with
+ * `local_message_id` = the local id. When a send's answer is lost, that event proves the server
+ * stored the message, and names it: no read-back needed. Only sends still in flight are remembered.
  */
 import { ApiError, BadResponseError, NetworkError } from "../api/errors.ts";
+import type { Clock } from "../time/clock.ts";
 
 /** How long a send whose answer was lost waits for its echo before it counts as not made. */
 export const ECHO_WAIT_MS = 2_000;
@@ -19,6 +20,12 @@ export class LocalEcho {
   queue: string | undefined;
   #n = 0;
   readonly #pending = new Map<string, Pending>();
+  readonly #clock: Clock;
+
+  /** `clock`: what the wait for an echo is timed on. */
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
 
   /** The fields that make a send echo, registered as in flight; undefined when none can echo. */
   tag(): { queue_id: string; local_id: string } | undefined {
@@ -48,14 +55,14 @@ export class LocalEcho {
     try {
       if (pending.id !== undefined) return pending.id;
       return await new Promise<number | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(undefined), ms);
+        const timer = this.#clock.setTimeout(() => resolve(undefined), ms);
         const stop = () => {
-          clearTimeout(timer);
+          this.#clock.clearTimeout(timer);
           resolve(undefined);
         };
         signal.addEventListener("abort", stop, { once: true });
         pending.resolve = (id) => {
-          clearTimeout(timer);
+          this.#clock.clearTimeout(timer);
           signal.removeEventListener("abort", stop);
           resolve(id);
         };

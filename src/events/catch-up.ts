@@ -5,24 +5,10 @@
  */
 import type { Client } from "../api/create-client.ts";
 import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
+import type { GapEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import { fetchHistory } from "./history.ts";
 import type { RegisterReason } from "./queue-consumer.ts";
-
-/** A gap: events the bot may have missed and that cannot be fetched again (reactions, edits…). */
-export interface GapEvent {
-  id: -1;
-  type: "gap";
-  reason: RegisterReason | "restart";
-  /** When the server was last heard from before the gap (ms since epoch), if known. */
-  since: number | undefined;
-  /** Event types other than messages that were not delivered during the gap. */
-  eventTypes: string[];
-  replayedMessages: number;
-  /** Messages missed but not replayed because of the replay limits. */
-  skippedMessages: number;
-  [key: string]: unknown;
-}
 
 export interface ReplayLimits {
   /** At most this many messages are replayed; older ones beyond it become a gap. */
@@ -41,6 +27,8 @@ export interface CatchUpOptions {
   reason: RegisterReason;
   /** When the server was last heard from on the old queue. */
   since: number | undefined;
+  /** Now, in epoch ms: `maxAgeMs` counts back from it. */
+  now: number;
   signal: AbortSignal;
   /** Hand one replayed message to the bot; false when it was a duplicate or the bot's own. */
   accept(message: Message): boolean;
@@ -75,7 +63,7 @@ export async function catchUp(
   let replayed = 0;
   let skipped = 0;
   if (wantsMessages(o.eventTypes) && o.limits.maxMessages > 0) {
-    const oldestAllowed = (Date.now() - o.limits.maxAgeMs) / 1000;
+    const oldestAllowed = (o.now - o.limits.maxAgeMs) / 1000;
     const missed = await fetchHistory(o.client, {
       narrows: [o.narrow ?? []],
       fromId: (o.ledger.cursor ?? 0) + 1,
@@ -95,7 +83,6 @@ export async function catchUp(
   const gap: GapEvent | undefined =
     otherTypes.length > 0 || skipped > 0
       ? {
-          id: -1,
           type: "gap",
           reason: o.reason === "start" ? "restart" : o.reason,
           since: o.since,

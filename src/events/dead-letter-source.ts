@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
 
 /** How often a running bot checks for retry requests. */
 export const RETRY_CHECK_MS = 2_000;
@@ -16,6 +17,8 @@ export interface DeadLetterSourceOptions {
   /** Runs a cron job's letter again (its job, not the pipeline's event stages, replays it). */
   replayJob(letter: DeadLetter): Promise<boolean>;
   log: Logger;
+  /** What the checks are timed on. */
+  clock: Clock;
   signal: AbortSignal;
 }
 
@@ -24,7 +27,7 @@ export class DeadLetterSource {
   /** Letters being replayed now: a later check must not hand them over twice. */
   readonly #inFlight = new Set<string>();
   #generation = -1;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: TimerHandle | undefined;
 
   constructor(options: DeadLetterSourceOptions) {
     this.#o = options;
@@ -33,16 +36,21 @@ export class DeadLetterSource {
   /** Replay what is marked now, then keep checking until the signal aborts. */
   async start(): Promise<void> {
     await this.#check();
-    this.#o.signal.addEventListener("abort", () => clearTimeout(this.#timer), { once: true });
+    this.#o.signal.addEventListener(
+      "abort",
+      () => {
+        if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
+      },
+      { once: true },
+    );
     this.#schedule();
   }
 
   #schedule(): void {
     if (this.#o.signal.aborted) return;
-    this.#timer = setTimeout(() => {
+    this.#timer = this.#o.clock.setTimeout(() => {
       this.#check().finally(() => this.#schedule());
     }, RETRY_CHECK_MS);
-    this.#timer.unref();
   }
 
   async #check(): Promise<void> {

@@ -5,7 +5,8 @@
  */
 import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
-import { backoffDelay, realPause } from "../api/sleep.ts";
+import { backoffDelay, sleep } from "../api/sleep.ts";
+import type { Clock } from "../time/clock.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
@@ -50,6 +51,8 @@ export interface QueueConsumerOptions {
   longpollMarginMs?: number;
   /** Backoff for 5xx and network errors: first delay and cap (defaults 500 ms, 30 s). */
   backoff?: { initialMs?: number; maxMs?: number };
+  /** What contact times are read from and backoffs wait on. */
+  clock: Clock;
 }
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
@@ -146,7 +149,7 @@ export class QueueConsumer {
     }
     this.#setState("polling");
     const raw = await ahead.events;
-    this.lastContactAt = Date.now();
+    this.lastContactAt = this.#opts.clock.now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
     for (const item of raw) {
@@ -157,7 +160,7 @@ export class QueueConsumer {
         continue;
       }
       if (!parsed.known && parsed.issue) {
-        this.#opts.log.warn({ eventType: parsed.event.type, issue: parsed.issue }, "event kept as generic");
+        this.#opts.log.warn({ eventType: parsed.event.type, issue: parsed.issue }, "event kept as unknown");
       }
       batch.push(parsed);
     }
@@ -222,7 +225,7 @@ export class QueueConsumer {
 
   async #wait(ms: number, signal: AbortSignal): Promise<void> {
     // An abort ends the wait; the loop condition then ends the run.
-    await realPause(ms, signal).catch(() => {});
+    await sleep(this.#opts.clock, ms, signal).catch(() => {});
   }
 
   /** Register a queue, retrying transient failures; false when stopped or fatally failed. */
@@ -232,11 +235,11 @@ export class QueueConsumer {
       this.#setState("registering");
       try {
         const reg = await this.#opts.api.register(signal);
-        this.lastContactAt = Date.now();
+        this.lastContactAt = this.#opts.clock.now();
         this.#failures = 0;
         this.registrations++;
         this.queueId = reg.queue_id;
-        this.registeredAt = Date.now();
+        this.registeredAt = this.#opts.clock.now();
         this.#lastEventId = reg.last_event_id;
         const serverSeconds = reg.event_queue_longpoll_timeout_seconds ?? FALLBACK_LONGPOLL_SECONDS;
         this.longpollMs = serverSeconds * 1000 + (this.#opts.longpollMarginMs ?? 10_000);

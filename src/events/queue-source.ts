@@ -5,8 +5,10 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
+import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { BotIdentity } from "../pipeline/incoming.ts";
+import type { Clock } from "../time/clock.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
@@ -24,21 +26,26 @@ export interface QueueMetrics {
 export interface QueueSourceOptions {
   client: Client;
   log: Logger;
+  clock: Clock;
   dispatcher: Dispatcher;
+  /** Told the bot's identity and the server's limits at each registration. */
+  contexts: BotContexts;
   /** The bot's subscribed event types (`null`: all). */
   eventTypes: readonly string[] | null;
-  narrow?: Narrow;
-  allPublicStreams?: boolean;
+  narrow: Narrow | undefined;
+  allPublicStreams: boolean | undefined;
   replay: ReplayLimits;
-  longpollMarginMs?: number;
-  backoff?: { initialMs?: number; maxMs?: number };
+  /** Added to the server's long-poll timeout to make a poll's HTTP timeout. */
+  longpollMarginMs: number;
+  /** Backoff for 5xx and network errors: first delay and cap. */
+  backoff: { initialMs: number; maxMs: number };
   /** Make the store's writes durable (the first start's baseline must be before any message runs). */
   flush(): Promise<void>;
-  metrics?: QueueMetrics;
+  metrics: QueueMetrics | undefined;
   /** Aborted when the bot stops: catch-up gives up. */
   signal: AbortSignal;
   /** When the server was last heard from by the bot's previous source, if it had one (a restart). */
-  lastContact?: number | undefined;
+  lastContact: number | undefined;
   /**
    * A new queue is registered and the bot's identity known; called before catch-up. `reg` carries
    * the initial state the caches are seeded from (users, user groups) when the queue fetched it.
@@ -111,8 +118,9 @@ export class QueueSource {
     const { client, dispatcher } = options;
     this.consumer = new QueueConsumer({
       log: options.log,
-      ...(options.longpollMarginMs !== undefined ? { longpollMarginMs: options.longpollMarginMs } : {}),
-      ...(options.backoff ? { backoff: options.backoff } : {}),
+      clock: options.clock,
+      longpollMarginMs: options.longpollMarginMs,
+      backoff: options.backoff,
       api: queueApiFor(client, async (signal) => {
         // First start: note the newest message BEFORE the queue exists. Taken after, a message
         // sent in between would be both in the queue and at or below the baseline, and dropped.
@@ -139,11 +147,12 @@ export class QueueSource {
 
   async #onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void> {
     const o = this.#o;
-    const dispatcher = o.dispatcher;
+    const { dispatcher, contexts } = o;
     o.metrics?.queueRegistered(reason);
-    dispatcher.identify(serverInfoFrom(reg), await identityOf(reg, o.client, dispatcher.self));
+    contexts.identify(serverInfoFrom(reg), await identityOf(reg, o.client, contexts.self));
     o.onRegistered(reason, reg);
-    const ledger = dispatcher.ledger!;
+    const ledger = dispatcher.ledger;
+    if (ledger === undefined) throw new Error("a queue was registered before the delivery ledger was opened");
     const firstEver = ledger.cursor === undefined;
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
@@ -165,10 +174,11 @@ export class QueueSource {
         eventTypes: o.eventTypes,
         reason,
         since,
+        now: o.clock.now(),
         signal: o.signal,
         accept: (message) =>
           dispatcher.accept({
-            event: { id: -1, type: "message", message, flags: message.flags ?? [] },
+            event: { type: "message", message, flags: message.flags ?? [] },
             replayed: true,
             issue: undefined,
             reply: undefined,
@@ -176,13 +186,11 @@ export class QueueSource {
       },
       firstEver,
     );
-    dispatcher.stats.replayed += replayed;
     if (replayed > 0) o.metrics?.messagesReplayed(replayed);
     // A first start missed nothing: no catch-up line, no gap.
     if (firstEver) return;
     o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
     if (gap) {
-      dispatcher.stats.gaps++;
       o.metrics?.gap();
       dispatcher.dispatchNow(gap);
     }
@@ -195,7 +203,7 @@ export class QueueSource {
       const event = parsed.event;
       if (event.type === "restart")
         o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
-      if (event.type === "scheduled_messages") o.onScheduledMessages(event);
+      if (parsed.known && parsed.event.type === "scheduled_messages") o.onScheduledMessages(parsed.event);
       dispatcher.accept({
         event,
         replayed: false,

@@ -1,5 +1,6 @@
 /**
- * What a bot's queue asks the server for (NOTES §2.3): its event types, narrow and flags, the
+ * What a bot's queue asks the server for (see
+ * docs/internals/server-behaviour.md#registering-a-queue): its event types, narrow and flags, the
  * initial state that carries the limits, and the capabilities that bring modern event shapes.
  */
 import type { RegisterParams } from "../api/resources/events.ts";
@@ -16,7 +17,8 @@ export interface QueueSpec {
  * `realm` brings the limits, typing timings and long-poll timeout. `realm_user` brings every user
  * of the organization, so it is fetched only by a queue that keeps the users cache current
  * (`realm_user` events: `bot.track("users")`, or commands); the others ask GET /users/me once for
- * the bot's own id. `realm_user_groups` likewise only with `user_group` events.
+ * the bot's own id (see docs/internals/server-behaviour.md#registering-a-queue).
+ * `realm_user_groups` likewise only with `user_group` events.
  */
 const fetchEventTypes = ["realm"] as const;
 const fetchedWith: Readonly<Record<string, string>> = {

@@ -1,9 +1,11 @@
 /**
- * `/admin/…` and the `/status` page show and change what the daemon does: with `http.admin_token`
- * every request carries it (Bearer, or the Basic password a browser asks for), compared in constant
- * time; without a token they exist only when the listener is on a loopback address.
+ * The admin routes (`/admin/…` and the `/status` page) show and change what the daemon does. They
+ * are served twice from one table: on the daemon's admin socket (admin-socket.ts, guarded by the
+ * file's permissions) and on the HTTP listener, where with `http.admin_token` every request
+ * carries it (Bearer, or the Basic password a browser asks for), compared in constant time;
+ * without a token they exist there only when the listener is on a loopback address.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { isConfigError } from "../config/config-error.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
@@ -11,10 +13,8 @@ import { safeEqual } from "../webhook/constant-time.ts";
 import type { DaemonStatus } from "./daemon-status.ts";
 import { renderStatusPage } from "./status-page.ts";
 
-export interface AdminDeps {
-  /** The listener's host, as configured. */
-  host: string;
-  token: string | undefined;
+/** What the admin routes act on. */
+export interface AdminHandlers {
   /** The dead letters in force (a reload replaces them). */
   letters: () => DeadLetterOffice;
   status: () => Promise<DaemonStatus>;
@@ -22,12 +22,90 @@ export interface AdminDeps {
   reload: () => Promise<unknown>;
 }
 
+export interface AdminDeps extends AdminHandlers {
+  /** The listener's host, as configured. */
+  host: string;
+  token: string | undefined;
+}
+
+/** One admin request, whatever server received it. */
+export interface AdminRequest {
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  body: unknown;
+}
+
+/** The answer: a JSON body, or an HTML page. */
+export interface AdminAnswer {
+  status: number;
+  body: unknown;
+  html?: true;
+}
+
+export interface AdminRoute {
+  method: "GET" | "POST";
+  /** A path with `:name` segments, as fastify writes them. */
+  path: string;
+  handle(request: AdminRequest): Promise<AdminAnswer>;
+}
+
+/** The admin routes, served by the HTTP listener and by the admin socket alike. */
+export function adminRoutes(deps: AdminHandlers): AdminRoute[] {
+  const ok = (body: unknown): AdminAnswer => ({ status: 200, body });
+  const letters = () => deps.letters();
+  return [
+    { method: "GET", path: "/admin/status", handle: async () => ok(await deps.status()) },
+    {
+      method: "GET",
+      path: "/status",
+      handle: async () => ({ status: 200, body: renderStatusPage(await deps.status()), html: true }),
+    },
+    {
+      method: "POST",
+      path: "/admin/reload",
+      handle: async () => {
+        try {
+          return ok(await deps.reload());
+        } catch (err) {
+          // A config or module the daemon refused: the located problems, for `bothost reload` to print.
+          if (isConfigError(err)) return { status: 400, body: { error: err.format() } };
+          if (isBothostError(err)) return { status: 400, body: { error: `${err.message} [${err.code}]` } };
+          throw err;
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/admin/failed",
+      handle: (r) => answer(() => letters().list(nonEmpty(r.query.bot))),
+    },
+    {
+      method: "GET",
+      path: "/admin/failed/:bot/:n",
+      handle: async ({ params: { bot, n } }) => {
+        const letter = await letters().get(`${bot}/${n}`);
+        return letter ? ok(letter) : { status: 404, body: { error: `no dead letter ${bot}/${n}` } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/admin/failed/retry",
+      handle: (r) => answer(() => letters().retry(selection(r.body))),
+    },
+    {
+      method: "POST",
+      path: "/admin/failed/drop",
+      handle: (r) => answer(() => letters().drop(selection(r.body))),
+    },
+  ];
+}
+
 /** True for an address only this machine can reach. */
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/** Registers the admin routes, or nothing when they would be open on a public interface. */
+/** Registers the admin routes on the listener, or nothing when they would be open on a public interface. */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): boolean {
   if (deps.token === undefined && !isLoopback(deps.host)) return false;
   const token = deps.token;
@@ -41,36 +119,21 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): bool
           .send({ error: "this route needs the http.admin_token: Authorization: Bearer <token>" });
       });
     }
-    const letters = () => deps.letters();
-    admin.get("/admin/status", () => deps.status());
-    admin.get("/status", async (_request, reply) =>
-      reply
-        .type("text/html; charset=utf-8")
-        .header("cache-control", "no-store")
-        .send(renderStatusPage(await deps.status())),
-    );
-    admin.post("/admin/reload", async (_request, reply) => {
-      try {
-        return await deps.reload();
-      } catch (err) {
-        // A config or module the daemon refused: the located problems, for `bothost reload` to print.
-        if (isConfigError(err)) return reply.code(400).send({ error: err.format() });
-        if (isBothostError(err)) return reply.code(400).send({ error: `${err.message} [${err.code}]` });
-        throw err;
-      }
-    });
-    admin.get("/admin/failed", (request, reply) => answer(reply, () => letters().list(query(request).bot)));
-    admin.get("/admin/failed/:bot/:n", async (request, reply) => {
-      const { bot, n } = request.params as { bot: string; n: string };
-      const letter = await letters().get(`${bot}/${n}`);
-      return letter ? letter : reply.code(404).send({ error: `no dead letter ${bot}/${n}` });
-    });
-    admin.post("/admin/failed/retry", (request, reply) =>
-      answer(reply, () => letters().retry(selection(request.body))),
-    );
-    admin.post("/admin/failed/drop", (request, reply) =>
-      answer(reply, () => letters().drop(selection(request.body))),
-    );
+    for (const route of adminRoutes(deps)) {
+      admin.route({
+        method: route.method,
+        url: route.path,
+        handler: async (request, reply) => {
+          const a = await route.handle({
+            params: (request.params ?? {}) as Record<string, string>,
+            query: (request.query ?? {}) as Record<string, string | undefined>,
+            body: request.body,
+          });
+          if (a.html) reply.type("text/html; charset=utf-8").header("cache-control", "no-store");
+          return reply.code(a.status).send(a.body);
+        },
+      });
+    }
   });
   return true;
 }
@@ -83,9 +146,8 @@ function givenToken(header: string): string {
   return decoded.slice(decoded.indexOf(":") + 1);
 }
 
-function query(request: FastifyRequest): { bot?: string } {
-  const bot = (request.query as { bot?: unknown }).bot;
-  return typeof bot === "string" && bot !== "" ? { bot } : {};
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 class BadRequest extends Error {}
@@ -97,12 +159,12 @@ function selection(body: unknown): DeadLetterSelection {
   throw new BadRequest('the body must be {"ids": ["bot/1", …]} or {"all": true, "bot"?: "name"}');
 }
 
-async function answer(reply: FastifyReply, act: () => Promise<unknown>): Promise<unknown> {
+async function answer(act: () => Promise<unknown>): Promise<AdminAnswer> {
   try {
-    return await act();
+    return { status: 200, body: await act() };
   } catch (err) {
     if (err instanceof BadRequest || (isBothostError(err) && err.code === "UNKNOWN_BOT")) {
-      return reply.code(400).send({ error: err.message });
+      return { status: 400, body: { error: err.message } };
     }
     throw err;
   }

@@ -42,6 +42,8 @@ export interface DaemonStatus {
   pid: number;
   startedAt: string;
   uptimeSeconds: number;
+  /** ISO 8601: when the daemon loaded the config it runs (at start, then at each applied reload). */
+  configLoadedAt: string;
   bots: BotStatus[];
   recentFailures: RecentFailure[];
 }

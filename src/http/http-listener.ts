@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
 import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
 import { parseForm } from "../webhook/parse-body.ts";
@@ -33,6 +34,8 @@ export interface HttpListenerOptions {
   log: Logger;
   metrics: BothostMetrics;
   bots: readonly HttpBot[];
+  /** The daemon's clock: readiness ages, webhook timestamps, timeouts and deadlines. */
+  clock: Clock;
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
   admin?: Omit<AdminDeps, "host">;
 }
@@ -140,7 +143,7 @@ export class HttpListener {
     app.get("/readyz", async (_request, reply) => {
       const result = readinessOf(
         o.bots.map((b) => b.runtime.status),
-        Date.now(),
+        o.clock.now(),
       );
       return reply.code(result.ready ? 200 : 503).send(result);
     });
@@ -149,7 +152,7 @@ export class HttpListener {
     );
     for (const b of o.bots)
       if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
-    registerOutgoingRoutes(app, [...this.#outgoing.values()], log);
+    registerOutgoingRoutes(app, [...this.#outgoing.values()], log, o.clock);
     if (o.admin) {
       const host = parseListenAddress(o.listen)?.host ?? "";
       if (!registerAdminRoutes(app, { host, ...o.admin })) {
@@ -165,7 +168,7 @@ export class HttpListener {
       log,
       bodyLimit: o.bodyLimit,
       stopping: this.#stopping.signal,
-      now: Date.now,
+      clock: o.clock,
     });
     return app;
   }

@@ -5,7 +5,7 @@
  */
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import { type RoleName, roleName } from "../effects/users/roles.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import type { Message, User } from "../wire/records.ts";
 
 /** Where a message was said: a channel and topic, or a direct conversation (everyone in it but the bot). */
@@ -38,7 +38,7 @@ const WILDCARD_FLAGS = ["stream_wildcard_mentioned", "topic_wildcard_mentioned",
 const MENTION = /@\*\*([^*|]+?)(?:\|(\d+))?\*\*/g;
 
 /** The event's message; `undefined` for other events and for a message event that failed its schema. */
-function messageOf(event: ServerEvent): Message | undefined {
+function messageOf(event: AnyEvent): Message | undefined {
   if (event.type !== "message") return undefined;
   const m = (event as { message?: Partial<Message> }).message;
   return typeof m?.content === "string" && typeof m.sender_id === "number" ? (m as Message) : undefined;
@@ -67,14 +67,15 @@ function isOneToOne(m: Message, self: SelfRef): boolean {
 
 /** Why a message is addressed to the bot, if it is. */
 export function addressOf(
-  event: ServerEvent,
+  event: AnyEvent,
   self: SelfRef,
   options: AddressOptions = {},
 ): "direct" | "mention" | "wildcard" | undefined {
   const m = messageOf(event);
   if (m === undefined || m.sender_id === self.userId) return undefined;
   if (isOneToOne(m, self)) return "direct";
-  const flags = Array.isArray(event.flags) ? (event.flags as string[]) : [];
+  const raw = (event as { flags?: unknown }).flags;
+  const flags = Array.isArray(raw) ? (raw as string[]) : [];
   // The server sets `mentioned` only for a real mention (not silent, not in code); the content
   // says whether it was the bot's own name rather than a group's.
   if (flags.includes("mentioned") && selfMentions(m.content, self).length > 0) return "mention";
@@ -82,10 +83,24 @@ export function addressOf(
   return undefined;
 }
 
+/** The `addressed` filter's test for `value` (`true`, `false` or `{ wildcards }`); `undefined` for another value. */
+export function addressedFilter(
+  value: unknown,
+): ((ctx: { event: AnyEvent; bot: SelfRef }) => boolean) | undefined {
+  const wildcards = (value as { wildcards?: unknown } | null)?.wildcards;
+  if (typeof value !== "boolean" && typeof wildcards !== "boolean") return undefined;
+  const want = value !== false;
+  const options = { wildcards: wildcards === true };
+  return (ctx) => (addressOf(ctx.event, ctx.bot, options) !== undefined) === want;
+}
+
 /** The content without the bot's own mentions (other mentions kept), trimmed. */
-export function textOf(event: ServerEvent, self: SelfRef): string {
+export function textOf(event: AnyEvent, self: SelfRef): string {
   const m = messageOf(event);
-  if (m === undefined) return typeof event.content === "string" ? event.content.trim() : "";
+  if (m === undefined) {
+    const content = (event as { content?: unknown }).content;
+    return typeof content === "string" ? content.trim() : "";
+  }
   let text = m.content;
   for (const [start, end] of selfMentions(text, self).reverse()) {
     text = `${text.slice(0, start).trimEnd()} ${text.slice(end).trimStart()}`;
@@ -94,7 +109,7 @@ export function textOf(event: ServerEvent, self: SelfRef): string {
 }
 
 /** Where a message was said; `undefined` for other events. */
-export function whereOf(event: ServerEvent, self: SelfRef): Where | undefined {
+export function whereOf(event: AnyEvent, self: SelfRef): Where | undefined {
   const m = messageOf(event);
   if (m === undefined) return undefined;
   if (m.type === "stream") {
@@ -121,7 +136,7 @@ export function sendParams(to: SendTo): SendMessageParams {
 }
 
 /** Who sent a message; `undefined` for other events. `peek` reads the users cache. */
-export function senderOf(event: ServerEvent, peek: (id: number) => User | undefined): Sender | undefined {
+export function senderOf(event: AnyEvent, peek: (id: number) => User | undefined): Sender | undefined {
   const m = messageOf(event);
   if (m === undefined) return undefined;
   const user = peek(m.sender_id);

@@ -5,16 +5,19 @@
  * chain, so the first matching handler wins unless it calls `next()`.
  */
 import type { Logger } from "../api/logger.ts";
-import type { EventMap, GenericEvent, KnownEventType, ServerEvent } from "../wire/events.ts";
-import { isKnownEventType } from "../wire/events.ts";
+import type { AnyEvent, EventMap, ServerEvent, UnknownEvent } from "../wire/events.ts";
+import { isEventType, isTypedEvent } from "../wire/events.ts";
 import { isThenable } from "./conversation-queue.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
 import { invalidArgument as argument, RouterError } from "./router-error.ts";
 
 /** The least a context must carry for the router, which passes a richer one through untouched. */
 export interface RoutableContext {
-  /** The event being handled. For a known `type` it must have passed its schema (see `eventIssue`). */
-  event: ServerEvent;
+  /**
+   * The event being handled: a typed event, or an unknown one (a type this version does not know,
+   * or a known type that failed its schema: see `eventIssue`). Routes narrow it by their type.
+   */
+  event: AnyEvent;
   /** The bot: its name in the config, its user id and email, and its full name once known. */
   bot: { name: string; userId: number; email: string; fullName?: string };
   /** Aborted when the handler times out or the bot shuts down. */
@@ -24,10 +27,10 @@ export interface RoutableContext {
    * Look up a channel's name by id, so `channel: "name"` filters also match events that carry
    * only `stream_id` (delete_message, typing). Without it those match only by id.
    */
-  channelName?: (streamId: number) => string | undefined;
+  channelName?: (channelId: number) => string | undefined;
   /**
    * Set when the event has a known type but failed that type's schema (`parseEvent`'s `issue`).
-   * Typed routes such as `on("message")` skip such an event; `on("*")` still sees it.
+   * Typed routes such as `on("message")` and `on("*")` skip such an event; `on("unknown")` sees it.
    */
   eventIssue?: string;
 }
@@ -39,14 +42,17 @@ export type Middleware<C> = (ctx: C, next: NextFunction) => unknown;
 /** Handles an error a middleware or handler threw (`bot.catch`). */
 export type ErrorHandler<C> = (error: unknown, ctx: C) => unknown;
 
-/** A known event type, `"*"` for every event, or any other name for events this version does not know. */
-export type EventName = KnownEventType | "*" | (string & {});
+/**
+ * A typed event's type (the server's known ones and bothost's `gap`), `"*"` for every typed event,
+ * `"unknown"` for every unknown one, or another name for unknown events of that type.
+ */
+export type EventName = keyof EventMap | "*" | "unknown" | (string & {});
 /** The event type a route for `T` receives. */
 export type EventOf<T extends string> = T extends "*"
   ? ServerEvent
-  : T extends KnownEventType
+  : T extends keyof EventMap
     ? EventMap[T]
-    : GenericEvent;
+    : UnknownEvent;
 /** The context a route for `T` receives: `C` with `event` narrowed. */
 export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "event"> & {
   event: EventOf<T>;
@@ -90,14 +96,17 @@ export class Composer<C extends RoutableContext = RoutableContext> {
       throw argument(`${where}: the handler must be a function (ctx, next), got ${typeof handler}.`);
     }
     const test = filter === undefined ? undefined : compileFilter(filter, types, where);
-    const all = types.includes("*");
+    const allTyped = types.includes("*");
+    const allUnknown = types.includes("unknown");
     const wanted = new Set(types);
     const run = callUser(handler as Middleware<C>, this.#stack.length);
     this.#stack.push((ctx, next) => {
-      const eventType = ctx.event.type;
-      // An event that failed its schema reaches only `"*"` and routes for types we do not know.
-      const typeMatches =
-        all || (wanted.has(eventType) && (ctx.eventIssue === undefined || !isKnownEventType(eventType)));
+      // A typed event reaches `"*"` and its type's routes; an unknown one (including a known type
+      // that failed its schema) reaches `"unknown"` and routes for type names this version does not know.
+      const typed = isTypedEvent(ctx.event, ctx.eventIssue);
+      const typeMatches = typed
+        ? allTyped || wanted.has(ctx.event.type)
+        : allUnknown || (wanted.has(ctx.event.type) && !isEventType(ctx.event.type));
       if (!typeMatches) return next();
       if (test === undefined) return run(ctx, next);
       const verdict = test(ctx);

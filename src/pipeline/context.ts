@@ -15,7 +15,7 @@ import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedul
 import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import {
   addressOf,
   type Sender,
@@ -27,6 +27,7 @@ import {
   whereOf,
 } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
+import { ledgerIdOf } from "./incoming.ts";
 import { type PendingPrompts, type PromptAnswer, prompt } from "./prompts.ts";
 import { replyTarget } from "./reply-target.ts";
 
@@ -74,7 +75,7 @@ export interface BaseContext<S = unknown> {
 
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
-  event: ServerEvent;
+  event: AnyEvent;
   bot: { name: string; userId: number; email: string; fullName?: string };
   log: Logger;
   signal: AbortSignal;
@@ -119,7 +120,7 @@ export interface WebhookContext<S = unknown> extends BaseContext<S> {
 
 export interface ContextDeps<S>
   extends Pick<BaseContext<S>, "bot" | "api" | "state" | "log" | "settings" | "server"> {
-  channelName(streamId: number): string | undefined;
+  channelName(channelId: number): string | undefined;
   /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
   clock?: Pick<Clock, "now">;
   /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
@@ -320,16 +321,16 @@ export class LazyBaseContext<S> extends LazyContext<S> {
 
 /** An event's context: the event, and `reply` into its conversation. */
 class LazyEventContext<S> extends LazyContext<S> {
-  readonly event: ServerEvent;
+  readonly event: AnyEvent;
   readonly replayed: boolean;
-  readonly channelName: (streamId: number) => string | undefined;
+  readonly channelName: (channelId: number) => string | undefined;
   readonly #services: BotServices | undefined;
   readonly #prompts: PendingPrompts | undefined;
   declare eventIssue?: string;
 
   constructor(
     deps: ContextDeps<S>,
-    event: ServerEvent,
+    event: AnyEvent,
     signal: SignalSource,
     replayed: boolean,
     effects: SendEffects | undefined,
@@ -349,7 +350,7 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 
   protected override messageId(): number | undefined {
-    return this.event.type === "message" ? (this.event as { message: { id: number } }).message.id : undefined;
+    return ledgerIdOf(this.event);
   }
 
   get text(): string {
@@ -372,7 +373,8 @@ class LazyEventContext<S> extends LazyContext<S> {
 
   get reply(): BotContext<S>["reply"] {
     const made = this.made();
-    made.reply ??= (content) => this.send({ ...replyTarget(this.event, this.bot.userId), content });
+    made.reply ??= (content) =>
+      this.send({ ...replyTarget(this.event, this.eventIssue, this.bot.userId), content });
     return made.reply;
   }
   set reply(value: BotContext<S>["reply"]) {
@@ -382,7 +384,7 @@ class LazyEventContext<S> extends LazyContext<S> {
 
 export function createContext<S>(
   deps: ContextDeps<S>,
-  event: ServerEvent,
+  event: AnyEvent,
   signal: SignalSource,
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,

@@ -1,23 +1,23 @@
 /**
  * Which events must be handled in order with which: the conversation key.
  *
- * - message, typing: `stream:<stream_id>:<topic lowercased>` (topics are case-insensitive) or
+ * - message, typing: `channel:<stream_id>:<topic lowercased>` (topics are case-insensitive) or
  *   `dm:<sorted participant ids>`.
  * - update_message that moves messages: the conversation they left (ordered after the messages
  *   already there). A content-only edit, a reaction, typing_edit_message, and a delete without a
  *   topic: the conversation of that message if known (see {@link ConversationKeys}), else
  *   `msg:<message id>`.
- * - delete_message with a topic: its stream conversation.
- * - Every other event (subscription, realm_user, unknown types, …): the single key `bot`, so
+ * - delete_message with a topic: its channel conversation.
+ * - Every other event (subscription, realm_user, gap, unknown events, …): the single key `bot`, so
  *   state updates about the bot's world apply in queue order. They are rare, so serializing them
  *   costs nothing, and it spares handlers from e.g. a `subscription remove` overtaking its `add`.
+ *   An unknown event (one that failed its schema included) may lack what a key is made of: the
+ *   caller gives it `bot` without asking here.
  */
 import type { EventMap, ServerEvent } from "../wire/events.ts";
 
 /** The key for the bot's own (non-conversation) events. */
 export const BOT_KEY = "bot";
-
-type Of<T extends keyof EventMap> = EventMap[T];
 
 /** The conversation key of `event`; `knownMessage` maps a message id to its conversation's key. */
 export function conversationKey(
@@ -28,41 +28,36 @@ export function conversationKey(
     id === undefined ? BOT_KEY : (knownMessage?.(id) ?? `msg:${id}`);
   switch (event.type) {
     case "message":
-      return messageKey((event as Of<"message">).message);
+      return messageKey(event.message);
     case "typing": {
-      const e = event as Of<"typing">;
-      if (e.message_type === "direct") return dmKey((e.recipients ?? [e.sender]).map((u) => u.user_id));
-      return e.stream_id === undefined ? BOT_KEY : streamKey(e.stream_id, e.topic ?? "");
+      if (event.message_type === "direct")
+        return dmKey((event.recipients ?? [event.sender]).map((u) => u.user_id));
+      return event.stream_id === undefined ? BOT_KEY : channelKey(event.stream_id, event.topic ?? "");
     }
-    case "update_message": {
-      const e = event as Of<"update_message">;
-      if (e.stream_id !== undefined && e.orig_subject !== undefined)
-        return streamKey(e.stream_id, e.orig_subject);
-      return byMessage(e.message_id);
-    }
-    case "delete_message": {
-      const e = event as Of<"delete_message">;
-      if (e.stream_id !== undefined && e.topic !== undefined) return streamKey(e.stream_id, e.topic);
-      return byMessage(e.message_id ?? e.message_ids?.[0]);
-    }
+    case "update_message":
+      if (event.stream_id !== undefined && event.orig_subject !== undefined)
+        return channelKey(event.stream_id, event.orig_subject);
+      return byMessage(event.message_id);
+    case "delete_message":
+      if (event.stream_id !== undefined && event.topic !== undefined)
+        return channelKey(event.stream_id, event.topic);
+      return byMessage(event.message_id ?? event.message_ids?.[0]);
     case "reaction":
-      return byMessage((event as Of<"reaction">).message_id);
     case "typing_edit_message":
-      return byMessage((event as Of<"typing_edit_message">).message_id);
+      return byMessage(event.message_id);
     default:
       return BOT_KEY;
   }
 }
 
 /** The conversation of a message: its channel and topic, or its direct-message group. */
-function messageKey(m: Of<"message">["message"]): string {
+function messageKey(m: EventMap["message"]["message"]): string {
   const to = m.display_recipient;
   if (Array.isArray(to)) {
-    return to.length === 2
-      ? pairKey((to[0] as { id: number }).id, (to[1] as { id: number }).id)
-      : dmKey(to.map((u) => u.id));
+    const [a, b] = to;
+    return to.length === 2 && a && b ? pairKey(a.id, b.id) : dmKey(to.map((u) => u.id));
   }
-  return m.stream_id === undefined ? `msg:${m.id}` : streamKey(m.stream_id, m.subject);
+  return m.stream_id === undefined ? `msg:${m.id}` : channelKey(m.stream_id, m.subject);
 }
 
 /** How many built keys each memo keeps before it starts over. */
@@ -97,8 +92,8 @@ class KeyMemo<A, B> {
 }
 
 /** Memoized: a conversation's messages come in runs, so its key is built once per run. */
-const streamKeys = new KeyMemo(
-  (streamId: number, topic: string) => `stream:${streamId}:${topic.toLowerCase()}`,
+const channelKeys = new KeyMemo(
+  (channelId: number, topic: string) => `channel:${channelId}:${topic.toLowerCase()}`,
 );
 
 const pairKeys = new KeyMemo((low: number, high: number) =>
@@ -110,9 +105,9 @@ function pairKey(a: number, b: number): string {
   return a < b ? pairKeys.get(a, b) : pairKeys.get(b, a);
 }
 
-/** `stream:<id>:<topic lowercased>`, memoized. */
-export function streamKey(streamId: number, topic: string): string {
-  return streamKeys.get(streamId, topic);
+/** `channel:<id>:<topic lowercased>`, memoized. */
+export function channelKey(channelId: number, topic: string): string {
+  return channelKeys.get(channelId, topic);
 }
 
 export function dmKey(userIds: readonly number[]): string {
@@ -136,22 +131,19 @@ export class ConversationKeys {
 
   keyOf(event: ServerEvent): string {
     if (event.type === "message") {
-      const message = (event as Of<"message">).message;
-      const key = messageKey(message);
-      this.#known.set(message.id, key);
+      const key = messageKey(event.message);
+      this.#known.set(event.message.id, key);
       return key;
     }
     const key = conversationKey(event, this.lookup);
     if (event.type === "update_message") {
-      const e = event as Of<"update_message">;
-      const streamId = e.new_stream_id ?? e.stream_id;
-      const topic = e.subject ?? e.orig_subject;
-      if (streamId !== undefined && topic !== undefined && e.orig_subject !== undefined) {
-        for (const id of e.message_ids) this.#known.set(id, streamKey(streamId, topic));
+      const channelId = event.new_stream_id ?? event.stream_id;
+      const topic = event.subject ?? event.orig_subject;
+      if (channelId !== undefined && topic !== undefined && event.orig_subject !== undefined) {
+        for (const id of event.message_ids) this.#known.set(id, channelKey(channelId, topic));
       }
     } else if (event.type === "delete_message") {
-      const e = event as Of<"delete_message">;
-      for (const id of e.message_ids ?? (e.message_id === undefined ? [] : [e.message_id]))
+      for (const id of event.message_ids ?? (event.message_id === undefined ? [] : [event.message_id]))
         this.#known.delete(id);
     }
     return key;

@@ -13,7 +13,7 @@
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
-import { type Clock, realClock, type TimerHandle } from "../time/clock.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
 import { positiveInt, RouterError } from "./router-error.ts";
 
 /** What a running task gets from its queue. */
@@ -36,14 +36,14 @@ export interface TaskControl {
 export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
 
 export interface ConversationQueueOptions {
-  /** Tasks running at once (across all keys). @default 8 */
-  concurrency?: number;
-  /** Abort a task's signal and move on after this many ms. @default 60000 */
-  handlerTimeoutMs?: number;
-  /** Where errors (at error level, with the key) and timeouts are logged. */
+  /** Tasks running at once (across all keys). */
+  concurrency: number;
+  /** Abort a task's signal and move on after this many ms. */
+  handlerTimeoutMs: number;
+  /** Where errors (at error level, with the key) and timeouts are logged; default nowhere. */
   log?: Logger;
-  /** Time source for timeouts. @default realClock */
-  clock?: Clock;
+  /** Time source for timeouts. */
+  clock: Clock;
 }
 
 /** One task, and its control while it runs. */
@@ -132,11 +132,11 @@ export class ConversationQueue {
   #pumping = false;
   #waiters: { limit: number; resolve: () => void; reject: (reason: unknown) => void }[] = [];
 
-  constructor(options: ConversationQueueOptions = {}) {
-    this.#concurrency = positiveInt(options.concurrency ?? 8, "concurrency");
-    this.#timeoutMs = positiveInt(options.handlerTimeoutMs ?? 60_000, "handlerTimeoutMs");
+  constructor(options: ConversationQueueOptions) {
+    this.#concurrency = positiveInt(options.concurrency, "concurrency");
+    this.#timeoutMs = positiveInt(options.handlerTimeoutMs, "handlerTimeoutMs");
     this.#log = options.log ?? silentLogger;
-    this.#clock = options.clock ?? realClock;
+    this.#clock = options.clock;
   }
 
   /** Tasks accepted and not finished: waiting plus running (and held). */

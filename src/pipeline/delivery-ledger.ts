@@ -210,20 +210,21 @@ function rangesIn(value: unknown): [number, number][] {
  */
 export interface LedgerCommitOptions {
   log: Logger;
-  /** Make the store's writes durable against a machine crash. */
-  flush(): Promise<void>;
-  /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
-  commit?(): Promise<void>;
-  /** The store's synchronous commit, where it has one (see `BotRuntimeOptions.syncCommit`). */
-  syncCommit?: { ready(): boolean; commit(): boolean };
+  /** Make the store's writes survive a crash of this process (the daemon's `commit`, else `flush`). */
+  commit(): Promise<void>;
+  /**
+   * The store's synchronous commit, where it has one (a solo daemon's FileStore): the writes it
+   * makes are durable when it returns true.
+   */
+  syncCommit: { ready(): boolean; commit(): boolean } | undefined;
 }
 
 /** The completions of this turn are committed synchronously at its end (see {@link LedgerCommits.finish}). */
 const IN_TURN = Symbol("in-turn commit");
 
 export class LedgerCommits {
-  /** The ledger completions go to; replaced when the bot starts again (cluster failover). */
-  ledger: DeliveryLedger | undefined;
+  /** The ledger completions go to (a bot started again opens a new one: cluster failover). */
+  readonly ledger: DeliveryLedger;
   readonly #o: LedgerCommitOptions;
   /**
    * The commit shared by every completion of this turn: a promise the conversation's next
@@ -231,7 +232,8 @@ export class LedgerCommits {
    */
   #round: Promise<void> | typeof IN_TURN | undefined;
 
-  constructor(options: LedgerCommitOptions) {
+  constructor(ledger: DeliveryLedger, options: LedgerCommitOptions) {
+    this.ledger = ledger;
     this.#o = options;
   }
 
@@ -246,7 +248,7 @@ export class LedgerCommits {
    * conversation's next message waits for.
    */
   finish(id: number): Promise<void> | undefined {
-    this.ledger!.finish(id);
+    this.ledger.finish(id);
     const round = this.#round;
     if (round !== undefined) return round === IN_TURN ? undefined : round;
     if (this.#o.syncCommit?.ready()) {
@@ -266,10 +268,10 @@ export class LedgerCommits {
     this.#round = undefined;
     // The store applies writes at the call (what syncCommit requires): save() has written its
     // keys once it returns, and its promise only reports.
-    this.ledger!.save().catch((err: unknown) => this.#failed(err));
+    this.ledger.save().catch((err: unknown) => this.#failed(err));
     try {
       // ready() said it would be synchronous; if not, commit the usual way.
-      if (!this.#o.syncCommit!.commit()) void this.#save();
+      if (!this.#o.syncCommit?.commit()) void this.#save();
     } catch (err) {
       this.#failed(err);
     }
@@ -277,8 +279,8 @@ export class LedgerCommits {
 
   async #save(): Promise<void> {
     try {
-      await this.ledger!.save();
-      await (this.#o.commit ?? this.#o.flush)();
+      await this.ledger.save();
+      await this.#o.commit();
     } catch (err) {
       this.#failed(err);
     }

@@ -12,66 +12,65 @@
  *    as a dead letter first (handler-failures.ts).
  *
  * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3; inbound webhooks at
- * stage 4 ({@link Dispatcher.runHandler}); cron jobs at stage 4 with the same effect records,
- * retries and dead letters as events ({@link Dispatcher.runJob}).
+ * stage 4 (`BotContexts.runHandler`); cron jobs at stage 4 with the same effect records,
+ * retries and dead letters as events (`jobRunner` in handler-failures.ts).
  */
 import type { Logger } from "pino";
-import type { Client } from "../api/create-client.ts";
-import type { ServerInfo } from "../api/server-info.ts";
+import { timeoutSignal } from "../api/sleep.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
-import type { KV } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import { type Clock, monotonicMs } from "../time/clock.ts";
+import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
+import type { BotContexts } from "./bot-contexts.ts";
 import type { Composer } from "./composer.ts";
 import {
   type BaseContext,
   type BotContext,
-  type ContextDeps,
   createContext,
-  LazyBaseContext,
   type SendEffects,
   type SignalSource,
 } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
-import { ConversationQueue, type TaskControl } from "./conversation-queue.ts";
+import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
-import { type FailedRun, HandlerFailures, jobRunner, type RetryPolicy } from "./handler-failures.ts";
+import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
 import {
-  type BotIdentity,
   type DispatchMetrics,
   type DispatchStats,
   type Incoming,
   ledgerIdOf,
-  type RunHandler,
-  type RunJob,
+  noEvents,
+  senderIdOf,
+  sentAtOf,
   sourceOf,
 } from "./incoming.ts";
-import { PendingPrompts } from "./prompts.ts";
 
-export interface DispatcherOptions extends LedgerCommitOptions {
-  name: string;
-  client: Client;
-  state: KV;
-  /** Where the delivery ledger lives (`<bot>/runtime`). */
+/** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
+export interface DispatcherParts {
+  /** The middleware and handlers the bot's `setup` declared. */
+  composer: Composer<BotContext<unknown>>;
+  /** What contexts are built from, and the bot's identity once registered. */
+  contexts: BotContexts;
+  /** Orders the events per conversation, within the concurrency and the handler timeout. */
+  queue: ConversationQueue;
+  /** Runs a failed handler again, then keeps it as a dead letter. */
+  failures: HandlerFailures;
+  /** Where the delivery ledger lives (`<bot>/runtime`), and how its records are made durable. */
   ledgerStore: StateStore;
-  log: Logger;
-  settings: unknown;
-  clock?: Clock;
-  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
+  ledgerCommits: LedgerCommitOptions;
+  /** Updates the bot's caches from each event before its handlers run. */
   services: BotServices;
+  /** Run the handlers for the bot's own messages too (config `own_messages`). */
   ownMessages: boolean;
-  concurrency: number;
-  handlerTimeoutMs: number;
-  metrics?: DispatchMetrics;
-  /** How a handler that throws is run again; default: once, never again. */
-  retries?: RetryPolicy;
-  /** Where events whose every attempt failed are kept; default: only logged. */
-  letters?: DeadLetters;
-  /** Where each message event's sends are recorded, so a re-run repeats none; default: none. */
-  effects?: EffectRecords;
+  clock: Clock;
+  log: Logger;
+  metrics: DispatchMetrics | undefined;
+  /** Where a replayed dead letter is removed from once handled. */
+  letters: DeadLetters | undefined;
+  /** Where each message event's sends are recorded, so a re-run repeats none. */
+  effects: EffectRecords | undefined;
 }
 
 const LIVE = Object.freeze({ replayed: false });
@@ -80,34 +79,21 @@ const ON_START = Object.freeze({ onStart: true });
 const asIs = <T>(base: T): T => base;
 
 export class Dispatcher {
-  readonly stats: DispatchStats = { received: 0, handled: 0, failed: 0, replayed: 0, duplicates: 0, gaps: 0 };
-  readonly #o: DispatcherOptions;
+  readonly #o: DispatcherParts;
+  readonly #composer: Composer<BotContext<unknown>>;
   readonly #queue: ConversationQueue;
-  /** When the last event arrived (epoch ms). */
-  lastEventAt: number | undefined;
-  readonly #keys = new ConversationKeys();
-  readonly #commits: LedgerCommits;
   readonly #failures: HandlerFailures;
-  /** Handlers waiting for someone's next message (`ctx.prompt`). */
-  readonly #prompts: PendingPrompts;
-  /** The middleware and handlers the bot's `setup` declared. */
-  composer: Composer<BotContext<unknown>> | undefined;
-  // Public for reading; only the dispatcher writes them.
-  /** Read from the store by {@link openLedger}. */
-  ledger: DeliveryLedger | undefined;
-  /** The server's limits and the bot's user, from a registration ({@link identify}). */
-  server: ServerInfo | undefined;
-  self: BotIdentity | undefined;
-  /** What contexts are built from; rebuilt when the bot's identity changes. */
-  #deps: ContextDeps<unknown> | undefined;
+  readonly #keys = new ConversationKeys();
+  readonly #stats: DispatchStats = noEvents();
+  /** The ledger read by {@link openLedger} and how its records are committed. */
+  #commits: LedgerCommits | undefined;
+  #lastEventAt: number | undefined;
 
-  constructor(options: DispatcherOptions) {
-    this.#o = options;
-    this.#commits = new LedgerCommits(options);
-    this.#failures = new HandlerFailures(options);
-    this.#queue = new ConversationQueue(options);
-    this.#prompts = new PendingPrompts(options.clock);
-    this.runJob = jobRunner(options, this.#failures);
+  constructor(parts: DispatcherParts) {
+    this.#o = parts;
+    this.#composer = parts.composer;
+    this.#queue = parts.queue;
+    this.#failures = parts.failures;
   }
 
   /**
@@ -117,40 +103,23 @@ export class Dispatcher {
   async openLedger(signal: AbortSignal): Promise<boolean> {
     const ledger = await DeliveryLedger.open(this.#o.ledgerStore);
     if (signal.aborted) return false;
-    this.ledger = ledger;
-    this.#commits.ledger = ledger;
+    this.#commits = new LedgerCommits(ledger, this.#o.ledgerCommits);
     return true;
   }
 
-  /** The bot's user and the server's limits, from a registration. */
-  identify(server: ServerInfo, self: BotIdentity): void {
-    this.server = server;
-    this.self = self;
-    this.#deps = undefined;
+  /** The delivery ledger, once {@link openLedger} read it. */
+  get ledger(): DeliveryLedger | undefined {
+    return this.#commits?.ledger;
   }
 
-  /** What a context of this bot is built from (complete once the bot has registered). */
-  contextDeps(): ContextDeps<unknown> {
-    const o = this.#o;
-    // Made once per identity, not per event.
-    this.#deps ??= {
-      bot: {
-        name: o.name,
-        userId: this.self?.userId ?? -1,
-        email: this.self?.email ?? o.client.email,
-        ...(this.self?.fullName !== undefined ? { fullName: this.self.fullName } : {}),
-      },
-      api: o.client,
-      state: o.state,
-      log: o.log,
-      settings: o.settings,
-      server: this.server!,
-      channelName: (id) => o.services.channels.nameOf(id),
-      ...(o.clock ? { clock: o.clock } : {}),
-      services: o.services,
-      prompts: this.#prompts,
-    };
-    return this.#deps;
+  /** When the last event arrived (epoch ms on the bot's clock). */
+  get lastEventAt(): number | undefined {
+    return this.#lastEventAt;
+  }
+
+  /** The pipeline's counters so far (a copy). */
+  stats(): DispatchStats {
+    return { ...this.#stats };
   }
 
   /** Events accepted whose handlers have not finished. */
@@ -170,14 +139,17 @@ export class Dispatcher {
   async drain(deadlineMs: number): Promise<number> {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
     this.#failures.stop();
+    const deadline = timeoutSignal(this.#o.clock, deadlineMs);
     try {
-      await this.#queue.onIdle(AbortSignal.timeout(deadlineMs));
+      await this.#queue.onIdle(deadline.signal);
       return 0;
     } catch {
       const abandoned = this.#queue.inFlight;
       this.#queue.abortAll();
       this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
       return abandoned;
+    } finally {
+      deadline.clear();
     }
   }
 
@@ -188,33 +160,40 @@ export class Dispatcher {
   accept(incoming: Incoming, onDone?: () => void): boolean {
     const { event, issue } = incoming;
     // 1. accept. Caches first, so handlers see state that includes this event.
-    if (issue === undefined) this.#o.services.observe(event);
-    this.stats.received++;
-    this.lastEventAt = Date.now();
+    if (isTypedEvent(event, issue)) this.#o.services.observe(event);
+    this.#stats.received++;
+    this.#lastEventAt = this.#o.clock.now();
     this.#o.metrics?.eventReceived(event.type);
     const messageId = ledgerIdOf(event);
     if (messageId !== undefined) {
-      const ledger = this.ledger!;
+      const commits = this.#commits;
+      if (commits === undefined)
+        throw new Error("a message reached the pipeline before its ledger was opened");
+      const ledger = commits.ledger;
       if (ledger.isDuplicate(messageId)) {
-        this.stats.duplicates++;
+        this.#stats.duplicates++;
         return false;
       }
       ledger.begin(messageId);
-      // 2. filter: the server echoes the bot's own messages into its queue (NOTES §4.2).
-      const sender = (event as { message: { sender_id: number } }).message.sender_id;
-      if (!this.#o.ownMessages && sender === this.self?.userId) {
-        void this.#commits.finish(messageId);
+      // 2. filter: the server echoes the bot's own messages into its queue (see
+      // docs/internals/server-behaviour.md#event-shapes).
+      const sender = senderIdOf(event);
+      if (!this.#o.ownMessages && sender === this.#o.contexts.self?.userId) {
+        void commits.finish(messageId);
         return false;
       }
       // An answer to a waiting ctx.prompt() goes to it, not into the queue behind its handler.
-      if (this.#prompts.size > 0 && this.#prompts.take(event)) {
-        void this.#commits.finish(messageId);
+      const prompts = this.#o.contexts.prompts;
+      if (prompts.size > 0 && isTypedEvent(event, issue) && prompts.take(event)) {
+        void commits.finish(messageId);
         onDone?.();
         return true;
       }
     }
+    if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
-    this.#queue.push(issue === undefined ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming, onDone);
+    const key = isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY;
+    this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
 
@@ -229,22 +208,16 @@ export class Dispatcher {
    * when it was handled (the letter is then removed).
    */
   replay(letter: DeadLetter): Promise<boolean> {
-    const event = letter.event as unknown as ServerEvent;
+    const { event, issue } = reviveEvent(letter.event);
     return new Promise((onReplayed) => {
-      const incoming: Incoming = {
-        event,
-        replayed: true,
-        issue: undefined,
-        reply: undefined,
-        letter,
-        onReplayed,
-      };
-      this.#queue.push(this.#keys.keyOf(event), this.#run, incoming);
+      const incoming: Incoming = { event, replayed: true, issue, reply: undefined, letter, onReplayed };
+      this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);
     });
   }
 
   /** An event the pipeline itself makes (a catch-up's gap): ordered and run, nothing to deduplicate. */
   dispatchNow(event: ServerEvent): void {
+    if (event.type === "gap") this.#stats.gaps++;
     this.#queue.push(BOT_KEY, this.#run, { event, replayed: false, issue: undefined, reply: undefined });
   }
 
@@ -252,7 +225,7 @@ export class Dispatcher {
   runOnStart(handlers: readonly ((ctx: BaseContext<unknown>) => unknown)[]): void {
     for (const handler of handlers) {
       this.#queue.push(BOT_KEY, (control) =>
-        this.runHandler(control, ON_START, asIs, async (ctx) => {
+        this.#o.contexts.runHandler(control, ON_START, asIs, async (ctx) => {
           try {
             await handler(ctx);
           } catch (err) {
@@ -263,13 +236,6 @@ export class Dispatcher {
     }
   }
 
-  /** 4. run, for a handler that is not an event's (see {@link RunHandler}). */
-  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
-    handler(extend(new LazyBaseContext(this.contextDeps(), signal, bindings, effects)));
-
-  /** 4–5 for a cron job's occurrence: effect records, retries, dead letters. */
-  readonly runJob: RunJob;
-
   /**
    * 4. run, then stage 5 (or the failure stage); synchronously when every middleware and handler
    * is synchronous (no promise at all). The context's signal is the queue's: it aborts on the
@@ -278,10 +244,10 @@ export class Dispatcher {
   readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
     const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
     const ctx = this.#contextOf(incoming, control, incoming.replayed, effects);
-    const started = this.#o.metrics ? performance.now() : 0;
+    const started = this.#o.metrics ? monotonicMs() : 0;
     let pending: Promise<void> | undefined;
     try {
-      pending = this.composer!.run(ctx);
+      pending = this.#composer.run(ctx);
     } catch (err) {
       this.#failed(ctx, err, started);
       return this.#afterFailure(incoming, err, control, effects);
@@ -310,7 +276,7 @@ export class Dispatcher {
   ): BotContext<unknown> {
     const { event, issue } = incoming;
     const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const ctx = createContext(this.contextDeps(), event, signal, extra, effects);
+    const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects);
     if (incoming.reply) ctx.reply = incoming.reply;
     return ctx;
   }
@@ -321,7 +287,7 @@ export class Dispatcher {
     const records = this.#o.effects;
     if (id === undefined || records === undefined) return undefined;
     const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-    const since = (incoming.event as { message: { timestamp?: number } }).message.timestamp;
+    const since = sentAtOf(incoming.event);
     return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
   }
 
@@ -343,9 +309,9 @@ export class Dispatcher {
       again: async (signal) => {
         last = this.#effectsOf(incoming, true);
         const ctx = this.#contextOf(incoming, signal, true, last);
-        const started = this.#o.metrics ? performance.now() : 0;
+        const started = this.#o.metrics ? monotonicMs() : 0;
         try {
-          await this.composer!.run(ctx);
+          await this.#composer.run(ctx);
         } catch (err) {
           this.#failed(ctx, err, started);
           throw err;
@@ -362,13 +328,13 @@ export class Dispatcher {
   }
 
   #handled(ctx: BotContext<unknown>, started: number): void {
-    this.stats.handled++;
-    this.#o.metrics?.eventHandled(ctx.event.type, (performance.now() - started) / 1000);
+    this.#stats.handled++;
+    this.#o.metrics?.eventHandled(ctx.event.type, (monotonicMs() - started) / 1000);
   }
 
   #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
-    this.stats.failed++;
-    this.#o.metrics?.eventFailed(ctx.event.type, (performance.now() - started) / 1000);
+    this.#stats.failed++;
+    this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
     ctx.log.error({ err }, "handler failed");
   }
 
@@ -386,8 +352,8 @@ export class Dispatcher {
   }
 
   /** Record a message as handled in the ledger (begun at stage 1). */
-  #finish(event: ServerEvent): Promise<void> | undefined {
+  #finish(event: AnyEvent): Promise<void> | undefined {
     const id = ledgerIdOf(event);
-    return id === undefined ? undefined : this.#commits.finish(id);
+    return id === undefined ? undefined : this.#commits?.finish(id);
   }
 }

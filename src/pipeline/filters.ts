@@ -4,8 +4,8 @@
  * can never match the event type fails at startup instead of silently never firing.
  */
 import { suggest } from "../config/did-you-mean.ts";
-import { type EventMap, isKnownEventType, type ServerEvent } from "../wire/events.ts";
-import { addressOf } from "./addressed.ts";
+import { type AnyEvent, isKnownEventType, isTypedEvent, type ServerEvent } from "../wire/events.ts";
+import { addressedFilter } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
 import { RouterError } from "./router-error.ts";
 
@@ -38,11 +38,7 @@ export interface Filter<C = RoutableContext> {
   mentioned?: boolean;
   /** Message content: a string matches as a case-insensitive substring; a RegExp is tested as is. */
   contains?: OneOrMany<string | RegExp>;
-  /**
-   * `true`: the message is addressed to the bot (a one-to-one direct message, or a mention of the
-   * bot by name; silent and group mentions are not); `false`: it is not. `{ wildcards: true }`
-   * also counts `@**all**` / `@**topic**`.
-   */
+  /** `true`: a one-to-one DM to the bot or a mention of it by name (`{ wildcards: true }`: or `@**all**`). */
   addressed?: boolean | { wildcards: boolean };
   /** Any further test, run last (only when the declarative keys matched). */
   when?: FilterPredicate<C>;
@@ -135,12 +131,12 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
   switch (key) {
     case "op": {
       const ops = list<string>(value, key, where, 'an op such as "add"', isName);
-      return (ctx) => ops.includes(opOf(ctx.event) as string);
+      return (ctx) => ops.includes(opOf(ctx) as string);
     }
     case "channel": {
       const { ids, names } = idsAndNames(value, key, where, "a channel name or id", isChannel);
       return (ctx) => {
-        const ref = channelOf(ctx.event);
+        const ref = channelOf(ctx);
         if (ref === undefined) return false;
         if (ref.ids.some((id) => ids.includes(id))) return true;
         if (names.length === 0) return false;
@@ -150,19 +146,19 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
     }
     case "topic": {
       const match = textMatcher(value, key, where, "exact");
-      return (ctx) => topicsOf(ctx.event).some(match);
+      return (ctx) => topicsOf(ctx).some(match);
     }
     case "contains": {
       const match = textMatcher(value, key, where, "substring");
       return (ctx) => {
-        const content = contentOf(ctx.event);
+        const content = contentOf(ctx);
         return content !== undefined && match(content);
       };
     }
     case "sender": {
       const { ids, names: emails } = idsAndNames(value, key, where, "a user id or email", isSender);
       return (ctx) => {
-        const who = senderOf(ctx.event);
+        const who = senderOf(ctx);
         return (
           who.ids.some((id) => ids.includes(id)) || who.emails.some((e) => emails.includes(e.toLowerCase()))
         );
@@ -170,22 +166,19 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
     }
     case "direct": {
       const want = bool(value, key, where);
-      return (ctx) => isDirectEvent(ctx.event) === want;
+      return (ctx) => isDirectEvent(ctx) === want;
     }
     case "mentioned": {
       const want = bool(value, key, where);
-      return (ctx) => flagsOf(ctx.event).some((f) => MENTION_FLAGS.includes(f)) === want;
+      return (ctx) => flagsOf(ctx).some((f) => MENTION_FLAGS.includes(f)) === want;
     }
     case "addressed": {
-      const wildcards = (value as { wildcards?: unknown } | null)?.wildcards;
-      if (typeof value !== "boolean" && typeof wildcards !== "boolean")
-        throw invalid(
-          where,
-          `filter "addressed" must be true, false or { wildcards: true }, got ${show(value)}.`,
-        );
-      const want = value !== false;
-      const options = { wildcards: wildcards === true };
-      return (ctx) => (addressOf(ctx.event, ctx.bot, options) !== undefined) === want;
+      const test = addressedFilter(value);
+      if (test) return test;
+      throw invalid(
+        where,
+        `filter "addressed" must be true, false or { wildcards: true }; got ${show(value)}.`,
+      );
     }
     default:
       throw new Error(`unreachable filter key ${key}`);
@@ -225,58 +218,63 @@ function textMatcher(value: unknown, key: FilterKey, where: string, mode: "exact
   return (text: string) => tests.some((test) => test(text));
 }
 
-// Where each routing-relevant fact lives in each event type (NOTES §4, §14): the topic is
-// `subject` on messages, `subject`/`orig_subject` on update_message and `topic` on typing and
-// delete_message; a DM is `type: "private"` on messages but `message_type: "direct"` on typing.
+// Where each routing-relevant fact lives in each event type: the topic is `subject` on messages,
+// `subject`/`orig_subject` on update_message and `topic` on typing and delete_message; a direct
+// message is `type: "private"` on messages but `message_type: "direct"` on typing (the server
+// spells the two differently). Other events, and unknown ones, are read by the generic field name.
 
-type Of<T extends keyof EventMap> = EventMap[T];
+/** The event, if it is typed (a known type that passed its schema, or bothost's own). */
+function typedOf(ctx: RoutableContext): ServerEvent | undefined {
+  return isTypedEvent(ctx.event, ctx.eventIssue) ? ctx.event : undefined;
+}
+
+/** Any event's fields, for the generic reading. */
+const fieldsOf = (event: AnyEvent): Readonly<Record<string, unknown>> => event;
 
 interface ChannelRef {
   ids: number[];
   names: string[];
 }
 
-function channelOf(event: ServerEvent): ChannelRef | undefined {
-  switch (event.type) {
+function channelOf(ctx: RoutableContext): ChannelRef | undefined {
+  const event = typedOf(ctx);
+  switch (event?.type) {
     case "message": {
-      const m = (event as Of<"message">).message;
+      const m = event.message;
       if (m.type !== "stream") return undefined;
       return {
         ids: defined([m.stream_id]),
         names: typeof m.display_recipient === "string" ? [m.display_recipient] : [],
       };
     }
-    case "update_message": {
-      const e = event as Of<"update_message">;
-      if (e.stream_id === undefined) return undefined;
-      return { ids: defined([e.stream_id, e.new_stream_id]), names: defined([e.stream_name]) };
-    }
+    case "update_message":
+      if (event.stream_id === undefined) return undefined;
+      return { ids: defined([event.stream_id, event.new_stream_id]), names: defined([event.stream_name]) };
     case "delete_message":
-    case "typing": {
-      const id = (event as Of<"delete_message"> | Of<"typing">).stream_id;
-      return id === undefined ? undefined : { ids: [id], names: [] };
+    case "typing":
+      return event.stream_id === undefined ? undefined : { ids: [event.stream_id], names: [] };
+    default: {
+      const id = fieldsOf(ctx.event).stream_id;
+      return typeof id === "number" ? { ids: [id], names: [] } : undefined;
     }
-    default:
-      return typeof event.stream_id === "number" ? { ids: [event.stream_id], names: [] } : undefined;
   }
 }
 
 /** The topic(s) an event is about: both old and new topic for a move; none for DMs. */
-function topicsOf(event: ServerEvent): string[] {
-  switch (event.type) {
-    case "message": {
-      const m = (event as Of<"message">).message;
-      return m.type === "stream" ? [m.subject] : [];
-    }
-    case "update_message": {
-      const e = event as Of<"update_message">;
-      return defined([e.subject, e.orig_subject]);
-    }
+function topicsOf(ctx: RoutableContext): string[] {
+  const event = typedOf(ctx);
+  switch (event?.type) {
+    case "message":
+      return event.message.type === "stream" ? [event.message.subject] : [];
+    case "update_message":
+      return defined([event.subject, event.orig_subject]);
     case "delete_message":
     case "typing":
-      return defined([(event as Of<"delete_message"> | Of<"typing">).topic]);
-    default:
-      return typeof event.topic === "string" ? [event.topic] : [];
+      return defined([event.topic]);
+    default: {
+      const topic = fieldsOf(ctx.event).topic;
+      return typeof topic === "string" ? [topic] : [];
+    }
   }
 }
 
@@ -286,59 +284,58 @@ interface SenderRef {
 }
 
 /** Who caused the event: the sender, editor, reacting or typing user. */
-function senderOf(event: ServerEvent): SenderRef {
-  switch (event.type) {
-    case "message": {
-      const m = (event as Of<"message">).message;
-      return { ids: [m.sender_id], emails: [m.sender_email] };
-    }
-    case "update_message": {
-      const id = (event as Of<"update_message">).user_id;
-      return { ids: id === null ? [] : [id], emails: [] };
-    }
-    case "reaction": {
-      const e = event as Of<"reaction">;
-      return { ids: [e.user_id], emails: defined([e.user?.email]) };
-    }
-    case "typing": {
-      const e = event as Of<"typing">;
-      return { ids: [e.sender.user_id], emails: [e.sender.email] };
-    }
+function senderOf(ctx: RoutableContext): SenderRef {
+  const event = typedOf(ctx);
+  switch (event?.type) {
+    case "message":
+      return { ids: [event.message.sender_id], emails: [event.message.sender_email] };
+    case "update_message":
+      return { ids: event.user_id === null ? [] : [event.user_id], emails: [] };
+    case "reaction":
+      return { ids: [event.user_id], emails: defined([event.user?.email]) };
+    case "typing":
+      return { ids: [event.sender.user_id], emails: [event.sender.email] };
     case "typing_edit_message":
-      return { ids: [(event as Of<"typing_edit_message">).sender_id], emails: [] };
-    default:
-      return { ids: typeof event.sender_id === "number" ? [event.sender_id] : [], emails: [] };
+      return { ids: [event.sender_id], emails: [] };
+    default: {
+      const id = fieldsOf(ctx.event).sender_id;
+      return { ids: typeof id === "number" ? [id] : [], emails: [] };
+    }
   }
 }
 
 /** `true` for a direct message, `false` for a channel message, `undefined` when neither applies. */
-function isDirectEvent(event: ServerEvent): boolean | undefined {
-  switch (event.type) {
+function isDirectEvent(ctx: RoutableContext): boolean | undefined {
+  const event = typedOf(ctx);
+  switch (event?.type) {
     case "message":
-      return (event as Of<"message">).message.type === "private";
+      return event.message.type === "private";
     case "update_message":
-      return (event as Of<"update_message">).stream_id === undefined;
+      return event.stream_id === undefined;
     case "delete_message":
-      return (event as Of<"delete_message">).message_type === "private";
+      return event.message_type === "private";
     case "typing":
-      return (event as Of<"typing">).message_type === "direct";
+      return event.message_type === "direct";
     default:
       return undefined;
   }
 }
 
-function flagsOf(event: ServerEvent): readonly string[] {
-  const flags = event.flags;
+function flagsOf(ctx: RoutableContext): readonly string[] {
+  const flags = fieldsOf(ctx.event).flags;
   return Array.isArray(flags) ? flags.filter((f): f is string => typeof f === "string") : [];
 }
 
-function contentOf(event: ServerEvent): string | undefined {
-  if (event.type === "message") return (event as Of<"message">).message.content;
-  return typeof event.content === "string" ? event.content : undefined;
+function contentOf(ctx: RoutableContext): string | undefined {
+  const event = typedOf(ctx);
+  if (event?.type === "message") return event.message.content;
+  const content = fieldsOf(ctx.event).content;
+  return typeof content === "string" ? content : undefined;
 }
 
-function opOf(event: ServerEvent): string | undefined {
-  return "op" in event && typeof event.op === "string" ? event.op : undefined;
+function opOf(ctx: RoutableContext): string | undefined {
+  const op = fieldsOf(ctx.event).op;
+  return typeof op === "string" ? op : undefined;
 }
 
 function defined<T>(values: Array<T | undefined>): T[] {

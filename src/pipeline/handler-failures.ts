@@ -9,12 +9,12 @@
  * as a dead letter already marked for replay, so the next start handles it again.
  */
 import type { Logger } from "pino";
-import { sleep } from "../api/sleep.ts";
+import { sleep, timeoutSignal } from "../api/sleep.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
-import { type Clock, realClock } from "../time/clock.ts";
+import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context.ts";
 import type { RunJob } from "./incoming.ts";
 
@@ -40,18 +40,17 @@ export interface FailureMetrics {
 }
 
 export interface HandlerFailuresOptions {
-  retries?: RetryPolicy;
-  letters?: DeadLetters;
+  retries: RetryPolicy;
+  /** Where events whose every attempt failed are kept; without it they are only logged. */
+  letters: DeadLetters | undefined;
+  /** Each later attempt is aborted after this long. */
   handlerTimeoutMs: number;
   log: Logger;
-  clock?: Clock;
-  metrics?: FailureMetrics;
-  /** Makes a dead letter durable before its message is marked handled (default `flush`). */
-  commit?(): Promise<void>;
-  flush(): Promise<void>;
+  clock: Clock;
+  metrics: FailureMetrics | undefined;
+  /** Makes a dead letter durable before its message is marked handled. */
+  commit(): Promise<void>;
 }
-
-const NO_RETRIES: RetryPolicy = { attempts: 1, backoffMs: 1, maxBackoffMs: 1 };
 
 /** The failed event or job occurrence. */
 export interface FailedRun {
@@ -89,10 +88,10 @@ export class HandlerFailures {
    */
   async settle(run: FailedRun, error: unknown): Promise<boolean> {
     const o = this.#o;
-    const clock = o.clock ?? realClock;
+    const clock = o.clock;
     const stopping = this.#stopping.signal;
     const firstFailedAt = clock.now();
-    const policy = o.retries ?? NO_RETRIES;
+    const policy = o.retries;
     let last = error;
     let attempts = 1;
     while (attempts < policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
@@ -108,13 +107,16 @@ export class HandlerFailures {
       }
       o.metrics?.handlerRetried(run.event.type);
       attempts++;
+      const timeout = timeoutSignal(clock, o.handlerTimeoutMs);
       try {
-        await run.again(AbortSignal.any([stopping, AbortSignal.timeout(o.handlerTimeoutMs)]));
+        await run.again(AbortSignal.any([stopping, timeout.signal]));
         o.log.info({ attempts }, "handler succeeded on a later attempt");
         if (run.letter) await o.letters?.remove(run.letter.id);
         return true;
       } catch (err) {
         last = err;
+      } finally {
+        timeout.clear();
       }
     }
     await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
@@ -170,7 +172,7 @@ export class HandlerFailures {
             : `handler failed (${why}): kept as dead letter ${letter.id}`,
         );
       }
-      await (o.commit ?? o.flush)();
+      await o.commit();
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
     }
@@ -184,7 +186,7 @@ export class HandlerFailures {
  * failed, the occurrence is kept as a dead letter (source "job").
  */
 export function jobRunner(
-  o: Pick<HandlerFailuresOptions, "letters" | "log"> & { effects?: EffectRecords },
+  o: Pick<HandlerFailuresOptions, "letters" | "log"> & { effects: EffectRecords | undefined },
   failures: HandlerFailures,
 ): RunJob {
   return async (occurrence, attempt, signal, letter) => {

@@ -1,6 +1,6 @@
 /** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
 import type { FailureMetrics } from "./handler-failures.ts";
 
@@ -9,10 +9,10 @@ export type ReplyFn = (content: string) => Promise<{ id: number }>;
 
 /** What every source hands the pipeline. */
 export interface Incoming {
-  readonly event: ServerEvent;
+  readonly event: AnyEvent;
   /** Fetched again after a lost queue (catch-up), not delivered live. */
   readonly replayed: boolean;
-  /** Why the event failed its schema; it then reaches handlers as a generic event. */
+  /** Why the event failed its schema; it then reaches handlers as an unknown event. */
   readonly issue: string | undefined;
   /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
   readonly reply: ReplyFn | undefined;
@@ -81,15 +81,44 @@ export interface DispatchStats {
   gaps: number;
 }
 
+/** Counters before any event. */
+export const noEvents = (): DispatchStats => ({
+  received: 0,
+  handled: 0,
+  failed: 0,
+  replayed: 0,
+  duplicates: 0,
+  gaps: 0,
+});
+
 export function sourceOf(incoming: Incoming): DeadLetterSource {
   if (incoming.letter) return "replay";
   if (incoming.reply) return "webhook";
   return incoming.replayed ? "catch-up" : "queue";
 }
 
-/** The id the delivery ledger tracks an event by: a message event's message id, if it has one. */
-export function ledgerIdOf(event: ServerEvent): number | undefined {
-  if (event.type !== "message") return undefined;
-  const id = (event as { message?: { id?: unknown } }).message?.id;
+/**
+ * The id the delivery ledger tracks an event by: a message event's message id, if it has one.
+ * Read with care: a message event that failed its schema is tracked too.
+ */
+export function ledgerIdOf(event: AnyEvent): number | undefined {
+  const id = messageField(event, "id");
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
+}
+
+/** A message event's `sender_id`, if it has one (read with the same care). */
+export function senderIdOf(event: AnyEvent): unknown {
+  return messageField(event, "sender_id");
+}
+
+/** A message event's `timestamp`, if it is a number (read with the same care). */
+export function sentAtOf(event: AnyEvent): number | undefined {
+  const at = messageField(event, "timestamp");
+  return typeof at === "number" ? at : undefined;
+}
+
+function messageField(event: AnyEvent, name: string): unknown {
+  if (event.type !== "message") return undefined;
+  const message: unknown = event.message;
+  return typeof message === "object" && message !== null ? Reflect.get(message, name) : undefined;
 }

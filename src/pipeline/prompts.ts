@@ -7,7 +7,7 @@
  */
 import { BothostError } from "../errors/bothost-error.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import type { ServerEvent } from "../wire/events.ts";
+import type { AnyEvent, ServerEvent } from "../wire/events.ts";
 import type { Message } from "../wire/records.ts";
 import { type Sender, textOf } from "./addressed.ts";
 import { conversationKey } from "./conversation-key.ts";
@@ -91,7 +91,7 @@ export class PendingPrompts {
 export async function prompt(
   prompts: PendingPrompts | undefined,
   ctx: {
-    event: ServerEvent;
+    event: AnyEvent;
     bot: { userId: number; fullName?: string };
     signal: AbortSignal;
     sender: Sender | undefined;
@@ -104,7 +104,13 @@ export async function prompt(
   if (!sender || !prompts)
     throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt() needs a message handled by a bot runtime.");
   await ctx.reply(text);
-  const message = await prompts.wait(ctx.event, sender.id, options.timeout ?? PROMPT_TIMEOUT_MS, ctx.signal);
+  // A sender means a message that passed its schema.
+  const message = await prompts.wait(
+    ctx.event as ServerEvent,
+    sender.id,
+    options.timeout ?? PROMPT_TIMEOUT_MS,
+    ctx.signal,
+  );
   const answer = { id: -1, type: "message", message, flags: [] } as unknown as ServerEvent;
   return { text: textOf(answer, ctx.bot), message };
 }

@@ -1,7 +1,8 @@
 /**
- * Outgoing webhook bots (NOTES §12): a mention in a channel, or a DM to the bot, POSTs the
- * message to the bot's URL (Zulip JSON or Slack form format); the reply, or a "Failure! …"
- * notice plus an owner DM, is posted back into the conversation.
+ * Outgoing webhook bots (see docs/internals/server-behaviour.md#outgoing-webhooks): a mention in a
+ * channel, or a DM to the bot, POSTs the message to the bot's URL (Zulip JSON or Slack form
+ * format); the reply, or a "Failure! …" notice plus an owner DM, is posted back into the
+ * conversation.
  */
 import type { SandboxCore } from "./core.ts";
 import { SANDBOX_ZULIP_VERSION } from "./core.ts";
@@ -162,7 +163,7 @@ export class OutgoingWebhooks {
   }
 }
 
-/** What a 2xx body means (NOTES §12). */
+/** What a 2xx body means (see docs/internals/server-behaviour.md#outgoing-webhooks). */
 function interpret(kind: "zulip" | "slack", text: string): Outcome {
   let body: unknown;
   try {

@@ -1,8 +1,8 @@
 /**
- * Scheduled messages (NOTES §9): the /scheduled_messages routes, and delivery on the sandbox
- * clock: due messages go out at whole-minute checks; more than 10 minutes late means failure
- * (failed:true, an update event and a Notification Bot DM); success sends the message and a
- * `remove` event to the owner.
+ * Scheduled messages (see docs/internals/server-behaviour.md#scheduled-messages): the
+ * /scheduled_messages routes, and delivery on the sandbox clock: due messages go out at
+ * whole-minute checks; more than 10 minutes late means failure (failed:true, an update event and a
+ * Notification Bot DM); success sends the message and a `remove` event to the owner.
  */
 import type { SandboxCore } from "./core.ts";
 import { ApiError, badRequest, missingArgument, notFound } from "./http/api-error.ts";

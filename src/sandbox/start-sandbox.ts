@@ -3,6 +3,7 @@
  * and users' own bot tests.
  */
 
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -137,7 +138,10 @@ export function loadData(file: string): SandboxData | undefined {
   if (data.version !== 1 || !Array.isArray(data.users) || !Array.isArray(data.messages)) {
     throw new SandboxDataError(file, "not a sandbox data file (version 1)");
   }
-  return parsed as SandboxData;
+  const loaded = parsed as SandboxData;
+  // A file written before the realm had its unique id gets one now (saved with the next change).
+  loaded.realm.uuid ??= randomUUID();
+  return loaded;
 }
 
 export function saveData(file: string, data: SandboxData): void {

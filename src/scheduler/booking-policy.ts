@@ -5,11 +5,12 @@
 import type { Clock, TimerHandle } from "../time/clock.ts";
 
 /**
- * What to do with a booking the server marked failed (NOTES §9: it gives up on a message more
- * than 10 minutes late, or one it may no longer send). The first failure of an occurrence at most
- * 30 minutes after its time is moved to one minute from now (the server
- * needs a new time to revive it), so it goes out late rather than never. A second failure, or an
- * older occurrence: drop the booking and book the next occurrence.
+ * What to do with a booking the server marked failed (see
+ * docs/internals/server-behaviour.md#scheduled-messages: it gives up on a message more than 10
+ * minutes late, or one it may no longer send). The first failure of an occurrence at most 30
+ * minutes after its time is moved to one minute from now (the server needs a new time to revive
+ * it), so it goes out late rather than never. A second failure, or an older occurrence: drop the
+ * booking and book the next occurrence.
  */
 export function decideFailed(input: {
   occurrenceMs: number;

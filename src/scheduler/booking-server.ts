@@ -93,8 +93,8 @@ export class BookingServer {
 
   /**
    * Resolves the announcement's `to` (names and emails to ids). Direct-message recipients are
-   * listed by the server without the sender unless the message is to the sender alone (NOTES §4.4),
-   * so the bot's own id is dropped the same way.
+   * listed by the server without the sender unless the message is to the sender alone (see
+   * docs/internals/server-behaviour.md#event-shapes), so the bot's own id is dropped the same way.
    */
   async target(id: string, spec: RecurringAnnouncement): Promise<AnnouncementTarget> {
     const resolved = await resolveRecipient(this.#client, spec.to, `announcement "${id}"`);

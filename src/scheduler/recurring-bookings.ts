@@ -103,9 +103,8 @@ export class RecurringBookings {
   /** A `scheduled_messages` event of this bot. */
   onEvent(event: ServerEvent): void {
     if (!this.#started || event.type !== "scheduled_messages") return;
-    const e = event as { op?: string; scheduled_message_id?: number; scheduled_message?: ScheduledMessage };
-    if (e.op === "remove" && typeof e.scheduled_message_id === "number") {
-      const messageId = e.scheduled_message_id;
+    if (event.op === "remove") {
+      const messageId = event.scheduled_message_id;
       void this.#enqueue(async () => {
         const found = this.#ownerOf(messageId);
         if (!found) return; // not ours, or a booking we replaced ourselves
@@ -115,8 +114,8 @@ export class RecurringBookings {
         await this.#bookNext(a, await this.#server.target(a.id, a.spec), after);
         this.#armCheck();
       });
-    } else if (e.op === "update" && e.scheduled_message?.failed === true) {
-      const sm = e.scheduled_message;
+    } else if (event.op === "update" && event.scheduled_message.failed) {
+      const sm = event.scheduled_message;
       void this.#enqueue(async () => {
         const found = this.#ownerOf(sm.scheduled_message_id);
         if (found) {

@@ -123,6 +123,13 @@ export class StoreView extends KeyedView implements StateStore {
     return result.sort(byKey);
   }
 
+  async clear(): Promise<number> {
+    this.checkOpen();
+    let deleted = 0;
+    for (const [storedKey] of this.table.scan(this.path)) if (this.table.remove(storedKey)) deleted++;
+    return deleted;
+  }
+
   namespace(name: string): StateStore {
     return new StoreView(this.table, this.childPrefix(name), this.lifecycle);
   }

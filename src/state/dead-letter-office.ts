@@ -4,6 +4,7 @@
  */
 
 import { BothostError } from "../errors/bothost-error.ts";
+import type { Clock } from "../time/clock.ts";
 import { type DeadLetter, DeadLetters, type DeadLettersOptions, parseDeadLetterId } from "./dead-letters.ts";
 import type { StateStore } from "./state-store.ts";
 
@@ -18,9 +19,11 @@ export interface DeadLetterOutcome {
 
 export class DeadLetterOffice {
   readonly #bots = new Map<string, DeadLetters>();
+  readonly #clock: Pick<Clock, "now">;
 
-  /** `bots`: each configured bot and the options of its letters. */
-  constructor(root: StateStore, bots: ReadonlyMap<string, DeadLettersOptions>) {
+  /** `bots`: each configured bot and the options of its letters; `clock`: when a retry is asked for. */
+  constructor(root: StateStore, bots: ReadonlyMap<string, DeadLettersOptions>, clock: Pick<Clock, "now">) {
+    this.#clock = clock;
     for (const [name, options] of bots) this.#bots.set(name, new DeadLetters(root, name, options));
   }
 
@@ -45,7 +48,7 @@ export class DeadLetterOffice {
   }
 
   /** Marks the letters for replay by the daemon (now if it runs, else at its next start). */
-  retry(selection: DeadLetterSelection, at = new Date()): Promise<DeadLetterOutcome> {
+  retry(selection: DeadLetterSelection, at = new Date(this.#clock.now())): Promise<DeadLetterOutcome> {
     return this.#each(selection, (letters, id) => letters.requestRetry(id, at));
   }
 

@@ -15,6 +15,7 @@
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { realClock } from "../time/clock.ts";
 import { acquireLock, isTempFileOf, writeFileAtomic } from "./_files.ts";
 import { JournalWriter, readJournal, readSnapshot, recordLine, snapshotText } from "./_journal.ts";
 import { StoreView, Table } from "./_view.ts";
@@ -22,7 +23,7 @@ import { isStateError, StateError } from "./state-error.ts";
 import type { StateBackend } from "./state-store.ts";
 
 export interface FileStoreOptions {
-  /** The clock used for expiry, in epoch milliseconds. @default Date.now */
+  /** The clock used for expiry, in epoch milliseconds. @default the real clock's `now` */
   now?: () => number;
   /** Write a new snapshot once the log is larger than this many bytes. @default 4 MiB */
   compactAfterBytes?: number;
@@ -114,7 +115,9 @@ export class FileStore extends StoreView implements StateBackend {
         await rm(join(root, name), { force: true });
     }
     const pending: string[] = [];
-    const table = new Table(options.now ?? Date.now, (key, entry) => pending.push(recordLine(key, entry)));
+    const table = new Table(options.now ?? realClock.now, (key, entry) =>
+      pending.push(recordLine(key, entry)),
+    );
     const recovery: RecoveryReport = { replayedRecords: 0, droppedTornBytes: 0, discardedStaleLog: false };
     const snapshotPath = join(root, SNAPSHOT);
     const logPath = join(root, LOG);

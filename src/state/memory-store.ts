@@ -1,8 +1,9 @@
+import { realClock } from "../time/clock.ts";
 import { StoreView, Table } from "./_view.ts";
 import type { StateBackend } from "./state-store.ts";
 
 export interface MemoryStoreOptions {
-  /** The clock used for expiry, in epoch milliseconds. @default Date.now */
+  /** The clock used for expiry, in epoch milliseconds. @default the real clock's `now` */
   now?: () => number;
 }
 
@@ -12,7 +13,7 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore extends StoreView implements StateBackend {
   constructor(options: MemoryStoreOptions = {}) {
-    super(new Table(options.now ?? Date.now), "", { closed: false, description: "memory" });
+    super(new Table(options.now ?? realClock.now), "", { closed: false, description: "memory" });
   }
 
   async flush(): Promise<void> {

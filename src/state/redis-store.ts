@@ -193,6 +193,23 @@ class RedisView extends KeyedView implements StateStore {
     return result.sort(byKey);
   }
 
+  async clear(): Promise<number> {
+    this.checkOpen();
+    const keys = await this.call("list", async () => {
+      const found = new Set<string>();
+      const scan = this.core.client.scanStream({ match: `${globEscape(this.path)}*`, count: 1000 });
+      for await (const batch of scan as AsyncIterable<string[]>) for (const k of batch) found.add(k);
+      return [...found];
+    });
+    // One fenced DEL per key (a view whose lease is lost deletes nothing more), sent 500 at a time.
+    let deleted = 0;
+    for (let i = 0; i < keys.length; i += 500) {
+      const results = await Promise.all(keys.slice(i, i + 500).map((k) => this.write("bothostDelete", k)));
+      deleted += results.reduce((n, r) => n + r, 0);
+    }
+    return deleted;
+  }
+
   namespace(name: string): StateStore {
     return new RedisView(this.core, this.childPrefix(name), this.fence);
   }

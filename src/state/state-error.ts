@@ -11,6 +11,8 @@ import { BothostError } from "../errors/bothost-error.ts";
  * - `STATE_FENCED`: a write of a bot whose lease this instance no longer holds (several instances
  *   sharing a Redis store); the write was refused, nothing changed.
  * - `STATE_UNAVAILABLE`: the Redis server could not be reached or did not answer in time.
+ * - `STATE_SERVER_MISMATCH`: a bot's state was recorded with another server or organization than
+ *   the one it talks to now; the message names both and how to reset or move the state.
  */
 export type StateErrorCode =
   | "STATE_CORRUPT"
@@ -20,7 +22,8 @@ export type StateErrorCode =
   | "STATE_INVALID_VALUE"
   | "STATE_CLOSED"
   | "STATE_FENCED"
-  | "STATE_UNAVAILABLE";
+  | "STATE_UNAVAILABLE"
+  | "STATE_SERVER_MISMATCH";
 
 /**
  * An error raised by a state store.

@@ -48,6 +48,11 @@ export interface StateStore {
   delete(key: string): Promise<boolean>;
   /** This view's own keys starting with `prefix` (child namespaces excluded), sorted by key. */
   list(prefix?: string): Promise<StateEntry[]>;
+  /**
+   * Delete every key of this view and of every namespace under it (their expiry aside); resolves
+   * how many were deleted. The daemon uses it to start a bot afresh.
+   */
+  clear(): Promise<number>;
   /** A view whose keys live under `name` inside this view. Any non-empty name is safe. */
   namespace(name: string): StateStore;
 }

@@ -13,6 +13,7 @@ import { Daemon } from "../daemon/daemon.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
+import type { Clock } from "../time/clock.ts";
 
 export interface InProcessBot {
   email: string;
@@ -33,6 +34,8 @@ export interface InProcessOptions {
   global?: string;
   /** Environment for `${VAR}` in the YAML, on top of the bots' keys. */
   env?: Record<string, string>;
+  /** The daemon's clock (a test moves it to fire retries and checks); default the real one. */
+  clock?: Clock;
 }
 
 export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
@@ -88,6 +91,7 @@ export async function startInProcessDaemon(
     store,
     log,
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const report = await daemon.start();
   return {

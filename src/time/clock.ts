@@ -16,6 +16,13 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
+/**
+ * A monotonic reading in milliseconds, for durations that are only reported (metrics
+ * histograms): finer than a millisecond and immune to steps of the wall clock. Nothing waits on
+ * it or compares it with the server's time, so it stays outside {@link Clock}.
+ */
+export const monotonicMs = (): number => performance.now();
+
 /** The largest delay Node's `setTimeout` honours; longer ones fire after 1 ms with a warning. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 

@@ -6,9 +6,11 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import { timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
 import type { WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
@@ -27,7 +29,8 @@ export interface InboundDeps {
   bodyLimit: number;
   /** Aborted when the listener closes. */
   stopping: AbortSignal;
-  now?: () => number;
+  /** What signatures' timestamps are checked against and handlers are timed on. */
+  clock: Clock;
 }
 
 interface Target {
@@ -41,7 +44,6 @@ const UNKNOWN_ROUTE = "/webhooks/(unknown)";
 
 export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): void {
   const targets = new WeakMap<FastifyRequest, Target>();
-  const now = deps.now ?? Date.now;
   app.register(async (scope) => {
     // Signatures cover the exact bytes: read every body raw, then parse it ourselves.
     scope.removeAllContentTypeParsers();
@@ -75,7 +77,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
     });
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;
-      return handle(target, request, reply, deps, now);
+      return handle(target, request, reply, deps);
     });
   });
 }
@@ -84,17 +86,12 @@ function fail(reply: FastifyReply, status: number, error: string) {
   return reply.code(status).send({ error });
 }
 
-async function handle(
-  target: Target,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  deps: InboundDeps,
-  now: () => number,
-) {
+async function handle(target: Target, request: FastifyRequest, reply: FastifyReply, deps: InboundDeps) {
+  const { clock } = deps;
   const { bot, name, options } = target;
   const log = deps.log.child({ bot: bot.runtime.name, webhook: name, requestId: request.id });
   const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const verdict = verifyRequest(options.verify, request.headers, rawBody, now() / 1000);
+  const verdict = verifyRequest(options.verify, request.headers, rawBody, clock.now() / 1000);
   if (!verdict.ok) {
     log.warn({ reason: verdict.reason }, "webhook request refused");
     return fail(reply, 401, `unauthorized: ${verdict.reason}`);
@@ -113,12 +110,13 @@ async function handle(
       idempotencyKey !== undefined
         ? 86_400_000 // a key from a header is kept a day (docs/guide/webhooks.md)
         : 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
-    if (!(await bot.store.setIfAbsent(storeKey, now(), { ttlMs }))) {
+    if (!(await bot.store.setIfAbsent(storeKey, clock.now(), { ttlMs }))) {
       log.info("repeated webhook request dropped");
       return { duplicate: true };
     }
   }
-  const signal = AbortSignal.any([AbortSignal.timeout(bot.handlerTimeoutMs), deps.stopping]);
+  const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
+  const signal = AbortSignal.any([timeout.signal, deps.stopping]);
   try {
     const result = await bot.runtime.runHandler(
       signal,
@@ -143,6 +141,8 @@ async function handle(
     if (err instanceof HttpStatusError) throw err;
     log.error({ err }, signal.aborted ? "webhook handler timed out" : "webhook handler failed");
     return fail(reply, 500, signal.aborted ? "the webhook handler timed out" : "the webhook handler failed");
+  } finally {
+    timeout.clear();
   }
 }
 

@@ -6,10 +6,12 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
+import { timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { ReplyFn } from "../pipeline/incoming.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
-import { type EventMap, parseEvent } from "../wire/events.ts";
+import type { Clock } from "../time/clock.ts";
+import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
@@ -29,9 +31,10 @@ export function registerOutgoingRoutes(
   app: FastifyInstance,
   bots: readonly OutgoingBot[],
   log: Logger,
+  clock: Clock,
 ): void {
   for (const bot of bots) {
-    const exchange = new ReplyExchange(bot.replyDeadlineMs);
+    const exchange = new ReplyExchange(bot.replyDeadlineMs, clock);
     const name = bot.runtime.name;
     const blog = log.child({ bot: name });
     app.post(bot.path, async (request, reply) => {
@@ -63,7 +66,8 @@ export function registerOutgoingRoutes(
         event = payload.event;
       } else {
         const client = bot.runtime.contextDeps().api;
-        event = await findSlackMessage(client, payload.slack, AbortSignal.timeout(bot.replyDeadlineMs));
+        const deadline = timeoutSignal(clock, bot.replyDeadlineMs);
+        event = await findSlackMessage(client, payload.slack, deadline.signal).finally(deadline.clear);
         if (!event) {
           blog.warn("Slack-format delivery: the message could not be found through the API; not handled");
           return { response_not_required: true };
@@ -75,7 +79,7 @@ export function registerOutgoingRoutes(
         (replyFn) => bot.runtime.deliver(found, { reply: replyFn }),
         async (content) => {
           const deps = bot.runtime.contextDeps();
-          const target = replyTarget(found, deps.bot.userId);
+          const target = replyTarget(found, undefined, deps.bot.userId);
           const { id } = await deps.api.messages.send({ read_by_sender: true, ...target, content });
           return { id };
         },
@@ -91,7 +95,7 @@ function render(answer: Answer, format: "zulip" | "slack"): Record<string, unkno
   return format === "zulip" ? { content: answer.content } : { text: answer.content };
 }
 
-/** A `message` event built from a payload, as the bot's queue would have delivered it (id -1). */
+/** A `message` event built from a payload, as the bot's queue would have delivered it (without the queue's id). */
 type OutgoingMessageEvent = EventMap["message"];
 
 type OutgoingPayload =
@@ -99,9 +103,9 @@ type OutgoingPayload =
   | { format: "slack"; token: unknown; slack: Record<string, unknown> };
 
 /**
- * What the chat server POSTs (NOTES §12), in either format: the Zulip JSON body (with the whole
- * message) or the Slack-compatible form (a few fields, no message id). Told apart by shape: only
- * the Zulip one carries a `message` object.
+ * What the chat server POSTs (see docs/internals/server-behaviour.md#outgoing-webhooks), in either
+ * format: the Zulip JSON body (with the whole message) or the Slack-compatible form (a few fields,
+ * no message id). Told apart by shape: only the Zulip one carries a `message` object.
  */
 function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
@@ -109,11 +113,8 @@ function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   if ("message" in b) {
     // Only a real mention triggers a channel message; a DM trigger carries no mention flag.
     const flags = b.trigger === "mention" ? ["mentioned"] : [];
-    const parsed = parseEvent({ id: -1, type: "message", message: b.message, flags });
-    if (!parsed.known) {
-      return { format: "zulip", token: b.token, event: undefined, issue: parsed.issue ?? "not a message" };
-    }
-    return { format: "zulip", token: b.token, event: parsed.event as OutgoingMessageEvent };
+    const { event, issue } = messageEventOf(b.message, flags);
+    return { format: "zulip", token: b.token, event, ...(issue === undefined ? {} : { issue }) };
   }
   if ("text" in b || "channel_id" in b) return { format: "slack", token: b.token, slack: b };
   return undefined;
@@ -129,17 +130,17 @@ async function findSlackMessage(
   slack: Record<string, unknown>,
   signal: AbortSignal,
 ): Promise<OutgoingMessageEvent | undefined> {
-  const streamId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
+  const channelId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
   const senderId = Number(String(slack.user_id ?? "").replace(/^U/, ""));
   const timestamp = Number(slack.timestamp);
-  if (!Number.isSafeInteger(streamId) || !Number.isSafeInteger(senderId)) return undefined;
+  if (!Number.isSafeInteger(channelId) || !Number.isSafeInteger(senderId)) return undefined;
   const page = await client.messages.get(
     {
       anchor: "newest",
       num_before: 20,
       num_after: 0,
       narrow: [
-        { operator: "channel", operand: streamId },
+        { operator: "channel", operand: channelId },
         { operator: "sender", operand: senderId },
       ],
       apply_markdown: false,
@@ -151,7 +152,7 @@ async function findSlackMessage(
     .reverse()
     .find((m) => m.timestamp === timestamp && (typeof slack.text !== "string" || m.content === slack.text));
   if (!found) return undefined;
-  return { id: -1, type: "message", message: found, flags: ["mentioned"] };
+  return { type: "message", message: found, flags: ["mentioned"] };
 }
 
 /** A reply for the response body, or nothing to post. */
@@ -168,8 +169,15 @@ const KEEP_ANSWERS_MS = 600_000;
 class ReplyExchange {
   readonly #answers = new Map<string, { answer: Promise<Answer>; expires: number }>();
 
+  readonly #clock: Clock;
+
   /** `deadlineMs`: answer the server within this time. */
-  constructor(readonly deadlineMs: number) {}
+  constructor(
+    readonly deadlineMs: number,
+    clock: Clock,
+  ) {
+    this.#clock = clock;
+  }
 
   /**
    * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
@@ -192,24 +200,24 @@ class ReplyExchange {
     const close = (a: Answer) => {
       if (!open) return;
       open = false;
-      clearTimeout(timer);
+      this.#clock.clearTimeout(timer);
       settle(a);
     };
-    const timer = setTimeout(() => close({}), this.deadlineMs);
+    const timer = this.#clock.setTimeout(() => close({}), this.deadlineMs);
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);
       close({ content });
       // The server posts this reply after we answer: its id is not known to the handler.
       return { id: -1 };
     };
-    this.#answers.set(key, { answer, expires: Date.now() + KEEP_ANSWERS_MS });
+    this.#answers.set(key, { answer, expires: this.#clock.now() + KEEP_ANSWERS_MS });
     const done = () => close({});
     deliver(reply).then(done, done);
     return { answer, repeat: false };
   }
 
   #prune(): void {
-    const now = Date.now();
+    const now = this.#clock.now();
     // Insertion order is expiry order: stop at the first live entry.
     for (const [key, entry] of this.#answers) {
       if (entry.expires > now) break;

@@ -8,27 +8,33 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isAuthError, isRateLimitError } from "../api/errors.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
-import { backoffDelay, realPause } from "../api/sleep.ts";
+import { backoffDelay, sleep } from "../api/sleep.ts";
 import { identityOf } from "../events/queue-source.ts";
 import { registerParams } from "../events/register-params.ts";
-import type { Dispatcher } from "../pipeline/dispatcher.ts";
+import type { BotContexts } from "../pipeline/bot-contexts.ts";
+import type { Clock } from "../time/clock.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 
 export interface WebhookModeOptions {
   client: Client;
   log: Logger;
-  dispatcher: Dispatcher;
-  /** Retry delays for a server that is down or failing (defaults 500 ms, 30 s). */
-  backoff?: { initialMs?: number; maxMs?: number };
+  /** Told the bot's identity and the server's limits. */
+  contexts: BotContexts;
+  /** Retry delays for a server that is down or failing: first delay and cap. */
+  backoff: { initialMs: number; maxMs: number };
+  /** What the retry delays wait on. */
+  clock: Clock;
   /** Aborted when the bot stops. */
   signal: AbortSignal;
+  /** A registration this start already made (the daemon's server check): used instead of a new one. */
+  registered?: RegisterResponse | undefined;
 }
 
 /** Learn the bot's identity and the server's limits. False when `signal` aborted meanwhile. */
 export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> {
-  const reg = await registerOnce(o);
+  const reg = o.registered ?? (await registerOnce(o));
   if (o.signal.aborted) return false;
-  o.dispatcher.identify(serverInfoFrom(reg), await identityOf(reg, o.client));
+  o.contexts.identify(serverInfoFrom(reg), await identityOf(reg, o.client));
   o.log.info({ featureLevel: reg.zulip_feature_level }, "ready for outgoing-webhook deliveries");
   return true;
 }
@@ -37,8 +43,14 @@ export async function startWebhookMode(o: WebhookModeOptions): Promise<boolean> 
  * Register, then delete the queue (nothing will poll it). Like a queue bot's first registration,
  * it retries until the server answers; a 401 or the signal ends it.
  */
-async function registerOnce({ client, signal, log, backoff }: WebhookModeOptions): Promise<RegisterResponse> {
-  const { initialMs = 500, maxMs = 30_000 } = backoff ?? {};
+export async function registerOnce({
+  client,
+  signal,
+  log,
+  backoff,
+  clock,
+}: Pick<WebhookModeOptions, "client" | "signal" | "log" | "backoff" | "clock">): Promise<RegisterResponse> {
+  const { initialMs, maxMs } = backoff;
   for (let attempt = 1; ; attempt++) {
     try {
       // Heartbeats are queued whatever the types; asking for them alone keeps the queue empty.
@@ -54,7 +66,7 @@ async function registerOnce({ client, signal, log, backoff }: WebhookModeOptions
         { attempt, delayMs: Math.round(delayMs), err: err instanceof Error ? err.message : String(err) },
         "could not reach the server to learn the bot's identity; retrying",
       );
-      await realPause(delayMs, signal);
+      await sleep(clock, delayMs, signal);
     }
   }
 }

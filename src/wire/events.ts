@@ -1,8 +1,11 @@
 /**
- * Events of the server's event queue (GET /events) as zod schemas. Every event has an increasing
- * (not consecutive) `id` and a `type`; an unknown type is kept as a {@link GenericEvent}.
+ * Events of the server's event queue (GET /events) as zod schemas, and the events bothost makes
+ * itself (a catch-up's `gap`). Every server event has an increasing (not consecutive) `id` and a
+ * `type`; an event of a type this version does not know, or whose payload fails its type's schema,
+ * is kept apart as an {@link UnknownEvent}, so that `type` narrows every typed event soundly.
  */
 import { z } from "zod";
+import { isMessageEvent } from "./message-check.ts";
 import { Message, SavedSnippet, ScheduledMessage, Subscription } from "./records.ts";
 
 const userRef = z.looseObject({ user_id: z.number().int(), email: z.string() });
@@ -126,91 +129,156 @@ export const eventSchemas = {
 
 export type KnownEventType = keyof typeof eventSchemas;
 
-/** Event type name → event object type, e.g. `EventMap["message"]`. */
-export type EventMap = { [K in KnownEventType]: z.infer<(typeof eventSchemas)[K]> };
+/** The server's event types: type name → event object type. */
+type WireEventMap = { [K in KnownEventType]: z.infer<(typeof eventSchemas)[K]> };
 
-/** An event whose type this version does not know (or whose payload did not match its schema). */
-export interface GenericEvent {
+/** Why a gap happened: the queue expired, a poll's acknowledgement was refused, the watchdog, or a restart. */
+export type GapReason = "queue_expired" | "ack_rejected" | "watchdog" | "restart";
+
+/**
+ * A gap: after a new queue, events the bot may have missed that cannot be fetched again
+ * (reactions, edits, subscription changes…). Made by bothost, not the server: it has no `id`.
+ */
+export type GapEvent = {
+  type: "gap";
+  id?: undefined;
+  reason: GapReason;
+  /** When the server was last heard from before the gap (ms since epoch), if known. */
+  since: number | undefined;
+  /** Event types other than messages that were not delivered during the gap. */
+  eventTypes: string[];
+  /** Messages fetched again and handed to the bot. */
+  replayedMessages: number;
+  /** Messages missed but not replayed because of the replay limits. */
+  skippedMessages: number;
+};
+
+/**
+ * A message event. From the queue it has the queue's `id`; bothost also makes message events, with
+ * no `id`, from messages it fetches after a lost queue (`ctx.replayed`), receives by outgoing
+ * webhook, or replays in a backtest.
+ */
+export type MessageEvent = {
+  id?: number | undefined;
+  type: "message";
+  message: Message;
+  flags: string[];
+  local_message_id?: string | undefined;
+  [key: string]: unknown;
+};
+
+/** Event type name → event object type, the server's and bothost's own (`gap`): `EventMap["message"]`. */
+export type EventMap = Omit<WireEventMap, "message"> & { message: MessageEvent; gap: GapEvent };
+
+/** A typed event as the server's queue delivers it (every one with its `id`). */
+export type KnownEvent = WireEventMap[KnownEventType];
+
+/**
+ * Every typed event a handler gets: the server's known events and bothost's own (`gap`). `type`
+ * narrows it (`switch (event.type) { case "message": event.message.subject … }`).
+ */
+export type ServerEvent = EventMap[keyof EventMap];
+
+/**
+ * An event of a type this version does not know, or of a known type whose payload did not match
+ * its schema (then `ctx.eventIssue` says why). Not part of {@link ServerEvent}: it reaches
+ * `bot.on("unknown")`, routes for its own type name, and middleware (`bot.use`).
+ */
+export interface UnknownEvent {
   id: number;
   type: string;
   [key: string]: unknown;
 }
 
-export type KnownEvent = EventMap[KnownEventType];
-/** Any event from the server's queue: a typed known event, or a generic one of a type this version does not know. */
-export type ServerEvent = KnownEvent | GenericEvent;
+/** What a source delivers: a typed event, or an unknown one. Tell them apart with {@link isTypedEvent}. */
+export type AnyEvent = ServerEvent | UnknownEvent;
 
 export function isKnownEventType(type: string): type is KnownEventType {
   return Object.hasOwn(eventSchemas, type);
 }
 
-export type ParsedEvent =
-  | { known: true; event: KnownEvent }
-  | { known: false; event: GenericEvent; issue?: string };
-
-const EventShape = z.looseObject({ id: z.number().int(), type: z.string() });
-
-const int = (v: unknown): boolean => Number.isSafeInteger(v);
-const str = (v: unknown): boolean => typeof v === "string";
-const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
-const strings = (v: unknown): boolean => Array.isArray(v) && v.every(str);
-
-/**
- * A message event checked by hand, field by field as `eventSchemas.message` has them (nested
- * arrays only as arrays): most events are messages and zod is slow on the hot path. Anything this
- * refuses goes through zod, which then says why.
- */
-function isMessageEvent(raw: Record<string, unknown>): boolean {
-  const m = raw.message as Record<string, unknown> | null | undefined;
-  if (typeof m !== "object" || m === null || !strings(raw.flags) || !optional(raw.local_message_id, str))
-    return false;
-  return (
-    int(m.id) &&
-    int(m.sender_id) &&
-    str(m.sender_email) &&
-    str(m.sender_full_name) &&
-    str(m.client) &&
-    str(m.content) &&
-    int(m.recipient_id) &&
-    int(m.timestamp) &&
-    (m.type === "stream" || m.type === "private") &&
-    (str(m.display_recipient) || Array.isArray(m.display_recipient)) &&
-    str(m.subject) &&
-    optional(m.stream_id, int) &&
-    optional(m.sender_realm_str, str) &&
-    (m.avatar_url === null || optional(m.avatar_url, str)) &&
-    optional(m.content_type, str) &&
-    optional(m.topic_links, Array.isArray) &&
-    optional(m.is_me_message, (v) => typeof v === "boolean") &&
-    optional(m.reactions, Array.isArray) &&
-    optional(m.submessages, Array.isArray) &&
-    optional(m.flags, strings) &&
-    optional(m.last_edit_timestamp, int) &&
-    optional(m.last_moved_timestamp, int) &&
-    optional(m.rendered_content, str)
-  );
+/** Whether `type` names a typed event: one of the server's known types, or bothost's `gap`. */
+export function isEventType(type: string): type is keyof EventMap {
+  return type === "gap" || isKnownEventType(type);
 }
 
 /**
+ * Whether `event` is typed by its `type`: a known type that passed its schema (its `issue` is
+ * undefined), or one of bothost's own. Everything else is an {@link UnknownEvent}.
+ */
+export function isTypedEvent(event: AnyEvent, issue: string | undefined): event is ServerEvent {
+  return issue === undefined && isEventType(event.type);
+}
+
+export type ParsedEvent =
+  | { known: true; event: KnownEvent }
+  | { known: false; event: UnknownEvent; issue?: string };
+
+const EventShape = z.looseObject({ id: z.number().int(), type: z.string() });
+
+/**
  * Parse one raw event. Known types are validated against their schema; an unknown type, or a
- * known type whose payload does not match, comes back as a generic event with the reason.
+ * known type whose payload does not match, comes back as an unknown event with the reason.
  */
 export function parseEvent(raw: unknown): ParsedEvent {
-  const r = raw as Record<string, unknown> | null;
-  if (r?.type === "message" && int(r.id) && isMessageEvent(r))
-    return { known: true, event: r as unknown as KnownEvent };
+  if (isMessageEvent(raw)) return { known: true, event: raw };
   const shape = EventShape.safeParse(raw);
   if (!shape.success) {
-    const fallback = { id: -1, type: "invalid", raw } satisfies GenericEvent;
+    const fallback: UnknownEvent = { id: -1, type: "invalid", raw };
     return { known: false, event: fallback, issue: "event has no integer id or string type" };
   }
-  const shapeType = shape.data.type;
-  if (!isKnownEventType(shapeType)) return { known: false, event: shape.data as GenericEvent };
-  const parsed = eventSchemas[shapeType].safeParse(raw);
-  if (parsed.success) return { known: true, event: parsed.data as KnownEvent };
-  const issue = parsed.error.issues
+  const unknown: UnknownEvent = shape.data;
+  if (!isKnownEventType(unknown.type)) return { known: false, event: unknown };
+  const parsed = eventSchemas[unknown.type].safeParse(raw);
+  if (parsed.success) return { known: true, event: parsed.data };
+  return { known: false, event: unknown, issue: describeIssues(parsed.error.issues) };
+}
+
+/**
+ * A message event bothost makes from a message it received outside the queue (an outgoing
+ * webhook's payload): the message checked as the queue's would be; no `id`.
+ */
+export function messageEventOf(
+  message: unknown,
+  flags: string[],
+): { event: MessageEvent; issue?: undefined } | { event?: undefined; issue: string } {
+  const parsed = Message.safeParse(message);
+  if (parsed.success) return { event: { type: "message", message: parsed.data, flags } };
+  return { issue: describeIssues(parsed.error.issues, ["message"]) };
+}
+
+const GapShape = z.object({
+  type: z.literal("gap"),
+  reason: z.enum(["queue_expired", "ack_rejected", "watchdog", "restart"]),
+  since: z.number().optional(),
+  eventTypes: z.array(z.string()),
+  replayedMessages: z.number().int(),
+  skippedMessages: z.number().int(),
+});
+
+/**
+ * An event kept as JSON (a dead letter's) typed again, checked as when it first arrived: a queue
+ * event by its schema, a message event without an id as bothost makes them, a gap as bothost makes
+ * it. `issue` is set when a known type fails its schema (it is then an unknown event).
+ */
+export function reviveEvent(raw: unknown): { event: AnyEvent; issue: string | undefined } {
+  const gap = GapShape.safeParse(raw);
+  if (gap.success) return { event: { ...gap.data, since: gap.data.since }, issue: undefined };
+  const fields = z.looseObject({ type: z.literal("message"), flags: z.array(z.string()) }).safeParse(raw);
+  if (fields.success && fields.data.id === undefined) {
+    const made = messageEventOf(fields.data.message, fields.data.flags);
+    if (made.event) return { event: made.event, issue: undefined };
+  }
+  const parsed = parseEvent(raw);
+  return parsed.known
+    ? { event: parsed.event, issue: undefined }
+    : { event: parsed.event, issue: parsed.issue };
+}
+
+/** The first few problems zod found, each at its path: `message.sender_id: Invalid input: …`. */
+function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[] = []): string {
+  return issues
     .slice(0, 3)
-    .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+    .map((i) => `${[...prefix, ...i.path].map(String).join(".") || "(root)"}: ${i.message}`)
     .join("; ");
-  return { known: false, event: shape.data as GenericEvent, issue };
 }

@@ -27,12 +27,15 @@ export const featureLevels = {
   userGroupBotsAllowed: 496,
   channelFolders: 389,
   channelsIncludeAll: 356,
+  /** POST /register's realm state carries `realm_uuid`, the organization's unique id. */
+  realmUuid: 466,
 } as const;
 
 export type FeatureName = keyof typeof featureLevels;
 
 /**
  * The feature level the sandbox reports unless an org file says otherwise: the newest level the
- * seed names (bots may update user groups from 496). Behaviour follows NOTES.md (FL 442+).
+ * seed names (bots may update user groups from 496). The sandbox behaves as servers of feature
+ * level 442 and later do.
  */
 export const SANDBOX_FEATURE_LEVEL = 496;

@@ -65,6 +65,10 @@ export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled
   server_report_message_types: z.array(z.looseObject({ key: z.string(), name: z.string() })).optional(),
   realm_empty_topic_display_name: z.string().optional(),
   realm_moderation_request_channel_id: z.number().int().optional(),
+  // realm: what tells one organization from another (see `state/server-identity.ts`)
+  realm_uri: z.string().optional(),
+  realm_date_created: z.number().int().optional(),
+  realm_uuid: z.string().optional(),
   // realm_user
   user_id: z.number().int().optional(),
   email: z.string().optional(),
@@ -81,7 +85,10 @@ export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled
 });
 export type RegisterResponse = z.infer<typeof RegisterResponse>;
 
-/** Defaults the real server reports in /register when `realm` is fetched (NOTES §2.2). */
+/**
+ * Defaults the real server reports in /register when `realm` is fetched (see
+ * docs/internals/server-behaviour.md#registering-a-queue).
+ */
 export const serverDefaults = {
   max_message_length: 10000,
   max_topic_length: 60,

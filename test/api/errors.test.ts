@@ -25,7 +25,8 @@ interface ErrorRow {
 
 const bad = (msg: string) => ({ msg, code: "BAD_REQUEST" });
 
-// The seed's Errors table, with the statuses NOTES §5 gives, plus the rows NOTES adds.
+// The seed's Errors table, with the statuses the server answers with, plus rows for other errors
+// the server makes (docs/internals/server-behaviour.md#errors).
 const rows: ErrorRow[] = [
   {
     name: "scheduled message to a channel that does not exist",

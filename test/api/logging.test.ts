@@ -57,7 +57,7 @@ describe("logging", () => {
     });
   });
 
-  test("a malformed known event is kept as generic and logged", async ({ server, makeClient }) => {
+  test("a malformed known event is kept as unknown and logged", async ({ server, makeClient }) => {
     const log = capture();
     server.reply(
       success({

@@ -23,7 +23,7 @@ if (!present) console.warn(`openapi-params: skipped, the spec is not at ${specFi
 const notInSpec = new Set(["POST /realm/domains", "PATCH /users/me/profile_data"]);
 /** Parameters the server takes but the spec does not document, with where we know them from. */
 const undocumented: Record<string, Record<string, string>> = {
-  "POST /register": { queue_lifespan_secs: "NOTES §2.1: DOCUMENTATION_PENDING in the server" },
+  "POST /register": { queue_lifespan_secs: "accepted by the server, which marks it DOCUMENTATION_PENDING" },
   "PATCH /realm/user_settings_defaults": {
     web_inbox_show_channel_folders: "in the seed; newer than this spec copy (about FL 420)",
   },
@@ -116,7 +116,8 @@ function checkValue(param: SpecParam, raw: string): string[] {
     parses = false;
   }
   if (parses && spec.check(param.schema, parsed, where).length === 0) return [];
-  // A mixed schema (e.g. `to`: a channel name or an id) takes a raw string where a string is allowed (NOTES §7).
+  // A mixed schema (e.g. `to`: a channel name or an id) takes a raw string where a string is
+  // allowed (see docs/internals/server-behaviour.md#sending-messages).
   const mixed = !spec.isString(param.schema) && spec.allowsString(param.schema);
   if (mixed && spec.check(param.schema, raw, where).length === 0) return [];
   return parses

@@ -12,6 +12,7 @@ const LAYERS = [
   "errors",
   "log",
   "time",
+  "template",
   "wire",
   "state",
   "config",

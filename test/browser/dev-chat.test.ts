@@ -4,15 +4,14 @@
  * reply on the page; message text is shown as text; an edit to the bot's file is live after a
  * reload, and a broken edit leaves the bot answering as before.
  */
-import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumPath, launchChromium, noChromiumMessage } from "../support/chromium.ts";
-import { assertBuilt, type CliProcess, cliPath, repoRoot, runCli, spawnCli } from "../support/cli.ts";
+import { assertBuilt, type CliProcess, repoRoot, runCli, spawnCli } from "../support/cli.ts";
+import { initProject } from "../support/init-project.ts";
 
 if (!chromiumPath) console.warn(`dev-chat: ${noChromiumMessage}`);
 
@@ -24,12 +23,7 @@ describe.skipIf(!chromiumPath)("bothost dev's chat page in chromium", () => {
   let page: Page;
 
   beforeAll(async () => {
-    assertBuilt();
-    dir = await mkdtemp(path.join(tmpdir(), "bothost-dev-"));
-    project = path.join(dir, "my-bots");
-    await promisify(execFile)(process.execPath, [cliPath, "init", project]);
-    await mkdir(path.join(project, "node_modules"));
-    await symlink(repoRoot, path.join(project, "node_modules", "bothost"), "dir");
+    ({ dir, project } = await initProject("dev"));
     dev = spawnCli(["dev"], { cwd: project });
     for (let waited = 0; !dev.stdout().includes("/chat/"); waited += 100) {
       if (waited > 30_000) throw new Error(`bothost dev did not start:\n${dev.stdout()}\n${dev.stderr()}`);

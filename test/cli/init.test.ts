@@ -25,7 +25,9 @@ it("writes a project whose check and tests pass unedited", async () => {
   const project = path.join(dir, "my-bots");
   const created = await runCli(["init", project]);
   expect(created.code).toBe(0);
-  expect(created.stdout).toContain("npm install && npm start");
+  expect(created.stdout).toContain(
+    `Next: cd ${project} && npm install && npm run dev   (a chat page to talk to the bots; npm start runs them, npm test tests them)\n`,
+  );
   expect((await readdir(project)).sort()).toEqual(
     [
       ".gitignore",

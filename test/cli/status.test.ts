@@ -103,6 +103,24 @@ it("says clearly when no daemon answers, without a stack trace", async () => {
   );
   const r = await runCli(["status", "-c", idle]);
   expect(r.code).toBe(1);
-  expect(r.stderr).toContain("no daemon answers at http://127.0.0.1:");
+  expect(r.stderr).toMatch(
+    /^bothost: no daemon answers: the admin socket \S+admin\.sock: no such socket; http:\/\/127\.0\.0\.1:\d+ \(http\.listen\): connection refused\. Is it running with this config\? \[DAEMON_UNREACHABLE\]\n$/,
+  );
+  expect(hasStackTrace(r.stderr)).toBe(false);
+});
+
+it("names the problem of an http: it could not use, without its token", async () => {
+  const bad = join(dir, "bad-http.yaml");
+  await writeFile(
+    bad,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${join(dir, "bad-http")}\nhttp:\n  listen: 127.0.0.1:${port}\n  admin_token: tok-abc\nbots:\n` +
+      "  echo:\n    module: ./x.ts\n    email: echo-bot@sandbox.example\n    api_key: any-key-0123456789\n",
+  );
+  const r = await runCli(["status", "-c", bad]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(
+    /no such socket\. Is it running with this config\? http: was not tried, as it has problems:\n\S*bad-http\.yaml:7:16 http\.admin_token: is too short/,
+  );
+  expect(r.stderr).not.toContain("tok-abc");
   expect(hasStackTrace(r.stderr)).toBe(false);
 });

@@ -122,4 +122,36 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
     expect(stopped).toBe(true);
     await expect.poll(() => b.c.held.length, { timeout: 10_000 }).toBe(4);
   });
+  it("settles four bots on three instances as 2 + 1 + 1, moving one bot from an instance that runs two", async () => {
+    const prefix = uniquePrefix("fair");
+    cleanups.push(() => dropPrefix(prefix));
+    const bots = ["b1", "b2", "b3", "b4"];
+    const events: string[] = [];
+    const instances: Awaited<ReturnType<typeof coordinator>>[] = [];
+    for (const name of ["a", "b"]) {
+      const inst = await coordinator(redisUrl, prefix, bots, 1_200, `inst-${name}`);
+      await inst.c.start(recorder(name, events));
+      cleanups.push(() => inst.c.stop(async () => {}));
+      instances.push(inst);
+    }
+    const counts = () => instances.map((i) => i.c.held.length);
+    await expect.poll(counts, { timeout: 15_000 }).toEqual([2, 2]);
+
+    const moved = events.length;
+    const c = await coordinator(redisUrl, prefix, bots, 1_200, "inst-c");
+    await c.c.start(recorder("c", events));
+    cleanups.push(() => c.c.stop(async () => {}));
+    instances.push(c);
+    await expect.poll(counts, { timeout: 15_000 }).toEqual([1, 2, 1]);
+    expect(instances.flatMap((i) => i.c.held).sort()).toEqual(bots);
+    // One bot moved: from a (of the two instances running two, the one with the smaller id) to c.
+    const [given] = c.c.held;
+    expect(events.slice(moved)).toEqual([`a halt ${given} within 100`, `c run ${given}`]);
+
+    // Settled: a few more rounds move nothing.
+    const settled = events.length;
+    await new Promise((resolve) => setTimeout(resolve, leaseTiming(1_200).renewEveryMs * 3));
+    expect(events.slice(settled)).toEqual([]);
+    expect(counts()).toEqual([1, 2, 1]);
+  });
 });

@@ -11,8 +11,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { RETRY_CHECK_MS } from "../../src/events/dead-letter-source.ts";
 import type { FailOptions } from "../../src/sandbox/faults.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { useSandbox } from "../support/sandbox-fixture.ts";
 
 const MEMBER = "member@sandbox.example";
@@ -27,6 +29,11 @@ const post = (content: string, topic: string) =>
   world.sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic, content }).id;
 const sentByBot = () => world.messagesFrom(BOT).map((m) => String(m.content));
 const count = (texts: string[], text: string) => texts.filter((t) => t === text).length;
+/**
+ * Events accepted and not done with. A handler waiting to run again holds its conversation, so
+ * at 0 every event was handled or kept as a dead letter: no retry is left to repeat a send.
+ */
+const inFlight = () => running?.daemon.bots[0]?.status.inFlight;
 
 const faults: [string, Omit<FailOptions, "paths">][] = [
   ["503 before acting", { status: 503 }],
@@ -45,14 +52,23 @@ describe("a reply whose send fails", () => {
         bot.on("message", { sender: MEMBER }, (ctx) => ctx.reply(`re: ${ctx.event.message.content}`));
       },
     });
-    running = await world.daemon({ once: { email: BOT, definition: echo, extra: RETRIES } });
+    // The daemon's time moves only when the test says: through the wait for a local echo that
+    // never comes (the server did not act) and the retries' pauses.
+    const clock = new ManualClock(Date.now());
+    const moving =
+      <T>(read: () => T) =>
+      async () => {
+        await clock.tick(500);
+        return read();
+      };
+    running = await world.daemon({ once: { email: BOT, definition: echo, extra: RETRIES } }, { clock });
     world.sandbox.control.failNext(1, { ...fault, paths: [/^\/messages$/] });
     post("ping", "a");
     post("pong", "b");
     await expect
-      .poll(sentByBot, { timeout: 10_000 })
+      .poll(moving(sentByBot), { timeout: 10_000 })
       .toEqual(expect.arrayContaining(["re: ping", "re: pong"]));
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a duplicate would come within the retries
+    await expect.poll(moving(inFlight)).toBe(0); // a duplicate would come from a retry
     expect([count(sentByBot(), "re: ping"), count(sentByBot(), "re: pong")]).toEqual([1, 1]);
     expect(await running.daemon.letters.list()).toEqual([]);
     // After acting, the send's own message event (local echo) proves it: the handler never fails.
@@ -98,19 +114,27 @@ describe("a handler that sent, then threw", () => {
     const bots = {
       once: { email: BOT, definition: broken, extra: "retries: { attempts: 2, backoff: 50ms }" },
     };
-    running = await world.daemon(bots, { stateDir });
+    // The daemon's time moves only when the test says: through the pause, then to the retry check.
+    const clock = new ManualClock(Date.now());
+    running = await world.daemon(bots, { stateDir, clock });
     post("go", "t");
-    await expect.poll(async () => (await running!.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    const kept = async () => {
+      await clock.tick(50);
+      return (await running!.daemon.letters.list()).length;
+    };
+    await expect.poll(kept, { timeout: 10_000 }).toBe(1);
     expect((await running.daemon.letters.list())[0]?.effects).toHaveLength(1);
     fixed = true;
     await running.daemon.letters.retry({ all: true });
+    await clock.tick(RETRY_CHECK_MS);
     await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
 
     // A restart afterwards repeats nothing.
     await running.stop();
     running = await world.daemon(bots, { stateDir });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Started: what it missed was replayed, and the marked letters were looked at; all of it done.
+    await expect.poll(inFlight).toBe(0);
     expect(sentByBot()).toEqual(["step 1", "step 2"]);
     await rm(stateDir, { recursive: true, force: true });
   });

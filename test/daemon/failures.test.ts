@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
+import { RETRY_CHECK_MS } from "../../src/events/dead-letter-source.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { useSandbox } from "../support/sandbox-fixture.ts";
 
 const MEMBER = "member@sandbox.example";
@@ -40,8 +42,12 @@ function flaky(fail: (text: string, run: number) => Error | undefined) {
   return { definition, runs };
 }
 
-async function start(definition: ReturnType<typeof flaky>["definition"], extra = RETRIES) {
-  running = await world.daemon({ flaky: { email: BOT, definition, extra } });
+async function start(
+  definition: ReturnType<typeof flaky>["definition"],
+  extra = RETRIES,
+  clock?: ManualClock,
+) {
+  running = await world.daemon({ flaky: { email: BOT, definition, extra } }, clock ? { clock } : {});
   return running;
 }
 
@@ -98,15 +104,25 @@ describe("a handler that throws", () => {
     const { definition, runs } = flaky((text) =>
       broken && text === "needs fix" ? new Error("bug") : undefined,
     );
-    const d = await start(definition);
+    // The daemon's time moves only when the test says: through the pauses, then to each check.
+    const clock = new ManualClock(Date.now());
+    const d = await start(definition, RETRIES, clock);
     post("needs fix");
-    await expect.poll(async () => (await d.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    const kept = async () => {
+      await clock.tick(100);
+      return (await d.daemon.letters.list()).length;
+    };
+    await expect.poll(kept, { timeout: 10_000 }).toBe(1);
     broken = false;
     expect(await d.daemon.letters.retry({ all: true })).toEqual({ done: ["flaky/1"], missing: [] });
+    await clock.tick(RETRY_CHECK_MS);
     await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok needs fix"]);
     await expect.poll(async () => d.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
     expect(runs.get("needs fix")).toBe(4);
-    await new Promise((resolve) => setTimeout(resolve, 2_500)); // a later check finds nothing to do
+    // A later check finds nothing to do: it replays nothing, so nothing is answered again.
+    await clock.tick(RETRY_CHECK_MS);
+    expect(d.logged("replaying a dead letter")).toHaveLength(1);
+    expect(runs.get("needs fix")).toBe(4);
     expect(answers()).toEqual(["ok needs fix"]);
   });
 

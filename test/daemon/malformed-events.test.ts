@@ -1,5 +1,5 @@
 /**
- * Events that fail their schema reach `on("*")` handlers as generic events with `ctx.eventIssue`,
+ * Events that fail their schema reach `on("unknown")` handlers as unknown events with `ctx.eventIssue`,
  * and never stop the rest of their batch. A message event without a message object used to throw
  * in the dispatch loop (the ledger and the conversation key read `message.id`): the poll was
  * counted as failed and every later event of the batch was lost. The server here is a plain
@@ -15,6 +15,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { BotRuntime } from "../../src/daemon/bot-runtime.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { botOptions } from "../support/pipeline.ts";
 
 const message = (id: number, content: string) => ({
   id,
@@ -93,7 +94,7 @@ function startServer(): Promise<string> {
 }
 
 describe("events that fail their schema", () => {
-  it("reach catch-all handlers with the issue, and the rest of the batch is still handled", async () => {
+  it("reach unknown-event handlers with the issue, and the rest of the batch is still handled", async () => {
     const url = await startServer();
     const lines: string[] = [];
     const log = createLogger({
@@ -104,25 +105,24 @@ describe("events that fail their schema", () => {
     const seen: string[] = [];
     const everyEvent = new Promise<void>((resolve) => {
       const setup = (bot: BotApi) => {
-        bot.on("*", (ctx) => {
+        bot.on(["*", "unknown"], (ctx) => {
           const e = ctx.event as { id: number; message?: { content?: unknown } };
           seen.push(`${e.id}:${ctx.eventIssue === undefined ? String(e.message?.content) : "issue"}`);
           if (seen.length === BATCH.length) resolve();
         });
       };
-      runtime = new BotRuntime({
-        name: "b",
-        definition: { setup } as unknown as BotDefinition<never, never>,
-        settings: undefined,
-        client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
-        store: new MemoryStore(),
-        flush: async () => {},
-        log,
-        ownMessages: false,
-        concurrency: 4,
-        handlerTimeoutMs: 5_000,
-        replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
-      });
+      runtime = new BotRuntime(
+        botOptions({
+          name: "b",
+          definition: { setup } as unknown as BotDefinition<never, never>,
+          client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
+          store: new MemoryStore(),
+          log,
+          concurrency: 4,
+          handlerTimeoutMs: 5_000,
+          replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
+        }),
+      );
     });
     await runtime?.start();
     await everyEvent;

@@ -93,6 +93,25 @@ describe("the daemon against the sandbox", () => {
     expect(queue?.event_types).toEqual(["message"]);
   });
 
+  it("registers for every event type when a bot routes unknown events, and for none of its own gap", async () => {
+    harness = await startInProcessDaemon(sandbox, {
+      echo: {
+        email: "echo-bot@sandbox.example",
+        definition: bot((b) => {
+          b.on("gap", () => {});
+          b.on("unknown", () => {});
+        }),
+      },
+      counter: {
+        email: "counter-bot@sandbox.example",
+        definition: bot((b) => b.on(["gap", "reaction"], () => {})),
+      },
+    });
+    const typesOf = (email: string) => sandbox.control.queues().find((q) => q.email === email)?.event_types;
+    await expect.poll(() => typesOf("echo-bot@sandbox.example")).toBeNull();
+    expect(typesOf("counter-bot@sandbox.example")).toEqual(["reaction"]);
+  });
+
   it("handles every message exactly once when the queue is garbage-collected mid-stream", async () => {
     const seen: { id: number; replayed: boolean }[] = [];
     harness = await startInProcessDaemon(sandbox, {
@@ -160,11 +179,13 @@ describe("the daemon against the sandbox", () => {
       echo: { email: "echo-bot@sandbox.example", definition: recorder([]) },
     });
     expect(sandbox.control.queues()).toHaveLength(2);
+    // Before: each start's server check deletes the queue it registered to read the server's identity.
+    const before = sandbox.control.requests.length;
     await harness.stop();
     harness = undefined;
     expect(sandbox.control.queues()).toHaveLength(0);
     expect(
-      sandbox.control.requests.filter((r) => r.method === "DELETE" && r.path === "/events"),
+      sandbox.control.requests.slice(before).filter((r) => r.method === "DELETE" && r.path === "/events"),
     ).toHaveLength(2);
   });
 

@@ -2,6 +2,7 @@
  * startDaemon, the documented way to run the daemon from code: a config file, real bots over real
  * HTTP against the sandbox, status, and a clean stop.
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -42,6 +43,9 @@ it("starts the configured bots, which answer; reports status; stops", async () =
   try {
     expect(daemon.started).toEqual(["replier"]);
     expect(daemon.failed).toEqual([]);
+    // The admin socket is there without any http: in the config.
+    expect(daemon.adminSocket).toBe(path.join(dir, "state", "admin.sock"));
+    expect(existsSync(daemon.adminSocket!)).toBe(true);
     const id = sandbox.control.sendAs("member@sandbox.example", {
       type: "stream",
       to: "general",
@@ -67,6 +71,7 @@ it("starts the configured bots, which answer; reports status; stops", async () =
     await daemon.stop();
   }
   expect(sandbox.control.queues()).toEqual([]);
+  expect(existsSync(path.join(dir, "state", "admin.sock"))).toBe(false);
 });
 
 it("rejects an invalid config with a located ConfigError, starting nothing", async () => {

@@ -48,6 +48,7 @@ it("replays the newest messages within the limits, counts the rest as skipped, a
       eventTypes: ["message", "reaction"],
       reason: "queue_expired",
       since: 1234,
+      now: clock.now(),
       signal: new AbortController().signal,
       // The pipeline refuses the last one (as a duplicate would be): not counted as replayed.
       accept: (m: Message) => accepted.push(m.id) > 0 && m.id !== recent3,
@@ -66,4 +67,5 @@ it("replays the newest messages within the limits, counts the rest as skipped, a
     replayedMessages: 1,
     skippedMessages: 3,
   });
+  expect(result.gap).not.toHaveProperty("id"); // bothost made it: no queue id, not even a fake one
 });

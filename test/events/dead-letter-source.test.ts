@@ -1,17 +1,14 @@
 /** The dead-letter source's periodic check: one abort listener for its whole run, no timer after stop. */
 import { getEventListeners } from "node:events";
 import { pino } from "pino";
-import { afterEach, expect, it, vi } from "vitest";
+import { expect, it } from "vitest";
 import { DeadLetterSource, RETRY_CHECK_MS } from "../../src/events/dead-letter-source.ts";
 import { DeadLetters } from "../../src/state/dead-letters.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
-
-afterEach(() => {
-  vi.useRealTimers();
-});
+import { ManualClock } from "../support/manual-clock.ts";
 
 it("checks every few seconds with one abort listener, and stops checking once aborted", async () => {
-  vi.useFakeTimers();
+  const clock = new ManualClock();
   const stop = new AbortController();
   const letters = new DeadLetters(new MemoryStore(), "bot", { max: 10 });
   let generationReads = 0;
@@ -26,16 +23,17 @@ it("checks every few seconds with one abort listener, and stops checking once ab
     dispatcher: undefined as never,
     replayJob: async () => true,
     log: pino({ level: "silent" }),
+    clock,
     signal: stop.signal,
   });
 
   await source.start();
-  await vi.advanceTimersByTimeAsync(RETRY_CHECK_MS * 6);
+  await clock.tick(RETRY_CHECK_MS * 6);
   expect(generationReads).toBe(7);
   expect(getEventListeners(stop.signal, "abort")).toHaveLength(1);
 
   stop.abort();
-  expect(vi.getTimerCount()).toBe(0);
-  await vi.advanceTimersByTimeAsync(RETRY_CHECK_MS * 3);
+  expect(clock.pendingTimers).toBe(0);
+  await clock.tick(RETRY_CHECK_MS * 3);
   expect(generationReads).toBe(7);
 });

@@ -10,6 +10,7 @@ import { QueueConsumer } from "../../src/events/queue-consumer.ts";
 import { queueApiFor } from "../../src/events/queue-source.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { realClock } from "../../src/time/clock.ts";
 import type { ParsedEvent } from "../../src/wire/events.ts";
 import { deferred } from "../support/deferred.ts";
 
@@ -43,6 +44,7 @@ async function startConsumer(hasCapacity: (() => boolean) | undefined) {
   consumer = new QueueConsumer({
     api: queueApiFor(client, (signal) => client.events.register({ event_types: ["message"] }, { signal })),
     log: silentLogger,
+    clock: realClock,
     onRegistered: async () => {},
     onEvents: async (batch: ParsedEvent[]) => {
       batches.push(batch.map((p) => (p.event as { message: { id: number } }).message.id));

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Composer } from "../../src/pipeline/composer.ts";
-import { ctxFor, directMessage, reaction, streamMessage } from "../support/pipeline.ts";
+import { channelMessage, ctxFor, directMessage, reaction } from "../support/pipeline.ts";
 
 /** A bot whose every middleware is synchronous: use, on (typed, filtered, with `when`), catch. */
 function syncBot(log: string[]) {
@@ -16,7 +16,7 @@ function syncBot(log: string[]) {
     .on("reaction", () => {
       log.push("reaction");
     })
-    .on("message", { direct: true, when: (ctx) => ctx.event.id > 0 }, (_ctx, next) => {
+    .on("message", { direct: true, when: (ctx) => ctx.event.message.id > 0 }, (_ctx, next) => {
       log.push("direct");
       return next();
     })
@@ -35,7 +35,7 @@ describe("Composer.run() synchronous path", () => {
   it("returns undefined when every middleware, filter and the catch are synchronous", () => {
     const log: string[] = [];
     const bot = syncBot(log);
-    expect(bot.run(ctxFor(streamMessage()))).toBeUndefined();
+    expect(bot.run(ctxFor(channelMessage()))).toBeUndefined();
     expect(log).toEqual(["use", "support"]);
     log.length = 0;
     expect(bot.run(ctxFor(directMessage()))).toBeUndefined();
@@ -56,12 +56,12 @@ describe("Composer.run() synchronous path", () => {
       .on("message", () => {
         seen.push("handler");
       });
-    expect(bot.run(ctxFor(streamMessage()))).toBeUndefined();
+    expect(bot.run(ctxFor(channelMessage()))).toBeUndefined();
     expect(seen).toEqual(["handler", true]);
   });
 
   it("await next() in user middleware sees the downstream effects", async () => {
-    const ctx = { ...ctxFor(streamMessage()), handled: false };
+    const ctx = { ...ctxFor(channelMessage()), handled: false };
     const observed: boolean[] = [];
     const bot = new Composer<typeof ctx>()
       .use(async (c, next) => {
@@ -101,7 +101,7 @@ describe("Composer.run() synchronous path", () => {
       .use(() => {
         log.push("last");
       });
-    const result = bot.run(ctxFor(streamMessage()));
+    const result = bot.run(ctxFor(channelMessage()));
     log.push("returned");
     expect(result).toBeInstanceOf(Promise);
     await result;
@@ -130,7 +130,7 @@ describe("Composer.run() synchronous path", () => {
       .on("message", () => {
         log.push("handler");
       });
-    const result = bot.run(ctxFor(streamMessage()));
+    const result = bot.run(ctxFor(channelMessage()));
     expect(result).toBeInstanceOf(Promise);
     expect(log).toEqual([]);
     await result;
@@ -147,11 +147,11 @@ describe("Composer.run() errors", () => {
       .on("message", () => {
         throw boom;
       });
-    expect(() => bot.run(ctxFor(streamMessage()))).toThrow(boom);
+    expect(() => bot.run(ctxFor(channelMessage()))).toThrow(boom);
   });
 
   it("a sync throw is handled by catch, synchronously", () => {
-    const caught: Array<[string, number]> = [];
+    const caught: Array<[string, number | undefined]> = [];
     const after: string[] = [];
     const bot = new Composer()
       .on("message", () => {
@@ -163,7 +163,7 @@ describe("Composer.run() errors", () => {
       .catch((err, ctx) => {
         caught.push([(err as Error).message, ctx.event.id]);
       });
-    expect(bot.run(ctxFor(streamMessage()))).toBeUndefined();
+    expect(bot.run(ctxFor(channelMessage()))).toBeUndefined();
     expect(caught).toEqual([["inside", 3]]);
     // The catch ends the chain: the handler that threw never called next().
     expect(after).toEqual([]);
@@ -179,7 +179,7 @@ describe("Composer.run() errors", () => {
         await Promise.resolve();
         log.push(`handled ${(err as Error).message}`);
       });
-    const result = bot.run(ctxFor(streamMessage()));
+    const result = bot.run(ctxFor(channelMessage()));
     expect(result).toBeInstanceOf(Promise);
     expect(log).toEqual([]);
     await result;
@@ -192,7 +192,7 @@ describe("Composer.run() errors", () => {
       .catch(() => {
         throw new Error("from catch");
       });
-    expect(() => failing.run(ctxFor(streamMessage()))).toThrow("from catch");
+    expect(() => failing.run(ctxFor(channelMessage()))).toThrow("from catch");
   });
 
   it("a sync throw reached through a user middleware's next() rejects instead", async () => {
@@ -202,7 +202,7 @@ describe("Composer.run() errors", () => {
       .on("message", () => {
         throw boom;
       });
-    const result = bot.run(ctxFor(streamMessage()));
+    const result = bot.run(ctxFor(channelMessage()));
     expect(result).toBeInstanceOf(Promise);
     await expect(result).rejects.toBe(boom);
   });
@@ -217,7 +217,7 @@ describe("Composer.run() errors", () => {
       .on("message", () => {
         handled++;
       });
-    await expect(bot.run(ctxFor(streamMessage()))).rejects.toMatchObject({
+    await expect(bot.run(ctxFor(channelMessage()))).rejects.toMatchObject({
       name: "RouterError",
       code: "ROUTER_NEXT_CALLED_TWICE",
       message:

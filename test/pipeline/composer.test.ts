@@ -3,12 +3,12 @@ import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { Composer } from "../../src/pipeline/composer.ts";
 import { parseEvent } from "../../src/wire/events.ts";
 import {
+  channelMessage,
+  channelTyping,
   ctxFor,
   directMessage,
   dispatch,
   reaction,
-  streamMessage,
-  streamTyping,
 } from "../support/pipeline.ts";
 
 describe("Composer composition", () => {
@@ -28,7 +28,7 @@ describe("Composer composition", () => {
     bot.on("message", () => {
       log.push("handler");
     });
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     expect(log).toEqual(["a in", "b in", "handler", "b out", "a out"]);
   });
 
@@ -46,7 +46,7 @@ describe("Composer composition", () => {
       log.push("never");
     });
     await dispatch(bot, ctxFor(directMessage()));
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     expect(log).toEqual(["dm, passes on", "any message", "any message"]);
   });
 
@@ -61,8 +61,9 @@ describe("Composer composition", () => {
     bot.on(["reaction", "typing"], record("pair"));
     bot.on("future_thing", record("future"));
     bot.on("*", record("all"));
+    bot.on("unknown", record("unknown"));
     const future = parseEvent({ id: 99, type: "future_thing", payload: 1 }).event;
-    for (const event of [streamMessage(), reaction(), streamTyping(), future])
+    for (const event of [channelMessage(), reaction(), channelTyping(), future])
       await dispatch(bot, ctxFor(event));
     expect(seen).toEqual([
       "message:message",
@@ -72,11 +73,11 @@ describe("Composer composition", () => {
       "pair:typing",
       "all:typing",
       "future:future_thing",
-      "all:future_thing",
+      "unknown:future_thing",
     ]);
   });
 
-  it("keeps a known-type event that failed its schema away from typed routes", async () => {
+  it('keeps a known-type event that failed its schema away from typed routes and from "*"', async () => {
     const parsed = parseEvent({ id: 5, type: "message", message: { id: 1 } });
     expect(parsed.known).toBe(false);
     const seen: string[] = [];
@@ -85,11 +86,15 @@ describe("Composer composition", () => {
       seen.push("typed");
       await next();
     });
-    bot.on("*", () => {
+    bot.on("*", async (_ctx, next) => {
       seen.push("star");
+      await next();
+    });
+    bot.on("unknown", (ctx) => {
+      seen.push(`unknown: ${ctx.eventIssue}`);
     });
     await dispatch(bot, ctxFor(parsed.event, { eventIssue: parsed.known ? undefined : parsed.issue }));
-    expect(seen).toEqual(["star"]);
+    expect(seen).toEqual([expect.stringMatching(/^unknown: message\.sender_id: /)]);
   });
 
   it("lets the first matching handler end the chain; the rest see what it filtered out", async () => {
@@ -101,12 +106,12 @@ describe("Composer composition", () => {
       .on("message", () => {
         log.push("fallback");
       });
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     await dispatch(bot, ctxFor(directMessage({ id: 1 })));
     expect(log).toEqual(["admin", "admin"]);
     await dispatch(
       bot,
-      ctxFor({ ...streamMessage(), message: { ...streamMessage().message, sender_id: 9 } }),
+      ctxFor({ ...channelMessage(), message: { ...channelMessage().message, sender_id: 9 } }),
     );
     expect(log).toEqual(["admin", "admin", "fallback"]);
   });
@@ -120,7 +125,7 @@ describe("Composer composition", () => {
     bot.on("message", (ctx) => {
       got = ctx.reply(ctx.event.message.content);
     });
-    await dispatch(bot, { ...ctxFor(streamMessage()), reply: (text) => `re: ${text}` });
+    await dispatch(bot, { ...ctxFor(channelMessage()), reply: (text) => `re: ${text}` });
     expect(got).toBe("re: Can someone look at ticket 7?");
   });
 });
@@ -133,7 +138,7 @@ describe("Composer errors", () => {
         await next();
         await next();
       });
-    await expect(dispatch(bot, ctxFor(streamMessage()))).rejects.toMatchObject({
+    await expect(dispatch(bot, ctxFor(channelMessage()))).rejects.toMatchObject({
       name: "RouterError",
       code: "ROUTER_NEXT_CALLED_TWICE",
       message:
@@ -143,16 +148,16 @@ describe("Composer errors", () => {
 
   it("sends handler errors to catch(), with the context; without catch they propagate", async () => {
     const boom = new Error("boom");
-    const caught: Array<[unknown, number]> = [];
+    const caught: Array<[unknown, number | undefined]> = [];
     const bot = new Composer();
     bot.on("message", () => {
       throw boom;
     });
-    await expect(dispatch(bot, ctxFor(streamMessage()))).rejects.toBe(boom);
+    await expect(dispatch(bot, ctxFor(channelMessage()))).rejects.toBe(boom);
     bot.catch((err, ctx) => {
       caught.push([err, ctx.event.id]);
     });
-    await dispatch(bot, ctxFor(streamMessage()));
+    await dispatch(bot, ctxFor(channelMessage()));
     expect(caught).toEqual([[boom, 3]]);
     expect(() => bot.catch(() => {})).toThrow(
       "catch(): this composer already has an error handler; handle every case in one function.",

@@ -9,7 +9,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Logger } from "../../src/api/logger.ts";
 import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { Composer, type ContextFor, type EventOf } from "../../src/pipeline/composer.ts";
-import type { EventMap, GenericEvent, ServerEvent } from "../../src/wire/events.ts";
+import type { AnyEvent, EventMap, GapReason, ServerEvent, UnknownEvent } from "../../src/wire/events.ts";
 
 interface AppContext extends RoutableContext {
   reply(text: string): Promise<void>;
@@ -37,10 +37,42 @@ describe("Composer types", () => {
 
     bot.on("*", (ctx) => {
       expectTypeOf(ctx.event).toEqualTypeOf<ServerEvent>();
+      // Every typed event narrows by `type`, bothost's own `gap` included.
+      switch (ctx.event.type) {
+        case "message":
+          expectTypeOf(ctx.event.message.subject).toEqualTypeOf<string>();
+          break;
+        case "reaction":
+          expectTypeOf(ctx.event.op).toEqualTypeOf<"add" | "remove">();
+          break;
+        case "gap":
+          expectTypeOf(ctx.event.skippedMessages).toEqualTypeOf<number>();
+          break;
+      }
+    });
+
+    bot.on("gap", (ctx) => {
+      expectTypeOf(ctx.event.reason).toEqualTypeOf<GapReason>();
+      expectTypeOf(ctx.event.eventTypes).toEqualTypeOf<string[]>();
+      expectTypeOf(ctx.event.since).toEqualTypeOf<number | undefined>();
+      // bothost makes gap events: they carry no fake queue id.
+      expectTypeOf(ctx.event.id).toEqualTypeOf<undefined>();
+      // @ts-expect-error a gap has no such field (its fields are typed, not `unknown`)
+      ctx.event.replayed;
     });
 
     bot.on("future_thing", (ctx) => {
-      expectTypeOf(ctx.event).toEqualTypeOf<GenericEvent>();
+      expectTypeOf(ctx.event).toEqualTypeOf<UnknownEvent>();
+    });
+
+    bot.on("unknown", (ctx) => {
+      expectTypeOf(ctx.event).toEqualTypeOf<UnknownEvent>();
+      expectTypeOf(ctx.event.type).toEqualTypeOf<string>();
+    });
+
+    // Middleware sees every event, unknown ones too: it narrows only after isTypedEvent.
+    bot.use((ctx) => {
+      expectTypeOf(ctx.event).toEqualTypeOf<AnyEvent>();
     });
 
     bot.on("message", { when: (ctx) => ctx.event.message.sender_id === 8 }, async (ctx, next) => {

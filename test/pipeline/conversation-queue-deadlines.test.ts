@@ -1,8 +1,8 @@
 /** Handler timeouts with one clock timer for all running tasks, and lazily made signals. */
 import { describe, expect, it } from "vitest";
-import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
+import type { TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { add, CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
+import { add, CountingClock, deferred, newQueue, recordingLogger } from "../support/pipeline.ts";
 
 const never = () => new Promise<void>(() => {});
 const timeoutLines = (log: ReturnType<typeof recordingLogger>) =>
@@ -12,7 +12,7 @@ describe("ConversationQueue timeouts with one timer", () => {
   it("times out a slow task with one timer while later tasks come and go", async () => {
     const clock = new CountingClock(0);
     const log = recordingLogger();
-    const queue = new ConversationQueue({ concurrency: 4, handlerTimeoutMs: 1000, clock, log });
+    const queue = newQueue({ concurrency: 4, handlerTimeoutMs: 1000, clock, log });
     const slow = add(queue, "slow", never);
     let finished = 0;
     for (let round = 0; round < 5; round++) {
@@ -41,7 +41,7 @@ describe("ConversationQueue timeouts with one timer", () => {
   it("re-arms for the next deadline: each task times out at its own start plus the timeout", async () => {
     const clock = new CountingClock(0);
     const log = recordingLogger();
-    const queue = new ConversationQueue({ concurrency: 4, handlerTimeoutMs: 1000, clock, log });
+    const queue = newQueue({ concurrency: 4, handlerTimeoutMs: 1000, clock, log });
     const early = deferred();
     queue.push("early", () => early.promise); // the timer is armed for it (due at 1000)...
     await clock.tick(400);
@@ -67,7 +67,7 @@ describe("ConversationQueue timeouts with one timer", () => {
 
   it("clears the timer as soon as the last running async task finished", async () => {
     const clock = new CountingClock(0);
-    const queue = new ConversationQueue({ handlerTimeoutMs: 1000, clock });
+    const queue = newQueue({ handlerTimeoutMs: 1000, clock });
     const gates = [deferred(), deferred()];
     for (const [i, gate] of gates.entries()) queue.push(`k${i}`, () => gate.promise);
     expect([clock.pendingTimers, clock.armed]).toEqual([1, 1]);
@@ -82,7 +82,7 @@ describe("ConversationQueue timeouts with one timer", () => {
   it("times out every task past its deadline at once and starts the waiting ones", async () => {
     const clock = new ManualClock(0);
     const log = recordingLogger();
-    const queue = new ConversationQueue({ concurrency: 2, handlerTimeoutMs: 100, clock, log });
+    const queue = newQueue({ concurrency: 2, handlerTimeoutMs: 100, clock, log });
     const ran: string[] = [];
     queue.push("a", never);
     queue.push("b", never);
@@ -103,7 +103,7 @@ describe("ConversationQueue timeouts with one timer", () => {
 describe("ConversationQueue signals", () => {
   it("gives a task that never read its signal an aborted one after the timeout", async () => {
     const clock = new ManualClock(0);
-    const queue = new ConversationQueue({ handlerTimeoutMs: 100, clock });
+    const queue = newQueue({ handlerTimeoutMs: 100, clock });
     let control!: TaskControl;
     queue.push("k", (c) => {
       control = c;
@@ -121,7 +121,7 @@ describe("ConversationQueue signals", () => {
 
   it("abortAll aborts a signal read before it, and one read after it", async () => {
     const clock = new ManualClock(0);
-    const queue = new ConversationQueue({ clock });
+    const queue = newQueue({ clock });
     let readEarly!: AbortSignal;
     let lazy!: TaskControl;
     const reasons: unknown[] = [];
@@ -145,7 +145,7 @@ describe("ConversationQueue signals", () => {
 
   it("does not abort the signal of a task that finished, nor one still waiting", async () => {
     const clock = new ManualClock(0);
-    const queue = new ConversationQueue({ concurrency: 1, clock });
+    const queue = newQueue({ concurrency: 1, clock });
     let finished!: TaskControl;
     queue.push("a", (c) => {
       finished = c;

@@ -1,8 +1,8 @@
 /** The synchronous fast path: a task that returns a non-thenable finishes inside push()/add(). */
 import { describe, expect, it } from "vitest";
-import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
+import type { TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { add, CountingClock, deferred, recordingLogger } from "../support/pipeline.ts";
+import { add, CountingClock, deferred, newQueue, recordingLogger } from "../support/pipeline.ts";
 
 /** Frames on the stack right now (to show that a long run of tasks does not nest). */
 function stackDepth(): number {
@@ -15,7 +15,7 @@ function stackDepth(): number {
 
 describe("ConversationQueue synchronous tasks", () => {
   it("runs a sync task inside push() and finishes it before push() returns", () => {
-    const queue = new ConversationQueue({ clock: new ManualClock(0) });
+    const queue = newQueue({ clock: new ManualClock(0) });
     const seen: string[] = [];
     queue.push(
       "k",
@@ -32,7 +32,7 @@ describe("ConversationQueue synchronous tasks", () => {
 
   it("logs a sync throw with the key before push() returns, and moves on", () => {
     const log = recordingLogger();
-    const queue = new ConversationQueue({ clock: new ManualClock(0), log });
+    const queue = newQueue({ clock: new ManualClock(0), log });
     const err = new Error("sync boom");
     let done = 0;
     queue.push(
@@ -51,7 +51,7 @@ describe("ConversationQueue synchronous tasks", () => {
   it("arms no clock timer for sync tasks, so passing the timeout logs nothing", async () => {
     const clock = new CountingClock(0);
     const log = recordingLogger();
-    const queue = new ConversationQueue({ handlerTimeoutMs: 100, clock, log });
+    const queue = newQueue({ handlerTimeoutMs: 100, clock, log });
     const timersSeen: number[] = [];
     for (let i = 0; i < 10; i++) queue.push(`k${i % 3}`, () => timersSeen.push(clock.pendingTimers));
     await add(queue, "k0", () => timersSeen.push(clock.pendingTimers));
@@ -62,7 +62,7 @@ describe("ConversationQueue synchronous tasks", () => {
   });
 
   it("awaits a thenable that is not a Promise", async () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     let settle!: () => void;
     const order: string[] = [];
     queue.push("a", () => ({
@@ -81,7 +81,7 @@ describe("ConversationQueue synchronous tasks", () => {
   });
 
   it("runs 100,000 sync tasks of one key in order without growing the stack", async () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     const gate = deferred();
     queue.push("other", () => gate.promise); // holds the only slot while the rest queue up
     const n = 100_000;
@@ -102,7 +102,7 @@ describe("ConversationQueue synchronous tasks", () => {
   });
 
   it("runs 100,000 sync tasks released one after another by a finishing async task", async () => {
-    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 2, clock: new ManualClock(0) });
     const gate = deferred();
     queue.push("k", () => gate.promise);
     const n = 100_000;
@@ -123,7 +123,7 @@ describe("ConversationQueue synchronous tasks", () => {
 
 describe("ConversationQueue re-entrant push", () => {
   it("keeps per-key order and the concurrency limit when a task pushes more tasks", () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     const log: string[] = [];
     let running = 0;
     let maxRunning = 0;
@@ -157,7 +157,7 @@ describe("ConversationQueue re-entrant push", () => {
   });
 
   it("makes a task that ran alone and turned async the head of its key, ahead of what it pushed", async () => {
-    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 2, clock: new ManualClock(0) });
     const gate = deferred();
     const log: string[] = [];
     queue.push("k", () => {
@@ -177,7 +177,7 @@ describe("ConversationQueue re-entrant push", () => {
   });
 
   it("keeps order when onDone pushes the key's next task", () => {
-    const queue = new ConversationQueue({ clock: new ManualClock(0) });
+    const queue = newQueue({ clock: new ManualClock(0) });
     const order: number[] = [];
     const pushFrom = (i: number): void =>
       queue.push(
@@ -194,7 +194,7 @@ describe("ConversationQueue re-entrant push", () => {
   });
 
   it("lets a task abort everything: its own signal, read later, is aborted and the rest dropped", () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     let control!: TaskControl;
     let dropped = -1;
     const done: string[] = [];
@@ -224,7 +224,7 @@ describe("ConversationQueue re-entrant push", () => {
 
 describe("ConversationQueue push() onDone", () => {
   it("is called after a held key is released, and for tasks dropped by abortAll", async () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     const hold = deferred();
     const done: string[] = [];
     queue.push(

@@ -1,12 +1,11 @@
 /** TaskControl.holdKey: the key stays closed until the hold settles; the slot is free at once. */
 import { describe, expect, it } from "vitest";
-import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { add, deferred } from "../support/pipeline.ts";
+import { add, deferred, newQueue } from "../support/pipeline.ts";
 
 describe("ConversationQueue holdKey", () => {
   it("starts the key's next task only after the hold settles, but frees the slot for other keys", async () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     const hold = deferred();
     const started: string[] = [];
     let firstDone = false;
@@ -35,7 +34,7 @@ describe("ConversationQueue holdKey", () => {
   });
 
   it("onIdle waits for a hold, and a rejected hold releases the key too", async () => {
-    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 2, clock: new ManualClock(0) });
     let reject!: (err: Error) => void;
     const failing = new Promise<void>((_r, j) => {
       reject = j;
@@ -60,7 +59,7 @@ describe("ConversationQueue holdKey", () => {
 
   it("drops a hold when the task times out: the key moves on as for any timeout", async () => {
     const clock = new ManualClock(0);
-    const queue = new ConversationQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
+    const queue = newQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
     const never = new Promise<void>(() => {});
     const ran: string[] = [];
     void add(queue, "k", (control) => {
@@ -78,7 +77,7 @@ describe("ConversationQueue holdKey", () => {
   });
 
   it("releases every task holding the same promise when it settles, and no other", async () => {
-    const queue = new ConversationQueue({ concurrency: 2, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 2, clock: new ManualClock(0) });
     const p1 = deferred();
     const p2 = deferred();
     const ran: string[] = [];

@@ -1,12 +1,12 @@
 /** push's argument, and keys that ran out of tasks (kept idle, then dropped in bulk). */
 import { describe, expect, it } from "vitest";
-import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
+import type { TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { deferred } from "../support/pipeline.ts";
+import { deferred, newQueue } from "../support/pipeline.ts";
 
 describe("ConversationQueue.push", () => {
   it("hands each task its own argument through one shared function", () => {
-    const queue = new ConversationQueue({ clock: new ManualClock(0) });
+    const queue = newQueue({ clock: new ManualClock(0) });
     const seen: string[] = [];
     const task = (_control: TaskControl, arg: { n: number }) => {
       seen.push(`task ${arg.n}`);
@@ -19,7 +19,7 @@ describe("ConversationQueue.push", () => {
 
 describe("ConversationQueue idle keys", () => {
   it("keeps order on keys that went idle, before and after idle keys are dropped in bulk", async () => {
-    const queue = new ConversationQueue({ concurrency: 4, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 4, clock: new ManualClock(0) });
     // 10,000 keys each run a task and go idle: more than the queue keeps before dropping them.
     for (let round = 0; round < 2; round++) {
       for (let k = 0; k < 10_000; k++) queue.push(`k${k}`, () => {});
@@ -52,7 +52,7 @@ describe("ConversationQueue idle keys", () => {
   });
 
   it("abortAll drops the waiting tasks of every key, idle keys alongside", async () => {
-    const queue = new ConversationQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
     for (let k = 0; k < 100; k++) queue.push(`idle${k}`, () => {});
     const gate = deferred();
     queue.push("busy", () => gate.promise);

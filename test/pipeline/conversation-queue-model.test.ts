@@ -5,8 +5,9 @@
  * failure can be replayed.
  */
 import { describe, expect, it } from "vitest";
-import { ConversationQueue, type TaskControl } from "../../src/pipeline/conversation-queue.ts";
+import type { TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { newQueue } from "../support/pipeline.ts";
 
 function seeded(seed: number): () => number {
   let a = seed >>> 0;
@@ -23,7 +24,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 async function run(seed: number): Promise<void> {
   const random = seeded(seed);
   const concurrency = 1 + Math.floor(random() * 3);
-  const queue = new ConversationQueue({ concurrency, clock: new ManualClock(0) });
+  const queue = newQueue({ concurrency, clock: new ManualClock(0) });
   const keys = ["a", "b", "c"];
   const pushed = new Map<string, number[]>(keys.map((k) => [k, []]));
   const started = new Map<string, number[]>(keys.map((k) => [k, []]));

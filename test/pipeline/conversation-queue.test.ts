@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ConversationQueue } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { add, deferred, recordingLogger } from "../support/pipeline.ts";
+import { add, deferred, newQueue, recordingLogger } from "../support/pipeline.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("ConversationQueue ordering and concurrency", () => {
   it("keeps per-key order under random delays while running keys in parallel", async () => {
     const concurrency = 4;
-    const queue = new ConversationQueue({ concurrency });
+    const queue = newQueue({ concurrency });
     const keys = ["a", "b", "c", "d", "e", "f"];
     const perKey = new Map<string, number[]>(keys.map((k) => [k, []]));
     const runningKeys = new Set<string>();
@@ -39,7 +38,7 @@ describe("ConversationQueue ordering and concurrency", () => {
   });
 
   it("runs exactly `concurrency` tasks at once when more keys are ready", async () => {
-    const queue = new ConversationQueue({ concurrency: 3 });
+    const queue = newQueue({ concurrency: 3 });
     const gate = deferred();
     let started = 0;
     for (let i = 0; i < 10; i++) {
@@ -57,7 +56,7 @@ describe("ConversationQueue ordering and concurrency", () => {
   });
 
   it("gives a freed slot to the key that waited longest, so a busy key cannot starve others", async () => {
-    const queue = new ConversationQueue({ concurrency: 1 });
+    const queue = newQueue({ concurrency: 1 });
     const order: string[] = [];
     const task = (label: string) => () => {
       order.push(label);
@@ -81,7 +80,7 @@ describe("ConversationQueue ordering and concurrency", () => {
 describe("ConversationQueue failures and timeouts", () => {
   it("logs a thrown error with its key and keeps going", async () => {
     const log = recordingLogger();
-    const queue = new ConversationQueue({ log });
+    const queue = newQueue({ log });
     const ran: number[] = [];
     add(queue, "k", async () => {
       throw new Error("async boom");
@@ -102,7 +101,7 @@ describe("ConversationQueue failures and timeouts", () => {
 
   it("logs errors by default", async () => {
     const log = recordingLogger();
-    const queue = new ConversationQueue({ log });
+    const queue = newQueue({ log });
     const err = new Error("boom");
     await add(queue, "stream:5:x", () => Promise.reject(err));
     expect(log.lines).toEqual([{ level: "error", obj: { err, key: "stream:5:x" }, msg: "handler failed" }]);
@@ -111,7 +110,7 @@ describe("ConversationQueue failures and timeouts", () => {
   it("aborts a slow task's signal at the timeout and moves on to the key's next task", async () => {
     const clock = new ManualClock(0);
     const log = recordingLogger();
-    const queue = new ConversationQueue({ handlerTimeoutMs: 1000, clock, log });
+    const queue = newQueue({ handlerTimeoutMs: 1000, clock, log });
     let reason: unknown;
     let secondStarted = false;
     const stuck = deferred();
@@ -147,13 +146,13 @@ describe("ConversationQueue failures and timeouts", () => {
 
   it("clears the timeout of a task that finished in time", async () => {
     const clock = new ManualClock(0);
-    const queue = new ConversationQueue({ handlerTimeoutMs: 1000, clock });
+    const queue = newQueue({ handlerTimeoutMs: 1000, clock });
     await add(queue, "k", () => {});
     expect(clock.pendingTimers).toBe(0);
   });
 
   it("abortAll drops waiting tasks and aborts running ones", async () => {
-    const queue = new ConversationQueue({ concurrency: 1 });
+    const queue = newQueue({ concurrency: 1 });
     let reason: unknown;
     const ran: string[] = [];
     add(
@@ -181,7 +180,7 @@ describe("ConversationQueue failures and timeouts", () => {
 
 describe("ConversationQueue backpressure and idleness", () => {
   it("onBelow waits until fewer than `limit` tasks are in flight", async () => {
-    const queue = new ConversationQueue({ concurrency: 2 });
+    const queue = newQueue({ concurrency: 2 });
     const gates = [deferred(), deferred(), deferred()];
     for (const [i, gate] of gates.entries()) add(queue, `k${i}`, () => gate.promise);
     let resolved = false;
@@ -201,7 +200,7 @@ describe("ConversationQueue backpressure and idleness", () => {
   });
 
   it("onBelow rejects with the signal's reason when aborted", async () => {
-    const queue = new ConversationQueue();
+    const queue = newQueue();
     const gate = deferred();
     add(queue, "k", () => gate.promise);
     const controller = new AbortController();
@@ -214,7 +213,7 @@ describe("ConversationQueue backpressure and idleness", () => {
   });
 
   it("onIdle resolves at once when empty, else after the last task", async () => {
-    const queue = new ConversationQueue();
+    const queue = newQueue();
     await queue.onIdle();
     const order: string[] = [];
     add(queue, "a", async () => {
@@ -230,13 +229,11 @@ describe("ConversationQueue backpressure and idleness", () => {
   });
 
   it("rejects bad options and limits", () => {
-    expect(() => new ConversationQueue({ concurrency: 0 })).toThrow(
-      "concurrency must be a positive integer, got 0.",
-    );
-    expect(() => new ConversationQueue({ handlerTimeoutMs: 1.5 })).toThrow(
+    expect(() => newQueue({ concurrency: 0 })).toThrow("concurrency must be a positive integer, got 0.");
+    expect(() => newQueue({ handlerTimeoutMs: 1.5 })).toThrow(
       "handlerTimeoutMs must be a positive integer, got 1.5.",
     );
-    const queue = new ConversationQueue();
+    const queue = newQueue();
     expect(() => queue.onBelow(0)).toThrow("onBelow limit must be a positive integer, got 0.");
   });
 });

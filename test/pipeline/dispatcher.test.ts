@@ -8,20 +8,20 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Client, createClient } from "../../src/api/create-client.ts";
 import { serverInfoFrom } from "../../src/api/server-info.ts";
-import { BotServices } from "../../src/effects/bot-services.ts";
+import { wireBot } from "../../src/daemon/wire-bot.ts";
 import { identityOf } from "../../src/events/queue-source.ts";
 import { registerParams } from "../../src/events/register-params.ts";
 import { Composer } from "../../src/pipeline/composer.ts";
 import type { BotContext } from "../../src/pipeline/context.ts";
 import { DeliveryLedger } from "../../src/pipeline/delivery-ledger.ts";
-import { Dispatcher } from "../../src/pipeline/dispatcher.ts";
+import type { Dispatcher } from "../../src/pipeline/dispatcher.ts";
 import type { Incoming } from "../../src/pipeline/incoming.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { KV } from "../../src/state/kv.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import type { ServerEvent } from "../../src/wire/events.ts";
 import type { Message } from "../../src/wire/records.ts";
+import { botOptions } from "../support/pipeline.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "pipe-bot@sandbox.example";
@@ -49,8 +49,11 @@ afterEach(async () => {
   await sandbox.stop();
 });
 
-/** A dispatcher of bot "pipe" whose handlers are `composer`'s, identified through a real registration. */
-async function dispatcherFor(composer: Composer<BotContext<unknown>>): Promise<Dispatcher> {
+/**
+ * Bot "pipe" wired as the daemon wires it, its dispatcher's handlers `composer`'s, identified
+ * through a real registration.
+ */
+async function wired(composer: Composer<BotContext<unknown>>) {
   const sink = new Writable({
     write(chunk, _enc, done) {
       logs.push(JSON.parse(String(chunk)));
@@ -58,25 +61,28 @@ async function dispatcherFor(composer: Composer<BotContext<unknown>>): Promise<D
     },
   });
   const log = pino({ level: "info" }, sink);
-  const d = new Dispatcher({
-    name: "pipe",
-    client,
-    state: new KV(store.namespace("pipe").namespace("kv")),
-    ledgerStore: store.namespace("pipe").namespace("runtime"),
-    log,
-    settings: {},
-    services: new BotServices({ name: "pipe", client, store, log, receives: () => true }),
-    ownMessages: false,
-    concurrency: 4,
-    handlerTimeoutMs: 10_000,
-    flush: async () => {},
-  });
-  d.composer = composer;
+  const parts = wireBot(
+    botOptions({
+      name: "pipe",
+      client,
+      store,
+      log,
+      concurrency: 4,
+      handlerTimeoutMs: 10_000,
+      // A failing handler runs once: the retries have their own tests (test/daemon/failures.test.ts).
+      retries: { attempts: 1, backoffMs: 1, maxBackoffMs: 1 },
+    }),
+    () => true,
+  );
+  const d = parts.dispatcher(composer);
   expect(await d.openLedger(new AbortController().signal)).toBe(true);
   const reg = await client.events.register(registerParams({ eventTypes: ["message"] }));
-  d.identify(serverInfoFrom(reg), await identityOf(reg, client));
-  return d;
+  parts.contexts.identify(serverInfoFrom(reg), await identityOf(reg, client));
+  return { dispatcher: d, contexts: parts.contexts };
 }
+
+const dispatcherFor = async (composer: Composer<BotContext<unknown>>): Promise<Dispatcher> =>
+  (await wired(composer)).dispatcher;
 
 /** Send a message as `from` and return it as the server serves it. */
 async function sent(from: string, content: string): Promise<Message> {
@@ -112,7 +118,7 @@ describe("Dispatcher", () => {
     expect(await through(d, live(messageEvent(m)))).toBe(true);
     expect(await through(d, { ...live(messageEvent(m)), replayed: true })).toBe(false);
     expect(seen).toEqual([m.id]);
-    expect(d.stats).toMatchObject({ received: 2, handled: 1, duplicates: 1, failed: 0 });
+    expect(d.stats()).toMatchObject({ received: 2, handled: 1, duplicates: 1, failed: 0 });
     // Committed before the handlers count as finished: a new ledger on the same store starts after it.
     const reopened = await DeliveryLedger.open(store.namespace("pipe").namespace("runtime"));
     expect(reopened.cursor).toBe(m.id);
@@ -135,7 +141,7 @@ describe("Dispatcher", () => {
     const contexts: { replayed: boolean; issue: string | undefined; reply: unknown }[] = [];
     const replyFn = async () => ({ id: 1 });
     const d = await dispatcherFor(
-      new Composer<BotContext<unknown>>().on("*", (ctx) => {
+      new Composer<BotContext<unknown>>().on(["*", "unknown"], (ctx) => {
         contexts.push({ replayed: ctx.replayed, issue: ctx.eventIssue, reply: ctx.reply });
       }),
     );
@@ -161,7 +167,7 @@ describe("Dispatcher", () => {
     );
     const m = await sent(MEMBER, "fail");
     expect(await through(d, live(messageEvent(m)))).toBe(true);
-    expect(d.stats).toMatchObject({ handled: 0, failed: 1 });
+    expect(d.stats()).toMatchObject({ handled: 0, failed: 1 });
     expect(
       logs.some((l) => l.msg === "handler failed" && (l.err as { message: string }).message === "boom"),
     ).toBe(true);
@@ -185,16 +191,23 @@ describe("Dispatcher", () => {
         order.push(`start:${ctx.bot.name}`);
       },
     ]);
-    d.dispatchNow({ id: -1, type: "gap" });
+    d.dispatchNow({
+      type: "gap",
+      reason: "restart",
+      since: undefined,
+      eventTypes: ["reaction"],
+      replayedMessages: 0,
+      skippedMessages: 0,
+    });
     await gapDone;
     expect(order).toEqual(["start:pipe", "gap"]);
-    expect(d.stats.received).toBe(0);
+    expect(d.stats().received).toBe(0);
   });
 
   it("runs a handler that is not an event's with the bot's context, and hands its failure back", async () => {
-    const d = await dispatcherFor(new Composer<BotContext<unknown>>());
+    const { contexts } = await wired(new Composer<BotContext<unknown>>());
     const signal = new AbortController().signal;
-    const seen = d.runHandler(
+    const seen = contexts.runHandler(
       signal,
       { job: "nightly" },
       (base) => Object.assign(base, { job: { id: "nightly" } }),
@@ -206,7 +219,7 @@ describe("Dispatcher", () => {
     expect(seen).toEqual({ bot: "pipe", job: "nightly", signal });
     expect(logs.find((l) => l.msg === "job ran")).toMatchObject({ job: "nightly" });
     await expect(
-      d.runHandler(
+      contexts.runHandler(
         signal,
         {},
         (base) => base,

@@ -3,15 +3,15 @@ import type { RoutableContext } from "../../src/pipeline/composer.ts";
 import { compileFilter, type Filter } from "../../src/pipeline/filters.ts";
 import type { ServerEvent } from "../../src/wire/events.ts";
 import {
+  channelDelete,
+  channelMessage,
+  channelTyping,
   contentEdit,
   ctxFor,
   directDelete,
   directMessage,
   directTyping,
   reaction,
-  streamDelete,
-  streamMessage,
-  streamTyping,
   subscriptionAdd,
   topicMove,
 } from "../support/pipeline.ts";
@@ -40,65 +40,65 @@ describe("filters match realistic events", () => {
     expect(await passes({ op: "add" }, reaction("add"))).toBe(true);
     expect(await passes({ op: "add" }, reaction("remove"))).toBe(false);
     expect(await passes({ op: ["start", "stop"] }, directTyping())).toBe(true);
-    expect(await passes({ op: "add" }, streamMessage())).toBe(false);
+    expect(await passes({ op: "add" }, channelMessage())).toBe(false);
   });
 
   it("channel by name (case-insensitive) or id, across event types", async () => {
-    expect(await passes({ channel: "support" }, streamMessage())).toBe(true);
-    expect(await passes({ channel: 5 }, streamMessage())).toBe(true);
-    expect(await passes({ channel: ["general", 6] }, streamMessage())).toBe(false);
+    expect(await passes({ channel: "support" }, channelMessage())).toBe(true);
+    expect(await passes({ channel: 5 }, channelMessage())).toBe(true);
+    expect(await passes({ channel: ["general", 6] }, channelMessage())).toBe(false);
     expect(await passes({ channel: "support" }, directMessage())).toBe(false);
     // A move matches the channel it left (by id or name) and the one it entered (by id).
     expect(await passes({ channel: "SUPPORT" }, topicMove())).toBe(true);
     expect(await passes({ channel: 6 }, topicMove())).toBe(true);
-    expect(await passes({ channel: 5 }, streamDelete())).toBe(true);
-    expect(await passes({ channel: 5 }, streamTyping())).toBe(true);
+    expect(await passes({ channel: 5 }, channelDelete())).toBe(true);
+    expect(await passes({ channel: 5 }, channelTyping())).toBe(true);
     expect(await passes({ channel: 5 }, reaction())).toBe(false);
   });
 
   it("channel names on id-only events resolve through ctx.channelName", async () => {
-    expect(await passes({ channel: "support" }, streamDelete())).toBe(false);
+    expect(await passes({ channel: "support" }, channelDelete())).toBe(false);
     const channelName = (id: number) => (id === 5 ? "Support" : undefined);
-    expect(await passes({ channel: "support" }, streamDelete(), { channelName })).toBe(true);
-    expect(await passes({ channel: "support" }, streamTyping(), { channelName })).toBe(true);
-    expect(await passes({ channel: "general" }, streamTyping(), { channelName })).toBe(false);
+    expect(await passes({ channel: "support" }, channelDelete(), { channelName })).toBe(true);
+    expect(await passes({ channel: "support" }, channelTyping(), { channelName })).toBe(true);
+    expect(await passes({ channel: "general" }, channelTyping(), { channelName })).toBe(false);
   });
 
   it("topic: exact but case-insensitive, or a RegExp, on each event's topic field", async () => {
-    expect(await passes({ topic: "ticket-7" }, streamMessage())).toBe(true);
-    expect(await passes({ topic: "ticket" }, streamMessage())).toBe(false);
-    expect(await passes({ topic: /^Ticket-\d+$/ }, streamMessage())).toBe(true);
-    expect(await passes({ topic: /^ticket-\d+$/ }, streamMessage())).toBe(false);
+    expect(await passes({ topic: "ticket-7" }, channelMessage())).toBe(true);
+    expect(await passes({ topic: "ticket" }, channelMessage())).toBe(false);
+    expect(await passes({ topic: /^Ticket-\d+$/ }, channelMessage())).toBe(true);
+    expect(await passes({ topic: /^ticket-\d+$/ }, channelMessage())).toBe(false);
     expect(await passes({ topic: "resolved tickets" }, topicMove())).toBe(true); // new topic
     expect(await passes({ topic: "ticket-7" }, topicMove())).toBe(true); // old topic
     expect(await passes({ topic: "ticket-7" }, contentEdit())).toBe(false); // content edits carry no topic
-    expect(await passes({ topic: "ticket-7" }, streamDelete())).toBe(true);
-    expect(await passes({ topic: "TICKET-7" }, streamTyping())).toBe(true);
+    expect(await passes({ topic: "ticket-7" }, channelDelete())).toBe(true);
+    expect(await passes({ topic: "TICKET-7" }, channelTyping())).toBe(true);
     expect(await passes({ topic: "" }, directMessage())).toBe(false); // DMs have no topic
   });
 
   it("a /g RegExp gives the same answer every time", async () => {
     const filter = { topic: /ticket/gi };
-    for (let i = 0; i < 3; i++) expect(await passes(filter, streamMessage())).toBe(true);
+    for (let i = 0; i < 3; i++) expect(await passes(filter, channelMessage())).toBe(true);
   });
 
   it("sender by id or email (case-insensitive)", async () => {
-    expect(await passes({ sender: 8 }, streamMessage())).toBe(true);
-    expect(await passes({ sender: "iago@example.org" }, streamMessage())).toBe(true);
-    expect(await passes({ sender: [9, "hamlet@example.org"] }, streamMessage())).toBe(false);
+    expect(await passes({ sender: 8 }, channelMessage())).toBe(true);
+    expect(await passes({ sender: "iago@example.org" }, channelMessage())).toBe(true);
+    expect(await passes({ sender: [9, "hamlet@example.org"] }, channelMessage())).toBe(false);
     expect(await passes({ sender: 9 }, topicMove())).toBe(true); // the editor
     expect(await passes({ sender: "hamlet@example.org" }, reaction())).toBe(true);
-    expect(await passes({ sender: 10 }, streamTyping())).toBe(true);
-    expect(await passes({ sender: 8 }, streamDelete())).toBe(false);
+    expect(await passes({ sender: 10 }, channelTyping())).toBe(true);
+    expect(await passes({ sender: 8 }, channelDelete())).toBe(false);
   });
 
   it("direct", async () => {
     expect(await passes({ direct: true }, directMessage())).toBe(true);
-    expect(await passes({ direct: true }, streamMessage())).toBe(false);
-    expect(await passes({ direct: false }, streamMessage())).toBe(true);
+    expect(await passes({ direct: true }, channelMessage())).toBe(false);
+    expect(await passes({ direct: false }, channelMessage())).toBe(true);
     expect(await passes({ direct: false }, directMessage())).toBe(false);
     expect(await passes({ direct: true }, directTyping())).toBe(true);
-    expect(await passes({ direct: true }, streamTyping())).toBe(false);
+    expect(await passes({ direct: true }, channelTyping())).toBe(false);
     expect(await passes({ direct: true }, directDelete())).toBe(true);
     expect(await passes({ direct: true }, contentEdit({}))).toBe(true);
     expect(await passes({ direct: false }, contentEdit())).toBe(true);
@@ -108,51 +108,51 @@ describe("filters match realistic events", () => {
   });
 
   it("mentioned, including wildcard mentions", async () => {
-    expect(await passes({ mentioned: true }, streamMessage({ flags: ["mentioned"] }))).toBe(true);
+    expect(await passes({ mentioned: true }, channelMessage({ flags: ["mentioned"] }))).toBe(true);
     expect(
-      await passes({ mentioned: true }, streamMessage({ flags: ["read", "topic_wildcard_mentioned"] })),
+      await passes({ mentioned: true }, channelMessage({ flags: ["read", "topic_wildcard_mentioned"] })),
     ).toBe(true);
-    expect(await passes({ mentioned: true }, streamMessage({ flags: ["stream_wildcard_mentioned"] }))).toBe(
+    expect(await passes({ mentioned: true }, channelMessage({ flags: ["stream_wildcard_mentioned"] }))).toBe(
       true,
     );
-    expect(await passes({ mentioned: true }, streamMessage({ flags: ["read", "has_alert_word"] }))).toBe(
+    expect(await passes({ mentioned: true }, channelMessage({ flags: ["read", "has_alert_word"] }))).toBe(
       false,
     );
-    expect(await passes({ mentioned: false }, streamMessage({ flags: ["read"] }))).toBe(true);
+    expect(await passes({ mentioned: false }, channelMessage({ flags: ["read"] }))).toBe(true);
     expect(await passes({ mentioned: true }, topicMove())).toBe(true);
   });
 
   it("contains: case-insensitive substring or RegExp, on message and edit content", async () => {
-    expect(await passes({ contains: "TICKET 7" }, streamMessage())).toBe(true);
-    expect(await passes({ contains: "ticket 8" }, streamMessage())).toBe(false);
-    expect(await passes({ contains: /ticket \d/ }, streamMessage())).toBe(true);
-    expect(await passes({ contains: ["nope", /^can/i] }, streamMessage())).toBe(true);
+    expect(await passes({ contains: "TICKET 7" }, channelMessage())).toBe(true);
+    expect(await passes({ contains: "ticket 8" }, channelMessage())).toBe(false);
+    expect(await passes({ contains: /ticket \d/ }, channelMessage())).toBe(true);
+    expect(await passes({ contains: ["nope", /^can/i] }, channelMessage())).toBe(true);
     expect(await passes({ contains: "deploy" }, contentEdit())).toBe(true);
     expect(await passes({ contains: "deploy" }, topicMove())).toBe(false); // no content in a move
   });
 
   it("keys combine with AND, then `when` runs last (and may be async)", async () => {
-    const calls: number[] = [];
+    const calls: (number | undefined)[] = [];
     const when = async (ctx: RoutableContext) => {
       calls.push(ctx.event.id);
       return ctx.event.id === 3;
     };
-    expect(await passes({ channel: "support", topic: "ticket-7", sender: 8, when }, streamMessage())).toBe(
+    expect(await passes({ channel: "support", topic: "ticket-7", sender: 8, when }, channelMessage())).toBe(
       true,
     );
-    expect(await passes({ channel: "support", topic: "other", when }, streamMessage())).toBe(false);
+    expect(await passes({ channel: "support", topic: "other", when }, channelMessage())).toBe(false);
     expect(calls).toEqual([3]); // not called once a key failed
     expect(await passes({ op: "add" }, subscriptionAdd())).toBe(true);
   });
 
   it("answers with a plain boolean unless `when` is async (the router's sync path relies on it)", async () => {
     const compile = (filter: Filter) => compileFilter(filter, ["*"], 'on("*")');
-    expect(compile({ channel: "support" })(ctxFor(streamMessage()))).toBe(true);
-    expect(compile({ channel: "general", when: async () => true })(ctxFor(streamMessage()))).toBe(false);
-    expect(compile({ channel: "support", when: (ctx) => ctx.event.id === 3 })(ctxFor(streamMessage()))).toBe(
+    expect(compile({ channel: "support" })(ctxFor(channelMessage()))).toBe(true);
+    expect(compile({ channel: "general", when: async () => true })(ctxFor(channelMessage()))).toBe(false);
+    expect(compile({ channel: "support", when: (ctx) => ctx.event.id === 3 })(ctxFor(channelMessage()))).toBe(
       true,
     );
-    const pending = compile({ channel: "support", when: async () => true })(ctxFor(streamMessage()));
+    const pending = compile({ channel: "support", when: async () => true })(ctxFor(channelMessage()));
     expect(pending).toBeInstanceOf(Promise);
     expect(await pending).toBe(true);
   });
@@ -160,7 +160,7 @@ describe("filters match realistic events", () => {
   it("a plain predicate is a filter too", async () => {
     const filter = compileFilter((ctx) => ctx.event.type === "reaction", ["*"], 'on("*")');
     expect(await filter(ctxFor(reaction()))).toBe(true);
-    expect(await filter(ctxFor(streamMessage()))).toBe(false);
+    expect(await filter(ctxFor(channelMessage()))).toBe(false);
   });
 
   it("undefined values are ignored (handy for optional settings)", async () => {

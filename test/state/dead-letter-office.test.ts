@@ -1,6 +1,7 @@
 import { expect, test } from "vitest";
 import { DeadLetterOffice } from "../../src/state/dead-letter-office.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { realClock } from "../../src/time/clock.ts";
 
 const failure = (n: number) => ({
   source: "queue" as const,
@@ -18,6 +19,7 @@ async function office() {
       ["mod", { max: 10 }],
       ["echo", { max: 10 }],
     ]),
+    realClock,
   );
   await o.of("mod").add(failure(1));
   await o.of("mod").add(failure(2));

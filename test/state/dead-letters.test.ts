@@ -13,14 +13,21 @@ import { test } from "../support/state.ts";
 
 type Open = (dir: string, prefix: string) => Promise<StateBackend>;
 const backends: Array<[string, Open]> = [["FileStore", (dir) => FileStore.open(dir, { autoFlushMs: 0 })]];
-const prefixes: string[] = [];
+/** The Redis prefixes the tests used: dropped afterwards (none when no Redis answered). */
+const redisPrefixes: string[] = [];
 if (await redisReachable()) {
-  backends.push(["RedisStore", (_dir, prefix) => RedisStore.open({ url: redisUrl, prefix })]);
+  backends.push([
+    "RedisStore",
+    (_dir, prefix) => {
+      redisPrefixes.push(prefix);
+      return RedisStore.open({ url: redisUrl, prefix });
+    },
+  ]);
 } else {
   console.warn(`dead-letters: ${noRedisMessage}`);
 }
 afterAll(async () => {
-  for (const prefix of prefixes) await dropPrefix(prefix);
+  for (const prefix of redisPrefixes) await dropPrefix(prefix);
 });
 
 const failure = (n: number) => ({
@@ -92,7 +99,6 @@ test("remove and requestRetry act on one letter and say when there was none", as
 describe.each(backends)("%s", (name, open) => {
   test("letters and their numbering survive reopening the store", async ({ dir }) => {
     const prefix = uniquePrefix("dead");
-    prefixes.push(prefix);
     const first = await open(dir, prefix);
     const before = new DeadLetters(first, "b", { max: 2 });
     for (let n = 1; n <= 3; n++) await before.add(failure(n));

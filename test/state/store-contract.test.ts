@@ -228,6 +228,33 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     });
   });
 
+  test("clear() deletes a view's keys and its namespaces', nothing beside it, and stays cleared", async ({
+    dir,
+  }) => {
+    await withStore(dir, async (store) => {
+      const bot = store.namespace("bot");
+      await bot.set("server", { url: "a" });
+      await bot.namespace("runtime").set("cursor", 7);
+      await bot.namespace("bookings").namespace("deep").set("x*[?]", 1, { ttlMs: 60_000 });
+      await store.namespace("bot-2").set("k", "other bot");
+      await store.namespace("bo").set("t", "prefix of the name, not a child");
+      await store.set("bot", "root key named like the namespace");
+      expect(await bot.clear()).toBe(3);
+      expect(await bot.get("server")).toBeUndefined();
+      expect(await bot.namespace("runtime").list()).toEqual([]);
+      expect(await bot.clear()).toBe(0);
+      expect(await store.namespace("bot-2").get("k")).toBe("other bot");
+      expect(await store.namespace("bo").get("t")).toBe("prefix of the name, not a child");
+      expect(await store.get("bot")).toBe("root key named like the namespace");
+    });
+    if (traits.manualClock) {
+      // What was cleared stays cleared after a reopen (the file store journals each delete).
+      await withStore(dir, async (store) => {
+        expect(await store.namespace("bot").namespace("runtime").get("cursor")).toBeUndefined();
+      });
+    }
+  });
+
   test("a closed store refuses work", async ({ dir }) => {
     const store = await open(dir, Date.now);
     const ns = store.namespace("bot");

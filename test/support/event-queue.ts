@@ -34,7 +34,7 @@ export async function openQueue(sandbox: Sandbox, email: string, eventTypes: str
         last_event_id: last,
         dont_block: true,
       });
-      for (const e of events) last = Math.max(last, e.id);
+      for (const e of events) last = Math.max(last, e.id ?? last);
       return events as { type: string; [key: string]: unknown }[];
     },
   };

@@ -78,11 +78,11 @@ export const HISTORY_SETTINGS = {
       max_links: 3,
       per_sender: { max_links: 5, within_seconds: 300 },
       exempt: { channels: ["links"] },
-      actions: ["report", { reply: "Please keep it to a few links, {name}." }],
+      actions: ["report", { reply: "Please keep it to a few links, {{name}}." }],
     },
     keywords: {
       words: ["scam", "wire transfer"],
-      actions: ["report", { dm_sender: "Your message {link} was sent to the moderators: {details}." }],
+      actions: ["report", { dm_sender: "Your message {{link}} was sent to the moderators: {{details}}." }],
     },
     blocked_patterns: {
       patterns: ["free\\s+crypto", { pattern: "\\bbit\\.ly/", name: "link shortener" }],
@@ -92,7 +92,7 @@ export const HISTORY_SETTINGS = {
           notify_channel: {
             channel: "mod-log",
             topic: "flags",
-            content: "{rules} by {name} in {channel}: {link}",
+            content: "{{rules}} by {{name}} in {{channel}}: {{link}}",
           },
         },
       ],
@@ -101,7 +101,7 @@ export const HISTORY_SETTINGS = {
       max_user_mentions: 3,
       wildcards: true,
       exempt: { users: [PEOPLE.announcer.email] },
-      actions: [{ report: { reason: "Mention storm in {channel}: {details}" } }],
+      actions: [{ report: { reason: "Mention storm in {{channel}}: {{details}}" } }],
     },
   },
 };

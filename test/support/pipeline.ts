@@ -1,17 +1,24 @@
 /**
- * Realistic events (shapes from NOTES §4) and a context builder for router tests. Every fixture
- * goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
+ * Realistic events (shaped as the server sends them:
+ * docs/internals/server-behaviour.md#event-shapes) and a context builder for router tests. Every
+ * fixture goes through `parseEvent`, so a fixture that drifts from the wire schema fails loudly.
  */
 import type { Logger } from "../../src/api/logger.ts";
+import { type BotConfig, BotSchema, DEFAULT_LONGPOLL_MARGIN_MS } from "../../src/config/schema.ts";
+import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "../../src/daemon/wire-bot.ts";
 import type { Composer, RoutableContext } from "../../src/pipeline/composer.ts";
-import type { ConversationQueue, QueueTask } from "../../src/pipeline/conversation-queue.ts";
-import type { TimerHandle } from "../../src/time/clock.ts";
-import { type EventMap, type KnownEvent, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
+import {
+  ConversationQueue,
+  type ConversationQueueOptions,
+  type QueueTask,
+} from "../../src/pipeline/conversation-queue.ts";
+import { realClock, type TimerHandle } from "../../src/time/clock.ts";
+import { type AnyEvent, type EventMap, parseEvent, type ServerEvent } from "../../src/wire/events.ts";
 import { ManualClock } from "./manual-clock.ts";
 
 export const BOT = { name: "helper", userId: 50, email: "helper-bot@example.org" };
 
-function known<T extends KnownEvent>(raw: unknown): T {
+function known<T extends ServerEvent>(raw: unknown): T {
   const parsed = parseEvent(raw);
   if (!parsed.known) throw new Error(`fixture does not match its schema: ${parsed.issue}`);
   return parsed.event as T;
@@ -20,7 +27,7 @@ function known<T extends KnownEvent>(raw: unknown): T {
 const sender = { sender_id: 8, sender_email: "Iago@Example.org", sender_full_name: "Iago" };
 const messageBase = { client: "website", recipient_id: 20, timestamp: 1_700_000_000, avatar_url: null };
 
-export function streamMessage(
+export function channelMessage(
   over: { id?: number; content?: string; subject?: string; flags?: string[] } = {},
 ) {
   return known<EventMap["message"]>({
@@ -79,7 +86,7 @@ export function topicMove() {
   });
 }
 
-export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
+export function contentEdit(over: { channelId?: number } = { channelId: 5 }) {
   return known<EventMap["update_message"]>({
     type: "update_message",
     id: 6,
@@ -89,7 +96,7 @@ export function contentEdit(over: { streamId?: number } = { streamId: 5 }) {
     message_ids: [42],
     flags: ["read"],
     rendering_only: false,
-    ...(over.streamId === undefined ? {} : { stream_id: over.streamId, stream_name: "Support" }),
+    ...(over.channelId === undefined ? {} : { stream_id: over.channelId, stream_name: "Support" }),
     orig_content: "old",
     content: "Please deploy now",
     rendered_content: "<p>Please deploy now</p>",
@@ -110,7 +117,7 @@ export function reaction(op: "add" | "remove" = "add") {
   });
 }
 
-export function streamTyping() {
+export function channelTyping() {
   return known<EventMap["typing"]>({
     type: "typing",
     id: 8,
@@ -136,7 +143,7 @@ export function directTyping() {
   });
 }
 
-export function streamDelete() {
+export function channelDelete() {
   return known<EventMap["delete_message"]>({
     type: "delete_message",
     id: 10,
@@ -182,11 +189,32 @@ export function recordingLogger(): Logger & { lines: LogLine[] } {
   return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-export function ctxFor(event: ServerEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
+export function ctxFor(event: AnyEvent, extra: Partial<RoutableContext> = {}): RoutableContext {
   return { event, bot: BOT, signal: new AbortController().signal, log: recordingLogger(), ...extra };
 }
 
 export { deferred } from "./deferred.ts";
+
+/**
+ * What a bot is built from in tests (for `new BotRuntime` or `wireBot`, as the daemon builds
+ * it): the config schema's defaults for a bot that sets nothing, a module with no handlers, the
+ * real clock; `options` go over them.
+ */
+export function botOptions(
+  options: Pick<BotRuntimeOptions, "name" | "client" | "store" | "log"> & Partial<BotRuntimeOptions>,
+): BotRuntimeOptions {
+  const fromConfig = optionsFromConfig(BotSchema.parse({ module: "./unused.ts" }) as unknown as BotConfig);
+  return {
+    definition: { setup: () => {} } as never,
+    settings: undefined,
+    flush: async () => {},
+    ...fromConfig,
+    longpollMarginMs: DEFAULT_LONGPOLL_MARGIN_MS,
+    backoff: SERVER_BACKOFF,
+    clock: realClock,
+    ...options,
+  };
+}
 
 /** A ManualClock that also counts the timers armed on it, to show the queue arms few. */
 export class CountingClock extends ManualClock {
@@ -195,6 +223,19 @@ export class CountingClock extends ManualClock {
     this.armed++;
     return super.setTimeout(fn, ms);
   }
+}
+
+/**
+ * A conversation queue for tests: 8 tasks at once, a 60 s timeout and a ManualClock (so no
+ * timeout fires unless the test moves time), each replaceable.
+ */
+export function newQueue(options: Partial<ConversationQueueOptions> = {}): ConversationQueue {
+  return new ConversationQueue({
+    concurrency: 8,
+    handlerTimeoutMs: 60_000,
+    clock: new ManualClock(0),
+    ...options,
+  });
 }
 
 /** Push `task` on `queue`; resolves once it finished (or was dropped by abortAll). */

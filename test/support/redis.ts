@@ -1,6 +1,8 @@
 /**
  * The Redis the tests use: `REDIS_URL` (`.ci/run` starts one and sets it), else a local default.
- * Tests that need it skip with a message saying so when none answers.
+ * Tests that need it skip with a message saying so when none answers. Every client made here
+ * gives up at once when Redis is not there (no reconnect loop) and handles its `error` events,
+ * so a missing Redis never surfaces as an unhandled error.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
@@ -9,13 +11,7 @@ export const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0";
 
 /** True when a Redis answers PING at {@link redisUrl} within a second. */
 export async function redisReachable(url = redisUrl): Promise<boolean> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1_000,
-    retryStrategy: () => null,
-  });
-  client.on("error", () => {});
+  const client = oneShotClient(url);
   try {
     await client.connect();
     return (await client.ping()) === "PONG";
@@ -26,7 +22,18 @@ export async function redisReachable(url = redisUrl): Promise<boolean> {
   }
 }
 
-export const noRedisMessage = `no Redis answers at ${redisUrl} (set REDIS_URL, or run redis-server): Redis tests skipped`;
+/** `redisUrl` without its password, if it has one: fit to print. */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "REDIS_URL (not a URL)";
+  }
+}
+
+export const noRedisMessage = `no Redis answers at ${shown(redisUrl)} (set REDIS_URL, or run redis-server): Redis tests skipped`;
 
 /** A key prefix no other test uses. */
 export function uniquePrefix(label: string): string {
@@ -35,10 +42,9 @@ export function uniquePrefix(label: string): string {
 
 /** Delete every key under `prefix` (state keys and cluster records). */
 export async function dropPrefix(prefix: string, url = redisUrl): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true });
-  client.on("error", () => {});
-  await client.connect();
+  const client = oneShotClient(url);
   try {
+    await client.connect();
     for (const pattern of [`${prefix}:*`, `${prefix}#*`]) {
       let cursor = "0";
       do {
@@ -50,4 +56,16 @@ export async function dropPrefix(prefix: string, url = redisUrl): Promise<void> 
   } finally {
     client.disconnect();
   }
+}
+
+/** A client that connects only when asked, once, and reports failure as a rejection, never an event. */
+function oneShotClient(url: string): Redis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    retryStrategy: () => null,
+  });
+  client.on("error", () => {});
+  return client;
 }

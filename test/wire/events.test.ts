@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEvent } from "../../src/wire/events.ts";
+import { isTypedEvent, parseEvent, reviveEvent } from "../../src/wire/events.ts";
 
 describe("parseEvent", () => {
   it("validates a known event type and keeps unknown fields", () => {
@@ -46,5 +46,50 @@ describe("parseEvent", () => {
       parseEvent({ id: 3, type: "scheduled_messages", op: "remove", scheduled_message_id: 1 }).known,
     ).toBe(true);
     expect(parseEvent({ id: 4, type: "scheduled_messages", op: "remove" }).known).toBe(false);
+  });
+});
+
+describe("reviveEvent (a dead letter's event, typed again)", () => {
+  const message = {
+    id: 42,
+    sender_id: 8,
+    sender_email: "a@example.org",
+    sender_full_name: "A",
+    client: "website",
+    content: "hi",
+    recipient_id: 20,
+    timestamp: 1_700_000_000,
+    type: "stream",
+    display_recipient: "general",
+    stream_id: 5,
+    subject: "t",
+  };
+  const stored = (v: unknown) => JSON.parse(JSON.stringify(v));
+
+  it("types a gap and a message event bothost made (no id) as they were made", () => {
+    const gap = {
+      type: "gap",
+      reason: "watchdog",
+      eventTypes: ["reaction"],
+      replayedMessages: 0,
+      skippedMessages: 2,
+    };
+    const revived = reviveEvent(stored(gap));
+    expect(revived).toEqual({ event: { ...gap, since: undefined }, issue: undefined });
+    expect(isTypedEvent(revived.event, revived.issue)).toBe(true);
+    const made = reviveEvent(stored({ type: "message", message, flags: [] }));
+    expect(made.issue).toBeUndefined();
+    expect(isTypedEvent(made.event, made.issue)).toBe(true);
+    expect(made.event).not.toHaveProperty("id");
+  });
+
+  it("keeps a malformed message unknown, with the reason, so typed routes never see it", () => {
+    const revived = reviveEvent(
+      stored({ id: 3, type: "message", message: { ...message, sender_id: "8" }, flags: [] }),
+    );
+    expect(revived.issue).toContain("message.sender_id");
+    expect(isTypedEvent(revived.event, revived.issue)).toBe(false);
+    const idless = reviveEvent(stored({ type: "message", message: { id: 1 }, flags: [] }));
+    expect(isTypedEvent(idless.event, idless.issue)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 /** The event queue: POST /register, GET /events, DELETE /events. */
 import { z } from "zod";
-import { parseEvent, type ServerEvent } from "../../wire/events.ts";
+import { type AnyEvent, parseEvent } from "../../wire/events.ts";
 import type { Narrow } from "../../wire/records.ts";
 import { RegisterResponse } from "../../wire/responses.ts";
 import type { CallOptions, ResourceContext } from "../transport.ts";
@@ -41,20 +41,24 @@ export interface RegisterParams {
 export interface GetEventsParams {
   queue_id: string;
   last_event_id?: number;
-  /** Answer at once, even with no events (does not keep the queue alive; see NOTES §3.4). */
+  /**
+   * Answer at once, even with no events (such an answer does not count as a parked poll, so it does
+   * not keep the queue alive; see docs/internals/server-behaviour.md#the-event-queue).
+   */
   dont_block?: boolean;
 }
 
 export interface GetEventsResult {
-  /** Parsed events; an unknown type (or a malformed known one) is kept as a generic event. */
-  events: ServerEvent[];
+  /** Parsed events; an unknown type (or a malformed known one) is kept as an unknown event. */
+  events: AnyEvent[];
   /** Present on long-poll completions and on queue creation only. */
   queue_id?: string;
 }
 
 const EventsBody = z.looseObject({ events: z.array(z.unknown()), queue_id: z.string().optional() });
 
-// Margin over the server's long-poll timeout so a heartbeat always wins the race (NOTES §3.3).
+// Margin over the server's long-poll timeout so a heartbeat always wins the race (see
+// docs/internals/server-behaviour.md#the-event-queue).
 const longPollMarginMs = 10_000;
 
 export function eventsApi(ctx: ResourceContext) {
@@ -89,7 +93,7 @@ export function eventsApi(ctx: ResourceContext) {
         if (!parsed.known && parsed.issue) {
           ctx.logger.warn(
             { eventId: parsed.event.id, eventType: parsed.event.type, issue: parsed.issue },
-            `GET /events: event ${parsed.event.id} of type ${parsed.event.type} did not match its schema; kept as a generic event`,
+            `GET /events: event ${parsed.event.id} of type ${parsed.event.type} did not match its schema; kept as an unknown event`,
           );
         }
         const event = parsed.event;

@@ -10,7 +10,10 @@ interface SendCommon {
   /** With `local_id`, lets the own `message` event be matched to this send (local echo). */
   queue_id?: string;
   local_id?: string;
-  /** Pass it explicitly: the server's default depends on the User-Agent (NOTES §13). */
+  /**
+   * Pass it explicitly: the server's default depends on the User-Agent (see
+   * docs/internals/server-behaviour.md#client-names).
+   */
   read_by_sender?: boolean;
 }
 

@@ -1,8 +1,9 @@
 /**
- * What `ctx.send` and `ctx.reply` do before sending (NOTES §7): the server silently truncates
- * content over `max_message_length` and topics over `max_topic_length`, so a topic that is too
- * long is refused (`TOPIC_TOO_LONG`) and long content is split at paragraph boundaries and sent
- * as several messages, in order (or refused with `CONTENT_TOO_LONG` under `reject`).
+ * What `ctx.send` and `ctx.reply` do before sending (see
+ * docs/internals/server-behaviour.md#sending-messages): the server silently truncates content over
+ * `max_message_length` and topics over `max_topic_length`, so a topic that is too long is refused
+ * (`TOPIC_TOO_LONG`) and long content is split at paragraph boundaries and sent as several
+ * messages, in order (or refused with `CONTENT_TOO_LONG` under `reject`).
  */
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { BothostError } from "../../errors/bothost-error.ts";

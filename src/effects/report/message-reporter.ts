@@ -4,9 +4,10 @@
  * nor a restart can report twice; the claim is released only when the server certainly did not
  * act (429, 5xx, a connection that never carried the request): at most once beats twice.
  *
- * An organization without a moderation request channel rejects every report (NOTES §11): the
- * first such answer logs one warning; later calls return `disabled` without a request. Reports
- * are checked here first, so a bad one fails with a clear message instead of a bare 400.
+ * An organization without a moderation request channel rejects every report (see
+ * docs/internals/server-behaviour.md#message-reports): the first such answer logs one warning;
+ * later calls return `disabled` without a request. Reports are checked here first, so a bad one
+ * fails with a clear message instead of a bare 400.
  */
 import type { Logger } from "pino";
 import { ApiError, NetworkError, RateLimitError, UnsupportedFeatureError } from "../../api/errors.ts";

@@ -1,6 +1,7 @@
 /**
  * Turning a `to` written for people (a channel name, user emails) into the ids the scheduled
- * messages endpoint insists on (NOTES §9: ids only, never names or emails).
+ * messages endpoint insists on (see docs/internals/server-behaviour.md#scheduled-messages: ids
+ * only, never names or emails).
  */
 import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";

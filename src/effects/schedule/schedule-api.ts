@@ -38,7 +38,8 @@ export interface ScheduledMessageInfo {
 }
 
 /**
- * Messages the server sends later, on the bot's behalf (NOTES §9).
+ * Messages the server sends later, on the bot's behalf (see
+ * docs/internals/server-behaviour.md#scheduled-messages).
  *
  * @example
  * ```ts

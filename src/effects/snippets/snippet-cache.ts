@@ -1,7 +1,8 @@
 /**
- * `ctx.snippets`: the bot's own saved snippets (NOTES §10), cached per bot and loaded on first
- * use. It stays fresh from `saved_snippets` events when the queue receives them
- * (`bot.track("snippets")`), else is reloaded after a minute; the bot's own writes update it at once.
+ * `ctx.snippets`: the bot's own saved snippets (see
+ * docs/internals/server-behaviour.md#saved-snippets), cached per bot and loaded on first use. It
+ * stays fresh from `saved_snippets` events when the queue receives them (`bot.track("snippets")`),
+ * else is reloaded after a minute; the bot's own writes update it at once.
  */
 import { ApiError } from "../../api/errors.ts";
 import type { SavedSnippetsApi } from "../../api/resources/saved-snippets.ts";
@@ -202,8 +203,9 @@ function applyTo(byId: Map<number, SavedSnippet>, event: SnippetEvent): void {
 }
 
 /**
- * `value` stripped as the server stores it, or `SNIPPET_INVALID` (NOTES §10: both fields are
- * stripped, must not be blank, and are at most 60 (title) and 10000 (content) code points).
+ * `value` stripped as the server stores it, or `SNIPPET_INVALID` (see
+ * docs/internals/server-behaviour.md#saved-snippets: both fields are stripped, must not be blank,
+ * and are at most 60 (title) and 10000 (content) code points).
  */
 function snippetField(field: "title" | "content", value: string): string {
   const max = field === "title" ? 60 : 10_000;

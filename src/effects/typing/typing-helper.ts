@@ -1,7 +1,8 @@
 /**
  * `ctx.typing`. `who` and `isTyping` only know what `typing` events told the bot's one
  * TypingTracker, so its queue must receive them (`bot.track("typing")`); channel typing
- * reaches the bot only in channels it is in with at most 100 subscribers (NOTES §4.3).
+ * reaches the bot only in channels it is in with at most 100 subscribers (see
+ * docs/internals/server-behaviour.md#event-shapes).
  */
 import type { Client } from "../../api/create-client.ts";
 import { BothostError } from "../../errors/bothost-error.ts";

@@ -17,14 +17,15 @@ import { serverDefaults } from "../../wire/responses.ts";
 export type TypingEvent = EventMap["typing"];
 
 /**
- * A typing event's conversation (NOTES §4.3): a direct one is its participants, sender included;
- * a stream one is the stream id plus the topic, compared case-insensitively as the server does.
+ * A typing event's conversation: a direct one is its participants, sender included (the server
+ * lists the sender among a direct typing event's `recipients`); a channel one is the channel id
+ * plus the topic, compared case-insensitively as the server compares topics.
  */
 export type TypingConversation =
   | { type: "direct"; userIds: readonly number[] }
-  | { type: "stream"; streamId: number; topic: string };
+  | { type: "channel"; channelId: number; topic: string };
 
-/** The conversation of a typing event; `undefined` for a stream event without `stream_id` or `topic`. */
+/** The conversation of a typing event; `undefined` for a channel event without `stream_id` or `topic`. */
 export function typingConversation(event: TypingEvent): TypingConversation | undefined {
   if (event.message_type === "direct") {
     // The server already appends the sender to `recipients`; adding it again keeps us correct anyway.
@@ -32,15 +33,15 @@ export function typingConversation(event: TypingEvent): TypingConversation | und
     return { type: "direct", userIds: [...ids].sort((a, b) => a - b) };
   }
   if (event.stream_id === undefined || event.topic === undefined) return undefined;
-  return { type: "stream", streamId: event.stream_id, topic: event.topic };
+  return { type: "channel", channelId: event.stream_id, topic: event.topic };
 }
 
-/** A string equal for the same conversation, e.g. `"direct:8,10"` or `"stream:5:lunch"`. */
+/** A string equal for the same conversation, e.g. `"direct:8,10"` or `"channel:5:lunch"`. */
 export function conversationKey(conversation: TypingConversation): string {
   if (conversation.type === "direct") {
     return `direct:${[...new Set(conversation.userIds)].sort((a, b) => a - b).join(",")}`;
   }
-  return `stream:${conversation.streamId}:${conversation.topic.toLowerCase()}`;
+  return `channel:${conversation.channelId}:${conversation.topic.toLowerCase()}`;
 }
 
 export interface TypingTrackerOptions {

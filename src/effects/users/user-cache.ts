@@ -187,9 +187,10 @@ export class UserCache implements Users {
 type Role = User["role"];
 
 /**
- * The user after a `realm_user` `update` event's `person` (NOTES §4.8), as a new object. Each
- * event carries `user_id` and one changed field group; the few whose name differs from the user
- * record's field are translated, the rest are copied as they are.
+ * The user after a `realm_user` `update` event's `person` (see
+ * docs/internals/server-behaviour.md#event-shapes), as a new object. Each event carries `user_id`
+ * and one changed field group; the few whose name differs from the user record's field are
+ * translated, the rest are copied as they are.
  */
 export function applyPersonUpdate(user: User, person: Record<string, unknown>): User {
   const next: Record<string, unknown> = { ...user };

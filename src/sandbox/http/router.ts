@@ -13,7 +13,10 @@ export interface RequestContext {
   core: SandboxCore;
   params: Params;
   path: Record<string, string>;
-  /** The client name from the `client` parameter or the User-Agent (NOTES §13). */
+  /**
+   * The client name from the `client` parameter or the User-Agent (see
+   * docs/internals/server-behaviour.md#client-names).
+   */
   clientName: string;
   req: IncomingMessage;
   /** Called with a function to run if the client disconnects before the reply. */

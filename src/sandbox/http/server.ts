@@ -215,7 +215,10 @@ export function sendJson(
 /** Digests, so that keys compare in constant time whatever their lengths. */
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-/** HTTP Basic auth (NOTES §1, §5): every key problem is a 401 with the server's specific `msg`. */
+/**
+ * HTTP Basic auth (see docs/internals/server-behaviour.md#requests-and-authentication): every key
+ * problem is a 401 with the server's specific `msg`.
+ */
 export function authenticate(data: SandboxData, header: string | undefined): UserRecord {
   if (header === undefined) throw unauthorized();
   const space = header.indexOf(" ");
@@ -240,8 +243,9 @@ export function authenticate(data: SandboxData, header: string | undefined): Use
 }
 
 /**
- * The client name the server derives from a request (NOTES §13): the `client` parameter wins,
- * else the User-Agent's product name, else "Unspecified"; at most 30 characters.
+ * The client name the server derives from a request (see
+ * docs/internals/server-behaviour.md#client-names): the `client` parameter wins, else the
+ * User-Agent's product name, else "Unspecified"; at most 30 characters.
  */
 const UA = /^([^/ ]*[^0-9/(]*)(\/([^/ ]*))?([ /].*)?$/;
 
@@ -298,8 +302,8 @@ export function rateLimitError(retryAfter: number, headers: Record<string, strin
 }
 
 /**
- * The per-user limiter (NOTES §6): sliding windows. Headers report the last rule (the hourly one),
- * as the server's code does.
+ * The per-user limiter (see docs/internals/server-behaviour.md#rate-limits): sliding windows.
+ * Headers report the last rule (the hourly one), as the server's code does.
  */
 export class RateLimiter {
   private readonly calls = new Map<number, number[]>();

@@ -3,7 +3,7 @@
  * and the Notification Bot (which the real server keeps in its internal realm).
  */
 
-import { randomInt } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
 import { SANDBOX_FEATURE_LEVEL } from "../../wire/feature-levels.ts";
 import {
   emptyData,
@@ -57,6 +57,7 @@ export function buildState(org: Org, nowMs: number): SandboxData {
     allow_edit_history: org.realm.allow_edit_history,
     profile_field_editing_allowed: org.realm.profile_field_editing_allowed,
     date_created: now,
+    uuid: randomUUID(),
     default_language: org.realm.default_language,
     user_settings_defaults: {},
   });

@@ -1,6 +1,6 @@
 /**
  * The queue-registration parameters shared by POST /register and GET /events without a queue_id,
- * validated with the server's messages (NOTES §2.1).
+ * validated with the server's messages (see docs/internals/server-behaviour.md#registering-a-queue).
  */
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";

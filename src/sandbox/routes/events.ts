@@ -1,7 +1,7 @@
 /**
  * GET /server_settings (no authentication), POST /register, and GET/DELETE /events following the
- * server's fetch_events step by step (NOTES §3.2): acknowledgement errors, destructive pruning,
- * superseding polls, heartbeats.
+ * server's fetch_events step by step (see docs/internals/server-behaviour.md#the-event-queue):
+ * acknowledgement errors, destructive pruning, superseding polls, heartbeats.
  */
 import { SANDBOX_MERGE_BASE, SANDBOX_ZULIP_VERSION, type SandboxCore } from "../core.ts";
 import type { Faults } from "../faults.ts";

@@ -1,8 +1,9 @@
 /**
  * GET /messages (anchored windows over a narrow), GET /messages/{message_id}, POST /messages
- * (shared with control.sendAs), and POST /typing (NOTES §4.3, §8): direct typing goes to every
- * recipient (the sender included) with receives_typing_notifications; channel typing only to
- * queues that declared stream_typing_notifications, none for channels over 100 subscribers.
+ * (shared with control.sendAs), and POST /typing (see
+ * docs/internals/server-behaviour.md#event-shapes): direct typing goes to every recipient (the
+ * sender included) with receives_typing_notifications; channel typing only to queues that declared
+ * stream_typing_notifications, none for channels over 100 subscribers.
  */
 import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
@@ -123,7 +124,10 @@ export function sendFromParams(core: SandboxCore, user: UserRecord, params: Para
   return { id: msg.id };
 }
 
-/** A bot sending to a missing channel makes the Notification Bot tell its owner (NOTES §7). */
+/**
+ * A bot sending to a missing channel makes the Notification Bot tell its owner (see
+ * docs/internals/server-behaviour.md#sending-messages).
+ */
 function notifyOwnerOfMissingStream(core: SandboxCore, user: UserRecord, type: string, to: string): void {
   if (!user.is_bot || user.bot_owner_id === null || (type !== "stream" && type !== "channel")) return;
   if (/^\s*[[\d"]/.test(to) || streamByName(core.data, to)) return;

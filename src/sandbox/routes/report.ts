@@ -1,7 +1,8 @@
 /**
- * Message reports (NOTES §11): POST /messages/{message_id}/report with the server's order of
- * checks; the Notification Bot posts the report into the moderation request channel with the
- * server's header, quote, and spoiler-fenced original.
+ * Message reports (see docs/internals/server-behaviour.md#message-reports): POST
+ * /messages/{message_id}/report with the server's order of checks; the Notification Bot posts the
+ * report into the moderation request channel with the server's header, quote, and spoiler-fenced
+ * original.
  */
 
 import type { SandboxCore } from "../core.ts";

@@ -1,7 +1,8 @@
 /**
  * GET /users, /users/me, /users/{user_id}, /users/{email} (email visibility and `user{id}@host`
  * placeholders), PATCH /users/me/profile_data, the legacy push token endpoints, and saved
- * snippets (NOTES §10: an edit that changes nothing is a 200 without event).
+ * snippets (see docs/internals/server-behaviour.md#saved-snippets: an edit that changes nothing is
+ * a 200 without event).
  */
 import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument, notFound } from "../http/api-error.ts";

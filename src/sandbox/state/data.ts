@@ -212,6 +212,11 @@ export interface RealmRecord {
   /** Whether users may edit their own custom profile fields at all. */
   profile_field_editing_allowed: boolean;
   date_created: number;
+  /**
+   * The organization's unique id (`realm_uuid` from feature level 466): a fresh one for each
+   * sandbox built from an org, kept in its data file, so a client can tell one sandbox from another.
+   */
+  uuid: string;
   default_language: string;
   user_settings_defaults: Record<string, boolean | number | string>;
 }

@@ -1,8 +1,10 @@
 /**
- * The POST /register state, gated by the fetch set exactly as the server gates it (NOTES §2.2):
- * almost nothing unless `realm`, `realm_user` and friends are asked for.
+ * The POST /register state, gated by the fetch set exactly as the server gates it (see
+ * docs/internals/server-behaviour.md#registering-a-queue): almost nothing unless `realm`,
+ * `realm_user` and friends are asked for.
  */
 
+import { featureLevels } from "../../wire/feature-levels.ts";
 import { serverDefaults } from "../../wire/responses.ts";
 import type { SandboxCore } from "../core.ts";
 import { SERVER_GENERATION } from "../core.ts";
@@ -43,6 +45,7 @@ export function initialState(
       realm_mandatory_topics: false,
       realm_bot_domain: data.realm.host,
       realm_date_created: data.realm.date_created,
+      ...(data.realm.feature_level >= featureLevels.realmUuid ? { realm_uuid: data.realm.uuid } : {}),
       realm_is_zephyr_mirror_realm: false,
       realm_message_content_edit_limit_seconds: null,
       realm_message_content_delete_limit_seconds: null,

@@ -1,7 +1,8 @@
 /**
  * The one path every new message takes (HTTP, control.sendAs, scheduled delivery, reports,
- * Notification Bot DMs): read the `to` forms (NOTES §7), normalise and truncate as the server
- * does, validate, store with per-user flags, deliver to queues.
+ * Notification Bot DMs): read the `to` forms (see
+ * docs/internals/server-behaviour.md#sending-messages), normalise and truncate as the server does,
+ * validate, store with per-user flags, deliver to queues.
  */
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest } from "../http/api-error.ts";
@@ -22,7 +23,7 @@ export interface SendTarget {
 
 export interface SendOptions {
   client: string;
-  /** `undefined`: decided by the client name (NOTES §13). */
+  /** `undefined`: decided by the client name (see docs/internals/server-behaviour.md#client-names). */
   readBySender?: boolean | undefined;
   local?: { queueId: string; localId: string } | undefined;
   /** Skip the sender's channel permission check (Notification Bot, outgoing webhook replies). */

@@ -205,7 +205,10 @@ export function createUser(
   return user;
 }
 
-/** Change a user's role and/or full name, with one realm_user update event per change (NOTES §4.8). */
+/**
+ * Change a user's role and/or full name, with one realm_user update event per change (see
+ * docs/internals/server-behaviour.md#event-shapes).
+ */
 export function updateUser(
   core: SandboxCore,
   user: UserRecord,

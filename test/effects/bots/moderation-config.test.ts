@@ -23,7 +23,7 @@ describe("the moderation bot's settings in a config file", () => {
       rules: {
         link_flood: {
           max_links: 5,
-          actions: ["report", { reply: "Please keep it to a few links, {name}." }],
+          actions: ["report", { reply: "Please keep it to a few links, {{name}}." }],
         },
         mention_storm: { max_user_mentions: 10, wildcards: true },
       },

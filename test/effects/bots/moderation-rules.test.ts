@@ -15,7 +15,7 @@ let nextId = 1;
 const msg = (over: Partial<ScannedMessage> = {}): ScannedMessage => ({
   id: nextId++,
   senderId: 8,
-  streamId: 5,
+  channelId: 5,
   content: "hello",
   timestamp: T0,
   ...over,
@@ -39,15 +39,15 @@ describe("scanMessage", () => {
     };
     const state = createRuleState();
     const scan = (over: Partial<ScannedMessage>) => rulesOf(scanMessage(msg(over), rules, state));
-    expect(scan({ content: "Buy  now!", streamId: 1 })).toEqual([]);
-    expect(scan({ content: "buy now!", streamId: 1, timestamp: T0 + 1 })).toEqual([]); // same channel
-    expect(scan({ content: "BUY NOW!", streamId: 2, timestamp: T0 + 2 })).toEqual(["cross_post"]);
-    expect(scan({ content: "buy now!", streamId: 3, timestamp: T0 + 3 })).toEqual([]); // reported already
-    expect(scan({ content: "ok", streamId: 1 })).toEqual([]);
-    expect(scan({ content: "ok", streamId: 2 })).toEqual([]);
-    const { streamId: _, ...direct } = msg({ content: "buy now!" });
+    expect(scan({ content: "Buy  now!", channelId: 1 })).toEqual([]);
+    expect(scan({ content: "buy now!", channelId: 1, timestamp: T0 + 1 })).toEqual([]); // same channel
+    expect(scan({ content: "BUY NOW!", channelId: 2, timestamp: T0 + 2 })).toEqual(["cross_post"]);
+    expect(scan({ content: "buy now!", channelId: 3, timestamp: T0 + 3 })).toEqual([]); // reported already
+    expect(scan({ content: "ok", channelId: 1 })).toEqual([]);
+    expect(scan({ content: "ok", channelId: 2 })).toEqual([]);
+    const { channelId: _, ...direct } = msg({ content: "buy now!" });
     expect(scanMessage(direct, rules, state)).toEqual([]);
-    expect(scan({ content: "buy now!", streamId: 4, timestamp: T0 + 200 })).toEqual([]); // window passed
+    expect(scan({ content: "buy now!", channelId: 4, timestamp: T0 + 200 })).toEqual([]); // window passed
   });
 
   it("flood, cross_post, repeated_message: a later message handled first does not make an earlier one trip", () => {
@@ -57,8 +57,8 @@ describe("scanMessage", () => {
       repeatedMessage: { maxRepeats: 1, withinSeconds: 60, minLength: 5, reportType: "spam" },
     };
     const state = createRuleState();
-    const scan = (s: number, streamId: number) =>
-      rulesOf(scanMessage(msg({ content: "same words", streamId, timestamp: T0 + s }), rules, state));
+    const scan = (s: number, channelId: number) =>
+      rulesOf(scanMessage(msg({ content: "same words", channelId, timestamp: T0 + s }), rules, state));
     expect(scan(20, 1)).toEqual([]);
     expect(scan(0, 2)).toEqual([]); // sent 20 s earlier in another channel, handled second
     expect(scan(5, 3)).toEqual(["flood", "cross_post", "repeated_message"]); // 0 and 5 count; 20 does not

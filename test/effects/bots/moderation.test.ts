@@ -26,7 +26,8 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-async function start(settings: Record<string, unknown>) {
+/** `extra`: YAML lines for the bot's config block, e.g. "dry_run: true". */
+async function start(settings: Record<string, unknown>, extra?: string) {
   const org = defaultOrg();
   org.users!.push({ email: OLD, full_name: "Otto Old", date_joined: "2020-01-01T00:00:00.000Z" });
   const everyone = [OWNER, NEW, OLD, BOT];
@@ -36,7 +37,9 @@ async function start(settings: Record<string, unknown>) {
     { name: "news", subscribers: everyone },
   ];
   sandbox = await startSandbox({ heartbeatSeconds: 1, org });
-  running = await startBots(sandbox, { moderation: { email: BOT, definition: moderation, settings } });
+  running = await startBots(sandbox, {
+    moderation: { email: BOT, definition: moderation, settings, ...(extra ? { extra } : {}) },
+  });
   return sandbox;
 }
 
@@ -50,7 +53,7 @@ async function post(email: string, content: string, to = "general", topic = "cha
 
 const reports = () =>
   sandbox!.control.messages().filter((m) => String(m.content).includes("reported a message sent by"));
-const dryRunLines = () => running!.logged("dry run: would report message");
+const dryRunLines = () => running!.logged("dry run: report message");
 
 interface RuleCase {
   name: string;
@@ -131,17 +134,25 @@ describe("moderation rules, live", () => {
   });
 });
 
-describe("moderation rules, dry run", () => {
+describe("moderation rules, with the bot-level dry_run", () => {
   it.each(cases)("$name: reports nothing and logs what it would have reported", async (c) => {
-    await start({ dry_run: true, rules: c.rules, notify_sender: "Hi {name}" });
+    await start({ rules: c.rules, notify_sender: "Hi {{name}}" }, "dry_run: true");
     const id = await c.act();
     expect(reports()).toEqual([]);
-    const lines = dryRunLines();
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ messageId: id, rules: [c.name] });
-    expect(lines[0]!.msg).toContain(c.reason);
-    expect(running!.logged("dry run: would tell the sender")).toHaveLength(1);
-    expect(sandbox!.control.requests.filter((r) => r.path.endsWith("/report"))).toEqual([]);
+    expect(dryRunLines().map((l) => l.msg)).toEqual([
+      expect.stringMatching(new RegExp(`^dry run: report message ${id} as `)),
+    ]);
+    const decided = running!.logged(`reported message ${id}`);
+    expect(decided).toMatchObject([{ messageId: id, rules: [c.name] }]);
+    expect(decided[0]!.msg).toContain(c.reason);
+    expect(running!.logged("dry run: send a direct message to")).toMatchObject([
+      { msg: expect.stringMatching(/: "Hi (Otto Old|Mel Member)"$/) },
+    ]);
+    // No write of the bot reached the server, only its event queue's calls.
+    const writes = sandbox!.control.requests.filter(
+      (r) => r.email === BOT && r.method !== "GET" && r.path !== "/register" && r.path !== "/events",
+    );
+    expect(writes).toEqual([]);
   });
 });
 
@@ -170,7 +181,7 @@ describe("moderation exemptions and answers", () => {
     const s = await start({
       rules: flood,
       notify_sender:
-        "Hi {name}, your message in #{channel} > {topic} was sent to the moderators ({rules}): {details}.",
+        "Hi {{name}}, your message in #{{channel}} > {{topic}} was sent to the moderators ({{rules}}): {{details}}.",
     });
     await post(OLD, "one");
     await post(OLD, "two", "general", "deals");
@@ -212,11 +223,24 @@ describe("moderation exemptions and answers", () => {
         message: expect.stringContaining("is not a valid regular expression"),
       },
     ]);
-    expect(parse({ rules: { flood: {} }, notify_sender: "hi {user}" }).error?.issues).toMatchObject([
+    expect(parse({ rules: { flood: {} }, notify_sender: "hi {{user}}" }).error?.issues).toMatchObject([
       {
         path: ["notify_sender"],
-        message: "uses {user}; the placeholders are {name}, {rules}, {details}, {channel}, {topic}, {link}",
+        message:
+          "uses {{user}}; the placeholders are {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{link}}",
       },
+    ]);
+    // The single-brace spelling of earlier versions: refused, with the new spelling named.
+    const legacy = parse({ rules: { flood: { actions: [{ reply: "calm down, {name}" }] } } });
+    expect(legacy.error?.issues).toMatchObject([
+      {
+        path: ["rules", "flood", "actions", 0, "reply"],
+        message: "uses {name}, the old placeholder spelling: write {{name}}",
+      },
+    ]);
+    // The bot's own dry_run is gone: the bot-level dry_run captures every write.
+    expect(parse({ rules: { flood: {} }, dry_run: true }).error?.issues).toMatchObject([
+      { path: ["dry_run"], message: expect.stringContaining("set dry_run: true on the bot itself") },
     ]);
   });
 });

@@ -39,30 +39,36 @@ describe("the welcome bot", () => {
     });
     const { saved_snippet_id: id } = await asBot.savedSnippets.create({
       title: "Welcome",
-      content: "Hello {name} ({mention}), welcome!",
+      content: "Hello {{name}} ({{mention}}), welcome!",
     });
-    await start({ snippet: "Welcome", fallback: "Hi {name}" });
+    await start({ snippet: "Welcome", fallback: "Hi {{name}}" });
     const ada = world.sandbox.control.createUser({ email: "ada@sandbox.example", full_name: "Ada L" });
     await expect
       .poll(() => greetingTo(ada.user_id)?.content)
       .toBe(`Hello Ada L (@_**Ada L|${ada.user_id}**), welcome!`);
 
+    // A snippet still in the old single-brace spelling is filled in, with one warning per text.
     await asBot.savedSnippets.update(id, { content: "Welcome, {name}. Version two." });
     const bob = world.sandbox.control.createUser({ email: "bob@sandbox.example", full_name: "Bob" });
     await expect.poll(() => greetingTo(bob.user_id)?.content).toBe("Welcome, Bob. Version two.");
+    const cleo = world.sandbox.control.createUser({ email: "cleo@sandbox.example", full_name: "Cleo" });
+    await expect.poll(() => greetingTo(cleo.user_id)?.content).toBe("Welcome, Cleo. Version two.");
+    expect(running!.logged("uses the old placeholder spelling").map((l) => l.msg)).toEqual([
+      'the snippet "Welcome" uses the old placeholder spelling: edit it to read {name} → {{name}}',
+    ]);
     expect(
       world.sandbox.control.requests.filter((r) => r.method === "GET" && r.path === "/saved_snippets"),
     ).toHaveLength(1);
   });
 
   it("uses the fallback while the snippet is missing", async () => {
-    await start({ snippet: "Welcome", fallback: "Hi {name}, glad you are here." });
+    await start({ snippet: "Welcome", fallback: "Hi {{name}}, glad you are here." });
     const cy = world.sandbox.control.createUser({ email: "cy@sandbox.example", full_name: "Cy" });
     await expect.poll(() => greetingTo(cy.user_id)?.content).toBe("Hi Cy, glad you are here.");
   });
 
   it("does not greet bots, or guests when told not to", async () => {
-    await start({ fallback: "Hi {name}", greet_guests: false });
+    await start({ fallback: "Hi {{name}}", greet_guests: false });
     const handled = () => running!.daemon.bots[0]!.status.handled;
     world.sandbox.control.createUser({
       email: "helper-bot@sandbox.example",
@@ -77,9 +83,20 @@ describe("the welcome bot", () => {
     expect(greetings()).toHaveLength(1);
   });
 
+  it("refuses a fallback with an unknown or old-style placeholder, naming the fix", () => {
+    const parse = (v: unknown) =>
+      (welcome.settings as { safeParse(v: unknown): { error?: { issues: unknown[] } } }).safeParse(v);
+    expect(parse({ fallback: "Hi {name}" }).error?.issues).toMatchObject([
+      { path: ["fallback"], message: "uses {name}, the old placeholder spelling: write {{name}}" },
+    ]);
+    expect(parse({ fallback: "Hi {{nick}}" }).error?.issues).toMatchObject([
+      { path: ["fallback"], message: "uses {{nick}}; the placeholders are {{name}}, {{mention}}" },
+    ]);
+  });
+
   it("greets each member once, even after a restart", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-"));
-    const bots = { welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {name}" } } };
+    const bots = { welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {{name}}" } } };
     try {
       running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
       const eve = world.sandbox.control.createUser({ email: "eve@sandbox.example", full_name: "Eve" });

@@ -23,11 +23,11 @@ function wire(raw: Record<string, unknown>): TypingEvent {
 }
 const dm = (op: "start" | "stop", sender: number, others: number[]) =>
   wire({ op, message_type: "direct", sender: user(sender), recipients: [...others, sender].map(user) });
-const stream = (op: "start" | "stop", sender: number, topic = "deploys", streamId = 5) =>
-  wire({ op, message_type: "stream", sender: user(sender), stream_id: streamId, topic });
+const stream = (op: "start" | "stop", sender: number, topic = "deploys", channelId = 5) =>
+  wire({ op, message_type: "stream", sender: user(sender), stream_id: channelId, topic });
 
 const DM_8_10: TypingConversation = { type: "direct", userIds: [8, 10] };
-const DEPLOYS: TypingConversation = { type: "stream", streamId: 5, topic: "deploys" };
+const DEPLOYS: TypingConversation = { type: "channel", channelId: 5, topic: "deploys" };
 
 function setup(options: { expiryMs?: number; ignoreUserIds?: number[] } = {}) {
   const clock = new ManualClock(0);
@@ -117,8 +117,8 @@ describe("TypingTracker details", () => {
   it("stream topics match case-insensitively; direct conversations ignore recipient order", () => {
     const { tracker } = setup();
     tracker.handle(stream("start", 8, "Deploys"));
-    expect(tracker.typingIn({ type: "stream", streamId: 5, topic: "DEPLOYS" })).toEqual([8]);
-    expect(tracker.typingIn({ type: "stream", streamId: 6, topic: "deploys" })).toEqual([]);
+    expect(tracker.typingIn({ type: "channel", channelId: 5, topic: "DEPLOYS" })).toEqual([8]);
+    expect(tracker.typingIn({ type: "channel", channelId: 6, topic: "deploys" })).toEqual([]);
     tracker.handle(
       wire({ op: "start", message_type: "direct", sender: user(3), recipients: [user(9), user(3), user(1)] }),
     );
@@ -156,7 +156,7 @@ describe("typing conversation and timings", () => {
     const event = wire({ op: "start", message_type: "direct", sender: user(10), recipients: [user(8)] });
     expect(typingConversation(event)).toEqual({ type: "direct", userIds: [8, 10] });
     expect(conversationKey({ type: "direct", userIds: [10, 8, 10] })).toBe("direct:8,10");
-    expect(conversationKey({ type: "stream", streamId: 5, topic: "Lunch" })).toBe("stream:5:lunch");
+    expect(conversationKey({ type: "channel", channelId: 5, topic: "Lunch" })).toBe("channel:5:lunch");
   });
 
   it("serverInfoFrom reads the typing timings, else the current or pre-FL 204 defaults", () => {

@@ -19,7 +19,7 @@ const user: User = {
   profile_data: { "3": { value: "they/them" } },
 };
 
-describe("applyPersonUpdate (each realm_user update form of NOTES §4.8)", () => {
+describe("applyPersonUpdate (each form of realm_user update the server sends: one field group per event)", () => {
   it.each([
     ["full name", { full_name: "Mel M." }, { full_name: "Mel M." }],
     ["API email", { new_email: "user8@example.org" }, { email: "user8@example.org" }],

@@ -46,13 +46,14 @@ export interface ShapeReport {
 
 /**
  * Fields the real server sends that this copy of the spec (about FL 420) does not list: newer
- * ones (is_imported_stub FL 433, server_report_message_types FL 435, the
+ * ones (is_imported_stub FL 433, server_report_message_types FL 435, realm_uuid FL 466, the
  * web_inbox_show_channel_folders setting) and local_message_id, which the server adds to the
- * sender's message event but the spec never documented (NOTES §4.2).
+ * sender's message event but the spec never documented (see docs/internals/server-behaviour.md#event-shapes).
  */
 const NOT_IN_SPEC = new Set([
   "is_imported_stub",
   "server_report_message_types",
+  "realm_uuid",
   "web_inbox_show_channel_folders",
   "local_message_id",
 ]);

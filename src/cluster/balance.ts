@@ -1,0 +1,67 @@
+/**
+ * How many bots an instance of a cluster runs, decided each round from one picture of Redis: the
+ * live instances and who holds each bot's lease. The aim is a fair split, every instance within
+ * one bot of every other (4 bots on 3 instances: 2 + 1 + 1, never 2 + 2 + 0):
+ *
+ * - no instance runs more than `ceil(bots / instances)` (its share);
+ * - every instance is owed at least `floor(bots / instances)`; free bots go first to instances
+ *   below that, and an instance already at it takes a free bot only when there are more free
+ *   bots than the instances below it are owed;
+ * - when the free bots do not cover what is owed, one instance gives a bot up: the one running
+ *   the most (the smallest id among equals), so that every instance, seeing the same picture,
+ *   agrees on which one.
+ */
+
+export interface ClusterPicture {
+  /** This instance's id. */
+  self: string;
+  /** The live instances' ids, this one among them. */
+  instances: readonly string[];
+  /** Each bot's lease holder (an instance id), or undefined when the bot is free. */
+  holders: ReadonlyMap<string, string | undefined>;
+}
+
+export interface BalanceDecision {
+  /** `ceil(bots / instances)`: the most any instance runs once settled. */
+  share: number;
+  /** How many bots this instance may run now: it takes free bots up to this many. */
+  limit: number;
+  /** Give one bot up (stop it, then release its lease) for an instance that has too few. */
+  handOver: boolean;
+}
+
+/**
+ * What this instance does this round, given the picture and `running`, the bots it runs and keeps
+ * (those being handed over are not counted).
+ */
+export function balance(picture: ClusterPicture, running: number): BalanceDecision {
+  const bots = picture.holders.size;
+  const instances = Math.max(1, picture.instances.length);
+  const share = Math.ceil(bots / instances);
+  const owedEach = Math.floor(bots / instances);
+
+  const counts = new Map<string, number>(picture.instances.map((id) => [id, 0]));
+  let free = 0;
+  for (const holder of picture.holders.values()) {
+    if (holder === undefined) free++;
+    // A lease of an instance no longer alive is neither free nor anyone's share: it expires.
+    else if (counts.has(holder)) counts.set(holder, counts.get(holder)! + 1);
+  }
+  let owed = 0;
+  for (const count of counts.values()) owed += Math.max(0, owedEach - count);
+
+  const limit = free > owed ? share : owedEach;
+  const giver = mostLoaded(counts);
+  const handOver =
+    running > share || (owed > free && giver === picture.self && (counts.get(picture.self) ?? 0) > owedEach);
+  return { share, limit, handOver };
+}
+
+/** The instance running the most bots; the smallest id among equals. */
+function mostLoaded(counts: ReadonlyMap<string, number>): string | undefined {
+  let best: [string, number] | undefined;
+  for (const [id, count] of counts) {
+    if (!best || count > best[1] || (count === best[1] && id < best[0])) best = [id, count];
+  }
+  return best?.[0];
+}

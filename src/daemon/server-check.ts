@@ -1,0 +1,133 @@
+/**
+ * At each start of a bot, before any of its state is read: does that state belong to the server
+ * the bot talks to now? The identity recorded with the state (`state/server-identity.ts`) is
+ * compared with the one the server gives in a registration. On the embedded sandbox a different
+ * instance means the state is from an earlier run: it is cleared and the bot starts afresh. On any
+ * other server the bot is refused with `STATE_SERVER_MISMATCH`, naming both, because applying
+ * another organization's cursor, handled marks and bookings would skip or cancel the wrong things.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import { isAuthError } from "../api/errors.ts";
+import { describeRedisUrl } from "../state/redis-connection.ts";
+import {
+  describeServer,
+  identityChanged,
+  readServerIdentity,
+  type ServerIdentity,
+  sameServer,
+  writeServerIdentity,
+} from "../state/server-identity.ts";
+import { StateError } from "../state/state-error.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import { registerOnce } from "../webhook/webhook-mode.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
+
+export interface ServerCheckOptions {
+  bot: string;
+  client: Client;
+  /** The root store as the bot's runtime gets it; the bot's namespace is recorded and cleared. */
+  store: StateStore;
+  /** The URL the bot talks to (the embedded sandbox's, for `url: sandbox`). */
+  url: string;
+  /** The bot runs on the embedded sandbox: another instance starts it afresh instead of stopping. */
+  sandbox: boolean;
+  /** Where the state lives, for the error (e.g. `state.path /srv/bots/.bothost`). */
+  location: StateLocation;
+  log: Logger;
+  /** Retry delays while the server cannot be reached, and what they wait on. */
+  backoff: { initialMs: number; maxMs: number };
+  clock: Clock;
+}
+
+/** Where a daemon keeps its state. */
+export type StateLocation = { path: string } | { redis: string; prefix: string };
+
+/** Where `store` keeps its state: a FileStore's directory, or a RedisStore's server and prefix. */
+export function stateLocation(store: StateStore): StateLocation {
+  // Read off the store: the Redis client's code is loaded only for a daemon that uses it.
+  const s = store as { dir?: unknown; url?: unknown; prefix?: unknown };
+  if (typeof s.url === "string" && typeof s.prefix === "string") return { redis: s.url, prefix: s.prefix };
+  return { path: typeof s.dir === "string" ? s.dir : "(memory)" };
+}
+
+/**
+ * The check as a bot runtime's `checkServer`. It resolves the registration it made (its queue is
+ * already deleted; an outgoing-webhook bot uses it as its own), or undefined when the server
+ * rejected the bot's credentials: the bot's source then meets the same answer and stops the bot
+ * as it always does. It rejects with `STATE_SERVER_MISMATCH` for another real server.
+ */
+export function serverCheck(
+  o: ServerCheckOptions,
+): (signal: AbortSignal) => Promise<RegisterResponse | undefined> {
+  return async (signal) => {
+    let reg: RegisterResponse;
+    try {
+      reg = await registerOnce({
+        client: o.client,
+        signal,
+        log: o.log,
+        backoff: o.backoff,
+        clock: o.clock,
+      });
+    } catch (err) {
+      if (signal.aborted || isAuthError(err)) return undefined;
+      throw err;
+    }
+    await settle(o, identityFrom(o.url, reg));
+    return reg;
+  };
+}
+
+/** The identity a registration gives (with `realm` in its fetch set, as every bot's has). */
+export function identityFrom(url: string, reg: RegisterResponse): ServerIdentity {
+  const realmUrl = reg.realm_url ?? reg.realm_uri;
+  return {
+    url,
+    ...(realmUrl !== undefined ? { realm_url: realmUrl } : {}),
+    ...(reg.realm_date_created !== undefined ? { realm_date_created: reg.realm_date_created } : {}),
+    ...(reg.realm_uuid !== undefined ? { realm_uuid: reg.realm_uuid } : {}),
+  };
+}
+
+async function settle(o: ServerCheckOptions, current: ServerIdentity): Promise<void> {
+  const botStore = o.store.namespace(o.bot);
+  const recorded = await readServerIdentity(botStore);
+  if (recorded === undefined || sameServer(recorded, current)) {
+    // First start (or state from before identities were recorded), or more now known of it.
+    if (recorded === undefined || identityChanged(recorded, current))
+      await writeServerIdentity(botStore, current);
+    return;
+  }
+  if (!o.sandbox) throw mismatch(o, recorded, current);
+  const deleted = await botStore.clear();
+  await writeServerIdentity(botStore, current);
+  o.log.info(
+    { was: describeServer(recorded), now: describeServer(current), deletedKeys: deleted },
+    "state was from another sandbox instance: cleared, this bot starts afresh",
+  );
+}
+
+function mismatch(o: ServerCheckOptions, recorded: ServerIdentity, current: ServerIdentity): StateError {
+  const where = o.location;
+  const [at, reset, move] =
+    "path" in where
+      ? [
+          `the state directory ${where.path}`,
+          `delete that directory (every bot's state in it)`,
+          "set state.path to another directory",
+        ]
+      : [
+          `Redis ${describeRedisUrl(where.redis)} under prefix "${where.prefix}"`,
+          `delete its keys "${where.prefix}:${o.bot}/*"`,
+          "set state.prefix to another prefix",
+        ];
+  return new StateError(
+    "STATE_SERVER_MISMATCH",
+    `bot "${o.bot}": its state in ${at} was recorded with ${describeServer(recorded)}, ` +
+      `but the server is now ${describeServer(current)}. Its cursor, handled marks and bookings ` +
+      "belong to the other server, so it was not started. To start it afresh on this server, " +
+      `${reset}; to keep that state for the other server, ${move}.`,
+  );
+}

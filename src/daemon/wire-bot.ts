@@ -1,0 +1,232 @@
+/**
+ * The one place a bot's parts are built (its composition root). Each part gets the settings and
+ * collaborators it uses, by name; no options bag travels down. Settings arrive complete: their
+ * defaults are the config schema's (config/schema.ts), so no layer below has one of its own.
+ * Every part reads and waits on the same clock.
+ *
+ * What exists from the start: the bot's state, helpers, contexts, failure handling and
+ * scheduler. What needs the module's `setup` (the dispatcher, built around its composer) or a
+ * start (a source, bound to that start's signal) is made by the functions returned here.
+ */
+import type { Logger } from "pino";
+import type { CaptureLog } from "../api/capture.ts";
+import type { Client } from "../api/create-client.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import type { BotConfig } from "../config/schema.ts";
+import { BotServices } from "../effects/bot-services.ts";
+import { EffectRecords } from "../effects/effect-records.ts";
+import { DeadLetterSource } from "../events/dead-letter-source.ts";
+import { QueueSource, type QueueSourceOptions } from "../events/queue-source.ts";
+import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
+import { BotContexts } from "../pipeline/bot-contexts.ts";
+import type { Composer } from "../pipeline/composer.ts";
+import type { BotContext } from "../pipeline/context.ts";
+import { ConversationQueue } from "../pipeline/conversation-queue.ts";
+import { Dispatcher } from "../pipeline/dispatcher.ts";
+import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
+import type { RunJob } from "../pipeline/incoming.ts";
+import { BotScheduler } from "../scheduler/bot-scheduler.ts";
+import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
+import { KV } from "../state/kv.ts";
+import { MemoryStore } from "../state/memory-store.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import { startWebhookMode } from "../webhook/webhook-mode.ts";
+import type { Narrow } from "../wire/records.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
+
+/** How long effect records are kept: past retries and a restart (a dead letter carries its own). */
+const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
+
+/** Retry delays for a server that is down or failing (registration and polls): first and cap. */
+export const SERVER_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 30_000 });
+
+/** What one bot is built from (the daemon fills it from the bot's config). */
+export interface BotRuntimeOptions {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+  client: Client;
+  /** The root store; the bot gets `<name>/kv` for ctx.state and `<name>/runtime` for the ledger. */
+  store: StateStore;
+  /** Make the store's writes durable against a machine crash (coalesced by the caller). */
+  flush(): Promise<void>;
+  /** Make the store's writes survive a crash of this process (cheaper than `flush`); default `flush`. */
+  commit?(): Promise<void>;
+  /** The store's synchronous commit, where it has one (a solo daemon's FileStore): see LedgerCommits. */
+  syncCommit?: { ready(): boolean; commit(): boolean };
+  log: Logger;
+  events?: readonly string[];
+  narrow?: Narrow;
+  allPublicStreams?: boolean;
+  ownMessages: boolean;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  replay: { maxMessages: number; maxAgeMs: number };
+  /** Content over max_message_length: `split` into several messages, or `reject`. */
+  longMessages: "split" | "reject";
+  /** The config's `command_prefix`: commands also run from messages starting with it. */
+  commandPrefix?: string;
+  /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */
+  longpollMarginMs: number;
+  /** Retry delays for a server that is down or failing ({@link SERVER_BACKOFF} unless a test tunes them). */
+  backoff: { initialMs: number; maxMs: number };
+  /** What every part of the bot reads the time from and waits on. */
+  clock: Clock;
+  /**
+   * `"webhook"`: messages arrive by outgoing-webhook POSTs (`deliver`); no event queue is kept.
+   * `"backtest"`: no queue, no jobs, no onStart: history is handed in by `deliver` (backtest.ts).
+   */
+  mode?: "queue" | "webhook" | "backtest";
+  /** Counts events, handler durations, registrations, replays and gaps. */
+  metrics?: RuntimeMetricsSink;
+  /** How a handler that throws is run again (config `retries`). */
+  retries: RetryPolicy;
+  /** `dry_run: true`: the writes captured (report claims then stay in memory, so they are not kept). */
+  captured?: CaptureLog;
+  /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
+  letters?: DeadLetters;
+  /**
+   * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
+   * belongs to another server; resolves the registration it made, if any.
+   */
+  checkServer?(signal: AbortSignal): Promise<RegisterResponse | undefined>;
+}
+
+/** A bot's config entry as the options of its runtime (the parts the YAML decides). */
+export function optionsFromConfig(c: BotConfig) {
+  return {
+    ...(c.events ? { events: c.events } : {}),
+    ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
+    ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),
+    ownMessages: c.own_messages,
+    concurrency: c.concurrency,
+    handlerTimeoutMs: c.handler_timeout,
+    replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
+    longMessages: c.long_messages,
+    ...(c.command_prefix !== undefined ? { commandPrefix: c.command_prefix } : {}),
+    ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
+    retries: {
+      attempts: c.retries.attempts,
+      backoffMs: c.retries.backoff,
+      maxBackoffMs: c.retries.max_backoff,
+    },
+  };
+}
+
+/** What one start of the queue source is bound to (the runtime's side of it). */
+export type QueueStart = Pick<
+  QueueSourceOptions,
+  "eventTypes" | "signal" | "lastContact" | "onRegistered" | "onScheduledMessages"
+>;
+
+/** One bot's parts, and the makers of those that come later. */
+export interface BotParts {
+  kv: KV;
+  services: BotServices;
+  contexts: BotContexts;
+  scheduler: BotScheduler;
+  /** The bot's pipeline, around the handlers its `setup` declared. */
+  dispatcher(composer: Composer<BotContext<unknown>>): Dispatcher;
+  /** The event queue as the pipeline's source, for one start. */
+  queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
+  /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
+  webhookMode(signal: AbortSignal, registered: RegisterResponse | undefined): Promise<boolean>;
+  /** The replays of dead letters an operator marked, for one start; none without a store. */
+  deadLetterSource(
+    dispatcher: Dispatcher,
+    signal: AbortSignal,
+    replayJob: (letter: DeadLetter) => Promise<boolean>,
+  ): DeadLetterSource | undefined;
+}
+
+export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolean): BotParts {
+  const { name, client, log, clock, metrics, letters } = o;
+  const commit = o.commit ?? o.flush;
+  const store = o.store.namespace(name);
+  const kv = new KV(store.namespace("kv"));
+  const services = new BotServices({
+    name,
+    client,
+    store: o.captured ? new MemoryStore() : o.store,
+    log,
+    receives,
+    longMessages: o.longMessages,
+    clock,
+    ...(metrics ? { onEcho: () => metrics.sendVerified("echo") } : {}),
+  });
+  if (o.captured) o.captured.channelName = (id) => services.channels.nameOf(id);
+  const effects = new EffectRecords(store.namespace("effects"), {
+    ttlMs: EFFECT_RECORDS_TTL_MS,
+    log,
+    ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
+  });
+  const contexts = new BotContexts({ name, client, state: kv, log, settings: o.settings, services, clock });
+  const failures = new HandlerFailures({
+    retries: o.retries,
+    letters,
+    handlerTimeoutMs: o.handlerTimeoutMs,
+    log,
+    clock,
+    metrics,
+    commit,
+  });
+  const runJob: RunJob = jobRunner({ letters, log, effects }, failures);
+  const scheduler = new BotScheduler({
+    client,
+    store,
+    flush: o.flush,
+    log,
+    clock,
+    contextDeps: () => contexts.deps(),
+    runHandler: contexts.runHandler,
+    runJob,
+  });
+  return {
+    kv,
+    services,
+    contexts,
+    scheduler,
+    dispatcher: (composer) =>
+      new Dispatcher({
+        composer,
+        contexts,
+        queue: new ConversationQueue({
+          concurrency: o.concurrency,
+          handlerTimeoutMs: o.handlerTimeoutMs,
+          log,
+          clock,
+        }),
+        failures,
+        ledgerStore: store.namespace("runtime"),
+        ledgerCommits: { log, commit, syncCommit: o.syncCommit },
+        services,
+        ownMessages: o.ownMessages,
+        clock,
+        log,
+        metrics,
+        letters,
+        effects,
+      }),
+    queueSource: (dispatcher, start) =>
+      new QueueSource({
+        ...start,
+        client,
+        log,
+        clock,
+        dispatcher,
+        contexts,
+        narrow: o.narrow,
+        allPublicStreams: o.allPublicStreams,
+        replay: o.replay,
+        longpollMarginMs: o.longpollMarginMs,
+        backoff: o.backoff,
+        flush: o.flush,
+        metrics,
+      }),
+    webhookMode: (signal, registered) =>
+      startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal, registered }),
+    deadLetterSource: (dispatcher, signal, replayJob) =>
+      letters && new DeadLetterSource({ letters, dispatcher, replayJob, log, clock, signal }),
+  };
+}

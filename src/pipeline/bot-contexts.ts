@@ -1,0 +1,93 @@
+/**
+ * What every context of one bot is built from: the parts fixed when the bot is wired, and the
+ * server's limits and the bot's user, known once a registration answered ({@link identify}).
+ * Every kind of handler (events, `bot.onStart()`, cron jobs, inbound webhooks) gets its context
+ * from here.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import type { BotServices } from "../effects/bot-services.ts";
+import type { KV } from "../state/kv.ts";
+import type { Clock } from "../time/clock.ts";
+import { type ContextDeps, LazyBaseContext } from "./context.ts";
+import type { BotIdentity, RunHandler } from "./incoming.ts";
+import { PendingPrompts } from "./prompts.ts";
+
+export interface BotContextsOptions {
+  name: string;
+  client: Client;
+  state: KV;
+  log: Logger;
+  settings: unknown;
+  /** ctx.snippets, ctx.users, ctx.typing, ctx.report and the limits of ctx.send. */
+  services: BotServices;
+  /** What "now" is for `ctx.schedule`. */
+  clock: Clock;
+}
+
+/** What a registration tells about the bot and its server. */
+interface Registration {
+  readonly server: ServerInfo;
+  readonly self: BotIdentity;
+}
+
+export class BotContexts {
+  readonly #o: BotContextsOptions;
+  #registration: Registration | undefined;
+  /** Made once per registration, not per event. */
+  #deps: ContextDeps<unknown> | undefined;
+  /** Handlers waiting for someone's next message (`ctx.prompt`), answered at the accept stage. */
+  readonly prompts: PendingPrompts;
+
+  constructor(options: BotContextsOptions) {
+    this.#o = options;
+    this.prompts = new PendingPrompts(options.clock);
+  }
+
+  /** The bot's user and the server's limits, from a registration. */
+  identify(server: ServerInfo, self: BotIdentity): void {
+    this.#registration = { server, self };
+    this.#deps = undefined;
+  }
+
+  /** The server's limits, once a registration answered. */
+  get server(): ServerInfo | undefined {
+    return this.#registration?.server;
+  }
+
+  /** The bot's user, once a registration answered. */
+  get self(): BotIdentity | undefined {
+    return this.#registration?.self;
+  }
+
+  /** What a context of this bot is built from. Throws before the first registration. */
+  deps(): ContextDeps<unknown> {
+    if (this.#deps) return this.#deps;
+    const o = this.#o;
+    const registration = this.#registration;
+    if (!registration) throw new Error(`bot ${o.name} has not registered with its server yet`);
+    this.#deps = {
+      bot: {
+        name: o.name,
+        userId: registration.self.userId,
+        email: registration.self.email,
+        ...(registration.self.fullName !== undefined ? { fullName: registration.self.fullName } : {}),
+      },
+      api: o.client,
+      state: o.state,
+      log: o.log,
+      settings: o.settings,
+      server: registration.server,
+      channelName: (id) => o.services.channels.nameOf(id),
+      clock: o.clock,
+      services: o.services,
+      prompts: this.prompts,
+    };
+    return this.#deps;
+  }
+
+  /** Stage 4 for a handler that is not an event's (see {@link RunHandler}). */
+  readonly runHandler: RunHandler = (signal, bindings, extend, handler, effects) =>
+    handler(extend(new LazyBaseContext(this.deps(), signal, bindings, effects)));
+}

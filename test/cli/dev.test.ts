@@ -1,0 +1,61 @@
+/**
+ * `bothost dev` in a project made by `bothost init`, read as a person reads it (no browser: the
+ * chat page itself is tested in test/browser/dev-chat.test.ts): readable log lines, the chat
+ * page's address last, and an edit that does not load reported with what happens next.
+ */
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type CliProcess, spawnCli } from "../support/cli.ts";
+import { initProject } from "../support/init-project.ts";
+
+let dir: string;
+let project: string;
+let dev: CliProcess | undefined;
+
+beforeAll(async () => {
+  ({ dir, project } = await initProject("dev-cli"));
+});
+afterAll(async () => {
+  dev?.kill("SIGKILL");
+  await dev?.exited;
+  await rm(dir, { recursive: true, force: true });
+});
+
+const chatLine = /^Chat with your bots: http:\/\/127\.0\.0\.1:\d+\/chat\/$/;
+/** The non-empty lines written so far. */
+const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
+
+it("logs readable lines, prints the chat page's address last, and says a broken edit waits for the next save", async () => {
+  dev = spawnCli(["dev"], { cwd: project });
+  await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
+  const started = lines(dev.stdout());
+  // Readable lines even though stdout is a pipe here: no JSON log line.
+  expect(started.filter((l) => l.startsWith("{"))).toEqual([]);
+  expect(started.some((l) => /^\[[\d:.]+\] INFO: daemon started$/.test(l))).toBe(true);
+  expect(started.slice(-2)).toEqual([
+    "1 bot running on the embedded sandbox. Saving a bot's file reloads it; Ctrl-C stops.",
+    expect.stringMatching(chatLine),
+  ]);
+
+  const file = path.join(project, "bots", "hello.ts");
+  const source = await readFile(file, "utf8");
+  let before = dev.stdout().length;
+  await writeFile(file, `${source}\nexport const = ;\n`);
+  await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
+  const refused = dev.stdout().slice(before);
+  expect(refused).toContain(
+    "ERROR: the edit does not load, so the bots keep running as they were; saving the file again reloads it:\n" +
+      'bot "hello": module ./bots/hello.ts has a syntax error at ./bots/hello.ts:',
+  );
+  expect(refused).not.toContain("start again");
+
+  before = dev.stdout().length;
+  await writeFile(file, source.replace('const greeting = "Hello";', 'const greeting = "Howdy";'));
+  await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
+  expect(dev.stdout().slice(before)).toMatch(/INFO: config reloaded/);
+
+  dev.kill("SIGINT");
+  expect((await dev.exited).code).toBe(0);
+  dev = undefined;
+});
