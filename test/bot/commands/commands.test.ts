@@ -47,6 +47,12 @@ const helper = defineBot({
       ctx.reply(`triaging, ${ctx.sender.name}`),
     );
     bot.command("whoami", (ctx) => ctx.reply(`${ctx.sender.name} (${ctx.sender.role})`));
+    bot.command("where", (ctx) =>
+      ctx.send({
+        ...ctx.where,
+        content: "direct" in ctx.where ? "in a DM" : `in #${ctx.where.channel} > ${ctx.where.topic}`,
+      }),
+    );
     bot.command("order", { args: { wait: z.number().int() } }, async (ctx) => {
       try {
         const size = await ctx.prompt("Which size?", { timeout: ctx.args.wait });
@@ -84,6 +90,14 @@ describe("a command", () => {
     const reply = await inGeneral(MEMBER, "@**Helper** remind 1 stretch");
     expect(reply).toMatchObject({ content: "in 1 min: stretch", type: "stream" });
     expect((await inGeneral(MEMBER, `whoami @**Helper|${bot.userId}**`)).content).toBe("Mel Member (member)");
+  });
+
+  it("gives ctx.where, which ctx.send takes as the target", async () => {
+    expect(await inGeneral(MEMBER, "@**Helper** where")).toMatchObject({
+      content: "in #general > chat",
+      type: "stream",
+    });
+    expect(await dm(MEMBER, "where")).toMatchObject({ content: "in a DM", type: "private" });
   });
 
   it("ignores silent mentions and unaddressed channel messages", async () => {
