@@ -156,6 +156,11 @@ type Step<C> = (ctx: C, next: () => Done) => Done;
 /** What `next()` gives user code when the rest of the chain finished synchronously. */
 const RESOLVED: Promise<void> = Promise.resolve();
 
+/** Whether a `next()` result says the rest of the chain has already finished (synchronously). */
+export function finishedSynchronously(result: Promise<void>): boolean {
+  return result === RESOLVED;
+}
+
 function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C): Done {
   const step = stack[i];
   return step === undefined ? undefined : step(ctx, () => runFrom(stack, i + 1, ctx));

@@ -12,7 +12,12 @@ import { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
 import { isAtLeast, roleName } from "../../effects/users/roles.ts";
 import { addressOf, textOf } from "../../pipeline/addressed.ts";
-import type { Composer, Middleware, NextFunction } from "../../pipeline/composer.ts";
+import {
+  type Composer,
+  finishedSynchronously,
+  type Middleware,
+  type NextFunction,
+} from "../../pipeline/composer.ts";
 import type { BotContext } from "../../pipeline/context.ts";
 import { type ArgShape, type Command, type CommandOptions, checkCommand } from "./command-spec.ts";
 import {
@@ -167,12 +172,23 @@ export class CommandRouter {
     return allow.when ? (allow.when as (c: Ctx) => boolean | Promise<boolean>)(ctx) : false;
   }
 
-  async #unknown(ctx: BotContext<unknown>, next: NextFunction, call: Invocation): Promise<void> {
-    await next();
-    if (!this.#untaken.has(ctx)) return;
+  /**
+   * Pass an unknown command on; answer it once the rest of the chain is done if nothing took it.
+   * When the rest ran synchronously, so does this (no promise for a message a handler took).
+   */
+  #unknown(ctx: BotContext<unknown>, next: NextFunction, call: Invocation): unknown {
+    const rest = next();
+    if (finishedSynchronously(rest))
+      return this.#untaken.has(ctx) ? this.#answerUnknown(ctx, call) : undefined;
+    return rest.then(() => (this.#untaken.has(ctx) ? this.#answerUnknown(ctx, call) : undefined));
+  }
+
+  async #answerUnknown(ctx: BotContext<unknown>, call: Invocation): Promise<void> {
     const help = this.#byName.get("help");
-    if (call.word === "" && help)
-      return help.handler(Object.assign(ctx, { args: {}, options: {} }) as never) as Promise<void>;
+    if (call.word === "" && help) {
+      await help.handler(Object.assign(ctx, { args: {}, options: {} }) as never);
+      return;
+    }
     const hint = suggest(call.word, this.#byName.keys());
     const list = help ? ` Say \`${this.#prefix}help\` for the list.` : "";
     await ctx.reply(
