@@ -52,6 +52,7 @@ function isSelf(name: string, id: string | undefined, self: SelfRef): boolean {
 /** Where the content mentions the bot personally: [start, end) of each mention. */
 function selfMentions(content: string, self: SelfRef): [number, number][] {
   const found: [number, number][] = [];
+  if (!content.includes("@**")) return found;
   for (const m of content.matchAll(MENTION)) {
     if (isSelf(m[1]!, m[2], self)) found.push([m.index, m.index + m[0].length]);
   }
@@ -61,8 +62,8 @@ function selfMentions(content: string, self: SelfRef): [number, number][] {
 /** A direct message between the sender and the bot alone (a group DM needs a mention). */
 function isOneToOne(m: Message, self: SelfRef): boolean {
   if (m.type !== "private" || !Array.isArray(m.display_recipient)) return false;
-  const others = m.display_recipient.filter((u) => u.id !== self.userId && u.id !== m.sender_id);
-  return others.length === 0;
+  for (const u of m.display_recipient) if (u.id !== self.userId && u.id !== m.sender_id) return false;
+  return true;
 }
 
 /** Why a message is addressed to the bot, if it is. */
