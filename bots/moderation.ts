@@ -60,6 +60,7 @@
  */
 import { defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
+import { moderationCommands, recordFlags } from "./moderation/commands.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
 import { createRuleState, type RuleName, type ScannedMessage, scanMessage } from "./moderation/rules.ts";
 import {
@@ -117,7 +118,11 @@ export default defineBot({
     // Roles and join dates come from ctx.users; realm_user events keep them current.
     bot.track("users");
 
-    bot.on("message", async (ctx) => {
+    bot.on("message", async (ctx, next) => {
+      // The commands below answer first; a message that ran one is not checked (asking the bot
+      // for its rules a few times is no flood), every other message is.
+      await next();
+      if ((ctx as { command?: unknown }).command !== undefined) return;
       const m = ctx.event.message;
       const place = placeOf(m.stream_id, m.display_recipient);
       if (place === undefined) return;
@@ -134,7 +139,10 @@ export default defineBot({
         topic: m.subject,
         matches,
       });
+      await recordFlags(ctx.state, matches);
     });
+
+    moderationCommands(bot, settings);
 
     if (settings.check_edits) {
       bot.on("update_message", async (ctx) => {
@@ -168,6 +176,7 @@ export default defineBot({
           matches,
           history: describeHistory(message_history),
         });
+        await recordFlags(ctx.state, matches);
       });
     }
   },

@@ -20,6 +20,7 @@
  * spelling named) and still filled in a snippet, with one warning per snippet text to rewrite it.
  * Each member is greeted once, ever (remembered in the bot's state).
  * New members are seen through `realm_user` events: the greeting goes out while the bot runs.
+ * Moderators and above may ask it (in a direct message, or mentioning it) `greeted`: how many so far.
  */
 import { defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
@@ -76,6 +77,15 @@ export default defineBot({
         throw err;
       }
     });
+
+    bot.command(
+      "greeted",
+      { description: "how many members the bot has greeted", allow: "moderator" },
+      async (ctx) => {
+        const greeted = await ctx.state.list("greeted:");
+        await ctx.reply(`${greeted.length} member${greeted.length === 1 ? "" : "s"} greeted so far.`);
+      },
+    );
   },
 });
 

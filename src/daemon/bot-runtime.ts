@@ -71,6 +71,7 @@ export class BotRuntime {
       client: this.#o.client,
       state: this.#kv,
       schedule: this.scheduler.schedule,
+      commandPrefix: this.#o.commandPrefix,
     });
     await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
       handle.api,
@@ -113,11 +114,11 @@ export class BotRuntime {
         eventTypes,
         signal,
         lastContact: this.#source?.lastContact,
-        onRegistered: (reason) => {
+        onRegistered: (reason, reg) => {
           // Events may have been lost with the old queue: check the bookings against the server.
           if (reason !== "start") this.scheduler.resync();
           const { server, self } = this.#contexts;
-          if (server && self) this.#services.onRegistered(server, self);
+          if (server && self) this.#services.onRegistered(server, self, reg);
           // The bot's sends echo only into a queue that receives its message events.
           this.#services.echo.queue = this.#receives("message")
             ? (source.consumer.queueId ?? undefined)

@@ -68,6 +68,8 @@ export interface BotRuntimeOptions {
   replay: { maxMessages: number; maxAgeMs: number };
   /** Content over max_message_length: `split` into several messages, or `reject`. */
   longMessages: "split" | "reject";
+  /** The config's `command_prefix`: commands also run from messages starting with it. */
+  commandPrefix?: string;
   /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */
   longpollMarginMs: number;
   /** Retry delays for a server that is down or failing ({@link SERVER_BACKOFF} unless a test tunes them). */
@@ -105,6 +107,7 @@ export function optionsFromConfig(c: BotConfig) {
     handlerTimeoutMs: c.handler_timeout,
     replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
     longMessages: c.long_messages,
+    ...(c.command_prefix !== undefined ? { commandPrefix: c.command_prefix } : {}),
     ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
     retries: {
       attempts: c.retries.attempts,

@@ -71,6 +71,20 @@ export const scene: SceneStep[] = [
     expected: "the moderation bot reports the flood to #moderation and tells Mallory",
   },
   {
+    title: "Alice asks the moderation bot which rules are on (a command)",
+    act: (c) => {
+      c.sendAs("alice@acme.example", {
+        type: "stream",
+        to: "general",
+        topic: "house rules",
+        content: "@**Moderation Bot** rules",
+      });
+    },
+    done: (posted, ids) =>
+      by(posted, ids.user("moderation-bot@acme.example"), (m) => m.content.startsWith("Rules that are on:")),
+    expected: "the moderation bot lists its rules in #general › house rules",
+  },
+  {
     title: "Carol joins the organization",
     act: (c) => {
       c.createUser({

@@ -12,6 +12,7 @@ import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ContextDeps, LazyBaseContext } from "./context.ts";
 import type { BotIdentity, RunHandler } from "./incoming.ts";
+import { PendingPrompts } from "./prompts.ts";
 
 export interface BotContextsOptions {
   name: string;
@@ -36,9 +37,12 @@ export class BotContexts {
   #registration: Registration | undefined;
   /** Made once per registration, not per event. */
   #deps: ContextDeps<unknown> | undefined;
+  /** Handlers waiting for someone's next message (`ctx.prompt`), answered at the accept stage. */
+  readonly prompts: PendingPrompts;
 
   constructor(options: BotContextsOptions) {
     this.#o = options;
+    this.prompts = new PendingPrompts(options.clock);
   }
 
   /** The bot's user and the server's limits, from a registration. */
@@ -64,7 +68,12 @@ export class BotContexts {
     const registration = this.#registration;
     if (!registration) throw new Error(`bot ${o.name} has not registered with its server yet`);
     this.#deps = {
-      bot: { name: o.name, userId: registration.self.userId, email: registration.self.email },
+      bot: {
+        name: o.name,
+        userId: registration.self.userId,
+        email: registration.self.email,
+        ...(registration.self.fullName !== undefined ? { fullName: registration.self.fullName } : {}),
+      },
       api: o.client,
       state: o.state,
       log: o.log,
@@ -73,6 +82,7 @@ export class BotContexts {
       channelName: (id) => o.services.channels.nameOf(id),
       clock: o.clock,
       services: o.services,
+      prompts: this.prompts,
     };
     return this.#deps;
   }

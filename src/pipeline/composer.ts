@@ -18,7 +18,8 @@ export interface RoutableContext {
    * or a known type that failed its schema: see `eventIssue`). Routes narrow it by their type.
    */
   event: AnyEvent;
-  bot: { name: string; userId: number; email: string };
+  /** The bot: its name in the config, its user id and email, and its full name once known. */
+  bot: { name: string; userId: number; email: string; fullName?: string };
   /** Aborted when the handler times out or the bot shuts down. */
   signal: AbortSignal;
   log: Logger;
@@ -166,6 +167,11 @@ type Step<C> = (ctx: C, next: () => Done) => Done;
 
 /** What `next()` gives user code when the rest of the chain finished synchronously. */
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Whether a `next()` result says the rest of the chain has already finished (synchronously). */
+export function finishedSynchronously(result: Promise<void>): boolean {
+  return result === RESOLVED;
+}
 
 function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C): Done {
   const step = stack[i];

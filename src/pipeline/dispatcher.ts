@@ -3,7 +3,7 @@
  * it an {@link Incoming}, which goes through five stages:
  *
  * 1. **accept**: update the bot's caches, count the event, let the delivery ledger drop a message
- *    already handled (or being handled);
+ *    already handled (or being handled); hand the answer a waiting `ctx.prompt()` asked for to it;
  * 2. **filter**: drop the bot's own messages, unless it asked for them;
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
  * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
@@ -185,6 +185,13 @@ export class Dispatcher {
       if (!this.#o.ownMessages && sender === this.#o.contexts.self?.userId) {
         void commits.finish(messageId);
         return false;
+      }
+      // An answer to a waiting ctx.prompt() goes to it, not into the queue behind its handler.
+      const prompts = this.#o.contexts.prompts;
+      if (prompts.size > 0 && isTypedEvent(event, issue) && prompts.take(event)) {
+        void commits.finish(messageId);
+        onDone?.();
+        return true;
       }
     }
     if (incoming.replayed) this.#stats.replayed++;

@@ -5,6 +5,7 @@
  */
 import { suggest } from "../config/did-you-mean.ts";
 import { type AnyEvent, isKnownEventType, isTypedEvent, type ServerEvent } from "../wire/events.ts";
+import { addressedFilter } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
 import { RouterError } from "./router-error.ts";
 
@@ -37,6 +38,8 @@ export interface Filter<C = RoutableContext> {
   mentioned?: boolean;
   /** Message content: a string matches as a case-insensitive substring; a RegExp is tested as is. */
   contains?: OneOrMany<string | RegExp>;
+  /** `true`: a one-to-one DM to the bot or a mention of it by name (`{ wildcards: true }`: or `@**all**`). */
+  addressed?: boolean | { wildcards: boolean };
   /** Any further test, run last (only when the declarative keys matched). */
   when?: FilterPredicate<C>;
 }
@@ -50,6 +53,7 @@ const KEYS: readonly FilterKey[] = [
   "direct",
   "mentioned",
   "contains",
+  "addressed",
   "when",
 ];
 
@@ -65,6 +69,7 @@ const APPLIES: Partial<Record<FilterKey, { types: readonly string[]; missing: st
   },
   mentioned: { types: ["message", "update_message"], missing: "carry no message flags" },
   contains: { types: ["message", "update_message"], missing: "carry no message content" },
+  addressed: { types: ["message"], missing: "are not messages" },
 };
 const WITHOUT_OP = new Set([
   "message",
@@ -166,6 +171,14 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
     case "mentioned": {
       const want = bool(value, key, where);
       return (ctx) => flagsOf(ctx).some((f) => MENTION_FLAGS.includes(f)) === want;
+    }
+    case "addressed": {
+      const test = addressedFilter(value);
+      if (test) return test;
+      throw invalid(
+        where,
+        `filter "addressed" must be true, false or { wildcards: true }; got ${show(value)}.`,
+      );
     }
     default:
       throw new Error(`unreachable filter key ${key}`);

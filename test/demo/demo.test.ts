@@ -22,6 +22,8 @@ describe("bothost demo", () => {
     expect(run.stdout).toMatch(
       /DM \(Mallory Spammer, Moderation Bot\) {2}Moderation Bot: Hi Mallory Spammer/,
     );
+    // A command: the moderation bot lists its rules where it was asked.
+    expect(run.stdout).toMatch(/#general › house rules {2}Moderation Bot: Rules that are on:/);
     // The welcome bot greeted the new member.
     expect(run.stdout).toMatch(
       /DM \(Welcome Bot, Carol Newcomer\) {2}Welcome Bot: Welcome aboard, Carol Newcomer!/,
