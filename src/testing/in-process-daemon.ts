@@ -13,6 +13,8 @@ import { Daemon } from "../daemon/daemon.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
+import type { Clock } from "../time/clock.ts";
+import { LedgerWatch } from "./ledger-watch.ts";
 
 export interface InProcessBot {
   email: string;
@@ -33,6 +35,8 @@ export interface InProcessOptions {
   global?: string;
   /** Environment for `${VAR}` in the YAML, on top of the bots' keys. */
   env?: Record<string, string>;
+  /** The daemon's clock (a test moves it to fire retries and checks); default the real one. */
+  clock?: Clock;
 }
 
 export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
@@ -77,7 +81,9 @@ export async function startInProcessDaemon(
     },
   });
   const log = createLogger({ destination, pretty: false, level: "debug" });
-  const store = await FileStore.open(stateDir);
+  // The store as the daemon sees it, observed so a test can wait until a message is handled.
+  const ledger = new LedgerWatch(await FileStore.open(stateDir));
+  for (const name of Object.keys(bots)) await ledger.load(name);
   const daemon = new Daemon({
     config,
     bots: Object.entries(bots).map(([name, b]) => ({
@@ -85,9 +91,10 @@ export async function startInProcessDaemon(
       definition: b.definition as BotDefinition<never, never>,
       settings: settingsOf(b, config.bots[name]?.settings),
     })),
-    store,
+    store: ledger.store,
     log,
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const report = await daemon.start();
   return {
@@ -95,6 +102,8 @@ export async function startInProcessDaemon(
     config,
     report,
     stateDir,
+    /** Each bot's delivery ledger as written: `ledger.until(bot, messageId, …)`. */
+    ledger,
     logs,
     /** Raw log text, to check that no secret was ever written. */
     logText: () => text,
