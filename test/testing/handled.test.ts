@@ -76,7 +76,9 @@ describe("bot.handled", () => {
     const bot = await runBot({ bot: flaky, name: "flaky", config: "retries: { attempts: 3, backoff: 1h }" });
     const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "try" });
     await expect(bot.handled(id, { timeoutMs: 500 })).rejects.toThrow(
-      new RegExp(`^flaky did not finish handling message ${id} \\(.*\\) within 500 ms: its handler failed \\(not yet\\)`),
+      new RegExp(
+        `^flaky did not finish handling message ${id} \\(.*\\) within 500 ms: its handler failed \\(not yet\\)`,
+      ),
     );
     expect(runs).toBe(1);
   });
@@ -91,7 +93,11 @@ describe("bot.handled", () => {
         });
       },
     });
-    const bot = await runBot({ bot: second, name: "second", config: "retries: { attempts: 2, backoff: 50ms }" });
+    const bot = await runBot({
+      bot: second,
+      name: "second",
+      config: "retries: { attempts: 2, backoff: 50ms }",
+    });
     await bot.handled(bot.post(MEMBER, { type: "direct", to: [bot.email], content: "again" }));
     expect(runs).toBe(2);
   });

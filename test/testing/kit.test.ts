@@ -31,7 +31,11 @@ describe("the vitest fixture", () => {
       content: `@**echo** in the channel`,
     });
     if (reply.type !== "stream") throw new Error(`expected a channel message, got ${reply.type}`);
-    expect([reply.display_recipient, reply.subject, reply.content]).toEqual(["general", "greetings", "in the channel"]);
+    expect([reply.display_recipient, reply.subject, reply.content]).toEqual([
+      "general",
+      "greetings",
+      "in the channel",
+    ]);
     expect(reply.sender_email).toBe(bot.email);
   });
 
@@ -52,14 +56,16 @@ describe("the vitest fixture", () => {
   });
 
   // vitest's own default test timeout is 5 s: the kit's default wait must give up first.
-  test("by default gives up with its own message before vitest's default test timeout", { timeout: 5_000 }, async ({
-    runBot,
-  }) => {
+  test("by default gives up with its own message before vitest's default test timeout", {
+    timeout: 5_000,
+  }, async ({ runBot }) => {
     const bot = await runBot({ bot: defineBot({ setup: () => {} }), name: "mute" });
     await expect(
       bot.ask(MEMBER, { type: "stream", to: "general", topic: "t", content: "hello?" }),
     ).rejects.toThrow(
-      new RegExp(`^mute sent no message after message \\d+ \\("hello\\?" from ${MEMBER} in #general > t\\) within ${DEFAULT_WAIT_MS} ms$`),
+      new RegExp(
+        `^mute sent no message after message \\d+ \\("hello\\?" from ${MEMBER} in #general > t\\) within ${DEFAULT_WAIT_MS} ms$`,
+      ),
     );
   });
 
