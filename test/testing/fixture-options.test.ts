@@ -61,7 +61,9 @@ describe("an inline org", () => {
 
   test("is the sandbox's org, and the bot joins it", async ({ sandbox, runBot }) => {
     const echo = defineBot({
-      setup: (bot) => bot.on("message", (ctx) => ctx.reply(ctx.event.message.content)),
+      setup(bot) {
+        bot.on("message", (ctx) => ctx.reply(ctx.event.message.content));
+      },
     });
     const bot = await runBot({ bot: echo, name: "echo", channels: ["lab"] });
     const reply = await bot.ask("ada@example.org", { type: "direct", to: [bot.email], content: "hello" });

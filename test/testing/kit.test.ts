@@ -46,7 +46,11 @@ describe("the vitest fixture", () => {
   });
 
   test("says clearly when the bot does not answer in time, naming what was posted", async ({ runBot }) => {
-    const silent = defineBot({ setup: (bot) => bot.on("message", () => {}) });
+    const silent = defineBot({
+      setup(bot) {
+        bot.on("message", () => {});
+      },
+    });
     const bot = await runBot({ bot: silent, name: "silent" });
     const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "anyone?" });
     await bot.handled(id);
