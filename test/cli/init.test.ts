@@ -72,7 +72,7 @@ it("writes a project whose check and tests pass unedited", async () => {
     cwd: project,
     env: { ...process.env, CI: "1" },
   });
-  expect(tests.stdout + tests.stderr).toMatch(/Tests {2}3 passed \(3\)/);
+  expect(tests.stdout + tests.stderr).toMatch(/\b3 passed\b/);
 }, 60_000);
 
 it("refuses a folder that is not empty unless --force, without a stack trace", async () => {
