@@ -31,9 +31,11 @@
  * next booking carries the new text. The bot's account must own the snippet (create it with
  * `client.savedSnippets.create` as the bot). Changing an announcement's cron, time zone, channel
  * or topic replaces its booking at the next start; removing it cancels its booking.
- * Check the times with `bothost schedule preview`.
+ * Check the times with `bothost schedule preview`, or ask the bot: `next` (in a direct message
+ * or mentioning it) lists each announcement's next occurrences; `next 3 standup` the next three
+ * of one.
  */
-import { BothostError, defineBot, validateSchedule } from "bothost";
+import { BothostError, defineBot, nextOccurrences, validateSchedule } from "bothost";
 import { z } from "zod";
 
 const Announcement = z
@@ -72,7 +74,6 @@ const Announcement = z
   });
 
 export default defineBot({
-  events: [],
   settings: z.object({
     announcements: z
       .array(Announcement)
@@ -87,6 +88,30 @@ export default defineBot({
       }),
   }),
   setup(bot, settings) {
+    bot.command(
+      "next",
+      {
+        description: "when each announcement goes out next",
+        args: {
+          count: z.number().int().min(1).max(10).default(1).describe("how many occurrences, 1-10"),
+          id: z.string().optional().describe("one announcement's id"),
+        },
+        examples: ["next", "next 3 standup"],
+      },
+      (ctx) => {
+        const { count, id } = ctx.args;
+        const chosen = settings.announcements.filter((a) => id === undefined || a.id === id);
+        if (chosen.length === 0) {
+          const ids = settings.announcements.map((a) => `\`${a.id}\``).join(", ");
+          return ctx.reply(`There is no announcement \`${id}\`; there are ${ids}.`);
+        }
+        const lines = chosen.map((a) => {
+          const when = nextOccurrences(a, new Date(), count).map((d) => at(d, a.timezone));
+          return `* \`${a.id}\` → #**${a.channel}>${a.topic}**: ${when.join("; ") || "never again"}`;
+        });
+        return ctx.reply(lines.join("\n"));
+      },
+    );
     for (const a of settings.announcements) {
       const title = a.snippet;
       bot.recurring(a.id, {
@@ -112,3 +137,17 @@ export default defineBot({
     }
   },
 });
+
+/** "Mon 30 Nov 2026, 09:00 Europe/Berlin" */
+function at(date: Date, timeZone: string): string {
+  const local = date.toLocaleString("en-GB", {
+    timeZone,
+    weekday: "short",
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
+  return `${local} ${timeZone}`;
+}

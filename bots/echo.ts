@@ -1,6 +1,6 @@
 /**
  * echo: the smallest complete bot. It answers direct messages and mentions by repeating what
- * was said (without the mention itself).
+ * was said (without its own mention; other mentions are kept), and has one command: `shout`.
  *
  * Config:
  * ```yaml
@@ -21,14 +21,15 @@ export default defineBot({
     prefix: z.string().max(100).default(""),
   }),
   setup(bot, settings) {
-    // One handler for both: a direct message, or a channel message that mentions the bot.
-    bot.on(
-      "message",
-      (ctx) => ctx.event.message.type === "private" || ctx.event.flags.includes("mentioned"),
-      async (ctx) => {
-        const text = ctx.event.message.content.replace(/@_?\*\*[^*]+\*\*/g, "").trim();
-        await ctx.reply(`${settings.prefix}${text || "(nothing to echo)"}`);
-      },
+    bot.command(
+      "shout",
+      { description: "say it louder", args: { text: z.string() }, rest: true, examples: ["shout hello"] },
+      (ctx) => ctx.reply(`${settings.prefix}${ctx.args.text.toUpperCase()}`),
+    );
+    // Everything else addressed to the bot (a direct message, or a mention) is repeated, without
+    // the bot's own mention; `help` is generated from the commands.
+    bot.on("message", { addressed: true }, (ctx) =>
+      ctx.reply(`${settings.prefix}${ctx.text || "(nothing to echo)"}`),
     );
   },
 });

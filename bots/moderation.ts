@@ -59,6 +59,7 @@
  */
 import { defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
+import { moderationCommands, recordFlags } from "./moderation/commands.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
 import { createRuleState, type RuleName, type ScannedMessage, scanMessage } from "./moderation/rules.ts";
 import {
@@ -116,7 +117,9 @@ export default defineBot({
     // Roles and join dates come from ctx.users; realm_user events keep them current.
     bot.track("users");
 
-    bot.on("message", async (ctx) => {
+    bot.on("message", async (ctx, next) => {
+      // The commands below answer first; every message is checked either way.
+      await next();
       const m = ctx.event.message;
       const place = placeOf(m.stream_id, m.display_recipient);
       if (place === undefined) return;
@@ -133,7 +136,10 @@ export default defineBot({
         topic: m.subject,
         matches,
       });
+      await recordFlags(ctx.state, matches);
     });
+
+    moderationCommands(bot, settings);
 
     if (settings.check_edits) {
       bot.on("update_message", async (ctx) => {
@@ -167,6 +173,7 @@ export default defineBot({
           matches,
           history: describeHistory(message_history),
         });
+        await recordFlags(ctx.state, matches);
       });
     }
   },

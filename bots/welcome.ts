@@ -18,6 +18,7 @@
  * Placeholders, in the snippet and the fallback alike: {name} (full name), {mention} (a silent
  * mention, `@_**Name|id**`). Each member is greeted once, ever (remembered in the bot's state).
  * New members are seen through `realm_user` events: the greeting goes out while the bot runs.
+ * Moderators and above may ask it (in a direct message, or mentioning it) `greeted`: how many so far.
  */
 import { defineBot } from "bothost";
 import { z } from "zod";
@@ -63,5 +64,14 @@ export default defineBot({
         throw err;
       }
     });
+
+    bot.command(
+      "greeted",
+      { description: "how many members the bot has greeted", allow: "moderator" },
+      async (ctx) => {
+        const greeted = await ctx.state.list("greeted:");
+        await ctx.reply(`${greeted.length} member${greeted.length === 1 ? "" : "s"} greeted so far.`);
+      },
+    );
   },
 });

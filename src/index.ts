@@ -19,6 +19,7 @@ export { ApiError, AuthError, NetworkError, RateLimitError } from "./api/errors.
 export type { SendMessageParams } from "./api/resources/messages.ts";
 // ── Writing a bot ────────────────────────────────────────────────────────────────────────────
 export type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot/bot-api.ts";
+export type { CommandContext } from "./bot/commands/command-spec.ts";
 export { type BotDefinition, defineBot, type EventType } from "./bot/define-bot.ts";
 export { ModuleError } from "./bot/module-error.ts";
 export { ConfigError } from "./config/config-error.ts";
@@ -32,6 +33,7 @@ export type { ScheduleApi, ScheduleMessageParams } from "./effects/schedule/sche
 export { ScheduledMessageError } from "./effects/schedule/scheduled-message-error.ts";
 export type { Snippets } from "./effects/snippets/snippet-cache.ts";
 export type { TypingHelper } from "./effects/typing/typing-helper.ts";
+export { Role, type RoleName } from "./effects/users/roles.ts";
 export type { Users } from "./effects/users/user-cache.ts";
 export { BothostError, isBothostError } from "./errors/bothost-error.ts";
 export { NoRetry } from "./errors/no-retry.ts";
@@ -41,7 +43,7 @@ export type { BotStatus, DaemonStatus } from "./http/daemon-status.ts";
 export type { ErrorHandler, Middleware, NextFunction } from "./pipeline/composer.ts";
 export type { BaseContext, BotContext, JobContext, WebhookContext } from "./pipeline/context.ts";
 export type { Filter, FilterPredicate } from "./pipeline/filters.ts";
-export { validateSchedule } from "./scheduler/timing/occurrences.ts";
+export { nextOccurrences, validateSchedule } from "./scheduler/timing/occurrences.ts";
 export type { KV } from "./state/kv.ts";
 export { StateError } from "./state/state-error.ts";
 export type { JsonValue } from "./state/state-store.ts";

@@ -8,6 +8,9 @@ import type { Filter, FilterPredicate } from "../pipeline/filters.ts";
 import type { CronOptions, RecurringAnnouncement } from "../scheduler/declarations.ts";
 import type { KV } from "../state/kv.ts";
 import type { WebhookOptions } from "../webhook/webhook-runtime.ts";
+import type { ArgShape, CommandContext, CommandOptions, ParsedArgs } from "./commands/command-spec.ts";
+
+type NoArgs = Record<never, never>;
 
 export type { CronOptions, RecurringAnnouncement } from "../scheduler/declarations.ts";
 export type { WebhookOptions, WebhookVerify } from "../webhook/webhook-runtime.ts";
@@ -43,6 +46,28 @@ export interface BotApi<S = unknown> {
     filter: Filter<ContextFor<BotContext<S>, T>> | FilterPredicate<ContextFor<BotContext<S>, T>>,
     handler: Middleware<ContextFor<BotContext<S>, T>>,
   ): this;
+  /**
+   * A command: a message addressed to the bot (a direct message or a mention) or starting with the
+   * config's `command_prefix`, whose first word is `name`. Arguments and options are parsed and
+   * validated by their zod schemas before `handler` runs; a mistake is answered with the usage.
+   * A `help` command is generated unless the bot declares one. See docs/guide/commands.md.
+   *
+   * @example
+   * ```ts
+   * bot.command("remind", {
+   *   description: "remind you in a few minutes",
+   *   args: { minutes: z.number().int().min(1).max(1440), text: z.string() },
+   *   rest: true,
+   * }, (ctx) => ctx.schedule.at({ ...ctx.where, content: ctx.args.text, at: Date.now() + ctx.args.minutes * 60_000 }));
+   * bot.command("stats", { allow: "moderator" }, (ctx) => ctx.reply("…"));
+   * ```
+   */
+  command<A extends ArgShape = NoArgs, O extends ArgShape = NoArgs>(
+    name: string,
+    options: CommandOptions<CommandContext<S, ParsedArgs<A>, ParsedArgs<O>>, A, O>,
+    handler: (ctx: CommandContext<S, ParsedArgs<A>, ParsedArgs<O>>) => unknown,
+  ): this;
+  command(name: string, handler: (ctx: CommandContext<S, NoArgs, NoArgs>) => unknown): this;
   /** Middleware that sees every event: `(ctx, next) => …`. */
   use(...middleware: Middleware<BotContext<S>>[]): this;
   /** Handle errors thrown by this bot's handlers (otherwise they are logged with their context). */

@@ -2,20 +2,16 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { trackedEventTypes } from "../effects/bot-services.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
-import { BothostError } from "../errors/bothost-error.ts";
 import { Composer } from "../pipeline/composer.ts";
 import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pipeline/context.ts";
 import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
 import type { KV } from "../state/kv.ts";
 import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot-api.ts";
+import { CommandRouter } from "./commands/command-router.ts";
 
-/** A bot's `setup` called `bot.*` wrongly; the message names the call and what to fix. */
-export class BotSetupError extends BothostError<"BOT_SETUP_INVALID"> {
-  override readonly name = "BotSetupError";
-  constructor(message: string) {
-    super("BOT_SETUP_INVALID", message);
-  }
-}
+import { BotSetupError } from "./setup-error.ts";
+
+export { BotSetupError };
 
 export interface BotHandle<S> {
   api: BotApi<S>;
@@ -30,6 +26,8 @@ export interface BotHandle<S> {
   startHandlers: ((ctx: BaseContext<S>) => unknown)[];
   /** `bot.webhook()` declarations by name. */
   webhooks: Map<string, { options: WebhookOptions; handler: (ctx: WebhookContext<S>) => unknown }>;
+  /** `bot.command()` declarations; `undefined` until the first. */
+  readonly commands: CommandRouter | undefined;
 }
 
 /**
@@ -43,7 +41,10 @@ export function createBotHandle<S>(deps: {
   state: KV;
   /** `bot.schedule`; default one over `client` on the real clock. */
   schedule?: ScheduleApi;
+  /** The config's `command_prefix` (e.g. `"!"`): commands also work in messages that start with it. */
+  commandPrefix?: string | undefined;
 }): BotHandle<S> {
+  let commands: CommandRouter | undefined;
   const composer = new Composer<BotContext<S>>();
   const handledTypes = new Set<string>();
   const recurring = new Map<string, RecurringAnnouncement>();
@@ -91,6 +92,18 @@ export function createBotHandle<S>(deps: {
       cronJobs.push({ expression, options: options ?? {}, handler });
       return api;
     },
+    command(name: string, options: unknown, handler?: unknown) {
+      const [o, h] = handler === undefined ? [{}, options] : [options, handler];
+      if (!commands) {
+        commands = new CommandRouter(composer as never, { prefix: deps.commandPrefix });
+        composer.use(commands.middleware as never);
+      }
+      commands.add(name, o as never, h);
+      // Roles come from the users cache, groups from theirs: both kept current by events.
+      handledTypes.add("message").add(trackedEventTypes.users);
+      if (commands.needs.groups) handledTypes.add("user_group");
+      return api;
+    },
     onStart(handler) {
       if (typeof handler !== "function")
         throw new BotSetupError("bot.onStart(handler): the handler must be a function (ctx) => ….");
@@ -123,5 +136,16 @@ export function createBotHandle<S>(deps: {
       return api;
     },
   } as BotApi<S>;
-  return { api, composer, handledTypes, recurring, cronJobs, webhooks, startHandlers };
+  return {
+    api,
+    composer,
+    handledTypes,
+    recurring,
+    cronJobs,
+    webhooks,
+    startHandlers,
+    get commands() {
+      return commands;
+    },
+  };
 }

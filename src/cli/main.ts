@@ -21,6 +21,10 @@ const commands: Record<string, Command> = {
     summary: "Validate the config and modules, then check each bot's credentials and server",
     run: async (argv) => (await import("./check.ts")).runCheckCommand(argv),
   },
+  commands: {
+    summary: "List every bot's commands, arguments and permissions (offline; --json for a registry)",
+    run: async (argv) => (await import("./commands.ts")).runCommandsCommand(argv),
+  },
   demo: {
     summary: "Play a short scene with the shipped bots on the embedded sandbox",
     run: async (argv) => (await import("./demo.ts")).runDemoCommand(argv),

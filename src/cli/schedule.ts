@@ -1,14 +1,9 @@
-import { pino } from "pino";
-import type { Client } from "../api/create-client.ts";
-import { BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
 import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
-import { BothostError } from "../errors/bothost-error.ts";
 import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
-import { KV } from "../state/kv.ts";
-import { MemoryStore } from "../state/memory-store.ts";
 import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
+import { setUpOffline } from "./offline-setup.ts";
 
 export const scheduleHelp = `Usage: bothost schedule preview [--config FILE] [--count N] [--from TIME]
 
@@ -24,17 +19,6 @@ Options:
 `;
 
 const usage = (message: string) => usageError("schedule", message);
-
-/** Nothing may reach the network in a preview: any use of the client says so. */
-const offlineClient = new Proxy({} as Client, {
-  get(_target, property) {
-    throw new BothostError(
-      "PREVIEW_OFFLINE",
-      `bot.api.${String(property)} was used during setup; "bothost schedule preview" runs setup offline. ` +
-        "Call the server from handlers or jobs, not from setup.",
-    );
-  },
-});
 
 export async function runScheduleCommand(argv: string[]): Promise<number> {
   const args = commandArgs(
@@ -66,17 +50,8 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
     const loaded = await loadBots(config, source);
     const lines = [`Next ${count} runs after ${from.toISOString()}:`];
     for (const bot of loaded) {
-      const handle = createBotHandle<unknown>({
-        name: bot.name,
-        log: pino({ level: "silent" }),
-        client: offlineClient,
-        state: new KV(new MemoryStore()),
-      });
-      try {
-        await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
-      } catch (err) {
-        return setupFailed(bot.name, err);
-      }
+      const handle = await setUpOffline(bot, "schedule preview");
+      if (typeof handle === "number") return handle;
       lines.push("", ...describeBot(bot.name, previewEntries(handle, from, count)));
     }
     process.stdout.write(`${lines.join("\n")}\n`);
@@ -99,16 +74,4 @@ function describeBot(name: string, entries: PreviewEntry[]): string[] {
     for (const run of e.runs) lines.push(`    ${formatRun(run, e.timezone)}`);
   }
   return lines;
-}
-
-/** A setup that throws: the bot's declarations are wrong (exit 2) or its code failed (exit 1). */
-function setupFailed(name: string, err: unknown): number {
-  if (err instanceof BotSetupError) {
-    process.stderr.write(`bothost: bots.${name}: ${err.message} [${err.code}]\n`);
-    return ExitCode.ConfigInvalid;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  const code = err instanceof BothostError ? ` [${err.code}]` : "";
-  process.stderr.write(`bothost: bots.${name}: setup failed: ${message}${code}\n`);
-  return ExitCode.RuntimeFailure;
 }

@@ -81,6 +81,11 @@ export const BotSchema = z.strictObject({
   dry_run: z.boolean().default(false),
   /** Content over the server's max_message_length: split into several messages, or reject it. */
   long_messages: z.enum(["split", "reject"]).default("split"),
+  /** Commands (`bot.command`) also run from any message that starts with this, e.g. `"!"`. */
+  command_prefix: z
+    .string()
+    .regex(/^[^\s\w@*`]{1,3}$/, "1-3 characters that are not letters, digits, spaces, @, * or `")
+    .optional(),
   /**
    * A handler that throws is run again after `backoff`, doubling up to `max_backoff`, until it has
    * run `attempts` times; then its event becomes a dead letter (at most `dead_letters` kept).

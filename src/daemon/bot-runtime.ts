@@ -55,6 +55,8 @@ export interface BotRuntimeOptions {
   replay: { maxMessages: number; maxAgeMs: number };
   /** Content over max_message_length: `split` into several messages (default) or `reject`. */
   longMessages?: "split" | "reject";
+  /** The config's `command_prefix`: commands also run from messages starting with it. */
+  commandPrefix?: string;
   longpollMarginMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
   /** The clock of the bot's scheduler; default real. */
@@ -85,6 +87,7 @@ export function optionsFromConfig(c: BotConfig) {
     handlerTimeoutMs: c.handler_timeout,
     replay: { maxMessages: c.replay.max_messages, maxAgeMs: c.replay.max_age },
     longMessages: c.long_messages,
+    ...(c.command_prefix !== undefined ? { commandPrefix: c.command_prefix } : {}),
     ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
     retries: {
       attempts: c.retries.attempts,
@@ -164,6 +167,7 @@ export class BotRuntime {
       client: this.#o.client,
       state: this.#kv,
       schedule: this.scheduler.schedule,
+      commandPrefix: this.#o.commandPrefix,
     });
     await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
       handle.api,
@@ -197,10 +201,10 @@ export class BotRuntime {
         eventTypes: this.#eventTypes,
         signal,
         lastContact: this.#source?.lastContact,
-        onRegistered: (reason) => {
+        onRegistered: (reason, reg) => {
           // Events may have been lost with the old queue: check the bookings against the server.
           if (reason !== "start") this.scheduler.resync();
-          this.#services.onRegistered(this.#dispatcher.server!, this.#dispatcher.self!);
+          this.#services.onRegistered(this.#dispatcher.server!, this.#dispatcher.self!, reg);
           // The bot's sends echo only into a queue that receives its message events.
           this.#services.echo.queue = this.#receives("message")
             ? (this.#source?.consumer.queueId ?? undefined)

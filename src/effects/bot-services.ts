@@ -25,6 +25,7 @@ import {
 } from "./typing/typing-helper.ts";
 import { type TypingConversation, TypingTracker } from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
+import { type GroupMembership, UserGroups } from "./users/user-groups.ts";
 
 /** The event type each trackable helper keeps itself fresh from. */
 export const trackedEventTypes = {
@@ -40,6 +41,8 @@ export type TrackedHelper = keyof typeof trackedEventTypes;
 export interface ContextHelpers {
   snippets: Snippets;
   users: Users;
+  /** The organization's user groups (current when the queue receives `user_group` events). */
+  groups: GroupMembership;
   typing: TypingHelper;
   report: ReportFn;
   send(params: SendMessageParams): Promise<{ id: number }>;
@@ -69,6 +72,8 @@ export class BotServices {
   readonly echo = new LocalEcho();
   readonly snippets: SnippetCache;
   readonly users: UserCache;
+  /** The organization's user groups, when the queue receives `user_group` events. */
+  readonly groups = new UserGroups();
   readonly reporter: MessageReporter;
   readonly channels: ChannelIds;
   readonly #o: BotServicesOptions;
@@ -120,13 +125,26 @@ export class BotServices {
     this.#typingTracked = tracked("typing", "nobody ever shows as typing to who() and isTyping()", "warn");
   }
 
-  /** After every register: new limits; after a re-register, caches may have missed events. */
-  onRegistered(server: ServerInfo, self: { userId: number }): void {
+  /**
+   * After every register: new limits; after a re-register, caches may have missed events. The
+   * users and groups a registration brought (`realm_users`, `realm_user_groups`) seed their caches.
+   */
+  onRegistered(
+    server: ServerInfo,
+    self: { userId: number },
+    initial: {
+      realm_users?: readonly unknown[];
+      realm_non_active_users?: readonly unknown[];
+      realm_user_groups?: readonly unknown[];
+    } = {},
+  ): void {
     this.#server = server;
     if (this.#registrations++ > 0) {
       this.snippets.invalidate();
       this.users.invalidate();
     }
+    if (initial.realm_users) this.users.seed(initial.realm_users, initial.realm_non_active_users);
+    if (initial.realm_user_groups) this.groups.seed(initial.realm_user_groups);
     this.#tracker ??= new TypingTracker({
       expiryMs: server.typing.startedExpiryMs,
       clock: this.#clock,
@@ -142,6 +160,9 @@ export class BotServices {
         break;
       case "realm_user":
         this.users.apply(event as EventMap["realm_user"]);
+        break;
+      case "user_group":
+        this.groups.apply(event);
         break;
       case "typing":
         this.#tracker?.handle(event as EventMap["typing"]);
@@ -179,6 +200,7 @@ export class BotServices {
     return {
       snippets: this.snippets,
       users: this.users,
+      groups: this.groups,
       typing: this.#typing(signal, server.typing.startedWaitMs, selfId),
       report: (messageId, type, description) =>
         this.reporter.report(messageId, type, description, { reportTypes: server.reportTypes, signal }),
@@ -265,6 +287,7 @@ export function unavailableHelpers(send: ContextHelpers["send"]): ContextHelpers
   return {
     snippets: stub<Snippets>("snippets"),
     users: stub<Users>("users"),
+    groups: stub<GroupMembership>("groups"),
     typing: stub<TypingHelper>("typing"),
     report: async () => fail("ctx.report()")(),
     send,

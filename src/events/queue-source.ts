@@ -39,8 +39,11 @@ export interface QueueSourceOptions {
   signal: AbortSignal;
   /** When the server was last heard from by the bot's previous source, if it had one (a restart). */
   lastContact?: number | undefined;
-  /** A new queue is registered and the bot's identity known; called before catch-up. */
-  onRegistered(reason: RegisterReason): void;
+  /**
+   * A new queue is registered and the bot's identity known; called before catch-up. `reg` carries
+   * the initial state the caches are seeded from (users, user groups) when the queue fetched it.
+   */
+  onRegistered(reason: RegisterReason, reg: RegisterResponse): void;
   /** A `scheduled_messages` event (the scheduler follows its bookings through them). */
   onScheduledMessages(event: ServerEvent): void;
 }
@@ -54,10 +57,13 @@ export async function identityOf(
   client: Client,
   known?: BotIdentity,
 ): Promise<BotIdentity> {
-  if (reg.user_id !== undefined && reg.email !== undefined) return { userId: reg.user_id, email: reg.email };
+  if (reg.user_id !== undefined && reg.email !== undefined) {
+    const name = reg.full_name ?? known?.fullName;
+    return { userId: reg.user_id, email: reg.email, ...(name !== undefined ? { fullName: name } : {}) };
+  }
   if (known) return known;
   const me = await client.users.me();
-  return { userId: me.user_id, email: me.email };
+  return { userId: me.user_id, email: me.email, fullName: me.full_name };
 }
 
 /**
@@ -136,7 +142,7 @@ export class QueueSource {
     const dispatcher = o.dispatcher;
     o.metrics?.queueRegistered(reason);
     dispatcher.identify(serverInfoFrom(reg), await identityOf(reg, o.client, dispatcher.self));
-    o.onRegistered(reason);
+    o.onRegistered(reason, reg);
     const ledger = dispatcher.ledger!;
     const firstEver = ledger.cursor === undefined;
     const since = this.#lastContactBeforeGap;

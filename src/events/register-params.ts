@@ -13,11 +13,21 @@ export interface QueueSpec {
 }
 
 /**
- * `realm` brings the limits, typing timings and long-poll timeout. Not `realm_user`: besides the
- * bot's own id it brings every user of the organization, in every registration of every bot; the
- * runtime asks GET /users/me once instead (NOTES §2.2).
+ * `realm` brings the limits, typing timings and long-poll timeout. `realm_user` brings every user
+ * of the organization, so it is fetched only by a queue that keeps the users cache current
+ * (`realm_user` events: `bot.track("users")`, or commands); the others ask GET /users/me once for
+ * the bot's own id. `realm_user_groups` likewise only with `user_group` events.
  */
 const fetchEventTypes = ["realm"] as const;
+const fetchedWith: Readonly<Record<string, string>> = {
+  realm_user: "realm_user",
+  user_group: "realm_user_groups",
+};
+
+function fetchTypes(eventTypes: readonly string[] | null): string[] {
+  const kept = eventTypes === null ? [] : eventTypes.filter((t) => Object.hasOwn(fetchedWith, t));
+  return [...fetchEventTypes, ...kept.map((t) => fetchedWith[t]!)];
+}
 
 const clientCapabilities = {
   notification_settings_null: true,
@@ -41,7 +51,7 @@ export const replayMessageFormat = {
 export function registerParams(spec: QueueSpec): RegisterParams {
   return {
     ...(spec.eventTypes === null ? {} : { event_types: [...spec.eventTypes] }),
-    fetch_event_types: [...fetchEventTypes],
+    fetch_event_types: fetchTypes(spec.eventTypes),
     ...(spec.narrow && spec.narrow.length > 0 ? { narrow: spec.narrow } : {}),
     ...(spec.allPublicStreams ? { all_public_streams: true } : {}),
     apply_markdown: replayMessageFormat.apply_markdown,

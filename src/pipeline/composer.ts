@@ -15,7 +15,8 @@ import { invalidArgument as argument, RouterError } from "./router-error.ts";
 export interface RoutableContext {
   /** The event being handled. For a known `type` it must have passed its schema (see `eventIssue`). */
   event: ServerEvent;
-  bot: { name: string; userId: number; email: string };
+  /** The bot: its name in the config, its user id and email, and its full name once known. */
+  bot: { name: string; userId: number; email: string; fullName?: string };
   /** Aborted when the handler times out or the bot shuts down. */
   signal: AbortSignal;
   log: Logger;

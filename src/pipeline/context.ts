@@ -16,13 +16,24 @@ import { findSent } from "../effects/verify-send.ts";
 import type { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import {
+  addressOf,
+  type Sender,
+  type SendTo,
+  senderOf,
+  sendParams,
+  textOf,
+  type Where,
+  whereOf,
+} from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
+import { type PendingPrompts, type PromptAnswer, prompt } from "./prompts.ts";
 import { replyTarget } from "./reply-target.ts";
 
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
 export interface BaseContext<S = unknown> {
-  /** The bot: its name in the config, its user id and email. */
-  bot: { name: string; userId: number; email: string };
+  /** The bot: its name in the config, its user id and email, and its full name once known. */
+  bot: { name: string; userId: number; email: string; fullName?: string };
   /** The typed client, authenticated as this bot. */
   api: Client;
   /** The bot's own key-value store (persistent, namespaced per bot). */
@@ -43,11 +54,13 @@ export interface BaseContext<S = unknown> {
    * (`CONTENT_TOO_LONG`) under `long_messages: reject`; a topic over `max_topic_length` is
    * refused (`TOPIC_TOO_LONG`), never truncated.
    */
-  send(params: SendMessageParams): Promise<{ id: number }>;
+  send(params: SendMessageParams | SendTo): Promise<{ id: number }>;
   /** The bot's saved snippets, cached (`bot.track("snippets")` keeps them fresh from events). */
   snippets: ContextHelpers["snippets"];
   /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
   users: ContextHelpers["users"];
+  /** User groups and their members, cached (kept current when a command checks groups). */
+  groups: ContextHelpers["groups"];
   /** Show typing while work runs; see who is typing (needs `bot.track("typing")`). */
   typing: ContextHelpers["typing"];
   /** Report a message to the moderators, at most once ever per message. */
@@ -62,13 +75,27 @@ export interface BaseContext<S = unknown> {
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
   event: ServerEvent;
-  bot: { name: string; userId: number; email: string };
+  bot: { name: string; userId: number; email: string; fullName?: string };
   log: Logger;
   signal: AbortSignal;
   /** True for messages fetched after a new queue (missed while no queue listened). */
   replayed: boolean;
   /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
   reply(content: string): Promise<{ id: number }>;
+  /** A message's content without the bot's own mention (other mentions kept), trimmed; `""` for other events. */
+  readonly text: string;
+  /** Where a message was said: `{ channel, channelId, topic }` or `{ direct: userIds }`; `undefined` for other events. */
+  readonly where: Where | undefined;
+  /** Who sent a message (id, name, email, role, isBot), from the message and the users cache; no request. */
+  readonly sender: Sender | undefined;
+  /** Why a message is addressed to the bot: a one-to-one `"direct"` message or a `"mention"`; else `undefined`. */
+  readonly addressed: "direct" | "mention" | undefined;
+  /**
+   * Say `text` in the message's conversation and wait for the sender's next message there; rejects
+   * with `PROMPT_TIMEOUT` after `timeout` ms (default 25 s, and at the latest when the handler
+   * times out). The waiting handler lives in this process: it survives neither a restart nor a failover.
+   */
+  prompt(text: string, options?: { timeout?: number }): Promise<PromptAnswer>;
 }
 
 /** The context of a `bot.cron()` job. */
@@ -97,6 +124,8 @@ export interface ContextDeps<S>
   clock?: Pick<Clock, "now">;
   /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
   services?: BotServices;
+  /** Where `ctx.prompt()` waits; without it, prompts are unavailable. */
+  prompts?: PendingPrompts;
 }
 
 /**
@@ -198,7 +227,7 @@ class LazyContext<S> {
 
   get send(): BaseContext<S>["send"] {
     const made = this.made();
-    made.send ??= (params) => this.#helpersOf().send(params);
+    made.send ??= (params) => this.#helpersOf().send("type" in params ? params : sendParams(params));
     return made.send;
   }
   set send(value: BaseContext<S>["send"]) {
@@ -210,6 +239,9 @@ class LazyContext<S> {
   }
   get users(): ContextHelpers["users"] {
     return this.#helpersOf().users;
+  }
+  get groups(): ContextHelpers["groups"] {
+    return this.#helpersOf().groups;
   }
   get typing(): ContextHelpers["typing"] {
     return this.#helpersOf().typing;
@@ -291,6 +323,8 @@ class LazyEventContext<S> extends LazyContext<S> {
   readonly event: ServerEvent;
   readonly replayed: boolean;
   readonly channelName: (streamId: number) => string | undefined;
+  readonly #services: BotServices | undefined;
+  readonly #prompts: PendingPrompts | undefined;
   declare eventIssue?: string;
 
   constructor(
@@ -304,6 +338,8 @@ class LazyEventContext<S> extends LazyContext<S> {
     this.event = event;
     this.replayed = replayed;
     this.channelName = deps.channelName;
+    this.#services = deps.services;
+    this.#prompts = deps.prompts;
   }
 
   protected override logBindings(): Record<string, unknown> {
@@ -314,6 +350,24 @@ class LazyEventContext<S> extends LazyContext<S> {
 
   protected override messageId(): number | undefined {
     return this.event.type === "message" ? (this.event as { message: { id: number } }).message.id : undefined;
+  }
+
+  get text(): string {
+    return textOf(this.event, this.bot);
+  }
+  get where(): Where | undefined {
+    return whereOf(this.event, this.bot);
+  }
+  get sender(): Sender | undefined {
+    const users = this.#services?.users;
+    return senderOf(this.event, (id) => users?.peek(id));
+  }
+  get addressed(): "direct" | "mention" | undefined {
+    return addressOf(this.event, this.bot) as "direct" | "mention" | undefined;
+  }
+
+  get prompt(): BotContext<S>["prompt"] {
+    return (text, options) => prompt(this.#prompts, this, text, options);
   }
 
   get reply(): BotContext<S>["reply"] {

@@ -49,6 +49,7 @@ import {
   type RunJob,
   sourceOf,
 } from "./incoming.ts";
+import { PendingPrompts } from "./prompts.ts";
 
 export interface DispatcherOptions extends LedgerCommitOptions {
   name: string;
@@ -87,6 +88,8 @@ export class Dispatcher {
   readonly #keys = new ConversationKeys();
   readonly #commits: LedgerCommits;
   readonly #failures: HandlerFailures;
+  /** Handlers waiting for someone's next message (`ctx.prompt`). */
+  readonly #prompts: PendingPrompts;
   /** The middleware and handlers the bot's `setup` declared. */
   composer: Composer<BotContext<unknown>> | undefined;
   // Public for reading; only the dispatcher writes them.
@@ -103,6 +106,7 @@ export class Dispatcher {
     this.#commits = new LedgerCommits(options);
     this.#failures = new HandlerFailures(options);
     this.#queue = new ConversationQueue(options);
+    this.#prompts = new PendingPrompts(options.clock);
     this.runJob = jobRunner(options, this.#failures);
   }
 
@@ -130,7 +134,12 @@ export class Dispatcher {
     const o = this.#o;
     // Made once per identity, not per event.
     this.#deps ??= {
-      bot: { name: o.name, userId: this.self?.userId ?? -1, email: this.self?.email ?? o.client.email },
+      bot: {
+        name: o.name,
+        userId: this.self?.userId ?? -1,
+        email: this.self?.email ?? o.client.email,
+        ...(this.self?.fullName !== undefined ? { fullName: this.self.fullName } : {}),
+      },
       api: o.client,
       state: o.state,
       log: o.log,
@@ -139,6 +148,7 @@ export class Dispatcher {
       channelName: (id) => o.services.channels.nameOf(id),
       ...(o.clock ? { clock: o.clock } : {}),
       services: o.services,
+      prompts: this.#prompts,
     };
     return this.#deps;
   }
@@ -195,6 +205,12 @@ export class Dispatcher {
       if (!this.#o.ownMessages && sender === this.self?.userId) {
         void this.#commits.finish(messageId);
         return false;
+      }
+      // An answer to a waiting ctx.prompt() goes to it, not into the queue behind its handler.
+      if (this.#prompts.size > 0 && this.#prompts.take(event)) {
+        void this.#commits.finish(messageId);
+        onDone?.();
+        return true;
       }
     }
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.

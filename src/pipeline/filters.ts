@@ -5,6 +5,7 @@
  */
 import { suggest } from "../config/did-you-mean.ts";
 import { type EventMap, isKnownEventType, type ServerEvent } from "../wire/events.ts";
+import { addressOf } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
 import { RouterError } from "./router-error.ts";
 
@@ -37,6 +38,12 @@ export interface Filter<C = RoutableContext> {
   mentioned?: boolean;
   /** Message content: a string matches as a case-insensitive substring; a RegExp is tested as is. */
   contains?: OneOrMany<string | RegExp>;
+  /**
+   * `true`: the message is addressed to the bot (a one-to-one direct message, or a mention of the
+   * bot by name; silent and group mentions are not); `false`: it is not. `{ wildcards: true }`
+   * also counts `@**all**` / `@**topic**`.
+   */
+  addressed?: boolean | { wildcards: boolean };
   /** Any further test, run last (only when the declarative keys matched). */
   when?: FilterPredicate<C>;
 }
@@ -50,6 +57,7 @@ const KEYS: readonly FilterKey[] = [
   "direct",
   "mentioned",
   "contains",
+  "addressed",
   "when",
 ];
 
@@ -65,6 +73,7 @@ const APPLIES: Partial<Record<FilterKey, { types: readonly string[]; missing: st
   },
   mentioned: { types: ["message", "update_message"], missing: "carry no message flags" },
   contains: { types: ["message", "update_message"], missing: "carry no message content" },
+  addressed: { types: ["message"], missing: "are not messages" },
 };
 const WITHOUT_OP = new Set([
   "message",
@@ -166,6 +175,17 @@ function compileKey<C extends RoutableContext>(key: FilterKey, value: unknown, w
     case "mentioned": {
       const want = bool(value, key, where);
       return (ctx) => flagsOf(ctx.event).some((f) => MENTION_FLAGS.includes(f)) === want;
+    }
+    case "addressed": {
+      const wildcards = (value as { wildcards?: unknown } | null)?.wildcards;
+      if (typeof value !== "boolean" && typeof wildcards !== "boolean")
+        throw invalid(
+          where,
+          `filter "addressed" must be true, false or { wildcards: true }, got ${show(value)}.`,
+        );
+      const want = value !== false;
+      const options = { wildcards: wildcards === true };
+      return (ctx) => (addressOf(ctx.event, ctx.bot, options) !== undefined) === want;
     }
     default:
       throw new Error(`unreachable filter key ${key}`);

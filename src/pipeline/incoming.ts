@@ -26,6 +26,8 @@ export interface Incoming {
 export interface BotIdentity {
   userId: number;
   email: string;
+  /** The bot's full name: how a mention of it is written (`@**Full Name**`). */
+  fullName?: string;
 }
 
 /** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */

@@ -171,10 +171,10 @@ describe("filters match realistic events", () => {
 describe("filters are checked when on() is called", () => {
   it("rejects unknown keys, suggesting the closest valid one", () => {
     expect(setupError({ chanel: "x" })).toBe(
-      'on("message"): unknown filter key "chanel". Did you mean "channel"? Valid keys: op, channel, topic, sender, direct, mentioned, contains, when.',
+      'on("message"): unknown filter key "chanel". Did you mean "channel"? Valid keys: op, channel, topic, sender, direct, mentioned, contains, addressed, when.',
     );
     expect(setupError({ stream: "x" })).toBe(
-      'on("message"): unknown filter key "stream". Valid keys: op, channel, topic, sender, direct, mentioned, contains, when.',
+      'on("message"): unknown filter key "stream". Valid keys: op, channel, topic, sender, direct, mentioned, contains, addressed, when.',
     );
   });
 

@@ -69,6 +69,27 @@ export class UserCache implements Users {
     else if (cached) this.#store(applyPersonUpdate(cached, person));
   }
 
+  /**
+   * Replace the cache with a registration's `realm_users` (every active user the bot can see),
+   * so lookups and permission checks need no request until the next registration.
+   */
+  seed(users: readonly unknown[], inactive: readonly unknown[] = []): void {
+    this.#used = true;
+    this.invalidate();
+    const store = (u: unknown, active: boolean) => {
+      const user = u as Partial<User> | null;
+      if (typeof user?.user_id === "number") this.#store({ ...user, is_active: active } as User);
+    };
+    for (const u of users) store(u, true);
+    for (const u of inactive) store(u, false);
+    this.#listedAt = this.o.clock.now();
+  }
+
+  /** The cached user with this id, without asking the server (`undefined` when not cached). */
+  peek(id: number): User | undefined {
+    return this.#byId.get(id)?.user;
+  }
+
   /** Events may have been missed (a new queue): forget everything. */
   invalidate(): void {
     this.#byId.clear();

@@ -190,7 +190,14 @@ export function validateSchedule(spec: ScheduleSpec, path?: string): void {
   compileSchedule(spec, path);
 }
 
-/** The next `count` occurrences strictly after `from`, in order. */
+/**
+ * The next `count` occurrences of a schedule strictly after `from`, in order.
+ *
+ * @example
+ * ```ts
+ * nextOccurrences({ cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }, new Date(), 3);
+ * ```
+ */
 export function nextOccurrences(spec: ScheduleSpec, from: Date, count: number): Date[] {
   const schedule = compileSchedule(spec);
   const out: Date[] = [];

@@ -44,8 +44,17 @@ const userCalls = (s: Sandbox, from: number) =>
   requestsSince(s, from).filter((r) => r.startsWith("GET /users"));
 
 describe("ctx.users lookups", () => {
-  it("finds a user by id, real email and placeholder email, asking the server once per user", async () => {
+  it("with tracking, knows every user from the registration: no request", async () => {
     const { s, ctx } = await start();
+    const mark = s.control.requests.length;
+    expect(await ctx.users.get(idOf(s, MEMBER))).toMatchObject({ full_name: "Mel Member", role: 400 });
+    expect(await ctx.users.get(OWNER)).toMatchObject({ full_name: "Olive Owner", role: 100 });
+    expect((await ctx.users.list()).map((u) => u.email).sort()).toEqual([BOT, MEMBER, OWNER].sort());
+    expect(userCalls(s, mark)).toEqual([]);
+  });
+
+  it("finds a user by id, real email and placeholder email, asking the server once per user", async () => {
+    const { s, ctx } = await start(false);
     const id = idOf(s, MEMBER);
     const mark = s.control.requests.length;
     const byId = await ctx.users.get(id);
@@ -77,7 +86,7 @@ describe("ctx.users lookups", () => {
   });
 
   it("list() returns everyone, once", async () => {
-    const { s, ctx } = await start();
+    const { s, ctx } = await start(false);
     const mark = s.control.requests.length;
     const all = await ctx.users.list();
     expect(all.map((u) => u.email).sort()).toEqual([BOT, MEMBER, OWNER].sort());
@@ -115,15 +124,17 @@ describe("ctx.users freshness", () => {
     expect(userCalls(s, mark)).toEqual([]);
   });
 
-  it("forgets everything after a new queue (events may have been missed)", async () => {
+  it("takes everyone afresh from a new queue's registration (events may have been missed)", async () => {
     const { s, ctx } = await start();
     const id = idOf(s, MEMBER);
-    await ctx.users.get(id);
-    s.control.expireQueue({ email: BOT });
-    await expect.poll(() => running!.daemon.bots[0]!.status.registrations).toBe(2);
+    expect((await ctx.users.get(id))?.role).toBe(400);
     const mark = s.control.requests.length;
-    await ctx.users.get(id);
-    expect(userCalls(s, mark)).toEqual([`GET /users/${id}`]);
+    s.control.expireQueue({ email: BOT });
+    // Changed while no queue listened: only the next registration can tell.
+    s.control.updateUser(MEMBER, { role: "moderator" });
+    await expect.poll(() => running!.daemon.bots[0]!.status.registrations).toBe(2);
+    expect((await ctx.users.get(id))?.role).toBe(300);
+    expect(userCalls(s, mark)).toEqual([]);
   });
 
   it("without tracking, re-fetches entries older than a minute and says how to track", async () => {

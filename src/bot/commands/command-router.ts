@@ -1,0 +1,205 @@
+/**
+ * The commands of one bot and the middleware that routes messages to them. A message is a
+ * command when it is addressed to the bot (a one-to-one direct message, or a mention of the bot
+ * anywhere in it) or starts with the bot's `command_prefix`; its first word names the command
+ * (case-insensitive, or an alias), the rest is parsed into the command's arguments.
+ *
+ * An addressed message whose first word is no command passes on to the handlers declared after
+ * the commands; if none of them takes it, the bot answers with the closest command names. A
+ * prefixed word that resembles no command (`!!!`) is left alone.
+ */
+import { z } from "zod";
+import { suggest } from "../../config/did-you-mean.ts";
+import { isAtLeast, roleName } from "../../effects/users/roles.ts";
+import { addressOf, textOf } from "../../pipeline/addressed.ts";
+import type { Composer, Middleware, NextFunction } from "../../pipeline/composer.ts";
+import type { BotContext } from "../../pipeline/context.ts";
+import { type ArgShape, type Command, type CommandOptions, checkCommand } from "./command-spec.ts";
+import {
+  type CommandDescription,
+  describeCommand,
+  helpFor,
+  helpList,
+  usageOf,
+  whoMay,
+} from "./describe-commands.ts";
+import { parseArguments } from "./parse-arguments.ts";
+
+interface Invocation {
+  word: string;
+  line: string;
+  via: "direct" | "mention" | "prefix";
+}
+
+type Ctx = BotContext<unknown> & Record<string, unknown>;
+
+export class CommandRouter {
+  readonly #commands: Command[] = [];
+  readonly #byName = new Map<string, Command>();
+  /** Messages no handler took after the router passed them on (marked by the last middleware). */
+  readonly #untaken = new WeakSet<object>();
+  readonly #prefix: string;
+  /** The generated `help`, until the bot declares its own. */
+  #help: Command | undefined;
+  #sealed = false;
+  #warnedGroups = false;
+
+  constructor(
+    private readonly composer: Composer<BotContext<unknown>>,
+    options: { prefix?: string | undefined } = {},
+  ) {
+    this.#prefix = options.prefix ?? "";
+    this.#help = generatedHelp(this);
+    this.#add(this.#help);
+  }
+
+  /** The commands, the generated `help` included unless the bot declared its own. */
+  get commands(): readonly Command[] {
+    return this.#commands;
+  }
+
+  /** Whether any command checks roles or groups (the bot then keeps users / groups current). */
+  get needs(): { users: boolean; groups: boolean } {
+    const allows = this.#commands.map((c) => c.allow);
+    return { users: true, groups: allows.some((a) => a?.groups !== undefined) };
+  }
+
+  /** `bot.command(name, options, handler)`; a declared `help` replaces the generated one. */
+  add(name: unknown, options: CommandOptions<never, ArgShape, ArgShape>, handler: unknown): void {
+    if (this.#help && String(name).toLowerCase() === "help") {
+      this.#remove(this.#help);
+      this.#help = undefined;
+    }
+    this.#add(checkCommand(name, options, handler, new Set(this.#byName.keys())));
+  }
+
+  describe(): CommandDescription[] {
+    return this.#commands.map(describeCommand);
+  }
+
+  usage(c: Command): string {
+    return usageOf(c, this.#prefix);
+  }
+
+  #add(c: Command): void {
+    this.#commands.push(c);
+    for (const n of [c.name, ...c.aliases]) this.#byName.set(n, c);
+  }
+
+  #remove(c: Command): void {
+    this.#commands.splice(this.#commands.indexOf(c), 1);
+    for (const n of [c.name, ...c.aliases]) this.#byName.delete(n);
+  }
+
+  /** The middleware, placed where the bot declared its first command. */
+  readonly middleware: Middleware<BotContext<unknown>> = (ctx, next) => {
+    if (!this.#sealed) {
+      // Setup is over once events flow: the last middleware marks what nothing took.
+      this.#sealed = true;
+      this.composer.use((c, n) => {
+        this.#untaken.add(c);
+        return n();
+      });
+    }
+    if (ctx.event.type !== "message") return next();
+    const call = this.#invocation(ctx);
+    if (call === undefined) return next();
+    const command = this.#byName.get(call.word.toLowerCase());
+    if (command) return this.#run(command, ctx as Ctx, call);
+    if (call.via === "prefix" && suggest(call.word, this.#byName.keys()) === undefined) return next();
+    return this.#unknown(ctx, next, call);
+  };
+
+  #invocation(ctx: BotContext<unknown>): Invocation | undefined {
+    const via = addressOf(ctx.event, ctx.bot);
+    const prefix = this.#prefix;
+    let text: string;
+    if (via !== undefined) {
+      text = textOf(ctx.event, ctx.bot);
+      if (prefix !== "" && text.startsWith(prefix)) text = text.slice(prefix.length);
+    } else {
+      const content = (ctx.event as { message: { content: string } }).message.content.trimStart();
+      if (prefix === "" || !content.startsWith(prefix)) return undefined;
+      text = content.slice(prefix.length);
+    }
+    const [, word = "", line = ""] = /^\s*(\S*)\s*([\s\S]*)$/.exec(text) ?? [];
+    return { word, line, via: via === "direct" || via === "mention" ? via : "prefix" };
+  }
+
+  async #run(command: Command, ctx: Ctx, call: Invocation): Promise<void> {
+    const parsed = parseArguments(command, call.line);
+    ctx.args = parsed.ok ? parsed.args : {};
+    ctx.options = parsed.ok ? parsed.options : {};
+    ctx.command = { name: command.name, invokedAs: call.word };
+    if (!(await this.#allowed(command, ctx))) {
+      await ctx.reply(`Sorry, only ${whoMay(command)} may run \`${this.#prefix}${command.name}\`.`);
+      return;
+    }
+    if (!parsed.ok) {
+      const help = this.#help ? ` (\`${this.#prefix}help ${command.name}\` for more)` : "";
+      await ctx.reply(
+        `\`${this.#prefix}${call.word}\`: ${parsed.problems.join("; ")}.\nUsage: \`${this.usage(command)}\`${help}`,
+      );
+      return;
+    }
+    await command.handler(ctx as never);
+  }
+
+  async #allowed(command: Command, ctx: Ctx): Promise<boolean> {
+    const allow = command.allow;
+    if (allow === undefined) return true;
+    const sender = ctx.sender!;
+    if (allow.role) {
+      // From the users cache, seeded at registration; a user it lacks costs one (cached) request.
+      const role = sender.role ?? roleName((await ctx.users.get(sender.id))?.role);
+      if (isAtLeast(role, allow.role)) return true;
+    }
+    if (allow.groups) {
+      if (!ctx.groups.seeded && !this.#warnedGroups) {
+        this.#warnedGroups = true;
+        ctx.log.warn(
+          "commands: the user groups are unknown (the queue did not fetch them); group checks refuse",
+        );
+      }
+      if (allow.groups.some((g) => ctx.groups.has(g, sender.id))) return true;
+    }
+    return allow.when ? (allow.when as (c: Ctx) => boolean | Promise<boolean>)(ctx) : false;
+  }
+
+  async #unknown(ctx: BotContext<unknown>, next: NextFunction, call: Invocation): Promise<void> {
+    await next();
+    if (!this.#untaken.has(ctx)) return;
+    const help = this.#byName.get("help");
+    if (call.word === "" && help)
+      return help.handler(Object.assign(ctx, { args: {}, options: {} }) as never) as Promise<void>;
+    const hint = suggest(call.word, this.#byName.keys());
+    const list = help ? ` Say \`${this.#prefix}help\` for the list.` : "";
+    await ctx.reply(
+      `I don't know the command \`${call.word}\`.${hint ? ` Did you mean \`${this.#prefix}${hint}\`?` : ""}${list}`,
+    );
+  }
+
+  /** The text of the generated help. */
+  helpText(topic: string | undefined): string {
+    if (topic === undefined) return helpList(this.#commands, this.#prefix);
+    const c = this.#byName.get(topic.toLowerCase().replace(this.#prefix, ""));
+    if (c) return helpFor(c, this.#prefix);
+    const hint = suggest(topic, this.#byName.keys());
+    return `There is no command \`${topic}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}\n\n${helpList(this.#commands, this.#prefix)}`;
+  }
+}
+
+function generatedHelp(router: CommandRouter): Command {
+  return {
+    name: "help",
+    aliases: [],
+    description: "the commands, or how to use one",
+    args: [["command", z.string().optional().describe("a command's name")]],
+    rest: false,
+    options: [],
+    examples: [],
+    allow: undefined,
+    handler: ((ctx: BotContext<unknown> & { args: { command?: string } }) =>
+      ctx.reply(router.helpText(ctx.args.command))) as never,
+  };
+}

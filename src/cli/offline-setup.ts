@@ -1,0 +1,54 @@
+/**
+ * Run a bot's `setup` offline, with a bot object that only records what it declares (commands,
+ * announcements, cron jobs): what `bothost schedule preview` and `bothost commands` read.
+ */
+import { pino } from "pino";
+import type { Client } from "../api/create-client.ts";
+import { type BotHandle, BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
+import type { LoadedBot } from "../bot/load-bots.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import { KV } from "../state/kv.ts";
+import { MemoryStore } from "../state/memory-store.ts";
+
+/** Nothing may reach the network offline: any use of the client says so. */
+function offlineClient(command: string): Client {
+  return new Proxy({} as Client, {
+    get(_target, property) {
+      throw new BothostError(
+        "PREVIEW_OFFLINE",
+        `bot.api.${String(property)} was used during setup; "bothost ${command}" runs setup offline. ` +
+          "Call the server from handlers or jobs, not from setup.",
+      );
+    },
+  });
+}
+
+/** The bot's declarations, or the exit code once a failing setup was reported. */
+export async function setUpOffline(bot: LoadedBot, command: string): Promise<BotHandle<unknown> | number> {
+  const handle = createBotHandle<unknown>({
+    name: bot.name,
+    log: pino({ level: "silent" }),
+    client: offlineClient(command),
+    state: new KV(new MemoryStore()),
+    commandPrefix: bot.config.command_prefix,
+  });
+  try {
+    await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
+  } catch (err) {
+    return setupFailed(bot.name, err);
+  }
+  return handle;
+}
+
+/** A setup that throws: the bot's declarations are wrong (exit 2) or its code failed (exit 1). */
+function setupFailed(name: string, err: unknown): number {
+  if (err instanceof BotSetupError) {
+    process.stderr.write(`bothost: bots.${name}: ${err.message} [${err.code}]\n`);
+    return ExitCode.ConfigInvalid;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const code = err instanceof BothostError ? ` [${err.code}]` : "";
+  process.stderr.write(`bothost: bots.${name}: setup failed: ${message}${code}\n`);
+  return ExitCode.RuntimeFailure;
+}

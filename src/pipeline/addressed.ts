@@ -1,0 +1,132 @@
+/**
+ * The author's vocabulary for a message: whether it is addressed to the bot (a one-to-one direct
+ * message, or a mention of the bot), its text without the bot's own mention, where it was said
+ * (`Where`) and who said it (`Sender`). Each reads the event and the bot's caches: no request.
+ */
+import type { SendMessageParams } from "../api/resources/messages.ts";
+import { type RoleName, roleName } from "../effects/users/roles.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import type { Message, User } from "../wire/records.ts";
+
+/** Where a message was said: a channel and topic, or a direct conversation (everyone in it but the bot). */
+export type Where = { channel: string; channelId: number; topic: string } | { direct: number[] };
+
+/** Who sent a message: from the message itself, role and bot flag from the users cache. */
+export interface Sender {
+  id: number;
+  name: string;
+  email: string;
+  /** The sender's role by name; `undefined` when the users cache does not hold them (see `bot.track("users")`). */
+  role: RoleName | undefined;
+  /** Whether the sender is a bot; `undefined` when the users cache does not hold them. */
+  isBot: boolean | undefined;
+}
+
+/** The bot as a mention names it. */
+export interface SelfRef {
+  userId: number;
+  fullName?: string | undefined;
+}
+
+export interface AddressOptions {
+  /** Also count `@**all**`, `@**channel**`, `@**topic**` (the wildcard mentions) as addressed. Default false. */
+  wildcards?: boolean;
+}
+
+const WILDCARD_FLAGS = ["stream_wildcard_mentioned", "topic_wildcard_mentioned", "wildcard_mentioned"];
+/** A personal mention: `@**Name**` or `@**Name|12**`; a silent one (`@_**…**`) does not match. */
+const MENTION = /@\*\*([^*|]+?)(?:\|(\d+))?\*\*/g;
+
+function messageOf(event: ServerEvent): Message | undefined {
+  return event.type === "message" ? (event as { message: Message }).message : undefined;
+}
+
+function isSelf(name: string, id: string | undefined, self: SelfRef): boolean {
+  if (id !== undefined) return Number(id) === self.userId;
+  return self.fullName !== undefined && name.trim().toLowerCase() === self.fullName.toLowerCase();
+}
+
+/** Where the content mentions the bot personally: [start, end) of each mention. */
+function selfMentions(content: string, self: SelfRef): [number, number][] {
+  const found: [number, number][] = [];
+  for (const m of content.matchAll(MENTION)) {
+    if (isSelf(m[1]!, m[2], self)) found.push([m.index, m.index + m[0].length]);
+  }
+  return found;
+}
+
+/** A direct message between the sender and the bot alone (a group DM needs a mention). */
+function isOneToOne(m: Message, self: SelfRef): boolean {
+  if (m.type !== "private" || !Array.isArray(m.display_recipient)) return false;
+  const others = m.display_recipient.filter((u) => u.id !== self.userId && u.id !== m.sender_id);
+  return others.length === 0;
+}
+
+/** Why a message is addressed to the bot, if it is. */
+export function addressOf(
+  event: ServerEvent,
+  self: SelfRef,
+  options: AddressOptions = {},
+): "direct" | "mention" | "wildcard" | undefined {
+  const m = messageOf(event);
+  if (m === undefined || m.sender_id === self.userId) return undefined;
+  if (isOneToOne(m, self)) return "direct";
+  const flags = Array.isArray(event.flags) ? (event.flags as string[]) : [];
+  // The server sets `mentioned` only for a real mention (not silent, not in code); the content
+  // says whether it was the bot's own name rather than a group's.
+  if (flags.includes("mentioned") && selfMentions(m.content, self).length > 0) return "mention";
+  if (options.wildcards && flags.some((f) => WILDCARD_FLAGS.includes(f))) return "wildcard";
+  return undefined;
+}
+
+/** The content without the bot's own mentions (other mentions kept), trimmed. */
+export function textOf(event: ServerEvent, self: SelfRef): string {
+  const m = messageOf(event);
+  if (m === undefined) return typeof event.content === "string" ? event.content.trim() : "";
+  let text = m.content;
+  for (const [start, end] of selfMentions(text, self).reverse()) {
+    text = `${text.slice(0, start).trimEnd()} ${text.slice(end).trimStart()}`;
+  }
+  return text.trim();
+}
+
+/** Where a message was said; `undefined` for other events. */
+export function whereOf(event: ServerEvent, self: SelfRef): Where | undefined {
+  const m = messageOf(event);
+  if (m === undefined) return undefined;
+  if (m.type === "stream") {
+    const channel = typeof m.display_recipient === "string" ? m.display_recipient : String(m.stream_id);
+    return { channel, channelId: m.stream_id ?? -1, topic: m.subject };
+  }
+  const people = Array.isArray(m.display_recipient) ? m.display_recipient.map((u) => u.id) : [m.sender_id];
+  const others = people.filter((id) => id !== self.userId);
+  return { direct: others.length > 0 ? others : [m.sender_id] };
+}
+
+/** A message to a {@link Where}: `ctx.send({ ...ctx.where, content })`. */
+export type SendTo = Where & { content: string };
+
+/** A {@link SendTo} as the parameters of `POST /messages`. */
+export function sendParams(to: SendTo): SendMessageParams {
+  if ("direct" in to) return { type: "direct", to: [...to.direct], content: to.content };
+  return {
+    type: "channel",
+    to: to.channelId > 0 ? to.channelId : to.channel,
+    topic: to.topic,
+    content: to.content,
+  };
+}
+
+/** Who sent a message; `undefined` for other events. `peek` reads the users cache. */
+export function senderOf(event: ServerEvent, peek: (id: number) => User | undefined): Sender | undefined {
+  const m = messageOf(event);
+  if (m === undefined) return undefined;
+  const user = peek(m.sender_id);
+  return {
+    id: m.sender_id,
+    name: m.sender_full_name,
+    email: m.sender_email,
+    role: roleName(user?.role),
+    isBot: user?.is_bot,
+  };
+}

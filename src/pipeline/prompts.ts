@@ -1,0 +1,110 @@
+/**
+ * `ctx.prompt()`: a handler asks the sender something and waits for their next message in the
+ * same conversation. That message is taken at the accept stage, before it would queue behind the
+ * very handler waiting for it (the conversation's queue runs one handler at a time): it resolves
+ * the prompt instead of reaching the handlers. Pending prompts live in this process only; a
+ * restart or a failover forgets them, and the handler that waited is gone with it.
+ */
+import { BothostError } from "../errors/bothost-error.ts";
+import { type Clock, realClock } from "../time/clock.ts";
+import type { ServerEvent } from "../wire/events.ts";
+import type { Message } from "../wire/records.ts";
+import { type Sender, textOf } from "./addressed.ts";
+import { conversationKey } from "./conversation-key.ts";
+
+/** What a prompt resolves with: the sender's next message in the conversation. */
+export interface PromptAnswer {
+  /** The answer's content without the bot's mention, trimmed. */
+  text: string;
+  /** The answer as the server sent it. */
+  message: Message;
+}
+
+/** A prompt got no answer in time (`PROMPT_TIMEOUT`), or one is already waiting (`PROMPT_PENDING`). */
+export class PromptError extends BothostError<"PROMPT_TIMEOUT" | "PROMPT_PENDING"> {
+  override readonly name = "PromptError";
+}
+
+/** The default wait: within the default handler timeout (30 s), which also ends a prompt. */
+export const PROMPT_TIMEOUT_MS = 25_000;
+
+export class PendingPrompts {
+  readonly #waiting = new Map<string, (message: Message) => void>();
+  readonly #clock: Clock;
+
+  constructor(clock: Clock = realClock) {
+    this.#clock = clock;
+  }
+
+  /** Prompts waiting for an answer. */
+  get size(): number {
+    return this.#waiting.size;
+  }
+
+  /** Wait for `userId`'s next message in the conversation of `event`. */
+  wait(event: ServerEvent, userId: number, timeoutMs: number, signal: AbortSignal): Promise<Message> {
+    const key = `${conversationKey(event)}|${userId}`;
+    if (this.#waiting.has(key)) {
+      return Promise.reject(
+        new PromptError(
+          "PROMPT_PENDING",
+          "a prompt already waits for this person's answer in this conversation.",
+        ),
+      );
+    }
+    return new Promise<Message>((resolve, reject) => {
+      const done = () => {
+        this.#waiting.delete(key);
+        this.#clock.clearTimeout(timer);
+        signal.removeEventListener("abort", aborted);
+      };
+      const timer = this.#clock.setTimeout(() => {
+        done();
+        reject(new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`));
+      }, timeoutMs);
+      const aborted = () => {
+        done();
+        reject(
+          new PromptError("PROMPT_TIMEOUT", "no answer before the handler's time ran out (handler_timeout)."),
+        );
+      };
+      if (signal.aborted) return aborted();
+      signal.addEventListener("abort", aborted, { once: true });
+      this.#waiting.set(key, (message) => {
+        done();
+        resolve(message);
+      });
+    });
+  }
+
+  /** A message a prompt waits for: hand it over and return true (it then reaches no handler). */
+  take(event: ServerEvent): boolean {
+    if (this.#waiting.size === 0 || event.type !== "message") return false;
+    const message = (event as { message: Message }).message;
+    const answer = this.#waiting.get(`${conversationKey(event)}|${message.sender_id}`);
+    answer?.(message);
+    return answer !== undefined;
+  }
+}
+
+/** `ctx.prompt(text, options)` for a context: say `text`, then wait for the sender's answer. */
+export async function prompt(
+  prompts: PendingPrompts | undefined,
+  ctx: {
+    event: ServerEvent;
+    bot: { userId: number; fullName?: string };
+    signal: AbortSignal;
+    sender: Sender | undefined;
+    reply(text: string): Promise<unknown>;
+  },
+  text: string,
+  options: { timeout?: number } = {},
+): Promise<PromptAnswer> {
+  const sender = ctx.sender;
+  if (!sender || !prompts)
+    throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt() needs a message handled by a bot runtime.");
+  await ctx.reply(text);
+  const message = await prompts.wait(ctx.event, sender.id, options.timeout ?? PROMPT_TIMEOUT_MS, ctx.signal);
+  const answer = { id: -1, type: "message", message, flags: [] } as unknown as ServerEvent;
+  return { text: textOf(answer, ctx.bot), message };
+}
