@@ -4,6 +4,7 @@
  * reminder booked on the server is delivered by advancing it.
  */
 import { defineBot } from "bothost";
+import { runBot, TestClock } from "bothost/testing";
 import { createBotTest, describe, expect } from "bothost/testing/vitest";
 
 const MEMBER = "member@sandbox.example";
@@ -121,4 +122,25 @@ describe("the clock", () => {
       ]);
     },
   );
+});
+
+describe("mistakes", () => {
+  const test = createBotTest();
+
+  test("an org file that does not load is named when the test file is read", () => {
+    expect(() => createBotTest({ org: "test/testing/no-such-org.yaml" })).toThrow(
+      /^Invalid sandbox org test\/testing\/no-such-org\.yaml:\n  - cannot read the file/,
+    );
+    expect(() => createBotTest({ users: [{ email: "x@sandbox.example", channels: ["lobby"] }] })).toThrow(
+      'test user x@sandbox.example: the org has no channel "lobby"',
+    );
+  });
+
+  test("a clock the sandbox does not share is refused", async ({ sandbox }) => {
+    const echo = defineBot({ setup: () => {} });
+    const elsewhere = new TestClock({ start: "2030-01-01T00:00:00Z" });
+    await expect(runBot(sandbox, { bot: echo, clock: elsewhere })).rejects.toThrow(
+      "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
+    );
+  });
 });
