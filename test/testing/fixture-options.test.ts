@@ -129,7 +129,7 @@ describe("mistakes", () => {
 
   test("an org file that does not load is named when the test file is read", () => {
     expect(() => createBotTest({ org: "test/testing/no-such-org.yaml" })).toThrow(
-      /^Invalid sandbox org test\/testing\/no-such-org\.yaml:\n  - cannot read the file/,
+      /^Invalid sandbox org test\/testing\/no-such-org\.yaml:\n {2}- cannot read the file/,
     );
     expect(() => createBotTest({ users: [{ email: "x@sandbox.example", channels: ["lobby"] }] })).toThrow(
       'test user x@sandbox.example: the org has no channel "lobby"',
