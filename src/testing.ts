@@ -27,4 +27,12 @@ export type {
   SandboxUser,
   SendAsInput,
 } from "./sandbox/types.ts";
-export { type RunBotOptions, runBot, type TestBot, type TestMessage } from "./testing/run-bot.ts";
+export { DEFAULT_WAIT_MS, type RunBotOptions, runBot, type TestBot } from "./testing/run-bot.ts";
+export { TestClock, type TestClockOptions } from "./testing/test-clock.ts";
+export type {
+  TestChannelMessage,
+  TestDirectMessage,
+  TestMessage,
+  TestReaction,
+  TestRecipient,
+} from "./testing/test-message.ts";

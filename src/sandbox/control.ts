@@ -13,6 +13,7 @@ import { BOT_TYPES, ROLES } from "./org/build-state.ts";
 import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { UserRecord } from "./state/data.ts";
+import { messageToApi } from "./state/message-view.ts";
 import { streamByName, subscribeUsers } from "./state/streams.ts";
 import { createUser, setActive, updateUser, userByDeliveryEmail } from "./state/users.ts";
 import type { QueueInfo, RateRule, SandboxControl, SandboxUser } from "./types.ts";
@@ -128,6 +129,13 @@ export function createControl(deps: ControlDeps): SandboxControl {
       );
     },
     messages: () => structuredClone(core.data.messages) as unknown as Record<string, unknown>[],
+    messageView(id) {
+      const msg = core.data.messages.find((m) => m.id === id);
+      if (!msg) return undefined;
+      const sender = core.data.users.find((u) => u.user_id === msg.sender_id) ?? null;
+      const options = { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: true };
+      return structuredClone(messageToApi(core.data, msg, sender, options));
+    },
     queues: (): QueueInfo[] =>
       core.queues.all().map((q) => ({
         queue_id: q.id,

@@ -127,6 +127,11 @@ export interface SandboxControl {
   sendAs(email: string, input: SendAsInput): { id: number };
   /** Every stored message (wire-like records, raw Markdown content). */
   messages(): Record<string, unknown>[];
+  /**
+   * Message `id` as GET /messages serves it to its sender with raw Markdown (`subject`,
+   * `display_recipient`, `sender_full_name`…); undefined when there is no such message.
+   */
+  messageView(id: number): Record<string, unknown> | undefined;
   queues(): QueueInfo[];
   scheduled(): Record<string, unknown>[];
   /** Garbage-collect a queue now (by id, or every queue of a user). */

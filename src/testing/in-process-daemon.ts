@@ -15,6 +15,7 @@ import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import { LedgerWatch } from "./ledger-watch.ts";
 
 export interface InProcessBot {
   email: string;
@@ -83,7 +84,9 @@ export async function startInProcessDaemon(
     },
   });
   const log = createLogger({ destination, pretty: false, level: "debug" });
-  const store = options.store ?? (await FileStore.open(stateDir));
+  // The store as the daemon sees it, observed so a test can wait until a message is handled.
+  const ledger = new LedgerWatch(options.store ?? (await FileStore.open(stateDir)));
+  for (const name of Object.keys(bots)) await ledger.load(name);
   const daemon = new Daemon({
     config,
     bots: Object.entries(bots).map(([name, b]) => ({
@@ -91,7 +94,7 @@ export async function startInProcessDaemon(
       definition: b.definition as BotDefinition<never, never>,
       settings: settingsOf(b, config.bots[name]?.settings),
     })),
-    store,
+    store: ledger.store,
     log,
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },
     ...(options.clock ? { clock: options.clock } : {}),
@@ -102,6 +105,8 @@ export async function startInProcessDaemon(
     config,
     report,
     stateDir,
+    /** Each bot's delivery ledger as written: `ledger.until(bot, messageId, …)`. */
+    ledger,
     logs,
     /** Raw log text, to check that no secret was ever written. */
     logText: () => text,

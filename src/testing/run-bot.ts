@@ -8,16 +8,12 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
+import type { TestClock } from "./test-clock.ts";
+import type { TestMessage } from "./test-message.ts";
+import { describeMessage, handlerFailure } from "./wait-messages.ts";
 
-/** A message as the sandbox stores it (raw Markdown content). */
-export interface TestMessage {
-  id: number;
-  sender_id: number;
-  content: string;
-  type: "stream" | "private";
-  subject: string;
-  [field: string]: unknown;
-}
+/** How long `ask`, `nextReply` and `handled` wait by default: well inside vitest's 5 s test timeout. */
+export const DEFAULT_WAIT_MS = 3_000;
 
 export interface RunBotOptions {
   /** The bot: what `defineBot` returned, or a module path (from the working directory). */
@@ -33,6 +29,11 @@ export interface RunBotOptions {
   settings?: unknown;
   /** More of the bot's config entry, as YAML lines: `"retries: { attempts: 1 }"`. */
   config?: string;
+  /**
+   * The clock of the bot's schedulers, shared with the sandbox: start the sandbox with
+   * `startSandbox({ clock })` too; `clock.advance(ms)` then delivers what the sandbox has due.
+   */
+  clock?: TestClock;
 }
 
 /** A bot running against a sandbox (see {@link runBot}). */
@@ -40,12 +41,22 @@ export interface TestBot {
   readonly name: string;
   readonly email: string;
   readonly userId: number;
-  /** Post as `from` (an email of the sandbox); resolves the new message's id. */
+  /** Post as `from` (an email of the sandbox); returns the new message's id. */
   post(from: string, input: SendAsInput): number;
-  /** The bot's first message after message `after` (default: any), within `timeoutMs` (default 5 s). */
+  /**
+   * The bot's first message after message `after` (default: any), within `timeoutMs` (default
+   * {@link DEFAULT_WAIT_MS}); rejects with a message naming what was posted when none comes.
+   */
   nextReply(options?: { after?: number; timeoutMs?: number }): Promise<TestMessage>;
   /** Post as `from`, then await the bot's first message after it. */
   ask(from: string, input: SendAsInput, options?: { timeoutMs?: number }): Promise<TestMessage>;
+  /**
+   * Resolves once the bot has handled message `messageId` (its handlers finished and the message
+   * is recorded as handled), for bots that count or react without answering. Rejects when the
+   * message did not reach the bot, when its handler failed every attempt (the error's message is
+   * in the rejection), or after `timeoutMs` (default {@link DEFAULT_WAIT_MS}).
+   */
+  handled(messageId: number, options?: { timeoutMs?: number }): Promise<void>;
   /** Every message the bot has sent, oldest first. */
   replies(): TestMessage[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
@@ -83,14 +94,23 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     });
   }
   const userId = control.users().find((u) => u.email === email)!.user_id;
-  const running: InProcessDaemon = await startInProcessDaemon(sandbox, {
-    [name]: {
-      email,
-      definition,
-      ...(options.settings !== undefined ? { settings: options.settings } : {}),
-      ...(options.config ? { extra: options.config } : {}),
+  if (options.clock && Math.abs(options.clock.now() - control.now()) > 1_000) {
+    throw new Error(
+      "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
+    );
+  }
+  const running: InProcessDaemon = await startInProcessDaemon(
+    sandbox,
+    {
+      [name]: {
+        email,
+        definition,
+        ...(options.settings !== undefined ? { settings: options.settings } : {}),
+        ...(options.config ? { extra: options.config } : {}),
+      },
     },
-  });
+    options.clock ? { clock: options.clock } : {},
+  );
   const failed = [...running.report.authFailed, ...running.report.failed.map((f) => f.name)];
   if (failed.length > 0) {
     const why = running.report.failed[0]?.error;
@@ -99,12 +119,48 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`,
     );
   }
-  const mine = () => control.messages().filter((m) => m.sender_id === userId) as TestMessage[];
-  const nextReply = async ({ after = 0, timeoutMs = 5_000 } = {}) => {
+  const deliver = options.clock?.onAdvance(() => control.advanceClock(0));
+  const view = (id: number) => control.messageView(id) as TestMessage | undefined;
+  const mine = () =>
+    control
+      .messages()
+      .filter((m) => m.sender_id === userId)
+      .map((m) => view(m.id as number)!);
+  const firstAfter = (after: number) => {
+    const found = control.messages().find((m) => m.sender_id === userId && (m.id as number) > after);
+    return found && view(found.id as number);
+  };
+  const nextReply = async ({ after = 0, timeoutMs = DEFAULT_WAIT_MS } = {}) => {
     try {
-      return await control.waitFor(() => mine().find((m) => m.id > after), { timeoutMs });
+      return await control.waitFor(() => firstAfter(after), { timeoutMs });
     } catch {
-      throw new Error(`${name} sent no message after message ${after} within ${timeoutMs} ms`);
+      const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
+      const state =
+        after > 0 && running.ledger.recorded(name, after)
+          ? " (it handled that message without answering)"
+          : "";
+      throw new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
+    }
+  };
+  const handled = async (messageId: number, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+    const record = control.messages().find((m) => m.id === messageId);
+    if (!record) throw new Error(`handled: the sandbox has no message ${messageId}`);
+    const what = describeMessage(control, messageId);
+    if ((record.flags as Record<string, unknown>)[String(userId)] === undefined) {
+      throw new Error(`${what} never reached ${name}: it is not in that direct message or channel`);
+    }
+    await running.ledger.until(name, messageId, timeoutMs, () => {
+      const failure = handlerFailure(running.logs, messageId);
+      const why = failure ? `: its handler failed (${failure}) and runs again after a pause` : "";
+      return new Error(`${name} did not finish handling ${what} within ${timeoutMs} ms${why}`);
+    });
+    const letter = (await running.daemon.letters.list(name)).find(
+      (l) => (l.event as { message?: { id?: number } }).message?.id === messageId,
+    );
+    if (letter) {
+      throw new Error(
+        `${name}'s handler failed on ${what} (${letter.attempts} attempt(s), kept as dead letter ${letter.id}): ${letter.error.message}`,
+      );
     }
   };
   return {
@@ -114,8 +170,12 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     post: (from, input) => control.sendAs(from, input).id,
     nextReply,
     ask: (from, input, o = {}) => nextReply({ ...o, after: control.sendAs(from, input).id }),
+    handled,
     replies: mine,
     logs: () => running.logs,
-    stop: () => running.stop(),
+    stop: () => {
+      deliver?.();
+      return running.stop();
+    },
   };
 }

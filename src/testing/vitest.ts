@@ -1,47 +1,78 @@
 /**
- * bothost/testing/vitest: a vitest fixture (`test.extend`) giving each test a fresh sandbox and a
- * `runBot` whose bots are stopped after the test. vitest is an optional peer dependency: only this
- * entry imports it.
+ * bothost/testing/vitest: vitest fixtures giving each test a fresh sandbox, a clock to move, and a
+ * `runBot` whose bots are stopped after the test. `test` uses the sandbox's default org;
+ * `createBotTest({ org, users, clock })` makes a `test` with an org file or inline org, extra
+ * people with roles and groups, and a clock starting at a given time. vitest is an optional peer
+ * dependency: only this entry imports it.
  *
  * @example
  * ```ts
- * import { expect, test } from "bothost/testing/vitest";
+ * import { createBotTest, expect } from "bothost/testing/vitest";
  * import echo from "../bots/echo.ts";
+ *
+ * const test = createBotTest({ users: [{ email: "mod@sandbox.example", role: "moderator" }] });
  *
  * test("echo answers a direct message", async ({ runBot }) => {
  *   const bot = await runBot({ bot: echo });
- *   const reply = await bot.ask("member@sandbox.example", { type: "direct", to: [bot.email], content: "hi" });
+ *   const reply = await bot.ask("mod@sandbox.example", { type: "direct", to: [bot.email], content: "hi" });
  *   expect(reply.content).toBe("hi");
  * });
  * ```
  */
 import { test as base } from "vitest";
+import type { OrgInput } from "../sandbox/org/schema.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type RunBotOptions, runBot, type TestBot } from "./run-bot.ts";
+import { TestClock } from "./test-clock.ts";
+import { type TestUser, testOrg } from "./test-org.ts";
 
 export { describe, expect } from "vitest";
+export type { TestUser } from "./test-org.ts";
 
-/** The fixtures: `sandbox`, and `runBot` bound to it. */
+/** What every test of a {@link createBotTest} starts with. */
+export interface BotTestOptions {
+  /** An org file (YAML, from the working directory) or an inline org; default the sandbox's small org. */
+  org?: string | OrgInput;
+  /** People added to the org, with their role, groups and channels. */
+  users?: TestUser[];
+  /** Where the clock starts (ISO 8601, Date or epoch ms); default now. */
+  clock?: { start: string | Date | number };
+}
+
+/** The fixtures: `sandbox`, `clock` (shared by the sandbox and the bots), and `runBot` bound to both. */
 export interface BotFixtures {
   sandbox: Sandbox;
+  /** The sandbox's and the bots' time: `await clock.advance(6 * 60_000)` delivers what falls due. */
+  clock: TestClock;
   runBot: (options: RunBotOptions) => Promise<TestBot>;
 }
 
-export const test = base.extend<BotFixtures>({
-  // biome-ignore lint/correctness/noEmptyPattern: vitest reads the fixtures a test uses from this pattern
-  sandbox: async ({}, use) => {
-    const sandbox = await startSandbox();
-    await use(sandbox);
-    await sandbox.stop();
-  },
-  runBot: async ({ sandbox }, use) => {
-    const bots: TestBot[] = [];
-    await use(async (options) => {
-      const bot = await runBot(sandbox, options);
-      bots.push(bot);
-      return bot;
-    });
-    for (const bot of bots) await bot.stop();
-  },
-});
+/** A vitest `test` whose tests each get a sandbox made from `options`, a clock and `runBot`. */
+export function createBotTest(options: BotTestOptions = {}) {
+  // Read once, so a mistake in the org file fails the file's collection with its line and column.
+  const org = testOrg(options.org, options.users);
+  return base.extend<BotFixtures>({
+    // biome-ignore lint/correctness/noEmptyPattern: vitest reads the fixtures a test uses from this pattern
+    clock: async ({}, use) => {
+      await use(new TestClock(options.clock ? { start: options.clock.start } : {}));
+    },
+    sandbox: async ({ clock }, use) => {
+      const sandbox = await startSandbox({ org, clock });
+      await use(sandbox);
+      await sandbox.stop();
+    },
+    runBot: async ({ sandbox, clock }, use) => {
+      const bots: TestBot[] = [];
+      await use(async (o) => {
+        const bot = await runBot(sandbox, { clock, ...o });
+        bots.push(bot);
+        return bot;
+      });
+      for (const bot of bots) await bot.stop();
+    },
+  });
+}
+
+/** The fixtures over the sandbox's default org (see {@link createBotTest} for options). */
+export const test = createBotTest();

@@ -2,10 +2,11 @@
  * `bothost init` as a newcomer runs it: the project it writes passes `bothost check` and its own
  * tests unedited, with the package as `npm pack` makes it unpacked into the project's
  * node_modules and its bin linked, as an install puts them (no network: the package's
- * dependencies and vitest come from ours).
+ * dependencies, zod and vitest come from ours). Its tests show a command, a refused command and a
+ * reminder delivered by moving the sandbox clock.
  */
 import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -54,19 +55,25 @@ it("writes a project whose check and tests pass unedited", async () => {
   await run("tar", ["-xzf", tarball, "-C", dir]);
   await rename(path.join(dir, "package"), path.join(modules, "bothost"));
   await symlink(path.join(repoRoot, "node_modules"), path.join(modules, "bothost", "node_modules"), "dir");
-  await symlink(path.join(repoRoot, "node_modules", "vitest"), path.join(modules, "vitest"), "dir");
+  for (const dependency of ["vitest", "zod"]) {
+    await symlink(path.join(repoRoot, "node_modules", dependency), path.join(modules, dependency), "dir");
+  }
   await symlink("../bothost/dist/cli/main.js", path.join(modules, ".bin", "bothost"));
   await chmod(path.join(modules, "bothost", "dist", "cli", "main.js"), 0o755); // as npm does for a bin
 
   // What `npx bothost check` runs: the installed package's bin.
+  const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8"));
+  const ours = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8"));
+  expect(manifest.dependencies.zod).toBe(ours.dependencies.zod);
   const check = await run(path.join(modules, ".bin", "bothost"), ["check"], { cwd: project });
   expect(check.stdout).toMatch(/hello/);
 
   const tests = await run(process.execPath, [path.join(repoRoot, "node_modules/vitest/vitest.mjs"), "run"], {
     cwd: project,
-    env: { ...process.env, CI: "1" },
+    env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: undefined },
   });
-  expect(tests.stdout + tests.stderr).toMatch(/1 passed/);
+  // The template's three tests: a command, a refused command, a reminder by the sandbox clock.
+  expect(tests.stdout + tests.stderr).toMatch(/Tests {2}3 passed \(3\)/);
 }, 60_000);
 
 it("refuses a folder that is not empty unless --force, without a stack trace", async () => {

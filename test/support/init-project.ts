@@ -1,6 +1,6 @@
 /**
  * A project made by the built `bothost init`, with this repository linked as its `bothost`
- * dependency (as an install would put it, without the network).
+ * dependency and ours as its zod (as an install would put them, without the network).
  */
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, symlink } from "node:fs/promises";
@@ -17,5 +17,6 @@ export async function initProject(label: string): Promise<{ dir: string; project
   await promisify(execFile)(process.execPath, [cliPath, "init", project]);
   await mkdir(path.join(project, "node_modules"));
   await symlink(repoRoot, path.join(project, "node_modules", "bothost"), "dir");
+  await symlink(path.join(repoRoot, "node_modules", "zod"), path.join(project, "node_modules", "zod"), "dir");
   return { dir, project };
 }

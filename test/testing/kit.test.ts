@@ -3,6 +3,7 @@
  * package.json's exports), the vitest fixture, a shipped bot run in-process against the sandbox.
  */
 import { defineBot } from "bothost";
+import { DEFAULT_WAIT_MS } from "bothost/testing";
 import { describe, expect, test } from "bothost/testing/vitest";
 import echo from "../../bots/echo.ts";
 
@@ -13,8 +14,29 @@ describe("the vitest fixture", () => {
     const bot = await runBot({ bot: echo, name: "echo", settings: { prefix: "echo: " } });
     const reply = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "hello there" });
     expect(reply.content).toBe("echo: hello there");
-    expect(reply.type).toBe("private");
-    expect(bot.replies()).toHaveLength(1);
+    expect(bot.replies()).toEqual([reply]);
+    // The server's shape: a direct message lists its people and has no topic.
+    if (reply.type !== "private") throw new Error(`expected a direct message, got ${reply.type}`);
+    expect(reply.subject).toBe("");
+    expect(reply.display_recipient.map((r) => r.email).sort()).toEqual(["echo-bot@sandbox.example", MEMBER]);
+    expect(reply.display_recipient.find((r) => r.email === MEMBER)?.full_name).toBe("Mel Member");
+  });
+
+  test("a channel reply carries its channel and topic as the server names them", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    const reply = await bot.ask(MEMBER, {
+      type: "stream",
+      to: "general",
+      topic: "greetings",
+      content: `@**echo** in the channel`,
+    });
+    if (reply.type !== "stream") throw new Error(`expected a channel message, got ${reply.type}`);
+    expect([reply.display_recipient, reply.subject, reply.content]).toEqual([
+      "general",
+      "greetings",
+      "in the channel",
+    ]);
+    expect(reply.sender_email).toBe(bot.email);
   });
 
   test("loads a bot from a module path", async ({ runBot }) => {
@@ -23,12 +45,32 @@ describe("the vitest fixture", () => {
     expect(reply.content).toBe("by path");
   });
 
-  test("says clearly when the bot does not answer in time", async ({ runBot }) => {
-    const silent = defineBot({ setup: () => {} });
+  test("says clearly when the bot does not answer in time, naming what was posted", async ({ runBot }) => {
+    const silent = defineBot({
+      setup(bot) {
+        bot.on("message", () => {});
+      },
+    });
     const bot = await runBot({ bot: silent, name: "silent" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "anyone?" });
+    await bot.handled(id);
+    await expect(bot.nextReply({ after: id, timeoutMs: 300 })).rejects.toThrow(
+      `silent sent no message after message ${id} ("anyone?" from ${MEMBER} in a direct message to silent-bot@sandbox.example) within 300 ms (it handled that message without answering)`,
+    );
+  });
+
+  // vitest's own default test timeout is 5 s: the kit's default wait must give up first.
+  test("by default gives up with its own message before vitest's default test timeout", {
+    timeout: 5_000,
+  }, async ({ runBot }) => {
+    const bot = await runBot({ bot: defineBot({ setup: () => {} }), name: "mute" });
     await expect(
-      bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "anyone?" }, { timeoutMs: 300 }),
-    ).rejects.toThrow(/^silent sent no message after message \d+ within 300 ms$/);
+      bot.ask(MEMBER, { type: "stream", to: "general", topic: "t", content: "hello?" }),
+    ).rejects.toThrow(
+      new RegExp(
+        `^mute sent no message after message \\d+ \\("hello\\?" from ${MEMBER} in #general > t\\) within ${DEFAULT_WAIT_MS} ms$`,
+      ),
+    );
   });
 
   test("faults injected in the sandbox: a reply that failed with a 503 is sent by the handler's retry", async ({

@@ -15,7 +15,8 @@ import { loadConfigWithSource } from "../../../src/config/load-config.ts";
 import { backtest } from "../../../src/daemon/backtest.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { runBot, type TestBot, type TestMessage } from "../../../src/testing/run-bot.ts";
+import { runBot, type TestBot } from "../../../src/testing/run-bot.ts";
+import type { TestMessage } from "../../../src/testing/test-message.ts";
 import { repoRoot } from "../../support/cli.ts";
 import {
   type ModerationHistory,
@@ -117,9 +118,14 @@ describe("the moderation bot live over the seeded history", () => {
     );
     expect(expectedIds.filter((id) => dms.has(id)).length).toBe(4);
 
-    const byId = new Map(control.messages().map((m) => [m.id as number, m as TestMessage]));
+    const byId = new Map(
+      control
+        .messages()
+        .map((m) => [m.id as number, control.messageView(m.id as number) as unknown as TestMessage]),
+    );
+    const people = (m: TestMessage) => (m.type === "private" ? m.display_recipient.map((r) => r.id) : []);
     const conversation = (m: TestMessage) =>
-      m.type === "stream" ? `${m.stream_id}/${m.topic}` : `dm:${JSON.stringify(m.dm_user_ids ?? [])}`;
+      m.type === "stream" ? `${m.stream_id}/${m.subject}` : `dm:${JSON.stringify(people(m))}`;
 
     // reply: in the conversation of each link flood (a DM to the bot is answered by DM).
     const replies = said.filter((m) => m.content.startsWith("Please keep it to a few links"));
@@ -139,12 +145,14 @@ describe("the moderation bot live over the seeded history", () => {
     );
     for (const m of told) {
       const original = byId.get(Number(m.content.match(/#narrow\/id\/(\d+)/)![1]))!;
-      expect(m.dm_user_ids).toEqual(expect.arrayContaining([original.sender_id]));
+      expect(people(m)).toEqual(expect.arrayContaining([original.sender_id]));
     }
 
     // notify_channel: #mod-log > flags, one line per blocked pattern.
     const modLogId = control.messages().find((m) => m.content === "scam report: handled")!.stream_id;
-    const modLog = said.filter((m) => m.stream_id === modLogId && m.topic === "flags");
+    const modLog = said.filter(
+      (m) => m.type === "stream" && m.stream_id === modLogId && m.subject === "flags",
+    );
     expect(modLog.map((m) => m.content)).toEqual(
       history.expected.blocked_patterns.map((id) => {
         const m = byId.get(id)!;

@@ -1,0 +1,191 @@
+/**
+ * What `bothost init` writes: a project that runs on the embedded sandbox as it is, a bot with
+ * commands, and the bot's tests (a command, a refused command, a reminder delivered by moving the
+ * sandbox clock).
+ */
+import { readFileSync } from "node:fs";
+import { bothostVersion } from "../api/version.ts";
+
+/** The version range of zod bothost itself depends on (from its package.json): the bot's schemas use it. */
+function zodRange(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    const range = pkg.dependencies?.zod;
+    if (typeof range === "string") return range;
+  } catch {}
+  return "^4.0.0";
+}
+
+/** The files, by path. */
+export function initFiles(name: string): Record<string, string> {
+  return {
+    "package.json": `${JSON.stringify(
+      {
+        name,
+        private: true,
+        type: "module",
+        scripts: {
+          start: "bothost run",
+          dev: "bothost dev --config bothost.yaml",
+          test: "vitest run",
+          check: "bothost check && tsc --noEmit && vitest run",
+        },
+        dependencies: { bothost: `^${bothostVersion}`, zod: zodRange() },
+        devDependencies: { typescript: "^5.9.3", vitest: "^4.0.0" },
+        engines: { node: ">=20.18.1" },
+      },
+      null,
+      2,
+    )}\n`,
+    "tsconfig.json": `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: "ES2023",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          noEmit: true,
+          allowImportingTsExtensions: true,
+          skipLibCheck: true,
+        },
+        include: ["bots", "test"],
+      },
+      null,
+      2,
+    )}\n`,
+    "bothost.yaml": `# bothost's config: every key is described in bothost's config.example.yaml.
+#
+# As written, the bots run on bothost's embedded sandbox: an in-memory chat server started in
+# the same process, with the organization in org.yaml. For a real server, set the URL and give
+# each bot its email and API key (from the environment, never in this file):
+#
+#   server:
+#     url: https://chat.example.org
+#   bots:
+#     hello:
+#       module: ./bots/hello.ts
+#       email: hello-bot@chat.example.org
+#       api_key: \${HELLO_BOT_API_KEY}
+server:
+  url: sandbox
+  sandbox:
+    org: ./org.yaml
+
+state:
+  path: ./.bothost
+
+bots:
+  hello:
+    module: ./bots/hello.ts
+    email: hello-bot@sandbox.example
+`,
+    "org.yaml": `# The sandbox's organization: who is there to talk to the bots.
+realm: { name: Local, host: sandbox.example }
+users:
+  - { email: owner@sandbox.example, full_name: Olive Owner, role: owner }
+  - { email: member@sandbox.example, full_name: Mel Member, role: member }
+bots:
+  - { email: hello-bot@sandbox.example, full_name: Hello Bot, type: generic, owner: owner@sandbox.example }
+channels:
+  - name: general
+    subscribers: [owner@sandbox.example, member@sandbox.example, hello-bot@sandbox.example]
+`,
+    "bots/hello.ts": `/**
+ * hello: commands in a direct message or a mention (\`help\` lists them), and a greeting in
+ * #general every Monday.
+ */
+import { defineBot } from "bothost";
+import { z } from "zod";
+
+const greeting = "Hello";
+
+export default defineBot({
+  setup(bot) {
+    bot.command("hello", { description: "say hello" }, (ctx) => ctx.reply(\`\${greeting}, \${ctx.sender.name}!\`));
+
+    // Arguments are checked before the handler runs: "remind soon tea" gets the usage back.
+    bot.command(
+      "remind",
+      {
+        description: "remind you in a few minutes",
+        args: {
+          minutes: z.number().int().min(1).max(1440).describe("in how many minutes"),
+          text: z.string().describe("what to remind you of"),
+        },
+        rest: true,
+        examples: ["remind 5 put the kettle on"],
+      },
+      async (ctx) => {
+        // Booked on the server: it is delivered even while the bot is down.
+        const at = Date.now() + ctx.args.minutes * 60_000;
+        await ctx.schedule.at({ to: [ctx.sender.id], content: \`Reminder: \${ctx.args.text}\`, at });
+        await ctx.reply(\`I will remind you in \${ctx.args.minutes} minutes.\`);
+      },
+    );
+
+    // Moderators and above only; anyone else is told who may run it.
+    bot.command(
+      "announce",
+      { description: "post in #general", args: { text: z.string() }, rest: true, allow: "moderator" },
+      (ctx) => ctx.send({ type: "channel", to: "general", topic: "announcements", content: ctx.args.text }),
+    );
+
+    // A schedule: booked on the server, delivered even while the bot is down.
+    bot.recurring("monday-hello", {
+      cron: "0 9 * * MON",
+      timezone: "UTC",
+      to: "general",
+      topic: "hello",
+      content: \`\${greeting}, everyone: a new week!\`,
+    });
+  },
+});
+`,
+    "test/hello.test.ts": `import { createBotTest, expect } from "bothost/testing/vitest";
+import hello from "../bots/hello.ts";
+
+// Each test gets a fresh sandbox with the people of org.yaml, and a clock to move.
+const test = createBotTest({ org: "org.yaml" });
+const MEMBER = "member@sandbox.example";
+const OWNER = "owner@sandbox.example";
+
+test("answers a command in a direct message", async ({ runBot }) => {
+  const bot = await runBot({ bot: hello, name: "hello" });
+  const reply = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "hello" });
+  expect(reply.content).toBe("Hello, Mel Member!");
+});
+
+test("refuses announce to a member, and posts it for the owner", async ({ runBot }) => {
+  const bot = await runBot({ bot: hello, name: "hello" });
+  const refused = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "announce cake!" });
+  expect(refused.content).toBe("Sorry, only moderators, administrators and owners may run \`announce\`.");
+  const posted = await bot.ask(OWNER, { type: "direct", to: [bot.email], content: "announce cake!" });
+  expect(posted).toMatchObject({ display_recipient: "general", subject: "announcements", content: "cake!" });
+});
+
+test("delivers a reminder once the sandbox clock passes its time", async ({ runBot, clock }) => {
+  const bot = await runBot({ bot: hello, name: "hello" });
+  const booked = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "remind 5 stretch" });
+  expect(booked.content).toBe("I will remind you in 5 minutes.");
+  await clock.advance(6 * 60_000); // the server sends at the first whole minute past the time
+  const reminder = await bot.nextReply({ after: booked.id });
+  expect(reminder.content).toBe("Reminder: stretch");
+});
+`,
+    ".gitignore": "node_modules\n.bothost\n",
+    "README.md": `# ${name}
+
+Chat bots run by [bothost](https://www.npmjs.com/package/bothost).
+
+\`\`\`sh
+npm install
+npm start        # the bots on the embedded sandbox (see bothost.yaml for a real server)
+npm test         # the bots' tests, against the sandbox (test/hello.test.ts)
+npx bothost check
+\`\`\`
+
+The bots are in \`bots/\`, their tests in \`test/\`, the config in \`bothost.yaml\`, the sandbox's
+people and channels in \`org.yaml\`. Say \`help\` to a bot in a direct message for its commands.
+`,
+  };
+}

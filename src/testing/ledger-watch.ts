@@ -1,0 +1,147 @@
+/**
+ * What tells a test that a bot has handled a message: the bot's delivery ledger, as it is written
+ * to the state store. The ledger records a message only after its handlers finished (and, when
+ * every attempt failed, after the event was kept as a dead letter), as a cursor (every message up
+ * to it that reached the bot is done) and marks of messages done out of order ("3-5,9"). The
+ * store is observed at its writes, so a waiting test wakes when the record lands: no polling.
+ */
+import type { OnceMarker, StoreWrite } from "../state/_writes.ts";
+import type { JsonValue, SetOptions, StateBackend, StateStore, UpdateOptions } from "../state/state-store.ts";
+
+type OnWrite = (path: readonly string[], key: string, value: JsonValue | undefined) => void;
+
+/** A view of `inner` that reports every write (after it is applied) with its namespace path. */
+class ObservedStore implements StateStore {
+  constructor(
+    protected readonly inner: StateStore,
+    private readonly path: readonly string[],
+    private readonly onWrite: OnWrite,
+  ) {}
+
+  get(key: string) {
+    return this.inner.get(key);
+  }
+  list(prefix?: string) {
+    return this.inner.list(prefix);
+  }
+  async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
+    await this.inner.set(key, value, options);
+    this.onWrite(this.path, key, value);
+  }
+  async setIfAbsent(key: string, value: JsonValue, options?: SetOptions): Promise<boolean> {
+    const made = await this.inner.setIfAbsent(key, value, options);
+    if (made) this.onWrite(this.path, key, value);
+    return made;
+  }
+  async update(
+    key: string,
+    fn: (current: JsonValue | undefined) => JsonValue | undefined,
+    options?: UpdateOptions,
+  ): Promise<JsonValue | undefined> {
+    const value = await this.inner.update(key, fn, options);
+    this.onWrite(this.path, key, value);
+    return value;
+  }
+  async delete(key: string): Promise<boolean> {
+    const existed = await this.inner.delete(key);
+    this.onWrite(this.path, key, undefined);
+    return existed;
+  }
+  /** A handler run's staged `ctx.state` batch: not the ledger's, so not reported. */
+  applyWrites(writes: readonly StoreWrite[], once?: OnceMarker): Promise<boolean> {
+    // The marker must name a view of the inner store: the store writes it in the same step.
+    const inner = once?.store instanceof ObservedStore ? once.store.inner : once?.store;
+    return this.inner.applyWrites(writes, once && { ...once, store: inner });
+  }
+  async clear(): Promise<number> {
+    return this.inner.clear();
+  }
+  namespace(name: string): StateStore {
+    return new ObservedStore(this.inner.namespace(name), [...this.path, name], this.onWrite);
+  }
+}
+
+/** `backend` with its writes reported to `onWrite`; durability controls pass straight through. */
+function observeBackend(backend: StateBackend, onWrite: OnWrite): StateBackend {
+  const root = new ObservedStore(backend, [], onWrite) as unknown as StateBackend;
+  root.flush = () => backend.flush();
+  root.commit = () => backend.commit();
+  root.close = () => backend.close();
+  if (backend.commitNow) root.commitNow = () => backend.commitNow!();
+  if (backend.canCommitNow) root.canCommitNow = () => backend.canCommitNow!();
+  return root;
+}
+
+/** One bot's ledger as last written: the cursor and the ids marked above it. */
+interface LedgerView {
+  cursor: number;
+  marks: [number, number][];
+}
+
+function marksOf(value: unknown): [number, number][] {
+  if (typeof value !== "string" || value === "") return [];
+  return value.split(",").map((run) => {
+    const [from = Number.NaN, to = from] = run.split("-").map(Number);
+    return [from, to];
+  });
+}
+
+/** Watches every bot's delivery ledger (`<bot>/runtime`: `cursor`, `finished`) in a store. */
+export class LedgerWatch {
+  readonly store: StateBackend;
+  readonly #views = new Map<string, LedgerView>();
+  readonly #waiters = new Set<() => void>();
+
+  constructor(backend: StateBackend) {
+    this.store = observeBackend(backend, (path, key, value) => {
+      if (path.length !== 2 || path[1] !== "runtime" || (key !== "cursor" && key !== "finished")) return;
+      const view = this.#viewOf(path[0] as string);
+      if (key === "cursor" && typeof value === "number") view.cursor = value;
+      if (key === "finished") view.marks = marksOf(value);
+      for (const wake of [...this.#waiters]) wake();
+    });
+  }
+
+  /** Read what the store already holds for `bot` (a state folder kept from an earlier run). */
+  async load(bot: string): Promise<void> {
+    const runtime = this.store.namespace(bot).namespace("runtime");
+    const [cursor, finished] = await Promise.all([runtime.get("cursor"), runtime.get("finished")]);
+    const view = this.#viewOf(bot);
+    if (typeof cursor === "number") view.cursor = Math.max(view.cursor, cursor);
+    view.marks = marksOf(finished);
+  }
+
+  /** True once `bot`'s ledger records message `id` as handled. */
+  recorded(bot: string, id: number): boolean {
+    const view = this.#views.get(bot);
+    if (!view) return false;
+    return id <= view.cursor || view.marks.some(([from, to]) => from <= id && id <= to);
+  }
+
+  /** Resolves once `bot` recorded message `id`; rejects with `timeoutError()` after `timeoutMs`. */
+  until(bot: string, id: number, timeoutMs: number, timeoutError: () => Error): Promise<void> {
+    if (this.recorded(bot, id)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        if (!this.recorded(bot, id)) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(timeoutError());
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+      };
+      this.#waiters.add(wake);
+    });
+  }
+
+  #viewOf(bot: string): LedgerView {
+    const view = this.#views.get(bot) ?? { cursor: -1, marks: [] };
+    this.#views.set(bot, view);
+    return view;
+  }
+}

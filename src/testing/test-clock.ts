@@ -1,0 +1,111 @@
+/**
+ * A clock a test moves forward: the sandbox's time and the bots' schedulers read it, so a reminder
+ * booked for "in 5 minutes" is delivered by `await clock.advance(6 * 60_000)` instead of a wait.
+ * Between advances it runs at the real pace.
+ */
+import { type Clock, MAX_TIMER_DELAY_MS, type TimerHandle } from "../time/clock.ts";
+
+interface Timer {
+  dueAt: number;
+  fn: () => void;
+  real: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Let the async work a fired timer started reach its next wait (a few macrotask turns). */
+async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+export interface TestClockOptions {
+  /** Where time starts: an ISO 8601 date, a Date or epoch ms. Default: now. */
+  start?: string | Date | number;
+}
+
+/**
+ * The real time plus an offset that {@link TestClock.advance} grows. Pass it to
+ * `startSandbox({ clock })` and `runBot(sandbox, { clock })` (the vitest fixture does both).
+ * A bot that computes times from `Date.now()` itself sees the machine's time, not the offset: with
+ * the default start (now) a booking for `Date.now() + 5 min` is due after `advance(6 * 60_000)`;
+ * with another `start`, only the schedulers (`bot.recurring`, `bot.cron`) follow it.
+ */
+export class TestClock implements Clock {
+  #offset: number;
+  readonly #timers = new Set<Timer>();
+  readonly #listeners = new Set<() => void>();
+
+  constructor(options: TestClockOptions = {}) {
+    const start = options.start === undefined ? Date.now() : new Date(options.start).getTime();
+    if (Number.isNaN(start)) throw new TypeError(`clock start: not a date: ${String(options.start)}`);
+    this.#offset = start - Date.now();
+  }
+
+  now(): number {
+    return Date.now() + this.#offset;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const timer: Timer = { dueAt: this.now() + Math.max(0, ms), fn, real: undefined };
+    this.#timers.add(timer);
+    this.#arm(timer);
+    return timer as unknown as TimerHandle;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    const timer = handle as unknown as Timer;
+    if (timer.real !== undefined) clearTimeout(timer.real);
+    this.#timers.delete(timer);
+  }
+
+  /**
+   * Move time forward by `ms`: fire the bots' timers that come due (in order, letting the work
+   * each starts run), then let the sandbox deliver the scheduled messages now due. The server
+   * sends a scheduled message at the first whole minute after its time: advance past it.
+   */
+  async advance(ms: number): Promise<void> {
+    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`advance: ms must be 0 or more, not ${ms}`);
+    const target = this.now() + ms;
+    await settle();
+    for (;;) {
+      const next = this.#earliest();
+      if (next === undefined || next.dueAt > target) break;
+      this.#offset += Math.max(0, next.dueAt - this.now());
+      this.#fire(next);
+      await settle();
+    }
+    this.#offset += Math.max(0, target - this.now());
+    for (const timer of this.#timers) this.#arm(timer);
+    for (const listener of [...this.#listeners]) listener();
+    await settle();
+  }
+
+  /** Move time forward to `at` (ISO 8601, Date or epoch ms); a time already past moves nothing. */
+  advanceTo(at: string | Date | number): Promise<void> {
+    const target = new Date(at).getTime();
+    if (Number.isNaN(target)) throw new TypeError(`advanceTo: not a date: ${String(at)}`);
+    return this.advance(Math.max(0, target - this.now()));
+  }
+
+  /** Call `listener` after every advance (the sandbox delivering what is due); returns the undo. */
+  onAdvance(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #arm(timer: Timer): void {
+    if (timer.real !== undefined) clearTimeout(timer.real);
+    const wait = Math.min(Math.max(0, timer.dueAt - this.now()), MAX_TIMER_DELAY_MS);
+    timer.real = setTimeout(() => (this.now() >= timer.dueAt ? this.#fire(timer) : this.#arm(timer)), wait);
+  }
+
+  #fire(timer: Timer): void {
+    if (timer.real !== undefined) clearTimeout(timer.real);
+    if (!this.#timers.delete(timer)) return;
+    timer.fn();
+  }
+
+  #earliest(): Timer | undefined {
+    let best: Timer | undefined;
+    for (const t of this.#timers) if (best === undefined || t.dueAt < best.dueAt) best = t;
+    return best;
+  }
+}

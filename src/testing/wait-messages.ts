@@ -1,0 +1,32 @@
+/** What the testing kit's waits say when they give up: the message named, the handler's error. */
+import type { SandboxControl } from "../sandbox/types.ts";
+import type { TestMessage } from "./test-message.ts";
+
+const SHOWN = 40;
+
+/** `message 12 ("hi there" from member@sandbox.example in #general > greetings)`. */
+export function describeMessage(control: SandboxControl, id: number): string {
+  const m = control.messageView(id) as TestMessage | undefined;
+  if (!m) return `message ${id}`;
+  const text = m.content.length > SHOWN ? `${m.content.slice(0, SHOWN)}…` : m.content;
+  const where =
+    m.type === "stream"
+      ? `#${m.display_recipient} > ${m.subject}`
+      : `a direct message to ${
+          m.display_recipient
+            .filter((r) => r.id !== m.sender_id)
+            .map((r) => r.email)
+            .join(", ") || "themselves"
+        }`;
+  return `message ${id} (${JSON.stringify(text)} from ${m.sender_email} in ${where})`;
+}
+
+/** The error of the last "handler failed" log line about message `id`, if any. */
+export function handlerFailure(logs: readonly Record<string, unknown>[], id: number): string | undefined {
+  for (let i = logs.length - 1; i >= 0; i--) {
+    const line = logs[i] as { msg?: unknown; messageId?: unknown; err?: { message?: unknown } };
+    if (line.msg === "handler failed" && line.messageId === id)
+      return String(line.err?.message ?? "an error");
+  }
+  return undefined;
+}

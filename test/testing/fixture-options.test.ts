@@ -1,0 +1,146 @@
+/**
+ * `createBotTest({ org, users, clock })`: the sandbox starts from an org file or an inline org,
+ * with the people a test adds (roles, groups), and one clock moves the sandbox and the bots, so a
+ * reminder booked on the server is delivered by advancing it.
+ */
+import { defineBot } from "bothost";
+import { runBot, TestClock } from "bothost/testing";
+import { createBotTest, describe, expect } from "bothost/testing/vitest";
+
+const MEMBER = "member@sandbox.example";
+
+/** What GET /user_groups says a group holds, asked over HTTP as the org's owner. */
+async function groupMembers(url: string, key: string, name: string): Promise<number[]> {
+  const auth = Buffer.from(`owner@sandbox.example:${key}`).toString("base64");
+  const res = await fetch(`${url}/api/v1/user_groups`, { headers: { authorization: `Basic ${auth}` } });
+  const body = (await res.json()) as { user_groups: { name: string; members: number[] }[] };
+  return body.user_groups.find((g) => g.name === name)?.members ?? [];
+}
+
+describe("extra people with roles and groups", () => {
+  const test = createBotTest({
+    users: [
+      { email: "mia@sandbox.example", full_name: "Mia Mod", role: "moderator", groups: ["helpers"] },
+      { email: "gus@sandbox.example", role: "guest", channels: [] },
+    ],
+  });
+
+  test("are in the sandbox's org, with their role, group and channels", async ({ sandbox }) => {
+    const { control, url } = sandbox;
+    const mia = control.users().find((u) => u.email === "mia@sandbox.example")!;
+    const gus = control.users().find((u) => u.email === "gus@sandbox.example")!;
+    expect([mia.full_name, mia.role, gus.full_name, gus.role]).toEqual(["Mia Mod", 300, "gus", 600]);
+    expect(await groupMembers(url, control.apiKeyOf("owner@sandbox.example"), "helpers")).toEqual([
+      mia.user_id,
+    ]);
+    // Mia is in #general (the default), Gus in no channel.
+    control.sendAs("mia@sandbox.example", { type: "stream", to: "general", topic: "t", content: "hi" });
+    expect(() =>
+      control.sendAs("gus@sandbox.example", { type: "stream", to: "general", topic: "t", content: "hi" }),
+    ).toThrow();
+  });
+});
+
+describe("an org file", () => {
+  const test = createBotTest({ org: "bots/demo/org.yaml", users: [{ email: "new@demo.example" }] });
+
+  test("is the sandbox's org, with the added people", async ({ sandbox }) => {
+    const emails = sandbox.control.users().map((u) => u.email);
+    expect(emails).toContain("new@demo.example");
+    expect(emails).not.toContain(MEMBER);
+    expect(emails.length).toBeGreaterThan(2);
+  });
+});
+
+describe("an inline org", () => {
+  const test = createBotTest({
+    org: {
+      users: [{ email: "ada@example.org", full_name: "Ada", role: "owner" }],
+      channels: [{ name: "lab", subscribers: ["ada@example.org"] }],
+    },
+  });
+
+  test("is the sandbox's org, and the bot joins it", async ({ sandbox, runBot }) => {
+    const echo = defineBot({
+      setup(bot) {
+        bot.on("message", (ctx) => ctx.reply(ctx.event.message.content));
+      },
+    });
+    const bot = await runBot({ bot: echo, name: "echo", channels: ["lab"] });
+    const reply = await bot.ask("ada@example.org", { type: "direct", to: [bot.email], content: "hello" });
+    expect(reply.content).toBe("hello");
+    expect(sandbox.control.users().map((u) => u.email)).toEqual([
+      "ada@example.org",
+      "echo-bot@sandbox.example",
+    ]);
+  });
+});
+
+describe("the clock", () => {
+  const reminder = defineBot({
+    setup(bot) {
+      bot.on("message", { direct: true }, async (ctx) => {
+        const at = Date.now() + 5 * 60_000;
+        await ctx.schedule.at({ to: [ctx.event.message.sender_id], content: "tea time", at });
+        await ctx.reply("I will remind you in 5 minutes.");
+      });
+    },
+  });
+  const test = createBotTest();
+
+  test("delivers a reminder booked on the server when advanced past it", async ({ runBot, clock }) => {
+    const bot = await runBot({ bot: reminder, name: "reminder" });
+    const ack = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "remind me" });
+    expect(ack.content).toBe("I will remind you in 5 minutes.");
+    await expect(bot.nextReply({ after: ack.id, timeoutMs: 200 })).rejects.toThrow(/sent no message/);
+    await clock.advance(6 * 60_000);
+    const reminded = await bot.nextReply({ after: ack.id });
+    expect(reminded.content).toBe("tea time");
+  });
+
+  const monday = createBotTest({ clock: { start: "2030-01-07T08:59:30Z" } });
+  monday(
+    "starts where told: a recurring Monday 09:00 message goes out when the clock reaches it",
+    async ({ runBot, clock }) => {
+      const herald = defineBot({
+        setup(bot) {
+          bot.recurring("monday", {
+            cron: "0 9 * * MON",
+            timezone: "UTC",
+            to: "general",
+            topic: "week",
+            content: "New week!",
+          });
+        },
+      });
+      const bot = await runBot({ bot: herald, name: "herald" });
+      await clock.advanceTo("2030-01-07T09:01:00Z");
+      const sent = await bot.nextReply();
+      expect([sent.content, sent.timestamp]).toEqual([
+        "New week!",
+        Date.parse("2030-01-07T09:01:00Z") / 1000,
+      ]);
+    },
+  );
+});
+
+describe("mistakes", () => {
+  const test = createBotTest();
+
+  test("an org file that does not load is named when the test file is read", () => {
+    expect(() => createBotTest({ org: "test/testing/no-such-org.yaml" })).toThrow(
+      /^Invalid sandbox org test\/testing\/no-such-org\.yaml:\n {2}- cannot read the file/,
+    );
+    expect(() => createBotTest({ users: [{ email: "x@sandbox.example", channels: ["lobby"] }] })).toThrow(
+      'test user x@sandbox.example: the org has no channel "lobby"',
+    );
+  });
+
+  test("a clock the sandbox does not share is refused", async ({ sandbox }) => {
+    const echo = defineBot({ setup: () => {} });
+    const elsewhere = new TestClock({ start: "2030-01-01T00:00:00Z" });
+    await expect(runBot(sandbox, { bot: echo, clock: elsewhere })).rejects.toThrow(
+      "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
+    );
+  });
+});

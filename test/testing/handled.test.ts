@@ -1,0 +1,104 @@
+/**
+ * `bot.handled(messageId)`: a test of a bot that does not answer (it counts, it reacts) waits
+ * until the bot's pipeline has finished the message, as the bot's delivery ledger records it, and
+ * learns why when it never does (the message did not reach the bot, the handler failed).
+ */
+import { defineBot } from "bothost";
+import { describe, expect, test } from "bothost/testing/vitest";
+
+const MEMBER = "member@sandbox.example";
+
+describe("bot.handled", () => {
+  test("resolves once a bot that answers nothing has counted the message and reacted", async ({
+    runBot,
+    sandbox,
+  }) => {
+    const seen: string[] = [];
+    const counter = defineBot({
+      setup(bot) {
+        bot.on("message", { contains: /thanks/i }, async (ctx) => {
+          await ctx.react("heart");
+          seen.push(ctx.event.message.content);
+        });
+      },
+    });
+    const bot = await runBot({ bot: counter, name: "counter" });
+    const first = bot.post(MEMBER, { type: "stream", to: "general", topic: "t", content: "thanks!" });
+    const second = bot.post(MEMBER, { type: "stream", to: "general", topic: "t", content: "many thanks" });
+    await bot.handled(second);
+    await bot.handled(first);
+    expect(seen).toEqual(["thanks!", "many thanks"]);
+    const reactions = sandbox.control.messageView(first)?.reactions as { emoji_name: string }[];
+    expect(reactions.map((r) => r.emoji_name)).toEqual(["heart"]);
+    expect(bot.replies()).toEqual([]);
+  });
+
+  test("rejects at once for a message that never reached the bot", async ({ runBot }) => {
+    const bot = await runBot({ bot: defineBot({ setup: () => {} }), name: "outsider" });
+    const id = bot.post("owner@sandbox.example", {
+      type: "stream",
+      to: "moderation",
+      topic: "private",
+      content: "staff only",
+    });
+    await expect(bot.handled(id)).rejects.toThrow(
+      `message ${id} ("staff only" from owner@sandbox.example in #moderation > private) never reached outsider: it is not in that direct message or channel`,
+    );
+  });
+
+  test("rejects with the handler's error once every attempt failed", async ({ runBot }) => {
+    const broken = defineBot({
+      setup(bot) {
+        bot.on("message", () => {
+          throw new Error("the counter is broken");
+        });
+      },
+    });
+    const bot = await runBot({ bot: broken, name: "broken", config: "retries: { attempts: 1 }" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "count me" });
+    await expect(bot.handled(id)).rejects.toThrow(
+      new RegExp(
+        `^broken's handler failed on message ${id} \\(.*\\) \\(1 attempt\\(s\\), kept as dead letter broken/\\d+\\): the counter is broken$`,
+      ),
+    );
+  });
+
+  test("on timeout, says the handler failed and waits to run again", async ({ runBot }) => {
+    let runs = 0;
+    const flaky = defineBot({
+      setup(bot) {
+        bot.on("message", () => {
+          runs++;
+          throw new Error("not yet");
+        });
+      },
+    });
+    const bot = await runBot({ bot: flaky, name: "flaky", config: "retries: { attempts: 3, backoff: 1h }" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "try" });
+    await expect(bot.handled(id, { timeoutMs: 500 })).rejects.toThrow(
+      new RegExp(
+        `^flaky did not finish handling message ${id} \\(.*\\) within 500 ms: its handler failed \\(not yet\\)`,
+      ),
+    );
+    expect(runs).toBe(1);
+  });
+
+  test("resolves for a message its handler ran again and finished", async ({ runBot }) => {
+    let runs = 0;
+    const second = defineBot({
+      setup(bot) {
+        bot.on("message", () => {
+          runs++;
+          if (runs === 1) throw new Error("first run fails");
+        });
+      },
+    });
+    const bot = await runBot({
+      bot: second,
+      name: "second",
+      config: "retries: { attempts: 2, backoff: 50ms }",
+    });
+    await bot.handled(bot.post(MEMBER, { type: "direct", to: [bot.email], content: "again" }));
+    expect(runs).toBe(2);
+  });
+});
