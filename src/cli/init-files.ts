@@ -117,7 +117,7 @@ export default defineBot({
       },
       async (ctx) => {
         // Booked on the server: it is delivered even while the bot is down.
-        const at = Date.now() + ctx.args.minutes * 60_000;
+        const at = ctx.now() + ctx.args.minutes * 60_000;
         await ctx.schedule.at({ to: [ctx.sender.id], content: \`Reminder: \${ctx.args.text}\`, at });
         await ctx.reply(\`I will remind you in \${ctx.args.minutes} minutes.\`);
       },

@@ -7,6 +7,7 @@
 import type { Logger } from "../api/logger.ts";
 import type { AnyEvent, EventMap, ServerEvent, UnknownEvent } from "../wire/events.ts";
 import { isEventType, isTypedEvent } from "../wire/events.ts";
+import type { Sender, Where } from "./addressed.ts";
 import { isThenable } from "./conversation-queue.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
 import { invalidArgument as argument, RouterError } from "./router-error.ts";
@@ -58,10 +59,13 @@ export type EventOf<T extends string> = T extends "*"
   : T extends keyof EventMap
     ? EventMap[T]
     : UnknownEvent;
-/** The context a route for `T` receives: `C` with `event` narrowed. */
+/**
+ * The context a route for `T` receives: `C` with `event` narrowed; a message route's context
+ * also has `where` and `sender` (a message always has both).
+ */
 export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "event"> & {
   event: EventOf<T>;
-};
+} & (T extends "message" ? { readonly where: Where; readonly sender: Sender } : unknown);
 
 /**
  * A router: an ordered stack of middleware, run for each event. The chain runs synchronously for

@@ -24,9 +24,8 @@ export interface TestClockOptions {
 /**
  * The real time plus an offset that {@link TestClock.advance} grows. Pass it to
  * `startSandbox({ clock })` and `runBot(sandbox, { clock })` (the vitest fixture does both).
- * A bot that computes times from `Date.now()` itself sees the machine's time, not the offset: with
- * the default start (now) a booking for `Date.now() + 5 min` is due after `advance(6 * 60_000)`;
- * with another `start`, only the schedulers (`bot.recurring`, `bot.cron`) follow it.
+ * Handlers see it as `ctx.now()`; a bot that reads `Date.now()` itself sees the machine's time,
+ * not the offset.
  */
 export class TestClock implements Clock {
   #offset: number;

@@ -48,6 +48,21 @@ const ALLOWED: { where: string; reads: readonly Read[]; why: string }[] = [
     why: "the background flush paces disk writes (unref'd, so an open store never keeps the process alive); nothing a bot does waits on it",
   },
   {
+    where: "http/budget-metrics.ts",
+    reads: ["timer"],
+    why: "setImmediate drops the budgets read for one /metrics scrape once the scrape's turn is over: no time is read or waited on",
+  },
+  {
+    where: "testing/test-clock.ts",
+    reads: ["Date.now", "timer"],
+    why: "the testing kit's movable clock: real time plus the offset a test advances; it is the Clock tests hand the sandbox and the bot",
+  },
+  {
+    where: "testing/ledger-watch.ts",
+    reads: ["timer"],
+    why: "bot.handled()'s limit is the test's own wall time: it must fail before vitest's test timeout, which real time drives",
+  },
+  {
     where: "state/_files.ts",
     reads: ["new Date()"],
     why: "the lock file notes when the process took it, for a person deciding whether a lock is stale",

@@ -1,0 +1,134 @@
+/**
+ * The context types every handler sees (`BaseContext`, and the event, job and webhook contexts on
+ * top of it) and what a context is built from. `context.ts` builds them.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../api/create-client.ts";
+import type { SendMessageParams } from "../api/resources/messages.ts";
+import type { ServerInfo } from "../api/server-info.ts";
+import type { BotServices, ContextHelpers } from "../effects/bot-services.ts";
+import type { EffectRun } from "../effects/effect-records.ts";
+import type { ReactOptions } from "../effects/react.ts";
+import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import type { KV } from "../state/kv.ts";
+import type { Clock } from "../time/clock.ts";
+import type { AnyEvent } from "../wire/events.ts";
+import type { Sender, SendTo, Where } from "./addressed.ts";
+import type { RoutableContext } from "./composer.ts";
+import type { PendingPrompts, PromptAnswer } from "./prompts.ts";
+
+/** What every context has, whether it handles an event, a cron job or an inbound webhook. */
+export interface BaseContext<S = unknown> {
+  /** The bot: its name in the config, its user id and email, and its full name once known. */
+  bot: { name: string; userId: number; email: string; fullName?: string };
+  /** The typed client, authenticated as this bot. */
+  api: Client;
+  /**
+   * The bot's own key-value store (persistent, namespaced per bot). In a handler its writes are
+   * applied once per event, when a run succeeds; `state.immediate` writes at once.
+   */
+  state: KV;
+  /** A pino child logger bound to the bot (and the event, job or request). */
+  log: Logger;
+  /** The bot's settings, validated by its schema. */
+  settings: S;
+  /** The server's feature level, limits and typing timings. */
+  server: ServerInfo;
+  /** Messages the server sends later for the bot: `schedule.at({ to, topic, content, at })`, list, cancel, reschedule. */
+  schedule: ScheduleApi;
+  /** Aborted when the handler times out, or when a shutdown's deadline (`shutdown_timeout`) passes. */
+  signal: AbortSignal;
+  /**
+   * The time (epoch ms) on the daemon's clock. Read it instead of `Date.now()`: a test that moves
+   * the clock (the testing kit's `clock.advance`) moves it for the bot too.
+   */
+  now(): number;
+  /**
+   * Send any message as this bot. Content over the server's `max_message_length` is split at
+   * paragraph breaks and sent as several messages (id of the first is returned), or refused
+   * (`CONTENT_TOO_LONG`) under `long_messages: reject`; a topic over `max_topic_length` is
+   * refused (`TOPIC_TOO_LONG`), never truncated.
+   */
+  send(params: SendMessageParams | SendTo): Promise<{ id: number }>;
+  /** The bot's saved snippets, cached (`bot.track("snippets")` keeps them fresh from events). */
+  snippets: ContextHelpers["snippets"];
+  /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
+  users: ContextHelpers["users"];
+  /** User groups and their members, cached (kept current when a command checks groups). */
+  groups: ContextHelpers["groups"];
+  /** Show typing while work runs; see who is typing (needs `bot.track("typing")`). */
+  typing: ContextHelpers["typing"];
+  /** Report a message to the moderators, at most once ever per message. */
+  report: ContextHelpers["report"];
+  /**
+   * React with an emoji, by name (`"eyes"`), to the event's message or `options.messageId`;
+   * `remove: true` takes the reaction off. Already there (or already gone) counts as done.
+   */
+  react(emoji: string, options?: ReactOptions): Promise<void>;
+}
+
+/** The context of an event's handler: the event, `reply`, `send` and every helper. */
+export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
+  event: AnyEvent;
+  bot: { name: string; userId: number; email: string; fullName?: string };
+  log: Logger;
+  signal: AbortSignal;
+  /** True for messages fetched after a new queue (missed while no queue listened). */
+  replayed: boolean;
+  /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
+  reply(content: string): Promise<{ id: number }>;
+  /** A message's content without the bot's own mention (other mentions kept), trimmed; `""` for other events. */
+  readonly text: string;
+  /** Where a message was said: `{ channel, channelId, topic }` or `{ direct: userIds }`; `undefined` for other events. */
+  readonly where: Where | undefined;
+  /** Who sent a message (id, name, email, role, isBot), from the message and the users cache; no request. */
+  readonly sender: Sender | undefined;
+  /** Why a message is addressed to the bot: a one-to-one `"direct"` message or a `"mention"`; else `undefined`. */
+  readonly addressed: "direct" | "mention" | undefined;
+  /**
+   * Say `text` in the message's conversation and wait for the sender's next message there; rejects
+   * with `PROMPT_TIMEOUT` after `timeout` ms (default 25 s, and at the latest when the handler
+   * times out). The waiting handler lives in this process: it survives neither a restart nor a failover.
+   */
+  prompt(text: string, options?: { timeout?: number }): Promise<PromptAnswer>;
+}
+
+/** The context of a `bot.cron()` job. */
+export interface JobContext<S = unknown> extends BaseContext<S> {
+  /** `catchUp`: the one run after downtime of a `missed: "run-once"` job. */
+  job: { id: string; expression: string; scheduledFor: Date; firedAt: Date; catchUp: boolean };
+}
+
+/** The context of a `bot.webhook()` request. */
+export interface WebhookContext<S = unknown> extends BaseContext<S> {
+  request: {
+    /** Parsed body: JSON, or an object of form fields. */
+    body: unknown;
+    rawBody: Buffer;
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+    query: Readonly<Record<string, string>>;
+    /** The idempotency key, when the webhook declares where to find it. */
+    idempotencyKey: string | undefined;
+  };
+}
+
+export interface ContextDeps<S>
+  extends Pick<BaseContext<S>, "bot" | "api" | "state" | "log" | "settings" | "server"> {
+  channelName(channelId: number): string | undefined;
+  /** What "now" is for `ctx.schedule` (tests pass a fake clock); default the real clock. */
+  clock?: Pick<Clock, "now">;
+  /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
+  services?: BotServices;
+  /** Where `ctx.prompt()` waits; without it, prompts are unavailable. */
+  prompts?: PendingPrompts;
+}
+
+/**
+ * A run's effect records, and what a send found by read-back must be newer than: the event's
+ * message id, or (a cron job's run) the time it fired, in epoch seconds.
+ */
+export interface SendEffects {
+  run: EffectRun;
+  after: number | undefined;
+  since?: number;
+}
