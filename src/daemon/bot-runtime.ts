@@ -11,7 +11,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { EffectRecords } from "../effects/effect-records.ts";
-import { DeadLetterSource } from "../events/dead-letter-source.ts";
+import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
 import { QueueSource } from "../events/queue-source.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
@@ -73,6 +73,8 @@ export interface BotRuntimeOptions {
   captured?: CaptureLog;
   /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
   letters?: DeadLetters;
+  /** Where the bot hears of later retry requests (the daemon's one watcher); default: at start only. */
+  retryRequests?: RetryRequests;
   /**
    * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
    * belongs to another server; resolves the registration it made, if any.
@@ -238,6 +240,7 @@ export class BotRuntime {
         replayJob: (letter) => this.scheduler.replayJob(letter),
         log: o.log,
         signal,
+        ...(o.retryRequests ? { requests: o.retryRequests } : {}),
       }).start();
     }
   }

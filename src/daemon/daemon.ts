@@ -20,12 +20,13 @@ import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 import { BotRuntime, optionsFromConfig } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { RetryWatcher } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 
@@ -89,11 +90,19 @@ export class Daemon {
   letters: DeadLetterOffice;
   /** Each bot's config entry and module, as a reload compares them. */
   readonly identities = new Map<string, BotIdentity>();
+  /** Passes retry requests of dead letters to the running bots (one for all of them). */
+  readonly #retries: RetryWatcher;
 
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.config = options.config;
-    this.letters = deadLetterOfficeFor(options.config, options.store, options.log);
+    this.#retries = new RetryWatcher({
+      store: options.store,
+      shared: "redis" in stateLocation(options.store),
+      clock: options.clock ?? realClock,
+      log: options.log,
+    });
+    this.letters = this.#lettersFor(options.config);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -124,7 +133,7 @@ export class Daemon {
     }
     this.config = config;
     this.#configLoadedAt = Date.now();
-    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    this.letters = this.#lettersFor(config);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -145,6 +154,13 @@ export class Daemon {
       "config reloaded",
     );
     return report;
+  }
+
+  /** The dead letters of `config`'s bots; a retry requested through them reaches the bots at once. */
+  #lettersFor(config: Config): DeadLetterOffice {
+    const letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
+    letters.onRetried = () => this.#retries.check();
+    return letters;
   }
 
   #add(bot: DaemonBot): BotRuntime {
@@ -259,6 +275,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#retries.stop();
     await this.adminSocket?.close();
     await this.http?.close();
     const deadline = this.config.shutdown_timeout;
@@ -325,6 +342,7 @@ export class Daemon {
       ...(clock ? { clock } : {}),
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.letters.of(bot.name),
+      retryRequests: this.#retries,
       ...(captured ? { captured } : {}),
     });
   }
