@@ -149,6 +149,7 @@ export class BotRuntime {
       effects: new EffectRecords(store.namespace("effects"), {
         ttlMs: EFFECT_RECORDS_TTL_MS,
         log: options.log,
+        commit: options.commit ?? options.flush,
         ...(options.metrics ? { onVerify: (outcome) => options.metrics!.sendVerified(outcome) } : {}),
       }),
     });
