@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,scheduler,moderation]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,idle,scheduler,moderation]`
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -9,6 +9,7 @@ import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { runDispatch } from "./suites/dispatch.ts";
 import { runE2e } from "./suites/e2e.ts";
+import { runIdle } from "./suites/idle.ts";
 import { runLatency } from "./suites/latency.ts";
 import { runModeration } from "./suites/moderation.ts";
 import { runScale } from "./suites/scale.ts";
@@ -25,7 +26,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick ?? false;
-const only = new Set((values.only ?? "e2e,dispatch,latency,scale,scheduler,moderation").split(","));
+const only = new Set((values.only ?? "e2e,dispatch,latency,scale,idle,scheduler,moderation").split(","));
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -80,6 +81,10 @@ if (only.has("latency")) {
 }
 if (only.has("scale")) {
   results.scale = await runScale({ bots: Number(values.bots ?? (quick ? 100 : 1000)), idleSeconds }, say);
+}
+if (only.has("idle")) {
+  const bots = Number(values.bots ?? (quick ? 100 : 1000));
+  results.idle = await runIdle({ bots, idleSeconds, settleSeconds: quick ? 5 : 20 }, say);
 }
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 

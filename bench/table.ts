@@ -1,6 +1,7 @@
 /** The printed summary: one row per measurement, with the machine it ran on. */
 import type { DispatchResult } from "./suites/dispatch.ts";
 import type { E2eRow } from "./suites/e2e.ts";
+import type { IdleResult } from "./suites/idle.ts";
 import type { LatencyRow } from "./suites/latency.ts";
 import type { ModerationResult } from "./suites/moderation.ts";
 import type { ScaleResult } from "./suites/scale.ts";
@@ -12,6 +13,7 @@ type Results = {
   e2e?: E2eRow[];
   latency?: LatencyRow[];
   scale?: ScaleResult;
+  idle?: IdleResult;
   scheduler?: SchedulerResult;
   moderation?: ModerationResult;
 } & Record<string, unknown>;
@@ -68,6 +70,17 @@ export function formatTable(input: Record<string, unknown>): string {
     rows.push([
       `${n(s.bots)} bots: idle CPU`,
       `${s.idleCpuPercent}% of one core over ${s.idleSeconds} s (${s.heartbeatsDuringIdle} heartbeat polls)`,
+    ]);
+  }
+  if (r.idle) {
+    const i = r.idle;
+    rows.push([
+      `${n(i.bots)} idle bots: RSS (a) bare loop / (b) bothost run`,
+      `${i.bare.rssMb} / ${i.bothost.rssMb} MB, b/a ${i.rssRatio} (after ${i.settleSeconds} s settling)`,
+    ]);
+    rows.push([
+      `${n(i.bots)} idle bots: CPU (a) bare loop / (b) bothost run`,
+      `${i.bare.cpuPercent}% / ${i.bothost.cpuPercent}% of one core, b/a ${i.cpuRatio} over ${i.idleSeconds} s`,
     ]);
   }
   if (r.scheduler) {
