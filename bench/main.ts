@@ -84,7 +84,10 @@ if (only.has("scale")) {
 }
 if (only.has("idle")) {
   const bots = Number(values.bots ?? (quick ? 100 : 1000));
-  results.idle = await runIdle({ bots, idleSeconds, settleSeconds: quick ? 5 : 20 }, say);
+  results.idle = await runIdle(
+    { bots, idleSeconds, settleSeconds: quick ? 5 : 20, heartbeatSeconds: quick ? 2 : 50 },
+    say,
+  );
 }
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 

@@ -80,7 +80,7 @@ export function formatTable(input: Record<string, unknown>): string {
     ]);
     rows.push([
       `${n(i.bots)} idle bots: CPU (a) bare loop / (b) bothost run`,
-      `${i.bare.cpuPercent}% / ${i.bothost.cpuPercent}% of one core, b/a ${i.cpuRatio} over ${i.idleSeconds} s`,
+      `${i.bare.cpuPercent}% / ${i.bothost.cpuPercent}% of one core, b/a ${i.cpuRatio} over ${i.idleSeconds} s (heartbeats every ${i.heartbeatSeconds} s)`,
     ]);
   }
   if (r.scheduler) {

@@ -3,8 +3,8 @@
  * can spend holding the same 1,000 long polls. Both are whole processes, cold, side by side in
  * the same run and idle over the same window: the real `bothost run` (1,000 echo bots, embedded
  * state) and bench/e2e/bare-idle-loop.mjs (undici, one parked GET /events per queue), against
- * the event server (bench/servers/event-server.ts, its own process) serving no events: every poll
- * is parked, as a real server parks an idle bot's poll between heartbeats. Measured: resident
+ * the event server (bench/servers/event-server.ts, its own process) serving no messages: every
+ * poll is parked and answered by a heartbeat after 45–55 s, as the real server does. Measured: resident
  * memory after settling, and CPU over the idle window (share of one core). The ratios hold on a
  * loaded machine better than the absolute figures.
  */
@@ -28,6 +28,8 @@ export interface IdleResult {
   bots: number;
   settleSeconds: number;
   idleSeconds: number;
+  /** Each parked poll is answered by a heartbeat after about this long. */
+  heartbeatSeconds: number;
   bare: IdleSide;
   bothost: IdleSide;
   /** bothost / bare. */
@@ -38,10 +40,17 @@ export interface IdleResult {
 const bareLoop = fileURLToPath(new URL("../e2e/bare-idle-loop.mjs", import.meta.url));
 
 export async function runIdle(
-  options: { bots: number; idleSeconds: number; settleSeconds: number },
+  options: { bots: number; idleSeconds: number; settleSeconds: number; heartbeatSeconds: number },
   say: (line: string) => void,
 ): Promise<IdleResult> {
-  const server = await forkChild("servers/event-server.ts", ["--total", "0", "--batch", "1"]);
+  const server = await forkChild("servers/event-server.ts", [
+    "--total",
+    "0",
+    "--batch",
+    "1",
+    "--heartbeat",
+    String(options.heartbeatSeconds),
+  ]);
   const url = `http://127.0.0.1:${String(server.ready.port)}`;
   const dir = await mkdtemp(join(tmpdir(), "bothost-idle-"));
   const bare = spawn(process.execPath, [bareLoop, url, String(options.bots)], {
@@ -79,12 +88,13 @@ export async function runIdle(
     await sleep(options.idleSeconds * 1000);
     const seconds = (performance.now() - from) / 1000;
     const side = (who: "bare" | "bothost"): IdleSide => ({
-      rssMb: round((rssBytes(pids[who]) ?? Number.NaN) / 2 ** 20, 1),
-      cpuPercent: round((100 * ((cpuSeconds(pids[who]) ?? Number.NaN) - cpuBefore[who])) / seconds, 2),
+      rssMb: round((rssBytes(pids[who]) ?? Number.NaN) / 2 ** 20, 4),
+      cpuPercent: round((100 * ((cpuSeconds(pids[who]) ?? Number.NaN) - cpuBefore[who])) / seconds, 3),
     });
     const result: IdleResult = {
       bots: options.bots,
       settleSeconds: options.settleSeconds,
+      heartbeatSeconds: options.heartbeatSeconds,
       idleSeconds: round(seconds),
       bare: side("bare"),
       bothost: side("bothost"),

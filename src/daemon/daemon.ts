@@ -26,7 +26,7 @@ import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
-import { RetryWatcher } from "./retry-watcher.ts";
+import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 
@@ -96,13 +96,8 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.config = options.config;
-    this.#retries = new RetryWatcher({
-      store: options.store,
-      shared: "redis" in stateLocation(options.store),
-      clock: options.clock ?? realClock,
-      log: options.log,
-    });
-    this.letters = this.#lettersFor(options.config);
+    this.#retries = retryWatcherFor(options.store, options.clock ?? realClock, options.log);
+    this.letters = this.#retries.serve(deadLetterOfficeFor(options.config, options.store, options.log));
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -133,7 +128,7 @@ export class Daemon {
     }
     this.config = config;
     this.#configLoadedAt = Date.now();
-    this.letters = this.#lettersFor(config);
+    this.letters = this.#retries.serve(deadLetterOfficeFor(config, this.#o.store, this.#o.log));
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -154,13 +149,6 @@ export class Daemon {
       "config reloaded",
     );
     return report;
-  }
-
-  /** The dead letters of `config`'s bots; a retry requested through them reaches the bots at once. */
-  #lettersFor(config: Config): DeadLetterOffice {
-    const letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log);
-    letters.onRetried = () => this.#retries.check();
-    return letters;
   }
 
   #add(bot: DaemonBot): BotRuntime {

@@ -8,9 +8,12 @@
  */
 import type { Logger } from "pino";
 import type { RetryRequests } from "../events/dead-letter-source.ts";
+import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { retryGenerations } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
+import { coalesce } from "./coalesce.ts";
+import { stateLocation } from "./server-check.ts";
 
 /** How often a daemon on a shared store reads the retry generations (one read for all bots). */
 export const RETRY_CHECK_MS = 2_000;
@@ -33,8 +36,6 @@ export class RetryWatcher implements RetryRequests {
   readonly #o: RetryWatcherOptions;
   readonly #watches = new Map<string, Watch>();
   #timer: TimerHandle | undefined;
-  #checking: Promise<void> | undefined;
-  #again = false;
   #stopped = false;
 
   constructor(options: RetryWatcherOptions) {
@@ -56,22 +57,15 @@ export class RetryWatcher implements RetryRequests {
   }
 
   /**
-   * Read every bot's generation once and tell each bot whose generation moved. A call during a
-   * check runs one more check after it (a request made meanwhile is not missed).
+   * Read every bot's generation once and tell each bot whose generation moved. Calls during a
+   * check share the next one (a request made meanwhile is not missed).
    */
-  check(): Promise<void> {
-    if (this.#checking) {
-      this.#again = true;
-      return this.#checking;
-    }
-    this.#checking = (async () => {
-      do {
-        this.#again = false;
-        await this.#checkOnce();
-      } while (this.#again);
-      this.#checking = undefined;
-    })();
-    return this.#checking;
+  readonly check: () => Promise<void> = coalesce(() => this.#checkOnce());
+
+  /** `letters`, with each retry requested through them passed to the bots at once. */
+  serve(letters: DeadLetterOffice): DeadLetterOffice {
+    letters.onRetried = this.check;
+    return letters;
   }
 
   /** No more periodic reads. */
@@ -108,4 +102,9 @@ export class RetryWatcher implements RetryRequests {
       });
     }, RETRY_CHECK_MS);
   }
+}
+
+/** A daemon's watcher: it reads the store periodically only when other processes write to it (Redis). */
+export function retryWatcherFor(store: StateStore, clock: Clock, log: Logger): RetryWatcher {
+  return new RetryWatcher({ store, shared: "redis" in stateLocation(store), clock, log });
 }
