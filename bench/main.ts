@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,scheduler,moderation,busy]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,idle,scheduler,moderation,busy]`
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
  * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only).
  *
@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { runBusyOrg } from "./suites/busy-org.ts";
 import { runDispatch } from "./suites/dispatch.ts";
 import { runE2e } from "./suites/e2e.ts";
+import { runIdle } from "./suites/idle.ts";
 import { runLatency } from "./suites/latency.ts";
 import { runModeration } from "./suites/moderation.ts";
 import { runScale } from "./suites/scale.ts";
@@ -31,7 +32,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick ?? false;
-const only = new Set((values.only ?? "e2e,dispatch,latency,scale,scheduler,moderation,busy").split(","));
+const only = new Set((values.only ?? "e2e,dispatch,latency,scale,idle,scheduler,moderation,busy").split(","));
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -96,6 +97,13 @@ if (only.has("busy")) {
 }
 if (only.has("scale")) {
   results.scale = await runScale({ bots: Number(values.bots ?? (quick ? 100 : 1000)), idleSeconds }, say);
+}
+if (only.has("idle")) {
+  const bots = Number(values.bots ?? (quick ? 100 : 1000));
+  results.idle = await runIdle(
+    { bots, idleSeconds, settleSeconds: quick ? 5 : 20, heartbeatSeconds: quick ? 2 : 50 },
+    say,
+  );
 }
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 

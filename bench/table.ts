@@ -2,6 +2,7 @@
 import type { BusyOrgRow, LightRow } from "./suites/busy-org.ts";
 import type { DispatchResult } from "./suites/dispatch.ts";
 import type { E2eRow } from "./suites/e2e.ts";
+import type { IdleResult } from "./suites/idle.ts";
 import type { LatencyRow } from "./suites/latency.ts";
 import type { ModerationResult } from "./suites/moderation.ts";
 import type { ScaleResult } from "./suites/scale.ts";
@@ -13,6 +14,7 @@ type Results = {
   e2e?: E2eRow[];
   latency?: LatencyRow[];
   scale?: ScaleResult;
+  idle?: IdleResult;
   scheduler?: SchedulerResult;
   moderation?: ModerationResult;
   busy?: { light: LightRow; rows: BusyOrgRow[] };
@@ -84,6 +86,17 @@ export function formatTable(input: Record<string, unknown>): string {
     rows.push([
       `${n(s.bots)} bots: idle CPU`,
       `${s.idleCpuPercent}% of one core over ${s.idleSeconds} s (${s.heartbeatsDuringIdle} heartbeat polls)`,
+    ]);
+  }
+  if (r.idle) {
+    const i = r.idle;
+    rows.push([
+      `${n(i.bots)} idle bots: RSS (a) bare loop / (b) bothost run`,
+      `${i.bare.rssMb} / ${i.bothost.rssMb} MB, b/a ${i.rssRatio} (after ${i.settleSeconds} s settling)`,
+    ]);
+    rows.push([
+      `${n(i.bots)} idle bots: CPU (a) bare loop / (b) bothost run`,
+      `${i.bare.cpuPercent}% / ${i.bothost.cpuPercent}% of one core, b/a ${i.cpuRatio} over ${i.idleSeconds} s (heartbeats every ${i.heartbeatSeconds} s)`,
     ]);
   }
   if (r.scheduler) {

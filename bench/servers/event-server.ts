@@ -6,7 +6,10 @@
  * client, not the server, is what the benchmark measures. Each queue reads the same events from
  * the start. Past the last event a poll is parked and never answered (the contender is done).
  *
- * Usage (forked): event-server.ts --total 100000 --batch 1000 [--long] → sends { port } over IPC.
+ * With `--heartbeat S`, a parked poll is answered after S seconds (±10%, at random) with a
+ * heartbeat event, as the real server does every 45–55 s: what an idle bot receives.
+ *
+ * Usage (forked): event-server.ts --total 100000 --batch 1000 [--long] [--heartbeat 50] → sends { port } over IPC.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
@@ -17,11 +20,13 @@ const { values } = parseArgs({
     total: { type: "string", default: "100000" },
     batch: { type: "string", default: "1000" },
     long: { type: "boolean", default: false },
+    heartbeat: { type: "string" },
   },
 });
 const total = Number(values.total);
 const batch = Number(values.batch);
 const long = values.long ?? false;
+const heartbeatMs = values.heartbeat === undefined ? undefined : Number(values.heartbeat) * 1000;
 
 const random = seeded(42);
 const chunks: Buffer[] = [];
@@ -73,7 +78,17 @@ function events(url: URL, res: ServerResponse): void {
   const limit = limits.get(url.searchParams.get("queue_id") ?? "") ?? total;
   if (next >= limit) {
     parked.add(res);
-    res.on("close", () => parked.delete(res));
+    const beat =
+      heartbeatMs === undefined
+        ? undefined
+        : setTimeout(
+            () => json(res, { result: "success", msg: "", events: [{ type: "heartbeat", id: next }] }),
+            heartbeatMs * (0.9 + 0.2 * Math.random()),
+          );
+    res.on("close", () => {
+      parked.delete(res);
+      clearTimeout(beat);
+    });
     return;
   }
   const whole = next % batch === 0 && next + batch <= limit;

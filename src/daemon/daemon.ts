@@ -3,8 +3,6 @@
  * pool per server and the state store. A bot whose key is rejected stops alone; the others go on.
  */
 import type { Logger } from "pino";
-import { type CapturedCall, CaptureLog } from "../api/capture.ts";
-import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { BotSwitch } from "../cluster/bot-switch.ts";
@@ -21,11 +19,13 @@ import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
+import { botClient } from "./bot-client.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
 import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
@@ -91,13 +91,16 @@ export class Daemon {
   letters: DeadLetterOffice;
   /** Each bot's config entry and module, as a reload compares them. */
   readonly identities = new Map<string, BotIdentity>();
+  /** Passes retry requests of dead letters to the running bots (one for all of them). */
+  readonly #retries: RetryWatcher;
 
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
     this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
-    this.letters = deadLetterOfficeFor(options.config, options.store, options.log, this.#clock);
+    this.#retries = retryWatcherFor(options.store, this.#clock, options.log);
+    this.letters = this.#officeFor(options.config);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -110,6 +113,11 @@ export class Daemon {
   /** True when instances share the bots through leases (a reload cannot add or remove bots). */
   get clustered(): boolean {
     return this.#coordinator.mode === "cluster";
+  }
+
+  /** The dead letters of `config`'s bots, their retry requests passed to the running bots at once. */
+  #officeFor(config: Config): DeadLetterOffice {
+    return this.#retries.serve(deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock));
   }
 
   /**
@@ -128,7 +136,7 @@ export class Daemon {
     }
     this.config = config;
     this.#configLoadedAt = this.#clock.now();
-    this.letters = deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock);
+    this.letters = this.#officeFor(config);
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     for (const name of starting) this.#add(byName.get(name)!);
     const started = emptyReport();
@@ -264,6 +272,7 @@ export class Daemon {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#retries.stop();
     await this.adminSocket?.close();
     await this.http?.close();
     const deadline = this.config.shutdown_timeout;
@@ -281,26 +290,11 @@ export class Daemon {
     const c = this.config.bots[bot.name];
     if (!c) throw new Error(`no config for bot ${bot.name}`);
     const log = this.#o.log.child({ bot: bot.name });
-    const onSandbox = c.server.url === "sandbox";
-    const url = onSandbox ? this.#o.sandbox?.url : c.server.url;
-    if (!url) throw new Error(`bot ${bot.name}: the config says "sandbox" but no sandbox is running`);
-    const apiKey = onSandbox && c.api_key === "" ? this.#o.sandbox!.control.apiKeyOf(c.email) : c.api_key;
-    const captured = c.dry_run ? new CaptureLog(this.#clock) : undefined;
-    const client = createClient({
-      url,
-      email: c.email,
-      apiKey,
-      logger: log,
+    const { client, url, onSandbox, captured } = botClient(bot.name, c, {
+      log,
       clock: this.#clock,
-      ...this.metrics?.apiSink(bot.name),
-      ...(captured
-        ? {
-            capture: (call: CapturedCall) => {
-              captured.add(call);
-              log.info({ method: call.method, path: call.path }, `dry run: ${captured.recent.at(-1)!.does}`);
-            },
-          }
-        : {}),
+      ...(this.metrics ? { metrics: this.metrics } : {}),
+      ...(this.#o.sandbox ? { sandbox: this.#o.sandbox } : {}),
     });
     const { tuning } = this.#o;
     const backoff = { ...SERVER_BACKOFF, ...tuning?.backoff };
@@ -332,6 +326,7 @@ export class Daemon {
       clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
       letters: this.letters.of(bot.name),
+      retryRequests: this.#retries,
       ...(captured ? { captured } : {}),
     });
   }

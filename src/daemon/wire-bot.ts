@@ -15,7 +15,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { EffectRecords } from "../effects/effect-records.ts";
-import { DeadLetterSource } from "../events/dead-letter-source.ts";
+import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
 import { QueueSource, type QueueSourceOptions } from "../events/queue-source.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
 import { BotContexts } from "../pipeline/bot-contexts.ts";
@@ -89,6 +89,8 @@ export interface BotRuntimeOptions {
   captured?: CaptureLog;
   /** Where events whose every attempt failed are kept, and replayed from (`bothost failed retry`). */
   letters?: DeadLetters;
+  /** Where the bot hears of later retry requests (the daemon's one watcher); default: at start only. */
+  retryRequests?: RetryRequests;
   /**
    * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
    * belongs to another server; resolves the registration it made, if any.
@@ -166,6 +168,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const effects = new EffectRecords(store.namespace("effects"), {
     ttlMs: EFFECT_RECORDS_TTL_MS,
     log,
+    commit,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
   const contexts = new BotContexts({ name, client, state: kv, log, settings: o.settings, services, clock });
@@ -234,6 +237,14 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     webhookMode: (signal, registered) =>
       startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal, registered }),
     deadLetterSource: (dispatcher, signal, replayJob) =>
-      letters && new DeadLetterSource({ letters, dispatcher, replayJob, log, clock, signal }),
+      letters &&
+      new DeadLetterSource({
+        letters,
+        dispatcher,
+        replayJob,
+        log,
+        signal,
+        ...(o.retryRequests ? { requests: o.retryRequests } : {}),
+      }),
   };
 }

@@ -5,8 +5,12 @@
  * twice. Handlers are assumed to make their effects in the same order each run; a re-run that
  * makes another kind of effect at a number ignores that record (with a warning).
  *
- * The first effect without a record may have happened with its answer lost: a re-run looks for it
- * first (`verify`) and makes it only when not found. Effects after it were never started.
+ * Before an effect that can be looked for (`verify`) is made, a pending record is written and
+ * committed (it survives a kill -9); the result replaces it. So a re-run knows which effect may
+ * have happened with its answer lost: one whose record is still pending. Only that one is looked
+ * for on the server (a read-back, e.g. GET /messages for a send) and made only when not found. An
+ * effect with no record at all was never begun and is made without a read-back: a message caught
+ * up after a hung poll or a restart, whose handler never ran, costs no extra call.
  */
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -16,6 +20,8 @@ export interface EffectRecord {
   n: number;
   kind: string;
   result: JsonValue;
+  /** Begun, not known to be finished: the effect may have happened with its answer lost. */
+  pending?: true;
 }
 
 export interface EffectSteps<T extends JsonValue> {
@@ -30,6 +36,8 @@ export interface EffectRecordsOptions {
   log?: Logger;
   /** Told how each verification came out. */
   onVerify?(outcome: "found" | "absent"): void;
+  /** Makes the store's writes survive a crash of this process: a pending record must, before its effect. */
+  commit?(): Promise<void>;
 }
 
 /** One bot's effect records. */
@@ -42,7 +50,8 @@ export class EffectRecords {
 
   /**
    * The records of one run of a handler for the event `eventKey` (stable across runs: a message
-   * id). `rerun`: the handler ran for this event before. `carried`: records kept in a dead letter.
+   * id). `rerun`: the handler may have run for this event before, so its records are read (a
+   * first run skips the reads). `carried`: records kept in a dead letter.
    */
   run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = []): EffectRun {
     return new EffectRun(this.store, this.options, eventKey, rerun, carried);
@@ -54,8 +63,8 @@ export class EffectRun {
   readonly #carried: Map<number, EffectRecord>;
   readonly #made: EffectRecord[] = [];
   #next = 0;
-  /** True until this re-run meets its first effect without a record (the one maybe in flight). */
-  #unsure: boolean;
+  /** Whether records are read before each effect (a re-run, or records carried by a letter). */
+  readonly #lookUp: boolean;
 
   constructor(
     private readonly store: StateStore,
@@ -64,44 +73,57 @@ export class EffectRun {
     rerun: boolean,
     carried: readonly EffectRecord[],
   ) {
-    this.#unsure = rerun;
     this.#carried = new Map(carried.map((r) => [r.n, r]));
+    this.#lookUp = rerun || this.#carried.size > 0;
   }
 
   /** Makes the effect `kind` once for this event: returns the recorded result if it was made. */
   async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>): Promise<T> {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
-    const found =
-      this.#unsure || this.#carried.size > 0
-        ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
-        : undefined;
-    if (found && found.kind === kind) {
-      this.#made.push(found);
-      return found.result as T;
-    }
-    if (found) {
+    let found = this.#lookUp
+      ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
+      : undefined;
+    if (found && found.kind !== kind) {
       this.options.log?.warn(
         { event: this.eventKey, n, recorded: found.kind, now: kind },
         "a re-run made its effects in another order than before: this effect is made again",
       );
+      found = undefined;
     }
-    if (this.#unsure) {
-      this.#unsure = false;
-      const verified = await steps.verify?.();
-      if (steps.verify) this.options.onVerify?.(verified === undefined ? "absent" : "found");
-      if (verified !== undefined) return this.#record(key, { n, kind, result: verified });
+    if (found && !found.pending) {
+      this.#made.push(found);
+      return found.result as T;
     }
-    return this.#record(key, { n, kind, result: await steps.act() });
+    if (!steps.verify) return this.#record(key, { n, kind, result: await steps.act() }, this.#made.length);
+    if (found?.pending) {
+      // Begun by an earlier run and never finished: it may have happened.
+      const verified = await steps.verify();
+      this.options.onVerify?.(verified === undefined ? "absent" : "found");
+      if (verified !== undefined) return this.#record(key, { n, kind, result: verified }, this.#made.length);
+    }
+    const pending: EffectRecord = { n, kind, result: null, pending: true };
+    const at = this.#made.push(pending) - 1;
+    await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
+    await this.options.commit?.();
+    return this.#record(key, { n, kind, result: await steps.act() }, at);
   }
 
-  /** The effects made (or found made) so far in this run, for a dead letter to carry. */
+  /**
+   * The effects made (or found made) so far in this run, for a dead letter to carry; one whose
+   * answer never came stays pending, so the letter's replay looks for it.
+   */
   get made(): readonly EffectRecord[] {
     return this.#made;
   }
 
-  async #record<T extends JsonValue>(key: string, record: EffectRecord & { result: T }): Promise<T> {
-    this.#made.push(record);
+  /** Stores the finished record; `at`: its place in {@link made} (where its pending record was). */
+  async #record<T extends JsonValue>(
+    key: string,
+    record: EffectRecord & { result: T },
+    at: number,
+  ): Promise<T> {
+    this.#made[at] = record;
     await this.store.set(key, record as unknown as JsonValue, { ttlMs: this.options.ttlMs });
     return record.result;
   }

@@ -1,15 +1,21 @@
 /**
  * The dead-letter source: replays the letters an operator marked (`bothost failed retry`) through
- * the bot's pipeline, in order with their conversations. It looks at start, then every few
- * seconds reads one number (the letters' retry generation) and looks again when it changed.
+ * the bot's pipeline, in order with their conversations. It looks at start, then whenever the
+ * daemon tells it that a retry of this bot's letters was requested ({@link RetryRequests}); it
+ * keeps no timer of its own, so an idle bot costs nothing here.
  */
 import type { Logger } from "pino";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
-import type { Clock, TimerHandle } from "../time/clock.ts";
 
-/** How often a running bot checks for retry requests. */
-export const RETRY_CHECK_MS = 2_000;
+/** Where a running bot hears of retry requests: one watcher for every bot of a daemon. */
+export interface RetryRequests {
+  /**
+   * Call `look` whenever the bot's retry generation moves past `generation` (the one the bot
+   * has acted on). Returns what stops the calls.
+   */
+  watch(bot: string, generation: number, look: () => void): () => void;
+}
 
 export interface DeadLetterSourceOptions {
   letters: DeadLetters;
@@ -17,50 +23,59 @@ export interface DeadLetterSourceOptions {
   /** Runs a cron job's letter again (its job, not the pipeline's event stages, replays it). */
   replayJob(letter: DeadLetter): Promise<boolean>;
   log: Logger;
-  /** What the checks are timed on. */
-  clock: Clock;
   signal: AbortSignal;
+  /** Tells of later requests; without it the source looks only at start. */
+  requests?: RetryRequests;
 }
 
 export class DeadLetterSource {
   readonly #o: DeadLetterSourceOptions;
-  /** Letters being replayed now: a later check must not hand them over twice. */
+  /** Letters being replayed now: a later look must not hand them over twice. */
   readonly #inFlight = new Set<string>();
-  #generation = -1;
-  #timer: TimerHandle | undefined;
+  /** A look is running; `#again`: another was asked for meanwhile. */
+  #looking: Promise<void> | undefined;
+  #again = false;
 
   constructor(options: DeadLetterSourceOptions) {
     this.#o = options;
   }
 
-  /** Replay what is marked now, then keep checking until the signal aborts. */
+  /** Replay what is marked now, then replay each later request until the signal aborts. */
   async start(): Promise<void> {
-    await this.#check();
-    this.#o.signal.addEventListener(
-      "abort",
-      () => {
-        if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
-      },
-      { once: true },
-    );
-    this.#schedule();
+    const { letters, requests, signal, log } = this.#o;
+    // Read before looking: a request made during the look moves the generation past this one.
+    const generation = await letters.retryGeneration().catch((err: unknown) => {
+      log.warn({ err }, "could not read the dead letters' retry generation");
+      return -1;
+    });
+    await this.look();
+    if (!requests || signal.aborted) return;
+    const unwatch = requests.watch(letters.bot, generation, () => void this.look());
+    signal.addEventListener("abort", unwatch, { once: true });
   }
 
-  #schedule(): void {
-    if (this.#o.signal.aborted) return;
-    this.#timer = this.#o.clock.setTimeout(() => {
-      this.#check().finally(() => this.#schedule());
-    }, RETRY_CHECK_MS);
+  /** Replay the letters marked for retry; a call during a look runs one more look after it. */
+  look(): Promise<void> {
+    if (this.#looking) {
+      this.#again = true;
+      return this.#looking;
+    }
+    this.#looking = (async () => {
+      do {
+        this.#again = false;
+        await this.#lookOnce();
+      } while (this.#again && !this.#o.signal.aborted);
+      this.#looking = undefined;
+    })();
+    return this.#looking;
   }
 
-  async #check(): Promise<void> {
-    const { letters, dispatcher, log } = this.#o;
+  async #lookOnce(): Promise<void> {
+    const { letters, dispatcher, log, signal } = this.#o;
+    if (signal.aborted) return;
     try {
-      const generation = await letters.retryGeneration();
-      if (generation === this.#generation) return;
-      this.#generation = generation;
       for (const letter of await letters.retryRequested()) {
-        if (this.#o.signal.aborted || this.#inFlight.has(letter.id)) continue;
+        if (signal.aborted || this.#inFlight.has(letter.id)) continue;
         this.#inFlight.add(letter.id);
         log.info({ deadLetter: letter.id }, "replaying a dead letter");
         const replayed = letter.source === "job" ? this.#o.replayJob(letter) : dispatcher.replay(letter);
@@ -70,7 +85,7 @@ export class DeadLetterSource {
         });
       }
     } catch (err) {
-      log.warn({ err }, "could not read the dead letters' retry requests; trying again shortly");
+      log.warn({ err }, "could not read the dead letters' retry requests; the next request looks again");
     }
   }
 }

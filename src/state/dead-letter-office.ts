@@ -20,6 +20,8 @@ export interface DeadLetterOutcome {
 export class DeadLetterOffice {
   readonly #bots = new Map<string, DeadLetters>();
   readonly #clock: Pick<Clock, "now">;
+  /** Called after {@link retry} marked letters: the daemon passes the requests to its bots at once. */
+  onRetried: (() => Promise<void>) | undefined;
 
   /** `bots`: each configured bot and the options of its letters; `clock`: when a retry is asked for. */
   constructor(root: StateStore, bots: ReadonlyMap<string, DeadLettersOptions>, clock: Pick<Clock, "now">) {
@@ -48,8 +50,10 @@ export class DeadLetterOffice {
   }
 
   /** Marks the letters for replay by the daemon (now if it runs, else at its next start). */
-  retry(selection: DeadLetterSelection, at = new Date(this.#clock.now())): Promise<DeadLetterOutcome> {
-    return this.#each(selection, (letters, id) => letters.requestRetry(id, at));
+  async retry(selection: DeadLetterSelection, at = new Date(this.#clock.now())): Promise<DeadLetterOutcome> {
+    const outcome = await this.#each(selection, (letters, id) => letters.requestRetry(id, at));
+    if (outcome.done.length > 0) await this.onRetried?.();
+    return outcome;
   }
 
   /** Deletes the letters for good. */

@@ -48,8 +48,13 @@ export interface DeadLettersOptions {
 const ENTRY = "e:";
 const SEQ = "seq";
 const EVICTED = "evicted";
-/** Bumped by every retry request, so a running daemon sees one with a single read. */
-const RETRY_SEQ = "retry-seq";
+/**
+ * Every bot's retry generation in one value (`{ bot: n }`), bumped by each retry request, so a
+ * daemon sees a request for any of its bots with a single read. Its namespace starts with "_",
+ * which no bot name does.
+ */
+const RETRY_NAMESPACE = "_dead-letters";
+const RETRY_GENERATIONS = "retry-generations";
 /** Sequence numbers padded so the store's sorted listing is oldest first. */
 const WIDTH = 12;
 
@@ -65,11 +70,13 @@ export function parseDeadLetterId(id: string): { bot: string; seq: number } | un
 export class DeadLetters {
   readonly bot: string;
   readonly #store: StateStore;
+  readonly #generations: StateStore;
   readonly #o: DeadLettersOptions;
 
   constructor(root: StateStore, bot: string, options: DeadLettersOptions) {
     this.bot = bot;
     this.#store = root.namespace(bot).namespace("dead-letters");
+    this.#generations = root.namespace(RETRY_NAMESPACE);
     this.#o = options;
   }
 
@@ -108,8 +115,9 @@ export class DeadLetters {
   }
 
   /**
-   * Marks a letter for replay: the daemon running the bot replays it within seconds (it watches
-   * {@link retryGeneration}), or at its next start. Resolves false when there was no such letter.
+   * Marks a letter for replay: the daemon running the bot replays it at once when the request
+   * came through it, within seconds when another process wrote it (the daemon watches
+   * {@link retryGenerations}), or at its next start. Resolves false when there was no such letter.
    */
   async requestRetry(id: string, at: Date): Promise<boolean> {
     const key = this.#keyOf(id);
@@ -118,13 +126,16 @@ export class DeadLetters {
       current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
     );
     if (next === undefined) return false;
-    await this.#bump(RETRY_SEQ);
+    await this.#generations.update(RETRY_GENERATIONS, (current) => {
+      const all = isGenerations(current) ? current : {};
+      return { ...all, [this.bot]: (all[this.bot] ?? 0) + 1 };
+    });
     return true;
   }
 
-  /** Changes whenever a retry is requested: one cheap read tells a daemon whether to look. */
+  /** Changes whenever a retry of this bot's letters is requested. */
   async retryGeneration(): Promise<number> {
-    return ((await this.#store.get(RETRY_SEQ)) as number | undefined) ?? 0;
+    return (await readGenerations(this.#generations))[this.bot] ?? 0;
   }
 
   /** The letters marked for replay, oldest first. */
@@ -187,6 +198,23 @@ export class DeadLetters {
     }
     return { name: "Error", message: redact(typeof err === "string" ? err : safeJson(err)) };
   }
+}
+
+/**
+ * Every bot's retry generation, in one read of `root` (the store the letters are kept in): what a
+ * daemon compares to see which of its bots have new requests.
+ */
+export function retryGenerations(root: StateStore): Promise<Record<string, number>> {
+  return readGenerations(root.namespace(RETRY_NAMESPACE));
+}
+
+async function readGenerations(store: StateStore): Promise<Record<string, number>> {
+  const value = await store.get(RETRY_GENERATIONS);
+  return isGenerations(value) ? value : {};
+}
+
+function isGenerations(value: unknown): value is Record<string, number> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function keyOf(seq: number): string {

@@ -11,7 +11,6 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
-import { RETRY_CHECK_MS } from "../../src/events/dead-letter-source.ts";
 import type { FailOptions } from "../../src/sandbox/faults.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { ManualClock } from "../support/manual-clock.ts";
@@ -126,7 +125,6 @@ describe("a handler that sent, then threw", () => {
     expect((await running.daemon.letters.list())[0]?.effects).toHaveLength(1);
     fixed = true;
     await running.daemon.letters.retry({ all: true });
-    await clock.tick(RETRY_CHECK_MS);
     await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
 

@@ -54,13 +54,17 @@ describe("the announcements bot", () => {
     await client.savedSnippets.update(saved_snippet_id, { content: "Be kind, always." });
     await world.advanceTo("2026-03-02T08:00:00Z");
     await expect.poll(() => world.sent()).toHaveLength(1);
+    // The queue expires while the clock moves hours ahead; the resync after the new queue reads the
+    // snippet again (its cache has long expired) and updates the booking before it is due.
+    await world.advanceTo("2026-03-02T14:50:00Z");
+    await expect
+      .poll(() => view().find(([topic]) => topic === "house rules"))
+      .toEqual(["house rules", "2026-03-02T15:00:00.000Z", "Be kind, always."]);
     await world.advanceTo("2026-03-02T15:00:00Z");
     await expect.poll(view).toEqual([
       ["standup", "2026-03-03T08:00:00.000Z", "Standup in 5 minutes :coffee:"],
       ["house rules", "2026-03-09T14:00:00.000Z", "Be kind, always."], // 10:00 EDT after the change
     ]);
-    // The queue expired while the clock moved seven hours; the resync after the new queue read the
-    // snippet again (its cache had long expired) and updated the booking before it was sent.
     expect(world.sent().map((m) => m.content)).toEqual(["Standup in 5 minutes :coffee:", "Be kind, always."]);
     // An edit while the bot is down reaches the booking at the next start.
     await world.stop();

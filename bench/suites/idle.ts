@@ -1,0 +1,117 @@
+/**
+ * Idle bots: what 1,000 bots that receive nothing cost a daemon, against the least any process
+ * can spend holding the same 1,000 long polls. Both are whole processes, cold, side by side in
+ * the same run and idle over the same window: the real `bothost run` (1,000 echo bots, embedded
+ * state) and bench/e2e/bare-idle-loop.mjs (undici, one parked GET /events per queue), against
+ * the event server (bench/servers/event-server.ts, its own process) serving no messages: every
+ * poll is parked and answered by a heartbeat after 45–55 s, as the real server does. Measured: resident
+ * memory after settling, and CPU over the idle window (share of one core). The ratios hold on a
+ * loaded machine better than the absolute figures.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { forkChild } from "../lib/child.ts";
+import { repoRoot, spawnDaemon, writeDaemonConfig } from "../lib/daemon-process.ts";
+import { cpuSeconds, rssBytes } from "../lib/proc.ts";
+import { round, sleep } from "../lib/stats.ts";
+
+export interface IdleSide {
+  rssMb: number;
+  /** CPU over the idle window, as a share of one core. */
+  cpuPercent: number;
+}
+
+export interface IdleResult {
+  bots: number;
+  settleSeconds: number;
+  idleSeconds: number;
+  /** Each parked poll is answered by a heartbeat after about this long. */
+  heartbeatSeconds: number;
+  bare: IdleSide;
+  bothost: IdleSide;
+  /** bothost / bare. */
+  rssRatio: number;
+  cpuRatio: number;
+}
+
+const bareLoop = fileURLToPath(new URL("../e2e/bare-idle-loop.mjs", import.meta.url));
+
+export async function runIdle(
+  options: { bots: number; idleSeconds: number; settleSeconds: number; heartbeatSeconds: number },
+  say: (line: string) => void,
+): Promise<IdleResult> {
+  const server = await forkChild("servers/event-server.ts", [
+    "--total",
+    "0",
+    "--batch",
+    "1",
+    "--heartbeat",
+    String(options.heartbeatSeconds),
+  ]);
+  const url = `http://127.0.0.1:${String(server.ready.port)}`;
+  const dir = await mkdtemp(join(tmpdir(), "bothost-idle-"));
+  const bare = spawn(process.execPath, [bareLoop, url, String(options.bots)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let daemon: ReturnType<typeof spawnDaemon> | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      bare.once("exit", (code) => reject(new Error(`the bare loop exited with ${String(code)}`)));
+      bare.stdout.on("data", (chunk: Buffer) => {
+        if (chunk.toString().includes("holding")) resolve();
+      });
+    });
+    const config = join(dir, "bothost.yaml");
+    await writeDaemonConfig(config, {
+      url,
+      statePath: join(dir, "state"),
+      bots: Array.from({ length: options.bots }, (_, i) => ({
+        name: `idle-${i}`,
+        module: join(repoRoot, "bots/echo.ts"),
+        email: `idle-${i}@bench.example`,
+        apiKey: "bench-key-0123456789",
+      })),
+    });
+    daemon = spawnDaemon(config);
+    const started = await daemon.waitForLine((l) => l.msg === "daemon started", 600_000);
+    if (started.started !== options.bots) throw new Error(`only ${String(started.started)} bots started`);
+    await sleep(options.settleSeconds * 1000);
+    const pids = { bare: bare.pid ?? -1, bothost: daemon.pid };
+    const cpuBefore = {
+      bare: cpuSeconds(pids.bare) ?? Number.NaN,
+      bothost: cpuSeconds(pids.bothost) ?? Number.NaN,
+    };
+    const from = performance.now();
+    await sleep(options.idleSeconds * 1000);
+    const seconds = (performance.now() - from) / 1000;
+    const side = (who: "bare" | "bothost"): IdleSide => ({
+      rssMb: round((rssBytes(pids[who]) ?? Number.NaN) / 2 ** 20, 4),
+      cpuPercent: round((100 * ((cpuSeconds(pids[who]) ?? Number.NaN) - cpuBefore[who])) / seconds, 3),
+    });
+    const result: IdleResult = {
+      bots: options.bots,
+      settleSeconds: options.settleSeconds,
+      heartbeatSeconds: options.heartbeatSeconds,
+      idleSeconds: round(seconds),
+      bare: side("bare"),
+      bothost: side("bothost"),
+      rssRatio: 0,
+      cpuRatio: 0,
+    };
+    result.rssRatio = round(result.bothost.rssMb / result.bare.rssMb, 2);
+    result.cpuRatio = round(result.bothost.cpuPercent / result.bare.cpuPercent, 2);
+    say(
+      `  idle: ${options.bots} bots, RSS bothost ${result.bothost.rssMb} MB vs bare ${result.bare.rssMb} MB ` +
+        `(${result.rssRatio}×), CPU ${result.bothost.cpuPercent}% vs ${result.bare.cpuPercent}% (${result.cpuRatio}×) over ${result.idleSeconds} s`,
+    );
+    return result;
+  } finally {
+    daemon?.child.kill("SIGKILL");
+    bare.kill("SIGKILL");
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
