@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
-import { describeRedisUrl } from "../state/redis-connection.ts";
+import { describeRedisUrl } from "../state/redis-url.ts";
 import {
   describeServer,
   identityChanged,

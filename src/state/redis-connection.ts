@@ -8,6 +8,7 @@
  * as an error.
  */
 import { Redis, type RedisOptions } from "ioredis";
+import { describeRedisUrl } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
 
 /** The lease a bot's writes must still hold: its Redis key and the exact value written there. */
@@ -27,17 +28,6 @@ interface ConnectionOptions {
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
   /** Shown in log lines, e.g. "state" or "leases". */
   role: string;
-}
-
-/** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */
-export function describeRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    const db = u.pathname.replace(/^\//, "") || "0";
-    return `${u.protocol}//${u.hostname}:${u.port || "6379"}/${db}`;
-  } catch {
-    return "(an invalid Redis URL)";
-  }
 }
 
 /** A connected client; rejects with `STATE_UNAVAILABLE` when the first connection fails. */

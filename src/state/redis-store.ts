@@ -17,7 +17,8 @@ import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
 import type { OnceMarker, StoreWrite } from "./_writes.ts";
-import { connectRedis, describeRedisUrl, type Fence, redisFailure } from "./redis-connection.ts";
+import { connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
+import { describeRedisUrl } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
 import type {
   JsonValue,
