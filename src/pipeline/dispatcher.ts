@@ -163,8 +163,9 @@ export class Dispatcher {
    */
   accept(incoming: Incoming, onDone?: () => void): boolean {
     const { event, issue } = incoming;
+    const typed = isTypedEvent(event, issue);
     // 1. accept. Caches first, so handlers see state that includes this event.
-    if (isTypedEvent(event, issue)) this.#o.services.observe(event);
+    if (typed) this.#o.services.observe(event);
     this.#stats.received++;
     this.#lastEventAt = this.#o.clock.now();
     this.#o.metrics?.eventReceived(event.type);
@@ -188,7 +189,7 @@ export class Dispatcher {
       }
       // An answer to a waiting ctx.prompt() goes to it, not into the queue behind its handler.
       const prompts = this.#o.contexts.prompts;
-      if (prompts.size > 0 && isTypedEvent(event, issue) && prompts.take(event)) {
+      if (prompts.size > 0 && typed && prompts.take(event)) {
         void commits.finish(messageId);
         onDone?.();
         return true;
@@ -196,7 +197,7 @@ export class Dispatcher {
     }
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
-    const key = isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY;
+    const key = typed ? this.#keys.keyOf(event) : BOT_KEY;
     this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
