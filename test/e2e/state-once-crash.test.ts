@@ -1,32 +1,79 @@
 /**
  * kill -9 between a handler's `ctx.state.update` and the end of its run, then a restart on the
  * same state: the restart handles the message again (caught up), and the counter goes up once.
- * Another message finishing meanwhile commits the store while the first run is still open, so a
- * write made at once (not staged with the run) would be on disk at the kill.
+ * Run on the file store, and on Redis when one answers (else skipped with one line saying why).
+ *
+ * The test can fail: the same run writes `runs` at once (`ctx.state.immediate`) just before its
+ * staged `count`, and the state is read directly right after the kill, before the restart:
+ * `runs` must be there and `count` not. On the file store, another message finishing meanwhile
+ * commits the store while the first run is still open, so a write made at once is on disk at the
+ * kill. On Redis there is nothing to wait for: every write made at once is a script run on the
+ * server before the call returns, so it is in Redis by the time the handler logs "e2e: counted".
+ * An update that was not staged would therefore show as `count: 1` at the kill, and as 2 after
+ * the restart's run.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
+import type { StateBackend } from "../../src/state/state-store.ts";
 import { repoRoot, spawnCli } from "../support/cli.ts";
 import { botEmail, orgWithBots, send, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
 const COUNTER = path.join(repoRoot, "test/fixtures/e2e/counter.mjs");
 
 useE2eCleanup();
 
-/** Two configs on one state directory: the counter bot hanging after its update, and not. */
-async function configs(sandbox: Sandbox) {
+/** Where a test's state lives: the config's `state:` lines, and the store opened directly. */
+interface Backend {
+  yaml: string;
+  open(): Promise<StateBackend>;
+}
+
+const prefixes: string[] = [];
+const backends: Array<[string, (dir: string) => Backend]> = [
+  [
+    "file store",
+    (dir) => ({
+      yaml: `state:\n  path: ${path.join(dir, "state")}`,
+      open: () => FileStore.open(path.join(dir, "state"), { autoFlushMs: 0 }),
+    }),
+  ],
+];
+if (await redisReachable()) {
+  backends.push([
+    "Redis",
+    () => {
+      const prefix = uniquePrefix("state-once-crash");
+      prefixes.push(prefix);
+      return {
+        // A short lease: the restarted instance takes the bot once the killed one's lease expired.
+        yaml: `state:\n  redis: ${redisUrl}\n  prefix: ${prefix}\nleases:\n  ttl: 3s`,
+        open: () => RedisStore.open({ url: redisUrl, prefix }),
+      };
+    },
+  ]);
+} else {
+  console.warn(`state-once-crash: ${noRedisMessage}`);
+}
+afterAll(async () => {
+  for (const prefix of prefixes) await dropPrefix(prefix);
+});
+
+/** Two configs on one state: the counter bot hanging after its update, and not. */
+async function configs(sandbox: Sandbox, backendFor: (dir: string) => Backend) {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-state-once-"));
-  const stateDir = path.join(dir, "state");
+  const backend = backendFor(dir);
   const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
   const write = async (name: string, hang: boolean) => {
     const file = path.join(dir, name);
     const yaml = [
       `server:\n  url: ${sandbox.url}`,
-      `state:\n  path: ${stateDir}`,
+      backend.yaml,
       "log:\n  level: debug\n  pretty: false",
       "shutdown_timeout: 5s",
       "bots:",
@@ -37,11 +84,22 @@ async function configs(sandbox: Sandbox) {
     return file;
   };
   return {
-    stateDir,
+    backend,
     env,
     hanging: await write("hanging.yaml", true),
     plain: await write("plain.yaml", false),
   };
+}
+
+/** `count` and `runs` of the counter bot's `ctx.state`, read from the store itself. */
+async function readState(backend: Backend) {
+  const store = await backend.open();
+  try {
+    const kv = store.namespace("counter").namespace("kv");
+    return { count: await kv.get("count"), runs: await kv.get("runs") };
+  } finally {
+    await store.close();
+  }
 }
 
 const botSaid = (sandbox: Sandbox, pattern: RegExp) =>
@@ -50,32 +108,30 @@ const botSaid = (sandbox: Sandbox, pattern: RegExp) =>
     .map((m) => String(m.content))
     .filter((c) => pattern.test(c));
 
-it("a handler killed after its update, run again after the restart, counts once", async () => {
-  const sandbox = await startE2eSandbox(orgWithBots(1));
-  const { stateDir, env, hanging, plain } = await configs(sandbox);
+describe.each(backends)("on the %s", (_name, backendFor) => {
+  it("a handler killed after its update, run again after the restart, counts once", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(1));
+    const { backend, env, hanging, plain } = await configs(sandbox, backendFor);
 
-  const first = spawnCli(["run", "--config", hanging], { env });
-  await first.waitForLog((l) => l.msg === "daemon started");
-  send(sandbox, "count this", "c0", "a");
-  await first.waitForLog((l) => l.msg === "e2e: counted" && l.count === 1);
-  send(sandbox, "other", "c0", "b");
-  await expect.poll(() => botSaid(sandbox, /^other done/), { timeout: 15_000 }).toHaveLength(1);
-  first.kill("SIGKILL");
-  expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+    const first = spawnCli(["run", "--config", hanging], { env });
+    await first.waitForLog((l) => l.msg === "daemon started");
+    send(sandbox, "count this", "c0", "a");
+    await first.waitForLog((l) => l.msg === "e2e: counted" && l.count === 1);
+    send(sandbox, "other", "c0", "b");
+    await expect.poll(() => botSaid(sandbox, /^other done/), { timeout: 15_000 }).toHaveLength(1);
+    first.kill("SIGKILL");
+    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+    expect(await readState(backend)).toEqual({ count: undefined, runs: 1 });
 
-  const second = spawnCli(["run", "--config", plain], { env });
-  await second.waitForLog((l) => l.msg === "daemon started");
-  await expect
-    .poll(() => botSaid(sandbox, /^count \d+ pid/), { timeout: 15_000 })
-    .toEqual([`count 1 pid ${second.pid}`]);
-  expect(second.logs().some((l) => l.msg === "e2e: counted" && l.replayed === true)).toBe(true);
-  second.kill("SIGTERM");
-  expect(await second.exited).toEqual({ code: 0, signal: null });
+    const second = spawnCli(["run", "--config", plain], { env });
+    await second.waitForLog((l) => l.msg === "daemon started");
+    await expect
+      .poll(() => botSaid(sandbox, /^count \d+ pid/), { timeout: 15_000 })
+      .toEqual([`count 1 pid ${second.pid}`]);
+    expect(second.logs().some((l) => l.msg === "e2e: counted" && l.replayed === true)).toBe(true);
+    second.kill("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
 
-  const store = await FileStore.open(stateDir, { autoFlushMs: 0 });
-  try {
-    expect(await store.namespace("counter").namespace("kv").get("count")).toBe(1);
-  } finally {
-    await store.close();
-  }
+    expect(await readState(backend)).toEqual({ count: 1, runs: 2 });
+  });
 });
