@@ -48,6 +48,12 @@ export function formatTable(input: Record<string, unknown>): string {
       `end to end, batch ${e.batch} (a) bare / (b) bothost run`,
       `${n(e.bareEventsPerSec)} / ${n(e.bothostEventsPerSec)} events/s, b/a ${e.ratio} (rounds ${e.ratioMin}–${e.ratioMax}, ${e.rounds} rounds, ${n(e.events)} events each)`,
     ]);
+    for (const o of e.others ?? []) {
+      rows.push([
+        `end to end, batch ${e.batch}, ${o.name}`,
+        `${n(o.eventsPerSec)} events/s, over (a) ${o.ratio} (rounds ${o.ratioMin}–${o.ratioMax})`,
+      ]);
+    }
   }
   if (r.dispatch) {
     const d = r.dispatch;

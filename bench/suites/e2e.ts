@@ -3,11 +3,14 @@
  * server (a child process) serving full message events with 200–500 characters of content.
  *
  * (a) a bare undici loop (bench/e2e/bare-loop.mjs): register, poll, JSON.parse, count;
- * (b) `bothost run` (dist/) with one bot whose handler only counts (bench/e2e/counter-bot.mjs).
+ * (b) `bothost run` (dist/) with one bot whose handler only counts (bench/e2e/counter-bot.mjs);
+ * (c) the same with a bot that has commands before its counting handler (bench/e2e/command-bot.mjs);
+ * (d) with BENCH_CLI_BASELINE set, another build's `bothost run` with the counting bot.
  *
- * Each is timed from spawning its process to the moment it has seen every event. Rounds alternate
+ * Each is timed from spawning its process to the moment it has seen every event. Rounds rotate
  * which goes first; the first round of each batch size is a warm-up (the OS page cache) and not
- * counted. Reported: the median events/s of each, b/a of the medians, and the spread of b/a.
+ * counted. Reported: the median events/s of each, each contender's median over the bare loop's,
+ * and the spread of that ratio over the rounds.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -24,6 +27,18 @@ export interface E2eOptions {
   sizes: { batch: number; events: number }[];
 }
 
+/** One `bothost run` contender beside the bare loop, as b/a. */
+export interface E2eContender {
+  /** What ran: "bothost run", "bothost run, command bot", or "baseline build". */
+  name: string;
+  eventsPerSec: number;
+  /** Its median events/s over the bare loop's. */
+  ratio: number;
+  /** Its b/a in each round (it and the bare loop ran in the same round), lowest and highest. */
+  ratioMin: number;
+  ratioMax: number;
+}
+
 export interface E2eRow {
   batch: number;
   events: number;
@@ -35,11 +50,15 @@ export interface E2eRow {
   /** b/a of each round (a and b ran back to back), lowest and highest. */
   ratioMin: number;
   ratioMax: number;
+  /** The same for the command bot and, with BENCH_CLI_BASELINE, another build. */
+  others: E2eContender[];
 }
 
 const bench = (file: string) => fileURLToPath(new URL(`../e2e/${file}`, import.meta.url));
 /** The build under test: `dist/` here, or another build (BENCH_CLI=…/dist/cli/main.js) to compare. */
 const cli = process.env.BENCH_CLI ?? path.join(repoRoot, "dist/cli/main.js");
+/** Another build run beside it in the same rounds (BENCH_CLI_BASELINE=…/dist/cli/main.js). */
+const baseline = process.env.BENCH_CLI_BASELINE;
 
 /** Run a process to its "done N" line; resolves the seconds from spawn to exit. */
 function timed(args: string[], expected: number): Promise<number> {
@@ -68,6 +87,11 @@ function timed(args: string[], expected: number): Promise<number> {
   });
 }
 
+interface Runner {
+  name: string;
+  run(): Promise<number>;
+}
+
 export async function runE2e(options: E2eOptions, say: (line: string) => void): Promise<E2eRow[]> {
   const rows: E2eRow[] = [];
   for (const { batch, events } of options.sizes) {
@@ -81,58 +105,77 @@ export async function runE2e(options: E2eOptions, say: (line: string) => void): 
     const url = `http://127.0.0.1:${server.ready.port as number}`;
     const dir = await mkdtemp(path.join(tmpdir(), "bothost-e2e-bench-"));
     try {
-      const bare = () => timed([bench("bare-loop.mjs"), url, String(events)], events);
       let run = 0;
-      const bothost = async () => {
-        run++;
-        const file = path.join(dir, `run-${run}.yaml`);
-        await writeDaemonConfig(file, {
-          url,
-          statePath: path.join(dir, `state-${run}`),
-          logLevel: "warn",
-          bots: [
-            {
-              name: "counter",
-              module: bench("counter-bot.mjs"),
-              email: "counter@bench.example",
-              apiKey: "bench-key-0123456789",
-            },
-          ],
-        });
-        return timed([cli, "run", "--config", file], events);
+      const daemon = (name: string, bin: string, bot: string): Runner => ({
+        name,
+        run: async () => {
+          run++;
+          const file = path.join(dir, `run-${run}.yaml`);
+          await writeDaemonConfig(file, {
+            url,
+            statePath: path.join(dir, `state-${run}`),
+            logLevel: "warn",
+            bots: [
+              {
+                name: "counter",
+                module: bench(bot),
+                email: "counter@bench.example",
+                apiKey: "bench-key-0123456789",
+              },
+            ],
+          });
+          return timed([bin, "run", "--config", file], events);
+        },
+      });
+      const bare: Runner = {
+        name: "bare",
+        run: () => timed([bench("bare-loop.mjs"), url, String(events)], events),
       };
-      const ratios: number[] = [];
-      const a: number[] = [];
-      const b: number[] = [];
+      const contenders = [
+        daemon("bothost run", cli, "counter-bot.mjs"),
+        daemon("bothost run, command bot", cli, "command-bot.mjs"),
+        ...(baseline ? [daemon("baseline build", baseline, "counter-bot.mjs")] : []),
+      ];
+      const all = [bare, ...contenders];
+      const seconds = new Map<Runner, number[]>(all.map((r) => [r, []]));
       for (let r = 0; r <= options.rounds; r++) {
-        let ta: number;
-        let tb: number;
-        if (r % 2 === 0) {
-          ta = await bare();
-          tb = await bothost();
-        } else {
-          tb = await bothost();
-          ta = await bare();
-        }
+        // Each round rotates which goes first, so no contender always follows the same one.
+        const order = all.map((_, i) => all[(i + r) % all.length] as Runner);
+        const took = new Map<Runner, number>();
+        for (const runner of order) took.set(runner, await runner.run());
         if (r === 0) continue; // warm-up
-        a.push(events / ta);
-        b.push(events / tb);
-        ratios.push(ta / tb);
+        for (const [runner, t] of took) seconds.get(runner)?.push(t);
         say(
-          `  e2e batch ${batch}: round ${r}: bare ${round(events / ta)} events/s, bothost ${round(events / tb)} events/s, b/a ${round(ta / tb)}`,
+          `  e2e batch ${batch}: round ${r}: ${all.map((x) => `${x.name} ${round(events / (took.get(x) as number))}`).join(", ")} events/s`,
         );
       }
+      const bareTimes = seconds.get(bare) as number[];
+      const bareRate = events / median(bareTimes);
+      const versus = (runner: Runner): E2eContender => {
+        const times = seconds.get(runner) as number[];
+        const perRound = times.map((t, i) => (bareTimes[i] as number) / t);
+        return {
+          name: runner.name,
+          eventsPerSec: round(events / median(times)),
+          ratio: round(median(bareTimes) / median(times)),
+          ratioMin: round(Math.min(...perRound)),
+          ratioMax: round(Math.max(...perRound)),
+        };
+      };
+      const [main, ...others] = contenders.map(versus) as [E2eContender, ...E2eContender[]];
       const row: E2eRow = {
         batch,
         events,
         rounds: options.rounds,
-        bareEventsPerSec: round(median(a)),
-        bothostEventsPerSec: round(median(b)),
-        ratio: round(median(b) / median(a)),
-        ratioMin: round(Math.min(...ratios)),
-        ratioMax: round(Math.max(...ratios)),
+        bareEventsPerSec: round(bareRate),
+        bothostEventsPerSec: main.eventsPerSec,
+        ratio: main.ratio,
+        ratioMin: main.ratioMin,
+        ratioMax: main.ratioMax,
+        others,
       };
-      say(`e2e batch ${batch}: b/a ${row.ratio} (rounds ${row.ratioMin}–${row.ratioMax})`);
+      for (const c of [main, ...others])
+        say(`e2e batch ${batch}: ${c.name} b/a ${c.ratio} (rounds ${c.ratioMin}–${c.ratioMax})`);
       rows.push(row);
     } finally {
       await server.stop();

@@ -55,7 +55,9 @@ export async function registerOnce({
     try {
       // Heartbeats are queued whatever the types; asking for them alone keeps the queue empty.
       const reg = await client.events.register(registerParams({ eventTypes: ["heartbeat"] }), { signal });
-      if (reg.queue_id) await client.events.deleteQueue(reg.queue_id).catch(() => {});
+      // Deleted without waiting: nothing depends on it, and a bot's start waits for this call.
+      // Left behind (the call failed), the server drops the idle queue after ten minutes.
+      if (reg.queue_id) void client.events.deleteQueue(reg.queue_id).catch(() => {});
       return reg;
     } catch (err) {
       if (signal.aborted || isAuthError(err)) throw err;
