@@ -1,3 +1,4 @@
+import { describe } from "vitest";
 import { openQueue } from "../support/sandbox/events.ts";
 import { BOT, expect, MEMBER, OWNER, test } from "../support/sandbox/fixture.ts";
 
@@ -242,45 +243,49 @@ test("GET /messages: a public channel's history is readable without a subscripti
   expect(mod.body.messages.map((m: Msg) => m.content)).toEqual(["after"]);
 });
 
-test("PATCH content and topic builds the edit history snapshots", async ({ sb }) => {
-  const c = sb.sandbox.control;
-  const member = sb.as(MEMBER);
-  const { id } = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "first", content: "v1" });
-  const t0 = Math.floor(c.now() / 1000);
-  c.advanceClock(10_000);
-  expect((await member.patch(`/messages/${id}`, { content: "v2" })).status).toBe(200);
-  c.advanceClock(10_000);
-  expect((await member.patch(`/messages/${id}`, { topic: "second" })).status).toBe(200);
-  const memberId = c.users().find((u) => u.email === MEMBER)!.user_id;
-  const history = await member.get(`/messages/${id}/history`);
-  expect(history.status).toBe(200);
-  const snaps = history.body.message_history;
-  expect(snaps).toHaveLength(3);
-  expect(snaps[0]).toEqual({
-    topic: "first",
-    content: "v1",
-    rendered_content: "<p>v1</p>",
-    timestamp: t0,
-    user_id: memberId,
-  });
-  expect(snaps[1]).toMatchObject({
-    topic: "first",
-    content: "v2",
-    rendered_content: "<p>v2</p>",
-    prev_content: "v1",
-    prev_rendered_content: "<p>v1</p>",
-    timestamp: t0 + 10,
-    user_id: memberId,
-  });
-  expect(snaps[1].content_html_diff).toContain("highlight_text_inserted");
-  expect(snaps[1].prev_topic).toBeUndefined();
-  expect(snaps[2]).toEqual({
-    topic: "second",
-    prev_topic: "first",
-    content: "v2",
-    rendered_content: "<p>v2</p>",
-    timestamp: t0 + 20,
-    user_id: memberId,
+describe("on a still clock (only advanceClock moves it, so each edit's second is exact)", () => {
+  test.scoped({ sandboxOptions: { clock: { now: () => 1_790_000_000_000 } } });
+
+  test("PATCH content and topic builds the edit history snapshots", async ({ sb }) => {
+    const c = sb.sandbox.control;
+    const member = sb.as(MEMBER);
+    const { id } = c.sendAs(MEMBER, { type: "stream", to: "general", topic: "first", content: "v1" });
+    const t0 = Math.floor(c.now() / 1000);
+    c.advanceClock(10_000);
+    expect((await member.patch(`/messages/${id}`, { content: "v2" })).status).toBe(200);
+    c.advanceClock(10_000);
+    expect((await member.patch(`/messages/${id}`, { topic: "second" })).status).toBe(200);
+    const memberId = c.users().find((u) => u.email === MEMBER)!.user_id;
+    const history = await member.get(`/messages/${id}/history`);
+    expect(history.status).toBe(200);
+    const snaps = history.body.message_history;
+    expect(snaps).toHaveLength(3);
+    expect(snaps[0]).toEqual({
+      topic: "first",
+      content: "v1",
+      rendered_content: "<p>v1</p>",
+      timestamp: t0,
+      user_id: memberId,
+    });
+    expect(snaps[1]).toMatchObject({
+      topic: "first",
+      content: "v2",
+      rendered_content: "<p>v2</p>",
+      prev_content: "v1",
+      prev_rendered_content: "<p>v1</p>",
+      timestamp: t0 + 10,
+      user_id: memberId,
+    });
+    expect(snaps[1].content_html_diff).toContain("highlight_text_inserted");
+    expect(snaps[1].prev_topic).toBeUndefined();
+    expect(snaps[2]).toEqual({
+      topic: "second",
+      prev_topic: "first",
+      content: "v2",
+      rendered_content: "<p>v2</p>",
+      timestamp: t0 + 20,
+      user_id: memberId,
+    });
   });
 });
 
