@@ -15,6 +15,7 @@ import type { ServerEvent } from "../wire/events.ts";
 import { type LongMessagePolicy, sendWithinLimits } from "./limits/split-content.ts";
 import { LocalEcho } from "./local-echo.ts";
 import { MessageReporter, type ReportFn } from "./report/message-reporter.ts";
+import type { RecipientLookups } from "./schedule/resolve-recipient.ts";
 import { SnippetCache, type Snippets } from "./snippets/snippet-cache.ts";
 import {
   ChannelIds,
@@ -76,6 +77,11 @@ export class BotServices {
   readonly groups = new UserGroups();
   readonly reporter: MessageReporter;
   readonly channels: ChannelIds;
+  /** `ctx.schedule`'s lookups: a channel name or an email the caches know costs no request. */
+  readonly lookups: RecipientLookups = {
+    channelId: (name, signal) => this.channels.resolve(name, signal),
+    userId: async (email) => (await this.users.get(email))?.user_id,
+  };
   readonly #o: BotServicesOptions;
   readonly #clock: Clock;
   #tracker: TypingTracker | undefined;

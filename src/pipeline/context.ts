@@ -126,6 +126,7 @@ class LazyContext<S> {
       signal: this.signal,
       limits: () => this.#deps.server,
       ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
+      ...(this.#deps.services ? { lookups: this.#deps.services.lookups } : {}),
     });
     made.schedule = this.effects ? recordedSchedule(schedule, this.effects.run) : schedule;
     return made.schedule;

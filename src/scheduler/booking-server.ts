@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/normalize.ts";
-import { resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
+import { clientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 
@@ -97,7 +97,7 @@ export class BookingServer {
    * docs/internals/server-behaviour.md#event-shapes), so the bot's own id is dropped the same way.
    */
   async target(id: string, spec: RecurringAnnouncement): Promise<AnnouncementTarget> {
-    const resolved = await resolveRecipient(this.#client, spec.to, `announcement "${id}"`);
+    const resolved = await resolveRecipient(clientLookups(this.#client), spec.to, `announcement "${id}"`);
     let target: Omit<AnnouncementTarget, "specHash">;
     if (resolved.kind === "channel") {
       target = { type: "stream", to: resolved.to, topic: normalizeTopic(spec.topic, this.#emptyTopicName()) };

@@ -21,13 +21,37 @@ const invalid = (where: string, message: string, cause?: unknown) =>
 
 const isId = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0;
 
+/** How names and emails become ids: the bot's caches, or its client alone. */
+export interface RecipientLookups {
+  /** A channel's id by name; rejects with the server's 400 when the bot can see no such channel. */
+  channelId(name: string, signal?: AbortSignal): Promise<number>;
+  /** A user's id by email; undefined when the bot can see no such user. */
+  userId(email: string, signal?: AbortSignal): Promise<number | undefined>;
+}
+
+/** Lookups that ask the server each time: GET /get_stream_id and GET /users/{email}. */
+export function clientLookups(client: Client): RecipientLookups {
+  return {
+    channelId: async (name, signal) => (await client.channels.id(name, signal ? { signal } : {})).stream_id,
+    userId: async (email, signal) => {
+      try {
+        return (await client.users.get(email, {}, signal ? { signal } : {})).user.user_id;
+      } catch (err) {
+        // The server's answer for an email the bot may not see.
+        if (isApiError(err) && (err.status === 400 || err.status === 404)) return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
 /**
- * Resolves `to` with the bot's client: a channel name through GET /get_stream_id, emails through
- * GET /users/{email}. Throws {@link ScheduledMessageError} (`SCHEDULE_INVALID`, field `to`) for
- * a channel or user the bot cannot see; `where` starts the message (e.g. `"schedule.at"`).
+ * Resolves `to` to ids with `lookups` (a bot's caches answer names and emails they know without a
+ * request). Throws {@link ScheduledMessageError} (`SCHEDULE_INVALID`, field `to`) for a channel or
+ * user the bot cannot see; `where` starts the message (e.g. `"schedule.at"`).
  */
 export async function resolveRecipient(
-  client: Client,
+  lookups: RecipientLookups,
   to: Recipient,
   where: string,
   signal?: AbortSignal,
@@ -36,7 +60,7 @@ export async function resolveRecipient(
     if (!isId(to)) throw invalid(where, `${to} is not a channel id (a positive integer).`);
     return { kind: "channel", to };
   }
-  if (typeof to === "string") return { kind: "channel", to: await channelId(client, to, where, signal) };
+  if (typeof to === "string") return { kind: "channel", to: await channelId(lookups, to, where, signal) };
   if (!Array.isArray(to)) {
     throw invalid(where, `must be a channel name or id, or a list of user ids or emails; got ${typeof to}.`);
   }
@@ -45,17 +69,22 @@ export async function resolveRecipient(
   for (const [i, user] of to.entries()) {
     if (isId(user)) ids.add(user);
     else if (typeof user === "string" && user.trim() !== "")
-      ids.add(await userId(client, user.trim(), where, signal));
+      ids.add(await userId(lookups, user.trim(), where, signal));
     else throw invalid(where, `[${i}] must be a user id or an email; got ${JSON.stringify(user)}.`);
   }
   return { kind: "direct", to: [...ids].sort((a, b) => a - b) };
 }
 
-async function channelId(client: Client, name: string, where: string, signal?: AbortSignal): Promise<number> {
+async function channelId(
+  lookups: RecipientLookups,
+  name: string,
+  where: string,
+  signal?: AbortSignal,
+): Promise<number> {
   const trimmed = name.trim();
   if (trimmed === "") throw invalid(where, "is an empty channel name.");
   try {
-    return (await client.channels.id(trimmed, signal ? { signal } : {})).stream_id;
+    return await lookups.channelId(trimmed, signal);
   } catch (err) {
     if (!isApiError(err) || err.status !== 400) throw err;
     const hint = trimmed.includes("@")
@@ -65,16 +94,16 @@ async function channelId(client: Client, name: string, where: string, signal?: A
   }
 }
 
-async function userId(client: Client, email: string, where: string, signal?: AbortSignal): Promise<number> {
-  try {
-    const { user } = await client.users.get(email, {}, signal ? { signal } : {});
-    return user.user_id;
-  } catch (err) {
-    if (!isApiError(err) || (err.status !== 400 && err.status !== 404)) throw err;
-    throw invalid(
-      where,
-      `names no user this bot can see: ${JSON.stringify(email)} (the email may be hidden from bots; pass the user id instead).`,
-      err,
-    );
-  }
+async function userId(
+  lookups: RecipientLookups,
+  email: string,
+  where: string,
+  signal?: AbortSignal,
+): Promise<number> {
+  const id = await lookups.userId(email, signal);
+  if (id !== undefined) return id;
+  throw invalid(
+    where,
+    `names no user this bot can see: ${JSON.stringify(email)} (the email may be hidden from bots; pass the user id instead).`,
+  );
 }

@@ -7,7 +7,12 @@ import { isApiError } from "../../api/errors.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
 import { codePointLength } from "../limits/code-points.ts";
 import { normalizeContent, toSeconds } from "./normalize.ts";
-import { type Recipient, resolveRecipient } from "./resolve-recipient.ts";
+import {
+  clientLookups,
+  type Recipient,
+  type RecipientLookups,
+  resolveRecipient,
+} from "./resolve-recipient.ts";
 import { ScheduledMessageError, scheduleInvalid } from "./scheduled-message-error.ts";
 
 /** What {@link ScheduleApi.at} books. */
@@ -69,6 +74,8 @@ export interface ScheduleApiOptions {
   signal?: AbortSignal;
   /** The server's limits, when known (from the register response). */
   limits?: () => { maxMessageLength: number; maxTopicLength: number } | undefined;
+  /** How `to`'s names and emails become ids. Default: a request each (the client's lookups). */
+  lookups?: RecipientLookups;
 }
 
 const SERVER_PAST = /in the future/i;
@@ -77,6 +84,7 @@ const SERVER_PAST = /in the future/i;
 export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
   const { client, signal } = options;
   const clock = options.clock ?? realClock;
+  const lookups = options.lookups ?? clientLookups(client);
   const call = signal ? { signal } : {};
 
   const when = (at: unknown, where: string): number => {
@@ -144,7 +152,7 @@ export function createScheduleApi(options: ScheduleApiOptions): ScheduleApi {
       }
       const timestamp = when(params.at, where);
       checkContent(params.content, where, options.limits?.()?.maxMessageLength);
-      const target = await resolveRecipient(client, params.to, where, signal);
+      const target = await resolveRecipient(lookups, params.to, where, signal);
       if (target.kind === "channel") checkTopic(params.topic, where, options.limits?.()?.maxTopicLength);
       const { scheduled_message_id } = await server(
         where,

@@ -1,0 +1,80 @@
+/**
+ * `ctx.schedule.at` turns a channel name or emails into ids with the bot's caches: the users a
+ * registration brought and the channels already resolved cost no request; only what the caches
+ * do not know is asked of the server, and what the server does not know is refused by name.
+ */
+import { afterEach, expect, it } from "vitest";
+import type { BotApi } from "../../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../../src/bot/define-bot.ts";
+import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+
+const BOT = "bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+
+let sandbox: Sandbox | undefined;
+let running: BotDaemon | undefined;
+
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  running = undefined;
+  sandbox = undefined;
+});
+
+async function start() {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  const definition = {
+    setup(bot: BotApi) {
+      bot.track("users");
+      bot.on("message", () => {});
+    },
+  } as BotDefinition;
+  running = await startBots(sandbox, { helper: { email: BOT, definition } });
+  return { s: sandbox, ctx: running.context() };
+}
+
+const lookups = (s: Sandbox, from: number) =>
+  requestsSince(s, from).filter((r) => r.startsWith("GET /users") || r.startsWith("GET /get_stream_id"));
+
+it("books to an email the registration brought, and to a channel resolved once, with no lookup request", async () => {
+  const { s, ctx } = await start();
+  const at = s.control.now() + 3_600_000;
+  const member = s.control.users().find((u) => u.email === MEMBER)!.user_id;
+  const mark = s.control.requests.length;
+
+  await ctx.schedule.at({ to: [MEMBER], content: "one", at });
+  await ctx.schedule.at({ to: "general", topic: "t", content: "two", at });
+  await ctx.schedule.at({ to: "General", topic: "t", content: "three", at });
+
+  expect(lookups(s, mark)).toEqual(["GET /get_stream_id"]);
+  const booked = (await ctx.schedule.list()).map((m) => [m.type, m.to, m.content]);
+  expect(booked).toEqual([
+    ["direct", [member], "one"],
+    ["channel", 1, "two"],
+    ["channel", 1, "three"],
+  ]);
+});
+
+it("asks the server for an email the caches do not know, and refuses one it does not know either", async () => {
+  const { s, ctx } = await start();
+  const at = s.control.now() + 3_600_000;
+  const late = s.control.createUser({ email: "late@sandbox.example", full_name: "Late" });
+  const mark = s.control.requests.length;
+
+  await ctx.schedule.at({ to: ["late@sandbox.example"], content: "hi", at });
+  const err = await ctx.schedule
+    .at({ to: ["nobody@sandbox.example"], content: "hi", at })
+    .catch((e: unknown) => e);
+
+  expect(lookups(s, mark)).toEqual([
+    "GET /users/late%40sandbox.example",
+    "GET /users/nobody%40sandbox.example",
+  ]);
+  expect((await ctx.schedule.list()).map((m) => m.to)).toEqual([[late.user_id]]);
+  expect(err).toMatchObject({ code: "SCHEDULE_INVALID", field: "to" });
+  expect(String((err as Error).message)).toContain(
+    'names no user this bot can see: "nobody@sandbox.example"',
+  );
+});
