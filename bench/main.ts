@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,idle,scheduler,moderation,busy]`
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
- * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only).
+ * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only);
+ * `--light-rounds N --light-pings N`: the light-traffic row's rounds and pings per contender and round.
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -29,6 +30,8 @@ const { values } = parseArgs({
     "busy-seconds": { type: "string" },
     "busy-speed": { type: "string" },
     "busy-rates": { type: "string" },
+    "light-rounds": { type: "string" },
+    "light-pings": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -91,6 +94,8 @@ if (only.has("busy")) {
       rates: (values["busy-rates"] ?? "5,20").split(",").filter(Boolean).map(Number),
       seconds: Number(values["busy-seconds"] ?? (quick ? 600 : 3600)),
       speed: Number(values["busy-speed"] ?? 20),
+      lightRounds: Number(values["light-rounds"] ?? 4),
+      lightPings: Number(values["light-pings"] ?? 40),
     },
     say,
   );

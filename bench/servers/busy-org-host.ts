@@ -51,6 +51,14 @@ const bare = sandbox.control.createUser({
  * listens now; the delay from the ping's acceptance to the answer's, in ms.
  */
 async function light(args: { count: number; everyMs: number }) {
+  // A ping and its pong's echo are two polls for each contender: 4 a second. This row measures
+  // reaction time while the budget lets a bot poll at once, so both accounts get ten times the
+  // server's default rule, as an administrator can give an account (the busy rows keep the default).
+  for (const email of [BOT, bare.email])
+    sandbox.control.setUserRateLimit(email, [
+      [60, 2_000],
+      [3_600, 20_000],
+    ]);
   pongPerf.length = 0;
   const sent: number[] = [];
   for (let i = 0; i < args.count; i++) {

@@ -203,12 +203,12 @@ function bareLoop(url: string, email: string, apiKey: string) {
 }
 
 export async function runBusyOrg(
-  options: { rates: number[]; seconds: number; speed: number },
+  options: { rates: number[]; seconds: number; speed: number; lightRounds: number; lightPings: number },
   say: (line: string) => void,
 ): Promise<{ light: LightRow; rows: BusyOrgRow[] }> {
   // A ping every 500 ms: the bare loop's one poll and one send per ping stay within 200 a minute.
   say("light traffic: a ping every 500 ms, (a) bare loop / (b) bothost run, alternating …");
-  const lightRow = await light({ rounds: 4, count: 40, everyMs: 500 });
+  const lightRow = await light({ rounds: options.lightRounds, count: options.lightPings, everyMs: 500 });
   say(
     `  answer delay p50 ${lightRow.bare.p50} / ${lightRow.bothost.p50} ms, p99 ${lightRow.bare.p99} / ${lightRow.bothost.p99} ms (b − a ${lightRow.p99DiffMs} ms)`,
   );
