@@ -97,15 +97,16 @@ export class BotRuntime {
     const signal = this.#stopping.signal;
     // Before setup too: its `bot.state` must not read what belongs to another server.
     this.#checking = this.#o.checkServer !== undefined;
-    const registered = await this.#o.checkServer?.(signal).finally(() => {
+    const mode = this.#o.mode;
+    const queue = mode !== "webhook" && mode !== "backtest";
+    const checked = await this.#o.checkServer?.(signal, queue).finally(() => {
       this.#checking = false;
     });
     if (signal.aborted) return;
     const { handle, dispatcher, eventTypes } = await this.#setUpOnce();
     if (!(await dispatcher.openLedger(signal))) return;
-    const mode = this.#o.mode;
-    if (mode === "webhook" || mode === "backtest") {
-      const started = await this.#parts.webhookMode(signal, registered);
+    if (!queue) {
+      const started = await this.#parts.webhookMode(signal, checked?.registered);
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || mode === "backtest") return;
       this.#webhookReady = true;
@@ -115,6 +116,12 @@ export class BotRuntime {
         signal,
         lastContact: this.#source?.lastContact,
         onRegistered: (reason, reg) => {
+          // Nothing was recorded with the state: the server is recorded from this registration.
+          if (reason === "start" && checked?.record) {
+            checked
+              .record(reg)
+              .catch((err: unknown) => this.#o.log.warn({ err }, "could not record the server"));
+          }
           // Events may have been lost with the old queue: check the bookings against the server.
           if (reason !== "start") this.scheduler.resync();
           const { server, self } = this.#contexts;

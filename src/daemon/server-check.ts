@@ -53,15 +53,30 @@ export function stateLocation(store: StateStore): StateLocation {
 }
 
 /**
- * The check as a bot runtime's `checkServer`. It resolves the registration it made (its queue is
- * already deleted; an outgoing-webhook bot uses it as its own), or undefined when the server
- * rejected the bot's credentials: the bot's source then meets the same answer and stops the bot
- * as it always does. It rejects with `STATE_SERVER_MISMATCH` for another real server.
+ * What the check found. `registered`: the registration it made (its queue already deleted; an
+ * outgoing-webhook bot uses it as its own), or undefined when the server rejected the bot's
+ * credentials (the bot's source then meets the same answer and stops the bot as it always does).
+ * `record`: nothing was recorded with the state, so there is nothing to compare and no request was
+ * made; the bot's queue passes its first registration here to record the server.
+ */
+export type ServerCheckResult =
+  | { registered: RegisterResponse | undefined; record?: undefined }
+  | { registered?: undefined; record(reg: RegisterResponse): Promise<void> };
+
+/**
+ * The check as a bot runtime's `checkServer`. `queue`: the bot registers a queue right after
+ * (then a state with no recorded server costs no request). Rejects with `STATE_SERVER_MISMATCH`
+ * for another real server.
  */
 export function serverCheck(
   o: ServerCheckOptions,
-): (signal: AbortSignal) => Promise<RegisterResponse | undefined> {
-  return async (signal) => {
+): (signal: AbortSignal, queue: boolean) => Promise<ServerCheckResult> {
+  return async (signal, queue) => {
+    const botStore = o.store.namespace(o.bot);
+    if (queue && (await readServerIdentity(botStore)) === undefined) {
+      // A first start (or state from before servers were recorded): nothing to compare yet.
+      return { record: (reg) => writeServerIdentity(botStore, identityFrom(o.url, reg)) };
+    }
     let reg: RegisterResponse;
     try {
       reg = await registerOnce({
@@ -72,11 +87,11 @@ export function serverCheck(
         clock: o.clock,
       });
     } catch (err) {
-      if (signal.aborted || isAuthError(err)) return undefined;
+      if (signal.aborted || isAuthError(err)) return { registered: undefined };
       throw err;
     }
     await settle(o, identityFrom(o.url, reg));
-    return reg;
+    return { registered: reg };
   };
 }
 

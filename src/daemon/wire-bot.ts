@@ -34,6 +34,7 @@ import type { Clock } from "../time/clock.ts";
 import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
+import type { ServerCheckResult } from "./server-check.ts";
 
 /**
  * How long effect records (and markers of applied state writes) are kept: past retries and a
@@ -93,9 +94,9 @@ export interface BotRuntimeOptions {
   retryRequests?: RetryRequests;
   /**
    * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
-   * belongs to another server; resolves the registration it made, if any.
+   * belongs to another server. `queue`: the bot registers a queue next.
    */
-  checkServer?(signal: AbortSignal): Promise<RegisterResponse | undefined>;
+  checkServer?(signal: AbortSignal, queue: boolean): Promise<ServerCheckResult>;
 }
 
 /** A bot's config entry as the options of its runtime (the parts the YAML decides). */
