@@ -46,12 +46,12 @@ export function formatTable(input: Record<string, unknown>): string {
   for (const e of r.e2e ?? []) {
     rows.push([
       `end to end, batch ${e.batch} (a) bare / (b) bothost run`,
-      `${n(e.bareEventsPerSec)} / ${n(e.bothostEventsPerSec)} events/s, b/a ${e.ratio} (rounds ${e.ratioMin}–${e.ratioMax}, ${e.rounds} rounds, ${n(e.events)} events each)`,
+      `${n(e.bareEventsPerSec)} / ${n(e.bothostEventsPerSec)} events/s, b/a ${e.ratio} (rounds ${e.ratioMin}–${e.ratioMax}, ${e.rounds} rounds, ${n(e.events)} events each); CPU ${n(e.bareCpuMs)} / ${n(e.cpuMs)} ms, b/a ${e.cpuRatio}`,
     ]);
     for (const o of e.others ?? []) {
       rows.push([
         `end to end, batch ${e.batch}, ${o.name}`,
-        `${n(o.eventsPerSec)} events/s, over (a) ${o.ratio} (rounds ${o.ratioMin}–${o.ratioMax})`,
+        `${n(o.eventsPerSec)} events/s, over (a) ${o.ratio} (rounds ${o.ratioMin}–${o.ratioMax}); CPU ${n(o.cpuMs)} ms, (a) over it ${o.cpuRatio}`,
       ]);
     }
   }

@@ -24,5 +24,6 @@ while (seen < total) {
     last = event.id;
   }
 }
-process.stdout.write(`done ${seen}\n`);
+const cpu = process.cpuUsage();
+process.stdout.write(`cpu ${cpu.user + cpu.system}\ndone ${seen}\n`);
 process.exit(0);

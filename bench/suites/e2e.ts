@@ -32,6 +32,10 @@ export interface E2eContender {
   /** What ran: "bothost run", "bothost run, command bot", or "baseline build". */
   name: string;
   eventsPerSec: number;
+  /** Median CPU time of its process (user + system) until it had seen every event. */
+  cpuMs: number;
+  /** The bare loop's median CPU time over its own: steadier than wall time on a shared machine. */
+  cpuRatio: number;
   /** Its median events/s over the bare loop's. */
   ratio: number;
   /** Its b/a in each round (it and the bare loop ran in the same round), lowest and highest. */
@@ -45,11 +49,16 @@ export interface E2eRow {
   rounds: number;
   bareEventsPerSec: number;
   bothostEventsPerSec: number;
+  /** The bare loop's median CPU time. */
+  bareCpuMs: number;
   /** b/a of the medians. */
   ratio: number;
   /** b/a of each round (a and b ran back to back), lowest and highest. */
   ratioMin: number;
   ratioMax: number;
+  /** bothost run's CPU time, as {@link E2eContender}. */
+  cpuMs: number;
+  cpuRatio: number;
   /** The same for the command bot and, with BENCH_CLI_BASELINE, another build. */
   others: E2eContender[];
 }
@@ -60,8 +69,15 @@ const cli = process.env.BENCH_CLI ?? path.join(repoRoot, "dist/cli/main.js");
 /** Another build run beside it in the same rounds (BENCH_CLI_BASELINE=…/dist/cli/main.js). */
 const baseline = process.env.BENCH_CLI_BASELINE;
 
-/** Run a process to its "done N" line; resolves the seconds from spawn to exit. */
-function timed(args: string[], expected: number): Promise<number> {
+interface Timed {
+  /** From spawn to exit. */
+  seconds: number;
+  /** The process's own CPU time (user + system) when it had seen every event. */
+  cpuMs: number;
+}
+
+/** Run a process to its "done N" line; resolves the seconds from spawn to exit, and its CPU time. */
+function timed(args: string[], expected: number): Promise<Timed> {
   const env = { ...process.env, BENCH_EVENTS: String(expected) };
   return new Promise((resolve, reject) => {
     const started = performance.now();
@@ -76,7 +92,9 @@ function timed(args: string[], expected: number): Promise<number> {
     child.once("error", reject);
     child.once("exit", (code) => {
       const seconds = (performance.now() - started) / 1000;
-      if (code === 0 && out.includes(`done ${expected}\n`)) resolve(seconds);
+      const cpu = /^cpu (\d+)$/m.exec(out);
+      if (code === 0 && out.includes(`done ${expected}\n`) && cpu)
+        resolve({ seconds, cpuMs: Number(cpu[1]) / 1000 });
       else
         reject(
           new Error(
@@ -89,7 +107,7 @@ function timed(args: string[], expected: number): Promise<number> {
 
 interface Runner {
   name: string;
-  run(): Promise<number>;
+  run(): Promise<Timed>;
 }
 
 export async function runE2e(options: E2eOptions, say: (line: string) => void): Promise<E2eRow[]> {
@@ -138,24 +156,32 @@ export async function runE2e(options: E2eOptions, say: (line: string) => void): 
       ];
       const all = [bare, ...contenders];
       const seconds = new Map<Runner, number[]>(all.map((r) => [r, []]));
+      const cpu = new Map<Runner, number[]>(all.map((r) => [r, []]));
       for (let r = 0; r <= options.rounds; r++) {
         // Each round rotates which goes first, so no contender always follows the same one.
         const order = all.map((_, i) => all[(i + r) % all.length] as Runner);
-        const took = new Map<Runner, number>();
+        const took = new Map<Runner, Timed>();
         for (const runner of order) took.set(runner, await runner.run());
         if (r === 0) continue; // warm-up
-        for (const [runner, t] of took) seconds.get(runner)?.push(t);
+        for (const [runner, t] of took) {
+          seconds.get(runner)?.push(t.seconds);
+          cpu.get(runner)?.push(t.cpuMs);
+        }
         say(
-          `  e2e batch ${batch}: round ${r}: ${all.map((x) => `${x.name} ${round(events / (took.get(x) as number))}`).join(", ")} events/s`,
+          `  e2e batch ${batch}: round ${r}: ${all.map((x) => `${x.name} ${round(events / (took.get(x) as Timed).seconds)}`).join(", ")} events/s`,
         );
       }
       const bareTimes = seconds.get(bare) as number[];
       const bareRate = events / median(bareTimes);
+      const bareCpu = median(cpu.get(bare) as number[]);
       const versus = (runner: Runner): E2eContender => {
         const times = seconds.get(runner) as number[];
         const perRound = times.map((t, i) => (bareTimes[i] as number) / t);
+        const cpuMs = median(cpu.get(runner) as number[]);
         return {
           name: runner.name,
+          cpuMs: round(cpuMs),
+          cpuRatio: round(bareCpu / cpuMs),
           eventsPerSec: round(events / median(times)),
           ratio: round(median(bareTimes) / median(times)),
           ratioMin: round(Math.min(...perRound)),
@@ -168,14 +194,19 @@ export async function runE2e(options: E2eOptions, say: (line: string) => void): 
         events,
         rounds: options.rounds,
         bareEventsPerSec: round(bareRate),
+        bareCpuMs: round(bareCpu),
         bothostEventsPerSec: main.eventsPerSec,
         ratio: main.ratio,
         ratioMin: main.ratioMin,
         ratioMax: main.ratioMax,
+        cpuMs: main.cpuMs,
+        cpuRatio: main.cpuRatio,
         others,
       };
       for (const c of [main, ...others])
-        say(`e2e batch ${batch}: ${c.name} b/a ${c.ratio} (rounds ${c.ratioMin}–${c.ratioMax})`);
+        say(
+          `e2e batch ${batch}: ${c.name} b/a ${c.ratio} (rounds ${c.ratioMin}–${c.ratioMax}), CPU ${c.cpuMs} ms against ${round(bareCpu)}, b/a ${c.cpuRatio}`,
+        );
       rows.push(row);
     } finally {
       await server.stop();
