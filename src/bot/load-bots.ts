@@ -8,7 +8,7 @@ import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
-import { botModuleFile, loadBotModule } from "./load-module.ts";
+import { botModuleFile, loadBotModule, releaseTransform } from "./load-module.ts";
 import { isModuleError, type ModuleError } from "./module-error.ts";
 import { validateBotSettings } from "./validate-settings.ts";
 
@@ -79,6 +79,8 @@ export async function loadBots(
       problems.push(...err.problems);
     }
   }
+  // Every module is evaluated: the TypeScript transform is not needed until the next load.
+  releaseTransform();
   if (moduleErrors.length === 1 && problems.length === 1) throw moduleErrors[0]!;
   if (problems.length > 0) {
     throw new ConfigError("CONFIG_INVALID", problems, {
