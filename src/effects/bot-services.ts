@@ -70,14 +70,14 @@ export interface BotServicesOptions {
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
   readonly echo: LocalEcho;
-  readonly snippets: SnippetCache;
-  readonly users: UserCache;
-  /** The organization's user groups, when the queue receives `user_group` events. */
-  readonly groups = new UserGroups();
-  readonly reporter: MessageReporter;
-  readonly channels: ChannelIds;
   readonly #o: BotServicesOptions;
   readonly #clock: Clock;
+  // The helpers are made on first use: a daemon holds one set per bot, and most bots use few.
+  #snippets: SnippetCache | undefined;
+  #users: UserCache | undefined;
+  #groups: UserGroups | undefined;
+  #reporter: MessageReporter | undefined;
+  #channels: ChannelIds | undefined;
   #tracker: TypingTracker | undefined;
   #server: ServerInfo | undefined;
   #registrations = 0;
@@ -87,43 +87,76 @@ export class BotServices {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
     this.echo = new LocalEcho(this.#clock);
-    const { client, log } = options;
-    // Whether the queue receives a helper's events; the first "no" logs how to fix it.
-    const tracked = (helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info") => {
-      let told = false;
-      return () => {
-        const type = trackedEventTypes[helper];
-        if (options.receives(type)) return true;
-        if (!told) {
-          const fix = `call bot.track("${helper}") in setup`;
-          log[level](
-            `ctx.${helper}: the queue does not receive "${type}" events, so ${consequence}; ${fix}.`,
-          );
-        }
-        told = true;
-        return false;
-      };
-    };
-    this.snippets = new SnippetCache({
+    this.#typingTracked = this.#tracked(
+      "typing",
+      "nobody ever shows as typing to who() and isTyping()",
+      "warn",
+    );
+  }
+
+  get snippets(): SnippetCache {
+    const { client } = this.#o;
+    this.#snippets ??= new SnippetCache({
       api: client.savedSnippets,
-      tracked: tracked("snippets", "the cache is reloaded every minute instead of kept fresh from them"),
+      tracked: this.#tracked(
+        "snippets",
+        "the cache is reloaded every minute instead of kept fresh from them",
+      ),
       featureLevel: () => client.featureLevel,
       clock: this.#clock,
     });
-    this.users = new UserCache({
-      api: client.users,
-      tracked: tracked("users", "cached users are re-fetched after a minute instead of kept fresh from them"),
+    return this.#snippets;
+  }
+
+  get users(): UserCache {
+    this.#users ??= new UserCache({
+      api: this.#o.client.users,
+      tracked: this.#tracked(
+        "users",
+        "cached users are re-fetched after a minute instead of kept fresh from them",
+      ),
       realmHost: () => URL.parse(this.#server?.realmUrl ?? "")?.host,
       clock: this.#clock,
     });
-    this.reporter = new MessageReporter({
+    return this.#users;
+  }
+
+  /** The organization's user groups, when the queue receives `user_group` events. */
+  get groups(): UserGroups {
+    this.#groups ??= new UserGroups();
+    return this.#groups;
+  }
+
+  get reporter(): MessageReporter {
+    const { client, store, name, log } = this.#o;
+    this.#reporter ??= new MessageReporter({
       messages: client.messages,
-      store: options.store.namespace(options.name).namespace("reports"),
+      store: store.namespace(name).namespace("reports"),
       log,
       clock: this.#clock,
     });
-    this.channels = new ChannelIds(client.channels);
-    this.#typingTracked = tracked("typing", "nobody ever shows as typing to who() and isTyping()", "warn");
+    return this.#reporter;
+  }
+
+  get channels(): ChannelIds {
+    this.#channels ??= new ChannelIds(this.#o.client.channels);
+    return this.#channels;
+  }
+
+  /** Whether the queue receives a helper's events; the first "no" logs how to fix it. */
+  #tracked(helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info"): () => boolean {
+    const { receives, log } = this.#o;
+    let told = false;
+    return () => {
+      const type = trackedEventTypes[helper];
+      if (receives(type)) return true;
+      if (!told) {
+        const fix = `call bot.track("${helper}") in setup`;
+        log[level](`ctx.${helper}: the queue does not receive "${type}" events, so ${consequence}; ${fix}.`);
+      }
+      told = true;
+      return false;
+    };
   }
 
   /**
@@ -141,8 +174,8 @@ export class BotServices {
   ): void {
     this.#server = server;
     if (this.#registrations++ > 0) {
-      this.snippets.invalidate();
-      this.users.invalidate();
+      this.#snippets?.invalidate();
+      this.#users?.invalidate();
     }
     if (initial.realm_users) this.users.seed(initial.realm_users, initial.realm_non_active_users);
     if (initial.realm_user_groups) this.groups.seed(initial.realm_user_groups);
