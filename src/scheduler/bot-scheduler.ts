@@ -14,7 +14,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BookingRecord } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
-import { type CronDeclaration, LocalJobs } from "./local-jobs.ts";
+import { type CronDeclaration, jobGone, LocalJobs } from "./local-jobs.ts";
 import { RecurringBookings } from "./recurring-bookings.ts";
 import { newSchedulerStats, type SchedulerStats } from "./scheduler-stats.ts";
 import type { JobInfo } from "./timing/job-timer.ts";
@@ -56,6 +56,7 @@ export class BotScheduler {
   #stopping = new AbortController();
   #recurring: RecurringBookings | undefined;
   #jobs: LocalJobs | undefined;
+  #started = false;
 
   constructor(options: BotSchedulerOptions) {
     this.#o = options;
@@ -83,21 +84,26 @@ export class BotScheduler {
       },
       declarations.recurring,
     );
-    const jobs = new LocalJobs(
-      {
-        ...common,
-        store: this.#o.store.namespace("jobs"),
-        runHandler: this.#o.runHandler,
-        runJob: this.#o.runJob,
-        signal: stopping,
-      },
-      declarations.cronJobs,
-    );
+    // No cron jobs declared: no timer to keep (a daemon holds one scheduler per bot).
+    const jobs =
+      declarations.cronJobs.length === 0
+        ? undefined
+        : new LocalJobs(
+            {
+              ...common,
+              store: this.#o.store.namespace("jobs"),
+              runHandler: this.#o.runHandler,
+              runJob: this.#o.runJob,
+              signal: stopping,
+            },
+            declarations.cronJobs,
+          );
     this.#recurring = recurring;
     this.#jobs = jobs;
+    this.#started = true;
     await recurring.start();
     if (stopping.aborted) return; // stopped while the bookings were reconciled
-    await jobs.start();
+    await jobs?.start();
   }
 
   /** Feed an event of the bot (only `scheduled_messages` ones matter). */
@@ -117,7 +123,8 @@ export class BotScheduler {
 
   /** Run a cron job's dead letter again (false, kept, when it fails or the job is gone). */
   replayJob(letter: DeadLetter): Promise<boolean> {
-    return this.#jobs?.replay(letter) ?? Promise.resolve(false);
+    if (this.#jobs === undefined) return Promise.resolve(this.#started && jobGone(this.#o.log, letter));
+    return this.#jobs.replay(letter);
   }
 
   /** The cron jobs with their next run. */
