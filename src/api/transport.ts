@@ -199,15 +199,16 @@ export function createTransport(config: TransportConfig): RequestFn {
     const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
     const fields = isObject ? (body as Record<string, unknown>) : {};
     const { result, msg, code, ...rest } = fields;
-    const errorInit = {
+    // Built for errors only: a success (every poll's answer) needs no redacted message.
+    const errorInit = () => ({
       status,
       endpoint,
       code: typeof code === "string" ? code : `HTTP_${status}`,
       msg: typeof msg === "string" ? redact(msg) : isObject ? "" : "(non-JSON body)",
       data: rest,
-    };
+    });
     // Every 401 is an authentication failure, whatever the code and even from a proxy.
-    if (status === 401) throw new AuthError({ ...errorInit, email, origin });
+    if (status === 401) throw new AuthError({ ...errorInit(), email, origin });
     if (!isObject) {
       throw new BadResponseError({
         endpoint,
@@ -217,7 +218,7 @@ export function createTransport(config: TransportConfig): RequestFn {
       });
     }
     if (status === 429) {
-      throw new RateLimitError({ ...errorInit, retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
+      throw new RateLimitError({ ...errorInit(), retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
     }
     if (status >= 200 && status < 300 && result !== "error") {
       const data: Record<string, unknown> = { ...rest };
@@ -232,7 +233,7 @@ export function createTransport(config: TransportConfig): RequestFn {
       }
       return data;
     }
-    throw new ApiError(errorInit);
+    throw new ApiError(errorInit());
   }
 
   return async function request<T>(
