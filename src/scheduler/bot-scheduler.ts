@@ -54,6 +54,9 @@ export class BotScheduler {
   readonly #o: BotSchedulerOptions;
   readonly #clock: Clock;
   #stopping = new AbortController();
+  // Known without reading the controller's signal, which is made on first read (most of a KB per
+  // bot) and is needed only by cron jobs.
+  #stopped = false;
   #recurring: RecurringBookings | undefined;
   #jobs: LocalJobs | undefined;
   #started = false;
@@ -71,8 +74,11 @@ export class BotScheduler {
    */
   async start(declarations: ScheduleDeclarations): Promise<void> {
     // Started again after stop() when a cluster instance gets the bot back.
-    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
-    const stopping = this.#stopping.signal;
+    if (this.#stopped) {
+      this.#stopped = false;
+      this.#stopping = new AbortController();
+    }
+    const stopping = this.#stopping;
     const log = this.#o.log.child({ component: "scheduler" });
     const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
     const recurring = new RecurringBookings(
@@ -94,7 +100,7 @@ export class BotScheduler {
               store: this.#o.store.namespace("jobs"),
               runHandler: this.#o.runHandler,
               runJob: this.#o.runJob,
-              signal: stopping,
+              signal: stopping.signal,
             },
             declarations.cronJobs,
           );
@@ -102,7 +108,7 @@ export class BotScheduler {
     this.#jobs = jobs;
     this.#started = true;
     await recurring.start();
-    if (stopping.aborted) return; // stopped while the bookings were reconciled
+    if (this.#stopping !== stopping || this.#stopped) return; // stopped while the bookings were reconciled
     await jobs?.start();
   }
 
@@ -134,6 +140,7 @@ export class BotScheduler {
 
   /** Stop the cron timer (running jobs get up to `deadlineMs`) and the booking work in progress. */
   async stop(deadlineMs: number): Promise<void> {
+    this.#stopped = true;
     this.#stopping.abort(new Error("bot stopping"));
     const [jobs] = await Promise.all([this.#jobs?.timer.stop(deadlineMs), this.#recurring?.stop()]);
     if (jobs && jobs.unfinished.length > 0) {
