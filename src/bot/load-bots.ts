@@ -46,18 +46,25 @@ export async function loadBots(
   const loaded: LoadedBot[] = [];
   const problems: ConfigProblem[] = [];
   const moduleErrors: ModuleError[] = [];
+  // Bots that name the same module share its definition (the module is evaluated once either way)
+  // and fingerprint: a daemon may run a thousand bots of one module.
+  const modules = new Map<string, { definition: BotDefinition; fingerprint: string }>();
   for (const [name, bot] of Object.entries(config.bots)) {
     if (options.only && !options.only.has(name)) continue;
     let definition: BotDefinition;
     let fingerprint: string;
     try {
-      const found = await loadBotModule(bot.module, {
-        configDir: source.dir,
-        botName: name,
-        ...(options.fresh ? { fresh: true } : {}),
-      });
-      definition = found.definition;
-      fingerprint = await moduleFingerprint(found.file);
+      let found = modules.get(bot.module);
+      if (found === undefined) {
+        const { definition, file } = await loadBotModule(bot.module, {
+          configDir: source.dir,
+          botName: name,
+          ...(options.fresh ? { fresh: true } : {}),
+        });
+        found = { definition, fingerprint: await moduleFingerprint(file) };
+        modules.set(bot.module, found);
+      }
+      ({ definition, fingerprint } = found);
     } catch (err) {
       if (!isModuleError(err)) throw err;
       moduleErrors.push(err);
