@@ -23,7 +23,11 @@ import {
   type TypingTarget,
   typingDuring,
 } from "./typing/typing-helper.ts";
-import { type TypingConversation, TypingTracker } from "./typing/typing-tracker.ts";
+import {
+  type TypingConversation,
+  TypingTracker,
+  type TypingTrackerOptions,
+} from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
 import { type GroupMembership, UserGroups } from "./users/user-groups.ts";
 
@@ -79,6 +83,8 @@ export class BotServices {
   #reporter: MessageReporter | undefined;
   #channels: ChannelIds | undefined;
   #tracker: TypingTracker | undefined;
+  /** What the tracker is made from (at the first registration), on the first typing event or query. */
+  #trackerOptions: TypingTrackerOptions | undefined;
   #server: ServerInfo | undefined;
   #registrations = 0;
   readonly #typingTracked: () => boolean;
@@ -179,11 +185,11 @@ export class BotServices {
     }
     if (initial.realm_users) this.users.seed(initial.realm_users, initial.realm_non_active_users);
     if (initial.realm_user_groups) this.groups.seed(initial.realm_user_groups);
-    this.#tracker ??= new TypingTracker({
+    this.#trackerOptions ??= {
       expiryMs: server.typing.startedExpiryMs,
       clock: this.#clock,
       ignoreUserIds: [self.userId],
-    });
+    };
   }
 
   /** Feed one typed event (a known type that passed its schema) to the caches. */
@@ -199,7 +205,7 @@ export class BotServices {
         this.groups.apply(event);
         break;
       case "typing":
-        this.#tracker?.handle(event);
+        this.#madeTracker()?.handle(event);
         break;
       case "message": {
         const { message: m, local_message_id: local } = event;
@@ -251,6 +257,14 @@ export class BotServices {
   dispose(): void {
     this.#tracker?.dispose();
     this.#tracker = undefined;
+    this.#trackerOptions = undefined;
+  }
+
+  #madeTracker(): TypingTracker | undefined {
+    if (this.#tracker === undefined && this.#trackerOptions !== undefined) {
+      this.#tracker = new TypingTracker(this.#trackerOptions);
+    }
+    return this.#tracker;
   }
 
   /** `ctx.typing` for one context (its `signal` cancels `during`). */
@@ -298,7 +312,7 @@ export class BotServices {
   /** The bot's tracker (undefined until it has registered); warns once if it gets no events. */
   #typingTracker(): TypingTracker | undefined {
     this.#typingTracked();
-    return this.#tracker;
+    return this.#madeTracker();
   }
 }
 
