@@ -71,7 +71,7 @@ export class BotRuntime {
       log: this.#o.log,
       client: this.#o.client,
       state: this.#kv,
-      schedule: this.scheduler.schedule,
+      schedule: () => this.scheduler.schedule,
       commandPrefix: this.#o.commandPrefix,
     });
     await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(

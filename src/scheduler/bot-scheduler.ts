@@ -47,8 +47,7 @@ export interface ScheduleDeclarations {
  * feeds it the bot's `scheduled_messages` events, and stops it with the bot.
  */
 export class BotScheduler {
-  /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`). */
-  readonly schedule: ScheduleApi;
+  #schedule: ScheduleApi | undefined;
   /** Counters for metrics. */
   readonly stats: SchedulerStats = newSchedulerStats();
   readonly #o: BotSchedulerOptions;
@@ -64,7 +63,12 @@ export class BotScheduler {
   constructor(options: BotSchedulerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-    this.schedule = createScheduleApi({ client: options.client, clock: this.#clock });
+  }
+
+  /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`); made on first use. */
+  get schedule(): ScheduleApi {
+    this.#schedule ??= createScheduleApi({ client: this.#o.client, clock: this.#clock });
+    return this.#schedule;
   }
 
   /**
