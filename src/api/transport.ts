@@ -221,7 +221,7 @@ export function createTransport(config: TransportConfig): RequestFn {
       throw new RateLimitError({ ...errorInit(), retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
     }
     if (status >= 200 && status < 300 && result !== "error") {
-      const data: Record<string, unknown> = { ...rest };
+      const data: Record<string, unknown> = rest; // a fresh object already
       if (code !== undefined) data.code = code;
       const ignored = data.ignored_parameters_unsupported;
       if (Array.isArray(ignored) && ignored.length > 0) {
@@ -245,7 +245,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     const endpoint = `${method} ${path}`;
     const idempotent = options.idempotent ?? (method === "GET" || method === "DELETE" || method === "PUT");
     const { signal } = options;
-    const policy = withRetry(clientPolicy, options.retry);
+    const policy = options.retry === undefined ? clientPolicy : withRetry(clientPolicy, options.retry);
     const bucket = budget.of(method, path);
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();

@@ -83,18 +83,28 @@ export class BotScheduler {
       this.#stopping = new AbortController();
     }
     const stopping = this.#stopping;
+    this.#started = true;
+    this.#recurring = undefined;
+    this.#jobs = undefined;
+    const bookings = this.#o.store.namespace("bookings");
+    // Nothing to book and nothing booked by an earlier run, no cron job: nothing to keep (a daemon
+    // holds a scheduler per bot, and most schedule nothing).
+    const followsBookings = declarations.recurring.size > 0 || (await bookings.list()).length > 0;
+    if (this.#stopping !== stopping || this.#stopped) return; // stopped meanwhile
+    if (!followsBookings && declarations.cronJobs.length === 0) return;
     const log = this.#o.log.child({ component: "scheduler" });
     const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
-    const recurring = new RecurringBookings(
-      {
-        ...common,
-        client: this.#o.client,
-        store: this.#o.store.namespace("bookings"),
-        emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
-      },
-      declarations.recurring,
-    );
-    // No cron jobs declared: no timer to keep (a daemon holds one scheduler per bot).
+    const recurring = followsBookings
+      ? new RecurringBookings(
+          {
+            ...common,
+            client: this.#o.client,
+            store: bookings,
+            emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
+          },
+          declarations.recurring,
+        )
+      : undefined;
     const jobs =
       declarations.cronJobs.length === 0
         ? undefined
@@ -110,8 +120,7 @@ export class BotScheduler {
           );
     this.#recurring = recurring;
     this.#jobs = jobs;
-    this.#started = true;
-    await recurring.start();
+    await recurring?.start();
     if (this.#stopping !== stopping || this.#stopped) return; // stopped while the bookings were reconciled
     await jobs?.start();
   }
