@@ -64,26 +64,47 @@ export type ClientOptions = ClientCommonOptions &
     | { zuliprc: string; url?: undefined; email?: undefined; apiKey?: undefined }
   );
 
-function resources(ctx: ResourceContext) {
-  return {
-    events: eventsApi(ctx),
-    messages: messagesApi(ctx),
-    scheduledMessages: scheduledMessagesApi(ctx),
-    typing: typingApi(ctx),
-    users: usersApi(ctx),
-    realm: realmApi(ctx),
-    channelFolders: channelFoldersApi(ctx),
-    channels: channelsApi(ctx),
-    userGroups: userGroupsApi(ctx),
-    savedSnippets: savedSnippetsApi(ctx),
-    pushTokens: pushTokensApi(ctx),
-    reactions: reactionsApi(ctx),
-    server: serverApi(ctx),
-  };
+const resourceGroups = {
+  events: eventsApi,
+  messages: messagesApi,
+  scheduledMessages: scheduledMessagesApi,
+  typing: typingApi,
+  users: usersApi,
+  realm: realmApi,
+  channelFolders: channelFoldersApi,
+  channels: channelsApi,
+  userGroups: userGroupsApi,
+  savedSnippets: savedSnippetsApi,
+  pushTokens: pushTokensApi,
+  reactions: reactionsApi,
+  server: serverApi,
+};
+
+type Resources = { [K in keyof typeof resourceGroups]: ReturnType<(typeof resourceGroups)[K]> };
+
+// Each resource group (a few dozen closures) is made on a client's first use of it, from the
+// getters of this prototype, and kept as the client's own property: a daemon holds a client per
+// bot, and most bots use a few groups.
+const resourceContexts = new WeakMap<object, ResourceContext>();
+const lazyResources: object = {};
+for (const [name, make] of Object.entries(resourceGroups)) {
+  Object.defineProperty(lazyResources, name, {
+    enumerable: true,
+    get(this: object) {
+      const group = make(resourceContexts.get(this)!);
+      Object.defineProperty(this, name, {
+        value: group,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return group;
+    },
+  });
 }
 
 /** An authenticated client. Create one per bot account; connections are pooled per server. */
-export interface Client extends Readonly<ReturnType<typeof resources>> {
+export interface Client extends Readonly<Resources> {
   /** The server's origin, e.g. "https://chat.example.org". */
   readonly origin: string;
   /** The account's email (the API key is never exposed). */
@@ -140,7 +161,14 @@ export function createClient(options: ClientOptions): Client {
   });
   const request = options.capture ? capturing(transport, options.capture) : transport;
   // The client is the ServerState its resources read and update (featureLevel, isBot).
-  const client = { origin, email, featureLevel: options.featureLevel, isBot: options.isBot, request, budget };
+  const client = Object.assign(Object.create(lazyResources) as Resources, {
+    origin,
+    email,
+    featureLevel: options.featureLevel,
+    isBot: options.isBot,
+    request,
+    budget,
+  });
   const ctx: ResourceContext = {
     state: client,
     logger,
@@ -149,7 +177,8 @@ export function createClient(options: ClientOptions): Client {
       return (schema ? data : undefined) as never;
     },
   };
-  return Object.assign(client, resources(ctx));
+  resourceContexts.set(client, ctx);
+  return client;
 }
 
 function resolveCredentials(options: ClientOptions): {

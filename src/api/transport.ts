@@ -199,15 +199,16 @@ export function createTransport(config: TransportConfig): RequestFn {
     const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
     const fields = isObject ? (body as Record<string, unknown>) : {};
     const { result, msg, code, ...rest } = fields;
-    const errorInit = {
+    // Built for errors only: a success (every poll's answer) needs no redacted message.
+    const errorInit = () => ({
       status,
       endpoint,
       code: typeof code === "string" ? code : `HTTP_${status}`,
       msg: typeof msg === "string" ? redact(msg) : isObject ? "" : "(non-JSON body)",
       data: rest,
-    };
+    });
     // Every 401 is an authentication failure, whatever the code and even from a proxy.
-    if (status === 401) throw new AuthError({ ...errorInit, email, origin });
+    if (status === 401) throw new AuthError({ ...errorInit(), email, origin });
     if (!isObject) {
       throw new BadResponseError({
         endpoint,
@@ -217,10 +218,10 @@ export function createTransport(config: TransportConfig): RequestFn {
       });
     }
     if (status === 429) {
-      throw new RateLimitError({ ...errorInit, retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
+      throw new RateLimitError({ ...errorInit(), retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
     }
     if (status >= 200 && status < 300 && result !== "error") {
-      const data: Record<string, unknown> = { ...rest };
+      const data: Record<string, unknown> = rest; // a fresh object already
       if (code !== undefined) data.code = code;
       const ignored = data.ignored_parameters_unsupported;
       if (Array.isArray(ignored) && ignored.length > 0) {
@@ -232,7 +233,7 @@ export function createTransport(config: TransportConfig): RequestFn {
       }
       return data;
     }
-    throw new ApiError(errorInit);
+    throw new ApiError(errorInit());
   }
 
   return async function request<T>(
@@ -244,7 +245,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     const endpoint = `${method} ${path}`;
     const idempotent = options.idempotent ?? (method === "GET" || method === "DELETE" || method === "PUT");
     const { signal } = options;
-    const policy = withRetry(clientPolicy, options.retry);
+    const policy = options.retry === undefined ? clientPolicy : withRetry(clientPolicy, options.retry);
     const bucket = budget.of(method, path);
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();

@@ -39,12 +39,13 @@ export function createBotHandle<S>(deps: {
   log: Logger;
   client: Client;
   state: KV;
-  /** `bot.schedule`; default one over `client` on the real clock. */
-  schedule?: ScheduleApi;
+  /** Makes `bot.schedule` on its first use; default one over `client` on the real clock. */
+  schedule?: () => ScheduleApi;
   /** The config's `command_prefix` (e.g. `"!"`): commands also work in messages that start with it. */
   commandPrefix?: string | undefined;
 }): BotHandle<S> {
   let commands: CommandRouter | undefined;
+  let schedule: ScheduleApi | undefined;
   const composer = new Composer<BotContext<S>>();
   const handledTypes = new Set<string>();
   const recurring = new Map<string, RecurringAnnouncement>();
@@ -56,7 +57,11 @@ export function createBotHandle<S>(deps: {
     log: deps.log,
     api: deps.client,
     state: deps.state,
-    schedule: deps.schedule ?? createScheduleApi({ client: deps.client }),
+    // Made on first use: a daemon holds a bot per config entry, and few use bot.schedule.
+    get schedule() {
+      schedule ??= deps.schedule?.() ?? createScheduleApi({ client: deps.client });
+      return schedule;
+    },
     on(type: string | readonly string[], a: unknown, b?: unknown) {
       for (const t of Array.isArray(type) ? type : [type]) handledTypes.add(t);
       const on = composer.on as (...args: unknown[]) => unknown;

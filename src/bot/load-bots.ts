@@ -8,7 +8,7 @@ import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
-import { botModuleFile, loadBotModule } from "./load-module.ts";
+import { botModuleFile, loadBotModule, releaseTransform } from "./load-module.ts";
 import { isModuleError, type ModuleError } from "./module-error.ts";
 import { validateBotSettings } from "./validate-settings.ts";
 
@@ -46,18 +46,25 @@ export async function loadBots(
   const loaded: LoadedBot[] = [];
   const problems: ConfigProblem[] = [];
   const moduleErrors: ModuleError[] = [];
+  // Bots that name the same module share its definition (the module is evaluated once either way)
+  // and fingerprint: a daemon may run a thousand bots of one module.
+  const modules = new Map<string, { definition: BotDefinition; fingerprint: string }>();
   for (const [name, bot] of Object.entries(config.bots)) {
     if (options.only && !options.only.has(name)) continue;
     let definition: BotDefinition;
     let fingerprint: string;
     try {
-      const found = await loadBotModule(bot.module, {
-        configDir: source.dir,
-        botName: name,
-        ...(options.fresh ? { fresh: true } : {}),
-      });
-      definition = found.definition;
-      fingerprint = await moduleFingerprint(found.file);
+      let found = modules.get(bot.module);
+      if (found === undefined) {
+        const { definition, file } = await loadBotModule(bot.module, {
+          configDir: source.dir,
+          botName: name,
+          ...(options.fresh ? { fresh: true } : {}),
+        });
+        found = { definition, fingerprint: await moduleFingerprint(file) };
+        modules.set(bot.module, found);
+      }
+      ({ definition, fingerprint } = found);
     } catch (err) {
       if (!isModuleError(err)) throw err;
       moduleErrors.push(err);
@@ -79,6 +86,8 @@ export async function loadBots(
       problems.push(...err.problems);
     }
   }
+  // Every module is evaluated: the TypeScript transform is not needed until the next load.
+  releaseTransform();
   if (moduleErrors.length === 1 && problems.length === 1) throw moduleErrors[0]!;
   if (problems.length > 0) {
     throw new ConfigError("CONFIG_INVALID", problems, {

@@ -2,10 +2,12 @@
  * Loading a bot module: resolving its specifier, importing it (.ts through jiti, no build step;
  * .js/.mjs/.cjs with Node's import()), and checking that it exports a usable bot definition.
  */
+import { existsSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { Jiti } from "jiti";
+import type { Jiti, JitiOptions } from "jiti";
 import { displayPath } from "../config/config-source.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { eventSchemas, isKnownEventType } from "../wire/events.ts";
@@ -28,6 +30,55 @@ const PATH_LIKE = /^(?:\.{1,2}(?:[\\/]|$)|[\\/]|[A-Za-z]:[\\/]|file:)/;
 let jiti: Jiti | undefined;
 let reloads = 0;
 
+type Transform = NonNullable<JitiOptions["transform"]>;
+const requireHere = createRequire(import.meta.url);
+// jiti's TypeScript transform is babel, about 1.5 MB of source that stays on the heap once loaded
+// (several MB with its compiled code). It is loaded here on first use instead of by jiti, so that
+// releaseTransform() can drop it once the bots are loaded; a reload loads it again. Undefined
+// when jiti no longer ships it at this path: jiti then loads its own.
+const babelFile = ((file) => (existsSync(file) ? file : undefined))(
+  path.join(path.dirname(requireHere.resolve("jiti")), "../dist/babel.cjs"),
+);
+let babel: Transform | undefined;
+// Babel installs its own Error.prepareStackTrace (and raises Error.stackTraceLimit to 50) on its
+// first transform; that function would keep babel alive and format every later stack trace.
+let installed:
+  | { prepare: unknown; before: unknown; hadOwn: boolean; limit: number; limitBefore: number }
+  | undefined;
+const transform: Transform = (options) => {
+  // A require of its own: require() lists the module among its parent's children, which would
+  // keep babel alive after its cache entry is deleted.
+  babel ??= createRequire(import.meta.url)(babelFile!) as Transform;
+  const hadOwn = Object.hasOwn(Error, "prepareStackTrace");
+  const before = Error.prepareStackTrace;
+  const limitBefore = Error.stackTraceLimit;
+  const result = babel(options);
+  if (Error.prepareStackTrace !== before) {
+    installed = {
+      prepare: Error.prepareStackTrace,
+      before,
+      hadOwn,
+      limit: Error.stackTraceLimit,
+      limitBefore,
+    };
+  }
+  return result;
+};
+
+/** Drop the TypeScript transform until a module needs it again (after the bots are loaded). */
+export function releaseTransform(): void {
+  if (babel === undefined || babelFile === undefined) return;
+  babel = undefined;
+  delete requireHere.cache[babelFile];
+  // Undone only where nothing replaced them since (a bot module may install its own).
+  if (installed !== undefined && Error.prepareStackTrace === installed.prepare) {
+    if (installed.hadOwn) Error.prepareStackTrace = installed.before as typeof Error.prepareStackTrace;
+    else delete (Error as { prepareStackTrace?: unknown }).prepareStackTrace;
+    if (Error.stackTraceLimit === installed.limit) Error.stackTraceLimit = installed.limitBefore;
+  }
+  installed = undefined;
+}
+
 // One shared loader per process, made on first use (all-JavaScript daemons never load jiti).
 // moduleCache on: like native ESM, a module used by two bots is evaluated once, so per-bot state
 // belongs in setup(); a fresh loader has it off. fsCache off: no transpile cache written next to
@@ -35,7 +86,12 @@ let reloads = 0;
 async function loader(fresh = false): Promise<Jiti> {
   if (jiti !== undefined && !fresh) return jiti;
   const { createJiti } = await import("jiti");
-  const made = createJiti(import.meta.url, { interopDefault: true, moduleCache: !fresh, fsCache: false });
+  const made = createJiti(import.meta.url, {
+    interopDefault: true,
+    moduleCache: !fresh,
+    fsCache: false,
+    ...(babelFile === undefined ? {} : { transform }),
+  });
   if (!fresh) jiti = made;
   return made;
 }

@@ -18,7 +18,8 @@ import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
 interface SetUp {
-  handle: BotHandle<unknown>;
+  /** What `setup` declared: kept apart from the `bot` handle, which need not outlive setup. */
+  declarations: Pick<BotHandle<unknown>, "recurring" | "cronJobs" | "webhooks" | "startHandlers">;
   dispatcher: Dispatcher;
   /** The event types to subscribe to (`null`: all). */
   eventTypes: string[] | null;
@@ -70,7 +71,7 @@ export class BotRuntime {
       log: this.#o.log,
       client: this.#o.client,
       state: this.#kv,
-      schedule: this.scheduler.schedule,
+      schedule: () => this.scheduler.schedule,
       commandPrefix: this.#o.commandPrefix,
     });
     await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
@@ -82,8 +83,9 @@ export class BotRuntime {
     const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
     // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
     const all = types.includes("*") || types.includes("unknown");
+    const { recurring, cronJobs, webhooks, startHandlers } = handle;
     this.#setUp = {
-      handle,
+      declarations: { recurring, cronJobs, webhooks, startHandlers },
       dispatcher: this.#parts.dispatcher(handle.composer),
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
     };
@@ -103,7 +105,7 @@ export class BotRuntime {
       this.#checking = false;
     });
     if (signal.aborted) return;
-    const { handle, dispatcher, eventTypes } = await this.#setUpOnce();
+    const { declarations, dispatcher, eventTypes } = await this.#setUpOnce();
     if (!(await dispatcher.openLedger(signal))) return;
     if (!queue) {
       const started = await this.#parts.webhookMode(signal, checked?.registered);
@@ -138,7 +140,7 @@ export class BotRuntime {
       if (signal.aborted) return;
     }
     dispatcher.resume();
-    dispatcher.runOnStart(handle.startHandlers);
+    dispatcher.runOnStart(declarations.startHandlers);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
     // sent by its own check a few minutes after each occurrence.
     await this.scheduler.start(this.declarations);
@@ -216,7 +218,7 @@ export class BotRuntime {
 
   /** What `bot.recurring`, `bot.cron` and `bot.webhook` declared in `setup`. */
   get declarations(): Pick<BotHandle<unknown>, "recurring" | "cronJobs" | "webhooks"> {
-    const h = this.#setUp?.handle;
+    const h = this.#setUp?.declarations;
     if (!h) throw new Error(`bot ${this.name}: setup() has not run`);
     return { recurring: h.recurring, cronJobs: h.cronJobs, webhooks: h.webhooks };
   }

@@ -24,7 +24,11 @@ import {
   type TypingTarget,
   typingDuring,
 } from "./typing/typing-helper.ts";
-import { type TypingConversation, TypingTracker } from "./typing/typing-tracker.ts";
+import {
+  type TypingConversation,
+  TypingTracker,
+  type TypingTrackerOptions,
+} from "./typing/typing-tracker.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
 import { type GroupMembership, UserGroups } from "./users/user-groups.ts";
 
@@ -71,20 +75,17 @@ export interface BotServicesOptions {
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
   readonly echo: LocalEcho;
-  readonly snippets: SnippetCache;
-  readonly users: UserCache;
-  /** The organization's user groups, when the queue receives `user_group` events. */
-  readonly groups = new UserGroups();
-  readonly reporter: MessageReporter;
-  readonly channels: ChannelIds;
-  /** `ctx.schedule`'s lookups: a channel name or an email the caches know costs no request. */
-  readonly lookups: RecipientLookups = {
-    channelId: (name, signal) => this.channels.resolve(name, signal),
-    userId: async (email) => (await this.users.get(email))?.user_id,
-  };
   readonly #o: BotServicesOptions;
   readonly #clock: Clock;
+  // The helpers are made on first use: a daemon holds one set per bot, and most bots use few.
+  #snippets: SnippetCache | undefined;
+  #users: UserCache | undefined;
+  #groups: UserGroups | undefined;
+  #reporter: MessageReporter | undefined;
+  #channels: ChannelIds | undefined;
   #tracker: TypingTracker | undefined;
+  /** What the tracker is made from (at the first registration), on the first typing event or query. */
+  #trackerOptions: TypingTrackerOptions | undefined;
   #server: ServerInfo | undefined;
   #registrations = 0;
   readonly #typingTracked: () => boolean;
@@ -93,43 +94,84 @@ export class BotServices {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
     this.echo = new LocalEcho(this.#clock);
-    const { client, log } = options;
-    // Whether the queue receives a helper's events; the first "no" logs how to fix it.
-    const tracked = (helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info") => {
-      let told = false;
-      return () => {
-        const type = trackedEventTypes[helper];
-        if (options.receives(type)) return true;
-        if (!told) {
-          const fix = `call bot.track("${helper}") in setup`;
-          log[level](
-            `ctx.${helper}: the queue does not receive "${type}" events, so ${consequence}; ${fix}.`,
-          );
-        }
-        told = true;
-        return false;
-      };
+    this.#typingTracked = this.#tracked(
+      "typing",
+      "nobody ever shows as typing to who() and isTyping()",
+      "warn",
+    );
+  }
+
+  /** `ctx.schedule`'s lookups: a channel name or an email the caches know costs no request. */
+  get lookups(): RecipientLookups {
+    return {
+      channelId: (name, signal) => this.channels.resolve(name, signal),
+      userId: async (email) => (await this.users.get(email))?.user_id,
     };
-    this.snippets = new SnippetCache({
+  }
+
+  get snippets(): SnippetCache {
+    const { client } = this.#o;
+    this.#snippets ??= new SnippetCache({
       api: client.savedSnippets,
-      tracked: tracked("snippets", "the cache is reloaded every minute instead of kept fresh from them"),
+      tracked: this.#tracked(
+        "snippets",
+        "the cache is reloaded every minute instead of kept fresh from them",
+      ),
       featureLevel: () => client.featureLevel,
       clock: this.#clock,
     });
-    this.users = new UserCache({
-      api: client.users,
-      tracked: tracked("users", "cached users are re-fetched after a minute instead of kept fresh from them"),
+    return this.#snippets;
+  }
+
+  get users(): UserCache {
+    this.#users ??= new UserCache({
+      api: this.#o.client.users,
+      tracked: this.#tracked(
+        "users",
+        "cached users are re-fetched after a minute instead of kept fresh from them",
+      ),
       realmHost: () => URL.parse(this.#server?.realmUrl ?? "")?.host,
       clock: this.#clock,
     });
-    this.reporter = new MessageReporter({
+    return this.#users;
+  }
+
+  /** The organization's user groups, when the queue receives `user_group` events. */
+  get groups(): UserGroups {
+    this.#groups ??= new UserGroups();
+    return this.#groups;
+  }
+
+  get reporter(): MessageReporter {
+    const { client, store, name, log } = this.#o;
+    this.#reporter ??= new MessageReporter({
       messages: client.messages,
-      store: options.store.namespace(options.name).namespace("reports"),
+      store: store.namespace(name).namespace("reports"),
       log,
       clock: this.#clock,
     });
-    this.channels = new ChannelIds(client.channels);
-    this.#typingTracked = tracked("typing", "nobody ever shows as typing to who() and isTyping()", "warn");
+    return this.#reporter;
+  }
+
+  get channels(): ChannelIds {
+    this.#channels ??= new ChannelIds(this.#o.client.channels);
+    return this.#channels;
+  }
+
+  /** Whether the queue receives a helper's events; the first "no" logs how to fix it. */
+  #tracked(helper: TrackedHelper, consequence: string, level: "info" | "warn" = "info"): () => boolean {
+    const { receives, log } = this.#o;
+    let told = false;
+    return () => {
+      const type = trackedEventTypes[helper];
+      if (receives(type)) return true;
+      if (!told) {
+        const fix = `call bot.track("${helper}") in setup`;
+        log[level](`ctx.${helper}: the queue does not receive "${type}" events, so ${consequence}; ${fix}.`);
+      }
+      told = true;
+      return false;
+    };
   }
 
   /**
@@ -147,16 +189,16 @@ export class BotServices {
   ): void {
     this.#server = server;
     if (this.#registrations++ > 0) {
-      this.snippets.invalidate();
-      this.users.invalidate();
+      this.#snippets?.invalidate();
+      this.#users?.invalidate();
     }
     if (initial.realm_users) this.users.seed(initial.realm_users, initial.realm_non_active_users);
     if (initial.realm_user_groups) this.groups.seed(initial.realm_user_groups);
-    this.#tracker ??= new TypingTracker({
+    this.#trackerOptions ??= {
       expiryMs: server.typing.startedExpiryMs,
       clock: this.#clock,
       ignoreUserIds: [self.userId],
-    });
+    };
   }
 
   /** Feed one typed event (a known type that passed its schema) to the caches. */
@@ -172,7 +214,7 @@ export class BotServices {
         this.groups.apply(event);
         break;
       case "typing":
-        this.#tracker?.handle(event);
+        this.#madeTracker()?.handle(event);
         break;
       case "message": {
         const { message: m, local_message_id: local } = event;
@@ -224,6 +266,14 @@ export class BotServices {
   dispose(): void {
     this.#tracker?.dispose();
     this.#tracker = undefined;
+    this.#trackerOptions = undefined;
+  }
+
+  #madeTracker(): TypingTracker | undefined {
+    if (this.#tracker === undefined && this.#trackerOptions !== undefined) {
+      this.#tracker = new TypingTracker(this.#trackerOptions);
+    }
+    return this.#tracker;
   }
 
   /** `ctx.typing` for one context (its `signal` cancels `during`). */
@@ -271,7 +321,7 @@ export class BotServices {
   /** The bot's tracker (undefined until it has registered); warns once if it gets no events. */
   #typingTracker(): TypingTracker | undefined {
     this.#typingTracked();
-    return this.#tracker;
+    return this.#madeTracker();
   }
 }
 

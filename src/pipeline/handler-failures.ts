@@ -68,6 +68,9 @@ export interface FailedRun {
 export class HandlerFailures {
   readonly #o: HandlerFailuresOptions;
   #stopping = new AbortController();
+  // Known without reading the controller's signal: a signal is made on first read (most of a KB,
+  // for every bot of a daemon) and is needed only once a handler fails.
+  #stopped = false;
 
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
@@ -75,12 +78,15 @@ export class HandlerFailures {
 
   /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
   stop(): void {
+    this.#stopped = true;
     this.#stopping.abort(new Error("bot stopping"));
   }
 
   /** Take new failures again after {@link stop} (the bot was started again). */
   restart(): void {
-    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#stopping = new AbortController();
   }
 
   /**

@@ -14,7 +14,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { BookingRecord } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
-import { type CronDeclaration, LocalJobs } from "./local-jobs.ts";
+import { type CronDeclaration, jobGone, LocalJobs } from "./local-jobs.ts";
 import { RecurringBookings } from "./recurring-bookings.ts";
 import { newSchedulerStats, type SchedulerStats } from "./scheduler-stats.ts";
 import type { JobInfo } from "./timing/job-timer.ts";
@@ -47,20 +47,28 @@ export interface ScheduleDeclarations {
  * feeds it the bot's `scheduled_messages` events, and stops it with the bot.
  */
 export class BotScheduler {
-  /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`). */
-  readonly schedule: ScheduleApi;
+  #schedule: ScheduleApi | undefined;
   /** Counters for metrics. */
   readonly stats: SchedulerStats = newSchedulerStats();
   readonly #o: BotSchedulerOptions;
   readonly #clock: Clock;
   #stopping = new AbortController();
+  // Known without reading the controller's signal, which is made on first read (most of a KB per
+  // bot) and is needed only by cron jobs.
+  #stopped = false;
   #recurring: RecurringBookings | undefined;
   #jobs: LocalJobs | undefined;
+  #started = false;
 
   constructor(options: BotSchedulerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-    this.schedule = createScheduleApi({ client: options.client, clock: this.#clock });
+  }
+
+  /** One-shot scheduled messages, usable before `start()` (it is `bot.schedule`); made on first use. */
+  get schedule(): ScheduleApi {
+    this.#schedule ??= createScheduleApi({ client: this.#o.client, clock: this.#clock });
+    return this.#schedule;
   }
 
   /**
@@ -70,34 +78,51 @@ export class BotScheduler {
    */
   async start(declarations: ScheduleDeclarations): Promise<void> {
     // Started again after stop() when a cluster instance gets the bot back.
-    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
-    const stopping = this.#stopping.signal;
+    if (this.#stopped) {
+      this.#stopped = false;
+      this.#stopping = new AbortController();
+    }
+    const stopping = this.#stopping;
+    this.#started = true;
+    this.#recurring = undefined;
+    this.#jobs = undefined;
+    const bookings = this.#o.store.namespace("bookings");
+    // Nothing to book and nothing booked by an earlier run, no cron job: nothing to keep (a daemon
+    // holds a scheduler per bot, and most schedule nothing).
+    const followsBookings = declarations.recurring.size > 0 || (await bookings.list()).length > 0;
+    if (this.#stopping !== stopping || this.#stopped) return; // stopped meanwhile
+    if (!followsBookings && declarations.cronJobs.length === 0) return;
     const log = this.#o.log.child({ component: "scheduler" });
     const common = { flush: this.#o.flush, log, clock: this.#clock, stats: this.stats };
-    const recurring = new RecurringBookings(
-      {
-        ...common,
-        client: this.#o.client,
-        store: this.#o.store.namespace("bookings"),
-        emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
-      },
-      declarations.recurring,
-    );
-    const jobs = new LocalJobs(
-      {
-        ...common,
-        store: this.#o.store.namespace("jobs"),
-        runHandler: this.#o.runHandler,
-        runJob: this.#o.runJob,
-        signal: stopping,
-      },
-      declarations.cronJobs,
-    );
+    const recurring = followsBookings
+      ? new RecurringBookings(
+          {
+            ...common,
+            client: this.#o.client,
+            store: bookings,
+            emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
+          },
+          declarations.recurring,
+        )
+      : undefined;
+    const jobs =
+      declarations.cronJobs.length === 0
+        ? undefined
+        : new LocalJobs(
+            {
+              ...common,
+              store: this.#o.store.namespace("jobs"),
+              runHandler: this.#o.runHandler,
+              runJob: this.#o.runJob,
+              signal: stopping.signal,
+            },
+            declarations.cronJobs,
+          );
     this.#recurring = recurring;
     this.#jobs = jobs;
-    await recurring.start();
-    if (stopping.aborted) return; // stopped while the bookings were reconciled
-    await jobs.start();
+    await recurring?.start();
+    if (this.#stopping !== stopping || this.#stopped) return; // stopped while the bookings were reconciled
+    await jobs?.start();
   }
 
   /** Feed an event of the bot (only `scheduled_messages` ones matter). */
@@ -117,7 +142,8 @@ export class BotScheduler {
 
   /** Run a cron job's dead letter again (false, kept, when it fails or the job is gone). */
   replayJob(letter: DeadLetter): Promise<boolean> {
-    return this.#jobs?.replay(letter) ?? Promise.resolve(false);
+    if (this.#jobs === undefined) return Promise.resolve(this.#started && jobGone(this.#o.log, letter));
+    return this.#jobs.replay(letter);
   }
 
   /** The cron jobs with their next run. */
@@ -127,6 +153,7 @@ export class BotScheduler {
 
   /** Stop the cron timer (running jobs get up to `deadlineMs`) and the booking work in progress. */
   async stop(deadlineMs: number): Promise<void> {
+    this.#stopped = true;
     this.#stopping.abort(new Error("bot stopping"));
     const [jobs] = await Promise.all([this.#jobs?.timer.stop(deadlineMs), this.#recurring?.stop()]);
     if (jobs && jobs.unfinished.length > 0) {

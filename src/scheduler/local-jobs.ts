@@ -51,6 +51,16 @@ export function cronJobIds(jobs: readonly Pick<CronDeclaration, "expression" | "
   });
 }
 
+/** A cron job's dead letter whose job is no longer declared: kept (false), with a warning. */
+export function jobGone(log: Logger, letter: DeadLetter): false {
+  const { job } = letter.event as unknown as JobOccurrence;
+  log.warn(
+    { deadLetter: letter.id, job },
+    "the bot no longer declares this cron job: its dead letter is kept",
+  );
+  return false;
+}
+
 export class LocalJobs {
   readonly #o: LocalJobsOptions;
   /** Stopped (and listed) by the BotScheduler directly. */
@@ -126,13 +136,7 @@ export class LocalJobs {
   async replay(letter: DeadLetter): Promise<boolean> {
     const occurrence = letter.event as unknown as JobOccurrence;
     const job = this.#jobs.find((j) => j.id === occurrence.job);
-    if (!job) {
-      this.#o.log.warn(
-        { deadLetter: letter.id, job: occurrence.job },
-        "the bot no longer declares this cron job: its dead letter is kept",
-      );
-      return false;
-    }
+    if (!job) return jobGone(this.#o.log, letter);
     return this.#attempt(job.declaration, occurrence, this.#o.signal, letter);
   }
 

@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { createJiti } from "jiti";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeLoadError, loadBotModule } from "../../src/bot/load-module.ts";
+import { describeLoadError, loadBotModule, releaseTransform } from "../../src/bot/load-module.ts";
 import { isModuleError, type ModuleError } from "../../src/bot/module-error.ts";
 
 const execFileAsync = promisify(execFile);
@@ -75,6 +75,22 @@ describe("loading", () => {
       expect(bot.out).toBe("p");
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the TypeScript transform", () => {
+  it("is dropped after loading, with the Error hooks babel installs, and loaded again when needed", async () => {
+    releaseTransform();
+    const before = { prepare: Error.prepareStackTrace, limit: Error.stackTraceLimit };
+    for (let round = 0; round < 2; round++) {
+      // fresh: evaluated again, so transformed again by a newly loaded babel.
+      const { definition } = await loadBotModule("./with-settings.ts", { configDir, fresh: true });
+      expect(definition.events).toEqual(["message", "reaction"]);
+      expect(Error.prepareStackTrace).not.toBe(before.prepare);
+      releaseTransform();
+      expect(Error.prepareStackTrace).toBe(before.prepare);
+      expect(Error.stackTraceLimit).toBe(before.limit);
     }
   });
 });

@@ -123,6 +123,21 @@ describe("loadBots", () => {
     expect(((err.cause as AggregateError).errors[0] as Error).name).toBe("ModuleError");
   });
 
+  it("loads a module once for all the bots that name it, each with its own settings", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const greeter = config.bots.greeter!;
+    const twins = {
+      ...config,
+      bots: { ...config.bots, twin: { ...greeter, settings: { threshold: 7 } } },
+    };
+    const [first, plain, twin] = await loadBots(twins, source);
+    expect(twin?.definition).toBe(first?.definition);
+    expect(twin?.fingerprint).toBe(first?.fingerprint);
+    expect(plain?.definition).not.toBe(first?.definition);
+    expect(twin?.settings).toMatchObject({ threshold: 7, channels: [] });
+    expect(first?.settings).toMatchObject({ threshold: 3, channels: ["general"] });
+  });
+
   it("throws the ModuleError itself when it is the only problem", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
     const lost = { ...config, bots: { lost: { ...config.bots.plain!, module: "./gone.mjs" } } };

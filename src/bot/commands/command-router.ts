@@ -206,12 +206,15 @@ export class CommandRouter {
   }
 }
 
+// One schema for every bot's generated help (zod schemas are immutable; a few KB each).
+const helpArgs: Command["args"] = [["command", z.string().optional().describe("a command's name")]];
+
 function generatedHelp(router: CommandRouter): Command {
   return {
     name: "help",
     aliases: [],
     description: "the commands, or how to use one",
-    args: [["command", z.string().optional().describe("a command's name")]],
+    args: helpArgs,
     rest: false,
     options: [],
     examples: [],
