@@ -2,7 +2,8 @@
  * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,idle,scheduler,moderation,busy]`
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
  * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only);
- * `--light-rounds N --light-pings N`: the light-traffic row's rounds and pings per contender and round.
+ * `--light-rounds N --light-pings N --light-warmup N`: the light-traffic row's rounds, pings per
+ * contender and round, and how many of each round's first pings are not counted.
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     "busy-rates": { type: "string" },
     "light-rounds": { type: "string" },
     "light-pings": { type: "string" },
+    "light-warmup": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -96,6 +98,7 @@ if (only.has("busy")) {
       speed: Number(values["busy-speed"] ?? 20),
       lightRounds: Number(values["light-rounds"] ?? 4),
       lightPings: Number(values["light-pings"] ?? 40),
+      lightWarmup: Number(values["light-warmup"] ?? 3),
     },
     say,
   );
