@@ -23,6 +23,9 @@ export interface Clock {
  */
 export const monotonicMs = (): number => performance.now();
 
+/** Resolves after the current event-loop turn (its microtasks and pending I/O callbacks); no time is read. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** The largest delay Node's `setTimeout` honours; longer ones fire after 1 ms with a warning. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 

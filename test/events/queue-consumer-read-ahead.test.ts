@@ -1,7 +1,8 @@
 /**
- * Reading ahead: with `hasCapacity`, the consumer sends the next poll as soon as a batch is
- * parsed, while `onEvents` is still dispatching it; without it (or without capacity), the next
- * poll waits for `onEvents`. Against the sandbox over real HTTP.
+ * Reading ahead: with `hasCapacity`, the consumer sends the next poll while `onEvents` is still
+ * dispatching a batch (a large batch's poll before it is handed over, a small one's one turn
+ * after); without it (or without capacity), the next poll waits for `onEvents`. Against the
+ * sandbox over real HTTP.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
@@ -87,5 +88,51 @@ describe("QueueConsumer read-ahead", () => {
     gate.resolve();
     await expect.poll(() => batches).toEqual([[first], [second]]);
     expect(answeredPolls()).toBe(2);
+  });
+});
+
+describe("what goes first: the next poll or the batch's dispatch", () => {
+  /** A consumer that notes, in order, each poll it sends and each batch it hands over (real HTTP). */
+  async function ordered() {
+    const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+    const api = queueApiFor(client, (signal) =>
+      client.events.register({ event_types: ["message"] }, { signal }),
+    );
+    const steps: string[] = [];
+    consumer = new QueueConsumer({
+      api: {
+        ...api,
+        poll: (...args) => {
+          steps.push("poll");
+          return api.poll(...args);
+        },
+      },
+      log: silentLogger,
+      clock: realClock,
+      onRegistered: async () => {},
+      onEvents: async (batch: ParsedEvent[]) => {
+        steps.push(`batch of ${batch.length}`);
+      },
+      waitForCapacity: async () => {},
+      hasCapacity: () => true,
+    });
+    await consumer.start();
+    return steps;
+  }
+
+  it("a small batch is handed over first (a handler's reply leaves before the next poll)", async () => {
+    const steps = await ordered();
+    await expect.poll(() => steps.length).toBe(1);
+    send("one");
+    await expect.poll(() => steps.slice(1, 3)).toEqual(["batch of 1", "poll"]);
+  });
+
+  it("a large batch after the next poll is sent (the server prepares it meanwhile)", async () => {
+    // Ten messages wait in the queue before the first poll, so they come as one batch.
+    sandbox.control.delay(300, { paths: ["/events"] });
+    const steps = await ordered();
+    for (let i = 0; i < 10; i++) send(`m${i}`);
+    await expect.poll(() => steps.slice(0, 3), { timeout: 3000 }).toEqual(["poll", "poll", "batch of 10"]);
+    sandbox.control.delay(0);
   });
 });
