@@ -108,22 +108,28 @@ export class RateBucket {
 
   /** Resolve when a call may start (at once while within budget); rejects if `signal` aborts. */
   async acquire(signal?: AbortSignal): Promise<void> {
+    await this.take(signal);
+  }
+
+  /**
+   * {@link acquire} without a promise when the call may start at once (`undefined`); otherwise
+   * the wait. Throws at once if `signal` is already aborted.
+   */
+  take(signal?: AbortSignal): Promise<void> | undefined {
     if (signal?.aborted) throw signal.reason;
     const now = this.clock.now();
     this.#prune(now);
     const startAt = this.enforced ? this.nextStartAt(now) : now;
     this.#starts.push(startAt);
     this.calls++;
-    if (startAt <= now) return;
-    try {
-      await sleep(this.clock, startAt - now, signal);
-    } catch (err) {
+    if (startAt <= now) return undefined;
+    return sleep(this.clock, startAt - now, signal).catch((err: unknown) => {
       // Give the reserved slot back so an aborted call does not delay the others.
       const index = this.#starts.lastIndexOf(startAt);
       if (index >= 0) this.#starts.splice(index, 1);
       this.calls--;
       throw err;
-    }
+    });
   }
 
   /**

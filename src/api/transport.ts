@@ -127,44 +127,29 @@ export function createTransport(config: TransportConfig): RequestFn {
     return out;
   };
 
-  async function once(
+  /** The undici options of one attempt: wire encoding, credentials, timeouts. */
+  function requestOf(
     method: HttpMethod,
     path: string,
     params: Params | undefined,
     options: RequestOptions<unknown>,
-  ): Promise<Record<string, unknown>> {
-    const endpoint = `${method} ${path}`;
+    timeoutMs: number,
+  ): Dispatcher.RequestOptions {
     const encoded = encodeParams(params).toString();
     const isQuery = method === "GET";
     const headers: Record<string, string> = { "user-agent": config.userAgent, accept: "application/json" };
     if (options.auth !== false) headers.authorization = authorization;
     if (!isQuery) headers["content-type"] = "application/x-www-form-urlencoded";
-    const timeoutMs = options.timeoutMs ?? config.timeoutMs;
-    let response: Dispatcher.ResponseData;
-    let text: string;
-    const started = clock.now();
-    try {
-      response = await dispatcher.request({
-        origin,
-        path: `${apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
-        method,
-        headers,
-        body: isQuery ? null : encoded,
-        signal: options.signal ?? null,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      text = await response.body.text();
-    } catch (err) {
-      config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
-      if (options.signal?.aborted) throw options.signal.reason;
-      throw toNetworkError(err, endpoint, timeoutMs);
-    }
-    config.onResponse?.({ endpoint, status: response.statusCode, ms: clock.now() - started });
-    // A 429's own retry-after is exact; its headers' whole-second reset is not.
-    if (options.auth !== false && response.statusCode !== 429)
-      budget.of(method, path).observe(response.headers);
-    return interpret(endpoint, response.statusCode, response.headers, text);
+    return {
+      origin,
+      path: `${apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
+      method,
+      headers,
+      body: isQuery ? null : encoded,
+      signal: options.signal ?? null,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    };
   }
 
   function toNetworkError(err: unknown, endpoint: string, timeoutMs: number): unknown {
@@ -247,13 +232,33 @@ export function createTransport(config: TransportConfig): RequestFn {
     const { signal } = options;
     const policy = options.retry === undefined ? clientPolicy : withRetry(clientPolicy, options.retry);
     const bucket = budget.of(method, path);
+    const timeoutMs = options.timeoutMs ?? config.timeoutMs;
+    // One suspended frame per call in flight (a daemon holds a parked poll per bot): the attempt
+    // is awaited here, not in a helper of its own.
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
-      await bucket.acquire(signal);
+      const wait = bucket.take(signal);
+      if (wait) await wait;
       const started = clock.now();
       if (started > waitStart) config.onRateLimitWait?.({ endpoint, ms: started - waitStart });
       try {
-        const data = await once(method, path, params, options as RequestOptions<unknown>);
+        let response: Dispatcher.ResponseData;
+        let text: string;
+        try {
+          response = await dispatcher.request(
+            requestOf(method, path, params, options as RequestOptions<unknown>, timeoutMs),
+          );
+          text = await response.body.text();
+        } catch (err) {
+          config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
+          if (signal?.aborted) throw signal.reason;
+          throw toNetworkError(err, endpoint, timeoutMs);
+        }
+        const status = response.statusCode;
+        config.onResponse?.({ endpoint, status, ms: clock.now() - started });
+        // A 429's own retry-after is exact; its headers' whole-second reset is not.
+        if (options.auth !== false && status !== 429) bucket.observe(response.headers);
+        const data = interpret(endpoint, status, response.headers, text);
         logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);
         return options.schema ? validate(options.schema, data, endpoint) : (data as T);
       } catch (err) {

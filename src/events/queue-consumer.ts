@@ -126,16 +126,28 @@ export class QueueConsumer {
     this.#setState(wasFatal ? "auth_failed" : "stopped");
   }
 
+  // One suspended frame per parked poll: the loop awaits the poll's promise itself, and a batch
+  // that needs no dispatch (a heartbeat) sends the next poll at once.
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted && this.state !== "auth_failed") {
-      if (this.queueId === null) {
+      const queueId = this.queueId;
+      if (queueId === null) {
         const reason = this.#pendingReason ?? "queue_expired";
         this.#pendingReason = undefined;
-        if (!(await this.#register(reason))) continue;
+        await this.#register(reason);
+        continue;
       }
       try {
-        await this.#pollOnce(signal);
+        let ahead = this.#ahead;
+        this.#ahead = undefined;
+        if (ahead?.queueId !== queueId) {
+          await this.#opts.waitForCapacity(signal);
+          ahead = this.#send(queueId, signal);
+        }
+        this.#setState("polling");
+        const dispatched = this.#take(await ahead.events, queueId, signal);
+        if (dispatched) await dispatched;
       } catch (err) {
         if (signal.aborted) break;
         await this.#onPollError(err, signal);
@@ -144,21 +156,12 @@ export class QueueConsumer {
   }
 
   /**
-   * Take the poll sent ahead (or send one once there is capacity), then dispatch its batch.
-   * Reading ahead acknowledges a batch before its handlers ran: harmless, as a new queue replays
-   * messages from the delivery ledger, and at most one batch beyond the capacity is held.
+   * Parse a poll's answer and hand its events over; what is returned settles when they are
+   * dispatched (nothing for a batch of heartbeats only). Reading ahead acknowledges a batch before
+   * its handlers ran: harmless, as a new queue replays messages from the delivery ledger, and at
+   * most one batch beyond the capacity is held.
    */
-  async #pollOnce(signal: AbortSignal): Promise<void> {
-    const queueId = this.queueId;
-    if (queueId === null) return;
-    let ahead = this.#ahead;
-    this.#ahead = undefined;
-    if (ahead?.queueId !== queueId) {
-      await this.#opts.waitForCapacity(signal);
-      ahead = this.#send(queueId, signal);
-    }
-    this.#setState("polling");
-    const raw = await ahead.events;
+  #take(raw: unknown[], queueId: string, signal: AbortSignal): Promise<void> | undefined {
     this.lastContactAt = this.#opts.clock.now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
@@ -174,19 +177,24 @@ export class QueueConsumer {
       }
       batch.push(parsed);
     }
+    if (batch.length === 0) {
+      this.#readAhead(queueId, signal);
+      return undefined;
+    }
     // A large batch: the next poll goes out first, so the server prepares it while this one is
     // dispatched. A small one is dispatched in far less than a poll's round trip: its handlers'
     // first calls (a reply) go out first, and the next poll one event-loop turn later.
-    const small = batch.length <= SMALL_BATCH;
-    if (!small) this.#readAhead(queueId, signal);
-    const dispatched = batch.length > 0 ? this.#opts.onEvents(batch) : undefined;
-    if (small) {
-      // Its failure is met by the await below; until then it must not count as unhandled.
-      dispatched?.catch(() => {});
-      await nextTurn();
+    if (batch.length > SMALL_BATCH) {
       this.#readAhead(queueId, signal);
+      return this.#opts.onEvents(batch);
     }
-    await dispatched;
+    const dispatched = this.#opts.onEvents(batch);
+    // Its failure is met by the caller's await; until then it must not count as unhandled.
+    dispatched.catch(() => {});
+    return nextTurn().then(() => {
+      this.#readAhead(queueId, signal);
+      return dispatched;
+    });
   }
 
   /** Send the next poll now, while there is capacity for its batch. */

@@ -84,18 +84,20 @@ export function queueApiFor(
 ): QueueApi {
   return {
     register,
-    poll: async (queue_id, last_event_id, { signal, timeoutMs }) => {
-      const body = await client.request<{ events: unknown[] }>(
-        "GET",
-        "/events",
-        { queue_id, last_event_id },
-        { signal, timeoutMs, idempotent: false },
-      );
-      return Array.isArray(body.events) ? body.events : [];
-    },
+    poll: (queue_id, last_event_id, { signal, timeoutMs }) =>
+      client
+        .request<{ events?: unknown }>(
+          "GET",
+          "/events",
+          { queue_id, last_event_id },
+          { signal, timeoutMs, idempotent: false },
+        )
+        .then(eventsOf),
     deleteQueue: (queueId) => client.events.deleteQueue(queueId),
   };
 }
+
+const eventsOf = (body: { events?: unknown }): unknown[] => (Array.isArray(body.events) ? body.events : []);
 
 /** Stop polling while this many events are waiting or running (bounded memory). */
 const MAX_IN_FLIGHT = 256;

@@ -127,6 +127,22 @@ describe("what goes first: the next poll or the batch's dispatch", () => {
     await expect.poll(() => steps.slice(1, 3)).toEqual(["batch of 1", "poll"]);
   });
 
+  it("a heartbeat is not handed over: the next poll follows on the same queue", async () => {
+    await sandbox.stop();
+    sandbox = await startSandbox({ heartbeatSeconds: 1 });
+    sandbox.control.createUser({
+      email: BOT,
+      full_name: "Reader",
+      bot: "generic",
+      owner: "owner@sandbox.example",
+    });
+    const steps = await ordered();
+    await expect.poll(() => steps.length, { timeout: 5000 }).toBeGreaterThanOrEqual(3);
+    expect(steps.slice(0, 3)).toEqual(["poll", "poll", "poll"]);
+    expect(consumer?.lastHeartbeatAt).toBeTypeOf("number");
+    expect(consumer?.registrations).toBe(1);
+  });
+
   it("a large batch after the next poll is sent (the server prepares it meanwhile)", async () => {
     // Ten messages wait in the queue before the first poll, so they come as one batch.
     sandbox.control.delay(300, { paths: ["/events"] });
