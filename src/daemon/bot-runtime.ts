@@ -25,6 +25,14 @@ interface SetUp {
   eventTypes: string[] | null;
 }
 
+/** The declarations of a bot that made none (never written to: setup is over when they are read). */
+const NONE: SetUp["declarations"] = {
+  recurring: new Map(),
+  cronJobs: [],
+  webhooks: new Map(),
+  startHandlers: [],
+};
+
 export class BotRuntime {
   readonly name: string;
   readonly #o: BotRuntimeOptions;
@@ -85,7 +93,13 @@ export class BotRuntime {
     const all = types.includes("*") || types.includes("unknown");
     const { recurring, cronJobs, webhooks, startHandlers } = handle;
     this.#setUp = {
-      declarations: { recurring, cronJobs, webhooks, startHandlers },
+      // Kept past setup: most bots declare none of them, and share the empty ones.
+      declarations: {
+        recurring: recurring.size > 0 ? recurring : NONE.recurring,
+        cronJobs: cronJobs.length > 0 ? cronJobs : NONE.cronJobs,
+        webhooks: webhooks.size > 0 ? webhooks : NONE.webhooks,
+        startHandlers: startHandlers.length > 0 ? startHandlers : NONE.startHandlers,
+      },
       dispatcher: this.#parts.dispatcher(handle.composer),
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
     };

@@ -19,7 +19,8 @@ export class LocalEcho {
   /** The queue the bot polls now; undefined (none, or no `message` events): sends carry no local id. */
   queue: string | undefined;
   #n = 0;
-  readonly #pending = new Map<string, Pending>();
+  /** Sends in flight by local id; made by the first send that can echo. */
+  #pending: Map<string, Pending> | undefined;
   readonly #clock: Clock;
 
   /** `clock`: what the wait for an echo is timed on. */
@@ -31,13 +32,14 @@ export class LocalEcho {
   tag(): { queue_id: string; local_id: string } | undefined {
     if (this.queue === undefined) return undefined;
     const local_id = `${++this.#n}.01`;
+    this.#pending ??= new Map();
     this.#pending.set(local_id, {});
     return { queue_id: this.queue, local_id };
   }
 
   /** A message event of the bot's queue. */
   arrived(localId: string, messageId: number): void {
-    const pending = this.#pending.get(localId);
+    const pending = this.#pending?.get(localId);
     if (!pending) return;
     pending.id = messageId;
     pending.resolve?.(messageId);
@@ -45,12 +47,12 @@ export class LocalEcho {
 
   /** The send answered (or is given up on): its id is no longer watched. */
   done(localId: string): void {
-    this.#pending.delete(localId);
+    this.#pending?.delete(localId);
   }
 
   /** The id of the message the send `localId` made, if its echo comes within `ms`. */
   async wait(localId: string, ms: number, signal: AbortSignal): Promise<number | undefined> {
-    const pending = this.#pending.get(localId);
+    const pending = this.#pending?.get(localId);
     if (!pending) return undefined;
     try {
       if (pending.id !== undefined) return pending.id;

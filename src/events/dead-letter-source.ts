@@ -31,7 +31,8 @@ export interface DeadLetterSourceOptions {
 export class DeadLetterSource {
   readonly #o: DeadLetterSourceOptions;
   /** Letters being replayed now: a later look must not hand them over twice. */
-  readonly #inFlight = new Set<string>();
+  /** Made by the first retry: most bots never have one. */
+  #inFlight: Set<string> | undefined;
   /** A look is running; `#again`: another was asked for meanwhile. */
   #looking: Promise<void> | undefined;
   #again = false;
@@ -75,12 +76,14 @@ export class DeadLetterSource {
     if (signal.aborted) return;
     try {
       for (const letter of await letters.retryRequested()) {
-        if (signal.aborted || this.#inFlight.has(letter.id)) continue;
-        this.#inFlight.add(letter.id);
+        this.#inFlight ??= new Set();
+        const inFlight = this.#inFlight;
+        if (signal.aborted || inFlight.has(letter.id)) continue;
+        inFlight.add(letter.id);
         log.info({ deadLetter: letter.id }, "replaying a dead letter");
         const replayed = letter.source === "job" ? this.#o.replayJob(letter) : dispatcher.replay(letter);
         void replayed.then((handled) => {
-          this.#inFlight.delete(letter.id);
+          inFlight.delete(letter.id);
           if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");
         });
       }

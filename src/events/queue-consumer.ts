@@ -59,6 +59,11 @@ export interface QueueConsumerOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** What contact times are read from and backoffs wait on. */
   clock: Clock;
+  /**
+   * Ends the polling when aborted (the bot's own stop signal, so a daemon holds one signal per bot,
+   * not two); `stop()` then expects it aborted. Without it the consumer keeps its own.
+   */
+  signal?: AbortSignal;
 }
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
@@ -69,7 +74,9 @@ export class QueueConsumer {
   get pacer(): PollPacer | undefined {
     return this.#opts.pacer;
   }
-  #abort = new AbortController();
+  /** Ours to abort in `stop()`, when no `signal` was given. */
+  readonly #abort: AbortController | undefined;
+  readonly #signal: AbortSignal;
   #loop: Promise<void> | undefined;
   // Public for reading (the bot's status); only the consumer writes them.
   state: ConsumerState = "idle";
@@ -92,6 +99,11 @@ export class QueueConsumer {
 
   constructor(opts: QueueConsumerOptions) {
     this.#opts = opts;
+    if (opts.signal) this.#signal = opts.signal;
+    else {
+      this.#abort = new AbortController();
+      this.#signal = this.#abort.signal;
+    }
   }
 
   /** Register the first queue, then keep polling in the background. Rejects on a 401. */
@@ -110,8 +122,10 @@ export class QueueConsumer {
   async stop(): Promise<void> {
     if (this.state === "stopped") return;
     const wasFatal = this.state === "auth_failed";
+    if (this.#abort) this.#abort.abort(new Error("bot stopping"));
+    else if (!this.#signal.aborted)
+      throw new Error("QueueConsumer.stop(): abort the `signal` it was given first");
     this.#setState("stopping");
-    this.#abort.abort(new Error("bot stopping"));
     await this.#loop;
     const queueId = this.queueId;
     this.queueId = null;
@@ -129,7 +143,7 @@ export class QueueConsumer {
   // One suspended frame per parked poll: the loop awaits the poll's promise itself, and a batch
   // that needs no dispatch (a heartbeat) sends the next poll at once.
   async #run(): Promise<void> {
-    const signal = this.#abort.signal;
+    const signal = this.#signal;
     while (!signal.aborted && this.state !== "auth_failed") {
       const queueId = this.queueId;
       if (queueId === null) {
@@ -270,7 +284,7 @@ export class QueueConsumer {
 
   /** Register a queue, retrying transient failures; false when stopped or fatally failed. */
   async #register(reason: RegisterReason): Promise<boolean> {
-    const signal = this.#abort.signal;
+    const signal = this.#signal;
     while (!signal.aborted) {
       this.#setState("registering");
       try {

@@ -124,6 +124,7 @@ export class QueueSource {
       clock: options.clock,
       longpollMarginMs: options.longpollMarginMs,
       backoff: options.backoff,
+      signal: options.signal,
       pacer: new PollPacer({ bucket: client.budget.events, clock: options.clock }),
       api: queueApiFor(client, async (signal) => {
         // First start: note the newest message BEFORE the queue exists. Taken after, a message

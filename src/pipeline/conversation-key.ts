@@ -161,12 +161,13 @@ export class MessageMemory {
   readonly #ids: number[] = [];
   readonly #keys: (string | undefined)[] = [];
   #start = 0;
-  readonly #others = new Map<number, string>();
+  /** Made on first use: most bots never see a message out of order. */
+  #others: Map<number, string> | undefined;
 
   constructor(readonly capacity: number) {}
 
   get(id: number): string | undefined {
-    if (this.#others.size > 0) {
+    if (this.#others !== undefined && this.#others.size > 0) {
       const key = this.#others.get(id);
       if (key !== undefined) return key;
     }
@@ -185,12 +186,14 @@ export class MessageMemory {
       this.#keys[at] = key;
       return;
     }
-    this.#others.set(id, key);
-    if (this.#others.size > this.capacity) this.#others.delete(this.#others.keys().next().value as number);
+    this.#others ??= new Map();
+    const others = this.#others;
+    others.set(id, key);
+    if (others.size > this.capacity) others.delete(others.keys().next().value as number);
   }
 
   delete(id: number): void {
-    this.#others.delete(id);
+    this.#others?.delete(id);
     const at = this.#find(id);
     if (at >= 0) this.#keys[at] = undefined;
   }

@@ -116,15 +116,16 @@ export class ConversationQueue {
   readonly #timeoutMs: number;
   readonly #log: Logger;
   readonly #clock: Clock;
-  readonly #lines = new Map<string, Line>();
+  // The collections are made on first use: a daemon holds a queue per bot, idle ones included.
+  #lines: Map<string, Line> | undefined;
   /** Keys whose next task may start, oldest first. */
-  #ready = new Fifo<Line>();
-  readonly #running = new Set<Task>();
+  #ready: Fifo<Line> | undefined;
+  #running: Set<Task> | undefined;
   /**
    * Async tasks in the order they returned their promise, which is the order of their deadlines
    * (every task has the same timeout): one clock timer, armed for the oldest, serves them all.
    */
-  readonly #timed = new Set<Task>();
+  #timed: Set<Task> | undefined;
   #timer: TimerHandle | undefined;
   /** Tasks running or held. */
   #active = 0;
@@ -149,14 +150,16 @@ export class ConversationQueue {
    * serves every push). `onDone` is called once it finished (or was dropped by abortAll).
    */
   push<A = undefined>(key: string, task: QueueTask<A>, arg?: A, onDone?: () => void): void {
-    let line = this.#lines.get(key);
+    this.#lines ??= new Map();
+    const lines = this.#lines;
+    let line = lines.get(key);
     if (line === undefined) {
       line = new Line();
-      this.#lines.set(key, line);
+      lines.set(key, line);
     }
     line.items.push(new Task(key, task as QueueTask<unknown>, arg, onDone));
     this.#waiting++;
-    if (!line.busy && line.size === 1) this.#ready.items.push(line);
+    if (!line.busy && line.size === 1) this.#makeReady(line);
     this.#pump();
   }
 
@@ -190,13 +193,14 @@ export class ConversationQueue {
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
     const dropped: Task[] = [];
-    for (const [key, line] of this.#lines) {
+    const lines = this.#lines;
+    for (const [key, line] of lines ?? []) {
       for (const task of line.dropWaiting()) dropped.push(task);
-      if (line.size === 0) this.#lines.delete(key);
+      if (line.size === 0) lines?.delete(key);
     }
-    this.#ready = new Fifo();
+    this.#ready = undefined;
     this.#waiting = 0;
-    for (const task of this.#running) task.abort(reason);
+    for (const task of this.#running ?? []) task.abort(reason);
     for (const task of dropped) {
       task.state = "done";
       this.#callDone(task);
@@ -210,8 +214,10 @@ export class ConversationQueue {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      while (this.#running.size < this.#concurrency && this.#ready.size > 0) {
-        const line = this.#ready.shift();
+      for (;;) {
+        const ready = this.#ready;
+        if (ready === undefined || ready.size === 0 || (this.#running?.size ?? 0) >= this.#concurrency) break;
+        const line = ready.shift();
         line.busy = true;
         this.#waiting--;
         this.#start(line.items[line.head] as Task);
@@ -223,6 +229,7 @@ export class ConversationQueue {
 
   #start(task: Task): void {
     task.state = "running";
+    this.#running ??= new Set();
     this.#running.add(task);
     this.#active++;
     let result: unknown;
@@ -238,6 +245,7 @@ export class ConversationQueue {
       return;
     }
     task.dueAt = this.#clock.now() + this.#timeoutMs;
+    this.#timed ??= new Set();
     this.#timed.add(task);
     this.#timer ??= this.#clock.setTimeout(this.#sweep, this.#timeoutMs);
     try {
@@ -260,7 +268,7 @@ export class ConversationQueue {
   readonly #sweep = (): void => {
     this.#timer = undefined;
     const now = this.#clock.now();
-    for (const task of this.#timed) {
+    for (const task of this.#timed ?? []) {
       if (task.dueAt > now) {
         this.#timer = this.#clock.setTimeout(this.#sweep, task.dueAt - now);
         return;
@@ -288,8 +296,9 @@ export class ConversationQueue {
   /** The task returned, settled or timed out: free its slot, and its key unless it holds it. */
   #finish(task: Task): void {
     if (task.state !== "running") return;
-    this.#running.delete(task);
-    if (this.#timed.delete(task) && this.#timed.size === 0 && this.#timer !== undefined) {
+    this.#running?.delete(task);
+    const timed = this.#timed;
+    if (timed?.delete(task) && timed.size === 0 && this.#timer !== undefined) {
       this.#clock.clearTimeout(this.#timer);
       this.#timer = undefined;
     }
@@ -310,13 +319,20 @@ export class ConversationQueue {
   #release(task: Task): void {
     task.state = "done";
     this.#active--;
-    const line = this.#lines.get(task.key)!;
-    line.shift();
-    line.busy = false;
-    if (line.size > 0) this.#ready.items.push(line);
-    else this.#lines.delete(task.key);
+    const line = this.#lines?.get(task.key);
+    if (line !== undefined) {
+      line.shift();
+      line.busy = false;
+      if (line.size > 0) this.#makeReady(line);
+      else this.#lines?.delete(task.key);
+    }
     this.#callDone(task);
     this.#settleWaiters();
+  }
+
+  #makeReady(line: Line): void {
+    this.#ready ??= new Fifo();
+    this.#ready.items.push(line);
   }
 
   #settleWaiters(): void {

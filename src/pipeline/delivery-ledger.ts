@@ -25,6 +25,9 @@ const LEGACY_MARK = "handled:";
 /** Drop the window's finished head once it is this long and more than half the array. */
 const COMPACT_AT = 1024;
 
+/** The marks of a ledger that restored none (most bots): shared, only ever read or deleted from. */
+const NO_MARKS: Set<number> = new Set();
+
 export class DeliveryLedger {
   readonly #store: StateStore;
   #cursor: number | undefined;
@@ -33,7 +36,7 @@ export class DeliveryLedger {
   #head = 0;
   #maxBegun = -1;
   /** Marks read from the store at open that the cursor has not passed yet, and the lowest. */
-  #restored = new Set<number>();
+  #restored = NO_MARKS;
   #lowestRestored = Number.POSITIVE_INFINITY;
   /** What the store holds: the cursor as of the last save, and whether the marks changed since. */
   #savedCursor: number | undefined;
@@ -49,7 +52,7 @@ export class DeliveryLedger {
     const ledger = new DeliveryLedger(store);
     const cursor = await store.get(CURSOR);
     ledger.#cursor = typeof cursor === "number" ? cursor : undefined;
-    const restored = ledger.#restored;
+    const restored = new Set<number>();
     for (const [from, to] of rangesIn(await store.get(FINISHED))) {
       for (let id = from; id <= to; id++) restored.add(id);
     }
@@ -59,6 +62,7 @@ export class DeliveryLedger {
       ledger.#legacyKeys.push(key);
     }
     ledger.#marksChanged = ledger.#legacyKeys.length > 0;
+    if (restored.size > 0) ledger.#restored = restored;
     for (const mark of restored) if (mark < ledger.#lowestRestored) ledger.#lowestRestored = mark;
     ledger.#savedCursor = ledger.#cursor;
     ledger.#maxBegun = ledger.#cursor ?? -1;

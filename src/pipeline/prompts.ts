@@ -29,7 +29,8 @@ export class PromptError extends BothostError<"PROMPT_TIMEOUT" | "PROMPT_PENDING
 export const PROMPT_TIMEOUT_MS = 25_000;
 
 export class PendingPrompts {
-  readonly #waiting = new Map<string, (message: Message) => void>();
+  /** Made by the first prompt: most bots never ask. */
+  #waiting: Map<string, (message: Message) => void> | undefined;
   readonly #clock: Clock;
 
   constructor(clock: Clock = realClock) {
@@ -38,13 +39,15 @@ export class PendingPrompts {
 
   /** Prompts waiting for an answer. */
   get size(): number {
-    return this.#waiting.size;
+    return this.#waiting?.size ?? 0;
   }
 
   /** Wait for `userId`'s next message in the conversation of `event`. */
   wait(event: ServerEvent, userId: number, timeoutMs: number, signal: AbortSignal): Promise<Message> {
     const key = `${conversationKey(event)}|${userId}`;
-    if (this.#waiting.has(key)) {
+    this.#waiting ??= new Map();
+    const waiting = this.#waiting;
+    if (waiting.has(key)) {
       return Promise.reject(
         new PromptError(
           "PROMPT_PENDING",
@@ -54,7 +57,7 @@ export class PendingPrompts {
     }
     return new Promise<Message>((resolve, reject) => {
       const done = () => {
-        this.#waiting.delete(key);
+        waiting.delete(key);
         this.#clock.clearTimeout(timer);
         signal.removeEventListener("abort", aborted);
       };
@@ -70,7 +73,7 @@ export class PendingPrompts {
       };
       if (signal.aborted) return aborted();
       signal.addEventListener("abort", aborted, { once: true });
-      this.#waiting.set(key, (message) => {
+      waiting.set(key, (message: Message) => {
         done();
         resolve(message);
       });
@@ -79,9 +82,10 @@ export class PendingPrompts {
 
   /** A message a prompt waits for: hand it over and return true (it then reaches no handler). */
   take(event: ServerEvent): boolean {
-    if (this.#waiting.size === 0 || event.type !== "message") return false;
+    const waiting = this.#waiting;
+    if (waiting === undefined || waiting.size === 0 || event.type !== "message") return false;
     const message = (event as { message: Message }).message;
-    const answer = this.#waiting.get(`${conversationKey(event)}|${message.sender_id}`);
+    const answer = waiting.get(`${conversationKey(event)}|${message.sender_id}`);
     answer?.(message);
     return answer !== undefined;
   }
