@@ -1,6 +1,6 @@
 /** `createClient`: one authenticated client per bot account, with typed methods per resource. */
 import { readFileSync } from "node:fs";
-import { type Dispatcher, Pool } from "undici";
+import { Client as Connection, type Dispatcher, Pool } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";
 import { type CapturedCall, capturing } from "./capture.ts";
 import { ClientConfigError } from "./errors.ts";
@@ -148,6 +148,7 @@ export function createClient(options: ClientOptions): Client {
     origin,
     apiBase,
     dispatcher: options.dispatcher ?? sharedPool(origin, tls),
+    pollDispatcher: options.dispatcher ? undefined : ownConnection(origin, tls),
     email,
     apiKey,
     userAgent: options.userAgent ?? defaultUserAgent,
@@ -250,14 +251,31 @@ export function sharedPool(origin: string, tls: TlsOptions = {}): Pool {
   const key = `${origin} ${tls.rejectUnauthorized === false ? "insecure" : "verify"} ${tls.ca ?? ""}`;
   let pool = pools.get(key);
   if (!pool) {
-    const connect = {
-      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-      ...(tls.ca ? { ca: tls.ca } : {}),
-    };
-    pool = new Pool(origin, { connect });
+    pool = new Pool(origin, { connect: connectOptions(tls) });
     pools.set(key, pool);
   }
   return pool;
+}
+
+/**
+ * One connection of a client's own, made on first use, for its event queue's long polls: a poll
+ * is parked for up to a minute, so a daemon with a pool shared by N bots would hold N busy
+ * connections there, and every call would search past them for a free one. Once the client is
+ * dropped, the connection closes when it has been idle for the keep-alive timeout.
+ */
+function ownConnection(origin: string, tls: TlsOptions): () => Dispatcher {
+  let connection: Connection | undefined;
+  return () => {
+    connection ??= new Connection(origin, { connect: connectOptions(tls) });
+    return connection;
+  };
+}
+
+function connectOptions(tls: TlsOptions): { rejectUnauthorized?: boolean; ca?: string } {
+  return {
+    ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+    ...(tls.ca ? { ca: tls.ca } : {}),
+  };
 }
 
 /** Close every shared pool, waiting for requests in flight. Call once at process shutdown. */

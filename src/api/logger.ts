@@ -8,6 +8,8 @@ export interface Logger {
   warn: LogFn;
   error: LogFn;
   child?: (bindings: Record<string, unknown>) => Logger;
+  /** Whether a level is logged (pino's); lets a caller skip building a line nobody reads. */
+  isLevelEnabled?: (level: string) => boolean;
 }
 
 const noop: LogFn = () => {};

@@ -95,6 +95,11 @@ export interface TransportConfig {
   origin: string;
   apiBase: string;
   dispatcher: Dispatcher;
+  /**
+   * Where the event queue's long polls (GET /events) go instead, if set: a connection of the
+   * account's own, so a poll never searches a pool of every other bot's parked polls.
+   */
+  pollDispatcher?: (() => Dispatcher) | undefined;
   email: string;
   apiKey: string;
   userAgent: string;
@@ -116,6 +121,7 @@ const timeoutCodes = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
 /** Build the request function of one client. */
 export function createTransport(config: TransportConfig): RequestFn {
   const { origin, apiBase, dispatcher, email, apiKey, logger, clock } = config;
+  const polls = config.pollDispatcher;
   const { budget } = config;
   const clientPolicy = withRetry(defaultRetryPolicy, config.retry);
   const credentials = Buffer.from(`${email}:${apiKey}`).toString("base64");
@@ -245,7 +251,8 @@ export function createTransport(config: TransportConfig): RequestFn {
         let response: Dispatcher.ResponseData;
         let text: string;
         try {
-          response = await dispatcher.request(
+          const target = polls && method === "GET" && path === "/events" ? polls() : dispatcher;
+          response = await target.request(
             requestOf(method, path, params, options as RequestOptions<unknown>, timeoutMs),
           );
           text = await response.body.text();
@@ -259,7 +266,9 @@ export function createTransport(config: TransportConfig): RequestFn {
         // A 429's own retry-after is exact; its headers' whole-second reset is not.
         if (options.auth !== false && status !== 429) bucket.observe(response.headers);
         const data = interpret(endpoint, status, response.headers, text);
-        logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);
+        // Every poll passes here: the line is built only when debug is on.
+        if (logger.isLevelEnabled?.("debug") !== false)
+          logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);
         return options.schema ? validate(options.schema, data, endpoint) : (data as T);
       } catch (err) {
         if (signal?.aborted) throw signal.reason;

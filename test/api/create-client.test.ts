@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { describe, expect } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { createClient, parseServerAddress, sharedPool } from "../../src/api/create-client.ts";
 import { ClientConfigError } from "../../src/api/errors.ts";
 import { API_KEY, EMAIL, test } from "../support/api/client-fixture.ts";
@@ -71,6 +71,33 @@ describe("createClient", () => {
     expect(error).toBeInstanceOf(ClientConfigError);
     expect((error as Error).message.startsWith(message)).toBe(true);
     expect((error as Error).message).not.toContain(API_KEY);
+  });
+
+  test("each client's long polls have a connection of their own; its other calls share the pool", async ({
+    server,
+  }) => {
+    const make = (email: string) =>
+      createClient({ url: server.url, email, apiKey: API_KEY, rateLimit: false, retry: false });
+    const [a, b] = [make("a-bot@x.org"), make("b-bot@x.org")];
+    const stop = new AbortController();
+    const parked = (client: typeof a) =>
+      client.events.get({ queue_id: "q" }, { signal: stop.signal }).catch(() => undefined);
+    server.reply({ hang: true }, success({ id: 1 }), success({ id: 2 }), { hang: true });
+    const polls = [parked(a)];
+    const send = { type: "channel" as const, to: 1, topic: "t", content: "hi" };
+    await vi.waitFor(() => expect(server.requests).toHaveLength(1));
+    // While a's poll is parked, a's send and then b's go out at once, on pooled connections.
+    await a.messages.send(send);
+    await b.messages.send(send);
+    // b's poll would take a pooled connection left idle by the sends; it has one of its own.
+    polls.push(parked(b));
+    await vi.waitFor(() => expect(server.requests).toHaveLength(4));
+    const [pollA, sendA, sendB, pollB] = server.requests.map((r) => r.remotePort);
+    expect(pollB).not.toBe(pollA);
+    expect([pollA, pollB]).not.toContain(sendA);
+    expect([pollA, pollB]).not.toContain(sendB);
+    stop.abort();
+    await Promise.all(polls);
   });
 
   test("the client object exposes no secret", ({ makeClient }) => {
