@@ -122,6 +122,8 @@ const timeoutCodes = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
 export function createTransport(config: TransportConfig): RequestFn {
   const { origin, apiBase, dispatcher, email, apiKey, logger, clock } = config;
   const polls = config.pollDispatcher;
+  /** Polls on the account's own connection now (0 or 1). */
+  let pollsOut = 0;
   const { budget } = config;
   const clientPolicy = withRetry(defaultRetryPolicy, config.retry);
   const credentials = Buffer.from(`${email}:${apiKey}`).toString("base64");
@@ -250,9 +252,12 @@ export function createTransport(config: TransportConfig): RequestFn {
       try {
         let response: Dispatcher.ResponseData;
         let text: string;
+        // A second poll at once (another queue of the same account) goes through the pool
+        // rather than wait behind the parked one.
+        const own = polls !== undefined && pollsOut === 0 && method === "GET" && path === "/events";
+        if (own) pollsOut++;
         try {
-          const target = polls && method === "GET" && path === "/events" ? polls() : dispatcher;
-          response = await target.request(
+          response = await (own ? polls() : dispatcher).request(
             requestOf(method, path, params, options as RequestOptions<unknown>, timeoutMs),
           );
           text = await response.body.text();
@@ -260,6 +265,8 @@ export function createTransport(config: TransportConfig): RequestFn {
           config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
           if (signal?.aborted) throw signal.reason;
           throw toNetworkError(err, endpoint, timeoutMs);
+        } finally {
+          if (own) pollsOut--;
         }
         const status = response.statusCode;
         config.onResponse?.({ endpoint, status, ms: clock.now() - started });

@@ -100,6 +100,21 @@ describe("createClient", () => {
     await Promise.all(polls);
   });
 
+  test("a client's second poll at once does not wait behind its parked one", async ({
+    server,
+    makeClient,
+  }) => {
+    const client = makeClient({ retry: false });
+    const stop = new AbortController();
+    server.reply({ hang: true }, { hang: true });
+    const polls = ["q1", "q2"].map((queue_id) =>
+      client.events.get({ queue_id }, { signal: stop.signal }).catch(() => undefined),
+    );
+    await vi.waitFor(() => expect(server.requests.map((r) => r.query.queue_id)).toEqual(["q1", "q2"]));
+    stop.abort();
+    await Promise.all(polls);
+  });
+
   test("the client object exposes no secret", ({ makeClient }) => {
     const client = makeClient();
     expect(Object.keys(client)).not.toContain("apiKey");
