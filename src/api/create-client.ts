@@ -4,7 +4,7 @@ import { Client as Connection, type Dispatcher, Pool } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";
 import { type CapturedCall, capturing } from "./capture.ts";
 import { ClientConfigError } from "./errors.ts";
-import { type Logger, silentLogger } from "./logger.ts";
+import { type Logger, lazyChild, silentLogger } from "./logger.ts";
 import { DEFAULT_BUDGET, RateBudget } from "./rate-budget.ts";
 import { channelFoldersApi, channelsApi } from "./resources/channels.ts";
 import { eventsApi } from "./resources/events.ts";
@@ -143,7 +143,7 @@ export function createClient(options: ClientOptions): Client {
     clock,
     options.rateLimit !== false,
   );
-  const logger = options.logger?.child?.({ component: "api", email }) ?? options.logger ?? silentLogger;
+  const logger = options.logger ? lazyChild(options.logger, { component: "api", email }) : silentLogger;
   const transport = createTransport({
     origin,
     apiBase,

@@ -8,7 +8,11 @@ import * as rec from "../support/api/records.ts";
 import { failure, success } from "../support/api/test-server.ts";
 
 /** A pino logger writing JSON lines into memory. */
-function capture(): { logger: Logger; lines: () => Array<Record<string, unknown>>; text: () => string } {
+function capture(level = "debug"): {
+  logger: Logger;
+  lines: () => Array<Record<string, unknown>>;
+  text: () => string;
+} {
   const chunks: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -17,7 +21,7 @@ function capture(): { logger: Logger; lines: () => Array<Record<string, unknown>
     },
   });
   // pino's Logger must satisfy our Logger interface as is (checked by tsc here).
-  const logger: Logger = pino({ level: "debug" }, stream);
+  const logger: Logger = pino({ level }, stream);
   return {
     logger,
     text: () => chunks.join(""),
@@ -55,6 +59,21 @@ describe("logging", () => {
       ignoredParameters: ["read_by_sender", "widget_content"],
       msg: "POST /messages: the server ignored parameters it does not support: read_by_sender, widget_content. They may need a newer server.",
     });
+  });
+
+  test("at level info a call that succeeds logs nothing; a warning still names the client", async ({
+    server,
+    makeClient,
+  }) => {
+    const log = capture("info");
+    const client = makeClient({ logger: log.logger });
+    server.reply(success({ id: 1 }), success({ id: 2, ignored_parameters_unsupported: ["widget_content"] }));
+    await client.messages.send({ type: "direct", to: [1], content: "x" });
+    expect(log.lines()).toEqual([]);
+    await client.messages.send({ type: "direct", to: [1], content: "y" });
+    expect(log.lines()).toEqual([
+      expect.objectContaining({ level: 40, component: "api", email: EMAIL, endpoint: "POST /messages" }),
+    ]);
   });
 
   test("a malformed known event is kept as unknown and logged", async ({ server, makeClient }) => {
