@@ -15,9 +15,15 @@ export interface TableEntry {
   expiresAt?: number;
 }
 
-/** Stored key → entry. Every change is reported to `onChange` so FileStore can journal it. */
+/**
+ * Stored key → entry. Every change is reported to `onChange` so FileStore can journal it. Keys are
+ * also indexed by their namespace path, so a view lists its own keys without reading every key of
+ * the store (a daemon's store holds each bot's keys, and each bot lists a few namespaces at start).
+ */
 export class Table {
   private readonly entries = new Map<string, TableEntry>();
+  /** Namespace path (the stored key up to its last "/") → the stored keys directly in it. */
+  private readonly byPath = new Map<string, Set<string>>();
 
   constructor(
     readonly now: () => number,
@@ -29,29 +35,40 @@ export class Table {
     if (entry === undefined) return undefined;
     if (entry.expiresAt !== undefined && entry.expiresAt <= this.now()) {
       // Dropped lazily; replay drops expired entries too, so no journal record is needed.
-      this.entries.delete(storedKey);
+      this.drop(storedKey);
       return undefined;
     }
     return entry;
   }
 
   write(storedKey: string, entry: TableEntry): void {
-    this.entries.set(storedKey, entry);
+    this.put(storedKey, entry);
     this.onChange(storedKey, entry);
   }
 
   remove(storedKey: string): boolean {
     const existed = this.read(storedKey) !== undefined;
     if (existed) {
-      this.entries.delete(storedKey);
+      this.drop(storedKey);
       this.onChange(storedKey, undefined);
     }
     return existed;
   }
 
-  /** Live entries whose stored key starts with `prefix`. */
+  /** Live entries whose stored key starts with `prefix`, at any depth. */
   *scan(prefix: string): Generator<[string, TableEntry]> {
     for (const storedKey of [...this.entries.keys()]) {
+      if (!storedKey.startsWith(prefix)) continue;
+      const entry = this.read(storedKey);
+      if (entry !== undefined) yield [storedKey, entry];
+    }
+  }
+
+  /** Live entries directly in namespace `path` whose stored key starts with `prefix`. */
+  *children(path: string, prefix: string): Generator<[string, TableEntry]> {
+    const keys = this.byPath.get(path);
+    if (keys === undefined) return;
+    for (const storedKey of [...keys]) {
       if (!storedKey.startsWith(prefix)) continue;
       const entry = this.read(storedKey);
       if (entry !== undefined) yield [storedKey, entry];
@@ -61,12 +78,36 @@ export class Table {
   /** Load without notifying (replaying what is already on disk). */
   load(storedKey: string, entry: TableEntry | undefined): void {
     if (entry === undefined || (entry.expiresAt !== undefined && entry.expiresAt <= this.now())) {
-      this.entries.delete(storedKey);
+      this.drop(storedKey);
     } else {
-      this.entries.set(storedKey, entry);
+      this.put(storedKey, entry);
     }
   }
+
+  private put(storedKey: string, entry: TableEntry): void {
+    if (!this.entries.has(storedKey)) {
+      const path = pathOf(storedKey);
+      let keys = this.byPath.get(path);
+      if (keys === undefined) {
+        keys = new Set();
+        this.byPath.set(path, keys);
+      }
+      keys.add(storedKey);
+    }
+    this.entries.set(storedKey, entry);
+  }
+
+  private drop(storedKey: string): void {
+    if (!this.entries.delete(storedKey)) return;
+    const path = pathOf(storedKey);
+    const keys = this.byPath.get(path);
+    keys?.delete(storedKey);
+    if (keys?.size === 0) this.byPath.delete(path);
+  }
 }
+
+/** The namespace path of a stored key: up to and including its last "/" (segments never hold one). */
+const pathOf = (storedKey: string): string => storedKey.slice(0, storedKey.lastIndexOf("/") + 1);
 
 export class StoreView extends KeyedView implements StateStore {
   constructor(
@@ -118,7 +159,7 @@ export class StoreView extends KeyedView implements StateStore {
 
   async list(prefix = ""): Promise<StateEntry[]> {
     const result: StateEntry[] = [];
-    for (const [storedKey, entry] of this.table.scan(this.stored(prefix, "prefix"))) {
+    for (const [storedKey, entry] of this.table.children(this.path, this.stored(prefix, "prefix"))) {
       const key = this.ownKey(storedKey);
       if (key !== undefined) result.push({ key, value: fromJsonText(entry.text) });
     }
