@@ -191,8 +191,8 @@ async function light(options: {
     ...(options.byIndex
       ? {
           byIndex: {
-            bare: rounds.bare.map((r) => r.map(round)),
-            bothost: rounds.bothost.map((r) => r.map(round)),
+            bare: rounds.bare.map((r) => r.map((v) => round(v))),
+            bothost: rounds.bothost.map((r) => r.map((v) => round(v))),
           },
         }
       : {}),
