@@ -3,7 +3,9 @@
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
  * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only);
  * `--light-rounds N --light-pings N --light-warmup N`: the light-traffic row's rounds, pings per
- * contender and round, and how many of each round's first pings are not counted.
+ * contender and round, and how many of each round's first pings are not counted; `--light-by-index`
+ * prints each ping's delay by its index within its process (mean and max over the rounds), and
+ * `--light-node-flags="--trace-gc ..."` passes Node flags to both contenders (for diagnosis).
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -34,6 +36,8 @@ const { values } = parseArgs({
     "light-rounds": { type: "string" },
     "light-pings": { type: "string" },
     "light-warmup": { type: "string" },
+    "light-by-index": { type: "boolean", default: false },
+    "light-node-flags": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -99,6 +103,8 @@ if (only.has("busy")) {
       lightRounds: Number(values["light-rounds"] ?? 4),
       lightPings: Number(values["light-pings"] ?? 40),
       lightWarmup: Number(values["light-warmup"] ?? 3),
+      lightByIndex: values["light-by-index"] ?? false,
+      lightNodeFlags: (values["light-node-flags"] ?? "").split(" ").filter(Boolean),
     },
     say,
   );

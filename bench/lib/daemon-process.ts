@@ -55,8 +55,9 @@ export interface DaemonProcess {
 export function spawnDaemon(
   configFile: string,
   onLine?: (line: Record<string, unknown>) => void,
+  nodeFlags: string[] = [],
 ): DaemonProcess {
-  const child = spawn(process.execPath, [cli, "run", "--config", configFile], {
+  const child = spawn(process.execPath, [...nodeFlags, cli, "run", "--config", configFile], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
   });

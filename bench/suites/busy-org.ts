@@ -115,6 +115,8 @@ export interface LightRow {
   bothost: { p50: number; p99: number };
   /** b − a of the p99s, in ms. */
   p99DiffMs: number;
+  /** With `byIndex`: each ping's delay by its index within its process, every round, warm-up included. */
+  byIndex?: { bare: number[][]; bothost: number[][] };
 }
 
 async function light(options: {
@@ -122,17 +124,20 @@ async function light(options: {
   count: number;
   everyMs: number;
   warmup: number;
+  byIndex: boolean;
+  nodeFlags: string[];
 }): Promise<LightRow> {
   const host = await forkChild("servers/busy-org-host.ts");
   const ready = host.ready as Record<string, string>;
   const samples = { bare: [] as number[], bothost: [] as number[] };
+  const rounds = { bare: [] as number[][], bothost: [] as number[][] };
   try {
     for (let round = 0; round < options.rounds; round++) {
       for (const who of round % 2 === 0 ? (["bare", "bothost"] as const) : (["bothost", "bare"] as const)) {
         const dir = await mkdtemp(join(tmpdir(), "bothost-light-"));
         let stop: () => Promise<unknown>;
         if (who === "bare") {
-          const loop = bareLoop(ready.url!, ready.bareEmail!, ready.bareApiKey!);
+          const loop = bareLoop(ready.url!, ready.bareEmail!, ready.bareApiKey!, options.nodeFlags);
           await loop.registered;
           stop = loop.stop;
         } else {
@@ -150,7 +155,7 @@ async function light(options: {
               },
             ],
           });
-          const daemon = spawnDaemon(config);
+          const daemon = spawnDaemon(config, undefined, options.nodeFlags);
           await daemon
             .waitForLine((l) => l.msg === "daemon started", 60_000)
             .catch((err) => {
@@ -166,6 +171,7 @@ async function light(options: {
         const delays = await host.call<number[]>("light", { count: options.count, everyMs: options.everyMs });
         // The first few include connection set-up in both, and code not yet optimized.
         samples[who].push(...delays.slice(options.warmup));
+        rounds[who].push(delays);
         await stop();
         await rm(dir, { recursive: true, force: true });
       }
@@ -182,12 +188,36 @@ async function light(options: {
     bare,
     bothost,
     p99DiffMs: round(bothost.p99 - bare.p99),
+    ...(options.byIndex
+      ? {
+          byIndex: {
+            bare: rounds.bare.map((r) => r.map((v) => round(v))),
+            bothost: rounds.bothost.map((r) => r.map((v) => round(v))),
+          },
+        }
+      : {}),
   };
 }
 
-function bareLoop(url: string, email: string, apiKey: string) {
+/** One line per ping index: mean and max over the rounds, (a) then (b), in ms. */
+function byIndexLines(byIndex: NonNullable<LightRow["byIndex"]>, warmup: number): string[] {
+  const at = (runs: number[][], i: number) => runs.flatMap((r) => (r[i] === undefined ? [] : [r[i]!]));
+  const cell = (v: number[]) =>
+    v.length === 0
+      ? "-"
+      : `${round(v.reduce((a, b) => a + b, 0) / v.length)} / ${round(Math.max(...v))}`.padEnd(14);
+  const count = Math.max(...byIndex.bare.map((r) => r.length), ...byIndex.bothost.map((r) => r.length));
+  const lines = ["  ping  (a) mean / max   (b) mean / max   (ms; indexes below the warm-up are not counted)"];
+  for (let i = 0; i < count; i++)
+    lines.push(
+      `  ${String(i).padStart(3)}${i < warmup ? "*" : " "}  ${cell(at(byIndex.bare, i))}   ${cell(at(byIndex.bothost, i))}`,
+    );
+  return lines;
+}
+
+function bareLoop(url: string, email: string, apiKey: string, nodeFlags: string[]) {
   const script = fileURLToPath(new URL("../e2e/bare-ping-loop.mjs", import.meta.url));
-  const child = spawn(process.execPath, [script, url, email, apiKey], {
+  const child = spawn(process.execPath, [...nodeFlags, script, url, email, apiKey], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -215,6 +245,10 @@ export async function runBusyOrg(
     lightRounds: number;
     lightPings: number;
     lightWarmup: number;
+    /** Print each ping index's delays (mean and max over the rounds). */
+    lightByIndex: boolean;
+    /** Node flags for both contenders' processes (a diagnosis aid: `--trace-gc`, `--no-memory-reducer`). */
+    lightNodeFlags: string[];
   },
   say: (line: string) => void,
 ): Promise<{ light: LightRow; rows: BusyOrgRow[] }> {
@@ -225,10 +259,13 @@ export async function runBusyOrg(
     count: options.lightPings,
     everyMs: 500,
     warmup: options.lightWarmup,
+    byIndex: options.lightByIndex,
+    nodeFlags: options.lightNodeFlags,
   });
   say(
     `  answer delay p50 ${lightRow.bare.p50} / ${lightRow.bothost.p50} ms, p99 ${lightRow.bare.p99} / ${lightRow.bothost.p99} ms (b − a ${lightRow.p99DiffMs} ms)`,
   );
+  if (lightRow.byIndex) for (const line of byIndexLines(lightRow.byIndex, options.lightWarmup)) say(line);
   const rows: BusyOrgRow[] = [];
   for (const rate of options.rates) {
     say(`busy organization: ${rate} messages/s for ${options.seconds} simulated s at ${options.speed}× …`);
