@@ -1,26 +1,12 @@
 /**
- * The daemon's logger: pino JSON lines, or a readable form on a terminal, with secrets redacted.
+ * The daemon's logger: pino JSON lines, or a readable form on a terminal, with secrets redacted
+ * (src/log/redact-line.ts).
  */
 
 import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
 import type PinoPretty from "pino-pretty";
-
-/** Keys whose values are secrets wherever they appear (top level or one object deep). */
-const secretKeys = [
-  "api_key",
-  "apiKey",
-  "key",
-  "token",
-  "secret",
-  "password",
-  "authorization",
-  "Authorization",
-  "webhook_secret",
-];
-
-/** pino redact paths covering each secret key at the top level and one and two levels deep. */
-export const redactPaths: string[] = secretKeys.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]);
+import { redactLine } from "./redact-line.ts";
 
 export interface LoggerSettings {
   /** trace | debug | info | warn | error | fatal | silent. Default `info`. */
@@ -35,7 +21,9 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   const options: LoggerOptions = {
     level: settings.level ?? "info",
     base: { pid: process.pid },
-    redact: { paths: redactPaths, censor: "[redacted]" },
+    // On the finished line rather than pino's redact paths, which copied the object of every line
+    // (several KB per line) to look for secrets that are almost never there.
+    hooks: { streamWrite: redactLine },
   };
   const wantPretty =
     settings.pretty === true || (settings.pretty !== false && !settings.destination && process.stdout.isTTY);

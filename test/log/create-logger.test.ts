@@ -31,6 +31,18 @@ describe("createLogger", () => {
     expect(parsed.req.headers.authorization).toBe("[redacted]");
   });
 
+  it("redacts secrets in a logged error's properties and in a child logger's lines", () => {
+    const { stream, lines } = sink();
+    const log = createLogger({ destination: stream, pretty: false }).child({ bot: "echo" });
+    const err = Object.assign(new Error("request failed"), { config: { headers: { authorization: key } } });
+    log.error({ err }, "x");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(key);
+    const parsed = JSON.parse(lines[0] ?? "{}");
+    expect(parsed.err.message).toBe("request failed");
+    expect(parsed.err.config.headers.authorization).toBe("[redacted]");
+  });
+
   it("redacts in the readable form too", () => {
     const { stream, lines } = sink();
     const log = createLogger({ destination: stream, pretty: true });
