@@ -98,7 +98,7 @@ export function formatTable(input: Record<string, unknown>): string {
     const i = r.idle;
     rows.push([
       `${n(i.bots)} idle bots: RSS (a) bare loop / (b) bothost run`,
-      `${i.bare.rssMb} / ${i.bothost.rssMb} MB, b/a ${i.rssRatio} (after ${i.settleSeconds} s settling)`,
+      `${i.bare.rssMb} / ${i.bothost.rssMb} MB, b/a ${i.rssRatio} (window from ${i.settleSeconds} s after start${i.settledBy === "reduced" ? ", past both processes' post-start collections" : ""})`,
     ]);
     rows.push([
       `${n(i.bots)} idle bots: CPU (a) bare loop / (b) bothost run`,
