@@ -1,6 +1,6 @@
 /** `createClient`: one authenticated client per bot account, with typed methods per resource. */
 import { readFileSync } from "node:fs";
-import { Client as Connection, type Dispatcher, Pool } from "undici";
+import type { Dispatcher } from "undici";
 import { type Clock, realClock } from "../time/clock.ts";
 import { type CapturedCall, capturing } from "./capture.ts";
 import { ClientConfigError } from "./errors.ts";
@@ -14,6 +14,7 @@ import { savedSnippetsApi } from "./resources/saved-snippets.ts";
 import { typingApi } from "./resources/typing.ts";
 import { pushTokensApi, userGroupsApi, usersApi } from "./resources/users.ts";
 import { createTransport, type RequestFn, type ResourceContext, type RetryOptions } from "./transport.ts";
+import { buildConnector, Connection, ConnectionPool, type Connector } from "./undici-core.ts";
 import { defaultUserAgent } from "./version.ts";
 import { readZuliprc } from "./zuliprc.ts";
 
@@ -244,18 +245,37 @@ interface TlsOptions {
 }
 
 /** One undici Pool per server origin and TLS setting, shared by every client in the process. */
-const pools = new Map<string, Pool>();
+const pools = new Map<string, InstanceType<typeof ConnectionPool>>();
 
 /** The shared pool for `origin` with these TLS settings, created on first use. */
-export function sharedPool(origin: string, tls: TlsOptions = {}): Pool {
-  const key = `${origin} ${tls.rejectUnauthorized === false ? "insecure" : "verify"} ${tls.ca ?? ""}`;
+export function sharedPool(origin: string, tls: TlsOptions = {}): Dispatcher {
+  const key = `${origin} ${tlsKey(tls)}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = new Pool(origin, { connect: connectOptions(tls) });
+    pool = new ConnectionPool(origin, { connect: connectorFor(tls) });
     pools.set(key, pool);
   }
   return pool;
 }
+
+/**
+ * One connector per TLS setting, shared by the pools and every client's own connection: each
+ * connector keeps a TLS session cache, which a thousand bots need not hold a thousand times.
+ */
+const connectors = new Map<string, Connector>();
+
+function connectorFor(tls: TlsOptions): Connector {
+  const key = tlsKey(tls);
+  let connector = connectors.get(key);
+  if (!connector) {
+    connector = buildConnector(connectOptions(tls));
+    connectors.set(key, connector);
+  }
+  return connector;
+}
+
+const tlsKey = (tls: TlsOptions): string =>
+  `${tls.rejectUnauthorized === false ? "insecure" : "verify"} ${tls.ca ?? ""}`;
 
 /**
  * One connection of a client's own, made on first use, for its event queue's long polls: a poll
@@ -264,9 +284,9 @@ export function sharedPool(origin: string, tls: TlsOptions = {}): Pool {
  * dropped, the connection closes when it has been idle for the keep-alive timeout.
  */
 function ownConnection(origin: string, tls: TlsOptions): () => Dispatcher {
-  let connection: Connection | undefined;
+  let connection: Dispatcher | undefined;
   return () => {
-    connection ??= new Connection(origin, { connect: connectOptions(tls) });
+    connection ??= new Connection(origin, { connect: connectorFor(tls) });
     return connection;
   };
 }

@@ -1,0 +1,39 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+describe("undici, as the client loads it", () => {
+  it("is its connection, pool and request modules, without the fetch and WebSocket stack", async () => {
+    // A fresh process: this one has loaded undici's index through the tests' own imports.
+    const script = `
+      import { createServer } from "node:http";
+      import { createRequire } from "node:module";
+      const mod = await import("./src/api/create-client.ts");
+      const { createClient } = mod.createClient ? mod : mod.default;
+      const server = createServer((req, res) => {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ result: "success", msg: "", user_id: 7, email: "probe-bot@x.org", full_name: "Probe" }));
+      });
+      await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const url = "http://127.0.0.1:" + server.address().port;
+      const client = createClient({ url, email: "probe-bot@x.org", apiKey: "0123456789abcdef" });
+      const me = await client.request("GET", "/users/me");
+      server.closeAllConnections();
+      server.close();
+      const loaded = Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes("undici"));
+      console.log(JSON.stringify({ me: me.email, loaded }));
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "jiti/register", "--input-type=module", "-e", script],
+      { cwd: root },
+    );
+    const { me, loaded } = JSON.parse(stdout) as { me: string; loaded: string[] };
+    expect(me).toBe("probe-bot@x.org");
+    expect(loaded.some((f) => f.endsWith("dispatcher/client.js"))).toBe(true);
+    expect(loaded.filter((f) => /[/\\]lib[/\\](web|mock|cache)[/\\]/.test(f))).toEqual([]);
+  });
+});
