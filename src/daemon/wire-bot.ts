@@ -219,9 +219,15 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         letters,
         effects,
       }),
+    // Every property named: an object spread from `start` and then given a dozen more becomes a
+    // hash table with a hidden class of its own, for each bot.
     queueSource: (dispatcher, start) =>
       new QueueSource({
-        ...start,
+        eventTypes: start.eventTypes,
+        signal: start.signal,
+        lastContact: start.lastContact,
+        onRegistered: start.onRegistered,
+        onScheduledMessages: start.onScheduledMessages,
         client,
         log,
         clock,
