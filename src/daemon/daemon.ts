@@ -28,7 +28,7 @@ import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
-import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
+import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonBot {
   name: string;
@@ -70,6 +70,8 @@ export class Daemon {
   readonly bots: BotRuntime[] = [];
   readonly #o: DaemonOptions;
   readonly #flush: () => Promise<void>;
+  /** Shared by every bot (a daemon may run a thousand): none of it depends on the bot. */
+  readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff">;
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   #stopped = false;
@@ -105,6 +107,16 @@ export class Daemon {
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
     this.#coordinator = options.coordinator ?? new SoloCoordinator(options.store, names);
+    const { store, tuning } = options;
+    this.#shared = {
+      commit: () => store.commit(),
+      backoff: tuning?.backoff ? { ...SERVER_BACKOFF, ...tuning.backoff } : SERVER_BACKOFF,
+      // A solo daemon's bots write straight into the store: if it commits synchronously
+      // (FileStore), their ledgers use that. In a cluster each bot writes through its lease's fence.
+      ...(this.#coordinator.mode === "solo" && store.commitNow && store.canCommitNow
+        ? { syncCommit: { ready: () => store.canCommitNow!(), commit: () => store.commitNow!() } }
+        : {}),
+    };
     // In a cluster, every bot stands by until its lease is won.
     for (const bot of options.bots) this.#add(bot).standby = this.#coordinator.mode === "cluster";
     this.#checkHttp();
@@ -297,7 +309,7 @@ export class Daemon {
       ...(this.#o.sandbox ? { sandbox: this.#o.sandbox } : {}),
     });
     const { tuning } = this.#o;
-    const backoff = { ...SERVER_BACKOFF, ...tuning?.backoff };
+    const { backoff } = this.#shared;
     const checkServer = serverCheck({
       bot: bot.name,
       client,
@@ -317,8 +329,7 @@ export class Daemon {
       client,
       store: this.#coordinator.storeFor(bot.name),
       flush: this.#flush,
-      commit: () => this.#o.store.commit(),
-      ...this.#syncCommit(),
+      ...this.#shared,
       log,
       ...optionsFromConfig(c),
       longpollMarginMs: tuning?.longpollMarginMs ?? this.config.longpoll_margin,
@@ -329,16 +340,6 @@ export class Daemon {
       retryRequests: this.#retries,
       ...(captured ? { captured } : {}),
     });
-  }
-
-  /**
-   * A solo daemon's bots write straight into the store: if it commits synchronously (FileStore),
-   * their ledgers use that. In a cluster each bot writes through its lease's fence (Redis).
-   */
-  #syncCommit(): { syncCommit?: { ready(): boolean; commit(): boolean } } {
-    const store = this.#o.store;
-    if (this.#coordinator.mode !== "solo" || !store.commitNow || !store.canCommitNow) return {};
-    return { syncCommit: { ready: () => store.canCommitNow!(), commit: () => store.commitNow!() } };
   }
 
   #httpBot(runtime: BotRuntime): HttpBot {
