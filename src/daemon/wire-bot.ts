@@ -219,8 +219,8 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         letters,
         effects,
       }),
-    // Every property named: an object spread from `start` and then given a dozen more becomes a
-    // hash table with a hidden class of its own, for each bot.
+    // Every property named: an object spread from `start` and then given a dozen more gets a
+    // hidden class of its own, in each bot.
     queueSource: (dispatcher, start) =>
       new QueueSource({
         eventTypes: start.eventTypes,
