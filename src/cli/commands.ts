@@ -1,5 +1,7 @@
 import type { CommandDescription } from "../bot/commands/describe-commands.ts";
 import { loadBots } from "../bot/load-bots.ts";
+import { unsetVariableOf } from "../config/admin-view.ts";
+import { isConfigError } from "../config/config-error.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
@@ -43,7 +45,13 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1)
     return usageError("commands", `give at most one bot, got ${positionals.join(", ")}`);
   try {
-    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
+    const { config, source, placeholders } = await loadForListing(resolveConfigPath({ flag: values.config }));
+    if (placeholders.length > 0) {
+      const names = placeholders.join(", ");
+      process.stderr.write(
+        `bothost commands: ${names} ${placeholders.length === 1 ? "is" : "are"} not set here; read as a placeholder (nothing is sent).\n`,
+      );
+    }
     const wanted = positionals[0];
     const names = Object.keys(config.bots);
     if (wanted !== undefined && !names.includes(wanted)) {
@@ -68,6 +76,28 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
     return ExitCode.Ok;
   } catch (err) {
     return reportStartupError(err);
+  }
+}
+
+/**
+ * The config as `run` loads it; when its only problems are variables not set in this shell (API
+ * keys, usually, which a listing never uses), loaded again with a placeholder for each. If that
+ * load fails too, the first error is the one reported.
+ */
+async function loadForListing(file: string) {
+  try {
+    return { ...(await loadConfigWithSource(file)), placeholders: [] as string[] };
+  } catch (err) {
+    if (!isConfigError(err) || err.code !== "CONFIG_INVALID") throw err;
+    const unset = err.problems.map(unsetVariableOf);
+    if (unset.some((name) => name === undefined)) throw err;
+    const placeholders = [...new Set(unset as string[])];
+    const env = { ...process.env, ...Object.fromEntries(placeholders.map((n) => [n, `unset-${n}`])) };
+    try {
+      return { ...(await loadConfigWithSource(file, { env })), placeholders };
+    } catch {
+      throw err;
+    }
   }
 }
 

@@ -115,6 +115,11 @@ export interface ConfigProblemsOnDisk {
 
 const UNSET = /^environment variable ([A-Za-z_][A-Za-z0-9_]*) is not set\b/;
 
+/** The variable a problem says is not set, if that is what it says. */
+export function unsetVariableOf(problem: ConfigProblem): string | undefined {
+  return UNSET.exec(problem.message)?.[1];
+}
+
 /** Loads the whole config as `bothost run` does and returns its problems instead of throwing them. */
 export async function configProblemsOnDisk(
   file: string,
@@ -125,7 +130,7 @@ export async function configProblemsOnDisk(
     return { problems: [], unsetVariables: [] };
   } catch (err) {
     if (!isConfigError(err)) throw err;
-    const unset = err.problems.map((p) => UNSET.exec(p.message)?.[1]);
+    const unset = err.problems.map(unsetVariableOf);
     return {
       problems: err.problems.filter((_, i) => unset[i] === undefined),
       unsetVariables: [...new Set(unset.filter((n): n is string => n !== undefined))],

@@ -1,4 +1,7 @@
 /** `bothost commands`: the shipped bots' commands as text and as JSON, read offline from their setup. */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { BotCommands } from "../../src/cli/commands.ts";
 import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
@@ -52,5 +55,40 @@ describe("bothost commands", () => {
       'bothost commands: no bot "moderaton" in the config (did you mean "moderation"?). Run "bothost commands --help" for the options.\n',
     );
     expect(hasStackTrace(stderr)).toBe(false);
+  });
+
+  it("lists the commands of a config whose API key variables are not set here, saying so", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "bothost-commands-"));
+    try {
+      const config = path.join(dir, "bothost.yaml");
+      const unsetKey = ["$", "{BOTHOST_TEST_UNSET_KEY}"].join("");
+      const text = [
+        "server:",
+        "  url: https://chat.example.org",
+        "bots:",
+        "  echo:",
+        `    module: ${path.resolve("bots/echo.ts")}`,
+        "    email: echo-bot@chat.example.org",
+        `    api_key: ${unsetKey}`,
+        "",
+      ].join("\n");
+      await writeFile(config, text);
+      const { code, stdout, stderr } = await runCli(["commands", "--config", config]);
+      expect(code).toBe(0);
+      expect(stdout).toContain("echo: in direct messages, when mentioned\n");
+      expect(stdout).toContain("shout");
+      expect(stderr).toBe(
+        "bothost commands: BOTHOST_TEST_UNSET_KEY is not set here; read as a placeholder (nothing is sent).\n",
+      );
+      // Another problem besides the unset variable: the load's own error, as `run` reports it.
+      await writeFile(config, `${text}    concurrency: many\n`);
+      const broken = await runCli(["commands", "--config", config]);
+      expect(broken.code).not.toBe(0);
+      expect(broken.stderr).toContain("environment variable BOTHOST_TEST_UNSET_KEY is not set");
+      expect(broken.stderr).toContain("bots.echo.concurrency");
+      expect(hasStackTrace(broken.stderr)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
