@@ -47,9 +47,9 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
   try {
     const { config, source, placeholders } = await loadForListing(resolveConfigPath({ flag: values.config }));
     if (placeholders.length > 0) {
-      const names = placeholders.join(", ");
+      const unset = placeholders.join(", ");
       process.stderr.write(
-        `bothost commands: ${names} ${placeholders.length === 1 ? "is" : "are"} not set here; read as a placeholder (nothing is sent).\n`,
+        `bothost commands: ${unset} ${placeholders.length === 1 ? "is" : "are"} not set here; read as a placeholder (nothing is sent).\n`,
       );
     }
     const wanted = positionals[0];
