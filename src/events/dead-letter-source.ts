@@ -30,8 +30,10 @@ export interface DeadLetterSourceOptions {
 
 export class DeadLetterSource {
   readonly #o: DeadLetterSourceOptions;
-  /** Letters being replayed now: a later look must not hand them over twice. */
-  /** Made by the first retry: most bots never have one. */
+  /**
+   * Letters being replayed now: a later look must not hand them over twice. Made by the first
+   * retry: most bots never have one.
+   */
   #inFlight: Set<string> | undefined;
   /** A look is running; `#again`: another was asked for meanwhile. */
   #looking: Promise<void> | undefined;

@@ -216,18 +216,19 @@ export type ParsedEvent =
 
 const EventShape = z.looseObject({ id: z.number().int(), type: z.string() });
 
-/**
- * Parse one raw event. Known types are validated against their schema; an unknown type, or a
- * known type whose payload does not match, comes back as an unknown event with the reason.
- */
+/** A heartbeat event (`{ id, type: "heartbeat" }`, its whole schema), checked plainly. */
 function isHeartbeat(raw: unknown): raw is EventMap["heartbeat"] {
   const e = raw as { type?: unknown; id?: unknown } | null;
   return typeof e === "object" && e !== null && e.type === "heartbeat" && Number.isInteger(e.id);
 }
 
+/**
+ * Parse one raw event. Known types are validated against their schema; an unknown type, or a
+ * known type whose payload does not match, comes back as an unknown event with the reason.
+ */
 export function parseEvent(raw: unknown): ParsedEvent {
   if (isMessageEvent(raw)) return { known: true, event: raw };
-  // The other event every queue gets (each idle poll ends with one): its whole schema, checked plainly.
+  // The other event every queue gets: each idle poll ends with one.
   if (isHeartbeat(raw)) return { known: true, event: raw };
   const shape = EventShape.safeParse(raw);
   if (!shape.success) {
