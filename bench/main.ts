@@ -5,7 +5,9 @@
  * `--light-rounds N --light-pings N --light-warmup N`: the light-traffic row's rounds, pings per
  * contender and round, and how many of each round's first pings are not counted; `--light-by-index`
  * prints each ping's delay by its index within its process (mean and max over the rounds), and
- * `--light-node-flags="--trace-gc ..."` passes Node flags to both contenders (for diagnosis);
+ * `--light-node-flags="--trace-gc ..."` passes Node flags to both contenders (for diagnosis), and
+ * `--light-arrivals grid` sends the pings on a fixed 500 ms grid from each contender's start
+ * instead of at random times (500 ms apart on average, the same times for both in a round);
  * `--idle-settle time`: the idle window starts 20 s after "daemon started" even if V8's post-start
  * collections have not run yet (default `reduced`: not before they have, in both processes).
  *
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     "light-pings": { type: "string" },
     "light-warmup": { type: "string" },
     "light-by-index": { type: "boolean", default: false },
+    "light-arrivals": { type: "string" },
     "light-node-flags": { type: "string" },
   },
 });
@@ -47,6 +50,12 @@ const quick = values.quick ?? false;
 const only = new Set((values.only ?? "e2e,dispatch,latency,scale,idle,scheduler,moderation,busy").split(","));
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function lightArrivals(value: string | undefined): "random" | "grid" {
+  if (value === undefined || value === "random" || value === "grid") return value ?? "random";
+  say(`--light-arrivals: "${value}" is not one of random, grid`);
+  process.exit(2);
+}
 
 const machine = {
   cpu: cpus()[0]?.model ?? "unknown",
@@ -108,6 +117,7 @@ if (only.has("busy")) {
       lightWarmup: Number(values["light-warmup"] ?? 3),
       lightByIndex: values["light-by-index"] ?? false,
       lightNodeFlags: (values["light-node-flags"] ?? "").split(" ").filter(Boolean),
+      lightArrivals: lightArrivals(values["light-arrivals"]),
     },
     say,
   );

@@ -47,10 +47,15 @@ const bare = sandbox.control.createUser({
 });
 
 /**
- * Light traffic: `count` pings, one every `everyMs` (real time), each answered by whichever bot
- * listens now; the delay from the ping's acceptance to the answer's, in ms.
+ * Light traffic: `count` pings, one every `everyMs` on average (real time), each answered by
+ * whichever bot listens now; the delay from the ping's acceptance to the answer's, in ms. With a
+ * `seed`, arrivals are random as a user's messages are: a first wait uniform in [0, everyMs) and
+ * gaps uniform in [everyMs/2, 3·everyMs/2), the same sequence for every contender given that seed.
+ * Without one, pings keep a fixed grid from the call, which locks them to the contender's start:
+ * a runtime's timers that run a fixed time after start (V8's post-start collections) then meet
+ * the same ping in every round.
  */
-async function light(args: { count: number; everyMs: number }) {
+async function light(args: { count: number; everyMs: number; seed?: number }) {
   // A ping and its pong's echo are two polls for each contender: 4 a second. This row measures
   // reaction time while the budget lets a bot poll at once, so both accounts get ten times the
   // server's default rule, as an administrator can give an account (the busy rows keep the default).
@@ -60,8 +65,13 @@ async function light(args: { count: number; everyMs: number }) {
       [3_600, 20_000],
     ]);
   pongPerf.length = 0;
+  const next = args.seed === undefined ? undefined : uniform(args.seed);
+  const gap = (first: boolean) =>
+    next === undefined ? (first ? 0 : args.everyMs) : args.everyMs * (first ? next() : 0.5 + next());
   const sent: number[] = [];
   for (let i = 0; i < args.count; i++) {
+    const wait = gap(i === 0);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     sandbox.control.sendAs("member@sandbox.example", {
       type: "channel",
       to: "general",
@@ -69,10 +79,20 @@ async function light(args: { count: number; everyMs: number }) {
       content: "ping",
     });
     sent.push(performance.now());
-    await new Promise((r) => setTimeout(r, args.everyMs));
   }
   for (let i = 0; i < 100 && pongPerf.length < sent.length; i++) await new Promise((r) => setTimeout(r, 50));
   return sent.flatMap((at, k) => (pongPerf[k] === undefined ? [] : [pongPerf[k] - at]));
+}
+
+/** Uniform numbers in [0, 1) from a 32-bit seed (mulberry32): the same seed, the same sequence. */
+function uniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
 }
 
 async function run(args: { rate: number; seconds: number; pingEvery: number }) {

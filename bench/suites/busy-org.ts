@@ -111,6 +111,8 @@ async function oneRate(rate: number, seconds: number, speed: number): Promise<Bu
 export interface LightRow {
   pings: number;
   rounds: number;
+  /** How the pings arrived: at random times (500 ms apart on average) or on a 500 ms grid. */
+  arrivals: "random" | "grid";
   bare: { p50: number; p99: number };
   bothost: { p50: number; p99: number };
   /** b − a of the p99s, in ms. */
@@ -126,6 +128,7 @@ async function light(options: {
   warmup: number;
   byIndex: boolean;
   nodeFlags: string[];
+  arrivals: "random" | "grid";
 }): Promise<LightRow> {
   const host = await forkChild("servers/busy-org-host.ts");
   const ready = host.ready as Record<string, string>;
@@ -133,6 +136,8 @@ async function light(options: {
   const rounds = { bare: [] as number[][], bothost: [] as number[][] };
   try {
     for (let round = 0; round < options.rounds; round++) {
+      // One arrival sequence per round, the same for both contenders.
+      const seed = options.arrivals === "random" ? Math.floor(Math.random() * 2 ** 32) : undefined;
       for (const who of round % 2 === 0 ? (["bare", "bothost"] as const) : (["bothost", "bare"] as const)) {
         const dir = await mkdtemp(join(tmpdir(), "bothost-light-"));
         let stop: () => Promise<unknown>;
@@ -168,7 +173,11 @@ async function light(options: {
             await daemon.exited;
           };
         }
-        const delays = await host.call<number[]>("light", { count: options.count, everyMs: options.everyMs });
+        const delays = await host.call<number[]>("light", {
+          count: options.count,
+          everyMs: options.everyMs,
+          seed,
+        });
         // The first few include connection set-up in both, and code not yet optimized.
         samples[who].push(...delays.slice(options.warmup));
         rounds[who].push(delays);
@@ -185,6 +194,7 @@ async function light(options: {
   return {
     pings: samples.bare.length,
     rounds: options.rounds,
+    arrivals: options.arrivals,
     bare,
     bothost,
     p99DiffMs: round(bothost.p99 - bare.p99),
@@ -249,11 +259,15 @@ export async function runBusyOrg(
     lightByIndex: boolean;
     /** Node flags for both contenders' processes (a diagnosis aid: `--trace-gc`, `--no-memory-reducer`). */
     lightNodeFlags: string[];
+    /** `random`: arrival times as a user's messages have them; `grid`: every 500 ms from the start. */
+    lightArrivals: "random" | "grid";
   },
   say: (line: string) => void,
 ): Promise<{ light: LightRow; rows: BusyOrgRow[] }> {
   // A ping every 500 ms: the bare loop's one poll and one send per ping stay within 200 a minute.
-  say("light traffic: a ping every 500 ms, (a) bare loop / (b) bothost run, alternating …");
+  say(
+    `light traffic: a ping every 500 ms${options.lightArrivals === "random" ? " on average, at random times" : ", on a grid"}, (a) bare loop / (b) bothost run, alternating …`,
+  );
   const lightRow = await light({
     rounds: options.lightRounds,
     count: options.lightPings,
@@ -261,6 +275,7 @@ export async function runBusyOrg(
     warmup: options.lightWarmup,
     byIndex: options.lightByIndex,
     nodeFlags: options.lightNodeFlags,
+    arrivals: options.lightArrivals,
   });
   say(
     `  answer delay p50 ${lightRow.bare.p50} / ${lightRow.bothost.p50} ms, p99 ${lightRow.bare.p99} / ${lightRow.bothost.p99} ms (b − a ${lightRow.p99DiffMs} ms)`,
