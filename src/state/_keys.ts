@@ -99,11 +99,11 @@ export function byKey(a: StateEntry, b: StateEntry): number {
  * `NaN`, a `Date`, a `Map`) is refused instead of being silently altered.
  */
 export function toJsonText(key: string, value: unknown): string {
-  const problem = findProblem(value, "", new Set());
+  const problem = findProblem(value, new Set());
   if (problem) {
     throw new StateError(
       "STATE_INVALID_VALUE",
-      `Cannot store key "${key}": value${problem.path} ${problem.reason}. Store plain JSON (objects, arrays, strings, finite numbers, booleans, null).`,
+      `Cannot store key "${key}": value${problem.path.reverse().join("")} ${problem.reason}. Store plain JSON (objects, arrays, strings, finite numbers, booleans, null).`,
     );
   }
   return JSON.stringify(value);
@@ -113,44 +113,51 @@ export function fromJsonText(text: string): JsonValue {
   return JSON.parse(text) as JsonValue;
 }
 
-function findProblem(
-  value: unknown,
-  path: string,
-  parents: Set<object>,
-): { path: string; reason: string } | undefined {
+/**
+ * The first part of `value` that JSON would not give back unchanged. The path's segments
+ * (`.key`, `[index]`) are collected innermost first on the way out, so a value without a problem,
+ * which is every value on a bot's hot path, allocates no path strings.
+ */
+function findProblem(value: unknown, parents: Set<object>): { path: string[]; reason: string } | undefined {
   switch (typeof value) {
     case "string":
     case "boolean":
       return undefined;
     case "number":
-      return Number.isFinite(value) ? undefined : { path, reason: `is ${value} (not finite)` };
+      return Number.isFinite(value) ? undefined : { path: [], reason: `is ${value} (not finite)` };
     case "object":
       break;
     default:
-      return { path, reason: `is ${typeof value}` };
+      return { path: [], reason: `is ${typeof value}` };
   }
   if (value === null) return undefined;
-  if (parents.has(value)) return { path, reason: "is a circular reference" };
+  if (parents.has(value)) return { path: [], reason: "is a circular reference" };
   parents.add(value);
   try {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const problem = findProblem(value[i], `${path}[${i}]`, parents);
-        if (problem) return problem;
+        const problem = findProblem(value[i], parents);
+        if (problem) return within(problem, `[${i}]`);
       }
       return undefined;
     }
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
       const name = (value as object).constructor?.name ?? "object";
-      return { path, reason: `is a ${name}, not a plain object (convert it, e.g. date.toISOString())` };
+      return { path: [], reason: `is a ${name}, not a plain object (convert it, e.g. date.toISOString())` };
     }
-    for (const [k, v] of Object.entries(value)) {
-      const problem = findProblem(v, `${path}.${k}`, parents);
-      if (problem) return problem;
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      const problem = findProblem((value as Record<string, unknown>)[k], parents);
+      if (problem) return within(problem, `.${k}`);
     }
     return undefined;
   } finally {
     parents.delete(value);
   }
+}
+
+function within(problem: { path: string[]; reason: string }, segment: string) {
+  problem.path.push(segment);
+  return problem;
 }
