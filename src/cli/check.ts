@@ -1,10 +1,11 @@
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
-import { loadBots } from "../bot/load-bots.ts";
+import { type LoadedBot, loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
+import { type SetupProblem, trySetupOffline } from "../daemon/trial-setup.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type FeatureName, featureLevels } from "../wire/feature-levels.ts";
@@ -12,7 +13,8 @@ import { commandArgs, configOption, reportStartupError, table } from "./args.ts"
 
 export const checkHelp = `Usage: bothost check [--config FILE]
 
-Validates the config and every bot module (as "bothost run" does at start), then asks each bot's
+Validates the config and every bot module, and runs each bot's setup offline (as "bothost run"
+does at start: a bad cron expression, filter or command argument fails here), then asks each bot's
 server who the bot is (GET /users/me) and what the server is (GET /server_settings), and prints a
 table: bot, user id, email, is_bot, server version, feature level, and the bothost features the
 server is too old for. Nothing changes on the server and the state directory is not opened, so
@@ -33,7 +35,11 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   let sandbox: Sandbox | undefined;
   try {
     const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
-    await loadBots(config, source);
+    const problems = await setupProblems(await loadBots(config, source));
+    if (problems.length > 0) {
+      for (const p of problems) process.stderr.write(`bothost check: ${p.line}\n`);
+      return problems.some((p) => p.declaration) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
+    }
     if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
       const s = config.server?.sandbox;
       sandbox = await startSandbox({ ...(s?.org ? { org: s.org } : {}), port: s?.port ?? 0 });
@@ -56,6 +62,17 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   } finally {
     await sandbox?.stop();
   }
+}
+
+/** Each bot's setup run offline, as `run` runs it at start: what fails there, in config order. */
+async function setupProblems(bots: readonly LoadedBot[]): Promise<SetupProblem[]> {
+  const problems: SetupProblem[] = [];
+  for (const b of bots) {
+    const { module, command_prefix: commandPrefix } = b.config;
+    const problem = await trySetupOffline({ ...b, module, commandPrefix });
+    if (problem) problems.push(problem);
+  }
+  return problems;
 }
 
 /**

@@ -2,7 +2,7 @@ import { type FSWatcher, watch } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
+import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadProblems, reportStartupError, untilStopped } from "./args.ts";
 
@@ -31,15 +31,17 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   const watchers: FSWatcher[] = [];
   try {
     const configPath = resolveConfigPath({ flag: values.config });
-    booted = await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true });
-    const { daemon, log, sandbox, config } = booted;
-    if (!sandbox) {
-      await booted.stop();
+    // Before anything starts (nor logs, nor opens the state): dev runs bots on the embedded sandbox only.
+    const { config: read } = await loadConfigWithSource(configPath);
+    if (!Object.values(read.bots).some((b) => b.server.url === "sandbox")) {
       process.stderr.write(
         `bothost dev: ${configPath} runs no bot on the embedded sandbox; set server.url: sandbox (see "bothost init").\n`,
       );
       return ExitCode.ConfigInvalid;
     }
+    booted = await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true });
+    const { daemon, log, config } = booted;
+    const sandbox = booted.sandbox!;
     const report = await daemon.start();
     if (report.started.length === 0) {
       await booted.stop();

@@ -8,11 +8,11 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
-import { BothostError } from "../errors/bothost-error.ts";
+import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { AdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
-import { HttpConfigError } from "../http/http-config-error.ts";
+import { requireListener } from "../http/http-config-error.ts";
 import type { HttpBot, HttpListener } from "../http/http-listener.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
@@ -25,6 +25,7 @@ import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { startFailure, statusOf } from "./status-of.ts";
@@ -119,7 +120,8 @@ export class Daemon {
     };
     // In a cluster, every bot stands by until its lease is won.
     for (const bot of options.bots) this.#add(bot).standby = this.#coordinator.mode === "cluster";
-    this.#checkHttp();
+    // Outgoing-webhook bots need the listener: refused at construction, before anything starts.
+    requireListener(options.config);
   }
 
   /** True when instances share the bots through leases (a reload cannot add or remove bots). */
@@ -133,24 +135,33 @@ export class Daemon {
   }
 
   /**
-   * Apply a reload planned by {@link planReload}: stop removed bots (their queues are deleted),
-   * restart changed ones (catch-up fetches what arrived meanwhile; the delivery ledger keeps each
-   * message handled once), start added ones. Other bots are not touched. Solo mode only: in a
-   * cluster, bots are added or removed by restarting the instances one after another.
+   * Apply a reload planned by {@link planReload}: set up every new version first (any setup that
+   * throws refuses the reload, `RELOAD_REFUSED`, and nothing changes), then stop removed bots
+   * (their queues are deleted), restart changed ones (catch-up fetches what arrived meanwhile; the
+   * delivery ledger keeps each message handled once), start added ones. Other bots are not
+   * touched. Solo mode only: in a cluster, bots are added or removed by a rolling restart.
    */
   async applyReload(config: Config, plan: ReloadPlan, loaded: readonly DaemonBot[]): Promise<ReloadReport> {
     const deadline = config.shutdown_timeout;
     const report: ReloadReport = { ...plan, failed: [] };
     const byName = new Map(loaded.map((b) => [b.name, b]));
+    const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
+    const letters = this.#officeFor(config);
+    // Throws, with nothing stopped, when a new version's setup fails.
+    const ready = await setUpNewVersions({
+      bots: starting.map((name) => byName.get(name)!),
+      before: this.config,
+      after: config,
+      make: (bot) => this.#runtimeFor(bot, config, letters),
+    });
     for (const name of [...plan.remove, ...plan.restart]) {
       await this.#switches.get(name)?.halt(deadline);
       this.#remove(name);
     }
     this.config = config;
     this.#configLoadedAt = this.#clock.now();
-    this.letters = this.#officeFor(config);
-    const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
-    for (const name of starting) this.#add(byName.get(name)!);
+    this.letters = letters;
+    for (const name of starting) this.#add(byName.get(name)!, ready.get(name));
     const started = emptyReport();
     await this.#startBots(starting, started);
     // #startBots notes why each bot failed before reporting it.
@@ -171,8 +182,8 @@ export class Daemon {
     return report;
   }
 
-  #add(bot: DaemonBot): BotRuntime {
-    const runtime = this.#runtimeFor(bot);
+  #add(bot: DaemonBot, made?: BotRuntime): BotRuntime {
+    const runtime = made ?? this.#runtimeFor(bot);
     this.bots.push(runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
     this.identities.set(bot.name, identityOf(this.config, bot));
@@ -242,7 +253,9 @@ export class Daemon {
         if (isAuthError(error)) report?.authFailed.push(name);
         else {
           report?.failed.push({ name, error });
-          this.#o.log.error({ bot: name, err: error }, "bot failed to start");
+          // A declaration bothost refused is the user's to fix: the message, without a stack trace.
+          const err = isBothostError(error) ? { error: `${error.message} [${error.code}]` } : { err: error };
+          this.#o.log.error({ bot: name, ...err }, "bot failed to start");
         }
       }
     });
@@ -298,8 +311,8 @@ export class Daemon {
     this.#o.log.info({ abandoned }, "daemon stopped");
   }
 
-  #runtimeFor(bot: DaemonBot): BotRuntime {
-    const c = this.config.bots[bot.name];
+  #runtimeFor(bot: DaemonBot, config = this.config, letters = this.letters): BotRuntime {
+    const c = config.bots[bot.name];
     if (!c) throw new Error(`no config for bot ${bot.name}`);
     const log = this.#o.log.child({ bot: bot.name });
     const { client, url, onSandbox, captured } = botClient(bot.name, c, {
@@ -332,11 +345,11 @@ export class Daemon {
       ...this.#shared,
       log,
       ...optionsFromConfig(c),
-      longpollMarginMs: tuning?.longpollMarginMs ?? this.config.longpoll_margin,
+      longpollMarginMs: tuning?.longpollMarginMs ?? config.longpoll_margin,
       backoff,
       clock: this.#clock,
       ...(this.metrics ? { metrics: this.metrics.runtimeSink(bot.name) } : {}),
-      letters: this.letters.of(bot.name),
+      letters: letters.of(bot.name),
       retryRequests: this.#retries,
       ...(captured ? { captured } : {}),
     });
@@ -351,17 +364,6 @@ export class Daemon {
       handlerTimeoutMs: c.handler_timeout,
       ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
     };
-  }
-
-  /** Outgoing-webhook bots need the listener: refused at construction, before anything starts. */
-  #checkHttp(): void {
-    const webhookBot = Object.entries(this.config.bots).find(([, b]) => b.outgoing_webhook)?.[0];
-    if (!this.config.http && webhookBot !== undefined) {
-      throw new HttpConfigError(
-        "HTTP_CONFIG_INVALID",
-        `bots.${webhookBot}.outgoing_webhook needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config.`,
-      );
-    }
   }
 
   /** What the admin routes act on, on the admin socket and the HTTP listener. */
@@ -382,6 +384,7 @@ export class Daemon {
       log: this.#o.log,
       metrics,
       admin: { token: http.admin_token, ...this.#adminHandlers() },
+      startFailure: (name) => this.#startFailures.get(name),
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
       clock: this.#clock,
     });

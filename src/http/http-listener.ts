@@ -42,6 +42,8 @@ export interface HttpListenerOptions {
   clock: Clock;
   /** The admin routes (`http.admin_token`; see admin-routes.ts). */
   admin?: Omit<AdminDeps, "host">;
+  /** Why a bot failed to start (its setup threw, …), while it has not started since: `/readyz` says so. */
+  startFailure?: (bot: string) => string | undefined;
 }
 
 const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
@@ -53,12 +55,15 @@ export class HttpListener {
   /** Each bot's routes look its runtime up here per request, so a reload can swap it. */
   readonly #inbound = new Map<string, InboundBot>();
   readonly #outgoing = new Map<string, OutgoingBot>();
+  /** Every bot's current runtime: `/readyz` and `/metrics` read these, so a reload's new ones count. */
+  readonly #bots = new Map<string, HttpBot>();
   /** The base URL, once listening. */
   url: string | undefined;
 
   constructor(options: HttpListenerOptions) {
     this.#o = options;
     checkPaths(options.bots);
+    for (const b of options.bots) this.#bots.set(b.runtime.name, b);
     this.#app = this.#build();
   }
 
@@ -97,10 +102,12 @@ export class HttpListener {
   setBot(name: string, bot: HttpBot | undefined): void {
     const outgoing = this.#outgoing.get(name);
     if (bot === undefined) {
+      this.#bots.delete(name);
       this.#inbound.delete(name);
       if (outgoing) this.#outgoing.delete(name);
       return;
     }
+    this.#bots.set(name, bot);
     this.#inbound.set(name, this.#inboundOf(bot));
     if (outgoing && bot.outgoing?.path === outgoing.path)
       Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
@@ -137,14 +144,15 @@ export class HttpListener {
       if (status >= 500) log.error({ err, path: pathOf(request) }, "http request failed");
       return reply.code(status).send({ error: status >= 500 ? "internal error" : err.message });
     });
+    const bots = () => [...this.#bots.values()];
     o.metrics.readSchedulerStats(() =>
-      o.bots.map((b) => ({
+      bots().map((b) => ({
         bot: b.runtime.name,
         stats: (b.runtime as { scheduler?: { stats?: SchedulerStatsLike } }).scheduler?.stats,
       })),
     );
     o.metrics.readBudgets(() =>
-      o.bots.map((b) => {
+      bots().map((b) => {
         const { budget, pacing } = b.runtime.status;
         return { bot: b.runtime.name, buckets: budget ?? [], pacing };
       }),
@@ -152,7 +160,7 @@ export class HttpListener {
     app.get("/healthz", async () => ({ status: "ok" }));
     app.get("/readyz", async (_request, reply) => {
       const result = readinessOf(
-        o.bots.map((b) => b.runtime.status),
+        bots().map((b) => ({ ...b.runtime.status, failure: o.startFailure?.(b.runtime.name) })),
         o.clock.now(),
       );
       return reply.code(result.ready ? 200 : 503).send(result);

@@ -1,7 +1,8 @@
 /**
  * Is every bot able to receive events? A queue bot is ready while it polls and has heard from the
  * server within one long-poll period (a heartbeat arrives at the latest by then); a webhook-mode
- * bot is ready once it has learned its identity and the server's limits.
+ * bot is ready once it has learned its identity and the server's limits. A bot that failed to
+ * start is not ready, with the reason.
  */
 
 /** The part of `BotRuntime.status` readiness reads. */
@@ -11,6 +12,8 @@ export interface ReadinessInput {
   lastHeartbeatAt?: number | undefined;
   lastContactAt?: number | undefined;
   longpollMs?: number | undefined;
+  /** Why the bot failed to start (its setup threw, …), until it starts: it is then not ready. */
+  failure?: string | undefined;
 }
 
 export interface BotReadiness {
@@ -32,6 +35,7 @@ export function readinessOf(
 }
 
 function botReadiness(s: ReadinessInput, now: number): BotReadiness {
+  if (s.failure !== undefined) return { bot: s.name, state: "failed", ready: false, reason: s.failure };
   const base = { bot: s.name, state: s.state };
   // standby: another instance runs the bot (cluster mode); this one is a ready spare for it.
   if (s.state === "webhook" || s.state === "standby") return { ...base, ready: true };

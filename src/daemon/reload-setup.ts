@@ -1,0 +1,48 @@
+/**
+ * A reload's new bot versions, set up before any old one stops. A bot that restarts on the same
+ * server and account gets its new runtime's real `setup` (its state was checked against that
+ * server when the old version started); an added bot, or one moved to another server or account,
+ * is tried offline (its state is checked against the server only when it starts). If any setup
+ * throws, the reload is refused: the runtimes made for it are discarded and every bot keeps
+ * running as it was.
+ */
+import type { Config } from "../config/schema.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import type { BotRuntime } from "./bot-runtime.ts";
+import type { DaemonBot } from "./daemon.ts";
+import { type SetupProblem, setupProblem, trySetupOffline } from "./trial-setup.ts";
+
+export interface NewVersions {
+  /** The bots to start, as loaded from the new config. */
+  bots: readonly DaemonBot[];
+  before: Config;
+  after: Config;
+  /** A runtime for `bot` under the new config (not started). */
+  make: (bot: DaemonBot) => BotRuntime;
+}
+
+/**
+ * The runtimes already set up, by bot (those tried offline are made at start as usual).
+ * @throws {BothostError} `RELOAD_REFUSED`, one line per bot whose setup failed.
+ */
+export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotRuntime>> {
+  const made = new Map<string, BotRuntime>();
+  const problems: SetupProblem[] = [];
+  for (const bot of o.bots) {
+    const old = o.before.bots[bot.name];
+    const entry = o.after.bots[bot.name]!;
+    const trial = { name: bot.name, module: entry.module };
+    if (old && old.server.url === entry.server.url && old.email === entry.email) {
+      const runtime = o.make(bot);
+      made.set(bot.name, runtime);
+      await runtime.setup().catch((err: unknown) => problems.push(setupProblem(trial, err)));
+    } else {
+      const problem = await trySetupOffline({ ...bot, ...trial, commandPrefix: entry.command_prefix });
+      if (problem) problems.push(problem);
+    }
+  }
+  if (problems.length === 0) return made;
+  // Never started: stopping releases what the runtimes hold (their services, timers).
+  await Promise.all([...made.values()].map((r) => r.stop(0)));
+  throw new BothostError("RELOAD_REFUSED", problems.map((p) => p.line).join("\n"));
+}

@@ -1,0 +1,72 @@
+/**
+ * A bot's `setup` tried before the bot runs: offline, with a bot object that only records what it
+ * declares, a state in memory and a client that makes no call. `bothost check` tries every bot so,
+ * and a reload every bot it adds, so that a setup that throws (a bad cron expression, a filter
+ * typo, a command argument that is not a zod schema, the module's own code failing) is reported as
+ * the user's mistake: one line naming the bot, its file and the problem, no stack trace.
+ */
+import { pino } from "pino";
+import type { Client } from "../api/create-client.ts";
+import { createBotHandle } from "../bot/bot-handle.ts";
+import type { BotDefinition } from "../bot/define-bot.ts";
+import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { KV } from "../state/kv.ts";
+import { MemoryStore } from "../state/memory-store.ts";
+
+/** Why a bot's setup failed, in one line. */
+export interface SetupProblem {
+  bot: string;
+  /** The module as the config names it. */
+  module: string;
+  /** `bots.<name> (<module>): <problem>`. */
+  line: string;
+  /** True when bothost refused a declaration (`BOT_SETUP_INVALID`, `ROUTER_INVALID_FILTER`, …). */
+  declaration: boolean;
+}
+
+/** What a trial needs of a bot. */
+export interface TrialBot {
+  name: string;
+  module: string;
+  definition: BotDefinition<never, never> | BotDefinition;
+  settings: unknown;
+  commandPrefix?: string | undefined;
+}
+
+class OfflineCall extends BothostError<"SETUP_OFFLINE"> {}
+
+/** Any use of the client ends the trial: what setup declares after a server call is not known offline. */
+const offlineClient = new Proxy({} as Client, {
+  get(_target, property) {
+    throw new OfflineCall("SETUP_OFFLINE", `bot.api.${String(property)} was used during setup`);
+  },
+});
+
+/**
+ * Run `bot`'s setup offline. Resolves undefined when it finished, or when it called the server
+ * (setup should not; the rest of it cannot be tried offline), else the problem.
+ */
+export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | undefined> {
+  const handle = createBotHandle<unknown>({
+    name: bot.name,
+    log: pino({ level: "silent" }),
+    client: offlineClient,
+    state: new KV(new MemoryStore()),
+    commandPrefix: bot.commandPrefix,
+  });
+  try {
+    await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
+    return undefined;
+  } catch (err) {
+    return err instanceof OfflineCall ? undefined : setupProblem(bot, err);
+  }
+}
+
+/** `err`, thrown by `bot`'s setup, as a {@link SetupProblem}. */
+export function setupProblem(bot: Pick<TrialBot, "name" | "module">, err: unknown): SetupProblem {
+  const declaration = isBothostError(err);
+  const what = declaration
+    ? `${err.message} [${err.code}]`
+    : `setup threw ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
+  return { bot: bot.name, module: bot.module, line: `bots.${bot.name} (${bot.module}): ${what}`, declaration };
+}
