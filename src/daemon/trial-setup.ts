@@ -68,5 +68,10 @@ export function setupProblem(bot: Pick<TrialBot, "name" | "module">, err: unknow
   const what = declaration
     ? `${err.message} [${err.code}]`
     : `setup threw ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
-  return { bot: bot.name, module: bot.module, line: `bots.${bot.name} (${bot.module}): ${what}`, declaration };
+  return {
+    bot: bot.name,
+    module: bot.module,
+    line: `bots.${bot.name} (${bot.module}): ${what}`,
+    declaration,
+  };
 }

@@ -1,0 +1,183 @@
+/**
+ * A reload sets every new bot version up before it stops an old one: a setup that throws refuses
+ * the reload and the old version keeps running untouched. `/readyz` follows the bots a reload
+ * restarted, and a bot whose setup failed is not ready, with the reason.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Booted, bootDaemon } from "../../src/daemon/boot.ts";
+import type { BotReadiness } from "../../src/http/readiness.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import {
+  botEmail,
+  MEMBER,
+  orgWithBots,
+  startE2eSandbox,
+  useE2eCleanup,
+  writeConfig,
+} from "../support/e2e-daemon.ts";
+
+useE2eCleanup();
+let booted: Booted | undefined;
+afterEach(async () => {
+  await booted?.stop();
+  booted = undefined;
+});
+
+/** A bot module answering "task…" messages with "<tag> handled <id>"; `extra` goes into its setup. */
+const moduleText = (tag: string, extra = "") =>
+  `export default { events: ["message"], setup(bot) {
+  ${extra}
+  bot.on("message", (ctx) => ctx.event.message.content.startsWith("task"),
+    (ctx) => ctx.reply("${tag} handled " + ctx.event.message.id));
+} };\n`;
+
+const NAMES = ["greeter", "helper", "bad"] as const;
+
+/** Three bots, each with its own module file in the config's folder, and an HTTP listener. */
+async function start(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], string>) {
+  const config = await writeConfig(
+    sandbox,
+    Object.fromEntries(NAMES.map((name, i) => [name, { email: botEmail(i) }])),
+    { global: "http:\n  listen: 127.0.0.1:0" },
+  );
+  let text = await readFile(config.file, "utf8");
+  for (const name of NAMES) {
+    const file = path.join(config.dir, `${name}.mjs`);
+    await writeFile(file, modules[name]);
+    text = text.replace(/module: .*\n(\s+email: [^\n]*\n\s+api_key: \$\{E2E_KEY_(\w+)\})/g, (all, rest, v) =>
+      v === name.toUpperCase() ? `module: ./${name}.mjs\n${rest}` : all,
+    );
+  }
+  await writeFile(config.file, text);
+  Object.assign(process.env, config.env);
+  booted = await bootDaemon(config.file, { logLevel: "silent" });
+  const report = await booted.daemon.start();
+  const readyz = async () => {
+    const res = await fetch(`${booted!.daemon.http!.url}/readyz`);
+    return { status: res.status, body: (await res.json()) as { ready: boolean; bots: BotReadiness[] } };
+  };
+  const bot = async (name: string) => (await readyz()).body.bots.find((b) => b.bot === name);
+  return {
+    config,
+    report,
+    daemon: booted.daemon,
+    readyz,
+    bot,
+    file: (n: string) => path.join(config.dir, `${n}.mjs`),
+  };
+}
+
+const answers = (sandbox: Sandbox, id: number) =>
+  sandbox.control
+    .messages()
+    .map((m) => String(m.content))
+    .filter((c) => c.endsWith(` handled ${id}`));
+
+const send = (sandbox: Sandbox, channel: string) =>
+  sandbox.control.sendAs(MEMBER, { type: "stream", to: channel, topic: "t", content: "task" }).id;
+
+describe("/readyz", () => {
+  it("reports the bots a reload restarted as at first start (polling, with the last contact), never standby", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(3));
+    const d = await start(sandbox, {
+      greeter: moduleText("v1"),
+      helper: moduleText("v1"),
+      bad: moduleText("v1"),
+    });
+    expect(d.report.started).toHaveLength(3);
+    await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+
+    await writeFile(d.file("greeter"), moduleText("v2"));
+    await writeFile(d.file("helper"), moduleText("v2"));
+    const report = await d.daemon.reload();
+    expect(report).toMatchObject({ restart: ["greeter", "helper"], failed: [] });
+    await expect
+      .poll(async () => (await d.readyz()).body, { timeout: 15_000 })
+      .toEqual({
+        ready: true,
+        bots: expect.arrayContaining(
+          NAMES.map((bot) => ({ bot, state: "polling", ready: true, lastContactAgoMs: expect.any(Number) })),
+        ),
+      });
+    expect((await d.readyz()).body.bots.map((b) => b.state)).not.toContain("standby");
+    // The restarted bot runs its new version.
+    const id = send(sandbox, "c0");
+    await expect.poll(() => answers(sandbox, id), { timeout: 15_000 }).toEqual(["v2 handled " + id]);
+  });
+
+  it("says a bot whose setup failed at start is not ready, with the reason, until a reload fixes it", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(3));
+    const d = await start(sandbox, {
+      greeter: moduleText("v1"),
+      helper: moduleText("v1"),
+      bad: moduleText("v1", 'bot.cron("*/5 * * *", {}, () => {});'),
+    });
+    expect(d.report.failed.map((f) => f.name)).toEqual(["bad"]);
+    const { status, body } = await d.readyz();
+    expect(status).toBe(503);
+    expect(body.ready).toBe(false);
+    expect(await d.bot("bad")).toEqual({
+      bot: "bad",
+      state: "failed",
+      ready: false,
+      reason: expect.stringMatching(/^it failed to start: bot\.cron\("\*\/5 \* \* \*"\)/),
+    });
+
+    await writeFile(d.file("bad"), moduleText("v2"));
+    expect(await d.daemon.reload()).toMatchObject({ restart: ["bad"], failed: [] });
+    await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+    expect(await d.bot("bad")).toMatchObject({ state: "polling", ready: true });
+  });
+});
+
+describe("a reload whose new version does not set up", () => {
+  it.each([
+    [
+      "a bad cron expression",
+      'bot.cron("*/5 * * *", {}, () => {});',
+      /bot\.cron\("\*\/5 \* \* \*"\).*\[BOT_SETUP_INVALID\]$/,
+    ],
+    [
+      "a filter key typo",
+      'bot.on("message", { chanel: "general" }, () => {});',
+      /chanel.*\[ROUTER_INVALID_FILTER\]$/,
+    ],
+    [
+      "the module's own error",
+      'throw new TypeError("settings.x is missing");',
+      /setup threw TypeError: settings\.x is missing$/,
+    ],
+  ])("is refused for %s, and the old version keeps running untouched", async (_what, extra, problem) => {
+    const sandbox = await startE2eSandbox(orgWithBots(3));
+    const d = await start(sandbox, {
+      greeter: moduleText("v1"),
+      helper: moduleText("v1"),
+      bad: moduleText("v1"),
+    });
+    await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+    const queue = sandbox.control.queues().find((q) => q.email === botEmail(2))?.queue_id;
+    expect(queue).toBeDefined();
+
+    await writeFile(d.file("bad"), moduleText("v2", extra));
+    await writeFile(d.file("greeter"), moduleText("v2"));
+    const refused = await d.daemon.reload().then(
+      () => undefined,
+      (err: unknown) => err as { code: string; message: string },
+    );
+    expect(refused?.code).toBe("RELOAD_REFUSED");
+    // One line: the bot, its file, the problem.
+    expect(refused?.message.split("\n")).toEqual([expect.stringMatching(/^bots\.bad \(\.\/bad\.mjs\): /)]);
+    expect(refused?.message).toMatch(problem);
+
+    // Nothing changed: not even the good edit of the other bot, as for a config with errors.
+    expect(sandbox.control.queues().find((q) => q.email === botEmail(2))?.queue_id).toBe(queue);
+    const status = await d.daemon.status();
+    expect(status.bots.map((b) => [b.name, b.state])).toEqual(NAMES.map((n) => [n, "running"]));
+    const ids = [send(sandbox, "c2"), send(sandbox, "c0")];
+    for (const id of ids)
+      await expect.poll(() => answers(sandbox, id), { timeout: 15_000 }).toEqual(["v1 handled " + id]);
+    expect((await d.readyz()).status).toBe(200);
+  });
+});
