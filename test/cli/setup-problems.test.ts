@@ -1,0 +1,153 @@
+/**
+ * A bot whose `setup` throws (a bad cron expression, a filter key typo, a command argument that is
+ * not a zod schema), as the CLI reports it: `bothost check` finds it offline, `bothost dev` keeps
+ * the running version when an edit brings it, each as one line naming the bot, its file and the
+ * problem, never a stack trace. Also: `bothost dev` on a config with no sandbox bot prints only
+ * its error.
+ */
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliProcess, hasStackTrace, runCli, spawnCli } from "../support/cli.ts";
+import { initProject } from "../support/init-project.ts";
+
+let dir: string;
+let project: string;
+let file: string;
+let source: string;
+let dev: CliProcess | undefined;
+
+beforeAll(async () => {
+  ({ dir, project } = await initProject("setup-problems"));
+  file = path.join(project, "bots", "hello.ts");
+  source = await readFile(file, "utf8");
+});
+afterAll(async () => {
+  dev?.kill("SIGKILL");
+  await dev?.exited;
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** hello.ts with `line` added at the top of its setup. */
+const withLine = (line: string) => source.replace("setup(bot) {\n", `setup(bot) {\n    ${line}\n`);
+
+const PROBLEMS = [
+  [
+    "a filter key typo",
+    'bot.on("message", { chanel: "general" }, () => {});',
+    /chanel.*\[ROUTER_INVALID_FILTER\]$/,
+  ],
+  [
+    "a bad cron expression",
+    'bot.cron("*/5 * * *", {}, () => {});',
+    /bot\.cron\("\*\/5 \* \* \*"\).*\[BOT_SETUP_INVALID\]$/,
+  ],
+  [
+    "a command argument that is not a zod schema",
+    'bot.command("x", { args: { x: 5 as never } }, () => {});',
+    /\bx\b.*\[BOT_SETUP_INVALID\]$/,
+  ],
+] as const;
+
+describe("bothost check", () => {
+  it.each(PROBLEMS)("reports %s thrown in setup, exit 2", async (_what, line, problem) => {
+    await writeFile(file, withLine(line));
+    const { code, stdout, stderr } = await runCli(["check"], { cwd: project });
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    const lines = stderr.trimEnd().split("\n");
+    expect(lines).toEqual([expect.stringMatching(/^bothost check: bots\.hello \(\.\/bots\/hello\.ts\): /)]);
+    expect(lines[0]).toMatch(problem);
+    expect(hasStackTrace(stderr)).toBe(false);
+  });
+
+  it("still passes the project as bothost init wrote it", async () => {
+    await writeFile(file, source);
+    const { code, stdout } = await runCli(["check"], { cwd: project });
+    expect(code).toBe(0);
+    expect(stdout).toContain("All 1 bot is ready.");
+  });
+});
+
+/** The non-empty lines written so far. */
+const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
+const chatLine = /^Chat with your bots: http:\/\/127\.0\.0\.1:\d+\/chat\/$/;
+
+describe("bothost reload", () => {
+  it("is refused with exit 2 when an edit's setup throws; the bot keeps running", async () => {
+    await writeFile(file, source);
+    const run = spawnCli(["run"], { cwd: project });
+    try {
+      await run.waitForLog((l) => l.msg === "daemon started");
+      await writeFile(file, withLine(PROBLEMS[1][1]));
+      const reload = await runCli(["reload"], { cwd: project });
+      expect(reload.code).toBe(2);
+      expect(reload.stderr.split("\n").slice(0, 2)).toEqual([
+        "bothost reload: the daemon refused the new config and keeps the old one:",
+        expect.stringMatching(/^bots\.hello \(\.\/bots\/hello\.ts\): bot\.cron\("\*\/5 \* \* \*"\)/),
+      ]);
+      expect(hasStackTrace(reload.stderr + run.stdout() + run.stderr())).toBe(false);
+      const status = await runCli(["status", "--json"], { cwd: project });
+      expect(JSON.parse(status.stdout).bots).toEqual([
+        expect.objectContaining({ name: "hello", state: "running" }),
+      ]);
+    } finally {
+      run.kill("SIGTERM");
+      await run.exited;
+      await writeFile(file, source);
+    }
+  });
+});
+
+describe("bothost dev", () => {
+  it("keeps the running version when an edit's setup throws, and says so in one line per problem", async () => {
+    await writeFile(file, source);
+    dev = spawnCli(["dev"], { cwd: project });
+    await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
+
+    for (const [, line, problem] of PROBLEMS.slice(1)) {
+      const before = dev.stdout().length;
+      await writeFile(file, withLine(line));
+      await expect
+        .poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 })
+        .toMatch(chatLine);
+      const out = dev.stdout().slice(before);
+      const refused = out.split("\n");
+      const at = refused.findIndex((l) =>
+        l.endsWith(
+          "ERROR: the edit does not load, so the bots keep running as they were; saving the file again reloads it:",
+        ),
+      );
+      expect(at).toBeGreaterThanOrEqual(0);
+      expect(refused[at + 1]).toMatch(/^bots\.hello \(\.\/bots\/hello\.ts\): /);
+      expect(refused[at + 1]).toMatch(problem);
+      expect(out).not.toMatch(/bot failed to start|config reloaded/);
+      expect(hasStackTrace(dev.stdout() + dev.stderr())).toBe(false);
+      const status = await runCli(["status", "--json"], { cwd: project });
+      expect(JSON.parse(status.stdout).bots).toEqual([
+        expect.objectContaining({ name: "hello", state: "running" }),
+      ]);
+    }
+
+    const before = dev.stdout().length;
+    await writeFile(file, source.replace('const greeting = "Hello";', 'const greeting = "Howdy";'));
+    await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
+    expect(dev.stdout().slice(before)).toMatch(/INFO: config reloaded/);
+
+    dev.kill("SIGINT");
+    expect((await dev.exited).code).toBe(0);
+    dev = undefined;
+  });
+
+  it("on a config with no sandbox bot prints only its error, exit 2", async () => {
+    const real = path.join(project, "real.yaml");
+    await writeFile(
+      real,
+      "server:\n  url: http://127.0.0.1:9\nstate:\n  path: ./.real-state\nbots:\n  hello:\n    module: ./bots/hello.ts\n    email: hello-bot@example.com\n    api_key: abcdefghijklmnopqrstuvwxyz012345\n",
+    );
+    const { code, stdout, stderr } = await runCli(["dev", "-c", "real.yaml"], { cwd: project });
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(stderr).toBe(
+      `bothost dev: ${real} runs no bot on the embedded sandbox; set server.url: sandbox (see "bothost init").\n`,
+    );
+  });
+});
