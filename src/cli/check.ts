@@ -24,8 +24,9 @@ Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
   -h, --help          Show this text
 
-Exit codes: 0 every bot is ready; 1 some bot is not (each is named, with the reason);
-2 the config, a module or an option is invalid; 3 the server rejected every bot's credentials.
+Exit codes: 0 every bot is ready; 1 some bot is not, or a module's own code throws in setup
+(each is named, with the reason); 2 the config, a module, a declaration a bot's setup makes or an
+option is invalid; 3 the server rejected every bot's credentials.
 `;
 
 export async function runCheckCommand(argv: string[]): Promise<number> {
