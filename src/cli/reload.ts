@@ -11,10 +11,11 @@ import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 export const reloadHelp = `Usage: bothost reload [--config FILE] [--json]
 
 Makes the running daemon read its config file again, validate it and every changed bot module in
-full, then apply only what changed: added bots start, removed bots stop (their event queues are
-deleted), bots whose entry, settings, key or module changed restart with catch-up; the others keep
-their queues. A config with errors is refused (printed with file:line:column; exit code 2) and the
-daemon keeps running the old one. Same as sending the daemon SIGHUP. The daemon is asked on its
+full and set up each new bot version (while the old one still runs), then apply only what changed:
+added bots start, removed bots stop (their event queues are deleted), bots whose entry, settings,
+key or module changed restart with catch-up; the others keep their queues. A config with errors,
+or a bot whose setup throws, is refused (printed with file:line:column, or the bot, its module and
+the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as sending the daemon SIGHUP. The daemon is asked on its
 admin socket (in the state directory), else through its HTTP listener (http.listen), else sent
 SIGHUP (the pid in the state directory's LOCK file).
 

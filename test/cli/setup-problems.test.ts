@@ -128,14 +128,10 @@ describe("bothost dev", () => {
       ]);
     }
 
-    const before = dev.stdout().length;
-    await writeFile(file, source.replace('const greeting = "Hello";', 'const greeting = "Howdy";'));
-    await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
-    expect(dev.stdout().slice(before)).toMatch(/INFO: config reloaded/);
-
-    dev.kill("SIGINT");
-    expect((await dev.exited).code).toBe(0);
-    dev = undefined;
+    // The next good save is applied.
+    const from = dev.stdout().length;
+    await writeFile(file, source);
+    await expect.poll(() => dev!.stdout().slice(from), { timeout: 10_000 }).toMatch(/INFO: config reloaded/);
   });
 
   it("on a config with no sandbox bot prints only its error, exit 2", async () => {
