@@ -8,7 +8,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
-import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import { AdminSocket } from "../http/admin-socket.ts";
 import { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { DaemonStatus } from "../http/daemon-status.ts";
@@ -28,7 +28,7 @@ import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
-import { startFailure, statusOf } from "./status-of.ts";
+import { failureLogFields, startFailure, statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonBot {
@@ -253,9 +253,8 @@ export class Daemon {
         if (isAuthError(error)) report?.authFailed.push(name);
         else {
           report?.failed.push({ name, error });
-          // A declaration bothost refused is the user's to fix: the message, without a stack trace.
-          const err = isBothostError(error) ? { error: `${error.message} [${error.code}]` } : { err: error };
-          this.#o.log.error({ bot: name, ...err }, "bot failed to start");
+          const fields = failureLogFields(error, this.config.bots[name]?.module);
+          this.#o.log.error({ bot: name, ...fields }, "bot failed to start");
         }
       }
     });

@@ -29,7 +29,10 @@ export interface RunningDaemon {
   readonly adminSocket: string | undefined;
   /** What `bothost status` shows. */
   status(): Promise<DaemonStatus>;
-  /** Read the config file again and apply what changed (as SIGHUP does); rejects, changing nothing, on an invalid config. */
+  /**
+   * Read the config file again and apply what changed (as SIGHUP does); rejects, changing nothing,
+   * on an invalid config or when a new bot version's setup throws (`RELOAD_REFUSED`).
+   */
   reload(): Promise<ReloadReport>;
   /** Stop every bot (handlers finish up to `shutdown_timeout`), delete the queues, flush the state. */
   stop(): Promise<void>;

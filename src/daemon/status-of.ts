@@ -5,6 +5,7 @@
 import { isAuthError } from "../api/errors.ts";
 import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { bothostVersion } from "../api/version.ts";
+import { isBothostError } from "../errors/bothost-error.ts";
 import type { PacingSnapshot } from "../events/poll-pacing.ts";
 import type {
   BotStatus,
@@ -111,6 +112,14 @@ const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {
 export function startFailure(error: unknown): string {
   if (isAuthError(error)) return AUTH_FAILED;
   return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/**
+ * A start failure as its log line carries it: a declaration bothost refused (or another error it
+ * raised on purpose) is the user's to fix, so the message with the module, without a stack trace.
+ */
+export function failureLogFields(error: unknown, module: string | undefined): Record<string, unknown> {
+  return isBothostError(error) ? { module, error: `${error.message} [${error.code}]` } : { err: error };
 }
 
 function budgetStatus(buckets: BucketSnapshot[], pacing: PacingSnapshot | undefined): BudgetStatus {
