@@ -147,11 +147,14 @@ export class Daemon {
     const byName = new Map(loaded.map((b) => [b.name, b]));
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     const letters = this.#officeFor(config);
+    // In a cluster, a bot another instance runs stays on standby here (started when its lease is won).
+    const standby = new Set(plan.restart.filter((name) => this.bots.find((b) => b.name === name)?.standby));
     // Throws, with nothing stopped, when a new version's setup fails.
     const ready = await setUpNewVersions({
       bots: starting.map((name) => byName.get(name)!),
       before: this.config,
       after: config,
+      standby,
       make: (bot) => this.#runtimeFor(bot, config, letters),
     });
     for (const name of [...plan.remove, ...plan.restart]) {
@@ -161,24 +164,17 @@ export class Daemon {
     this.config = config;
     this.#configLoadedAt = this.#clock.now();
     this.letters = letters;
-    for (const name of starting) this.#add(byName.get(name)!, ready.get(name));
+    for (const name of starting) this.#add(byName.get(name)!, ready.get(name)).standby = standby.has(name);
     const started = emptyReport();
-    await this.#startBots(starting, started);
-    // #startBots notes why each bot failed before reporting it.
-    report.failed = [...started.authFailed, ...started.failed.map((f) => f.name)].map((name) => ({
-      name,
-      error: this.#startFailures.get(name)!,
-    }));
-    this.#o.log.info(
-      {
-        added: plan.add,
-        removed: plan.remove,
-        restarted: plan.restart,
-        needRestart: plan.needRestart,
-        failed: report.failed.map((f) => f.name),
-      },
-      "config reloaded",
+    await this.#startBots(
+      starting.filter((name) => !standby.has(name)),
+      started,
     );
+    // #startBots notes why each bot failed before reporting it.
+    const failed = [...started.authFailed, ...started.failed.map((f) => f.name)];
+    report.failed = failed.map((name) => ({ name, error: this.#startFailures.get(name)! }));
+    const { add: added, remove: removed, restart: restarted, needRestart } = plan;
+    this.#o.log.info({ added, removed, restarted, needRestart, failed }, "config reloaded");
     return report;
   }
 

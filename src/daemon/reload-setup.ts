@@ -1,10 +1,10 @@
 /**
  * A reload's new bot versions, set up before any old one stops. A bot that restarts on the same
  * server and account gets its new runtime's real `setup` (its state was checked against that
- * server when the old version started); an added bot, or one moved to another server or account,
- * is tried offline (its state is checked against the server only when it starts). If any setup
- * throws, the reload is refused: the runtimes made for it are discarded and every bot keeps
- * running as it was.
+ * server when the old version started); an added bot, one moved to another server or account, or
+ * one another instance runs (cluster standby), is tried offline (its state is checked against the
+ * server only when it starts here). If any setup throws, the reload is refused: the runtimes made
+ * for it are discarded and every bot keeps running as it was.
  */
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -17,6 +17,8 @@ export interface NewVersions {
   bots: readonly DaemonBot[];
   before: Config;
   after: Config;
+  /** Bots another instance runs (a cluster): tried offline, as this one does not hold their state. */
+  standby: ReadonlySet<string>;
   /** A runtime for `bot` under the new config (not started). */
   make: (bot: DaemonBot) => BotRuntime;
 }
@@ -32,7 +34,8 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
     const old = o.before.bots[bot.name];
     const entry = o.after.bots[bot.name]!;
     const trial = { name: bot.name, module: entry.module };
-    if (old && old.server.url === entry.server.url && old.email === entry.email) {
+    const sameServer = old?.server.url === entry.server.url && old?.email === entry.email;
+    if (old && sameServer && !o.standby.has(bot.name)) {
       const runtime = o.make(bot);
       made.set(bot.name, runtime);
       await runtime.setup().catch((err: unknown) => problems.push(setupProblem(trial, err)));

@@ -1,0 +1,67 @@
+/**
+ * A reload on an instance that shares its bots through Redis: a changed bot whose lease another
+ * instance holds stays on standby there (its new version starts only when its lease is won), so
+ * it never runs on two instances at once.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, expect, it } from "vitest";
+import {
+  clusterOrg,
+  hasRedisServer,
+  type OwnRedis,
+  startInstance,
+  startOwnRedis,
+  writeClusterConfig,
+} from "../support/cluster.ts";
+import { botEmail, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
+
+useE2eCleanup();
+let redis: OwnRedis | undefined;
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await redis?.stop();
+  await cleanup?.();
+  redis = cleanup = undefined;
+});
+
+const moduleText = (tag: string) =>
+  `export default { events: ["message"], setup(bot) {
+  bot.on("message", (ctx) => ctx.event.message.content.startsWith("task"),
+    (ctx) => ctx.reply("${tag} handled " + ctx.event.message.id));
+} };\n`;
+
+const readyz = async (url: string) =>
+  ((await (await fetch(`${url}/readyz`)).json()) as { bots: { bot: string; state: string }[] }).bots;
+
+it.skipIf(!hasRedisServer())(
+  "keeps a changed bot on standby on the instance that does not hold its lease",
+  async () => {
+    redis = await startOwnRedis();
+    const sandbox = await startE2eSandbox(clusterOrg());
+    const config = await writeClusterConfig(sandbox, {
+      redis: redis.url,
+      prefix: "reload-cluster",
+      ttl: "3s",
+    });
+    cleanup = config.cleanup;
+    const module = path.join(path.dirname(config.file), "bot.mjs");
+    await writeFile(module, moduleText("v1"));
+    const text = await readFile(config.file, "utf8");
+    await writeFile(config.file, text.replace(/module: .*/, "module: ./bot.mjs"));
+
+    const holder = await startInstance(config);
+    expect(holder.started).toBe(1);
+    const spare = await startInstance(config);
+    expect(spare.standby).toEqual(["b0"]);
+    expect(await readyz(spare.url)).toEqual([expect.objectContaining({ bot: "b0", state: "standby" })]);
+
+    await writeFile(module, moduleText("v2"));
+    spare.proc.kill("SIGHUP");
+    const reloaded = await spare.proc.waitForLog((l) => l.msg === "config reloaded");
+    expect(reloaded).toMatchObject({ restarted: ["b0"], failed: [] });
+    expect(await readyz(spare.url)).toEqual([expect.objectContaining({ bot: "b0", state: "standby" })]);
+    // One event queue for the bot: the holder's.
+    expect(sandbox.control.queues().filter((q) => q.email === botEmail(0))).toHaveLength(1);
+  },
+);
