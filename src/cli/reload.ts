@@ -15,9 +15,10 @@ full and set up each new bot version (while the old one still runs), then apply 
 added bots start, removed bots stop (their event queues are deleted), bots whose entry, settings,
 key or module changed restart with catch-up; the others keep their queues. A config with errors,
 or a bot whose setup throws, is refused (printed with file:line:column, or the bot, its module and
-the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as sending the daemon SIGHUP. The daemon is asked on its
-admin socket (in the state directory), else through its HTTP listener (http.listen), else sent
-SIGHUP (the pid in the state directory's LOCK file).
+the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as
+sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory), else
+through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
+file).
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
