@@ -14,22 +14,17 @@ const ENTRIES = ["src/index.ts", "src/testing.ts", "src/testing/vitest.ts"];
 
 function exportedNames(): Set<string> {
   const files = ENTRIES.map((f) => path.join(repoRoot, f));
-  const program = ts.createProgram(files, {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2023,
-    allowImportingTsExtensions: true,
-    noEmit: true,
-    skipLibCheck: true,
-  });
+  const { NodeNext } = ts.ModuleKind;
+  const options = { module: NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext };
+  const program = ts.createProgram(files, { ...options, allowImportingTsExtensions: true, noEmit: true });
   const checker = program.getTypeChecker();
-  const names = new Set<string>();
-  for (const file of files) {
-    const module = checker.getSymbolAtLocation(program.getSourceFile(file)!);
-    if (!module) throw new Error(`${file} is not a module`);
-    for (const symbol of checker.getExportsOfModule(module)) names.add(symbol.getName());
-  }
-  return names;
+  return new Set(
+    files.flatMap((file) => {
+      const module = checker.getSymbolAtLocation(program.getSourceFile(file)!);
+      if (!module) throw new Error(`${file} is not a module`);
+      return checker.getExportsOfModule(module).map((symbol) => symbol.getName());
+    }),
+  );
 }
 
 /** `PromptError`, `ScheduledMessageInfo`: two words or more, so `GET`, `Date` and `LOCK` are not. */
