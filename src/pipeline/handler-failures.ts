@@ -4,9 +4,9 @@
  * handler threw {@link NoRetry}, the event is kept as a dead letter for an operator to read and
  * replay; a `NoRetry` with `deadLetter: false` ends it there, kept nowhere, and so does a prompt
  * that got no answer in time (a normal end of a conversation: running the handler again would
- * only ask the person again). The dispatcher holds the event's
- * conversation until this settles, so the conversation's later events wait (at most the sum of
- * the pauses and runs) and keep their order, while other conversations go on.
+ * only ask the person again). The dispatcher holds the event's conversation until this settles,
+ * so the conversation's later events wait (at most the sum of the pauses and runs) and keep their
+ * order, while other conversations go on.
  *
  * When the bot stops during a pause, the remaining attempts are not waited for: the event is kept
  * as a dead letter already marked for replay, so the next start handles it again.

@@ -32,7 +32,7 @@ export interface PromptAnswer {
  *   const size = await ctx.prompt("Which size: small or large?");
  *   await ctx.reply(`One ${size.text} coffee coming up.`);
  * } catch (err) {
- *   if (!(err instanceof PromptError)) throw err;
+ *   if (!(err instanceof PromptError && err.code === "PROMPT_TIMEOUT")) throw err;
  *   await ctx.reply("No answer, so no coffee for now. Ask again any time.");
  * }
  * ```
