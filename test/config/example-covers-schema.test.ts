@@ -55,7 +55,7 @@ function examplePaths(text: string): Set<string> {
     const at = stack.map((e) => e.key).join(".");
     found.add(at);
     const flow = /^\{(.*)\}/.exec(m[5] ?? "");
-    for (const inner of flow?.[1]!.matchAll(/([a-z_][a-z0-9_]*):/g) ?? []) found.add(`${at}.${inner[1]}`);
+    for (const inner of (flow?.[1] ?? "").matchAll(/([a-z_][a-z0-9_]*):/g)) found.add(`${at}.${inner[1]}`);
   }
   return found;
 }
