@@ -95,6 +95,7 @@ function formatCommands(bots: BotCommands[]): string {
         );
       }
       if (c.aliases.length > 0) lines.push(`      also: ${c.aliases.join(", ")}`);
+      if (c.examples.length > 0) lines.push(`      e.g. ${c.examples.join("  |  ")}`);
       if (c.permission) {
         const who = [
           ...(c.permission.roles ? [`roles ${c.permission.roles.join(", ")}`] : []),

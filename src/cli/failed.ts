@@ -18,10 +18,11 @@ import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
 export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
 
-  bothost failed list [--bot NAME] [--json]     The dead letters, oldest first
-  bothost failed show ID [--json]               One letter: its error, stack and event
-  bothost failed retry ID… | --all [--bot NAME] Handle them again (now if the daemon runs, else at its start)
-  bothost failed drop ID… | --all [--bot NAME]  Delete them for good
+  bothost failed list [--bot NAME] [--json]      The dead letters, oldest first
+  bothost failed show ID [--json]                One letter: its error, stack and event
+  bothost failed retry ID… | --all [--bot NAME]  Handle them again (now if the daemon runs,
+                                                 else at its start)
+  bothost failed drop ID… | --all [--bot NAME]   Delete them for good
 
 A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
 threw NoRetry. Ids look like moderator/12. With the daemon running, the command asks it on its
