@@ -114,14 +114,18 @@ async function perform(
 
 function formatList(letters: DeadLetter[]): string {
   if (letters.length === 0) return "No dead letters.\n";
+  // A RETRY column only when some letter waits for its retry (e.g. one requested, then kept at
+  // the daemon's shutdown); ERROR is always the letter's own error.
+  const retries = letters.some((l) => l.retryRequestedAt);
   const rows = letters.map((l) => [
     l.id,
     l.source,
     String(l.attempts),
     l.lastFailedAt.replace(/\.\d+Z$/, "Z"),
-    l.retryRequestedAt ? "retry requested" : oneLine(l.error.message, 60),
+    ...(retries ? [l.retryRequestedAt ? "requested" : "-"] : []),
+    oneLine(l.error.message, 60),
   ]);
-  const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", "ERROR"];
+  const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", ...(retries ? ["RETRY"] : []), "ERROR"];
   return `${table([head, ...rows]).join("\n")}\n`;
 }
 
