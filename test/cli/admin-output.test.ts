@@ -1,12 +1,13 @@
 /**
- * `bothost status`'s budget line agrees with `status --json`: after calls the daemon's own client
- * did not make (another process, or the daemon before a reload), the line shows the account's
- * calls used as the server counts them and the calls left, the same `remainingHour` as the JSON.
+ * The admin commands' output against a real daemon (`bothost run` on a sandbox), as a script or an
+ * operator reads it: `reload --json` prints JSON on stdout whether the config is applied or refused
+ * (exit 2); `status`'s budget line agrees with `status --json` after calls the daemon's own client
+ * did not make (another process, or the daemon before a reload).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BucketStatus, DaemonStatus } from "../../src/http/daemon-status.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, killAll, repoRoot, runCli, spawnCli } from "../support/cli.ts";
@@ -16,25 +17,64 @@ let sandbox: Sandbox;
 let dir: string;
 let file: string;
 let key: string;
+const configText = () =>
+  `server:\n  url: ${sandbox.url}\nstate:\n  path: ${path.join(dir, "state")}\nlog:\n  level: info\n  pretty: false\n` +
+  `bots:\n  echo:\n    module: ${path.join(repoRoot, "bots/echo.ts")}\n    email: ${botEmail(0)}\n    api_key: ${key}\n`;
 
 beforeAll(async () => {
   assertBuilt();
   sandbox = await startE2eSandbox(orgWithBots(1));
   key = sandbox.control.apiKeyOf(botEmail(0));
-  dir = await mkdtemp(path.join(tmpdir(), "bothost-status-budget-"));
+  dir = await mkdtemp(path.join(tmpdir(), "bothost-admin-output-"));
   file = path.join(dir, "bothost.yaml");
-  await writeFile(
-    file,
-    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${path.join(dir, "state")}\nlog:\n  level: info\n  pretty: false\n` +
-      `bots:\n  echo:\n    module: ${path.join(repoRoot, "bots/echo.ts")}\n    email: ${botEmail(0)}\n    api_key: ${key}\n`,
-  );
 });
+
+beforeEach(() => writeFile(file, configText()));
 
 afterEach(killAll);
 
 afterAll(async () => {
   await sandbox?.stop();
   await rm(dir, { recursive: true, force: true });
+});
+
+describe("bothost reload --json", () => {
+  it("prints the result as JSON on stdout, whether the config is applied or refused", async () => {
+    const daemon = spawnCli(["run", "-c", file]);
+    await daemon.waitForLog((l) => l.msg === "daemon started");
+
+    const applied = await runCli(["reload", "--json", "-c", file]);
+    expect(applied.stderr).toBe("");
+    expect(applied.code).toBe(0);
+    expect(JSON.parse(applied.stdout)).toEqual({
+      refused: false,
+      add: [],
+      remove: [],
+      restart: [],
+      keep: ["echo"],
+      failed: [],
+      needRestart: [],
+    });
+
+    await writeFile(file, `${configText()}    concurrency: many\n`);
+    const refused = await runCli(["reload", "--json", "-c", file]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe("");
+    const answer = JSON.parse(refused.stdout) as { refused: boolean; problems: string[] };
+    expect(answer.refused).toBe(true);
+    expect(answer.problems).toHaveLength(1);
+    expect(answer.problems[0]).toMatch(/bothost\.yaml:13:18 bots\.echo\.concurrency: /);
+    expect(refused.stdout).not.toContain(key);
+
+    // Without --json the same refusal is text on stderr.
+    const plain = await runCli(["reload", "-c", file]);
+    expect(plain.code).toBe(2);
+    expect(plain.stdout).toBe("");
+    expect(plain.stderr).toContain("the daemon refused the new config and keeps the old one:\n");
+    expect(daemon.child.exitCode).toBeNull();
+    daemon.kill("SIGTERM");
+    await daemon.exited;
+  });
 });
 
 describe("bothost status: the budget line", () => {
