@@ -35,13 +35,14 @@ export type { Snippets } from "./effects/snippets/snippet-cache.ts";
 export type { TypingHelper } from "./effects/typing/typing-helper.ts";
 export { Role } from "./effects/users/roles.ts";
 export type { Users } from "./effects/users/user-cache.ts";
-export { BothostError, isBothostError } from "./errors/bothost-error.ts";
+export { BothostError } from "./errors/bothost-error.ts";
 export { NoRetry } from "./errors/no-retry.ts";
 // ── What handlers receive ────────────────────────────────────────────────────────────────────
 export type { BotStatus, DaemonStatus } from "./http/daemon-status.ts";
 export type { ErrorHandler, Middleware, NextFunction } from "./pipeline/composer.ts";
 export type { BaseContext, BotContext, JobContext, WebhookContext } from "./pipeline/context.ts";
 export type { Filter, FilterPredicate } from "./pipeline/filters.ts";
+export { PromptError } from "./pipeline/prompts.ts";
 export { nextOccurrences, validateSchedule } from "./scheduler/timing/occurrences.ts";
 export type { KV } from "./state/kv.ts";
 export { StateError } from "./state/state-error.ts";

@@ -23,7 +23,7 @@ export type { WebhookOptions, WebhookVerify } from "../webhook/webhook-runtime.t
  * setup(bot) {
  *   bot.on("message", { direct: true }, (ctx) => ctx.reply("pong"));
  *   bot.recurring("standup", { cron: "0 9 * * 1-5", timezone: "Europe/Berlin", to: "team", topic: "standup", content: "Standup time!" });
- *   bot.cron("*\/15 * * * *", {}, (ctx) => ctx.log.info("tick"));
+ *   bot.cron("*\/15 * * * *", (ctx) => ctx.log.info("tick"));
  *   bot.webhook("deploys", { verify: { type: "bearer", token: "…" } }, (ctx) => ctx.send({ type: "channel", to: "ops", topic: "deploys", content: "shipped" }));
  * }
  * ```
@@ -81,8 +81,13 @@ export interface BotApi<S = unknown> {
   catch(handler: ErrorHandler<BotContext<S>>): this;
   /** Keep the next occurrence of an announcement booked on the server (delivered even while we are down). */
   recurring(id: string, announcement: RecurringAnnouncement): this;
-  /** Run `handler` on a cron schedule, in this process (for work computed at fire time). */
+  /**
+   * Run `handler` on a cron schedule, in this process (for work computed at fire time). Without
+   * options the expression is read in UTC, runs missed while the bot was down are skipped, and
+   * the run history is stored under the expression and time zone.
+   */
   cron(expression: string, options: CronOptions, handler: (ctx: JobContext<S>) => unknown): this;
+  cron(expression: string, handler: (ctx: JobContext<S>) => unknown): this;
   /** Serve an inbound webhook at `/webhooks/<bot>/<name>` (needs `http.listen` in the config). */
   webhook(name: string, options: WebhookOptions, handler: (ctx: WebhookContext<S>) => unknown): this;
   /**

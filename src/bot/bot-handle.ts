@@ -89,12 +89,24 @@ export function createBotHandle<S>(deps: {
       recurring.set(id, announcement);
       return api;
     },
-    cron(expression, options, handler) {
-      if (typeof handler !== "function")
-        throw new BotSetupError(`bot.cron("${expression}"): the handler must be a function.`);
-      const problem = cronProblem(expression, options);
+    cron(expression: string, options: unknown, handler?: unknown) {
+      // The options may be left out: bot.cron(expression, handler).
+      const [o, h] =
+        typeof options === "function" && handler === undefined ? [{}, options] : [options, handler];
+      const where = `bot.cron(${JSON.stringify(expression)})`;
+      if (typeof o === "function") {
+        throw new BotSetupError(
+          `${where}: the second argument is a function where the options were expected; call bot.cron(expression, handler) or bot.cron(expression, { timezone, missed, id }, handler).`,
+        );
+      }
+      if (typeof h !== "function") {
+        throw new BotSetupError(
+          `${where}: the handler (the last argument) must be a function (ctx) => …, got ${h === null ? "null" : typeof h}.`,
+        );
+      }
+      const problem = cronProblem(expression, o);
       if (problem) throw new BotSetupError(problem);
-      cronJobs.push({ expression, options: options ?? {}, handler });
+      cronJobs.push({ expression, options: (o ?? {}) as CronOptions, handler: h as never });
       return api;
     },
     command(name: string, options: unknown, handler?: unknown) {
@@ -135,6 +147,11 @@ export function createBotHandle<S>(deps: {
       }
       if (webhooks.has(name))
         throw new BotSetupError(`bot.webhook("${name}"): a webhook with this name exists already.`);
+      if (typeof options === "function") {
+        throw new BotSetupError(
+          `bot.webhook("${name}"): the second argument is a function where the options were expected; a webhook needs { verify: … } before its handler ({ verify: { type: "none" } } to accept any request).`,
+        );
+      }
       if (typeof handler !== "function")
         throw new BotSetupError(`bot.webhook("${name}"): the handler must be a function.`);
       webhooks.set(name, { options, handler });

@@ -34,8 +34,10 @@ export interface LoadBotsOptions {
 /**
  * Loads each bot's module and validates its settings.
  *
- * @throws {ModuleError} when exactly one thing is wrong and it is a module (its own code).
- * @throws {ConfigError} `CONFIG_INVALID` listing every problem otherwise, a module problem at
+ * @throws {ModuleError} when exactly one thing is wrong and it is a module's own code (it does
+ *   not load, or exports no bot).
+ * @throws {ConfigError} `CONFIG_INVALID` listing every problem otherwise (a module that is not
+ *   found included), a module problem at
  *   `bots.<name>.module` (the ModuleErrors are in `cause`, an AggregateError).
  */
 export async function loadBots(
@@ -88,7 +90,10 @@ export async function loadBots(
   }
   // Every module is evaluated: the TypeScript transform is not needed until the next load.
   releaseTransform();
-  if (moduleErrors.length === 1 && problems.length === 1) throw moduleErrors[0]!;
+  // A module that is not found is a wrong path in the config: reported located, at its `module:`.
+  if (moduleErrors.length === 1 && problems.length === 1 && moduleErrors[0]!.code !== "MODULE_NOT_FOUND") {
+    throw moduleErrors[0]!;
+  }
   if (problems.length > 0) {
     throw new ConfigError("CONFIG_INVALID", problems, {
       cause: moduleErrors.length > 0 ? new AggregateError(moduleErrors, "bot modules failed") : undefined,

@@ -14,14 +14,15 @@ would have acted on (id, link, sender, rule, action) and totals per rule. The se
 reads only (and one register for the bot's identity, its queue deleted at once).
 
 Options:
-  --channel NAME  A channel to read (repeat for several). Default: everything the bot receives
-                  (all public channels and its direct messages with all_public_streams: true)
-  --since AGE     Messages sent within this age, like 30d or 12h (default 30d)
-  --from ID       Messages from this id on, instead of --since
-  --limit N       At most N messages, the newest of the range (default 50000)
-  --json          Print the report as JSON
-  -c, --config    The config file (default ./bothost.yaml, or $BOTHOST_CONFIG)
-  -h, --help      Show this text
+      --channel NAME  A channel to read (repeat for several). Default: everything the bot
+                      receives (all public channels and its direct messages with
+                      all_public_streams: true)
+      --since AGE     Messages sent within this age, like 30d or 12h (default 30d)
+      --from ID       Messages from this id on, instead of --since
+      --limit N       At most N messages, the newest of the range (default 50000)
+      --json          Print the report as JSON
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+  -h, --help          Show this text
 
 A handler names the rule behind an action by logging it: ctx.log.info({ rule: "flood" }, …) or
 { rules: [...] }. A progress bar is drawn on a terminal (stderr), never when piped.

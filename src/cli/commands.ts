@@ -1,18 +1,18 @@
 import type { CommandDescription } from "../bot/commands/describe-commands.ts";
 import { loadBots } from "../bot/load-bots.ts";
-import { unsetVariableOf } from "../config/admin-view.ts";
-import { isConfigError } from "../config/config-error.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
-import { setUpOffline } from "./offline-setup.ts";
+import { loadConfigOffline, setUpOffline } from "./offline-setup.ts";
 
 export const commandsHelp = `Usage: bothost commands [BOT] [--config FILE] [--json]
 
 Prints every bot's commands (bot.command): name, arguments, options, description, examples and
 who may run them; with BOT, that bot's only. Nothing is sent and no server is contacted: the
-bots' setup functions run with a bot object that only records what they declare.
+bots' setup functions run with a bot object that only records what they declare. A variable the
+config uses but this shell does not set (an API key, usually) is read as a placeholder, with a
+line on stderr saying so.
 
 --json prints { bots: [{ bot, prefix, commands: [{ name, description, aliases, usage,
 arguments, options, examples, permission, subcommands }] }] }, the shape of a bot-command
@@ -45,13 +45,10 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1)
     return usageError("commands", `give at most one bot, got ${positionals.join(", ")}`);
   try {
-    const { config, source, placeholders } = await loadForListing(resolveConfigPath({ flag: values.config }));
-    if (placeholders.length > 0) {
-      const unset = placeholders.join(", ");
-      process.stderr.write(
-        `bothost commands: ${unset} ${placeholders.length === 1 ? "is" : "are"} not set here; read as a placeholder (nothing is sent).\n`,
-      );
-    }
+    const { config, source } = await loadConfigOffline(
+      resolveConfigPath({ flag: values.config }),
+      "commands",
+    );
     const wanted = positionals[0];
     const names = Object.keys(config.bots);
     if (wanted !== undefined && !names.includes(wanted)) {
@@ -79,28 +76,6 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
   }
 }
 
-/**
- * The config as `run` loads it; when its only problems are variables not set in this shell (API
- * keys, usually, which a listing never uses), loaded again with a placeholder for each. If that
- * load fails too, the first error is the one reported.
- */
-async function loadForListing(file: string) {
-  try {
-    return { ...(await loadConfigWithSource(file)), placeholders: [] as string[] };
-  } catch (err) {
-    if (!isConfigError(err) || err.code !== "CONFIG_INVALID") throw err;
-    const unset = err.problems.map(unsetVariableOf);
-    if (unset.some((name) => name === undefined)) throw err;
-    const placeholders = [...new Set(unset as string[])];
-    const env = { ...process.env, ...Object.fromEntries(placeholders.map((n) => [n, `unset-${n}`])) };
-    try {
-      return { ...(await loadConfigWithSource(file, { env })), placeholders };
-    } catch {
-      throw err;
-    }
-  }
-}
-
 function formatCommands(bots: BotCommands[]): string {
   const lines: string[] = [];
   for (const { bot, prefix, commands } of bots) {
@@ -120,6 +95,7 @@ function formatCommands(bots: BotCommands[]): string {
         );
       }
       if (c.aliases.length > 0) lines.push(`      also: ${c.aliases.join(", ")}`);
+      if (c.examples.length > 0) lines.push(`      e.g. ${c.examples.join("  |  ")}`);
       if (c.permission) {
         const who = [
           ...(c.permission.roles ? [`roles ${c.permission.roles.join(", ")}`] : []),

@@ -18,10 +18,11 @@ import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
 export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
 
-  bothost failed list [--bot NAME] [--json]     The dead letters, oldest first
-  bothost failed show ID [--json]               One letter: its error, stack and event
-  bothost failed retry ID… | --all [--bot NAME] Handle them again (now if the daemon runs, else at its start)
-  bothost failed drop ID… | --all [--bot NAME]  Delete them for good
+  bothost failed list [--bot NAME] [--json]      The dead letters, oldest first
+  bothost failed show ID [--json]                One letter: its error, stack and event
+  bothost failed retry ID… | --all [--bot NAME]  Handle them again (now if the daemon runs,
+                                                 else at its start)
+  bothost failed drop ID… | --all [--bot NAME]   Delete them for good
 
 A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
 threw NoRetry. Ids look like moderator/12. With the daemon running, the command asks it on its
@@ -113,14 +114,18 @@ async function perform(
 
 function formatList(letters: DeadLetter[]): string {
   if (letters.length === 0) return "No dead letters.\n";
+  // A RETRY column only when some letter waits for its retry (e.g. one requested, then kept at
+  // the daemon's shutdown); ERROR is always the letter's own error.
+  const retries = letters.some((l) => l.retryRequestedAt);
   const rows = letters.map((l) => [
     l.id,
     l.source,
     String(l.attempts),
     l.lastFailedAt.replace(/\.\d+Z$/, "Z"),
-    l.retryRequestedAt ? "retry requested" : oneLine(l.error.message, 60),
+    ...(retries ? [l.retryRequestedAt ? "requested" : "-"] : []),
+    oneLine(l.error.message, 60),
   ]);
-  const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", "ERROR"];
+  const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", ...(retries ? ["RETRY"] : []), "ERROR"];
   return `${table([head, ...rows]).join("\n")}\n`;
 }
 

@@ -16,8 +16,21 @@ function zodRange(): string {
   return "^4.0.0";
 }
 
-/** The files, by path. */
-export function initFiles(name: string): Record<string, string> {
+/**
+ * The overrides bothost's own package.json sets: npm applies overrides only in the root project,
+ * so a project depending on bothost repeats them to get the same dependency tree.
+ */
+function overrides(): Record<string, unknown> | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    if (pkg.overrides && typeof pkg.overrides === "object") return pkg.overrides;
+  } catch {}
+  return undefined;
+}
+
+/** The files, by path. `bothost` is the package.json's dependency on bothost (see init-source.ts). */
+export function initFiles(name: string, bothost = `^${bothostVersion}`): Record<string, string> {
+  const pinned = overrides();
   return {
     "package.json": `${JSON.stringify(
       {
@@ -30,8 +43,9 @@ export function initFiles(name: string): Record<string, string> {
           test: "vitest run",
           check: "bothost check && tsc --noEmit && vitest run",
         },
-        dependencies: { bothost: `^${bothostVersion}`, zod: zodRange() },
+        dependencies: { bothost, zod: zodRange() },
         devDependencies: { typescript: "^5.9.3", vitest: "^4.0.0" },
+        ...(pinned ? { overrides: pinned } : {}),
         engines: { node: ">=20.18.1" },
       },
       null,

@@ -3,13 +3,16 @@ import path from "node:path";
 import { ExitCode } from "../config/exit-codes.ts";
 import { commandArgs } from "./args.ts";
 import { initFiles } from "./init-files.ts";
+import { bothostSource } from "./init-source.ts";
 
 export const initHelp = `Usage: bothost init [DIR] [--force]
 
 Creates a bothost project in DIR (default: the current folder): package.json, tsconfig.json,
 bothost.yaml (the embedded sandbox, with org.yaml), bots/hello.ts, test/hello.test.ts,
 .gitignore and README.md. Then: npm install, npm run dev (the bots and a chat page to talk to
-them), npm start, npm test.
+them), npm start, npm test. When this bothost runs from a checkout, or was installed from a
+local tarball or folder (npx ./bothost-0.1.0.tgz init), the project depends on that same file
+("file:…" in package.json); otherwise on the registry's ^version.
 
 Options:
       --force   Write into a folder that is not empty (existing files are replaced)
@@ -40,13 +43,15 @@ export async function runInitCommand(argv: string[]): Promise<number> {
       .basename(dir)
       .toLowerCase()
       .replace(/[^a-z0-9-]+/g, "-") || "bots";
-  for (const [file, text] of Object.entries(initFiles(name))) {
+  const source = bothostSource(dir);
+  for (const [file, text] of Object.entries(initFiles(name, source.spec))) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), text);
   }
   const where = positionals[0] ? `cd ${positionals[0]} && ` : "";
   process.stdout.write(
     `Created a bothost project in ${dir}.\n` +
+      (source.local ? `It depends on bothost from ${source.local} (package.json: "${source.spec}").\n` : "") +
       `Next: ${where}npm install && npm run dev   (a chat page to talk to the bots; npm start runs them, npm test tests them)\n`,
   );
   return ExitCode.Ok;

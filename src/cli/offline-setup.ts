@@ -6,6 +6,7 @@ import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { type BotHandle, BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
 import type { LoadedBot } from "../bot/load-bots.ts";
+import { loadConfigWithPlaceholders } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { KV } from "../state/kv.ts";
@@ -22,6 +23,21 @@ function offlineClient(command: string): Client {
       );
     },
   });
+}
+
+/**
+ * The config for an offline command: a variable not set in this shell (an API key, usually) is
+ * read as a placeholder, and one line on stderr names them; any other problem is thrown.
+ */
+export async function loadConfigOffline(file: string, command: string) {
+  const loaded = await loadConfigWithPlaceholders(file);
+  const { placeholders } = loaded;
+  if (placeholders.length > 0) {
+    process.stderr.write(
+      `bothost ${command}: ${placeholders.join(", ")} ${placeholders.length === 1 ? "is" : "are"} not set here; read as a placeholder (nothing is sent).\n`,
+    );
+  }
+  return loaded;
 }
 
 /** The bot's declarations, or the exit code once a failing setup was reported. */

@@ -22,7 +22,10 @@ file).
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
-      --json          Print what changed as JSON
+      --json          Print the result as JSON on stdout, a refused config included:
+                      { refused: false, add, remove, restart, keep, failed, needRestart },
+                      { refused: true, problems: ["file:line:column path: message", …] }, or
+                      { refused: null, signal: "SIGHUP", pid } when only a signal was sent
   -h, --help          Show this text
 `;
 
@@ -40,17 +43,25 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
       report = (await daemon.call("POST", "/admin/reload")) as ReloadReport;
     } catch (err) {
       if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
-        process.stderr.write(
-          `bothost reload: the daemon refused the new config and keeps the old one:\n${err.message.replace(/^the running daemon refused \(HTTP 400\): /, "")}\n`,
-        );
+        const problems = err.message.replace(/^the running daemon refused \(HTTP 400\): /, "");
+        if (values.json) {
+          // Same object as a success, so a script reads `refused` first either way.
+          process.stdout.write(`${JSON.stringify({ refused: true, problems: problems.split("\n") })}\n`);
+        } else {
+          process.stderr.write(
+            `bothost reload: the daemon refused the new config and keeps the old one:\n${problems}\n`,
+          );
+        }
         return ExitCode.ConfigInvalid;
       }
       if (isBothostError(err) && err.code === "DAEMON_UNREACHABLE" && view.state.path !== undefined) {
-        return await signalDaemon(view.state.path, err);
+        return await signalDaemon(view.state.path, err, values.json === true);
       }
       throw err;
     }
-    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+    process.stdout.write(
+      values.json ? `${JSON.stringify({ refused: false, ...report })}\n` : formatReport(report),
+    );
     return report.failed.length > 0 ? ExitCode.RuntimeFailure : ExitCode.Ok;
   } catch (err) {
     return reportStartupError(err);
@@ -60,7 +71,7 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
 }
 
 /** No admin channel answers: SIGHUP to the pid in the state directory's lock file, if there is one. */
-async function signalDaemon(statePath: string, unreachable: BothostError): Promise<number> {
+async function signalDaemon(statePath: string, unreachable: BothostError, json: boolean): Promise<number> {
   let pid: number;
   try {
     pid = (JSON.parse(await readFile(join(statePath, "LOCK"), "utf8")) as { pid: number }).pid;
@@ -68,7 +79,11 @@ async function signalDaemon(statePath: string, unreachable: BothostError): Promi
   } catch {
     throw unreachable;
   }
-  process.stdout.write(`Sent SIGHUP to the daemon (pid ${pid}); its log says what changed.\n`);
+  process.stdout.write(
+    json
+      ? `${JSON.stringify({ refused: null, signal: "SIGHUP", pid })}\n`
+      : `Sent SIGHUP to the daemon (pid ${pid}); its log says what changed.\n`,
+  );
   return ExitCode.Ok;
 }
 

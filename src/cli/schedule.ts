@@ -1,15 +1,17 @@
 import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
 import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
-import { setUpOffline } from "./offline-setup.ts";
+import { loadConfigOffline, setUpOffline } from "./offline-setup.ts";
 
 export const scheduleHelp = `Usage: bothost schedule preview [--config FILE] [--count N] [--from TIME]
 
 Prints the next runs of every bot's recurring announcements (bot.recurring) and cron jobs
 (bot.cron), each in its own time zone and in UTC. Nothing is sent and no server is contacted:
-the bots' setup functions run with a bot object that only records what they declare.
+the bots' setup functions run with a bot object that only records what they declare. A variable
+the config uses but this shell does not set (an API key, usually) is read as a placeholder, with a
+line on stderr saying so.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -46,7 +48,8 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
     return usage(`--from must be an ISO 8601 time like 2026-03-27T10:00:00Z, got "${values.from}"`);
   }
   try {
-    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
+    const file = resolveConfigPath({ flag: values.config });
+    const { config, source } = await loadConfigOffline(file, "schedule preview");
     const loaded = await loadBots(config, source);
     const lines = [`Next ${count} runs after ${from.toISOString()}:`];
     for (const bot of loaded) {

@@ -2,7 +2,7 @@ import { type ConfigProblemsOnDisk, configProblemsOnDisk, readAdminView } from "
 import { formatProblems } from "../config/config-error.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
-import type { BotStatus, BudgetStatus, DaemonStatus } from "../http/daemon-status.ts";
+import type { BotStatus, BucketStatus, BudgetStatus, DaemonStatus } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
@@ -70,18 +70,25 @@ export function formatOnDisk(s: DaemonStatus, onDisk: ConfigProblemsOnDisk): str
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
-/** "echo: calls this hour: event queue 412/2000, other 35/2000; polls spaced 2.0 s" */
+/**
+ * "echo: calls used this hour: event queue 412/2000 (1588 left), other 35/2000 (1965 left); polls
+ * spaced 2.0 s". Used is the limit less `remainingHour`: the account's calls as the server counts
+ * them when it reported them, which includes calls made before this daemon's client existed (a
+ * reload or restart makes a new one), so the line agrees with `status --json`.
+ */
 function budgetLine(name: string, b: BudgetStatus): string {
-  const bucket = (label: string, x: BudgetStatus["events"]) =>
-    `${label} ${x.usedHour}/${x.perHour}${x.rateLimited > 0 ? ` (${x.rateLimited}× 429)` : ""}`;
+  const bucket = (label: string, x: BucketStatus) =>
+    `${label} ${usedOf(x)}/${x.perHour} (${x.remainingHour} left)${x.rateLimited > 0 ? ` (${x.rateLimited}× 429)` : ""}`;
   const spacing =
     b.pollSpacingSeconds > 0 ? `polls spaced ${b.pollSpacingSeconds.toFixed(1)} s` : "polls at once";
-  return `${name}: calls this hour: ${bucket("event queue", b.events)}, ${bucket("other", b.other)}; ${spacing}`;
+  return `${name}: calls used this hour: ${bucket("event queue", b.events)}, ${bucket("other", b.other)}; ${spacing}`;
 }
+
+const usedOf = (x: BucketStatus): number => Math.max(x.usedHour, x.perHour - x.remainingHour);
 
 const busy = (b: BudgetStatus): boolean =>
   b.pollSpacingSeconds > 0 ||
-  [b.events, b.other].some((x) => x.rateLimited > 0 || x.usedHour * 10 >= x.perHour);
+  [b.events, b.other].some((x) => x.rateLimited > 0 || usedOf(x) * 10 >= x.perHour);
 
 export function formatStatus(s: DaemonStatus): string {
   const lines = [

@@ -11,7 +11,7 @@ import type { z } from "zod";
 import { adminSocketPath } from "./admin-socket-path.ts";
 import { ConfigError, type ConfigProblem, formatPath, isConfigError } from "./config-error.ts";
 import { ConfigSource } from "./config-source.ts";
-import { type LoadConfigOptions, loadConfig, readConfigText } from "./load-config.ts";
+import { type LoadConfigOptions, loadConfig, loadConfigWithSource, readConfigText } from "./load-config.ts";
 import { isMapping } from "./resolve-credentials.ts";
 import { ConfigSchema } from "./schema.ts";
 import { redact } from "./secrets.ts";
@@ -135,5 +135,33 @@ export async function configProblemsOnDisk(
       problems: err.problems.filter((_, i) => unset[i] === undefined),
       unsetVariables: [...new Set(unset.filter((n): n is string => n !== undefined))],
     };
+  }
+}
+
+/**
+ * The config as `run` loads it; when its only problems are variables not set in this shell (API
+ * keys, usually, which an offline command such as `commands` or `schedule preview` never uses),
+ * loaded again with a placeholder `unset-NAME` for each, and their names in `placeholders`. If
+ * that load fails too, the first error is thrown.
+ *
+ * @throws {ConfigError} the config does not load for another reason.
+ */
+export async function loadConfigWithPlaceholders(file: string, options: LoadConfigOptions = {}) {
+  try {
+    return { ...(await loadConfigWithSource(file, options)), placeholders: [] as string[] };
+  } catch (err) {
+    if (!isConfigError(err) || err.code !== "CONFIG_INVALID") throw err;
+    const unset = err.problems.map(unsetVariableOf);
+    if (unset.some((name) => name === undefined)) throw err;
+    const placeholders = [...new Set(unset as string[])];
+    const env = {
+      ...(options.env ?? process.env),
+      ...Object.fromEntries(placeholders.map((n) => [n, `unset-${n}`])),
+    };
+    try {
+      return { ...(await loadConfigWithSource(file, { ...options, env })), placeholders };
+    } catch {
+      throw err;
+    }
   }
 }

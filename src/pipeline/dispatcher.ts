@@ -49,6 +49,7 @@ import {
   sourceOf,
   stateKeyOf,
 } from "./incoming.ts";
+import { PROMPT_UNANSWERED, promptUnanswered } from "./prompts.ts";
 
 /** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
 export interface DispatcherParts {
@@ -358,6 +359,12 @@ export class Dispatcher {
   }
 
   #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
+    if (promptUnanswered(err)) {
+      // A normal end of a conversation (the failure stage then neither retries nor keeps it).
+      ctx.log.info({ prompt: err.message }, PROMPT_UNANSWERED);
+      this.#handled(ctx, started);
+      return;
+    }
     this.#stats.failed++;
     this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
     ctx.log.error({ err }, "handler failed");

@@ -2,9 +2,11 @@
  * What happens to an event whose handler threw (`bot.catch` only observes, see composer.ts): it
  * runs again after a pause (doubling up to a cap), and when the last attempt fails too, or the
  * handler threw {@link NoRetry}, the event is kept as a dead letter for an operator to read and
- * replay; a `NoRetry` with `deadLetter: false` ends it there, kept nowhere. The dispatcher holds the event's
- * conversation until this settles, so the conversation's later events wait (at most the sum of
- * the pauses and runs) and keep their order, while other conversations go on.
+ * replay; a `NoRetry` with `deadLetter: false` ends it there, kept nowhere, and so does a prompt
+ * that got no answer in time (a normal end of a conversation: running the handler again would
+ * only ask the person again). The dispatcher holds the event's conversation until this settles,
+ * so the conversation's later events wait (at most the sum of the pauses and runs) and keep their
+ * order, while other conversations go on.
  *
  * When the bot stops during a pause, the remaining attempts are not waited for: the event is kept
  * as a dead letter already marked for replay, so the next start handles it again.
@@ -18,6 +20,7 @@ import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context.ts";
 import type { RunJob } from "./incoming.ts";
+import { promptUnanswered } from "./prompts.ts";
 
 /**
  * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
@@ -95,6 +98,7 @@ export class HandlerFailures {
    */
   async settle(run: FailedRun, error: unknown): Promise<boolean> {
     const o = this.#o;
+    if (promptUnanswered(error)) return this.#ended(run);
     const clock = o.clock;
     const stopping = this.#stopping.signal;
     const firstFailedAt = clock.now();
@@ -121,6 +125,7 @@ export class HandlerFailures {
         if (run.letter) await o.letters?.remove(run.letter.id);
         return true;
       } catch (err) {
+        if (promptUnanswered(err)) return this.#ended(run);
         last = err;
       } finally {
         timeout.clear();
@@ -128,6 +133,16 @@ export class HandlerFailures {
     }
     await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
     return false;
+  }
+
+  /** The run ended without a failure to keep (a prompt went unanswered): it is done with. */
+  async #ended(run: FailedRun): Promise<true> {
+    if (run.letter) {
+      await this.#o.letters?.remove(run.letter.id).catch((err: unknown) => {
+        this.#o.log.error({ err, deadLetter: run.letter?.id }, "could not remove the replayed dead letter");
+      });
+    }
+    return true;
   }
 
   async #keep(

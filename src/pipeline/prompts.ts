@@ -20,10 +20,37 @@ export interface PromptAnswer {
   message: Message;
 }
 
-/** A prompt got no answer in time (`PROMPT_TIMEOUT`), or one is already waiting (`PROMPT_PENDING`). */
+/**
+ * What `ctx.prompt()` rejects with: no answer in time (`PROMPT_TIMEOUT`), or a prompt already
+ * waits for the same person in the same conversation (`PROMPT_PENDING`). Left uncaught, a
+ * `PROMPT_TIMEOUT` ends the run there: it is logged (info) and neither retried (that would ask
+ * the person again) nor kept as a dead letter.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   const size = await ctx.prompt("Which size: small or large?");
+ *   await ctx.reply(`One ${size.text} coffee coming up.`);
+ * } catch (err) {
+ *   if (!(err instanceof PromptError && err.code === "PROMPT_TIMEOUT")) throw err;
+ *   await ctx.reply("No answer, so no coffee for now. Ask again any time.");
+ * }
+ * ```
+ */
 export class PromptError extends BothostError<"PROMPT_TIMEOUT" | "PROMPT_PENDING"> {
   override readonly name = "PromptError";
 }
+
+/**
+ * A prompt that got no answer in time: a normal end of a conversation, not a failure. The run
+ * ends there, handled: running it again would only ask the person again.
+ */
+export function promptUnanswered(err: unknown): err is PromptError {
+  return err instanceof PromptError && err.code === "PROMPT_TIMEOUT";
+}
+
+/** The log line of a run that {@link promptUnanswered} ended. */
+export const PROMPT_UNANSWERED = "the prompt got no answer in time: the handler ended there";
 
 /** The default wait: within the default handler timeout (30 s), which also ends a prompt. */
 export const PROMPT_TIMEOUT_MS = 25_000;
@@ -67,8 +94,12 @@ export class PendingPrompts {
       }, timeoutMs);
       const aborted = () => {
         done();
+        // The handler's signal: its handler_timeout ran out, or the bot is shutting down.
+        const why = (signal.reason as Error | undefined)?.message ?? "the handler's signal was aborted";
         reject(
-          new PromptError("PROMPT_TIMEOUT", "no answer before the handler's time ran out (handler_timeout)."),
+          new PromptError("PROMPT_TIMEOUT", `no answer before the handler had to end: ${why}`, {
+            cause: signal.reason,
+          }),
         );
       };
       if (signal.aborted) return aborted();

@@ -1,7 +1,8 @@
 /**
  * Inbound webhooks: `bot.webhook(name, options, handler)` is served at `POST /webhooks/<bot>/<name>`.
- * Order of checks: route (404) → bot ready (503) → body size (413) → signature or token (401) →
- * body parse (400) → idempotency (200 {"duplicate":true}) → handler (200, or 500 if it throws).
+ * Order of checks: route (404) → method (405: a webhook takes POST) → bot ready (503) → body
+ * size (413) → signature or token (401) → body parse (400) → idempotency (200
+ * {"duplicate":true}) → handler (200, or 500 if it throws).
  */
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -70,6 +71,10 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
       }
       if (!bot || !declared) return refuse(404, `no webhook at /webhooks/${botName}/${name}`);
       countAsWebhook(request, `/webhooks/${botName}/${name}`);
+      if (request.method !== "POST") {
+        reply.header("allow", "POST");
+        return fail(reply, 405, `a webhook takes POST requests, not ${request.method}`);
+      }
       if (bot.runtime.status.server === undefined) {
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }
@@ -78,6 +83,13 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;
       return handle(target, request, reply, deps);
+    });
+    // Other methods reach the hook above too: 404 for an unknown webhook, else 405.
+    scope.route({
+      method: ["GET", "PUT", "PATCH", "DELETE"],
+      url: "/webhooks/:bot/:name",
+      handler: async (request, reply) =>
+        fail(reply, 405, `a webhook takes POST requests, not ${request.method}`),
     });
   });
 }

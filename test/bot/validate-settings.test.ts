@@ -138,10 +138,25 @@ describe("loadBots", () => {
     expect(first?.settings).toMatchObject({ threshold: 3, channels: ["general"] });
   });
 
-  it("throws the ModuleError itself when it is the only problem", async () => {
+  it("throws the ModuleError itself when it is the only problem and in the module's code", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
+    const invalid = { ...config, bots: { lost: { ...config.bots.plain!, module: "./no-setup.ts" } } };
+    const err = await loadBots(invalid, source).catch((e: unknown) => e);
+    expect(isModuleError(err) && err.code).toBe("MODULE_INVALID");
+  });
+
+  it("a module that is not found is a located config problem, the ModuleError in its cause", async () => {
     const { config, source } = await loadConfigWithSource(`${DIR}/bothost.yaml`, { env });
     const lost = { ...config, bots: { lost: { ...config.bots.plain!, module: "./gone.mjs" } } };
     const err = await loadBots(lost, source).catch((e: unknown) => e);
-    expect(isModuleError(err) && err.code).toBe("MODULE_NOT_FOUND");
+    if (!isConfigError(err)) throw err;
+    expect(err.problems).toEqual([
+      expect.objectContaining({
+        path: "bots.lost.module",
+        message: expect.stringContaining("(MODULE_NOT_FOUND)"),
+      }),
+    ]);
+    const [cause] = (err.cause as AggregateError).errors;
+    expect(isModuleError(cause) && cause.code).toBe("MODULE_NOT_FOUND");
   });
 });

@@ -101,6 +101,11 @@ describe("with the daemon stopped: straight in the state directory", () => {
       Record<string, unknown>
     >;
     expect(listed.find((l) => l.id === "mod/2")?.retryRequestedAt).toEqual(expect.any(String));
+    // The table keeps each letter's error and shows the pending retry in its own column.
+    const pending = await runCli(["failed", "list", "--bot", "mod", "-c", file]);
+    expect(pending.stdout).toMatch(
+      /^ID +SOURCE +ATTEMPTS +LAST FAILED +RETRY +ERROR\nmod\/1 +queue +5 +\S+ +- +the server refused key \[hidden\]\nmod\/2 +queue +5 +\S+ +requested +boom 2\n$/,
+    );
 
     const drop = await runCli(["failed", "drop", "--all", "--bot", "mod", "-c", file]);
     expect(drop).toMatchObject({ code: 0, stdout: "Dropped 2: mod/1, mod/2\n" });

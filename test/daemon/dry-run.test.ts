@@ -69,7 +69,7 @@ it("captures the bot's writes instead of making them, and the status shows them"
   expect(text).toContain(`careful: dry run, 3 write(s) captured, not made; latest:`);
   // The budget line: the bot's calls this hour per bucket; light traffic, so polls go at once.
   expect(text).toMatch(
-    /^careful: calls this hour: event queue [1-9]\d*\/2000, other [1-9]\d*\/2000; polls at once$/m,
+    /^careful: calls used this hour: event queue [1-9]\d*\/2000 \(\d+ left\), other [1-9]\d*\/2000 \(\d+ left\); polls at once$/m,
   );
   const page = await (await fetch(`http://127.0.0.1:${port}/status`)).text();
   expect(page).toContain("3 write(s) captured, not made");

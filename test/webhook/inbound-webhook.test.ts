@@ -1,7 +1,7 @@
 /**
  * Inbound webhooks over real HTTP: each verifier accepts a good request and refuses a bad one
- * (401, no handler), repeats are dropped, oversized bodies get 413, unknown routes 404; ctx.state
- * writes apply once the handler succeeded.
+ * (401, no handler), repeats are dropped, oversized bodies get 413, unknown routes 404 and other
+ * methods 405; ctx.state writes apply once the handler succeeded.
  */
 import { createHmac } from "node:crypto";
 import { Readable } from "node:stream";
@@ -261,7 +261,7 @@ describe("limits, routes and the handler's context", () => {
     expect(calls).toHaveLength(1);
   });
 
-  it("answers 404 for unknown bots, unknown webhooks and other methods; 400 for bad JSON", async () => {
+  it("answers 404 for unknown bots and webhooks, 405 for other methods; 400 for bad JSON", async () => {
     expect(await post("/webhooks/nobody/gh", "{}")).toEqual({
       status: 404,
       body: { error: "no webhook at /webhooks/nobody/gh" },
@@ -271,8 +271,15 @@ describe("limits, routes and the handler's context", () => {
       body: { error: "no webhook at /webhooks/hooks/nope" },
     });
     const get = await request(`${running.url}/webhooks/hooks/gh`);
-    expect(get.statusCode).toBe(404);
-    expect(await get.body.json()).toEqual({ error: "no route for GET /webhooks/hooks/gh" });
+    expect(get.statusCode).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+    expect(await get.body.json()).toEqual({ error: "a webhook takes POST requests, not GET" });
+    const getUnknown = await request(`${running.url}/webhooks/hooks/nope`);
+    expect(getUnknown.statusCode).toBe(404);
+    expect(await getUnknown.body.json()).toEqual({ error: "no webhook at /webhooks/hooks/nope" });
+    const put = await request(`${running.url}/webhooks/hooks/gh`, { method: "PUT", body: "{}" });
+    expect(put.statusCode).toBe(405);
+    await put.body.dump();
     expect(await post("/webhooks/hooks/small", "{not json")).toEqual({
       status: 400,
       body: { error: "the body is not valid JSON" },

@@ -143,8 +143,11 @@ export class CommandRouter {
     }
     if (!parsed.ok) {
       const help = this.#help ? ` (\`${this.#prefix}help ${command.name}\` for more)` : "";
+      const problems = parsed.problems.join("; ");
+      // A sentence ends once: a problem ending in "?" ("did you mean …?") takes no period.
+      const end = /[.?!]$/.test(problems) ? "" : ".";
       await ctx.reply(
-        `\`${this.#prefix}${call.word}\`: ${parsed.problems.join("; ")}.\nUsage: \`${this.usage(command)}\`${help}`,
+        `\`${this.#prefix}${call.word}\`: ${problems}${end}\nUsage: \`${this.usage(command)}\`${help}`,
       );
       return;
     }

@@ -113,6 +113,9 @@ describe("a command", () => {
       '`remind`: <minutes>: expected a number, got "five".\nUsage: `remind <minutes> <text...> [--loud]` (`help remind` for more)',
     );
     expect((await dm(MEMBER, "remind 5")).content).toMatch(/^`remind`: <text> is missing\.\nUsage:/);
+    expect((await dm(MEMBER, "remind --lod 5 tea")).content).toBe(
+      '`remind`: unknown option "--lod"; did you mean "--loud"?\nUsage: `remind <minutes> <text...> [--loud]` (`help remind` for more)',
+    );
     expect((await dm(MEMBER, "remind --lodu 0 tea")).content).toMatch(
       /^`remind`: unknown option "--lodu"; did you mean "--loud"\?; <minutes>: Too small: expected number to be >=1 \(got "0"\)\./,
     );

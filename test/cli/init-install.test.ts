@@ -1,0 +1,107 @@
+/**
+ * Installing bothost outside its clone, as README.md says: `npm pack` in the clone, then
+ * `npx ./bothost-<version>.tgz init my-bots`; the project depends on that tarball (`file:`), so
+ * `npm install` and `npm test` work in it with no registry copy of bothost. npm runs offline: the
+ * dependencies come from the local npm cache. Also where `bothost init` points the dependency
+ * for a checkout, an install from a local file, and a registry install.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bothostSource } from "../../src/cli/init-source.ts";
+import { assertBuilt, repoRoot } from "../support/cli.ts";
+
+const run = promisify(execFile);
+let dir: string;
+
+beforeAll(async () => {
+  assertBuilt();
+  dir = await mkdtemp(path.join(tmpdir(), "bothost-install-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** npm as a user runs it, offline, without the test runner's npm_* variables. */
+function npm(args: string[], cwd: string) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+  return run("npm", ["--offline", "--no-audit", "--no-fund", ...args], {
+    cwd,
+    env: { ...env, CI: "1", NO_COLOR: "1" },
+    maxBuffer: 1 << 24,
+  });
+}
+
+/**
+ * `npm(args)`; when npm, offline, finds a package missing from its cache (a machine whose cache
+ * lacks something the template needs), the test says so and skips instead of failing.
+ */
+async function offline(ctx: { skip: () => void }, args: string[], cwd: string) {
+  try {
+    return await npm(args, cwd);
+  } catch (err) {
+    const output = String((err as { stderr?: string }).stderr ?? "");
+    if (!output.includes("ENOTCACHED")) throw err;
+    const missing = /request to (\S+) failed/.exec(output)?.[1] ?? "a package";
+    console.log(`init-install: skipped: npm runs offline here and its cache lacks ${missing}`);
+    ctx.skip();
+    throw err;
+  }
+}
+
+describe("from a tarball", () => {
+  it("npx ./bothost-<version>.tgz init writes a project that installs and tests offline", async (ctx) => {
+    const { stdout: packed } = await run(
+      "npm",
+      ["pack", "--ignore-scripts", "--json", "--pack-destination", dir],
+      { cwd: repoRoot, maxBuffer: 1 << 24 },
+    );
+    const tarball = (JSON.parse(packed) as { filename: string }[])[0]!.filename;
+    const created = await offline(
+      ctx,
+      ["exec", "--yes", "--package", `./${tarball}`, "--", "bothost", "init", "my-bots"],
+      dir,
+    );
+    const project = path.join(dir, "my-bots");
+    expect(created.stdout).toContain(`It depends on bothost from ${path.join(dir, tarball)}`);
+    const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8"));
+    expect(manifest.dependencies.bothost).toBe(`file:../${tarball}`);
+
+    await offline(ctx, ["install"], project);
+    const tests = await npm(["test"], project);
+    // The template's three tests: a command, a refused command, a reminder by the sandbox clock.
+    expect(tests.stdout + tests.stderr).toMatch(/Tests {2}3 passed \(3\)/);
+  }, 300_000);
+});
+
+describe("bothostSource", () => {
+  it("a checkout: the checkout's folder, relative to the project", () => {
+    const project = path.join(path.dirname(repoRoot), "elsewhere", "my-bots");
+    expect(bothostSource(project, repoRoot)).toEqual({
+      spec: `file:${path.relative(project, repoRoot).split(path.sep).join("/")}`,
+      local: repoRoot.replace(/\/$/, ""),
+    });
+  });
+
+  it("installed from a local file: that file; installed from the registry: ^version", async () => {
+    const holder = path.join(dir, "holder");
+    const installed = path.join(holder, "node_modules", "bothost");
+    await mkdir(installed, { recursive: true });
+    await writeFile(path.join(dir, "bothost-9.9.9.tgz"), "");
+    await writeFile(
+      path.join(holder, "package.json"),
+      JSON.stringify({ dependencies: { bothost: "file:../bothost-9.9.9.tgz" } }),
+    );
+    expect(bothostSource(path.join(dir, "new"), installed)).toEqual({
+      spec: "file:../bothost-9.9.9.tgz",
+      local: path.join(dir, "bothost-9.9.9.tgz"),
+    });
+    await writeFile(
+      path.join(holder, "package.json"),
+      JSON.stringify({ dependencies: { bothost: "^0.1.0" } }),
+    );
+    const version = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")).version;
+    expect(bothostSource(path.join(dir, "new"), installed)).toEqual({ spec: `^${version}` });
+  });
+});
