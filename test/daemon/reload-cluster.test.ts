@@ -9,7 +9,6 @@ import { afterEach, expect, it } from "vitest";
 import {
   clusterOrg,
   hasRedisServer,
-  type OwnRedis,
   startInstance,
   startOwnRedis,
   writeClusterConfig,
@@ -17,7 +16,7 @@ import {
 import { botEmail, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
-let redis: OwnRedis | undefined;
+let redis: { stop(): Promise<void> } | undefined;
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await redis?.stop();
@@ -37,10 +36,11 @@ const readyz = async (url: string) =>
 it.skipIf(!hasRedisServer())(
   "keeps a changed bot on standby on the instance that does not hold its lease",
   async () => {
-    redis = await startOwnRedis();
+    const own = await startOwnRedis();
+    redis = own;
     const sandbox = await startE2eSandbox(clusterOrg());
     const config = await writeClusterConfig(sandbox, {
-      redis: redis.url,
+      redis: own.url,
       prefix: "reload-cluster",
       ttl: "3s",
     });
