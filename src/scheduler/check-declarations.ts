@@ -59,7 +59,8 @@ export function cronProblem(expression: unknown, options: unknown): string | und
   }
   const o = (options ?? {}) as Record<string, unknown>;
   const schedule = scheduleProblem(expression, o.timezone ?? "UTC", where);
-  if (schedule) return schedule;
+  // The expression is bot.cron's own argument, not a field of it: `bot.cron("* * *"): …`.
+  if (schedule) return schedule.replace(`${where}.cron "${String(expression)}"`, where);
   if (o.missed !== undefined && o.missed !== "skip" && o.missed !== "run-once") {
     return `${where}.missed ${JSON.stringify(o.missed)}: use "skip" or "run-once".`;
   }
