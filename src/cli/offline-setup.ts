@@ -2,28 +2,12 @@
  * Run a bot's `setup` offline, with a bot object that only records what it declares (commands,
  * announcements, cron jobs): what `bothost schedule preview` and `bothost commands` read.
  */
-import { pino } from "pino";
-import type { Client } from "../api/create-client.ts";
-import { type BotHandle, BotSetupError, createBotHandle } from "../bot/bot-handle.ts";
+import { type BotHandle, BotSetupError } from "../bot/bot-handle.ts";
 import type { LoadedBot } from "../bot/load-bots.ts";
 import { loadConfigWithPlaceholders } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
+import { runSetupOffline } from "../daemon/trial-setup.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import { KV } from "../state/kv.ts";
-import { MemoryStore } from "../state/memory-store.ts";
-
-/** Nothing may reach the network offline: any use of the client says so. */
-function offlineClient(command: string): Client {
-  return new Proxy({} as Client, {
-    get(_target, property) {
-      throw new BothostError(
-        "PREVIEW_OFFLINE",
-        `bot.api.${String(property)} was used during setup; "bothost ${command}" runs setup offline. ` +
-          "Call the server from handlers or jobs, not from setup.",
-      );
-    },
-  });
-}
 
 /**
  * The config for an offline command: a variable not set in this shell (an API key, usually) is
@@ -42,19 +26,26 @@ export async function loadConfigOffline(file: string, command: string) {
 
 /** The bot's declarations, or the exit code once a failing setup was reported. */
 export async function setUpOffline(bot: LoadedBot, command: string): Promise<BotHandle<unknown> | number> {
-  const handle = createBotHandle<unknown>({
+  const ran = await runSetupOffline({
     name: bot.name,
-    log: pino({ level: "silent" }),
-    client: offlineClient(command),
-    state: new KV(new MemoryStore()),
+    module: bot.config.module,
+    definition: bot.definition,
+    settings: bot.settings,
     commandPrefix: bot.config.command_prefix,
   });
-  try {
-    await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
-  } catch (err) {
-    return setupFailed(bot.name, err);
+  if (ran.handle) return ran.handle;
+  if (ran.calledServer !== undefined) {
+    // What this command lists comes from the whole setup: a server call cuts it short.
+    return setupFailed(
+      bot.name,
+      new BothostError(
+        "PREVIEW_OFFLINE",
+        `bot.api.${ran.calledServer} was used during setup; "bothost ${command}" runs setup offline. ` +
+          "Call the server from handlers or jobs, not from setup.",
+      ),
+    );
   }
-  return handle;
+  return setupFailed(bot.name, ran.error);
 }
 
 /** A setup that throws: the bot's declarations are wrong (exit 2) or its code failed (exit 1). */

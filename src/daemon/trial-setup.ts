@@ -7,7 +7,7 @@
  */
 import { pino } from "pino";
 import type { Client } from "../api/create-client.ts";
-import { createBotHandle } from "../bot/bot-handle.ts";
+import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { KV } from "../state/kv.ts";
@@ -33,20 +33,30 @@ export interface TrialBot {
   commandPrefix?: string | undefined;
 }
 
-class OfflineCall extends BothostError<"SETUP_OFFLINE"> {}
+class OfflineCall extends BothostError<"SETUP_OFFLINE"> {
+  constructor(readonly property: string) {
+    super("SETUP_OFFLINE", `bot.api.${property} was used during setup`);
+  }
+}
 
 /** Any use of the client ends the trial: what setup declares after a server call is not known offline. */
 const offlineClient = new Proxy({} as Client, {
   get(_target, property) {
-    throw new OfflineCall("SETUP_OFFLINE", `bot.api.${String(property)} was used during setup`);
+    throw new OfflineCall(String(property));
   },
 });
 
-/**
- * Run `bot`'s setup offline. Resolves undefined when it finished, or when it called the server
- * (setup should not; the rest of it cannot be tried offline), else the problem.
- */
-export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | undefined> {
+/** How an offline setup ended. */
+export type OfflineSetup =
+  /** It finished: `handle` holds what it declared. */
+  | { handle: BotHandle<unknown>; calledServer?: undefined; problem?: undefined }
+  /** It used `bot.api.<calledServer>`: what it declares after that is not known offline. */
+  | { calledServer: string; handle?: undefined; problem?: undefined }
+  /** It threw. */
+  | { problem: SetupProblem; error: unknown; handle?: undefined; calledServer?: undefined };
+
+/** Run `bot`'s setup offline (what `check`, a reload, `commands` and `schedule preview` read). */
+export async function runSetupOffline(bot: TrialBot): Promise<OfflineSetup> {
   const handle = createBotHandle<unknown>({
     name: bot.name,
     log: pino({ level: "silent" }),
@@ -56,10 +66,19 @@ export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | und
   });
   try {
     await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
-    return undefined;
+    return { handle };
   } catch (err) {
-    return err instanceof OfflineCall ? undefined : setupProblem(bot, err);
+    if (err instanceof OfflineCall) return { calledServer: err.property };
+    return { problem: setupProblem(bot, err), error: err };
   }
+}
+
+/**
+ * Run `bot`'s setup offline. Resolves undefined when it finished, or when it called the server
+ * (setup should not; the rest of it cannot be tried offline), else the problem.
+ */
+export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | undefined> {
+  return (await runSetupOffline(bot)).problem;
 }
 
 /** `err`, thrown by `bot`'s setup, as a {@link SetupProblem}. */
