@@ -6,6 +6,7 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
+import { loadConfigWithSource } from "../config/load-config.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
 import { botModuleFile, loadBotModule, releaseTransform } from "./load-module.ts";
@@ -70,7 +71,7 @@ export async function loadBots(
     } catch (err) {
       if (!isModuleError(err)) throw err;
       moduleErrors.push(err);
-      problems.push(source.problem(["bots", name, "module"], `${bot.module} ${err.reason} (${err.code})`));
+      problems.push(moduleProblem(source, name, bot.module, err));
       continue;
     }
     try {
@@ -100,6 +101,63 @@ export async function loadBots(
     });
   }
   return loaded;
+}
+
+function moduleProblem(source: ConfigSource, name: string, module: string, err: ModuleError): ConfigProblem {
+  return source.problem(["bots", name, "module"], `${module} ${err.reason} (${err.code})`);
+}
+
+/**
+ * The config file, as `loadConfigWithSource` reads it; when the file has problems, the error also
+ * holds those of the bots' settings, so that one report has both (see {@link withSettingsProblems}).
+ */
+export async function loadConfigForBots(
+  file: string,
+  options: { fresh?: boolean } = {},
+): ReturnType<typeof loadConfigWithSource> {
+  try {
+    return await loadConfigWithSource(file);
+  } catch (err) {
+    throw await withSettingsProblems(err, options);
+  }
+}
+
+/**
+ * `err` with the problems of the bots' settings added. A file that did not validate still names
+ * each bot's module and settings (`ConfigError.draft`: those without a problem of their own);
+ * each module is loaded, as `run` would load it, and its schema checks the settings. A module that
+ * cannot be found is reported at its `module:`; one that fails otherwise is left to the next load.
+ * `fresh` (a reload): modules are evaluated again, so edited schemas are the ones used.
+ */
+export async function withSettingsProblems(
+  err: unknown,
+  options: { fresh?: boolean } = {},
+): Promise<unknown> {
+  if (!(err instanceof ConfigError) || err.draft === undefined || err.draft.bots.size === 0) return err;
+  const { source, bots } = err.draft;
+  const more: ConfigProblem[] = [];
+  const definitions = new Map<string, BotDefinition>();
+  for (const [name, bot] of bots) {
+    try {
+      let definition = definitions.get(bot.module);
+      if (definition === undefined) {
+        ({ definition } = await loadBotModule(bot.module, {
+          configDir: source.dir,
+          botName: name,
+          ...(options.fresh ? { fresh: true } : {}),
+        }));
+        definitions.set(bot.module, definition);
+      }
+      await validateBotSettings(name, definition, bot.settings, source);
+    } catch (problem) {
+      if (problem instanceof ConfigError) more.push(...problem.problems);
+      else if (isModuleError(problem) && problem.code === "MODULE_NOT_FOUND")
+        more.push(moduleProblem(source, name, bot.module, problem));
+    }
+  }
+  releaseTransform();
+  if (more.length === 0) return err;
+  return new ConfigError("CONFIG_INVALID", [...err.problems, ...more], { cause: err.cause });
 }
 
 /**

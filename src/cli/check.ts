@@ -1,8 +1,8 @@
 import { createClient } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
-import { type LoadedBot, loadBots } from "../bot/load-bots.ts";
+import { type LoadedBot, loadBots, loadConfigForBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
 import { type SetupProblem, trySetupOffline } from "../daemon/trial-setup.ts";
@@ -35,7 +35,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let sandbox: Sandbox | undefined;
   try {
-    const { config, source } = await loadConfigWithSource(resolveConfigPath({ flag: values.config }));
+    const { config, source } = await loadConfigForBots(resolveConfigPath({ flag: values.config }));
     const problems = await setupProblems(await loadBots(config, source));
     if (problems.length > 0) {
       for (const p of problems) process.stderr.write(`bothost check: ${p.line}\n`);

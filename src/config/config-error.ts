@@ -1,7 +1,9 @@
 /**
  * The error a bad config file raises: every problem at once, each with file:line:column and path.
  */
+
 import { BothostError } from "../errors/bothost-error.ts";
+import type { ConfigSource } from "./config-source.ts";
 
 /** A path into the config document: mapping keys and list indices. */
 export type ConfigPath = readonly (string | number)[];
@@ -23,17 +25,34 @@ export interface ConfigProblem {
 /** `CONFIG_NOT_FOUND`: the file cannot be read; `CONFIG_INVALID`: it (or a bot's settings) has problems. */
 export type ConfigErrorCode = "CONFIG_NOT_FOUND" | "CONFIG_INVALID";
 
+/**
+ * What a file with problems still says of its bots: for each bot whose `module` and `settings`
+ * have no problem of their own, the module (as written) and the raw settings, so that the
+ * settings can be checked by the module's schema in the same report.
+ */
+export interface BotsDraft {
+  readonly source: ConfigSource;
+  readonly bots: ReadonlyMap<string, { readonly module: string; readonly settings: unknown }>;
+}
+
 /** A config file that cannot be used, with every problem found. */
 export class ConfigError extends BothostError<ConfigErrorCode> {
   readonly problems: readonly ConfigProblem[];
+  /** Set when the file parsed but did not validate (see {@link BotsDraft}). */
+  readonly draft: BotsDraft | undefined;
 
-  constructor(code: ConfigErrorCode, problems: readonly ConfigProblem[], options?: { cause?: unknown }) {
+  constructor(
+    code: ConfigErrorCode,
+    problems: readonly ConfigProblem[],
+    options?: { cause?: unknown; draft?: BotsDraft },
+  ) {
     const sorted = Object.freeze([...problems].sort(compareProblems).map((p) => Object.freeze({ ...p })));
     const file = sorted[0]?.file ?? "config";
     const count = sorted.length === 1 ? "1 problem" : `${sorted.length} problems`;
     super(code, `${file} has ${count}:\n${formatProblems(sorted)}`, options);
     this.name = "ConfigError";
     this.problems = sorted;
+    this.draft = options?.draft;
   }
 
   /** The problems, one per line: `bothost.yaml:12:5 bots.moderator.api_key: message`. */

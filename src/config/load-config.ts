@@ -2,7 +2,13 @@
  * Loading the config file: read → YAML with positions → interpolation → schema → files → freeze.
  */
 import path from "node:path";
-import { ConfigError, type ConfigErrorCode, type ConfigProblem, formatPath } from "./config-error.ts";
+import {
+  type BotsDraft,
+  ConfigError,
+  type ConfigErrorCode,
+  type ConfigProblem,
+  formatPath,
+} from "./config-error.ts";
 import { ConfigSource } from "./config-source.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
@@ -50,10 +56,11 @@ export async function loadConfigWithSource(
   });
   if (converted === undefined) throw new ConfigError("CONFIG_INVALID", parsed.problems.map(at));
   const secrets = [...converted.secrets];
-  const fail = (problems: ConfigProblem[]): never => {
+  const fail = (problems: ConfigProblem[], draft?: BotsDraft): never => {
     throw new ConfigError(
       "CONFIG_INVALID",
       problems.map((p) => ({ ...p, path: redact(p.path, secrets), message: redact(p.message, secrets) })),
+      draft === undefined ? undefined : { draft },
     );
   };
   if (parsed.problems.length > 0) fail(parsed.problems.map(at));
@@ -81,8 +88,26 @@ export async function loadConfigWithSource(
   }
   const { problems: credentialProblems, credentials } = await resolveCredentials(raw, source, cwd, secrets);
   problems.push(...credentialProblems, ...(await checkServers(raw, source, cwd)));
-  if (problems.length > 0 || !result.success) return fail(problems);
+  if (problems.length > 0 || !result.success) return fail(problems, botsDraft(data.bots, problems, source));
   return { config: deepFreeze(assemble(result.data, credentials, source.dir)), source };
+}
+
+/** Each bot entry whose `module` and `settings` have no problem of their own (see BotsDraft). */
+function botsDraft(bots: unknown, problems: readonly ConfigProblem[], source: ConfigSource): BotsDraft {
+  const draft = new Map<string, { module: string; settings: unknown }>();
+  if (!isMapping(bots)) return { source, bots: draft };
+  for (const [name, entry] of Object.entries(bots)) {
+    if (!isMapping(entry) || typeof entry.module !== "string") continue;
+    const own = (field: string) => {
+      const at = formatPath(["bots", name, field]);
+      return problems.some(
+        (p) => p.path === at || p.path.startsWith(`${at}.`) || p.path.startsWith(`${at}[`),
+      );
+    };
+    if (!own("module") && !own("settings"))
+      draft.set(name, { module: entry.module, settings: entry.settings });
+  }
+  return { source, bots: draft };
 }
 
 // Fills each bot's server, email and key, and makes file paths absolute.

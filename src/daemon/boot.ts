@@ -3,10 +3,9 @@
  * embedded sandbox where the config says `url: sandbox`, open the state store, build the daemon.
  * `bothost run` and `bothost demo` both start this way.
  */
-import { botFingerprints, type LoadedBot, loadBots } from "../bot/load-bots.ts";
+import { botFingerprints, type LoadedBot, loadBots, loadConfigForBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
 import { adminSocketPath } from "../config/admin-socket-path.ts";
-import { loadConfigWithSource } from "../config/load-config.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
@@ -35,7 +34,7 @@ export interface BootOptions {
 
 /** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
 export async function bootDaemon(configPath: string, options: BootOptions = {}) {
-  const { config, source } = await loadConfigWithSource(configPath);
+  const { config, source } = await loadConfigForBots(configPath);
   const loaded = await loadBots(config, source);
   const pretty = options.readableLogs && config.log.pretty === "auto" ? true : config.log.pretty;
   const log = createLogger({ level: options.logLevel ?? config.log.level, pretty });
@@ -93,7 +92,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
  * keeps running the old config), then apply only what changed.
  */
 async function reloadFromFile(daemon: Daemon, configPath: string): Promise<ReloadReport> {
-  const { config, source } = await loadConfigWithSource(configPath);
+  const { config, source } = await loadConfigForBots(configPath, { fresh: true });
   const prints = await botFingerprints(config, source);
   const next = new Map<string, BotIdentity>(
     Object.entries(config.bots).map(([name, bot]) => [
