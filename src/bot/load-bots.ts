@@ -157,7 +157,9 @@ export async function withSettingsProblems(
   }
   releaseTransform();
   if (more.length === 0) return err;
-  return new ConfigError("CONFIG_INVALID", [...err.problems, ...more], { cause: err.cause });
+  const { redact } = err.draft;
+  const hidden = more.map((p) => ({ ...p, path: redact(p.path), message: redact(p.message) }));
+  return new ConfigError("CONFIG_INVALID", [...err.problems, ...hidden], { cause: err.cause });
 }
 
 /**

@@ -33,6 +33,8 @@ export type ConfigErrorCode = "CONFIG_NOT_FOUND" | "CONFIG_INVALID";
 export interface BotsDraft {
   readonly source: ConfigSource;
   readonly bots: ReadonlyMap<string, { readonly module: string; readonly settings: unknown }>;
+  /** Hides the file's secrets (interpolated values, keys) in a problem's path or message. */
+  readonly redact: (text: string) => string;
 }
 
 /** A config file that cannot be used, with every problem found. */

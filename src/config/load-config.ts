@@ -88,14 +88,24 @@ export async function loadConfigWithSource(
   }
   const { problems: credentialProblems, credentials } = await resolveCredentials(raw, source, cwd, secrets);
   problems.push(...credentialProblems, ...(await checkServers(raw, source, cwd)));
-  if (problems.length > 0 || !result.success) return fail(problems, botsDraft(data.bots, problems, source));
+  if (problems.length > 0 || !result.success) {
+    return fail(
+      problems,
+      botsDraft(data.bots, problems, source, (text) => redact(text, secrets)),
+    );
+  }
   return { config: deepFreeze(assemble(result.data, credentials, source.dir)), source };
 }
 
 /** Each bot entry whose `module` and `settings` have no problem of their own (see BotsDraft). */
-function botsDraft(bots: unknown, problems: readonly ConfigProblem[], source: ConfigSource): BotsDraft {
+function botsDraft(
+  bots: unknown,
+  problems: readonly ConfigProblem[],
+  source: ConfigSource,
+  hide: (text: string) => string,
+): BotsDraft {
   const draft = new Map<string, { module: string; settings: unknown }>();
-  if (!isMapping(bots)) return { source, bots: draft };
+  if (!isMapping(bots)) return { source, bots: draft, redact: hide };
   for (const [name, entry] of Object.entries(bots)) {
     if (!isMapping(entry) || typeof entry.module !== "string") continue;
     const own = (field: string) => {
@@ -107,7 +117,7 @@ function botsDraft(bots: unknown, problems: readonly ConfigProblem[], source: Co
     if (!own("module") && !own("settings"))
       draft.set(name, { module: entry.module, settings: entry.settings });
   }
-  return { source, bots: draft };
+  return { source, bots: draft, redact: hide };
 }
 
 // Fills each bot's server, email and key, and makes file paths absolute.

@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withSettingsProblems } from "../../src/bot/load-bots.ts";
 import { isConfigError } from "../../src/config/config-error.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
@@ -55,9 +56,10 @@ describe.concurrent("bothost run on malformed and hostile config files", () => {
 
   it.for(files)("%s: exit 2 with the exact located problems", async (name) => {
     const file = path.join(FIXTURES, name);
+    // What run reports: the file's problems, and those of its bots' modules and settings.
     const err = await loadConfig(file, { env: ENV }).then(
       () => undefined,
-      (e: unknown) => e,
+      (e: unknown) => withSettingsProblems(e),
     );
     if (!isConfigError(err)) throw new Error(`${name} should be an invalid config, got ${String(err)}`);
     const { code, stdout, stderr } = await runCli(["run", "--config", file], { env: ENV });
