@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadBots } from "../../src/bot/load-bots.ts";
 import { ConfigError, isConfigError } from "../../src/config/config-error.ts";
 import { loadConfig, loadConfigWithSource } from "../../src/config/load-config.ts";
 
@@ -202,14 +203,22 @@ describe("unreadable config files", () => {
 describe("config.example.yaml", () => {
   it("is a valid config once its keys are in the environment", async () => {
     const config = await loadConfig("config.example.yaml", {
-      env: { MODERATION_BOT_API_KEY: "fake-key-0040", HELPER_BOT_API_KEY: "fake-key-0041" },
+      env: { MODERATION_BOT_API_KEY: "fake-key-0040", ECHO_BOT_API_KEY: "fake-key-0041" },
     });
-    expect(Object.keys(config.bots)).toEqual(["moderator", "helper"]);
+    expect(Object.keys(config.bots)).toEqual(["moderator", "echo"]);
     expect(config.bots.moderator).toMatchObject({
       concurrency: 8,
       handler_timeout: 30_000,
       narrow: [["channel", "general"]],
     });
-    expect(config.bots.helper).toMatchObject({ concurrency: 2, handler_timeout: 60_000 });
+    expect(config.bots.echo).toMatchObject({ concurrency: 2, handler_timeout: 60_000 });
+  });
+
+  it("names only bots that ship, whose settings their modules accept", async () => {
+    const { config, source } = await loadConfigWithSource("config.example.yaml", {
+      env: { MODERATION_BOT_API_KEY: "fake-key-0040", ECHO_BOT_API_KEY: "fake-key-0041" },
+    });
+    const loaded = await loadBots(config, source);
+    expect(loaded.map((b) => b.name)).toEqual(["moderator", "echo"]);
   });
 });
