@@ -156,7 +156,9 @@ export function formatChecks(checks: readonly BotCheck[]): string {
   const people = checks.filter((c) => c.isBot === false).map((c) => c.name);
   const summary =
     failing === 0
-      ? `All ${checks.length} bot${checks.length === 1 ? " is" : "s are"} ready.`
+      ? checks.length === 1
+        ? "The bot is ready."
+        : `All ${checks.length} bots are ready.`
       : `${failing} of ${checks.length} bots cannot run; the reasons follow on stderr.`;
   const note =
     people.length > 0

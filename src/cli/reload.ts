@@ -95,7 +95,7 @@ export function formatReport(r: ReloadReport): string {
   part("Stopped", r.remove);
   part("Restarted", r.restart);
   if (lines.length === 0) lines.push("Nothing changed.");
-  lines.push(`Unchanged: ${r.keep.length} bot${r.keep.length === 1 ? "" : "s"}`);
+  if (r.keep.length > 0) lines.push(`Unchanged: ${r.keep.length} bot${r.keep.length === 1 ? "" : "s"}`);
   for (const f of r.failed) lines.push(`Failed to start ${f.name}: ${f.error}`);
   if (r.needRestart.length > 0) {
     lines.push(`Applied at the next restart only: ${r.needRestart.join(", ")}`);

@@ -64,7 +64,7 @@ describe("bothost check", () => {
     await writeFile(file, source);
     const { code, stdout } = await runCli(["check"], { cwd: project });
     expect(code).toBe(0);
-    expect(stdout).toContain("All 1 bot is ready.");
+    expect(stdout).toContain("The bot is ready.");
   });
 });
 
