@@ -43,7 +43,9 @@ export async function runDevCommand(argv: string[]): Promise<number> {
     const { daemon, log, config } = booted;
     const sandbox = booted.sandbox!;
     const report = await daemon.start();
-    if (report.started.length === 0) {
+    // A bot whose setup failed is fixed by an edit, which reloads it: dev waits for it. Without any
+    // such bot (keys refused), no save can help.
+    if (report.started.length === 0 && report.failed.length === 0) {
       await booted.stop();
       return ExitCode.RuntimeFailure;
     }
@@ -66,8 +68,12 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       }
     }
     const bots = report.started.length;
+    const failed =
+      report.failed.length === 0
+        ? ""
+        : ` ${report.failed.map((f) => f.name).join(", ")} did not start (above).`;
     process.stdout.write(
-      `\n${bots} bot${bots === 1 ? "" : "s"} running on the embedded sandbox. ` +
+      `\n${bots} bot${bots === 1 ? "" : "s"} running on the embedded sandbox.${failed} ` +
         `Saving a bot's file reloads it; Ctrl-C stops.\n${chatLine}\n\n`,
     );
     await untilStopped();

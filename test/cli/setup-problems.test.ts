@@ -134,6 +134,23 @@ describe("bothost dev", () => {
     await expect.poll(() => dev!.stdout().slice(from), { timeout: 10_000 }).toMatch(/INFO: config reloaded/);
   });
 
+  it("started with a bot whose setup throws, keeps watching, and the next good save starts it", async () => {
+    dev?.kill("SIGKILL");
+    await dev?.exited;
+    await writeFile(file, withLine('bot.cron("*/5 * * *", {}, () => {});'));
+    dev = spawnCli(["dev"], { cwd: project });
+    await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
+    expect(dev.stdout()).toMatch(/0 bots running on the embedded sandbox\. hello did not start \(above\)\./);
+    const from = dev.stdout().length;
+    await writeFile(file, source);
+    await expect.poll(() => dev!.stdout().slice(from), { timeout: 10_000 }).toMatch(/INFO: config reloaded/);
+    await expect
+      .poll(async () => JSON.parse((await runCli(["status", "--json"], { cwd: project })).stdout).bots, {
+        timeout: 10_000,
+      })
+      .toEqual([expect.objectContaining({ name: "hello", state: "running" })]);
+  });
+
   it("on a config with no sandbox bot prints only its error, exit 2", async () => {
     const real = path.join(project, "real.yaml");
     await writeFile(
