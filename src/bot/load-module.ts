@@ -282,7 +282,11 @@ export async function describeLoadError(
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND") {
     const what = firstLine.replace(/ imported from .*$/, "");
-    return `could not be loaded: ${what}: install what it imports (npm install in ${path.dirname(file)}), or fix the import`;
+    // A bare name ("zod", "@scope/pkg/sub") is a package: named with the folder npm installs into.
+    const name = /^Cannot find (?:package|module) '((?:@[^/']+\/)?[^./'][^/']*)/.exec(what)?.[1];
+    const where = projectOf(path.dirname(file));
+    const install = name ? `npm install ${name}` : "npm install";
+    return `could not be loaded: ${what}: install what it imports (${install} in ${where ?? "the bots' project"}), or fix the import`;
   }
   // E.g. "The requested module './x.js' does not provide an export named 'y'".
   if (err instanceof SyntaxError) return `could not be loaded: ${firstLine}`;
@@ -306,5 +310,13 @@ async function locateSyntaxError(
     return { at: `${line}:${column ?? 0}`, message: message?.trim() || "Unexpected token" };
   } catch {
     return undefined;
+  }
+}
+
+/** The nearest folder at or above `dir` with a package.json: where npm installs a module's imports. */
+function projectOf(dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if (existsSync(path.join(at, "package.json"))) return at;
+    if (path.dirname(at) === at) return undefined;
   }
 }

@@ -197,11 +197,11 @@ describe("errors", () => {
     expect((err.cause as Error).message).toBe("cannot start: DATABASE_URL is not set");
   });
 
-  it("MODULE_LOAD_FAILED for a missing import", async () => {
+  it("MODULE_LOAD_FAILED for a missing import, naming the package and the project that installs it", async () => {
     const err = await failure("./missing-import.mjs");
     expect(err.code).toBe("MODULE_LOAD_FAILED");
     expect(err.message).toBe(
-      `bot "demo": module ./missing-import.mjs could not be loaded: Cannot find package 'no-such-package-for-bothost-tests': install what it imports (npm install in ${configDir}), or fix the import`,
+      `bot "demo": module ./missing-import.mjs could not be loaded: Cannot find package 'no-such-package-for-bothost-tests': install what it imports (npm install no-such-package-for-bothost-tests in ${path.resolve(".")}), or fix the import`,
     );
   });
 
