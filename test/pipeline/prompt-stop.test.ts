@@ -3,10 +3,11 @@
  * against the sandbox over HTTP in a real daemon: the prompt ends at once with `PROMPT_STOPPED`,
  * so the stop waits neither for the prompt's timeout nor for the shutdown deadline (the shared
  * test clock never moves: only the stop itself can end the wait). Left uncaught, the run ends
- * like an unanswered prompt: handled, no retry, no dead letter, one info line.
+ * like an unanswered prompt: handled, no retry, no dead letter, one info line; after a reload the
+ * person's late answer reaches the new version as an ordinary message, and nothing asks again.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { defineBot } from "../../src/bot/define-bot.ts";
+import { type BotDefinition, defineBot } from "../../src/bot/define-bot.ts";
 import { PromptError } from "../../src/index.ts";
 import { PROMPT_STOPPED } from "../../src/pipeline/prompts.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -38,10 +39,19 @@ const barista = defineBot({
   },
 });
 
+/** The version a reload brings: it answers every direct message. */
+const baristaTwo = defineBot({
+  setup(bot) {
+    bot.on("message", { direct: true }, (ctx) => ctx.reply(`v2 heard: ${ctx.event.message.content}`));
+  },
+});
+
 let clock: TestClock;
 let sandbox: Sandbox;
 let running: InProcessDaemon;
-let stopping: Promise<void> | undefined;
+/** A stop or reload under way: without the prompts ending, only the shutdown deadline ends it. */
+let pending: Promise<unknown> | undefined;
+let stopped: boolean;
 beforeEach(async () => {
   clock = new TestClock();
   sandbox = await startSandbox({ clock });
@@ -54,14 +64,15 @@ beforeEach(async () => {
     { barista: { email: BOT, definition: barista, extra: "handler_timeout: 5m" } },
     { clock, global: "shutdown_timeout: 10m" },
   );
-  stopping = undefined;
+  pending = undefined;
+  stopped = false;
 });
 afterEach(async () => {
-  if (stopping) {
-    // Without the prompts ending at the stop, only the shutdown deadline would end it.
+  if (pending) {
     await clock.advance(20 * 60_000);
-    await stopping;
-  } else await running.stop();
+    await pending;
+  }
+  if (!stopped) await running.stop();
   await sandbox.stop();
 });
 
@@ -73,7 +84,12 @@ const botSays = (after: number) =>
     { timeoutMs: DEFAULT_WAIT_MS },
   );
 const handled = (id: number) =>
-  running.ledger.until("barista", id, DEFAULT_WAIT_MS, () => new Error(`message ${id} was not handled`));
+  running.ledger.until(
+    "barista",
+    id,
+    DEFAULT_WAIT_MS,
+    () => new Error(`message ${id} was not handled: its prompt still waits`),
+  );
 
 it("a stop ends a waiting prompt at once: handled, no retry, no dead letter, one info line", async () => {
   const order = sandbox.control.sendAs(MEMBER, dm("order")).id;
@@ -81,13 +97,15 @@ it("a stop ends a waiting prompt at once: handled, no retry, no dead letter, one
   const polite = sandbox.control.sendAs(OTHER, dm("polite")).id;
   const asked = (await botSays(polite)).id as number;
 
-  stopping = running.stop();
+  stopped = true;
+  const stopping = running.stop();
+  pending = stopping;
   // The caught prompt lets the handler say why, while the bot stops.
   expect((await botSays(asked)).content).toBe("No answer (PROMPT_STOPPED): ask again any time.");
   await handled(order);
   await handled(polite);
   await stopping;
-  stopping = undefined;
+  pending = undefined;
 
   const lines = running.logs;
   expect(lines.filter((l) => (l.level as number) >= 40).map((l) => l.msg)).toEqual([]);
@@ -102,4 +120,29 @@ it("a stop ends a waiting prompt at once: handled, no retry, no dead letter, one
     "Milk or not?",
     "No answer (PROMPT_STOPPED): ask again any time.",
   ]);
+});
+
+it("a reload restarting the bot ends the prompt; the late answer reaches the new version", async () => {
+  const order = sandbox.control.sendAs(MEMBER, dm("order")).id;
+  expect((await botSays(order)).content).toBe("Which size: small or large?");
+
+  const reloaded = running.daemon.applyReload(
+    running.config,
+    { add: [], remove: [], restart: ["barista"], keep: [], needRestart: [] },
+    [{ name: "barista", definition: baristaTwo as BotDefinition<never, never>, settings: undefined }],
+  );
+  pending = reloaded;
+  await handled(order);
+  const report = await reloaded;
+  pending = undefined;
+  expect(report.failed).toEqual([]);
+
+  const late = sandbox.control.sendAs(MEMBER, dm("large")).id;
+  expect((await botSays(late)).content).toBe("v2 heard: large");
+  await handled(late);
+  expect(await running.daemon.letters.list("barista")).toEqual([]);
+  const said = sandbox.control.messages().filter((m) => m.sender_id === botId());
+  expect(said.map((m) => m.content)).toEqual(["Which size: small or large?", "v2 heard: large"]);
+  expect(running.logs.filter((l) => (l.level as number) >= 40).map((l) => l.msg)).toEqual([]);
+  expect(running.logged(PROMPT_STOPPED)).toHaveLength(1);
 });
