@@ -24,10 +24,8 @@ const WAIT = 60_000;
 
 const barista = defineBot({
   setup(bot) {
-    bot.command("order", async (ctx) => {
-      const size = await ctx.prompt("Which size: small or large?", { timeout: WAIT });
-      await ctx.reply(`One ${size.text} coffee coming up.`);
-    });
+    // The answer is never given: only what ends the wait matters here.
+    bot.command("order", (ctx) => ctx.prompt("Which size: small or large?", { timeout: WAIT }));
     bot.command("polite", async (ctx) => {
       try {
         await ctx.prompt("Milk or not?", { timeout: WAIT });
