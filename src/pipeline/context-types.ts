@@ -88,7 +88,8 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
   /**
    * Say `text` in the message's conversation and wait for the sender's next message there; rejects
    * with `PROMPT_TIMEOUT` after `timeout` ms (default 25 s, and at the latest when the handler
-   * times out). The waiting handler lives in this process: it survives neither a restart nor a failover.
+   * times out), or with `PROMPT_STOPPED` at once when the bot stops. The waiting handler lives in
+   * this process: it survives neither a restart nor a failover.
    */
   prompt(text: string, options?: { timeout?: number }): Promise<PromptAnswer>;
 }

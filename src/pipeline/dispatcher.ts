@@ -49,7 +49,7 @@ import {
   sourceOf,
   stateKeyOf,
 } from "./incoming.ts";
-import { PROMPT_UNANSWERED, promptUnanswered } from "./prompts.ts";
+import { promptEndLine, promptUnanswered } from "./prompts.ts";
 
 /** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
 export interface DispatcherParts {
@@ -144,6 +144,8 @@ export class Dispatcher {
   async drain(deadlineMs: number): Promise<number> {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
     this.#failures.stop();
+    // A handler waiting on ctx.prompt() ends now rather than hold the stop until its timeout.
+    this.#o.contexts.prompts.stop();
     const deadline = timeoutSignal(this.#o.clock, deadlineMs);
     try {
       await this.#queue.onIdle(deadline.signal);
@@ -206,6 +208,7 @@ export class Dispatcher {
   /** Take failures again after a stop (the bot was started again). */
   resume(): void {
     this.#failures.restart();
+    this.#o.contexts.prompts.restart();
   }
 
   /**
@@ -361,7 +364,7 @@ export class Dispatcher {
   #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
     if (promptUnanswered(err)) {
       // A normal end of a conversation (the failure stage then neither retries nor keeps it).
-      ctx.log.info({ prompt: err.message }, PROMPT_UNANSWERED);
+      ctx.log.info({ prompt: err.message }, promptEndLine(err));
       this.#handled(ctx, started);
       return;
     }

@@ -21,10 +21,12 @@ export interface PromptAnswer {
 }
 
 /**
- * What `ctx.prompt()` rejects with: no answer in time (`PROMPT_TIMEOUT`), or a prompt already
- * waits for the same person in the same conversation (`PROMPT_PENDING`). Left uncaught, a
- * `PROMPT_TIMEOUT` ends the run there: it is logged (info) and neither retried (that would ask
- * the person again) nor kept as a dead letter.
+ * What `ctx.prompt()` rejects with: no answer in time (`PROMPT_TIMEOUT`), the bot stopped while
+ * the prompt waited or before it asked (`PROMPT_STOPPED`: shutdown, or a reload restarting the
+ * bot), or a prompt already waits for the same person in the same conversation
+ * (`PROMPT_PENDING`). Left uncaught, a `PROMPT_TIMEOUT` or `PROMPT_STOPPED` ends the run there:
+ * it is logged (info) and neither retried (that would ask the person again) nor kept as a dead
+ * letter.
  *
  * @example
  * ```ts
@@ -37,28 +39,44 @@ export interface PromptAnswer {
  * }
  * ```
  */
-export class PromptError extends BothostError<"PROMPT_TIMEOUT" | "PROMPT_PENDING"> {
+export class PromptError extends BothostError<"PROMPT_TIMEOUT" | "PROMPT_STOPPED" | "PROMPT_PENDING"> {
   override readonly name = "PromptError";
 }
 
 /**
- * A prompt that got no answer in time: a normal end of a conversation, not a failure. The run
- * ends there, handled: running it again would only ask the person again.
+ * A prompt that got no answer in time, or whose bot stopped while it waited: a normal end of a
+ * conversation, not a failure. The run ends there, handled: running it again would only ask the
+ * person again.
  */
 export function promptUnanswered(err: unknown): err is PromptError {
-  return err instanceof PromptError && err.code === "PROMPT_TIMEOUT";
+  return err instanceof PromptError && (err.code === "PROMPT_TIMEOUT" || err.code === "PROMPT_STOPPED");
 }
 
-/** The log line of a run that {@link promptUnanswered} ended. */
+/** The log line of a run that an unanswered prompt ended. */
 export const PROMPT_UNANSWERED = "the prompt got no answer in time: the handler ended there";
+/** The log line of a run that ended because the bot stopped while its prompt waited. */
+export const PROMPT_STOPPED =
+  "the bot stopped while the prompt waited for an answer: the handler ended there";
+
+/** The log line of a run that {@link promptUnanswered} ended. */
+export function promptEndLine(err: PromptError): string {
+  return err.code === "PROMPT_STOPPED" ? PROMPT_STOPPED : PROMPT_UNANSWERED;
+}
+
+interface Waiting {
+  answer(message: Message): void;
+  stop(why: string): void;
+}
 
 /** The default wait: within the default handler timeout (30 s), which also ends a prompt. */
 export const PROMPT_TIMEOUT_MS = 25_000;
 
 export class PendingPrompts {
   /** Made by the first prompt: most bots never ask. */
-  #waiting: Map<string, (message: Message) => void> | undefined;
+  #waiting: Map<string, Waiting> | undefined;
   readonly #clock: Clock;
+  /** Why the bot stopped, from {@link stop} until {@link restart}: prompts then end at once. */
+  #stopped: string | undefined;
 
   constructor(clock: Clock = realClock) {
     this.#clock = clock;
@@ -69,8 +87,32 @@ export class PendingPrompts {
     return this.#waiting?.size ?? 0;
   }
 
+  /**
+   * The bot stops: every waiting prompt rejects now with `PROMPT_STOPPED`, and so does every
+   * prompt asked until {@link restart} (a handler still running during the stop).
+   */
+  stop(why = "the bot is stopping"): void {
+    this.#stopped = why;
+    const waiting = this.#waiting;
+    if (waiting === undefined) return;
+    for (const prompt of [...waiting.values()]) prompt.stop(why);
+  }
+
+  /** Take prompts again after {@link stop} (the bot was started again). */
+  restart(): void {
+    this.#stopped = undefined;
+  }
+
+  /** A `PROMPT_STOPPED` error when the bot is stopping, else undefined. */
+  stopped(): PromptError | undefined {
+    const why = this.#stopped;
+    return why === undefined ? undefined : new PromptError("PROMPT_STOPPED", `${why}: the prompt ended.`);
+  }
+
   /** Wait for `userId`'s next message in the conversation of `event`. */
   wait(event: ServerEvent, userId: number, timeoutMs: number, signal: AbortSignal): Promise<Message> {
+    const stopped = this.stopped();
+    if (stopped) return Promise.reject(stopped);
     const key = `${conversationKey(event)}|${userId}`;
     this.#waiting ??= new Map();
     const waiting = this.#waiting;
@@ -104,9 +146,15 @@ export class PendingPrompts {
       };
       if (signal.aborted) return aborted();
       signal.addEventListener("abort", aborted, { once: true });
-      waiting.set(key, (message: Message) => {
-        done();
-        resolve(message);
+      waiting.set(key, {
+        answer: (message: Message) => {
+          done();
+          resolve(message);
+        },
+        stop: (why: string) => {
+          done();
+          reject(new PromptError("PROMPT_STOPPED", `${why}: the prompt ended without an answer.`));
+        },
       });
     });
   }
@@ -116,9 +164,9 @@ export class PendingPrompts {
     const waiting = this.#waiting;
     if (waiting === undefined || waiting.size === 0 || event.type !== "message") return false;
     const message = (event as { message: Message }).message;
-    const answer = waiting.get(`${conversationKey(event)}|${message.sender_id}`);
-    answer?.(message);
-    return answer !== undefined;
+    const prompt = waiting.get(`${conversationKey(event)}|${message.sender_id}`);
+    prompt?.answer(message);
+    return prompt !== undefined;
   }
 }
 
@@ -138,6 +186,9 @@ export async function prompt(
   const sender = ctx.sender;
   if (!sender || !prompts)
     throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt() needs a message handled by a bot runtime.");
+  // A stopping bot asks nothing: the question would go out with nobody left to take the answer.
+  const stopped = prompts.stopped();
+  if (stopped) throw stopped;
   await ctx.reply(text);
   // A sender means a message that passed its schema.
   const message = await prompts.wait(
