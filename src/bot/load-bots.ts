@@ -103,7 +103,13 @@ export async function loadBots(
   return loaded;
 }
 
-function moduleProblem(source: ConfigSource, name: string, module: string, err: ModuleError): ConfigProblem {
+/** A bot's module that did not load, located at its `module:`. */
+export function moduleProblem(
+  source: ConfigSource,
+  name: string,
+  module: string,
+  err: ModuleError,
+): ConfigProblem {
   return source.problem(["bots", name, "module"], `${module} ${err.reason} (${err.code})`);
 }
 

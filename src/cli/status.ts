@@ -6,6 +6,7 @@ import type { BotStatus, BucketStatus, BudgetStatus, DaemonStatus } from "../htt
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+import { missingModulesOnDisk } from "./offline-setup.ts";
 
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 
@@ -32,6 +33,8 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
     const path = resolveConfigPath({ flag: values.config });
     daemon = daemonClient(await readAdminView(path));
     const onDisk = await configProblemsOnDisk(path);
+    // A file that loads can still be refused by a reload: a module path that leads nowhere.
+    if (onDisk.problems.length === 0) onDisk.problems.push(...(await missingModulesOnDisk(path)));
     const status = (await daemon.call("GET", "/admin/status").catch((err: unknown) => {
       if (onDisk.problems.length > 0)
         process.stderr.write(`The config on disk has problems:\n${formatProblems(onDisk.problems)}\n`);

@@ -152,6 +152,18 @@ describe("a daemon started from a config with no http:", () => {
       `Not set in this shell, so not checked (the daemon reads its own environment): ${VARIABLE}`,
     );
 
+    // A module path that leads nowhere: the file loads, but a reload would refuse it.
+    const moved = configText().replace(/module: (\S+)/, "module: $1.moved");
+    await writeFile(file, moved);
+    const missing = JSON.parse((await cli("status", "--json")).stdout).configProblems;
+    expect(missing).toEqual([
+      expect.objectContaining({
+        line: moved.split("\n").findIndex((l) => l.includes(".moved")) + 1,
+        path: "bots.greeter.module",
+        message: expect.stringContaining("was not found"),
+      }),
+    ]);
+
     // A YAML syntax error in the bots: status still answers; reload is refused with the location.
     await writeFile(file, `${broken}  other: [unclosed\n`);
     const syntax = await cli("status", "--json");
