@@ -25,6 +25,7 @@ import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { loggingRefusals } from "./reload-refused.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
@@ -136,7 +137,7 @@ export class Daemon {
 
   /**
    * Apply a reload planned by {@link planReload}: set up every new version first (any setup that
-   * throws refuses the reload, `RELOAD_REFUSED`, and nothing changes), then stop removed bots
+   * throws or outlasts its `handler_timeout` refuses the reload, `RELOAD_REFUSED`, and nothing changes), then stop removed bots
    * (their queues are deleted), restart changed ones (catch-up fetches what arrived meanwhile; the
    * delivery ledger keeps each message handled once), start added ones. Other bots are not
    * touched. Solo mode only: in a cluster, bots are added or removed by a rolling restart.
@@ -157,6 +158,10 @@ export class Daemon {
       standby,
       make: (bot) => this.#runtimeFor(bot, config, letters),
     });
+    if (this.#stopped) {
+      await Promise.all([...ready.values()].map((r) => r.stop(0)));
+      throw new BothostError("RELOAD_REFUSED", "the daemon is stopping");
+    }
     for (const name of [...plan.remove, ...plan.restart]) {
       await this.#switches.get(name)?.halt(deadline);
       this.#remove(name);
@@ -363,7 +368,9 @@ export class Daemon {
 
   /** What the admin routes act on, on the admin socket and the HTTP listener. */
   #adminHandlers() {
-    return { letters: () => this.letters, status: () => this.status(), reload: () => this.reload() };
+    // Refusals logged as for SIGHUP (`bothost dev`, calling reload() itself, words its own).
+    const reload = loggingRefusals(this.#o.log, () => this.reload());
+    return { letters: () => this.letters, status: () => this.status(), reload };
   }
 
   /** The listener the config asks for; its code (fastify) is loaded only then. */

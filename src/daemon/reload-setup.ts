@@ -40,7 +40,12 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
       made.set(bot.name, runtime);
       await runtime.setup().catch((err: unknown) => problems.push(setupProblem(trial, err)));
     } else {
-      const problem = await trySetupOffline({ ...bot, ...trial, commandPrefix: entry.command_prefix });
+      const problem = await trySetupOffline({
+        ...bot,
+        ...trial,
+        commandPrefix: entry.command_prefix,
+        timeoutMs: entry.handler_timeout,
+      });
       if (problem) problems.push(problem);
     }
   }
