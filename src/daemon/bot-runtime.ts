@@ -69,11 +69,11 @@ export class BotRuntime {
   }
 
   /** Run the module's `setup`, build the pipeline around its handlers, work out the event types. */
-  async setup(): Promise<void> {
-    await this.#setUpOnce();
+  async setup(signal?: AbortSignal): Promise<void> {
+    await this.#setUpOnce(signal ?? this.#stopping.signal);
   }
 
-  async #setUpOnce(): Promise<SetUp> {
+  async #setUpOnce(signal: AbortSignal): Promise<SetUp> {
     if (this.#setUp) return this.#setUp;
     const handle = createBotHandle<unknown>({
       name: this.name,
@@ -88,7 +88,8 @@ export class BotRuntime {
       handle.api,
       this.#o.settings,
     );
-    await withinSetupTime(Promise.resolve(setup), this.#o.handlerTimeoutMs, this.#o.clock);
+    const { handlerTimeoutMs: timeoutMs, clock } = this.#o;
+    await withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal });
     const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
     // Recurring announcements follow their bookings through scheduled_messages events.
     const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
@@ -123,7 +124,7 @@ export class BotRuntime {
     });
     if (signal.aborted) return;
     // A stop() does not wait for a setup still running: the start gives up at once.
-    const setUp = await untilAborted(this.#setUpOnce(), signal);
+    const setUp = await untilAborted(this.#setUpOnce(signal), signal);
     if (!setUp) return;
     const { declarations, dispatcher, eventTypes } = setUp;
     if (!(await dispatcher.openLedger(signal))) return;

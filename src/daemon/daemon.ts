@@ -76,7 +76,8 @@ export class Daemon {
   readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff">;
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
-  #stopped = false;
+  /** Aborted by stop(): a reload's pending setups are given up. */
+  readonly #stopping = new AbortController();
   readonly #clock: Clock;
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
@@ -157,11 +158,8 @@ export class Daemon {
       after: config,
       standby,
       make: (bot) => this.#runtimeFor(bot, config, letters),
+      signal: this.#stopping.signal,
     });
-    if (this.#stopped) {
-      await Promise.all([...ready.values()].map((r) => r.stop(0)));
-      throw new BothostError("RELOAD_REFUSED", "the daemon is stopping");
-    }
     for (const name of [...plan.remove, ...plan.restart]) {
       await this.#switches.get(name)?.halt(deadline);
       this.#remove(name);
@@ -295,8 +293,8 @@ export class Daemon {
 
   /** Stop polling, let handlers finish up to the shutdown timeout, delete queues, flush state. */
   async stop(): Promise<void> {
-    if (this.#stopped) return;
-    this.#stopped = true;
+    if (this.#stopping.signal.aborted) return;
+    this.#stopping.abort();
     this.#retries.stop();
     await this.adminSocket?.close();
     await this.http?.close();

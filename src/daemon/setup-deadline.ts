@@ -13,21 +13,42 @@ export class SetupTimeout extends BothostError<"SETUP_TIMEOUT"> {
   }
 }
 
-/** `setup`'s outcome, or a {@link SetupTimeout} rejection once `timeoutMs` has passed on `clock`. */
-export function withinSetupTime<T>(
-  setup: Promise<T>,
-  timeoutMs: number,
-  clock: Clock = realClock,
-): Promise<T> {
+/** What bounds a setup: its time limit, on which clock, and a signal that ends the wait early. */
+export interface SetupBound {
+  timeoutMs: number;
+  clock?: Clock;
+  /** Aborted when the bot or the daemon stops: the wait ends (rejecting) and its timer is cleared. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * `setup`'s outcome, or a {@link SetupTimeout} rejection once `timeoutMs` has passed on `clock`,
+ * or a `SETUP_STOPPED` rejection as soon as `signal` aborts (no timer is left to hold the process).
+ */
+export function withinSetupTime<T>(setup: Promise<T>, bound: SetupBound): Promise<T> {
+  const { timeoutMs, clock = realClock, signal } = bound;
   return new Promise<T>((resolve, reject) => {
-    const timer = clock.setTimeout(() => reject(new SetupTimeout(timeoutMs)), timeoutMs);
+    const done = () => {
+      clock.clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      done();
+      reject(new BothostError("SETUP_STOPPED", "the bot was stopped before its setup finished"));
+    };
+    const timer = clock.setTimeout(() => {
+      done();
+      reject(new SetupTimeout(timeoutMs));
+    }, timeoutMs);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
     setup.then(
       (value) => {
-        clock.clearTimeout(timer);
+        done();
         resolve(value);
       },
       (err: unknown) => {
-        clock.clearTimeout(timer);
+        done();
         reject(err);
       },
     );

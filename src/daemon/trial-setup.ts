@@ -34,6 +34,8 @@ export interface TrialBot {
   commandPrefix?: string | undefined;
   /** The bound on its setup (the bot's `handler_timeout`); none when absent. */
   timeoutMs?: number | undefined;
+  /** Ends the wait for setup early (the daemon stopping). */
+  signal?: AbortSignal | undefined;
 }
 
 class OfflineCall extends BothostError<"SETUP_OFFLINE"> {
@@ -69,7 +71,8 @@ export async function runSetupOffline(bot: TrialBot): Promise<OfflineSetup> {
   });
   try {
     const setup = (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
-    await (bot.timeoutMs === undefined ? setup : withinSetupTime(Promise.resolve(setup), bot.timeoutMs));
+    const { timeoutMs, signal } = bot;
+    await (timeoutMs === undefined ? setup : withinSetupTime(Promise.resolve(setup), { timeoutMs, signal }));
     return { handle };
   } catch (err) {
     if (err instanceof OfflineCall) return { calledServer: err.property };

@@ -1,0 +1,41 @@
+/**
+ * `bothost run` stops on SIGTERM while a bot's `setup` is still running (its `handler_timeout`
+ * far away): the shutdown does not wait for that setup, and the daemon exits 0 with its queues
+ * deleted and no second signal.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { spawnCli } from "../support/cli.ts";
+import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
+
+useE2eCleanup();
+
+/** A module whose setup says it began (a JSON line on stdout), then never finishes. */
+const HANGING = `export default { events: ["message"], async setup() {
+  process.stdout.write(JSON.stringify({ msg: "hanging setup entered" }) + "\\n");
+  await new Promise(() => {});
+} };\n`;
+
+describe("bothost run with a setup that never finishes", () => {
+  it("stops on one SIGTERM, exit 0, without waiting for that setup", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(2));
+    const config = await writeConfig(sandbox, {
+      good: { email: botEmail(0) },
+      hangs: { email: botEmail(1), extra: "handler_timeout: 1h" },
+    });
+    const file = path.join(config.dir, "hangs.mjs");
+    await writeFile(file, HANGING);
+    const text = await readFile(config.file, "utf8");
+    await writeFile(
+      config.file,
+      text.replace(/module: .*\n(\s+email: bot1@)/, (_all, rest) => `module: ./hangs.mjs\n${rest}`),
+    );
+    const run = spawnCli(["run", "--config", config.file], { env: config.env });
+    await run.waitForLog((l) => l.msg === "hanging setup entered");
+    run.kill("SIGTERM");
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.logs().map((l) => l.msg)).not.toContain("second signal: exiting without waiting");
+    expect(sandbox.control.queues().filter((q) => q.email === botEmail(0))).toEqual([]);
+  });
+});
