@@ -71,7 +71,12 @@ async function boot(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], st
     logLevel: "info",
     logDestination: { write: (line: string) => lines.push(JSON.parse(line)) },
   });
-  return { daemon: booted.daemon, lines, file: (n: string) => path.join(config.dir, `${n}.mjs`) };
+  return {
+    daemon: booted.daemon,
+    lines,
+    configFile: config.file,
+    file: (n: string) => path.join(config.dir, `${n}.mjs`),
+  };
 }
 
 const answers = (sandbox: Sandbox, id: number) =>
@@ -142,6 +147,47 @@ describe("a setup that never finishes", () => {
     const report = await starting;
     expect(report.started).not.toContain("c");
     expect(report.failed).toEqual([]);
+  });
+});
+
+describe("a reload with a setup that never finishes", () => {
+  it("is refused for an added bot (set up offline) too, naming the timeout", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(4));
+    const d = await boot(sandbox, { a: moduleText("v1"), b: moduleText("v1"), c: moduleText("v1") }, "300ms");
+    expect((await d.daemon.start()).started).toHaveLength(3);
+    await writeFile(d.file("d"), HANGING);
+    const key = sandbox.control.apiKeyOf(botEmail(3));
+    const text = await readFile(d.configFile, "utf8");
+    await writeFile(
+      d.configFile,
+      `${text}  d:\n    module: ./d.mjs\n    email: ${botEmail(3)}\n    api_key: ${key}\n    handler_timeout: 300ms\n`,
+    );
+    const refused = await d.daemon.reload().then(
+      () => undefined,
+      (err: unknown) => err as { code: string; message: string },
+    );
+    expect(refused?.code).toBe("RELOAD_REFUSED");
+    expect(refused?.message).toMatch(
+      /^bots\.d \(\.\/d\.mjs\): setup did not finish within 300 ms \(handler_timeout\) \[SETUP_TIMEOUT\]$/,
+    );
+    expect((await d.daemon.status()).bots.map((b) => [b.name, b.state])).toEqual(
+      NAMES.map((n) => [n, "running"]),
+    );
+  });
+
+  it("is given up when the daemon stops meanwhile, refused", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(3));
+    const d = await boot(sandbox, { a: moduleText("v1"), b: moduleText("v1"), c: moduleText("v1") }, "1h");
+    expect((await d.daemon.start()).started).toHaveLength(3);
+    await writeFile(d.file("c"), HANGING);
+    const reloading = d.daemon.reload().then(
+      () => undefined,
+      (err: unknown) => err as { code: string; message: string },
+    );
+    await expect.poll(() => entered.hangingSetupEntered, { timeout: 15_000 }).toBe(true);
+    await booted!.stop();
+    booted = undefined;
+    expect(await reloading).toMatchObject({ code: "RELOAD_REFUSED" });
   });
 });
 
