@@ -5,18 +5,11 @@
  * is logged by the daemon as SIGHUP's is.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Booted, bootDaemon } from "../../src/daemon/boot.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import {
-  botEmail,
-  MEMBER,
-  orgWithBots,
-  startE2eSandbox,
-  useE2eCleanup,
-  writeConfig,
-} from "../support/e2e-daemon.ts";
+import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
+import { answers, moduleText, send, useModuleFiles } from "./module-files.ts";
 
 useE2eCleanup();
 let booted: Booted | undefined;
@@ -31,12 +24,6 @@ afterEach(() => {
   entered.hangingSetupEntered = undefined;
 });
 
-/** A bot module answering "task…" messages with "<tag> handled <id>". */
-const moduleText = (tag: string) =>
-  `export default { events: ["message"], setup(bot) {
-  bot.on("message", (ctx) => ctx.event.message.content.startsWith("task"),
-    (ctx) => ctx.reply("${tag} handled " + ctx.event.message.id));
-} };\n`;
 /** A bot module whose setup never finishes. */
 const HANGING = `export default { events: ["message"], async setup() {
   globalThis.hangingSetupEntered = true;
@@ -57,14 +44,7 @@ async function boot(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], st
     ),
     { global: "http:\n  listen: 127.0.0.1:0\n  admin_token: t0ken-for-the-admin-routes" },
   );
-  let text = await readFile(config.file, "utf8");
-  for (const name of NAMES) {
-    await writeFile(path.join(config.dir, `${name}.mjs`), modules[name]);
-    text = text.replace(/module: .*\n(\s+email: [^\n]*\n\s+api_key: \$\{E2E_KEY_(\w+)\})/g, (all, rest, v) =>
-      v === name.toUpperCase() ? `module: ./${name}.mjs\n${rest}` : all,
-    );
-  }
-  await writeFile(config.file, text);
+  const file = await useModuleFiles(config, modules);
   Object.assign(process.env, config.env);
   const lines: { level: number; msg: string; problems?: string }[] = [];
   booted = await bootDaemon(config.file, {
@@ -75,18 +55,9 @@ async function boot(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], st
     daemon: booted.daemon,
     lines,
     configFile: config.file,
-    file: (n: string) => path.join(config.dir, `${n}.mjs`),
+    file,
   };
 }
-
-const answers = (sandbox: Sandbox, id: number) =>
-  sandbox.control
-    .messages()
-    .map((m) => String(m.content))
-    .filter((c) => c.endsWith(` handled ${id}`));
-
-const send = (sandbox: Sandbox, channel: string) =>
-  sandbox.control.sendAs(MEMBER, { type: "stream", to: channel, topic: "t", content: "task" }).id;
 
 const TIMED_OUT =
   /^bots\.c \(\.\/c\.mjs\): setup did not finish within 300 ms \(handler_timeout\) \[SETUP_TIMEOUT\]$/;
