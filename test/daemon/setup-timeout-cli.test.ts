@@ -1,12 +1,13 @@
 /**
  * `bothost run` stops on SIGTERM while a bot's `setup` is still running (its `handler_timeout`
  * far away): the shutdown does not wait for that setup, and the daemon exits 0 with its queues
- * deleted and no second signal.
+ * deleted and no second signal. `bothost reload` of a module whose setup never finishes is
+ * refused (exit 2, one line, logged by the daemon) and the next reload applies.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { spawnCli } from "../support/cli.ts";
+import { runCli, spawnCli } from "../support/cli.ts";
 import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
@@ -37,5 +38,50 @@ describe("bothost run with a setup that never finishes", () => {
     expect(await run.exited).toEqual({ code: 0, signal: null });
     expect(run.logs().map((l) => l.msg)).not.toContain("second signal: exiting without waiting");
     expect(sandbox.control.queues().filter((q) => q.email === botEmail(0))).toEqual([]);
+  });
+});
+
+/** A module whose setup finishes. */
+const FINE = `export default { events: ["message"], setup(bot) { bot.on("message", () => {}); } };\n`;
+
+describe("bothost reload of a setup that never finishes", () => {
+  it("is refused in one line, exit 2, logged by the daemon; the next reload applies", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(2));
+    const config = await writeConfig(sandbox, {
+      good: { email: botEmail(0) },
+      hangs: { email: botEmail(1), extra: "handler_timeout: 300ms" },
+    });
+    const file = path.join(config.dir, "hangs.mjs");
+    await writeFile(file, FINE);
+    const text = await readFile(config.file, "utf8");
+    await writeFile(
+      config.file,
+      text.replace(/module: .*\n(\s+email: bot1@)/, (_all, rest) => `module: ./hangs.mjs\n${rest}`),
+    );
+    const run = spawnCli(["run", "--config", config.file], { env: config.env });
+    try {
+      await run.waitForLog((l) => l.msg === "daemon started");
+      await writeFile(file, HANGING);
+      const refused = await runCli(["reload", "--config", config.file], { env: config.env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr.trimEnd().split("\n")).toEqual([
+        "bothost reload: the daemon refused the new config and keeps the old one:",
+        "bots.hangs (./hangs.mjs): setup did not finish within 300 ms (handler_timeout) [SETUP_TIMEOUT] [RELOAD_REFUSED]",
+      ]);
+      const refusals = () => run.logs().filter((l) => String(l.msg).startsWith("reload refused; "));
+      await expect
+        .poll(() => refusals().map((l) => l.problems))
+        .toEqual([
+          "bots.hangs (./hangs.mjs): setup did not finish within 300 ms (handler_timeout) [SETUP_TIMEOUT]",
+        ]);
+
+      await writeFile(file, FINE.replace("() => {}", "() => undefined"));
+      const applied = await runCli(["reload", "--config", config.file, "--json"], { env: config.env });
+      expect(applied.code).toBe(0);
+      expect(JSON.parse(applied.stdout)).toMatchObject({ refused: false, restart: ["hangs"], failed: [] });
+    } finally {
+      run.kill("SIGTERM");
+      await run.exited;
+    }
   });
 });
