@@ -4,11 +4,11 @@
  * deleted and no second signal. `bothost reload` of a module whose setup never finishes is
  * refused (exit 2, one line, logged by the daemon) and the next reload applies.
  */
-import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../support/cli.ts";
 import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
+import { useModuleFiles } from "./module-files.ts";
 
 useE2eCleanup();
 
@@ -18,21 +18,21 @@ const HANGING = `export default { events: ["message"], async setup() {
   await new Promise(() => {});
 } };\n`;
 
+/** `bothost run` of two bots, `hangs` running `module` with its setup bounded by `timeout`. */
+async function runWith(module: string, timeout: string) {
+  const sandbox = await startE2eSandbox(orgWithBots(2));
+  const config = await writeConfig(sandbox, {
+    good: { email: botEmail(0) },
+    hangs: { email: botEmail(1), extra: `handler_timeout: ${timeout}` },
+  });
+  const file = (await useModuleFiles(config, { hangs: module }))("hangs");
+  const run = spawnCli(["run", "--config", config.file], { env: config.env });
+  return { sandbox, config, file, run };
+}
+
 describe("bothost run with a setup that never finishes", () => {
   it("stops on one SIGTERM, exit 0, without waiting for that setup", async () => {
-    const sandbox = await startE2eSandbox(orgWithBots(2));
-    const config = await writeConfig(sandbox, {
-      good: { email: botEmail(0) },
-      hangs: { email: botEmail(1), extra: "handler_timeout: 1h" },
-    });
-    const file = path.join(config.dir, "hangs.mjs");
-    await writeFile(file, HANGING);
-    const text = await readFile(config.file, "utf8");
-    await writeFile(
-      config.file,
-      text.replace(/module: .*\n(\s+email: bot1@)/, (_all, rest) => `module: ./hangs.mjs\n${rest}`),
-    );
-    const run = spawnCli(["run", "--config", config.file], { env: config.env });
+    const { sandbox, run } = await runWith(HANGING, "1h");
     await run.waitForLog((l) => l.msg === "hanging setup entered");
     run.kill("SIGTERM");
     expect(await run.exited).toEqual({ code: 0, signal: null });
@@ -46,19 +46,7 @@ const FINE = `export default { events: ["message"], setup(bot) { bot.on("message
 
 describe("bothost reload of a setup that never finishes", () => {
   it("is refused in one line, exit 2, logged by the daemon; the next reload applies", async () => {
-    const sandbox = await startE2eSandbox(orgWithBots(2));
-    const config = await writeConfig(sandbox, {
-      good: { email: botEmail(0) },
-      hangs: { email: botEmail(1), extra: "handler_timeout: 300ms" },
-    });
-    const file = path.join(config.dir, "hangs.mjs");
-    await writeFile(file, FINE);
-    const text = await readFile(config.file, "utf8");
-    await writeFile(
-      config.file,
-      text.replace(/module: .*\n(\s+email: bot1@)/, (_all, rest) => `module: ./hangs.mjs\n${rest}`),
-    );
-    const run = spawnCli(["run", "--config", config.file], { env: config.env });
+    const { config, file, run } = await runWith(FINE, "300ms");
     try {
       await run.waitForLog((l) => l.msg === "daemon started");
       await writeFile(file, HANGING);
