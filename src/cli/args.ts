@@ -6,6 +6,7 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
+import { logRefusedReload } from "../daemon/reload-refused.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 
 /** `-c, --config FILE`: every command that reads the config takes it. */
@@ -110,13 +111,7 @@ export function untilStopped(signal?: AbortSignal): Promise<void> {
 
 /** `daemon.reload()` in the background: a refused config is logged with its located errors, the old one runs on. */
 export function reloadInBackground(daemon: { reload(): Promise<unknown> }, log: Logger): void {
-  daemon.reload().catch((err: unknown) => {
-    const problems = reloadProblems(err);
-    log.error({ problems }, `reload refused; the daemon keeps running the old config: ${problems}`);
-  });
+  daemon.reload().catch((err: unknown) => logRefusedReload(log, err));
 }
 
-/** Why a reload was refused: a config's located errors, or the error's message. */
-export function reloadProblems(err: unknown): string {
-  return isConfigError(err) ? err.format() : err instanceof Error ? err.message : String(err);
-}
+export { reloadProblems } from "../daemon/reload-refused.ts";

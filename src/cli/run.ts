@@ -41,7 +41,12 @@ export async function runCommand(argv: string[]): Promise<number> {
         reloadInBackground(daemon, log);
       });
     });
-    const report = await daemon.start();
+    // A signal during start stops at once: a bot still in its `setup` does not hold the shutdown.
+    const report = await Promise.race([daemon.start(), stopped.then(() => undefined)]);
+    if (!report) {
+      await booted.stop();
+      return ExitCode.Ok;
+    }
     // In a cluster an instance whose bots all run elsewhere still waits, as their spare.
     if (report.started.length === 0 && report.standby.length === 0) {
       await booted.stop();

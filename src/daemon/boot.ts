@@ -3,6 +3,7 @@
  * embedded sandbox where the config says `url: sandbox`, open the state store, build the daemon.
  * `bothost run` and `bothost demo` both start this way.
  */
+import type { DestinationStream } from "pino";
 import { botFingerprints, type LoadedBot, loadBots, loadConfigForBots } from "../bot/load-bots.ts";
 import { openState } from "../cluster/open-state.ts";
 import { adminSocketPath } from "../config/admin-socket-path.ts";
@@ -21,6 +22,8 @@ export interface BootOptions {
   statePath?: string;
   /** Override the config's log level. */
   logLevel?: string;
+  /** Where the log lines go instead of stdout (tests read them). */
+  logDestination?: DestinationStream;
   /** `log.pretty: auto` means readable lines even off a terminal (`bothost dev` is read by a person). */
   readableLogs?: boolean;
   /** Extra options for an embedded sandbox. */
@@ -37,7 +40,11 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
   const { config, source } = await loadConfigForBots(configPath);
   const loaded = await loadBots(config, source);
   const pretty = options.readableLogs && config.log.pretty === "auto" ? true : config.log.pretty;
-  const log = createLogger({ level: options.logLevel ?? config.log.level, pretty });
+  const log = createLogger({
+    level: options.logLevel ?? config.log.level,
+    pretty,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
   let sandbox: Sandbox | undefined;
   if (Object.values(config.bots).some((b) => b.server.url === "sandbox")) {
     const s = config.server?.sandbox;

@@ -14,6 +14,7 @@ import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import { untilAborted, withinSetupTime } from "./setup-deadline.ts";
 import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
@@ -68,11 +69,11 @@ export class BotRuntime {
   }
 
   /** Run the module's `setup`, build the pipeline around its handlers, work out the event types. */
-  async setup(): Promise<void> {
-    await this.#setUpOnce();
+  async setup(signal?: AbortSignal): Promise<void> {
+    await this.#setUpOnce(signal ?? this.#stopping.signal);
   }
 
-  async #setUpOnce(): Promise<SetUp> {
+  async #setUpOnce(signal: AbortSignal): Promise<SetUp> {
     if (this.#setUp) return this.#setUp;
     const handle = createBotHandle<unknown>({
       name: this.name,
@@ -82,10 +83,13 @@ export class BotRuntime {
       schedule: () => this.scheduler.schedule,
       commandPrefix: this.#o.commandPrefix,
     });
-    await (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
+    // Bounded: a setup that never finishes fails the bot (SETUP_TIMEOUT) instead of holding it.
+    const setup = (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
       handle.api,
       this.#o.settings,
     );
+    const { handlerTimeoutMs: timeoutMs, clock } = this.#o;
+    await withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal });
     const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
     // Recurring announcements follow their bookings through scheduled_messages events.
     const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
@@ -119,7 +123,10 @@ export class BotRuntime {
       this.#checking = false;
     });
     if (signal.aborted) return;
-    const { declarations, dispatcher, eventTypes } = await this.#setUpOnce();
+    // A stop() does not wait for a setup still running: the start gives up at once.
+    const setUp = await untilAborted(this.#setUpOnce(signal), signal);
+    if (!setUp) return;
+    const { declarations, dispatcher, eventTypes } = setUp;
     if (!(await dispatcher.openLedger(signal))) return;
     if (!queue) {
       const started = await this.#parts.webhookMode(signal, checked?.registered);

@@ -25,6 +25,7 @@ import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
+import { loggingRefusals } from "./reload-refused.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
@@ -75,7 +76,8 @@ export class Daemon {
   readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff">;
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
-  #stopped = false;
+  /** Aborted by stop(): a reload's pending setups are given up. */
+  readonly #stopping = new AbortController();
   readonly #clock: Clock;
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
@@ -136,7 +138,7 @@ export class Daemon {
 
   /**
    * Apply a reload planned by {@link planReload}: set up every new version first (any setup that
-   * throws refuses the reload, `RELOAD_REFUSED`, and nothing changes), then stop removed bots
+   * throws or outlasts its `handler_timeout` refuses the reload, `RELOAD_REFUSED`, and nothing changes), then stop removed bots
    * (their queues are deleted), restart changed ones (catch-up fetches what arrived meanwhile; the
    * delivery ledger keeps each message handled once), start added ones. Other bots are not
    * touched. Solo mode only: in a cluster, bots are added or removed by a rolling restart.
@@ -156,6 +158,7 @@ export class Daemon {
       after: config,
       standby,
       make: (bot) => this.#runtimeFor(bot, config, letters),
+      signal: this.#stopping.signal,
     });
     for (const name of [...plan.remove, ...plan.restart]) {
       await this.#switches.get(name)?.halt(deadline);
@@ -290,8 +293,8 @@ export class Daemon {
 
   /** Stop polling, let handlers finish up to the shutdown timeout, delete queues, flush state. */
   async stop(): Promise<void> {
-    if (this.#stopped) return;
-    this.#stopped = true;
+    if (this.#stopping.signal.aborted) return;
+    this.#stopping.abort();
     this.#retries.stop();
     await this.adminSocket?.close();
     await this.http?.close();
@@ -363,7 +366,9 @@ export class Daemon {
 
   /** What the admin routes act on, on the admin socket and the HTTP listener. */
   #adminHandlers() {
-    return { letters: () => this.letters, status: () => this.status(), reload: () => this.reload() };
+    // Refusals logged as for SIGHUP (`bothost dev`, calling reload() itself, words its own).
+    const reload = loggingRefusals(this.#o.log, () => this.reload());
+    return { letters: () => this.letters, status: () => this.status(), reload };
   }
 
   /** The listener the config asks for; its code (fastify) is loaded only then. */

@@ -4,7 +4,8 @@
  * server when the old version started); an added bot, one moved to another server or account, or
  * one another instance runs (cluster standby), is tried offline (its state is checked against the
  * server only when it starts here). If any setup throws, the reload is refused: the runtimes made
- * for it are discarded and every bot keeps running as it was.
+ * for it are discarded and every bot keeps running as it was. So it is when a setup outlasts the
+ * bot's `handler_timeout`, or the daemon stops meanwhile.
  */
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -21,6 +22,8 @@ export interface NewVersions {
   standby: ReadonlySet<string>;
   /** A runtime for `bot` under the new config (not started). */
   make: (bot: DaemonBot) => BotRuntime;
+  /** Aborted when the daemon stops: every setup still running is given up (the reload refused). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -38,14 +41,21 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
     if (old && sameServer && !o.standby.has(bot.name)) {
       const runtime = o.make(bot);
       made.set(bot.name, runtime);
-      await runtime.setup().catch((err: unknown) => problems.push(setupProblem(trial, err)));
+      await runtime.setup(o.signal).catch((err: unknown) => problems.push(setupProblem(trial, err)));
     } else {
-      const problem = await trySetupOffline({ ...bot, ...trial, commandPrefix: entry.command_prefix });
+      const problem = await trySetupOffline({
+        ...bot,
+        ...trial,
+        commandPrefix: entry.command_prefix,
+        timeoutMs: entry.handler_timeout,
+        signal: o.signal,
+      });
       if (problem) problems.push(problem);
     }
   }
-  if (problems.length === 0) return made;
+  if (problems.length === 0 && !o.signal?.aborted) return made;
   // Never started: stopping releases what the runtimes hold (their services, timers).
   await Promise.all([...made.values()].map((r) => r.stop(0)));
-  throw new BothostError("RELOAD_REFUSED", problems.map((p) => p.line).join("\n"));
+  const why = problems.map((p) => p.line).join("\n") || "the daemon is stopping";
+  throw new BothostError("RELOAD_REFUSED", why);
 }

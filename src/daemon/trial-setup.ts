@@ -12,6 +12,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
+import { withinSetupTime } from "./setup-deadline.ts";
 
 /** Why a bot's setup failed, in one line. */
 export interface SetupProblem {
@@ -31,6 +32,10 @@ export interface TrialBot {
   definition: BotDefinition<never, never> | BotDefinition;
   settings: unknown;
   commandPrefix?: string | undefined;
+  /** The bound on its setup (the bot's `handler_timeout`); none when absent. */
+  timeoutMs?: number | undefined;
+  /** Ends the wait for setup early (the daemon stopping). */
+  signal?: AbortSignal | undefined;
 }
 
 class OfflineCall extends BothostError<"SETUP_OFFLINE"> {
@@ -65,7 +70,9 @@ export async function runSetupOffline(bot: TrialBot): Promise<OfflineSetup> {
     commandPrefix: bot.commandPrefix,
   });
   try {
-    await (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
+    const setup = (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
+    const { timeoutMs, signal } = bot;
+    await (timeoutMs === undefined ? setup : withinSetupTime(Promise.resolve(setup), { timeoutMs, signal }));
     return { handle };
   } catch (err) {
     if (err instanceof OfflineCall) return { calledServer: err.property };

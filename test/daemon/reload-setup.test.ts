@@ -3,20 +3,13 @@
  * the reload and the old version keeps running untouched. `/readyz` follows the bots a reload
  * restarted, and a bot whose setup failed is not ready, with the reason.
  */
-import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { writeFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Booted, bootDaemon } from "../../src/daemon/boot.ts";
 import type { BotReadiness } from "../../src/http/readiness.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import {
-  botEmail,
-  MEMBER,
-  orgWithBots,
-  startE2eSandbox,
-  useE2eCleanup,
-  writeConfig,
-} from "../support/e2e-daemon.ts";
+import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
+import { answers, moduleText, send, useModuleFiles } from "./module-files.ts";
 
 useE2eCleanup();
 let booted: Booted | undefined;
@@ -24,14 +17,6 @@ afterEach(async () => {
   await booted?.stop();
   booted = undefined;
 });
-
-/** A bot module answering "task…" messages with "<tag> handled <id>"; `extra` goes into its setup. */
-const moduleText = (tag: string, extra = "") =>
-  `export default { events: ["message"], setup(bot) {
-  ${extra}
-  bot.on("message", (ctx) => ctx.event.message.content.startsWith("task"),
-    (ctx) => ctx.reply("${tag} handled " + ctx.event.message.id));
-} };\n`;
 
 const NAMES = ["greeter", "helper", "bad"] as const;
 
@@ -42,15 +27,7 @@ async function start(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], s
     Object.fromEntries(NAMES.map((name, i) => [name, { email: botEmail(i) }])),
     { global: "http:\n  listen: 127.0.0.1:0" },
   );
-  let text = await readFile(config.file, "utf8");
-  for (const name of NAMES) {
-    const file = path.join(config.dir, `${name}.mjs`);
-    await writeFile(file, modules[name]);
-    text = text.replace(/module: .*\n(\s+email: [^\n]*\n\s+api_key: \$\{E2E_KEY_(\w+)\})/g, (all, rest, v) =>
-      v === name.toUpperCase() ? `module: ./${name}.mjs\n${rest}` : all,
-    );
-  }
-  await writeFile(config.file, text);
+  const file = await useModuleFiles(config, modules);
   Object.assign(process.env, config.env);
   booted = await bootDaemon(config.file, { logLevel: "silent" });
   const report = await booted.daemon.start();
@@ -65,18 +42,9 @@ async function start(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], s
     daemon: booted.daemon,
     readyz,
     bot,
-    file: (n: string) => path.join(config.dir, `${n}.mjs`),
+    file,
   };
 }
-
-const answers = (sandbox: Sandbox, id: number) =>
-  sandbox.control
-    .messages()
-    .map((m) => String(m.content))
-    .filter((c) => c.endsWith(` handled ${id}`));
-
-const send = (sandbox: Sandbox, channel: string) =>
-  sandbox.control.sendAs(MEMBER, { type: "stream", to: channel, topic: "t", content: "task" }).id;
 
 describe("/readyz", () => {
   it("reports the bots a reload restarted as at first start (polling, with the last contact), never standby", async () => {
