@@ -4,7 +4,7 @@
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -99,7 +99,7 @@ it("says clearly when no daemon answers, without a stack trace", async () => {
   await writeFile(
     idle,
     `server:\n  url: ${sandbox.url}\nstate:\n  path: ${join(dir, "idle")}\nhttp:\n  listen: 127.0.0.1:${await freePort()}\nbots:\n` +
-      "  echo:\n    module: ./x.ts\n    email: echo-bot@sandbox.example\n    api_key: any-key-0123456789\n",
+      `  echo:\n    module: ${JSON.stringify(resolve("bots/echo.ts"))}\n    email: echo-bot@sandbox.example\n    api_key: any-key-0123456789\n`,
   );
   const r = await runCli(["status", "-c", idle]);
   expect(r.code).toBe(1);
