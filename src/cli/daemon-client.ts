@@ -17,9 +17,22 @@ interface Channel {
   readonly dispatcher?: Dispatcher;
 }
 
+/** How long a call waits for the daemon's answer unless it says otherwise. */
+const ANSWER_WAIT_MS = 10_000;
+
 export interface DaemonClient {
-  /** GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when `missingOk`. */
-  call(method: "GET" | "POST", path: string, body?: unknown, missingOk?: boolean): Promise<unknown>;
+  /**
+   * GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when
+   * `missingOk`. Waits up to `waitMs` (default 10 s) for the answer; a daemon that took the
+   * request but did not answer in time is `DAEMON_SLOW` (no other channel is tried: it may act).
+   */
+  call(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+    missingOk?: boolean,
+    waitMs?: number,
+  ): Promise<unknown>;
   /** True when a daemon answers on one of the channels (the first call then uses it). */
   reachable(): Promise<boolean>;
   close(): Promise<void>;
@@ -43,7 +56,13 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
   let chosen: Channel | undefined;
   const tried: string[] = [];
 
-  async function send(channel: Channel, method: string, path: string, body: unknown) {
+  async function send(
+    channel: Channel,
+    method: string,
+    path: string,
+    body: unknown,
+    waitMs = ANSWER_WAIT_MS,
+  ) {
     return request(channel.base + path, {
       method: method as "GET" | "POST",
       headers: {
@@ -52,20 +71,31 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       ...(channel.dispatcher ? { dispatcher: channel.dispatcher } : {}),
-      headersTimeout: 10_000,
-      bodyTimeout: 10_000,
+      headersTimeout: waitMs,
+      bodyTimeout: waitMs,
+    }).catch((err: unknown) => {
+      const code = (err as { code?: string }).code;
+      if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+        throw new BothostError(
+          "DAEMON_SLOW",
+          `the daemon took the request on ${channel.name} but did not answer within ${Math.round(waitMs / 1000)} s; its log says what it did`,
+        );
+      }
+      throw err;
     });
   }
 
   /** The answer on the first channel that connects; remembers it. */
-  async function first(method: string, path: string, body: unknown) {
-    if (chosen) return { channel: chosen, res: await send(chosen, method, path, body).catch(lost(chosen)) };
+  async function first(method: string, path: string, body: unknown, waitMs?: number) {
+    if (chosen)
+      return { channel: chosen, res: await send(chosen, method, path, body, waitMs).catch(lost(chosen)) };
     for (const channel of channels) {
       try {
-        const res = await send(channel, method, path, body);
+        const res = await send(channel, method, path, body, waitMs);
         chosen = channel;
         return { channel, res };
       } catch (err) {
+        if (err instanceof BothostError && err.code === "DAEMON_SLOW") throw err;
         tried.push(`${channel.name}: ${reason(err)}`);
       }
     }
@@ -81,8 +111,8 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
   }
 
   return {
-    async call(method, path, body, missingOk = false) {
-      const { res } = await first(method, path, body);
+    async call(method, path, body, missingOk = false, waitMs) {
+      const { res } = await first(method, path, body, waitMs);
       const text = await res.body.text();
       if (missingOk && res.statusCode === 404 && !isRouteMissing(text)) return undefined;
       if (res.statusCode >= 400) throw new BothostError("DAEMON_REFUSED", refusal(res.statusCode, text));
@@ -104,6 +134,7 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
 
 function lost(channel: Channel) {
   return (err: unknown): never => {
+    if (err instanceof BothostError && err.code === "DAEMON_SLOW") throw err;
     throw new BothostError(
       "DAEMON_UNREACHABLE",
       `the daemon stopped answering on ${channel.name}: ${reason(err)}`,

@@ -8,6 +8,9 @@ import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { commandArgs, configOption, reportStartupError } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
+/** How long `reload` waits for the daemon's answer. */
+const RELOAD_WAIT_MS = 5 * 60_000;
+
 export const reloadHelp = `Usage: bothost reload [--config FILE] [--json]
 
 Makes the running daemon read its config file again, validate it and every changed bot module in
@@ -18,7 +21,8 @@ or a bot whose setup throws, is refused (printed with file:line:column, or the b
 the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as
 sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
-file).
+file). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
+bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -40,7 +44,8 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
     daemon = daemonClient(view);
     let report: ReloadReport;
     try {
-      report = (await daemon.call("POST", "/admin/reload")) as ReloadReport;
+      // A reload sets up every changed bot (each within its handler_timeout) and catches up.
+      report = (await daemon.call("POST", "/admin/reload", undefined, false, RELOAD_WAIT_MS)) as ReloadReport;
     } catch (err) {
       if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
         const problems = err.message.replace(/^the running daemon refused \(HTTP 400\): /, "");

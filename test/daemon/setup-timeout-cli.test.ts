@@ -73,3 +73,25 @@ describe("bothost reload of a setup that never finishes", () => {
     }
   });
 });
+
+describe("bothost reload that takes longer than a status query", () => {
+  // A reload may take as long as the slowest setup: the CLI waits for the daemon's answer rather
+  // than giving up after a status query's 10 s and falling back to SIGHUP (a second reload).
+  it("waits for the answer: refused in one line, exit 2, no SIGHUP", async () => {
+    const { config, file, run } = await runWith(FINE, "11s");
+    try {
+      await run.waitForLog((l) => l.msg === "daemon started");
+      await writeFile(file, HANGING);
+      const refused = await runCli(["reload", "--config", config.file], { env: config.env });
+      expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 2, stdout: "" });
+      expect(refused.stderr).toContain(
+        "setup did not finish within 11000 ms (handler_timeout) [SETUP_TIMEOUT]",
+      );
+      expect(run.logs().filter((l) => l.signal === "SIGHUP")).toEqual([]);
+      expect(run.logs().filter((l) => String(l.msg).startsWith("reload refused; "))).toHaveLength(1);
+    } finally {
+      run.kill("SIGTERM");
+      await run.exited;
+    }
+  }, 60_000);
+});
