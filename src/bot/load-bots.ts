@@ -49,33 +49,17 @@ export async function loadBots(
   const loaded: LoadedBot[] = [];
   const problems: ConfigProblem[] = [];
   const moduleErrors: ModuleError[] = [];
-  // Bots that name the same module share its definition (the module is evaluated once either way)
-  // and fingerprint: a daemon may run a thousand bots of one module.
-  const modules = new Map<string, { definition: BotDefinition; fingerprint: string }>();
+  const modules: ModuleCache = new Map();
   for (const [name, bot] of Object.entries(config.bots)) {
     if (options.only && !options.only.has(name)) continue;
-    let definition: BotDefinition;
-    let fingerprint: string;
-    try {
-      let found = modules.get(bot.module);
-      if (found === undefined) {
-        const { definition, file } = await loadBotModule(bot.module, {
-          configDir: source.dir,
-          botName: name,
-          ...(options.fresh ? { fresh: true } : {}),
-        });
-        found = { definition, fingerprint: await moduleFingerprint(file) };
-        modules.set(bot.module, found);
-      }
-      ({ definition, fingerprint } = found);
-    } catch (err) {
-      if (!isModuleError(err)) throw err;
-      moduleErrors.push(err);
-      problems.push(moduleProblem(source, name, bot.module, err));
-      continue;
-    }
-    try {
-      const settings = await validateBotSettings(name, definition, bot.settings, source);
+    const one = await loadOne(name, bot.module, bot.settings, source, modules, options.fresh);
+    if ("moduleError" in one) {
+      moduleErrors.push(one.moduleError);
+      problems.push(moduleProblem(source, name, bot.module, one.moduleError));
+    } else if ("problems" in one) {
+      problems.push(...one.problems);
+    } else {
+      const { definition, settings, fingerprint } = one;
       loaded.push({
         name,
         config: bot,
@@ -84,9 +68,6 @@ export async function loadBots(
         events: bot.events ?? definition.events,
         fingerprint,
       });
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
     }
   }
   // Every module is evaluated: the TypeScript transform is not needed until the next load.
@@ -101,6 +82,48 @@ export async function loadBots(
     });
   }
   return loaded;
+}
+
+/**
+ * Modules by their path as the config writes it: bots that name the same module share its
+ * definition (evaluated once either way) and fingerprint, as a daemon may run a thousand of one.
+ */
+type ModuleCache = Map<string, { definition: BotDefinition; fingerprint: string }>;
+
+/** One bot's module and its settings checked by the module's schema, or what is wrong with them. */
+async function loadOne(
+  name: string,
+  module: string,
+  rawSettings: unknown,
+  source: ConfigSource,
+  modules: ModuleCache,
+  fresh: boolean | undefined,
+): Promise<
+  | { definition: BotDefinition; fingerprint: string; settings: unknown }
+  | { moduleError: ModuleError }
+  | { problems: readonly ConfigProblem[] }
+> {
+  let found = modules.get(module);
+  if (found === undefined) {
+    try {
+      const loaded = await loadBotModule(module, {
+        configDir: source.dir,
+        botName: name,
+        ...(fresh ? { fresh } : {}),
+      });
+      found = { definition: loaded.definition, fingerprint: await moduleFingerprint(loaded.file) };
+    } catch (err) {
+      if (!isModuleError(err)) throw err;
+      return { moduleError: err };
+    }
+    modules.set(module, found);
+  }
+  try {
+    return { ...found, settings: await validateBotSettings(name, found.definition, rawSettings, source) };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return { problems: err.problems };
+  }
 }
 
 /** A bot's module that did not load, located at its `module:`. */
@@ -142,24 +165,16 @@ export async function withSettingsProblems(
   if (!(err instanceof ConfigError) || err.draft === undefined || err.draft.bots.size === 0) return err;
   const { source, bots } = err.draft;
   const more: ConfigProblem[] = [];
-  const definitions = new Map<string, BotDefinition>();
+  const modules: ModuleCache = new Map();
   for (const [name, bot] of bots) {
-    try {
-      let definition = definitions.get(bot.module);
-      if (definition === undefined) {
-        ({ definition } = await loadBotModule(bot.module, {
-          configDir: source.dir,
-          botName: name,
-          ...(options.fresh ? { fresh: true } : {}),
-        }));
-        definitions.set(bot.module, definition);
-      }
-      await validateBotSettings(name, definition, bot.settings, source);
-    } catch (problem) {
-      if (problem instanceof ConfigError) more.push(...problem.problems);
-      else if (isModuleError(problem) && problem.code === "MODULE_NOT_FOUND")
-        more.push(moduleProblem(source, name, bot.module, problem));
-    }
+    // Anything else going wrong is left to the next load: this report is the file's.
+    const one = await loadOne(name, bot.module, bot.settings, source, modules, options.fresh).catch(
+      () => undefined,
+    );
+    if (one === undefined) continue;
+    if ("problems" in one) more.push(...one.problems);
+    else if ("moduleError" in one && one.moduleError.code === "MODULE_NOT_FOUND")
+      more.push(moduleProblem(source, name, bot.module, one.moduleError));
   }
   releaseTransform();
   if (more.length === 0) return err;
