@@ -4,9 +4,10 @@
  * goes out at once; under sustained traffic polls are spaced so a poll brings a batch of the
  * events that arrived meanwhile, instead of one poll per event running the budget dry.
  *
- * A token bucket: tokens accrue at the hourly budget less a headroom, up to a burst. Any hour
- * therefore holds at most `burst + rate × 1 h` polls, which is below the budget by the headroom
- * left for catch-up after a reconnect (whose first poll is free) and for queue deletions.
+ * A token bucket: tokens accrue at the hourly budget less a headroom (or slower, where the minute's
+ * budget is the tighter one), up to a burst. Any hour therefore holds at most `burst + rate × 1 h`
+ * polls and any minute `burst + rate × 1 min`, each below its budget by the headroom left for
+ * catch-up after a reconnect (whose first poll is free) and for queue deletions.
  * When the server reports fewer calls left than a burst (a lower per-user limit, or calls made
  * by another process), the calls it has left are spread evenly until its reset.
  */
@@ -14,6 +15,7 @@ import type { RateBucket } from "../api/rate-budget.ts";
 import { sleep } from "../api/sleep.ts";
 import type { Clock } from "../time/clock.ts";
 
+const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
 export interface PollPacingOptions {
@@ -92,12 +94,18 @@ export class PollPacer {
     };
   }
 
-  /** Tokens per ms and the burst, from the budget as best known now. */
+  /**
+   * Tokens per ms and the burst, from the budget as best known now. The hour's rate leaves the
+   * headroom unused; half the headroom goes to bursts, within half a minute's budget. The rate is
+   * also held to what the minute allows after a burst: without that, an account whose hourly limit
+   * is raised above sixty minutes' worth would fill the sliding minute and then stall until its
+   * first call left the window, instead of spacing its polls.
+   */
   #shape(): { rate: number; burst: number } {
     const { perHour, perMinute } = this.#o.bucket.limits;
-    const rate = (perHour * (1 - this.#headroom)) / HOUR;
-    // Half the headroom for bursts, the other half kept; and a burst within half a minute's budget.
     const burst = Math.max(1, Math.min((perHour * this.#headroom) / 2, perMinute / 2));
-    return { rate, burst };
+    const hourly = (perHour * (1 - this.#headroom)) / HOUR;
+    const minutely = Math.max(perMinute * (1 - this.#headroom) - burst, 1) / MINUTE;
+    return { rate: Math.min(hourly, minutely), burst };
   }
 }

@@ -4,6 +4,7 @@
  * more than the budget less the headroom in any hour. (Over HTTP, test/events/busy-org.test.ts.)
  */
 import { describe, expect, it } from "vitest";
+import { busiest } from "../../bench/lib/stats.ts";
 import { RateBucket } from "../../src/api/rate-budget.ts";
 import { PollPacer } from "../../src/events/poll-pacing.ts";
 import { ManualClock } from "../support/manual-clock.ts";
@@ -35,13 +36,31 @@ describe("poll pacing", () => {
       sent.push(clock.now());
     }
     expect(pacer.snapshot().spacingMs).toBe(2000);
-    let most = 0;
-    for (let i = 0, from = 0; i < sent.length; i++) {
-      while ((sent[from] ?? 0) <= (sent[i] ?? 0) - 3_600_000) from++;
-      most = Math.max(most, i - from + 1);
-    }
+    const most = busiest(sent, 3_600_000);
     expect(most).toBeLessThanOrEqual(1900);
     expect(most).toBeGreaterThan(1890);
+  });
+
+  it("with a raised hourly limit, spaces polls within the minute instead of stalling on it", async () => {
+    const clock = new ManualClock(1_750_000_000_000);
+    // 200 a minute as configured, 20,000 an hour as the server reports: the minute is the tighter.
+    const bucket = new RateBucket("events", { perMinute: 200, perHour: 20_000 }, clock, true);
+    const pacer = new PollPacer({ bucket, clock });
+    const sent: number[] = [];
+    // A poll wanted every 250 ms (a message and its echo every 500 ms) for ten minutes.
+    while (clock.now() < 1_750_000_000_000 + 600_000) {
+      await clock.tick(pacer.take());
+      // The client's own window, as every call meets it before going out.
+      await clock.tick(bucket.nextStartAt() - clock.now());
+      expect(bucket.take()).toBeUndefined();
+      sent.push(clock.now());
+      await clock.tick(250);
+    }
+    const gaps = sent.slice(1).map((t, i) => t - (sent[i] ?? 0));
+    // Spaced (60 s / 80 polls once the burst is spent), never held until the minute frees.
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(750);
+    expect(pacer.snapshot().steadySpacingMs).toBe(750);
+    expect(busiest(sent, 60_000)).toBeLessThanOrEqual(180);
   });
 
   it("a new queue's first poll goes out at once, from the headroom", () => {
