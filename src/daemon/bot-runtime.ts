@@ -4,6 +4,7 @@
  * bot's dispatch pipeline (`pipeline/dispatcher.ts`), which this only creates and drains.
  */
 import type { CaptureLog } from "../api/capture.ts";
+import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { QueueSource } from "../events/queue-source.ts";
@@ -108,6 +109,19 @@ export class BotRuntime {
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
     };
     return this.#setUp;
+  }
+
+  /**
+   * Whether the server rejects the bot's credentials: one `GET /users/me`, not retried. The
+   * rejection when it does; undefined when it accepts them or cannot be asked now (the start
+   * retries an unreachable server as usual).
+   */
+  async credentialsRejected(signal?: AbortSignal): Promise<AuthError | undefined> {
+    const options = { timeoutMs: 10_000, retry: { maxAttempts: 1 }, ...(signal ? { signal } : {}) };
+    return this.#o.client.users.me(options).then(
+      () => undefined,
+      (err: unknown) => (isAuthError(err) ? err : undefined),
+    );
   }
 
   /** Register the queue (replaying what was missed since the last run) and start polling. */

@@ -5,9 +5,11 @@
  * one another instance runs (cluster standby), is tried offline (its state is checked against the
  * server only when it starts here). If any setup throws, the reload is refused: the runtimes made
  * for it are discarded and every bot keeps running as it was. So it is when a setup outlasts the
- * bot's `handler_timeout`, or the daemon stops meanwhile.
+ * bot's `handler_timeout`, or the daemon stops meanwhile, or when the server rejects the new
+ * credentials of a bot whose server, email or key changed (one `GET /users/me`): the running
+ * version keeps its old ones instead of stopping for good.
  */
-import type { Config } from "../config/schema.ts";
+import type { BotConfig, Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 import type { DaemonBot } from "./daemon.ts";
@@ -52,10 +54,25 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
       });
       if (problem) problems.push(problem);
     }
+    if (old && !o.standby.has(bot.name) && credentialsChanged(old, entry)) {
+      const runtime = made.get(bot.name) ?? o.make(bot);
+      made.set(bot.name, runtime);
+      const rejected = await runtime.credentialsRejected(o.signal);
+      if (rejected) {
+        const line = `bots.${bot.name} (${entry.module}): ${rejected.message} The running version keeps its old credentials.`;
+        problems.push({ bot: bot.name, module: entry.module, line, declaration: false });
+      }
+    }
   }
   if (problems.length === 0 && !o.signal?.aborted) return made;
   // Never started: stopping releases what the runtimes hold (their services, timers).
   await Promise.all([...made.values()].map((r) => r.stop(0)));
   const why = problems.map((p) => p.line).join("\n") || "the daemon is stopping";
   throw new BothostError("RELOAD_REFUSED", why);
+}
+
+/** The server, account or key a bot's client uses differ between two config entries. */
+function credentialsChanged(before: BotConfig, after: BotConfig): boolean {
+  const of = (c: BotConfig) => JSON.stringify([c.server, c.email, c.api_key]);
+  return of(before) !== of(after);
 }

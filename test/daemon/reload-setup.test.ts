@@ -149,3 +149,40 @@ describe("a reload whose new version does not set up", () => {
     expect((await d.readyz()).status).toBe(200);
   });
 });
+
+describe("a reload that gives a running bot credentials the server rejects", () => {
+  it("is refused, naming the bot and the account, and the bot goes on with its old key", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(3));
+    const d = await start(sandbox, {
+      greeter: moduleText("v1"),
+      helper: moduleText("v1"),
+      bad: moduleText("v1"),
+    });
+    await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+    const before = sandbox.control.requests.length;
+
+    const wrongKey = "W".repeat(32);
+    process.env.E2E_KEY_GREETER = wrongKey;
+    await writeFile(d.file("helper"), moduleText("v2"));
+    const refused = await d.daemon.reload().then(
+      () => undefined,
+      (err: unknown) => err as { code: string; message: string },
+    );
+    expect(refused?.code).toBe("RELOAD_REFUSED");
+    expect(refused?.message.split("\n")).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^bots\\.greeter \\(\\./greeter\\.mjs\\): GET /users/me: the server at .* rejected the credentials of ${botEmail(0)} .*The running version keeps its old credentials\\.$`,
+        ),
+      ),
+    ]);
+    expect(refused?.message).not.toContain(wrongKey);
+    // One call asked the server; no bot was stopped, not even the one with a good edit.
+    const asked = sandbox.control.requests.slice(before).filter((r) => r.path.endsWith("/users/me"));
+    expect(asked).toHaveLength(1);
+    const status = await d.daemon.status();
+    expect(status.bots.map((b) => [b.name, b.state])).toEqual(NAMES.map((n) => [n, "running"]));
+    for (const id of [send(sandbox, "c0"), send(sandbox, "c1")])
+      await expect.poll(() => answers(sandbox, id), { timeout: 15_000 }).toEqual(["v1 handled " + id]);
+  });
+});
