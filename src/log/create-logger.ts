@@ -34,10 +34,25 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
       colorize: process.stdout.isTTY === true,
       ignore: "pid,hostname",
       translateTime: "SYS:HH:MM:ss.l",
-      destination: settings.destination ?? 1,
-      sync: true,
+      destination: settings.destination ?? stdoutSink(),
     });
     return pino(options, stream);
   }
-  return settings.destination ? pino(options, settings.destination) : pino(options);
+  return pino(options, settings.destination ?? stdoutSink());
+}
+
+/**
+ * Standard output, written synchronously (no line is lost when the process exits), that drops
+ * lines once the output is gone: a terminal that hung up (EIO), a closed pipe (EPIPE), a full
+ * disk (ENOSPC). pino's own stream retries such a write every 100 ms for ever when it flushes at
+ * exit, which left a daemon stuck and deaf to SIGTERM; this one keeps the daemon running.
+ */
+function stdoutSink(): DestinationStream {
+  const out = pino.destination({ dest: 1, sync: true });
+  out.on("error", () => {
+    out.write = () => true;
+    out.flushSync = () => {};
+    out.end = () => {};
+  });
+  return out;
 }
