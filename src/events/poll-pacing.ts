@@ -4,10 +4,10 @@
  * goes out at once; under sustained traffic polls are spaced so a poll brings a batch of the
  * events that arrived meanwhile, instead of one poll per event running the budget dry.
  *
- * A token bucket: tokens accrue at the hourly budget less a headroom (or slower, where the minute's
- * budget is the tighter one), up to a burst. Any hour therefore holds at most `burst + rate × 1 h`
- * polls and any minute `burst + rate × 1 min`, each below its budget by the headroom left for
- * catch-up after a reconnect (whose first poll is free) and for queue deletions.
+ * Two token buckets, one per window; a poll takes a token from each. Any hour therefore holds at
+ * most `burst + rate × 1 h` polls and any minute `burst + rate × 1 min`, each below its budget by
+ * the headroom left for catch-up after a reconnect (whose first poll is free) and for queue
+ * deletions.
  * When the server reports fewer calls left than a burst (a lower per-user limit, or calls made
  * by another process), the calls it has left are spread evenly until its reset.
  */
@@ -37,10 +37,17 @@ export interface PacingSnapshot {
   held: number;
 }
 
+/** One token bucket: tokens per ms, and the most it holds. */
+interface Shape {
+  rate: number;
+  burst: number;
+}
+
 export class PollPacer {
   readonly #o: PollPacingOptions;
   readonly #headroom: number;
-  #tokens: number | undefined;
+  /** The hour's bucket, then the minute's; undefined until the first poll (full). */
+  #tokens: [number | undefined, number | undefined] = [undefined, undefined];
   #at = 0;
   #spacingMs = 0;
   #polls = 0;
@@ -59,14 +66,18 @@ export class PollPacer {
     this.#polls++;
     this.#spacingMs = 0;
     if (!this.#o.bucket.enforced) return 0;
-    const { rate, burst } = this.#shape();
+    const shapes = this.#shapes();
     const now = this.#o.clock.now();
-    const tokens = Math.min(burst, (this.#tokens ?? burst) + (now - this.#at) * rate) - 1;
-    this.#tokens = tokens;
+    const elapsed = now - this.#at;
     this.#at = now;
-    let wait = tokens >= 0 ? 0 : Math.ceil(-tokens / rate);
+    let wait = 0;
+    this.#tokens = shapes.map(({ rate, burst }, i) => {
+      const tokens = Math.min(burst, (this.#tokens[i] ?? burst) + elapsed * rate) - 1;
+      if (tokens < 0) wait = Math.max(wait, Math.ceil(-tokens / rate));
+      return tokens;
+    }) as [number, number];
     const server = this.#o.bucket.serverLeft(now);
-    if (server && server.remaining < burst) {
+    if (server && server.remaining < shapes[0].burst) {
       wait = Math.max(wait, Math.ceil((server.resetAt - now) / (server.remaining + 1)));
     }
     this.#spacingMs = wait;
@@ -81,31 +92,35 @@ export class PollPacer {
 
   /** A new queue: its first poll goes out at once, from the headroom. */
   resume(): void {
-    if (this.#tokens !== undefined && this.#tokens < 1) this.#tokens = 1;
+    this.#tokens = this.#tokens.map((t) => (t !== undefined && t < 1 ? 1 : t)) as [number, number];
   }
 
   snapshot(): PacingSnapshot {
-    const { rate } = this.#shape();
+    const [hour, minute] = this.#shapes();
     return {
       spacingMs: this.#spacingMs,
-      steadySpacingMs: this.#o.bucket.enforced ? Math.round(1 / rate) : 0,
+      steadySpacingMs: this.#o.bucket.enforced ? Math.round(1 / Math.min(hour.rate, minute.rate)) : 0,
       polls: this.#polls,
       held: this.#held,
     };
   }
 
   /**
-   * Tokens per ms and the burst, from the budget as best known now. The hour's rate leaves the
-   * headroom unused; half the headroom goes to bursts, within half a minute's budget. The rate is
-   * also held to what the minute allows after a burst: without that, an account whose hourly limit
-   * is raised above sixty minutes' worth would fill the sliding minute and then stall until its
-   * first call left the window, instead of spacing its polls.
+   * The two buckets, from the budget as best known now. The hour's: tokens at the hourly budget
+   * less the headroom, half the headroom for bursts, within half a minute's budget. The minute's:
+   * a burst of a quarter of the minute's budget, then tokens at what keeps any minute within the
+   * budget less the headroom (130 a minute at the default 200). At the default 2,000 an hour the
+   * hour's is the tighter; where the server reports an hourly limit above sixty minutes' worth,
+   * the minute's spaces the polls instead of letting them fill the sliding minute and then wait
+   * for its first call to leave it.
    */
-  #shape(): { rate: number; burst: number } {
+  #shapes(): [Shape, Shape] {
     const { perHour, perMinute } = this.#o.bucket.limits;
-    const burst = Math.max(1, Math.min((perHour * this.#headroom) / 2, perMinute / 2));
-    const hourly = (perHour * (1 - this.#headroom)) / HOUR;
-    const minutely = Math.max(perMinute * (1 - this.#headroom) - burst, 1) / MINUTE;
-    return { rate: Math.min(hourly, minutely), burst };
+    const hourBurst = Math.max(1, Math.min((perHour * this.#headroom) / 2, perMinute / 2));
+    const minuteBurst = Math.max(1, perMinute / 4);
+    return [
+      { rate: (perHour * (1 - this.#headroom)) / HOUR, burst: hourBurst },
+      { rate: Math.max(perMinute * (1 - this.#headroom) - minuteBurst, 1) / MINUTE, burst: minuteBurst },
+    ];
   }
 }

@@ -26,12 +26,14 @@ describe("poll pacing", () => {
     expect(pacer.snapshot()).toMatchObject({ polls: 1200, held: 0, spacingMs: 0, steadySpacingMs: 2000 });
   });
 
-  it("under sustained traffic spends a burst of 100, then spaces polls 2 s apart: 1,900 in any hour", async () => {
+  it("under sustained traffic spends bursts of 50 then 100, then spaces polls 2 s apart: 1,900 in any hour", async () => {
     const { clock, pacer } = setup();
     const sent: number[] = [];
     for (let i = 0; i < 4000; i++) {
       const wait = pacer.take();
-      if (i < 100) expect(wait).toBe(0);
+      // The minute's burst at once, the rest of the hour's at the minute's pace (130 a minute).
+      if (i < 50) expect(wait).toBe(0);
+      else if (i < 100) expect(Math.abs(wait - 60_000 / 130)).toBeLessThan(1);
       await clock.tick(wait);
       sent.push(clock.now());
     }
@@ -57,10 +59,20 @@ describe("poll pacing", () => {
       await clock.tick(250);
     }
     const gaps = sent.slice(1).map((t, i) => t - (sent[i] ?? 0));
-    // Spaced (60 s / 80 polls once the burst is spent), never held until the minute frees.
-    expect(Math.max(...gaps)).toBeLessThanOrEqual(750);
-    expect(pacer.snapshot().steadySpacingMs).toBe(750);
+    // Spaced (60 s / 130 polls once the burst is spent), never held until the minute frees.
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(462);
+    expect(pacer.snapshot().steadySpacingMs).toBe(462);
     expect(busiest(sent, 60_000)).toBeLessThanOrEqual(180);
+  });
+
+  it("with a raised hourly limit, polls at once for an hour at 120 a minute", async () => {
+    const clock = new ManualClock(1_750_000_000_000);
+    const bucket = new RateBucket("events", { perMinute: 200, perHour: 20_000 }, clock, true);
+    const pacer = new PollPacer({ bucket, clock });
+    for (let i = 0; i < 7200; i++) {
+      expect(pacer.take()).toBe(0);
+      await clock.tick(500);
+    }
   });
 
   it("a new queue's first poll goes out at once, from the headroom", () => {
