@@ -214,6 +214,11 @@ const MAX_FILES = 500;
  * Packages under node_modules are not followed (a dependency upgrade needs a daemon restart).
  */
 export async function moduleFingerprint(file: string): Promise<string> {
+  return (await moduleSources(file)).fingerprint;
+}
+
+/** {@link moduleFingerprint}, and the files it read: the module's, then those it imports. */
+export async function moduleSources(file: string): Promise<{ fingerprint: string; files: string[] }> {
   const hash = createHash("sha256");
   const seen = new Set<string>();
   const pending = [file];
@@ -229,7 +234,7 @@ export async function moduleFingerprint(file: string): Promise<string> {
       if (found !== undefined && !seen.has(found)) pending.push(found);
     }
   }
-  return hash.digest("hex");
+  return { fingerprint: hash.digest("hex"), files: [...seen] };
 }
 
 async function firstExisting(base: string): Promise<string | undefined> {

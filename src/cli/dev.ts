@@ -1,18 +1,17 @@
-import { type FSWatcher, watch } from "node:fs";
-import path from "node:path";
 import type { Logger } from "pino";
 import { ExitCode } from "../config/exit-codes.ts";
 import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
 import { type Booted, bootDaemon } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadProblems, reportStartupError, untilStopped } from "./args.ts";
+import { devSources, SourceWatch } from "./dev-watch.ts";
 
 export const devHelp = `Usage: bothost dev [--config FILE]
 
 Runs the config's bots on the embedded sandbox (server.url: sandbox) and serves a chat page
 from it: pick a person, post in a channel or to a bot, and watch the bots answer. The page's
-address is printed last, once the bots run. When a bot's file changes the config is read again
-and the changed bots restart; an edit that does not load is reported, the bot keeps running as
-it was, and the next save is tried again. Logs are readable lines (set log.pretty: false for
+address is printed last, once the bots run. When the config file, a bot's file or a local file
+it imports changes, the config is read again and the changed bots restart; an edit that does
+not load is reported, the bot keeps running as it was, and the next save is tried again. Logs are readable lines (set log.pretty: false for
 JSON lines). Ctrl-C stops.
 
 Options:
@@ -28,7 +27,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values } = args;
   let booted: Booted | undefined;
-  const watchers: FSWatcher[] = [];
+  let sources: SourceWatch | undefined;
   try {
     const configPath = resolveConfigPath({ flag: values.config });
     // Before anything starts (nor logs, nor opens the state): dev runs bots on the embedded sandbox only.
@@ -40,7 +39,7 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       return ExitCode.ConfigInvalid;
     }
     booted = await bootDaemon(configPath, { sandbox: { chatPage: true }, readableLogs: true });
-    const { daemon, log, config } = booted;
+    const { daemon, log } = booted;
     const sandbox = booted.sandbox!;
     const report = await daemon.start();
     // A bot whose setup failed is fixed by an edit, which reloads it: dev waits for it. Without any
@@ -50,23 +49,25 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       return ExitCode.RuntimeFailure;
     }
     const chatLine = chatPageLine(`${sandbox.url}/chat/`, process.stdout.isTTY === true);
+    const watching = new SourceWatch(
+      () => reload(),
+      (folder) => log.warn({ folder }, "cannot watch this folder: edits to the files in it are not reloaded"),
+    );
+    sources = watching;
+    // After each reload: a file a bot starts importing is watched from then on.
+    const follow = async () => watching.set(await devSources(configPath, daemon.config));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const reload = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        log.info("a bot's file changed: reloading");
-        reloadEdited(daemon, log, () => process.stdout.write(`${chatLine}\n`));
+        log.info("a file changed: reloading");
+        reloadEdited(daemon, log, () => {
+          process.stdout.write(`${chatLine}\n`);
+          follow().catch(() => {});
+        });
       }, SETTLE_MS);
     };
-    const dir = path.dirname(path.resolve(configPath));
-    for (const bot of Object.values(config.bots)) {
-      const file = path.resolve(dir, bot.module);
-      try {
-        watchers.push(watch(path.dirname(file), (_event, name) => name === path.basename(file) && reload()));
-      } catch {
-        log.warn({ module: bot.module }, "cannot watch this bot's file: edits to it are not reloaded");
-      }
-    }
+    await follow();
     const bots = report.started.length;
     const failed =
       report.failed.length === 0
@@ -74,15 +75,15 @@ export async function runDevCommand(argv: string[]): Promise<number> {
         : ` ${report.failed.map((f) => f.name).join(", ")} did not start (above).`;
     process.stdout.write(
       `\n${bots} bot${bots === 1 ? "" : "s"} running on the embedded sandbox.${failed} ` +
-        `Saving a bot's file reloads it; Ctrl-C stops.\n${chatLine}\n\n`,
+        `Saving the config or a bot's files reloads; Ctrl-C stops.\n${chatLine}\n\n`,
     );
     await untilStopped();
-    for (const w of watchers) w.close();
+    watching.close();
     clearTimeout(timer);
     await booted.stop();
     return ExitCode.Ok;
   } catch (err) {
-    for (const w of watchers) w.close();
+    sources?.close();
     await booted?.stop().catch(() => {});
     return reportStartupError(err);
   }

@@ -34,7 +34,7 @@ it("logs readable lines, prints the chat page's address last, and says a broken 
   expect(started.filter((l) => l.startsWith("{"))).toEqual([]);
   expect(started.some((l) => /^\[[\d:.]+\] INFO: daemon started$/.test(l))).toBe(true);
   expect(started.slice(-2)).toEqual([
-    "1 bot running on the embedded sandbox. Saving a bot's file reloads it; Ctrl-C stops.",
+    "1 bot running on the embedded sandbox. Saving the config or a bot's files reloads; Ctrl-C stops.",
     expect.stringMatching(chatLine),
   ]);
 
@@ -54,6 +54,44 @@ it("logs readable lines, prints the chat page's address last, and says a broken 
   await writeFile(file, source.replace('const greeting = "Hello";', 'const greeting = "Howdy";'));
   await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
   expect(dev.stdout().slice(before)).toMatch(/INFO: config reloaded/);
+
+  dev.kill("SIGINT");
+  expect((await dev.exited).code).toBe(0);
+  dev = undefined;
+});
+
+it("reloads when a local file a bot imports changes, or the config file", async () => {
+  const bots = path.join(project, "bots");
+  await writeFile(path.join(bots, "greeting.ts"), 'export const greeting = "Hello";\n');
+  const hello = path.join(bots, "hello.ts");
+  const source = await readFile(hello, "utf8");
+  await writeFile(
+    hello,
+    source.replace(/const greeting = "\w+";/, 'import { greeting } from "./greeting.ts";'),
+  );
+  dev = spawnCli(["dev"], { cwd: project });
+  await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
+  expect(dev.stdout()).toContain("Saving the config or a bot's files reloads; Ctrl-C stops.");
+
+  /** Write `file`, wait for the chat line that follows the reload, and return what was logged. */
+  const edit = async (file: string, text: string) => {
+    const before = dev!.stdout().length;
+    await writeFile(file, text);
+    await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
+    return dev!.stdout().slice(before);
+  };
+  // The imported file: hello restarts with it.
+  const imported = await edit(path.join(bots, "greeting.ts"), 'export const greeting = "Howdy";\n');
+  expect(imported).toMatch(/INFO: a file changed: reloading/);
+  expect(imported).toMatch(/INFO: config reloaded[\s\S]*restarted: \[\s*"hello"\s*\]/);
+
+  // The config file: a changed bot entry restarts the bot.
+  const configFile = path.join(project, "bothost.yaml");
+  const config = await readFile(configFile, "utf8");
+  const withTimeout = config.replace(/^( {4}email: .*)$/m, "$1\n    handler_timeout: 20s");
+  expect(withTimeout).not.toBe(config);
+  const reloaded = await edit(configFile, withTimeout);
+  expect(reloaded).toMatch(/INFO: config reloaded[\s\S]*restarted: \[\s*"hello"\s*\]/);
 
   dev.kill("SIGINT");
   expect((await dev.exited).code).toBe(0);

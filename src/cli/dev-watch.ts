@@ -1,0 +1,76 @@
+/**
+ * What `bothost dev` watches: the config file, each bot's module and the local files the module
+ * imports (the files a reload fingerprints, `moduleSources`). One watcher per folder, reporting
+ * only the files wanted there; the set is worked out again after each reload, so a file a bot
+ * starts importing is watched from then on and one it stops importing is not.
+ */
+import { type FSWatcher, watch } from "node:fs";
+import path from "node:path";
+import { moduleSources } from "../bot/load-bots.ts";
+import { botModuleFile } from "../bot/load-module.ts";
+import type { Config } from "../config/schema.ts";
+
+/** The files whose edit reloads: the config file, then each bot's sources (absolute paths). */
+export async function devSources(configPath: string, config: Config): Promise<string[]> {
+  const configFile = path.resolve(configPath);
+  const files = new Set([configFile]);
+  for (const [name, bot] of Object.entries(config.bots)) {
+    const entry = await botModuleFile(bot.module, {
+      configDir: path.dirname(configFile),
+      botName: name,
+    }).catch(() => undefined);
+    // A module that cannot be found: its folder is still watched, for the file to appear.
+    if (entry === undefined) {
+      files.add(path.resolve(path.dirname(configFile), bot.module));
+      continue;
+    }
+    for (const file of (await moduleSources(entry)).files) files.add(file);
+  }
+  return [...files];
+}
+
+export class SourceWatch {
+  readonly #folders = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
+
+  constructor(
+    private readonly onChange: () => void,
+    /** A folder that cannot be watched (gone, or no permission): edits in it do not reload. */
+    private readonly onUnwatchable: (folder: string) => void,
+  ) {}
+
+  /** Watch exactly `files` (absolute paths) from now on. */
+  set(files: Iterable<string>): void {
+    const wanted = new Map<string, Set<string>>();
+    for (const file of files) {
+      const folder = path.dirname(file);
+      const names = wanted.get(folder) ?? new Set<string>();
+      wanted.set(folder, names.add(path.basename(file)));
+    }
+    for (const [folder, watched] of this.#folders) {
+      if (wanted.has(folder)) continue;
+      watched.watcher.close();
+      this.#folders.delete(folder);
+    }
+    for (const [folder, names] of wanted) {
+      const watched = this.#folders.get(folder);
+      if (watched) {
+        watched.names = names;
+        continue;
+      }
+      try {
+        const entry = { names, watcher: undefined as unknown as FSWatcher };
+        entry.watcher = watch(folder, (_event, name) => {
+          if (name !== null && entry.names.has(String(name))) this.onChange();
+        });
+        this.#folders.set(folder, entry);
+      } catch {
+        this.onUnwatchable(folder);
+      }
+    }
+  }
+
+  close(): void {
+    for (const { watcher } of this.#folders.values()) watcher.close();
+    this.#folders.clear();
+  }
+}
