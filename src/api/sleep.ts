@@ -18,6 +18,19 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
 }
 
 /**
+ * `work`'s outcome, or a rejection with `signal.reason` as soon as `signal` aborts (at once if it
+ * already has). `work` itself goes on; its later outcome is dropped.
+ */
+export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
  * A signal that aborts with a `TimeoutError` after `ms` on `clock` (`AbortSignal.timeout` on an
  * injectable clock). Call `clear()` once the work it bounds ended, so no timer outlives it.
  */

@@ -3,6 +3,7 @@
  * hold a reload (and every later one) and keep the daemon from stopping. The bound is the bot's
  * `handler_timeout`; the setup itself cannot be cancelled, only no longer awaited.
  */
+import { raceAbort } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 
@@ -55,26 +56,10 @@ export function withinSetupTime<T>(setup: Promise<T>, bound: SetupBound): Promis
   });
 }
 
-/** `work`'s value, or undefined as soon as `signal` aborts (a later rejection of `work` is then dropped). */
+/** `work`'s value, or undefined as soon as `signal` aborts (a later outcome of `work` is then dropped). */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.resolve(undefined);
-  }
-  return new Promise<T | undefined>((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) resolve(undefined);
-        else resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) resolve(undefined);
-        else reject(err);
-      },
-    );
+  return raceAbort(work, signal).catch((err: unknown) => {
+    if (signal.aborted) return undefined;
+    throw err;
   });
 }

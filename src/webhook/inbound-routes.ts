@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { timeoutSignal } from "../api/sleep.ts";
+import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
@@ -144,7 +144,7 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
             idempotencyKey,
           },
         }),
-      (ctx) => untilAborted(Promise.resolve(target.handler(ctx)), signal),
+      (ctx) => raceAbort(Promise.resolve(target.handler(ctx)), signal),
       undefined,
       // ctx.state writes apply when the handler succeeds, once per idempotency (or replay) key.
       { once: storeKey === undefined ? undefined : `w:${storeKey}` },
@@ -159,15 +159,6 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   } finally {
     timeout.clear();
   }
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
