@@ -15,6 +15,8 @@ export interface DaemonBotConfig {
   email: string;
   apiKey: string;
   settings?: Record<string, unknown>;
+  /** The account's rules where the server's were changed for it (the bot's `rate_limit`). */
+  rateLimit?: { perMinute: number; perHour: number };
 }
 
 /** Write a config for a server URL and bots; keys are the sandbox's own fake credentials. */
@@ -34,6 +36,10 @@ export async function writeDaemonConfig(
       `  ${bot.name}:\n    module: ${JSON.stringify(bot.module)}\n    email: ${bot.email}\n    api_key: ${bot.apiKey}`,
     );
     if (bot.settings) lines.push(`    settings: ${JSON.stringify(bot.settings)}`);
+    if (bot.rateLimit)
+      lines.push(
+        `    rate_limit: { per_minute: ${bot.rateLimit.perMinute}, per_hour: ${bot.rateLimit.perHour} }`,
+      );
   }
   await writeFile(file, `${lines.join("\n")}\n`, { mode: 0o600 });
 }

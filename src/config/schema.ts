@@ -101,6 +101,17 @@ export const BotSchema = z.strictObject({
       dead_letters: wholeNumber(1, 1_000_000, "dead letters kept for this bot").default(1_000),
     })
     .prefault({}),
+  /**
+   * The account's rate-limit rules, where an administrator changed them from the server's default
+   * (responses report only the hourly figure): calls per minute and per hour, for the event queue
+   * and for the other calls each. bothost paces its polls and waits its calls to stay within them.
+   */
+  rate_limit: z
+    .strictObject({
+      per_minute: wholeNumber(1, 1_000_000, "calls a minute the server allows the account").default(200),
+      per_hour: wholeNumber(1, 100_000_000, "calls an hour the server allows the account").default(2_000),
+    })
+    .prefault({}),
   settings: z.unknown().optional(),
 });
 

@@ -43,6 +43,7 @@ export function botClient(
     apiKey,
     logger: log,
     clock,
+    rateLimit: { perMinute: c.rate_limit.per_minute, perHour: c.rate_limit.per_hour },
     ...deps.metrics?.apiSink(name),
     ...(capture ? { capture } : {}),
   });

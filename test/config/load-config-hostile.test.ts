@@ -189,7 +189,7 @@ describe("invalid values", () => {
       test/fixtures/config/unknown-keys-typos.yaml:11:5 bots.echo.api_kye: is not a known key: did you mean "api_key"?
       test/fixtures/config/unknown-keys-typos.yaml:12:5 bots.echo.own_message: is not a known key: did you mean "own_messages"?
       test/fixtures/config/unknown-keys-typos.yaml:13:15 bots.echo.replay.max_mesages: is not a known key: did you mean "max_messages"?
-      test/fixtures/config/unknown-keys-typos.yaml:14:5 bots.echo.color: is not a known key: remove it (known keys here: module, email, api_key, api_key_file, zuliprc, server, events, narrow, all_public_streams, own_messages, concurrency, handler_timeout, replay, outgoing_webhook, dry_run, long_messages, command_prefix, retries, settings)"
+      test/fixtures/config/unknown-keys-typos.yaml:14:5 bots.echo.color: is not a known key: remove it (known keys here: module, email, api_key, api_key_file, zuliprc, server, events, narrow, all_public_streams, own_messages, concurrency, handler_timeout, replay, outgoing_webhook, dry_run, long_messages, command_prefix, retries, rate_limit, settings)"
     `);
   });
   it("missing-required.yaml", async () => {

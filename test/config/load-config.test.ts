@@ -39,6 +39,7 @@ describe("loadConfig on good files", () => {
           replay: { max_messages: 1_000, max_age: 86_400_000 },
           long_messages: "split",
           retries: { attempts: 5, backoff: 2_000, max_backoff: 30_000, dead_letters: 1_000 },
+          rate_limit: { per_minute: 200, per_hour: 2_000 },
         },
       },
     });
@@ -81,6 +82,7 @@ describe("loadConfig on good files", () => {
       long_messages: "split",
       replay: { max_messages: 50, max_age: 7_200_000 },
       retries: { attempts: 3, backoff: 500, max_backoff: 10_000, dead_letters: 200 },
+      rate_limit: { per_minute: 400, per_hour: 8_000 },
       outgoing_webhook: { path: "/hooks/moderator", token: "webhook-fake-token-0012", reply_deadline: 8_000 },
       settings: { threshold: 3, greeting: "cost: ${PRICE}" },
     });

@@ -1,0 +1,52 @@
+/**
+ * A bot's `rate_limit` (the account's rules where an administrator changed them) reaches its
+ * client: the budgets and the poll pacing use it, and the status shows it.
+ */
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { formatStatus } from "../../src/cli/status.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { useSandbox } from "../support/sandbox-fixture.ts";
+
+const BOT = "raised-bot@sandbox.example";
+let running: InProcessDaemon | undefined;
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+const world = useSandbox({ bots: { [BOT]: "Raised" } });
+const quiet = defineBot({
+  setup(bot) {
+    bot.on("message", () => {});
+  },
+});
+
+it("gives the bot's client the account's rules from the config", async () => {
+  // As an administrator gives the account: the server's own rule, and the config saying so.
+  world.sandbox.control.setUserRateLimit(BOT, [
+    [60, 2000],
+    [3600, 20000],
+  ]);
+  running = await world.daemon({
+    raised: { email: BOT, definition: quiet, extra: "rate_limit: { per_minute: 2000, per_hour: 20000 }" },
+  });
+  const budget = (await running.daemon.status()).bots[0]!.budget!;
+  expect([budget.events, budget.other].map((b) => [b.perMinute, b.perHour])).toEqual([
+    [2000, 20000],
+    [2000, 20000],
+  ]);
+  // Sustained polls settle to 18,000 an hour (the hour less its headroom), not to 2 s apart.
+  expect(budget.steadyPollSpacingSeconds).toBe(0.2);
+  expect(formatStatus(await running.daemon.status())).toMatch(/event queue \d+\/20000/);
+});
+
+it("keeps the server's defaults when the config says nothing", async () => {
+  running = await world.daemon({ raised: { email: BOT, definition: quiet } });
+  const budget = (await running.daemon.status()).bots[0]!.budget!;
+  expect([budget.events, budget.other].map((b) => [b.perMinute, b.perHour])).toEqual([
+    [200, 2000],
+    [200, 2000],
+  ]);
+  expect(budget.steadyPollSpacingSeconds).toBe(2);
+});
