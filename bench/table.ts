@@ -33,7 +33,7 @@ export function formatTable(input: Record<string, unknown>): string {
     const l = r.busy.light;
     rows.push([
       "light traffic reaction, (a) bare loop / (b) bothost run",
-      `answer delay p50 ${l.bare.p50} / ${l.bothost.p50} ms, p99 ${l.bare.p99} / ${l.bothost.p99} ms, b − a at p99 ${l.p99DiffMs} ms (${l.pings} pings each, ${l.rounds} rounds alternating, ${l.arrivals === "grid" ? "on a 500 ms grid" : "at random times"})`,
+      `answer delay p50 ${l.bare.p50} / ${l.bothost.p50} ms, p99 ${l.bare.p99} / ${l.bothost.p99} ms, b − a at p99 ${l.p99DiffMs} ms (95% interval ${l.p99DiffInterval.join(" to ")} ms over the rounds; ${l.pings} pings each, ${l.rounds} rounds alternating, ${l.arrivals === "grid" ? "on a 500 ms grid" : "at random times"})`,
     ]);
   }
   for (const b of r.busy?.rows ?? []) {

@@ -126,6 +126,8 @@ export interface LightRow {
   bothost: { p50: number; p99: number };
   /** b − a of the p99s, in ms. */
   p99DiffMs: number;
+  /** A 95% interval for it: rounds (pairs of processes) resampled with replacement. */
+  p99DiffInterval: [number, number];
   /** With `byIndex`: each ping's delay by its index within its process, every round, warm-up included. */
   byIndex?: { bare: number[][]; bothost: number[][] };
 }
@@ -209,6 +211,10 @@ async function light(options: {
     bare,
     bothost,
     p99DiffMs: round(bothost.p99 - bare.p99),
+    p99DiffInterval: p99DiffInterval(
+      rounds.bare.map((r) => r.slice(options.warmup)),
+      rounds.bothost.map((r) => r.slice(options.warmup)),
+    ),
     ...(options.byIndex
       ? {
           byIndex: {
@@ -218,6 +224,26 @@ async function light(options: {
         }
       : {}),
   };
+}
+
+/**
+ * A 95% interval for b − a at p99 (ms). Each round is one process of each contender, and most of
+ * the spread lies between processes, so whole rounds are resampled (the same ones for both, as
+ * they shared the arrival times), 2,000 times.
+ */
+function p99DiffInterval(bare: number[][], bothost: number[][]): [number, number] {
+  const n = Math.min(bare.length, bothost.length);
+  const diffs: number[] = [];
+  for (let i = 0; i < 2_000; i++) {
+    const picked = Array.from({ length: n }, () => Math.floor(Math.random() * n));
+    const p99 = (runs: number[][]) =>
+      percentile(
+        picked.flatMap((r) => runs[r] ?? []),
+        99,
+      );
+    diffs.push(p99(bothost) - p99(bare));
+  }
+  return [round(percentile(diffs, 2.5)), round(percentile(diffs, 97.5))];
 }
 
 /** One line per ping index: mean and max over the rounds, (a) then (b), in ms. */
@@ -289,7 +315,7 @@ export async function runBusyOrg(
     arrivals: options.lightArrivals,
   });
   say(
-    `  answer delay p50 ${lightRow.bare.p50} / ${lightRow.bothost.p50} ms, p99 ${lightRow.bare.p99} / ${lightRow.bothost.p99} ms (b − a ${lightRow.p99DiffMs} ms)`,
+    `  answer delay p50 ${lightRow.bare.p50} / ${lightRow.bothost.p50} ms, p99 ${lightRow.bare.p99} / ${lightRow.bothost.p99} ms (b − a ${lightRow.p99DiffMs} ms, 95% interval ${lightRow.p99DiffInterval.join(" to ")} ms)`,
   );
   if (lightRow.byIndex) for (const line of byIndexLines(lightRow.byIndex, options.lightWarmup)) say(line);
   const rows: BusyOrgRow[] = [];
