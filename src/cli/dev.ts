@@ -11,8 +11,8 @@ Runs the config's bots on the embedded sandbox (server.url: sandbox) and serves 
 from it: pick a person, post in a channel or to a bot, and watch the bots answer. The page's
 address is printed last, once the bots run. When the config file, a bot's file or a local file
 it imports changes, the config is read again and the changed bots restart; an edit that does
-not load is reported, the bot keeps running as it was, and the next save is tried again. Logs are readable lines (set log.pretty: false for
-JSON lines). Ctrl-C stops.
+not load is reported, the bot keeps running as it was, and the next save is tried again. Logs
+are readable lines (set log.pretty: false for JSON lines). Ctrl-C stops.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
