@@ -21,6 +21,25 @@ afterEach(async () => {
 const NAMES = ["greeter", "helper", "bad"] as const;
 
 /** Three bots, each with its own module file in the config's folder, and an HTTP listener. */
+/** The three bots at v1, each started and ready. */
+async function startReady(sandbox: Sandbox) {
+  const d = await start(sandbox, {
+    greeter: moduleText("v1"),
+    helper: moduleText("v1"),
+    bad: moduleText("v1"),
+  });
+  await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+  return d;
+}
+
+/** The error a reload was refused with; undefined when it was applied. */
+function refusalOf(daemon: { reload(): Promise<unknown> }) {
+  return daemon.reload().then(
+    () => undefined,
+    (err: unknown) => err as { code: string; message: string },
+  );
+}
+
 async function start(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], string>) {
   const config = await writeConfig(
     sandbox,
@@ -119,21 +138,13 @@ describe("a reload whose new version does not set up", () => {
     ],
   ])("is refused for %s, and the old version keeps running untouched", async (_what, extra, problem) => {
     const sandbox = await startE2eSandbox(orgWithBots(3));
-    const d = await start(sandbox, {
-      greeter: moduleText("v1"),
-      helper: moduleText("v1"),
-      bad: moduleText("v1"),
-    });
-    await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+    const d = await startReady(sandbox);
     const queue = sandbox.control.queues().find((q) => q.email === botEmail(2))?.queue_id;
     expect(queue).toBeDefined();
 
     await writeFile(d.file("bad"), moduleText("v2", extra));
     await writeFile(d.file("greeter"), moduleText("v2"));
-    const refused = await d.daemon.reload().then(
-      () => undefined,
-      (err: unknown) => err as { code: string; message: string },
-    );
+    const refused = await refusalOf(d.daemon);
     expect(refused?.code).toBe("RELOAD_REFUSED");
     // One line: the bot, its file, the problem.
     expect(refused?.message.split("\n")).toEqual([expect.stringMatching(/^bots\.bad \(\.\/bad\.mjs\): /)]);
@@ -153,21 +164,13 @@ describe("a reload whose new version does not set up", () => {
 describe("a reload that gives a running bot credentials the server rejects", () => {
   it("is refused, naming the bot and the account, and the bot goes on with its old key", async () => {
     const sandbox = await startE2eSandbox(orgWithBots(3));
-    const d = await start(sandbox, {
-      greeter: moduleText("v1"),
-      helper: moduleText("v1"),
-      bad: moduleText("v1"),
-    });
-    await expect.poll(async () => (await d.readyz()).status, { timeout: 15_000 }).toBe(200);
+    const d = await startReady(sandbox);
     const before = sandbox.control.requests.length;
 
     const wrongKey = "W".repeat(32);
     process.env.E2E_KEY_GREETER = wrongKey;
     await writeFile(d.file("helper"), moduleText("v2"));
-    const refused = await d.daemon.reload().then(
-      () => undefined,
-      (err: unknown) => err as { code: string; message: string },
-    );
+    const refused = await refusalOf(d.daemon);
     expect(refused?.code).toBe("RELOAD_REFUSED");
     expect(refused?.message.split("\n")).toEqual([
       expect.stringMatching(
