@@ -54,7 +54,9 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
       });
       if (problem) problems.push(problem);
     }
-    if (old && !o.standby.has(bot.name) && credentialsChanged(old, entry)) {
+    // A bot whose setup already failed refuses the reload anyway: no call is needed for it.
+    const failed = problems.some((p) => p.bot === bot.name);
+    if (old && !failed && !o.standby.has(bot.name) && credentialsChanged(old, entry)) {
       const runtime = made.get(bot.name) ?? o.make(bot);
       made.set(bot.name, runtime);
       const rejected = await runtime.credentialsRejected(o.signal);
