@@ -31,6 +31,7 @@ export async function devSources(configPath: string, config: Config): Promise<st
 
 export class SourceWatch {
   readonly #folders = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
+  #closed = false;
 
   constructor(
     private readonly onChange: () => void,
@@ -38,8 +39,12 @@ export class SourceWatch {
     private readonly onUnwatchable: (folder: string) => void,
   ) {}
 
-  /** Watch exactly `files` (absolute paths) from now on. */
+  /**
+   * Watch exactly `files` (absolute paths) from now on. After `close` it does nothing: a set
+   * worked out while dev was stopping must not open watchers that keep the process alive.
+   */
   set(files: Iterable<string>): void {
+    if (this.#closed) return;
     const wanted = new Map<string, Set<string>>();
     for (const file of files) {
       const folder = path.dirname(file);
@@ -70,6 +75,7 @@ export class SourceWatch {
   }
 
   close(): void {
+    this.#closed = true;
     for (const { watcher } of this.#folders.values()) watcher.close();
     this.#folders.clear();
   }

@@ -61,10 +61,12 @@ export async function runDevCommand(argv: string[]): Promise<number> {
       clearTimeout(timer);
       timer = setTimeout(() => {
         log.info("a file changed: reloading");
-        reloadEdited(daemon, log, () => {
-          process.stdout.write(`${chatLine}\n`);
-          follow().catch(() => {});
-        });
+        // The chat line says dev is ready for the next edit, so it follows the new watch set.
+        reloadEdited(daemon, log, () =>
+          follow()
+            .catch(() => {})
+            .then(() => process.stdout.write(`${chatLine}\n`)),
+        );
       }, SETTLE_MS);
     };
     await follow();
@@ -99,7 +101,11 @@ function chatPageLine(url: string, terminal: boolean): string {
 }
 
 /** A reload after an edit; one that does not load leaves the bots as they were until the next save. */
-function reloadEdited(daemon: { reload(): Promise<unknown> }, log: Logger, then: () => void): void {
+function reloadEdited(
+  daemon: { reload(): Promise<unknown> },
+  log: Logger,
+  then: () => Promise<unknown>,
+): void {
   daemon
     .reload()
     .catch((err: unknown) => {
