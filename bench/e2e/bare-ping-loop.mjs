@@ -1,6 +1,7 @@
-// The light-traffic baseline of the busy-organization bench: the least any client can do to
-// answer a ping. It registers a queue for message events, long-polls GET /events, parses each
-// body with JSON.parse and answers each "ping" with POST /messages "pong <id>" (same topic).
+// The light-traffic baseline of the busy-organization bench: a plain hand-written client that
+// answers a ping, with none of a framework's work (no state, budgets, routing or retries). It
+// registers a queue for message events, long-polls GET /events with undici's request(), parses
+// each body with JSON.parse and answers each "ping" with POST /messages "pong <id>" (same topic).
 // Usage: node bare-ping-loop.mjs URL EMAIL API_KEY
 import { request } from "undici";
 

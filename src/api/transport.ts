@@ -19,6 +19,7 @@ import {
 import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
 import type { RateBudget } from "./rate-budget.ts";
+import { requestText, type TextResponse } from "./request-text.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -142,7 +143,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     params: Params | undefined,
     options: RequestOptions<unknown>,
     timeoutMs: number,
-  ): Dispatcher.RequestOptions {
+  ): Dispatcher.DispatchOptions {
     const encoded = encodeParams(params).toString();
     const isQuery = method === "GET";
     const headers: Record<string, string> = { "user-agent": config.userAgent, accept: "application/json" };
@@ -154,7 +155,6 @@ export function createTransport(config: TransportConfig): RequestFn {
       method,
       headers,
       body: isQuery ? null : encoded,
-      signal: options.signal ?? null,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     };
@@ -250,17 +250,17 @@ export function createTransport(config: TransportConfig): RequestFn {
       const started = clock.now();
       if (started > waitStart) config.onRateLimitWait?.({ endpoint, ms: started - waitStart });
       try {
-        let response: Dispatcher.ResponseData;
-        let text: string;
+        let response: TextResponse;
         // A second poll at once (another queue of the same account) goes through the pool
         // rather than wait behind the parked one.
         const own = polls !== undefined && pollsOut === 0 && method === "GET" && path === "/events";
         if (own) pollsOut++;
         try {
-          response = await (own ? polls() : dispatcher).request(
+          response = await requestText(
+            own ? polls() : dispatcher,
             requestOf(method, path, params, options as RequestOptions<unknown>, timeoutMs),
+            signal,
           );
-          text = await response.body.text();
         } catch (err) {
           config.onResponse?.({ endpoint, status: 0, ms: clock.now() - started });
           if (signal?.aborted) throw signal.reason;
@@ -272,7 +272,7 @@ export function createTransport(config: TransportConfig): RequestFn {
         config.onResponse?.({ endpoint, status, ms: clock.now() - started });
         // A 429's own retry-after is exact; its headers' whole-second reset is not.
         if (options.auth !== false && status !== 429) bucket.observe(response.headers);
-        const data = interpret(endpoint, status, response.headers, text);
+        const data = interpret(endpoint, status, response.headers, response.text);
         // Every poll passes here: the line is built only when debug is on.
         if (logger.isLevelEnabled?.("debug") !== false)
           logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);

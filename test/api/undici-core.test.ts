@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 describe("undici, as the client loads it", () => {
-  it("is its connection, pool and request modules, without the fetch and WebSocket stack", async () => {
+  it("is its connection and pool modules, without the fetch and WebSocket stack nor response streams", async () => {
     // A fresh process: this one has loaded undici's index through the tests' own imports.
     const script = `
       import { createServer } from "node:http";
@@ -34,6 +34,6 @@ describe("undici, as the client loads it", () => {
     const { me, loaded } = JSON.parse(stdout) as { me: string; loaded: string[] };
     expect(me).toBe("probe-bot@x.org");
     expect(loaded.some((f) => f.endsWith("dispatcher/client.js"))).toBe(true);
-    expect(loaded.filter((f) => /[/\\]lib[/\\](web|mock|cache)[/\\]/.test(f))).toEqual([]);
+    expect(loaded.filter((f) => /[/\\]lib[/\\](web|mock|cache|api)[/\\]/.test(f))).toEqual([]);
   });
 });
