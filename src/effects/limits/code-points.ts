@@ -3,10 +3,22 @@
  * outside the Basic Multilingual Plane counts 1, not the 2 UTF-16 units of JavaScript's `length`.
  */
 
-/** The number of Unicode code points in `text` (a lone surrogate counts as one). */
+/**
+ * The number of Unicode code points in `text` (a lone surrogate counts as one): its UTF-16
+ * length less one for each surrogate pair. Every send measures its content and topic, so this
+ * reads char codes rather than stepping the string's iterator.
+ */
 export function codePointLength(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdbff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) {
+      count--;
+      i++;
+    }
+  }
   return count;
 }
 

@@ -73,6 +73,8 @@ export function splitContent(
       `splitContent: maxLength must be a positive integer (the server's max_message_length), got ${maxLength}.`,
     );
   }
+  // Code points never outnumber UTF-16 units: most messages need no counting.
+  if (content.length <= maxLength) return [content];
   const length = codePointLength(content);
   if (length <= maxLength) return [content];
   if (options.mode === "reject") throw new ContentTooLongError(length, maxLength);

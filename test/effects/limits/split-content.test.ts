@@ -238,4 +238,19 @@ describe("checkTopic and code points", () => {
     expect(truncateCodePoints("👋👋", 2)).toEqual({ text: "👋👋", truncated: false });
     expect(codePointLength("héllo 👋")).toBe(7);
   });
+
+  it("codePointLength counts as the string's iterator does, lone surrogates included", () => {
+    const units = ["a", "é", "\ud83d", "\udc4b", "👋", "\n", "𝄞"];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let i = 0; i < 500; i++) {
+      const text = Array.from({ length: next() % 12 }, () => units[next() % units.length]).join("");
+      expect(codePointLength(text), JSON.stringify(text)).toBe([...text].length);
+    }
+    expect(codePointLength("\udc4b\ud83d")).toBe(2);
+    expect(codePointLength("x\ud83d")).toBe(2);
+  });
 });
