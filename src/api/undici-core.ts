@@ -1,10 +1,10 @@
 /**
  * The parts of undici the client uses (a connection, a pool and a connector; calls go out through
- * `dispatch`, src/api/request-text.ts), loaded from undici's own modules rather than its index. The index also loads fetch,
- * WebSocket, EventSource, cookies, cache stores and mocks, and through them Node's bundled copy
- * of undici with a second HTTP parser: about 3 MB of heap and 8 MB of resident memory in every
- * process, for nothing a bot calls. These are undici 7's files; every call the client makes
- * runs through them, so the test suite covers a layout change.
+ * `dispatch`, src/api/request-text.ts), loaded from undici's own modules rather than its index.
+ * The index also loads fetch, WebSocket, EventSource, cookies, cache stores and mocks, and
+ * through them Node's bundled copy of undici with a second HTTP parser: about 3 MB of heap and
+ * 8 MB of resident memory in every process, for nothing a bot calls. These are undici 7's files;
+ * every call the client makes runs through them, so the test suite covers a layout change.
  */
 import { createRequire } from "node:module";
 import type { buildConnector as BuildConnector, Client, Pool } from "undici";
