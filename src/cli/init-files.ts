@@ -173,7 +173,9 @@ test("refuses announce to a member, and posts it for the owner", async ({ runBot
   const bot = await runBot({ bot: hello, name: "hello" });
   const refused = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "announce cake!" });
   expect(refused.content).toBe("Sorry, only moderators, administrators and owners may run \`announce\`.");
-  const posted = await bot.ask(OWNER, { type: "direct", to: [bot.email], content: "announce cake!" });
+  // ask() waits in the conversation it asked in; the announcement goes to a channel.
+  const asked = bot.post(OWNER, { type: "direct", to: [bot.email], content: "announce cake!" });
+  const posted = await bot.nextReply({ after: asked });
   expect(posted).toMatchObject({ display_recipient: "general", subject: "announcements", content: "cake!" });
 });
 

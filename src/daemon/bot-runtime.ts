@@ -142,6 +142,7 @@ export class BotRuntime {
     if (!setUp) return;
     const { declarations, dispatcher, eventTypes } = setUp;
     if (!(await dispatcher.openLedger(signal))) return;
+    if (!(await dispatcher.openDialogs(signal))) return;
     if (!queue) {
       const started = await this.#parts.webhookMode(signal, checked?.registered);
       // A backtest needs the identity only: its events are history, its writes captured.

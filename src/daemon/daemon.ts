@@ -291,14 +291,17 @@ export class Daemon {
     });
   }
 
-  /** Stop polling, let handlers finish up to the shutdown timeout, delete queues, flush state. */
-  async stop(): Promise<void> {
+  /**
+   * Stop polling, let handlers finish up to the shutdown timeout (or `deadlineMs`: 0 cuts them
+   * off at once, as a crash would), delete queues, flush state.
+   */
+  async stop(options: { deadlineMs?: number } = {}): Promise<void> {
     if (this.#stopping.signal.aborted) return;
     this.#stopping.abort();
     this.#retries.stop();
     await this.adminSocket?.close();
     await this.http?.close();
-    const deadline = this.config.shutdown_timeout;
+    const deadline = options.deadlineMs ?? this.config.shutdown_timeout;
     let abandoned = 0;
     // In a cluster the leases stay renewed while the bots stop, then are released at once.
     await this.#coordinator.stop(async () => {

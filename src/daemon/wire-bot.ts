@@ -22,6 +22,7 @@ import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
 import type { BotContext } from "../pipeline/context.ts";
 import { ConversationQueue } from "../pipeline/conversation-queue.ts";
+import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
 import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
 import type { RunJob } from "../pipeline/incoming.ts";
@@ -172,7 +173,23 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     commit,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
-  const contexts = new BotContexts({ name, client, state: kv, log, settings: o.settings, services, clock });
+  const dialogs = new Dialogs({
+    store: store.namespace("dialogs"),
+    commit,
+    clock,
+    log,
+    persist: o.mode !== "backtest" && !o.captured,
+  });
+  const contexts = new BotContexts({
+    name,
+    client,
+    state: kv,
+    log,
+    settings: o.settings,
+    services,
+    clock,
+    dialogs,
+  });
   const failures = new HandlerFailures({
     retries: o.retries,
     letters,
@@ -218,6 +235,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         metrics,
         letters,
         effects,
+        dialogs,
       }),
     // Every property named: an object spread from `start` and then given a dozen more gets a
     // hidden class of its own, in each bot.

@@ -13,6 +13,7 @@
  * up after a hung poll or a restart, whose handler never ran, costs no extra call.
  */
 import type { Logger } from "pino";
+import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 
 /** What a run recorded for one effect. */
@@ -40,6 +41,17 @@ export interface EffectRecordsOptions {
   commit?(): Promise<void>;
 }
 
+/** A strict run's effect at number `n` is of another kind than the one recorded there. */
+export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
+  override readonly name = "EffectOrderChanged";
+  constructor(n: number, recorded: string, now: string) {
+    super(
+      "EFFECT_ORDER_CHANGED",
+      `effect ${n} was a ${recorded} when it was recorded and is a ${now} now: the code changed.`,
+    );
+  }
+}
+
 /** One bot's effect records. */
 export class EffectRecords {
   /** `store`: the bot's own namespace for records. */
@@ -51,10 +63,12 @@ export class EffectRecords {
   /**
    * The records of one run of a handler for the event `eventKey` (stable across runs: a message
    * id). `rerun`: the handler may have run for this event before, so its records are read (a
-   * first run skips the reads). `carried`: records kept in a dead letter.
+   * first run skips the reads). `carried`: records kept in a dead letter or a dialog. `strict`: an
+   * effect of another kind at a recorded number throws {@link EffectOrderChanged} (a dialog's
+   * replay must match its record) instead of being made again.
    */
-  run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = []): EffectRun {
-    return new EffectRun(this.store, this.options, eventKey, rerun, carried);
+  run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = [], strict = false): EffectRun {
+    return new EffectRun(this.store, this.options, eventKey, rerun, carried, strict);
   }
 }
 
@@ -72,6 +86,7 @@ export class EffectRun {
     private readonly eventKey: string,
     rerun: boolean,
     carried: readonly EffectRecord[],
+    private readonly strict = false,
   ) {
     this.#carried = new Map(carried.map((r) => [r.n, r]));
     this.#lookUp = rerun || this.#carried.size > 0;
@@ -85,6 +100,7 @@ export class EffectRun {
       ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
       : undefined;
     if (found && found.kind !== kind) {
+      if (this.strict) throw new EffectOrderChanged(n, found.kind, kind);
       this.options.log?.warn(
         { event: this.eventKey, n, recorded: found.kind, now: kind },
         "a re-run made its effects in another order than before: this effect is made again",

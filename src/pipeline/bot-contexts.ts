@@ -11,8 +11,8 @@ import type { BotServices } from "../effects/bot-services.ts";
 import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ContextDeps, LazyBaseContext } from "./context.ts";
+import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { BotIdentity, RunHandler } from "./incoming.ts";
-import { PendingPrompts } from "./prompts.ts";
 
 export interface BotContextsOptions {
   name: string;
@@ -24,6 +24,8 @@ export interface BotContextsOptions {
   services: BotServices;
   /** What "now" is for `ctx.schedule`. */
   clock: Clock;
+  /** The bot's dialogs (`ctx.prompt`). */
+  dialogs: Dialogs;
 }
 
 /** What a registration tells about the bot and its server. */
@@ -37,12 +39,8 @@ export class BotContexts {
   #registration: Registration | undefined;
   /** Made once per registration, not per event. */
   #deps: ContextDeps<unknown> | undefined;
-  /** Handlers waiting for someone's next message (`ctx.prompt`), answered at the accept stage. */
-  readonly prompts: PendingPrompts;
-
   constructor(options: BotContextsOptions) {
     this.#o = options;
-    this.prompts = new PendingPrompts(options.clock);
   }
 
   /** The bot's user and the server's limits, from a registration. */
@@ -82,7 +80,7 @@ export class BotContexts {
       channelName: (id) => o.services.channels.nameOf(id),
       clock: o.clock,
       services: o.services,
-      prompts: this.prompts,
+      dialogs: o.dialogs,
     };
     return this.#deps;
   }

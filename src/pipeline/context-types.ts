@@ -15,7 +15,8 @@ import type { Clock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { Sender, SendTo, Where } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
-import type { PendingPrompts, PromptAnswer } from "./prompts.ts";
+import type { Dialogs } from "./dialogs/dialogs.ts";
+import type { PromptAnswer, PromptOptions } from "./dialogs/prompt.ts";
 
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
 export interface BaseContext<S = unknown> {
@@ -40,7 +41,8 @@ export interface BaseContext<S = unknown> {
   signal: AbortSignal;
   /**
    * The time (epoch ms) on the daemon's clock. Read it instead of `Date.now()`: a test that moves
-   * the clock (the testing kit's `clock.advance`) moves it for the bot too.
+   * the clock (the testing kit's `clock.advance`) moves it for the bot too. In a dialog's handler
+   * a replay reads the value the first run read.
    */
   now(): number;
   /**
@@ -86,12 +88,21 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
   /** Why a message is addressed to the bot: a one-to-one `"direct"` message or a `"mention"`; else `undefined`. */
   readonly addressed: "direct" | "mention" | undefined;
   /**
-   * Say `text` in the message's conversation and wait for the sender's next message there; rejects
-   * with `PROMPT_TIMEOUT` after `timeout` ms (default 25 s, and at the latest when the handler
-   * times out), or with `PROMPT_STOPPED` at once when the bot stops. The waiting handler lives in
-   * this process: it survives neither a restart nor a failover.
+   * Say `text` in the message's conversation and wait for the sender's next message there (in a
+   * channel: theirs, in that topic). The dialog is durable: waiting holds no handler, slot or
+   * `handler_timeout`, and survives restarts, reloads and failover. The answer runs the handler
+   * again from the start, each earlier effect and answer replayed from the dialog's record (see
+   * docs/guide/conversations.md). With `schema`, the answer is parsed (a refused one is asked
+   * again, up to `tries`). Rejects with a `PromptError`: `PROMPT_TIMEOUT` after `timeout`
+   * (default 1 h), `PROMPT_CANCELLED` on the cancel word, `PROMPT_INVALID` when every try was
+   * refused.
    */
-  prompt(text: string, options?: { timeout?: number }): Promise<PromptAnswer>;
+  prompt<T = string>(text: string, options?: PromptOptions<T>): Promise<PromptAnswer<T>>;
+  /**
+   * A random number in [0, 1), like `Math.random()`, but recorded in a dialog: a replay of the
+   * dialog reads the same number (so does `ctx.now()`).
+   */
+  random(): number;
 }
 
 /** The context of a `bot.cron()` job. */
@@ -120,8 +131,8 @@ export interface ContextDeps<S>
   clock?: Pick<Clock, "now">;
   /** The bot's shared helpers; without them `ctx.snippets` etc. throw HELPERS_UNAVAILABLE. */
   services?: BotServices;
-  /** Where `ctx.prompt()` waits; without it, prompts are unavailable. */
-  prompts?: PendingPrompts;
+  /** Where `ctx.prompt()` keeps its dialogs; without it, prompts are unavailable. */
+  dialogs?: Dialogs;
 }
 
 /**

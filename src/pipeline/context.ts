@@ -13,12 +13,15 @@ import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
 import type { KV, StateRun } from "../state/kv.ts";
-import { realClock } from "../time/clock.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
 import type { BaseContext, BotContext, ContextDeps, SendEffects } from "./context-types.ts";
+import type { Dialogs } from "./dialogs/dialogs.ts";
+import { prompt } from "./dialogs/prompt.ts";
+import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./incoming.ts";
-import { type PendingPrompts, prompt } from "./prompts.ts";
 import { replyTarget } from "./reply-target.ts";
 
 export type {
@@ -160,8 +163,13 @@ class LazyContext<S> {
     return this.#helpersOf().report;
   }
   get now(): BaseContext<S>["now"] {
-    const clock = this.#deps.clock ?? realClock;
+    const clock = this.clock;
     return () => clock.now();
+  }
+
+  /** The daemon's clock. */
+  protected get clock(): Pick<Clock, "now"> {
+    return this.#deps.clock ?? realClock;
   }
   get react(): BaseContext<S>["react"] {
     return (emoji, options = {}) =>
@@ -239,7 +247,9 @@ class LazyEventContext<S> extends LazyContext<S> {
   readonly replayed: boolean;
   readonly channelName: (channelId: number) => string | undefined;
   readonly #services: BotServices | undefined;
-  readonly #prompts: PendingPrompts | undefined;
+  readonly #dialogs: Dialogs | undefined;
+  /** The run as a turn of a dialog (a message's run), else undefined. */
+  readonly #turn: Turn | undefined;
   declare eventIssue?: string;
 
   constructor(
@@ -249,13 +259,15 @@ class LazyEventContext<S> extends LazyContext<S> {
     replayed: boolean,
     effects: SendEffects | undefined,
     state: StateRun | undefined,
+    turn: Turn | undefined,
   ) {
     super(deps, signal, effects, state);
     this.event = event;
     this.replayed = replayed;
     this.channelName = deps.channelName;
     this.#services = deps.services;
-    this.#prompts = deps.prompts;
+    this.#dialogs = deps.dialogs;
+    this.#turn = turn;
   }
 
   protected override logBindings(): Record<string, unknown> {
@@ -283,7 +295,32 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 
   get prompt(): BotContext<S>["prompt"] {
-    return (text, options) => prompt(this.#prompts, this, text, options);
+    const clock = this.clock;
+    const view = {
+      event: this.event,
+      bot: this.bot,
+      get sender() {
+        return view.ctx.sender;
+      },
+      get where() {
+        return view.ctx.where;
+      },
+      reply: (text: string) => this.reply(text),
+      made: () => (this.effects?.run.made ?? []) as unknown as JsonValue[],
+      ctx: this as LazyEventContext<S>,
+    };
+    return (text, options) => prompt(this.#dialogs, this.#turn, () => clock.now(), view, text, options);
+  }
+
+  override get now(): BaseContext<S>["now"] {
+    const clock = this.clock;
+    const turn = this.#turn;
+    return turn ? () => turn.value(() => clock.now()) : () => clock.now();
+  }
+
+  get random(): BotContext<S>["random"] {
+    const turn = this.#turn;
+    return turn ? () => turn.value(Math.random) : Math.random;
   }
 
   get reply(): BotContext<S>["reply"] {
@@ -304,8 +341,9 @@ export function createContext<S>(
   extra: { replayed: boolean; eventIssue?: string },
   effects?: SendEffects,
   state?: StateRun,
+  turn?: Turn,
 ): BotContext<S> {
-  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state);
+  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state, turn);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
 }

@@ -8,7 +8,7 @@
  * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
  * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
  * 5. **effects**: apply the run's staged `ctx.state` writes (once per event, see state/staged-state.ts),
- *    then record the message as handled in the ledger ({@link Dispatcher#effectsDone}).
+ *    then record the message as handled in the ledger (runs.ts).
  *    A handler that threw runs again after a pause; an event whose every attempt failed is kept
  *    as a dead letter first (handler-failures.ts).
  *
@@ -19,25 +19,21 @@
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
 import type { BotServices } from "../effects/bot-services.ts";
-import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import type { EffectRecords } from "../effects/effect-records.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
-import { KV, type StateRun } from "../state/kv.ts";
-import type { JsonValue, StateStore } from "../state/state-store.ts";
-import { type Clock, monotonicMs } from "../time/clock.ts";
-import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
+import type { StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import { isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
 import type { BotContexts } from "./bot-contexts.ts";
 import type { Composer } from "./composer.ts";
-import {
-  type BaseContext,
-  type BotContext,
-  createContext,
-  type SendEffects,
-  type SignalSource,
-} from "./context.ts";
+import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
-import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
+import type { ConversationQueue } from "./conversation-queue.ts";
 import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
-import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
+import type { DialogRecord } from "./dialogs/dialog-record.ts";
+
+import type { Dialogs } from "./dialogs/dialogs.ts";
+import type { HandlerFailures } from "./handler-failures.ts";
 import {
   type DispatchMetrics,
   type DispatchStats,
@@ -45,11 +41,8 @@ import {
   ledgerIdOf,
   noEvents,
   senderIdOf,
-  sentAtOf,
-  sourceOf,
-  stateKeyOf,
 } from "./incoming.ts";
-import { promptEndLine, promptUnanswered } from "./prompts.ts";
+import { HandlerRuns } from "./runs.ts";
 
 /** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
 export interface DispatcherParts {
@@ -75,11 +68,10 @@ export interface DispatcherParts {
   letters: DeadLetters | undefined;
   /** Where each message event's sends are recorded, so a re-run repeats none. */
   effects: EffectRecords | undefined;
+  /** The bot's dialogs (`ctx.prompt`): answers are taken at stage 4, before any handler. */
+  dialogs: Dialogs;
 }
 
-type FailedArgs = [Incoming, TaskControl, BotContext<unknown>, number, unknown, SendEffects | undefined];
-const LIVE = Object.freeze({ replayed: false });
-const REPLAYED = Object.freeze({ replayed: true });
 const ON_START = Object.freeze({ onStart: true });
 const asIs = <T>(base: T): T => base;
 
@@ -93,12 +85,17 @@ export class Dispatcher {
   /** The ledger read by {@link openLedger} and how its records are committed. */
   #commits: LedgerCommits | undefined;
   #lastEventAt: number | undefined;
+  readonly #runs: HandlerRuns;
+  /** Stages 4 and 5 (runs.ts), as a queue task. */
+  readonly #run: HandlerRuns["run"];
 
   constructor(parts: DispatcherParts) {
     this.#o = parts;
     this.#composer = parts.composer;
     this.#queue = parts.queue;
     this.#failures = parts.failures;
+    this.#runs = new HandlerRuns(parts, this.#stats, (id) => this.#commits?.finish(id));
+    this.#run = this.#runs.run;
   }
 
   /**
@@ -144,8 +141,8 @@ export class Dispatcher {
   async drain(deadlineMs: number): Promise<number> {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
     this.#failures.stop();
-    // A handler waiting on ctx.prompt() ends now rather than hold the stop until its timeout.
-    this.#o.contexts.prompts.stop();
+    // Dialogs wait in the store, not in handlers: only their timers stop.
+    this.#o.dialogs.pause();
     const deadline = timeoutSignal(this.#o.clock, deadlineMs);
     try {
       await this.#queue.onIdle(deadline.signal);
@@ -190,13 +187,6 @@ export class Dispatcher {
         void commits.finish(messageId);
         return false;
       }
-      // An answer to a waiting ctx.prompt() goes to it, not into the queue behind its handler.
-      const prompts = this.#o.contexts.prompts;
-      if (prompts.size > 0 && typed && prompts.take(event)) {
-        void commits.finish(messageId);
-        onDone?.();
-        return true;
-      }
     }
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
@@ -205,10 +195,25 @@ export class Dispatcher {
     return true;
   }
 
-  /** Take failures again after a stop (the bot was started again). */
+  /** Read the bot's dialogs (at each start, after the ledger). False when `signal` aborted meanwhile. */
+  openDialogs(signal: AbortSignal): Promise<boolean> {
+    return this.#runs.dialogs.open(signal);
+  }
+
+  /** Take failures again after a stop (the bot was started again); dialogs go on. */
   resume(): void {
     this.#failures.restart();
-    this.#o.contexts.prompts.restart();
+    this.#runs.dialogs.start();
+  }
+
+  /** The bot's dialogs (`ctx.prompt`). */
+  get dialogs(): Dialogs {
+    return this.#o.dialogs;
+  }
+
+  /** An operator ends dialog `id`; the person is told `note`. False when there is no such dialog. */
+  endDialog(id: string, note: string): Promise<boolean> {
+    return this.#runs.dialogs.endByOperator(id, note);
   }
 
   /**
@@ -219,7 +224,16 @@ export class Dispatcher {
   replay(letter: DeadLetter): Promise<boolean> {
     const { event, issue } = reviveEvent(letter.event);
     return new Promise((onReplayed) => {
-      const incoming: Incoming = { event, replayed: true, issue, reply: undefined, letter, onReplayed };
+      const dialog = letter.dialog as unknown as DialogRecord | undefined;
+      const incoming: Incoming = {
+        event,
+        replayed: true,
+        issue,
+        reply: undefined,
+        letter,
+        onReplayed,
+        ...(dialog ? { dialog } : {}),
+      };
       this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);
     });
   }
@@ -243,152 +257,5 @@ export class Dispatcher {
         }),
       );
     }
-  }
-
-  /**
-   * 4. run, then stage 5 (or the failure stage); synchronously when every middleware and handler
-   * is synchronous (no promise at all). The context's signal is the queue's: it aborts on the
-   * handler timeout and at the shutdown deadline, not at stop() (that would cut every reply short).
-   */
-  readonly #run = (control: TaskControl, incoming: Incoming): unknown => {
-    const effects = this.#effectsOf(incoming, incoming.replayed || incoming.letter !== undefined);
-    const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
-    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state);
-    const started = this.#o.metrics ? monotonicMs() : 0;
-    let pending: Promise<void> | undefined;
-    try {
-      pending = this.#composer.run(ctx);
-    } catch (err) {
-      return this.#runFailed(incoming, control, ctx, started, err, effects);
-    }
-    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects);
-    return pending.then(
-      () => this.#succeeded(incoming, control, ctx, started, state, effects),
-      (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects),
-    );
-  };
-
-  /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */
-  #succeeded(
-    incoming: Incoming,
-    control: TaskControl,
-    ctx: BotContext<unknown>,
-    started: number,
-    state: StateRun,
-    effects: SendEffects | undefined,
-  ): unknown {
-    const applied = state.commit();
-    if (applied !== undefined) {
-      return applied.then(
-        () => this.#succeeded(incoming, control, ctx, started, state, effects),
-        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects),
-      );
-    }
-    this.#handled(ctx, started);
-    return this.#effectsDone(incoming, control);
-  }
-
-  /** The run threw (off the hot path: its arguments come as one array). */
-  #runFailed(...[incoming, control, ctx, started, err, effects]: FailedArgs): void {
-    this.#failed(ctx, err, started);
-    this.#afterFailure(incoming, err, control, effects);
-  }
-
-  #contextOf(
-    incoming: Incoming,
-    signal: SignalSource,
-    replayed: boolean,
-    effects: SendEffects | undefined,
-    state: StateRun,
-  ): BotContext<unknown> {
-    const { event, issue } = incoming;
-    const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state);
-    if (incoming.reply) ctx.reply = incoming.reply;
-    return ctx;
-  }
-
-  /** A message event's effect records for this run (a re-run looks up what was made). */
-  #effectsOf(incoming: Incoming, rerun: boolean): SendEffects | undefined {
-    const id = ledgerIdOf(incoming.event);
-    const records = this.#o.effects;
-    if (id === undefined || records === undefined) return undefined;
-    const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-    const since = sentAtOf(incoming.event);
-    return { run: records.run(`m:${id}`, rerun, carried), after: id, since };
-  }
-
-  /**
-   * A handler threw: keep its conversation closed while it runs again (and, if every attempt
-   * fails, while the event is kept as a dead letter); then record the message as handled.
-   */
-  #afterFailure(
-    incoming: Incoming,
-    err: unknown,
-    control: TaskControl,
-    first: SendEffects | undefined,
-  ): void {
-    let last = first;
-    const run: FailedRun = {
-      event: incoming.event,
-      source: sourceOf(incoming),
-      ...(incoming.letter ? { letter: incoming.letter } : {}),
-      again: async (signal) => {
-        last = this.#effectsOf(incoming, true);
-        const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
-        const ctx = this.#contextOf(incoming, signal, true, last, state);
-        const started = this.#o.metrics ? monotonicMs() : 0;
-        try {
-          await this.#composer.run(ctx);
-          await state.commit();
-        } catch (err) {
-          this.#failed(ctx, err, started);
-          throw err;
-        }
-        this.#handled(ctx, started);
-      },
-      effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
-    };
-    const settled = this.#failures.settle(run, err).then((handled) => {
-      incoming.onReplayed?.(handled);
-      return incoming.letter ? undefined : this.#finish(incoming.event);
-    });
-    control.holdKey(settled);
-  }
-
-  #handled(ctx: BotContext<unknown>, started: number): void {
-    this.#stats.handled++;
-    this.#o.metrics?.eventHandled(ctx.event.type, (monotonicMs() - started) / 1000);
-  }
-
-  #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
-    if (promptUnanswered(err)) {
-      // A normal end of a conversation (the failure stage then neither retries nor keeps it).
-      ctx.log.info({ prompt: err.message }, promptEndLine(err));
-      this.#handled(ctx, started);
-      return;
-    }
-    this.#stats.failed++;
-    this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
-    ctx.log.error({ err }, "handler failed");
-  }
-
-  /**
-   * 5. effects: the handler finished and what it did has happened. A message is recorded as
-   * handled; when that record must be durable before the conversation's next message, its key
-   * is held until it is. A replayed dead letter leaves the list before the conversation moves on.
-   */
-  #effectsDone(incoming: Incoming, control: TaskControl): void {
-    const { letter } = incoming;
-    const hold = letter
-      ? (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => incoming.onReplayed?.(true))
-      : this.#finish(incoming.event);
-    if (hold !== undefined) control.holdKey(hold);
-  }
-
-  /** Record a message as handled in the ledger (begun at stage 1). */
-  #finish(event: AnyEvent): Promise<void> | undefined {
-    const id = ledgerIdOf(event);
-    return id === undefined ? undefined : this.#commits?.finish(id);
   }
 }

@@ -19,8 +19,8 @@ import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-le
 import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context.ts";
+import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { RunJob } from "./incoming.ts";
-import { promptUnanswered } from "./prompts.ts";
 
 /**
  * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
@@ -66,6 +66,8 @@ export interface FailedRun {
   again(signal: AbortSignal): unknown;
   /** The effects the last run made (or found made), for the dead letter to carry. */
   effects(): JsonValue[];
+  /** The dialog the run replays, for the dead letter to carry. */
+  dialog?: JsonValue;
 }
 
 export class HandlerFailures {
@@ -194,6 +196,7 @@ export class HandlerFailures {
           firstFailedAt: new Date(first).toISOString(),
           lastFailedAt,
           effects: run.effects(),
+          ...(run.dialog !== undefined ? { dialog: run.dialog } : {}),
         });
         if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
         o.log.error(

@@ -2,6 +2,7 @@
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
+import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import type { FailureMetrics } from "./handler-failures.ts";
 
 /** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
@@ -20,6 +21,8 @@ export interface Incoming {
   readonly letter?: DeadLetter;
   /** Told whether a replayed dead letter was handled. */
   readonly onReplayed?: (handled: boolean) => void;
+  /** Set for a run of a dialog: the record it replays (its event is the dialog's first message). */
+  readonly dialog?: DialogRecord;
 }
 
 /** The bot's user, as the server knows it. */

@@ -29,6 +29,8 @@ export interface DeadLetter {
   retryRequestedAt?: string;
   /** The effects its handler had made (messages sent…), so a replay repeats none of them. */
   effects?: JsonValue[];
+  /** A dialog's record (its questions and answers), so a replay goes on from where it failed. */
+  dialog?: JsonValue;
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */

@@ -40,6 +40,8 @@ export interface InProcessOptions {
   store?: StateBackend;
   /** The daemon's clock (a test moves it to fire retries and checks); default the real one. */
   clock?: Clock;
+  /** Where log lines are collected (to keep them across restarts); default a new array. */
+  logs?: Record<string, unknown>[];
 }
 
 export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
@@ -73,7 +75,7 @@ export async function startInProcessDaemon(
   const file = join(dir, "bothost.yaml");
   await writeFile(file, `${lines.join("\n")}\n`);
   const config = await loadConfig(file, { env });
-  const logs: Record<string, unknown>[] = [];
+  const logs: Record<string, unknown>[] = options.logs ?? [];
   let text = "";
   const destination = new Writable({
     write(chunk, _enc, done) {
@@ -112,9 +114,10 @@ export async function startInProcessDaemon(
     logText: () => text,
     /** Log lines whose msg contains `part`. */
     logged: (part: string) => logs.filter((l) => typeof l.msg === "string" && l.msg.includes(part)),
-    stop: async () => {
-      await daemon.stop();
-      await rm(dir, { recursive: true, force: true });
+    /** `deadlineMs`: how long handlers still running may finish (0: cut off, as in a crash). */
+    stop: async (stopOptions: { deadlineMs?: number; keepState?: boolean } = {}) => {
+      await daemon.stop(stopOptions.deadlineMs === undefined ? {} : { deadlineMs: stopOptions.deadlineMs });
+      await rm(stopOptions.keepState ? file : dir, { recursive: true, force: true });
     },
   };
 }

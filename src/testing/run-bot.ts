@@ -4,6 +4,9 @@
  * retries as `bothost run`) speaking real HTTP to the sandbox.
  */
 
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
@@ -48,7 +51,10 @@ export interface TestBot {
    * {@link DEFAULT_WAIT_MS}); rejects with a message naming what was posted when none comes.
    */
   nextReply(options?: { after?: number; timeoutMs?: number }): Promise<TestMessage>;
-  /** Post as `from`, then await the bot's first message after it. */
+  /**
+   * Post as `from`, then await the bot's first message after it in the same conversation (the
+   * same channel and topic, or the same direct-message group).
+   */
   ask(from: string, input: SendAsInput, options?: { timeoutMs?: number }): Promise<TestMessage>;
   /**
    * Resolves once the bot has handled message `messageId` (its handlers finished and the message
@@ -61,6 +67,18 @@ export interface TestBot {
   replies(): TestMessage[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
   logs(): Record<string, unknown>[];
+  /**
+   * Stop the bot and start it again on the same state, as a deploy or a crash would: dialogs,
+   * dead letters, bookings and `ctx.state` carry over, and messages posted meanwhile are caught
+   * up. `crash: true` cuts off the handlers still running (nothing they staged is kept, their
+   * messages are handled again); else they may finish, as on SIGTERM. `bot`: start this
+   * definition instead (a new version of the bot).
+   */
+  restart(options?: {
+    crash?: boolean;
+    // biome-ignore lint/suspicious/noExplicitAny: any bot definition, whatever its settings schema
+    bot?: BotDefinition<any, any>;
+  }): Promise<void>;
   /** Stop the bot (its queue is deleted). */
   stop(): Promise<void>;
 }
@@ -99,26 +117,34 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
     );
   }
-  const running: InProcessDaemon = await startInProcessDaemon(
-    sandbox,
-    {
-      [name]: {
-        email,
-        definition,
-        ...(options.settings !== undefined ? { settings: options.settings } : {}),
-        ...(options.config ? { extra: options.config } : {}),
+  // Kept across restarts, removed at stop.
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-testbot-"));
+  const logs: Record<string, unknown>[] = [];
+  const start = async (bot: BotDefinition<never, never>): Promise<InProcessDaemon> => {
+    const started = await startInProcessDaemon(
+      sandbox,
+      {
+        [name]: {
+          email,
+          definition: bot,
+          ...(options.settings !== undefined ? { settings: options.settings } : {}),
+          ...(options.config ? { extra: options.config } : {}),
+        },
       },
-    },
-    options.clock ? { clock: options.clock } : {},
-  );
-  const failed = [...running.report.authFailed, ...running.report.failed.map((f) => f.name)];
-  if (failed.length > 0) {
-    const why = running.report.failed[0]?.error;
-    await running.stop();
-    throw new Error(
-      `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`,
+      { stateDir, logs, ...(options.clock ? { clock: options.clock } : {}) },
     );
-  }
+    const failed = [...started.report.authFailed, ...started.report.failed.map((f) => f.name)];
+    if (failed.length > 0) {
+      const why = started.report.failed[0]?.error;
+      await started.stop();
+      await rm(stateDir, { recursive: true, force: true });
+      throw new Error(
+        `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`,
+      );
+    }
+    return started;
+  };
+  let running = await start(definition as BotDefinition<never, never>);
   const deliver = options.clock?.onAdvance(() => control.advanceClock(0));
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
@@ -126,13 +152,25 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       .messages()
       .filter((m) => m.sender_id === userId)
       .map((m) => view(m.id as number)!);
-  const firstAfter = (after: number) => {
-    const found = control.messages().find((m) => m.sender_id === userId && (m.id as number) > after);
-    return found && view(found.id as number);
+  const firstAfter = (after: number, where: ((m: TestMessage) => boolean) | undefined) => {
+    for (const m of control.messages()) {
+      if (m.sender_id !== userId || (m.id as number) <= after) continue;
+      const message = view(m.id as number)!;
+      if (where === undefined || where(message)) return message;
+    }
+    return undefined;
   };
-  const nextReply = async ({ after = 0, timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+  const nextReply = async ({
+    after = 0,
+    timeoutMs = DEFAULT_WAIT_MS,
+    where,
+  }: {
+    after?: number;
+    timeoutMs?: number;
+    where?: (m: TestMessage) => boolean;
+  } = {}) => {
     try {
-      return await control.waitFor(() => firstAfter(after), { timeoutMs });
+      return await control.waitFor(() => firstAfter(after, where), { timeoutMs });
     } catch {
       const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
       const state =
@@ -169,13 +207,40 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     userId,
     post: (from, input) => control.sendAs(from, input).id,
     nextReply,
-    ask: (from, input, o = {}) => nextReply({ ...o, after: control.sendAs(from, input).id }),
+    ask: (from, input, o = {}) => {
+      const after = control.sendAs(from, input).id;
+      const asked = view(after)!;
+      return nextReply({ ...o, after, where: (m) => sameConversation(m, asked) });
+    },
     handled,
     replies: mine,
-    logs: () => running.logs,
-    stop: () => {
+    logs: () => logs,
+    restart: async ({ crash = false, bot } = {}) => {
+      await running.stop({ ...(crash ? { deadlineMs: 0 } : {}), keepState: true });
+      running = await start((bot ?? definition) as BotDefinition<never, never>);
+    },
+    stop: async () => {
       deliver?.();
-      return running.stop();
+      await running.stop();
+      await rm(stateDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Whether two messages are in one conversation: a channel's topic, or one direct-message group. */
+function sameConversation(a: TestMessage, b: TestMessage): boolean {
+  if (a.type === "stream" || b.type === "stream") {
+    return (
+      a.type === "stream" &&
+      b.type === "stream" &&
+      a.stream_id === b.stream_id &&
+      a.subject.toLowerCase() === b.subject.toLowerCase()
+    );
+  }
+  const people = (m: TestMessage) =>
+    (m.display_recipient as { id: number }[])
+      .map((r) => r.id)
+      .sort((x, y) => x - y)
+      .join(",");
+  return people(a) === people(b);
 }

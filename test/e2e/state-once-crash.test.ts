@@ -15,54 +15,17 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { FileStore } from "../../src/state/file-store.ts";
-import { RedisStore } from "../../src/state/redis-store.ts";
-import type { StateBackend } from "../../src/state/state-store.ts";
 import { repoRoot, spawnCli } from "../support/cli.ts";
+import { type Backend, crashBackends } from "../support/crash-backends.ts";
 import { botEmail, orgWithBots, send, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 
 const COUNTER = path.join(repoRoot, "test/fixtures/e2e/counter.mjs");
 
 useE2eCleanup();
 
-/** Where a test's state lives: the config's `state:` lines, and the store opened directly. */
-interface Backend {
-  yaml: string;
-  open(): Promise<StateBackend>;
-}
-
-const prefixes: string[] = [];
-const backends: Array<[string, (dir: string) => Backend]> = [
-  [
-    "file store",
-    (dir) => ({
-      yaml: `state:\n  path: ${path.join(dir, "state")}`,
-      open: () => FileStore.open(path.join(dir, "state"), { autoFlushMs: 0 }),
-    }),
-  ],
-];
-if (await redisReachable()) {
-  backends.push([
-    "Redis",
-    () => {
-      const prefix = uniquePrefix("state-once-crash");
-      prefixes.push(prefix);
-      return {
-        // A short lease: the restarted instance takes the bot once the killed one's lease expired.
-        yaml: `state:\n  redis: ${redisUrl}\n  prefix: ${prefix}\nleases:\n  ttl: 3s`,
-        open: () => RedisStore.open({ url: redisUrl, prefix }),
-      };
-    },
-  ]);
-} else {
-  console.warn(`state-once-crash: ${noRedisMessage}`);
-}
-afterAll(async () => {
-  for (const prefix of prefixes) await dropPrefix(prefix);
-});
+const backends = await crashBackends("state-once-crash");
 
 /** Two configs on one state: the counter bot hanging after its update, and not. */
 async function configs(sandbox: Sandbox, backendFor: (dir: string) => Backend) {

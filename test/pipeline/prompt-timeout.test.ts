@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { PromptError } from "../../src/index.ts";
-import { PROMPT_UNANSWERED } from "../../src/pipeline/prompts.ts";
+import { PROMPT_UNANSWERED } from "../../src/pipeline/dialogs/prompt-error.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { runBot, type TestBot } from "../../src/testing/run-bot.ts";

@@ -160,7 +160,7 @@ describe("ctx.prompt", () => {
   });
 
   it("rejects with PROMPT_TIMEOUT when no answer comes in time", async () => {
-    expect((await dm(MEMBER, "order 200")).content).toBe("Which size?");
+    expect((await dm(MEMBER, "order 1000")).content).toBe("Which size?");
     const after = bot.replies().at(-1)!.id;
     expect((await bot.nextReply({ after })).content).toBe("no answer: PROMPT_TIMEOUT");
   });

@@ -1,0 +1,200 @@
+/**
+ * The dispatcher's side of dialogs: which message is an answer (taken before any handler), when
+ * a dialog runs again (its answer, its deadline, a start that found it holding an answer), and how
+ * a dialog's run that failed in a way only dialogs have (cut off by a stop, code changed under it)
+ * ends. A dialog's run itself is an ordinary run of its first message (`runTurn`), on its
+ * conversation's key, so it keeps its place in the conversation's order.
+ */
+import type { Logger } from "pino";
+import { EffectOrderChanged } from "../../effects/effect-records.ts";
+import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
+import type { BotContexts } from "../bot-contexts.ts";
+import { conversationKey } from "../conversation-key.ts";
+import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
+import type { Incoming } from "../incoming.ts";
+import { replyTarget } from "../reply-target.ts";
+import { RouterError } from "../router-error.ts";
+import type { DialogRecord } from "./dialog-record.ts";
+import type { Dialogs } from "./dialogs.ts";
+import { DialogChanged, type Turn } from "./turn.ts";
+
+export interface DialogRunsParts {
+  dialogs: Dialogs;
+  queue: ConversationQueue;
+  contexts: BotContexts;
+  log: Logger;
+  /** Stage 4 for a dialog's run (the dispatcher's, with a turn). */
+  runTurn(control: TaskControl, incoming: Incoming): unknown;
+  /** Stage 4 for a message, dialogs included (after a dialog that had to go first). */
+  run(control: TaskControl, incoming: Incoming): unknown;
+  /** Stage 5 for a message taken as an answer, or a dialog's run that ended here. */
+  done(incoming: Incoming, control: TaskControl): void;
+  /** Counts a copy of an answer already recorded. */
+  duplicate(): void;
+}
+
+/** What {@link DialogRuns.answer} returns for a message that answers no dialog. */
+export const NOT_AN_ANSWER = Symbol("not an answer");
+
+const CHANGED_NOTE = "Sorry, the bot was updated in the middle of our conversation: please start again.";
+
+export class DialogRuns {
+  readonly #o: DialogRunsParts;
+  /** Dialogs read at start that hold an answer not yet handled: run at {@link start}. */
+  #ready: DialogRecord[] = [];
+
+  constructor(parts: DialogRunsParts) {
+    this.#o = parts;
+  }
+
+  /**
+   * Read the bot's dialogs (at each start, after the ledger): answers caught up from here on find
+   * the dialog they answer. False when `signal` aborted meanwhile.
+   */
+  async open(signal: AbortSignal): Promise<boolean> {
+    const ready = await this.#o.dialogs.load();
+    if (signal.aborted) return false;
+    this.#ready = ready;
+    return true;
+  }
+
+  /** The bot runs handlers: dialogs holding an answer run, and deadlines are waited for. */
+  start(): void {
+    const { queue, dialogs } = this.#o;
+    const ready = this.#ready;
+    this.#ready = [];
+    for (const record of ready) queue.push(record.conversation, this.#readyTask, record);
+    dialogs.arm((id, conversation) => queue.push(conversation, this.#dueTask, id));
+  }
+
+  /**
+   * A message a dialog may wait for: recorded as that dialog's answer (then handled), and the
+   * dialog run; a copy of the answer last recorded is a duplicate. Else {@link NOT_AN_ANSWER}.
+   */
+  answer(control: TaskControl, incoming: Incoming): unknown {
+    const { event, issue } = incoming;
+    if (event.type !== "message" || !isTypedEvent(event, issue)) return NOT_AN_ANSWER;
+    const message = (event as ServerEvent & { type: "message" }).message;
+    const { dialogs } = this.#o;
+    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message.id);
+    if (found === undefined) return NOT_AN_ANSWER;
+    if (found === "duplicate") {
+      this.#o.duplicate();
+      return this.#o.done(incoming, control);
+    }
+    if ("ready" in found) {
+      // A dialog read at start with an answer not yet handled goes first: it may ask again.
+      const id = found.ready;
+      return dialogs
+        .get(id)
+        .then((record) =>
+          Promise.resolve(record && dialogs.claimReady(id) ? this.#resume(control, record) : undefined).then(
+            () => this.#o.run(control, incoming),
+          ),
+        );
+    }
+    return dialogs.answer(found.entry.id, message).then((record) => {
+      // Recorded (committed): the answer is handled, whatever the dialog's run does next.
+      this.#o.done(incoming, control);
+      return record && this.#resume(control, record);
+    });
+  }
+
+  /** A dialog's run returned: the dialog is over. */
+  ended(control: TaskControl, incoming: Incoming): void {
+    if (incoming.dialog) control.holdKey(this.end(incoming.dialog.id));
+  }
+
+  /**
+   * A message's run threw what only a dialog's run meets: cut off by a stop, or code changed under
+   * its record. True when handled here; false for any other failure (retried as usual).
+   */
+  failed(
+    control: TaskControl,
+    incoming: Incoming,
+    log: Logger,
+    turn: Turn | undefined,
+    err: unknown,
+  ): boolean {
+    const dialog = incoming.dialog;
+    const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
+    if (asked && incoming.letter === undefined && isShutdownAbort(err)) {
+      // Left as a crash leaves it: its message is caught up again (or its record, holding the
+      // answer, is replayed) at the next start, in its place among the person's messages. A dead
+      // letter would replay it only after them.
+      log.info(
+        { dialog: dialog?.id },
+        "a dialog's run was cut off by the stop: it runs again at the next start",
+      );
+      return true;
+    }
+    if (dialog === undefined || !(err instanceof DialogChanged || err instanceof EffectOrderChanged))
+      return false;
+    // Stopped, and the person told, rather than file an answer under another question.
+    const step = err instanceof DialogChanged ? err.step : (turn?.step ?? 0);
+    log.warn(
+      { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
+      "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
+    );
+    control.holdKey(this.end(dialog.id).then(() => this.#tell(dialog, CHANGED_NOTE)));
+    this.#o.done(incoming, control);
+    return true;
+  }
+
+  /** Delete a dialog's record; a failure is logged (the next start runs the dialog again). */
+  end(id: string): Promise<unknown> {
+    return this.#o.dialogs.end(id).catch((err: unknown) => {
+      this.#o.log.error({ err, dialog: id }, "could not delete an ended dialog's record");
+    });
+  }
+
+  /**
+   * An operator ends dialog `id`: its record goes (in its conversation's order), and the person
+   * is told `note`. False when there is no such dialog.
+   */
+  async endByOperator(id: string, note: string): Promise<boolean> {
+    const record = await this.#o.dialogs.get(id);
+    if (record === undefined) return false;
+    return new Promise((resolve, reject) => {
+      this.#o.queue.push(record.conversation, () =>
+        this.#o.dialogs.end(id).then(async (existed) => {
+          if (existed) await this.#tell(record, note);
+          resolve(existed);
+        }, reject),
+      );
+    });
+  }
+
+  /** Run dialog `record` again from its first message, its answers recorded. */
+  #resume(control: TaskControl, record: DialogRecord): unknown {
+    const { event, issue } = reviveEvent(record.origin);
+    return this.#o.runTurn(control, { event, replayed: true, issue, reply: undefined, dialog: record });
+  }
+
+  /** A dialog read at start with an answer to handle, unless a message of its person ran it first. */
+  readonly #readyTask = (control: TaskControl, record: DialogRecord): unknown =>
+    this.#o.dialogs.claimReady(record.id) ? this.#resume(control, record) : undefined;
+
+  /** A dialog's deadline passed: recorded, then the dialog runs (its prompt rejects). */
+  readonly #dueTask = (control: TaskControl, id: string): unknown =>
+    this.#o.dialogs.timeOut(id).then((record) => record && this.#resume(control, record));
+
+  /** Say `text` to a dialog's person, in its conversation. */
+  async #tell(dialog: DialogRecord, text: string): Promise<void> {
+    const { event } = reviveEvent(dialog.origin);
+    const { contexts } = this.#o;
+    try {
+      await contexts.deps().api.messages.send({
+        ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1),
+        content: text,
+      });
+    } catch (err) {
+      this.#o.log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
+    }
+  }
+}
+
+/** The abort of a handler still running at the shutdown deadline. */
+function isShutdownAbort(err: unknown): boolean {
+  return err instanceof RouterError && err.code === "ROUTER_ABORTED";
+}

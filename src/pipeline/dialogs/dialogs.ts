@@ -1,0 +1,292 @@
+/**
+ * A bot's dialogs: the records in its store (dialog-record.ts) and, in memory, a small entry per
+ * dialog so that a message is matched to the dialog waiting for it without a read, and a timer per
+ * deadline on the daemon's clock. Waiting costs no handler, no slot and no `handler_timeout`: a
+ * dialog's handler runs only when an answer (or its deadline) comes, replaying from its record.
+ *
+ * Each change of a record is committed (it survives a kill -9) before what it stands for is acted
+ * on: an answer is recorded before its message counts as handled, a question's step before the
+ * message that asked it does.
+ */
+import type { Logger } from "pino";
+import type { StateStore } from "../../state/state-store.ts";
+import type { Clock, TimerHandle } from "../../time/clock.ts";
+import type { Message } from "../../wire/records.ts";
+import { asRecord, type DialogRecord, waitingStep } from "./dialog-record.ts";
+
+export interface DialogsOptions {
+  /** The bot's `dialogs` namespace. */
+  store: StateStore;
+  /** Makes the store's writes survive a crash of this process. */
+  commit(): Promise<void>;
+  clock: Clock;
+  log: Logger;
+  /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
+  persist: boolean;
+}
+
+/** A dialog as operators see it (`bothost status`, `bothost dialogs`). */
+export interface DialogView {
+  id: string;
+  userId: number;
+  userName: string;
+  where: string;
+  /** The prompt it is at, from 1. */
+  step: number;
+  /** ISO 8601: the first question. */
+  since: string;
+  /** ISO 8601; undefined while an answer is being handled. */
+  deadline: string | undefined;
+}
+
+interface Entry {
+  readonly id: string;
+  readonly key: string;
+  readonly conversation: string;
+  readonly userId: number;
+  readonly userName: string;
+  readonly where: string;
+  readonly since: number;
+  /** The id of the message that started the dialog: only later messages answer it. */
+  readonly origin: number;
+  step: number;
+  deadline: number;
+  /** False once an answer or the deadline was taken, until the replay waits again or ends. */
+  waiting: boolean;
+  /**
+   * The ids of the answers recorded: a copy delivered again (caught up after a crash, before its
+   * message was recorded as handled) is no new answer.
+   */
+  answered: number[];
+  /** Read at start holding an answer not yet handled: replayed before anything else of the person's there. */
+  ready: boolean;
+  timer: TimerHandle | undefined;
+}
+
+/**
+ * What {@link Dialogs.match} found for a message: the dialog it answers, a dialog to replay first
+ * (`ready`: read at start with an answer not yet handled), a copy of the last answer, or nothing.
+ */
+export type Match = { entry: Entry } | { ready: string } | "duplicate" | undefined;
+
+const keyOf = (conversation: string, userId: number) => `${conversation}|${userId}`;
+
+export class Dialogs {
+  readonly #o: DialogsOptions;
+  /** Made by the first dialog: most bots never ask. */
+  #byKey: Map<string, Entry> | undefined;
+  readonly #byId = new Map<string, Entry>();
+  #onDue: ((id: string, conversation: string) => void) | undefined;
+
+  constructor(options: DialogsOptions) {
+    this.#o = options;
+  }
+
+  get persist(): boolean {
+    return this.#o.persist;
+  }
+
+  /** Dialogs known to this process (waiting, or being replayed). */
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /**
+   * Read every record (at each start: another instance may have changed them) and index them, so
+   * that answers caught up after a restart find their dialog. Returns the records that hold an
+   * answer not yet replayed: the caller replays them once the bot can run handlers.
+   */
+  async load(): Promise<DialogRecord[]> {
+    this.stop();
+    if (!this.#o.persist) return [];
+    const ready: DialogRecord[] = [];
+    for (const { value } of await this.#o.store.list()) {
+      const record = asRecord(value);
+      if (record === undefined) continue;
+      this.#index(record).ready = !record.waiting;
+      if (!record.waiting) ready.push(record);
+    }
+    return ready;
+  }
+
+  /**
+   * Wait for the deadlines from now on (one already past fires at once): `onDue(id, conversation)`
+   * is told when one passes.
+   */
+  arm(onDue: (id: string, conversation: string) => void): void {
+    this.#onDue = onDue;
+    for (const entry of this.#byId.values()) {
+      if (entry.waiting && entry.timer === undefined) this.#arm(entry, entry.conversation);
+    }
+  }
+
+  /**
+   * Stop the timers (the bot stops; the records stay). The entries stay until the next
+   * {@link load}: an answer still queued at the stop is matched all the same.
+   */
+  pause(): void {
+    for (const entry of this.#byId.values()) this.#disarm(entry);
+    this.#onDue = undefined;
+  }
+
+  /** Forget the entries and their timers. */
+  stop(): void {
+    for (const entry of this.#byId.values()) this.#disarm(entry);
+    this.#byId.clear();
+    this.#byKey = undefined;
+    this.#onDue = undefined;
+  }
+
+  /**
+   * A message from `userId` in `conversation`: the waiting dialog it answers (now no longer
+   * waiting), `"duplicate"` for an answer already recorded, else undefined.
+   */
+  match(conversation: string, userId: number, messageId: number): Match {
+    const entry = this.#byKey?.get(keyOf(conversation, userId));
+    if (entry === undefined) return undefined;
+    // The dialog's first message, caught up again after a crash, is no answer either.
+    if (messageId <= entry.origin || entry.answered.includes(messageId)) return "duplicate";
+    if (entry.ready) return { ready: entry.id };
+    if (!entry.waiting) return undefined;
+    entry.waiting = false;
+    entry.answered.push(messageId);
+    this.#disarm(entry);
+    return { entry };
+  }
+
+  /** True (once) when dialog `id` was read at start with an answer to replay, and still has it. */
+  claimReady(id: string): boolean {
+    const entry = this.#byId.get(id);
+    if (entry === undefined || !entry.ready) return false;
+    entry.ready = false;
+    return true;
+  }
+
+  /** True when a dialog other than `id` waits for `userId` in `conversation`. */
+  busy(conversation: string, userId: number, id: string): boolean {
+    const entry = this.#byKey?.get(keyOf(conversation, userId));
+    return entry !== undefined && entry.id !== id;
+  }
+
+  /** The record of dialog `id`, if it still exists. */
+  async get(id: string): Promise<DialogRecord | undefined> {
+    return asRecord(await this.#o.store.get(id));
+  }
+
+  /** Record `message` as the answer to the step the dialog waits at; undefined when it waits no more. */
+  async answer(id: string, message: Message): Promise<DialogRecord | undefined> {
+    const record = await this.get(id);
+    const step = record && waitingStep(record);
+    if (record === undefined || step === undefined) return undefined;
+    step.answers.push(message);
+    record.waiting = false;
+    await this.#save(record);
+    return record;
+  }
+
+  /** The deadline passed: record it (once); undefined when the dialog no longer waits or is not due. */
+  async timeOut(id: string): Promise<DialogRecord | undefined> {
+    const record = await this.get(id);
+    const step = record && waitingStep(record);
+    if (record === undefined || step === undefined) return undefined;
+    if (step.deadline > this.#o.clock.now()) {
+      // Moved (another instance asked again): wait for the new deadline.
+      this.#index(record);
+      return undefined;
+    }
+    step.timedOut = true;
+    record.waiting = false;
+    await this.#save(record);
+    return record;
+  }
+
+  /** A run of the dialog waits for an answer now: keep its record, then wait for its deadline. */
+  async park(record: DialogRecord): Promise<void> {
+    record.waiting = true;
+    if (!this.#o.persist) return;
+    await this.#save(record);
+    this.#index(record);
+  }
+
+  /** The dialog ended (answered to its end, failed, cancelled or ended by an operator). */
+  async end(id: string): Promise<boolean> {
+    const entry = this.#byId.get(id);
+    if (entry) this.#forget(entry);
+    if (!this.#o.persist) return entry !== undefined;
+    const existed = await this.#o.store.delete(id);
+    await this.#o.commit();
+    return existed;
+  }
+
+  /** The dialogs this process knows, oldest first. */
+  list(): DialogView[] {
+    return [...this.#byId.values()]
+      .sort((a, b) => a.since - b.since)
+      .map((e) => ({
+        id: e.id,
+        userId: e.userId,
+        userName: e.userName,
+        where: e.where,
+        step: e.step + 1,
+        since: new Date(e.since).toISOString(),
+        deadline: e.waiting ? new Date(e.deadline).toISOString() : undefined,
+      }));
+  }
+
+  async #save(record: DialogRecord): Promise<void> {
+    await this.#o.store.set(record.id, record as never);
+    await this.#o.commit();
+  }
+
+  #index(record: DialogRecord): Entry {
+    const old = this.#byId.get(record.id);
+    if (old) this.#forget(old);
+    const last = record.steps.at(-1);
+    const key = keyOf(record.conversation, record.userId);
+    const entry: Entry = {
+      id: record.id,
+      key,
+      conversation: record.conversation,
+      userId: record.userId,
+      userName: record.userName,
+      where: record.where,
+      since: record.startedAt,
+      origin: Number(record.id),
+      step: record.steps.length - 1,
+      deadline: last?.deadline ?? 0,
+      waiting: record.waiting,
+      answered: record.steps.flatMap((step) => step.answers.map((m) => m.id)),
+      ready: false,
+      timer: undefined,
+    };
+    this.#byId.set(record.id, entry);
+    this.#byKey ??= new Map();
+    this.#byKey.set(key, entry);
+    if (entry.waiting && this.#onDue !== undefined) this.#arm(entry, record.conversation);
+    return entry;
+  }
+
+  #arm(entry: Entry, conversation: string): void {
+    const clock = this.#o.clock;
+    entry.timer = clock.setTimeout(
+      () => {
+        entry.timer = undefined;
+        if (!entry.waiting) return;
+        entry.waiting = false;
+        this.#onDue?.(entry.id, conversation);
+      },
+      Math.max(0, entry.deadline - clock.now()),
+    );
+  }
+
+  #disarm(entry: Entry): void {
+    if (entry.timer !== undefined) this.#o.clock.clearTimeout(entry.timer);
+    entry.timer = undefined;
+  }
+
+  #forget(entry: Entry): void {
+    this.#disarm(entry);
+    this.#byId.delete(entry.id);
+    if (this.#byKey?.get(entry.key) === entry) this.#byKey.delete(entry.key);
+  }
+}

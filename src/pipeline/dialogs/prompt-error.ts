@@ -1,0 +1,58 @@
+/**
+ * How a `ctx.prompt()` ends without an answer the handler can use, and the log lines of a run
+ * that such an end stopped.
+ */
+import { BothostError } from "../../errors/bothost-error.ts";
+
+/**
+ * What `ctx.prompt()` rejects with:
+ * - `PROMPT_TIMEOUT`: no answer before the prompt's deadline (kept across restarts);
+ * - `PROMPT_CANCELLED`: the person answered with the cancel word (the bot has already said so);
+ * - `PROMPT_INVALID`: every try the prompt allows was an answer its schema refused (the bot has
+ *   already said so);
+ * - `PROMPT_PENDING`: another dialog already waits for the same person in the same conversation.
+ *
+ * Left uncaught, each ends the dialog as handled: one `info` line, no retry (that would ask the
+ * person again), no dead letter, and the run's `ctx.state` writes are dropped.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   const size = await ctx.prompt("Which size: small or large?", { schema: z.enum(["small", "large"]) });
+ *   await ctx.reply(`One ${size.value} coffee coming up.`);
+ * } catch (err) {
+ *   if (!(err instanceof PromptError && err.code === "PROMPT_TIMEOUT")) throw err;
+ *   await ctx.reply("No answer, so no coffee for now. Ask again any time.");
+ * }
+ * ```
+ */
+export class PromptError extends BothostError<
+  "PROMPT_TIMEOUT" | "PROMPT_CANCELLED" | "PROMPT_INVALID" | "PROMPT_PENDING"
+> {
+  override readonly name = "PromptError";
+}
+
+/** A prompt that ended without an answer: a normal end of a dialog, not a failure. */
+export function promptUnanswered(err: unknown): err is PromptError {
+  return err instanceof PromptError;
+}
+
+/** The log line of a run that an unanswered prompt ended. */
+export const PROMPT_UNANSWERED = "the prompt got no answer in time: the dialog ended there";
+/** The log line of a run the person cancelled. */
+export const PROMPT_CANCELLED = "the person cancelled the dialog: it ended there";
+/** The log line of a run whose prompt got no usable answer in the tries it allows. */
+export const PROMPT_INVALID =
+  "the prompt got no usable answer in the tries it allows: the dialog ended there";
+
+/** The log line of a run that a prompt asked while another dialog waited ended. */
+export const PROMPT_PENDING =
+  "another dialog already waits for this person in this conversation: the prompt was not asked";
+
+/** The log line of a run that {@link promptUnanswered} ended. */
+export function promptEndLine(err: PromptError): string {
+  if (err.code === "PROMPT_CANCELLED") return PROMPT_CANCELLED;
+  if (err.code === "PROMPT_INVALID") return PROMPT_INVALID;
+  if (err.code === "PROMPT_PENDING") return PROMPT_PENDING;
+  return PROMPT_UNANSWERED;
+}

@@ -1,0 +1,256 @@
+/**
+ * Stages 4 and 5 of a bot's pipeline (see dispatcher.ts): build an event's context and run the
+ * middleware and handlers (the composer), then apply the run's staged state and record the
+ * message as handled; a run that threw goes to the failure stage (handler-failures.ts). A
+ * message's run is a turn of a dialog (dialogs/): it may park at a `ctx.prompt`, which ends it.
+ */
+
+import type { EffectRecord } from "../effects/effect-records.ts";
+import { KV, type StateRun } from "../state/kv.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import { monotonicMs } from "../time/clock.ts";
+import type { AnyEvent } from "../wire/events.ts";
+import { type BotContext, createContext, type SendEffects, type SignalSource } from "./context.ts";
+import type { TaskControl } from "./conversation-queue.ts";
+import { DialogRuns, NOT_AN_ANSWER } from "./dialogs/dialog-runs.ts";
+import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
+import { Turn, untilParked } from "./dialogs/turn.ts";
+import type { DispatcherParts } from "./dispatcher.ts";
+import type { FailedRun } from "./handler-failures.ts";
+import { type DispatchStats, type Incoming, ledgerIdOf, sentAtOf, sourceOf, stateKeyOf } from "./incoming.ts";
+
+type FailedArgs = [
+  Incoming,
+  TaskControl,
+  BotContext<unknown>,
+  number,
+  unknown,
+  SendEffects | undefined,
+  Turn | undefined,
+];
+
+const LIVE = Object.freeze({ replayed: false });
+const REPLAYED = Object.freeze({ replayed: true });
+
+export class HandlerRuns {
+  readonly #o: DispatcherParts;
+  readonly #stats: DispatchStats;
+  readonly #finish: (id: number) => Promise<void> | undefined;
+  /** The dialogs' side of the runs: answers, resumed dialogs, their ends. */
+  readonly dialogs: DialogRuns;
+
+  /** `finish(id)`: records a message as handled in the ledger (begun at stage 1). */
+  constructor(
+    parts: DispatcherParts,
+    stats: DispatchStats,
+    finish: (id: number) => Promise<void> | undefined,
+  ) {
+    this.#o = parts;
+    this.#stats = stats;
+    this.#finish = finish;
+    this.dialogs = new DialogRuns({
+      dialogs: parts.dialogs,
+      queue: parts.queue,
+      contexts: parts.contexts,
+      log: parts.log,
+      runTurn: (control, incoming) => this.#runTurn(control, incoming),
+      run: this.run,
+      done: (incoming, control) => this.#effectsDone(incoming, control),
+      duplicate: () => this.#stats.duplicates++,
+    });
+  }
+
+  /**
+   * 4. run, then stage 5 (or the failure stage); synchronously when every middleware and handler
+   * is synchronous (no promise at all). The context's signal is the queue's: it aborts on the
+   * handler timeout and at the shutdown deadline, not at stop() (that would cut every reply short).
+   * A message a dialog waits for is its answer: it reaches no handler, it runs the dialog.
+   */
+  readonly run = (control: TaskControl, incoming: Incoming): unknown => {
+    if (this.#o.dialogs.size > 0 && incoming.dialog === undefined && incoming.letter === undefined) {
+      const taken = this.dialogs.answer(control, incoming);
+      if (taken !== NOT_AN_ANSWER) return taken;
+    }
+    return this.#runTurn(control, incoming);
+  };
+
+  #runTurn(control: TaskControl, incoming: Incoming): unknown {
+    const rerun = incoming.replayed || incoming.letter !== undefined;
+    const effects = this.#effectsOf(incoming, rerun);
+    const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
+    // A message's run can ask (ctx.prompt): it is a turn of a dialog.
+    const turn = effects === undefined ? undefined : new Turn(incoming.dialog);
+    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state, turn);
+    const started = this.#o.metrics ? monotonicMs() : 0;
+    let pending: Promise<void> | undefined;
+    try {
+      pending = this.#o.composer.run(ctx);
+    } catch (err) {
+      return this.#runFailed(incoming, control, ctx, started, err, effects, turn);
+    }
+    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects);
+    if (turn === undefined) {
+      return pending.then(
+        () => this.#succeeded(incoming, control, ctx, started, state, effects),
+        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn),
+      );
+    }
+    // A run that parks (its prompt waits) is over then: its handler's promise never settles.
+    return new Promise((resolve) => {
+      turn.onPark = () => resolve(this.#parked(incoming, control));
+      pending.then(
+        () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects)),
+        (err: unknown) =>
+          turn.parked || resolve(this.#runFailed(incoming, control, ctx, started, err, effects, turn)),
+      );
+    });
+  }
+
+  /**
+   * The run parked: its dialog waits, recorded. The message that started it is handled (a
+   * dialog's later runs have nothing to record in the ledger; a replayed letter is done with).
+   */
+  #parked(incoming: Incoming, control: TaskControl): void {
+    this.#stats.handled++;
+    this.#effectsDone(incoming, control);
+  }
+
+  /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */
+  #succeeded(
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    started: number,
+    state: StateRun,
+    effects: SendEffects | undefined,
+  ): unknown {
+    const applied = state.commit();
+    if (applied !== undefined) {
+      return applied.then(
+        () => this.#succeeded(incoming, control, ctx, started, state, effects),
+        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, undefined),
+      );
+    }
+    this.#handled(ctx, started);
+    // A dialog that ran to its end is over.
+    this.dialogs.ended(control, incoming);
+    return this.#effectsDone(incoming, control);
+  }
+
+  /** The run threw (off the hot path: its arguments come as one array). */
+  #runFailed(...[incoming, control, ctx, started, err, effects, turn]: FailedArgs): void {
+    if (this.dialogs.failed(control, incoming, ctx.log, turn, err)) return;
+    this.#failed(ctx, err, started);
+    this.#afterFailure(incoming, err, control, effects);
+  }
+
+  #contextOf(
+    incoming: Incoming,
+    signal: SignalSource,
+    replayed: boolean,
+    effects: SendEffects | undefined,
+    state: StateRun,
+    turn: Turn | undefined,
+  ): BotContext<unknown> {
+    const { event, issue } = incoming;
+    const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
+    const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state, turn);
+    if (incoming.reply) ctx.reply = incoming.reply;
+    return ctx;
+  }
+
+  /** A message event's effect records for this run (a re-run looks up what was made). */
+  #effectsOf(incoming: Incoming, rerun: boolean): SendEffects | undefined {
+    const id = ledgerIdOf(incoming.event);
+    const records = this.#o.effects;
+    if (id === undefined || records === undefined) return undefined;
+    const dialog = incoming.dialog;
+    const carried = (incoming.letter?.effects ?? dialog?.effects ?? []) as unknown as EffectRecord[];
+    const since = sentAtOf(incoming.event);
+    // A dialog's replay must match its record effect for effect (the code may have changed).
+    return { run: records.run(`m:${id}`, rerun, carried, dialog !== undefined), after: id, since };
+  }
+
+  /**
+   * A handler threw: keep its conversation closed while it runs again (and, if every attempt
+   * fails, while the event is kept as a dead letter); then record the message as handled.
+   */
+  #afterFailure(
+    incoming: Incoming,
+    err: unknown,
+    control: TaskControl,
+    first: SendEffects | undefined,
+  ): void {
+    let last = first;
+    let parked = false;
+    const dialog = incoming.dialog;
+    const run: FailedRun = {
+      event: incoming.event,
+      source: sourceOf(incoming),
+      ...(incoming.letter ? { letter: incoming.letter } : {}),
+      ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
+      again: async (signal) => {
+        last = this.#effectsOf(incoming, true);
+        const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
+        const turn = last && new Turn(dialog);
+        const ctx = this.#contextOf(incoming, signal, true, last, state, turn);
+        const started = this.#o.metrics ? monotonicMs() : 0;
+        try {
+          // Parked: the dialog waits again (its record kept), the attempt is done.
+          parked = await untilParked(turn, this.#o.composer.run(ctx));
+          if (!parked) await state.commit();
+        } catch (err) {
+          this.#failed(ctx, err, started);
+          throw err;
+        }
+        this.#handled(ctx, started);
+      },
+      effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+    };
+    const settled = this.#o.failures.settle(run, err).then(async (handled) => {
+      // Over unless a later attempt parked: ended, or kept (the dead letter carries the dialog).
+      if (dialog && !parked) await this.dialogs.end(dialog.id);
+      incoming.onReplayed?.(handled);
+      return incoming.letter || dialog ? undefined : this.#finishEvent(incoming.event);
+    });
+    control.holdKey(settled);
+  }
+
+  #handled(ctx: BotContext<unknown>, started: number): void {
+    this.#stats.handled++;
+    this.#o.metrics?.eventHandled(ctx.event.type, (monotonicMs() - started) / 1000);
+  }
+
+  #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
+    if (promptUnanswered(err)) {
+      // A normal end of a conversation (the failure stage then neither retries nor keeps it).
+      ctx.log.info({ prompt: err.message }, promptEndLine(err));
+      this.#handled(ctx, started);
+      return;
+    }
+    this.#stats.failed++;
+    this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
+    ctx.log.error({ err }, "handler failed");
+  }
+
+  /**
+   * 5. effects: the handler finished and what it did has happened. A message is recorded as
+   * handled; when that record must be durable before the conversation's next message, its key
+   * is held until it is. A replayed dead letter leaves the list before the conversation moves on.
+   */
+  #effectsDone(incoming: Incoming, control: TaskControl): void {
+    const { letter } = incoming;
+    const hold = letter
+      ? (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => incoming.onReplayed?.(true))
+      : incoming.dialog
+        ? undefined
+        : this.#finishEvent(incoming.event);
+    if (hold !== undefined) control.holdKey(hold);
+  }
+
+  /** Record a message as handled in the ledger (begun at stage 1). */
+  #finishEvent(event: AnyEvent): Promise<void> | undefined {
+    const id = ledgerIdOf(event);
+    return id === undefined ? undefined : this.#finish(id);
+  }
+}
