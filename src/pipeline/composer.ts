@@ -1,40 +1,13 @@
-/**
- * grammY-style composition: middleware run in registration order, each deciding whether to call
- * `next()`; `on(type, …)` adds a middleware that only runs for events of that type (and filter)
- * and otherwise passes the event on. A handler that matches and does not call `next()` ends the
- * chain, so the first matching handler wins unless it calls `next()`.
- */
-import type { Logger } from "../api/logger.ts";
-import type { AnyEvent, EventMap, ServerEvent, UnknownEvent } from "../wire/events.ts";
+import type { EventMap, ServerEvent, UnknownEvent } from "../wire/events.ts";
 import { isEventType, isTypedEvent } from "../wire/events.ts";
 import type { Sender, Where } from "./addressed.ts";
 import { isThenable } from "./conversation-queue.ts";
 import { compileFilter, type Filter, type FilterPredicate } from "./filters.ts";
-import { invalidArgument as argument, RouterError } from "./router-error.ts";
+import type { RoutableContext } from "./routable-context.ts";
 
-/** The least a context must carry for the router, which passes a richer one through untouched. */
-export interface RoutableContext {
-  /**
-   * The event being handled: a typed event, or an unknown one (a type this version does not know,
-   * or a known type that failed its schema: see `eventIssue`). Routes narrow it by their type.
-   */
-  event: AnyEvent;
-  /** The bot: its name in the config, its user id and email, and its full name once known. */
-  bot: { name: string; userId: number; email: string; fullName?: string };
-  /** Aborted when the handler times out or the bot shuts down. */
-  signal: AbortSignal;
-  log: Logger;
-  /**
-   * Look up a channel's name by id, so `channel: "name"` filters also match events that carry
-   * only `stream_id` (delete_message, typing). Without it those match only by id.
-   */
-  channelName?: (channelId: number) => string | undefined;
-  /**
-   * Set when the event has a known type but failed that type's schema (`parseEvent`'s `issue`).
-   * Typed routes such as `on("message")` and `on("*")` skip such an event; `on("unknown")` sees it.
-   */
-  eventIssue?: string;
-}
+export type { RoutableContext } from "./routable-context.ts";
+
+import { invalidArgument as argument, RouterError } from "./router-error.ts";
 
 /** Pass the event on to the next middleware; resolves once the rest of the chain is done. */
 export type NextFunction = () => Promise<void>;

@@ -144,3 +144,6 @@ export interface SendEffects {
   after: number | undefined;
   since?: number;
 }
+
+/** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
+export type SignalSource = AbortSignal | { readonly signal: AbortSignal };

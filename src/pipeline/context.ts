@@ -17,11 +17,11 @@ import type { JsonValue } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
-import type { BaseContext, BotContext, ContextDeps, SendEffects } from "./context-types.ts";
+import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { prompt } from "./dialogs/prompt.ts";
 import type { Turn } from "./dialogs/turn.ts";
-import { ledgerIdOf } from "./incoming.ts";
+import { ledgerIdOf } from "./event-fields.ts";
 import { replyTarget } from "./reply-target.ts";
 
 export type {
@@ -30,11 +30,9 @@ export type {
   ContextDeps,
   JobContext,
   SendEffects,
+  SignalSource,
   WebhookContext,
 } from "./context-types.ts";
-
-/** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
-export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
 
 /** What a context makes on first use, or what middleware put in place of a member. */
 interface Made<S> {

@@ -1,76 +1,20 @@
-/**
- * One bot's dispatch pipeline. Every source (the event queue, catch-up, outgoing webhooks) hands
- * it an {@link Incoming}, which goes through five stages:
- *
- * 1. **accept**: update the bot's caches, count the event, let the delivery ledger drop a message
- *    already handled (or being handled); hand the answer a waiting `ctx.prompt()` asked for to it;
- * 2. **filter**: drop the bot's own messages, unless it asked for them;
- * 3. **order**: queue the event behind its conversation's earlier events (ConversationQueue);
- * 4. **run**: build the context, run the middleware and handler (the composer), count the outcome;
- * 5. **effects**: apply the run's staged `ctx.state` writes (once per event, see state/staged-state.ts),
- *    then record the message as handled in the ledger (runs.ts).
- *    A handler that threw runs again after a pause; an event whose every attempt failed is kept
- *    as a dead letter first (handler-failures.ts).
- *
- * `bot.onStart()` handlers and a catch-up's gap event enter at stage 3; inbound webhooks at
- * stage 4 (`BotContexts.runHandler`); cron jobs at stage 4 with the same effect records,
- * retries and dead letters as events (`jobRunner` in handler-failures.ts).
- */
-import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
-import type { BotServices } from "../effects/bot-services.ts";
-import type { EffectRecords } from "../effects/effect-records.ts";
-import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
-import type { StateStore } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import { isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
-import type { BotContexts } from "./bot-contexts.ts";
 import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
-import { DeliveryLedger, type LedgerCommitOptions, LedgerCommits } from "./delivery-ledger.ts";
+import { DeliveryLedger, LedgerCommits } from "./delivery-ledger.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 
 import type { Dialogs } from "./dialogs/dialogs.ts";
+import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
-import {
-  type DispatchMetrics,
-  type DispatchStats,
-  type Incoming,
-  ledgerIdOf,
-  noEvents,
-  senderIdOf,
-} from "./incoming.ts";
-import { HandlerRuns } from "./runs.ts";
+import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
+import { type DispatcherParts, HandlerRuns } from "./runs.ts";
 
-/** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
-export interface DispatcherParts {
-  /** The middleware and handlers the bot's `setup` declared. */
-  composer: Composer<BotContext<unknown>>;
-  /** What contexts are built from, and the bot's identity once registered. */
-  contexts: BotContexts;
-  /** Orders the events per conversation, within the concurrency and the handler timeout. */
-  queue: ConversationQueue;
-  /** Runs a failed handler again, then keeps it as a dead letter. */
-  failures: HandlerFailures;
-  /** Where the delivery ledger lives (`<bot>/runtime`), and how its records are made durable. */
-  ledgerStore: StateStore;
-  ledgerCommits: LedgerCommitOptions;
-  /** Updates the bot's caches from each event before its handlers run. */
-  services: BotServices;
-  /** Run the handlers for the bot's own messages too (config `own_messages`). */
-  ownMessages: boolean;
-  clock: Clock;
-  log: Logger;
-  metrics: DispatchMetrics | undefined;
-  /** Where a replayed dead letter is removed from once handled. */
-  letters: DeadLetters | undefined;
-  /** Where each message event's sends are recorded, so a re-run repeats none. */
-  effects: EffectRecords | undefined;
-  /** The bot's dialogs (`ctx.prompt`): answers are taken at stage 4, before any handler. */
-  dialogs: Dialogs;
-}
+export type { DispatcherParts } from "./runs.ts";
 
 const ON_START = Object.freeze({ onStart: true });
 const asIs = <T>(base: T): T => base;

@@ -6,7 +6,7 @@
 import { suggest } from "../config/did-you-mean.ts";
 import { type AnyEvent, isKnownEventType, isTypedEvent, type ServerEvent } from "../wire/events.ts";
 import { addressedFilter } from "./addressed.ts";
-import type { RoutableContext } from "./composer.ts";
+import type { RoutableContext } from "./routable-context.ts";
 import { RouterError } from "./router-error.ts";
 
 /** A filter function; it may be async. */

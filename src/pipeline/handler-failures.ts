@@ -18,9 +18,9 @@ import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import type { SendEffects } from "./context.ts";
+import type { SendEffects } from "./context-types.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
-import type { RunJob } from "./incoming.ts";
+import type { FailureMetrics, RunJob } from "./incoming.ts";
 
 /**
  * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
@@ -36,11 +36,6 @@ export interface RetryPolicy {
 /** The pause before run `n + 1` after run `n` failed (n ≥ 1). */
 export function retryDelay(policy: RetryPolicy, n: number): number {
   return Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (n - 1));
-}
-
-export interface FailureMetrics {
-  handlerRetried(type: string): void;
-  deadLettered(type: string): void;
 }
 
 export interface HandlerFailuresOptions {

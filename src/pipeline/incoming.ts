@@ -1,9 +1,9 @@
 /** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { AnyEvent } from "../wire/events.ts";
-import type { BaseContext, SendEffects, SignalSource } from "./context.ts";
+import type { BaseContext, SendEffects, SignalSource } from "./context-types.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
-import type { FailureMetrics } from "./handler-failures.ts";
+import { ledgerIdOf } from "./event-fields.ts";
 
 /** Answers a message in the response of the HTTP request that delivered it (outgoing webhooks). */
 export type ReplyFn = (content: string) => Promise<{ id: number }>;
@@ -31,6 +31,12 @@ export interface BotIdentity {
   email: string;
   /** The bot's full name: how a mention of it is written (`@**Full Name**`). */
   fullName?: string;
+}
+
+/** What the failure stage reports (see handler-failures.ts). */
+export interface FailureMetrics {
+  handlerRetried(type: string): void;
+  deadLettered(type: string): void;
 }
 
 /** What the pipeline reports per event (the daemon's /metrics, bound to the bot's name). */
@@ -112,15 +118,6 @@ export function sourceOf(incoming: Incoming): DeadLetterSource {
 }
 
 /**
- * The id the delivery ledger tracks an event by: a message event's message id, if it has one.
- * Read with care: a message event that failed its schema is tracked too.
- */
-export function ledgerIdOf(event: AnyEvent): number | undefined {
-  const id = messageField(event, "id");
-  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
-}
-
-/**
  * The key a run's state writes are marked applied under, the same for every run of the event: a
  * message's id (live, caught up or replayed), else a replayed dead letter's id. Other events are
  * never run again once a run succeeded, so their writes need no marker.
@@ -129,21 +126,4 @@ export function stateKeyOf(incoming: Incoming): string | undefined {
   const id = ledgerIdOf(incoming.event);
   if (id !== undefined) return `m:${id}`;
   return incoming.letter ? `l:${incoming.letter.id}` : undefined;
-}
-
-/** A message event's `sender_id`, if it has one (read with the same care). */
-export function senderIdOf(event: AnyEvent): unknown {
-  return messageField(event, "sender_id");
-}
-
-/** A message event's `timestamp`, if it is a number (read with the same care). */
-export function sentAtOf(event: AnyEvent): number | undefined {
-  const at = messageField(event, "timestamp");
-  return typeof at === "number" ? at : undefined;
-}
-
-function messageField(event: AnyEvent, name: string): unknown {
-  if (event.type !== "message") return undefined;
-  const message: unknown = event.message;
-  return typeof message === "object" && message !== null ? Reflect.get(message, name) : undefined;
 }

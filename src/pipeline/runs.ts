@@ -5,19 +5,26 @@
  * message's run is a turn of a dialog (dialogs/): it may park at a `ctx.prompt`, which ends it.
  */
 
-import type { EffectRecord } from "../effects/effect-records.ts";
+import type { Logger } from "pino";
+import type { BotServices } from "../effects/bot-services.ts";
+import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import type { DeadLetters } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
-import type { JsonValue } from "../state/state-store.ts";
-import { monotonicMs } from "../time/clock.ts";
+import type { JsonValue, StateStore } from "../state/state-store.ts";
+import { type Clock, monotonicMs } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
+import type { BotContexts } from "./bot-contexts.ts";
+import type { Composer } from "./composer.ts";
 import { type BotContext, createContext, type SendEffects, type SignalSource } from "./context.ts";
-import type { TaskControl } from "./conversation-queue.ts";
+import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
+import type { LedgerCommitOptions } from "./delivery-ledger.ts";
 import { DialogRuns, NOT_AN_ANSWER } from "./dialogs/dialog-runs.ts";
+import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { Turn, untilParked } from "./dialogs/turn.ts";
-import type { DispatcherParts } from "./dispatcher.ts";
-import type { FailedRun } from "./handler-failures.ts";
-import { type DispatchStats, type Incoming, ledgerIdOf, sentAtOf, sourceOf, stateKeyOf } from "./incoming.ts";
+import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
+import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
+import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 
 type FailedArgs = [
   Incoming,
@@ -31,6 +38,34 @@ type FailedArgs = [
 
 const LIVE = Object.freeze({ replayed: false });
 const REPLAYED = Object.freeze({ replayed: true });
+
+/** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
+export interface DispatcherParts {
+  /** The middleware and handlers the bot's `setup` declared. */
+  composer: Composer<BotContext<unknown>>;
+  /** What contexts are built from, and the bot's identity once registered. */
+  contexts: BotContexts;
+  /** Orders the events per conversation, within the concurrency and the handler timeout. */
+  queue: ConversationQueue;
+  /** Runs a failed handler again, then keeps it as a dead letter. */
+  failures: HandlerFailures;
+  /** Where the delivery ledger lives (`<bot>/runtime`), and how its records are made durable. */
+  ledgerStore: StateStore;
+  ledgerCommits: LedgerCommitOptions;
+  /** Updates the bot's caches from each event before its handlers run. */
+  services: BotServices;
+  /** Run the handlers for the bot's own messages too (config `own_messages`). */
+  ownMessages: boolean;
+  clock: Clock;
+  log: Logger;
+  metrics: DispatchMetrics | undefined;
+  /** Where a replayed dead letter is removed from once handled. */
+  letters: DeadLetters | undefined;
+  /** Where each message event's sends are recorded, so a re-run repeats none. */
+  effects: EffectRecords | undefined;
+  /** The bot's dialogs (`ctx.prompt`): answers are taken at stage 4, before any handler. */
+  dialogs: Dialogs;
+}
 
 export class HandlerRuns {
   readonly #o: DispatcherParts;
