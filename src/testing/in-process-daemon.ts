@@ -87,7 +87,11 @@ export async function startInProcessDaemon(
   });
   const log = createLogger({ destination, pretty: false, level: "debug" });
   // The store as the daemon sees it, observed so a test can wait until a message is handled.
-  const ledger = new LedgerWatch(options.store ?? (await FileStore.open(stateDir)));
+  // State expiry (`ttlMs`) follows the daemon's clock, so a test that moves it expires keys too.
+  const clock = options.clock;
+  const ledger = new LedgerWatch(
+    options.store ?? (await FileStore.open(stateDir, clock ? { now: () => clock.now() } : {})),
+  );
   for (const name of Object.keys(bots)) await ledger.load(name);
   const daemon = new Daemon({
     config,

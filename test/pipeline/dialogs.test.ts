@@ -215,3 +215,20 @@ it("a handler that fails after an answer runs again with the answer in place", a
   expect((await bot.nextReply({ after: answer })).content).toBe("One large.");
   expect(said(MEMBER)).toEqual(["Which size?", "One large."]);
 });
+
+it("ctx.state expiry follows the test clock", async () => {
+  const keeper = defineBot({
+    setup(b) {
+      b.command("keep", async (ctx) => {
+        await ctx.state.set("note", "kept", { ttlMs: 60_000 });
+        await ctx.reply("kept");
+      });
+      b.command("read", async (ctx) => ctx.reply(String((await ctx.state.get("note")) ?? "gone")));
+    },
+  });
+  await bot.restart({ bot: keeper });
+  await bot.ask(MEMBER, dm("keep"));
+  expect((await bot.ask(MEMBER, dm("read"))).content).toBe("kept");
+  await clock.advance(61_000);
+  expect((await bot.ask(MEMBER, dm("read"))).content).toBe("gone");
+});
