@@ -83,7 +83,8 @@ export class EffectRun {
   constructor(
     private readonly store: StateStore,
     private readonly options: EffectRecordsOptions,
-    private readonly eventKey: string,
+    /** The run's event (or job occurrence), the same for every run of it. */
+    readonly eventKey: string,
     rerun: boolean,
     carried: readonly EffectRecord[],
     private readonly strict = false,

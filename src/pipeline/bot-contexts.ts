@@ -11,6 +11,7 @@ import type { BotServices } from "../effects/bot-services.ts";
 import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ContextDeps, LazyBaseContext } from "./context.ts";
+import type { StartDialog } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { BotIdentity, RunHandler } from "./incoming.ts";
 
@@ -39,8 +40,22 @@ export class BotContexts {
   #registration: Registration | undefined;
   /** Made once per registration, not per event. */
   #deps: ContextDeps<unknown> | undefined;
+  /** Starts a dialog (`ctx.startDialog`), set by the bot's dispatcher. */
+  #starter: StartDialog | undefined;
+
   constructor(options: BotContextsOptions) {
     this.#o = options;
+  }
+
+  /** The bot's dispatcher starts dialogs: set when it is made. */
+  set dialogStarter(starter: StartDialog) {
+    this.#starter = starter;
+    this.#deps = undefined;
+  }
+
+  /** The clock every context reads. */
+  get clock(): Clock {
+    return this.#o.clock;
   }
 
   /** The bot's user and the server's limits, from a registration. */
@@ -81,6 +96,7 @@ export class BotContexts {
       clock: o.clock,
       services: o.services,
       dialogs: o.dialogs,
+      ...(this.#starter ? { startDialog: this.#starter } : {}),
     };
     return this.#deps;
   }

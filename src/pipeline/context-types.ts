@@ -67,6 +67,14 @@ export interface BaseContext<S = unknown> {
    * `remove: true` takes the reaction off. Already there (or already gone) counts as done.
    */
   react(emoji: string, options?: ReactOptions): Promise<void>;
+  /**
+   * Start a dialog with a person who did not write first: in a direct message with `userId`, the
+   * bot's handlers run on the message `text` as if they had sent it (`"standup"` runs the
+   * `standup` command), and its `ctx.prompt`s ask them. The dialog is durable from the call on.
+   * Once per job occurrence (or event) for the same person and text: resolves false when that
+   * dialog was started already.
+   */
+  startDialog(userId: number, text: string): Promise<boolean>;
 }
 
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
@@ -133,6 +141,8 @@ export interface ContextDeps<S>
   services?: BotServices;
   /** Where `ctx.prompt()` keeps its dialogs; without it, prompts are unavailable. */
   dialogs?: Dialogs;
+  /** Starts a dialog (`ctx.startDialog`); without it, that is unavailable. */
+  startDialog?: StartDialog;
 }
 
 /**
@@ -147,3 +157,6 @@ export interface SendEffects {
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
 export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
+
+/** Starts, with `userId`, the dialog their message `text` would; once per `key`. */
+export type StartDialog = (userId: number, text: string, key: string) => Promise<boolean>;

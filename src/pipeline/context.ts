@@ -2,6 +2,7 @@
  * The context every handler receives: the event, who the bot is, its client, state, logger,
  * settings and server limits, and ways to answer.
  */
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
@@ -12,6 +13,7 @@ import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { findSent } from "../effects/verify-send.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import type { KV, StateRun } from "../state/kv.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
@@ -169,6 +171,18 @@ class LazyContext<S> {
   protected get clock(): Pick<Clock, "now"> {
     return this.#deps.clock ?? realClock;
   }
+  get startDialog(): BaseContext<S>["startDialog"] {
+    const start = this.#deps.startDialog;
+    const effects = this.effects;
+    return async (userId, text) => {
+      if (!start) throw new BothostError("HELPERS_UNAVAILABLE", "ctx.startDialog() needs a bot runtime.");
+      if (!effects) return start(userId, text, `${randomUUID()}|${userId}|${text}`);
+      // Once per event or job occurrence: a re-run finds it started.
+      const key = `${effects.run.eventKey}|${userId}|${text}`;
+      return effects.run.once("dialog", { act: () => start(userId, text, key) });
+    };
+  }
+
   get react(): BaseContext<S>["react"] {
     return (emoji, options = {}) =>
       react(this.api, emoji, { ...options, eventMessageId: this.messageId(), signal: this.signal });

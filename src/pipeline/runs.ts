@@ -93,6 +93,7 @@ export class HandlerRuns {
       done: (incoming, control) => this.#effectsDone(incoming, control),
       duplicate: () => this.#stats.duplicates++,
     });
+    parts.contexts.dialogStarter = (userId, text, key) => this.dialogs.begin(userId, text, key);
   }
 
   /**
@@ -203,7 +204,9 @@ export class HandlerRuns {
     const carried = (incoming.letter?.effects ?? dialog?.effects ?? []) as unknown as EffectRecord[];
     const since = sentAtOf(incoming.event);
     // A dialog's replay must match its record effect for effect (the code may have changed).
-    return { run: records.run(`m:${id}`, rerun, carried, dialog !== undefined), after: id, since };
+    // A started dialog's first message has a negative id: no server message to read back after.
+    const after = id > 0 ? id : undefined;
+    return { run: records.run(`m:${id}`, rerun, carried, dialog !== undefined), after, since };
   }
 
   /**

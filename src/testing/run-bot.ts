@@ -72,7 +72,7 @@ export interface TestBot {
    * dead letters, bookings and `ctx.state` carry over, and messages posted meanwhile are caught
    * up. `crash: true` cuts off the handlers still running (nothing they staged is kept, their
    * messages are handled again); else they may finish, as on SIGTERM. `bot`: start this
-   * definition instead (a new version of the bot).
+   * definition instead (a new version of the bot), from now on.
    */
   restart(options?: {
     crash?: boolean;
@@ -144,7 +144,9 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     }
     return started;
   };
-  let running = await start(definition as BotDefinition<never, never>);
+  // The version running: restart({ bot }) replaces it for later restarts too.
+  let current = definition as BotDefinition<never, never>;
+  let running = await start(current);
   const deliver = options.clock?.onAdvance(() => control.advanceClock(0));
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
@@ -217,7 +219,8 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     logs: () => logs,
     restart: async ({ crash = false, bot } = {}) => {
       await running.stop({ ...(crash ? { deadlineMs: 0 } : {}), keepState: true });
-      running = await start((bot ?? definition) as BotDefinition<never, never>);
+      if (bot) current = bot as BotDefinition<never, never>;
+      running = await start(current);
     },
     stop: async () => {
       deliver?.();

@@ -232,3 +232,26 @@ it("ctx.state expiry follows the test clock", async () => {
   await clock.advance(61_000);
   expect((await bot.ask(MEMBER, dm("read"))).content).toBe("gone");
 });
+
+it("ctx.startDialog asks a person who did not write first, in a direct message, once per key", async () => {
+  const memberId = sandbox.control.users().find((u) => u.email === MEMBER)!.user_id;
+  const kickoff = defineBot({
+    setup(b) {
+      b.command("survey", async (ctx) => {
+        const a = await ctx.prompt(QUESTIONS[0]!);
+        await ctx.reply(`noted: ${a.text} (${ctx.sender.name})`);
+      });
+      b.command("kickoff", async (ctx) => {
+        const first = await ctx.startDialog(memberId, "survey");
+        const again = await ctx.startDialog(memberId, "survey");
+        await ctx.reply(`started: ${first}, again: ${again}`);
+      });
+    },
+  });
+  await bot.restart({ bot: kickoff });
+  expect((await bot.ask(OWNER, dm("kickoff"))).content).toBe("started: true, again: false");
+  await expect.poll(() => said(MEMBER)).toEqual([QUESTIONS[0]]);
+  await bot.restart({ crash: true });
+  expect((await bot.ask(MEMBER, dm("in the lab"))).content).toBe("noted: in the lab (Mel Member)");
+  expect(said(MEMBER)).toEqual([QUESTIONS[0], "noted: in the lab (Mel Member)"]);
+});

@@ -5,6 +5,7 @@
  * ends. A dialog's run itself is an ordinary run of its first message (`runTurn`), on its
  * conversation's key, so it keeps its place in the conversation's order.
  */
+import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
 import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
@@ -165,6 +166,63 @@ export class DialogRuns {
     });
   }
 
+  /**
+   * Start, in a direct message with `userId`, the dialog that the message `text` from them would
+   * start: the bot's handlers run on that message as if they had sent it (a command, say), and
+   * its prompts ask them. `key` makes the start once-only: the same key starts nothing again.
+   * The dialog is kept before it runs, so a crash runs it at the next start. Resolves false when
+   * a dialog of that key exists already.
+   */
+  async begin(userId: number, text: string, key: string): Promise<boolean> {
+    const { contexts, dialogs } = this.#o;
+    const self = contexts.self;
+    if (self === undefined) throw new Error("a dialog can start only once the bot has registered");
+    const id = startId(key);
+    if (await dialogs.get(String(id))) return false;
+    const user = await contexts.deps().services?.users.get(userId);
+    const name = user?.full_name ?? `user ${userId}`;
+    const now = contexts.clock.now();
+    const event = {
+      id: -1,
+      type: "message",
+      flags: ["read"],
+      message: {
+        id,
+        type: "private",
+        sender_id: userId,
+        sender_email: user?.email ?? "",
+        sender_full_name: name,
+        content: text,
+        display_recipient: [
+          { id: userId, email: user?.email ?? "", full_name: name },
+          { id: self.userId, email: self.email, full_name: self.fullName ?? self.email },
+        ],
+        subject: "",
+        recipient_id: 0,
+        timestamp: Math.floor(now / 1000),
+        client: "bothost",
+        content_type: "text/x-markdown",
+      },
+    };
+    const record: DialogRecord = {
+      v: 1,
+      id: String(id),
+      userId,
+      userName: name,
+      conversation: conversationKey(event as unknown as ServerEvent),
+      where: "direct message",
+      origin: event,
+      startedAt: now,
+      steps: [],
+      waiting: false,
+      values: [],
+      effects: [],
+    };
+    await dialogs.begin(record);
+    this.#o.queue.push(record.conversation, this.#readyTask, record);
+    return true;
+  }
+
   /** Run dialog `record` again from its first message, its answers recorded. */
   #resume(control: TaskControl, record: DialogRecord): unknown {
     const { event, issue } = reviveEvent(record.origin);
@@ -192,6 +250,15 @@ export class DialogRuns {
       this.#o.log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
     }
   }
+}
+
+/**
+ * The id of a started dialog's first message: negative (no server message has one), the same for
+ * the same key.
+ */
+function startId(key: string): number {
+  const digest = createHash("sha256").update(key).digest();
+  return -(digest.readUIntBE(0, 6) + 1);
 }
 
 /** The abort of a handler still running at the shutdown deadline. */

@@ -208,6 +208,13 @@ export class Dialogs {
     this.#index(record);
   }
 
+  /** A dialog the bot starts itself (`ctx.startDialog`): kept, then run as one read at start. */
+  async begin(record: DialogRecord): Promise<void> {
+    if (!this.#o.persist) return;
+    await this.#save(record);
+    this.#index(record).ready = true;
+  }
+
   /** The dialog ended (answered to its end, failed, cancelled or ended by an operator). */
   async end(id: string): Promise<boolean> {
     const entry = this.#byId.get(id);
