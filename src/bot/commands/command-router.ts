@@ -41,12 +41,9 @@ type Ctx = BotContext<unknown> & Record<string, unknown>;
 export class CommandRouter {
   readonly #commands: Command[] = [];
   readonly #byName = new Map<string, Command>();
-  /** Messages no handler took after the router passed them on (marked by the last middleware). */
-  readonly #untaken = new WeakSet<object>();
   readonly #prefix: string;
   /** The generated `help`, until the bot declares its own. */
   #help: Command | undefined;
-  #sealed = false;
   #warnedGroups = false;
 
   constructor(
@@ -63,10 +60,16 @@ export class CommandRouter {
     return this.#commands;
   }
 
-  /** Whether any command checks roles or groups (the bot then keeps users / groups current). */
+  /**
+   * Whether any command checks roles or groups: the bot then keeps the users / groups caches
+   * current (each costs a fetch of every user / group at each registration).
+   */
   get needs(): { users: boolean; groups: boolean } {
     const allows = this.#commands.map((c) => c.allow);
-    return { users: true, groups: allows.some((a) => a?.groups !== undefined) };
+    return {
+      users: allows.some((a) => a?.role !== undefined),
+      groups: allows.some((a) => a?.groups !== undefined),
+    };
   }
 
   /** `bot.command(name, options, handler)`; a declared `help` replaces the generated one. */
@@ -98,14 +101,6 @@ export class CommandRouter {
 
   /** The middleware, placed where the bot declared its first command. */
   readonly middleware: Middleware<BotContext<unknown>> = (ctx, next) => {
-    if (!this.#sealed) {
-      // Setup is over once events flow: the last middleware marks what nothing took.
-      this.#sealed = true;
-      this.composer.use((c, n) => {
-        this.#untaken.add(c);
-        return n();
-      });
-    }
     // An event that failed its schema is not read as a command.
     if (ctx.event.type !== "message" || ctx.eventIssue !== undefined) return next();
     const call = this.#invocation(ctx);
@@ -181,9 +176,9 @@ export class CommandRouter {
    */
   #unknown(ctx: BotContext<unknown>, next: NextFunction, call: Invocation): unknown {
     const rest = next();
-    if (finishedSynchronously(rest))
-      return this.#untaken.has(ctx) ? this.#answerUnknown(ctx, call) : undefined;
-    return rest.then(() => (this.#untaken.has(ctx) ? this.#answerUnknown(ctx, call) : undefined));
+    const untaken = () => this.composer.passedThrough(ctx);
+    if (finishedSynchronously(rest)) return untaken() ? this.#answerUnknown(ctx, call) : undefined;
+    return rest.then(() => (untaken() ? this.#answerUnknown(ctx, call) : undefined));
   }
 
   async #answerUnknown(ctx: BotContext<unknown>, call: Invocation): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
-import { choicesOf, inputFor, isFlag, isOptional, typeOf } from "./arg-schema.ts";
+import { choicesOf, inputFor, isFlag, isOptional, isOtherNumberNotation, typeOf } from "./arg-schema.ts";
 import type { Command } from "./command-spec.ts";
 
 export type Parsed =
@@ -125,7 +125,13 @@ function explain(schema: z.ZodType, error: z.ZodError, typed: string | undefined
   if (issue?.code === "invalid_type") {
     const type = typeOf(schema);
     const article = /^[aeiou]/.test(type) ? "an" : "a";
-    return `expected ${type === "boolean" ? "yes or no" : `${article} ${type}`}, got ${shown}`;
+    const whole = type === "bigint" || (issue as { expected?: string }).expected === "int";
+    const wanted = type === "boolean" ? "yes or no" : whole ? "a whole number" : `${article} ${type}`;
+    const notation =
+      (type === "number" || type === "bigint") && isOtherNumberNotation(typed)
+        ? ` (write it in plain decimal digits${type === "number" ? ", e.g. 16 or 1.5" : ", e.g. 16"})`
+        : "";
+    return `expected ${wanted}, got ${shown}${notation}`;
   }
   if (issue?.code === "invalid_value") {
     const choices = choicesOf(schema);
