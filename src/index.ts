@@ -33,12 +33,13 @@ export type { ScheduleApi, ScheduleMessageParams } from "./effects/schedule/sche
 export { ScheduledMessageError } from "./effects/schedule/scheduled-message-error.ts";
 export type { Snippets } from "./effects/snippets/snippet-cache.ts";
 export type { TypingHelper } from "./effects/typing/typing-helper.ts";
-export { Role } from "./effects/users/roles.ts";
+export { Role, type RoleName } from "./effects/users/roles.ts";
 export type { Users } from "./effects/users/user-cache.ts";
 export { BothostError } from "./errors/bothost-error.ts";
 export { NoRetry } from "./errors/no-retry.ts";
 // ── What handlers receive ────────────────────────────────────────────────────────────────────
 export type { BotStatus, DaemonStatus } from "./http/daemon-status.ts";
+export type { Sender, Where } from "./pipeline/addressed.ts";
 export type { ErrorHandler, Middleware, NextFunction } from "./pipeline/composer.ts";
 export type { BaseContext, BotContext, JobContext, WebhookContext } from "./pipeline/context.ts";
 export type { Filter, FilterPredicate } from "./pipeline/filters.ts";

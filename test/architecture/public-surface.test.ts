@@ -1,5 +1,5 @@
 /**
- * The package's main entry stays small and documented: at most 60 names, each with a doc comment
+ * The package's main entry stays small and documented: at most 64 names, each with a doc comment
  * where it is declared (what an editor shows on hover). Read with the TypeScript compiler.
  */
 import { fileURLToPath } from "node:url";
@@ -31,9 +31,9 @@ function exportsOf(file: string): { name: string; documented: boolean }[] {
 
 const exported = exportsOf(entry);
 
-it("exports at most 60 names", () => {
+it("exports at most 64 names", () => {
   expect(exported.length).toBeGreaterThan(0);
-  expect(exported.length, exported.map((e) => e.name).join(", ")).toBeLessThanOrEqual(60);
+  expect(exported.length, exported.map((e) => e.name).join(", ")).toBeLessThanOrEqual(64);
 });
 
 it("documents every exported name where it is declared", () => {
