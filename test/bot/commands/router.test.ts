@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineBot } from "../../../src/bot/define-bot.ts";
+import { type BotDefinition, defineBot } from "../../../src/bot/define-bot.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox } from "../../../src/sandbox/types.ts";
 import { runBot, type TestBot } from "../../../src/testing/run-bot.ts";
@@ -33,8 +33,9 @@ afterEach(async () => {
   await sandbox.stop();
 });
 
-const start = async (module: Parameters<typeof runBot>[1]["bot"]) => {
-  bot = await runBot(sandbox, { bot: module, name: "calc", email: BOT });
+// biome-ignore lint/suspicious/noExplicitAny: any bot definition
+const start = async (module: BotDefinition<any>) => {
+  bot = await runBot(sandbox, { bot: module as never, name: "calc", email: BOT });
   return bot;
 };
 const dm = (content: string) => bot!.ask(MEMBER, { type: "direct", to: [BOT], content });
