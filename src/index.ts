@@ -15,7 +15,7 @@
 // ── The client ───────────────────────────────────────────────────────────────────────────────
 export { type Client, type ClientOptions, createClient } from "./api/create-client.ts";
 // ── Errors a bot or an embedder catches ──────────────────────────────────────────────────────
-export { ApiError, AuthError, NetworkError, RateLimitError } from "./api/errors.ts";
+export { ApiError, AuthError, GroupPermissionError, NetworkError, RateLimitError } from "./api/errors.ts";
 export type { SendMessageParams } from "./api/resources/messages.ts";
 // ── Writing a bot ────────────────────────────────────────────────────────────────────────────
 export type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot/bot-api.ts";
