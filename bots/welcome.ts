@@ -1,7 +1,8 @@
 /**
  * welcome: greets every new member of the organization by direct message. The text is a saved
  * snippet of the bot's own account, looked up by title (edit the snippet to change the greeting,
- * no restart needed), or the `fallback` text while no such snippet exists.
+ * no restart needed), or the `fallback` text while no such snippet exists. With `teams`, it then
+ * asks which team they join and adds them to that team's user group (bots/welcome/teams.ts).
  *
  * Config:
  * ```yaml
@@ -14,7 +15,16 @@
  *       snippet: Welcome                # title of a saved snippet of the bot's account (optional)
  *       fallback: "Welcome aboard, {{name}}! Say hi in #**general**."
  *       greet_guests: true              # default true
+ *       teams:                          # optional: ask which team, add to its user group
+ *         - { name: Backend, group: backend }
+ *         - { name: Design, group: design }
+ *       team_question: Which team do you join?   # default; the teams' names follow it
+ *       notify: [ops-lead@chat.example.org]      # optional; default the administrators and owners
  * ```
+ * The bot needs the right to add members to each team's group: an administrator adds it to the
+ * group's "Who can add members to this group" (or the bot is an administrator itself). Without it,
+ * the member is told an administrator will add them, and the `notify` people (by default every
+ * administrator and owner, in one group direct message) are told what to change.
  * Placeholders, in the snippet and the fallback alike: {{name}} (full name), {{mention}} (a silent
  * mention, `@_**Name|id**`). The old single-brace spelling is refused in `fallback` (with the new
  * spelling named) and still filled in a snippet, with one warning per snippet text to rewrite it.
@@ -24,9 +34,10 @@
  */
 import { defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
+import { setupTeams, TeamSettings } from "./welcome/teams.ts";
 
 export default defineBot({
-  settings: z.object({
+  settings: TeamSettings.extend({
     /** Title of the bot's saved snippet holding the greeting. */
     snippet: z.string().trim().min(1).max(60).optional(),
     /** The greeting while the snippet is missing (or when none is configured). */
@@ -51,6 +62,8 @@ export default defineBot({
       return upgraded;
     };
 
+    const teams = setupTeams(bot, settings);
+
     bot.on("realm_user", async (ctx) => {
       const { op, person } = ctx.event;
       if (op !== "add") return;
@@ -72,6 +85,7 @@ export default defineBot({
         const text = renderTemplate(template, { name, mention: `@_**${name}|${p.user_id}**` });
         await ctx.send({ type: "direct", to: [p.user_id], content: text });
         ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
+        await teams.ask(ctx, p.user_id);
       } catch (err) {
         await ctx.state.delete(key); // not greeted after all: a later add event may try again
         throw err;

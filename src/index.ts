@@ -15,7 +15,7 @@
 // ── The client ───────────────────────────────────────────────────────────────────────────────
 export { type Client, type ClientOptions, createClient } from "./api/create-client.ts";
 // ── Errors a bot or an embedder catches ──────────────────────────────────────────────────────
-export { ApiError, AuthError, NetworkError, RateLimitError } from "./api/errors.ts";
+export { ApiError, AuthError, GroupPermissionError, NetworkError, RateLimitError } from "./api/errors.ts";
 export type { SendMessageParams } from "./api/resources/messages.ts";
 // ── Writing a bot ────────────────────────────────────────────────────────────────────────────
 export type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot/bot-api.ts";
@@ -33,12 +33,13 @@ export type { ScheduleApi, ScheduleMessageParams } from "./effects/schedule/sche
 export { ScheduledMessageError } from "./effects/schedule/scheduled-message-error.ts";
 export type { Snippets } from "./effects/snippets/snippet-cache.ts";
 export type { TypingHelper } from "./effects/typing/typing-helper.ts";
-export { Role } from "./effects/users/roles.ts";
+export { Role, type RoleName } from "./effects/users/roles.ts";
 export type { Users } from "./effects/users/user-cache.ts";
 export { BothostError } from "./errors/bothost-error.ts";
 export { NoRetry } from "./errors/no-retry.ts";
 // ── What handlers receive ────────────────────────────────────────────────────────────────────
 export type { BotStatus, DaemonStatus } from "./http/daemon-status.ts";
+export type { Sender, Where } from "./pipeline/addressed.ts";
 export type { ErrorHandler, Middleware, NextFunction } from "./pipeline/composer.ts";
 export type { BaseContext, BotContext, JobContext, WebhookContext } from "./pipeline/context.ts";
 export type { PromptAnswer, PromptOptions } from "./pipeline/dialogs/prompt.ts";

@@ -56,6 +56,42 @@ export class ApiError extends BothostError<ApiErrorCode> {
 export type ApiErrorInit = Pick<ApiError, "status" | "code" | "msg" | "endpoint" | "data">;
 
 /**
+ * The server refused to change a user group's members for want of permission (400 BAD_REQUEST
+ * "Insufficient permission"): an administrator must let the account add or remove members.
+ *
+ * @example
+ * ```ts
+ * try { await ctx.api.userGroups.updateMembers(groupId, { add: [userId] }); }
+ * catch (err) { if (err instanceof GroupPermissionError) await ctx.send({ type: "direct", to: admins, content: err.fix }); }
+ * ```
+ */
+export class GroupPermissionError extends ApiError {
+  override readonly name: string = "GroupPermissionError";
+  /** The user group the call would have changed. */
+  readonly groupId: number;
+  /** What an administrator can change to allow it, in a sentence. */
+  readonly fix: string;
+
+  constructor(init: ApiErrorInit & { groupId: number; change: "add" | "remove" }) {
+    const setting =
+      init.change === "add"
+        ? `"Who can add members to this group" (can_add_members_group)`
+        : `"Who can remove members from this group" (can_remove_members_group)`;
+    const fix =
+      `An administrator can allow it: in the group's settings, add the account to ${setting} ` +
+      `or "Who can administer this group" (can_manage_group); or add it to the organization's ` +
+      `"Who can administer all user groups" (can_manage_all_groups). A system group (role:…) cannot be changed.`;
+    super(
+      init,
+      `${init.endpoint}: the account may not ${init.change === "add" ? "add members to" : "remove members from"} ` +
+        `user group ${init.groupId} (${init.status} ${init.code}: ${init.msg}). ${fix}`,
+    );
+    this.groupId = init.groupId;
+    this.fix = fix;
+  }
+}
+
+/**
  * Any HTTP 401. On `/api/v1` every credential problem (wrong key, deactivated user or
  * organization, wrong subdomain) is a 401, whatever its `code`. Fatal: never retried.
  */

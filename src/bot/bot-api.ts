@@ -53,7 +53,9 @@ export interface BotApi<S = unknown> {
    * A command: a message addressed to the bot (a direct message or a mention) or starting with the
    * config's `command_prefix`, whose first word is `name`. Arguments and options are parsed and
    * validated by their zod schemas before `handler` runs; a mistake is answered with the usage.
-   * A `help` command is generated unless the bot declares one. See docs/guide/commands.md.
+   * A `help` command is generated unless the bot declares one. A name of two words declares a
+   * subcommand of a command declared before it (`"standup skip"`), with its own arguments and
+   * `allow`. See docs/guide/commands.md.
    *
    * @example
    * ```ts
@@ -63,6 +65,7 @@ export interface BotApi<S = unknown> {
    *   rest: true,
    * }, (ctx) => ctx.schedule.at({ ...ctx.where, content: ctx.args.text, at: Date.now() + ctx.args.minutes * 60_000 }));
    * bot.command("stats", { allow: "moderator" }, (ctx) => ctx.reply("…"));
+   * bot.command("stats reset", { allow: "admin" }, (ctx) => ctx.reply("reset"));
    * ```
    */
   command<A extends ArgShape = NoArgs, O extends ArgShape = NoArgs>(
@@ -93,7 +96,8 @@ export interface BotApi<S = unknown> {
   /**
    * Keep helper caches fresh from events by subscribing the bot's queue to their event types:
    * `"snippets"` (saved_snippets), `"users"` (realm_user), `"typing"` (typing, needed by
-   * `ctx.typing.who()`). Untracked caches still work, re-fetching after a minute.
+   * `ctx.typing.who()`), `"groups"` (user_group, for `ctx.groups`). Untracked caches still work,
+   * re-fetching after a minute, except `ctx.groups`, which knows no group untracked.
    */
   track(...helpers: TrackedHelper[]): this;
   /**

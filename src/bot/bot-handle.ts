@@ -116,8 +116,10 @@ export function createBotHandle<S>(deps: {
         composer.use(commands.middleware as never);
       }
       commands.add(name, o as never, h);
-      // Roles come from the users cache, groups from theirs: both kept current by events.
-      handledTypes.add("message").add(trackedEventTypes.users);
+      // Roles come from the users cache, groups from theirs: both kept current by events, and
+      // each fetched whole at every registration, so only when a command checks them.
+      handledTypes.add("message");
+      if (commands.needs.users) handledTypes.add(trackedEventTypes.users);
       if (commands.needs.groups) handledTypes.add("user_group");
       return api;
     },

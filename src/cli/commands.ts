@@ -86,25 +86,31 @@ function formatCommands(bots: BotCommands[]): string {
     }
     lines.push(`${bot}: in direct messages, when mentioned${prefix ? `, or after "${prefix}"` : ""}`);
     for (const c of commands) {
-      lines.push(`  ${c.usage}${c.description ? `  —  ${c.description}` : ""}`);
-      for (const a of [...c.arguments, ...c.options]) {
-        const name = c.options.includes(a) ? `--${a.name}` : `<${a.name}>`;
-        const type = a.choices ? a.choices.join(" | ") : a.type;
-        lines.push(
-          `      ${name} (${type}${a.required ? "" : ", optional"})${a.description ? `: ${a.description}` : ""}`,
-        );
-      }
-      if (c.aliases.length > 0) lines.push(`      also: ${c.aliases.join(", ")}`);
-      if (c.examples.length > 0) lines.push(`      e.g. ${c.examples.join("  |  ")}`);
-      if (c.permission) {
-        const who = [
-          ...(c.permission.roles ? [`roles ${c.permission.roles.join(", ")}`] : []),
-          ...(c.permission.groups ? [`groups ${c.permission.groups.join(", ")}`] : []),
-          ...(c.permission.custom ? [c.permission.custom] : []),
-        ];
-        lines.push(`      who: ${who.join(" or ")}`);
-      }
+      describeText(c, lines);
+      for (const sub of c.subcommands) describeText(sub, lines);
     }
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** One command (or subcommand) in the text listing. */
+function describeText(c: CommandDescription, lines: string[]): void {
+  lines.push(`  ${c.usage}${c.description ? `  —  ${c.description}` : ""}`);
+  for (const a of [...c.arguments, ...c.options]) {
+    const name = c.options.includes(a) ? `--${a.name}` : `<${a.name}>`;
+    const type = a.choices ? a.choices.join(" | ") : a.type;
+    lines.push(
+      `      ${name} (${type}${a.required ? "" : ", optional"})${a.description ? `: ${a.description}` : ""}`,
+    );
+  }
+  if (c.aliases.length > 0) lines.push(`      also: ${c.aliases.join(", ")}`);
+  if (c.examples.length > 0) lines.push(`      e.g. ${c.examples.join("  |  ")}`);
+  if (c.permission) {
+    const who = [
+      ...(c.permission.roles ? [`roles ${c.permission.roles.join(", ")}`] : []),
+      ...(c.permission.groups ? [`groups ${c.permission.groups.join(", ")}`] : []),
+      ...(c.permission.custom ? [c.permission.custom] : []),
+    ];
+    lines.push(`      who: ${who.join(" or ")}`);
+  }
 }

@@ -37,6 +37,7 @@ export const trackedEventTypes = {
   snippets: "saved_snippets",
   users: "realm_user",
   typing: "typing",
+  groups: "user_group",
 } as const;
 
 /** A helper whose cache `bot.track()` can keep fresh from events. */
@@ -138,7 +139,9 @@ export class BotServices {
 
   /** The organization's user groups, when the queue receives `user_group` events. */
   get groups(): UserGroups {
-    this.#groups ??= new UserGroups();
+    this.#groups ??= new UserGroups(
+      this.#tracked("groups", "ctx.groups knows no group (members() is undefined, has() false)", "warn"),
+    );
     return this.#groups;
   }
 

@@ -48,6 +48,16 @@ export type ContextFor<C extends RoutableContext, T extends string> = Omit<C, "e
 export class Composer<C extends RoutableContext = RoutableContext> {
   readonly #stack: Step<C>[] = [];
   #errorHandler: ErrorHandler<C> | undefined;
+  /** Contexts whose event went past the last middleware: nothing took it. */
+  readonly #passedThrough = new WeakSet<object>();
+  readonly #end = (ctx: C): undefined => {
+    this.#passedThrough.add(ctx);
+  };
+
+  /** Whether `ctx`'s event went past every middleware of this composer (none ended the chain). */
+  passedThrough(ctx: C): boolean {
+    return this.#passedThrough.has(ctx);
+  }
 
   /** Add middleware that sees every event. */
   use(...middleware: Middleware<C>[]): this {
@@ -121,7 +131,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
    */
   run(ctx: C): Done {
     const handler = this.#errorHandler;
-    if (handler === undefined) return runFrom(this.#stack, 0, ctx);
+    if (handler === undefined) return runFrom(this.#stack, 0, ctx, this.#end);
     const handle = (error: unknown): Done => {
       const seen = wait(handler(error, ctx));
       if (seen === undefined) throw error;
@@ -129,7 +139,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     };
     let done: Done;
     try {
-      done = runFrom(this.#stack, 0, ctx);
+      done = runFrom(this.#stack, 0, ctx, this.#end);
     } catch (error) {
       return handle(error);
     }
@@ -150,9 +160,9 @@ export function finishedSynchronously(result: Promise<void>): boolean {
   return result === RESOLVED;
 }
 
-function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C): Done {
+function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C, end: (ctx: C) => undefined): Done {
   const step = stack[i];
-  return step === undefined ? undefined : step(ctx, () => runFrom(stack, i + 1, ctx));
+  return step === undefined ? end(ctx) : step(ctx, () => runFrom(stack, i + 1, ctx, end));
 }
 
 /** User middleware as a step: its `next()` is a Promise of the rest (run at most once). */

@@ -56,7 +56,7 @@ export interface BaseContext<S = unknown> {
   snippets: ContextHelpers["snippets"];
   /** Users by id or email, cached (`bot.track("users")` keeps them fresh from events). */
   users: ContextHelpers["users"];
-  /** User groups and their members, cached (kept current when a command checks groups). */
+  /** User groups and their members, cached (kept current with `bot.track("groups")`, or when a command checks groups). */
   groups: ContextHelpers["groups"];
   /** Show typing while work runs; see who is typing (needs `bot.track("typing")`). */
   typing: ContextHelpers["typing"];

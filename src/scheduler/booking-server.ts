@@ -11,6 +11,7 @@ import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/no
 import { clientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
+import { isDatedTopic, topicOf } from "./occurrence-topic.ts";
 
 export const BookingRecordSchema = z.object({
   /** The occurrence booked, ISO UTC. */
@@ -86,7 +87,7 @@ export class BookingServer {
 
   async update(
     id: number,
-    change: { scheduled_delivery_timestamp: number } | { content: string },
+    change: { scheduled_delivery_timestamp: number } | { content: string } | { topic: string },
   ): Promise<void> {
     await this.#client.scheduledMessages.update(id, change);
   }
@@ -100,7 +101,9 @@ export class BookingServer {
     const resolved = await resolveRecipient(clientLookups(this.#client), spec.to, `announcement "${id}"`);
     let target: Omit<AnnouncementTarget, "specHash">;
     if (resolved.kind === "channel") {
-      target = { type: "stream", to: resolved.to, topic: normalizeTopic(spec.topic, this.#emptyTopicName()) };
+      // A dated topic is rendered per occurrence ({@link topicFor}); its template is what the hash keeps.
+      const topic = typeof spec.topic === "function" ? "(function)" : spec.topic;
+      target = { type: "stream", to: resolved.to, topic: normalizeTopic(topic, this.#emptyTopicName()) };
     } else {
       this.#selfId ??= (await this.#client.users.me()).user_id;
       const self = this.#selfId;
@@ -109,6 +112,20 @@ export class BookingServer {
     }
     const specHash = digest([spec.cron, spec.timezone, target.type, target.to, target.topic ?? null]);
     return { ...target, specHash };
+  }
+
+  /**
+   * The topic of `spec`'s booking for `occurrence`, as the server lists it; the fixed topic when
+   * it names no day. Throws when a topic function gives no text.
+   */
+  topicFor(id: string, spec: RecurringAnnouncement, occurrence: Date): string {
+    if (!isDatedTopic(spec.topic))
+      return normalizeTopic(spec.topic as string | undefined, this.#emptyTopicName());
+    const topic = topicOf(spec, occurrence);
+    if (typeof topic !== "string" || topic.trim() === "") {
+      throw new Error(`announcement "${id}": its topic is empty for ${occurrence.toISOString()}`);
+    }
+    return normalizeTopic(topic, this.#emptyTopicName());
   }
 
   /** True when `sm` is the booking `rec` describes (same recipient, topic, time and content). */

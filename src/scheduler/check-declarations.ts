@@ -4,6 +4,8 @@
  */
 
 import { codePointLength } from "../effects/limits/code-points.ts";
+import { parseTemplate, renderTemplate } from "../template/template.ts";
+import { LONGEST_OCCURRENCE, TOPIC_PLACEHOLDERS } from "./occurrence-topic.ts";
 import { compileSchedule, ScheduleError } from "./timing/occurrences.ts";
 
 /** The server's default `max_topic_length`; the register response may allow less or more. */
@@ -39,12 +41,25 @@ export function recurringProblem(id: string, announcement: unknown): string | un
     return `${where}.to must be a channel name or id, or a non-empty list of user ids or emails; got ${JSON.stringify(to) ?? "nothing"}.`;
   }
   if (isChannel) {
-    if (typeof a.topic !== "string") return `${where}.topic is required when "to" is a channel.`;
-    if (codePointLength(a.topic.trim()) > MAX_TOPIC) {
-      return `${where}.topic is ${codePointLength(a.topic.trim())} characters; topics are at most ${MAX_TOPIC}.`;
+    if (typeof a.topic === "function") return contentProblem(where, a.content);
+    if (typeof a.topic !== "string")
+      return `${where}.topic is required when "to" is a channel: a text, a template such as "standup {{date}}", or a function of the occurrence.`;
+    // A single-brace word is plain text unless it names a placeholder (`{date}`: a misspelling).
+    const { problems, legacy } = parseTemplate(a.topic, TOPIC_PLACEHOLDERS);
+    const meant = problems.filter(
+      (_p, i) => i >= legacy.length || TOPIC_PLACEHOLDERS.includes(legacy[i] as never),
+    );
+    if (meant.length > 0) return `${where}.topic: ${meant.join("; ")}.`;
+    // The longest a template renders: the longest weekday, every date and time as long as any.
+    const longest = codePointLength(renderTemplate(a.topic, { ...LONGEST_OCCURRENCE }).trim());
+    if (longest > MAX_TOPIC) {
+      return `${where}.topic is ${a.topic.includes("{{") ? "up to " : ""}${longest} characters; topics are at most ${MAX_TOPIC}.`;
     }
   }
-  const content = a.content;
+  return contentProblem(where, a.content);
+}
+
+function contentProblem(where: string, content: unknown): string | undefined {
   if (!((typeof content === "string" && content.trim() !== "") || typeof content === "function")) {
     return `${where}.content must be non-empty Markdown text, or a function returning it at booking time.`;
   }

@@ -1,4 +1,7 @@
 /** What `bot.recurring()` and `bot.cron()` declare in a bot's setup. */
+import type { OccurrenceTime } from "./occurrence-topic.ts";
+
+export type { OccurrenceTime };
 
 /** A recurring announcement, kept booked on the server as a scheduled message. */
 export interface RecurringAnnouncement {
@@ -8,8 +11,12 @@ export interface RecurringAnnouncement {
   timezone: string;
   /** A channel (name or id), or a list of users (ids or emails) for a direct message. */
   to: string | number | readonly (string | number)[];
-  /** Required for channels. */
-  topic?: string;
+  /**
+   * Required for channels. A fixed text; a template naming the occurrence in `timezone`
+   * (`"standup {{date}}"`: `{{date}}` 2026-11-30, `{{weekday}}` Monday, `{{time}}` 09:30); or a
+   * function of the occurrence, called when it is booked, e.g. `(at, local) => \`standup ${local.date}\``.
+   */
+  topic?: string | ((occurrence: Date, local: OccurrenceTime) => string);
   /**
    * The message, Markdown; or a function computing it when an occurrence is booked (right after
    * the previous one was sent), e.g. to read a saved snippet.

@@ -5,6 +5,7 @@
 import type { ScheduleDeclarations } from "./bot-scheduler.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { cronJobIds } from "./local-jobs.ts";
+import { isDatedTopic, topicOf } from "./occurrence-topic.ts";
 import { nextOccurrences } from "./timing/occurrences.ts";
 
 /** One schedule and its next runs. */
@@ -28,13 +29,14 @@ export function previewEntries(
 ): PreviewEntry[] {
   const entries: PreviewEntry[] = [];
   for (const [id, a] of declarations.recurring) {
+    const runs = nextOccurrences(a, from, count);
     entries.push({
       kind: "announcement",
       id,
       cron: a.cron,
       timezone: a.timezone,
-      target: describeTarget(a),
-      runs: nextOccurrences(a, from, count),
+      target: describeTarget(a, runs[0]),
+      runs,
     });
   }
   const ids = cronJobIds(declarations.cronJobs);
@@ -52,10 +54,14 @@ export function previewEntries(
   return entries;
 }
 
-function describeTarget(a: RecurringAnnouncement): string {
+/** A dated topic is shown as the first run's (`standup 2026-03-06`), with its template when it has one. */
+function describeTarget(a: RecurringAnnouncement, first: Date | undefined): string {
   if (Array.isArray(a.to)) return `direct message to ${a.to.join(", ")}`;
   const channel = typeof a.to === "number" ? `channel #${a.to}` : `channel "${String(a.to)}"`;
-  return `${channel} › ${a.topic ?? ""}`;
+  if (!isDatedTopic(a.topic) || first === undefined)
+    return `${channel} › ${(a.topic as string | undefined) ?? ""}`;
+  const template = typeof a.topic === "string" ? ` (${a.topic})` : "";
+  return `${channel} › ${topicOf(a, first)}${template}`;
 }
 
 /** A run in its time zone and in UTC, e.g. `Sun 2026-03-29 09:00 +02:00 (2026-03-29T07:00:00Z)`. */

@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
-import { normalizeContent, toSeconds } from "../effects/schedule/normalize.ts";
+import { normalizeContent, normalizeTopic, toSeconds } from "../effects/schedule/normalize.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
@@ -212,6 +212,19 @@ export class RecurringBookings {
       return this.#bookNext(a, target, now, list, claimed);
     }
     if (sm.failed) return this.#handleFailed(a, rec, sm, target, list, claimed);
+    if (sm.type === "stream") {
+      // A topic function may name the occurrence differently now (a template's edit re-books).
+      const topic = this.#server.topicFor(a.id, a.spec, new Date(rec.occurrence));
+      if (normalizeTopic(sm.topic, this.#o.emptyTopicName()) !== topic) {
+        await this.#server.update(sm.scheduled_message_id, { topic });
+        rec = { ...rec, target: { ...rec.target, topic } };
+        await this.#save(a.id, rec);
+        this.#o.log.info(
+          { announcement: a.id, occurrence: rec.occurrence },
+          "topic changed; updated the booking",
+        );
+      }
+    }
     const content = await this.#content(a, new Date(rec.occurrence));
     if (normalizeContent(sm.content) !== normalizeContent(content)) {
       await this.#server.update(sm.scheduled_message_id, { content });
@@ -251,6 +264,7 @@ export class RecurringBookings {
         specHash,
         target: {
           ...recipient,
+          ...(recipient.type === "stream" ? { topic: this.#server.topicFor(a.id, a.spec, occurrence) } : {}),
           contentHash: contentHash(content),
           timestamp: toSeconds(occurrence.getTime()),
         },

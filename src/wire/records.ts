@@ -182,3 +182,20 @@ export const Subscription = z.looseObject({
 /** A narrow: a list of `[operator, operand]` pairs. */
 export const Narrow = z.array(z.tuple([z.string(), z.string()]));
 export type Narrow = z.infer<typeof Narrow>;
+
+/** A user group as GET /user_groups lists it (the permission settings from feature level 283-324). */
+export const UserGroup = z.looseObject({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  /** Direct members' user ids (subgroups' members are not repeated here). */
+  members: z.array(z.number().int()),
+  direct_subgroup_ids: z.array(z.number().int()),
+  is_system_group: z.boolean(),
+  /** Feature level 290. */
+  deactivated: z.boolean().optional(),
+  can_manage_group: GroupSettingValue.optional(),
+  can_add_members_group: GroupSettingValue.optional(),
+  can_remove_members_group: GroupSettingValue.optional(),
+});
+export type UserGroup = z.infer<typeof UserGroup>;

@@ -45,3 +45,20 @@ defineBot({ events: ["message"] });
 const plain = { setup(): void {} };
 expectTypeOf(plain).toExtend<BotDefinition>();
 expectTypeOf(defineBot({ settings: z.object({ a: z.string() }), setup() {} })).toExtend<BotDefinition>();
+
+// A recurring announcement's topic: a text, a template, or a function of the occurrence.
+defineBot({
+  setup(bot) {
+    bot.recurring("standup", {
+      cron: "30 9 * * 1-5",
+      timezone: "Europe/Berlin",
+      to: "team",
+      topic: (occurrence, local) => {
+        expectTypeOf(occurrence).toEqualTypeOf<Date>();
+        expectTypeOf(local).toEqualTypeOf<{ date: string; weekday: string; time: string }>();
+        return `standup ${local.date}`;
+      },
+      content: "Standup time!",
+    });
+  },
+});

@@ -33,6 +33,7 @@ describe("bothost commands", () => {
     });
     expect(moderation.find((c) => c.name === "help")!.arguments).toEqual([
       { name: "command", type: "string", required: false, description: "a command's name" },
+      { name: "subcommand", type: "string", required: false, description: "one of its subcommands" },
     ]);
     expect(byBot.announcements!.commands.map((c) => c.name)).toContain("next");
     for (const bot of bots) expect(bot.commands.length, bot.bot).toBeGreaterThan(0);

@@ -13,7 +13,7 @@ const ORG: OrgInput = {
   bots: [{ email: BOT, full_name: "Sandbox Bot", owner: OWNER }],
   channels: [{ name: "general", subscribers: [OWNER, MEMBER, BOT] }],
   user_groups: [
-    { name: "devs", members: [MEMBER, BOT] },
+    { name: "devs", members: [MEMBER, BOT], can_manage_group: [MEMBER, BOT] },
     { name: "ops", members: [ADMIN] },
   ],
 };

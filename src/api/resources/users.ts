@@ -1,7 +1,8 @@
 /** Users: lookup, the own account, own profile data and legacy push tokens; user-group membership. */
 import { z } from "zod";
-import { OwnUser, type ProfileDataUpdate, User } from "../../wire/records.ts";
+import { OwnUser, type ProfileDataUpdate, User, UserGroup } from "../../wire/records.ts";
 import { path } from "../encode.ts";
+import { ApiError, GroupPermissionError } from "../errors.ts";
 import { requireFeature, type ServerState } from "../feature-level.ts";
 import type { CallOptions, ResourceContext } from "../transport.ts";
 
@@ -21,6 +22,7 @@ export interface UpdateMembersParams {
 }
 
 const OneUser = z.looseObject({ user: User });
+const Groups = z.looseObject({ user_groups: z.array(UserGroup) });
 const Members = z.looseObject({ members: z.array(User) });
 
 // The API-only placeholder address `user{id}@{realm_host}` works for every user (since FL 39).
@@ -80,10 +82,23 @@ function requireBotAccess(state: ServerState, what: string): void {
   if (state.isBot === true) requireFeature(state, "userGroupBotsAllowed", `${what} by a bot`);
 }
 
-/** User-group membership. Bots may call these only from feature level 496. */
+/** The server's words for a refused group change (`BAD_REQUEST`, like the group's other refusals). */
+const INSUFFICIENT = "Insufficient permission";
+
+/** User groups: listing, and membership (bots may change members only from feature level 496). */
 export function userGroupsApi(ctx: ResourceContext) {
   return {
-    /** Add or remove members and subgroups (POST /user_groups/{id}/members). */
+    /**
+     * Every user group of the organization, system groups (`role:…`) included (GET /user_groups).
+     * `members` are direct members; `direct_subgroup_ids` name the subgroups.
+     */
+    list: (params: { include_deactivated_groups?: boolean } = {}, options: CallOptions = {}) =>
+      ctx.call("GET", "/user_groups", params, options, Groups),
+
+    /**
+     * Add or remove members and subgroups (POST /user_groups/{id}/members). Refused for want of
+     * permission, it throws {@link GroupPermissionError}, which says what an administrator can change.
+     */
     async updateMembers(
       user_group_id: number,
       params: UpdateMembersParams,
@@ -98,7 +113,24 @@ export function userGroupsApi(ctx: ResourceContext) {
           `${what} with add_subgroups/delete_subgroups`,
         );
       }
-      return ctx.call("POST", path`/user_groups/${user_group_id}/members`, params, options);
+      try {
+        return await ctx.call("POST", path`/user_groups/${user_group_id}/members`, params, options);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 400 && err.msg === INSUFFICIENT) {
+          const change = (params.add?.length ?? 0) > 0 ? "add" : "remove";
+          const { status, code, msg, endpoint, data } = err;
+          throw new GroupPermissionError({
+            status,
+            code,
+            msg,
+            endpoint,
+            data,
+            groupId: user_group_id,
+            change,
+          });
+        }
+        throw err;
+      }
     },
 
     /** Add or remove subgroups (POST /user_groups/{id}/subgroups, feature level 127). */

@@ -67,13 +67,23 @@ export function isFlag(schema: z.ZodType): boolean {
 const TRUE = new Set(["true", "yes", "on", "1"]);
 const FALSE = new Set(["false", "no", "off", "0"]);
 
-/** A typed word as the input its schema expects. */
+/** Plain decimal notation: `42`, `-7`, `1.5`, `.5`; no hex, octal, binary, exponent or `Infinity`. */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)$/;
+const INTEGER = /^[+-]?\d+$/;
+
+/** Whether a word is a number in a notation arguments do not take (`0x10`, `1e3`, `Infinity`). */
+export function isOtherNumberNotation(word: string): boolean {
+  return !DECIMAL.test(word) && word.trim() !== "" && !Number.isNaN(Number(word));
+}
+
+/**
+ * A typed word as the input its schema expects. Numbers are read exactly as written in decimal
+ * digits (a bigint keeps every digit); any other word stays a string for the schema to refuse.
+ */
 export function inputFor(schema: z.ZodType, word: string): unknown {
   const type = typeOf(schema);
-  if (type === "number" || type === "bigint") {
-    const n = Number(word);
-    return word.trim() !== "" && Number.isFinite(n) ? (type === "bigint" ? BigInt(Math.trunc(n)) : n) : word;
-  }
+  if (type === "number") return DECIMAL.test(word) ? Number(word) : word;
+  if (type === "bigint") return INTEGER.test(word) ? BigInt(word) : word;
   if (type === "boolean") {
     const lower = word.toLowerCase();
     return TRUE.has(lower) ? true : FALSE.has(lower) ? false : word;

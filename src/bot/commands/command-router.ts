@@ -19,7 +19,8 @@ import {
   type NextFunction,
 } from "../../pipeline/composer.ts";
 import type { BotContext } from "../../pipeline/context.ts";
-import { type ArgShape, type Command, type CommandOptions, checkCommand } from "./command-spec.ts";
+import { BotSetupError } from "../setup-error.ts";
+import { type ArgShape, type Command, type CommandOptions, checkCommand, fullName } from "./command-spec.ts";
 import {
   type CommandDescription,
   describeCommand,
@@ -41,12 +42,9 @@ type Ctx = BotContext<unknown> & Record<string, unknown>;
 export class CommandRouter {
   readonly #commands: Command[] = [];
   readonly #byName = new Map<string, Command>();
-  /** Messages no handler took after the router passed them on (marked by the last middleware). */
-  readonly #untaken = new WeakSet<object>();
   readonly #prefix: string;
   /** The generated `help`, until the bot declares its own. */
   #help: Command | undefined;
-  #sealed = false;
   #warnedGroups = false;
 
   constructor(
@@ -63,14 +61,28 @@ export class CommandRouter {
     return this.#commands;
   }
 
-  /** Whether any command checks roles or groups (the bot then keeps users / groups current). */
+  /**
+   * Whether any command checks roles or groups: the bot then keeps the users / groups caches
+   * current (each costs a fetch of every user / group at each registration).
+   */
   get needs(): { users: boolean; groups: boolean } {
-    const allows = this.#commands.map((c) => c.allow);
-    return { users: true, groups: allows.some((a) => a?.groups !== undefined) };
+    const allows = this.#commands.flatMap((c) => [c, ...c.subcommands]).map((c) => c.allow);
+    return {
+      users: allows.some((a) => a?.role !== undefined),
+      groups: allows.some((a) => a?.groups !== undefined),
+    };
   }
 
-  /** `bot.command(name, options, handler)`; a declared `help` replaces the generated one. */
+  /**
+   * `bot.command(name, options, handler)`; a declared `help` replaces the generated one. A name of
+   * two words (`"standup skip"`) declares a subcommand of a command declared before it.
+   */
   add(name: unknown, options: CommandOptions<never, ArgShape, ArgShape>, handler: unknown): void {
+    const words = typeof name === "string" ? name.trim().split(/\s+/) : [];
+    if (words.length > 1) {
+      this.#addSubcommand(name as string, words, options, handler);
+      return;
+    }
     if (this.#help && String(name).toLowerCase() === "help") {
       this.#remove(this.#help);
       this.#help = undefined;
@@ -86,6 +98,24 @@ export class CommandRouter {
     return usageOf(c, this.#prefix);
   }
 
+  #addSubcommand(
+    name: string,
+    words: string[],
+    options: CommandOptions<never, ArgShape, ArgShape>,
+    handler: unknown,
+  ): void {
+    const where = `bot.command(${JSON.stringify(name)})`;
+    if (words.length > 2)
+      throw new BotSetupError(`${where}: subcommands go one level deep: "command subcommand".`);
+    const parent = this.#byName.get(words[0]!.toLowerCase());
+    if (parent === undefined || parent === this.#help)
+      throw new BotSetupError(
+        `${where}: declare the command "${words[0]}" (its handler runs for a bare "${words[0]}") before its subcommands.`,
+      );
+    const taken = new Set(parent.subcommands.flatMap((c) => [c.name, ...c.aliases]));
+    parent.subcommands.push(checkCommand(words[1], options, handler, taken, parent));
+  }
+
   #add(c: Command): void {
     this.#commands.push(c);
     for (const n of [c.name, ...c.aliases]) this.#byName.set(n, c);
@@ -98,14 +128,6 @@ export class CommandRouter {
 
   /** The middleware, placed where the bot declared its first command. */
   readonly middleware: Middleware<BotContext<unknown>> = (ctx, next) => {
-    if (!this.#sealed) {
-      // Setup is over once events flow: the last middleware marks what nothing took.
-      this.#sealed = true;
-      this.composer.use((c, n) => {
-        this.#untaken.add(c);
-        return n();
-      });
-    }
     // An event that failed its schema is not read as a command.
     if (ctx.event.type !== "message" || ctx.eventIssue !== undefined) return next();
     const call = this.#invocation(ctx);
@@ -132,17 +154,23 @@ export class CommandRouter {
     return { word, line, via: via === "direct" || via === "mention" ? via : "prefix" };
   }
 
-  async #run(command: Command, ctx: Ctx, call: Invocation): Promise<void> {
+  async #run(parent: Command, ctx: Ctx, word: Invocation): Promise<void> {
+    // A first word naming a subcommand picks it; otherwise the line is the command's own.
+    const [, first = "", after = ""] = /^(\S+)\s*([\s\S]*)$/.exec(word.line) ?? [];
+    const sub = subcommandOf(parent, first);
+    const command = sub ?? parent;
+    const call = sub ? { ...word, word: `${word.word} ${first}`, line: after } : word;
+    const name = fullName(command);
     const parsed = parseArguments(command, call.line);
     ctx.args = parsed.ok ? parsed.args : {};
     ctx.options = parsed.ok ? parsed.options : {};
-    ctx.command = { name: command.name, invokedAs: call.word };
+    ctx.command = { name, invokedAs: call.word };
     if (!(await this.#allowed(command, ctx))) {
-      await ctx.reply(`Sorry, only ${whoMay(command)} may run \`${this.#prefix}${command.name}\`.`);
+      await ctx.reply(`Sorry, only ${whoMay(command)} may run \`${this.#prefix}${name}\`.`);
       return;
     }
     if (!parsed.ok) {
-      const help = this.#help ? ` (\`${this.#prefix}help ${command.name}\` for more)` : "";
+      const help = this.#help ? ` (\`${this.#prefix}help ${name}\` for more)` : "";
       const problems = parsed.problems.join("; ");
       // A sentence ends once: a problem ending in "?" ("did you mean …?") takes no period.
       const end = /[.?!]$/.test(problems) ? "" : ".";
@@ -181,9 +209,9 @@ export class CommandRouter {
    */
   #unknown(ctx: BotContext<unknown>, next: NextFunction, call: Invocation): unknown {
     const rest = next();
-    if (finishedSynchronously(rest))
-      return this.#untaken.has(ctx) ? this.#answerUnknown(ctx, call) : undefined;
-    return rest.then(() => (this.#untaken.has(ctx) ? this.#answerUnknown(ctx, call) : undefined));
+    const untaken = () => this.composer.passedThrough(ctx);
+    if (finishedSynchronously(rest)) return untaken() ? this.#answerUnknown(ctx, call) : undefined;
+    return rest.then(() => (untaken() ? this.#answerUnknown(ctx, call) : undefined));
   }
 
   async #answerUnknown(ctx: BotContext<unknown>, call: Invocation): Promise<void> {
@@ -199,18 +227,37 @@ export class CommandRouter {
     );
   }
 
-  /** The text of the generated help. */
-  helpText(topic: string | undefined): string {
+  /** The text of the generated help: the list, a command's, or a subcommand's. */
+  helpText(topic: string | undefined, subtopic?: string): string {
     if (topic === undefined) return helpList(this.#commands, this.#prefix);
     const c = this.#byName.get(topic.toLowerCase().replace(this.#prefix, ""));
-    if (c) return helpFor(c, this.#prefix);
+    if (c && subtopic === undefined) return helpFor(c, this.#prefix);
+    const sub = c && subcommandOf(c, subtopic!);
+    if (sub) return helpFor(sub, this.#prefix);
+    if (c) {
+      const hint = suggest(
+        subtopic!,
+        c.subcommands.map((s) => s.name),
+      );
+      return `\`${c.name}\` has no subcommand \`${subtopic}\`.${hint ? ` Did you mean \`${c.name} ${hint}\`?` : ""}\n\n${helpFor(c, this.#prefix)}`;
+    }
     const hint = suggest(topic, this.#byName.keys());
     return `There is no command \`${topic}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}\n\n${helpList(this.#commands, this.#prefix)}`;
   }
 }
 
+/** The subcommand of `c` named (or aliased) `word`, case-insensitively. */
+function subcommandOf(c: Command, word: string): Command | undefined {
+  if (c.subcommands.length === 0 || word === "") return undefined;
+  const lower = word.toLowerCase();
+  return c.subcommands.find((s) => s.name === lower || s.aliases.includes(lower));
+}
+
 // One schema for every bot's generated help (zod schemas are immutable; a few KB each).
-const helpArgs: Command["args"] = [["command", z.string().optional().describe("a command's name")]];
+const helpArgs: Command["args"] = [
+  ["command", z.string().optional().describe("a command's name")],
+  ["subcommand", z.string().optional().describe("one of its subcommands")],
+];
 
 function generatedHelp(router: CommandRouter): Command {
   return {
@@ -222,7 +269,9 @@ function generatedHelp(router: CommandRouter): Command {
     options: [],
     examples: [],
     allow: undefined,
-    handler: ((ctx: BotContext<unknown> & { args: { command?: string } }) =>
-      ctx.reply(router.helpText(ctx.args.command))) as never,
+    handler: ((ctx: BotContext<unknown> & { args: { command?: string; subcommand?: string } }) =>
+      ctx.reply(router.helpText(ctx.args.command, ctx.args.subcommand))) as never,
+    parent: undefined,
+    subcommands: [],
   };
 }

@@ -78,20 +78,31 @@ export interface Command {
   examples: string[];
   allow: Exclude<Permission<never>, RoleName> | undefined;
   handler: (ctx: never) => unknown;
+  /** The parent's name, for a subcommand (`standup` for `standup skip`). */
+  parent: string | undefined;
+  /** A command's subcommands, in declaration order; a subcommand has none. */
+  subcommands: Command[];
 }
+
+/** A command's full name: `standup skip` for a subcommand. */
+export const fullName = (c: Command): string => (c.parent ? `${c.parent} ${c.name}` : c.name);
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 const KEYS = ["description", "args", "rest", "options", "aliases", "examples", "allow"];
 const ALLOW_KEYS = ["role", "groups", "when", "who"];
 
-/** Check a `bot.command()` call and make its {@link Command}; `taken` are the names in use. */
+/**
+ * Check a `bot.command()` call and make its {@link Command}; `taken` are the names in use (among
+ * the commands, or among the parent's subcommands for a subcommand of `parent`).
+ */
 export function checkCommand(
   name: unknown,
   options: CommandOptions<never, ArgShape, ArgShape>,
   handler: unknown,
   taken: ReadonlySet<string>,
+  parent?: Command,
 ): Command {
-  const where = `bot.command(${JSON.stringify(name)})`;
+  const where = `bot.command(${JSON.stringify(parent ? `${parent.name} ${String(name)}` : name)})`;
   const fail = (message: string) => new BotSetupError(`${where}: ${message}`);
   const checkName = (n: unknown, what: string): string => {
     if (typeof n !== "string" || !NAME.test(n.toLowerCase()))
@@ -139,8 +150,11 @@ export function checkCommand(
     rest: options.rest === true,
     options: opts,
     examples: [...(options.examples ?? [])],
-    allow: checkAllow(options.allow, fail),
+    // A subcommand without its own `allow` is the parent's to run.
+    allow: options.allow === undefined && parent ? parent.allow : checkAllow(options.allow, fail),
     handler: handler as Command["handler"],
+    parent: parent?.name,
+    subcommands: [],
   };
 }
 

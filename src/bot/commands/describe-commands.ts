@@ -6,7 +6,7 @@
 import type { z } from "zod";
 import { ROLE_NAMES, Role, type RoleName } from "../../effects/users/roles.ts";
 import { choicesOf, descriptionOf, isFlag, isOptional, typeOf } from "./arg-schema.ts";
-import type { Command } from "./command-spec.ts";
+import { type Command, fullName } from "./command-spec.ts";
 
 /** One argument or option of {@link CommandDescription}. */
 export interface ArgumentDescription {
@@ -50,7 +50,7 @@ export function usageOf(c: Command, prefix = ""): string {
   const options = c.options.map(([name, schema]) =>
     isFlag(schema) ? `[--${name}]` : `[--${name} <${typeOf(schema)}>]`,
   );
-  return [`${prefix}${c.name}`, ...args, ...options].join(" ");
+  return [`${prefix}${fullName(c)}`, ...args, ...options].join(" ");
 }
 
 /** Who may run `c`, in words: "moderators, administrators and owners or members of support". */
@@ -65,12 +65,15 @@ export function whoMay(c: Command): string | undefined {
   return parts.join(" or ");
 }
 
-/** The generated `help`: one line per command. */
+/** One line of a list: `* \`usage\`: description (who may run it)`. */
+function listLine(c: Command, prefix: string): string {
+  const who = whoMay(c);
+  return `* \`${usageOf(c, prefix)}\`${c.description ? `: ${c.description}` : ""}${who ? ` (${who})` : ""}`;
+}
+
+/** The generated `help`: one line per command, and one per subcommand after its command. */
 export function helpList(commands: readonly Command[], prefix: string): string {
-  const lines = commands.map((c) => {
-    const who = whoMay(c);
-    return `* \`${usageOf(c, prefix)}\`${c.description ? `: ${c.description}` : ""}${who ? ` (${who})` : ""}`;
-  });
+  const lines = commands.flatMap((c) => [c, ...c.subcommands]).map((c) => listLine(c, prefix));
   return [`Commands (say \`${prefix}help <command>\` for one in detail):`, ...lines].join("\n");
 }
 
@@ -84,13 +87,14 @@ export function helpFor(c: Command, prefix: string): string {
   };
   const who = whoMay(c);
   return [
-    `**${prefix}${c.name}**${c.description ? `: ${c.description}` : ""}`,
+    `**${prefix}${fullName(c)}**${c.description ? `: ${c.description}` : ""}`,
     `Usage: \`${usageOf(c, prefix)}\``,
     ...(c.aliases.length > 0 ? [`Also: ${c.aliases.map((a) => `\`${a}\``).join(", ")}`] : []),
     ...(c.args.length > 0 ? ["Arguments:", ...c.args.map((a) => line(a, false))] : []),
     ...(c.options.length > 0 ? ["Options:", ...c.options.map((o) => line(o, true))] : []),
     ...(c.examples.length > 0 ? [`Examples: ${c.examples.map((e) => `\`${prefix}${e}\``).join(", ")}`] : []),
     ...(who ? [`Who may run it: ${who}.`] : []),
+    ...(c.subcommands.length > 0 ? ["Subcommands:", ...c.subcommands.map((s) => listLine(s, prefix))] : []),
   ].join("\n");
 }
 
@@ -125,6 +129,6 @@ export function describeCommand(c: Command): CommandDescription {
           ...(a.when ? { custom: a.who ?? "decided by the bot" } : {}),
         }
       : null,
-    subcommands: [],
+    subcommands: c.subcommands.map(describeCommand),
   };
 }

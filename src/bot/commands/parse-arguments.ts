@@ -5,8 +5,8 @@
  */
 import type { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
-import { choicesOf, inputFor, isFlag, isOptional, typeOf } from "./arg-schema.ts";
-import type { Command } from "./command-spec.ts";
+import { choicesOf, inputFor, isFlag, isOptional, isOtherNumberNotation, typeOf } from "./arg-schema.ts";
+import { type Command, fullName } from "./command-spec.ts";
 
 export type Parsed =
   | { ok: true; args: Record<string, unknown>; options: Record<string, unknown> }
@@ -86,9 +86,11 @@ export function parseArguments(command: Command, line: string): Parsed {
     }
     if (raw.length >= command.args.length) {
       problems.push(
-        command.args.length === 0
-          ? `"${command.name}" takes no arguments; got "${word.value}"`
-          : `unexpected "${word.value}" after the last argument`,
+        command.subcommands.length > 0 && raw.length === 0
+          ? unknownSubcommand(command, word.value)
+          : command.args.length === 0
+            ? `"${fullName(command)}" takes no arguments; got "${word.value}"`
+            : `unexpected "${word.value}" after the last argument`,
       );
       break;
     }
@@ -125,11 +127,24 @@ function explain(schema: z.ZodType, error: z.ZodError, typed: string | undefined
   if (issue?.code === "invalid_type") {
     const type = typeOf(schema);
     const article = /^[aeiou]/.test(type) ? "an" : "a";
-    return `expected ${type === "boolean" ? "yes or no" : `${article} ${type}`}, got ${shown}`;
+    const whole = type === "bigint" || (issue as { expected?: string }).expected === "int";
+    const wanted = type === "boolean" ? "yes or no" : whole ? "a whole number" : `${article} ${type}`;
+    const notation =
+      (type === "number" || type === "bigint") && isOtherNumberNotation(typed)
+        ? ` (write it in plain decimal digits${type === "number" ? ", e.g. 16 or 1.5" : ", e.g. 16"})`
+        : "";
+    return `expected ${wanted}, got ${shown}${notation}`;
   }
   if (issue?.code === "invalid_value") {
     const choices = choicesOf(schema);
     if (choices) return `expected one of ${choices.join(", ")}, got ${shown}`;
   }
   return `${issue?.message ?? "invalid"} (got ${shown})`;
+}
+
+/** What to say of a word where a subcommand was expected. */
+function unknownSubcommand(command: Command, word: string): string {
+  const names = command.subcommands.map((s) => s.name);
+  const hint = suggest(word, names);
+  return `"${command.name}" has no subcommand "${word}"${hint ? `; did you mean "${command.name} ${hint}"?` : `; its subcommands: ${names.join(", ")}`}`;
 }

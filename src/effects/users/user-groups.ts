@@ -25,6 +25,19 @@ interface Group {
 export interface GroupMembership {
   /** Whether the user is in the group (by name, case-insensitive, or id), directly or through a subgroup. */
   has(group: string | number, userId: number): boolean;
+  /**
+   * The members of a group (by name, case-insensitive, or id), its subgroups' members included:
+   * user ids, ascending, for `ctx.send({ type: "direct", to: … })` or `ctx.users.get(id)`.
+   * `undefined` when no such group is known; none for a deactivated group.
+   *
+   * @example
+   * ```ts
+   * for (const id of ctx.groups.members("standup") ?? []) await ctx.send({ type: "direct", to: [id], content: "Standup time!" });
+   * ```
+   */
+  members(group: string | number): number[] | undefined;
+  /** A group's id, by name (case-insensitive) or id; `undefined` when no such group is known. */
+  idOf(group: string | number): number | undefined;
   /** Whether the groups are known: the bot's queue fetched them (it receives `user_group` events). */
   readonly seeded: boolean;
 }
@@ -32,6 +45,12 @@ export interface GroupMembership {
 export class UserGroups implements GroupMembership {
   readonly #byId = new Map<number, Group>();
   #seeded = false;
+  readonly #tracked: (() => boolean) | undefined;
+
+  /** `tracked` says whether the queue receives `user_group` events (and logs how to fix it once). */
+  constructor(tracked?: () => boolean) {
+    this.#tracked = tracked;
+  }
 
   /** Whether the groups are known (a registration brought them). */
   get seeded(): boolean {
@@ -98,6 +117,23 @@ export class UserGroups implements GroupMembership {
   has(group: string | number, userId: number): boolean {
     const id = this.idOf(group);
     return id !== undefined && this.#contains(id, userId, new Set());
+  }
+
+  members(group: string | number): number[] | undefined {
+    if (!this.#seeded) this.#tracked?.();
+    const id = this.idOf(group);
+    if (id === undefined) return undefined;
+    const out = new Set<number>();
+    this.#collect(id, out, new Set());
+    return [...out].sort((a, b) => a - b);
+  }
+
+  #collect(id: number, out: Set<number>, seen: Set<number>): void {
+    const g = this.#byId.get(id);
+    if (!g || g.deactivated || seen.has(id)) return;
+    seen.add(id);
+    for (const m of g.members) out.add(m);
+    for (const sub of g.subgroups) this.#collect(sub, out, seen);
   }
 
   #contains(id: number, userId: number, seen: Set<number>): boolean {

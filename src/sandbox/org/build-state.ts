@@ -54,6 +54,7 @@ export function buildState(org: Org, nowMs: number): SandboxData {
     email_address_visibility: visibility[org.realm.email_address_visibility],
     empty_topic_display_name: org.realm.empty_topic_display_name,
     feature_level: org.realm.feature_level ?? SANDBOX_FEATURE_LEVEL,
+    can_manage_all_groups: org.realm.can_manage_all_groups,
     allow_edit_history: org.realm.allow_edit_history,
     profile_field_editing_allowed: org.realm.profile_field_editing_allowed,
     date_created: now,
@@ -177,6 +178,15 @@ export function buildState(org: Org, nowMs: number): SandboxData {
   org.user_groups.forEach((g, i) => {
     groups[i]!.members = g.members.map((e) => byEmail(e)!.user_id);
     groups[i]!.subgroups = g.subgroups.map((s) => groups.find((x) => x.name === s)!.id);
+    const setting = (names: string[]) => ({
+      direct_members: names.filter((n) => byEmail(n)).map((e) => byEmail(e)!.user_id),
+      direct_subgroups: names
+        .filter((n) => !byEmail(n))
+        .map((n) => [...data.userGroups, ...groups].find((x) => x.name === n)!.id),
+    });
+    groups[i]!.can_manage_group = setting(g.can_manage_group);
+    groups[i]!.can_add_members_group = setting(g.can_add_members_group);
+    groups[i]!.can_remove_members_group = setting(g.can_remove_members_group);
   });
   data.userGroups.push(...groups);
   for (const p of org.playgrounds) data.playgrounds.push({ id: nextId(data, "playground"), ...p });

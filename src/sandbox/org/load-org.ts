@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { BothostError } from "../../errors/bothost-error.ts";
+import { SYSTEM_GROUPS } from "./build-state.ts";
 import { defaultOrg } from "./default-org.ts";
 import { Org, type OrgInput } from "./schema.ts";
 
@@ -168,6 +169,12 @@ function crossCheck(org: Org): Issue[] {
     g.subgroups.forEach((s, j) => {
       if (!groups.has(s)) note(["user_groups", i, "subgroups", j], `no user group named "${s}"`);
     });
+    for (const key of ["can_manage_group", "can_add_members_group", "can_remove_members_group"] as const) {
+      g[key].forEach((n, j) => {
+        if (!knownEmail(n) && !groups.has(n) && !SYSTEM_GROUPS.some((sg) => sg.name === n))
+          note(["user_groups", i, key, j], `no user, bot or user group "${n}"`);
+      });
+    }
   });
   const fields = new Map(org.custom_profile_fields.map((f) => [f.name, f]));
   org.users.forEach((u, i) => {

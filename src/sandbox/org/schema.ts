@@ -74,6 +74,13 @@ export const OrgUserGroup = z.strictObject({
   members: z.array(email).default([]),
   /** Names of other groups declared in this file. */
   subgroups: z.array(z.string()).default([]),
+  /**
+   * Who may administer the group, add members, remove members: emails and group names (a system
+   * group such as `role:moderators` too). Unset: nobody besides the realm's `can_manage_all_groups`.
+   */
+  can_manage_group: z.array(z.string()).default([]),
+  can_add_members_group: z.array(z.string()).default([]),
+  can_remove_members_group: z.array(z.string()).default([]),
 });
 
 export const OrgProfileField = z.strictObject({
@@ -102,6 +109,10 @@ export const OrgRealm = z.strictObject({
   email_address_visibility: visibility.default("everyone"),
   empty_topic_display_name: z.string().min(1).default("general chat"),
   feature_level: z.number().int().min(1).optional(),
+  /** The system group whose members may administer every user group (add and remove members). */
+  can_manage_all_groups: z
+    .enum(["role:owners", "role:administrators", "role:moderators", "role:members", "role:nobody"])
+    .default("role:administrators"),
   allow_edit_history: z.boolean().default(true),
   profile_field_editing_allowed: z.boolean().default(true),
   default_language: z.string().default("en"),

@@ -3,7 +3,7 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToAll } from "../queues/delivery.ts";
-import type { UserGroupRecord } from "../state/data.ts";
+import type { GroupSettingRecord, UserGroupRecord } from "../state/data.ts";
 import { groupMemberIds, userById, userGroupView } from "../state/users.ts";
 
 const BOTS_ALLOWED_FL = 496;
@@ -14,15 +14,48 @@ function groupOf(ctx: AuthedContext): UserGroupRecord {
   return group;
 }
 
-function groupForUpdate(ctx: AuthedContext): UserGroupRecord {
+/** Group permissions by setting, the server's way from feature level 305 (before: members and moderators). */
+const SETTINGS_FL = 305;
+
+type Setting = "can_manage_group" | "can_add_members_group" | "can_remove_members_group";
+
+/**
+ * The group `ctx` names, if its user may change it through `setting`: members of the realm's
+ * `can_manage_all_groups`, of the group's `can_manage_group`, or of `setting`. A guest may only
+ * leave. Refused as the server refuses: 400 "Insufficient permission".
+ */
+function groupForUpdate(ctx: AuthedContext, setting: Setting, self = false): UserGroupRecord {
   const { core, user } = ctx;
-  if (user.is_bot && core.data.realm.feature_level < BOTS_ALLOWED_FL) {
+  const data = core.data;
+  if (user.is_bot && data.realm.feature_level < BOTS_ALLOWED_FL) {
     throw badRequest("This endpoint does not accept bot requests.");
   }
   const group = groupOf(ctx);
   if (group.is_system_group) throw badRequest("Insufficient permission");
-  if (user.role > 300 && !group.members.includes(user.user_id)) throw badRequest("Insufficient permission");
+  if (data.realm.feature_level < SETTINGS_FL) {
+    if (user.role > 300 && !group.members.includes(user.user_id)) throw badRequest("Insufficient permission");
+    return group;
+  }
+  if (self && setting === "can_remove_members_group") return group; // can_leave_group: everyone
+  if (user.role === 600) throw badRequest("Insufficient permission");
+  const manageAll = data.userGroups.find(
+    (g) => g.is_system_group && g.name === (data.realm.can_manage_all_groups ?? "role:administrators"),
+  );
+  const allowed =
+    (manageAll !== undefined && groupMemberIds(data, manageAll.id).has(user.user_id)) ||
+    inSetting(core, group.can_manage_group, user.user_id) ||
+    (setting !== "can_manage_group" && inSetting(core, group[setting], user.user_id));
+  if (!allowed) throw badRequest("Insufficient permission");
   return group;
+}
+
+function inSetting(core: SandboxCore, value: GroupSettingRecord | undefined, userId: number): boolean {
+  if (value === undefined) return false;
+  if (typeof value === "number") return groupMemberIds(core.data, value).has(userId);
+  return (
+    value.direct_members.includes(userId) ||
+    value.direct_subgroups.some((g) => groupMemberIds(core.data, g).has(userId))
+  );
 }
 
 function emitGroup(core: SandboxCore, event: Record<string, unknown>): void {
@@ -97,7 +130,13 @@ export const userGroupRoutes = [
       const remove = ctx.params.intList("delete") ?? [];
       const addSub = ctx.params.intList("add_subgroups") ?? [];
       const removeSub = ctx.params.intList("delete_subgroups") ?? [];
-      const group = groupForUpdate(ctx);
+      const self = (ids: number[]) => ids.length === 1 && ids[0] === ctx.user.user_id;
+      // Each change is checked against its own setting, as the server does, before any is made.
+      const group = groupOf(ctx);
+      if (add.length > 0) groupForUpdate(ctx, "can_add_members_group", self(add));
+      if (remove.length > 0) groupForUpdate(ctx, "can_remove_members_group", self(remove));
+      if (addSub.length > 0 || removeSub.length > 0 || add.length + remove.length === 0)
+        groupForUpdate(ctx, "can_manage_group");
       changeMembers(ctx, group, add, remove);
       changeSubgroups(ctx, group, addSub, removeSub);
       return {};
@@ -108,7 +147,7 @@ export const userGroupRoutes = [
     POST: endpoint((ctx) => {
       const add = ctx.params.intList("add") ?? [];
       const remove = ctx.params.intList("delete") ?? [];
-      const group = groupForUpdate(ctx);
+      const group = groupForUpdate(ctx, "can_manage_group");
       changeSubgroups(ctx, group, add, remove);
       return {};
     }),

@@ -113,6 +113,9 @@ export interface DirectGroupRecord {
   user_ids: number[];
 }
 
+/** A group-setting value: a group's id, or users and groups named directly. */
+export type GroupSettingRecord = number | { direct_members: number[]; direct_subgroups: number[] };
+
 export interface UserGroupRecord {
   id: number;
   name: string;
@@ -121,6 +124,12 @@ export interface UserGroupRecord {
   subgroups: number[];
   is_system_group: boolean;
   deactivated: boolean;
+  /** Who may administer the group (members and subgroups included); unset: nobody named. */
+  can_manage_group?: GroupSettingRecord;
+  /** Who may add members to it; unset: nobody named. */
+  can_add_members_group?: GroupSettingRecord;
+  /** Who may remove members from it; unset: nobody named. */
+  can_remove_members_group?: GroupSettingRecord;
 }
 
 /** Custom profile field types, in the order of the server's numeric type ids (1-based). */
@@ -208,6 +217,8 @@ export interface RealmRecord {
   email_address_visibility: 1 | 2 | 3 | 4 | 5;
   empty_topic_display_name: string;
   feature_level: number;
+  /** The system group whose members may administer every user group (default `role:administrators`). */
+  can_manage_all_groups?: string;
   allow_edit_history: boolean;
   /** Whether users may edit their own custom profile fields at all. */
   profile_field_editing_allowed: boolean;

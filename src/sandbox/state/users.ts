@@ -148,6 +148,8 @@ export function groupMemberIds(data: SandboxData, groupId: number, seen = new Se
   return out;
 }
 
+const NOBODY = { direct_members: [], direct_subgroups: [] };
+
 export function userGroupView(data: SandboxData, g: UserGroupRecord) {
   return {
     id: g.id,
@@ -159,6 +161,13 @@ export function userGroupView(data: SandboxData, g: UserGroupRecord) {
     deactivated: g.deactivated,
     date_created: data.realm.date_created,
     creator_id: null,
+    ...(g.is_system_group
+      ? {}
+      : {
+          can_manage_group: g.can_manage_group ?? NOBODY,
+          can_add_members_group: g.can_add_members_group ?? NOBODY,
+          can_remove_members_group: g.can_remove_members_group ?? NOBODY,
+        }),
   };
 }
 

@@ -146,7 +146,7 @@ describe("ctx.snippets", () => {
       state: new KV(new MemoryStore()),
     });
     expect(() => handle.api.track("snipets" as never)).toThrow(
-      new BotSetupError('bot.track("snipets"): unknown helper; use "snippets", "users", "typing".'),
+      new BotSetupError('bot.track("snipets"): unknown helper; use "snippets", "users", "typing", "groups".'),
     );
     handle.api.track("users", "typing");
     expect([...handle.handledTypes]).toEqual(["realm_user", "typing"]);

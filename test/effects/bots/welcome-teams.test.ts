@@ -1,0 +1,174 @@
+/**
+ * The welcome bot's team question (bots/welcome/teams.ts) against the sandbox over HTTP: a new
+ * member is greeted, asked which team they join, and added to that team's user group; when the bot
+ * may not change the group, the administrators are told what to change.
+ * It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import welcome from "../../../bots/welcome.ts";
+import { createClient } from "../../../src/api/create-client.ts";
+import { startBots } from "../../support/bot-daemon.ts";
+import { useSandbox } from "../../support/sandbox-fixture.ts";
+
+const BOT = "welcome-bot@sandbox.example";
+const OWNER = "owner@sandbox.example";
+const ADMIN = "admin@sandbox.example";
+const LEAD = "lead@sandbox.example";
+
+const world = useSandbox({
+  org: {
+    realm: { name: "Sandbox", host: "sandbox.example" },
+    users: [
+      { email: OWNER, full_name: "Olive Owner", role: "owner" },
+      { email: ADMIN, full_name: "Ada Admin", role: "admin" },
+      { email: LEAD, full_name: "Lee Lead" },
+    ],
+    bots: [{ email: BOT, full_name: "Welcome", type: "generic", owner: OWNER }],
+    channels: [{ name: "general", subscribers: [OWNER, ADMIN, LEAD, BOT], is_default: true }],
+    user_groups: [
+      { name: "backend", members: [LEAD], can_add_members_group: [BOT] },
+      { name: "design", members: [] },
+    ],
+  },
+});
+
+const TEAMS = [
+  { name: "Backend", group: "backend" },
+  { name: "Design", group: "design" },
+  { name: "Ops", group: "ops" },
+];
+const start = (settings: Record<string, unknown> = {}, stateDir?: string) =>
+  startBots(
+    world.sandbox,
+    {
+      welcome: {
+        email: BOT,
+        definition: welcome,
+        settings: { fallback: "Hi {{name}}!", teams: TEAMS, ...settings },
+      },
+    },
+    stateDir ? { stateDir } : {},
+  ).then((running) => world.stopAfter(running));
+
+/** The bot's direct messages whose recipients are exactly `emails` (and the bot). */
+const dmsTo = (...emails: string[]) => {
+  const ids = [...emails.map((e) => world.idOf(e)), world.idOf(BOT)].sort((a, b) => a - b);
+  return world
+    .messagesFrom(BOT)
+    .filter(
+      (m) =>
+        m.type === "private" &&
+        JSON.stringify([...(m.dm_user_ids as number[])].sort((a, b) => a - b)) === JSON.stringify(ids),
+    )
+    .map((m) => m.content as string);
+};
+const say = (email: string, content: string) =>
+  world.sandbox.control.sendAs(email, { type: "direct", to: [BOT], content });
+/** A group's members' emails, as the server lists them (GET /user_groups as the owner). */
+const membersOf = async (name: string) => {
+  const owner = createClient({
+    url: world.sandbox.url,
+    email: OWNER,
+    apiKey: world.sandbox.control.apiKeyOf(OWNER),
+  });
+  const group = (await owner.userGroups.list()).user_groups.find((g) => g.name === name)!;
+  return world.sandbox.control
+    .users()
+    .filter((u) => group.members.includes(u.user_id))
+    .map((u) => u.email)
+    .sort();
+};
+const QUESTION = "Which team do you join? **Backend**, **Design**, **Ops** (answer with the name).";
+
+describe("the welcome bot's team question", () => {
+  it("asks a new member after the greeting and adds them to the group they answer", async () => {
+    await start();
+    const kim = world.sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+    await expect.poll(() => dmsTo(kim.email)).toEqual(["Hi Kim!", QUESTION]);
+    say(kim.email, "backend");
+    await expect
+      .poll(() => dmsTo(kim.email).at(-1))
+      .toBe("Welcome to Backend! You are now in the group @_*backend*.");
+    expect(await membersOf("backend")).toEqual([kim.email, LEAD].sort());
+    // Answered: a later message is no answer, and goes to the commands as usual.
+    say(kim.email, "design");
+    await expect.poll(() => dmsTo(kim.email).at(-1)).toMatch(/^I don't know the command `design`/);
+  });
+
+  it("asks again with ctx.prompt after an answer that names no team", async () => {
+    await start();
+    const lou = world.sandbox.control.createUser({ email: "lou@sandbox.example", full_name: "Lou" });
+    await expect.poll(() => dmsTo(lou.email)).toHaveLength(2);
+    say(lou.email, "marketing");
+    await expect.poll(() => dmsTo(lou.email).at(-1)).toBe(`I don't know the team "marketing". ${QUESTION}`);
+    say(lou.email, "**Backend**");
+    await expect.poll(() => dmsTo(lou.email).at(-1)).toMatch(/^Welcome to Backend!/);
+    expect(await membersOf("backend")).toContain(lou.email);
+  });
+
+  it("tells the member and every administrator and owner when it may not change the group", async () => {
+    await start();
+    const max = world.sandbox.control.createUser({ email: "max@sandbox.example", full_name: "Max" });
+    await expect.poll(() => dmsTo(max.email)).toHaveLength(2);
+    say(max.email, "Design");
+    await expect
+      .poll(() => dmsTo(max.email).at(-1))
+      .toBe("I may not add you to Design myself; I've asked an administrator to.");
+    const [note, ...more] = dmsTo(OWNER, ADMIN);
+    expect(more).toEqual([]);
+    expect(note).toContain(
+      `@_**Max|${max.user_id}** joins **Design**, but I may not add members to the user group "design"`,
+    );
+    expect(note).toContain('"Who can add members to this group" (can_add_members_group)');
+    expect(await membersOf("design")).toEqual([]);
+    // A team whose group does not exist: the administrators are told to create it.
+    say(max.email, "team ops");
+    await expect
+      .poll(() => dmsTo(max.email).at(-1))
+      .toBe("I can't find the group of Ops; I've told the administrators.");
+    expect(dmsTo(OWNER, ADMIN).at(-1)).toMatch(/user group "ops", which does not exist/);
+  });
+
+  it("tells the `notify` people instead, and takes `team <name>` from anyone", async () => {
+    await start({ notify: [LEAD] });
+    say(OWNER, "team design");
+    await expect
+      .poll(() => dmsTo(OWNER).at(-1))
+      .toBe("I may not add you to Design myself; I've asked an administrator to.");
+    expect(dmsTo(LEAD)).toEqual([expect.stringContaining("joins **Design**")]);
+    expect(dmsTo(OWNER, ADMIN)).toEqual([]);
+    say(ADMIN, "team Backend");
+    await expect.poll(() => dmsTo(ADMIN).at(-1)).toMatch(/^Welcome to Backend!/);
+    say(LEAD, "team backend");
+    await expect.poll(() => dmsTo(LEAD).at(-1)).toBe("You are in Backend already.");
+  });
+
+  it("takes the answer after a restart: the question waits in the bot's state", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
+    try {
+      const first = await start({}, stateDir);
+      const nia = world.sandbox.control.createUser({ email: "nia@sandbox.example", full_name: "Nia" });
+      await expect.poll(() => dmsTo(nia.email)).toHaveLength(2);
+      await first.stop();
+      await start({}, stateDir);
+      say(nia.email, "Backend");
+      await expect.poll(() => dmsTo(nia.email).at(-1)).toMatch(/^Welcome to Backend!/);
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a notify list that is no list of emails", () => {
+    const parse = (v: unknown) =>
+      (welcome.settings as { safeParse(v: unknown): { error?: { issues: unknown[] } } }).safeParse(v);
+    expect(parse({ fallback: "Hi", teams: TEAMS, notify: ["ops"] }).error?.issues).toMatchObject([
+      { path: ["notify", 0] },
+    ]);
+    expect(parse({ fallback: "Hi", teams: [{ name: "", group: "x" }] }).error?.issues).toMatchObject([
+      { path: ["teams", 0, "name"] },
+    ]);
+  });
+});
