@@ -78,7 +78,11 @@ describe("config.example.yaml", () => {
 
   it("loads with its retries block as written", async () => {
     const config = await loadConfig("config.example.yaml", {
-      env: { MODERATION_BOT_API_KEY: "fake-key-0040", ECHO_BOT_API_KEY: "fake-key-0041" },
+      env: {
+        MODERATION_BOT_API_KEY: "fake-key-0040",
+        STANDUP_BOT_API_KEY: "fake-key-0042",
+        ECHO_BOT_API_KEY: "fake-key-0041",
+      },
     });
     expect(config.bots.moderator!.retries).toEqual({
       attempts: 5,

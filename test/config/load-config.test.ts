@@ -205,9 +205,13 @@ describe("unreadable config files", () => {
 describe("config.example.yaml", () => {
   it("is a valid config once its keys are in the environment", async () => {
     const config = await loadConfig("config.example.yaml", {
-      env: { MODERATION_BOT_API_KEY: "fake-key-0040", ECHO_BOT_API_KEY: "fake-key-0041" },
+      env: {
+        MODERATION_BOT_API_KEY: "fake-key-0040",
+        STANDUP_BOT_API_KEY: "fake-key-0042",
+        ECHO_BOT_API_KEY: "fake-key-0041",
+      },
     });
-    expect(Object.keys(config.bots)).toEqual(["moderator", "echo"]);
+    expect(Object.keys(config.bots)).toEqual(["moderator", "standup", "echo"]);
     expect(config.bots.moderator).toMatchObject({
       concurrency: 8,
       handler_timeout: 30_000,
@@ -218,9 +222,13 @@ describe("config.example.yaml", () => {
 
   it("names only bots that ship, whose settings their modules accept", async () => {
     const { config, source } = await loadConfigWithSource("config.example.yaml", {
-      env: { MODERATION_BOT_API_KEY: "fake-key-0040", ECHO_BOT_API_KEY: "fake-key-0041" },
+      env: {
+        MODERATION_BOT_API_KEY: "fake-key-0040",
+        STANDUP_BOT_API_KEY: "fake-key-0042",
+        ECHO_BOT_API_KEY: "fake-key-0041",
+      },
     });
     const loaded = await loadBots(config, source);
-    expect(loaded.map((b) => b.name)).toEqual(["moderator", "echo"]);
+    expect(loaded.map((b) => b.name)).toEqual(["moderator", "standup", "echo"]);
   });
 });

@@ -171,7 +171,7 @@ export class DialogRuns {
    * start: the bot's handlers run on that message as if they had sent it (a command, say), and
    * its prompts ask them. `key` makes the start once-only: the same key starts nothing again.
    * The dialog is kept before it runs, so a crash runs it at the next start. Resolves false when
-   * a dialog of that key exists already.
+   * a dialog of that key exists already, or another one is under way with the person there.
    */
   async begin(userId: number, text: string, key: string): Promise<boolean> {
     const { contexts, dialogs } = this.#o;
@@ -204,12 +204,15 @@ export class DialogRuns {
         content_type: "text/x-markdown",
       },
     };
+    const conversation = conversationKey(event as unknown as ServerEvent);
+    // One dialog at a time per person and conversation: the one under way goes on.
+    if (dialogs.busy(conversation, userId, String(id))) return false;
     const record: DialogRecord = {
       v: 1,
       id: String(id),
       userId,
       userName: name,
-      conversation: conversationKey(event as unknown as ServerEvent),
+      conversation,
       where: "direct message",
       origin: event,
       startedAt: now,

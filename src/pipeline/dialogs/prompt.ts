@@ -35,8 +35,11 @@ export interface PromptOptions<T = string> {
   schema?: AnswerSchema<T>;
   /** Answers the schema may refuse, each asked again with the reason, before `PROMPT_INVALID`. Default 3. */
   tries?: number;
-  /** The word that ends the dialog (compared without case); `false`: none. Default `"cancel"`. */
-  cancel?: string | false;
+  /**
+   * The word that ends the dialog (compared without case), and what the bot then says; `false`:
+   * none. Default `"cancel"`, answered with {@link CANCELLED_REPLY}.
+   */
+  cancel?: string | false | { word: string; reply: string };
 }
 
 /** What a prompt resolves with: the sender's next message in the conversation, parsed. */
@@ -106,12 +109,12 @@ export async function prompt<T>(
     );
   }
   await ctx.reply(text);
-  const cancel = options.cancel === undefined ? DEFAULT_CANCEL : options.cancel;
+  const cancel = cancelOf(options.cancel);
   let refused = 0;
   for (const message of recorded.answers) {
     const answer = textOf({ type: "message", message } as unknown as ServerEvent, ctx.bot);
-    if (cancel !== false && answer.toLowerCase() === cancel.toLowerCase()) {
-      await ctx.reply(CANCELLED_REPLY);
+    if (cancel && answer.toLowerCase() === cancel.word.toLowerCase()) {
+      await ctx.reply(cancel.reply);
       throw new PromptError("PROMPT_CANCELLED", "the person cancelled the dialog.");
     }
     const parsed = parseAnswer(options.schema, answer);
@@ -169,6 +172,13 @@ function parseAnswer<T>(
   if (result.success) return { ok: true, value: result.data };
   const reason = result.error.issues[0]?.message ?? "not an answer this question takes";
   return { ok: false, reason: reason.replace(/\.$/, "") };
+}
+
+function cancelOf(option: PromptOptions<unknown>["cancel"]): { word: string; reply: string } | undefined {
+  if (option === false) return undefined;
+  if (option === undefined || typeof option === "string")
+    return { word: option ?? DEFAULT_CANCEL, reply: CANCELLED_REPLY };
+  return option;
 }
 
 /** A prompt's `timeout` option in ms. */

@@ -1,0 +1,98 @@
+/**
+ * standup: on weekdays at a set time, asks each member of a user group three questions in a direct
+ * message, one after the other, and posts each person's answers to a channel topic of the day
+ * (`standup 2026-11-30`). Anyone can say `standup` to answer at another time (once a day);
+ * answering `skip`, or saying `standup skip [reason]`, skips the day; moderators get
+ * `standup report`: who answered, who skipped, who has not yet.
+ *
+ * The questions are a durable dialog (`ctx.prompt`): a restart, a crash or a deploy in the middle
+ * of someone's answers goes on at the question they were at, each answer under its question.
+ *
+ * Config:
+ * ```yaml
+ * bots:
+ *   standup:
+ *     module: ./bots/standup.ts
+ *     email: standup-bot@chat.example.org
+ *     api_key: ${STANDUP_BOT_API_KEY}
+ *     settings:
+ *       group: engineering             # the user group whose members are asked
+ *       channel: standups              # where the answers go, one topic a day
+ *       cron: "30 9 * * 1-5"           # default: weekdays at 09:30
+ *       timezone: Europe/Berlin        # default UTC
+ *       wait: 4h                       # how long each question waits; default 4h
+ * ```
+ * The bot must be subscribed to `channel`.
+ */
+import { type BotContext, defineBot, PromptError, type Sender } from "bothost";
+import { z } from "zod";
+
+export const QUESTIONS = ["What did you do yesterday?", "What will you do today?", "Anything blocking you?"];
+const KEEP = { ttlMs: 8 * 86_400_000 };
+
+export default defineBot({
+  settings: z.object({
+    group: z.string().min(1),
+    channel: z.string().min(1),
+    cron: z.string().default("30 9 * * 1-5"),
+    timezone: z.string().default("UTC"),
+    wait: z.string().default("4h"),
+  }),
+  setup(bot, s) {
+    bot.track("groups");
+    const today = (ctx: { now(): number }) =>
+      new Date(ctx.now()).toLocaleDateString("en-CA", { timeZone: s.timezone });
+    // Records the day's outcome for the person, and posts it to the day's topic.
+    const close = async (ctx: BotContext & { sender: Sender }, outcome: string, content: string) => {
+      await ctx.state.set(`${today(ctx)}:${ctx.sender.id}`, outcome, KEEP);
+      await ctx.send({ type: "channel", to: s.channel, topic: `standup ${today(ctx)}`, content });
+    };
+
+    bot.cron(s.cron, { timezone: s.timezone }, async (ctx) => {
+      for (const id of ctx.groups.members(s.group) ?? []) {
+        if (!(await ctx.state.get(`${today(ctx)}:${id}`))) await ctx.startDialog(id, "standup");
+      }
+    });
+
+    bot.command("standup", { description: "answer today's standup questions" }, async (ctx) => {
+      if (await ctx.state.get(`${today(ctx)}:${ctx.sender.id}`)) return ctx.reply("You are done for today.");
+      const answers: string[] = [];
+      try {
+        for (const q of QUESTIONS) {
+          const cancel = { word: "skip", reply: "Skipped for today." };
+          answers.push(`* ${q} ${(await ctx.prompt(q, { timeout: s.wait, cancel })).text}`);
+        }
+      } catch (err) {
+        if (!(err instanceof PromptError)) throw err;
+        if (err.code === "PROMPT_CANCELLED")
+          return close(ctx, "skipped", `**${ctx.sender.name}** skips today.`);
+        return ctx.reply("No answer, so no standup from you today. Say `standup` to answer later.");
+      }
+      await close(ctx, "answered", `**${ctx.sender.name}**\n${answers.join("\n")}`);
+      await ctx.reply(`Thanks! Posted to #**${s.channel}>standup ${today(ctx)}**.`);
+    });
+
+    bot.command(
+      "standup skip",
+      { description: "skip today's standup", args: { reason: z.string().optional() }, rest: true },
+      async (ctx) => {
+        const reason = ctx.args.reason ? `: ${ctx.args.reason}` : "";
+        await close(ctx, "skipped", `**${ctx.sender.name}** skips today${reason}.`);
+        await ctx.reply("Skipped for today.");
+      },
+    );
+
+    bot.command(
+      "standup report",
+      { description: "who answered today's standup", allow: "moderator" },
+      async (ctx) => {
+        const lines = [];
+        for (const id of ctx.groups.members(s.group) ?? []) {
+          const outcome = (await ctx.state.get<string>(`${today(ctx)}:${id}`)) ?? "not yet";
+          lines.push(`* ${(await ctx.users.get(id))?.full_name ?? id}: ${outcome}`);
+        }
+        await ctx.reply(`Standup ${today(ctx)}:\n${lines.join("\n") || "(the group has no members)"}`);
+      },
+    );
+  },
+});

@@ -1,0 +1,93 @@
+/**
+ * The standup bot (bots/standup.ts) against the sandbox over HTTP, on a moved clock: at 09:30 on a
+ * weekday each member of the group is asked the three questions in a direct message; answers go
+ * to the day's topic, `skip` skips; a crash in the middle of someone's answers goes on at their
+ * question; moderators get the report. It imports "bothost", which resolves to dist/: run
+ * `npm run build` first (`npm test` does).
+ */
+import { createBotTest, expect } from "bothost/testing/vitest";
+import standup, { QUESTIONS } from "../../../bots/standup.ts";
+
+const OWNER = "owner@sandbox.example";
+const MEL = "mel@sandbox.example";
+const DEE = "dee@sandbox.example";
+const BOT = "standup-bot@sandbox.example";
+
+const test = createBotTest({
+  org: {
+    realm: { name: "Sandbox", host: "sandbox.example" },
+    users: [
+      { email: OWNER, full_name: "Olive Owner", role: "owner" },
+      { email: MEL, full_name: "Mel Member" },
+      { email: DEE, full_name: "Dee Dev" },
+    ],
+    bots: [{ email: BOT, full_name: "Standup", type: "generic", owner: OWNER }],
+    channels: [{ name: "standups", subscribers: [OWNER, MEL, DEE, BOT] }],
+    user_groups: [{ name: "engineering", members: [MEL, DEE] }],
+  },
+  // Monday 30 November 2026, 09:29 in Berlin.
+  clock: { start: "2026-11-30T08:29:00Z" },
+});
+
+const settings = { group: "engineering", channel: "standups", timezone: "Europe/Berlin" };
+const dm = (content: string) => ({ type: "direct" as const, to: [BOT], content });
+
+test("asks the group at 09:30, posts each person's answers to the day's topic, through a crash", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const idOf = (email: string) => sandbox.control.users().find((u) => u.email === email)!.user_id;
+  const toward = (email: string) =>
+    bot
+      .replies()
+      .filter((m) => m.type === "private" && m.display_recipient.some((r) => r.id === idOf(email)))
+      .map((m) => m.content);
+  const topic = () =>
+    bot
+      .replies()
+      .filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30")
+      .map((m) => m.content);
+
+  await clock.advance(60_000);
+  await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  await bot.restart({ crash: true });
+  expect((await bot.ask(MEL, dm("release notes"))).content).toBe(QUESTIONS[2]);
+  expect((await bot.ask(DEE, dm("skip"))).content).toBe("Skipped for today.");
+  expect((await bot.ask(MEL, dm("none"))).content).toBe(
+    "Thanks! Posted to #**standups>standup 2026-11-30**.",
+  );
+  expect(toward(MEL)).toEqual([...QUESTIONS, "Thanks! Posted to #**standups>standup 2026-11-30**."]);
+  expect(topic()).toEqual([
+    "**Dee Dev** skips today.",
+    `**Mel Member**\n* ${QUESTIONS[0]} fixed the build\n* ${QUESTIONS[1]} release notes\n* ${QUESTIONS[2]} none`,
+  ]);
+
+  const report = await bot.ask(OWNER, dm("standup report"));
+  expect(report.content).toBe("Standup 2026-11-30:\n* Mel Member: answered\n* Dee Dev: skipped");
+  expect((await bot.ask(MEL, dm("standup"))).content).toBe("You are done for today.");
+  expect((await bot.ask(MEL, dm("standup report"))).content).toMatch(/^Sorry, only moderators/);
+});
+
+test("standup skip with a reason, or standup before 09:30: nobody is asked again that day", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  expect((await bot.ask(DEE, dm("standup skip on holiday"))).content).toBe("Skipped for today.");
+  expect((await bot.ask(MEL, dm("standup"))).content).toBe(QUESTIONS[0]);
+  const before = bot.replies().length;
+  await clock.advance(60_000); // 09:30: Dee skipped, Mel's dialog is under way
+  await bot.ask(MEL, dm("the tests"));
+  const asked = bot
+    .replies()
+    .slice(before)
+    .map((m) => m.content);
+  expect(asked).toEqual([QUESTIONS[1]]);
+  const posted = sandbox.control.messages().map((m) => String(m.content));
+  expect(posted).toContain("**Dee Dev** skips today: on holiday.");
+});
