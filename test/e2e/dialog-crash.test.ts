@@ -5,7 +5,7 @@
  * question is asked once, each answer lands under its question, the dialog's state write is made
  * once. On the file store, and on Redis when one answers (else skipped with one line saying why).
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -21,9 +21,10 @@ useE2eCleanup();
 
 const backends = await crashBackends("dialog-crash");
 
-async function setUp(backendFor: (dir: string) => Backend) {
+async function setUp(backendFor: (dir: string) => Backend, module = BOT) {
   const sandbox = await startE2eSandbox(orgWithBots(1));
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-dialog-crash-"));
+  if (module !== BOT) await copyFile(BOT, module.replace("$DIR", dir));
   const backend = backendFor(dir);
   const file = path.join(dir, "bothost.yaml");
   const yaml = [
@@ -33,7 +34,7 @@ async function setUp(backendFor: (dir: string) => Backend) {
     "shutdown_timeout: 5s",
     "longpoll_margin: 1s",
     "bots:",
-    `  standup:\n    module: ${BOT}\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
+    `  standup:\n    module: ${module.replace("$DIR", dir)}\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
     // Far shorter than the waits below: a waiting dialog holds no handler.
     "    handler_timeout: 1s",
   ];
@@ -44,7 +45,7 @@ async function setUp(backendFor: (dir: string) => Backend) {
     await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
     return daemon;
   };
-  return { sandbox, backend, start };
+  return { sandbox, backend, start, dir };
 }
 
 const say = (sandbox: Sandbox, content: string) =>
@@ -126,4 +127,42 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     await daemon.exited;
     expect(await doneCount(backend)).toBe(1);
   });
+});
+
+describe("bothost reload", () => {
+  const edit = async (file: string, from: string, to: string) =>
+    writeFile(file, (await readFile(file, "utf8")).replace(from, to));
+
+  it("restarts the bot with new code; its waiting dialog goes on, or stops when its question changed", async () => {
+    const fileStore = backends[0]![1];
+    for (const changeQuestion of [false, true]) {
+      const { sandbox, start, dir } = await setUp(fileStore, "$DIR/standup.mjs");
+      const module = path.join(dir, "standup.mjs");
+      const daemon = await start();
+      say(sandbox, "standup");
+      say(sandbox, "did a");
+      await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 2));
+      if (changeQuestion) await edit(module, '"Q2 today?"', '"Q2 what is the plan?"');
+      else await edit(module, "pong ${process.pid}", "pong again ${process.pid}");
+      daemon.kill("SIGHUP");
+      expect(await daemon.waitForLog((l) => l.msg === "config reloaded")).toMatchObject({
+        restarted: ["standup"],
+      });
+      say(sandbox, "do b");
+      if (changeQuestion) {
+        await expect
+          .poll(() => botSaid(sandbox).at(-1), { timeout: 15_000 })
+          .toMatch(/updated in the middle/);
+        expect(daemon.logs().some((l) => l.step === 2 && String(l.msg).includes("no longer matches"))).toBe(
+          true,
+        );
+      } else {
+        await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS);
+        say(sandbox, "none");
+        await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual([...QUESTIONS, SUMMARY]);
+      }
+      daemon.kill("SIGTERM");
+      expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    }
+  }, 60_000);
 });
