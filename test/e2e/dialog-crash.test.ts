@@ -166,3 +166,21 @@ describe("bothost reload", () => {
     }
   }, 60_000);
 });
+
+describe.runIf(backends.length > 1)("failover on Redis", () => {
+  it("a second instance takes the bot over when the first is killed; the dialog goes on there", async () => {
+    const { sandbox, start } = await setUp(backends[1]![1]);
+    const first = await start();
+    const second = await start(); // on standby while the first holds the bot's lease
+    say(sandbox, "standup");
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
+    first.kill("SIGKILL");
+    say(sandbox, "did a");
+    await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(QUESTIONS.slice(0, 2));
+    say(sandbox, "do b");
+    say(sandbox, "none");
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual([...QUESTIONS, SUMMARY]);
+    second.kill("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
