@@ -11,6 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type CliProcess, repoRoot, spawnCli } from "../support/cli.ts";
+import { hasRedisServer, startOwnRedis } from "../support/cluster.ts";
 import { type Backend, crashBackends } from "../support/crash-backends.ts";
 import { botEmail, MEMBER, orgWithBots, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
 
@@ -183,4 +184,31 @@ describe.runIf(backends.length > 1)("failover on Redis", () => {
     second.kill("SIGTERM");
     expect(await second.exited).toEqual({ code: 0, signal: null });
   }, 60_000);
+});
+
+describe.runIf(hasRedisServer())("a Redis outage", () => {
+  it("an answer sent while Redis is down is recorded once it is back; the dialog goes on", async () => {
+    const redis = await startOwnRedis();
+    try {
+      const { sandbox, start } = await setUp(() => ({
+        yaml: `state:\n  redis: ${redis.url}\n  prefix: dialog-outage`,
+        open: async () => {
+          throw new Error("not read directly");
+        },
+      }));
+      const daemon = await start();
+      say(sandbox, "standup");
+      await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
+      const down = redis.pause(2_000);
+      say(sandbox, "did a");
+      await down;
+      await expect.poll(() => botSaid(sandbox), { timeout: 30_000 }).toEqual(QUESTIONS.slice(0, 2));
+      say(sandbox, "do b");
+      await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS);
+      daemon.kill("SIGTERM");
+      await daemon.exited;
+    } finally {
+      await redis.stop();
+    }
+  }, 90_000);
 });

@@ -39,6 +39,8 @@ export interface OwnRedis {
   url: string;
   /** SHUTDOWN (its append-only file is written first), then start it again on the same port. */
   restart(): Promise<void>;
+  /** {@link restart}, down for `ms` in between. */
+  pause(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -65,6 +67,11 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     url: `redis://127.0.0.1:${port}/0`,
     restart: async () => {
       await halt();
+      await launch();
+    },
+    pause: async (ms) => {
+      await halt();
+      await new Promise((resolve) => setTimeout(resolve, ms));
       await launch();
     },
     stop: async () => {

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
+import { sleep } from "../../api/sleep.ts";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
 import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
 import type { BotContexts } from "../bot-contexts.ts";
@@ -36,6 +37,9 @@ export interface DialogRunsParts {
 
 /** What {@link DialogRuns.answer} returns for a message that answers no dialog. */
 export const NOT_AN_ANSWER = Symbol("not an answer");
+
+/** Pauses between writes of a dialog the store failed: about 15 s in all, inside a handler timeout. */
+const STORE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000];
 
 const CHANGED_NOTE = "Sorry, the bot was updated in the middle of our conversation: please start again.";
 
@@ -94,11 +98,37 @@ export class DialogRuns {
           ),
         );
     }
-    return dialogs.answer(found.entry.id, message).then((record) => {
-      // Recorded (committed): the answer is handled, whatever the dialog's run does next.
-      this.#o.done(incoming, control);
-      return record && this.#resume(control, record);
-    });
+    const { entry } = found;
+    return this.#retrying(control, () => dialogs.answer(entry.id, message)).then(
+      (record) => {
+        // Recorded (committed): the answer is handled, whatever the dialog's run does next.
+        this.#o.done(incoming, control);
+        return record && this.#resume(control, record);
+      },
+      (err: unknown) => {
+        // The store stayed unreachable: the dialog waits again, and the message, not recorded as
+        // handled, is caught up again at the next start.
+        dialogs.unmatch(entry, message.id);
+        this.#o.log.error({ err, dialog: entry.id }, "could not record a dialog's answer: it waits for it again");
+      },
+    );
+  }
+
+  /**
+   * `write`, again after pauses while the store fails (a Redis outage), for as long as the task's
+   * handler timeout allows; rejects with the last error.
+   */
+  async #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        const pause = STORE_RETRY_MS[attempt];
+        if (pause === undefined || control.signal.aborted) throw err;
+        this.#o.log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
+        await sleep(this.#o.contexts.clock, pause, control.signal).catch(() => {});
+      }
+    }
   }
 
   /** A dialog's run returned: the dialog is over. */
@@ -238,7 +268,12 @@ export class DialogRuns {
 
   /** A dialog's deadline passed: recorded, then the dialog runs (its prompt rejects). */
   readonly #dueTask = (control: TaskControl, id: string): unknown =>
-    this.#o.dialogs.timeOut(id).then((record) => record && this.#resume(control, record));
+    this.#retrying(control, () => this.#o.dialogs.timeOut(id)).then(
+      (record) => record && this.#resume(control, record),
+      (err: unknown) => {
+        this.#o.log.error({ err, dialog: id }, "could not record a dialog's deadline: it runs at the next start");
+      },
+    );
 
   /** Say `text` to a dialog's person, in its conversation. */
   async #tell(dialog: DialogRecord, text: string): Promise<void> {

@@ -154,6 +154,14 @@ export class Dialogs {
     return { entry };
   }
 
+  /** Undo {@link match}: the answer could not be recorded, so the dialog waits for one again. */
+  unmatch(entry: Entry, messageId: number): void {
+    if (this.#byId.get(entry.id) !== entry) return;
+    entry.answered = entry.answered.filter((id) => id !== messageId);
+    entry.waiting = true;
+    if (this.#onDue !== undefined) this.#arm(entry, entry.conversation);
+  }
+
   /** True (once) when dialog `id` was read at start with an answer to replay, and still has it. */
   claimReady(id: string): boolean {
     const entry = this.#byId.get(id);
