@@ -4,7 +4,9 @@ import type { DispatchResult } from "./suites/dispatch.ts";
 import type { E2eRow } from "./suites/e2e.ts";
 import type { IdleResult } from "./suites/idle.ts";
 import type { LatencyRow } from "./suites/latency.ts";
+import type { ManyBotsResult } from "./suites/many-bots.ts";
 import type { ModerationResult } from "./suites/moderation.ts";
+import type { QueueRow } from "./suites/queue.ts";
 import type { ScaleResult } from "./suites/scale.ts";
 import type { SchedulerResult } from "./suites/scheduler.ts";
 
@@ -12,6 +14,8 @@ type Results = {
   machine?: { cpu: string; cores: number; memoryGb: number; node: string };
   dispatch?: DispatchResult;
   e2e?: E2eRow[];
+  queue?: QueueRow[];
+  many?: ManyBotsResult;
   latency?: LatencyRow[];
   scale?: ScaleResult;
   idle?: IdleResult;
@@ -43,9 +47,24 @@ export function formatTable(input: Record<string, unknown>): string {
       `429s ${b.responses429}; event-queue calls ${n(b.calls.events)} (busiest minute ${b.busiestMinute.events}, hour ${n(b.busiestHour.events)}), other ${n(b.calls.other)} (${b.busiestMinute.other}, ${n(b.busiestHour.other)}); pings answered ${b.answered}/${b.pings}; delay p50 ${a.p50} ms, p99 ${a.p99} ms (first quarter ${a.p99FirstQuarter}, last ${a.p99LastQuarter}), max ${a.max} ms`,
     ]);
   }
+  for (const q of r.queue ?? []) {
+    const { bare: a, paced: p, bothost: b } = q.contenders as Record<string, QueueRow["contenders"][string]>;
+    if (!a || !p || !b) continue;
+    rows.push([
+      `queue server, ${q.load.name}: (a) bare / (p) bare paced / (b) bothost run`,
+      `CPU ${a.cpuUsPerEvent} / ${p.cpuUsPerEvent} / ${b.cpuUsPerEvent} µs/event, b/a ${q.cpuVsBare.median} (${q.cpuVsBare.min}–${q.cpuVsBare.max}), b/p ${q.cpuVsPaced.median}; lag p50 ${a.lagP50Ms} / ${p.lagP50Ms} / ${b.lagP50Ms} ms, p99 ${a.lagP99Ms} / ${p.lagP99Ms} / ${b.lagP99Ms} ms (b − p ${q.lagP99VsPacedMs}); all handled ${n(a.allHandledMs)} / ${n(p.allHandledMs)} / ${n(b.allHandledMs)} ms, b/a ${q.timeVsBare.median}; polls ${n(a.polls)} / ${p.polls} / ${b.polls} (busiest minute ${n(a.busiestMinutePolls)} / ${p.busiestMinutePolls} / ${b.busiestMinutePolls}), 429s ${p.refused} / ${b.refused}; ${q.rounds} rounds`,
+    ]);
+  }
+  if (r.many) {
+    const m = r.many;
+    rows.push([
+      `many bots: ${m.bots} in one bothost run (${m.allPublic} all_public_streams), ${m.rate} messages/s, ${m.simulatedSeconds / 60} simulated min (${m.speed}× clock)`,
+      `CPU ${m.cpuOfOneCore} of one core, RSS ${m.rssMb.end} MB (peak ${m.rssMb.peak}); lag p99 per bot median ${n(m.lagP99Ms.median)} ms, worst ${n(m.lagP99Ms.worst)} ms (all-public worst ${n(m.lagP99Ms.allPublicWorst)}); seen ${n(m.seen)}/${n(m.expected)}; 429s ${m.responses429}; busiest minute of a bot ${m.busiestMinute.events} event-queue, ${m.busiestMinute.other} other calls`,
+    ]);
+  }
   for (const e of r.e2e ?? []) {
     rows.push([
-      `end to end, batch ${e.batch} (a) bare / (b) bothost run`,
+      `end to end, fixed batch ${e.batch} (a) bare / (b) bothost run`,
       `${n(e.bareEventsPerSec)} / ${n(e.bothostEventsPerSec)} events/s, b/a ${e.ratio} (rounds ${e.ratioMin}–${e.ratioMax}, ${e.rounds} rounds, ${n(e.events)} events each); CPU ${n(e.bareCpuMs)} / ${n(e.cpuMs)} ms, b/a ${e.cpuRatio}`,
     ]);
     for (const o of e.others ?? []) {

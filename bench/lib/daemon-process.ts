@@ -17,6 +17,8 @@ export interface DaemonBotConfig {
   settings?: Record<string, unknown>;
   /** The account's rules where the server's were changed for it (the bot's `rate_limit`). */
   rateLimit?: { perMinute: number; perHour: number };
+  /** The queue sees every public channel's messages. */
+  allPublicStreams?: boolean;
 }
 
 /** Write a config for a server URL and bots; keys are the sandbox's own fake credentials. */
@@ -36,6 +38,7 @@ export async function writeDaemonConfig(
       `  ${bot.name}:\n    module: ${JSON.stringify(bot.module)}\n    email: ${bot.email}\n    api_key: ${bot.apiKey}`,
     );
     if (bot.settings) lines.push(`    settings: ${JSON.stringify(bot.settings)}`);
+    if (bot.allPublicStreams) lines.push("    all_public_streams: true");
     if (bot.rateLimit)
       lines.push(
         `    rate_limit: { per_minute: ${bot.rateLimit.perMinute}, per_hour: ${bot.rateLimit.perHour} }`,

@@ -8,6 +8,7 @@
 
 import { rateBucketOf } from "../../src/sandbox/http/rate-limit.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import { serveOps } from "../lib/serve-ops.ts";
 import { busiest } from "../lib/stats.ts";
 
 const BOT = "busy-bot@sandbox.example";
@@ -156,24 +157,7 @@ async function run(args: { rate: number; seconds: number; pingEvery: number }) {
   };
 }
 
-process.on("message", async (raw) => {
-  const msg = raw as { id: number; op: string } & Record<string, unknown>;
-  try {
-    if (msg.op === "light") {
-      process.send?.({ id: msg.id, result: await light(msg as unknown as Parameters<typeof light>[0]) });
-    } else if (msg.op === "run") {
-      process.send?.({ id: msg.id, result: await run(msg as unknown as Parameters<typeof run>[0]) });
-    } else throw new Error(`unknown op ${msg.op}`);
-  } catch (err) {
-    process.send?.({ id: msg.id, error: (err as Error).message });
-  }
-});
-process.send?.({
-  type: "ready",
-  url: sandbox.url,
-  email: BOT,
-  apiKey: bot.api_key,
-  bareEmail: bare.email,
-  bareApiKey: bare.api_key,
-});
-process.on("disconnect", () => process.exit(0));
+serveOps(
+  { light, run },
+  { url: sandbox.url, email: BOT, apiKey: bot.api_key, bareEmail: bare.email, bareApiKey: bare.api_key },
+);

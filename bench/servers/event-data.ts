@@ -76,3 +76,20 @@ export function eventsBody(from: number, count: number, random: () => number, lo
   for (let id = from; id < from + count; id++) events.push(messageEvent(id, random, long));
   return JSON.stringify({ result: "success", msg: "", events, queue_id: "q" });
 }
+
+/** The answer to POST /register for the bench bot's queue `queueId`. */
+export function registerBody(queueId: string): Record<string, unknown> {
+  return {
+    result: "success",
+    msg: "",
+    queue_id: queueId,
+    last_event_id: -1,
+    zulip_version: "11.0",
+    zulip_feature_level: 496,
+    event_queue_longpoll_timeout_seconds: 90,
+    user_id: BOT_USER_ID,
+    email: BOT_EMAIL,
+    full_name: "Bench Bot",
+    realm_url: "http://bench.example",
+  };
+}

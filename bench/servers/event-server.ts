@@ -13,7 +13,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
-import { BOT_EMAIL, BOT_USER_ID, eventsBody, seeded } from "./event-data.ts";
+import { eventsBody, registerBody, seeded } from "./event-data.ts";
 
 const { values } = parseArgs({
   options: {
@@ -58,19 +58,7 @@ function limitOf(req: IncomingMessage): number {
 function register(req: IncomingMessage, res: ServerResponse): void {
   queues++;
   limits.set(`q${queues}`, limitOf(req));
-  json(res, {
-    result: "success",
-    msg: "",
-    queue_id: `q${queues}`,
-    last_event_id: -1,
-    zulip_version: "11.0",
-    zulip_feature_level: 496,
-    event_queue_longpoll_timeout_seconds: 90,
-    user_id: BOT_USER_ID,
-    email: BOT_EMAIL,
-    full_name: "Bench Bot",
-    realm_url: "http://bench.example",
-  });
+  json(res, registerBody(`q${queues}`));
 }
 
 function events(url: URL, res: ServerResponse): void {

@@ -41,7 +41,7 @@ interface HostRun {
 }
 
 /** Run `start` with the fast clock preloaded into the processes it starts. */
-async function withFastClock<T>(speed: number, t0: number, start: () => Promise<T>): Promise<T> {
+export async function withFastClock<T>(speed: number, t0: number, start: () => Promise<T>): Promise<T> {
   const saved = { ...process.env };
   process.env.NODE_OPTIONS = `${saved.NODE_OPTIONS ?? ""} --import ${preload}`.trim();
   process.env.BENCH_CLOCK_SPEED = String(speed);
