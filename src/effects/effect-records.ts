@@ -74,7 +74,8 @@ export class EffectRecords {
 
 /** The effects of one handler run, numbered in the order it makes them. */
 export class EffectRun {
-  readonly #carried: Map<number, EffectRecord>;
+  /** Undefined when nothing is carried (most runs: no allocation). */
+  readonly #carried: Map<number, EffectRecord> | undefined;
   readonly #made: EffectRecord[] = [];
   #next = 0;
   /** Whether records are read before each effect (a re-run, or records carried by a letter). */
@@ -89,8 +90,8 @@ export class EffectRun {
     carried: readonly EffectRecord[],
     private readonly strict = false,
   ) {
-    this.#carried = new Map(carried.map((r) => [r.n, r]));
-    this.#lookUp = rerun || this.#carried.size > 0;
+    this.#carried = carried.length > 0 ? new Map(carried.map((r) => [r.n, r])) : undefined;
+    this.#lookUp = rerun || this.#carried !== undefined;
   }
 
   /** Makes the effect `kind` once for this event: returns the recorded result if it was made. */
@@ -98,7 +99,7 @@ export class EffectRun {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
     let found = this.#lookUp
-      ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried.get(n))
+      ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried?.get(n))
       : undefined;
     if (found && found.kind !== kind) {
       if (this.strict) throw new EffectOrderChanged(n, found.kind, kind);

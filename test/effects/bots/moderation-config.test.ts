@@ -11,7 +11,11 @@ import { loadConfigWithSource } from "../../../src/config/load-config.ts";
 describe("the moderation bot's settings in a config file", () => {
   it("config.example.yaml's moderator settings pass the bot's schema", async () => {
     const { config, source } = await loadConfigWithSource("config.example.yaml", {
-      env: { MODERATION_BOT_API_KEY: "fake-key-0040", ECHO_BOT_API_KEY: "fake-key-0041" },
+      env: {
+        MODERATION_BOT_API_KEY: "fake-key-0040",
+        STANDUP_BOT_API_KEY: "fake-key-0042",
+        ECHO_BOT_API_KEY: "fake-key-0041",
+      },
     });
     const settings = await validateBotSettings(
       "moderator",
