@@ -164,6 +164,11 @@ export class Daemon {
       await this.#switches.get(name)?.halt(deadline);
       this.#remove(name);
     }
+    // A stop that came meanwhile halted the bots it saw: the new versions must not start after it.
+    if (this.#stopping.signal.aborted) {
+      await Promise.all([...ready.values()].map((r) => r.stop(0)));
+      throw new BothostError("RELOAD_REFUSED", "the daemon is stopping");
+    }
     this.config = config;
     this.#configLoadedAt = this.#clock.now();
     this.letters = letters;
@@ -266,8 +271,10 @@ export class Daemon {
   reloader: (() => Promise<ReloadReport>) | undefined;
   #reloading: Promise<unknown> = Promise.resolve();
 
-  /** Reload the config from its file (see {@link reloader}); reloads run one after another. */
+  /** Reload the config from its file (see {@link reloader}); reloads run one after another, none after stop(). */
   reload(): Promise<ReloadReport> {
+    if (this.#stopping.signal.aborted)
+      return Promise.reject(new BothostError("RELOAD_REFUSED", "the daemon is stopping"));
     const reloader = this.reloader;
     if (!reloader) {
       return Promise.reject(
@@ -305,6 +312,9 @@ export class Daemon {
       const results = await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)));
       abandoned = results.reduce((n, r) => n + r.abandoned, 0);
     });
+    // A reload under way gives up (its setups see the signal, its new versions do not start):
+    // wait for it, so that nothing of it outlives the store.
+    await this.#reloading;
     await this.#o.store.close();
     this.#o.log.info({ abandoned }, "daemon stopped");
   }
