@@ -169,16 +169,21 @@ export class ConversationQueue {
     if (this.inFlight < limit) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const waiter = { limit, resolve, reject };
-      this.#waiters.push(waiter);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          this.#waiters = this.#waiters.filter((w) => w !== waiter);
-          reject(signal.reason);
+      // The signal outlives many waits (a bot's stop signal): a settled wait takes its listener off.
+      const onAbort = () => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(signal?.reason);
+      };
+      const waiter = {
+        limit,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
         },
-        { once: true },
-      );
+        reject,
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
