@@ -173,12 +173,9 @@ export class Daemon {
     this.#configLoadedAt = this.#clock.now();
     this.letters = letters;
     for (const name of starting) this.#add(byName.get(name)!, ready.get(name)).standby = standby.has(name);
-    const started = emptyReport();
-    await this.#startBots(
-      starting.filter((name) => !standby.has(name)),
-      started,
-    );
-    // #startBots notes why each bot failed before reporting it.
+    const started = emptyReport(); // #startBots notes why each bot failed before reporting it
+    const runHere = starting.filter((name) => !standby.has(name));
+    await this.#startBots(runHere, started);
     const failed = [...started.authFailed, ...started.failed.map((f) => f.name)];
     report.failed = failed.map((name) => ({ name, error: this.#startFailures.get(name)! }));
     const { add: added, remove: removed, restart: restarted, needRestart } = plan;
@@ -271,10 +268,8 @@ export class Daemon {
   reloader: (() => Promise<ReloadReport>) | undefined;
   #reloading: Promise<unknown> = Promise.resolve();
 
-  /** Reload the config from its file (see {@link reloader}); reloads run one after another, none after stop(). */
+  /** Reload the config from its file (see {@link reloader}); reloads run one after another. */
   reload(): Promise<ReloadReport> {
-    if (this.#stopping.signal.aborted)
-      return Promise.reject(new BothostError("RELOAD_REFUSED", "the daemon is stopping"));
     const reloader = this.reloader;
     if (!reloader) {
       return Promise.reject(
@@ -312,8 +307,7 @@ export class Daemon {
       const results = await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)));
       abandoned = results.reduce((n, r) => n + r.abandoned, 0);
     });
-    // A reload under way gives up (its setups see the signal, its new versions do not start):
-    // wait for it, so that nothing of it outlives the store.
+    // A reload under way gives up (see applyReload): nothing of it may outlive the store.
     await this.#reloading;
     await this.#o.store.close();
     this.#o.log.info({ abandoned }, "daemon stopped");
