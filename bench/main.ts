@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,idle,scheduler,moderation,busy]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only e2e,dispatch,latency,scale,idle,scheduler,moderation,redis,busy]`
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
  * message rates of the busy-organization rows (`--busy-rates ""`: the light-traffic row only);
  * `--light-rounds N --light-pings N --light-warmup N`: the light-traffic row's rounds, pings per
@@ -23,6 +23,7 @@ import { runE2e } from "./suites/e2e.ts";
 import { runIdle } from "./suites/idle.ts";
 import { runLatency } from "./suites/latency.ts";
 import { runModeration } from "./suites/moderation.ts";
+import { runRedisList } from "./suites/redis-list.ts";
 import { runScale } from "./suites/scale.ts";
 import { runScheduler } from "./suites/scheduler.ts";
 import { formatTable } from "./table.ts";
@@ -47,7 +48,9 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick ?? false;
-const only = new Set((values.only ?? "e2e,dispatch,latency,scale,idle,scheduler,moderation,busy").split(","));
+const only = new Set(
+  (values.only ?? "e2e,dispatch,latency,scale,idle,scheduler,moderation,redis,busy").split(","),
+);
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -77,6 +80,12 @@ if (only.has("scheduler")) {
 }
 if (only.has("moderation")) {
   results.moderation = await runModeration({ seconds: quick ? 2 : 5 }, say);
+}
+if (only.has("redis")) {
+  results.redis = await runRedisList(
+    { unrelated: quick ? 100_000 : 1_000_000, calls: quick ? 50 : 200 },
+    say,
+  );
 }
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(

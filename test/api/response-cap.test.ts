@@ -25,7 +25,10 @@ async function endless(): Promise<{ url: string; sent: () => number }> {
     const more = () => {
       while (!res.destroyed && sent < 4 * MAX_RESPONSE_BYTES) {
         sent += chunk.length;
-        if (!res.write(chunk)) return res.once("drain", more);
+        if (!res.write(chunk)) {
+          res.once("drain", more);
+          return;
+        }
       }
       res.end('"}');
     };

@@ -58,7 +58,9 @@ describe("undici's internals behind src/api/undici-core.ts", () => {
     expect(buildConnector).toBe(undici.buildConnector);
     for (const made of [Connection, ConnectionPool]) {
       for (const method of ["dispatch", "close", "destroy"])
-        expect(typeof made.prototype[method], method).toBe("function");
+        expect(typeof (made.prototype as unknown as Record<string, unknown>)[method], method).toBe(
+          "function",
+        );
     }
     expect(typeof buildConnector({})).toBe("function");
   });
