@@ -104,7 +104,9 @@ describe("ConversationQueue failures and timeouts", () => {
     const queue = newQueue({ log });
     const err = new Error("boom");
     await add(queue, "stream:5:x", () => Promise.reject(err));
-    expect(log.lines).toEqual([{ level: "error", obj: { err, conversation: "stream:5:x" }, msg: "handler failed" }]);
+    expect(log.lines).toEqual([
+      { level: "error", obj: { err, conversation: "stream:5:x" }, msg: "handler failed" },
+    ]);
   });
 
   it("aborts a slow task's signal at the timeout and moves on to the key's next task", async () => {
