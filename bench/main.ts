@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only queue,dispatch,latency,scale,idle,scheduler,moderation,busy,many,e2e]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only queue,dispatch,latency,scale,idle,scheduler,moderation,redis,busy,many,e2e]`
  * (`e2e`, the fixed-batch rows, runs only when named)
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
  * message rates of the busy-organization rows; `--many-speed N` the clock speed of the many-bots row
@@ -27,6 +27,7 @@ import { runLatency } from "./suites/latency.ts";
 import { runManyBots } from "./suites/many-bots.ts";
 import { runModeration } from "./suites/moderation.ts";
 import { runQueue } from "./suites/queue.ts";
+import { runRedisList } from "./suites/redis-list.ts";
 import { runScale } from "./suites/scale.ts";
 import { runScheduler } from "./suites/scheduler.ts";
 import { formatTable } from "./table.ts";
@@ -53,7 +54,7 @@ const { values } = parseArgs({
 });
 const quick = values.quick ?? false;
 const only = new Set(
-  (values.only ?? "queue,dispatch,latency,scale,idle,scheduler,moderation,busy,many").split(","),
+  (values.only ?? "queue,dispatch,latency,scale,idle,scheduler,moderation,redis,busy,many").split(","),
 );
 const idleSeconds = Number(values["idle-seconds"] ?? (quick ? 5 : 60));
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -84,6 +85,12 @@ if (only.has("scheduler")) {
 }
 if (only.has("moderation")) {
   results.moderation = await runModeration({ seconds: quick ? 2 : 5 }, say);
+}
+if (only.has("redis")) {
+  results.redis = await runRedisList(
+    { unrelated: quick ? 100_000 : 1_000_000, calls: quick ? 50 : 200 },
+    say,
+  );
 }
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(

@@ -7,6 +7,7 @@ import type { LatencyRow } from "./suites/latency.ts";
 import type { ManyBotsResult } from "./suites/many-bots.ts";
 import type { ModerationResult } from "./suites/moderation.ts";
 import type { QueueRow } from "./suites/queue.ts";
+import type { RedisListResult } from "./suites/redis-list.ts";
 import type { ScaleResult } from "./suites/scale.ts";
 import type { SchedulerResult } from "./suites/scheduler.ts";
 
@@ -21,6 +22,7 @@ type Results = {
   idle?: IdleResult;
   scheduler?: SchedulerResult;
   moderation?: ModerationResult;
+  redis?: RedisListResult;
   busy?: { light: LightRow; rows: BusyOrgRow[] };
 } & Record<string, unknown>;
 
@@ -142,6 +144,17 @@ export function formatTable(input: Record<string, unknown>): string {
       "moderation rules",
       m.messagesPerSecond !== undefined ? `${n(m.messagesPerSecond)} messages/s on one core` : m.note,
     ]);
+  }
+  if (r.redis) {
+    if (!r.redis.available) rows.push(["redis listing", r.redis.note]);
+    const [a, b] = r.redis.rows;
+    if (a && b) {
+      const ratio = (x: number, y: number) => (y > 0 ? (x / y).toFixed(2) : "-");
+      rows.push([
+        `redis listing: (a) 0 / (b) ${n(b.unrelated)} unrelated keys`,
+        `dead letters ${a.lettersMs} / ${b.lettersMs} ms (b/a ${ratio(b.lettersMs, a.lettersMs)}), a start's runtime list ${a.runtimeMs} / ${b.runtimeMs} ms (b/a ${ratio(b.runtimeMs, a.runtimeMs)}); a SCAN MATCH walk ${a.scanMs} / ${b.scanMs} ms`,
+      ]);
+    }
   }
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v} |`).join("\n");

@@ -19,6 +19,8 @@ export const { BotRuntime } =
 export const { coalesce } = await load<typeof import("../../src/daemon/coalesce.ts")>("daemon/coalesce.js");
 export const { createLogger } =
   await load<typeof import("../../src/log/create-logger.ts")>("log/create-logger.js");
+export const { RedisStore } =
+  await load<typeof import("../../src/state/redis-store.ts")>("state/redis-store.js");
 export const { FileStore } =
   await load<typeof import("../../src/state/file-store.ts")>("state/file-store.js");
 export const { JobTimer } = await load<typeof import("../../src/scheduler/timing/job-timer.ts")>(

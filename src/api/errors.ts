@@ -179,6 +179,22 @@ export class BadResponseError extends BothostError<"BAD_RESPONSE"> {
   }
 }
 
+/** The server's answer passed the client's cap on a body's size; the call is not retried. */
+export class ResponseTooLargeError extends BothostError<"RESPONSE_TOO_LARGE"> {
+  override readonly name: string = "ResponseTooLargeError";
+  readonly endpoint: string;
+
+  constructor(init: { endpoint: string; maxBytes: number; cause: unknown }) {
+    super(
+      "RESPONSE_TOO_LARGE",
+      `${init.endpoint}: the server's answer is larger than ${init.maxBytes} bytes, the most bothost ` +
+        "reads of one answer; the URL may point at something other than the chat server.",
+      { cause: init.cause },
+    );
+    this.endpoint = init.endpoint;
+  }
+}
+
 /** A success body did not match the shape bothost expects (a field missing or of another type). */
 export class ResponseSchemaError extends BothostError<"UNEXPECTED_RESPONSE"> {
   override readonly name: string = "ResponseSchemaError";

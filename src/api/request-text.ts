@@ -15,21 +15,34 @@ export interface TextResponse {
   text: string;
 }
 
+/** The largest answer read: far above any answer of the chat server (its largest are a few MB). */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** The answer grew past its cap: the exchange is aborted with this (`code` RESPONSE_TOO_LARGE). */
+export class ResponseTooLarge extends Error {
+  readonly code = "RESPONSE_TOO_LARGE";
+  constructor(readonly maxBytes: number) {
+    super(`the answer is larger than ${maxBytes} bytes`);
+  }
+}
+
 /**
  * Send `options` through `dispatcher`. Rejects with undici's error (its `code` says which: a
- * timeout, a reset…), or with `signal`'s reason once it aborts.
+ * timeout, a reset…), with {@link ResponseTooLarge} once the body passes `maxBytes`, or with
+ * `signal`'s reason once it aborts.
  */
 export function requestText(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,
   signal?: AbortSignal | null,
+  maxBytes = MAX_RESPONSE_BYTES,
 ): Promise<TextResponse> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    dispatcher.dispatch(options, new TextHandler(resolve, reject, signal ?? undefined));
+    dispatcher.dispatch(options, new TextHandler(resolve, reject, signal ?? undefined, maxBytes));
   });
 }
 
@@ -38,6 +51,7 @@ class TextHandler implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: TextResponse["headers"] = {};
   readonly #chunks: Buffer[] = [];
+  #size = 0;
   #settled = false;
   readonly #onAbort: (() => void) | undefined;
 
@@ -45,6 +59,7 @@ class TextHandler implements Dispatcher.DispatchHandler {
     private readonly resolve: (response: TextResponse) => void,
     private readonly reject: (err: unknown) => void,
     private readonly signal: AbortSignal | undefined,
+    private readonly maxBytes: number,
   ) {
     if (signal) {
       this.#onAbort = () => this.#controller?.abort(signal.reason);
@@ -69,8 +84,10 @@ class TextHandler implements Dispatcher.DispatchHandler {
     this.#headers = headers;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#size += chunk.length;
+    if (this.#size > this.maxBytes) controller.abort(new ResponseTooLarge(this.maxBytes));
+    else this.#chunks.push(chunk);
   }
 
   onResponseEnd(): void {

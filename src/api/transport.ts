@@ -15,11 +15,12 @@ import {
   NetworkError,
   RateLimitError,
   ResponseSchemaError,
+  ResponseTooLargeError,
 } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
 import type { RateBudget } from "./rate-budget.ts";
-import { requestText, type TextResponse } from "./request-text.ts";
+import { ResponseTooLarge, requestText, type TextResponse } from "./request-text.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -164,6 +165,8 @@ export function createTransport(config: TransportConfig): RequestFn {
     const code = (err as { code?: unknown } | null)?.code;
     // Anything without a system or undici code is a bug, not the network: let it surface as is.
     if (typeof code !== "string" || code === "UND_ERR_INVALID_ARG") return err;
+    if (err instanceof ResponseTooLarge)
+      return new ResponseTooLargeError({ endpoint, maxBytes: err.maxBytes, cause: err });
     const timedOut = timeoutCodes.has(code);
     const message = err instanceof Error ? redact(err.message) : code;
     return new NetworkError({

@@ -191,7 +191,9 @@ test("delivers a reminder once the sandbox clock passes its time", async ({ runB
     ".gitignore": "node_modules\n.bothost\n",
     "README.md": `# ${name}
 
-Chat bots run by [bothost](https://www.npmjs.com/package/bothost).
+Chat bots run by bothost. Its guide comes with it, once installed:
+[node_modules/bothost/README.md](node_modules/bothost/README.md) and
+[docs/guide](node_modules/bothost/docs/guide/getting-started.md).
 
 \`\`\`sh
 npm install

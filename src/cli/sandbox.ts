@@ -12,7 +12,8 @@ import { commandArgs, untilStopped } from "./args.ts";
 
 const HELP = `Usage: bothost sandbox [options]
 
-Run an in-memory chat server that speaks the real HTTP API, for trying bots locally.
+Run an in-memory chat server that speaks the real HTTP API, for trying bots locally, with a
+chat page at /chat/ to post as any person of the organization and see the replies arrive.
 
 Options:
   --port N            Port to listen on (default 9991; 0 picks a free one)
@@ -83,6 +84,7 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
       org: values.org,
       dataFile: values.data,
       heartbeatSeconds: heartbeat,
+      chatPage: true,
     });
   } catch (e) {
     err.write(`bothost sandbox: ${isBothostError(e) ? e.message : String(e)}\n`);
@@ -109,7 +111,7 @@ function describe(url: string, users: SandboxUser[]): string {
     const kind = u.is_bot ? "bot" : (ROLE_NAMES[u.role] ?? String(u.role));
     return `  ${u.email.padEnd(width)}  ${u.api_key}  ${kind.padEnd(9)}  ${u.full_name}`;
   });
-  return `Sandbox listening on ${url} (API under ${url}/api/v1)\nAccounts (sandbox-only credentials):\n${rows.join("\n")}\n`;
+  return `Sandbox listening on ${url} (API under ${url}/api/v1)\nChat page: ${url}/chat/\nAccounts (sandbox-only credentials):\n${rows.join("\n")}\n`;
 }
 
 function writeZuliprcs(dir: string, url: string, users: SandboxUser[]): void {

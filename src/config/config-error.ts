@@ -48,7 +48,11 @@ export class ConfigError extends BothostError<ConfigErrorCode> {
     problems: readonly ConfigProblem[],
     options?: { cause?: unknown; draft?: BotsDraft },
   ) {
-    const sorted = Object.freeze([...problems].sort(compareProblems).map((p) => Object.freeze({ ...p })));
+    const sorted = Object.freeze(
+      [...problems]
+        .sort(compareProblems)
+        .map((p) => Object.freeze({ ...p, path: cutLong(p.path), message: cutLong(p.message) })),
+    );
     const file = sorted[0]?.file ?? "config";
     const count = sorted.length === 1 ? "1 problem" : `${sorted.length} problems`;
     super(code, `${file} has ${count}:\n${formatProblems(sorted)}`, options);
@@ -61,6 +65,25 @@ export class ConfigError extends BothostError<ConfigErrorCode> {
   format(): string {
     return formatProblems(this.problems);
   }
+}
+
+/** The longest word (a run without spaces) and the longest text a problem shows of the file. */
+const LONGEST_WORD = 120;
+const LONGEST_TEXT = 2_000;
+
+/**
+ * `text` with every word over {@link LONGEST_WORD} characters cut, and cut itself past
+ * {@link LONGEST_TEXT}, each cut naming the length: a megabyte value or name in the file is named,
+ * not echoed (once in the path, again in the message).
+ */
+export function cutLong(text: string): string {
+  const words = text.replace(
+    new RegExp(`\\S{${LONGEST_WORD + 1},}`, "g"),
+    (word) => `${word.slice(0, LONGEST_WORD / 2)}… (${word.length} characters)`,
+  );
+  return words.length <= LONGEST_TEXT
+    ? words
+    : `${words.slice(0, LONGEST_TEXT)}… (cut; ${words.length} characters in all)`;
 }
 
 export function isConfigError(err: unknown): err is ConfigError {

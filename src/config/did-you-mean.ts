@@ -27,17 +27,20 @@ export function editDistance(a: string, b: string): number {
  */
 export function suggest(input: string, candidates: Iterable<string>): string | undefined {
   const lower = input.toLowerCase();
-  // Long names tolerate more typos; very short ones only one, so "id" does not suggest "at".
-  const limit = Math.max(1, Math.min(3, Math.floor(input.length / 3)));
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
+    // A typo is at most 3 edits: a length further off than that is no match (and a megabyte input
+    // costs no distance table).
+    if (Math.abs(candidate.length - input.length) > 3) continue;
     const distance = editDistance(lower, candidate.toLowerCase());
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
     }
   }
+  // Long names tolerate more typos; very short ones only one, so "id" does not suggest "at".
+  const limit = Math.max(1, Math.min(3, Math.floor(input.length / 3)));
   return bestDistance <= limit ? best : undefined;
 }
 

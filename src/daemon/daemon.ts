@@ -164,16 +164,18 @@ export class Daemon {
       await this.#switches.get(name)?.halt(deadline);
       this.#remove(name);
     }
+    // A stop that came meanwhile halted the bots it saw: the new versions must not start after it.
+    if (this.#stopping.signal.aborted) {
+      await Promise.all([...ready.values()].map((r) => r.stop(0)));
+      throw new BothostError("RELOAD_REFUSED", "the daemon is stopping");
+    }
     this.config = config;
     this.#configLoadedAt = this.#clock.now();
     this.letters = letters;
     for (const name of starting) this.#add(byName.get(name)!, ready.get(name)).standby = standby.has(name);
-    const started = emptyReport();
-    await this.#startBots(
-      starting.filter((name) => !standby.has(name)),
-      started,
-    );
-    // #startBots notes why each bot failed before reporting it.
+    const started = emptyReport(); // #startBots notes why each bot failed before reporting it
+    const runHere = starting.filter((name) => !standby.has(name));
+    await this.#startBots(runHere, started);
     const failed = [...started.authFailed, ...started.failed.map((f) => f.name)];
     report.failed = failed.map((name) => ({ name, error: this.#startFailures.get(name)! }));
     const { add: added, remove: removed, restart: restarted, needRestart } = plan;
@@ -308,6 +310,8 @@ export class Daemon {
       const results = await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)));
       abandoned = results.reduce((n, r) => n + r.abandoned, 0);
     });
+    // A reload under way gives up (see applyReload): nothing of it may outlive the store.
+    await this.#reloading;
     await this.#o.store.close();
     this.#o.log.info({ abandoned }, "daemon stopped");
   }

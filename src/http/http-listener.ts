@@ -15,6 +15,7 @@ import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
 import type { BudgetSource } from "./budget-metrics.ts";
+import { installBoundedDrain } from "./drain-unread.ts";
 import { HttpConfigError } from "./http-config-error.ts";
 import { type ReadinessInput, readinessOf } from "./readiness.ts";
 
@@ -136,6 +137,7 @@ export class HttpListener {
       done(null, parseForm(String(body))),
     );
     installAccessLog(app, log, o.metrics);
+    installBoundedDrain(app, o.clock);
     app.setNotFoundHandler((request, reply) =>
       reply.code(404).send({ error: `no route for ${request.method} ${pathOf(request)}` }),
     );

@@ -169,16 +169,21 @@ export class ConversationQueue {
     if (this.inFlight < limit) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const waiter = { limit, resolve, reject };
-      this.#waiters.push(waiter);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          this.#waiters = this.#waiters.filter((w) => w !== waiter);
-          reject(signal.reason);
+      // The signal outlives many waits (a bot's stop signal): a settled wait takes its listener off.
+      const onAbort = () => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(signal?.reason);
+      };
+      const waiter = {
+        limit,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
         },
-        { once: true },
-      );
+        reject,
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -254,7 +259,7 @@ export class ConversationQueue {
         (error: unknown) => {
           if (task.state === "running") this.#report(error, task.key);
           else if (task.timedOut)
-            this.#log.warn({ err: error, key: task.key }, "handler failed after it had timed out");
+            this.#log.warn({ err: error, conversation: task.key }, "handler failed after it had timed out");
           this.#finish(task);
         },
       );
@@ -287,7 +292,7 @@ export class ConversationQueue {
       ),
     );
     this.#log.warn(
-      { key: task.key, timeoutMs: this.#timeoutMs },
+      { conversation: task.key, timeoutMs: this.#timeoutMs },
       "handler timed out; its signal was aborted and the queue moved on",
     );
     this.#finish(task);
@@ -351,12 +356,12 @@ export class ConversationQueue {
     try {
       task.onDone();
     } catch (err) {
-      this.#log.error({ err, key: task.key }, "a queue task's onDone threw");
+      this.#log.error({ err, conversation: task.key }, "a queue task's onDone threw");
     }
   }
 
   #report(err: unknown, key: string): void {
-    this.#log.error({ err, key }, "handler failed");
+    this.#log.error({ err, conversation: key }, "handler failed");
   }
 }
 

@@ -21,7 +21,6 @@ import type { StateStore } from "../state/state-store.ts";
 const CURSOR = "cursor";
 const FINISHED = "finished";
 /** Marks of earlier versions, one key per message; read at open, deleted at the first save. */
-const LEGACY_MARK = "handled:";
 /** Drop the window's finished head once it is this long and more than half the array. */
 const COMPACT_AT = 1024;
 
@@ -41,7 +40,6 @@ export class DeliveryLedger {
   /** What the store holds: the cursor as of the last save, and whether the marks changed since. */
   #savedCursor: number | undefined;
   #marksChanged = false;
-  #legacyKeys: string[] = [];
 
   private constructor(store: StateStore) {
     this.#store = store;
@@ -56,12 +54,6 @@ export class DeliveryLedger {
     for (const [from, to] of rangesIn(await store.get(FINISHED))) {
       for (let id = from; id <= to; id++) restored.add(id);
     }
-    for (const { key } of await store.list(LEGACY_MARK)) {
-      const id = Number(key.slice(LEGACY_MARK.length));
-      if (Number.isSafeInteger(id)) restored.add(id);
-      ledger.#legacyKeys.push(key);
-    }
-    ledger.#marksChanged = ledger.#legacyKeys.length > 0;
     if (restored.size > 0) ledger.#restored = restored;
     for (const mark of restored) if (mark < ledger.#lowestRestored) ledger.#lowestRestored = mark;
     ledger.#savedCursor = ledger.#cursor;
@@ -141,7 +133,6 @@ export class DeliveryLedger {
       this.#marksChanged = false;
       const runs = this.#marksText();
       writes.push(runs === "" ? this.#store.delete(FINISHED) : this.#store.set(FINISHED, runs));
-      for (const key of this.#legacyKeys.splice(0)) writes.push(this.#store.delete(key));
     }
     await Promise.all(writes);
   }

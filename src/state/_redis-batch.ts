@@ -6,6 +6,7 @@
  * single-key `update` does, and the whole batch is one atomic step on the server.
  */
 import type { Redis } from "ioredis";
+import { INDEX_LUA } from "./_redis-index.ts";
 import { foldWrites, keysOf, type StoreWrite } from "./_writes.ts";
 import { StateError } from "./state-error.ts";
 
@@ -16,7 +17,7 @@ import { StateError } from "./state-error.ts";
  * ('set', 'del' or '' to leave it), the new text, the expiry ('keep', 'none' or ms). Returns 1
  * when written, 0 when a key changed since it was read, 2 when the marker was there.
  */
-export const applyBatchScript = `
+export const applyBatchScript = `${INDEX_LUA}
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return redis.error_reply('BOTHOST_FENCED the lease is held by another instance or has expired')
 end
@@ -35,17 +36,24 @@ for i = 3, #KEYS do
   local action, text, expiry = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   if action == 'del' then
     redis.call('DEL', KEYS[i])
+    bothostIndexDel(KEYS[i])
   elseif action == 'set' then
     if expiry == 'keep' then
       redis.call('SET', KEYS[i], text, 'KEEPTTL')
+      bothostIndexSet(KEYS[i], 'keep')
     elseif expiry == 'none' then
       redis.call('SET', KEYS[i], text)
+      bothostIndexSet(KEYS[i], '')
     else
       redis.call('SET', KEYS[i], text, 'PX', expiry)
+      bothostIndexSet(KEYS[i], expiry)
     end
   end
 end
-if KEYS[2] ~= '' then redis.call('SET', KEYS[2], '1', 'PX', ARGV[2]) end
+if KEYS[2] ~= '' then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+  bothostIndexSet(KEYS[2], ARGV[2])
+end
 return 1
 `;
 

@@ -5,7 +5,7 @@
  * or a compare-and-set would turn "maybe" into "twice"; with the offline queue (the store),
  * commands not yet sent wait and go out after the reconnect (a Redis restart of a second or two
  * loses nothing); `commandTimeout` bounds every command, so a hung server or a partition surfaces
- * as an error.
+ * as an error; a command in flight when the connection closes fails at once (failUnanswered).
  */
 import { Redis, type RedisOptions } from "ioredis";
 import { describeRedisUrl } from "./redis-url.ts";
@@ -54,6 +54,7 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     options.log?.warn(fields, "redis connection lost; reconnecting");
   };
   client.on("error", (err: Error) => outage(err.message));
+  client.on("close", () => failUnanswered(client));
   client.on("reconnecting", () => outage());
   client.on("ready", () => {
     connected = true;
@@ -73,6 +74,32 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     );
   }
   return client;
+}
+
+/** ioredis's own record of the commands sent on a connection that closed before they were answered. */
+interface Unanswered {
+  prevCommandQueue?: { length: number; shift(): { command: { reject(err: Error): void } } } | null;
+}
+
+/**
+ * Fail at once every command that was sent and not answered when the connection closed. With
+ * `autoResendUnfulfilledCommands: false`, ioredis keeps them until the next connection is ready
+ * and then drops them without settling: each waited out its whole `commandTimeout` (10 s for the
+ * store), so a Redis restart of one second held a handler's write, and its conversation, that long.
+ * Its `close` event comes a tick after it recorded them.
+ */
+function failUnanswered(client: Redis): void {
+  const internal = client as unknown as Unanswered;
+  const queue = internal.prevCommandQueue;
+  if (!queue) return;
+  internal.prevCommandQueue = null;
+  while (queue.length > 0) {
+    queue
+      .shift()
+      .command.reject(
+        new Error("the connection closed before Redis answered; the command may or may not have run"),
+      );
+  }
 }
 
 /** The error a failed command becomes (`fenced` decides what a refused fence check means). */

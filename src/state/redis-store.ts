@@ -16,6 +16,7 @@
 import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
+import { forget, INDEX_LUA, indexedKeys, indexOnce, pruneExpired } from "./_redis-index.ts";
 import type { OnceMarker, StoreWrite } from "./_writes.ts";
 import { connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { describeRedisUrl } from "./redis-url.ts";
@@ -39,7 +40,7 @@ export interface FenceSource {
   readonly description: string;
 }
 
-const FENCE = `
+const FENCE = `${INDEX_LUA}
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then
   return redis.error_reply('BOTHOST_FENCED the lease is held by another instance or has expired')
 end
@@ -56,7 +57,11 @@ if ARGV[3] ~= '' then
   table.insert(args, ARGV[3])
 end
 if ARGV[4] == 'NX' then table.insert(args, 'NX') end
-if redis.call(unpack(args)) then return 1 else return 0 end
+if redis.call(unpack(args)) then
+  bothostIndexSet(KEYS[1], ARGV[3])
+  return 1
+end
+return 0
 `;
 
 /**
@@ -73,18 +78,23 @@ elseif current then
 end
 if ARGV[4] == 'del' then
   redis.call('DEL', KEYS[1])
+  bothostIndexDel(KEYS[1])
 elseif ARGV[6] ~= '' then
   redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
+  bothostIndexSet(KEYS[1], ARGV[6])
 elseif current then
   redis.call('SET', KEYS[1], ARGV[5], 'KEEPTTL')
+  bothostIndexSet(KEYS[1], 'keep')
 else
   redis.call('SET', KEYS[1], ARGV[5])
+  bothostIndexSet(KEYS[1], '')
 end
 return 1
 `;
 
 /** Returns how many keys were deleted (0 or 1). */
 const remove = `${FENCE}
+bothostIndexDel(KEYS[1])
 return redis.call('DEL', KEYS[1])
 `;
 
@@ -104,6 +114,8 @@ type ScriptFn = (key: string, fenceKey: string, fence: string, ...args: string[]
 /** What every view of one store shares. */
 interface RedisCore {
   client: Redis;
+  /** The store's key prefix (`bothost`): its keys are `<prefix>:…`, its index `<prefix>#ns:…`. */
+  prefix: string;
   url: string;
   lifecycle: { closed: boolean; description: string };
   /** In-flight writes, until they settle (flush waits for them). */
@@ -170,28 +182,24 @@ class RedisView extends KeyedView implements StateStore {
   }
 
   async list(prefix = ""): Promise<StateEntry[]> {
-    const start = this.stored(prefix, "prefix");
+    const start = this.stored(prefix, "prefix").slice(this.path.length);
+    const { client, prefix: storePrefix } = this.core;
     const found = await this.call("list", async () => {
-      // SCAN may return a key twice.
-      const keys = new Map<string, string>();
-      const scan = this.core.client.scanStream({ match: `${globEscape(start)}*`, count: 1000 });
-      for await (const batch of scan as AsyncIterable<string[]>) {
-        for (const k of batch) {
-          const key = this.ownKey(k);
-          if (key !== undefined) keys.set(k, key);
-        }
-      }
-      return [...keys];
+      await pruneExpired(client, storePrefix);
+      return indexedKeys(client, storePrefix, this.path, start);
     });
     const result: StateEntry[] = [];
     for (let i = 0; i < found.length; i += 500) {
       const chunk = found.slice(i, i + 500);
-      const texts = await this.call("list", () => this.core.client.mget(...chunk.map(([k]) => k)));
-      chunk.forEach(([, key], j) => {
+      const texts = await this.call("list", () => client.mget(...chunk));
+      const gone: string[] = [];
+      chunk.forEach((stored, j) => {
         const text = texts[j];
-        // Expired (or deleted) between the scan and the read.
-        if (text !== null && text !== undefined) result.push({ key, value: fromJsonText(text) });
+        // Expired (or deleted) since the prune.
+        if (text === null || text === undefined) gone.push(stored.slice(this.path.length));
+        else result.push({ key: this.ownKey(stored)!, value: fromJsonText(text) });
       });
+      await this.call("list", () => forget(client, storePrefix, this.path, gone));
     }
     return result.sort(byKey);
   }
@@ -311,7 +319,7 @@ export class RedisStore extends RedisView implements StateBackend {
     readonly prefix: string,
   ) {
     const lifecycle = { closed: false, description: `redis ${describeRedisUrl(url)} prefix ${prefix}` };
-    super({ client, url, lifecycle, pending: new Set() }, `${prefix}:`, undefined);
+    super({ client, url, prefix, lifecycle, pending: new Set() }, `${prefix}:`, undefined);
   }
 
   /** Connect (rejects with `STATE_UNAVAILABLE` when Redis cannot be reached) and load the scripts. */
@@ -330,15 +338,16 @@ export class RedisStore extends RedisView implements StateBackend {
       commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
       ...(options.log ? { log: options.log } : {}),
     });
-    try {
-      await checkRedisVersion(client, options.url);
-    } catch (err) {
-      client.disconnect();
-      throw err;
-    }
     for (const [name, lua] of Object.entries(storeScripts))
       client.defineCommand(name, { lua, numberOfKeys: 2 });
     client.defineCommand("bothostApply", { lua: applyBatchScript });
+    try {
+      await checkRedisVersion(client, options.url);
+      await indexOnce(client, prefix, options.log);
+    } catch (err) {
+      client.disconnect();
+      throw err instanceof StateError ? err : redisFailure(err, options.url, "indexing the existing keys");
+    }
     return new RedisStore(client, options.url, prefix);
   }
 

@@ -14,25 +14,37 @@ export class HttpStatusError extends Error {
   }
 }
 
-/** Read a request stream, refusing (413) once it exceeds `limit` bytes. */
-export async function readBody(stream: Readable, limit: number, declaredLength?: string): Promise<Buffer> {
+/**
+ * Read a request stream, refusing (413) once it exceeds `limit` bytes. The stream is left
+ * flowing, not destroyed: the listener drains the rest so that the client reads the 413.
+ */
+export function readBody(stream: Readable, limit: number, declaredLength?: string): Promise<Buffer> {
   const tooLarge = () => new HttpStatusError(413, `request body is larger than ${limit} bytes`);
-  if (declaredLength !== undefined && Number(declaredLength) > limit) {
-    stream.resume(); // drain, so the connection can answer
-    throw tooLarge();
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buf.length;
-    if (size > limit) {
-      stream.resume();
-      throw tooLarge();
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks);
+  if (declaredLength !== undefined && Number(declaredLength) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = () => {
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("error", reject);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      size += buf.length;
+      if (size > limit) {
+        settle();
+        reject(tooLarge());
+      } else chunks.push(buf);
+    };
+    const onEnd = () => {
+      settle();
+      resolve(Buffer.concat(chunks));
+    };
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.once("error", reject);
+  });
 }
 
 /** A form body as an object; repeated fields become arrays. */

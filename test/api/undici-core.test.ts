@@ -1,7 +1,10 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { buildConnector, Connection, ConnectionPool, UNDICI_VERSION } from "../../src/api/undici-core.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -35,5 +38,30 @@ describe("undici, as the client loads it", () => {
     expect(me).toBe("probe-bot@x.org");
     expect(loaded.some((f) => f.endsWith("dispatcher/client.js"))).toBe(true);
     expect(loaded.filter((f) => /[/\\]lib[/\\](web|mock|cache|api)[/\\]/.test(f))).toEqual([]);
+  });
+});
+
+describe("undici's internals behind src/api/undici-core.ts", () => {
+  const json = (file: string) => JSON.parse(readFileSync(`${root}/${file}`, "utf8"));
+
+  it("are those of the one release package.json and package-lock.json pin exactly", () => {
+    expect(json("package.json").dependencies.undici).toBe(UNDICI_VERSION);
+    const lock = json("package-lock.json").packages;
+    expect(lock[""].dependencies.undici).toBe(UNDICI_VERSION);
+    expect(lock["node_modules/undici"].version).toBe(UNDICI_VERSION);
+  });
+
+  it("are the very classes and function undici's index exports, with the methods the client calls", () => {
+    const undici = createRequire(import.meta.url)("undici");
+    expect(Connection).toBe(undici.Client);
+    expect(ConnectionPool).toBe(undici.Pool);
+    expect(buildConnector).toBe(undici.buildConnector);
+    for (const made of [Connection, ConnectionPool]) {
+      for (const method of ["dispatch", "close", "destroy"])
+        expect(typeof (made.prototype as unknown as Record<string, unknown>)[method], method).toBe(
+          "function",
+        );
+    }
+    expect(typeof buildConnector({})).toBe("function");
   });
 });

@@ -23,23 +23,34 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** npm as a user runs it, offline, without the test runner's npm_* variables. */
-function npm(args: string[], cwd: string) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
-  return run("npm", ["--offline", "--no-audit", "--no-fund", ...args], {
+/**
+ * npm (or npx) as a user runs it, offline, without the test runner's npm_* variables; `tty: false`
+ * as in a non-interactive shell (no CI variable either, which npx would take as a yes).
+ */
+function npm(args: string[], cwd: string, tool: "npm" | "npx" = "npm") {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|CI$)/i.test(k)));
+  return run(tool, ["--offline", "--no-audit", "--no-fund", ...args], {
     cwd,
-    env: { ...env, CI: "1", NO_COLOR: "1" },
+    env: { ...env, ...(tool === "npm" ? { CI: "1" } : {}), NO_COLOR: "1" },
     maxBuffer: 1 << 24,
   });
+}
+
+/** The README's command that creates a project from the tarball, as npx arguments, for `tarball`. */
+async function readmeInit(tarball: string): Promise<string[]> {
+  const readme = await readFile(path.join(repoRoot, "README.md"), "utf8");
+  const line = /^npx (.*?\.\/bothost-[\d.]+\.tgz init) \S+/m.exec(readme);
+  if (!line) throw new Error("README.md has no `npx … ./bothost-<version>.tgz init <dir>` line");
+  return line[1]!.split(/\s+/).map((a) => (/^\.\/bothost-.*\.tgz$/.test(a) ? `./${tarball}` : a));
 }
 
 /**
  * `npm(args)`; when npm, offline, finds a package missing from its cache (a machine whose cache
  * lacks something the template needs), the test says so and skips instead of failing.
  */
-async function offline(ctx: { skip: () => void }, args: string[], cwd: string) {
+async function offline(ctx: { skip: () => void }, args: string[], cwd: string, tool: "npm" | "npx" = "npm") {
   try {
-    return await npm(args, cwd);
+    return await npm(args, cwd, tool);
   } catch (err) {
     const output = String((err as { stderr?: string }).stderr ?? "");
     if (!output.includes("ENOTCACHED")) throw err;
@@ -51,18 +62,15 @@ async function offline(ctx: { skip: () => void }, args: string[], cwd: string) {
 }
 
 describe("from a tarball", () => {
-  it("npx ./bothost-<version>.tgz init writes a project that installs and tests offline", async (ctx) => {
+  it("README.md's npx ./bothost-<version>.tgz init writes a project that installs and tests offline", async (ctx) => {
     const { stdout: packed } = await run(
       "npm",
       ["pack", "--ignore-scripts", "--json", "--pack-destination", dir],
       { cwd: repoRoot, maxBuffer: 1 << 24 },
     );
     const tarball = (JSON.parse(packed) as { filename: string }[])[0]!.filename;
-    const created = await offline(
-      ctx,
-      ["exec", "--yes", "--package", `./${tarball}`, "--", "bothost", "init", "my-bots"],
-      dir,
-    );
+    // README.md's own command, in a non-interactive shell.
+    const created = await offline(ctx, [...(await readmeInit(tarball)), "my-bots"], dir, "npx");
     const project = path.join(dir, "my-bots");
     expect(created.stdout).toContain(`It depends on bothost from ${path.join(dir, tarball)}`);
     const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8"));

@@ -6,6 +6,7 @@
  * reminder delivered by moving the sandbox clock.
  */
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -60,6 +61,12 @@ it("writes a project whose check and tests pass unedited", async () => {
   }
   await symlink("../bothost/dist/cli/main.js", path.join(modules, ".bin", "bothost"));
   await chmod(path.join(modules, "bothost", "dist", "cli", "main.js"), 0o755); // as npm does for a bin
+
+  // The project's README links only to what is there once bothost is installed (it is not on the registry).
+  const readme = await readFile(path.join(project, "README.md"), "utf8");
+  const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
+  expect(links.length).toBeGreaterThan(0);
+  for (const link of links) expect(existsSync(path.join(project, link)), link).toBe(true);
 
   // What `npx bothost check` runs: the installed package's bin.
   const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8"));

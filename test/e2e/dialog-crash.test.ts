@@ -199,7 +199,7 @@ describe.runIf(hasRedisServer())("a Redis outage", () => {
       const daemon = await start();
       say(sandbox, "standup");
       await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
-      const down = redis.pause(2_000);
+      const down = redis.restart(2_000);
       say(sandbox, "did a");
       await down;
       await expect.poll(() => botSaid(sandbox), { timeout: 30_000 }).toEqual(QUESTIONS.slice(0, 2));

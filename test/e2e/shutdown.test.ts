@@ -41,7 +41,7 @@ describe("graceful shutdown", () => {
     // Three conversations, so three handlers are busy at once when the signal lands.
     const busy = ["x", "y", "z"].map((topic) => send(sandbox!, `task slow ${topic}`, "c0", topic));
     await expect
-      .poll(() => daemon.logs().filter((l) => l.msg === "e2e: handling").length, { timeout: 5_000 })
+      .poll(() => daemon.logs().filter((l) => l.msg === "e2e: handling").length, { timeout: 15_000 })
       .toBe(3);
     daemon.kill("SIGTERM");
     expect(await daemon.exited).toEqual({ code: 0, signal: null });

@@ -1,6 +1,8 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/create-logger.ts";
+import { flushAsync, ManualClock } from "../support/manual-clock.ts";
+import { add, newQueue } from "../support/pipeline.ts";
 
 function sink() {
   const lines: string[] = [];
@@ -58,5 +60,28 @@ describe("createLogger", () => {
     log.info("hidden");
     log.warn("shown");
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["shown"]);
+  });
+});
+
+describe("the daemon's logger on a conversation queue's lines", () => {
+  it("shows the conversation of a handler that failed or timed out; secrets stay redacted", async () => {
+    const { stream, lines } = sink();
+    const log = createLogger({ destination: stream, pretty: false });
+    const clock = new ManualClock(0);
+    const queue = newQueue({ log, clock, handlerTimeoutMs: 1_000 });
+    const failed = add(queue, "stream:5:deploys", async () => {
+      throw Object.assign(new Error("boom"), { token: "s3cret-value" });
+    });
+    await failed;
+    const slow = add(queue, "dm:7,9", () => new Promise(() => {}));
+    await flushAsync();
+    await clock.tick(1_000);
+    await slow;
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed.map((l) => [l.msg, l.conversation])).toEqual([
+      ["handler failed", "stream:5:deploys"],
+      ["handler timed out; its signal was aborted and the queue moved on", "dm:7,9"],
+    ]);
+    expect(lines.join("\n")).not.toContain("s3cret-value");
   });
 });

@@ -33,7 +33,7 @@ describe("ConversationQueue timeouts with one timer", () => {
     expect(timeoutLines(log)).toEqual([]);
     await clock.tickTo(1000);
     await slow;
-    expect(timeoutLines(log).map((l) => l.obj)).toEqual([{ key: "slow", timeoutMs: 1000 }]);
+    expect(timeoutLines(log).map((l) => l.obj)).toEqual([{ conversation: "slow", timeoutMs: 1000 }]);
     expect(clock.pendingTimers).toBe(0);
     expect(queue.inFlight).toBe(0);
   });
@@ -54,12 +54,12 @@ describe("ConversationQueue timeouts with one timer", () => {
     await clock.tickTo(1399);
     expect(timeoutLines(log)).toEqual([]);
     await clock.tickTo(1400);
-    expect(timeoutLines(log).map((l) => l.obj.key)).toEqual(["a"]);
+    expect(timeoutLines(log).map((l) => l.obj.conversation)).toEqual(["a"]);
     expect(clock.pendingTimers).toBe(1);
     await clock.tickTo(1599);
-    expect(timeoutLines(log).map((l) => l.obj.key)).toEqual(["a"]);
+    expect(timeoutLines(log).map((l) => l.obj.conversation)).toEqual(["a"]);
     await clock.tickTo(1600);
-    expect(timeoutLines(log).map((l) => l.obj.key)).toEqual(["a", "b"]);
+    expect(timeoutLines(log).map((l) => l.obj.conversation)).toEqual(["a", "b"]);
     expect(clock.pendingTimers).toBe(0);
     expect(clock.armed).toBe(3); // for "early", then re-armed at 1000 for "a" and at 1400 for "b"
     expect(queue.inFlight).toBe(0);
@@ -94,7 +94,7 @@ describe("ConversationQueue timeouts with one timer", () => {
     });
     expect([queue.inFlight, ran]).toEqual([4, []]);
     await clock.tick(100);
-    expect(timeoutLines(log).map((l) => l.obj.key)).toEqual(["a", "b"]);
+    expect(timeoutLines(log).map((l) => l.obj.conversation)).toEqual(["a", "b"]);
     expect(ran).toEqual(["c", "a2"]); // c waited longer than a2 (ready when added)
     expect(clock.pendingTimers).toBe(0);
   });

@@ -43,7 +43,7 @@ describe("ConversationQueue synchronous tasks", () => {
       undefined,
       () => done++,
     );
-    expect(log.lines).toEqual([{ level: "error", obj: { err, key: "k" }, msg: "handler failed" }]);
+    expect(log.lines).toEqual([{ level: "error", obj: { err, conversation: "k" }, msg: "handler failed" }]);
     expect(done).toBe(1);
     expect(queue.inFlight).toBe(0);
   });

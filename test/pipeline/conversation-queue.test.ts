@@ -92,7 +92,7 @@ describe("ConversationQueue failures and timeouts", () => {
       ran.push(3);
     });
     await queue.onIdle();
-    expect(log.lines.map((l) => [l.obj.key, (l.obj.err as Error).message, l.msg])).toEqual([
+    expect(log.lines.map((l) => [l.obj.conversation, (l.obj.err as Error).message, l.msg])).toEqual([
       ["k", "async boom", "handler failed"],
       ["k", "sync boom", "handler failed"],
     ]);
@@ -104,7 +104,9 @@ describe("ConversationQueue failures and timeouts", () => {
     const queue = newQueue({ log });
     const err = new Error("boom");
     await add(queue, "stream:5:x", () => Promise.reject(err));
-    expect(log.lines).toEqual([{ level: "error", obj: { err, key: "stream:5:x" }, msg: "handler failed" }]);
+    expect(log.lines).toEqual([
+      { level: "error", obj: { err, conversation: "stream:5:x" }, msg: "handler failed" },
+    ]);
   });
 
   it("aborts a slow task's signal at the timeout and moves on to the key's next task", async () => {
@@ -141,7 +143,7 @@ describe("ConversationQueue failures and timeouts", () => {
       ["warn", "handler timed out; its signal was aborted and the queue moved on"],
       ["warn", "handler failed after it had timed out"],
     ]);
-    expect(log.lines[0]?.obj).toEqual({ key: "k", timeoutMs: 1000 });
+    expect(log.lines[0]?.obj).toEqual({ conversation: "k", timeoutMs: 1000 });
   });
 
   it("clears the timeout of a task that finished in time", async () => {

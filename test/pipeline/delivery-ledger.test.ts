@@ -128,24 +128,19 @@ describe("DeliveryLedger", () => {
     expect(await store.get("finished")).toBeUndefined();
   });
 
-  it("stores marks as runs in one string and reads the one-key-per-mark layout of earlier versions", async () => {
+  it("stores marks as runs in one string; one-key-per-mark keys of earlier versions are not read", async () => {
     const { ledger, store } = await ledgerAt(0);
     for (let id = 1; id <= 20; id++) ledger.begin(id);
     for (const id of [3, 4, 5, 9, 10, 20]) ledger.finish(id);
     await ledger.save();
     expect(await store.get("finished")).toBe("3-5,9-10,20");
+    // No listing at open: such keys are left as they are (docs/operations/upgrading.md).
     const legacy = new MemoryStore();
     await legacy.set("cursor", 100);
-    await legacy.set("handled:104", 1);
     await legacy.set("handled:102", 1);
     const old = await DeliveryLedger.open(legacy);
-    expect([101, 102, 103, 104].map((id) => old.isDuplicate(id))).toEqual([false, true, false, true]);
-    old.begin(101);
-    old.finish(101);
-    await old.save();
-    expect(await legacy.list("handled:")).toEqual([]);
-    expect(await legacy.get("cursor")).toBe(101);
-    expect(await legacy.get("finished")).toBe("102,104");
+    expect(old.isDuplicate(102)).toBe(false);
+    expect(await legacy.get("handled:102")).toBe(1);
   });
 
   it("keeps cursor and marks right under any finishing order, and reopens to the same state", async () => {

@@ -49,6 +49,11 @@ describe("bothost sandbox", () => {
     const first = await runUntilStarted(["--port", "0", "--zuliprc-dir", rcDir, "--data", data]);
     const key = first.sandbox.control.apiKeyOf("bot@sandbox.example");
     expect(first.out.text()).toContain(`Sandbox listening on ${first.sandbox.url}`);
+    // The chat page `bothost dev` has, served by the standalone sandbox too.
+    expect(first.out.text()).toContain(`Chat page: ${first.sandbox.url}/chat/`);
+    const chat = await fetch(`${first.sandbox.url}/chat/`);
+    expect(chat.status).toBe(200);
+    expect(chat.headers.get("content-type")).toMatch(/^text\/html/);
     expect(first.out.text()).toMatch(new RegExp(`bot@sandbox\\.example\\s+${key}\\s+bot`));
     const rc = readFileSync(path.join(rcDir, "bot@sandbox.example.zuliprc"), "utf8");
     expect(rc).toBe(`[api]\nemail=bot@sandbox.example\nkey=${key}\nsite=${first.sandbox.url}\n`);

@@ -7,12 +7,12 @@ const ORG: OrgInput = {
     { email: "owner@sandbox.example", full_name: "Olive Owner", role: "owner" },
     { email: "member@sandbox.example", full_name: "Mel Member" },
   ],
-  channel_folders: [{ name: "Work" }],
+  channel_folders: [{ name: "Work", description: "Plans & **dates** <b>here</b>" }],
   channels: [
     { name: "general", subscribers: ["owner@sandbox.example", "member@sandbox.example"], is_default: true },
     { name: "vault", privacy: "private", subscribers: ["owner@sandbox.example"], folder: "Work" },
     { name: "old", archived: true },
-    { name: "lobby", privacy: "web-public" },
+    { name: "lobby", privacy: "web-public", description: "Everyone is **here**." },
   ],
 };
 
@@ -31,6 +31,20 @@ test("GET /streams defaults to public + subscribed, without archived channels", 
     history_public_to_subscribers: false,
     folder_id: 1,
     topics_policy: "inherit",
+  });
+});
+
+test("descriptions are rendered as Markdown, like a message, and escaped", async ({ sb }) => {
+  const streams = (await sb.as(OWNER).get("/streams")).body.streams as Record<string, string>[];
+  expect(streams.find((s) => s.name === "lobby")).toMatchObject({
+    description: "Everyone is **here**.",
+    rendered_description: "<p>Everyone is <strong>here</strong>.</p>",
+  });
+  expect(streams.find((s) => s.name === "general")?.rendered_description).toBe("");
+  const folders = (await sb.as(OWNER).get("/channel_folders")).body.channel_folders;
+  expect(folders[0]).toMatchObject({
+    description: "Plans & **dates** <b>here</b>",
+    rendered_description: "<p>Plans &amp; <strong>dates</strong> &lt;b&gt;here&lt;/b&gt;</p>",
   });
 });
 

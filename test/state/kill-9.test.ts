@@ -19,6 +19,11 @@ const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const child = fixture("writer-child.ts");
 const ROUNDS = 6;
+/**
+ * The rounds bound the work; each spawns a TypeScript child (about 1.5 s here, alone on 2 cores).
+ * The budget holds at a quarter of that speed with the suite's other files running beside it.
+ */
+const KILL_ROUNDS_BUDGET_MS = 180_000;
 /** Alternate a tiny compaction threshold (kills land mid-compaction) with a large one (kills land
  * mid-append of a multi-megabyte record and leave a torn last line). */
 const compactAfter = (round: number) => (round % 2 === 0 ? "16384" : "8000000");
@@ -106,13 +111,21 @@ async function killRounds(dir: string, mode: Mode): Promise<void> {
   }
 }
 
-test("survives SIGKILL at random moments without corruption or losing flushed writes", async ({ dir }) => {
-  await killRounds(dir, "flush");
-});
+test(
+  "survives SIGKILL at random moments without corruption or losing flushed writes",
+  async ({ dir }) => {
+    await killRounds(dir, "flush");
+  },
+  KILL_ROUNDS_BUDGET_MS,
+);
 
-test("survives SIGKILL at random moments without losing committed (not flushed) writes", async ({ dir }) => {
-  await killRounds(dir, "commit");
-});
+test(
+  "survives SIGKILL at random moments without losing committed (not flushed) writes",
+  async ({ dir }) => {
+    await killRounds(dir, "commit");
+  },
+  KILL_ROUNDS_BUDGET_MS,
+);
 
 test("a commit() issued during a compaction lands in the fresh log and survives SIGKILL", async ({ dir }) => {
   const { proc, stderr, exited } = spawnChild([fixture("compaction-commit-child.ts"), dir]);

@@ -62,6 +62,58 @@ describe.skipIf(!reachable)("RedisStore", () => {
     expect((await ns.list("a[")).map((e) => e.key)).toEqual(["a[1]"]);
   });
 
+  describe("listing from the per-namespace index", () => {
+    it("sends no SCAN: a listing reads its namespace's index, whatever else the Redis holds", async () => {
+      const ns = store.namespace("letters");
+      for (let i = 0; i < 5; i++) await ns.set(`l${i}`, i);
+      await client.mset(...Array.from({ length: 2_000 }, (_, i) => [`${prefix}-other:${i}`, "x"]).flat());
+      try {
+        const monitor = await client.monitor();
+        const scans: string[] = [];
+        monitor.on("monitor", (_time: string, args: string[]) => {
+          if (args[0]?.toLowerCase() === "scan" && args.some((a) => a.startsWith(prefix)))
+            scans.push(args.join(" "));
+        });
+        expect((await ns.list()).map((e) => e.key)).toEqual(["l0", "l1", "l2", "l3", "l4"]);
+        expect((await ns.list("l3")).map((e) => e.key)).toEqual(["l3"]);
+        await new Promise((resolve) => setTimeout(resolve, 200)); // MONITOR lines arrive after the replies
+        monitor.disconnect();
+        expect(scans).toEqual([]);
+      } finally {
+        await client.del(...Array.from({ length: 2_000 }, (_, i) => `${prefix}-other:${i}`));
+      }
+    });
+
+    it("keeps no expired key: a listing prunes it from the index", async () => {
+      const ns = store.namespace("short-lived");
+      await ns.set("gone", 1, { ttlMs: 20 });
+      await ns.update("kept", () => 2);
+      await expect.poll(() => client.exists(`${prefix}:short-lived/gone`)).toBe(0);
+      expect(await ns.list()).toEqual([{ key: "kept", value: 2 }]);
+      expect(await client.zrange(`${prefix}#ns:${prefix}:short-lived/`, "0", "-1")).toEqual(["kept"]);
+      expect(await client.zcard(`${prefix}#expiring`)).toBe(0);
+      await ns.delete("kept");
+      expect(await client.exists(`${prefix}#ns:${prefix}:short-lived/`)).toBe(0);
+    });
+
+    it("indexes, once, the keys a store written before the index holds", async () => {
+      const old = uniquePrefix("unindexed");
+      await client.set(`${old}:echo/letters/a`, "1");
+      await client.set(`${old}:echo/letters/b`, "2", "PX", 600_000);
+      const reopened = await RedisStore.open({ url: redisUrl, prefix: old });
+      try {
+        expect(await reopened.namespace("echo").namespace("letters").list()).toEqual([
+          { key: "a", value: 1 },
+          { key: "b", value: 2 },
+        ]);
+        expect(await client.exists(`${old}#indexed`)).toBe(1);
+      } finally {
+        await reopened.close();
+        await dropPrefix(old);
+      }
+    });
+  });
+
   describe("fenced writes", () => {
     const leaseKey = () => `${prefix}#lease:fence-test`;
     let fence: Fence | undefined;

@@ -37,10 +37,11 @@ export async function freePort(): Promise<number> {
 
 export interface OwnRedis {
   url: string;
-  /** SHUTDOWN (its append-only file is written first), then start it again on the same port. */
-  restart(): Promise<void>;
-  /** {@link restart}, down for `ms` in between. */
-  pause(ms: number): Promise<void>;
+  /**
+   * SHUTDOWN (its append-only file is written first), then start it again on the same port,
+   * `downMs` after it exited (default at once).
+   */
+  restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -65,13 +66,9 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   await launch();
   return {
     url: `redis://127.0.0.1:${port}/0`,
-    restart: async () => {
+    restart: async (downMs = 0) => {
       await halt();
-      await launch();
-    },
-    pause: async (ms) => {
-      await halt();
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       await launch();
     },
     stop: async () => {

@@ -14,6 +14,7 @@ import {
   type UserGroupRecord,
   type UserRecord,
 } from "../state/data.ts";
+import { renderDescription } from "../state/markdown.ts";
 import type { Org, OrgUser } from "./schema.ts";
 
 export const ROLES: Record<OrgUser["role"], RoleValue> = {
@@ -139,7 +140,7 @@ export function buildState(org: Org, nowMs: number): SandboxData {
       id,
       name: f.name,
       description: f.description,
-      rendered_description: f.description ? `<p>${f.description}</p>` : "",
+      rendered_description: renderDescription(data, f.description ?? ""),
       order: id,
       creator_id: null,
       date_created: now,

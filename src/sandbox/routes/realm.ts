@@ -7,7 +7,7 @@ import { badRequest, missingArgument, mustBe } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToAll } from "../queues/delivery.ts";
 import { nextId, type UserRecord } from "../state/data.ts";
-import { renderDescription } from "../state/streams.ts";
+import { renderDescription } from "../state/markdown.ts";
 import { BOOLEAN_SETTINGS, VALUED_SETTINGS } from "../state/user-settings.ts";
 
 const OWNERS_ONLY_DOMAINS_FL = 143;
@@ -148,7 +148,7 @@ export const realmRoutes = [
         id,
         name,
         description,
-        rendered_description: renderDescription(description),
+        rendered_description: renderDescription(core.data, description),
         order: id,
         creator_id: user.user_id,
         date_created: core.clock.seconds(),

@@ -28,6 +28,11 @@ export function renderMarkdown(data: SandboxData, source: string): Rendered {
   return result;
 }
 
+/** A channel's or channel folder's description as the server renders it: Markdown, like a message. */
+export function renderDescription(data: SandboxData, text: string): string {
+  return text === "" ? "" : renderMarkdown(data, text).html;
+}
+
 function renderBlocks(data: SandboxData, source: string, r: Rendered): string {
   const lines = source.split("\n");
   const out: string[] = [];

@@ -8,7 +8,7 @@ import type { SandboxCore } from "../core.ts";
 import { addSubscription } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/delivery.ts";
 import type { SandboxData, StreamRecord, SubscriptionRecord, UserRecord } from "./data.ts";
-import { escapeHtml } from "./users.ts";
+import { renderDescription } from "./markdown.ts";
 
 export function streamById(data: SandboxData, id: number): StreamRecord | undefined {
   return data.streams.find((s) => s.stream_id === id);
@@ -55,10 +55,6 @@ export function canAccessMetadata(data: SandboxData, user: UserRecord, stream: S
   return user.role <= 200 || canAccessContent(data, user, stream);
 }
 
-export function renderDescription(text: string): string {
-  return text === "" ? "" : `<p>${escapeHtml(text)}</p>`;
-}
-
 function systemGroupId(data: SandboxData, name: string): number {
   return data.userGroups.find((g) => g.is_system_group && g.name === name)?.id ?? 0;
 }
@@ -75,7 +71,7 @@ export function streamToApi(data: SandboxData, stream: StreamRecord): Record<str
     name: stream.name,
     is_archived: stream.is_archived,
     description: stream.description,
-    rendered_description: renderDescription(stream.description),
+    rendered_description: renderDescription(data, stream.description),
     date_created: stream.date_created,
     creator_id: stream.creator_id,
     invite_only: stream.invite_only,

@@ -1,0 +1,118 @@
+/**
+ * The Redis store's index of its own keys, so that listing a namespace never walks the database:
+ * one sorted set per namespace, `<prefix>#ns:<namespace path>`, holds the namespace's own keys
+ * (their last segment, all with score 0, so a key prefix is a ZRANGEBYLEX range); `<prefix>#expiring`
+ * holds every key written with a ttl, scored by when it expires. Every write script keeps both
+ * (the Lua below is prepended to each): a listing costs the namespace's own keys, whatever else the
+ * Redis holds. Expired keys leave the index when a listing prunes `#expiring` (every key past its
+ * time, a thousand per call) or finds them gone.
+ *
+ * A store written before the index existed is indexed once, by one SCAN, when a store is opened
+ * and `<prefix>#indexed` is absent (docs/operations/upgrading.md).
+ */
+import type { Redis } from "ioredis";
+
+/** Lua: `bothostIndexSet(key, ttl)` (ttl in ms, '' for none, 'keep' to leave it) and `bothostIndexDel(key)`. */
+export const INDEX_LUA = `
+local function bothostIndexOf(key)
+  local ns, member = string.match(key, '^(.*/)(.*)$')
+  if not ns then ns, member = string.match(key, '^([^:]*:)(.*)$') end
+  local prefix = string.match(key, '^([^:]*):')
+  return prefix .. '#ns:' .. ns, member, prefix .. '#expiring'
+end
+local function bothostIndexSet(key, ttl)
+  local index, member, expiring = bothostIndexOf(key)
+  redis.call('ZADD', index, 0, member)
+  if ttl == '' then
+    redis.call('ZREM', expiring, key)
+  elseif ttl ~= 'keep' then
+    local t = redis.call('TIME')
+    redis.call('ZADD', expiring, t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ttl), key)
+  end
+end
+local function bothostIndexDel(key)
+  local index, member, expiring = bothostIndexOf(key)
+  redis.call('ZREM', index, member)
+  redis.call('ZREM', expiring, key)
+end
+`;
+
+/**
+ * KEYS[1] `<prefix>#expiring`. Drops up to 1,000 keys past their expiry from the index (those set
+ * again meanwhile carry a later score). Returns how many it dropped.
+ */
+const pruneLua = `${INDEX_LUA}
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1000)
+for _, key in ipairs(due) do
+  if redis.call('EXISTS', key) == 0 then bothostIndexDel(key) else redis.call('ZREM', KEYS[1], key) end
+end
+return #due
+`;
+
+/** KEYS: stored keys found by SCAN. Indexes each that still exists, with its remaining ttl. */
+const reindexLua = `${INDEX_LUA}
+for _, key in ipairs(KEYS) do
+  local ttl = redis.call('PTTL', key)
+  if ttl == -1 then bothostIndexSet(key, '') elseif ttl > 0 then bothostIndexSet(key, tostring(ttl)) end
+end
+return #KEYS
+`;
+
+type Commands = {
+  bothostPrune(key: string): Promise<number>;
+  bothostReindex(count: number, ...keys: string[]): Promise<number>;
+};
+
+/** The index of the namespace whose stored keys start with `path` (`<prefix>:` or `<prefix>:a/b/`). */
+export function indexKeyOf(prefix: string, path: string): string {
+  return `${prefix}#ns:${path}`;
+}
+
+/** Drop expired keys from the index (a thousand per call, until none is left). */
+export async function pruneExpired(client: Redis, prefix: string): Promise<void> {
+  const commands = client as unknown as Commands;
+  while ((await commands.bothostPrune(`${prefix}#expiring`)) === 1000) {}
+}
+
+/** The keys of the namespace at `path` that start with `start` (both escaped as stored), in order. */
+export async function indexedKeys(
+  client: Redis,
+  prefix: string,
+  path: string,
+  start: string,
+): Promise<string[]> {
+  const from = start === "" ? "-" : Buffer.from(`[${start}`);
+  const to = start === "" ? "+" : Buffer.concat([Buffer.from(`[${start}`), Buffer.from([0xff])]);
+  const members = await client.zrangebylex(indexKeyOf(prefix, path), from as string, to as string);
+  return members.map((m) => path + m);
+}
+
+/** Remove members whose keys were found gone (expired between a prune and the read). */
+export async function forget(client: Redis, prefix: string, path: string, members: string[]): Promise<void> {
+  if (members.length > 0) await client.zrem(indexKeyOf(prefix, path), ...members);
+}
+
+/**
+ * Define the index's commands on `client`, and index every key of the store once, when
+ * `<prefix>#indexed` is absent: one SCAN of `<prefix>:*`, logged with the count.
+ */
+export async function indexOnce(
+  client: Redis,
+  prefix: string,
+  log?: { info(obj: object, msg?: string): void },
+): Promise<void> {
+  client.defineCommand("bothostPrune", { lua: pruneLua, numberOfKeys: 1 });
+  client.defineCommand("bothostReindex", { lua: reindexLua });
+  const marker = `${prefix}#indexed`;
+  if ((await client.exists(marker)) === 1) return;
+  const commands = client as unknown as Commands;
+  let count = 0;
+  const scan = client.scanStream({ match: `${prefix}:*`, count: 1000 });
+  for await (const batch of scan as AsyncIterable<string[]>) {
+    if (batch.length > 0) count += await commands.bothostReindex(batch.length, ...batch);
+  }
+  await client.set(marker, "1");
+  log?.info({ prefix, keys: count }, "state store: existing keys indexed");
+}

@@ -1,0 +1,69 @@
+/**
+ * A reload that overlaps a stop: the stop comes while the reload halts the old version of a bot
+ * (its handler still running). The stop resolves with no bot polling, the reload is refused,
+ * and no queue of any bot is left registered on the server.
+ */
+import { writeFile } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Booted, bootDaemon } from "../../src/daemon/boot.ts";
+import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
+import { moduleText, send, useModuleFiles } from "./module-files.ts";
+
+useE2eCleanup();
+let booted: Booted | undefined;
+afterEach(async () => {
+  await booted?.stop();
+  booted = undefined;
+});
+
+/** Handles to the handler of the old version below (the modules run in this process). */
+const hold = globalThis as { slowEntered?: boolean; releaseSlow?: () => void };
+afterEach(() => {
+  hold.releaseSlow?.();
+  hold.slowEntered = undefined;
+  hold.releaseSlow = undefined;
+});
+
+/** A bot whose handler waits until the test releases it: halting it waits for that. */
+const SLOW = `export default { events: ["message"], setup(bot) {
+  bot.on("message", async () => {
+    globalThis.slowEntered = true;
+    await new Promise((resolve) => { globalThis.releaseSlow = resolve; });
+  });
+} };\n`;
+
+describe("a stop during a reload", () => {
+  it("leaves no bot polling: the new version never starts, the reload is refused", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(2));
+    const config = await writeConfig(sandbox, { a: { email: botEmail(0) }, b: { email: botEmail(1) } });
+    const file = await useModuleFiles(config, { a: moduleText("v1"), b: SLOW });
+    Object.assign(process.env, config.env);
+    booted = await bootDaemon(config.file, { logLevel: "silent" });
+    const { daemon } = booted;
+    expect((await daemon.start()).started).toHaveLength(2);
+    send(sandbox, "c1");
+    await expect.poll(() => hold.slowEntered, { timeout: 15_000 }).toBe(true);
+
+    // The reload sets up b's new version, then waits for the old one's handler to halt it.
+    await writeFile(file("b"), moduleText("v2"));
+    const reloading = daemon.reload().then(
+      () => undefined,
+      (err: unknown) => err as { code: string },
+    );
+    await expect.poll(() => sandbox.control.queues().length, { timeout: 15_000 }).toBe(1);
+    const stopping = booted.stop();
+    booted = undefined;
+    // `a`'s queue deleted: the stop is halting the bots it found; only then may b's old version end.
+    await expect.poll(() => sandbox.control.queues().length, { timeout: 15_000 }).toBe(0);
+    hold.releaseSlow!();
+    await stopping;
+    const refused = await reloading;
+
+    // Nothing registers afterwards: a new version started after the stop would, within its first poll.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(sandbox.control.queues()).toEqual([]);
+    expect(refused).toMatchObject({ code: "RELOAD_REFUSED" });
+    // b's old version halted and gone, its new one never added: only `a` is left, halted.
+    expect(daemon.bots.map((b) => [b.name, b.status.state])).toEqual([["a", "standby"]]);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * A command in flight when the Redis connection closes fails at once, saying so, instead of
+ * waiting out its whole command timeout (ioredis drops such commands unsettled when it does not
+ * resend them). Needs `redis-server` on PATH (the test runs its own, to restart it).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { connectRedis } from "../../src/state/redis-connection.ts";
+import { hasRedisServer, type OwnRedis, startOwnRedis } from "../support/cluster.ts";
+
+const available = hasRedisServer();
+if (!available) console.warn("redis-unanswered: redis-server is not on PATH: skipped");
+
+let redis: OwnRedis | undefined;
+afterEach(async () => {
+  await redis?.stop();
+  redis = undefined;
+});
+
+describe.skipIf(!available)("a command in flight when Redis restarts", () => {
+  it("fails with 'the connection closed', not a command timeout", async () => {
+    redis = await startOwnRedis();
+    for (const offlineQueue of [true, false]) {
+      const client = await connectRedis({
+        url: redis.url,
+        role: "test",
+        offlineQueue,
+        commandTimeoutMs: 20_000,
+      });
+      try {
+        // Sent and parked on the server: it is in flight when the server goes.
+        const blocked = client.blpop("nothing-comes", 0).then(
+          () => "answered",
+          (err: Error) => err.message,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await redis.restart(200);
+        expect(await blocked).toMatch(/^the connection closed before Redis answered/);
+        await expect.poll(() => client.status, { timeout: 10_000 }).toBe("ready");
+        expect(await client.ping()).toBe("PONG");
+      } finally {
+        client.disconnect();
+      }
+    }
+  }, 60_000);
+});
