@@ -72,18 +72,20 @@ export class GroupPermissionError extends ApiError {
   /** What an administrator can change to allow it, in a sentence. */
   readonly fix: string;
 
-  constructor(init: ApiErrorInit & { groupId: number; change: "add" | "remove" }) {
-    const setting =
-      init.change === "add"
-        ? `"Who can add members to this group" (can_add_members_group)`
-        : `"Who can remove members from this group" (can_remove_members_group)`;
+  constructor(init: ApiErrorInit & { groupId: number; change: "add" | "remove" | "both" }) {
+    const add = `"Who can add members to this group" (can_add_members_group)`;
+    const remove = `"Who can remove members from this group" (can_remove_members_group)`;
+    const setting = init.change === "add" ? add : init.change === "remove" ? remove : `${add}, ${remove}`;
+    const verb = { add: "add members to", remove: "remove members from", both: "change the members of" }[
+      init.change
+    ];
     const fix =
       `An administrator can allow it: in the group's settings, add the account to ${setting} ` +
       `or "Who can administer this group" (can_manage_group); or add it to the organization's ` +
       `"Who can administer all user groups" (can_manage_all_groups). A system group (role:…) cannot be changed.`;
     super(
       init,
-      `${init.endpoint}: the account may not ${init.change === "add" ? "add members to" : "remove members from"} ` +
+      `${init.endpoint}: the account may not ${verb} ` +
         `user group ${init.groupId} (${init.status} ${init.code}: ${init.msg}). ${fix}`,
     );
     this.groupId = init.groupId;

@@ -117,7 +117,9 @@ export function userGroupsApi(ctx: ResourceContext) {
         return await ctx.call("POST", path`/user_groups/${user_group_id}/members`, params, options);
       } catch (err) {
         if (err instanceof ApiError && err.status === 400 && err.msg === INSUFFICIENT) {
-          const change = (params.add?.length ?? 0) > 0 ? "add" : "remove";
+          const adds = (params.add?.length ?? 0) > 0;
+          const removes = (params.delete?.length ?? 0) > 0;
+          const change = adds && removes ? "both" : removes ? "remove" : "add";
           const { status, code, msg, endpoint, data } = err;
           throw new GroupPermissionError({
             status,

@@ -151,4 +151,18 @@ describe("bothost commands --json", () => {
     ]);
     expect(parent.subcommands[0]!.subcommands).toEqual([]);
   });
+
+  it("prints the subcommands after their command in the text listing", async () => {
+    const { code, stdout } = await runCli(["commands", "--config", "test/fixtures/bots/standup.yaml"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      [
+        "  standup  —  answer today's standup questions",
+        "  standup skip [reason...]  —  skip today's standup",
+        "      <reason> (string, optional): why, for the summary",
+        "      also: pass",
+        "  standup report [days] [--full]  —  today's answers so far",
+      ].join("\n"),
+    );
+  });
 });

@@ -121,6 +121,15 @@ describe("the client's user-group calls", () => {
     const err = await client(BEN)
       .userGroups.updateMembers(1_000, { add: [idOf(BEN)] })
       .catch((e: unknown) => e);
+    const { user_groups } = await client(OWNER).userGroups.list();
+    const standup = user_groups.find((g) => g.name === "Standup")!.id;
+    const removing = await client(BEN)
+      .userGroups.updateMembers(standup, { delete: [idOf(ANN)] })
+      .catch((e: unknown) => e);
+    expect(removing).toBeInstanceOf(GroupPermissionError);
+    expect((removing as GroupPermissionError).message).toMatch(
+      /^POST \/user_groups\/\d+\/members: the account may not remove members from user group \d+ \(400 BAD_REQUEST: Insufficient permission\)\. .*\(can_remove_members_group\)/,
+    );
     // Another refusal stays a plain ApiError.
     expect(err).toBeInstanceOf(ApiError);
     expect(err).not.toBeInstanceOf(GroupPermissionError);
