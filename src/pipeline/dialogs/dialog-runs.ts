@@ -109,7 +109,10 @@ export class DialogRuns {
         // The store stayed unreachable: the dialog waits again, and the message, not recorded as
         // handled, is caught up again at the next start.
         dialogs.unmatch(entry, message.id);
-        this.#o.log.error({ err, dialog: entry.id }, "could not record a dialog's answer: it waits for it again");
+        this.#o.log.error(
+          { err, dialog: entry.id },
+          "could not record a dialog's answer: it waits for it again",
+        );
       },
     );
   }
@@ -271,7 +274,10 @@ export class DialogRuns {
     this.#retrying(control, () => this.#o.dialogs.timeOut(id)).then(
       (record) => record && this.#resume(control, record),
       (err: unknown) => {
-        this.#o.log.error({ err, dialog: id }, "could not record a dialog's deadline: it runs at the next start");
+        this.#o.log.error(
+          { err, dialog: id },
+          "could not record a dialog's deadline: it runs at the next start",
+        );
       },
     );
 
