@@ -23,6 +23,7 @@ import { botClient } from "./bot-client.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
+import { dialogDesk } from "./dialog-desk.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { loggingRefusals } from "./reload-refused.ts";
@@ -371,7 +372,7 @@ export class Daemon {
   #adminHandlers() {
     // Refusals logged as for SIGHUP (`bothost dev`, calling reload() itself, words its own).
     const reload = loggingRefusals(this.#o.log, () => this.reload());
-    return { letters: () => this.letters, status: () => this.status(), reload };
+    return { letters: () => this.letters, status: () => this.status(), reload, ...dialogDesk(this.bots) };
   }
 
   /** The listener the config asks for; its code (fastify) is loaded only then. */
