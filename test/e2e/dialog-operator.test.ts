@@ -9,27 +9,22 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.ts";
 import { repoRoot, runCli, spawnCli } from "../support/cli.ts";
 import { crashBackends } from "../support/crash-backends.ts";
-import { botEmail, MEMBER, orgWithBots, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
+import {
+  botEmail,
+  botSaid,
+  orgWithBots,
+  sayToBot as say,
+  startE2eSandbox,
+  useE2eCleanup,
+} from "../support/e2e-daemon.ts";
 
 const BOT = path.join(repoRoot, "test/fixtures/e2e/standup-dialog.mjs");
 
 useE2eCleanup();
 
 const backends = await crashBackends("dialog-operator");
-
-const say = (sandbox: Sandbox, content: string) =>
-  sandbox.control.sendAs(MEMBER, { type: "direct", to: [botEmail(0)], content }).id;
-
-const botSaid = (sandbox: Sandbox) => {
-  const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
-  return sandbox.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-};
 
 describe.each(backends)("on the %s", (_name, backendFor) => {
   it("status shows the dialog at its step; dialogs end ends it for good", { timeout: 90_000 }, async () => {
