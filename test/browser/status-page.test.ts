@@ -86,7 +86,7 @@ describe.skipIf(!chromiumPath)("the /status page in chromium", () => {
     await page.close();
   });
 
-  it("lists a dialog waiting for an answer on its bot's card", async () => {
+  it("lists a dialog waiting for an answer on its bot's card", { timeout: 90_000 }, async () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     const greeter = page.locator('[data-bot="greeter"]');
     await page.goto(url);
@@ -97,7 +97,7 @@ describe.skipIf(!chromiumPath)("the /status page in chromium", () => {
       content: "name",
     });
     const greeterRuntime = running.daemon.bots.find((b) => b.name === "greeter")!;
-    await vi.waitFor(() => expect(greeterRuntime.dialogs()[0]?.deadline).toBeDefined(), { timeout: 20_000 });
+    await vi.waitFor(() => expect(greeterRuntime.dialogs()[0]?.deadline).toBeDefined(), { timeout: 60_000 });
     await page.reload();
     const dialog = greeter.locator(`ol.dialogs li[data-dialog="${asked.id}"]`);
     const member = sandbox.control.users().find((u) => u.email === "member@sandbox.example")!;

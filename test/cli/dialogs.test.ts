@@ -75,12 +75,14 @@ const botSaid = () =>
     .filter((m) => m.sender_id === botId())
     .map((m) => String(m.content));
 const waitForBot = (content: string) =>
-  vi.waitFor(() => expect(botSaid()).toContain(content), { timeout: 20_000, interval: 50 });
+  vi.waitFor(() => expect(botSaid()).toContain(content), { timeout: 60_000, interval: 50 });
 const metrics = async () => (await request(`${base}/metrics`)).body.text();
 
 let dialogId: string;
 
-it("a waiting dialog shows in status --json, status, /status, /metrics and dialogs", async () => {
+it("a waiting dialog shows in status --json, status, /status, /metrics and dialogs", {
+  timeout: 120_000,
+}, async () => {
   const asked = dm("survey");
   await waitForBot(QUESTION);
 
@@ -129,7 +131,9 @@ it("a waiting dialog shows in status --json, status, /status, /metrics and dialo
   expect(listText.stdout).toMatch(/^survey: 1 open dialog\n {2}ID +WHO +WHERE +STEP +SINCE +DEADLINE\n/);
 });
 
-it("refuses an unknown bot or dialog in one line, and a wrong call as a usage error", async () => {
+it("refuses an unknown bot or dialog in one line, and a wrong call as a usage error", {
+  timeout: 120_000,
+}, async () => {
   const cases: [string[], number, RegExp][] = [
     [
       ["end", "survey", "999999"],
@@ -164,7 +168,9 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
   expect(running.daemon.bots.find((b) => b.name === "survey")!.dialogs()).toHaveLength(1);
 });
 
-it("dialogs end ends it: the person is told, and their next message is an ordinary one", async () => {
+it("dialogs end ends it: the person is told, and their next message is an ordinary one", {
+  timeout: 120_000,
+}, async () => {
   const r = await runCli(["dialogs", "end", "survey", dialogId, "-c", file]);
   expect(r).toMatchObject({ code: 0, stderr: "" });
   expect(r.stdout).toBe(`Ended dialog ${dialogId} of survey; its person was told.\n`);
@@ -186,7 +192,7 @@ it("dialogs end ends it: the person is told, and their next message is an ordina
   expect(again.stderr).toContain(`has no dialog ${dialogId}`);
 });
 
-it("ends a dialog with the operator's own note", async () => {
+it("ends a dialog with the operator's own note", { timeout: 120_000 }, async () => {
   const asked = dm("survey");
   await vi.waitFor(() => expect(botSaid().filter((c) => c === QUESTION)).toHaveLength(2), {
     timeout: 20_000,
@@ -207,7 +213,9 @@ it("ends a dialog with the operator's own note", async () => {
   expect(botSaid().at(-1)).toBe("Closed for the holidays.");
 });
 
-it("caps the lists: status --json at 50, status and /status at 10, dialogs lists all", async () => {
+it("caps the lists: status --json at 50, status and /status at 10, dialogs lists all", {
+  timeout: 120_000,
+}, async () => {
   const people = Array.from({ length: 52 }, (_, i) => `person${i}@sandbox.example`);
   const ids: string[] = [];
   for (const [i, email] of people.entries()) {
