@@ -164,6 +164,14 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
     });
     expect(hasStackTrace(r.stderr)).toBe(false);
   }
+  // The same routes on the HTTP listener (loopback, no token).
+  const missing = await request(`${base}/admin/dialogs/survey/999999/end`, { method: "POST" });
+  expect(missing.statusCode).toBe(404);
+  expect(await missing.body.json()).toEqual({
+    error: 'bot "survey" has no dialog 999999 (it ended, or never began)',
+  });
+  const listed = await request(`${base}/admin/dialogs?bot=survey`);
+  expect(((await listed.body.json()) as { dialogs: unknown[] }[])[0]!.dialogs).toHaveLength(1);
   // None of these ended the dialog.
   expect(running.daemon.bots.find((b) => b.name === "survey")!.dialogs()).toHaveLength(1);
 });
