@@ -33,6 +33,10 @@ const commands: Record<string, Command> = {
     summary: "Run the bots on the sandbox with a chat page to talk to them; reload on edits",
     run: async (argv) => (await import("./dev.ts")).runDevCommand(argv),
   },
+  dialogs: {
+    summary: "List the running daemon's open dialogs (ctx.prompt), or end one",
+    run: async (argv) => (await import("./dialogs.ts")).runDialogsCommand(argv),
+  },
   failed: {
     summary: "List, show, retry or drop dead letters (events whose handler failed every attempt)",
     run: async (argv) => (await import("./failed.ts")).runFailedCommand(argv),

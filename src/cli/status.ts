@@ -6,6 +6,7 @@ import type { BotStatus, BucketStatus, BudgetStatus, DaemonStatus } from "../htt
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+import { dialogTable } from "./dialogs.ts";
 import { missingModulesOnDisk } from "./offline-setup.ts";
 
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
@@ -93,12 +94,35 @@ const busy = (b: BudgetStatus): boolean =>
   b.pollSpacingSeconds > 0 ||
   [b.events, b.other].some((x) => x.rateLimited > 0 || usedOf(x) * 10 >= x.perHour);
 
+/** The most dialogs per bot `bothost status` prints (`bothost dialogs` prints them all). */
+const TEXT_DIALOGS = 10;
+
+/** "survey: 2 open dialogs", then the oldest as a table. */
+function dialogLines(bot: string, d: BotStatus["dialogs"]): string[] {
+  const shown = d.list.slice(0, TEXT_DIALOGS);
+  const more = d.waiting - shown.length;
+  return [
+    `${bot}: ${d.waiting} open dialog${d.waiting === 1 ? "" : "s"}${more > 0 ? ` (the oldest ${shown.length}; "bothost dialogs --bot ${bot}" lists all)` : ""}:`,
+    ...dialogTable(shown).map((line) => `  ${line}`),
+  ];
+}
+
 export function formatStatus(s: DaemonStatus): string {
   const lines = [
     `bothost ${s.version}, pid ${s.pid}, up ${duration(s.uptimeSeconds)}, ${s.bots.length} bot${s.bots.length === 1 ? "" : "s"}`,
     "",
   ];
-  const head = ["BOT", "STATE", "QUEUE AGE", "LAST EVENT", "HANDLED", "FAILED", "DEAD", "NEXT RUN"];
+  const head = [
+    "BOT",
+    "STATE",
+    "QUEUE AGE",
+    "LAST EVENT",
+    "HANDLED",
+    "FAILED",
+    "DEAD",
+    "DIALOGS",
+    "NEXT RUN",
+  ];
   const rows = s.bots.map((b) => [
     b.name,
     b.state,
@@ -107,6 +131,7 @@ export function formatStatus(s: DaemonStatus): string {
     String(b.handled),
     String(b.failed),
     String(b.deadLetters),
+    String(b.dialogs?.waiting ?? 0),
     b.nextRuns[0] ? `${b.nextRuns[0].name} ${b.nextRuns[0].at.replace(/\.\d+Z$/, "Z")}` : "-",
   ]);
   lines.push(...table([head, ...rows]));
@@ -120,6 +145,7 @@ export function formatStatus(s: DaemonStatus): string {
     );
     lines.push(...b.dryRun.recent.slice(-5).map((c) => `  ${c.at.replace(/\.\d+Z$/, "Z")}  ${c.does}`));
   }
+  for (const b of s.bots) if (b.dialogs?.waiting) lines.push("", ...dialogLines(b.name, b.dialogs));
   // Every bot's budget line in a small daemon; in a large one, only the bots that spend much.
   const budgets = s.bots.flatMap((b) =>
     b.budget && (s.bots.length <= 10 || busy(b.budget)) ? [budgetLine(b.name, b.budget)] : [],

@@ -10,6 +10,7 @@ import type { BotServices } from "../effects/bot-services.ts";
 import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps } from "../pipeline/context.ts";
+import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../pipeline/incoming.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
@@ -227,6 +228,7 @@ export class BotRuntime {
       inFlight: d?.inFlight ?? 0,
       cursor: d?.ledger?.cursor,
       server: this.#contexts.server,
+      dialogsWaiting: d?.dialogs.size ?? 0,
       budget: this.#o.client.budget.snapshot(),
       pacing: c?.pacer?.snapshot(),
       ...this.stats,
@@ -250,6 +252,19 @@ export class BotRuntime {
       const incoming = { event, replayed: false, issue: undefined, reply: options.reply };
       if (!dispatcher.accept(incoming, () => resolve(true))) resolve(false);
     });
+  }
+
+  /** The bot's open dialogs (`ctx.prompt`) this process knows, oldest first. */
+  dialogs(): DialogView[] {
+    return this.#setUp?.dispatcher.dialogs.list() ?? [];
+  }
+
+  /**
+   * End dialog `id` for an operator: its person is told `note` in its conversation. False when
+   * the bot has no such dialog (or is not set up here).
+   */
+  endDialog(id: string, note: string): Promise<boolean> {
+    return this.#setUp?.dispatcher.endDialog(id, note) ?? Promise.resolve(false);
   }
 
   /** What `bot.recurring`, `bot.cron` and `bot.webhook` declared in `setup`. */

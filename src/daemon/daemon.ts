@@ -23,6 +23,7 @@ import { botClient } from "./bot-client.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
+import { dialogDesk } from "./dialog-desk.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { loggingRefusals } from "./reload-refused.ts";
@@ -202,8 +203,7 @@ export class Daemon {
   }
 
   /**
-   * Set up and start every bot this instance runs (all of them, unless a cluster coordinator
-   * shares them out), `registration_concurrency` at a time.
+   * Set up and start every bot this instance runs (all, unless a cluster shares them out), `registration_concurrency` at a time.
    */
   async start(): Promise<StartReport> {
     const report = emptyReport();
@@ -293,10 +293,7 @@ export class Daemon {
     });
   }
 
-  /**
-   * Stop polling, let handlers finish up to the shutdown timeout (or `deadlineMs`: 0 cuts them
-   * off at once, as a crash would), delete queues, flush state.
-   */
+  /** Stop polling, let handlers finish up to the shutdown timeout (`deadlineMs` 0: cut off, as a crash), flush. */
   async stop(options: { deadlineMs?: number } = {}): Promise<void> {
     if (this.#stopping.signal.aborted) return;
     this.#stopping.abort();
@@ -304,12 +301,12 @@ export class Daemon {
     await this.adminSocket?.close();
     await this.http?.close();
     const deadline = options.deadlineMs ?? this.config.shutdown_timeout;
-    let abandoned = 0;
+    const halted: { abandoned: number }[] = [];
     // In a cluster the leases stay renewed while the bots stop, then are released at once.
     await this.#coordinator.stop(async () => {
-      const results = await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)));
-      abandoned = results.reduce((n, r) => n + r.abandoned, 0);
+      halted.push(...(await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)))));
     });
+    const abandoned = halted.reduce((n, r) => n + r.abandoned, 0);
     // A reload under way gives up (see applyReload): nothing of it may outlive the store.
     await this.#reloading;
     await this.#o.store.close();
@@ -375,7 +372,7 @@ export class Daemon {
   #adminHandlers() {
     // Refusals logged as for SIGHUP (`bothost dev`, calling reload() itself, words its own).
     const reload = loggingRefusals(this.#o.log, () => this.reload());
-    return { letters: () => this.letters, status: () => this.status(), reload };
+    return { letters: () => this.letters, status: () => this.status(), reload, ...dialogDesk(this.bots) };
   }
 
   /** The listener the config asks for; its code (fastify) is loaded only then. */

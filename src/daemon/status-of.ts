@@ -14,6 +14,7 @@ import type {
   DaemonStatus,
   RecentFailure,
 } from "../http/daemon-status.ts";
+import { STATUS_DIALOGS } from "../http/daemon-status.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
@@ -82,6 +83,7 @@ function botStatus(
     failed: st.failed,
     deadLetters,
     nextRuns: [...bookings, ...jobs].sort((a, b) => a.at.localeCompare(b.at)).slice(0, NEXT_RUNS),
+    dialogs: dialogsOf(runtime),
     ...(runtime.captured
       ? {
           dryRun: {
@@ -93,6 +95,11 @@ function botStatus(
     ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
     budget: budgetStatus(st.budget, st.pacing),
   };
+}
+
+function dialogsOf(runtime: BotRuntime): BotStatus["dialogs"] {
+  const all = runtime.dialogs();
+  return { waiting: all.length, list: all.slice(0, STATUS_DIALOGS) };
 }
 
 const AUTH_FAILED = "the server rejected the bot's credentials: fix its API key, then reload";

@@ -10,7 +10,7 @@ import { isConfigError } from "../config/config-error.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
 import { safeEqual } from "../webhook/constant-time.ts";
-import type { DaemonStatus } from "./daemon-status.ts";
+import type { BotDialogs, DaemonStatus } from "./daemon-status.ts";
 import { renderStatusPage } from "./status-page.ts";
 
 /** What the admin routes act on. */
@@ -20,6 +20,13 @@ export interface AdminHandlers {
   status: () => Promise<DaemonStatus>;
   /** Reload the config from its file; rejects with the located config errors. */
   reload: () => Promise<unknown>;
+  /** The open dialogs of bot `name`, or of every bot; rejects an unknown bot (`UNKNOWN_BOT`). */
+  dialogs: (name?: string) => BotDialogs[];
+  /**
+   * End dialog `id` of bot `name`, its person told `note` (else a default note); rejects with
+   * `UNKNOWN_BOT`, `UNKNOWN_DIALOG` or `BOT_NOT_HERE` (another instance runs the bot).
+   */
+  endDialog: (name: string, id: string, note?: string) => Promise<void>;
 }
 
 export interface AdminDeps extends AdminHandlers {
@@ -97,6 +104,20 @@ export function adminRoutes(deps: AdminHandlers): AdminRoute[] {
       path: "/admin/failed/drop",
       handle: (r) => answer(() => letters().drop(selection(r.body))),
     },
+    {
+      method: "GET",
+      path: "/admin/dialogs",
+      handle: (r) => answer(async () => deps.dialogs(nonEmpty(r.query.bot))),
+    },
+    {
+      method: "POST",
+      path: "/admin/dialogs/:bot/:id/end",
+      handle: ({ params: { bot, id }, body }) =>
+        answer(async () => {
+          await deps.endDialog(bot!, id!, note(body));
+          return { ended: true, bot, id };
+        }),
+    },
   ];
 }
 
@@ -159,13 +180,29 @@ function selection(body: unknown): DeadLetterSelection {
   throw new BadRequest('the body must be {"ids": ["bot/1", …]} or {"all": true, "bot"?: "name"}');
 }
 
+/** `{"note"?: "…"}`: what the person of an ended dialog is told (absent: the default note). */
+function note(body: unknown): string | undefined {
+  const given = (body ?? {}) as { note?: unknown };
+  if (given.note === undefined) return undefined;
+  if (typeof given.note === "string" && given.note.trim() !== "" && given.note.length <= MAX_NOTE) {
+    return given.note;
+  }
+  throw new BadRequest(`the note must be a text of 1 to ${MAX_NOTE} characters`);
+}
+
+/** The longest note an operator may send (a message's length on the server). */
+const MAX_NOTE = 10_000;
+
+/** The HTTP status of an error the caller caused, by its code. */
+const REFUSED: Record<string, number> = { UNKNOWN_BOT: 400, UNKNOWN_DIALOG: 404, BOT_NOT_HERE: 409 };
+
 async function answer(act: () => Promise<unknown>): Promise<AdminAnswer> {
   try {
     return { status: 200, body: await act() };
   } catch (err) {
-    if (err instanceof BadRequest || (isBothostError(err) && err.code === "UNKNOWN_BOT")) {
-      return { status: 400, body: { error: err.message } };
-    }
+    if (err instanceof BadRequest) return { status: 400, body: { error: err.message } };
+    const status = isBothostError(err) ? REFUSED[err.code] : undefined;
+    if (status !== undefined) return { status, body: { error: (err as Error).message } };
     throw err;
   }
 }

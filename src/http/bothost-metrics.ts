@@ -4,7 +4,7 @@
  * none depends on prom-client, which is loaded only when a daemon serves `/metrics`.
  */
 import { createRequire } from "node:module";
-import type { Counter } from "prom-client";
+import type { Counter, Gauge } from "prom-client";
 import { type BudgetSource, registerBudgetMetrics } from "./budget-metrics.ts";
 
 type PromClient = typeof import("prom-client");
@@ -113,6 +113,20 @@ export class BothostMetrics {
   /** Read each bot's budgets (calls, calls left, 429s per bucket) and poll spacing at every scrape. */
   readBudgets(source: () => readonly BudgetSource[]): void {
     registerBudgetMetrics(this.#prom, this.registry, source);
+  }
+
+  /** Read each bot's open dialogs (`ctx.prompt`) at every scrape. */
+  readDialogs(source: () => readonly { bot: string; waiting: number }[]): void {
+    const gauge: Gauge<"bot"> = new this.#prom.Gauge({
+      name: "bothost_dialogs_waiting",
+      help: "Open dialogs (ctx.prompt) per bot: waiting for an answer or their deadline, or being handled.",
+      labelNames: ["bot"],
+      registers: [this.registry],
+      collect() {
+        gauge.reset();
+        for (const { bot, waiting } of source()) gauge.set({ bot }, waiting);
+      },
+    });
   }
 
   /** Read the announcement and cron counters from each bot's scheduler stats at every scrape. */

@@ -1,3 +1,5 @@
+import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+
 /**
  * What `bothost status`, `/admin/status` and the `/status` page show: the daemon and each bot as an
  * operator needs them. The daemon builds it (src/daemon/status-of.ts); the listener only serves it.
@@ -21,6 +23,11 @@ export interface BotStatus {
   deadLetters: number;
   /** The next recurring announcements and cron runs, soonest first. */
   nextRuns: { name: string; at: string }[];
+  /**
+   * The open dialogs (`ctx.prompt`): how many, and the oldest of them (at most
+   * {@link STATUS_DIALOGS}; `bothost dialogs` lists them all).
+   */
+  dialogs: { waiting: number; list: DialogView[] };
   /** `dry_run: true`: the writes it captured instead of making them, and the latest few. */
   dryRun?: { captured: number; recent: { at: string; does: string }[] };
   /** Cluster mode: the instance holding the bot's lease, if known. */
@@ -29,6 +36,15 @@ export interface BotStatus {
   /** The account's call budgets: calls in the last minute and hour against the limits, per bucket. */
   budget?: BudgetStatus;
 }
+
+/** One bot's open dialogs, oldest first (`bothost dialogs`, `/admin/dialogs`). */
+export interface BotDialogs {
+  bot: string;
+  dialogs: DialogView[];
+}
+
+/** The most dialogs a bot's status lists. */
+export const STATUS_DIALOGS = 50;
 
 /** One budget of an account (`events`: GET and DELETE /events; `other`: every other call). */
 export interface BucketStatus {

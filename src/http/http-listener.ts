@@ -22,7 +22,7 @@ import { type ReadinessInput, readinessOf } from "./readiness.ts";
 export interface HttpBot {
   runtime: WebhookRuntime & {
     readonly status: ReadinessInput &
-      Partial<Pick<BudgetSource, "pacing"> & { budget: BudgetSource["buckets"] }>;
+      Partial<Pick<BudgetSource, "pacing"> & { budget: BudgetSource["buckets"]; dialogsWaiting: number }>;
   };
   /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
   store: StateStore;
@@ -158,6 +158,9 @@ export class HttpListener {
         const { budget, pacing } = b.runtime.status;
         return { bot: b.runtime.name, buckets: budget ?? [], pacing };
       }),
+    );
+    o.metrics.readDialogs(() =>
+      bots().map((b) => ({ bot: b.runtime.name, waiting: b.runtime.status.dialogsWaiting ?? 0 })),
     );
     app.get("/healthz", async () => ({ status: "ok" }));
     app.get("/readyz", async (_request, reply) => {

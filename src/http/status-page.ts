@@ -25,7 +25,12 @@ dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #8883; vertical-align: top; }
 td.error { overflow-wrap: anywhere; }
+ol.dialogs { margin: .4rem 0 0; padding-left: 1.2rem; font-size: .85rem; }
+ol.dialogs li { overflow-wrap: anywhere; }
 `;
+
+/** The most dialogs a bot's card lists (the status holds more; `bothost dialogs` lists them all). */
+const PAGE_DIALOGS = 10;
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -78,6 +83,7 @@ function botCard(b: BotStatus): string {
     ["handled", String(b.handled)],
     ["failed runs", String(b.failed)],
     ["dead letters", String(b.deadLetters)],
+    ["dialogs", b.dialogs.waiting > 0 ? `${b.dialogs.waiting} open` : undefined],
     ["next", b.nextRuns.length > 0 ? b.nextRuns.map((r) => `${r.name} at ${r.at}`).join(", ") : undefined],
     ["dry run", b.dryRun ? `${b.dryRun.captured} write(s) captured, not made` : undefined],
     ["lease", b.leaseHolder],
@@ -94,7 +100,25 @@ function botCard(b: BotStatus): string {
         .map((c) => `<li><time>${e(c.at)}</time> ${e(c.does)}</li>`)
         .join("")}</ol>`
     : "";
-  return `<section class="bot" data-bot="${e(b.name)}"><h3><span>${e(b.name)}</span><span class="state ${e(b.state)}">${e(b.state)}</span></h3><dl>${dl}</dl>${captured}</section>`;
+  return `<section class="bot" data-bot="${e(b.name)}"><h3><span>${e(b.name)}</span><span class="state ${e(b.state)}">${e(b.state)}</span></h3><dl>${dl}</dl>${dialogList(b.dialogs)}${captured}</section>`;
+}
+
+/** "Bob, direct message, step 2, since …, deadline …": the oldest open dialogs of a bot. */
+function dialogList(d: BotStatus["dialogs"]): string {
+  const e = escapeHtml;
+  const time = (iso: string) => `<time datetime="${e(iso)}">${e(iso.replace(/\.\d+Z$/, "Z"))}</time>`;
+  if (d.list.length === 0) return "";
+  const items = d.list
+    .slice(0, PAGE_DIALOGS)
+    .map(
+      (x) =>
+        `<li data-dialog="${e(x.id)}">${e(x.userName)}, ${e(x.where)}, step ${x.step}, since ${time(x.since)}${
+          x.deadline ? `, deadline ${time(x.deadline)}` : ", being handled"
+        }</li>`,
+    );
+  const more = d.waiting - items.length;
+  if (more > 0) items.push(`<li class="muted">and ${more} more (bothost dialogs)</li>`);
+  return `<ol class="dialogs">${items.join("")}</ol>`;
 }
 
 /** 93784 → "1d 2h 3m". */

@@ -1,11 +1,12 @@
 /**
  * The /status page in a real browser: what an operator sees of a running daemon (bot names,
- * states, a failure appearing after one happens), on a desktop and on a phone-sized screen.
+ * states, a failure appearing after one happens, a dialog waiting for an answer), on a desktop
+ * and on a phone-sized screen.
  * A screenshot of each is saved under test-results/.
  */
 import { mkdir } from "node:fs/promises";
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
@@ -28,10 +29,18 @@ describe.skipIf(!chromiumPath)("the /status page in chromium", () => {
     }
     const port = await freePort();
     const quiet = defineBot({ setup: () => {} });
+    const greeter = defineBot({
+      setup(bot) {
+        bot.command("name", async (ctx) => {
+          const name = await ctx.prompt("What is your <name>?", { timeout: "1d" });
+          await ctx.reply(`Hello, ${name.text}`);
+        });
+      },
+    });
     running = await startInProcessDaemon(
       sandbox,
       {
-        greeter: { email: "greeter-bot@sandbox.example", definition: quiet },
+        greeter: { email: "greeter-bot@sandbox.example", definition: greeter },
         locked: { email: "locked-bot@sandbox.example", apiKey: "not-the-key-0123456789", definition: quiet },
       },
       { global: `http:\n  listen: 127.0.0.1:${port}` },
@@ -74,6 +83,29 @@ describe.skipIf(!chromiumPath)("the /status page in chromium", () => {
     expect(await row.innerText()).toContain("Error: greeting <b>failed</b>");
     expect(await greeter.innerText()).toMatch(/dead letters\s+1/);
     await page.screenshot({ path: "test-results/status-page-desktop.png", fullPage: true });
+    await page.close();
+  });
+
+  it("lists a dialog waiting for an answer on its bot's card", { timeout: 90_000 }, async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    const greeter = page.locator('[data-bot="greeter"]');
+    await page.goto(url);
+    expect(await greeter.locator("ol.dialogs").count()).toBe(0);
+    const asked = sandbox.control.sendAs("member@sandbox.example", {
+      type: "direct",
+      to: ["greeter-bot@sandbox.example"],
+      content: "name",
+    });
+    const greeterRuntime = running.daemon.bots.find((b) => b.name === "greeter")!;
+    await vi.waitFor(() => expect(greeterRuntime.dialogs()[0]?.deadline).toBeDefined(), { timeout: 60_000 });
+    await page.reload();
+    const dialog = greeter.locator(`ol.dialogs li[data-dialog="${asked.id}"]`);
+    const member = sandbox.control.users().find((u) => u.email === "member@sandbox.example")!;
+    expect(await dialog.innerText()).toMatch(
+      new RegExp(`^${member.full_name}, direct message, step 1, since \\S+Z, deadline \\S+Z$`),
+    );
+    expect(await greeter.innerText()).toMatch(/dialogs\s+1 open/);
+    await page.screenshot({ path: "test-results/status-page-dialog.png", fullPage: true });
     await page.close();
   });
 

@@ -87,7 +87,7 @@ it("--json describes every bot: state, reason, queue, counts and next runs", asy
 it("prints a table and the reasons of bots in trouble", async () => {
   const { stdout } = await runCli(["status", "-c", file]);
   expect(stdout).toMatch(
-    /^bothost \S+, pid \d+, up \S+, 2 bots\n\nBOT +STATE +QUEUE AGE +LAST EVENT +HANDLED +FAILED +DEAD +NEXT RUN\n/,
+    /^bothost \S+, pid \d+, up \S+, 2 bots\n\nBOT +STATE +QUEUE AGE +LAST EVENT +HANDLED +FAILED +DEAD +DIALOGS +NEXT RUN\n/,
   );
   expect(stdout).toMatch(/^echo +running +/m);
   expect(stdout).toMatch(/^rotated +failed +/m);

@@ -9,11 +9,17 @@ import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type CliProcess, repoRoot, spawnCli } from "../support/cli.ts";
 import { hasRedisServer, startOwnRedis } from "../support/cluster.ts";
 import { type Backend, crashBackends } from "../support/crash-backends.ts";
-import { botEmail, MEMBER, orgWithBots, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
+import {
+  botEmail,
+  botSaid,
+  orgWithBots,
+  sayToBot as say,
+  startE2eSandbox,
+  useE2eCleanup,
+} from "../support/e2e-daemon.ts";
 
 const BOT = path.join(repoRoot, "test/fixtures/e2e/standup-dialog.mjs");
 const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
@@ -48,18 +54,6 @@ async function setUp(backendFor: (dir: string) => Backend, module = BOT) {
   };
   return { sandbox, backend, start, dir };
 }
-
-const say = (sandbox: Sandbox, content: string) =>
-  sandbox.control.sendAs(MEMBER, { type: "direct", to: [botEmail(0)], content }).id;
-
-/** What the bot said in the member's direct conversation, oldest first. */
-const botSaid = (sandbox: Sandbox) => {
-  const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
-  return sandbox.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-};
 
 async function doneCount(backend: Backend) {
   const store = await backend.open();

@@ -17,6 +17,7 @@ import {
   MAX_SOCKET_PATH_BYTES,
   runtimeDir,
 } from "../../src/config/admin-socket-path.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import { AdminSocket } from "../../src/http/admin-socket.ts";
 import type { DaemonStatus } from "../../src/http/daemon-status.ts";
 import { createLogger } from "../../src/log/create-logger.ts";
@@ -65,7 +66,12 @@ async function openSocket(socket: string, ifTaken: "fail" | "skip" = "fail") {
     path: socket,
     ifTaken,
     log,
-    handlers: { letters: () => letters, status: async () => status, reload: async () => ({ add: [] }) },
+    handlers: {
+      letters: () => letters,
+      status: async () => status,
+      reload: async () => ({ add: [] }),
+      ...dialogDesk([]),
+    },
   });
   if (admin) open.push(admin);
   return admin;

@@ -159,6 +159,20 @@ export function send(sandbox: Sandbox, content: string, channel = "c0", topic = 
   return sandbox.control.sendAs(MEMBER, { type: "stream", to: channel, topic, content }).id;
 }
 
+/** Send bot 0 a direct message as the member; returns its id. */
+export function sayToBot(sandbox: Sandbox, content: string): number {
+  return sandbox.control.sendAs(MEMBER, { type: "direct", to: [botEmail(0)], content }).id;
+}
+
+/** What bot 0 said, oldest first. */
+export function botSaid(sandbox: Sandbox): string[] {
+  const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
+  return sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}
+
 /** No API key (nor any other secret) anywhere in the child's output. */
 export function expectNoSecrets(proc: CliProcess, secrets: readonly string[]): void {
   const text = proc.stdout() + proc.stderr();

@@ -1,0 +1,109 @@
+/**
+ * `bothost dialogs`: the running daemon's open dialogs (`ctx.prompt`), and ending one from the
+ * command line, through the daemon's admin socket (else its HTTP listener) like `bothost status`.
+ */
+import { readAdminView } from "../config/admin-view.ts";
+import { ExitCode } from "../config/exit-codes.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
+import { isBothostError } from "../errors/bothost-error.ts";
+import type { BotDialogs } from "../http/daemon-status.ts";
+import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
+import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+
+export const dialogsHelp = `Usage: bothost dialogs [list|end] [options]
+
+  bothost dialogs [list] [--bot NAME] [--json]    The open dialogs, oldest first
+  bothost dialogs end BOT ID [--note TEXT]        End one: its person is told the note
+
+A dialog is a handler waiting at ctx.prompt for a person's answer. The list shows each one's id,
+person, where (a direct message, or a channel and topic), the prompt it is at (from 1), since when
+and its deadline. Ending a dialog deletes it: its handler does not run again, its person is told
+"An operator ended this conversation." (or --note), and their next message there is an ordinary
+message. The running daemon is asked on its admin socket (in the state directory), else through
+its HTTP listener (http.listen). Exits 1 when no daemon answers, or for an unknown bot or dialog.
+
+Options:
+  -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
+      --bot NAME      Only this bot's dialogs
+      --note TEXT     end: what the person is told
+      --json          list: print [{ bot, dialogs: [{ id, userId, userName, where, step,
+                      since, deadline }] }]; end: { ended, bot, id }
+  -h, --help          Show this text
+`;
+
+const usage = (message: string) => usageError("dialogs", message);
+
+export async function runDialogsCommand(argv: string[]): Promise<number> {
+  const args = commandArgs(
+    "dialogs",
+    argv,
+    dialogsHelp,
+    { ...configOption, bot: { type: "string" }, note: { type: "string" }, json: { type: "boolean" } },
+    true,
+  );
+  if (typeof args === "number") return args;
+  const { values, positionals } = args;
+  const [action = "list", ...rest] = positionals;
+  if (action !== "list" && action !== "end") return usage(`unknown action "${action}": list or end`);
+  if (action === "list" && rest.length > 0) return usage(`list takes no arguments (got ${rest[0]})`);
+  if (action === "list" && values.note !== undefined) return usage("--note goes with end");
+  if (action === "end" && rest.length !== 2)
+    return usage("end takes a bot and a dialog id, like: end survey 1234");
+  if (action === "end" && values.bot !== undefined)
+    return usage("end names its bot: end BOT ID, without --bot");
+  let daemon: DaemonClient | undefined;
+  try {
+    daemon = daemonClient(await readAdminView(resolveConfigPath({ flag: values.config })));
+    if (action === "list") {
+      const query = values.bot ? `?bot=${encodeURIComponent(values.bot)}` : "";
+      const all = (await daemon.call("GET", `/admin/dialogs${query}`)) as BotDialogs[];
+      process.stdout.write(values.json ? `${JSON.stringify(all, null, 2)}\n` : formatList(all));
+      return ExitCode.Ok;
+    }
+    const [bot, id] = rest as [string, string];
+    const path = `/admin/dialogs/${encodeURIComponent(bot)}/${encodeURIComponent(id)}/end`;
+    const ended = await daemon.call("POST", path, values.note === undefined ? {} : { note: values.note });
+    process.stdout.write(
+      values.json ? `${JSON.stringify(ended)}\n` : `Ended dialog ${id} of ${bot}; its person was told.\n`,
+    );
+    return ExitCode.Ok;
+  } catch (err) {
+    // The daemon's refusal (an unknown bot or dialog, a bad note) in its own words.
+    if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
+      process.stderr.write(
+        `bothost dialogs: ${err.message.replace(/^the running daemon refused \(HTTP \d+\): /, "")}\n`,
+      );
+      return ExitCode.RuntimeFailure;
+    }
+    return reportStartupError(err);
+  } finally {
+    await daemon?.close();
+  }
+}
+
+function formatList(all: BotDialogs[]): string {
+  const lines: string[] = [];
+  for (const { bot, dialogs } of all) {
+    if (dialogs.length === 0) continue;
+    lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}`);
+    lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");
+  }
+  return lines.length === 0 ? "No open dialogs.\n" : lines.join("\n");
+}
+
+/** The dialogs as a table: id, person, where, step, since, deadline. */
+export function dialogTable(dialogs: readonly DialogView[]): string[] {
+  const time = (iso: string) => iso.replace(/\.\d+Z$/, "Z");
+  return table([
+    ["ID", "WHO", "WHERE", "STEP", "SINCE", "DEADLINE"],
+    ...dialogs.map((d) => [
+      d.id,
+      d.userName,
+      d.where,
+      String(d.step),
+      time(d.since),
+      d.deadline ? time(d.deadline) : "(being handled)",
+    ]),
+  ]);
+}

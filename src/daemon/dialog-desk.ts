@@ -1,0 +1,54 @@
+/**
+ * The dialogs (`ctx.prompt`) as operators see and end them through the admin routes
+ * (`bothost dialogs`): each bot's open dialogs, and ending one, its person told a short note.
+ */
+import { BothostError } from "../errors/bothost-error.ts";
+import type { AdminHandlers } from "../http/admin-routes.ts";
+import type { BotDialogs } from "../http/daemon-status.ts";
+import type { BotRuntime } from "./bot-runtime.ts";
+
+/** What the person is told when an operator ends their dialog and gives no note. */
+export const OPERATOR_ENDED_NOTE = "An operator ended this conversation.";
+
+export type DialogDeskErrorCode = "UNKNOWN_BOT" | "UNKNOWN_DIALOG" | "BOT_NOT_HERE";
+
+type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog">;
+
+/** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
+export function dialogDesk(bots: readonly Runtime[]): Pick<AdminHandlers, "dialogs" | "endDialog"> {
+  const find = (name: string): Runtime => {
+    const runtime = bots.find((b) => b.name === name);
+    if (runtime) return runtime;
+    const known = bots.map((b) => b.name).join(", ");
+    throw new BothostError<DialogDeskErrorCode>(
+      "UNKNOWN_BOT",
+      `no bot named "${name}" in the running daemon (bots: ${known})`,
+    );
+  };
+  return {
+    dialogs(name?: string): BotDialogs[] {
+      return (name === undefined ? bots : [find(name)]).map((b) => ({ bot: b.name, dialogs: b.dialogs() }));
+    },
+    async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<void> {
+      const runtime = find(name);
+      if (!/^\d{1,20}$/.test(id)) {
+        throw new BothostError<DialogDeskErrorCode>(
+          "UNKNOWN_DIALOG",
+          `"${id.slice(0, 40)}" is no dialog id: a dialog's id is a number (see bothost dialogs)`,
+        );
+      }
+      if (runtime.standby) {
+        throw new BothostError<DialogDeskErrorCode>(
+          "BOT_NOT_HERE",
+          `bot "${name}" runs on another instance: end its dialog there`,
+        );
+      }
+      if (!(await runtime.endDialog(id, note))) {
+        throw new BothostError<DialogDeskErrorCode>(
+          "UNKNOWN_DIALOG",
+          `bot "${name}" has no dialog ${id} (it ended, or never began)`,
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * Operators and dialogs: a daemon (in this process, against the sandbox over HTTP, its listener on
+ * loopback) whose bot waits at `ctx.prompt`, seen by `bothost status` (text and JSON), `/status`,
+ * `/metrics` and `bothost dialogs`, and ended by `bothost dialogs end` run as a subprocess.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
+import { freePort } from "../support/free-port.ts";
+
+const BOT = "survey-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const QUESTION = "What did you do yesterday?";
+
+let sandbox: Sandbox;
+let running: InProcessDaemon;
+let dir: string;
+let file: string;
+let base: string;
+
+const survey = defineBot({
+  setup(bot) {
+    bot.command("survey", async (ctx) => {
+      const yesterday = await ctx.prompt(QUESTION, { timeout: "2d" });
+      await ctx.reply(`Noted: ${yesterday.text}`);
+    });
+    bot.command("ping", (ctx) => ctx.reply("pong"));
+  },
+});
+
+beforeAll(async () => {
+  assertBuilt();
+  sandbox = await startSandbox();
+  for (const email of [BOT, "quiet-bot@sandbox.example"]) {
+    sandbox.control.createUser({ email, full_name: email, bot: "generic", owner: "owner@sandbox.example" });
+  }
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialogs-"));
+  running = await startInProcessDaemon(
+    sandbox,
+    {
+      survey: { email: BOT, definition: survey },
+      quiet: { email: "quiet-bot@sandbox.example", definition: defineBot({ setup() {} }) },
+    },
+    { global: `http:\n  listen: 127.0.0.1:${port}` },
+  );
+  file = join(dir, "bothost.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${running.stateDir}\nhttp:\n  listen: 127.0.0.1:${port}\nbots:\n` +
+      `  survey:\n    module: ./x.ts\n    email: ${BOT}\n    api_key: any-key-0123456789\n`,
+  );
+});
+
+afterAll(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const botId = () => sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+const dm = (content: string) => sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+/** The bot's messages, oldest first. */
+const botSaid = () =>
+  sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === botId())
+    .map((m) => String(m.content));
+const waitForBot = (content: string) =>
+  vi.waitFor(() => expect(botSaid()).toContain(content), { timeout: 60_000, interval: 50 });
+const metrics = async () => (await request(`${base}/metrics`)).body.text();
+
+let dialogId: string;
+
+it("a waiting dialog shows in status --json, status, /status, /metrics and dialogs", {
+  timeout: 120_000,
+}, async () => {
+  const asked = dm("survey");
+  await waitForBot(QUESTION);
+
+  const json = await runCli(["status", "--json", "-c", file]);
+  expect(json.stderr).toBe("");
+  const survey = JSON.parse(json.stdout).bots.find((b: { name: string }) => b.name === "survey");
+  expect(survey.dialogs.waiting).toBe(1);
+  const [view] = survey.dialogs.list;
+  expect(view).toEqual({
+    id: String(asked.id),
+    userId: sandbox.control.users().find((u) => u.email === MEMBER)!.user_id,
+    userName: expect.any(String),
+    where: "direct message",
+    step: 1,
+    since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    deadline: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+  });
+  // The deadline is the prompt's timeout (2 days) after the question.
+  expect(Date.parse(view.deadline) - Date.parse(view.since)).toBeGreaterThan(47 * 3_600_000);
+  dialogId = view.id;
+
+  const text = await runCli(["status", "-c", file]);
+  expect(text.stdout).toMatch(
+    /^BOT +STATE +QUEUE AGE +LAST EVENT +HANDLED +FAILED +DEAD +DIALOGS +NEXT RUN$/m,
+  );
+  expect(text.stdout).toMatch(/^survey +running +.* 1 +-$/m);
+  expect(text.stdout).toContain("survey: 1 open dialog:\n  ID ");
+  expect(text.stdout).toMatch(
+    new RegExp(`^  ${dialogId} +${view.userName} +direct message +1 +\\S+Z +\\S+Z$`, "m"),
+  );
+
+  const page = await (await request(`${base}/status`)).body.text();
+  expect(page).toContain(`<li data-dialog="${dialogId}">${view.userName}, direct message, step 1, since`);
+  expect(page).toMatch(/<dt>dialogs<\/dt><dd>1 open<\/dd>/);
+
+  expect(await metrics()).toMatch(/^bothost_dialogs_waiting\{bot="survey"\} 1$/m);
+  expect(await metrics()).toMatch(/^bothost_dialogs_waiting\{bot="quiet"\} 0$/m);
+
+  const list = await runCli(["dialogs", "--json", "-c", file]);
+  expect(list.code).toBe(0);
+  expect(JSON.parse(list.stdout)).toEqual([
+    { bot: "survey", dialogs: [view] },
+    { bot: "quiet", dialogs: [] },
+  ]);
+  const listText = await runCli(["dialogs", "--bot", "survey", "-c", file]);
+  expect(listText.stdout).toMatch(/^survey: 1 open dialog\n {2}ID +WHO +WHERE +STEP +SINCE +DEADLINE\n/);
+});
+
+it("refuses an unknown bot or dialog in one line, and a wrong call as a usage error", {
+  timeout: 120_000,
+}, async () => {
+  const cases: [string[], number, RegExp][] = [
+    [
+      ["end", "survey", "999999"],
+      1,
+      /^bothost dialogs: bot "survey" has no dialog 999999 \(it ended, or never began\)\n$/,
+    ],
+    [
+      ["end", "nobody", dialogId],
+      1,
+      /^bothost dialogs: no bot named "nobody" in the running daemon \(bots: survey, quiet\)\n$/,
+    ],
+    [["end", "survey", "abc"], 1, /^bothost dialogs: "abc" is no dialog id: a dialog's id is a number/],
+    [["--bot", "nobody"], 1, /^bothost dialogs: no bot named "nobody"/],
+    [["end", "survey"], 2, /^bothost dialogs: end takes a bot and a dialog id, like: end survey 1234\. Run/],
+    [
+      ["end", "survey", dialogId, "--note", ""],
+      1,
+      /^bothost dialogs: the note must be a text of 1 to 10000 characters\n$/,
+    ],
+    [["close"], 2, /^bothost dialogs: unknown action "close": list or end\. Run "bothost dialogs --help"/],
+  ];
+  for (const [args, code, stderr] of cases) {
+    const r = await runCli(["dialogs", ...args, "-c", file]);
+    expect({ args, code: r.code, stderr: r.stderr }).toEqual({
+      args,
+      code,
+      stderr: expect.stringMatching(stderr),
+    });
+    expect(hasStackTrace(r.stderr)).toBe(false);
+  }
+  // The same routes on the HTTP listener (loopback, no token).
+  const missing = await request(`${base}/admin/dialogs/survey/999999/end`, { method: "POST" });
+  expect(missing.statusCode).toBe(404);
+  expect(await missing.body.json()).toEqual({
+    error: 'bot "survey" has no dialog 999999 (it ended, or never began)',
+  });
+  const listed = await request(`${base}/admin/dialogs?bot=survey`);
+  expect(((await listed.body.json()) as { dialogs: unknown[] }[])[0]!.dialogs).toHaveLength(1);
+  // None of these ended the dialog.
+  expect(running.daemon.bots.find((b) => b.name === "survey")!.dialogs()).toHaveLength(1);
+});
+
+it("dialogs end ends it: the person is told, and their next message is an ordinary one", {
+  timeout: 120_000,
+}, async () => {
+  const r = await runCli(["dialogs", "end", "survey", dialogId, "-c", file]);
+  expect(r).toMatchObject({ code: 0, stderr: "" });
+  expect(r.stdout).toBe(`Ended dialog ${dialogId} of survey; its person was told.\n`);
+  expect(botSaid().at(-1)).toBe("An operator ended this conversation.");
+
+  const json = JSON.parse((await runCli(["status", "--json", "-c", file])).stdout);
+  expect(json.bots[0].dialogs).toEqual({ waiting: 0, list: [] });
+  expect(await metrics()).toMatch(/^bothost_dialogs_waiting\{bot="survey"\} 0$/m);
+  expect((await runCli(["dialogs", "-c", file])).stdout).toBe("No open dialogs.\n");
+
+  // Were the dialog still open, "ping" would be taken as its answer ("Noted: ping").
+  dm("ping");
+  await waitForBot("pong");
+  expect(botSaid()).not.toContain("Noted: ping");
+
+  // Ended once: a second end finds no dialog.
+  const again = await runCli(["dialogs", "end", "survey", dialogId, "-c", file]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain(`has no dialog ${dialogId}`);
+});
+
+it("ends a dialog with the operator's own note", { timeout: 120_000 }, async () => {
+  const asked = dm("survey");
+  await vi.waitFor(() => expect(botSaid().filter((c) => c === QUESTION)).toHaveLength(2), {
+    timeout: 20_000,
+  });
+  const r = await runCli([
+    "dialogs",
+    "end",
+    "survey",
+    String(asked.id),
+    "--note",
+    "Closed for the holidays.",
+    "--json",
+    "-c",
+    file,
+  ]);
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toEqual({ ended: true, bot: "survey", id: String(asked.id) });
+  expect(botSaid().at(-1)).toBe("Closed for the holidays.");
+});
+
+it("caps the lists: status --json at 50, status and /status at 10, dialogs lists all", {
+  timeout: 120_000,
+}, async () => {
+  const people = Array.from({ length: 52 }, (_, i) => `person${i}@sandbox.example`);
+  const ids: string[] = [];
+  for (const [i, email] of people.entries()) {
+    sandbox.control.createUser({ email, full_name: `Person ${i}` });
+    ids.push(String(sandbox.control.sendAs(email, { type: "direct", to: [BOT], content: "survey" }).id));
+  }
+  const runtime = running.daemon.bots.find((b) => b.name === "survey")!;
+  await vi.waitFor(() => expect(runtime.dialogs().filter((d) => d.deadline)).toHaveLength(52), {
+    timeout: 60_000,
+    interval: 100,
+  });
+
+  // Oldest first: by when each dialog began.
+  const all = JSON.parse((await runCli(["dialogs", "--bot", "survey", "--json", "-c", file])).stdout);
+  const every: { id: string; since: string }[] = all[0].dialogs;
+  expect(every.map((d) => d.id).sort()).toEqual([...ids].sort());
+  const since = every.map((d) => d.since);
+  expect(since).toEqual([...since].sort());
+
+  const { dialogs } = JSON.parse((await runCli(["status", "--json", "-c", file])).stdout).bots[0];
+  expect(dialogs.waiting).toBe(52);
+  expect(dialogs.list).toEqual(every.slice(0, 50));
+
+  const text = (await runCli(["status", "-c", file])).stdout;
+  expect(text).toContain(
+    'survey: 52 open dialogs (the oldest 10; "bothost dialogs --bot survey" lists all):',
+  );
+  expect(text.match(/^ {2}\d+ +Person \d+ +direct message /gm)).toHaveLength(10);
+
+  const page = await (await request(`${base}/status`)).body.text();
+  expect(page.match(/<li data-dialog=/g)).toHaveLength(10);
+  expect(page).toContain('<li class="muted">and 42 more (bothost dialogs)</li>');
+  expect(await metrics()).toMatch(/^bothost_dialogs_waiting\{bot="survey"\} 52$/m);
+});
