@@ -5,6 +5,6 @@ process.on("SIGUSR2", () => {
   globalThis.gc?.();
   const m = process.memoryUsage();
   process.stdout.write(
-    `${JSON.stringify({ msg: "bench gc", rss: m.rss, heapUsed: m.heapUsed, external: m.external })}\n`,
+    `${JSON.stringify({ msg: "bench gc", rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external })}\n`,
   );
 });

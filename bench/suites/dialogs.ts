@@ -34,10 +34,40 @@ const module = join(repoRoot, "bench/e2e/dialog-bot.mjs");
 const mb = (bytes: number) => round(bytes / 2 ** 20, 4);
 
 export interface DialogMemory {
-  /** RSS after settling; RSS and used heap after forced full collections (MB). */
+  /** RSS after settling (MB). */
   rssMb: number;
+  /**
+   * RSS after forced full collections, once it stopped falling (V8 unmaps the pages they freed
+   * over the following seconds): no fall of 0.5 MB in either process over 5 s, or 60 s.
+   */
   rssAfterGcMb: number;
+  /** V8's used heap right after them. */
   heapAfterGcMb: number;
+}
+
+/** Resolves once neither process's RSS fell by 0.5 MB over the last 5 s, or after 60 s. */
+async function released(pair: { plain: Daemon; dialogs: Daemon }): Promise<void> {
+  const seen: number[][] = [];
+  for (let s = 0; s < 60; s++) {
+    await sleep(1000);
+    seen.push([pair.plain.rss(), pair.dialogs.rss()]);
+    const before = seen.at(-6);
+    const now = seen.at(-1) as number[];
+    if (before?.every((v, i) => v - (now[i] as number) < 0.5 * 2 ** 20)) return;
+  }
+}
+
+/** Both daemons' memory over the same window: RSS now, then after full collections in each. */
+async function measure(pair: { plain: Daemon; dialogs: Daemon }) {
+  const settled = { plain: pair.plain.rss(), dialogs: pair.dialogs.rss() };
+  const heap = { plain: await pair.plain.collect(), dialogs: await pair.dialogs.collect() };
+  await released(pair);
+  const side = (who: "plain" | "dialogs"): DialogMemory => ({
+    rssMb: mb(settled[who]),
+    rssAfterGcMb: mb(pair[who].rss()),
+    heapAfterGcMb: mb(heap[who]),
+  });
+  return { plain: side("plain"), dialogs: side("dialogs") };
 }
 
 export interface DialogsResult {
@@ -53,7 +83,8 @@ export interface DialogsResult {
     plain: DialogMemory & { startSeconds: number };
     dialogs: DialogMemory & { startSeconds: number };
   };
-  latency: {
+  /** Absent with `--dialog-rounds 0`. */
+  latency?: {
     waiting: number;
     rounds: number;
     pings: number;
@@ -94,16 +125,19 @@ class Daemon {
     return new Daemon(daemon, round((performance.now() - from) / 1000));
   }
 
-  /** RSS now; then full collections in the process, and what it holds after them. */
-  async memory(): Promise<DialogMemory> {
-    const rss = rssBytes(this.process.pid) ?? Number.NaN;
+  rss(): number {
+    return rssBytes(this.process.pid) ?? Number.NaN;
+  }
+
+  /** Full collections in the process (bench/lib/gc-probe.mjs); resolves with its used heap after them. */
+  async collect(): Promise<number> {
     const seen = this.process.lines.length;
     this.process.child.kill("SIGUSR2");
     const line = await this.process.waitForLine(
       (l) => l.msg === "bench gc" && this.process.lines.indexOf(l) >= seen,
       30_000,
     );
-    return { rssMb: mb(rss), rssAfterGcMb: mb(Number(line.rss)), heapAfterGcMb: mb(Number(line.heapUsed)) };
+    return Number(line.heapUsed);
   }
 
   async stop(): Promise<void> {
@@ -175,7 +209,7 @@ async function memoryRows(
       `  dialogs: ${n} answered in ${round(plainOpen.seconds)} s (a), ${n} dialogs opened in ${round(dialogsOpen.seconds)} s (b)`,
     );
     await sleep(options.settleSeconds * 1000);
-    const memory = { plain: await running.plain.memory(), dialogs: await running.dialogs.memory() };
+    const memory = await measure({ plain: running.plain, dialogs: running.dialogs });
     // Resuming: a's one dialog at a time (opened, timed at its second question, finished), b's
     // first few of N (each then waits at its second question: N still wait).
     const one: number[] = [];
@@ -191,9 +225,10 @@ async function memoryRows(
     running.plain = await Daemon.start(dirs.plain, url, bots.plain);
     running.dialogs = await Daemon.start(dirs.dialogs, url, bots.dialogs);
     await sleep(options.settleSeconds * 1000);
+    const after = await measure({ plain: running.plain, dialogs: running.dialogs });
     const restarted = {
-      plain: { ...(await running.plain.memory()), startSeconds: running.plain.startSeconds },
-      dialogs: { ...(await running.dialogs.memory()), startSeconds: running.dialogs.startSeconds },
+      plain: { ...after.plain, startSeconds: running.plain.startSeconds },
+      dialogs: { ...after.dialogs, startSeconds: running.dialogs.startSeconds },
     };
     const stats = (v: number[]) => ({ p50: round(median(v)), max: round(Math.max(...v)) });
     return {
@@ -214,7 +249,7 @@ async function latencyRow(
   host: Child,
   url: string,
   options: { waiting: number; rate: number; rounds: number; pings: number; warmup: number },
-): Promise<DialogsResult["latency"]> {
+): Promise<NonNullable<DialogsResult["latency"]>> {
   const bot = await host.call<Bot>("bot", {
     channel: "latency",
     email: "latency@sandbox.example",
@@ -285,7 +320,7 @@ export async function runDialogs(
   const url = host.ready.url as string;
   try {
     say(`waiting dialogs: ${options.dialogs} (b) against none (a), whole daemons …`);
-    const memory = await memoryRows(host, url, { ...options, resumeSamples: 10 }, say);
+    const memory = await memoryRows(host, url, { ...options, resumeSamples: 20 }, say);
     const { running, restarted, resumeMs } = memory;
     for (const [label, m] of [
       ["running", running],
@@ -301,6 +336,8 @@ export async function runDialogs(
       `  resume (answer to next question), ${resumeMs.samples} each: 1 waiting p50 ${resumeMs.one.p50} ms (max ${resumeMs.one.max}), ` +
         `${options.dialogs} waiting p50 ${resumeMs.many.p50} ms (max ${resumeMs.many.max})`,
     );
+    if (options.rounds === 0)
+      return { dialogs: options.dialogs, settleSeconds: options.settleSeconds, ...memory };
     say(`command latency: ${options.waiting} waiting dialogs against none, ${options.rounds} rounds …`);
     const latency = await latencyRow(host, url, { ...options, warmup: 3 });
     say(
