@@ -12,6 +12,8 @@
  * instead of at random times (500 ms apart on average, the same times for both in a round);
  * `--idle-settle time`: the idle window starts 20 s after "daemon started" even if V8's post-start
  * collections have not run yet (default `reduced`: not before they have, in both processes).
+ * `--only dialogs` (not in the default set, ~12 minutes): `--dialogs N` waiting dialogs (10,000) for
+ * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8).
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -20,6 +22,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { runBusyOrg } from "./suites/busy-org.ts";
+import { runDialogs } from "./suites/dialogs.ts";
 import { runDispatch } from "./suites/dispatch.ts";
 import { runE2e } from "./suites/e2e.ts";
 import { runIdle } from "./suites/idle.ts";
@@ -50,6 +53,8 @@ const { values } = parseArgs({
     "light-by-index": { type: "boolean", default: false },
     "light-arrivals": { type: "string" },
     "light-node-flags": { type: "string" },
+    dialogs: { type: "string" },
+    "dialog-rounds": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -175,6 +180,20 @@ if (only.has("idle")) {
       heartbeatSeconds: quick ? 2 : 50,
       // Waiting for V8's post-start collections took up to 150 s of a quick run.
       settle: (values["idle-settle"] ?? (quick ? "time" : "reduced")) === "time" ? "time" : "reduced",
+    },
+    say,
+  );
+}
+if (only.has("dialogs")) {
+  const dialogs = Number(values.dialogs ?? (quick ? 1_000 : 10_000));
+  results.dialogs = await runDialogs(
+    {
+      dialogs,
+      waiting: Math.round(dialogs / 10),
+      rate: 500,
+      settleSeconds: quick ? 5 : 20,
+      rounds: Number(values["dialog-rounds"] ?? (quick ? 2 : 8)),
+      pings: 40,
     },
     say,
   );

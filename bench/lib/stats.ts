@@ -31,3 +31,14 @@ export function busiest(times: readonly number[], windowMs: number): number {
   }
   return most;
 }
+
+/** Uniform numbers in [0, 1) from a 32-bit seed (mulberry32): the same seed, the same sequence. */
+export function uniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}

@@ -9,7 +9,7 @@
 import { rateBucketOf } from "../../src/sandbox/http/rate-limit.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import { serveOps } from "../lib/serve-ops.ts";
-import { busiest } from "../lib/stats.ts";
+import { busiest, uniform } from "../lib/stats.ts";
 
 const BOT = "busy-bot@sandbox.example";
 const calls = { events: [] as number[], other: [] as number[] };
@@ -86,17 +86,6 @@ async function light(args: {
   }
   for (let i = 0; i < 100 && pongPerf.length < sent.length; i++) await new Promise((r) => setTimeout(r, 50));
   return sent.flatMap((at, k) => (pongPerf[k] === undefined ? [] : [pongPerf[k] - at]));
-}
-
-/** Uniform numbers in [0, 1) from a 32-bit seed (mulberry32): the same seed, the same sequence. */
-function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 async function run(args: { rate: number; seconds: number; pingEvery: number }) {

@@ -231,7 +231,7 @@ async function light(options: {
  * the spread lies between processes, so whole rounds are resampled (the same ones for both, as
  * they shared the arrival times), 2,000 times.
  */
-function p99DiffInterval(bare: number[][], bothost: number[][]): [number, number] {
+export function p99DiffInterval(bare: number[][], bothost: number[][]): [number, number] {
   const n = Math.min(bare.length, bothost.length);
   const diffs: number[] = [];
   for (let i = 0; i < 2_000; i++) {

@@ -1,8 +1,9 @@
 /**
  * A bot's dialogs: the records in its store (dialog-record.ts) and, in memory, a small entry per
- * dialog so that a message is matched to the dialog waiting for it without a read, and a timer per
- * deadline on the daemon's clock. Waiting costs no handler, no slot and no `handler_timeout`: a
- * dialog's handler runs only when an answer (or its deadline) comes, replaying from its record.
+ * dialog so that a message is matched to the dialog waiting for it without a read, and one timer on
+ * the daemon's clock for the earliest deadline. Waiting costs no handler, no slot and no
+ * `handler_timeout`: a dialog's handler runs only when an answer (or its deadline) comes, replaying
+ * from its record.
  *
  * Each change of a record is committed (it survives a kill -9) before what it stands for is acted
  * on: an answer is recorded before its message counts as handled, a question's step before the
@@ -60,7 +61,6 @@ interface Entry {
   answered: number[];
   /** Read at start holding an answer not yet handled: replayed before anything else of the person's there. */
   ready: boolean;
-  timer: TimerHandle | undefined;
 }
 
 /**
@@ -77,6 +77,14 @@ export class Dialogs {
   #byKey: Map<string, Entry> | undefined;
   readonly #byId = new Map<string, Entry>();
   #onDue: ((id: string, conversation: string) => void) | undefined;
+  /**
+   * One timer for every deadline, set for the earliest waiting one: a timer per dialog cost about
+   * 600 bytes each (Node keeps a list per distinct delay), 6 MB for 10,000 waiting dialogs. When
+   * it fires, one pass over the entries takes every due dialog and finds the next deadline.
+   */
+  #timer: TimerHandle | undefined;
+  /** When {@link #timer} fires (epoch ms); Infinity while none is set. */
+  #timerAt = Number.POSITIVE_INFINITY;
 
   constructor(options: DialogsOptions) {
     this.#o = options;
@@ -115,9 +123,9 @@ export class Dialogs {
    */
   arm(onDue: (id: string, conversation: string) => void): void {
     this.#onDue = onDue;
-    for (const entry of this.#byId.values()) {
-      if (entry.waiting && entry.timer === undefined) this.#arm(entry, entry.conversation);
-    }
+    this.#clearTimer();
+    const next = this.#sweep(undefined);
+    if (next !== Number.POSITIVE_INFINITY) this.#setTimer(next);
   }
 
   /**
@@ -125,13 +133,13 @@ export class Dialogs {
    * {@link load}: an answer still queued at the stop is matched all the same.
    */
   pause(): void {
-    for (const entry of this.#byId.values()) this.#disarm(entry);
+    this.#clearTimer();
     this.#onDue = undefined;
   }
 
   /** Forget the entries and their timers. */
   stop(): void {
-    for (const entry of this.#byId.values()) this.#disarm(entry);
+    this.#clearTimer();
     this.#byId.clear();
     this.#byKey = undefined;
     this.#onDue = undefined;
@@ -150,7 +158,6 @@ export class Dialogs {
     if (!entry.waiting) return undefined;
     entry.waiting = false;
     entry.answered.push(messageId);
-    this.#disarm(entry);
     return { entry };
   }
 
@@ -159,7 +166,7 @@ export class Dialogs {
     if (this.#byId.get(entry.id) !== entry) return;
     entry.answered = entry.answered.filter((id) => id !== messageId);
     entry.waiting = true;
-    if (this.#onDue !== undefined) this.#arm(entry, entry.conversation);
+    if (this.#onDue !== undefined && entry.deadline < this.#timerAt) this.#setTimer(entry.deadline);
   }
 
   /** True (once) when dialog `id` was read at start with an answer to replay, and still has it. */
@@ -272,35 +279,60 @@ export class Dialogs {
       waiting: record.waiting,
       answered: record.steps.flatMap((step) => step.answers.map((m) => m.id)),
       ready: false,
-      timer: undefined,
     };
     this.#byId.set(record.id, entry);
     this.#byKey ??= new Map();
     this.#byKey.set(key, entry);
-    if (entry.waiting && this.#onDue !== undefined) this.#arm(entry, record.conversation);
+    if (entry.waiting && this.#onDue !== undefined && entry.deadline < this.#timerAt)
+      this.#setTimer(entry.deadline);
     return entry;
   }
 
-  #arm(entry: Entry, conversation: string): void {
+  #setTimer(at: number): void {
     const clock = this.#o.clock;
-    entry.timer = clock.setTimeout(
+    this.#clearTimer();
+    this.#timerAt = at;
+    this.#timer = clock.setTimeout(
       () => {
-        entry.timer = undefined;
-        if (!entry.waiting) return;
-        entry.waiting = false;
-        this.#onDue?.(entry.id, conversation);
+        this.#timer = undefined;
+        this.#timerAt = Number.POSITIVE_INFINITY;
+        const due: Entry[] = [];
+        const next = this.#sweep(due);
+        if (next !== Number.POSITIVE_INFINITY) this.#setTimer(next);
+        // Several are due at once after a pause (or a slow turn): the earliest first.
+        due.sort((x, y) => x.deadline - y.deadline);
+        for (const entry of due) {
+          entry.waiting = false;
+          this.#onDue?.(entry.id, entry.conversation);
+        }
       },
-      Math.max(0, entry.deadline - clock.now()),
+      Math.max(0, at - clock.now()),
     );
   }
 
-  #disarm(entry: Entry): void {
-    if (entry.timer !== undefined) this.#o.clock.clearTimeout(entry.timer);
-    entry.timer = undefined;
+  #clearTimer(): void {
+    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * The earliest deadline of the waiting dialogs (Infinity: none); with `due`, the dialogs whose
+   * deadline passed are put there instead. An answered or forgotten dialog needs no change of the
+   * timer: a pass that finds nothing due only sets it for the next deadline.
+   */
+  #sweep(due: Entry[] | undefined): number {
+    const now = this.#o.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of this.#byId.values()) {
+      if (!entry.waiting) continue;
+      if (due !== undefined && entry.deadline <= now) due.push(entry);
+      else if (entry.deadline < next) next = entry.deadline;
+    }
+    return next;
   }
 
   #forget(entry: Entry): void {
-    this.#disarm(entry);
     this.#byId.delete(entry.id);
     if (this.#byKey?.get(entry.key) === entry) this.#byKey.delete(entry.key);
   }

@@ -1,0 +1,93 @@
+/**
+ * The deadlines of waiting dialogs: one timer for all of them, however many wait (a timer each
+ * cost about 600 bytes a dialog), and each dialog still reported once, at its own deadline, in
+ * deadline order; an answered or paused dialog is not.
+ */
+import pino from "pino";
+import { expect, it } from "vitest";
+import type { DialogRecord } from "../../src/pipeline/dialogs/dialog-record.ts";
+import { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+
+const T0 = 1_000_000;
+const DIALOGS = 1_000;
+
+/** Dialog `i` waits in its own topic, its deadline `i + 1` seconds after T0. */
+function record(i: number): DialogRecord {
+  const id = String(100 + i);
+  return {
+    v: 1,
+    id,
+    userId: 7,
+    userName: "Mel Member",
+    conversation: `channel:4:t${i}`,
+    where: `#general > t${i}`,
+    origin: { type: "message", id: 0, message: { id: Number(id) } },
+    startedAt: T0,
+    steps: [{ question: "Which size?", askedAt: T0, deadline: T0 + (i + 1) * 1000, answers: [] }],
+    waiting: true,
+    values: [],
+    effects: [],
+  };
+}
+
+async function parked(clock: ManualClock) {
+  const dialogs = new Dialogs({
+    store: new MemoryStore().namespace("dialogs"),
+    commit: async () => {},
+    clock,
+    log: pino({ level: "silent" }),
+    persist: true,
+  });
+  const due: string[] = [];
+  dialogs.arm((id) => due.push(id));
+  // Parked out of deadline order.
+  for (let i = DIALOGS - 1; i >= 0; i -= 2) await dialogs.park(record(i));
+  for (let i = DIALOGS - 2; i >= 0; i -= 2) await dialogs.park(record(i));
+  return { dialogs, due };
+}
+
+it("a thousand waiting dialogs hold one timer, and each deadline is reported once, in order", async () => {
+  const clock = new ManualClock(T0);
+  const { dialogs, due } = await parked(clock);
+  expect(dialogs.size).toBe(DIALOGS);
+  expect(clock.pendingTimers).toBe(1);
+
+  // Answered dialogs are no longer due (the first one included: the timer then finds nothing).
+  expect(dialogs.match("channel:4:t0", 7, 10_000)).toMatchObject({ entry: { id: "100" } });
+  expect(dialogs.match("channel:4:t5", 7, 10_001)).toMatchObject({ entry: { id: "105" } });
+  await clock.tickTo(T0 + 10_000);
+  expect(due).toEqual(["101", "102", "103", "104", "106", "107", "108", "109"]);
+  expect(clock.pendingTimers).toBe(1);
+  expect(clock.nextDueAt()).toBe(T0 + 11_000);
+
+  // A dialog parked again (its next question) waits for its new deadline, not the old one.
+  const moved = record(10);
+  moved.steps[0]!.deadline = T0 + 500_000;
+  await dialogs.park(moved);
+  await clock.tickTo(T0 + 12_000);
+  expect(due.slice(8)).toEqual(["111"]);
+
+  await clock.tickTo(T0 + DIALOGS * 1000);
+  expect(due).toHaveLength(DIALOGS - 2);
+  expect(new Set(due).size).toBe(due.length);
+  expect(due.indexOf("110")).toBe(due.indexOf("599") + 1);
+  expect(clock.pendingTimers).toBe(0);
+});
+
+it("a paused bot holds no timer; armed again, deadlines passed meanwhile are reported at once", async () => {
+  const clock = new ManualClock(T0);
+  const { dialogs, due } = await parked(clock);
+  dialogs.pause();
+  expect(clock.pendingTimers).toBe(0);
+  await clock.tickTo(T0 + 3_000);
+  expect(due).toEqual([]);
+
+  dialogs.arm((id) => due.push(id));
+  expect(clock.pendingTimers).toBe(1);
+  await clock.tick(0);
+  expect(due).toEqual(["100", "101", "102"]);
+  dialogs.stop();
+  expect(clock.pendingTimers).toBe(0);
+});
