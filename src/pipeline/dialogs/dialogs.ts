@@ -90,10 +90,6 @@ export class Dialogs {
     this.#o = options;
   }
 
-  get persist(): boolean {
-    return this.#o.persist;
-  }
-
   /** Dialogs known to this process (waiting, or being replayed). */
   get size(): number {
     return this.#byId.size;

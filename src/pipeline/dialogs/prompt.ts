@@ -52,9 +52,9 @@ export interface PromptAnswer<T = string> {
   message: Message;
 }
 
-export const PROMPT_DEFAULT_TIMEOUT_MS = 3_600_000;
-export const PROMPT_MIN_TIMEOUT_MS = 1_000;
-export const PROMPT_MAX_TIMEOUT_MS = 30 * 86_400_000;
+const PROMPT_DEFAULT_TIMEOUT_MS = 3_600_000;
+const PROMPT_MIN_TIMEOUT_MS = 1_000;
+const PROMPT_MAX_TIMEOUT_MS = 30 * 86_400_000;
 const DEFAULT_TRIES = 3;
 const DEFAULT_CANCEL = "cancel";
 export const CANCELLED_REPLY = "Cancelled. Start again any time.";
