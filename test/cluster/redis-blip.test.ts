@@ -5,19 +5,9 @@
  * it; each one's delay is from its sending to the moment its answer is seen in the sandbox.
  * Needs `redis-server` on PATH (the test runs its own, to be able to restart it).
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "../support/cli.ts";
-import {
-  type ClusterConfig,
-  clusterOrg,
-  hasRedisServer,
-  type OwnRedis,
-  startInstance,
-  startOwnRedis,
-  writeClusterConfig,
-} from "../support/cluster.ts";
-import { answerCounts, send, startE2eSandbox } from "../support/e2e-daemon.ts";
+import { describe, expect, it } from "vitest";
+import { hasRedisServer, startInstance, useOwnRedisCluster } from "../support/cluster.ts";
+import { answerCounts, send } from "../support/e2e-daemon.ts";
 
 const available = hasRedisServer();
 if (!available) console.warn("cluster redis-blip: redis-server is not on PATH: skipped");
@@ -25,28 +15,13 @@ if (!available) console.warn("cluster redis-blip: redis-server is not on PATH: s
 const TTL_MS = 5_000;
 const BLIPS = 4;
 
-let sandbox: Sandbox | undefined;
-let config: ClusterConfig | undefined;
-let redis: OwnRedis | undefined;
-
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  await redis?.stop();
-  sandbox = undefined;
-  config = undefined;
-  redis = undefined;
-});
+const startCluster = useOwnRedisCluster();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!available)("a one-second Redis restart, three instances", () => {
   it(`delays no answer by more than the lease ttl, ${BLIPS} times over`, async () => {
-    redis = await startOwnRedis();
-    sandbox = await startE2eSandbox(clusterOrg());
-    config = await writeClusterConfig(sandbox, { redis: redis.url, prefix: "blip", ttl: `${TTL_MS}ms` });
+    const { redis, sandbox, config } = await startCluster({ prefix: "blip", ttl: `${TTL_MS}ms` });
     const instances = [];
     for (let i = 0; i < 3; i++) instances.push(await startInstance(config));
     const sb = sandbox;

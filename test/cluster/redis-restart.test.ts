@@ -3,69 +3,43 @@
  * and messages keep coming: the store reads back whole, the bot goes on, every message is answered
  * once. Needs `redis-server` on PATH (the test runs its own, to be able to restart it).
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.ts";
+import { describe, expect, it } from "vitest";
 import { RedisStore } from "../../src/state/redis-store.ts";
-import { assertBuilt, killAll } from "../support/cli.ts";
-import {
-  bookings,
-  type ClusterConfig,
-  clusterOrg,
-  hasRedisServer,
-  type OwnRedis,
-  startInstance,
-  startOwnRedis,
-  writeClusterConfig,
-} from "../support/cluster.ts";
-import { answerCounts, replies, send, startE2eSandbox } from "../support/e2e-daemon.ts";
+import { bookings, hasRedisServer, startInstance, useOwnRedisCluster } from "../support/cluster.ts";
+import { answerCounts, replies, send } from "../support/e2e-daemon.ts";
 
 const available = hasRedisServer();
 if (!available)
   console.warn("cluster redis-restart: redis-server is not on PATH (apt-get install redis-server): skipped");
 
-let sandbox: Sandbox | undefined;
-let config: ClusterConfig | undefined;
-let redis: OwnRedis | undefined;
-
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  await redis?.stop();
-  sandbox = undefined;
-  config = undefined;
-  redis = undefined;
-});
+const startCluster = useOwnRedisCluster();
 
 describe.skipIf(!available)("Redis restarted mid-run", () => {
   it("loses and corrupts nothing; the bot resumes and answers every message once", async () => {
-    redis = await startOwnRedis();
-    sandbox = await startE2eSandbox(clusterOrg());
-    config = await writeClusterConfig(sandbox, { redis: redis.url, prefix: "restart", ttl: "4s" });
+    const { redis, sandbox, config } = await startCluster({ prefix: "restart", ttl: "4s" });
     const first = await startInstance(config);
     const second = await startInstance(config);
     expect([first.started + second.started, [...first.standby, ...second.standby]]).toEqual([1, ["b0"]]);
-    await expect.poll(() => bookings(sandbox!, "Daily cluster note").pending, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => bookings(sandbox, "Daily cluster note").pending, { timeout: 15_000 }).toBe(1);
 
     const ids: number[] = [];
     for (let i = 0; i < 30; i++) {
       if (i === 10) {
-        await expect.poll(() => replies(sandbox!).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(5);
+        await expect.poll(() => replies(sandbox).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(5);
         await redis.restart();
       }
       ids.push(send(sandbox, `task ${i}`));
       await new Promise((resolve) => setTimeout(resolve, 30));
     }
     await expect
-      .poll(() => [...answerCounts(sandbox!, ids).values()].filter((n) => n === 0).length, {
+      .poll(() => [...answerCounts(sandbox, ids).values()].filter((n) => n === 0).length, {
         timeout: 30_000,
       })
       .toBe(0);
     // A few more after things settled: the bot is still running somewhere.
     const later = [send(sandbox, "task later 1"), send(sandbox, "task later 2")];
     await expect
-      .poll(() => [...answerCounts(sandbox!, later).values()].every((n) => n === 1), { timeout: 30_000 })
+      .poll(() => [...answerCounts(sandbox, later).values()].every((n) => n === 1), { timeout: 30_000 })
       .toBe(true);
     expect([...answerCounts(sandbox, [...ids, ...later])].filter(([, n]) => n !== 1)).toEqual([]);
     expect(bookings(sandbox, "Daily cluster note")).toEqual({ pending: 1, created: 1 });

@@ -8,10 +8,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect } from "vitest";
+import { afterEach, beforeAll, expect } from "vitest";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
-import { type CliProcess, repoRoot, spawnCli } from "./cli.ts";
-import { botEmail, MEMBER, OWNER } from "./e2e-daemon.ts";
+import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
+import { botEmail, MEMBER, OWNER, startE2eSandbox } from "./e2e-daemon.ts";
 
 export const CLUSTER_BOT = path.join(repoRoot, "test/fixtures/cluster/cluster-bot.mjs");
 export const HOOK_TOKEN = "cluster-hook-token";
@@ -249,4 +249,36 @@ export function bookings(sandbox: Sandbox, content: string): { pending: number; 
     (r) => r.method === "POST" && r.path === "/scheduled_messages" && r.status === 200,
   ).length;
   return { pending, created };
+}
+
+/** A cluster on a redis-server of its own (see {@link useOwnRedisCluster}). */
+export interface OwnRedisCluster {
+  redis: OwnRedis;
+  sandbox: Sandbox;
+  config: ClusterConfig;
+}
+
+/**
+ * The lifecycle of a test file whose cluster runs on its own redis-server (to stop and restart
+ * it): dist/ must be built; `start` makes the Redis, the sandbox and the config; after each test
+ * every daemon is killed, then the three are closed.
+ */
+export function useOwnRedisCluster(): (options: { prefix: string; ttl: string }) => Promise<OwnRedisCluster> {
+  let opened: OwnRedisCluster | undefined;
+  beforeAll(assertBuilt);
+  afterEach(async () => {
+    await killAll();
+    const cluster = opened;
+    opened = undefined;
+    await cluster?.sandbox.stop();
+    await cluster?.config.cleanup();
+    await cluster?.redis.stop();
+  });
+  return async ({ prefix, ttl }) => {
+    const redis = await startOwnRedis();
+    const sandbox = await startE2eSandbox(clusterOrg());
+    const config = await writeClusterConfig(sandbox, { redis: redis.url, prefix, ttl });
+    opened = { redis, sandbox, config };
+    return opened;
+  };
 }
