@@ -131,6 +131,8 @@ export class ConversationQueue {
   #active = 0;
   #waiting = 0;
   #pumping = false;
+  /** The task running inside push() (see `#runNow`), if any. */
+  #inline: Task | undefined;
   #waiters: { limit: number; resolve: () => void; reject: (reason: unknown) => void }[] = [];
 
   constructor(options: ConversationQueueOptions) {
@@ -154,12 +156,65 @@ export class ConversationQueue {
     const lines = this.#lines;
     let line = lines.get(key);
     if (line === undefined) {
-      line = new Line();
-      lines.set(key, line);
+      // An idle key with a slot free: the task runs now, and gets a line only if it outlives the call.
+      if (!this.#pumping && this.#runningCount() < this.#concurrency) {
+        this.#runNow(new Task(key, task as QueueTask<unknown>, arg, onDone));
+        return;
+      }
+      line = this.#newLine(key);
     }
     line.items.push(new Task(key, task as QueueTask<unknown>, arg, onDone));
     this.#waiting++;
     if (!line.busy && line.size === 1) this.#makeReady(line);
+    this.#pump();
+  }
+
+  /** Tasks running now (held ones give their slot back). */
+  #runningCount(): number {
+    return (this.#running?.size ?? 0) + (this.#inline === undefined ? 0 : 1);
+  }
+
+  /** A line for `key`; the task running inline on that key, if any, is at its head. */
+  #newLine(key: string): Line {
+    const line = new Line();
+    const inline = this.#inline;
+    if (inline !== undefined && inline.key === key) {
+      line.items.push(inline);
+      line.busy = true;
+    }
+    this.#lines?.set(key, line);
+    return line;
+  }
+
+  /**
+   * Run a task of an idle key inside push(). What it pushes meanwhile waits (no nesting); a task
+   * of its own key waits behind it. One that returns a promise or holds its key is then tracked
+   * as any running task, its key's line made with it at the head.
+   */
+  #runNow(task: Task): void {
+    task.state = "running";
+    this.#active++;
+    this.#pumping = true;
+    this.#inline = task;
+    let result: unknown;
+    let threw = false;
+    try {
+      result = task.run(task, task.arg);
+    } catch (error) {
+      threw = true;
+      this.#report(error, task.key);
+    } finally {
+      this.#inline = undefined;
+      this.#pumping = false;
+    }
+    if (!threw && (task.hold !== undefined || isThenable(result))) {
+      if (!this.#lines?.has(task.key)) this.#newLine(task.key).items.push(task);
+      (this.#lines?.get(task.key) as Line).busy = true;
+      this.#running ??= new Set();
+      this.#running.add(task);
+      if (isThenable(result)) this.#await(task, result);
+      else this.#finish(task);
+    } else this.#finish(task);
     this.#pump();
   }
 
@@ -206,6 +261,7 @@ export class ConversationQueue {
     this.#ready = undefined;
     this.#waiting = 0;
     for (const task of this.#running ?? []) task.abort(reason);
+    this.#inline?.abort(reason);
     for (const task of dropped) {
       task.state = "done";
       this.#callDone(task);
@@ -221,7 +277,7 @@ export class ConversationQueue {
     try {
       for (;;) {
         const ready = this.#ready;
-        if (ready === undefined || ready.size === 0 || (this.#running?.size ?? 0) >= this.#concurrency) break;
+        if (ready === undefined || ready.size === 0 || this.#runningCount() >= this.#concurrency) break;
         const line = ready.shift();
         line.busy = true;
         this.#waiting--;
@@ -245,10 +301,12 @@ export class ConversationQueue {
       this.#finish(task);
       return;
     }
-    if (!isThenable(result)) {
-      this.#finish(task);
-      return;
-    }
+    if (isThenable(result)) this.#await(task, result);
+    else this.#finish(task);
+  }
+
+  /** The task returned a promise: it runs until that settles or its timeout passes. */
+  #await(task: Task, result: PromiseLike<unknown>): void {
     task.dueAt = this.#clock.now() + this.#timeoutMs;
     this.#timed ??= new Set();
     this.#timed.add(task);
