@@ -7,7 +7,7 @@ import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
-import type { BotIdentity } from "../pipeline/incoming.ts";
+import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
@@ -203,19 +203,21 @@ export class QueueSource {
 
   async #onEvents(batch: ParsedEvent[]): Promise<void> {
     const o = this.#o;
-    const dispatcher = o.dispatcher;
+    // Accepted in runs (one reading of the clock each), cut where an event tells the source something.
+    let run: Incoming[] = [];
     for (const parsed of batch) {
       const event = parsed.event;
-      if (event.type === "restart")
-        o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
-      if (parsed.known && parsed.event.type === "scheduled_messages") o.onScheduledMessages(parsed.event);
-      dispatcher.accept({
-        event,
-        replayed: false,
-        issue: parsed.known ? undefined : parsed.issue,
-        reply: undefined,
-      });
+      const restart = event.type === "restart";
+      const scheduled = parsed.known && parsed.event.type === "scheduled_messages";
+      if (restart || scheduled) {
+        o.dispatcher.acceptAll(run);
+        run = [];
+        if (restart) o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
+        if (scheduled) o.onScheduledMessages(parsed.event);
+      }
+      run.push({ event, replayed: false, issue: parsed.known ? undefined : parsed.issue, reply: undefined });
     }
+    o.dispatcher.acceptAll(run);
     this.#lastContactBeforeGap = this.consumer.lastContactAt;
   }
 

@@ -106,12 +106,22 @@ export class Dispatcher {
    * message); else true, and `onDone` is called once the handlers finished.
    */
   accept(incoming: Incoming, onDone?: () => void): boolean {
+    this.#lastEventAt = this.#o.clock.now();
+    return this.#accept(incoming, onDone);
+  }
+
+  /** {@link accept} for each event of a poll's answer, in order: the clock is read once. */
+  acceptAll(batch: readonly Incoming[]): void {
+    this.#lastEventAt = this.#o.clock.now();
+    for (const incoming of batch) this.#accept(incoming, undefined);
+  }
+
+  #accept(incoming: Incoming, onDone: (() => void) | undefined): boolean {
     const { event, issue } = incoming;
     const typed = isTypedEvent(event, issue);
     // 1. accept. Caches first, so handlers see state that includes this event.
     if (typed) this.#o.services.observe(event);
     this.#stats.received++;
-    this.#lastEventAt = this.#o.clock.now();
     this.#o.metrics?.eventReceived(event.type);
     const messageId = ledgerIdOf(event);
     if (messageId !== undefined) {

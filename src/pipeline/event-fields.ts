@@ -1,28 +1,36 @@
 /** Fields of a message event, read with care: a message event that failed its schema is read too. */
 import type { AnyEvent } from "../wire/events.ts";
 
+/** A message object as it may come: any field may be missing or of another type. */
+interface LooseMessage {
+  readonly id?: unknown;
+  readonly sender_id?: unknown;
+  readonly timestamp?: unknown;
+}
+
+/** The message of a message event, if it has one (each field still to be checked). */
+function messageOf(event: AnyEvent): LooseMessage | undefined {
+  if (event.type !== "message") return undefined;
+  const message: unknown = event.message;
+  return typeof message === "object" && message !== null ? message : undefined;
+}
+
 /**
  * The id the delivery ledger tracks an event by: a message event's message id, if it has one.
  * Read with care: a message event that failed its schema is tracked too.
  */
 export function ledgerIdOf(event: AnyEvent): number | undefined {
-  const id = messageField(event, "id");
+  const id = messageOf(event)?.id;
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }
 
 /** A message event's `sender_id`, if it has one (read with the same care). */
 export function senderIdOf(event: AnyEvent): unknown {
-  return messageField(event, "sender_id");
+  return messageOf(event)?.sender_id;
 }
 
 /** A message event's `timestamp`, if it is a number (read with the same care). */
 export function sentAtOf(event: AnyEvent): number | undefined {
-  const at = messageField(event, "timestamp");
+  const at = messageOf(event)?.timestamp;
   return typeof at === "number" ? at : undefined;
-}
-
-function messageField(event: AnyEvent, name: string): unknown {
-  if (event.type !== "message") return undefined;
-  const message: unknown = event.message;
-  return typeof message === "object" && message !== null ? Reflect.get(message, name) : undefined;
 }
