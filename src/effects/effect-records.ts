@@ -72,11 +72,14 @@ export class EffectRecords {
   }
 }
 
+const NONE_MADE: readonly EffectRecord[] = Object.freeze([]);
+
 /** The effects of one handler run, numbered in the order it makes them. */
 export class EffectRun {
   /** Undefined when nothing is carried (most runs: no allocation). */
   readonly #carried: Map<number, EffectRecord> | undefined;
-  readonly #made: EffectRecord[] = [];
+  /** Made on the first effect (most runs make none). */
+  #made: EffectRecord[] | undefined;
   #next = 0;
   /** Whether records are read before each effect (a re-run, or records carried by a letter). */
   readonly #lookUp: boolean;
@@ -110,18 +113,19 @@ export class EffectRun {
       found = undefined;
     }
     if (found && !found.pending) {
-      this.#made.push(found);
+      this.#list().push(found);
       return found.result as T;
     }
-    if (!steps.verify) return this.#record(key, { n, kind, result: await steps.act() }, this.#made.length);
+    if (!steps.verify) return this.#record(key, { n, kind, result: await steps.act() }, this.#list().length);
     if (found?.pending) {
       // Begun by an earlier run and never finished: it may have happened.
       const verified = await steps.verify();
       this.options.onVerify?.(verified === undefined ? "absent" : "found");
-      if (verified !== undefined) return this.#record(key, { n, kind, result: verified }, this.#made.length);
+      if (verified !== undefined)
+        return this.#record(key, { n, kind, result: verified }, this.#list().length);
     }
     const pending: EffectRecord = { n, kind, result: null, pending: true };
-    const at = this.#made.push(pending) - 1;
+    const at = this.#list().push(pending) - 1;
     await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
     await this.options.commit?.();
     return this.#record(key, { n, kind, result: await steps.act() }, at);
@@ -132,6 +136,11 @@ export class EffectRun {
    * answer never came stays pending, so the letter's replay looks for it.
    */
   get made(): readonly EffectRecord[] {
+    return this.#made ?? NONE_MADE;
+  }
+
+  #list(): EffectRecord[] {
+    this.#made ??= [];
     return this.#made;
   }
 
@@ -141,7 +150,7 @@ export class EffectRun {
     record: EffectRecord & { result: T },
     at: number,
   ): Promise<T> {
-    this.#made[at] = record;
+    this.#list()[at] = record;
     await this.store.set(key, record as unknown as JsonValue, { ttlMs: this.options.ttlMs });
     return record.result;
   }

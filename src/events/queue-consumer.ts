@@ -179,8 +179,8 @@ export class QueueConsumer {
     this.lastContactAt = this.#opts.clock.now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
-    for (const item of raw) {
-      const parsed = parseEvent(item);
+    for (let i = 0; i < raw.length; i++) {
+      const parsed = parseEvent(raw[i]);
       if (parsed.event.id > this.#lastEventId) this.#lastEventId = parsed.event.id;
       if (parsed.event.type === "heartbeat") {
         this.lastHeartbeatAt = this.lastContactAt;

@@ -205,7 +205,8 @@ export class QueueSource {
     const o = this.#o;
     // Accepted in runs (one reading of the clock each), cut where an event tells the source something.
     let run: Incoming[] = [];
-    for (const parsed of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      const parsed = batch[i] as ParsedEvent;
       const event = parsed.event;
       const restart = event.type === "restart";
       const scheduled = parsed.known && parsed.event.type === "scheduled_messages";

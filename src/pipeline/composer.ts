@@ -50,8 +50,11 @@ export class Composer<C extends RoutableContext = RoutableContext> {
   #errorHandler: ErrorHandler<C> | undefined;
   /** Contexts whose event went past the last middleware: nothing took it. */
   readonly #passedThrough = new WeakSet<object>();
-  readonly #end = (ctx: C): undefined => {
-    this.#passedThrough.add(ctx);
+  readonly #chain: Chain<C> = {
+    stack: this.#stack,
+    end: (ctx: C): undefined => {
+      this.#passedThrough.add(ctx);
+    },
   };
 
   /** Whether `ctx`'s event went past every middleware of this composer (none ended the chain). */
@@ -92,19 +95,21 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     const allUnknown = types.includes("unknown");
     const wanted = new Set(types);
     const run = callUser(handler as Middleware<C>, this.#stack.length);
-    this.#stack.push((ctx, next) => {
+    this.#stack.push((ctx, chain, i) => {
       // A typed event reaches `"*"` and its type's routes; an unknown one (including a known type
       // that failed its schema) reaches `"unknown"` and routes for type names this version does not know.
       const typed = isTypedEvent(ctx.event, ctx.eventIssue);
       const typeMatches = typed
         ? allTyped || wanted.has(ctx.event.type)
         : allUnknown || (wanted.has(ctx.event.type) && !isEventType(ctx.event.type));
-      if (!typeMatches) return next();
-      if (test === undefined) return run(ctx, next);
+      if (!typeMatches) return runFrom(chain, i + 1, ctx);
+      if (test === undefined) return run(ctx, chain, i);
       const verdict = test(ctx);
       if (isThenable(verdict))
-        return Promise.resolve(verdict).then((pass) => (pass ? run(ctx, next) : next()));
-      return verdict ? run(ctx, next) : next();
+        return Promise.resolve(verdict).then((pass) =>
+          pass ? run(ctx, chain, i) : runFrom(chain, i + 1, ctx),
+        );
+      return verdict ? run(ctx, chain, i) : runFrom(chain, i + 1, ctx);
     });
     return this;
   }
@@ -131,7 +136,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
    */
   run(ctx: C): Done {
     const handler = this.#errorHandler;
-    if (handler === undefined) return runFrom(this.#stack, 0, ctx, this.#end);
+    if (handler === undefined) return runFrom(this.#chain, 0, ctx);
     const handle = (error: unknown): Done => {
       const seen = wait(handler(error, ctx));
       if (seen === undefined) throw error;
@@ -139,7 +144,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
     };
     let done: Done;
     try {
-      done = runFrom(this.#stack, 0, ctx, this.#end);
+      done = runFrom(this.#chain, 0, ctx);
     } catch (error) {
       return handle(error);
     }
@@ -149,8 +154,18 @@ export class Composer<C extends RoutableContext = RoutableContext> {
 
 /** `undefined` when a step finished synchronously, else a Promise. */
 type Done = undefined | Promise<void>;
-/** A step's `next` runs the rest of the chain; it may throw synchronously. */
-type Step<C> = (ctx: C, next: () => Done) => Done;
+/**
+ * Step `i` of `chain`: the rest of the chain is `runFrom(chain, i + 1, ctx)` (it may throw
+ * synchronously). Steps get their place rather than a `next` closure: only user middleware is
+ * given one, made when it runs.
+ */
+type Step<C> = (ctx: C, chain: Chain<C>, i: number) => Done;
+
+/** A composer's steps, and what runs past the last of them. */
+interface Chain<C> {
+  readonly stack: readonly Step<C>[];
+  readonly end: (ctx: C) => undefined;
+}
 
 /** What `next()` gives user code when the rest of the chain finished synchronously. */
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -160,14 +175,14 @@ export function finishedSynchronously(result: Promise<void>): boolean {
   return result === RESOLVED;
 }
 
-function runFrom<C>(stack: readonly Step<C>[], i: number, ctx: C, end: (ctx: C) => undefined): Done {
-  const step = stack[i];
-  return step === undefined ? end(ctx) : step(ctx, () => runFrom(stack, i + 1, ctx, end));
+function runFrom<C>(chain: Chain<C>, i: number, ctx: C): Done {
+  const step = chain.stack[i];
+  return step === undefined ? chain.end(ctx) : step(ctx, chain, i);
 }
 
 /** User middleware as a step: its `next()` is a Promise of the rest (run at most once). */
 function callUser<C>(mw: Middleware<C>, i: number): Step<C> {
-  return (ctx, rest) => {
+  return (ctx, chain, at) => {
     let called = false;
     return wait(
       mw(ctx, () => {
@@ -175,7 +190,7 @@ function callUser<C>(mw: Middleware<C>, i: number): Step<C> {
         called = true;
         // A Promise even when the rest ran (or failed) synchronously.
         try {
-          return rest() ?? RESOLVED;
+          return runFrom(chain, at + 1, ctx) ?? RESOLVED;
         } catch (error) {
           return Promise.reject(error);
         }

@@ -113,7 +113,8 @@ export class Dispatcher {
   /** {@link accept} for each event of a poll's answer, in order: the clock is read once. */
   acceptAll(batch: readonly Incoming[]): void {
     this.#lastEventAt = this.#o.clock.now();
-    for (const incoming of batch) this.#accept(incoming, undefined);
+    // Indexed: the loop runs thousands of times before the JIT optimizes it (no iterator then).
+    for (let i = 0; i < batch.length; i++) this.#accept(batch[i] as Incoming, undefined);
   }
 
   #accept(incoming: Incoming, onDone: (() => void) | undefined): boolean {

@@ -37,6 +37,8 @@ type FailedArgs = [
 ];
 
 const LIVE = Object.freeze({ replayed: false });
+/** A first run carries no effect records (one shared empty list, not one per message). */
+const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
 const REPLAYED = Object.freeze({ replayed: true });
 
 /** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
@@ -169,7 +171,7 @@ export class HandlerRuns {
     }
     this.#handled(ctx, started);
     // A dialog that ran to its end is over.
-    this.dialogs.ended(control, incoming);
+    if (incoming.dialog !== undefined) this.dialogs.ended(control, incoming);
     return this.#effectsDone(incoming, control);
   }
 
@@ -201,7 +203,9 @@ export class HandlerRuns {
     const records = this.#o.effects;
     if (id === undefined || records === undefined) return undefined;
     const dialog = incoming.dialog;
-    const carried = (incoming.letter?.effects ?? dialog?.effects ?? []) as unknown as EffectRecord[];
+    const carried = (incoming.letter?.effects ??
+      dialog?.effects ??
+      NOTHING_CARRIED) as unknown as EffectRecord[];
     const since = sentAtOf(incoming.event);
     // A dialog's replay must match its record effect for effect (the code may have changed).
     // A started dialog's first message has a negative id: no server message to read back after.
