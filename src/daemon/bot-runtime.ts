@@ -254,9 +254,9 @@ export class BotRuntime {
     });
   }
 
-  /** The bot's open dialogs (`ctx.prompt`) this process knows, oldest first. */
-  dialogs(): DialogView[] {
-    return this.#setUp?.dispatcher.dialogs.list() ?? [];
+  /** The bot's `limit` oldest open dialogs (`ctx.prompt`) this process knows (all by default), oldest first. */
+  dialogs(limit?: number): DialogView[] {
+    return this.#setUp?.dispatcher.dialogs.list(limit) ?? [];
   }
 
   /**

@@ -83,7 +83,7 @@ function botStatus(
     failed: st.failed,
     deadLetters,
     nextRuns: [...bookings, ...jobs].sort((a, b) => a.at.localeCompare(b.at)).slice(0, NEXT_RUNS),
-    dialogs: dialogsOf(runtime),
+    dialogs: { waiting: st.dialogsWaiting ?? 0, list: runtime.dialogs(STATUS_DIALOGS) },
     ...(runtime.captured
       ? {
           dryRun: {
@@ -95,11 +95,6 @@ function botStatus(
     ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
     budget: budgetStatus(st.budget, st.pacing),
   };
-}
-
-function dialogsOf(runtime: BotRuntime): BotStatus["dialogs"] {
-  const all = runtime.dialogs();
-  return { waiting: all.length, list: all.slice(0, STATUS_DIALOGS) };
 }
 
 const AUTH_FAILED = "the server rejected the bot's credentials: fix its API key, then reload";

@@ -91,3 +91,25 @@ it("a paused bot holds no timer; armed again, deadlines passed meanwhile are rep
   dialogs.stop();
   expect(clock.pendingTimers).toBe(0);
 });
+
+it("a status's few oldest dialogs are the first of the whole list, picked without sorting all", async () => {
+  const dialogs = new Dialogs({
+    store: new MemoryStore().namespace("dialogs"),
+    commit: async () => {},
+    clock: new ManualClock(T0),
+    log: pino({ level: "silent" }),
+    persist: true,
+  });
+  // Started in a scrambled order, three at each instant (ties keep the order they were met in).
+  for (let i = 0; i < DIALOGS; i++) {
+    const r = record(i);
+    r.startedAt = T0 + ((i * 7919) % (DIALOGS / 3 + 1)) * 1000;
+    await dialogs.park(r);
+  }
+  const all = dialogs.list();
+  expect(all).toHaveLength(DIALOGS);
+  const since = all.map((d) => Date.parse(d.since));
+  expect(since).toEqual([...since].sort((a, b) => a - b));
+  for (const limit of [0, 1, 10, 50, DIALOGS - 1]) expect(dialogs.list(limit)).toEqual(all.slice(0, limit));
+  expect(dialogs.list(DIALOGS + 5)).toEqual(all);
+});

@@ -236,11 +236,12 @@ export class Dialogs {
     return existed;
   }
 
-  /** The dialogs this process knows, oldest first. */
-  list(): DialogView[] {
-    return [...this.#byId.values()]
-      .sort((a, b) => a.since - b.since)
-      .map((e) => ({
+  /**
+   * The `limit` oldest dialogs this process knows (all by default), oldest first. A status page
+   * asks for a few of possibly thousands: they are picked in one pass, the rest never sorted.
+   */
+  list(limit = Number.POSITIVE_INFINITY): DialogView[] {
+    return oldest(this.#byId.values(), limit).map((e) => ({
         id: e.id,
         userId: e.userId,
         userName: e.userName,
@@ -332,4 +333,24 @@ export class Dialogs {
     this.#byId.delete(entry.id);
     if (this.#byKey?.get(entry.key) === entry) this.#byKey.delete(entry.key);
   }
+}
+
+/** The `limit` entries of `entries` with the smallest `since`, smallest first. */
+function oldest(entries: Iterable<Entry>, limit: number): Entry[] {
+  const kept: Entry[] = [];
+  if (limit <= 0) return kept;
+  for (const entry of entries) {
+    if (kept.length >= limit && entry.since >= (kept[kept.length - 1] as Entry).since) continue;
+    // Where it goes: after every kept entry as old or older (ties keep the order met).
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((kept[mid] as Entry).since <= entry.since) low = mid + 1;
+      else high = mid;
+    }
+    kept.splice(low, 0, entry);
+    if (kept.length > limit) kept.pop();
+  }
+  return kept;
 }
