@@ -54,7 +54,7 @@ export function formatTable(input: Record<string, unknown>): string {
     if (!a || !p || !b) continue;
     rows.push([
       `queue server, ${q.load.name}: (a) bare / (p) bare paced / (b) bothost run`,
-      `CPU ${a.cpuUsPerEvent} / ${p.cpuUsPerEvent} / ${b.cpuUsPerEvent} µs/event, b/a ${q.cpuVsBare.median} (${q.cpuVsBare.min}–${q.cpuVsBare.max}), b/p ${q.cpuVsPaced.median}; lag p50 ${a.lagP50Ms} / ${p.lagP50Ms} / ${b.lagP50Ms} ms, p99 ${a.lagP99Ms} / ${p.lagP99Ms} / ${b.lagP99Ms} ms (b − p ${q.lagP99VsPacedMs}); all handled ${n(a.allHandledMs)} / ${n(p.allHandledMs)} / ${n(b.allHandledMs)} ms, b/a ${q.timeVsBare.median}; polls ${n(a.polls)} / ${p.polls} / ${b.polls} (busiest minute ${n(a.busiestMinutePolls)} / ${p.busiestMinutePolls} / ${b.busiestMinutePolls}), 429s ${p.refused} / ${b.refused}; ${q.rounds} rounds`,
+      `CPU ${a.cpuUsPerEvent} / ${p.cpuUsPerEvent} / ${b.cpuUsPerEvent} µs/event, b/a ${q.cpuVsBare.median} (${q.cpuVsBare.min}–${q.cpuVsBare.max}), b/p ${q.cpuVsPaced.median}; lag p50 ${a.lagP50Ms} / ${p.lagP50Ms} / ${b.lagP50Ms} ms, p99 ${a.lagP99Ms} / ${p.lagP99Ms} / ${b.lagP99Ms} ms (b − p ${q.lagP99VsPacedMs}); all handled ${n(a.allHandledMs)} / ${n(p.allHandledMs)} / ${n(b.allHandledMs)} ms, b/a ${q.timeVsBare.median}; polls ${n(a.polls)} / ${p.polls} / ${b.polls} (busiest minute ${n(a.busiestMinutePolls)} / ${p.busiestMinutePolls} / ${b.busiestMinutePolls}), 429s ${p.refused} / ${b.refused}; first to last handled ${a.dispatchMs} / ${p.dispatchMs} / ${b.dispatchMs} ms, CPU ${a.dispatchCpuUsPerEvent} / ${p.dispatchCpuUsPerEvent} / ${b.dispatchCpuUsPerEvent} µs/event (b/a ${q.dispatchVsBare.time.median}, ${q.dispatchVsBare.cpu.median}); ${q.rounds} rounds`,
     ]);
   }
   if (r.many) {

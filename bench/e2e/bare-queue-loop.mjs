@@ -6,8 +6,9 @@
 // minute), so its lag is what the budget alone costs. `unpaced`: a poll as soon as the last is
 // answered (a real server would refuse it within the first seconds; the bench's exempts it).
 // Usage: node bare-queue-loop.mjs URL paced|unpaced EVENTS TIMES_FILE
-// Writes each event's time (epoch ms, by message index) to TIMES_FILE as float64, prints "done N",
-// and waits to be killed (the bench reads its CPU time first).
+// Writes each event's time (epoch ms, by message index) to TIMES_FILE as float64, prints
+// "dispatch MS CPU_US" (first event to last, as bench/e2e/queue-bot.mjs) and "done N", and waits
+// to be killed (the bench reads its CPU time first).
 import { writeFileSync } from "node:fs";
 import { request } from "undici";
 
@@ -43,6 +44,7 @@ const reg = await request(`${url}/api/v1/register`, {
 const { queue_id: queue } = await reg.body.json();
 let last = -1;
 let seen = 0;
+let first;
 while (seen < total) {
   if (mode === "paced") {
     const wait = take();
@@ -59,8 +61,13 @@ while (seen < total) {
   const { events } = JSON.parse(text);
   for (const event of events) {
     if (event.type === "message") {
-      times[event.message.id - 1_000_000] = performance.timeOrigin + performance.now();
-      seen++;
+      const now = performance.now();
+      times[event.message.id - 1_000_000] = performance.timeOrigin + now;
+      if (seen === 0) first = [now, process.cpuUsage()];
+      if (++seen === total) {
+        const cpu = process.cpuUsage(first[1]);
+        process.stdout.write(`dispatch ${now - first[0]} ${cpu.user + cpu.system}\n`);
+      }
     }
     last = event.id;
   }

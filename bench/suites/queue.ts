@@ -10,8 +10,10 @@
  * Per contender: CPU per event (its process's CPU time, every thread, from the moment the server
  * starts producing, the contender parked and waiting, to its last event handled, over the events), lag of each event (from its production on the server to its handler,
  * p50/p99), calls to the event-queue bucket (total and the busiest sliding minute), 429s, and for
- * the burst the time from the burst to its last event. Medians over the rounds; b/a and b/p of
- * each round (the processes ran back to back), median, lowest and highest.
+ * the burst the time from the burst to its last event; and as each process measured itself, the
+ * time and CPU per event from its first event handled to its last (for a burst: dispatching the
+ * answer once parsed). Medians over the rounds; b/a and b/p of each round (the processes ran
+ * back to back), median, lowest and highest.
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -41,6 +43,12 @@ interface Measured {
   busiestMinutePolls: number;
   refused: number;
   largestAnswer: number;
+  /**
+   * From the process's first event handled to its last, as it measured them: the time, and its
+   * CPU time (all threads) per event. For a burst, the events' dispatch once the answer is parsed.
+   */
+  dispatchMs: number;
+  dispatchCpuUsPerEvent: number;
 }
 
 export interface QueueRow {
@@ -54,6 +62,11 @@ export interface QueueRow {
   /** bothost over the paced bare loop. */
   cpuVsPaced: { median: number; min: number; max: number };
   lagP99VsPacedMs: number;
+  /** bothost over the unpaced bare loop, first event handled to last: time and CPU per event. */
+  dispatchVsBare: {
+    time: { median: number; min: number; max: number };
+    cpu: { median: number; min: number; max: number };
+  };
 }
 
 const bench = (file: string) => fileURLToPath(new URL(`../e2e/${file}`, import.meta.url));
@@ -63,6 +76,8 @@ interface Outcome {
   /** CPU time of the process (all its threads) from the first event produced to its last handled. */
   cpuUs: number;
   times: Float64Array;
+  /** The process's own "dispatch MS CPU_US" line: first event handled to last. */
+  dispatch: { ms: number; cpuUs: number };
 }
 
 /** CPU time of a process so far, in µs: every thread's time on a CPU (ns in schedstat). */
@@ -119,8 +134,15 @@ function runProcess(
         return;
       }
       const cpuUs = endCpu - begin;
+      const [, ms, cpu] = /dispatch ([\d.]+) (\d+)\n/.exec(out) ?? [];
+      const dispatch = { ms: Number(ms), cpuUs: Number(cpu) };
       readFile(env.BENCH_TIMES as string).then(
-        (buf) => resolve({ cpuUs, times: new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8) }),
+        (buf) =>
+          resolve({
+            cpuUs,
+            times: new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8),
+            dispatch,
+          }),
         reject,
       );
     });
@@ -244,6 +266,8 @@ export async function runQueue(
       busiestMinutePolls: account?.busiestMinute.events ?? 0,
       refused: account?.refused ?? 0,
       largestAnswer: account?.largest ?? 0,
+      dispatchMs: outcome.dispatch.ms,
+      dispatchCpuUsPerEvent: outcome.dispatch.cpuUs / events,
     };
   }
 
@@ -281,6 +305,8 @@ export async function runQueue(
           busiestMinutePolls: pick((x) => x.busiestMinutePolls),
           refused: Math.max(...list.map((x) => x.refused)),
           largestAnswer: pick((x) => x.largestAnswer),
+          dispatchMs: pick((x) => x.dispatchMs),
+          dispatchCpuUsPerEvent: pick((x) => x.dispatchCpuUsPerEvent),
         };
       };
       const ratio = (b: string, a: string, f: (x: Measured) => number) =>
@@ -293,13 +319,18 @@ export async function runQueue(
         cpuVsBare: ratio("bothost", "bare", (x) => x.cpuUsPerEvent),
         timeVsBare: ratio("bothost", "bare", (x) => x.allHandledMs),
         cpuVsPaced: ratio("bothost", "paced", (x) => x.cpuUsPerEvent),
+        dispatchVsBare: {
+          time: ratio("bothost", "bare", (x) => x.dispatchMs),
+          cpu: ratio("bothost", "bare", (x) => x.dispatchCpuUsPerEvent),
+        },
         lagP99VsPacedMs: round(
           median(per("bothost").map((x, i) => x.lagP99Ms - (per("paced")[i] as Measured).lagP99Ms)),
         ),
       };
       const b = contendersMedian.bothost as Measured;
+      const a = contendersMedian.bare as Measured;
       say(
-        `queue ${load.name}: CPU/event b/a ${row.cpuVsBare.median} (${row.cpuVsBare.min}–${row.cpuVsBare.max}), b/p ${row.cpuVsPaced.median}; all handled b/a ${row.timeVsBare.median}; lag p99 b ${b.lagP99Ms} ms, b − p ${row.lagP99VsPacedMs} ms; ${b.refused} × 429`,
+        `queue ${load.name}: CPU/event b/a ${row.cpuVsBare.median} (${row.cpuVsBare.min}–${row.cpuVsBare.max}), b/p ${row.cpuVsPaced.median}; all handled b/a ${row.timeVsBare.median}; lag p99 b ${b.lagP99Ms} ms, b − p ${row.lagP99VsPacedMs} ms; ${b.refused} × 429; first to last handled: a ${a.dispatchMs} / b ${b.dispatchMs} ms, CPU a ${a.dispatchCpuUsPerEvent} / b ${b.dispatchCpuUsPerEvent} µs/event`,
       );
       rows.push(row);
     }
