@@ -10,6 +10,7 @@ import { type Clock, nextTurn } from "../time/clock.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import type { PollPacer } from "./poll-pacing.ts";
+import { UnknownEventWarnings } from "./unknown-events.ts";
 
 /** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
 /** Batches of at most this many events are dispatched before the next poll is sent. */
@@ -96,9 +97,12 @@ export class QueueConsumer {
   #pendingReason: RegisterReason | undefined;
   /** The poll sent ahead while the previous batch was dispatched (see `hasCapacity`). */
   #ahead: { queueId: string; events: Promise<unknown[]> } | undefined;
+  /** Warns of events kept as unknown, at most once a minute per type. */
+  readonly #unknown: UnknownEventWarnings;
 
   constructor(opts: QueueConsumerOptions) {
     this.#opts = opts;
+    this.#unknown = new UnknownEventWarnings(opts.log, opts.clock);
     if (opts.signal) this.#signal = opts.signal;
     else {
       this.#abort = new AbortController();
@@ -187,7 +191,7 @@ export class QueueConsumer {
         continue;
       }
       if (!parsed.known && parsed.issue) {
-        this.#opts.log.warn({ eventType: parsed.event.type, issue: parsed.issue }, "event kept as unknown");
+        this.#unknown.note(parsed.event.type, parsed.issue);
       }
       batch.push(parsed);
     }

@@ -129,6 +129,9 @@ describe("events that fail their schema", () => {
     expect([...seen].sort()).toEqual(["0:before", "1:issue", "2:issue", "3:issue", "4:after"]);
     expect(runtime?.status.failed).toBe(0);
     expect(lines.join("")).not.toMatch(/backing off/);
+    // One warning per event type in the minute: the second malformed message is only counted.
+    const kept = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "event kept as unknown");
+    expect(kept.map((l) => l.eventType).sort()).toEqual(["message", "typing"]);
     // The malformed message with an id was recorded like any other: the cursor passed all three.
     await runtime?.stop(1000);
     expect(runtime?.status.cursor).toBe(102);
