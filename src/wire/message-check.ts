@@ -48,6 +48,9 @@ const reaction: Check = (v) =>
 const topicLinks: Check = (v) => arrayOf(v, topicLink);
 const reactions: Check = (v) => arrayOf(v, reaction);
 
+/** An empty array: what most messages carry in their lists, tested before any call. */
+const empty = (v: unknown): boolean => Array.isArray(v) && v.length === 0;
+
 /** `undefined`, or a string. */
 const optionalStr = (v: unknown): boolean => v === undefined || typeof v === "string";
 
@@ -73,11 +76,11 @@ function isMessage(m: unknown): m is Message {
     (typeof to === "string" || arrayOf(to, recipient)) &&
     (m.stream_id === undefined || Number.isSafeInteger(m.stream_id)) &&
     typeof m.subject === "string" &&
-    (m.topic_links === undefined || topicLinks(m.topic_links)) &&
+    (m.topic_links === undefined || empty(m.topic_links) || topicLinks(m.topic_links)) &&
     (m.is_me_message === undefined || typeof m.is_me_message === "boolean") &&
-    (m.reactions === undefined || reactions(m.reactions)) &&
+    (m.reactions === undefined || empty(m.reactions) || reactions(m.reactions)) &&
     (m.submessages === undefined || Array.isArray(m.submessages)) &&
-    (m.flags === undefined || strings(m.flags)) &&
+    (m.flags === undefined || empty(m.flags) || strings(m.flags)) &&
     (m.last_edit_timestamp === undefined || Number.isSafeInteger(m.last_edit_timestamp)) &&
     (m.last_moved_timestamp === undefined || Number.isSafeInteger(m.last_moved_timestamp)) &&
     optionalStr(m.rendered_content)
@@ -91,7 +94,7 @@ export function isMessageEvent(raw: unknown): raw is QueueMessageEvent {
     raw.type === "message" &&
     Number.isSafeInteger(raw.id) &&
     isMessage(raw.message) &&
-    strings(raw.flags) &&
+    (empty(raw.flags) || strings(raw.flags)) &&
     optionalStr(raw.local_message_id)
   );
 }
