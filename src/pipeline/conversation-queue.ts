@@ -128,8 +128,13 @@ export class ConversationQueue {
       this.#pumping = false;
     }
     if (!threw && (task.hold !== undefined || isThenable(result))) {
-      if (!this.#lines?.has(task.key)) this.#newLine(task.key).items.push(task);
-      (this.#lines?.get(task.key) as Line).busy = true;
+      // The line a same-key push made during the run already has the task at its head.
+      let line = this.#lines?.get(task.key);
+      if (line === undefined) {
+        line = this.#newLine(task.key);
+        line.items.push(task);
+      }
+      line.busy = true;
       this.#running ??= new Set();
       this.#running.add(task);
       if (isThenable(result)) this.#await(task, result);
