@@ -48,15 +48,24 @@ const BATCH = [
   { id: 4, type: "message", message: message(102, "after"), flags: [] },
 ];
 
+/** The log lines written so far, and the logger that writes them. */
+const lines: string[] = [];
+const log = createLogger({
+  destination: new Writable({ write: (chunk, _e, done) => done(void lines.push(String(chunk))) }),
+  pretty: false,
+  level: "info",
+});
+
 let server: Server | undefined;
 let runtime: BotRuntime | undefined;
 afterEach(async () => {
   await runtime?.stop(1000);
   server?.closeAllConnections();
   server?.close();
+  lines.length = 0;
 });
 
-function startServer(): Promise<string> {
+function startServer(batch: unknown[] = BATCH): Promise<string> {
   let polls = 0;
   server = createServer((req, res) => {
     req.resume();
@@ -80,7 +89,7 @@ function startServer(): Promise<string> {
       } else if (path.endsWith("/messages") && req.method === "GET") {
         send({ messages: [], anchor: 0, found_anchor: false, found_newest: true, found_oldest: true });
       } else if (path.endsWith("/events") && req.method === "GET") {
-        if (++polls === 1) send({ events: BATCH });
+        if (++polls === 1) send({ events: batch });
         // later polls are left waiting
       } else send({});
     });
@@ -93,15 +102,25 @@ function startServer(): Promise<string> {
   );
 }
 
+/** A bot runtime against the test server at `url`, logging into `lines`. */
+function newRuntime(url: string, setup: (bot: BotApi) => void): BotRuntime {
+  return new BotRuntime(
+    botOptions({
+      name: "b",
+      definition: { setup } as unknown as BotDefinition<never, never>,
+      client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
+      store: new MemoryStore(),
+      log,
+      concurrency: 4,
+      handlerTimeoutMs: 5_000,
+      replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
+    }),
+  );
+}
+
 describe("events that fail their schema", () => {
   it("reach unknown-event handlers with the issue, and the rest of the batch is still handled", async () => {
     const url = await startServer();
-    const lines: string[] = [];
-    const log = createLogger({
-      destination: new Writable({ write: (chunk, _e, done) => done(void lines.push(String(chunk))) }),
-      pretty: false,
-      level: "info",
-    });
     const seen: string[] = [];
     const everyEvent = new Promise<void>((resolve) => {
       const setup = (bot: BotApi) => {
@@ -111,18 +130,7 @@ describe("events that fail their schema", () => {
           if (seen.length === BATCH.length) resolve();
         });
       };
-      runtime = new BotRuntime(
-        botOptions({
-          name: "b",
-          definition: { setup } as unknown as BotDefinition<never, never>,
-          client: createClient({ url, email: "bot@example.com", apiKey: "a".repeat(32), logger: log }),
-          store: new MemoryStore(),
-          log,
-          concurrency: 4,
-          handlerTimeoutMs: 5_000,
-          replay: { maxMessages: 100, maxAgeMs: 86_400_000 },
-        }),
-      );
+      runtime = newRuntime(url, setup);
     });
     await runtime?.start();
     await everyEvent;
@@ -135,5 +143,30 @@ describe("events that fail their schema", () => {
     // The malformed message with an id was recorded like any other: the cursor passed all three.
     await runtime?.stop(1000);
     expect(runtime?.status.cursor).toBe(102);
+  });
+
+  it("keeps a restart event's log line in its place among the handlers of its batch", async () => {
+    const batch = [
+      { id: 0, type: "message", message: message(100, "first"), flags: [] },
+      { id: 1, type: "restart", zulip_version: "11.0", zulip_feature_level: 401, server_generation: 2 },
+      { id: 2, type: "message", message: message(101, "second"), flags: [] },
+    ];
+    const url = await startServer(batch);
+    const both = new Promise<void>((resolve) => {
+      let handled = 0;
+      const setup = (bot: BotApi) => {
+        bot.on("message", (ctx) => {
+          ctx.log.info(`handled ${ctx.event.message.content}`);
+          if (++handled === 2) resolve();
+        });
+      };
+      runtime = newRuntime(url, setup);
+    });
+    await runtime?.start();
+    await both;
+    const order = lines
+      .map((l) => JSON.parse(l).msg as string)
+      .filter((m) => m.startsWith("handled") || m === "server restarted");
+    expect(order).toEqual(["handled first", "server restarted", "handled second"]);
   });
 });
