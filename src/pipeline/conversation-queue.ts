@@ -173,13 +173,16 @@ export class ConversationQueue {
   }
 
   /**
-   * Shutdown past its deadline: abort every running task's signal with `ROUTER_ABORTED` and drop
+   * Shutdown past its deadline: abort every running or held task's signal with `ROUTER_ABORTED` and drop
    * every waiting task (its `onDone` is called). Returns how many tasks were dropped.
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
     const dropped: Task[] = [];
     const lines = this.#lines;
     for (const [key, line] of lines ?? []) {
+      // A held task's work (a write retried through a store outage) stops at the deadline too.
+      const head = line.busy ? line.items[line.head] : undefined;
+      if (head?.state === "held") head.abort(reason);
       for (const task of line.dropWaiting()) dropped.push(task);
       if (line.size === 0) lines?.delete(key);
     }

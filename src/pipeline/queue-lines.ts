@@ -5,7 +5,7 @@
 
 /** What a running task gets from its queue. */
 export interface TaskControl {
-  /** Aborted on the handler timeout or abortAll(). Made on first access. */
+  /** Aborted on the handler timeout (of a running task) or by abortAll(). Made on first access. */
   readonly signal: AbortSignal;
   /**
    * Keep this task's key closed until `done` settles, but give its concurrency slot back as soon

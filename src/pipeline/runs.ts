@@ -92,7 +92,7 @@ export class HandlerRuns {
       log: parts.log,
       runTurn: (control, incoming) => this.#runTurn(control, incoming),
       run: this.run,
-      done: (incoming, control) => this.#effectsDone(incoming, control),
+      done: (incoming) => this.#effectsHold(incoming),
       duplicate: () => this.#stats.duplicates++,
     });
     parts.contexts.dialogStarter = (userId, text, key) => this.dialogs.begin(userId, text, key);
@@ -281,13 +281,18 @@ export class HandlerRuns {
    * is held until it is. A replayed dead letter leaves the list before the conversation moves on.
    */
   #effectsDone(incoming: Incoming, control: TaskControl): void {
+    const hold = this.#effectsHold(incoming);
+    if (hold !== undefined) control.holdKey(hold);
+  }
+
+  /** Stage 5's writes for `incoming`: what its key must wait for, if anything. */
+  #effectsHold(incoming: Incoming): Promise<unknown> | undefined {
     const { letter } = incoming;
-    const hold = letter
+    return letter
       ? (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => incoming.onReplayed?.(true))
       : incoming.dialog
         ? undefined
         : this.#finishEvent(incoming.event);
-    if (hold !== undefined) control.holdKey(hold);
   }
 
   /** Record a message as handled in the ledger (begun at stage 1). */

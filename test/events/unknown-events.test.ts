@@ -8,7 +8,9 @@ import { ManualClock } from "../support/manual-clock.ts";
 it("writes the first warning of a type at once and counts the rest of the minute into the next", async () => {
   const lines: Record<string, unknown>[] = [];
   const log = createLogger({
-    destination: new Writable({ write: (chunk, _e, done) => done(void lines.push(JSON.parse(String(chunk)))) }),
+    destination: new Writable({
+      write: (chunk, _e, done) => done(void lines.push(JSON.parse(String(chunk)))),
+    }),
     pretty: false,
     level: "info",
   });

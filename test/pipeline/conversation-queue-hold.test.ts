@@ -102,4 +102,29 @@ describe("ConversationQueue holdKey", () => {
     await queue.onIdle();
     expect(ran).toEqual(["a", "b", "d", "c"]);
   });
+
+  it("a held task is never timed out, and abortAll aborts its signal (the work it holds for stops)", async () => {
+    const clock = new ManualClock(0);
+    const queue = newQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
+    const hold = deferred();
+    const signals: AbortSignal[] = [];
+    for (const key of ["a", "b"]) {
+      queue.push(key, (control) => {
+        signals.push(control.signal);
+        control.holdKey(hold.promise);
+      });
+    }
+    const ran: string[] = [];
+    queue.push("b", () => {
+      ran.push("next");
+    });
+    await clock.tick(1_000);
+    expect(signals.map((s) => s.aborted)).toEqual([false, false]);
+    expect(queue.inFlight).toBe(3);
+    expect(queue.abortAll()).toBe(1);
+    expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+    hold.resolve();
+    await queue.onIdle();
+    expect(ran).toEqual([]);
+  });
 });

@@ -29,8 +29,11 @@ export interface DialogRunsParts {
   runTurn(control: TaskControl, incoming: Incoming): unknown;
   /** Stage 4 for a message, dialogs included (after a dialog that had to go first). */
   run(control: TaskControl, incoming: Incoming): unknown;
-  /** Stage 5 for a message taken as an answer, or a dialog's run that ended here. */
-  done(incoming: Incoming, control: TaskControl): void;
+  /**
+   * Stage 5 for a message taken as an answer, or a dialog's run that ended here: what its key
+   * must wait for (the ledger's record made durable), if anything.
+   */
+  done(incoming: Incoming): Promise<unknown> | undefined;
   /** Counts a copy of an answer already recorded. */
   duplicate(): void;
 }
@@ -38,7 +41,11 @@ export interface DialogRunsParts {
 /** What {@link DialogRuns.answer} returns for a message that answers no dialog. */
 export const NOT_AN_ANSWER = Symbol("not an answer");
 
-/** Pauses between writes of a dialog the store failed: about 15 s in all, inside a handler timeout. */
+/**
+ * Pauses between writes of a dialog the store failed: about 15 s in all. The writes hold the
+ * conversation's key, not a handler: `handler_timeout` does not cut them short, the shutdown
+ * deadline does.
+ */
 const STORE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000];
 
 const CHANGED_NOTE = "Sorry, the bot was updated in the middle of our conversation: please start again.";
@@ -85,41 +92,59 @@ export class DialogRuns {
     if (found === undefined) return NOT_AN_ANSWER;
     if (found === "duplicate") {
       this.#o.duplicate();
-      return this.#o.done(incoming, control);
+      this.#holdUntil(control, this.#o.done(incoming));
+      return undefined;
     }
     if ("ready" in found) {
-      // A dialog read at start with an answer not yet handled goes first: it may ask again.
-      const id = found.ready;
-      return dialogs
-        .get(id)
-        .then((record) =>
-          Promise.resolve(record && dialogs.claimReady(id) ? this.#resume(control, record) : undefined).then(
-            () => this.#o.run(control, incoming),
-          ),
-        );
+      // A dialog holding an answer not yet handled (read at start, or just recorded) goes first:
+      // it may ask again.
+      const record = dialogs.claimReady(found.ready);
+      return Promise.resolve(record && this.#resume(control, record)).then(() =>
+        this.#o.run(control, incoming),
+      );
     }
     const { entry } = found;
-    return this.#retrying(control, () => dialogs.answer(entry.id, message)).then(
-      (record) => {
-        // Recorded (committed): the answer is handled, whatever the dialog's run does next.
-        this.#o.done(incoming, control);
-        return record && this.#resume(control, record);
-      },
-      (err: unknown) => {
-        // The store stayed unreachable: the dialog waits again, and the message, not recorded as
-        // handled, is caught up again at the next start.
-        dialogs.unmatch(entry, message.id);
-        this.#o.log.error(
-          { err, dialog: entry.id },
-          "could not record a dialog's answer: it waits for it again",
-        );
-      },
+    // Recorded while the key is held, not inside this task: a store outage can outlast the
+    // handler timeout, and no later message of the conversation may be matched before the
+    // answer is in the record (it would miss the dialog that is about to ask it something).
+    control.holdKey(
+      this.#retrying(control, () => dialogs.answer(entry.id, message)).then(
+        (record) => {
+          // Recorded (committed): the answer is handled, whatever the dialog's run does next.
+          if (record) this.#runNext(record);
+          return this.#o.done(incoming);
+        },
+        (err: unknown) => {
+          // The store stayed unreachable: the dialog waits again, and the message, not recorded
+          // as handled, is caught up again at the next start.
+          dialogs.unmatch(entry, message.id);
+          this.#o.log.error(
+            { err, dialog: entry.id },
+            "could not record a dialog's answer: it waits for it again",
+          );
+        },
+      ),
     );
+    return undefined;
   }
 
   /**
-   * `write`, again after pauses while the store fails (a Redis outage), for as long as the task's
-   * handler timeout allows; rejects with the last error.
+   * Run dialog `record`, which holds an answer (or a deadline) not yet handled, in a task of its
+   * own behind the key's hold: with a whole handler timeout of its own, and before any later
+   * message of the person's there (that message finds it ready and runs it first).
+   */
+  #runNext(record: DialogRecord): void {
+    this.#o.dialogs.markReady(record);
+    this.#o.queue.push(record.conversation, this.#readyTask, record);
+  }
+
+  #holdUntil(control: TaskControl, done: Promise<unknown> | undefined): void {
+    if (done !== undefined) control.holdKey(done);
+  }
+
+  /**
+   * `write`, again after pauses while the store fails (a Redis outage), until the pauses run out
+   * or `control`'s signal aborts (the shutdown deadline); rejects with the last error.
    */
   async #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -170,8 +195,8 @@ export class DialogRuns {
       { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
       "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
     );
-    control.holdKey(this.end(dialog.id).then(() => this.#tell(dialog, CHANGED_NOTE)));
-    this.#o.done(incoming, control);
+    const told = this.end(dialog.id).then(() => this.#tell(dialog, CHANGED_NOTE));
+    control.holdKey(Promise.all([told, this.#o.done(incoming)]));
     return true;
   }
 
@@ -267,19 +292,27 @@ export class DialogRuns {
 
   /** A dialog read at start with an answer to handle, unless a message of its person ran it first. */
   readonly #readyTask = (control: TaskControl, record: DialogRecord): unknown =>
-    this.#o.dialogs.claimReady(record.id) ? this.#resume(control, record) : undefined;
+    this.#o.dialogs.claimReady(record.id, record) && this.#resume(control, record);
 
-  /** A dialog's deadline passed: recorded, then the dialog runs (its prompt rejects). */
-  readonly #dueTask = (control: TaskControl, id: string): unknown =>
-    this.#retrying(control, () => this.#o.dialogs.timeOut(id)).then(
-      (record) => record && this.#resume(control, record),
-      (err: unknown) => {
-        this.#o.log.error(
-          { err, dialog: id },
-          "could not record a dialog's deadline: it runs at the next start",
-        );
-      },
+  /**
+   * A dialog's deadline passed: recorded (the key held, as for an answer), then the dialog runs
+   * (its prompt rejects).
+   */
+  readonly #dueTask = (control: TaskControl, id: string): void => {
+    control.holdKey(
+      this.#retrying(control, () => this.#o.dialogs.timeOut(id)).then(
+        (record) => {
+          if (record) this.#runNext(record);
+        },
+        (err: unknown) => {
+          this.#o.log.error(
+            { err, dialog: id },
+            "could not record a dialog's deadline: it runs at the next start",
+          );
+        },
+      ),
     );
+  };
 
   /** Say `text` to a dialog's person, in its conversation. */
   async #tell(dialog: DialogRecord, text: string): Promise<void> {

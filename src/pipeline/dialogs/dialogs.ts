@@ -59,8 +59,11 @@ interface Entry {
    * message was recorded as handled) is no new answer.
    */
   answered: number[];
-  /** Read at start holding an answer not yet handled: replayed before anything else of the person's there. */
-  ready: boolean;
+  /**
+   * The record to replay, holding an answer (or a passed deadline) not yet handled: read at
+   * start, or just recorded. It runs before anything else of the person's there.
+   */
+  ready: DialogRecord | undefined;
 }
 
 /**
@@ -107,7 +110,7 @@ export class Dialogs {
     for (const { value } of await this.#o.store.list()) {
       const record = asRecord(value);
       if (record === undefined) continue;
-      this.#index(record).ready = !record.waiting;
+      this.#index(record).ready = record.waiting ? undefined : record;
       if (!record.waiting) ready.push(record);
     }
     return ready;
@@ -150,7 +153,7 @@ export class Dialogs {
     if (entry === undefined) return undefined;
     // The dialog's first message, caught up again after a crash, is no answer either.
     if (messageId <= entry.origin || entry.answered.includes(messageId)) return "duplicate";
-    if (entry.ready) return { ready: entry.id };
+    if (entry.ready !== undefined) return { ready: entry.id };
     if (!entry.waiting) return undefined;
     entry.waiting = false;
     entry.answered.push(messageId);
@@ -165,12 +168,26 @@ export class Dialogs {
     if (this.#onDue !== undefined && entry.deadline < this.#timerAt) this.#setTimer(entry.deadline);
   }
 
-  /** True (once) when dialog `id` was read at start with an answer to replay, and still has it. */
-  claimReady(id: string): boolean {
+  /**
+   * `record` (just written) holds an answer or a passed deadline to replay: the next message of
+   * its person there runs it first, unless a task claims it before (see {@link claimReady}).
+   */
+  markReady(record: DialogRecord): void {
+    const entry = this.#byId.get(record.id);
+    if (entry !== undefined) entry.ready = record;
+  }
+
+  /**
+   * The record dialog `id` is ready to replay, taken (once); with `record`, only if it is that
+   * one (a task made for an earlier answer finds a later one's replay no longer its own).
+   */
+  claimReady(id: string, record?: DialogRecord): DialogRecord | undefined {
     const entry = this.#byId.get(id);
-    if (entry === undefined || !entry.ready) return false;
-    entry.ready = false;
-    return true;
+    const ready = entry?.ready;
+    if (entry === undefined || ready === undefined || (record !== undefined && ready !== record))
+      return undefined;
+    entry.ready = undefined;
+    return ready;
   }
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
@@ -223,7 +240,7 @@ export class Dialogs {
   async begin(record: DialogRecord): Promise<void> {
     if (!this.#o.persist) return;
     await this.#save(record);
-    this.#index(record).ready = true;
+    this.#index(record).ready = record;
   }
 
   /** The dialog ended (answered to its end, failed, cancelled or ended by an operator). */
@@ -242,14 +259,14 @@ export class Dialogs {
    */
   list(limit = Number.POSITIVE_INFINITY): DialogView[] {
     return oldest(this.#byId.values(), limit).map((e) => ({
-        id: e.id,
-        userId: e.userId,
-        userName: e.userName,
-        where: e.where,
-        step: e.step + 1,
-        since: new Date(e.since).toISOString(),
-        deadline: e.waiting ? new Date(e.deadline).toISOString() : undefined,
-      }));
+      id: e.id,
+      userId: e.userId,
+      userName: e.userName,
+      where: e.where,
+      step: e.step + 1,
+      since: new Date(e.since).toISOString(),
+      deadline: e.waiting ? new Date(e.deadline).toISOString() : undefined,
+    }));
   }
 
   async #save(record: DialogRecord): Promise<void> {
@@ -275,7 +292,7 @@ export class Dialogs {
       deadline: last?.deadline ?? 0,
       waiting: record.waiting,
       answered: record.steps.flatMap((step) => step.answers.map((m) => m.id)),
-      ready: false,
+      ready: undefined,
     };
     this.#byId.set(record.id, entry);
     this.#byKey ??= new Map();
