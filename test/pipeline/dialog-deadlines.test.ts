@@ -3,12 +3,10 @@
  * cost about 600 bytes a dialog), and each dialog still reported once, at its own deadline, in
  * deadline order; an answered or paused dialog is not.
  */
-import pino from "pino";
 import { expect, it } from "vitest";
 import type { DialogRecord } from "../../src/pipeline/dialogs/dialog-record.ts";
-import { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
-import { MemoryStore } from "../../src/state/memory-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { memoryDialogs } from "../support/memory-dialogs.ts";
 
 const T0 = 1_000_000;
 const DIALOGS = 1_000;
@@ -33,13 +31,7 @@ function record(i: number): DialogRecord {
 }
 
 async function parked(clock: ManualClock) {
-  const dialogs = new Dialogs({
-    store: new MemoryStore().namespace("dialogs"),
-    commit: async () => {},
-    clock,
-    log: pino({ level: "silent" }),
-    persist: true,
-  });
+  const dialogs = memoryDialogs(clock);
   const due: string[] = [];
   dialogs.arm((id) => due.push(id));
   // Parked out of deadline order.
@@ -93,13 +85,7 @@ it("a paused bot holds no timer; armed again, deadlines passed meanwhile are rep
 });
 
 it("a status's few oldest dialogs are the first of the whole list, picked without sorting all", async () => {
-  const dialogs = new Dialogs({
-    store: new MemoryStore().namespace("dialogs"),
-    commit: async () => {},
-    clock: new ManualClock(T0),
-    log: pino({ level: "silent" }),
-    persist: true,
-  });
+  const dialogs = memoryDialogs(new ManualClock(T0));
   // Started in a scrambled order, three at each instant (ties keep the order they were met in).
   for (let i = 0; i < DIALOGS; i++) {
     const r = record(i);

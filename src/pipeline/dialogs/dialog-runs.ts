@@ -95,6 +95,14 @@ export class DialogRuns {
       this.#holdUntil(control, this.#o.done(incoming));
       return undefined;
     }
+    if ("busy" in found) {
+      // A run of the dialog is under way out of the conversation's order (it outlived its handler
+      // timeout, or runs again after a failure): the message waits for it to ask or end, as it
+      // would have in order, then is matched again. Cut off by its own timeout, it is no answer.
+      return dialogs
+        .settled(found.busy, control.signal)
+        .then((over) => (over ? this.#o.run(control, incoming) : this.#o.runTurn(control, incoming)));
+    }
     if ("ready" in found) {
       // A dialog holding an answer not yet handled (read at start, or just recorded) goes first:
       // it may ask again.

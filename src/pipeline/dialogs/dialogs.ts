@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import type { StateStore } from "../../state/state-store.ts";
 import type { Clock, TimerHandle } from "../../time/clock.ts";
 import type { Message } from "../../wire/records.ts";
+import { type DialogEntry, entryKey, oldest, settle, whenSettled } from "./dialog-entry.ts";
 import { asRecord, type DialogRecord, waitingStep } from "./dialog-record.ts";
 
 export interface DialogsOptions {
@@ -40,45 +41,24 @@ export interface DialogView {
   deadline: string | undefined;
 }
 
-interface Entry {
-  readonly id: string;
-  readonly key: string;
-  readonly conversation: string;
-  readonly userId: number;
-  readonly userName: string;
-  readonly where: string;
-  readonly since: number;
-  /** The id of the message that started the dialog: only later messages answer it. */
-  readonly origin: number;
-  step: number;
-  deadline: number;
-  /** False once an answer or the deadline was taken, until the replay waits again or ends. */
-  waiting: boolean;
-  /**
-   * The ids of the answers recorded: a copy delivered again (caught up after a crash, before its
-   * message was recorded as handled) is no new answer.
-   */
-  answered: number[];
-  /**
-   * The record to replay, holding an answer (or a passed deadline) not yet handled: read at
-   * start, or just recorded. It runs before anything else of the person's there.
-   */
-  ready: DialogRecord | undefined;
-}
-
 /**
  * What {@link Dialogs.match} found for a message: the dialog it answers, a dialog to replay first
- * (`ready`: read at start with an answer not yet handled), a copy of the last answer, or nothing.
+ * (`ready`: it holds an answer not yet handled), a dialog whose run is under way out of the
+ * conversation's order (`busy`: it outlived its handler timeout), a copy of the last answer, or
+ * nothing.
  */
-export type Match = { entry: Entry } | { ready: string } | "duplicate" | undefined;
-
-const keyOf = (conversation: string, userId: number) => `${conversation}|${userId}`;
+export type Match =
+  | { entry: DialogEntry }
+  | { ready: string }
+  | { busy: DialogEntry }
+  | "duplicate"
+  | undefined;
 
 export class Dialogs {
   readonly #o: DialogsOptions;
   /** Made by the first dialog: most bots never ask. */
-  #byKey: Map<string, Entry> | undefined;
-  readonly #byId = new Map<string, Entry>();
+  #byKey: Map<string, DialogEntry> | undefined;
+  readonly #byId = new Map<string, DialogEntry>();
   #onDue: ((id: string, conversation: string) => void) | undefined;
   /**
    * One timer for every deadline, set for the earliest waiting one: a timer per dialog cost about
@@ -136,9 +116,10 @@ export class Dialogs {
     this.#onDue = undefined;
   }
 
-  /** Forget the entries and their timers. */
+  /** Forget the entries and their timers (a message waiting for a dialog's run is matched again). */
   stop(): void {
     this.#clearTimer();
+    for (const entry of this.#byId.values()) settle(entry);
     this.#byId.clear();
     this.#byKey = undefined;
     this.#onDue = undefined;
@@ -149,22 +130,25 @@ export class Dialogs {
    * waiting), `"duplicate"` for an answer already recorded, else undefined.
    */
   match(conversation: string, userId: number, messageId: number): Match {
-    const entry = this.#byKey?.get(keyOf(conversation, userId));
+    const entry = this.#byKey?.get(entryKey(conversation, userId));
     if (entry === undefined) return undefined;
     // The dialog's first message, caught up again after a crash, is no answer either.
     if (messageId <= entry.origin || entry.answered.includes(messageId)) return "duplicate";
     if (entry.ready !== undefined) return { ready: entry.id };
+    if (entry.running) return { busy: entry };
     if (!entry.waiting) return undefined;
     entry.waiting = false;
+    entry.running = true;
     entry.answered.push(messageId);
     return { entry };
   }
 
   /** Undo {@link match}: the answer could not be recorded, so the dialog waits for one again. */
-  unmatch(entry: Entry, messageId: number): void {
+  unmatch(entry: DialogEntry, messageId: number): void {
     if (this.#byId.get(entry.id) !== entry) return;
     entry.answered = entry.answered.filter((id) => id !== messageId);
     entry.waiting = true;
+    settle(entry);
     if (this.#onDue !== undefined && entry.deadline < this.#timerAt) this.#setTimer(entry.deadline);
   }
 
@@ -174,7 +158,14 @@ export class Dialogs {
    */
   markReady(record: DialogRecord): void {
     const entry = this.#byId.get(record.id);
-    if (entry !== undefined) entry.ready = record;
+    if (entry === undefined) return;
+    entry.ready = record;
+    settle(entry);
+  }
+
+  /** Resolves true once the run under way of `entry` is over, false if `signal` aborts first. */
+  settled(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+    return whenSettled(entry, signal);
   }
 
   /**
@@ -187,12 +178,13 @@ export class Dialogs {
     if (entry === undefined || ready === undefined || (record !== undefined && ready !== record))
       return undefined;
     entry.ready = undefined;
+    entry.running = true;
     return ready;
   }
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
   busy(conversation: string, userId: number, id: string): boolean {
-    const entry = this.#byKey?.get(keyOf(conversation, userId));
+    const entry = this.#byKey?.get(entryKey(conversation, userId));
     return entry !== undefined && entry.id !== id;
   }
 
@@ -274,12 +266,12 @@ export class Dialogs {
     await this.#o.commit();
   }
 
-  #index(record: DialogRecord): Entry {
+  #index(record: DialogRecord): DialogEntry {
     const old = this.#byId.get(record.id);
     if (old) this.#forget(old);
     const last = record.steps.at(-1);
-    const key = keyOf(record.conversation, record.userId);
-    const entry: Entry = {
+    const key = entryKey(record.conversation, record.userId);
+    const entry: DialogEntry = {
       id: record.id,
       key,
       conversation: record.conversation,
@@ -293,6 +285,8 @@ export class Dialogs {
       waiting: record.waiting,
       answered: record.steps.flatMap((step) => step.answers.map((m) => m.id)),
       ready: undefined,
+      running: false,
+      onSettled: undefined,
     };
     this.#byId.set(record.id, entry);
     this.#byKey ??= new Map();
@@ -310,7 +304,7 @@ export class Dialogs {
       () => {
         this.#timer = undefined;
         this.#timerAt = Number.POSITIVE_INFINITY;
-        const due: Entry[] = [];
+        const due: DialogEntry[] = [];
         const next = this.#sweep(due);
         if (next !== Number.POSITIVE_INFINITY) this.#setTimer(next);
         // Several are due at once after a pause (or a slow turn): the earliest first.
@@ -335,7 +329,7 @@ export class Dialogs {
    * deadline passed are put there instead. An answered or forgotten dialog needs no change of the
    * timer: a pass that finds nothing due only sets it for the next deadline.
    */
-  #sweep(due: Entry[] | undefined): number {
+  #sweep(due: DialogEntry[] | undefined): number {
     const now = this.#o.clock.now();
     let next = Number.POSITIVE_INFINITY;
     for (const entry of this.#byId.values()) {
@@ -346,28 +340,9 @@ export class Dialogs {
     return next;
   }
 
-  #forget(entry: Entry): void {
+  #forget(entry: DialogEntry): void {
+    settle(entry);
     this.#byId.delete(entry.id);
     if (this.#byKey?.get(entry.key) === entry) this.#byKey.delete(entry.key);
   }
-}
-
-/** The `limit` entries of `entries` with the smallest `since`, smallest first. */
-function oldest(entries: Iterable<Entry>, limit: number): Entry[] {
-  const kept: Entry[] = [];
-  if (limit <= 0) return kept;
-  for (const entry of entries) {
-    if (kept.length >= limit && entry.since >= (kept[kept.length - 1] as Entry).since) continue;
-    // Where it goes: after every kept entry as old or older (ties keep the order met).
-    let low = 0;
-    let high = kept.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if ((kept[mid] as Entry).since <= entry.since) low = mid + 1;
-      else high = mid;
-    }
-    kept.splice(low, 0, entry);
-    if (kept.length > limit) kept.pop();
-  }
-  return kept;
 }

@@ -1,10 +1,13 @@
 /**
- * A dialog whose answer cannot be written (the store hangs, or refuses every write) for longer
- * than the bot's `handler_timeout`: the answer is written once the store is back, the dialog asks
- * its next question, and the person's next message, sent meanwhile, waits for that question and
- * answers it. A deadline whose write is held back the same way ends the prompt before that
- * person's next message there is handled. A real daemon in this process, against the sandbox
- * over HTTP.
+ * A dialog's work that outlasts the bot's `handler_timeout` keeps the conversation's order:
+ * - an answer the store cannot write (it hangs, or refuses every write) is written once the store
+ *   is back, the dialog asks its next question, and the person's next message, sent meanwhile,
+ *   answers it;
+ * - a deadline whose write is held back the same way ends the prompt before the person's next
+ *   message there is handled;
+ * - a dialog's run still going past its timeout (slow code between two prompts) is waited for by
+ *   the person's next message, which then answers the question that run asks.
+ * A real daemon in this process, against the sandbox over HTTP.
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -16,11 +19,14 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { deferred } from "../support/deferred.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 
 const BOT = "survey-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
 const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
+
+let slow = deferred();
 
 const survey = defineBot({
   setup(bot) {
@@ -35,6 +41,12 @@ const survey = defineBot({
       } catch {
         await ctx.reply("No answer: no coffee.");
       }
+    });
+    bot.command("order", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      await slow.promise; // ignores the signal, as slow code may
+      const count = await ctx.prompt("How many?");
+      await ctx.reply(`${count.text} × ${size.text}`);
     });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
@@ -57,7 +69,7 @@ function botSaid(): string[] {
     .map((m) => String(m.content));
 }
 
-async function start(gate: StoreGate) {
+async function start(gate: StoreGate, extra = "handler_timeout: 1s") {
   sandbox = await startSandbox();
   sandbox.control.createUser({
     email: BOT,
@@ -69,7 +81,7 @@ async function start(gate: StoreGate) {
   const store = gatedBackend(await FileStore.open(dir), ["survey", "dialogs"], gate);
   running = await startInProcessDaemon(
     sandbox,
-    { survey: { email: BOT, definition: survey, extra: "handler_timeout: 1s" } },
+    { survey: { email: BOT, definition: survey, extra } },
     { store },
   );
   const box = sandbox;
@@ -119,3 +131,18 @@ it("a deadline whose write hangs past the handler timeout ends the prompt before
     .poll(botSaid, { timeout: 20_000 })
     .toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
 }, 40_000);
+
+it("the person's next message waits for a dialog's run that outlived its handler timeout, and answers its question", async () => {
+  slow = deferred();
+  const dm = await start(new StoreGate(), "handler_timeout: 1s\nretries:\n  backoff: 100ms");
+  dm("order");
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
+  dm("large");
+  // The run that took "large" waits on slow code past its handler timeout; then the person writes.
+  await pause(1_500);
+  dm("2");
+  await pause(200);
+  expect(botSaid()).toEqual(["Which size?"]);
+  slow.resolve();
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 × large"]);
+}, 30_000);

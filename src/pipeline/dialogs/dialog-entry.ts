@@ -1,0 +1,81 @@
+/**
+ * What a bot's dialogs keep in memory per dialog (dialogs.ts): enough to match a message to the
+ * dialog waiting for it without a read, to tell whether a run of it is under way, and to list the
+ * oldest for operators.
+ */
+import type { DialogRecord } from "./dialog-record.ts";
+
+export interface DialogEntry {
+  readonly id: string;
+  readonly key: string;
+  readonly conversation: string;
+  readonly userId: number;
+  readonly userName: string;
+  readonly where: string;
+  readonly since: number;
+  /** The id of the message that started the dialog: only later messages answer it. */
+  readonly origin: number;
+  step: number;
+  deadline: number;
+  /** False once an answer or the deadline was taken, until the replay waits again or ends. */
+  waiting: boolean;
+  /**
+   * The ids of the answers recorded: a copy delivered again (caught up after a crash, before its
+   * message was recorded as handled) is no new answer.
+   */
+  answered: number[];
+  /**
+   * The record to replay, holding an answer (or a passed deadline) not yet handled: read at
+   * start, or just recorded. It runs before anything else of the person's there.
+   */
+  ready: DialogRecord | undefined;
+  /** A run of the dialog is under way: its answer was taken, or its ready record claimed. */
+  running: boolean;
+  /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */
+  onSettled: (() => void)[] | undefined;
+}
+
+export const entryKey = (conversation: string, userId: number) => `${conversation}|${userId}`;
+
+/** The run of `entry` is over: whoever waits for it goes on. */
+export function settle(entry: DialogEntry): void {
+  entry.running = false;
+  const waiting = entry.onSettled;
+  entry.onSettled = undefined;
+  if (waiting !== undefined) for (const go of waiting) go();
+}
+
+/** Resolves true once the run of `entry` is over (at once if none is), false if `signal` aborts first. */
+export function whenSettled(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+  if (!entry.running) return Promise.resolve(true);
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(false);
+    signal.addEventListener("abort", onAbort, { once: true });
+    entry.onSettled ??= [];
+    entry.onSettled.push(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    });
+  });
+}
+
+/** The `limit` entries of `entries` with the smallest `since`, smallest first. */
+export function oldest(entries: Iterable<DialogEntry>, limit: number): DialogEntry[] {
+  const kept: DialogEntry[] = [];
+  if (limit <= 0) return kept;
+  for (const entry of entries) {
+    if (kept.length >= limit && entry.since >= (kept[kept.length - 1] as DialogEntry).since) continue;
+    // Where it goes: after every kept entry as old or older (ties keep the order met).
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((kept[mid] as DialogEntry).since <= entry.since) low = mid + 1;
+      else high = mid;
+    }
+    kept.splice(low, 0, entry);
+    if (kept.length > limit) kept.pop();
+  }
+  return kept;
+}
