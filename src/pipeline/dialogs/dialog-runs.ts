@@ -298,7 +298,10 @@ export class DialogRuns {
     return this.#o.runTurn(control, { event, replayed: true, issue, reply: undefined, dialog: record });
   }
 
-  /** A dialog read at start with an answer to handle, unless a message of its person ran it first. */
+  /**
+   * A dialog holding an answer or a passed deadline to handle (read at start, or just recorded),
+   * unless a message of its person ran it first.
+   */
   readonly #readyTask = (control: TaskControl, record: DialogRecord): unknown =>
     this.#o.dialogs.claimReady(record.id, record) && this.#resume(control, record);
 
