@@ -5,8 +5,9 @@
  *   answers it;
  * - a deadline whose write is held back the same way ends the prompt before the person's next
  *   message there is handled;
- * - a dialog's run still going past its timeout (slow code between two prompts) is waited for by
- *   the person's next message, which then answers the question that run asks.
+ * - a dialog's run still going past its timeout (slow code between two prompts, or a first
+ *   question whose record the store holds back) is waited for by the person's next message,
+ *   which then answers the question that run asks.
  * A real daemon in this process, against the sandbox over HTTP.
  */
 
@@ -145,4 +146,19 @@ it("the person's next message waits for a dialog's run that outlived its handler
   expect(botSaid()).toEqual(["Which size?"]);
   slow.resolve();
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 × large"]);
+}, 30_000);
+
+it("the first question's record hangs past the handler timeout: the answer sent meanwhile waits for it", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  gate.mode = "hang";
+  dm("survey");
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(QUESTIONS.slice(0, 1));
+  await expect.poll(() => gate.stopped, { timeout: 10_000 }).toBeGreaterThan(0);
+  await pause(1_500);
+  dm("did a");
+  await pause(300);
+  expect(botSaid()).toEqual(QUESTIONS.slice(0, 1));
+  gate.open();
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(QUESTIONS.slice(0, 2));
 }, 30_000);

@@ -79,3 +79,28 @@ it("the wait ends when the dialog ends, is ready, or waits again; or when the me
   // Its run still under way: the next message is still told to wait.
   expect(dialogs.match(CONVERSATION, 7, 103)).toEqual({ busy });
 });
+
+it("a first question being asked makes the dialog busy until its record is kept, or the run gives up", async () => {
+  const dialogs = memoryDialogs(new ManualClock(T0));
+  const fresh = { ...record(0), waiting: true };
+  dialogs.asking(fresh);
+  const found = dialogs.match(CONVERSATION, 7, 101);
+  if (found === undefined || typeof found === "string" || !("busy" in found)) throw new Error("not busy");
+  const wait = dialogs.settled(found.busy, new AbortController().signal);
+  await dialogs.park(record(1));
+  expect(await wait).toBe(true);
+  expect(dialogs.match(CONVERSATION, 7, 101)).toMatchObject({ entry: { step: 0 } });
+  // A kept record stays when the run that asked fails afterwards.
+  dialogs.notAsking("100");
+  expect(dialogs.size).toBe(1);
+
+  const other = memoryDialogs(new ManualClock(T0));
+  other.asking(fresh);
+  const busy = other.match(CONVERSATION, 7, 101);
+  if (busy === undefined || typeof busy === "string" || !("busy" in busy)) throw new Error("not busy");
+  const given = other.settled(busy.busy, new AbortController().signal);
+  other.notAsking("100");
+  expect(await given).toBe(true);
+  expect(other.size).toBe(0);
+  expect(other.match(CONVERSATION, 7, 101)).toBeUndefined();
+});

@@ -228,6 +228,24 @@ export class Dialogs {
     this.#index(record);
   }
 
+  /**
+   * A message's run asks the first question of dialog `record` now: until the record is kept
+   * ({@link park}) or the run gives up ({@link notAsking}), the person's next message there
+   * waits for it (`busy`), even past the run's handler timeout.
+   */
+  asking(record: DialogRecord): void {
+    if (!this.#o.persist) return;
+    const entry = this.#index({ ...record, waiting: false });
+    entry.step = 0;
+    entry.running = true;
+  }
+
+  /** The run {@link asking} failed before its record was kept: the dialog is not begun. */
+  notAsking(id: string): void {
+    const entry = this.#byId.get(id);
+    if (entry?.running && entry.answered.length === 0 && entry.deadline === 0) this.#forget(entry);
+  }
+
   /** A dialog the bot starts itself (`ctx.startDialog`): kept, then run as one read at start. */
   async begin(record: DialogRecord): Promise<void> {
     if (!this.#o.persist) return;

@@ -96,11 +96,20 @@ export async function prompt<T>(
         "another dialog already waits for this person's answer in this conversation.",
       );
     }
-    await ctx.reply(text);
-    const at = now();
-    const base = turn.record ?? newRecord(ctx, sender, id, conversation, at);
-    const steps = [...base.steps, { question: text, askedAt: at, deadline: at + timeoutMs, answers: [] }];
-    return park(dialogs, turn, ctx, { ...base, steps });
+    const fresh = turn.record === undefined;
+    const base = turn.record ?? newRecord(ctx, sender, id, conversation, now());
+    // A new dialog is known before its question is sent: the person's answer, should it come
+    // before the record is kept (a slow store, past the handler timeout), waits for it.
+    if (fresh) dialogs.asking(base);
+    try {
+      await ctx.reply(text);
+      const at = now();
+      const steps = [...base.steps, { question: text, askedAt: at, deadline: at + timeoutMs, answers: [] }];
+      return await park(dialogs, turn, ctx, { ...base, steps });
+    } catch (err) {
+      if (fresh) dialogs.notAsking(id);
+      throw err;
+    }
   }
   if (recorded.question !== text) {
     throw new DialogChanged(
