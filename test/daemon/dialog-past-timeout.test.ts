@@ -135,12 +135,12 @@ it("a deadline whose write hangs past the handler timeout ends the prompt before
 
 it("the person's next message waits for a dialog's run that outlived its handler timeout, and answers its question", async () => {
   slow = deferred();
-  const dm = await start(new StoreGate(), "handler_timeout: 1s\nretries:\n  backoff: 100ms");
+  const dm = await start(new StoreGate(), "handler_timeout: 3s\nretries:\n  backoff: 100ms");
   dm("order");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
   dm("large");
   // The run that took "large" waits on slow code past its handler timeout; then the person writes.
-  await pause(1_500);
+  await pause(3_500);
   dm("2");
   await pause(200);
   expect(botSaid()).toEqual(["Which size?"]);
@@ -150,12 +150,12 @@ it("the person's next message waits for a dialog's run that outlived its handler
 
 it("the first question's record hangs past the handler timeout: the answer sent meanwhile waits for it", async () => {
   const gate = new StoreGate();
-  const dm = await start(gate);
+  const dm = await start(gate, "handler_timeout: 3s");
   gate.mode = "hang";
   dm("survey");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(QUESTIONS.slice(0, 1));
   await expect.poll(() => gate.stopped, { timeout: 10_000 }).toBeGreaterThan(0);
-  await pause(1_500);
+  await pause(3_500);
   dm("did a");
   await pause(300);
   expect(botSaid()).toEqual(QUESTIONS.slice(0, 1));
