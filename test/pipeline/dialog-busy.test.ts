@@ -4,6 +4,7 @@
  * with that change, or with the message's own signal.
  */
 import { expect, it } from "vitest";
+import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
 import type { DialogRecord } from "../../src/pipeline/dialogs/dialog-record.ts";
 import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
 import { ManualClock } from "../support/manual-clock.ts";
@@ -47,7 +48,7 @@ async function taken() {
 it("the next message waits until the dialog asks again, then answers it", async () => {
   const { dialogs, busy } = await taken();
   let over: boolean | undefined;
-  const wait = dialogs.settled(busy, new AbortController().signal).then((v) => {
+  const wait = whenSettled(busy, new AbortController().signal).then((v) => {
     over = v;
   });
   await Promise.resolve();
@@ -67,13 +68,13 @@ it("the wait ends when the dialog ends, is ready, or waits again; or when the me
   ];
   for (const [name, end] of ends) {
     const { dialogs, entry, busy } = await taken();
-    const wait = dialogs.settled(busy, new AbortController().signal);
+    const wait = whenSettled(busy, new AbortController().signal);
     await end(dialogs, entry as never);
     expect([name, await wait]).toEqual([name, true]);
   }
   const { dialogs, busy } = await taken();
   const controller = new AbortController();
-  const wait = dialogs.settled(busy, controller.signal);
+  const wait = whenSettled(busy, controller.signal);
   controller.abort();
   expect(await wait).toBe(false);
   // Its run still under way: the next message is still told to wait.
@@ -86,7 +87,7 @@ it("a first question being asked makes the dialog busy until its record is kept,
   dialogs.asking(fresh);
   const found = dialogs.match(CONVERSATION, 7, 101);
   if (found === undefined || typeof found === "string" || !("busy" in found)) throw new Error("not busy");
-  const wait = dialogs.settled(found.busy, new AbortController().signal);
+  const wait = whenSettled(found.busy, new AbortController().signal);
   await dialogs.park(record(1));
   expect(await wait).toBe(true);
   expect(dialogs.match(CONVERSATION, 7, 101)).toMatchObject({ entry: { step: 0 } });
@@ -98,7 +99,7 @@ it("a first question being asked makes the dialog busy until its record is kept,
   other.asking(fresh);
   const busy = other.match(CONVERSATION, 7, 101);
   if (busy === undefined || typeof busy === "string" || !("busy" in busy)) throw new Error("not busy");
-  const given = other.settled(busy.busy, new AbortController().signal);
+  const given = whenSettled(busy.busy, new AbortController().signal);
   other.notAsking("100");
   expect(await given).toBe(true);
   expect(other.size).toBe(0);

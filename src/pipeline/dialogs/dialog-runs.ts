@@ -16,6 +16,7 @@ import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { replyTarget } from "../reply-target.ts";
 import { RouterError } from "../router-error.ts";
+import { whenSettled } from "./dialog-entry.ts";
 import type { DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
@@ -92,16 +93,17 @@ export class DialogRuns {
     if (found === undefined) return NOT_AN_ANSWER;
     if (found === "duplicate") {
       this.#o.duplicate();
-      this.#holdUntil(control, this.#o.done(incoming));
+      const recorded = this.#o.done(incoming);
+      if (recorded !== undefined) control.holdKey(recorded);
       return undefined;
     }
     if ("busy" in found) {
       // A run of the dialog is under way out of the conversation's order (it outlived its handler
       // timeout, or runs again after a failure): the message waits for it to ask or end, as it
       // would have in order, then is matched again. Cut off by its own timeout, it is no answer.
-      return dialogs
-        .settled(found.busy, control.signal)
-        .then((over) => (over ? this.#o.run(control, incoming) : this.#o.runTurn(control, incoming)));
+      return whenSettled(found.busy, control.signal).then((over) =>
+        over ? this.#o.run(control, incoming) : this.#o.runTurn(control, incoming),
+      );
     }
     if ("ready" in found) {
       // A dialog holding an answer not yet handled (read at start, or just recorded) goes first:
@@ -144,10 +146,6 @@ export class DialogRuns {
   #runNext(record: DialogRecord): void {
     this.#o.dialogs.markReady(record);
     this.#o.queue.push(record.conversation, this.#readyTask, record);
-  }
-
-  #holdUntil(control: TaskControl, done: Promise<unknown> | undefined): void {
-    if (done !== undefined) control.holdKey(done);
   }
 
   /**

@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import type { StateStore } from "../../state/state-store.ts";
 import type { Clock, TimerHandle } from "../../time/clock.ts";
 import type { Message } from "../../wire/records.ts";
-import { type DialogEntry, entryKey, oldest, settle, whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, entryKey, oldest, settle } from "./dialog-entry.ts";
 import { asRecord, type DialogRecord, waitingStep } from "./dialog-record.ts";
 
 export interface DialogsOptions {
@@ -161,11 +161,6 @@ export class Dialogs {
     if (entry === undefined) return;
     entry.ready = record;
     settle(entry);
-  }
-
-  /** Resolves true once the run under way of `entry` is over, false if `signal` aborts first. */
-  settled(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
-    return whenSettled(entry, signal);
   }
 
   /**
