@@ -31,10 +31,10 @@ export function dialogDesk(bots: readonly Runtime[]): Pick<AdminHandlers, "dialo
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<void> {
       const runtime = find(name);
-      if (!/^\d{1,20}$/.test(id)) {
+      if (!/^(\d{1,20}|s[0-9a-f]{12})$/.test(id)) {
         throw new BothostError<DialogDeskErrorCode>(
           "UNKNOWN_DIALOG",
-          `"${id.slice(0, 40)}" is no dialog id: a dialog's id is a number (see bothost dialogs)`,
+          `"${id.slice(0, 40)}" is no dialog id: a dialog's id is a number, or s and 12 hex digits for one the bot started (see bothost dialogs)`,
         );
       }
       if (runtime.standby) {

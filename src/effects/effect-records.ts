@@ -21,6 +21,8 @@ export interface EffectRecord {
   n: number;
   kind: string;
   result: JsonValue;
+  /** What the effect was given, hashed (a send's target and text): a dialog's replay matches by it too. */
+  fp?: string;
   /** Begun, not known to be finished: the effect may have happened with its answer lost. */
   pending?: true;
 }
@@ -47,7 +49,9 @@ export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
   constructor(n: number, recorded: string, now: string) {
     super(
       "EFFECT_ORDER_CHANGED",
-      `effect ${n} was a ${recorded} when it was recorded and is a ${now} now: the code changed.`,
+      recorded === now
+        ? `effect ${n} (a ${now}) was made with other arguments when it was recorded: the code changed.`
+        : `effect ${n} was a ${recorded} when it was recorded and is a ${now} now: the code changed.`,
     );
   }
 }
@@ -83,6 +87,8 @@ export class EffectRun {
   #next = 0;
   /** Whether records are read before each effect (a re-run, or records carried by a letter). */
   readonly #lookUp: boolean;
+  /** The fingerprint the next effect is matched by, in place of its own (see {@link label}). */
+  #label: string | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -97,14 +103,35 @@ export class EffectRun {
     this.#lookUp = rerun || this.#carried !== undefined;
   }
 
-  /** Makes the effect `kind` once for this event: returns the recorded result if it was made. */
-  async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>): Promise<T> {
+  /**
+   * The next effect is matched by `fp` instead of its arguments (a dialog's question is its step,
+   * whatever its wording).
+   */
+  label(fp: string): void {
+    this.#label = fp;
+  }
+
+  /**
+   * Makes the effect `kind` once for this event: returns the recorded result if it was made.
+   * `fp`: its arguments, hashed, for a strict run to match.
+   */
+  async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>, fp?: string): Promise<T> {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
-    let found = this.#lookUp
-      ? (((await this.store.get(key)) as EffectRecord | undefined) ?? this.#carried?.get(n))
-      : undefined;
-    if (found && found.kind !== kind) {
+    const print = this.#label ?? fp;
+    this.#label = undefined;
+    // A record carried finished (a dialog's log) is the answer: no read.
+    const carried = this.#carried?.get(n);
+    let found =
+      carried !== undefined && !carried.pending
+        ? carried
+        : this.#lookUp
+          ? (((await this.store.get(key)) as EffectRecord | undefined) ?? carried)
+          : undefined;
+    const differs =
+      found !== undefined &&
+      (found.kind !== kind || (this.strict && found.fp !== undefined && found.fp !== print));
+    if (found && differs) {
       if (this.strict) throw new EffectOrderChanged(n, found.kind, kind);
       this.options.log?.warn(
         { event: this.eventKey, n, recorded: found.kind, now: kind },
@@ -116,19 +143,20 @@ export class EffectRun {
       this.#list().push(found);
       return found.result as T;
     }
-    if (!steps.verify) return this.#record(key, { n, kind, result: await steps.act() }, this.#list().length);
+    const made = (result: T): EffectRecord & { result: T } =>
+      print === undefined ? { n, kind, result } : { n, kind, result, fp: print };
+    if (!steps.verify) return this.#record(key, made(await steps.act()), this.#list().length);
     if (found?.pending) {
       // Begun by an earlier run and never finished: it may have happened.
       const verified = await steps.verify();
       this.options.onVerify?.(verified === undefined ? "absent" : "found");
-      if (verified !== undefined)
-        return this.#record(key, { n, kind, result: verified }, this.#list().length);
+      if (verified !== undefined) return this.#record(key, made(verified), this.#list().length);
     }
     const pending: EffectRecord = { n, kind, result: null, pending: true };
     const at = this.#list().push(pending) - 1;
     await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
     await this.options.commit?.();
-    return this.#record(key, { n, kind, result: await steps.act() }, at);
+    return this.#record(key, made(await steps.act()), at);
   }
 
   /**

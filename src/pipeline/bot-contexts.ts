@@ -11,7 +11,6 @@ import type { BotServices } from "../effects/bot-services.ts";
 import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ContextDeps, LazyBaseContext } from "./context.ts";
-import type { StartDialog } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { BotIdentity, RunHandler } from "./incoming.ts";
 
@@ -27,6 +26,14 @@ export interface BotContextsOptions {
   clock: Clock;
   /** The bot's dialogs (`ctx.prompt`). */
   dialogs: Dialogs;
+  /** What the bot's dialogs say on their own (bot option `dialogs`). */
+  dialogTexts?: DialogTexts;
+}
+
+/** What a bot's dialogs say on their own, beside each prompt's texts. */
+export interface DialogTexts {
+  /** The bot's code changed under a waiting dialog: it was stopped. */
+  changed?: string;
 }
 
 /** What a registration tells about the bot and its server. */
@@ -40,17 +47,14 @@ export class BotContexts {
   #registration: Registration | undefined;
   /** Made once per registration, not per event. */
   #deps: ContextDeps<unknown> | undefined;
-  /** Starts a dialog (`ctx.startDialog`), set by the bot's dispatcher. */
-  #starter: StartDialog | undefined;
 
   constructor(options: BotContextsOptions) {
     this.#o = options;
   }
 
-  /** The bot's dispatcher starts dialogs: set when it is made. */
-  set dialogStarter(starter: StartDialog) {
-    this.#starter = starter;
-    this.#deps = undefined;
+  /** What the bot's dialogs say on their own. */
+  get dialogTexts(): DialogTexts | undefined {
+    return this.#o.dialogTexts;
   }
 
   /** The clock every context reads. */
@@ -96,7 +100,6 @@ export class BotContexts {
       clock: o.clock,
       services: o.services,
       dialogs: o.dialogs,
-      ...(this.#starter ? { startDialog: this.#starter } : {}),
     };
     return this.#deps;
   }

@@ -11,6 +11,7 @@ import type { EffectRun } from "../effects/effect-records.ts";
 import type { ReactOptions } from "../effects/react.ts";
 import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
+import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { Sender, SendTo, Where } from "./addressed.ts";
@@ -107,6 +108,17 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
    */
   prompt<T = string>(text: string, options?: PromptOptions<T>): Promise<PromptAnswer<T>>;
   /**
+   * Call something outside `ctx` (a `fetch`, a database query) once for a dialog: `fn`'s result
+   * (JSON) is kept in the dialog's log and handed back on every replay instead of calling again.
+   * Outside a dialog's run it simply calls `fn`. Names must be in the same order on each run.
+   *
+   * @example
+   * ```ts
+   * const issue = await ctx.external("create-issue", () => tracker.create(title));
+   * ```
+   */
+  external<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /**
    * A random number in [0, 1), like `Math.random()`, but recorded in a dialog: a replay of the
    * dialog reads the same number (so does `ctx.now()`).
    */
@@ -141,8 +153,6 @@ export interface ContextDeps<S>
   services?: BotServices;
   /** Where `ctx.prompt()` keeps its dialogs; without it, prompts are unavailable. */
   dialogs?: Dialogs;
-  /** Starts a dialog (`ctx.startDialog`); without it, that is unavailable. */
-  startDialog?: StartDialog;
 }
 
 /**
@@ -157,6 +167,3 @@ export interface SendEffects {
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
 export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
-
-/** Starts, with `userId`, the dialog their message `text` would; once per `key`. */
-export type StartDialog = (userId: number, text: string, key: string) => Promise<boolean>;

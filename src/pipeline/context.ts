@@ -2,7 +2,7 @@
  * The context every handler receives: the event, who the bot is, its client, state, logger,
  * settings and server limits, and ways to answer.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
@@ -22,6 +22,7 @@ import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, where
 import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { prompt } from "./dialogs/prompt.ts";
+import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import { replyTarget } from "./reply-target.ts";
@@ -172,10 +173,12 @@ class LazyContext<S> {
     return this.#deps.clock ?? realClock;
   }
   get startDialog(): BaseContext<S>["startDialog"] {
-    const start = this.#deps.startDialog;
+    const deps = this.#deps as ContextDeps<unknown>;
+    const start = (userId: number, text: string, key: string) => startDialog(deps, userId, text, key);
     const effects = this.effects;
     return async (userId, text) => {
-      if (!start) throw new BothostError("HELPERS_UNAVAILABLE", "ctx.startDialog() needs a bot runtime.");
+      if (!deps.dialogs)
+        throw new BothostError("HELPERS_UNAVAILABLE", "ctx.startDialog() needs a bot runtime.");
       if (!effects) return start(userId, text, `${randomUUID()}|${userId}|${text}`);
       // Once per event or job occurrence: a re-run finds it started.
       const key = `${effects.run.eventKey}|${userId}|${text}`;
@@ -219,10 +222,14 @@ class LazyContext<S> {
     // event, however often the handler runs.
     const send = effects
       ? (params: SendMessageParams) =>
-          effects.run.once("send", {
-            act: () => post(params),
-            verify: () => findSent(deps.api, deps.bot.userId, params, effects, signal),
-          })
+          effects.run.once(
+            "send",
+            {
+              act: () => post(params),
+              verify: () => findSent(deps.api, deps.bot.userId, params, effects, signal),
+            },
+            sendPrint(params),
+          )
       : post;
     const helpers = deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
@@ -317,8 +324,14 @@ class LazyEventContext<S> extends LazyContext<S> {
       get where() {
         return view.ctx.where;
       },
-      reply: (text: string) => this.reply(text),
+      reply: (text: string, fp?: string) => {
+        if (fp !== undefined) this.effects?.run.label(fp);
+        return this.reply(text) as Promise<{ id: number } | undefined>;
+      },
       made: () => (this.effects?.run.made ?? []) as unknown as JsonValue[],
+      get signal() {
+        return view.ctx.signal;
+      },
       ctx: this as LazyEventContext<S>,
     };
     return (text, options) => prompt(this.#dialogs, this.#turn, () => clock.now(), view, text, options);
@@ -328,6 +341,11 @@ class LazyEventContext<S> extends LazyContext<S> {
     const clock = this.clock;
     const turn = this.#turn;
     return turn ? () => turn.value(() => clock.now()) : () => clock.now();
+  }
+
+  get external(): BotContext<S>["external"] {
+    const turn = this.#turn;
+    return turn ? (name, fn) => turn.external(name, fn) : async (_name, fn) => fn();
   }
 
   get random(): BotContext<S>["random"] {
@@ -358,4 +376,13 @@ export function createContext<S>(
   const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state, turn);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
+}
+
+/** A send's target and text, hashed: what a dialog's replay matches the send by. */
+function sendPrint(params: SendMessageParams): string {
+  const { type, to, topic, content } = params as SendMessageParams & { topic?: string };
+  return createHash("sha256")
+    .update(JSON.stringify([type, to, topic ?? null, content]))
+    .digest("base64url")
+    .slice(0, 12);
 }

@@ -7,7 +7,7 @@ import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
 import { DeliveryLedger, LedgerCommits } from "./delivery-ledger.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
-
+import { DialogEngine } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
@@ -30,8 +30,10 @@ export class Dispatcher {
   #commits: LedgerCommits | undefined;
   #lastEventAt: number | undefined;
   readonly #runs: HandlerRuns;
-  /** Stages 4 and 5 (runs.ts), as a queue task. */
-  readonly #run: HandlerRuns["run"];
+  /** What a message means to the bot's dialogs, before its handlers. */
+  readonly #engine: DialogEngine;
+  /** Stages 4 and 5 (dialogs, then runs.ts), as a queue task. */
+  readonly #run: DialogEngine["run"];
 
   constructor(parts: DispatcherParts) {
     this.#o = parts;
@@ -39,7 +41,9 @@ export class Dispatcher {
     this.#queue = parts.queue;
     this.#failures = parts.failures;
     this.#runs = new HandlerRuns(parts, this.#stats, (id) => this.#commits?.finish(id));
-    this.#run = this.#runs.run;
+    const { dialogs, queue, contexts, log } = parts;
+    this.#engine = new DialogEngine({ dialogs, queue, contexts, log, runs: this.#runs });
+    this.#run = this.#engine.run;
   }
 
   /**
@@ -152,13 +156,13 @@ export class Dispatcher {
 
   /** Read the bot's dialogs (at each start, after the ledger). False when `signal` aborted meanwhile. */
   openDialogs(signal: AbortSignal): Promise<boolean> {
-    return this.#runs.dialogs.open(signal);
+    return this.#engine.open(signal);
   }
 
   /** Take failures again after a stop (the bot was started again); dialogs go on. */
   resume(): void {
     this.#failures.restart();
-    this.#runs.dialogs.start();
+    this.#engine.start();
   }
 
   /** The bot's dialogs (`ctx.prompt`). */
@@ -168,7 +172,7 @@ export class Dispatcher {
 
   /** An operator ends dialog `id`; the person is told `note`. False when there is no such dialog. */
   endDialog(id: string, note: string): Promise<boolean> {
-    return this.#runs.dialogs.endByOperator(id, note);
+    return this.#engine.endByOperator(id, note);
   }
 
   /**
@@ -179,7 +183,9 @@ export class Dispatcher {
   replay(letter: DeadLetter): Promise<boolean> {
     const { event, issue } = reviveEvent(letter.event);
     return new Promise((onReplayed) => {
-      const dialog = letter.dialog as unknown as DialogRecord | undefined;
+      // A letter kept by an older version carries a record this one cannot replay: its run starts afresh.
+      const kept = letter.dialog as unknown as DialogRecord | undefined;
+      const dialog = kept?.v === 2 ? kept : undefined;
       const incoming: Incoming = {
         event,
         replayed: true,

@@ -11,7 +11,8 @@ export interface TaskControl {
    * Keep this task's key closed until `done` settles, but give its concurrency slot back as soon
    * as the task itself finishes: for work that must complete before the key's next task and
    * needs no CPU (a state store's fsync, a failed handler's pause before it runs again). The
-   * task counts as done once `done` settled. Ignored after the task finished or timed out.
+   * task counts as done once `done` settled, and every other hold it made. Ignored after the
+   * task finished or timed out.
    */
   holdKey(done: Promise<unknown>): void;
 }
@@ -44,7 +45,9 @@ export class Task implements TaskControl {
   }
 
   holdKey(done: Promise<unknown>): void {
-    if (this.state === "running") this.hold = done;
+    if (this.state !== "running") return;
+    const held = this.hold;
+    this.hold = held === undefined ? done : Promise.allSettled([held, done]);
   }
 
   abort(reason: unknown): void {

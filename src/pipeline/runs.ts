@@ -18,7 +18,8 @@ import type { Composer } from "./composer.ts";
 import { type BotContext, createContext, type SendEffects, type SignalSource } from "./context.ts";
 import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import type { LedgerCommitOptions } from "./delivery-ledger.ts";
-import { DialogRuns, NOT_AN_ANSWER } from "./dialogs/dialog-runs.ts";
+import { closeLog, type DialogEndParts, dialogFailed, endDialog } from "./dialogs/dialog-ends.ts";
+import { DialogEnded } from "./dialogs/dialog-log.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { Turn, untilParked } from "./dialogs/turn.ts";
@@ -73,8 +74,8 @@ export class HandlerRuns {
   readonly #o: DispatcherParts;
   readonly #stats: DispatchStats;
   readonly #finish: (id: number) => Promise<void> | undefined;
-  /** The dialogs' side of the runs: answers, resumed dialogs, their ends. */
-  readonly dialogs: DialogRuns;
+  /** What a dialog's run needs to end it. */
+  readonly #ends: DialogEndParts;
 
   /** `finish(id)`: records a message as handled in the ledger (begun at stage 1). */
   constructor(
@@ -85,34 +86,16 @@ export class HandlerRuns {
     this.#o = parts;
     this.#stats = stats;
     this.#finish = finish;
-    this.dialogs = new DialogRuns({
-      dialogs: parts.dialogs,
-      queue: parts.queue,
-      contexts: parts.contexts,
-      log: parts.log,
-      runTurn: (control, incoming) => this.#runTurn(control, incoming),
-      run: this.run,
-      done: (incoming) => this.#effectsHold(incoming),
-      duplicate: () => this.#stats.duplicates++,
-    });
-    parts.contexts.dialogStarter = (userId, text, key) => this.dialogs.begin(userId, text, key);
+    this.#ends = { dialogs: parts.dialogs, contexts: parts.contexts, log: parts.log };
   }
 
   /**
    * 4. run, then stage 5 (or the failure stage); synchronously when every middleware and handler
    * is synchronous (no promise at all). The context's signal is the queue's: it aborts on the
    * handler timeout and at the shutdown deadline, not at stop() (that would cut every reply short).
-   * A message a dialog waits for is its answer: it reaches no handler, it runs the dialog.
+   * With `incoming.dialog`, the run replays that dialog's log (the dialog engine decided so).
    */
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
-    if (this.#o.dialogs.size > 0 && incoming.dialog === undefined && incoming.letter === undefined) {
-      const taken = this.dialogs.answer(control, incoming);
-      if (taken !== NOT_AN_ANSWER) return taken;
-    }
-    return this.#runTurn(control, incoming);
-  };
-
-  #runTurn(control: TaskControl, incoming: Incoming): unknown {
     const rerun = incoming.replayed || incoming.letter !== undefined;
     const effects = this.#effectsOf(incoming, rerun);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
@@ -135,22 +118,35 @@ export class HandlerRuns {
     }
     // A run that parks (its prompt waits) is over then: its handler's promise never settles.
     return new Promise((resolve) => {
-      turn.onPark = () => resolve(this.#parked(incoming, control));
+      turn.onPark = () => resolve(this.#parked(incoming, control, turn));
       pending.then(
         () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects)),
         (err: unknown) =>
           turn.parked || resolve(this.#runFailed(incoming, control, ctx, started, err, effects, turn)),
       );
     });
-  }
+  };
 
   /**
    * The run parked: its dialog waits, recorded. The message that started it is handled (a
    * dialog's later runs have nothing to record in the ledger; a replayed letter is done with).
    */
-  #parked(incoming: Incoming, control: TaskControl): void {
+  #parked(incoming: Incoming, control: TaskControl, turn: Turn): void {
     this.#stats.handled++;
-    this.#effectsDone(incoming, control);
+    // Its question's log first: a message whose dialog was never kept is caught up again.
+    control.holdKey(
+      turn.written.then(
+        () => this.#effectsHold(incoming),
+        (err: unknown): unknown => {
+          if (err instanceof DialogEnded) return this.#effectsHold(incoming);
+          this.#o.log.warn(
+            { err },
+            "a dialog's question was not recorded before the stop: its message runs again at the next start",
+          );
+          return undefined;
+        },
+      ),
+    );
   }
 
   /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */
@@ -171,13 +167,17 @@ export class HandlerRuns {
     }
     this.#handled(ctx, started);
     // A dialog that ran to its end is over.
-    if (incoming.dialog !== undefined) this.dialogs.ended(control, incoming);
+    if (incoming.dialog !== undefined) endDialog(this.#ends, control, incoming, "handler");
     return this.#effectsDone(incoming, control);
   }
 
   /** The run threw (off the hot path: its arguments come as one array). */
   #runFailed(...[incoming, control, ctx, started, err, effects, turn]: FailedArgs): void {
-    if (this.dialogs.failed(control, incoming, ctx.log, turn, err)) return;
+    const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err);
+    if (stopped !== false) {
+      if (stopped !== true) control.holdKey(stopped);
+      return;
+    }
     this.#failed(ctx, err, started);
     this.#afterFailure(incoming, err, control, effects);
   }
@@ -193,7 +193,10 @@ export class HandlerRuns {
     const { event, issue } = incoming;
     const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
     const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state, turn);
-    if (incoming.reply) ctx.reply = incoming.reply;
+    const reply = incoming.reply;
+    // An outgoing webhook's reply is an effect like any send: a dialog's replay makes it no more.
+    if (reply)
+      ctx.reply = effects ? (content) => effects.run.once("send", { act: () => reply(content) }) : reply;
     return ctx;
   }
 
@@ -240,7 +243,8 @@ export class HandlerRuns {
         try {
           // Parked: the dialog waits again (its record kept), the attempt is done.
           parked = await untilParked(turn, this.#o.composer.run(ctx));
-          if (!parked) await state.commit();
+          if (parked) await turn!.written;
+          else await state.commit();
         } catch (err) {
           this.#failed(ctx, err, started);
           throw err;
@@ -251,7 +255,7 @@ export class HandlerRuns {
     };
     const settled = this.#o.failures.settle(run, err).then(async (handled) => {
       // Over unless a later attempt parked: ended, or kept (the dead letter carries the dialog).
-      if (dialog && !parked) await this.dialogs.end(dialog.id);
+      if (dialog && !parked) await closeLog(this.#ends, dialog.id, "failed");
       incoming.onReplayed?.(handled);
       return incoming.letter || dialog ? undefined : this.#finishEvent(incoming.event);
     });
@@ -283,6 +287,16 @@ export class HandlerRuns {
   #effectsDone(incoming: Incoming, control: TaskControl): void {
     const hold = this.#effectsHold(incoming);
     if (hold !== undefined) control.holdKey(hold);
+  }
+
+  /** Stage 5 for a message the dialog engine handled (an answer recorded, a copy of one). */
+  finished(incoming: Incoming): Promise<unknown> | undefined {
+    return this.#effectsHold(incoming);
+  }
+
+  /** Counts a copy of an answer already recorded. */
+  duplicate(): void {
+    this.#stats.duplicates++;
   }
 
   /** Stage 5's writes for `incoming`: what its key must wait for, if anything. */

@@ -135,6 +135,8 @@ describe("bothost reload", () => {
       const module = path.join(dir, "standup.mjs");
       const daemon = await start();
       say(sandbox, "standup");
+      // An answer follows its question (a message sent before it is an ordinary one).
+      await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
       say(sandbox, "did a");
       await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 2));
       if (changeQuestion) await edit(module, '"Q2 today?"', '"Q2 what is the plan?"');
@@ -173,6 +175,7 @@ describe.runIf(backends.length > 1)("failover on Redis", () => {
     say(sandbox, "did a");
     await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(QUESTIONS.slice(0, 2));
     say(sandbox, "do b");
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS);
     say(sandbox, "none");
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual([...QUESTIONS, SUMMARY]);
     second.kill("SIGTERM");

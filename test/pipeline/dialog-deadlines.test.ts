@@ -4,39 +4,32 @@
  * deadline order; an answered or paused dialog is not.
  */
 import { expect, it } from "vitest";
-import type { DialogRecord } from "../../src/pipeline/dialogs/dialog-record.ts";
+import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { memoryDialogs } from "../support/memory-dialogs.ts";
+import { asked, memoryDialogs, waitAt } from "../support/memory-dialogs.ts";
 
 const T0 = 1_000_000;
 const DIALOGS = 1_000;
 
 /** Dialog `i` waits in its own topic, its deadline `i + 1` seconds after T0. */
-function record(i: number): DialogRecord {
-  const id = String(100 + i);
-  return {
-    v: 1,
-    id,
-    userId: 7,
-    userName: "Mel Member",
+const wait = (dialogs: Dialogs, i: number, startedAt = T0) =>
+  waitAt(dialogs, {
+    id: 100 + i,
     conversation: `channel:4:t${i}`,
-    where: `#general > t${i}`,
-    origin: { type: "message", id: 0, message: { id: Number(id) } },
-    startedAt: T0,
-    steps: [{ question: "Which size?", askedAt: T0, deadline: T0 + (i + 1) * 1000, answers: [] }],
-    waiting: true,
-    values: [],
-    effects: [],
-  };
-}
+    at: T0,
+    deadline: T0 + (i + 1) * 1000,
+    startedAt,
+  });
+/** A message sent at T0 (before every deadline). */
+const msg = (id: number) => ({ id, timestamp: T0 / 1000 });
 
 async function parked(clock: ManualClock) {
   const dialogs = memoryDialogs(clock);
   const due: string[] = [];
-  dialogs.arm((id) => due.push(id));
+  dialogs.arm({ due: (id) => due.push(id), ready: () => {} });
   // Parked out of deadline order.
-  for (let i = DIALOGS - 1; i >= 0; i -= 2) await dialogs.park(record(i));
-  for (let i = DIALOGS - 2; i >= 0; i -= 2) await dialogs.park(record(i));
+  for (let i = DIALOGS - 1; i >= 0; i -= 2) await wait(dialogs, i);
+  for (let i = DIALOGS - 2; i >= 0; i -= 2) await wait(dialogs, i);
   return { dialogs, due };
 }
 
@@ -47,17 +40,15 @@ it("a thousand waiting dialogs hold one timer, and each deadline is reported onc
   expect(clock.pendingTimers).toBe(1);
 
   // Answered dialogs are no longer due (the first one included: the timer then finds nothing).
-  expect(dialogs.match("channel:4:t0", 7, 10_000)).toMatchObject({ entry: { id: "100" } });
-  expect(dialogs.match("channel:4:t5", 7, 10_001)).toMatchObject({ entry: { id: "105" } });
+  expect(dialogs.match("channel:4:t0", 7, msg(10_000))).toMatchObject({ entry: { id: "100" } });
+  expect(dialogs.match("channel:4:t5", 7, msg(10_001))).toMatchObject({ entry: { id: "105" } });
   await clock.tickTo(T0 + 10_000);
   expect(due).toEqual(["101", "102", "103", "104", "106", "107", "108", "109"]);
   expect(clock.pendingTimers).toBe(1);
   expect(clock.nextDueAt()).toBe(T0 + 11_000);
 
   // A dialog parked again (its next question) waits for its new deadline, not the old one.
-  const moved = record(10);
-  moved.steps[0]!.deadline = T0 + 500_000;
-  await dialogs.park(moved);
+  await dialogs.append(dialogs.entry("110")!.head, [asked(1, 20_000, T0, T0 + 500_000)], false);
   await clock.tickTo(T0 + 12_000);
   expect(due.slice(8)).toEqual(["111"]);
 
@@ -76,7 +67,7 @@ it("a paused bot holds no timer; armed again, deadlines passed meanwhile are rep
   await clock.tickTo(T0 + 3_000);
   expect(due).toEqual([]);
 
-  dialogs.arm((id) => due.push(id));
+  dialogs.arm({ due: (id) => due.push(id), ready: () => {} });
   expect(clock.pendingTimers).toBe(1);
   await clock.tick(0);
   expect(due).toEqual(["100", "101", "102"]);
@@ -87,11 +78,7 @@ it("a paused bot holds no timer; armed again, deadlines passed meanwhile are rep
 it("a status's few oldest dialogs are the first of the whole list, picked without sorting all", async () => {
   const dialogs = memoryDialogs(new ManualClock(T0));
   // Started in a scrambled order, three at each instant (ties keep the order they were met in).
-  for (let i = 0; i < DIALOGS; i++) {
-    const r = record(i);
-    r.startedAt = T0 + ((i * 7919) % (DIALOGS / 3 + 1)) * 1000;
-    await dialogs.park(r);
-  }
+  for (let i = 0; i < DIALOGS; i++) await wait(dialogs, i, T0 + ((i * 7919) % (DIALOGS / 3 + 1)) * 1000);
   const all = dialogs.list();
   expect(all).toHaveLength(DIALOGS);
   const since = all.map((d) => Date.parse(d.since));

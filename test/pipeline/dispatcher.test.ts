@@ -139,10 +139,15 @@ describe("Dispatcher", () => {
 
   it("hands the record's replayed flag, schema issue and reply function to the context", async () => {
     const contexts: { replayed: boolean; issue: string | undefined; reply: unknown }[] = [];
-    const replyFn = async () => ({ id: 1 });
+    const replied: string[] = [];
+    const replyFn = async (content: string) => {
+      replied.push(content);
+      return { id: 1 };
+    };
     const d = await dispatcherFor(
-      new Composer<BotContext<unknown>>().on(["*", "unknown"], (ctx) => {
+      new Composer<BotContext<unknown>>().on(["*", "unknown"], async (ctx) => {
         contexts.push({ replayed: ctx.replayed, issue: ctx.eventIssue, reply: ctx.reply });
+        if (ctx.event.type === "message") await ctx.reply("in the response");
       }),
     );
     const m = await sent(MEMBER, "replay me");
@@ -154,9 +159,11 @@ describe("Dispatcher", () => {
       reply: undefined,
     });
     expect(contexts).toEqual([
-      { replayed: true, issue: undefined, reply: replyFn },
+      { replayed: true, issue: undefined, reply: expect.any(Function) },
       { replayed: false, issue: "no sender", reply: expect.any(Function) },
     ]);
+    // The message's reply went to the function it came with (an outgoing webhook's response).
+    expect(replied).toEqual(["in the response"]);
   });
 
   it("counts and logs a failing handler, and still records its message as handled", async () => {

@@ -1,18 +1,22 @@
 /**
- * A state backend whose `set` writes under one namespace path can be held back, as a Redis that
- * stopped answering holds them, or refused, as a Redis that is down refuses them, until the gate
- * opens again. Everything else passes straight through to the real store underneath.
+ * A state backend whose writes under one namespace path (`set` and batches) can be held back, as
+ * a Redis that stopped answering holds them; refused before they land, as a Redis that is down
+ * refuses them; or made and then answered with an error, as a connection lost after the write
+ * and before its reply. Everything else passes straight through to the real store underneath.
  */
+import type { OnceMarker, StoreWrite } from "../../src/state/_writes.ts";
 import { StateError } from "../../src/state/state-error.ts";
 import type { JsonValue, SetOptions, StateBackend, StateStore } from "../../src/state/state-store.ts";
 
-export type GateMode = "open" | "hang" | "fail";
+/** `lose`: the next write lands, its reply is lost; the gate is open again after it. */
+export type GateMode = "open" | "hang" | "fail" | "lose";
 
 export class StoreGate {
   mode: GateMode = "open";
-  /** Writes refused or held so far under the gated path. */
+  /** Writes refused, held or answered with an error so far under the gated path. */
   stopped = 0;
   #waiting: (() => void)[] = [];
+  #watchers: { n: number; go: () => void }[] = [];
 
   /** Let every held write through, and the next ones. */
   open(): void {
@@ -20,16 +24,38 @@ export class StoreGate {
     for (const go of this.#waiting.splice(0)) go();
   }
 
-  async pass(): Promise<void> {
-    if (this.mode === "open") return;
-    this.stopped++;
-    if (this.mode === "fail")
+  /** Resolves once `n` writes in all were stopped (at once if they were). */
+  stoppedAt(n: number): Promise<void> {
+    if (this.stopped >= n) return Promise.resolve();
+    return new Promise((go) => this.#watchers.push({ n, go }));
+  }
+
+  /** Runs `write` through the gate. */
+  async pass<T>(write: () => Promise<T>): Promise<T> {
+    const mode = this.mode;
+    if (mode === "open") return write();
+    this.#stop();
+    if (mode === "fail")
       throw new StateError("STATE_UNAVAILABLE", "the gated store refused a write (a test's outage)");
+    if (mode === "lose") {
+      this.mode = "open";
+      await write();
+      throw new StateError(
+        "STATE_UNAVAILABLE",
+        "the connection closed before the write's reply (a test's lost reply)",
+      );
+    }
     await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    return write();
+  }
+
+  #stop(): void {
+    this.stopped++;
+    this.#watchers = this.#watchers.filter((w) => (w.n <= this.stopped ? (w.go(), false) : true));
   }
 }
 
-/** `backend`, with the `set` calls of namespace `path` (e.g. `["survey", "dialogs"]`) through `gate`. */
+/** `backend`, with the writes of namespace `path` (e.g. `["survey", "dialogs"]`) through `gate`. */
 export function gatedBackend(backend: StateBackend, path: readonly string[], gate: StoreGate): StateBackend {
   const wrap = (inner: StateStore, at: readonly string[]): StateStore => {
     const gated = at.length === path.length && at.every((name, i) => name === path[i]);
@@ -37,10 +63,12 @@ export function gatedBackend(backend: StateBackend, path: readonly string[], gat
       get(target, prop, receiver) {
         if (prop === "namespace") return (name: string) => wrap(target.namespace(name), [...at, name]);
         if (prop === "set" && gated) {
-          return async (key: string, value: JsonValue, options?: SetOptions) => {
-            await gate.pass();
-            return target.set(key, value, options);
-          };
+          return (key: string, value: JsonValue, options?: SetOptions) =>
+            gate.pass(() => target.set(key, value, options));
+        }
+        if (prop === "applyWrites" && gated) {
+          return (writes: readonly StoreWrite[], once?: OnceMarker) =>
+            gate.pass(() => target.applyWrites(writes, once));
         }
         const value = Reflect.get(target, prop, receiver);
         return typeof value === "function" ? value.bind(target) : value;

@@ -3,34 +3,29 @@
  * dialog waiting for it without a read, to tell whether a run of it is under way, and to list the
  * oldest for operators.
  */
-import type { DialogRecord } from "./dialog-record.ts";
+import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
 export interface DialogEntry {
   readonly id: string;
   readonly key: string;
-  readonly conversation: string;
-  readonly userId: number;
-  readonly userName: string;
-  readonly where: string;
-  readonly since: number;
-  /** The id of the message that started the dialog: only later messages answer it. */
-  readonly origin: number;
-  step: number;
-  deadline: number;
-  /** False once an answer or the deadline was taken, until the replay waits again or ends. */
+  /** The dialog's header as last written (or read at start): who, where, which step, what was answered. */
+  head: DialogHead;
+  /** False once an answer or the deadline was taken, until a run waits again or ends. */
   waiting: boolean;
   /**
-   * The ids of the answers recorded: a copy delivered again (caught up after a crash, before its
-   * message was recorded as handled) is no new answer.
-   */
-  answered: number[];
-  /**
-   * The record to replay, holding an answer (or a passed deadline) not yet handled: read at
-   * start, or just recorded. It runs before anything else of the person's there.
+   * The record to replay, holding an answer (or a passed deadline) not yet handled: just
+   * recorded, or read at start. It runs before anything else of the person's there.
    */
   ready: DialogRecord | undefined;
+  /**
+   * Read at start holding an answer (or deadline) not yet run, its log not read yet: it runs
+   * first, its log read then (see `Dialogs.takeReady`).
+   */
+  unread: boolean;
   /** A run of the dialog is under way: its answer was taken, or its ready record claimed. */
   running: boolean;
+  /** Set once an end was asked for (an operator, a run): a run in flight asks nothing more. */
+  ending: boolean;
   /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */
   onSettled: (() => void)[] | undefined;
 }
@@ -65,13 +60,14 @@ export function oldest(entries: Iterable<DialogEntry>, limit: number): DialogEnt
   const kept: DialogEntry[] = [];
   if (limit <= 0) return kept;
   for (const entry of entries) {
-    if (kept.length >= limit && entry.since >= (kept[kept.length - 1] as DialogEntry).since) continue;
+    const since = entry.head.startedAt;
+    if (kept.length >= limit && since >= (kept[kept.length - 1] as DialogEntry).head.startedAt) continue;
     // Where it goes: after every kept entry as old or older (ties keep the order met).
     let low = 0;
     let high = kept.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if ((kept[mid] as DialogEntry).since <= entry.since) low = mid + 1;
+      if ((kept[mid] as DialogEntry).head.startedAt <= since) low = mid + 1;
       else high = mid;
     }
     kept.splice(low, 0, entry);

@@ -1,48 +1,113 @@
 /**
- * What a dialog keeps in the bot's store (`<bot>/dialogs/<origin message id>`): the message that
- * started it, each question asked with the answers given to it, and what its runs recorded (their
- * effects, the values of `ctx.now()` and `ctx.random()`). A run of the dialog replays the handler
- * from the start against this record: each recorded question is checked against the code's, each
- * recorded effect returns its result instead of acting again, each recorded answer is handed back.
- * The handler goes on for real only past the last recorded step.
+ * A dialog as its runs see it: the fold of its log (dialog-log.ts). The log is an append-only
+ * list of typed entries, one writer (the bot's Dialogs); a run replays the handler from the
+ * start against this fold: each recorded question is checked against the code's, each recorded
+ * effect and value is handed back instead of acting again, each recorded answer is returned. The
+ * handler goes on for real only past the last recorded step.
  */
 import type { JsonValue } from "../../state/state-store.ts";
-import type { Message } from "../../wire/records.ts";
+
+/** One entry of a dialog's log. */
+export type LogEntry =
+  /** The message that started the dialog (the event its handler first received). */
+  | { t: "start"; origin: JsonValue; at: number }
+  /** A `ctx.now()`, `ctx.random()` or `ctx.external(name)` result, in the order the handler read it. */
+  | { t: "val"; v: JsonValue; x?: string }
+  /** An effect the dialog's runs made (a send, a booking), as the effect records keep it. */
+  | { t: "fx"; fx: JsonValue }
+  /** A question asked (or asked again after refused answers) at step `step`. */
+  | {
+      t: "ask";
+      step: number;
+      id: string;
+      fp: string;
+      text: string;
+      /** The question's message id on the server (null when its send gave none). */
+      msg: number | null;
+      at: number;
+      deadline: number;
+    }
+  /** An answer to step `step`: the person's message id and its text. */
+  | { t: "ans"; step: number; msg: number; text: string; ts: number }
+  /** The deadline of step `step` passed before an answer. */
+  | { t: "late"; step: number; at: number }
+  /** The dialog is over: every later append is refused. */
+  | { t: "end"; by: EndReason; at: number };
+
+/** Who or what ended a dialog. */
+export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
+
+/** An answer as a replay hands it back: enough for the handler, not the whole message. */
+export interface DialogAnswer {
+  id: number;
+  text: string;
+  /** Epoch seconds, as the server stamped the message. */
+  timestamp: number;
+}
 
 /** One `ctx.prompt()` of a dialog. */
 export interface DialogStep {
-  /** The question's text, as the code asked it (a replay that asks another text is stopped). */
+  /** The step's identity: `options.id`, else its position (`#1`, `#2`, …). */
+  id: string;
+  /** The prompt's kind, options and schema, hashed: a replay that differs is stopped. */
+  fp: string;
+  /** The question's text, as the code asked it. */
   question: string;
+  /** The question's message id: only later messages answer it. */
+  asked: number | null;
   /** Epoch ms: when it was asked (or asked again after an answer its schema refused). */
   askedAt: number;
   /** Epoch ms on the daemon's clock: no answer by then ends the prompt with `PROMPT_TIMEOUT`. */
   deadline: number;
   /** The person's answers, oldest first (several when the schema refused the earlier ones). */
-  answers: Message[];
+  answers: DialogAnswer[];
   /** The deadline passed before an answer the run could use. */
   timedOut?: true;
 }
 
-export interface DialogRecord {
-  v: 1;
-  /** The origin message's id: one dialog per message. */
+/** The header every dialog keeps beside its log: what a start reads (never the logs). */
+export interface DialogHead {
+  v: 2;
+  /** The origin message's id, or `s…` for a dialog the bot started (`ctx.startDialog`). */
   id: string;
-  /** Who is asked: the origin message's sender. */
+  /** Who is asked. */
   userId: number;
   userName: string;
   /** The conversation's key (`channel:<id>:<topic>` or `dm:<ids>`): where the answer is taken. */
   conversation: string;
   /** Where, for people: `#general > standup` or `direct message`. */
   where: string;
-  /** The origin event as the handler first received it. */
-  origin: JsonValue;
   /** Epoch ms: the first question. */
   startedAt: number;
-  steps: DialogStep[];
-  /** True while the last step waits for an answer; false once one is recorded and not yet replayed. */
+  /** Entries in the log. */
+  seq: number;
+  /** Bytes of the log's entries as JSON. */
+  bytes: number;
+  /** The step the dialog is at (from 0). */
+  step: number;
+  /** The waiting question's message id. */
+  asked: number | null;
+  /** Epoch ms: the waiting step's deadline (0 before the first question). */
+  deadline: number;
+  /** True while the last step waits for an answer; false while an answer or deadline is to be run. */
   waiting: boolean;
-  /** `ctx.now()` and `ctx.random()` values, in the order the handler read them. */
+  /** The ids of the answers recorded: a copy caught up again is no new answer. */
+  answered: number[];
+  /** Set once the dialog ended: later appends are refused. */
+  ended?: EndReason;
+  /** The last append, hashed: a retry of it after a lost reply finds it made. */
+  last?: string;
+}
+
+/** A dialog folded from its log, as a run replays it. */
+export interface DialogRecord extends DialogHead {
+  /** The origin event as the handler first received it. */
+  origin: JsonValue;
+  steps: DialogStep[];
+  /** `ctx.now()`, `ctx.random()` and `ctx.external()` values, in the order the handler read them. */
   values: JsonValue[];
+  /** The names of external values (by index of `values`; absent for now/random). */
+  names: (string | undefined)[];
   /** The effect records the dialog's runs made (sends, bookings), in order. */
   effects: JsonValue[];
 }
@@ -52,9 +117,114 @@ export function waitingStep(record: DialogRecord): DialogStep | undefined {
   return record.waiting ? record.steps.at(-1) : undefined;
 }
 
-/** A record read back from the store, or undefined when it is not one this version can run. */
-export function asRecord(value: JsonValue | undefined): DialogRecord | undefined {
+/** A header read back from the store, or undefined when it is not one this version knows. */
+export function asHead(value: JsonValue | undefined): DialogHead | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const r = value as unknown as DialogRecord;
-  return r.v === 1 && typeof r.id === "string" && Array.isArray(r.steps) ? r : undefined;
+  const h = value as unknown as DialogHead;
+  return h.v === 2 && typeof h.id === "string" && Array.isArray(h.answered) ? h : undefined;
+}
+
+/** Fold `entries` (the whole log, in order) over `head` into the record a run replays. */
+export function foldLog(head: DialogHead, entries: readonly LogEntry[]): DialogRecord {
+  const record: DialogRecord = { ...head, origin: null, steps: [], values: [], names: [], effects: [] };
+  for (const e of entries) apply(record, e);
+  return record;
+}
+
+/** One entry's change to `record` (the fold's step, also used to keep a record in step with its appends). */
+export function apply(record: DialogRecord, e: LogEntry): void {
+  switch (e.t) {
+    case "start":
+      record.origin = e.origin;
+      break;
+    case "val":
+      record.names[record.values.length] = e.x;
+      record.values.push(e.v);
+      break;
+    case "fx":
+      record.effects.push(e.fx);
+      break;
+    case "ask": {
+      const step = record.steps[e.step];
+      const asked = { asked: e.msg, askedAt: e.at, deadline: e.deadline };
+      if (step) Object.assign(step, asked);
+      else record.steps[e.step] = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
+      break;
+    }
+    case "ans":
+      record.steps[e.step]?.answers.push({ id: e.msg, text: e.text, timestamp: e.ts });
+      break;
+    case "late": {
+      const step = record.steps[e.step];
+      if (step) step.timedOut = true;
+      break;
+    }
+    case "end":
+      record.ended = e.by;
+      break;
+  }
+}
+
+/** The header after `entries` were appended to the log whose header is `head`. */
+export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes: number): DialogHead {
+  const next = headOf(head);
+  next.seq += entries.length;
+  next.bytes += bytes;
+  for (const e of entries) {
+    if (e.t === "ask") {
+      Object.assign(next, { step: e.step, asked: e.msg, deadline: e.deadline, waiting: true });
+    } else if (e.t === "ans") {
+      next.answered = [...next.answered, e.msg];
+      next.waiting = false;
+    } else if (e.t === "late") next.waiting = false;
+    else if (e.t === "end") {
+      next.ended = e.by;
+      next.waiting = false;
+    }
+  }
+  return next;
+}
+
+/** The fields of a header, in the order they are kept. */
+const HEAD_FIELDS = [
+  "v",
+  "id",
+  "userId",
+  "userName",
+  "conversation",
+  "where",
+  "startedAt",
+  "seq",
+  "bytes",
+  "step",
+  "asked",
+  "deadline",
+  "waiting",
+  "answered",
+  "ended",
+  "last",
+] as const satisfies readonly (keyof DialogHead)[];
+
+/** The header fields of `dialog` (a record carries its whole log besides). */
+export function headOf(dialog: DialogHead): DialogHead {
+  const head: Record<string, unknown> = {};
+  for (const field of HEAD_FIELDS) if (dialog[field] !== undefined) head[field] = dialog[field];
+  return head as unknown as DialogHead;
+}
+
+/** A new dialog's header, before its first append. */
+export function newHead(
+  fields: Pick<DialogHead, "id" | "userId" | "userName" | "conversation" | "where" | "startedAt">,
+): DialogHead {
+  return {
+    v: 2,
+    ...fields,
+    seq: 0,
+    bytes: 0,
+    step: 0,
+    asked: null,
+    deadline: 0,
+    waiting: false,
+    answered: [],
+  };
 }

@@ -1,69 +1,59 @@
 /**
- * The dispatcher's side of dialogs: which message is an answer (taken before any handler), when
- * a dialog runs again (its answer, its deadline, a start that found it holding an answer), and how
- * a dialog's run that failed in a way only dialogs have (cut off by a stop, code changed under it)
- * ends. A dialog's run itself is an ordinary run of its first message (`runTurn`), on its
- * conversation's key, so it keeps its place in the conversation's order.
+ * The dialog engine: what a message means to the bot's dialogs, decided before any handler, and
+ * when a dialog runs again. Calls go one way: the dispatcher hands it each message; it records
+ * an answer (or a passed deadline) in the dialog's log through the one writer (dialogs.ts), then
+ * runs the dialog as an ordinary run of its first message (runs.ts), on its conversation's key,
+ * so it keeps its place in the conversation's order.
+ *
+ * An answer's append is its message's commit: the message id is in the log's header, so a copy
+ * caught up after a crash is known as handled before the ledger's mark is written. While the log
+ * cannot be written (a store outage of any length), the append is tried again and the
+ * conversation waits: later messages there are matched only after it.
  */
-import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import { sleep } from "../../api/sleep.ts";
-import { EffectOrderChanged } from "../../effects/effect-records.ts";
-import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
+import { isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
+import type { Message } from "../../wire/records.ts";
+import { textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
-import { replyTarget } from "../reply-target.ts";
-import { RouterError } from "../router-error.ts";
+import { tellEnded } from "./dialog-ends.ts";
+import type { DialogEntry } from "./dialog-entry.ts";
 import { whenSettled } from "./dialog-entry.ts";
-import type { DialogRecord } from "./dialog-record.ts";
+import { DialogEnded, LogMoved } from "./dialog-log.ts";
+import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
-import { DialogChanged, type Turn } from "./turn.ts";
+import { retrying } from "./store-retry.ts";
 
-export interface DialogRunsParts {
-  dialogs: Dialogs;
-  queue: ConversationQueue;
-  contexts: BotContexts;
-  log: Logger;
-  /** Stage 4 for a dialog's run (the dispatcher's, with a turn). */
-  runTurn(control: TaskControl, incoming: Incoming): unknown;
-  /** Stage 4 for a message, dialogs included (after a dialog that had to go first). */
+/** The runs the engine hands messages and dialogs to (runs.ts). */
+export interface TurnRunner {
+  /** Stage 4 and 5 for `incoming`: its handlers, or its dialog's replay. */
   run(control: TaskControl, incoming: Incoming): unknown;
-  /**
-   * Stage 5 for a message taken as an answer, or a dialog's run that ended here: what its key
-   * must wait for (the ledger's record made durable), if anything.
-   */
-  done(incoming: Incoming): Promise<unknown> | undefined;
+  /** Stage 5 for a message handled here (an answer recorded, a copy of one): its ledger mark. */
+  finished(incoming: Incoming): Promise<unknown> | undefined;
   /** Counts a copy of an answer already recorded. */
   duplicate(): void;
 }
 
-/** What {@link DialogRuns.answer} returns for a message that answers no dialog. */
-export const NOT_AN_ANSWER = Symbol("not an answer");
+export interface DialogEngineParts {
+  dialogs: Dialogs;
+  queue: ConversationQueue;
+  contexts: BotContexts;
+  log: Logger;
+  runs: TurnRunner;
+}
 
-/**
- * Pauses between writes of a dialog the store failed: about 15 s in all. The writes hold the
- * conversation's key, not a handler: `handler_timeout` does not cut them short, the shutdown
- * deadline does.
- */
-const STORE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000];
+export class DialogEngine {
+  readonly #o: DialogEngineParts;
+  /** Dialogs read at start that hold an answer not yet run: run at {@link start}. */
+  #ready: DialogHead[] = [];
 
-const CHANGED_NOTE = "Sorry, the bot was updated in the middle of our conversation: please start again.";
-
-export class DialogRuns {
-  readonly #o: DialogRunsParts;
-  /** Dialogs read at start that hold an answer not yet handled: run at {@link start}. */
-  #ready: DialogRecord[] = [];
-
-  constructor(parts: DialogRunsParts) {
+  constructor(parts: DialogEngineParts) {
     this.#o = parts;
   }
 
-  /**
-   * Read the bot's dialogs (at each start, after the ledger): answers caught up from here on find
-   * the dialog they answer. False when `signal` aborted meanwhile.
-   */
+  /** Read the dialogs' headers (at each start, after the ledger). False when `signal` aborted meanwhile. */
   async open(signal: AbortSignal): Promise<boolean> {
     const ready = await this.#o.dialogs.load();
     if (signal.aborted) return false;
@@ -76,278 +66,154 @@ export class DialogRuns {
     const { queue, dialogs } = this.#o;
     const ready = this.#ready;
     this.#ready = [];
-    for (const record of ready) queue.push(record.conversation, this.#readyTask, record);
-    dialogs.arm((id, conversation) => queue.push(conversation, this.#dueTask, id));
+    for (const head of ready) queue.push(head.conversation, this.#loadTask, head.id);
+    dialogs.arm({
+      due: (id, conversation) => queue.push(conversation, this.#dueTask, id),
+      ready: (record) => queue.push(record.conversation, this.#readyTask, record),
+    });
   }
 
-  /**
-   * A message a dialog may wait for: recorded as that dialog's answer (then handled), and the
-   * dialog run; a copy of the answer last recorded is a duplicate. Else {@link NOT_AN_ANSWER}.
-   */
-  answer(control: TaskControl, incoming: Incoming): unknown {
+  /** Stage 4 for a message: an answer (recorded, then its dialog run), or handlers as usual. */
+  readonly run = (control: TaskControl, incoming: Incoming): unknown => {
+    const { dialogs, runs } = this.#o;
     const { event, issue } = incoming;
-    if (event.type !== "message" || !isTypedEvent(event, issue)) return NOT_AN_ANSWER;
+    if (dialogs.size === 0 || incoming.dialog || incoming.letter || event.type !== "message")
+      return runs.run(control, incoming);
+    if (!isTypedEvent(event, issue)) return runs.run(control, incoming);
     const message = (event as ServerEvent & { type: "message" }).message;
-    const { dialogs } = this.#o;
-    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message.id);
-    if (found === undefined) return NOT_AN_ANSWER;
+    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message);
+    if (found === undefined) return runs.run(control, incoming);
     if (found === "duplicate") {
-      this.#o.duplicate();
-      const recorded = this.#o.done(incoming);
+      runs.duplicate();
+      const recorded = runs.finished(incoming);
       if (recorded !== undefined) control.holdKey(recorded);
       return undefined;
     }
     if ("busy" in found) {
-      // A run of the dialog is under way out of the conversation's order (it outlived its handler
-      // timeout, or runs again after a failure): the message waits for it to ask or end, as it
-      // would have in order, then is matched again. Cut off by its own timeout, it is no answer.
+      // A run of the dialog is under way out of the conversation's order (past its handler
+      // timeout, or a first question not yet kept): the message waits for it, then is matched
+      // again. Cut off by its own timeout, it is an ordinary message.
       return whenSettled(found.busy, control.signal).then((over) =>
-        over ? this.#o.run(control, incoming) : this.#o.runTurn(control, incoming),
+        over ? this.run(control, incoming) : runs.run(control, incoming),
       );
     }
     if ("ready" in found) {
-      // A dialog holding an answer not yet handled (read at start, or just recorded) goes first:
-      // it may ask again.
-      const record = dialogs.claimReady(found.ready);
-      return Promise.resolve(record && this.#resume(control, record)).then(() =>
-        this.#o.run(control, incoming),
-      );
+      // A dialog holding an answer not yet run goes first: it may ask again.
+      return this.#retrying(control, () => dialogs.takeReady(found.ready))
+        .then((record) => record && this.#resume(control, record))
+        .then(() => this.run(control, incoming));
     }
-    const { entry } = found;
-    // Recorded while the key is held, not inside this task: a store outage can outlast the
-    // handler timeout, and no later message of the conversation may be matched before the
-    // answer is in the record (it would miss the dialog that is about to ask it something).
+    if ("late" in found) {
+      // Sent after the deadline (caught up after a restart): the prompt's timeout runs first.
+      this.#record(control, found.late, () => dialogs.timeOut(found.late), { after: incoming });
+      return undefined;
+    }
+    const text = textOf(event as ServerEvent, this.#o.contexts.self ?? { userId: -1 });
+    this.#record(control, found.entry, () => dialogs.answer(found.entry, message, text), {
+      answer: incoming,
+    });
+    return undefined;
+  };
+
+  /**
+   * Append an answer (or a deadline) to `entry`'s log with the conversation's key held, trying
+   * again until it lands (or the shutdown deadline), then run the dialog in a task of its own,
+   * before any later message there. `answer`: the message the append records as handled; `after`:
+   * a message that runs as an ordinary one after the dialog.
+   */
+  #record(
+    control: TaskControl,
+    entry: DialogEntry,
+    write: () => Promise<DialogHead>,
+    message: { answer?: Incoming; after?: Incoming },
+  ): void {
+    const { dialogs, queue, runs, log } = this.#o;
+    const conversation = entry.head.conversation;
+    const { answer, after } = message;
     control.holdKey(
-      this.#retrying(control, () => dialogs.answer(entry.id, message)).then(
-        (record) => {
-          // Recorded (committed): the answer is handled, whatever the dialog's run does next.
-          if (record) this.#runNext(record);
-          return this.#o.done(incoming);
+      this.#retrying(control, write).then(
+        async () => {
+          const record = await this.#retrying(control, () => dialogs.record(entry.id));
+          if (record) {
+            dialogs.markReady(record);
+            queue.push(conversation, this.#readyTask, record);
+          }
+          if (after) queue.push(conversation, runs.run, after);
+          return answer && runs.finished(answer);
         },
         (err: unknown) => {
-          // The store stayed unreachable: the dialog waits again, and the message, not recorded
-          // as handled, is caught up again at the next start.
-          dialogs.unmatch(entry, message.id);
-          this.#o.log.error(
+          if (err instanceof DialogEnded || err instanceof LogMoved) {
+            // Ended meanwhile, or written by another instance: the message is ordinary here.
+            dialogs.unmatch(entry);
+            const ordinary = answer ?? after;
+            if (ordinary) queue.push(conversation, runs.run, ordinary);
+            return;
+          }
+          // The stop's deadline cut the tries short: nothing was recorded, the message is not
+          // marked handled, and the next start takes it again in its place.
+          dialogs.unmatch(entry);
+          log.warn(
             { err, dialog: entry.id },
-            "could not record a dialog's answer: it waits for it again",
+            "a dialog's write was cut off by the stop: it is taken again at the next start",
           );
         },
       ),
     );
-    return undefined;
+  }
+
+  #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
+    return retrying(this.#o.contexts.clock, this.#o.log, control.signal, write);
   }
 
   /**
-   * Run dialog `record`, which holds an answer (or a deadline) not yet handled, in a task of its
-   * own behind the key's hold: with a whole handler timeout of its own, and before any later
-   * message of the person's there (that message finds it ready and runs it first).
-   */
-  #runNext(record: DialogRecord): void {
-    this.#o.dialogs.markReady(record);
-    this.#o.queue.push(record.conversation, this.#readyTask, record);
-  }
-
-  /**
-   * `write`, again after pauses while the store fails (a Redis outage), until the pauses run out
-   * or `control`'s signal aborts (the shutdown deadline); rejects with the last error.
-   */
-  async #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await write();
-      } catch (err) {
-        const pause = STORE_RETRY_MS[attempt];
-        if (pause === undefined || control.signal.aborted) throw err;
-        this.#o.log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
-        await sleep(this.#o.contexts.clock, pause, control.signal).catch(() => {});
-      }
-    }
-  }
-
-  /** A dialog's run returned: the dialog is over. */
-  ended(control: TaskControl, incoming: Incoming): void {
-    if (incoming.dialog) control.holdKey(this.end(incoming.dialog.id));
-  }
-
-  /**
-   * A message's run threw what only a dialog's run meets: cut off by a stop, or code changed under
-   * its record. True when handled here; false for any other failure (retried as usual).
-   */
-  failed(
-    control: TaskControl,
-    incoming: Incoming,
-    log: Logger,
-    turn: Turn | undefined,
-    err: unknown,
-  ): boolean {
-    const dialog = incoming.dialog;
-    const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
-    if (asked && incoming.letter === undefined && isShutdownAbort(err)) {
-      // Left as a crash leaves it: its message is caught up again (or its record, holding the
-      // answer, is replayed) at the next start, in its place among the person's messages. A dead
-      // letter would replay it only after them.
-      log.info(
-        { dialog: dialog?.id },
-        "a dialog's run was cut off by the stop: it runs again at the next start",
-      );
-      return true;
-    }
-    if (dialog === undefined || !(err instanceof DialogChanged || err instanceof EffectOrderChanged))
-      return false;
-    // Stopped, and the person told, rather than file an answer under another question.
-    const step = err instanceof DialogChanged ? err.step : (turn?.step ?? 0);
-    log.warn(
-      { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
-      "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
-    );
-    const told = this.end(dialog.id).then(() => this.#tell(dialog, CHANGED_NOTE));
-    control.holdKey(Promise.all([told, this.#o.done(incoming)]));
-    return true;
-  }
-
-  /** Delete a dialog's record; a failure is logged (the next start runs the dialog again). */
-  end(id: string): Promise<unknown> {
-    return this.#o.dialogs.end(id).catch((err: unknown) => {
-      this.#o.log.error({ err, dialog: id }, "could not delete an ended dialog's record");
-    });
-  }
-
-  /**
-   * An operator ends dialog `id`: its record goes (in its conversation's order), and the person
-   * is told `note`. False when there is no such dialog.
+   * An operator ends dialog `id`: in its conversation's order, an end entry closes its log (a run
+   * in flight asks nothing more), and the person is told `note`. False when there is no such dialog.
    */
   async endByOperator(id: string, note: string): Promise<boolean> {
-    const record = await this.#o.dialogs.get(id);
+    const { dialogs, queue } = this.#o;
+    const record = await dialogs.record(id);
     if (record === undefined) return false;
+    dialogs.ending(id);
     return new Promise((resolve, reject) => {
-      this.#o.queue.push(record.conversation, () =>
-        this.#o.dialogs.end(id).then(async (existed) => {
-          if (existed) await this.#tell(record, note);
-          resolve(existed);
+      queue.push(record.conversation, () =>
+        dialogs.end(id, "operator").then(async (ended) => {
+          if (ended) await tellEnded(this.#o.contexts, this.#o.log, record, note, true);
+          resolve(ended);
         }, reject),
       );
     });
   }
 
-  /**
-   * Start, in a direct message with `userId`, the dialog that the message `text` from them would
-   * start: the bot's handlers run on that message as if they had sent it (a command, say), and
-   * its prompts ask them. `key` makes the start once-only: the same key starts nothing again.
-   * The dialog is kept before it runs, so a crash runs it at the next start. Resolves false when
-   * a dialog of that key exists already, or another one is under way with the person there.
-   */
-  async begin(userId: number, text: string, key: string): Promise<boolean> {
-    const { contexts, dialogs } = this.#o;
-    const self = contexts.self;
-    if (self === undefined) throw new Error("a dialog can start only once the bot has registered");
-    const id = startId(key);
-    if (await dialogs.get(String(id))) return false;
-    const user = await contexts.deps().services?.users.get(userId);
-    const name = user?.full_name ?? `user ${userId}`;
-    const now = contexts.clock.now();
-    const event = {
-      id: -1,
-      type: "message",
-      flags: ["read"],
-      message: {
-        id,
-        type: "private",
-        sender_id: userId,
-        sender_email: user?.email ?? "",
-        sender_full_name: name,
-        content: text,
-        display_recipient: [
-          { id: userId, email: user?.email ?? "", full_name: name },
-          { id: self.userId, email: self.email, full_name: self.fullName ?? self.email },
-        ],
-        subject: "",
-        recipient_id: 0,
-        timestamp: Math.floor(now / 1000),
-        client: "bothost",
-        content_type: "text/x-markdown",
-      },
-    };
-    const conversation = conversationKey(event as unknown as ServerEvent);
-    // One dialog at a time per person and conversation: the one under way goes on.
-    if (dialogs.busy(conversation, userId, String(id))) return false;
-    const record: DialogRecord = {
-      v: 1,
-      id: String(id),
-      userId,
-      userName: name,
-      conversation,
-      where: "direct message",
-      origin: event,
-      startedAt: now,
-      steps: [],
-      waiting: false,
-      values: [],
-      effects: [],
-    };
-    await dialogs.begin(record);
-    this.#o.queue.push(record.conversation, this.#readyTask, record);
-    return true;
-  }
-
-  /** Run dialog `record` again from its first message, its answers recorded. */
+  /** Run dialog `record` again from its first message, its log replayed. */
   #resume(control: TaskControl, record: DialogRecord): unknown {
     const { event, issue } = reviveEvent(record.origin);
-    return this.#o.runTurn(control, { event, replayed: true, issue, reply: undefined, dialog: record });
+    return this.#o.runs.run(control, { event, replayed: true, issue, reply: undefined, dialog: record });
   }
 
-  /**
-   * A dialog holding an answer or a passed deadline to handle (read at start, or just recorded),
-   * unless a message of its person ran it first.
-   */
+  /** A dialog holding an answer or a passed deadline to run, unless a message of its person ran it first. */
   readonly #readyTask = (control: TaskControl, record: DialogRecord): unknown =>
     this.#o.dialogs.claimReady(record.id, record) && this.#resume(control, record);
 
-  /**
-   * A dialog's deadline passed: recorded (the key held, as for an answer), then the dialog runs
-   * (its prompt rejects).
-   */
-  readonly #dueTask = (control: TaskControl, id: string): void => {
-    control.holdKey(
-      this.#retrying(control, () => this.#o.dialogs.timeOut(id)).then(
-        (record) => {
-          if (record) this.#runNext(record);
-        },
-        (err: unknown) => {
-          this.#o.log.error(
-            { err, dialog: id },
-            "could not record a dialog's deadline: it runs at the next start",
-          );
-        },
-      ),
+  /** A dialog read at start holding an answer not yet run: its log read, then run. */
+  readonly #loadTask = (control: TaskControl, id: string): unknown =>
+    this.#retrying(control, () => this.#o.dialogs.record(id)).then(
+      (record) => {
+        if (record === undefined) return;
+        this.#o.dialogs.markReady(record);
+        return this.#readyTask(control, record);
+      },
+      (err: unknown) =>
+        this.#o.log.warn({ err, dialog: id }, "could not read a dialog's log: it runs at the next start"),
     );
+
+  /** A dialog's deadline passed: recorded (the key held, as for an answer), then the dialog runs. */
+  readonly #dueTask = (control: TaskControl, id: string): void => {
+    const entry = this.#o.dialogs.entry(id);
+    if (entry === undefined || entry.ready !== undefined) return;
+    entry.running = true;
+    this.#record(control, entry, () => this.#o.dialogs.timeOut(entry), {});
   };
-
-  /** Say `text` to a dialog's person, in its conversation. */
-  async #tell(dialog: DialogRecord, text: string): Promise<void> {
-    const { event } = reviveEvent(dialog.origin);
-    const { contexts } = this.#o;
-    try {
-      await contexts.deps().api.messages.send({
-        ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1),
-        content: text,
-      });
-    } catch (err) {
-      this.#o.log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
-    }
-  }
 }
 
-/**
- * The id of a started dialog's first message: negative (no server message has one), the same for
- * the same key.
- */
-function startId(key: string): number {
-  const digest = createHash("sha256").update(key).digest();
-  return -(digest.readUIntBE(0, 6) + 1);
-}
-
-/** The abort of a handler still running at the shutdown deadline. */
-function isShutdownAbort(err: unknown): boolean {
-  return err instanceof RouterError && err.code === "ROUTER_ABORTED";
-}
+/** The message fields a dialog matches by. */
+export type AnswerMessage = Pick<Message, "id" | "timestamp" | "sender_id">;

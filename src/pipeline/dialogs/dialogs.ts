@@ -1,20 +1,29 @@
 /**
- * A bot's dialogs: the records in its store (dialog-record.ts) and, in memory, a small entry per
- * dialog so that a message is matched to the dialog waiting for it without a read, and one timer on
- * the daemon's clock for the earliest deadline. Waiting costs no handler, no slot and no
- * `handler_timeout`: a dialog's handler runs only when an answer (or its deadline) comes, replaying
- * from its record.
+ * A bot's dialogs: the one writer of their logs (dialog-log.ts) and, in memory, a small entry
+ * per dialog so that a message is matched to the dialog waiting for it without a read, and one
+ * timer on the daemon's clock for the earliest deadline (deadline-timer.ts). Waiting costs no handler, no slot and no
+ * `handler_timeout`: a dialog's handler runs only when an answer (or its deadline) comes,
+ * replaying its log.
  *
- * Each change of a record is committed (it survives a kill -9) before what it stands for is acted
- * on: an answer is recorded before its message counts as handled, a question's step before the
- * message that asked it does.
+ * A message answers a dialog only if it comes from the person asked, in the dialog's
+ * conversation, after the question (its id above the question's) and before the deadline (by
+ * the server's timestamp): one caught up after a restart answers the question that was open
+ * when it was sent, or is an ordinary message.
  */
 import type { Logger } from "pino";
-import type { StateStore } from "../../state/state-store.ts";
-import type { Clock, TimerHandle } from "../../time/clock.ts";
-import type { Message } from "../../wire/records.ts";
+import type { JsonValue, StateStore } from "../../state/state-store.ts";
+import type { Clock } from "../../time/clock.ts";
+import { DeadlineTimer } from "./deadline-timer.ts";
 import { type DialogEntry, entryKey, oldest, settle } from "./dialog-entry.ts";
-import { asRecord, type DialogRecord, waitingStep } from "./dialog-record.ts";
+import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
+import {
+  type DialogHead,
+  type DialogRecord,
+  type EndReason,
+  foldLog,
+  type LogEntry,
+} from "./dialog-record.ts";
+import { retrying } from "./store-retry.ts";
 
 export interface DialogsOptions {
   /** The bot's `dialogs` namespace. */
@@ -41,121 +50,158 @@ export interface DialogView {
   deadline: string | undefined;
 }
 
-/**
- * What {@link Dialogs.match} found for a message: the dialog it answers, a dialog to replay first
- * (`ready`: it holds an answer not yet handled), a dialog whose run is under way out of the
- * conversation's order (`busy`: it outlived its handler timeout), a copy of the last answer, or
- * nothing.
- */
+/** What a message is to the dialogs (see {@link Dialogs.match}). */
 export type Match =
+  /** The answer of the dialog waiting there: record it, then run the dialog. */
   | { entry: DialogEntry }
+  /** A dialog there holds an answer not yet run: run it first, then match the message again. */
   | { ready: string }
+  /** A run of the dialog there is under way out of order: wait for it, then match again. */
   | { busy: DialogEntry }
+  /** Sent after the waiting question's deadline: the deadline is run first, the message is ordinary. */
+  | { late: DialogEntry }
+  /** An answer already recorded (caught up again): handled. */
   | "duplicate"
   | undefined;
 
+/** How many ended dialogs a process remembers as ended (beyond them, the store's header refuses). */
+const ENDED_KEPT = 10_000;
+
+/** What the dialogs tell the engine: a deadline passed, a started dialog is ready to run. */
+export interface DialogSignals {
+  due(id: string, conversation: string): void;
+  ready(record: DialogRecord): void;
+}
+
+/** What a message offers to be matched. */
+export interface Candidate {
+  id: number;
+  /** Epoch seconds, the server's stamp. */
+  timestamp: number;
+}
+
 export class Dialogs {
   readonly #o: DialogsOptions;
+  readonly log: DialogLog;
   /** Made by the first dialog: most bots never ask. */
   #byKey: Map<string, DialogEntry> | undefined;
   readonly #byId = new Map<string, DialogEntry>();
-  #onDue: ((id: string, conversation: string) => void) | undefined;
-  /**
-   * One timer for every deadline, set for the earliest waiting one: a timer per dialog cost about
-   * 600 bytes each (Node keeps a list per distinct delay), 6 MB for 10,000 waiting dialogs. When
-   * it fires, one pass over the entries takes every due dialog and finds the next deadline.
-   */
-  #timer: TimerHandle | undefined;
-  /** When {@link #timer} fires (epoch ms); Infinity while none is set. */
-  #timerAt = Number.POSITIVE_INFINITY;
+  /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
+  #ended = new Set<string>();
+  #on: DialogSignals | undefined;
+  readonly #deadlines: DeadlineTimer;
 
   constructor(options: DialogsOptions) {
     this.#o = options;
+    this.log = new DialogLog(options.store, options.commit);
+    this.#deadlines = new DeadlineTimer(options.clock, () => this.#byId.values());
   }
 
-  /** Dialogs known to this process (waiting, or being replayed). */
+  /** Dialogs known to this process (waiting, or being run). */
   get size(): number {
     return this.#byId.size;
   }
 
   /**
-   * Read every record (at each start: another instance may have changed them) and index them, so
-   * that answers caught up after a restart find their dialog. Returns the records that hold an
-   * answer not yet replayed: the caller replays them once the bot can run handlers.
+   * Read every dialog's header (at each start: another instance may have written them) and index
+   * them, so that answers caught up after a restart find their dialog. Returns the headers of
+   * dialogs holding an answer (or deadline) not yet run: the caller runs them once it can.
    */
-  async load(): Promise<DialogRecord[]> {
+  async load(): Promise<DialogHead[]> {
     this.stop();
     if (!this.#o.persist) return [];
-    const ready: DialogRecord[] = [];
-    for (const { value } of await this.#o.store.list()) {
-      const record = asRecord(value);
-      if (record === undefined) continue;
-      this.#index(record).ready = record.waiting ? undefined : record;
-      if (!record.waiting) ready.push(record);
+    const ready: DialogHead[] = [];
+    for (const head of await this.log.heads()) {
+      const entry = this.#index(head);
+      if (head.waiting) continue;
+      entry.unread = true;
+      ready.push(head);
     }
     return ready;
   }
 
-  /**
-   * Wait for the deadlines from now on (one already past fires at once): `onDue(id, conversation)`
-   * is told when one passes.
-   */
-  arm(onDue: (id: string, conversation: string) => void): void {
-    this.#onDue = onDue;
-    this.#clearTimer();
-    const next = this.#sweep(undefined);
-    if (next !== Number.POSITIVE_INFINITY) this.#setTimer(next);
+  /** Wait for the deadlines from now on (one already past fires at once), and for started dialogs. */
+  arm(on: DialogSignals): void {
+    this.#on = on;
+    this.#deadlines.arm((entry) => on.due(entry.id, entry.head.conversation));
   }
 
-  /**
-   * Stop the timers (the bot stops; the records stay). The entries stay until the next
-   * {@link load}: an answer still queued at the stop is matched all the same.
-   */
+  /** Stop the timer (the bot stops; the logs stay); entries stay until the next {@link load}. */
   pause(): void {
-    this.#clearTimer();
-    this.#onDue = undefined;
+    this.#deadlines.stop();
+    this.#on = undefined;
   }
 
-  /** Forget the entries and their timers (a message waiting for a dialog's run is matched again). */
+  /** Forget the entries and the timer (a message waiting for a dialog's run is matched again). */
   stop(): void {
-    this.#clearTimer();
+    this.#deadlines.stop();
     for (const entry of this.#byId.values()) settle(entry);
     this.#byId.clear();
     this.#byKey = undefined;
-    this.#onDue = undefined;
+    this.#on = undefined;
+    this.#ended = new Set();
   }
 
-  /**
-   * A message from `userId` in `conversation`: the waiting dialog it answers (now no longer
-   * waiting), `"duplicate"` for an answer already recorded, else undefined.
-   */
-  match(conversation: string, userId: number, messageId: number): Match {
+  /** What `message`, from `userId` in `conversation`, is to the dialogs there. */
+  match(conversation: string, userId: number, message: Candidate): Match {
     const entry = this.#byKey?.get(entryKey(conversation, userId));
     if (entry === undefined) return undefined;
-    // The dialog's first message, caught up again after a crash, is no answer either.
-    if (messageId <= entry.origin || entry.answered.includes(messageId)) return "duplicate";
-    if (entry.ready !== undefined) return { ready: entry.id };
+    const head = entry.head;
+    if (head.answered.includes(message.id)) return "duplicate";
+    if (entry.ready !== undefined || entry.unread) return { ready: entry.id };
     if (entry.running) return { busy: entry };
-    if (!entry.waiting) return undefined;
+    // Sent before the question (or before the dialog): an ordinary message.
+    if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
+    if (message.timestamp * 1000 > head.deadline) {
+      entry.waiting = false;
+      entry.running = true;
+      return { late: entry };
+    }
     entry.waiting = false;
     entry.running = true;
-    entry.answered.push(messageId);
     return { entry };
   }
 
-  /** Undo {@link match}: the answer could not be recorded, so the dialog waits for one again. */
-  unmatch(entry: DialogEntry, messageId: number): void {
+  /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */
+  unmatch(entry: DialogEntry): void {
     if (this.#byId.get(entry.id) !== entry) return;
-    entry.answered = entry.answered.filter((id) => id !== messageId);
-    entry.waiting = true;
+    entry.waiting = entry.head.waiting;
     settle(entry);
-    if (this.#onDue !== undefined && entry.deadline < this.#timerAt) this.#setTimer(entry.deadline);
+    if (entry.waiting) this.#deadlines.waits(entry);
+  }
+
+  /** Record `answer` (`text`: what the handler reads) as the answer to the step `entry` waits at. */
+  async answer(entry: DialogEntry, answer: Candidate, text: string): Promise<DialogHead> {
+    const head = entry.head;
+    const entries: LogEntry[] = [{ t: "ans", step: head.step, msg: answer.id, text, ts: answer.timestamp }];
+    return this.#written(entry, await this.log.append(head, entries));
+  }
+
+  /** The deadline of the step `entry` waits at passed: record it. */
+  async timeOut(entry: DialogEntry): Promise<DialogHead> {
+    const head = entry.head;
+    const entries: LogEntry[] = [{ t: "late", step: head.step, at: this.#o.clock.now() }];
+    return this.#written(entry, await this.log.append(head, entries));
   }
 
   /**
-   * `record` (just written) holds an answer or a passed deadline to replay: the next message of
-   * its person there runs it first, unless a task claims it before (see {@link claimReady}).
+   * The dialog `id`'s log, folded, as its run replays it (one store read); `fresh`: its header read
+   * from the store too (another run may have written it).
    */
+  async record(id: string, fresh = false): Promise<DialogRecord | undefined> {
+    const entry = this.#byId.get(id);
+    const head = fresh || entry === undefined ? await this.log.head(id) : entry.head;
+    if (head === undefined || head.ended !== undefined) return undefined;
+    if (fresh && entry !== undefined) entry.head = head;
+    return this.log.read(head);
+  }
+
+  /** The entry of dialog `id`, if this process knows it. */
+  entry(id: string): DialogEntry | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** `record` (just written) holds an answer or a passed deadline to run: the next message there runs it first. */
   markReady(record: DialogRecord): void {
     const entry = this.#byId.get(record.id);
     if (entry === undefined) return;
@@ -164,9 +210,26 @@ export class Dialogs {
   }
 
   /**
-   * The record dialog `id` is ready to replay, taken (once); with `record`, only if it is that
-   * one (a task made for an earlier answer finds a later one's replay no longer its own).
+   * The record dialog `id` is ready to run, taken (once): the one just recorded, or read now
+   * for a dialog read at start. Undefined when another task took it.
    */
+  async takeReady(id: string): Promise<DialogRecord | undefined> {
+    const entry = this.#byId.get(id);
+    if (entry === undefined) return undefined;
+    if (!entry.unread) return this.claimReady(id);
+    entry.unread = false;
+    entry.running = true;
+    try {
+      return await this.record(id);
+    } catch (err) {
+      // Not read: the next message there (or the next start) tries again.
+      entry.unread = true;
+      settle(entry);
+      throw err;
+    }
+  }
+
+  /** The record dialog `id` is ready to run, taken (once); with `record`, only if it is that one. */
   claimReady(id: string, record?: DialogRecord): DialogRecord | undefined {
     const entry = this.#byId.get(id);
     const ready = entry?.ready;
@@ -183,174 +246,151 @@ export class Dialogs {
     return entry !== undefined && entry.id !== id;
   }
 
-  /** The record of dialog `id`, if it still exists. */
-  async get(id: string): Promise<DialogRecord | undefined> {
-    return asRecord(await this.#o.store.get(id));
-  }
-
-  /** Record `message` as the answer to the step the dialog waits at; undefined when it waits no more. */
-  async answer(id: string, message: Message): Promise<DialogRecord | undefined> {
-    const record = await this.get(id);
-    const step = record && waitingStep(record);
-    if (record === undefined || step === undefined) return undefined;
-    step.answers.push(message);
-    record.waiting = false;
-    await this.#save(record);
-    return record;
-  }
-
-  /** The deadline passed: record it (once); undefined when the dialog no longer waits or is not due. */
-  async timeOut(id: string): Promise<DialogRecord | undefined> {
-    const record = await this.get(id);
-    const step = record && waitingStep(record);
-    if (record === undefined || step === undefined) return undefined;
-    if (step.deadline > this.#o.clock.now()) {
-      // Moved (another instance asked again): wait for the new deadline.
-      this.#index(record);
-      return undefined;
-    }
-    step.timedOut = true;
-    record.waiting = false;
-    await this.#save(record);
-    return record;
-  }
-
-  /** A run of the dialog waits for an answer now: keep its record, then wait for its deadline. */
-  async park(record: DialogRecord): Promise<void> {
-    record.waiting = true;
-    if (!this.#o.persist) return;
-    await this.#save(record);
-    this.#index(record);
+  /** Dialogs waiting for `userId`, in any conversation. */
+  waitingFor(userId: number): number {
+    let n = 0;
+    for (const entry of this.#byId.values()) if (entry.head.userId === userId) n++;
+    return n;
   }
 
   /**
-   * A message's run asks the first question of dialog `record` now: until the record is kept
-   * ({@link park}) or the run gives up ({@link notAsking}), the person's next message there
-   * waits for it (`busy`), even past the run's handler timeout.
+   * A new dialog's first question is about to be sent: until its log is kept ({@link append}) or
+   * the run gives up ({@link notAsking}), the person's next message there waits for it (`busy`).
    */
-  asking(record: DialogRecord): void {
+  asking(head: DialogHead): void {
     if (!this.#o.persist) return;
-    const entry = this.#index({ ...record, waiting: false });
-    entry.step = 0;
+    const entry = this.#index(head);
     entry.running = true;
   }
 
-  /** The run {@link asking} failed before its record was kept: the dialog is not begun. */
+  /** The run {@link asking} failed before its log was kept: the dialog is not begun. */
   notAsking(id: string): void {
     const entry = this.#byId.get(id);
-    if (entry?.running && entry.answered.length === 0 && entry.deadline === 0) this.#forget(entry);
-  }
-
-  /** A dialog the bot starts itself (`ctx.startDialog`): kept, then run as one read at start. */
-  async begin(record: DialogRecord): Promise<void> {
-    if (!this.#o.persist) return;
-    await this.#save(record);
-    this.#index(record).ready = record;
-  }
-
-  /** The dialog ended (answered to its end, failed, cancelled or ended by an operator). */
-  async end(id: string): Promise<boolean> {
-    const entry = this.#byId.get(id);
-    if (entry) this.#forget(entry);
-    if (!this.#o.persist) return entry !== undefined;
-    const existed = await this.#o.store.delete(id);
-    await this.#o.commit();
-    return existed;
+    if (entry?.running && entry.head.seq === 0) this.#forget(entry);
   }
 
   /**
-   * The `limit` oldest dialogs this process knows (all by default), oldest first. A status page
-   * asks for a few of possibly thousands: they are picked in one pass, the rest never sorted.
+   * Append `entries` (a run's values, effects and question; with `create`, its first) to the log
+   * of the dialog `head` describes, then wait for its answer; with `signal`, tried again while
+   * the store fails, until it aborts. Rejects with `DialogEnded` once the dialog was ended (a
+   * run in flight stops there).
    */
+  async append(
+    head: DialogHead,
+    entries: readonly LogEntry[],
+    create: boolean,
+    signal?: AbortSignal,
+  ): Promise<DialogHead> {
+    if (!this.#o.persist) return head;
+    if (this.isEnded(head.id)) throw new DialogEnded(head.id);
+    const write = () => this.log.append(head, entries, create);
+    const next = await (signal ? retrying(this.#o.clock, this.#o.log, signal, write) : write());
+    const entry = this.#index(next);
+    if (!next.waiting) entry.running = true;
+    return next;
+  }
+
+  /**
+   * A dialog the bot starts itself (`ctx.startDialog`): its log begun, then run as one holding an
+   * answer. False when a dialog of the same id exists (or existed), or another one waits for the
+   * person there: the check and the reservation are one step, so two starts cannot both pass.
+   */
+  async begin(head: DialogHead, origin: JsonValue): Promise<boolean> {
+    if (this.busy(head.conversation, head.userId, head.id) || this.#byId.has(head.id)) return false;
+    const start: LogEntry = { t: "start", origin, at: this.#o.clock.now() };
+    const entry = this.#index(head);
+    entry.running = true;
+    let next = head;
+    if (this.#o.persist) {
+      try {
+        next = await this.log.append(head, [start], true);
+      } catch (err) {
+        this.#forget(entry);
+        if (err instanceof LogMoved || err instanceof DialogEnded) return false;
+        throw err;
+      }
+    }
+    const record = foldLog(next, [start]);
+    entry.head = next;
+    entry.running = false;
+    entry.ready = record;
+    this.#on?.ready(record);
+    return true;
+  }
+
+  /** A run asks nothing more of dialog `id` (it is being ended): a question it tries is refused. */
+  ending(id: string): void {
+    const entry = this.#byId.get(id);
+    if (entry) entry.ending = true;
+  }
+
+  /** True once dialog `id` is ending or ended (in this process): its runs ask nothing more. */
+  isEnded(id: string): boolean {
+    return this.#ended.has(id) || this.#byId.get(id)?.ending === true;
+  }
+
+  /**
+   * End dialog `id` (answered to its end, failed, cancelled, ended by an operator): an end entry
+   * is its log's last, and its header refuses any later append. False when it had ended already.
+   */
+  async end(id: string, by: EndReason): Promise<boolean> {
+    const entry = this.#byId.get(id);
+    if (entry) entry.ending = true;
+    if (!this.#o.persist) {
+      if (entry) this.#forget(entry);
+      return entry !== undefined;
+    }
+    const head = entry?.head ?? (await this.log.head(id));
+    if (head === undefined || head.ended !== undefined) {
+      if (entry) this.#forget(entry);
+      return false;
+    }
+    await this.log.append(head, [endEntry(by, this.#o.clock.now())]);
+    if (entry) this.#forget(entry);
+    // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
+    this.#ended.add(id);
+    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value as string);
+    return true;
+  }
+
+  /** The `limit` oldest dialogs this process knows (all by default), oldest first. */
   list(limit = Number.POSITIVE_INFINITY): DialogView[] {
-    return oldest(this.#byId.values(), limit).map((e) => ({
-      id: e.id,
-      userId: e.userId,
-      userName: e.userName,
-      where: e.where,
-      step: e.step + 1,
-      since: new Date(e.since).toISOString(),
-      deadline: e.waiting ? new Date(e.deadline).toISOString() : undefined,
+    return oldest(this.#byId.values(), limit).map(({ id, head, waiting }) => ({
+      id,
+      userId: head.userId,
+      userName: head.userName,
+      where: head.where,
+      step: head.step + 1,
+      since: new Date(head.startedAt).toISOString(),
+      deadline: waiting ? new Date(head.deadline).toISOString() : undefined,
     }));
   }
 
-  async #save(record: DialogRecord): Promise<void> {
-    await this.#o.store.set(record.id, record as never);
-    await this.#o.commit();
+  #written(entry: DialogEntry, head: DialogHead): DialogHead {
+    if (this.#byId.get(entry.id) === entry) entry.head = head;
+    return head;
   }
 
-  #index(record: DialogRecord): DialogEntry {
-    const old = this.#byId.get(record.id);
+  #index(head: DialogHead): DialogEntry {
+    const old = this.#byId.get(head.id);
     if (old) this.#forget(old);
-    const last = record.steps.at(-1);
-    const key = entryKey(record.conversation, record.userId);
+    const key = entryKey(head.conversation, head.userId);
     const entry: DialogEntry = {
-      id: record.id,
+      id: head.id,
       key,
-      conversation: record.conversation,
-      userId: record.userId,
-      userName: record.userName,
-      where: record.where,
-      since: record.startedAt,
-      origin: Number(record.id),
-      step: record.steps.length - 1,
-      deadline: last?.deadline ?? 0,
-      waiting: record.waiting,
-      answered: record.steps.flatMap((step) => step.answers.map((m) => m.id)),
+      head,
+      waiting: head.waiting,
       ready: undefined,
+      unread: false,
       running: false,
+      ending: false,
       onSettled: undefined,
     };
-    this.#byId.set(record.id, entry);
+    this.#byId.set(head.id, entry);
     this.#byKey ??= new Map();
     this.#byKey.set(key, entry);
-    if (entry.waiting && this.#onDue !== undefined && entry.deadline < this.#timerAt)
-      this.#setTimer(entry.deadline);
+    if (entry.waiting) this.#deadlines.waits(entry);
     return entry;
-  }
-
-  #setTimer(at: number): void {
-    const clock = this.#o.clock;
-    this.#clearTimer();
-    this.#timerAt = at;
-    this.#timer = clock.setTimeout(
-      () => {
-        this.#timer = undefined;
-        this.#timerAt = Number.POSITIVE_INFINITY;
-        const due: DialogEntry[] = [];
-        const next = this.#sweep(due);
-        if (next !== Number.POSITIVE_INFINITY) this.#setTimer(next);
-        // Several are due at once after a pause (or a slow turn): the earliest first.
-        due.sort((x, y) => x.deadline - y.deadline);
-        for (const entry of due) {
-          entry.waiting = false;
-          this.#onDue?.(entry.id, entry.conversation);
-        }
-      },
-      Math.max(0, at - clock.now()),
-    );
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
-  }
-
-  /**
-   * The earliest deadline of the waiting dialogs (Infinity: none); with `due`, the dialogs whose
-   * deadline passed are put there instead. An answered or forgotten dialog needs no change of the
-   * timer: a pass that finds nothing due only sets it for the next deadline.
-   */
-  #sweep(due: DialogEntry[] | undefined): number {
-    const now = this.#o.clock.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const entry of this.#byId.values()) {
-      if (!entry.waiting) continue;
-      if (due !== undefined && entry.deadline <= now) due.push(entry);
-      else if (entry.deadline < next) next = entry.deadline;
-    }
-    return next;
   }
 
   #forget(entry: DialogEntry): void {

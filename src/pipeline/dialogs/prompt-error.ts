@@ -10,7 +10,9 @@ import { BothostError } from "../../errors/bothost-error.ts";
  * - `PROMPT_CANCELLED`: the person answered with the cancel word (the bot has already said so);
  * - `PROMPT_INVALID`: every try the prompt allows was an answer its schema refused (the bot has
  *   already said so);
- * - `PROMPT_PENDING`: another dialog already waits for the same person in the same conversation.
+ * - `PROMPT_PENDING`: another dialog already waits for the same person in the same conversation;
+ * - `PROMPT_LIMIT`: the person already has {@link MAX_WAITING_PER_PERSON} dialogs of this bot waiting;
+ * - `PROMPT_TOO_LONG`: the dialog reached {@link MAX_STEPS} questions or {@link MAX_LOG_BYTES} of log.
  *
  * Left uncaught, each ends the dialog as handled: one `info` line, no retry (that would ask the
  * person again), no dead letter, and the run's `ctx.state` writes are dropped.
@@ -27,10 +29,22 @@ import { BothostError } from "../../errors/bothost-error.ts";
  * ```
  */
 export class PromptError extends BothostError<
-  "PROMPT_TIMEOUT" | "PROMPT_CANCELLED" | "PROMPT_INVALID" | "PROMPT_PENDING"
+  | "PROMPT_TIMEOUT"
+  | "PROMPT_CANCELLED"
+  | "PROMPT_INVALID"
+  | "PROMPT_PENDING"
+  | "PROMPT_LIMIT"
+  | "PROMPT_TOO_LONG"
 > {
   override readonly name = "PromptError";
 }
+
+/** The most questions one dialog asks (a step asked again after a refused answer counts once). */
+export const MAX_STEPS = 100;
+/** The most a dialog's log holds, in bytes of JSON (answers are kept as text). */
+export const MAX_LOG_BYTES = 256 * 1024;
+/** The most dialogs of one bot waiting for one person at once: a new one past it is refused. */
+export const MAX_WAITING_PER_PERSON = 20;
 
 /** A prompt that ended without an answer: a normal end of a dialog, not a failure. */
 export function promptUnanswered(err: unknown): err is PromptError {
@@ -49,10 +63,17 @@ export const PROMPT_INVALID =
 export const PROMPT_PENDING =
   "another dialog already waits for this person in this conversation: the prompt was not asked";
 
+/** The log line of a run whose prompt would have made one dialog too many for its person. */
+export const PROMPT_LIMIT = "the person has too many dialogs of this bot waiting: the prompt was not asked";
+/** The log line of a run whose dialog reached its size limits. */
+export const PROMPT_TOO_LONG = "the dialog reached its size limit: the prompt was not asked";
+
 /** The log line of a run that {@link promptUnanswered} ended. */
 export function promptEndLine(err: PromptError): string {
   if (err.code === "PROMPT_CANCELLED") return PROMPT_CANCELLED;
   if (err.code === "PROMPT_INVALID") return PROMPT_INVALID;
   if (err.code === "PROMPT_PENDING") return PROMPT_PENDING;
+  if (err.code === "PROMPT_LIMIT") return PROMPT_LIMIT;
+  if (err.code === "PROMPT_TOO_LONG") return PROMPT_TOO_LONG;
   return PROMPT_UNANSWERED;
 }

@@ -4,16 +4,19 @@
  * (no handler waits); the answer, or the deadline, runs the handler again from the start against
  * the record (turn.ts), which hands the recorded answers back until the code asks past them.
  */
+import { createHash } from "node:crypto";
 import { parseDuration } from "../../config/schema-fields.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
-import { type Sender, textOf, type Where } from "../addressed.ts";
+import type { Sender, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
-import type { DialogRecord, DialogStep } from "./dialog-record.ts";
+import { DialogEnded, LogMoved } from "./dialog-log.ts";
+import { type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
+import { V1_STEP } from "./dialog-v1.ts";
 import type { Dialogs } from "./dialogs.ts";
-import { PromptError } from "./prompt-error.ts";
+import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from "./prompt-error.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
 /** What a prompt's schema must offer (a zod schema does). */
@@ -25,6 +28,12 @@ export interface AnswerSchema<T> {
 
 /** The options of `ctx.prompt(text, options)`: how long to wait, how to parse the answer, the cancel word. */
 export interface PromptOptions<T = string> {
+  /**
+   * The step's identity across changes of the bot's code. With an `id`, a reworded question goes
+   * on (a dialog waiting at it is asked the new text); without one, a step is its position and
+   * its text, and a dialog waiting at a changed question is stopped, its person told.
+   */
+  id?: string;
   /**
    * How long to wait: ms, or a duration such as `"90s"`, `"10m"`, `"3d"`. Default `"1h"`; at least
    * 1 s, at most 30 days. Kept across restarts: a deadline that passed while the bot was down
@@ -40,6 +49,19 @@ export interface PromptOptions<T = string> {
    * none. Default `"cancel"`, answered with {@link CANCELLED_REPLY}.
    */
   cancel?: string | false | { word: string; reply: string };
+  /** What the prompt says on its own (see {@link PromptTexts}). */
+  texts?: PromptTexts;
+}
+
+/**
+ * What a prompt says on its own. `{reason}` is the schema's reason, `{question}` the question,
+ * `{tries}` the tries allowed.
+ */
+export interface PromptTexts {
+  /** An answer the schema refused, asked again. Default {@link REFUSED_TEXT}. */
+  refused?: string;
+  /** The last try refused, before `PROMPT_INVALID` reaches the handler. Default {@link GAVE_UP_TEXT}. */
+  gaveUp?: string;
 }
 
 /** What a prompt resolves with: the sender's next message in the conversation, parsed. */
@@ -48,8 +70,8 @@ export interface PromptAnswer<T = string> {
   text: string;
   /** The schema's result (with no schema, the text). */
   value: T;
-  /** The answer as the server sent it. */
-  message: Message;
+  /** The answer's message: its id and the server's timestamp (epoch seconds). */
+  message: { id: number; timestamp: number };
 }
 
 const PROMPT_DEFAULT_TIMEOUT_MS = 3_600_000;
@@ -58,6 +80,8 @@ const PROMPT_MAX_TIMEOUT_MS = 30 * 86_400_000;
 const DEFAULT_TRIES = 3;
 const DEFAULT_CANCEL = "cancel";
 export const CANCELLED_REPLY = "Cancelled. Start again any time.";
+export const REFUSED_TEXT = "I could not use that: {reason}. {question}";
+export const GAVE_UP_TEXT = "That makes {tries} answers I could not use ({reason}).";
 
 /** What a prompt reads of its context. */
 export interface PromptContext {
@@ -65,9 +89,12 @@ export interface PromptContext {
   bot: { userId: number; fullName?: string };
   sender: Sender | undefined;
   where: Where | undefined;
-  reply(text: string): Promise<unknown>;
-  /** The effects made so far by this run, for the record. */
+  /** Says `text` in the conversation, once; `fp`: what a replay matches the send by. */
+  reply(text: string, fp?: string): Promise<{ id: number } | undefined>;
+  /** The effects made so far by this run, for the log. */
   made(): readonly JsonValue[];
+  /** The run's signal: a question's log is tried again while the store fails, until it aborts. */
+  readonly signal: AbortSignal;
 }
 
 export async function prompt<T>(
@@ -86,90 +113,174 @@ export async function prompt<T>(
   if (!Number.isSafeInteger(tries) || tries < 1)
     throw new BothostError("PROMPT_OPTIONS", `ctx.prompt(): tries must be a whole number ≥ 1, got ${tries}.`);
   const step = turn.nextStep();
-  const recorded = turn.record?.steps[step];
+  const id = options.id ?? `#${step + 1}`;
+  const fp = fingerprint(options, id, options.id === undefined ? text : undefined);
+  const record = turn.record;
+  const recorded = record?.steps[step];
   if (recorded === undefined) {
-    const conversation = conversationKey(ctx.event as ServerEvent);
-    const id = String((ctx.event as { message: Message }).message.id);
-    if (dialogs.busy(conversation, sender.id, id)) {
+    if (record?.ended !== undefined) throw new DialogEnded(record.id);
+    const head = record ?? newDialog(dialogs, ctx, sender);
+    if (step >= MAX_STEPS || head.bytes > MAX_LOG_BYTES) {
       throw new PromptError(
-        "PROMPT_PENDING",
-        "another dialog already waits for this person's answer in this conversation.",
+        "PROMPT_TOO_LONG",
+        `the dialog reached ${MAX_STEPS} questions or ${MAX_LOG_BYTES} bytes of log.`,
       );
     }
-    const fresh = turn.record === undefined;
-    const base = turn.record ?? newRecord(ctx, sender, id, conversation, now());
+    const fresh = record === undefined;
     // A new dialog is known before its question is sent: the person's answer, should it come
-    // before the record is kept (a slow store, past the handler timeout), waits for it.
-    if (fresh) dialogs.asking(base);
+    // before the log is kept (a slow store, past the handler timeout), waits for it.
+    if (fresh) dialogs.asking(head);
     try {
-      await ctx.reply(text);
-      const at = now();
-      const steps = [...base.steps, { question: text, askedAt: at, deadline: at + timeoutMs, answers: [] }];
-      return await park(dialogs, turn, ctx, { ...base, steps });
+      const asked = { step, id, fp, text };
+      const start: LogEntry[] = fresh
+        ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
+        : [];
+      return await ask(dialogs, turn, ctx, head, start, asked, now() + timeoutMs, now);
     } catch (err) {
-      if (fresh) dialogs.notAsking(id);
+      if (fresh) dialogs.notAsking(head.id);
       throw err;
     }
   }
-  if (recorded.question !== text) {
+  const v1 = recorded.fp === V1_STEP;
+  if (v1 ? recorded.question !== text : recorded.id !== id || recorded.fp !== fp) {
     throw new DialogChanged(
       step + 1,
-      `the dialog's question ${step + 1} changed since it was asked (an update of the bot): it was stopped.`,
+      `the dialog's question ${step + 1} (${recorded.id}) changed since it was asked (an update of the bot): it was stopped.`,
     );
   }
-  await ctx.reply(text);
+  await ctx.reply(text, `ask:${id}`);
   const cancel = cancelOf(options.cancel);
+  const say = (template: string, reason: string) =>
+    template
+      .replaceAll("{reason}", reason)
+      .replaceAll("{question}", text)
+      .replaceAll("{tries}", String(tries));
   let refused = 0;
-  for (const message of recorded.answers) {
-    const answer = textOf({ type: "message", message } as unknown as ServerEvent, ctx.bot);
-    if (cancel && answer.toLowerCase() === cancel.word.toLowerCase()) {
+  for (const answer of recorded.answers) {
+    if (cancel && answer.text.toLowerCase() === cancel.word.toLowerCase()) {
       await ctx.reply(cancel.reply);
       throw new PromptError("PROMPT_CANCELLED", "the person cancelled the dialog.");
     }
-    const parsed = parseAnswer(options.schema, answer);
-    if (parsed.ok) return { text: answer, value: parsed.value as T, message };
+    const parsed = parseAnswer(options.schema, answer.text);
+    if (parsed.ok)
+      return {
+        text: answer.text,
+        value: parsed.value as T,
+        message: { id: answer.id, timestamp: answer.timestamp },
+      };
     if (++refused >= tries) {
-      await ctx.reply(`That makes ${tries} answers I could not use (${parsed.reason}), so I stop here.`);
+      await ctx.reply(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
       throw new PromptError("PROMPT_INVALID", `${tries} answers were refused: ${parsed.reason}`);
     }
-    await ctx.reply(`I could not use that: ${parsed.reason}. ${text}`);
+    await ctx.reply(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
   }
   if (recorded.timedOut) throw new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`);
   // Every answer so far was refused (and asked again): wait at this step anew.
-  const at = now();
-  const again: DialogStep = { ...recorded, askedAt: at, deadline: at + timeoutMs };
-  return park(dialogs, turn, ctx, { ...turn.record!, steps: [...turn.record!.steps.slice(0, step), again] });
+  return ask(
+    dialogs,
+    turn,
+    ctx,
+    record!,
+    [],
+    { step, id, fp, text: recorded.question },
+    now() + timeoutMs,
+    now,
+    false,
+  );
 }
 
-async function park<T>(dialogs: Dialogs, turn: Turn, ctx: PromptContext, record: DialogRecord): Promise<T> {
-  record.values = turn.values;
-  record.effects = [...ctx.made()];
-  await dialogs.park(record);
-  return turn.park();
-}
-
-function newRecord(
+/**
+ * Send the question of step `asked` (unless `send` is false: the refusal already asked it again),
+ * then append it to the log, with what the run read and made since the log's end: the run ends there.
+ */
+async function ask<T>(
+  dialogs: Dialogs,
+  turn: Turn,
   ctx: PromptContext,
-  sender: Sender,
-  id: string,
-  conversation: string,
-  at: number,
-): DialogRecord {
+  head: DialogHead,
+  start: LogEntry[],
+  asked: { step: number; id: string; fp: string; text: string },
+  deadline: number,
+  now: () => number,
+  send = true,
+): Promise<T> {
+  // An end asked for meanwhile (an operator's): no question goes out.
+  if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
+  const sent = send ? await ctx.reply(asked.text, `ask:${asked.id}`) : undefined;
+  const made = ctx.made();
+  const effects: LogEntry[] = [];
+  for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)
+    effects.push({ t: "fx", fx: made[i] as JsonValue });
+  const origin = (ctx.event as { message?: { id: number } }).message?.id ?? null;
+  const question: LogEntry = {
+    t: "ask",
+    ...asked,
+    msg: sent?.id ?? head.asked ?? origin,
+    at: now(),
+    deadline,
+  };
+  const entries = [...start, ...turn.newValues(), ...effects, question];
+  // The run ends here; the append goes on with the conversation held (tried again while the
+  // store fails, until the stop), and the run's message is handled once it landed.
+  const written = dialogs.append(head, entries, start.length > 0, ctx.signal).catch(async (err: unknown) => {
+    // An earlier run of this turn kept the same question (its reply was lost): it waits already.
+    if (!(err instanceof LogMoved && (await keptAlready(dialogs, head.id, asked)))) throw err;
+  });
+  if (start.length > 0) written.catch(() => dialogs.notAsking(head.id));
+  return turn.park(written);
+}
+
+/** True when dialog `id`'s log, as the store holds it, ends waiting at question `asked`. */
+async function keptAlready(dialogs: Dialogs, id: string, asked: { step: number; id: string; fp: string }) {
+  const record = await dialogs.record(id, true);
+  const step = record?.steps[asked.step];
+  return (
+    record?.waiting === true &&
+    record.steps.length === asked.step + 1 &&
+    step?.id === asked.id &&
+    step.fp === asked.fp
+  );
+}
+
+/** The header of the dialog a message's first prompt begins. */
+function newDialog(dialogs: Dialogs, ctx: PromptContext, sender: Sender): DialogHead {
+  const conversation = conversationKey(ctx.event as ServerEvent);
+  const id = String((ctx.event as { message: Message }).message.id);
+  if (dialogs.busy(conversation, sender.id, id)) {
+    throw new PromptError(
+      "PROMPT_PENDING",
+      "another dialog already waits for this person's answer in this conversation.",
+    );
+  }
+  if (dialogs.waitingFor(sender.id) >= MAX_WAITING_PER_PERSON) {
+    throw new PromptError(
+      "PROMPT_LIMIT",
+      `${MAX_WAITING_PER_PERSON} dialogs of this bot already wait for this person.`,
+    );
+  }
   const where = ctx.where;
-  return {
-    v: 1,
+  return newHead({
     id,
     userId: sender.id,
     userName: sender.name,
     conversation,
     where: where === undefined || "direct" in where ? "direct message" : `#${where.channel} > ${where.topic}`,
-    origin: ctx.event as unknown as JsonValue,
-    startedAt: at,
-    steps: [],
-    waiting: true,
-    values: [],
-    effects: [],
-  };
+    startedAt: (ctx.event as { message: Message }).message.timestamp * 1000,
+  });
+}
+
+/** What a replay matches a step by besides its id: its kind, options and schema (and, without an id, its text). */
+function fingerprint(options: PromptOptions<unknown>, id: string, text: string | undefined): string {
+  const schema = options.schema as { toJSONSchema?(o: object): unknown } | undefined;
+  let shape: unknown = schema === undefined ? null : "opaque";
+  try {
+    shape = schema?.toJSONSchema?.({ unrepresentable: "any", io: "input" }) ?? shape;
+  } catch {
+    // A schema that cannot describe itself is matched by its presence only.
+  }
+  const cancel = cancelOf(options.cancel)?.word ?? null;
+  const parts = JSON.stringify(["prompt", id, text ?? null, shape, options.tries ?? DEFAULT_TRIES, cancel]);
+  return createHash("sha256").update(parts).digest("base64url").slice(0, 16);
 }
 
 function parseAnswer<T>(

@@ -6,7 +6,7 @@
  */
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
-import type { DialogRecord } from "./dialog-record.ts";
+import type { DialogRecord, LogEntry } from "./dialog-record.ts";
 
 /**
  * A replay of a dialog met code that no longer matches its record (another question at a step,
@@ -29,7 +29,9 @@ export class Turn {
   readonly record: DialogRecord | undefined;
   #step = 0;
   #read = 0;
+  /** Values read past the record (undefined until the first). */
   #values: JsonValue[] | undefined;
+  #names: (string | undefined)[] | undefined;
   /** Set when the run parked: it is over, whatever its handler's promise does. */
   parked = false;
   /** Told when the run parks (by the dispatcher, to end the run there). */
@@ -49,9 +51,20 @@ export class Turn {
     return this.#step++;
   }
 
-  /** The values read so far (recorded ones first), for the record. */
-  get values(): JsonValue[] {
-    return this.#values ?? this.record?.values ?? [];
+  /** The values read past the record, as log entries (with `ctx.external`'s names). */
+  newValues(): LogEntry[] {
+    const from = this.record?.values.length ?? 0;
+    const values = this.#values ?? [];
+    const entries: LogEntry[] = [];
+    for (let i = from; i < values.length; i++) {
+      const name = this.#names?.[i];
+      entries.push(
+        name === undefined
+          ? { t: "val", v: values[i] as JsonValue }
+          : { t: "val", v: values[i] as JsonValue, x: name },
+      );
+    }
+    return entries;
   }
 
   /**
@@ -60,21 +73,68 @@ export class Turn {
    */
   value<T extends JsonValue>(read: () => T): T {
     const at = this.#read++;
-    const recorded = this.record?.values[at];
+    const recorded = this.#recorded(at, undefined);
     if (recorded !== undefined) return recorded as T;
+    return this.#keep(at, read(), undefined);
+  }
+
+  /**
+   * `ctx.external(name, fn)`: `fn`'s result, made once for the dialog and handed back from the
+   * record on every replay.
+   */
+  async external<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    const at = this.#read++;
+    const recorded = this.#recorded(at, name);
+    if (recorded !== undefined) return recorded as T;
+    const result = await fn();
+    const text = JSON.stringify(result);
+    if (text === undefined)
+      throw new BothostError(
+        "EXTERNAL_RESULT",
+        `ctx.external("${name}"): the result must be JSON (got ${typeof result}).`,
+      );
+    return this.#keep(at, JSON.parse(text) as T, name);
+  }
+
+  #recorded(at: number, name: string | undefined): JsonValue | undefined {
+    const record = this.record;
+    if (record === undefined || at >= record.values.length) return undefined;
+    if (record.names[at] !== name) {
+      throw new DialogChanged(
+        this.#step,
+        `value ${at + 1} of the dialog was ${describe(record.names[at])} and is ${describe(name)} now: the code changed.`,
+      );
+    }
+    return record.values[at] as JsonValue;
+  }
+
+  #keep<T extends JsonValue>(at: number, value: T, name: string | undefined): T {
     this.#values ??= [...(this.record?.values ?? [])];
-    const value = read();
     this.#values[at] = value;
+    if (name !== undefined) {
+      this.#names ??= [];
+      this.#names[at] = name;
+    }
     return value;
   }
 
-  /** The run waits for an answer now: it ends here. */
-  park(): Promise<never> {
+  /**
+   * The log's append of the question the run parked at: the conversation waits for it, and its
+   * message is handled once it landed.
+   */
+  written: Promise<unknown> = Promise.resolve();
+
+  /** The run waits for an answer now (`written`: its question's append): it ends here. */
+  park(written?: Promise<unknown>): Promise<never> {
+    if (written) this.written = written;
     this.parked = true;
     this.onPark?.();
     return new Promise<never>(() => {});
   }
 }
+
+const describe = (name: string | undefined) =>
+  name === undefined ? "a clock or random value" : `ctx.external("${name}")`;
 
 /**
  * Resolves true once `turn` parks, false once `ran` (a run's promise, or undefined for a run that

@@ -1,0 +1,108 @@
+/**
+ * How a dialog's run ends, as the runs (runs.ts) meet it: answered to its end, cut off by a stop,
+ * or stopped because the bot's code no longer matches its log; and what the person is told when
+ * a dialog ends without them (an operator's end, changed code).
+ */
+import type { Logger } from "pino";
+import { EffectOrderChanged } from "../../effects/effect-records.ts";
+import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
+import type { BotContexts } from "../bot-contexts.ts";
+import type { TaskControl } from "../conversation-queue.ts";
+import type { Incoming } from "../incoming.ts";
+import { replyTarget } from "../reply-target.ts";
+import { RouterError } from "../router-error.ts";
+import { DialogEnded } from "./dialog-log.ts";
+import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
+import type { Dialogs } from "./dialogs.ts";
+import { DialogChanged, type Turn } from "./turn.ts";
+
+/** What the person is told when the bot's code changed under their dialog (bot option `dialogs.changed`). */
+export const CHANGED_NOTE =
+  "Sorry, the bot was updated in the middle of our conversation: please start again.";
+
+/** What a run of a dialog needs to end it. */
+export interface DialogEndParts {
+  dialogs: Dialogs;
+  contexts: BotContexts;
+  log: Logger;
+}
+
+/** A dialog's run returned: the dialog is over (its end entry appended, the key held meanwhile). */
+export function endDialog(o: DialogEndParts, control: TaskControl, incoming: Incoming, by: EndReason): void {
+  if (incoming.dialog) control.holdKey(closeLog(o, incoming.dialog.id, by));
+}
+
+/** Append a dialog's end; a failure is logged (the next start runs the dialog again). */
+export function closeLog(o: DialogEndParts, id: string, by: EndReason): Promise<unknown> {
+  return o.dialogs.end(id, by).catch((err: unknown) => {
+    o.log.error({ err, dialog: id }, "could not record a dialog's end");
+  });
+}
+
+/**
+ * A message's run threw what only a dialog's run meets: cut off by a stop, ended meanwhile, or
+ * code changed under its log. Returns what the key must wait for, or false for any other failure
+ * (retried as usual).
+ */
+export function dialogFailed(
+  o: DialogEndParts,
+  incoming: Incoming,
+  log: Logger,
+  turn: Turn | undefined,
+  err: unknown,
+): Promise<unknown> | true | false {
+  const dialog = incoming.dialog;
+  const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
+  if (err instanceof DialogEnded) {
+    log.info(
+      { dialog: dialog?.id },
+      "the dialog was ended while its run was under way: the run stopped there",
+    );
+    return true;
+  }
+  if (asked && incoming.letter === undefined && err instanceof RouterError && err.code === "ROUTER_ABORTED") {
+    // Left as a crash leaves it: its message is caught up again (or its log, holding the answer,
+    // is replayed) at the next start, in its place among the person's messages.
+    log.info(
+      { dialog: dialog?.id },
+      "a dialog's run was cut off by the stop: it runs again at the next start",
+    );
+    return true;
+  }
+  if (dialog === undefined || !(err instanceof DialogChanged || err instanceof EffectOrderChanged))
+    return false;
+  // Stopped, and the person told, rather than file an answer under another question.
+  const step = err instanceof DialogChanged ? err.step : (turn?.step ?? 0);
+  log.warn(
+    { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
+    "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
+  );
+  const note = o.contexts.dialogTexts?.changed ?? CHANGED_NOTE;
+  return closeLog(o, dialog.id, "changed").then(() => tellEnded(o.contexts, o.log, dialog, note, false));
+}
+
+/**
+ * Say `text` to a dialog's person, in its conversation; in a channel topic, named (an operator's
+ * note is for them, not for the topic).
+ */
+export async function tellEnded(
+  contexts: BotContexts,
+  log: Logger,
+  dialog: DialogRecord | DialogHead,
+  text: string,
+  named: boolean,
+): Promise<void> {
+  const origin = "origin" in dialog ? dialog.origin : undefined;
+  if (origin === undefined || origin === null) return;
+  const { event } = reviveEvent(origin);
+  const inTopic = !dialog.conversation.startsWith("dm:");
+  const content = named && inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
+  try {
+    await contexts.deps().api.messages.send({
+      ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1),
+      content,
+    });
+  } catch (err) {
+    log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Where a bot's dialogs live in its store (`<bot>/dialogs`): per dialog a small header
+ * (`h:<id>`, what a start reads) and its log, one key per entry (`e:<id>:<n>`, read only when
+ * the dialog runs). Every append is one atomic batch: the entries, the header (checked: the log
+ * is where the writer left it, and not ended) and a marker that makes a retry of the same append
+ * find it made. So a write that landed but whose reply was lost is known on the retry, and an
+ * end is final: the header refuses every later append.
+ */
+import { createHash } from "node:crypto";
+import { BothostError } from "../../errors/bothost-error.ts";
+import type { StoreWrite } from "../../state/_writes.ts";
+import type { JsonValue, StateStore } from "../../state/state-store.ts";
+import {
+  asHead,
+  type DialogHead,
+  type EndReason,
+  foldLog,
+  headAfter,
+  type LogEntry,
+} from "./dialog-record.ts";
+import { migrateV1 } from "./dialog-v1.ts";
+
+/** How long an ended dialog's header stays, refusing a late run's append. */
+const ENDED_KEPT_MS = 7 * 86_400_000;
+
+/** An append to a dialog that has ended (by an operator, its handler, changed code). */
+export class DialogEnded extends BothostError<"DIALOG_ENDED"> {
+  override readonly name = "DialogEnded";
+  constructor(id: string) {
+    super("DIALOG_ENDED", `dialog ${id} has ended: nothing more is recorded for it.`);
+  }
+}
+
+/** An append whose log moved since the writer read it (another instance wrote it). */
+export class LogMoved extends BothostError<"DIALOG_LOG_MOVED"> {
+  override readonly name = "LogMoved";
+  constructor(id: string) {
+    super("DIALOG_LOG_MOVED", `dialog ${id}'s log changed under its writer.`);
+  }
+}
+
+const headKey = (id: string) => `h:${id}`;
+const entryKey = (id: string, n: number) => `e:${id}:${String(n).padStart(6, "0")}`;
+const text = (value: unknown) => JSON.stringify(value);
+
+export class DialogLog {
+  readonly #store: StateStore;
+  readonly #commit: () => Promise<void>;
+
+  constructor(store: StateStore, commit: () => Promise<void>) {
+    this.#store = store;
+    this.#commit = commit;
+  }
+
+  /** Every dialog's header (a start reads these, never the logs). */
+  async heads(): Promise<DialogHead[]> {
+    const heads: DialogHead[] = await migrateV1(this.#store, (head, entries) =>
+      this.append(head, entries, true),
+    );
+    for (const { value } of await this.#store.list("h:")) {
+      const head = asHead(value);
+      if (head !== undefined && head.ended === undefined) heads.push(head);
+    }
+    return heads;
+  }
+
+  /** The header of dialog `id` as the store holds it. */
+  async head(id: string): Promise<DialogHead | undefined> {
+    return asHead(await this.#store.get(headKey(id)));
+  }
+
+  /** Dialog `id`'s log, folded over `head` (one store read). */
+  async read(head: DialogHead) {
+    const entries = (await this.#store.list(`e:${head.id}:`)).map(
+      ({ value }) => value as unknown as LogEntry,
+    );
+    return foldLog(head, entries.slice(0, head.seq));
+  }
+
+  /**
+   * Append `entries` to the log that `head` describes (the header as this writer last knew it;
+   * `create`: the dialog is new, its header must not exist). Resolves the new header; the same
+   * append retried after a lost reply resolves it too. Rejects with {@link DialogEnded} after an
+   * end, {@link LogMoved} when another writer got there first.
+   */
+  async append(head: DialogHead, entries: readonly LogEntry[], create = false): Promise<DialogHead> {
+    const texts = entries.map(text);
+    const bytes = texts.reduce((sum, t) => sum + t.length, 0);
+    const next = headAfter(head, entries, bytes);
+    next.last = createHash("sha256")
+      .update(`${head.seq}\n${texts.join("\n")}`)
+      .digest("base64url")
+      .slice(0, 16);
+    const writes: StoreWrite[] = [
+      { op: "update", key: headKey(head.id), fn: (current) => this.#checked(head, current, create, next) },
+      ...texts.map((t, i): StoreWrite => ({ op: "set", key: entryKey(head.id, head.seq + i), text: t })),
+    ];
+    if (next.ended !== undefined) {
+      // An ended dialog keeps only its header, for a while: enough to refuse a late append.
+      writes[0] = { ...writes[0], ttlMs: ENDED_KEPT_MS } as StoreWrite;
+      writes.length = 1;
+      for (let n = 0; n < head.seq; n++) writes.push({ op: "delete", key: entryKey(head.id, n) });
+    }
+    await this.#store.applyWrites(writes);
+    await this.#commit();
+    return next;
+  }
+
+  /** Forget a dialog whose header was never kept (a first question whose send failed). */
+  async drop(id: string): Promise<void> {
+    await this.#store.delete(headKey(id));
+  }
+
+  #checked(head: DialogHead, current: JsonValue | undefined, create: boolean, next: DialogHead): JsonValue {
+    const stored = asHead(current);
+    // This very append, made by an earlier try whose reply was lost: nothing changes.
+    if (stored !== undefined && stored.seq === next.seq && stored.last === next.last)
+      return current as JsonValue;
+    if (stored?.ended !== undefined) throw new DialogEnded(head.id);
+    if (create ? stored !== undefined : stored === undefined || stored.seq !== head.seq)
+      throw stored === undefined && !create ? new DialogEnded(head.id) : new LogMoved(head.id);
+    return next as unknown as JsonValue;
+  }
+}
+
+/** `end` as the log's last entry. */
+export function endEntry(by: EndReason, at: number): LogEntry {
+  return { t: "end", by, at };
+}

@@ -1,0 +1,84 @@
+/**
+ * Dialogs kept by the version before logs (one record per dialog, under its id): each is read
+ * once, at the first start that finds it, and written again as a header and a log, so that a
+ * dialog waiting across the upgrade goes on. Its steps have no fingerprint (`v1`): a replay
+ * matches them by their question's text, as that version did.
+ */
+import type { JsonValue, StateStore } from "../../state/state-store.ts";
+import { type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
+
+/** The fingerprint of a step carried over from a record of the version before logs. */
+export const V1_STEP = "v1";
+
+interface V1Record {
+  v: 1;
+  id: string;
+  userId: number;
+  userName: string;
+  conversation: string;
+  where: string;
+  origin: JsonValue;
+  startedAt: number;
+  steps: {
+    question: string;
+    askedAt: number;
+    deadline: number;
+    answers: { id: number; content?: string; timestamp?: number }[];
+    timedOut?: true;
+  }[];
+  waiting: boolean;
+  values: JsonValue[];
+  effects: JsonValue[];
+}
+
+/** Ids of the older version began with a digit, or `-` for a dialog the bot started. */
+const V1_PREFIXES = ["-", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+
+/** Rewrite every record of the older version in `store` as a header and a log; returns their headers. */
+export async function migrateV1(
+  store: StateStore,
+  create: (head: DialogHead, entries: LogEntry[]) => Promise<DialogHead>,
+): Promise<DialogHead[]> {
+  const heads: DialogHead[] = [];
+  for (const prefix of V1_PREFIXES) {
+    for (const { key, value } of await store.list(prefix)) {
+      const record = value as unknown as V1Record;
+      if (record?.v !== 1 || !Array.isArray(record.steps)) continue;
+      const head = newHead({ ...record, id: key });
+      const origin = Number((record.origin as { message?: { id?: number } })?.message?.id ?? 0);
+      const entries: LogEntry[] = [
+        { t: "start", origin: record.origin, at: record.startedAt },
+        ...record.values.map((v): LogEntry => ({ t: "val", v })),
+        ...record.effects.map((fx): LogEntry => ({ t: "fx", fx })),
+      ];
+      record.steps.forEach((step, i) => {
+        const id = `#${i + 1}`;
+        entries.push({
+          t: "ask",
+          step: i,
+          id,
+          fp: V1_STEP,
+          text: step.question,
+          msg: origin,
+          at: step.askedAt,
+          deadline: step.deadline,
+        });
+        for (const a of step.answers)
+          entries.push({
+            t: "ans",
+            step: i,
+            msg: a.id,
+            text: (a.content ?? "").trim(),
+            ts: a.timestamp ?? 0,
+          });
+        if (step.timedOut) entries.push({ t: "late", step: i, at: step.deadline });
+      });
+      const kept = await create(head, entries).catch(() => undefined);
+      if (kept === undefined) continue;
+      // A record whose last answer was not yet run waits no more: it runs at this start.
+      heads.push(kept);
+      await store.delete(key);
+    }
+  }
+  return heads;
+}

@@ -1,0 +1,60 @@
+/**
+ * `ctx.startDialog(userId, text)`: a dialog the bot begins itself, in a direct message with the
+ * person, as if they had sent `text` there (a command, say): its first message is made up here,
+ * and its prompts ask them.
+ */
+import { createHash } from "node:crypto";
+import type { JsonValue } from "../../state/state-store.ts";
+import { realClock } from "../../time/clock.ts";
+import type { ServerEvent } from "../../wire/events.ts";
+import type { ContextDeps } from "../context-types.ts";
+import { conversationKey } from "../conversation-key.ts";
+import { newHead } from "./dialog-record.ts";
+
+/**
+ * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
+ * or another dialog waits for the person in their direct messages with the bot.
+ */
+export async function startDialog(
+  deps: ContextDeps<unknown>,
+  userId: number,
+  text: string,
+  key: string,
+): Promise<boolean> {
+  const dialogs = deps.dialogs;
+  if (dialogs === undefined) return false;
+  const digest = createHash("sha256").update(key).digest();
+  // The dialog's id: `s` and hex digits, accepted by every operator's route; its first message's
+  // id is negative (no server message has one), from the same digest.
+  const id = `s${digest.subarray(0, 6).toString("hex")}`;
+  const messageId = -(digest.readUIntBE(0, 6) + 1);
+  const user = await deps.services?.users.get(userId);
+  const name = user?.full_name ?? `user ${userId}`;
+  const now = (deps.clock ?? realClock).now();
+  const self = deps.bot;
+  const event = {
+    id: -1,
+    type: "message",
+    flags: ["read"],
+    message: {
+      id: messageId,
+      type: "private",
+      sender_id: userId,
+      sender_email: user?.email ?? "",
+      sender_full_name: name,
+      content: text,
+      display_recipient: [
+        { id: userId, email: user?.email ?? "", full_name: name },
+        { id: self.userId, email: self.email, full_name: self.fullName ?? self.email },
+      ],
+      subject: "",
+      recipient_id: 0,
+      timestamp: Math.floor(now / 1000),
+      client: "bothost",
+      content_type: "text/x-markdown",
+    },
+  };
+  const conversation = conversationKey(event as unknown as ServerEvent);
+  const head = newHead({ id, userId, userName: name, conversation, where: "direct message", startedAt: now });
+  return dialogs.begin(head, event as unknown as JsonValue);
+}

@@ -1,0 +1,31 @@
+/**
+ * A dialog's write tried again while the store fails (a Redis outage of any length): the
+ * conversation waits meanwhile, rather than a message be taken out of its order or an answer be
+ * left unrecorded. Only a stop (its deadline aborts `signal`) or a refusal that trying again
+ * cannot change (the dialog ended, another writer moved its log) ends the tries.
+ */
+import type { Logger } from "pino";
+import { sleep } from "../../api/sleep.ts";
+import type { Clock } from "../../time/clock.ts";
+import { DialogEnded, LogMoved } from "./dialog-log.ts";
+
+/** Pauses between tries: the last one repeats until the write lands. */
+const STORE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
+
+export async function retrying<T>(
+  clock: Clock,
+  log: Logger,
+  signal: AbortSignal,
+  write: () => Promise<T>,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (err instanceof DialogEnded || err instanceof LogMoved || signal.aborted) throw err;
+      const pause = STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number;
+      log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
+      await sleep(clock, pause, signal).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * Dialogs under the store faults that matter, aimed at the dialog's writes, on the test clock:
+ * a write that lands with its reply lost, an outage longer than a minute, writes held past the
+ * handler timeout, a deadline whose write fails; and an operator's end racing a run in flight, a
+ * late answer caught up after a restart, code changed under a waiting dialog. A real daemon in
+ * this process against the sandbox over HTTP; the store is a FileStore behind a gate. Every
+ * check is of what the person saw, in order, once the conversation settled: no sleeps.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { z } from "zod";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { deferred } from "../support/deferred.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+
+const BOT = "survey-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
+
+let slow = deferred();
+/** With a schema on its first question: the same bot, changed. */
+let strict = false;
+
+const survey = defineBot({
+  setup(bot) {
+    bot.command("survey", async (ctx) => {
+      const answers: string[] = [];
+      for (const q of QUESTIONS) {
+        const options = strict && q === QUESTIONS[0] ? { schema: z.string().min(2) } : {};
+        answers.push((await ctx.prompt(q, options)).text);
+      }
+      await ctx.reply(`summary: ${answers.join(" | ")}`);
+    });
+    bot.command("size", async (ctx) => {
+      try {
+        await ctx.prompt("Which size?", { timeout: "10m" });
+      } catch {
+        await ctx.reply("No answer: no coffee.");
+      }
+    });
+    bot.command("order", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      await slow.promise; // ignores the signal, as slow code may
+      const count = await ctx.prompt("How many?");
+      await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let sandbox: Sandbox | undefined;
+let running: InProcessDaemon | undefined;
+let dir: string | undefined;
+let clock: TestClock;
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  strict = false;
+});
+
+function botSaid(): string[] {
+  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
+  return sandbox!.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}
+
+/** Everything the bot said, once it said `count` things. */
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+async function start(gate: StoreGate, extra = "handler_timeout: 1s") {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Survey",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-faults-"));
+  await daemonUp(gate, extra);
+  const box = sandbox;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+async function daemonUp(gate: StoreGate, extra = "handler_timeout: 1s") {
+  const store = gatedBackend(
+    await FileStore.open(dir!, { now: () => clock.now() }),
+    ["survey", "dialogs"],
+    gate,
+  );
+  running = await startInProcessDaemon(
+    sandbox!,
+    { survey: { email: BOT, definition: survey, extra } },
+    { store, clock, stateDir: join(dir!, "daemon") },
+  );
+}
+
+/** Resolves once the dialog waits at question `step` (its log kept). */
+async function waitingAt(step: number) {
+  await expect
+    .poll(() => running!.daemon.bots[0]!.dialogs().map((d) => [d.step, d.deadline !== undefined]), {
+      timeout: 15_000,
+    })
+    .toEqual([[step, true]]);
+}
+
+/** Move the test clock `ms` forward, a step at a time (each step lets the work it starts run). */
+async function pass(ms: number, step = 1_000) {
+  for (let left = ms; left > 0; left -= step) await clock.advance(Math.min(step, left));
+}
+
+it("an answer's write that lands with its reply lost: the dialog goes on, nothing asked twice", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("survey");
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  await waitingAt(1);
+  gate.mode = "lose";
+  dm("did a");
+  await gate.stoppedAt(1);
+  await pass(1_000, 250);
+  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+  dm("do b");
+  expect(await said(3)).toEqual(QUESTIONS);
+  dm("none");
+  expect(await said(4)).toEqual([...QUESTIONS, "summary: did a | do b | none"]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("a question's write that lands with its reply lost: it waits once, and the next message answers it", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("survey");
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  dm("did a");
+  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+  await waitingAt(2);
+  gate.mode = "lose";
+  // The answer's append is lost-replied and retried; the next question's append follows it.
+  dm("do b");
+  await gate.stoppedAt(1);
+  await pass(1_000, 250);
+  expect(await said(3)).toEqual(QUESTIONS);
+  dm("none");
+  expect(await said(4)).toEqual([...QUESTIONS, "summary: did a | do b | none"]);
+});
+
+it("a store outage longer than a minute: messages wait in order, each answer under the question it followed", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("survey");
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  await waitingAt(1);
+  gate.mode = "fail";
+  dm("did a");
+  await gate.stoppedAt(1);
+  await pass(60_000);
+  // Sent during the outage, before Q2 was asked: it waits behind the unrecorded answer, then is
+  // an ordinary message (it answers no question the person had seen).
+  const during = dm("still there?");
+  await pass(30_000);
+  expect(gate.stopped).toBeGreaterThan(5);
+  gate.open();
+  await pass(31_000);
+  expect(await said(3)).toEqual([...QUESTIONS.slice(0, 2), "not a command: still there?"]);
+  dm("do b");
+  expect(await said(4)).toEqual([...QUESTIONS.slice(0, 2), "not a command: still there?", QUESTIONS[2]]);
+  const last = dm("none");
+  expect((await said(5)).at(-1)).toBe("summary: did a | do b | none");
+  // The ledger's cursor is not stuck below the messages of the outage.
+  await running!.ledger.until("survey", last, 15_000, () => new Error(`message ${during} never handled`));
+});
+
+it("the store's writes hang past the handler timeout: the next message waits, then is taken in its order", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("survey");
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  await waitingAt(1);
+  gate.mode = "hang";
+  dm("did a");
+  await gate.stoppedAt(1);
+  await pass(3_000, 500);
+  dm("one more thing");
+  await pass(3_000, 500);
+  gate.open();
+  expect(await said(3)).toEqual([...QUESTIONS.slice(0, 2), "not a command: one more thing"]);
+  dm("do b");
+  expect((await said(4)).at(-1)).toBe(QUESTIONS[2]);
+  dm("none");
+  expect((await said(5)).at(-1)).toBe("summary: did a | do b | none");
+});
+
+it("a deadline whose write fails past its tries ends the prompt once the store is back; the next message is ordinary", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("size");
+  expect(await said(1)).toEqual(["Which size?"]);
+  await waitingAt(1);
+  gate.mode = "fail";
+  await pass(10 * 60_000 + 1_000, 5_000);
+  await gate.stoppedAt(1);
+  await pass(60_000, 5_000);
+  gate.open();
+  await pass(31_000, 1_000);
+  expect(await said(2)).toEqual(["Which size?", "No answer: no coffee."]);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
+});
+
+it("an operator's end while a run is in flight is final: the run asks nothing more", async () => {
+  slow = deferred();
+  const dm = await start(new StoreGate());
+  dm("order");
+  expect(await said(1)).toEqual(["Which size?"]);
+  dm("large");
+  // The run that took "large" waits on slow code, past its handler timeout.
+  await pass(3_000, 500);
+  const [dialog] = running!.daemon.bots[0]!.dialogs();
+  expect(await running!.daemon.bots[0]!.endDialog(dialog!.id, "Ended by an operator.")).toBe(true);
+  slow.resolve();
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: 2"]);
+  expect(running!.logged("ended while its run was under way")).toHaveLength(1);
+});
+
+it("an answer sent after the deadline while the daemon was down is an ordinary message, after the timeout branch", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("size");
+  expect(await said(1)).toEqual(["Which size?"]);
+  await running!.stop({ keepState: true });
+  await pass(11 * 60_000, 30_000);
+  dm("large");
+  await daemonUp(gate);
+  expect(await said(3)).toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
+});
+
+it("code that adds a schema to an answered question stops the dialog, the person told, nothing cut back", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("survey");
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  dm("a");
+  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+  await running!.stop({ keepState: true });
+  strict = true;
+  await daemonUp(gate);
+  dm("do b");
+  const told = await said(3);
+  expect(told[2]).toMatch(/updated in the middle of our conversation/);
+  dm("next");
+  expect(await said(4)).toEqual([...told, "not a command: next"]);
+});

@@ -1,0 +1,217 @@
+/**
+ * A bot's dialogs as their one writer keeps them: what a message is to a waiting dialog (an
+ * answer, a copy of one, sent before the question, sent after the deadline), a busy dialog's
+ * wait, appends that land with their reply lost, and an end that refuses every later append.
+ * On a memory store and a manual clock: nothing here waits for time to pass.
+ */
+import { expect, it } from "vitest";
+import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
+import { DialogEnded, LogMoved } from "../../src/pipeline/dialogs/dialog-log.ts";
+import { newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
+import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
+import type { OnceMarker, StoreWrite } from "../../src/state/_writes.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
+import { StateError } from "../../src/state/state-error.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { asked, memoryDialogs, waitAt } from "../support/memory-dialogs.ts";
+
+const T0 = 1_000_000_000;
+const CONVERSATION = "dm:3,7";
+/** Message `id`, sent `at` (epoch ms; default before the deadline). */
+const msg = (id: number, at = T0) => ({ id, timestamp: Math.floor(at / 1000) });
+
+/** Dialog 100: its question is message 101, due a minute after T0. */
+async function waiting(dialogs = memoryDialogs(new ManualClock(T0))) {
+  await waitAt(dialogs, { id: 100, conversation: CONVERSATION, at: T0, deadline: T0 + 60_000 });
+  return dialogs;
+}
+
+async function taken() {
+  const dialogs = await waiting();
+  const found = dialogs.match(CONVERSATION, 7, msg(102));
+  if (found === undefined || typeof found === "string" || !("entry" in found)) throw new Error("not taken");
+  const next = dialogs.match(CONVERSATION, 7, msg(103));
+  if (next === undefined || typeof next === "string" || !("busy" in next)) throw new Error("not busy");
+  return { dialogs, entry: found.entry, busy: next.busy };
+}
+
+it("a message answers only after the question, before the deadline, from the person asked, once", async () => {
+  const dialogs = await waiting();
+  // Sent before the question (message 101): an ordinary message, and the dialog still waits.
+  expect(dialogs.match(CONVERSATION, 7, msg(99))).toBeUndefined();
+  expect(dialogs.match(CONVERSATION, 7, msg(101))).toBeUndefined();
+  // Someone else, or elsewhere: not this dialog's.
+  expect(dialogs.match(CONVERSATION, 8, msg(102))).toBeUndefined();
+  expect(dialogs.match("dm:3,8", 7, msg(102))).toBeUndefined();
+  const found = dialogs.match(CONVERSATION, 7, msg(102));
+  if (found === undefined || typeof found === "string" || !("entry" in found))
+    throw new Error("not an answer");
+  await dialogs.answer(found.entry, msg(102), "a1");
+  // Caught up again after a crash (its ledger mark not yet written): a copy, handled.
+  expect(dialogs.match(CONVERSATION, 7, msg(102))).toBe("duplicate");
+  expect((await dialogs.record("100"))?.steps[0]?.answers).toEqual([
+    { id: 102, text: "a1", timestamp: T0 / 1000 },
+  ]);
+});
+
+it("a message sent after the deadline is late: the deadline is run first, the message is no answer", async () => {
+  const dialogs = await waiting();
+  const late = dialogs.match(CONVERSATION, 7, msg(102, T0 + 61_000));
+  expect(late).toMatchObject({ late: { id: "100" } });
+  await dialogs.timeOut((late as { late: never }).late);
+  const record = await dialogs.record("100");
+  expect(record?.steps[0]).toMatchObject({ timedOut: true, answers: [] });
+});
+
+it("an append that landed with its reply lost is found made when tried again, and made once", async () => {
+  const store = new LosingStore();
+  const dialogs = await waiting(memoryDialogs(new ManualClock(T0), store));
+  const found = dialogs.match(CONVERSATION, 7, msg(102)) as { entry: never };
+  store.loseNext = true;
+  await expect(dialogs.answer(found.entry, msg(102), "a1")).rejects.toThrow(/reply lost/);
+  // The same append again: found made (its marker), not made twice.
+  await dialogs.answer(found.entry, msg(102), "a1");
+  const record = await dialogs.record("100");
+  expect(record?.steps[0]?.answers.map((a) => a.text)).toEqual(["a1"]);
+  expect(record?.seq).toBe(3);
+});
+
+it("an end is final: a run in flight that asks again afterwards is refused, in memory and in the store", async () => {
+  const { dialogs, entry } = await taken();
+  await dialogs.answer(entry, msg(102), "a1");
+  const head = entry.head;
+  expect(await dialogs.end("100", "operator")).toBe(true);
+  await expect(dialogs.append(head, [asked(1, 104, T0, T0 + 60_000)], false)).rejects.toBeInstanceOf(
+    DialogEnded,
+  );
+  // Another writer holding the same header (another instance) is refused by the store itself.
+  await expect(dialogs.log.append(head, [asked(1, 104, T0, T0 + 60_000)])).rejects.toBeInstanceOf(
+    DialogEnded,
+  );
+  expect(await dialogs.end("100", "operator")).toBe(false);
+  expect(dialogs.size).toBe(0);
+});
+
+it("an append over a log another writer moved is refused, not merged", async () => {
+  const { dialogs, entry } = await taken();
+  const stale = entry.head;
+  await dialogs.answer(entry, msg(102), "a1");
+  await expect(dialogs.log.append(stale, [asked(1, 104, T0, T0 + 60_000)])).rejects.toBeInstanceOf(LogMoved);
+});
+
+it("two starts of one person's dialog at once: the check and the reservation are one step", async () => {
+  const dialogs = memoryDialogs(new ManualClock(T0));
+  const head = (id: string) =>
+    newHead({
+      id,
+      userId: 7,
+      userName: "Mel",
+      conversation: CONVERSATION,
+      where: "direct message",
+      startedAt: T0,
+    });
+  const started = await Promise.all([dialogs.begin(head("s1"), {}), dialogs.begin(head("s2"), {})]);
+  expect(started).toEqual([true, false]);
+  // The same id again, even once ended, starts nothing.
+  await dialogs.end("s1", "handler");
+  expect(await dialogs.begin(head("s1"), {})).toBe(false);
+});
+
+it("the next message waits until the dialog asks again, then answers it", async () => {
+  const { dialogs, entry, busy } = await taken();
+  let over: boolean | undefined;
+  const wait = whenSettled(busy, new AbortController().signal).then((v) => {
+    over = v;
+  });
+  await dialogs.answer(entry, msg(102), "a1");
+  await Promise.resolve();
+  expect(over).toBeUndefined();
+  await dialogs.append(entry.head, [asked(1, 104, T0, T0 + 60_000)], false);
+  await wait;
+  expect(over).toBe(true);
+  expect(dialogs.match(CONVERSATION, 7, msg(105))).toMatchObject({ entry: { head: { step: 1 } } });
+});
+
+it("the wait ends when the dialog ends, is ready, or waits again; or when the message's signal aborts", async () => {
+  const ends: [string, (d: Dialogs, e: never) => unknown][] = [
+    ["end", (d) => d.end("100", "handler")],
+    ["ready", async (d) => d.markReady((await d.record("100"))!)],
+    ["unmatch", (d, e) => d.unmatch(e)],
+    ["stop", (d) => d.stop()],
+  ];
+  for (const [name, end] of ends) {
+    const { dialogs, entry, busy } = await taken();
+    const wait = whenSettled(busy, new AbortController().signal);
+    await end(dialogs, entry as never);
+    expect([name, await wait]).toEqual([name, true]);
+  }
+  const { dialogs, busy } = await taken();
+  const controller = new AbortController();
+  const wait = whenSettled(busy, controller.signal);
+  controller.abort();
+  expect(await wait).toBe(false);
+  // Its run still under way: the next message is still told to wait.
+  expect(dialogs.match(CONVERSATION, 7, msg(104))).toEqual({ busy });
+});
+
+it("a first question being asked makes the dialog busy until its log is kept, or the run gives up", async () => {
+  const dialogs = memoryDialogs(new ManualClock(T0));
+  const fresh = newHead({
+    id: "100",
+    userId: 7,
+    userName: "Mel",
+    conversation: CONVERSATION,
+    where: "dm",
+    startedAt: T0,
+  });
+  dialogs.asking(fresh);
+  const found = dialogs.match(CONVERSATION, 7, msg(102));
+  if (found === undefined || typeof found === "string" || !("busy" in found)) throw new Error("not busy");
+  const wait = whenSettled(found.busy, new AbortController().signal);
+  await waitAt(dialogs, { id: 100, conversation: CONVERSATION, at: T0, deadline: T0 + 60_000 });
+  expect(await wait).toBe(true);
+  expect(dialogs.match(CONVERSATION, 7, msg(102))).toMatchObject({ entry: { head: { step: 0 } } });
+  // A kept log stays when the run that asked fails afterwards.
+  dialogs.notAsking("100");
+  expect(dialogs.size).toBe(1);
+
+  const other = memoryDialogs(new ManualClock(T0));
+  other.asking(fresh);
+  const busy = other.match(CONVERSATION, 7, msg(102));
+  if (busy === undefined || typeof busy === "string" || !("busy" in busy)) throw new Error("not busy");
+  const given = whenSettled(busy.busy, new AbortController().signal);
+  other.notAsking("100");
+  expect(await given).toBe(true);
+  expect(other.size).toBe(0);
+  expect(other.match(CONVERSATION, 7, msg(102))).toBeUndefined();
+});
+
+it("a start reads the headers only, and finds an answer recorded but not yet run", async () => {
+  const store = new MemoryStore();
+  const first = memoryDialogs(new ManualClock(T0), store);
+  await waitAt(first, { id: 100, conversation: CONVERSATION, at: T0, deadline: T0 + 60_000 });
+  first.match(CONVERSATION, 7, msg(102));
+  await first.answer(first.entry("100")!, msg(102), "a1");
+  const again = memoryDialogs(new ManualClock(T0), store);
+  const ready = await again.load();
+  expect(ready.map((h) => [h.id, h.waiting, h.answered])).toEqual([["100", false, [102]]]);
+  expect(again.match(CONVERSATION, 7, msg(102))).toBe("duplicate");
+});
+
+/** A memory store whose next batch is applied and then answered with an error, as a lost reply. */
+class LosingStore extends MemoryStore {
+  loseNext = false;
+  override namespace(name: string) {
+    const view = super.namespace(name);
+    const apply = view.applyWrites.bind(view);
+    view.applyWrites = async (writes: readonly StoreWrite[], once?: OnceMarker) => {
+      const applied = await apply(writes, once);
+      if (this.loseNext) {
+        this.loseNext = false;
+        throw new StateError("STATE_UNAVAILABLE", "the connection closed before the reply (reply lost)");
+      }
+      return applied;
+    };
+    return view;
+  }
+}
