@@ -62,7 +62,8 @@ import { defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
 import { moderationCommands, recordFlags } from "./moderation/commands.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
-import { createRuleState, type RuleName, type ScannedMessage, scanMessage } from "./moderation/rules.ts";
+import type { RuleName, ScannedMessage } from "./moderation/rule-types.ts";
+import { createRuleState, scanMessage } from "./moderation/rules.ts";
 import {
   ModerationSettings,
   ROLES,

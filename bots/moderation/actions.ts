@@ -6,7 +6,7 @@
  * reads. A dry run is the bot-level `dry_run: true`, which captures these writes.
  */
 import { type BaseContext, renderTemplate, type User } from "bothost";
-import type { RuleMatch, RuleName } from "./rules.ts";
+import type { RuleMatch, RuleName } from "./rule-types.ts";
 import type { Action, ModerationSettings, RuleOptions } from "./settings.ts";
 
 export const LABELS: Record<RuleName, string> = {

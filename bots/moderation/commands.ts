@@ -6,7 +6,7 @@
  */
 import type { BotApi, KV } from "bothost";
 import { LABELS } from "./actions.ts";
-import type { RuleMatch, RuleName } from "./rules.ts";
+import type { RuleMatch, RuleName } from "./rule-types.ts";
 import type { ModerationSettings } from "./settings.ts";
 
 const DAY_MS = 86_400_000;

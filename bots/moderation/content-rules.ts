@@ -1,10 +1,10 @@
 /**
  * The moderation rules that look at one message's content alone: links from new members, too
- * many links, blocked words and patterns, mass mentions. Pure, like the posting rules in
- * rules.ts, which call them.
+ * many links, blocked words and patterns, mass mentions. Pure, like the posting rules;
+ * `scanMessage` (rules.ts) calls them.
  */
 import { hasLink, links, mentions } from "./content.ts";
-import type { RuleMatch, Rules, ScannedMessage } from "./rules.ts";
+import type { RuleMatch, Rules, ScannedMessage } from "./rule-types.ts";
 
 export function newMemberLink(
   m: ScannedMessage,

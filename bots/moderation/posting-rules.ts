@@ -5,7 +5,7 @@
  * first, e.g. from another conversation) never counts toward it.
  */
 import { links, normalized } from "./content.ts";
-import type { RuleMatch, RuleState, Rules, ScannedMessage } from "./rules.ts";
+import type { RuleMatch, RuleState, Rules, ScannedMessage } from "./rule-types.ts";
 
 export function flood(
   m: ScannedMessage,

@@ -4,7 +4,7 @@
  */
 import { parseTemplate } from "bothost";
 import { z } from "zod";
-import type { RuleName, Rules } from "./rules.ts";
+import type { RuleName, Rules } from "./rule-types.ts";
 
 /** Role names as the config spells them → the server's role numbers. */
 export const ROLES = { owner: 100, admin: 200, moderator: 300, member: 400, guest: 600 } as const;

@@ -4,7 +4,8 @@
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { ConfigError, type ConfigProblem } from "../config/config-error.ts";
+import { ConfigError } from "../config/config-error.ts";
+import type { ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
 import type { BotConfig, Config } from "../config/schema.ts";

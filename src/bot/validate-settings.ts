@@ -1,4 +1,5 @@
-import { ConfigError, type ConfigPath, type ConfigProblem } from "../config/config-error.ts";
+import { ConfigError } from "../config/config-error.ts";
+import type { ConfigPath, ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";

@@ -5,7 +5,7 @@
  */
 import { Agent, type Dispatcher, request } from "undici";
 import type { AdminView } from "../config/admin-view.ts";
-import { formatProblems } from "../config/config-error.ts";
+import { formatProblems } from "../config/config-problem.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 

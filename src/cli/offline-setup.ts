@@ -7,7 +7,7 @@ import { type LoadedBot, moduleProblem } from "../bot/load-bots.ts";
 import { botModuleFile } from "../bot/load-module.ts";
 import { isModuleError } from "../bot/module-error.ts";
 import { loadConfigWithPlaceholders } from "../config/admin-view.ts";
-import type { ConfigProblem } from "../config/config-error.ts";
+import type { ConfigProblem } from "../config/config-problem.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { runSetupOffline } from "../daemon/trial-setup.ts";
 import { BothostError } from "../errors/bothost-error.ts";

@@ -1,5 +1,5 @@
 import { type ConfigProblemsOnDisk, configProblemsOnDisk, readAdminView } from "../config/admin-view.ts";
-import { formatProblems } from "../config/config-error.ts";
+import { formatProblems } from "../config/config-problem.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotStatus, BucketStatus, BudgetStatus, DaemonStatus } from "../http/daemon-status.ts";

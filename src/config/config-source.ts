@@ -3,7 +3,7 @@
  */
 import path from "node:path";
 import type { LineCounter } from "yaml";
-import { type ConfigPath, type ConfigProblem, formatPath } from "./config-error.ts";
+import { type ConfigPath, type ConfigProblem, formatPath } from "./config-problem.ts";
 import { recordKey, type SourceRecord } from "./yaml-to-value.ts";
 
 export interface ConfigLocation {

@@ -2,13 +2,8 @@
  * Loading the config file: read → YAML with positions → interpolation → schema → files → freeze.
  */
 import path from "node:path";
-import {
-  type BotsDraft,
-  ConfigError,
-  type ConfigErrorCode,
-  type ConfigProblem,
-  formatPath,
-} from "./config-error.ts";
+import { type BotsDraft, ConfigError, type ConfigErrorCode } from "./config-error.ts";
+import { type ConfigProblem, formatPath } from "./config-problem.ts";
 import { ConfigSource } from "./config-source.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";

@@ -3,7 +3,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import type { ConfigProblem } from "./config-error.ts";
+import type { ConfigProblem } from "./config-problem.ts";
 import { type ConfigSource, displayPath } from "./config-source.ts";
 import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";

@@ -3,7 +3,7 @@
  * zod issues → config problems whose messages say how to fix the value, never showing a secret.
  */
 import type { z } from "zod";
-import type { ConfigPath, ConfigProblem } from "./config-error.ts";
+import type { ConfigPath, ConfigProblem } from "./config-problem.ts";
 import type { ConfigSource } from "./config-source.ts";
 import { hasTypoOf, suggest } from "./did-you-mean.ts";
 import { isSecretPath } from "./secrets.ts";

@@ -12,7 +12,8 @@ import { BothostError } from "../errors/bothost-error.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import { Daemon, type DaemonBot } from "./daemon.ts";
+import { Daemon } from "./daemon.ts";
+import type { DaemonBot } from "./daemon-bot.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport } from "./reload-plan.ts";
 
 export type Booted = Awaited<ReturnType<typeof bootDaemon>>;

@@ -4,7 +4,6 @@
  */
 import type { Logger } from "pino";
 import { isAuthError } from "../api/errors.ts";
-import type { BotDefinition } from "../bot/define-bot.ts";
 import { BotSwitch } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
@@ -22,6 +21,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { botClient } from "./bot-client.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
+import type { DaemonBot } from "./daemon-bot.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { dialogDesk } from "./dialog-desk.ts";
 import { mapLimited } from "./map-limited.ts";
@@ -32,14 +32,6 @@ import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
 import { failureLogFields, startFailure, statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
-
-export interface DaemonBot {
-  name: string;
-  definition: BotDefinition<never, never>;
-  settings: unknown;
-  /** The module's fingerprint (see `moduleFingerprint`), for reloads. */
-  fingerprint?: string;
-}
 
 export interface DaemonOptions {
   config: Config;

@@ -12,7 +12,7 @@
 import type { BotConfig, Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
-import type { DaemonBot } from "./daemon.ts";
+import type { DaemonBot } from "./daemon-bot.ts";
 import { type SetupProblem, setupProblem, trySetupOffline } from "./trial-setup.ts";
 
 export interface NewVersions {

@@ -9,7 +9,7 @@ import { ApiError, badRequest, missingArgument, notFound } from "./http/api-erro
 import { checkInt, checkIntList, type Params } from "./http/params.ts";
 import { type AuthedContext, endpoint, route } from "./http/router.ts";
 import { defaultReadBySender } from "./http/server.ts";
-import { emitToUsers } from "./queues/delivery.ts";
+import { emitToUsers } from "./queues/emit.ts";
 import { globalTime } from "./routes/report.ts";
 import { nextId, type SandboxData, type ScheduledRecord, type UserRecord } from "./state/data.ts";
 import { renderMarkdown } from "./state/markdown.ts";

@@ -1,7 +1,14 @@
 /** What `bot.recurring()` and `bot.cron()` declare in a bot's setup. */
-import type { OccurrenceTime } from "./occurrence-topic.ts";
 
-export type { OccurrenceTime };
+/** An occurrence as its time zone reads it: what a topic template or function can name. */
+export interface OccurrenceTime {
+  /** `2026-11-30` */
+  date: string;
+  /** `Monday` */
+  weekday: string;
+  /** `09:30` (24-hour) */
+  time: string;
+}
 
 /** A recurring announcement, kept booked on the server as a scheduled message. */
 export interface RecurringAnnouncement {

@@ -3,17 +3,7 @@
  * occurrence's day (`"standup {{date}}"`), or a function of it, read in the announcement's time zone.
  */
 import { renderTemplate } from "../template/template.ts";
-import type { RecurringAnnouncement } from "./declarations.ts";
-
-/** An occurrence as its time zone reads it: what a topic template or function can name. */
-export interface OccurrenceTime {
-  /** `2026-11-30` */
-  date: string;
-  /** `Monday` */
-  weekday: string;
-  /** `09:30` (24-hour) */
-  time: string;
-}
+import type { OccurrenceTime, RecurringAnnouncement } from "./declarations.ts";
 
 /** The placeholders a topic template may use. */
 export const TOPIC_PLACEHOLDERS: readonly (keyof OccurrenceTime)[] = ["date", "weekday", "time"];

@@ -7,8 +7,9 @@
  */
 import type { Redis } from "ioredis";
 import { INDEX_LUA } from "./_redis-index.ts";
-import { foldWrites, keysOf, type StoreWrite } from "./_writes.ts";
+import { foldWrites, keysOf } from "./_writes.ts";
 import { StateError } from "./state-error.ts";
+import type { StoreWrite } from "./state-store.ts";
 
 /**
  * KEYS[1] the fence key (the marker when unfenced), KEYS[2] the marker ('' for none), KEYS[3..]

@@ -4,9 +4,17 @@
  * `namespace()` makes child views sharing the same table.
  */
 import { byKey, checkTtl, fromJsonText, KeyedView, toJsonText } from "./_keys.ts";
-import { foldWrites, type OnceMarker, type StoreWrite } from "./_writes.ts";
+import { foldWrites } from "./_writes.ts";
 import { StateError } from "./state-error.ts";
-import type { JsonValue, SetOptions, StateEntry, StateStore, UpdateOptions } from "./state-store.ts";
+import type {
+  JsonValue,
+  OnceMarker,
+  SetOptions,
+  StateEntry,
+  StateStore,
+  StoreWrite,
+  UpdateOptions,
+} from "./state-store.ts";
 
 /** A value as JSON text (copy-in/copy-out for free, and the form the journal writes). */
 export interface TableEntry {

@@ -4,30 +4,7 @@
  * embedded and the Redis store, so both give a batch the same meaning.
  */
 import { fromJsonText, toJsonText } from "./_keys.ts";
-import type { JsonValue } from "./state-store.ts";
-
-/**
- * One write of a batch. Values are JSON text (checked when the write was made); an `update`'s
- * `fn` runs against the value the key holds when the batch is applied.
- */
-export type StoreWrite =
-  | { op: "set"; key: string; text: string; ttlMs?: number }
-  | { op: "setIfAbsent"; key: string; text: string; ttlMs?: number }
-  | {
-      op: "update";
-      key: string;
-      fn: (current: JsonValue | undefined) => JsonValue | undefined;
-      ttlMs?: number;
-    }
-  | { op: "delete"; key: string };
-
-/** A batch applies at most once per marker: a key written with the batch, kept `ttlMs`. */
-export interface OnceMarker {
-  /** A view of the same store as the batch's (the marker is written in the same atomic step). */
-  store: unknown;
-  key: string;
-  ttlMs: number;
-}
+import type { StoreWrite } from "./state-store.ts";
 
 /**
  * A key's value after the batch: `text` undefined deletes it. `expiry`: keep the key's current

@@ -17,16 +17,17 @@ import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
 import { forget, INDEX_LUA, indexedKeys, indexOnce, pruneExpired } from "./_redis-index.ts";
-import type { OnceMarker, StoreWrite } from "./_writes.ts";
 import { connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { describeRedisUrl } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
 import type {
   JsonValue,
+  OnceMarker,
   SetOptions,
   StateBackend,
   StateEntry,
   StateStore,
+  StoreWrite,
   UpdateOptions,
 } from "./state-store.ts";
 

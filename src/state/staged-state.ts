@@ -10,8 +10,15 @@
  * both count.
  */
 import { checkKey, checkTtl, fromJsonText, toJsonText } from "./_keys.ts";
-import type { OnceMarker, StoreWrite } from "./_writes.ts";
-import type { JsonValue, SetOptions, StateEntry, StateStore, UpdateOptions } from "./state-store.ts";
+import type {
+  JsonValue,
+  OnceMarker,
+  SetOptions,
+  StateEntry,
+  StateStore,
+  StoreWrite,
+  UpdateOptions,
+} from "./state-store.ts";
 
 /** What a {@link KV} reads and writes through: a store, or a run's staged view of one. */
 export type KVStore = Pick<StateStore, "get" | "set" | "setIfAbsent" | "update" | "delete" | "list">;

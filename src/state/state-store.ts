@@ -1,5 +1,3 @@
-import type { OnceMarker, StoreWrite } from "./_writes.ts";
-
 /** A value the store can hold: exactly what survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -17,6 +15,29 @@ export interface UpdateOptions {
 export interface StateEntry {
   key: string;
   value: JsonValue;
+}
+
+/**
+ * One write of a batch. Values are JSON text (checked when the write was made); an `update`'s
+ * `fn` runs against the value the key holds when the batch is applied.
+ */
+export type StoreWrite =
+  | { op: "set"; key: string; text: string; ttlMs?: number }
+  | { op: "setIfAbsent"; key: string; text: string; ttlMs?: number }
+  | {
+      op: "update";
+      key: string;
+      fn: (current: JsonValue | undefined) => JsonValue | undefined;
+      ttlMs?: number;
+    }
+  | { op: "delete"; key: string };
+
+/** A batch applies at most once per marker: a key written with the batch, kept `ttlMs`. */
+export interface OnceMarker {
+  /** A view of the same store as the batch's (the marker is written in the same atomic step). */
+  store: unknown;
+  key: string;
+  ttlMs: number;
 }
 
 /**

@@ -5,8 +5,15 @@
  * to it that reached the bot is done) and marks of messages done out of order ("3-5,9"). The
  * store is observed at its writes, so a waiting test wakes when the record lands: no polling.
  */
-import type { OnceMarker, StoreWrite } from "../state/_writes.ts";
-import type { JsonValue, SetOptions, StateBackend, StateStore, UpdateOptions } from "../state/state-store.ts";
+import type {
+  JsonValue,
+  OnceMarker,
+  SetOptions,
+  StateBackend,
+  StateStore,
+  StoreWrite,
+  UpdateOptions,
+} from "../state/state-store.ts";
 
 type OnWrite = (path: readonly string[], key: string, value: JsonValue | undefined) => void;
 

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { importsOf, sourceFiles } from "../support/import-graph.ts";
 
 const LAYERS = [
   "errors",
@@ -33,8 +34,6 @@ const LAYERS = [
 ] as const;
 
 const src = fileURLToPath(new URL("../../src/", import.meta.url));
-const IMPORT =
-  /(?:^|[\s;])(?:import|export)\s[^"';]*?\sfrom\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
 /** The folder right under src/ a path is in; the entry points at src/ itself are "(entry)". */
 function layerOf(file: string): string {
@@ -44,24 +43,6 @@ function layerOf(file: string): string {
 
 function rank(layer: string): number {
   return layer === "(entry)" ? LAYERS.length : LAYERS.indexOf(layer as (typeof LAYERS)[number]);
-}
-
-function sourceFiles(): string[] {
-  return readdirSync(src, { recursive: true })
-    .map(String)
-    .filter((f) => f.endsWith(".ts"))
-    .map((f) => path.join(src, f));
-}
-
-/** Every relative import of `text`, with the line it starts on. */
-function importsOf(text: string): { spec: string; line: number }[] {
-  const found: { spec: string; line: number }[] = [];
-  for (const m of text.matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2]!;
-    if (spec.startsWith("."))
-      found.push({ spec, line: text.slice(0, m.index + m[0].search(/\S/)).split("\n").length });
-  }
-  return found;
 }
 
 describe("the layers of src/", () => {
@@ -91,7 +72,7 @@ describe("the layers of src/", () => {
 
   it("has no module that imports from a higher layer", () => {
     const upward: string[] = [];
-    for (const file of sourceFiles()) {
+    for (const file of sourceFiles(src)) {
       const from = layerOf(file);
       for (const { spec, line } of importsOf(readFileSync(file, "utf8"))) {
         const to = layerOf(path.resolve(path.dirname(file), spec));

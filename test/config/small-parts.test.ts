@@ -4,7 +4,8 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ModuleError } from "../../src/bot/module-error.ts";
-import { ConfigError, formatPath } from "../../src/config/config-error.ts";
+import { ConfigError } from "../../src/config/config-error.ts";
+import { formatPath } from "../../src/config/config-problem.ts";
 import { suggest } from "../../src/config/did-you-mean.ts";
 import { ExitCode, exitCodeFor } from "../../src/config/exit-codes.ts";
 import { resolveConfigPath } from "../../src/config/load-config.ts";

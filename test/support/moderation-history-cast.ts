@@ -2,7 +2,7 @@
  * Who and where the seeded moderation history happens (see moderation-history.ts), and the bot
  * settings its answer key assumes.
  */
-import type { RuleName } from "../../bots/moderation/rules.ts";
+import type { RuleName } from "../../bots/moderation/rule-types.ts";
 
 const DAY = 86_400_000;
 

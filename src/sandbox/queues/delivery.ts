@@ -1,43 +1,14 @@
 /**
- * Putting events into queues: which queues get an event, and how each queue's registration
- * options (markdown, empty topic, narrow, all_public_streams) shape it.
+ * Delivering a new message: which queues get it, and how each queue's registration options
+ * (markdown, empty topic, narrow, all_public_streams) shape it.
  */
 import type { SandboxCore } from "../core.ts";
 import type { MessageRecord } from "../state/data.ts";
 import { messageToApi } from "../state/message-view.ts";
 import { isPublic, streamById } from "../state/streams.ts";
 import { apiEmail, userById } from "../state/users.ts";
-import type { EventQueue } from "./event-queue.ts";
+import type { EventBody } from "./emit.ts";
 import { matchesNarrow } from "./register-params.ts";
-
-export type EventBody = Record<string, unknown> & { type: string };
-/** Shape an event for one queue; return null to skip that queue. */
-export type PerQueue = (queue: EventQueue, event: EventBody) => EventBody | null;
-
-/** Send an event to every queue of the given users that accepts its type. */
-export function emitToUsers(
-  core: SandboxCore,
-  userIds: Iterable<number>,
-  event: EventBody,
-  perQueue?: PerQueue,
-): void {
-  const users = new Set(userIds);
-  for (const queue of core.queues.all()) {
-    if (!users.has(queue.options.userId) || !queue.accepts(event.type)) continue;
-    const shaped = perQueue ? perQueue(queue, structuredClone(event)) : structuredClone(event);
-    if (shaped) queue.push(shaped);
-  }
-  core.changed();
-}
-
-/** Send an event to the queues of every active user. */
-export function emitToAll(core: SandboxCore, event: EventBody): void {
-  emitToUsers(
-    core,
-    core.data.users.filter((u) => u.is_active).map((u) => u.user_id),
-    event,
-  );
-}
 
 /**
  * Deliver a new message: to every recipient's queues (the sender's included) with their flags,

@@ -6,7 +6,7 @@
 import type { SandboxCore } from "../core.ts";
 import { ApiError, badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { type EventBody, emitToUsers } from "../queues/delivery.ts";
+import { type EventBody, emitToUsers } from "../queues/emit.ts";
 import type { EditRecord, MessageRecord, ReactionRecord, UserRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";

@@ -9,7 +9,7 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { type EventBody, emitToUsers } from "../queues/delivery.ts";
+import { type EventBody, emitToUsers } from "../queues/emit.ts";
 import type { UserRecord } from "../state/data.ts";
 import {
   buildFilter,

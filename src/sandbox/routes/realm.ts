@@ -5,7 +5,7 @@
  */
 import { badRequest, missingArgument, mustBe } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToAll } from "../queues/delivery.ts";
+import { emitToAll } from "../queues/emit.ts";
 import { nextId, type UserRecord } from "../state/data.ts";
 import { renderDescription } from "../state/markdown.ts";
 import { BOOLEAN_SETTINGS, VALUED_SETTINGS } from "../state/user-settings.ts";

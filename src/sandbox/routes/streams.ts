@@ -5,7 +5,7 @@
 import { badRequest, missingArgument } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { addStream } from "../org/build-state.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { emitToUsers } from "../queues/emit.ts";
 import type { StreamRecord, UserRecord } from "../state/data.ts";
 import { visibleTopic } from "../state/message-view.ts";
 import {

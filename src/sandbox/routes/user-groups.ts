@@ -2,7 +2,7 @@
 import type { SandboxCore } from "../core.ts";
 import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToAll } from "../queues/delivery.ts";
+import { emitToAll } from "../queues/emit.ts";
 import type { GroupSettingRecord, UserGroupRecord } from "../state/data.ts";
 import { groupMemberIds, userById, userGroupView } from "../state/users.ts";
 

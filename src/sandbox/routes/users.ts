@@ -8,9 +8,10 @@ import type { SandboxCore } from "../core.ts";
 import { badRequest, missingArgument, notFound } from "../http/api-error.ts";
 import type { Params } from "../http/params.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
-import { emitToAll, emitToUsers } from "../queues/delivery.ts";
+import { emitToAll, emitToUsers } from "../queues/emit.ts";
 import { nextId, type ProfileFieldRecord, type SnippetRecord, type UserRecord } from "../state/data.ts";
-import { apiEmail, canSeeEmail, escapeHtml, userById, userToApi } from "../state/users.ts";
+import { escapeHtml } from "../state/escape-html.ts";
+import { apiEmail, canSeeEmail, userById, userToApi } from "../state/users.ts";
 
 function viewOptions(ctx: AuthedContext) {
   return {

@@ -5,7 +5,7 @@
  * *italic*, links, user / group / wildcard mentions, channel links, <time:…>, /me.
  */
 import type { SandboxData } from "./data.ts";
-import { escapeHtml } from "./users.ts";
+import { escapeHtml } from "./escape-html.ts";
 
 export interface Rendered {
   html: string;

@@ -9,9 +9,10 @@ import { ApiError, badRequest } from "../http/api-error.ts";
 import { defaultReadBySender } from "../http/server.ts";
 import { deliverMessage } from "../queues/delivery.ts";
 import { type MessageRecord, nextId, type SandboxData, type StreamRecord, type UserRecord } from "./data.ts";
+import { escapeHtml } from "./escape-html.ts";
 import { renderMarkdown } from "./markdown.ts";
 import { isSubscribed, streamById, streamByName, subscriberIds } from "./streams.ts";
-import { apiEmail, escapeHtml, userByDeliveryEmail, userById } from "./users.ts";
+import { apiEmail, userByDeliveryEmail, userById } from "./users.ts";
 
 export interface SendTarget {
   type: "stream" | "private";

@@ -6,7 +6,7 @@
 
 import type { SandboxCore } from "../core.ts";
 import { addSubscription } from "../org/build-state.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { emitToUsers } from "../queues/emit.ts";
 import type { SandboxData, StreamRecord, SubscriptionRecord, UserRecord } from "./data.ts";
 import { renderDescription } from "./markdown.ts";
 

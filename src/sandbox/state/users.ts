@@ -5,8 +5,9 @@
 import { createHash } from "node:crypto";
 import type { SandboxCore } from "../core.ts";
 import { addUser, type NewUser, refreshSystemGroups } from "../org/build-state.ts";
-import { emitToUsers } from "../queues/delivery.ts";
+import { emitToUsers } from "../queues/emit.ts";
 import type { RoleValue, SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
+import { escapeHtml } from "./escape-html.ts";
 
 export function userById(data: SandboxData, id: number): UserRecord | undefined {
   return data.users.find((u) => u.user_id === id);
@@ -125,15 +126,6 @@ export function profileDataToApi(
         : { value };
   }
   return out;
-}
-
-export function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#x27;");
 }
 
 /** Members of a group, following subgroups (recursively, once each). */

@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { hasLink, mentions, withoutCode } from "../../../bots/moderation/content.ts";
 import { describeHistory } from "../../../bots/moderation/edit-history.ts";
-import {
-  createRuleState,
-  type RuleName,
-  type Rules,
-  type ScannedMessage,
-  scanMessage,
-} from "../../../bots/moderation/rules.ts";
+import type { RuleName, Rules, ScannedMessage } from "../../../bots/moderation/rule-types.ts";
+import { createRuleState, scanMessage } from "../../../bots/moderation/rules.ts";
 import { ModerationSettings, rulesFrom } from "../../../bots/moderation/settings.ts";
 
 const T0 = 1_700_000_000;

@@ -1,0 +1,13 @@
+/**
+ * A bot as the daemon receives it: its loaded module's definition and its validated settings.
+ */
+import type { BotDefinition } from "../bot/define-bot.ts";
+
+/** One configured bot, loaded and checked, ready for the daemon to run. */
+export interface DaemonBot {
+  name: string;
+  definition: BotDefinition<never, never>;
+  settings: unknown;
+  /** The module's fingerprint (see `moduleFingerprint`), for reloads. */
+  fingerprint?: string;
+}
