@@ -9,9 +9,9 @@ import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
 import { DialogEnded, LogMoved } from "../../src/pipeline/dialogs/dialog-log.ts";
 import { newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
 import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
-import type { OnceMarker, StoreWrite } from "../../src/state/_writes.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { StateError } from "../../src/state/state-error.ts";
+import type { OnceMarker, StoreWrite } from "../../src/state/state-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { asked, memoryDialogs, waitAt } from "../support/memory-dialogs.ts";
 

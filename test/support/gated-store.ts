@@ -4,9 +4,15 @@
  * refuses them; or made and then answered with an error, as a connection lost after the write
  * and before its reply. Everything else passes straight through to the real store underneath.
  */
-import type { OnceMarker, StoreWrite } from "../../src/state/_writes.ts";
 import { StateError } from "../../src/state/state-error.ts";
-import type { JsonValue, SetOptions, StateBackend, StateStore } from "../../src/state/state-store.ts";
+import type {
+  JsonValue,
+  OnceMarker,
+  SetOptions,
+  StateBackend,
+  StateStore,
+  StoreWrite,
+} from "../../src/state/state-store.ts";
 
 /** `lose`: the next write lands, its reply is lost; the gate is open again after it. */
 export type GateMode = "open" | "hang" | "fail" | "lose";

@@ -75,3 +75,30 @@ export function oldest(entries: Iterable<DialogEntry>, limit: number): DialogEnt
   }
   return kept;
 }
+
+/** A dialog as operators see it (`bothost status`, `bothost dialogs`). */
+export interface DialogView {
+  id: string;
+  userId: number;
+  userName: string;
+  where: string;
+  /** The prompt it is at, from 1. */
+  step: number;
+  /** ISO 8601: the first question. */
+  since: string;
+  /** ISO 8601; undefined while an answer is being handled. */
+  deadline: string | undefined;
+}
+
+/** `entry` as operators see it. */
+export function viewOf({ id, head, waiting }: DialogEntry): DialogView {
+  return {
+    id,
+    userId: head.userId,
+    userName: head.userName,
+    where: head.where,
+    step: head.step + 1,
+    since: new Date(head.startedAt).toISOString(),
+    deadline: waiting ? new Date(head.deadline).toISOString() : undefined,
+  };
+}

@@ -8,8 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { BothostError } from "../../errors/bothost-error.ts";
-import type { StoreWrite } from "../../state/_writes.ts";
-import type { JsonValue, StateStore } from "../../state/state-store.ts";
+import type { JsonValue, StateStore, StoreWrite } from "../../state/state-store.ts";
 import {
   asHead,
   type DialogHead,

@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
-import { type DialogEntry, entryKey, oldest, settle } from "./dialog-entry.ts";
+import { type DialogEntry, type DialogView, entryKey, oldest, settle, viewOf } from "./dialog-entry.ts";
 import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
 import {
   type DialogHead,
@@ -34,20 +34,6 @@ export interface DialogsOptions {
   log: Logger;
   /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
   persist: boolean;
-}
-
-/** A dialog as operators see it (`bothost status`, `bothost dialogs`). */
-export interface DialogView {
-  id: string;
-  userId: number;
-  userName: string;
-  where: string;
-  /** The prompt it is at, from 1. */
-  step: number;
-  /** ISO 8601: the first question. */
-  since: string;
-  /** ISO 8601; undefined while an answer is being handled. */
-  deadline: string | undefined;
 }
 
 /** What a message is to the dialogs (see {@link Dialogs.match}). */
@@ -79,6 +65,8 @@ export interface Candidate {
   /** Epoch seconds, the server's stamp. */
   timestamp: number;
 }
+
+export type { DialogView } from "./dialog-entry.ts";
 
 export class Dialogs {
   readonly #o: DialogsOptions;
@@ -355,15 +343,7 @@ export class Dialogs {
 
   /** The `limit` oldest dialogs this process knows (all by default), oldest first. */
   list(limit = Number.POSITIVE_INFINITY): DialogView[] {
-    return oldest(this.#byId.values(), limit).map(({ id, head, waiting }) => ({
-      id,
-      userId: head.userId,
-      userName: head.userName,
-      where: head.where,
-      step: head.step + 1,
-      since: new Date(head.startedAt).toISOString(),
-      deadline: waiting ? new Date(head.deadline).toISOString() : undefined,
-    }));
+    return oldest(this.#byId.values(), limit).map(viewOf);
   }
 
   #written(entry: DialogEntry, head: DialogHead): DialogHead {
