@@ -106,7 +106,7 @@ export default defineBot({
           return ctx.reply(`There is no announcement \`${id}\`; there are ${ids}.`);
         }
         const lines = chosen.map((a) => {
-          const when = nextOccurrences(a, new Date(), count).map((d) => at(d, a.timezone));
+          const when = nextOccurrences(a, new Date(ctx.now()), count).map((d) => at(d, a.timezone));
           return `* \`${a.id}\` → #**${a.channel}>${a.topic}**: ${when.join("; ") || "never again"}`;
         });
         return ctx.reply(lines.join("\n"));
@@ -138,9 +138,12 @@ export default defineBot({
   },
 });
 
-/** "Mon 30 Nov 2026, 09:00 Europe/Berlin" */
+/**
+ * "Mon, 30 Nov 2026, 09:00 Europe/Berlin", laid out here from its parts rather than by the
+ * runtime's locale data, so every Node.js version writes the same line.
+ */
 function at(date: Date, timeZone: string): string {
-  const local = date.toLocaleString("en-GB", {
+  const parts = new Intl.DateTimeFormat("en-GB", {
     timeZone,
     weekday: "short",
     day: "numeric",
@@ -148,6 +151,8 @@ function at(date: Date, timeZone: string): string {
     year: "numeric",
     hour: "2-digit",
     minute: "2-digit",
-  });
-  return `${local} ${timeZone}`;
+    hourCycle: "h23",
+  }).formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  return `${part("weekday")}, ${part("day")} ${part("month")} ${part("year")}, ${part("hour")}:${part("minute")} ${timeZone}`;
 }

@@ -6,31 +6,44 @@
 import { readFileSync } from "node:fs";
 import { bothostVersion } from "../api/version.ts";
 
-/** The version range of zod bothost itself depends on (from its package.json): the bot's schemas use it. */
-function zodRange(): string {
+/** bothost's own package.json, or an empty object when it cannot be read. */
+function ownManifest(): Record<string, unknown> {
   try {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-    const range = pkg.dependencies?.zod;
-    if (typeof range === "string") return range;
+    if (pkg && typeof pkg === "object") return pkg;
   } catch {}
-  return "^4.0.0";
+  return {};
+}
+
+/** The version range of zod bothost itself depends on: the bot's schemas use it. */
+function zodRange(pkg: Record<string, unknown>): string {
+  const range = (pkg.dependencies as Record<string, unknown> | undefined)?.zod;
+  return typeof range === "string" ? range : "^4.0.0";
+}
+
+/**
+ * The Node.js versions bothost declares: the project's vitest needs the same (its vite refuses
+ * Node 20 before 20.19 and Node 22 before 22.12), so `npm install` warns on neither.
+ */
+function nodeRange(pkg: Record<string, unknown>): string {
+  const range = (pkg.engines as Record<string, unknown> | undefined)?.node;
+  return typeof range === "string" ? range : "^20.19.0 || ^22.12.0 || >=24";
 }
 
 /**
  * The overrides bothost's own package.json sets: npm applies overrides only in the root project,
  * so a project depending on bothost repeats them to get the same dependency tree.
  */
-function overrides(): Record<string, unknown> | undefined {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-    if (pkg.overrides && typeof pkg.overrides === "object") return pkg.overrides;
-  } catch {}
-  return undefined;
+function overrides(pkg: Record<string, unknown>): Record<string, unknown> | undefined {
+  return pkg.overrides && typeof pkg.overrides === "object"
+    ? (pkg.overrides as Record<string, unknown>)
+    : undefined;
 }
 
 /** The files, by path. `bothost` is the package.json's dependency on bothost (see init-source.ts). */
 export function initFiles(name: string, bothost = `^${bothostVersion}`): Record<string, string> {
-  const pinned = overrides();
+  const own = ownManifest();
+  const pinned = overrides(own);
   return {
     "package.json": `${JSON.stringify(
       {
@@ -43,10 +56,10 @@ export function initFiles(name: string, bothost = `^${bothostVersion}`): Record<
           test: "vitest run",
           check: "bothost check && tsc --noEmit && vitest run",
         },
-        dependencies: { bothost, zod: zodRange() },
+        dependencies: { bothost, zod: zodRange(own) },
         devDependencies: { typescript: "^5.9.3", vitest: "^4.0.0" },
         ...(pinned ? { overrides: pinned } : {}),
-        engines: { node: ">=20.18.1" },
+        engines: { node: nodeRange(own) },
       },
       null,
       2,

@@ -68,8 +68,9 @@ export async function readIfExists(file: string): Promise<Buffer | undefined> {
  *
  * The lock file is created with `link()` from a fully written temp file, so it appears atomically
  * with its content (no reader ever sees it half-written) and creation fails if it already exists.
- * A lock whose pid is dead on this host is stale: it is moved aside with `rename()` (atomic, so two
- * contenders cannot both move it) and the acquisition retried. Not safe on network file systems.
+ * A lock whose pid is dead on this host, or a zombie (exited, not yet reaped), is stale: it is
+ * moved aside with `rename()` (atomic, so two contenders cannot both move it) and the acquisition
+ * retried. Not safe on network file systems.
  */
 interface LockInfo {
   pid: number;
@@ -103,7 +104,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
           `State directory ${dir} has a LOCK file bothost cannot read. If no bothost daemon uses this directory, delete ${lockPath}.`,
         );
       }
-      if (isAlive(holder)) throw lockedError(dir, lockPath, holder);
+      if (await isAlive(holder)) throw lockedError(dir, lockPath, holder);
       await moveAsideIfUnchanged(lockPath, text, join(dir, `.LOCK.stale.${suffix}`));
     }
     throw new StateError(
@@ -134,15 +135,28 @@ async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: 
   await rm(aside, { force: true });
 }
 
-function isAlive(holder: LockInfo): boolean {
+async function isAlive(holder: LockInfo): Promise<boolean> {
   if (holder.hostname !== hostname()) return true; // cannot check a pid on another host
   if (holder.pid === process.pid) return true; // this very process opened the store already
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM"; // alive, owned by another user
   }
+  return !(await isZombie(holder.pid));
+}
+
+/**
+ * Whether `pid` has exited but its parent has not reaped it yet (Linux: state Z or X in
+ * /proc/<pid>/stat). Such a process still answers `kill(pid, 0)`, for a moment after a `kill -9`
+ * or for good under a parent that never waits, yet holds nothing. `false` where /proc is absent.
+ */
+async function isZombie(pid: number): Promise<boolean> {
+  const stat = (await readIfExists(`/proc/${pid}/stat`).catch(() => undefined))?.toString();
+  if (stat === undefined) return false;
+  // "<pid> (<command>) <state> …": the command may hold spaces and parentheses, so read after the last ")".
+  const state = stat.slice(stat.lastIndexOf(")") + 1).trim()[0];
+  return state === "Z" || state === "X";
 }
 
 function lockedError(dir: string, lockPath: string, holder: LockInfo): StateError {

@@ -72,6 +72,9 @@ it("writes a project whose check and tests pass unedited", async () => {
   const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8"));
   const ours = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8"));
   expect(manifest.dependencies.zod).toBe(ours.dependencies.zod);
+  // The Node.js versions bothost supports, which the project's vitest (and its vite) accept too.
+  expect(manifest.engines).toEqual({ node: "^20.19.0 || ^22.12.0 || >=24" });
+  expect(manifest.engines).toEqual(ours.engines);
   const check = await run(path.join(modules, ".bin", "bothost"), ["check"], { cwd: project });
   expect(check.stdout).toMatch(/hello/);
 

@@ -34,6 +34,26 @@ it("npm pack ships dist, bots, the example config, the docs and the README, and 
   expect(files.filter((f) => /(^|\/)(test|bench|fixtures)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
 });
 
+it("the tarball npm pack writes in the clone is ignored by git", async (ctx) => {
+  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+    maxBuffer: 1 << 24,
+  });
+  const tarball = (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename;
+  expect(tarball).toMatch(/^bothost-.*\.tgz$/);
+  // Outside a git checkout (an unpacked source tarball) there is nothing to check.
+  const inGit = await run("git", ["rev-parse", "--is-inside-work-tree"]).then(
+    () => true,
+    () => false,
+  );
+  if (!inGit) return ctx.skip();
+  // check-ignore exits 0 when the path is ignored, 1 when it is not.
+  const ignored = await run("git", ["check-ignore", "--no-index", "-q", tarball]).then(
+    () => true,
+    () => false,
+  );
+  expect(ignored, `${tarball} is not in .gitignore`).toBe(true);
+});
+
 it("installing the package runs no lifecycle script", () => {
   const { scripts } = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> };
   for (const hook of ["preinstall", "install", "postinstall", "prepare"])

@@ -4,6 +4,8 @@
  * check on its own responses when it finishes (see support/fixture.ts).
  */
 import { describe, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { ResponseRecord } from "../../src/sandbox/types.ts";
 import { openQueue } from "../support/sandbox/events.ts";
 import { BOT, fixtureFor, MEMBER, OWNER, recorded, recordingSandbox } from "../support/sandbox/fixture.ts";
 import { checkResponses, loadSpec, SPEC_PATH } from "../support/sandbox/openapi-shapes.ts";
@@ -107,5 +109,66 @@ describe.skipIf(spec === null)(`sandbox responses match the API description${abs
     console.info(`openapi tour: ${report.checked} responses on ${report.endpoints.size} endpoints checked`);
     expect(report.failures).toEqual([]);
     expect(report.endpoints.size).toBeGreaterThan(40);
+  });
+
+  it("register's custom_profile_fields carry required and editable_by_user, as the server sends", async () => {
+    const responses: ResponseRecord[] = [];
+    const sandbox = await startSandbox({
+      org: {
+        realm: { name: "Fields", host: "fields.example" },
+        users: [{ email: "boss@fields.example", full_name: "Boss", role: "owner" }],
+        custom_profile_fields: [
+          { name: "Pronouns", type: "pronouns" },
+          { name: "Badge", type: "short_text", editable_by_user: false, required: true },
+          { name: "Team", type: "choice", choices: ["A", "B"], display_in_profile_summary: true },
+        ],
+      },
+      onResponse: (r) => responses.push(r),
+    });
+    try {
+      const body = await fixtureFor(sandbox)
+        .as("boss@fields.example")
+        .register({
+          fetch_event_types: ["custom_profile_fields"],
+        });
+      expect(body.custom_profile_fields).toEqual([
+        {
+          id: expect.any(Number),
+          name: "Pronouns",
+          hint: "",
+          field_data: "",
+          order: 1,
+          type: 8,
+          required: false,
+          editable_by_user: true,
+        },
+        {
+          id: expect.any(Number),
+          name: "Badge",
+          hint: "",
+          field_data: "",
+          order: 2,
+          type: 1,
+          required: true,
+          editable_by_user: false,
+        },
+        {
+          id: expect.any(Number),
+          name: "Team",
+          hint: "",
+          field_data: expect.any(String),
+          order: 3,
+          type: 3,
+          required: false,
+          editable_by_user: true,
+          display_in_profile_summary: true,
+        },
+      ]);
+    } finally {
+      await sandbox.stop();
+    }
+    const report = checkResponses(responses)!;
+    expect(report.endpoints).toContain("POST /register");
+    expect(report.failures).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { loadBots } from "../../src/bot/load-bots.ts";
 import { ConfigError } from "../../src/config/config-error.ts";
 import { loadConfigWithSource } from "../../src/config/load-config.ts";
-import { createWorld, iso, type SchedulerWorld } from "../support/scheduler-harness.ts";
+import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());
@@ -71,6 +71,18 @@ describe("the announcements bot", () => {
     await client.savedSnippets.update(saved_snippet_id, { content: "Be kind. Be brief." });
     await world.start(definition, settings([standup, rules]));
     expect(view()[1]).toEqual(["house rules", "2026-03-09T14:00:00.000Z", "Be kind. Be brief."]);
+  });
+
+  it("next lists the coming occurrences on the bot's clock, in the announcement's time zone", async () => {
+    world = await createWorld("2026-03-06T12:00:00Z"); // a Friday
+    await world.start(definition, settings([standup]));
+    world.sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "next 3 standup" });
+    const berlin = (day: string) => `${day} Mar 2026, 09:00 Europe/Berlin`;
+    await expect
+      .poll(() => world.sent().map((m) => m.content))
+      .toEqual([
+        `* \`standup\` → #**general>standup**: ${berlin("Mon, 9")}; ${berlin("Tue, 10")}; ${berlin("Wed, 11")}`,
+      ]);
   });
 
   it("a missing snippet is logged with its title and retried; the other announcements are booked", async () => {

@@ -1,9 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { appendFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { describe, expect } from "vitest";
+import { createInterface } from "node:readline";
+import { describe, expect, vi } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
 import { test } from "../support/state.ts";
 
@@ -334,6 +336,36 @@ describe("FileStore lock", () => {
     expect(lock.pid).toBe(process.pid);
     await store.close();
     expect(await readdir(dir)).not.toContain("LOCK");
+  });
+
+  // A process killed but not yet reaped by its parent (a zombie) still answers kill(pid, 0).
+  test.skipIf(process.platform !== "linux")("takes over a lock left by a zombie process", async ({ dir }) => {
+    // sh starts a child, prints its pid and becomes `sleep`, which never waits for that child.
+    const parent = spawn("sh", ["-c", "sleep 300 & echo $!; exec sleep 300"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const [line] = (await once(createInterface({ input: parent.stdout }), "line")) as [string];
+      const pid = Number(line);
+      const waitFor = { timeout: 10_000, interval: 10 };
+      await vi.waitFor(
+        async () => expect(await readFile(`/proc/${parent.pid}/cmdline`, "utf8")).toMatch(/^sleep\0/),
+        waitFor,
+      );
+      process.kill(pid, "SIGKILL");
+      await vi.waitFor(
+        async () => expect(await readFile(`/proc/${pid}/stat`, "utf8")).toMatch(/^\d+ \(.*\) Z /),
+        waitFor,
+      );
+      expect(() => process.kill(pid, 0)).not.toThrow();
+
+      await writeFile(join(dir, "LOCK"), JSON.stringify({ pid, hostname: hostname(), startedAt: "then" }));
+      const store = await open(dir);
+      expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid).toBe(process.pid);
+      await store.close();
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 
   test("respects a lock held by a live process or another host", async ({ dir }) => {

@@ -136,13 +136,17 @@ export function initialState(
     state.realm_user_groups = data.userGroups.map((g) => userGroupView(data, g));
   }
   if (want("custom_profile_fields")) {
-    state.custom_profile_fields = data.profileFields.map(({ id, name, hint, field_data, order, type }) => ({
-      id,
-      name,
-      hint,
-      field_data,
-      order,
-      type: PROFILE_FIELD_TYPES.indexOf(type) + 1,
+    // As the server: `required` and `editable_by_user` always, `display_in_profile_summary` only when true.
+    state.custom_profile_fields = data.profileFields.map((f) => ({
+      id: f.id,
+      name: f.name,
+      hint: f.hint,
+      field_data: f.field_data,
+      order: f.order,
+      type: PROFILE_FIELD_TYPES.indexOf(f.type) + 1,
+      required: f.required,
+      editable_by_user: f.editable_by_user,
+      ...(f.display_in_profile_summary ? { display_in_profile_summary: true } : {}),
     }));
   }
   if (want("realm_bot")) {

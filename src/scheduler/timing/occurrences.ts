@@ -66,9 +66,40 @@ function where(path: string | undefined, field: string): string {
 
 const knownZones = new Set<string>();
 
-/** Throws {@link ScheduleError} unless `timezone` is an IANA zone name this runtime knows. */
+/**
+ * A UTC offset such as "+02:00", "-0530" or "+02" (a sign first; U+2212 is a minus too). Node 20's
+ * Intl refuses these and Node 22's and 24's accept them, so they are refused here, on every line.
+ */
+const OFFSET = /^[+\-\u2212]/;
+
+/** "Etc/GMT-2" for "+02:00" (Etc names reverse the sign), or `undefined` unless whole hours in range. */
+function etcName(offset: string): string | undefined {
+  const m = /^([+\-\u2212])(\d{2})(?::?00)?$/.exec(offset);
+  if (!m) return undefined;
+  const hours = Number(m[2]);
+  const east = m[1] === "+";
+  if (hours === 0) return "UTC";
+  if (hours > (east ? 14 : 12)) return undefined;
+  return `Etc/GMT${east ? "-" : "+"}${hours}`;
+}
+
+/**
+ * Throws {@link ScheduleError} unless `timezone` is an IANA zone name this runtime knows. A UTC
+ * offset is refused whatever the runtime's Intl accepts: an offset ignores daylight saving time,
+ * and a config must mean the same on every Node.js line bothost supports.
+ */
 function checkTimezone(timezone: string, path?: string): void {
   if (knownZones.has(timezone)) return;
+  if (typeof timezone === "string" && OFFSET.test(timezone)) {
+    const etc = etcName(timezone);
+    throw new ScheduleError(
+      "timezone",
+      timezone,
+      `${where(path, "timezone")} "${timezone}" is a UTC offset, not an IANA time zone; ` +
+        `use a name like "Europe/Berlin", which follows daylight saving time` +
+        (etc ? `, or "${etc}" for a fixed offset of ${timezone}.` : "."),
+    );
+  }
   try {
     if (typeof timezone !== "string" || timezone.trim() === "") throw new Error("empty");
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });
