@@ -30,6 +30,7 @@ export type {
 export {
   DEFAULT_WAIT_MS,
   type NextReplyOptions,
+  type ReactAs,
   type RunBotOptions,
   runBot,
   type TestBot,

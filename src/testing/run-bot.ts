@@ -51,6 +51,14 @@ export interface NextReplyOptions {
   where?: (message: TestMessage) => boolean;
 }
 
+/** Who reacts in {@link TestBot.react}, and whether the reaction is taken off. */
+export interface ReactAs {
+  /** The person reacting: an email of the sandbox. */
+  as: string;
+  /** Take the reaction off instead. */
+  remove?: boolean;
+}
+
 /** A bot running against a sandbox (see {@link runBot}). */
 export interface TestBot {
   readonly name: string;
@@ -79,6 +87,14 @@ export interface TestBot {
    * bot is stopped.
    */
   handled(messageId: number, options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * React to a message (its id, or a message the kit returned) with an emoji name as the person
+   * `as` (an email of the sandbox), through the server's own route, so the bot receives the
+   * `reaction` event as from a person; `remove: true` takes the reaction off. Resolves once the
+   * server accepted it; rejects with the server's error (an unknown emoji, a message that person
+   * cannot see, a reaction already there or not there).
+   */
+  react(message: number | TestMessage, emoji: string, options: ReactAs): Promise<void>;
   /** Every message the bot has sent, oldest first. */
   replies(): TestMessage[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
@@ -267,6 +283,8 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     nextReply,
     ask,
     handled,
+    react: (message, emoji, { as, remove = false }) =>
+      reactAs(sandbox, as, typeof message === "number" ? message : message.id, emoji, remove),
     replies: mine,
     logs: () => logs,
     restart: async ({ crash = false, bot } = {}) => {
@@ -277,6 +295,23 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     stop,
     start,
   };
+}
+
+/** A person's reaction through the sandbox's HTTP route, as their client would make it. */
+async function reactAs(sandbox: Sandbox, email: string, id: number, emoji: string, remove: boolean) {
+  const key = sandbox.control.apiKeyOf(email);
+  const res = await fetch(`${sandbox.url}/api/v1/messages/${id}/reactions`, {
+    method: remove ? "DELETE" : "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ emoji_name: emoji }).toString(),
+  });
+  if (res.ok) return;
+  const body = (await res.json().catch(() => ({}))) as { msg?: string; code?: string };
+  const what = `${remove ? "removing" : "adding"} ${emoji} on message ${id} as ${email}`;
+  throw new Error(`react: ${what} was refused: ${body.msg ?? res.statusText} (${body.code ?? res.status})`);
 }
 
 /** State folders not wiped yet, removed when the process exits. */
