@@ -26,9 +26,17 @@ export class AskClaims {
     return ask;
   }
 
+  /** The bot's messages `take` may need are above this id: the lowest of the asks still waiting. */
+  floor(): number {
+    let low = Number.POSITIVE_INFINITY;
+    for (const a of this.#asks) if (!a.reply && !a.gaveUp) low = Math.min(low, a.asked.id);
+    return low;
+  }
+
   /**
-   * The reply `ask` takes among `sent` (the bot's messages, oldest first), or undefined while none
-   * is there for it. Once found it is kept: a later message has a higher id, so it cannot change.
+   * The reply `ask` takes among `sent` (the bot's messages above {@link floor}, oldest first), or
+   * undefined while none is there for it. Once found it is kept: a later message has a higher id,
+   * so it cannot change.
    */
   take(ask: Ask, sent: readonly TestMessage[]): TestMessage | undefined {
     if (ask.reply) return ask.reply;

@@ -226,7 +226,13 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   const claims = new AskClaims();
   const ask = async (from: string, input: SendAsInput, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
     const claim = claims.open(view(control.sendAs(from, input).id)!);
-    const sent = () => mine().filter((m) => m.id > claim.asked.id);
+    const sent = () => {
+      const floor = claims.floor();
+      return control
+        .messages()
+        .filter((m) => m.sender_id === userId && (m.id as number) > floor)
+        .map((m) => view(m.id as number)!);
+    };
     try {
       return await control.waitFor(() => claims.take(claim, sent()), { timeoutMs });
     } catch {
