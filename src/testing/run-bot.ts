@@ -132,7 +132,7 @@ export interface TestBot {
  * const bot = await runBot(sandbox, { bot: echo, settings: { prefix: "echo: " } });
  * const reply = await bot.ask("member@sandbox.example", { type: "direct", to: [bot.email], content: "hi" });
  * expect(reply.content).toBe("echo: hi");
- * await bot.stop();
+ * await bot.stop({ wipe: true });
  * ```
  */
 export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<TestBot> {
