@@ -27,7 +27,14 @@ export type {
   SandboxUser,
   SendAsInput,
 } from "./sandbox/types.ts";
-export { DEFAULT_WAIT_MS, type RunBotOptions, runBot, type TestBot } from "./testing/run-bot.ts";
+export {
+  DEFAULT_WAIT_MS,
+  type NextReplyOptions,
+  type ReactAs,
+  type RunBotOptions,
+  runBot,
+  type TestBot,
+} from "./testing/run-bot.ts";
 export { TestClock, type TestClockOptions } from "./testing/test-clock.ts";
 export type {
   TestChannelMessage,

@@ -121,7 +121,8 @@ export async function startInProcessDaemon(
     /** `deadlineMs`: how long handlers still running may finish (0: cut off, as in a crash). */
     stop: async (stopOptions: { deadlineMs?: number; keepState?: boolean } = {}) => {
       await daemon.stop(stopOptions.deadlineMs === undefined ? {} : { deadlineMs: stopOptions.deadlineMs });
-      await rm(stopOptions.keepState ? file : dir, { recursive: true, force: true });
+      // The state is in `dir` only when no `stateDir` was given; else the folder holds the config alone.
+      await rm(stopOptions.keepState && !options.stateDir ? file : dir, { recursive: true, force: true });
     },
   };
 }

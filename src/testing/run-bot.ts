@@ -4,12 +4,14 @@
  * retries as `bothost run`) speaking real HTTP to the sandbox.
  */
 
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
+import { AskClaims } from "./ask-claims.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import type { TestClock } from "./test-clock.ts";
 import type { TestMessage } from "./test-message.ts";
@@ -39,6 +41,24 @@ export interface RunBotOptions {
   clock?: TestClock;
 }
 
+/** What {@link TestBot.nextReply} waits for. */
+export interface NextReplyOptions {
+  /** Only a message with an id above this one (default: any). */
+  after?: number;
+  /** How long to wait, in ms (default {@link DEFAULT_WAIT_MS}). */
+  timeoutMs?: number;
+  /** Only a message this returns true for, e.g. `(m) => m.type === "stream"`. */
+  where?: (message: TestMessage) => boolean;
+}
+
+/** Who reacts in {@link TestBot.react}, and whether the reaction is taken off. */
+export interface ReactAs {
+  /** The person reacting: an email of the sandbox. */
+  as: string;
+  /** Take the reaction off instead. */
+  remove?: boolean;
+}
+
 /** A bot running against a sandbox (see {@link runBot}). */
 export interface TestBot {
   readonly name: string;
@@ -47,22 +67,34 @@ export interface TestBot {
   /** Post as `from` (an email of the sandbox); returns the new message's id. */
   post(from: string, input: SendAsInput): number;
   /**
-   * The bot's first message after message `after` (default: any), within `timeoutMs` (default
-   * {@link DEFAULT_WAIT_MS}); rejects with a message naming what was posted when none comes.
+   * The bot's first message after message `after` (default: any) that `where` accepts, within
+   * `timeoutMs` (default {@link DEFAULT_WAIT_MS}); rejects with a message naming what was posted
+   * when none comes.
    */
-  nextReply(options?: { after?: number; timeoutMs?: number }): Promise<TestMessage>;
+  nextReply(options?: NextReplyOptions): Promise<TestMessage>;
   /**
    * Post as `from`, then await the bot's first message after it in the same conversation (the
-   * same channel and topic, or the same direct-message group).
+   * same channel and topic, or the same direct-message group). Asks made at once in one
+   * conversation take the bot's messages there in the order they were asked: each the first one
+   * above its own message that no earlier ask took.
    */
   ask(from: string, input: SendAsInput, options?: { timeoutMs?: number }): Promise<TestMessage>;
   /**
    * Resolves once the bot has handled message `messageId` (its handlers finished and the message
    * is recorded as handled), for bots that count or react without answering. Rejects when the
    * message did not reach the bot, when its handler failed every attempt (the error's message is
-   * in the rejection), or after `timeoutMs` (default {@link DEFAULT_WAIT_MS}).
+   * in the rejection), after `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or at once when the
+   * bot is stopped.
    */
   handled(messageId: number, options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * React to a message (its id, or a message the kit returned) with an emoji name as the person
+   * `as` (an email of the sandbox), through the server's own route, so the bot receives the
+   * `reaction` event as from a person; `remove: true` takes the reaction off. Resolves once the
+   * server accepted it; rejects with the server's error (an unknown emoji, a message that person
+   * cannot see, a reaction already there or not there).
+   */
+  react(message: number | TestMessage, emoji: string, options: ReactAs): Promise<void>;
   /** Every message the bot has sent, oldest first. */
   replies(): TestMessage[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
@@ -79,8 +111,18 @@ export interface TestBot {
     // biome-ignore lint/suspicious/noExplicitAny: any bot definition, whatever its settings schema
     bot?: BotDefinition<any, any>;
   }): Promise<void>;
-  /** Stop the bot (its queue is deleted). */
-  stop(): Promise<void>;
+  /**
+   * Stop the bot (its queue is deleted), keeping its state (dialogs, dead letters, `ctx.state`,
+   * the delivery ledger) for {@link TestBot.start}; `crash: true` cuts off the handlers still
+   * running. `wipe: true` deletes the state too: the bot cannot start again (the vitest fixture
+   * does this after each test). Stopping a stopped bot only wipes, when asked.
+   */
+  stop(options?: { crash?: boolean; wipe?: boolean }): Promise<void>;
+  /**
+   * Start a stopped bot again on its state: open dialogs go on, and messages posted while it was
+   * down are caught up, as the daemon does at a start. Rejects when it runs, or was wiped.
+   */
+  start(): Promise<void>;
 }
 
 /**
@@ -90,7 +132,7 @@ export interface TestBot {
  * const bot = await runBot(sandbox, { bot: echo, settings: { prefix: "echo: " } });
  * const reply = await bot.ask("member@sandbox.example", { type: "direct", to: [bot.email], content: "hi" });
  * expect(reply.content).toBe("echo: hi");
- * await bot.stop();
+ * await bot.stop({ wipe: true });
  * ```
  */
 export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<TestBot> {
@@ -117,10 +159,12 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
     );
   }
-  // Kept across restarts, removed at stop.
+  // Kept across stops and restarts, removed by stop({ wipe: true }) (or at the process's exit).
   const stateDir = await mkdtemp(join(tmpdir(), "bothost-testbot-"));
+  keepUntilExit(stateDir);
+  let wiped = false;
   const logs: Record<string, unknown>[] = [];
-  const start = async (bot: BotDefinition<never, never>): Promise<InProcessDaemon> => {
+  const launch = async (bot: BotDefinition<never, never>): Promise<InProcessDaemon> => {
     const started = await startInProcessDaemon(
       sandbox,
       {
@@ -137,16 +181,19 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     if (failed.length > 0) {
       const why = started.report.failed[0]?.error;
       await started.stop();
-      await rm(stateDir, { recursive: true, force: true });
+      wiped = true;
+      await wipe(stateDir);
       throw new Error(
         `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`,
       );
     }
     return started;
   };
-  // The version running: restart({ bot }) replaces it for later restarts too.
+  // The version running: restart({ bot }) replaces it for later starts too.
   let current = definition as BotDefinition<never, never>;
-  let running = await start(current);
+  // The daemon running now (undefined while stopped) and the last one started (its ledger view).
+  let running: InProcessDaemon | undefined = await launch(current);
+  let last = running;
   const deliver = options.clock?.onAdvance(() => control.advanceClock(0));
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
@@ -162,39 +209,54 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     }
     return undefined;
   };
-  const nextReply = async ({
-    after = 0,
-    timeoutMs = DEFAULT_WAIT_MS,
-    where,
-  }: {
-    after?: number;
-    timeoutMs?: number;
-    where?: (m: TestMessage) => boolean;
-  } = {}) => {
+  const silence = (after: number, timeoutMs: number, why = "") => {
+    const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
+    const state =
+      why ||
+      (after > 0 && last.ledger.recorded(name, after) ? " (it handled that message without answering)" : "");
+    return new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
+  };
+  const nextReply = async ({ after = 0, timeoutMs = DEFAULT_WAIT_MS, where }: NextReplyOptions = {}) => {
     try {
       return await control.waitFor(() => firstAfter(after, where), { timeoutMs });
     } catch {
-      const what = after > 0 ? ` after ${describeMessage(control, after)}` : "";
-      const state =
-        after > 0 && running.ledger.recorded(name, after)
-          ? " (it handled that message without answering)"
-          : "";
-      throw new Error(`${name} sent no message${what} within ${timeoutMs} ms${state}`);
+      throw silence(after, timeoutMs);
+    }
+  };
+  const claims = new AskClaims();
+  const ask = async (from: string, input: SendAsInput, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+    const claim = claims.open(view(control.sendAs(from, input).id)!);
+    const sent = () => {
+      const floor = claims.floor();
+      return control
+        .messages()
+        .filter((m) => m.sender_id === userId && (m.id as number) > floor)
+        .map((m) => view(m.id as number)!);
+    };
+    try {
+      return await control.waitFor(() => claims.take(claim, sent()), { timeoutMs });
+    } catch {
+      const taken = claims.giveUp(claim, sent());
+      const why =
+        taken.length > 0 ? ` (its messages there after it, ${taken.join(", ")}, answered earlier asks)` : "";
+      throw silence(claim.asked.id, timeoutMs, why);
     }
   };
   const handled = async (messageId: number, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+    const daemon = running;
+    if (!daemon) throw new Error(`${name} is stopped: start() it before waiting for a message to be handled`);
     const record = control.messages().find((m) => m.id === messageId);
     if (!record) throw new Error(`handled: the sandbox has no message ${messageId}`);
     const what = describeMessage(control, messageId);
     if ((record.flags as Record<string, unknown>)[String(userId)] === undefined) {
       throw new Error(`${what} never reached ${name}: it is not in that direct message or channel`);
     }
-    await running.ledger.until(name, messageId, timeoutMs, () => {
-      const failure = handlerFailure(running.logs, messageId);
+    await daemon.ledger.until(name, messageId, timeoutMs, () => {
+      const failure = handlerFailure(daemon.logs, messageId);
       const why = failure ? `: its handler failed (${failure}) and runs again after a pause` : "";
       return new Error(`${name} did not finish handling ${what} within ${timeoutMs} ms${why}`);
     });
-    const letter = (await running.daemon.letters.list(name)).find(
+    const letter = (await daemon.daemon.letters.list(name)).find(
       (l) => (l.event as { message?: { id?: number } }).message?.id === messageId,
     );
     if (letter) {
@@ -203,47 +265,76 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       );
     }
   };
+  const stop = async ({ crash = false, wipe: wipeState = false } = {}) => {
+    const daemon = running;
+    running = undefined;
+    await daemon?.stop({ ...(crash ? { deadlineMs: 0 } : {}), keepState: true });
+    if (wipeState && !wiped) {
+      wiped = true;
+      deliver?.();
+      await wipe(stateDir);
+    }
+  };
+  const start = async () => {
+    if (wiped) throw new Error(`${name} cannot start: stop({ wipe: true }) deleted its state`);
+    if (running) throw new Error(`${name} is running: stop() it before start()`);
+    running = await launch(current);
+    last = running;
+  };
   return {
     name,
     email,
     userId,
     post: (from, input) => control.sendAs(from, input).id,
     nextReply,
-    ask: (from, input, o = {}) => {
-      const after = control.sendAs(from, input).id;
-      const asked = view(after)!;
-      return nextReply({ ...o, after, where: (m) => sameConversation(m, asked) });
-    },
+    ask,
     handled,
+    react: (message, emoji, { as, remove = false }) =>
+      reactAs(sandbox, as, typeof message === "number" ? message : message.id, emoji, remove),
     replies: mine,
     logs: () => logs,
     restart: async ({ crash = false, bot } = {}) => {
-      await running.stop({ ...(crash ? { deadlineMs: 0 } : {}), keepState: true });
+      await stop({ crash });
       if (bot) current = bot as BotDefinition<never, never>;
-      running = await start(current);
+      await start();
     },
-    stop: async () => {
-      deliver?.();
-      await running.stop();
-      await rm(stateDir, { recursive: true, force: true });
-    },
+    stop,
+    start,
   };
 }
 
-/** Whether two messages are in one conversation: a channel's topic, or one direct-message group. */
-function sameConversation(a: TestMessage, b: TestMessage): boolean {
-  if (a.type === "stream" || b.type === "stream") {
-    return (
-      a.type === "stream" &&
-      b.type === "stream" &&
-      a.stream_id === b.stream_id &&
-      a.subject.toLowerCase() === b.subject.toLowerCase()
-    );
+/** A person's reaction through the sandbox's HTTP route, as their client would make it. */
+async function reactAs(sandbox: Sandbox, email: string, id: number, emoji: string, remove: boolean) {
+  const key = sandbox.control.apiKeyOf(email);
+  const res = await fetch(`${sandbox.url}/api/v1/messages/${id}/reactions`, {
+    method: remove ? "DELETE" : "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ emoji_name: emoji }).toString(),
+  });
+  if (res.ok) return;
+  const body = (await res.json().catch(() => ({}))) as { msg?: string; code?: string };
+  const what = `${remove ? "removing" : "adding"} ${emoji} on message ${id} as ${email}`;
+  throw new Error(`react: ${what} was refused: ${body.msg ?? res.statusText} (${body.code ?? res.status})`);
+}
+
+/** State folders not wiped yet, removed when the process exits. */
+const unwiped = new Set<string>();
+let exitHook = false;
+
+function keepUntilExit(dir: string): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const d of unwiped) rmSync(d, { recursive: true, force: true });
+    });
   }
-  const people = (m: TestMessage) =>
-    (m.display_recipient as { id: number }[])
-      .map((r) => r.id)
-      .sort((x, y) => x - y)
-      .join(",");
-  return people(a) === people(b);
+  unwiped.add(dir);
+}
+
+async function wipe(dir: string): Promise<void> {
+  unwiped.delete(dir);
+  await rm(dir, { recursive: true, force: true });
 }

@@ -69,7 +69,7 @@ export function createBotTest(options: BotTestOptions = {}) {
         bots.push(bot);
         return bot;
       });
-      for (const bot of bots) await bot.stop();
+      for (const bot of bots) await bot.stop({ wipe: true });
     },
   });
 }

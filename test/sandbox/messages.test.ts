@@ -388,48 +388,6 @@ test("DELETE sends bulk or singular delete_message events by capability", async 
   expect((await sb.as(MEMBER).get(`/messages/${id}`)).body.msg).toBe("Invalid message(s)");
 });
 
-test("reactions: add, duplicate, remove, missing", async ({ sb }) => {
-  const q = await openQueue(sb.as(MEMBER), { event_types: ["reaction"] });
-  const { id } = sb.sandbox.control.sendAs(MEMBER, {
-    type: "stream",
-    to: "general",
-    topic: "t",
-    content: "a",
-  });
-  const bot = sb.as(BOT);
-  expect((await bot.post(`/messages/${id}/reactions`, { emoji_name: "tada" })).status).toBe(200);
-  const again = await bot.post(`/messages/${id}/reactions`, { emoji_name: "tada" });
-  expect(again.body).toEqual({
-    result: "error",
-    msg: "Reaction already exists.",
-    code: "REACTION_ALREADY_EXISTS",
-  });
-  expect((await bot.delete(`/messages/${id}/reactions`, { emoji_name: "tada" })).status).toBe(200);
-  const gone = await bot.delete(`/messages/${id}/reactions`, { emoji_name: "tada" });
-  expect(gone.body).toEqual({
-    result: "error",
-    msg: "Reaction doesn't exist.",
-    code: "REACTION_DOES_NOT_EXIST",
-  });
-  const unknown = await bot.post(`/messages/${id}/reactions`, { emoji_name: "no_such_emoji" });
-  expect(unknown.body.msg).toBe("Emoji 'no_such_emoji' does not exist");
-  const botId = sb.sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-  expect(await q.peek()).toEqual([
-    {
-      type: "reaction",
-      op: "add",
-      user_id: botId,
-      user: { user_id: botId, email: BOT, full_name: "Sandbox Bot" },
-      message_id: id,
-      emoji_name: "tada",
-      emoji_code: "1f389",
-      reaction_type: "unicode_emoji",
-      id: 0,
-    },
-    expect.objectContaining({ op: "remove", id: 1 }),
-  ]);
-});
-
 test("GET /messages/{id} returns the message with raw_content", async ({ sb }) => {
   const { id } = sb.sandbox.control.sendAs(MEMBER, {
     type: "stream",

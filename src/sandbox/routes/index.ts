@@ -5,6 +5,7 @@ import { scheduledMessageRoutes } from "../scheduler.ts";
 import { eventsRoutes } from "./events.ts";
 import { messageEditRoutes } from "./message-edit.ts";
 import { messageRoutes } from "./messages.ts";
+import { reactionRoutes } from "./reactions.ts";
 import { realmRoutes } from "./realm.ts";
 import { reportRoutes } from "./report.ts";
 import { streamRoutes } from "./streams.ts";
@@ -16,6 +17,7 @@ export function allRoutes(faults: Faults): Route[] {
     ...eventsRoutes(faults),
     ...messageRoutes,
     ...messageEditRoutes,
+    ...reactionRoutes,
     ...userRoutes,
     ...streamRoutes,
     ...scheduledMessageRoutes,

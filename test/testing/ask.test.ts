@@ -1,0 +1,71 @@
+/**
+ * `ask()` takes the bot's reply in the asker's conversation that follows the asking message:
+ * asks made at once in one topic each get their own reply, in the order they were asked, and
+ * `nextReply`'s `where` picks among the bot's messages.
+ */
+import { defineBot } from "bothost";
+import { describe, expect, test } from "bothost/testing/vitest";
+import echo from "../../bots/echo.ts";
+
+const MEMBER = "member@sandbox.example";
+const OWNER = "owner@sandbox.example";
+
+const inTopic = (topic: string, content: string) => ({
+  type: "channel" as const,
+  to: "general",
+  topic,
+  content: `@**echo** ${content}`,
+});
+
+describe("concurrent asks", () => {
+  test("in one topic, each takes the reply to its own message", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    const replies = await Promise.all([
+      bot.ask(MEMBER, inTopic("lunch", "one")),
+      bot.ask(OWNER, inTopic("lunch", "two")),
+      bot.ask(MEMBER, inTopic("lunch", "three")),
+    ]);
+    expect(replies.map((r) => r.content)).toEqual(["one", "two", "three"]);
+    const ids = replies.map((r) => r.id);
+    expect(new Set(ids).size).toBe(3);
+  });
+
+  test("in two topics, each takes the reply in its own topic", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    const [a, b] = await Promise.all([
+      bot.ask(MEMBER, inTopic("lunch", "pizza")),
+      bot.ask(MEMBER, inTopic("dinner", "soup")),
+    ]);
+    expect([a.subject, a.content, b.subject, b.content]).toEqual(["lunch", "pizza", "dinner", "soup"]);
+  });
+
+  test("an ask whose message goes unanswered says its later replies went to earlier asks", async ({
+    runBot,
+  }) => {
+    const picky = defineBot({
+      setup(bot) {
+        bot.on("message", { addressed: true }, async (ctx) => {
+          if (ctx.text !== "quiet") await ctx.reply(`re: ${ctx.text}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: picky, name: "echo" });
+    const first = bot.ask(MEMBER, inTopic("t", "hello"));
+    const second = bot.ask(OWNER, inTopic("t", "quiet"), { timeoutMs: 1_000 });
+    const reply = await first;
+    expect(reply.content).toBe("re: hello");
+    await expect(second).rejects.toThrow(
+      new RegExp(`within 1000 ms \\(its messages there after it, ${reply.id}, answered earlier asks\\)$`),
+    );
+  });
+});
+
+describe("nextReply's where", () => {
+  test("takes the first of the bot's messages it accepts", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo" });
+    const after = bot.post(MEMBER, inTopic("a", "first"));
+    bot.post(MEMBER, inTopic("b", "second"));
+    const inB = await bot.nextReply({ after, where: (m) => m.type === "stream" && m.subject === "b" });
+    expect(inB.content).toBe("second");
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * `bot.react(message, emoji, { as })`: a person reacts through the sandbox's own route, and the
+ * bot's reaction handler receives the event as from that person; the server's refusals reach the
+ * test as errors.
+ */
+import { defineBot } from "bothost";
+import { describe, expect, test } from "bothost/testing/vitest";
+
+const MEMBER = "member@sandbox.example";
+
+/** Tells the person who reacted what it saw, in a direct message. */
+const watcher = defineBot({
+  setup(bot) {
+    bot.on("reaction", async (ctx) => {
+      const e = ctx.event;
+      await ctx.send({
+        type: "direct",
+        to: [e.user_id],
+        content: `${e.op} ${e.emoji_name} (${e.emoji_code}) on ${e.message_id} by ${e.user?.email}`,
+      });
+    });
+  },
+});
+
+describe("react", () => {
+  test("a person's reaction, added and taken off, reaches the bot's reaction handler", async ({
+    runBot,
+    sandbox,
+  }) => {
+    const bot = await runBot({ bot: watcher, name: "watcher" });
+    const id = bot.post(MEMBER, { type: "channel", to: "general", topic: "lunch", content: "pizza?" });
+    await bot.react(id, "tada", { as: MEMBER });
+    const added = await bot.nextReply({ after: id });
+    expect(added.content).toBe(`add tada (1f389) on ${id} by ${MEMBER}`);
+    expect(sandbox.control.messageView(id)?.reactions).toMatchObject([{ emoji_name: "tada" }]);
+
+    // A message the kit returned works too: here the bot's own answer.
+    await bot.react(added, "eyes", { as: MEMBER });
+    const seen = await bot.nextReply({ after: added.id });
+    expect(seen.content).toBe(`add eyes (1f440) on ${added.id} by ${MEMBER}`);
+
+    await bot.react(id, "tada", { as: MEMBER, remove: true });
+    const removed = await bot.nextReply({ after: seen.id });
+    expect(removed.content).toBe(`remove tada (1f389) on ${id} by ${MEMBER}`);
+    expect(sandbox.control.messageView(id)?.reactions).toEqual([]);
+  });
+
+  test("the server's refusal is the rejection", async ({ runBot }) => {
+    const bot = await runBot({ bot: watcher, name: "watcher" });
+    const id = bot.post(MEMBER, { type: "channel", to: "general", topic: "lunch", content: "pizza?" });
+    await expect(bot.react(id, "no_such_emoji", { as: MEMBER })).rejects.toThrow(
+      `react: adding no_such_emoji on message ${id} as ${MEMBER} was refused: Emoji 'no_such_emoji' does not exist (BAD_REQUEST)`,
+    );
+    await expect(bot.react(id, "tada", { as: MEMBER, remove: true })).rejects.toThrow(
+      "was refused: Reaction doesn't exist. (REACTION_DOES_NOT_EXIST)",
+    );
+  });
+});
