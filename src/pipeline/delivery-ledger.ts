@@ -222,10 +222,12 @@ export class LedgerCommits {
   readonly ledger: DeliveryLedger;
   readonly #o: LedgerCommitOptions;
   /**
-   * The commit shared by every completion of this turn: a promise the conversation's next
-   * message waits for, or IN_TURN for a synchronous commit at the turn's end.
+   * The commit shared by every completion since the last one: a promise the conversations'
+   * next messages wait for, or IN_TURN for a synchronous commit in a microtask.
    */
   #round: Promise<void> | typeof IN_TURN | undefined;
+  /** A commit ran in a microtask of this turn of the event loop; cleared by an immediate. */
+  #committedInTurn = false;
 
   constructor(ledger: DeliveryLedger, options: LedgerCommitOptions) {
     this.ledger = ledger;
@@ -236,24 +238,29 @@ export class LedgerCommits {
    * Record a completion; the commit must land before the conversation moves on, or a crash runs
    * a finished handler again (test/e2e/crash-restart.test.ts).
    *
-   * A synchronous commit runs in a microtask queued by the turn's first completion: the next
-   * message starts at once, but only its synchronous part runs before the commit (what it awaits
-   * resumes later, and no I/O is processed until the turn ends). Returns undefined then;
-   * otherwise (a network store, or a FileStore compacting) the commit's promise, which the
-   * conversation's next message waits for.
+   * The turn's first completions are committed synchronously in a microtask queued by the first
+   * of them: the next message starts at once, but only its synchronous part runs before the
+   * commit (what it awaits resumes later, and no I/O is processed until the turn ends). Returns
+   * undefined then. Every later completion of the turn (handlers that return promises settle
+   * one after another in microtasks), or every completion when the store cannot commit
+   * synchronously (a network store, a FileStore compacting), waits for one commit at the turn's
+   * end (an immediate): the returned promise, which the conversation's next message waits for.
+   * So a burst costs a commit per round of its conversations, not one per concurrency slot.
    */
   finish(id: number): Promise<void> | undefined {
     this.ledger.finish(id);
     const round = this.#round;
     if (round !== undefined) return round === IN_TURN ? undefined : round;
-    if (this.#o.syncCommit?.ready()) {
+    if (!this.#committedInTurn && this.#o.syncCommit?.ready()) {
       this.#round = IN_TURN;
       queueMicrotask(this.#commitInTurn);
       return undefined;
     }
-    const hold = Promise.resolve().then(() => {
-      this.#round = undefined;
-      return this.#save();
+    const hold = new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.#round = undefined;
+        resolve(this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save());
+      });
     });
     this.#round = hold;
     return hold;
@@ -261,6 +268,10 @@ export class LedgerCommits {
 
   readonly #commitInTurn = (): void => {
     this.#round = undefined;
+    if (!this.#committedInTurn) {
+      this.#committedInTurn = true;
+      setImmediate(this.#turnEnded);
+    }
     // The store applies writes at the call (what syncCommit requires): save() has written its
     // keys once it returns, and its promise only reports.
     this.ledger.save().catch((err: unknown) => this.#failed(err));
@@ -270,6 +281,10 @@ export class LedgerCommits {
     } catch (err) {
       this.#failed(err);
     }
+  };
+
+  readonly #turnEnded = (): void => {
+    this.#committedInTurn = false;
   };
 
   async #save(): Promise<void> {
