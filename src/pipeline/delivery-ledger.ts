@@ -17,6 +17,7 @@
  */
 import type { Logger } from "../api/logger.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { nextTurn } from "../time/clock.ts";
 
 const CURSOR = "cursor";
 const FINISHED = "finished";
@@ -244,7 +245,7 @@ export class LedgerCommits {
    * next messages wait for, or IN_TURN for a synchronous commit in a microtask.
    */
   #round: Promise<void> | typeof IN_TURN | undefined;
-  /** A commit ran in a microtask of this turn of the event loop; cleared by an immediate. */
+  /** A commit ran in a microtask of this turn of the event loop; cleared after the turn. */
   #committedInTurn = false;
 
   constructor(ledger: DeliveryLedger, options: LedgerCommitOptions) {
@@ -261,8 +262,8 @@ export class LedgerCommits {
    * commit (what it awaits resumes later, and no I/O is processed until the turn ends). Returns
    * undefined then. Every later completion of the turn (handlers that return promises settle
    * one after another in microtasks), or every completion when the store cannot commit
-   * synchronously (a network store, a FileStore compacting), waits for one commit at the turn's
-   * end (an immediate): the returned promise, which the conversation's next message waits for.
+   * synchronously (a network store, a FileStore compacting), waits for one commit after the
+   * turn (`nextTurn`): the returned promise, which the conversation's next message waits for.
    * So a burst costs a commit per round of its conversations, not one per concurrency slot.
    */
   finish(id: number): Promise<void> | undefined {
@@ -274,11 +275,9 @@ export class LedgerCommits {
       queueMicrotask(this.#commitInTurn);
       return undefined;
     }
-    const hold = new Promise<void>((resolve) => {
-      setImmediate(() => {
-        this.#round = undefined;
-        resolve(this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save());
-      });
+    const hold = nextTurn().then(() => {
+      this.#round = undefined;
+      return this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save();
     });
     this.#round = hold;
     return hold;
@@ -288,7 +287,7 @@ export class LedgerCommits {
     this.#round = undefined;
     if (!this.#committedInTurn) {
       this.#committedInTurn = true;
-      setImmediate(this.#turnEnded);
+      void nextTurn().then(this.#turnEnded);
     }
     // The store applies writes at the call (what syncCommit requires): save() has written its
     // keys once it returns, and its promise only reports.
