@@ -12,6 +12,7 @@
  * instead of at random times (500 ms apart on average, the same times for both in a round);
  * `--idle-settle time`: the idle window starts 20 s after "daemon started" even if V8's post-start
  * collections have not run yet (default `reduced`: not before they have, in both processes).
+ * `--queue-loads burst`: only the queue rows whose name contains one of the comma-separated words.
  * `--only dialogs` (not in the default set, ~12 minutes): `--dialogs N` waiting dialogs (10,000) for
  * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8).
  *
@@ -54,6 +55,7 @@ const { values } = parseArgs({
     "light-arrivals": { type: "string" },
     "light-node-flags": { type: "string" },
     dialogs: { type: "string" },
+    "queue-loads": { type: "string" },
     "dialog-rounds": { type: "string" },
   },
 });
@@ -103,6 +105,7 @@ if (only.has("dispatch")) {
     say,
   );
 }
+const queueLoads = values["queue-loads"]?.split(",");
 if (only.has("queue")) {
   results.queue = await runQueue(
     {
@@ -112,7 +115,15 @@ if (only.has("queue")) {
         { name: "sustained 1000/s", rate: 1000, seconds: quick ? 3 : 10, burst: 0 },
         { name: "sustained 5000/s", rate: 5000, seconds: quick ? 2 : 6, burst: 0 },
         { name: "burst 20000", rate: 0, seconds: 0, burst: 20_000 },
-      ],
+        { name: "burst 20000, async handler", rate: 0, seconds: 0, burst: 20_000, handler: "async" as const },
+        {
+          name: "burst 20000, awaits ctx.state.get",
+          rate: 0,
+          seconds: 0,
+          burst: 20_000,
+          handler: "state" as const,
+        },
+      ].filter((load) => queueLoads === undefined || queueLoads.some((word) => load.name.includes(word))),
     },
     say,
   );

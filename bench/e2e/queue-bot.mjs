@@ -3,10 +3,14 @@
 // (float64), prints "dispatch MS CPU_US" (from its first event to its last: the time, and the
 // process's CPU time, all threads, by process.cpuUsage) and "done N"; the bench reads the
 // process's CPU time and kills it.
+// BENCH_HANDLER: `sync` (default), a handler that returns nothing; `async`, the same handler
+// written `async` (it awaits nothing); `state`, an `async` handler that awaits a
+// `ctx.state.get` (the store the daemon gives it: a file store in the bench) before noting.
 import { writeFileSync } from "node:fs";
 
 const total = Number(process.env.BENCH_EVENTS);
 const file = process.env.BENCH_TIMES;
+const kind = process.env.BENCH_HANDLER ?? "sync";
 
 export default {
   events: ["message"],
@@ -14,7 +18,7 @@ export default {
     const times = new Float64Array(total);
     let seen = 0;
     let first;
-    bot.on("message", (ctx) => {
+    const note = (ctx) => {
       const now = performance.now();
       times[ctx.event.message.id - 1_000_000] = performance.timeOrigin + now;
       if (seen === 0) first = [now, process.cpuUsage()];
@@ -24,6 +28,17 @@ export default {
         process.stdout.write(`dispatch ${now - first[0]} ${cpu.user + cpu.system}\n`);
         process.stdout.write(`done ${seen}\n`);
       }
-    });
+    };
+    if (kind === "sync") bot.on("message", note);
+    else if (kind === "async")
+      bot.on("message", async (ctx) => {
+        note(ctx);
+      });
+    else if (kind === "state")
+      bot.on("message", async (ctx) => {
+        await ctx.state.get("count");
+        note(ctx);
+      });
+    else throw new Error(`BENCH_HANDLER must be sync, async or state, got ${kind}`);
   },
 };

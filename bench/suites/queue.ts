@@ -31,6 +31,8 @@ export interface QueueLoad {
   rate: number;
   seconds: number;
   burst: number;
+  /** bench/e2e/queue-bot.mjs's handler (BENCH_HANDLER): sync (default), async, or state. */
+  handler?: "sync" | "async" | "state";
 }
 
 interface Measured {
@@ -190,7 +192,7 @@ export async function runQueue(
   const contenders: {
     name: string;
     email: string;
-    start(events: number, times: string): Promise<Outcome>;
+    start(events: number, times: string, handler: string): Promise<Outcome>;
   }[] = [
     {
       name: "bare",
@@ -217,7 +219,7 @@ export async function runQueue(
     {
       name: "bothost",
       email: "bothost@bench.example",
-      start: async (events, times) => {
+      start: async (events, times, handler) => {
         const file = path.join(dir, `run-${runs}.yaml`);
         await writeDaemonConfig(file, {
           url,
@@ -234,7 +236,7 @@ export async function runQueue(
         });
         return runProcess(
           [cli, "run", "--config", file],
-          { BENCH_TIMES: times, BENCH_EVENTS: String(events) },
+          { BENCH_TIMES: times, BENCH_EVENTS: String(events), BENCH_HANDLER: handler },
           events,
           ...hooks,
         );
@@ -247,7 +249,7 @@ export async function runQueue(
     const events = load.burst + Math.ceil(load.rate * load.seconds);
     await server.call("arm", { rate: load.rate, seconds: load.seconds, burst: load.burst });
     const times = path.join(dir, `times-${runs}`);
-    const outcome = await contender.start(events, times);
+    const outcome = await contender.start(events, times, load.handler ?? "sync");
     const result = await server.call<ServerResult>("result");
     const lags: number[] = [];
     let lastHandled = 0;

@@ -194,6 +194,7 @@ export class ConversationQueue {
       task.state = "done";
       this.#callDone(task);
     }
+    if (this.#active === 0) this.#disarm();
     this.#settleWaiters();
     return dropped.length;
   }
@@ -288,11 +289,7 @@ export class ConversationQueue {
   #finish(task: Task): void {
     if (task.state !== "running") return;
     this.#running?.delete(task);
-    const timed = this.#timed;
-    if (timed?.delete(task) && timed.size === 0 && this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#timed?.delete(task);
     const hold = task.hold;
     if (hold === undefined) this.#release(task);
     else {
@@ -318,7 +315,19 @@ export class ConversationQueue {
       else this.#lines?.delete(task.key);
     }
     this.#callDone(task);
+    if (this.#active === 0 && this.#waiting === 0) this.#disarm();
     this.#settleWaiters();
+  }
+
+  /**
+   * The queue is idle: its timer goes. Not sooner: while tasks wait, the next one would arm it
+   * again at once (a timer set and cleared per task of a burst); a sweep that finds a task not
+   * yet due arms it for that task.
+   */
+  #disarm(): void {
+    if (this.#timer === undefined) return;
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   #makeReady(line: Line): void {

@@ -17,6 +17,7 @@
  */
 import type { Logger } from "../api/logger.ts";
 import type { StateStore } from "../state/state-store.ts";
+import { nextTurn } from "../time/clock.ts";
 
 const CURSOR = "cursor";
 const FINISHED = "finished";
@@ -137,21 +138,22 @@ export class DeliveryLedger {
     await Promise.all(writes);
   }
 
-  /** The marks (finished ids above the cursor) as runs such as "3-5,9-10,20". */
+  /**
+   * The marks (finished ids above the cursor) as runs such as "3-5,9-10,20". Written at every
+   * commit: a burst of async handlers commits once per round of its conversations, each time
+   * with thousands of marks, so the usual case (no restored marks) reads the window directly.
+   */
   #marksText(): string {
+    if (this.#restored.size === 0) return runsText(this.#window, this.#head);
     const ids = [...this.#restored];
     const window = this.#window;
     for (let i = this.#head; i < window.length; i++)
       if ((window[i] as number) < 0) ids.push(-(window[i] as number));
-    if (this.#restored.size > 0) ids.sort((a, b) => a - b);
-    const runs: string[] = [];
-    for (let i = 0; i < ids.length; ) {
-      const from = ids[i] as number;
-      let to = from;
-      while (ids[++i] === to + 1) to++;
-      runs.push(from === to ? `${from}` : `${from}-${to}`);
-    }
-    return runs.join(",");
+    ids.sort((a, b) => a - b);
+    return runsText(
+      ids.map((id) => -id),
+      0,
+    );
   }
 
   #dropRestored(cursor: number): void {
@@ -183,6 +185,23 @@ export class DeliveryLedger {
     }
     return low;
   }
+}
+
+/** The negative (finished) entries of a sorted window from `from` on, as runs: "3-5,9-10,20". */
+function runsText(window: readonly number[], from: number): string {
+  let text = "";
+  for (let i = from; i < window.length; ) {
+    const first = -(window[i++] as number);
+    if (first < 0) continue; // begun, not finished
+    let last = first;
+    while (window[i] === -(last + 1)) {
+      last++;
+      i++;
+    }
+    if (text !== "") text += ",";
+    text += first === last ? `${first}` : `${first}-${last}`;
+  }
+  return text;
 }
 
 /** The runs stored under `finished`, ignoring anything malformed. */
@@ -222,10 +241,12 @@ export class LedgerCommits {
   readonly ledger: DeliveryLedger;
   readonly #o: LedgerCommitOptions;
   /**
-   * The commit shared by every completion of this turn: a promise the conversation's next
-   * message waits for, or IN_TURN for a synchronous commit at the turn's end.
+   * The commit shared by every completion since the last one: a promise the conversations'
+   * next messages wait for, or IN_TURN for a synchronous commit in a microtask.
    */
   #round: Promise<void> | typeof IN_TURN | undefined;
+  /** A commit ran in a microtask of this turn of the event loop; cleared after the turn. */
+  #committedInTurn = false;
 
   constructor(ledger: DeliveryLedger, options: LedgerCommitOptions) {
     this.ledger = ledger;
@@ -236,24 +257,27 @@ export class LedgerCommits {
    * Record a completion; the commit must land before the conversation moves on, or a crash runs
    * a finished handler again (test/e2e/crash-restart.test.ts).
    *
-   * A synchronous commit runs in a microtask queued by the turn's first completion: the next
-   * message starts at once, but only its synchronous part runs before the commit (what it awaits
-   * resumes later, and no I/O is processed until the turn ends). Returns undefined then;
-   * otherwise (a network store, or a FileStore compacting) the commit's promise, which the
-   * conversation's next message waits for.
+   * The turn's first completions are committed synchronously in a microtask queued by the first
+   * of them: the next message starts at once, but only its synchronous part runs before the
+   * commit (what it awaits resumes later, and no I/O is processed until the turn ends). Returns
+   * undefined then. Every later completion of the turn (handlers that return promises settle
+   * one after another in microtasks), or every completion when the store cannot commit
+   * synchronously (a network store, a FileStore compacting), waits for one commit after the
+   * turn (`nextTurn`): the returned promise, which the conversation's next message waits for.
+   * So a burst costs a commit per round of its conversations, not one per concurrency slot.
    */
   finish(id: number): Promise<void> | undefined {
     this.ledger.finish(id);
     const round = this.#round;
     if (round !== undefined) return round === IN_TURN ? undefined : round;
-    if (this.#o.syncCommit?.ready()) {
+    if (!this.#committedInTurn && this.#o.syncCommit?.ready()) {
       this.#round = IN_TURN;
       queueMicrotask(this.#commitInTurn);
       return undefined;
     }
-    const hold = Promise.resolve().then(() => {
+    const hold = nextTurn().then(() => {
       this.#round = undefined;
-      return this.#save();
+      return this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save();
     });
     this.#round = hold;
     return hold;
@@ -261,6 +285,10 @@ export class LedgerCommits {
 
   readonly #commitInTurn = (): void => {
     this.#round = undefined;
+    if (!this.#committedInTurn) {
+      this.#committedInTurn = true;
+      void nextTurn().then(this.#turnEnded);
+    }
     // The store applies writes at the call (what syncCommit requires): save() has written its
     // keys once it returns, and its promise only reports.
     this.ledger.save().catch((err: unknown) => this.#failed(err));
@@ -270,6 +298,10 @@ export class LedgerCommits {
     } catch (err) {
       this.#failed(err);
     }
+  };
+
+  readonly #turnEnded = (): void => {
+    this.#committedInTurn = false;
   };
 
   async #save(): Promise<void> {

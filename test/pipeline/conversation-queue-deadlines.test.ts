@@ -79,6 +79,22 @@ describe("ConversationQueue timeouts with one timer", () => {
     expect([clock.pendingTimers, clock.armed, queue.inFlight]).toEqual([0, 1, 0]);
   });
 
+  it("arms the timer once for a burst of async tasks waiting for a slot, and clears it when idle", async () => {
+    const clock = new CountingClock(0);
+    const queue = newQueue({ concurrency: 1, handlerTimeoutMs: 1000, clock });
+    let finished = 0;
+    for (let i = 0; i < 50; i++)
+      queue.push(
+        `k${i}`,
+        async () => {},
+        undefined,
+        () => finished++,
+      );
+    await queue.onIdle();
+    expect(finished).toBe(50);
+    expect([clock.pendingTimers, clock.armed]).toEqual([0, 1]);
+  });
+
   it("times out every task past its deadline at once and starts the waiting ones", async () => {
     const clock = new ManualClock(0);
     const log = recordingLogger();
