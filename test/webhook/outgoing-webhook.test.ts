@@ -129,6 +129,38 @@ describe("outgoing-webhook bots", () => {
     });
   });
 
+  it("a dialog in direct messages asks each question once, its first reply in the response", async () => {
+    const { sandbox: sb } = await setup(
+      bot((b) =>
+        b.command("order", async (ctx) => {
+          await ctx.reply("Let's order.");
+          const size = await ctx.prompt("Which size?");
+          const count = await ctx.prompt("How many?");
+          await ctx.reply(`${count.text} × ${size.text}`);
+        }),
+      ),
+    );
+    const helperId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+    const say = (content: string) => sb.control.sendAs(MEL, { type: "direct", to: [helperId], content });
+    /** What the bot said, once it said `n` things (a question sent twice shows in order). */
+    const said = async (n: number) => {
+      await sb.control.settleWebhooks();
+      await expect
+        .poll(() => sb.control.messages().filter((m) => m.sender_id === helperId).length)
+        .toBeGreaterThanOrEqual(n);
+      return sb.control
+        .messages()
+        .filter((m) => m.sender_id === helperId)
+        .map((m) => m.content);
+    };
+    say("order");
+    expect(await said(2)).toEqual(["Let's order.", "Which size?"]);
+    say("large");
+    expect(await said(3)).toEqual(["Let's order.", "Which size?", "How many?"]);
+    say("2");
+    expect(await said(4)).toEqual(["Let's order.", "Which size?", "How many?", "2 × large"]);
+  });
+
   it("keeps no event queue in webhook mode, and is ready once it knows its identity", async () => {
     const { sandbox: sb, running: d } = await setup(bot((b) => b.on("message", () => {})));
     // It registered once (for its id and the server's limits) and deleted that queue at once.

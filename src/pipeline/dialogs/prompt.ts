@@ -212,13 +212,9 @@ async function ask<T>(
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)
     effects.push({ t: "fx", fx: made[i] as JsonValue });
   const origin = (ctx.event as { message?: { id: number } }).message?.id ?? null;
-  const question: LogEntry = {
-    t: "ask",
-    ...asked,
-    msg: sent?.id ?? head.asked ?? origin,
-    at: now(),
-    deadline,
-  };
+  // A question answered in a webhook's response has no id yet: it follows the message that asked.
+  const msg = sent !== undefined && sent.id > 0 ? sent.id : (head.asked ?? origin);
+  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline };
   const entries = [...start, ...turn.newValues(), ...effects, question];
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.
