@@ -26,14 +26,6 @@ export interface BotContextsOptions {
   clock: Clock;
   /** The bot's dialogs (`ctx.prompt`). */
   dialogs: Dialogs;
-  /** What the bot's dialogs say on their own (bot option `dialogs`). */
-  dialogTexts?: DialogTexts;
-}
-
-/** What a bot's dialogs say on their own, beside each prompt's texts. */
-export interface DialogTexts {
-  /** The bot's code changed under a waiting dialog: it was stopped. */
-  changed?: string;
 }
 
 /** What a registration tells about the bot and its server. */
@@ -50,11 +42,6 @@ export class BotContexts {
 
   constructor(options: BotContextsOptions) {
     this.#o = options;
-  }
-
-  /** What the bot's dialogs say on their own. */
-  get dialogTexts(): DialogTexts | undefined {
-    return this.#o.dialogTexts;
   }
 
   /** The clock every context reads. */

@@ -16,7 +16,7 @@ import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
-/** What the person is told when the bot's code changed under their dialog (bot option `dialogs.changed`). */
+/** What the person is told when the bot's code changed under their dialog (a prompt's `texts.changed`). */
 export const CHANGED_NOTE =
   "Sorry, the bot was updated in the middle of our conversation: please start again.";
 
@@ -77,7 +77,7 @@ export function dialogFailed(
     { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
     "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
   );
-  const note = o.contexts.dialogTexts?.changed ?? CHANGED_NOTE;
+  const note = (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE;
   return closeLog(o, dialog.id, "changed").then(() => tellEnded(o.contexts, o.log, dialog, note, false));
 }
 

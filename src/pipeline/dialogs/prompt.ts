@@ -62,6 +62,12 @@ export interface PromptTexts {
   refused?: string;
   /** The last try refused, before `PROMPT_INVALID` reaches the handler. Default {@link GAVE_UP_TEXT}. */
   gaveUp?: string;
+  /**
+   * A dialog waiting at this step was begun by code that asked otherwise (another kind,
+   * schema or, without an `id`, text): it is stopped and the person told this. Default
+   * {@link CHANGED_NOTE}.
+   */
+  changed?: string;
 }
 
 /** What a prompt resolves with: the sender's next message in the conversation, parsed. */
@@ -146,6 +152,7 @@ export async function prompt<T>(
     throw new DialogChanged(
       step + 1,
       `the dialog's question ${step + 1} (${recorded.id}) changed since it was asked (an update of the bot): it was stopped.`,
+      options.texts?.changed,
     );
   }
   await ctx.reply(text, `ask:${id}`);

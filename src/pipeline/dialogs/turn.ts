@@ -17,10 +17,13 @@ export class DialogChanged extends BothostError<"DIALOG_CHANGED"> {
   override readonly name = "DialogChanged";
   /** The prompt (from 1) where the code and the record part. */
   readonly step: number;
+  /** What the person is told (the prompt's `texts.changed`), if the code says. */
+  readonly note: string | undefined;
 
-  constructor(step: number, message: string) {
+  constructor(step: number, message: string, note?: string) {
     super("DIALOG_CHANGED", message);
     this.step = step;
+    this.note = note;
   }
 }
 
