@@ -139,6 +139,15 @@ export class EffectRun {
     return this.#made ?? NONE_MADE;
   }
 
+  /**
+   * A run of its own for the later steps of one effect (a progress message's edits), numbered
+   * apart from this run's: however many steps it makes, this run's numbering stays as it was.
+   * Its records are looked up whenever this run's are.
+   */
+  nested(name: string): EffectRun {
+    return new EffectRun(this.store, this.options, `${this.eventKey}/${name}`, this.#lookUp, []);
+  }
+
   #list(): EffectRecord[] {
     this.#made ??= [];
     return this.#made;

@@ -9,6 +9,7 @@ import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
+import { startProgress } from "../effects/progress/progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
@@ -333,6 +334,19 @@ class LazyEventContext<S> extends LazyContext<S> {
   get random(): BotContext<S>["random"] {
     const turn = this.#turn;
     return turn ? () => turn.value(Math.random) : Math.random;
+  }
+
+  get progress(): BotContext<S>["progress"] {
+    return (text, options) => {
+      const { api, clock, effects, log, server, signal, bot } = this;
+      const target = replyTarget(this.event, this.eventIssue, bot.userId);
+      const [run, after, selfId, askedId] = [effects?.run, effects?.after, bot.userId, this.messageId()];
+      return startProgress(
+        { api, clock, run, after, log, server, signal, selfId, askedId, target },
+        text,
+        options,
+      );
+    };
   }
 
   get reply(): BotContext<S>["reply"] {
