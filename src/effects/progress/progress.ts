@@ -7,10 +7,10 @@
  */
 import { sleep } from "../../api/sleep.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
-import { type Clock, realClock } from "../../time/clock.ts";
+import type { Clock } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
-import { editInterval, MIN_EDIT_INTERVAL_MS, nextEditAt } from "./pacing.ts";
-import { PastEditLimit, type ProgressDeps, ServerSteps, withPosted } from "./server-steps.ts";
+import { editInterval, enlist, MIN_EDIT_INTERVAL_MS, nextEditAt, stretchedInterval } from "./pacing.ts";
+import { PastEditLimit, type ProgressDeps, ServerSteps, timersOf, withPosted } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState } from "./shown.ts";
 import { cutAt, fingerprint, stored } from "./text-parts.ts";
 import type { ProgressHandle, ProgressOptions, ProgressResult } from "./types.ts";
@@ -30,10 +30,6 @@ type Step =
 export function progressError(message: string): BothostError<"INVALID_ARGUMENT"> {
   return new BothostError("INVALID_ARGUMENT", `ctx.progress: ${message}`);
 }
-
-/** The clock for waits: the deps' own if it can set timers (the daemon's), else the real one. */
-const timersOf = (clock: ProgressDeps["clock"]): Clock =>
-  clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;
 
 /** Post `text` and return the handle that edits it (see {@link ProgressHandle}). */
 export async function startProgress(
@@ -88,6 +84,8 @@ class Progress implements ProgressHandle {
   /** Messages the server refused to edit (past its edit time limit by its clock). */
   readonly #frozen = new Set<number>();
   readonly #clock: Clock;
+  /** Counted among the account's progresses under way (they share its budget). */
+  readonly #enlisted: { end(): void };
 
   constructor(
     private readonly deps: ProgressDeps,
@@ -99,6 +97,7 @@ class Progress implements ProgressHandle {
     this.#state = state;
     this.messageId = state.messages[0]!.id;
     this.#clock = timersOf(deps.clock);
+    this.#enlisted = enlist(deps.api.budget.other, this);
     deps.signal.addEventListener("abort", () => this.#stop(), { once: true });
   }
 
@@ -145,6 +144,7 @@ class Progress implements ProgressHandle {
   }
 
   #stop(): void {
+    this.#enlisted.end();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
@@ -249,7 +249,9 @@ class Progress implements ProgressHandle {
   /** When the next edit may start: after the interval (stretched when the budget is low), when the budget allows. */
   #dueAt(now: number): number {
     const bucket = this.deps.api.budget.other;
-    const interval = editInterval(bucket, this.settings.interval, now);
+    // A finishing progress no longer shares: its last edits go as soon as the budget allows.
+    const pace = this.#finished ? stretchedInterval : editInterval;
+    const interval = pace(bucket, this.settings.interval, now);
     return nextEditAt(bucket, this.#lastEditAt, interval, now);
   }
 

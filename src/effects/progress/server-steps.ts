@@ -7,10 +7,11 @@ import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
-import type { Clock } from "../../time/clock.ts";
+import { type Clock, realClock } from "../../time/clock.ts";
 import type { EffectRun } from "../effect-records.ts";
 import { react } from "../react.ts";
 import { findSent } from "../verify-send.ts";
+import { withinReserve } from "./pacing.ts";
 import { copyState, fromRecord, type ShownState, toRecord } from "./shown.ts";
 import { fingerprint, stored } from "./text-parts.ts";
 
@@ -44,14 +45,24 @@ export class PastEditLimit extends Error {
 /** The server's answer to an edit past the limit ("The time limit for editing this message has past/passed"). */
 const isPastLimit = (err: unknown) => isApiError(err) && /time limit for editing/i.test(err.message);
 
+/** The clock for waits: the deps' own if it can set timers (the daemon's), else the real one. */
+export const timersOf = (clock: ProgressDeps["clock"]): Clock =>
+  clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;
+
 export class ServerSteps {
   constructor(private readonly deps: ProgressDeps) {}
+
+  /** Make `call` when the account's budget has calls to spare beyond the reserve. */
+  #spare<T>(call: () => Promise<T>): Promise<T> {
+    const { api, clock, signal } = this.deps;
+    return withinReserve(api.budget.other, timersOf(clock), call, signal);
+  }
 
   /** Post `content` as a new message of the conversation; its id. */
   async post(content: string): Promise<number> {
     const { api, target, signal } = this.deps;
     const params = { ...target, content, read_by_sender: true } as SendMessageParams;
-    const { id } = await api.messages.send(params, { signal });
+    const { id } = await this.#spare(() => api.messages.send(params, { signal }));
     return id;
   }
 
@@ -65,13 +76,14 @@ export class ServerSteps {
     const newer = Math.max(after ?? 0, since ?? 0);
     const where = { ...target, content: "" } as SendMessageParams;
     const same = (m: string) => m !== "" && (m.startsWith(content) || content.startsWith(m));
-    return (await findSent(api, selfId, where, { after: newer }, signal, same))?.id;
+    return (await this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same)))?.id;
   }
 
   /** Set message `id`'s content; throws {@link PastEditLimit} when the server says it is too old. */
   async edit(id: number, content: string): Promise<void> {
     try {
-      await this.deps.api.messages.update(id, { content }, { signal: this.deps.signal });
+      const { api, signal } = this.deps;
+      await this.#spare(() => api.messages.update(id, { content }, { signal }));
     } catch (err) {
       if (isPastLimit(err)) throw new PastEditLimit(id);
       throw err;
