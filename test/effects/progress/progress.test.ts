@@ -159,6 +159,30 @@ it("posts anew instead of editing a message past the organization's edit time li
   for (const at of editTimes(first.id)) expect(at - first.timestamp).toBeLessThanOrEqual(60);
 });
 
+it("posts anew when the server refuses an edit as past its time limit", async () => {
+  await start();
+  feeds = [new Feed()];
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await firstMessage(asked);
+  const text = lines(4);
+  feeds[0]!.push(...text.slice(0, 2));
+  await sandbox.control.waitFor(() => editsOf(first.id) > 0);
+  // This client knows no limit; the server says the message is too old all the same.
+  const tooLate = {
+    result: "error",
+    msg: "The time limit for editing this message has past",
+    code: "BAD_REQUEST",
+  };
+  sandbox.control.failNext(1, { status: 400, body: tooLate, paths: [/^\/messages\/\d+$/] });
+  feeds[0]!.push(...text.slice(2));
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.messages.map((m) => m.content)).toEqual([
+    text.slice(0, 2).join("").trimEnd(),
+    text.slice(2).join("").trimEnd(),
+  ]);
+});
+
 it("marks the asker's message while working and when done", async () => {
   await start();
   feeds = [new Feed()];
