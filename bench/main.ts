@@ -15,6 +15,8 @@
  * `--queue-loads burst`: only the queue rows whose name contains one of the comma-separated words.
  * `--only dialogs` (not in the default set, ~12 minutes): `--dialogs N` waiting dialogs (10,000) for
  * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8).
+ * `--only progress` (not in the default set, ~2 minutes): `--progress-tasks N` concurrent progress
+ * messages (100) on one bot, each streaming 2,000 chunks over 60 s.
  *
  * Runs each suite, prints a table with the machine it ran on, and writes
  * bench/results/<timestamp>.json. Not part of `npm test`: speed is measured here, never asserted.
@@ -30,6 +32,7 @@ import { runIdle } from "./suites/idle.ts";
 import { runLatency } from "./suites/latency.ts";
 import { runManyBots } from "./suites/many-bots.ts";
 import { runModeration } from "./suites/moderation.ts";
+import { runProgress } from "./suites/progress.ts";
 import { runQueue } from "./suites/queue.ts";
 import { runRedisList } from "./suites/redis-list.ts";
 import { runScale } from "./suites/scale.ts";
@@ -57,6 +60,7 @@ const { values } = parseArgs({
     dialogs: { type: "string" },
     "queue-loads": { type: "string" },
     "dialog-rounds": { type: "string" },
+    "progress-tasks": { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -194,6 +198,10 @@ if (only.has("idle")) {
     },
     say,
   );
+}
+if (only.has("progress")) {
+  const tasks = Number(values["progress-tasks"] ?? (quick ? 20 : 100));
+  results.progress = await runProgress({ tasks, chunks: 2_000, seconds: quick ? 20 : 60 }, say);
 }
 if (only.has("dialogs")) {
   const dialogs = Number(values.dialogs ?? (quick ? 1_000 : 10_000));

@@ -27,6 +27,7 @@ export type { ReloadReport } from "./daemon/reload-plan.ts";
 // ── Running the daemon from code ─────────────────────────────────────────────────────────────
 export { type RunningDaemon, type StartDaemonOptions, startDaemon } from "./daemon/start-daemon.ts";
 export { ContentTooLongError } from "./effects/limits/limit-errors.ts";
+export type { ProgressHandle, ProgressOptions } from "./effects/progress/types.ts";
 export type { ReactOptions } from "./effects/react.ts";
 export type { ReportResult } from "./effects/report/message-reporter.ts";
 export type { ScheduleApi, ScheduleMessageParams } from "./effects/schedule/schedule-api.ts";

@@ -27,6 +27,7 @@ export type {
   SandboxUser,
   SendAsInput,
 } from "./sandbox/types.ts";
+export type { ProgressView } from "./testing/progress-view.ts";
 export {
   DEFAULT_WAIT_MS,
   type NextReplyOptions,

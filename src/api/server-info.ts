@@ -19,6 +19,11 @@ export interface ServerInfo {
   emptyTopicName: string;
   /** The moderation request channel's id, or undefined when reporting is off. */
   moderationChannelId: number | undefined;
+  /**
+   * Seconds after sending that a message's content can still be edited
+   * (`realm_message_content_edit_limit_seconds`); undefined: no limit.
+   */
+  editLimitSeconds?: number;
 }
 
 export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
@@ -26,6 +31,7 @@ export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
   // Before FL 204 the server sent no typing timings; the API docs give these fallbacks.
   const old = reg.zulip_feature_level < 204;
   const moderation = reg.realm_moderation_request_channel_id;
+  const editLimit = reg.realm_message_content_edit_limit_seconds;
   return {
     version: reg.zulip_version,
     featureLevel: reg.zulip_feature_level,
@@ -48,5 +54,7 @@ export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
     reportTypes: reg.server_report_message_types ?? d.server_report_message_types,
     emptyTopicName: reg.realm_empty_topic_display_name ?? d.realm_empty_topic_display_name,
     moderationChannelId: moderation === undefined || moderation < 0 ? undefined : moderation,
+    // null is no limit; so was 0 before feature level 138.
+    ...(editLimit ? { editLimitSeconds: editLimit } : {}),
   };
 }

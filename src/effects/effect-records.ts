@@ -12,6 +12,7 @@
  * effect with no record at all was never begun and is made without a read-back: a message caught
  * up after a hung poll or a restart, whose handler never ran, costs no extra call.
  */
+import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -41,6 +42,11 @@ export interface EffectRecordsOptions {
   onVerify?(outcome: "found" | "absent"): void;
   /** Makes the store's writes survive a crash of this process: a pending record must, before its effect. */
   commit?(): Promise<void>;
+}
+
+/** What an effect was given (its target and text, say), hashed: a strict run matches it by this. */
+export function printOf(args: unknown): string {
+  return createHash("sha256").update(JSON.stringify(args)).digest("base64url").slice(0, 12);
 }
 
 /** A strict run's effect at number `n` is of another kind than the one recorded there. */
@@ -165,6 +171,15 @@ export class EffectRun {
    */
   get made(): readonly EffectRecord[] {
     return this.#made ?? NONE_MADE;
+  }
+
+  /**
+   * A run of its own for the later steps of one effect (a progress message's edits), numbered
+   * apart from this run's: however many steps it makes, this run's numbering stays as it was.
+   * Its records are looked up whenever this run's are.
+   */
+  nested(name: string): EffectRun {
+    return new EffectRun(this.store, this.options, `${this.eventKey}/${name}`, this.#lookUp, []);
   }
 
   #list(): EffectRecord[] {

@@ -16,6 +16,8 @@ export async function findSent(
   params: SendMessageParams,
   newer: { after: number | undefined; since?: number | undefined },
   signal?: AbortSignal,
+  /** Which content counts as the send's: by default the same as `params.content`. */
+  matches: (content: string) => boolean = (content) => content === params.content,
 ): Promise<{ id: number } | undefined> {
   const where: NarrowTerm[] =
     params.type === "stream" || params.type === "channel"
@@ -37,7 +39,7 @@ export async function findSent(
   const { after, since } = newer;
   const sent = messages.find(
     (m) =>
-      m.content === params.content &&
+      matches(m.content) &&
       (after === undefined || m.id > after) &&
       (since === undefined || m.timestamp >= since),
   );

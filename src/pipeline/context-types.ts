@@ -8,6 +8,7 @@ import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices, ContextHelpers } from "../effects/bot-services.ts";
 import type { EffectRun } from "../effects/effect-records.ts";
+import type { ProgressHandle, ProgressOptions } from "../effects/progress/types.ts";
 import type { ReactOptions } from "../effects/react.ts";
 import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import type { KV } from "../state/kv.ts";
@@ -88,6 +89,12 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
   replayed: boolean;
   /** Answer in the event's conversation (same channel and topic, or the same direct message group). */
   reply(content: string): Promise<{ id: number }>;
+  /**
+   * Post `text` in the event's conversation and return a handle that shows long work in it:
+   * `update`/`append`/`stream` edit the message (at most once a second, less often when the call
+   * budget runs low), `done`/`fail` finish it. See docs/guide/approvals-buttons-progress.md.
+   */
+  progress(text: string, options?: ProgressOptions): Promise<ProgressHandle>;
   /** A message's content without the bot's own mention (other mentions kept), trimmed; `""` for other events. */
   readonly text: string;
   /** Where a message was said: `{ channel, channelId, topic }` or `{ direct: userIds }`; `undefined` for other events. */

@@ -2,13 +2,15 @@
  * The context every handler receives: the event, who the bot is, its client, state, logger,
  * settings and server limits, and ways to answer.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
+import { printOf } from "../effects/effect-records.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
+import { startProgress } from "../effects/progress/progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
@@ -228,7 +230,7 @@ class LazyContext<S> {
               act: () => post(params),
               verify: () => findSent(deps.api, deps.bot.userId, params, effects, signal),
             },
-            sendPrint(params),
+            printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
           )
       : post;
     const helpers = deps.services
@@ -353,6 +355,19 @@ class LazyEventContext<S> extends LazyContext<S> {
     return turn ? () => turn.value(Math.random) : Math.random;
   }
 
+  get progress(): BotContext<S>["progress"] {
+    return (text, options) => {
+      const { api, clock, effects, log, server, signal, bot } = this;
+      const target = replyTarget(this.event, this.eventIssue, bot.userId);
+      const [run, after, selfId, askedId] = [effects?.run, effects?.after, bot.userId, this.messageId()];
+      return startProgress(
+        { api, clock, run, after, log, server, signal, selfId, askedId, target },
+        text,
+        options,
+      );
+    };
+  }
+
   get reply(): BotContext<S>["reply"] {
     const made = this.made();
     made.reply ??= (content) =>
@@ -376,13 +391,4 @@ export function createContext<S>(
   const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state, turn);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
-}
-
-/** A send's target and text, hashed: what a dialog's replay matches the send by. */
-function sendPrint(params: SendMessageParams): string {
-  const { type, to, topic, content } = params as SendMessageParams & { topic?: string };
-  return createHash("sha256")
-    .update(JSON.stringify([type, to, topic ?? null, content]))
-    .digest("base64url")
-    .slice(0, 12);
 }

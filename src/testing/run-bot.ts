@@ -11,8 +11,9 @@ import { join } from "node:path";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
-import { AskClaims } from "./ask-claims.ts";
+import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
+import { type ProgressView, progressView } from "./progress-view.ts";
 import type { TestClock } from "./test-clock.ts";
 import type { TestMessage } from "./test-message.ts";
 import { describeMessage, handlerFailure } from "./wait-messages.ts";
@@ -95,6 +96,13 @@ export interface TestBot {
    * cannot see, a reaction already there or not there).
    */
   react(message: number | TestMessage, emoji: string, options: ReactAs): Promise<void>;
+
+  /**
+   * Once the bot handled message `asked` (as {@link TestBot.handled}): what a `ctx.progress`
+   * answering it shows: the bot's messages after it in its conversation, their final text, and
+   * the edits made to them. `movedNote`: the progress's `movedNote` option, if set.
+   */
+  progress(asked: number, options?: { timeoutMs?: number; movedNote?: string }): Promise<ProgressView>;
   /** Every message the bot has sent, oldest first. */
   replies(): TestMessage[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
@@ -291,6 +299,12 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     handled,
     react: (message, emoji, { as, remove = false }) =>
       reactAs(sandbox, as, typeof message === "number" ? message : message.id, emoji, remove),
+    progress: async (asked, { movedNote, ...o } = {}) => {
+      await handled(asked, o);
+      const question = view(asked)!;
+      const answers = mine().filter((m) => m.id > asked && sameConversation(m, question));
+      return progressView(control, answers, movedNote);
+    },
     replies: mine,
     logs: () => logs,
     restart: async ({ crash = false, bot } = {}) => {

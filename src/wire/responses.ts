@@ -65,6 +65,8 @@ export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled
   server_report_message_types: z.array(z.looseObject({ key: z.string(), name: z.string() })).optional(),
   realm_empty_topic_display_name: z.string().optional(),
   realm_moderation_request_channel_id: z.number().int().optional(),
+  /** Seconds after which the sender can no longer edit a message's content; null: no limit (0 before FL 138). */
+  realm_message_content_edit_limit_seconds: z.number().int().nullable().optional(),
   // realm: what tells one organization from another (see `state/server-identity.ts`)
   realm_uri: z.string().optional(),
   realm_date_created: z.number().int().optional(),

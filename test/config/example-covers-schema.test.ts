@@ -81,6 +81,7 @@ describe("config.example.yaml", () => {
       env: {
         MODERATION_BOT_API_KEY: "fake-key-0040",
         STANDUP_BOT_API_KEY: "fake-key-0042",
+        ASSISTANT_BOT_API_KEY: "fake-key-0043",
         ECHO_BOT_API_KEY: "fake-key-0041",
       },
     });

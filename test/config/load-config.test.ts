@@ -208,10 +208,11 @@ describe("config.example.yaml", () => {
       env: {
         MODERATION_BOT_API_KEY: "fake-key-0040",
         STANDUP_BOT_API_KEY: "fake-key-0042",
+        ASSISTANT_BOT_API_KEY: "fake-key-0043",
         ECHO_BOT_API_KEY: "fake-key-0041",
       },
     });
-    expect(Object.keys(config.bots)).toEqual(["moderator", "standup", "echo"]);
+    expect(Object.keys(config.bots)).toEqual(["moderator", "standup", "assistant", "echo"]);
     expect(config.bots.moderator).toMatchObject({
       concurrency: 8,
       handler_timeout: 30_000,
@@ -225,10 +226,11 @@ describe("config.example.yaml", () => {
       env: {
         MODERATION_BOT_API_KEY: "fake-key-0040",
         STANDUP_BOT_API_KEY: "fake-key-0042",
+        ASSISTANT_BOT_API_KEY: "fake-key-0043",
         ECHO_BOT_API_KEY: "fake-key-0041",
       },
     });
     const loaded = await loadBots(config, source);
-    expect(loaded.map((b) => b.name)).toEqual(["moderator", "standup", "echo"]);
+    expect(loaded.map((b) => b.name)).toEqual(["moderator", "standup", "assistant", "echo"]);
   });
 });

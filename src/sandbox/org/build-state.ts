@@ -57,6 +57,7 @@ export function buildState(org: Org, nowMs: number): SandboxData {
     feature_level: org.realm.feature_level ?? SANDBOX_FEATURE_LEVEL,
     can_manage_all_groups: org.realm.can_manage_all_groups,
     allow_edit_history: org.realm.allow_edit_history,
+    message_content_edit_limit_seconds: org.realm.message_content_edit_limit_seconds,
     profile_field_editing_allowed: org.realm.profile_field_editing_allowed,
     date_created: now,
     uuid: randomUUID(),

@@ -114,6 +114,8 @@ export const OrgRealm = z.strictObject({
     .enum(["role:owners", "role:administrators", "role:moderators", "role:members", "role:nobody"])
     .default("role:administrators"),
   allow_edit_history: z.boolean().default(true),
+  /** Seconds after sending that its sender may still edit a message's content; null: no limit. */
+  message_content_edit_limit_seconds: z.number().int().min(1).nullable().default(null),
   profile_field_editing_allowed: z.boolean().default(true),
   default_language: z.string().default("en"),
 });

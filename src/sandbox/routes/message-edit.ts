@@ -52,6 +52,10 @@ function editMessage(ctx: AuthedContext) {
     checkTopicPolicy(newStream ?? streamById(data, msg.stream_id!)!, newTopic ?? msg.topic);
   const content = contentRaw === undefined ? undefined : normalizeContent(contentRaw);
   const contentChanged = content !== undefined && content !== msg.content;
+  const editLimit = data.realm.message_content_edit_limit_seconds;
+  if (contentChanged && editLimit && now - msg.timestamp > editLimit) {
+    throw badRequest("The time limit for editing this message has past");
+  }
   if (!contentChanged && !topicChanged && !streamChanged) return {};
 
   const moved = topicChanged || streamChanged ? movedMessages(data.messages, msg, mode) : [msg];

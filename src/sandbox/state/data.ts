@@ -220,6 +220,8 @@ export interface RealmRecord {
   /** The system group whose members may administer every user group (default `role:administrators`). */
   can_manage_all_groups?: string;
   allow_edit_history: boolean;
+  /** Seconds after sending that content may still be edited; null (or absent): no limit. */
+  message_content_edit_limit_seconds?: number | null;
   /** Whether users may edit their own custom profile fields at all. */
   profile_field_editing_allowed: boolean;
   date_created: number;

@@ -47,7 +47,7 @@ export function initialState(
       realm_date_created: data.realm.date_created,
       ...(data.realm.feature_level >= featureLevels.realmUuid ? { realm_uuid: data.realm.uuid } : {}),
       realm_is_zephyr_mirror_realm: false,
-      realm_message_content_edit_limit_seconds: null,
+      realm_message_content_edit_limit_seconds: data.realm.message_content_edit_limit_seconds ?? null,
       realm_message_content_delete_limit_seconds: null,
       max_file_upload_size_mib: 25,
       server_generation: SERVER_GENERATION,

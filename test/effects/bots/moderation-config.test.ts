@@ -14,6 +14,7 @@ describe("the moderation bot's settings in a config file", () => {
       env: {
         MODERATION_BOT_API_KEY: "fake-key-0040",
         STANDUP_BOT_API_KEY: "fake-key-0042",
+        ASSISTANT_BOT_API_KEY: "fake-key-0043",
         ECHO_BOT_API_KEY: "fake-key-0041",
       },
     });

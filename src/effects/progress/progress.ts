@@ -1,0 +1,360 @@
+/**
+ * `ctx.progress`: a message that shows long work as it happens. The handle keeps the whole text;
+ * a pump brings the server's messages up to it one step at a time (an edit of the open message,
+ * or a post when the text rolls over), at most one edit a second and fewer when the call budget
+ * runs low (pacing.ts). Every step is an effect recorded with the state after it (shown.ts), so a
+ * handler that runs again after a crash goes on from the last step made.
+ */
+import { sleep } from "../../api/sleep.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
+import type { Clock } from "../../time/clock.ts";
+import { splitContent } from "../limits/split-content.ts";
+import { editInterval, enlist, MIN_EDIT_INTERVAL_MS, nextEditAt, stretchedInterval } from "./pacing.ts";
+import { PastEditLimit, type ProgressDeps, ServerSteps, timersOf, withPosted } from "./server-steps.ts";
+import { copyState, heldLength, type ShownState } from "./shown.ts";
+import { cutAt, fingerprint, stored } from "./text-parts.ts";
+import type { ProgressHandle, ProgressOptions, ProgressResult } from "./types.ts";
+
+/** Work longer than this ends with its result posted anew (people are notified of a send, not an edit). */
+export const DEFAULT_FINAL_AFTER_MS = 30_000;
+/** A message is no longer edited this long before the organization's edit time limit. */
+export const EDIT_LIMIT_MARGIN_MS = 10_000;
+export const DEFAULT_MOVED_NOTE = "(finished: see below)";
+
+/** One step the pump can make next. */
+type Step =
+  | { kind: "edit"; index: number; part: string; closes: boolean }
+  | { kind: "close"; index: number }
+  | { kind: "post"; part: string };
+
+export function progressError(message: string): BothostError<"INVALID_ARGUMENT"> {
+  return new BothostError("INVALID_ARGUMENT", `ctx.progress: ${message}`);
+}
+
+/** Post `text` and return the handle that edits it (see {@link ProgressHandle}). */
+export async function startProgress(
+  deps: ProgressDeps,
+  text: string,
+  options: ProgressOptions = {},
+): Promise<ProgressHandle> {
+  const finalAfterMs = options.finalAfterMs ?? DEFAULT_FINAL_AFTER_MS;
+  if (!(finalAfterMs >= 0)) throw progressError(`finalAfterMs must be 0 or more, not ${finalAfterMs}.`);
+  const interval = options.minEditIntervalMs ?? MIN_EDIT_INTERVAL_MS;
+  if (!Number.isFinite(interval)) throw progressError(`minEditIntervalMs must be a number, not ${interval}.`);
+  const first = stored(text);
+  if (first === "") throw progressError("the first text is empty: the server refuses an empty message.");
+  const steps = new ServerSteps(deps);
+  await steps.ack(options.ack?.working);
+  const empty: ShownState = { messages: [], edits: 0, posts: 0 };
+  // The first post is the one effect of the handler's own run; the steps after it are numbered
+  // in a run of their own, so their number never shifts the handler's later effects.
+  const posted = async () => withPosted(empty, await steps.post(first), first, 0, deps.clock.now());
+  const found = async () => {
+    const id = await steps.find(first, undefined);
+    return id === undefined ? undefined : withPosted(empty, id, first, 0, deps.clock.now());
+  };
+  const { state } = await steps.once(posted, found);
+  const messageId = state.messages[0]!.id;
+  const own = new ServerSteps({ ...deps, run: deps.run?.nested(`progress-${messageId}`) });
+  return new Progress(deps, own, state, first, {
+    finalAfterMs,
+    interval: Math.max(MIN_EDIT_INTERVAL_MS, interval),
+    ack: options.ack ?? {},
+    movedNote: options.movedNote ?? DEFAULT_MOVED_NOTE,
+  });
+}
+
+interface Settings {
+  finalAfterMs: number;
+  interval: number;
+  ack: NonNullable<ProgressOptions["ack"]>;
+  movedNote: string;
+}
+
+class Progress implements ProgressHandle {
+  readonly messageId: number;
+  #text = "";
+  /** Where in the text the open message's part starts. */
+  #from = 0;
+  #state: ShownState;
+  #lastEditAt = Number.NEGATIVE_INFINITY;
+  #timer: ReturnType<Clock["setTimeout"]> | undefined;
+  #pumping: Promise<void> | undefined;
+  #finished = false;
+  /** Messages the server refused to edit (past its edit time limit by its clock). */
+  readonly #frozen = new Set<number>();
+  readonly #clock: Clock;
+  /** Counted among the account's progresses under way (they share its budget). */
+  readonly #enlisted: { end(): void };
+
+  constructor(
+    private readonly deps: ProgressDeps,
+    private readonly steps: ServerSteps,
+    state: ShownState,
+    private readonly placeholder: string,
+    private readonly settings: Settings,
+  ) {
+    this.#state = state;
+    this.messageId = state.messages[0]!.id;
+    this.#clock = timersOf(deps.clock);
+    this.#enlisted = enlist(deps.api.budget.other, this);
+    deps.signal.addEventListener("abort", () => this.#stop(), { once: true });
+  }
+
+  get text(): string {
+    return this.#text;
+  }
+  get edits(): number {
+    return this.#state.edits;
+  }
+
+  update(text: string): void {
+    this.#checkOpen("update");
+    // A text that no longer begins with what the closed messages hold is shown whole from here on.
+    if (text.slice(0, this.#from) !== this.#text.slice(0, this.#from)) this.#from = 0;
+    this.#text = text;
+    this.#wake();
+  }
+
+  append(chunk: string): void {
+    this.#checkOpen("append");
+    this.#text += chunk;
+    this.#wake();
+  }
+
+  async stream(chunks: AsyncIterable<string>): Promise<string> {
+    for await (const chunk of chunks) this.append(chunk);
+    return this.#text;
+  }
+
+  done(text?: string): Promise<ProgressResult> {
+    this.#checkOpen("done");
+    if (text !== undefined) this.update(text);
+    return this.#finish(this.settings.ack.done);
+  }
+
+  fail(text: string): Promise<ProgressResult> {
+    this.#checkOpen("fail");
+    this.#text = this.#text.trim() === "" ? text : `${this.#text}\n\n${text}`;
+    return this.#finish(this.settings.ack.failed);
+  }
+
+  #checkOpen(what: string): void {
+    if (this.#finished) throw progressError(`${what}() after done() or fail(): the progress is finished.`);
+  }
+
+  #stop(): void {
+    this.#enlisted.end();
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Whether message `index` may still be edited: before the edit time limit, less a margin. */
+  #editable(index: number, now: number): boolean {
+    const m = this.#state.messages[index]!;
+    if (this.#frozen.has(m.id)) return false;
+    const limit = this.deps.server.editLimitSeconds;
+    return limit === undefined || now - m.postedAt < limit * 1000 - EDIT_LIMIT_MARGIN_MS;
+  }
+
+  /** The next step toward showing the text, or undefined when the messages show it. */
+  #plan(now: number): Step | undefined {
+    const messages = this.#state.messages;
+    const index = messages.length - 1;
+    const open = messages[index]!;
+    const tail = this.#text.slice(this.#from);
+    const max = this.deps.server.maxMessageLength;
+    const part = tail.length > max ? tail.slice(0, cutAt(tail, max)) : tail;
+    if (open.closed) return stored(tail) === "" ? undefined : { kind: "post", part };
+    const changed = stored(part) !== "" && fingerprint(stored(part)) !== open.content;
+    if (!this.#editable(index, now)) return changed || part !== tail ? { kind: "close", index } : undefined;
+    if (changed) return { kind: "edit", index, part, closes: part !== tail };
+    return part === tail ? undefined : { kind: "close", index };
+  }
+
+  /** Make `step`; the state after it (made now, or found recorded by an earlier run). */
+  async #make(step: Step): Promise<boolean> {
+    const base = this.#state;
+    const now = this.deps.clock.now();
+    if (step.kind === "close") {
+      const next = copyState(base);
+      next.messages[step.index]!.closed = true;
+      this.#adopt(next);
+      return false;
+    }
+    if (step.kind === "post") {
+      const content = stored(step.part);
+      const at = () => withPosted(base, 0, content, step.part.length, now);
+      const posted = async () => this.#withId(at(), await this.steps.post(content));
+      const find = async () => {
+        const id = await this.steps.find(content, base.messages.at(-1)?.id);
+        return id === undefined ? undefined : this.#unknown(this.#withId(at(), id));
+      };
+      const { state, made } = await this.steps.once(posted, find);
+      this.#adopt(state);
+      return made;
+    }
+    const content = stored(step.part);
+    const edited = async () => {
+      await this.steps.edit(base.messages[step.index]!.id, content);
+      const next = copyState(base);
+      const m = next.messages[step.index]!;
+      m.content = fingerprint(content);
+      m.length = step.part.length;
+      // A part cut short of the text closes its message: the rest goes on in a new one.
+      if (step.closes) m.closed = true;
+      next.edits++;
+      return next;
+    };
+    const { state, made } = await this.steps.once(edited);
+    this.#adopt(state);
+    return made;
+  }
+
+  /** The newest message was found posted by an earlier run: what it shows is not known (so it is edited). */
+  #unknown(state: ShownState): ShownState {
+    state.messages.at(-1)!.content = "";
+    return state;
+  }
+
+  #withId(state: ShownState, id: number): ShownState {
+    state.messages.at(-1)!.id = id;
+    return state;
+  }
+
+  /** Take `state` as what the server shows; the open part starts after what closed messages hold. */
+  #adopt(state: ShownState): void {
+    const grew = heldLength(state) - heldLength(this.#state);
+    this.#state = state;
+    this.#from = Math.max(0, Math.min(this.#text.length, this.#from + grew));
+  }
+
+  /** Steps until one is made (or none is left): found-recorded steps and closes cost no call. */
+  async #stepOnce(): Promise<boolean> {
+    for (;;) {
+      const step = this.#plan(this.deps.clock.now());
+      if (!step) return false;
+      try {
+        if (await this.#make(step)) {
+          this.#lastEditAt = this.deps.clock.now();
+          return true;
+        }
+      } catch (err) {
+        if (!(err instanceof PastEditLimit)) throw err;
+        this.#frozen.add(err.messageId);
+      }
+    }
+  }
+
+  /** When the next edit may start: after the interval (stretched when the budget is low), when the budget allows. */
+  #dueAt(now: number): number {
+    const bucket = this.deps.api.budget.other;
+    // A finishing progress no longer shares: its last edits go as soon as the budget allows.
+    const pace = this.#finished ? stretchedInterval : editInterval;
+    const interval = pace(bucket, this.settings.interval, now);
+    return nextEditAt(bucket, this.#lastEditAt, interval, now);
+  }
+
+  /** Arm the pump for the next due time, unless it is armed or running. */
+  #wake(): void {
+    if (this.#timer !== undefined || this.#pumping || this.#finished || this.deps.signal.aborted) return;
+    const now = this.deps.clock.now();
+    this.#timer = this.#clock.setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#pumping = this.#pump();
+      },
+      Math.max(0, this.#dueAt(now) - now),
+    );
+  }
+
+  async #pump(): Promise<void> {
+    try {
+      await this.#stepOnce();
+    } catch (err) {
+      this.deps.log.warn(
+        { err, messageId: this.messageId },
+        "progress: an edit failed; the next one retries",
+      );
+    } finally {
+      this.#pumping = undefined;
+    }
+    if (this.#plan(this.deps.clock.now())) this.#wake();
+  }
+
+  async #finish(ack: string | undefined): Promise<ProgressResult> {
+    this.#finished = true;
+    this.#stop();
+    await this.#pumping;
+    if (this.#text.trim() === "") this.#text = this.placeholder;
+    const first = this.#state.messages[0]!;
+    const late = this.deps.clock.now() - first.postedAt > this.settings.finalAfterMs;
+    if (late || this.#state.finalFrom !== undefined) await this.#postFinal();
+    else await this.#catchUp();
+    await this.steps.ack(this.settings.ack.working, true);
+    await this.steps.ack(ack);
+    const { messages, edits, posts, finalFrom = 0 } = this.#state;
+    return { messageIds: messages.slice(finalFrom).map((m) => m.id), text: this.#text, edits, posts };
+  }
+
+  /** Edit (and roll over) until the messages show the whole text, each step when it is due. */
+  async #catchUp(): Promise<void> {
+    for (;;) {
+      const now = this.deps.clock.now();
+      if (!this.#plan(now)) return;
+      const due = this.#dueAt(now);
+      if (due > now) await sleep(this.#clock, due - now, this.deps.signal);
+      try {
+        await this.#stepOnce();
+      } catch (err) {
+        if (this.deps.signal.aborted) throw err;
+        this.deps.log.warn({ err, messageId: this.messageId }, "progress: an edit failed; retrying");
+        this.#lastEditAt = this.deps.clock.now();
+      }
+    }
+  }
+
+  /** Post the final text as new messages, then point the earlier ones at it. */
+  async #postFinal(): Promise<void> {
+    const pieces = splitContent(this.#text, this.deps.server.maxMessageLength);
+    for (;;) {
+      // Until the first final post, the final text starts after the messages there are.
+      const start = this.#state.finalFrom ?? this.#state.messages.length;
+      const i = this.#state.messages.length - start;
+      const piece = pieces[i];
+      if (piece === undefined) break;
+      const base = this.#state;
+      const at = (id: number) => {
+        const next = withPosted(base, id, piece, piece.length, this.deps.clock.now());
+        next.finalFrom = start;
+        for (const m of next.messages.slice(0, start)) m.closed = true;
+        return next;
+      };
+      const find = async () => {
+        const id = await this.steps.find(stored(piece), base.messages.at(-1)?.id);
+        return id === undefined ? undefined : this.#unknown(at(id));
+      };
+      const { state } = await this.steps.once(async () => at(await this.steps.post(piece)), find);
+      this.#state = state;
+    }
+    const note = fingerprint(stored(this.settings.movedNote));
+    const start = this.#state.finalFrom ?? 0;
+    for (let index = 0; index < start; index++) {
+      const m = this.#state.messages[index]!;
+      if (m.content === note || !this.#editable(index, this.deps.clock.now())) continue;
+      const base = this.#state;
+      const moved = async () => {
+        await this.steps.edit(m.id, this.settings.movedNote);
+        const next = copyState(base);
+        next.messages[index]!.content = note;
+        next.edits++;
+        return next;
+      };
+      try {
+        this.#state = (await this.steps.once(moved)).state;
+      } catch (err) {
+        if (!(err instanceof PastEditLimit)) throw err;
+      }
+    }
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The calls a progress makes (post a message, edit one, react to the asker's), and how each is
+ * made once: as an effect of the handler's run whose result is the progress's state after it.
+ */
+import type { Logger } from "pino";
+import type { Client } from "../../api/create-client.ts";
+import { isApiError } from "../../api/errors.ts";
+import type { SendMessageParams } from "../../api/resources/messages.ts";
+import type { ServerInfo } from "../../api/server-info.ts";
+import { type Clock, realClock } from "../../time/clock.ts";
+import type { EffectRun } from "../effect-records.ts";
+import { react } from "../react.ts";
+import { findSent } from "../verify-send.ts";
+import { withinReserve } from "./pacing.ts";
+import { copyState, fromRecord, type ShownState, toRecord } from "./shown.ts";
+import { fingerprint, stored } from "./text-parts.ts";
+
+/** Where a progress posts: a conversation, without the content. */
+export type ProgressTarget = Omit<SendMessageParams, "content">;
+
+/** What a progress is made with (`ctx.progress` fills it from the event's context). */
+export interface ProgressDeps {
+  api: Client;
+  clock: Pick<Clock, "now"> & Partial<Clock>;
+  /** The run's effect records; without them (no event) each step is simply made. */
+  run: EffectRun | undefined;
+  /** A read-back after a lost answer looks for messages newer than this id (the event's message). */
+  after: number | undefined;
+  log: Logger;
+  server: ServerInfo;
+  signal: AbortSignal;
+  selfId: number;
+  /** The asker's message, for the `ack` reactions. */
+  askedId: number | undefined;
+  target: ProgressTarget;
+}
+
+/** A message the server refused to edit because it is past the organization's edit time limit. */
+export class PastEditLimit extends Error {
+  constructor(readonly messageId: number) {
+    super(`message ${messageId} is past the organization's edit time limit`);
+  }
+}
+
+/** The server's answer to an edit past the limit ("The time limit for editing this message has past/passed"). */
+const isPastLimit = (err: unknown) => isApiError(err) && /time limit for editing/i.test(err.message);
+
+/** The clock for waits: the deps' own if it can set timers (the daemon's), else the real one. */
+export const timersOf = (clock: ProgressDeps["clock"]): Clock =>
+  clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;
+
+export class ServerSteps {
+  constructor(private readonly deps: ProgressDeps) {}
+
+  /** Make `call` when the account's budget has calls to spare beyond the reserve. */
+  #spare<T>(call: () => Promise<T>): Promise<T> {
+    const { api, clock, signal } = this.deps;
+    return withinReserve(api.budget.other, timersOf(clock), call, signal);
+  }
+
+  /** Post `content` as a new message of the conversation; its id. */
+  async post(content: string): Promise<number> {
+    const { api, target, signal } = this.deps;
+    const params = { ...target, content, read_by_sender: true } as SendMessageParams;
+    const { id } = await this.#spare(() => api.messages.send(params, { signal }));
+    return id;
+  }
+
+  /**
+   * The message a send whose answer was lost posted, if it did: the bot's newest in the
+   * conversation after message `since` (the progress's last) holding `content`, or a start or an
+   * extension of it (an earlier run posted the same place in the text when it was shorter).
+   */
+  async find(content: string, since: number | undefined): Promise<number | undefined> {
+    const { api, target, selfId, after, signal } = this.deps;
+    const newer = Math.max(after ?? 0, since ?? 0);
+    const where = { ...target, content: "" } as SendMessageParams;
+    const same = (m: string) => m !== "" && (m.startsWith(content) || content.startsWith(m));
+    return (await this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same)))?.id;
+  }
+
+  /** Set message `id`'s content; throws {@link PastEditLimit} when the server says it is too old. */
+  async edit(id: number, content: string): Promise<void> {
+    try {
+      const { api, signal } = this.deps;
+      await this.#spare(() => api.messages.update(id, { content }, { signal }));
+    } catch (err) {
+      if (isPastLimit(err)) throw new PastEditLimit(id);
+      throw err;
+    }
+  }
+
+  /** React to the asker's message (or take a reaction off); a failure is logged, not thrown. */
+  async ack(emoji: string | undefined, remove = false): Promise<void> {
+    const { api, askedId, signal, log } = this.deps;
+    if (emoji === undefined || askedId === undefined) return;
+    try {
+      await react(api, emoji, { eventMessageId: askedId, signal, remove });
+    } catch (err) {
+      log.warn({ err, emoji, messageId: askedId }, "progress: the acknowledgement reaction failed");
+    }
+  }
+
+  /**
+   * Make one step once: `act` changes the server and returns the state after it. On a re-run that
+   * finds the step made, the recorded state comes back instead (`made: false`) and nothing is
+   * called. `find`: for a post, looks for the message when an earlier run's answer was lost.
+   */
+  async once(
+    act: () => Promise<ShownState>,
+    find?: () => Promise<ShownState | undefined>,
+  ): Promise<{ state: ShownState; made: boolean }> {
+    const run = this.deps.run;
+    if (!run) return { state: await act(), made: true };
+    let made = false;
+    const result = await run.once("progress", {
+      act: async () => {
+        made = true;
+        return toRecord(await act());
+      },
+      ...(find
+        ? {
+            verify: async () => {
+              const state = await find();
+              if (state) made = true;
+              return state && toRecord(state);
+            },
+          }
+        : {}),
+    });
+    const state = fromRecord(result);
+    if (!state) throw new Error("progress: a recorded step is not a progress state");
+    return { state, made };
+  }
+}
+
+/** The state after posting `content` (holding `length` characters of the text) as message `id`. */
+export function withPosted(
+  state: ShownState,
+  id: number,
+  content: string,
+  length: number,
+  postedAt: number,
+): ShownState {
+  const next = copyState(state);
+  next.messages.push({ id, postedAt, length, content: fingerprint(stored(content)), closed: false });
+  next.posts++;
+  return next;
+}

@@ -1,0 +1,68 @@
+/**
+ * What a progress has on the server: its messages, what each shows, and the counts. Each step a
+ * progress makes (an edit, a post) is an effect whose recorded result is this state after it, so a
+ * re-run of the handler that finds a step made adopts the state instead of making it again: it
+ * goes on from the last edit made, and a message posted is never posted twice.
+ */
+import type { JsonValue } from "../../state/state-store.ts";
+
+/** One message of a progress. */
+export interface ShownMessage {
+  id: number;
+  /** When it was posted (epoch ms, the bot's clock): the edit time limit counts from here. */
+  postedAt: number;
+  /** How many characters of the text it shows. */
+  length: number;
+  /** Fingerprint of its content as last set. */
+  content: string;
+  /** Rolled over, or past the edit time limit: no longer the message edits go to. */
+  closed: boolean;
+}
+
+export interface ShownState {
+  messages: ShownMessage[];
+  edits: number;
+  posts: number;
+  /** The final text was posted as new messages (from this index of `messages` on). */
+  finalFrom?: number;
+}
+
+type Row = [number, number, number, string, 0 | 1];
+
+/** The state as a record's result (compact: a row per message). */
+export function toRecord(state: ShownState): JsonValue {
+  const rows: Row[] = state.messages.map((m) => [m.id, m.postedAt, m.length, m.content, m.closed ? 1 : 0]);
+  return {
+    m: rows,
+    e: state.edits,
+    p: state.posts,
+    ...(state.finalFrom === undefined ? {} : { f: state.finalFrom }),
+  };
+}
+
+/** A record's result back as the state; undefined if it is not one (another kind of effect). */
+export function fromRecord(value: JsonValue): ShownState | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { m, e, p, f } = value as { m?: unknown; e?: unknown; p?: unknown; f?: unknown };
+  if (!Array.isArray(m) || typeof e !== "number" || typeof p !== "number") return undefined;
+  const messages = (m as Row[]).map(([id, postedAt, length, content, closed]) => ({
+    id,
+    postedAt,
+    length,
+    content,
+    closed: closed === 1,
+  }));
+  return { messages, edits: e, posts: p, ...(typeof f === "number" ? { finalFrom: f } : {}) };
+}
+
+/** A copy to change (the recorded one stays as it was). */
+export function copyState(state: ShownState): ShownState {
+  return { ...state, messages: state.messages.map((m) => ({ ...m })) };
+}
+
+/** Characters of the text held by the closed messages. */
+export function heldLength(state: ShownState): number {
+  let n = 0;
+  for (const m of state.messages) if (m.closed) n += m.length;
+  return n;
+}

@@ -1,0 +1,260 @@
+/**
+ * `ctx.progress` against the sandbox over HTTP, on the test clock: edits coalesced to at most one
+ * a second, rollover before the content limit, the final text posted anew after the threshold,
+ * a new message instead of an edit past the organization's edit time limit, the ack reactions,
+ * a crash in the middle (nothing posted twice), and fewer edits when the call budget is low.
+ */
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../../src/bot/define-bot.ts";
+import type { ProgressResult } from "../../../src/effects/progress/types.ts";
+import type { ProgressOptions } from "../../../src/index.ts";
+import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
+import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { runBot, type TestBot } from "../../../src/testing/run-bot.ts";
+import { TestClock } from "../../../src/testing/test-clock.ts";
+import { Feed, lines } from "./feed.ts";
+
+const MEMBER = "member@sandbox.example";
+
+let feeds: Feed[] = [];
+let runs = 0;
+let options: ProgressOptions = {};
+const results: ProgressResult[] = [];
+
+const streamer = defineBot({
+  setup(bot) {
+    bot.command("go", async (ctx) => {
+      const feed = feeds[runs++] ?? new Feed();
+      const progress = await ctx.progress("Working…", options);
+      await progress.stream(feed);
+      results.push(await progress.done());
+    });
+  },
+});
+
+let clock: TestClock;
+let sandbox: Sandbox;
+let bot: TestBot;
+afterEach(async () => {
+  for (const feed of feeds) feed.end();
+  await bot?.stop();
+  await sandbox?.stop();
+  [feeds, runs, options] = [[], 0, {}];
+  results.length = 0;
+});
+
+async function start(realm: Record<string, unknown> = {}, config = "handler_timeout: 1h"): Promise<void> {
+  clock = new TestClock();
+  const org = defaultOrg();
+  sandbox = await startSandbox({ clock, org: { ...org, realm: { ...org.realm, ...realm } } });
+  bot = await runBot(sandbox, { bot: streamer, name: "streamer", clock, config });
+}
+
+const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
+const record = (id: number) => sandbox.control.messages().find((m) => m.id === id)!;
+/** The sandbox-clock seconds of a message's content edits, oldest first. */
+const editTimes = (id: number) =>
+  (record(id).edit_history as { prev_content?: string; timestamp: number }[])
+    .filter((e) => e.prev_content !== undefined)
+    .map((e) => e.timestamp)
+    .reverse();
+const editsOf = (id: number) => editTimes(id).length;
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** Move the clock a second at a time until the bot has handled `asked`; what the progress shows. */
+async function finish(asked: number, movedNote?: string) {
+  let settled = false;
+  const view = bot.progress(asked, { timeoutMs: 20_000, ...(movedNote ? { movedNote } : {}) }).finally(() => {
+    settled = true;
+  });
+  for (let i = 0; i < 120 && !settled; i++) {
+    await clock.advance(1_000);
+    await settle();
+  }
+  return view;
+}
+
+async function firstMessage(asked: number) {
+  const first = await bot.nextReply({ after: asked });
+  expect(first.content).toBe("Working…");
+  return first;
+}
+
+it("coalesces a burst of chunks: at most one edit per second of the clock, the final text whole", async () => {
+  await start();
+  feeds = [new Feed()];
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await firstMessage(asked);
+  const text = lines(60, 19);
+  let edits = 0;
+  for (let second = 0; second < 6; second++) {
+    // Ten chunks in one instant of the clock, then a second passes.
+    feeds[0]!.push(...text.slice(second * 10, second * 10 + 10));
+    await sandbox.control.waitFor(() => editsOf(first.id) > edits);
+    edits = editsOf(first.id);
+    await clock.advance(1_000);
+  }
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.messages).toHaveLength(1);
+  expect(view.text).toBe(text.join("").trimEnd());
+  const times = editTimes(first.id);
+  // Sixty chunks, at most one edit a second: never two edits within one second of the clock.
+  expect(new Set(times).size).toBe(times.length);
+  expect(times.length).toBeLessThanOrEqual(8);
+  expect(results[0]).toMatchObject({ edits: times.length, posts: 1, messageIds: [first.id] });
+});
+
+it("rolls over into a new message before the 10,000-character limit", async () => {
+  await start();
+  feeds = [new Feed()];
+  const asked = bot.post(MEMBER, dm("go"));
+  await firstMessage(asked);
+  const text = lines(250);
+  feeds[0]!.push(...text);
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.messages).toHaveLength(3);
+  for (const m of view.messages) expect(m.content.length).toBeLessThanOrEqual(10_000);
+  expect(view.text).toBe(text.join("").trimEnd());
+  expect(results[0]!.posts).toBe(3);
+});
+
+it("posts the final text as a new message when the work took longer than finalAfterMs", async () => {
+  await start();
+  feeds = [new Feed()];
+  options = { finalAfterMs: 30_000 };
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await firstMessage(asked);
+  const text = lines(5);
+  feeds[0]!.push(...text);
+  await sandbox.control.waitFor(() => editsOf(first.id) > 0);
+  await clock.advance(31_000);
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.messages.map((m) => m.content)).toEqual(["(finished: see below)", text.join("").trimEnd()]);
+  expect(view.text).toBe(text.join("").trimEnd());
+  expect(results[0]!.messageIds).toEqual([view.messages[1]!.id]);
+});
+
+it("posts anew instead of editing a message past the organization's edit time limit", async () => {
+  await start({ message_content_edit_limit_seconds: 60 });
+  feeds = [new Feed()];
+  options = { finalAfterMs: 3_600_000 };
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await firstMessage(asked);
+  const text = lines(6);
+  feeds[0]!.push(...text.slice(0, 3));
+  await sandbox.control.waitFor(() => editsOf(first.id) > 0);
+  // 55 s on: within the server's 60 s, but inside the 10 s margin kept before it.
+  await clock.advance(55_000);
+  feeds[0]!.push(...text.slice(3));
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.messages.map((m) => m.content)).toEqual([
+    text.slice(0, 3).join("").trimEnd(),
+    text.slice(3).join("").trimEnd(),
+  ]);
+  for (const at of editTimes(first.id)) expect(at - first.timestamp).toBeLessThanOrEqual(60);
+});
+
+it("posts anew when the server refuses an edit as past its time limit", async () => {
+  await start();
+  feeds = [new Feed()];
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await firstMessage(asked);
+  const text = lines(4);
+  feeds[0]!.push(...text.slice(0, 2));
+  await sandbox.control.waitFor(() => editsOf(first.id) > 0);
+  // This client knows no limit; the server says the message is too old all the same.
+  const tooLate = {
+    result: "error",
+    msg: "The time limit for editing this message has past",
+    code: "BAD_REQUEST",
+  };
+  sandbox.control.failNext(1, { status: 400, body: tooLate, paths: [/^\/messages\/\d+$/] });
+  feeds[0]!.push(...text.slice(2));
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.messages.map((m) => m.content)).toEqual([
+    text.slice(0, 2).join("").trimEnd(),
+    text.slice(2).join("").trimEnd(),
+  ]);
+});
+
+it("marks the asker's message while working and when done", async () => {
+  await start();
+  feeds = [new Feed()];
+  options = { ack: { working: "eyes", done: "check" } };
+  const asked = bot.post(MEMBER, dm("go"));
+  await firstMessage(asked);
+  const reactions = () =>
+    (sandbox.control.messageView(asked)!.reactions as { emoji_name: string; user_id: number }[])
+      .filter((r) => r.user_id === bot.userId)
+      .map((r) => r.emoji_name);
+  expect(reactions()).toEqual(["eyes"]);
+  feeds[0]!.push("all done");
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.text).toBe("all done");
+  expect(reactions()).toEqual(["check"]);
+});
+
+it("goes on from the last step made after a crash: nothing is posted twice", async () => {
+  await start();
+  const text = lines(250);
+  const again = new Feed();
+  again.push(...text);
+  again.end();
+  feeds = [new Feed(), again];
+  const asked = bot.post(MEMBER, dm("go"));
+  await firstMessage(asked);
+  feeds[0]!.push(...text.slice(0, 150));
+  // Run until the text rolled over into a second message that shows some of the rest.
+  await sandbox.control.waitFor(() => {
+    void clock.advance(1_000);
+    const second = bot.replies()[1];
+    return second !== undefined && second.content.length > 1_000;
+  });
+  await bot.restart({ crash: true });
+  const view = await finish(asked);
+  expect(runs).toBe(2);
+  expect(view.messages).toHaveLength(3);
+  expect(bot.replies()).toHaveLength(3);
+  expect(view.text).toBe(text.join("").trimEnd());
+});
+
+/** Ten lines a second for 30 s of the clock; the edits made. */
+async function steadyStream(): Promise<number> {
+  [feeds, runs] = [[new Feed()], 0];
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await firstMessage(asked);
+  for (let second = 0; second < 30; second++) {
+    feeds[0]!.push(...lines(3, 30, second * 3));
+    await clock.advance(1_000);
+    await settle();
+  }
+  feeds[0]!.end();
+  const view = await finish(asked);
+  expect(view.text).toBe(lines(90, 30).join("").trimEnd());
+  return editsOf(first.id);
+}
+
+it("edits less often when the bot's call budget runs low, and meets no 429", async () => {
+  await start({}, "handler_timeout: 1h\nrate_limit: { per_minute: 20 }");
+  sandbox.control.setUserRateLimit(bot.email, [
+    [60, 20],
+    [3600, 2000],
+  ]);
+  const low = await steadyStream();
+  expect(sandbox.control.rateLimitCount(bot.email, "other").refused).toBe(0);
+  await bot.stop();
+  await sandbox.stop();
+  await start();
+  const full = await steadyStream();
+  expect(full).toBeGreaterThanOrEqual(20);
+  // 20 calls a minute, 2 of them kept in reserve, the post and the startup calls counted too.
+  expect(low).toBeLessThanOrEqual(18);
+  expect(low).toBeLessThan(full * 0.6);
+}, 60_000);
