@@ -116,19 +116,25 @@ const send = (content: string) =>
 describe("first start", () => {
   it("handles a message sent right after the first registration, exactly once", async () => {
     const seen: number[] = [];
-    // Slow every GET /messages so the window between /register and the catch-up is wide open.
-    sandbox.control.delay(300, { paths: ["/messages"] });
+    // Hold GET /messages so the window between /register and the catch-up stays open until the
+    // message is sent. The lookup before the registration (the server check's) is let through.
+    const control = sandbox.control;
+    control.delay(60_000, { paths: ["/messages"] });
     const starting = startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
       },
     });
+    await control.waitFor(() => control.delayed() === 1);
+    expect(control.queues()).toEqual([]);
+    control.delay(0);
+    control.delay(60_000, { paths: ["/messages"] });
     // The bot's queue (a first start records the server from it: no other registration).
-    await sandbox.control.waitFor(() => sandbox.control.queues().length === 1);
+    await control.waitFor(() => control.queues().length === 1);
     const inWindow = send("sent just after the queue was registered");
+    control.delay(0);
     harness = await starting;
-    sandbox.control.delay(0);
     const after = send("sent once running");
     await expect.poll(() => seen.length).toBe(2);
     expect(seen).toEqual([inWindow, after]);

@@ -163,11 +163,12 @@ describe("what goes first: the next poll or the batch's dispatch", () => {
   });
 
   it("a large batch after the next poll is sent (the server prepares it meanwhile)", async () => {
-    // Ten messages wait in the queue before the first poll, so they come as one batch.
-    sandbox.control.delay(300, { paths: ["/events"] });
+    // Ten messages wait in the queue before the first poll is served, so they come as one batch.
+    sandbox.control.delay(60_000, { paths: ["/events"] });
     const steps = await ordered();
+    await sandbox.control.waitFor(() => sandbox.control.delayed() === 1);
     for (let i = 0; i < 10; i++) send(`m${i}`);
-    await expect.poll(() => steps.slice(0, 3), { timeout: 3000 }).toEqual(["poll", "poll", "batch of 10"]);
     sandbox.control.delay(0);
+    await expect.poll(() => steps.slice(0, 3), { timeout: 3000 }).toEqual(["poll", "poll", "batch of 10"]);
   });
 });
