@@ -2,8 +2,9 @@
  * A one-second Redis restart under three instances, repeated: the bot's lease never changes hands
  * (one instance answers every message, none loses a lease), no command waits out its timeout,
  * every instance reconnects, and each message sent before, during and after a restart is
- * answered, in the order sent. Messages go out every 600 ms (the account's polls stay within the
- * server's 200 a minute), the restart starting after the third of each round.
+ * answered, in the order sent (a second time for at most one message a restart: its record was
+ * cut). Messages go out every 600 ms (the account's polls stay within the server's 200 a
+ * minute), the restart starting after the third of each round.
  * Needs `redis-server` on PATH (the test runs its own, to be able to restart it).
  */
 import { describe, expect, it } from "vitest";
@@ -38,13 +39,17 @@ describe.skipIf(!available)("a one-second Redis restart, three instances", () =>
       await restarting;
       // Every instance lost its connections (state and leases) and got them back.
       await expect
-        .poll(() => logged("redis connection restored").map((n, i) => n - restored[i]!), { timeout: 30_000 })
-        .toEqual(instances.map(() => 2));
+        .poll(() => logged("redis connection restored").every((n, i) => n - restored[i]! >= 2), {
+          timeout: 30_000,
+        })
+        .toBe(true);
       await waitForAnswers(sandbox, sent, 30_000);
     }
-    // In order, once each, all by the instance that held the lease from the start.
+    // In order, all by the instance that held the lease from the start. Handling is at least once:
+    // a restart may cut the write recording a message as handled, which then runs again.
     const answers = replies(sandbox);
-    expect(answers.map((r) => r.id)).toEqual(sent);
+    expect([...new Set(answers.map((r) => r.id))]).toEqual(sent);
+    expect(answers.length - sent.length).toBeLessThanOrEqual(BLIPS);
     expect(new Set(answers.map((r) => r.pid)).size).toBe(1);
     expect(logged("lease acquired; starting the bot on this instance").reduce((a, b) => a + b)).toBe(1);
     const logs = instances.flatMap((i) => i.proc.logs().map((l) => JSON.stringify(l)));
