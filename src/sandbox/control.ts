@@ -160,6 +160,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
     },
     failNext: (n, options) => faults.failNext(n, options),
     delay: (ms, options) => faults.delay(ms, options?.paths),
+    delayed: () => faults.delayed,
     resetConnections: (n = 1) => faults.resetConnections(n),
     rateLimitNext: (n, retryAfter) => faults.rateLimitNext(n, retryAfter),
     hangNextPoll: () => faults.hangNextPoll(),

@@ -50,17 +50,48 @@ export class Faults {
   private resets: Counted<true>[] = [];
   private limits: Counted<number>[] = [];
   private hangs: Counted<true>[] = [];
+  /** Requests held by a delay now: each one's release (its timer cleared). */
+  private readonly held = new Set<() => void>();
   /** Called when a poll is hung (the server records it and signals a state change). */
   onHang: () => void = () => {};
+  /** Called when a request starts or stops being held by a delay (a state change). */
+  onHold: () => void = () => {};
 
   failNext(n: number, spec: FailOptions): void {
     this.fails.push({ remaining: n, spec });
   }
 
-  /** Delay every matching request by `ms` until `delay(0)` clears all delays. */
+  /**
+   * Delay every matching request by `ms` until `delay(0)` clears all delays; the clear also
+   * lets the requests held at that moment go on at once.
+   */
   delay(ms: number, paths?: PathFilter): void {
-    if (ms <= 0) this.delays = [];
-    else this.delays.push({ ms, paths });
+    if (ms > 0) {
+      this.delays.push({ ms, paths });
+      return;
+    }
+    this.delays = [];
+    for (const release of [...this.held]) release();
+  }
+
+  /** How many requests a delay holds now. */
+  get delayed(): number {
+    return this.held.size;
+  }
+
+  /** Resolves after `ms`, or at once when `delay(0)` clears the delays meanwhile. */
+  hold(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const release = () => {
+        clearTimeout(timer);
+        this.held.delete(release);
+        this.onHold();
+        resolve();
+      };
+      const timer = setTimeout(release, ms);
+      this.held.add(release);
+      this.onHold();
+    });
   }
 
   resetConnections(n: number): void {

@@ -58,6 +58,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     log.push({ method: "GET", path: "/events", status: 0 });
     core.changed();
   };
+  faults.onHold = () => core.changed();
   const server = createSandboxServer({
     core,
     routes: allRoutes(faults),

@@ -137,7 +137,13 @@ export interface SandboxControl {
   /** Garbage-collect a queue now (by id, or every queue of a user). */
   expireQueue(target: string | { email: string }): void;
   failNext(n: number, options: FailOptions): void;
+  /**
+   * Hold every matching request `ms` before it is served, until `delay(0)`, which also lets the
+   * requests held at that moment go on at once.
+   */
   delay(ms: number, options?: { paths?: PathFilter }): void;
+  /** How many requests `delay` holds now (a change wakes {@link waitFor}). */
+  delayed(): number;
   resetConnections(n?: number): void;
   rateLimitNext(n: number, retryAfterSeconds: number): void;
   /** The next GET /events is accepted but never answered (logged with status 0). */

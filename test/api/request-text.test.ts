@@ -6,9 +6,11 @@
 import { getEventListeners } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Dispatcher } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestText } from "../../src/api/request-text.ts";
 import { ConnectionPool } from "../../src/api/undici-core.ts";
+import { deferred } from "../support/deferred.ts";
 
 /** What the server does with each path; `seen` counts requests per path. */
 const routes: Record<string, (res: ServerResponse) => void> = {};
@@ -101,9 +103,9 @@ describe("requestText", () => {
       res.write('{"result":"succ');
     };
     const half = new AbortController();
-    const reading = rejection(get("/half", half.signal));
-    await until(() => seen["/half"] === 1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { dispatcher, bodyStarted } = watchingBody();
+    const reading = rejection(requestText(dispatcher, { origin, path: "/half", method: "GET" }, half.signal));
+    await bodyStarted;
     half.abort(reason);
     expect(await reading).toBe(reason);
 
@@ -127,6 +129,23 @@ describe("requestText", () => {
     expect(getEventListeners(signal, "abort")).toHaveLength(0);
   });
 });
+
+/** The pool, with a promise that resolves once the first piece of an answer's body came in. */
+function watchingBody(): { dispatcher: Dispatcher; bodyStarted: Promise<void> } {
+  const started = deferred();
+  const dispatch = (options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) =>
+    pool.dispatch(options, {
+      onRequestStart: (...args) => handler.onRequestStart?.(...args),
+      onResponseStart: (...args) => handler.onResponseStart?.(...args),
+      onResponseData: (...args) => {
+        handler.onResponseData?.(...args);
+        started.resolve();
+      },
+      onResponseEnd: (...args) => handler.onResponseEnd?.(...args),
+      onResponseError: (...args) => handler.onResponseError?.(...args),
+    });
+  return { dispatcher: { dispatch } as unknown as Dispatcher, bodyStarted: started.promise };
+}
 
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,12 +1,6 @@
-/**
- * One clock: every module of src/ reads the time and waits through the `Clock` it is given
- * (src/time/clock.ts), so a test can drive time instead of sleeping. Only the clock module reads
- * real time, and the few modules below, each for the reason given (docs/internals/architecture.md).
- */
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { code, filesUnder } from "../support/source-code.ts";
 
 /** Each way of reading real time or waiting on it, by name. */
 const READS = {
@@ -71,13 +65,6 @@ const ALLOWED: { where: string; reads: readonly Read[]; why: string }[] = [
 
 const src = fileURLToPath(new URL("../../src/", import.meta.url));
 
-/** The code of `text` without its comments (line numbers kept), so examples in TSDoc do not count. */
-function code(text: string): string {
-  return text
-    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, " "))
-    .replace(/(?<![:"'`\w])\/\/[^\n]*/g, "");
-}
-
 /** Every read of real time in `text`: its kind and line. */
 function readsIn(text: string): { read: Read; line: number }[] {
   const found: { read: Read; line: number }[] = [];
@@ -95,12 +82,7 @@ function allowed(file: string, read: Read) {
   );
 }
 
-function sources(): { file: string; text: string }[] {
-  return readdirSync(src, { recursive: true })
-    .map(String)
-    .filter((f) => f.endsWith(".ts"))
-    .map((f) => ({ file: f.split(path.sep).join("/"), text: readFileSync(path.join(src, f), "utf8") }));
-}
+const sources = () => filesUnder(src, (f) => f.endsWith(".ts"));
 
 describe("time in src/", () => {
   it("finds every way of reading real time, and not the clock's own methods or comments", () => {

@@ -41,6 +41,30 @@ async function coordinator(url: string, prefix: string, bots: string[], ttlMs: n
   return { store, c };
 }
 
+/**
+ * Resolves once each of `instances` has run `rounds` more whole rounds: a round starts with the
+ * instance's heartbeat (its score in `<prefix>#instances` moves on), so `rounds + 1` heartbeats
+ * seen after the call. Heartbeats missed between two reads only make the wait longer.
+ */
+async function afterRounds(direct: Redis, prefix: string, instances: string[], rounds: number) {
+  const score = (id: string) => direct.zscore(`${prefix}#instances`, id);
+  const last = new Map<string, string | null>();
+  const seen = new Map<string, number>();
+  for (const id of instances) {
+    last.set(id, await score(id));
+    seen.set(id, 0);
+  }
+  const fewest = async () => {
+    for (const id of instances) {
+      const now = await score(id);
+      if (now !== null && now !== last.get(id)) seen.set(id, seen.get(id)! + 1);
+      last.set(id, now);
+    }
+    return Math.min(...seen.values());
+  };
+  await expect.poll(fewest, { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(rounds + 1);
+}
+
 describe.skipIf(!reachable)("LeaseCoordinator", () => {
   it("an instance cut off from Redis stops its bot before its lease expires; the other takes it after", async () => {
     const prefix = uniquePrefix("partition");
@@ -91,8 +115,8 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
     await expect(aState.set("written-by", "a-again")).rejects.toMatchObject({ code: "STATE_FENCED" });
     await b.c.storeFor("solo").namespace("solo").set("written-by", "b");
     expect(await direct.get(`${prefix}:solo/written-by`)).toBe('"b"');
-    // Once it can reach Redis again, a does not take the bot back.
-    await new Promise((resolve) => setTimeout(resolve, leaseTiming(ttlMs).renewEveryMs * 2));
+    // Once it can reach Redis again (two whole rounds of each), a does not take the bot back.
+    await afterRounds(direct, prefix, ["inst-a", "inst-b"], 2);
     expect([a.c.held, b.c.held]).toEqual([[], ["solo"]]);
   });
 
@@ -148,9 +172,11 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
     const [given] = c.c.held;
     expect(events.slice(moved)).toEqual([`a halt ${given} within 100`, `c run ${given}`]);
 
-    // Settled: a few more rounds move nothing.
+    // Settled: a few more rounds (three whole ones of each instance) move nothing.
     const settled = events.length;
-    await new Promise((resolve) => setTimeout(resolve, leaseTiming(1_200).renewEveryMs * 3));
+    const direct = new Redis(redisUrl);
+    cleanups.push(async () => direct.disconnect());
+    await afterRounds(direct, prefix, ["inst-a", "inst-b", "inst-c"], 3);
     expect(events.slice(settled)).toEqual([]);
     expect(counts()).toEqual([1, 2, 1]);
   });

@@ -83,9 +83,11 @@ describe("a runtime started again after stop()", () => {
     await sw.halt(1_000);
     expect(runtime.status.state).toBe("standby");
 
-    sandbox.control.delay(1_500, { paths: ["/register"] });
+    // The registration is held (until the delay is cleared) while the halt lands.
+    sandbox.control.delay(60_000, { paths: ["/register"] });
     const starting = sw.start();
-    await expect.poll(() => runtime.status.state).toBe("registering");
+    await sandbox.control.waitFor(() => sandbox.control.delayed() === 1);
+    expect(runtime.status.state).toBe("registering");
     await sw.halt(500);
     expect(await starting).toBe("halted");
     expect(runtime.status.state).toBe("standby");

@@ -24,6 +24,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { deferred } from "../support/deferred.ts";
 
 const MEMBER = "member@sandbox.example";
 const BOT = "edge-bot@sandbox.example";
@@ -53,22 +54,36 @@ afterEach(async () => {
 const bot = (setup: (b: BotApi) => void) => ({ setup }) as unknown as BotDefinition<never, never>;
 
 /**
- * A memory store with a slow, honest flush: the writes issued before a flush() call become
- * "durable" only when it resolves, 30 ms later (an fsync under load). It exposes the bot's
- * durable delivery cursor, i.e. what a restart after kill -9 would start from.
+ * A memory store with a slow, honest commit: the writes issued before a commit() call become
+ * "durable" only when it resolves, and it resolves only once `later` does (an fsync that outlasts
+ * what the daemon does meanwhile). It exposes the bot's durable delivery cursor, i.e. what a
+ * restart after kill -9 would start from.
  */
 class SlowDurableStore extends MemoryStore {
   durableCursor: number | undefined;
-  constructor(private readonly botName: string) {
+  constructor(
+    private readonly botName: string,
+    private readonly later: () => Promise<unknown>,
+  ) {
     super();
   }
   /** A slow commit (what the ledger waits for before a conversation's next message). */
   override async commit(): Promise<void> {
     const cursor = await this.namespace(this.botName).namespace("runtime").get("cursor");
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await this.later();
     if (typeof cursor === "number") this.durableCursor = Math.max(this.durableCursor ?? -1, cursor);
   }
 }
+
+/**
+ * Resolves once the bot has taken every event waiting in its queue and polls again (or has no
+ * queue): by then it has handed over every message sent before, to be run as soon as it may.
+ */
+const queueTaken = () =>
+  sandbox.control.waitFor(() => {
+    const queue = sandbox.control.queues().find((q) => q.email === BOT);
+    return !queue || (queue.parked && queue.pending_events === 0);
+  });
 
 let daemon: Daemon | undefined;
 
@@ -101,19 +116,25 @@ const send = (content: string) =>
 describe("first start", () => {
   it("handles a message sent right after the first registration, exactly once", async () => {
     const seen: number[] = [];
-    // Slow every GET /messages so the window between /register and the catch-up is wide open.
-    sandbox.control.delay(300, { paths: ["/messages"] });
+    // Hold GET /messages so the window between /register and the catch-up stays open until the
+    // message is sent. The lookup before the registration (the server check's) is let through.
+    const control = sandbox.control;
+    control.delay(60_000, { paths: ["/messages"] });
     const starting = startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
       },
     });
+    await control.waitFor(() => control.delayed() === 1);
+    expect(control.queues()).toEqual([]);
+    control.delay(0);
+    control.delay(60_000, { paths: ["/messages"] });
     // The bot's queue (a first start records the server from it: no other registration).
-    await sandbox.control.waitFor(() => sandbox.control.queues().length === 1);
+    await control.waitFor(() => control.queues().length === 1);
     const inWindow = send("sent just after the queue was registered");
+    control.delay(0);
     harness = await starting;
-    sandbox.control.delay(0);
     const after = send("sent once running");
     await expect.poll(() => seen.length).toBe(2);
     expect(seen).toEqual([inWindow, after]);
@@ -167,7 +188,7 @@ describe("catch-up replay", () => {
 
 describe("durability", () => {
   it("starts a conversation's next message only once the previous one's completion is committed", async () => {
-    const store = new SlowDurableStore("edge");
+    const store = new SlowDurableStore("edge", queueTaken);
     const seen: { id: number; durableCursor: number | undefined }[] = [];
     daemon = await startDaemon(
       sandbox,
@@ -238,13 +259,14 @@ describe("graceful stop", () => {
   it("lets a running handler finish its reply", async () => {
     let started = false;
     let abortedDuringStop = false;
+    const release = deferred();
     harness = await startInProcessDaemon(sandbox, {
       edge: {
         email: BOT,
         definition: bot((b) =>
           b.on("message", async (ctx) => {
             started = true;
-            await new Promise((r) => setTimeout(r, 200));
+            await release.promise;
             abortedDuringStop = ctx.signal.aborted;
             await ctx.reply(`handled ${ctx.event.message.id}`);
           }),
@@ -253,8 +275,12 @@ describe("graceful stop", () => {
     });
     const id = send("work");
     await expect.poll(() => started).toBe(true);
-    await harness.stop();
+    const stopping = harness.stop();
     harness = undefined;
+    // The stop is under way (the bot's queue is deleted) while the handler still runs.
+    await sandbox.control.waitFor(() => sandbox.control.queues().length === 0);
+    release.resolve();
+    await stopping;
     expect(abortedDuringStop).toBe(false);
     expect(sandbox.control.messages().filter((m) => m.content === `handled ${id}`)).toHaveLength(1);
   });

@@ -59,9 +59,13 @@ describe("a stop during a reload", () => {
     await stopping;
     const refused = await reloading;
 
-    // Nothing registers afterwards: a new version started after the stop would, within its first poll.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Nothing registered afterwards: a version the reload started would be registered by now, as
+    // the reload settles only after the bots it starts have their queues (`#startBots` awaits it).
     expect(sandbox.control.queues()).toEqual([]);
+    const registrations = sandbox.control.requests.filter(
+      (r) => r.method === "POST" && r.path === "/register",
+    );
+    expect(registrations).toHaveLength(2); // a's and b's first versions, at the start
     expect(refused).toMatchObject({ code: "RELOAD_REFUSED" });
     // b's old version halted and gone, its new one never added: only `a` is left, halted.
     expect(daemon.bots.map((b) => [b.name, b.status.state])).toEqual([["a", "standby"]]);

@@ -15,7 +15,7 @@ import { rateBucketOf } from "../../src/sandbox/http/rate-limit.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { ParsedEvent } from "../../src/wire/events.ts";
-import { flushAsync, ManualClock } from "../support/manual-clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -28,6 +28,7 @@ let refused: number;
 
 beforeEach(async () => {
   clock = new ManualClock(1_750_000_000_000);
+  Object.assign(inFlight, { polls: 0, sends: 0, held: 0 });
   calls = { events: [], other: [] };
   refused = 0;
   sandbox = await startSandbox({
@@ -42,26 +43,48 @@ beforeEach(async () => {
 });
 afterEach(() => sandbox.stop());
 
-/** The most calls in any window of `ms` (the times are ascending). */
-/** Let HTTP round trips finish: real time for sockets, with the manual clock standing still. */
+/** What the bot has under way over HTTP, and whether its next poll waits on the pacer. */
+const inFlight = { polls: 0, sends: 0, held: 0 };
+
+/**
+ * Resolves once the bot is idle until the clock moves: every pong answered, and its poll either
+ * parked on the server with nothing waiting for it, or held by the pacer (a timer on the clock).
+ * Real time passes only for the sockets; the manual clock stands still meanwhile.
+ */
 async function settle(): Promise<void> {
-  let seen = -1;
-  while (seen !== sandbox.control.requests.length) {
-    seen = sandbox.control.requests.length;
-    await flushAsync(3);
-    await new Promise((r) => setTimeout(r, 2));
+  const idle = () => {
+    if (inFlight.sends > 0) return false;
+    if (inFlight.polls === 0) return inFlight.held === 1;
+    const queue = sandbox.control.queues().at(-1);
+    return inFlight.polls === 1 && queue?.parked === true && queue.pending_events === 0;
+  };
+  for (let turns = 0; !idle(); turns++) {
+    if (turns > 100_000) throw new Error(`the bot never settled: ${JSON.stringify(inFlight)}`);
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
 async function busyHour(perSecond: number) {
   const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT), clock });
   const pacer = new PollPacer({ bucket: client.budget.events, clock });
+  const hold = pacer.hold.bind(pacer);
+  pacer.hold = (ms, signal) => {
+    inFlight.held++;
+    return hold(ms, signal).finally(() => inFlight.held--);
+  };
   const pings = new Set<number>();
   const answered = new Set<number>();
+  const api = queueApiFor(client, (signal) =>
+    client.events.register({ event_types: ["message"], all_public_streams: true }, { signal }),
+  );
   const consumer = new QueueConsumer({
-    api: queueApiFor(client, (signal) =>
-      client.events.register({ event_types: ["message"], all_public_streams: true }, { signal }),
-    ),
+    api: {
+      ...api,
+      poll: (...args) => {
+        inFlight.polls++;
+        return api.poll(...args).finally(() => inFlight.polls--);
+      },
+    },
     log: silent,
     clock,
     pacer,
@@ -72,9 +95,11 @@ async function busyHour(perSecond: number) {
         const message = event.message as { id: number; content: string };
         if (!/^(<p>)?ping(<\/p>)?$/.test(message.content)) continue;
         const id = message.id;
+        inFlight.sends++;
         void client.messages
           .send({ type: "channel", to: "general", topic: "pong", content: `pong ${id}` })
-          .then(() => answered.add(id));
+          .then(() => answered.add(id))
+          .finally(() => inFlight.sends--);
       }
     },
     waitForCapacity: async () => {},

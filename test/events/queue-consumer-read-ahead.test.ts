@@ -37,13 +37,26 @@ afterEach(async () => {
   await sandbox.stop();
 });
 
-/** A consumer whose first batch is held in `onEvents` until `gate` opens. */
+/**
+ * A consumer whose first batch is held in `onEvents` until `gate` opens; `sent` counts the polls
+ * it sent (when they leave, not when they are answered).
+ */
 async function startConsumer(hasCapacity: (() => boolean) | undefined) {
   const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
   const gate = deferred();
   const batches: number[][] = [];
+  const sent = { polls: 0 };
+  const api = queueApiFor(client, (signal) =>
+    client.events.register({ event_types: ["message"] }, { signal }),
+  );
   consumer = new QueueConsumer({
-    api: queueApiFor(client, (signal) => client.events.register({ event_types: ["message"] }, { signal })),
+    api: {
+      ...api,
+      poll: (...args) => {
+        sent.polls++;
+        return api.poll(...args);
+      },
+    },
     log: silentLogger,
     clock: realClock,
     onRegistered: async () => {},
@@ -55,7 +68,7 @@ async function startConsumer(hasCapacity: (() => boolean) | undefined) {
     ...(hasCapacity ? { hasCapacity } : {}),
   });
   await consumer.start();
-  return { gate, batches };
+  return { gate, batches, sent };
 }
 
 const send = (content: string) => sandbox.control.sendAs(MEMBER, { type: "private", to: [BOT], content }).id;
@@ -78,11 +91,17 @@ describe("QueueConsumer read-ahead", () => {
 
   it("does not read ahead without capacity: the next poll waits for the dispatch", async () => {
     let room = false;
-    const { gate, batches } = await startConsumer(() => room);
+    const asked = deferred();
+    const { gate, batches, sent } = await startConsumer(() => {
+      asked.resolve();
+      return room;
+    });
     const first = send("one");
     await expect.poll(() => batches).toEqual([[first]]);
     const second = send("two");
-    await new Promise((r) => setTimeout(r, 300));
+    // Asked for room while the batch is held, told there is none: no poll went out after it.
+    await asked.promise;
+    expect(sent.polls).toBe(1);
     expect(answeredPolls()).toBe(1);
     room = true;
     gate.resolve();
@@ -144,11 +163,12 @@ describe("what goes first: the next poll or the batch's dispatch", () => {
   });
 
   it("a large batch after the next poll is sent (the server prepares it meanwhile)", async () => {
-    // Ten messages wait in the queue before the first poll, so they come as one batch.
-    sandbox.control.delay(300, { paths: ["/events"] });
+    // Ten messages wait in the queue before the first poll is served, so they come as one batch.
+    sandbox.control.delay(60_000, { paths: ["/events"] });
     const steps = await ordered();
+    await sandbox.control.waitFor(() => sandbox.control.delayed() === 1);
     for (let i = 0; i < 10; i++) send(`m${i}`);
-    await expect.poll(() => steps.slice(0, 3), { timeout: 3000 }).toEqual(["poll", "poll", "batch of 10"]);
     sandbox.control.delay(0);
+    await expect.poll(() => steps.slice(0, 3), { timeout: 3000 }).toEqual(["poll", "poll", "batch of 10"]);
   });
 });

@@ -77,17 +77,31 @@ test("resetConnections destroys the socket of the next request", async ({ sb }) 
 });
 
 test("delay holds matching requests until cleared", async ({ sb }) => {
-  sb.sandbox.control.delay(400, { paths: ["/users/me"] });
+  const control = sb.sandbox.control;
+  control.delay(60_000, { paths: ["/users/me"] });
   const order: string[] = [];
   const slow = sb
     .as(BOT)
     .get("/users/me")
-    .then(() => order.push("slow"));
-  const fast = sb.anon.get("/server_settings").then(() => order.push("fast"));
-  await Promise.all([slow, fast]);
-  expect(order).toEqual(["fast", "slow"]);
-  sb.sandbox.control.delay(0);
+    .then((res) => order.push(`slow ${res.status}`));
+  await control.waitFor(() => control.delayed() === 1);
+  // Other paths are not held.
+  await sb.anon.get("/server_settings").then(() => order.push("fast"));
+  expect(order).toEqual(["fast"]);
+  // The clear lets the held request go on, long before its minute.
+  control.delay(0);
+  await slow;
+  expect(order).toEqual(["fast", "slow 200"]);
+  expect(control.delayed()).toBe(0);
   expect((await sb.as(BOT).get("/users/me")).status).toBe(200);
+});
+
+test("a held request goes on by itself once its delay has passed", async ({ sb }) => {
+  const control = sb.sandbox.control;
+  control.delay(20, { paths: ["/users/me"] });
+  expect((await sb.as(BOT).get("/users/me")).status).toBe(200);
+  expect(control.delayed()).toBe(0);
+  control.delay(0);
 });
 
 test("hangNextPoll: the next long-poll never answers", async ({ sb }) => {

@@ -70,13 +70,20 @@ describe.skipIf(!reachable)("RedisStore", () => {
       try {
         const monitor = await client.monitor();
         const scans: string[] = [];
-        monitor.on("monitor", (_time: string, args: string[]) => {
-          if (args[0]?.toLowerCase() === "scan" && args.some((a) => a.startsWith(prefix)))
-            scans.push(args.join(" "));
-        });
+        const marker = `${prefix}-listed`;
+        const markerSeen = new Promise<void>((resolve) =>
+          monitor.on("monitor", (_time: string, args: string[]) => {
+            if (args[0]?.toLowerCase() === "scan" && args.some((a) => a.startsWith(prefix)))
+              scans.push(args.join(" "));
+            if (args[1] === marker) resolve();
+          }),
+        );
         expect((await ns.list()).map((e) => e.key)).toEqual(["l0", "l1", "l2", "l3", "l4"]);
         expect((await ns.list("l3")).map((e) => e.key)).toEqual(["l3"]);
-        await new Promise((resolve) => setTimeout(resolve, 200)); // MONITOR lines arrive after the replies
+        // MONITOR lines come in the order Redis ran the commands, after the replies: a command
+        // sent once both listings were answered is seen after every command they sent.
+        await client.get(marker);
+        await markerSeen;
         monitor.disconnect();
         expect(scans).toEqual([]);
       } finally {

@@ -3,6 +3,7 @@
  * waiting out its whole command timeout (ioredis drops such commands unsettled when it does not
  * resend them). Needs `redis-server` on PATH (the test runs its own, to restart it).
  */
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectRedis } from "../../src/state/redis-connection.ts";
 import { hasRedisServer, type OwnRedis, startOwnRedis } from "../support/cluster.ts";
@@ -11,6 +12,19 @@ const available = hasRedisServer();
 if (!available) console.warn("redis-unanswered: redis-server is not on PATH: skipped");
 
 let redis: OwnRedis | undefined;
+
+/** How many clients the Redis at `url` holds in a blocking command now (INFO clients). */
+async function blockedClients(url: string): Promise<number> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await probe.connect();
+    return Number(/blocked_clients:(\d+)/.exec(await probe.info("clients"))?.[1]);
+  } catch {
+    return 0;
+  } finally {
+    probe.disconnect();
+  }
+}
 afterEach(async () => {
   await redis?.stop();
   redis = undefined;
@@ -32,7 +46,7 @@ describe.skipIf(!available)("a command in flight when Redis restarts", () => {
           () => "answered",
           (err: Error) => err.message,
         );
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await expect.poll(() => blockedClients(redis!.url), { timeout: 10_000 }).toBe(1);
         await redis.restart(200);
         expect(await blocked).toMatch(/^the connection closed before Redis answered/);
         await expect.poll(() => client.status, { timeout: 10_000 }).toBe("ready");

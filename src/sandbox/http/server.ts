@@ -106,7 +106,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     return;
   }
   const delay = deps.faults.delayFor(apiPath);
-  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  if (delay > 0) await deps.faults.hold(delay);
   const injected = deps.faults.takeFailure(apiPath);
   const sendInjected = (fault: FailOptions) => {
     entry.status = fault.reset ? -1 : fault.status;
