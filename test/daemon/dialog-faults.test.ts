@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
@@ -50,6 +51,14 @@ const survey = defineBot({
       await slow.promise; // ignores the signal, as slow code may
       const count = await ctx.prompt("How many?");
       await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.command("nudge", async (ctx) => {
+      // Twice at once: one dialog starts.
+      const started = await Promise.all([
+        ctx.startDialog(ctx.sender!.id, "survey"),
+        ctx.startDialog(ctx.sender!.id, "survey again"),
+      ]);
+      await ctx.reply(`started: ${started.filter(Boolean).length}`);
     });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
@@ -264,4 +273,17 @@ it("code that adds a schema to an answered question stops the dialog, the person
   expect(told[2]).toMatch(/updated in the middle of our conversation/);
   dm("next");
   expect(await said(4)).toEqual([...told, "not a command: next"]);
+});
+
+it("a dialog the bot started has an id operators can end it by, and two starts at once make one", async () => {
+  const dm = await start(new StoreGate());
+  dm("nudge");
+  const first = await said(2);
+  expect(first.slice().sort()).toEqual([QUESTIONS[0], "started: 1"].sort());
+  const [dialog] = running!.daemon.bots[0]!.dialogs();
+  expect(dialog!.id).toMatch(/^s[0-9a-f]{12}$/);
+  await dialogDesk(running!.daemon.bots).endDialog("survey", dialog!.id, "Ended by an operator.");
+  expect(await said(3)).toEqual([...first, "Ended by an operator."]);
+  dm("did a");
+  expect(await said(4)).toEqual([...first, "Ended by an operator.", "not a command: did a"]);
 });
