@@ -1,0 +1,145 @@
+/**
+ * What a connection knows of replication: which primary it reaches (a change of address is a
+ * failover), and, through Sentinel, whether a write reached a replica before the caller acts on it.
+ *
+ * Redis replicates asynchronously: a write the primary acknowledged can be missing on the replica
+ * Sentinel promotes, and a primary that was frozen or demoted keeps accepting writes that are then
+ * discarded. The writes bothost keeps (leases, the ledger, effect records, dialog answers, once
+ * markers) are therefore confirmed with `WAIT 1 <bound>` after their reply: one WAIT covers every
+ * write its connection answered before it was sent, so concurrent writes share one (a group
+ * commit), and a write answered on a connection that has since closed is not confirmed by a WAIT
+ * on the next one (the new primary knows nothing of it).
+ */
+import type { Redis } from "ioredis";
+import { StateError } from "./state-error.ts";
+
+/** Where a connection's failovers and replica waits are reported (the daemon's `/metrics`). */
+export interface ReplicationSink {
+  /** The primary's address changed (a failover, or a demoted primary left). */
+  failover(primary: string): void;
+  /** A write waited `seconds` for a replica: `confirmed` when one had it in time. */
+  waited(seconds: number, confirmed: boolean): void;
+}
+
+interface ReplicationOptions {
+  /** Confirm writes on a replica (Sentinel); without, `confirm` resolves at once. */
+  waitForReplica: boolean;
+  /** WAIT's bound, in ms: a write not on a replica by then is not confirmed. */
+  waitMs: number;
+  /** Shown in messages, e.g. "state" or "leases". */
+  role: string;
+  log?: { warn(obj: object, msg?: string): void };
+}
+
+interface Waited {
+  acked: number;
+  /** The connection the WAIT was answered on (undefined: it failed). */
+  stream: unknown;
+  error?: unknown;
+}
+
+export class Replication {
+  #primary: string | undefined;
+  #failovers = 0;
+  #current: Promise<Waited> | undefined;
+  #queued: Promise<Waited> | undefined;
+  readonly #sinks = new Set<ReplicationSink>();
+  readonly #onFailover = new Set<(primary: string) => void>();
+
+  constructor(
+    private readonly client: Redis,
+    private readonly o: ReplicationOptions,
+  ) {
+    client.on("ready", () => this.#connected());
+    if (client.status === "ready") this.#connected();
+  }
+
+  /** `host:port` of the primary this connection reaches now (or last reached). */
+  get primary(): string | undefined {
+    return this.#primary;
+  }
+
+  /** Primary changes seen since the connection opened. */
+  get failovers(): number {
+    return this.#failovers;
+  }
+
+  get waitsForReplica(): boolean {
+    return this.o.waitForReplica;
+  }
+
+  /** Report failovers and waits to `sink` from now on. */
+  report(sink: ReplicationSink): void {
+    this.#sinks.add(sink);
+  }
+
+  /** Call `listener` after each change of primary (the connection is ready on the new one). */
+  onFailover(listener: (primary: string) => void): void {
+    this.#onFailover.add(listener);
+  }
+
+  /**
+   * Resolves once a replica has every write this connection answered before the call; rejects
+   * with `STATE_UNAVAILABLE` when none confirms within the bound or the connection changed.
+   * Call it right after a write's reply, before acting on the write.
+   */
+  async confirm(what: string): Promise<void> {
+    if (!this.o.waitForReplica) return;
+    const answeredOn = this.client.stream;
+    const started = performance.now();
+    const waited = await this.#nextWait();
+    const confirmed = waited.stream === answeredOn && waited.acked >= 1;
+    const seconds = (performance.now() - started) / 1000;
+    for (const sink of this.#sinks) sink.waited(seconds, confirmed);
+    if (confirmed) return;
+    const why =
+      waited.error !== undefined
+        ? `the WAIT for it failed (${describe(waited.error)})`
+        : waited.stream !== answeredOn
+          ? "the connection to the primary closed before a replica confirmed it"
+          : `no replica confirmed it within ${this.o.waitMs} ms`;
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Redis (${this.o.role}) accepted ${what}, but ${why}: a failover could lose it, so it does not count. Check that the replicas run and replicate from the primary (INFO replication).`,
+    );
+  }
+
+  /** The WAIT that will cover a write answered now: the one not yet sent, or a new one. */
+  #nextWait(): Promise<Waited> {
+    if (this.#current === undefined) return this.#send();
+    this.#queued ??= this.#current.then(() => {
+      this.#queued = undefined;
+      return this.#send();
+    });
+    return this.#queued;
+  }
+
+  #send(): Promise<Waited> {
+    const sent = this.client.wait(1, this.o.waitMs).then(
+      (acked): Waited => ({ acked, stream: this.client.stream }),
+      (error: unknown): Waited => ({ acked: 0, stream: undefined, error }),
+    );
+    this.#current = sent;
+    void sent.then(() => {
+      if (this.#current === sent) this.#current = undefined;
+    });
+    return sent;
+  }
+
+  #connected(): void {
+    const stream = this.client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    if (!stream?.remoteAddress) return;
+    const address = `${stream.remoteAddress.includes(":") ? `[${stream.remoteAddress}]` : stream.remoteAddress}:${stream.remotePort}`;
+    const before = this.#primary;
+    this.#primary = address;
+    if (before === undefined || before === address) return;
+    this.#failovers++;
+    this.o.log?.warn({ role: this.o.role, was: before, now: address }, "redis primary changed (failover)");
+    for (const sink of this.#sinks) sink.failover(address);
+    for (const listener of this.#onFailover) listener(address);
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message.replace(/\.$/, "") : String(err);
+}
