@@ -5,16 +5,18 @@
  * together with the primary. Every ping is answered exactly once, and at no sampled moment do two
  * daemons run the bot. Needs `redis-server` on PATH.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DaemonStatus } from "../../src/http/daemon-status.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, killAll } from "../support/cli.ts";
-import { CLUSTER_BOT, clusterOrg, hasRedisServer, type Instance, startInstance } from "../support/cluster.ts";
-import { answerCounts, botEmail, send, startE2eSandbox } from "../support/e2e-daemon.ts";
-import { MASTER_NAME, type SentinelTopology, startSentinelTopology } from "../support/sentinel.ts";
+import {
+  clusterOrg,
+  hasRedisServer,
+  type Instance,
+  startInstance,
+  writeClusterConfig,
+} from "../support/cluster.ts";
+import { answerCounts, send, startE2eSandbox } from "../support/e2e-daemon.ts";
+import { MASTER_NAME, startSentinelTopology } from "../support/sentinel.ts";
 
 const available = hasRedisServer();
 if (!available)
@@ -32,25 +34,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
 });
 
-async function writeSentinelConfig(sandbox: Sandbox, redis: SentinelTopology) {
-  const dir = await mkdtemp(path.join(tmpdir(), "bothost-sentinel-e2e-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const env = { CLUSTER_KEY_B0: sandbox.control.apiKeyOf(botEmail(0)) };
-  const text = [
-    `server:\n  url: ${sandbox.url}`,
-    `state:\n  redis:\n    sentinels: ${JSON.stringify(redis.sentinels)}\n    name: ${MASTER_NAME}\n  prefix: sentinel-e2e`,
-    `leases:\n  ttl: ${TTL_MS}ms`,
-    "http:\n  listen: 127.0.0.1:0",
-    "log:\n  level: debug\n  pretty: false",
-    "shutdown_timeout: 2s",
-    "longpoll_margin: 1s",
-    `bots:\n  b0:\n    module: ${CLUSTER_BOT}\n    email: ${botEmail(0)}\n    api_key: \${CLUSTER_KEY_B0}`,
-  ].join("\n");
-  const file = path.join(dir, "bothost.yaml");
-  await writeFile(file, `${text}\n`);
-  return { file, env, cleanup: async () => {} };
-}
-
 async function statusOf(instance: Instance): Promise<DaemonStatus | undefined> {
   const res = await fetch(`${instance.url}/admin/status`, { signal: AbortSignal.timeout(2_000) }).catch(
     () => undefined,
@@ -64,7 +47,12 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     cleanups.push(() => redis.stop());
     const sandbox = await startE2eSandbox(clusterOrg());
     cleanups.push(() => sandbox.stop());
-    const config = await writeSentinelConfig(sandbox, redis);
+    const config = await writeClusterConfig(sandbox, {
+      redis: { sentinels: redis.sentinels, name: MASTER_NAME },
+      prefix: "sentinel-e2e",
+      ttl: `${TTL_MS}ms`,
+    });
+    cleanups.push(() => config.cleanup());
     const instances = [await startInstance(config), await startInstance(config)];
     const alive = new Set(instances);
 
