@@ -206,8 +206,15 @@ export class LeaseCoordinator implements Coordinator {
     const acquired: string[] = [];
     for (const bot of this.#order) {
       if (active + acquired.length >= plan.limit) break;
-      // Only bots free in this round's picture: asking for a held lease is a wasted call.
-      if (this.#held.has(bot) || this.#halting.has(bot) || view.holders.get(bot) !== undefined) continue;
+      // Only bots free in this round's picture (or under this instance's own acquisition that no
+      // replica confirmed, taken again with a new token): asking for a held lease is a wasted call.
+      const holder = view.holders.get(bot);
+      if (
+        this.#held.has(bot) ||
+        this.#halting.has(bot) ||
+        (holder !== undefined && holder !== this.instanceId)
+      )
+        continue;
       const sentAt = performance.now();
       let fence: Fence | undefined;
       try {
@@ -284,9 +291,9 @@ export class LeaseCoordinator implements Coordinator {
         this.#o.log.error({ bot, err }, "the bot did not stop cleanly");
       }
       before?.();
-      this.#halting.delete(bot);
       // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
       if (!this.#held.has(bot)) await this.#leases?.release(fence).catch(() => {});
+      this.#halting.delete(bot);
     })();
   }
 

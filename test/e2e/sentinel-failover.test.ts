@@ -15,7 +15,7 @@ import {
   startInstance,
   writeClusterConfig,
 } from "../support/cluster.ts";
-import { answerCounts, send, startE2eSandbox } from "../support/e2e-daemon.ts";
+import { answerCounts, replies, send, startE2eSandbox } from "../support/e2e-daemon.ts";
 import { MASTER_NAME, startSentinelTopology } from "../support/sentinel.ts";
 
 const available = hasRedisServer();
@@ -81,6 +81,7 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     })();
     /** Resolves once every ping sent so far is answered; logs the longest wait since the last call. */
     let measured = 0;
+    const phases: { name: string; from: number }[] = [{ name: "start", from: 0 }];
     const caughtUp = async (label: string) => {
       const ids = [...sentAt.keys()];
       await expect
@@ -89,6 +90,7 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
       const delays = ids.slice(measured).map((id) => answeredAt.get(id)! - sentAt.get(id)!);
       measured = ids.length;
       console.info(`sentinel-failover: ${label}: worst answer delay ${Math.round(Math.max(...delays))} ms`);
+      phases.push({ name: `after ${label}`, from: performance.now() });
     };
     const runner = async () => {
       let found: Instance | undefined;
@@ -125,7 +127,16 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     }
 
     const ids = [...sentAt.keys()];
-    expect([...answerCounts(sandbox, ids)].filter(([, n]) => n !== 1)).toEqual([]);
+    const wrong = [...answerCounts(sandbox, ids)].filter(([, n]) => n !== 1).map(([id]) => id);
+    // On a failure, who answered and in which phase: what an investigation starts from.
+    const detail = wrong.map((id) => ({
+      id,
+      phase: phases.findLast((p) => p.from <= sentAt.get(id)!)?.name,
+      by: replies(sandbox)
+        .filter((r) => r.id === id)
+        .map((r) => r.pid),
+    }));
+    expect(detail).toEqual([]);
     expect(ids.length).toBeGreaterThan(40);
     expect(samples).toBeGreaterThan(40);
     expect(mostRunning).toBe(1);
