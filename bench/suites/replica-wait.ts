@@ -1,8 +1,8 @@
 /**
  * What confirming writes on a replica (`WAIT 1`, as the store does through Sentinel) costs on the
  * hot path: a primary and two replicas of the suite's own (redis-server on free ports), events
- * arriving at a steady rate, each one batch of a bot's per-event writes (its handled mark with an
- * expiry, then the cursor), with the store's replica wait off (a) and on (b). Reported per mode:
+ * arriving at a steady rate, each one atomic batch of two writes (a handled mark and an effect
+ * record, both with an expiry: keys of its own, so concurrent events do not race), with the store's replica wait off (a) and on (b). Reported per mode:
  * the bench process's CPU per event (the client side: the Redis processes are not counted) and
  * the lag from an event's arrival to its writes being confirmed, p50 and p99.
  */
@@ -98,7 +98,7 @@ async function measure(
   const event = async (id: number, arrived: number) => {
     await runtime.applyWrites([
       { op: "set", key: `handled:${id}`, text: "1", ttlMs: 600_000 },
-      { op: "set", key: "cursor", text: String(id) },
+      { op: "set", key: `effect:${id}`, text: "sent", ttlMs: 600_000 },
     ]);
     lags.push(performance.now() - arrived);
   };
