@@ -11,6 +11,8 @@
  * on the next one (the new primary knows nothing of it).
  */
 import type { Redis } from "ioredis";
+import { monotonicMs } from "../time/clock.ts";
+import type { RedisStatus, RedisTarget } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
 
 /** Where a connection's failovers and replica waits are reported (the daemon's `/metrics`). */
@@ -28,7 +30,7 @@ interface ReplicationOptions {
   waitMs: number;
   /** Shown in messages, e.g. "state" or "leases". */
   role: string;
-  log?: { warn(obj: object, msg?: string): void };
+  log?: { warn(obj: object, msg?: string): void } | undefined;
 }
 
 interface Waited {
@@ -68,6 +70,18 @@ export class Replication {
     return this.o.waitForReplica;
   }
 
+  /** What the status shows of this connection to `target`. */
+  status(target: RedisTarget): RedisStatus {
+    return {
+      ...(this.#primary !== undefined ? { primary: this.#primary } : {}),
+      ...(typeof target !== "string"
+        ? { sentinel: { name: target.name, sentinels: [...target.sentinels] } }
+        : {}),
+      failovers: this.#failovers,
+      replicaConfirmed: this.o.waitForReplica,
+    };
+  }
+
   /** Report failovers and waits to `sink` from now on. */
   report(sink: ReplicationSink): void {
     this.#sinks.add(sink);
@@ -86,10 +100,10 @@ export class Replication {
   async confirm(what: string): Promise<void> {
     if (!this.o.waitForReplica) return;
     const answeredOn = this.client.stream;
-    const started = performance.now();
+    const started = monotonicMs();
     const waited = await this.#nextWait();
     const confirmed = waited.stream === answeredOn && waited.acked >= 1;
-    const seconds = (performance.now() - started) / 1000;
+    const seconds = (monotonicMs() - started) / 1000;
     for (const sink of this.#sinks) sink.waited(seconds, confirmed);
     if (confirmed) return;
     const why =

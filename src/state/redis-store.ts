@@ -363,7 +363,7 @@ export class RedisStore extends RedisView implements StateBackend {
       waitForReplica: waitMs > 0,
       waitMs,
       role: "state",
-      ...(options.log ? { log: options.log } : {}),
+      log: options.log,
     });
     return new RedisStore(client, options.url, prefix, replication);
   }
@@ -383,13 +383,7 @@ export class RedisStore extends RedisView implements StateBackend {
   }
 
   redisStatus(): RedisStatus {
-    const { replication, url } = this;
-    return {
-      ...(replication.primary !== undefined ? { primary: replication.primary } : {}),
-      ...(typeof url !== "string" ? { sentinel: { name: url.name, sentinels: [...url.sentinels] } } : {}),
-      failovers: replication.failovers,
-      replicaConfirmed: replication.waitsForReplica,
-    };
+    return this.replication.status(this.url);
   }
 
   /** The same as {@link RedisStore.flush}. */

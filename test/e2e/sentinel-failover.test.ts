@@ -62,6 +62,7 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     let mostRunning = 0;
     let samples = 0;
     let stop = false;
+    let stopSampling = false;
     const pinging = (async () => {
       for (let i = 0; !stop; i++) {
         sentAt.set(send(sandbox, `task ${i}`), performance.now());
@@ -69,7 +70,7 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
       }
     })();
     const sampling = (async () => {
-      while (!stop) {
+      while (!stopSampling) {
         const statuses = await Promise.all([...alive].map(statusOf));
         const running = statuses.filter((s) => s?.bots.find((b) => b.name === "b0")?.state === "running");
         mostRunning = Math.max(mostRunning, running.length);
@@ -107,23 +108,30 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     };
 
     try {
-      await caughtUp("start");
-      const killed = await redis.killPrimary();
-      await caughtUp("primary SIGKILL");
-      await redis.revive(killed.from);
-      await redis.failover();
-      await caughtUp("SENTINEL FAILOVER");
-      await redis.freezePrimary(3_000);
-      await caughtUp("primary frozen 3 s");
-      const [bot] = [await runner()];
-      bot.proc.kill("SIGKILL");
-      alive.delete(bot);
-      const last = await redis.killPrimary();
-      await caughtUp("daemon and primary SIGKILL");
-      await redis.revive(last.from);
+      try {
+        await caughtUp("start");
+        const killed = await redis.killPrimary();
+        await caughtUp("primary SIGKILL");
+        await redis.revive(killed.from);
+        await redis.failover();
+        await caughtUp("SENTINEL FAILOVER");
+        await redis.freezePrimary(3_000);
+        await caughtUp("primary frozen 3 s");
+        const [bot] = [await runner()];
+        bot.proc.kill("SIGKILL");
+        alive.delete(bot);
+        const last = await redis.killPrimary();
+        await caughtUp("daemon and primary SIGKILL");
+        await redis.revive(last.from);
+      } finally {
+        stop = true;
+        await pinging;
+      }
+      // The pings sent after the last fault are answered too before anything is counted.
+      await caughtUp("end");
     } finally {
-      stop = true;
-      await Promise.all([pinging, sampling]);
+      stopSampling = true;
+      await sampling;
     }
 
     const ids = [...sentAt.keys()];
