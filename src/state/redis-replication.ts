@@ -5,7 +5,8 @@
  * Redis replicates asynchronously: a write the primary acknowledged can be missing on the replica
  * Sentinel promotes, and a primary that was frozen or demoted keeps accepting writes that are then
  * discarded. The writes bothost keeps (leases, the ledger, effect records, dialog answers, once
- * markers) are therefore confirmed with `WAIT 1 <bound>` after their reply: one WAIT covers every
+ * markers) are therefore confirmed with `WAIT <every replica> <bound>` after their reply (the
+ * replicas counted at each connect and every few seconds): one WAIT covers every
  * write its connection answered before it was sent, so concurrent writes share one (a group
  * commit), and a write answered on a connection that has since closed is not confirmed by a WAIT
  * on the next one (the new primary knows nothing of it).
@@ -14,6 +15,9 @@ import type { Redis } from "ioredis";
 import { monotonicMs } from "../time/clock.ts";
 import type { RedisStatus, RedisTarget } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
+
+/** How often the replicas a write must reach are counted again (INFO replication). */
+const REPLICA_COUNT_EVERY_MS = 5_000;
 
 /** Where a connection's failovers and replica waits are reported (the daemon's `/metrics`). */
 export interface ReplicationSink {
@@ -35,6 +39,8 @@ interface ReplicationOptions {
 
 interface Waited {
   acked: number;
+  /** How many replicas it asked for. */
+  needed: number;
   /** The connection the WAIT was answered on (undefined: it failed). */
   stream: unknown;
   error?: unknown;
@@ -44,6 +50,9 @@ export class Replication {
   #primary: string | undefined;
   #failovers = 0;
   #current: Promise<Waited> | undefined;
+  /** How many replicas a write must reach: every one the primary had at the last count. */
+  #needed = 1;
+  #countTimer: NodeJS.Timeout | undefined;
   #queued: Promise<Waited> | undefined;
   readonly #sinks = new Set<ReplicationSink>();
   readonly #onFailover = new Set<(primary: string) => void>();
@@ -54,6 +63,11 @@ export class Replication {
   ) {
     client.on("ready", () => this.#connected());
     if (client.status === "ready") this.#connected();
+    if (o.waitForReplica) {
+      this.#countTimer = setInterval(() => void this.#countReplicas(), REPLICA_COUNT_EVERY_MS);
+      this.#countTimer.unref();
+      client.once("end", () => clearInterval(this.#countTimer));
+    }
   }
 
   /** `host:port` of the primary this connection reaches now (or last reached). */
@@ -102,7 +116,7 @@ export class Replication {
     const answeredOn = this.client.stream;
     const started = monotonicMs();
     const waited = await this.#nextWait();
-    const confirmed = waited.stream === answeredOn && waited.acked >= 1;
+    const confirmed = waited.stream === answeredOn && waited.acked >= waited.needed;
     const seconds = (monotonicMs() - started) / 1000;
     for (const sink of this.#sinks) sink.waited(seconds, confirmed);
     if (confirmed) return;
@@ -111,7 +125,7 @@ export class Replication {
         ? `the WAIT for it failed (${describe(waited.error)})`
         : waited.stream !== answeredOn
           ? "the connection to the primary closed before a replica confirmed it"
-          : `no replica confirmed it within ${this.o.waitMs} ms`;
+          : `${waited.needed === 1 ? "no replica" : `fewer than all ${waited.needed} replicas`} confirmed it within ${this.o.waitMs} ms`;
     throw new StateError(
       "STATE_UNAVAILABLE",
       `Redis (${this.o.role}) accepted ${what}, but ${why}: a failover could lose it, so it does not count. Check that the replicas run and replicate from the primary (INFO replication).`,
@@ -129,9 +143,10 @@ export class Replication {
   }
 
   #send(): Promise<Waited> {
-    const sent = this.client.wait(1, this.o.waitMs).then(
-      (acked): Waited => ({ acked, stream: this.client.stream }),
-      (error: unknown): Waited => ({ acked: 0, stream: undefined, error }),
+    const needed = this.#needed;
+    const sent = this.client.wait(needed, this.o.waitMs).then(
+      (acked): Waited => ({ acked, needed, stream: this.client.stream }),
+      (error: unknown): Waited => ({ acked: 0, needed, stream: undefined, error }),
     );
     this.#current = sent;
     void sent.then(() => {
@@ -140,7 +155,21 @@ export class Replication {
     return sent;
   }
 
+  /**
+   * Every replica the primary has, not only one: in a graceful failover the old primary keeps a
+   * replica that is about to resync from the new one (dropping what it got meanwhile) while the
+   * promoted one already left; a write only that replica confirmed would be lost. A replica that
+   * left for good is no longer waited for after the next count.
+   */
+  async #countReplicas(): Promise<void> {
+    const info = await this.client.info("replication").catch(() => undefined);
+    if (info === undefined) return;
+    const online = info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+    this.#needed = Math.max(1, online);
+  }
+
   #connected(): void {
+    if (this.o.waitForReplica) void this.#countReplicas();
     const stream = this.client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
     if (!stream?.remoteAddress) return;
     const address = `${stream.remoteAddress.includes(":") ? `[${stream.remoteAddress}]` : stream.remoteAddress}:${stream.remotePort}`;
