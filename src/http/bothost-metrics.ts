@@ -114,7 +114,7 @@ export class BothostMetrics {
   });
   readonly #replicaWaits = new this.#prom.Histogram<"connection" | "outcome">({
     name: "bothost_redis_replica_wait_seconds",
-    help: "Writes that waited for a replica to confirm them (WAIT), by outcome: confirmed or unconfirmed.",
+    help: "Writes that waited for the replicas to confirm them (WAIT), by outcome: confirmed or unconfirmed.",
     labelNames: ["connection", "outcome"],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
@@ -126,7 +126,7 @@ export class BothostMetrics {
 
   /**
    * A sink for one Redis connection (`state` or `leases`): the failovers it saw, and how long its
-   * writes waited for a replica (outcome `confirmed`, or `unconfirmed`: none had it in time).
+   * writes waited for the replicas (outcome `confirmed`, or `unconfirmed`: not all had it in time).
    */
   redisSink(connection: string): { failover(): void; waited(seconds: number, confirmed: boolean): void } {
     const failovers = this.#redisFailovers.labels({ connection });

@@ -96,6 +96,6 @@ export function redisLine(r: RedisStatus): string {
     ? `through Sentinel (master "${r.sentinel.name}", ${r.sentinel.sentinels.length} Sentinel${r.sentinel.sentinels.length === 1 ? "" : "s"})`
     : "direct (no Sentinel)";
   const failovers = `${r.failovers} failover${r.failovers === 1 ? "" : "s"} seen`;
-  const writes = r.replicaConfirmed ? "writes confirmed on a replica" : "writes not waiting for a replica";
+  const writes = r.replicaConfirmed ? "writes confirmed on the replicas" : "writes not waiting for replicas";
   return `Redis primary ${r.primary ?? "(not connected yet)"}, ${via}; ${failovers}; ${writes}`;
 }

@@ -1,6 +1,6 @@
 /**
  * What a connection knows of replication: which primary it reaches (a change of address is a
- * failover), and, through Sentinel, whether a write reached a replica before the caller acts on it.
+ * failover), and, through Sentinel, whether a write reached the replicas before the caller acts on it.
  *
  * Redis replicates asynchronously: a write the primary acknowledged can be missing on the replica
  * Sentinel promotes, and a primary that was frozen or demoted keeps accepting writes that are then
@@ -23,14 +23,14 @@ const REPLICA_COUNT_EVERY_MS = 5_000;
 export interface ReplicationSink {
   /** The primary's address changed (a failover, or a demoted primary left). */
   failover(primary: string): void;
-  /** A write waited `seconds` for a replica: `confirmed` when one had it in time. */
+  /** A write waited `seconds` for the replicas: `confirmed` when they had it in time. */
   waited(seconds: number, confirmed: boolean): void;
 }
 
 interface ReplicationOptions {
-  /** Confirm writes on a replica (Sentinel); without, `confirm` resolves at once. */
+  /** Confirm writes on the replicas (Sentinel); without, `confirm` resolves at once. */
   waitForReplica: boolean;
-  /** WAIT's bound, in ms: a write not on a replica by then is not confirmed. */
+  /** WAIT's bound, in ms: a write not on the replicas by then is not confirmed. */
   waitMs: number;
   /** Shown in messages, e.g. "state" or "leases". */
   role: string;
@@ -107,7 +107,7 @@ export class Replication {
   }
 
   /**
-   * Resolves once a replica has every write this connection answered before the call; rejects
+   * Resolves once the replicas have every write this connection answered before the call; rejects
    * with `STATE_UNAVAILABLE` when none confirms within the bound or the connection changed.
    * Call it right after a write's reply, before acting on the write.
    */
@@ -124,7 +124,7 @@ export class Replication {
       waited.error !== undefined
         ? `the WAIT for it failed (${describe(waited.error)})`
         : waited.stream !== answeredOn
-          ? "the connection to the primary closed before a replica confirmed it"
+          ? "the connection to the primary closed before the replicas confirmed it"
           : `${waited.needed === 1 ? "no replica" : `fewer than all ${waited.needed} replicas`} confirmed it within ${this.o.waitMs} ms`;
     throw new StateError(
       "STATE_UNAVAILABLE",

@@ -314,7 +314,7 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Fail a command without a reply after this long, waiting for a reconnect included. @default 10000 */
   commandTimeoutMs?: number;
-  /** Confirm each write on a replica (`WAIT 1 <ms>`) before it counts. @default 1000 via Sentinel, else 0 */
+  /** Confirm each write on every replica (`WAIT n <ms>`) before it counts. @default 1000 via Sentinel, else 0 */
   replicaWaitMs?: number;
   /** Where connection trouble is reported (a pino logger fits). */
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };

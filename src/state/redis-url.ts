@@ -26,7 +26,7 @@ export interface RedisStatus {
   sentinel?: { name: string; sentinels: string[] };
   /** Primary changes this daemon's store connection saw. */
   failovers: number;
-  /** Writes count only once a replica has them (`WAIT`). */
+  /** Writes count only once the replicas have them (`WAIT`). */
   replicaConfirmed: boolean;
 }
 

@@ -29,7 +29,7 @@ describe("the Redis line of the status", () => {
       },
     };
     const line =
-      'Redis primary 10.0.0.7:6379, through Sentinel (master "mymaster", 3 Sentinels); 1 failover seen; writes confirmed on a replica';
+      'Redis primary 10.0.0.7:6379, through Sentinel (master "mymaster", 3 Sentinels); 1 failover seen; writes confirmed on the replicas';
     expect(formatStatus(status).split("\n")[1]).toBe(line);
     expect(renderStatusPage(status)).toContain(line.replaceAll('"', "&#34;"));
   });
@@ -40,7 +40,7 @@ describe("the Redis line of the status", () => {
       redis: { primary: "127.0.0.1:6379", failovers: 0, replicaConfirmed: false },
     });
     expect(direct).toContain(
-      "Redis primary 127.0.0.1:6379, direct (no Sentinel); 0 failovers seen; writes not waiting for a replica",
+      "Redis primary 127.0.0.1:6379, direct (no Sentinel); 0 failovers seen; writes not waiting for replicas",
     );
     expect(formatStatus(base)).not.toContain("Redis");
     expect(renderStatusPage(base)).not.toContain("Redis primary");
