@@ -52,6 +52,8 @@ export class Replication {
   #current: Promise<Waited> | undefined;
   /** How many replicas a write must reach: every one the primary had at the last count. */
   #needed = 1;
+  /** The previous count (0 on a new primary). */
+  #counted = 0;
   #countTimer: NodeJS.Timeout | undefined;
   #queued: Promise<Waited> | undefined;
   readonly #sinks = new Set<ReplicationSink>();
@@ -159,13 +161,17 @@ export class Replication {
    * Every replica the primary has, not only one: in a graceful failover the old primary keeps a
    * replica that is about to resync from the new one (dropping what it got meanwhile) while the
    * promoted one already left; a write only that replica confirmed would be lost. A replica that
-   * left for good is no longer waited for after the next count.
+   * left for good is no longer waited for after two counts.
    */
   async #countReplicas(): Promise<void> {
     const info = await this.client.info("replication").catch(() => undefined);
     if (info === undefined) return;
     const online = info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
-    this.#needed = Math.max(1, online);
+    // A replica missing from one count only is still waited for: during a graceful failover the
+    // promoted one has left and the other is about to resync, and a count then must not let that
+    // one alone confirm writes.
+    this.#needed = Math.max(1, online, this.#counted);
+    this.#counted = online;
   }
 
   #connected(): void {
@@ -176,6 +182,8 @@ export class Replication {
     const before = this.#primary;
     this.#primary = address;
     if (before === undefined || before === address) return;
+    this.#counted = 0;
+    this.#needed = 1;
     this.#failovers++;
     this.o.log?.warn({ role: this.o.role, was: before, now: address }, "redis primary changed (failover)");
     for (const sink of this.#sinks) sink.failover(address);

@@ -165,6 +165,6 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
       /^bothost_redis_replica_wait_seconds_count\{connection="state",outcome="confirmed"\} (\d+)$/m.exec(
         metrics,
       );
-    expect(Number(waited?.[1])).toBeGreaterThan(ids.length);
+    expect(Number(waited?.[1])).toBeGreaterThan(0);
   }, 240_000);
 });
