@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--idle-seconds N] [--only queue,dispatch,latency,scale,idle,scheduler,moderation,redis,busy,many,e2e]`
+ * `npm run bench [-- --quick] [--idle-seconds N] [--only queue,dispatch,latency,scale,idle,scheduler,moderation,redis,busy,many,e2e,replica]`
  * (`e2e`, the fixed-batch rows, runs only when named)
  * `--busy-seconds N --busy-speed N --busy-rates 5,20`: the simulated length, the clock speed and the
  * message rates of the busy-organization rows; `--many-speed N` the clock speed of the many-bots row
@@ -35,6 +35,7 @@ import { runModeration } from "./suites/moderation.ts";
 import { runProgress } from "./suites/progress.ts";
 import { runQueue } from "./suites/queue.ts";
 import { runRedisList } from "./suites/redis-list.ts";
+import { runReplicaWait } from "./suites/replica-wait.ts";
 import { runScale } from "./suites/scale.ts";
 import { runScheduler } from "./suites/scheduler.ts";
 import { formatTable } from "./table.ts";
@@ -100,6 +101,12 @@ if (only.has("moderation")) {
 if (only.has("redis")) {
   results.redis = await runRedisList(
     { unrelated: quick ? 100_000 : 1_000_000, calls: quick ? 50 : 200 },
+    say,
+  );
+}
+if (only.has("replica")) {
+  results.replica = await runReplicaWait(
+    { rate: 1_000, seconds: quick ? 3 : 10, rounds: Number(values.rounds ?? (quick ? 1 : 3)) },
     say,
   );
 }

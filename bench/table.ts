@@ -8,6 +8,7 @@ import type { ManyBotsResult } from "./suites/many-bots.ts";
 import type { ModerationResult } from "./suites/moderation.ts";
 import type { QueueRow } from "./suites/queue.ts";
 import type { RedisListResult } from "./suites/redis-list.ts";
+import type { ReplicaWaitResult } from "./suites/replica-wait.ts";
 import type { ScaleResult } from "./suites/scale.ts";
 import type { SchedulerResult } from "./suites/scheduler.ts";
 
@@ -23,6 +24,7 @@ type Results = {
   scheduler?: SchedulerResult;
   moderation?: ModerationResult;
   redis?: RedisListResult;
+  replica?: ReplicaWaitResult;
   busy?: { light: LightRow; rows: BusyOrgRow[] };
 } & Record<string, unknown>;
 
@@ -153,6 +155,15 @@ export function formatTable(input: Record<string, unknown>): string {
       rows.push([
         `redis listing: (a) 0 / (b) ${n(b.unrelated)} unrelated keys`,
         `dead letters ${a.lettersMs} / ${b.lettersMs} ms (b/a ${ratio(b.lettersMs, a.lettersMs)}), a start's runtime list ${a.runtimeMs} / ${b.runtimeMs} ms (b/a ${ratio(b.runtimeMs, a.runtimeMs)}); a SCAN MATCH walk ${a.scanMs} / ${b.scanMs} ms`,
+      ]);
+    }
+  }
+  if (r.replica) {
+    if (!r.replica.available) rows.push(["replica wait", r.replica.note]);
+    for (const row of r.replica.rows) {
+      rows.push([
+        `replica wait at ${n(r.replica.rate)} events/s: ${row.mode}`,
+        `${row.cpuUsPerEvent} µs CPU/event (client), lag p50 ${row.lagP50Ms} ms, p99 ${row.lagP99Ms} ms (${n(row.events)} events)`,
       ]);
     }
   }

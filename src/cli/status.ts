@@ -2,7 +2,13 @@ import { type ConfigProblemsOnDisk, configProblemsOnDisk, readAdminView } from "
 import { formatProblems } from "../config/config-problem.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
-import type { BotStatus, BucketStatus, BudgetStatus, DaemonStatus } from "../http/daemon-status.ts";
+import {
+  type BotStatus,
+  type BucketStatus,
+  type BudgetStatus,
+  type DaemonStatus,
+  redisLine,
+} from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
@@ -110,6 +116,7 @@ function dialogLines(bot: string, d: BotStatus["dialogs"]): string[] {
 export function formatStatus(s: DaemonStatus): string {
   const lines = [
     `bothost ${s.version}, pid ${s.pid}, up ${duration(s.uptimeSeconds)}, ${s.bots.length} bot${s.bots.length === 1 ? "" : "s"}`,
+    ...(s.redis ? [redisLine(s.redis)] : []),
     "",
   ];
   const head = [

@@ -15,11 +15,17 @@
  * before the new one can start: that margin absorbs clock-rate drift and scheduling delays. A
  * process frozen for longer (a stopped VM) can still wake up mid-handler; its state writes are
  * then refused by the fence, but a message it sends is sent.
+ *
+ * Through Sentinel the rule holds across a failover because only renewals a replica confirmed
+ * extend a lease's validity (see redis-leases.ts), and when either connection finds a new primary
+ * a round runs at once: it re-reads every lease held here on that primary, and a bot whose lease
+ * is not there as this instance holds it stops before doing more.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Fence } from "../state/redis-connection.ts";
+import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance } from "./balance.ts";
@@ -64,6 +70,9 @@ export class LeaseCoordinator implements Coordinator {
   #alive = 0;
   #aliveBefore = 0;
   #failing = false;
+  /** A failover was seen during a round: run the next one at once. */
+  #reReadDue = false;
+  #sink: ReplicationSink | undefined;
 
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
@@ -72,6 +81,12 @@ export class LeaseCoordinator implements Coordinator {
     // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.
     const rank = (bot: string) => createHash("sha256").update(`${this.instanceId}\n${bot}`).digest("hex");
     this.#order = [...options.bots].sort((a, b) => (rank(a) < rank(b) ? -1 : 1));
+  }
+
+  /** Report the lease connection's failovers and replica waits there (once it opens). */
+  reportRedis(sink: ReplicationSink): void {
+    this.#sink = sink;
+    this.#leases?.replication.report(sink);
   }
 
   /** The bots whose lease this instance holds now. */
@@ -101,6 +116,9 @@ export class LeaseCoordinator implements Coordinator {
       { instance: this.instanceId, leaseTtlMs: this.timing.ttlMs, bots: this.#o.bots.length },
       "cluster mode: bots are shared with the other instances by leases",
     );
+    if (this.#sink) this.#leases.replication.report(this.#sink);
+    this.#leases.replication.onFailover(() => this.#reRead());
+    this.#o.store.replication.onFailover(() => this.#reRead());
     const first = await this.#runRound();
     if (first.length > 0) await hooks.run(first);
   }
@@ -134,18 +152,35 @@ export class LeaseCoordinator implements Coordinator {
     const round = this.#oneRound().finally(() => {
       this.#round = undefined;
       if (this.#closed) return;
-      const delay = this.#failing ? Math.max(50, this.timing.renewEveryMs / 4) : this.timing.renewEveryMs;
-      this.#timer = setTimeout(() => {
-        void this.#runRound().then((bots) => {
-          if (bots.length === 0 || !this.#hooks) return;
-          this.#hooks
-            .run(bots)
-            .catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
-        });
-      }, delay);
+      const delay = this.#reReadDue
+        ? 0
+        : this.#failing
+          ? Math.max(50, this.timing.renewEveryMs / 4)
+          : this.timing.renewEveryMs;
+      this.#reReadDue = false;
+      this.#timer = setTimeout(() => this.#nextRound(), delay);
     });
     this.#round = round;
     return round;
+  }
+
+  #nextRound(): void {
+    void this.#runRound().then((bots) => {
+      if (bots.length === 0 || !this.#hooks) return;
+      this.#hooks.run(bots).catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
+    });
+  }
+
+  /** A new primary: renew (re-read) the leases held here on it now, or right after the round under way. */
+  #reRead(): void {
+    if (this.#closed) return;
+    this.#o.log.info({ held: this.#held.size }, "redis primary changed; re-reading the leases held here");
+    if (this.#round) {
+      this.#reReadDue = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#nextRound();
   }
 
   async #oneRound(): Promise<string[]> {
@@ -171,8 +206,15 @@ export class LeaseCoordinator implements Coordinator {
     const acquired: string[] = [];
     for (const bot of this.#order) {
       if (active + acquired.length >= plan.limit) break;
-      // Only bots free in this round's picture: asking for a held lease is a wasted call.
-      if (this.#held.has(bot) || this.#halting.has(bot) || view.holders.get(bot) !== undefined) continue;
+      // Only bots free in this round's picture (or under this instance's own acquisition that no
+      // replica confirmed, taken again with a new token): asking for a held lease is a wasted call.
+      const holder = view.holders.get(bot);
+      if (
+        this.#held.has(bot) ||
+        this.#halting.has(bot) ||
+        (holder !== undefined && holder !== this.instanceId)
+      )
+        continue;
       const sentAt = performance.now();
       let fence: Fence | undefined;
       try {
@@ -249,9 +291,9 @@ export class LeaseCoordinator implements Coordinator {
         this.#o.log.error({ bot, err }, "the bot did not stop cleanly");
       }
       before?.();
-      this.#halting.delete(bot);
       // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
       if (!this.#held.has(bot)) await this.#leases?.release(fence).catch(() => {});
+      this.#halting.delete(bot);
     })();
   }
 

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import { FileStore } from "../state/file-store.ts";
+import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Coordinator } from "./coordinator.ts";
 
@@ -13,6 +14,8 @@ export interface OpenedState {
   store: StateBackend;
   /** Set in cluster mode; the daemon's default (every bot, no leases) otherwise. */
   coordinator: Coordinator | undefined;
+  /** With Redis: report each connection's failovers and replica waits (`state`, `leases`). */
+  reportRedis?: (sinkFor: (connection: string) => ReplicationSink) => void;
 }
 
 /** Open the configured store. `statePath` (the demo's temporary directory) forces the embedded one. */
@@ -37,5 +40,9 @@ export async function openState(config: Config, log: Logger, statePath?: string)
     handoverDeadlineMs: config.shutdown_timeout,
     log: log.child({ component: "cluster" }),
   });
-  return { store, coordinator };
+  const reportRedis = (sinkFor: (connection: string) => ReplicationSink) => {
+    store.replication.report(sinkFor("state"));
+    coordinator.reportRedis(sinkFor("leases"));
+  };
+  return { store, coordinator, reportRedis };
 }

@@ -9,10 +9,14 @@
  *   (on Redis's clock), for sharing the bots out.
  *
  * The lease keeper has its own connection, without an offline queue: while Redis is out of
- * reach a renewal fails at once instead of waiting, and the coordinator's clock decides.
+ * reach a renewal fails at once instead of waiting, and the coordinator's clock decides. Through
+ * Sentinel, an acquisition or renewal counts only once a replica has it (see
+ * redis-replication.ts): one the new primary might not know after a failover fails instead.
  */
 import type { Redis } from "ioredis";
 import { connectRedis, type Fence, redisFailure } from "../state/redis-connection.ts";
+import { Replication } from "../state/redis-replication.ts";
+import type { RedisTarget } from "../state/redis-url.ts";
 
 const ACQUIRE = `
 local current = redis.call('GET', KEYS[1])
@@ -71,7 +75,7 @@ export interface ClusterView {
 }
 
 interface RedisLeasesOptions {
-  url: string;
+  url: RedisTarget;
   /** The store's key prefix (records are `<prefix>#…`). */
   prefix: string;
   instanceId: string;
@@ -82,15 +86,24 @@ interface RedisLeasesOptions {
 export class RedisLeases {
   readonly #client: Redis & LeaseScripts;
   readonly #o: RedisLeasesOptions;
+  /** The primary this connection reaches, and the replica confirmation of acquisitions and renewals. */
+  readonly replication: Replication;
 
   private constructor(client: Redis, options: RedisLeasesOptions) {
     this.#client = client as Redis & LeaseScripts;
     this.#o = options;
+    this.replication = new Replication(client, {
+      waitForReplica: typeof options.url !== "string",
+      // Well inside a renewal's command timeout (ttl/3): a renewal is late, not lost, when it waits.
+      waitMs: Math.max(50, Math.floor(options.ttlMs / 6)),
+      role: "leases",
+      ...(options.log ? { log: options.log } : {}),
+    });
   }
 
   static async open(options: RedisLeasesOptions): Promise<RedisLeases> {
     const client = await connectRedis({
-      url: options.url,
+      target: options.url,
       role: "leases",
       offlineQueue: false,
       commandTimeoutMs: Math.max(100, Math.floor(options.ttlMs / 3)),
@@ -109,27 +122,31 @@ export class RedisLeases {
    */
   async acquire(bot: string): Promise<Fence | undefined> {
     const key = `${this.#o.prefix}#lease:${bot}`;
-    const value = await this.#run("a lease acquisition", () =>
-      this.#client.bothostLeaseAcquire(
+    const value = await this.#run("a lease acquisition", async () => {
+      const taken = await this.#client.bothostLeaseAcquire(
         key,
         `${this.#o.prefix}#lease-token:${bot}`,
         this.#o.instanceId,
         this.#o.ttlMs,
-      ),
-    );
+      );
+      if (taken !== null) await this.replication.confirm("a lease acquisition");
+      return taken;
+    });
     return value === null ? undefined : { key, value };
   }
 
   /** Extend each lease still holding its value by the ttl; `false` for one that is not ours any more. */
   async renew(fences: readonly Fence[]): Promise<boolean[]> {
-    const result = await this.#run("a lease renewal", () =>
-      this.#client.bothostLeaseRenew(
+    const result = await this.#run("a lease renewal", async () => {
+      const renewed = await this.#client.bothostLeaseRenew(
         fences.length,
         ...fences.map((f) => f.key),
         this.#o.ttlMs,
         ...fences.map((f) => f.value),
-      ),
-    );
+      );
+      await this.replication.confirm("a lease renewal");
+      return renewed;
+    });
     return result.map((n) => n === 1);
   }
 

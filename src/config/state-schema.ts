@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { REDIS_PREFIX } from "../state/_keys.ts";
+import type { RedisTarget } from "../state/redis-url.ts";
 import { duration } from "./schema-fields.ts";
 
 export const stateDefaults = {
@@ -28,15 +29,51 @@ const RedisUrl = z.string().superRefine((text, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: "custom", input: text, message: problem });
 });
 
+/** `host:port` of one Sentinel; IPv6 hosts in brackets. */
+const HostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):\d{1,5}$/, {
+  error: 'is not host:port: write each Sentinel like "10.0.0.1:26379"',
+});
+
+/** `state.redis` as Sentinel: the Sentinels to ask and the master group they watch. */
+const RedisSentinel = z
+  .strictObject({
+    sentinels: z
+      .array(HostPort)
+      .min(1, { error: 'is empty: list the Sentinels, like ["10.0.0.1:26379", "10.0.0.2:26379"]' }),
+    name: z.string().min(1, { error: "is empty: give the master group's name (sentinel monitor <name> …)" }),
+    db: z
+      .number({ error: "must be a database number (0 to 65535)" })
+      .int({ error: "must be a whole database number (0 to 65535)" })
+      .min(0, { error: "must be a database number from 0 to 65535" })
+      .max(65_535, { error: "must be a database number from 0 to 65535" })
+      .optional(),
+    password: z.string().min(1, { error: "is empty: give the password, or remove the key" }).optional(),
+    sentinel_password: z
+      .string()
+      .min(1, { error: "is empty: give the password, or remove the key" })
+      .optional(),
+    tls: z.boolean().optional(),
+  })
+  .transform(
+    (s): RedisTarget => ({
+      sentinels: s.sentinels,
+      name: s.name,
+      ...(s.db !== undefined ? { db: s.db } : {}),
+      ...(s.password !== undefined ? { password: s.password } : {}),
+      ...(s.sentinel_password !== undefined ? { sentinelPassword: s.sentinel_password } : {}),
+      ...(s.tls !== undefined ? { tls: s.tls } : {}),
+    }),
+  );
+
 /** What `state:` becomes: exactly one of the two stores. */
 export type StateConfig =
   | { path: string; redis?: undefined; prefix?: undefined }
-  | { redis: string; prefix: string; path?: undefined };
+  | { redis: RedisTarget; prefix: string; path?: undefined };
 
 export const StateSchema = z
   .strictObject({
     path: z.string().min(1, { error: "is empty: give a directory" }).optional(),
-    redis: RedisUrl.optional(),
+    redis: z.union([RedisUrl, RedisSentinel]).optional(),
     prefix: z
       .string()
       .regex(REDIS_PREFIX, { error: 'must be 1 to 64 letters, digits, "_", "." or "-" (like bothost)' })

@@ -17,6 +17,8 @@ const MISSING: Record<string, string> = {
   path: "is missing: add path: /hooks/my-bot",
   token: "is missing: add token: ${MY_BOT_WEBHOOK_TOKEN} (the token the server shows for the bot)",
   bots: "is missing: add a bots: mapping with at least one bot (see config.example.yaml)",
+  "redis.name": "is missing: add name: mymaster (the master group the Sentinels monitor)",
+  "redis.sentinels": 'is missing: add sentinels: ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"]',
 };
 
 const TYPE_NAMES: Record<string, string> = {
@@ -42,7 +44,7 @@ export function issuesToProblems(
   prefix: ConfigPath = [],
 ): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  for (const issue of issues) {
+  for (const issue of issues.flatMap(withinUnion)) {
     const path = issue.path as (string | number)[];
     const at = [...prefix, ...path];
     const value = valueAt(root, path);
@@ -56,7 +58,8 @@ export function issuesToProblems(
       const key = String(at.at(-1));
       const parent = valueAt(root, path.slice(0, -1));
       if (parent !== null && typeof parent === "object" && hasTypoOf(parent, key)) continue;
-      problems.push(source.problem(at, MISSING[key] ?? "is missing: add it"));
+      const message = MISSING[`${String(at.at(-2))}.${key}`] ?? MISSING[key] ?? "is missing: add it";
+      problems.push(source.problem(at, message));
     } else {
       problems.push(source.problem(at, messageFor(issue, value, at)));
     }
@@ -64,7 +67,30 @@ export function issuesToProblems(
   return problems;
 }
 
+/**
+ * A value that fits none of a union's forms (`state.redis`: a URL or a mapping): the issues of the
+ * one form of its kind, or one issue saying which kinds would do.
+ */
+function withinUnion(issue: Issue): Issue[] {
+  // A union with a message of its own (log.pretty) says it best.
+  if (issue.code !== "invalid_union" || issue.message !== "Invalid input") return [issue];
+  const wrongKind = (errs: readonly Issue[]) =>
+    errs.every((e) => e.code === "invalid_type" && e.path.length === 0);
+  const fitting = issue.errors.filter((errs) => !wrongKind(errs));
+  if (fitting.length !== 1) return [issue];
+  return fitting[0]!.flatMap((e) => withinUnion({ ...e, path: [...issue.path, ...e.path] } as Issue));
+}
+
 function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
+  if (issue.code === "invalid_union" && issue.message === "Invalid input" && issue.errors.length > 0) {
+    const kinds = issue.errors.map((errs) => {
+      const first = errs[0];
+      return first?.code === "invalid_type"
+        ? (TYPE_NAMES[first.expected] ?? first.expected)
+        : "another value";
+    });
+    return `must be ${kinds.join(" or ")}, not ${describe(value)}`;
+  }
   if (issue.code === "invalid_type") {
     const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
     if (value === null) return `is empty: give it a value (${expected})`;
@@ -134,6 +160,7 @@ export interface SchemaDef {
   element?: unknown;
   catchall?: unknown;
   unknownKeys?: string;
+  options?: unknown[];
 }
 
 /** Through optional/default/pipe wrappers to the schema inside, in zod 4 (`_zod.def`) or 3 (`_def`). */
@@ -144,6 +171,7 @@ export function unwrapSchema(node: unknown): SchemaDef | undefined {
     const def = holder._zod?.def ?? holder._def;
     if (def === undefined) return undefined;
     const inner = def.innerType ?? def.in;
+    if (def.options !== undefined) return def.options.map(unwrapSchema).find((o) => o?.shape) ?? def;
     if (def.shape !== undefined || inner === undefined) return def;
     current = inner;
   }

@@ -60,7 +60,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
   }
   try {
     // state.path: this instance runs every bot; state.redis: instances share them by leases.
-    const { store, coordinator } = await openState(config, log, options.statePath);
+    const { store, coordinator, reportRedis } = await openState(config, log, options.statePath);
     const embedded = sandbox;
     // Real timers, with "now" read from the sandbox's (movable) clock.
     const clock: Clock | undefined =
@@ -76,6 +76,8 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
       adminSocket: adminSocketOf(config, configPath, options.statePath),
     });
     daemon.reloader = () => reloadFromFile(daemon, configPath);
+    const metrics = daemon.metrics;
+    if (metrics && reportRedis) reportRedis((connection) => metrics.redisSink(connection));
     return {
       config,
       daemon,

@@ -75,11 +75,10 @@ export class Daemon {
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
-  /** Served at `/metrics`; made only when the config has `http` (a reload cannot add the listener). */
+  /** Served at `/metrics`; only with `http` (a reload cannot add the listener). */
   readonly metrics: BothostMetrics | undefined;
-  /** The HTTP listener, when the config has `http.listen`. */
+  /** The HTTP listener (with `http.listen`) and the admin socket, once listening. */
   http: HttpListener | undefined;
-  /** The admin socket, once listening. */
   adminSocket: AdminSocket | undefined;
   /** When the config in force was loaded (at construction, then at each applied reload). */
   #configLoadedAt: number;
@@ -282,6 +281,7 @@ export class Daemon {
       letters: this.letters,
       startFailures: this.#startFailures,
       configLoadedAt: this.#configLoadedAt,
+      redis: this.#o.store.redisStatus?.(),
     });
   }
 

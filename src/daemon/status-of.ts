@@ -16,6 +16,7 @@ import type {
 } from "../http/daemon-status.ts";
 import { STATUS_DIALOGS } from "../http/daemon-status.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
+import type { RedisStatus } from "../state/redis-url.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
 /** How many recent dead letters the status lists. */
@@ -32,6 +33,8 @@ export interface StatusSources {
   startFailures: ReadonlyMap<string, string>;
   /** When the config in force was loaded. */
   configLoadedAt?: number;
+  /** With `state.redis`: the primary reached and how. */
+  redis?: RedisStatus | undefined;
 }
 
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
@@ -53,6 +56,7 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
       botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now),
     ),
     recentFailures,
+    ...(s.redis ? { redis: s.redis } : {}),
   };
 }
 

@@ -106,8 +106,36 @@ export class BothostMetrics {
     registers: [this.registry],
   });
 
+  readonly #redisFailovers = new this.#prom.Counter<"connection">({
+    name: "bothost_redis_failovers_total",
+    help: "Times a Redis connection (state or leases) found a new primary: a Sentinel failover.",
+    labelNames: ["connection"],
+    registers: [this.registry],
+  });
+  readonly #replicaWaits = new this.#prom.Histogram<"connection" | "outcome">({
+    name: "bothost_redis_replica_wait_seconds",
+    help: "Writes that waited for the replicas to confirm them (WAIT), by outcome: confirmed or unconfirmed.",
+    labelNames: ["connection", "outcome"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
   constructor() {
     this.#prom.collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * A sink for one Redis connection (`state` or `leases`): the failovers it saw, and how long its
+   * writes waited for the replicas (outcome `confirmed`, or `unconfirmed`: not all had it in time).
+   */
+  redisSink(connection: string): { failover(): void; waited(seconds: number, confirmed: boolean): void } {
+    const failovers = this.#redisFailovers.labels({ connection });
+    const waits = this.#replicaWaits;
+    return {
+      failover: () => failovers.inc(),
+      waited: (seconds, confirmed) =>
+        waits.observe({ connection, outcome: confirmed ? "confirmed" : "unconfirmed" }, seconds),
+    };
   }
 
   /** Read each bot's budgets (calls, calls left, 429s per bucket) and poll spacing at every scrape. */

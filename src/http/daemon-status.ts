@@ -1,4 +1,5 @@
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+import type { RedisStatus } from "../state/redis-url.ts";
 
 /**
  * What `bothost status`, `/admin/status` and the `/status` page show: the daemon and each bot as an
@@ -85,4 +86,16 @@ export interface DaemonStatus {
   configLoadedAt: string;
   bots: BotStatus[];
   recentFailures: RecentFailure[];
+  /** With `state.redis`: the primary the store reaches, and whether through Sentinel. */
+  redis?: RedisStatus;
+}
+
+/** The Redis line of the status: the primary reached, and how. */
+export function redisLine(r: RedisStatus): string {
+  const via = r.sentinel
+    ? `through Sentinel (master "${r.sentinel.name}", ${r.sentinel.sentinels.length} Sentinel${r.sentinel.sentinels.length === 1 ? "" : "s"})`
+    : "direct (no Sentinel)";
+  const failovers = `${r.failovers} failover${r.failovers === 1 ? "" : "s"} seen`;
+  const writes = r.replicaConfirmed ? "writes confirmed on the replicas" : "writes not waiting for replicas";
+  return `Redis primary ${r.primary ?? "(not connected yet)"}, ${via}; ${failovers}; ${writes}`;
 }

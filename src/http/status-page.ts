@@ -2,7 +2,7 @@
  * The `/status` page: server-rendered HTML, no scripts or front-end build, refreshing itself every
  * few seconds, laid out in cards that stack on a phone. Every value is escaped.
  */
-import type { BotStatus, DaemonStatus } from "./daemon-status.ts";
+import { type BotStatus, type DaemonStatus, redisLine } from "./daemon-status.ts";
 
 /** Seconds between the page's own refreshes. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -60,6 +60,7 @@ export function renderStatusPage(status: DaemonStatus): string {
 <body>
 <h1>bothost</h1>
 <p class="meta">version ${e(status.version)} · pid ${status.pid} · up ${e(duration(status.uptimeSeconds))} · refreshes every ${STATUS_REFRESH_SECONDS} s</p>
+${status.redis ? `<p class="meta">${e(redisLine(status.redis))}</p>` : ""}
 <h2>Bots (${status.bots.length})</h2>
 <div class="bots">${status.bots.map(botCard).join("")}</div>
 <h2>Recent failures</h2>

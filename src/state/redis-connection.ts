@@ -8,7 +8,7 @@
  * as an error; a command in flight when the connection closes fails at once (failUnanswered).
  */
 import { Redis, type RedisOptions } from "ioredis";
-import { describeRedisUrl } from "./redis-url.ts";
+import { describeRedis, hostPort, type RedisTarget } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
 
 /** The lease a bot's writes must still hold: its Redis key and the exact value written there. */
@@ -18,8 +18,8 @@ export interface Fence {
 }
 
 interface ConnectionOptions {
-  /** `redis://[:password@]host[:port][/db]` or `rediss://…` (TLS). */
-  url: string;
+  /** `redis://[:password@]host[:port][/db]` or `rediss://…` (TLS), or Sentinel. */
+  target: RedisTarget;
   /** Fail a command that has no reply after this long (queued time included). */
   commandTimeoutMs: number;
   /** Queue commands while reconnecting (the store) or fail them at once (the lease keeper). */
@@ -32,7 +32,8 @@ interface ConnectionOptions {
 
 /** A connected client; rejects with `STATE_UNAVAILABLE` when the first connection fails. */
 export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
-  const where = describeRedisUrl(options.url);
+  const target = options.target;
+  const where = describeRedis(target);
   const redisOptions: RedisOptions = {
     lazyConnect: true,
     enableOfflineQueue: options.offlineQueue,
@@ -43,7 +44,10 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     // Reconnect quickly and keep trying: the lease keeper decides when an outage is too long.
     retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
   };
-  const client = new Redis(options.url, redisOptions);
+  const client =
+    typeof target === "string"
+      ? new Redis(target, redisOptions)
+      : new Redis(sentinelOptions(target, redisOptions));
   // One line when an outage starts and one when it ends, however many reconnect attempts between.
   let lost = false;
   let connected = false; // the first connection's failure is the error open() throws, not a log line
@@ -69,11 +73,32 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     client.disconnect();
     throw new StateError(
       "STATE_UNAVAILABLE",
-      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. Check that Redis runs there and that the URL, password and database are right.`,
+      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. ${typeof target === "string" ? "Check that Redis runs there and that the URL, password and database are right." : "Check that the Sentinels run there, that they monitor that name, and that the passwords and database are right."}`,
       { cause: err },
     );
   }
   return client;
+}
+
+/**
+ * Through Sentinel: ask the Sentinels for the primary at each (re)connect, and with
+ * `failoverDetector` listen for `+switch-master` so a connection to a primary that was demoted
+ * (or frozen, then replaced) is dropped at once instead of writing where the writes will be lost.
+ */
+function sentinelOptions(target: Exclude<RedisTarget, string>, base: RedisOptions): RedisOptions {
+  return {
+    ...base,
+    sentinels: target.sentinels.map(hostPort),
+    name: target.name,
+    db: target.db ?? 0,
+    failoverDetector: true,
+    role: "master",
+    sentinelRetryStrategy: (attempt) => Math.min(100 * attempt, 1_000),
+    sentinelCommandTimeout: 1_000,
+    ...(target.password !== undefined ? { password: target.password } : {}),
+    ...(target.sentinelPassword !== undefined ? { sentinelPassword: target.sentinelPassword } : {}),
+    ...(target.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+  };
 }
 
 /** ioredis's own record of the commands sent on a connection that closed before they were answered. */
@@ -103,12 +128,24 @@ function failUnanswered(client: Redis): void {
 }
 
 /** The error a failed command becomes (`fenced` decides what a refused fence check means). */
-export function redisFailure(err: unknown, url: string, what: string): StateError {
+export function redisFailure(err: unknown, target: RedisTarget, what: string): StateError {
   if (err instanceof StateError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new StateError(
     "STATE_UNAVAILABLE",
-    `Redis at ${describeRedisUrl(url)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
+    `Redis at ${describeRedis(target)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
     { cause: err },
   );
+}
+
+/** Redis 6.0 added `SET … KEEPTTL`, which `update` needs. */
+export async function checkRedisVersion(client: Redis, url: RedisTarget): Promise<void> {
+  const info = await client.info("server");
+  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
+  if (version && Number(version[1]) < 6) {
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Redis at ${describeRedis(url)} is version ${version[1]}.${version[2]}; bothost needs Redis 6.0 or newer.`,
+    );
+  }
 }

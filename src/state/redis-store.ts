@@ -6,19 +6,19 @@
  * list → SCAN MATCH on the view's prefix, then MGET. `flush()` waits for the replies of every
  * write issued before it: a write is then as durable as the Redis server's persistence makes it
  * (run Redis with `appendonly yes` so a Redis restart keeps cursors and claims).
- *
  * Every write is one Lua script, run atomically on the server, so a write and its fence check can
  * never be separated: a write carrying a fence (`ARGV[1]`, the lease value the writer believes it
  * holds; `KEYS[2]`, the lease key) happens only if the lease key still holds exactly that value.
- * An empty `ARGV[1]` means "no fence" (single instance), and `KEYS[2]` is then the key itself.
- * Connection options: see redis-connection.ts.
+ * An empty `ARGV[1]` means "no fence" (single instance), and `KEYS[2]` is then the key itself
+ * (connection options: redis-connection.ts).
  */
 import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
 import { forget, INDEX_LUA, indexedKeys, indexOnce, pruneExpired } from "./_redis-index.ts";
-import { connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
-import { describeRedisUrl } from "./redis-url.ts";
+import { checkRedisVersion, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
+import { Replication } from "./redis-replication.ts";
+import { describeRedis, type RedisStatus, type RedisTarget } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
 import type {
   JsonValue,
@@ -117,7 +117,9 @@ interface RedisCore {
   client: Redis;
   /** The store's key prefix (`bothost`): its keys are `<prefix>:…`, its index `<prefix>#ns:…`. */
   prefix: string;
-  url: string;
+  url: RedisTarget;
+  /** The primary reached, and the replica confirmation every write waits for (through Sentinel). */
+  replication: Replication;
   lifecycle: { closed: boolean; description: string };
   /** In-flight writes, until they settle (flush waits for them). */
   pending: Set<Promise<unknown>>;
@@ -266,12 +268,16 @@ class RedisView extends KeyedView implements StateStore {
     return this.track(this.call("write", () => run(stored, fenceKey, fenceValue, ...args)));
   }
 
-  /** Tracked until it settles, so flush() waits for it. */
+  /** Every write's way out: confirmed on a replica if asked (redis-replication.ts), tracked for flush(). */
   private track<T>(write: Promise<T>): Promise<T> {
-    this.core.pending.add(write);
-    const forget = () => this.core.pending.delete(write);
-    write.then(forget, forget);
-    return write;
+    const durable = write.then(async (result) => {
+      await this.call("write", () => this.core.replication.confirm("a write"));
+      return result;
+    });
+    this.core.pending.add(durable);
+    const forget = () => this.core.pending.delete(durable);
+    durable.then(forget, forget);
+    return durable;
   }
 
   private async call<T>(what: string, op: () => Promise<T>): Promise<T> {
@@ -302,12 +308,14 @@ function globEscape(text: string): string {
 }
 
 export interface RedisStoreOptions {
-  /** `redis://[:password@]host[:port][/db]`, or `rediss://` for TLS. */
-  url: string;
+  /** `redis://[:password@]host[:port][/db]`, or `rediss://` for TLS, or Sentinel. */
+  url: RedisTarget;
   /** Every key starts with `<prefix>:` (and cluster records with `<prefix>#`). @default "bothost" */
   prefix?: string;
   /** Fail a command without a reply after this long, waiting for a reconnect included. @default 10000 */
   commandTimeoutMs?: number;
+  /** Confirm each write on every replica (`WAIT n <ms>`) before it counts. @default 1000 via Sentinel, else 0 */
+  replicaWaitMs?: number;
   /** Where connection trouble is reported (a pino logger fits). */
   log?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
@@ -316,11 +324,12 @@ export interface RedisStoreOptions {
 export class RedisStore extends RedisView implements StateBackend {
   private constructor(
     client: Redis,
-    readonly url: string,
+    readonly url: RedisTarget,
     readonly prefix: string,
+    readonly replication: Replication,
   ) {
-    const lifecycle = { closed: false, description: `redis ${describeRedisUrl(url)} prefix ${prefix}` };
-    super({ client, url, prefix, lifecycle, pending: new Set() }, `${prefix}:`, undefined);
+    const lifecycle = { closed: false, description: `redis ${describeRedis(url)} prefix ${prefix}` };
+    super({ client, url, prefix, replication, lifecycle, pending: new Set() }, `${prefix}:`, undefined);
   }
 
   /** Connect (rejects with `STATE_UNAVAILABLE` when Redis cannot be reached) and load the scripts. */
@@ -333,7 +342,7 @@ export class RedisStore extends RedisView implements StateBackend {
       );
     }
     const client = await connectRedis({
-      url: options.url,
+      target: options.url,
       role: "state",
       offlineQueue: true,
       commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
@@ -349,7 +358,14 @@ export class RedisStore extends RedisView implements StateBackend {
       client.disconnect();
       throw err instanceof StateError ? err : redisFailure(err, options.url, "indexing the existing keys");
     }
-    return new RedisStore(client, options.url, prefix);
+    const waitMs = options.replicaWaitMs ?? (typeof options.url === "string" ? 0 : 1_000);
+    const replication = new Replication(client, {
+      waitForReplica: waitMs > 0,
+      waitMs,
+      role: "state",
+      log: options.log,
+    });
+    return new RedisStore(client, options.url, prefix, replication);
   }
 
   /**
@@ -366,6 +382,10 @@ export class RedisStore extends RedisView implements StateBackend {
     await Promise.allSettled([...this.core.pending]);
   }
 
+  redisStatus(): RedisStatus {
+    return this.replication.status(this.url);
+  }
+
   /** The same as {@link RedisStore.flush}. */
   async commit(): Promise<void> {
     return this.flush();
@@ -376,17 +396,5 @@ export class RedisStore extends RedisView implements StateBackend {
     this.core.lifecycle.closed = true;
     await Promise.allSettled([...this.core.pending]);
     await this.core.client.quit().catch(() => this.core.client.disconnect());
-  }
-}
-
-/** Redis 6.0 added `SET … KEEPTTL`, which `update` needs. */
-async function checkRedisVersion(client: Redis, url: string): Promise<void> {
-  const info = await client.info("server");
-  const version = /redis_version:(\d+)\.(\d+)/.exec(info);
-  if (version && Number(version[1]) < 6) {
-    throw new StateError(
-      "STATE_UNAVAILABLE",
-      `Redis at ${describeRedisUrl(url)} is version ${version[1]}.${version[2]}; bothost needs Redis 6.0 or newer.`,
-    );
   }
 }

@@ -1,7 +1,34 @@
 /**
- * How a Redis URL may be shown, apart from the client: the daemon names a Redis state location
- * without loading ioredis (which only a Redis store needs).
+ * Where the Redis store lives, and how it may be shown, apart from the client: the daemon names a
+ * Redis state location without loading ioredis (which only a Redis store needs).
  */
+
+/** A primary found through Sentinel (config `state.redis: { sentinels, name, … }`). */
+export interface SentinelTarget {
+  /** `host:port` of each Sentinel. */
+  readonly sentinels: readonly string[];
+  /** The master group the Sentinels watch (`sentinel monitor <name> …`). */
+  readonly name: string;
+  readonly db?: number;
+  readonly password?: string;
+  readonly sentinelPassword?: string;
+  readonly tls?: boolean;
+}
+
+/** A URL (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS), or Sentinel. */
+export type RedisTarget = string | SentinelTarget;
+
+/** The Redis store as `bothost status` and `/status` show it. */
+export interface RedisStatus {
+  /** `host:port` of the primary the store's connection reaches (or last reached). */
+  primary?: string;
+  /** Through Sentinel: the master group and the Sentinels asked for its primary. */
+  sentinel?: { name: string; sentinels: string[] };
+  /** Primary changes this daemon's store connection saw. */
+  failovers: number;
+  /** Writes count only once the replicas have them (`WAIT`). */
+  replicaConfirmed: boolean;
+}
 
 /** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */
 export function describeRedisUrl(url: string): string {
@@ -12,4 +39,16 @@ export function describeRedisUrl(url: string): string {
   } catch {
     return "(an invalid Redis URL)";
   }
+}
+
+/** A target as messages may show it: the URL without its password, or the Sentinel group. */
+export function describeRedis(target: RedisTarget): string {
+  if (typeof target === "string") return describeRedisUrl(target);
+  return `sentinel master "${target.name}" (db ${target.db ?? 0}) via ${target.sentinels.join(",")}`;
+}
+
+/** `host:port` → its parts (IPv6 hosts in brackets: `[::1]:26379`). */
+export function hostPort(text: string): { host: string; port: number } {
+  const at = text.lastIndexOf(":");
+  return { host: text.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(text.slice(at + 1)) };
 }

@@ -1,3 +1,5 @@
+import type { RedisStatus } from "./redis-url.ts";
+
 /** A value the store can hold: exactly what survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -111,4 +113,6 @@ export interface StateBackend extends StateStore {
   canCommitNow?(): boolean;
   /** Flush, release the store (and its lock), and refuse further use with `STATE_CLOSED`. */
   close(): Promise<void>;
+  /** Redis only: the primary reached and how (status pages). */
+  redisStatus?(): RedisStatus;
 }

@@ -35,7 +35,7 @@ describe.skipIf(!available)("a command in flight when Redis restarts", () => {
     redis = await startOwnRedis();
     for (const offlineQueue of [true, false]) {
       const client = await connectRedis({
-        url: redis.url,
+        target: redis.url,
         role: "test",
         offlineQueue,
         commandTimeoutMs: 20_000,

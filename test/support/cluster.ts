@@ -168,16 +168,22 @@ export interface ClusterConfig {
   cleanup(): Promise<void>;
 }
 
-/** One config both instances run: bot b0 on `state.redis` with a short lease. */
+/** One config both instances run: bot b0 on `state.redis` (a URL, or Sentinel) with a short lease. */
 export async function writeClusterConfig(
   sandbox: Sandbox,
-  options: { redis: string; prefix: string; ttl: string },
+  options: { redis: string | { sentinels: string[]; name: string }; prefix: string; ttl: string },
 ): Promise<ClusterConfig> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-cluster-"));
-  const env = { CLUSTER_KEY_B0: sandbox.control.apiKeyOf(botEmail(0)), CLUSTER_REDIS: options.redis };
+  const { redis } = options;
+  const env: Record<string, string> = { CLUSTER_KEY_B0: sandbox.control.apiKeyOf(botEmail(0)) };
+  if (typeof redis === "string") env.CLUSTER_REDIS = redis;
+  const redisYaml =
+    typeof redis === "string"
+      ? ` \${CLUSTER_REDIS}`
+      : `\n    sentinels: ${JSON.stringify(redis.sentinels)}\n    name: ${redis.name}`;
   const text = [
     `server:\n  url: ${sandbox.url}`,
-    `state:\n  redis: \${CLUSTER_REDIS}\n  prefix: ${options.prefix}`,
+    `state:\n  redis:${redisYaml}\n  prefix: ${options.prefix}`,
     `leases:\n  ttl: ${options.ttl}`,
     "http:\n  listen: 127.0.0.1:0",
     "log:\n  level: debug\n  pretty: false",

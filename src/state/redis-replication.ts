@@ -1,0 +1,196 @@
+/**
+ * What a connection knows of replication: which primary it reaches (a change of address is a
+ * failover), and, through Sentinel, whether a write reached the replicas before the caller acts on it.
+ *
+ * Redis replicates asynchronously: a write the primary acknowledged can be missing on the replica
+ * Sentinel promotes, and a primary that was frozen or demoted keeps accepting writes that are then
+ * discarded. The writes bothost keeps (leases, the ledger, effect records, dialog answers, once
+ * markers) are therefore confirmed with `WAIT <every replica> <bound>` after their reply (the
+ * replicas counted at each connect and every few seconds): one WAIT covers every
+ * write its connection answered before it was sent, so concurrent writes share one (a group
+ * commit), and a write answered on a connection that has since closed is not confirmed by a WAIT
+ * on the next one (the new primary knows nothing of it).
+ */
+import type { Redis } from "ioredis";
+import { monotonicMs } from "../time/clock.ts";
+import type { RedisStatus, RedisTarget } from "./redis-url.ts";
+import { StateError } from "./state-error.ts";
+
+/** How often the replicas a write must reach are counted again (INFO replication). */
+const REPLICA_COUNT_EVERY_MS = 5_000;
+
+/** Where a connection's failovers and replica waits are reported (the daemon's `/metrics`). */
+export interface ReplicationSink {
+  /** The primary's address changed (a failover, or a demoted primary left). */
+  failover(primary: string): void;
+  /** A write waited `seconds` for the replicas: `confirmed` when they had it in time. */
+  waited(seconds: number, confirmed: boolean): void;
+}
+
+interface ReplicationOptions {
+  /** Confirm writes on the replicas (Sentinel); without, `confirm` resolves at once. */
+  waitForReplica: boolean;
+  /** WAIT's bound, in ms: a write not on the replicas by then is not confirmed. */
+  waitMs: number;
+  /** Shown in messages, e.g. "state" or "leases". */
+  role: string;
+  log?: { warn(obj: object, msg?: string): void } | undefined;
+}
+
+interface Waited {
+  acked: number;
+  /** How many replicas it asked for. */
+  needed: number;
+  /** The connection the WAIT was answered on (undefined: it failed). */
+  stream: unknown;
+  error?: unknown;
+}
+
+export class Replication {
+  #primary: string | undefined;
+  #failovers = 0;
+  #current: Promise<Waited> | undefined;
+  /** How many replicas a write must reach: every one the primary had at the last count. */
+  #needed = 1;
+  /** The previous count (0 on a new primary). */
+  #counted = 0;
+  #countTimer: NodeJS.Timeout | undefined;
+  #queued: Promise<Waited> | undefined;
+  readonly #sinks = new Set<ReplicationSink>();
+  readonly #onFailover = new Set<(primary: string) => void>();
+
+  constructor(
+    private readonly client: Redis,
+    private readonly o: ReplicationOptions,
+  ) {
+    client.on("ready", () => this.#connected());
+    if (client.status === "ready") this.#connected();
+    if (o.waitForReplica) {
+      this.#countTimer = setInterval(() => void this.#countReplicas(), REPLICA_COUNT_EVERY_MS);
+      this.#countTimer.unref();
+      client.once("end", () => clearInterval(this.#countTimer));
+    }
+  }
+
+  /** `host:port` of the primary this connection reaches now (or last reached). */
+  get primary(): string | undefined {
+    return this.#primary;
+  }
+
+  /** Primary changes seen since the connection opened. */
+  get failovers(): number {
+    return this.#failovers;
+  }
+
+  get waitsForReplica(): boolean {
+    return this.o.waitForReplica;
+  }
+
+  /** What the status shows of this connection to `target`. */
+  status(target: RedisTarget): RedisStatus {
+    return {
+      ...(this.#primary !== undefined ? { primary: this.#primary } : {}),
+      ...(typeof target !== "string"
+        ? { sentinel: { name: target.name, sentinels: [...target.sentinels] } }
+        : {}),
+      failovers: this.#failovers,
+      replicaConfirmed: this.o.waitForReplica,
+    };
+  }
+
+  /** Report failovers and waits to `sink` from now on. */
+  report(sink: ReplicationSink): void {
+    this.#sinks.add(sink);
+  }
+
+  /** Call `listener` after each change of primary (the connection is ready on the new one). */
+  onFailover(listener: (primary: string) => void): void {
+    this.#onFailover.add(listener);
+  }
+
+  /**
+   * Resolves once the replicas have every write this connection answered before the call; rejects
+   * with `STATE_UNAVAILABLE` when none confirms within the bound or the connection changed.
+   * Call it right after a write's reply, before acting on the write.
+   */
+  async confirm(what: string): Promise<void> {
+    if (!this.o.waitForReplica) return;
+    const answeredOn = this.client.stream;
+    const started = monotonicMs();
+    const waited = await this.#nextWait();
+    const confirmed = waited.stream === answeredOn && waited.acked >= waited.needed;
+    const seconds = (monotonicMs() - started) / 1000;
+    for (const sink of this.#sinks) sink.waited(seconds, confirmed);
+    if (confirmed) return;
+    const why =
+      waited.error !== undefined
+        ? `the WAIT for it failed (${describe(waited.error)})`
+        : waited.stream !== answeredOn
+          ? "the connection to the primary closed before the replicas confirmed it"
+          : `${waited.needed === 1 ? "no replica" : `fewer than all ${waited.needed} replicas`} confirmed it within ${this.o.waitMs} ms`;
+    throw new StateError(
+      "STATE_UNAVAILABLE",
+      `Redis (${this.o.role}) accepted ${what}, but ${why}: a failover could lose it, so it does not count. Check that the replicas run and replicate from the primary (INFO replication).`,
+    );
+  }
+
+  /** The WAIT that will cover a write answered now: the one not yet sent, or a new one. */
+  #nextWait(): Promise<Waited> {
+    if (this.#current === undefined) return this.#send();
+    this.#queued ??= this.#current.then(() => {
+      this.#queued = undefined;
+      return this.#send();
+    });
+    return this.#queued;
+  }
+
+  #send(): Promise<Waited> {
+    const needed = this.#needed;
+    const sent = this.client.wait(needed, this.o.waitMs).then(
+      (acked): Waited => ({ acked, needed, stream: this.client.stream }),
+      (error: unknown): Waited => ({ acked: 0, needed, stream: undefined, error }),
+    );
+    this.#current = sent;
+    void sent.then(() => {
+      if (this.#current === sent) this.#current = undefined;
+    });
+    return sent;
+  }
+
+  /**
+   * Every replica the primary has, not only one: in a graceful failover the old primary keeps a
+   * replica that is about to resync from the new one (dropping what it got meanwhile) while the
+   * promoted one already left; a write only that replica confirmed would be lost. A replica that
+   * left for good is no longer waited for after two counts.
+   */
+  async #countReplicas(): Promise<void> {
+    const info = await this.client.info("replication").catch(() => undefined);
+    if (info === undefined) return;
+    const online = info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+    // A replica missing from one count only is still waited for: during a graceful failover the
+    // promoted one has left and the other is about to resync, and a count then must not let that
+    // one alone confirm writes.
+    this.#needed = Math.max(1, online, this.#counted);
+    this.#counted = online;
+  }
+
+  #connected(): void {
+    if (this.o.waitForReplica) void this.#countReplicas();
+    const stream = this.client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    if (!stream?.remoteAddress) return;
+    const address = `${stream.remoteAddress.includes(":") ? `[${stream.remoteAddress}]` : stream.remoteAddress}:${stream.remotePort}`;
+    const before = this.#primary;
+    this.#primary = address;
+    if (before === undefined || before === address) return;
+    this.#counted = 0;
+    this.#needed = 1;
+    this.#failovers++;
+    this.o.log?.warn({ role: this.o.role, was: before, now: address }, "redis primary changed (failover)");
+    for (const sink of this.#sinks) sink.failover(address);
+    for (const listener of this.#onFailover) listener(address);
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message.replace(/\.$/, "") : String(err);
+}

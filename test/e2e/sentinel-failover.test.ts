@@ -1,0 +1,170 @@
+/**
+ * Two daemons on Redis through Sentinel (a primary, two replicas, three Sentinels, each a real
+ * redis-server), one bot pinged every 250 ms, through four faults in a row: the primary killed,
+ * a `SENTINEL FAILOVER`, the primary frozen for 3 s, and the daemon running the bot killed
+ * together with the primary. Every ping is answered exactly once, and at no sampled moment do two
+ * daemons run the bot. Needs `redis-server` on PATH.
+ */
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { DaemonStatus } from "../../src/http/daemon-status.ts";
+import { assertBuilt, killAll } from "../support/cli.ts";
+import {
+  clusterOrg,
+  hasRedisServer,
+  type Instance,
+  startInstance,
+  writeClusterConfig,
+} from "../support/cluster.ts";
+import { answerCounts, replies, send, startE2eSandbox } from "../support/e2e-daemon.ts";
+import { MASTER_NAME, startSentinelTopology } from "../support/sentinel.ts";
+
+const available = hasRedisServer();
+if (!available)
+  console.warn(
+    "e2e sentinel-failover: redis-server is not on PATH (apt-get install redis-server): Redis tests skipped",
+  );
+
+const TTL_MS = 3_000;
+const cleanups: (() => Promise<unknown>)[] = [];
+beforeAll(() => {
+  if (available) assertBuilt();
+});
+afterEach(async () => {
+  await killAll();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+});
+
+async function statusOf(instance: Instance): Promise<DaemonStatus | undefined> {
+  const res = await fetch(`${instance.url}/admin/status`, { signal: AbortSignal.timeout(2_000) }).catch(
+    () => undefined,
+  );
+  return res?.ok ? ((await res.json()) as DaemonStatus) : undefined;
+}
+
+describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
+  it("answers every ping once, with one consumer of the bot at a time, through four faults", async () => {
+    const redis = await startSentinelTopology();
+    cleanups.push(() => redis.stop());
+    const sandbox = await startE2eSandbox(clusterOrg());
+    cleanups.push(() => sandbox.stop());
+    const config = await writeClusterConfig(sandbox, {
+      redis: { sentinels: redis.sentinels, name: MASTER_NAME },
+      prefix: "sentinel-e2e",
+      ttl: `${TTL_MS}ms`,
+    });
+    cleanups.push(() => config.cleanup());
+    const instances = [await startInstance(config), await startInstance(config)];
+    const alive = new Set(instances);
+
+    // Pings every 250 ms, and every 100 ms how many live daemons say they run b0.
+    const sentAt = new Map<number, number>();
+    const answeredAt = new Map<number, number>();
+    let mostRunning = 0;
+    let samples = 0;
+    let stop = false;
+    let stopSampling = false;
+    const pinging = (async () => {
+      for (let i = 0; !stop; i++) {
+        sentAt.set(send(sandbox, `task ${i}`), performance.now());
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    })();
+    const sampling = (async () => {
+      while (!stopSampling) {
+        const statuses = await Promise.all([...alive].map(statusOf));
+        const running = statuses.filter((s) => s?.bots.find((b) => b.name === "b0")?.state === "running");
+        mostRunning = Math.max(mostRunning, running.length);
+        samples++;
+        const counts = answerCounts(sandbox, [...sentAt.keys()]);
+        for (const [id, n] of counts) if (n > 0 && !answeredAt.has(id)) answeredAt.set(id, performance.now());
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    /** Resolves once every ping sent so far is answered; logs the longest wait since the last call. */
+    let measured = 0;
+    const phases: { name: string; from: number }[] = [{ name: "start", from: 0 }];
+    const caughtUp = async (label: string) => {
+      const ids = [...sentAt.keys()];
+      await expect
+        .poll(() => ids.filter((id) => !answeredAt.has(id)).length, { timeout: 60_000, interval: 100 })
+        .toBe(0);
+      const delays = ids.slice(measured).map((id) => answeredAt.get(id)! - sentAt.get(id)!);
+      measured = ids.length;
+      console.info(`sentinel-failover: ${label}: worst answer delay ${Math.round(Math.max(...delays))} ms`);
+      phases.push({ name: `after ${label}`, from: performance.now() });
+    };
+    const runner = async () => {
+      let found: Instance | undefined;
+      await expect
+        .poll(
+          async () => {
+            for (const i of alive) if ((await statusOf(i))?.bots[0]?.state === "running") found = i;
+            return found !== undefined;
+          },
+          { timeout: 30_000 },
+        )
+        .toBe(true);
+      return found!;
+    };
+
+    try {
+      try {
+        await caughtUp("start");
+        const killed = await redis.killPrimary();
+        await caughtUp("primary SIGKILL");
+        await redis.revive(killed.from);
+        await redis.failover();
+        await caughtUp("SENTINEL FAILOVER");
+        await redis.freezePrimary(3_000);
+        await caughtUp("primary frozen 3 s");
+        const [bot] = [await runner()];
+        bot.proc.kill("SIGKILL");
+        alive.delete(bot);
+        const last = await redis.killPrimary();
+        await caughtUp("daemon and primary SIGKILL");
+        await redis.revive(last.from);
+      } finally {
+        stop = true;
+        await pinging;
+      }
+      // The pings sent after the last fault are answered too before anything is counted.
+      await caughtUp("end");
+    } finally {
+      stopSampling = true;
+      await sampling;
+    }
+
+    const ids = [...sentAt.keys()];
+    const wrong = [...answerCounts(sandbox, ids)].filter(([, n]) => n !== 1).map(([id]) => id);
+    // On a failure, who answered and in which phase: what an investigation starts from.
+    const detail = wrong.map((id) => ({
+      id,
+      phase: phases.findLast((p) => p.from <= sentAt.get(id)!)?.name,
+      by: replies(sandbox)
+        .filter((r) => r.id === id)
+        .map((r) => r.pid),
+    }));
+    expect(detail).toEqual([]);
+    expect(ids.length).toBeGreaterThan(40);
+    expect(samples).toBeGreaterThan(40);
+    expect(mostRunning).toBe(1);
+
+    // The surviving daemon names the primary it reaches now, through Sentinel, and counted failovers.
+    const [survivor] = [...alive];
+    const status = (await statusOf(survivor!))!;
+    expect(status.redis).toMatchObject({
+      primary: `127.0.0.1:${await redis.primaryPort()}`,
+      sentinel: { name: MASTER_NAME, sentinels: redis.sentinels },
+      replicaConfirmed: true,
+    });
+    expect(status.redis!.failovers).toBeGreaterThanOrEqual(3);
+    const metrics = await (await fetch(`${survivor!.url}/metrics`)).text();
+    const failovers = /^bothost_redis_failovers_total\{connection="state"\} (\d+)$/m.exec(metrics);
+    expect(Number(failovers?.[1])).toBeGreaterThanOrEqual(3);
+    const waited =
+      /^bothost_redis_replica_wait_seconds_count\{connection="state",outcome="confirmed"\} (\d+)$/m.exec(
+        metrics,
+      );
+    expect(Number(waited?.[1])).toBeGreaterThan(0);
+  }, 240_000);
+});

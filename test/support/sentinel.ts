@@ -1,0 +1,216 @@
+/**
+ * A replicated Redis of the test's own: a primary, two replicas and three Sentinels, each a
+ * `redis-server` on a free loopback port, with short Sentinel timings so a failover takes a couple
+ * of seconds. Faults act on whichever node is the primary at the time.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { expect } from "vitest";
+import { freePort } from "./cluster.ts";
+
+export const MASTER_NAME = "bothost-test";
+/** Sentinel's `down-after-milliseconds`: how long a silent primary takes to be judged down. */
+export const DOWN_AFTER_MS = 1_000;
+
+interface Node {
+  port: number;
+  child: ChildProcess;
+}
+
+export interface SentinelTopology {
+  /** `host:port` of each Sentinel. */
+  sentinels: string[];
+  /** The port of the primary the Sentinels name now. */
+  primaryPort(): Promise<number>;
+  /** Run `SENTINEL FAILOVER` and resolve once the Sentinels name another primary. */
+  failover(): Promise<{ from: number; to: number }>;
+  /** SIGKILL the primary and resolve once the Sentinels promoted a replica; the old one stays dead. */
+  killPrimary(): Promise<{ from: number; to: number }>;
+  /** SIGSTOP the primary for `ms`, then SIGCONT it; resolves once it is a replica again. */
+  freezePrimary(ms: number): Promise<{ from: number; to: number }>;
+  /** Start a killed node again on its port, as a replica of the current primary. */
+  revive(port: number): Promise<void>;
+  /** The replicas the primary reports connected. */
+  connectedReplicas(): Promise<number>;
+  /** The ports of the live data nodes other than the primary. */
+  replicaPorts(): Promise<number[]>;
+  /** Send a data node a signal (SIGSTOP, SIGCONT…). */
+  signal(port: number, sig: NodeJS.Signals): void;
+  stop(): Promise<void>;
+}
+
+export async function startSentinelTopology(): Promise<SentinelTopology> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-sentinel-"));
+  const nodes = new Map<number, Node>();
+  const sentinelNodes: Node[] = [];
+  const launchData = async (port: number, replicaOf?: number) => {
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    args.push("--dir", dir, "--dbfilename", `dump-${port}.rdb`, "--daemonize", "no");
+    if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf));
+    const child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
+    nodes.set(port, { port, child });
+    await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
+  };
+  const [p0, p1, p2] = [await freePort(), await freePort(), await freePort()];
+  await launchData(p0);
+  await launchData(p1, p0);
+  await launchData(p2, p0);
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const file = path.join(dir, `sentinel-${port}.conf`);
+    await writeFile(
+      file,
+      [
+        `port ${port}`,
+        "bind 127.0.0.1",
+        `dir ${dir}`,
+        `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${p0} 2`,
+        `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
+        `sentinel failover-timeout ${MASTER_NAME} 4000`,
+        `sentinel parallel-syncs ${MASTER_NAME} 2`,
+        "",
+      ].join("\n"),
+    );
+    const child = spawn("redis-server", [file, "--sentinel"], { cwd: dir, stdio: "ignore" });
+    sentinelNodes.push({ port, child });
+    await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
+  }
+  const ask = async <T>(port: number, run: (c: Redis) => Promise<T>): Promise<T> => {
+    const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on("error", () => {});
+    try {
+      await client.connect();
+      return await run(client);
+    } finally {
+      client.disconnect();
+    }
+  };
+  /** The primary every Sentinel agrees on (undefined while they disagree or cannot say). */
+  const agreed = async (): Promise<number | undefined> => {
+    const named = await Promise.all(
+      sentinelNodes.map((s) =>
+        ask(s.port, (c) => c.call("SENTINEL", "get-master-addr-by-name", MASTER_NAME) as Promise<string[]>)
+          .then((addr) => Number(addr[1]))
+          .catch(() => undefined),
+      ),
+    );
+    return named.every((p) => p === named[0]) ? named[0] : undefined;
+  };
+  const primaryPort = async () => {
+    const port = await agreed();
+    if (port === undefined) throw new Error("the Sentinels do not agree on a primary");
+    return port;
+  };
+  const role = (port: number) =>
+    ask(port, async (c) => ((await c.call("ROLE")) as [string])[0]).catch(() => "unreachable");
+  /** Resolves once every Sentinel names a primary other than `from`, and it says it is one. */
+  const promoted = async (from: number) => {
+    let to = 0;
+    await expect
+      .poll(
+        async () => {
+          const port = await agreed();
+          if (port === undefined || port === from) return false;
+          to = port;
+          return (await role(port)) === "master";
+        },
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(true);
+    return { from, to };
+  };
+  // Ready when the replicas are in sync and every Sentinel knows them and the other Sentinels
+  // (needed to agree on a failover).
+  await expect.poll(() => replicasOf(p0), { timeout: 20_000, interval: 100 }).toBe(2);
+  await expect
+    .poll(
+      () =>
+        Promise.all(
+          sentinelNodes.map((s) =>
+            ask(s.port, (c) => c.call("SENTINEL", "MASTER", MASTER_NAME) as Promise<string[]>)
+              .then((fields) => {
+                const at = (k: string) => fields[fields.indexOf(k) + 1];
+                return at("num-slaves") === "2" && at("num-other-sentinels") === "2";
+              })
+              .catch(() => false),
+          ),
+        ).then((ok) => ok.every(Boolean)),
+      { timeout: 20_000, interval: 200 },
+    )
+    .toBe(true);
+  const signal = (port: number, sig: NodeJS.Signals) => {
+    nodes.get(port)?.child.kill(sig);
+  };
+  return {
+    sentinels: sentinelNodes.map((s) => `127.0.0.1:${s.port}`),
+    primaryPort,
+    failover: async () => {
+      const from = await primaryPort();
+      // The replicas must have caught up, or Sentinel refuses ("no good slave").
+      await expect.poll(() => replicasOf(from), { timeout: 15_000, interval: 100 }).toBe(2);
+      await ask(sentinelNodes[0]!.port, (c) => c.call("SENTINEL", "FAILOVER", MASTER_NAME));
+      return promoted(from);
+    },
+    killPrimary: async () => {
+      const from = await primaryPort();
+      const node = nodes.get(from)!;
+      const exited = new Promise((resolve) => node.child.once("exit", resolve));
+      signal(from, "SIGKILL");
+      await exited;
+      return promoted(from);
+    },
+    freezePrimary: async (ms) => {
+      const from = await primaryPort();
+      signal(from, "SIGSTOP");
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      signal(from, "SIGCONT");
+      const result = await promoted(from);
+      await expect.poll(() => role(from), { timeout: 30_000, interval: 100 }).toBe("slave");
+      return result;
+    },
+    revive: async (port) => launchData(port, await primaryPort()),
+    connectedReplicas: async () => replicasOf(await primaryPort()),
+    replicaPorts: async () => {
+      const primary = await primaryPort();
+      return [...nodes.values()]
+        .filter((n) => n.port !== primary && n.child.exitCode === null && n.child.signalCode === null)
+        .map((n) => n.port);
+    },
+    signal,
+    stop: async () => {
+      const all = [...sentinelNodes, ...nodes.values()];
+      await Promise.all(
+        all.map(async ({ child }) => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const exited = new Promise((resolve) => child.once("exit", resolve));
+          child.kill("SIGCONT");
+          child.kill("SIGKILL");
+          await exited;
+        }),
+      );
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+
+  async function replicasOf(port: number): Promise<number> {
+    const info = await ask(port, (c) => c.info("replication")).catch(() => "");
+    const online = info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l));
+    return online.length;
+  }
+}
+
+function answers(port: number): Promise<boolean> {
+  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on("error", () => {});
+  return client
+    .connect()
+    .then(() => client.ping())
+    .then(
+      (r) => r === "PONG",
+      () => false,
+    )
+    .finally(() => client.disconnect());
+}
