@@ -82,6 +82,8 @@ export class QueueConsumer {
   // Public for reading (the bot's status); only the consumer writes them.
   state: ConsumerState = "idle";
   queueId: string | null = null;
+  /** The first registration, while `start()` waits for it. */
+  #starting: Promise<boolean> | undefined;
   /** When the current queue was registered. */
   registeredAt: number | undefined;
   /** How many times a queue was registered (the first included). */
@@ -112,8 +114,9 @@ export class QueueConsumer {
 
   /** Register the first queue, then keep polling in the background. Rejects on a 401. */
   async start(): Promise<void> {
-    if (this.#loop) throw new Error("QueueConsumer.start() was called twice");
-    const registered = await this.#register("start");
+    if (this.#loop || this.#starting) throw new Error("QueueConsumer.start() was called twice");
+    this.#starting = this.#register("start");
+    const registered = await this.#starting;
     if (!registered) {
       this.#loop = Promise.resolve();
       if (this.#fatal) throw this.#fatal;
@@ -130,6 +133,8 @@ export class QueueConsumer {
     else if (!this.#signal.aborted)
       throw new Error("QueueConsumer.stop(): abort the `signal` it was given first");
     this.#setState("stopping");
+    // A registration under way at the stop ends first: the queue it made is deleted below.
+    await this.#starting?.catch(() => {});
     await this.#loop;
     const queueId = this.queueId;
     this.queueId = null;
@@ -293,6 +298,11 @@ export class QueueConsumer {
       this.#setState("registering");
       try {
         const reg = await this.#opts.api.register(signal);
+        if (signal.aborted) {
+          // Made as the bot stopped: not kept on the server.
+          if (reg.queue_id) await this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
+          return false;
+        }
         this.lastContactAt = this.#opts.clock.now();
         this.#failures = 0;
         this.registrations++;

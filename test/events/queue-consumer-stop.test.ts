@@ -1,0 +1,60 @@
+/**
+ * A bot stopped while its first queue is being registered leaves no queue on the server: the
+ * stop waits for that registration, and a queue it made is deleted. Against the sandbox over
+ * real HTTP; the registration's answer is held until the stop was asked for.
+ */
+import { afterEach, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import { silentLogger } from "../../src/api/logger.ts";
+import { QueueConsumer } from "../../src/events/queue-consumer.ts";
+import { queueApiFor } from "../../src/events/queue-source.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { realClock } from "../../src/time/clock.ts";
+import { deferred } from "../support/deferred.ts";
+
+const BOT = "reader-bot@sandbox.example";
+let sandbox: Sandbox | undefined;
+afterEach(async () => {
+  await sandbox?.stop();
+});
+
+it("a stop during the first registration waits for it and deletes the queue it made", async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Reader",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+  const registered = deferred();
+  const stopAsked = deferred();
+  // The server makes the queue; its answer reaches the consumer only once the stop was asked for.
+  const api = queueApiFor(client, async () => {
+    const reg = await client.events.register({ event_types: ["message"] });
+    registered.resolve();
+    await stopAsked.promise;
+    return reg;
+  });
+  const abort = new AbortController();
+  const consumer = new QueueConsumer({
+    api,
+    log: silentLogger,
+    clock: realClock,
+    signal: abort.signal,
+    onRegistered: async () => {},
+    onEvents: async () => {},
+    waitForCapacity: async () => {},
+  });
+  const started = consumer.start();
+  await registered.promise;
+  expect(sandbox.control.queues().filter((q) => q.email === BOT)).toHaveLength(1);
+  abort.abort();
+  const stopped = consumer.stop();
+  stopAsked.resolve();
+  await stopped;
+  await started;
+  expect(sandbox.control.queues().filter((q) => q.email === BOT)).toEqual([]);
+  expect(consumer.state).toBe("stopped");
+});
