@@ -2,9 +2,10 @@
  * The sandbox of the dialogs bench, in a child process, the server's rate limits on. Ops:
  * `bot` { channel, email, name, perMinute, perHour } → a bot account in `channel` (each bot
  * has its own) with the given rules (as an administrator can give an account); `open` { channel,
- * prefix, count, content, rate } sends `count` messages from one member, each in its own topic, at `rate` a second, and
- * waits for as many messages posted by the bots; `exchange` { channel, topic, content } sends one and
- * times the next message a bot posts (ms, with that message); `pings` { channel, mention, count, everyMs,
+ * prefix, count, content, rate } sends `count` messages, each in its own topic, from the members
+ * in turn (a person may have 20 dialogs of a bot waiting), at `rate` a second, and waits for as
+ * many messages posted by the bots; `exchange` { channel, topic, content } sends one and
+ * times the next message a bot posts (ms, with that message), sent by whoever opened that topic; `pings` { channel, mention, count, everyMs,
  * seed } sends `@**mention** ping` in topic `pings` at random times and times each answer.
  */
 import { defaultOrg } from "../../src/sandbox/org/default-org.ts";
@@ -12,6 +13,10 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import { uniform } from "../lib/stats.ts";
 
 const MEMBER = "member@sandbox.example";
+/** Who opens the dialogs, in turn (the first is MEMBER): 10,000 dialogs are 10 per person. */
+const OPENERS = [MEMBER, ...Array.from({ length: 999 }, (_, i) => `opener-${i + 1}@sandbox.example`)];
+/** The member who opened each topic. */
+const openedBy = new Map<string, string>();
 /** Every message a bot posted over HTTP: its id and when it was stored (`performance.now()`). */
 const posts: { id: number; at: number }[] = [];
 
@@ -19,6 +24,9 @@ const posts: { id: number; at: number }[] = [];
 const CHANNELS = ["plain", "dialogs", "latency"];
 const org = defaultOrg();
 for (const name of CHANNELS) org.channels?.push({ name, subscribers: [MEMBER] });
+
+for (const email of OPENERS.slice(1)) org.users?.push({ email, full_name: email.split("@")[0]! });
+for (const channel of org.channels ?? []) if (CHANNELS.includes(channel.name)) channel.subscribers?.push(...OPENERS.slice(1));
 
 const sandbox = await startSandbox({
   org,
@@ -43,14 +51,17 @@ async function postsReach(count: number, timeoutMs: number, everyMs = 1): Promis
 }
 
 const say = (channel: string, topic: string, content: string) =>
-  sandbox.control.sendAs(MEMBER, { type: "channel", to: channel, topic, content });
+  sandbox.control.sendAs(openedBy.get(topic) ?? MEMBER, { type: "channel", to: channel, topic, content });
 
 async function open(args: { channel: string; prefix: string; count: number; content: string; rate: number }) {
   const base = posts.length;
   const started = performance.now();
   for (let sent = 0; sent < args.count; ) {
     const due = Math.min(args.count, Math.floor(((performance.now() - started) / 1000) * args.rate) + 1);
-    for (; sent < due; sent++) say(args.channel, `${args.prefix}${sent}`, args.content);
+    for (; sent < due; sent++) {
+      openedBy.set(`${args.prefix}${sent}`, OPENERS[sent % OPENERS.length]!);
+      say(args.channel, `${args.prefix}${sent}`, args.content);
+    }
     await tick(5);
   }
   await postsReach(base + args.count, 600_000, 20);
