@@ -1,10 +1,10 @@
 /**
  * Where a bot's dialogs live in its store (`<bot>/dialogs`): per dialog a small header
  * (`h:<id>`, what a start reads) and its log, one key per entry (`e:<id>:<n>`, read only when
- * the dialog runs). Every append is one atomic batch: the entries, the header (checked: the log
- * is where the writer left it, and not ended) and a marker that makes a retry of the same append
- * find it made. So a write that landed but whose reply was lost is known on the retry, and an
- * end is final: the header refuses every later append.
+ * the dialog runs). Every append is one atomic batch: the entries and the header, checked (the
+ * log is where the writer left it, and not ended) and naming the append it holds last, so that a
+ * retry of the same append finds it made. A write that landed but whose reply was lost is known
+ * on the retry, and an end is final: the header refuses every later append.
  */
 import { createHash } from "node:crypto";
 import { BothostError } from "../../errors/bothost-error.ts";
