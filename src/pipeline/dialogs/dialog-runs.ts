@@ -12,7 +12,6 @@
  */
 import type { Logger } from "pino";
 import { isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
-import type { Message } from "../../wire/records.ts";
 import { textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey } from "../conversation-key.ts";
@@ -214,6 +213,3 @@ export class DialogEngine {
     this.#record(control, entry, () => this.#o.dialogs.timeOut(entry), {});
   };
 }
-
-/** The message fields a dialog matches by. */
-export type AnswerMessage = Pick<Message, "id" | "timestamp" | "sender_id">;
