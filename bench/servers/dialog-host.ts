@@ -26,7 +26,8 @@ const org = defaultOrg();
 for (const name of CHANNELS) org.channels?.push({ name, subscribers: [MEMBER] });
 
 for (const email of OPENERS.slice(1)) org.users?.push({ email, full_name: email.split("@")[0]! });
-for (const channel of org.channels ?? []) if (CHANNELS.includes(channel.name)) channel.subscribers?.push(...OPENERS.slice(1));
+for (const channel of org.channels ?? [])
+  if (CHANNELS.includes(channel.name)) channel.subscribers?.push(...OPENERS.slice(1));
 
 const sandbox = await startSandbox({
   org,

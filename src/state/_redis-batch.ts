@@ -3,7 +3,9 @@
  * one Lua script checks the fence, the marker and that every key still holds what was read, and
  * writes everything (and the marker) at once; if another writer got in between, read and fold
  * again. An `update`'s function therefore runs against the value current at the write, as a
- * single-key `update` does, and the whole batch is one atomic step on the server.
+ * single-key `update` does, and the whole batch is one atomic step on the server. A batch whose
+ * updates each say what they expect (`expect`) and whose other keys are only set or deleted
+ * skips the read: its first try checks the expected texts, and reads only when they differ.
  */
 import type { Redis } from "ioredis";
 import { INDEX_LUA } from "./_redis-index.ts";
@@ -14,7 +16,8 @@ import type { StoreWrite } from "./state-store.ts";
 /**
  * KEYS[1] the fence key (the marker when unfenced), KEYS[2] the marker ('' for none), KEYS[3..]
  * the batch's keys. ARGV[1] the fence value ('' for none), ARGV[2] the marker's ttl in ms, then
- * for each key four values: '1' if it was read present (its text next) or '0', the action
+ * for each key five values: '1' if it was read present (its text next), '0' if absent, '2' if
+ * its new value does not depend on it (not checked), the action
  * ('set', 'del' or '' to leave it), the new text, the expiry ('keep', 'none' or ms). Returns 1
  * when written, 0 when a key changed since it was read, 2 when the marker was there.
  */
@@ -28,7 +31,7 @@ for i = 3, #KEYS do
   local current = redis.call('GET', KEYS[i])
   if ARGV[a] == '1' then
     if current ~= ARGV[a + 1] then return 0 end
-  elseif current then
+  elseif ARGV[a] == '0' and current then
     return 0
   end
 end
@@ -78,18 +81,28 @@ export async function applyBatch(t: BatchTarget, writes: readonly StoreWrite[]):
   const keys = keysOf(writes);
   const stored = keys.map((k) => t.stored(k));
   const reads = t.marker ? [t.marker.stored, ...stored] : stored;
+  const expected = t.marker ? undefined : expectations(writes);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const texts = reads.length > 0 ? await t.call("read", () => t.client.mget(...reads)) : [];
-    if (t.marker && texts[0] !== null) return false;
-    const current = new Map(keys.map((k, i) => [k, texts[i + (t.marker ? 1 : 0)] ?? undefined]));
-    const finals = new Map(foldWrites(writes, (k) => current.get(k)).map((f) => [f.key, f]));
+    let current: Map<string, string | undefined | typeof BLIND>;
+    if (attempt === 0 && expected !== undefined) current = expected;
+    else {
+      const texts = reads.length > 0 ? await t.call("read", () => t.client.mget(...reads)) : [];
+      if (t.marker && texts[0] !== null) return false;
+      current = new Map(keys.map((k, i) => [k, texts[i + (t.marker ? 1 : 0)] ?? undefined]));
+    }
+    const now = (k: string) => {
+      const text = current.get(k);
+      return text === BLIND ? undefined : text;
+    };
+    const finals = new Map(foldWrites(writes, now).map((f) => [f.key, f]));
     const args = [t.fence?.value ?? "", String(t.marker?.ttlMs ?? 0)];
     for (const key of keys) {
       const read = current.get(key);
       const f = finals.get(key);
       const action = f === undefined ? "" : f.text === undefined ? "del" : "set";
       const expiry = f === undefined ? "" : typeof f.expiry === "string" ? f.expiry : String(ttlOf(f.expiry));
-      args.push(read === undefined ? "0" : "1", read ?? "", action, f?.text ?? "", expiry);
+      const check = read === BLIND ? "2" : read === undefined ? "0" : "1";
+      args.push(check, read === BLIND ? "" : (read ?? ""), action, f?.text ?? "", expiry);
     }
     const fenceKey = t.fence?.key ?? t.marker?.stored ?? stored[0] ?? "";
     const result = await t.write([fenceKey, t.marker?.stored ?? "", ...stored], args);
@@ -100,6 +113,26 @@ export async function applyBatch(t: BatchTarget, writes: readonly StoreWrite[]):
     "STATE_UNAVAILABLE",
     `applying a handler's state writes lost ${MAX_ATTEMPTS} compare-and-set races in a row (keys ${keys.join(", ")}); they are being written too often by others. Retry later.`,
   );
+}
+
+/** A key whose new value does not depend on what it holds: not read, not checked. */
+const BLIND = Symbol("blind");
+
+/**
+ * What the keys are expected to hold when no read is needed: each key's first write is a set or
+ * a delete, or an update saying what it expects. Undefined when some key must be read.
+ */
+function expectations(
+  writes: readonly StoreWrite[],
+): Map<string, string | undefined | typeof BLIND> | undefined {
+  const expected = new Map<string, string | undefined | typeof BLIND>();
+  for (const w of writes) {
+    if (expected.has(w.key)) continue;
+    if (w.op === "set" || w.op === "delete") expected.set(w.key, BLIND);
+    else if (w.op === "update" && w.expect !== undefined) expected.set(w.key, w.expect ?? undefined);
+    else return undefined;
+  }
+  return expected;
 }
 
 function ttlOf(ms: number): number {

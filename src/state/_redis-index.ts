@@ -116,3 +116,16 @@ export async function indexOnce(
   await client.set(marker, "1");
   log?.info({ prefix, keys: count }, "state store: existing keys indexed");
 }
+
+/** Every stored key starting with `path`, found by SCAN (the index aside). */
+export async function keysUnder(client: Redis, path: string): Promise<string[]> {
+  const found = new Set<string>();
+  const scan = client.scanStream({ match: `${globEscape(path)}*`, count: 1000 });
+  for await (const batch of scan as AsyncIterable<string[]>) for (const k of batch) found.add(k);
+  return [...found];
+}
+
+/** SCAN MATCH treats `* ? [ ] \` as pattern characters. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}

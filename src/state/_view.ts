@@ -29,7 +29,8 @@ export interface TableEntry {
  * the store (a daemon's store holds each bot's keys, and each bot lists a few namespaces at start).
  */
 export class Table {
-  private readonly entries = new Map<string, TableEntry>();
+  /** A value that never expires is kept as its text alone (one object less per key). */
+  private readonly entries = new Map<string, TableEntry | string>();
   /** Namespace path (the stored key up to its last "/") → the stored keys directly in it. */
   private readonly byPath = new Map<string, Set<string>>();
 
@@ -41,6 +42,7 @@ export class Table {
   read(storedKey: string): TableEntry | undefined {
     const entry = this.entries.get(storedKey);
     if (entry === undefined) return undefined;
+    if (typeof entry === "string") return { text: entry };
     if (entry.expiresAt !== undefined && entry.expiresAt <= this.now()) {
       // Dropped lazily; replay drops expired entries too, so no journal record is needed.
       this.drop(storedKey);
@@ -102,7 +104,7 @@ export class Table {
       }
       keys.add(storedKey);
     }
-    this.entries.set(storedKey, entry);
+    this.entries.set(storedKey, entry.expiresAt === undefined ? entry.text : entry);
   }
 
   private drop(storedKey: string): void {
@@ -129,6 +131,13 @@ export class StoreView extends KeyedView implements StateStore {
   async get(key: string): Promise<JsonValue | undefined> {
     const entry = this.table.read(this.stored(key));
     return entry === undefined ? undefined : fromJsonText(entry.text);
+  }
+
+  async getMany(keys: readonly string[]): Promise<(JsonValue | undefined)[]> {
+    return keys.map((key) => {
+      const entry = this.table.read(this.stored(key));
+      return entry === undefined ? undefined : fromJsonText(entry.text);
+    });
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {

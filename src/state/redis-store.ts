@@ -15,7 +15,7 @@
 import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
-import { forget, INDEX_LUA, indexedKeys, indexOnce, pruneExpired } from "./_redis-index.ts";
+import { forget, INDEX_LUA, indexedKeys, indexOnce, keysUnder, pruneExpired } from "./_redis-index.ts";
 import { checkRedisVersion, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { Replication } from "./redis-replication.ts";
 import { describeRedis, type RedisStatus, type RedisTarget } from "./redis-url.ts";
@@ -143,6 +143,12 @@ class RedisView extends KeyedView implements StateStore {
     return text === null ? undefined : fromJsonText(text);
   }
 
+  async getMany(keys: readonly string[]): Promise<(JsonValue | undefined)[]> {
+    const stored = keys.map((key) => this.stored(key));
+    const texts = stored.length === 0 ? [] : await this.call("read", () => this.core.client.mget(...stored));
+    return texts.map((text) => (text === null ? undefined : fromJsonText(text)));
+  }
+
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
     await this.write("bothostSet", this.stored(key), toJsonText(key, value), ttlArg(options), "");
   }
@@ -236,12 +242,7 @@ class RedisView extends KeyedView implements StateStore {
 
   async clear(): Promise<number> {
     this.checkOpen();
-    const keys = await this.call("list", async () => {
-      const found = new Set<string>();
-      const scan = this.core.client.scanStream({ match: `${globEscape(this.path)}*`, count: 1000 });
-      for await (const batch of scan as AsyncIterable<string[]>) for (const k of batch) found.add(k);
-      return [...found];
-    });
+    const keys = await this.call("list", () => keysUnder(this.core.client, this.path));
     // One fenced DEL per key (a view whose lease is lost deletes nothing more), sent 500 at a time.
     let deleted = 0;
     for (let i = 0; i < keys.length; i += 500) {
@@ -300,11 +301,6 @@ class RedisView extends KeyedView implements StateStore {
 function ttlArg(options: SetOptions | undefined): string {
   const ttlMs = checkTtl(options);
   return ttlMs === undefined ? "" : String(Math.max(1, Math.ceil(ttlMs)));
-}
-
-/** SCAN MATCH treats `* ? [ ] \` as pattern characters. */
-function globEscape(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
 export interface RedisStoreOptions {

@@ -31,6 +31,12 @@ export type StoreWrite =
       key: string;
       fn: (current: JsonValue | undefined) => JsonValue | undefined;
       ttlMs?: number;
+      /**
+       * The text the writer expects the key to hold (null: absent), as it last wrote it. A
+       * networked store then checks this in its write instead of reading the key first, and
+       * reads it only when it differs; `fn` still decides, so the meaning is the same.
+       */
+      expect?: string | null;
     }
   | { op: "delete"; key: string };
 
@@ -52,6 +58,8 @@ export interface OnceMarker {
 export interface StateStore {
   /** The value, or `undefined` when the key is absent or expired. */
   get(key: string): Promise<JsonValue | undefined>;
+  /** The values of `keys`, in their order (`undefined` where absent): one read. */
+  getMany(keys: readonly string[]): Promise<(JsonValue | undefined)[]>;
   /** Create or replace; replaces any previous expiry with `options.ttlMs` (or none). */
   set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
   /**

@@ -28,6 +28,9 @@ class ObservedStore implements StateStore {
   get(key: string) {
     return this.inner.get(key);
   }
+  getMany(keys: readonly string[]) {
+    return this.inner.getMany(keys);
+  }
   list(prefix?: string) {
     return this.inner.list(prefix);
   }

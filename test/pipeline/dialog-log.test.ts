@@ -198,6 +198,66 @@ it("a start reads the headers only, and finds an answer recorded but not yet run
   expect(again.match(CONVERSATION, 7, msg(102))).toBe("duplicate");
 });
 
+it("several people asked in one conversation: each answer goes to the dialog of its sender", async () => {
+  const dialogs = memoryDialogs(new ManualClock(T0));
+  const channel = "channel:9:standup";
+  for (const [id, userId] of [
+    [100, 7],
+    [200, 8],
+  ] as const) {
+    const head = {
+      ...newHead({
+        id: String(id),
+        userId,
+        userName: `u${userId}`,
+        conversation: channel,
+        where: "#x > standup",
+        startedAt: T0,
+      }),
+    };
+    const origin = { type: "message", id: 0, message: { id } };
+    await dialogs.append(head, [{ t: "start", origin, at: T0 }, asked(0, id + 1, T0, T0 + 60_000)], true);
+  }
+  expect(dialogs.match(channel, 9, msg(300))).toBeUndefined();
+  const eight = dialogs.match(channel, 8, msg(300)) as { entry: { id: string } };
+  expect(eight.entry.id).toBe("200");
+  expect(await dialogs.end("200", "handler")).toBe(true);
+  // The other one still waits there; the ended one is gone from the place.
+  expect(dialogs.match(channel, 8, msg(301))).toBeUndefined();
+  expect((dialogs.match(channel, 7, msg(302)) as { entry: { id: string } }).entry.id).toBe("100");
+});
+
+it("a log kept one key per entry (as first written) is read, and appended to, in order", async () => {
+  const store = new MemoryStore();
+  const ns = store.namespace("dialogs");
+  const head = {
+    ...newHead({
+      id: "100",
+      userId: 7,
+      userName: "Mel",
+      conversation: CONVERSATION,
+      where: "direct message",
+      startedAt: T0,
+    }),
+    seq: 2,
+    step: 0,
+    asked: 101,
+    deadline: T0 + 60_000,
+    waiting: true,
+  };
+  delete (head as { n?: number }).n;
+  await ns.set("h:100", head);
+  await ns.set("e:100:000000", { t: "start", origin: { id: 100 }, at: T0 });
+  await ns.set("e:100:000001", asked(0, 101, T0, T0 + 60_000));
+  const dialogs = memoryDialogs(new ManualClock(T0), store);
+  expect(await dialogs.load()).toEqual([]);
+  const found = dialogs.match(CONVERSATION, 7, msg(102)) as { entry: never };
+  const record = await dialogs.answer(found.entry, msg(102), "a1");
+  expect(record.origin).toEqual({ id: 100 });
+  expect(record.steps[0]?.answers.map((a) => a.text)).toEqual(["a1"]);
+  expect(await dialogs.record("100")).toMatchObject({ seq: 3, n: 3, steps: [{ question: "Q1" }] });
+});
+
 /** A memory store whose next batch is applied and then answered with an error, as a lost reply. */
 class LosingStore extends MemoryStore {
   loseNext = false;

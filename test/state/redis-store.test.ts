@@ -32,6 +32,34 @@ describe.skipIf(!reachable)("RedisStore", () => {
     expect(await client.get(`${prefix}:echo/kv/a%2Fb`)).toBe('{"n":1}');
   });
 
+  it("a batch of sets and updates that say what they expect is one call when they are right", async () => {
+    const ns = store.namespace("blind");
+    await ns.applyWrites([{ op: "set", key: "h", text: "1" }]);
+    const seen: string[][] = [];
+    const monitor = await client.monitor();
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      // Calls the store sent, not those its scripts made inside Redis.
+      if (source !== "lua" && args.some((a) => a.startsWith(`${prefix}:blind/`))) seen.push(args);
+    });
+    const bump = (expect: string) => ({
+      op: "update" as const,
+      key: "h",
+      expect,
+      fn: (n: unknown) => (n as number) + 1,
+    });
+    await ns.applyWrites([bump("1"), { op: "set", key: "e1", text: "[1]" }]);
+    await ns.get("between");
+    await ns.applyWrites([bump("1"), { op: "set", key: "e2", text: "[2]" }]);
+    await ns.get("after");
+    // The monitor reports after the fact: wait for the last call to be seen.
+    await expect.poll(() => seen.some((args) => args.some((a) => a.endsWith("/after")))).toBe(true);
+    monitor.disconnect();
+    const commands = seen.map((args) => args[0]?.toLowerCase());
+    // Right: the script alone. Stale (it held 2): the script refused, a read, the script again.
+    expect(commands).toEqual(["evalsha", "get", "evalsha", "mget", "evalsha", "get"]);
+    expect(await ns.getMany(["h", "e1", "e2"])).toEqual([3, [1], [2]]);
+  });
+
   it("expires on Redis's clock: PX on set, kept by update, reset by update with ttlMs, removed by set", async () => {
     const ns = store.namespace("ttl");
     const pttl = (key: string) => client.pttl(`${prefix}:ttl/${key}`);

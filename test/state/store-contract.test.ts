@@ -119,6 +119,56 @@ describe.each(implementations)("%s", (_name, open, traits) => {
     });
   });
 
+  test("getMany reads keys in their order, absent ones as undefined, only this view's", async ({ dir }) => {
+    await withStore(dir, async (store) => {
+      const ns = store.namespace("a");
+      await ns.set("x", 1);
+      await ns.set("z", { deep: [3] });
+      await store.namespace("b").set("y", 2);
+      expect(await ns.getMany(["z", "y", "x", "x"])).toEqual([{ deep: [3] }, undefined, 1, 1]);
+      expect(await ns.getMany([])).toEqual([]);
+    });
+  });
+
+  test("a batch's update means the same whether what it expects is right, stale or absent", async ({
+    dir,
+  }) => {
+    await withStore(dir, async (store) => {
+      const seen: unknown[] = [];
+      const bump = (expect: string | null | undefined) => ({
+        op: "update" as const,
+        key: "h",
+        expect,
+        fn: (n: unknown) => {
+          seen.push(n);
+          return typeof n === "number" ? n + 1 : 1;
+        },
+      });
+      // Created: expected absent, and it was.
+      await store.applyWrites([bump(null), { op: "set", key: "e0", text: "[1]" }]);
+      // Right: 1 is there.
+      await store.applyWrites([bump("1"), { op: "set", key: "e1", text: "[2]" }]);
+      // Stale (it holds 2, not 1), and wrongly absent: the function still sees what is there.
+      await store.applyWrites([bump("1"), { op: "delete", key: "e0" }]);
+      await store.applyWrites([bump(null)]);
+      expect(await store.getMany(["h", "e0", "e1"])).toEqual([4, undefined, [2]]);
+      expect(seen.at(-1)).toBe(3);
+      // A refusal by the function writes nothing of the batch.
+      const refuse = {
+        op: "update" as const,
+        key: "h",
+        expect: "4",
+        fn: () => {
+          throw new Error("moved");
+        },
+      };
+      await expect(store.applyWrites([refuse, { op: "set", key: "e2", text: "[3]" }])).rejects.toThrow(
+        "moved",
+      );
+      expect(await store.getMany(["h", "e2"])).toEqual([4, undefined]);
+    });
+  });
+
   test.skipIf(!traits.manualClock)(
     "expires keys after their TTL; update keeps or resets the expiry",
     async ({ dir }) => {

@@ -7,7 +7,6 @@ import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
 export interface DialogEntry {
   readonly id: string;
-  readonly key: string;
   /** The dialog's header as last written (or read at start): who, where, which step, what was answered. */
   head: DialogHead;
   /** False once an answer or the deadline was taken, until a run waits again or ends. */
@@ -29,8 +28,6 @@ export interface DialogEntry {
   /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */
   onSettled: (() => void)[] | undefined;
 }
-
-export const entryKey = (conversation: string, userId: number) => `${conversation}|${userId}`;
 
 /** The run of `entry` is over: whoever waits for it goes on. */
 export function settle(entry: DialogEntry): void {

@@ -1,10 +1,12 @@
 /**
  * Where a bot's dialogs live in its store (`<bot>/dialogs`): per dialog a small header
- * (`h:<id>`, what a start reads) and its log, one key per entry (`e:<id>:<n>`, read only when
- * the dialog runs). Every append is one atomic batch: the entries and the header, checked (the
- * log is where the writer left it, and not ended) and naming the append it holds last, so that a
- * retry of the same append finds it made. A write that landed but whose reply was lost is known
- * on the retry, and an end is final: the header refuses every later append.
+ * (`h:<id>`, what a start reads) and its log, one key per append (`e:<id>:<n>`, the entries it
+ * added; read only when the dialog runs, by their keys, in one read). Every append is one atomic
+ * batch: its entries and the header, checked (the log is where the writer left it, and not
+ * ended) and naming the append it holds last, so that a retry of the same append finds it made.
+ * A write that landed but whose reply was lost is known on the retry, and an end is final: the
+ * header refuses every later append. The header's write says what the writer expects it to
+ * hold, so that a networked store makes the append without reading it first.
  */
 import { createHash } from "node:crypto";
 import { BothostError } from "../../errors/bothost-error.ts";
@@ -15,6 +17,7 @@ import {
   type EndReason,
   foldLog,
   headAfter,
+  headOf,
   type LogEntry,
 } from "./dialog-record.ts";
 import { migrateV1 } from "./dialog-v1.ts";
@@ -41,6 +44,8 @@ export class LogMoved extends BothostError<"DIALOG_LOG_MOVED"> {
 const headKey = (id: string) => `h:${id}`;
 const entryKey = (id: string, n: number) => `e:${id}:${String(n).padStart(6, "0")}`;
 const text = (value: unknown) => JSON.stringify(value);
+/** The keys a log holds: one per append (or, as logs were first kept, per entry). */
+const appended = (head: DialogHead) => head.n ?? head.seq;
 
 export class DialogLog {
   readonly #store: StateStore;
@@ -70,10 +75,18 @@ export class DialogLog {
 
   /** Dialog `id`'s log, folded over `head` (one store read). */
   async read(head: DialogHead) {
-    const entries = (await this.#store.list(`e:${head.id}:`)).map(
-      ({ value }) => value as unknown as LogEntry,
-    );
-    return foldLog(head, entries.slice(0, head.seq));
+    return foldLog(head, await this.entries(head));
+  }
+
+  /** The entries of the log `head` describes, in order (one store read). */
+  async entries(head: DialogHead): Promise<LogEntry[]> {
+    const keys = Array.from({ length: head.n ?? head.seq }, (_, i) => entryKey(head.id, i));
+    const entries: LogEntry[] = [];
+    for (const value of await this.#store.getMany(keys)) {
+      if (Array.isArray(value)) entries.push(...(value as unknown as LogEntry[]));
+      else if (value !== undefined) entries.push(value as unknown as LogEntry);
+    }
+    return entries.slice(0, head.seq);
   }
 
   /**
@@ -83,22 +96,22 @@ export class DialogLog {
    * end, {@link LogMoved} when another writer got there first.
    */
   async append(head: DialogHead, entries: readonly LogEntry[], create = false): Promise<DialogHead> {
-    const texts = entries.map(text);
-    const bytes = texts.reduce((sum, t) => sum + t.length, 0);
+    const added = text(entries);
+    const bytes = added.length;
     const next = headAfter(head, entries, bytes);
-    next.last = createHash("sha256")
-      .update(`${head.seq}\n${texts.join("\n")}`)
-      .digest("base64url")
-      .slice(0, 16);
-    const writes: StoreWrite[] = [
-      { op: "update", key: headKey(head.id), fn: (current) => this.#checked(head, current, create, next) },
-      ...texts.map((t, i): StoreWrite => ({ op: "set", key: entryKey(head.id, head.seq + i), text: t })),
-    ];
+    next.last = createHash("sha256").update(`${head.seq}\n${added}`).digest("base64url").slice(0, 16);
+    const header: StoreWrite = {
+      op: "update",
+      key: headKey(head.id),
+      fn: (current) => this.#checked(head, current, create, next),
+      expect: create ? null : text(headOf(head)),
+    };
+    const writes: StoreWrite[] = [header, { op: "set", key: entryKey(head.id, appended(head)), text: added }];
     if (next.ended !== undefined) {
       // An ended dialog keeps only its header, for a while: enough to refuse a late append.
-      writes[0] = { ...writes[0], ttlMs: ENDED_KEPT_MS } as StoreWrite;
+      writes[0] = { ...header, ttlMs: ENDED_KEPT_MS };
       writes.length = 1;
-      for (let n = 0; n < head.seq; n++) writes.push({ op: "delete", key: entryKey(head.id, n) });
+      for (let n = 0; n < appended(head); n++) writes.push({ op: "delete", key: entryKey(head.id, n) });
     }
     await this.#store.applyWrites(writes);
     await this.#commit();

@@ -81,6 +81,8 @@ export interface DialogHead {
   startedAt: number;
   /** Entries in the log. */
   seq: number;
+  /** Appends made (one stored key each; absent: one key per entry, as logs were first kept). */
+  n?: number;
   /** Bytes of the log's entries as JSON. */
   bytes: number;
   /** The step the dialog is at (from 0). */
@@ -168,6 +170,7 @@ export function apply(record: DialogRecord, e: LogEntry): void {
 /** The header after `entries` were appended to the log whose header is `head`. */
 export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes: number): DialogHead {
   const next = headOf(head);
+  next.n = (head.n ?? head.seq) + 1;
   next.seq += entries.length;
   next.bytes += bytes;
   for (const e of entries) {
@@ -195,6 +198,7 @@ const HEAD_FIELDS = [
   "where",
   "startedAt",
   "seq",
+  "n",
   "bytes",
   "step",
   "asked",
@@ -220,6 +224,7 @@ export function newHead(
     v: 2,
     ...fields,
     seq: 0,
+    n: 0,
     bytes: 0,
     step: 0,
     asked: null,

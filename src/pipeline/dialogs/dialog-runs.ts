@@ -123,7 +123,7 @@ export class DialogEngine {
   #record(
     control: TaskControl,
     entry: DialogEntry,
-    write: () => Promise<DialogHead>,
+    write: () => Promise<DialogRecord>,
     message: { answer?: Incoming; after?: Incoming },
   ): void {
     const { dialogs, queue, runs, log } = this.#o;
@@ -131,12 +131,9 @@ export class DialogEngine {
     const { answer, after } = message;
     control.holdKey(
       this.#retrying(control, write).then(
-        async () => {
-          const record = await this.#retrying(control, () => dialogs.record(entry.id));
-          if (record) {
-            dialogs.markReady(record);
-            queue.push(conversation, this.#readyTask, record);
-          }
+        (record) => {
+          dialogs.markReady(record);
+          queue.push(conversation, this.#readyTask, record);
           if (after) queue.push(conversation, runs.run, after);
           return answer && runs.finished(answer);
         },

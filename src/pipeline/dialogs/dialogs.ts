@@ -14,8 +14,9 @@ import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
-import { type DialogEntry, type DialogView, entryKey, oldest, settle, viewOf } from "./dialog-entry.ts";
+import { type DialogEntry, type DialogView, oldest, settle, viewOf } from "./dialog-entry.ts";
 import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
+import { DialogPlaces } from "./dialog-places.ts";
 import {
   type DialogHead,
   type DialogRecord,
@@ -72,7 +73,7 @@ export class Dialogs {
   readonly #o: DialogsOptions;
   readonly log: DialogLog;
   /** Made by the first dialog: most bots never ask. */
-  #byKey: Map<string, DialogEntry> | undefined;
+  #places: DialogPlaces | undefined;
   readonly #byId = new Map<string, DialogEntry>();
   /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
   #ended = new Set<string>();
@@ -125,14 +126,14 @@ export class Dialogs {
     this.#deadlines.stop();
     for (const entry of this.#byId.values()) settle(entry);
     this.#byId.clear();
-    this.#byKey = undefined;
+    this.#places = undefined;
     this.#on = undefined;
     this.#ended = new Set();
   }
 
   /** What `message`, from `userId` in `conversation`, is to the dialogs there. */
   match(conversation: string, userId: number, message: Candidate): Match {
-    const entry = this.#byKey?.get(entryKey(conversation, userId));
+    const entry = this.#places?.at(conversation, userId);
     if (entry === undefined) return undefined;
     const head = entry.head;
     if (head.answered.includes(message.id)) return "duplicate";
@@ -158,18 +159,26 @@ export class Dialogs {
     if (entry.waiting) this.#deadlines.waits(entry);
   }
 
-  /** Record `answer` (`text`: what the handler reads) as the answer to the step `entry` waits at. */
-  async answer(entry: DialogEntry, answer: Candidate, text: string): Promise<DialogHead> {
-    const head = entry.head;
-    const entries: LogEntry[] = [{ t: "ans", step: head.step, msg: answer.id, text, ts: answer.timestamp }];
-    return this.#written(entry, await this.log.append(head, entries));
+  /**
+   * Record `answer` (`text`: what the handler reads) as the answer to the step `entry` waits at;
+   * resolves the dialog's log as its run replays it.
+   */
+  answer(entry: DialogEntry, answer: Candidate, text: string): Promise<DialogRecord> {
+    const step = entry.head.step;
+    return this.#add(entry, { t: "ans", step, msg: answer.id, text, ts: answer.timestamp });
   }
 
-  /** The deadline of the step `entry` waits at passed: record it. */
-  async timeOut(entry: DialogEntry): Promise<DialogHead> {
+  /** The deadline of the step `entry` waits at passed: record it; resolves the log as it runs. */
+  timeOut(entry: DialogEntry): Promise<DialogRecord> {
+    return this.#add(entry, { t: "late", step: entry.head.step, at: this.#o.clock.now() });
+  }
+
+  /** Append `added` to `entry`'s log while the log so far is read: one store round trip for both. */
+  async #add(entry: DialogEntry, added: LogEntry): Promise<DialogRecord> {
     const head = entry.head;
-    const entries: LogEntry[] = [{ t: "late", step: head.step, at: this.#o.clock.now() }];
-    return this.#written(entry, await this.log.append(head, entries));
+    const [next, before] = await Promise.all([this.log.append(head, [added]), this.log.entries(head)]);
+    if (this.#byId.get(entry.id) === entry) entry.head = next;
+    return foldLog(next, [...before, added]);
   }
 
   /**
@@ -230,7 +239,7 @@ export class Dialogs {
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
   busy(conversation: string, userId: number, id: string): boolean {
-    const entry = this.#byKey?.get(entryKey(conversation, userId));
+    const entry = this.#places?.at(conversation, userId);
     return entry !== undefined && entry.id !== id;
   }
 
@@ -346,18 +355,11 @@ export class Dialogs {
     return oldest(this.#byId.values(), limit).map(viewOf);
   }
 
-  #written(entry: DialogEntry, head: DialogHead): DialogHead {
-    if (this.#byId.get(entry.id) === entry) entry.head = head;
-    return head;
-  }
-
   #index(head: DialogHead): DialogEntry {
     const old = this.#byId.get(head.id);
     if (old) this.#forget(old);
-    const key = entryKey(head.conversation, head.userId);
     const entry: DialogEntry = {
       id: head.id,
-      key,
       head,
       waiting: head.waiting,
       ready: undefined,
@@ -367,8 +369,8 @@ export class Dialogs {
       onSettled: undefined,
     };
     this.#byId.set(head.id, entry);
-    this.#byKey ??= new Map();
-    this.#byKey.set(key, entry);
+    this.#places ??= new DialogPlaces();
+    this.#places.put(entry);
     if (entry.waiting) this.#deadlines.waits(entry);
     return entry;
   }
@@ -376,6 +378,6 @@ export class Dialogs {
   #forget(entry: DialogEntry): void {
     settle(entry);
     this.#byId.delete(entry.id);
-    if (this.#byKey?.get(entry.key) === entry) this.#byKey.delete(entry.key);
+    this.#places?.drop(entry);
   }
 }

@@ -1,0 +1,45 @@
+/**
+ * Where each dialog waits: conversation → the dialog there, or (when several people are asked in
+ * one conversation) user id → dialog. The conversation's key is the header's own string, so a
+ * dialog costs one map entry here and no key of its own.
+ */
+import type { DialogEntry } from "./dialog-entry.ts";
+
+export class DialogPlaces {
+  readonly #byPlace = new Map<string, DialogEntry | Map<number, DialogEntry>>();
+
+  /** The dialog waiting for `userId` in `conversation`. */
+  at(conversation: string, userId: number): DialogEntry | undefined {
+    const there = this.#byPlace.get(conversation);
+    if (there instanceof Map) return there.get(userId);
+    return there?.head.userId === userId ? there : undefined;
+  }
+
+  /** `entry` is the dialog waiting for its person in its conversation (replacing any there). */
+  put(entry: DialogEntry): void {
+    const { conversation, userId } = entry.head;
+    const there = this.#byPlace.get(conversation);
+    if (there === undefined || (!(there instanceof Map) && there.head.userId === userId)) {
+      this.#byPlace.set(conversation, entry);
+    } else if (there instanceof Map) there.set(userId, entry);
+    else
+      this.#byPlace.set(
+        conversation,
+        new Map([
+          [there.head.userId, there],
+          [userId, entry],
+        ]),
+      );
+  }
+
+  /** `entry` waits there no more (nothing changes if another dialog took its place). */
+  drop(entry: DialogEntry): void {
+    const { conversation, userId } = entry.head;
+    const there = this.#byPlace.get(conversation);
+    if (there === entry) this.#byPlace.delete(conversation);
+    else if (there instanceof Map && there.get(userId) === entry) {
+      there.delete(userId);
+      if (there.size === 0) this.#byPlace.delete(conversation);
+    }
+  }
+}
