@@ -296,8 +296,11 @@ export class QueueConsumer {
     const signal = this.#signal;
     while (!signal.aborted) {
       this.#setState("registering");
+      // A registration under way at the stop may finish (a moment): the queue it made is then
+      // known, and deleted below, instead of left on the server with its reply cut off.
+      const grace = graceAfter(signal, REGISTER_GRACE_MS, this.#opts.clock);
       try {
-        const reg = await this.#opts.api.register(signal);
+        const reg = await this.#opts.api.register(grace.signal).finally(grace.dispose);
         if (signal.aborted) {
           // Made as the bot stopped: not kept on the server.
           if (reg.queue_id) await this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
@@ -326,7 +329,7 @@ export class QueueConsumer {
         } catch (err) {
           // Catch-up failed: drop this queue rather than leak it, and register afresh.
           this.queueId = null;
-          if (reg.queue_id) this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
+          if (reg.queue_id) await this.#opts.api.deleteQueue(reg.queue_id).catch(() => {});
           throw err;
         }
         return true;
@@ -363,3 +366,22 @@ export class QueueConsumer {
 }
 
 const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** How long a registration under way at the stop may go on. */
+const REGISTER_GRACE_MS = 2_000;
+
+/** A signal that aborts `ms` after `signal` does; `dispose` once it is no longer needed. */
+function graceAfter(signal: AbortSignal, ms: number, clock: Clock) {
+  const controller = new AbortController();
+  let timer: ReturnType<Clock["setTimeout"]> | undefined;
+  const onAbort = () => {
+    timer = clock.setTimeout(() => controller.abort(signal.reason), ms);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  const dispose = () => {
+    signal.removeEventListener("abort", onAbort);
+    if (timer !== undefined) clock.clearTimeout(timer);
+  };
+  return { signal: controller.signal, dispose };
+}

@@ -24,6 +24,7 @@ import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { Turn, untilParked } from "./dialogs/turn.ts";
 import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
+import { failpoint } from "./failpoints.ts";
 import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
 import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 
@@ -136,7 +137,10 @@ export class HandlerRuns {
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
       turn.written.then(
-        () => this.#effectsHold(incoming),
+        () => {
+          failpoint("question-logged");
+          return this.#effectsHold(incoming);
+        },
         (err: unknown): unknown => {
           if (err instanceof DialogEnded) return this.#effectsHold(incoming);
           this.#o.log.warn(

@@ -5,66 +5,23 @@
  * question is asked once, each answer lands under its question, the dialog's state write is made
  * once. On the file store, and on Redis when one answers (else skipped with one line saying why).
  */
-import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CliProcess, repoRoot, spawnCli } from "../support/cli.ts";
 import { hasRedisServer, startOwnRedis } from "../support/cluster.ts";
-import { type Backend, crashBackends } from "../support/crash-backends.ts";
+import { crashBackends } from "../support/crash-backends.ts";
 import {
-  botEmail,
-  botSaid,
-  orgWithBots,
-  sayToBot as say,
-  startE2eSandbox,
-  useE2eCleanup,
-} from "../support/e2e-daemon.ts";
-
-const BOT = path.join(repoRoot, "test/fixtures/e2e/standup-dialog.mjs");
-const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
+  doneCount,
+  expectDialogDone,
+  QUESTIONS,
+  SUMMARY,
+  setUpDialogDaemon,
+} from "../support/dialog-daemon.ts";
+import { botSaid, sayToBot as say, useE2eCleanup } from "../support/e2e-daemon.ts";
 
 useE2eCleanup();
 
 const backends = await crashBackends("dialog-crash");
-
-async function setUp(backendFor: (dir: string) => Backend, module = BOT) {
-  const sandbox = await startE2eSandbox(orgWithBots(1));
-  const dir = await mkdtemp(path.join(tmpdir(), "bothost-dialog-crash-"));
-  if (module !== BOT) await copyFile(BOT, module.replace("$DIR", dir));
-  const backend = backendFor(dir);
-  const file = path.join(dir, "bothost.yaml");
-  const yaml = [
-    `server:\n  url: ${sandbox.url}`,
-    backend.yaml,
-    "log:\n  level: debug\n  pretty: false",
-    "shutdown_timeout: 5s",
-    "longpoll_margin: 1s",
-    "bots:",
-    `  standup:\n    module: ${module.replace("$DIR", dir)}\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
-    // Far shorter than the waits below: a waiting dialog holds no handler.
-    "    handler_timeout: 1s",
-  ];
-  await writeFile(file, `${yaml.join("\n")}\n`);
-  const env = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
-  const start = async (): Promise<CliProcess> => {
-    const daemon = spawnCli(["run", "--config", file], { env });
-    await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
-    return daemon;
-  };
-  return { sandbox, backend, start, dir };
-}
-
-async function doneCount(backend: Backend) {
-  const store = await backend.open();
-  try {
-    return await store.namespace("standup").namespace("kv").get("done");
-  } finally {
-    await store.close();
-  }
-}
-
-const SUMMARY = "summary: did a | do b | none";
 
 describe.each(backends)("on the %s", (_name, backendFor) => {
   // Each restart on Redis waits for the killed instance's lease (3 s) to expire.
@@ -73,7 +30,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     { timeout: 120_000 },
     async (delayMs) => {
       {
-        const { sandbox, backend, start } = await setUp(backendFor);
+        const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
         const said = ["standup", "did a", "do b", "none"];
         let daemon = await start();
         for (const [i, text] of said.entries()) {
@@ -87,13 +44,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
         }
         // The summary may be the killed daemon's, its end left to this one: a message after it
         // in the conversation is handled once the dialog is over.
-        say(sandbox, "ping");
-        const pong = `pong ${daemon.pid}`;
-        await expect.poll(() => botSaid(sandbox).at(-1), { timeout: 15_000 }).toBe(pong);
-        daemon.kill("SIGTERM");
-        expect(await daemon.exited).toEqual({ code: 0, signal: null });
-        expect(botSaid(sandbox)).toEqual([...QUESTIONS, SUMMARY, pong]);
-        expect(await doneCount(backend)).toBe(1);
+        await expectDialogDone(sandbox, daemon, backend);
       }
     },
   );
@@ -101,7 +52,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
   it("SIGTERM while a question waits; the answer sent while no daemon runs is taken at the next start", {
     timeout: 60_000,
   }, async () => {
-    const { sandbox, backend, start } = await setUp(backendFor);
+    const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
     let daemon = await start();
     say(sandbox, "standup");
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
@@ -131,7 +82,7 @@ describe("bothost reload", () => {
   it("restarts the bot with new code; its waiting dialog goes on, or stops when its question changed", async () => {
     const fileStore = backends[0]![1];
     for (const changeQuestion of [false, true]) {
-      const { sandbox, start, dir } = await setUp(fileStore, "$DIR/standup.mjs");
+      const { sandbox, start, dir } = await setUpDialogDaemon(fileStore, "$DIR/standup.mjs");
       const module = path.join(dir, "standup.mjs");
       const daemon = await start();
       say(sandbox, "standup");
@@ -166,7 +117,7 @@ describe("bothost reload", () => {
 
 describe.runIf(backends.length > 1)("failover on Redis", () => {
   it("a second instance takes the bot over when the first is killed; the dialog goes on there", async () => {
-    const { sandbox, start } = await setUp(backends[1]![1]);
+    const { sandbox, start } = await setUpDialogDaemon(backends[1]![1]);
     const first = await start();
     const second = await start(); // on standby while the first holds the bot's lease
     say(sandbox, "standup");
@@ -187,7 +138,7 @@ describe.runIf(hasRedisServer())("a Redis outage", () => {
   it("an answer sent while Redis is down is recorded once it is back; the dialog goes on", async () => {
     const redis = await startOwnRedis();
     try {
-      const { sandbox, start } = await setUp(() => ({
+      const { sandbox, start } = await setUpDialogDaemon(() => ({
         yaml: `state:\n  redis: ${redis.url}\n  prefix: dialog-outage`,
         open: async () => {
           throw new Error("not read directly");

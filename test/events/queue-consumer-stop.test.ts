@@ -20,14 +20,7 @@ afterEach(async () => {
 });
 
 it("a stop during the first registration waits for it and deletes the queue it made", async () => {
-  sandbox = await startSandbox();
-  sandbox.control.createUser({
-    email: BOT,
-    full_name: "Reader",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-  });
-  const client = createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+  const client = await readerBot();
   const registered = deferred();
   const stopAsked = deferred();
   // The server makes the queue; its answer reaches the consumer only once the stop was asked for.
@@ -38,23 +31,67 @@ it("a stop during the first registration waits for it and deletes the queue it m
     return reg;
   });
   const abort = new AbortController();
-  const consumer = new QueueConsumer({
-    api,
-    log: silentLogger,
-    clock: realClock,
-    signal: abort.signal,
-    onRegistered: async () => {},
-    onEvents: async () => {},
-    waitForCapacity: async () => {},
-  });
+  const consumer = consumerOf(api, abort.signal);
   const started = consumer.start();
   await registered.promise;
-  expect(sandbox.control.queues().filter((q) => q.email === BOT)).toHaveLength(1);
+  expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toHaveLength(1);
   abort.abort();
   const stopped = consumer.stop();
   stopAsked.resolve();
   await stopped;
   await started;
-  expect(sandbox.control.queues().filter((q) => q.email === BOT)).toEqual([]);
+  expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toEqual([]);
   expect(consumer.state).toBe("stopped");
 });
+
+it("a stop while the registration's reply is on its way deletes the queue it made", async () => {
+  const client = await readerBot();
+  const made = deferred();
+  // The server made the queue; its reply takes a moment, and a request aborted meanwhile never
+  // reads it (as a connection closed by the client).
+  const api = queueApiFor(client, async (signal) => {
+    const reg = await client.events.register({ event_types: ["message"] });
+    made.resolve();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, 200);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
+    });
+    return reg;
+  });
+  const abort = new AbortController();
+  const consumer = consumerOf(api, abort.signal);
+  const started = consumer.start();
+  await made.promise;
+  abort.abort();
+  await consumer.stop();
+  await started;
+  expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toEqual([]);
+  expect(consumer.state).toBe("stopped");
+});
+
+/** A sandbox with the reader bot; its client. */
+async function readerBot() {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Reader",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  return createClient({ url: sandbox.url, email: BOT, apiKey: sandbox.control.apiKeyOf(BOT) });
+}
+
+function consumerOf(api: ReturnType<typeof queueApiFor>, signal: AbortSignal) {
+  return new QueueConsumer({
+    api,
+    log: silentLogger,
+    clock: realClock,
+    signal,
+    onRegistered: async () => {},
+    onEvents: async () => {},
+    waitForCapacity: async () => {},
+  });
+}

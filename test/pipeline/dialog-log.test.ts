@@ -54,6 +54,16 @@ it("a message answers only after the question, before the deadline, from the per
   ]);
 });
 
+it("the message that began a dialog, caught up again after its question was kept, is handled", async () => {
+  const store = new MemoryStore();
+  await waiting(memoryDialogs(new ManualClock(T0), store));
+  // A restart before the message was marked handled: the dialog's log is its commit.
+  const again = memoryDialogs(new ManualClock(T0), store);
+  await again.load();
+  expect(again.match(CONVERSATION, 7, msg(100))).toBe("duplicate");
+  expect(again.match(CONVERSATION, 7, msg(99))).toBeUndefined();
+});
+
 it("a message sent after the deadline is late: the deadline is run first, the message is no answer", async () => {
   const dialogs = await waiting();
   const late = dialogs.match(CONVERSATION, 7, msg(102, T0 + 61_000));

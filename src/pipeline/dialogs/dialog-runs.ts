@@ -16,6 +16,7 @@ import { textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
+import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
 import { tellEnded } from "./dialog-ends.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
@@ -132,6 +133,7 @@ export class DialogEngine {
     control.holdKey(
       this.#retrying(control, write).then(
         (record) => {
+          failpoint("answer-logged");
           dialogs.markReady(record);
           queue.push(conversation, this.#readyTask, record);
           if (after) queue.push(conversation, runs.run, after);

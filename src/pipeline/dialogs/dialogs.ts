@@ -47,7 +47,7 @@ export type Match =
   | { busy: DialogEntry }
   /** Sent after the waiting question's deadline: the deadline is run first, the message is ordinary. */
   | { late: DialogEntry }
-  /** An answer already recorded (caught up again): handled. */
+  /** An answer already recorded, or the message that began a dialog kept (caught up again): handled. */
   | "duplicate"
   | undefined;
 
@@ -133,6 +133,8 @@ export class Dialogs {
 
   /** What `message`, from `userId` in `conversation`, is to the dialogs there. */
   match(conversation: string, userId: number, message: Candidate): Match {
+    // The message that began a dialog, caught up again: its question's append was its commit.
+    if (this.#byId.has(String(message.id))) return "duplicate";
     const entry = this.#places?.at(conversation, userId);
     if (entry === undefined) return undefined;
     const head = entry.head;

@@ -12,6 +12,7 @@ import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
 import type { Sender, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
+import { failpoint } from "../failpoints.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
 import { V1_STEP } from "./dialog-v1.ts";
@@ -214,6 +215,7 @@ async function ask<T>(
   // An end asked for meanwhile (an operator's): no question goes out.
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
   const sent = send ? await ctx.reply(asked.text, `ask:${asked.id}`) : undefined;
+  if (send) failpoint("question-sent");
   const made = ctx.made();
   const effects: LogEntry[] = [];
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)

@@ -1,0 +1,30 @@
+/**
+ * Crash points for tests that kill a real process at a chosen moment, not a random one.
+ * `BOTHOST_FAILPOINTS=question-logged@2` makes the process SIGKILL itself the second time it
+ * reaches that point (`@1` when no count is given). Unset (always, outside such tests), a point
+ * costs one lookup in an empty set. Points: see {@link Failpoint}.
+ */
+
+/** Where a test can have the process killed. */
+export type Failpoint =
+  /** An answer's (or deadline's) append landed; its message not yet marked handled, the dialog not run. */
+  | "answer-logged"
+  /** A dialog's question was sent to the server; its append to the log not yet made. */
+  | "question-sent"
+  /** A dialog's question append landed; the run's message not yet marked handled. */
+  | "question-logged";
+
+const armed = new Map<string, number>();
+for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {
+  const [name, count] = spec.trim().split("@");
+  if (name) armed.set(name, Number(count ?? 1) || 1);
+}
+
+/** Kill this process here when a test armed `point` and this is the time it named. */
+export function failpoint(point: Failpoint): void {
+  if (armed.size === 0) return;
+  const left = armed.get(point);
+  if (left === undefined) return;
+  if (left > 1) armed.set(point, left - 1);
+  else process.kill(process.pid, "SIGKILL");
+}

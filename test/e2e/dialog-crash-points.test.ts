@@ -1,0 +1,66 @@
+/**
+ * Durable dialogs killed at the moments that matter, not at random ones: `bothost run` armed with
+ * a crash point (`BOTHOST_FAILPOINTS`, src/pipeline/failpoints.ts) SIGKILLs itself right after an
+ * answer's append landed (before its message is marked handled and before the dialog runs),
+ * right after a question was sent (before its append), and right after a question's append
+ * landed (before the run's message is marked handled). A daemon started again on the same state
+ * goes on: each question asked once, each answer under its question, the dialog's state write
+ * made once. On the file store, and on Redis when one answers (else skipped with one line).
+ */
+import { describe, expect, it } from "vitest";
+import type { CliProcess } from "../support/cli.ts";
+import { crashBackends } from "../support/crash-backends.ts";
+import { expectDialogDone, QUESTIONS, SUMMARY, setUpDialogDaemon } from "../support/dialog-daemon.ts";
+import { botSaid, sayToBot as say, useE2eCleanup } from "../support/e2e-daemon.ts";
+
+useE2eCleanup();
+
+const backends = await crashBackends("dialog-crash-points");
+
+/** The messages the person sends, and what the bot has said once each is handled. */
+const SCRIPT: Array<[string, string[]]> = [
+  ["standup", QUESTIONS.slice(0, 1)],
+  ["did a", QUESTIONS.slice(0, 2)],
+  ["do b", QUESTIONS],
+  ["none", [...QUESTIONS, SUMMARY]],
+];
+
+/** Each point, and which time it is reached (e.g. the third answer's append, before the summary). */
+const POINTS = [
+  "question-sent@1",
+  "question-logged@1",
+  "answer-logged@1",
+  "question-sent@2",
+  "question-logged@3",
+  "answer-logged@3",
+];
+
+describe.each(backends)("on the %s", (_name, backendFor) => {
+  it.each(POINTS)(
+    "killed at %s: each question once, each answer in place",
+    { timeout: 60_000 },
+    async (point) => {
+      const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
+      let daemon: CliProcess = await start({ BOTHOST_FAILPOINTS: point });
+      const armed = daemon;
+      for (const [text, expected] of SCRIPT) {
+        say(sandbox, text);
+        // Until the bot said what it should have, restarting once if the armed daemon killed itself.
+        await expect
+          .poll(
+            async () => {
+              const gone = armed.child.exitCode !== null || armed.child.signalCode !== null;
+              if (gone && daemon === armed) daemon = await start();
+              return botSaid(sandbox);
+            },
+            { timeout: 30_000 },
+          )
+          .toEqual(expected);
+      }
+      // The point was reached: the armed daemon killed itself there.
+      expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
+      expect(daemon).not.toBe(armed);
+      await expectDialogDone(sandbox, daemon, backend);
+    },
+  );
+});
