@@ -15,6 +15,7 @@
  * `--queue-loads burst`: only the queue rows whose name contains one of the comma-separated words.
  * `--only dialogs` (not in the default set, ~12 minutes): `--dialogs N` waiting dialogs (10,000) for
  * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8).
+ * `--only calls` (not in the default set, ~20 s; needs redis-server): store calls per dialog answer on Redis.
  * `--only progress` (not in the default set, ~2 minutes): `--progress-tasks N` concurrent progress
  * messages (100) on one bot, each streaming 2,000 chunks over 60 s.
  *
@@ -25,6 +26,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { runBusyOrg } from "./suites/busy-org.ts";
+import { runDialogCalls } from "./suites/dialog-calls.ts";
 import { runDialogs } from "./suites/dialogs.ts";
 import { runDispatch } from "./suites/dispatch.ts";
 import { runE2e } from "./suites/e2e.ts";
@@ -109,6 +111,9 @@ if (only.has("replica")) {
     { rate: 1_000, seconds: quick ? 3 : 10, rounds: Number(values.rounds ?? (quick ? 1 : 3)) },
     say,
   );
+}
+if (only.has("calls")) {
+  results.calls = await runDialogCalls({ steps: [3, 12] }, say);
 }
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(

@@ -8,11 +8,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { RedisStore } from "../lib/built.ts";
+import { freePort } from "../lib/proc.ts";
 import { median, percentile, round, sleep } from "../lib/stats.ts";
 
 export interface ReplicaWaitRow {
@@ -141,15 +141,4 @@ async function untilReplicas(url: string, count: number): Promise<void> {
   } finally {
     client.disconnect();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -26,6 +26,8 @@ const MEMBER = "member@sandbox.example";
 const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
 
 let slow = deferred();
+/** What the person noted (`note …`: kept here, not answered, so that many cost no sends). */
+const noted: string[] = [];
 /** With a schema on its first question: the same bot, changed. */
 let strict = false;
 
@@ -60,7 +62,11 @@ const survey = defineBot({
       ]);
       await ctx.reply(`started: ${started.filter(Boolean).length}`);
     });
-    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+    bot.on("message", (ctx) => {
+      if (!ctx.text.startsWith("note ")) return ctx.reply(`not a command: ${ctx.text}`);
+      noted.push(ctx.text);
+      return undefined;
+    });
   },
 });
 
@@ -73,6 +79,7 @@ afterEach(async () => {
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
   strict = false;
+  noted.length = 0;
 });
 
 function botSaid(): string[] {
@@ -191,6 +198,40 @@ it("a store outage longer than a minute: messages wait in order, each answer und
   expect((await said(5)).at(-1)).toBe("summary: did a | do b | none");
   // The ledger's cursor is not stuck below the messages of the outage.
   await running!.ledger.until("survey", last, 15_000, () => new Error(`message ${during} never handled`));
+});
+
+it("an outage with more messages than a bot holds at once: the rest wait on the server, or are caught up, all in order", async () => {
+  for (const outageMs of [90_000, 11 * 60_000]) {
+    const gate = new StoreGate();
+    const dm = await start(gate);
+    dm("survey");
+    expect(await said(1)).toEqual([QUESTIONS[0]]);
+    await waitingAt(1);
+    gate.mode = "fail";
+    dm("did a");
+    await gate.stoppedAt(1);
+    const sent = Array.from({ length: 300 }, (_, i) => `note ${i + 1}`);
+    for (const text of sent) dm(text);
+    // A bot holds at most 256 events at once: the others stay in its queue on the server.
+    const queue = () => sandbox!.control.queues().find((q) => q.email === BOT);
+    await expect.poll(() => queue()?.pending_events, { timeout: 15_000 }).toBeGreaterThanOrEqual(40);
+    const before = queue()!.queue_id;
+    // Past the server's queue lifetime (10 minutes without a poll) the queue is gone, and what it
+    // held is caught up from the ledger at the next registration.
+    await pass(outageMs, 5_000);
+    gate.open();
+    await pass(31_000);
+    expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+    await expect.poll(() => noted.length, { timeout: 15_000 }).toBe(300);
+    expect(noted).toEqual(sent);
+    // The short outage kept the queue; the long one outlived it.
+    expect(queue()!.queue_id === before).toBe(outageMs < 10 * 60_000);
+    await running!.stop();
+    running = undefined;
+    await sandbox!.stop();
+    sandbox = undefined;
+    noted.length = 0;
+  }
 });
 
 it("the store's writes hang past the handler timeout: the next message waits, then is taken in its order", async () => {
