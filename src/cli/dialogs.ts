@@ -28,7 +28,7 @@ Options:
       --bot NAME      Only this bot's dialogs
       --note TEXT     end: what the person is told
       --json          list: print [{ bot, dialogs: [{ id, userId, userName, where, step,
-                      since, deadline }] }]; end: { ended, bot, id }
+                      since, deadline, awaiting? }] }]; end: { ended, bot, id }
   -h, --help          Show this text
 `;
 
@@ -99,7 +99,7 @@ export function dialogTable(dialogs: readonly DialogView[]): string[] {
     ["ID", "WHO", "WHERE", "STEP", "SINCE", "DEADLINE"],
     ...dialogs.map((d) => [
       d.id,
-      d.userName,
+      d.awaiting ? `${d.userName}; awaits ${d.awaiting}` : d.userName,
       d.where,
       String(d.step),
       time(d.since),

@@ -179,6 +179,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     clock,
     log,
     persist: o.mode !== "backtest" && !o.captured,
+    inGroup: (group, userId) => services.groups.has(group, userId),
   });
   const contexts = new BotContexts({
     name,

@@ -113,6 +113,10 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
    * (default 1 h), `PROMPT_CANCELLED` on the cancel word, `PROMPT_INVALID` when every try was
    * refused.
    */
+  prompt<const C extends string>(
+    text: string,
+    options: PromptOptions<C> & { choices: readonly C[] },
+  ): Promise<PromptAnswer<C>>;
   prompt<T = string>(text: string, options?: PromptOptions<T>): Promise<PromptAnswer<T>>;
   /**
    * Call something outside `ctx` (a `fetch`, a database query) once for a dialog: `fn`'s result

@@ -23,7 +23,7 @@ import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
 import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
-import { prompt } from "./dialogs/prompt.ts";
+import { type PromptOptions, prompt } from "./dialogs/prompt.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./event-fields.ts";
@@ -336,7 +336,8 @@ class LazyEventContext<S> extends LazyContext<S> {
       },
       ctx: this as LazyEventContext<S>,
     };
-    return (text, options) => prompt(this.#dialogs, this.#turn, () => clock.now(), view, text, options);
+    return ((text: string, options?: PromptOptions<unknown>) =>
+      prompt(this.#dialogs, this.#turn, () => clock.now(), view, text, options)) as BotContext<S>["prompt"];
   }
 
   override get now(): BaseContext<S>["now"] {

@@ -15,7 +15,7 @@ export interface CoreOptions {
 }
 
 export class SandboxCore {
-  readonly queues: QueueRegistry;
+  readonly queues = new QueueRegistry();
   /** Base URL (`http://host:port`), known once the server listens. */
   url = "";
   private readonly listeners = new Set<() => void>();
@@ -26,9 +26,7 @@ export class SandboxCore {
     public data: SandboxData,
     readonly clock: SandboxClock,
     readonly options: CoreOptions,
-  ) {
-    this.queues = new QueueRegistry(() => clock.now());
-  }
+  ) {}
 
   heartbeatMs(): number {
     return (this.options.heartbeatSeconds ?? 45 + Math.floor(Math.random() * 11)) * 1000;

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
+import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
@@ -105,6 +106,8 @@ export interface TestBot {
   progress(asked: number, options?: { timeoutMs?: number; movedNote?: string }): Promise<ProgressView>;
   /** Every message the bot has sent, oldest first. */
   replies(): TestMessage[];
+  /** The bot's open dialogs, oldest first, as `bothost dialogs` lists them (none while stopped). */
+  dialogs(): DialogView[];
   /** Every log line the bot's daemon wrote, as JSON objects. */
   logs(): Record<string, unknown>[];
   /**
@@ -306,6 +309,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       return progressView(control, answers, movedNote);
     },
     replies: mine,
+    dialogs: () => running?.daemon.bots.find((b) => b.name === name)?.dialogs() ?? [],
     logs: () => logs,
     restart: async ({ crash = false, bot } = {}) => {
       await stop({ crash });

@@ -268,6 +268,33 @@ it("a log kept one key per entry (as first written) is read, and appended to, in
   expect(await dialogs.record("100")).toMatchObject({ seq: 3, n: 3, steps: [{ question: "Q1" }] });
 });
 
+it("a question others may answer: taken from an allowed person only, who is recorded; one per conversation", async () => {
+  const rm = new Set([7, 9]);
+  const dialogs = memoryDialogs(new ManualClock(T0), new MemoryStore(), (g, id) => g === "rm" && rm.has(id));
+  const channel = "channel:9:deploys";
+  const head = newHead({
+    id: "100",
+    userId: 7,
+    userName: "Rae",
+    conversation: channel,
+    where: "#ops > deploys",
+    startedAt: T0,
+  });
+  const question = { ...asked(0, 101, T0, T0 + 60_000), from: { group: "rm", except: [7] } };
+  await dialogs.append(head, [{ t: "start", origin: { id: 100 }, at: T0 }, question], true);
+  // The requester (in the group, but excepted) and someone outside the group: ordinary messages.
+  expect(dialogs.match(channel, 7, msg(102))).toBeUndefined();
+  expect(dialogs.match(channel, 10, msg(103))).toBeUndefined();
+  const found = dialogs.match(channel, 9, msg(104)) as { entry: never };
+  const record = await dialogs.answer(found.entry, msg(104), "approve", { id: 9, name: "Rita" });
+  expect(record.steps[0]?.answers).toEqual([
+    { id: 104, text: "approve", timestamp: T0 / 1000, by: { id: 9, name: "Rita" } },
+  ]);
+  expect(dialogs.list()).toMatchObject([{ id: "100", awaiting: "a member of rm (not user 7)" }]);
+  // While it waits there, a second question for others in that conversation is refused.
+  expect(dialogs.busy(channel, 0, "200")).toBe(true);
+});
+
 /** A memory store whose next batch is applied and then answered with an error, as a lost reply. */
 class LosingStore extends MemoryStore {
   loseNext = false;

@@ -6,8 +6,13 @@ import { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import type { Clock } from "../../src/time/clock.ts";
 
-export function memoryDialogs(clock: Clock, store = new MemoryStore()): Dialogs {
+export function memoryDialogs(
+  clock: Clock,
+  store = new MemoryStore(),
+  inGroup?: (group: string, userId: number) => boolean,
+): Dialogs {
   return new Dialogs({
+    ...(inGroup && { inGroup }),
     store: store.namespace("dialogs"),
     commit: async () => {},
     clock,

@@ -3,6 +3,7 @@
  * dialog waiting for it without a read, to tell whether a run of it is under way, and to list the
  * oldest for operators.
  */
+import { awaited } from "./ask-options.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
 export interface DialogEntry {
@@ -85,6 +86,8 @@ export interface DialogView {
   since: string;
   /** ISO 8601; undefined while an answer is being handled. */
   deadline: string | undefined;
+  /** Who may answer the waiting question, when not the person (`a member of release-managers`). */
+  awaiting?: string;
 }
 
 /** `entry` as operators see it. */
@@ -97,5 +100,27 @@ export function viewOf({ id, head, waiting }: DialogEntry): DialogView {
     step: head.step + 1,
     since: new Date(head.startedAt).toISOString(),
     deadline: waiting ? new Date(head.deadline).toISOString() : undefined,
+    ...(head.from && { awaiting: awaited(head.from) }),
   };
+}
+
+/** What a message is to the dialogs (see `Dialogs.match`). */
+export type Match =
+  /** The answer of the dialog waiting there: record it, then run the dialog. */
+  | { entry: DialogEntry }
+  /** A dialog there holds an answer not yet run: run it first, then match the message again. */
+  | { ready: string }
+  /** A run of the dialog there is under way out of order: wait for it, then match again. */
+  | { busy: DialogEntry }
+  /** Sent after the waiting question's deadline: the deadline is run first, the message is ordinary. */
+  | { late: DialogEntry }
+  /** An answer already recorded, or the message that began a dialog kept (caught up again): handled. */
+  | "duplicate"
+  | undefined;
+
+/** What a message offers to be matched. */
+export interface Candidate {
+  id: number;
+  /** Epoch seconds, the server's stamp. */
+  timestamp: number;
 }

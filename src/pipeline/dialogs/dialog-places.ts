@@ -1,9 +1,16 @@
 /**
  * Where each dialog waits: conversation → the dialog there, or (when several people are asked in
- * one conversation) user id → dialog. The conversation's key is the header's own string, so a
- * dialog costs one map entry here and no key of its own.
+ * one conversation) user id → dialog. A question others may answer (`from`) waits under
+ * {@link ANYONE}. The conversation's key is the header's own string, so a dialog costs one map
+ * entry here and no key of its own.
  */
 import type { DialogEntry } from "./dialog-entry.ts";
+import type { DialogHead } from "./dialog-record.ts";
+
+/** The place of a question whose answer may come from others than the dialog's person. */
+export const ANYONE = 0;
+
+const whoOf = (head: DialogHead) => (head.from === undefined ? head.userId : ANYONE);
 
 export class DialogPlaces {
   readonly #byPlace = new Map<string, DialogEntry | Map<number, DialogEntry>>();
@@ -12,12 +19,13 @@ export class DialogPlaces {
   at(conversation: string, userId: number): DialogEntry | undefined {
     const there = this.#byPlace.get(conversation);
     if (there instanceof Map) return there.get(userId);
-    return there?.head.userId === userId ? there : undefined;
+    return there !== undefined && whoOf(there.head) === userId ? there : undefined;
   }
 
   /** `entry` is the dialog waiting for its person in its conversation (replacing any there). */
   put(entry: DialogEntry): void {
-    const { conversation, userId } = entry.head;
+    const { conversation } = entry.head;
+    const userId = whoOf(entry.head);
     const there = this.#byPlace.get(conversation);
     if (there === undefined || (!(there instanceof Map) && there.head.userId === userId)) {
       this.#byPlace.set(conversation, entry);
@@ -34,7 +42,8 @@ export class DialogPlaces {
 
   /** `entry` waits there no more (nothing changes if another dialog took its place). */
   drop(entry: DialogEntry): void {
-    const { conversation, userId } = entry.head;
+    const { conversation } = entry.head;
+    const userId = whoOf(entry.head);
     const there = this.#byPlace.get(conversation);
     if (there === entry) this.#byPlace.delete(conversation);
     else if (there instanceof Map && there.get(userId) === entry) {

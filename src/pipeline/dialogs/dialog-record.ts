@@ -6,6 +6,7 @@
  * handler goes on for real only past the last recorded step.
  */
 import type { JsonValue } from "../../state/state-store.ts";
+import type { WaitFrom } from "./ask-options.ts";
 
 /** One entry of a dialog's log. */
 export type LogEntry =
@@ -26,9 +27,11 @@ export type LogEntry =
       msg: number | null;
       at: number;
       deadline: number;
+      /** Who may answer, when not the person the dialog is with. */
+      from?: WaitFrom;
     }
-  /** An answer to step `step`: the person's message id and its text. */
-  | { t: "ans"; step: number; msg: number; text: string; ts: number }
+  /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
+  | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
   /** The deadline of step `step` passed before an answer. */
   | { t: "late"; step: number; at: number }
   /** The dialog is over: every later append is refused. */
@@ -43,6 +46,8 @@ export interface DialogAnswer {
   text: string;
   /** Epoch seconds, as the server stamped the message. */
   timestamp: number;
+  /** Who answered, for a question others may answer (`from`). */
+  by?: { id: number; name?: string };
 }
 
 /** One `ctx.prompt()` of a dialog. */
@@ -95,6 +100,8 @@ export interface DialogHead {
   waiting: boolean;
   /** The ids of the answers recorded: a copy caught up again is no new answer. */
   answered: number[];
+  /** Who may answer the waiting question, when not the person the dialog is with. */
+  from?: WaitFrom;
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** The last append, hashed: a retry of it after a lost reply finds it made. */
@@ -153,9 +160,12 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       else record.steps[e.step] = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
       break;
     }
-    case "ans":
-      record.steps[e.step]?.answers.push({ id: e.msg, text: e.text, timestamp: e.ts });
+    case "ans": {
+      const answer: DialogAnswer = { id: e.msg, text: e.text, timestamp: e.ts };
+      if (e.by !== undefined) answer.by = e.name === undefined ? { id: e.by } : { id: e.by, name: e.name };
+      record.steps[e.step]?.answers.push(answer);
       break;
+    }
     case "late": {
       const step = record.steps[e.step];
       if (step) step.timedOut = true;
@@ -176,6 +186,8 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
   for (const e of entries) {
     if (e.t === "ask") {
       Object.assign(next, { step: e.step, asked: e.msg, deadline: e.deadline, waiting: true });
+      if (e.from === undefined) delete next.from;
+      else next.from = e.from;
     } else if (e.t === "ans") {
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
@@ -205,6 +217,7 @@ const HEAD_FIELDS = [
   "deadline",
   "waiting",
   "answered",
+  "from",
   "ended",
   "last",
 ] as const satisfies readonly (keyof DialogHead)[];

@@ -109,7 +109,8 @@ export class DialogEngine {
       return undefined;
     }
     const text = textOf(event as ServerEvent, this.#o.contexts.self ?? { userId: -1 });
-    this.#record(control, found.entry, () => dialogs.answer(found.entry, message, text), {
+    const by = { id: message.sender_id, name: message.sender_full_name };
+    this.#record(control, found.entry, () => dialogs.answer(found.entry, message, text, by), {
       answer: incoming,
     });
     return undefined;

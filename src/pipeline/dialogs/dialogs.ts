@@ -13,10 +13,19 @@
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
+import { allows, type GroupCheck } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
-import { type DialogEntry, type DialogView, oldest, settle, viewOf } from "./dialog-entry.ts";
+import {
+  type Candidate,
+  type DialogEntry,
+  type DialogView,
+  type Match,
+  oldest,
+  settle,
+  viewOf,
+} from "./dialog-entry.ts";
 import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
-import { DialogPlaces } from "./dialog-places.ts";
+import { ANYONE, DialogPlaces } from "./dialog-places.ts";
 import {
   type DialogHead,
   type DialogRecord,
@@ -35,21 +44,9 @@ export interface DialogsOptions {
   log: Logger;
   /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
   persist: boolean;
+  /** Whether a group has a member (for questions a group may answer); none without it. */
+  inGroup?: GroupCheck;
 }
-
-/** What a message is to the dialogs (see {@link Dialogs.match}). */
-export type Match =
-  /** The answer of the dialog waiting there: record it, then run the dialog. */
-  | { entry: DialogEntry }
-  /** A dialog there holds an answer not yet run: run it first, then match the message again. */
-  | { ready: string }
-  /** A run of the dialog there is under way out of order: wait for it, then match again. */
-  | { busy: DialogEntry }
-  /** Sent after the waiting question's deadline: the deadline is run first, the message is ordinary. */
-  | { late: DialogEntry }
-  /** An answer already recorded, or the message that began a dialog kept (caught up again): handled. */
-  | "duplicate"
-  | undefined;
 
 /** How many ended dialogs a process remembers as ended (beyond them, the store's header refuses). */
 const ENDED_KEPT = 10_000;
@@ -60,14 +57,7 @@ export interface DialogSignals {
   ready(record: DialogRecord): void;
 }
 
-/** What a message offers to be matched. */
-export interface Candidate {
-  id: number;
-  /** Epoch seconds, the server's stamp. */
-  timestamp: number;
-}
-
-export type { DialogView } from "./dialog-entry.ts";
+export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
 
 export class Dialogs {
   readonly #o: DialogsOptions;
@@ -135,7 +125,7 @@ export class Dialogs {
   match(conversation: string, userId: number, message: Candidate): Match {
     // The message that began a dialog, caught up again: its question's append was its commit.
     if (this.#byId.has(String(message.id))) return "duplicate";
-    const entry = this.#places?.at(conversation, userId);
+    const entry = this.#places?.at(conversation, userId) ?? this.#openTo(conversation, userId);
     if (entry === undefined) return undefined;
     const head = entry.head;
     if (head.answered.includes(message.id)) return "duplicate";
@@ -153,6 +143,13 @@ export class Dialogs {
     return { entry };
   }
 
+  /** The question waiting in `conversation` for others than its dialog's person, if `userId` may answer it. */
+  #openTo(conversation: string, userId: number): DialogEntry | undefined {
+    const open = this.#places?.at(conversation, ANYONE);
+    const inGroup = this.#o.inGroup ?? (() => false);
+    return open?.head.from !== undefined && allows(open.head.from, userId, inGroup) ? open : undefined;
+  }
+
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */
   unmatch(entry: DialogEntry): void {
     if (this.#byId.get(entry.id) !== entry) return;
@@ -165,9 +162,16 @@ export class Dialogs {
    * Record `answer` (`text`: what the handler reads) as the answer to the step `entry` waits at;
    * resolves the dialog's log as its run replays it.
    */
-  answer(entry: DialogEntry, answer: Candidate, text: string): Promise<DialogRecord> {
+  answer(
+    entry: DialogEntry,
+    answer: Candidate,
+    text: string,
+    by?: { id: number; name: string },
+  ): Promise<DialogRecord> {
     const step = entry.head.step;
-    return this.#add(entry, { t: "ans", step, msg: answer.id, text, ts: answer.timestamp });
+    const added: LogEntry = { t: "ans", step, msg: answer.id, text, ts: answer.timestamp };
+    if (by !== undefined && entry.head.from !== undefined) Object.assign(added, { by: by.id, name: by.name });
+    return this.#add(entry, added);
   }
 
   /** The deadline of the step `entry` waits at passed: record it; resolves the log as it runs. */

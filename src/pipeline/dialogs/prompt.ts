@@ -13,7 +13,16 @@ import type { Message } from "../../wire/records.ts";
 import type { Sender, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
 import { failpoint } from "../failpoints.ts";
+import {
+  type AnswerFrom,
+  checkChoices,
+  choiceOf,
+  type WaitFrom,
+  waitFrom,
+  withChoices,
+} from "./ask-options.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
+import { ANYONE } from "./dialog-places.ts";
 import { type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
 import { V1_STEP } from "./dialog-v1.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -52,6 +61,20 @@ export interface PromptOptions<T = string> {
   cancel?: string | false | { word: string; reply: string };
   /** What the prompt says on its own (see {@link PromptTexts}). */
   texts?: PromptTexts;
+  /**
+   * Who may answer, when not the person the dialog is with: a user id, a list of ids, or the
+   * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`).
+   * The answer is the first message after the question in this conversation from one of them;
+   * others' messages there are ordinary messages. One such question waits per conversation.
+   */
+  from?: AnswerFrom;
+  /** With `from`: never these user ids (e.g. the person who asked for the approval). */
+  except?: readonly number[];
+  /**
+   * The answers the question takes, listed under it numbered: an answer is one of them (without
+   * case) or its number, and `value` is the choice. Not with `schema`.
+   */
+  choices?: readonly T[];
 }
 
 /**
@@ -79,6 +102,8 @@ export interface PromptAnswer<T = string> {
   value: T;
   /** The answer's message: its id and the server's timestamp (epoch seconds). */
   message: { id: number; timestamp: number };
+  /** Who answered: the dialog's person, or one of `from`. */
+  by: { id: number; name?: string };
 }
 
 const PROMPT_DEFAULT_TIMEOUT_MS = 3_600_000;
@@ -119,9 +144,15 @@ export async function prompt<T>(
   const tries = options.tries ?? DEFAULT_TRIES;
   if (!Number.isSafeInteger(tries) || tries < 1)
     throw new BothostError("PROMPT_OPTIONS", `ctx.prompt(): tries must be a whole number ≥ 1, got ${tries}.`);
+  const choices = options.choices as readonly string[] | undefined;
+  checkChoices(choices);
+  if (choices !== undefined && options.schema !== undefined)
+    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): give `choices` or `schema`, not both.");
+  const from = waitFrom(options.from, options.except);
+  text = withChoices(text, choices);
   const step = turn.nextStep();
   const id = options.id ?? `#${step + 1}`;
-  const fp = fingerprint(options, id, options.id === undefined ? text : undefined);
+  const fp = fingerprint(options, id, options.id === undefined ? text : undefined, from);
   const record = turn.record;
   const recorded = record?.steps[step];
   if (recorded === undefined) {
@@ -134,11 +165,13 @@ export async function prompt<T>(
       );
     }
     const fresh = record === undefined;
+    if (from !== undefined && dialogs.busy(head.conversation, ANYONE, head.id))
+      throw new PromptError("PROMPT_PENDING", "another question here waits for an answer from others.");
     // A new dialog is known before its question is sent: the person's answer, should it come
     // before the log is kept (a slow store, past the handler timeout), waits for it.
     if (fresh) dialogs.asking(head);
     try {
-      const asked = { step, id, fp, text };
+      const asked = { step, id, fp, text, ...(from && { from }) };
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
         : [];
@@ -169,12 +202,13 @@ export async function prompt<T>(
       await ctx.reply(cancel.reply);
       throw new PromptError("PROMPT_CANCELLED", "the person cancelled the dialog.");
     }
-    const parsed = parseAnswer(options.schema, answer.text);
+    const parsed = choices ? choiceOf(choices, answer.text) : parseAnswer(options.schema, answer.text);
     if (parsed.ok)
       return {
         text: answer.text,
         value: parsed.value as T,
         message: { id: answer.id, timestamp: answer.timestamp },
+        by: answer.by ?? { id: record!.userId, name: record!.userName },
       };
     if (++refused >= tries) {
       await ctx.reply(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
@@ -190,7 +224,7 @@ export async function prompt<T>(
     ctx,
     record!,
     [],
-    { step, id, fp, text: recorded.question },
+    { step, id, fp, text: recorded.question, ...(from && { from }) },
     now() + timeoutMs,
     now,
     false,
@@ -207,7 +241,7 @@ async function ask<T>(
   ctx: PromptContext,
   head: DialogHead,
   start: LogEntry[],
-  asked: { step: number; id: string; fp: string; text: string },
+  asked: { step: number; id: string; fp: string; text: string; from?: WaitFrom },
   deadline: number,
   now: () => number,
   send = true,
@@ -275,7 +309,12 @@ function newDialog(dialogs: Dialogs, ctx: PromptContext, sender: Sender): Dialog
 }
 
 /** What a replay matches a step by besides its id: its kind, options and schema (and, without an id, its text). */
-function fingerprint(options: PromptOptions<unknown>, id: string, text: string | undefined): string {
+function fingerprint(
+  options: PromptOptions<unknown>,
+  id: string,
+  text: string | undefined,
+  from: WaitFrom | undefined,
+): string {
   const schema = options.schema as { toJSONSchema?(o: object): unknown } | undefined;
   let shape: unknown = schema === undefined ? null : "opaque";
   try {
@@ -284,7 +323,12 @@ function fingerprint(options: PromptOptions<unknown>, id: string, text: string |
     // A schema that cannot describe itself is matched by its presence only.
   }
   const cancel = cancelOf(options.cancel)?.word ?? null;
-  const parts = JSON.stringify(["prompt", id, text ?? null, shape, options.tries ?? DEFAULT_TRIES, cancel]);
+  const asked = [options.tries ?? DEFAULT_TRIES, cancel];
+  // Who answers and what: a step asked of others, or with choices, is another step (the
+  // fingerprint of a plain prompt is as it was, so that dialogs already waiting go on).
+  if (from !== undefined || options.choices !== undefined)
+    asked.push(JSON.stringify([from, options.choices]));
+  const parts = JSON.stringify(["prompt", id, text ?? null, shape, ...asked]);
   return createHash("sha256").update(parts).digest("base64url").slice(0, 16);
 }
 

@@ -113,12 +113,6 @@ export const badQueueId = (id: string) =>
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
 
-  /**
-   * `now`: the sandbox's clock. A queue idle past its lifespan is gone for every lookup, as the
-   * server's periodic collection would have removed it, also when a test moves the clock.
-   */
-  constructor(private readonly now: () => number = Date.now) {}
-
   create(options: QueueOptions, now: number): EventQueue {
     const queue = new EventQueue(randomUUID(), options, now);
     this.queues.set(queue.id, queue);
@@ -127,14 +121,12 @@ export class QueueRegistry {
 
   /** The queue if it exists and belongs to `userId`; otherwise BAD_EVENT_QUEUE_ID. */
   get(id: string, userId: number): EventQueue {
-    this.collectGarbage(this.now());
     const queue = this.queues.get(id);
     if (!queue || queue.options.userId !== userId) throw badQueueId(id);
     return queue;
   }
 
   all(): EventQueue[] {
-    this.collectGarbage(this.now());
     return [...this.queues.values()];
   }
 

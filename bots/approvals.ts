@@ -1,0 +1,78 @@
+/**
+ * approvals: `deploy <service> <version>` in a channel topic asks a user group, except the person
+ * who asked, to decide in that topic: `approve` or `reject` (or `1` / `2`). The first member to
+ * answer decides; nobody within the deadline and the request expires. An approval calls an
+ * outgoing webhook, signed as bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256
+ * of `<t>.<body>`), once, through any restart.
+ *
+ * The wait is a durable dialog (`ctx.prompt` with `from`): it survives restarts and deploys, and
+ * operators see it in `bothost dialogs` (awaiting "a member of release-managers").
+ *
+ * Config:
+ * ```yaml
+ * bots:
+ *   approvals:
+ *     module: ./bots/approvals.ts
+ *     email: approvals-bot@chat.example.org
+ *     api_key: ${APPROVALS_BOT_API_KEY}
+ *     settings:
+ *       group: release-managers        # who may decide
+ *       command: deploy                # default "deploy"
+ *       timeout: 1d                    # default 1d
+ *       webhook_url: https://ci.example.org/hooks/deploy   # optional: called on approval
+ *       webhook_secret: ${DEPLOY_HOOK_SECRET}              # signs that call (16+ characters)
+ * ```
+ */
+import { createHmac } from "node:crypto";
+import { defineBot, PromptError } from "bothost";
+import { z } from "zod";
+
+export default defineBot({
+  settings: z.object({
+    group: z.string().min(1),
+    command: z.string().default("deploy"),
+    timeout: z.string().default("1d"),
+    webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+    webhook_secret: z.string().min(16).optional(),
+  }),
+  setup(bot, s) {
+    bot.track("groups");
+    const args = { service: z.string().min(1), version: z.string().min(1) };
+    bot.command(s.command, { description: "ask for a deploy's approval", args }, async (ctx) => {
+      const { service, version } = ctx.args;
+      const what = `${service} ${version}`;
+      const decision = await ctx
+        .prompt(`**${ctx.sender.name}** asks to deploy **${what}**. A member of ${s.group} decides:`, {
+          id: "decision",
+          from: { group: s.group },
+          except: [ctx.sender.id],
+          choices: ["approve", "reject"],
+          timeout: s.timeout,
+          cancel: false,
+        })
+        .catch((err) => {
+          if (err instanceof PromptError && err.code === "PROMPT_TIMEOUT") return undefined;
+          throw err;
+        });
+      if (decision === undefined)
+        return ctx.reply(`Deploy of ${what} expired: nobody decided in ${s.timeout}.`);
+      const by = decision.by.name ?? `user ${decision.by.id}`;
+      if (decision.value === "reject") return ctx.reply(`Deploy of ${what} rejected by ${by}.`);
+      if (s.webhook_url) await ctx.external("deploy-hook", () => callHook(s, { service, version, by }));
+      return ctx.reply(`Deploy of ${what} approved by ${by}.`);
+    });
+  },
+});
+
+/** POST the approval to the webhook, signed; resolves its status (recorded, never called twice). */
+async function callHook(s: { webhook_url?: string; webhook_secret?: string }, approval: object) {
+  const body = JSON.stringify({ event: "deploy.approved", ...approval });
+  const t = Math.floor(Date.now() / 1000);
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (s.webhook_secret)
+    headers["x-signature"] =
+      `t=${t},v1=${createHmac("sha256", s.webhook_secret).update(`${t}.${body}`).digest("hex")}`;
+  const response = await fetch(s.webhook_url!, { method: "POST", headers, body });
+  if (!response.ok) throw new Error(`the deploy webhook answered ${response.status}`);
+  return response.status;
+}

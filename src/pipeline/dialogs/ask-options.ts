@@ -1,0 +1,90 @@
+/**
+ * Who may answer a prompt (`from`, `except`) and the answers it takes (`choices`): kept with the
+ * question in the dialog's log, so that a replay and a restart mean the same.
+ */
+import { BothostError } from "../../errors/bothost-error.ts";
+
+/** Who may answer, as the prompt's options say it. */
+export type AnswerFrom = number | readonly number[] | { group: string };
+
+/** Who may answer, as a question's log entry keeps it (a type, not an interface: it is JSON). */
+export type WaitFrom = {
+  ids?: number[];
+  group?: string;
+  /** Never these (e.g. the requester). */
+  except?: number[];
+};
+
+/** Whether a group has a member: the bot's group cache (`bot.track("groups")`). */
+export type GroupCheck = (group: string, userId: number) => boolean;
+
+/** `from` and `except` as the log keeps them; undefined when only the asker may answer. */
+export function waitFrom(
+  from: AnswerFrom | undefined,
+  except: readonly number[] | undefined,
+): WaitFrom | undefined {
+  if (from === undefined) {
+    if (except !== undefined)
+      throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `except` needs `from` (who may answer).");
+    return undefined;
+  }
+  const out: WaitFrom = {};
+  if (typeof from === "number") out.ids = [from];
+  else if (Array.isArray(from)) out.ids = [...(from as readonly number[])];
+  else if (typeof (from as { group?: unknown }).group === "string")
+    out.group = (from as { group: string }).group;
+  const ids = out.ids ?? [];
+  if (
+    (out.ids === undefined && out.group === undefined) ||
+    !ids.every((id) => Number.isSafeInteger(id) && id > 0)
+  )
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      "ctx.prompt(): `from` must be a user id, a list of user ids, or { group: name }.",
+    );
+  if (except !== undefined && except.length > 0) out.except = [...except];
+  return out;
+}
+
+/** Whether `userId` may answer a question waiting for `from`. */
+export function allows(from: WaitFrom, userId: number, inGroup: GroupCheck): boolean {
+  if (from.except?.includes(userId)) return false;
+  if (from.ids?.includes(userId)) return true;
+  return from.group !== undefined && inGroup(from.group, userId);
+}
+
+/** Who is awaited, for people and operators: the group's name, or the ids. */
+export function awaited(from: WaitFrom): string {
+  const who =
+    from.group !== undefined ? `a member of ${from.group}` : from.ids!.map((id) => `user ${id}`).join(" or ");
+  return from.except?.length ? `${who} (not ${from.except.map((id) => `user ${id}`).join(", ")})` : who;
+}
+
+/** The question with its choices listed, numbered. */
+export function withChoices(text: string, choices: readonly string[] | undefined): string {
+  if (choices === undefined) return text;
+  return `${text}\n${choices.map((c, i) => `${i + 1}. ${c}`).join("\n")}`;
+}
+
+/** Check a prompt's `choices`: at least two, distinct without case, none empty. */
+export function checkChoices(choices: readonly string[] | undefined): void {
+  if (choices === undefined) return;
+  const lower = choices.map((c) => (typeof c === "string" ? c.trim().toLowerCase() : ""));
+  if (choices.length < 2 || lower.some((c) => c === "") || new Set(lower).size !== lower.length)
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      "ctx.prompt(): `choices` must be at least two different, non-empty strings.",
+    );
+}
+
+/** The choice an answer names (by its text, without case, or its number), or why it names none. */
+export function choiceOf(
+  choices: readonly string[],
+  text: string,
+): { ok: true; value: string } | { ok: false; reason: string } {
+  const said = text.trim().replace(/\.$/, "").toLowerCase();
+  const byNumber = /^\d+$/.test(said) ? choices[Number(said) - 1] : undefined;
+  const value = byNumber ?? choices.find((c) => c.trim().toLowerCase() === said);
+  if (value !== undefined) return { ok: true, value };
+  return { ok: false, reason: `answer one of ${choices.map((c, i) => `${i + 1} (${c})`).join(", ")}` };
+}

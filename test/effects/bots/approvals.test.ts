@@ -1,0 +1,129 @@
+/**
+ * The approvals bot (bots/approvals.ts) against the sandbox over HTTP: a deploy request in a
+ * channel topic waits for a member of the group other than the requester, who approves or
+ * rejects by word or number; others' messages there are ordinary; nobody within the deadline and
+ * it expires; an approval calls the webhook once, signed, through a crash; operators see who is
+ * awaited. It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test`
+ * does).
+ */
+import { createHmac } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import { createBotTest, expect } from "bothost/testing/vitest";
+import { afterEach } from "vitest";
+import approvals from "../../../bots/approvals.ts";
+
+const OWNER = "owner@sandbox.example";
+const REQ = "rae@sandbox.example";
+const RITA = "rita@sandbox.example";
+const RON = "ron@sandbox.example";
+const BOT = "approvals-bot@sandbox.example";
+const SECRET = "a-deploy-hook-secret-of-some-length";
+
+const test = createBotTest({
+  org: {
+    realm: { name: "Sandbox", host: "sandbox.example" },
+    users: [
+      { email: OWNER, full_name: "Olive Owner", role: "owner" },
+      { email: REQ, full_name: "Rae Requester" },
+      { email: RITA, full_name: "Rita Release" },
+      { email: RON, full_name: "Ron Release" },
+    ],
+    bots: [{ email: BOT, full_name: "Approvals", type: "generic", owner: OWNER }],
+    channels: [{ name: "ops", subscribers: [OWNER, REQ, RITA, RON, BOT] }],
+    // The requester is a release manager too: the request is still not theirs to approve.
+    user_groups: [{ name: "release-managers", members: [REQ, RITA, RON] }],
+  },
+});
+
+const topic = { type: "stream" as const, to: "ops", topic: "deploys" };
+const say = (content: string) => ({ ...topic, content });
+const QUESTION =
+  "**Rae Requester** asks to deploy **api 1.4.2**. A member of release-managers decides:\n1. approve\n2. reject";
+
+/** A webhook receiver on localhost: each call's body and whether its signature checks. */
+let hook: Server | undefined;
+const calls: { body: string; signed: boolean }[] = [];
+async function startHook(): Promise<string> {
+  hook = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const [t, v1] = String(req.headers["x-signature"])
+        .split(",")
+        .map((p) => p.split("=")[1]);
+      const expected = createHmac("sha256", SECRET).update(`${t}.${body}`).digest("hex");
+      calls.push({ body, signed: v1 === expected });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => hook!.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(hook.address() as { port: number }).port}/deploy`;
+}
+afterEach(async () => {
+  calls.length = 0;
+  await new Promise((resolve) => (hook ? hook.close(resolve) : resolve(undefined)));
+  hook = undefined;
+});
+
+test("a member other than the requester approves by number; the webhook is called once, signed, through a crash", async ({
+  runBot,
+}) => {
+  const webhook_url = await startHook();
+  const settings = { group: "release-managers", webhook_url, webhook_secret: SECRET };
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings });
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  await expect
+    .poll(() => bot.dialogs())
+    .toMatchObject([
+      {
+        userName: "Rae Requester",
+        where: "#ops > deploys",
+        awaiting: expect.stringMatching(/^a member of release-managers \(not user \d+\)$/),
+      },
+    ]);
+  // The requester cannot approve their own deploy: an ordinary message, the question still waits.
+  await bot.post(REQ, say("approve"));
+  await bot.restart({ crash: true });
+  expect((await bot.ask(RITA, say("1"))).content).toBe("Deploy of api 1.4.2 approved by Rita Release.");
+  expect(calls).toEqual([{ body: expect.stringContaining('"by":"Rita Release"'), signed: true }]);
+  expect(JSON.parse(calls[0]!.body)).toEqual({
+    event: "deploy.approved",
+    service: "api",
+    version: "1.4.2",
+    by: "Rita Release",
+  });
+  // Ron's later "reject" is an ordinary message: the decision was made.
+  await bot.post(RON, say("reject"));
+  await bot.restart();
+  expect(bot.replies().map((m) => m.content)).toEqual([
+    QUESTION,
+    "Deploy of api 1.4.2 approved by Rita Release.",
+  ]);
+  expect(bot.dialogs()).toEqual([]);
+});
+
+test("rejected by word, without case; expired when nobody decides within the timeout", async ({
+  runBot,
+  clock,
+}) => {
+  const bot = await runBot({
+    bot: approvals,
+    name: "approvals",
+    email: BOT,
+    settings: { group: "release-managers", timeout: "2h" },
+  });
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  expect((await bot.ask(RON, say("Reject"))).content).toBe("Deploy of api 1.4.2 rejected by Ron Release.");
+  const second = say("@**Approvals** deploy web 2.0.0");
+  expect((await bot.ask(REQ, second)).content).toMatch(
+    /^\*\*Rae Requester\*\* asks to deploy \*\*web 2\.0\.0\*\*/,
+  );
+  // An answer that is no choice is refused and asked again.
+  expect((await bot.ask(RITA, say("maybe"))).content).toMatch(
+    /^I could not use that: answer one of 1 \(approve\), 2 \(reject\)/,
+  );
+  await clock.advance(2 * 3_600_000 + 1_000);
+  await expect
+    .poll(() => bot.replies().at(-1)?.content)
+    .toBe("Deploy of web 2.0.0 expired: nobody decided in 2h.");
+});
