@@ -7,8 +7,12 @@ import type { StateBackend, StateStore } from "../state/state-store.ts";
 
 /** What the coordinator asks of the daemon. */
 export interface CoordinatorHooks {
-  /** This instance now holds these bots' leases: start them. Errors are the daemon's to report. */
-  run(bots: readonly string[]): Promise<void>;
+  /**
+   * This instance now holds these bots' leases: start them. Errors are the daemon's to report;
+   * may resolve with the names of the bots that could not start for now (the store out of
+   * reach), whose leases are then given back so that a later round starts them again.
+   */
+  run(bots: readonly string[]): Promise<unknown>;
   /**
    * Stop this bot here within `deadlineMs` (handlers still running then are aborted): its lease
    * was lost, or it is handed to another instance. Must resolve even if the bot never started.

@@ -120,7 +120,7 @@ export class LeaseCoordinator implements Coordinator {
     this.#leases.replication.onFailover(() => this.#reRead());
     this.#o.store.replication.onFailover(() => this.#reRead());
     const first = await this.#runRound();
-    if (first.length > 0) await hooks.run(first);
+    if (first.length > 0) this.#giveBack(await hooks.run(first));
   }
 
   async stop(stopAll: () => Promise<void>): Promise<void> {
@@ -167,8 +167,28 @@ export class LeaseCoordinator implements Coordinator {
   #nextRound(): void {
     void this.#runRound().then((bots) => {
       if (bots.length === 0 || !this.#hooks) return;
-      this.#hooks.run(bots).catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
+      this.#hooks.run(bots).then(
+        (later) => this.#giveBack(later),
+        (err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"),
+      );
     });
+  }
+
+  /**
+   * Bots that could not start here for now (the store out of reach at that moment): holding their
+   * leases would keep them stopped everywhere, so they are given back and taken again by a later
+   * round, here or on another instance.
+   */
+  #giveBack(bots: unknown): void {
+    if (!Array.isArray(bots)) return;
+    for (const bot of bots as string[]) {
+      const held = this.#held.get(bot);
+      if (!held) continue;
+      clearTimeout(held.watchdog);
+      this.#held.delete(bot);
+      this.#o.log.warn({ bot }, "the bot could not start here for now; its lease is given back");
+      this.#halt(bot, held.fence, this.timing.haltDeadlineMs);
+    }
   }
 
   /** A new primary: renew (re-read) the leases held here on it now, or right after the round under way. */

@@ -14,7 +14,7 @@
  * redis-replication.ts): one the new primary might not know after a failover fails instead.
  */
 import type { Redis } from "ioredis";
-import { connectRedis, type Fence, redisFailure } from "../state/redis-connection.ts";
+import { closeRedis, connectRedis, type Fence, redisFailure } from "../state/redis-connection.ts";
 import { Replication } from "../state/redis-replication.ts";
 import type { RedisTarget } from "../state/redis-url.ts";
 
@@ -98,6 +98,7 @@ export class RedisLeases {
       waitMs: Math.max(50, Math.floor(options.ttlMs / 6)),
       role: "leases",
       ...(options.log ? { log: options.log } : {}),
+      sentinel: typeof options.url === "string" ? undefined : options.url,
     });
   }
 
@@ -175,7 +176,7 @@ export class RedisLeases {
   /** Leave the set of live instances and close the connection. */
   async close(): Promise<void> {
     await this.#client.zrem(`${this.#o.prefix}#instances`, this.#o.instanceId).catch(() => {});
-    await this.#client.quit().catch(() => this.#client.disconnect());
+    await closeRedis(this.#client, "quit");
   }
 
   async #run<T>(what: string, op: () => Promise<T>): Promise<T> {

@@ -235,7 +235,9 @@ export class Daemon {
     return report;
   }
 
-  async #startBots(names: readonly string[], report: StartReport | undefined): Promise<void> {
+  /** Starts `names`; resolves with those that could not start for now (the store out of reach). */
+  async #startBots(names: readonly string[], report: StartReport | undefined): Promise<string[]> {
+    const later: string[] = [];
     await mapLimited(names, this.config.registration_concurrency, async (name) => {
       try {
         if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
@@ -247,9 +249,11 @@ export class Daemon {
           report?.failed.push({ name, error });
           const fields = failureLogFields(error, this.config.bots[name]?.module);
           this.#o.log.error({ bot: name, ...fields }, "bot failed to start");
+          if (isStateError(error) && error.code === "STATE_UNAVAILABLE") later.push(name);
         }
       }
     });
+    return later;
   }
 
   /**

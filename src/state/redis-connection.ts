@@ -59,6 +59,17 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   };
   client.on("error", (err: Error) => outage(err.message));
   client.on("close", () => failUnanswered(client));
+  // ioredis gives a connection up for good ("end") when, through Sentinel, a `+switch-master`
+  // arrives while it is asking the Sentinels for the primary after losing the old one (its
+  // failover detector closes the connector mid-connect): both of a daemon's connections then
+  // stayed closed while the Sentinels named a live primary. Only its owner ends one (closeRedis).
+  client.on("end", () => {
+    if (!connected || owned.has(client)) return;
+    outage("the client stopped reconnecting");
+    void Promise.resolve().then(() => {
+      if (client.status === "end" && !owned.has(client)) client.connect().catch(() => {});
+    });
+  });
   client.on("reconnecting", () => outage());
   client.on("ready", () => {
     connected = true;
@@ -70,7 +81,7 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     await client.connect();
     await client.ping();
   } catch (err) {
-    client.disconnect();
+    void closeRedis(client, "now");
     throw new StateError(
       "STATE_UNAVAILABLE",
       `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. ${typeof target === "string" ? "Check that Redis runs there and that the URL, password and database are right." : "Check that the Sentinels run there, that they monitor that name, and that the passwords and database are right."}`,
@@ -78,6 +89,16 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     );
   }
   return client;
+}
+
+/** Clients their owner closed: the only ones left ended. */
+const owned = new WeakSet<Redis>();
+
+/** Close a client of {@link connectRedis} for good: `quit` after its replies, or `now`. */
+export async function closeRedis(client: Redis, how: "quit" | "now"): Promise<void> {
+  owned.add(client);
+  if (how === "now") client.disconnect();
+  else await client.quit().catch(() => client.disconnect());
 }
 
 /**

@@ -6,18 +6,23 @@
  * Sentinel promotes, and a primary that was frozen or demoted keeps accepting writes that are then
  * discarded. The writes bothost keeps (leases, the ledger, effect records, dialog answers, once
  * markers) are therefore confirmed with `WAIT <every replica> <bound>` after their reply (the
- * replicas counted at each connect and every few seconds): one WAIT covers every
+ * replicas, told apart by address, counted at each connect, every few seconds, and again right
+ * after each WAIT, so a replica that came online since is waited for too before the write counts,
+ * and one that left still is for a while): one WAIT covers every
  * write its connection answered before it was sent, so concurrent writes share one (a group
  * commit), and a write answered on a connection that has since closed is not confirmed by a WAIT
  * on the next one (the new primary knows nothing of it).
  */
 import type { Redis } from "ioredis";
 import { monotonicMs } from "../time/clock.ts";
-import type { RedisStatus, RedisTarget } from "./redis-url.ts";
+import type { RedisStatus, RedisTarget, SentinelTarget } from "./redis-url.ts";
+import { primaryByMajority, runIdOf } from "./sentinel-vote.ts";
 import { StateError } from "./state-error.ts";
 
 /** How often the replicas a write must reach are counted again (INFO replication). */
 const REPLICA_COUNT_EVERY_MS = 5_000;
+/** How long each Sentinel is given to say which primary it names. */
+const SENTINEL_ASK_MS = 1_000;
 
 /** Where a connection's failovers and replica waits are reported (the daemon's `/metrics`). */
 export interface ReplicationSink {
@@ -35,6 +40,8 @@ interface ReplicationOptions {
   /** Shown in messages, e.g. "state" or "leases". */
   role: string;
   log?: { warn(obj: object, msg?: string): void } | undefined;
+  /** Through Sentinel: asked before a replica that left stops being waited for. */
+  sentinel?: SentinelTarget | undefined;
 }
 
 interface Waited {
@@ -50,10 +57,12 @@ export class Replication {
   #primary: string | undefined;
   #failovers = 0;
   #current: Promise<Waited> | undefined;
-  /** How many replicas a write must reach: every one the primary had at the last count. */
+  /** How many replicas a write must reach: every one seen online in this count or the last. */
   #needed = 1;
-  /** The previous count (0 on a new primary). */
-  #counted = 0;
+  /** Each replica (`ip:port`) seen online on this primary, and the count it was last seen in. */
+  #seen = new Map<string, number>();
+  /** The counts taken so far (the timer's). */
+  #count = 0;
   #countTimer: NodeJS.Timeout | undefined;
   #queued: Promise<Waited> | undefined;
   readonly #sinks = new Set<ReplicationSink>();
@@ -145,16 +154,39 @@ export class Replication {
   }
 
   #send(): Promise<Waited> {
-    const needed = this.#needed;
-    const sent = this.client.wait(needed, this.o.waitMs).then(
-      (acked): Waited => ({ acked, needed, stream: this.client.stream }),
-      (error: unknown): Waited => ({ acked: 0, needed, stream: undefined, error }),
-    );
+    const sent = this.#waitForEvery(this.#needed);
     this.#current = sent;
     void sent.then(() => {
       if (this.#current === sent) this.#current = undefined;
     });
     return sent;
+  }
+
+  /**
+   * WAIT for `needed` replicas, then for every replica online when it answered: the replicas are
+   * counted again by an INFO sent right behind the WAIT on the same connection (answered after
+   * it, no extra round trip). A replica that came online since the last count (one revived, or
+   * given to this primary by Sentinel) could be the one promoted next; a write only the others
+   * have would be lost then, so it is waited for within what is left of the bound.
+   */
+  async #waitForEvery(needed: number): Promise<Waited> {
+    const started = monotonicMs();
+    try {
+      const [acked, info] = await Promise.all([
+        this.client.wait(needed, this.o.waitMs),
+        this.client.info("replication"),
+      ]);
+      // Seen in the current count: once gone, it is still waited for until two counts missed it.
+      for (const replica of onlineReplicas(info)) this.#seen.set(replica, this.#count);
+      const every = Math.max(this.#needed, waitingFor(this.#seen, this.#count));
+      this.#needed = every;
+      if (acked < needed || acked >= every) return { acked, needed, stream: this.client.stream };
+      const left = Math.max(1, Math.ceil(this.o.waitMs - (monotonicMs() - started)));
+      const again = await this.client.wait(every, left);
+      return { acked: again, needed: every, stream: this.client.stream };
+    } catch (error) {
+      return { acked: 0, needed, stream: undefined, error };
+    }
   }
 
   /**
@@ -166,12 +198,44 @@ export class Replication {
   async #countReplicas(): Promise<void> {
     const info = await this.client.info("replication").catch(() => undefined);
     if (info === undefined) return;
-    const online = info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
     // A replica missing from one count only is still waited for: during a graceful failover the
     // promoted one has left and the other is about to resync, and a count then must not let that
-    // one alone confirm writes.
-    this.#needed = Math.max(1, online, this.#counted);
-    this.#counted = online;
+    // one alone confirm writes. Replicas are told apart by address: one leaving as another comes
+    // keeps the count equal, and must not let the newcomer alone confirm writes either.
+    const count = this.#count + 1;
+    const online = onlineReplicas(info);
+    const seen = new Map([...this.#seen].filter(([, at]) => at >= count - 1));
+    for (const replica of online) seen.set(replica, count);
+    const needed = waitingFor(seen, count);
+    const missing = [...this.#seen.keys()].some((replica) => !online.includes(replica));
+    // A replica missing: this primary may be one the Sentinels already replaced, still writable
+    // with the replica that will resync from the new one (sentinel-vote.ts). The count moves on
+    // only while a majority of them still name it.
+    if ((missing || needed < this.#needed) && !(await this.#stillPrimary())) return;
+    this.#count = count;
+    this.#seen = seen;
+    this.#needed = needed;
+  }
+
+  /**
+   * Whether a majority of the Sentinels name the primary this connection reaches (true without
+   * Sentinel). When they name another, the connection is dropped so that the client asks them again.
+   */
+  async #stillPrimary(): Promise<boolean> {
+    const sentinel = this.o.sentinel;
+    if (sentinel === undefined) return true;
+    const [named, own] = await Promise.all([
+      primaryByMajority(sentinel, SENTINEL_ASK_MS),
+      this.client.info("server").then(runIdOf, () => undefined),
+    ]);
+    if (named !== undefined && own !== undefined && named !== own) {
+      this.o.log?.warn(
+        { role: this.o.role, primary: this.#primary },
+        "the Sentinels name another primary than the one this connection reaches; reconnecting",
+      );
+      this.client.disconnect(true);
+    }
+    return named !== undefined && named === own;
   }
 
   #connected(): void {
@@ -182,13 +246,30 @@ export class Replication {
     const before = this.#primary;
     this.#primary = address;
     if (before === undefined || before === address) return;
-    this.#counted = 0;
+    this.#seen = new Map();
     this.#needed = 1;
     this.#failovers++;
     this.o.log?.warn({ role: this.o.role, was: before, now: address }, "redis primary changed (failover)");
     for (const sink of this.#sinks) sink.failover(address);
     for (const listener of this.#onFailover) listener(address);
   }
+}
+
+/** The replicas (`ip:port`) `INFO replication` lists as online. */
+function onlineReplicas(info: string): string[] {
+  const online: string[] = [];
+  for (const line of info.split("\n")) {
+    const m = /^slave\d+:ip=([^,]+),port=(\d+),state=online/.exec(line);
+    if (m) online.push(`${m[1]}:${m[2]}`);
+  }
+  return online;
+}
+
+/** How many of `seen` were online in count `count` or the one before it (at least 1). */
+function waitingFor(seen: ReadonlyMap<string, number>, count: number): number {
+  let n = 0;
+  for (const at of seen.values()) if (at >= count - 1) n++;
+  return Math.max(1, n);
 }
 
 function describe(err: unknown): string {

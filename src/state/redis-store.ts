@@ -16,7 +16,7 @@ import type { Redis } from "ioredis";
 import { byKey, checkTtl, fromJsonText, KeyedView, REDIS_PREFIX, toJsonText } from "./_keys.ts";
 import { applyBatch, applyBatchScript } from "./_redis-batch.ts";
 import { forget, INDEX_LUA, indexedKeys, indexOnce, keysUnder, pruneExpired } from "./_redis-index.ts";
-import { checkRedisVersion, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
+import { checkRedisVersion, closeRedis, connectRedis, type Fence, redisFailure } from "./redis-connection.ts";
 import { Replication } from "./redis-replication.ts";
 import { describeRedis, type RedisStatus, type RedisTarget } from "./redis-url.ts";
 import { StateError } from "./state-error.ts";
@@ -351,7 +351,7 @@ export class RedisStore extends RedisView implements StateBackend {
       await checkRedisVersion(client, options.url);
       await indexOnce(client, prefix, options.log);
     } catch (err) {
-      client.disconnect();
+      void closeRedis(client, "now");
       throw err instanceof StateError ? err : redisFailure(err, options.url, "indexing the existing keys");
     }
     const waitMs = options.replicaWaitMs ?? (typeof options.url === "string" ? 0 : 1_000);
@@ -360,6 +360,7 @@ export class RedisStore extends RedisView implements StateBackend {
       waitMs,
       role: "state",
       log: options.log,
+      sentinel: typeof options.url === "string" ? undefined : options.url,
     });
     return new RedisStore(client, options.url, prefix, replication);
   }
@@ -391,6 +392,6 @@ export class RedisStore extends RedisView implements StateBackend {
     if (this.core.lifecycle.closed) return;
     this.core.lifecycle.closed = true;
     await Promise.allSettled([...this.core.pending]);
-    await this.core.client.quit().catch(() => this.core.client.disconnect());
+    await closeRedis(this.core.client, "quit");
   }
 }

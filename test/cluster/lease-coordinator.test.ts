@@ -120,6 +120,30 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
     expect([a.c.held, b.c.held]).toEqual([[], ["solo"]]);
   });
 
+  it("gives back the lease of a bot that could not start for now, and starts it again later", async () => {
+    const prefix = uniquePrefix("give-back");
+    cleanups.push(() => dropPrefix(prefix));
+    const direct = new Redis(redisUrl);
+    cleanups.push(async () => direct.disconnect());
+    const { c } = await coordinator(redisUrl, prefix, ["solo"], 1_500, "a");
+    const events: string[] = [];
+    let tries = 0;
+    await c.start({
+      // The first start finds the store out of reach; the next one succeeds.
+      run: async (bots) => {
+        events.push(`run ${bots.join(",")}`);
+        return ++tries === 1 ? bots : [];
+      },
+      halt: async (bot) => void events.push(`halt ${bot}`),
+    });
+    cleanups.push(() => c.stop(async () => {}));
+    await expect
+      .poll(() => events, { timeout: 10_000, interval: 20 })
+      .toEqual(["run solo", "halt solo", "run solo"]);
+    expect(c.held).toEqual(["solo"]);
+    expect(await direct.get(`${prefix}#lease:solo`)).toMatch(/^\d+:a$/);
+  });
+
   it("shares the bots out, one handover per round, and gives them all to the survivor on a clean stop", async () => {
     const prefix = uniquePrefix("share");
     cleanups.push(() => dropPrefix(prefix));

@@ -4,6 +4,7 @@
  * to the new primary (and counted), and a bot stops when its lease renewals cannot be confirmed.
  * Needs `redis-server` on PATH.
  */
+import { Redis } from "ioredis";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CoordinatorHooks } from "../../src/cluster/coordinator.ts";
@@ -11,7 +12,8 @@ import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
 import type { ReplicationSink } from "../../src/state/redis-replication.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { SentinelTarget } from "../../src/state/redis-url.ts";
-import { hasRedisServer } from "../support/cluster.ts";
+import { primaryByMajority, runIdOf } from "../../src/state/sentinel-vote.ts";
+import { freePort, hasRedisServer } from "../support/cluster.ts";
 import { MASTER_NAME, type SentinelTopology, startSentinelTopology } from "../support/sentinel.ts";
 
 const available = hasRedisServer();
@@ -94,6 +96,47 @@ describe.skipIf(!available)("Redis through Sentinel", () => {
     });
     for (const port of replicas) redis.signal(port, "SIGCONT");
     await expect.poll(() => store.set("later", 1).then(() => true), { timeout: 10_000 }).toBe(true);
+  });
+
+  it("waits for a replica that came online since the replicas were last counted", async () => {
+    const { redis, target } = await topology();
+    const [gone] = await redis.replicaPorts();
+    redis.signal(gone!, "SIGKILL");
+    await expect.poll(() => redis.connectedReplicas(), { timeout: 10_000, interval: 50 }).toBe(1);
+    // Opened now, the store counts one replica; the other comes back right after.
+    const store = await open(target, 500);
+    await store.set("before", 1);
+    await redis.revive(gone!);
+    await expect.poll(() => redis.connectedReplicas(), { timeout: 20_000, interval: 50 }).toBe(2);
+    // The returned replica stops acknowledging: a write only the first one has does not count,
+    // since the returned one could be promoted next.
+    redis.signal(gone!, "SIGSTOP");
+    cleanups.push(async () => redis.signal(gone!, "SIGCONT"));
+    await expect(store.set("unconfirmed", 1)).rejects.toMatchObject({
+      code: "STATE_UNAVAILABLE",
+      message: expect.stringMatching(/fewer than all 2 replicas confirmed it within 500 ms/),
+    });
+    redis.signal(gone!, "SIGCONT");
+    await expect.poll(() => store.set("later", 1).then(() => true), { timeout: 10_000 }).toBe(true);
+  });
+
+  it("names the primary most Sentinels name, by run id, before and after a failover", async () => {
+    const { redis, target } = await topology();
+    const runIdAt = async (port: number) => {
+      const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
+      try {
+        await client.connect();
+        return runIdOf(await client.info("server"));
+      } finally {
+        client.disconnect();
+      }
+    };
+    expect(await primaryByMajority(target, 1_000)).toBe(await runIdAt(await redis.primaryPort()));
+    const { to } = await redis.failover();
+    await expect.poll(() => primaryByMajority(target, 1_000), { timeout: 15_000 }).toBe(await runIdAt(to));
+    // No Sentinel answers: no majority.
+    const closed = { ...target, sentinels: [`127.0.0.1:${await freePort()}`] };
+    expect(await primaryByMajority(closed, 500)).toBeUndefined();
   });
 
   it("stops a bot whose lease renewals no replica confirms", async () => {

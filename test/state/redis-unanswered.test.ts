@@ -1,11 +1,12 @@
 /**
  * A command in flight when the Redis connection closes fails at once, saying so, instead of
  * waiting out its whole command timeout (ioredis drops such commands unsettled when it does not
- * resend them). Needs `redis-server` on PATH (the test runs its own, to restart it).
+ * resend them); a connection ioredis gives up on by itself connects again. Needs `redis-server`
+ * on PATH (the test runs its own, to restart it).
  */
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectRedis } from "../../src/state/redis-connection.ts";
+import { closeRedis, connectRedis } from "../../src/state/redis-connection.ts";
 import { hasRedisServer, type OwnRedis, startOwnRedis } from "../support/cluster.ts";
 
 const available = hasRedisServer();
@@ -56,4 +57,30 @@ describe.skipIf(!available)("a command in flight when Redis restarts", () => {
       }
     }
   }, 60_000);
+});
+
+describe.skipIf(!available)("a connection ioredis ends by itself", () => {
+  it("connects again", async () => {
+    redis = await startOwnRedis();
+    const client = await connectRedis({
+      target: redis.url,
+      role: "test",
+      offlineQueue: true,
+      commandTimeoutMs: 5_000,
+    });
+    try {
+      // ioredis ends a client whose connector is closed while it connects (through Sentinel: a
+      // `+switch-master` arriving while it asks the Sentinels for the primary).
+      const connector = (client as unknown as { connector: { disconnect(): void } }).connector;
+      client.once("connecting", () => connector.disconnect());
+      const ended = new Promise((resolve) => client.once("end", resolve));
+      client.disconnect(true);
+      await ended;
+      await expect.poll(() => client.status, { timeout: 10_000 }).toBe("ready");
+      expect(await client.ping()).toBe("PONG");
+    } finally {
+      await closeRedis(client, "quit");
+    }
+    await expect.poll(() => client.status, { timeout: 10_000 }).toBe("end");
+  }, 30_000);
 });

@@ -171,7 +171,13 @@ export interface ClusterConfig {
 /** One config both instances run: bot b0 on `state.redis` (a URL, or Sentinel) with a short lease. */
 export async function writeClusterConfig(
   sandbox: Sandbox,
-  options: { redis: string | { sentinels: string[]; name: string }; prefix: string; ttl: string },
+  options: {
+    redis: string | { sentinels: string[]; name: string };
+    prefix: string;
+    ttl: string;
+    /** The bot's answers name the process that made them (default); false: the same from every one. */
+    sign?: boolean;
+  },
 ): Promise<ClusterConfig> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-cluster-"));
   const { redis } = options;
@@ -190,6 +196,7 @@ export async function writeClusterConfig(
     "shutdown_timeout: 2s",
     "longpoll_margin: 1s",
     `bots:\n  b0:\n    module: ${CLUSTER_BOT}\n    email: ${botEmail(0)}\n    api_key: \${CLUSTER_KEY_B0}`,
+    ...(options.sign === false ? ["    settings:\n      sign: false"] : []),
   ].join("\n");
   const file = path.join(dir, "bothost.yaml");
   await writeFile(file, `${text}\n`);

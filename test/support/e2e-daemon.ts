@@ -121,15 +121,17 @@ export async function startDaemon(config: E2eConfig): Promise<CliProcess> {
 export interface Reply {
   id: number;
   bot: string;
-  pid: number;
+  /** Undefined for an unsigned answer ("handled <id> by <bot>"). */
+  pid: number | undefined;
 }
 
-/** Every "handled <id> by <bot> pid <pid>" answer stored in the sandbox, oldest first. */
+/** Every "handled <id> by <bot>[ pid <pid>]" answer stored in the sandbox, oldest first. */
 export function replies(sandbox: Sandbox): Reply[] {
   const out: Reply[] = [];
   for (const m of sandbox.control.messages()) {
-    const match = /^handled (\d+) by (\S+) pid (\d+)$/.exec(String(m.content));
-    if (match) out.push({ id: Number(match[1]), bot: match[2]!, pid: Number(match[3]) });
+    const match = /^handled (\d+) by (\S+)(?: pid (\d+))?$/.exec(String(m.content));
+    if (match)
+      out.push({ id: Number(match[1]), bot: match[2]!, pid: match[3] ? Number(match[3]) : undefined });
   }
   return out;
 }
