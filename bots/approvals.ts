@@ -46,7 +46,7 @@ export default defineBot({
           id: "decision",
           from: { group: s.group },
           except: [ctx.sender.id],
-          choices: ["approve", "reject"],
+          choices: { approve: "check", reject: "cross_mark" },
           timeout: s.timeout,
           cancel: false,
         })

@@ -115,7 +115,7 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
    */
   prompt<const C extends string>(
     text: string,
-    options: PromptOptions<C> & { choices: readonly C[] },
+    options: PromptOptions<C> & { choices: readonly C[] | Readonly<Record<C, string>> },
   ): Promise<PromptAnswer<C>>;
   prompt<T = string>(text: string, options?: PromptOptions<T>): Promise<PromptAnswer<T>>;
   /**

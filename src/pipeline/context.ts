@@ -331,6 +331,7 @@ class LazyEventContext<S> extends LazyContext<S> {
         return this.reply(text) as Promise<{ id: number } | undefined>;
       },
       made: () => (this.effects?.run.made ?? []) as unknown as JsonValue[],
+      react: (messageId: number, emoji: string) => this.react(emoji, { messageId }),
       get signal() {
         return view.ctx.signal;
       },

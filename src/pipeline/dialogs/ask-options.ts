@@ -60,10 +60,38 @@ export function awaited(from: WaitFrom): string {
   return from.except?.length ? `${who} (not ${from.except.map((id) => `user ${id}`).join(", ")})` : who;
 }
 
-/** The question with its choices listed, numbered. */
-export function withChoices(text: string, choices: readonly string[] | undefined): string {
+/** A prompt's `choices`: the values, and (given as value → emoji name) the emoji → value map. */
+export function choicesOf(option: readonly string[] | Readonly<Record<string, string>> | undefined): {
+  list: readonly string[] | undefined;
+  emoji: Record<string, string> | undefined;
+} {
+  if (option === undefined || Array.isArray(option))
+    return { list: option as readonly string[] | undefined, emoji: undefined };
+  const entries = Object.entries(option as Record<string, string>);
+  const names = entries.map(([, name]) => name);
+  if (
+    names.some((n) => typeof n !== "string" || !/^[a-z0-9_+-]+$/.test(n)) ||
+    new Set(names).size !== names.length
+  )
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      "ctx.prompt(): `choices` maps each value to a different emoji name (e.g. check).",
+    );
+  return {
+    list: entries.map(([value]) => value),
+    emoji: Object.fromEntries(entries.map(([v, n]) => [n, v])),
+  };
+}
+
+/** The question with its choices listed, numbered (each with its emoji, when it has one). */
+export function withChoices(
+  text: string,
+  choices: readonly string[] | undefined,
+  emoji?: Record<string, string>,
+): string {
   if (choices === undefined) return text;
-  return `${text}\n${choices.map((c, i) => `${i + 1}. ${c}`).join("\n")}`;
+  const icon = new Map(Object.entries(emoji ?? {}).map(([name, value]) => [value, `:${name}: `]));
+  return `${text}\n${choices.map((c, i) => `${i + 1}. ${icon.get(c) ?? ""}${c}`).join("\n")}`;
 }
 
 /** Check a prompt's `choices`: at least two, distinct without case, none empty. */

@@ -29,6 +29,8 @@ export type LogEntry =
       deadline: number;
       /** Who may answer, when not the person the dialog is with. */
       from?: WaitFrom;
+      /** Emoji name → choice: a reaction on the question answers with that choice. */
+      react?: Record<string, string>;
     }
   /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
   | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
@@ -102,6 +104,8 @@ export interface DialogHead {
   answered: number[];
   /** Who may answer the waiting question, when not the person the dialog is with. */
   from?: WaitFrom;
+  /** Emoji name → choice, when a reaction on the waiting question answers it. */
+  react?: Record<string, string>;
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** The last append, hashed: a retry of it after a lost reply finds it made. */
@@ -188,6 +192,8 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       Object.assign(next, { step: e.step, asked: e.msg, deadline: e.deadline, waiting: true });
       if (e.from === undefined) delete next.from;
       else next.from = e.from;
+      if (e.react === undefined) delete next.react;
+      else next.react = e.react;
     } else if (e.t === "ans") {
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
@@ -218,6 +224,7 @@ const HEAD_FIELDS = [
   "waiting",
   "answered",
   "from",
+  "react",
   "ended",
   "last",
 ] as const satisfies readonly (keyof DialogHead)[];

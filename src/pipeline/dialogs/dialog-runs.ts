@@ -77,8 +77,9 @@ export class DialogEngine {
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
     const { dialogs, runs } = this.#o;
     const { event, issue } = incoming;
-    if (dialogs.size === 0 || incoming.dialog || incoming.letter || event.type !== "message")
-      return runs.run(control, incoming);
+    if (dialogs.size === 0 || incoming.dialog || incoming.letter) return runs.run(control, incoming);
+    if (event.type === "reaction") return this.#reaction(control, incoming);
+    if (event.type !== "message") return runs.run(control, incoming);
     if (!isTypedEvent(event, issue)) return runs.run(control, incoming);
     const message = (event as ServerEvent & { type: "message" }).message;
     const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message);
@@ -115,6 +116,25 @@ export class DialogEngine {
     });
     return undefined;
   };
+
+  /** A reaction: the answer of the question it is on (see dialog-reactions.ts), or an ordinary event. */
+  #reaction(control: TaskControl, incoming: Incoming): unknown {
+    const { dialogs, runs, contexts } = this.#o;
+    const r = incoming.event as unknown as {
+      op: string;
+      message_id: number;
+      user_id: number;
+      emoji_name: string;
+    };
+    const user = (incoming.event as { user?: { full_name?: string } }).user;
+    const found = r.op === "add" ? dialogs.matchReaction(r.message_id, r.user_id, r.emoji_name) : undefined;
+    if (found === undefined) return runs.run(control, incoming);
+    const { entry, value } = found;
+    const at = { id: entry.head.asked ?? r.message_id, timestamp: Math.floor(contexts.clock.now() / 1000) };
+    const by = { id: r.user_id, name: user?.full_name ?? `user ${r.user_id}` };
+    this.#record(control, entry, () => dialogs.answer(entry, at, value, by), {});
+    return undefined;
+  }
 
   /**
    * Append an answer (or a deadline) to `entry`'s log with the conversation's key held, trying

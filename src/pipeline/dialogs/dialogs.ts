@@ -26,6 +26,7 @@ import {
 } from "./dialog-entry.ts";
 import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
+import { reactionAnswer } from "./dialog-reactions.ts";
 import {
   type DialogHead,
   type DialogRecord,
@@ -141,6 +142,16 @@ export class Dialogs {
     entry.waiting = false;
     entry.running = true;
     return { entry };
+  }
+
+  /** A reaction on a waiting question: see {@link reactionAnswer}. */
+  matchReaction(messageId: number, userId: number, name: string) {
+    return reactionAnswer(
+      this.#byId.values(),
+      { messageId, userId, name },
+      this.#o.inGroup,
+      this.#o.clock.now(),
+    );
   }
 
   /** The question waiting in `conversation` for others than its dialog's person, if `userId` may answer it. */

@@ -17,6 +17,7 @@ import {
   type AnswerFrom,
   checkChoices,
   choiceOf,
+  choicesOf,
   type WaitFrom,
   waitFrom,
   withChoices,
@@ -72,9 +73,11 @@ export interface PromptOptions<T = string> {
   except?: readonly number[];
   /**
    * The answers the question takes, listed under it numbered: an answer is one of them (without
-   * case) or its number, and `value` is the choice. Not with `schema`.
+   * case) or its number, and `value` is the choice. As value → emoji name (`{ approve: "check" }`)
+   * the bot also reacts to its question with each emoji, and a reaction there by a person who may
+   * answer is the answer. Not with `schema`.
    */
-  choices?: readonly T[];
+  choices?: readonly T[] | Readonly<Record<T & string, string>>;
 }
 
 /**
@@ -123,6 +126,8 @@ export interface PromptContext {
   where: Where | undefined;
   /** Says `text` in the conversation, once; `fp`: what a replay matches the send by. */
   reply(text: string, fp?: string): Promise<{ id: number } | undefined>;
+  /** Reacts to message `messageId` with emoji `name`. */
+  react(messageId: number, name: string): Promise<void>;
   /** The effects made so far by this run, for the log. */
   made(): readonly JsonValue[];
   /** The run's signal: a question's log is tried again while the store fails, until it aborts. */
@@ -144,12 +149,12 @@ export async function prompt<T>(
   const tries = options.tries ?? DEFAULT_TRIES;
   if (!Number.isSafeInteger(tries) || tries < 1)
     throw new BothostError("PROMPT_OPTIONS", `ctx.prompt(): tries must be a whole number ≥ 1, got ${tries}.`);
-  const choices = options.choices as readonly string[] | undefined;
+  const { list: choices, emoji } = choicesOf(options.choices as never);
   checkChoices(choices);
   if (choices !== undefined && options.schema !== undefined)
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): give `choices` or `schema`, not both.");
   const from = waitFrom(options.from, options.except);
-  text = withChoices(text, choices);
+  text = withChoices(text, choices, emoji);
   const step = turn.nextStep();
   const id = options.id ?? `#${step + 1}`;
   const fp = fingerprint(options, id, options.id === undefined ? text : undefined, from);
@@ -171,7 +176,7 @@ export async function prompt<T>(
     // before the log is kept (a slow store, past the handler timeout), waits for it.
     if (fresh) dialogs.asking(head);
     try {
-      const asked = { step, id, fp, text, ...(from && { from }) };
+      const asked = { step, id, fp, text, ...(from && { from }), ...(emoji && { react: emoji }) };
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
         : [];
@@ -224,7 +229,7 @@ export async function prompt<T>(
     ctx,
     record!,
     [],
-    { step, id, fp, text: recorded.question, ...(from && { from }) },
+    { step, id, fp, text: recorded.question, ...(from && { from }), ...(emoji && { react: emoji }) },
     now() + timeoutMs,
     now,
     false,
@@ -241,7 +246,14 @@ async function ask<T>(
   ctx: PromptContext,
   head: DialogHead,
   start: LogEntry[],
-  asked: { step: number; id: string; fp: string; text: string; from?: WaitFrom },
+  asked: {
+    step: number;
+    id: string;
+    fp: string;
+    text: string;
+    from?: WaitFrom;
+    react?: Record<string, string>;
+  },
   deadline: number,
   now: () => number,
   send = true,
@@ -250,6 +262,9 @@ async function ask<T>(
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
   const sent = send ? await ctx.reply(asked.text, `ask:${asked.id}`) : undefined;
   if (send) failpoint("question-sent");
+  // The choices' emoji on the question, as buttons (one already there is no failure).
+  if (send && sent !== undefined && sent.id > 0 && asked.react)
+    for (const name of Object.keys(asked.react)) await ctx.react(sent.id, name).catch(() => {});
   const made = ctx.made();
   const effects: LogEntry[] = [];
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)

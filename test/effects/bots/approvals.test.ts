@@ -38,7 +38,7 @@ const test = createBotTest({
 const topic = { type: "stream" as const, to: "ops", topic: "deploys" };
 const say = (content: string) => ({ ...topic, content });
 const QUESTION =
-  "**Rae Requester** asks to deploy **api 1.4.2**. A member of release-managers decides:\n1. approve\n2. reject";
+  "**Rae Requester** asks to deploy **api 1.4.2**. A member of release-managers decides:\n1. :check: approve\n2. :cross_mark: reject";
 
 /** A webhook receiver on localhost: each call's body and whether its signature checks. */
 let hook: Server | undefined;
@@ -100,6 +100,41 @@ test("a member other than the requester approves by number; the webhook is calle
     "Deploy of api 1.4.2 approved by Rita Release.",
   ]);
   expect(bot.dialogs()).toEqual([]);
+});
+
+test("a reaction on the question decides: the requester's and a removed one do not, the first allowed one does", async ({
+  runBot,
+  sandbox,
+}) => {
+  const bot = await runBot({
+    bot: approvals,
+    name: "approvals",
+    email: BOT,
+    settings: { group: "release-managers" },
+  });
+  const question = await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"));
+  expect(question.content).toBe(QUESTION);
+  // The bot's own reactions are the buttons.
+  await expect
+    .poll(() =>
+      (sandbox.control.messageView(question.id)!.reactions as { emoji_name: string }[]).map(
+        (r) => r.emoji_name,
+      ),
+    )
+    .toEqual(["check", "cross_mark"]);
+  await bot.react(question, "check", { as: REQ });
+  await bot.react(question, "cross_mark", { as: RON });
+  await bot.react(question, "cross_mark", { as: RON, remove: true });
+  expect((await bot.nextReply({ after: question.id })).content).toBe(
+    "Deploy of api 1.4.2 rejected by Ron Release.",
+  );
+  // Rita's later reaction is an ordinary event: the decision was made.
+  await bot.react(question, "check", { as: RITA });
+  await bot.restart();
+  expect(bot.replies().map((m) => m.content)).toEqual([
+    QUESTION,
+    "Deploy of api 1.4.2 rejected by Ron Release.",
+  ]);
 });
 
 test("rejected by word, without case; expired when nobody decides within the timeout", async ({
