@@ -36,7 +36,7 @@ export default defineBot({
     webhook_secret: z.string().min(16).optional(),
   }),
   setup(bot, s) {
-    bot.track("groups");
+    bot.track("groups", "reactions");
     const args = { service: z.string().min(1), version: z.string().min(1) };
     bot.command(s.command, { description: "ask for a deploy's approval", args }, async (ctx) => {
       const { service, version } = ctx.args;

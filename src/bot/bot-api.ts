@@ -96,8 +96,9 @@ export interface BotApi<S = unknown> {
   /**
    * Keep helper caches fresh from events by subscribing the bot's queue to their event types:
    * `"snippets"` (saved_snippets), `"users"` (realm_user), `"typing"` (typing, needed by
-   * `ctx.typing.who()`), `"groups"` (user_group, for `ctx.groups`). Untracked caches still work,
-   * re-fetching after a minute, except `ctx.groups`, which knows no group untracked.
+   * `ctx.typing.who()`), `"groups"` (user_group, for `ctx.groups`), `"reactions"` (reaction: a
+   * prompt's emoji choices are answered by them). Untracked caches still work, re-fetching after
+   * a minute, except `ctx.groups`, which knows no group untracked.
    */
   track(...helpers: TrackedHelper[]): this;
   /**

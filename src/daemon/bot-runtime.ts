@@ -93,13 +93,8 @@ export class BotRuntime {
     const { handlerTimeoutMs: timeoutMs, clock } = this.#o;
     await withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal });
     const declared = this.#o.events ?? this.#o.definition.events ?? [...handle.handledTypes];
-    // Recurring announcements follow their bookings through scheduled_messages events; a bot
-    // that reads messages may ask with emoji choices, answered by reactions.
-    const more = [
-      ...(handle.recurring.size > 0 ? ["scheduled_messages"] : []),
-      ...(declared.includes("message") && !declared.includes("reaction") ? ["reaction"] : []),
-    ];
-    const types = more.length > 0 ? [...declared, ...more] : declared;
+    // Recurring announcements follow their bookings through scheduled_messages events.
+    const types = handle.recurring.size > 0 ? [...declared, "scheduled_messages"] : declared;
     // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
     const all = types.includes("*") || types.includes("unknown");
     const { recurring, cronJobs, webhooks, startHandlers } = handle;

@@ -38,6 +38,8 @@ export const trackedEventTypes = {
   users: "realm_user",
   typing: "typing",
   groups: "user_group",
+  /** Not a cache: a prompt's emoji choices are answered by these events. */
+  reactions: "reaction",
 } as const;
 
 /** A helper whose cache `bot.track()` can keep fresh from events. */

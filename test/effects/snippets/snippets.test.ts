@@ -146,7 +146,9 @@ describe("ctx.snippets", () => {
       state: new KV(new MemoryStore()),
     });
     expect(() => handle.api.track("snipets" as never)).toThrow(
-      new BotSetupError('bot.track("snipets"): unknown helper; use "snippets", "users", "typing", "groups".'),
+      new BotSetupError(
+        'bot.track("snipets"): unknown helper; use "snippets", "users", "typing", "groups", "reactions".',
+      ),
     );
     handle.api.track("users", "typing");
     expect([...handle.handledTypes]).toEqual(["realm_user", "typing"]);
