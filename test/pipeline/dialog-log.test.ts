@@ -312,3 +312,21 @@ class LosingStore extends MemoryStore {
     return view;
   }
 }
+
+it("a prompt's from and except are checked, naming what is wrong", async () => {
+  const { waitFrom } = await import("../../src/pipeline/dialogs/ask-options.ts");
+  expect(waitFrom(7, [3])).toEqual({ ids: [7], except: [3] });
+  expect(waitFrom({ group: "rm" }, undefined)).toEqual({ group: "rm" });
+  for (const [from, except, message] of [
+    [
+      { group: " " },
+      undefined,
+      "`from` must be a user id, a list of user ids, or { group: name } with a name.",
+    ],
+    [[7, -1], undefined, "`from` must be a user id"],
+    [7, ["rae"], "`except` must be a list of user ids."],
+    [undefined, [3], "`except` needs `from`"],
+  ] as const) {
+    expect(() => waitFrom(from as never, except as never)).toThrow(message);
+  }
+});

@@ -31,20 +31,23 @@ export function waitFrom(
   const out: WaitFrom = {};
   if (typeof from === "number") out.ids = [from];
   else if (Array.isArray(from)) out.ids = [...(from as readonly number[])];
-  else if (typeof (from as { group?: unknown }).group === "string")
-    out.group = (from as { group: string }).group;
-  const ids = out.ids ?? [];
-  if (
-    (out.ids === undefined && out.group === undefined) ||
-    !ids.every((id) => Number.isSafeInteger(id) && id > 0)
+  else if (
+    typeof (from as { group?: unknown }).group === "string" &&
+    (from as { group: string }).group.trim()
   )
+    out.group = (from as { group: string }).group;
+  if ((out.ids === undefined && out.group === undefined) || !(out.ids ?? []).every(isUserId))
     throw new BothostError(
       "PROMPT_OPTIONS",
-      "ctx.prompt(): `from` must be a user id, a list of user ids, or { group: name }.",
+      "ctx.prompt(): `from` must be a user id, a list of user ids, or { group: name } with a name.",
     );
+  if (except !== undefined && !(Array.isArray(except) && except.every(isUserId)))
+    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `except` must be a list of user ids.");
   if (except !== undefined && except.length > 0) out.except = [...except];
   return out;
 }
+
+const isUserId = (id: unknown) => Number.isSafeInteger(id) && (id as number) > 0;
 
 /** Whether `userId` may answer a question waiting for `from`. */
 export function allows(from: WaitFrom, userId: number, inGroup: GroupCheck): boolean {
