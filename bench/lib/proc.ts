@@ -1,6 +1,5 @@
-/** Resident memory and CPU time of another process, from /proc (Linux); a free port for one. */
+/** Resident memory and CPU time of another process, from /proc (Linux). */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 
 /** VmRSS of `pid` in bytes; undefined once the process is gone. */
 export function rssBytes(pid: number): number | undefined {
@@ -22,16 +21,4 @@ export function cpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A TCP port free on 127.0.0.1 now (for a server the bench starts). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }

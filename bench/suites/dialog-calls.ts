@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
+import { freePort } from "../../test/support/free-port.ts";
 import { repoRoot, spawnDaemon } from "../lib/daemon-process.ts";
-import { freePort } from "../lib/proc.ts";
 import { median, sleep } from "../lib/stats.ts";
 
 const { startSandbox } = (await import(

@@ -11,8 +11,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
+import { freePort } from "../../test/support/free-port.ts";
 import { RedisStore } from "../lib/built.ts";
-import { freePort } from "../lib/proc.ts";
 import { median, percentile, round, sleep } from "../lib/stats.ts";
 
 export interface ReplicaWaitRow {
