@@ -109,13 +109,12 @@ export function spawnCli(
     err += chunk;
   });
   const exited = new Promise<Exit>((resolve) => {
-    child.once("exit", (code, signal) => {
+    // "close", not "exit": it comes once the output pipes are read to their end, so the caller
+    // sees everything the process wrote ("exit" can come first, with the last lines still unread).
+    child.once("close", (code, signal) => {
       running.delete(child);
-      // Let the pipes drain before the caller reads the output.
-      setImmediate(() => {
-        resolve({ code, signal });
-        changed();
-      });
+      resolve({ code, signal });
+      changed();
     });
   });
   let done = false;
