@@ -106,7 +106,7 @@ export class BotRuntime {
         webhooks: webhooks.size > 0 ? webhooks : NONE.webhooks,
         startHandlers: startHandlers.length > 0 ? startHandlers : NONE.startHandlers,
       },
-      dispatcher: this.#parts.dispatcher(handle.composer),
+      dispatcher: this.#parts.dispatcher(handle.composer, handle.commands),
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
     };
     return this.#setUp;

@@ -22,6 +22,7 @@ import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
 import type { BotContext } from "../pipeline/context.ts";
 import { ConversationQueue } from "../pipeline/conversation-queue.ts";
+import type { CommandNames } from "../pipeline/dialogs/dialog-runs.ts";
 import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
 import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
@@ -134,7 +135,7 @@ export interface BotParts {
   contexts: BotContexts;
   scheduler: BotScheduler;
   /** The bot's pipeline, around the handlers its `setup` declared. */
-  dispatcher(composer: Composer<BotContext<unknown>>): Dispatcher;
+  dispatcher(composer: Composer<BotContext<unknown>>, commands?: CommandNames): Dispatcher;
   /** The event queue as the pipeline's source, for one start. */
   queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
   /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
@@ -216,9 +217,10 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     services,
     contexts,
     scheduler,
-    dispatcher: (composer) =>
+    dispatcher: (composer, commands) =>
       new Dispatcher({
         composer,
+        commands,
         contexts,
         queue: new ConversationQueue({
           concurrency: o.concurrency,

@@ -41,8 +41,8 @@ export class Dispatcher {
     this.#queue = parts.queue;
     this.#failures = parts.failures;
     this.#runs = new HandlerRuns(parts, this.#stats, (id) => this.#commits?.finish(id));
-    const { dialogs, queue, contexts, log } = parts;
-    this.#engine = new DialogEngine({ dialogs, queue, contexts, log, runs: this.#runs });
+    const { dialogs, queue, contexts, log, commands } = parts;
+    this.#engine = new DialogEngine({ dialogs, queue, contexts, log, runs: this.#runs, commands });
     this.#run = this.#engine.run;
   }
 

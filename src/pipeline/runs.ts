@@ -20,6 +20,7 @@ import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import type { LedgerCommitOptions } from "./delivery-ledger.ts";
 import { closeLog, type DialogEndParts, dialogFailed, endDialog } from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
+import type { CommandNames } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { Turn, untilParked } from "./dialogs/turn.ts";
@@ -69,6 +70,8 @@ export interface DispatcherParts {
   effects: EffectRecords | undefined;
   /** The bot's dialogs (`ctx.prompt`): answers are taken at stage 4, before any handler. */
   dialogs: Dialogs;
+  /** The bot's commands, when it has any: some run while a prompt waits. */
+  commands?: CommandNames | undefined;
 }
 
 export class HandlerRuns {
@@ -217,7 +220,9 @@ export class HandlerRuns {
     // A dialog's replay must match its record effect for effect (the code may have changed).
     // A started dialog's first message has a negative id: no server message to read back after.
     const after = id > 0 ? id : undefined;
-    return { run: records.run(`m:${id}`, rerun, carried, dialog !== undefined), after, since };
+    // After a rewind (`back`), effects are numbered apart from the rewound ones.
+    const key = dialog?.rewinds ? `m:${id}~${dialog.rewinds}` : `m:${id}`;
+    return { run: records.run(key, rerun, carried, dialog !== undefined), after, since };
   }
 
   /**

@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
 import { isAtLeast, roleName } from "../../effects/users/roles.ts";
-import { addressOf, textOf } from "../../pipeline/addressed.ts";
+import { addressOf, type SelfRef, textOf } from "../../pipeline/addressed.ts";
 import {
   type Composer,
   finishedSynchronously,
@@ -19,6 +19,7 @@ import {
   type NextFunction,
 } from "../../pipeline/composer.ts";
 import type { BotContext } from "../../pipeline/context.ts";
+import type { AnyEvent } from "../../wire/events.ts";
 import { BotSetupError } from "../setup-error.ts";
 import { type ArgShape, type Command, type CommandOptions, checkCommand, fullName } from "./command-spec.ts";
 import {
@@ -130,7 +131,7 @@ export class CommandRouter {
   readonly middleware: Middleware<BotContext<unknown>> = (ctx, next) => {
     // An event that failed its schema is not read as a command.
     if (ctx.event.type !== "message" || ctx.eventIssue !== undefined) return next();
-    const call = this.#invocation(ctx);
+    const call = this.#invocation(ctx.event, ctx.bot);
     if (call === undefined) return next();
     const command = this.#byName.get(call.word.toLowerCase());
     if (command) return this.#run(command, ctx as Ctx, call);
@@ -138,15 +139,25 @@ export class CommandRouter {
     return this.#unknown(ctx, next, call);
   };
 
-  #invocation(ctx: BotContext<unknown>): Invocation | undefined {
-    const via = addressOf(ctx.event, ctx.bot);
+  /**
+   * The name of the command `event` runs, if it is a message naming one (a dialog's prompt lets
+   * some run while it waits).
+   */
+  named(event: AnyEvent, bot: SelfRef): string | undefined {
+    if (event.type !== "message") return undefined;
+    const call = this.#invocation(event, bot);
+    return call && this.#byName.get(call.word.toLowerCase())?.name;
+  }
+
+  #invocation(event: AnyEvent, bot: SelfRef): Invocation | undefined {
+    const via = addressOf(event, bot);
     const prefix = this.#prefix;
     let text: string;
     if (via !== undefined) {
-      text = textOf(ctx.event, ctx.bot);
+      text = textOf(event, bot);
       if (prefix !== "" && text.startsWith(prefix)) text = text.slice(prefix.length);
     } else {
-      const content = (ctx.event as { message: { content: string } }).message.content.trimStart();
+      const content = (event as { message: { content: string } }).message.content.trimStart();
       if (prefix === "" || !content.startsWith(prefix)) return undefined;
       text = content.slice(prefix.length);
     }

@@ -124,3 +124,21 @@ export interface Candidate {
   /** Epoch seconds, the server's stamp. */
   timestamp: number;
 }
+
+/**
+ * The ids of the dialogs a process saw end, the newest few thousand: a run still in flight asks
+ * them nothing more (beyond them, the store's header refuses).
+ */
+export class RecentlyEnded {
+  static readonly KEPT = 10_000;
+  readonly #ids = new Set<string>();
+
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+
+  add(id: string): void {
+    this.#ids.add(id);
+    if (this.#ids.size > RecentlyEnded.KEPT) this.#ids.delete(this.#ids.values().next().value as string);
+  }
+}

@@ -31,9 +31,20 @@ export type LogEntry =
       from?: WaitFrom;
       /** Emoji name → choice: a reaction on the question answers with that choice. */
       react?: Record<string, string>;
+      /** The number of effects the dialog had made before this question's send (a rewind's mark). */
+      q?: number;
+      /** The word that asks the previous question again (absent at the first, or when off). */
+      back?: string;
+      /** The bot's commands that run while the question waits: all (true), none (false); absent: `help`. */
+      cmd?: boolean;
     }
   /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
   | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
+  /**
+   * The person said the back word at step `step`: the question before it is asked again and its
+   * answer replaced. The fold rewinds to just before that question's send.
+   */
+  | { t: "back"; step: number; msg: number; text: string; ts: number }
   /** The deadline of step `step` passed before an answer. */
   | { t: "late"; step: number; at: number }
   /** The dialog is over: every later append is refused. */
@@ -70,6 +81,8 @@ export interface DialogStep {
   answers: DialogAnswer[];
   /** The deadline passed before an answer the run could use. */
   timedOut?: true;
+  /** Where a rewind to this step cuts the record: its values and effects before the question. */
+  mark?: { values: number; effects: number };
 }
 
 /** The header every dialog keeps beside its log: what a start reads (never the logs). */
@@ -106,6 +119,10 @@ export interface DialogHead {
   from?: WaitFrom;
   /** Emoji name → choice, when a reaction on the waiting question answers it. */
   react?: Record<string, string>;
+  /** The waiting question's back word (see the `back` entry). */
+  back?: string;
+  /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
+  cmd?: boolean;
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** The last append, hashed: a retry of it after a lost reply finds it made. */
@@ -123,6 +140,8 @@ export interface DialogRecord extends DialogHead {
   names: (string | undefined)[];
   /** The effect records the dialog's runs made (sends, bookings), in order. */
   effects: JsonValue[];
+  /** Rewinds (`back`) so far: the effects made after one are numbered apart from the rewound ones. */
+  rewinds: number;
 }
 
 /** The step a waiting record waits at. */
@@ -139,7 +158,15 @@ export function asHead(value: JsonValue | undefined): DialogHead | undefined {
 
 /** Fold `entries` (the whole log, in order) over `head` into the record a run replays. */
 export function foldLog(head: DialogHead, entries: readonly LogEntry[]): DialogRecord {
-  const record: DialogRecord = { ...head, origin: null, steps: [], values: [], names: [], effects: [] };
+  const record: DialogRecord = {
+    ...head,
+    origin: null,
+    steps: [],
+    values: [],
+    names: [],
+    effects: [],
+    rewinds: 0,
+  };
   for (const e of entries) apply(record, e);
   return record;
 }
@@ -161,9 +188,16 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       const step = record.steps[e.step];
       const asked = { asked: e.msg, askedAt: e.at, deadline: e.deadline };
       if (step) Object.assign(step, asked);
-      else record.steps[e.step] = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
+      else {
+        const made: DialogStep = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
+        if (e.q !== undefined) made.mark = { values: record.values.length, effects: e.q };
+        record.steps[e.step] = made;
+      }
       break;
     }
+    case "back":
+      rewind(record, e);
+      break;
     case "ans": {
       const answer: DialogAnswer = { id: e.msg, text: e.text, timestamp: e.ts };
       if (e.by !== undefined) answer.by = e.name === undefined ? { id: e.by } : { id: e.by, name: e.name };
@@ -181,6 +215,24 @@ export function apply(record: DialogRecord, e: LogEntry): void {
   }
 }
 
+/**
+ * A `back` at step `e.step`: the record as it was just before the previous question was sent, so
+ * that the replay asks it again and goes on from its new answer. Without a mark (a question kept
+ * by an older version), the word is an ordinary answer.
+ */
+function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
+  const mark = record.steps[e.step - 1]?.mark;
+  if (mark === undefined) {
+    record.steps[e.step]?.answers.push({ id: e.msg, text: e.text, timestamp: e.ts });
+    return;
+  }
+  record.steps.length = e.step - 1;
+  record.values.length = mark.values;
+  record.names.length = Math.min(record.names.length, mark.values);
+  record.effects.length = mark.effects;
+  record.rewinds++;
+}
+
 /** The header after `entries` were appended to the log whose header is `head`. */
 export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes: number): DialogHead {
   const next = headOf(head);
@@ -194,7 +246,11 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       else next.from = e.from;
       if (e.react === undefined) delete next.react;
       else next.react = e.react;
-    } else if (e.t === "ans") {
+      if (e.back === undefined) delete next.back;
+      else next.back = e.back;
+      if (e.cmd === undefined) delete next.cmd;
+      else next.cmd = e.cmd;
+    } else if (e.t === "ans" || e.t === "back") {
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
     } else if (e.t === "late") next.waiting = false;
@@ -225,6 +281,8 @@ const HEAD_FIELDS = [
   "answered",
   "from",
   "react",
+  "back",
+  "cmd",
   "ended",
   "last",
 ] as const satisfies readonly (keyof DialogHead)[];

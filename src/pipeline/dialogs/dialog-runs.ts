@@ -11,8 +11,8 @@
  * conversation waits: later messages there are matched only after it.
  */
 import type { Logger } from "pino";
-import { isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
-import { textOf } from "../addressed.ts";
+import { type AnyEvent, isTypedEvent, reviveEvent, type ServerEvent } from "../../wire/events.ts";
+import { type SelfRef, textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
@@ -36,12 +36,18 @@ export interface TurnRunner {
   duplicate(): void;
 }
 
+/** The bot's commands, as far as a waiting prompt asks: which one a message runs, if any. */
+export interface CommandNames {
+  named(event: AnyEvent, bot: SelfRef): string | undefined;
+}
+
 export interface DialogEngineParts {
   dialogs: Dialogs;
   queue: ConversationQueue;
   contexts: BotContexts;
   log: Logger;
   runs: TurnRunner;
+  commands?: CommandNames | undefined;
 }
 
 export class DialogEngine {
@@ -109,13 +115,25 @@ export class DialogEngine {
       this.#record(control, found.late, () => dialogs.timeOut(found.late), { after: incoming });
       return undefined;
     }
-    const text = textOf(event as ServerEvent, this.#o.contexts.self ?? { userId: -1 });
+    const self = this.#o.contexts.self ?? { userId: -1 };
+    const { entry } = found;
+    if (this.#escapes(entry.head, event, self)) {
+      // A command the question lets run while it waits: an ordinary message, the question waiting still.
+      dialogs.unmatch(entry);
+      return runs.run(control, incoming);
+    }
+    const text = textOf(event as ServerEvent, self);
     const by = { id: message.sender_id, name: message.sender_full_name };
-    this.#record(control, found.entry, () => dialogs.answer(found.entry, message, text, by), {
-      answer: incoming,
-    });
+    const back = entry.head.back !== undefined && text.toLowerCase() === entry.head.back.toLowerCase();
+    this.#record(control, entry, () => dialogs.answer(entry, message, text, by, back), { answer: incoming });
     return undefined;
   };
+
+  /** Whether `event` runs a command the question `head` waits at lets through (by default `help`). */
+  #escapes(head: DialogHead, event: AnyEvent, self: SelfRef): boolean {
+    const word = this.#o.commands?.named(event, self);
+    return word !== undefined && (head.cmd ?? word === "help");
+  }
 
   /** A reaction: the answer of the question it is on (see dialog-reactions.ts), or an ordinary event. */
   #reaction(control: TaskControl, incoming: Incoming): unknown {

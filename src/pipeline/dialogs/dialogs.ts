@@ -21,6 +21,7 @@ import {
   type DialogView,
   type Match,
   oldest,
+  RecentlyEnded,
   settle,
   viewOf,
 } from "./dialog-entry.ts";
@@ -49,9 +50,6 @@ export interface DialogsOptions {
   inGroup?: GroupCheck;
 }
 
-/** How many ended dialogs a process remembers as ended (beyond them, the store's header refuses). */
-const ENDED_KEPT = 10_000;
-
 /** What the dialogs tell the engine: a deadline passed, a started dialog is ready to run. */
 export interface DialogSignals {
   due(id: string, conversation: string): void;
@@ -67,7 +65,7 @@ export class Dialogs {
   #places: DialogPlaces | undefined;
   readonly #byId = new Map<string, DialogEntry>();
   /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
-  #ended = new Set<string>();
+  #ended = new RecentlyEnded();
   #on: DialogSignals | undefined;
   readonly #deadlines: DeadlineTimer;
 
@@ -119,7 +117,7 @@ export class Dialogs {
     this.#byId.clear();
     this.#places = undefined;
     this.#on = undefined;
-    this.#ended = new Set();
+    this.#ended = new RecentlyEnded();
   }
 
   /** What `message`, from `userId` in `conversation`, is to the dialogs there. */
@@ -170,17 +168,19 @@ export class Dialogs {
   }
 
   /**
-   * Record `answer` (`text`: what the handler reads) as the answer to the step `entry` waits at;
-   * resolves the dialog's log as its run replays it.
+   * Record `answer` (`text`: what the handler reads) as the answer to the step `entry` waits at
+   * (with `back`: as the word that asks the previous question again); resolves the dialog's log
+   * as its run replays it.
    */
   answer(
     entry: DialogEntry,
     answer: Candidate,
     text: string,
     by?: { id: number; name: string },
-  ): Promise<DialogRecord> {
-    const step = entry.head.step;
-    const added: LogEntry = { t: "ans", step, msg: answer.id, text, ts: answer.timestamp };
+    back = false,
+  ) {
+    const at = { step: entry.head.step, msg: answer.id, text, ts: answer.timestamp };
+    const added: LogEntry = back ? { t: "back", ...at } : { t: "ans", ...at };
     if (by !== undefined && entry.head.from !== undefined) Object.assign(added, { by: by.id, name: by.name });
     return this.#add(entry, added);
   }
@@ -363,7 +363,6 @@ export class Dialogs {
     if (entry) this.#forget(entry);
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
     this.#ended.add(id);
-    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value as string);
     return true;
   }
 

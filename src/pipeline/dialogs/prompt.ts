@@ -5,7 +5,6 @@
  * the record (turn.ts), which hands the recorded answers back until the code asks past them.
  */
 import { createHash } from "node:crypto";
-import { parseDuration } from "../../config/schema-fields.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
@@ -13,110 +12,28 @@ import type { Message } from "../../wire/records.ts";
 import type { Sender, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
 import { failpoint } from "../failpoints.ts";
-import {
-  type AnswerFrom,
-  checkChoices,
-  choiceOf,
-  choicesOf,
-  type WaitFrom,
-  waitFrom,
-  withChoices,
-} from "./ask-options.ts";
+import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { ANYONE } from "./dialog-places.ts";
 import { type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
 import { V1_STEP } from "./dialog-v1.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from "./prompt-error.ts";
+import {
+  cancelOf,
+  DEFAULT_TRIES,
+  escapesOf,
+  GAVE_UP_TEXT,
+  type PromptAnswer,
+  type PromptOptions,
+  parseAnswer,
+  REFUSED_TEXT,
+  timeoutOf,
+} from "./prompt-options.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
-/** What a prompt's schema must offer (a zod schema does). */
-export interface AnswerSchema<T> {
-  safeParse(
-    value: unknown,
-  ): { success: true; data: T } | { success: false; error: { issues: readonly { message: string }[] } };
-}
-
-/** The options of `ctx.prompt(text, options)`: how long to wait, how to parse the answer, the cancel word. */
-export interface PromptOptions<T = string> {
-  /**
-   * The step's identity across changes of the bot's code. With an `id`, a reworded question goes
-   * on (a dialog waiting at it is asked the new text); without one, a step is its position and
-   * its text, and a dialog waiting at a changed question is stopped, its person told.
-   */
-  id?: string;
-  /**
-   * How long to wait: ms, or a duration such as `"90s"`, `"10m"`, `"3d"`. Default `"1h"`; at least
-   * 1 s, at most 30 days. Kept across restarts: a deadline that passed while the bot was down
-   * ends the prompt at its next start.
-   */
-  timeout?: number | string;
-  /** Parses the answer's text (e.g. `z.enum(["small", "large"])`, `z.coerce.number().int()`). */
-  schema?: AnswerSchema<T>;
-  /** Answers the schema may refuse, each asked again with the reason, before `PROMPT_INVALID`. Default 3. */
-  tries?: number;
-  /**
-   * The word that ends the dialog (compared without case), and what the bot then says; `false`:
-   * none. Default `"cancel"`, answered with {@link CANCELLED_REPLY}.
-   */
-  cancel?: string | false | { word: string; reply: string };
-  /** What the prompt says on its own (see {@link PromptTexts}). */
-  texts?: PromptTexts;
-  /**
-   * Who may answer, when not the person the dialog is with: a user id, a list of ids, or the
-   * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`).
-   * The answer is the first message after the question in this conversation from one of them;
-   * others' messages there are ordinary messages. One such question waits per conversation.
-   */
-  from?: AnswerFrom;
-  /** With `from`: never these user ids (e.g. the person who asked for the approval). */
-  except?: readonly number[];
-  /**
-   * The answers the question takes, listed under it numbered: an answer is one of them (without
-   * case) or its number, and `value` is the choice. As value → emoji name (`{ approve: "check" }`)
-   * the bot also reacts to its question with each emoji, and a reaction there by a person who may
-   * answer is the answer. Not with `schema`.
-   */
-  choices?: readonly T[] | Readonly<Record<T & string, string>>;
-}
-
-/**
- * What a prompt says on its own. `{reason}` is the schema's reason, `{question}` the question,
- * `{tries}` the tries allowed.
- */
-export interface PromptTexts {
-  /** An answer the schema refused, asked again. Default {@link REFUSED_TEXT}. */
-  refused?: string;
-  /** The last try refused, before `PROMPT_INVALID` reaches the handler. Default {@link GAVE_UP_TEXT}. */
-  gaveUp?: string;
-  /**
-   * A dialog waiting at this step was begun by code that asked otherwise (another kind,
-   * schema or, without an `id`, text): it is stopped and the person told this. Default
-   * {@link CHANGED_NOTE}.
-   */
-  changed?: string;
-}
-
-/** What a prompt resolves with: the sender's next message in the conversation, parsed. */
-export interface PromptAnswer<T = string> {
-  /** The answer's content without the bot's mention, trimmed. */
-  text: string;
-  /** The schema's result (with no schema, the text). */
-  value: T;
-  /** The answer's message: its id and the server's timestamp (epoch seconds). */
-  message: { id: number; timestamp: number };
-  /** Who answered: the dialog's person, or one of `from`. */
-  by: { id: number; name?: string };
-}
-
-const PROMPT_DEFAULT_TIMEOUT_MS = 3_600_000;
-const PROMPT_MIN_TIMEOUT_MS = 1_000;
-const PROMPT_MAX_TIMEOUT_MS = 30 * 86_400_000;
-const DEFAULT_TRIES = 3;
-const DEFAULT_CANCEL = "cancel";
-export const CANCELLED_REPLY = "Cancelled. Start again any time.";
-export const REFUSED_TEXT = "I could not use that: {reason}. {question}";
-export const GAVE_UP_TEXT = "That makes {tries} answers I could not use ({reason}).";
+export type { AnswerSchema, PromptAnswer, PromptOptions, PromptTexts } from "./prompt-options.ts";
+export { CANCELLED_REPLY, timeoutOf } from "./prompt-options.ts";
 
 /** What a prompt reads of its context. */
 export interface PromptContext {
@@ -154,6 +71,7 @@ export async function prompt<T>(
   if (choices !== undefined && options.schema !== undefined)
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): give `choices` or `schema`, not both.");
   const from = waitFrom(options.from, options.except);
+  const escapes = escapesOf(options, turn.step);
   text = withChoices(text, choices, emoji);
   const step = turn.nextStep();
   const id = options.id ?? `#${step + 1}`;
@@ -176,7 +94,7 @@ export async function prompt<T>(
     // before the log is kept (a slow store, past the handler timeout), waits for it.
     if (fresh) dialogs.asking(head);
     try {
-      const asked = { step, id, fp, text, ...(from && { from }), ...(emoji && { react: emoji }) };
+      const asked = { step, id, fp, text, ...(from && { from }), ...(emoji && { react: emoji }), ...escapes };
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
         : [];
@@ -229,7 +147,15 @@ export async function prompt<T>(
     ctx,
     record!,
     [],
-    { step, id, fp, text: recorded.question, ...(from && { from }), ...(emoji && { react: emoji }) },
+    {
+      step,
+      id,
+      fp,
+      text: recorded.question,
+      ...(from && { from }),
+      ...(emoji && { react: emoji }),
+      ...escapes,
+    },
     now() + timeoutMs,
     now,
     false,
@@ -253,6 +179,8 @@ async function ask<T>(
     text: string;
     from?: WaitFrom;
     react?: Record<string, string>;
+    back?: string;
+    cmd?: boolean;
   },
   deadline: number,
   now: () => number,
@@ -260,6 +188,8 @@ async function ask<T>(
 ): Promise<T> {
   // An end asked for meanwhile (an operator's): no question goes out.
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
+  // Where a `back` to this question cuts the record: before its send.
+  const q = send ? { q: ctx.made().length } : {};
   const sent = send ? await ctx.reply(asked.text, `ask:${asked.id}`) : undefined;
   if (send) failpoint("question-sent");
   // The choices' emoji on the question, as buttons (one already there is no failure).
@@ -272,7 +202,7 @@ async function ask<T>(
   const origin = (ctx.event as { message?: { id: number } }).message?.id ?? null;
   // A question answered in a webhook's response has no id yet: it follows the message that asked.
   const msg = sent !== undefined && sent.id > 0 ? sent.id : (head.asked ?? origin);
-  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline };
+  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline, ...q };
   const entries = [...start, ...turn.newValues(), ...effects, question];
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.
@@ -345,35 +275,4 @@ function fingerprint(
     asked.push(JSON.stringify([from, options.choices]));
   const parts = JSON.stringify(["prompt", id, text ?? null, shape, ...asked]);
   return createHash("sha256").update(parts).digest("base64url").slice(0, 16);
-}
-
-function parseAnswer<T>(
-  schema: AnswerSchema<T> | undefined,
-  text: string,
-): { ok: true; value: T | string } | { ok: false; reason: string } {
-  if (schema === undefined) return { ok: true, value: text };
-  const result = schema.safeParse(text);
-  if (result.success) return { ok: true, value: result.data };
-  const reason = result.error.issues[0]?.message ?? "not an answer this question takes";
-  return { ok: false, reason: reason.replace(/\.$/, "") };
-}
-
-function cancelOf(option: PromptOptions<unknown>["cancel"]): { word: string; reply: string } | undefined {
-  if (option === false) return undefined;
-  if (option === undefined || typeof option === "string")
-    return { word: option ?? DEFAULT_CANCEL, reply: CANCELLED_REPLY };
-  return option;
-}
-
-/** A prompt's `timeout` option in ms. */
-export function timeoutOf(value: number | string | undefined): number {
-  if (value === undefined) return PROMPT_DEFAULT_TIMEOUT_MS;
-  const ms = parseDuration(value);
-  if (ms === undefined || ms < PROMPT_MIN_TIMEOUT_MS || ms > PROMPT_MAX_TIMEOUT_MS) {
-    throw new BothostError(
-      "PROMPT_OPTIONS",
-      `ctx.prompt(): timeout must be between 1s and 30d (ms, or a duration such as "10m" or "3d"), got ${JSON.stringify(value)}.`,
-    );
-  }
-  return ms;
 }

@@ -1,0 +1,152 @@
+/**
+ * The options of `ctx.prompt(text, options)`, what it resolves with, and how each option is read
+ * and checked (a mistake is `PROMPT_OPTIONS`, naming the option).
+ */
+import { parseDuration } from "../../config/schema-fields.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
+import type { AnswerFrom } from "./ask-options.ts";
+
+/** What a prompt's schema must offer (a zod schema does). */
+export interface AnswerSchema<T> {
+  safeParse(
+    value: unknown,
+  ): { success: true; data: T } | { success: false; error: { issues: readonly { message: string }[] } };
+}
+
+/** The options of `ctx.prompt(text, options)`: how long to wait, how to parse the answer, the cancel word. */
+export interface PromptOptions<T = string> {
+  /**
+   * The step's identity across changes of the bot's code. With an `id`, a reworded question goes
+   * on (a dialog waiting at it is asked the new text); without one, a step is its position and
+   * its text, and a dialog waiting at a changed question is stopped, its person told.
+   */
+  id?: string;
+  /**
+   * How long to wait: ms, or a duration such as `"90s"`, `"10m"`, `"3d"`. Default `"1h"`; at least
+   * 1 s, at most 30 days. Kept across restarts: a deadline that passed while the bot was down
+   * ends the prompt at its next start.
+   */
+  timeout?: number | string;
+  /** Parses the answer's text (e.g. `z.enum(["small", "large"])`, `z.coerce.number().int()`). */
+  schema?: AnswerSchema<T>;
+  /** Answers the schema may refuse, each asked again with the reason, before `PROMPT_INVALID`. Default 3. */
+  tries?: number;
+  /**
+   * The word that ends the dialog (compared without case), and what the bot then says; `false`:
+   * none. Default `"cancel"`, answered with {@link CANCELLED_REPLY}.
+   */
+  cancel?: string | false | { word: string; reply: string };
+  /**
+   * The word (compared without case) that asks the previous question again, its new answer
+   * replacing the old; `false`: none. Default `"back"`. At a dialog's first question it is an
+   * ordinary answer. Effects the handler made after the previous question are made again.
+   */
+  back?: string | false;
+  /**
+   * The bot's commands that run while the question waits, the question still waiting: `true`
+   * every command, `false` none. By default only `help` (when the bot has commands).
+   */
+  commands?: boolean;
+  /** What the prompt says on its own (see {@link PromptTexts}). */
+  texts?: PromptTexts;
+  /**
+   * Who may answer, when not the person the dialog is with: a user id, a list of ids, or the
+   * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`).
+   * The answer is the first message after the question in this conversation from one of them;
+   * others' messages there are ordinary messages. One such question waits per conversation.
+   */
+  from?: AnswerFrom;
+  /** With `from`: never these user ids (e.g. the person who asked for the approval). */
+  except?: readonly number[];
+  /**
+   * The answers the question takes, listed under it numbered: an answer is one of them (without
+   * case) or its number, and `value` is the choice. As value → emoji name (`{ approve: "check" }`)
+   * the bot also reacts to its question with each emoji, and a reaction there by a person who may
+   * answer is the answer. Not with `schema`.
+   */
+  choices?: readonly T[] | Readonly<Record<T & string, string>>;
+}
+
+/**
+ * What a prompt says on its own. `{reason}` is the schema's reason, `{question}` the question,
+ * `{tries}` the tries allowed.
+ */
+export interface PromptTexts {
+  /** An answer the schema refused, asked again. Default {@link REFUSED_TEXT}. */
+  refused?: string;
+  /** The last try refused, before `PROMPT_INVALID` reaches the handler. Default {@link GAVE_UP_TEXT}. */
+  gaveUp?: string;
+  /**
+   * A dialog waiting at this step was begun by code that asked otherwise (another kind,
+   * schema or, without an `id`, text): it is stopped and the person told this. Default
+   * {@link CHANGED_NOTE}.
+   */
+  changed?: string;
+}
+
+/** What a prompt resolves with: the sender's next message in the conversation, parsed. */
+export interface PromptAnswer<T = string> {
+  /** The answer's content without the bot's mention, trimmed. */
+  text: string;
+  /** The schema's result (with no schema, the text). */
+  value: T;
+  /** The answer's message: its id and the server's timestamp (epoch seconds). */
+  message: { id: number; timestamp: number };
+  /** Who answered: the dialog's person, or one of `from`. */
+  by: { id: number; name?: string };
+}
+
+const PROMPT_DEFAULT_TIMEOUT_MS = 3_600_000;
+const PROMPT_MIN_TIMEOUT_MS = 1_000;
+const PROMPT_MAX_TIMEOUT_MS = 30 * 86_400_000;
+export const DEFAULT_TRIES = 3;
+const DEFAULT_CANCEL = "cancel";
+export const CANCELLED_REPLY = "Cancelled. Start again any time.";
+export const REFUSED_TEXT = "I could not use that: {reason}. {question}";
+export const GAVE_UP_TEXT = "That makes {tries} answers I could not use ({reason}).";
+
+export function parseAnswer<T>(
+  schema: AnswerSchema<T> | undefined,
+  text: string,
+): { ok: true; value: T | string } | { ok: false; reason: string } {
+  if (schema === undefined) return { ok: true, value: text };
+  const result = schema.safeParse(text);
+  if (result.success) return { ok: true, value: result.data };
+  const reason = result.error.issues[0]?.message ?? "not an answer this question takes";
+  return { ok: false, reason: reason.replace(/\.$/, "") };
+}
+
+export function cancelOf(
+  option: PromptOptions<unknown>["cancel"],
+): { word: string; reply: string } | undefined {
+  if (option === false) return undefined;
+  if (option === undefined || typeof option === "string")
+    return { word: option ?? DEFAULT_CANCEL, reply: CANCELLED_REPLY };
+  return option;
+}
+
+/** The `back` and `commands` options as a question's log entry keeps them (`step`: from 0). */
+export function escapesOf(options: PromptOptions<unknown>, step: number): { back?: string; cmd?: boolean } {
+  const { back = "back", commands } = options;
+  if (back !== false && (typeof back !== "string" || back.trim() === ""))
+    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `back` must be a word or false.");
+  if (commands !== undefined && typeof commands !== "boolean")
+    throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `commands` must be true or false.");
+  return {
+    ...(back !== false && step > 0 && { back: back.trim() }),
+    ...(commands !== undefined && { cmd: commands }),
+  };
+}
+
+/** A prompt's `timeout` option in ms. */
+export function timeoutOf(value: number | string | undefined): number {
+  if (value === undefined) return PROMPT_DEFAULT_TIMEOUT_MS;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms < PROMPT_MIN_TIMEOUT_MS || ms > PROMPT_MAX_TIMEOUT_MS) {
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      `ctx.prompt(): timeout must be between 1s and 30d (ms, or a duration such as "10m" or "3d"), got ${JSON.stringify(value)}.`,
+    );
+  }
+  return ms;
+}
