@@ -15,6 +15,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
 import { EffectRecords } from "../effects/effect-records.ts";
+import { roleName } from "../effects/users/roles.ts";
 import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
 import { QueueSource, type QueueSourceOptions } from "../events/queue-source.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
@@ -180,7 +181,10 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     clock,
     log,
     persist: o.mode !== "backtest" && !o.captured,
-    inGroup: (group, userId) => services.groups.has(group, userId),
+    members: {
+      inGroup: (group, userId) => services.groups.has(group, userId),
+      roleOf: (userId) => roleName(services.users.peek(userId)?.role),
+    },
   });
   const contexts = new BotContexts({
     name,

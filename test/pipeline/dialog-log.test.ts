@@ -5,6 +5,7 @@
  * On a memory store and a manual clock: nothing here waits for time to pass.
  */
 import { expect, it } from "vitest";
+import type { RoleName } from "../../src/effects/users/roles.ts";
 import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
 import { DialogEnded, LogMoved } from "../../src/pipeline/dialogs/dialog-log.ts";
 import { newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
@@ -270,7 +271,8 @@ it("a log kept one key per entry (as first written) is read, and appended to, in
 
 it("a question others may answer: taken from an allowed person only, who is recorded; one per conversation", async () => {
   const rm = new Set([7, 9]);
-  const dialogs = memoryDialogs(new ManualClock(T0), new MemoryStore(), (g, id) => g === "rm" && rm.has(id));
+  const inGroup = (g: string, id: number) => g === "rm" && rm.has(id);
+  const dialogs = memoryDialogs(new ManualClock(T0), new MemoryStore(), { inGroup });
   const channel = "channel:9:deploys";
   const head = newHead({
     id: "100",
@@ -295,6 +297,31 @@ it("a question others may answer: taken from an allowed person only, who is reco
   expect(dialogs.busy(channel, 0, "200")).toBe(true);
 });
 
+it("a question for a role: taken from a person with that role or a more privileged one, as the users cache knows them", async () => {
+  const roles = new Map<number, RoleName>([
+    [7, "member"],
+    [8, "moderator"],
+    [9, "owner"],
+  ]);
+  const dialogs = memoryDialogs(new ManualClock(T0), new MemoryStore(), { roleOf: (id) => roles.get(id) });
+  const channel = "channel:9:reports";
+  const head = newHead({
+    id: "100",
+    userId: 7,
+    userName: "Rae",
+    conversation: channel,
+    where: "#mods > reports",
+    startedAt: T0,
+  });
+  const question = { ...asked(0, 101, T0, T0 + 60_000), from: { role: "moderator" as const } };
+  await dialogs.append(head, [{ t: "start", origin: { id: 100 }, at: T0 }, question], true);
+  expect(dialogs.list()).toMatchObject([{ awaiting: "a moderator or above" }]);
+  // A member, and someone the users cache does not know: ordinary messages.
+  expect(dialogs.match(channel, 7, msg(102))).toBeUndefined();
+  expect(dialogs.match(channel, 12, msg(103))).toBeUndefined();
+  expect(dialogs.match(channel, 9, msg(104))).toMatchObject({ entry: { id: "100" } });
+});
+
 /** A memory store whose next batch is applied and then answered with an error, as a lost reply. */
 class LosingStore extends MemoryStore {
   loseNext = false;
@@ -317,12 +344,14 @@ it("a prompt's from and except are checked, naming what is wrong", async () => {
   const { waitFrom } = await import("../../src/pipeline/dialogs/ask-options.ts");
   expect(waitFrom(7, [3])).toEqual({ ids: [7], except: [3] });
   expect(waitFrom({ group: "rm" }, undefined)).toEqual({ group: "rm" });
+  expect(waitFrom({ role: "admin" }, [3])).toEqual({ role: "admin", except: [3] });
   for (const [from, except, message] of [
     [
       { group: " " },
       undefined,
-      "`from` must be a user id, a list of user ids, or { group: name } with a name.",
+      "`from` must be a user id, a list of user ids, { group: name } with a name, or { role } with one of owner, admin, moderator, member, guest.",
     ],
+    [{ role: "boss" }, undefined, "or { role } with one of"],
     [[7, -1], undefined, "`from` must be a user id"],
     [7, ["rae"], "`except` must be a list of user ids."],
     [undefined, [3], "`except` needs `from`"],

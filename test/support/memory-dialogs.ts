@@ -1,5 +1,6 @@
 /** A bot's dialogs on a memory store, for tests of the dialogs' index, log and timers. */
 import pino from "pino";
+import { type Membership, NOBODY_KNOWN } from "../../src/pipeline/dialogs/ask-options.ts";
 import type { DialogHead, LogEntry } from "../../src/pipeline/dialogs/dialog-record.ts";
 import { newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
 import { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
@@ -9,10 +10,10 @@ import type { Clock } from "../../src/time/clock.ts";
 export function memoryDialogs(
   clock: Clock,
   store = new MemoryStore(),
-  inGroup?: (group: string, userId: number) => boolean,
+  members?: Partial<Membership>,
 ): Dialogs {
   return new Dialogs({
-    ...(inGroup && { inGroup }),
+    ...(members && { members: { ...NOBODY_KNOWN, ...members } }),
     store: store.namespace("dialogs"),
     commit: async () => {},
     clock,

@@ -2,21 +2,32 @@
  * Who may answer a prompt (`from`, `except`) and the answers it takes (`choices`): kept with the
  * question in the dialog's log, so that a replay and a restart mean the same.
  */
+import { isAtLeast, ROLE_NAMES, type RoleName } from "../../effects/users/roles.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 
 /** Who may answer, as the prompt's options say it. */
-export type AnswerFrom = number | readonly number[] | { group: string };
+export type AnswerFrom = number | readonly number[] | { group: string } | { role: RoleName };
 
 /** Who may answer, as a question's log entry keeps it (a type, not an interface: it is JSON). */
 export type WaitFrom = {
   ids?: number[];
   group?: string;
+  /** This role or a more privileged one. */
+  role?: RoleName;
   /** Never these (e.g. the requester). */
   except?: number[];
 };
 
-/** Whether a group has a member: the bot's group cache (`bot.track("groups")`). */
-export type GroupCheck = (group: string, userId: number) => boolean;
+/** What the bot knows of people, to tell who may answer: its group and users caches. */
+export interface Membership {
+  /** Whether a group has a member (`bot.track("groups")`). */
+  inGroup(group: string, userId: number): boolean;
+  /** A person's role, when the users cache knows them (`bot.track("users")`). */
+  roleOf(userId: number): RoleName | undefined;
+}
+
+/** Knows nobody: only ids name who may answer. */
+export const NOBODY_KNOWN: Membership = { inGroup: () => false, roleOf: () => undefined };
 
 /** `from` and `except` as the log keeps them; undefined when only the asker may answer. */
 export function waitFrom(
@@ -31,15 +42,15 @@ export function waitFrom(
   const out: WaitFrom = {};
   if (typeof from === "number") out.ids = [from];
   else if (Array.isArray(from)) out.ids = [...(from as readonly number[])];
-  else if (
-    typeof (from as { group?: unknown }).group === "string" &&
-    (from as { group: string }).group.trim()
-  )
-    out.group = (from as { group: string }).group;
-  if ((out.ids === undefined && out.group === undefined) || !(out.ids ?? []).every(isUserId))
+  else {
+    const { group, role } = from as { group?: unknown; role?: unknown };
+    if (typeof group === "string" && group.trim()) out.group = group;
+    else if (ROLE_NAMES.includes(role as RoleName)) out.role = role as RoleName;
+  }
+  if (Object.keys(out).length === 0 || !(out.ids ?? []).every(isUserId))
     throw new BothostError(
       "PROMPT_OPTIONS",
-      "ctx.prompt(): `from` must be a user id, a list of user ids, or { group: name } with a name.",
+      `ctx.prompt(): \`from\` must be a user id, a list of user ids, { group: name } with a name, or { role } with one of ${ROLE_NAMES.join(", ")}.`,
     );
   if (except !== undefined && !(Array.isArray(except) && except.every(isUserId)))
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `except` must be a list of user ids.");
@@ -50,16 +61,21 @@ export function waitFrom(
 const isUserId = (id: unknown) => Number.isSafeInteger(id) && (id as number) > 0;
 
 /** Whether `userId` may answer a question waiting for `from`. */
-export function allows(from: WaitFrom, userId: number, inGroup: GroupCheck): boolean {
+export function allows(from: WaitFrom, userId: number, who: Membership): boolean {
   if (from.except?.includes(userId)) return false;
   if (from.ids?.includes(userId)) return true;
-  return from.group !== undefined && inGroup(from.group, userId);
+  if (from.role !== undefined) return isAtLeast(who.roleOf(userId), from.role);
+  return from.group !== undefined && who.inGroup(from.group, userId);
 }
 
-/** Who is awaited, for people and operators: the group's name, or the ids. */
+/** Who is awaited, for people and operators: the group's name, the role, or the ids. */
 export function awaited(from: WaitFrom): string {
   const who =
-    from.group !== undefined ? `a member of ${from.group}` : from.ids!.map((id) => `user ${id}`).join(" or ");
+    from.group !== undefined
+      ? `a member of ${from.group}`
+      : from.role !== undefined
+        ? `a ${from.role} or above`
+        : from.ids!.map((id) => `user ${id}`).join(" or ");
   return from.except?.length ? `${who} (not ${from.except.map((id) => `user ${id}`).join(", ")})` : who;
 }
 

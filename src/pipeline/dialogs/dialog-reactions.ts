@@ -4,7 +4,7 @@
  * answer it, before its deadline. The first such reaction (by event order) is the answer; later
  * ones, and reactions taken off, change nothing.
  */
-import { allows, type GroupCheck } from "./ask-options.ts";
+import { allows, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 
 /**
@@ -14,14 +14,14 @@ import type { DialogEntry } from "./dialog-entry.ts";
 export function reactionAnswer(
   entries: Iterable<DialogEntry>,
   reaction: { messageId: number; userId: number; name: string },
-  inGroup: GroupCheck = () => false,
+  who: Membership,
   now: number,
 ): { entry: DialogEntry; value: string } | undefined {
   for (const entry of entries) {
     const { head } = entry;
     if (head.asked !== reaction.messageId || head.react === undefined) continue;
     const value = head.react[reaction.name];
-    const may = head.from ? allows(head.from, reaction.userId, inGroup) : reaction.userId === head.userId;
+    const may = head.from ? allows(head.from, reaction.userId, who) : reaction.userId === head.userId;
     const open = entry.waiting && !entry.running && entry.ready === undefined && !entry.unread;
     if (value === undefined || !may || !open || now > head.deadline) return undefined;
     entry.waiting = false;

@@ -13,7 +13,7 @@
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
-import { allows, type GroupCheck } from "./ask-options.ts";
+import { allows, type Membership, NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
 import {
   type Candidate,
@@ -46,8 +46,8 @@ export interface DialogsOptions {
   log: Logger;
   /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
   persist: boolean;
-  /** Whether a group has a member (for questions a group may answer); none without it. */
-  inGroup?: GroupCheck;
+  /** Who is in which group, with which role (for questions others may answer); nobody without it. */
+  members?: Membership;
 }
 
 /** What the dialogs tell the engine: a deadline passed, a started dialog is ready to run. */
@@ -147,7 +147,7 @@ export class Dialogs {
     return reactionAnswer(
       this.#byId.values(),
       { messageId, userId, name },
-      this.#o.inGroup,
+      this.#o.members ?? NOBODY_KNOWN,
       this.#o.clock.now(),
     );
   }
@@ -155,8 +155,8 @@ export class Dialogs {
   /** The question waiting in `conversation` for others than its dialog's person, if `userId` may answer it. */
   #openTo(conversation: string, userId: number): DialogEntry | undefined {
     const open = this.#places?.at(conversation, ANYONE);
-    const inGroup = this.#o.inGroup ?? (() => false);
-    return open?.head.from !== undefined && allows(open.head.from, userId, inGroup) ? open : undefined;
+    const who = this.#o.members ?? NOBODY_KNOWN;
+    return open?.head.from !== undefined && allows(open.head.from, userId, who) ? open : undefined;
   }
 
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */

@@ -50,8 +50,9 @@ export interface PromptOptions<T = string> {
   /** What the prompt says on its own (see {@link PromptTexts}). */
   texts?: PromptTexts;
   /**
-   * Who may answer, when not the person the dialog is with: a user id, a list of ids, or the
-   * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`).
+   * Who may answer, when not the person the dialog is with: a user id, a list of ids, the
+   * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`), or
+   * people with a role or a more privileged one (`{ role: "moderator" }`, `bot.track("users")`).
    * The answer is the first message after the question in this conversation from one of them;
    * others' messages there are ordinary messages. One such question waits per conversation.
    */

@@ -1,0 +1,73 @@
+/**
+ * A question for a role (`from: { role }`), against the sandbox over HTTP in a real daemon that
+ * tracks users: a member's message in the topic is ordinary, a moderator's is the answer, and a
+ * person promoted while the question waits may answer (the users cache follows role changes).
+ */
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox, SendAsInput } from "../../src/sandbox/types.ts";
+import { runBot, type TestBot } from "../../src/testing/run-bot.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+
+const MEMBER = "member@sandbox.example";
+const MOD = "mod@sandbox.example";
+const LATER = "later@sandbox.example";
+
+const reports = defineBot({
+  setup(bot) {
+    bot.track("users");
+    bot.command("report", async (ctx) => {
+      const verdict = await ctx.prompt("A moderator decides: keep or remove?", {
+        from: { role: "moderator" },
+        choices: ["keep", "remove"],
+      });
+      await ctx.reply(`${verdict.value}, decided by ${verdict.by.name}.`);
+    });
+    bot.command("ping", (ctx) => ctx.reply("pong"));
+  },
+});
+
+let sandbox: Sandbox;
+let bot: TestBot;
+beforeEach(async () => {
+  const clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: MOD,
+    full_name: "Mo Derator",
+    role: "moderator",
+    channels: ["general"],
+  });
+  sandbox.control.createUser({ email: LATER, full_name: "Lee Later", channels: ["general"] });
+  bot = await runBot(sandbox, { bot: reports, name: "reports", clock });
+});
+afterEach(async () => {
+  await bot.stop();
+  await sandbox.stop();
+});
+
+const topic = (content: string): SendAsInput => ({
+  type: "stream",
+  to: "general",
+  topic: "reports",
+  content,
+});
+
+it("a member's message is ordinary; a moderator's answers, and who answered is said", async () => {
+  await bot.ask(MEMBER, topic("@**reports** report"));
+  expect((await bot.ask(MEMBER, topic("@**reports** ping"))).content).toBe("pong");
+  expect(bot.dialogs()).toMatchObject([{ awaiting: "a moderator or above" }]);
+  expect((await bot.ask(MOD, topic("2"))).content).toBe("remove, decided by Mo Derator.");
+});
+
+it("someone made a moderator while the question waits may answer", async () => {
+  await bot.ask(MEMBER, topic("@**reports** report"));
+  sandbox.control.updateUser(LATER, { role: "moderator" });
+  // Each try is a message of its own: those sent before the bot saw the change are ordinary.
+  await expect
+    .poll(
+      async () => (await bot.ask(LATER, topic("keep"), { timeoutMs: 2_000 }).catch(() => undefined))?.content,
+    )
+    .toBe("keep, decided by Lee Later.");
+});
