@@ -17,13 +17,12 @@ import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedul
 import { findSent } from "../effects/verify-send.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { KV, StateRun } from "../state/kv.ts";
-import type { JsonValue } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
 import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
-import { type PromptOptions, prompt } from "./dialogs/prompt.ts";
+import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./event-fields.ts";
@@ -316,29 +315,9 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 
   get prompt(): BotContext<S>["prompt"] {
-    const clock = this.clock;
-    const view = {
-      event: this.event,
-      bot: this.bot,
-      get sender() {
-        return view.ctx.sender;
-      },
-      get where() {
-        return view.ctx.where;
-      },
-      reply: (text: string, fp?: string) => {
-        if (fp !== undefined) this.effects?.run.label(fp);
-        return this.reply(text) as Promise<{ id: number } | undefined>;
-      },
-      made: () => (this.effects?.run.made ?? []) as unknown as JsonValue[],
-      react: (messageId: number, emoji: string) => this.react(emoji, { messageId }),
-      get signal() {
-        return view.ctx.signal;
-      },
-      ctx: this as LazyEventContext<S>,
-    };
-    return ((text: string, options?: PromptOptions<unknown>) =>
-      prompt(this.#dialogs, this.#turn, () => clock.now(), view, text, options)) as BotContext<S>["prompt"];
+    const [ctx, clock] = [this as unknown as Parameters<typeof promptOf>[0], this.clock];
+    const channels = this.#services?.channels;
+    return promptOf(ctx, this.#dialogs, this.#turn, channels, () => clock.now()) as BotContext<S>["prompt"];
   }
 
   override get now(): BaseContext<S>["now"] {

@@ -6,6 +6,7 @@
  * handler goes on for real only past the last recorded step.
  */
 import type { JsonValue } from "../../state/state-store.ts";
+import type { Where } from "../addressed.ts";
 import type { WaitFrom } from "./ask-options.ts";
 
 /** One entry of a dialog's log. */
@@ -33,6 +34,8 @@ export type LogEntry =
       react?: Record<string, string>;
       /** The number of effects the dialog had made before this question's send (a rewind's mark). */
       q?: number;
+      /** Asked elsewhere than the dialog's own conversation (`where`): the answer is taken there. */
+      in?: AskedIn;
       /** The word that asks the previous question again (absent at the first, or when off). */
       back?: string;
       /** The bot's commands that run while the question waits: all (true), none (false); absent: `help`. */
@@ -49,6 +52,9 @@ export type LogEntry =
   | { t: "late"; step: number; at: number }
   /** The dialog is over: every later append is refused. */
   | { t: "end"; by: EndReason; at: number };
+
+/** A conversation a question was asked in: its key, its name for people, and how to send there. */
+export type AskedIn = { key: string; label: string; to: Where };
 
 /** Who or what ended a dialog. */
 export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
@@ -81,6 +87,8 @@ export interface DialogStep {
   answers: DialogAnswer[];
   /** The deadline passed before an answer the run could use. */
   timedOut?: true;
+  /** Asked elsewhere than the dialog's own conversation: what the prompt says goes there too. */
+  in?: AskedIn;
   /** Where a rewind to this step cuts the record: its values and effects before the question. */
   mark?: { values: number; effects: number };
 }
@@ -119,6 +127,11 @@ export interface DialogHead {
   from?: WaitFrom;
   /** Emoji name → choice, when a reaction on the waiting question answers it. */
   react?: Record<string, string>;
+  /**
+   * The dialog's own conversation and its name, while its waiting question is elsewhere
+   * (`conversation` and `where` are then that question's).
+   */
+  home?: [string, string];
   /** The waiting question's back word (see the `back` entry). */
   back?: string;
   /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
@@ -191,6 +204,7 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       else {
         const made: DialogStep = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
         if (e.q !== undefined) made.mark = { values: record.values.length, effects: e.q };
+        if (e.in !== undefined) made.in = e.in;
         record.steps[e.step] = made;
       }
       break;
@@ -250,6 +264,7 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       else next.back = e.back;
       if (e.cmd === undefined) delete next.cmd;
       else next.cmd = e.cmd;
+      moveTo(next, e.in);
     } else if (e.t === "ans" || e.t === "back") {
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
@@ -260,6 +275,18 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
     }
   }
   return next;
+}
+
+/** `head` waits in the conversation `place` (a question's `where`), or, without one, in its own. */
+function moveTo(head: DialogHead, place: AskedIn | undefined): void {
+  if (place !== undefined) {
+    head.home ??= [head.conversation, head.where];
+    head.conversation = place.key;
+    head.where = place.label;
+  } else if (head.home !== undefined) {
+    [head.conversation, head.where] = head.home;
+    delete head.home;
+  }
 }
 
 /** The fields of a header, in the order they are kept. */
@@ -281,6 +308,7 @@ const HEAD_FIELDS = [
   "answered",
   "from",
   "react",
+  "home",
   "back",
   "cmd",
   "ended",

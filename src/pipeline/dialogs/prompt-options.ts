@@ -5,6 +5,7 @@
 import { parseDuration } from "../../config/schema-fields.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { AnswerFrom } from "./ask-options.ts";
+import type { AskWhere } from "./ask-where.ts";
 
 /** What a prompt's schema must offer (a zod schema does). */
 export interface AnswerSchema<T> {
@@ -57,6 +58,13 @@ export interface PromptOptions<T = string> {
    * others' messages there are ordinary messages. One such question waits per conversation.
    */
   from?: AnswerFrom;
+  /**
+   * The conversation to ask in, when not the dialog's own: a channel and topic
+   * (`{ channel: "releases", topic: "approvals" }`, or a `ctx.where`) or a direct message with
+   * given people (`{ direct: [userId] }`). The answer is taken there; what the prompt says on its
+   * own (a refused answer, the cancel reply) is said there too.
+   */
+  where?: AskWhere;
   /** With `from`: never these user ids (e.g. the person who asked for the approval). */
   except?: readonly number[];
   /**

@@ -9,13 +9,14 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
-import type { Sender, Where } from "../addressed.ts";
+import type { Sender, SendTo, Where } from "../addressed.ts";
 import { conversationKey } from "../conversation-key.ts";
 import { failpoint } from "../failpoints.ts";
 import { checkChoices, choiceOf, choicesOf, type WaitFrom, waitFrom, withChoices } from "./ask-options.ts";
+import { type AskWhere, checkWhere, placeOf } from "./ask-where.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { ANYONE } from "./dialog-places.ts";
-import { type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
+import { type AskedIn, type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
 import { V1_STEP } from "./dialog-v1.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from "./prompt-error.ts";
@@ -43,6 +44,10 @@ export interface PromptContext {
   where: Where | undefined;
   /** Says `text` in the conversation, once; `fp`: what a replay matches the send by. */
   reply(text: string, fp?: string): Promise<{ id: number } | undefined>;
+  /** Says `to.content` elsewhere (a question's `where`), once; `fp`: what a replay matches the send by. */
+  sendTo(to: SendTo, fp?: string): Promise<{ id: number } | undefined>;
+  /** A channel's id by name (the bot's cache). */
+  channelId(name: string): Promise<number>;
   /** Reacts to message `messageId` with emoji `name`. */
   react(messageId: number, name: string): Promise<void>;
   /** The effects made so far by this run, for the log. */
@@ -72,10 +77,11 @@ export async function prompt<T>(
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): give `choices` or `schema`, not both.");
   const from = waitFrom(options.from, options.except);
   const escapes = escapesOf(options, turn.step);
+  const where = options.where === undefined ? undefined : checkWhere(options.where);
   text = withChoices(text, choices, emoji);
   const step = turn.nextStep();
   const id = options.id ?? `#${step + 1}`;
-  const fp = fingerprint(options, id, options.id === undefined ? text : undefined, from);
+  const fp = fingerprint(options, id, options.id === undefined ? text : undefined, from, where);
   const record = turn.record;
   const recorded = record?.steps[step];
   if (recorded === undefined) {
@@ -88,13 +94,26 @@ export async function prompt<T>(
       );
     }
     const fresh = record === undefined;
-    if (from !== undefined && dialogs.busy(head.conversation, ANYONE, head.id))
-      throw new PromptError("PROMPT_PENDING", "another question here waits for an answer from others.");
+    const place = where && (await placeOf(where, ctx.bot.userId, ctx.channelId));
+    const askIn = place?.key ?? head.home?.[0] ?? head.conversation;
+    if (from !== undefined && dialogs.busy(askIn, ANYONE, head.id))
+      throw new PromptError("PROMPT_PENDING", "another question there waits for an answer from others.");
+    if (from === undefined && askIn !== head.conversation && dialogs.busy(askIn, head.userId, head.id))
+      throw new PromptError("PROMPT_PENDING", "another dialog already waits for this person's answer there.");
     // A new dialog is known before its question is sent: the person's answer, should it come
     // before the log is kept (a slow store, past the handler timeout), waits for it.
     if (fresh) dialogs.asking(head);
     try {
-      const asked = { step, id, fp, text, ...(from && { from }), ...(emoji && { react: emoji }), ...escapes };
+      const asked = {
+        step,
+        id,
+        fp,
+        text,
+        ...(from && { from }),
+        ...(emoji && { react: emoji }),
+        ...escapes,
+        ...(place && { in: { key: place.key, label: place.label, to: place.to } }),
+      };
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
         : [];
@@ -112,7 +131,10 @@ export async function prompt<T>(
       options.texts?.changed,
     );
   }
-  await ctx.reply(text, `ask:${id}`);
+  // What the prompt says goes where its question was asked.
+  const said = (words: string, fp?: string) =>
+    recorded.in ? ctx.sendTo({ ...recorded.in.to, content: words }, fp) : ctx.reply(words, fp);
+  await said(text, `ask:${id}`);
   const cancel = cancelOf(options.cancel);
   const say = (template: string, reason: string) =>
     template
@@ -122,7 +144,7 @@ export async function prompt<T>(
   let refused = 0;
   for (const answer of recorded.answers) {
     if (cancel && answer.text.toLowerCase() === cancel.word.toLowerCase()) {
-      await ctx.reply(cancel.reply);
+      await said(cancel.reply);
       throw new PromptError("PROMPT_CANCELLED", "the person cancelled the dialog.");
     }
     const parsed = choices ? choiceOf(choices, answer.text) : parseAnswer(options.schema, answer.text);
@@ -134,10 +156,10 @@ export async function prompt<T>(
         by: answer.by ?? { id: record!.userId, name: record!.userName },
       };
     if (++refused >= tries) {
-      await ctx.reply(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
+      await said(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
       throw new PromptError("PROMPT_INVALID", `${tries} answers were refused: ${parsed.reason}`);
     }
-    await ctx.reply(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
+    await said(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
   }
   if (recorded.timedOut) throw new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`);
   // Every answer so far was refused (and asked again): wait at this step anew.
@@ -155,6 +177,7 @@ export async function prompt<T>(
       ...(from && { from }),
       ...(emoji && { react: emoji }),
       ...escapes,
+      ...(recorded.in && { in: recorded.in }),
     },
     now() + timeoutMs,
     now,
@@ -181,6 +204,7 @@ async function ask<T>(
     react?: Record<string, string>;
     back?: string;
     cmd?: boolean;
+    in?: AskedIn;
   },
   deadline: number,
   now: () => number,
@@ -190,7 +214,11 @@ async function ask<T>(
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
   // Where a `back` to this question cuts the record: before its send.
   const q = send ? { q: ctx.made().length } : {};
-  const sent = send ? await ctx.reply(asked.text, `ask:${asked.id}`) : undefined;
+  const fp = `ask:${asked.id}`;
+  const to = asked.in?.to;
+  const sent = !send
+    ? undefined
+    : await (to ? ctx.sendTo({ ...to, content: asked.text }, fp) : ctx.reply(asked.text, fp));
   if (send) failpoint("question-sent");
   // The choices' emoji on the question, as buttons (one already there is no failure).
   if (send && sent !== undefined && sent.id > 0 && asked.react)
@@ -259,6 +287,7 @@ function fingerprint(
   id: string,
   text: string | undefined,
   from: WaitFrom | undefined,
+  where: AskWhere | undefined,
 ): string {
   const schema = options.schema as { toJSONSchema?(o: object): unknown } | undefined;
   let shape: unknown = schema === undefined ? null : "opaque";
@@ -273,6 +302,7 @@ function fingerprint(
   // fingerprint of a plain prompt is as it was, so that dialogs already waiting go on).
   if (from !== undefined || options.choices !== undefined)
     asked.push(JSON.stringify([from, options.choices]));
+  if (where !== undefined) asked.push(JSON.stringify(where));
   const parts = JSON.stringify(["prompt", id, text ?? null, shape, ...asked]);
   return createHash("sha256").update(parts).digest("base64url").slice(0, 16);
 }

@@ -1,0 +1,66 @@
+/**
+ * Where a prompt asks (`where`): another conversation than the dialog's own, a channel topic or
+ * a direct message with given people. The question is sent there and its answer taken there;
+ * the question's log entry keeps the place, so replays and restarts look for the answer in the
+ * same conversation.
+ */
+import { BothostError } from "../../errors/bothost-error.ts";
+import type { Where } from "../addressed.ts";
+import { channelKey, dmKey } from "../conversation-key.ts";
+
+/** The `where` option: a channel and topic (as `ctx.where` gives them), or people to write to directly. */
+export type AskWhere = { channel: string; channelId?: number; topic: string } | { direct: readonly number[] };
+
+/** A place resolved: its conversation key, its name for people, and how to send there. */
+export interface AskPlace {
+  key: string;
+  label: string;
+  to: Where;
+}
+
+const where = (detail: string) =>
+  new BothostError(
+    "PROMPT_OPTIONS",
+    `ctx.prompt(): \`where\` must be { channel, topic } or { direct: [user ids] }: ${detail}.`,
+  );
+
+/** The `where` option checked (a mistake names what is wrong). */
+export function checkWhere(value: unknown): AskWhere {
+  if (typeof value !== "object" || value === null) throw where(`got ${JSON.stringify(value)}`);
+  const w = value as { channel?: unknown; topic?: unknown; direct?: unknown; channelId?: unknown };
+  if ("direct" in w) {
+    const ids = w.direct;
+    if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => Number.isSafeInteger(id) && id > 0))
+      throw where("direct needs a list of user ids");
+    return { direct: ids as number[] };
+  }
+  if (typeof w.channel !== "string" || w.channel.trim() === "") throw where("channel needs a name");
+  if (typeof w.topic !== "string") throw where("topic needs a string");
+  const id = typeof w.channelId === "number" && w.channelId > 0 ? { channelId: w.channelId } : {};
+  return { channel: w.channel, topic: w.topic, ...id };
+}
+
+/**
+ * `where` resolved: a channel's id (by `channelId`, the bot's cache of channel names) and the
+ * conversation's key; a direct message's key counts the bot as one of its people.
+ */
+export async function placeOf(
+  w: AskWhere,
+  selfId: number,
+  channelId: (name: string) => Promise<number>,
+): Promise<AskPlace> {
+  if ("direct" in w) {
+    const ids = [...new Set([...w.direct, selfId])];
+    return {
+      key: dmKey(ids),
+      label: "direct message",
+      to: { direct: w.direct.filter((id) => id !== selfId) },
+    };
+  }
+  const id = w.channelId ?? (await channelId(w.channel));
+  return {
+    key: channelKey(id, w.topic),
+    label: `#${w.channel} > ${w.topic}`,
+    to: { channel: w.channel, channelId: id, topic: w.topic },
+  };
+}

@@ -1,0 +1,49 @@
+/** What `ctx.prompt` reads of a message's context (see `PromptContext` in prompt.ts). */
+import type { ChannelIds } from "../../effects/typing/typing-helper.ts";
+import type { JsonValue } from "../../state/state-store.ts";
+import type { SendTo } from "../addressed.ts";
+import type { BotContext, SendEffects } from "../context-types.ts";
+import type { Dialogs } from "./dialogs.ts";
+import { type PromptContext, type PromptOptions, prompt } from "./prompt.ts";
+import type { Turn } from "./turn.ts";
+
+/** `ctx.prompt` for the context `ctx` of a message's run (`turn`: the run as a dialog's turn). */
+export function promptOf(
+  ctx: BotContext<unknown> & { effects: SendEffects | undefined },
+  dialogs: Dialogs | undefined,
+  turn: Turn | undefined,
+  channels: ChannelIds | undefined,
+  now: () => number,
+): (text: string, options?: PromptOptions<unknown>) => Promise<unknown> {
+  const label = (fp: string | undefined) => {
+    if (fp !== undefined) ctx.effects?.run.label(fp);
+  };
+  const view: PromptContext = {
+    event: ctx.event,
+    bot: ctx.bot,
+    get sender() {
+      return ctx.sender;
+    },
+    get where() {
+      return ctx.where;
+    },
+    reply: (text, fp) => {
+      label(fp);
+      return ctx.reply(text) as Promise<{ id: number } | undefined>;
+    },
+    sendTo: (to: SendTo, fp?: string) => {
+      label(fp);
+      return ctx.send(to) as Promise<{ id: number } | undefined>;
+    },
+    channelId: (name: string) => {
+      if (channels === undefined) throw new Error("ctx.prompt(): no channel lookup here");
+      return channels.resolve(name, ctx.signal);
+    },
+    made: () => (ctx.effects?.run.made ?? []) as unknown as JsonValue[],
+    react: (messageId, emoji) => ctx.react(emoji, { messageId }),
+    get signal() {
+      return ctx.signal;
+    },
+  };
+  return (text, options) => prompt(dialogs, turn, now, view, text, options);
+}
