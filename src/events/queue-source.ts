@@ -15,6 +15,7 @@ import type { RegisterResponse } from "../wire/responses.ts";
 import { catchUp, newestMessageId, type ReplayLimits, wantsMessages } from "./catch-up.ts";
 import { PollPacer } from "./poll-pacing.ts";
 import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
+import { catchUpReactions } from "./reaction-catch-up.ts";
 import { registerParams } from "./register-params.ts";
 
 /** What the queue source reports (the daemon's /metrics, bound to the bot's name). */
@@ -192,6 +193,7 @@ export class QueueSource {
       firstEver,
     );
     if (replayed > 0) o.metrics?.messagesReplayed(replayed);
+    await this.#catchUpReactions(reg);
     // A first start missed nothing: no catch-up line, no gap.
     if (firstEver) return;
     o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
@@ -220,6 +222,24 @@ export class QueueSource {
     }
     o.dispatcher.acceptAll(run);
     this.#lastContactBeforeGap = this.consumer.lastContactAt;
+  }
+
+  /** Reactions that answer waiting questions, made while no queue was reading (a failure is logged). */
+  async #catchUpReactions(reg: RegisterResponse): Promise<void> {
+    const o = this.#o;
+    const buttons = o.dispatcher.dialogs.buttons;
+    try {
+      const found = await catchUpReactions({
+        client: o.client,
+        buttons,
+        featureLevel: reg.zulip_feature_level,
+        signal: o.signal,
+        accept: (incoming) => o.dispatcher.accept(incoming),
+      });
+      if (found > 0) o.log.info({ found }, "caught up reactions that answer waiting questions");
+    } catch (err) {
+      if (!o.signal.aborted) o.log.warn({ err }, "could not read the waiting questions' reactions back");
+    }
   }
 
   #replayNarrow(): Narrow | undefined {

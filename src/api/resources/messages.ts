@@ -82,6 +82,7 @@ const MessagesPage = z.looseObject({
   found_oldest: z.boolean(),
   history_limited: z.boolean().optional(),
 });
+const MessagesByIds = z.looseObject({ messages: z.array(Message) });
 const History = z.looseObject({ message_history: z.array(EditSnapshot) });
 const Loose = z.looseObject({});
 const ScheduledCreated = z.looseObject({ scheduled_message_id: z.number().int() });
@@ -101,6 +102,13 @@ export function messagesApi(ctx: ResourceContext) {
     /** Fetch messages around an anchor (GET /messages). */
     get: (params: GetMessagesParams, options: CallOptions = {}) =>
       ctx.call("GET", "/messages", params, options, MessagesPage),
+
+    /**
+     * The messages with these ids that the bot may see, in id order (GET /messages with
+     * `message_ids`: feature level 300 and later; at most 1,000 at a time).
+     */
+    byIds: (ids: readonly number[], options: CallOptions = {}) =>
+      ctx.call("GET", "/messages", { message_ids: ids, apply_markdown: false }, options, MessagesByIds),
 
     /** Edit a message's content, topic or channel (PATCH /messages/{id}). */
     update: (message_id: number, params: UpdateMessageParams, options: CallOptions = {}) =>

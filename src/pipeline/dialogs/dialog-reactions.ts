@@ -2,31 +2,72 @@
  * Reactions as answers: a question asked with emoji choices (`choices: { approve: "check" }`)
  * is answered by a reaction with one of them on the question's message, from a person who may
  * answer it, before its deadline. The first such reaction (by event order) is the answer; later
- * ones, and reactions taken off, change nothing.
+ * ones, and reactions taken off, change nothing. Waiting questions are found by their message id.
  */
 import { allows, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 
-/**
- * The entry whose waiting question the reaction answers, and the choice it names, taken (as
- * `Dialogs.match` takes an answer); undefined when it answers nothing (an ordinary event).
- */
-export function reactionAnswer(
-  entries: Iterable<DialogEntry>,
-  reaction: { messageId: number; userId: number; name: string },
-  who: Membership,
-  now: number,
-): { entry: DialogEntry; value: string } | undefined {
-  for (const entry of entries) {
+/** A reaction added to a message. */
+export interface Reaction {
+  messageId: number;
+  userId: number;
+  name: string;
+}
+
+export class Buttons {
+  readonly #byQuestion = new Map<number, DialogEntry>();
+
+  constructor(
+    private readonly who: () => Membership,
+    private readonly now: () => number,
+  ) {}
+
+  /** `entry` is known: found by its question's message id while that question takes reactions. */
+  put(entry: DialogEntry): void {
+    const { asked, react } = entry.head;
+    if (asked !== null && asked > 0 && react !== undefined) this.#byQuestion.set(asked, entry);
+  }
+
+  drop(entry: DialogEntry): void {
+    const asked = entry.head.asked;
+    if (asked !== null && this.#byQuestion.get(asked) === entry) this.#byQuestion.delete(asked);
+  }
+
+  /** The message ids of the questions that wait for a reaction. */
+  waiting(): number[] {
+    const ids: number[] = [];
+    for (const [id, entry] of this.#byQuestion) if (this.#open(entry)) ids.push(id);
+    return ids;
+  }
+
+  /** Whether `reaction` would answer a waiting question (nothing is taken). */
+  answers(reaction: Reaction): boolean {
+    return this.#choice(reaction) !== undefined;
+  }
+
+  /**
+   * The entry whose waiting question `reaction` answers, and the choice it names, taken (as
+   * `Dialogs.match` takes an answer); undefined when it answers nothing (an ordinary event).
+   */
+  take(reaction: Reaction): { entry: DialogEntry; value: string } | undefined {
+    const found = this.#choice(reaction);
+    if (found === undefined) return undefined;
+    found.entry.waiting = false;
+    found.entry.running = true;
+    return found;
+  }
+
+  #choice(reaction: Reaction): { entry: DialogEntry; value: string } | undefined {
+    const entry = this.#byQuestion.get(reaction.messageId);
+    if (entry === undefined || !this.#open(entry)) return undefined;
     const { head } = entry;
-    if (head.asked !== reaction.messageId || head.react === undefined) continue;
-    const value = head.react[reaction.name];
-    const may = head.from ? allows(head.from, reaction.userId, who) : reaction.userId === head.userId;
-    const open = entry.waiting && !entry.running && entry.ready === undefined && !entry.unread;
-    if (value === undefined || !may || !open || now > head.deadline) return undefined;
-    entry.waiting = false;
-    entry.running = true;
+    const value = head.react?.[reaction.name];
+    const may = head.from ? allows(head.from, reaction.userId, this.who()) : reaction.userId === head.userId;
+    if (value === undefined || !may || this.now() > head.deadline) return undefined;
     return { entry, value };
   }
-  return undefined;
+
+  #open(entry: DialogEntry): boolean {
+    return entry.waiting && !entry.running && entry.ready === undefined && !entry.unread;
+  }
 }

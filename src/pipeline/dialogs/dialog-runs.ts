@@ -145,7 +145,8 @@ export class DialogEngine {
       emoji_name: string;
     };
     const user = (incoming.event as { user?: { full_name?: string } }).user;
-    const found = r.op === "add" ? dialogs.matchReaction(r.message_id, r.user_id, r.emoji_name) : undefined;
+    const reaction = { messageId: r.message_id, userId: r.user_id, name: r.emoji_name };
+    const found = r.op === "add" ? dialogs.buttons.take(reaction) : undefined;
     if (found === undefined) return runs.run(control, incoming);
     const { entry, value } = found;
     const at = { id: entry.head.asked ?? r.message_id, timestamp: Math.floor(contexts.clock.now() / 1000) };

@@ -27,7 +27,7 @@ import {
 } from "./dialog-entry.ts";
 import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
-import { reactionAnswer } from "./dialog-reactions.ts";
+import { Buttons } from "./dialog-reactions.ts";
 import {
   type DialogHead,
   type DialogRecord,
@@ -68,9 +68,15 @@ export class Dialogs {
   #ended = new RecentlyEnded();
   #on: DialogSignals | undefined;
   readonly #deadlines: DeadlineTimer;
+  /** The waiting questions a reaction answers (emoji choices), by message id. */
+  readonly buttons: Buttons;
 
   constructor(options: DialogsOptions) {
     this.#o = options;
+    this.buttons = new Buttons(
+      () => options.members ?? NOBODY_KNOWN,
+      () => options.clock.now(),
+    );
     this.log = new DialogLog(options.store, options.commit);
     this.#deadlines = new DeadlineTimer(options.clock, () => this.#byId.values());
   }
@@ -113,7 +119,10 @@ export class Dialogs {
   /** Forget the entries and the timer (a message waiting for a dialog's run is matched again). */
   stop(): void {
     this.#deadlines.stop();
-    for (const entry of this.#byId.values()) settle(entry);
+    for (const entry of this.#byId.values()) {
+      settle(entry);
+      this.buttons.drop(entry);
+    }
     this.#byId.clear();
     this.#places = undefined;
     this.#on = undefined;
@@ -140,16 +149,6 @@ export class Dialogs {
     entry.waiting = false;
     entry.running = true;
     return { entry };
-  }
-
-  /** A reaction on a waiting question: see {@link reactionAnswer}. */
-  matchReaction(messageId: number, userId: number, name: string) {
-    return reactionAnswer(
-      this.#byId.values(),
-      { messageId, userId, name },
-      this.#o.members ?? NOBODY_KNOWN,
-      this.#o.clock.now(),
-    );
   }
 
   /** The question waiting in `conversation` for others than its dialog's person, if `userId` may answer it. */
@@ -387,6 +386,7 @@ export class Dialogs {
     this.#byId.set(head.id, entry);
     this.#places ??= new DialogPlaces();
     this.#places.put(entry);
+    this.buttons.put(entry);
     if (entry.waiting) this.#deadlines.waits(entry);
     return entry;
   }
@@ -395,5 +395,6 @@ export class Dialogs {
     settle(entry);
     this.#byId.delete(entry.id);
     this.#places?.drop(entry);
+    this.buttons.drop(entry);
   }
 }

@@ -1,0 +1,66 @@
+/**
+ * Reactions made while no queue was reading (the bot down, a queue lost): after each new queue,
+ * the questions that wait for a reaction (a prompt's emoji choices) are read back, and on each
+ * the first reaction that answers it is handed to the bot as if the queue had brought it. One
+ * GET /messages per 1,000 questions (`message_ids`, feature level 300 and later); an older server
+ * is asked one question at a time, at most {@link OLD_SERVER_MAX} of them.
+ */
+import type { Client } from "../api/create-client.ts";
+import type { Buttons } from "../pipeline/dialogs/dialog-reactions.ts";
+import type { Incoming } from "../pipeline/incoming.ts";
+import type { Message } from "../wire/records.ts";
+
+const BATCH = 1_000;
+const OLD_SERVER_MAX = 20;
+
+export interface ReactionCatchUp {
+  client: Client;
+  buttons: Buttons;
+  featureLevel: number;
+  signal: AbortSignal;
+  /** Hands a reaction event to the bot's pipeline. */
+  accept(incoming: Incoming): unknown;
+}
+
+/** Returns how many reactions were handed on (each answers a waiting question). */
+export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
+  const ids = o.buttons.waiting();
+  if (ids.length === 0) return 0;
+  let found = 0;
+  for (const messages of pages(o, ids)) {
+    for (const message of await messages) {
+      for (const r of message.reactions ?? []) {
+        const reaction = { messageId: message.id, userId: r.user_id, name: r.emoji_name };
+        if (!o.buttons.answers(reaction)) continue;
+        const event = {
+          type: "reaction",
+          op: "add",
+          message_id: message.id,
+          user_id: r.user_id,
+          emoji_name: r.emoji_name,
+          emoji_code: r.emoji_code,
+          reaction_type: r.reaction_type,
+        };
+        o.accept({ event: event as never, replayed: true, issue: undefined, reply: undefined });
+        found++;
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** The waiting questions' messages, a page at a time. */
+function* pages(o: ReactionCatchUp, ids: number[]): Generator<Promise<readonly Message[]>> {
+  const signal = o.signal;
+  if (o.featureLevel >= 300) {
+    for (let i = 0; i < ids.length; i += BATCH)
+      yield o.client.messages.byIds(ids.slice(i, i + BATCH), { signal }).then((page) => page.messages);
+    return;
+  }
+  for (const id of ids.slice(0, OLD_SERVER_MAX)) {
+    yield o.client.messages
+      .get({ anchor: id, num_before: 0, num_after: 0, apply_markdown: false }, { signal })
+      .then((page) => page.messages.filter((m) => m.id === id));
+  }
+}

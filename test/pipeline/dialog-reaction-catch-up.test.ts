@@ -1,0 +1,61 @@
+/**
+ * Reactions made while the bot was down, against the sandbox over HTTP in a real daemon: at the
+ * next start the waiting questions are read back, and the first reaction that answers one (from
+ * a person who may, with a choice's emoji) is taken; other reactions change nothing.
+ */
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox, SendAsInput } from "../../src/sandbox/types.ts";
+import { runBot, type TestBot } from "../../src/testing/run-bot.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+
+const MEMBER = "member@sandbox.example";
+
+const vote = defineBot({
+  setup(bot) {
+    bot.track("reactions");
+    bot.command("ship", async (ctx) => {
+      const answer = await ctx.prompt("Ship it?", { choices: { yes: "check", no: "cross_mark" } });
+      await ctx.reply(`${answer.value} (by ${answer.by.id === ctx.sender!.id ? "you" : "someone else"})`);
+    });
+  },
+});
+
+let sandbox: Sandbox;
+let bot: TestBot;
+beforeEach(async () => {
+  const clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  bot = await runBot(sandbox, { bot: vote, name: "vote", clock });
+});
+afterEach(async () => {
+  await bot.stop();
+  await sandbox.stop();
+});
+
+const dm = (content: string): SendAsInput => ({ type: "direct", to: [bot.email], content });
+
+it("a reaction made while the bot was down answers at its next start; one with another emoji does not", async () => {
+  const question = await bot.ask(MEMBER, dm("ship"));
+  await expect.poll(() => bot.dialogs()).toMatchObject([{ step: 1 }]);
+  await bot.stop();
+  // A reaction that is no choice first, then the answer.
+  await bot.react(question, "smile", { as: MEMBER });
+  await bot.react(question, "cross_mark", { as: MEMBER });
+  await bot.start();
+  const done = await bot.nextReply({ after: question.id });
+  expect(done.content).toBe("no (by you)");
+  expect(bot.logs().some((l) => l.msg === "caught up reactions that answer waiting questions")).toBe(true);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+});
+
+it("with no answering reaction made meanwhile, the question keeps waiting after the start", async () => {
+  const question = await bot.ask(MEMBER, dm("ship"));
+  await bot.stop();
+  await bot.react(question, "smile", { as: MEMBER });
+  await bot.start();
+  await expect.poll(() => bot.dialogs()).toMatchObject([{ step: 1 }]);
+  await bot.react(question, "check", { as: MEMBER });
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you)");
+});
