@@ -97,7 +97,8 @@ export interface BotApi<S = unknown> {
    * Keep helper caches fresh from events by subscribing the bot's queue to their event types:
    * `"snippets"` (saved_snippets), `"users"` (realm_user), `"typing"` (typing, needed by
    * `ctx.typing.who()`), `"groups"` (user_group, for `ctx.groups`), `"reactions"` (reaction: a
-   * prompt's emoji choices are answered by them). Untracked caches still work, re-fetching after
+   * prompt's emoji choices are answered by them; untracked, the queue is renewed with them at the
+   * first such prompt). Untracked caches still work, re-fetching after
    * a minute, except `ctx.groups`, which knows no group untracked.
    */
   track(...helpers: TrackedHelper[]): this;

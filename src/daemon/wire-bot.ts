@@ -175,8 +175,11 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     commit,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
+  // The queue source of the bot's current start: a question with emoji choices asks it for reactions.
+  let source: QueueSource | undefined;
   const dialogs = new Dialogs({
     store: store.namespace("dialogs"),
+    wantsReactions: () => source?.want("reaction"),
     commit,
     clock,
     log,
@@ -246,9 +249,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
       }),
     // Every property named: an object spread from `start` and then given a dozen more gets a
     // hidden class of its own, in each bot.
-    queueSource: (dispatcher, start) =>
-      new QueueSource({
-        eventTypes: start.eventTypes,
+    queueSource: (dispatcher, start) => {
+      source = new QueueSource({
+        eventTypes: withButtons(start.eventTypes, dialogs),
         signal: start.signal,
         lastContact: start.lastContact,
         onRegistered: start.onRegistered,
@@ -265,7 +268,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         backoff: o.backoff,
         flush: o.flush,
         metrics,
-      }),
+      });
+      return source;
+    },
     webhookMode: (signal, registered) =>
       startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal, registered }),
     deadLetterSource: (dispatcher, signal, replayJob) =>
@@ -279,4 +284,10 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         ...(o.retryRequests ? { requests: o.retryRequests } : {}),
       }),
   };
+}
+
+/** The bot's event types, with reactions while a question with emoji choices waits. */
+function withButtons(types: readonly string[] | null, dialogs: Dialogs): readonly string[] | null {
+  if (types === null || types.includes("reaction") || dialogs.buttons.waiting().length === 0) return types;
+  return [...types, "reaction"];
 }

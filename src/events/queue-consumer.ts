@@ -16,7 +16,8 @@ import { UnknownEventWarnings } from "./unknown-events.ts";
 /** Batches of at most this many events are dispatched before the next poll is sent. */
 const SMALL_BATCH = 8;
 
-export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog";
+/** Why a queue was registered; `event_types`: renewed to receive more event types ({@link QueueConsumer.renew}). */
+export type RegisterReason = "start" | "queue_expired" | "ack_rejected" | "watchdog" | "event_types";
 
 type ConsumerState =
   | "idle"
@@ -123,6 +124,18 @@ export class QueueConsumer {
       return;
     }
     this.#loop = this.#run();
+  }
+
+  /**
+   * Register a new queue once the poll under way returns (its event types may have changed), and
+   * delete the current one. Messages are caught up from the ledger as after any new queue.
+   */
+  renew(): void {
+    const old = this.queueId;
+    if (old === null) return;
+    this.#ahead = undefined;
+    this.#dropQueue("event_types");
+    this.#opts.api.deleteQueue(old).catch(() => {});
   }
 
   /** Stop polling, wait for the loop to end, and delete the queue on the server. */

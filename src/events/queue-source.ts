@@ -111,6 +111,9 @@ export class QueueSource {
   /** When the server was last heard from on the previous queue (the `since` of a gap). */
   #lastContactBeforeGap: number | undefined;
 
+  /** The event types the queue is registered for (`null`: all); grown by {@link want}. */
+  #eventTypes: readonly string[] | null;
+
   /** When the server was last heard from with events on the current queue (a later source's `lastContact`). */
   get lastContact(): number | undefined {
     return this.#lastContactBeforeGap;
@@ -118,6 +121,7 @@ export class QueueSource {
 
   constructor(options: QueueSourceOptions) {
     this.#o = options;
+    this.#eventTypes = options.eventTypes;
     this.#lastContactBeforeGap = options.lastContact;
     const { client, dispatcher } = options;
     this.consumer = new QueueConsumer({
@@ -130,12 +134,12 @@ export class QueueSource {
       api: queueApiFor(client, async (signal) => {
         // First start: note the newest message BEFORE the queue exists. Taken after, a message
         // sent in between would be both in the queue and at or below the baseline, and dropped.
-        if (dispatcher.ledger?.cursor === undefined && wantsMessages(options.eventTypes)) {
+        if (dispatcher.ledger?.cursor === undefined && wantsMessages(this.#eventTypes)) {
           this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
         }
         return client.events.register(
           registerParams({
-            eventTypes: options.eventTypes,
+            eventTypes: this.#eventTypes,
             narrow: options.narrow,
             allPublicStreams: options.allPublicStreams,
           }),
@@ -163,7 +167,7 @@ export class QueueSource {
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
     if (firstEver) {
-      if (!wantsMessages(o.eventTypes) || this.#baselineCandidate === undefined) return;
+      if (!wantsMessages(this.#eventTypes) || this.#baselineCandidate === undefined) return;
       // Nothing before the baseline is handled; what was sent between it and the registration
       // is replayed (and deduplicated against the queue).
       await ledger.baseline(this.#baselineCandidate);
@@ -177,7 +181,7 @@ export class QueueSource {
         ledger,
         narrow: this.#replayNarrow(),
         limits: o.replay,
-        eventTypes: o.eventTypes,
+        eventTypes: this.#eventTypes,
         reason,
         since,
         now: o.clock.now(),
@@ -222,6 +226,18 @@ export class QueueSource {
     }
     o.dispatcher.acceptAll(run);
     this.#lastContactBeforeGap = this.consumer.lastContactAt;
+  }
+
+  /**
+   * The bot needs events of `type` its queue does not receive (reactions, once a prompt shows
+   * emoji choices): the queue is renewed with them, once.
+   */
+  want(type: string): void {
+    const types = this.#eventTypes;
+    if (types === null || types.includes(type)) return;
+    this.#eventTypes = [...types, type];
+    this.#o.log.info({ type }, "renewing the event queue to receive more event types");
+    this.consumer.renew();
   }
 
   /** Reactions that answer waiting questions, made while no queue was reading (a failure is logged). */

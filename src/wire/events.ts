@@ -132,8 +132,11 @@ export type KnownEventType = keyof typeof eventSchemas;
 /** The server's event types: type name → event object type. */
 type WireEventMap = { [K in KnownEventType]: z.infer<(typeof eventSchemas)[K]> };
 
-/** Why a gap happened: the queue expired, a poll's acknowledgement was refused, the watchdog, or a restart. */
-export type GapReason = "queue_expired" | "ack_rejected" | "watchdog" | "restart";
+/**
+ * Why a gap happened: the queue expired, a poll's acknowledgement was refused, the watchdog, a
+ * restart, or the queue was renewed to receive more event types.
+ */
+export type GapReason = "queue_expired" | "ack_rejected" | "watchdog" | "restart" | "event_types";
 
 /**
  * A gap: after a new queue, events the bot may have missed that cannot be fetched again

@@ -59,3 +59,25 @@ it("with no answering reaction made meanwhile, the question keeps waiting after 
   await bot.react(question, "check", { as: MEMBER });
   expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you)");
 });
+
+it("a bot that does not track reactions gets them once it asks with emoji choices: its queue is renewed", async () => {
+  await bot.stop({ wipe: true });
+  const untracked = defineBot({
+    setup(b) {
+      b.command("ship", async (ctx) => {
+        const answer = await ctx.prompt("Ship it?", { choices: { yes: "check", no: "cross_mark" } });
+        await ctx.reply(answer.value);
+      });
+      b.command("ping", (ctx) => ctx.reply("pong"));
+    },
+  });
+  bot = await runBot(sandbox, { bot: untracked, name: "untracked" });
+  const question = await bot.ask(MEMBER, dm("ship"));
+  await expect
+    .poll(() => bot.logs().find((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBeDefined();
+  await bot.react(question, "check", { as: MEMBER });
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes");
+  // Messages go on as before through the new queue.
+  expect((await bot.ask(MEMBER, dm("ping"))).content).toBe("pong");
+});

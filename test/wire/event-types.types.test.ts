@@ -77,7 +77,7 @@ describe("the event union", () => {
         b.on("gap", (ctx) => {
           expectTypeOf(ctx.event.replayedMessages).toEqualTypeOf<number>();
           expectTypeOf(ctx.event.reason).toEqualTypeOf<
-            "queue_expired" | "ack_rejected" | "watchdog" | "restart"
+            "queue_expired" | "ack_rejected" | "watchdog" | "restart" | "event_types"
           >();
         });
         b.on("unknown", (ctx) => {

@@ -20,12 +20,15 @@ export class Buttons {
   constructor(
     private readonly who: () => Membership,
     private readonly now: () => number,
+    private readonly wanted: (() => void) | undefined,
   ) {}
 
   /** `entry` is known: found by its question's message id while that question takes reactions. */
   put(entry: DialogEntry): void {
     const { asked, react } = entry.head;
-    if (asked !== null && asked > 0 && react !== undefined) this.#byQuestion.set(asked, entry);
+    if (asked === null || asked <= 0 || react === undefined) return;
+    this.#byQuestion.set(asked, entry);
+    this.wanted?.();
   }
 
   drop(entry: DialogEntry): void {

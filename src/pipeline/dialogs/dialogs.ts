@@ -35,28 +35,11 @@ import {
   foldLog,
   type LogEntry,
 } from "./dialog-record.ts";
+import type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 import { retrying } from "./store-retry.ts";
 
-export interface DialogsOptions {
-  /** The bot's `dialogs` namespace. */
-  store: StateStore;
-  /** Makes the store's writes survive a crash of this process. */
-  commit(): Promise<void>;
-  clock: Clock;
-  log: Logger;
-  /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
-  persist: boolean;
-  /** Who is in which group, with which role (for questions others may answer); nobody without it. */
-  members?: Membership;
-}
-
-/** What the dialogs tell the engine: a deadline passed, a started dialog is ready to run. */
-export interface DialogSignals {
-  due(id: string, conversation: string): void;
-  ready(record: DialogRecord): void;
-}
-
 export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
+export type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 
 export class Dialogs {
   readonly #o: DialogsOptions;
@@ -73,10 +56,8 @@ export class Dialogs {
 
   constructor(options: DialogsOptions) {
     this.#o = options;
-    this.buttons = new Buttons(
-      () => options.members ?? NOBODY_KNOWN,
-      () => options.clock.now(),
-    );
+    const who = () => options.members ?? NOBODY_KNOWN;
+    this.buttons = new Buttons(who, () => options.clock.now(), options.wantsReactions);
     this.log = new DialogLog(options.store, options.commit);
     this.#deadlines = new DeadlineTimer(options.clock, () => this.#byId.values());
   }

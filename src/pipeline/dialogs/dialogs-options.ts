@@ -1,0 +1,27 @@
+/** What a bot's dialogs (dialogs.ts) are made with, and what they tell the dialog engine. */
+import type { Logger } from "pino";
+import type { StateStore } from "../../state/state-store.ts";
+import type { Clock } from "../../time/clock.ts";
+import type { Membership } from "./ask-options.ts";
+import type { DialogRecord } from "./dialog-record.ts";
+
+export interface DialogsOptions {
+  /** The bot's `dialogs` namespace. */
+  store: StateStore;
+  /** Makes the store's writes survive a crash of this process. */
+  commit(): Promise<void>;
+  clock: Clock;
+  log: Logger;
+  /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
+  persist: boolean;
+  /** Told when a question with emoji choices waits: the bot needs reaction events. */
+  wantsReactions?: () => void;
+  /** Who is in which group, with which role (for questions others may answer); nobody without it. */
+  members?: Membership;
+}
+
+/** What the dialogs tell the engine: a deadline passed, a started dialog is ready to run. */
+export interface DialogSignals {
+  due(id: string, conversation: string): void;
+  ready(record: DialogRecord): void;
+}
