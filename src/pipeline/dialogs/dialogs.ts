@@ -1,19 +1,5 @@
-/**
- * A bot's dialogs: the one writer of their logs (dialog-log.ts) and, in memory, a small entry
- * per dialog so that a message is matched to the dialog waiting for it without a read, and one
- * timer on the daemon's clock for the earliest deadline (deadline-timer.ts). Waiting costs no handler, no slot and no
- * `handler_timeout`: a dialog's handler runs only when an answer (or its deadline) comes,
- * replaying its log.
- *
- * A message answers a dialog only if it comes from the person asked, in the dialog's
- * conversation, after the question (its id above the question's) and before the deadline (by
- * the server's timestamp): one caught up after a restart answers the question that was open
- * when it was sent, or is an ordinary message.
- */
-import type { Logger } from "pino";
-import type { JsonValue, StateStore } from "../../state/state-store.ts";
-import type { Clock } from "../../time/clock.ts";
-import { allows, type Membership, NOBODY_KNOWN } from "./ask-options.ts";
+import type { JsonValue } from "../../state/state-store.ts";
+import { allows, NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
 import {
   type Candidate,
