@@ -5,7 +5,8 @@
  * right after a question was sent (before its append), and right after a question's append
  * landed (before the run's message is marked handled). A daemon started again on the same state
  * goes on: each question asked once, each answer under its question, the dialog's state write
- * made once. On the file store, and on Redis when one answers (else skipped with one line).
+ * made once; the same with a `back` (its append, and the question asked again). On the file
+ * store, and on Redis when one answers (else skipped with one line).
  */
 import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../support/cli.ts";
@@ -25,6 +26,17 @@ const SCRIPT: Array<[string, string[]]> = [
   ["none", [...QUESTIONS, SUMMARY]],
 ];
 
+/** The same dialog with a `back` at the second question: the first is asked again and answered anew. */
+const [Q1, Q2, Q3] = QUESTIONS as [string, string, string];
+const BACK_SCRIPT: Array<[string, string[]]> = [
+  ["standup", [Q1]],
+  ["did a", [Q1, Q2]],
+  ["back", [Q1, Q2, Q1]],
+  ["did c", [Q1, Q2, Q1, Q2]],
+  ["do b", [Q1, Q2, Q1, Q2, Q3]],
+  ["none", [Q1, Q2, Q1, Q2, Q3, "summary: did c | do b | none"]],
+];
+
 /** Each point, and which time it is reached (e.g. the third answer's append, before the summary). */
 const POINTS = [
   "question-sent@1",
@@ -34,16 +46,22 @@ const POINTS = [
   "question-logged@3",
   "answer-logged@3",
 ];
+/** With the back: its append (the second answer's), the first question's send again, and its append. */
+const BACK_POINTS = ["answer-logged@2", "question-sent@3", "question-logged@3"];
+const CASES = [
+  ...POINTS.map((point) => [point, SCRIPT] as const),
+  ...BACK_POINTS.map((point) => [`${point} (with a back)`, BACK_SCRIPT] as const),
+];
 
 describe.each(backends)("on the %s", (_name, backendFor) => {
-  it.each(POINTS)(
+  it.each(CASES)(
     "killed at %s: each question once, each answer in place",
     { timeout: 60_000 },
-    async (point) => {
+    async (name, script) => {
       const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
-      let daemon: CliProcess = await start({ BOTHOST_FAILPOINTS: point });
+      let daemon: CliProcess = await start({ BOTHOST_FAILPOINTS: name.split(" ")[0]! });
       const armed = daemon;
-      for (const [text, expected] of SCRIPT) {
+      for (const [text, expected] of script) {
         say(sandbox, text);
         // Until the bot said what it should have, restarting once if the armed daemon killed itself.
         await expect
@@ -60,7 +78,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       // The point was reached: the armed daemon killed itself there.
       expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
       expect(daemon).not.toBe(armed);
-      await expectDialogDone(sandbox, daemon, backend);
+      await expectDialogDone(sandbox, daemon, backend, script.at(-1)![1]);
     },
   );
 });
