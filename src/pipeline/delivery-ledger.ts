@@ -170,7 +170,7 @@ export class DeliveryLedger {
 
   /** The marks made since the last save that are above `cursor`, negated and sorted (as the window). */
   #takeNewMarks(cursor: number): number[] | undefined {
-    const ids = Float64Array.from(this.#newMarks).sort();
+    const ids = this.#newMarks.sort(byValue);
     this.#newMarks = [];
     const marks: number[] = [];
     for (const id of ids) if (id > cursor) marks.push(-id);
@@ -207,7 +207,7 @@ export class DeliveryLedger {
     const ids = [...this.#restored];
     for (let i = this.#head; i < window.length; i++)
       if ((window[i] as number) < 0) ids.push(-(window[i] as number));
-    ids.sort((a, b) => a - b);
+    ids.sort(byValue);
     const text = runsText(
       ids.map((id) => -id),
       0,
@@ -244,6 +244,8 @@ export class DeliveryLedger {
     return low;
   }
 }
+
+const byValue = (a: number, b: number): number => a - b;
 
 /** The negative (finished) entries of a sorted window from `from` on, as runs: "3-5,9-10,20". */
 function runsText(window: readonly number[], from: number): string {
