@@ -58,6 +58,13 @@ export function formatTable(input: Record<string, unknown>): string {
       `queue server, ${q.load.name}: (a) bare / (p) bare paced / (b) bothost run`,
       `CPU ${a.cpuUsPerEvent} / ${p.cpuUsPerEvent} / ${b.cpuUsPerEvent} µs/event, b/a ${q.cpuVsBare.median} (${q.cpuVsBare.min}–${q.cpuVsBare.max}), b/p ${q.cpuVsPaced.median}; lag p50 ${a.lagP50Ms} / ${p.lagP50Ms} / ${b.lagP50Ms} ms, p99 ${a.lagP99Ms} / ${p.lagP99Ms} / ${b.lagP99Ms} ms (b − p ${q.lagP99VsPacedMs}); all handled ${n(a.allHandledMs)} / ${n(p.allHandledMs)} / ${n(b.allHandledMs)} ms, b/a ${q.timeVsBare.median}; polls ${n(a.polls)} / ${p.polls} / ${b.polls} (busiest minute ${n(a.busiestMinutePolls)} / ${p.busiestMinutePolls} / ${b.busiestMinutePolls}), 429s ${p.refused} / ${b.refused}; first to last handled ${a.dispatchMs} / ${p.dispatchMs} / ${b.dispatchMs} ms, CPU ${a.dispatchCpuUsPerEvent} / ${p.dispatchCpuUsPerEvent} / ${b.dispatchCpuUsPerEvent} µs/event (b/a ${q.dispatchVsBare.time.median}, ${q.dispatchVsBare.cpu.median}); ${q.rounds} rounds`,
     ]);
+    const base = q.contenders.baseline;
+    const bv = q.baselineVsBare;
+    if (base && bv)
+      rows.push([
+        `queue server, ${q.load.name}: (d) baseline build (BENCH_CLI_BASELINE)`,
+        `CPU ${base.cpuUsPerEvent} µs/event, d/a ${bv.cpu.median} (${bv.cpu.min}–${bv.cpu.max}); all handled ${n(base.allHandledMs)} ms, d/a ${bv.time.median} (${bv.time.min}–${bv.time.max}); first to last handled ${base.dispatchMs} ms, CPU ${base.dispatchCpuUsPerEvent} µs/event (d/a ${bv.dispatchCpu.median})`,
+      ]);
   }
   if (r.many) {
     const m = r.many;

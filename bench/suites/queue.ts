@@ -5,7 +5,8 @@
  * same round (bench/e2e/bare-queue-loop.mjs): (a) unpaced, a poll as soon as the last is answered
  * (the floor of CPU per event; the bench's server exempts it, a real one would refuse it), and
  * (p) paced by the budget as bothost is (the fair reference for lag); (b) `bothost run` with
- * bench/e2e/queue-bot.mjs, state on disk, logs at warn.
+ * bench/e2e/queue-bot.mjs, state on disk, logs at warn; with BENCH_CLI_BASELINE, (d) another
+ * build's `bothost run` in the same rounds (the A/B of a change to the hot path).
  *
  * Per contender: CPU per event (its process's CPU time, every thread, from the moment the server
  * starts producing, the contender parked and waiting, to its last event handled, over the events), lag of each event (from its production on the server to its handler,
@@ -69,10 +70,18 @@ export interface QueueRow {
     time: { median: number; min: number; max: number };
     cpu: { median: number; min: number; max: number };
   };
+  /** With BENCH_CLI_BASELINE: that build over the unpaced bare loop, as above. */
+  baselineVsBare?: {
+    cpu: { median: number; min: number; max: number };
+    time: { median: number; min: number; max: number };
+    dispatchCpu: { median: number; min: number; max: number };
+  };
 }
 
 const bench = (file: string) => fileURLToPath(new URL(`../e2e/${file}`, import.meta.url));
 const cli = process.env.BENCH_CLI ?? path.join(repoRoot, "dist/cli/main.js");
+/** Another build run beside it in the same rounds (BENCH_CLI_BASELINE=…/dist/cli/main.js). */
+const baselineCli = process.env.BENCH_CLI_BASELINE;
 
 interface Outcome {
   /** CPU time of the process (all its threads) from the first event produced to its last handled. */
@@ -189,6 +198,26 @@ export async function runQueue(
     },
     () => cpuAtStart,
   ] as const;
+  /** `bothost run` of the build at `cliPath`, with bench/e2e/queue-bot.mjs. */
+  const daemon = (name: string, email: string, cliPath: string) => ({
+    name,
+    email,
+    start: async (events: number, times: string, handler: string) => {
+      const file = path.join(dir, `run-${runs}.yaml`);
+      await writeDaemonConfig(file, {
+        url,
+        statePath: path.join(dir, `state-${runs}`),
+        logLevel: "warn",
+        bots: [{ name: "queue", module: bench("queue-bot.mjs"), email, apiKey: "bench-key-0123456789" }],
+      });
+      return runProcess(
+        [cliPath, "run", "--config", file],
+        { BENCH_TIMES: times, BENCH_EVENTS: String(events), BENCH_HANDLER: handler },
+        events,
+        ...hooks,
+      );
+    },
+  });
   const contenders: {
     name: string;
     email: string;
@@ -216,32 +245,8 @@ export async function runQueue(
           ...hooks,
         ),
     },
-    {
-      name: "bothost",
-      email: "bothost@bench.example",
-      start: async (events, times, handler) => {
-        const file = path.join(dir, `run-${runs}.yaml`);
-        await writeDaemonConfig(file, {
-          url,
-          statePath: path.join(dir, `state-${runs}`),
-          logLevel: "warn",
-          bots: [
-            {
-              name: "queue",
-              module: bench("queue-bot.mjs"),
-              email: "bothost@bench.example",
-              apiKey: "bench-key-0123456789",
-            },
-          ],
-        });
-        return runProcess(
-          [cli, "run", "--config", file],
-          { BENCH_TIMES: times, BENCH_EVENTS: String(events), BENCH_HANDLER: handler },
-          events,
-          ...hooks,
-        );
-      },
-    },
+    daemon("bothost", "bothost@bench.example", cli),
+    ...(baselineCli === undefined ? [] : [daemon("baseline", "baseline@bench.example", baselineCli)]),
   ];
 
   async function measure(load: QueueLoad, contender: (typeof contenders)[number]): Promise<Measured> {
@@ -325,6 +330,15 @@ export async function runQueue(
           time: ratio("bothost", "bare", (x) => x.dispatchMs),
           cpu: ratio("bothost", "bare", (x) => x.dispatchCpuUsPerEvent),
         },
+        ...(all.has("baseline")
+          ? {
+              baselineVsBare: {
+                cpu: ratio("baseline", "bare", (x) => x.cpuUsPerEvent),
+                time: ratio("baseline", "bare", (x) => x.allHandledMs),
+                dispatchCpu: ratio("baseline", "bare", (x) => x.dispatchCpuUsPerEvent),
+              },
+            }
+          : {}),
         lagP99VsPacedMs: round(
           median(per("bothost").map((x, i) => x.lagP99Ms - (per("paced")[i] as Measured).lagP99Ms)),
         ),

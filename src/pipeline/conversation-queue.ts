@@ -47,6 +47,12 @@ export class ConversationQueue {
    */
   #timed: Set<Task> | undefined;
   #timer: TimerHandle | undefined;
+  /**
+   * The tasks held on the same promise as the last held one, released together: a round of
+   * completions shares one ledger commit (delivery-ledger.ts), so a burst holds hundreds of tasks
+   * on one promise and waits for it once, not once per task.
+   */
+  #held: { on: Promise<unknown>; tasks: Task[] } | undefined;
   /** Tasks running or held. */
   #active = 0;
   #waiting = 0;
@@ -294,13 +300,26 @@ export class ConversationQueue {
     if (hold === undefined) this.#release(task);
     else {
       task.state = "held";
-      const release = () => {
-        this.#release(task);
-        this.#pump();
-      };
-      hold.then(release, release);
+      this.#holdUntil(hold, task);
     }
     this.#pump();
+  }
+
+  /** `task` is done once `hold` settled; the tasks held on it are released in the order held. */
+  #holdUntil(hold: Promise<unknown>, task: Task): void {
+    const held = this.#held;
+    if (held?.on === hold) {
+      held.tasks.push(task);
+      return;
+    }
+    const tasks = [task];
+    this.#held = { on: hold, tasks };
+    const release = () => {
+      if (this.#held?.tasks === tasks) this.#held = undefined;
+      for (const t of tasks) this.#release(t);
+      this.#pump();
+    };
+    hold.then(release, release);
   }
 
   /** The task is done: its key's next task (if any) becomes ready. */

@@ -3,12 +3,15 @@
  *
  * The cursor is a low-water mark: every message with an id ≤ cursor that reached the bot has
  * finished its handlers. Messages above it that finished out of order (conversations run in
- * parallel) are kept as marks until the cursor passes them, stored as one key, `finished`, of id
- * runs ("3-5,9-10,20"). A message is marked only after its handlers finish, so a crash
- * mid-handler runs it again rather than losing it.
+ * parallel) are kept as marks until the cursor passes them, stored as id runs ("3-5,9-10,20").
+ * A message is marked only after its handlers finish, so a crash mid-handler runs it again
+ * rather than losing it.
  *
- * `finish` only updates memory; `save` writes what changed (at most the cursor and the runs), so
- * a wave of completions costs two store writes.
+ * `finish` only updates memory; `save` writes what changed: the cursor, and the marks made since
+ * the last save as runs of their own, in the first free of {@link SLOTS} keys (`finished.0`, …),
+ * so a save costs what its own completions cost, not every mark above the cursor again (a
+ * burst's saves each came with thousands). A slot whose marks the cursor passed is deleted; when
+ * every slot is taken, the marks are written as one key, `finished`, and the slots deleted.
  *
  * In memory, this run's messages above the cursor are one sorted array (the window): begun ids,
  * negated once finished. Messages arrive oldest first, so beginning is a push and finishing a
@@ -20,8 +23,13 @@ import type { StateStore } from "../state/state-store.ts";
 import { nextTurn } from "../time/clock.ts";
 
 const CURSOR = "cursor";
+/** Every mark as of the last time the slots were full (and what earlier versions wrote). */
 const FINISHED = "finished";
-/** Marks of earlier versions, one key per message; read at open, deleted at the first save. */
+/** Keys of the marks saved since, one per save: `finished.0` to `finished.15`. */
+const SLOTS = 16;
+const SLOT_KEYS = Array.from({ length: SLOTS }, (_, i) => `${FINISHED}.${i}`);
+/** Every key the marks are stored under, read in one call at open. */
+export const MARK_KEYS: readonly string[] = [FINISHED, ...SLOT_KEYS];
 /** Drop the window's finished head once it is this long and more than half the array. */
 const COMPACT_AT = 1024;
 
@@ -38,9 +46,12 @@ export class DeliveryLedger {
   /** Marks read from the store at open that the cursor has not passed yet, and the lowest. */
   #restored = NO_MARKS;
   #lowestRestored = Number.POSITIVE_INFINITY;
-  /** What the store holds: the cursor as of the last save, and whether the marks changed since. */
+  /** The cursor as of the last save. */
   #savedCursor: number | undefined;
-  #marksChanged = false;
+  /** Ids marked (finished behind an unfinished one) since the last save, in finishing order. */
+  #newMarks: number[] = [];
+  /** The highest id under each of MARK_KEYS in the store, or undefined where the key is absent. */
+  #stored: (number | undefined)[] = MARK_KEYS.map(() => undefined);
 
   private constructor(store: StateStore) {
     this.#store = store;
@@ -49,11 +60,18 @@ export class DeliveryLedger {
   /** Load the bot's cursor and marks from its runtime namespace. */
   static async open(store: StateStore): Promise<DeliveryLedger> {
     const ledger = new DeliveryLedger(store);
-    const cursor = await store.get(CURSOR);
+    const [cursor, ...marks] = await store.getMany([CURSOR, ...MARK_KEYS]);
     ledger.#cursor = typeof cursor === "number" ? cursor : undefined;
+    const above = ledger.#cursor ?? Number.NEGATIVE_INFINITY;
     const restored = new Set<number>();
-    for (const [from, to] of rangesIn(await store.get(FINISHED))) {
-      for (let id = from; id <= to; id++) restored.add(id);
+    for (const [i, value] of marks.entries()) {
+      if (value === undefined) continue;
+      let highest = Number.NEGATIVE_INFINITY;
+      for (const [from, to] of rangesIn(value)) {
+        for (let id = Math.max(from, above + 1); id <= to; id++) restored.add(id);
+        if (to > highest) highest = to;
+      }
+      ledger.#stored[i] = highest;
     }
     if (restored.size > 0) ledger.#restored = restored;
     for (const mark of restored) if (mark < ledger.#lowestRestored) ledger.#lowestRestored = mark;
@@ -109,8 +127,7 @@ export class DeliveryLedger {
     let head = from;
     while (head < window.length && (window[head] as number) < 0) head++;
     this.#head = head;
-    // A new mark (finished behind an unfinished one), or marks the head moved past.
-    if (at !== from || head - from > 1) this.#marksChanged = true;
+    if (at !== from) this.#newMarks.push(id); // finished behind an unfinished one
     const watermark = head < window.length ? (window[head] as number) - 1 : this.#maxBegun;
     if (this.#cursor === undefined || watermark > this.#cursor) {
       this.#cursor = watermark;
@@ -122,38 +139,80 @@ export class DeliveryLedger {
     }
   }
 
-  /** Write the cursor and the marks, if they changed since the last save, to the store. */
+  /**
+   * Write what changed since the last save: the marks made since (still above the cursor), then
+   * the cursor, then delete the keys whose marks the cursor passed. The store applies writes in
+   * the order made, so a crash between them loses no mark the cursor does not cover.
+   */
   async save(): Promise<void> {
     const writes: Promise<unknown>[] = [];
-    const cursor = this.#cursor;
-    if (cursor !== undefined && cursor !== this.#savedCursor) {
-      this.#savedCursor = cursor;
-      writes.push(this.#store.set(CURSOR, cursor));
+    const cursor = this.#cursor ?? Number.NEGATIVE_INFINITY;
+    const marks = this.#newMarks.length === 0 ? undefined : this.#takeNewMarks(cursor);
+    if (marks !== undefined) {
+      const slot = this.#stored.indexOf(undefined, 1);
+      if (slot < 0) writes.push(...this.#writeAllMarks());
+      else {
+        writes.push(this.#store.set(MARK_KEYS[slot] as string, runsText(marks, 0)));
+        this.#stored[slot] = -(marks[marks.length - 1] as number);
+      }
     }
-    if (this.#marksChanged) {
-      this.#marksChanged = false;
-      const runs = this.#marksText();
-      writes.push(runs === "" ? this.#store.delete(FINISHED) : this.#store.set(FINISHED, runs));
+    if (this.#cursor !== undefined && this.#cursor !== this.#savedCursor) {
+      this.#savedCursor = this.#cursor;
+      writes.push(this.#store.set(CURSOR, this.#cursor));
+    }
+    for (const [i, highest] of this.#stored.entries()) {
+      if (highest === undefined || highest > cursor) continue;
+      this.#stored[i] = undefined;
+      writes.push(this.#store.delete(MARK_KEYS[i] as string));
     }
     await Promise.all(writes);
   }
 
+  /** The marks made since the last save that are above `cursor`, negated and sorted (as the window). */
+  #takeNewMarks(cursor: number): number[] | undefined {
+    const ids = this.#newMarks.sort(byValue);
+    this.#newMarks = [];
+    const marks: number[] = [];
+    for (const id of ids) if (id > cursor) marks.push(-id);
+    return marks.length === 0 ? undefined : marks;
+  }
+
+  /** Every slot is taken: all marks go under FINISHED, and the slots are deleted. */
+  #writeAllMarks(): Promise<unknown>[] {
+    const { text, highest } = this.#marksText();
+    const writes: Promise<unknown>[] = [this.#store.set(FINISHED, text)];
+    this.#stored[0] = highest;
+    for (let i = 1; i < MARK_KEYS.length; i++) {
+      if (this.#stored[i] === undefined) continue;
+      this.#stored[i] = undefined;
+      writes.push(this.#store.delete(MARK_KEYS[i] as string));
+    }
+    return writes;
+  }
+
   /**
-   * The marks (finished ids above the cursor) as runs such as "3-5,9-10,20". Written at every
-   * commit: a burst of async handlers commits once per round of its conversations, each time
-   * with thousands of marks, so the usual case (no restored marks) reads the window directly.
+   * Every mark (finished ids above the cursor) as runs such as "3-5,9-10,20", and the highest.
+   * The usual case (no restored marks) reads the window directly.
    */
-  #marksText(): string {
-    if (this.#restored.size === 0) return runsText(this.#window, this.#head);
-    const ids = [...this.#restored];
+  #marksText(): { text: string; highest: number } {
     const window = this.#window;
+    let highest = Number.NEGATIVE_INFINITY;
+    for (let i = window.length - 1; i >= this.#head; i--) {
+      if ((window[i] as number) < 0) {
+        highest = -(window[i] as number);
+        break;
+      }
+    }
+    if (this.#restored.size === 0) return { text: runsText(window, this.#head), highest };
+    const ids = [...this.#restored];
     for (let i = this.#head; i < window.length; i++)
       if ((window[i] as number) < 0) ids.push(-(window[i] as number));
-    ids.sort((a, b) => a - b);
-    return runsText(
+    ids.sort(byValue);
+    const text = runsText(
       ids.map((id) => -id),
       0,
     );
+    return { text, highest: Math.max(highest, ids[ids.length - 1] as number) };
   }
 
   #dropRestored(cursor: number): void {
@@ -163,7 +222,6 @@ export class DeliveryLedger {
       else if (mark < lowest) lowest = mark;
     }
     this.#lowestRestored = lowest;
-    this.#marksChanged = true;
   }
 
   /** The window slot of `id` (begun or finished), or -1. */
@@ -186,6 +244,8 @@ export class DeliveryLedger {
     return low;
   }
 }
+
+const byValue = (a: number, b: number): number => a - b;
 
 /** The negative (finished) entries of a sorted window from `from` on, as runs: "3-5,9-10,20". */
 function runsText(window: readonly number[], from: number): string {

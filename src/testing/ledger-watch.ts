@@ -2,9 +2,11 @@
  * What tells a test that a bot has handled a message: the bot's delivery ledger, as it is written
  * to the state store. The ledger records a message only after its handlers finished (and, when
  * every attempt failed, after the event was kept as a dead letter), as a cursor (every message up
- * to it that reached the bot is done) and marks of messages done out of order ("3-5,9"). The
+ * to it that reached the bot is done) and marks of messages done out of order ("3-5,9", under
+ * `finished` and its slots `finished.0`, …). The
  * store is observed at its writes, so a waiting test wakes when the record lands: no polling.
  */
+import { MARK_KEYS } from "../pipeline/delivery-ledger.ts";
 import type {
   JsonValue,
   OnceMarker,
@@ -85,7 +87,8 @@ function observeBackend(backend: StateBackend, onWrite: OnWrite): StateBackend {
 /** One bot's ledger as last written: the cursor and the ids marked above it. */
 interface LedgerView {
   cursor: number;
-  marks: [number, number][];
+  /** By key (MARK_KEYS): the runs written under it. */
+  marks: Map<string, [number, number][]>;
 }
 
 function marksOf(value: unknown): [number, number][] {
@@ -96,7 +99,7 @@ function marksOf(value: unknown): [number, number][] {
   });
 }
 
-/** Watches every bot's delivery ledger (`<bot>/runtime`: `cursor`, `finished`) in a store. */
+/** Watches every bot's delivery ledger (`<bot>/runtime`: `cursor` and MARK_KEYS) in a store. */
 export class LedgerWatch {
   readonly store: StateBackend;
   readonly #views = new Map<string, LedgerView>();
@@ -104,10 +107,11 @@ export class LedgerWatch {
 
   constructor(backend: StateBackend) {
     this.store = observeBackend(backend, (path, key, value) => {
-      if (path.length !== 2 || path[1] !== "runtime" || (key !== "cursor" && key !== "finished")) return;
+      if (path.length !== 2 || path[1] !== "runtime" || (key !== "cursor" && !MARK_KEYS.includes(key)))
+        return;
       const view = this.#viewOf(path[0] as string);
       if (key === "cursor" && typeof value === "number") view.cursor = value;
-      if (key === "finished") view.marks = marksOf(value);
+      else if (key !== "cursor") view.marks.set(key, marksOf(value));
       for (const wake of [...this.#waiters]) wake();
     });
   }
@@ -115,17 +119,20 @@ export class LedgerWatch {
   /** Read what the store already holds for `bot` (a state folder kept from an earlier run). */
   async load(bot: string): Promise<void> {
     const runtime = this.store.namespace(bot).namespace("runtime");
-    const [cursor, finished] = await Promise.all([runtime.get("cursor"), runtime.get("finished")]);
+    const [cursor, ...marks] = await runtime.getMany(["cursor", ...MARK_KEYS]);
     const view = this.#viewOf(bot);
     if (typeof cursor === "number") view.cursor = Math.max(view.cursor, cursor);
-    view.marks = marksOf(finished);
+    for (const [i, key] of MARK_KEYS.entries()) view.marks.set(key, marksOf(marks[i]));
   }
 
   /** True once `bot`'s ledger records message `id` as handled. */
   recorded(bot: string, id: number): boolean {
     const view = this.#views.get(bot);
     if (!view) return false;
-    return id <= view.cursor || view.marks.some(([from, to]) => from <= id && id <= to);
+    if (id <= view.cursor) return true;
+    for (const runs of view.marks.values())
+      if (runs.some(([from, to]) => from <= id && id <= to)) return true;
+    return false;
   }
 
   /** Resolves once `bot` recorded message `id`; rejects with `timeoutError()` after `timeoutMs`. */
@@ -150,7 +157,7 @@ export class LedgerWatch {
   }
 
   #viewOf(bot: string): LedgerView {
-    const view = this.#views.get(bot) ?? { cursor: -1, marks: [] };
+    const view = this.#views.get(bot) ?? { cursor: -1, marks: new Map() };
     this.#views.set(bot, view);
     return view;
   }

@@ -1,27 +1,37 @@
 /** The ledger's cursor (low-water mark) and marks, with ids begun in order and out of order. */
 import { describe, expect, it } from "vitest";
-import { DeliveryLedger } from "../../src/pipeline/delivery-ledger.ts";
+import { DeliveryLedger, MARK_KEYS } from "../../src/pipeline/delivery-ledger.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 
 async function ledgerAt(cursor: number) {
   const store = new MemoryStore();
   const ledger = await DeliveryLedger.open(store);
   await ledger.baseline(cursor);
-  /** The marks as the store holds them: ranges under `finished`, flattened to ids. */
+  /** The marks as the store holds them: ranges under `finished` and its slots, flattened to sorted ids. */
   const marks = async () => {
-    const text = ((await store.get("finished")) ?? "") as string;
-    const ranges =
-      text === ""
-        ? []
-        : text.split(",").map((run) => {
-            const [from, to = from] = run.split("-").map(Number) as [number, number?];
-            return [from, to] as [number, number];
-          });
-    return ranges.flatMap(([from, to]) =>
-      Array.from({ length: to - from + 1 }, (_, i) => `handled:${from + i}`),
-    );
+    const ids = new Set<number>();
+    for (const value of await store.getMany(MARK_KEYS)) {
+      for (const [from, to] of rangesOf(value)) for (let id = from; id <= to; id++) ids.add(id);
+    }
+    return [...ids].sort((a, b) => a - b).map((id) => `handled:${id}`);
   };
   return { ledger, store, marks };
+}
+
+function rangesOf(value: unknown): [number, number][] {
+  if (typeof value !== "string" || value === "") return [];
+  return value.split(",").map((run) => {
+    const [from, to = from] = run.split("-").map(Number) as [number, number?];
+    return [from, to];
+  });
+}
+
+/** The mark keys present in `store`, and their values. */
+async function markKeys(store: MemoryStore): Promise<Record<string, unknown>> {
+  const values = await store.getMany(MARK_KEYS);
+  return Object.fromEntries(
+    MARK_KEYS.flatMap((key, i) => (values[i] === undefined ? [] : [[key, values[i]]])),
+  );
 }
 
 async function finishAndSave(ledger: DeliveryLedger, id: number) {
@@ -97,7 +107,7 @@ describe("DeliveryLedger", () => {
     expect(await marks()).toEqual(["handled:500"]);
     for (let id = 401; id <= 1000; id++) if (id !== 500) ledger.finish(id);
     await ledger.save();
-    expect(writes).toBe(4); // the cursor, and the marks' key deleted
+    expect(writes).toBe(4); // the cursor, and the marks' slot deleted
     expect(await store.get("cursor")).toBe(1000);
     expect(await marks()).toEqual([]);
     await ledger.save();
@@ -125,15 +135,15 @@ describe("DeliveryLedger", () => {
     reopened.finish(3);
     await reopened.save();
     expect(reopened.cursor).toBe(3);
-    expect(await store.get("finished")).toBeUndefined();
+    expect(await markKeys(store)).toEqual({});
   });
 
   it("stores marks as runs in one string; one-key-per-mark keys of earlier versions are not read", async () => {
     const { ledger, store } = await ledgerAt(0);
     for (let id = 1; id <= 20; id++) ledger.begin(id);
-    for (const id of [3, 4, 5, 9, 10, 20]) ledger.finish(id);
+    for (const id of [20, 9, 3, 10, 5, 4]) ledger.finish(id);
     await ledger.save();
-    expect(await store.get("finished")).toBe("3-5,9-10,20");
+    expect(await markKeys(store)).toEqual({ "finished.0": "3-5,9-10,20" });
     // No listing at open: such keys are left as they are (docs/operations/upgrading.md).
     const legacy = new MemoryStore();
     await legacy.set("cursor", 100);
@@ -141,6 +151,46 @@ describe("DeliveryLedger", () => {
     const old = await DeliveryLedger.open(legacy);
     expect(old.isDuplicate(102)).toBe(false);
     expect(await legacy.get("handled:102")).toBe(1);
+  });
+
+  it("a save writes only the marks made since the last one; with every slot taken, all marks go under `finished`", async () => {
+    const { ledger, store, marks } = await ledgerAt(0);
+    const written: string[] = [];
+    const set = store.set.bind(store);
+    store.set = (key, value, options) => {
+      written.push(`${key}=${String(value)}`);
+      return set(key, value, options);
+    };
+    const evens = (from: number, to: number) =>
+      Array.from({ length: (to - from) / 2 + 1 }, (_, i) => from + 2 * i);
+    // Message 1 stays in flight: each save's even id is a mark, kept until the cursor passes it.
+    for (let id = 1; id <= 100; id++) ledger.begin(id);
+    for (const id of evens(2, 32)) {
+      ledger.finish(id);
+      await ledger.save();
+    }
+    expect(written).toEqual(evens(2, 32).map((id, i) => `finished.${i}=${id}`));
+    written.length = 0;
+    ledger.finish(34);
+    await ledger.save();
+    expect(written).toEqual([`finished=${evens(2, 34).join(",")}`]);
+    expect(Object.keys(await markKeys(store))).toEqual(["finished"]);
+    ledger.finish(36);
+    await ledger.save();
+    expect(await markKeys(store)).toEqual({ finished: evens(2, 34).join(","), "finished.0": "36" });
+    const reopened = await DeliveryLedger.open(store);
+    for (let id = 1; id <= 38; id++) expect(reopened.isDuplicate(id)).toBe(id % 2 === 0 && id <= 36);
+    // The cursor passes some: they are no longer written, and a key the cursor passed goes.
+    ledger.finish(1);
+    ledger.finish(3);
+    ledger.finish(38);
+    await ledger.save();
+    expect(ledger.cursor).toBe(4);
+    expect(await marks()).toEqual(evens(2, 38).map((id) => `handled:${id}`));
+    for (let id = 5; id <= 35; id += 2) ledger.finish(id);
+    await ledger.save();
+    expect(ledger.cursor).toBe(36);
+    expect(await markKeys(store)).toEqual({ "finished.1": "38" });
   });
 
   it("keeps cursor and marks right under any finishing order, and reopens to the same state", async () => {
@@ -169,7 +219,7 @@ describe("DeliveryLedger", () => {
       }
       await ledger.save();
       expect(await store.get("cursor")).toBe(1300);
-      expect(await store.get("finished")).toBeUndefined();
+      expect(await markKeys(store)).toEqual({});
     }
   });
 
@@ -210,7 +260,7 @@ describe("DeliveryLedger", () => {
     for (const id of open.splice(0)) ledger.finish(id);
     await ledger.save();
     expect(ledger.cursor).toBe(highest); // every begun message finished
-    expect(await store.get("finished")).toBeUndefined();
+    expect(await markKeys(store)).toEqual({});
   });
 
   it("ignores damaged runs in the stored marks", async () => {
