@@ -115,7 +115,9 @@ export class DialogLog {
     }
     await this.#store.applyWrites(writes);
     await this.#commit();
-    return next;
+    // Kept in memory while the dialog waits, as a restart reads it back: parsed from its text, its
+    // strings flat (not slices of the hash, nor the pieces the place's name was joined from).
+    return JSON.parse(text(next)) as DialogHead;
   }
 
   /** Forget a dialog whose header was never kept (a first question whose send failed). */
