@@ -1,8 +1,10 @@
 /**
- * A dead letter of a dialog's first message, replayed after the dialog went on without it: a
- * stop that cut the first run can keep it as a letter although its question's log landed (the
- * write's reply lost), and the next start replays it while the person answers. The replay finds
- * the dialog begun and is done; the dialog goes on from its log. Real daemon, sandbox over HTTP.
+ * Dialogs and the stop of a bot, as a failover brings it about: a dead letter of a dialog's first
+ * message, replayed after the dialog went on without it (a stop that cut the first run can keep
+ * it as a letter although its question's log landed), finds the dialog begun and is done; and a
+ * dialog's run that failed and was waiting to run again when the bot stopped is not kept as a
+ * letter (which would end the dialog) but runs from its log at the next start. Real daemon,
+ * sandbox over HTTP.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,10 +20,16 @@ import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
+/** The next run past the first answer throws (as a write refused by a store out of reach). */
+let failNext = false;
 const order = defineBot({
   setup(bot) {
     bot.command("order", async (ctx) => {
       const size = await ctx.prompt("Which size?");
+      if (failNext) {
+        failNext = false;
+        throw new Error("the store is out of reach");
+      }
       const count = await ctx.prompt("How many?");
       await ctx.reply(`${count.text} x ${size.text}`);
     });
@@ -80,4 +88,39 @@ it("a replayed letter of a dialog's first message leaves the dialog, begun since
 
   dm("2");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 x large"]);
+});
+
+it("a dialog's run waiting to run again when the bot stops runs from its log at the next start", async () => {
+  sandbox = await startSandbox();
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Order",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-letters-"));
+  // The pause before a failed run's next attempt outlasts the test: the stop comes within it.
+  const bots = { order: { email: BOT, definition: order, extra: "retries:\n  backoff: 1h" } };
+  running = await startInProcessDaemon(sandbox, bots, { store: await FileStore.open(dir) });
+  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+  const botSaid = () =>
+    sandbox!.control
+      .messages()
+      .filter((m) => m.sender_id === botId)
+      .map((m) => String(m.content));
+  const dm = (content: string) => sandbox!.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+
+  dm("order");
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
+  failNext = true;
+  dm("large");
+  const paused = () => running!.logged("handler failed; running it again after a pause").length;
+  await expect.poll(paused, { timeout: 10_000 }).toBe(1);
+  await running.stop();
+
+  running = await startInProcessDaemon(sandbox, bots, { store: await FileStore.open(dir) });
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?"]);
+  dm("2");
+  await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 x large"]);
+  expect(await running.daemon.letters.list()).toEqual([]);
 });
