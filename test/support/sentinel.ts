@@ -29,7 +29,7 @@ export interface SentinelTopology {
   failover(): Promise<{ from: number; to: number }>;
   /** SIGKILL the primary and resolve once the Sentinels promoted a replica; the old one stays dead. */
   killPrimary(): Promise<{ from: number; to: number }>;
-  /** SIGSTOP the primary for `ms`, then SIGCONT it; resolves once it is a replica again. */
+  /** SIGSTOP the primary for `ms`, then SIGCONT it; resolves once it is an online replica again. */
   freezePrimary(ms: number): Promise<{ from: number; to: number }>;
   /** Start a killed node again on its port, as a replica of the current primary. */
   revive(port: number): Promise<void>;
@@ -134,6 +134,17 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       { timeout: 20_000, interval: 200 },
     )
     .toBe(true);
+  /**
+   * Resolves once the primary the Sentinels name (asked again each time: they may have replaced
+   * it meanwhile) has both other data nodes online as replicas.
+   */
+  const bothReplicasOnline = () =>
+    expect
+      .poll(async () => onlineReplicasOf(await primaryPort().catch(() => 0)), {
+        timeout: 30_000,
+        interval: 100,
+      })
+      .toBe(2);
   const signal = (port: number, sig: NodeJS.Signals) => {
     nodes.get(port)?.child.kill(sig);
   };
@@ -141,9 +152,9 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     sentinels: sentinelNodes.map((s) => `127.0.0.1:${s.port}`),
     primaryPort,
     failover: async () => {
-      const from = await primaryPort();
       // The replicas must have caught up, or Sentinel refuses ("no good slave").
-      await expect.poll(() => onlineReplicasOf(from), { timeout: 15_000, interval: 100 }).toBe(2);
+      await bothReplicasOnline();
+      const from = await primaryPort();
       await ask(sentinelNodes[0]!.port, (c) => c.call("SENTINEL", "FAILOVER", MASTER_NAME));
       return promoted(from);
     },
@@ -162,6 +173,9 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       signal(from, "SIGCONT");
       const result = await promoted(from);
       await expect.poll(() => role(from), { timeout: 30_000, interval: 100 }).toBe("slave");
+      // Demoted is not caught up: until it has resynced, a failover could promote it without
+      // the writes made since (Redis's replication is asynchronous), which no client can prevent.
+      await bothReplicasOnline();
       return result;
     },
     revive: async (port) => launchData(port, await primaryPort()),
