@@ -91,9 +91,12 @@ export class HandlerFailures {
 
   /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a
-   * later attempt (true), or kept as a dead letter (false). Never rejects.
+   * later attempt (true), kept as a dead letter (false), or, for a dialog's run the stop cut
+   * before it could run again, `"resumes"`: nothing is kept, the dialog's log still holds the
+   * answer it was running, and the next start (here or on another instance) runs it from there,
+   * as after a crash. Never rejects.
    */
-  async settle(run: FailedRun, error: unknown): Promise<boolean> {
+  async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes"> {
     const o = this.#o;
     if (promptUnanswered(error)) return this.#ended(run);
     const clock = o.clock;
@@ -127,6 +130,15 @@ export class HandlerFailures {
       } finally {
         timeout.clear();
       }
+    }
+    if (stopping.aborted && run.dialog !== undefined && !run.letter && !(last instanceof NoRetry)) {
+      // Kept as a letter, the dialog would have to be ended (its log refuses what a replay of
+      // the letter appends), and answers sent meanwhile would reach no dialog.
+      o.log.info(
+        { err: last, attempts },
+        "a dialog's run was cut off by the stop: it runs again at the next start",
+      );
+      return "resumes";
     }
     await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
     return false;
@@ -231,7 +243,8 @@ export function jobRunner(
       return true;
     } catch (err) {
       o.log.error({ err, job: occurrence.job, scheduledFor: occurrence.scheduledFor }, "cron job failed");
-      return failures.settle(
+      // A job's run has no dialog: its outcome is handled (true) or kept (false).
+      const outcome = await failures.settle(
         {
           event: occurrence,
           source: "job",
@@ -244,6 +257,7 @@ export function jobRunner(
         },
         err,
       );
+      return outcome === true;
     }
   };
 }

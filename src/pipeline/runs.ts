@@ -262,10 +262,11 @@ export class HandlerRuns {
       },
       effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
     };
-    const settled = this.#o.failures.settle(run, err).then(async (handled) => {
-      // Over unless a later attempt parked: ended, or kept (the dead letter carries the dialog).
-      if (dialog && !parked) await closeLog(this.#ends, dialog.id, "failed");
-      incoming.onReplayed?.(handled);
+    const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
+      // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the
+      // dead letter carries the dialog).
+      if (dialog && !parked && outcome !== "resumes") await closeLog(this.#ends, dialog.id, "failed");
+      incoming.onReplayed?.(outcome === true);
       return incoming.letter || dialog ? undefined : this.#finishEvent(incoming.event);
     });
     control.holdKey(settled);

@@ -42,6 +42,8 @@ interface ReplicationOptions {
   log?: { warn(obj: object, msg?: string): void } | undefined;
   /** Through Sentinel: asked before a replica that left stops being waited for. */
   sentinel?: SentinelTarget | undefined;
+  /** How often the replicas are counted again (default {@link REPLICA_COUNT_EVERY_MS}). */
+  countEveryMs?: number | undefined;
 }
 
 interface Waited {
@@ -75,7 +77,8 @@ export class Replication {
     client.on("ready", () => this.#connected());
     if (client.status === "ready") this.#connected();
     if (o.waitForReplica) {
-      this.#countTimer = setInterval(() => void this.#countReplicas(), REPLICA_COUNT_EVERY_MS);
+      const every = o.countEveryMs ?? REPLICA_COUNT_EVERY_MS;
+      this.#countTimer = setInterval(() => void this.#countReplicas(), every);
       this.#countTimer.unref();
       client.once("end", () => clearInterval(this.#countTimer));
     }

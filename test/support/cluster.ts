@@ -177,6 +177,8 @@ export async function writeClusterConfig(
     ttl: string;
     /** The bot's answers name the process that made them (default); false: the same from every one. */
     sign?: boolean;
+    /** The account's call budget the bot paces itself to, when not the server's default. */
+    rateLimit?: { perMinute: number; perHour: number };
   },
 ): Promise<ClusterConfig> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-cluster-"));
@@ -197,6 +199,11 @@ export async function writeClusterConfig(
     "longpoll_margin: 1s",
     `bots:\n  b0:\n    module: ${CLUSTER_BOT}\n    email: ${botEmail(0)}\n    api_key: \${CLUSTER_KEY_B0}`,
     ...(options.sign === false ? ["    settings:\n      sign: false"] : []),
+    ...(options.rateLimit
+      ? [
+          `    rate_limit:\n      per_minute: ${options.rateLimit.perMinute}\n      per_hour: ${options.rateLimit.perHour}`,
+        ]
+      : []),
   ].join("\n");
   const file = path.join(dir, "bothost.yaml");
   await writeFile(file, `${text}\n`);

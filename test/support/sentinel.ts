@@ -29,7 +29,7 @@ export interface SentinelTopology {
   failover(): Promise<{ from: number; to: number }>;
   /** SIGKILL the primary and resolve once the Sentinels promoted a replica; the old one stays dead. */
   killPrimary(): Promise<{ from: number; to: number }>;
-  /** SIGSTOP the primary for `ms`, then SIGCONT it; resolves once it is a replica again. */
+  /** SIGSTOP the primary for `ms`, then SIGCONT it; resolves once it is an online replica again. */
   freezePrimary(ms: number): Promise<{ from: number; to: number }>;
   /** Start a killed node again on its port, as a replica of the current primary. */
   revive(port: number): Promise<void>;
@@ -46,14 +46,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-sentinel-"));
   const nodes = new Map<number, Node>();
   const sentinelNodes: Node[] = [];
-  const launchData = async (port: number, replicaOf?: number) => {
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-    args.push("--dir", dir, "--dbfilename", `dump-${port}.rdb`, "--daemonize", "no");
-    if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf));
-    const child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
-    nodes.set(port, { port, child });
-    await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
-  };
+  const launchData = (port: number, replicaOf?: number) => launchNode(dir, nodes, port, replicaOf);
   const [p0, p1, p2] = [await freePort(), await freePort(), await freePort()];
   await launchData(p0);
   await launchData(p1, p0);
@@ -124,7 +117,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
   };
   // Ready when the replicas are in sync and every Sentinel knows them and the other Sentinels
   // (needed to agree on a failover).
-  await expect.poll(() => replicasOf(p0), { timeout: 20_000, interval: 100 }).toBe(2);
+  await expect.poll(() => onlineReplicasOf(p0), { timeout: 20_000, interval: 100 }).toBe(2);
   await expect
     .poll(
       () =>
@@ -141,6 +134,17 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       { timeout: 20_000, interval: 200 },
     )
     .toBe(true);
+  /**
+   * Resolves once the primary the Sentinels name (asked again each time: they may have replaced
+   * it meanwhile) has both other data nodes online as replicas.
+   */
+  const bothReplicasOnline = () =>
+    expect
+      .poll(async () => onlineReplicasOf(await primaryPort().catch(() => 0)), {
+        timeout: 30_000,
+        interval: 100,
+      })
+      .toBe(2);
   const signal = (port: number, sig: NodeJS.Signals) => {
     nodes.get(port)?.child.kill(sig);
   };
@@ -148,9 +152,9 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     sentinels: sentinelNodes.map((s) => `127.0.0.1:${s.port}`),
     primaryPort,
     failover: async () => {
-      const from = await primaryPort();
       // The replicas must have caught up, or Sentinel refuses ("no good slave").
-      await expect.poll(() => replicasOf(from), { timeout: 15_000, interval: 100 }).toBe(2);
+      await bothReplicasOnline();
+      const from = await primaryPort();
       await ask(sentinelNodes[0]!.port, (c) => c.call("SENTINEL", "FAILOVER", MASTER_NAME));
       return promoted(from);
     },
@@ -169,10 +173,13 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       signal(from, "SIGCONT");
       const result = await promoted(from);
       await expect.poll(() => role(from), { timeout: 30_000, interval: 100 }).toBe("slave");
+      // Demoted is not caught up: until it has resynced, a failover could promote it without
+      // the writes made since (Redis's replication is asynchronous), which no client can prevent.
+      await bothReplicasOnline();
       return result;
     },
     revive: async (port) => launchData(port, await primaryPort()),
-    connectedReplicas: async () => replicasOf(await primaryPort()),
+    connectedReplicas: async () => onlineReplicasOf(await primaryPort()),
     replicaPorts: async () => {
       const primary = await primaryPort();
       return [...nodes.values()]
@@ -181,24 +188,76 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     },
     signal,
     stop: async () => {
-      const all = [...sentinelNodes, ...nodes.values()];
-      await Promise.all(
-        all.map(async ({ child }) => {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          const exited = new Promise((resolve) => child.once("exit", resolve));
-          child.kill("SIGCONT");
-          child.kill("SIGKILL");
-          await exited;
-        }),
-      );
+      await Promise.all([...sentinelNodes, ...nodes.values()].map(({ child }) => halt(child)));
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
 
-  async function replicasOf(port: number): Promise<number> {
-    const info = await ask(port, (c) => c.info("replication")).catch(() => "");
-    const online = info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l));
-    return online.length;
+/** Start a data node on `port` (a replica of `replicaOf` if given) and resolve once it answers. */
+async function launchNode(dir: string, nodes: Map<number, Node>, port: number, replicaOf?: number) {
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+  args.push("--dir", dir, "--dbfilename", `dump-${port}.rdb`, "--daemonize", "no");
+  if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf));
+  const child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
+  nodes.set(port, { port, child });
+  await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
+}
+
+/** A primary with replicas and no Sentinel watching them (a group other than a topology's). */
+export interface ReplicatedRedis {
+  primary: number;
+  replicas: number[];
+  /** SIGKILL a node. */
+  kill(port: number): void;
+  stop(): Promise<void>;
+}
+
+/** A primary and `count` replicas, resolved once every replica is online. */
+export async function startReplicatedRedis(count: number): Promise<ReplicatedRedis> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-replicated-"));
+  const nodes = new Map<number, Node>();
+  const primary = await freePort();
+  await launchNode(dir, nodes, primary);
+  const replicas: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    await launchNode(dir, nodes, port, primary);
+    replicas.push(port);
+  }
+  await expect.poll(() => onlineReplicasOf(primary), { timeout: 20_000, interval: 100 }).toBe(count);
+  return {
+    primary,
+    replicas,
+    kill: (port) => nodes.get(port)?.child.kill("SIGKILL"),
+    stop: async () => {
+      await Promise.all([...nodes.values()].map(({ child }) => halt(child)));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** SIGKILL (after SIGCONT, for a stopped one) a process, resolved once it exited. */
+async function halt(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGCONT");
+  child.kill("SIGKILL");
+  await exited;
+}
+
+/** The replicas the node on `port` reports online (0 when it cannot be asked). */
+export async function onlineReplicasOf(port: number): Promise<number> {
+  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    const info = await client.info("replication");
+    return info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+  } catch {
+    return 0;
+  } finally {
+    client.disconnect();
   }
 }
 

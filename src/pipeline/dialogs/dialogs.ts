@@ -1,3 +1,15 @@
+/**
+ * A bot's dialogs: the one writer of their logs (dialog-log.ts) and, in memory, a small entry per
+ * dialog so that a message is matched to the dialog waiting for it without a read, and one timer on
+ * the daemon's clock for the earliest deadline (deadline-timer.ts). Waiting costs no handler, no
+ * slot and no `handler_timeout`: a dialog's handler runs only when an answer (or its deadline)
+ * comes, replaying its log.
+ *
+ * A message answers a dialog only if it comes from the person asked, in the dialog's conversation,
+ * after the question (its id above the question's) and before the deadline (by the server's
+ * timestamp): one caught up after a restart answers the question open when it was sent, or is an
+ * ordinary message.
+ */
 import type { JsonValue } from "../../state/state-store.ts";
 import { allows, NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
@@ -164,10 +176,7 @@ export class Dialogs {
     return foldLog(next, [...before, added]);
   }
 
-  /**
-   * The dialog `id`'s log, folded, as its run replays it (one store read); `fresh`: its header read
-   * from the store too (another run may have written it).
-   */
+  /** Dialog `id`'s log, folded, as its run replays it; `fresh`: its header read again from the store. */
   async record(id: string, fresh = false): Promise<DialogRecord | undefined> {
     const entry = this.#byId.get(id);
     const head = fresh || entry === undefined ? await this.log.head(id) : entry.head;
@@ -190,8 +199,8 @@ export class Dialogs {
   }
 
   /**
-   * The record dialog `id` is ready to run, taken (once): the one just recorded, or read now
-   * for a dialog read at start. Undefined when another task took it.
+   * The record dialog `id` is ready to run, taken (once): the one just recorded, or read now for a
+   * dialog read at start. Undefined when another task took it.
    */
   async takeReady(id: string): Promise<DialogRecord | undefined> {
     const entry = this.#byId.get(id);
@@ -234,19 +243,21 @@ export class Dialogs {
   }
 
   /**
-   * A new dialog's first question is about to be sent: until its log is kept ({@link append}) or
-   * the run gives up ({@link notAsking}), the person's next message there waits for it (`busy`).
+   * A new dialog's first question is about to be sent: until its log is kept ({@link append}) or the
+   * run gives up ({@link notAsking}), the person's next message there waits for it (`busy`).
    */
   asking(head: DialogHead): void {
     if (!this.#o.persist) return;
+    // Begun by an earlier run of this message (a replayed letter): its entry stays as it is.
+    if (this.#byId.has(head.id)) return;
     const entry = this.#index(head);
     entry.running = true;
   }
 
-  /** The run {@link asking} failed before its log was kept: the dialog is not begun. */
-  notAsking(id: string): void {
-    const entry = this.#byId.get(id);
-    if (entry?.running && entry.head.seq === 0) this.#forget(entry);
+  /** The run {@link asking} `head` failed before its log was kept: the dialog is not begun. */
+  notAsking(head: DialogHead): void {
+    const entry = this.#byId.get(head.id);
+    if (entry?.head === head && entry.running) this.#forget(entry);
   }
 
   /**

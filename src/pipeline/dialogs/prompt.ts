@@ -119,7 +119,7 @@ export async function prompt<T>(
         : [];
       return await ask(dialogs, turn, ctx, head, start, asked, now() + timeoutMs, now);
     } catch (err) {
-      if (fresh) dialogs.notAsking(head.id);
+      if (fresh) dialogs.notAsking(head);
       throw err;
     }
   }
@@ -235,23 +235,22 @@ async function ask<T>(
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.
   const written = dialogs.append(head, entries, start.length > 0, ctx.signal).catch(async (err: unknown) => {
-    // An earlier run of this turn kept the same question (its reply was lost): it waits already.
+    // An earlier run of this turn kept the same question (its reply was lost, or the run was
+    // kept as a dead letter and replayed): the dialog goes on from its log, answered or not.
     if (!(err instanceof LogMoved && (await keptAlready(dialogs, head.id, asked)))) throw err;
   });
-  if (start.length > 0) written.catch(() => dialogs.notAsking(head.id));
+  if (start.length > 0) written.catch(() => dialogs.notAsking(head));
   return turn.park(written);
 }
 
-/** True when dialog `id`'s log, as the store holds it, ends waiting at question `asked`. */
+/**
+ * True when dialog `id`'s log, as the store holds it, has question `asked` at its step: kept by an
+ * earlier run, whether it still waits there or was answered since.
+ */
 async function keptAlready(dialogs: Dialogs, id: string, asked: { step: number; id: string; fp: string }) {
   const record = await dialogs.record(id, true);
   const step = record?.steps[asked.step];
-  return (
-    record?.waiting === true &&
-    record.steps.length === asked.step + 1 &&
-    step?.id === asked.id &&
-    step.fp === asked.fp
-  );
+  return step?.id === asked.id && step.fp === asked.fp;
 }
 
 /** The header of the dialog a message's first prompt begins. */
