@@ -25,6 +25,7 @@ const reports = defineBot({
       await ctx.reply(`${verdict.value}, decided by ${verdict.by.name}.`);
     });
     bot.command("ping", (ctx) => ctx.reply("pong"));
+    bot.command("name", async (ctx) => ctx.reply(`Hello ${(await ctx.prompt("Name?")).text}.`));
   },
 });
 
@@ -70,4 +71,12 @@ it("someone made a moderator while the question waits may answer", async () => {
       async () => (await bot.ask(LATER, topic("keep"), { timeoutMs: 2_000 }).catch(() => undefined))?.content,
     )
     .toBe("keep, decided by Lee Later.");
+});
+
+it("the requester's own dialog in the same topic leaves the question for moderators answerable", async () => {
+  await bot.ask(MEMBER, topic("@**reports** report"));
+  // A dialog of the member's own, begun while the question for moderators waits there.
+  expect((await bot.ask(MEMBER, topic("@**reports** name"))).content).toBe("Name?");
+  expect((await bot.ask(MOD, topic("keep"))).content).toBe("keep, decided by Mo Derator.");
+  expect((await bot.ask(MEMBER, topic("Mel"))).content).toBe("Hello Mel.");
 });
