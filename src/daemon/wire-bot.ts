@@ -180,6 +180,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const dialogs = new Dialogs({
     store: store.namespace("dialogs"),
     wantsReactions: () => source?.want("reaction"),
+    selfId: (): number | undefined => contexts.self?.userId,
     commit,
     clock,
     log,

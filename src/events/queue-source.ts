@@ -113,6 +113,8 @@ export class QueueSource {
 
   /** The event types the queue is registered for (`null`: all); grown by {@link want}. */
   #eventTypes: readonly string[] | null;
+  /** The event types the latest registration asked for: a {@link want} since renews its queue. */
+  #registeredTypes: readonly string[] | null = null;
 
   /** When the server was last heard from with events on the current queue (a later source's `lastContact`). */
   get lastContact(): number | undefined {
@@ -137,6 +139,7 @@ export class QueueSource {
         if (dispatcher.ledger?.cursor === undefined && wantsMessages(this.#eventTypes)) {
           this.#baselineCandidate = await newestMessageId(client, this.#replayNarrow(), signal);
         }
+        this.#registeredTypes = this.#eventTypes;
         return client.events.register(
           registerParams({
             eventTypes: this.#eventTypes,
@@ -146,7 +149,11 @@ export class QueueSource {
           { signal },
         );
       }),
-      onRegistered: (reg, reason) => this.#onRegistered(reg, reason),
+      onRegistered: async (reg, reason) => {
+        await this.#onRegistered(reg, reason);
+        // Event types wanted while this queue was being registered: it lacks them, renewed in turn.
+        if (this.#registeredTypes !== this.#eventTypes) this.consumer.renew();
+      },
       onEvents: (batch) => this.#onEvents(batch),
       // Polling acknowledges the events before their handlers finish: harmless, because a new
       // queue (after a crash too) replays messages from the ledger's cursor, not from the queue.

@@ -1,7 +1,8 @@
 /**
  * A question for a role (`from: { role }`), against the sandbox over HTTP in a real daemon that
  * tracks users: a member's message in the topic is ordinary, a moderator's is the answer, and a
- * person promoted while the question waits may answer (the users cache follows role changes).
+ * person promoted while the question waits may answer (the users cache follows role changes); the
+ * bot's own emoji buttons never answer a question for a role it has.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
@@ -17,6 +18,7 @@ const LATER = "later@sandbox.example";
 const reports = defineBot({
   setup(bot) {
     bot.track("users");
+    bot.track("reactions");
     bot.command("report", async (ctx) => {
       const verdict = await ctx.prompt("A moderator decides: keep or remove?", {
         from: { role: "moderator" },
@@ -25,6 +27,14 @@ const reports = defineBot({
       await ctx.reply(`${verdict.value}, decided by ${verdict.by.name}.`);
     });
     bot.command("ping", (ctx) => ctx.reply("pong"));
+    bot.command("poll", async (ctx) => {
+      const vote = await ctx.prompt("Members decide:", {
+        from: { role: "member" },
+        choices: { keep: "check", drop: "cross_mark" },
+      });
+      await ctx.reply(`${vote.value}, decided by ${vote.by.id === ctx.bot.userId ? "the bot" : "a person"}.`);
+    });
+    bot.command("name", async (ctx) => ctx.reply(`Hello ${(await ctx.prompt("Name?")).text}.`));
   },
 });
 
@@ -70,4 +80,25 @@ it("someone made a moderator while the question waits may answer", async () => {
       async () => (await bot.ask(LATER, topic("keep"), { timeoutMs: 2_000 }).catch(() => undefined))?.content,
     )
     .toBe("keep, decided by Lee Later.");
+});
+
+it("the requester's own dialog in the same topic leaves the question for moderators answerable", async () => {
+  await bot.ask(MEMBER, topic("@**reports** report"));
+  // A dialog of the member's own, begun while the question for moderators waits there.
+  expect((await bot.ask(MEMBER, topic("@**reports** name"))).content).toBe("Name?");
+  expect((await bot.ask(MOD, topic("keep"))).content).toBe("keep, decided by Mo Derator.");
+  expect((await bot.ask(MEMBER, topic("Mel"))).content).toBe("Hello Mel.");
+});
+
+it("the bot's own emoji buttons are no answer to a question for a role it has, live or caught up", async () => {
+  const live = await bot.ask(MEMBER, topic("@**reports** poll"));
+  await bot.react(live, "cross_mark", { as: MOD });
+  expect((await bot.nextReply({ after: live.id })).content).toBe("drop, decided by a person.");
+
+  const later = await bot.ask(MEMBER, topic("@**reports** poll"));
+  await expect.poll(() => bot.dialogs()).toMatchObject([{ deadline: expect.any(String) }]);
+  await bot.stop();
+  await bot.react(later, "cross_mark", { as: MOD });
+  await bot.start();
+  expect((await bot.nextReply({ after: later.id })).content).toBe("drop, decided by a person.");
 });

@@ -1,7 +1,9 @@
 /**
  * Reactions made while the bot was down, against the sandbox over HTTP in a real daemon: at the
  * next start the waiting questions are read back, and the first reaction that answers one (from
- * a person who may, with a choice's emoji) is taken; other reactions change nothing.
+ * a person who may, with a choice's emoji) is taken; other reactions change nothing. A bot that
+ * does not track reactions gets them once it asks with emoji choices, even while a new queue is
+ * being registered.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
@@ -30,6 +32,7 @@ beforeEach(async () => {
   bot = await runBot(sandbox, { bot: vote, name: "vote", clock });
 });
 afterEach(async () => {
+  sandbox.control.delay(0);
   await bot.stop();
   await sandbox.stop();
 });
@@ -80,4 +83,45 @@ it("a bot that does not track reactions gets them once it asks with emoji choice
   expect((await bot.nextReply({ after: question.id })).content).toBe("yes");
   // Messages go on as before through the new queue.
   expect((await bot.ask(MEMBER, dm("ping"))).content).toBe("pong");
+});
+
+it("a question with emoji choices first asked while a new queue is being registered renews that queue in turn", async () => {
+  await bot.stop({ wipe: true });
+  let entered = false;
+  let open = () => {};
+  const gate = new Promise<number>((resolve) => {
+    open = () => resolve(1);
+  });
+  const untracked = defineBot({
+    setup(b) {
+      b.command("ship", async (ctx) => {
+        entered = true;
+        // Held until the queue's registration is under way.
+        await ctx.external("gate", () => gate);
+        const answer = await ctx.prompt("Ship it?", { choices: { yes: "check", no: "cross_mark" } });
+        await ctx.reply(answer.value);
+      });
+    },
+  });
+  bot = await runBot(sandbox, { bot: untracked, name: "untracked" });
+  const asked = bot.post(MEMBER, dm("ship"));
+  await expect.poll(() => entered).toBe(true);
+  // The queue is lost and its successor's registration held at the server.
+  sandbox.control.delay(600_000, { paths: ["/register"] });
+  sandbox.control.expireQueue({ email: bot.email });
+  await expect
+    .poll(() => bot.logs().some((l) => l.msg === "event queue expired on the server; registering a new one"))
+    .toBe(true);
+  await expect.poll(() => sandbox.control.delayed()).toBe(1);
+  open();
+  const question = await bot.nextReply({ after: asked });
+  await expect
+    .poll(() => bot.logs().some((l) => l.msg === "renewing the event queue to receive more event types"))
+    .toBe(true);
+  sandbox.control.delay(0);
+  await expect
+    .poll(() => bot.logs().find((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBeDefined();
+  await bot.react(question, "check", { as: MEMBER });
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes");
 });

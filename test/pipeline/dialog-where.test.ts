@@ -39,6 +39,13 @@ const deploy = defineBot({
         await ctx.reply((err as PromptError).message);
       }
     });
+    bot.command("alone", async (ctx) => {
+      try {
+        await ctx.prompt("?", { where: { direct: [ctx.bot.userId] } });
+      } catch (err) {
+        await ctx.reply((err as PromptError).message);
+      }
+    });
   },
 });
 
@@ -117,5 +124,11 @@ it("asks the person in a direct message; their messages in the channel stay ordi
 it("a where without a topic is refused, naming the option", async () => {
   expect((await bot.ask(MEMBER, at("ops", "api", "@**deploy** nowhere"))).content).toBe(
     "ctx.prompt(): `where` must be { channel, topic } or { direct: [user ids] }: topic needs a string.",
+  );
+});
+
+it("a direct message with the bot alone is refused, naming the option", async () => {
+  expect((await bot.ask(MEMBER, at("ops", "api", "@**deploy** alone"))).content).toBe(
+    "ctx.prompt(): `where` must be { channel, topic } or { direct: [user ids] }: direct needs someone besides the bot.",
   );
 });

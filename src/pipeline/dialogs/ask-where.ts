@@ -51,6 +51,8 @@ export async function placeOf(
 ): Promise<AskPlace> {
   if ("direct" in w) {
     const ids = [...new Set([...w.direct, selfId])];
+    // A direct message with the bot alone has no one to answer (and the server refuses the send).
+    if (ids.length === 1) throw where("direct needs someone besides the bot");
     return {
       key: dmKey(ids),
       label: "direct message",

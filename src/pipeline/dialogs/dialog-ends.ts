@@ -82,8 +82,8 @@ export function dialogFailed(
 }
 
 /**
- * Say `text` to a dialog's person, in its conversation; in a channel topic, named (an operator's
- * note is for them, not for the topic).
+ * Say `text` to a dialog's person, in its own conversation (where it began); in a channel topic,
+ * named (an operator's note is for them, not for the topic).
  */
 export async function tellEnded(
   contexts: BotContexts,
@@ -95,7 +95,8 @@ export async function tellEnded(
   const origin = "origin" in dialog ? dialog.origin : undefined;
   if (origin === undefined || origin === null) return;
   const { event } = reviveEvent(origin);
-  const inTopic = !dialog.conversation.startsWith("dm:");
+  // Said where the dialog began (its origin), though its question may wait elsewhere (`where`).
+  const inTopic = !(dialog.home?.[0] ?? dialog.conversation).startsWith("dm:");
   const content = named && inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
   try {
     await contexts.deps().api.messages.send({

@@ -27,14 +27,15 @@ export class DialogPlaces {
     const { conversation } = entry.head;
     const userId = whoOf(entry.head);
     const there = this.#byPlace.get(conversation);
-    if (there === undefined || (!(there instanceof Map) && there.head.userId === userId)) {
+    // A dialog there is keyed as it is looked up: by its person, or ANYONE for a question for others.
+    if (there === undefined || (!(there instanceof Map) && whoOf(there.head) === userId)) {
       this.#byPlace.set(conversation, entry);
     } else if (there instanceof Map) there.set(userId, entry);
     else
       this.#byPlace.set(
         conversation,
         new Map([
-          [there.head.userId, there],
+          [whoOf(there.head), there],
           [userId, entry],
         ]),
       );

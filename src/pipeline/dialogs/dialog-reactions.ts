@@ -1,8 +1,9 @@
 /**
  * Reactions as answers: a question asked with emoji choices (`choices: { approve: "check" }`)
  * is answered by a reaction with one of them on the question's message, from a person who may
- * answer it, before its deadline. The first such reaction (by event order) is the answer; later
- * ones, and reactions taken off, change nothing. Waiting questions are found by their message id.
+ * answer it (never the bot: its own reactions are the buttons), before its deadline. The first
+ * such reaction (by event order) is the answer; later ones, and reactions taken off, change
+ * nothing. Waiting questions are found by their message id.
  */
 import { allows, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
@@ -21,6 +22,7 @@ export class Buttons {
     private readonly who: () => Membership,
     private readonly now: () => number,
     private readonly wanted: (() => void) | undefined,
+    private readonly selfId: (() => number | undefined) | undefined = undefined,
   ) {}
 
   /** `entry` is known: found by its question's message id while that question takes reactions. */
@@ -63,6 +65,8 @@ export class Buttons {
   #choice(reaction: Reaction): { entry: DialogEntry; value: string } | undefined {
     const entry = this.#byQuestion.get(reaction.messageId);
     if (entry === undefined || !this.#open(entry)) return undefined;
+    // The bot's own reactions are the buttons it put there, whoever else may answer.
+    if (reaction.userId === this.selfId?.()) return undefined;
     const { head } = entry;
     const value = head.react?.[reaction.name];
     const may = head.from ? allows(head.from, reaction.userId, this.who()) : reaction.userId === head.userId;

@@ -16,6 +16,8 @@ export interface DialogsOptions {
   persist: boolean;
   /** Told when a question with emoji choices waits: the bot needs reaction events. */
   wantsReactions?: () => void;
+  /** The bot's own user id, once known: its reactions are the buttons it put on a question, no answer. */
+  selfId?: () => number | undefined;
   /** Who is in which group, with which role (for questions others may answer); nobody without it. */
   members?: Membership;
 }

@@ -55,7 +55,7 @@ export class Dialogs {
   constructor(options: DialogsOptions) {
     this.#o = options;
     const who = () => options.members ?? NOBODY_KNOWN;
-    this.buttons = new Buttons(who, () => options.clock.now(), options.wantsReactions);
+    this.buttons = new Buttons(who, () => options.clock.now(), options.wantsReactions, options.selfId);
     this.log = new DialogLog(options.store, options.commit);
     this.#deadlines = new DeadlineTimer(options.clock, () => this.#byId.values());
   }
