@@ -243,6 +243,7 @@ export class QueueSource {
     const types = this.#eventTypes;
     if (types === null || types.includes(type)) return;
     this.#eventTypes = [...types, type];
+    if (this.#o.signal.aborted) return;
     this.#o.log.info({ type }, "renewing the event queue to receive more event types");
     this.consumer.renew();
   }

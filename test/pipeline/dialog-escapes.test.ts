@@ -33,6 +33,13 @@ const form = defineBot({
       const a = await ctx.prompt("Anything?", { commands: false });
       await ctx.reply(`got ${a.text}`);
     });
+    bot.command("sign", async (ctx) => {
+      const what = await ctx.prompt("What?");
+      const owner = (await ctx.users.get("owner@sandbox.example"))!.user_id;
+      // Answered by someone else: the back word is theirs to say as an answer, not a rewind.
+      const ok = await ctx.prompt(`Sign ${what.text}?`, { from: owner });
+      await ctx.reply(`${what.text}: ${ok.text}`);
+    });
     bot.command("ping", (ctx) => ctx.reply("pong"));
   },
 });
@@ -104,4 +111,11 @@ it("at the first question the back word is an answer; later, each back goes back
   await bot.restart();
   expect((await bot.ask(MEMBER, dm("y"))).content).toBe("x + y");
   expect(said()).toEqual(["First?", "Second?", "First?", "Second?", "x + y"]);
+});
+
+it("on a question others answer (from) there is no back: the word is their answer", async () => {
+  const topic = (content: string): SendAsInput => ({ type: "stream", to: "general", topic: "sign", content });
+  await bot.ask(MEMBER, topic("@**form** sign"));
+  expect((await bot.ask(MEMBER, topic("the lease"))).content).toBe("Sign the lease?");
+  expect((await bot.ask("owner@sandbox.example", topic("back"))).content).toBe("the lease: back");
 });

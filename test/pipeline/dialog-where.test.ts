@@ -39,6 +39,14 @@ const deploy = defineBot({
         await ctx.reply((err as PromptError).message);
       }
     });
+    bot.command("others", async (ctx) => {
+      try {
+        // The owner is asked in a direct message, but nobody said the owner may answer.
+        await ctx.prompt("?", { where: { direct: [(await ctx.users.get(OWNER))!.user_id] } });
+      } catch (err) {
+        await ctx.reply((err as PromptError).message);
+      }
+    });
     bot.command("alone", async (ctx) => {
       try {
         await ctx.prompt("?", { where: { direct: [ctx.bot.userId] } });
@@ -125,6 +133,14 @@ it("a where without a topic is refused, naming the option", async () => {
   expect((await bot.ask(MEMBER, at("ops", "api", "@**deploy** nowhere"))).content).toBe(
     "ctx.prompt(): `where` must be { channel, topic } or { direct: [user ids] }: topic needs a string.",
   );
+});
+
+it("a direct message without the person asked, and no from, is refused naming the option", async () => {
+  const member = sandbox.control.users().find((u) => u.email === MEMBER)!.user_id;
+  expect((await bot.ask(MEMBER, at("ops", "api", "@**deploy** others"))).content).toBe(
+    `ctx.prompt(): \`where\` is a direct message without the person asked (user ${member}): add them, or say who answers with \`from\`.`,
+  );
+  await expect.poll(() => bot.dialogs()).toEqual([]);
 });
 
 it("a direct message with the bot alone is refused, naming the option", async () => {

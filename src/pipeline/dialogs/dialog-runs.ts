@@ -150,7 +150,9 @@ export class DialogEngine {
     if (found === undefined) return runs.run(control, incoming);
     const { entry, value } = found;
     const at = { id: entry.head.asked ?? r.message_id, timestamp: Math.floor(contexts.clock.now() / 1000) };
-    const by = { id: r.user_id, name: user?.full_name ?? `user ${r.user_id}` };
+    // A reaction caught up after a new queue carries no name: the users cache may know it.
+    const name = user?.full_name ?? contexts.deps().services?.users.peek(r.user_id)?.full_name;
+    const by = { id: r.user_id, name: name ?? `user ${r.user_id}` };
     this.#record(control, entry, () => dialogs.answer(entry, at, value, by), {});
     return undefined;
   }

@@ -40,7 +40,8 @@ export interface PromptOptions<T = string> {
   /**
    * The word (compared without case) that asks the previous question again, its new answer
    * replacing the old; `false`: none. Default `"back"`. At a dialog's first question it is an
-   * ordinary answer. Effects the handler made after the previous question are made again.
+   * ordinary answer, and on a question others answer (`from`) there is none. Effects the handler
+   * made after the previous question are made again.
    */
   back?: string | false;
   /**
@@ -142,7 +143,8 @@ export function escapesOf(options: PromptOptions<unknown>, step: number): { back
   if (commands !== undefined && typeof commands !== "boolean")
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `commands` must be true or false.");
   return {
-    ...(back !== false && step > 0 && { back: back.trim() }),
+    // Only the dialog's own person goes back: never on a question others answer.
+    ...(back !== false && step > 0 && options.from === undefined && { back: back.trim() }),
     ...(commands !== undefined && { cmd: commands }),
   };
 }

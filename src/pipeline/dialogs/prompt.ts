@@ -95,6 +95,11 @@ export async function prompt<T>(
     }
     const fresh = record === undefined;
     const place = where && (await placeOf(where, ctx.bot.userId, ctx.channelId));
+    if (where && "direct" in where && from === undefined && !where.direct.includes(head.userId))
+      throw new BothostError(
+        "PROMPT_OPTIONS",
+        `ctx.prompt(): \`where\` is a direct message without the person asked (user ${head.userId}): add them, or say who answers with \`from\`.`,
+      );
     const askIn = place?.key ?? head.home?.[0] ?? head.conversation;
     if (from !== undefined && dialogs.busy(askIn, ANYONE, head.id))
       throw new PromptError("PROMPT_PENDING", "another question there waits for an answer from others.");
