@@ -23,6 +23,9 @@ import type { RateBudget } from "./rate-budget.ts";
 import { ResponseTooLarge, requestText, type TextResponse } from "./request-text.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
+/** A wait for the rate budget this long is logged (at most once a minute). */
+const SLOW_BUDGET_WAIT_MS = 5_000;
+
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 /** Per-call options of `client.request()` and of every typed method. */
@@ -126,6 +129,8 @@ export function createTransport(config: TransportConfig): RequestFn {
   const polls = config.pollDispatcher;
   /** Polls on the account's own connection now (0 or 1). */
   let pollsOut = 0;
+  /** When a wait for the rate budget was last logged: at most one line a minute says so. */
+  let waitLoggedAt = Number.NEGATIVE_INFINITY;
   const { budget } = config;
   const clientPolicy = withRetry(defaultRetryPolicy, config.retry);
   const credentials = Buffer.from(`${email}:${apiKey}`).toString("base64");
@@ -251,7 +256,14 @@ export function createTransport(config: TransportConfig): RequestFn {
       const wait = bucket.take(signal);
       if (wait) await wait;
       const started = clock.now();
-      if (started > waitStart) config.onRateLimitWait?.({ endpoint, ms: started - waitStart });
+      if (started > waitStart) {
+        const ms = started - waitStart;
+        config.onRateLimitWait?.({ endpoint, ms });
+        if (ms >= SLOW_BUDGET_WAIT_MS && started - waitLoggedAt >= 60_000) {
+          waitLoggedAt = started;
+          logger.info({ endpoint, waitedMs: ms }, "a call waited for the account's rate budget");
+        }
+      }
       try {
         let response: TextResponse;
         // A second poll at once (another queue of the same account) goes through the pool

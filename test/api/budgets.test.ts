@@ -106,3 +106,36 @@ describe("budgets per bucket", () => {
     expect(statuses("/users/me")).toHaveLength(6);
   });
 });
+
+describe("waits for the budget", () => {
+  it("a call held 5 s or more for the budget is logged, at most once a minute", async () => {
+    const lines: { obj: Record<string, unknown>; msg: string }[] = [];
+    const note = (obj: Record<string, unknown>, msg: string) => lines.push({ obj, msg });
+    const logger = { debug() {}, info: note, warn() {}, error() {} } as never;
+    const client = createClient({
+      url: sandbox.url,
+      email: BOT,
+      apiKey: sandbox.control.apiKeyOf(BOT),
+      clock,
+      logger,
+      rateLimit: { perMinute: 2, perHour: 100 },
+    });
+    await client.messages.send(channelSend);
+    await client.messages.send(channelSend);
+    // Two more wait a minute for the first two to leave the window: both start then, one line.
+    const held = [client.messages.send(channelSend), client.messages.send(channelSend)];
+    await expect.poll(() => clock.pendingTimers).toBeGreaterThan(0);
+    await clock.tick(60_000);
+    await Promise.all(held);
+    // A minute on, the next wait is logged again.
+    const later = [client.messages.send(channelSend), client.messages.send(channelSend)];
+    await expect.poll(() => clock.pendingTimers).toBeGreaterThan(0);
+    await clock.tick(60_000);
+    await Promise.all(later);
+    const waits = lines.filter((l) => l.msg === "a call waited for the account's rate budget");
+    expect(waits.map((l) => l.obj)).toEqual([
+      { endpoint: "POST /messages", waitedMs: 60_000 },
+      { endpoint: "POST /messages", waitedMs: 60_000 },
+    ]);
+  });
+});
