@@ -12,6 +12,20 @@ import { expect } from "vitest";
 import { freePort } from "./cluster.ts";
 
 export const MASTER_NAME = "bothost-test";
+/**
+ * Every redis-server these helpers started, killed when the test process exits: a test cut off
+ * by its timeout while a topology was starting leaves none running.
+ */
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+function spawned(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
+
 /** Sentinel's `down-after-milliseconds`: how long a silent primary takes to be judged down. */
 export const DOWN_AFTER_MS = 1_000;
 
@@ -67,7 +81,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
         "",
       ].join("\n"),
     );
-    const child = spawn("redis-server", [file, "--sentinel"], { cwd: dir, stdio: "ignore" });
+    const child = spawned(spawn("redis-server", [file, "--sentinel"], { cwd: dir, stdio: "ignore" }));
     sentinelNodes.push({ port, child });
     await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
   }
@@ -199,7 +213,7 @@ async function launchNode(dir: string, nodes: Map<number, Node>, port: number, r
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
   args.push("--dir", dir, "--dbfilename", `dump-${port}.rdb`, "--daemonize", "no");
   if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf));
-  const child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
+  const child = spawned(spawn("redis-server", args, { cwd: dir, stdio: "ignore" }));
   nodes.set(port, { port, child });
   await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
 }
