@@ -126,10 +126,7 @@ export class QueueConsumer {
     this.#loop = this.#run();
   }
 
-  /**
-   * Register a new queue once the poll under way returns (its event types may have changed), and
-   * delete the current one. Messages are caught up from the ledger as after any new queue.
-   */
+  /** Delete the queue and register anew (other event types) once the poll under way returns. */
   renew(): void {
     const old = this.queueId;
     if (old === null) return;
@@ -186,6 +183,8 @@ export class QueueConsumer {
         if (dispatched) await dispatched;
       } catch (err) {
         if (signal.aborted) break;
+        // A poll of a queue renewed meanwhile: however it ended, the next queue is registered.
+        if (this.queueId !== queueId) continue;
         await this.#onPollError(err, signal);
       }
     }

@@ -1,7 +1,8 @@
 /**
  * A bot stopped while its first queue is being registered leaves no queue on the server: the
  * stop waits for that registration, and a queue it made is deleted. Against the sandbox over
- * real HTTP; the registration's answer is held until the stop was asked for.
+ * real HTTP; the registration's answer is held until the stop was asked for. And a renewal whose
+ * old queue goes away with its poll cut registers the next one as a renewal, logging no failure.
  */
 import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
@@ -95,3 +96,32 @@ function consumerOf(api: ReturnType<typeof queueApiFor>, signal: AbortSignal) {
     waitForCapacity: async () => {},
   });
 }
+
+it("a renewal whose old poll is cut registers anew at once, as a renewal, with no failure logged", async () => {
+  const client = await readerBot();
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  const api = queueApiFor(client, () => client.events.register({ event_types: ["message"] }));
+  // The old queue goes away with its parked poll cut (as a queue collected meanwhile is).
+  api.deleteQueue = async (queueId) => sandbox!.control.expireQueue(queueId);
+  const abort = new AbortController();
+  const log = { ...silentLogger, warn: (_obj: unknown, msg?: string) => void warnings.push(String(msg)) };
+  const consumer = new QueueConsumer({
+    api,
+    log,
+    clock: realClock,
+    signal: abort.signal,
+    onRegistered: async (_reg, reason) => {
+      reasons.push(reason);
+    },
+    onEvents: async () => {},
+    waitForCapacity: async () => {},
+  });
+  await consumer.start();
+  await expect.poll(() => consumer.state).toBe("polling");
+  consumer.renew();
+  await expect.poll(() => reasons).toEqual(["start", "event_types"]);
+  expect(warnings).toEqual([]);
+  abort.abort();
+  await consumer.stop();
+});
