@@ -1,5 +1,7 @@
 /** What `ctx.prompt` reads of a message's context (see `PromptContext` in prompt.ts). */
+
 import type { ChannelIds } from "../../effects/typing/typing-helper.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { SendTo } from "../addressed.ts";
 import type { BotContext, SendEffects } from "../context-types.ts";
@@ -36,7 +38,11 @@ export function promptOf(
       return ctx.send(to) as Promise<{ id: number } | undefined>;
     },
     channelId: (name: string) => {
-      if (channels === undefined) throw new Error("ctx.prompt(): no channel lookup here");
+      if (channels === undefined)
+        throw new BothostError(
+          "HELPERS_UNAVAILABLE",
+          "ctx.prompt(): `where` needs a bot runtime's channels.",
+        );
       return channels.resolve(name, ctx.signal);
     },
     made: () => (ctx.effects?.run.made ?? []) as unknown as JsonValue[],
