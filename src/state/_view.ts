@@ -104,6 +104,7 @@ export class Table {
       }
       keys.add(storedKey);
     }
+    flatten(entry.text);
     this.entries.set(storedKey, entry.expiresAt === undefined ? entry.text : entry);
   }
 
@@ -114,6 +115,16 @@ export class Table {
     keys?.delete(storedKey);
     if (keys?.size === 0) this.byPath.delete(path);
   }
+}
+
+/**
+ * Make V8 keep `text` as one string. On Node 20, `JSON.stringify` returns a long result as a tree
+ * of the pieces it was built in (a third more memory for a dialog's log, kept as long as the
+ * value is); converting it to a number joins them, and the next collection drops the tree. Later
+ * Node lines return one string already, and this costs a failed number parse.
+ */
+function flatten(text: string): void {
+  Number(text);
 }
 
 /** The namespace path of a stored key: up to and including its last "/" (segments never hold one). */
