@@ -169,7 +169,17 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       // The replicas must have caught up, or Sentinel refuses ("no good slave").
       await bothReplicasOnline();
       const from = await primaryPort();
-      await ask(sentinelNodes[0]!.port, (c) => c.call("SENTINEL", "FAILOVER", MASTER_NAME));
+      // A Sentinel still finishing the previous failover (reconfiguring its replicas) says INPROG.
+      await expect
+        .poll(
+          () =>
+            ask(sentinelNodes[0]!.port, (c) => c.call("SENTINEL", "FAILOVER", MASTER_NAME)).then(
+              () => true,
+              (err: Error) => (/INPROG/.test(err.message) ? false : Promise.reject(err)),
+            ),
+          { timeout: 20_000, interval: 200 },
+        )
+        .toBe(true);
       return promoted(from);
     },
     killPrimary: async () => {
