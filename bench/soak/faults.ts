@@ -32,7 +32,7 @@ export const rotation: Fault[] = [
   {
     name: "expire-queue",
     quiet: false,
-    inject: (s, bots, round) => s.control.expireQueue({ email: bots[round % bots.length] as string }),
+    inject: (s, bots, round) => s.control.expireQueue({ email: expiryTarget(s, bots, round) }),
   },
   {
     name: "5xx-burst",
@@ -51,7 +51,7 @@ export const rotation: Fault[] = [
     quiet: false,
     inject: (s, bots, round) => {
       s.control.failNext(3, { status: 500, paths: ["/register"] });
-      s.control.expireQueue({ email: bots[(round + 1) % bots.length] as string });
+      s.control.expireQueue({ email: expiryTarget(s, bots, round + 1) });
     },
   },
   { name: "server-restart", quiet: false, inject: (s) => s.control.restartQueues() },
@@ -73,3 +73,22 @@ export const rotation: Fault[] = [
     inject: (s) => s.control.failNext(2, { status: 500, paths: [/^\/messages$/] }),
   },
 ];
+
+/**
+ * The bot whose queue an expiry hits: the round's, or the next one whose poll is parked. A bot
+ * registering again (after the hung poll's watchdog, on a loaded machine) would take the expiry
+ * into that registration, and the report would count no `queue_expired` for it.
+ */
+function expiryTarget(s: Sandbox, bots: string[], round: number): string {
+  const parked = new Set(
+    s.control
+      .queues()
+      .filter((q) => q.parked)
+      .map((q) => q.email),
+  );
+  for (let i = 0; i < bots.length; i++) {
+    const bot = bots[(round + i) % bots.length] as string;
+    if (parked.has(bot)) return bot;
+  }
+  return bots[round % bots.length] as string;
+}
