@@ -115,7 +115,6 @@ export class ConversationQueue {
    * as any running task, its key's line made with it at the head.
    */
   #runNow(task: Task): void {
-    task.state = "running";
     this.#active++;
     this.#pumping = true;
     this.#inline = task;
@@ -211,7 +210,6 @@ export class ConversationQueue {
   }
 
   #start(task: Task): void {
-    task.state = "running";
     this.#running ??= new Set();
     this.#running.add(task);
     this.#active++;

@@ -23,10 +23,10 @@ export interface TaskControl {
  */
 export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
 
-/** One task, and its control while it runs. */
+/** One task, made when it starts (see {@link Line}), and its control while it runs. */
 export class Task implements TaskControl {
   #controller: AbortController | undefined;
-  state: "waiting" | "running" | "held" | "done" = "waiting";
+  state: "running" | "held" | "done" = "running";
   hold: Promise<unknown> | undefined;
   /** When its timeout is due (set once it returned a promise). */
   dueAt = 0;
