@@ -89,9 +89,9 @@ export class ConversationQueue {
       }
       line = this.#newLine(key);
     }
-    line.items.push(new Task(key, task as QueueTask<unknown>, arg, onDone));
+    line.add(task as QueueTask<unknown>, arg, onDone);
     this.#waiting++;
-    if (!line.busy && line.size === 1) this.#makeReady(line);
+    if (line.current === undefined && line.waiting === 1) this.#makeReady(line);
     this.#pump();
   }
 
@@ -100,14 +100,11 @@ export class ConversationQueue {
     return (this.#running?.size ?? 0) + (this.#inline === undefined ? 0 : 1);
   }
 
-  /** A line for `key`; the task running inline on that key, if any, is at its head. */
+  /** A line for `key`; the task running inline on that key, if any, is its current one. */
   #newLine(key: string): Line {
-    const line = new Line();
+    const line = new Line(key);
     const inline = this.#inline;
-    if (inline !== undefined && inline.key === key) {
-      line.items.push(inline);
-      line.busy = true;
-    }
+    if (inline !== undefined && inline.key === key) line.current = inline;
     this.#lines?.set(key, line);
     return line;
   }
@@ -118,7 +115,6 @@ export class ConversationQueue {
    * as any running task, its key's line made with it at the head.
    */
   #runNow(task: Task): void {
-    task.state = "running";
     this.#active++;
     this.#pumping = true;
     this.#inline = task;
@@ -134,13 +130,8 @@ export class ConversationQueue {
       this.#pumping = false;
     }
     if (!threw && (task.hold !== undefined || isThenable(result))) {
-      // The line a same-key push made during the run already has the task at its head.
-      let line = this.#lines?.get(task.key);
-      if (line === undefined) {
-        line = this.#newLine(task.key);
-        line.items.push(task);
-      }
-      line.busy = true;
+      // The line a same-key push made during the run already has the task as its current one.
+      (this.#lines?.get(task.key) ?? this.#newLine(task.key)).current = task;
       this.#running ??= new Set();
       this.#running.add(task);
       if (isThenable(result)) this.#await(task, result);
@@ -183,23 +174,19 @@ export class ConversationQueue {
    * every waiting task (its `onDone` is called). Returns how many tasks were dropped.
    */
   abortAll(reason: unknown = new RouterError("ROUTER_ABORTED", "The bot is shutting down.")): number {
-    const dropped: Task[] = [];
+    const dropped: [string, (() => void) | undefined][] = [];
     const lines = this.#lines;
     for (const [key, line] of lines ?? []) {
       // A held task's work (a write retried through a store outage) stops at the deadline too.
-      const head = line.busy ? line.items[line.head] : undefined;
-      if (head?.state === "held") head.abort(reason);
-      for (const task of line.dropWaiting()) dropped.push(task);
-      if (line.size === 0) lines?.delete(key);
+      if (line.current?.state === "held") line.current.abort(reason);
+      for (const onDone of line.dropWaiting()) dropped.push([key, onDone]);
+      if (line.current === undefined) lines?.delete(key);
     }
     this.#ready = undefined;
     this.#waiting = 0;
     for (const task of this.#running ?? []) task.abort(reason);
     this.#inline?.abort(reason);
-    for (const task of dropped) {
-      task.state = "done";
-      this.#callDone(task);
-    }
+    for (const [key, onDone] of dropped) this.#callDone(onDone, key);
     if (this.#active === 0) this.#disarm();
     this.#settleWaiters();
     return dropped.length;
@@ -214,9 +201,8 @@ export class ConversationQueue {
         const ready = this.#ready;
         if (ready === undefined || ready.size === 0 || this.#runningCount() >= this.#concurrency) break;
         const line = ready.shift();
-        line.busy = true;
         this.#waiting--;
-        this.#start(line.items[line.head] as Task);
+        this.#start(line.next());
       }
     } finally {
       this.#pumping = false;
@@ -224,7 +210,6 @@ export class ConversationQueue {
   }
 
   #start(task: Task): void {
-    task.state = "running";
     this.#running ??= new Set();
     this.#running.add(task);
     this.#active++;
@@ -328,12 +313,11 @@ export class ConversationQueue {
     this.#active--;
     const line = this.#lines?.get(task.key);
     if (line !== undefined) {
-      line.shift();
-      line.busy = false;
-      if (line.size > 0) this.#makeReady(line);
+      line.current = undefined;
+      if (line.waiting > 0) this.#makeReady(line);
       else this.#lines?.delete(task.key);
     }
-    this.#callDone(task);
+    this.#callDone(task.onDone, task.key);
     if (this.#active === 0 && this.#waiting === 0) this.#disarm();
     this.#settleWaiters();
   }
@@ -365,12 +349,12 @@ export class ConversationQueue {
     this.#waiters = still;
   }
 
-  #callDone(task: Task): void {
-    if (task.onDone === undefined) return;
+  #callDone(onDone: (() => void) | undefined, key: string): void {
+    if (onDone === undefined) return;
     try {
-      task.onDone();
+      onDone();
     } catch (err) {
-      this.#log.error({ err, conversation: task.key }, "a queue task's onDone threw");
+      this.#log.error({ err, conversation: key }, "a queue task's onDone threw");
     }
   }
 

@@ -23,10 +23,10 @@ export interface TaskControl {
  */
 export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
 
-/** One task, and its control while it runs. */
+/** One task, made when it starts (see {@link Line}), and its control while it runs. */
 export class Task implements TaskControl {
   #controller: AbortController | undefined;
-  state: "waiting" | "running" | "held" | "done" = "waiting";
+  state: "running" | "held" | "done" = "running";
   hold: Promise<unknown> | undefined;
   /** When its timeout is due (set once it returned a promise). */
   dueAt = 0;
@@ -56,7 +56,7 @@ export class Task implements TaskControl {
   }
 }
 
-/** A FIFO taken from the front by index: one busy conversation may queue many thousands. */
+/** A FIFO taken from the front by index (the lines ready to run: a burst makes hundreds ready at once). */
 export class Fifo<T> {
   items: T[] = [];
   head = 0;
@@ -76,15 +76,56 @@ export class Fifo<T> {
   }
 }
 
-/** A key's tasks: the one running or held (when `busy`) and those waiting behind it, in order. */
-export class Line extends Fifo<Task> {
-  busy = false;
+/**
+ * A key's tasks: the one running or held (`current`) and those waiting behind it, in order. A
+ * waiting task is three slots of one array (its function, argument and `onDone`), made a
+ * {@link Task} only when it starts: a burst queues thousands, and each object would be copied by
+ * every young-generation collection it lives through while it waits.
+ */
+export class Line {
+  /** The task running or held; undefined while the line waits for a slot (or is empty). */
+  current: Task | undefined = undefined;
+  #slots: unknown[] = [];
+  #head = 0;
 
-  /** Remove and return every waiting task (the running or held one stays). */
-  dropWaiting(): Task[] {
-    const from = this.head + (this.busy ? 1 : 0);
-    const dropped = this.items.slice(from);
-    this.items.length = from;
+  constructor(readonly key: string) {}
+
+  /** Tasks waiting behind `current`. */
+  get waiting(): number {
+    return (this.#slots.length - this.#head) / 3;
+  }
+
+  add(run: QueueTask<unknown>, arg: unknown, onDone: (() => void) | undefined): void {
+    this.#slots.push(run, arg, onDone);
+  }
+
+  /** The first waiting task, now `current`. */
+  next(): Task {
+    const slots = this.#slots;
+    const at = this.#head;
+    const task = new Task(
+      this.key,
+      slots[at] as QueueTask<unknown>,
+      slots[at + 1],
+      slots[at + 2] as (() => void) | undefined,
+    );
+    slots[at] = slots[at + 1] = slots[at + 2] = undefined;
+    this.#head = at + 3;
+    if (this.#head > 3072 && this.#head * 2 > slots.length) {
+      this.#slots = slots.slice(this.#head);
+      this.#head = 0;
+    }
+    this.current = task;
+    return task;
+  }
+
+  /** Remove every waiting task; returns their `onDone` callbacks, in order. */
+  dropWaiting(): ((() => void) | undefined)[] {
+    const dropped: ((() => void) | undefined)[] = [];
+    for (let i = this.#head + 2; i < this.#slots.length; i += 3)
+      dropped.push(this.#slots[i] as (() => void) | undefined);
+    this.#slots = [];
+    this.#head = 0;
     return dropped;
   }
 }

@@ -81,8 +81,14 @@ export class KV {
     return { state: new KV(staged, undefined, kv), staged };
   }
 
-  async get<T = JsonValue>(key: string): Promise<T | undefined> {
-    return (await this.#store.get(key)) as T | undefined;
+  get<T = JsonValue>(key: string): Promise<T | undefined> {
+    // The store's promise as it is, not another one around it: a handler's read costs one
+    // promise and one turn of the microtask queue. What the store throws is a rejection still.
+    try {
+      return this.#store.get(key) as Promise<T | undefined>;
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async set<T = JsonValue>(key: string, value: T, options?: SetOptions): Promise<void> {

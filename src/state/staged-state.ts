@@ -39,8 +39,14 @@ export class StagedState implements KVStore {
     this.#once = once;
   }
 
-  async get(key: string): Promise<JsonValue | undefined> {
-    const staged = this.#view?.get(checkKey(key));
+  /** Not `async`: a run that staged nothing (most) reads the store's promise as it is. */
+  get(key: string): Promise<JsonValue | undefined> {
+    const view = this.#view;
+    return view === undefined ? this.#store.get(key) : this.#viewed(view, key);
+  }
+
+  async #viewed(view: Map<string, Staged>, key: string): Promise<JsonValue | undefined> {
+    const staged = view.get(checkKey(key));
     if (staged === undefined) return this.#store.get(key);
     return staged.text === undefined ? undefined : fromJsonText(staged.text);
   }
