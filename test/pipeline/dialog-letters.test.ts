@@ -45,6 +45,18 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** What the bot said in the sandbox so far, and a direct message to it from the member. */
+function talk(sb: Sandbox) {
+  const botId = sb.control.users().find((u) => u.email === BOT)!.user_id;
+  const botSaid = () =>
+    sb.control
+      .messages()
+      .filter((m) => m.sender_id === botId)
+      .map((m) => String(m.content));
+  const dm = (content: string) => sb.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+  return { botSaid, dm };
+}
+
 it("a replayed letter of a dialog's first message leaves the dialog, begun since, to go on", async () => {
   sandbox = await startSandbox();
   sandbox.control.createUser({
@@ -56,13 +68,7 @@ it("a replayed letter of a dialog's first message leaves the dialog, begun since
   dir = await mkdtemp(join(tmpdir(), "bothost-dialog-letters-"));
   const store = await FileStore.open(dir);
   running = await startInProcessDaemon(sandbox, { order: { email: BOT, definition: order } }, { store });
-  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-  const botSaid = () =>
-    sandbox!.control
-      .messages()
-      .filter((m) => m.sender_id === botId)
-      .map((m) => String(m.content));
-  const dm = (content: string) => sandbox!.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+  const { botSaid, dm } = talk(sandbox);
 
   dm("order");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
@@ -102,13 +108,7 @@ it("a dialog's run waiting to run again when the bot stops runs from its log at 
   // The pause before a failed run's next attempt outlasts the test: the stop comes within it.
   const bots = { order: { email: BOT, definition: order, extra: "retries:\n  backoff: 1h" } };
   running = await startInProcessDaemon(sandbox, bots, { store: await FileStore.open(dir) });
-  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-  const botSaid = () =>
-    sandbox!.control
-      .messages()
-      .filter((m) => m.sender_id === botId)
-      .map((m) => String(m.content));
-  const dm = (content: string) => sandbox!.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+  const { botSaid, dm } = talk(sandbox);
 
   dm("order");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
