@@ -12,6 +12,7 @@ import { freePort, hasRedisServer } from "../support/cluster.ts";
 import {
   MASTER_NAME,
   onlineReplicasOf,
+  replicasInStep,
   type SentinelTopology,
   startReplicatedRedis,
   startSentinelTopology,
@@ -117,6 +118,9 @@ describe.skipIf(!available)("which replicas a write waits for", () => {
     await expect.poll(() => onlineReplicasOf(primary), { timeout: 10_000, interval: 50 }).toBe(1);
     await redis.revive(await freePort());
     await expect.poll(() => onlineReplicasOf(primary), { timeout: 20_000, interval: 50 }).toBe(2);
+    // The newcomer in step, so that the write below is refused for the replica gone, not for a
+    // newcomer slow to acknowledge its first writes.
+    await expect.poll(() => replicasInStep(primary), { timeout: 10_000, interval: 50 }).toBe(true);
     // Two replicas online, as before, but not the same two: the one gone may be the one the
     // Sentinels promote (a graceful failover's first step), so two confirmations do not count.
     await expect(write("a newcomer and one other")).rejects.toMatchObject({

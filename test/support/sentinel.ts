@@ -39,12 +39,18 @@ export interface SentinelTopology {
   sentinels: string[];
   /** The port of the primary the Sentinels name now. */
   primaryPort(): Promise<number>;
-  /** Run `SENTINEL FAILOVER` and resolve once the Sentinels name another primary. */
-  failover(): Promise<{ from: number; to: number }>;
+  /**
+   * Run `SENTINEL FAILOVER` once both replicas are online (`asking` is called just before) and
+   * resolve once the Sentinels name another primary.
+   */
+  failover(asking?: () => void): Promise<{ from: number; to: number }>;
   /** SIGKILL the primary and resolve once the Sentinels promoted a replica; the old one stays dead. */
   killPrimary(): Promise<{ from: number; to: number }>;
-  /** SIGSTOP the primary for `ms`, then SIGCONT it; resolves once it is an online replica again. */
-  freezePrimary(ms: number): Promise<{ from: number; to: number }>;
+  /**
+   * Once both replicas are online, SIGSTOP the primary (`stopping` is called just before) for
+   * `ms`, then SIGCONT it; resolves once it is an online replica again.
+   */
+  freezePrimary(ms: number, stopping?: () => void): Promise<{ from: number; to: number }>;
   /** Start a killed node again on its port, as a replica of the current primary. */
   revive(port: number): Promise<void>;
   /** The replicas the primary reports connected. */
@@ -53,6 +59,12 @@ export interface SentinelTopology {
   replicaPorts(): Promise<number[]>;
   /** Send a data node a signal (SIGSTOP, SIGCONT…). */
   signal(port: number, sig: NodeJS.Signals): void;
+  /**
+   * The Sentinels' own failover time for the first failover they began at or after `since`
+   * (`performance.now()`): from its `+try-failover` to its `+failover-end` (which comes once every
+   * replica is reconfigured, or at `failover-timeout`); undefined while none has ended.
+   */
+  failoverMs(since: number): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -60,7 +72,11 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-sentinel-"));
   const nodes = new Map<number, Node>();
   const sentinelNodes: Node[] = [];
-  const launchData = (port: number, replicaOf?: number) => launchNode(dir, nodes, port, replicaOf);
+  // A full resync starts at once rather than after Redis's default 5 s, which only lets several
+  // replicas share one transfer (docs/operations/instances.md recommends it for bothost's small
+  // data set). BOTHOST_SENTINEL_SYNC_DELAY=5 measures Redis's default instead.
+  const syncDelay = ["--repl-diskless-sync-delay", process.env.BOTHOST_SENTINEL_SYNC_DELAY ?? "0"];
+  const launchData = (port: number, replicaOf?: number) => launchNode(dir, nodes, port, replicaOf, syncDelay);
   const [p0, p1, p2] = [await freePort(), await freePort(), await freePort()];
   await launchData(p0);
   await launchData(p1, p0);
@@ -150,25 +166,57 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     .toBe(true);
   /**
    * Resolves once the primary the Sentinels name (asked again each time: they may have replaced
-   * it meanwhile) has both other data nodes online as replicas.
+   * it meanwhile) has both other data nodes online as replicas, and every Sentinel sees both as
+   * up: a replica revived a moment ago is still flagged down by the Sentinels for a while, and a
+   * failover then leaves it out, pointed at the old primary until their next check (10 s later).
    */
-  const bothReplicasOnline = () =>
-    expect
+  const bothReplicasOnline = async () => {
+    await expect
       .poll(async () => onlineReplicasOf(await primaryPort().catch(() => 0)), {
         timeout: 30_000,
         interval: 100,
       })
       .toBe(2);
+    await expect
+      .poll(
+        () =>
+          Promise.all(
+            sentinelNodes.map((s) =>
+              ask(s.port, (c) => c.call("SENTINEL", "REPLICAS", MASTER_NAME) as Promise<string[][]>)
+                .then(
+                  (replicas) =>
+                    replicas.filter((fields) => fields[fields.indexOf("flags") + 1] === "slave").length,
+                )
+                .catch(() => 0),
+            ),
+          ).then((up) => up.every((n) => n === 2)),
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(true);
+  };
+  // The Sentinels' failover events, from each of them (only the leader of a failover publishes
+  // its progress), with when they came.
+  const events: { name: string; at: number }[] = [];
+  const listeners = await Promise.all(
+    sentinelNodes.map(async (s) => {
+      const sub = new Redis({ port: s.port, host: "127.0.0.1", maxRetriesPerRequest: 0 });
+      sub.on("error", () => {});
+      sub.on("message", (channel: string) => events.push({ name: channel, at: performance.now() }));
+      await sub.subscribe("+try-failover", "+failover-end");
+      return sub;
+    }),
+  );
   const signal = (port: number, sig: NodeJS.Signals) => {
     nodes.get(port)?.child.kill(sig);
   };
   return {
     sentinels: sentinelNodes.map((s) => `127.0.0.1:${s.port}`),
     primaryPort,
-    failover: async () => {
+    failover: async (asking) => {
       // The replicas must have caught up, or Sentinel refuses ("no good slave").
       await bothReplicasOnline();
       const from = await primaryPort();
+      asking?.();
       // A Sentinel still finishing the previous failover (reconfiguring its replicas) says INPROG.
       await expect
         .poll(
@@ -190,8 +238,12 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       await exited;
       return promoted(from);
     },
-    freezePrimary: async (ms) => {
+    freezePrimary: async (ms, stopping) => {
+      // As before every fault: the previous one settled (a demoted primary still resyncing would
+      // be the new primary's only other node, and its full resync part of this fault's delay).
+      await bothReplicasOnline();
       const from = await primaryPort();
+      stopping?.();
       signal(from, "SIGSTOP");
       await new Promise((resolve) => setTimeout(resolve, ms));
       signal(from, "SIGCONT");
@@ -211,7 +263,13 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
         .map((n) => n.port);
     },
     signal,
+    failoverMs: (since) => {
+      const tried = events.find((e) => e.name === "+try-failover" && e.at >= since);
+      const ended = tried && events.find((e) => e.name === "+failover-end" && e.at >= tried.at);
+      return ended && ended.at - tried.at;
+    },
     stop: async () => {
+      for (const sub of listeners) sub.disconnect();
       await Promise.all([...sentinelNodes, ...nodes.values()].map(({ child }) => halt(child)));
       await rm(dir, { recursive: true, force: true });
     },
@@ -219,8 +277,14 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
 }
 
 /** Start a data node on `port` (a replica of `replicaOf` if given) and resolve once it answers. */
-async function launchNode(dir: string, nodes: Map<number, Node>, port: number, replicaOf?: number) {
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+async function launchNode(
+  dir: string,
+  nodes: Map<number, Node>,
+  port: number,
+  replicaOf?: number,
+  extra: readonly string[] = [],
+) {
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...extra];
   args.push("--dir", dir, "--dbfilename", `dump-${port}.rdb`, "--daemonize", "no");
   if (replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(replicaOf));
   const child = spawned(spawn("redis-server", args, { cwd: dir, stdio: "ignore" }));
@@ -280,6 +344,26 @@ export async function onlineReplicasOf(port: number): Promise<number> {
     return info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
   } catch {
     return 0;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Whether every replica the node on `port` reports online has acknowledged all it was sent (its
+ * offset is the primary's): one that came online a moment ago may not yet answer a `WAIT` in time.
+ */
+export async function replicasInStep(port: number): Promise<boolean> {
+  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    const info = await client.info("replication");
+    const own = /^master_repl_offset:(\d+)/m.exec(info)?.[1];
+    const offsets = [...info.matchAll(/^slave\d+:.*state=online,offset=(\d+)/gm)].map((m) => m[1]);
+    return own !== undefined && offsets.every((offset) => offset === own);
+  } catch {
+    return false;
   } finally {
     client.disconnect();
   }
