@@ -334,19 +334,24 @@ async function halt(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** The replicas the node on `port` reports online (0 when it cannot be asked). */
-export async function onlineReplicasOf(port: number): Promise<number> {
+/** `INFO replication` of the node on `port` (undefined when it cannot be asked). */
+async function replicationOf(port: number): Promise<string | undefined> {
   const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
   client.on("error", () => {});
   try {
     await client.connect();
-    const info = await client.info("replication");
-    return info.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+    return await client.info("replication");
   } catch {
-    return 0;
+    return undefined;
   } finally {
     client.disconnect();
   }
+}
+
+/** The replicas the node on `port` reports online (0 when it cannot be asked). */
+export async function onlineReplicasOf(port: number): Promise<number> {
+  const info = await replicationOf(port);
+  return info?.split("\n").filter((l) => /^slave\d+:.*state=online/.test(l)).length ?? 0;
 }
 
 /**
@@ -354,19 +359,11 @@ export async function onlineReplicasOf(port: number): Promise<number> {
  * offset is the primary's): one that came online a moment ago may not yet answer a `WAIT` in time.
  */
 export async function replicasInStep(port: number): Promise<boolean> {
-  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    const info = await client.info("replication");
-    const own = /^master_repl_offset:(\d+)/m.exec(info)?.[1];
-    const offsets = [...info.matchAll(/^slave\d+:.*state=online,offset=(\d+)/gm)].map((m) => m[1]);
-    return own !== undefined && offsets.every((offset) => offset === own);
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
+  const info = await replicationOf(port);
+  const own = info && /^master_repl_offset:(\d+)/m.exec(info)?.[1];
+  if (!info || own === undefined) return false;
+  const offsets = [...info.matchAll(/^slave\d+:.*state=online,offset=(\d+)/gm)].map((m) => m[1]);
+  return offsets.every((offset) => offset === own);
 }
 
 function answers(port: number): Promise<boolean> {
