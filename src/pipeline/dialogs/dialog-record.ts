@@ -157,11 +157,6 @@ export interface DialogRecord extends DialogHead {
   rewinds: number;
 }
 
-/** The step a waiting record waits at. */
-export function waitingStep(record: DialogRecord): DialogStep | undefined {
-  return record.waiting ? record.steps.at(-1) : undefined;
-}
-
 /** A header read back from the store, or undefined when it is not one this version knows. */
 export function asHead(value: JsonValue | undefined): DialogHead | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
