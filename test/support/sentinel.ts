@@ -101,16 +101,6 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     sentinelNodes.push({ port, child });
     await expect.poll(() => answers(port), { timeout: 10_000, interval: 50 }).toBe(true);
   }
-  const ask = async <T>(port: number, run: (c: Redis) => Promise<T>): Promise<T> => {
-    const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
-    client.on("error", () => {});
-    try {
-      await client.connect();
-      return await run(client);
-    } finally {
-      client.disconnect();
-    }
-  };
   /** The primary every Sentinel agrees on (undefined while they disagree or cannot say). */
   const agreed = async (): Promise<number | undefined> => {
     const named = await Promise.all(
@@ -170,7 +160,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
    * up: a replica revived a moment ago is still flagged down by the Sentinels for a while, and a
    * failover then leaves it out, pointed at the old primary until their next check (10 s later).
    */
-  const bothReplicasOnline = async () => {
+  const settled = async () => {
     await expect
       .poll(async () => onlineReplicasOf(await primaryPort().catch(() => 0)), {
         timeout: 30_000,
@@ -214,7 +204,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     primaryPort,
     failover: async (asking) => {
       // The replicas must have caught up, or Sentinel refuses ("no good slave").
-      await bothReplicasOnline();
+      await settled();
       const from = await primaryPort();
       asking?.();
       // A Sentinel still finishing the previous failover (reconfiguring its replicas) says INPROG.
@@ -241,7 +231,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
     freezePrimary: async (ms, stopping) => {
       // As before every fault: the previous one settled (a demoted primary still resyncing would
       // be the new primary's only other node, and its full resync part of this fault's delay).
-      await bothReplicasOnline();
+      await settled();
       const from = await primaryPort();
       stopping?.();
       signal(from, "SIGSTOP");
@@ -251,7 +241,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       await expect.poll(() => role(from), { timeout: 30_000, interval: 100 }).toBe("slave");
       // Demoted is not caught up: until it has resynced, a failover could promote it without
       // the writes made since (Redis's replication is asynchronous), which no client can prevent.
-      await bothReplicasOnline();
+      await settled();
       return result;
     },
     revive: async (port) => launchData(port, await primaryPort()),
@@ -334,19 +324,21 @@ async function halt(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** `INFO replication` of the node on `port` (undefined when it cannot be asked). */
-async function replicationOf(port: number): Promise<string | undefined> {
+/** `run` on a connection of its own to the node on `port`; rejects when it cannot be asked. */
+async function ask<T>(port: number, run: (c: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
   client.on("error", () => {});
   try {
     await client.connect();
-    return await client.info("replication");
-  } catch {
-    return undefined;
+    return await run(client);
   } finally {
     client.disconnect();
   }
 }
+
+/** `INFO replication` of the node on `port` (undefined when it cannot be asked). */
+const replicationOf = (port: number): Promise<string | undefined> =>
+  ask(port, (c) => c.info("replication")).catch(() => undefined);
 
 /** The replicas the node on `port` reports online (0 when it cannot be asked). */
 export async function onlineReplicasOf(port: number): Promise<number> {
@@ -359,22 +351,15 @@ export async function onlineReplicasOf(port: number): Promise<number> {
  * offset is the primary's): one that came online a moment ago may not yet answer a `WAIT` in time.
  */
 export async function replicasInStep(port: number): Promise<boolean> {
-  const info = await replicationOf(port);
-  const own = info && /^master_repl_offset:(\d+)/m.exec(info)?.[1];
-  if (!info || own === undefined) return false;
+  const info = (await replicationOf(port)) ?? "";
+  const own = /^master_repl_offset:(\d+)/m.exec(info)?.[1];
   const offsets = [...info.matchAll(/^slave\d+:.*state=online,offset=(\d+)/gm)].map((m) => m[1]);
-  return offsets.every((offset) => offset === own);
+  return own !== undefined && offsets.every((offset) => offset === own);
 }
 
 function answers(port: number): Promise<boolean> {
-  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
-  client.on("error", () => {});
-  return client
-    .connect()
-    .then(() => client.ping())
-    .then(
-      (r) => r === "PONG",
-      () => false,
-    )
-    .finally(() => client.disconnect());
+  return ask(port, (c) => c.ping()).then(
+    (r) => r === "PONG",
+    () => false,
+  );
 }
