@@ -53,6 +53,17 @@ it("a reaction made while the bot was down answers at its next start; one with a
   await expect.poll(() => bot.dialogs()).toEqual([]);
 });
 
+it("a reaction and a typed answer both made while the bot was down: the typed answer wins, though the reaction came first", async () => {
+  const question = await bot.ask(MEMBER, dm("ship"));
+  await bot.stop();
+  // The server keeps no time for a reaction: the order between the two is lost with the events.
+  await bot.react(question, "check", { as: MEMBER });
+  await bot.post(MEMBER, dm("no"));
+  await bot.start();
+  expect((await bot.nextReply({ after: question.id })).content).toBe("no (by you)");
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+});
+
 it("with no answering reaction made meanwhile, the question keeps waiting after the start", async () => {
   const question = await bot.ask(MEMBER, dm("ship"));
   await bot.stop();
