@@ -53,7 +53,11 @@ function recording(): ReplicationSink & { failovers: string[]; waits: boolean[] 
 }
 
 describe.skipIf(!available)("Redis through Sentinel", () => {
-  it("confirms writes on a replica, follows a failover to the new primary, and counts it", async () => {
+  // A failover first waits for the Sentinels to see both replicas (up to 30 s under load: they
+  // learn of replicas from INFO every 10 s), then polls up to 20 s for the new primary.
+  it("confirms writes on a replica, follows a failover to the new primary, and counts it", {
+    timeout: 60_000,
+  }, async () => {
     const { redis, target } = await topology();
     const store = await open(target);
     const sink = recording();
@@ -98,7 +102,9 @@ describe.skipIf(!available)("Redis through Sentinel", () => {
     await expect.poll(() => store.set("later", 1).then(() => true), { timeout: 10_000 }).toBe(true);
   });
 
-  it("names the primary most Sentinels name, by run id, before and after a failover", async () => {
+  it("names the primary most Sentinels name, by run id, before and after a failover", {
+    timeout: 60_000,
+  }, async () => {
     const { redis, target } = await topology();
     const runIdAt = async (port: number) => {
       const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0 });
