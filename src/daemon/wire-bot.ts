@@ -23,6 +23,7 @@ import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
 import type { BotContext } from "../pipeline/context.ts";
 import { ConversationQueue } from "../pipeline/conversation-queue.ts";
+import { askedInChannels } from "../pipeline/dialogs/dialog-moves.ts";
 import type { CommandNames } from "../pipeline/dialogs/dialog-runs.ts";
 import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
@@ -179,7 +180,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   let source: QueueSource | undefined;
   const dialogs = new Dialogs({
     store: store.namespace("dialogs"),
-    wantsReactions: () => source?.want("reaction"),
+    wants: (type) => source?.want(type),
     selfId: (): number | undefined => contexts.self?.userId,
     commit,
     clock,
@@ -252,7 +253,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     // hidden class of its own, in each bot.
     queueSource: (dispatcher, start) => {
       source = new QueueSource({
-        eventTypes: withButtons(start.eventTypes, dialogs),
+        eventTypes: withDialogs(start.eventTypes, dialogs),
         signal: start.signal,
         lastContact: start.lastContact,
         onRegistered: start.onRegistered,
@@ -287,8 +288,13 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   };
 }
 
-/** The bot's event types, with reactions while a question with emoji choices waits. */
-function withButtons(types: readonly string[] | null, dialogs: Dialogs): readonly string[] | null {
-  if (types === null || types.includes("reaction") || dialogs.buttons.waiting().length === 0) return types;
-  return [...types, "reaction"];
+/** The bot's event types, with those its waiting dialogs need (reactions, message moves). */
+function withDialogs(types: readonly string[] | null, dialogs: Dialogs): readonly string[] | null {
+  if (types === null) return types;
+  const wanted = [
+    ...(dialogs.buttons.waiting().length > 0 ? ["reaction"] : []),
+    ...(askedInChannels(dialogs.entries()).size > 0 ? ["update_message"] : []),
+  ];
+  const more = wanted.filter((type) => !types.includes(type));
+  return more.length === 0 ? types : [...types, ...more];
 }

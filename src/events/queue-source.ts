@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
+import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
 import type { Clock } from "../time/clock.ts";
@@ -13,6 +14,7 @@ import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { catchUp, newestMessageId, type ReplayLimits, wantsMessages } from "./catch-up.ts";
+import { followMovedQuestions } from "./moved-questions.ts";
 import { PollPacer } from "./poll-pacing.ts";
 import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
 import { catchUpReactions } from "./reaction-catch-up.ts";
@@ -182,6 +184,8 @@ export class QueueSource {
       // and skipped what the first run had not finished (found by test/e2e/shutdown.test.ts).
       await o.flush();
     }
+    // Not awaited: only the messages that may answer a moved question wait for it.
+    dispatcher.readBackMoves((follow) => this.#followMovedQuestions(reg, follow));
     const { replayed, skipped, gap } = await catchUp(
       {
         client: o.client,
@@ -246,6 +250,27 @@ export class QueueSource {
     if (this.#o.signal.aborted) return;
     this.#o.log.info({ type }, "renewing the event queue to receive more event types");
     this.consumer.renew();
+  }
+
+  /** Questions moved with their topic while no queue was reading: their dialogs follow (a failure is logged). */
+  async #followMovedQuestions(
+    reg: RegisterResponse,
+    follow: (move: Move, signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
+    const o = this.#o;
+    try {
+      const moved = await followMovedQuestions({
+        client: o.client,
+        featureLevel: reg.zulip_feature_level,
+        signal: o.signal,
+        waiting: askedInChannels(o.dispatcher.dialogs.entries()),
+        follow: (move) => follow(move, o.signal),
+      });
+      if (moved > 0)
+        o.log.info({ moved }, "waiting questions were moved with their topics: their dialogs follow");
+    } catch (err) {
+      if (!o.signal.aborted) o.log.warn({ err }, "could not read the questions waiting in channels back");
+    }
   }
 
   /** Reactions that answer waiting questions, made while no queue was reading (a failure is logged). */

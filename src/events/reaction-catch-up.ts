@@ -27,7 +27,7 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
   const ids = o.buttons.waiting();
   if (ids.length === 0) return 0;
   let found = 0;
-  for (const messages of pages(o, ids)) {
+  for (const messages of questionPages(o, ids)) {
     for (const message of await messages) {
       for (const r of message.reactions ?? []) {
         const reaction = { messageId: message.id, userId: r.user_id, name: r.emoji_name };
@@ -50,8 +50,11 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
   return found;
 }
 
-/** The waiting questions' messages, a page at a time. */
-function* pages(o: ReactionCatchUp, ids: number[]): Generator<Promise<readonly Message[]>> {
+/** The messages `ids` (waiting questions), a page at a time. */
+export function* questionPages(
+  o: { client: Client; featureLevel: number; signal: AbortSignal },
+  ids: readonly number[],
+): Generator<Promise<readonly Message[]>> {
   const signal = o.signal;
   if (o.featureLevel >= 300) {
     for (let i = 0; i < ids.length; i += BATCH)

@@ -17,6 +17,7 @@ import type { Clock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { Sender, SendTo, Where } from "./addressed.ts";
 import type { RoutableContext } from "./composer.ts";
+import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { PromptAnswer, PromptOptions } from "./dialogs/prompt.ts";
 
@@ -174,6 +175,8 @@ export interface SendEffects {
   run: EffectRun;
   after: number | undefined;
   since?: number;
+  /** The dialog the run replays, when its conversations moved: its sends follow them. */
+  dialog?: DialogRecord;
 }
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */

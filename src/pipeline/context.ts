@@ -21,6 +21,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
 import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
+import { placed } from "./dialogs/dialog-moves.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
@@ -221,13 +222,15 @@ class LazyContext<S> {
     const effects = this.effects;
     // Each message posted (and each booking, each snippet created) is an effect: made once per
     // event, however often the handler runs.
+    // Matched by what the code sent; made where the dialog's conversation moved to, if it did.
     const send = effects
       ? (params: SendMessageParams) =>
           effects.run.once(
             "send",
             {
-              act: () => post(params),
-              verify: () => findSent(deps.api, deps.bot.userId, params, effects, signal),
+              act: () => post(placed(params, effects.dialog)),
+              verify: () =>
+                findSent(deps.api, deps.bot.userId, placed(params, effects.dialog), effects, signal),
             },
             printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
           )

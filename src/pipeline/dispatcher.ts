@@ -6,6 +6,7 @@ import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
 import { DeliveryLedger, LedgerCommits } from "./delivery-ledger.ts";
+import type { Move } from "./dialogs/dialog-moves.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { DialogEngine } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
@@ -150,6 +151,7 @@ export class Dispatcher {
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
     const key = typed ? this.#keys.keyOf(event) : BOT_KEY;
+    if (event.type === "update_message" && typed) this.#engine.moving(event, key);
     this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
@@ -168,6 +170,17 @@ export class Dispatcher {
   /** The bot's dialogs (`ctx.prompt`). */
   get dialogs(): Dialogs {
     return this.#o.dialogs;
+  }
+
+  /**
+   * The questions waiting in channel topics are read back after a new queue: `read` follows each
+   * one moved meanwhile (with `follow`), and the messages that may answer them wait for it.
+   */
+  readBackMoves(
+    read: (follow: (move: Move, signal: AbortSignal) => Promise<void>) => Promise<unknown>,
+  ): void {
+    if (this.#o.dialogs.size === 0) return;
+    this.#engine.readingBack(read((move, signal) => this.#engine.followNow(move, signal)));
   }
 
   /** An operator ends dialog `id`; the person is told `note`. False when there is no such dialog. */

@@ -222,7 +222,8 @@ export class HandlerRuns {
     const after = id > 0 ? id : undefined;
     // After a rewind (`back`), effects are numbered apart from the rewound ones.
     const key = dialog?.rewinds ? `m:${id}~${dialog.rewinds}` : `m:${id}`;
-    return { run: records.run(key, rerun, carried, dialog !== undefined), after, since };
+    const run = records.run(key, rerun, carried, dialog !== undefined);
+    return dialog?.moves?.length ? { run, after, since, dialog } : { run, after, since };
   }
 
   /**

@@ -12,6 +12,7 @@ import type { Incoming } from "../incoming.ts";
 import { replyTarget } from "../reply-target.ts";
 import { RouterError } from "../router-error.ts";
 import { DialogEnded } from "./dialog-log.ts";
+import { placed } from "./dialog-moves.ts";
 import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
@@ -99,10 +100,8 @@ export async function tellEnded(
   const inTopic = !(dialog.home?.[0] ?? dialog.conversation).startsWith("dm:");
   const content = named && inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
   try {
-    await contexts.deps().api.messages.send({
-      ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1),
-      content,
-    });
+    const to = { ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1), content };
+    await contexts.deps().api.messages.send("origin" in dialog ? placed(to, dialog) : to);
   } catch (err) {
     log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
   }

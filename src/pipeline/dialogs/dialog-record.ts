@@ -50,6 +50,11 @@ export type LogEntry =
   | { t: "back"; step: number; msg: number; text: string; ts: number }
   /** The deadline of step `step` passed before an answer. */
   | { t: "late"; step: number; at: number }
+  /**
+   * The waiting question's message was moved (its topic renamed or resolved, or moved to another
+   * channel) from the conversation `was` (its key): the dialog waits, and says what it says, there.
+   */
+  | { t: "move"; was: string; to: AskedIn; at: number }
   /** The dialog is over: every later append is refused. */
   | { t: "end"; by: EndReason; at: number };
 
@@ -155,6 +160,11 @@ export interface DialogRecord extends DialogHead {
   effects: JsonValue[];
   /** Rewinds (`back`) so far: the effects made after one are numbered apart from the rewound ones. */
   rewinds: number;
+  /**
+   * Where the dialog's conversations were moved, oldest first: what its runs send there goes to
+   * the new place (absent in a record a dead letter kept before moves were followed).
+   */
+  moves?: { from: string; to: Where }[];
 }
 
 /** A header read back from the store, or undefined when it is not one this version knows. */
@@ -218,6 +228,9 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       if (step) step.timedOut = true;
       break;
     }
+    case "move":
+      record.moves = [...(record.moves ?? []), { from: e.was, to: e.to.to }];
+      break;
     case "end":
       record.ended = e.by;
       break;
@@ -264,7 +277,10 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
     } else if (e.t === "late") next.waiting = false;
-    else if (e.t === "end") {
+    else if (e.t === "move") {
+      next.conversation = e.to.key;
+      next.where = e.to.label;
+    } else if (e.t === "end") {
       next.ended = e.by;
       next.waiting = false;
     }

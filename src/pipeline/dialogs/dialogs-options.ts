@@ -14,8 +14,11 @@ export interface DialogsOptions {
   log: Logger;
   /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
   persist: boolean;
-  /** Told when a question with emoji choices waits: the bot needs reaction events. */
-  wantsReactions?: () => void;
+  /**
+   * Told when the bot needs events of `type`: reactions while a question with emoji choices waits,
+   * message moves while one waits in a channel topic.
+   */
+  wants?: (type: "reaction" | "update_message") => void;
   /** The bot's own user id, once known: its reactions are the buttons it put on a question, no answer. */
   selfId?: () => number | undefined;
   /** Who is in which group, with which role (for questions others may answer); nobody without it. */

@@ -27,6 +27,7 @@ import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import {
+  type AskedIn,
   type DialogHead,
   type DialogRecord,
   type EndReason,
@@ -55,7 +56,8 @@ export class Dialogs {
   constructor(options: DialogsOptions) {
     this.#o = options;
     const who = () => options.members ?? NOBODY_KNOWN;
-    this.buttons = new Buttons(who, () => options.clock.now(), options.wantsReactions, options.selfId);
+    const reactions = options.wants && (() => options.wants?.("reaction"));
+    this.buttons = new Buttons(who, () => options.clock.now(), reactions, options.selfId);
     this.log = new DialogLog(options.store, options.commit);
     this.#deadlines = new DeadlineTimer(options.clock, () => this.#byId.values());
   }
@@ -174,6 +176,17 @@ export class Dialogs {
     const [next, before] = await Promise.all([this.log.append(head, [added]), this.log.entries(head)]);
     if (this.#byId.get(entry.id) === entry) entry.head = next;
     return foldLog(next, [...before, added]);
+  }
+
+  /**
+   * Record that the question `entry` waits at moved from conversation `was` to `to`: the dialog
+   * waits there from now on. Rejects as an answer's append does (see {@link answer}).
+   */
+  async move(entry: DialogEntry, was: string, to: AskedIn): Promise<void> {
+    entry.waiting = false;
+    entry.running = true;
+    const next = await this.log.append(entry.head, [{ t: "move", was, to, at: this.#o.clock.now() }]);
+    if (this.#byId.get(entry.id) === entry) this.#index(next);
   }
 
   /** Dialog `id`'s log, folded, as its run replays it; `fresh`: its header read again from the store. */
@@ -343,6 +356,11 @@ export class Dialogs {
     return true;
   }
 
+  /** Every dialog this process knows. */
+  entries(): IterableIterator<DialogEntry> {
+    return this.#byId.values();
+  }
+
   /** The `limit` oldest dialogs this process knows (all by default), oldest first. */
   list(limit = Number.POSITIVE_INFINITY): DialogView[] {
     return oldest(this.#byId.values(), limit).map(viewOf);
@@ -366,6 +384,7 @@ export class Dialogs {
     this.#places.put(entry);
     this.buttons.put(entry);
     if (entry.waiting) this.#deadlines.waits(entry);
+    if (head.conversation.startsWith("channel:")) this.#o.wants?.("update_message");
     return entry;
   }
 

@@ -1,0 +1,37 @@
+/**
+ * Topics moved while no queue of the bot was reading (the bot down, a queue lost): after each new
+ * queue, before the missed messages are caught up, the questions waiting in channel topics are
+ * read back, and a dialog whose question is no longer where it was asked follows it, so that an
+ * answer sent in the new place is taken. One GET /messages per 1,000 questions.
+ */
+import type { Client } from "../api/create-client.ts";
+import { channelKey } from "../pipeline/conversation-key.ts";
+import type { Move } from "../pipeline/dialogs/dialog-moves.ts";
+import { questionPages } from "./reaction-catch-up.ts";
+
+export interface MovedQuestions {
+  client: Client;
+  featureLevel: number;
+  signal: AbortSignal;
+  /** The questions waiting in channel topics: message id → the conversation's key. */
+  waiting: ReadonlyMap<number, string>;
+  /** Follows a move (the dialog engine's `followNow`). */
+  follow(move: Move): Promise<void>;
+}
+
+/** Returns how many questions had moved. */
+export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
+  if (o.waiting.size === 0) return 0;
+  let moved = 0;
+  for (const messages of questionPages(o, [...o.waiting.keys()])) {
+    for (const m of await messages) {
+      const from = o.waiting.get(m.id);
+      if (from === undefined || m.stream_id === undefined) continue;
+      if (channelKey(m.stream_id, m.subject) === from) continue;
+      const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
+      await o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
+      moved++;
+    }
+  }
+  return moved;
+}

@@ -1,0 +1,87 @@
+/**
+ * Topics move: renamed, resolved (`✔ ` before the name) or moved to another channel, their
+ * messages keep their ids. A dialog whose waiting question moved follows it: its answer is taken
+ * in the new place, and what its runs say in the old place (`ctx.reply` into the conversation the
+ * dialog began in, a question's `where`) goes to the new one, while the code, replayed, still
+ * sees the first message as it was (so its recorded effects match).
+ */
+import type { SendMessageParams } from "../../api/resources/messages.ts";
+import type { EventMap } from "../../wire/events.ts";
+import { channelKey } from "../conversation-key.ts";
+import type { DialogEntry } from "./dialog-entry.ts";
+import type { AskedIn, DialogRecord } from "./dialog-record.ts";
+
+/** A move of waiting questions: their message ids, and the channel topic they went to. */
+export interface Move {
+  /** The conversation's key before the move. */
+  from: string;
+  /** Message ids moved (all of them, or the question's alone when read back). */
+  ids: readonly number[];
+  channelId: number;
+  /** The channel's name, when the bot knows it. */
+  channel: string | undefined;
+  topic: string;
+}
+
+/**
+ * The move an `update_message` event makes, if it moves messages (`from`: its conversation's
+ * key); `channelName` names a channel by id (the bot's cache).
+ */
+export function moveOf(
+  event: EventMap["update_message"],
+  from: string,
+  channelName: (id: number) => string | undefined,
+): Move | undefined {
+  const { stream_id: was, new_stream_id: moved, subject, orig_subject: origTopic } = event;
+  if (was === undefined || origTopic === undefined || (moved === undefined && subject === undefined))
+    return undefined;
+  const channelId = moved ?? was;
+  const channel = channelName(channelId) ?? (moved === undefined ? event.stream_name : undefined);
+  return { from, ids: event.message_ids, channelId, channel, topic: subject ?? origTopic };
+}
+
+/** Where `move` went, as a question's place (`channel`: its channel's name). */
+export function placeOf(move: Move, channel: string): AskedIn {
+  const { channelId, topic } = move;
+  return {
+    key: channelKey(channelId, topic),
+    label: `#${channel} > ${topic}`,
+    to: { channel, channelId, topic },
+  };
+}
+
+/** `params` sent where `dialog`'s conversations moved to, when they name a place that moved. */
+export function placed(params: SendMessageParams, dialog: DialogRecord | undefined): SendMessageParams {
+  const moves = dialog?.moves;
+  if (moves === undefined || moves.length === 0 || (params.type !== "channel" && params.type !== "stream"))
+    return params;
+  let to = params;
+  for (const move of moves) {
+    const topic = (to as { topic?: string }).topic ?? "";
+    if (typeof to.to !== "number" || channelKey(to.to, topic) !== move.from || "direct" in move.to) continue;
+    to = { ...to, to: move.to.channelId, topic: move.to.topic };
+  }
+  return to;
+}
+
+/** The dialog among `entries` whose question, one of messages `ids`, is in `conversation`. */
+export function askedAmong(
+  entries: Iterable<DialogEntry>,
+  conversation: string,
+  ids: readonly number[],
+): DialogEntry | undefined {
+  for (const entry of entries) {
+    const { asked } = entry.head;
+    if (entry.head.conversation === conversation && asked !== null && ids.includes(asked)) return entry;
+  }
+  return undefined;
+}
+
+/** The questions among `entries` waiting in channel topics: message id → the conversation's key. */
+export function askedInChannels(entries: Iterable<DialogEntry>): Map<number, string> {
+  const asked = new Map<number, string>();
+  for (const { head, waiting } of entries)
+    if (waiting && head.asked !== null && head.asked > 0 && head.conversation.startsWith("channel:"))
+      asked.set(head.asked, head.conversation);
+  return asked;
+}
