@@ -12,7 +12,9 @@ export type Failpoint =
   /** A dialog's question was sent to the server; its append to the log not yet made. */
   | "question-sent"
   /** A dialog's question append landed; the run's message not yet marked handled. */
-  | "question-logged";
+  | "question-logged"
+  /** A move of a dialog's question was appended; the new conversation's messages still held. */
+  | "move-logged";
 
 const armed = new Map<string, number>();
 for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {

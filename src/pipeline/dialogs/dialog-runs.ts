@@ -295,7 +295,10 @@ export class DialogEngine {
     const recorded = this.#placeOf(move, control.signal)
       .then((to) => this.#retrying(control, () => dialogs.move(entry, move.from, to)))
       .then(
-        () => log.info({ dialog: entry.id }, "a dialog's question moved: the dialog follows it"),
+        () => {
+          failpoint("move-logged");
+          log.info({ dialog: entry.id }, "a dialog's question moved: the dialog follows it");
+        },
         (err: unknown) => {
           dialogs.unmatch(entry);
           if (!(err instanceof DialogEnded || err instanceof LogMoved))

@@ -1,0 +1,69 @@
+/**
+ * A dialog in a channel topic, its topic resolved (moved to `✔ standup`) while it waits, and
+ * `bothost run` killed right after the move's append landed (`BOTHOST_FAILPOINTS=move-logged`),
+ * before the new topic's messages were let through. A daemon started again on the same state
+ * takes the answers in the new topic and says everything there: each question once, the
+ * dialog's state write made once. On the file store, and on Redis when one answers (else
+ * skipped with one line).
+ */
+import { describe, expect, it } from "vitest";
+import type { CliProcess } from "../support/cli.ts";
+import { crashBackends } from "../support/crash-backends.ts";
+import { doneCount, QUESTIONS, setUpDialogDaemon } from "../support/dialog-daemon.ts";
+import { botEmail, MEMBER, OWNER, useE2eCleanup } from "../support/e2e-daemon.ts";
+
+useE2eCleanup();
+
+const backends = await crashBackends("dialog-move-crash");
+
+describe.each(backends)("on the %s", (_name, backendFor) => {
+  it("killed right after a move's append: the dialog goes on in the new topic", {
+    timeout: 60_000,
+  }, async () => {
+    const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
+    const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
+    const said = () =>
+      sandbox.control
+        .messages()
+        .filter((m) => m.sender_id === botId)
+        .map((m) => `${m.topic}: ${m.content}`);
+    const say = (content: string, topic: string) =>
+      sandbox.control.sendAs(MEMBER, { type: "stream", to: "c0", topic, content: `@**Bot 0** ${content}` })
+        .id;
+
+    const armed: CliProcess = await start({ BOTHOST_FAILPOINTS: "move-logged" });
+    const first = say("standup", "standup");
+    await expect.poll(said, { timeout: 15_000 }).toEqual([`standup: ${QUESTIONS[0]}`]);
+    say("did a", "standup");
+    await expect.poll(said, { timeout: 15_000 }).toHaveLength(2);
+    // The first channel question renewed the bot's queue with message moves.
+    await expect
+      .poll(() => sandbox.control.queues().some((q) => q.event_types?.includes("update_message")), {
+        timeout: 15_000,
+      })
+      .toBe(true);
+
+    // The owner resolves the topic: the armed daemon records the move and kills itself.
+    const auth = Buffer.from(`${OWNER}:${sandbox.control.apiKeyOf(OWNER)}`).toString("base64");
+    const moved = await fetch(`${sandbox.url}/api/v1/messages/${first}`, {
+      method: "PATCH",
+      headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ topic: "✔ standup", propagate_mode: "change_all" }),
+    });
+    expect(moved.status).toBe(200);
+    expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
+
+    const daemon = await start();
+    say("do b", "✔ standup");
+    await expect.poll(said, { timeout: 15_000 }).toHaveLength(3);
+    say("none", "✔ standup");
+    await expect.poll(said, { timeout: 15_000 }).toHaveLength(4);
+    expect(said()).toEqual([
+      ...QUESTIONS.map((q) => `✔ standup: ${q}`),
+      "✔ standup: summary: did a | do b | none",
+    ]);
+    daemon.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(await doneCount(backend)).toBe(1);
+  });
+});
