@@ -180,7 +180,8 @@ export class Dispatcher {
     read: (follow: (move: Move, signal: AbortSignal) => Promise<void>) => Promise<unknown>,
   ): void {
     if (this.#o.dialogs.size === 0) return;
-    this.#engine.readingBack(read((move, signal) => this.#engine.followNow(move, signal)));
+    const moves = this.#engine.moves;
+    moves.readingBack(read((move, signal) => moves.followNow(move, signal)));
   }
 
   /** An operator ends dialog `id`; the person is told `note`. False when there is no such dialog. */

@@ -1,9 +1,9 @@
 /**
  * Topics move: renamed, resolved (`✔ ` before the name) or moved to another channel, their
- * messages keep their ids. A dialog whose waiting question moved follows it: its answer is taken
- * in the new place, and what its runs say in the old place (`ctx.reply` into the conversation the
- * dialog began in, a question's `where`) goes to the new one, while the code, replayed, still
- * sees the first message as it was (so its recorded effects match).
+ * messages keep their ids. A dialog whose waiting question moved follows it (move-follower.ts):
+ * its answer is taken in the new place, and what its runs say in the old place (`ctx.reply` into
+ * the conversation the dialog began in, a question's `where`) goes to the new one, while the code,
+ * replayed, still sees the first message as it was (so its recorded effects match).
  */
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { EventMap } from "../../wire/events.ts";

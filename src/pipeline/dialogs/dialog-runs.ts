@@ -20,7 +20,7 @@ import {
 } from "../../wire/events.ts";
 import { type SelfRef, textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
-import { channelKey, conversationKey } from "../conversation-key.ts";
+import { conversationKey } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
@@ -28,9 +28,9 @@ import { tellEnded } from "./dialog-ends.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 import { whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
-import { askedAmong, type Move, moveOf, placeOf } from "./dialog-moves.ts";
-import type { AskedIn, DialogHead, DialogRecord } from "./dialog-record.ts";
+import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { DialogMoves } from "./move-follower.ts";
 import { retrying } from "./store-retry.ts";
 
 /** The runs the engine hands messages and dialogs to (runs.ts). */
@@ -61,11 +61,12 @@ export class DialogEngine {
   readonly #o: DialogEngineParts;
   /** Dialogs read at start that hold an answer not yet run: run at {@link start}. */
   #ready: DialogHead[] = [];
-  /** The waiting channel questions being read back, and whose messages wait for it (see {@link readingBack}). */
-  #readingBack: { done: Promise<unknown>; may: (userId: number) => boolean } | undefined;
+  /** Dialogs following their questions' moves (dialog-moves.ts). */
+  readonly moves: DialogMoves;
 
   constructor(parts: DialogEngineParts) {
     this.#o = parts;
+    this.moves = new DialogMoves(parts);
   }
 
   /** Read the dialogs' headers (at each start, after the ledger). False when `signal` aborted meanwhile. */
@@ -97,12 +98,10 @@ export class DialogEngine {
     if (event.type !== "message") return runs.run(control, incoming);
     if (!isTypedEvent(event, issue)) return runs.run(control, incoming);
     const message = (event as ServerEvent & { type: "message" }).message;
-    const reading = this.#readingBack;
-    if (reading !== undefined && message.type === "stream" && reading.may(message.sender_id)) {
-      // The waiting channel questions are being read back (moves made while no queue read):
-      // a message that may answer one is matched once its dialog is where the question is now.
-      return reading.done.then(() => this.run(control, incoming));
-    }
+    // The waiting channel questions are being read back (moves made while no queue read): a
+    // message that may answer one is matched once its dialog is where the question is now.
+    const moved = message.type === "stream" ? this.moves.readBack(message.sender_id) : undefined;
+    if (moved !== undefined) return moved.then(() => this.run(control, incoming));
     const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message);
     if (found === undefined) return runs.run(control, incoming);
     if (found === "duplicate") {
@@ -216,112 +215,10 @@ export class DialogEngine {
     );
   }
 
-  /**
-   * At accept, in event order: an `update_message` event on conversation `key`. When it moved a
-   * dialog's question, the dialog follows it (see dialog-moves.ts).
-   */
+  /** At accept, in event order: an `update_message` event on conversation `key` (see dialog-moves.ts). */
   moving(event: AnyEvent, key: string): void {
-    if (this.#o.dialogs.size === 0 || event.type !== "update_message") return;
-    const move = moveOf(event as EventMap["update_message"], key, this.#o.contexts.deps().channelName);
-    if (move !== undefined) this.follow(move);
-  }
-
-  /**
-   * A dialog whose question `move` took follows it: the move is recorded in the old conversation's
-   * order (after what was sent there before it), and the new conversation's later messages wait
-   * until it is (so an answer there finds the dialog).
-   */
-  follow(move: Move): void {
-    const { dialogs, queue } = this.#o;
-    const moved = channelKey(move.channelId, move.topic);
-    if (moved === move.from || askedAmong(dialogs.entries(), move.from, move.ids) === undefined) return;
-    let done = () => {};
-    const recorded = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    queue.push(move.from, this.#moveTask, { move, done });
-    queue.push(moved, (control) => control.holdKey(recorded));
-  }
-
-  /**
-   * Moves made while no queue read are being looked for (`done`: read back and followed): until
-   * then, channel messages of the people those questions wait for (all, if one waits for others)
-   * wait; every other event goes on.
-   */
-  readingBack(done: Promise<unknown>): void {
-    const who = new Set<number>();
-    let anyone = false;
-    for (const { head } of this.#o.dialogs.entries()) {
-      if (!head.conversation.startsWith("channel:")) continue;
-      if (head.from === undefined) who.add(head.userId);
-      else anyone = true;
-    }
-    const reading = { done, may: (id: number) => anyone || who.has(id) };
-    this.#readingBack = reading;
-    void done.finally(() => {
-      if (this.#readingBack === reading) this.#readingBack = undefined;
-    });
-  }
-
-  /** Follow `move`, read back at a new queue (see {@link readingBack}): recorded at once, not in a conversation's order. */
-  async followNow(move: Move, signal: AbortSignal): Promise<void> {
-    const { dialogs, log } = this.#o;
-    const entry = askedAmong(dialogs.entries(), move.from, move.ids);
-    if (entry === undefined || !entry.waiting) return;
-    try {
-      await dialogs.move(entry, move.from, await this.#placeOf(move, signal));
-      log.info({ dialog: entry.id }, "a dialog's question moved while no queue read: the dialog follows it");
-    } catch (err) {
-      dialogs.unmatch(entry);
-      if (!(err instanceof DialogEnded || err instanceof LogMoved))
-        log.warn(
-          { err, dialog: entry.id },
-          "could not record a dialog's move: its question is read back at the next start",
-        );
-    }
-  }
-
-  readonly #moveTask = (control: TaskControl, step: { move: Move; done: () => void }): unknown => {
-    const { dialogs, log } = this.#o;
-    const { move, done } = step;
-    const entry = askedAmong(dialogs.entries(), move.from, move.ids);
-    // A run of the dialog under way (its answer came before the move): the move waits for it.
-    if (entry?.running) {
-      return whenSettled(entry, control.signal).then((over) =>
-        over ? this.#moveTask(control, step) : done(),
-      );
-    }
-    if (entry === undefined || !entry.waiting) return done();
-    const recorded = this.#placeOf(move, control.signal)
-      .then((to) => this.#retrying(control, () => dialogs.move(entry, move.from, to)))
-      .then(
-        () => {
-          failpoint("move-logged");
-          log.info({ dialog: entry.id }, "a dialog's question moved: the dialog follows it");
-        },
-        (err: unknown) => {
-          dialogs.unmatch(entry);
-          if (!(err instanceof DialogEnded || err instanceof LogMoved))
-            log.warn(
-              { err, dialog: entry.id },
-              "a dialog's move was cut off by the stop: its question is read back at the next start",
-            );
-        },
-      );
-    control.holdKey(recorded.finally(done));
-    return undefined;
-  };
-
-  /** Where `move` went; a channel the bot knows no name of yet is named by one GET /streams. */
-  async #placeOf(move: Move, signal: AbortSignal): Promise<AskedIn> {
-    const deps = this.#o.contexts.deps();
-    let name = move.channel ?? deps.channelName(move.channelId);
-    if (name === undefined) {
-      const { streams } = await deps.api.channels.list({}, { signal }).catch(() => ({ streams: [] }));
-      name = streams.find((c) => c.stream_id === move.channelId)?.name;
-      if (name !== undefined) deps.services?.channels.learn(move.channelId, name);
-    }
-    return placeOf(move, name ?? `channel ${move.channelId}`);
+    if (this.#o.dialogs.size > 0 && event.type === "update_message")
+      this.moves.moving(event as EventMap["update_message"], key);
   }
 
   #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
