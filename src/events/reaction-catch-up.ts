@@ -63,7 +63,10 @@ export function* questionPages(
   }
   for (const id of ids.slice(0, OLD_SERVER_MAX)) {
     yield o.client.messages
-      .get({ anchor: id, num_before: 0, num_after: 0, apply_markdown: false }, { signal })
+      .get(
+        { anchor: id, num_before: 0, num_after: 0, apply_markdown: false, allow_empty_topic_name: true },
+        { signal },
+      )
       .then((page) => page.messages.filter((m) => m.id === id));
   }
 }

@@ -3,7 +3,8 @@
  * sandbox over HTTP in a real daemon: the dialog follows its question, so the answer sent in the
  * new place is taken and what the dialog says goes there, while the replay still matches what it
  * said before the move; a move made while the bot was down is found at its next start; a move
- * that did not take the question changes nothing.
+ * that did not take the question changes nothing; every dialog waiting in a moved topic follows;
+ * the empty topic is a topic like any other (read back as "", never as the realm's name for it).
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
@@ -150,4 +151,38 @@ it("a move that leaves the question where it is changes nothing", async () => {
   expect((await bot.ask(MEMBER, inTopic("one"))).content).toBe("noted one");
   expect(botSaid()).toContain(`standup: Q1?`);
   expect(q1.subject).toBe("standup");
+});
+
+it("two dialogs waiting in one topic, the topic resolved: both follow, and each answer there is taken", async () => {
+  const ann = "ann@sandbox.example";
+  sandbox.control.createUser({ email: ann, full_name: "Ann", channels: ["general"] });
+  const q1 = await bot.ask(MEMBER, inTopic("survey"));
+  await renewed();
+  await bot.ask(ann, inTopic("survey"));
+  await move(q1.id, { topic: "✔ standup" });
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.where))
+    .toEqual(["#general > ✔ standup", "#general > ✔ standup"]);
+  expect((await bot.ask(MEMBER, inTopic("one", "✔ standup"))).content).toBe("noted one");
+  await expect.poll(() => botSaid().at(-1)).toBe("✔ standup: Q2?");
+  expect((await bot.ask(ann, inTopic("uno", "✔ standup"))).content).toBe("noted uno");
+});
+
+it("a dialog in the empty topic waits there through its queue's renewal and a restart", async () => {
+  expect((await bot.ask(MEMBER, inTopic("survey", ""))).content).toBe("Q1?");
+  await renewed();
+  await bot.restart();
+  expect((await bot.ask(MEMBER, inTopic("one", ""))).content).toBe("noted one");
+  expect(bot.logs().some((l) => String(l.msg).includes("the dialog follows it"))).toBe(false);
+});
+
+it("a topic moved to the empty topic while the bot was down: the answer sent there is taken", async () => {
+  const q1 = await bot.ask(MEMBER, inTopic("survey"));
+  await renewed();
+  await bot.stop();
+  await move(q1.id, { topic: "" });
+  const answer = await bot.post(MEMBER, inTopic("one", ""));
+  await bot.start();
+  expect((await bot.nextReply({ after: answer })).content).toBe("noted one");
+  await expect.poll(() => botSaid().at(-1)).toBe(": Q2?");
 });

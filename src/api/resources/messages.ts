@@ -105,10 +105,17 @@ export function messagesApi(ctx: ResourceContext) {
 
     /**
      * The messages with these ids that the bot may see, in id order (GET /messages with
-     * `message_ids`: feature level 300 and later; at most 1,000 at a time).
+     * `message_ids`: feature level 300 and later; at most 1,000 at a time), as a bot's queue gets
+     * them: raw Markdown, and the empty topic as `""` (not the realm's name for it).
      */
     byIds: (ids: readonly number[], options: CallOptions = {}) =>
-      ctx.call("GET", "/messages", { message_ids: ids, apply_markdown: false }, options, MessagesByIds),
+      ctx.call(
+        "GET",
+        "/messages",
+        { message_ids: ids, apply_markdown: false, allow_empty_topic_name: true },
+        options,
+        MessagesByIds,
+      ),
 
     /** Edit a message's content, topic or channel (PATCH /messages/{id}). */
     update: (message_id: number, params: UpdateMessageParams, options: CallOptions = {}) =>

@@ -64,17 +64,18 @@ export function placed(params: SendMessageParams, dialog: DialogRecord | undefin
   return to;
 }
 
-/** The dialog among `entries` whose question, one of messages `ids`, is in `conversation`. */
+/** The dialogs among `entries` whose question, one of messages `ids`, is in `conversation`. */
 export function askedAmong(
   entries: Iterable<DialogEntry>,
   conversation: string,
   ids: readonly number[],
-): DialogEntry | undefined {
+): DialogEntry[] {
+  const found: DialogEntry[] = [];
   for (const entry of entries) {
     const { asked } = entry.head;
-    if (entry.head.conversation === conversation && asked !== null && ids.includes(asked)) return entry;
+    if (entry.head.conversation === conversation && asked !== null && ids.includes(asked)) found.push(entry);
   }
-  return undefined;
+  return found;
 }
 
 /** The questions among `entries` waiting in channel topics: message id → the conversation's key. */

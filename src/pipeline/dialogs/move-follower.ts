@@ -68,19 +68,19 @@ export class DialogMoves {
 
   /** Follow `move`, read back at a new queue: recorded at once, not in a conversation's order. */
   async followNow(move: Move, signal: AbortSignal): Promise<void> {
-    const entry = askedAmong(this.#o.dialogs.entries(), move.from, move.ids);
-    if (entry?.waiting) await this.#record(entry, move, signal);
+    const waiting = askedAmong(this.#o.dialogs.entries(), move.from, move.ids).filter((e) => e.waiting);
+    if (waiting.length > 0) await this.#record(waiting, move, signal);
   }
 
   /**
-   * A dialog whose question `move` took follows it: the move is recorded in the old conversation's
-   * order (after what was sent there before it), and the new conversation's later messages wait
-   * until it is (so an answer there finds the dialog).
+   * The dialogs whose questions `move` took follow them: the move is recorded in the old
+   * conversation's order (after what was sent there before it), and the new conversation's later
+   * messages wait until it is (so an answer there finds its dialog).
    */
   #follow(move: Move): void {
     const { dialogs, queue } = this.#o;
     const moved = channelKey(move.channelId, move.topic);
-    if (moved === move.from || askedAmong(dialogs.entries(), move.from, move.ids) === undefined) return;
+    if (moved === move.from || askedAmong(dialogs.entries(), move.from, move.ids).length === 0) return;
     let done = () => {};
     const recorded = new Promise<void>((resolve) => {
       done = resolve;
@@ -92,34 +92,39 @@ export class DialogMoves {
 
   readonly #moveTask = (control: TaskControl, step: { move: Move; done: () => void }): unknown => {
     const { move, done } = step;
-    const entry = askedAmong(this.#o.dialogs.entries(), move.from, move.ids);
-    // A run of the dialog under way (its answer came before the move): the move waits for it.
-    if (entry?.running) {
-      return whenSettled(entry, control.signal).then((over) =>
+    const entries = askedAmong(this.#o.dialogs.entries(), move.from, move.ids);
+    // A run of one of them under way (its answer came before the move): the move waits for it.
+    const running = entries.find((entry) => entry.running);
+    if (running !== undefined) {
+      return whenSettled(running, control.signal).then((over) =>
         over ? this.#moveTask(control, step) : done(),
       );
     }
-    if (entry === undefined || !entry.waiting) return done();
-    control.holdKey(this.#record(entry, move, control.signal).finally(done));
+    const waiting = entries.filter((entry) => entry.waiting);
+    if (waiting.length === 0) return done();
+    control.holdKey(this.#record(waiting, move, control.signal).finally(done));
     return undefined;
   };
 
-  /** Append the move to `entry`'s log, tried again while the store fails, until `signal` aborts. */
-  async #record(entry: DialogEntry, move: Move, signal: AbortSignal): Promise<void> {
+  /** Append the move to each of `entries`' logs, tried again while the store fails, until `signal` aborts. */
+  async #record(entries: DialogEntry[], move: Move, signal: AbortSignal): Promise<void> {
     const { dialogs, log, contexts } = this.#o;
-    try {
-      const to = await this.#placeOf(move, signal);
-      await retrying(contexts.clock, log, signal, () => dialogs.move(entry, move.from, to));
-      failpoint("move-logged");
-      log.info({ dialog: entry.id, where: to.label }, "a dialog's question moved: the dialog follows it");
-    } catch (err) {
-      dialogs.unmatch(entry);
-      if (!(err instanceof DialogEnded || err instanceof LogMoved))
-        log.warn(
-          { err, dialog: entry.id },
-          "a dialog's move was not recorded: its question is read back at the next new queue",
-        );
-    }
+    const to = await this.#placeOf(move, signal);
+    const one = async (entry: DialogEntry) => {
+      try {
+        await retrying(contexts.clock, log, signal, () => dialogs.move(entry, move.from, to));
+        failpoint("move-logged");
+        log.info({ dialog: entry.id, where: to.label }, "a dialog's question moved: the dialog follows it");
+      } catch (err) {
+        dialogs.unmatch(entry);
+        if (!(err instanceof DialogEnded || err instanceof LogMoved))
+          log.warn(
+            { err, dialog: entry.id },
+            "a dialog's move was not recorded: its question is read back at the next new queue",
+          );
+      }
+    };
+    await Promise.all(entries.map(one));
   }
 
   /** Where `move` went; a channel the bot knows no name of yet is named by one GET /streams. */
