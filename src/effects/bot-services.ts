@@ -214,6 +214,9 @@ export class BotServices {
         break;
       case "realm_user":
         this.users.apply(event);
+        // A deactivated user is in no group any more; the server tells only those who cannot
+        // see them so (feature level 303), so the cache drops them itself.
+        this.groups.deactivated(event);
         break;
       case "user_group":
         this.groups.apply(event);

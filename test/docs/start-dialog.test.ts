@@ -53,3 +53,24 @@ test("asks each member of the group at 09:30, and takes their answers", async ({
       .map((m) => m.content),
   ).not.toContain("What did you do yesterday?");
 });
+
+test("a member deactivated since the bot started is not asked, and leaves no failure behind", async ({
+  runBot,
+  clock,
+  sandbox,
+}) => {
+  const bot = await runBot({ bot: standup, name: "standup" });
+  sandbox.control.setActive(BO, false);
+  const before = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+  await bot.handled(before);
+  await clock.advance(60_000);
+  const toward = (email: string) => (m: { display_recipient: unknown }) =>
+    Array.isArray(m.display_recipient) && m.display_recipient.some((r) => r.email === email);
+  expect((await bot.nextReply({ after: before, where: toward(ADA) })).content).toBe(
+    "What did you do yesterday?",
+  );
+  await expect.poll(() => bot.dialogs().map((d) => d.userName)).toEqual([expect.stringMatching(/^Ada/i)]);
+  // The job ran to its end: no question to Bo failed, nothing was kept to retry.
+  expect(bot.replies().filter(toward(BO))).toEqual([]);
+  expect(bot.logs().filter((l) => (l.level as number) >= 40)).toEqual([]);
+});

@@ -100,6 +100,16 @@ export class UserGroups implements GroupMembership {
     }
   }
 
+  /**
+   * A `realm_user` event: a user deactivated is dropped from every group (as the server lists
+   * groups since feature level 303); one reactivated is in them again from the next registration.
+   */
+  deactivated(event: Record<string, unknown>): void {
+    const person = event.person as { user_id?: unknown; is_active?: unknown } | undefined;
+    if (event.op !== "update" || person?.is_active !== false || typeof person.user_id !== "number") return;
+    for (const group of this.#byId.values()) group.members.delete(person.user_id);
+  }
+
   /** The id of a group named `name` (case-insensitive), or of group `id` if it exists. */
   idOf(group: string | number): number | undefined {
     if (typeof group === "number") return this.#byId.has(group) ? group : undefined;

@@ -13,7 +13,8 @@ import { newHead } from "./dialog-record.ts";
 
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
- * or another dialog waits for the person in their direct messages with the bot.
+ * another dialog waits for the person in their direct messages with the bot, or the person is
+ * deactivated.
  */
 export async function startDialog(
   deps: ContextDeps<unknown>,
@@ -29,6 +30,8 @@ export async function startDialog(
   const id = `s${digest.subarray(0, 6).toString("hex")}`;
   const messageId = -(digest.readUIntBE(0, 6) + 1);
   const user = await deps.services?.users.get(userId);
+  // A deactivated person cannot be written to (the server refuses the question): none is asked.
+  if (user?.is_active === false) return false;
   const name = user?.full_name ?? `user ${userId}`;
   const now = (deps.clock ?? realClock).now();
   const self = deps.bot;

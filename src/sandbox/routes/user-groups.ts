@@ -4,7 +4,7 @@ import { badRequest } from "../http/api-error.ts";
 import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { emitToAll } from "../queues/emit.ts";
 import type { GroupSettingRecord, UserGroupRecord } from "../state/data.ts";
-import { groupMemberIds, userById, userGroupView } from "../state/users.ts";
+import { activeMembers, groupMemberIds, userById, userGroupView } from "../state/users.ts";
 
 const BOTS_ALLOWED_FL = 496;
 
@@ -123,7 +123,8 @@ export const userGroupRoutes = [
     GET: endpoint((ctx) => {
       const direct = ctx.params.bool("direct_member_only") ?? false;
       const group = groupOf(ctx);
-      return { members: direct ? group.members : [...groupMemberIds(ctx.core.data, group.id)] };
+      const members = direct ? group.members : groupMemberIds(ctx.core.data, group.id);
+      return { members: activeMembers(ctx.core.data, members) };
     }),
     POST: endpoint((ctx) => {
       const add = ctx.params.intList("add") ?? [];

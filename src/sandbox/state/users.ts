@@ -142,12 +142,20 @@ export function groupMemberIds(data: SandboxData, groupId: number, seen = new Se
 
 const NOBODY = { direct_members: [], direct_subgroups: [] };
 
+/**
+ * `ids` without deactivated users: a group's members as the server lists them since feature
+ * level 303 (a deactivated user is kept as a member, and listed again once reactivated).
+ */
+export function activeMembers(data: SandboxData, ids: Iterable<number>): number[] {
+  return [...ids].filter((id) => data.users.find((u) => u.user_id === id)?.is_active !== false);
+}
+
 export function userGroupView(data: SandboxData, g: UserGroupRecord) {
   return {
     id: g.id,
     name: g.name,
     description: g.description,
-    members: g.members,
+    members: activeMembers(data, g.members),
     direct_subgroup_ids: g.subgroups,
     is_system_group: g.is_system_group,
     deactivated: g.deactivated,

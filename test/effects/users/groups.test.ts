@@ -87,6 +87,33 @@ describe("ctx.groups.members", () => {
     expect(calls).toEqual([]);
   });
 
+  it("leaves a deactivated member out, as the server lists groups since feature level 303, from the next registration", async () => {
+    sandbox.control.setActive(ANN, false);
+    const { user_groups } = await client(OWNER).userGroups.list();
+    expect(user_groups.find((g) => g.name === "Standup")!.members).toEqual([]);
+    // This bot gets no realm_user events: its cache learns it from its next registration.
+    await bot.restart();
+    expect(await dm(BEN, "team standup")).toBe("standup: Cy");
+    sandbox.control.setActive(ANN, true);
+    expect(
+      (await client(OWNER).userGroups.list()).user_groups.find((g) => g.name === "Standup")!.members,
+    ).toEqual([idOf(ANN)]);
+  });
+
+  it('drops a deactivated member at once when the bot gets realm_user events (bot.track("users"))', async () => {
+    await bot.restart({
+      bot: defineBot({
+        setup(b) {
+          b.track("users");
+          team.setup(b as never, undefined as never);
+        },
+      }),
+    });
+    expect(await dm(BEN, "team standup")).toBe("standup: Ann, Cy");
+    sandbox.control.setActive(ANN, false);
+    await expect.poll(() => dm(BEN, "team standup")).toBe("standup: Cy");
+  });
+
   it("follows membership changes from user_group events", async () => {
     const owner = client(OWNER);
     const { user_groups } = await owner.userGroups.list();
