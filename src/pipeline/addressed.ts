@@ -59,6 +59,20 @@ function selfMentions(content: string, self: SelfRef): [number, number][] {
   return found;
 }
 
+/** A mention at the start of a message, and the wildcard mentions (they name everyone, the bot too). */
+const LEADING_MENTION = /^\s*@\*\*([^*|]+?)(?:\|(\d+))?\*\*/;
+const WILDCARDS = new Set(["all", "everyone", "stream", "channel", "topic"]);
+
+/**
+ * Whether `content` begins by naming someone other than the bot (`@**deploy-bot** 1.4`) and
+ * names the bot nowhere: in a channel topic, it is said to them.
+ */
+export function saidToOther(content: string, self: SelfRef): boolean {
+  const first = LEADING_MENTION.exec(content);
+  if (first === null || isSelf(first[1]!, first[2], self)) return false;
+  return !WILDCARDS.has(first[1]!.trim().toLowerCase()) && selfMentions(content, self).length === 0;
+}
+
 /** A direct message between the sender and the bot alone (a group DM needs a mention). */
 function isOneToOne(m: Message, self: SelfRef): boolean {
   if (m.type !== "private" || !Array.isArray(m.display_recipient)) return false;

@@ -18,7 +18,7 @@ import {
   reviveEvent,
   type ServerEvent,
 } from "../../wire/events.ts";
-import { type SelfRef, textOf } from "../addressed.ts";
+import { type SelfRef, saidToOther, textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
@@ -102,6 +102,9 @@ export class DialogEngine {
     // message that may answer one is matched once its dialog is where the question is now.
     const moved = message.type === "stream" ? this.moves.readBack(message.sender_id) : undefined;
     if (moved !== undefined) return moved.then(() => this.run(control, incoming));
+    const self = this.#o.contexts.self ?? { userId: -1 };
+    // In a channel topic, a message that begins by naming someone else is said to them.
+    if (message.type === "stream" && saidToOther(message.content, self)) return runs.run(control, incoming);
     const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message);
     if (found === undefined) return runs.run(control, incoming);
     if (found === "duplicate") {
@@ -129,7 +132,6 @@ export class DialogEngine {
       this.#record(control, found.late, () => dialogs.timeOut(found.late), { after: incoming });
       return undefined;
     }
-    const self = this.#o.contexts.self ?? { userId: -1 };
     const { entry } = found;
     if (this.#escapes(entry.head, event, self)) {
       // A command the question lets run while it waits: an ordinary message, the question waiting still.
