@@ -1,8 +1,9 @@
 /**
  * Topics moved while no queue of the bot was reading (the bot down, a queue lost): after each new
- * queue, before the missed messages are caught up, the questions waiting in channel topics are
- * read back, and a dialog whose question is no longer where it was asked follows it, so that an
- * answer sent in the new place is taken. One GET /messages per 1,000 questions.
+ * queue, the messages that place waiting dialogs in channel topics (their questions, or the first
+ * message of one whose question waits elsewhere) are read back, and a dialog whose message is no
+ * longer where it was follows it, so that an answer sent in the new place is taken and what the
+ * dialog says goes there. One GET /messages per 1,000.
  */
 import type { Client } from "../api/create-client.ts";
 import { channelKey } from "../pipeline/conversation-key.ts";
@@ -13,7 +14,7 @@ export interface MovedQuestions {
   client: Client;
   featureLevel: number;
   signal: AbortSignal;
-  /** The questions waiting in channel topics: message id → the conversation's key. */
+  /** The messages placing waiting dialogs in channel topics: message id → the conversation's key. */
   waiting: ReadonlyMap<number, string>;
   /** Follows a move (the dialog engine's `followNow`). */
   follow(move: Move): Promise<void>;

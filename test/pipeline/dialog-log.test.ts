@@ -8,7 +8,7 @@ import { expect, it } from "vitest";
 import type { RoleName } from "../../src/effects/users/roles.ts";
 import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
 import { DialogEnded, LogMoved } from "../../src/pipeline/dialogs/dialog-log.ts";
-import { newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
+import { foldLog, headAfter, newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
 import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { StateError } from "../../src/state/state-error.ts";
@@ -364,4 +364,59 @@ it("a prompt's from and except are checked, naming what is wrong", async () => {
   ] as const) {
     expect(() => waitFrom(from as never, except as never)).toThrow(message);
   }
+});
+
+it("a move changes the place it names: the waiting question's, or the dialog's own while the question waits elsewhere", () => {
+  const to = (key: string, topic: string) => ({
+    key,
+    label: `#general > ${topic}`,
+    to: { channel: "general", channelId: 1, topic },
+  });
+  const home = newHead({
+    id: "7",
+    userId: 3,
+    userName: "Mel",
+    conversation: "channel:1:standup",
+    where: "#general > standup",
+    startedAt: 0,
+  });
+  const moved = headAfter(
+    home,
+    [{ t: "move", was: "channel:1:standup", to: to("channel:1:✔ standup", "✔ standup"), at: 1 }],
+    10,
+  );
+  expect([moved.conversation, moved.where, moved.home]).toEqual([
+    "channel:1:✔ standup",
+    "#general > ✔ standup",
+    undefined,
+  ]);
+  // Asked elsewhere: the header's conversation is the question's, the dialog's own is `home`.
+  const elsewhere = {
+    ...home,
+    conversation: "channel:1:moods",
+    where: "#general > moods",
+    home: ["channel:1:standup", "#general > standup"] as [string, string],
+  };
+  const own = headAfter(
+    elsewhere,
+    [{ t: "move", was: "channel:1:standup", to: to("channel:1:✔ standup", "✔ standup"), at: 1 }],
+    10,
+  );
+  expect([own.conversation, own.home]).toEqual([
+    "channel:1:moods",
+    ["channel:1:✔ standup", "#general > ✔ standup"],
+  ]);
+  // A move of neither place changes neither; the fold keeps every move for the sends.
+  const other = headAfter(
+    elsewhere,
+    [{ t: "move", was: "channel:1:other", to: to("channel:1:x", "x"), at: 1 }],
+    10,
+  );
+  expect([other.conversation, other.home]).toEqual([elsewhere.conversation, elsewhere.home]);
+  const record = foldLog(home, [
+    { t: "move", was: "channel:1:standup", to: to("channel:1:✔ standup", "✔ standup"), at: 1 },
+  ]);
+  expect(record.moves).toEqual([
+    { from: "channel:1:standup", to: { channel: "general", channelId: 1, topic: "✔ standup" } },
+  ]);
 });

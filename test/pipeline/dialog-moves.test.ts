@@ -24,6 +24,10 @@ const survey = defineBot({
       const b = await ctx.prompt("Q2?");
       await ctx.reply(`done: ${a.text} / ${b.text}`);
     });
+    bot.command("ask-there", async (ctx) => {
+      const mood = await ctx.prompt("Your mood?", { where: { channel: "general", topic: "moods" } });
+      await ctx.reply(`mood: ${mood.text}`);
+    });
     bot.command("ping", (ctx) => ctx.reply("pong"));
   },
 });
@@ -185,4 +189,32 @@ it("a topic moved to the empty topic while the bot was down: the answer sent the
   await bot.start();
   expect((await bot.nextReply({ after: answer })).content).toBe("noted one");
   await expect.poll(() => botSaid().at(-1)).toBe(": Q2?");
+});
+
+it("while its question waits elsewhere (`where`), the dialog's own topic resolved: the result goes there", async () => {
+  const asked = await bot.post(MEMBER, inTopic("ask-there"));
+  await expect.poll(() => botSaid()).toEqual(["moods: Your mood?"]);
+  await renewed();
+  await move(asked, { topic: "✔ standup" });
+  await expect
+    .poll(() => bot.logs().some((l) => l.msg === "a dialog's topic moved: the dialog follows it"))
+    .toBe(true);
+  const answer = await bot.post(MEMBER, { type: "stream", to: "general", topic: "moods", content: "sunny" });
+  await bot.nextReply({ after: answer });
+  expect(botSaid()).toEqual(["moods: Your mood?", "✔ standup: mood: sunny"]);
+});
+
+it("the dialog's own topic resolved while the bot was down, its question waiting elsewhere: found at the next start", async () => {
+  const asked = await bot.post(MEMBER, inTopic("ask-there"));
+  await expect.poll(() => botSaid()).toEqual(["moods: Your mood?"]);
+  await renewed();
+  await bot.stop();
+  await move(asked, { topic: "✔ standup" });
+  await bot.start();
+  await expect
+    .poll(() => bot.logs().some((l) => l.msg === "a dialog's topic moved: the dialog follows it"))
+    .toBe(true);
+  const answer = await bot.post(MEMBER, { type: "stream", to: "general", topic: "moods", content: "sunny" });
+  await bot.nextReply({ after: answer });
+  expect(botSaid()).toEqual(["moods: Your mood?", "✔ standup: mood: sunny"]);
 });

@@ -9,7 +9,7 @@ import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { EventMap } from "../../wire/events.ts";
 import { channelKey } from "../conversation-key.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
-import type { AskedIn, DialogRecord } from "./dialog-record.ts";
+import type { AskedIn, DialogHead, DialogRecord } from "./dialog-record.ts";
 
 /** A move of waiting questions: their message ids, and the channel topic they went to. */
 export interface Move {
@@ -64,7 +64,17 @@ export function placed(params: SendMessageParams, dialog: DialogRecord | undefin
   return to;
 }
 
-/** The dialogs among `entries` whose question, one of messages `ids`, is in `conversation`. */
+/**
+ * The message of `head` that places it in `conversation`, if any: its waiting question there, or,
+ * while that question waits elsewhere (`where`), the first message of the dialog's own topic.
+ */
+function placedBy(head: DialogHead, conversation: string): number | undefined {
+  if (head.conversation === conversation) return head.asked ?? undefined;
+  const id = Number(head.id);
+  return head.home?.[0] === conversation && id > 0 ? id : undefined;
+}
+
+/** The dialogs among `entries` placed in `conversation` by one of messages `ids` (see {@link placedBy}). */
 export function askedAmong(
   entries: Iterable<DialogEntry>,
   conversation: string,
@@ -72,17 +82,24 @@ export function askedAmong(
 ): DialogEntry[] {
   const found: DialogEntry[] = [];
   for (const entry of entries) {
-    const { asked } = entry.head;
-    if (entry.head.conversation === conversation && asked !== null && ids.includes(asked)) found.push(entry);
+    const by = placedBy(entry.head, conversation);
+    if (by !== undefined && ids.includes(by)) found.push(entry);
   }
   return found;
 }
 
-/** The questions among `entries` waiting in channel topics: message id → the conversation's key. */
+/**
+ * The messages that place the waiting dialogs among `entries` in channel topics (see
+ * {@link placedBy}): message id → the conversation's key.
+ */
 export function askedInChannels(entries: Iterable<DialogEntry>): Map<number, string> {
-  const asked = new Map<number, string>();
-  for (const { head, waiting } of entries)
-    if (waiting && head.asked !== null && head.asked > 0 && head.conversation.startsWith("channel:"))
-      asked.set(head.asked, head.conversation);
-  return asked;
+  const placed = new Map<number, string>();
+  for (const { head, waiting } of entries) {
+    if (!waiting) continue;
+    if (head.asked !== null && head.asked > 0 && head.conversation.startsWith("channel:"))
+      placed.set(head.asked, head.conversation);
+    const home = head.home?.[0];
+    if (home?.startsWith("channel:") && Number(head.id) > 0) placed.set(Number(head.id), home);
+  }
+  return placed;
 }

@@ -51,8 +51,9 @@ export type LogEntry =
   /** The deadline of step `step` passed before an answer. */
   | { t: "late"; step: number; at: number }
   /**
-   * The waiting question's message was moved (its topic renamed or resolved, or moved to another
-   * channel) from the conversation `was` (its key): the dialog waits, and says what it says, there.
+   * The conversation `was` (its key) moved to `to` (a topic renamed or resolved, or moved to
+   * another channel): the waiting question's, or the dialog's own while its question waits
+   * elsewhere. The dialog waits, and says what it says, there.
    */
   | { t: "move"; was: string; to: AskedIn; at: number }
   /** The dialog is over: every later append is refused. */
@@ -277,10 +278,11 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
     } else if (e.t === "late") next.waiting = false;
-    else if (e.t === "move") {
+    else if (e.t === "move" && next.conversation === e.was) {
       next.conversation = e.to.key;
       next.where = e.to.label;
-    } else if (e.t === "end") {
+    } else if (e.t === "move" && next.home?.[0] === e.was) next.home = [e.to.key, e.to.label];
+    else if (e.t === "end") {
       next.ended = e.by;
       next.waiting = false;
     }

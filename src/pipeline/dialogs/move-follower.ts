@@ -114,7 +114,7 @@ export class DialogMoves {
       try {
         await retrying(contexts.clock, log, signal, () => dialogs.move(entry, move.from, to));
         failpoint("move-logged");
-        log.info({ dialog: entry.id, where: to.label }, "a dialog's question moved: the dialog follows it");
+        log.info({ dialog: entry.id, where: to.label }, "a dialog's topic moved: the dialog follows it");
       } catch (err) {
         dialogs.unmatch(entry);
         if (!(err instanceof DialogEnded || err instanceof LogMoved))
