@@ -191,30 +191,34 @@ it("a topic moved to the empty topic while the bot was down: the answer sent the
   await expect.poll(() => botSaid().at(-1)).toBe(": Q2?");
 });
 
-it("while its question waits elsewhere (`where`), the dialog's own topic resolved: the result goes there", async () => {
+/** The member's `ask-there` in #general > standup: its question waits in #general > moods. */
+async function askThere(): Promise<number> {
   const asked = await bot.post(MEMBER, inTopic("ask-there"));
   await expect.poll(() => botSaid()).toEqual(["moods: Your mood?"]);
   await renewed();
-  await move(asked, { topic: "✔ standup" });
+  return asked;
+}
+
+/** Once the move is recorded, the answer in #general > moods: the result is said at home. */
+async function answerMood(): Promise<void> {
   await expect
     .poll(() => bot.logs().some((l) => l.msg === "a dialog's topic moved: the dialog follows it"))
     .toBe(true);
   const answer = await bot.post(MEMBER, { type: "stream", to: "general", topic: "moods", content: "sunny" });
   await bot.nextReply({ after: answer });
+}
+
+it("while its question waits elsewhere (`where`), the dialog's own topic resolved: the result goes there", async () => {
+  await move(await askThere(), { topic: "✔ standup" });
+  await answerMood();
   expect(botSaid()).toEqual(["moods: Your mood?", "✔ standup: mood: sunny"]);
 });
 
 it("the dialog's own topic resolved while the bot was down, its question waiting elsewhere: found at the next start", async () => {
-  const asked = await bot.post(MEMBER, inTopic("ask-there"));
-  await expect.poll(() => botSaid()).toEqual(["moods: Your mood?"]);
-  await renewed();
+  const asked = await askThere();
   await bot.stop();
   await move(asked, { topic: "✔ standup" });
   await bot.start();
-  await expect
-    .poll(() => bot.logs().some((l) => l.msg === "a dialog's topic moved: the dialog follows it"))
-    .toBe(true);
-  const answer = await bot.post(MEMBER, { type: "stream", to: "general", topic: "moods", content: "sunny" });
-  await bot.nextReply({ after: answer });
+  await answerMood();
   expect(botSaid()).toEqual(["moods: Your mood?", "✔ standup: mood: sunny"]);
 });
