@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
+import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
 import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
@@ -184,8 +185,29 @@ export class QueueSource {
       // and skipped what the first run had not finished (found by test/e2e/shutdown.test.ts).
       await o.flush();
     }
-    // Not awaited: only the messages that may answer a moved question wait for it.
-    dispatcher.readBackMoves((follow) => this.#followMovedQuestions(reg, follow));
+    // Not awaited: only the messages that may answer a moved question wait for it. Read once the
+    // missed messages are fetched, so that it does not slow the catch-up down.
+    let caughtUp = () => {};
+    const fetched = new Promise<void>((resolve) => {
+      caughtUp = resolve;
+    });
+    dispatcher.readBackMoves((follow) => fetched.then(() => this.#followMovedQuestions(reg, follow)));
+    try {
+      await this.#catchUp(reg, reason, { ledger, firstEver, since });
+    } finally {
+      caughtUp();
+    }
+  }
+
+  /** The messages missed since the last queue (and reactions, and the gap event), handed to the pipeline. */
+  async #catchUp(
+    reg: RegisterResponse,
+    reason: RegisterReason,
+    from: { ledger: DeliveryLedger; firstEver: boolean; since: number | undefined },
+  ): Promise<void> {
+    const o = this.#o;
+    const { dispatcher } = o;
+    const { ledger, firstEver, since } = from;
     const { replayed, skipped, gap } = await catchUp(
       {
         client: o.client,
