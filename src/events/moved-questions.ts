@@ -8,6 +8,7 @@
 import type { Client } from "../api/create-client.ts";
 import { channelKey } from "../pipeline/conversation-key.ts";
 import type { Move } from "../pipeline/dialogs/dialog-moves.ts";
+import type { Message } from "../wire/records.ts";
 import { questionPages } from "./reaction-catch-up.ts";
 
 export interface MovedQuestions {
@@ -18,13 +19,18 @@ export interface MovedQuestions {
   waiting: ReadonlyMap<number, string>;
   /** Follows a move (the dialog engine's `followNow`). */
   follow(move: Move): Promise<void>;
+  /** Questions read back already (by the reactions' catch-up), by id: not asked for again. */
+  read: ReadonlyMap<number, Message>;
 }
 
 /** Returns how many questions had moved. */
 export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
   if (o.waiting.size === 0) return 0;
   let moved = 0;
-  for (const messages of questionPages(o, [...o.waiting.keys()])) {
+  const ids = [...o.waiting.keys()];
+  const known = ids.flatMap((id) => o.read.get(id) ?? []);
+  const unread = ids.filter((id) => !o.read.has(id));
+  for (const messages of [Promise.resolve(known), ...questionPages(o, unread)]) {
     for (const m of await messages) {
       const from = o.waiting.get(m.id);
       if (from === undefined || m.stream_id === undefined) continue;

@@ -12,7 +12,7 @@ import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
-import type { Narrow } from "../wire/records.ts";
+import type { Message, Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import { catchUp, newestMessageId, type ReplayLimits, wantsMessages } from "./catch-up.ts";
 import { followMovedQuestions } from "./moved-questions.ts";
@@ -191,9 +191,11 @@ export class QueueSource {
     const fetched = new Promise<void>((resolve) => {
       caughtUp = resolve;
     });
-    dispatcher.readBackMoves((follow) => fetched.then(() => this.#followMovedQuestions(reg, follow)));
+    // The questions the reactions' catch-up reads are not read again for moves.
+    const read = new Map<number, Message>();
+    dispatcher.readBackMoves((follow) => fetched.then(() => this.#followMovedQuestions(reg, read, follow)));
     try {
-      await this.#catchUp(reg, reason, { ledger, firstEver, since });
+      await this.#catchUp(reg, reason, { ledger, firstEver, since, read });
     } finally {
       caughtUp();
     }
@@ -203,11 +205,16 @@ export class QueueSource {
   async #catchUp(
     reg: RegisterResponse,
     reason: RegisterReason,
-    from: { ledger: DeliveryLedger; firstEver: boolean; since: number | undefined },
+    from: {
+      ledger: DeliveryLedger;
+      firstEver: boolean;
+      since: number | undefined;
+      read: Map<number, Message>;
+    },
   ): Promise<void> {
     const o = this.#o;
     const { dispatcher } = o;
-    const { ledger, firstEver, since } = from;
+    const { ledger, firstEver, since, read } = from;
     const { replayed, skipped, gap } = await catchUp(
       {
         client: o.client,
@@ -230,7 +237,7 @@ export class QueueSource {
       firstEver,
     );
     if (replayed > 0) o.metrics?.messagesReplayed(replayed);
-    await this.#catchUpReactions(reg);
+    await this.#catchUpReactions(reg, read);
     // A first start missed nothing: no catch-up line, no gap.
     if (firstEver) return;
     o.log.info({ reason, replayed, skipped }, "caught up after a new queue");
@@ -277,6 +284,7 @@ export class QueueSource {
   /** Questions moved with their topic while no queue was reading: their dialogs follow (a failure is logged). */
   async #followMovedQuestions(
     reg: RegisterResponse,
+    read: ReadonlyMap<number, Message>,
     follow: (move: Move, signal: AbortSignal) => Promise<void>,
   ): Promise<void> {
     const o = this.#o;
@@ -287,6 +295,7 @@ export class QueueSource {
         signal: o.signal,
         waiting: askedInChannels(o.dispatcher.dialogs.entries()),
         follow: (move) => follow(move, o.signal),
+        read,
       });
       if (moved > 0)
         o.log.info({ moved }, "waiting questions were moved with their topics: their dialogs follow");
@@ -296,7 +305,7 @@ export class QueueSource {
   }
 
   /** Reactions that answer waiting questions, made while no queue was reading (a failure is logged). */
-  async #catchUpReactions(reg: RegisterResponse): Promise<void> {
+  async #catchUpReactions(reg: RegisterResponse, read: Map<number, Message>): Promise<void> {
     const o = this.#o;
     const buttons = o.dispatcher.dialogs.buttons;
     try {
@@ -306,6 +315,7 @@ export class QueueSource {
         featureLevel: reg.zulip_feature_level,
         signal: o.signal,
         accept: (incoming) => o.dispatcher.accept(incoming),
+        read,
       });
       if (found > 0) o.log.info({ found }, "caught up reactions that answer waiting questions");
     } catch (err) {

@@ -20,6 +20,8 @@ export interface ReactionCatchUp {
   signal: AbortSignal;
   /** Hands a reaction event to the bot's pipeline. */
   accept(incoming: Incoming): unknown;
+  /** Gets every question read, by id (the moves' read-back reads none of them again). */
+  read?: Map<number, Message>;
 }
 
 /** Returns how many reactions were handed on (each answers a waiting question). */
@@ -29,6 +31,7 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
   let found = 0;
   for (const messages of questionPages(o, ids)) {
     for (const message of await messages) {
+      o.read?.set(message.id, message);
       for (const r of message.reactions ?? []) {
         const reaction = { messageId: message.id, userId: r.user_id, name: r.emoji_name };
         if (!o.buttons.answers(reaction)) continue;

@@ -136,3 +136,32 @@ it("a question with emoji choices first asked while a new queue is being registe
   await bot.react(question, "check", { as: MEMBER });
   expect((await bot.nextReply({ after: question.id })).content).toBe("yes");
 });
+
+it("a question with emoji choices in a topic moved while the bot was down: read back once, for its move and its reactions", async () => {
+  const topic = (content: string, t: string): SendAsInput => ({
+    type: "stream",
+    to: "general",
+    topic: t,
+    content,
+  });
+  const question = await bot.ask(MEMBER, topic("@**vote** ship", "releases"));
+  await bot.stop();
+  const owner = "owner@sandbox.example";
+  const auth = Buffer.from(`${owner}:${sandbox.control.apiKeyOf(owner)}`).toString("base64");
+  const moved = await fetch(`${sandbox.url}/api/v1/messages/${question.id}`, {
+    method: "PATCH",
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ topic: "✔ releases", propagate_mode: "change_all" }),
+  });
+  expect(moved.status).toBe(200);
+  const before = sandbox.control.requests.length;
+  await bot.start();
+  await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#general > ✔ releases" }]);
+  await bot.react(question, "check", { as: MEMBER });
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you)");
+  const reads = sandbox.control.requests
+    .slice(before)
+    .filter((r) => r.email === bot.email && r.method === "GET" && r.path === "/messages");
+  // The catch-up's read, and one read of the waiting question for both its reactions and its place.
+  expect(reads).toHaveLength(2);
+});
