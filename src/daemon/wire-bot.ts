@@ -23,7 +23,7 @@ import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
 import type { BotContext } from "../pipeline/context.ts";
 import { ConversationQueue } from "../pipeline/conversation-queue.ts";
-import { askedInChannels } from "../pipeline/dialogs/dialog-moves.ts";
+import { waitsInChannels } from "../pipeline/dialogs/dialog-moves.ts";
 import type { CommandNames } from "../pipeline/dialogs/dialog-runs.ts";
 import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
@@ -293,7 +293,7 @@ function withDialogs(types: readonly string[] | null, dialogs: Dialogs): readonl
   if (types === null) return types;
   const wanted = [
     ...(dialogs.buttons.waiting().length > 0 ? ["reaction"] : []),
-    ...(askedInChannels(dialogs.entries()).size > 0 ? ["update_message"] : []),
+    ...(waitsInChannels(dialogs.entries()) ? ["update_message"] : []),
   ];
   const more = wanted.filter((type) => !types.includes(type));
   return more.length === 0 ? types : [...types, ...more];

@@ -175,8 +175,8 @@ export interface SendEffects {
   run: EffectRun;
   after: number | undefined;
   since?: number;
-  /** The dialog the run replays, when its conversations moved: its sends follow them. */
-  dialog?: DialogRecord;
+  /** Where the conversations of the dialog the run replays moved: its sends follow them. */
+  moves?: DialogRecord["moves"];
 }
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */

@@ -228,9 +228,9 @@ class LazyContext<S> {
           effects.run.once(
             "send",
             {
-              act: () => post(placed(params, effects.dialog)),
+              act: () => post(placed(params, effects.moves)),
               verify: () =>
-                findSent(deps.api, deps.bot.userId, placed(params, effects.dialog), effects, signal),
+                findSent(deps.api, deps.bot.userId, placed(params, effects.moves), effects, signal),
             },
             printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
           )

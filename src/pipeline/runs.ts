@@ -223,7 +223,8 @@ export class HandlerRuns {
     // After a rewind (`back`), effects are numbered apart from the rewound ones.
     const key = dialog?.rewinds ? `m:${id}~${dialog.rewinds}` : `m:${id}`;
     const run = records.run(key, rerun, carried, dialog !== undefined);
-    return dialog?.moves?.length ? { run, after, since, dialog } : { run, after, since };
+    const moves = dialog?.moves;
+    return moves?.length ? { run, after, since, moves } : { run, after, since };
   }
 
   /**

@@ -101,7 +101,7 @@ export async function tellEnded(
   const content = named && inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
   try {
     const to = { ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1), content };
-    await contexts.deps().api.messages.send("origin" in dialog ? placed(to, dialog) : to);
+    await contexts.deps().api.messages.send(placed(to, "moves" in dialog ? dialog.moves : undefined));
   } catch (err) {
     log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
   }

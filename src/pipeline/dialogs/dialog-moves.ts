@@ -50,9 +50,8 @@ export function placeOf(move: Move, channel: string): AskedIn {
   };
 }
 
-/** `params` sent where `dialog`'s conversations moved to, when they name a place that moved. */
-export function placed(params: SendMessageParams, dialog: DialogRecord | undefined): SendMessageParams {
-  const moves = dialog?.moves;
+/** `params` sent where the conversations they name moved to (`moves`: a dialog's, oldest first). */
+export function placed(params: SendMessageParams, moves: DialogRecord["moves"]): SendMessageParams {
   if (moves === undefined || moves.length === 0 || (params.type !== "channel" && params.type !== "stream"))
     return params;
   let to = params;
@@ -90,16 +89,24 @@ export function askedAmong(
 
 /**
  * The messages that place the waiting dialogs among `entries` in channel topics (see
- * {@link placedBy}): message id → the conversation's key.
+ * {@link placedBy}), as [message id, the conversation's key].
  */
-export function askedInChannels(entries: Iterable<DialogEntry>): Map<number, string> {
-  const placed = new Map<number, string>();
+function* channelPlaces(entries: Iterable<DialogEntry>): Generator<[number, string]> {
   for (const { head, waiting } of entries) {
     if (!waiting) continue;
     if (head.asked !== null && head.asked > 0 && head.conversation.startsWith("channel:"))
-      placed.set(head.asked, head.conversation);
+      yield [head.asked, head.conversation];
     const home = head.home?.[0];
-    if (home?.startsWith("channel:") && Number(head.id) > 0) placed.set(Number(head.id), home);
+    if (home?.startsWith("channel:") && Number(head.id) > 0) yield [Number(head.id), home];
   }
-  return placed;
+}
+
+/** {@link channelPlaces} as a map: message id → the conversation's key. */
+export function askedInChannels(entries: Iterable<DialogEntry>): Map<number, string> {
+  return new Map(channelPlaces(entries));
+}
+
+/** Whether a dialog among `entries` waits in a channel topic (its bot then needs message moves). */
+export function waitsInChannels(entries: Iterable<DialogEntry>): boolean {
+  return !channelPlaces(entries).next().done;
 }
