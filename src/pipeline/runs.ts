@@ -113,10 +113,10 @@ export class HandlerRuns {
     } catch (err) {
       return this.#runFailed(incoming, control, ctx, started, err, effects, turn);
     }
-    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects);
+    if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects, turn);
     if (turn === undefined) {
       return pending.then(
-        () => this.#succeeded(incoming, control, ctx, started, state, effects),
+        () => this.#succeeded(incoming, control, ctx, started, state, effects, turn),
         (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn),
       );
     }
@@ -124,7 +124,7 @@ export class HandlerRuns {
     return new Promise((resolve) => {
       turn.onPark = () => resolve(this.#parked(incoming, control, turn));
       pending.then(
-        () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects)),
+        () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects, turn)),
         (err: unknown) =>
           turn.parked || resolve(this.#runFailed(incoming, control, ctx, started, err, effects, turn)),
       );
@@ -164,11 +164,15 @@ export class HandlerRuns {
     started: number,
     state: StateRun,
     effects: SendEffects | undefined,
+    turn: Turn | undefined,
   ): unknown {
+    // A dialog's replay that returned short of its recorded questions ran other code.
+    const changed = incoming.dialog && turn?.unfinished();
+    if (changed) return this.#runFailed(incoming, control, ctx, started, changed, effects, turn);
     const applied = state.commit();
     if (applied !== undefined) {
       return applied.then(
-        () => this.#succeeded(incoming, control, ctx, started, state, effects),
+        () => this.#succeeded(incoming, control, ctx, started, state, effects, undefined),
         (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, undefined),
       );
     }

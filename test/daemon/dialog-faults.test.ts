@@ -279,6 +279,28 @@ it("an operator's end while a run is in flight is final: the run asks nothing mo
   expect(running!.logged("ended while its run was under way")).toHaveLength(1);
 });
 
+it("an operator's end answers at once while a run holds the conversation; the note follows the run", async () => {
+  slow = deferred();
+  const dm = await start(new StoreGate(), "handler_timeout: 1h");
+  dm("order");
+  expect(await said(1)).toEqual(["Which size?"]);
+  dm("large");
+  const bot = running!.daemon.bots[0]!;
+  // The run that took "large" waits on slow code, within its handler timeout.
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  let ended: boolean | undefined;
+  void bot.endDialog(bot.dialogs()[0]!.id, "Ended by an operator.").then((e) => {
+    ended = e;
+  });
+  await expect.poll(() => ended, { timeout: 5_000 }).toBe(true);
+  expect(bot.dialogs()).toEqual([]);
+  expect(botSaid()).toEqual(["Which size?"]);
+  slow.resolve();
+  expect(await said(2)).toEqual(["Which size?", "Ended by an operator."]);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: 2"]);
+});
+
 it("an answer sent after the deadline while the daemon was down is an ordinary message, after the timeout branch", async () => {
   const gate = new StoreGate();
   const dm = await start(gate);

@@ -72,7 +72,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
 
     const ended = await runCli(["dialogs", "end", "standup", id, "-c", file], { env });
     expect(ended).toMatchObject({ code: 0, stderr: "" });
-    expect(botSaid(sandbox).at(-1)).toBe("An operator ended this conversation.");
+    await expect.poll(() => botSaid(sandbox).at(-1)).toBe("An operator ended this conversation.");
     expect(await dialogsOf()).toEqual({ waiting: 0, list: [] });
 
     // No longer an answer to Q2: an ordinary command.

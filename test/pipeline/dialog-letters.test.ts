@@ -9,7 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { DialogLog } from "../../src/pipeline/dialogs/dialog-log.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -17,6 +17,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import type { JsonValue } from "../../src/state/state-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { crashBackends } from "../support/crash-backends.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -45,6 +46,13 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** A sandbox with the order bot's account, and a directory for its state. */
+async function orderBotUp(): Promise<{ sandbox: Sandbox; dir: string }> {
+  const box = await startSandbox();
+  box.control.createUser({ email: BOT, full_name: "Order", bot: "generic", owner: "owner@sandbox.example" });
+  return { sandbox: box, dir: await mkdtemp(join(tmpdir(), "bothost-dialog-letters-")) };
+}
+
 /** What the bot said in the sandbox so far, and a direct message to it from the member. */
 function talk(sb: Sandbox) {
   const botId = sb.control.users().find((u) => u.email === BOT)!.user_id;
@@ -58,14 +66,7 @@ function talk(sb: Sandbox) {
 }
 
 it("a replayed letter of a dialog's first message leaves the dialog, begun since, to go on", async () => {
-  sandbox = await startSandbox();
-  sandbox.control.createUser({
-    email: BOT,
-    full_name: "Order",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-  });
-  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-letters-"));
+  ({ sandbox, dir } = await orderBotUp());
   const store = await FileStore.open(dir);
   running = await startInProcessDaemon(sandbox, { order: { email: BOT, definition: order } }, { store });
   const { botSaid, dm } = talk(sandbox);
@@ -97,14 +98,7 @@ it("a replayed letter of a dialog's first message leaves the dialog, begun since
 });
 
 it("a dialog's run waiting to run again when the bot stops runs from its log at the next start", async () => {
-  sandbox = await startSandbox();
-  sandbox.control.createUser({
-    email: BOT,
-    full_name: "Order",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-  });
-  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-letters-"));
+  ({ sandbox, dir } = await orderBotUp());
   // The pause before a failed run's next attempt outlasts the test: the stop comes within it.
   const bots = { order: { email: BOT, definition: order, extra: "retries:\n  backoff: 1h" } };
   running = await startInProcessDaemon(sandbox, bots, { store: await FileStore.open(dir) });
@@ -123,4 +117,41 @@ it("a dialog's run waiting to run again when the bot stops runs from its log at 
   dm("2");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 x large"]);
   expect(await running.daemon.letters.list()).toEqual([]);
+});
+
+const stores = await crashBackends("dialog-letters");
+describe.each(stores)("on the %s", (_, backendFor) => {
+  it.each([
+    ["the same daemon", false],
+    ["a daemon started again", true],
+  ])("a dialog's run kept as a dead letter goes on when %s retries the letter", async (_, restart) => {
+    ({ sandbox, dir } = await orderBotUp());
+    const bots = { order: { email: BOT, definition: order, extra: "retries:\n  attempts: 1" } };
+    const backend = backendFor(dir);
+    const up = async () => startInProcessDaemon(sandbox!, bots, { store: await backend.open() });
+    running = await up();
+    const { botSaid, dm } = talk(sandbox);
+
+    dm("order");
+    await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
+    failNext = true;
+    dm("large");
+    const letters = () => running!.daemon.letters.of("order").list();
+    await expect.poll(letters, { timeout: 10_000 }).toHaveLength(1);
+    // Ended while its letter is kept: the person's messages meanwhile are ordinary.
+    expect(running.daemon.bots[0]!.dialogs()).toEqual([]);
+    if (restart) {
+      await running.stop();
+      running = await up();
+    }
+
+    const [letter] = await letters();
+    await running.daemon.letters.retry({ ids: [letter!.id] });
+    await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?"]);
+    await expect.poll(letters, { timeout: 10_000 }).toEqual([]);
+    expect(running.daemon.bots[0]!.dialogs()).toMatchObject([{ step: 2 }]);
+    dm("2");
+    await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 x large"]);
+    expect(running.daemon.bots[0]!.dialogs()).toEqual([]);
+  });
 });

@@ -103,6 +103,29 @@ it("an end is final: a run in flight that asks again afterwards is refused, in m
   expect(dialogs.size).toBe(0);
 });
 
+it("a log ended as failed begins again from the record its dead letter carries, once; not one that went on", async () => {
+  const clock = new ManualClock(T0);
+  const store = new LosingStore({ now: () => clock.now() });
+  const mine = await waiting(memoryDialogs(clock, store));
+  const answered = await mine.answer(mine.entry("100")!, msg(102), "a1");
+  expect(await mine.end("100", "failed")).toBe(true);
+  // The letter's retry: the reply of the first try is lost, the second finds it made.
+  store.loseNext = true;
+  await expect(mine.reopen(answered)).rejects.toThrow(/reply lost/);
+  const again = await mine.reopen(answered);
+  expect(again).toMatchObject({ steps: answered.steps, origin: answered.origin, answered: [102], seq: 1 });
+  expect(again.ended).toBeUndefined();
+  // Kept past the week an ended header is kept for, and appended to as any log.
+  await clock.tick(8 * 86_400_000);
+  const next = await mine.append(again, [asked(1, 104, clock.now(), clock.now() + 60_000)], false);
+  expect(await mine.record("100", true)).toMatchObject({ seq: 2, step: 1, waiting: true });
+  // Gone on since: a retry of the same letter leaves the log as it is.
+  await expect(mine.reopen(answered)).rejects.toBeInstanceOf(LogMoved);
+  await mine.end("100", "operator");
+  await expect(mine.reopen(answered)).rejects.toBeInstanceOf(DialogEnded);
+  expect(next.seq).toBe(2);
+});
+
 it("an append over a log another writer moved is refused, not merged", async () => {
   const { dialogs, entry } = await taken();
   const stale = entry.head;

@@ -197,6 +197,26 @@ it("code changed under a dialog stops it with a message to the person and a warn
   expect(said(MEMBER)).not.toContain("never here");
 });
 
+it.each([
+  ["returns at once", async () => {}],
+  [
+    "replies instead",
+    (ctx: { reply(text: string): Promise<unknown> }) => ctx.reply("The survey is retired."),
+  ],
+])(
+  "code that no longer asks the waiting question (it %s) stops the dialog, the person told",
+  async (_, run) => {
+    await bot.ask(MEMBER, dm("survey"));
+    await bot.restart({ bot: defineBot({ setup: (b) => b.command("survey", run) }) });
+    const told = await bot.ask(MEMBER, dm("one"));
+    expect(told.content).toMatch(/updated in the middle of our conversation/);
+    const warn = bot.logs().find((l) => String(l.msg).includes("no longer matches this dialog"));
+    expect(warn).toMatchObject({ level: 40, bot: "survey", step: 1 });
+    expect(bot.dialogs()).toEqual([]);
+    expect(said(MEMBER)).toEqual([QUESTIONS[0], told.content]);
+  },
+);
+
 it("a handler that fails after an answer runs again with the answer in place", async () => {
   let fail = 1;
   const flaky = defineBot({

@@ -73,32 +73,31 @@ export function dialogFailed(
   if (dialog === undefined || !(err instanceof DialogChanged || err instanceof EffectOrderChanged))
     return false;
   // Stopped, and the person told, rather than file an answer under another question.
-  const step = err instanceof DialogChanged ? err.step : (turn?.step ?? 0);
+  const step = err instanceof DialogChanged ? err.step : (turn?.step ?? 0) + 1;
   log.warn(
     { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
     "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
   );
   const note = (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE;
-  return closeLog(o, dialog.id, "changed").then(() => tellEnded(o.contexts, o.log, dialog, note, false));
+  return closeLog(o, dialog.id, "changed").then(() => tellEnded(o.contexts, o.log, dialog, note));
 }
 
 /**
  * Say `text` to a dialog's person, in its own conversation (where it began); in a channel topic,
- * named (an operator's note is for them, not for the topic).
+ * named (the note is for them, not for the topic).
  */
 export async function tellEnded(
   contexts: BotContexts,
   log: Logger,
   dialog: DialogRecord | DialogHead,
   text: string,
-  named: boolean,
 ): Promise<void> {
   const origin = "origin" in dialog ? dialog.origin : undefined;
   if (origin === undefined || origin === null) return;
   const { event } = reviveEvent(origin);
   // Said where the dialog began (its origin), though its question may wait elsewhere (`where`).
   const inTopic = !(dialog.home?.[0] ?? dialog.conversation).startsWith("dm:");
-  const content = named && inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
+  const content = inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
   try {
     const to = { ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1), content };
     await contexts.deps().api.messages.send(placed(to, "moves" in dialog ? dialog.moves : undefined));

@@ -137,6 +137,10 @@ export class RecentlyEnded {
     return this.#ids.has(id);
   }
 
+  delete(id: string): void {
+    this.#ids.delete(id);
+  }
+
   add(id: string): void {
     this.#ids.add(id);
     if (this.#ids.size > RecentlyEnded.KEPT) this.#ids.delete(this.#ids.values().next().value as string);

@@ -13,7 +13,9 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue, StateStore, StoreWrite } from "../../state/state-store.ts";
 import {
   asHead,
+  carriedOf,
   type DialogHead,
+  type DialogRecord,
   type EndReason,
   foldLog,
   headAfter,
@@ -44,6 +46,8 @@ export class LogMoved extends BothostError<"DIALOG_LOG_MOVED"> {
 const headKey = (id: string) => `h:${id}`;
 const entryKey = (id: string, n: number) => `e:${id}:${String(n).padStart(6, "0")}`;
 const text = (value: unknown) => JSON.stringify(value);
+/** An append that begins a log: a new dialog's (true), or a dead letter's dialog's again ("reopen"). */
+type Create = boolean | "reopen";
 /** The keys a log holds: one per append (or, as logs were first kept, per entry). */
 const appended = (head: DialogHead) => head.n ?? head.seq;
 
@@ -95,7 +99,7 @@ export class DialogLog {
    * append retried after a lost reply resolves it too. Rejects with {@link DialogEnded} after an
    * end, {@link LogMoved} when another writer got there first.
    */
-  async append(head: DialogHead, entries: readonly LogEntry[], create = false): Promise<DialogHead> {
+  async append(head: DialogHead, entries: readonly LogEntry[], create: Create = false): Promise<DialogHead> {
     const added = text(entries);
     const bytes = added.length;
     const next = headAfter(head, entries, bytes);
@@ -104,9 +108,11 @@ export class DialogLog {
       op: "update",
       key: headKey(head.id),
       fn: (current) => this.#checked(head, current, create, next),
-      expect: create ? null : text(headOf(head)),
+      ...(create !== "reopen" && { expect: create ? null : text(headOf(head)) }),
     };
     const writes: StoreWrite[] = [header, { op: "set", key: entryKey(head.id, appended(head)), text: added }];
+    // A log begun again keeps no expiry of its ended header's.
+    if (create === "reopen") writes.push({ op: "set", key: headKey(head.id), text: text(next) });
     if (next.ended !== undefined) {
       // An ended dialog keeps only its header, for a while: enough to refuse a late append.
       writes[0] = { ...header, ttlMs: ENDED_KEPT_MS };
@@ -120,16 +126,30 @@ export class DialogLog {
     return JSON.parse(text(next)) as DialogHead;
   }
 
+  /**
+   * Begin the log of dialog `record` (a dead letter's) again from it, in one entry: its log was
+   * ended as failed when the letter was kept (or has expired since). Rejects with
+   * {@link LogMoved} when the dialog went on without the letter, {@link DialogEnded} when it
+   * ended otherwise.
+   */
+  reopen(record: DialogRecord, at: number): Promise<DialogHead> {
+    const { ended, last, ...head } = headOf(record);
+    const begun = { ...head, seq: 0, n: 0, bytes: 0, waiting: false };
+    return this.append(begun, [{ t: "carried", record: carriedOf(record), at }], "reopen");
+  }
+
   /** Forget a dialog whose header was never kept (a first question whose send failed). */
   async drop(id: string): Promise<void> {
     await this.#store.delete(headKey(id));
   }
 
-  #checked(head: DialogHead, current: JsonValue | undefined, create: boolean, next: DialogHead): JsonValue {
+  #checked(head: DialogHead, current: JsonValue | undefined, create: Create, next: DialogHead): JsonValue {
     const stored = asHead(current);
     // This very append, made by an earlier try whose reply was lost: nothing changes.
     if (stored !== undefined && stored.seq === next.seq && stored.last === next.last)
       return current as JsonValue;
+    if (create === "reopen" && (stored === undefined || stored.ended === "failed"))
+      return next as unknown as JsonValue;
     if (stored?.ended !== undefined) throw new DialogEnded(head.id);
     if (create ? stored !== undefined : stored === undefined || stored.seq !== head.seq)
       throw stored === undefined && !create ? new DialogEnded(head.id) : new LogMoved(head.id);

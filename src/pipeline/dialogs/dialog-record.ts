@@ -56,6 +56,11 @@ export type LogEntry =
    * elsewhere. The dialog waits, and says what it says, there.
    */
   | { t: "move"; was: string; to: AskedIn; at: number }
+  /**
+   * The dialog as a dead letter of its failed run carried it, its log begun again from it when
+   * the letter is replayed (see `DialogLog.reopen`): everything before it, in one entry.
+   */
+  | { t: "carried"; record: JsonValue; at: number }
   /** The dialog is over: every later append is refused. */
   | { t: "end"; by: EndReason; at: number };
 
@@ -232,6 +237,9 @@ export function apply(record: DialogRecord, e: LogEntry): void {
     case "move":
       record.moves = [...(record.moves ?? []), { from: e.was, to: e.to.to }];
       break;
+    case "carried":
+      Object.assign(record, e.record);
+      break;
     case "end":
       record.ended = e.by;
       break;
@@ -254,6 +262,12 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   record.names.length = Math.min(record.names.length, mark.values);
   record.effects.length = mark.effects;
   record.rewinds++;
+}
+
+/** What a `carried` entry keeps of `record`: all but its header. */
+export function carriedOf(record: DialogRecord): JsonValue {
+  const { origin, steps, values, names, effects, rewinds, moves } = record;
+  return { origin, steps, values, names, effects, rewinds, ...(moves && { moves }) } as unknown as JsonValue;
 }
 
 /** The header after `entries` were appended to the log whose header is `head`. */

@@ -93,6 +93,7 @@ export class DialogEngine {
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
     const { dialogs, runs } = this.#o;
     const { event, issue } = incoming;
+    if (incoming.letter && incoming.dialog) return this.#reopened(control, incoming, incoming.dialog);
     if (dialogs.size === 0 || incoming.dialog || incoming.letter) return runs.run(control, incoming);
     if (event.type === "reaction") return this.#reaction(control, incoming);
     if (event.type !== "message") return runs.run(control, incoming);
@@ -144,6 +145,31 @@ export class DialogEngine {
     this.#record(control, entry, () => dialogs.answer(entry, message, text, by, back), { answer: incoming });
     return undefined;
   };
+
+  /**
+   * A dead letter of a dialog's failed run, replayed: the dialog's log is begun again from the
+   * record the letter carries, and the run goes on from it. A dialog that went on without the
+   * letter (run from its log at a start) leaves the letter done.
+   */
+  #reopened(control: TaskControl, letter: Incoming, carried: DialogRecord): unknown {
+    const { dialogs, runs, log } = this.#o;
+    return this.#retrying(control, () => dialogs.reopen(carried)).then(
+      (dialog) => runs.run(control, { ...letter, dialog }),
+      (err: unknown) => {
+        if (err instanceof LogMoved || err instanceof DialogEnded) {
+          log.info({ dialog: carried.id }, "the dead letter's dialog went on without it: the letter is done");
+          const removed = runs.finished(letter);
+          if (removed !== undefined) control.holdKey(removed);
+          return;
+        }
+        log.warn(
+          { err, dialog: carried.id },
+          "a dead letter's dialog could not be begun again: the letter stays",
+        );
+        letter.onReplayed?.(false);
+      },
+    );
+  }
 
   /** Whether `event` runs a command the question `head` waits at lets through (by default `help`). */
   #escapes(head: DialogHead, event: AnyEvent, self: SelfRef): boolean {
@@ -228,22 +254,16 @@ export class DialogEngine {
   }
 
   /**
-   * An operator ends dialog `id`: in its conversation's order, an end entry closes its log (a run
-   * in flight asks nothing more), and the person is told `note`. False when there is no such dialog.
+   * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
+   * nothing more), and the person is told `note` in the conversation's order, after what a run
+   * in flight says. False when there is no such dialog.
    */
   async endByOperator(id: string, note: string): Promise<boolean> {
-    const { dialogs, queue } = this.#o;
+    const { dialogs, queue, contexts, log } = this.#o;
     const record = await dialogs.record(id);
-    if (record === undefined) return false;
-    dialogs.ending(id);
-    return new Promise((resolve, reject) => {
-      queue.push(record.conversation, () =>
-        dialogs.end(id, "operator").then(async (ended) => {
-          if (ended) await tellEnded(this.#o.contexts, this.#o.log, record, note, true);
-          resolve(ended);
-        }, reject),
-      );
-    });
+    if (record === undefined || !(await dialogs.end(id, "operator"))) return false;
+    queue.push(record.conversation, () => tellEnded(contexts, log, record, note));
+    return true;
   }
 
   /** Run dialog `record` again from its first message, its log replayed. */

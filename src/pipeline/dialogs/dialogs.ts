@@ -122,14 +122,10 @@ export class Dialogs {
     if (entry.running) return { busy: entry };
     // Sent before the question (or before the dialog): an ordinary message.
     if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
-    if (message.timestamp * 1000 > head.deadline) {
-      entry.waiting = false;
-      entry.running = true;
-      return { late: entry };
-    }
     entry.waiting = false;
     entry.running = true;
-    return { entry };
+    // Sent after the deadline (caught up after a restart): the deadline's run comes first.
+    return message.timestamp * 1000 > head.deadline ? { late: entry } : { entry };
   }
 
   /** The question waiting in `conversation` for others than its dialog's person, if `userId` may answer it. */
@@ -187,6 +183,15 @@ export class Dialogs {
     entry.running = true;
     const next = await this.log.append(entry.head, [{ t: "move", was, to, at: this.#o.clock.now() }]);
     if (this.#byId.get(entry.id) === entry) this.#index(next);
+  }
+
+  /** Dialog `record`, a dead letter's (its log ended as failed), goes on: its log begun again from it. */
+  async reopen(record: DialogRecord): Promise<DialogRecord> {
+    if (!this.#o.persist) return record;
+    const next = await this.log.reopen(record, this.#o.clock.now());
+    this.#ended.delete(record.id);
+    this.#index(next).running = true;
+    return this.log.read(next);
   }
 
   /** Dialog `id`'s log, folded, as its run replays it; `fresh`: its header read again from the store. */
@@ -262,9 +267,7 @@ export class Dialogs {
   asking(head: DialogHead): void {
     if (!this.#o.persist) return;
     // Begun by an earlier run of this message (a replayed letter): its entry stays as it is.
-    if (this.#byId.has(head.id)) return;
-    const entry = this.#index(head);
-    entry.running = true;
+    if (!this.#byId.has(head.id)) this.#index(head).running = true;
   }
 
   /** The run {@link asking} `head` failed before its log was kept: the dialog is not begun. */
@@ -322,12 +325,6 @@ export class Dialogs {
     return true;
   }
 
-  /** A run asks nothing more of dialog `id` (it is being ended): a question it tries is refused. */
-  ending(id: string): void {
-    const entry = this.#byId.get(id);
-    if (entry) entry.ending = true;
-  }
-
   /** True once dialog `id` is ending or ended (in this process): its runs ask nothing more. */
   isEnded(id: string): boolean {
     return this.#ended.has(id) || this.#byId.get(id)?.ending === true;
@@ -344,13 +341,19 @@ export class Dialogs {
       if (entry) this.#forget(entry);
       return entry !== undefined;
     }
-    const head = entry?.head ?? (await this.log.head(id));
-    if (head === undefined || head.ended !== undefined) {
-      if (entry) this.#forget(entry);
-      return false;
+    let head = entry?.head ?? (await this.log.head(id));
+    for (let tries = 1; head !== undefined && head.ended === undefined; tries++) {
+      try {
+        await this.log.append(head, [endEntry(by, this.#o.clock.now())]);
+        break;
+      } catch (err) {
+        // A run's append landed after the header this process knew: the end goes after it.
+        if (!(err instanceof LogMoved || err instanceof DialogEnded) || tries === 3) throw err;
+        head = await this.log.head(id);
+      }
     }
-    await this.log.append(head, [endEntry(by, this.#o.clock.now())]);
     if (entry) this.#forget(entry);
+    if (head === undefined || head.ended !== undefined) return false;
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
     this.#ended.add(id);
     return true;

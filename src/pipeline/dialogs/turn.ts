@@ -104,7 +104,7 @@ export class Turn {
     if (record === undefined || at >= record.values.length) return undefined;
     if (record.names[at] !== name) {
       throw new DialogChanged(
-        this.#step,
+        this.#step + 1,
         `value ${at + 1} of the dialog was ${describe(record.names[at])} and is ${describe(name)} now: the code changed.`,
       );
     }
@@ -119,6 +119,20 @@ export class Turn {
       this.#names[at] = name;
     }
     return value;
+  }
+
+  /**
+   * The handler returned without asking every question its dialog recorded (the code, or what
+   * runs it, changed: a command retired, another prefix): the replay ran other code, which
+   * stops the dialog as a changed question does.
+   */
+  unfinished(): DialogChanged | undefined {
+    const step = this.record?.steps[this.#step];
+    if (step === undefined) return undefined;
+    return new DialogChanged(
+      this.#step + 1,
+      `the dialog's question ${this.#step + 1} (${step.id}) is no longer asked (an update of the bot): it was stopped.`,
+    );
   }
 
   /**
