@@ -65,7 +65,7 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     const path = `/admin/dialogs/${encodeURIComponent(bot)}/${encodeURIComponent(id)}/end`;
     const ended = await daemon.call("POST", path, values.note === undefined ? {} : { note: values.note });
     process.stdout.write(
-      values.json ? `${JSON.stringify(ended)}\n` : `Ended dialog ${id} of ${bot}; its person was told.\n`,
+      values.json ? `${JSON.stringify(ended)}\n` : `Ended dialog ${id} of ${bot}; its person is told.\n`,
     );
     return ExitCode.Ok;
   } catch (err) {
@@ -84,7 +84,8 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
 
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
-  for (const { bot, dialogs } of all) {
+  for (const { bot, dialogs, elsewhere } of all) {
+    if (elsewhere) lines.push(`${bot}: runs on another instance (its dialogs are listed there)`, "");
     if (dialogs.length === 0) continue;
     lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}`);
     lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");

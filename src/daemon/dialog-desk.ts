@@ -27,7 +27,11 @@ export function dialogDesk(bots: readonly Runtime[]): Pick<AdminHandlers, "dialo
   };
   return {
     dialogs(name?: string): BotDialogs[] {
-      return (name === undefined ? bots : [find(name)]).map((b) => ({ bot: b.name, dialogs: b.dialogs() }));
+      return (name === undefined ? bots : [find(name)]).map((b) => ({
+        bot: b.name,
+        dialogs: b.dialogs(),
+        ...(b.standby && { elsewhere: true as const }),
+      }));
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<void> {
       const runtime = find(name);

@@ -42,6 +42,8 @@ export interface BotStatus {
 export interface BotDialogs {
   bot: string;
   dialogs: DialogView[];
+  /** Another instance of the cluster runs the bot: its dialogs are listed (and ended) there. */
+  elsewhere?: true;
 }
 
 /** The most dialogs a bot's status lists. */

@@ -131,6 +131,22 @@ it("a waiting dialog shows in status --json, status, /status, /metrics and dialo
   expect(listText.stdout).toMatch(/^survey: 1 open dialog\n {2}ID +WHO +WHERE +STEP +SINCE +DEADLINE\n/);
 });
 
+it("a bot another instance of a cluster runs is listed as such, not as one with no dialogs", {
+  timeout: 120_000,
+}, async () => {
+  // As a standby instance holds it (test/cluster/ runs two instances on one Redis).
+  const quiet = running.daemon.bots.find((b) => b.name === "quiet")!;
+  quiet.standby = true;
+  try {
+    const text = await runCli(["dialogs", "-c", file]);
+    expect(text.stdout).toContain("quiet: runs on another instance (its dialogs are listed there)\n");
+    const json = JSON.parse((await runCli(["dialogs", "--json", "-c", file])).stdout);
+    expect(json).toContainEqual({ bot: "quiet", dialogs: [], elsewhere: true });
+  } finally {
+    quiet.standby = false;
+  }
+});
+
 it("refuses an unknown bot or dialog in one line, and a wrong call as a usage error", {
   timeout: 120_000,
 }, async () => {
@@ -181,8 +197,8 @@ it("dialogs end ends it: the person is told, and their next message is an ordina
 }, async () => {
   const r = await runCli(["dialogs", "end", "survey", dialogId, "-c", file]);
   expect(r).toMatchObject({ code: 0, stderr: "" });
-  expect(r.stdout).toBe(`Ended dialog ${dialogId} of survey; its person was told.\n`);
-  expect(botSaid().at(-1)).toBe("An operator ended this conversation.");
+  expect(r.stdout).toBe(`Ended dialog ${dialogId} of survey; its person is told.\n`);
+  await vi.waitFor(() => expect(botSaid().at(-1)).toBe("An operator ended this conversation."));
 
   const json = JSON.parse((await runCli(["status", "--json", "-c", file])).stdout);
   expect(json.bots[0].dialogs).toEqual({ waiting: 0, list: [] });
@@ -218,7 +234,7 @@ it("ends a dialog with the operator's own note", { timeout: 120_000 }, async () 
   ]);
   expect(r.code).toBe(0);
   expect(JSON.parse(r.stdout)).toEqual({ ended: true, bot: "survey", id: String(asked.id) });
-  expect(botSaid().at(-1)).toBe("Closed for the holidays.");
+  await vi.waitFor(() => expect(botSaid().at(-1)).toBe("Closed for the holidays."));
 });
 
 it("caps the lists: status --json at 50, status and /status at 10, dialogs lists all", {
