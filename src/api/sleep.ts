@@ -31,15 +31,17 @@ export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 /**
- * A signal that aborts with a `TimeoutError` after `ms` on `clock` (`AbortSignal.timeout` on an
- * injectable clock). Call `clear()` once the work it bounds ended, so no timer outlives it.
+ * A signal that aborts after `ms` on `clock` (`AbortSignal.timeout` on an injectable clock), with
+ * `reason()` or a `TimeoutError`. Call `clear()` once the work it bounds ended, so no timer
+ * outlives it.
  */
-export function timeoutSignal(clock: Clock, ms: number): { signal: AbortSignal; clear(): void } {
+export function timeoutSignal(
+  clock: Clock,
+  ms: number,
+  reason: () => unknown = () => new DOMException("The operation was aborted due to timeout", "TimeoutError"),
+): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
-  const handle = clock.setTimeout(
-    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
-    ms,
-  );
+  const handle = clock.setTimeout(() => controller.abort(reason()), ms);
   return { signal: controller.signal, clear: () => clock.clearTimeout(handle) };
 }
 

@@ -24,6 +24,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     // On the finished line rather than pino's redact paths, which copied the object of every line
     // (several KB per line) to look for secrets that are almost never there.
     hooks: { streamWrite: redactLine },
+    serializers: { err: serializeError },
   };
   const wantPretty =
     settings.pretty === true || (settings.pretty !== false && !settings.destination && process.stdout.isTTY);
@@ -54,5 +55,16 @@ function stdoutSink(): DestinationStream {
     out.flushSync = () => {};
     out.end = () => {};
   });
+  return out;
+}
+
+/**
+ * pino's error serializer, without the legacy constants (`INDEX_SIZE_ERR`, …) a `DOMException`
+ * (an abort's or a timeout's reason) inherits as enumerable fields.
+ */
+function serializeError(err: unknown): unknown {
+  const out = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
+  if (err instanceof DOMException)
+    for (const key of Object.keys(out)) if (/^[A-Z_]+_ERR$/.test(key)) delete out[key];
   return out;
 }

@@ -15,7 +15,7 @@ import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import { Fifo, Line, type QueueTask, Task } from "./queue-lines.ts";
-import { positiveInt, RouterError } from "./router-error.ts";
+import { handlerTimedOut, positiveInt, RouterError } from "./router-error.ts";
 
 export type { QueueTask, TaskControl } from "./queue-lines.ts";
 
@@ -263,12 +263,7 @@ export class ConversationQueue {
   #expire(task: Task): void {
     task.hold = undefined;
     task.timedOut = true;
-    task.abort(
-      new RouterError(
-        "ROUTER_HANDLER_TIMEOUT",
-        `The handler for ${task.key} ran longer than ${this.#timeoutMs} ms.`,
-      ),
-    );
+    task.abort(handlerTimedOut(this.#timeoutMs, task.key));
     this.#log.warn(
       { conversation: task.key, timeoutMs: this.#timeoutMs },
       "handler timed out; its signal was aborted and the queue moved on",

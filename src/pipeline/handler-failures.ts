@@ -21,6 +21,7 @@ import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context-types.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { FailureMetrics, RunJob } from "./incoming.ts";
+import { handlerTimedOut } from "./router-error.ts";
 
 /**
  * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
@@ -118,7 +119,7 @@ export class HandlerFailures {
       }
       o.metrics?.handlerRetried(run.event.type);
       attempts++;
-      const timeout = timeoutSignal(clock, o.handlerTimeoutMs);
+      const timeout = timeoutSignal(clock, o.handlerTimeoutMs, () => handlerTimedOut(o.handlerTimeoutMs));
       try {
         await run.again(AbortSignal.any([stopping, timeout.signal]));
         o.log.info({ attempts }, "handler succeeded on a later attempt");

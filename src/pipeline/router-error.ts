@@ -32,3 +32,9 @@ export function positiveInt(value: number, name: string): number {
     throw invalidArgument(`${name} must be a positive integer, got ${String(value)}.`);
   return value;
 }
+
+/** The abort reason of a handler's signal once it ran past `ms` (`ROUTER_HANDLER_TIMEOUT`). */
+export function handlerTimedOut(ms: number, key?: string): RouterError {
+  const which = key === undefined ? "The handler" : `The handler for ${key}`;
+  return new RouterError("ROUTER_HANDLER_TIMEOUT", `${which} ran longer than ${ms} ms.`);
+}

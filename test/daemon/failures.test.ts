@@ -88,6 +88,29 @@ describe("a handler that throws", () => {
     expect(d.logged("kept as dead letter flaky/1")).toHaveLength(1);
   });
 
+  it("every attempt cut off by handler_timeout is kept with the timeout's error, not an abort's", async () => {
+    const stuck = defineBot({
+      setup(bot: BotApi) {
+        bot.on("message", { sender: MEMBER }, (ctx) => {
+          const { signal } = ctx;
+          return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        });
+      },
+    });
+    const clock = new ManualClock(Date.now());
+    const d = await start(stuck, `${RETRIES}\nhandler_timeout: 1s`, clock);
+    post("stuck");
+    const kept = async () => {
+      await clock.tick(250);
+      return d.daemon.letters.list();
+    };
+    await expect.poll(kept, { timeout: 10_000 }).toHaveLength(1);
+    expect((await d.daemon.letters.list())[0]).toMatchObject({
+      attempts: 3,
+      error: { name: "RouterError", message: "The handler ran longer than 1000 ms." },
+    });
+  });
+
   it("throwing NoRetry goes to the dead letters at once", async () => {
     const { definition, runs } = flaky((text) =>
       text === "hopeless" ? new NoRetry("malformed request") : undefined,

@@ -33,6 +33,15 @@ describe("createLogger", () => {
     expect(parsed.req.headers.authorization).toBe("[redacted]");
   });
 
+  it("logs an abort's DOMException by its name, message and stack, without its legacy constants", () => {
+    const { stream, lines } = sink();
+    const log = createLogger({ destination: stream, pretty: false }).child({ bot: "echo" });
+    log.warn({ err: new DOMException("The operation was aborted due to timeout", "TimeoutError") }, "x");
+    const { err } = JSON.parse(lines[0] ?? "{}");
+    expect(Object.keys(err).sort()).toEqual(["code", "message", "name", "stack", "type"]);
+    expect(err).toMatchObject({ type: "DOMException", name: "TimeoutError" });
+  });
+
   it("redacts secrets in a logged error's properties and in a child logger's lines", () => {
     const { stream, lines } = sink();
     const log = createLogger({ destination: stream, pretty: false }).child({ bot: "echo" });
