@@ -16,6 +16,7 @@
 import { ftruncateSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { readIfExists, writeFileAtomic } from "./_files.ts";
+import { framedRecord, framedSnapshot } from "./_framed.ts";
 import type { TableEntry } from "./_view.ts";
 import { StateError } from "./state-error.ts";
 
@@ -60,16 +61,16 @@ export async function readJournal(file: string): Promise<
   const bytes = await readIfExists(file);
   if (bytes === undefined) return undefined;
   const validBytes = bytes.lastIndexOf(0x0a) + 1;
-  const lines = bytes.subarray(0, validBytes).toString("utf8").split("\n");
-  lines.pop(); // the empty string after the final "\n"
-  const header = lines[0] === undefined ? undefined : parseLine(lines[0]);
+  let end = bytes.indexOf(0x0a);
+  const header = end < 0 ? undefined : parseLine(bytes.toString("utf8", 0, end));
   if (!isHeader(header)) {
     throw corrupt(file, " at line 1", "the header line is missing or damaged");
   }
   const records: JournalRecord[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const record = toRecord(parseLine(lines[i] as string));
-    if (record === undefined) throw corrupt(file, ` at line ${i + 1}`, "it is not a valid record");
+  for (let line = 2, start = end + 1; start < validBytes; line++, start = end + 1) {
+    end = bytes.indexOf(0x0a, start);
+    const record = framedRecord(bytes, start, end) ?? toRecord(parseLine(bytes.toString("utf8", start, end)));
+    if (record === undefined) throw corrupt(file, ` at line ${line}`, "it is not a valid record");
     records.push(record);
   }
   return { generation: header.generation, records, validBytes, tornBytes: bytes.length - validBytes };
@@ -81,6 +82,9 @@ export async function readSnapshot(
 ): Promise<{ generation: number; entries: Array<[string, TableEntry]> } | undefined> {
   const bytes = await readIfExists(file);
   if (bytes === undefined) return undefined;
+  // Laid out as snapshotText writes it, it is read a value at a time; otherwise parsed whole.
+  const framed = framedSnapshot(bytes);
+  if (framed !== undefined) return framed;
   let parsed: { format?: unknown; version?: unknown; generation?: unknown; entries?: unknown };
   try {
     parsed = JSON.parse(bytes.toString("utf8"));
