@@ -19,7 +19,7 @@ function escapeSegment(segment: string): string {
 }
 
 function unescapeSegment(segment: string): string {
-  return segment.replaceAll("%2F", "/").replaceAll("%25", "%");
+  return segment.includes("%") ? segment.replaceAll("%2F", "/").replaceAll("%25", "%") : segment;
 }
 
 /** Throws `STATE_INVALID_KEY` unless `key` is a non-empty string of at most 1024 characters. */

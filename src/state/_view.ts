@@ -78,8 +78,16 @@ export class Table {
   *children(path: string, prefix: string): Generator<[string, TableEntry]> {
     const keys = this.byPath.get(path);
     if (keys === undefined) return;
-    for (const storedKey of [...keys]) {
-      if (!storedKey.startsWith(prefix)) continue;
+    // The keys first (the caller may write between yields), only those that match: a start lists
+    // ten prefixes of the dialogs' namespace, 20,000 keys with 10,000 waiting, that none match.
+    // Each key begins with `path`: the character after it turns most away (startsWith is slower).
+    const at = path.length;
+    const next = prefix.length > at ? prefix.charCodeAt(at) : undefined;
+    const matching: string[] = [];
+    for (const storedKey of keys)
+      if ((next === undefined || storedKey.charCodeAt(at) === next) && storedKey.startsWith(prefix))
+        matching.push(storedKey);
+    for (const storedKey of matching) {
       const entry = this.read(storedKey);
       if (entry !== undefined) yield [storedKey, entry];
     }
