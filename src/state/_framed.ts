@@ -49,7 +49,7 @@ export function framedSnapshot(
   if (open < 0) return undefined;
   const digits = bytes.toString("latin1", SNAPSHOT_HEAD.length, open);
   const generation = Number(digits);
-  if (!/^\d+$/.test(digits) || !Number.isSafeInteger(generation)) return undefined;
+  if (!/^(0|[1-9]\d*)$/.test(digits) || !Number.isSafeInteger(generation)) return undefined;
   const entries: Array<[string, TableEntry]> = [];
   let from = open + SNAPSHOT_ENTRIES.length;
   if (from > last) return undefined;

@@ -109,6 +109,7 @@ describe("the store's files read value by value", () => {
       good.replace('"value":5', '"value":5,'),
       good.replace("}}\n", ",\n}}\n"),
       good.slice(0, -4),
+      good.replace('"generation":3', '"generation":03'),
     ]) {
       expect(framedSnapshot(Buffer.from(damaged))).toBeUndefined();
       await writeFile(file, damaged);
