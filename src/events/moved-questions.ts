@@ -26,19 +26,26 @@ export interface MovedQuestions {
 /** Returns how many questions had moved. */
 export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
   if (o.waiting.size === 0) return 0;
-  let moved = 0;
   const ids = [...o.waiting.keys()];
-  const known = ids.flatMap((id) => o.read.get(id) ?? []);
   const unread = ids.filter((id) => !o.read.has(id));
-  for (const messages of [Promise.resolve(known), ...questionPages(o, unread)]) {
-    for (const m of await messages) {
-      const from = o.waiting.get(m.id);
-      if (from === undefined || m.stream_id === undefined) continue;
-      if (channelKey(m.stream_id, m.subject) === from) continue;
-      const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
-      await o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
-      moved++;
-    }
+  const known = ids.flatMap((id) => o.read.get(id) ?? []);
+  let moved = await followAll(o, known);
+  // A page at a time, as the reactions' catch-up reads them: a start with many waiting
+  // questions neither bursts its calls nor hangs a listener per page on the one signal.
+  for (const page of questionPages(o, unread)) moved += await followAll(o, await page);
+  return moved;
+}
+
+/** Follow each of `messages` no longer where its dialog waits; returns how many had moved. */
+async function followAll(o: MovedQuestions, messages: readonly Message[]): Promise<number> {
+  let moved = 0;
+  for (const m of messages) {
+    const from = o.waiting.get(m.id);
+    if (from === undefined || m.stream_id === undefined) continue;
+    if (channelKey(m.stream_id, m.subject) === from) continue;
+    const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
+    await o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
+    moved++;
   }
   return moved;
 }

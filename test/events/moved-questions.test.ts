@@ -1,0 +1,68 @@
+/**
+ * The read-back of waiting channel questions at a new queue (moves made while no queue read):
+ * against the sandbox over real HTTP, a moved question is followed, and thousands of them are read
+ * a page at a time, not all pages at once on the one signal.
+ */
+import { afterEach, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import { followMovedQuestions } from "../../src/events/moved-questions.ts";
+import type { Move } from "../../src/pipeline/dialogs/dialog-moves.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+
+const BOT = "moves-bot@sandbox.example";
+
+let sandbox: Sandbox | undefined;
+afterEach(async () => {
+  await sandbox?.stop();
+  sandbox = undefined;
+});
+
+it("follows a question no longer where it waits; 11,000 are read in 11 pages, one at a time", async () => {
+  const s = await startSandbox();
+  sandbox = s;
+  s.control.createUser({ email: BOT, full_name: "Moves", bot: "generic", owner: "owner@sandbox.example" });
+  const question = s.control.sendAs(BOT, { type: "stream", to: "general", topic: "standup", content: "Q?" });
+  const general = s.control.messages().find((m) => m.id === question.id)!.stream_id!;
+  // Waiting in "old name" by the dialog's header: the topic was renamed since.
+  const waiting = new Map<number, string>([[question.id, `channel:${general}:old name`]]);
+  for (let id = 1; waiting.size < 11_000; id++)
+    if (id !== question.id) waiting.set(1_000_000 + id, "channel:1:t");
+  const pages: number[] = [];
+  let inFlight = 0;
+  let most = 0;
+  const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT), rateLimit: false });
+  const byIds = client.messages.byIds.bind(client.messages);
+  client.messages.byIds = async (ids, options) => {
+    most = Math.max(most, ++inFlight);
+    pages.push(ids.length);
+    try {
+      return await byIds(ids, options);
+    } finally {
+      inFlight--;
+    }
+  };
+  const followed: Move[] = [];
+  const moved = await followMovedQuestions({
+    client,
+    featureLevel: 400,
+    signal: new AbortController().signal,
+    waiting,
+    read: new Map(),
+    follow: async (move) => {
+      followed.push(move);
+    },
+  });
+  expect(moved).toBe(1);
+  expect(followed).toEqual([
+    {
+      from: `channel:${general}:old name`,
+      ids: [question.id],
+      channelId: general,
+      channel: "general",
+      topic: "standup",
+    },
+  ]);
+  expect(pages).toEqual(Array(11).fill(1_000));
+  expect(most).toBe(1);
+});
