@@ -9,7 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
@@ -33,6 +33,8 @@ let strict = false;
 
 const survey = defineBot({
   setup(bot) {
+    // Reactions come live from the start (a question with emoji choices needs no new queue).
+    bot.track("reactions");
     bot.command("survey", async (ctx) => {
       const answers: string[] = [];
       for (const q of QUESTIONS) {
@@ -61,6 +63,11 @@ const survey = defineBot({
         ctx.startDialog(ctx.sender!.id, "survey again"),
       ]);
       await ctx.reply(`started: ${started.filter(Boolean).length}`);
+    });
+    bot.command("approve", async (ctx) => {
+      const where = { channel: "general", topic: "approvals" };
+      const a = await ctx.prompt("Approve?", { choices: { yes: "check", no: "x" }, where });
+      await ctx.reply(`${a.value} by ${a.by.name}`);
     });
     bot.on("message", (ctx) => {
       if (!ctx.text.startsWith("note ")) return ctx.reply(`not a command: ${ctx.text}`);
@@ -299,6 +306,44 @@ it("an operator's end answers at once while a run holds the conversation; the no
   expect(await said(2)).toEqual(["Which size?", "Ended by an operator."]);
   dm("2");
   expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: 2"]);
+});
+
+it("a reaction on a question whose log is not kept yet waits for the log, then answers", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1h");
+  const auth = Buffer.from(`${MEMBER}:${sandbox!.control.apiKeyOf(MEMBER)}`).toString("base64");
+  const react = (id: number) =>
+    fetch(`${sandbox!.url}/api/v1/messages/${id}/reactions`, {
+      method: "POST",
+      headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ emoji_name: "check" }),
+    });
+  /** The `n`th question, once its two buttons are on it. */
+  const question = (n: number) =>
+    vi.waitFor(() => {
+      const m = sandbox!.control.messages().filter((x) => String(x.content).startsWith("Approve?"))[n - 1];
+      expect((sandbox!.control.messageView(m!.id as number)!.reactions as unknown[]).length).toBe(2);
+      return m as { id: number; content: string };
+    });
+  // A first approval: the bot's queue takes reactions and message moves from then on.
+  dm("approve");
+  expect((await react((await question(1)).id)).status).toBe(200);
+  expect((await said(2))[1]).toBe("yes by Mel Member");
+
+  gate.mode = "hang";
+  dm("approve");
+  // The question and its buttons are out in #general > approvals; its log waits on the store.
+  const second = await question(2);
+  await gate.stoppedAt(1);
+  expect((await react(second.id)).status).toBe(200);
+  // The daemon has the reaction: its queue is drained and polled again.
+  await vi.waitFor(() =>
+    expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toMatchObject([
+      { pending_events: 0, parked: true },
+    ]),
+  );
+  gate.open();
+  expect((await said(4))[3]).toBe("yes by Mel Member");
 });
 
 it("an answer sent after the deadline while the daemon was down is an ordinary message, after the timeout branch", async () => {

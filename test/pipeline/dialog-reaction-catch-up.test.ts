@@ -1,7 +1,8 @@
 /**
  * Reactions made while the bot was down, against the sandbox over HTTP in a real daemon: at the
  * next start the waiting questions are read back, and the first reaction that answers one (from
- * a person who may, with a choice's emoji) is taken; other reactions change nothing. A bot that
+ * a person who may, with a choice's emoji) is taken, its person named as the server names them;
+ * other reactions change nothing. A bot that
  * does not track reactions gets them once it asks with emoji choices, even while a new queue is
  * being registered.
  */
@@ -19,7 +20,8 @@ const vote = defineBot({
     bot.track("reactions");
     bot.command("ship", async (ctx) => {
       const answer = await ctx.prompt("Ship it?", { choices: { yes: "check", no: "cross_mark" } });
-      await ctx.reply(`${answer.value} (by ${answer.by.id === ctx.sender!.id ? "you" : "someone else"})`);
+      const who = answer.by.id === ctx.sender!.id ? "you" : "someone else";
+      await ctx.reply(`${answer.value} (by ${who}: ${answer.by.name})`);
     });
   },
 });
@@ -48,7 +50,8 @@ it("a reaction made while the bot was down answers at its next start; one with a
   await bot.react(question, "cross_mark", { as: MEMBER });
   await bot.start();
   const done = await bot.nextReply({ after: question.id });
-  expect(done.content).toBe("no (by you)");
+  // Caught up, the reaction names nobody: the person is named as the server names them.
+  expect(done.content).toBe("no (by you: Mel Member)");
   expect(bot.logs().some((l) => l.msg === "caught up reactions that answer waiting questions")).toBe(true);
   await expect.poll(() => bot.dialogs()).toEqual([]);
 });
@@ -60,7 +63,7 @@ it("a reaction and a typed answer both made while the bot was down: the typed an
   await bot.react(question, "check", { as: MEMBER });
   await bot.post(MEMBER, dm("no"));
   await bot.start();
-  expect((await bot.nextReply({ after: question.id })).content).toBe("no (by you)");
+  expect((await bot.nextReply({ after: question.id })).content).toBe("no (by you: Mel Member)");
   await expect.poll(() => bot.dialogs()).toEqual([]);
 });
 
@@ -71,7 +74,7 @@ it("with no answering reaction made meanwhile, the question keeps waiting after 
   await bot.start();
   await expect.poll(() => bot.dialogs()).toMatchObject([{ step: 1 }]);
   await bot.react(question, "check", { as: MEMBER });
-  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you)");
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you: Mel Member)");
 });
 
 it("a bot that does not track reactions gets them once it asks with emoji choices: its queue is renewed", async () => {
@@ -158,10 +161,37 @@ it("a question with emoji choices in a topic moved while the bot was down: read 
   await bot.start();
   await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#general > ✔ releases" }]);
   await bot.react(question, "check", { as: MEMBER });
-  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you)");
+  expect((await bot.nextReply({ after: question.id })).content).toBe("yes (by you: Mel Member)");
   const reads = sandbox.control.requests
     .slice(before)
     .filter((r) => r.email === bot.email && r.method === "GET" && r.path === "/messages");
   // The catch-up's read, and one read of the waiting question for both its reactions and its place.
   expect(reads).toHaveLength(2);
+});
+
+it("a reaction made while the bot was down by someone it never met is named as the server names them", async () => {
+  await bot.stop({ wipe: true });
+  const owner = sandbox.control.users().find((u) => u.email === "owner@sandbox.example")!;
+  const approve = defineBot({
+    setup(b) {
+      b.track("reactions");
+      b.command("ask", async (ctx) => {
+        const where = { channel: "general", topic: "approvals" };
+        const answer = await ctx.prompt("OK?", {
+          choices: { yes: "check", no: "cross_mark" },
+          from: owner.user_id,
+          where,
+        });
+        await ctx.reply(`${answer.value} by ${answer.by.name}`);
+      });
+    },
+  });
+  bot = await runBot(sandbox, { bot: approve, name: "approve" });
+  bot.post(MEMBER, dm("ask"));
+  await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#general > approvals" }]);
+  const question = bot.replies().find((m) => m.content.startsWith("OK?"))!;
+  await bot.stop();
+  await bot.react(question, "check", { as: owner.email });
+  await bot.start();
+  await expect.poll(() => bot.replies().at(-1)?.content).toBe(`yes by ${owner.full_name}`);
 });

@@ -17,6 +17,8 @@ export interface Reaction {
 
 export class Buttons {
   readonly #byQuestion = new Map<number, DialogEntry>();
+  /** Questions sent whose log is not kept yet (their buttons being added): message id → dialog. */
+  readonly #sent = new Map<number, DialogEntry>();
 
   constructor(
     private readonly who: () => Membership,
@@ -27,6 +29,7 @@ export class Buttons {
 
   /** `entry` is known: found by its question's message id while that question takes reactions. */
   put(entry: DialogEntry): void {
+    this.#unsent(entry);
     const { asked, react } = entry.head;
     if (asked === null || asked <= 0 || react === undefined) return;
     this.#byQuestion.set(asked, entry);
@@ -34,8 +37,26 @@ export class Buttons {
   }
 
   drop(entry: DialogEntry): void {
+    this.#unsent(entry);
     const asked = entry.head.asked;
     if (asked !== null && this.#byQuestion.get(asked) === entry) this.#byQuestion.delete(asked);
+  }
+
+  /**
+   * Question `messageId` of `entry` was sent with emoji choices, its log not kept yet: a reaction
+   * on it meanwhile (an approver quick to click) waits for the log, then answers (see {@link sending}).
+   */
+  sent(messageId: number, entry: DialogEntry): void {
+    this.#sent.set(messageId, entry);
+  }
+
+  /** The dialog whose question `messageId` was sent and is not yet kept, if any. */
+  sending(messageId: number): DialogEntry | undefined {
+    return this.#sent.get(messageId);
+  }
+
+  #unsent(entry: DialogEntry): void {
+    for (const [id, sent] of this.#sent) if (sent.id === entry.id) this.#sent.delete(id);
   }
 
   /** The message ids of the questions that wait for a reaction. */

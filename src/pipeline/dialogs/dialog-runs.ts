@@ -178,8 +178,8 @@ export class DialogEngine {
   }
 
   /** A reaction: the answer of the question it is on (see dialog-reactions.ts), or an ordinary event. */
-  #reaction(control: TaskControl, incoming: Incoming): unknown {
-    const { dialogs, runs, contexts } = this.#o;
+  #reaction(control: TaskControl, incoming: Incoming, waited = false): unknown {
+    const { dialogs, runs } = this.#o;
     const r = incoming.event as unknown as {
       op: string;
       message_id: number;
@@ -189,14 +189,44 @@ export class DialogEngine {
     const user = (incoming.event as { user?: { full_name?: string } }).user;
     const reaction = { messageId: r.message_id, userId: r.user_id, name: r.emoji_name };
     const found = r.op === "add" ? dialogs.buttons.take(reaction) : undefined;
-    if (found === undefined) return runs.run(control, incoming);
+    if (found === undefined) {
+      // On a question just sent, its log not kept yet: matched again once it is.
+      const sending = r.op === "add" && !waited ? dialogs.buttons.sending(r.message_id) : undefined;
+      if (sending === undefined) return runs.run(control, incoming);
+      return whenSettled(sending, control.signal).then(() => this.#reaction(control, incoming, true));
+    }
     const { entry, value } = found;
-    const at = { id: entry.head.asked ?? r.message_id, timestamp: Math.floor(contexts.clock.now() / 1000) };
-    // A reaction caught up after a new queue carries no name: the users cache may know it.
-    const name = user?.full_name ?? contexts.deps().services?.users.peek(r.user_id)?.full_name;
-    const by = { id: r.user_id, name: name ?? `user ${r.user_id}` };
-    this.#record(control, entry, () => dialogs.answer(entry, at, value, by), {});
-    return undefined;
+    // A reaction caught up after a new queue carries no name: the users cache (or the server) has it.
+    const name = user?.full_name ?? this.#nameOf(r.user_id);
+    if (typeof name !== "string")
+      return name.then((known) => this.#answered(control, entry, r, value, known));
+    return this.#answered(control, entry, r, value, name);
+  }
+
+  /** The name of user `id`, as the users cache knows it, else read (one call), else `user <id>`. */
+  #nameOf(id: number): string | Promise<string> {
+    const users = this.#o.contexts.deps().services?.users;
+    const cached = users?.peek(id)?.full_name;
+    if (cached !== undefined || users === undefined) return cached ?? `user ${id}`;
+    return users.get(id).then(
+      (u) => u?.full_name ?? `user ${id}`,
+      () => `user ${id}`,
+    );
+  }
+
+  /** Record `value`, chosen by `r`'s reaction, as the answer of `entry`'s question. */
+  #answered(
+    control: TaskControl,
+    entry: DialogEntry,
+    r: { message_id: number; user_id: number },
+    value: string,
+    name: string,
+  ): void {
+    const at = {
+      id: entry.head.asked ?? r.message_id,
+      timestamp: Math.floor(this.#o.contexts.clock.now() / 1000),
+    };
+    this.#record(control, entry, () => this.#o.dialogs.answer(entry, at, value, { id: r.user_id, name }), {});
   }
 
   /**

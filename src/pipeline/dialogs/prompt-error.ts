@@ -61,7 +61,7 @@ export const PROMPT_INVALID =
 
 /** The log line of a run that a prompt asked while another dialog waited ended. */
 export const PROMPT_PENDING =
-  "another dialog already waits for this person in this conversation: the prompt was not asked";
+  "another dialog waits for an answer there (this person's, or a question for others): the prompt was not asked";
 
 /** The log line of a run whose prompt would have made one dialog too many for its person. */
 export const PROMPT_LIMIT = "the person has too many dialogs of this bot waiting: the prompt was not asked";

@@ -225,6 +225,9 @@ async function ask<T>(
     ? undefined
     : await (to ? ctx.sendTo({ ...to, content: asked.text }, fp) : ctx.reply(asked.text, fp));
   if (send) failpoint("question-sent");
+  // Reactions on it before its log is kept wait for the log, as typed answers do.
+  const entry = dialogs.entry(head.id);
+  if (send && sent !== undefined && sent.id > 0 && asked.react && entry) dialogs.buttons.sent(sent.id, entry);
   // The choices' emoji on the question, as buttons (one already there is no failure).
   if (send && sent !== undefined && sent.id > 0 && asked.react)
     for (const name of Object.keys(asked.react)) await ctx.react(sent.id, name).catch(() => {});
