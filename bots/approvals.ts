@@ -1,9 +1,12 @@
 /**
  * approvals: `deploy <service> <version>` in a channel topic asks a user group, except the person
  * who asked, to decide in that topic: `approve` or `reject` (or `1` / `2`). The first member to
- * answer decides; nobody within the deadline and the request expires. An approval calls an
+ * answer decides; nobody within the deadline and the request expires. Three answers that are
+ * neither (approvers chatting in the topic) end the request undecided, and a second request in a
+ * topic where one waits is refused: the requester is told in each case. An approval calls an
  * outgoing webhook, signed as bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256
- * of `<t>.<body>`), once, through any restart.
+ * of `<t>.<body>`), once its answer is recorded: a crash during the call makes it again, with the
+ * same `request` (the asking message's id) for the receiver to act on once.
  *
  * The wait is a durable dialog (`ctx.prompt` with `from`): it survives restarts and deploys, and
  * operators see it in `bothost dialogs` (awaiting "a member of release-managers").
@@ -51,20 +54,23 @@ export default defineBot({
           cancel: false,
         })
         .catch((err) => {
-          if (err instanceof PromptError && err.code === "PROMPT_TIMEOUT") return undefined;
-          throw err;
+          // The requester is told how a request ended without a decision.
+          const ended = err instanceof PromptError ? undecided(err.code, what, s.timeout) : undefined;
+          if (ended === undefined) throw err;
+          return { ended };
         });
-      if (decision === undefined)
-        return ctx.reply(`Deploy of ${what} expired: nobody decided in ${s.timeout}.`);
+      if ("ended" in decision) return ctx.reply(decision.ended);
       const by = decision.by.name ?? `user ${decision.by.id}`;
       if (decision.value === "reject") return ctx.reply(`Deploy of ${what} rejected by ${by}.`);
-      if (s.webhook_url) await ctx.external("deploy-hook", () => callHook(s, { service, version, by }));
+      const request = ctx.event.message.id;
+      if (s.webhook_url)
+        await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }));
       return ctx.reply(`Deploy of ${what} approved by ${by}.`);
     });
   },
 });
 
-/** POST the approval to the webhook, signed; resolves its status (recorded, never called twice). */
+/** POST the approval to the webhook, signed; resolves its status (recorded once it answered). */
 async function callHook(s: { webhook_url?: string; webhook_secret?: string }, approval: object) {
   const body = JSON.stringify({ event: "deploy.approved", ...approval });
   const t = Math.floor(Date.now() / 1000);
@@ -75,4 +81,14 @@ async function callHook(s: { webhook_url?: string; webhook_secret?: string }, ap
   const response = await fetch(s.webhook_url!, { method: "POST", headers, body });
   if (!response.ok) throw new Error(`the deploy webhook answered ${response.status}`);
   return response.status;
+}
+
+/** What the requester is told when the request ends without a decision (by the prompt's error). */
+function undecided(code: string, what: string, timeout: string): string | undefined {
+  if (code === "PROMPT_TIMEOUT") return `Deploy of ${what} expired: nobody decided in ${timeout}.`;
+  if (code === "PROMPT_PENDING")
+    return `Another request waits for a decision in this topic: ask for ${what} again once it is decided.`;
+  if (code === "PROMPT_INVALID")
+    return `Deploy of ${what} not decided: decide with approve or reject, or with the buttons.`;
+  return undefined;
 }

@@ -125,6 +125,7 @@ export class UserGroups implements GroupMembership {
 
   /** Whether `userId` is in `group` (by name or id), directly or through a subgroup. */
   has(group: string | number, userId: number): boolean {
+    if (!this.#seeded) this.#tracked?.();
     const id = this.idOf(group);
     return id !== undefined && this.#contains(id, userId, new Set());
   }

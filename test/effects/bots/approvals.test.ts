@@ -8,6 +8,7 @@
  */
 import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:http";
+import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach } from "vitest";
 import approvals from "../../../bots/approvals.ts";
@@ -36,6 +37,7 @@ const test = createBotTest({
 });
 
 const topic = { type: "stream" as const, to: "ops", topic: "deploys" };
+const GROUP = { group: "release-managers" };
 const say = (content: string) => ({ ...topic, content });
 const QUESTION =
   "**Rae Requester** asks to deploy **api 1.4.2**. A member of release-managers decides:\n1. :check: approve\n2. :cross_mark: reject";
@@ -71,7 +73,8 @@ test("a member other than the requester approves by number; the webhook is calle
   const webhook_url = await startHook();
   const settings = { group: "release-managers", webhook_url, webhook_secret: SECRET };
   const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings });
-  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  const request = bot.post(REQ, say("@**Approvals** deploy api 1.4.2"));
+  expect((await bot.nextReply({ after: request })).content).toBe(QUESTION);
   await expect
     .poll(() => bot.dialogs())
     .toMatchObject([
@@ -88,6 +91,8 @@ test("a member other than the requester approves by number; the webhook is calle
   expect(calls).toEqual([{ body: expect.stringContaining('"by":"Rita Release"'), signed: true }]);
   expect(JSON.parse(calls[0]!.body)).toEqual({
     event: "deploy.approved",
+    // The asking message's id: a receiver acts once per request, should a crash repeat the call.
+    request,
     service: "api",
     version: "1.4.2",
     by: "Rita Release",
@@ -106,12 +111,7 @@ test("a reaction on the question decides: the requester's and a removed one do n
   runBot,
   sandbox,
 }) => {
-  const bot = await runBot({
-    bot: approvals,
-    name: "approvals",
-    email: BOT,
-    settings: { group: "release-managers" },
-  });
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
   const question = await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"));
   expect(question.content).toBe(QUESTION);
   // The bot's own reactions are the buttons.
@@ -161,4 +161,42 @@ test("rejected by word, without case; expired when nobody decides within the tim
   await expect
     .poll(() => bot.replies().at(-1)?.content)
     .toBe("Deploy of web 2.0.0 expired: nobody decided in 2h.");
+});
+
+test("the requester is told when a request ends undecided: another one waits there, or three answers were no decision", async ({
+  runBot,
+}) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  expect((await bot.ask(OWNER, say("@**Approvals** deploy web 2.0.0"))).content).toBe(
+    "Another request waits for a decision in this topic: ask for web 2.0.0 again once it is decided.",
+  );
+  // Approvers chatting in the topic: each message is an answer that decides nothing.
+  for (const chat of ["let me check the changelog", "looks fine to me"])
+    expect((await bot.ask(RITA, say(chat))).content).toMatch(/^I could not use that/);
+  await bot.ask(RON, say("one moment"));
+  await expect
+    .poll(() => bot.replies().at(-1)?.content)
+    .toBe("Deploy of api 1.4.2 not decided: decide with approve or reject, or with the buttons.");
+  expect(bot.dialogs()).toEqual([]);
+});
+
+test("a question for a group in a bot that does not track groups: the first answer checked says how to fix it", async ({
+  runBot,
+}) => {
+  const untracked = defineBot({
+    setup(b) {
+      b.command("ok", async (ctx) => {
+        const answer = await ctx.prompt("OK?", { from: { group: "release-managers" } });
+        await ctx.reply(`by ${answer.by.name}`);
+      });
+    },
+  });
+  const bot = await runBot({ bot: untracked, name: "untracked", email: BOT });
+  await bot.ask(REQ, say("@**Approvals** ok"));
+  bot.post(RITA, say("yes"));
+  await expect
+    .poll(() => bot.logs().find((l) => String(l.msg).includes('call bot.track("groups") in setup')))
+    .toMatchObject({ level: 40 });
+  expect(bot.dialogs()).toHaveLength(1);
 });
