@@ -10,7 +10,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
 import { printOf } from "../effects/effect-records.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
-import { startProgress } from "../effects/progress/progress.ts";
+import { startProgress } from "../effects/progress/start-progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";

@@ -9,17 +9,14 @@ import { sleep } from "../../api/sleep.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { Clock } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
-import { editInterval, enlist, MIN_EDIT_INTERVAL_MS, nextEditAt, stretchedInterval } from "./pacing.ts";
-import { PastEditLimit, type ProgressDeps, ServerSteps, timersOf, withPosted } from "./server-steps.ts";
+import { editInterval, enlist, nextEditAt, stretchedInterval } from "./pacing.ts";
+import { PastEditLimit, type ProgressDeps, type ServerSteps, timersOf, withPosted } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState } from "./shown.ts";
 import { cutAt, fingerprint, stored } from "./text-parts.ts";
 import type { ProgressHandle, ProgressOptions, ProgressResult } from "./types.ts";
 
-/** Work longer than this ends with its result posted anew (people are notified of a send, not an edit). */
-export const DEFAULT_FINAL_AFTER_MS = 30_000;
 /** A message is no longer edited this long before the organization's edit time limit. */
 export const EDIT_LIMIT_MARGIN_MS = 10_000;
-export const DEFAULT_MOVED_NOTE = "(finished: see below)";
 
 /** One step the pump can make next. */
 type Step =
@@ -31,47 +28,15 @@ export function progressError(message: string): BothostError<"INVALID_ARGUMENT">
   return new BothostError("INVALID_ARGUMENT", `ctx.progress: ${message}`);
 }
 
-/** Post `text` and return the handle that edits it (see {@link ProgressHandle}). */
-export async function startProgress(
-  deps: ProgressDeps,
-  text: string,
-  options: ProgressOptions = {},
-): Promise<ProgressHandle> {
-  const finalAfterMs = options.finalAfterMs ?? DEFAULT_FINAL_AFTER_MS;
-  if (!(finalAfterMs >= 0)) throw progressError(`finalAfterMs must be 0 or more, not ${finalAfterMs}.`);
-  const interval = options.minEditIntervalMs ?? MIN_EDIT_INTERVAL_MS;
-  if (!Number.isFinite(interval)) throw progressError(`minEditIntervalMs must be a number, not ${interval}.`);
-  const first = stored(text);
-  if (first === "") throw progressError("the first text is empty: the server refuses an empty message.");
-  const steps = new ServerSteps(deps);
-  await steps.ack(options.ack?.working);
-  const empty: ShownState = { messages: [], edits: 0, posts: 0 };
-  // The first post is the one effect of the handler's own run; the steps after it are numbered
-  // in a run of their own, so their number never shifts the handler's later effects.
-  const posted = async () => withPosted(empty, await steps.post(first), first, 0, deps.clock.now());
-  const found = async () => {
-    const id = await steps.find(first, undefined);
-    return id === undefined ? undefined : withPosted(empty, id, first, 0, deps.clock.now());
-  };
-  const { state } = await steps.once(posted, found);
-  const messageId = state.messages[0]!.id;
-  const own = new ServerSteps({ ...deps, run: deps.run?.nested(`progress-${messageId}`) });
-  return new Progress(deps, own, state, first, {
-    finalAfterMs,
-    interval: Math.max(MIN_EDIT_INTERVAL_MS, interval),
-    ack: options.ack ?? {},
-    movedNote: options.movedNote ?? DEFAULT_MOVED_NOTE,
-  });
-}
-
-interface Settings {
+/** A progress's options, checked and with their defaults. */
+export interface Settings {
   finalAfterMs: number;
   interval: number;
   ack: NonNullable<ProgressOptions["ack"]>;
   movedNote: string;
 }
 
-class Progress implements ProgressHandle {
+export class Progress implements ProgressHandle {
   readonly messageId: number;
   #text = "";
   /** Where in the text the open message's part starts. */
