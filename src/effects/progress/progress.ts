@@ -10,8 +10,16 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import type { Clock } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
 import { editInterval, enlist, nextEditAt, stretchedInterval } from "./pacing.ts";
-import { PastEditLimit, type ProgressDeps, type ServerSteps, timersOf, withPosted } from "./server-steps.ts";
-import { copyState, heldLength, type ShownState } from "./shown.ts";
+import {
+  EditRefused,
+  isFinalRefusal,
+  PastEditLimit,
+  type ProgressDeps,
+  type ServerSteps,
+  timersOf,
+  withPosted,
+} from "./server-steps.ts";
+import { copyState, heldLength, type ShownState, withGone } from "./shown.ts";
 import { cutAt, fingerprint, stored } from "./text-parts.ts";
 import type { ProgressHandle, ProgressOptions, ProgressResult } from "./types.ts";
 
@@ -117,7 +125,7 @@ export class Progress implements ProgressHandle {
   /** Whether message `index` may still be edited: before the edit time limit, less a margin. */
   #editable(index: number, now: number): boolean {
     const m = this.#state.messages[index]!;
-    if (this.#frozen.has(m.id)) return false;
+    if (this.#frozen.has(m.id) || m.gone) return false;
     const limit = this.deps.server.editLimitSeconds;
     return limit === undefined || now - m.postedAt < limit * 1000 - EDIT_LIMIT_MARGIN_MS;
   }
@@ -127,6 +135,8 @@ export class Progress implements ProgressHandle {
     const messages = this.#state.messages;
     const index = messages.length - 1;
     const open = messages[index]!;
+    // Deleted: nothing more is shown until the end, whose text is posted anew.
+    if (open.gone) return undefined;
     const tail = this.#text.slice(this.#from);
     const max = this.deps.server.maxMessageLength;
     const part = tail.length > max ? tail.slice(0, cutAt(tail, max)) : tail;
@@ -161,7 +171,8 @@ export class Progress implements ProgressHandle {
     }
     const content = stored(step.part);
     const edited = async () => {
-      await this.steps.edit(base.messages[step.index]!.id, content);
+      const refused = await this.#edit(base, step.index, content);
+      if (refused) return refused;
       const next = copyState(base);
       const m = next.messages[step.index]!;
       m.content = fingerprint(content);
@@ -174,6 +185,21 @@ export class Progress implements ProgressHandle {
     const { state, made } = await this.steps.once(edited);
     this.#adopt(state);
     return made;
+  }
+
+  /** Edit message `index` of `base`; the state with it gone if the server refuses for good. */
+  async #edit(base: ShownState, index: number, content: string): Promise<ShownState | undefined> {
+    try {
+      await this.steps.edit(base.messages[index]!.id, content);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof EditRefused)) throw err;
+      this.deps.log.warn(
+        { err: err.cause, messageId: err.messageId },
+        "progress: the server refused to edit the message (deleted?): it is no longer edited",
+      );
+      return withGone(base, index);
+    }
   }
 
   /** The newest message was found posted by an earlier run: what it shows is not known (so it is edited). */
@@ -205,7 +231,11 @@ export class Progress implements ProgressHandle {
           return true;
         }
       } catch (err) {
-        if (!(err instanceof PastEditLimit)) throw err;
+        if (!(err instanceof PastEditLimit)) {
+          // A failed call counts as one: the next try waits its turn as the next edit would.
+          this.#lastEditAt = this.deps.clock.now();
+          throw err;
+        }
         this.#frozen.add(err.messageId);
       }
     }
@@ -254,7 +284,9 @@ export class Progress implements ProgressHandle {
     if (this.#text.trim() === "") this.#text = this.placeholder;
     const first = this.#state.messages[0]!;
     const late = this.deps.clock.now() - first.postedAt > this.settings.finalAfterMs;
-    if (late || this.#state.finalFrom !== undefined) await this.#postFinal();
+    // A deleted progress message ends with the result posted anew, as late work does.
+    const gone = this.#state.messages.at(-1)!.gone;
+    if (late || gone || this.#state.finalFrom !== undefined) await this.#postFinal();
     else await this.#catchUp();
     await this.steps.ack(this.settings.ack.working, true);
     await this.steps.ack(ack);
@@ -272,9 +304,9 @@ export class Progress implements ProgressHandle {
       try {
         await this.#stepOnce();
       } catch (err) {
-        if (this.deps.signal.aborted) throw err;
+        // Aborted, or refused as the same call would be again (a post where the bot may not post).
+        if (this.deps.signal.aborted || isFinalRefusal(err)) throw err;
         this.deps.log.warn({ err, messageId: this.messageId }, "progress: an edit failed; retrying");
-        this.#lastEditAt = this.deps.clock.now();
       }
     }
   }
@@ -309,7 +341,8 @@ export class Progress implements ProgressHandle {
       if (m.content === note || !this.#editable(index, this.deps.clock.now())) continue;
       const base = this.#state;
       const moved = async () => {
-        await this.steps.edit(m.id, this.settings.movedNote);
+        const refused = await this.#edit(base, index, this.settings.movedNote);
+        if (refused) return refused;
         const next = copyState(base);
         next.messages[index]!.content = note;
         next.edits++;

@@ -42,8 +42,27 @@ export class PastEditLimit extends Error {
   }
 }
 
+/**
+ * A message the server refused to edit for good: deleted ("Invalid message(s)", as for a message
+ * the bot can no longer read), or not the bot's to edit. Any 400 but the edit time limit's: the
+ * same edit would be refused again.
+ */
+export class EditRefused extends Error {
+  constructor(
+    readonly messageId: number,
+    cause: unknown,
+  ) {
+    super(`the server refused to edit message ${messageId}`, { cause });
+  }
+}
+
 /** The server's answer to an edit past the limit ("The time limit for editing this message has past/passed"). */
 const isPastLimit = (err: unknown) => isApiError(err) && /time limit for editing/i.test(err.message);
+/** The server's answer to an edit it will never make (a 429 is 429, a 5xx may pass). */
+const isRefused = (err: unknown) => isApiError(err) && err.status === 400;
+/** A call the server refused and would refuse again (any 4xx but a 429): not to be retried. */
+export const isFinalRefusal = (err: unknown) =>
+  isApiError(err) && err.status >= 400 && err.status < 500 && err.status !== 429;
 
 /** The clock for waits: the deps' own if it can set timers (the daemon's), else the real one. */
 export const timersOf = (clock: ProgressDeps["clock"]): Clock =>
@@ -79,13 +98,17 @@ export class ServerSteps {
     return (await this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same)))?.id;
   }
 
-  /** Set message `id`'s content; throws {@link PastEditLimit} when the server says it is too old. */
+  /**
+   * Set message `id`'s content; throws {@link PastEditLimit} when the server says it is too old,
+   * {@link EditRefused} when it refuses for another reason (the message was deleted).
+   */
   async edit(id: number, content: string): Promise<void> {
     try {
       const { api, signal } = this.deps;
       await this.#spare(() => api.messages.update(id, { content }, { signal }));
     } catch (err) {
       if (isPastLimit(err)) throw new PastEditLimit(id);
+      if (isRefused(err)) throw new EditRefused(id, err);
       throw err;
     }
   }

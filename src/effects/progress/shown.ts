@@ -17,6 +17,8 @@ export interface ShownMessage {
   content: string;
   /** Rolled over, or past the edit time limit: no longer the message edits go to. */
   closed: boolean;
+  /** Refused by the server for good (deleted, or out of the bot's reach): closed, and never edited again. */
+  gone?: true;
 }
 
 export interface ShownState {
@@ -27,11 +29,18 @@ export interface ShownState {
   finalFrom?: number;
 }
 
-type Row = [number, number, number, string, 0 | 1];
+/** The last field: 0 open, 1 closed, 2 gone. */
+type Row = [number, number, number, string, 0 | 1 | 2];
 
 /** The state as a record's result (compact: a row per message). */
 export function toRecord(state: ShownState): JsonValue {
-  const rows: Row[] = state.messages.map((m) => [m.id, m.postedAt, m.length, m.content, m.closed ? 1 : 0]);
+  const rows: Row[] = state.messages.map((m) => [
+    m.id,
+    m.postedAt,
+    m.length,
+    m.content,
+    m.gone ? 2 : m.closed ? 1 : 0,
+  ]);
   return {
     m: rows,
     e: state.edits,
@@ -50,7 +59,8 @@ export function fromRecord(value: JsonValue): ShownState | undefined {
     postedAt,
     length,
     content,
-    closed: closed === 1,
+    closed: closed !== 0,
+    ...(closed === 2 ? { gone: true as const } : {}),
   }));
   return { messages, edits: e, posts: p, ...(typeof f === "number" ? { finalFrom: f } : {}) };
 }
@@ -58,6 +68,13 @@ export function fromRecord(value: JsonValue): ShownState | undefined {
 /** A copy to change (the recorded one stays as it was). */
 export function copyState(state: ShownState): ShownState {
   return { ...state, messages: state.messages.map((m) => ({ ...m })) };
+}
+
+/** `state` with message `index` refused for good: closed, and never edited again. */
+export function withGone(state: ShownState, index: number): ShownState {
+  const next = copyState(state);
+  Object.assign(next.messages[index]!, { closed: true, gone: true });
+  return next;
 }
 
 /** Characters of the text held by the closed messages. */

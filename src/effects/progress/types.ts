@@ -45,7 +45,8 @@ export interface ProgressResult {
  * A message showing work in progress. Calls that change the text return at once: the message is
  * edited at most once a second (less often when the bot's call budget runs low), with the newest
  * text. Text over the server's message length rolls over into a new message; a message past the
- * organization's edit time limit is left as it is and the text goes on in a new one.
+ * organization's edit time limit is left as it is and the text goes on in a new one. A message
+ * deleted meanwhile is no longer edited: the final text is posted anew.
  */
 export interface ProgressHandle {
   /** The first message's id. */

@@ -4,54 +4,12 @@
  * a new message instead of an edit past the organization's edit time limit, the ack reactions,
  * a crash in the middle (nothing posted twice), and fewer edits when the call budget is low.
  */
-import { afterEach, expect, it } from "vitest";
-import { defineBot } from "../../../src/bot/define-bot.ts";
-import type { ProgressResult } from "../../../src/effects/progress/types.ts";
-import type { ProgressOptions } from "../../../src/index.ts";
-import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
-import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../../src/sandbox/types.ts";
-import { runBot, type TestBot } from "../../../src/testing/run-bot.ts";
-import { TestClock } from "../../../src/testing/test-clock.ts";
+import { expect, it } from "vitest";
 import { Feed, lines } from "./feed.ts";
+import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, start } from "./harness.ts";
 
 const MEMBER = "member@sandbox.example";
 
-let feeds: Feed[] = [];
-let runs = 0;
-let options: ProgressOptions = {};
-const results: ProgressResult[] = [];
-
-const streamer = defineBot({
-  setup(bot) {
-    bot.command("go", async (ctx) => {
-      const feed = feeds[runs++] ?? new Feed();
-      const progress = await ctx.progress("Working…", options);
-      await progress.stream(feed);
-      results.push(await progress.done());
-    });
-  },
-});
-
-let clock: TestClock;
-let sandbox: Sandbox;
-let bot: TestBot;
-afterEach(async () => {
-  for (const feed of feeds) feed.end();
-  await bot?.stop();
-  await sandbox?.stop();
-  [feeds, runs, options] = [[], 0, {}];
-  results.length = 0;
-});
-
-async function start(realm: Record<string, unknown> = {}, config = "handler_timeout: 1h"): Promise<void> {
-  clock = new TestClock();
-  const org = defaultOrg();
-  sandbox = await startSandbox({ clock, org: { ...org, realm: { ...org.realm, ...realm } } });
-  bot = await runBot(sandbox, { bot: streamer, name: "streamer", clock, config });
-}
-
-const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
 const record = (id: number) => sandbox.control.messages().find((m) => m.id === id)!;
 /** The sandbox-clock seconds of a message's content edits, oldest first. */
 const editTimes = (id: number) =>
@@ -60,7 +18,6 @@ const editTimes = (id: number) =>
     .map((e) => e.timestamp)
     .reverse();
 const editsOf = (id: number) => editTimes(id).length;
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 /** Move the clock a second at a time until the bot has handled `asked`; what the progress shows. */
 async function finish(asked: number, movedNote?: string) {
@@ -83,7 +40,7 @@ async function firstMessage(asked: number) {
 
 it("coalesces a burst of chunks: at most one edit per second of the clock, the final text whole", async () => {
   await start();
-  feeds = [new Feed()];
+  nextRuns(1);
   const asked = bot.post(MEMBER, dm("go"));
   const first = await firstMessage(asked);
   const text = lines(60, 19);
@@ -108,7 +65,7 @@ it("coalesces a burst of chunks: at most one edit per second of the clock, the f
 
 it("rolls over into a new message before the 10,000-character limit", async () => {
   await start();
-  feeds = [new Feed()];
+  nextRuns(1);
   const asked = bot.post(MEMBER, dm("go"));
   await firstMessage(asked);
   const text = lines(250);
@@ -123,8 +80,7 @@ it("rolls over into a new message before the 10,000-character limit", async () =
 
 it("posts the final text as a new message when the work took longer than finalAfterMs", async () => {
   await start();
-  feeds = [new Feed()];
-  options = { finalAfterMs: 30_000 };
+  nextRuns(1, { finalAfterMs: 30_000 });
   const asked = bot.post(MEMBER, dm("go"));
   const first = await firstMessage(asked);
   const text = lines(5);
@@ -140,8 +96,7 @@ it("posts the final text as a new message when the work took longer than finalAf
 
 it("posts anew instead of editing a message past the organization's edit time limit", async () => {
   await start({ message_content_edit_limit_seconds: 60 });
-  feeds = [new Feed()];
-  options = { finalAfterMs: 3_600_000 };
+  nextRuns(1, { finalAfterMs: 3_600_000 });
   const asked = bot.post(MEMBER, dm("go"));
   const first = await firstMessage(asked);
   const text = lines(6);
@@ -161,7 +116,7 @@ it("posts anew instead of editing a message past the organization's edit time li
 
 it("posts anew when the server refuses an edit as past its time limit", async () => {
   await start();
-  feeds = [new Feed()];
+  nextRuns(1);
   const asked = bot.post(MEMBER, dm("go"));
   const first = await firstMessage(asked);
   const text = lines(4);
@@ -185,8 +140,7 @@ it("posts anew when the server refuses an edit as past its time limit", async ()
 
 it("marks the asker's message while working and when done", async () => {
   await start();
-  feeds = [new Feed()];
-  options = { ack: { working: "eyes", done: "check" } };
+  nextRuns(1, { ack: { working: "eyes", done: "check" } });
   const asked = bot.post(MEMBER, dm("go"));
   await firstMessage(asked);
   const reactions = () =>
@@ -207,7 +161,7 @@ it("goes on from the last step made after a crash: nothing is posted twice", asy
   const again = new Feed();
   again.push(...text);
   again.end();
-  feeds = [new Feed(), again];
+  nextRuns([new Feed(), again]);
   const asked = bot.post(MEMBER, dm("go"));
   await firstMessage(asked);
   feeds[0]!.push(...text.slice(0, 150));
@@ -227,7 +181,7 @@ it("goes on from the last step made after a crash: nothing is posted twice", asy
 
 /** Ten lines a second for 30 s of the clock; the edits made. */
 async function steadyStream(): Promise<number> {
-  [feeds, runs] = [[new Feed()], 0];
+  nextRuns(1);
   const asked = bot.post(MEMBER, dm("go"));
   const first = await firstMessage(asked);
   for (let second = 0; second < 30; second++) {
