@@ -10,6 +10,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
 import { printOf } from "../effects/effect-records.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
+import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import { startProgress } from "../effects/progress/start-progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
@@ -273,7 +274,14 @@ class LazyEventContext<S> extends LazyContext<S> {
   readonly #dialogs: Dialogs | undefined;
   /** The run as a turn of a dialog (a message's run), else undefined. */
   readonly #turn: Turn | undefined;
+  /** The progresses the run opened (made on the first; an event's attempts share one). */
+  #progresses: OpenProgresses | undefined;
   declare eventIssue?: string;
+
+  /** The progresses `ctx` opened, if any: what a failed run ends. */
+  static progressesOf(ctx: object): OpenProgresses | undefined {
+    return ctx instanceof LazyEventContext ? ctx.#progresses : undefined;
+  }
 
   constructor(
     deps: ContextDeps<S>,
@@ -283,6 +291,7 @@ class LazyEventContext<S> extends LazyContext<S> {
     effects: SendEffects | undefined,
     state: StateRun | undefined,
     turn: Turn | undefined,
+    progresses: OpenProgresses | undefined,
   ) {
     super(deps, signal, effects, state);
     this.event = event;
@@ -291,6 +300,7 @@ class LazyEventContext<S> extends LazyContext<S> {
     this.#services = deps.services;
     this.#dialogs = deps.dialogs;
     this.#turn = turn;
+    this.#progresses = progresses;
   }
 
   protected override logBindings(): Record<string, unknown> {
@@ -340,15 +350,18 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 
   get progress(): BotContext<S>["progress"] {
-    return (text, options) => {
+    return async (text, options) => {
       const { api, clock, effects, log, server, signal, bot } = this;
       const target = replyTarget(this.event, this.eventIssue, bot.userId);
       const [run, after, selfId, askedId] = [effects?.run, effects?.after, bot.userId, this.messageId()];
-      return startProgress(
+      const progress = await startProgress(
         { api, clock, run, after, log, server, signal, selfId, askedId, target },
         text,
         options,
       );
+      this.#progresses ??= new OpenProgresses();
+      this.#progresses.add(progress);
+      return progress;
     };
   }
 
@@ -367,12 +380,16 @@ export function createContext<S>(
   deps: ContextDeps<S>,
   event: AnyEvent,
   signal: SignalSource,
-  extra: { replayed: boolean; eventIssue?: string },
+  extra: { replayed: boolean; eventIssue?: string; progresses?: OpenProgresses },
   effects?: SendEffects,
   state?: StateRun,
   turn?: Turn,
 ): BotContext<S> {
-  const ctx = new LazyEventContext(deps, event, signal, extra.replayed, effects, state, turn);
+  const { replayed, progresses } = extra;
+  const ctx = new LazyEventContext(deps, event, signal, replayed, effects, state, turn, progresses);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
 }
+
+/** The progresses a context's run opened (`ctx.progress`), if any. */
+export const progressesOf = (ctx: object): OpenProgresses | undefined => LazyEventContext.progressesOf(ctx);

@@ -64,6 +64,8 @@ export interface FailedRun {
   effects(): JsonValue[];
   /** The dialog the run replays, for the dead letter to carry. */
   dialog?: JsonValue;
+  /** The failure is final (not retried again, nor replayed at the next start): end what the run left open. */
+  gaveUp?(signal: AbortSignal): Promise<void>;
 }
 
 export class HandlerFailures {
@@ -141,8 +143,24 @@ export class HandlerFailures {
       );
       return "resumes";
     }
+    // Cut by the stop, it is replayed at the next start: only a failure that stays one is final.
+    if (!stopping.aborted) await this.#gaveUp(run);
     await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
     return false;
+  }
+
+  /** Let the run end what it left open (its progresses), within a handler's time, unless the bot stops. */
+  async #gaveUp(run: FailedRun): Promise<void> {
+    if (!run.gaveUp) return;
+    const o = this.#o;
+    const timeout = timeoutSignal(o.clock, o.handlerTimeoutMs, () => handlerTimedOut(o.handlerTimeoutMs));
+    try {
+      await run.gaveUp(AbortSignal.any([this.#stopping.signal, timeout.signal]));
+    } catch (err) {
+      o.log.warn({ err }, "could not end what the failed handler left open");
+    } finally {
+      timeout.clear();
+    }
   }
 
   /** The run ended without a failure to keep (a prompt went unanswered): it is done with. */

@@ -8,6 +8,7 @@
 import type { Logger } from "pino";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import type { DeadLetters } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -15,7 +16,13 @@ import { type Clock, monotonicMs } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import type { BotContexts } from "./bot-contexts.ts";
 import type { Composer } from "./composer.ts";
-import { type BotContext, createContext, type SendEffects, type SignalSource } from "./context.ts";
+import {
+  type BotContext,
+  createContext,
+  progressesOf,
+  type SendEffects,
+  type SignalSource,
+} from "./context.ts";
 import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import type { LedgerCommitOptions } from "./delivery-ledger.ts";
 import { closeLog, type DialogEndParts, dialogFailed, endDialog } from "./dialogs/dialog-ends.ts";
@@ -184,13 +191,16 @@ export class HandlerRuns {
 
   /** The run threw (off the hot path: its arguments come as one array). */
   #runFailed(...[incoming, control, ctx, started, err, effects, turn]: FailedArgs): void {
+    // Its progresses edit no more: a later attempt goes on with them, or the final failure ends them.
+    const progresses = progressesOf(ctx);
+    progresses?.halt();
     const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err);
     if (stopped !== false) {
       if (stopped !== true) control.holdKey(stopped);
       return;
     }
     this.#failed(ctx, err, started);
-    this.#afterFailure(incoming, err, control, effects);
+    this.#afterFailure(incoming, err, control, effects, progresses ?? new OpenProgresses());
   }
 
   #contextOf(
@@ -200,9 +210,11 @@ export class HandlerRuns {
     effects: SendEffects | undefined,
     state: StateRun,
     turn: Turn | undefined,
+    progresses?: OpenProgresses,
   ): BotContext<unknown> {
     const { event, issue } = incoming;
-    const extra = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
+    const base = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
+    const extra = progresses ? { ...base, progresses } : base;
     const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state, turn);
     const reply = incoming.reply;
     // An outgoing webhook's reply is an effect like any send: a dialog's replay makes it no more.
@@ -233,13 +245,15 @@ export class HandlerRuns {
 
   /**
    * A handler threw: keep its conversation closed while it runs again (and, if every attempt
-   * fails, while the event is kept as a dead letter); then record the message as handled.
+   * fails, while the event is kept as a dead letter); then record the message as handled. The
+   * progresses its attempts opened end as failed when the failure is final.
    */
   #afterFailure(
     incoming: Incoming,
     err: unknown,
     control: TaskControl,
     first: SendEffects | undefined,
+    progresses: OpenProgresses,
   ): void {
     let last = first;
     let parked = false;
@@ -253,7 +267,7 @@ export class HandlerRuns {
         last = this.#effectsOf(incoming, true);
         const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
         const turn = last && new Turn(dialog);
-        const ctx = this.#contextOf(incoming, signal, true, last, state, turn);
+        const ctx = this.#contextOf(incoming, signal, true, last, state, turn, progresses);
         const started = this.#o.metrics ? monotonicMs() : 0;
         try {
           // Parked: the dialog waits again (its record kept), the attempt is done.
@@ -261,12 +275,14 @@ export class HandlerRuns {
           if (parked) await turn!.written;
           else await state.commit();
         } catch (err) {
+          progresses.halt();
           this.#failed(ctx, err, started);
           throw err;
         }
         this.#handled(ctx, started);
       },
       effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+      gaveUp: (signal) => progresses.abandon(signal, this.#o.log),
     };
     const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
       // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the

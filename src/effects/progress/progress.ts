@@ -9,6 +9,7 @@ import { sleep } from "../../api/sleep.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { Clock } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
+import type { OpenProgress } from "./open-progresses.ts";
 import { editInterval, enlist, nextEditAt, stretchedInterval } from "./pacing.ts";
 import {
   EditRefused,
@@ -20,8 +21,8 @@ import {
   withPosted,
 } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState, withGone } from "./shown.ts";
-import { cutAt, fingerprint, stored } from "./text-parts.ts";
-import type { ProgressHandle, ProgressOptions, ProgressResult } from "./types.ts";
+import { cutAt, fingerprint, stored, withNote } from "./text-parts.ts";
+import type { ProgressOptions, ProgressResult } from "./types.ts";
 
 /** A message is no longer edited this long before the organization's edit time limit. */
 export const EDIT_LIMIT_MARGIN_MS = 10_000;
@@ -42,9 +43,10 @@ export interface Settings {
   interval: number;
   ack: NonNullable<ProgressOptions["ack"]>;
   movedNote: string;
+  failedNote: string;
 }
 
-export class Progress implements ProgressHandle {
+export class Progress implements OpenProgress {
   readonly messageId: number;
   #text = "";
   /** Where in the text the open message's part starts. */
@@ -53,7 +55,16 @@ export class Progress implements ProgressHandle {
   #lastEditAt = Number.NEGATIVE_INFINITY;
   #timer: ReturnType<Clock["setTimeout"]> | undefined;
   #pumping: Promise<void> | undefined;
+  /** done() or fail() was called: the text no longer changes. */
   #finished = false;
+  /** Its last steps, under way or made (`#ended`). */
+  #finishing: Promise<ProgressResult> | undefined;
+  #ended = false;
+  /** Its handler's attempt failed: no more edits until abandon(). */
+  #halted = false;
+  #steps: ServerSteps;
+  /** What cuts its calls and waits: the handler's signal, or abandon()'s. */
+  #signal: AbortSignal;
   /** Messages the server refused to edit (past its edit time limit by its clock). */
   readonly #frozen = new Set<number>();
   readonly #clock: Clock;
@@ -62,12 +73,14 @@ export class Progress implements ProgressHandle {
 
   constructor(
     private readonly deps: ProgressDeps,
-    private readonly steps: ServerSteps,
+    steps: ServerSteps,
     state: ShownState,
     private readonly placeholder: string,
     private readonly settings: Settings,
   ) {
     this.#state = state;
+    this.#steps = steps;
+    this.#signal = deps.signal;
     this.messageId = state.messages[0]!.id;
     this.#clock = timersOf(deps.clock);
     this.#enlisted = enlist(deps.api.budget.other, this);
@@ -108,12 +121,32 @@ export class Progress implements ProgressHandle {
 
   fail(text: string): Promise<ProgressResult> {
     this.#checkOpen("fail");
-    this.#text = this.#text.trim() === "" ? text : `${this.#text}\n\n${text}`;
+    this.#text = withNote(this.#text, text);
     return this.#finish(this.settings.ack.failed);
   }
 
+  halt(): void {
+    this.#halted = true;
+    this.#stop();
+  }
+
+  follow(earlier: OpenProgress): void {
+    if (earlier instanceof Progress) this.#lastEditAt = Math.max(this.#lastEditAt, earlier.#lastEditAt);
+  }
+
+  async abandon(signal: AbortSignal): Promise<void> {
+    // A done() or fail() cut short (by the handler's timeout) is finished here.
+    await this.#finishing?.catch(() => undefined);
+    if (this.#ended) return;
+    [this.#signal, this.#steps] = [signal, this.#steps.on(signal)];
+    this.#text = withNote(this.#text, this.settings.failedNote);
+    await this.#finish(this.settings.ack.failed);
+  }
+
+  /** Refuses a change once finished, or once the handler's time is up (the bot ends it then). */
   #checkOpen(what: string): void {
     if (this.#finished) throw progressError(`${what}() after done() or fail(): the progress is finished.`);
+    if (this.deps.signal.aborted) throw this.deps.signal.reason;
   }
 
   #stop(): void {
@@ -160,12 +193,12 @@ export class Progress implements ProgressHandle {
     if (step.kind === "post") {
       const content = stored(step.part);
       const at = () => withPosted(base, 0, content, step.part.length, now);
-      const posted = async () => this.#withId(at(), await this.steps.post(content));
+      const posted = async () => this.#withId(at(), await this.#steps.post(content));
       const find = async () => {
-        const id = await this.steps.find(content, base.messages.at(-1)?.id);
+        const id = await this.#steps.find(content, base.messages.at(-1)?.id);
         return id === undefined ? undefined : this.#unknown(this.#withId(at(), id));
       };
-      const { state, made } = await this.steps.once(posted, find);
+      const { state, made } = await this.#steps.once(posted, find);
       this.#adopt(state);
       return made;
     }
@@ -182,7 +215,7 @@ export class Progress implements ProgressHandle {
       next.edits++;
       return next;
     };
-    const { state, made } = await this.steps.once(edited);
+    const { state, made } = await this.#steps.once(edited);
     this.#adopt(state);
     return made;
   }
@@ -190,7 +223,7 @@ export class Progress implements ProgressHandle {
   /** Edit message `index` of `base`; the state with it gone if the server refuses for good. */
   async #edit(base: ShownState, index: number, content: string): Promise<ShownState | undefined> {
     try {
-      await this.steps.edit(base.messages[index]!.id, content);
+      await this.#steps.edit(base.messages[index]!.id, content);
       return undefined;
     } catch (err) {
       if (!(err instanceof EditRefused)) throw err;
@@ -252,7 +285,8 @@ export class Progress implements ProgressHandle {
 
   /** Arm the pump for the next due time, unless it is armed or running. */
   #wake(): void {
-    if (this.#timer !== undefined || this.#pumping || this.#finished || this.deps.signal.aborted) return;
+    if (this.#timer !== undefined || this.#pumping || this.#finished || this.#halted) return;
+    if (this.#signal.aborted) return;
     const now = this.deps.clock.now();
     this.#timer = this.#clock.setTimeout(
       () => {
@@ -277,8 +311,13 @@ export class Progress implements ProgressHandle {
     if (this.#plan(this.deps.clock.now())) this.#wake();
   }
 
-  async #finish(ack: string | undefined): Promise<ProgressResult> {
+  #finish(ack: string | undefined): Promise<ProgressResult> {
     this.#finished = true;
+    this.#finishing = this.#end(ack);
+    return this.#finishing;
+  }
+
+  async #end(ack: string | undefined): Promise<ProgressResult> {
     this.#stop();
     await this.#pumping;
     if (this.#text.trim() === "") this.#text = this.placeholder;
@@ -288,8 +327,9 @@ export class Progress implements ProgressHandle {
     const gone = this.#state.messages.at(-1)!.gone;
     if (late || gone || this.#state.finalFrom !== undefined) await this.#postFinal();
     else await this.#catchUp();
-    await this.steps.ack(this.settings.ack.working, true);
-    await this.steps.ack(ack);
+    await this.#steps.ack(this.settings.ack.working, true);
+    await this.#steps.ack(ack);
+    this.#ended = true;
     const { messages, edits, posts, finalFrom = 0 } = this.#state;
     return { messageIds: messages.slice(finalFrom).map((m) => m.id), text: this.#text, edits, posts };
   }
@@ -300,12 +340,12 @@ export class Progress implements ProgressHandle {
       const now = this.deps.clock.now();
       if (!this.#plan(now)) return;
       const due = this.#dueAt(now);
-      if (due > now) await sleep(this.#clock, due - now, this.deps.signal);
+      if (due > now) await sleep(this.#clock, due - now, this.#signal);
       try {
         await this.#stepOnce();
       } catch (err) {
         // Aborted, or refused as the same call would be again (a post where the bot may not post).
-        if (this.deps.signal.aborted || isFinalRefusal(err)) throw err;
+        if (this.#signal.aborted || isFinalRefusal(err)) throw err;
         this.deps.log.warn({ err, messageId: this.messageId }, "progress: an edit failed; retrying");
       }
     }
@@ -328,10 +368,10 @@ export class Progress implements ProgressHandle {
         return next;
       };
       const find = async () => {
-        const id = await this.steps.find(stored(piece), base.messages.at(-1)?.id);
+        const id = await this.#steps.find(stored(piece), base.messages.at(-1)?.id);
         return id === undefined ? undefined : this.#unknown(at(id));
       };
-      const { state } = await this.steps.once(async () => at(await this.steps.post(piece)), find);
+      const { state } = await this.#steps.once(async () => at(await this.#steps.post(piece)), find);
       this.#state = state;
     }
     const note = fingerprint(stored(this.settings.movedNote));
@@ -349,7 +389,7 @@ export class Progress implements ProgressHandle {
         return next;
       };
       try {
-        this.#state = (await this.steps.once(moved)).state;
+        this.#state = (await this.#steps.once(moved)).state;
       } catch (err) {
         if (!(err instanceof PastEditLimit)) throw err;
       }

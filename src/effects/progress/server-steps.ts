@@ -98,6 +98,11 @@ export class ServerSteps {
     return (await this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same)))?.id;
   }
 
+  /** The same steps, their calls and waits cut by `signal` instead. */
+  on(signal: AbortSignal): ServerSteps {
+    return new ServerSteps({ ...this.deps, signal });
+  }
+
   /**
    * Set message `id`'s content; throws {@link PastEditLimit} when the server says it is too old,
    * {@link EditRefused} when it refuses for another reason (the message was deleted).

@@ -2,23 +2,25 @@
  * `ctx.progress(text, options)`: the options checked, the first message posted (once per event,
  * however often the handler runs), and the handle that edits it (progress.ts).
  */
+import type { OpenProgress } from "./open-progresses.ts";
 import { MIN_EDIT_INTERVAL_MS } from "./pacing.ts";
 import { Progress, progressError } from "./progress.ts";
 import { type ProgressDeps, ServerSteps, withPosted } from "./server-steps.ts";
 import type { ShownState } from "./shown.ts";
 import { stored } from "./text-parts.ts";
-import type { ProgressHandle, ProgressOptions } from "./types.ts";
+import type { ProgressOptions } from "./types.ts";
 
 /** Work longer than this ends with its result posted anew (people are notified of a send, not an edit). */
 export const DEFAULT_FINAL_AFTER_MS = 30_000;
 export const DEFAULT_MOVED_NOTE = "(finished: see below)";
+export const DEFAULT_FAILED_NOTE = "(failed: the work stopped before it finished)";
 
-/** Post `text` and return the handle that edits it (see {@link ProgressHandle}). */
+/** Post `text` and return the handle that edits it (see `ProgressHandle`). */
 export async function startProgress(
   deps: ProgressDeps,
   text: string,
   options: ProgressOptions = {},
-): Promise<ProgressHandle> {
+): Promise<OpenProgress> {
   const finalAfterMs = options.finalAfterMs ?? DEFAULT_FINAL_AFTER_MS;
   if (!(finalAfterMs >= 0)) throw progressError(`finalAfterMs must be 0 or more, not ${finalAfterMs}.`);
   const interval = options.minEditIntervalMs ?? MIN_EDIT_INTERVAL_MS;
@@ -43,5 +45,6 @@ export async function startProgress(
     interval: Math.max(MIN_EDIT_INTERVAL_MS, interval),
     ack: options.ack ?? {},
     movedNote: options.movedNote ?? DEFAULT_MOVED_NOTE,
+    failedNote: options.failedNote ?? DEFAULT_FAILED_NOTE,
   });
 }

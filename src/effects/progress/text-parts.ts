@@ -1,7 +1,7 @@
 /**
  * The text side of a progress: what the server stores of a content, where a text too long for one
- * message is cut, and a short fingerprint of what a message shows (kept in effect records instead
- * of the text itself).
+ * message is cut, a note below a text, and a short fingerprint of what a message shows (kept in
+ * effect records instead of the text itself).
  */
 import { createHash } from "node:crypto";
 
@@ -9,6 +9,9 @@ import { createHash } from "node:crypto";
 export function stored(content: string): string {
   return content.replace(/\s+$/u, "").replace(/^\n+/, "");
 }
+
+/** `text` with `note` below it (in its place while it is empty). */
+export const withNote = (text: string, note: string) => (text.trim() === "" ? note : `${text}\n\n${note}`);
 
 /** A fingerprint of a message's content. */
 export function fingerprint(content: string): string {

@@ -27,6 +27,11 @@ export interface ProgressOptions {
   minEditIntervalMs?: number;
   /** What a progress message shows once its result was posted anew. Default `"(finished: see below)"`. */
   movedNote?: string;
+  /**
+   * What is shown below the text when the handler failed with the progress open (it threw, or ran
+   * past `handler_timeout`, on every attempt). Default `"(failed: the work stopped before it finished)"`.
+   */
+  failedNote?: string;
 }
 
 /** How a progress ended, and what it took. */
@@ -46,7 +51,8 @@ export interface ProgressResult {
  * edited at most once a second (less often when the bot's call budget runs low), with the newest
  * text. Text over the server's message length rolls over into a new message; a message past the
  * organization's edit time limit is left as it is and the text goes on in a new one. A message
- * deleted meanwhile is no longer edited: the final text is posted anew.
+ * deleted meanwhile is no longer edited: the final text is posted anew. A handler that fails
+ * with its progress open ends it as failed (`failedNote`, the `failed` reaction).
  */
 export interface ProgressHandle {
   /** The first message's id. */

@@ -1,13 +1,16 @@
 /**
  * `ctx.progress` when things go wrong, against the sandbox over HTTP on the test clock: the
- * progress message deleted by an administrator, and edits that fail.
+ * progress message deleted by an administrator, edits that fail, and a handler that throws or
+ * runs past its time limit with its progress open.
  */
 import { expect, it } from "vitest";
-import { bot, clock, dm, feeds, nextRuns, results, sandbox, settle, start } from "./harness.ts";
+import type { ProgressHandle } from "../../../src/effects/progress/types.ts";
+import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, start } from "./harness.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEMBER = "member@sandbox.example";
 const ACK = { working: "eyes", done: "check", failed: "warning" };
+const FAILED_NOTE = "(failed: the work stopped before it finished)";
 
 /** The answers to PATCH /messages/{id}, in order. */
 const patches = (id: number) =>
@@ -87,4 +90,51 @@ it("an edit that fails is tried again when the next edit is due, not at once", a
   feeds[0]!.end();
   await runUntil(() => results.length > 0);
   expect(contentOf(first.id)).toBe("step 1");
+});
+
+it("a handler that throws with its progress open ends it as failed once its retries are spent", async () => {
+  await start({}, "handler_timeout: 1h\nretries: { attempts: 2, backoff: 1s }");
+  nextRuns(2, { ack: ACK }, async () => {
+    throw new Error("the build server exploded");
+  });
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await bot.nextReply({ after: asked });
+  feeds[0]!.push("step 1");
+  await runUntil(() => contentOf(first.id) === "step 1");
+  feeds[0]!.end();
+  // The retry streams the same text and throws as well.
+  feeds[1]!.push("step 1");
+  feeds[1]!.end();
+  await runUntil(() => contentOf(first.id) !== "step 1");
+  expect(runs).toBe(2);
+  expect(contentOf(first.id)).toBe(`step 1\n\n${FAILED_NOTE}`);
+  await runUntil(() => !reactions(asked).includes("eyes"));
+  expect(reactions(asked)).toEqual(["warning"]);
+  // The retry went on in the same message: nothing else was posted.
+  expect(bot.replies().map((m) => m.id)).toEqual([first.id]);
+  await expect(bot.handled(asked)).rejects.toThrow(/dead letter/);
+});
+
+it("a handler cut by handler_timeout with its progress open ends it as failed, at its text when cut", async () => {
+  await start({}, "handler_timeout: 5s\nretries: { attempts: 2, backoff: 1s }");
+  // Work that ignores its signal: it ends after the handler's time is up.
+  const late = async (progress: ProgressHandle, signal: AbortSignal) => {
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    await progress.done("Done, too late.");
+  };
+  nextRuns(2, { ack: ACK, failedNote: "Stopped: it took too long." }, late);
+  for (const feed of feeds) {
+    feed.push("step 1");
+    feed.end();
+  }
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await bot.nextReply({ after: asked });
+  // The text as it was when the time was up: what the handler did after it is not shown.
+  await runUntil(() => contentOf(first.id) === "step 1\n\nStopped: it took too long.");
+  expect(runs).toBe(2);
+  expect(results).toEqual([]);
+  await runUntil(() => !reactions(asked).includes("eyes"));
+  expect(reactions(asked)).toEqual(["warning"]);
+  expect(bot.replies().map((m) => m.id)).toEqual([first.id]);
+  await expect(bot.handled(asked)).rejects.toThrow(/dead letter/);
 });
