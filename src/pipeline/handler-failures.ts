@@ -21,7 +21,7 @@ import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context-types.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { FailureMetrics, RunJob } from "./incoming.ts";
-import { handlerTimedOut } from "./router-error.ts";
+import { handlerTimedOut, RouterError } from "./router-error.ts";
 
 /**
  * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
@@ -95,9 +95,9 @@ export class HandlerFailures {
   /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a
    * later attempt (true), kept as a dead letter (false), or, for a dialog's run the stop cut
-   * before it could run again, `"resumes"`: nothing is kept, the dialog's log still holds the
-   * answer it was running, and the next start (here or on another instance) runs it from there,
-   * as after a crash. Never rejects.
+   * before it could run again and a message's first run the stop's deadline aborted,
+   * `"resumes"`: nothing is kept or marked, and the next start (here or on another instance)
+   * runs it again from the dialog's log or the catch-up, as after a crash. Never rejects.
    */
   async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes"> {
     const o = this.#o;
@@ -141,6 +141,12 @@ export class HandlerFailures {
         { err: last, attempts },
         "a dialog's run was cut off by the stop: it runs again at the next start",
       );
+      return "resumes";
+    }
+    if (attempts === 1 && cutOffMessage(run, last)) {
+      // Left unmarked, as a crash leaves it: the next start's catch-up runs it again, once. A
+      // letter as well could run it twice, should the stop close the store before its mark.
+      o.log.info({ err: last }, "a message's run was cut off by the stop: it runs again at the next start");
       return "resumes";
     }
     // Cut by the stop, it is replayed at the next start: only a failure that stays one is final.
@@ -279,4 +285,10 @@ export function jobRunner(
       return outcome === true;
     }
   };
+}
+
+/** A live or caught-up message's first run, aborted by the stop's deadline (the next start catches it up). */
+function cutOffMessage(run: FailedRun, err: unknown): boolean {
+  const live = run.source === "queue" || run.source === "catch-up";
+  return live && run.event.type === "message" && err instanceof RouterError && err.code === "ROUTER_ABORTED";
 }

@@ -289,7 +289,10 @@ export class HandlerRuns {
       // dead letter carries the dialog).
       if (dialog && !parked && outcome !== "resumes") await closeLog(this.#ends, dialog.id, "failed");
       incoming.onReplayed?.(outcome === true);
-      return incoming.letter || dialog ? undefined : this.#finishEvent(incoming.event);
+      // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
+      return incoming.letter || dialog || outcome === "resumes"
+        ? undefined
+        : this.#finishEvent(incoming.event);
     });
     control.holdKey(settled);
   }

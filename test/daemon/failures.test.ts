@@ -4,11 +4,16 @@
  * replayed once fixed, in order, exactly once; kept for the next start when the bot stops.
  * `bot.catch` sees each failure without switching any of that off, unless it throws NoRetry.
  */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
+import { FileStore } from "../../src/state/file-store.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { useSandbox } from "../support/sandbox-fixture.ts";
 
@@ -172,6 +177,48 @@ describe("a handler that throws", () => {
     );
     await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok interrupted"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+  });
+});
+
+describe("a stop's deadline", () => {
+  it("aborts a message's run: no dead letter, and the next start runs it again once, its mark refused or not", async () => {
+    let runs = 0;
+    let started = false;
+    const definition = defineBot({
+      setup(bot: BotApi) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          runs++;
+          if (runs === 1) {
+            started = true;
+            // Slow work that honours its signal: the stop's deadline cuts it.
+            const { signal } = ctx;
+            await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+          }
+          await ctx.reply(`ok ${ctx.event.message.content}`);
+        });
+      },
+    });
+    const dir = await mkdtemp(join(tmpdir(), "bothost-failures-"));
+    const gate = new StoreGate();
+    const up = async () => {
+      // The writes of handled marks (the bot's runtime namespace) go through the gate.
+      const store = gatedBackend(await FileStore.open(dir), ["flaky", "runtime"], gate);
+      const bots = { flaky: { email: BOT, definition, extra: RETRIES } };
+      return world.daemon(bots, { store, stateDir: join(dir, "daemon") });
+    };
+    running = await up();
+    post("slow");
+    await expect.poll(() => started).toBe(true);
+    // The stop's writes of marks are refused, as when the store closes under them.
+    gate.mode = "fail";
+    await running.stop({ deadlineMs: 50 });
+    expect(running.logged("a message's run was cut off by the stop")).toHaveLength(1);
+    gate.open();
+    running = await up();
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok slow"]);
+    expect(await running.daemon.letters.list()).toEqual([]);
+    expect(running.logged("replaying a dead letter")).toEqual([]);
+    expect(runs).toBe(2);
   });
 });
 
