@@ -5,7 +5,6 @@
  * embedded sandbox, an unreachable server. No API key is ever printed.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -166,12 +165,9 @@ describe("bothost check", () => {
 
   it("reports a server it cannot reach, and exits 1", async () => {
     sandbox = await startSandbox({ org: org() });
-    const closed = await new Promise<number>((resolve) => {
-      const server = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
+    // A port below the ephemeral range: no test's listen(0) is given it, so nothing answers there
+    // (a port freed by a closed server could be another test's by the time it is dialled).
+    const closed = 1;
     const { file, env } = await configFor(`http://127.0.0.1:${closed}`, {
       echo: ["echo-bot@sandbox.example"],
     });

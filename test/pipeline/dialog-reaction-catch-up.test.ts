@@ -67,6 +67,24 @@ it("a reaction and a typed answer both made while the bot was down: the typed an
   await expect.poll(() => bot.dialogs()).toEqual([]);
 });
 
+it("a refused answer asks again with the buttons on that message: a reaction there answers, live or caught up", async () => {
+  await bot.ask(MEMBER, dm("ship"));
+  const again = await bot.ask(MEMBER, dm("maybe"));
+  expect(again.content).toMatch(/^I could not use that/);
+  const buttons = () => (sandbox.control.messageView(again.id)!.reactions as { emoji_name: string }[]).length;
+  await expect.poll(buttons).toBe(2);
+  await bot.react(again, "check", { as: MEMBER });
+  expect((await bot.nextReply({ after: again.id })).content).toBe("yes (by you: Mel Member)");
+
+  await bot.ask(MEMBER, dm("ship"));
+  const twice = await bot.ask(MEMBER, dm("perhaps"));
+  await expect.poll(() => (sandbox.control.messageView(twice.id)!.reactions as unknown[]).length).toBe(2);
+  await bot.stop();
+  await bot.react(twice, "cross_mark", { as: MEMBER });
+  await bot.start();
+  expect((await bot.nextReply({ after: twice.id })).content).toBe("no (by you: Mel Member)");
+});
+
 it("with no answering reaction made meanwhile, the question keeps waiting after the start", async () => {
   const question = await bot.ask(MEMBER, dm("ship"));
   await bot.stop();

@@ -30,16 +30,16 @@ export class Buttons {
   /** `entry` is known: found by its question's message id while that question takes reactions. */
   put(entry: DialogEntry): void {
     this.#unsent(entry);
-    const { asked, react } = entry.head;
-    if (asked === null || asked <= 0 || react === undefined) return;
-    this.#byQuestion.set(asked, entry);
+    const at = buttonsOf(entry);
+    if (at === null || at <= 0 || entry.head.react === undefined) return;
+    this.#byQuestion.set(at, entry);
     this.wanted?.();
   }
 
   drop(entry: DialogEntry): void {
     this.#unsent(entry);
-    const asked = entry.head.asked;
-    if (asked !== null && this.#byQuestion.get(asked) === entry) this.#byQuestion.delete(asked);
+    const at = buttonsOf(entry);
+    if (at !== null && this.#byQuestion.get(at) === entry) this.#byQuestion.delete(at);
   }
 
   /**
@@ -99,3 +99,6 @@ export class Buttons {
     return entry.waiting && !entry.running && entry.ready === undefined && !entry.unread;
   }
 }
+
+/** The message the waiting question's buttons are on: the question, or the refusal that asked it again. */
+const buttonsOf = ({ head }: DialogEntry): number | null => head.btn ?? head.asked;

@@ -32,6 +32,8 @@ export type LogEntry =
       from?: WaitFrom;
       /** Emoji name → choice: a reaction on the question answers with that choice. */
       react?: Record<string, string>;
+      /** The message its buttons are on, when not the question: the refusal that asked it again. */
+      btn?: number;
       /** The number of effects the dialog had made before this question's send (a rewind's mark). */
       q?: number;
       /** Asked elsewhere than the dialog's own conversation (`where`): the answer is taken there. */
@@ -138,6 +140,8 @@ export interface DialogHead {
   from?: WaitFrom;
   /** Emoji name → choice, when a reaction on the waiting question answers it. */
   react?: Record<string, string>;
+  /** The message the waiting question's buttons are on, when not the question (see the `ask` entry). */
+  btn?: number;
   /**
    * The dialog's own conversation and its name, while its waiting question is elsewhere
    * (`conversation` and `where` are then that question's).
@@ -283,6 +287,8 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       else next.from = e.from;
       if (e.react === undefined) delete next.react;
       else next.react = e.react;
+      if (e.btn === undefined) delete next.btn;
+      else next.btn = e.btn;
       if (e.back === undefined) delete next.back;
       else next.back = e.back;
       if (e.cmd === undefined) delete next.cmd;
@@ -335,6 +341,7 @@ const HEAD_FIELDS = [
   "answered",
   "from",
   "react",
+  "btn",
   "home",
   "back",
   "cmd",

@@ -147,6 +147,8 @@ export async function prompt<T>(
       .replaceAll("{question}", text)
       .replaceAll("{tries}", String(tries));
   let refused = 0;
+  /** The last refusal: it asked the question again, and carries its buttons. */
+  let again: { id: number } | undefined;
   for (const answer of recorded.answers) {
     if (cancel && answer.text.toLowerCase() === cancel.word.toLowerCase()) {
       await said(cancel.reply);
@@ -164,7 +166,7 @@ export async function prompt<T>(
       await said(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
       throw new PromptError("PROMPT_INVALID", `${tries} answers were refused: ${parsed.reason}`);
     }
-    await said(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
+    again = await said(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
   }
   if (recorded.timedOut) throw new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`);
   // Every answer so far was refused (and asked again): wait at this step anew.
@@ -186,13 +188,14 @@ export async function prompt<T>(
     },
     now() + timeoutMs,
     now,
-    false,
+    again,
   );
 }
 
 /**
- * Send the question of step `asked` (unless `send` is false: the refusal already asked it again),
- * then append it to the log, with what the run read and made since the log's end: the run ends there.
+ * Send the question of step `asked` (unless `again` is given: the refusal that already asked it
+ * again, which then carries its buttons), then append it to the log, with what the run read and
+ * made since the log's end: the run ends there.
  */
 async function ask<T>(
   dialogs: Dialogs,
@@ -213,32 +216,37 @@ async function ask<T>(
   },
   deadline: number,
   now: () => number,
-  send = true,
+  again: { id: number } | undefined | false = false,
 ): Promise<T> {
+  const send = again === false;
   // An end asked for meanwhile (an operator's): no question goes out.
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
   // Where a `back` to this question cuts the record: before its send.
   const q = send ? { q: ctx.made().length } : {};
   const fp = `ask:${asked.id}`;
   const to = asked.in?.to;
-  const sent = !send
-    ? undefined
-    : await (to ? ctx.sendTo({ ...to, content: asked.text }, fp) : ctx.reply(asked.text, fp));
+  const sent =
+    again === false
+      ? await (to ? ctx.sendTo({ ...to, content: asked.text }, fp) : ctx.reply(asked.text, fp))
+      : again;
   if (send) failpoint("question-sent");
+  const shown = sent !== undefined && sent.id > 0 ? sent.id : undefined;
   // Reactions on it before its log is kept wait for the log, as typed answers do.
   const entry = dialogs.entry(head.id);
-  if (send && sent !== undefined && sent.id > 0 && asked.react && entry) dialogs.buttons.sent(sent.id, entry);
+  if (shown !== undefined && asked.react && entry) dialogs.buttons.sent(shown, entry);
   // The choices' emoji on the question, as buttons (one already there is no failure).
-  if (send && sent !== undefined && sent.id > 0 && asked.react)
-    for (const name of Object.keys(asked.react)) await ctx.react(sent.id, name).catch(() => {});
+  if (shown !== undefined && asked.react)
+    for (const name of Object.keys(asked.react)) await ctx.react(shown, name).catch(() => {});
   const made = ctx.made();
   const effects: LogEntry[] = [];
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)
     effects.push({ t: "fx", fx: made[i] as JsonValue });
   const origin = (ctx.event as { message?: { id: number } }).message?.id ?? null;
   // A question answered in a webhook's response has no id yet: it follows the message that asked.
-  const msg = sent !== undefined && sent.id > 0 ? sent.id : (head.asked ?? origin);
-  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline, ...q };
+  // Asked again by a refusal: later messages than the question answer it, the buttons are there.
+  const msg = send ? (shown ?? head.asked ?? origin) : (head.asked ?? origin);
+  const btn = !send && shown !== undefined && asked.react ? { btn: shown } : {};
+  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline, ...q, ...btn };
   const entries = [...start, ...turn.newValues(), ...effects, question];
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.
