@@ -176,6 +176,15 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     commit,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
+  // A question for a role checks people the users cache knows: without `track("users")`, it says so once.
+  let toldRoles = false;
+  const untrackedRoles = () => {
+    if (toldRoles || receives("realm_user")) return;
+    toldRoles = true;
+    log.warn(
+      'a question for a role checked someone the users cache does not know, so they cannot answer it; call bot.track("users") in setup.',
+    );
+  };
   // The queue source of the bot's current start: a question with emoji choices asks it for reactions.
   let source: QueueSource | undefined;
   const dialogs = new Dialogs({
@@ -188,7 +197,11 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     persist: o.mode !== "backtest" && !o.captured,
     members: {
       inGroup: (group, userId) => services.groups.has(group, userId),
-      roleOf: (userId) => roleName(services.users.peek(userId)?.role),
+      roleOf: (userId) => {
+        const user = services.users.peek(userId);
+        if (user === undefined) untrackedRoles();
+        return roleName(user?.role);
+      },
     },
   });
   const contexts = new BotContexts({

@@ -102,3 +102,22 @@ it("the bot's own emoji buttons are no answer to a question for a role it has, l
   await bot.start();
   expect((await bot.nextReply({ after: later.id })).content).toBe("drop, decided by a person.");
 });
+
+it("a question for a role in a bot that does not track users: the first unknown person checked says how to fix it", async () => {
+  await bot.stop({ wipe: true });
+  const untracked = defineBot({
+    setup(b) {
+      b.command("report", async (ctx) => {
+        const verdict = await ctx.prompt("A moderator decides:", { from: { role: "moderator" } });
+        await ctx.reply(`decided by ${verdict.by.name}.`);
+      });
+    },
+  });
+  bot = await runBot(sandbox, { bot: untracked, name: "reports" });
+  await bot.ask(MEMBER, topic("@**reports** report"));
+  bot.post(MOD, topic("remove"));
+  await expect
+    .poll(() => bot.logs().find((l) => String(l.msg).includes('call bot.track("users") in setup')))
+    .toMatchObject({ level: 40 });
+  expect(bot.dialogs()).toHaveLength(1);
+});
