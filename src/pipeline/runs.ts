@@ -35,6 +35,7 @@ import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
 import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
+import { RouterError } from "./router-error.ts";
 
 type FailedArgs = [
   Incoming,
@@ -311,7 +312,10 @@ export class HandlerRuns {
     }
     this.#stats.failed++;
     this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
-    ctx.log.error({ err }, "handler failed");
+    // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
+    if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
+      ctx.log.warn({ err }, "handler cut short by the shutdown's deadline");
+    else ctx.log.error({ err }, "handler failed");
   }
 
   /**

@@ -312,4 +312,37 @@ describe("graceful stop", () => {
     expect(sawAbort).toBe(true);
     expect(logs.find((l) => l.msg === "daemon stopped")).toMatchObject({ abandoned: 1 });
   });
+
+  it("a handler that throws when the shutdown deadline aborts it logs no error: it runs again at the next start", async () => {
+    let started = false;
+    harness = await startInProcessDaemon(
+      sandbox,
+      {
+        edge: {
+          email: BOT,
+          definition: bot((b) =>
+            b.on("message", async (ctx) => {
+              started = true;
+              await new Promise((r) => ctx.signal.addEventListener("abort", r, { once: true }));
+              ctx.signal.throwIfAborted();
+            }),
+          ),
+        },
+      },
+      { global: "shutdown_timeout: 150ms" },
+    );
+    send("never finishes on its own");
+    await expect.poll(() => started).toBe(true);
+    const logs = harness.logs;
+    await harness.stop();
+    harness = undefined;
+    expect(logs.filter((l) => (l.level as number) >= 50).map((l) => l.msg)).toEqual([]);
+    expect(logs.find((l) => l.msg === "handler cut short by the shutdown's deadline")).toMatchObject({
+      level: 40,
+      err: { code: "ROUTER_ABORTED" },
+    });
+    expect(
+      logs.find((l) => /cut off by the stop: it runs again at the next start/.test(String(l.msg))),
+    ).toBeDefined();
+  });
 });
