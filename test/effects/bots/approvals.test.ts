@@ -12,29 +12,12 @@ import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach } from "vitest";
 import approvals from "../../../bots/approvals.ts";
+import { BOT, OWNER, RELEASE_ORG, REQ, RITA, RON } from "../../support/release-org.ts";
 
-const OWNER = "owner@sandbox.example";
-const REQ = "rae@sandbox.example";
-const RITA = "rita@sandbox.example";
-const RON = "ron@sandbox.example";
-const BOT = "approvals-bot@sandbox.example";
 const SECRET = "a-deploy-hook-secret-of-some-length";
 
-const test = createBotTest({
-  org: {
-    realm: { name: "Sandbox", host: "sandbox.example" },
-    users: [
-      { email: OWNER, full_name: "Olive Owner", role: "owner" },
-      { email: REQ, full_name: "Rae Requester" },
-      { email: RITA, full_name: "Rita Release" },
-      { email: RON, full_name: "Ron Release" },
-    ],
-    bots: [{ email: BOT, full_name: "Approvals", type: "generic", owner: OWNER }],
-    channels: [{ name: "ops", subscribers: [OWNER, REQ, RITA, RON, BOT] }],
-    // The requester is a release manager too: the request is still not theirs to approve.
-    user_groups: [{ name: "release-managers", members: [REQ, RITA, RON] }],
-  },
-});
+// The requester is a release manager too: the request is still not theirs to approve.
+const test = createBotTest({ org: RELEASE_ORG });
 
 const topic = { type: "stream" as const, to: "ops", topic: "deploys" };
 const GROUP = { group: "release-managers" };
