@@ -2,8 +2,8 @@
  * The approvals bot (bots/approvals.ts) against the sandbox over HTTP: a deploy request in a
  * channel topic waits for a member of the group other than the requester, who approves or
  * rejects by word or number; others' messages there are ordinary; nobody within the deadline and
- * it expires; an approval calls the webhook once, signed, through a crash; operators see who is
- * awaited. It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test`
+ * it expires; the requester withdraws it; an approval calls the webhook once, signed, through a
+ * crash; operators see who is awaited. It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test`
  * does).
  */
 import { createHmac } from "node:crypto";
@@ -144,6 +144,32 @@ test("rejected by word, without case; expired when nobody decides within the tim
   await expect
     .poll(() => bot.replies().at(-1)?.content)
     .toBe("Deploy of web 2.0.0 expired: nobody decided in 2h.");
+});
+
+test("the requester withdraws the request, also while the bot is down: said once, the topic free; an approver's withdraw decides nothing", async ({
+  runBot,
+}) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  const refused = await bot.ask(RITA, say("withdraw"));
+  expect(refused.content).toMatch(/^I could not use that: answer one of 1 \(approve\), 2 \(reject\)/);
+  await bot.stop();
+  const withdraw = bot.post(REQ, say("withdraw"));
+  await bot.start();
+  expect((await bot.nextReply({ after: withdraw })).content).toBe(
+    "Deploy of api 1.4.2 withdrawn by its requester.",
+  );
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  // The topic takes a new request.
+  const next = await bot.ask(REQ, say("@**Approvals** deploy web 2.0.0"));
+  expect(next.content).toMatch(/^\*\*Rae Requester\*\* asks to deploy \*\*web 2\.0\.0\*\*/);
+  await bot.restart({ crash: true });
+  expect(bot.replies().map((m) => m.content)).toEqual([
+    QUESTION,
+    refused.content,
+    "Deploy of api 1.4.2 withdrawn by its requester.",
+    next.content,
+  ]);
 });
 
 test("the requester is told when a request ends undecided: another one waits there, or three answers were no decision", async ({
