@@ -1,12 +1,14 @@
 /**
  * approvals: `deploy <service> <version>` in a channel topic asks a user group, except the person
  * who asked, to decide in that topic: `approve` or `reject` (or `1` / `2`). The first member to
- * answer decides; nobody within the deadline and the request expires. Three answers that are
- * neither (approvers chatting in the topic) end the request undecided, and a second request in a
- * topic where one waits is refused: the requester is told in each case. An approval calls an
- * outgoing webhook, signed as bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256
- * of `<t>.<body>`), once its answer is recorded: a crash during the call makes it again, with the
- * same `request` (the asking message's id) for the receiver to act on once.
+ * answer decides; nobody within the deadline and the request expires. The requester may withdraw
+ * the request by saying `withdraw` there (their other messages there are ordinary; an approver's
+ * `withdraw` is no decision). Three answers that are neither approve nor reject (approvers chatting
+ * in the topic) end the request undecided, and a second request in a topic where one waits is
+ * refused: the requester is told in each case. An approval calls an outgoing webhook, signed as
+ * bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), once its
+ * answer is recorded: a crash during the call makes it again, with the same `request` (the asking
+ * message's id) for the receiver to act on once.
  *
  * The wait is a durable dialog (`ctx.prompt` with `from`): it survives restarts and deploys, and
  * operators see it in `bothost dialogs` (awaiting "a member of release-managers").
@@ -51,15 +53,21 @@ export default defineBot({
           except: [ctx.sender.id],
           choices: { approve: "check", reject: "cross_mark" },
           timeout: s.timeout,
-          cancel: false,
+          // The requester's word: the prompt says the reply (once) and rejects with PROMPT_CANCELLED.
+          cancel: { word: "withdraw", reply: `Deploy of ${what} withdrawn by its requester.` },
         })
         .catch((err) => {
-          // The requester is told how a request ended without a decision.
-          const ended = err instanceof PromptError ? undecided(err.code, what, s.timeout) : undefined;
+          if (!(err instanceof PromptError)) throw err;
+          // Withdrawn: the prompt said so. Else the requester is told how the request ended undecided.
+          if (err.code === "PROMPT_CANCELLED") return { ended: undefined };
+          const ended = undecided(err.code, what, s.timeout);
           if (ended === undefined) throw err;
           return { ended };
         });
-      if ("ended" in decision) return ctx.reply(decision.ended);
+      if ("ended" in decision) {
+        if (decision.ended !== undefined) await ctx.reply(decision.ended);
+        return;
+      }
       const by = decision.by.name ?? `user ${decision.by.id}`;
       if (decision.value === "reject") return ctx.reply(`Deploy of ${what} rejected by ${by}.`);
       const request = ctx.event.message.id;

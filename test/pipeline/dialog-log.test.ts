@@ -8,8 +8,9 @@ import { expect, it } from "vitest";
 import type { RoleName } from "../../src/effects/users/roles.ts";
 import { whenSettled } from "../../src/pipeline/dialogs/dialog-entry.ts";
 import { DialogEnded, LogMoved } from "../../src/pipeline/dialogs/dialog-log.ts";
-import { foldLog, headAfter, newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
+import { foldLog, headAfter, type LogEntry, newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
 import type { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
+import { cancels } from "../../src/pipeline/dialogs/prompt-options.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { StateError } from "../../src/state/state-error.ts";
 import type { OnceMarker, StoreWrite } from "../../src/state/state-store.ts";
@@ -349,6 +350,60 @@ it("a question for a role: taken from a person with that role or a more privileg
   expect(dialogs.match(channel, 7, msg(102))).toBeUndefined();
   expect(dialogs.match(channel, 12, msg(103))).toBeUndefined();
   expect(dialogs.match(channel, 9, msg(104))).toMatchObject({ entry: { id: "100" } });
+});
+
+/** Dialog 100 of user 7 (in group rm, excepted) in a channel topic, at a question for rm; `question`: its entry. */
+async function askedOfOthers(dialogs: Dialogs, question: Partial<LogEntry & { t: "ask" }>) {
+  const head = newHead({
+    id: "100",
+    userId: 7,
+    userName: "Rae",
+    conversation: "channel:9:deploys",
+    where: "#ops > deploys",
+    startedAt: T0,
+  });
+  const ask = {
+    ...asked(0, 101, T0, T0 + 60_000),
+    from: { group: "rm", except: [7] },
+    ...question,
+  } as LogEntry;
+  await dialogs.append(head, [{ t: "start", origin: { id: 100 }, at: T0 }, ask], true);
+}
+
+it("the asker of a question for others reaches it with the cancel word its header keeps, and with nothing else", async () => {
+  const inGroup = (g: string, id: number) => g === "rm" && [7, 9].includes(id);
+  const store = new MemoryStore();
+  await askedOfOthers(memoryDialogs(new ManualClock(T0), store, { inGroup }), { cancel: "withdraw" });
+  // Read back at a start: the header alone says who a message goes to.
+  const dialogs = memoryDialogs(new ManualClock(T0), store, { inGroup });
+  await dialogs.load();
+  const channel = "channel:9:deploys";
+  expect(dialogs.match(channel, 7, msg(102), "approve")).toBeUndefined();
+  expect(dialogs.match(channel, 7, msg(102), "withdraw it")).toBeUndefined();
+  expect(dialogs.match(channel, 7, msg(102))).toBeUndefined();
+  // Someone neither asked nor asking: the word is an ordinary message.
+  expect(dialogs.match(channel, 10, msg(102), "withdraw")).toBeUndefined();
+  const found = dialogs.match(channel, 7, msg(103), "Withdraw") as { entry: never };
+  expect(found).toMatchObject({ entry: { id: "100" } });
+  const record = await dialogs.answer(found.entry, msg(103), "Withdraw", { id: 7, name: "Rae" });
+  const step = record.steps[0]!;
+  expect(cancels(step, 7, step.answers[0]!, "withdraw")).toBe(true);
+  // An answerer's word is no cancel: an ordinary answer.
+  const answerer = { id: 104, text: "withdraw", timestamp: T0 / 1000, by: { id: 9 } };
+  expect(cancels(step, 7, answerer, "withdraw")).toBe(false);
+});
+
+it("a question for others kept without its cancel word (before the asker could withdraw) behaves as before", async () => {
+  const inGroup = (g: string, id: number) => g === "rm" && [7, 9].includes(id);
+  const dialogs = memoryDialogs(new ManualClock(T0), new MemoryStore(), { inGroup });
+  await askedOfOthers(dialogs, {});
+  const channel = "channel:9:deploys";
+  // The asker cannot withdraw it.
+  expect(dialogs.match(channel, 7, msg(102), "cancel")).toBeUndefined();
+  // An answerer's cancel word cancels it, as it did.
+  const found = dialogs.match(channel, 9, msg(103), "cancel") as { entry: never };
+  const record = await dialogs.answer(found.entry, msg(103), "cancel", { id: 9, name: "Rita" });
+  expect(cancels(record.steps[0]!, 7, record.steps[0]!.answers[0]!, "cancel")).toBe(true);
 });
 
 /** A memory store whose next batch is applied and then answered with an error, as a lost reply. */

@@ -4,11 +4,24 @@
  * {@link ANYONE}. The conversation's key is the header's own string, so a dialog costs one map
  * entry here and no key of its own.
  */
+import { allows, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 import type { DialogHead } from "./dialog-record.ts";
 
 /** The place of a question whose answer may come from others than the dialog's person. */
 export const ANYONE = 0;
+
+/**
+ * Whether a message from `userId` (`text`: as the handler reads it) goes to the question for others
+ * `head` waits at: from one `from` allows, or the cancel word from the dialog's person, who withdraws
+ * the question with it (a question kept without the word cannot be withdrawn).
+ */
+function goesTo(head: DialogHead, userId: number, text: string | undefined, who: Membership): boolean {
+  if (head.from === undefined) return false;
+  if (allows(head.from, userId, who)) return true;
+  const word = head.cancel;
+  return userId === head.userId && word !== undefined && text?.toLowerCase() === word.toLowerCase();
+}
 
 const whoOf = (head: DialogHead) => (head.from === undefined ? head.userId : ANYONE);
 
@@ -20,6 +33,12 @@ export class DialogPlaces {
     const there = this.#byPlace.get(conversation);
     if (there instanceof Map) return there.get(userId);
     return there !== undefined && whoOf(there.head) === userId ? there : undefined;
+  }
+
+  /** The question for others waiting in `conversation`, if a message from `userId` (`text`) goes to it. */
+  openTo(conversation: string, userId: number, text: string | undefined, who: Membership) {
+    const open = this.at(conversation, ANYONE);
+    return open !== undefined && goesTo(open.head, userId, text, who) ? open : undefined;
   }
 
   /** `entry` is the dialog waiting for its person in its conversation (replacing any there). */

@@ -42,6 +42,13 @@ export type LogEntry =
       back?: string;
       /** The bot's commands that run while the question waits: all (true), none (false); absent: `help`. */
       cmd?: boolean;
+      /**
+       * On a question others answer (`from`), its cancel word: the dialog's person withdraws the
+       * question with it, though they answer nothing else; from anyone else it is an ordinary
+       * answer. Absent: no cancel word, or a question kept before the person could withdraw one
+       * (the word then cancels from whoever may answer).
+       */
+      cancel?: string;
     }
   /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
   | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
@@ -104,6 +111,8 @@ export interface DialogStep {
   in?: AskedIn;
   /** Where a rewind to this step cuts the record: its values and effects before the question. */
   mark?: { values: number; effects: number };
+  /** The cancel word only the dialog's person says, on a question others answer (see the `ask` entry). */
+  cancel?: string;
 }
 
 /** The header every dialog keeps beside its log: what a start reads (never the logs). */
@@ -151,6 +160,8 @@ export interface DialogHead {
   back?: string;
   /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
   cmd?: boolean;
+  /** The word the dialog's person withdraws the waiting question for others with (see the `ask` entry). */
+  cancel?: string;
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** The last append, hashed: a retry of it after a lost reply finds it made. */
@@ -220,6 +231,7 @@ export function apply(record: DialogRecord, e: LogEntry): void {
         const made: DialogStep = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
         if (e.q !== undefined) made.mark = { values: record.values.length, effects: e.q };
         if (e.in !== undefined) made.in = e.in;
+        if (e.cancel !== undefined) made.cancel = e.cancel;
         record.steps[e.step] = made;
       }
       break;
@@ -293,6 +305,8 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       else next.back = e.back;
       if (e.cmd === undefined) delete next.cmd;
       else next.cmd = e.cmd;
+      if (e.cancel === undefined) delete next.cancel;
+      else next.cancel = e.cancel;
       moveTo(next, e.in);
     } else if (e.t === "ans" || e.t === "back") {
       next.answered = [...next.answered, e.msg];
@@ -345,6 +359,7 @@ const HEAD_FIELDS = [
   "home",
   "back",
   "cmd",
+  "cancel",
   "ended",
   "last",
 ] as const satisfies readonly (keyof DialogHead)[];

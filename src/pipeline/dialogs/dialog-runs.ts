@@ -106,7 +106,9 @@ export class DialogEngine {
     const self = this.#o.contexts.self ?? { userId: -1 };
     // In a channel topic, a message that begins by naming someone else is said to them.
     if (message.type === "stream" && saidToOther(message.content, self)) return runs.run(control, incoming);
-    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message);
+    // What the handler would read: the answer recorded, or the cancel word a question's asker says.
+    const text = textOf(event as ServerEvent, self);
+    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message, text);
     if (found === undefined) return runs.run(control, incoming);
     if (found === "duplicate") {
       runs.duplicate();
@@ -139,7 +141,6 @@ export class DialogEngine {
       dialogs.unmatch(entry);
       return runs.run(control, incoming);
     }
-    const text = textOf(event as ServerEvent, self);
     const by = { id: message.sender_id, name: message.sender_full_name };
     const back = entry.head.back !== undefined && text.toLowerCase() === entry.head.back.toLowerCase();
     this.#record(control, entry, () => dialogs.answer(entry, message, text, by, back), { answer: incoming });

@@ -5,13 +5,14 @@
  * slot and no `handler_timeout`: a dialog's handler runs only when an answer (or its deadline)
  * comes, replaying its log.
  *
- * A message answers a dialog only if it comes from the person asked, in the dialog's conversation,
- * after the question (its id above the question's) and before the deadline (by the server's
- * timestamp): one caught up after a restart answers the question open when it was sent, or is an
- * ordinary message.
+ * A message answers a dialog only if it comes from the person asked (for a question others
+ * answer: one of them, or the dialog's person saying the cancel word, see dialog-places.ts), in the
+ * dialog's conversation, after the question (its id above the question's) and before the deadline
+ * (by the server's timestamp): one caught up after a restart answers the question open when it was
+ * sent, or is an ordinary message.
  */
 import type { JsonValue } from "../../state/state-store.ts";
-import { allows, NOBODY_KNOWN } from "./ask-options.ts";
+import { NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
 import {
   type Candidate,
@@ -24,7 +25,7 @@ import {
   viewOf,
 } from "./dialog-entry.ts";
 import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
-import { ANYONE, DialogPlaces } from "./dialog-places.ts";
+import { DialogPlaces } from "./dialog-places.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import {
   type AskedIn,
@@ -110,11 +111,13 @@ export class Dialogs {
     this.#ended = new RecentlyEnded();
   }
 
-  /** What `message`, from `userId` in `conversation`, is to the dialogs there. */
-  match(conversation: string, userId: number, message: Candidate): Match {
+  /** What `message`, from `userId` in `conversation`, is to the dialogs there; `text`: as handlers read it. */
+  match(conversation: string, userId: number, message: Candidate, text?: string): Match {
     // The message that began a dialog, caught up again: its question's append was its commit.
     if (this.#byId.has(String(message.id))) return "duplicate";
-    const entry = this.#places?.at(conversation, userId) ?? this.#openTo(conversation, userId);
+    const places = this.#places;
+    const who = this.#o.members ?? NOBODY_KNOWN;
+    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, text, who);
     if (entry === undefined) return undefined;
     const head = entry.head;
     if (head.answered.includes(message.id)) return "duplicate";
@@ -126,13 +129,6 @@ export class Dialogs {
     entry.running = true;
     // Sent after the deadline (caught up after a restart): the deadline's run comes first.
     return message.timestamp * 1000 > head.deadline ? { late: entry } : { entry };
-  }
-
-  /** The question waiting in `conversation` for others than its dialog's person, if `userId` may answer it. */
-  #openTo(conversation: string, userId: number): DialogEntry | undefined {
-    const open = this.#places?.at(conversation, ANYONE);
-    const who = this.#o.members ?? NOBODY_KNOWN;
-    return open?.head.from !== undefined && allows(open.head.from, userId, who) ? open : undefined;
   }
 
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */

@@ -6,6 +6,7 @@ import { parseDuration } from "../../config/schema-fields.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
+import type { DialogAnswer, DialogStep } from "./dialog-record.ts";
 
 /** What a prompt's schema must offer (a zod schema does). */
 export interface AnswerSchema<T> {
@@ -34,7 +35,9 @@ export interface PromptOptions<T = string> {
   tries?: number;
   /**
    * The word that ends the dialog (compared without case), and what the bot then says; `false`:
-   * none. Default `"cancel"`, answered with {@link CANCELLED_REPLY}.
+   * none. Default `"cancel"`, answered with {@link CANCELLED_REPLY}. On a question others answer
+   * (`from`) it is the dialog's person's, to withdraw the question (they may say it though they
+   * may not answer); said by one who answers, it is an ordinary answer.
    */
   cancel?: string | false | { word: string; reply: string };
   /**
@@ -56,7 +59,8 @@ export interface PromptOptions<T = string> {
    * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`), or
    * people with a role or a more privileged one (`{ role: "moderator" }`, `bot.track("users")`).
    * The answer is the first message after the question in this conversation from one of them;
-   * others' messages there are ordinary messages. One such question waits per conversation.
+   * others' messages there are ordinary messages, but for the dialog's person's cancel word. One
+   * such question waits per conversation.
    */
   from?: AnswerFrom;
   /**
@@ -135,9 +139,16 @@ export function cancelOf(
   return option;
 }
 
-/** The `back` and `commands` options as a question's log entry keeps them (`step`: from 0). */
-export function escapesOf(options: PromptOptions<unknown>, step: number): { back?: string; cmd?: boolean } {
+/**
+ * The `back`, `commands` and (on a question others answer) `cancel` options as a question's log
+ * entry keeps them (`step`: from 0).
+ */
+export function escapesOf(
+  options: PromptOptions<unknown>,
+  step: number,
+): { back?: string; cmd?: boolean; cancel?: string } {
   const { back = "back", commands } = options;
+  const cancel = cancelOf(options.cancel);
   if (back !== false && (typeof back !== "string" || back.trim() === ""))
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): `back` must be a word or false.");
   if (commands !== undefined && typeof commands !== "boolean")
@@ -146,7 +157,19 @@ export function escapesOf(options: PromptOptions<unknown>, step: number): { back
     // Only the dialog's own person goes back: never on a question others answer.
     ...(back !== false && step > 0 && options.from === undefined && { back: back.trim() }),
     ...(commands !== undefined && { cmd: commands }),
+    // The dialog's person withdraws a question others answer with the cancel word (see `cancels`).
+    ...(cancel !== undefined && options.from !== undefined && { cancel: cancel.word }),
   };
+}
+
+/**
+ * Whether `answer` to `step` of the dialog with `userId` is the cancel word `word` (compared without
+ * case), said by one who may cancel: on a question others answer, kept with its cancel word, only
+ * the dialog's person; else whoever answered.
+ */
+export function cancels(step: DialogStep, userId: number, answer: DialogAnswer, word: string): boolean {
+  if (answer.text.toLowerCase() !== word.toLowerCase()) return false;
+  return step.cancel === undefined || (answer.by?.id ?? userId) === userId;
 }
 
 /** A prompt's `timeout` option in ms. */

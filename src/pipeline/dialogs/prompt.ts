@@ -22,6 +22,7 @@ import type { Dialogs } from "./dialogs.ts";
 import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from "./prompt-error.ts";
 import {
   cancelOf,
+  cancels,
   DEFAULT_TRIES,
   escapesOf,
   GAVE_UP_TEXT,
@@ -150,7 +151,7 @@ export async function prompt<T>(
   /** The last refusal: it asked the question again, and carries its buttons. */
   let again: { id: number } | undefined;
   for (const answer of recorded.answers) {
-    if (cancel && answer.text.toLowerCase() === cancel.word.toLowerCase()) {
+    if (cancel && cancels(recorded, record!.userId, answer, cancel.word)) {
       await said(cancel.reply);
       throw new PromptError("PROMPT_CANCELLED", "the person cancelled the dialog.");
     }
@@ -212,6 +213,7 @@ async function ask<T>(
     react?: Record<string, string>;
     back?: string;
     cmd?: boolean;
+    cancel?: string;
     in?: AskedIn;
   },
   deadline: number,

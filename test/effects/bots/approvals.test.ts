@@ -2,8 +2,8 @@
  * The approvals bot (bots/approvals.ts) against the sandbox over HTTP: a deploy request in a
  * channel topic waits for a member of the group other than the requester, who approves or
  * rejects by word or number; others' messages there are ordinary; nobody within the deadline and
- * it expires; an approval calls the webhook once, signed, through a crash; operators see who is
- * awaited. It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test`
+ * it expires; the requester withdraws it; an approval calls the webhook once, signed, through a
+ * crash; operators see who is awaited. It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test`
  * does).
  */
 import { createHmac } from "node:crypto";
@@ -12,29 +12,12 @@ import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach } from "vitest";
 import approvals from "../../../bots/approvals.ts";
+import { BOT, OWNER, RELEASE_ORG, REQ, RITA, RON } from "../../support/release-org.ts";
 
-const OWNER = "owner@sandbox.example";
-const REQ = "rae@sandbox.example";
-const RITA = "rita@sandbox.example";
-const RON = "ron@sandbox.example";
-const BOT = "approvals-bot@sandbox.example";
 const SECRET = "a-deploy-hook-secret-of-some-length";
 
-const test = createBotTest({
-  org: {
-    realm: { name: "Sandbox", host: "sandbox.example" },
-    users: [
-      { email: OWNER, full_name: "Olive Owner", role: "owner" },
-      { email: REQ, full_name: "Rae Requester" },
-      { email: RITA, full_name: "Rita Release" },
-      { email: RON, full_name: "Ron Release" },
-    ],
-    bots: [{ email: BOT, full_name: "Approvals", type: "generic", owner: OWNER }],
-    channels: [{ name: "ops", subscribers: [OWNER, REQ, RITA, RON, BOT] }],
-    // The requester is a release manager too: the request is still not theirs to approve.
-    user_groups: [{ name: "release-managers", members: [REQ, RITA, RON] }],
-  },
-});
+// The requester is a release manager too: the request is still not theirs to approve.
+const test = createBotTest({ org: RELEASE_ORG });
 
 const topic = { type: "stream" as const, to: "ops", topic: "deploys" };
 const GROUP = { group: "release-managers" };
@@ -161,6 +144,32 @@ test("rejected by word, without case; expired when nobody decides within the tim
   await expect
     .poll(() => bot.replies().at(-1)?.content)
     .toBe("Deploy of web 2.0.0 expired: nobody decided in 2h.");
+});
+
+test("the requester withdraws the request, also while the bot is down: said once, the topic free; an approver's withdraw decides nothing", async ({
+  runBot,
+}) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  const refused = await bot.ask(RITA, say("withdraw"));
+  expect(refused.content).toMatch(/^I could not use that: answer one of 1 \(approve\), 2 \(reject\)/);
+  await bot.stop();
+  const withdraw = bot.post(REQ, say("withdraw"));
+  await bot.start();
+  expect((await bot.nextReply({ after: withdraw })).content).toBe(
+    "Deploy of api 1.4.2 withdrawn by its requester.",
+  );
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  // The topic takes a new request.
+  const next = await bot.ask(REQ, say("@**Approvals** deploy web 2.0.0"));
+  expect(next.content).toMatch(/^\*\*Rae Requester\*\* asks to deploy \*\*web 2\.0\.0\*\*/);
+  await bot.restart({ crash: true });
+  expect(bot.replies().map((m) => m.content)).toEqual([
+    QUESTION,
+    refused.content,
+    "Deploy of api 1.4.2 withdrawn by its requester.",
+    next.content,
+  ]);
 });
 
 test("the requester is told when a request ends undecided: another one waits there, or three answers were no decision", async ({
