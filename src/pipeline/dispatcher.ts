@@ -151,7 +151,7 @@ export class Dispatcher {
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
     const key = typed ? this.#keys.keyOf(event) : BOT_KEY;
-    if (event.type === "update_message" && typed) this.#engine.moving(event, key);
+    if (typed) this.#engine.accepting(event, key);
     this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
