@@ -137,3 +137,37 @@ it("an answered question deleted: the dialog goes on; the bot's own handler of d
   expect((await bot.ask(OWNER, dm("again"))).content).toBe("ordinary: again");
   expect(botSaid()).toEqual(["size: large", "ordinary: again"]);
 });
+
+it("a question in a direct message deleted while the bot was down: at its start the prompt rejects, once", async () => {
+  const question = await bot.ask(OWNER, dm("size"));
+  await renewed(bot);
+  await bot.stop();
+  await deleteAsOwner(question.id);
+  await bot.start();
+  await expect.poll(() => botSaid()).toEqual(["ended: PROMPT_DELETED"]);
+  expect(bot.logs().filter((l) => l.msg === "a dialog's waiting question was deleted")).toHaveLength(1);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  expect((await bot.ask(OWNER, dm("large"))).content).toBe("ordinary: large");
+});
+
+it("a question deleted and answered while the bot was down: the answer is taken (which came first cannot be told)", async () => {
+  const question = await bot.ask(OWNER, dm("size"));
+  await renewed(bot);
+  await bot.stop();
+  await deleteAsOwner(question.id);
+  const answer = bot.post(OWNER, dm("large"));
+  await bot.start();
+  expect((await bot.nextReply({ after: answer })).content).toBe("size: large");
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  expect(botSaid()).toEqual(["size: large"]);
+});
+
+it("a channel question deleted while the bot was down is not concluded deleted (it may have moved out of reach): the dialog waits", async () => {
+  const q1 = await bot.ask(MEMBER, inTopic("survey"));
+  await renewed(bot);
+  await bot.stop();
+  await deleteAsOwner(q1.id);
+  await bot.start();
+  expect((await bot.ask(MEMBER, inTopic("one"))).content).toBe("noted one");
+  expect(bot.logs().some((l) => l.msg === "a dialog's waiting question was deleted")).toBe(false);
+});

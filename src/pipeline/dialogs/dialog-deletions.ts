@@ -33,3 +33,14 @@ export function questionAmong(entry: DialogEntry, ids: readonly number[]): numbe
   if (asked !== null && ids.includes(asked)) return asked;
   return btn !== undefined && ids.includes(btn) ? btn : undefined;
 }
+
+/** The messages of the questions waiting in direct messages among `entries` (a question's, and its buttons'). */
+export function askedInDirect(entries: Iterable<DialogEntry>): number[] {
+  const ids: number[] = [];
+  for (const entry of entries) {
+    if (!waitsAtMessage(entry) || !entry.head.conversation.startsWith("dm:")) continue;
+    ids.push(entry.head.asked as number);
+    if (entry.head.btn !== undefined) ids.push(entry.head.btn);
+  }
+  return ids;
+}

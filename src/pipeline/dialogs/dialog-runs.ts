@@ -296,6 +296,39 @@ export class DialogEngine {
     }
   }
 
+  /**
+   * Questions found deleted at a new queue (`ids`, read back: see moved-questions.ts): recorded at
+   * once, not in a conversation's order, tried again while the store fails, until `signal` aborts;
+   * then each dialog runs. A dialog a message caught up meanwhile answered ignores it (which came
+   * first, the answer or the deletion, cannot be told).
+   */
+  async goneNow(ids: readonly number[], signal: AbortSignal): Promise<void> {
+    const { dialogs, queue, log, contexts } = this.#o;
+    const one = async (entry: DialogEntry, msg: number) => {
+      entry.waiting = false;
+      entry.running = true;
+      try {
+        const record = await retrying(contexts.clock, log, signal, () => dialogs.timeOut(entry, msg));
+        log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
+        dialogs.markReady(record);
+        queue.push(record.conversation, this.#readyTask, record);
+      } catch (err) {
+        dialogs.unmatch(entry);
+        if (!(err instanceof DialogEnded || err instanceof LogMoved))
+          log.warn(
+            { err, dialog: entry.id },
+            "a deleted question was not recorded: it is read back at the next new queue",
+          );
+      }
+    };
+    const found: Promise<void>[] = [];
+    for (const entry of dialogs.entries()) {
+      const msg = entry.running || entry.ready !== undefined ? undefined : questionAmong(entry, ids);
+      if (msg !== undefined) found.push(one(entry, msg));
+    }
+    await Promise.all(found);
+  }
+
   #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
     return retrying(this.#o.contexts.clock, this.#o.log, control.signal, write);
   }
