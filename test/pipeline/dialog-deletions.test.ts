@@ -52,3 +52,11 @@ it("a gone entry: the step is deleted, the dialog no longer waits; a log without
   expect(reread.steps[0]?.deleted).toBe(true);
   expect(foldLog(head, []).steps).toEqual([]);
 });
+
+it("a question whose send gave no id follows the message that began the dialog: that message's deletion ends nothing", async () => {
+  const dialogs = memoryDialogs(new ManualClock(T0));
+  // Begun by message 100; its question kept with the first message's id (no id of its own).
+  const head = await waitAt(dialogs, { id: 100, conversation: "dm:7,9", at: T0, deadline: T0 + 60_000 });
+  await dialogs.append(dialogs.entry(head.id)!.head, [asked(1, 100, T0, T0 + 60_000)], false);
+  expect(questionAmong(dialogs.entry(head.id)!, [100])).toBeUndefined();
+});

@@ -8,9 +8,14 @@
 import type { DialogEntry } from "./dialog-entry.ts";
 import type { WantedEvent } from "./dialogs-options.ts";
 
-/** A dialog waiting for an answer to a question with a message id: a deletion of it ends the step. */
+/**
+ * A dialog waiting for an answer to a question with a message id: a deletion of it ends the step.
+ * A question whose send gave no id follows the message that began the dialog: that message's
+ * deletion is no question's.
+ */
 function waitsAtMessage(entry: DialogEntry): boolean {
-  return entry.waiting && entry.head.asked !== null && entry.head.asked > 0;
+  const { asked, id } = entry.head;
+  return entry.waiting && asked !== null && asked > 0 && String(asked) !== id;
 }
 
 /** The event types dialog `entry` needs its bot's queue to receive: deletions, and moves in a channel. */
