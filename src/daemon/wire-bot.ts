@@ -23,6 +23,7 @@ import { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { Composer } from "../pipeline/composer.ts";
 import type { BotContext } from "../pipeline/context.ts";
 import { ConversationQueue } from "../pipeline/conversation-queue.ts";
+import { waitsAtMessages } from "../pipeline/dialogs/dialog-deletions.ts";
 import { waitsInChannels } from "../pipeline/dialogs/dialog-moves.ts";
 import type { CommandNames } from "../pipeline/dialogs/dialog-runs.ts";
 import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
@@ -301,12 +302,13 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   };
 }
 
-/** The bot's event types, with those its waiting dialogs need (reactions, message moves). */
+/** The bot's event types, with those its waiting dialogs need (reactions, message moves and deletions). */
 function withDialogs(types: readonly string[] | null, dialogs: Dialogs): readonly string[] | null {
   if (types === null) return types;
   const wanted = [
     ...(dialogs.buttons.waiting().length > 0 ? ["reaction"] : []),
     ...(waitsInChannels(dialogs.entries()) ? ["update_message"] : []),
+    ...(waitsAtMessages(dialogs.entries()) ? ["delete_message"] : []),
   ];
   const more = wanted.filter((type) => !types.includes(type));
   return more.length === 0 ? types : [...types, ...more];

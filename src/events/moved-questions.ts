@@ -4,6 +4,11 @@
  * message of one whose question waits elsewhere) are read back, and a dialog whose message is no
  * longer where it was follows it, so that an answer sent in the new place is taken and what the
  * dialog says goes there. One GET /messages per 1,000.
+ *
+ * The questions waiting in direct messages are read in the same pages (feature level 300 and
+ * later, where a page names the ids it asks for): a direct message cannot move and the bot keeps
+ * access to what it sent there, so one absent from what the server returns was deleted. A channel
+ * question absent may have been moved out of the bot's reach: nothing is concluded of it.
  */
 import type { Client } from "../api/create-client.ts";
 import { channelKey } from "../pipeline/conversation-key.ts";
@@ -21,18 +26,30 @@ export interface MovedQuestions {
   follow(move: Move): Promise<void>;
   /** Questions read back already (by the reactions' catch-up), by id: not asked for again. */
   read: ReadonlyMap<number, Message>;
+  /** The messages of questions waiting in direct messages (a question's, or its buttons'). */
+  direct?: readonly number[];
+  /** Told the direct-message questions found deleted (the dialog engine's `goneNow`). */
+  gone?(ids: readonly number[]): Promise<void>;
 }
 
 /** Returns how many questions had moved. */
 export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
-  if (o.waiting.size === 0) return 0;
-  const ids = [...o.waiting.keys()];
+  const direct = o.featureLevel >= 300 && o.gone ? (o.direct ?? []) : [];
+  if (o.waiting.size === 0 && direct.length === 0) return 0;
+  const ids = [...o.waiting.keys(), ...direct];
   const unread = ids.filter((id) => !o.read.has(id));
   const known = ids.flatMap((id) => o.read.get(id) ?? []);
+  const found = new Set(known.map((m) => m.id));
   let moved = await followAll(o, known);
   // A page at a time, as the reactions' catch-up reads them: a start with many waiting
   // questions neither bursts its calls nor hangs a listener per page on the one signal.
-  for (const page of questionPages(o, unread)) moved += await followAll(o, await page);
+  for (const page of questionPages(o, unread)) {
+    const messages = await page;
+    for (const m of messages) found.add(m.id);
+    moved += await followAll(o, messages);
+  }
+  const deleted = direct.filter((id) => !found.has(id));
+  if (deleted.length > 0) await o.gone?.(deleted);
   return moved;
 }
 

@@ -7,6 +7,7 @@ import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
+import { askedInDirect } from "../pipeline/dialogs/dialog-deletions.ts";
 import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
@@ -194,8 +195,8 @@ export class QueueSource {
     });
     // The questions the reactions' catch-up reads are not read again for moves.
     const read = new Map<number, Message>();
-    dispatcher.readBackMoves((follow) =>
-      fetched.then(nextTurn).then(() => this.#followMovedQuestions(reg, read, follow)),
+    dispatcher.readBackMoves((follow, gone) =>
+      fetched.then(nextTurn).then(() => this.#followMovedQuestions(reg, read, follow, gone)),
     );
     try {
       await this.#catchUp(reg, reason, { ledger, firstEver, since, read });
@@ -284,26 +285,37 @@ export class QueueSource {
     this.consumer.renew();
   }
 
-  /** Questions moved with their topic while no queue was reading: their dialogs follow (a failure is logged). */
+  /**
+   * Questions moved with their topic while no queue was reading: their dialogs follow; questions
+   * in direct messages deleted meanwhile: their steps end (a failure is logged).
+   */
   async #followMovedQuestions(
     reg: RegisterResponse,
     read: ReadonlyMap<number, Message>,
     follow: (move: Move, signal: AbortSignal) => Promise<void>,
+    gone: (ids: readonly number[], signal: AbortSignal) => Promise<void>,
   ): Promise<void> {
     const o = this.#o;
+    const entries = o.dispatcher.dialogs.entries.bind(o.dispatcher.dialogs);
     try {
       const moved = await followMovedQuestions({
         client: o.client,
         featureLevel: reg.zulip_feature_level,
         signal: o.signal,
-        waiting: askedInChannels(o.dispatcher.dialogs.entries()),
+        waiting: askedInChannels(entries()),
         follow: (move) => follow(move, o.signal),
         read,
+        direct: askedInDirect(entries()),
+        gone: (ids) => gone(ids, o.signal),
       });
       if (moved > 0)
         o.log.info({ moved }, "waiting questions were moved with their topics: their dialogs follow");
     } catch (err) {
-      if (!o.signal.aborted) o.log.warn({ err }, "could not read the questions waiting in channels back");
+      if (!o.signal.aborted)
+        o.log.warn(
+          { err },
+          "could not read the waiting questions back (moves, and deletions in direct messages)",
+        );
     }
   }
 

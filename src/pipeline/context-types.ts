@@ -111,8 +111,8 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
    * again from the start, each earlier effect and answer replayed from the dialog's record (see
    * docs/guide/conversations.md). With `schema`, the answer is parsed (a refused one is asked
    * again, up to `tries`). Rejects with a `PromptError`: `PROMPT_TIMEOUT` after `timeout`
-   * (default 1 h), `PROMPT_CANCELLED` on the cancel word, `PROMPT_INVALID` when every try was
-   * refused.
+   * (default 1 h), `PROMPT_DELETED` when the question's message is deleted, `PROMPT_CANCELLED` on
+   * the cancel word, `PROMPT_INVALID` when every try was refused.
    */
   prompt<const C extends string>(
     text: string,

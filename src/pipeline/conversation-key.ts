@@ -143,8 +143,7 @@ export class ConversationKeys {
         for (const id of event.message_ids) this.#known.set(id, channelKey(channelId, topic));
       }
     } else if (event.type === "delete_message") {
-      for (const id of event.message_ids ?? (event.message_id === undefined ? [] : [event.message_id]))
-        this.#known.delete(id);
+      for (const id of deletedIds(event)) this.#known.delete(id);
     }
     return key;
   }
@@ -224,4 +223,9 @@ export class MessageMemory {
     }
     return -1;
   }
+}
+
+/** The messages a `delete_message` event deletes: `message_ids` (bulk), else its one `message_id`. */
+export function deletedIds(event: EventMap["delete_message"]): readonly number[] {
+  return event.message_ids ?? (event.message_id === undefined ? [] : [event.message_id]);
 }

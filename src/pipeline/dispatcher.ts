@@ -151,7 +151,7 @@ export class Dispatcher {
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
     const key = typed ? this.#keys.keyOf(event) : BOT_KEY;
-    if (event.type === "update_message" && typed) this.#engine.moving(event, key);
+    if (typed) this.#engine.accepting(event, key);
     this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
@@ -173,15 +173,25 @@ export class Dispatcher {
   }
 
   /**
-   * The questions waiting in channel topics are read back after a new queue: `read` follows each
-   * one moved meanwhile (with `follow`), and the messages that may answer them wait for it.
+   * The waiting questions are read back after a new queue: `read` follows each one moved meanwhile
+   * (with `follow`), ends the step of each one deleted (with `gone`), and the messages that may
+   * answer them wait for it.
    */
   readBackMoves(
-    read: (follow: (move: Move, signal: AbortSignal) => Promise<void>) => Promise<unknown>,
+    read: (
+      follow: (move: Move, signal: AbortSignal) => Promise<void>,
+      gone: (ids: readonly number[], signal: AbortSignal) => Promise<void>,
+    ) => Promise<unknown>,
   ): void {
     if (this.#o.dialogs.size === 0) return;
-    const moves = this.#engine.moves;
-    moves.readingBack(read((move, signal) => moves.followNow(move, signal)));
+    const engine = this.#engine;
+    const moves = engine.moves;
+    moves.readingBack(
+      read(
+        (move, signal) => moves.followNow(move, signal),
+        (ids, signal) => engine.goneNow(ids, signal),
+      ),
+    );
   }
 
   /** An operator ends dialog `id`; the person is told `note`. False when there is no such dialog. */

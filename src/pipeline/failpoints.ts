@@ -7,7 +7,10 @@
 
 /** Where a test can have the process killed. */
 export type Failpoint =
-  /** An answer's (or deadline's) append landed; its message not yet marked handled, the dialog not run. */
+  /**
+   * An answer's (or deadline's, or a deleted question's) append landed; its message not yet
+   * marked handled, the dialog not run.
+   */
   | "answer-logged"
   /** A dialog's question was sent to the server; its append to the log not yet made. */
   | "question-sent"

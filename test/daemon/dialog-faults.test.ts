@@ -2,7 +2,8 @@
  * Dialogs under the store faults that matter, aimed at the dialog's writes, on the test clock:
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails; and an operator's end racing a run in flight, a
- * late answer caught up after a restart, code changed under a waiting dialog. A real daemon in
+ * late answer caught up after a restart, a deleted question's write landing just before a stop,
+ * code changed under a waiting dialog. A real daemon in
  * this process against the sandbox over HTTP; the store is a FileStore behind a gate. Every
  * check is of what the person saw, in order, once the conversation settled: no sleeps.
  */
@@ -356,6 +357,34 @@ it("an answer sent after the deadline while the daemon was down is an ordinary m
   dm("large");
   await daemonUp(gate);
   expect(await said(3)).toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
+});
+
+it("a deleted question's write that lands, the daemon stopped before the dialog ran: it runs once at the next start", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("size");
+  expect(await said(1)).toEqual(["Which size?"]);
+  await waitingAt(1);
+  // The question renewed the queue with message deletions.
+  await expect
+    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBe(true);
+  const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!.id as number;
+  gate.mode = "lose";
+  // Deleted with the bot's own key (as its owner may): the deletion's append lands, its reply is lost.
+  const auth = Buffer.from(`${BOT}:${sandbox!.control.apiKeyOf(BOT)}`).toString("base64");
+  const res = await fetch(`${sandbox!.url}/api/v1/messages/${question}`, {
+    method: "DELETE",
+    headers: { authorization: `Basic ${auth}` },
+  });
+  expect(res.status).toBe(200);
+  await gate.stoppedAt(1);
+  await running!.stop({ keepState: true, deadlineMs: 0 });
+  expect(botSaid()).toEqual([]);
+  await daemonUp(gate);
+  expect(await said(1)).toEqual(["No answer: no coffee."]);
+  dm("large");
+  expect(await said(2)).toEqual(["No answer: no coffee.", "not a command: large"]);
 });
 
 it("code that adds a schema to an answered question stops the dialog, the person told, nothing cut back", async () => {

@@ -66,3 +66,50 @@ it("follows a question no longer where it waits; 11,000 are read in 11 pages, on
   expect(pages).toEqual(Array(11).fill(1_000));
   expect(most).toBe(1);
 });
+
+it("questions waiting in direct messages are read in the same pages; one absent is deleted (feature level 300 and later only)", async () => {
+  const s = await startSandbox();
+  sandbox = s;
+  s.control.createUser({ email: BOT, full_name: "Moves", bot: "generic", owner: "owner@sandbox.example" });
+  const dm = (content: string) =>
+    s.control.sendAs(BOT, { type: "direct", to: ["member@sandbox.example"], content }).id;
+  const [kept, deleted] = [dm("Q1?"), dm("Q2?")];
+  const inChannel = s.control.sendAs(BOT, { type: "stream", to: "general", topic: "t", content: "Q?" }).id;
+  const general = s.control.messages().find((m) => m.id === inChannel)!.stream_id!;
+  const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT), rateLimit: false });
+  const auth = Buffer.from(`${BOT}:${s.control.apiKeyOf(BOT)}`).toString("base64");
+  for (const id of [deleted, inChannel]) {
+    const res = await fetch(`${s.url}/api/v1/messages/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Basic ${auth}` },
+    });
+    expect(res.status).toBe(200);
+  }
+  const pages: number[][] = [];
+  const byIds = client.messages.byIds.bind(client.messages);
+  client.messages.byIds = (ids, options) => {
+    pages.push([...ids]);
+    return byIds(ids, options);
+  };
+  const read = (featureLevel: number) => {
+    const gone: number[] = [];
+    const moved = followMovedQuestions({
+      client,
+      featureLevel,
+      signal: new AbortController().signal,
+      // The channel question, deleted too, is absent: nothing is concluded of it.
+      waiting: new Map([[inChannel, `channel:${general}:t`]]),
+      read: new Map(),
+      follow: async () => {},
+      direct: [kept, deleted],
+      gone: async (ids) => {
+        gone.push(...ids);
+      },
+    });
+    return moved.then(() => gone);
+  };
+  expect(await read(400)).toEqual([deleted]);
+  expect(pages).toEqual([[inChannel, kept, deleted]]);
+  // An older server is asked one question at a time: nothing is concluded of direct messages.
+  expect(await read(200)).toEqual([]);
+});

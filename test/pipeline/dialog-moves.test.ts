@@ -12,18 +12,14 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox, SendAsInput } from "../../src/sandbox/types.ts";
 import { runBot, type TestBot } from "../../src/testing/run-bot.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
+import { renewed, surveyCommand } from "../support/two-questions.ts";
 
 const MEMBER = "member@sandbox.example";
 const OWNER = "owner@sandbox.example";
 
 const survey = defineBot({
   setup(bot) {
-    bot.command("survey", async (ctx) => {
-      const a = await ctx.prompt("Q1?");
-      await ctx.reply(`noted ${a.text}`);
-      const b = await ctx.prompt("Q2?");
-      await ctx.reply(`done: ${a.text} / ${b.text}`);
-    });
+    surveyCommand(bot);
     bot.command("ask-there", async (ctx) => {
       const mood = await ctx.prompt("Your mood?", { where: { channel: "general", topic: "moods" } });
       await ctx.reply(`mood: ${mood.text}`);
@@ -82,17 +78,11 @@ function botSaid(): string[] {
     .map((m) => `${m.topic}: ${m.content}`);
 }
 
-/** The bot's first channel question renews its queue with message moves: wait for the new one. */
-const renewed = () =>
-  expect
-    .poll(() => bot.logs().find((l) => l.msg === "event queue registered" && l.reason === "event_types"))
-    .toBeDefined();
-
 it("a resolved topic: the answer there is taken, and the dialog goes on there, its earlier replies not made again", async () => {
   await bot.ask(MEMBER, inTopic("survey"));
   const noted = await bot.ask(MEMBER, inTopic("one"));
   await bot.nextReply({ after: noted.id });
-  await renewed();
+  await renewed(bot);
   const botId = sandbox.control.users().find((u) => u.email === bot.email)!.user_id;
   const [, , q2] = sandbox.control.messages().filter((m) => m.sender_id === botId);
   await move(q2!.id as number, { topic: "✔ standup" });
@@ -111,7 +101,7 @@ it("a resolved topic: the answer there is taken, and the dialog goes on there, i
 
 it("after the move, a message in a topic of the old name is no answer; the answer in the new place is", async () => {
   const q1 = await bot.ask(MEMBER, inTopic("survey"));
-  await renewed();
+  await renewed(bot);
   await move(q1.id, { topic: "standup 29 Nov" });
   // The old name is a new, empty topic now: the person's command there is an ordinary one.
   expect((await bot.ask(MEMBER, inTopic("ping"))).content).toBe("pong");
@@ -123,7 +113,7 @@ it("a topic moved to another channel: the dialog follows it there", async () => 
   const principals = JSON.stringify([MEMBER, bot.email]);
   await asOwner("POST", "/users/me/subscriptions", { subscriptions: '[{"name":"archive"}]', principals });
   const q1 = await bot.ask(MEMBER, inTopic("survey"));
-  await renewed();
+  await renewed(bot);
   await move(q1.id, { channel: "archive" });
   await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#archive > standup" }]);
   const noted = await bot.ask(MEMBER, inTopic("one", "standup", "archive"));
@@ -136,7 +126,7 @@ it.each(["✔ standup", ""])(
   "a topic moved (to %j) while the bot was down: found at its next start, before the answer sent there meanwhile",
   async (topic) => {
     const q1 = await bot.ask(MEMBER, inTopic("survey"));
-    await renewed();
+    await renewed(bot);
     await bot.stop();
     await move(q1.id, { topic });
     const answer = await bot.post(MEMBER, inTopic("one", topic));
@@ -154,7 +144,7 @@ it.each(["✔ standup", ""])(
 it("a move that leaves the question where it is changes nothing", async () => {
   const first = await bot.post(MEMBER, inTopic("off topic"));
   const q1 = await bot.ask(MEMBER, inTopic("survey"));
-  await renewed();
+  await renewed(bot);
   // Only the earlier message moves.
   await move(first, { topic: "elsewhere" }, "change_one");
   expect((await bot.ask(MEMBER, inTopic("one"))).content).toBe("noted one");
@@ -166,7 +156,7 @@ it("two dialogs waiting in one topic, the topic resolved: both follow, and each 
   const ann = "ann@sandbox.example";
   sandbox.control.createUser({ email: ann, full_name: "Ann", channels: ["general"] });
   const q1 = await bot.ask(MEMBER, inTopic("survey"));
-  await renewed();
+  await renewed(bot);
   await bot.ask(ann, inTopic("survey"));
   await move(q1.id, { topic: "✔ standup" });
   await expect
@@ -179,7 +169,7 @@ it("two dialogs waiting in one topic, the topic resolved: both follow, and each 
 
 it("a dialog in the empty topic waits there through its queue's renewal and a restart", async () => {
   expect((await bot.ask(MEMBER, inTopic("survey", ""))).content).toBe("Q1?");
-  await renewed();
+  await renewed(bot);
   await bot.restart();
   expect((await bot.ask(MEMBER, inTopic("one", ""))).content).toBe("noted one");
   expect(bot.logs().some((l) => String(l.msg).includes("the dialog follows it"))).toBe(false);
@@ -189,7 +179,7 @@ it("a dialog in the empty topic waits there through its queue's renewal and a re
 async function askThere(): Promise<number> {
   const asked = await bot.post(MEMBER, inTopic("ask-there"));
   await expect.poll(() => botSaid()).toEqual(["moods: Your mood?"]);
-  await renewed();
+  await renewed(bot);
   return asked;
 }
 

@@ -59,6 +59,8 @@ export type LogEntry =
   | { t: "back"; step: number; msg: number; text: string; ts: number }
   /** The deadline of step `step` passed before an answer. */
   | { t: "late"; step: number; at: number }
+  /** Message `msg`, the question waiting at step `step` (or its buttons), was deleted before an answer. */
+  | { t: "gone"; step: number; msg: number; at: number }
   /**
    * The conversation `was` (its key) moved to `to` (a topic renamed or resolved, or moved to
    * another channel): the waiting question's, or the dialog's own while its question waits
@@ -107,6 +109,8 @@ export interface DialogStep {
   answers: DialogAnswer[];
   /** The deadline passed before an answer the run could use. */
   timedOut?: true;
+  /** The question's message was deleted before an answer the run could use. */
+  deleted?: true;
   /** Asked elsewhere than the dialog's own conversation: what the prompt says goes there too. */
   in?: AskedIn;
   /** Where a rewind to this step cuts the record: its values and effects before the question. */
@@ -245,9 +249,11 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       record.steps[e.step]?.answers.push(answer);
       break;
     }
-    case "late": {
+    case "late":
+    case "gone": {
       const step = record.steps[e.step];
-      if (step) step.timedOut = true;
+      if (step && e.t === "late") step.timedOut = true;
+      else if (step) step.deleted = true;
       break;
     }
     case "move":
@@ -311,7 +317,7 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
     } else if (e.t === "ans" || e.t === "back") {
       next.answered = [...next.answered, e.msg];
       next.waiting = false;
-    } else if (e.t === "late") next.waiting = false;
+    } else if (e.t === "late" || e.t === "gone") next.waiting = false;
     else if (e.t === "move" && next.conversation === e.was) {
       next.conversation = e.to.key;
       next.where = e.to.label;

@@ -20,10 +20,11 @@ import {
 } from "../../wire/events.ts";
 import { type SelfRef, saidToOther, textOf } from "../addressed.ts";
 import type { BotContexts } from "../bot-contexts.ts";
-import { conversationKey } from "../conversation-key.ts";
+import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
+import { questionAmong } from "./dialog-deletions.ts";
 import { tellEnded } from "./dialog-ends.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 import { whenSettled } from "./dialog-entry.ts";
@@ -274,10 +275,58 @@ export class DialogEngine {
     );
   }
 
-  /** At accept, in event order: an `update_message` event on conversation `key` (see dialog-moves.ts). */
-  moving(event: AnyEvent, key: string): void {
-    if (this.#o.dialogs.size > 0 && event.type === "update_message")
-      this.moves.moving(event as EventMap["update_message"], key);
+  /**
+   * At accept, in event order, an event on conversation `key`: a move of messages (`update_message`,
+   * see dialog-moves.ts), or a deletion (`delete_message`, see dialog-deletions.ts). The event goes
+   * on to the bot's handlers as any other.
+   */
+  accepting(event: AnyEvent, key: string): void {
+    if (this.#o.dialogs.size === 0) return;
+    if (event.type === "update_message") this.moves.moving(event as EventMap["update_message"], key);
+    else if (event.type === "delete_message") this.#deleting(event as EventMap["delete_message"]);
+  }
+
+  /** Messages deleted: each dialog whose waiting question is among them ends its step, in its conversation's order. */
+  #deleting(event: EventMap["delete_message"]): void {
+    const ids = deletedIds(event);
+    for (const entry of this.#o.dialogs.entries()) {
+      const msg = questionAmong(entry, ids);
+      if (msg !== undefined)
+        this.#o.queue.push(entry.head.conversation, this.#goneTask, { id: entry.id, msg });
+    }
+  }
+
+  /**
+   * Questions found deleted at a new queue (`ids`, read back: see moved-questions.ts): recorded at
+   * once, not in a conversation's order, tried again while the store fails, until `signal` aborts;
+   * then each dialog runs. A dialog a message caught up meanwhile answered ignores it (which came
+   * first, the answer or the deletion, cannot be told).
+   */
+  async goneNow(ids: readonly number[], signal: AbortSignal): Promise<void> {
+    const { dialogs, queue, log, contexts } = this.#o;
+    const one = async (entry: DialogEntry, msg: number) => {
+      entry.waiting = false;
+      entry.running = true;
+      try {
+        const record = await retrying(contexts.clock, log, signal, () => dialogs.timeOut(entry, msg));
+        log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
+        dialogs.markReady(record);
+        queue.push(record.conversation, this.#readyTask, record);
+      } catch (err) {
+        dialogs.unmatch(entry);
+        if (!(err instanceof DialogEnded || err instanceof LogMoved))
+          log.warn(
+            { err, dialog: entry.id },
+            "a deleted question was not recorded: it is read back at the next new queue",
+          );
+      }
+    };
+    const found: Promise<void>[] = [];
+    for (const entry of dialogs.entries()) {
+      const msg = entry.running || entry.ready !== undefined ? undefined : questionAmong(entry, ids);
+      if (msg !== undefined) found.push(one(entry, msg));
+    }
+    await Promise.all(found);
   }
 
   #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
@@ -318,6 +367,21 @@ export class DialogEngine {
       (err: unknown) =>
         this.#o.log.warn({ err, dialog: id }, "could not read a dialog's log: it runs at the next start"),
     );
+
+  /**
+   * A dialog's waiting question was deleted: recorded (as a deadline is), then the dialog runs and
+   * its prompt rejects with `PROMPT_DELETED`. Answered, timed out, moved on to another question or
+   * ended meanwhile (earlier in the conversation's order), it ignores the deletion.
+   */
+  readonly #goneTask = (control: TaskControl, gone: { id: string; msg: number }): void => {
+    const entry = this.#o.dialogs.entry(gone.id);
+    if (entry === undefined || entry.running || entry.ready !== undefined) return;
+    if (questionAmong(entry, [gone.msg]) === undefined) return;
+    entry.waiting = false;
+    entry.running = true;
+    this.#o.log.info({ dialog: entry.id, message: gone.msg }, "a dialog's waiting question was deleted");
+    this.#record(control, entry, () => this.#o.dialogs.timeOut(entry, gone.msg), {});
+  };
 
   /** A dialog's deadline passed: recorded (the key held, as for an answer), then the dialog runs. */
   readonly #dueTask = (control: TaskControl, id: string): void => {

@@ -16,9 +16,9 @@ export interface DialogsOptions {
   persist: boolean;
   /**
    * Told when the bot needs events of `type`: reactions while a question with emoji choices waits,
-   * message moves while one waits in a channel topic.
+   * message moves while one waits in a channel topic, message deletions while one waits.
    */
-  wants?: (type: "reaction" | "update_message") => void;
+  wants?: (type: WantedEvent) => void;
   /** The bot's own user id, once known: its reactions are the buttons it put on a question, no answer. */
   selfId?: () => number | undefined;
   /** Who is in which group, with which role (for questions others may answer); nobody without it. */
@@ -30,3 +30,6 @@ export interface DialogSignals {
   due(id: string, conversation: string): void;
   ready(record: DialogRecord): void;
 }
+
+/** The event types waiting dialogs need their bot's queue to receive. */
+export type WantedEvent = "reaction" | "update_message" | "delete_message";

@@ -14,6 +14,7 @@
 import type { JsonValue } from "../../state/state-store.ts";
 import { NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
+import { eventsWanted } from "./dialog-deletions.ts";
 import {
   type Candidate,
   type DialogEntry,
@@ -157,9 +158,10 @@ export class Dialogs {
     return this.#add(entry, added);
   }
 
-  /** The deadline of the step `entry` waits at passed: record it; resolves the log as it runs. */
-  timeOut(entry: DialogEntry): Promise<DialogRecord> {
-    return this.#add(entry, { t: "late", step: entry.head.step, at: this.#o.clock.now() });
+  /** The step `entry` waits at ended unanswered (its deadline passed; `gone`: its question deleted). */
+  timeOut(entry: DialogEntry, gone?: number): Promise<DialogRecord> {
+    const at = { step: entry.head.step, at: this.#o.clock.now() };
+    return this.#add(entry, gone === undefined ? { t: "late", ...at } : { t: "gone", ...at, msg: gone });
   }
 
   /** Append `added` to `entry`'s log while the log so far is read: one store round trip for both. */
@@ -383,7 +385,7 @@ export class Dialogs {
     this.#places.put(entry);
     this.buttons.put(entry);
     if (entry.waiting) this.#deadlines.waits(entry);
-    if (head.conversation.startsWith("channel:")) this.#o.wants?.("update_message");
+    for (const type of eventsWanted(entry)) this.#o.wants?.(type);
     return entry;
   }
 

@@ -7,6 +7,7 @@ import { BothostError } from "../../errors/bothost-error.ts";
 /**
  * What `ctx.prompt()` rejects with:
  * - `PROMPT_TIMEOUT`: no answer before the prompt's deadline (kept across restarts);
+ * - `PROMPT_DELETED`: the question's message was deleted while it waited (see docs/guide/conversations.md);
  * - `PROMPT_CANCELLED`: the person answered with the cancel word (the bot has already said so);
  * - `PROMPT_INVALID`: every try the prompt allows was an answer its schema refused (the bot has
  *   already said so);
@@ -30,6 +31,7 @@ import { BothostError } from "../../errors/bothost-error.ts";
  */
 export class PromptError extends BothostError<
   | "PROMPT_TIMEOUT"
+  | "PROMPT_DELETED"
   | "PROMPT_CANCELLED"
   | "PROMPT_INVALID"
   | "PROMPT_PENDING"
@@ -53,6 +55,8 @@ export function promptUnanswered(err: unknown): err is PromptError {
 
 /** The log line of a run that an unanswered prompt ended. */
 export const PROMPT_UNANSWERED = "the prompt got no answer in time: the dialog ended there";
+/** The log line of a run whose waiting question was deleted. */
+export const PROMPT_DELETED = "the prompt's question was deleted: the dialog ended there";
 /** The log line of a run the person cancelled. */
 export const PROMPT_CANCELLED = "the person cancelled the dialog: it ended there";
 /** The log line of a run whose prompt got no usable answer in the tries it allows. */
@@ -70,6 +74,7 @@ export const PROMPT_TOO_LONG = "the dialog reached its size limit: the prompt wa
 
 /** The log line of a run that {@link promptUnanswered} ended. */
 export function promptEndLine(err: PromptError): string {
+  if (err.code === "PROMPT_DELETED") return PROMPT_DELETED;
   if (err.code === "PROMPT_CANCELLED") return PROMPT_CANCELLED;
   if (err.code === "PROMPT_INVALID") return PROMPT_INVALID;
   if (err.code === "PROMPT_PENDING") return PROMPT_PENDING;

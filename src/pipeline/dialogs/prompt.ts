@@ -170,6 +170,7 @@ export async function prompt<T>(
     again = await said(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
   }
   if (recorded.timedOut) throw new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`);
+  if (recorded.deleted) throw new PromptError("PROMPT_DELETED", "the question was deleted.");
   // Every answer so far was refused (and asked again): wait at this step anew.
   return ask(
     dialogs,
