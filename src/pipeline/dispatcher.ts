@@ -151,7 +151,9 @@ export class Dispatcher {
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
     const key = typed ? this.#keys.keyOf(event) : BOT_KEY;
-    if (typed) this.#engine.accepting(event, key);
+    // A move or a deletion may concern a waiting dialog's question.
+    if (typed && (event.type === "update_message" || event.type === "delete_message"))
+      this.#engine.accepting(event, key);
     this.#queue.push(key, this.#run, incoming, onDone);
     return true;
   }
