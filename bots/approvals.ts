@@ -5,7 +5,8 @@
  * the request by saying `withdraw` there (their other messages there are ordinary; an approver's
  * `withdraw` is no decision). Three answers that are neither approve nor reject (approvers chatting
  * in the topic) end the request undecided, and a second request in a topic where one waits is
- * refused: the requester is told in each case. An approval calls an outgoing webhook, signed as
+ * refused, and a request whose question someone deleted ends undecided: the requester is told in
+ * each case. An approval calls an outgoing webhook, signed as
  * bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), once its
  * answer is recorded: a crash during the call makes it again, with the same `request` (the asking
  * message's id) for the receiver to act on once.
@@ -98,5 +99,6 @@ function undecided(code: string, what: string, timeout: string): string | undefi
     return `Another request waits for a decision in this topic: ask for ${what} again once it is decided.`;
   if (code === "PROMPT_INVALID")
     return `Deploy of ${what} not decided: decide with approve or reject, or with the buttons.`;
+  if (code === "PROMPT_DELETED") return `Deploy of ${what} not decided: its question was deleted.`;
   return undefined;
 }

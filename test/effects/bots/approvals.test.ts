@@ -13,6 +13,7 @@ import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach } from "vitest";
 import approvals from "../../../bots/approvals.ts";
 import { BOT, OWNER, RELEASE_ORG, REQ, RITA, RON } from "../../support/release-org.ts";
+import { renewed } from "../../support/two-questions.ts";
 
 const SECRET = "a-deploy-hook-secret-of-some-length";
 
@@ -188,6 +189,34 @@ test("the requester is told when a request ends undecided: another one waits the
     .poll(() => bot.replies().at(-1)?.content)
     .toBe("Deploy of api 1.4.2 not decided: decide with approve or reject, or with the buttons.");
   expect(bot.dialogs()).toEqual([]);
+});
+
+test("a request whose question someone deletes ends undecided, the requester told; the topic is free again", async ({
+  runBot,
+  sandbox,
+}) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  const question = await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"));
+  expect(question.content).toBe(QUESTION);
+  // Its first question renewed the bot's queue with message deletions.
+  await renewed(bot);
+  // The owner deletes the bot's question, through the server's own route.
+  const auth = Buffer.from(`${OWNER}:${sandbox.control.apiKeyOf(OWNER)}`).toString("base64");
+  const res = await fetch(`${sandbox.url}/api/v1/messages/${question.id}`, {
+    method: "DELETE",
+    headers: { authorization: `Basic ${auth}` },
+  });
+  expect(res.status).toBe(200);
+  await expect
+    .poll(() => bot.replies().at(-1)?.content)
+    .toBe("Deploy of api 1.4.2 not decided: its question was deleted.");
+  expect(bot.dialogs()).toEqual([]);
+  // An approver's word now decides nothing, and a new request there is asked.
+  await bot.handled(bot.post(RITA, say("approve")));
+  expect(bot.replies().filter((m) => /approved/.test(m.content))).toEqual([]);
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.3"))).content).toMatch(
+    /asks to deploy \*\*api 1\.4\.3/,
+  );
 });
 
 test("a question for a group in a bot that does not track groups: the first answer checked says how to fix it", async ({
