@@ -3,7 +3,7 @@
  * who asked, to decide in that topic: `approve` or `reject` (or `1` / `2`). The first member to
  * answer decides; nobody within the deadline and the request expires. The requester may withdraw
  * the request by saying `withdraw` there (their other messages there are ordinary; an approver's
- * `withdraw` is no decision). Three answers that are neither approve nor reject (approvers chatting
+ * `withdraw` is no decision; `@**Approvals** withdraw` with none waiting says so). Three answers that are neither approve nor reject (approvers chatting
  * in the topic) end the request undecided, and a second request in a topic where one waits is
  * refused, and a request whose question someone deleted ends undecided: the requester is told in
  * each case. An approval calls an outgoing webhook, signed as
@@ -43,6 +43,11 @@ export default defineBot({
   }),
   setup(bot, s) {
     bot.track("groups", "reactions");
+    // While a request waits, its requester's `withdraw` (with or without naming the bot) withdraws
+    // it before any command runs; named to the bot with none waiting, it says so.
+    bot.command("withdraw", { description: "withdraw your deploy request waiting in this topic" }, (ctx) =>
+      ctx.reply("No deploy request of yours waits for a decision in this topic."),
+    );
     const args = { service: z.string().min(1), version: z.string().min(1) };
     bot.command(s.command, { description: "ask for a deploy's approval", args }, async (ctx) => {
       const { service, version } = ctx.args;

@@ -173,6 +173,22 @@ test("the requester withdraws the request, also while the bot is down: said once
   ]);
 });
 
+test("the requester withdraws by naming the bot too; named to the bot with no request waiting, withdraw says so", async ({
+  runBot,
+}) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  expect((await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"))).content).toBe(QUESTION);
+  expect((await bot.ask(REQ, say("@**Approvals** withdraw"))).content).toBe(
+    "Deploy of api 1.4.2 withdrawn by its requester.",
+  );
+  // Decided, then withdrawn too late: the requester is told nothing waits.
+  await bot.ask(REQ, say("@**Approvals** deploy api 1.4.3"));
+  expect((await bot.ask(RITA, say("approve"))).content).toBe("Deploy of api 1.4.3 approved by Rita Release.");
+  expect((await bot.ask(REQ, say("@**Approvals** withdraw"))).content).toBe(
+    "No deploy request of yours waits for a decision in this topic.",
+  );
+});
+
 test("the requester is told when a request ends undecided: another one waits there, or three answers were no decision", async ({
   runBot,
 }) => {
