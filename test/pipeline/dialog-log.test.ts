@@ -378,12 +378,12 @@ it("the asker of a question for others reaches it with the cancel word its heade
   const dialogs = memoryDialogs(new ManualClock(T0), store, { inGroup });
   await dialogs.load();
   const channel = "channel:9:deploys";
-  expect(dialogs.match(channel, 7, msg(102), "approve")).toBeUndefined();
-  expect(dialogs.match(channel, 7, msg(102), "withdraw it")).toBeUndefined();
+  expect(dialogs.match(channel, 7, msg(102), () => "approve")).toBeUndefined();
+  expect(dialogs.match(channel, 7, msg(102), () => "withdraw it")).toBeUndefined();
   expect(dialogs.match(channel, 7, msg(102))).toBeUndefined();
   // Someone neither asked nor asking: the word is an ordinary message.
-  expect(dialogs.match(channel, 10, msg(102), "withdraw")).toBeUndefined();
-  const found = dialogs.match(channel, 7, msg(103), "Withdraw") as { entry: never };
+  expect(dialogs.match(channel, 10, msg(102), () => "withdraw")).toBeUndefined();
+  const found = dialogs.match(channel, 7, msg(103), () => "Withdraw") as { entry: never };
   expect(found).toMatchObject({ entry: { id: "100" } });
   const record = await dialogs.answer(found.entry, msg(103), "Withdraw", { id: 7, name: "Rae" });
   const step = record.steps[0]!;
@@ -399,9 +399,9 @@ it("a question for others kept without its cancel word (before the asker could w
   await askedOfOthers(dialogs, {});
   const channel = "channel:9:deploys";
   // The asker cannot withdraw it.
-  expect(dialogs.match(channel, 7, msg(102), "cancel")).toBeUndefined();
+  expect(dialogs.match(channel, 7, msg(102), () => "cancel")).toBeUndefined();
   // An answerer's cancel word cancels it, as it did.
-  const found = dialogs.match(channel, 9, msg(103), "cancel") as { entry: never };
+  const found = dialogs.match(channel, 9, msg(103), () => "cancel") as { entry: never };
   const record = await dialogs.answer(found.entry, msg(103), "cancel", { id: 9, name: "Rita" });
   expect(cancels(record.steps[0]!, 7, record.steps[0]!.answers[0]!, "cancel")).toBe(true);
 });

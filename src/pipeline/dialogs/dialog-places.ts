@@ -12,15 +12,21 @@ import type { DialogHead } from "./dialog-record.ts";
 export const ANYONE = 0;
 
 /**
- * Whether a message from `userId` (`text`: as the handler reads it) goes to the question for others
- * `head` waits at: from one `from` allows, or the cancel word from the dialog's person, who withdraws
- * the question with it (a question kept without the word cannot be withdrawn).
+ * Whether a message from `userId` (`said`: its text as the handler reads it, made only when needed)
+ * goes to the question for others `head` waits at: from one `from` allows, or the cancel word from
+ * the dialog's person, who withdraws the question with it (a question kept without the word cannot
+ * be withdrawn).
  */
-function goesTo(head: DialogHead, userId: number, text: string | undefined, who: Membership): boolean {
+function goesTo(
+  head: DialogHead,
+  userId: number,
+  said: (() => string) | undefined,
+  who: Membership,
+): boolean {
   if (head.from === undefined) return false;
   if (allows(head.from, userId, who)) return true;
   const word = head.cancel;
-  return userId === head.userId && word !== undefined && text?.toLowerCase() === word.toLowerCase();
+  return userId === head.userId && word !== undefined && said?.().toLowerCase() === word.toLowerCase();
 }
 
 const whoOf = (head: DialogHead) => (head.from === undefined ? head.userId : ANYONE);
@@ -35,10 +41,10 @@ export class DialogPlaces {
     return there !== undefined && whoOf(there.head) === userId ? there : undefined;
   }
 
-  /** The question for others waiting in `conversation`, if a message from `userId` (`text`) goes to it. */
-  openTo(conversation: string, userId: number, text: string | undefined, who: Membership) {
+  /** The question for others waiting in `conversation`, if a message from `userId` (`said`) goes to it. */
+  openTo(conversation: string, userId: number, said: (() => string) | undefined, who: Membership) {
     const open = this.at(conversation, ANYONE);
-    return open !== undefined && goesTo(open.head, userId, text, who) ? open : undefined;
+    return open !== undefined && goesTo(open.head, userId, said, who) ? open : undefined;
   }
 
   /** `entry` is the dialog waiting for its person in its conversation (replacing any there). */

@@ -107,9 +107,10 @@ export class DialogEngine {
     const self = this.#o.contexts.self ?? { userId: -1 };
     // In a channel topic, a message that begins by naming someone else is said to them.
     if (message.type === "stream" && saidToOther(message.content, self)) return runs.run(control, incoming);
-    // What the handler would read: the answer recorded, or the cancel word a question's asker says.
-    const text = textOf(event as ServerEvent, self);
-    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message, text);
+    // What the handler would read (made only when needed: most messages answer no dialog).
+    let read: string | undefined;
+    const said = () => (read ??= textOf(event as ServerEvent, self));
+    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message, said);
     if (found === undefined) return runs.run(control, incoming);
     if (found === "duplicate") {
       runs.duplicate();
@@ -143,6 +144,7 @@ export class DialogEngine {
       return runs.run(control, incoming);
     }
     const by = { id: message.sender_id, name: message.sender_full_name };
+    const text = said();
     const back = entry.head.back !== undefined && text.toLowerCase() === entry.head.back.toLowerCase();
     this.#record(control, entry, () => dialogs.answer(entry, message, text, by, back), { answer: incoming });
     return undefined;

@@ -112,13 +112,13 @@ export class Dialogs {
     this.#ended = new RecentlyEnded();
   }
 
-  /** What `message`, from `userId` in `conversation`, is to the dialogs there; `text`: as handlers read it. */
-  match(conversation: string, userId: number, message: Candidate, text?: string): Match {
+  /** What `message`, from `userId` in `conversation`, is to the dialogs there (`said`: its text, on demand). */
+  match(conversation: string, userId: number, message: Candidate, said?: () => string): Match {
     // The message that began a dialog, caught up again: its question's append was its commit.
     if (this.#byId.has(String(message.id))) return "duplicate";
     const places = this.#places;
     const who = this.#o.members ?? NOBODY_KNOWN;
-    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, text, who);
+    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
     if (entry === undefined) return undefined;
     const head = entry.head;
     if (head.answered.includes(message.id)) return "duplicate";
