@@ -20,6 +20,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
+import { deleteMessageAs } from "../support/delete-message.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 
 const BOT = "survey-bot@sandbox.example";
@@ -372,12 +373,7 @@ it("a deleted question's write that lands, the daemon stopped before the dialog 
   const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!.id as number;
   gate.mode = "lose";
   // Deleted with the bot's own key (as its owner may): the deletion's append lands, its reply is lost.
-  const auth = Buffer.from(`${BOT}:${sandbox!.control.apiKeyOf(BOT)}`).toString("base64");
-  const res = await fetch(`${sandbox!.url}/api/v1/messages/${question}`, {
-    method: "DELETE",
-    headers: { authorization: `Basic ${auth}` },
-  });
-  expect(res.status).toBe(200);
+  await deleteMessageAs(sandbox!, BOT, question);
   await gate.stoppedAt(1);
   await running!.stop({ keepState: true, deadlineMs: 0 });
   expect(botSaid()).toEqual([]);

@@ -9,6 +9,7 @@ import { followMovedQuestions } from "../../src/events/moved-questions.ts";
 import type { Move } from "../../src/pipeline/dialogs/dialog-moves.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { deleteMessageAs } from "../support/delete-message.ts";
 
 const BOT = "moves-bot@sandbox.example";
 
@@ -77,14 +78,7 @@ it("questions waiting in direct messages are read in the same pages; one absent 
   const inChannel = s.control.sendAs(BOT, { type: "stream", to: "general", topic: "t", content: "Q?" }).id;
   const general = s.control.messages().find((m) => m.id === inChannel)!.stream_id!;
   const client = createClient({ url: s.url, email: BOT, apiKey: s.control.apiKeyOf(BOT), rateLimit: false });
-  const auth = Buffer.from(`${BOT}:${s.control.apiKeyOf(BOT)}`).toString("base64");
-  for (const id of [deleted, inChannel]) {
-    const res = await fetch(`${s.url}/api/v1/messages/${id}`, {
-      method: "DELETE",
-      headers: { authorization: `Basic ${auth}` },
-    });
-    expect(res.status).toBe(200);
-  }
+  for (const id of [deleted, inChannel]) await deleteMessageAs(s, BOT, id);
   const pages: number[][] = [];
   const byIds = client.messages.byIds.bind(client.messages);
   client.messages.byIds = (ids, options) => {

@@ -13,6 +13,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox, SendAsInput } from "../../src/sandbox/types.ts";
 import { runBot, type TestBot } from "../../src/testing/run-bot.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
+import { deleteMessageAs } from "../support/delete-message.ts";
 import { renewed, surveyCommand } from "../support/two-questions.ts";
 
 const MEMBER = "member@sandbox.example";
@@ -65,14 +66,7 @@ const inTopic = (content: string): SendAsInput => ({
 });
 
 /** Deletes message `id` as the organization's owner, through the server's own route. */
-async function deleteAsOwner(id: number): Promise<void> {
-  const auth = Buffer.from(`${OWNER}:${sandbox.control.apiKeyOf(OWNER)}`).toString("base64");
-  const res = await fetch(`${sandbox.url}/api/v1/messages/${id}`, {
-    method: "DELETE",
-    headers: { authorization: `Basic ${auth}` },
-  });
-  expect(res.status).toBe(200);
-}
+const deleteAsOwner = (id: number) => deleteMessageAs(sandbox, OWNER, id);
 
 /** The bot's messages, oldest first. */
 function botSaid(): string[] {

@@ -12,6 +12,7 @@ import { defineBot } from "bothost";
 import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach } from "vitest";
 import approvals from "../../../bots/approvals.ts";
+import { deleteMessageAs } from "../../support/delete-message.ts";
 import { BOT, OWNER, RELEASE_ORG, REQ, RITA, RON } from "../../support/release-org.ts";
 import { renewed } from "../../support/two-questions.ts";
 
@@ -217,12 +218,7 @@ test("a request whose question someone deletes ends undecided, the requester tol
   // Its first question renewed the bot's queue with message deletions.
   await renewed(bot);
   // The owner deletes the bot's question, through the server's own route.
-  const auth = Buffer.from(`${OWNER}:${sandbox.control.apiKeyOf(OWNER)}`).toString("base64");
-  const res = await fetch(`${sandbox.url}/api/v1/messages/${question.id}`, {
-    method: "DELETE",
-    headers: { authorization: `Basic ${auth}` },
-  });
-  expect(res.status).toBe(200);
+  await deleteMessageAs(sandbox, OWNER, question.id);
   await expect
     .poll(() => bot.replies().at(-1)?.content)
     .toBe("Deploy of api 1.4.2 not decided: its question was deleted.");

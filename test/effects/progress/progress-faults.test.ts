@@ -5,6 +5,7 @@
  */
 import { expect, it } from "vitest";
 import type { ProgressHandle } from "../../../src/effects/progress/types.ts";
+import { deleteMessageAs } from "../../support/delete-message.ts";
 import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, start } from "./harness.ts";
 
 const OWNER = "owner@sandbox.example";
@@ -45,12 +46,7 @@ it("a deleted progress message is edited no more: the result is posted anew and 
   feeds[0]!.push("step 1");
   await sandbox.control.waitFor(() => contentOf(first.id) === "step 1");
   // An administrator deletes it; the server then answers an edit with 400 "Invalid message(s)".
-  const auth = Buffer.from(`${OWNER}:${sandbox.control.apiKeyOf(OWNER)}`).toString("base64");
-  const deleted = await fetch(`${sandbox.url}/api/v1/messages/${first.id}`, {
-    method: "DELETE",
-    headers: { authorization: `Basic ${auth}` },
-  });
-  expect(deleted.status).toBe(200);
+  await deleteMessageAs(sandbox, OWNER, first.id);
   for (let i = 2; i <= 10; i++) {
     feeds[0]!.push(`\nstep ${i}`);
     await clock.advance(1_000);
