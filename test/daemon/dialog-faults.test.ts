@@ -383,6 +383,35 @@ it("a deleted question's write that lands, the daemon stopped before the dialog 
   expect(await said(2)).toEqual(["No answer: no coffee.", "not a command: large"]);
 });
 
+it("a question deleted while its log's write hangs: once the write lands the prompt ends; the next message is ordinary", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1h");
+  // A first question renews the queue with message deletions; answered, its dialog is over.
+  dm("size");
+  await waitingAt(1);
+  await expect
+    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBe(true);
+  dm("small");
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+
+  gate.mode = "hang";
+  dm("size");
+  await gate.stoppedAt(1);
+  const question = sandbox!.control.messages().filter((m) => m.content === "Which size?")[1]!.id as number;
+  await deleteMessageAs(sandbox!, BOT, question);
+  // The daemon has the deletion: its queue is drained and polled again.
+  await vi.waitFor(() =>
+    expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toMatchObject([
+      { pending_events: 0, parked: true },
+    ]),
+  );
+  gate.open();
+  expect(await said(2)).toEqual(["Which size?", "No answer: no coffee."]);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
+});
+
 it("code that adds a schema to an answered question stops the dialog, the person told, nothing cut back", async () => {
   const gate = new StoreGate();
   const dm = await start(gate);

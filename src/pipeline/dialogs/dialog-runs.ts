@@ -288,14 +288,16 @@ export class DialogEngine {
     else if (event.type === "delete_message") this.#deleting(event as EventMap["delete_message"]);
   }
 
-  /** Messages deleted: each dialog whose waiting question is among them ends its step, in its conversation's order. */
+  /**
+   * Messages deleted: each dialog whose waiting question is among them ends its step, in its
+   * conversation's order. So does one whose run is under way, if the question it keeps is among
+   * them (sent, its log not yet written): the check waits behind the run.
+   */
   #deleting(event: EventMap["delete_message"]): void {
     const ids = deletedIds(event);
-    for (const entry of this.#o.dialogs.entries()) {
-      const msg = questionAmong(entry, ids);
-      if (msg !== undefined)
-        this.#o.queue.push(entry.head.conversation, this.#goneTask, { id: entry.id, msg });
-    }
+    for (const entry of this.#o.dialogs.entries())
+      if (entry.running || questionAmong(entry, ids) !== undefined)
+        this.#o.queue.push(entry.head.conversation, this.#goneTask, { id: entry.id, ids });
   }
 
   /**
@@ -375,14 +377,15 @@ export class DialogEngine {
    * its prompt rejects with `PROMPT_DELETED`. Answered, timed out, moved on to another question or
    * ended meanwhile (earlier in the conversation's order), it ignores the deletion.
    */
-  readonly #goneTask = (control: TaskControl, gone: { id: string; msg: number }): void => {
+  readonly #goneTask = (control: TaskControl, gone: { id: string; ids: readonly number[] }): void => {
     const entry = this.#o.dialogs.entry(gone.id);
     if (entry === undefined || entry.running || entry.ready !== undefined) return;
-    if (questionAmong(entry, [gone.msg]) === undefined) return;
+    const msg = questionAmong(entry, gone.ids);
+    if (msg === undefined) return;
     entry.waiting = false;
     entry.running = true;
-    this.#o.log.info({ dialog: entry.id, message: gone.msg }, "a dialog's waiting question was deleted");
-    this.#record(control, entry, () => this.#o.dialogs.timeOut(entry, gone.msg), {});
+    this.#o.log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
+    this.#record(control, entry, () => this.#o.dialogs.timeOut(entry, msg), {});
   };
 
   /** A dialog's deadline passed: recorded (the key held, as for an answer), then the dialog runs. */
