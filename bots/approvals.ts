@@ -102,6 +102,7 @@ function undecided(code: string, what: string, timeout: string): string | undefi
   if (code === "PROMPT_TIMEOUT") return `Deploy of ${what} expired: nobody decided in ${timeout}.`;
   if (code === "PROMPT_PENDING")
     return `Another request waits for a decision in this topic: ask for ${what} again once it is decided.`;
+  // Talk that is no choice counts as an answer only in a request asked by an older bothost.
   if (code === "PROMPT_INVALID")
     return `Deploy of ${what} not decided: decide with approve or reject, or with the buttons.`;
   if (code === "PROMPT_DELETED") return `Deploy of ${what} not decided: its question was deleted.`;

@@ -5,6 +5,7 @@
  * the dialog's own conversation; through a crash nothing is said twice.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { z } from "zod";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import type { PromptError } from "../../src/index.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -23,7 +24,8 @@ const deploy = defineBot({
       const answer = await ctx.prompt(`${ctx.sender!.name} asks to deploy. Approve?`, {
         where: { channel: "releases", topic: "approvals" },
         from: owner,
-        choices: ["yes", "no"],
+        // A schema, not choices: an answer that fails it is refused (with choices it would be talk).
+        schema: z.enum(["yes", "no"]),
       });
       await ctx.reply(`${answer.value === "yes" ? "Approved" : "Rejected"} by ${answer.by.name}.`);
     });
@@ -110,7 +112,7 @@ it("asks in another topic, takes the answer there from the one allowed, and answ
   expect(again.subject).toBe("approvals");
   expect(again.content).toMatch(/^I could not use that/);
   await bot.restart({ crash: true });
-  const done = await bot.nextReply({ after: bot.post(OWNER, at("releases", "approvals", "1")) });
+  const done = await bot.nextReply({ after: bot.post(OWNER, at("releases", "approvals", "yes")) });
   expect(done.display_recipient).toBe("ops");
   expect(done.content).toBe("Approved by Olive Owner.");
   expect(inTopic("releases", "approvals")).toEqual([request.content, again.content]);

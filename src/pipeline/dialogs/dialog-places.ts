@@ -4,7 +4,7 @@
  * {@link ANYONE}. The conversation's key is the header's own string, so a dialog costs one map
  * entry here and no key of its own.
  */
-import { allows, type Membership } from "./ask-options.ts";
+import { allows, choiceOf, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 import type { DialogHead } from "./dialog-record.ts";
 
@@ -13,9 +13,9 @@ export const ANYONE = 0;
 
 /**
  * Whether a message from `userId` (`said`: its text as the handler reads it, made only when needed)
- * goes to the question for others `head` waits at: from one `from` allows, or the cancel word from
- * the dialog's person, who withdraws the question with it (a question kept without the word cannot
- * be withdrawn).
+ * goes to the question for others `head` waits at: from one `from` allows (with choices, only one
+ * of them: the rest is the people there talking), or the cancel word from the dialog's person,
+ * who withdraws the question with it (a question kept without the word cannot be withdrawn).
  */
 function goesTo(
   head: DialogHead,
@@ -24,7 +24,8 @@ function goesTo(
   who: Membership,
 ): boolean {
   if (head.from === undefined) return false;
-  if (allows(head.from, userId, who)) return true;
+  if (allows(head.from, userId, who))
+    return head.choices === undefined || said === undefined || choiceOf(head.choices, said()).ok;
   const word = head.cancel;
   return userId === head.userId && word !== undefined && said?.().toLowerCase() === word.toLowerCase();
 }

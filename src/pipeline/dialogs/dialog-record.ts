@@ -49,6 +49,8 @@ export type LogEntry =
        * (the word then cancels from whoever may answer).
        */
       cancel?: string;
+      /** On a question others answer with choices: only one of these (or its number) answers it. */
+      choices?: string[];
     }
   /** An answer to step `step`: the message's id, its text and (for a `from` question) who sent it. */
   | { t: "ans"; step: number; msg: number; text: string; ts: number; by?: number; name?: string }
@@ -166,6 +168,8 @@ export interface DialogHead {
   cmd?: boolean;
   /** The word the dialog's person withdraws the waiting question for others with (see the `ask` entry). */
   cancel?: string;
+  /** The waiting question for others' choices: only they answer it (see the `ask` entry). */
+  choices?: string[];
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
   /** The last append, hashed: a retry of it after a lost reply finds it made. */
@@ -301,18 +305,11 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
   for (const e of entries) {
     if (e.t === "ask") {
       Object.assign(next, { step: e.step, asked: e.msg, deadline: e.deadline, waiting: true });
-      if (e.from === undefined) delete next.from;
-      else next.from = e.from;
-      if (e.react === undefined) delete next.react;
-      else next.react = e.react;
-      if (e.btn === undefined) delete next.btn;
-      else next.btn = e.btn;
-      if (e.back === undefined) delete next.back;
-      else next.back = e.back;
-      if (e.cmd === undefined) delete next.cmd;
-      else next.cmd = e.cmd;
-      if (e.cancel === undefined) delete next.cancel;
-      else next.cancel = e.cancel;
+      // The waiting question's own fields replace the last one's (absent ones go).
+      for (const field of ASKED_FIELDS) {
+        if (e[field] === undefined) delete next[field];
+        else Object.assign(next, { [field]: e[field] });
+      }
       moveTo(next, e.in);
     } else if (e.t === "ans" || e.t === "back") {
       next.answered = [...next.answered, e.msg];
@@ -342,6 +339,9 @@ function moveTo(head: DialogHead, place: AskedIn | undefined): void {
   }
 }
 
+/** The fields of a header that are the waiting question's, as its `ask` entry has them. */
+const ASKED_FIELDS = ["from", "react", "btn", "back", "cmd", "cancel", "choices"] as const;
+
 /** The fields of a header, in the order they are kept. */
 const HEAD_FIELDS = [
   "v",
@@ -366,6 +366,7 @@ const HEAD_FIELDS = [
   "back",
   "cmd",
   "cancel",
+  "choices",
   "ended",
   "last",
 ] as const satisfies readonly (keyof DialogHead)[];

@@ -58,9 +58,10 @@ export interface PromptOptions<T = string> {
    * Who may answer, when not the person the dialog is with: a user id, a list of ids, the
    * members of a group (`{ group: "release-managers" }`, kept fresh by `bot.track("groups")`), or
    * people with a role or a more privileged one (`{ role: "moderator" }`, `bot.track("users")`).
-   * The answer is the first message after the question in this conversation from one of them;
-   * others' messages there are ordinary messages, but for the dialog's person's cancel word. One
-   * such question waits per conversation.
+   * The answer is the first message after the question in this conversation from one of them
+   * (with `choices`, the first that is a choice: the rest is their talk); others' messages there
+   * are ordinary messages, but for the dialog's person's cancel word. One such question waits per
+   * conversation.
    */
   from?: AnswerFrom;
   /**

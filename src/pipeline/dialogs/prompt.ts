@@ -118,6 +118,7 @@ export async function prompt<T>(
         ...(from && { from }),
         ...(emoji && { react: emoji }),
         ...escapes,
+        ...(from && choices && { choices: [...choices] }),
         ...(place && { in: { key: place.key, label: place.label, to: place.to } }),
       };
       const start: LogEntry[] = fresh
@@ -186,6 +187,7 @@ export async function prompt<T>(
       ...(from && { from }),
       ...(emoji && { react: emoji }),
       ...escapes,
+      ...(from && choices && { choices: [...choices] }),
       ...(recorded.in && { in: recorded.in }),
     },
     now() + timeoutMs,
@@ -215,6 +217,7 @@ async function ask<T>(
     back?: string;
     cmd?: boolean;
     cancel?: string;
+    choices?: string[];
     in?: AskedIn;
   },
   deadline: number,
