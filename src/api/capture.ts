@@ -31,6 +31,11 @@ const CREATED: Record<string, string> = {
   "/channel_folders/create": "channel_folder_id",
 };
 
+/** What the server answers, beyond an id, to a POST whose answer has fields it always sends. */
+const ANSWERS: Record<string, Record<string, unknown>> = {
+  "/users/me/subscriptions": { subscribed: {}, already_subscribed: {} },
+};
+
 /**
  * Ids given to captured creations: far above any real id, so a bot that later uses one (to edit
  * what it "sent") is captured again rather than touching a real message.
@@ -43,7 +48,7 @@ export function capturing(send: RequestFn, capture: (call: CapturedCall) => void
   return (async (method: HttpMethod, path: string, params: Params = {}, options = {}) => {
     if (onlyReads(method, path)) return send(method, path, params, options);
     const field = method === "POST" ? CREATED[path] : undefined;
-    const answer: Record<string, unknown> = {};
+    const answer: Record<string, unknown> = method === "POST" ? { ...ANSWERS[path] } : {};
     const call: CapturedCall = { method, path, params };
     if (field !== undefined) {
       call.createdId = nextId++;
@@ -85,6 +90,10 @@ export function describeCall(call: CapturedCall, channelName?: (id: number) => s
     return `${call.method === "POST" ? "react" : "unreact"} :${p.emoji_name}: on message ${on[1]}`;
   }
   if (on && !on[2]) return `${call.method === "DELETE" ? "delete" : "edit"} message ${on[1]}`;
+  if (call.method === "POST" && call.path === "/users/me/subscriptions") {
+    const names = (p.subscriptions as { name?: string }[] | undefined)?.map((s) => `#${s.name}`);
+    return `subscribe to ${names?.join(", ") ?? "channels"}`;
+  }
   return `${call.method} ${call.path}`;
 }
 

@@ -3,7 +3,7 @@
  * every call that would change something is recorded, answered as the server would, and never sent.
  */
 import { describe, expect } from "vitest";
-import type { CapturedCall } from "../../src/api/capture.ts";
+import { type CapturedCall, describeCall } from "../../src/api/capture.ts";
 import { test } from "../support/api/client-fixture.ts";
 import * as rec from "../support/api/records.ts";
 import { success } from "../support/api/test-server.ts";
@@ -43,6 +43,8 @@ describe("capture", () => {
     });
     const snippet = await client.savedSnippets.create({ title: "T", content: "C" });
     await client.typing.set({ op: "start", type: "direct", to: [7] });
+    // Answered with the fields the server always sends: the answer's schema holds.
+    const joined = await client.channels.subscribe({ subscriptions: [{ name: "launches" }] });
     await client.request("POST", "/register", { event_types: ["message"] });
     await client.request("DELETE", "/events", { queue_id: "q" });
 
@@ -60,7 +62,10 @@ describe("capture", () => {
       "POST /scheduled_messages",
       "POST /saved_snippets",
       "POST /typing",
+      "POST /users/me/subscriptions",
     ]);
+    expect(joined).toMatchObject({ subscribed: {}, already_subscribed: {} });
+    expect(describeCall(calls[7]!)).toBe("subscribe to #launches");
     expect(calls[0]?.params).toMatchObject({ to: "general", topic: "t", content: "hi" });
     expect(sent.id).toBe(calls[0]?.createdId);
     expect(again.id).toBe(sent.id + 1);

@@ -122,6 +122,21 @@ it("a topic moved to another channel: the dialog follows it there", async () => 
   );
 });
 
+it("a topic moved to a channel the bot is not subscribed to: it subscribes itself, and the answer there is taken", async () => {
+  await asOwner("POST", "/users/me/subscriptions", {
+    subscriptions: '[{"name":"archive"}]',
+    principals: JSON.stringify([MEMBER]),
+  });
+  const q1 = await bot.ask(MEMBER, inTopic("survey"));
+  await renewed(bot);
+  await move(q1.id, { channel: "archive" });
+  await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#archive > standup" }]);
+  const noted = await bot.ask(MEMBER, inTopic("one", "standup", "archive"));
+  expect(`${noted.display_recipient} > ${noted.subject}: ${noted.content}`).toBe(
+    "archive > standup: noted one",
+  );
+});
+
 it.each(["✔ standup", ""])(
   "a topic moved (to %j) while the bot was down: found at its next start, before the answer sent there meanwhile",
   async (topic) => {

@@ -29,6 +29,12 @@ const deploy = defineBot({
       });
       await ctx.reply(`${answer.value === "yes" ? "Approved" : "Rejected"} by ${answer.by.name}.`);
     });
+    bot.command("launch", async (ctx) => {
+      // #launches is a channel the bot is not subscribed to.
+      const owner = (await ctx.users.get(OWNER))!.user_id;
+      const go = await ctx.prompt("Launch?", { where: { channel: "launches", topic: "go" }, from: owner });
+      await ctx.reply(`${go.text}, said ${go.by.name}.`);
+    });
     bot.command("confirm", async (ctx) => {
       // Asked of the person, in a direct message, though they wrote in a channel.
       const sure = await ctx.prompt("Sure?", { where: { direct: [ctx.sender!.id] } });
@@ -75,6 +81,7 @@ beforeEach(async () => {
       channels: [
         { name: "ops", subscribers: [OWNER, MEMBER, BOT] },
         { name: "releases", subscribers: [OWNER, MEMBER, BOT] },
+        { name: "launches", subscribers: [OWNER, MEMBER] },
       ],
     },
   });
@@ -118,6 +125,17 @@ it("asks in another topic, takes the answer there from the one allowed, and answ
   expect(inTopic("releases", "approvals")).toEqual([request.content, again.content]);
   expect(inTopic("ops", "api")).toEqual([done.content]);
   await expect.poll(() => bot.dialogs()).toEqual([]);
+});
+
+it("asks in a channel the bot is not subscribed to: it subscribes itself, and the answer typed there reaches it", async () => {
+  const question = await bot.nextReply({ after: bot.post(MEMBER, at("ops", "api", "@**deploy** launch")) });
+  expect([question.display_recipient, question.subject, question.content]).toEqual([
+    "launches",
+    "go",
+    "Launch?",
+  ]);
+  const done = await bot.nextReply({ after: bot.post(OWNER, at("launches", "go", "go ahead")) });
+  expect([done.display_recipient, done.content]).toEqual(["ops", "go ahead, said Olive Owner."]);
 });
 
 it("asks the person in a direct message; their messages in the channel stay ordinary", async () => {

@@ -134,6 +134,8 @@ export async function typingDuring<T>(
 export class ChannelIds {
   readonly #byName = new Map<string, number>();
   readonly #byId = new Map<number, string>();
+  /** Channels the bot subscribed itself to (or found itself in) since its start. */
+  readonly #joined = new Set<number>();
 
   constructor(private readonly channels: Client["channels"]) {}
 
@@ -147,6 +149,16 @@ export class ChannelIds {
   /** The name last seen for a channel id, if any. */
   nameOf(id: number): string | undefined {
     return this.#byId.get(id);
+  }
+
+  /**
+   * Subscribe the bot to channel `name`, known to exist as `id` (the call would create a missing
+   * one), once per start: the messages sent there reach its event queue from then on.
+   */
+  async join(id: number, name: string, signal?: AbortSignal): Promise<void> {
+    if (this.#joined.has(id)) return;
+    await this.channels.subscribe({ subscriptions: [{ name }] }, signal ? { signal } : {});
+    this.#joined.add(id);
   }
 
   async resolve(channel: number | string, signal?: AbortSignal): Promise<number> {

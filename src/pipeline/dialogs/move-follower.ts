@@ -127,7 +127,11 @@ export class DialogMoves {
     await Promise.all(entries.map(one));
   }
 
-  /** Where `move` went; a channel the bot knows no name of yet is named by one GET /streams. */
+  /**
+   * Where `move` went; a channel the bot knows no name of yet is named by one GET /streams. Moved
+   * to another channel, the bot subscribes itself there (once per start): the answer typed there
+   * then reaches it.
+   */
   async #placeOf(move: Move, signal: AbortSignal): Promise<AskedIn> {
     const deps = this.#o.contexts.deps();
     let name = move.channel ?? deps.channelName(move.channelId);
@@ -136,6 +140,15 @@ export class DialogMoves {
       name = streams.find((c) => c.stream_id === move.channelId)?.name;
       if (name !== undefined) deps.services?.channels.learn(move.channelId, name);
     }
+    if (name !== undefined && !move.from.startsWith(`channel:${move.channelId}:`))
+      await deps.services?.channels
+        .join(move.channelId, name, signal)
+        .catch((err: unknown) =>
+          this.#o.log.warn(
+            { err, where: `#${name}` },
+            "could not subscribe where a dialog moved: answers there miss the bot",
+          ),
+        );
     return placeOf(move, name ?? `channel ${move.channelId}`);
   }
 }

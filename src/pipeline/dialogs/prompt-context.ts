@@ -9,6 +9,12 @@ import type { Dialogs } from "./dialogs.ts";
 import { type PromptContext, type PromptOptions, prompt } from "./prompt.ts";
 import type { Turn } from "./turn.ts";
 
+function runtimeChannels(channels: ChannelIds | undefined): ChannelIds {
+  if (channels === undefined)
+    throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt(): `where` needs a bot runtime's channels.");
+  return channels;
+}
+
 /** `ctx.prompt` for the context `ctx` of a message's run (`turn`: the run as a dialog's turn). */
 export function promptOf(
   ctx: BotContext<unknown> & { effects: SendEffects | undefined },
@@ -37,14 +43,8 @@ export function promptOf(
       label(fp);
       return ctx.send(to) as Promise<{ id: number } | undefined>;
     },
-    channelId: (name: string) => {
-      if (channels === undefined)
-        throw new BothostError(
-          "HELPERS_UNAVAILABLE",
-          "ctx.prompt(): `where` needs a bot runtime's channels.",
-        );
-      return channels.resolve(name, ctx.signal);
-    },
+    channelId: (name: string) => runtimeChannels(channels).resolve(name, ctx.signal),
+    join: (id: number, name: string) => runtimeChannels(channels).join(id, name, ctx.signal),
     made: () => (ctx.effects?.run.made ?? []) as unknown as JsonValue[],
     react: (messageId, emoji) => ctx.react(emoji, { messageId }),
     get signal() {

@@ -49,6 +49,8 @@ export interface PromptContext {
   sendTo(to: SendTo, fp?: string): Promise<{ id: number } | undefined>;
   /** A channel's id by name (the bot's cache). */
   channelId(name: string): Promise<number>;
+  /** Subscribes the bot to an existing channel, once per start. */
+  join(id: number, name: string): Promise<void>;
   /** Reacts to message `messageId` with emoji `name`. */
   react(messageId: number, name: string): Promise<void>;
   /** The effects made so far by this run, for the log. */
@@ -106,6 +108,11 @@ export async function prompt<T>(
       throw new PromptError("PROMPT_PENDING", "another question there waits for an answer from others.");
     if (from === undefined && askIn !== head.conversation && dialogs.busy(askIn, head.userId, head.id))
       throw new PromptError("PROMPT_PENDING", "another dialog already waits for this person's answer there.");
+    // Typed answers in a channel reach the bot only where it is subscribed (the channel of the
+    // message it is handling reached it already).
+    const here = (ctx.event as { message?: { stream_id?: number } }).message?.stream_id;
+    if (place !== undefined && "channel" in place.to && place.to.channelId !== here)
+      await ctx.join(place.to.channelId, place.to.channel);
     // A new dialog is known before its question is sent: the person's answer, should it come
     // before the log is kept (a slow store, past the handler timeout), waits for it.
     if (fresh) dialogs.asking(head);
