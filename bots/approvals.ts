@@ -1,12 +1,12 @@
 /**
  * approvals: `deploy <service> <version>` in a channel topic asks a user group, except the person
- * who asked, to decide in that topic: `approve` or `reject` (or `1` / `2`). The first member to
- * answer decides; nobody within the deadline and the request expires. The requester may withdraw
- * the request by saying `withdraw` there (their other messages there are ordinary; an approver's
- * `withdraw` is no decision; `@**Approvals** withdraw` with none waiting says so). Three answers that are neither approve nor reject (approvers chatting
- * in the topic) end the request undecided, and a second request in a topic where one waits is
- * refused, and a request whose question someone deleted ends undecided: the requester is told in
- * each case. An approval calls an outgoing webhook, signed as
+ * who asked, to decide in that topic: `approve` or `reject` (or `1` / `2`, or the buttons). The
+ * first member to decide does; whatever else members say there is their talk, which the bot stays
+ * out of. Nobody within the deadline and the request expires. The requester may withdraw the
+ * request by saying `withdraw` there (their other messages there are ordinary; an approver's
+ * `withdraw` is no decision; `@**Approvals** withdraw` with none waiting says so). A second request
+ * in a topic where one waits is refused, and a request whose question someone deleted ends
+ * undecided: the requester is told in each case. An approval calls an outgoing webhook, signed as
  * bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), once its
  * answer is recorded: a crash during the call makes it again, with the same `request` (the asking
  * message's id) for the receiver to act on once.
