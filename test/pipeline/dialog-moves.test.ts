@@ -108,34 +108,23 @@ it("after the move, a message in a topic of the old name is no answer; the answe
   expect((await bot.ask(MEMBER, inTopic("one", "standup 29 Nov"))).content).toBe("noted one");
 });
 
-it("a topic moved to another channel: the dialog follows it there", async () => {
-  // A channel the bot has seen no message in: its name is read from the server.
-  const principals = JSON.stringify([MEMBER, bot.email]);
-  await asOwner("POST", "/users/me/subscriptions", { subscriptions: '[{"name":"archive"}]', principals });
-  const q1 = await bot.ask(MEMBER, inTopic("survey"));
-  await renewed(bot);
-  await move(q1.id, { channel: "archive" });
-  await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#archive > standup" }]);
-  const noted = await bot.ask(MEMBER, inTopic("one", "standup", "archive"));
-  expect(`${noted.display_recipient} > ${noted.subject}: ${noted.content}`).toBe(
-    "archive > standup: noted one",
-  );
-});
-
-it("a topic moved to a channel the bot is not subscribed to: it subscribes itself, and the answer there is taken", async () => {
-  await asOwner("POST", "/users/me/subscriptions", {
-    subscriptions: '[{"name":"archive"}]',
-    principals: JSON.stringify([MEMBER]),
-  });
-  const q1 = await bot.ask(MEMBER, inTopic("survey"));
-  await renewed(bot);
-  await move(q1.id, { channel: "archive" });
-  await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#archive > standup" }]);
-  const noted = await bot.ask(MEMBER, inTopic("one", "standup", "archive"));
-  expect(`${noted.display_recipient} > ${noted.subject}: ${noted.content}`).toBe(
-    "archive > standup: noted one",
-  );
-});
+it.each([true, false])(
+  "a topic moved to another channel (the bot subscribed there: %s): the dialog follows it, and the answer there is taken",
+  async (subscribed) => {
+    // A channel the bot has seen no message in: its name is read from the server. Not subscribed
+    // there, the bot subscribes itself, so that the answer typed there reaches it.
+    const principals = JSON.stringify(subscribed ? [MEMBER, bot.email] : [MEMBER]);
+    await asOwner("POST", "/users/me/subscriptions", { subscriptions: '[{"name":"archive"}]', principals });
+    const q1 = await bot.ask(MEMBER, inTopic("survey"));
+    await renewed(bot);
+    await move(q1.id, { channel: "archive" });
+    await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#archive > standup" }]);
+    const noted = await bot.ask(MEMBER, inTopic("one", "standup", "archive"));
+    expect(`${noted.display_recipient} > ${noted.subject}: ${noted.content}`).toBe(
+      "archive > standup: noted one",
+    );
+  },
+);
 
 it.each(["✔ standup", ""])(
   "a topic moved (to %j) while the bot was down: found at its next start, before the answer sent there meanwhile",
