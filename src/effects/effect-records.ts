@@ -95,6 +95,8 @@ export class EffectRun {
   readonly #lookUp: boolean;
   /** The fingerprint the next effect is matched by, in place of its own (see {@link label}). */
   #label: string | undefined;
+  /** The numbers of the effects found made by an earlier run (their records read from the store). */
+  #earlier: Set<number> | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -146,6 +148,7 @@ export class EffectRun {
       found = undefined;
     }
     if (found && !found.pending) {
+      if (found !== carried) this.#earlier = (this.#earlier ?? new Set()).add(n);
       this.#list().push(found);
       return found.result as T;
     }
@@ -171,6 +174,14 @@ export class EffectRun {
    */
   get made(): readonly EffectRecord[] {
     return this.#made ?? NONE_MADE;
+  }
+
+  /**
+   * Whether the `n`th effect (1 for the first) was found made by an earlier run whose record
+   * survived it (a crash after the effect, before what came next), not made by this one.
+   */
+  madeEarlier(n: number): boolean {
+    return this.#earlier?.has(n) ?? false;
   }
 
   /**

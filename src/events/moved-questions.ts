@@ -11,10 +11,10 @@
  * question absent may have been moved out of the bot's reach: nothing is concluded of it.
  */
 import type { Client } from "../api/create-client.ts";
+import { messagePages } from "../api/message-pages.ts";
 import { channelKey } from "../pipeline/conversation-key.ts";
 import type { Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Message } from "../wire/records.ts";
-import { questionPages } from "./reaction-catch-up.ts";
 
 export interface MovedQuestions {
   client: Client;
@@ -43,7 +43,7 @@ export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
   let moved = await followAll(o, known);
   // A page at a time, as the reactions' catch-up reads them: a start with many waiting
   // questions neither bursts its calls nor hangs a listener per page on the one signal.
-  for (const page of questionPages(o, unread)) {
+  for (const page of messagePages(o, unread)) {
     const messages = await page;
     for (const m of messages) found.add(m.id);
     moved += await followAll(o, messages);

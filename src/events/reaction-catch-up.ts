@@ -2,16 +2,14 @@
  * Reactions made while no queue was reading (the bot down, a queue lost): after each new queue,
  * the questions that wait for a reaction (a prompt's emoji choices) are read back, and on each
  * the first reaction that answers it is handed to the bot as if the queue had brought it. One
- * GET /messages per 1,000 questions (`message_ids`, feature level 300 and later); an older server
- * is asked one question at a time, at most {@link OLD_SERVER_MAX} of them.
+ * GET /messages per 1,000 questions (feature level 300 and later; an older server is asked one
+ * question at a time, at most {@link OLD_SERVER_MAX} of them).
  */
 import type { Client } from "../api/create-client.ts";
+import { messagePages, OLD_SERVER_MAX } from "../api/message-pages.ts";
 import type { Buttons } from "../pipeline/dialogs/dialog-reactions.ts";
 import type { Incoming } from "../pipeline/incoming.ts";
 import type { Message } from "../wire/records.ts";
-
-const BATCH = 1_000;
-const OLD_SERVER_MAX = 20;
 
 export interface ReactionCatchUp {
   client: Client;
@@ -29,7 +27,7 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
   const ids = o.buttons.waiting();
   if (ids.length === 0) return 0;
   let found = 0;
-  for (const messages of questionPages(o, ids)) {
+  for (const messages of messagePages(o, ids)) {
     for (const message of await messages) {
       o.read?.set(message.id, message);
       for (const r of message.reactions ?? []) {
@@ -51,25 +49,4 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
     }
   }
   return found;
-}
-
-/** The messages `ids` (waiting questions), a page at a time. */
-export function* questionPages(
-  o: { client: Client; featureLevel: number; signal: AbortSignal },
-  ids: readonly number[],
-): Generator<Promise<readonly Message[]>> {
-  const signal = o.signal;
-  if (o.featureLevel >= 300) {
-    for (let i = 0; i < ids.length; i += BATCH)
-      yield o.client.messages.byIds(ids.slice(i, i + BATCH), { signal }).then((page) => page.messages);
-    return;
-  }
-  for (const id of ids.slice(0, OLD_SERVER_MAX)) {
-    yield o.client.messages
-      .get(
-        { anchor: id, num_before: 0, num_after: 0, apply_markdown: false, allow_empty_topic_name: true },
-        { signal },
-      )
-      .then((page) => page.messages.filter((m) => m.id === id));
-  }
 }

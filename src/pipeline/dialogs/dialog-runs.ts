@@ -26,11 +26,12 @@ import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { tellEnded } from "./dialog-ends.ts";
-import type { DialogEntry } from "./dialog-entry.ts";
-import { whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
+import { nameOf } from "./dialog-reactions.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
 import { retrying } from "./store-retry.ts";
 
@@ -84,9 +85,16 @@ export class DialogEngine {
     const ready = this.#ready;
     this.#ready = [];
     for (const head of ready) queue.push(head.conversation, this.#loadTask, head.id);
+    const kept: KeptParts = {
+      ...this.#o,
+      gone: (from, id, msg) => queue.push(from, this.#goneTask, { id, ids: [msg] }),
+      follow: (move) => this.moves.follow(move),
+    };
     dialogs.arm({
       due: (id, conversation) => queue.push(conversation, this.#dueTask, id),
       ready: (record) => queue.push(record.conversation, this.#readyTask, record),
+      // A question sent before a crash, kept only now: read back in its conversation's order.
+      kept: (id, conversation, msg) => queue.push(conversation, (c) => readKeptBack(kept, c, { id, msg })),
     });
   }
 
@@ -201,21 +209,10 @@ export class DialogEngine {
     }
     const { entry, value } = found;
     // A reaction caught up after a new queue carries no name: the users cache (or the server) has it.
-    const name = user?.full_name ?? this.#nameOf(r.user_id);
+    const name = user?.full_name ?? nameOf(this.#o.contexts, r.user_id);
     if (typeof name !== "string")
       return name.then((known) => this.#answered(control, entry, r, value, known));
     return this.#answered(control, entry, r, value, name);
-  }
-
-  /** The name of user `id`, as the users cache knows it, else read (one call), else `user <id>`. */
-  #nameOf(id: number): string | Promise<string> {
-    const users = this.#o.contexts.deps().services?.users;
-    const cached = users?.peek(id)?.full_name;
-    if (cached !== undefined || users === undefined) return cached ?? `user ${id}`;
-    return users.get(id).then(
-      (u) => u?.full_name ?? `user ${id}`,
-      () => `user ${id}`,
-    );
   }
 
   /** Record `value`, chosen by `r`'s reaction, as the answer of `entry`'s question. */

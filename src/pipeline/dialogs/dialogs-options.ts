@@ -25,10 +25,14 @@ export interface DialogsOptions {
   members?: Membership;
 }
 
-/** What the dialogs tell the engine: a deadline passed, a started dialog is ready to run. */
+/**
+ * What the dialogs tell the engine: a deadline passed, a started dialog is ready to run, a question
+ * an earlier run sent (`msg`, kept only now) waits: it is read back (kept-question.ts).
+ */
 export interface DialogSignals {
   due(id: string, conversation: string): void;
   ready(record: DialogRecord): void;
+  kept(id: string, conversation: string, msg: number): void;
 }
 
 /** The event types waiting dialogs need their bot's queue to receive. */

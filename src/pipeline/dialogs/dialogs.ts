@@ -40,6 +40,8 @@ import type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 import { retrying } from "./store-retry.ts";
 
 export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
+/** The run asking a question: its signal, and the question's message if an earlier run sent it. */
+export type AskingRun = { signal: AbortSignal; earlier: number | undefined };
 export type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 
 export class Dialogs {
@@ -276,22 +278,19 @@ export class Dialogs {
 
   /**
    * Append `entries` (a run's values, effects and question; with `create`, its first) to the log
-   * of the dialog `head` describes, then wait for its answer; with `signal`, tried again while
-   * the store fails, until it aborts. Rejects with `DialogEnded` once the dialog was ended (a
-   * run in flight stops there).
+   * of the dialog `head` describes, then wait for its answer; for a `run`, tried again while the
+   * store fails, until its signal aborts. Rejects with `DialogEnded` once the dialog was ended (a
+   * run in flight stops there). `run.earlier`: the question's message, sent by an earlier run.
    */
-  async append(
-    head: DialogHead,
-    entries: readonly LogEntry[],
-    create: boolean,
-    signal?: AbortSignal,
-  ): Promise<DialogHead> {
+  async append(head: DialogHead, entries: readonly LogEntry[], create: boolean, run?: AskingRun) {
     if (!this.#o.persist) return head;
     if (this.isEnded(head.id)) throw new DialogEnded(head.id);
     const write = () => this.log.append(head, entries, create);
-    const next = await (signal ? retrying(this.#o.clock, this.#o.log, signal, write) : write());
+    const next = await (run ? retrying(this.#o.clock, this.#o.log, run.signal, write) : write());
     const entry = this.#index(next);
     if (!next.waiting) entry.running = true;
+    else if (run?.earlier !== undefined && next.asked === run.earlier)
+      this.#on?.kept(next.id, next.conversation, run.earlier);
     return next;
   }
 

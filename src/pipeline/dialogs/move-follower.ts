@@ -37,7 +37,7 @@ export class DialogMoves {
   /** At accept, in event order: an `update_message` event on conversation `key`. */
   moving(event: EventMap["update_message"], key: string): void {
     const move = moveOf(event, key, this.#o.contexts.deps().channelName);
-    if (move !== undefined) this.#follow(move);
+    if (move !== undefined) this.follow(move);
   }
 
   /**
@@ -77,7 +77,7 @@ export class DialogMoves {
    * conversation's order (after what was sent there before it), and the new conversation's later
    * messages wait until it is (so an answer there finds its dialog).
    */
-  #follow(move: Move): void {
+  follow(move: Move): void {
     const { dialogs, queue } = this.#o;
     const moved = channelKey(move.channelId, move.topic);
     if (moved === move.from || askedAmong(dialogs.entries(), move.from, move.ids).length === 0) return;

@@ -55,6 +55,8 @@ export interface PromptContext {
   react(messageId: number, name: string): Promise<void>;
   /** The effects made so far by this run, for the log. */
   made(): readonly JsonValue[];
+  /** Whether the last send was found made by an earlier run (a crash before its question's log). */
+  sentEarlier(): boolean;
   /** The run's signal: a question's log is tried again while the store fails, until it aborts. */
   readonly signal: AbortSignal;
 }
@@ -244,6 +246,8 @@ async function ask<T>(
       : again;
   if (send) failpoint("question-sent");
   const shown = sent !== undefined && sent.id > 0 ? sent.id : undefined;
+  // Sent before a crash, kept only now: deleted or moved meanwhile, unseen by any queue.
+  const earlier = send && shown !== undefined && ctx.sentEarlier() ? shown : undefined;
   // Reactions on it before its log is kept wait for the log, as typed answers do.
   const entry = dialogs.entry(head.id);
   if (shown !== undefined && asked.react && entry) dialogs.buttons.sent(shown, entry);
@@ -263,11 +267,13 @@ async function ask<T>(
   const entries = [...start, ...turn.newValues(), ...effects, question];
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.
-  const written = dialogs.append(head, entries, start.length > 0, ctx.signal).catch(async (err: unknown) => {
-    // An earlier run of this turn kept the same question (its reply was lost, or the run was
-    // kept as a dead letter and replayed): the dialog goes on from its log, answered or not.
-    if (!(err instanceof LogMoved && (await keptAlready(dialogs, head.id, asked)))) throw err;
-  });
+  const written = dialogs
+    .append(head, entries, start.length > 0, { signal: ctx.signal, earlier })
+    .catch(async (err: unknown) => {
+      // An earlier run of this turn kept the same question (its reply was lost, or the run was
+      // kept as a dead letter and replayed): the dialog goes on from its log, answered or not.
+      if (!(err instanceof LogMoved && (await keptAlready(dialogs, head.id, asked)))) throw err;
+    });
   if (start.length > 0) written.catch(() => dialogs.notAsking(head));
   return turn.park(written);
 }

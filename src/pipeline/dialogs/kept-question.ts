@@ -1,0 +1,57 @@
+/**
+ * A question an earlier run sent, kept only by a later one: the process died after the send and
+ * before the question's log was written, and the run that wrote it found the send in its effect
+ * records. While no process ran, the question may have been deleted, or moved with its topic, and
+ * no queue saw it; the waiting questions read back at a new queue (src/events/moved-questions.ts)
+ * were read before this one waited. So it is read back once its log is written (one
+ * GET /messages), in its conversation's order: one in a direct message found deleted (feature
+ * level 300 and later, as at a new queue) ends its step; one found in another channel topic is
+ * followed there. A channel question absent may have been moved out of the bot's reach: nothing
+ * is concluded of it.
+ */
+import type { Logger } from "pino";
+import { messagePages } from "../../api/message-pages.ts";
+import type { BotContexts } from "../bot-contexts.ts";
+import { channelKey } from "../conversation-key.ts";
+import type { TaskControl } from "../conversation-queue.ts";
+import type { Move } from "./dialog-moves.ts";
+import type { Dialogs } from "./dialogs.ts";
+
+export interface KeptQuestion {
+  /** The dialog's id. */
+  id: string;
+  /** The question's message. */
+  msg: number;
+}
+
+export interface KeptParts {
+  dialogs: Dialogs;
+  contexts: BotContexts;
+  log: Logger;
+  /** Question `msg` of dialog `id`, in conversation `from`, was deleted: its step ends, in that order. */
+  gone(from: string, id: string, msg: number): void;
+  /** The question moved: its dialog follows it, in the conversation's order. */
+  follow(move: Move): void;
+}
+
+/** The task reading question `q` back, on its conversation's key. */
+export async function readKeptBack(o: KeptParts, control: TaskControl, q: KeptQuestion): Promise<void> {
+  const entry = o.dialogs.entry(q.id);
+  const server = o.contexts.server;
+  if (entry === undefined || !entry.waiting || entry.head.asked !== q.msg || server === undefined) return;
+  const from = entry.head.conversation;
+  const read = { client: o.contexts.deps().api, featureLevel: server.featureLevel, signal: control.signal };
+  try {
+    const [page] = messagePages(read, [q.msg]);
+    const m = (await page)?.find((x) => x.id === q.msg);
+    if (m === undefined) {
+      if (from.startsWith("dm:") && server.featureLevel >= 300) o.gone(from, q.id, q.msg);
+    } else if (m.stream_id !== undefined && channelKey(m.stream_id, m.subject) !== from) {
+      const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
+      o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
+    }
+  } catch (err) {
+    if (!control.signal.aborted)
+      o.log.warn({ err, dialog: q.id }, "could not read back a question sent before a crash");
+  }
+}
