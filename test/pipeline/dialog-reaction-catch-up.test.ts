@@ -40,6 +40,24 @@ afterEach(async () => {
 });
 
 const dm = (content: string): SendAsInput => ({ type: "direct", to: [bot.email], content });
+const inTopic = (content: string, topic: string): SendAsInput => ({
+  type: "stream",
+  to: "general",
+  topic,
+  content,
+});
+
+/** The owner moves message `id`'s topic (and all of it) to `topic`, as a moderator does. */
+async function moveTopic(id: number, topic: string) {
+  const owner = "owner@sandbox.example";
+  const auth = Buffer.from(`${owner}:${sandbox.control.apiKeyOf(owner)}`).toString("base64");
+  const moved = await fetch(`${sandbox.url}/api/v1/messages/${id}`, {
+    method: "PATCH",
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ topic, propagate_mode: "change_all" }),
+  });
+  expect(moved.status).toBe(200);
+}
 
 it("a reaction made while the bot was down answers at its next start; one with another emoji does not", async () => {
   const question = await bot.ask(MEMBER, dm("ship"));
@@ -62,6 +80,16 @@ it("a reaction and a typed answer both made while the bot was down: the typed an
   // The server keeps no time for a reaction: the order between the two is lost with the events.
   await bot.react(question, "check", { as: MEMBER });
   await bot.post(MEMBER, dm("no"));
+  await bot.start();
+  expect((await bot.nextReply({ after: question.id })).content).toBe("no (by you: Mel Member)");
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+});
+
+it("in a channel topic too: the typed answer made while the bot was down wins over a reaction made then", async () => {
+  const question = await bot.ask(MEMBER, inTopic("@**vote** ship", "releases"));
+  await bot.stop();
+  await bot.react(question, "check", { as: MEMBER });
+  await bot.post(MEMBER, inTopic("no", "releases"));
   await bot.start();
   expect((await bot.nextReply({ after: question.id })).content).toBe("no (by you: Mel Member)");
   await expect.poll(() => bot.dialogs()).toEqual([]);
@@ -159,22 +187,9 @@ it("a question with emoji choices first asked while a new queue is being registe
 });
 
 it("a question with emoji choices in a topic moved while the bot was down: read back once, for its move and its reactions", async () => {
-  const topic = (content: string, t: string): SendAsInput => ({
-    type: "stream",
-    to: "general",
-    topic: t,
-    content,
-  });
-  const question = await bot.ask(MEMBER, topic("@**vote** ship", "releases"));
+  const question = await bot.ask(MEMBER, inTopic("@**vote** ship", "releases"));
   await bot.stop();
-  const owner = "owner@sandbox.example";
-  const auth = Buffer.from(`${owner}:${sandbox.control.apiKeyOf(owner)}`).toString("base64");
-  const moved = await fetch(`${sandbox.url}/api/v1/messages/${question.id}`, {
-    method: "PATCH",
-    headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ topic: "✔ releases", propagate_mode: "change_all" }),
-  });
-  expect(moved.status).toBe(200);
+  await moveTopic(question.id, "✔ releases");
   const before = sandbox.control.requests.length;
   await bot.start();
   await expect.poll(() => bot.dialogs()).toMatchObject([{ where: "#general > ✔ releases" }]);
@@ -185,6 +200,17 @@ it("a question with emoji choices in a topic moved while the bot was down: read 
     .filter((r) => r.email === bot.email && r.method === "GET" && r.path === "/messages");
   // The catch-up's read, and one read of the waiting question for both its reactions and its place.
   expect(reads).toHaveLength(2);
+});
+
+it("a reaction made while the bot was down on a question moved meanwhile: the reply goes where the question is now", async () => {
+  const question = await bot.ask(MEMBER, inTopic("@**vote** ship", "releases"));
+  await bot.stop();
+  await moveTopic(question.id, "✔ releases");
+  await bot.react(question, "check", { as: MEMBER });
+  await bot.start();
+  const done = await bot.nextReply({ after: question.id });
+  expect(done.content).toBe("yes (by you: Mel Member)");
+  expect(done.subject).toBe("✔ releases");
 });
 
 it("a reaction made while the bot was down by someone it never met is named as the server names them", async () => {

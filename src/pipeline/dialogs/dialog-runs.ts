@@ -200,6 +200,11 @@ export class DialogEngine {
     };
     const user = (incoming.event as { user?: { full_name?: string } }).user;
     const reaction = { messageId: r.message_id, userId: r.user_id, name: r.emoji_name };
+    // The waiting questions are being read back (moves made while no queue read): a reaction is
+    // matched once they are, after the messages caught up before it (a typed answer goes first),
+    // and its dialog is where its question is now.
+    const moved = r.op === "add" && !waited ? this.moves.readBack(r.user_id) : undefined;
+    if (moved !== undefined) return moved.then(() => this.#reaction(control, incoming, waited));
     const found = r.op === "add" ? dialogs.buttons.take(reaction) : undefined;
     if (found === undefined) {
       // On a question just sent, its log not kept yet: matched again once it is.
