@@ -169,6 +169,29 @@ export class EffectRun {
   }
 
   /**
+   * The result of the next effect an earlier run finished (of `kind`), taken as made, with the
+   * begun ones before it (each superseded by it: a step that failed, then one made after it);
+   * undefined, and nothing taken, when there is none. Reads nothing on a first run.
+   */
+  async replayed(kind: string): Promise<JsonValue | undefined> {
+    if (!this.#lookUp) return undefined;
+    const begun: EffectRecord[] = [];
+    for (let n = this.#next + 1; ; n++) {
+      const carried = this.#carried?.get(n);
+      const record =
+        carried !== undefined && !carried.pending
+          ? carried
+          : (((await this.store.get(`${this.eventKey}#${n}`)) as EffectRecord | undefined) ?? carried);
+      if (record === undefined || record.kind !== kind) return undefined;
+      begun.push(record);
+      if (record.pending) continue;
+      this.#next = n;
+      this.#list().push(...begun);
+      return record.result;
+    }
+  }
+
+  /**
    * The effects made (or found made) so far in this run, for a dead letter to carry; one whose
    * answer never came stays pending, so the letter's replay looks for it.
    */

@@ -18,7 +18,7 @@ export async function findSent(
   signal?: AbortSignal,
   /** Which content counts as the send's: by default the same as `params.content`. */
   matches: (content: string) => boolean = (content) => content === params.content,
-): Promise<{ id: number } | undefined> {
+): Promise<{ id: number; content: string } | undefined> {
   const where: NarrowTerm[] =
     params.type === "stream" || params.type === "channel"
       ? [
@@ -43,7 +43,7 @@ export async function findSent(
       (after === undefined || m.id > after) &&
       (since === undefined || m.timestamp >= since),
   );
-  return sent ? { id: sent.id } : undefined;
+  return sent ? { id: sent.id, content: sent.content } : undefined;
 }
 
 function dmOperand(to: readonly number[] | readonly string[]): string | readonly number[] {

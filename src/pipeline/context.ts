@@ -231,7 +231,9 @@ class LazyContext<S> {
             {
               act: () => post(placed(params, effects.moves)),
               verify: () =>
-                findSent(deps.api, deps.bot.userId, placed(params, effects.moves), effects, signal),
+                findSent(deps.api, deps.bot.userId, placed(params, effects.moves), effects, signal).then(
+                  (sent) => sent && { id: sent.id },
+                ),
             },
             printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
           )

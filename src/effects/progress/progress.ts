@@ -49,8 +49,8 @@ export interface Settings {
 export class Progress implements OpenProgress {
   readonly messageId: number;
   #text = "";
-  /** Where in the text the open message's part starts. */
-  #from = 0;
+  /** Where in the text the open message's part starts (a re-run: where the earlier run's steps left it). */
+  #from: number;
   #state: ShownState;
   #lastEditAt = Number.NEGATIVE_INFINITY;
   #timer: ReturnType<Clock["setTimeout"]> | undefined;
@@ -79,6 +79,7 @@ export class Progress implements OpenProgress {
     private readonly settings: Settings,
   ) {
     this.#state = state;
+    this.#from = heldLength(state);
     this.#steps = steps;
     this.#signal = deps.signal;
     this.messageId = state.messages[0]!.id;
@@ -96,8 +97,9 @@ export class Progress implements OpenProgress {
 
   update(text: string): void {
     this.#checkOpen("update");
-    // A text that no longer begins with what the closed messages hold is shown whole from here on.
-    if (text.slice(0, this.#from) !== this.#text.slice(0, this.#from)) this.#from = 0;
+    // A text that no longer begins with what the closed messages hold (so far) is shown whole.
+    const held = Math.min(this.#from, this.#text.length);
+    if (text.slice(0, held) !== this.#text.slice(0, held)) this.#from = 0;
     this.#text = text;
     this.#wake();
   }
@@ -174,6 +176,8 @@ export class Progress implements OpenProgress {
     const max = this.deps.server.maxMessageLength;
     const part = tail.length > max ? tail.slice(0, cutAt(tail, max)) : tail;
     if (open.closed) return stored(tail) === "" ? undefined : { kind: "post", part };
+    // A re-run's text shorter than what an earlier run showed there: no going back, it catches up.
+    if (!this.#finished && part === tail && part.length < open.length) return undefined;
     const changed = stored(part) !== "" && fingerprint(stored(part)) !== open.content;
     if (!this.#editable(index, now)) return changed || part !== tail ? { kind: "close", index } : undefined;
     if (changed) return { kind: "edit", index, part, closes: part !== tail };
@@ -192,11 +196,11 @@ export class Progress implements OpenProgress {
     }
     if (step.kind === "post") {
       const content = stored(step.part);
-      const at = () => withPosted(base, 0, content, step.part.length, now);
-      const posted = async () => this.#withId(at(), await this.#steps.post(content));
+      const at = (id: number) => withPosted(base, id, content, step.part.length, now);
+      const posted = async () => at(await this.#steps.post(content));
       const find = async () => {
-        const id = await this.#steps.find(content, base.messages.at(-1)?.id);
-        return id === undefined ? undefined : this.#unknown(this.#withId(at(), id));
+        const found = await this.#steps.find(content, base.messages.at(-1)?.id);
+        return found && this.#shows(at(found.id), found.content);
       };
       const { state, made } = await this.#steps.once(posted, find);
       this.#adopt(state);
@@ -235,14 +239,10 @@ export class Progress implements OpenProgress {
     }
   }
 
-  /** The newest message was found posted by an earlier run: what it shows is not known (so it is edited). */
-  #unknown(state: ShownState): ShownState {
-    state.messages.at(-1)!.content = "";
-    return state;
-  }
-
-  #withId(state: ShownState, id: number): ShownState {
-    state.messages.at(-1)!.id = id;
+  /** The newest message of `state`, found posted by an earlier run, shows `content` (maybe more text). */
+  #shows(state: ShownState, content: string): ShownState {
+    const m = state.messages.at(-1)!;
+    [m.content, m.length] = [fingerprint(content), Math.max(m.length, content.length)];
     return state;
   }
 
@@ -368,8 +368,8 @@ export class Progress implements OpenProgress {
         return next;
       };
       const find = async () => {
-        const id = await this.#steps.find(stored(piece), base.messages.at(-1)?.id);
-        return id === undefined ? undefined : this.#unknown(at(id));
+        const found = await this.#steps.find(stored(piece), base.messages.at(-1)?.id);
+        return found && this.#shows(at(found.id), found.content);
       };
       const { state } = await this.#steps.once(async () => at(await this.#steps.post(piece)), find);
       this.#state = state;

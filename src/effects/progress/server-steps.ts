@@ -5,6 +5,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../../api/create-client.ts";
 import { isApiError } from "../../api/errors.ts";
+import { messagePages } from "../../api/message-pages.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
@@ -90,12 +91,15 @@ export class ServerSteps {
    * conversation after message `since` (the progress's last) holding `content`, or a start or an
    * extension of it (an earlier run posted the same place in the text when it was shorter).
    */
-  async find(content: string, since: number | undefined): Promise<number | undefined> {
+  async find(
+    content: string,
+    since: number | undefined,
+  ): Promise<{ id: number; content: string } | undefined> {
     const { api, target, selfId, after, signal } = this.deps;
     const newer = Math.max(after ?? 0, since ?? 0);
     const where = { ...target, content: "" } as SendMessageParams;
     const same = (m: string) => m !== "" && (m.startsWith(content) || content.startsWith(m));
-    return (await this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same)))?.id;
+    return this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same));
   }
 
   /** The same steps, their calls and waits cut by `signal` instead. */
@@ -126,6 +130,33 @@ export class ServerSteps {
       await react(api, emoji, { eventMessageId: askedId, signal, remove });
     } catch (err) {
       log.warn({ err, emoji, messageId: askedId }, "progress: the acknowledgement reaction failed");
+    }
+  }
+
+  /**
+   * On a re-run (`rerun`: its first post was found made), the state after the last step an
+   * earlier run made, each taken as made, so that the steps this run makes are numbered after
+   * them. The open message is read back (one call): an edit whose record was lost with the
+   * earlier run shows more than the records say, and this run shows no less. `state` as it is on
+   * a first run, with no read.
+   */
+  async lastMade(state: ShownState, rerun: boolean): Promise<ShownState> {
+    const { run, api, server, signal, log } = this.deps;
+    if (!rerun || run === undefined) return state;
+    for (let r = await run.replayed("progress"); r !== undefined; r = await run.replayed("progress"))
+      state = fromRecord(r) ?? state;
+    const open = state.messages.at(-1)!;
+    if (open.closed) return state;
+    try {
+      const [page] = messagePages({ client: api, featureLevel: server.featureLevel, signal }, [open.id]);
+      const content = (await this.#spare(() => page!)).find((m) => m.id === open.id)?.content;
+      if (content === undefined || fingerprint(content) === open.content) return state;
+      const next = copyState(state);
+      Object.assign(next.messages.at(-1)!, { content: fingerprint(content), length: content.length });
+      return next;
+    } catch (err) {
+      log.warn({ err, messageId: open.id }, "progress: could not read back what the message shows");
+      return state;
     }
   }
 

@@ -33,14 +33,17 @@ export async function startProgress(
   // The first post is the one effect of the handler's own run; the steps after it are numbered
   // in a run of their own, so their number never shifts the handler's later effects.
   const posted = async () => withPosted(empty, await steps.post(first), first, 0, deps.clock.now());
+  // Found posted by an earlier run (its answer lost), as when found recorded: a re-run.
+  let foundPosted = false;
   const found = async () => {
-    const id = await steps.find(first, undefined);
+    const id = (await steps.find(first, undefined))?.id;
+    foundPosted = id !== undefined;
     return id === undefined ? undefined : withPosted(empty, id, first, 0, deps.clock.now());
   };
-  const { state } = await steps.once(posted, found);
+  const { state, made } = await steps.once(posted, found);
   const messageId = state.messages[0]!.id;
   const own = new ServerSteps({ ...deps, run: deps.run?.nested(`progress-${messageId}`) });
-  return new Progress(deps, own, state, first, {
+  return new Progress(deps, own, await own.lastMade(state, !made || foundPosted), first, {
     finalAfterMs,
     interval: Math.max(MIN_EDIT_INTERVAL_MS, interval),
     ack: options.ack ?? {},

@@ -29,15 +29,27 @@ let beforeDone: BeforeDone | undefined;
 /** The feeds the handler's next runs stream (`n`: that many new ones), its options, and what it does before `done()`. */
 export function nextRuns(n: number | Feed[], given: ProgressOptions = {}, before?: BeforeDone): void {
   feeds.splice(0, feeds.length, ...(typeof n === "number" ? Array.from({ length: n }, () => new Feed()) : n));
-  [runs, options, beforeDone] = [0, given, before];
+  [runs, options, beforeDone, whole] = [0, given, before, false];
 }
+
+/** Whether the handler shows its text with `update(text so far)` instead of `stream()`. */
+let whole = false;
+export const showWhole = () => {
+  whole = true;
+};
 
 const streamer = defineBot({
   setup(bot) {
     bot.command("go", async (ctx) => {
       const feed = feeds[runs++] ?? new Feed();
       const progress = await ctx.progress("Working…", options);
-      await progress.stream(feed);
+      if (whole) {
+        let text = "";
+        for await (const chunk of feed) {
+          text += chunk;
+          progress.update(text);
+        }
+      } else await progress.stream(feed);
       await beforeDone?.(progress, ctx.signal);
       results.push(await progress.done());
     });

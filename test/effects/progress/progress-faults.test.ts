@@ -1,11 +1,12 @@
 /**
  * `ctx.progress` when things go wrong, against the sandbox over HTTP on the test clock: the
- * progress message deleted by an administrator, edits that fail, and a handler that throws or
- * runs past its time limit with its progress open.
+ * progress message deleted by an administrator, edits that fail (one that landed with its answer
+ * lost, then a crash), and a handler that throws or runs past its time limit with its progress open.
  */
 import { expect, it } from "vitest";
 import type { ProgressHandle } from "../../../src/effects/progress/types.ts";
 import { deleteMessageAs } from "../../support/delete-message.ts";
+import { lines } from "./feed.ts";
 import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, start } from "./harness.ts";
 
 const OWNER = "owner@sandbox.example";
@@ -86,6 +87,33 @@ it("an edit that fails is tried again when the next edit is due, not at once", a
   feeds[0]!.end();
   await runUntil(() => results.length > 0);
   expect(contentOf(first.id)).toBe("step 1");
+});
+
+it("an edit that landed with its answer lost, then a crash: the run again never shows less than the message does", async () => {
+  await start();
+  nextRuns(2, { finalAfterMs: 3_600_000 });
+  const asked = bot.post(MEMBER, dm("go"));
+  const first = await bot.nextReply({ after: asked });
+  const text = lines(10);
+  const whole = text.join("").trimEnd();
+  // The edit is made, and its answer lost: its record stays begun.
+  sandbox.control.failNext(1, { status: 502, after: true, paths: [/^\/messages\/\d+$/] });
+  feeds[0]!.push(...text);
+  await sandbox.control.waitFor(() => patches(first.id).some((r) => r.status === 502));
+  expect(contentOf(first.id)).toBe(whole);
+  await bot.restart({ crash: true });
+  // The run again shows the same text a line at a time: the message keeps showing all of it.
+  for (const line of text) {
+    await sandbox.control.waitFor(() => runs === 2);
+    feeds[1]!.push(line);
+    await clock.advance(1_000);
+    await settle();
+    expect(contentOf(first.id)).toBe(whole);
+  }
+  feeds[1]!.end();
+  await runUntil(() => results.length > 0);
+  expect(contentOf(first.id)).toBe(whole);
+  expect(bot.replies()).toHaveLength(1);
 });
 
 it("a handler that throws with its progress open ends it as failed once its retries are spent", async () => {

@@ -2,11 +2,25 @@
  * `ctx.progress` against the sandbox over HTTP, on the test clock: edits coalesced to at most one
  * a second, rollover before the content limit, the final text posted anew after the threshold,
  * a new message instead of an edit past the organization's edit time limit, the ack reactions,
- * a crash in the middle (nothing posted twice), and fewer edits when the call budget is low.
+ * a crash in the middle (nothing posted twice, and a run again that streams its text from the
+ * start, a piece at a time, shows nothing twice and never less), and fewer edits when the call
+ * budget is low.
  */
 import { expect, it } from "vitest";
 import { Feed, lines } from "./feed.ts";
-import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, start } from "./harness.ts";
+import {
+  bot,
+  clock,
+  dm,
+  feeds,
+  nextRuns,
+  results,
+  runs,
+  sandbox,
+  settle,
+  showWhole,
+  start,
+} from "./harness.ts";
 
 const MEMBER = "member@sandbox.example";
 
@@ -155,6 +169,23 @@ it("marks the asker's message while working and when done", async () => {
   expect(reactions()).toEqual(["check"]);
 });
 
+/**
+ * Ask; the first run streams 150 of `text`'s lines until they rolled over into a second message
+ * showing some of the rest; then the bot crashes and starts again. Returns the asking message.
+ */
+async function crashAfterRollover(text: string[]): Promise<number> {
+  const asked = bot.post(MEMBER, dm("go"));
+  await firstMessage(asked);
+  feeds[0]!.push(...text.slice(0, 150));
+  await sandbox.control.waitFor(() => {
+    void clock.advance(1_000);
+    const second = bot.replies()[1];
+    return second !== undefined && second.content.length > 1_000;
+  });
+  await bot.restart({ crash: true });
+  return asked;
+}
+
 it("goes on from the last step made after a crash: nothing is posted twice", async () => {
   await start();
   const text = lines(250);
@@ -162,22 +193,42 @@ it("goes on from the last step made after a crash: nothing is posted twice", asy
   again.push(...text);
   again.end();
   nextRuns([new Feed(), again]);
-  const asked = bot.post(MEMBER, dm("go"));
-  await firstMessage(asked);
-  feeds[0]!.push(...text.slice(0, 150));
-  // Run until the text rolled over into a second message that shows some of the rest.
-  await sandbox.control.waitFor(() => {
-    void clock.advance(1_000);
-    const second = bot.replies()[1];
-    return second !== undefined && second.content.length > 1_000;
-  });
-  await bot.restart({ crash: true });
+  const asked = await crashAfterRollover(text);
   const view = await finish(asked);
   expect(runs).toBe(2);
   expect(view.messages).toHaveLength(3);
   expect(bot.replies()).toHaveLength(3);
   expect(view.text).toBe(text.join("").trimEnd());
 });
+
+it.each(["stream", "update"])(
+  "goes on from the last step made after a crash while the run again shows its text in pieces (%s)",
+  async (how) => {
+    await start();
+    const text = lines(250);
+    // Long enough that the end edits the messages rather than posting the text anew.
+    nextRuns(2, { finalAfterMs: 3_600_000 });
+    if (how === "update") showWhole();
+    const asked = await crashAfterRollover(text);
+    // The run again streams the same text as a handler does, a piece at a time: at first it has
+    // less than the messages already show.
+    const shown = () => bot.replies().map((m) => m.content.length);
+    const before = shown();
+    for (let i = 0; i < text.length; i += 5) {
+      await sandbox.control.waitFor(() => runs === 2);
+      feeds[1]!.push(...text.slice(i, i + 5));
+      await clock.advance(1_000);
+      await settle();
+      // No message goes back to show less than it did before the crash.
+      for (const [k, n] of shown().entries()) expect(n).toBeGreaterThanOrEqual(before[k] ?? 0);
+    }
+    feeds[1]!.end();
+    const view = await finish(asked);
+    expect(view.messages).toHaveLength(3);
+    expect(bot.replies()).toHaveLength(3);
+    expect(view.text).toBe(text.join("").trimEnd());
+  },
+);
 
 /** Ten lines a second for 30 s of the clock; the edits made. */
 async function steadyStream(): Promise<number> {
