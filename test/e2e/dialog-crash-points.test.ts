@@ -5,8 +5,9 @@
  * right after a question was sent (before its append), and right after a question's append
  * landed (before the run's message is marked handled). A daemon started again on the same state
  * goes on: each question asked once, each answer under its question, the dialog's state write
- * made once; the same with a `back` (its append, and the question asked again). On the file
- * store, and on Redis when one answers (else skipped with one line).
+ * made once; the same with a `back` (its append, and the question asked again), and with a
+ * message the person sent while no daemon ran (caught up beside the dialog holding an answer: the
+ * dialog runs once). On the file store, and on Redis when one answers (else skipped with one line).
  */
 import { describe, expect, it } from "vitest";
 import type { CliProcess } from "../support/cli.ts";
@@ -81,4 +82,29 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
       await expectDialogDone(sandbox, daemon, backend, script.at(-1)![1]);
     },
   );
+
+  it("killed right after an answer's append, the person says something while it is down: the dialog runs once", {
+    timeout: 60_000,
+  }, async () => {
+    const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
+    const armed = await start({ BOTHOST_FAILPOINTS: "answer-logged@1" });
+    say(sandbox, "standup");
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
+    say(sandbox, "did a");
+    expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
+    // Sent while no daemon runs: caught up at the start, beside the dialog that holds an answer.
+    say(sandbox, "hello");
+    const daemon = await start();
+    const ordinary = "I don't know the command `hello`. Say `help` for the list.";
+    await expect
+      .poll(() => botSaid(sandbox), { timeout: 15_000 })
+      .toEqual([...QUESTIONS.slice(0, 2), ordinary]);
+    say(sandbox, "do b");
+    const [q1, q2, q3] = QUESTIONS as [string, string, string];
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual([q1, q2, ordinary, q3]);
+    say(sandbox, "none");
+    const done = [q1, q2, ordinary, q3, SUMMARY];
+    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(done);
+    await expectDialogDone(sandbox, daemon, backend, done);
+  });
 });

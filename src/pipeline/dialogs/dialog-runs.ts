@@ -363,16 +363,15 @@ export class DialogEngine {
     this.#o.dialogs.claimReady(record.id, record) && this.#resume(control, record);
 
   /** A dialog read at start holding an answer not yet run: its log read, then run. */
-  readonly #loadTask = (control: TaskControl, id: string): unknown =>
-    this.#retrying(control, () => this.#o.dialogs.record(id)).then(
-      (record) => {
-        if (record === undefined) return;
-        this.#o.dialogs.markReady(record);
-        return this.#readyTask(control, record);
-      },
+  readonly #loadTask = (control: TaskControl, id: string): unknown => {
+    // A message of its person caught up first may have run it already (takeReady): nothing to do.
+    if (this.#o.dialogs.entry(id)?.unread !== true) return undefined;
+    return this.#retrying(control, () => this.#o.dialogs.takeReady(id)).then(
+      (record) => record && this.#resume(control, record),
       (err: unknown) =>
         this.#o.log.warn({ err, dialog: id }, "could not read a dialog's log: it runs at the next start"),
     );
+  };
 
   /**
    * A dialog's waiting question was deleted: recorded (as a deadline is), then the dialog runs and
