@@ -207,7 +207,11 @@ function daemonDesk(daemon: DaemonClient): LetterDesk {
         "GET",
         `/admin/failed${bot ? `?bot=${encodeURIComponent(bot)}` : ""}`,
       )) as DeadLetter[],
-    get: async (id) => (await daemon.call("GET", one(id), undefined, true)) as DeadLetter | undefined,
+    // An id is `<bot>/<n>`: any other shape names no letter (and no route of the daemon's).
+    get: async (id) =>
+      /^[^/]+\/[^/]+$/.test(id)
+        ? ((await daemon.call("GET", one(id), undefined, true)) as DeadLetter | undefined)
+        : undefined,
     retry: async (selection) =>
       (await daemon.call("POST", "/admin/failed/retry", selection)) as DeadLetterOutcome,
     drop: async (selection) =>

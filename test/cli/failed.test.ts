@@ -172,6 +172,11 @@ describe("with the daemon running: through its admin routes", () => {
       expect((await runCli(["failed", "show", "mod/9", "-c", file])).stderr).toContain(
         "no dead letter mod/9",
       );
+      // An id of another shape than `<bot>/<n>` is no letter either (not a missing route).
+      for (const id of ["mod", "mod/1/2"]) {
+        const shown = await runCli(["failed", "show", id, "-c", file]);
+        expect([shown.code, shown.stderr]).toEqual([1, expect.stringContaining(`no dead letter ${id} `)]);
+      }
       const retry = await runCli(["failed", "retry", "mod/1", "-c", file]);
       expect(retry.stdout).toContain("Retry requested for 1: mod/1 (the daemon handles them now)");
       expect(await running.daemon.letters.of("mod").retryGeneration()).toBe(1);
