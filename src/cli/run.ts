@@ -60,5 +60,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   } catch (err) {
     await booted?.stop().catch(() => {});
     return reportStartupError(err);
+  } finally {
+    // Stopped, the store flushed and closed: a handler deaf to its signal past shutdown_timeout
+    // (abandoned by the stop, nothing of it can be kept) does not keep the process alive.
+    if (booted !== undefined) setTimeout(() => process.exit(), 0).unref();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Graceful shutdown of `bothost run`: on SIGTERM or SIGINT it stops polling, lets running
  * handlers finish (their replies go out), deletes every event queue, flushes the state and
- * exits 0; a restart on the same state then replays exactly what was sent while it was down.
+ * exits 0, a handler deaf to its signal past shutdown_timeout or not; a restart on the same state
+ * then replays exactly what was sent while it was down (and the message that handler had).
  */
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/types.ts";
@@ -118,6 +119,34 @@ describe("graceful shutdown", () => {
       [botEmail(1), 200],
     ]);
     expect(daemon.logs().find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGINT" });
+    expectNoSecrets(daemon, config.secrets);
+  });
+
+  it("a handler deaf to its signal past shutdown_timeout: the daemon stops and exits 0 all the same", {
+    timeout: 60_000,
+  }, async () => {
+    sandbox = await startE2eSandbox(orgWithBots(1));
+    // Ten minutes, its signal ignored: far past the config's shutdown_timeout (5 s).
+    config = await writeConfig(sandbox, {
+      b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 600000" },
+    });
+    const daemon = await startDaemon(config);
+    const busy = send(sandbox, "task deaf");
+    await daemon.waitForLog((l) => l.msg === "e2e: handling" && l.messageId === busy);
+    daemon.kill("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    const logs = daemon.logs();
+    expect(
+      logs.find((l) => l.msg === "shutdown deadline passed; handlers still running were aborted"),
+    ).toMatchObject({
+      abandoned: 1,
+    });
+    expect(logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    // Never marked handled: the next start takes it again.
+    const again = await startDaemon(config);
+    await again.waitForLog((l) => l.msg === "e2e: handling" && l.messageId === busy);
+    again.kill("SIGKILL");
+    expect(replies(sandbox)).toEqual([]);
     expectNoSecrets(daemon, config.secrets);
   });
 });
