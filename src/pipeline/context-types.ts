@@ -75,7 +75,8 @@ export interface BaseContext<S = unknown> {
    * bot's handlers run on the message `text` as if they had sent it (`"standup"` runs the
    * `standup` command), and its `ctx.prompt`s ask them. The dialog is durable from the call on.
    * Once per job occurrence (or event) for the same person and text: resolves false when that
-   * dialog was started already, or when another dialog with the person is under way there.
+   * dialog was started already, or when another dialog with the person is under way there. A
+   * run again after a failure gets what each start resolved the first time.
    */
   startDialog(userId: number, text: string): Promise<boolean>;
 }
