@@ -9,7 +9,7 @@ import type { Client } from "./create-client.ts";
 
 const BATCH = 1_000;
 /** How many messages an older server is asked for, one call each. */
-export const OLD_SERVER_MAX = 20;
+const OLD_SERVER_MAX = 20;
 
 export function* messagePages(
   o: { client: Client; featureLevel: number; signal: AbortSignal },

@@ -5,6 +5,12 @@
  * longer where it was follows it, so that an answer sent in the new place is taken and what the
  * dialog says goes there. One GET /messages per 1,000.
  *
+ * A question moved to another channel: the bot may not have been subscribed there while it was
+ * down, and then the server kept none of that channel's messages for it (its catch-up has none),
+ * so the new topic's messages after the question are read too (one GET /messages, at most
+ * {@link MOVED_TOPIC_MAX}) and handed on as caught up (those handled or caught up already are
+ * dropped as duplicates): an answer typed there meanwhile is taken.
+ *
  * The questions waiting in direct messages are read in the same pages (feature level 300 and
  * later, where a page names the ids it asks for): a direct message cannot move and the bot keeps
  * access to what it sent there, so one absent from what the server returns was deleted. A channel
@@ -15,6 +21,7 @@ import { messagePages } from "../api/message-pages.ts";
 import { channelKey } from "../pipeline/conversation-key.ts";
 import type { Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Message } from "../wire/records.ts";
+import { fetchHistory } from "./history.ts";
 
 export interface MovedQuestions {
   client: Client;
@@ -30,7 +37,12 @@ export interface MovedQuestions {
   direct?: readonly number[];
   /** Told the direct-message questions found deleted (the dialog engine's `goneNow`). */
   gone?(ids: readonly number[]): Promise<void>;
+  /** Hands a message of a topic a question moved to in another channel to the pipeline, as caught up. */
+  accept?(message: Message): unknown;
 }
+
+/** How many messages after a question moved to another channel are read in its new topic. */
+export const MOVED_TOPIC_MAX = 100;
 
 /** Returns how many questions had moved. */
 export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
@@ -63,6 +75,13 @@ async function followAll(o: MovedQuestions, messages: readonly Message[]): Promi
     const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
     await o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
     moved++;
+    if (o.accept === undefined || from.startsWith(`channel:${m.stream_id}:`)) continue;
+    const narrow = [
+      { operator: "channel", operand: m.stream_id },
+      { operator: "topic", operand: m.subject },
+    ] as const;
+    const range = { narrows: [narrow], fromId: m.id + 1, limit: MOVED_TOPIC_MAX, signal: o.signal };
+    for (const message of await fetchHistory(o.client, range)) o.accept(message);
   }
   return moved;
 }

@@ -307,6 +307,13 @@ export class QueueSource {
         read,
         direct: askedInDirect(entries()),
         gone: (ids) => gone(ids, o.signal),
+        accept: (message) =>
+          o.dispatcher.accept({
+            event: { type: "message", message, flags: message.flags ?? [] },
+            replayed: true,
+            issue: undefined,
+            reply: undefined,
+          }),
       });
       if (moved > 0)
         o.log.info({ moved }, "waiting questions were moved with their topics: their dialogs follow");

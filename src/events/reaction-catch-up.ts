@@ -3,10 +3,10 @@
  * the questions that wait for a reaction (a prompt's emoji choices) are read back, and on each
  * the first reaction that answers it is handed to the bot as if the queue had brought it. One
  * GET /messages per 1,000 questions (feature level 300 and later; an older server is asked one
- * question at a time, at most {@link OLD_SERVER_MAX} of them).
+ * question at a time, at most 20 of them: see api/message-pages.ts).
  */
 import type { Client } from "../api/create-client.ts";
-import { messagePages, OLD_SERVER_MAX } from "../api/message-pages.ts";
+import { messagePages } from "../api/message-pages.ts";
 import type { Buttons } from "../pipeline/dialogs/dialog-reactions.ts";
 import type { Incoming } from "../pipeline/incoming.ts";
 import type { Message } from "../wire/records.ts";

@@ -202,6 +202,24 @@ it("while its question waits elsewhere (`where`), the dialog's own topic resolve
   expect(botSaid()).toEqual(["moods: Your mood?", "✔ standup: mood: sunny"]);
 });
 
+it("a topic moved while the bot was down into a channel it is not in: it subscribes there, and the answer sent there meanwhile is taken", async () => {
+  await asOwner("POST", "/users/me/subscriptions", {
+    subscriptions: '[{"name":"archive"}]',
+    principals: JSON.stringify([MEMBER]),
+  });
+  const q1 = await bot.ask(MEMBER, inTopic("survey"));
+  await renewed(bot);
+  await bot.stop();
+  await move(q1.id, { channel: "archive" });
+  // The bot is in no queue of that channel's: the server delivers it nothing of this message.
+  const answer = await bot.post(MEMBER, inTopic("one", "standup", "archive"));
+  await bot.start();
+  expect((await bot.nextReply({ after: answer })).content).toBe("noted one");
+  await expect.poll(() => botSaid().at(-1)).toBe("standup: Q2?");
+  const q2 = sandbox.control.messages().at(-1)!;
+  expect(q2.stream_id).toBe((await asOwner("GET", "/get_stream_id", { stream: "archive" })).stream_id);
+});
+
 it("the dialog's own topic resolved while the bot was down, its question waiting elsewhere: found at the next start", async () => {
   const asked = await askThere();
   await bot.stop();
