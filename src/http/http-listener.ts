@@ -105,7 +105,8 @@ export class HttpListener {
     if (bot === undefined) {
       this.#bots.delete(name);
       this.#inbound.delete(name);
-      if (outgoing) this.#outgoing.delete(name);
+      // The route keeps its entry (routes are fixed once listening): a restart in a reload removes
+      // the bot, then adds its new version, which must take this entry over.
       return;
     }
     this.#bots.set(name, bot);

@@ -34,7 +34,8 @@ export function registerOutgoingRoutes(
   clock: Clock,
 ): void {
   for (const bot of bots) {
-    const exchange = new ReplyExchange(bot.replyDeadlineMs, clock);
+    // The deadline is read per delivery: a reload may change it.
+    const exchange = new ReplyExchange(() => bot.replyDeadlineMs, clock);
     const name = bot.runtime.name;
     const blog = log.child({ bot: name });
     app.post(bot.path, async (request, reply) => {
@@ -173,7 +174,7 @@ class ReplyExchange {
 
   /** `deadlineMs`: answer the server within this time. */
   constructor(
-    readonly deadlineMs: number,
+    readonly deadlineMs: () => number,
     clock: Clock,
   ) {
     this.#clock = clock;
@@ -203,7 +204,7 @@ class ReplyExchange {
       this.#clock.clearTimeout(timer);
       settle(a);
     };
-    const timer = this.#clock.setTimeout(() => close({}), this.deadlineMs);
+    const timer = this.#clock.setTimeout(() => close({}), this.deadlineMs());
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);
       close({ content });

@@ -1,0 +1,136 @@
+/**
+ * An outgoing-webhook bot under `bothost run`, reloaded (SIGHUP): restarted with its changed
+ * module, it answers the next mention with the new code (its route takes the new runtime over),
+ * and a changed `reply_deadline` applies to the next delivery.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
+import { freePort } from "../support/http-daemon.ts";
+
+const TOKEN = "T".repeat(32);
+const HELPER = "helper-bot@x.example";
+const MEL = "mel@x.example";
+
+const opened: Array<() => Promise<unknown>> = [];
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await killAll();
+  for (const close of opened.splice(0).reverse()) await close();
+});
+
+/** A bot answering each message with `word` and its text, or (`word` undefined) never in time. */
+const moduleText = (word: string | undefined) =>
+  word === undefined
+    ? `export default { setup(bot) { bot.on("message", () => new Promise(() => {})); } };\n`
+    : `export default { setup(bot) { bot.on("message", (ctx) => ctx.reply("${word}: " + ctx.event.message.content)); } };\n`;
+
+async function setUp(word: string | undefined, deadline: string) {
+  const port = await freePort();
+  const sandbox: Sandbox = await startSandbox({
+    org: {
+      users: [
+        { email: "olive@x.example", full_name: "Olive", role: "owner" },
+        { email: MEL, full_name: "Mel" },
+      ],
+      bots: [
+        {
+          email: HELPER,
+          full_name: "Helper",
+          type: "outgoing",
+          owner: "olive@x.example",
+          outgoing: { url: `http://127.0.0.1:${port}/hooks/helper`, token: TOKEN, interface: "zulip" },
+        },
+      ],
+      channels: [{ name: "general", subscribers: ["olive@x.example", MEL, HELPER] }],
+    },
+  });
+  opened.push(() => sandbox.stop());
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-outgoing-reload-"));
+  opened.push(() => rm(dir, { recursive: true, force: true }));
+  const module = path.join(dir, "helper.mjs");
+  const file = path.join(dir, "bothost.yaml");
+  const config = (wait: string) =>
+    writeFile(
+      file,
+      [
+        `server:\n  url: ${sandbox.url}`,
+        `state:\n  path: ${path.join(dir, "state")}`,
+        "log:\n  level: info\n  pretty: false",
+        `http:\n  listen: 127.0.0.1:${port}`,
+        "bots:",
+        `  helper:\n    module: ${module}\n    email: ${HELPER}\n    api_key: \${HKEY}`,
+        `    handler_timeout: 1h\n    outgoing_webhook:\n      path: /hooks/helper\n      token: \${HELPER_TOKEN}\n      reply_deadline: ${wait}`,
+      ].join("\n") + "\n",
+    );
+  await writeFile(module, moduleText(word));
+  await config(deadline);
+  const daemon = spawnCli(["run", "--config", file], {
+    env: { HKEY: sandbox.control.apiKeyOf(HELPER), HELPER_TOKEN: TOKEN },
+  });
+  await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
+  return { sandbox, daemon, module, config };
+}
+
+/** SIGHUP; resolves once the reload restarted the bot and it is ready for deliveries again. */
+async function reloaded(daemon: CliProcess) {
+  const ready = () => daemon.logs().filter((l) => l.msg === "ready for outgoing-webhook deliveries").length;
+  const before = ready();
+  daemon.kill("SIGHUP");
+  await expect
+    .poll(() => daemon.logs().find((l) => l.msg === "config reloaded"), { timeout: 20_000 })
+    .toMatchObject({
+      restarted: ["helper"],
+    });
+  await expect.poll(ready, { timeout: 20_000 }).toBeGreaterThan(before);
+}
+
+const mention = (sandbox: Sandbox, content: string) =>
+  sandbox.control.sendAs(MEL, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: `@**Helper** ${content}`,
+  }).id;
+
+const said = (sandbox: Sandbox) => {
+  const id = sandbox.control.users().find((u) => u.email === HELPER)!.user_id;
+  return sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === id)
+    .map((m) => String(m.content));
+};
+
+it("a module changed and reloaded: the next mention is answered by the new code", {
+  timeout: 60_000,
+}, async () => {
+  const { sandbox, daemon, module } = await setUp("v1", "8s");
+  mention(sandbox, "before");
+  await expect.poll(() => said(sandbox), { timeout: 15_000 }).toEqual(["v1: @**Helper** before"]);
+  await writeFile(module, moduleText("v2"));
+  await reloaded(daemon);
+  mention(sandbox, "after");
+  await expect
+    .poll(() => said(sandbox), { timeout: 15_000 })
+    .toEqual(["v1: @**Helper** before", "v2: @**Helper** after"]);
+  const statuses = daemon.logs().filter((l) => l.msg === "http request" && l.path === "/hooks/helper");
+  expect(statuses.map((l) => l.status)).toEqual([200, 200]);
+});
+
+it("reply_deadline changed by a reload applies to the next delivery", { timeout: 60_000 }, async () => {
+  // A handler that never replies: the server is answered at the deadline with nothing to post.
+  const { sandbox, daemon, config } = await setUp(undefined, "1h");
+  await config("1s");
+  await reloaded(daemon);
+  mention(sandbox, "one");
+  await expect
+    .poll(() => daemon.logs().find((l) => l.msg === "http request" && l.path === "/hooks/helper"), {
+      timeout: 15_000,
+    })
+    .toMatchObject({ status: 200 });
+  expect(said(sandbox)).toEqual([]);
+});
