@@ -5,7 +5,6 @@
  * such reaction (by event order) is the answer; later ones, and reactions taken off, change
  * nothing. Waiting questions are found by their message id.
  */
-import type { BotContexts } from "../bot-contexts.ts";
 import { allows, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 
@@ -104,9 +103,14 @@ export class Buttons {
 /** The message the waiting question's buttons are on: the question, or the refusal that asked it again. */
 const buttonsOf = ({ head }: DialogEntry): number | null => head.btn ?? head.asked;
 
+/** What {@link nameOf} reads names from: the bot's users cache. */
+interface Names {
+  peek(id: number): { full_name?: string } | undefined;
+  get(id: number): Promise<{ full_name?: string } | undefined>;
+}
+
 /** The name of user `id` who reacted, as the users cache knows it, else read (one call), else `user <id>`. */
-export function nameOf(contexts: BotContexts, id: number): string | Promise<string> {
-  const users = contexts.deps().services?.users;
+export function nameOf(users: Names | undefined, id: number): string | Promise<string> {
   const cached = users?.peek(id)?.full_name;
   if (cached !== undefined || users === undefined) return cached ?? `user ${id}`;
   return users.get(id).then(

@@ -214,7 +214,7 @@ export class DialogEngine {
     }
     const { entry, value } = found;
     // A reaction caught up after a new queue carries no name: the users cache (or the server) has it.
-    const name = user?.full_name ?? nameOf(this.#o.contexts, r.user_id);
+    const name = user?.full_name ?? nameOf(this.#o.contexts.deps().services?.users, r.user_id);
     if (typeof name !== "string")
       return name.then((known) => this.#answered(control, entry, r, value, known));
     return this.#answered(control, entry, r, value, name);
