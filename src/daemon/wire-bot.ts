@@ -169,6 +169,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     longMessages: o.longMessages,
     clock,
     ...(metrics ? { onEcho: () => metrics.sendVerified("echo") } : {}),
+    ...(o.captured || !commit ? {} : { commit }),
   });
   if (o.captured) o.captured.channelName = (id) => services.channels.nameOf(id);
   const effects = new EffectRecords(store.namespace("effects"), {

@@ -69,6 +69,8 @@ export interface BotServicesOptions {
   clock?: Clock;
   /** Told each time a send whose answer was lost is shown stored by its local echo. */
   onEcho?: () => void;
+  /** Makes the store's writes so far survive a kill -9 (report claims are committed before the call). */
+  commit?: () => Promise<void>;
 }
 
 /**
@@ -154,6 +156,7 @@ export class BotServices {
       store: store.namespace(name).namespace("reports"),
       log,
       clock: this.#clock,
+      ...(this.#o.commit ? { commit: this.#o.commit } : {}),
     });
     return this.#reporter;
   }

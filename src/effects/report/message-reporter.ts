@@ -33,6 +33,8 @@ export interface MessageReporterOptions {
   store: StateStore;
   log: Logger;
   clock: Clock;
+  /** Makes the claim survive a kill -9 before the server is called (the daemon's store commit). */
+  commit?: () => Promise<void>;
 }
 
 const DISABLED = /reporting is not enabled|moderation request channel must be specified/i;
@@ -63,6 +65,8 @@ export class MessageReporter {
     if (!(await this.o.store.setIfAbsent(key, { type, at, state: "sending" }))) {
       return { reported: false, reason: "duplicate" };
     }
+    // The claim must outlive a kill -9 before the server can act on the report.
+    await this.o.commit?.();
     try {
       await this.o.messages.report(messageId, params, options.signal ? { signal: options.signal } : {});
     } catch (err) {
