@@ -1,0 +1,73 @@
+/**
+ * A bot module of a test's own under `bothost run` on the default sandbox, for tests that have the
+ * bot kill its own process at the moment that matters (after a report, after a send): the
+ * module is given the path of a flag file it writes before killing itself, so it does so once.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, type CliProcess, killAll, spawnCli } from "./cli.ts";
+
+export const BOT = "bot@sandbox.example";
+
+const opened: Array<() => Promise<unknown>> = [];
+
+/** Registers the file's cleanup: daemons killed, sandboxes stopped, directories removed. */
+export function useSelfKillingBots(): void {
+  beforeAll(assertBuilt);
+  afterEach(async () => {
+    await killAll();
+    for (const close of opened.splice(0).reverse()) await close();
+  });
+}
+
+/**
+ * A sandbox and a config running `moduleText(flag)` as bot `bot` (its entry's extra YAML lines in
+ * `botLines`), with `stateYaml` (a crash backend's) and `global` lines; `start()` spawns a daemon.
+ */
+export async function selfKillingBot(o: {
+  moduleText: (flag: string) => string;
+  stateYaml: (dir: string) => string;
+  global?: string;
+  botLines?: string;
+}) {
+  const sandbox: Sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  opened.push(() => sandbox.stop());
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-self-kill-"));
+  opened.push(() => rm(dir, { recursive: true, force: true }));
+  const flag = path.join(dir, "killed");
+  const module = path.join(dir, "bot.mjs");
+  await writeFile(module, o.moduleText(flag));
+  const file = path.join(dir, "bothost.yaml");
+  const entry = `  bot:\n    module: ${module}\n    email: ${BOT}\n    api_key: \${KEY}`;
+  await writeFile(
+    file,
+    [
+      `server:\n  url: ${sandbox.url}`,
+      o.stateYaml(dir),
+      "log:\n  level: info\n  pretty: false",
+      ...(o.global ? [o.global] : []),
+      "bots:",
+      o.botLines ? `${entry}\n${o.botLines.replace(/^/gm, "    ")}` : entry,
+    ].join("\n") + "\n",
+  );
+  const env = { KEY: sandbox.control.apiKeyOf(BOT) };
+  const start = async (): Promise<CliProcess> => {
+    const daemon = spawnCli(["run", "--config", file], { env });
+    await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
+    return daemon;
+  };
+  return { sandbox, flag, start };
+}
+
+/** What bot `email` said, oldest first. */
+export function botSaid(sandbox: Sandbox, email = BOT): string[] {
+  const id = sandbox.control.users().find((u) => u.email === email)!.user_id;
+  return sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === id)
+    .map((m) => String(m.content));
+}
