@@ -9,7 +9,7 @@ import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
-import type { ContextDeps } from "../pipeline/context.ts";
+import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../pipeline/incoming.ts";
@@ -277,5 +277,10 @@ export class BotRuntime {
   /** What a context of this bot is built from (complete once the bot has registered). */
   contextDeps(): ContextDeps<unknown> {
     return this.#contexts.deps();
+  }
+
+  /** The records a handler run's sends go through, under `key`, read first (a run again makes none twice). */
+  sendEffects(key: string): SendEffects {
+    return { run: this.#parts.effects.run(key, true), after: undefined };
   }
 }

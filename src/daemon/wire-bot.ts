@@ -134,6 +134,8 @@ export type QueueStart = Pick<
 /** One bot's parts, and the makers of those that come later. */
 export interface BotParts {
   kv: KV;
+  /** Records of the sends of each handler run, by its event's key (none in a dry run's capture). */
+  effects: EffectRecords;
   services: BotServices;
   contexts: BotContexts;
   scheduler: BotScheduler;
@@ -237,6 +239,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     runJob,
   });
   return {
+    effects,
     kv,
     services,
     contexts,

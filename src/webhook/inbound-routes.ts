@@ -2,7 +2,13 @@
  * Inbound webhooks: `bot.webhook(name, options, handler)` is served at `POST /webhooks/<bot>/<name>`.
  * Order of checks: route (404) → method (405: a webhook takes POST) → bot ready (503) → body
  * size (413) → signature or token (401) → body parse (400) → idempotency (200
- * {"duplicate":true}) → handler (200, or 500 if it throws).
+ * {"duplicate":true} once handled; 503 while a run with the key is under way) → handler (200, or
+ * 500 if it throws).
+ *
+ * A request with a key (an idempotency header, or a signature's replay key) is claimed for its
+ * run, marked handled once it succeeded, released when it failed; a process that died mid-run
+ * leaves a claim that expires, so the sender's retry runs the handler again, its sends recorded
+ * under the key returning what the first run made.
  */
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -117,14 +123,15 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   const storeKey =
     claimKey === undefined ? undefined : `${name}:${createHash("sha256").update(claimKey).digest("hex")}`;
   if (storeKey !== undefined) {
-    const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
-    const ttlMs =
-      idempotencyKey !== undefined
-        ? 86_400_000 // a key from a header is kept a day (docs/guide/webhooks.md)
-        : 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
-    if (!(await bot.store.setIfAbsent(storeKey, clock.now(), { ttlMs }))) {
+    const claimed = await claim(bot, storeKey, clock.now());
+    if (claimed === "done") {
       log.info("repeated webhook request dropped");
       return { duplicate: true };
+    }
+    if (typeof claimed === "number") {
+      log.info("repeated webhook request while the first is being handled: try again later");
+      reply.header("retry-after", String(Math.ceil(claimed / 1000)));
+      return fail(reply, 503, "a request with this key is being handled; try again later");
     }
   }
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
@@ -145,10 +152,13 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
           },
         }),
       (ctx) => raceAbort(Promise.resolve(target.handler(ctx)), signal),
-      undefined,
+      // Its sends are recorded under the key: a run again (after a crash) makes none twice.
+      storeKey === undefined ? undefined : bot.runtime.sendEffects(`w:${storeKey}`),
       // ctx.state writes apply when the handler succeeds, once per idempotency (or replay) key.
       { once: storeKey === undefined ? undefined : `w:${storeKey}` },
     );
+    if (storeKey !== undefined)
+      await bot.store.set(storeKey, DONE, { ttlMs: keptMs(options, idempotencyKey) });
     return isPlainObject(result) ? result : { ok: true };
   } catch (err) {
     // Let the sender's retry run the handler again.
@@ -159,6 +169,30 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   } finally {
     timeout.clear();
   }
+}
+
+/** A handled request's claim (a run under way keeps `{ running: <since> }`; older versions kept a time). */
+const DONE = "done";
+
+/** How long a handled request's key is kept: a day for a header's, twice the signature's tolerance for a replay key. */
+function keptMs(options: WebhookOptions, idempotencyKey: string | undefined): number {
+  if (idempotencyKey !== undefined) return 86_400_000;
+  const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
+  return 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
+}
+
+/**
+ * Claim `key` for a run: "claimed", "done" (handled already), or the ms until the claim of a run
+ * under way expires (its process may have died: then the key is free again once it expired).
+ * A run's claim lasts its handler timeout and 10 s: a run is answered (500) at its timeout.
+ */
+async function claim(bot: InboundBot, key: string, now: number): Promise<"claimed" | "done" | number> {
+  const holdMs = bot.handlerTimeoutMs + 10_000;
+  if (await bot.store.setIfAbsent(key, { running: now }, { ttlMs: holdMs })) return "claimed";
+  const held = (await bot.store.get(key)) as { running?: number } | string | number | undefined;
+  if (held === undefined) return claim(bot, key, now);
+  if (typeof held !== "object" || typeof held.running !== "number") return "done";
+  return Math.max(1_000, held.running + holdMs - now);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

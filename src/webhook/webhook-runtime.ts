@@ -1,6 +1,6 @@
 /** What `bot.webhook()` declares in a bot's setup, and what the HTTP side needs of a bot runtime. */
 import type { ServerInfo } from "../api/server-info.ts";
-import type { ContextDeps, WebhookContext } from "../pipeline/context.ts";
+import type { ContextDeps, SendEffects, WebhookContext } from "../pipeline/context.ts";
 import type { ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import type { ServerEvent } from "../wire/events.ts";
 
@@ -35,5 +35,7 @@ export interface WebhookRuntime {
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;
+  /** The records a run's sends go through under `key` (an inbound request's idempotency key). */
+  sendEffects(key: string): SendEffects;
   readonly declarations: { readonly webhooks: ReadonlyMap<string, WebhookDeclaration> };
 }
