@@ -39,12 +39,14 @@ export async function freePort(): Promise<number> {
 export async function startDaemon(
   sandbox: Sandbox,
   bots: Record<string, TestBot>,
-  options: { port?: number; env?: Record<string, string>; http?: string } = {},
+  /** `stateDir`: keep the state there, for a restart on it (default: a temp folder removed at stop). */
+  options: { port?: number; env?: Record<string, string>; http?: string; stateDir?: string } = {},
 ): Promise<RunningDaemon> {
   const http = `http:\n  listen: 127.0.0.1:${options.port ?? 0}${options.http ? `\n${options.http.replace(/^/gm, "  ")}` : ""}`;
   const running = await startInProcessDaemon(sandbox, bots, {
     global: http,
     ...(options.env ? { env: options.env } : {}),
+    ...(options.stateDir ? { stateDir: options.stateDir } : {}),
   });
   return { ...running, url: running.daemon.http!.url! };
 }
