@@ -142,7 +142,8 @@ export class BotRuntime {
     const setUp = await untilAborted(this.#setUpOnce(signal), signal);
     if (!setUp) return;
     const { declarations, dispatcher, eventTypes } = setUp;
-    if (!(await dispatcher.openLedger(signal))) return;
+    // Outgoing-webhook deliveries come in any order (a retry goes behind later ones).
+    if (!(await dispatcher.openLedger(signal, { unordered: mode === "webhook" }))) return;
     if (!(await dispatcher.openDialogs(signal))) return;
     if (!queue) {
       const started = await this.#parts.webhookMode(signal, checked?.registered);

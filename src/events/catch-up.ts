@@ -4,7 +4,7 @@
  * what cannot be fetched again is described as a `gap`.
  */
 import type { Client } from "../api/create-client.ts";
-import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
+import type { MessageLedger } from "../pipeline/delivery-ledger.ts";
 import type { GapEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
 import { fetchHistory } from "./history.ts";
@@ -19,7 +19,7 @@ export interface ReplayLimits {
 
 export interface CatchUpOptions {
   client: Client;
-  ledger: DeliveryLedger;
+  ledger: MessageLedger;
   narrow: Narrow | undefined;
   limits: ReplayLimits;
   /** The bot's subscribed event types (`null`: all). */

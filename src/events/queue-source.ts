@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
-import type { DeliveryLedger } from "../pipeline/delivery-ledger.ts";
+import type { MessageLedger } from "../pipeline/delivery-ledger.ts";
 import { askedInDirect } from "../pipeline/dialogs/dialog-deletions.ts";
 import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
@@ -210,7 +210,7 @@ export class QueueSource {
     reg: RegisterResponse,
     reason: RegisterReason,
     from: {
-      ledger: DeliveryLedger;
+      ledger: MessageLedger;
       firstEver: boolean;
       since: number | undefined;
       read: Map<number, Message>;

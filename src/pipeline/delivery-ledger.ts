@@ -1,5 +1,6 @@
 /**
- * Exactly-once bookkeeping of messages per bot, across queues, replays and restarts.
+ * Exactly-once bookkeeping of messages per bot, across queues, replays and restarts (a bot fed by
+ * outgoing-webhook deliveries, which come in any order, has its own: webhook-ledger.ts).
  *
  * The cursor is a low-water mark: every message with an id ≤ cursor that reached the bot has
  * finished its handlers. Messages above it that finished out of order (conversations run in
@@ -22,7 +23,7 @@ import type { Logger } from "../api/logger.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { nextTurn } from "../time/clock.ts";
 
-const CURSOR = "cursor";
+export const CURSOR = "cursor";
 /** Every mark as of the last time the slots were full (and what earlier versions wrote). */
 const FINISHED = "finished";
 /** Keys of the marks saved since, one per save: `finished.0` to `finished.15`. */
@@ -36,7 +37,20 @@ const COMPACT_AT = 1024;
 /** The marks of a ledger that restored none (most bots): shared, only ever read or deleted from. */
 const NO_MARKS: Set<number> = new Set();
 
-export class DeliveryLedger {
+/**
+ * What the pipeline needs of a delivery ledger: {@link DeliveryLedger} for a queue (ids in order,
+ * caught up from the cursor), WebhookLedger (webhook-ledger.ts) for outgoing-webhook deliveries.
+ */
+export interface MessageLedger {
+  readonly cursor: number | undefined;
+  baseline(id: number): Promise<void>;
+  isDuplicate(id: number): boolean;
+  begin(id: number): void;
+  finish(id: number): void;
+  save(): Promise<void>;
+}
+
+export class DeliveryLedger implements MessageLedger {
   readonly #store: StateStore;
   #cursor: number | undefined;
   /** Begun ids above the cursor in increasing order from `#head`; a finished one is negated. */
@@ -265,7 +279,7 @@ function runsText(window: readonly number[], from: number): string {
 }
 
 /** The runs stored under `finished`, ignoring anything malformed. */
-function rangesIn(value: unknown): [number, number][] {
+export function rangesIn(value: unknown): [number, number][] {
   if (typeof value !== "string" || value === "") return [];
   const ranges: [number, number][] = [];
   for (const run of value.split(",")) {
@@ -298,7 +312,7 @@ const IN_TURN = Symbol("in-turn commit");
 
 export class LedgerCommits {
   /** The ledger completions go to (a bot started again opens a new one: cluster failover). */
-  readonly ledger: DeliveryLedger;
+  readonly ledger: MessageLedger;
   readonly #o: LedgerCommitOptions;
   /**
    * The commit shared by every completion since the last one: a promise the conversations'
@@ -308,7 +322,7 @@ export class LedgerCommits {
   /** A commit ran in a microtask of this turn of the event loop; cleared after the turn. */
   #committedInTurn = false;
 
-  constructor(ledger: DeliveryLedger, options: LedgerCommitOptions) {
+  constructor(ledger: MessageLedger, options: LedgerCommitOptions) {
     this.ledger = ledger;
     this.#o = options;
   }

@@ -5,7 +5,7 @@ import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
-import { DeliveryLedger, LedgerCommits } from "./delivery-ledger.ts";
+import { DeliveryLedger, LedgerCommits, type MessageLedger } from "./delivery-ledger.ts";
 import type { Move } from "./dialogs/dialog-moves.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { DialogEngine } from "./dialogs/dialog-runs.ts";
@@ -14,6 +14,7 @@ import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
 import { type DispatcherParts, HandlerRuns } from "./runs.ts";
+import { WebhookLedger } from "./webhook-ledger.ts";
 
 export type { DispatcherParts } from "./runs.ts";
 
@@ -49,17 +50,20 @@ export class Dispatcher {
 
   /**
    * Read the delivery ledger from the store (again at each start: another instance may have
-   * advanced it). False, and nothing changed, when `signal` aborted meanwhile.
+   * advanced it). False, and nothing changed, when `signal` aborted meanwhile. `unordered`: the
+   * messages come from outgoing-webhook deliveries, in any order and with no catch-up (the
+   * ledger keeps handled ids, not a cursor: webhook-ledger.ts).
    */
-  async openLedger(signal: AbortSignal): Promise<boolean> {
-    const ledger = await DeliveryLedger.open(this.#o.ledgerStore);
+  async openLedger(signal: AbortSignal, options: { unordered?: boolean } = {}): Promise<boolean> {
+    const store = this.#o.ledgerStore;
+    const ledger = await (options.unordered ? WebhookLedger.open(store) : DeliveryLedger.open(store));
     if (signal.aborted) return false;
     this.#commits = new LedgerCommits(ledger, this.#o.ledgerCommits);
     return true;
   }
 
   /** The delivery ledger, once {@link openLedger} read it. */
-  get ledger(): DeliveryLedger | undefined {
+  get ledger(): MessageLedger | undefined {
     return this.#commits?.ledger;
   }
 

@@ -1,0 +1,135 @@
+/**
+ * Outgoing-webhook deliveries out of id order: the server retries a delivery after a timeout or a
+ * connection error by putting it back on its queue, behind deliveries queued meanwhile, so a
+ * message can arrive after a later one has finished. It is handled all the same; a repeated
+ * delivery of a handled message is still dropped, after a restart too.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterEach, expect, it } from "vitest";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
+
+const TOKEN = "T".repeat(32);
+const HELPER = "helper-bot@x.example";
+const MEL = "mel@x.example";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The contents the bot's handler saw, in order. */
+const seen: string[] = [];
+const echo = {
+  setup(bot: { on(type: "message", fn: (ctx: EchoContext) => unknown): void }) {
+    bot.on("message", (ctx) => {
+      seen.push(ctx.event.message.content);
+      return ctx.reply(`You said: ${ctx.event.message.content}`);
+    });
+  },
+} as unknown as BotDefinition<never, never>;
+type EchoContext = { event: { message: { content: string } }; reply(content: string): Promise<unknown> };
+
+async function sandboxWithHelper(port: number): Promise<Sandbox> {
+  const sandbox = await startSandbox({
+    org: {
+      users: [
+        { email: "olive@x.example", full_name: "Olive", role: "owner" },
+        { email: MEL, full_name: "Mel" },
+      ],
+      bots: [
+        {
+          email: HELPER,
+          full_name: "Helper",
+          type: "outgoing",
+          owner: "olive@x.example",
+          outgoing: { url: `http://127.0.0.1:${port}/hooks/helper`, token: TOKEN, interface: "zulip" },
+        },
+      ],
+      channels: [{ name: "general", subscribers: ["olive@x.example", MEL, HELPER] }],
+    },
+  });
+  cleanups.push(() => sandbox.stop());
+  return sandbox;
+}
+
+async function daemon(sandbox: Sandbox, port: number, stateDir: string): Promise<RunningDaemon> {
+  const running = await startDaemon(
+    sandbox,
+    {
+      helper: {
+        email: HELPER,
+        definition: echo,
+        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}`,
+      },
+    },
+    { port, env: { HELPER_TOKEN: TOKEN }, stateDir },
+  );
+  cleanups.push(() => running.stop());
+  return running;
+}
+
+/** A message that does not mention the bot (the sandbox delivers nothing itself), as a payload. */
+async function payload(sandbox: Sandbox, topic: string, content: string) {
+  const id = sandbox.control.sendAs(MEL, { type: "stream", to: "general", topic, content }).id;
+  const key = sandbox.control.apiKeyOf(HELPER);
+  const res = await request(`${sandbox.url}/api/v1/messages/${id}?apply_markdown=false`, {
+    headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
+  });
+  const { message } = (await res.body.json()) as { message: Record<string, unknown> };
+  return {
+    data: content,
+    message,
+    bot_email: HELPER,
+    bot_full_name: "Helper",
+    token: TOKEN,
+    trigger: "mention",
+  };
+}
+
+async function deliver(running: RunningDaemon, body: unknown): Promise<unknown> {
+  const res = await request(`${running.url}/hooks/helper`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "user-agent": "ZulipOutgoingWebhook/test" },
+    body: JSON.stringify(body),
+  });
+  return res.body.json();
+}
+
+it("a delivery that comes after a later message finished is handled; a repeat is dropped, after a restart too", async () => {
+  seen.length = 0;
+  const port = await freePort();
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-order-"));
+  cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+  const sandbox = await sandboxWithHelper(port);
+  let running = await daemon(sandbox, port, stateDir);
+
+  const first = await payload(sandbox, "a", "first");
+  const second = await payload(sandbox, "b", "second");
+  // The first delivery of `first` timed out and went back on the server's queue, behind `second`.
+  expect(await deliver(running, second)).toEqual({ content: "You said: second" });
+  expect(await deliver(running, first)).toEqual({ content: "You said: first" });
+  expect(seen).toEqual(["second", "first"]);
+
+  // A restart: the bot knows both as handled (the exchange's in-memory answers are gone).
+  await running.stop();
+  cleanups.pop();
+  running = await daemon(sandbox, port, stateDir);
+  expect(await deliver(running, first)).toEqual({ response_not_required: true });
+  expect(await deliver(running, second)).toEqual({ response_not_required: true });
+  expect(seen).toEqual(["second", "first"]);
+
+  // And out of order again after the restart, below and between what it handled before.
+  const third = await payload(sandbox, "c", "third");
+  const fourth = await payload(sandbox, "d", "fourth");
+  expect(await deliver(running, fourth)).toEqual({ content: "You said: fourth" });
+  expect(await deliver(running, third)).toEqual({ content: "You said: third" });
+  expect(await deliver(running, fourth)).toEqual({ content: "You said: fourth" }); // the exchange's answer
+  expect(seen).toEqual(["second", "first", "fourth", "third"]);
+  expect(running.logs.filter((l) => (l.level as number) >= 40)).toEqual([]);
+});
