@@ -78,6 +78,8 @@ async function report(
         f.history ? ` ${f.history}` : ""
       }`;
   const where = { messageId: f.messageId, rules: matches.map((m) => m.rule), reportType };
+  // A run again of this message's event (a retry, the catch-up after a kill -9) gets its first
+  // run's `reported: true` back, so the sender is told once; another event (an edit) gets `duplicate`.
   const result = await ctx.report(f.messageId, reportType, description);
   if (!result.reported) {
     ctx.log.info(

@@ -247,14 +247,20 @@ export class BotServices {
     this.#o.onEcho?.();
   }
 
-  /** The helpers of one context: `signal` cancels its work; `send` is the unchecked sender. */
+  /**
+   * The helpers of one context: `signal` cancels its work; `send` is the unchecked sender;
+   * `event`: the key of the event (or job occurrence) whose run this is, if any.
+   */
   forContext(deps: {
     signal: AbortSignal;
     server: ServerInfo;
     selfId: number;
     send: (params: SendMessageParams) => Promise<{ id: number }>;
+    event?: string | undefined;
   }): ContextHelpers {
     const { signal, server, selfId } = deps;
+    // A run of an event that may have run before is told its earlier runs' reports.
+    const run = deps.event === undefined ? undefined : { event: deps.event, asked: new Set<number>() };
     // A bot without a queue (outgoing-webhook mode) never calls onRegistered; its contexts tell us.
     this.#server ??= server;
     return {
@@ -263,7 +269,11 @@ export class BotServices {
       groups: this.groups,
       typing: this.#typing(signal, server.typing.startedWaitMs, selfId),
       report: (messageId, type, description) =>
-        this.reporter.report(messageId, type, description, { reportTypes: server.reportTypes, signal }),
+        this.reporter.report(messageId, type, description, {
+          reportTypes: server.reportTypes,
+          signal,
+          ...(run ? { run } : {}),
+        }),
       send: (params) =>
         sendWithinLimits(deps.send, params, {
           maxMessageLength: server.maxMessageLength,

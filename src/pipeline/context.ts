@@ -221,6 +221,7 @@ class LazyContext<S> {
       }
     };
     const effects = this.effects;
+    const event = effects?.run.eventKey;
     // Each message posted (and each booking, each snippet created) is an effect: made once per
     // event, however often the handler runs.
     // Matched by what the code sent; made where the dialog's conversation moved to, if it did.
@@ -239,7 +240,7 @@ class LazyContext<S> {
           )
       : post;
     const helpers = deps.services
-      ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send })
+      ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send, event })
       : unavailableHelpers(send);
     if (effects) helpers.snippets = recordedSnippets(helpers.snippets, effects.run, effects.since);
     made.helpers = helpers;

@@ -4,6 +4,11 @@
  * nor a restart can report twice; the claim is released only when the server certainly did not
  * act (429, 5xx, a connection that never carried the request): at most once beats twice.
  *
+ * A claim names the event whose handler made it (its effect records' key). A later run of that
+ * same event (a retry, a dead letter's replay, the catch-up after a crash) gets the first run's
+ * `{ reported: true }` back, as its sends get their recorded results, so what it did after the
+ * report (tell the sender) is done, once; any other event gets `duplicate`.
+ *
  * An organization without a moderation request channel rejects every report (see
  * docs/internals/server-behaviour.md#message-reports): the first such answer logs one warning;
  * later calls return `disabled` without a request. Reports are checked here first, so a bad one
@@ -27,6 +32,24 @@ export type ReportResult = { reported: true } | { reported: false; reason: "dupl
  */
 export type ReportFn = (messageId: number, type: string, description?: string) => Promise<ReportResult>;
 
+/** The handler run calling `ctx.report`, for a run of an event that may have run before. */
+export interface ReportingRun {
+  /** The event (or job occurrence) the run handles: the same for each of its runs. */
+  readonly event: string;
+  /** The messages this run asked to report: its second call for one is a duplicate. */
+  readonly asked: Set<number>;
+}
+
+/** What the store keeps per message. */
+type Claim = {
+  type: string;
+  at: number;
+  state: "sending" | "reported" | "failed";
+  /** The event whose run made the claim (none from a context outside an event's run). */
+  by?: string;
+  code?: string;
+};
+
 export interface MessageReporterOptions {
   messages: Pick<MessagesApi, "report">;
   /** Where claims live, e.g. `store.namespace(bot).namespace("reports")`. */
@@ -49,7 +72,7 @@ export class MessageReporter {
     messageId: number,
     type: string,
     description: string | undefined,
-    options: { reportTypes: ServerInfo["reportTypes"]; signal?: AbortSignal },
+    options: { reportTypes: ServerInfo["reportTypes"]; signal?: AbortSignal; run?: ReportingRun },
   ): Promise<ReportResult> {
     if (!Number.isInteger(messageId) || messageId <= 0) {
       throw new BothostError(
@@ -62,21 +85,37 @@ export class MessageReporter {
     options.signal?.throwIfAborted(); // never claim a report that will not even be tried
     const key = `message:${messageId}`;
     const at = this.o.clock.now();
-    if (!(await this.o.store.setIfAbsent(key, { type, at, state: "sending" }))) {
-      return { reported: false, reason: "duplicate" };
+    const run = options.run;
+    // Marked before any await: of one run's calls for a message, only the first may be its re-run's.
+    const first = run !== undefined && !run.asked.has(messageId);
+    run?.asked.add(messageId);
+    const claim: Claim = { type, at, state: "sending", ...(run ? { by: run.event } : {}) };
+    if (!(await this.o.store.setIfAbsent(key, claim))) {
+      return first && (await this.#claimedBy(key, run.event))
+        ? { reported: true }
+        : { reported: false, reason: "duplicate" };
     }
     // The claim must outlive a kill -9 before the server can act on the report.
     await this.o.commit?.();
     try {
       await this.o.messages.report(messageId, params, options.signal ? { signal: options.signal } : {});
     } catch (err) {
-      return this.#failed(key, err, { type, at });
+      return this.#failed(key, err, claim);
     }
-    await this.o.store.set(key, { type, at, state: "reported" });
+    await this.o.store.set(key, { ...claim, state: "reported" });
     return { reported: true };
   }
 
-  async #failed(key: string, err: unknown, claim: { type: string; at: number }): Promise<ReportResult> {
+  /**
+   * Whether an earlier run of `event` claimed the report and did not get an error for it: made,
+   * or its answer lost with the process (which counts as made).
+   */
+  async #claimedBy(key: string, event: string): Promise<boolean> {
+    const claim = (await this.o.store.get(key)) as Partial<Claim> | undefined;
+    return claim?.by === event && claim.state !== "failed";
+  }
+
+  async #failed(key: string, err: unknown, claim: Claim): Promise<ReportResult> {
     if (isDisabledError(err)) {
       await this.o.store.delete(key);
       if (!this.#disabled) {

@@ -113,6 +113,34 @@ describe("ctx.report", () => {
     expect(reportsPosted(second.sandbox)).toHaveLength(1);
   });
 
+  it("gives a handler's re-run of the event its first run's report back; within one run, or for another event, a duplicate", async () => {
+    // Reports the message named in the text (else its own) twice; the first run then fails.
+    const runs: unknown[][] = [];
+    const reporter = {
+      setup: (bot: BotApi) =>
+        void bot.on("message", async (ctx) => {
+          const id = Number(/^report (\d+)$/.exec(ctx.text)?.[1] ?? ctx.event.message.id);
+          runs.push([await ctx.report(id, "spam"), await ctx.report(id, "spam")]);
+          if (runs.length === 1) throw new Error("fails after its report");
+        }),
+    } as BotDefinition;
+    sandbox = await startSandbox({ heartbeatSeconds: 1 });
+    running = await startBots(sandbox, { mod: { email: BOT, definition: reporter } });
+    const id = spam(sandbox);
+    // The retry (after the 2 s backoff) gets the first run's result: what followed the report is done.
+    await expect.poll(() => runs.length, { timeout: 10_000 }).toBe(2);
+    spam(sandbox, `report ${id}`);
+    await expect.poll(() => runs.length, { timeout: 10_000 }).toBe(3);
+    const made = { reported: true };
+    const duplicate = { reported: false, reason: "duplicate" };
+    expect(runs).toEqual([
+      [made, duplicate],
+      [made, duplicate],
+      [duplicate, duplicate],
+    ]);
+    expect(reportsPosted(sandbox)).toHaveLength(1);
+  });
+
   it("warns once when the organization has no moderation request channel, then stops asking", async () => {
     const org = defaultOrg();
     org.realm = { ...org.realm, moderation_request_channel: null };

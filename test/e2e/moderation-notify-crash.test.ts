@@ -1,0 +1,129 @@
+/**
+ * The shipped moderation bot under `bothost run`, killed (kill -9) after it reported a message and
+ * before its direct message to the sender (`notify_sender`) reached the server: at the next start
+ * the message is caught up, its handler runs again and the sender is told, once (the report is not
+ * made twice). A later edit of the message, checked again, finds it reported: the sender is not
+ * told again. On the file store, and on Redis when one answers.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, killAll, repoRoot, spawnCli } from "../support/cli.ts";
+import { crashBackends } from "../support/crash-backends.ts";
+
+const OWNER = "owner@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const BOT = "moderation-bot@sandbox.example";
+
+const opened: Array<() => Promise<unknown>> = [];
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await killAll();
+  for (const close of opened.splice(0).reverse()) await close();
+});
+
+const reportsPosted = (s: Sandbox) =>
+  s.control.messages().filter((m) => String(m.content).includes("reported a message sent by"));
+/** The bot's direct messages (to the sender: it sends no other). */
+const told = (s: Sandbox) => {
+  const botId = s.control.users().find((u) => u.email === BOT)!.user_id;
+  return s.control
+    .messages()
+    .filter((m) => m.sender_id === botId && m.type === "private")
+    .map((m) => String(m.content));
+};
+const NOTICE = 'Hi Mel Member, your message was sent to the moderators: blocked word: uses "scam".';
+
+const backends = await crashBackends("moderation-notify-crash");
+
+describe.each(backends)("on the %s", (_name, backendFor) => {
+  it("killed between the report and notify_sender: the restarted bot tells the sender once; an edit does not tell again", {
+    timeout: 90_000,
+  }, async () => {
+    const sandbox = await startSandbox({
+      heartbeatSeconds: 1,
+      longpollTimeoutSeconds: 3,
+      org: {
+        realm: { name: "E2E", host: "sandbox.example", moderation_request_channel: "moderation" },
+        users: [
+          { email: OWNER, full_name: "Olive Owner", role: "owner" },
+          { email: MEMBER, full_name: "Mel Member", role: "member" },
+        ],
+        bots: [{ email: BOT, full_name: "Moderation", type: "generic", owner: OWNER }],
+        channels: [
+          { name: "general", subscribers: [OWNER, MEMBER, BOT] },
+          { name: "moderation", privacy: "private", subscribers: [OWNER] },
+        ],
+      },
+    });
+    opened.push(() => sandbox.stop());
+    const dir = await mkdtemp(path.join(tmpdir(), "bothost-moderation-notify-"));
+    opened.push(() => rm(dir, { recursive: true, force: true }));
+    const file = path.join(dir, "bothost.yaml");
+    await writeFile(
+      file,
+      [
+        `server:\n  url: ${sandbox.url}`,
+        backendFor(dir).yaml,
+        "log:\n  level: info\n  pretty: false",
+        "bots:",
+        "  moderation:",
+        `    module: ${path.join(repoRoot, "bots/moderation.ts")}`,
+        `    email: ${BOT}`,
+        `    api_key: \${KEY}`,
+        "    settings:",
+        '      notify_sender: "Hi {{name}}, your message was sent to the moderators: {{details}}."',
+        "      rules:",
+        "        keywords: { words: [scam] }",
+        "",
+      ].join("\n"),
+    );
+    const env = { KEY: sandbox.control.apiKeyOf(BOT) };
+    const first = spawnCli(["run", "--config", file], { env });
+    await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+
+    // The direct message to the sender is held; the report goes through.
+    sandbox.control.delay(60_000, { paths: [/^\/messages$/] });
+    const id = sandbox.control.sendAs(MEMBER, {
+      type: "stream",
+      to: "general",
+      topic: "deals",
+      content: "what a scam this is",
+    }).id;
+    await sandbox.control.waitFor(
+      () => sandbox.control.delayed() === 1 && reportsPosted(sandbox).length === 1,
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    first.kill("SIGKILL");
+    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+    // The held send never reaches the server: the process died before it was made.
+    sandbox.control.failNext(1, { status: 502, reset: true, paths: [/^\/messages$/] });
+    sandbox.control.delay(0);
+    expect(told(sandbox)).toEqual([]);
+
+    const again = spawnCli(["run", "--config", file], { env });
+    await again.waitForLog((l) => l.msg === "daemon started", 20_000);
+    await sandbox.control.waitFor(() => told(sandbox).length > 0, { timeoutMs: 20_000 });
+    expect(told(sandbox)).toEqual([NOTICE]);
+    expect(reportsPosted(sandbox)).toHaveLength(1);
+
+    // An edit is checked again: already reported, so no report and no second direct message.
+    const member = createClient({
+      url: sandbox.url,
+      email: MEMBER,
+      apiKey: sandbox.control.apiKeyOf(MEMBER),
+    });
+    await member.messages.update(id, { content: "what a scam this is, a real scam" });
+    await again.waitForLog((l) => l.msg === `message ${id} not reported (duplicate)`, 20_000);
+    expect(told(sandbox)).toEqual([NOTICE]);
+    expect(reportsPosted(sandbox)).toHaveLength(1);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
+});
