@@ -115,7 +115,7 @@ export const ModerationSettings = z.object({
         .default(["owner", "admin", "moderator"]),
       /** Channel names or ids whose messages are never checked. */
       channels: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
-      /** User ids or emails whose messages are never checked. */
+      /** User ids or emails whose messages are never checked (emails: see exempt-users.ts). */
       users: z.array(z.union([z.string().trim().min(1), z.number().int().positive()])).default([]),
       /** Never check messages from bots. */
       bots: z.boolean().default(true),

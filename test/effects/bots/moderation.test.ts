@@ -26,9 +26,17 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-/** `extra`: YAML lines for the bot's config block, e.g. "dry_run: true". */
-async function start(settings: Record<string, unknown>, extra?: string) {
+/**
+ * `extra`: YAML lines for the bot's config block, e.g. "dry_run: true"; `visibility`: the realm's
+ * email_address_visibility (default everyone).
+ */
+async function start(
+  settings: Record<string, unknown>,
+  extra?: string,
+  visibility?: "everyone" | "members" | "admins",
+) {
   const org = defaultOrg();
+  if (visibility) org.realm = { ...org.realm, email_address_visibility: visibility };
   org.users!.push({ email: OLD, full_name: "Otto Old", date_joined: "2020-01-01T00:00:00.000Z" });
   const everyone = [OWNER, NEW, OLD, BOT];
   org.channels = [
@@ -176,6 +184,34 @@ describe("moderation exemptions and answers", () => {
     await post(OLD, "two");
     await expect.poll(() => reports().length).toBe(1);
   });
+
+  // The bot is a member: with "members" it sees real emails (as `delivery_email`; the API `email`
+  // is then user<id>@host), with "admins" (new organizations' default) none.
+  it.each([
+    ["members", true],
+    ["admins", false],
+  ] as const)(
+    "exempt.users by email, visibility %s: matched when the bot may see the email, else named in one warning",
+    async (visibility, shown) => {
+      const nobody = "nobody@elsewhere.example";
+      await start(
+        { rules: { flood: { ...flood.flood, exempt: { users: [nobody] } } }, exempt: { users: [OLD] } },
+        undefined,
+        visibility,
+      );
+      await post(OLD, "one");
+      await post(OLD, "two");
+      if (shown) expect(reports()).toEqual([]);
+      else await expect.poll(() => reports().length).toBe(1);
+      const warnings = () => running!.logged("exempt.users:").filter((l) => l.level === 40);
+      await expect.poll(() => warnings().length).toBe(1);
+      expect(warnings()[0]).toMatchObject({
+        bot: "moderation",
+        entries: [...(shown ? [] : [`exempt.users[0]: ${OLD}`]), `rules.flood.exempt.users[0]: ${nobody}`],
+        msg: expect.stringContaining("list each such person by user id instead"),
+      });
+    },
+  );
 
   it("tells the sender by direct message, from the template", async () => {
     const s = await start({
