@@ -93,6 +93,35 @@ describe("bot.cron local jobs", () => {
     expect(runtime.scheduler.stats).toMatchObject({ jobRuns: 3, jobsSkipped: 1 });
   });
 
+  it("started inside a DST change's window: no second run in autumn, the shifted run in spring", async () => {
+    // 02:30 Berlin: 00:30Z (CEST) and again 01:30Z (CET) on 25 October; on 29 March it does not
+    // exist and is shifted to 03:30 CEST (01:30Z).
+    world = await createWorld("2026-10-25T00:29:00Z");
+    const runs: Run[] = [];
+    const setup = (bot: BotApi) => {
+      bot.cron("30 2 * * *", { id: "night", timezone: "Europe/Berlin" }, (ctx) => void runs.push(ctx.job));
+    };
+    await world.start(setup);
+    await world.advanceTo("2026-10-25T00:31:00Z");
+    await world.stop();
+    await world.advanceTo("2026-10-25T01:29:45Z"); // 02:29:45 CET: the hour is repeated
+    const runtime = await world.start(setup);
+    expect(runtime.scheduler.jobs().map((j) => j.nextRunAt?.toISOString())).toEqual([
+      "2026-10-26T01:30:00.000Z",
+    ]);
+    await world.advanceTo("2026-10-25T03:00:00Z");
+    expect(runs.map((r) => r.scheduledFor)).toEqual([at("2026-10-25T00:30:00Z")]);
+    await world.dispose();
+
+    world = await createWorld("2026-03-29T01:29:40Z"); // 03:29:40 CEST, just after the gap
+    const spring: Run[] = [];
+    await world.start((bot) => {
+      bot.cron("30 2 * * *", { id: "night", timezone: "Europe/Berlin" }, (ctx) => void spring.push(ctx.job));
+    });
+    await world.advanceTo("2026-03-29T02:00:00Z");
+    expect(spring.map((r) => [r.scheduledFor, r.catchUp])).toEqual([[at("2026-03-29T01:30:00Z"), false]]);
+  });
+
   it("a bad cron declaration stops the bot's setup with a message naming the call", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     await expect(world.start((bot) => void bot.cron("*/5 * * *", {}, () => {}))).rejects.toThrow(

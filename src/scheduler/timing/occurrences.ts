@@ -8,10 +8,12 @@
  *   first instance (daylight time).
  * - Fixed wall times keep their local time across the change, so their UTC offset changes.
  * - Interval jobs (every 30 minutes, hourly) keep running through the repeated hour in real time.
+ * These hold from any instant, also one inside the change's hour (offset-change.ts).
  */
 import { createRequire } from "node:module";
 import type { CronExpression, CronExpressionParser } from "cron-parser";
 import { BothostError } from "../../errors/bothost-error.ts";
+import { ChangeWalk, offsetChangeAround } from "./offset-change.ts";
 
 /**
  * A recurring schedule that cannot be used: a bad cron expression, an unknown time zone, or (for
@@ -182,27 +184,40 @@ function parseCron(cron: string, timezone: string, path?: string): CronExpressio
 export function compileSchedule(spec: ScheduleSpec, path?: string): CompiledSchedule {
   checkTimezone(spec.timezone, path);
   const expression = parseCron(spec.cron, spec.timezone, path);
-  const next = (after: Date): Date | undefined => {
-    expression.reset(after);
+  const step = (move: () => { toDate(): Date }): Date | undefined => {
     try {
-      return expression.next().toDate();
+      return move().toDate();
     } catch {
       // cron-parser throws when no occurrence is left (it checked at compile time that one exists).
       return undefined;
     }
   };
+  let walk: ChangeWalk | undefined;
+  const next = (after: Date): Date | undefined => {
+    const t = after.getTime();
+    // Right after a DST change, cron-parser's walk from before the change (see offset-change.ts).
+    if (!walk?.answers(t)) {
+      const change = offsetChangeAround(spec.timezone, t);
+      walk = change && new ChangeWalk(parse(spec.cron, spec.timezone), change);
+    }
+    if (walk) return walk.next(t);
+    expression.reset(after);
+    return step(() => expression.next());
+  };
   return {
     next,
     latestUpTo(at) {
       expression.reset(new Date(at.getTime() + 1));
-      let latest: Date;
-      try {
-        latest = expression.prev().toDate();
-      } catch {
-        return undefined;
+      let latest = step(() => expression.prev());
+      // cron-parser's prev() answers the second pass of a time repeated in autumn, which is not an
+      // occurrence when the first pass was: go back further to one that is.
+      while (latest !== undefined && next(new Date(latest.getTime() - 1))?.getTime() !== latest.getTime()) {
+        expression.reset(latest);
+        latest = step(() => expression.prev());
       }
-      // cron-parser's prev() misses the shifted occurrence on a spring-forward day (it answers the
-      // day before), so walk forward with next(), which is right, to the true latest occurrence.
+      if (latest === undefined) return undefined;
+      // It also misses the shifted occurrence on a spring-forward day (it answers the day before),
+      // so walk forward with next(), which is right, to the true latest occurrence.
       for (let n = next(latest); n !== undefined && n.getTime() <= at.getTime(); n = next(n)) latest = n;
       return latest;
     },

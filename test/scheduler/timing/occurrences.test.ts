@@ -132,6 +132,101 @@ describe("nextOccurrences across DST (2026)", () => {
   });
 });
 
+/** Every minute from `from` (inclusive) to `to` (exclusive), plus the seconds around each hour. */
+function instants(from: string, to: string): Date[] {
+  const out: Date[] = [];
+  for (let t = Date.parse(from); t < Date.parse(to); t += 60_000) {
+    out.push(new Date(t));
+    if (t % HOUR === 0) for (const d of [-1000, -1, 1, 999]) out.push(new Date(t + d));
+  }
+  return out;
+}
+const HOUR = 3_600_000;
+
+describe("from inside a DST change's window (2026)", () => {
+  // Each: a daily job at a wall time the change skips or repeats, the hours around the change, the
+  // occurrence that day and the next day's. From every instant before that day's occurrence, next()
+  // is that occurrence; from every one after it, the next day's, never a second or a skipped one.
+  it.each([
+    [
+      "Berlin autumn (02:30 repeated)",
+      "30 2 * * *",
+      BERLIN,
+      "2026-10-25T00:00:00Z",
+      "2026-10-25T00:30:00.000Z",
+      "2026-10-26T01:30:00.000Z",
+      "2026-10-24T00:30:00.000Z",
+    ],
+    [
+      "Berlin spring (02:30 skipped)",
+      "30 2 * * *",
+      BERLIN,
+      "2026-03-29T00:00:00Z",
+      "2026-03-29T01:30:00.000Z",
+      "2026-03-30T00:30:00.000Z",
+      "2026-03-28T01:30:00.000Z",
+    ],
+    [
+      "New York autumn (01:30 repeated)",
+      "30 1 * * *",
+      NY,
+      "2026-11-01T04:00:00Z",
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-02T06:30:00.000Z",
+      "2026-10-31T05:30:00.000Z",
+    ],
+    [
+      "New York spring (02:30 skipped)",
+      "30 2 * * *",
+      NY,
+      "2026-03-08T06:00:00Z",
+      "2026-03-08T07:30:00.000Z",
+      "2026-03-09T06:30:00.000Z",
+      "2026-03-07T07:30:00.000Z",
+    ],
+  ])(
+    "%s: next() and latestUpTo() from every minute of the night",
+    (_, cron, timezone, from, today, tomorrow, yesterday) => {
+      const schedule = compileSchedule({ cron, timezone });
+      const to = new Date(Date.parse(from) + 3 * HOUR).toISOString();
+      const wrong = instants(from, to).flatMap((after) => {
+        const before = after.getTime() < Date.parse(today);
+        const want = [before ? today : tomorrow, before ? yesterday : today];
+        const got = [schedule.next(after)?.toISOString(), schedule.latestUpTo(after)?.toISOString()];
+        return got.join() === want.join() ? [] : [`${after.toISOString()}: ${got.join(", ")}`];
+      });
+      expect(wrong).toEqual([]);
+    },
+  );
+
+  it.each([
+    ["0 * * * *", BERLIN, "2026-10-25T00:00:00Z"],
+    ["*/30 * * * *", NY, "2026-11-01T05:00:00Z"],
+    ["15 1-3 * * *", BERLIN, "2026-10-25T00:00:00Z"],
+    ["0 */2 * * *", BERLIN, "2026-03-29T00:00:00Z"],
+    ["0 2,3 * * *", NY, "2026-03-08T06:00:00Z"],
+    ["*/20 * * * * *", BERLIN, "2026-10-25T00:50:00Z"],
+  ])(
+    "%s in %s from any instant (any order) agrees with the occurrences listed from before the change",
+    (cron, timezone, from) => {
+      const walked = nextOccurrences({ cron, timezone }, new Date(Date.parse(from) - 2 * HOUR), 1000).map(
+        (d) => d.getTime(),
+      );
+      const schedule = compileSchedule({ cron, timezone });
+      const to = new Date(
+        Date.parse(from) + (cron.split(" ").length === 6 ? HOUR / 2 : 3 * HOUR),
+      ).toISOString();
+      const all = instants(from, to);
+      const wrong = [...all, ...all.reverse()].flatMap((after) => {
+        const want = walked.find((w) => w > after.getTime());
+        const got = schedule.next(after)?.getTime();
+        return got === want ? [] : [`${after.toISOString()}: ${got && iso([new Date(got)])}`];
+      });
+      expect(wrong).toEqual([]);
+    },
+  );
+});
+
 describe("occurrence basics", () => {
   it("nextOccurrence is strictly after the given instant", () => {
     const spec = { cron: "0 * * * *", timezone: "UTC" };
