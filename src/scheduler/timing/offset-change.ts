@@ -10,8 +10,9 @@
  */
 import type { CronExpression } from "cron-parser";
 
-/** Longer than any offset change there is (Antarctica/Troll's is two hours). */
-const LOOKBACK_MS = 3 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+/** The sampling step looking for a year's offset changes: shorter than any time between two. */
+const STEP_MS = 6 * HOUR_MS;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -47,21 +48,40 @@ export interface OffsetChange {
   end: number;
 }
 
-/** Within the window of which offset change `at` is, or `undefined`: the usual answer, found with two look-ups. */
-export function offsetChangeAround(timezone: string, at: number): OffsetChange | undefined {
-  const later = utcOffset(timezone, at + 1000);
-  const before = utcOffset(timezone, at - LOOKBACK_MS);
-  if (later === before) return undefined;
-  // Bisect to the first millisecond with the new offset.
-  let old = at - LOOKBACK_MS;
-  let changed = at + 1000;
-  while (changed - old > 1) {
-    const mid = Math.floor((old + changed) / 2);
-    if (utcOffset(timezone, mid) === later) changed = mid;
-    else old = mid;
+/** Each zone's offset changes by UTC year (with a day either side), found at the first use. */
+const changesByYear = new Map<string, OffsetChange[]>();
+
+function changesAround(timezone: string, year: number): OffsetChange[] {
+  const key = `${timezone}\u0000${year}`;
+  let changes = changesByYear.get(key);
+  if (changes !== undefined) return changes;
+  changes = [];
+  let sampled = Date.UTC(year, 0, 1) - 24 * HOUR_MS;
+  let offset = utcOffset(timezone, sampled);
+  for (const end = Date.UTC(year + 1, 0, 2); sampled < end; ) {
+    const next = utcOffset(timezone, sampled + STEP_MS);
+    if (next !== offset) {
+      // Bisect to the first millisecond with the new offset.
+      let old = sampled;
+      let changed = sampled + STEP_MS;
+      while (changed - old > 1) {
+        const mid = Math.floor((old + changed) / 2);
+        if (utcOffset(timezone, mid) === next) changed = mid;
+        else old = mid;
+      }
+      changes.push({ start: changed, end: changed + Math.abs(next - offset) });
+      offset = next;
+    }
+    sampled += STEP_MS;
   }
-  const end = changed + Math.abs(later - before);
-  return at < end ? { start: changed, end } : undefined;
+  changesByYear.set(key, changes);
+  return changes;
+}
+
+/** The offset change in whose window `at` is, or `undefined` (the usual answer). */
+export function offsetChangeAround(timezone: string, at: number): OffsetChange | undefined {
+  const changes = changesAround(timezone, new Date(at).getUTCFullYear());
+  return changes.find((change) => change.start - 1000 <= at && at < change.end);
 }
 
 /**
