@@ -1,8 +1,8 @@
 /**
  * A bot's `bot.cron()` jobs: run in this process on one JobTimer per bot, each handler with a
  * JobContext, through the pipeline's `runJob` (effect records, retries, dead letters). The time
- * of each run is persisted (state `<bot>/jobs/<job id>`) so the missed-run policy can tell, after
- * downtime, which occurrences passed. While an occurrence is retried its job counts as running:
+ * of each run, and before the first one the time of the job's first start, is persisted (state
+ * `<bot>/jobs/<job id>`) so the missed-run policy can tell, after downtime, which occurrences passed. While an occurrence is retried its job counts as running:
  * a firing meanwhile is skipped.
  */
 import type { Logger } from "pino";
@@ -97,11 +97,19 @@ export class LocalJobs {
     });
   }
 
-  /** Load each job's last run, plan the next (applying the missed-run policy) and start the timer. */
+  /**
+   * Load each job's last run (or, never run, since when it is declared: recorded at its first
+   * start), plan the next (applying the missed-run policy) and start the timer.
+   */
   async start(): Promise<void> {
+    const firstStarts: string[] = [];
     for (const { id, declaration } of this.#jobs) {
-      const stored = (await this.#o.store.get(id)) as { lastRunAt?: unknown } | undefined;
-      const lastRunAt = typeof stored?.lastRunAt === "string" ? new Date(stored.lastRunAt) : undefined;
+      const stored = (await this.#o.store.get(id)) as
+        | { lastRunAt?: unknown; declaredAt?: unknown }
+        | undefined;
+      const lastRunAt = storedDate(stored?.lastRunAt);
+      const declaredAt = storedDate(stored?.declaredAt);
+      if (!lastRunAt && !declaredAt) firstStarts.push(id);
       const { expression, options } = declaration;
       this.timer.add(
         {
@@ -109,11 +117,16 @@ export class LocalJobs {
           cron: expression,
           timezone: options.timezone ?? "UTC",
           missed: options.missed ?? "skip",
-          ...(lastRunAt && !Number.isNaN(lastRunAt.getTime()) ? { lastRunAt } : {}),
+          ...(lastRunAt ? { lastRunAt } : {}),
+          ...(declaredAt ? { declaredAt } : {}),
         },
         (run) => this.#run(id, declaration, run),
       );
     }
+    // A first start ever has nothing to catch up, but the next start does, if an occurrence passes
+    // meanwhile without a run (the process went down, or its instance lost the bot).
+    if (firstStarts.length > 0)
+      await this.#record(firstStarts, { declaredAt: new Date(this.#o.clock.now()).toISOString() });
     this.timer.start();
   }
 
@@ -172,11 +185,24 @@ export class LocalJobs {
   }
 
   async #persist(id: string, firedAt: Date): Promise<void> {
+    await this.#record([id], { lastRunAt: firedAt.toISOString() });
+  }
+
+  async #record(ids: string[], value: { lastRunAt: string } | { declaredAt: string }): Promise<void> {
     try {
-      await this.#o.store.set(id, { lastRunAt: firedAt.toISOString() });
+      for (const id of ids) await this.#o.store.set(id, value);
       await this.#o.flush();
     } catch (err) {
-      this.#o.log.error({ err, job: id }, "could not record a cron job's run in the state store");
+      this.#o.log.error(
+        { err, jobs: ids },
+        "could not record a cron job's run or first start in the state store",
+      );
     }
   }
+}
+
+/** A date the store holds as an ISO string, or `undefined` when absent or not a date. */
+function storedDate(value: unknown): Date | undefined {
+  const date = typeof value === "string" ? new Date(value) : undefined;
+  return date && !Number.isNaN(date.getTime()) ? date : undefined;
 }

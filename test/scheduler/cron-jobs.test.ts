@@ -93,6 +93,57 @@ describe("bot.cron local jobs", () => {
     expect(runtime.scheduler.stats).toMatchObject({ jobRuns: 3, jobsSkipped: 1 });
   });
 
+  it("down over a job's first occurrence: run-once catches it up, skip logs the skip", async () => {
+    world = await createWorld("2026-06-01T08:30:00Z");
+    const once: Run[] = [];
+    const skipped: Run[] = [];
+    const setup = (bot: BotApi) => {
+      bot.cron("0 9 * * *", { id: "once", missed: "run-once" }, (ctx) => void once.push(ctx.job));
+      bot.cron("0 9 * * *", { id: "skip" }, (ctx) => void skipped.push(ctx.job));
+    };
+    await world.start(setup); // the jobs' first start: nothing to catch up
+    await world.clock.tick(0);
+    await world.stop();
+    await world.advanceTo("2026-06-01T09:30:00Z"); // down over their first 09:00
+    const runtime = await world.start(setup);
+    await world.clock.tick(0);
+    expect(once).toEqual([
+      {
+        id: "once",
+        expression: "0 9 * * *",
+        scheduledFor: at("2026-06-01T09:00:00Z"),
+        firedAt: at("2026-06-01T09:30:00Z"),
+        catchUp: true,
+      },
+    ]);
+    expect(skipped).toEqual([]);
+    expect(world.logs.filter((l) => l.msg === "cron job missed while down; skipped")).toMatchObject([
+      { job: "skip", scheduledFor: "2026-06-01T09:00:00.000Z", reason: "missed" },
+    ]);
+    await world.advanceTo("2026-06-02T09:00:00Z");
+    expect([...once, ...skipped].slice(1).map((r) => [r.id, r.scheduledFor, r.catchUp])).toEqual([
+      ["once", at("2026-06-02T09:00:00Z"), false],
+      ["skip", at("2026-06-02T09:00:00Z"), false],
+    ]);
+    expect(runtime.scheduler.stats).toMatchObject({ jobRuns: 3, jobsSkipped: 1 });
+  });
+
+  it("a job's first start ever, after its time of day, catches nothing up", async () => {
+    world = await createWorld("2026-06-01T09:30:00Z");
+    const runs: Run[] = [];
+    const runtime = await world.start((bot) => {
+      bot.cron("0 9 * * *", { id: "once", missed: "run-once" }, (ctx) => void runs.push(ctx.job));
+      bot.cron("0 9 * * *", { id: "skip" }, (ctx) => void runs.push(ctx.job));
+    });
+    await world.clock.tick(0);
+    expect(runs).toEqual([]);
+    expect(world.logs.filter((l) => l.msg === "cron job missed while down; skipped")).toEqual([]);
+    expect(runtime.scheduler.jobs().map((j) => j.nextRunAt?.toISOString())).toEqual([
+      "2026-06-02T09:00:00.000Z",
+      "2026-06-02T09:00:00.000Z",
+    ]);
+  });
+
   it("started inside a DST change's window: no second run in autumn, the shifted run in spring", async () => {
     // 02:30 Berlin: 00:30Z (CEST) and again 01:30Z (CET) on 25 October; on 29 March it does not
     // exist and is shifted to 03:30 CEST (01:30Z).

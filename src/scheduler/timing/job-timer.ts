@@ -17,6 +17,11 @@ export interface CronJob {
   /** Default `"skip"`. */
   missed?: MissedRunPolicy;
   lastRunAt?: Date;
+  /**
+   * Since when the job is declared (its first start), for a job that never ran: occurrences after
+   * it that passed count as missed. Without it (and without `lastRunAt`) nothing is missed.
+   */
+  declaredAt?: Date;
 }
 
 /** What a handler gets: which occurrence this is and when it really fired (lateness = difference). */
@@ -52,7 +57,9 @@ export interface JobTimerOptions {
 export type JobInfo = JobState["job"] & { nextRunAt: Date | undefined; running: boolean };
 
 interface JobState {
-  job: Required<Omit<CronJob, "lastRunAt">> & { lastRunAt: Date | undefined };
+  job: Required<Omit<CronJob, "lastRunAt" | "declaredAt">> & { lastRunAt: Date | undefined };
+  /** Missed occurrences count from here when the job has no `lastRunAt`. */
+  declaredAt: Date | undefined;
   schedule: CompiledSchedule;
   handler: JobHandler;
   entry: Entry | undefined;
@@ -113,6 +120,7 @@ export class JobTimer {
         missed: job.missed ?? "skip",
         lastRunAt: job.lastRunAt,
       },
+      declaredAt: job.declaredAt,
       schedule,
       handler,
       entry: undefined,
@@ -121,7 +129,7 @@ export class JobTimer {
     this.#jobs.set(job.id, state);
   }
 
-  /** Plans every job (applying the missed-run policy to its `lastRunAt`) and arms the timer. */
+  /** Plans every job (applying the missed-run policy since its `lastRunAt`) and arms the timer. */
   start(): void {
     if (this.#started) return;
     this.#started = true;
@@ -165,7 +173,8 @@ export class JobTimer {
   #plan(state: JobState): void {
     const now = this.#clock.now();
     const { lastRunAt, missed } = state.job;
-    const due = lastRunAt ? state.schedule.next(lastRunAt) : undefined;
+    const since = lastRunAt ?? state.declaredAt;
+    const due = since ? state.schedule.next(since) : undefined;
     if (due !== undefined && due.getTime() <= now) {
       const latest = state.schedule.latestUpTo(new Date(now)) ?? due;
       if (missed === "run-once") {

@@ -102,6 +102,30 @@ describe("JobTimer", () => {
     expect(skips).toEqual([]);
   });
 
+  it("a job that never ran counts missed occurrences from its declaredAt, as from a lastRunAt", async () => {
+    const clock = new ManualClock(T0 + 10 * HOUR);
+    const { timer, runs, skips, record } = setup(T0, clock);
+    const declaredAt = new Date(T0 + 5 * HOUR); // first started at 05:00, down over 06:00
+    timer.add({ id: "once", cron: "0 6 * * *", timezone: "UTC", missed: "run-once", declaredAt }, record);
+    timer.add({ id: "skip", cron: "0 6 * * *", timezone: "UTC", missed: "skip", declaredAt }, record);
+    const later = new Date(T0 + 7 * HOUR); // declared after today's 06:00: nothing missed
+    timer.add(
+      { id: "later", cron: "0 6 * * *", timezone: "UTC", missed: "run-once", declaredAt: later },
+      record,
+    );
+    timer.start();
+    await clock.tick(0);
+    expect(summary(runs)).toEqual(["once 2026-03-02T06:00:00.000Z fired 2026-03-02T10:00:00.000Z catch-up"]);
+    expect(skips).toEqual([
+      { jobId: "skip", scheduledFor: new Date("2026-03-02T06:00:00Z"), reason: "missed" },
+    ]);
+    expect(timer.jobs().map((j) => j.nextRunAt?.toISOString())).toEqual([
+      "2026-03-03T06:00:00.000Z",
+      "2026-03-03T06:00:00.000Z",
+      "2026-03-03T06:00:00.000Z",
+    ]);
+  });
+
   it("a timer that fires late by more than a period applies the missed-run policy", async () => {
     // A clock whose timers all fire three hours late, like a machine that was suspended.
     const manual = new ManualClock(T0);
