@@ -81,7 +81,7 @@ export class JobTimer {
   readonly #jobs = new Map<string, JobState>();
   /**
    * Compiled schedules by cron + time zone, shared by the jobs using the same one (each costs
-   * kilobytes); safe because every call resets the expression before reading it.
+   * kilobytes); safe because each call answers for its own instant, whatever the calls before.
    */
   readonly #schedules = new Map<string, CompiledSchedule>();
   readonly #heap = new MinHeap<Entry>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
