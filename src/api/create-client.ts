@@ -36,6 +36,11 @@ export interface ClientCommonOptions {
    * these. `false`: calls are counted (`client.budget`) but never held.
    */
   rateLimit?: { perMinute?: number; perHour?: number } | false;
+  /**
+   * The account's budgets, shared with other clients of the same account (the daemon keeps one per
+   * account, across reloads): given, `rateLimit` is not read.
+   */
+  budget?: RateBudget;
   /** Retry settings; `false` turns retries off. */
   retry?: RetryOptions | false;
   /** The server's feature level, if known; otherwise learned from events.register or server.settings. */
@@ -136,14 +141,16 @@ export function createClient(options: ClientOptions): Client {
   const clock = options.clock ?? realClock;
   const timeoutMs = positive(options.timeoutMs, "timeoutMs") ?? 30_000;
   const limits = options.rateLimit === false ? undefined : options.rateLimit;
-  const budget = new RateBudget(
-    {
-      perMinute: positive(limits?.perMinute, "rateLimit.perMinute") ?? DEFAULT_BUDGET.perMinute,
-      perHour: positive(limits?.perHour, "rateLimit.perHour") ?? DEFAULT_BUDGET.perHour,
-    },
-    clock,
-    options.rateLimit !== false,
-  );
+  const budget =
+    options.budget ??
+    new RateBudget(
+      {
+        perMinute: positive(limits?.perMinute, "rateLimit.perMinute") ?? DEFAULT_BUDGET.perMinute,
+        perHour: positive(limits?.perHour, "rateLimit.perHour") ?? DEFAULT_BUDGET.perHour,
+      },
+      clock,
+      options.rateLimit !== false,
+    );
   const logger = options.logger ? lazyChild(options.logger, { component: "api", email }) : silentLogger;
   const transport = createTransport({
     origin,

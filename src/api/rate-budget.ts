@@ -29,6 +29,11 @@ export interface BudgetLimits {
 /** The server's defaults for every account, bots included. */
 export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 200, perHour: 2000 };
 
+const wholeLimits = (l: BudgetLimits): BudgetLimits => ({
+  perMinute: Math.max(1, Math.floor(l.perMinute)),
+  perHour: Math.max(1, Math.floor(l.perHour)),
+});
+
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
@@ -45,7 +50,7 @@ export interface BucketSnapshot {
   remainingHour: number;
   /** Until when a 429 blocks the bucket (ms since the epoch), if it does now. */
   blockedUntil: number | undefined;
-  /** Calls made since the client was created, and 429s received. */
+  /** Calls made since the budget was created (a daemon keeps one per account), and 429s received. */
   calls: number;
   limited: number;
 }
@@ -70,7 +75,7 @@ export class RateBucket {
   #blockedUntil = 0;
   /** The server's last report: its limit, calls left, when it frees up, and `calls` at that time. */
   #reported: { limit: number; remaining: number; resetAt: number; callsThen: number } | undefined;
-  readonly #configured: BudgetLimits;
+  #configured: BudgetLimits;
   calls = 0;
   limited = 0;
 
@@ -81,8 +86,12 @@ export class RateBucket {
     /** false: count, but never wait (the client's rate limit is off). */
     readonly enforced: boolean,
   ) {
-    const whole = (n: number) => Math.max(1, Math.floor(n));
-    this.#configured = { perMinute: whole(limits.perMinute), perHour: whole(limits.perHour) };
+    this.#configured = wholeLimits(limits);
+  }
+
+  /** Plan with `limits` from now on (the calls counted so far still count). */
+  configure(limits: BudgetLimits): void {
+    this.#configured = wholeLimits(limits);
   }
 
   /**
@@ -224,6 +233,12 @@ export class RateBudget {
   ) {
     this.events = new RateBucket("events", limits, clock, enforced);
     this.other = new RateBucket("other", limits, clock, enforced);
+  }
+
+  /** Plan both buckets with `limits` from now on. */
+  configure(limits: BudgetLimits): void {
+    this.events.configure(limits);
+    this.other.configure(limits);
   }
 
   /** The bucket a call counts against. */

@@ -7,6 +7,7 @@
 import type { Logger } from "pino";
 import { type CapturedCall, CaptureLog } from "../api/capture.ts";
 import { type Client, createClient } from "../api/create-client.ts";
+import { type BudgetLimits, RateBudget } from "../api/rate-budget.ts";
 import type { BotConfig } from "../config/schema.ts";
 import type { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -20,10 +21,44 @@ export interface BotClient {
   captured: CaptureLog | undefined;
 }
 
+/**
+ * The call budgets of each account the daemon's bots use, kept across reloads (a bot restarted by a
+ * reload still counts the calls its account made this minute) and shared by the bots of one
+ * account (the server counts per account). Planned with the lowest `rate_limit` of those bots.
+ */
+export class AccountBudgets {
+  readonly #accounts = new Map<string, { budget: RateBudget; limits: Map<string, BudgetLimits> }>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** The budget of account `email` on the server at `url`, for bot `name` with `limits`. */
+  for(name: string, url: string, email: string, limits: BudgetLimits): RateBudget {
+    const key = `${url} ${email.toLowerCase()}`;
+    let account = this.#accounts.get(key);
+    if (account === undefined) {
+      account = { budget: new RateBudget(limits, this.clock, true), limits: new Map() };
+      this.#accounts.set(key, account);
+    }
+    account.limits.set(name, limits);
+    const all = [...account.limits.values()];
+    account.budget.configure({
+      perMinute: Math.min(...all.map((l) => l.perMinute)),
+      perHour: Math.min(...all.map((l) => l.perHour)),
+    });
+    return account.budget;
+  }
+}
+
 export function botClient(
   name: string,
   c: BotConfig,
-  deps: { log: Logger; clock: Clock; metrics?: BothostMetrics; sandbox?: Pick<Sandbox, "url" | "control"> },
+  deps: {
+    log: Logger;
+    clock: Clock;
+    metrics?: BothostMetrics;
+    sandbox?: Pick<Sandbox, "url" | "control">;
+    budgets?: AccountBudgets;
+  },
 ): BotClient {
   const { log, clock, sandbox } = deps;
   const onSandbox = c.server.url === "sandbox";
@@ -44,6 +79,12 @@ export function botClient(
     logger: log,
     clock,
     rateLimit: { perMinute: c.rate_limit.per_minute, perHour: c.rate_limit.per_hour },
+    ...(deps.budgets && {
+      budget: deps.budgets.for(name, url, c.email, {
+        perMinute: c.rate_limit.per_minute,
+        perHour: c.rate_limit.per_hour,
+      }),
+    }),
     ...deps.metrics?.apiSink(name),
     ...(capture ? { capture } : {}),
   });

@@ -18,7 +18,7 @@ import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
-import { botClient } from "./bot-client.ts";
+import { AccountBudgets, botClient } from "./bot-client.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { coalesce } from "./coalesce.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
@@ -72,6 +72,8 @@ export class Daemon {
   /** Aborted by stop(): a reload's pending setups are given up. */
   readonly #stopping = new AbortController();
   readonly #clock: Clock;
+  /** Each account's call budget, kept across reloads and shared by its bots. */
+  readonly #budgets: AccountBudgets;
   readonly #startedAt: number;
   /** Why a bot failed to start, until it starts. */
   readonly #startFailures = new Map<string, string>();
@@ -94,6 +96,7 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
+    this.#budgets = new AccountBudgets(this.#clock);
     this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
     this.#retries = retryWatcherFor(options.store, this.#clock, options.log);
@@ -316,6 +319,7 @@ export class Daemon {
     const { client, url, onSandbox, captured } = botClient(bot.name, c, {
       log,
       clock: this.#clock,
+      budgets: this.#budgets,
       ...(this.metrics ? { metrics: this.metrics } : {}),
       ...(this.#o.sandbox ? { sandbox: this.#o.sandbox } : {}),
     });
