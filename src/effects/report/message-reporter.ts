@@ -24,7 +24,9 @@ import type { Clock } from "../../time/clock.ts";
 import { truncateCodePoints } from "../limits/code-points.ts";
 
 /** What `ctx.report()` did. */
-export type ReportResult = { reported: true } | { reported: false; reason: "duplicate" | "disabled" };
+export type ReportResult =
+  | { reported: true }
+  | { reported: false; reason: "duplicate" | "disabled" | "gone" };
 
 /**
  * Report a message once. `type` must be a key of the server's report types
@@ -44,7 +46,7 @@ export interface ReportingRun {
 type Claim = {
   type: string;
   at: number;
-  state: "sending" | "reported" | "failed";
+  state: "sending" | "reported" | "failed" | "gone";
   /** The event whose run made the claim (none from a context outside an event's run). */
   by?: string;
   code?: string;
@@ -90,11 +92,8 @@ export class MessageReporter {
     const first = run !== undefined && !run.asked.has(messageId);
     run?.asked.add(messageId);
     const claim: Claim = { type, at, state: "sending", ...(run ? { by: run.event } : {}) };
-    if (!(await this.o.store.setIfAbsent(key, claim))) {
-      return first && (await this.#claimedBy(key, run.event))
-        ? { reported: true }
-        : { reported: false, reason: "duplicate" };
-    }
+    if (!(await this.o.store.setIfAbsent(key, claim)))
+      return this.#claimed(key, first ? run.event : undefined);
     // The claim must outlive a kill -9 before the server can act on the report.
     await this.o.commit?.();
     try {
@@ -107,12 +106,15 @@ export class MessageReporter {
   }
 
   /**
-   * Whether an earlier run of `event` claimed the report and did not get an error for it: made,
-   * or its answer lost with the process (which counts as made).
+   * The answer to a report of a message claimed already: `gone` when the server said the message
+   * is no more; `reported` to a run again of `event` whose earlier run claimed it and got no error
+   * (made, or its answer lost with the process, which counts as made); else `duplicate`.
    */
-  async #claimedBy(key: string, event: string): Promise<boolean> {
+  async #claimed(key: string, event: string | undefined): Promise<ReportResult> {
     const claim = (await this.o.store.get(key)) as Partial<Claim> | undefined;
-    return claim?.by === event && claim.state !== "failed";
+    if (claim?.state === "gone") return { reported: false, reason: "gone" };
+    if (event !== undefined && claim?.by === event && claim.state !== "failed") return { reported: true };
+    return { reported: false, reason: "duplicate" };
   }
 
   async #failed(key: string, err: unknown, claim: Claim): Promise<ReportResult> {
@@ -131,6 +133,11 @@ export class MessageReporter {
       }
       return { reported: false, reason: "disabled" };
     }
+    if (isGoneError(err)) {
+      // Deleted (by a moderator, say) or out of the bot's reach before the report: nothing to do.
+      await this.o.store.set(key, { ...claim, state: "gone" });
+      return { reported: false, reason: "gone" };
+    }
     if (serverDidNotAct(err)) await this.o.store.delete(key);
     else {
       const code = err instanceof BothostError ? err.code : "UNKNOWN";
@@ -143,6 +150,11 @@ export class MessageReporter {
 function isDisabledError(err: unknown): boolean {
   if (err instanceof UnsupportedFeatureError) return true;
   return err instanceof ApiError && err.status === 400 && DISABLED.test(err.msg);
+}
+
+/** The server's answer for a message that does not exist, or that the bot may not read. */
+function isGoneError(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 400 && /^Invalid message\(s\)/.test(err.msg);
 }
 
 /** Failures after which the report certainly (or, for 5xx, almost certainly) was not made. */

@@ -94,6 +94,23 @@ describe("ctx.report", () => {
     expect(body).not.toContain("🙂".repeat(1000));
   });
 
+  it("a message deleted before its report: gone, with no error, and gone again without a request", async () => {
+    const { ctx, sandbox: s } = await start();
+    const id = spam(s);
+    const owner = "owner@sandbox.example";
+    const auth = Buffer.from(`${owner}:${s.control.apiKeyOf(owner)}`).toString("base64");
+    const deleted = await fetch(`${s.url}/api/v1/messages/${id}`, {
+      method: "DELETE",
+      headers: { authorization: `Basic ${auth}` },
+    });
+    expect(deleted.status).toBe(200);
+    const mark = s.control.requests.length;
+    expect(await ctx.report(id, "spam")).toEqual({ reported: false, reason: "gone" });
+    expect(await ctx.report(id, "norms")).toEqual({ reported: false, reason: "gone" });
+    expect(reportCalls(s, mark)).toEqual([`POST /messages/${id}/report`]);
+    expect(reportsPosted(s)).toEqual([]);
+  });
+
   it("never reports a message twice, even after a daemon restart (the claim is in the state store)", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "bothost-report-"));
     dirs.push(stateDir);
@@ -168,14 +185,11 @@ describe("ctx.report", () => {
     expect(reportsPosted(s)).toHaveLength(1);
   });
 
-  it("keeps the claim after a refusal that retrying cannot fix (an inaccessible message)", async () => {
+  it("a message the bot cannot read is gone too: the claim is kept, nothing asked again", async () => {
     const { ctx, sandbox: s } = await start();
-    await expect(ctx.report(999_999, "spam")).rejects.toMatchObject({
-      status: 400,
-      msg: "Invalid message(s)",
-    });
+    expect(await ctx.report(999_999, "spam")).toEqual({ reported: false, reason: "gone" });
     const mark = s.control.requests.length;
-    expect(await ctx.report(999_999, "spam")).toEqual({ reported: false, reason: "duplicate" });
+    expect(await ctx.report(999_999, "spam")).toEqual({ reported: false, reason: "gone" });
     expect(reportCalls(s, mark)).toEqual([]);
   });
 });
