@@ -177,6 +177,28 @@ it("an uncaught timeout after 3 days ends the dialog with one info line; a late 
   expect((await bot.ask(MEMBER, dm("ping"))).content).toBe("pong");
 });
 
+it.each([
+  [
+    "after the deadline: the timeout branch first, then the message as an ordinary one",
+    2,
+    ["No answer: no coffee.", "I don't know the command `large`. Say `help` for the list."],
+  ],
+  [
+    "before the deadline: its answer, though the deadline passed before the start",
+    0.5,
+    ["One large coffee."],
+  ],
+])("an answer sent while the bot was down, %s", async (_, hoursLater, replies) => {
+  const question = await bot.ask(MEMBER, dm("size"));
+  await bot.stop();
+  await clock.advance(hoursLater * 3_600_000);
+  await bot.post(MEMBER, dm("large"));
+  // The bot starts after the deadline (an hour): its timer fires at once.
+  await clock.advance(2 * 3_600_000);
+  await bot.start();
+  await expect.poll(() => said(MEMBER).slice(said(MEMBER).indexOf(question.content) + 1)).toEqual(replies);
+});
+
 it("code changed under a dialog stops it with a message to the person and a warn line naming the step", async () => {
   await bot.ask(MEMBER, dm("survey"));
   await bot.ask(MEMBER, dm("one"));

@@ -52,7 +52,7 @@ export class DeadlineTimer {
         // Several are due at once after a pause (or a slow turn): the earliest first.
         due.sort((x, y) => x.head.deadline - y.head.deadline);
         for (const entry of due) {
-          entry.waiting = false;
+          entry.due = true;
           this.#onDue?.(entry);
         }
       },
@@ -74,7 +74,7 @@ export class DeadlineTimer {
     const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
     for (const entry of this.#entries()) {
-      if (!entry.waiting || entry.running) continue;
+      if (!entry.waiting || entry.running || entry.due) continue;
       const deadline = entry.head.deadline;
       if (due !== undefined && deadline <= now) due.push(entry);
       else if (deadline < next) next = deadline;

@@ -13,6 +13,12 @@ export interface DialogEntry {
   /** False once an answer or the deadline was taken, until a run waits again or ends. */
   waiting: boolean;
   /**
+   * Its deadline passed and the deadline's task is queued in its conversation: the timer reports
+   * it no more. It still waits: a message matched before that task is its answer if it was sent
+   * before the deadline, else late (the deadline recorded first).
+   */
+  due: boolean;
+  /**
    * The record to replay, holding an answer (or a passed deadline) not yet handled: just
    * recorded, or read at start. It runs before anything else of the person's there.
    */

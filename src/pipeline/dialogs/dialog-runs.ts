@@ -389,10 +389,11 @@ export class DialogEngine {
     this.#record(control, entry, () => this.#o.dialogs.timeOut(entry, msg), {});
   };
 
-  /** A dialog's deadline passed: recorded (the key held, as for an answer), then the dialog runs. */
+  /** A deadline passed, not taken by a message matched first: recorded (key held), then the dialog runs. */
   readonly #dueTask = (control: TaskControl, id: string): void => {
     const entry = this.#o.dialogs.entry(id);
-    if (entry === undefined || entry.ready !== undefined) return;
+    if (entry === undefined || entry.ready !== undefined || entry.running || !entry.waiting) return;
+    entry.waiting = false;
     entry.running = true;
     this.#record(control, entry, () => this.#o.dialogs.timeOut(entry), {});
   };

@@ -138,6 +138,7 @@ export class Dialogs {
   unmatch(entry: DialogEntry): void {
     if (this.#byId.get(entry.id) !== entry) return;
     entry.waiting = entry.head.waiting;
+    entry.due = false;
     settle(entry);
     if (entry.waiting) this.#deadlines.waits(entry);
   }
@@ -373,6 +374,7 @@ export class Dialogs {
       id: head.id,
       head,
       waiting: head.waiting,
+      due: false,
       ready: undefined,
       unread: false,
       running: false,
