@@ -17,6 +17,8 @@ export class BotSwitch {
   readonly #runtime: Switchable;
   #chain: Promise<unknown> = Promise.resolve();
   #generation = 0;
+  /** Halted (or never started): the runtime does not run the bot here. */
+  #halted = true;
 
   constructor(runtime: Switchable) {
     this.#runtime = runtime;
@@ -28,6 +30,7 @@ export class BotSwitch {
    */
   start(): Promise<"started" | "halted"> {
     const generation = ++this.#generation;
+    this.#halted = false;
     const run = this.#chain.then(async () => {
       if (generation !== this.#generation) return "halted" as const;
       this.#runtime.standby = false;
@@ -43,16 +46,25 @@ export class BotSwitch {
     return run;
   }
 
-  /** Stop the runtime now, handlers aborted after `deadlineMs`; the next start waits for this. */
-  async halt(deadlineMs: number): Promise<{ abandoned: number }> {
+  /**
+   * Stop the runtime now, handlers aborted after `deadlineMs`; the next start waits for this.
+   * `elsewhere`: another instance runs the bot (the runtime is then a spare: `standby`).
+   */
+  async halt(deadlineMs: number, elsewhere = true): Promise<{ abandoned: number }> {
     const generation = ++this.#generation;
+    this.#halted = true;
     const stopped = this.#runtime.stop(deadlineMs);
     const previous = this.#chain;
     this.#chain = Promise.allSettled([previous, stopped]);
     try {
       return await stopped;
     } finally {
-      if (generation === this.#generation) this.#runtime.standby = true;
+      if (generation === this.#generation) this.#runtime.standby = elsewhere;
     }
+  }
+
+  /** Another instance holds the bot: stopped here, the runtime is its spare. */
+  spare(): void {
+    if (this.#halted) this.#runtime.standby = true;
   }
 }

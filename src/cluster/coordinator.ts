@@ -16,8 +16,12 @@ export interface CoordinatorHooks {
   /**
    * Stop this bot here within `deadlineMs` (handlers still running then are aborted): its lease
    * was lost, or it is handed to another instance. Must resolve even if the bot never started.
+   * `elsewhere`: another instance holds it (or is to take it); false when the lease could not be
+   * renewed (the store out of reach): nobody may be running it.
    */
-  halt(bot: string, deadlineMs: number): Promise<void>;
+  halt(bot: string, deadlineMs: number, elsewhere: boolean): Promise<unknown>;
+  /** Another instance holds this bot's lease, as a round read it: stopped here, it is a spare. */
+  elsewhere?(bot: string): void;
 }
 
 export interface Coordinator {

@@ -187,7 +187,7 @@ export class LeaseCoordinator implements Coordinator {
       clearTimeout(held.watchdog);
       this.#held.delete(bot);
       this.#o.log.warn({ bot }, "the bot could not start here for now; its lease is given back");
-      this.#halt(bot, held.fence, this.timing.haltDeadlineMs);
+      this.#halt(bot, held.fence, this.timing.haltDeadlineMs, false);
     }
   }
 
@@ -215,6 +215,8 @@ export class LeaseCoordinator implements Coordinator {
       this.#failed(err);
       return [];
     }
+    for (const bot of this.#o.bots)
+      if (![undefined, this.instanceId].includes(view.holders.get(bot))) this.#hooks?.elsewhere?.(bot);
     const alive = view.instances.length;
     const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
     const plan = balance({ self: this.instanceId, ...view }, active);
@@ -261,7 +263,7 @@ export class LeaseCoordinator implements Coordinator {
     entries.forEach(([bot, held], i) => {
       if (this.#held.get(bot) !== held) return; // lost meanwhile
       if (renewed[i]) this.#extend(bot, held, sentAt);
-      else this.#lose(bot, "another instance holds its lease now");
+      else this.#lose(bot, "another instance holds its lease now", true);
     });
   }
 
@@ -269,12 +271,12 @@ export class LeaseCoordinator implements Coordinator {
     held.validUntil = Math.max(held.validUntil, sentAt + this.timing.validForMs);
     clearTimeout(held.watchdog);
     held.watchdog = setTimeout(
-      () => this.#lose(bot, "its lease could not be renewed in time (is Redis reachable?)"),
+      () => this.#lose(bot, "its lease could not be renewed in time (is Redis reachable?)", false),
       Math.max(0, held.validUntil - performance.now()),
     );
   }
 
-  #lose(bot: string, reason: string): void {
+  #lose(bot: string, reason: string, elsewhere: boolean): void {
     const held = this.#held.get(bot);
     if (!held) return;
     clearTimeout(held.watchdog);
@@ -283,7 +285,7 @@ export class LeaseCoordinator implements Coordinator {
       { bot, token: tokenOf(held.fence), reason },
       "lease lost; stopping the bot on this instance",
     );
-    this.#halt(bot, held.fence, this.timing.haltDeadlineMs);
+    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere);
   }
 
   #handOverOne(): void {
@@ -293,7 +295,7 @@ export class LeaseCoordinator implements Coordinator {
     if (bot === undefined || !held) return;
     held.handingOver = true;
     this.#o.log.info({ bot, instances: this.#alive }, "handing the bot over to balance the instances");
-    this.#halt(bot, held.fence, this.#o.handoverDeadlineMs, () => {
+    this.#halt(bot, held.fence, this.#o.handoverDeadlineMs, true, () => {
       // Still held (renewed while it stopped): give it up for another instance to take.
       if (this.#held.get(bot) === held) {
         clearTimeout(held.watchdog);
@@ -302,11 +304,17 @@ export class LeaseCoordinator implements Coordinator {
     });
   }
 
-  #halt(bot: string, fence: Fence, deadlineMs: number, before?: () => void): void {
+  #halt(bot: string, fence: Fence, deadlineMs: number, elsewhere: boolean, before?: () => void): void {
     this.#halting.add(bot);
     void (async () => {
       try {
-        await this.#hooks?.halt(bot, deadlineMs);
+        await this.#hooks?.halt(bot, deadlineMs, elsewhere);
+        this.#o.log.info(
+          { bot },
+          elsewhere
+            ? "the bot stopped here: another instance runs it"
+            : "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
+        );
       } catch (err) {
         this.#o.log.error({ bot, err }, "the bot did not stop cleanly");
       }

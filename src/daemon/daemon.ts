@@ -214,9 +214,8 @@ export class Daemon {
     let first: StartReport | undefined = report;
     await this.#coordinator.start({
       run: (names) => this.#startBots(names, first),
-      halt: async (name, deadlineMs) => {
-        await this.#switches.get(name)!.halt(deadlineMs);
-      },
+      halt: (name, deadlineMs, elsewhere) => this.#switches.get(name)!.halt(deadlineMs, elsewhere),
+      elsewhere: (name) => this.#switches.get(name)?.spare(),
     });
     first = undefined; // bots won later are reported by their log lines only
     // State recorded with another server: the daemon stops, naming both (see server-check.ts).

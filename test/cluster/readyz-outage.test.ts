@@ -1,0 +1,46 @@
+/**
+ * Redis out of reach for longer than a lease lasts, with one instance: the bot stops there, and
+ * `/readyz` says it is not ready (state `stopped`) until Redis answers and the bot runs again; it
+ * is no spare (`standby` would tell a load balancer that another instance runs it). Needs
+ * `redis-server` on PATH (the test runs its own, to stop it).
+ */
+import { describe, expect, it } from "vitest";
+import { hasRedisServer, startInstance, useOwnRedisCluster } from "../support/cluster.ts";
+
+const available = hasRedisServer();
+if (!available)
+  console.warn("cluster readyz-outage: redis-server is not on PATH (apt-get install redis-server): skipped");
+
+const startCluster = useOwnRedisCluster();
+
+const readiness = async (url: string) => {
+  const res = await fetch(`${url}/readyz`);
+  const body = (await res.json()) as { bots: { state: string }[] };
+  return [res.status, body.bots[0]?.state];
+};
+
+describe.skipIf(!available)("Redis out of reach past the lease", () => {
+  it("the bot stopped there is not ready, and is ready again once it runs", { timeout: 90_000 }, async () => {
+    const { redis, config } = await startCluster({ prefix: "readyz", ttl: "3s" });
+    const instance = await startInstance(config);
+    expect(instance.started).toBe(1);
+    await expect.poll(() => readiness(instance.url), { timeout: 15_000 }).toEqual([200, "polling"]);
+
+    // Down for 15 s (started again after that, on the same port).
+    const back = redis.restart(15_000);
+    await instance.proc.waitForLog((l) => l.msg === "lease lost; stopping the bot on this instance", 20_000);
+    const stopped = await instance.proc.waitForLog(
+      (l) => String(l.msg).startsWith("the bot stopped here"),
+      20_000,
+    );
+    expect(stopped.msg).toBe(
+      "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
+    );
+    expect(await readiness(instance.url)).toEqual([503, "stopped"]);
+
+    await back;
+    await expect.poll(() => readiness(instance.url), { timeout: 30_000 }).toEqual([200, "polling"]);
+    instance.proc.kill("SIGTERM");
+    expect(await instance.proc.exited).toEqual({ code: 0, signal: null });
+  });
+});
