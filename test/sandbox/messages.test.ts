@@ -42,6 +42,17 @@ test("an unknown channel is STREAM_DOES_NOT_EXIST with the escaped name, and the
     code: "STREAM_DOES_NOT_EXIST",
     stream_id: 99,
   });
+  // By id too (bare, or a JSON list of one), the owner is told, naming the id.
+  await sb.as(BOT).post("/messages", { type: "stream", to: "[98]", topic: "t", content: "x" });
+  const told = (await owner.peek()).slice(1).map((e) => (e.message as Msg).content);
+  expect(told).toEqual([
+    expect.stringContaining(
+      "tried to send a message to channel ID 99, but there is no channel with that ID.",
+    ),
+    expect.stringContaining(
+      "tried to send a message to channel ID 98, but there is no channel with that ID.",
+    ),
+  ]);
 });
 
 test("direct messages take user ids or emails, not both; aliases are stored as private/stream", async ({

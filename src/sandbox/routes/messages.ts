@@ -130,12 +130,18 @@ export function sendFromParams(core: SandboxCore, user: UserRecord, params: Para
  */
 function notifyOwnerOfMissingStream(core: SandboxCore, user: UserRecord, type: string, to: string): void {
   if (!user.is_bot || user.bot_owner_id === null || (type !== "stream" && type !== "channel")) return;
-  if (/^\s*[[\d"]/.test(to) || streamByName(core.data, to)) return;
+  // A channel id, bare or as a JSON list of one (the server tells the owner of those too).
+  const id = /^\s*\[?\s*(\d+)\s*\]?\s*$/.exec(to)?.[1];
+  if (id === undefined && (/^\s*[["]/.test(to) || streamByName(core.data, to))) return;
+  if (id !== undefined && streamById(core.data, Number(id))) return;
   const owner = userById(core.data, user.bot_owner_id);
   if (!owner?.is_active) return;
+  const bot = `Your bot @_**${user.full_name}|${user.user_id}**`;
   const text =
-    `Your bot @_**${user.full_name}|${user.user_id}** tried to send a message to channel #**${to}**, ` +
-    "but that channel does not exist. Click [here](#channels/new) to create it.";
+    id === undefined
+      ? `${bot} tried to send a message to channel #**${to}**, but that channel does not exist. ` +
+        "Click [here](#channels/new) to create it."
+      : `${bot} tried to send a message to channel ID ${id}, but there is no channel with that ID.`;
   notifyByBot(core, owner, text);
 }
 
