@@ -150,7 +150,7 @@ export function formatStatus(s: DaemonStatus): string {
       "",
       `${b.name}: dry run, ${b.dryRun.captured} write(s) captured, not made${b.dryRun.recent.length ? "; latest:" : ""}`,
     );
-    lines.push(...b.dryRun.recent.slice(-5).map((c) => `  ${c.at.replace(/\.\d+Z$/, "Z")}  ${c.does}`));
+    lines.push(...b.dryRun.recent.map((c) => `  ${c.at.replace(/\.\d+Z$/, "Z")}  ${c.does}`));
   }
   for (const b of s.bots) if (b.dialogs?.waiting) lines.push("", ...dialogLines(b.name, b.dialogs));
   // Every bot's budget line in a small daemon; in a large one, only the bots that spend much.

@@ -67,6 +67,18 @@ it("captures the bot's writes instead of making them, and the status shows them"
 
   const text = formatStatus(await status());
   expect(text).toContain(`careful: dry run, 3 write(s) captured, not made; latest:`);
+  // Every capture the daemon keeps (the latest twenty) is listed, as on the page.
+  const many = await status();
+  const kept = Array.from({ length: 20 }, (_, i) => ({
+    ...many.bots[0]!.dryRun!.recent[0]!,
+    does: `write ${i}`,
+  }));
+  many.bots[0]!.dryRun!.recent = kept;
+  expect(
+    formatStatus(many)
+      .split("\n")
+      .filter((l) => /^ {2}\S+ {2}write \d+$/.test(l)),
+  ).toHaveLength(20);
   // The budget line: the bot's calls this hour per bucket; light traffic, so polls go at once.
   expect(text).toMatch(
     /^careful: calls used this hour: event queue [1-9]\d*\/2000 \(\d+ left\), other [1-9]\d*\/2000 \(\d+ left\); polls at once$/m,
