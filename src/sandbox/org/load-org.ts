@@ -1,6 +1,7 @@
 /**
- * Reading an org file: YAML → zod → cross-reference checks. Every problem is reported at once,
- * each with its field path and (for files) line:column, so a user can fix them in one pass.
+ * Reading an org file: YAML → zod → cross-reference checks. Every problem of a stage is reported
+ * at once, each with its field path and (for files) line:column; the references are checked once
+ * the shapes are right (they are read from the parsed org).
  */
 import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
