@@ -18,8 +18,7 @@
  */
 import type { Client } from "../api/create-client.ts";
 import { messagePages } from "../api/message-pages.ts";
-import { channelKey } from "../pipeline/conversation-key.ts";
-import type { Move } from "../pipeline/dialogs/dialog-moves.ts";
+import { type Move, readBackMove } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Message } from "../wire/records.ts";
 import { fetchHistory } from "./history.ts";
 
@@ -70,15 +69,14 @@ async function followAll(o: MovedQuestions, messages: readonly Message[]): Promi
   let moved = 0;
   for (const m of messages) {
     const from = o.waiting.get(m.id);
-    if (from === undefined || m.stream_id === undefined) continue;
-    if (channelKey(m.stream_id, m.subject) === from) continue;
-    const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
-    await o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
+    const move = from === undefined ? undefined : readBackMove(m, from);
+    if (move === undefined) continue;
+    await o.follow(move);
     moved++;
-    if (o.accept === undefined || from.startsWith(`channel:${m.stream_id}:`)) continue;
+    if (o.accept === undefined || move.from.startsWith(`channel:${move.channelId}:`)) continue;
     const narrow = [
-      { operator: "channel", operand: m.stream_id },
-      { operator: "topic", operand: m.subject },
+      { operator: "channel", operand: move.channelId },
+      { operator: "topic", operand: move.topic },
     ] as const;
     const range = { narrows: [narrow], fromId: m.id + 1, limit: MOVED_TOPIC_MAX, signal: o.signal };
     for (const message of await fetchHistory(o.client, range)) o.accept(message);

@@ -7,6 +7,7 @@
  */
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { EventMap } from "../../wire/events.ts";
+import type { Message } from "../../wire/records.ts";
 import { channelKey } from "../conversation-key.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 import type { AskedIn, DialogHead, DialogRecord } from "./dialog-record.ts";
@@ -38,6 +39,13 @@ export function moveOf(
   const channelId = moved ?? was;
   const channel = channelName(channelId) ?? (moved === undefined ? event.stream_name : undefined);
   return { from, ids: event.message_ids, channelId, channel, topic: subject ?? origTopic };
+}
+
+/** The move that took message `m` (read back) out of conversation `from`, if it is elsewhere now. */
+export function readBackMove(m: Message, from: string): Move | undefined {
+  if (m.stream_id === undefined || channelKey(m.stream_id, m.subject) === from) return undefined;
+  const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
+  return { from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject };
 }
 
 /** Where `move` went, as a question's place (`channel`: its channel's name). */

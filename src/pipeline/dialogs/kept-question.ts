@@ -12,9 +12,8 @@
 import type { Logger } from "pino";
 import { messagePages } from "../../api/message-pages.ts";
 import type { BotContexts } from "../bot-contexts.ts";
-import { channelKey } from "../conversation-key.ts";
 import type { TaskControl } from "../conversation-queue.ts";
-import type { Move } from "./dialog-moves.ts";
+import { type Move, readBackMove } from "./dialog-moves.ts";
 import type { Dialogs } from "./dialogs.ts";
 
 export interface KeptQuestion {
@@ -44,12 +43,10 @@ export async function readKeptBack(o: KeptParts, control: TaskControl, q: KeptQu
   try {
     const [page] = messagePages(read, [q.msg]);
     const m = (await page)?.find((x) => x.id === q.msg);
-    if (m === undefined) {
-      if (from.startsWith("dm:") && server.featureLevel >= 300) o.gone(from, q.id, q.msg);
-    } else if (m.stream_id !== undefined && channelKey(m.stream_id, m.subject) !== from) {
-      const channel = typeof m.display_recipient === "string" ? m.display_recipient : undefined;
-      o.follow({ from, ids: [m.id], channelId: m.stream_id, channel, topic: m.subject });
-    }
+    const move = m && readBackMove(m, from);
+    if (move !== undefined) o.follow(move);
+    else if (m === undefined && from.startsWith("dm:") && server.featureLevel >= 300)
+      o.gone(from, q.id, q.msg);
   } catch (err) {
     if (!control.signal.aborted)
       o.log.warn({ err, dialog: q.id }, "could not read back a question sent before a crash");
