@@ -13,10 +13,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
-
-const TOKEN = "T".repeat(32);
-const HELPER = "helper-bot@x.example";
-const MEL = "mel@x.example";
+import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -36,24 +33,7 @@ const echo = {
 type EchoContext = { event: { message: { content: string } }; reply(content: string): Promise<unknown> };
 
 async function sandboxWithHelper(port: number): Promise<Sandbox> {
-  const sandbox = await startSandbox({
-    org: {
-      users: [
-        { email: "olive@x.example", full_name: "Olive", role: "owner" },
-        { email: MEL, full_name: "Mel" },
-      ],
-      bots: [
-        {
-          email: HELPER,
-          full_name: "Helper",
-          type: "outgoing",
-          owner: "olive@x.example",
-          outgoing: { url: `http://127.0.0.1:${port}/hooks/helper`, token: TOKEN, interface: "zulip" },
-        },
-      ],
-      channels: [{ name: "general", subscribers: ["olive@x.example", MEL, HELPER] }],
-    },
-  });
+  const sandbox = await startSandbox({ org: outgoingOrg(port) });
   cleanups.push(() => sandbox.stop());
   return sandbox;
 }

@@ -11,10 +11,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, spawnCli } from "../support/cli.ts";
 import { freePort } from "../support/http-daemon.ts";
-
-const TOKEN = "T".repeat(32);
-const HELPER = "helper-bot@x.example";
-const MEL = "mel@x.example";
+import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 const opened: Array<() => Promise<unknown>> = [];
 beforeAll(assertBuilt);
@@ -31,24 +28,7 @@ const moduleText = (word: string | undefined) =>
 
 async function setUp(word: string | undefined, deadline: string) {
   const port = await freePort();
-  const sandbox: Sandbox = await startSandbox({
-    org: {
-      users: [
-        { email: "olive@x.example", full_name: "Olive", role: "owner" },
-        { email: MEL, full_name: "Mel" },
-      ],
-      bots: [
-        {
-          email: HELPER,
-          full_name: "Helper",
-          type: "outgoing",
-          owner: "olive@x.example",
-          outgoing: { url: `http://127.0.0.1:${port}/hooks/helper`, token: TOKEN, interface: "zulip" },
-        },
-      ],
-      channels: [{ name: "general", subscribers: ["olive@x.example", MEL, HELPER] }],
-    },
-  });
+  const sandbox: Sandbox = await startSandbox({ org: outgoingOrg(port) });
   opened.push(() => sandbox.stop());
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-outgoing-reload-"));
   opened.push(() => rm(dir, { recursive: true, force: true }));

@@ -9,10 +9,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
-
-const TOKEN = "T".repeat(32);
-const HELPER = "helper-bot@x.example";
-const MEL = "mel@x.example";
+import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 let sandbox: Sandbox | undefined;
 let running: RunningDaemon | undefined;
@@ -34,28 +31,7 @@ async function setup(
   options: { iface?: "zulip" | "slack"; deadline?: string } = {},
 ) {
   const port = await freePort();
-  sandbox = await startSandbox({
-    org: {
-      users: [
-        { email: "olive@x.example", full_name: "Olive", role: "owner" },
-        { email: MEL, full_name: "Mel" },
-      ],
-      bots: [
-        {
-          email: HELPER,
-          full_name: "Helper",
-          type: "outgoing",
-          owner: "olive@x.example",
-          outgoing: {
-            url: `http://127.0.0.1:${port}/hooks/helper`,
-            token: TOKEN,
-            interface: options.iface ?? "zulip",
-          },
-        },
-      ],
-      channels: [{ name: "general", subscribers: ["olive@x.example", MEL, HELPER] }],
-    },
-  });
+  sandbox = await startSandbox({ org: outgoingOrg(port, options.iface) });
   running = await startDaemon(
     sandbox,
     {
