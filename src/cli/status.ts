@@ -161,5 +161,6 @@ export function formatStatus(s: DaemonStatus): string {
   if (s.recentFailures.length > 0) {
     lines.push("", `${s.recentFailures.length} recent dead letter(s); see "bothost failed list".`);
   }
+  if (s.deadLettersUnread) lines.push("", `Dead letters not shown: ${s.deadLettersUnread}.`);
   return `${lines.join("\n")}\n`;
 }

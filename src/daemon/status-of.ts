@@ -37,9 +37,22 @@ export interface StatusSources {
   redis?: RedisStatus | undefined;
 }
 
+/** How long the status waits for the dead letters: it answers without them past that. */
+const LETTERS_WAIT_MS = 2_000;
+
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
   const now = s.now;
-  const letters = await s.letters.list();
+  let unread: string | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${LETTERS_WAIT_MS} ms`)), LETTERS_WAIT_MS);
+  });
+  const letters = await Promise.race([s.letters.list(), late])
+    .catch((err: unknown) => {
+      unread = `the state store did not list them: ${err instanceof Error ? err.message : String(err)}`;
+      return [];
+    })
+    .finally(() => clearTimeout(timer));
   const perBot = new Map<string, number>();
   for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);
   const recentFailures: RecentFailure[] = letters
@@ -56,6 +69,7 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
       botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now),
     ),
     recentFailures,
+    ...(unread !== undefined && { deadLettersUnread: unread }),
     ...(s.redis ? { redis: s.redis } : {}),
   };
 }

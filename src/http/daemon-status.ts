@@ -88,6 +88,11 @@ export interface DaemonStatus {
   configLoadedAt: string;
   bots: BotStatus[];
   recentFailures: RecentFailure[];
+  /**
+   * Why the dead letters could not be read (the state store out of reach, or slower than 2 s):
+   * the status is given without them (no recent failures, each bot's count 0).
+   */
+  deadLettersUnread?: string;
   /** With `state.redis`: the primary the store reaches, and whether through Sentinel. */
   redis?: RedisStatus;
 }

@@ -39,8 +39,9 @@ export function escapeHtml(text: string): string {
 export function renderStatusPage(status: DaemonStatus): string {
   const e = escapeHtml;
   const failing = status.bots.filter((b) => b.state === "failed" || b.state === "retrying").length;
-  const failures =
-    status.recentFailures.length === 0
+  const failures = status.deadLettersUnread
+    ? `<p class="error">Dead letters not shown: ${e(status.deadLettersUnread)}.</p>`
+    : status.recentFailures.length === 0
       ? `<p class="muted">No dead letters.</p>`
       : `<table><thead><tr><th>Id</th><th>Bot</th><th>Last failed</th><th>Error</th></tr></thead><tbody>${status.recentFailures
           .map(

@@ -1,7 +1,8 @@
 /**
  * Redis out of reach for longer than a lease lasts, with one instance: the bot stops there, and
  * `/readyz` says it is not ready (state `stopped`) until Redis answers and the bot runs again; it
- * is no spare (`standby` would tell a load balancer that another instance runs it). Needs
+ * is no spare (`standby` would tell a load balancer that another instance runs it). The status
+ * answers meanwhile, saying it could not read the dead letters. Needs
  * `redis-server` on PATH (the test runs its own, to stop it).
  */
 import { describe, expect, it } from "vitest";
@@ -37,6 +38,12 @@ describe.skipIf(!available)("Redis out of reach past the lease", () => {
       "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
     );
     expect(await readiness(instance.url)).toEqual([503, "stopped"]);
+    // The status still answers, without the dead letters it cannot read.
+    const status = await fetch(`${instance.url}/admin/status`);
+    expect(status.status).toBe(200);
+    const body = (await status.json()) as { bots: { state: string }[]; deadLettersUnread?: string };
+    expect(body.bots[0]?.state).toBe("stopped");
+    expect(body.deadLettersUnread).toMatch(/^the state store did not list them: /);
 
     await back;
     await expect.poll(() => readiness(instance.url), { timeout: 30_000 }).toEqual([200, "polling"]);
