@@ -282,6 +282,7 @@ export class Daemon {
   status(): Promise<DaemonStatus> {
     return statusOf({
       startedAt: this.#startedAt,
+      clock: this.#clock,
       now: this.#clock.now(),
       bots: this.bots,
       letters: this.letters,

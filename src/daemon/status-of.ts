@@ -4,6 +4,7 @@
  */
 import { isAuthError } from "../api/errors.ts";
 import type { BucketSnapshot } from "../api/rate-budget.ts";
+import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { bothostVersion } from "../api/version.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { PacingSnapshot } from "../events/poll-pacing.ts";
@@ -17,6 +18,7 @@ import type {
 import { STATUS_DIALOGS } from "../http/daemon-status.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
+import type { Clock } from "../time/clock.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
 /** How many recent dead letters the status lists. */
@@ -25,6 +27,8 @@ const NEXT_RUNS = 3;
 
 export interface StatusSources {
   startedAt: number;
+  /** The daemon's clock: how long the dead letters are waited for. */
+  clock: Clock;
   /** Now, in epoch ms on the daemon's clock (the one the bots' times are read from). */
   now: number;
   bots: readonly BotRuntime[];
@@ -43,16 +47,17 @@ const LETTERS_WAIT_MS = 2_000;
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
   const now = s.now;
   let unread: string | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${LETTERS_WAIT_MS} ms`)), LETTERS_WAIT_MS);
-  });
-  const letters = await Promise.race([s.letters.list(), late])
+  const wait = timeoutSignal(
+    s.clock,
+    LETTERS_WAIT_MS,
+    () => new Error(`no answer within ${LETTERS_WAIT_MS} ms`),
+  );
+  const letters = await raceAbort(s.letters.list(), wait.signal)
     .catch((err: unknown) => {
       unread = `the state store did not list them: ${err instanceof Error ? err.message : String(err)}`;
       return [];
     })
-    .finally(() => clearTimeout(timer));
+    .finally(wait.clear);
   const perBot = new Map<string, number>();
   for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);
   const recentFailures: RecentFailure[] = letters
