@@ -24,15 +24,7 @@ describe.each(backends)("on the %s", (name, backendFor) => {
     timeout: 60_000,
   }, async () => {
     const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
-    const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
-    const said = () =>
-      sandbox.control
-        .messages()
-        .filter((m) => m.sender_id === botId)
-        .map((m) => `${m.topic}: ${m.content}`);
-    const say = (content: string, topic: string) =>
-      sandbox.control.sendAs(MEMBER, { type: "stream", to: "c0", topic, content: `@**Bot 0** ${content}` })
-        .id;
+    const { said, say } = talk(sandbox);
 
     const armed: CliProcess = await start({ BOTHOST_FAILPOINTS: "move-logged" });
     const first = say("standup", "standup");
@@ -70,21 +62,12 @@ describe.each(backends)("on the %s", (name, backendFor) => {
     "killed between a question's send and its append, its topic resolved while down: the dialog follows it",
     { timeout: 60_000 },
     async () => {
-      // A bot that receives moves anyway: its first question renews no queue, so the only
-      // read-back of waiting questions at start ran before this one waited.
+      // A bot that receives moves anyway: its first question renews no queue.
       const { sandbox, backend, start, dir } = await setUpDialogDaemon(backendFor, "$DIR/standup.mjs");
       const module = path.join(dir, "standup.mjs");
       const source = await readFile(module, "utf8");
       await writeFile(module, source.replace('events: ["message"]', 'events: ["message", "update_message"]'));
-      const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
-      const said = () =>
-        sandbox.control
-          .messages()
-          .filter((m) => m.sender_id === botId)
-          .map((m) => `${m.topic}: ${m.content}`);
-      const say = (content: string, topic: string) =>
-        sandbox.control.sendAs(MEMBER, { type: "stream", to: "c0", topic, content: `@**Bot 0** ${content}` })
-          .id;
+      const { said, say } = talk(sandbox);
 
       // The second question is sent, and the daemon killed before its append.
       const armed: CliProcess = await start({ BOTHOST_FAILPOINTS: "question-sent@2" });
@@ -124,4 +107,19 @@ async function resolveTopic(sandbox: Awaited<ReturnType<typeof setUpDialogDaemon
     body: new URLSearchParams({ topic: "✔ standup", propagate_mode: "change_all" }),
   });
   expect(moved.status).toBe(200);
+}
+
+/** What bot 0 said (as `topic: content`), and the member's way of saying something to it in c0. */
+function talk(sandbox: Awaited<ReturnType<typeof setUpDialogDaemon>>["sandbox"]) {
+  const botId = sandbox.control.users().find((u) => u.email === botEmail(0))!.user_id;
+  return {
+    said: () =>
+      sandbox.control
+        .messages()
+        .filter((m) => m.sender_id === botId)
+        .map((m) => `${m.topic}: ${m.content}`),
+    say: (content: string, topic: string) =>
+      sandbox.control.sendAs(MEMBER, { type: "stream", to: "c0", topic, content: `@**Bot 0** ${content}` })
+        .id,
+  };
 }
