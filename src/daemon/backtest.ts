@@ -8,6 +8,10 @@
  * at a time so each captured write belongs to the message being handled. Edits and reactions of
  * the past are not replayed: only the messages as they are now.
  *
+ * Time is the history's: while a message's handlers run, `ctx.now()` (and every deadline the bot
+ * reads, such as a prompt's) starts at the message's timestamp and moves on in real time, so a
+ * rule that depends on the hour judges each message by when it was sent.
+ *
  * The rule behind an action is what the handler logs: a log line of its context with a `rule`
  * (string) or `rules` (string array) field names it (the shipped moderation bot logs `rules`).
  */
@@ -19,7 +23,7 @@ import { DEFAULT_LONGPOLL_MARGIN_MS } from "../config/schema.ts";
 import { fetchHistory, type HistoryRange } from "../events/history.ts";
 import { createLogger } from "../log/create-logger.ts";
 import { MemoryStore } from "../state/memory-store.ts";
-import { realClock } from "../time/clock.ts";
+import { type Clock, realClock } from "../time/clock.ts";
 import type { Message } from "../wire/records.ts";
 import { BotRuntime } from "./bot-runtime.ts";
 import { optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
@@ -77,6 +81,7 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
     }),
   }).child({ bot: bot.name });
   let calls: CapturedCall[] = [];
+  const clock = new HistoryClock();
   const client = createClient({
     url: o.url,
     email: bot.config.email!,
@@ -99,7 +104,7 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
     // No queue is polled; registering once retries like a queue bot's.
     longpollMarginMs: DEFAULT_LONGPOLL_MARGIN_MS,
     backoff: SERVER_BACKOFF,
-    clock: realClock,
+    clock,
   });
   await runtime.start();
   try {
@@ -121,6 +126,7 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
       o.signal?.throwIfAborted();
       calls = [];
       lines.length = 0;
+      clock.at(message.timestamp * 1000);
       await runtime.deliver({ type: "message", message, flags: message.flags ?? [] });
       const found = finding(o.url, message, calls, lines, channelName);
       if (found) {
@@ -146,6 +152,22 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
   } finally {
     await runtime.stop(1_000);
   }
+}
+
+/**
+ * The time of the message being run (from {@link HistoryClock.at}), moving on in real time while
+ * its handlers run; before the first message, the real time. Timers wait in real time.
+ */
+class HistoryClock implements Clock {
+  #offset = 0;
+  at(ms: number): void {
+    this.#offset = ms - realClock.now();
+  }
+  now(): number {
+    return realClock.now() + this.#offset;
+  }
+  readonly setTimeout = realClock.setTimeout;
+  readonly clearTimeout = realClock.clearTimeout;
 }
 
 function finding(
