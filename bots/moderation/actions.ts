@@ -88,7 +88,9 @@ async function report(
     );
     return;
   }
-  ctx.log.info(where, `reported message ${f.messageId} as ${reportType}: ${values.details}`);
+  // A dry run's report is captured, not made (the runtime logs the capture too).
+  const did = ctx.bot.dryRun ? "would report" : "reported";
+  ctx.log.info(where, `${did} message ${f.messageId} as ${reportType}: ${values.details}`);
   if (settings.notify_sender) {
     await ctx.send({
       type: "direct",

@@ -217,6 +217,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     services,
     clock,
     dialogs,
+    dryRun: o.captured !== undefined || o.mode === "backtest",
   });
   const failures = new HandlerFailures({
     retries: o.retries,

@@ -26,6 +26,8 @@ export interface BotContextsOptions {
   clock: Clock;
   /** The bot's dialogs (`ctx.prompt`). */
   dialogs: Dialogs;
+  /** Its writes are captured, not made (`ctx.bot.dryRun`). */
+  dryRun: boolean;
 }
 
 /** What a registration tells about the bot and its server. */
@@ -77,6 +79,7 @@ export class BotContexts {
         userId: registration.self.userId,
         email: registration.self.email,
         ...(registration.self.fullName !== undefined ? { fullName: registration.self.fullName } : {}),
+        dryRun: o.dryRun,
       },
       api: o.client,
       state: o.state,

@@ -21,10 +21,25 @@ import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import type { PromptAnswer, PromptOptions } from "./dialogs/prompt.ts";
 
+/** Who the bot is, as its handlers see it (`ctx.bot`). */
+export interface BotSelf {
+  /** Its name in the config. */
+  name: string;
+  userId: number;
+  email: string;
+  fullName?: string;
+  /**
+   * Its writes are captured, not made: `dry_run: true` in the config, or a backtest. The
+   * runtime logs each captured write; a bot that logs what it did can say "would" instead, and
+   * one that calls something outside `ctx` (a ticket system) can leave it alone.
+   */
+  dryRun: boolean;
+}
+
 /** What every context has, whether it handles an event, a cron job or an inbound webhook. */
 export interface BaseContext<S = unknown> {
-  /** The bot: its name in the config, its user id and email, and its full name once known. */
-  bot: { name: string; userId: number; email: string; fullName?: string };
+  /** The bot: its name in the config, its user id and email, its full name once known, and whether it runs dry. */
+  bot: BotSelf;
   /** The typed client, authenticated as this bot. */
   api: Client;
   /**
@@ -84,7 +99,7 @@ export interface BaseContext<S = unknown> {
 /** The context of an event's handler: the event, `reply`, `send` and every helper. */
 export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext {
   event: AnyEvent;
-  bot: { name: string; userId: number; email: string; fullName?: string };
+  bot: BotSelf;
   log: Logger;
   signal: AbortSignal;
   /** True for messages fetched after a new queue (missed while no queue listened). */

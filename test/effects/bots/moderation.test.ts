@@ -139,6 +139,7 @@ describe("moderation rules, live", () => {
     expect(body).toContain(`**${c.type}**. Flagged by the moderation bot (${c.name}): ${c.reason}.`);
     expect(body).toContain(`@${id}**`); // "Original message at #**channel>topic@id**"
     expect(dryRunLines()).toEqual([]);
+    expect(running!.logged(`reported message ${id}`)).toMatchObject([{ messageId: id, rules: [c.name] }]);
   });
 });
 
@@ -150,9 +151,11 @@ describe("moderation rules, with the bot-level dry_run", () => {
     expect(dryRunLines().map((l) => l.msg)).toEqual([
       expect.stringMatching(new RegExp(`^dry run: report message ${id} as `)),
     ]);
-    const decided = running!.logged(`reported message ${id}`);
+    // The bot says what it would have done: nothing was reported (ctx.bot.dryRun).
+    const decided = running!.logged(`would report message ${id}`);
     expect(decided).toMatchObject([{ messageId: id, rules: [c.name] }]);
     expect(decided[0]!.msg).toContain(c.reason);
+    expect(running!.logged(`reported message ${id}`)).toEqual([]);
     expect(running!.logged("dry run: send a direct message to")).toMatchObject([
       { msg: expect.stringMatching(/: "Hi (Otto Old|Mel Member)"$/) },
     ]);
