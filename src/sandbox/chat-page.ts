@@ -2,7 +2,7 @@
  * The local chat page (`bothost dev`): served by the sandbox under `/chat/` when started with
  * `chatPage: true`. The page talks to the sandbox's real API as the person picked on it
  * (register, long-poll GET /events, POST /messages), so it exercises the sandbox like any client;
- * all message text is put on the page as text, never as HTML. Two page-only routes: the people to
+ * edits (a bot's progress message), moves and deletions show as their events arrive; all message text is put on the page as text, never as HTML. Two page-only routes: the people to
  * pick from, and the picked person's API key (the sandbox's own fake credential, for a page on
  * this machine; never printed or logged).
  */
@@ -48,6 +48,7 @@ input[name=content] { flex: 1; min-width: 12rem; }
 const $ = (id) => document.getElementById(id);
 let auth = "", me = null, people = [], queue = null, lastEventId = -1, generation = 0;
 const seen = new Set();
+const channelNames = new Map();
 
 async function api(method, path, params = {}) {
   const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
@@ -67,9 +68,11 @@ function show(m) {
   li.dataset.id = m.id;
   const where = document.createElement("span");
   where.className = "where";
-  where.textContent = m.type === "stream"
-    ? "#" + m.display_recipient + " › " + m.subject
-    : "DM " + m.display_recipient.map((r) => r.full_name).join(", ");
+  if (m.type === "stream") {
+    li.dataset.channel = m.display_recipient;
+    li.dataset.topic = m.subject;
+    where.textContent = "#" + m.display_recipient + " › " + m.subject;
+  } else where.textContent = "DM " + m.display_recipient.map((r) => r.full_name).join(", ");
   const sender = document.createElement("span");
   sender.className = "sender";
   sender.textContent = m.sender_full_name;
@@ -81,6 +84,22 @@ function show(m) {
   li.scrollIntoView({ block: "end" });
 }
 
+const itemOf = (id) => document.querySelector('#log li[data-id="' + id + '"]');
+
+// An edit shows its new text (a bot's progress message grows); a move, its new place.
+function edited(e) {
+  const li = itemOf(e.message_id);
+  if (li && typeof e.content === "string") li.querySelector(".content").textContent = e.content;
+  if (typeof e.subject !== "string" && e.new_stream_id === undefined) return;
+  for (const id of e.message_ids ?? [e.message_id]) {
+    const moved = itemOf(id);
+    if (!moved || moved.dataset.topic === undefined) continue;
+    if (e.new_stream_id !== undefined) moved.dataset.channel = channelNames.get(e.new_stream_id) ?? "channel " + e.new_stream_id;
+    if (typeof e.subject === "string") moved.dataset.topic = e.subject;
+    moved.querySelector(".where").textContent = "#" + moved.dataset.channel + " › " + moved.dataset.topic;
+  }
+}
+
 async function poll(mine) {
   while (mine === generation) {
     try {
@@ -90,6 +109,8 @@ async function poll(mine) {
       for (const e of r.events) {
         lastEventId = Math.max(lastEventId, e.id);
         if (e.type === "message") show(e.message);
+        else if (e.type === "update_message") edited(e);
+        else if (e.type === "delete_message") for (const id of e.message_ids ?? [e.message_id]) itemOf(id)?.remove();
       }
     } catch { await new Promise((r) => setTimeout(r, 1000)); }
   }
@@ -103,12 +124,15 @@ async function start() {
   auth = "Basic " + btoa(session.email + ":" + session.api_key);
   $("log").replaceChildren();
   seen.clear();
-  const reg = await api("POST", "/register", { event_types: ["message"], apply_markdown: false });
+  const reg = await api("POST", "/register", { event_types: ["message", "update_message", "delete_message"], apply_markdown: false });
   queue = reg.queue_id; lastEventId = reg.last_event_id;
   const subs = await api("GET", "/users/me/subscriptions");
   const to = $("to");
   to.replaceChildren();
-  for (const s of subs.subscriptions ?? []) to.append(new Option("#" + s.name, "channel:" + s.name));
+  for (const s of subs.subscriptions ?? []) {
+    channelNames.set(s.stream_id, s.name);
+    to.append(new Option("#" + s.name, "channel:" + s.name));
+  }
   for (const p of people) if (p.user_id !== me.user_id) to.append(new Option("DM " + p.full_name + (p.is_bot ? " (bot)" : ""), "dm:" + p.user_id));
   const recent = await api("GET", "/messages", { anchor: "newest", num_before: 50, num_after: 0, apply_markdown: false });
   for (const m of recent.messages ?? []) show(m);

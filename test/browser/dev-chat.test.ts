@@ -71,6 +71,43 @@ describe.skipIf(!chromiumPath)("bothost dev's chat page in chromium", () => {
     expect(await page.getAttribute("body", "data-owned")).toBeNull();
   });
 
+  it("shows an edit, a move and a deletion as they happen", async () => {
+    const origin = new URL(page.url()).origin;
+    const session = (await (await fetch(`${origin}/chat/session?email=member@sandbox.example`)).json()) as {
+      email: string;
+      api_key: string;
+    };
+    const authorization = `Basic ${Buffer.from(`${session.email}:${session.api_key}`).toString("base64")}`;
+    const call = async (method: string, route: string, params: Record<string, string> = {}) =>
+      (await (
+        await fetch(`${origin}/api/v1${route}`, {
+          method,
+          headers: { authorization, "content-type": "application/x-www-form-urlencoded" },
+          ...(method === "GET" ? {} : { body: new URLSearchParams(params) }),
+        })
+      ).json()) as Record<string, unknown>;
+    const [channel] = (await call("GET", "/users/me/subscriptions")).subscriptions as { name: string }[];
+    const sent = await call("POST", "/messages", {
+      type: "channel",
+      to: channel!.name,
+      topic: "plans",
+      content: "draft one",
+    });
+    const item = page.locator(`#log li[data-id="${sent.id}"]`);
+    await item.locator(".content", { hasText: "draft one" }).waitFor();
+
+    expect(await call("PATCH", `/messages/${sent.id}`, { content: "draft two" })).toMatchObject({
+      result: "success",
+    });
+    await item.locator(".content", { hasText: "draft two" }).waitFor();
+    expect(await call("PATCH", `/messages/${sent.id}`, { topic: "decisions" })).toMatchObject({
+      result: "success",
+    });
+    await item.locator(".where", { hasText: `#${channel!.name} › decisions` }).waitFor();
+    expect(await call("DELETE", `/messages/${sent.id}`)).toMatchObject({ result: "success" });
+    await expect.poll(() => item.count(), { timeout: 10_000 }).toBe(0);
+  });
+
   it("an edit to the bot's file is live after the reload; a broken edit keeps the bot as it was", async () => {
     const file = path.join(project, "bots", "hello.ts");
     const source = await readFile(file, "utf8");
