@@ -255,13 +255,13 @@ export function jobRunner(
   o: Pick<HandlerFailuresOptions, "letters" | "log"> & { effects: EffectRecords | undefined },
   failures: HandlerFailures,
 ): RunJob {
-  return async (occurrence, attempt, signal, letter) => {
+  return async (occurrence, attempt, signal, letter, resumed = false) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
     const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
     const effectsOf = (rerun: boolean): SendEffects | undefined =>
       o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
-    let last = effectsOf(letter !== undefined);
+    let last = effectsOf(letter !== undefined || resumed);
     try {
       await attempt(signal, last, key);
       if (letter) await o.letters?.remove(letter.id);

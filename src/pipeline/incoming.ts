@@ -84,12 +84,17 @@ export type JobAttempt = (
   once: string,
 ) => Promise<unknown>;
 
-/** Stages 4–5 for a cron job's occurrence: run, retry, dead letter. True when handled; never rejects. */
+/**
+ * Stages 4–5 for a cron job's occurrence: run, retry, dead letter. True when handled; never rejects.
+ * `resumed`: the occurrence's handler began before (a crash cut it short), so its effect records
+ * are read, as for a dead letter's replay.
+ */
 export type RunJob = (
   occurrence: JobOccurrence,
   attempt: JobAttempt,
   signal: AbortSignal,
   letter?: DeadLetter,
+  resumed?: boolean,
 ) => Promise<boolean>;
 
 export interface DispatchStats {

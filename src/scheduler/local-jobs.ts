@@ -4,6 +4,10 @@
  * of each run, and before the first one the time of the job's first start, is persisted (state
  * `<bot>/jobs/<job id>`) so the missed-run policy can tell, after downtime, which occurrences passed. While an occurrence is retried its job counts as running:
  * a firing meanwhile is skipped.
+ *
+ * The occurrence under way is persisted with its run until it is done with (handled, or kept as
+ * a dead letter): one still there at a start was cut short by a crash (kill -9, a lost machine,
+ * a lease lost mid-run) and runs again, its effects made before found in their records.
  */
 import type { Logger } from "pino";
 import type { BaseContext, JobContext } from "../pipeline/context.ts";
@@ -74,9 +78,8 @@ export class LocalJobs {
     this.#jobs = declarations.map((declaration, i) => ({ id: ids[i]!, declaration }));
     this.timer = new JobTimer({
       clock: options.clock,
-      onRun: (jobId, firedAt) => {
+      onRun: () => {
         options.stats.jobRuns++;
-        void this.#persist(jobId, firedAt);
       },
       onError: (err, run) => {
         options.stats.jobErrors++;
@@ -103,13 +106,14 @@ export class LocalJobs {
    */
   async start(): Promise<void> {
     const firstStarts: string[] = [];
+    const cutShort: Array<[string, UnderWay]> = [];
     for (const { id, declaration } of this.#jobs) {
-      const stored = (await this.#o.store.get(id)) as
-        | { lastRunAt?: unknown; declaredAt?: unknown }
-        | undefined;
+      const stored = (await this.#o.store.get(id)) as StoredJob | undefined;
       const lastRunAt = storedDate(stored?.lastRunAt);
       const declaredAt = storedDate(stored?.declaredAt);
       if (!lastRunAt && !declaredAt) firstStarts.push(id);
+      const underWay = underWayOf(stored?.running);
+      if (underWay) cutShort.push([id, underWay]);
       const { expression, options } = declaration;
       this.timer.add(
         {
@@ -128,6 +132,21 @@ export class LocalJobs {
     if (firstStarts.length > 0)
       await this.#record(firstStarts, { declaredAt: new Date(this.#o.clock.now()).toISOString() });
     this.timer.start();
+    for (const [id, underWay] of cutShort) {
+      const scheduledFor = underWay.scheduledFor.toISOString();
+      if (this.timer.resume(id, underWay)) {
+        this.#o.log.warn(
+          { job: id, scheduledFor },
+          "a cron job's run was cut short before it finished: it runs again (its effects made before are not made again)",
+        );
+      } else {
+        this.#o.log.warn(
+          { job: id, scheduledFor },
+          "a cron job's run was cut short before it finished, and a later occurrence has passed since: the job's missed-run policy applies to that one",
+        );
+        void this.#record([id], { lastRunAt: underWay.firedAt.toISOString() });
+      }
+    }
   }
 
   async #run(id: string, declaration: CronDeclaration, run: JobRun): Promise<void> {
@@ -138,8 +157,16 @@ export class LocalJobs {
       firedAt: run.firedAt.toISOString(),
       catchUp: run.catchUp,
     };
+    const { scheduledFor, firedAt, catchUp } = occurrence;
+    // Kept until the occurrence is done with: a crash in between leaves it for the next start.
+    // Each write is issued at once (not awaited): a store applies writes in the order issued, so
+    // the mark is durable before any effect the handler records, and cleared after it.
+    void this.#record([id], { lastRunAt: firedAt, running: { scheduledFor, firedAt, catchUp } });
     const signal = AbortSignal.any([run.signal, this.#o.signal]);
-    if (!(await this.#attempt(declaration, occurrence, signal))) this.#o.stats.jobErrors++;
+    const resumed = run.resumed === true;
+    if (!(await this.#attempt(declaration, occurrence, signal, undefined, resumed)))
+      this.#o.stats.jobErrors++;
+    void this.#record([id], { lastRunAt: firedAt });
   }
 
   /**
@@ -158,6 +185,7 @@ export class LocalJobs {
     occurrence: JobOccurrence,
     signal: AbortSignal,
     letter?: DeadLetter,
+    resumed = false,
   ): Promise<boolean> {
     const bindings = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
     const job: JobContext<never>["job"] = {
@@ -181,14 +209,12 @@ export class LocalJobs {
         ),
       signal,
       letter,
+      resumed,
     );
   }
 
-  async #persist(id: string, firedAt: Date): Promise<void> {
-    await this.#record([id], { lastRunAt: firedAt.toISOString() });
-  }
-
-  async #record(ids: string[], value: { lastRunAt: string } | { declaredAt: string }): Promise<void> {
+  /** Never rejects: a failure is logged. The first key's write is issued before this returns. */
+  async #record(ids: string[], value: StoredJob): Promise<void> {
     try {
       for (const id of ids) await this.#o.store.set(id, value);
       await this.#o.flush();
@@ -199,6 +225,27 @@ export class LocalJobs {
       );
     }
   }
+}
+
+/**
+ * What `<bot>/jobs/<job id>` holds: the time of the last run (or, before the first, of the job's
+ * first start), and the occurrence under way, until it is done with.
+ */
+type StoredJob = {
+  lastRunAt?: string;
+  declaredAt?: string;
+  running?: { scheduledFor: string; firedAt: string; catchUp: boolean };
+};
+
+type UnderWay = Pick<JobRun, "scheduledFor" | "firedAt" | "catchUp">;
+
+/** The occurrence a stored job was running, or `undefined` when none (or not readable). */
+function underWayOf(value: unknown): UnderWay | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { scheduledFor, firedAt, catchUp } = value as Record<string, unknown>;
+  const at = storedDate(scheduledFor);
+  const fired = storedDate(firedAt);
+  return at && fired ? { scheduledFor: at, firedAt: fired, catchUp: catchUp === true } : undefined;
 }
 
 /** A date the store holds as an ISO string, or `undefined` when absent or not a date. */

@@ -128,6 +128,84 @@ describe("bot.cron local jobs", () => {
     expect(runtime.scheduler.stats).toMatchObject({ jobRuns: 3, jobsSkipped: 1 });
   });
 
+  it("a run cut short (its process killed) runs again at the next start, for its occurrence", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    const runs: Run[] = [];
+    const setup = (bot: BotApi) => {
+      bot.cron("0 * * * *", { id: "hourly" }, (ctx) => void runs.push(ctx.job));
+    };
+    await world.start(setup);
+    await world.advanceTo("2026-03-02T08:00:00Z");
+    expect(runs.map((r) => r.scheduledFor)).toEqual([at("2026-03-02T08:00:00Z")]);
+    await world.stop();
+    // What a kill -9 in the middle of the 08:00 run leaves: the occurrence still under way.
+    const underWay = "2026-03-02T08:00:00.000Z";
+    await world.withState(async (store) => {
+      const jobs = store.namespace("herald").namespace("jobs");
+      await jobs.set("hourly", {
+        lastRunAt: underWay,
+        running: { scheduledFor: underWay, firedAt: underWay, catchUp: false },
+      });
+    });
+    await world.advanceTo("2026-03-02T08:20:00Z");
+    await world.start(setup);
+    await world.clock.tick(0);
+    expect(runs.slice(1)).toEqual([
+      {
+        id: "hourly",
+        expression: "0 * * * *",
+        scheduledFor: at(underWay),
+        firedAt: at(underWay),
+        catchUp: false,
+      },
+    ]);
+    expect(
+      world.logs.filter((l) => String(l.msg).startsWith("a cron job's run was cut short")),
+    ).toMatchObject([{ level: 40, job: "hourly", scheduledFor: underWay }]);
+    await world.advanceTo("2026-03-02T09:00:00Z");
+    expect(runs.slice(2).map((r) => r.scheduledFor)).toEqual([at("2026-03-02T09:00:00Z")]);
+    await world.stop();
+    // Done with: the next start runs nothing again.
+    await world.withState(async (store) => {
+      const jobs = store.namespace("herald").namespace("jobs");
+      expect(await jobs.get("hourly")).toEqual({ lastRunAt: "2026-03-02T09:00:00.000Z" });
+    });
+  });
+
+  it("a run cut short, then a later occurrence missed while down: the missed-run policy decides", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    const runs: Run[] = [];
+    const setup = (bot: BotApi) => {
+      bot.cron("0 * * * *", { id: "once", missed: "run-once" }, (ctx) => void runs.push(ctx.job));
+      bot.cron("0 * * * *", { id: "skip" }, (ctx) => void runs.push(ctx.job));
+    };
+    await world.start(setup);
+    await world.clock.tick(0);
+    await world.stop();
+    const underWay = "2026-03-02T08:00:00.000Z";
+    await world.withState(async (store) => {
+      const jobs = store.namespace("herald").namespace("jobs");
+      for (const id of ["once", "skip"]) {
+        const running = { scheduledFor: underWay, firedAt: underWay, catchUp: false };
+        await jobs.set(id, { lastRunAt: underWay, running });
+      }
+    });
+    await world.advanceTo("2026-03-02T10:30:00Z"); // down over 09:00 and 10:00
+    await world.start(setup);
+    await world.clock.tick(0);
+    expect(runs.map((r) => [r.id, r.scheduledFor, r.catchUp])).toEqual([
+      ["once", at("2026-03-02T10:00:00Z"), true],
+    ]);
+    expect(world.logs.filter((l) => l.msg === "cron job missed while down; skipped")).toMatchObject([
+      { job: "skip", scheduledFor: "2026-03-02T10:00:00.000Z" },
+    ]);
+    expect(
+      world.logs
+        .filter((l) => String(l.msg).includes("a later occurrence has passed since"))
+        .map((l) => l.job),
+    ).toEqual(["once", "skip"]);
+  });
+
   it("a job's first start ever, after its time of day, catches nothing up", async () => {
     world = await createWorld("2026-06-01T09:30:00Z");
     const runs: Run[] = [];

@@ -31,6 +31,8 @@ export interface JobRun {
   firedAt: Date;
   /** True for the single catch-up run of a "run-once" job after missed occurrences. */
   catchUp: boolean;
+  /** True for an occurrence run again by {@link JobTimer.resume}: its handler began before and may have acted. */
+  resumed?: true;
   /** Aborted when the timer is stopped; long handlers should wind down. */
   signal: AbortSignal;
 }
@@ -46,7 +48,7 @@ export interface SkippedRun {
 
 export interface JobTimerOptions {
   clock?: Clock;
-  /** Called as each run starts; persist `firedAt` as the job's `lastRunAt` (at-most-once runs). */
+  /** Called as each run starts (a resumed one included). */
   onRun?: (jobId: string, firedAt: Date) => void;
   /** A handler threw or rejected. The timer keeps going. */
   onError: (error: unknown, run: Omit<JobRun, "signal">) => void;
@@ -169,6 +171,22 @@ export class JobTimer {
     }));
   }
 
+  /**
+   * Run again, now, an occurrence whose handler began and did not finish (the process stopped
+   * under it): the job counts as running meanwhile, so a firing during it is skipped. False, and
+   * nothing run, when a later occurrence has passed since it fired (the missed-run policy, which
+   * `start()` applied, covers that one), or the job is unknown, running, or the timer not started.
+   */
+  resume(jobId: string, occurrence: Pick<JobRun, "scheduledFor" | "firedAt" | "catchUp">): boolean {
+    const state = this.#jobs.get(jobId);
+    if (!this.#started || state === undefined || state.running !== undefined) return false;
+    const following = state.schedule.next(occurrence.firedAt);
+    if (following !== undefined && following.getTime() <= this.#clock.now()) return false;
+    this.#report(() => this.#options.onRun?.(jobId, occurrence.firedAt));
+    this.#launch(state, { jobId, ...occurrence, resumed: true, signal: this.#abort.signal });
+    return true;
+  }
+
   /** Queues the job's next fire: a catch-up now if occurrences were missed, else the next one. */
   #plan(state: JobState): void {
     const now = this.#clock.now();
@@ -260,13 +278,11 @@ export class JobTimer {
     const firedAt = new Date(now);
     state.job.lastRunAt = firedAt;
     this.#report(() => this.#options.onRun?.(jobId, firedAt));
-    const run: JobRun = {
-      jobId,
-      scheduledFor: new Date(scheduledFor),
-      firedAt,
-      catchUp,
-      signal: this.#abort.signal,
-    };
+    const signal = this.#abort.signal;
+    this.#launch(state, { jobId, scheduledFor: new Date(scheduledFor), firedAt, catchUp, signal });
+  }
+
+  #launch(state: JobState, run: JobRun): void {
     const promise = (async () => {
       try {
         await state.handler(run);
