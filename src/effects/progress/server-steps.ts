@@ -70,6 +70,12 @@ export const timersOf = (clock: ProgressDeps["clock"]): Clock =>
   clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;
 
 export class ServerSteps {
+  /**
+   * A post failed with its outcome unknown (a server error or a lost connection after the request
+   * left, or its record's write failed after it was made): the next post looks for it first.
+   */
+  #doubt = false;
+
   constructor(private readonly deps: ProgressDeps) {}
 
   /** Make `call` when the account's budget has calls to spare beyond the reserve. */
@@ -104,7 +110,9 @@ export class ServerSteps {
 
   /** The same steps, their calls and waits cut by `signal` instead. */
   on(signal: AbortSignal): ServerSteps {
-    return new ServerSteps({ ...this.deps, signal });
+    const steps = new ServerSteps({ ...this.deps, signal });
+    steps.#doubt = this.#doubt;
+    return steps;
   }
 
   /**
@@ -163,9 +171,29 @@ export class ServerSteps {
   /**
    * Make one step once: `act` changes the server and returns the state after it. On a re-run that
    * finds the step made, the recorded state comes back instead (`made: false`) and nothing is
-   * called. `find`: for a post, looks for the message when an earlier run's answer was lost.
+   * called. `find`: for a post, looks for the message when an earlier run's answer was lost, or
+   * when this run's last post failed with its outcome unknown (the post found is taken as made).
    */
   async once(
+    act: () => Promise<ShownState>,
+    find?: () => Promise<ShownState | undefined>,
+  ): Promise<{ state: ShownState; made: boolean }> {
+    if (find === undefined) return this.#once(act);
+    if (this.#doubt) {
+      const found = await find();
+      this.#doubt = false;
+      if (found) act = async () => found;
+    }
+    try {
+      return await this.#once(act, find);
+    } catch (err) {
+      // Refused before acting (a 4xx): nothing was posted. Anything else may have posted it.
+      if (!isFinalRefusal(err)) this.#doubt = true;
+      throw err;
+    }
+  }
+
+  async #once(
     act: () => Promise<ShownState>,
     find?: () => Promise<ShownState | undefined>,
   ): Promise<{ state: ShownState; made: boolean }> {

@@ -116,6 +116,31 @@ it("an edit that landed with its answer lost, then a crash: the run again never 
   expect(bot.replies()).toHaveLength(1);
 });
 
+it("a rollover post answered with a server error after it was made is found, not posted again", async () => {
+  await start();
+  nextRuns(1, { finalAfterMs: 3_600_000 });
+  const asked = bot.post(MEMBER, dm("go"));
+  await bot.nextReply({ after: asked });
+  const text = lines(150);
+  feeds[0]!.push(...text.slice(0, 90));
+  await runUntil(() => bot.replies()[0]!.content.length > 8_000);
+  // The post that carries the text over 10,000 characters on is made, its answer a 502.
+  const posts = () => sandbox.control.requests.filter((r) => r.method === "POST" && r.path === "/messages");
+  sandbox.control.failNext(1, { status: 502, after: true, paths: [/^\/messages$/] });
+  feeds[0]!.push(...text.slice(90));
+  await runUntil(() => posts().some((r) => r.status === 502));
+  feeds[0]!.end();
+  await runUntil(() => results.length > 0);
+  expect(bot.replies()).toHaveLength(2);
+  expect(
+    bot
+      .replies()
+      .map((m) => m.content)
+      .join("\n"),
+  ).toBe(text.join("").trimEnd());
+  expect(results[0]!.messageIds).toEqual(bot.replies().map((m) => m.id));
+});
+
 it("a handler that throws with its progress open ends it as failed once its retries are spent", async () => {
   await start({}, "handler_timeout: 1h\nretries: { attempts: 2, backoff: 1s }");
   nextRuns(2, { ack: ACK }, async () => {
