@@ -66,6 +66,9 @@ const survey = defineBot({
       ]);
       await ctx.reply(`started: ${started.filter(Boolean).length}`);
     });
+    bot.command("invite", async (ctx) => {
+      await ctx.reply(`invited: ${await ctx.startDialog(ctx.sender!.id, "survey")}`);
+    });
     bot.command("approve", async (ctx) => {
       const where = { channel: "general", topic: "approvals" };
       const a = await ctx.prompt("Approve?", { choices: { yes: "check", no: "x" }, where });
@@ -181,6 +184,24 @@ it("a question's write that lands with its reply lost: it waits once, and the ne
   expect(await said(3)).toEqual(QUESTIONS);
   dm("none");
   expect(await said(4)).toEqual([...QUESTIONS, "summary: did a | do b | none"]);
+});
+
+it("a dialog start whose write lands with its reply lost: the handler's next attempt starts it, asked once", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  gate.mode = "lose";
+  dm("invite");
+  await gate.stoppedAt(1);
+  // The handler failed on the lost reply; its next attempt, after the pause, finds the start made.
+  await pass(2_000, 250);
+  expect(await said(2)).toEqual(["invited: true", QUESTIONS[0]]);
+  dm("did a");
+  expect(await said(3)).toEqual(["invited: true", ...QUESTIONS.slice(0, 2)]);
+  dm("do b");
+  expect(await said(4)).toEqual(["invited: true", ...QUESTIONS]);
+  dm("none");
+  expect(await said(5)).toEqual(["invited: true", ...QUESTIONS, "summary: did a | do b | none"]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 it("a store outage longer than a minute: messages wait in order, each answer under the question it followed", async () => {

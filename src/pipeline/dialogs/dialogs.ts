@@ -302,7 +302,7 @@ export class Dialogs {
    */
   async begin(head: DialogHead, origin: JsonValue): Promise<boolean> {
     if (this.busy(head.conversation, head.userId, head.id) || this.#byId.has(head.id)) return false;
-    const start: LogEntry = { t: "start", origin, at: this.#o.clock.now() };
+    const start: LogEntry = { t: "start", origin, at: head.startedAt };
     const entry = this.#index(head);
     entry.running = true;
     let next = head;

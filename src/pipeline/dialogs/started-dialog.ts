@@ -11,6 +11,16 @@ import type { ContextDeps } from "../context-types.ts";
 import { conversationKey } from "../conversation-key.ts";
 import { newHead } from "./dialog-record.ts";
 
+/** How many unsure starts a bot remembers: the oldest is dropped past it. */
+const UNSURE_KEPT = 1_000;
+
+/**
+ * Starts whose log write failed with its outcome unknown (a reply lost), by bot and dialog id: the
+ * time the start was made at. A start of the same dialog again (the handler's next attempt) is
+ * made at that time, so that its write is the very same append, found made if the first landed.
+ */
+const unsure = new WeakMap<object, Map<string, number>>();
+
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
  * another dialog waits for the person in their direct messages with the bot, or the person is
@@ -33,7 +43,8 @@ export async function startDialog(
   // A deactivated person cannot be written to (the server refuses the question): none is asked.
   if (user?.is_active === false) return false;
   const name = user?.full_name ?? `user ${userId}`;
-  const now = (deps.clock ?? realClock).now();
+  const tried = unsure.get(dialogs);
+  const now = tried?.get(id) ?? (deps.clock ?? realClock).now();
   const self = deps.bot;
   const event = {
     id: -1,
@@ -59,5 +70,16 @@ export async function startDialog(
   };
   const conversation = conversationKey(event as unknown as ServerEvent);
   const head = newHead({ id, userId, userName: name, conversation, where: "direct message", startedAt: now });
-  return dialogs.begin(head, event as unknown as JsonValue);
+  try {
+    const started = await dialogs.begin(head, event as unknown as JsonValue);
+    tried?.delete(id);
+    return started;
+  } catch (err) {
+    const kept = tried ?? new Map<string, number>();
+    unsure.set(dialogs, kept);
+    kept.delete(id);
+    kept.set(id, now);
+    if (kept.size > UNSURE_KEPT) kept.delete(kept.keys().next().value!);
+    throw err;
+  }
 }
