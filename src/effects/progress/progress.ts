@@ -197,7 +197,7 @@ export class Progress implements OpenProgress {
     if (step.kind === "post") {
       const content = stored(step.part);
       const at = (id: number) => withPosted(base, id, content, step.part.length, now);
-      const posted = async () => at(await this.#steps.post(content));
+      const posted = async () => at(await this.#steps.post(content, base.messages.at(-1)?.id));
       const find = async () => {
         const found = await this.#steps.find(content, base.messages.at(-1)?.id);
         return found && this.#shows(at(found.id), found.content);
@@ -371,7 +371,8 @@ export class Progress implements OpenProgress {
         const found = await this.#steps.find(stored(piece), base.messages.at(-1)?.id);
         return found && this.#shows(at(found.id), found.content);
       };
-      const { state } = await this.#steps.once(async () => at(await this.#steps.post(piece)), find);
+      const posted = async () => at(await this.#steps.post(piece, base.messages.at(-1)?.id));
+      const { state } = await this.#steps.once(posted, find);
       this.#state = state;
     }
     const note = fingerprint(stored(this.settings.movedNote));

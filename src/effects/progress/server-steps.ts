@@ -75,8 +75,14 @@ export class ServerSteps {
    * left, or its record's write failed after it was made): the next post looks for it first.
    */
   #doubt = false;
+  /** Where the progress posts: its conversation, followed where its messages were moved. */
+  #where: ProgressTarget;
+  /** The message whose place `#where` was last read from. */
+  #placeOf: number | undefined;
 
-  constructor(private readonly deps: ProgressDeps) {}
+  constructor(private readonly deps: ProgressDeps) {
+    this.#where = deps.target;
+  }
 
   /** Make `call` when the account's budget has calls to spare beyond the reserve. */
   #spare<T>(call: () => Promise<T>): Promise<T> {
@@ -84,10 +90,14 @@ export class ServerSteps {
     return withinReserve(api.budget.other, timersOf(clock), call, signal);
   }
 
-  /** Post `content` as a new message of the conversation; its id. */
-  async post(content: string): Promise<number> {
-    const { api, target, signal } = this.deps;
-    const params = { ...target, content, read_by_sender: true } as SendMessageParams;
+  /**
+   * Post `content` as a new message of the conversation, after the progress's message `previous`
+   * (if any): where that one is now. Its id.
+   */
+  async post(content: string, previous?: number): Promise<number> {
+    await this.#follow(previous);
+    const { api, signal } = this.deps;
+    const params = { ...this.#where, content, read_by_sender: true } as SendMessageParams;
     const { id } = await this.#spare(() => api.messages.send(params, { signal }));
     return id;
   }
@@ -101,17 +111,43 @@ export class ServerSteps {
     content: string,
     since: number | undefined,
   ): Promise<{ id: number; content: string } | undefined> {
-    const { api, target, selfId, after, signal } = this.deps;
+    await this.#follow(since);
+    const { api, selfId, after, signal } = this.deps;
     const newer = Math.max(after ?? 0, since ?? 0);
-    const where = { ...target, content: "" } as SendMessageParams;
+    const where = { ...this.#where, content: "" } as SendMessageParams;
     const same = (m: string) => m !== "" && (m.startsWith(content) || content.startsWith(m));
     return this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same));
+  }
+
+  /**
+   * Follow the progress's messages where they were moved (a topic renamed or resolved, moved to
+   * another channel): read where message `id`, its latest, is now, once per message (one call,
+   * before the post after it). Direct messages do not move.
+   */
+  async #follow(id: number | undefined): Promise<void> {
+    const where = this.#where;
+    if (id === undefined || id === this.#placeOf || !(where.type === "channel" || where.type === "stream"))
+      return;
+    const { api, server, signal, log } = this.deps;
+    try {
+      const [page] = messagePages({ client: api, featureLevel: server.featureLevel, signal }, [id]);
+      const now = (await this.#spare(() => page!)).find((m) => m.id === id);
+      this.#placeOf = id;
+      const moved = now?.stream_id === undefined ? undefined : { to: now.stream_id, topic: now.subject };
+      if (moved) this.#where = { ...where, ...moved };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      log.warn(
+        { err, messageId: id },
+        "progress: could not read where its message is now; posting where it was",
+      );
+    }
   }
 
   /** The same steps, their calls and waits cut by `signal` instead. */
   on(signal: AbortSignal): ServerSteps {
     const steps = new ServerSteps({ ...this.deps, signal });
-    steps.#doubt = this.#doubt;
+    [steps.#doubt, steps.#where, steps.#placeOf] = [this.#doubt, this.#where, this.#placeOf];
     return steps;
   }
 

@@ -108,6 +108,42 @@ it("posts the final text as a new message when the work took longer than finalAf
   expect(results[0]!.messageIds).toEqual([view.messages[1]!.id]);
 });
 
+it("goes on where its messages were moved: the topic resolved meanwhile gets the rollover and the final text", async () => {
+  await start();
+  nextRuns(1, { finalAfterMs: 30_000 });
+  const asked = bot.post(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "build",
+    content: "@**streamer** go",
+  });
+  const first = await firstMessage(asked);
+  feeds[0]!.push("step 1\n");
+  await sandbox.control.waitFor(() => editsOf(first.id) > 0);
+  // Someone resolves the topic while the work goes on: every message in it moves.
+  const owner = "owner@sandbox.example";
+  const auth = Buffer.from(`${owner}:${sandbox.control.apiKeyOf(owner)}`).toString("base64");
+  const moved = await fetch(`${sandbox.url}/api/v1/messages/${asked}`, {
+    method: "PATCH",
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ topic: "✔ build", propagate_mode: "change_all" }),
+  });
+  expect(moved.status).toBe(200);
+  const text = lines(150);
+  feeds[0]!.push(...text);
+  await sandbox.control.waitFor(() => {
+    void clock.advance(1_000);
+    return bot.replies().length > 1;
+  });
+  await clock.advance(31_000);
+  feeds[0]!.end();
+  const view = await finish(asked);
+  const mine = sandbox.control.messages().filter((m) => m.sender_id === bot.userId);
+  expect(mine.length).toBeGreaterThanOrEqual(3);
+  expect(mine.map((m) => m.topic)).toEqual(mine.map(() => "✔ build"));
+  expect(view.text).toBe(`step 1\n${text.join("")}`.trimEnd());
+});
+
 it("posts anew instead of editing a message past the organization's edit time limit", async () => {
   await start({ message_content_edit_limit_seconds: 60 });
   nextRuns(1, { finalAfterMs: 3_600_000 });
