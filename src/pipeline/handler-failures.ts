@@ -19,6 +19,7 @@ import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-le
 import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context-types.ts";
+import { DialogEnded } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { FailureMetrics, RunJob } from "./incoming.ts";
 import { handlerTimedOut, RouterError } from "./router-error.ts";
@@ -128,7 +129,8 @@ export class HandlerFailures {
         if (run.letter) await o.letters?.remove(run.letter.id);
         return true;
       } catch (err) {
-        if (promptUnanswered(err)) return this.#ended(run);
+        // A prompt unanswered, or the dialog ended during the pause (an operator's end): done with.
+        if (promptUnanswered(err) || err instanceof DialogEnded) return this.#ended(run);
         last = err;
       } finally {
         timeout.clear();

@@ -25,7 +25,13 @@ import {
 } from "./context.ts";
 import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import type { LedgerCommitOptions } from "./delivery-ledger.ts";
-import { closeLog, type DialogEndParts, dialogFailed, endDialog } from "./dialogs/dialog-ends.ts";
+import {
+  closeLog,
+  type DialogEndParts,
+  dialogFailed,
+  ENDED_MEANWHILE,
+  endDialog,
+} from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
 import type { CommandNames } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
@@ -265,6 +271,11 @@ export class HandlerRuns {
       ...(incoming.letter ? { letter: incoming.letter } : {}),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
       again: async (signal) => {
+        // Ended during the pause (an operator's end): its handler does not run again.
+        if (dialog && this.#o.dialogs.isEnded(dialog.id)) {
+          this.#o.log.info({ dialog: dialog.id }, ENDED_MEANWHILE);
+          throw new DialogEnded(dialog.id);
+        }
         last = this.#effectsOf(incoming, true);
         const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
         const turn = last && new Turn(dialog);
@@ -277,6 +288,10 @@ export class HandlerRuns {
           else await state.commit();
         } catch (err) {
           progresses.halt();
+          if (err instanceof DialogEnded) {
+            ctx.log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
+            throw err;
+          }
           this.#failed(ctx, err, started);
           throw err;
         }

@@ -21,6 +21,9 @@ import { DialogChanged, type Turn } from "./turn.ts";
 export const CHANGED_NOTE =
   "Sorry, the bot was updated in the middle of our conversation: please start again.";
 
+/** The log line of a dialog's run that found its dialog ended (an operator's end) while under way. */
+export const ENDED_MEANWHILE = "the dialog was ended while its run was under way: the run stopped there";
+
 /** What a run of a dialog needs to end it. */
 export interface DialogEndParts {
   dialogs: Dialogs;
@@ -55,10 +58,7 @@ export function dialogFailed(
   const dialog = incoming.dialog;
   const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
   if (err instanceof DialogEnded) {
-    log.info(
-      { dialog: dialog?.id },
-      "the dialog was ended while its run was under way: the run stopped there",
-    );
+    log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
     return true;
   }
   if (asked && incoming.letter === undefined && err instanceof RouterError && err.code === "ROUTER_ABORTED") {

@@ -1,0 +1,119 @@
+/**
+ * An operator's end (`bothost dialogs end`, through the admin desk) racing the run an answer
+ * started: ended during the pause before a failed run's retry, the handler does not run again and
+ * no dead letter is kept. A real daemon in this process against the sandbox over HTTP, on the test
+ * clock; every check is of what the person saw, once a later message was answered.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const NOTE = "An operator ended this conversation.";
+
+/** How many runs of `order` after its first answer still fail. */
+let failing = 0;
+
+const orders = defineBot({
+  setup(bot) {
+    bot.command("order", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      if (failing > 0) {
+        failing--;
+        throw new Error("the kitchen did not answer");
+      }
+      await ctx.reply(`${size.text}, noted.`);
+      const count = await ctx.prompt("How many?");
+      await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.command("orders", async (ctx) =>
+      ctx.reply(`orders: ${(await ctx.state.get<number>("orders")) ?? 0}`),
+    );
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let sandbox: Sandbox | undefined;
+let running: InProcessDaemon | undefined;
+let dir: string | undefined;
+let clock: TestClock;
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  failing = 0;
+});
+
+function botSaid(): string[] {
+  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
+  return sandbox!.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}
+
+/** Everything the bot said, once it said `count` things. */
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+async function start() {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Orders",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-operator-end-"));
+  running = await startInProcessDaemon(
+    sandbox,
+    { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } },
+    { store: await FileStore.open(dir, { now: () => clock.now() }), clock, stateDir: join(dir, "daemon") },
+  );
+  const box = sandbox;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+/** The one open dialog, once it waits at its question (its log kept). */
+async function waiting() {
+  const bot = running!.daemon.bots[0]!;
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  return bot.dialogs()[0]!;
+}
+
+const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("orders", id, NOTE);
+
+it("ended during the pause before a failed run's retry: the handler does not run again, no dead letter", async () => {
+  failing = 1;
+  const dm = await start();
+  dm("order");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  dm("large");
+  await expect.poll(() => running!.logged("running it again after a pause")).toHaveLength(1);
+  await end(dialog.id);
+  // Past every pause the retries would take (2 s, 4 s, 8 s, 16 s).
+  for (let i = 0; i < 60; i++) await clock.advance(1_000);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: 2"]);
+  expect(await running!.daemon.letters.list()).toEqual([]);
+  expect(running!.logged("handler failed").map((l) => l.msg)).toEqual([
+    "handler failed",
+    "handler failed; running it again after a pause",
+  ]);
+  expect(running!.logged("ended while its run was under way")).toHaveLength(1);
+});
