@@ -183,6 +183,11 @@ export class HandlerRuns {
     // A dialog's replay that returned short of its recorded questions ran other code.
     const changed = incoming.dialog && turn?.unfinished();
     if (changed) return this.#runFailed(incoming, control, ctx, started, changed, effects, turn);
+    // Ended meanwhile (an operator's end): the run's state writes since its last question are dropped.
+    if (turn !== undefined && this.#endedMeanwhile(incoming, ctx)) {
+      this.#handled(ctx, started);
+      return this.#effectsDone(incoming, control);
+    }
     const applied = state.commit();
     if (applied !== undefined) {
       return applied.then(
@@ -285,7 +290,7 @@ export class HandlerRuns {
           // Parked: the dialog waits again (its record kept), the attempt is done.
           parked = await untilParked(turn, this.#o.composer.run(ctx));
           if (parked) await turn!.written;
-          else await state.commit();
+          else if (!this.#endedMeanwhile(incoming, ctx)) await state.commit();
         } catch (err) {
           progresses.halt();
           if (err instanceof DialogEnded) {
@@ -311,6 +316,14 @@ export class HandlerRuns {
         : this.#finishEvent(incoming.event);
     });
     control.holdKey(settled);
+  }
+
+  /** True when the dialog `incoming` runs was ended while the run was under way (logged once). */
+  #endedMeanwhile(incoming: Incoming, ctx: BotContext<unknown>): boolean {
+    const id = incoming.dialog?.id;
+    if (id === undefined || !this.#o.dialogs.isEnded(id)) return false;
+    ctx.log.info({ dialog: id }, ENDED_MEANWHILE);
+    return true;
   }
 
   #handled(ctx: BotContext<unknown>, started: number): void {

@@ -1,7 +1,8 @@
 /**
  * An operator's end (`bothost dialogs end`, through the admin desk) racing the run an answer
  * started: ended during the pause before a failed run's retry, the handler does not run again and
- * no dead letter is kept. A real daemon in this process against the sandbox over HTTP, on the test
+ * no dead letter is kept; ended while the dialog's last run is under way, that run's `ctx.state`
+ * writes are not kept. A real daemon in this process against the sandbox over HTTP, on the test
  * clock; every check is of what the person saw, once a later message was answered.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -15,6 +16,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
+import { deferred } from "../support/deferred.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -22,6 +24,8 @@ const NOTE = "An operator ended this conversation.";
 
 /** How many runs of `order` after its first answer still fail. */
 let failing = 0;
+/** Holds the last run of `tally` (after its answer, before its state write). */
+let slow = deferred();
 
 const orders = defineBot({
   setup(bot) {
@@ -34,6 +38,12 @@ const orders = defineBot({
       await ctx.reply(`${size.text}, noted.`);
       const count = await ctx.prompt("How many?");
       await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.command("tally", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      await slow.promise;
+      await ctx.state.update<number>("orders", (n) => (n ?? 0) + 1);
+      await ctx.reply(`One ${size.text}.`);
     });
     bot.command("orders", async (ctx) =>
       ctx.reply(`orders: ${(await ctx.state.get<number>("orders")) ?? 0}`),
@@ -116,4 +126,19 @@ it("ended during the pause before a failed run's retry: the handler does not run
     "handler failed; running it again after a pause",
   ]);
   expect(running!.logged("ended while its run was under way")).toHaveLength(1);
+});
+
+it("ended while the dialog's last run is under way: that run's state writes are not kept", async () => {
+  slow = deferred();
+  const dm = await start();
+  dm("tally");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  dm("large");
+  // The run that took "large" is under way (no deadline: being handled).
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  await end(dialog.id);
+  slow.resolve();
+  dm("orders");
+  expect(await said(4)).toEqual(["Which size?", "One large.", NOTE, "orders: 0"]);
 });
