@@ -2,7 +2,7 @@
  * An operator's end (`bothost dialogs end`, through the admin desk) racing the run an answer
  * started: ended during the pause before a failed run's retry, the handler does not run again and
  * no dead letter is kept; ended while the dialog's last run is under way, that run's `ctx.state`
- * writes are not kept. A real daemon in this process against the sandbox over HTTP, on the test
+ * writes are not kept. And two ends of one dialog at once: one ends it, its person told once. A real daemon in this process against the sandbox over HTTP, on the test
  * clock; every check is of what the person saw, once a later message was answered.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -141,4 +141,17 @@ it("ended while the dialog's last run is under way: that run's state writes are 
   slow.resolve();
   dm("orders");
   expect(await said(4)).toEqual(["Which size?", "One large.", NOTE, "orders: 0"]);
+});
+
+it("two ends of one dialog at once (two operators, a retried request): one ends it, the person is told once", async () => {
+  const dm = await start();
+  dm("order");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  // On the test clock both ends are made in the same millisecond, as two requests can be.
+  const ends = await Promise.allSettled([end(dialog.id), end(dialog.id)]);
+  expect(ends.map((e) => e.status).sort()).toEqual(["fulfilled", "rejected"]);
+  expect(ends.find((e) => e.status === "rejected")).toMatchObject({ reason: { code: "UNKNOWN_DIALOG" } });
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
 });

@@ -133,11 +133,25 @@ export interface Candidate {
 
 /**
  * The ids of the dialogs a process saw end, the newest few thousand: a run still in flight asks
- * them nothing more (beyond them, the store's header refuses).
+ * them nothing more (beyond them, the store's header refuses); and the ends under way.
  */
 export class RecentlyEnded {
   static readonly KEPT = 10_000;
   readonly #ids = new Set<string>();
+  readonly #under = new Map<string, Promise<boolean>>();
+
+  /**
+   * Run `end` (which resolves whether it ended dialog `id`), unless an end of `id` is under way
+   * (two operators at once, a request retried): then resolve false once that one is done, as
+   * the same end appended twice would land as one, and both would say they ended it.
+   */
+  once(id: string, end: () => Promise<boolean>): Promise<boolean> {
+    const under = this.#under.get(id);
+    if (under !== undefined) return under.then(() => false);
+    const ending = end().finally(() => this.#under.delete(id));
+    this.#under.set(id, ending);
+    return ending;
+  }
 
   has(id: string): boolean {
     return this.#ids.has(id);

@@ -5,6 +5,9 @@ import type { Clock } from "../../time/clock.ts";
 import type { Membership } from "./ask-options.ts";
 import type { DialogRecord } from "./dialog-record.ts";
 
+/** The run asking a question: its signal, and the question's message if an earlier run sent it. */
+export type AskingRun = { signal: AbortSignal; earlier: number | undefined };
+
 export interface DialogsOptions {
   /** The bot's `dialogs` namespace. */
   store: StateStore;

@@ -36,13 +36,11 @@ import {
   foldLog,
   type LogEntry,
 } from "./dialog-record.ts";
-import type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
+import type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 import { retrying } from "./store-retry.ts";
 
 export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
-/** The run asking a question: its signal, and the question's message if an earlier run sent it. */
-export type AskingRun = { signal: AbortSignal; earlier: number | undefined };
-export type { DialogSignals, DialogsOptions } from "./dialogs-options.ts";
+export type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
 
 export class Dialogs {
   readonly #o: DialogsOptions;
@@ -256,9 +254,7 @@ export class Dialogs {
 
   /** Dialogs waiting for `userId`, in any conversation. */
   waitingFor(userId: number): number {
-    let n = 0;
-    for (const entry of this.#byId.values()) if (entry.head.userId === userId) n++;
-    return n;
+    return [...this.#byId.values()].filter((entry) => entry.head.userId === userId).length;
   }
 
   /**
@@ -332,7 +328,11 @@ export class Dialogs {
    * End dialog `id` (answered to its end, failed, cancelled, ended by an operator): an end entry
    * is its log's last, and its header refuses any later append. False when it had ended already.
    */
-  async end(id: string, by: EndReason): Promise<boolean> {
+  end(id: string, by: EndReason): Promise<boolean> {
+    return this.#ended.once(id, () => this.#end(id, by));
+  }
+
+  async #end(id: string, by: EndReason): Promise<boolean> {
     const entry = this.#byId.get(id);
     if (entry) entry.ending = true;
     if (!this.#o.persist) {
