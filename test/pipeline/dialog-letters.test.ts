@@ -138,8 +138,9 @@ describe.each(stores)("on the %s", (_, backendFor) => {
     dm("large");
     const letters = () => running!.daemon.letters.of("order").list();
     await expect.poll(letters, { timeout: 10_000 }).toHaveLength(1);
-    // Ended while its letter is kept: the person's messages meanwhile are ordinary.
-    expect(running.daemon.bots[0]!.dialogs()).toEqual([]);
+    // Ended while its letter is kept (its end is written after the letter): the person's
+    // messages meanwhile are ordinary.
+    await expect.poll(() => running!.daemon.bots[0]!.dialogs(), { timeout: 10_000 }).toEqual([]);
     if (restart) {
       await running.stop();
       running = await up();
@@ -152,6 +153,7 @@ describe.each(stores)("on the %s", (_, backendFor) => {
     expect(running.daemon.bots[0]!.dialogs()).toMatchObject([{ step: 2 }]);
     dm("2");
     await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "How many?", "2 x large"]);
-    expect(running.daemon.bots[0]!.dialogs()).toEqual([]);
+    // Its end is written after its last reply.
+    await expect.poll(() => running!.daemon.bots[0]!.dialogs(), { timeout: 10_000 }).toEqual([]);
   });
 });
