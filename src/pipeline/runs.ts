@@ -206,7 +206,7 @@ export class HandlerRuns {
     // Its progresses edit no more: a later attempt goes on with them, or the final failure ends them.
     const progresses = progressesOf(ctx);
     progresses?.halt();
-    const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err);
+    const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err, control.signal);
     if (stopped !== false) {
       if (stopped !== true) control.holdKey(stopped);
       return;
@@ -308,7 +308,8 @@ export class HandlerRuns {
     const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
       // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the
       // dead letter carries the dialog).
-      if (dialog && !parked && outcome !== "resumes") await closeLog(this.#ends, dialog.id, "failed");
+      if (dialog && !parked && outcome !== "resumes")
+        await closeLog(this.#ends, dialog.id, "failed", control.signal);
       incoming.onReplayed?.(outcome === true);
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"

@@ -15,6 +15,7 @@ import { DialogEnded } from "./dialog-log.ts";
 import { placed } from "./dialog-moves.ts";
 import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { retrying } from "./store-retry.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
 /** What the person is told when the bot's code changed under their dialog (a prompt's `texts.changed`). */
@@ -33,20 +34,30 @@ export interface DialogEndParts {
 
 /** A dialog's run returned: the dialog is over (its end entry appended, the key held meanwhile). */
 export function endDialog(o: DialogEndParts, control: TaskControl, incoming: Incoming, by: EndReason): void {
-  if (incoming.dialog) control.holdKey(closeLog(o, incoming.dialog.id, by));
+  if (incoming.dialog) control.holdKey(closeLog(o, incoming.dialog.id, by, control.signal));
 }
 
-/** Append a dialog's end; a failure is logged (the next start runs the dialog again). */
-export function closeLog(o: DialogEndParts, id: string, by: EndReason): Promise<unknown> {
-  return o.dialogs.end(id, by).catch((err: unknown) => {
+/**
+ * Append a dialog's end, tried again while the store fails (a write refused, or one that landed
+ * with its reply lost), as an answer's is: the person's later messages there wait for it, then
+ * are ordinary. Only `signal` (the stop) ends the tries; a failure is then logged, and the next
+ * start runs the dialog again.
+ */
+export function closeLog(
+  o: DialogEndParts,
+  id: string,
+  by: EndReason,
+  signal: AbortSignal,
+): Promise<unknown> {
+  return retrying(o.contexts.clock, o.log, signal, () => o.dialogs.end(id, by)).catch((err: unknown) => {
     o.log.error({ err, dialog: id }, "could not record a dialog's end");
   });
 }
 
 /**
  * A message's run threw what only a dialog's run meets: cut off by a stop, ended meanwhile, or
- * code changed under its log. Returns what the key must wait for, or false for any other failure
- * (retried as usual).
+ * code changed under its log (its end tried again until `signal`, the stop). Returns what the key
+ * must wait for, or false for any other failure (retried as usual).
  */
 export function dialogFailed(
   o: DialogEndParts,
@@ -54,6 +65,7 @@ export function dialogFailed(
   log: Logger,
   turn: Turn | undefined,
   err: unknown,
+  signal: AbortSignal,
 ): Promise<unknown> | true | false {
   const dialog = incoming.dialog;
   const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
@@ -79,7 +91,7 @@ export function dialogFailed(
     "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
   );
   const note = (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE;
-  return closeLog(o, dialog.id, "changed").then(() => tellEnded(o.contexts, o.log, dialog, note));
+  return closeLog(o, dialog.id, "changed", signal).then(() => tellEnded(o.contexts, o.log, dialog, note));
 }
 
 /**

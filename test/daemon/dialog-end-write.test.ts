@@ -1,0 +1,104 @@
+/**
+ * A dialog's end written through store faults: the end of a dialog that ran to its end, refused
+ * by the store, or landed with its reply lost, is tried again as an answer's write is, the
+ * person's next message there waiting for it: then that message is an ordinary one, answered at
+ * once, and the dialog is gone. A real daemon in this process against the sandbox over HTTP; the
+ * store is a FileStore behind a gate; the handler timeout is an hour, so a message left waiting
+ * on the dialog would not be answered within the test.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { deferred } from "../support/deferred.ts";
+import { type GateMode, gatedBackend, StoreGate } from "../support/gated-store.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+
+/** Holds the dialog's last run, after its answer and before its end. */
+let slow = deferred();
+
+const orders = defineBot({
+  setup(bot) {
+    bot.command("order", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      await slow.promise;
+      await ctx.reply(`One ${size.text}.`);
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let sandbox: Sandbox | undefined;
+let running: InProcessDaemon | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function botSaid(): string[] {
+  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
+  return sandbox!.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}
+
+/** Everything the bot said, once it said `count` things. */
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+it.each<[string, GateMode]>([
+  ["refused while the store is down", "fail"],
+  ["landed with its reply lost", "lose"],
+])("a dialog's end %s is tried again; the person's next message is then ordinary", async (_, mode) => {
+  slow = deferred();
+  const clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Orders",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-end-write-"));
+  const gate = new StoreGate();
+  running = await startInProcessDaemon(
+    sandbox,
+    { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } },
+    {
+      store: gatedBackend(await FileStore.open(dir, { now: () => clock.now() }), ["orders", "dialogs"], gate),
+      clock,
+      stateDir: join(dir, "daemon"),
+    },
+  );
+  const box = sandbox;
+  const dm = (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+  const bot = running.daemon.bots[0]!;
+  dm("order");
+  expect(await said(1)).toEqual(["Which size?"]);
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  dm("large");
+  // The run that took "large" is under way: the dialog's next write is its end.
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  gate.mode = mode;
+  slow.resolve();
+  expect(await said(2)).toEqual(["Which size?", "One large."]);
+  await gate.stoppedAt(1);
+  gate.open();
+  dm("thanks");
+  expect(await said(3)).toEqual(["Which size?", "One large.", "not a command: thanks"]);
+  expect(bot.dialogs()).toEqual([]);
+  expect(running.logged("could not record a dialog's end")).toEqual([]);
+});
