@@ -2,7 +2,8 @@
  * A dialog's end written through store faults: the end of a dialog that ran to its end, refused
  * by the store, or landed with its reply lost, is tried again as an answer's write is, the
  * person's next message there waiting for it: then that message is an ordinary one, answered at
- * once, and the dialog is gone. A real daemon in this process against the sandbox over HTTP; the
+ * once, and the dialog is gone. An operator's end the store refuses fails, and the dialog goes on
+ * as if it had not been asked for: the person's answer is taken. A real daemon in this process against the sandbox over HTTP; the
  * store is a FileStore behind a gate; the handler timeout is an hour, so a message left waiting
  * on the dialog would not be answered within the test.
  */
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
@@ -31,6 +33,11 @@ const orders = defineBot({
       const size = await ctx.prompt("Which size?");
       await slow.promise;
       await ctx.reply(`One ${size.text}.`);
+    });
+    bot.command("pick", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      const count = await ctx.prompt("How many?");
+      await ctx.reply(`${count.text} × ${size.text}`);
     });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
@@ -59,11 +66,8 @@ async function said(count: number): Promise<string[]> {
   return botSaid();
 }
 
-it.each<[string, GateMode]>([
-  ["refused while the store is down", "fail"],
-  ["landed with its reply lost", "lose"],
-])("a dialog's end %s is tried again; the person's next message is then ordinary", async (_, mode) => {
-  slow = deferred();
+/** The daemon on a store whose dialog writes pass `gate`; resolves a direct message to the bot. */
+async function start(gate: StoreGate) {
   const clock = new TestClock();
   sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
@@ -73,7 +77,6 @@ it.each<[string, GateMode]>([
     owner: "owner@sandbox.example",
   });
   dir = await mkdtemp(join(tmpdir(), "bothost-dialog-end-write-"));
-  const gate = new StoreGate();
   running = await startInProcessDaemon(
     sandbox,
     { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } },
@@ -84,11 +87,27 @@ it.each<[string, GateMode]>([
     },
   );
   const box = sandbox;
-  const dm = (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
-  const bot = running.daemon.bots[0]!;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+/** The bot's one dialog, once it waits at its question (its log kept). */
+async function waiting() {
+  const bot = running!.daemon.bots[0]!;
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  return bot.dialogs()[0]!;
+}
+
+it.each<[string, GateMode]>([
+  ["refused while the store is down", "fail"],
+  ["landed with its reply lost", "lose"],
+])("a dialog's end %s is tried again; the person's next message is then ordinary", async (_, mode) => {
+  slow = deferred();
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  const bot = running!.daemon.bots[0]!;
   dm("order");
   expect(await said(1)).toEqual(["Which size?"]);
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  await waiting();
   dm("large");
   // The run that took "large" is under way: the dialog's next write is its end.
   await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
@@ -100,5 +119,23 @@ it.each<[string, GateMode]>([
   dm("thanks");
   expect(await said(3)).toEqual(["Which size?", "One large.", "not a command: thanks"]);
   expect(bot.dialogs()).toEqual([]);
-  expect(running.logged("could not record a dialog's end")).toEqual([]);
+  expect(running!.logged("could not record a dialog's end")).toEqual([]);
+});
+
+it("an operator's end the store refuses fails, and the dialog goes on: the person's answer is taken", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("pick");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  gate.mode = "fail";
+  await expect(dialogDesk(running!.daemon.bots).endDialog("orders", dialog.id)).rejects.toThrow(
+    /refused a write/,
+  );
+  gate.open();
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });

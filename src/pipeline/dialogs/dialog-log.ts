@@ -127,6 +127,25 @@ export class DialogLog {
   }
 
   /**
+   * Append `end` to dialog `id`'s log, after `head` (the header its writer knew; read when
+   * undefined): a run's append that landed after that header is read, and the end goes after
+   * it. Resolves false when the dialog had ended already (or never began).
+   */
+  async close(id: string, head: DialogHead | undefined, end: LogEntry): Promise<boolean> {
+    head ??= await this.head(id);
+    for (let tries = 1; head !== undefined && head.ended === undefined; tries++) {
+      try {
+        await this.append(head, [end]);
+        return true;
+      } catch (err) {
+        if (!(err instanceof LogMoved || err instanceof DialogEnded) || tries === 3) throw err;
+        head = await this.head(id);
+      }
+    }
+    return false;
+  }
+
+  /**
    * Begin the log of dialog `record` (a dead letter's) again from it, in one entry: its log was
    * ended as failed when the letter was kept (or has expired since). Rejects with
    * {@link LogMoved} when the dialog went on without the letter, {@link DialogEnded} when it

@@ -335,23 +335,16 @@ export class Dialogs {
   async #end(id: string, by: EndReason): Promise<boolean> {
     const entry = this.#byId.get(id);
     if (entry) entry.ending = true;
-    if (!this.#o.persist) {
-      if (entry) this.#forget(entry);
-      return entry !== undefined;
-    }
-    let head = entry?.head ?? (await this.log.head(id));
-    for (let tries = 1; head !== undefined && head.ended === undefined; tries++) {
-      try {
-        await this.log.append(head, [endEntry(by, this.#o.clock.now())]);
-        break;
-      } catch (err) {
-        // A run's append landed after the header this process knew: the end goes after it.
-        if (!(err instanceof LogMoved || err instanceof DialogEnded) || tries === 3) throw err;
-        head = await this.log.head(id);
-      }
+    let ended = entry !== undefined;
+    try {
+      if (this.#o.persist) ended = await this.log.close(id, entry?.head, endEntry(by, this.#o.clock.now()));
+    } catch (err) {
+      // Not recorded: the dialog goes on as it was (the caller is told the end failed).
+      if (entry) entry.ending = false;
+      throw err;
     }
     if (entry) this.#forget(entry);
-    if (head === undefined || head.ended !== undefined) return false;
+    if (!ended) return false;
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
     this.#ended.add(id);
     return true;
