@@ -275,7 +275,7 @@ it("ctx.state expiry follows the test clock", async () => {
   expect((await bot.ask(MEMBER, dm("read"))).content).toBe("gone");
 });
 
-it("ctx.startDialog asks a person who did not write first, in a direct message, once per key", async () => {
+it("ctx.startDialog asks a person who did not write first, in a direct message, once per key; never the bot", async () => {
   const memberId = sandbox.control.users().find((u) => u.email === MEMBER)!.user_id;
   const kickoff = defineBot({
     setup(b) {
@@ -286,12 +286,14 @@ it("ctx.startDialog asks a person who did not write first, in a direct message, 
       b.command("kickoff", async (ctx) => {
         const first = await ctx.startDialog(memberId, "survey");
         const again = await ctx.startDialog(memberId, "survey");
-        await ctx.reply(`started: ${first}, again: ${again}`);
+        // A group the bot is in lists the bot too: it cannot be asked.
+        const self = await ctx.startDialog(ctx.bot.userId, "survey");
+        await ctx.reply(`started: ${first}, again: ${again}, the bot: ${self}`);
       });
     },
   });
   await bot.restart({ bot: kickoff });
-  expect((await bot.ask(OWNER, dm("kickoff"))).content).toBe("started: true, again: false");
+  expect((await bot.ask(OWNER, dm("kickoff"))).content).toBe("started: true, again: false, the bot: false");
   await expect.poll(() => said(MEMBER)).toEqual([QUESTIONS[0]]);
   await bot.restart({ crash: true });
   expect((await bot.ask(MEMBER, dm("in the lab"))).content).toBe("noted: in the lab (Mel Member)");

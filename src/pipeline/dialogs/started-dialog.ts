@@ -23,8 +23,8 @@ const unsure = new WeakMap<object, Map<string, number>>();
 
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
- * another dialog waits for the person in their direct messages with the bot, or the person is
- * deactivated.
+ * another dialog waits for the person in their direct messages with the bot, the person is
+ * deactivated, or the person is the bot itself.
  */
 export async function startDialog(
   deps: ContextDeps<unknown>,
@@ -33,7 +33,8 @@ export async function startDialog(
   key: string,
 ): Promise<boolean> {
   const dialogs = deps.dialogs;
-  if (dialogs === undefined) return false;
+  // The bot cannot be asked (a group it is in, say): nothing is started.
+  if (dialogs === undefined || userId === deps.bot.userId) return false;
   const digest = createHash("sha256").update(key).digest();
   // The dialog's id: `s` and hex digits, accepted by every operator's route; its first message's
   // id is negative (no server message has one), from the same digest.
