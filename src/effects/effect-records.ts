@@ -44,6 +44,11 @@ export interface EffectRecordsOptions {
   commit?(): Promise<void>;
 }
 
+/** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */
+export type RecordWrite = <T>(write: () => Promise<T>) => Promise<T>;
+
+const ONCE: RecordWrite = (write) => write();
+
 /** What an effect was given (its target and text, say), hashed: a strict run matches it by this. */
 export function printOf(args: unknown): string {
   return createHash("sha256").update(JSON.stringify(args)).digest("base64url").slice(0, 12);
@@ -95,6 +100,8 @@ export class EffectRun {
   readonly #lookUp: boolean;
   /** The fingerprint the next effect is matched by, in place of its own (see {@link label}). */
   #label: string | undefined;
+  /** How the next effect's record writes are made (see {@link label}). */
+  #write: RecordWrite = ONCE;
   /** The numbers of the effects found made by an earlier run (their records read from the store). */
   #earlier: Set<number> | undefined;
 
@@ -113,10 +120,12 @@ export class EffectRun {
 
   /**
    * The next effect is matched by `fp` instead of its arguments (a dialog's question is its step,
-   * whatever its wording).
+   * whatever its wording). `write`: how its record's reads and writes are made (a dialog's
+   * question tries them again through a store outage: the send itself is never made again).
    */
-  label(fp: string): void {
+  label(fp: string, write: RecordWrite = ONCE): void {
     this.#label = fp;
+    this.#write = write;
   }
 
   /**
@@ -127,14 +136,16 @@ export class EffectRun {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
     const print = this.#label ?? fp;
+    const write = this.#write;
     this.#label = undefined;
+    this.#write = ONCE;
     // A record carried finished (a dialog's log) is the answer: no read.
     const carried = this.#carried?.get(n);
     let found =
       carried !== undefined && !carried.pending
         ? carried
         : this.#lookUp
-          ? (((await this.store.get(key)) as EffectRecord | undefined) ?? carried)
+          ? (((await write(() => this.store.get(key))) as EffectRecord | undefined) ?? carried)
           : undefined;
     const differs =
       found !== undefined &&
@@ -154,18 +165,20 @@ export class EffectRun {
     }
     const made = (result: T): EffectRecord & { result: T } =>
       print === undefined ? { n, kind, result } : { n, kind, result, fp: print };
-    if (!steps.verify) return this.#record(key, made(await steps.act()), this.#list().length);
+    if (!steps.verify) return this.#record(key, made(await steps.act()), this.#list().length, write);
     if (found?.pending) {
       // Begun by an earlier run and never finished: it may have happened.
       const verified = await steps.verify();
       this.options.onVerify?.(verified === undefined ? "absent" : "found");
-      if (verified !== undefined) return this.#record(key, made(verified), this.#list().length);
+      if (verified !== undefined) return this.#record(key, made(verified), this.#list().length, write);
     }
     const pending: EffectRecord = { n, kind, result: null, pending: true };
     const at = this.#list().push(pending) - 1;
-    await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
-    await this.options.commit?.();
-    return this.#record(key, made(await steps.act()), at);
+    await write(async () => {
+      await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
+      await this.options.commit?.();
+    });
+    return this.#record(key, made(await steps.act()), at, write);
   }
 
   /**
@@ -226,9 +239,10 @@ export class EffectRun {
     key: string,
     record: EffectRecord & { result: T },
     at: number,
+    write: RecordWrite,
   ): Promise<T> {
     this.#list()[at] = record;
-    await this.store.set(key, record as unknown as JsonValue, { ttlMs: this.options.ttlMs });
+    await write(() => this.store.set(key, record as unknown as JsonValue, { ttlMs: this.options.ttlMs }));
     return record.result;
   }
 }

@@ -19,6 +19,8 @@ export type GateMode = "open" | "hang" | "fail" | "lose";
 
 export class StoreGate {
   mode: GateMode = "open";
+  /** Writes let through before the mode applies (to stop the second write of an effect, say). */
+  skip = 0;
   /** Writes refused, held or answered with an error so far under the gated path. */
   stopped = 0;
   #waiting: (() => void)[] = [];
@@ -40,6 +42,10 @@ export class StoreGate {
   async pass<T>(write: () => Promise<T>): Promise<T> {
     const mode = this.mode;
     if (mode === "open") return write();
+    if (this.skip > 0) {
+      this.skip--;
+      return write();
+    }
     this.#stop();
     if (mode === "fail")
       throw new StateError("STATE_UNAVAILABLE", "the gated store refused a write (a test's outage)");

@@ -283,12 +283,17 @@ export class Dialogs {
     if (!this.#o.persist) return head;
     if (this.isEnded(head.id)) throw new DialogEnded(head.id);
     const write = () => this.log.append(head, entries, create);
-    const next = await (run ? retrying(this.#o.clock, this.#o.log, run.signal, write) : write());
+    const next = await (run ? this.retrying(run.signal, write) : write());
     const entry = this.#index(next);
     if (!next.waiting) entry.running = true;
     else if (run?.earlier !== undefined && next.asked === run.earlier)
       this.#on?.kept(next.id, next.conversation, run.earlier);
     return next;
+  }
+
+  /** `write` tried again while the store fails, until `signal` aborts. */
+  retrying<T>(signal: AbortSignal, write: () => Promise<T>): Promise<T> {
+    return retrying(this.#o.clock, this.#o.log, signal, write);
   }
 
   /**

@@ -23,8 +23,12 @@ export function promptOf(
   channels: ChannelIds | undefined,
   now: () => number,
 ): (text: string, options?: PromptOptions<unknown>) => Promise<unknown> {
+  // A question's send record is written as its log is: tried again while the store fails, until
+  // the run's signal aborts (its handler_timeout, or the stop), so that an outage around the send
+  // neither rejects the prompt nor sends the question twice.
   const label = (fp: string | undefined) => {
-    if (fp !== undefined) ctx.effects?.run.label(fp);
+    const retry = dialogs && (<T>(write: () => Promise<T>) => dialogs.retrying(ctx.signal, write));
+    if (fp !== undefined) ctx.effects?.run.label(fp, retry);
   };
   const view: PromptContext = {
     event: ctx.event,

@@ -1,0 +1,156 @@
+/**
+ * A dialog's question whose send record (its effect record, written before and after the send)
+ * meets a store outage: the prompt waits the outage out, as the dialog's log writes do, instead of
+ * rejecting with the store's error. A bot that catches every error of `ctx.prompt` would otherwise
+ * tell the person of a failure although the question was asked. A real daemon in this process
+ * against the sandbox; the store is a FileStore whose effect records go through a gate; the test
+ * clock, no sleeps.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+
+const BOT = "size-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const SORRY = "Sorry, something failed.";
+
+const sizes = defineBot({
+  setup(bot) {
+    bot.command("size", async (ctx) => {
+      // Catches everything, as the docs advise against: any error here is told to the person.
+      try {
+        const size = await ctx.prompt("Which size?");
+        await ctx.reply(`${size.text} it is.`);
+      } catch {
+        await ctx.reply(SORRY);
+      }
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let sandbox: Sandbox | undefined;
+let running: InProcessDaemon | undefined;
+let dir: string | undefined;
+let clock: TestClock;
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function botSaid(): string[] {
+  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
+  return sandbox!.control
+    .messages()
+    .filter((m) => m.sender_id === botId)
+    .map((m) => String(m.content));
+}
+
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+/** A daemon whose bot's effect records go through `gate`; returns how the member writes to it. */
+async function start(gate: StoreGate, extra: string) {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Sizes",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-question-record-"));
+  const store = gatedBackend(
+    await FileStore.open(dir, { now: () => clock.now() }),
+    ["sizes", "effects"],
+    gate,
+  );
+  running = await startInProcessDaemon(
+    sandbox,
+    { sizes: { email: BOT, definition: sizes, extra } },
+    { store, clock, stateDir: join(dir, "daemon") },
+  );
+  const box = sandbox;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+async function pass(ms: number, step = 250) {
+  for (let left = ms; left > 0; left -= step) await clock.advance(Math.min(step, left));
+}
+
+it("the question's send record lands with its reply lost, just after the send: the dialog goes on, asked once", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1s");
+  // The send's pending record passes; the finished one, written after the send, loses its reply.
+  gate.skip = 1;
+  gate.mode = "lose";
+  dm("size");
+  await gate.stoppedAt(1);
+  await pass(1_000);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step)).toEqual([1]);
+  expect(botSaid()).toEqual(["Which size?"]);
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "large it is."]);
+});
+
+it("the store down just after the question is sent, for a minute: the prompt waits, the dialog goes on", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1h");
+  gate.skip = 1;
+  gate.mode = "fail";
+  dm("size");
+  await gate.stoppedAt(1);
+  await pass(60_000, 1_000);
+  expect(gate.stopped).toBeGreaterThan(3);
+  expect(botSaid()).toEqual(["Which size?"]);
+  gate.open();
+  await pass(31_000, 1_000);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step)).toEqual([1]);
+  dm("small");
+  expect(await said(2)).toEqual(["Which size?", "small it is."]);
+});
+
+it("the store down before the question is sent: it is asked once the store is back, once", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1h");
+  gate.mode = "fail";
+  dm("size");
+  await gate.stoppedAt(1);
+  await pass(60_000, 1_000);
+  expect(botSaid()).toEqual([]);
+  gate.open();
+  await pass(31_000, 1_000);
+  expect(await said(1)).toEqual(["Which size?"]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step)).toEqual([1]);
+  dm("medium");
+  expect(await said(2)).toEqual(["Which size?", "medium it is."]);
+});
+
+it("an outage past the handler timeout just after the send: nothing more is said, the message kept as a dead letter", async () => {
+  const gate = new StoreGate();
+  await start(gate, "handler_timeout: 1s");
+  gate.skip = 1;
+  gate.mode = "fail";
+  sandbox!.control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "size" });
+  await gate.stoppedAt(1);
+  // Each attempt waits for the store until its handler timeout; the prompt then rejects, but the
+  // run's signal is aborted, so the handler's reply is never sent.
+  await expect
+    .poll(async () => {
+      await pass(5_000, 1_000);
+      return running!.logged("kept as dead letter").length;
+    })
+    .toBe(1);
+  expect(botSaid()).toEqual(["Which size?"]);
+});
