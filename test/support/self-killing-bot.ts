@@ -55,8 +55,9 @@ export async function selfKillingBot(o: {
     ].join("\n") + "\n",
   );
   const env = { KEY: sandbox.control.apiKeyOf(BOT) };
-  const start = async (): Promise<CliProcess> => {
-    const daemon = spawnCli(["run", "--config", file], { env });
+  /** `more`: extra environment, such as `BOTHOST_FAILPOINTS`. */
+  const start = async (more: Record<string, string> = {}): Promise<CliProcess> => {
+    const daemon = spawnCli(["run", "--config", file], { env: { ...env, ...more } });
     await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
     return daemon;
   };
