@@ -75,9 +75,11 @@ export default defineBot({
         role?: number;
       };
       if (p.is_bot || p.is_active === false || (p.role === 600 && !settings.greet_guests)) return;
-      // Once per member, ever: an account that becomes visible again is not greeted twice.
+      // Once per member, ever: an account that becomes visible again is not greeted twice. Claimed
+      // at once, not staged with the run: a `realm_user` event cut by a crash never runs again, so a
+      // staged mark would be lost after the greeting went out.
       const key = `greeted:${p.user_id}`;
-      if (!(await ctx.state.setIfAbsent(key, Date.now()))) return;
+      if (!(await ctx.state.immediate.setIfAbsent(key, Date.now()))) return;
       try {
         const snippet = settings.snippet ? await ctx.snippets.get(settings.snippet) : undefined;
         const name = p.full_name ?? "there";
@@ -87,7 +89,7 @@ export default defineBot({
         ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
         await teams.ask(ctx, p.user_id);
       } catch (err) {
-        await ctx.state.delete(key); // not greeted after all: a later add event may try again
+        await ctx.state.immediate.delete(key); // not greeted after all: a retry or a later add event may try again
         throw err;
       }
     });

@@ -113,9 +113,14 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
   });
 
   return {
-    /** Ask a new member, by direct message, after the greeting. */
+    /**
+     * Ask a new member, by direct message, after the greeting. The mark is written at once, before
+     * the question goes out, and kept when the send fails (the question may have gone out): a
+     * `realm_user` event cut by a crash never runs again, so a mark staged with its run would be
+     * lost while the question was already sent, and the member's answer would not be taken.
+     */
     ask: async (ctx: BaseContext<S>, userId: number) => {
-      await ctx.state.set(asked(userId), ctx.now());
+      await ctx.state.immediate.set(asked(userId), ctx.now());
       await ctx.send({ type: "direct", to: [userId], content: question });
     },
   };

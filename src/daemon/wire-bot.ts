@@ -158,10 +158,12 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const commit = o.commit ?? o.flush;
   const store = o.store.namespace(name);
   // A handler run's ctx.state writes are marked applied for as long as its sends' records live.
-  const kv = new KV(store.namespace("kv"), {
-    store: store.namespace("applied"),
-    ttlMs: EFFECT_RECORDS_TTL_MS,
-  });
+  // Its writes at once (`bot.state`, `ctx.state.immediate`) are committed before they resolve.
+  const kv = new KV(
+    store.namespace("kv"),
+    { store: store.namespace("applied"), ttlMs: EFFECT_RECORDS_TTL_MS },
+    commit,
+  );
   const services = new BotServices({
     name,
     client,

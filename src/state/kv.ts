@@ -38,15 +38,24 @@ export interface StateRun {
 export class KV {
   readonly #store: KVStore;
   readonly #root: StateStore | undefined;
+  /**
+   * Where this state writes at once (`bot.state`, `ctx.state.immediate`): each write is committed
+   * before it resolves, so a claim made before a side effect survives a kill -9 of the process
+   * even when nothing else commits (a non-message event's run records no effect).
+   */
+  readonly #commit: (() => Promise<void>) | undefined;
   readonly #markers: AppliedMarkers | undefined;
   /** This state with writes that happen at once (in a handler, even if the run fails later). */
   readonly immediate: KV;
 
-  constructor(store: StateStore, markers?: AppliedMarkers);
+  /** `commit`: makes the store's writes survive a kill -9 of the process (the daemon's commit). */
+  constructor(store: StateStore, markers?: AppliedMarkers, commit?: () => Promise<void>);
   constructor(store: KVStore, markers: undefined, immediate: KV);
-  constructor(store: StateStore | KVStore, markers?: AppliedMarkers, immediate?: KV) {
+  constructor(store: StateStore | KVStore, markers?: AppliedMarkers, third?: KV | (() => Promise<void>)) {
+    const immediate = third instanceof KV ? third : undefined;
     this.#store = store;
     this.#root = immediate ? undefined : (store as StateStore);
+    this.#commit = immediate ? undefined : (third as (() => Promise<void>) | undefined);
     this.#markers = markers;
     this.immediate = immediate ?? this;
   }
@@ -93,6 +102,7 @@ export class KV {
 
   async set<T = JsonValue>(key: string, value: T, options?: SetOptions): Promise<void> {
     await this.#store.set(key, value as JsonValue, options);
+    await this.#commit?.();
   }
 
   /**
@@ -102,7 +112,9 @@ export class KV {
    * must see before the run ends belongs in `ctx.state.immediate.setIfAbsent`.
    */
   async setIfAbsent<T = JsonValue>(key: string, value: T, options?: SetOptions): Promise<boolean> {
-    return this.#store.setIfAbsent(key, value as JsonValue, options);
+    const created = await this.#store.setIfAbsent(key, value as JsonValue, options);
+    await this.#commit?.();
+    return created;
   }
 
   /**
@@ -120,11 +132,14 @@ export class KV {
       (current) => fn(current as T | undefined) as JsonValue | undefined,
       options,
     );
+    await this.#commit?.();
     return next as T | undefined;
   }
 
   async delete(key: string): Promise<boolean> {
-    return this.#store.delete(key);
+    const deleted = await this.#store.delete(key);
+    await this.#commit?.();
+    return deleted;
   }
 
   /** Keys starting with `prefix`, sorted by key. */

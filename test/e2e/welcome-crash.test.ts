@@ -1,0 +1,92 @@
+/**
+ * The welcome bot (bots/welcome.ts) under `bothost run`, killed right after its team question
+ * went out and before its `realm_user` run ended: that event never runs again, so the mark that
+ * the member was asked must already be in the store (written at once and committed before the
+ * question is sent), or the member's answer after the restart is taken for an unknown command.
+ * The kill's moment: the question's send is held by the sandbox, then made and answered with a
+ * 502, so the daemon is killed with the question stored and its run not finished.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, expect, it } from "vitest";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import { assertBuilt, killAll, repoRoot, spawnCli } from "../support/cli.ts";
+
+const BOT = "welcome-bot@sandbox.example";
+const OWNER = "owner@sandbox.example";
+const opened: Array<() => Promise<unknown>> = [];
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await killAll();
+  for (const close of opened.splice(0).reverse()) await close();
+});
+
+it("takes the answer to a team question whose run a kill -9 cut", { timeout: 60_000 }, async () => {
+  const sandbox = await startSandbox({
+    heartbeatSeconds: 1,
+    longpollTimeoutSeconds: 3,
+    org: {
+      realm: { name: "Sandbox", host: "sandbox.example" },
+      users: [{ email: OWNER, full_name: "Olive Owner", role: "owner" }],
+      bots: [{ email: BOT, full_name: "Welcome", type: "generic", owner: OWNER }],
+      channels: [{ name: "general", subscribers: [OWNER, BOT], is_default: true }],
+      user_groups: [{ name: "backend", members: [], can_add_members_group: [BOT] }],
+    },
+  });
+  opened.push(() => sandbox.stop());
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-welcome-crash-"));
+  opened.push(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, "bothost.yaml");
+  await writeFile(
+    file,
+    [
+      `server:\n  url: ${sandbox.url}`,
+      `state:\n  path: ${path.join(dir, "state")}`,
+      "log:\n  level: info\n  pretty: false",
+      "bots:",
+      "  welcome:",
+      `    module: ${path.join(repoRoot, "bots/welcome.ts")}`,
+      `    email: ${BOT}`,
+      `    api_key: \${KEY}`,
+      "    settings:",
+      '      fallback: "Welcome aboard, {{name}}!"',
+      "      teams:",
+      "        - { name: Backend, group: backend }",
+      "        - { name: Design, group: design }",
+    ].join("\n") + "\n",
+  );
+  const env = { KEY: sandbox.control.apiKeyOf(BOT) };
+  const start = async () => {
+    const daemon = spawnCli(["run", "--config", file], { env });
+    await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
+    return daemon;
+  };
+  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+  const said = () =>
+    sandbox.control
+      .messages()
+      .filter((m) => m.sender_id === botId)
+      .map((m) => String(m.content));
+
+  const first = await start();
+  const kim = sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+  await sandbox.control.waitFor(() => said().length === 1);
+  sandbox.control.delay(60_000, { paths: ["/messages"] });
+  await sandbox.control.waitFor(() => sandbox.control.delayed() > 0);
+  sandbox.control.failNext(1, { status: 502, after: true, paths: ["/messages"] });
+  sandbox.control.delay(0);
+  await sandbox.control.waitFor(() => said().length === 2);
+  first.kill("SIGKILL");
+  await first.exited;
+  expect(said()).toEqual([
+    "Welcome aboard, Kim!",
+    "Which team do you join? **Backend**, **Design** (answer with the name).",
+  ]);
+
+  await start();
+  sandbox.control.sendAs(kim.email, { type: "direct", to: [BOT], content: "Backend" });
+  await expect
+    .poll(() => said().at(-1), { timeout: 15_000 })
+    .toBe("Welcome to Backend! You are now in the group @_*backend*.");
+});
