@@ -35,7 +35,14 @@
  * or mentioning it) lists each announcement's next occurrences; `next 3 standup` the next three
  * of one.
  */
-import { BothostError, defineBot, nextOccurrences, validateSchedule } from "bothost";
+import {
+  BothostError,
+  defineBot,
+  nextOccurrences,
+  parseTemplate,
+  renderTemplate,
+  validateSchedule,
+} from "bothost";
 import { z } from "zod";
 
 const Announcement = z
@@ -50,7 +57,8 @@ const Announcement = z
     cron: z.string().min(1),
     timezone: z.string().min(1).default("UTC"),
     channel: z.union([z.string().trim().min(1), z.number().int().positive()]),
-    topic: z.string().max(60),
+    /** A text, or a template of the occurrence: {{date}}, {{weekday}}, {{time}} (checked below). */
+    topic: z.string(),
     content: z
       .string()
       .refine((s) => s.trim() !== "", "must not be empty")
@@ -65,6 +73,7 @@ const Announcement = z
         message: "give either content (the message) or snippet (a saved snippet's title), not both",
       });
     }
+    for (const message of topicProblems(a.topic)) ctx.addIssue({ code: "custom", path: ["topic"], message });
     try {
       validateSchedule({ cron: a.cron, timezone: a.timezone });
     } catch (err) {
@@ -137,6 +146,25 @@ export default defineBot({
     }
   },
 });
+
+/** The placeholders a topic may use (bot.recurring's), each at its longest. */
+const TOPIC_PLACEHOLDERS = ["date", "weekday", "time"];
+const LONGEST = { date: "2026-12-31", weekday: "Wednesday", time: "23:59" };
+
+/**
+ * What is wrong with a topic template, checked here so that the problem is reported at its config
+ * line (bot.recurring checks it too, but only at setup, naming no line): an unknown placeholder,
+ * `{date}` for `{{date}}`, or a topic that renders longer than 60 characters.
+ */
+function topicProblems(topic: string): string[] {
+  const { problems, legacy } = parseTemplate(topic, TOPIC_PLACEHOLDERS);
+  // A single-brace word is plain text unless it names a placeholder (`{date}`: a misspelling).
+  const meant = problems.filter((_p, i) => i >= legacy.length || TOPIC_PLACEHOLDERS.includes(legacy[i]!));
+  if (meant.length > 0) return meant;
+  const longest = [...renderTemplate(topic, LONGEST).trim()].length;
+  const is = topic.includes("{{") ? "renders up to" : "is";
+  return longest > 60 ? [`${is} ${longest} characters; topics are at most 60`] : [];
+}
 
 /**
  * "Mon, 30 Nov 2026, 09:00 Europe/Berlin", laid out here from its parts rather than by the
