@@ -24,20 +24,34 @@
  * ```
  * The bot must be subscribed to `channel`.
  */
-import { type BotContext, defineBot, PromptError, type Sender } from "bothost";
+import { type BotContext, defineBot, PromptError, type Sender, validateSchedule } from "bothost";
 import { z } from "zod";
 
 export const QUESTIONS = ["What did you do yesterday?", "What will you do today?", "Anything blocking you?"];
 const KEEP = { ttlMs: 8 * 86_400_000 };
 
 export default defineBot({
-  settings: z.object({
-    group: z.string().min(1),
-    channel: z.string().min(1),
-    cron: z.string().default("30 9 * * 1-5"),
-    timezone: z.string().default("UTC"),
-    wait: z.string().default("4h"),
-  }),
+  settings: z
+    .object({
+      group: z.string().min(1),
+      channel: z.string().min(1),
+      cron: z.string().default("30 9 * * 1-5"),
+      timezone: z.string().default("UTC"),
+      /** A duration as the config writes them: `4h`, `90m`, `1h30m`. */
+      wait: z
+        .string()
+        .regex(/^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/, 'must be a duration such as "4h", "90m" or "1h30m"')
+        .default("4h"),
+    })
+    // Checked here, not first by bot.cron in setup, so a mistake is reported at its config line.
+    .superRefine((s, ctx) => {
+      try {
+        validateSchedule({ cron: s.cron, timezone: s.timezone });
+      } catch (err) {
+        const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
+        ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+      }
+    }),
   setup(bot, s) {
     bot.track("groups");
     const today = (ctx: { now(): number }) =>
