@@ -69,6 +69,9 @@ export const isFinalRefusal = (err: unknown) =>
 export const timersOf = (clock: ProgressDeps["clock"]): Clock =>
   clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;
 
+/** How long a message's place is taken as known: a move within it is not looked for. */
+const PLACE_FRESH_MS = 2_000;
+
 export class ServerSteps {
   /**
    * A post failed with its outcome unknown (a server error or a lost connection after the request
@@ -77,8 +80,9 @@ export class ServerSteps {
   #doubt = false;
   /** Where the progress posts: its conversation, followed where its messages were moved. */
   #where: ProgressTarget;
-  /** The message whose place `#where` was last read from. */
+  /** The message whose place `#where` was last read from (or that was posted there), and when. */
   #placeOf: number | undefined;
+  #placeAt = 0;
 
   constructor(private readonly deps: ProgressDeps) {
     this.#where = deps.target;
@@ -99,6 +103,8 @@ export class ServerSteps {
     const { api, signal } = this.deps;
     const params = { ...this.#where, content, read_by_sender: true } as SendMessageParams;
     const { id } = await this.#spare(() => api.messages.send(params, { signal }));
+    // Where it was just posted: the part posted right after it (a long final text) reads nothing.
+    [this.#placeOf, this.#placeAt] = [id, this.deps.clock.now()];
     return id;
   }
 
@@ -121,18 +127,18 @@ export class ServerSteps {
 
   /**
    * Follow the progress's messages where they were moved (a topic renamed or resolved, moved to
-   * another channel): read where message `id`, its latest, is now, once per message (one call,
-   * before the post after it). Direct messages do not move.
+   * another channel): read where message `id`, its latest, is now (one call, before the post
+   * after it), unless its place was learnt within {@link PLACE_FRESH_MS}. Direct messages do not move.
    */
   async #follow(id: number | undefined): Promise<void> {
     const where = this.#where;
-    if (id === undefined || id === this.#placeOf || !(where.type === "channel" || where.type === "stream"))
-      return;
+    const fresh = id === this.#placeOf && this.deps.clock.now() - this.#placeAt < PLACE_FRESH_MS;
+    if (id === undefined || fresh || !(where.type === "channel" || where.type === "stream")) return;
     const { api, server, signal, log } = this.deps;
     try {
       const [page] = messagePages({ client: api, featureLevel: server.featureLevel, signal }, [id]);
       const now = (await this.#spare(() => page!)).find((m) => m.id === id);
-      this.#placeOf = id;
+      [this.#placeOf, this.#placeAt] = [id, this.deps.clock.now()];
       const moved = now?.stream_id === undefined ? undefined : { to: now.stream_id, topic: now.subject };
       if (moved) this.#where = { ...where, ...moved };
     } catch (err) {
@@ -147,7 +153,12 @@ export class ServerSteps {
   /** The same steps, their calls and waits cut by `signal` instead. */
   on(signal: AbortSignal): ServerSteps {
     const steps = new ServerSteps({ ...this.deps, signal });
-    [steps.#doubt, steps.#where, steps.#placeOf] = [this.#doubt, this.#where, this.#placeOf];
+    [steps.#doubt, steps.#where, steps.#placeOf, steps.#placeAt] = [
+      this.#doubt,
+      this.#where,
+      this.#placeOf,
+      this.#placeAt,
+    ];
     return steps;
   }
 
