@@ -221,8 +221,10 @@ test("a request whose question someone deletes ends undecided, the requester tol
   await renewed(bot);
   // The owner deletes the bot's question, through the server's own route.
   await deleteMessageAs(sandbox, OWNER, question.id);
+  // The deletion's event, then the dialog's end and its reply: more than the poll's default
+  // second on a loaded machine.
   await expect
-    .poll(() => bot.replies().at(-1)?.content)
+    .poll(() => bot.replies().at(-1)?.content, { timeout: 10_000 })
     .toBe("Deploy of api 1.4.2 not decided: its question was deleted.");
   expect(bot.dialogs()).toEqual([]);
   // An approver's word now decides nothing, and a new request there is asked.
