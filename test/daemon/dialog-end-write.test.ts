@@ -20,6 +20,7 @@ import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { type GateMode, gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -52,13 +53,7 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function botSaid(): string[] {
-  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
-  return sandbox!.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-}
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
 
 /** Everything the bot said, once it said `count` things. */
 async function said(count: number): Promise<string[]> {

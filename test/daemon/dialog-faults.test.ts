@@ -22,6 +22,7 @@ import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { deleteMessageAs } from "../support/delete-message.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "survey-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -94,13 +95,7 @@ afterEach(async () => {
   noted.length = 0;
 });
 
-function botSaid(): string[] {
-  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
-  return sandbox!.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-}
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
 
 /** Everything the bot said, once it said `count` things. */
 async function said(count: number): Promise<string[]> {

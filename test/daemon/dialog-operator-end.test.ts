@@ -17,6 +17,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -63,13 +64,7 @@ afterEach(async () => {
   failing = 0;
 });
 
-function botSaid(): string[] {
-  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
-  return sandbox!.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-}
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
 
 /** Everything the bot said, once it said `count` things. */
 async function said(count: number): Promise<string[]> {

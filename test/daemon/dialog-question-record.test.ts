@@ -17,6 +17,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "size-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -47,13 +48,7 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function botSaid(): string[] {
-  const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
-  return sandbox!.control
-    .messages()
-    .filter((m) => m.sender_id === botId)
-    .map((m) => String(m.content));
-}
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
 
 async function said(count: number): Promise<string[]> {
   await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
