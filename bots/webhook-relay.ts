@@ -24,8 +24,29 @@
  * names) and `query`; `{{path | fallback}}` gives text for a missing value. Nothing is evaluated.
  * An empty topic becomes `topicFallback`; topics longer than the server allows are shortened.
  */
-import { defineBot, renderTemplate } from "bothost";
+import { defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
+
+const ROOTS = ["body", "headers", "query"];
+
+/**
+ * A template over the request: each placeholder's path starts at one of {@link ROOTS}, so that a
+ * `{{repository.name}}` (without `body.`), which would always render empty, is refused at load.
+ */
+const template = z
+  .string()
+  .min(1)
+  .superRefine((text, ctx) => {
+    const { paths, legacy, problems } = parseTemplate(text);
+    const outside = paths.filter((p) => !ROOTS.includes(p.split(".")[0]!));
+    for (const path of outside)
+      ctx.addIssue({
+        code: "custom",
+        message: `uses {{${path}}}: a path starts with body., headers. or query. (as {{body.${path}}})`,
+      });
+    // The old single-brace spellings (listed first) are not reported: a `{` here is text.
+    for (const message of problems.slice(legacy.length)) ctx.addIssue({ code: "custom", message });
+  });
 
 const secret = z.string().min(8, { error: "is too short: use a secret of at least 8 characters" });
 
@@ -59,11 +80,11 @@ export default defineBot({
     /** The channel to post in (name or id). */
     channel: z.union([z.string().min(1), z.number().int().positive()]),
     /** Topic template. */
-    topic: z.string().min(1),
+    topic: template,
     /** Used when the topic template renders empty. */
     topicFallback: z.string().min(1).default("webhook"),
     /** Message template (Markdown). */
-    content: z.string().min(1),
+    content: template,
   }),
   setup(bot, settings) {
     bot.webhook(

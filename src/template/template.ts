@@ -57,7 +57,8 @@ export interface TemplateParts {
   upgraded: string;
   /**
    * What is wrong with it, one sentence each, to report at the setting: an old `{name}` (naming the
-   * new spelling) and, when `fields` is given, a placeholder that is not one of them.
+   * new spelling), when `fields` is given a placeholder that is not one of them, and a `{{` that
+   * begins no placeholder (`{{date`, `{{ a b }}`), which would be sent as it is.
    */
   problems: string[];
 }
@@ -82,6 +83,15 @@ export function parseTemplate(template: string, fields?: readonly string[]): Tem
     ...(fields === undefined ? [] : paths.filter((p) => !fields.includes(p))).map(
       (path) => `uses {{${path}}}; the placeholders are ${known}`,
     ),
+    ...malformed(template).map(
+      (text) => `has "${text}", which is no placeholder: write {{name}} or {{name | fallback}}`,
+    ),
   ];
   return { paths, legacy, upgraded: template.replace(LEGACY, "{{$1}}"), problems };
+}
+
+/** Each `{{` left once the placeholders are taken out, with up to 20 characters after it. */
+function malformed(template: string): string[] {
+  const rest = template.replace(PLACEHOLDER, "");
+  return [...rest.matchAll(/\{\{[^{}]{0,20}\}?\}?/g)].map((m) => m[0]);
 }

@@ -53,6 +53,14 @@ describe("parseTemplate", () => {
     expect(parseTemplate("{{name}} and {{mention}}", ["name", "mention"]).problems).toEqual([]);
   });
 
+  it("names each {{ that begins no placeholder, which would be sent as it is", () => {
+    expect(parseTemplate("{{{name}}} {{date at {{ a b }} {{}} {{ time | 9:00 }}").problems).toEqual([
+      'has "{{date at ", which is no placeholder: write {{name}} or {{name | fallback}}',
+      'has "{{ a b }}", which is no placeholder: write {{name}} or {{name | fallback}}',
+      'has "{{}}", which is no placeholder: write {{name}} or {{name | fallback}}',
+    ]);
+  });
+
   it("renders an upgraded old-style template as the new spelling would", () => {
     const { upgraded } = parseTemplate("Welcome, {name} ({mention})");
     expect(renderTemplate(upgraded, { name: "Ada", mention: "@_**Ada|3**" })).toBe(

@@ -118,4 +118,28 @@ describe("the webhook-relay bot", () => {
       ["verify.token", "is too short: use a secret of at least 8 characters"],
     ]);
   });
+
+  it("rejects a template whose placeholder would always render empty or be sent as it is", () => {
+    const schema = (
+      relay as unknown as {
+        settings: { safeParse(v: unknown): { error?: { issues: { path: unknown[]; message: string }[] } } };
+      }
+    ).settings;
+    const parsed = schema.safeParse({
+      verify: { type: "none" },
+      channel: "general",
+      topic: "{{repository.name}} {{headers.x-github-event}}",
+      content: "{{body.sender.login pushed {name} {{query.ref | main}}",
+    });
+    expect(parsed.error!.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      [
+        "topic",
+        "uses {{repository.name}}: a path starts with body., headers. or query. (as {{body.repository.name}})",
+      ],
+      [
+        "content",
+        'has "{{body.sender.login pu", which is no placeholder: write {{name}} or {{name | fallback}}',
+      ],
+    ]);
+  });
 });

@@ -79,7 +79,8 @@ describe("the welcome bot", () => {
     world.sandbox.control.createUser({ email: "guest@sandbox.example", full_name: "Gus", role: "guest" });
     const dee = world.sandbox.control.createUser({ email: "dee@sandbox.example", full_name: "Dee" });
     await expect.poll(() => greetingTo(dee.user_id)?.content).toBe("Hi Dee");
-    expect(handled()).toBeGreaterThanOrEqual(3);
+    // Dee's greeting is sent before her event's run is counted as handled.
+    await expect.poll(handled).toBeGreaterThanOrEqual(3);
     expect(greetings()).toHaveLength(1);
   });
 
