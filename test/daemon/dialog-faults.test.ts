@@ -3,9 +3,10 @@
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails; and an operator's end racing a run in flight, a
  * late answer caught up after a restart, a deleted question's write landing just before a stop,
- * code changed under a waiting dialog. A real daemon in
- * this process against the sandbox over HTTP; the store is a FileStore behind a gate. Every
- * check is of what the person saw, in order, once the conversation settled: no sleeps.
+ * a bot's first channel question deleted before its log is kept, code changed under a waiting
+ * dialog. A real daemon in this process against the sandbox over HTTP; the store is a FileStore
+ * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
+ * no sleeps.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -103,7 +104,7 @@ async function said(count: number): Promise<string[]> {
   return botSaid();
 }
 
-async function start(gate: StoreGate, extra = "handler_timeout: 1s") {
+async function start(gate: StoreGate, extra = "handler_timeout: 1s", channels: string[] = []) {
   clock = new TestClock();
   sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
@@ -111,6 +112,7 @@ async function start(gate: StoreGate, extra = "handler_timeout: 1s") {
     full_name: "Survey",
     bot: "generic",
     owner: "owner@sandbox.example",
+    channels,
   });
   dir = await mkdtemp(join(tmpdir(), "bothost-dialog-faults-"));
   await daemonUp(gate, extra);
@@ -426,6 +428,33 @@ it("a question deleted while its log's write hangs: once the write lands the pro
   expect(await said(2)).toEqual(["Which size?", "No answer: no coffee."]);
   dm("large");
   expect(await said(3)).toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
+});
+
+it("the bot's first question, in a channel topic, deleted while its log's write hangs: the queue it was renewed to already takes deletions; the prompt ends", async () => {
+  const gate = new StoreGate();
+  await start(gate, "handler_timeout: 1h", ["general"]);
+  gate.mode = "hang";
+  const topic = { type: "stream" as const, to: "general", topic: "coffee" };
+  sandbox!.control.sendAs(MEMBER, { ...topic, content: "@**Survey** size" });
+  // Sent, its log's write held: the dialog began before the send, and renewed the queue then.
+  await gate.stoppedAt(1);
+  await expect
+    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBe(true);
+  // That one renewal asked for deletions (and moves): a second one, once the log is kept, would
+  // come after the question is out, and a deletion in between reaches no queue that takes it.
+  const queues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
+  expect(queues()).toMatchObject([
+    { event_types: expect.arrayContaining(["delete_message", "update_message"]) },
+  ]);
+  const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!.id as number;
+  await deleteMessageAs(sandbox!, BOT, question);
+  // The daemon has the deletion: its queue is drained and polled again.
+  await vi.waitFor(() => expect(queues()).toMatchObject([{ pending_events: 0, parked: true }]));
+  gate.open();
+  // The question is gone from the topic; what the handler's catch says is there.
+  await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 it("code that adds a schema to an answered question stops the dialog, the person told, nothing cut back", async () => {
