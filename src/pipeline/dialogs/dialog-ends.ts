@@ -7,11 +7,11 @@ import type { Logger } from "pino";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
 import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
 import type { BotContexts } from "../bot-contexts.ts";
-import type { TaskControl } from "../conversation-queue.ts";
+import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { replyTarget } from "../reply-target.ts";
 import { RouterError } from "../router-error.ts";
-import { DialogEnded } from "./dialog-log.ts";
+import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { placed } from "./dialog-moves.ts";
 import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -30,6 +30,57 @@ export interface DialogEndParts {
   dialogs: Dialogs;
   contexts: BotContexts;
   log: Logger;
+}
+
+/**
+ * How many times an operator's end is tried while the store fails (pauses of 0.25, 0.5 and 1 s),
+ * within the 10 s `bothost dialogs end` waits for its answer: a write that landed and lost its
+ * reply is found made by the next try, and a short outage is ridden through.
+ */
+const OPERATOR_END_TRIES = 4;
+/** The operator's request has no stop of its own: its tries are bounded by their number. */
+const UNSTOPPED = new AbortController().signal;
+/** How many records of operators' ends in doubt a bot keeps: the oldest is dropped past it. */
+const DOUBTED_KEPT = 1_000;
+
+/**
+ * The records of operators' ends left in doubt (every try failed, the first may have landed),
+ * per bot's dialogs, by dialog id. An end that landed deleted the log the note is said from (the
+ * dialog's first message, its moves): the operator's next end of it, which appends the same
+ * entry and finds it made, says the note from the record read before.
+ */
+const doubted = new WeakMap<Dialogs, Map<string, DialogRecord>>();
+
+/**
+ * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
+ * nothing more), and the person is told `note` in the conversation's order, after what a run in
+ * flight says. While the store fails the end is tried again, the same entry each time, so that
+ * one which landed with its reply lost is found made and finished once; still failing, it
+ * rejects with the store's error and the dialog goes on. False when there is no such dialog.
+ */
+export async function endByOperator(
+  o: DialogEndParts & { queue: ConversationQueue },
+  id: string,
+  note: string,
+): Promise<boolean> {
+  const { dialogs, queue, contexts, log } = o;
+  const kept = doubted.get(dialogs) ?? new Map<string, DialogRecord>();
+  doubted.set(dialogs, kept);
+  const read = await dialogs.record(id);
+  // Its log gone (an end in doubt landed): the record read before it.
+  const record = read?.origin === null ? (kept.get(id) ?? read) : read;
+  kept.delete(id);
+  if (record === undefined) return false;
+  const end = () => dialogs.end(id, "operator");
+  try {
+    if (!(await retrying(contexts.clock, log, UNSTOPPED, end, OPERATOR_END_TRIES))) return false;
+  } catch (err) {
+    if (!(err instanceof DialogEnded || err instanceof LogMoved) && kept.set(id, record).size > DOUBTED_KEPT)
+      kept.delete(kept.keys().next().value as string);
+    throw err;
+  }
+  queue.push(record.conversation, () => tellEnded(contexts, log, record, note));
+  return true;
 }
 
 /** A dialog's run returned: the dialog is over (its end entry appended, the key held meanwhile). */

@@ -59,6 +59,16 @@ export function whenSettled(entry: DialogEntry, signal: AbortSignal): Promise<bo
   });
 }
 
+/** The record `entry` is ready to run, taken (once); with `record`, only if it is that one. */
+export function claim(entry: DialogEntry | undefined, record?: DialogRecord): DialogRecord | undefined {
+  const ready = entry?.ready;
+  if (entry === undefined || ready === undefined || (record !== undefined && ready !== record))
+    return undefined;
+  entry.ready = undefined;
+  entry.running = true;
+  return ready;
+}
+
 /** The `limit` entries of `entries` with the smallest `since`, smallest first. */
 export function oldest(entries: Iterable<DialogEntry>, limit: number): DialogEntry[] {
   const kept: DialogEntry[] = [];
@@ -132,37 +142,18 @@ export interface Candidate {
 }
 
 /**
- * The ids of the dialogs a process saw end, the newest few thousand: a run still in flight asks
- * them nothing more (beyond them, the store's header refuses); and the ends under way.
+ * What `message`, from the person (or one who may answer) in the conversation where `entry`
+ * waits, is to that dialog. An answer takes the entry (no longer waiting, its run under way).
  */
-export class RecentlyEnded {
-  static readonly KEPT = 10_000;
-  readonly #ids = new Set<string>();
-  readonly #under = new Map<string, Promise<boolean>>();
-
-  /**
-   * Run `end` (which resolves whether it ended dialog `id`), unless an end of `id` is under way
-   * (two operators at once, a request retried): then resolve false once that one is done, as
-   * the same end appended twice would land as one, and both would say they ended it.
-   */
-  once(id: string, end: () => Promise<boolean>): Promise<boolean> {
-    const under = this.#under.get(id);
-    if (under !== undefined) return under.then(() => false);
-    const ending = end().finally(() => this.#under.delete(id));
-    this.#under.set(id, ending);
-    return ending;
-  }
-
-  has(id: string): boolean {
-    return this.#ids.has(id);
-  }
-
-  delete(id: string): void {
-    this.#ids.delete(id);
-  }
-
-  add(id: string): void {
-    this.#ids.add(id);
-    if (this.#ids.size > RecentlyEnded.KEPT) this.#ids.delete(this.#ids.values().next().value as string);
-  }
+export function matched(entry: DialogEntry, message: Candidate): Match {
+  const head = entry.head;
+  if (head.answered.includes(message.id)) return "duplicate";
+  if (entry.ready !== undefined || entry.unread) return { ready: entry.id };
+  if (entry.running) return { busy: entry };
+  // Sent before the question (or before the dialog): an ordinary message.
+  if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
+  entry.waiting = false;
+  entry.running = true;
+  // Sent after the deadline (caught up after a restart): the deadline's run comes first.
+  return message.timestamp * 1000 > head.deadline ? { late: entry } : { entry };
 }

@@ -25,7 +25,7 @@ import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
 import { questionAmong } from "./dialog-deletions.ts";
-import { tellEnded } from "./dialog-ends.ts";
+import { endByOperator } from "./dialog-ends.ts";
 import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { nameOf } from "./dialog-reactions.ts";
@@ -339,17 +339,9 @@ export class DialogEngine {
     return retrying(this.#o.contexts.clock, this.#o.log, control.signal, write);
   }
 
-  /**
-   * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
-   * nothing more), and the person is told `note` in the conversation's order, after what a run
-   * in flight says. False when there is no such dialog.
-   */
-  async endByOperator(id: string, note: string): Promise<boolean> {
-    const { dialogs, queue, contexts, log } = this.#o;
-    const record = await dialogs.record(id);
-    if (record === undefined || !(await dialogs.end(id, "operator"))) return false;
-    queue.push(record.conversation, () => tellEnded(contexts, log, record, note));
-    return true;
+  /** An operator ends dialog `id`, its person told `note` (dialog-ends.ts); false when there is none. */
+  endByOperator(id: string, note: string): Promise<boolean> {
+    return endByOperator(this.#o, id, note);
   }
 
   /** Run dialog `record` again from its first message, its log replayed. */

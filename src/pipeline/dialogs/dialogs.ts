@@ -17,15 +17,16 @@ import { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
 import {
   type Candidate,
+  claim,
   type DialogEntry,
   type DialogView,
   type Match,
+  matched,
   oldest,
-  RecentlyEnded,
   settle,
   viewOf,
 } from "./dialog-entry.ts";
-import { DialogEnded, DialogLog, endEntry, LogMoved } from "./dialog-log.ts";
+import { DialogEnded, DialogLog, LogMoved } from "./dialog-log.ts";
 import { DialogPlaces } from "./dialog-places.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import {
@@ -37,6 +38,7 @@ import {
   type LogEntry,
 } from "./dialog-record.ts";
 import type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
+import { RecentlyEnded } from "./recently-ended.ts";
 import { retrying } from "./store-retry.ts";
 
 export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
@@ -119,17 +121,7 @@ export class Dialogs {
     const places = this.#places;
     const who = this.#o.members ?? NOBODY_KNOWN;
     const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
-    if (entry === undefined) return undefined;
-    const head = entry.head;
-    if (head.answered.includes(message.id)) return "duplicate";
-    if (entry.ready !== undefined || entry.unread) return { ready: entry.id };
-    if (entry.running) return { busy: entry };
-    // Sent before the question (or before the dialog): an ordinary message.
-    if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
-    entry.waiting = false;
-    entry.running = true;
-    // Sent after the deadline (caught up after a restart): the deadline's run comes first.
-    return message.timestamp * 1000 > head.deadline ? { late: entry } : { entry };
+    return entry && matched(entry, message);
   }
 
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */
@@ -168,9 +160,22 @@ export class Dialogs {
   /** Append `added` to `entry`'s log while the log so far is read: one store round trip for both. */
   async #add(entry: DialogEntry, added: LogEntry): Promise<DialogRecord> {
     const head = entry.head;
-    const [next, before] = await Promise.all([this.log.append(head, [added]), this.log.entries(head)]);
+    const appended = this.#appendTo(entry, this.log.append(head, [added]));
+    const [next, before] = await Promise.all([appended, this.log.entries(head)]);
     if (this.#byId.get(entry.id) === entry) entry.head = next;
     return foldLog(next, [...before, added]);
+  }
+
+  /**
+   * `append`, an append to `entry`'s log: refused as ended (an end that landed though its writer
+   * was told it failed, as a lost reply tells it), the entry goes, so that the dialog waits for
+   * nothing more here (no deadline fires again, no message is matched to it, it is not listed).
+   */
+  #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
+    return append.catch((err: unknown) => {
+      if (err instanceof DialogEnded && this.#byId.get(entry.id) === entry) this.#forget(entry);
+      throw err;
+    });
   }
 
   /**
@@ -180,7 +185,8 @@ export class Dialogs {
   async move(entry: DialogEntry, was: string, to: AskedIn): Promise<void> {
     entry.waiting = false;
     entry.running = true;
-    const next = await this.log.append(entry.head, [{ t: "move", was, to, at: this.#o.clock.now() }]);
+    const move: LogEntry = { t: "move", was, to, at: this.#o.clock.now() };
+    const next = await this.#appendTo(entry, this.log.append(entry.head, [move]));
     if (this.#byId.get(entry.id) === entry) this.#index(next);
   }
 
@@ -237,13 +243,7 @@ export class Dialogs {
 
   /** The record dialog `id` is ready to run, taken (once); with `record`, only if it is that one. */
   claimReady(id: string, record?: DialogRecord): DialogRecord | undefined {
-    const entry = this.#byId.get(id);
-    const ready = entry?.ready;
-    if (entry === undefined || ready === undefined || (record !== undefined && ready !== record))
-      return undefined;
-    entry.ready = undefined;
-    entry.running = true;
-    return ready;
+    return claim(this.#byId.get(id), record);
   }
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
@@ -334,17 +334,18 @@ export class Dialogs {
    * is its log's last, and its header refuses any later append. False when it had ended already.
    */
   end(id: string, by: EndReason): Promise<boolean> {
-    return this.#ended.once(id, () => this.#end(id, by));
+    return this.#ended.once(id, by, this.#o.clock.now(), (end) => this.#end(id, end));
   }
 
-  async #end(id: string, by: EndReason): Promise<boolean> {
+  async #end(id: string, end: LogEntry): Promise<boolean> {
     const entry = this.#byId.get(id);
     if (entry) entry.ending = true;
     let ended = entry !== undefined;
     try {
-      if (this.#o.persist) ended = await this.log.close(id, entry?.head, endEntry(by, this.#o.clock.now()));
+      if (this.#o.persist) ended = await this.log.close(id, entry?.head, end);
     } catch (err) {
-      // Not recorded: the dialog goes on as it was (the caller is told the end failed).
+      // Not recorded, or not known to be (the next end appends the same entry, found made if it
+      // landed): the dialog goes on as it was (the caller is told the end failed).
       if (entry) entry.ending = false;
       throw err;
     }

@@ -2,7 +2,8 @@
  * A dialog's write tried again while the store fails (a Redis outage of any length): the
  * conversation waits meanwhile, rather than a message be taken out of its order or an answer be
  * left unrecorded. Only a stop (its deadline aborts `signal`) or a refusal that trying again
- * cannot change (the dialog ended, another writer moved its log) ends the tries.
+ * cannot change (the dialog ended, another writer moved its log) ends the tries; for a write
+ * someone waits on (an operator's end), `tries` bounds them too, the last failure thrown.
  */
 import type { Logger } from "pino";
 import { sleep } from "../../api/sleep.ts";
@@ -17,12 +18,14 @@ export async function retrying<T>(
   log: Logger,
   signal: AbortSignal,
   write: () => Promise<T>,
+  tries = Number.POSITIVE_INFINITY,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await write();
     } catch (err) {
       if (err instanceof DialogEnded || err instanceof LogMoved || signal.aborted) throw err;
+      if (attempt + 1 >= tries) throw err;
       const pause = STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number;
       log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
       await sleep(clock, pause, signal).catch(() => {});

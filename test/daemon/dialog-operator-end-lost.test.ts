@@ -1,0 +1,162 @@
+/**
+ * An operator's end (`bothost dialogs end`, through the admin desk) whose write lands but whose
+ * reply is lost: tried again, the same end entry is found made in the dialog's log, and the end is
+ * finished once: the operator is told it ended, the dialog is no longer listed, and the person is
+ * told the note once. And an end left in doubt (it landed, every later try was refused, the
+ * operator told it failed): run again, it repeats the same end and finishes it once; else the
+ * log's refusal of the person's answer ends the dialog in memory too, so its deadline writes
+ * nothing and it is no longer listed. A real daemon in this process
+ * against the sandbox over HTTP, on the test clock; the dialogs' writes pass a gate.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const NOTE = "An operator ended this conversation.";
+
+const orders = defineBot({
+  setup(bot) {
+    bot.command("pick", async (ctx) => {
+      const size = await ctx.prompt("Which size?", { timeout: "1h" });
+      const count = await ctx.prompt("How many?");
+      await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let sandbox: Sandbox | undefined;
+let running: InProcessDaemon | undefined;
+let dir: string | undefined;
+let clock: TestClock;
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
+
+/** Everything the bot said, once it said `count` things. */
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+/** The daemon on a store whose dialog writes pass `gate`; resolves a direct message to the bot. */
+async function start(gate: StoreGate) {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Orders",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-operator-end-lost-"));
+  running = await startInProcessDaemon(
+    sandbox,
+    { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } },
+    {
+      store: gatedBackend(await FileStore.open(dir, { now: () => clock.now() }), ["orders", "dialogs"], gate),
+      clock,
+      stateDir: join(dir, "daemon"),
+    },
+  );
+  const box = sandbox;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+/** The bot's one dialog, once it waits at its question (its log kept). */
+async function waiting() {
+  const bot = running!.daemon.bots[0]!;
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  return bot.dialogs()[0]!;
+}
+
+const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("orders", id, NOTE);
+
+it("an operator's end that landed with its reply lost is found made: ended once, the person told once", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  const bot = running!.daemon.bots[0]!;
+  dm("pick");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  gate.mode = "lose";
+  await end(dialog.id);
+  expect(gate.stopped).toBe(1);
+  expect(running!.logged("the state store failed a dialog's write; trying again")).toHaveLength(1);
+  expect(bot.dialogs()).toEqual([]);
+  // Ended: a second end finds no dialog, and tells nobody anything.
+  await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  expect(bot.dialogs()).toEqual([]);
+});
+
+/** Ends dialog `id` through a write that lands and loses its reply, every try after it refused. */
+async function endInDoubt(gate: StoreGate, id: string): Promise<void> {
+  gate.mode = "lose";
+  const ending = end(id);
+  // The end's write has landed (its reply is being lost): the tries after it are refused.
+  await gate.stoppedAt(1);
+  gate.mode = "fail";
+  await expect(ending).rejects.toThrow(/refused a write/);
+  expect(gate.stopped).toBe(4);
+  gate.open();
+}
+
+it("an end left in doubt, run again by the operator, repeats the same end: finished once, the note said once", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  const bot = running!.daemon.bots[0]!;
+  dm("pick");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  await endInDoubt(gate, dialog.id);
+  await end(dialog.id);
+  expect(bot.dialogs()).toEqual([]);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+});
+
+it("an end left in doubt (landed, every later try refused): the log's refusal ends the dialog in memory too", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  const bot = running!.daemon.bots[0]!;
+  dm("pick");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  await endInDoubt(gate, dialog.id);
+  // Told it failed, the operator sees it listed still: the process cannot tell it ended.
+  expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
+  // Each write to the dialogs' log from now on is counted.
+  let writes = 0;
+  const pass = gate.pass.bind(gate);
+  gate.pass = (write) => {
+    writes++;
+    return pass(write);
+  };
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "not a command: large"]);
+  expect(bot.dialogs()).toEqual([]);
+  // Past the question's deadline: nothing waits for it, so nothing is written for it.
+  await clock.advance(2 * 3_600_000);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "not a command: large", "not a command: 2"]);
+  expect(writes).toBe(1);
+  expect(bot.dialogs()).toEqual([]);
+});
