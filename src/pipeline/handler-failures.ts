@@ -16,6 +16,7 @@ import { sleep, timeoutSignal } from "../api/sleep.ts";
 import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
+import { isStoreOutage, type StateErrorCode } from "../state/state-error.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { SendEffects } from "./context-types.ts";
@@ -23,6 +24,18 @@ import { DialogEnded } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { FailureMetrics, RunJob } from "./incoming.ts";
 import { handlerTimedOut, RouterError } from "./router-error.ts";
+
+/** The log line of a run that failed on a state store outage (see {@link outageOf}). */
+export const STORE_OUTAGE_LINE = "the run failed on a state store outage, not in the handler";
+
+/**
+ * What to log of `err` when it is a state store outage (a Redis outage, a lost lease: see
+ * `isStoreOutage`), which the handler only passed on: its code and message, without the stack,
+ * which would point at the bot's code. Undefined for any other failure, the handler's own.
+ */
+export function outageOf(err: unknown): { code: StateErrorCode; reason: string } | undefined {
+  return isStoreOutage(err) ? { code: err.code, reason: err.message } : undefined;
+}
 
 /**
  * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
@@ -111,10 +124,10 @@ export class HandlerFailures {
     let attempts = 1;
     while (attempts < policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
       const delay = retryDelay(policy, attempts);
-      o.log.warn(
-        { err: last, attempt: attempts, of: policy.attempts, retryInMs: delay },
-        "handler failed; running it again after a pause",
-      );
+      const again = { attempt: attempts, of: policy.attempts, retryInMs: delay };
+      const outage = outageOf(last);
+      if (outage) o.log.warn({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
+      else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
       try {
         await sleep(clock, delay, stopping);
       } catch {
@@ -269,7 +282,10 @@ export function jobRunner(
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {
-      o.log.error({ err, job: occurrence.job, scheduledFor: occurrence.scheduledFor }, "cron job failed");
+      const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
+      const outage = outageOf(err);
+      if (outage) o.log.warn({ ...outage, ...job }, STORE_OUTAGE_LINE);
+      else o.log.error({ err, ...job }, "cron job failed");
       // A job's run has no dialog: its outcome is handled (true) or kept (false).
       const outcome = await failures.settle(
         {

@@ -39,7 +39,7 @@ import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { Turn, untilParked } from "./dialogs/turn.ts";
 import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
-import type { FailedRun, HandlerFailures } from "./handler-failures.ts";
+import { type FailedRun, type HandlerFailures, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 
@@ -341,9 +341,13 @@ export class HandlerRuns {
     }
     this.#stats.failed++;
     this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
+    const outage = outageOf(err);
     // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
     if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
       ctx.log.warn({ err }, "handler cut short by the shutdown's deadline");
+    // The store failed the run (its staged writes, or a read or write the handler passed on): the
+    // failure stage runs it again, as for any failure, but the bot's code is not at fault.
+    else if (outage) ctx.log.warn(outage, STORE_OUTAGE_LINE);
     else ctx.log.error({ err }, "handler failed");
   }
 

@@ -7,6 +7,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
+import { STORE_OUTAGE_LINE } from "../../src/pipeline/handler-failures.ts";
+import { StateError } from "../../src/state/state-error.ts";
 import { createWorld, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
@@ -87,6 +89,28 @@ describe("a cron job that throws", () => {
     await expect.poll(async () => (await letters()).length).toBe(0);
     expect(contents()).toEqual(["first 2026-03-02T07:05:00.000Z", "second 2026-03-02T07:05:00.000Z"]);
     expect(bot.runs()).toBe(4);
+  });
+
+  it("failed by a state store outage: logged as the outage (no stack, no job error), run again", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
+    const outage = new StateError("STATE_UNAVAILABLE", "Redis did not answer (a test's outage)");
+    const bot = digestBot((run) => (run < 2 ? outage : undefined));
+    await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    const again = `${STORE_OUTAGE_LINE}; running it again after a pause`;
+    await expect.poll(() => world.logs.filter((l) => l.msg === again).length).toBe(1);
+    await world.clock.tick(1_000);
+    await expect
+      .poll(contents)
+      .toEqual(["first 2026-03-02T07:05:00.000Z", "second 2026-03-02T07:05:00.000Z"]);
+    const said = { code: "STATE_UNAVAILABLE", reason: outage.message };
+    expect(world.logs.filter((l) => String(l.msg).startsWith(STORE_OUTAGE_LINE))).toEqual([
+      expect.objectContaining({ level: 40, msg: STORE_OUTAGE_LINE, job: "digest", ...said }),
+      expect.objectContaining({ level: 40, msg: again, ...said }),
+    ]);
+    expect(
+      world.logs.filter((l) => (l.level as number) >= 40 && ("err" in l || l.msg === "cron job failed")),
+    ).toEqual([]);
   });
 
   it("throwing NoRetry is kept as a dead letter at once", async () => {

@@ -1,0 +1,139 @@
+/**
+ * A run the state store fails (a Redis outage: its writes refused as `STATE_UNAVAILABLE`, or
+ * `STATE_FENCED` once the bot's lease is lost) is no failure of the bot's code: it is logged as a
+ * warning naming the store's outage (its code and message, no stack), not as "handler failed",
+ * and runs again as any failed run does, once the store is back. A handler's own error during
+ * the outage is still its failure. A real daemon in this process against the sandbox over HTTP,
+ * on the test clock; the bot's `ctx.state` writes pass a gate.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { STORE_OUTAGE_LINE } from "../../src/pipeline/handler-failures.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const RETRY_LINE = `${STORE_OUTAGE_LINE}; running it again after a pause`;
+
+const orders = defineBot({
+  setup(bot) {
+    // Its write is staged, applied once the handler returned: the store fails the run after it.
+    bot.command("order", async (ctx) => {
+      await ctx.state.set("orders", 1);
+      await ctx.reply("Ordered.");
+    });
+    // Its write is made at once: the handler passes the store's error on.
+    bot.command("note", async (ctx) => {
+      await ctx.state.immediate.set("note", ctx.text);
+      await ctx.reply("Noted.");
+    });
+    // Its own error, made of the store's: the handler's failure.
+    bot.command("tally", async (ctx) => {
+      try {
+        await ctx.state.immediate.set("tally", 1);
+      } catch {
+        throw new Error("the tally could not be kept");
+      }
+    });
+    bot.command("orders", async (ctx) =>
+      ctx.reply(`orders: ${(await ctx.state.get<number>("orders")) ?? 0}`),
+    );
+  },
+});
+
+let sandbox: Sandbox | undefined;
+let running: InProcessDaemon | undefined;
+let dir: string | undefined;
+let clock: TestClock;
+afterEach(async () => {
+  await running?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
+
+/** Everything the bot said, once it said `count` things. */
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+/** The daemon on a store whose `ctx.state` writes pass `gate`; resolves a direct message to the bot. */
+async function start(gate: StoreGate) {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Orders",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-store-outage-runs-"));
+  running = await startInProcessDaemon(
+    sandbox,
+    { orders: { email: BOT, definition: orders } },
+    {
+      store: gatedBackend(await FileStore.open(dir, { now: () => clock.now() }), ["orders", "kv"], gate),
+      clock,
+      stateDir: join(dir, "daemon"),
+    },
+  );
+  const box = sandbox;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+/** The lines logged at warn or above. */
+const warnings = () => running!.logged("").filter((l) => (l.level as number) >= 40);
+
+it.each([
+  ["its staged writes", "order", "Ordered."],
+  ["a write the handler passes on", "note", "Noted."],
+])(
+  "a run the store fails (%s) is logged as the store's outage, and runs again once it is back",
+  async (_, command, reply) => {
+    const gate = new StoreGate();
+    const dm = await start(gate);
+    gate.mode = "fail";
+    dm(command);
+    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(1);
+    const outage = { code: "STATE_UNAVAILABLE", reason: expect.stringMatching(/refused a write/) };
+    expect(
+      warnings().map(({ level, msg, code, reason, err }) => ({ level, msg, code, reason, err })),
+    ).toEqual([
+      { level: 40, msg: STORE_OUTAGE_LINE, ...outage, err: undefined },
+      { level: 40, msg: RETRY_LINE, ...outage, err: undefined },
+    ]);
+    gate.open();
+    await clock.advance(2_000);
+    await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
+    dm("orders");
+    const orders = command === "order" ? 1 : 0;
+    // The reply made before the outage failed the run is not made again.
+    expect(await said(2)).toEqual([reply, `orders: ${orders}`]);
+    expect(running!.logged("handler failed")).toEqual([]);
+    expect(warnings()).toHaveLength(2);
+  },
+);
+
+it("a handler's own error during the outage is still its failure", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  gate.mode = "fail";
+  dm("tally");
+  await expect.poll(() => running!.logged("handler failed; running it again after a pause").length).toBe(1);
+  expect(running!.logged("handler failed")[0]).toMatchObject({
+    level: 50,
+    err: { message: "the tally could not be kept", stack: expect.stringContaining("Error") },
+  });
+  expect(running!.logged(STORE_OUTAGE_LINE)).toEqual([]);
+});
