@@ -174,11 +174,28 @@ export class EffectRun {
     }
     const pending: EffectRecord = { n, kind, result: null, pending: true };
     const at = this.#list().push(pending) - 1;
-    await write(async () => {
+    let tried = false;
+    const meanwhile = await write(async () => {
+      // Tried again (a store outage, a lease lost and won back): what was read above may be
+      // stale by now, and another run may have made the effect since. Then it is not made again.
+      const now = tried ? ((await this.store.get(key)) as EffectRecord | undefined) : undefined;
+      tried = true;
+      if (now !== undefined && !now.pending && now.kind === kind) return now;
       await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
       await this.options.commit?.();
+      return undefined;
     });
+    if (meanwhile !== undefined) return this.#madeMeanwhile(meanwhile, kind, print, at);
     return this.#record(key, made(await steps.act()), at, write);
+  }
+
+  /** `found`, the effect's record another run finished while this one waited to begin it. */
+  #madeMeanwhile<T>(found: EffectRecord, kind: string, print: string | undefined, at: number): T {
+    if (this.strict && found.fp !== undefined && found.fp !== print)
+      throw new EffectOrderChanged(found.n, found.kind, kind);
+    this.#earlier = (this.#earlier ?? new Set()).add(found.n);
+    this.#list()[at] = found;
+    return found.result as T;
   }
 
   /**
