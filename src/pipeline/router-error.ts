@@ -38,3 +38,12 @@ export function handlerTimedOut(ms: number, key?: string): RouterError {
   const which = key === undefined ? "The handler" : `The handler for ${key}`;
   return new RouterError("ROUTER_HANDLER_TIMEOUT", `${which} ran longer than ${ms} ms.`);
 }
+
+/**
+ * Whether `signal` was aborted by the bot's stop past its deadline (`ROUTER_ABORTED`, the queue's
+ * `abortAll`), not by a handler timeout: work it guarded must not start anything new.
+ */
+export function stoppedBy(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return signal.aborted && reason instanceof RouterError && reason.code === "ROUTER_ABORTED";
+}

@@ -3,6 +3,7 @@
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails; and an operator's end racing a run in flight, a
  * late answer caught up after a restart, a deleted question's write landing just before a stop,
+ * an answer's write landing after the bot's stop cut it off,
  * a bot's first channel question deleted before its log is kept, code changed under a waiting
  * dialog. A real daemon in this process against the sandbox over HTTP; the store is a FileStore
  * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
@@ -163,6 +164,29 @@ it("an answer's write that lands with its reply lost: the dialog goes on, nothin
   dm("none");
   expect(await said(4)).toEqual([...QUESTIONS, "summary: did a | do b | none"]);
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("an answer's write that lands after the bot's stop cut it off: nothing runs on the stopped bot, and its next start asks once", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("survey");
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  await waitingAt(1);
+  gate.mode = "hang";
+  dm("did a");
+  await gate.stoppedAt(1);
+  // The bot stops (its lease lost, say) with no time to finish: the answer's write is under way.
+  const bot = running!.daemon.bots[0]!;
+  await bot.stop(0);
+  gate.open();
+  await expect
+    .poll(() => running!.logs.filter((l) => String(l.msg).includes("landed after the stop")).length)
+    .toBe(1);
+  expect(botSaid()).toEqual([QUESTIONS[0]]);
+  await bot.start();
+  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+  dm("did b");
+  expect(await said(3)).toEqual(QUESTIONS);
 });
 
 it("a question's write that lands with its reply lost: it waits once, and the next message answers it", async () => {

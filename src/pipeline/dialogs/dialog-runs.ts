@@ -24,6 +24,7 @@ import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
+import { stoppedBy } from "../router-error.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
 import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
@@ -255,7 +256,12 @@ export class DialogEngine {
         (record) => {
           failpoint("answer-logged");
           dialogs.markReady(record);
-          queue.push(conversation, this.#readyTask, record);
+          // Landed after the stop's deadline (a lease lost): the log holds it, and the next start
+          // runs it, here or where the bot went. Run now, it would act for a stopped bot.
+          const late = stoppedBy(control.signal);
+          if (late)
+            log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
+          else queue.push(conversation, this.#readyTask, record);
           if (after) queue.push(conversation, runs.run, after);
           return answer && runs.finished(answer);
         },
@@ -317,7 +323,8 @@ export class DialogEngine {
         const record = await retrying(contexts.clock, log, signal, () => dialogs.timeOut(entry, msg));
         log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
         dialogs.markReady(record);
-        queue.push(record.conversation, this.#readyTask, record);
+        // Stopped meanwhile: the next start runs it (see #record).
+        if (!signal.aborted) queue.push(record.conversation, this.#readyTask, record);
       } catch (err) {
         dialogs.unmatch(entry);
         if (!(err instanceof DialogEnded || err instanceof LogMoved))
