@@ -267,10 +267,12 @@ export class DialogEngine {
         },
         (err: unknown) => {
           if (err instanceof DialogEnded || err instanceof LogMoved) {
-            // Ended meanwhile, or written by another instance: the message is ordinary here.
+            // Ended meanwhile, or written by another instance (the dialog is now as its log is,
+            // see Dialogs): the message is matched again, to the dialog as it is now (it may
+            // have recorded this very answer) or to none.
             dialogs.unmatch(entry);
-            const ordinary = answer ?? after;
-            if (ordinary) queue.push(conversation, runs.run, ordinary);
+            const again = answer ?? after;
+            if (again) queue.push(conversation, this.run, again);
             return;
           }
           // The stop's deadline cut the tries short: nothing was recorded, the message is not

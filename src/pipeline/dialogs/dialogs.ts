@@ -14,20 +14,18 @@
 import type { JsonValue } from "../../state/state-store.ts";
 import { NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
-import { eventsWanted } from "./dialog-deletions.ts";
 import {
   type Candidate,
   claim,
   type DialogEntry,
   type DialogView,
   type Match,
-  matched,
   oldest,
   settle,
   viewOf,
 } from "./dialog-entry.ts";
+import { DialogIndex } from "./dialog-index.ts";
 import { DialogEnded, DialogLog, LogMoved } from "./dialog-log.ts";
-import { DialogPlaces } from "./dialog-places.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import {
   type AskedIn,
@@ -47,9 +45,8 @@ export type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options
 export class Dialogs {
   readonly #o: DialogsOptions;
   readonly log: DialogLog;
-  /** Made by the first dialog: most bots never ask. */
-  #places: DialogPlaces | undefined;
-  readonly #byId = new Map<string, DialogEntry>();
+  /** The dialogs this process knows, by id, place, button and deadline. */
+  readonly #known: DialogIndex;
   /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
   #ended = new RecentlyEnded();
   #on: DialogSignals | undefined;
@@ -63,12 +60,13 @@ export class Dialogs {
     const reactions = options.wants && (() => options.wants?.("reaction"));
     this.buttons = new Buttons(who, () => options.clock.now(), reactions, options.selfId);
     this.log = new DialogLog(options.store, options.commit);
-    this.#deadlines = new DeadlineTimer(options.clock, () => this.#byId.values());
+    this.#deadlines = new DeadlineTimer(options.clock, () => this.#known.values());
+    this.#known = new DialogIndex(this.buttons, this.#deadlines, options.wants);
   }
 
   /** Dialogs known to this process (waiting, or being run). */
   get size(): number {
-    return this.#byId.size;
+    return this.#known.size;
   }
 
   /**
@@ -81,7 +79,7 @@ export class Dialogs {
     if (!this.#o.persist) return [];
     const ready: DialogHead[] = [];
     for (const head of await this.log.heads()) {
-      const entry = this.#index(head);
+      const entry = this.#known.put(head);
       if (head.waiting) continue;
       entry.unread = true;
       ready.push(head);
@@ -104,12 +102,7 @@ export class Dialogs {
   /** Forget the entries and the timer (a message waiting for a dialog's run is matched again). */
   stop(): void {
     this.#deadlines.stop();
-    for (const entry of this.#byId.values()) {
-      settle(entry);
-      this.buttons.drop(entry);
-    }
-    this.#byId.clear();
-    this.#places = undefined;
+    this.#known.clear();
     this.#on = undefined;
     this.#ended = new RecentlyEnded();
   }
@@ -117,16 +110,13 @@ export class Dialogs {
   /** What `message`, from `userId` in `conversation`, is to the dialogs there (`said`: its text, on demand). */
   match(conversation: string, userId: number, message: Candidate, said?: () => string): Match {
     // The message that began a dialog, caught up again: its question's append was its commit.
-    if (this.#byId.has(String(message.id))) return "duplicate";
-    const places = this.#places;
-    const who = this.#o.members ?? NOBODY_KNOWN;
-    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
-    return entry && matched(entry, message);
+    if (this.#known.has(String(message.id))) return "duplicate";
+    return this.#known.match(conversation, userId, message, said, this.#o.members ?? NOBODY_KNOWN);
   }
 
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */
   unmatch(entry: DialogEntry): void {
-    if (this.#byId.get(entry.id) !== entry) return;
+    if (!this.#known.current(entry)) return;
     entry.waiting = entry.head.waiting;
     entry.due = false;
     settle(entry);
@@ -162,20 +152,40 @@ export class Dialogs {
     const head = entry.head;
     const appended = this.#appendTo(entry, this.log.append(head, [added]));
     const [next, before] = await Promise.all([appended, this.log.entries(head)]);
-    if (this.#byId.get(entry.id) === entry) entry.head = next;
+    if (this.#known.current(entry)) entry.head = next;
     return foldLog(next, [...before, added]);
   }
 
   /**
-   * `append`, an append to `entry`'s log: refused as ended (an end that landed though its writer
-   * was told it failed, as a lost reply tells it), the entry goes, so that the dialog waits for
-   * nothing more here (no deadline fires again, no message is matched to it, it is not listed).
+   * `append`, an append to `entry`'s log, refused for good. As ended (an end that landed though its
+   * writer was told it failed, as a lost reply tells it), the entry goes, so that the dialog waits
+   * for nothing more here (no deadline fires again, no message is matched to it, it is not
+   * listed). As moved (another writer appended meanwhile: a second instance on the same store, as
+   * during a takeover), the entry is read again from the store ({@link reread}). Left as it was,
+   * either would wait on at a step its log has left: a passed deadline would fire again at once,
+   * refused again, in a tight loop, and each answer would be refused.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
-    return append.catch((err: unknown) => {
-      if (err instanceof DialogEnded && this.#byId.get(entry.id) === entry) this.#forget(entry);
+    return append.catch(async (err: unknown) => {
+      if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
+      if (err instanceof LogMoved && this.#known.current(entry)) await this.#reread(entry);
       throw err;
     });
+  }
+
+  /**
+   * `entry`'s log moved under this process: its entry is made again from the header the store
+   * holds now, as a start reads it (waiting at the question the log is at, by that question's
+   * deadline; or holding an answer or a deadline not yet run, which the next message of its person
+   * there runs first, as the writer that recorded it may not), or dropped when the dialog ended or
+   * its log is gone. A failed read rejects with the store's error: the write is tried again,
+   * refused again, and the header read again.
+   */
+  async #reread(entry: DialogEntry): Promise<void> {
+    const head = await this.log.head(entry.id);
+    if (!this.#known.current(entry)) return;
+    if (head === undefined || head.ended !== undefined) return this.#known.drop(entry);
+    this.#known.put(head).unread = !head.waiting;
   }
 
   /**
@@ -187,7 +197,7 @@ export class Dialogs {
     entry.running = true;
     const move: LogEntry = { t: "move", was, to, at: this.#o.clock.now() };
     const next = await this.#appendTo(entry, this.log.append(entry.head, [move]));
-    if (this.#byId.get(entry.id) === entry) this.#index(next);
+    if (this.#known.current(entry)) this.#known.put(next);
   }
 
   /** Dialog `record`, a dead letter's (its log ended as failed), goes on: its log begun again from it. */
@@ -195,13 +205,13 @@ export class Dialogs {
     if (!this.#o.persist) return record;
     const next = await this.log.reopen(record, this.#o.clock.now());
     this.#ended.delete(record.id);
-    this.#index(next).running = true;
+    this.#known.put(next).running = true;
     return this.log.read(next);
   }
 
   /** Dialog `id`'s log, folded, as its run replays it; `fresh`: its header read again from the store. */
   async record(id: string, fresh = false): Promise<DialogRecord | undefined> {
-    const entry = this.#byId.get(id);
+    const entry = this.#known.get(id);
     const head = fresh || entry === undefined ? await this.log.head(id) : entry.head;
     if (head === undefined || head.ended !== undefined) return undefined;
     if (fresh && entry !== undefined) entry.head = head;
@@ -210,12 +220,12 @@ export class Dialogs {
 
   /** The entry of dialog `id`, if this process knows it. */
   entry(id: string): DialogEntry | undefined {
-    return this.#byId.get(id);
+    return this.#known.get(id);
   }
 
   /** `record` (just written) holds an answer or a passed deadline to run: the next message there runs it first. */
   markReady(record: DialogRecord): void {
-    const entry = this.#byId.get(record.id);
+    const entry = this.#known.get(record.id);
     if (entry === undefined) return;
     entry.ready = record;
     settle(entry);
@@ -226,7 +236,7 @@ export class Dialogs {
    * dialog read at start. Undefined when another task took it.
    */
   async takeReady(id: string): Promise<DialogRecord | undefined> {
-    const entry = this.#byId.get(id);
+    const entry = this.#known.get(id);
     if (entry === undefined) return undefined;
     if (!entry.unread) return this.claimReady(id);
     entry.unread = false;
@@ -243,18 +253,18 @@ export class Dialogs {
 
   /** The record dialog `id` is ready to run, taken (once); with `record`, only if it is that one. */
   claimReady(id: string, record?: DialogRecord): DialogRecord | undefined {
-    return claim(this.#byId.get(id), record);
+    return claim(this.#known.get(id), record);
   }
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
   busy(conversation: string, userId: number, id: string): boolean {
-    const entry = this.#places?.at(conversation, userId);
+    const entry = this.#known.at(conversation, userId);
     return entry !== undefined && entry.id !== id;
   }
 
   /** Dialogs waiting for `userId`, in any conversation. */
   waitingFor(userId: number): number {
-    return [...this.#byId.values()].filter((entry) => entry.head.userId === userId).length;
+    return [...this.#known.values()].filter((entry) => entry.head.userId === userId).length;
   }
 
   /**
@@ -264,13 +274,13 @@ export class Dialogs {
   asking(head: DialogHead): void {
     if (!this.#o.persist) return;
     // Begun by an earlier run of this message (a replayed letter): its entry stays as it is.
-    if (!this.#byId.has(head.id)) this.#index(head).running = true;
+    if (!this.#known.has(head.id)) this.#known.put(head).running = true;
   }
 
   /** The run {@link asking} `head` failed before its log was kept: the dialog is not begun. */
   notAsking(head: DialogHead): void {
-    const entry = this.#byId.get(head.id);
-    if (entry?.head === head && entry.running) this.#forget(entry);
+    const entry = this.#known.get(head.id);
+    if (entry?.head === head && entry.running) this.#known.drop(entry);
   }
 
   /**
@@ -284,7 +294,7 @@ export class Dialogs {
     if (this.isEnded(head.id)) throw new DialogEnded(head.id);
     const write = () => this.log.append(head, entries, create);
     const next = await (run ? this.retrying(run.signal, write) : write());
-    const entry = this.#index(next);
+    const entry = this.#known.put(next);
     if (!next.waiting) entry.running = true;
     else if (run?.earlier !== undefined && next.asked === run.earlier)
       this.#on?.kept(next.id, next.conversation, run.earlier);
@@ -302,16 +312,16 @@ export class Dialogs {
    * person there: the check and the reservation are one step, so two starts cannot both pass.
    */
   async begin(head: DialogHead, origin: JsonValue): Promise<boolean> {
-    if (this.busy(head.conversation, head.userId, head.id) || this.#byId.has(head.id)) return false;
+    if (this.busy(head.conversation, head.userId, head.id) || this.#known.has(head.id)) return false;
     const start: LogEntry = { t: "start", origin, at: head.startedAt };
-    const entry = this.#index(head);
+    const entry = this.#known.put(head);
     entry.running = true;
     let next = head;
     if (this.#o.persist) {
       try {
         next = await this.log.append(head, [start], true);
       } catch (err) {
-        this.#forget(entry);
+        this.#known.drop(entry);
         if (err instanceof LogMoved || err instanceof DialogEnded) return false;
         throw err;
       }
@@ -326,7 +336,7 @@ export class Dialogs {
 
   /** True once dialog `id` is ending or ended (in this process): its runs ask nothing more. */
   isEnded(id: string): boolean {
-    return this.#ended.has(id) || this.#byId.get(id)?.ending === true;
+    return this.#ended.has(id) || this.#known.get(id)?.ending === true;
   }
 
   /**
@@ -338,7 +348,7 @@ export class Dialogs {
   }
 
   async #end(id: string, end: LogEntry): Promise<boolean> {
-    const entry = this.#byId.get(id);
+    const entry = this.#known.get(id);
     if (entry) entry.ending = true;
     let ended = entry !== undefined;
     try {
@@ -349,7 +359,7 @@ export class Dialogs {
       if (entry) entry.ending = false;
       throw err;
     }
-    if (entry) this.#forget(entry);
+    if (entry) this.#known.drop(entry);
     if (!ended) return false;
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
     this.#ended.add(id);
@@ -358,41 +368,11 @@ export class Dialogs {
 
   /** Every dialog this process knows. */
   entries(): IterableIterator<DialogEntry> {
-    return this.#byId.values();
+    return this.#known.values();
   }
 
   /** The `limit` oldest dialogs this process knows (all by default), oldest first. */
   list(limit = Number.POSITIVE_INFINITY): DialogView[] {
-    return oldest(this.#byId.values(), limit).map(viewOf);
-  }
-
-  #index(head: DialogHead): DialogEntry {
-    const old = this.#byId.get(head.id);
-    if (old) this.#forget(old);
-    const entry: DialogEntry = {
-      id: head.id,
-      head,
-      waiting: head.waiting,
-      due: false,
-      ready: undefined,
-      unread: false,
-      running: false,
-      ending: false,
-      onSettled: undefined,
-    };
-    this.#byId.set(head.id, entry);
-    this.#places ??= new DialogPlaces();
-    this.#places.put(entry);
-    this.buttons.put(entry);
-    if (entry.waiting) this.#deadlines.waits(entry);
-    for (const type of eventsWanted(entry)) this.#o.wants?.(type);
-    return entry;
-  }
-
-  #forget(entry: DialogEntry): void {
-    settle(entry);
-    this.#byId.delete(entry.id);
-    this.#places?.drop(entry);
-    this.buttons.drop(entry);
+    return oldest(this.#known.values(), limit).map(viewOf);
   }
 }

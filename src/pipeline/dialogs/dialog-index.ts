@@ -1,0 +1,110 @@
+/**
+ * The dialogs one process knows, in memory (the one writer, dialogs.ts, keeps it): an entry per
+ * dialog, found by its id, by where it waits and for whom (dialog-places.ts), by the message its
+ * buttons are on (dialog-reactions.ts), and by its deadline (deadline-timer.ts). Putting an entry
+ * in tells the bot which events its queue needs for it (dialog-deletions.ts).
+ */
+import type { Membership } from "./ask-options.ts";
+import type { DeadlineTimer } from "./deadline-timer.ts";
+import { eventsWanted } from "./dialog-deletions.ts";
+import { type Candidate, type DialogEntry, type Match, matched, settle } from "./dialog-entry.ts";
+import { DialogPlaces } from "./dialog-places.ts";
+import type { Buttons } from "./dialog-reactions.ts";
+import type { DialogHead } from "./dialog-record.ts";
+import type { WantedEvent } from "./dialogs-options.ts";
+
+export class DialogIndex {
+  readonly #byId = new Map<string, DialogEntry>();
+  /** Made by the first dialog: most bots never ask. */
+  #places: DialogPlaces | undefined;
+  readonly #buttons: Buttons;
+  readonly #deadlines: DeadlineTimer;
+  readonly #wants: ((type: WantedEvent) => void) | undefined;
+
+  constructor(buttons: Buttons, deadlines: DeadlineTimer, wants: ((type: WantedEvent) => void) | undefined) {
+    this.#buttons = buttons;
+    this.#deadlines = deadlines;
+    this.#wants = wants;
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  get(id: string): DialogEntry | undefined {
+    return this.#byId.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.#byId.has(id);
+  }
+
+  values(): IterableIterator<DialogEntry> {
+    return this.#byId.values();
+  }
+
+  /** Whether `entry` is the one this process knows for its dialog (not one replaced or forgotten since). */
+  current(entry: DialogEntry): boolean {
+    return this.#byId.get(entry.id) === entry;
+  }
+
+  /** The dialog waiting for `userId` in `conversation`. */
+  at(conversation: string, userId: number): DialogEntry | undefined {
+    return this.#places?.at(conversation, userId);
+  }
+
+  /** What `message`, from `userId` in `conversation` (`said`: its text, on demand), is to the dialog there. */
+  match(
+    conversation: string,
+    userId: number,
+    message: Candidate,
+    said: (() => string) | undefined,
+    who: Membership,
+  ): Match | undefined {
+    const places = this.#places;
+    const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
+    return entry && matched(entry, message);
+  }
+
+  /** A new entry for the dialog `head` describes, in place of any this process had for it. */
+  put(head: DialogHead): DialogEntry {
+    const old = this.#byId.get(head.id);
+    if (old) this.drop(old);
+    const entry: DialogEntry = {
+      id: head.id,
+      head,
+      waiting: head.waiting,
+      due: false,
+      ready: undefined,
+      unread: false,
+      running: false,
+      ending: false,
+      onSettled: undefined,
+    };
+    this.#byId.set(head.id, entry);
+    this.#places ??= new DialogPlaces();
+    this.#places.put(entry);
+    this.#buttons.put(entry);
+    if (entry.waiting) this.#deadlines.waits(entry);
+    for (const type of eventsWanted(entry)) this.#wants?.(type);
+    return entry;
+  }
+
+  /** `entry` is known no more: whatever waited for it (a message, a reaction) goes on. */
+  drop(entry: DialogEntry): void {
+    settle(entry);
+    this.#byId.delete(entry.id);
+    this.#places?.drop(entry);
+    this.#buttons.drop(entry);
+  }
+
+  /** Every entry dropped (the bot stops, or loads its dialogs again). */
+  clear(): void {
+    for (const entry of this.#byId.values()) {
+      settle(entry);
+      this.#buttons.drop(entry);
+    }
+    this.#byId.clear();
+    this.#places = undefined;
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * A dialog's log moved under this process by another writer (two daemons on one store, as during a
+ * takeover): the write the log refuses (`LogMoved`) has the dialog read again from the store, as
+ * its log now is, instead of waiting on at the step this process last knew. A deadline refused so
+ * is not fired again at once (a hot loop of refused writes), and an answer refused so is matched
+ * again against the log as it is (the other writer recorded it: a copy, handled once). Two real
+ * daemons in this process against the sandbox over HTTP, on one test clock and one file store;
+ * the first daemon's dialog writes pass a gate, and its writes are counted.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import type { StateBackend } from "../../src/state/state-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const HOUR = 3_600_000;
+
+const orders = defineBot({
+  setup(bot) {
+    bot.command("pick", async (ctx) => {
+      const size = await ctx
+        .prompt("Which size?", { timeout: "1h" })
+        .catch(() => ctx.prompt("Still there? Which size?", { timeout: "3h" }));
+      const count = await ctx.prompt("How many?", { timeout: "3h" });
+      await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let sandbox: Sandbox | undefined;
+/** The daemon under test (`first`) and the other writer (`second`), stopped before the first. */
+let second: InProcessDaemon | undefined;
+let first: InProcessDaemon | undefined;
+let dir: string | undefined;
+let clock: TestClock;
+afterEach(async () => {
+  await second?.stop();
+  await first?.stop();
+  await sandbox?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  second = first = sandbox = dir = undefined;
+});
+
+const botSaid = (): string[] => saidBy(sandbox!, BOT);
+
+/** Everything the bot said, once it said `count` things. */
+async function said(count: number): Promise<string[]> {
+  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid();
+}
+
+/** `store`, closed by nobody: the other daemon's stop leaves it to the first. */
+function unclosed(store: StateBackend): StateBackend {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === "close") return async () => {};
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Writes through `gate` counted from now on. */
+function counted(gate: StoreGate): { writes: number } {
+  const count = { writes: 0 };
+  const pass = gate.pass.bind(gate);
+  gate.pass = (write) => {
+    count.writes++;
+    return pass(write);
+  };
+  return count;
+}
+
+/**
+ * The first daemon, its dialog writes through `gate`, waiting at "Which size?" of the dialog a
+ * direct message began; then the second daemon on the same store, which read that dialog as it
+ * started. Resolves a direct message to the bot.
+ */
+async function twoWaiting(gate: StoreGate) {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: BOT,
+    full_name: "Orders",
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-log-moved-"));
+  const store = await FileStore.open(join(dir, "store"), { now: () => clock.now() });
+  const box = sandbox;
+  const dm = (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+  const bots = (extra: string) => ({ orders: { email: BOT, definition: orders, extra } });
+  first = await startInProcessDaemon(sandbox, bots("handler_timeout: 1h"), {
+    store: gatedBackend(store, ["orders", "dialogs"], gate),
+    clock,
+    stateDir: join(dir, "first"),
+  });
+  dm("pick");
+  expect(await said(1)).toEqual(["Which size?"]);
+  await waiting(first, 1);
+  second = await startInProcessDaemon(sandbox, bots("handler_timeout: 1h"), {
+    store: unclosed(store),
+    clock,
+    stateDir: join(dir, "second"),
+  });
+  await waiting(second, 1);
+  return dm;
+}
+
+/** `daemon`'s one dialog, once it waits at its question `step` (from 1). */
+async function waiting(daemon: InProcessDaemon, step: number) {
+  const bot = daemon.daemon.bots[0]!;
+  await expect
+    .poll(() => bot.dialogs().map((d) => [d.step, d.deadline !== undefined]), { timeout: 15_000 })
+    .toEqual([[step, true]]);
+}
+
+it("a deadline the log refuses as moved reads the dialog again: no write is repeated, the next answer is taken", async () => {
+  const gate = new StoreGate();
+  const dm = await twoWaiting(gate);
+  // The first daemon's write of the passed deadline waits; the second's lands, and its run asks
+  // again at a new step, then it stops: the log moved under the first.
+  gate.mode = "hang";
+  await clock.advance(HOUR + 60_000);
+  await gate.stoppedAt(1);
+  expect(await said(2)).toEqual(["Which size?", "Still there? Which size?"]);
+  await waiting(second!, 2);
+  await second!.stop();
+  second = undefined;
+  const count = counted(gate);
+  gate.open();
+  // Read again, the dialog waits at the new question: the answer is the person's next message.
+  await waiting(first!, 2);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", "Still there? Which size?", "How many?"]);
+  dm("2");
+  expect(await said(4)).toEqual(["Which size?", "Still there? Which size?", "How many?", "2 × large"]);
+  // Since the refused deadline: the answer, the next question, the answer, the end; the deadline
+  // is not written again.
+  expect(count.writes).toBe(4);
+  expect(first!.logged("the state store failed")).toEqual([]);
+  expect(first!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("an answer the log refuses as moved is matched again: the other writer's copy, handled once, and no deadline loops", async () => {
+  const gate = new StoreGate();
+  const dm = await twoWaiting(gate);
+  // Both daemons take the answer: the first one's write waits, the second's lands and its run
+  // asks the next question, then it stops.
+  gate.mode = "hang";
+  dm("large");
+  await gate.stoppedAt(1);
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  await waiting(second!, 2);
+  await second!.stop();
+  second = undefined;
+  const count = counted(gate);
+  gate.open();
+  // Read again, the dialog waits at "How many?" (its deadline 3 h on): the first question's
+  // deadline, passed, writes nothing.
+  await waiting(first!, 2);
+  await clock.advance(2 * HOUR);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+  // Since the refused answer: the next answer and the end; the passed deadline writes nothing.
+  expect(count.writes).toBe(2);
+  expect(first!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
