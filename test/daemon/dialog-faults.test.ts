@@ -3,9 +3,10 @@
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails; and an operator's end racing a run in flight, a
  * late answer caught up after a restart, a deleted question's write landing just before a stop,
- * an answer's write landing after the bot's stop cut it off,
- * a bot's first channel question deleted before its log is kept, code changed under a waiting
- * dialog. A real daemon in this process against the sandbox over HTTP; the store is a FileStore
+ * an answer's write landing after the bot's stop cut it off, a bot's first channel question
+ * deleted before its log is kept (asked in its own topic, or from a direct message in another
+ * with `where`), code changed under a waiting dialog. A real daemon in this process against the
+ * sandbox over HTTP; the store is a FileStore
  * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
  * no sleeps.
  */
@@ -51,6 +52,13 @@ const survey = defineBot({
     bot.command("size", async (ctx) => {
       try {
         await ctx.prompt("Which size?", { timeout: "10m" });
+      } catch {
+        await ctx.reply("No answer: no coffee.");
+      }
+    });
+    bot.command("there", async (ctx) => {
+      try {
+        await ctx.prompt("Which size?", { timeout: "10m", where: { channel: "general", topic: "coffee" } });
       } catch {
         await ctx.reply("No answer: no coffee.");
       }
@@ -477,6 +485,35 @@ it("the bot's first question, in a channel topic, deleted while its log's write 
   await vi.waitFor(() => expect(queues()).toMatchObject([{ pending_events: 0, parked: true }]));
   gate.open();
   // The question is gone from the topic; what the handler's catch says is there.
+  await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("a direct message's question asked in a channel topic (`where`), deleted while its log's write hangs: the queue renewed before its send takes deletions; the prompt ends", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1h", ["general"]);
+  gate.mode = "hang";
+  dm("there");
+  // Sent to the channel topic, its log's write held: the queue was renewed before the send.
+  await gate.stoppedAt(1);
+  await expect
+    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBe(true);
+  // That one renewal asked for deletions and moves, for the place the question went to: asked
+  // once the log is kept, they would come after the question is out, and a deletion in between
+  // reaches no queue that takes it (a channel question missing at a new queue is not concluded
+  // deleted).
+  const queues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
+  expect(queues()).toMatchObject([
+    { event_types: expect.arrayContaining(["delete_message", "update_message"]) },
+  ]);
+  const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!;
+  expect(question.type).toBe("stream");
+  await deleteMessageAs(sandbox!, BOT, question.id as number);
+  // The daemon has the deletion: its queue is drained and polled again.
+  await vi.waitFor(() => expect(queues()).toMatchObject([{ pending_events: 0, parked: true }]));
+  gate.open();
+  // The question is gone from the topic; what the handler's catch says is in the direct message.
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });

@@ -199,7 +199,7 @@ it("a first question being asked makes the dialog busy until its log is kept, or
     where: "dm",
     startedAt: T0,
   });
-  dialogs.asking(fresh);
+  dialogs.asking(fresh, CONVERSATION, true);
   const found = dialogs.match(CONVERSATION, 7, msg(102));
   if (found === undefined || typeof found === "string" || !("busy" in found)) throw new Error("not busy");
   const wait = whenSettled(found.busy, new AbortController().signal);
@@ -211,13 +211,13 @@ it("a first question being asked makes the dialog busy until its log is kept, or
   expect(dialogs.size).toBe(1);
   // A replayed run of its first message (a dead letter) asks again: the kept entry stays as it is.
   const kept = dialogs.entry("100");
-  dialogs.asking(fresh);
+  dialogs.asking(fresh, CONVERSATION, true);
   dialogs.notAsking(fresh);
   expect(dialogs.entry("100")).toBe(kept);
   expect(kept?.head.seq).toBeGreaterThan(0);
 
   const other = memoryDialogs(new ManualClock(T0));
-  other.asking(fresh);
+  other.asking(fresh, CONVERSATION, true);
   const busy = other.match(CONVERSATION, 7, msg(102));
   if (busy === undefined || typeof busy === "string" || !("busy" in busy)) throw new Error("not busy");
   const given = whenSettled(busy.busy, new AbortController().signal);

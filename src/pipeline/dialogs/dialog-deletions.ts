@@ -19,30 +19,29 @@ function waitsAtMessage(entry: DialogEntry): boolean {
 }
 
 /**
- * Whether dialog `entry`'s bot needs deletions for it: it waits at a question's message, or it
- * began in a channel topic and its first question is not kept yet (`asked` null). There the
- * queue is renewed for moves as the dialog begins, before the question is sent: deletions come
- * in that one renewal. Asked for only once the question is kept, they would come in a second
- * one, after the question is out: a deletion in between would reach no queue that takes
- * deletions, and a channel question absent at a new queue is not concluded deleted
- * (moved-questions.ts), so the dialog would wait out its deadline. A question in a direct
- * message is read back at the new queue: there they are asked for once it is kept, as before.
+ * The event types a question about to be sent to conversation `key` needs its bot's queue to
+ * receive, asked for before the send (Dialogs.asking), whether the question is in its dialog's own
+ * conversation or elsewhere (`where`): in a channel topic, deletions with moves, so that both come
+ * in the one renewal the question may need. Asked for only once the question is kept, they would
+ * come in a renewal after the question is out: a deletion in between would reach no queue that
+ * takes deletions, and a channel question absent at a new queue is not concluded deleted
+ * (moved-questions.ts), so the dialog would wait out its deadline. A question in a direct message
+ * is read back at the new queue: there deletions are asked for once it is kept, as before.
  */
-function wantsDeletions(entry: DialogEntry): boolean {
-  const begun = entry.head.asked === null && entry.head.conversation.startsWith("channel:");
-  return begun || waitsAtMessage(entry);
+export function wantedAsking(key: string): WantedEvent[] {
+  return key.startsWith("channel:") ? ["delete_message", "update_message"] : [];
 }
 
 /** The event types dialog `entry` needs its bot's queue to receive: deletions, and moves in a channel. */
 export function eventsWanted(entry: DialogEntry): WantedEvent[] {
-  const types: WantedEvent[] = wantsDeletions(entry) ? ["delete_message"] : [];
+  const types: WantedEvent[] = waitsAtMessage(entry) ? ["delete_message"] : [];
   if (entry.head.conversation.startsWith("channel:")) types.push("update_message");
   return types;
 }
 
-/** Whether a dialog among `entries` needs deletions (see {@link wantsDeletions}). */
+/** Whether a dialog among `entries` waits at a question's message (its bot then needs deletions). */
 export function waitsAtMessages(entries: Iterable<DialogEntry>): boolean {
-  for (const entry of entries) if (wantsDeletions(entry)) return true;
+  for (const entry of entries) if (waitsAtMessage(entry)) return true;
   return false;
 }
 

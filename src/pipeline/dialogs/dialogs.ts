@@ -14,6 +14,7 @@
 import type { JsonValue } from "../../state/state-store.ts";
 import { NOBODY_KNOWN } from "./ask-options.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
+import { wantedAsking } from "./dialog-deletions.ts";
 import {
   type Candidate,
   claim,
@@ -268,13 +269,16 @@ export class Dialogs {
   }
 
   /**
-   * A new dialog's first question is about to be sent: until its log is kept ({@link append}) or the
-   * run gives up ({@link notAsking}), the person's next message there waits for it (`busy`).
+   * A question of dialog `head` is about to be sent to conversation `askIn`: the events its bot's
+   * queue needs for it there are asked for now, before the send (dialog-deletions.ts). A new
+   * dialog (`fresh`, its first question) is known from now: until its log is kept ({@link append})
+   * or the run gives up ({@link notAsking}), the person's next message there waits for it (`busy`).
    */
-  asking(head: DialogHead): void {
+  asking(head: DialogHead, askIn: string, fresh: boolean): void {
     if (!this.#o.persist) return;
+    for (const type of wantedAsking(askIn)) this.#o.wants?.(type);
     // Begun by an earlier run of this message (a replayed letter): its entry stays as it is.
-    if (!this.#known.has(head.id)) this.#known.put(head).running = true;
+    if (fresh && !this.#known.has(head.id)) this.#known.put(head).running = true;
   }
 
   /** The run {@link asking} `head` failed before its log was kept: the dialog is not begun. */

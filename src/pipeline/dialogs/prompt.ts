@@ -116,8 +116,9 @@ export async function prompt<T>(
     if (place !== undefined && "channel" in place.to && place.to.channelId !== here)
       await ctx.join(place.to.channelId, place.to.channel);
     // A new dialog is known before its question is sent: the person's answer, should it come
-    // before the log is kept (a slow store, past the handler timeout), waits for it.
-    if (fresh) dialogs.asking(head);
+    // before the log is kept (a slow store, past the handler timeout), waits for it. The events
+    // the question needs where it is asked (deletions, moves) are asked for before it is out.
+    dialogs.asking(head, askIn, fresh);
     try {
       const asked = {
         step,
