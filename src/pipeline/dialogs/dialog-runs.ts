@@ -256,12 +256,11 @@ export class DialogEngine {
         (record) => {
           failpoint("answer-logged");
           dialogs.markReady(record);
-          // Landed after the stop's deadline (a lease lost): the log holds it, and the next start
-          // runs it, here or where the bot went. Run now, it would act for a stopped bot.
-          const late = stoppedBy(control.signal);
-          if (late)
+          // Landed after the stop's deadline (a lease lost): the next start runs it, here or where
+          // the bot went. Run now, it would act for a stopped bot.
+          if (!stoppedBy(control.signal)) queue.push(conversation, this.#readyTask, record);
+          else
             log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
-          else queue.push(conversation, this.#readyTask, record);
           if (after) queue.push(conversation, runs.run, after);
           return answer && runs.finished(answer);
         },
