@@ -20,7 +20,7 @@ import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { type GateMode, gatedBackend, StoreGate } from "../support/gated-store.ts";
-import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -53,13 +53,8 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const botSaid = (): string[] => saidBy(sandbox!, BOT);
-
 /** Everything the bot said, once it said `count` things. */
-async function said(count: number): Promise<string[]> {
-  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
-  return botSaid();
-}
+const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 /** The daemon on a store whose dialog writes pass `gate`; resolves a direct message to the bot. */
 async function start(gate: StoreGate) {

@@ -25,7 +25,7 @@ import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { deleteMessageAs } from "../support/delete-message.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
-import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "survey-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -108,10 +108,7 @@ afterEach(async () => {
 const botSaid = (): string[] => saidBy(sandbox!, BOT);
 
 /** Everything the bot said, once it said `count` things. */
-async function said(count: number): Promise<string[]> {
-  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
-  return botSaid();
-}
+const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 async function start(gate: StoreGate, extra = "handler_timeout: 1s", channels: string[] = []) {
   clock = new TestClock();

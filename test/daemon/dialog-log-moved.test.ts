@@ -19,7 +19,7 @@ import type { StateBackend } from "../../src/state/state-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
-import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -52,13 +52,8 @@ afterEach(async () => {
   second = first = sandbox = dir = undefined;
 });
 
-const botSaid = (): string[] => saidBy(sandbox!, BOT);
-
 /** Everything the bot said, once it said `count` things. */
-async function said(count: number): Promise<string[]> {
-  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
-  return botSaid();
-}
+const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 /** `store`, closed by nobody: the other daemon's stop leaves it to the first. */
 function unclosed(store: StateBackend): StateBackend {

@@ -17,7 +17,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
-import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -64,13 +64,8 @@ afterEach(async () => {
   failing = 0;
 });
 
-const botSaid = (): string[] => saidBy(sandbox!, BOT);
-
 /** Everything the bot said, once it said `count` things. */
-async function said(count: number): Promise<string[]> {
-  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
-  return botSaid();
-}
+const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 async function start() {
   clock = new TestClock();

@@ -17,7 +17,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
-import { botSaid as saidBy } from "../support/self-killing-bot.ts";
+import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "size-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -50,10 +50,7 @@ afterEach(async () => {
 
 const botSaid = (): string[] => saidBy(sandbox!, BOT);
 
-async function said(count: number): Promise<string[]> {
-  await expect.poll(() => botSaid().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
-  return botSaid();
-}
+const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 /** A daemon whose bot's effect records go through `gate`; returns how the member writes to it. */
 async function start(gate: StoreGate, extra: string) {

@@ -6,7 +6,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeAll } from "vitest";
+import { afterEach, beforeAll, expect } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, spawnCli } from "./cli.ts";
@@ -71,4 +71,10 @@ export function botSaid(sandbox: Sandbox, email = BOT): string[] {
     .messages()
     .filter((m) => m.sender_id === id)
     .map((m) => String(m.content));
+}
+
+/** What bot `email` said, oldest first, once it said `count` things (within 15 s of real time). */
+export async function saidAtLeast(sandbox: Sandbox, email: string, count: number): Promise<string[]> {
+  await expect.poll(() => botSaid(sandbox, email).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
+  return botSaid(sandbox, email);
 }
