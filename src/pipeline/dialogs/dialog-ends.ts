@@ -44,14 +44,6 @@ const UNSTOPPED = new AbortController().signal;
 const DOUBTED_KEPT = 1_000;
 
 /**
- * The records of operators' ends left in doubt (every try failed, the first may have landed),
- * per bot's dialogs, by dialog id. An end that landed deleted the log the note is said from (the
- * dialog's first message, its moves): the operator's next end of it, which appends the same
- * entry and finds it made, says the note from the record read before.
- */
-const doubted = new WeakMap<Dialogs, Map<string, DialogRecord>>();
-
-/**
  * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
  * nothing more), and the person is told `note` in the conversation's order, after what a run in
  * flight says. While the store fails the end is tried again, the same entry each time, so that
@@ -64,8 +56,7 @@ export async function endByOperator(
   note: string,
 ): Promise<boolean> {
   const { dialogs, queue, contexts, log } = o;
-  const kept = doubted.get(dialogs) ?? new Map<string, DialogRecord>();
-  doubted.set(dialogs, kept);
+  const kept = dialogs.endsInDoubt;
   const read = await dialogs.record(id);
   // Its log gone (an end in doubt landed): the record read before it.
   const record = read?.origin === null ? (kept.get(id) ?? read) : read;

@@ -54,6 +54,13 @@ export class Dialogs {
   readonly #deadlines: DeadlineTimer;
   /** The waiting questions a reaction answers (emoji choices), by message id. */
   readonly buttons: Buttons;
+  /**
+   * The records of operators' ends left in doubt (every try failed, the first may have landed), by
+   * dialog id. An end that landed deleted the log the note is said from (the first message, its
+   * moves): the operator's next end of it, which appends the same entry and finds it made, says
+   * the note from the record read before (endByOperator in dialog-ends.ts).
+   */
+  readonly endsInDoubt = new Map<string, DialogRecord>();
 
   constructor(options: DialogsOptions) {
     this.#o = options;
