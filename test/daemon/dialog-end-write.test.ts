@@ -7,23 +7,18 @@
  * store is a FileStore behind a gate; the handler timeout is an hour, so a message left waiting
  * on the dialog would not be answered within the test.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { FileStore } from "../../src/state/file-store.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { TestClock } from "../../src/testing/test-clock.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { deferred } from "../support/deferred.ts";
-import { type GateMode, gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { startGatedDaemon } from "../support/gated-daemon.ts";
+import { type GateMode, StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
-const MEMBER = "member@sandbox.example";
 
 /** Holds the dialog's last run, after its answer and before its end. */
 let slow = deferred();
@@ -58,26 +53,16 @@ const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, co
 
 /** The daemon on a store whose dialog writes pass `gate`; resolves a direct message to the bot. */
 async function start(gate: StoreGate) {
-  const clock = new TestClock();
-  sandbox = await startSandbox({ clock });
-  sandbox.control.createUser({
+  const up = await startGatedDaemon({
+    name: "orders",
     email: BOT,
-    full_name: "Orders",
-    bot: "generic",
-    owner: "owner@sandbox.example",
+    fullName: "Orders",
+    definition: orders,
+    extra: "handler_timeout: 1h",
+    gate,
   });
-  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-end-write-"));
-  running = await startInProcessDaemon(
-    sandbox,
-    { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } },
-    {
-      store: gatedBackend(await FileStore.open(dir, { now: () => clock.now() }), ["orders", "dialogs"], gate),
-      clock,
-      stateDir: join(dir, "daemon"),
-    },
-  );
-  const box = sandbox;
-  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+  ({ sandbox, running, dir } = up);
+  return up.dm;
 }
 
 /** The bot's one dialog, once it waits at its question (its log kept). */

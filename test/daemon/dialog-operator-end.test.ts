@@ -5,22 +5,18 @@
  * writes are not kept. And two ends of one dialog at once: one ends it, its person told once. A real daemon in this process against the sandbox over HTTP, on the test
  * clock; every check is of what the person saw, once a later message was answered.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { FileStore } from "../../src/state/file-store.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { TestClock } from "../../src/testing/test-clock.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
+import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
-const MEMBER = "member@sandbox.example";
 const NOTE = "An operator ended this conversation.";
 
 /** How many runs of `order` after its first answer still fail. */
@@ -68,22 +64,15 @@ afterEach(async () => {
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 async function start() {
-  clock = new TestClock();
-  sandbox = await startSandbox({ clock });
-  sandbox.control.createUser({
+  const up = await startGatedDaemon({
+    name: "orders",
     email: BOT,
-    full_name: "Orders",
-    bot: "generic",
-    owner: "owner@sandbox.example",
+    fullName: "Orders",
+    definition: orders,
+    extra: "handler_timeout: 1h",
   });
-  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-operator-end-"));
-  running = await startInProcessDaemon(
-    sandbox,
-    { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } },
-    { store: await FileStore.open(dir, { now: () => clock.now() }), clock, stateDir: join(dir, "daemon") },
-  );
-  const box = sandbox;
-  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+  ({ sandbox, running, clock, dir } = up);
+  return up.dm;
 }
 
 /** The one open dialog, once it waits at its question (its log kept). */

@@ -6,17 +6,14 @@
  * against the sandbox; the store is a FileStore whose effect records go through a gate; the test
  * clock, no sleeps.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
-import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { FileStore } from "../../src/state/file-store.ts";
-import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { TestClock } from "../../src/testing/test-clock.ts";
-import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { TestClock } from "../../src/testing/test-clock.ts";
+import { startGatedDaemon } from "../support/gated-daemon.ts";
+import { StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "size-bot@sandbox.example";
@@ -54,27 +51,17 @@ const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, co
 
 /** A daemon whose bot's effect records go through `gate`; returns how the member writes to it. */
 async function start(gate: StoreGate, extra: string) {
-  clock = new TestClock();
-  sandbox = await startSandbox({ clock });
-  sandbox.control.createUser({
+  const up = await startGatedDaemon({
+    name: "sizes",
     email: BOT,
-    full_name: "Sizes",
-    bot: "generic",
-    owner: "owner@sandbox.example",
-  });
-  dir = await mkdtemp(join(tmpdir(), "bothost-dialog-question-record-"));
-  const store = gatedBackend(
-    await FileStore.open(dir, { now: () => clock.now() }),
-    ["sizes", "effects"],
+    fullName: "Sizes",
+    definition: sizes,
+    extra,
     gate,
-  );
-  running = await startInProcessDaemon(
-    sandbox,
-    { sizes: { email: BOT, definition: sizes, extra } },
-    { store, clock, stateDir: join(dir, "daemon") },
-  );
-  const box = sandbox;
-  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+    gated: "effects",
+  });
+  ({ sandbox, running, clock, dir } = up);
+  return up.dm;
 }
 
 async function pass(ms: number, step = 250) {

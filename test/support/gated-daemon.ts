@@ -1,0 +1,67 @@
+/**
+ * A daemon in this process with one bot, on the test clock, against a sandbox over HTTP, its
+ * state a FileStore in a temp folder whose writes under one of the bot's namespaces pass a
+ * {@link StoreGate}: the setup of the dialog and store fault tests in test/daemon.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { gatedBackend, type StoreGate } from "./gated-store.ts";
+
+type BotEntry = Parameters<typeof startInProcessDaemon>[1][string];
+
+export interface GatedDaemonOptions {
+  /** The bot's name in the config, and the first part of the gated namespace. */
+  name: string;
+  email: string;
+  fullName: string;
+  definition: BotEntry["definition"];
+  /** The bot entry's extra YAML lines (`handler_timeout: 1h`). */
+  extra?: string;
+  /** Without a gate, every write goes straight to the store. */
+  gate?: StoreGate;
+  /** The namespace under the bot's whose writes pass the gate (`"dialogs"`, `"kv"`). */
+  gated?: string;
+}
+
+export interface GatedDaemon {
+  sandbox: Sandbox;
+  running: InProcessDaemon;
+  clock: TestClock;
+  /** The temp folder of the state, removed by the caller's cleanup. */
+  dir: string;
+  /** A direct message from `member@sandbox.example` to the bot; its message id. */
+  dm(content: string): number;
+}
+
+export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
+  const clock = new TestClock();
+  const sandbox = await startSandbox({ clock });
+  sandbox.control.createUser({
+    email: o.email,
+    full_name: o.fullName,
+    bot: "generic",
+    owner: "owner@sandbox.example",
+  });
+  const dir = await mkdtemp(join(tmpdir(), `bothost-${o.name}-`));
+  const files = await FileStore.open(dir, { now: () => clock.now() });
+  const store = o.gate ? gatedBackend(files, [o.name, o.gated ?? "dialogs"], o.gate) : files;
+  const entry: BotEntry = {
+    email: o.email,
+    definition: o.definition,
+    ...(o.extra ? { extra: o.extra } : {}),
+  };
+  const running = await startInProcessDaemon(
+    sandbox,
+    { [o.name]: entry },
+    { store, clock, stateDir: join(dir, "daemon") },
+  );
+  const dm = (content: string) =>
+    sandbox.control.sendAs("member@sandbox.example", { type: "direct", to: [o.email], content }).id;
+  return { sandbox, running, clock, dir, dm };
+}
