@@ -201,7 +201,8 @@ function callUser<C>(mw: Middleware<C>, i: number): Step<C> {
 
 /** A middleware's result as {@link Done}: a thenable (other than RESOLVED) is waited for. */
 function wait(value: unknown): Done {
-  return value === RESOLVED || !isThenable(value) ? undefined : Promise.resolve(value).then(ignore);
+  if (value === RESOLVED || !isThenable(value)) return undefined;
+  return value instanceof Promise ? (value as Promise<void>) : Promise.resolve(value).then(ignore);
 }
 
 const ignore = (): void => {};
