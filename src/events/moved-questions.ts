@@ -11,13 +11,20 @@
  * {@link MOVED_TOPIC_MAX}) and handed on as caught up (those handled or caught up already are
  * dropped as duplicates): an answer typed there meanwhile is taken.
  *
+ * A read by ids lists the messages the bot holds, and a move to a channel the bot is not
+ * subscribed to takes the question from it: the channel questions missing from the pages are read
+ * once more, together, under the narrow of public channels (one GET /messages per 1,000, feature
+ * level 300 and later), and a question found there is followed as above.
+ *
  * The questions waiting in direct messages are read in the same pages (feature level 300 and
  * later, where a page names the ids it asks for): a direct message cannot move and the bot keeps
  * access to what it sent there, so one absent from what the server returns was deleted. A channel
- * question absent may have been moved out of the bot's reach: nothing is concluded of it.
+ * question absent from both reads was deleted too, or moved into a private channel the bot is not
+ * in, which the server tells a reading queue as a deletion (`delete_message`): either way its step
+ * ends. One in a channel the bot left is still held, found where it was, and nothing is concluded.
  */
 import type { Client } from "../api/create-client.ts";
-import { messagePages } from "../api/message-pages.ts";
+import { messagePages, PUBLIC_CHANNELS } from "../api/message-pages.ts";
 import { type Move, readBackMove } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Message } from "../wire/records.ts";
 import { fetchHistory } from "./history.ts";
@@ -34,7 +41,9 @@ export interface MovedQuestions {
   read: ReadonlyMap<number, Message>;
   /** The messages of questions waiting in direct messages (a question's, or its buttons'). */
   direct?: readonly number[];
-  /** Told the direct-message questions found deleted (the dialog engine's `goneNow`). */
+  /** The messages of questions waiting in channel topics (a question's, or its buttons'). */
+  channel?: readonly number[];
+  /** Told the questions found deleted (the dialog engine's `goneNow`). */
   gone?(ids: readonly number[]): Promise<void>;
   /** Hands a message of a topic a question moved to in another channel to the pipeline, as caught up. */
   accept?(message: Message): unknown;
@@ -45,12 +54,31 @@ export const MOVED_TOPIC_MAX = 100;
 
 /** Returns how many questions had moved. */
 export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
-  const direct = o.featureLevel >= 300 && o.gone ? (o.direct ?? []) : [];
-  if (o.waiting.size === 0 && direct.length === 0) return 0;
-  const ids = [...o.waiting.keys(), ...direct];
+  // Only a read by ids (feature level 300 and later) tells a deleted question by its absence.
+  const byIds = o.featureLevel >= 300;
+  const direct = byIds && o.gone ? (o.direct ?? []) : [];
+  const asked = byIds && o.gone ? (o.channel ?? []) : [];
+  if (o.waiting.size === 0 && direct.length === 0 && asked.length === 0) return 0;
+  const inChannels = [...new Set([...o.waiting.keys(), ...asked])];
+  const found = new Set<number>();
+  let moved = await readAndFollow(o, [...inChannels, ...direct], found);
+  // Not held (anymore): moved to a channel the bot is not in, or deleted.
+  const missing = byIds ? inChannels.filter((id) => !found.has(id)) : [];
+  if (missing.length > 0) moved += await readAndFollow({ ...o, narrow: PUBLIC_CHANNELS }, missing, found);
+  const deleted = [...asked, ...direct].filter((id) => !found.has(id));
+  if (deleted.length > 0) await o.gone?.(deleted);
+  return moved;
+}
+
+/** Read `ids` (those read already are not asked again), adding each found to `found`; follow those moved. */
+async function readAndFollow(
+  o: MovedQuestions & { narrow?: typeof PUBLIC_CHANNELS },
+  ids: readonly number[],
+  found: Set<number>,
+): Promise<number> {
   const unread = ids.filter((id) => !o.read.has(id));
   const known = ids.flatMap((id) => o.read.get(id) ?? []);
-  const found = new Set(known.map((m) => m.id));
+  for (const m of known) found.add(m.id);
   let moved = await followAll(o, known);
   // A page at a time, as the reactions' catch-up reads them: a start with many waiting
   // questions neither bursts its calls nor hangs a listener per page on the one signal.
@@ -59,8 +87,6 @@ export async function followMovedQuestions(o: MovedQuestions): Promise<number> {
     for (const m of messages) found.add(m.id);
     moved += await followAll(o, messages);
   }
-  const deleted = direct.filter((id) => !found.has(id));
-  if (deleted.length > 0) await o.gone?.(deleted);
   return moved;
 }
 

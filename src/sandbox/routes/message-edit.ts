@@ -8,6 +8,7 @@ import { type AuthedContext, endpoint, route } from "../http/router.ts";
 import { type EventBody, emitToUsers } from "../queues/emit.ts";
 import type { EditRecord, MessageRecord } from "../state/data.ts";
 import { renderMarkdown } from "../state/markdown.ts";
+import { moveRows } from "../state/message-moves.ts";
 import { accessMessage, editSnapshots, holders, visibleTopic } from "../state/message-view.ts";
 import {
   checkTopicPolicy,
@@ -15,7 +16,7 @@ import {
   normalizeTopic,
   streamDoesNotExist,
 } from "../state/send-message.ts";
-import { canAccessContent, streamById } from "../state/streams.ts";
+import { canAccessContent, streamById, subscriberIds } from "../state/streams.ts";
 
 const MODES = ["change_one", "change_later", "change_all"] as const;
 
@@ -117,7 +118,15 @@ function editMessage(ctx: AuthedContext) {
     });
     if (streamChanged) event.new_stream_id = newStream.stream_id;
   }
+  const from = msg.type === "stream" ? streamById(data, orig.stream_id!) : undefined;
+  // Moved to another channel: rows change hands, and who can no longer read them is told of a deletion.
+  const lost = streamChanged && from ? moveRows(data, moved, from, newStream) : [];
+  if (lost.length > 0) emitDeletion(core, lost, orig, event.message_ids as number[]);
+  // The edit goes to the messages' holders and, where history is shared, to the channel's subscribers.
   const recipients = new Set(moved.flatMap(holders));
+  if (from?.history_public_to_subscribers)
+    for (const id of subscriberIds(data, from.stream_id)) recipients.add(id);
+  for (const id of lost) recipients.delete(id);
   emitToUsers(core, recipients, event, (queue, ev) => {
     ev.flags = msg.flags[String(queue.options.userId)] ?? [];
     if (!queue.options.capabilities.empty_topic_name && ev.orig_subject !== undefined) {
@@ -141,17 +150,35 @@ function movedMessages(
   );
 }
 
-/** Delete a message and tell everyone who held it (`message_ids` or `message_id`, by capability). */
+/** Delete a message and tell everyone who held it. */
 function deleteMessage(core: SandboxCore, msg: MessageRecord): void {
+  core.data.messages = core.data.messages.filter((m) => m !== msg);
+  emitDeletion(core, holders(msg), msg, [msg.id]);
+}
+
+/**
+ * Tell `users` that messages `ids` of `where`'s conversation are gone: one event with `message_ids`
+ * for a queue that declared bulk_message_deletion, else one event per message with `message_id`.
+ */
+function emitDeletion(
+  core: SandboxCore,
+  users: Iterable<number>,
+  where: Pick<MessageRecord, "type" | "stream_id" | "topic">,
+  ids: readonly number[],
+): void {
   const data = core.data;
-  data.messages = data.messages.filter((m) => m !== msg);
-  const base: EventBody = { type: "delete_message", message_type: msg.type };
-  if (msg.type === "stream") Object.assign(base, { stream_id: msg.stream_id, topic: msg.topic });
-  emitToUsers(core, holders(msg), base, (queue, ev) => {
+  const base: EventBody = { type: "delete_message", message_type: where.type };
+  if (where.type === "stream") Object.assign(base, { stream_id: where.stream_id, topic: where.topic });
+  const targets = new Set(users);
+  for (const queue of core.queues.all()) {
+    if (!targets.has(queue.options.userId) || !queue.accepts("delete_message")) continue;
     const caps = queue.options.capabilities;
+    const ev = structuredClone(base);
     if (ev.topic !== undefined) ev.topic = visibleTopic(data, ev.topic as string, caps.empty_topic_name);
-    return caps.bulk_message_deletion ? { ...ev, message_ids: [msg.id] } : { ...ev, message_id: msg.id };
-  });
+    if (caps.bulk_message_deletion) queue.push({ ...ev, message_ids: [...ids] });
+    else for (const id of ids) queue.push({ ...ev, message_id: id });
+  }
+  core.changed();
 }
 
 export const messageEditRoutes = [

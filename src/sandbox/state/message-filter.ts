@@ -133,8 +133,11 @@ function termPredicate(data: SandboxData, user: UserRecord, me: string, t: Narro
 }
 
 /**
- * The messages a narrow may search: a whole channel's history when the narrow names a channel
- * the user can read with shared history, otherwise only messages the user received.
+ * The messages a narrow may search (the server's ok_to_include_history): a whole channel's history
+ * when the narrow names a channel the user can read with shared history, every public channel's
+ * when it has `channels:public` (not for guests), none with an `is` term other than
+ * `is:resolved`; otherwise only the messages the user holds (received, sent, or kept: a message
+ * moved to a channel the user is not subscribed to is no longer held).
  */
 export function searchableMessages(
   data: SandboxData,
@@ -144,11 +147,24 @@ export function searchableMessages(
   const me = String(user.user_id);
   const channel = terms.find((t) => !t.negated && (t.operator === "channel" || t.operator === "stream"));
   const stream = channel ? resolveStream(data, channel.operand) : undefined;
+  const noHistory = terms.some((t) => t.operator === "is" && t.operand !== "resolved");
   const channelHistory =
+    !noHistory &&
     stream !== undefined &&
     canAccessContent(data, user, stream) &&
     (stream.history_public_to_subscribers || !stream.invite_only);
+  const publicHistory =
+    !noHistory &&
+    user.role !== 600 &&
+    terms.some(
+      (t) => !t.negated && (t.operator === "channels" || t.operator === "streams") && t.operand === "public",
+    );
+  const isPublicChannel = (m: MessageRecord) =>
+    m.type === "stream" && streamById(data, m.stream_id!)?.invite_only === false;
   return data.messages.filter(
-    (m) => m.flags[me] !== undefined || (channelHistory && m.stream_id === stream!.stream_id),
+    (m) =>
+      m.flags[me] !== undefined ||
+      (channelHistory && m.stream_id === stream!.stream_id) ||
+      (publicHistory && isPublicChannel(m)),
   );
 }

@@ -73,13 +73,20 @@ export function messageToApi(
   return out;
 }
 
+/**
+ * The server's has_message_access: a direct message to whoever holds it; a channel's message to
+ * anyone who may read a public channel, else to its subscribers (with protected history, only
+ * those who also hold it). Holding a message of a private channel one left is not enough here,
+ * though GET /messages without a narrow still lists it (it reads what the user holds).
+ */
 export function canAccessMessage(data: SandboxData, user: UserRecord, msg: MessageRecord): boolean {
-  if (msg.flags[String(user.user_id)] !== undefined) return true;
-  if (msg.type === "private") return false;
+  const holds = msg.flags[String(user.user_id)] !== undefined;
+  if (msg.type === "private") return holds;
   const stream = streamById(data, msg.stream_id!);
   if (!stream) return false;
-  if (!stream.invite_only) return user.role !== 600 || isSubscribed(data, stream.stream_id, user.user_id);
-  return stream.history_public_to_subscribers && isSubscribed(data, stream.stream_id, user.user_id);
+  if (!stream.invite_only && user.role !== 600) return true;
+  const subscribed = isSubscribed(data, stream.stream_id, user.user_id);
+  return stream.history_public_to_subscribers ? subscribed : holds && subscribed;
 }
 
 /** The message if it exists and the user may read it; otherwise "Invalid message(s)". */
