@@ -7,7 +7,7 @@ import type { Client } from "../api/create-client.ts";
 import { serverInfoFrom } from "../api/server-info.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { MessageLedger } from "../pipeline/delivery-ledger.ts";
-import { askedInDirect } from "../pipeline/dialogs/dialog-deletions.ts";
+import { askedInDirect, askedInTopics } from "../pipeline/dialogs/dialog-deletions.ts";
 import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
@@ -287,7 +287,7 @@ export class QueueSource {
 
   /**
    * Questions moved with their topic while no queue was reading: their dialogs follow; questions
-   * in direct messages deleted meanwhile: their steps end (a failure is logged).
+   * deleted meanwhile: their steps end (a failure is logged).
    */
   async #followMovedQuestions(
     reg: RegisterResponse,
@@ -306,6 +306,7 @@ export class QueueSource {
         follow: (move) => follow(move, o.signal),
         read,
         direct: askedInDirect(entries()),
+        channel: askedInTopics(entries()),
         gone: (ids) => gone(ids, o.signal),
         accept: (message) =>
           o.dispatcher.accept({
@@ -319,10 +320,7 @@ export class QueueSource {
         o.log.info({ moved }, "waiting questions were moved with their topics: their dialogs follow");
     } catch (err) {
       if (!o.signal.aborted)
-        o.log.warn(
-          { err },
-          "could not read the waiting questions back (moves, and deletions in direct messages)",
-        );
+        o.log.warn({ err }, "could not read the waiting questions back (moves and deletions)");
     }
   }
 

@@ -5,7 +5,9 @@
  * late answer caught up after a restart, a deleted question's write landing just before a stop,
  * an answer's write landing after the bot's stop cut it off, a bot's first channel question
  * deleted before its log is kept (asked in its own topic, or from a direct message in another
- * with `where`), code changed under a waiting dialog. A real daemon in this process against the
+ * with `where`), a channel question deleted while the daemon was down or before the queue renewed
+ * for it is registered (read back at the new queue) and one moved meanwhile to a channel the bot is
+ * not in (followed), code changed under a waiting dialog. A real daemon in this process against the
  * sandbox over HTTP; the store is a FileStore
  * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
  * no sleeps.
@@ -15,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -498,8 +501,7 @@ it("a direct message's question asked in a channel topic (`where`), deleted whil
     .toBe(true);
   // That one renewal asked for deletions and moves, for the place the question went to: asked
   // once the log is kept, they would come after the question is out, and a deletion in between
-  // reaches no queue that takes it (a channel question missing at a new queue is not concluded
-  // deleted).
+  // reaches no queue that takes it (it is found only when the new queue reads the questions back).
   const queues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
   expect(queues()).toMatchObject([
     { event_types: expect.arrayContaining(["delete_message", "update_message"]) },
@@ -513,6 +515,77 @@ it("a direct message's question asked in a channel topic (`where`), deleted whil
   // The question is gone from the topic; what the handler's catch says is in the direct message.
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+/** The bot's `text` message (its id, channel and topic). */
+const botMessage = (text: string) => sandbox!.control.messages().find((m) => m.content === text)!;
+
+const COFFEE = { type: "stream" as const, to: "general", topic: "coffee" };
+
+it("the bot's question in a channel topic, deleted while the daemon was down: read back at the next start, the prompt ends", async () => {
+  const gate = new StoreGate();
+  await start(gate, "handler_timeout: 1s", ["general"]);
+  sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "@**Survey** size" });
+  expect(await said(1)).toEqual(["Which size?"]);
+  await waitingAt(1);
+  await running!.stop({ keepState: true });
+  await deleteMessageAs(sandbox!, BOT, botMessage("Which size?").id as number);
+  await daemonUp(gate);
+  // Gone from both reads (the bot's own, and public channels'): deleted, not moved.
+  expect(await said(1)).toEqual(["No answer: no coffee."]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  expect(running!.logged("a dialog's waiting question was deleted")).toHaveLength(1);
+  sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "large" });
+  expect(await said(2)).toEqual(["No answer: no coffee.", "not a command: large"]);
+});
+
+it("the bot's first question in a channel topic, deleted before the queue renewed for it is registered: read back at that queue, the prompt ends", async () => {
+  await start(new StoreGate(), "handler_timeout: 1s", ["general"]);
+  // The renewal that asks for deletions is held at the server: the question goes out meanwhile.
+  sandbox!.control.delay(60_000, { paths: ["/register"] });
+  sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "@**Survey** size" });
+  expect(await said(1)).toEqual(["Which size?"]);
+  await waitingAt(1);
+  await vi.waitFor(() => expect(sandbox!.control.delayed()).toBe(1));
+  // Deleted while no queue that takes deletions exists: no event will tell of it.
+  await deleteMessageAs(sandbox!, BOT, botMessage("Which size?").id as number);
+  sandbox!.control.delay(0);
+  await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  const queues = sandbox!.control.queues().filter((q) => q.email === BOT);
+  expect(queues).toMatchObject([{ event_types: expect.arrayContaining(["delete_message"]) }]);
+});
+
+it("the bot's question in a channel topic, moved while the daemon was down to a channel the bot is not in: followed there, not ended", async () => {
+  const gate = new StoreGate();
+  await start(gate, "handler_timeout: 1s", ["general"]);
+  sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "@**Survey** survey" });
+  expect(await said(1)).toEqual([QUESTIONS[0]]);
+  await waitingAt(1);
+  await running!.stop({ keepState: true });
+  // The owner makes a public channel the bot is not in, and moves the topic there: the server
+  // takes the question from what the bot holds, as it does a deleted one.
+  const OWNER = "owner@sandbox.example";
+  const owner = createClient({
+    url: sandbox!.url,
+    email: OWNER,
+    apiKey: sandbox!.control.apiKeyOf(OWNER),
+    rateLimit: false,
+  });
+  await owner.channels.subscribe({ subscriptions: [{ name: "kitchen" }] });
+  const kitchen = (await owner.channels.id("kitchen")).stream_id;
+  const question = botMessage(QUESTIONS[0]!).id as number;
+  await owner.messages.update(question, {
+    stream_id: kitchen,
+    topic: "orders",
+    propagate_mode: "change_all",
+  });
+  await daemonUp(gate);
+  const there = { type: "stream" as const, to: "kitchen", topic: "orders" };
+  sandbox!.control.sendAs(MEMBER, { ...there, content: "did a" });
+  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+  expect(botMessage(QUESTIONS[1]!)).toMatchObject({ stream_id: kitchen, topic: "orders" });
+  expect(running!.logged("a dialog's waiting question was deleted")).toEqual([]);
 });
 
 it("code that adds a schema to an answered question stops the dialog, the person told, nothing cut back", async () => {

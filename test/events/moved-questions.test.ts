@@ -68,7 +68,7 @@ it("follows a question no longer where it waits; 11,000 are read in 11 pages, on
   expect(most).toBe(1);
 });
 
-it("questions waiting in direct messages are read in the same pages; one absent is deleted (feature level 300 and later only)", async () => {
+it("questions waiting in direct messages are read in the same pages; one absent is deleted, a channel one absent from public channels too (feature level 300 and later only)", async () => {
   const s = await startSandbox();
   sandbox = s;
   s.control.createUser({ email: BOT, full_name: "Moves", bot: "generic", owner: "owner@sandbox.example" });
@@ -91,19 +91,24 @@ it("questions waiting in direct messages are read in the same pages; one absent 
       client,
       featureLevel,
       signal: new AbortController().signal,
-      // The channel question, deleted too, is absent: nothing is concluded of it.
       waiting: new Map([[inChannel, `channel:${general}:t`]]),
       read: new Map(),
       follow: async () => {},
       direct: [kept, deleted],
+      channel: [inChannel],
       gone: async (ids) => {
         gone.push(...ids);
       },
     });
     return moved.then(() => gone);
   };
-  expect(await read(400)).toEqual([deleted]);
+  const reads = () => s.control.requests.filter((r) => r.method === "GET" && r.path === "/messages").length;
+  expect(await read(400)).toEqual([inChannel, deleted]);
+  // The channel question, not held, is read once more among public channels' messages (the
+  // second of two calls): absent there too, it was deleted (or moved out of the bot's reach,
+  // which the server tells as a deletion).
   expect(pages).toEqual([[inChannel, kept, deleted]]);
-  // An older server is asked one question at a time: nothing is concluded of direct messages.
+  expect(reads()).toBe(2);
+  // An older server is asked one question at a time: nothing is concluded.
   expect(await read(200)).toEqual([]);
 });

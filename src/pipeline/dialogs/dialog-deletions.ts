@@ -23,10 +23,10 @@ function waitsAtMessage(entry: DialogEntry): boolean {
  * receive, asked for before the send (Dialogs.asking), whether the question is in its dialog's own
  * conversation or elsewhere (`where`): in a channel topic, deletions with moves, so that both come
  * in the one renewal the question may need. Asked for only once the question is kept, they would
- * come in a renewal after the question is out: a deletion in between would reach no queue that
- * takes deletions, and a channel question absent at a new queue is not concluded deleted
- * (moved-questions.ts), so the dialog would wait out its deadline. A question in a direct message
- * is read back at the new queue: there deletions are asked for once it is kept, as before.
+ * come in a renewal after the question is out, and a deletion in between would be seen only when
+ * the questions are read back at that queue (moved-questions.ts), after its catch-up. A question in
+ * a direct message is read back at the new queue too: there deletions are asked for once it is
+ * kept, as before.
  */
 export function wantedAsking(key: string): WantedEvent[] {
   return key.startsWith("channel:") ? ["delete_message", "update_message"] : [];
@@ -53,13 +53,19 @@ export function questionAmong(entry: DialogEntry, ids: readonly number[]): numbe
   return btn !== undefined && ids.includes(btn) ? btn : undefined;
 }
 
-/** The messages of the questions waiting in direct messages among `entries` (a question's, and its buttons'). */
-export function askedInDirect(entries: Iterable<DialogEntry>): number[] {
+/** The messages of the questions waiting among `entries` in conversations of `kind` (a question's, and its buttons'). */
+function askedIn(entries: Iterable<DialogEntry>, kind: "dm:" | "channel:"): number[] {
   const ids: number[] = [];
   for (const entry of entries) {
-    if (!waitsAtMessage(entry) || !entry.head.conversation.startsWith("dm:")) continue;
+    if (!waitsAtMessage(entry) || !entry.head.conversation.startsWith(kind)) continue;
     ids.push(entry.head.asked as number);
     if (entry.head.btn !== undefined) ids.push(entry.head.btn);
   }
   return ids;
 }
+
+/** The messages of the questions waiting in direct messages among `entries`. */
+export const askedInDirect = (entries: Iterable<DialogEntry>): number[] => askedIn(entries, "dm:");
+
+/** The messages of the questions waiting in channel topics among `entries`. */
+export const askedInTopics = (entries: Iterable<DialogEntry>): number[] => askedIn(entries, "channel:");
