@@ -7,7 +7,8 @@
  * deleted before its log is kept (asked in its own topic, or from a direct message in another
  * with `where`), a channel question deleted while the daemon was down or before the queue renewed
  * for it is registered (read back at the new queue) and one moved meanwhile to a channel the bot is
- * not in (followed), code changed under a waiting dialog. A real daemon in this process against the
+ * not in (followed), one whose log the stop cut off deleted meanwhile (read back once kept at the
+ * next start), code changed under a waiting dialog. A real daemon in this process against the
  * sandbox over HTTP; the store is a FileStore
  * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
  * no sleeps.
@@ -586,6 +587,30 @@ it("the bot's question in a channel topic, moved while the daemon was down to a 
   expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
   expect(botMessage(QUESTIONS[1]!)).toMatchObject({ stream_id: kitchen, topic: "orders" });
   expect(running!.logged("a dialog's waiting question was deleted")).toEqual([]);
+});
+
+it("the bot's question in a channel topic, its log not kept before the stop, deleted while the daemon was down: kept at the next start, read back, the prompt ends", async () => {
+  const gate = new StoreGate();
+  // Deletions and moves come from the start: no renewed queue reads the kept question back.
+  const extra = "handler_timeout: 1h\nevents: [message, reaction, delete_message, update_message]";
+  await start(gate, extra, ["general"]);
+  gate.mode = "fail";
+  sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "@**Survey** size" });
+  expect(await said(1)).toEqual(["Which size?"]);
+  // Sent, its log's write refused: the stop cuts the run off before the dialog waits.
+  await gate.stoppedAt(1);
+  await running!.stop({ keepState: true, deadlineMs: 0 });
+  await deleteMessageAs(sandbox!, BOT, botMessage("Which size?").id as number);
+  gate.open();
+  await daemonUp(gate, extra);
+  // The message is run again: the send is found in its records (nothing sent), the question kept
+  // and, once its log is written, read back (the new queue's read-back had no dialog to read).
+  await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  // No queue was renewed for it: the bot receives deletions and moves from the start.
+  expect(running!.logs.filter((l) => l.msg === "event queue registered").map((l) => l.reason)).toEqual([
+    "start",
+  ]);
 });
 
 it("code that adds a schema to an answered question stops the dialog, the person told, nothing cut back", async () => {

@@ -4,13 +4,12 @@
  * records. While no process ran, the question may have been deleted, or moved with its topic, and
  * no queue saw it; the waiting questions read back at a new queue (src/events/moved-questions.ts)
  * were read before this one waited. So it is read back once its log is written (one
- * GET /messages), in its conversation's order: one in a direct message found deleted (feature
- * level 300 and later, as at a new queue) ends its step; one found in another channel topic is
- * followed there. A channel question absent may have been moved out of the bot's reach: nothing
- * is concluded of it.
+ * GET /messages; a channel question the bot no longer holds, once more among public channels', as
+ * at a new queue), in its conversation's order: one found deleted (feature level 300 and later)
+ * ends its step; one found in another channel topic is followed there.
  */
 import type { Logger } from "pino";
-import { messagePages } from "../../api/message-pages.ts";
+import { messagePages, PUBLIC_CHANNELS } from "../../api/message-pages.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import { type Move, readBackMove } from "./dialog-moves.ts";
@@ -40,13 +39,18 @@ export async function readKeptBack(o: KeptParts, control: TaskControl, q: KeptQu
   if (entry === undefined || !entry.waiting || entry.head.asked !== q.msg || server === undefined) return;
   const from = entry.head.conversation;
   const read = { client: o.contexts.deps().api, featureLevel: server.featureLevel, signal: control.signal };
+  const byIds = server.featureLevel >= 300;
+  const readOnce = async (narrow?: typeof PUBLIC_CHANNELS) => {
+    const [page] = messagePages({ ...read, ...(narrow && { narrow }) }, [q.msg]);
+    return (await page)?.find((x) => x.id === q.msg);
+  };
   try {
-    const [page] = messagePages(read, [q.msg]);
-    const m = (await page)?.find((x) => x.id === q.msg);
+    let m = await readOnce();
+    // Not held: moved to a channel the bot is not in, or deleted (see src/events/moved-questions.ts).
+    if (m === undefined && byIds && from.startsWith("channel:")) m = await readOnce(PUBLIC_CHANNELS);
     const move = m && readBackMove(m, from);
     if (move !== undefined) o.follow(move);
-    else if (m === undefined && from.startsWith("dm:") && server.featureLevel >= 300)
-      o.gone(from, q.id, q.msg);
+    else if (m === undefined && byIds) o.gone(from, q.id, q.msg);
   } catch (err) {
     if (!control.signal.aborted)
       o.log.warn({ err, dialog: q.id }, "could not read back a question sent before a crash");
