@@ -3,10 +3,12 @@
  * reply is lost: tried again, the same end entry is found made in the dialog's log, and the end is
  * finished once: the operator is told it ended, the dialog is no longer listed, and the person is
  * told the note once. And an end left in doubt (it landed, every later try was refused, the
- * operator told it failed): run again, it repeats the same end and finishes it once; else the
- * log's refusal of the person's answer ends the dialog in memory too, so its deadline writes
- * nothing and it is no longer listed. A real daemon in this process
- * against the sandbox over HTTP, on the test clock; the dialogs' writes pass a gate.
+ * operator told it failed): run again, it repeats the same end and finishes it once. Else the
+ * next thing that touches the dialog settles it by its log: the person's next message there or
+ * its deadline (refused as ended: the end landed, the note is said once and the message is an
+ * ordinary one; taken: it did not, and the dialog goes on), or the bot's next start (its header
+ * read). A real daemon in this process against the sandbox over HTTP, on the test clock; the
+ * dialogs' writes pass a gate.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
@@ -67,15 +69,20 @@ async function waiting() {
   return bot.dialogs()[0]!;
 }
 
-const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("orders", id, NOTE);
-
-it("an operator's end that landed with its reply lost is found made: ended once, the person told once", async () => {
+/** The daemon on a gated store, its bot's one dialog waiting at its first question. */
+async function asked() {
   const gate = new StoreGate();
   const dm = await start(gate);
   const bot = running!.daemon.bots[0]!;
   dm("pick");
   expect(await said(1)).toEqual(["Which size?"]);
-  const dialog = await waiting();
+  return { gate, dm, bot, dialog: await waiting() };
+}
+
+const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("orders", id, NOTE);
+
+it("an operator's end that landed with its reply lost is found made: ended once, the person told once", async () => {
+  const { gate, dm, bot, dialog } = await asked();
   gate.mode = "lose";
   await end(dialog.id);
   expect(gate.stopped).toBe(1);
@@ -101,12 +108,7 @@ async function endInDoubt(gate: StoreGate, id: string): Promise<void> {
 }
 
 it("an end left in doubt, run again by the operator, repeats the same end: finished once, the note said once", async () => {
-  const gate = new StoreGate();
-  const dm = await start(gate);
-  const bot = running!.daemon.bots[0]!;
-  dm("pick");
-  expect(await said(1)).toEqual(["Which size?"]);
-  const dialog = await waiting();
+  const { gate, dm, bot, dialog } = await asked();
   await endInDoubt(gate, dialog.id);
   await end(dialog.id);
   expect(bot.dialogs()).toEqual([]);
@@ -114,13 +116,8 @@ it("an end left in doubt, run again by the operator, repeats the same end: finis
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
 });
 
-it("an end left in doubt (landed, every later try refused): the log's refusal ends the dialog in memory too", async () => {
-  const gate = new StoreGate();
-  const dm = await start(gate);
-  const bot = running!.daemon.bots[0]!;
-  dm("pick");
-  expect(await said(1)).toEqual(["Which size?"]);
-  const dialog = await waiting();
+it("an end left in doubt that landed, then the person writes: the note said once, the message an ordinary one", async () => {
+  const { gate, dm, bot, dialog } = await asked();
   await endInDoubt(gate, dialog.id);
   // Told it failed, the operator sees it listed still: the process cannot tell it ended.
   expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
@@ -132,12 +129,55 @@ it("an end left in doubt (landed, every later try refused): the log's refusal en
     return pass(write);
   };
   dm("large");
-  expect(await said(2)).toEqual(["Which size?", "not a command: large"]);
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
   expect(bot.dialogs()).toEqual([]);
   // Past the question's deadline: nothing waits for it, so nothing is written for it.
   await clock.advance(2 * 3_600_000);
   dm("2");
-  expect(await said(3)).toEqual(["Which size?", "not a command: large", "not a command: 2"]);
+  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
   expect(writes).toBe(1);
   expect(bot.dialogs()).toEqual([]);
+  // Settled: the operator's end run again finds no dialog, and the note is not said again.
+  await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
+  dm("3");
+  const after = ["not a command: large", "not a command: 2", "not a command: 3"];
+  expect(await said(5)).toEqual(["Which size?", NOTE, ...after]);
+});
+
+it("an end left in doubt that landed, then the question's deadline passes: the note said once", async () => {
+  const { gate, dm, bot, dialog } = await asked();
+  await endInDoubt(gate, dialog.id);
+  await clock.advance(2 * 3_600_000);
+  expect(await said(2)).toEqual(["Which size?", NOTE]);
+  expect(bot.dialogs()).toEqual([]);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
+});
+
+it("an end left in doubt that did not land, then the person writes: the dialog goes on as it was", async () => {
+  const { gate, dm, bot, dialog } = await asked();
+  gate.mode = "fail";
+  await expect(end(dialog.id)).rejects.toThrow(/refused a write/);
+  expect(gate.stopped).toBe(4);
+  gate.open();
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  // Run again, the end ends the dialog at the question it is at now: the note said once.
+  await end(dialog.id);
+  expect(await said(3)).toEqual(["Which size?", "How many?", NOTE]);
+  dm("2");
+  expect(await said(4)).toEqual(["Which size?", "How many?", NOTE, "not a command: 2"]);
+  expect(bot.dialogs()).toEqual([]);
+});
+
+it("an end left in doubt that landed, then the bot starts again: the note said once at the start", async () => {
+  const { gate, dm, bot, dialog } = await asked();
+  await endInDoubt(gate, dialog.id);
+  await bot.stop(1_000);
+  await bot.start();
+  expect(await said(2)).toEqual(["Which size?", NOTE]);
+  expect(bot.dialogs()).toEqual([]);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
 });

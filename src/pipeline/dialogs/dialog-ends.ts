@@ -40,15 +40,15 @@ export interface DialogEndParts {
 const OPERATOR_END_TRIES = 4;
 /** The operator's request has no stop of its own: its tries are bounded by their number. */
 const UNSTOPPED = new AbortController().signal;
-/** How many records of operators' ends in doubt a bot keeps: the oldest is dropped past it. */
-const DOUBTED_KEPT = 1_000;
 
 /**
  * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
  * nothing more), and the person is told `note` in the conversation's order, after what a run in
  * flight says. While the store fails the end is tried again, the same entry each time, so that
  * one which landed with its reply lost is found made and finished once; still failing, it
- * rejects with the store's error and the dialog goes on. False when there is no such dialog.
+ * rejects with the store's error, the dialog goes on, and the end is in doubt until the operator
+ * runs it again or something else settles it (ends-in-doubt.ts): the note is said once if it
+ * landed. False when there is no such dialog.
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -56,21 +56,21 @@ export async function endByOperator(
   note: string,
 ): Promise<boolean> {
   const { dialogs, queue, contexts, log } = o;
-  const kept = dialogs.endsInDoubt;
   const read = await dialogs.record(id);
   // Its log gone (an end in doubt landed): the record read before it.
-  const record = read?.origin === null ? (kept.get(id) ?? read) : read;
-  kept.delete(id);
+  const doubted = dialogs.endsInDoubt.take(id)?.record;
+  const record = read?.origin === null ? (doubted ?? read) : read;
   if (record === undefined) return false;
+  const tell = () => queue.push(record.conversation, () => tellEnded(contexts, log, record, note));
   const end = () => dialogs.end(id, "operator");
   try {
     if (!(await retrying(contexts.clock, log, UNSTOPPED, end, OPERATOR_END_TRIES))) return false;
   } catch (err) {
-    if (!(err instanceof DialogEnded || err instanceof LogMoved) && kept.set(id, record).size > DOUBTED_KEPT)
-      kept.delete(kept.keys().next().value as string);
+    if (!(err instanceof DialogEnded || err instanceof LogMoved))
+      dialogs.endsInDoubt.keep(id, { record, tell });
     throw err;
   }
-  queue.push(record.conversation, () => tellEnded(contexts, log, record, note));
+  tell();
   return true;
 }
 

@@ -37,6 +37,7 @@ import {
   type LogEntry,
 } from "./dialog-record.ts";
 import type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
+import { EndsInDoubt } from "./ends-in-doubt.ts";
 import { RecentlyEnded } from "./recently-ended.ts";
 import { retrying } from "./store-retry.ts";
 
@@ -54,13 +55,8 @@ export class Dialogs {
   readonly #deadlines: DeadlineTimer;
   /** The waiting questions a reaction answers (emoji choices), by message id. */
   readonly buttons: Buttons;
-  /**
-   * The records of operators' ends left in doubt (every try failed, the first may have landed), by
-   * dialog id. An end that landed deleted the log the note is said from (the first message, its
-   * moves): the operator's next end of it, which appends the same entry and finds it made, says
-   * the note from the record read before (endByOperator in dialog-ends.ts).
-   */
-  readonly endsInDoubt = new Map<string, DialogRecord>();
+  /** Operators' ends left in doubt, settled by the next end, append or start (ends-in-doubt.ts). */
+  readonly endsInDoubt = new EndsInDoubt();
 
   constructor(options: DialogsOptions) {
     this.#o = options;
@@ -92,6 +88,12 @@ export class Dialogs {
       entry.unread = true;
       ready.push(head);
     }
+    // An end in doubt of a dialog still listed did not land; one whose header an operator ended did.
+    for (const id of this.endsInDoubt.ids()) {
+      if (!this.#known.has(id) && (await this.log.head(id))?.ended === "operator")
+        this.endsInDoubt.landed(id);
+      else this.endsInDoubt.missed(id);
+    }
     return ready;
   }
 
@@ -99,19 +101,20 @@ export class Dialogs {
   arm(on: DialogSignals): void {
     this.#on = on;
     this.#deadlines.arm((entry) => on.due(entry.id, entry.head.conversation));
+    this.endsInDoubt.arm();
   }
 
   /** Stop the timer (the bot stops; the logs stay); entries stay until the next {@link load}. */
   pause(): void {
     this.#deadlines.stop();
     this.#on = undefined;
+    this.endsInDoubt.pause();
   }
 
   /** Forget the entries and the timer (a message waiting for a dialog's run is matched again). */
   stop(): void {
-    this.#deadlines.stop();
+    this.pause();
     this.#known.clear();
-    this.#on = undefined;
     this.#ended = new RecentlyEnded();
   }
 
@@ -171,14 +174,22 @@ export class Dialogs {
    * listed). As moved (another writer appended meanwhile: a second instance on the same store, as
    * during a takeover), the entry is read again from the store ({@link reread}). Left as it was,
    * either would wait on at a step its log has left: a passed deadline would fire again at once,
-   * refused again, in a tight loop, and each answer would be refused.
+   * refused again, in a tight loop, and each answer would be refused. Either outcome settles an
+   * operator's end of the dialog left in doubt: taken, it did not land; refused as ended, it did.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
-    return append.catch(async (err: unknown) => {
-      if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
-      if (err instanceof LogMoved && this.#known.current(entry)) await this.#reread(entry);
-      throw err;
-    });
+    return append.then(
+      (next) => {
+        this.endsInDoubt.missed(entry.id);
+        return next;
+      },
+      async (err: unknown) => {
+        if (err instanceof DialogEnded) this.endsInDoubt.landed(entry.id);
+        if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
+        if (err instanceof LogMoved && this.#known.current(entry)) await this.#reread(entry);
+        throw err;
+      },
+    );
   }
 
   /**
