@@ -28,6 +28,8 @@ export interface RuntimeMetricsSink {
   eventHandled(type: string, seconds: number): void;
   /** One run of a handler threw (each attempt counts). */
   eventFailed(type: string, seconds: number): void;
+  /** One run failed on a state store outage, not in the handler (each attempt counts). */
+  storeOutage(type: string, seconds: number): void;
   /** A failed handler is run again after a pause. */
   handlerRetried(type: string): void;
   /** An event became a dead letter (its last attempt failed, or it threw NoRetry). */
@@ -67,6 +69,8 @@ export class BothostMetrics {
         "Events that reached a bot (queue, catch-up, replay or outgoing webhook), duplicates included.",
       bothost_events_handled_total: "Events whose handlers finished without an error.",
       bothost_events_failed_total: "Handler runs that threw (each attempt of a retried event counts).",
+      bothost_events_store_outage_total:
+        "Handler runs that failed on a state store outage, not in the handler (each attempt counts).",
       bothost_handler_retries_total: "Handler runs started again after a failure.",
       bothost_dead_letters_total: "Events kept as dead letters after their handler failed every attempt.",
     }),
@@ -191,6 +195,7 @@ export class BothostMetrics {
       received: c.bothost_events_received_total.labels({ bot, type }),
       handled: c.bothost_events_handled_total.labels({ bot, type }),
       failed: c.bothost_events_failed_total.labels({ bot, type }),
+      outage: c.bothost_events_store_outage_total.labels({ bot, type }),
       retried: c.bothost_handler_retries_total.labels({ bot, type }),
       dead: c.bothost_dead_letters_total.labels({ bot, type }),
       duration: this.#handlerDuration.labels({ bot, type }),
@@ -213,6 +218,11 @@ export class BothostMetrics {
       eventFailed: (type, seconds) => {
         const m = perType(type);
         m.failed.inc();
+        m.duration.observe(seconds);
+      },
+      storeOutage: (type, seconds) => {
+        const m = perType(type);
+        m.outage.inc();
         m.duration.observe(seconds);
       },
       handlerRetried: (type) => perType(type).retried.inc(),

@@ -10,6 +10,11 @@
  *
  * When the bot stops during a pause, the remaining attempts are not waited for: the event is kept
  * as a dead letter already marked for replay, so the next start handles it again.
+ *
+ * A failure that is the state store's outage (see {@link outageOf}) is not the handler's: an event
+ * whose last attempt failed on it is kept nowhere (the outage would refuse the dead letter too) but
+ * waits for the store in its conversation's order, run again until it gets through (store-waits.ts);
+ * a message the stop cuts off meanwhile is left unmarked, and the next start catches it up.
  */
 import type { Logger } from "pino";
 import { sleep, timeoutSignal } from "../api/sleep.ts";
@@ -24,9 +29,13 @@ import { DialogEnded } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { FailureMetrics, RunJob } from "./incoming.ts";
 import { handlerTimedOut, RouterError } from "./router-error.ts";
+import { StoreWaits } from "./store-waits.ts";
 
 /** The log line of a run that failed on a state store outage (see {@link outageOf}). */
 export const STORE_OUTAGE_LINE = "the run failed on a state store outage, not in the handler";
+/** The log line of an event whose every attempt failed, the last on the store's outage (see `settle`). */
+export const STORE_WAIT_LINE =
+  "the state store's outage outlasted every attempt: the event waits for the store, its conversation held";
 
 /**
  * What to log of `err` when it is a state store outage (a Redis outage, a lost lease: see
@@ -84,6 +93,7 @@ export interface FailedRun {
 
 export class HandlerFailures {
   readonly #o: HandlerFailuresOptions;
+  readonly #waits: StoreWaits;
   #stopping = new AbortController();
   // Known without reading the controller's signal: a signal is made on first read (most of a KB,
   // for every bot of a daemon) and is needed only once a handler fails.
@@ -91,6 +101,7 @@ export class HandlerFailures {
 
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
+    this.#waits = new StoreWaits(options.clock);
   }
 
   /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
@@ -109,7 +120,8 @@ export class HandlerFailures {
   /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a
    * later attempt (true), kept as a dead letter (false), or, for a dialog's run the stop cut
-   * before it could run again and a message's first run the stop's deadline aborted,
+   * before it could run again, a message's first run the stop's deadline aborted and a message
+   * failed by the store's outage (or waiting for the store) when the bot stopped,
    * `"resumes"`: nothing is kept or marked, and the next start (here or on another instance)
    * runs it again from the dialog's log or the catch-up, as after a crash. Never rejects.
    */
@@ -122,31 +134,46 @@ export class HandlerFailures {
     const policy = o.retries;
     let last = error;
     let attempts = 1;
-    while (attempts < policy.attempts && !(last instanceof NoRetry) && !stopping.aborted) {
-      const delay = retryDelay(policy, attempts);
-      const again = { attempt: attempts, of: policy.attempts, retryInMs: delay };
+    let waited = false;
+    while (!(last instanceof NoRetry) && !stopping.aborted) {
       const outage = outageOf(last);
-      if (outage) o.log.warn({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
-      else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
+      // Past the last attempt, only an event failed on the store's outage goes on: it waits for it.
+      const waits = attempts >= policy.attempts;
+      if (waits && !(outage && waitsForStore(run))) break;
+      let ran = false;
+      const attempt = async () => {
+        ran = true;
+        o.metrics?.handlerRetried(run.event.type);
+        attempts++;
+        const timeout = timeoutSignal(clock, o.handlerTimeoutMs, () => handlerTimedOut(o.handlerTimeoutMs));
+        try {
+          await run.again(AbortSignal.any([stopping, timeout.signal]));
+        } finally {
+          timeout.clear();
+        }
+      };
       try {
-        await sleep(clock, delay, stopping);
-      } catch {
-        break; // stopping: kept below, marked for replay
-      }
-      o.metrics?.handlerRetried(run.event.type);
-      attempts++;
-      const timeout = timeoutSignal(clock, o.handlerTimeoutMs, () => handlerTimedOut(o.handlerTimeoutMs));
-      try {
-        await run.again(AbortSignal.any([stopping, timeout.signal]));
+        if (waits) {
+          if (!waited) o.log.warn({ ...outage, attempts }, STORE_WAIT_LINE);
+          waited = true;
+          await this.#waits.run(stopping, attempt);
+        } else {
+          const delay = retryDelay(policy, attempts);
+          const again = { attempt: attempts, of: policy.attempts, retryInMs: delay };
+          if (outage)
+            o.log.warn({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
+          else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
+          await sleep(clock, delay, stopping);
+          await attempt();
+        }
         o.log.info({ attempts }, "handler succeeded on a later attempt");
         if (run.letter) await o.letters?.remove(run.letter.id);
         return true;
       } catch (err) {
+        if (!ran) break; // stopping during the pause: see below
         // A prompt unanswered, or the dialog ended during the pause (an operator's end): done with.
         if (promptUnanswered(err) || err instanceof DialogEnded) return this.#ended(run);
         last = err;
-      } finally {
-        timeout.clear();
       }
     }
     if (stopping.aborted && run.dialog !== undefined && !run.letter && !(last instanceof NoRetry)) {
@@ -155,6 +182,15 @@ export class HandlerFailures {
       o.log.info(
         { err: last, attempts },
         "a dialog's run was cut off by the stop: it runs again at the next start",
+      );
+      return "resumes";
+    }
+    if (stopping.aborted && (waited || outageOf(last)) && isMessage(run)) {
+      // Kept nowhere (the outage would refuse the dead letter): left unmarked, as a crash leaves
+      // it, the next start's catch-up runs it again.
+      o.log.info(
+        { attempts },
+        "a run waiting for the state store was cut off by the stop: it runs again at the next start",
       );
       return "resumes";
     }
@@ -307,6 +343,19 @@ export function jobRunner(
 
 /** A live or caught-up message's first run, aborted by the stop's deadline (the next start catches it up). */
 function cutOffMessage(run: FailedRun, err: unknown): boolean {
-  const live = run.source === "queue" || run.source === "catch-up";
-  return live && run.event.type === "message" && err instanceof RouterError && err.code === "ROUTER_ABORTED";
+  return isMessage(run) && err instanceof RouterError && err.code === "ROUTER_ABORTED";
+}
+
+/** A live or caught-up message (in the ledger: left unmarked, the next start catches it up). */
+function isMessage(run: FailedRun): boolean {
+  return (run.source === "queue" || run.source === "catch-up") && run.event.type === "message";
+}
+
+/**
+ * An event that waits for the store past its last attempt: one ordered in its conversation (live,
+ * caught up, a dead letter replayed), not a cron job's occurrence nor an outgoing webhook's
+ * delivery, whose caller waits for its outcome.
+ */
+function waitsForStore(run: FailedRun): boolean {
+  return run.source === "queue" || run.source === "catch-up" || run.source === "replay";
 }

@@ -44,6 +44,8 @@ export interface DispatchMetrics extends FailureMetrics {
   eventReceived(type: string): void;
   eventHandled(type: string, seconds: number): void;
   eventFailed(type: string, seconds: number): void;
+  /** A run failed on a state store outage, not in the handler (each attempt counts). */
+  storeOutage(type: string, seconds: number): void;
 }
 
 /**

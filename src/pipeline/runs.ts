@@ -340,8 +340,10 @@ export class HandlerRuns {
       return;
     }
     this.#stats.failed++;
-    this.#o.metrics?.eventFailed(ctx.event.type, (monotonicMs() - started) / 1000);
     const outage = outageOf(err);
+    const seconds = (monotonicMs() - started) / 1000;
+    if (outage) this.#o.metrics?.storeOutage(ctx.event.type, seconds);
+    else this.#o.metrics?.eventFailed(ctx.event.type, seconds);
     // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
     if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
       ctx.log.warn({ err }, "handler cut short by the shutdown's deadline");

@@ -2,13 +2,15 @@
  * A dialog's question whose send record (its effect record, written before and after the send)
  * meets a store outage: the prompt waits the outage out, as the dialog's log writes do, instead of
  * rejecting with the store's error. A bot that catches every error of `ctx.prompt` would otherwise
- * tell the person of a failure although the question was asked. A real daemon in this process
+ * tell the person of a failure although the question was asked. An outage past every attempt
+ * keeps the message nowhere: it waits for the store, then asks nothing twice. A real daemon in this process
  * against the sandbox; the store is a FileStore whose effect records go through a gate; the test
  * clock, no sleeps.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
@@ -17,7 +19,6 @@ import { StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "size-bot@sandbox.example";
-const MEMBER = "member@sandbox.example";
 const SORRY = "Sorry, something failed.";
 
 const sizes = defineBot({
@@ -116,24 +117,39 @@ it("the store down before the question is sent: it is asked once the store is ba
   expect(await said(2)).toEqual(["Which size?", "medium it is."]);
 });
 
-it("an outage past the handler timeout just after the send: nothing more is said, the message kept as a dead letter", async () => {
+it("an outage past the handler timeout just after the send: nothing more is said; the message waits for the store, then asks nothing twice", async () => {
   const gate = new StoreGate();
-  await start(gate, "handler_timeout: 1s");
+  const dm = await start(gate, "handler_timeout: 1s");
   gate.skip = 1;
   gate.mode = "fail";
-  sandbox!.control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "size" });
+  dm("size");
   await gate.stoppedAt(1);
   // Each attempt waits for the store until its handler timeout; the prompt then rejects, but the
-  // run's signal is aborted, so the handler's reply is never sent. Each poll moves the test clock
+  // run's signal is aborted, so the handler's reply is never sent. Every attempt failed on the
+  // outage, the message is kept nowhere: it waits for the store. Each poll moves the test clock
   // 5 s; the real-time bound is only for a loaded machine, where one move can take over a second.
   await expect
     .poll(
       async () => {
         await pass(5_000, 1_000);
-        return running!.logged("kept as dead letter").length;
+        return running!.logged(STORE_WAIT_LINE).length;
       },
       { timeout: 15_000 },
     )
     .toBe(1);
   expect(botSaid()).toEqual(["Which size?"]);
+  expect(await running!.daemon.letters.list()).toEqual([]);
+  gate.open();
+  await expect
+    .poll(
+      async () => {
+        await pass(5_000, 1_000);
+        return running!.daemon.bots[0]!.dialogs().map((d) => d.step);
+      },
+      { timeout: 15_000 },
+    )
+    .toEqual([1]);
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "large it is."]);
+  expect(running!.logged("kept as dead letter")).toEqual([]);
 });

@@ -3,13 +3,15 @@
  * `STATE_FENCED` once the bot's lease is lost) is no failure of the bot's code: it is logged as a
  * warning naming the store's outage (its code and message, no stack), not as "handler failed",
  * and runs again as any failed run does, once the store is back. A handler's own error during
- * the outage is still its failure. A real daemon in this process against the sandbox over HTTP,
+ * the outage is still its failure. An outage longer than every attempt keeps the event nowhere: it
+ * waits for the store in its conversation's order (no dead letter, no handler failure counted), or,
+ * cut off by the stop, is left unmarked for the next start to catch up. A real daemon in this process against the sandbox over HTTP,
  * on the test clock; the bot's `ctx.state` writes pass a gate.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
-import { STORE_OUTAGE_LINE } from "../../src/pipeline/handler-failures.ts";
+import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
@@ -60,7 +62,7 @@ afterEach(async () => {
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 /** The daemon on a store whose `ctx.state` writes pass `gate`; resolves a direct message to the bot. */
-async function start(gate: StoreGate) {
+async function start(gate: StoreGate, global?: string) {
   const up = await startGatedDaemon({
     name: "orders",
     email: BOT,
@@ -68,6 +70,7 @@ async function start(gate: StoreGate) {
     definition: orders,
     gate,
     gated: "kv",
+    ...(global ? { global } : {}),
   });
   ({ sandbox, running, clock, dir } = up);
   return up.dm;
@@ -117,4 +120,94 @@ it("a handler's own error during the outage is still its failure", async () => {
     err: { message: "the tally could not be kept", stack: expect.stringContaining("Error") },
   });
   expect(running!.logged(STORE_OUTAGE_LINE)).toEqual([]);
+});
+
+/** A counter's value for the bot's message events (0 when never counted). */
+async function counted(name: string): Promise<number> {
+  const metric = running!.daemon.metrics!.registry.getSingleMetric(name) as unknown as {
+    get(): Promise<{ values: { labels: Record<string, string>; value: number }[] }>;
+  };
+  const values = (await metric.get()).values;
+  return values.find((v) => v.labels.bot === "orders" && v.labels.type === "message")?.value ?? 0;
+}
+
+/** Runs every attempt of the default retries (5, after 2, 4, 8 and 16 s), each failing on the outage. */
+async function everyAttemptFails(): Promise<void> {
+  for (let n = 1; n <= 4; n++) {
+    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(n);
+    await clock.advance(2_000 * 2 ** (n - 1));
+  }
+  await expect.poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(1);
+}
+
+it("an outage longer than every attempt: no handler failure, no dead letter; the message waits for the store in its order", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "http:\n  listen: 127.0.0.1:0");
+  gate.mode = "fail";
+  dm("order");
+  dm("orders");
+  await everyAttemptFails();
+  expect(running!.logged(STORE_OUTAGE_LINE)).toHaveLength(5 + 4);
+  // Still failing: run again after 1 s, then 2 s (one run at a time for the bot).
+  await clock.advance(1_000);
+  await expect.poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 1);
+  await clock.advance(2_000);
+  await expect.poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 2);
+  expect(running!.logged("handler failed")).toEqual([]);
+  expect(await running!.daemon.letters.list()).toEqual([]);
+  gate.open();
+  await clock.advance(4_000);
+  await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
+  // The conversation's next message waited for it: it reads what the run wrote.
+  expect(await said(2)).toEqual(["Ordered.", "orders: 1"]);
+  expect(await running!.daemon.letters.list()).toEqual([]);
+  expect(await counted("bothost_events_failed_total")).toBe(0);
+  expect(await counted("bothost_events_store_outage_total")).toBe(7);
+  expect(await counted("bothost_dead_letters_total")).toBe(0);
+});
+
+it("a run waiting for the store, cut off by the stop, is left unmarked: the next start catches it up", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  const bot = running!.daemon.bots[0]!;
+  gate.mode = "fail";
+  dm("order");
+  await everyAttemptFails();
+  await bot.stop(1_000);
+  expect(running!.logged("a run waiting for the state store was cut off by the stop")).toHaveLength(1);
+  expect(await running!.daemon.letters.list()).toEqual([]);
+  gate.open();
+  await bot.start();
+  dm("orders");
+  // Caught up again: its write applied, its reply (made before the outage failed it) not made twice.
+  expect(await said(2)).toEqual(["Ordered.", "orders: 1"]);
+  expect(running!.logged("handler failed")).toEqual([]);
+});
+
+it("runs waiting for the store run again one at a time for the bot, however many conversations wait", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  gate.mode = "fail";
+  dm("order");
+  sandbox!.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "order" });
+  for (let n = 1; n <= 4; n++) {
+    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(2 * n);
+    await clock.advance(2_000 * 2 ** (n - 1));
+  }
+  await expect.poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(2);
+  const failures = () => running!.logged(STORE_OUTAGE_LINE).length;
+  expect(failures()).toBe(2 * (5 + 4));
+  // One run after 1 s, the other's 2 s after it, the first's again 4 s after that.
+  await clock.advance(1_000);
+  await expect.poll(failures).toBe(19);
+  await clock.advance(2_000);
+  await expect.poll(failures).toBe(20);
+  await clock.advance(4_000);
+  await expect.poll(failures).toBe(21);
+  gate.open();
+  await clock.advance(8_000);
+  // The store is back: the first run through lets the other go at once.
+  await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(2);
+  expect(failures()).toBe(21);
+  expect(await said(2)).toEqual(["Ordered.", "Ordered."]);
 });

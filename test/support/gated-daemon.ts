@@ -27,6 +27,8 @@ export interface GatedDaemonOptions {
   gate?: StoreGate;
   /** The namespace under the bot's whose writes pass the gate (`"dialogs"`, `"kv"`). */
   gated?: string;
+  /** Extra top-level YAML (an `http:` block, for the metrics). */
+  global?: string;
 }
 
 export interface GatedDaemon {
@@ -59,7 +61,7 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
   const running = await startInProcessDaemon(
     sandbox,
     { [o.name]: entry },
-    { store, clock, stateDir: join(dir, "daemon") },
+    { store, clock, stateDir: join(dir, "daemon"), ...(o.global ? { global: o.global } : {}) },
   );
   const dm = (content: string) =>
     sandbox.control.sendAs("member@sandbox.example", { type: "direct", to: [o.email], content }).id;
