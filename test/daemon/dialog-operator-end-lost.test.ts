@@ -17,6 +17,7 @@ import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
+import { deferred } from "../support/deferred.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
@@ -24,10 +25,14 @@ import { saidAtLeast } from "../support/self-killing-bot.ts";
 const BOT = "order-bot@sandbox.example";
 const NOTE = "An operator ended this conversation.";
 
+/** Set by a test: the run that took the first answer waits on it before asking again. */
+let slow: { promise: Promise<void>; resolve: () => void } | undefined;
+
 const orders = defineBot({
   setup(bot) {
     bot.command("pick", async (ctx) => {
       const size = await ctx.prompt("Which size?", { timeout: "1h" });
+      await slow?.promise;
       const count = await ctx.prompt("How many?");
       await ctx.reply(`${count.text} × ${size.text}`);
     });
@@ -40,6 +45,7 @@ let running: InProcessDaemon | undefined;
 let dir: string | undefined;
 let clock: TestClock;
 afterEach(async () => {
+  slow = undefined;
   await running?.stop();
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -180,4 +186,19 @@ it("an end left in doubt that landed, then the bot starts again: the note said o
   expect(bot.dialogs()).toEqual([]);
   dm("large");
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+});
+
+it("an end left in doubt that landed while a run is under way: the run's next question finds it, the note said after it", async () => {
+  slow = deferred();
+  const { gate, dm, bot, dialog } = await asked();
+  dm("large");
+  // The run that took "large" waits on slow code.
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  await endInDoubt(gate, dialog.id);
+  slow.resolve();
+  // The process cannot tell the end landed: the question is sent, and its log's write refused.
+  expect(await said(3)).toEqual(["Which size?", "How many?", NOTE]);
+  expect(bot.dialogs()).toEqual([]);
+  dm("2");
+  expect(await said(4)).toEqual(["Which size?", "How many?", NOTE, "not a command: 2"]);
 });

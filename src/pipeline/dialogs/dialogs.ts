@@ -178,18 +178,11 @@ export class Dialogs {
    * operator's end of the dialog left in doubt: taken, it did not land; refused as ended, it did.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
-    return append.then(
-      (next) => {
-        this.endsInDoubt.missed(entry.id);
-        return next;
-      },
-      async (err: unknown) => {
-        if (err instanceof DialogEnded) this.endsInDoubt.landed(entry.id);
-        if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
-        if (err instanceof LogMoved && this.#known.current(entry)) await this.#reread(entry);
-        throw err;
-      },
-    );
+    return this.endsInDoubt.settledBy(entry.id, append).catch(async (err: unknown) => {
+      if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
+      if (err instanceof LogMoved && this.#known.current(entry)) await this.#reread(entry);
+      throw err;
+    });
   }
 
   /**
@@ -315,7 +308,13 @@ export class Dialogs {
     if (!this.#o.persist) return head;
     if (this.isEnded(head.id)) throw new DialogEnded(head.id);
     const write = () => this.log.append(head, entries, create);
-    const next = await (run ? this.retrying(run.signal, write) : write());
+    const writing = this.endsInDoubt.settledBy(head.id, run ? this.retrying(run.signal, write) : write());
+    // Ended by another hand (an operator's end in doubt that landed): nothing waits for it here.
+    const next = await writing.catch((err: unknown) => {
+      const entry = this.#known.get(head.id);
+      if (err instanceof DialogEnded && entry !== undefined) this.#known.drop(entry);
+      throw err;
+    });
     const entry = this.#known.put(next);
     if (!next.waiting) entry.running = true;
     else if (run?.earlier !== undefined && next.asked === run.earlier)
@@ -374,7 +373,8 @@ export class Dialogs {
     if (entry) entry.ending = true;
     let ended = entry !== undefined;
     try {
-      if (this.#o.persist) ended = await this.log.close(id, entry?.head, end);
+      const closing = this.#o.persist && this.log.close(id, entry?.head, end);
+      if (closing) ended = await this.endsInDoubt.settledBy(id, closing);
     } catch (err) {
       // Not recorded, or not known to be (the next end appends the same entry, found made if it
       // landed): the dialog goes on as it was (the caller is told the end failed).

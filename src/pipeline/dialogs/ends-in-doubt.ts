@@ -1,11 +1,12 @@
 /**
  * Operators' ends left in doubt (every try failed, the first may have landed: see endByOperator
  * in dialog-ends.ts), settled by the next thing that touches the dialog, which reads its log: the
- * person's next message there or the question's deadline (an append the log takes means the end
- * did not land: the dialog goes on as it was; one it refuses as ended means it did: the note is
- * said, once), or the next start of the bot (its header read). Kept in memory: a new process
- * knows of none.
+ * person's next message there, the question's deadline, a run under way asking again or ending
+ * (an append the log takes means the end did not land: the dialog goes on as it was; one it
+ * refuses as ended means it did: the note is said, once), or the next start of the bot (its
+ * header read). Kept in memory: a new process knows of none.
  */
+import { DialogEnded } from "./dialog-log.ts";
 import type { DialogRecord } from "./dialog-record.ts";
 
 /** An end in doubt: the record read before it (its log is gone once it lands), and how its note is said. */
@@ -40,6 +41,24 @@ export class EndsInDoubt {
   /** The ids of the dialogs whose end is in doubt. */
   ids(): string[] {
     return [...this.#kept.keys()];
+  }
+
+  /**
+   * `write`, an append to dialog `id`'s log (or an end of it, resolving false when it had ended),
+   * settles an end of it in doubt: taken, that end did not land; refused as ended, it did.
+   */
+  settledBy<T>(id: string, write: Promise<T>): Promise<T> {
+    return write.then(
+      (done) => {
+        if (done === false) this.landed(id);
+        else this.missed(id);
+        return done;
+      },
+      (err: unknown) => {
+        if (err instanceof DialogEnded) this.landed(id);
+        throw err;
+      },
+    );
   }
 
   /** Dialog `id`'s log took an append after its end in doubt: that end did not land, the dialog goes on. */
