@@ -3,14 +3,15 @@
  * takeover): the write the log refuses (`LogMoved`) has the dialog read again from the store, as
  * its log now is, instead of waiting on at the step this process last knew. A deadline refused so
  * is not fired again at once (a hot loop of refused writes), and an answer refused so is matched
- * again against the log as it is (the other writer recorded it: a copy, handled once). Two real
- * daemons in this process against the sandbox over HTTP, on one test clock and one file store;
- * the first daemon's dialog writes pass a gate, and its writes are counted.
+ * again against the log as it is (the other writer recorded it: a copy, handled once); so is a
+ * reaction refused so. Two real daemons in this process against the sandbox over HTTP, on one test
+ * clock and one file store; each daemon's dialog writes may pass a gate, and the first one's are
+ * counted.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
@@ -27,6 +28,12 @@ const HOUR = 3_600_000;
 
 const orders = defineBot({
   setup(bot) {
+    bot.track("reactions");
+    bot.command("approve", async (ctx) => {
+      const where = { channel: "general", topic: "approvals" };
+      const a = await ctx.prompt("Approve?", { choices: { yes: "check", no: "x" }, where, timeout: "1h" });
+      await ctx.reply(`${a.value} by ${a.by.name}`);
+    });
     bot.command("pick", async (ctx) => {
       const size = await ctx
         .prompt("Which size?", { timeout: "1h" })
@@ -38,15 +45,21 @@ const orders = defineBot({
   },
 });
 
+const BOTS = { orders: { email: BOT, definition: orders, extra: "handler_timeout: 1h" } };
+
 let sandbox: Sandbox | undefined;
 /** The daemon under test (`first`) and the other writer (`second`), stopped before the first. */
 let second: InProcessDaemon | undefined;
 let first: InProcessDaemon | undefined;
 let dir: string | undefined;
 let clock: TestClock;
+/** The store both daemons share, closed by neither: closed last. */
+let shared: StateBackend | undefined;
 afterEach(async () => {
   await second?.stop();
   await first?.stop();
+  await shared?.close();
+  shared = undefined;
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
   second = first = sandbox = dir = undefined;
@@ -55,7 +68,7 @@ afterEach(async () => {
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
-/** `store`, closed by nobody: the other daemon's stop leaves it to the first. */
+/** `store`, closed by neither daemon's stop: each may stop while the other goes on. */
 function unclosed(store: StateBackend): StateBackend {
   return new Proxy(store, {
     get(target, prop, receiver) {
@@ -77,12 +90,11 @@ function counted(gate: StoreGate): { writes: number } {
   return count;
 }
 
-/**
- * The first daemon, its dialog writes through `gate`, waiting at "Which size?" of the dialog a
- * direct message began; then the second daemon on the same store, which read that dialog as it
- * started. Resolves a direct message to the bot.
- */
-async function twoWaiting(gate: StoreGate) {
+/** The store both daemons use. */
+let files: StateBackend;
+
+/** The first daemon, its dialog writes through `gate`. Resolves a direct message to the bot. */
+async function firstUp(gate: StoreGate) {
   clock = new TestClock();
   sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
@@ -90,26 +102,40 @@ async function twoWaiting(gate: StoreGate) {
     full_name: "Orders",
     bot: "generic",
     owner: "owner@sandbox.example",
+    channels: ["general"],
   });
   dir = await mkdtemp(join(tmpdir(), "bothost-dialog-log-moved-"));
-  const store = await FileStore.open(join(dir, "store"), { now: () => clock.now() });
-  const box = sandbox;
-  const dm = (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
-  const bots = (extra: string) => ({ orders: { email: BOT, definition: orders, extra } });
-  first = await startInProcessDaemon(sandbox, bots("handler_timeout: 1h"), {
-    store: gatedBackend(store, ["orders", "dialogs"], gate),
+  files = shared = await FileStore.open(join(dir, "store"), { now: () => clock.now() });
+  first = await startInProcessDaemon(sandbox, BOTS, {
+    store: gatedBackend(unclosed(files), ["orders", "dialogs"], gate),
     clock,
     stateDir: join(dir, "first"),
   });
+  const box = sandbox;
+  return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
+}
+
+/** The second daemon on the first one's store, its dialog writes through `other`, if given. */
+async function secondUp(other?: StoreGate) {
+  second = await startInProcessDaemon(sandbox!, BOTS, {
+    store: unclosed(other ? gatedBackend(files, ["orders", "dialogs"], other) : files),
+    clock,
+    stateDir: join(dir!, "second"),
+  });
+}
+
+/**
+ * The first daemon, its dialog writes through `gate`, waiting at "Which size?" of the dialog a
+ * direct message began; then the second daemon on the same store (its dialog writes through
+ * `other`, if given), which read that dialog as it started. Resolves a direct message to the bot.
+ */
+async function twoWaiting(gate: StoreGate, other?: StoreGate) {
+  const dm = await firstUp(gate);
   dm("pick");
   expect(await said(1)).toEqual(["Which size?"]);
-  await waiting(first, 1);
-  second = await startInProcessDaemon(sandbox, bots("handler_timeout: 1h"), {
-    store: unclosed(store),
-    clock,
-    stateDir: join(dir, "second"),
-  });
-  await waiting(second, 1);
+  await waiting(first!, 1);
+  await secondUp(other);
+  await waiting(second!, 1);
   return dm;
 }
 
@@ -170,5 +196,53 @@ it("an answer the log refuses as moved is matched again: the other writer's copy
   expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
   // Since the refused answer: the next answer and the end; the passed deadline writes nothing.
   expect(count.writes).toBe(2);
+  expect(first!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+/** `as` calls `path` of the sandbox's API (`PATCH` or `POST`) with `body`. */
+async function api(as: string, method: string, path: string, body: Record<string, string>) {
+  const auth = Buffer.from(`${as}:${sandbox!.control.apiKeyOf(as)}`).toString("base64");
+  const res = await fetch(`${sandbox!.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(body),
+  });
+  expect(res.status).toBe(200);
+}
+
+it("a reaction the log refuses as moved is matched again: its question, moved meanwhile by the other writer, takes it", async () => {
+  const gate = new StoreGate();
+  const other = new StoreGate();
+  const dm = await firstUp(gate);
+  dm("approve");
+  // The question, with its two buttons, waits in #general > approvals.
+  const question = await vi.waitFor(() => {
+    const m = sandbox!.control.messages().find((x) => String(x.content).startsWith("Approve?"));
+    expect((sandbox!.control.messageView(m!.id as number)!.reactions as unknown[]).length).toBe(2);
+    return m!.id as number;
+  });
+  await waiting(first!, 1);
+  // The first daemon takes the member's reaction: its write waits. The question is moved to
+  // another topic; the first daemon's move waits behind the answer.
+  gate.mode = "hang";
+  await api(MEMBER, "POST", `/messages/${question}/reactions`, { emoji_name: "check" });
+  await gate.stoppedAt(1);
+  await api("owner@sandbox.example", "PATCH", `/messages/${question}`, {
+    topic: "approvals 2",
+    propagate_mode: "change_all",
+  });
+  // The second daemon starts: it reads the move back and records it; the reaction's write fails,
+  // until its bot stops (its lease lost).
+  other.skip = 1;
+  other.mode = "fail";
+  await secondUp(other);
+  await other.stoppedAt(1);
+  expect(second!.logged("a dialog's topic moved")).toHaveLength(1);
+  await second!.daemon.bots[0]!.stop(0);
+  await second!.stop();
+  second = undefined;
+  // Refused as moved, the reaction is matched again: the question waits still, in its new topic.
+  gate.open();
+  expect(await said(2)).toEqual(["Approve?\n1. :check: yes\n2. :x: no", "yes by Mel Member"]);
   expect(first!.daemon.bots[0]!.dialogs()).toEqual([]);
 });

@@ -29,11 +29,11 @@ import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
 import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
-import { nameOf } from "./dialog-reactions.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
+import { type AnswerRecorder, ReactionAnswers } from "./reaction-answers.ts";
 import { retrying } from "./store-retry.ts";
 
 /** The runs the engine hands messages and dialogs to (runs.ts). */
@@ -66,10 +66,15 @@ export class DialogEngine {
   #ready: DialogHead[] = [];
   /** Dialogs following their questions' moves (dialog-moves.ts). */
   readonly moves: DialogMoves;
+  /** Reactions as answers (reaction-answers.ts). */
+  readonly #reactions: ReactionAnswers;
 
   constructor(parts: DialogEngineParts) {
     this.#o = parts;
     this.moves = new DialogMoves(parts);
+    const record: AnswerRecorder = (control, entry, write, again) =>
+      this.#record(control, entry, write, { again });
+    this.#reactions = new ReactionAnswers({ ...parts, moves: this.moves, record });
   }
 
   /** Read the dialogs' headers (at each start, after the ledger). False when `signal` aborted meanwhile. */
@@ -105,7 +110,7 @@ export class DialogEngine {
     const { event, issue } = incoming;
     if (incoming.letter && incoming.dialog) return this.#reopened(control, incoming, incoming.dialog);
     if (dialogs.size === 0 || incoming.dialog || incoming.letter) return runs.run(control, incoming);
-    if (event.type === "reaction") return this.#reaction(control, incoming);
+    if (event.type === "reaction") return this.#reactions.run(control, incoming);
     if (event.type !== "message") return runs.run(control, incoming);
     if (!isTypedEvent(event, issue)) return runs.run(control, incoming);
     const message = (event as ServerEvent & { type: "message" }).message;
@@ -190,63 +195,18 @@ export class DialogEngine {
     return word !== undefined && (head.cmd ?? word === "help");
   }
 
-  /** A reaction: the answer of the question it is on (see dialog-reactions.ts), or an ordinary event. */
-  #reaction(control: TaskControl, incoming: Incoming, waited = false): unknown {
-    const { dialogs, runs } = this.#o;
-    const r = incoming.event as unknown as {
-      op: string;
-      message_id: number;
-      user_id: number;
-      emoji_name: string;
-    };
-    const user = (incoming.event as { user?: { full_name?: string } }).user;
-    const reaction = { messageId: r.message_id, userId: r.user_id, name: r.emoji_name };
-    // The waiting questions are being read back (moves made while no queue read): a reaction is
-    // matched once they are, after the messages caught up before it (a typed answer goes first),
-    // and its dialog is where its question is now.
-    const moved = r.op === "add" && !waited ? this.moves.readBack(r.user_id) : undefined;
-    if (moved !== undefined) return moved.then(() => this.#reaction(control, incoming, waited));
-    const found = r.op === "add" ? dialogs.buttons.take(reaction) : undefined;
-    if (found === undefined) {
-      // On a question just sent, its log not kept yet: matched again once it is.
-      const sending = r.op === "add" && !waited ? dialogs.buttons.sending(r.message_id) : undefined;
-      if (sending === undefined) return runs.run(control, incoming);
-      return whenSettled(sending, control.signal).then(() => this.#reaction(control, incoming, true));
-    }
-    const { entry, value } = found;
-    // A reaction caught up after a new queue carries no name: the users cache (or the server) has it.
-    const name = user?.full_name ?? nameOf(this.#o.contexts.deps().services?.users, r.user_id);
-    if (typeof name !== "string")
-      return name.then((known) => this.#answered(control, entry, r, value, known));
-    return this.#answered(control, entry, r, value, name);
-  }
-
-  /** Record `value`, chosen by `r`'s reaction, as the answer of `entry`'s question. */
-  #answered(
-    control: TaskControl,
-    entry: DialogEntry,
-    r: { message_id: number; user_id: number },
-    value: string,
-    name: string,
-  ): void {
-    const at = {
-      id: entry.head.asked ?? r.message_id,
-      timestamp: Math.floor(this.#o.contexts.clock.now() / 1000),
-    };
-    this.#record(control, entry, () => this.#o.dialogs.answer(entry, at, value, { id: r.user_id, name }), {});
-  }
-
   /**
    * Append an answer (or a deadline) to `entry`'s log with the conversation's key held, trying
    * again until it lands (or the shutdown deadline), then run the dialog in a task of its own,
    * before any later message there. `answer`: the message the append records as handled; `after`:
-   * a message that runs as an ordinary one after the dialog.
+   * a message that runs as an ordinary one after the dialog; `again`: what runs, in the
+   * conversation's order, when the log refuses the append (a message is matched again).
    */
   #record(
     control: TaskControl,
     entry: DialogEntry,
     write: () => Promise<DialogRecord>,
-    message: { answer?: Incoming; after?: Incoming },
+    message: { answer?: Incoming; after?: Incoming; again?: (control: TaskControl) => unknown },
   ): void {
     const { dialogs, queue, runs, log } = this.#o;
     const conversation = entry.head.conversation;
@@ -272,6 +232,7 @@ export class DialogEngine {
             dialogs.unmatch(entry);
             const again = answer ?? after;
             if (again) queue.push(conversation, this.run, again);
+            else if (message.again) queue.push(conversation, message.again);
             return;
           }
           // The stop's deadline cut the tries short: nothing was recorded, the message is not
