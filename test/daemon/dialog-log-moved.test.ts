@@ -3,10 +3,11 @@
  * takeover): the write the log refuses (`LogMoved`) has the dialog read again from the store, as
  * its log now is, instead of waiting on at the step this process last knew. A deadline refused so
  * is not fired again at once (a hot loop of refused writes), and an answer refused so is matched
- * again against the log as it is (the other writer recorded it: a copy, handled once); so is a
- * reaction refused so. Two real daemons in this process against the sandbox over HTTP, on one test
- * clock and one file store; each daemon's dialog writes may pass a gate, and the first one's are
- * counted.
+ * again against the log as it is (the other writer recorded it: a copy, handled once). A deadline
+ * the other writer recorded and never ran (its lease lost) runs here at once; a reaction refused
+ * so is matched again too. Two real daemons in this process against the sandbox over HTTP, on
+ * one test clock and one file store; each daemon's dialog writes may pass a gate, and the first
+ * one's are counted.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -139,6 +140,23 @@ async function twoWaiting(gate: StoreGate, other?: StoreGate) {
   return dm;
 }
 
+/**
+ * Both daemons waiting ({@link twoWaiting}, the second's dialog writes through `other`), then
+ * `act` (an answer, a deadline): each daemon's write of it held, the second's after `skip` writes.
+ */
+async function bothHeld(act: (dm: (content: string) => number) => unknown, skip = 0) {
+  const gate = new StoreGate();
+  const other = new StoreGate();
+  const dm = await twoWaiting(gate, other);
+  gate.mode = "hang";
+  other.mode = "hang";
+  other.skip = skip;
+  await act(dm);
+  await gate.stoppedAt(1);
+  await other.stoppedAt(1);
+  return { gate, other, dm };
+}
+
 /** `daemon`'s one dialog, once it waits at its question `step` (from 1). */
 async function waiting(daemon: InProcessDaemon, step: number) {
   const bot = daemon.daemon.bots[0]!;
@@ -198,6 +216,28 @@ it("an answer the log refuses as moved is matched again: the other writer's copy
   // Since the refused answer: the next answer and the end; the passed deadline writes nothing.
   await expect.poll(() => first!.daemon.bots[0]!.dialogs()).toEqual([]);
   expect(count.writes).toBe(2);
+});
+
+it("a deadline the log refuses as moved, recorded by a writer that stopped before running it: the dialog runs at once", async () => {
+  // Both daemons' writes of the passed deadline wait. The second's bot stops (its lease lost)
+  // with no time to finish; then its write lands: the deadline is recorded, its branch not run.
+  const { gate, other, dm } = await bothHeld(() => clock.advance(HOUR + 60_000));
+  await second!.daemon.bots[0]!.stop(0);
+  other.open();
+  await expect.poll(() => second!.logged("landed after the stop").length).toBe(1);
+  await second!.stop();
+  second = undefined;
+  const count = counted(gate);
+  gate.open();
+  // Refused as moved, the first daemon finds the deadline recorded and not run, and runs it: the
+  // question is asked again with no message of the person's first.
+  expect(await said(2)).toEqual(["Which size?", "Still there? Which size?"]);
+  await waiting(first!, 2);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", "Still there? Which size?", "How many?"]);
+  await waiting(first!, 3);
+  // Since the refused deadline: the question asked again, its answer, the next question.
+  expect(count.writes).toBe(3);
 });
 
 /** `as` calls `path` of the sandbox's API (`PATCH` or `POST`) with `body`. */

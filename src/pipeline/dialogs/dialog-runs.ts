@@ -101,6 +101,7 @@ export class DialogEngine {
       ready: (record) => queue.push(record.conversation, this.#readyTask, record),
       // A question sent before a crash, kept only now: read back in its conversation's order.
       kept: (id, conversation, msg) => queue.push(conversation, (c) => readKeptBack(kept, c, { id, msg })),
+      unread: (id, conversation) => queue.push(conversation, this.#loadTask, id),
     });
   }
 
@@ -323,7 +324,7 @@ export class DialogEngine {
   readonly #readyTask = (control: TaskControl, record: DialogRecord): unknown =>
     this.#o.dialogs.claimReady(record.id, record) && this.#resume(control, record);
 
-  /** A dialog read at start holding an answer not yet run: its log read, then run. */
+  /** A dialog read (at start, or again) holding an answer not yet run: its log read, then run. */
   readonly #loadTask = (control: TaskControl, id: string): unknown => {
     // A message of its person caught up first may have run it already (takeReady): nothing to do.
     if (this.#o.dialogs.entry(id)?.unread !== true) return undefined;

@@ -30,12 +30,14 @@ export interface DialogsOptions {
 
 /**
  * What the dialogs tell the engine: a deadline passed, a started dialog is ready to run, a question
- * an earlier run sent (`msg`, kept only now) waits: it is read back (kept-question.ts).
+ * an earlier run sent (`msg`, kept only now) waits: it is read back (kept-question.ts); a dialog
+ * read again (its log moved under this process) holds an answer or deadline not yet run.
  */
 export interface DialogSignals {
   due(id: string, conversation: string): void;
   ready(record: DialogRecord): void;
   kept(id: string, conversation: string, msg: number): void;
+  unread(id: string, conversation: string): void;
 }
 
 /** The event types waiting dialogs need their bot's queue to receive. */

@@ -188,16 +188,19 @@ export class Dialogs {
   /**
    * `entry`'s log moved under this process: its entry is made again from the header the store
    * holds now, as a start reads it (waiting at the question the log is at, by that question's
-   * deadline; or holding an answer or a deadline not yet run, which the next message of its person
-   * there runs first, as the writer that recorded it may not), or dropped when the dialog ended or
-   * its log is gone. A failed read rejects with the store's error: the write is tried again,
-   * refused again, and the header read again.
+   * deadline; or holding an answer or a deadline not yet run, which runs here in its
+   * conversation's order, as the writer that recorded it may have stopped first), or dropped
+   * when the dialog ended or its log is gone. A failed read rejects with the store's error: the
+   * write is tried again, refused again, and the header read again.
    */
   async #reread(entry: DialogEntry): Promise<void> {
     const head = await this.log.head(entry.id);
     if (!this.#known.current(entry)) return;
     if (head === undefined || head.ended !== undefined) return this.#known.drop(entry);
-    this.#known.put(head).unread = !head.waiting;
+    const known = this.#known.put(head);
+    if (head.waiting) return;
+    known.unread = true;
+    this.#on?.unread(head.id, head.conversation);
   }
 
   /**
