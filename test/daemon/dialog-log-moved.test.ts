@@ -4,10 +4,11 @@
  * its log now is, instead of waiting on at the step this process last knew. A deadline refused so
  * is not fired again at once (a hot loop of refused writes), and an answer refused so is matched
  * again against the log as it is (the other writer recorded it: a copy, handled once). A deadline
- * the other writer recorded and never ran (its lease lost) runs here at once; a reaction refused
- * so is matched again too. Two real daemons in this process against the sandbox over HTTP, on
- * one test clock and one file store; each daemon's dialog writes may pass a gate, and the first
- * one's are counted.
+ * the other writer recorded and never ran (its lease lost) runs here at once; a run whose question
+ * the other writer's run kept first leaves the dialog waiting there; a reaction refused so is
+ * matched again too. Two real daemons in this process against the sandbox over HTTP, on one test
+ * clock and one file store; each daemon's dialog writes may pass a gate, and the first one's are
+ * counted.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -238,6 +239,25 @@ it("a deadline the log refuses as moved, recorded by a writer that stopped befor
   await waiting(first!, 3);
   // Since the refused deadline: the question asked again, its answer, the next question.
   expect(count.writes).toBe(3);
+});
+
+it("an answer both writers run: the run whose question the log refuses leaves the dialog to the log, and the next answer is taken", async () => {
+  // Both daemons take the answer. The second's write lands first, and its run sends "How many?",
+  // its question's write waiting; the first's write, the same append, is found made.
+  const { gate, other, dm } = await bothHeld((send) => send("large"), 1);
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  // The first daemon runs the answer too: its question (the one already sent, found) lands first.
+  gate.open();
+  await waiting(first!, 2);
+  // The second run's question is refused as moved: the log holds it already, and the second
+  // daemon's dialog waits there. The first daemon stops; the second takes the next answer.
+  other.open();
+  await waiting(second!, 2);
+  await first!.stop();
+  first = undefined;
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+  await expect.poll(() => second!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 /** `as` calls `path` of the sandbox's API (`PATCH` or `POST`) with `body`. */

@@ -88,12 +88,8 @@ export class Dialogs {
       entry.unread = true;
       ready.push(head);
     }
-    // An end in doubt of a dialog still listed did not land; one whose header an operator ended did.
-    for (const id of this.endsInDoubt.ids()) {
-      if (!this.#known.has(id) && (await this.log.head(id))?.ended === "operator")
-        this.endsInDoubt.landed(id);
-      else this.endsInDoubt.missed(id);
-    }
+    const endedBy = async (id: string) => (await this.log.head(id))?.ended;
+    await this.endsInDoubt.settleAtStart((id) => this.#known.has(id), endedBy);
     return ready;
   }
 
@@ -160,9 +156,8 @@ export class Dialogs {
 
   /** Append `added` to `entry`'s log while the log so far is read: one store round trip for both. */
   async #add(entry: DialogEntry, added: LogEntry): Promise<DialogRecord> {
-    const head = entry.head;
-    const appended = this.#appendTo(entry, this.log.append(head, [added]));
-    const [next, before] = await Promise.all([appended, this.log.entries(head)]);
+    const appended = this.#appendTo(entry, this.log.append(entry.head, [added]));
+    const [next, before] = await Promise.all([appended, this.log.entries(entry.head)]);
     if (this.#known.current(entry)) entry.head = next;
     return foldLog(next, [...before, added]);
   }
@@ -189,9 +184,10 @@ export class Dialogs {
    * `entry`'s log moved under this process: its entry is made again from the header the store
    * holds now, as a start reads it (waiting at the question the log is at, by that question's
    * deadline; or holding an answer or a deadline not yet run, which runs here in its
-   * conversation's order, as the writer that recorded it may have stopped first), or dropped
-   * when the dialog ended or its log is gone. A failed read rejects with the store's error: the
-   * write is tried again, refused again, and the header read again.
+   * conversation's order, as the writer that recorded it may have stopped first: should it run
+   * there too, the log keeps one run's question and refuses the other's), or dropped when the
+   * dialog ended or its log is gone. A failed read rejects with the store's error: the write is
+   * tried again, refused again, and the header read again.
    */
   async #reread(entry: DialogEntry): Promise<void> {
     const head = await this.log.head(entry.id);
@@ -306,18 +302,18 @@ export class Dialogs {
    * of the dialog `head` describes, then wait for its answer; for a `run`, tried again while the
    * store fails, until its signal aborts. Rejects with `DialogEnded` once the dialog was ended (a
    * run in flight stops there). `run.earlier`: the question's message, sent by an earlier run.
+   * Refused, the entry goes as {@link #appendTo} says (an operator's end in doubt is settled): read
+   * again when another writer's run of the same step kept its question first, forgotten when ended.
    */
   async append(head: DialogHead, entries: readonly LogEntry[], create: boolean, run?: AskingRun) {
     if (!this.#o.persist) return head;
     if (this.isEnded(head.id)) throw new DialogEnded(head.id);
     const write = () => this.log.append(head, entries, create);
-    const writing = this.endsInDoubt.settledBy(head.id, run ? this.retrying(run.signal, write) : write());
-    // Ended by another hand (an operator's end in doubt that landed): nothing waits for it here.
-    const next = await writing.catch((err: unknown) => {
-      const entry = this.#known.get(head.id);
-      if (err instanceof DialogEnded && entry !== undefined) this.#known.drop(entry);
-      throw err;
-    });
+    const written = run ? this.retrying(run.signal, write) : write();
+    const known = this.#known.get(head.id);
+    const next = await (known
+      ? this.#appendTo(known, written)
+      : this.endsInDoubt.settledBy(head.id, written));
     const entry = this.#known.put(next);
     if (!next.waiting) entry.running = true;
     else if (run?.earlier !== undefined && next.asked === run.earlier)

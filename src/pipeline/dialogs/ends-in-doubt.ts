@@ -38,9 +38,18 @@ export class EndsInDoubt {
     return doubt;
   }
 
-  /** The ids of the dialogs whose end is in doubt. */
-  ids(): string[] {
-    return [...this.#kept.keys()];
+  /**
+   * At a start, with every dialog's header read: an end in doubt of a dialog still `listed` did not
+   * land; one whose header says an operator ended it (`endedBy`) did.
+   */
+  async settleAtStart(
+    listed: (id: string) => boolean,
+    endedBy: (id: string) => Promise<string | undefined>,
+  ): Promise<void> {
+    for (const id of [...this.#kept.keys()]) {
+      if (!listed(id) && (await endedBy(id)) === "operator") this.landed(id);
+      else this.missed(id);
+    }
   }
 
   /**
