@@ -6,9 +6,10 @@
  * again against the log as it is (the other writer recorded it: a copy, handled once). A deadline
  * the other writer recorded and never ran (its lease lost) runs here at once; a run whose question
  * the other writer's run kept first leaves the dialog waiting there; a reaction refused so is
- * matched again too. Two real daemons in this process against the sandbox over HTTP, on one test
- * clock and one file store; each daemon's dialog writes may pass a gate, and the first one's are
- * counted.
+ * matched again too; an answer refused as ended, the other writer having recorded it and ended
+ * the dialog, is a copy. Two real daemons in this process against the sandbox over HTTP, on one
+ * test clock and one file store; each daemon's dialog writes may pass a gate, and the first one's
+ * are counted.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -306,4 +307,30 @@ it("a reaction the log refuses as moved is matched again: its question, moved me
   gate.open();
   expect(await said(2)).toEqual(["Approve?\n1. :check: yes\n2. :x: no", "yes by Mel Member"]);
   await expect.poll(() => first!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("an answer the log refuses as ended, the other writer having recorded it and ended the dialog: a copy, not an ordinary message", async () => {
+  const gate = new StoreGate();
+  const dm = await firstUp(gate);
+  dm("pick");
+  expect(await said(1)).toEqual(["Which size?"]);
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  await waiting(first!, 2);
+  await secondUp();
+  await waiting(second!, 2);
+  // Both daemons take the last answer: the first's write waits; the second records it, replies
+  // and ends the dialog, then stops.
+  gate.mode = "hang";
+  dm("2");
+  await gate.stoppedAt(1);
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+  await expect.poll(() => second!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await second!.stop();
+  second = undefined;
+  // Refused as ended, the first daemon's answer is the copy of the one the log holds.
+  gate.open();
+  await expect.poll(() => first!.daemon.bots[0]!.dialogs()).toEqual([]);
+  dm("hello");
+  expect(await said(4)).toEqual(["Which size?", "How many?", "2 × large", "not a command: hello"]);
 });

@@ -25,6 +25,7 @@ import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
+import { recorded } from "./answer-copies.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
 import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
@@ -161,9 +162,32 @@ export class DialogEngine {
     const by = { id: message.sender_id, name: message.sender_full_name };
     const text = said();
     const back = entry.head.back !== undefined && text.toLowerCase() === entry.head.back.toLowerCase();
-    this.#record(control, entry, () => dialogs.answer(entry, message, text, by, back), { answer: incoming });
+    const again = (c: TaskControl) => this.#copyOr(c, entry.id, message.id, incoming);
+    this.#record(control, entry, () => dialogs.answer(entry, message, text, by, back), {
+      answer: incoming,
+      again,
+    });
     return undefined;
   };
+
+  /**
+   * `incoming` (message `msg`), an answer to dialog `id` whose append the log refused: a copy when
+   * the log holds it (another writer recorded it, and may have ended the dialog since), else
+   * matched again. Cut off by the stop, it is left unmarked: the next start takes it again.
+   */
+  #copyOr(control: TaskControl, id: string, msg: number, incoming: Incoming): unknown {
+    const { dialogs, runs } = this.#o;
+    return this.#retrying(control, () => recorded(dialogs, id, msg)).then(
+      (copy) => {
+        if (!copy) return this.run(control, incoming);
+        runs.duplicate();
+        const done = runs.finished(incoming);
+        if (done !== undefined) control.holdKey(done);
+        return undefined;
+      },
+      () => undefined,
+    );
+  }
 
   /**
    * A dead letter of a dialog's failed run, replayed: the dialog's log is begun again from the
@@ -200,8 +224,8 @@ export class DialogEngine {
    * Append an answer (or a deadline) to `entry`'s log with the conversation's key held, trying
    * again until it lands (or the shutdown deadline), then run the dialog in a task of its own,
    * before any later message there. `answer`: the message the append records as handled; `after`:
-   * a message that runs as an ordinary one after the dialog; `again`: what runs, in the
-   * conversation's order, when the log refuses the append (a message is matched again).
+   * a message that runs as an ordinary one after the dialog (matched again, should the log
+   * refuse the append); `again`: what runs, in the conversation's order, when the log refuses it.
    */
   #record(
     control: TaskControl,
@@ -228,12 +252,11 @@ export class DialogEngine {
         (err: unknown) => {
           if (err instanceof DialogEnded || err instanceof LogMoved) {
             // Ended meanwhile, or written by another instance (the dialog is now as its log is,
-            // see Dialogs): the message is matched again, to the dialog as it is now (it may
-            // have recorded this very answer) or to none.
+            // see Dialogs): the answer is a copy of one the log holds, or matched again, to the
+            // dialog as it is now or to none.
             dialogs.unmatch(entry);
-            const again = answer ?? after;
-            if (again) queue.push(conversation, this.run, again);
-            else if (message.again) queue.push(conversation, message.again);
+            if (message.again) queue.push(conversation, message.again);
+            else if (after) queue.push(conversation, this.run, after);
             return;
           }
           // The stop's deadline cut the tries short: nothing was recorded, the message is not

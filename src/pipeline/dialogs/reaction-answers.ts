@@ -9,6 +9,7 @@
 import type { BotContexts } from "../bot-contexts.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
+import { recorded } from "./answer-copies.ts";
 import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
 import { nameOf } from "./dialog-reactions.ts";
 import type { DialogRecord } from "./dialog-record.ts";
@@ -92,11 +93,12 @@ export class ReactionAnswers {
 
   /**
    * The answer `incoming` chose for `question` of dialog `id` was refused: when the log now holds
-   * an answer to that question (the other writer took this reaction, or one before it), the
-   * reaction is a copy of it; else it is matched again.
+   * an answer to that question (the other writer took this reaction, or one before it, and may
+   * have ended the dialog since), the reaction is a copy of it; else (or when the store cannot
+   * tell) it is matched again.
    */
-  #refused(control: TaskControl, incoming: Incoming, id: string, question: number): unknown {
-    if (this.#o.dialogs.entry(id)?.head.answered.includes(question) !== true)
+  async #refused(control: TaskControl, incoming: Incoming, id: string, question: number): Promise<unknown> {
+    if (!(await recorded(this.#o.dialogs, id, question).catch(() => false)))
       return this.run(control, incoming);
     this.#o.runs.duplicate();
     return undefined;
