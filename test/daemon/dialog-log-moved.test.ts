@@ -7,7 +7,8 @@
  * the other writer recorded and never ran (its lease lost) runs here at once; a run whose question
  * the other writer's run kept first leaves the dialog waiting there; a reaction refused so is
  * matched again too; an answer refused as ended, the other writer having recorded it and ended
- * the dialog, is a copy. Two real daemons in this process against the sandbox over HTTP, on one
+ * the dialog, is a copy; a dialog the bot starts that the other writer began first runs here if
+ * that writer stopped before running it. Two real daemons in this process against the sandbox over HTTP, on one
  * test clock and one file store; each daemon's dialog writes may pass a gate, and the first one's
  * are counted.
  */
@@ -36,6 +37,9 @@ const orders = defineBot({
       const where = { channel: "general", topic: "approvals" };
       const a = await ctx.prompt("Approve?", { choices: { yes: "check", no: "x" }, where, timeout: "1h" });
       await ctx.reply(`${a.value} by ${a.by.name}`);
+    });
+    bot.command("invite", async (ctx) => {
+      await ctx.reply(`invited: ${await ctx.startDialog(ctx.sender!.id, "pick")}`);
     });
     bot.command("pick", async (ctx) => {
       const size = await ctx
@@ -118,11 +122,14 @@ async function firstUp(gate: StoreGate) {
   return (content: string) => box.control.sendAs(MEMBER, { type: "direct", to: [BOT], content }).id;
 }
 
-/** The second daemon on the first one's store, its dialog writes through `other`, if given. */
-async function secondUp(other?: StoreGate) {
+/**
+ * The second daemon on the first one's store, its dialog writes through `other`, if given; on the
+ * first one's clock, or on `own`.
+ */
+async function secondUp(other?: StoreGate, own: TestClock = clock) {
   second = await startInProcessDaemon(sandbox!, BOTS, {
     store: unclosed(other ? gatedBackend(files, ["orders", "dialogs"], other) : files),
-    clock,
+    clock: own,
     stateDir: join(dir!, "second"),
   });
 }
@@ -333,4 +340,31 @@ it("an answer the log refuses as ended, the other writer having recorded it and 
   await expect.poll(() => first!.daemon.bots[0]!.dialogs()).toEqual([]);
   dm("hello");
   expect(await said(4)).toEqual(["Which size?", "How many?", "2 × large", "not a command: hello"]);
+});
+
+it("a dialog the bot starts, begun first by the other writer, which stopped before running it: it runs here", async () => {
+  const gate = new StoreGate();
+  const other = new StoreGate();
+  const dm = await firstUp(gate);
+  // The second daemon's clock is 5 s ahead: its start of the dialog is another append.
+  await secondUp(other, new TestClock({ start: clock.now() + 5_000 }));
+  // Both daemons start the dialog and their writes wait; the second's bot stops (its lease
+  // lost), then its write lands: the dialog is begun, not run.
+  gate.mode = "hang";
+  other.mode = "hang";
+  dm("invite");
+  await gate.stoppedAt(1);
+  await other.stoppedAt(1);
+  await second!.daemon.bots[0]!.stop(0);
+  other.open();
+  const heads = files.namespace("orders").namespace("dialogs");
+  await expect.poll(async () => (await heads.list("h:")).length).toBe(1);
+  await second!.stop();
+  second = undefined;
+  // Refused as moved, the first daemon's start says the dialog exists, and runs it.
+  gate.open();
+  expect(await said(2)).toEqual(["invited: false", "Which size?"]);
+  await waiting(first!, 1);
+  dm("large");
+  expect(await said(3)).toEqual(["invited: false", "Which size?", "How many?"]);
 });

@@ -329,7 +329,8 @@ export class Dialogs {
   /**
    * A dialog the bot starts itself (`ctx.startDialog`): its log begun, then run as one holding an
    * answer. False when a dialog of the same id exists (or existed), or another one waits for the
-   * person there: the check and the reservation are one step, so two starts cannot both pass.
+   * person there: the check and the reservation are one step, so two starts cannot both pass. One
+   * another writer began first is read from its log, as a refused append's entry is.
    */
   async begin(head: DialogHead, origin: JsonValue): Promise<boolean> {
     if (this.busy(head.conversation, head.userId, head.id) || this.#known.has(head.id)) return false;
@@ -339,10 +340,10 @@ export class Dialogs {
     let next = head;
     if (this.#o.persist) {
       try {
-        next = await this.log.append(head, [start], true);
+        next = await this.#appendTo(entry, this.log.append(head, [start], true));
       } catch (err) {
-        this.#known.drop(entry);
         if (err instanceof LogMoved || err instanceof DialogEnded) return false;
+        if (this.#known.current(entry)) this.#known.drop(entry);
         throw err;
       }
     }
