@@ -110,6 +110,16 @@ afterEach(async () => {
 });
 
 const botSaid = (): string[] => saidBy(sandbox!, BOT);
+/** The bot's event queues on the sandbox. */
+const botQueues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
+/** The daemon renewed its queue for more event types (a dialog's first question asked for them). */
+const renewedForEventTypes = () =>
+  expect
+    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
+    .toBe(true);
+/** The daemon took every event waiting for it: its queue is drained and polled again. */
+const drained = () =>
+  vi.waitFor(() => expect(botQueues()).toMatchObject([{ pending_events: 0, parked: true }]));
 
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
@@ -390,11 +400,7 @@ it("a reaction on a question whose log is not kept yet waits for the log, then a
   await gate.stoppedAt(1);
   expect((await react(second.id)).status).toBe(200);
   // The daemon has the reaction: its queue is drained and polled again.
-  await vi.waitFor(() =>
-    expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toMatchObject([
-      { pending_events: 0, parked: true },
-    ]),
-  );
+  await drained();
   gate.open();
   expect((await said(4))[3]).toBe("yes by Mel Member");
 });
@@ -418,9 +424,7 @@ it("a deleted question's write that lands, the daemon stopped before the dialog 
   expect(await said(1)).toEqual(["Which size?"]);
   await waitingAt(1);
   // The question renewed the queue with message deletions.
-  await expect
-    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
-    .toBe(true);
+  await renewedForEventTypes();
   const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!.id as number;
   gate.mode = "lose";
   // Deleted with the bot's own key (as its owner may): the deletion's append lands, its reply is lost.
@@ -440,9 +444,7 @@ it("a question deleted while its log's write hangs: once the write lands the pro
   // A first question renews the queue with message deletions; answered, its dialog is over.
   dm("size");
   await waitingAt(1);
-  await expect
-    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
-    .toBe(true);
+  await renewedForEventTypes();
   dm("small");
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 
@@ -452,11 +454,7 @@ it("a question deleted while its log's write hangs: once the write lands the pro
   const question = sandbox!.control.messages().filter((m) => m.content === "Which size?")[1]!.id as number;
   await deleteMessageAs(sandbox!, BOT, question);
   // The daemon has the deletion: its queue is drained and polled again.
-  await vi.waitFor(() =>
-    expect(sandbox!.control.queues().filter((q) => q.email === BOT)).toMatchObject([
-      { pending_events: 0, parked: true },
-    ]),
-  );
+  await drained();
   gate.open();
   expect(await said(2)).toEqual(["Which size?", "No answer: no coffee."]);
   dm("large");
@@ -471,19 +469,16 @@ it("the bot's first question, in a channel topic, deleted while its log's write 
   sandbox!.control.sendAs(MEMBER, { ...topic, content: "@**Survey** size" });
   // Sent, its log's write held: the dialog began before the send, and renewed the queue then.
   await gate.stoppedAt(1);
-  await expect
-    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
-    .toBe(true);
+  await renewedForEventTypes();
   // That one renewal asked for deletions (and moves): a second one, once the log is kept, would
   // come after the question is out, and a deletion in between reaches no queue that takes it.
-  const queues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
-  expect(queues()).toMatchObject([
+  expect(botQueues()).toMatchObject([
     { event_types: expect.arrayContaining(["delete_message", "update_message"]) },
   ]);
   const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!.id as number;
   await deleteMessageAs(sandbox!, BOT, question);
   // The daemon has the deletion: its queue is drained and polled again.
-  await vi.waitFor(() => expect(queues()).toMatchObject([{ pending_events: 0, parked: true }]));
+  await drained();
   gate.open();
   // The question is gone from the topic; what the handler's catch says is there.
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
@@ -497,21 +492,18 @@ it("a direct message's question asked in a channel topic (`where`), deleted whil
   dm("there");
   // Sent to the channel topic, its log's write held: the queue was renewed before the send.
   await gate.stoppedAt(1);
-  await expect
-    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
-    .toBe(true);
+  await renewedForEventTypes();
   // That one renewal asked for deletions and moves, for the place the question went to: asked
   // once the log is kept, they would come after the question is out, and a deletion in between
   // reaches no queue that takes it (it is found only when the new queue reads the questions back).
-  const queues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
-  expect(queues()).toMatchObject([
+  expect(botQueues()).toMatchObject([
     { event_types: expect.arrayContaining(["delete_message", "update_message"]) },
   ]);
   const question = sandbox!.control.messages().find((m) => m.content === "Which size?")!;
   expect(question.type).toBe("stream");
   await deleteMessageAs(sandbox!, BOT, question.id as number);
   // The daemon has the deletion: its queue is drained and polled again.
-  await vi.waitFor(() => expect(queues()).toMatchObject([{ pending_events: 0, parked: true }]));
+  await drained();
   gate.open();
   // The question is gone from the topic; what the handler's catch says is in the direct message.
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
@@ -553,8 +545,7 @@ it("the bot's first question in a channel topic, deleted before the queue renewe
   sandbox!.control.delay(0);
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
-  const queues = sandbox!.control.queues().filter((q) => q.email === BOT);
-  expect(queues).toMatchObject([{ event_types: expect.arrayContaining(["delete_message"]) }]);
+  expect(botQueues()).toMatchObject([{ event_types: expect.arrayContaining(["delete_message"]) }]);
 });
 
 it("the bot's question in a channel topic, moved while the daemon was down to a channel the bot is not in: followed there, not ended", async () => {

@@ -174,20 +174,30 @@ async function waiting(daemon: InProcessDaemon, step: number) {
     .toEqual([[step, true]]);
 }
 
-it("a deadline the log refuses as moved reads the dialog again: no write is repeated, the next answer is taken", async () => {
-  const gate = new StoreGate();
-  const dm = await twoWaiting(gate);
-  // The first daemon's write of the passed deadline waits; the second's lands, and its run asks
-  // again at a new step, then it stops: the log moved under the first.
+/**
+ * The first daemon's write of what `act` brings waits on `gate`; the second's lands, its run asks
+ * `next`, and it stops: the log moved under the first. Then the first's write goes on; its writes
+ * from there are counted.
+ */
+async function movedUnderFirst(gate: StoreGate, act: () => unknown, next: string) {
   gate.mode = "hang";
-  await clock.advance(HOUR + 60_000);
+  await act();
   await gate.stoppedAt(1);
-  expect(await said(2)).toEqual(["Which size?", "Still there? Which size?"]);
+  expect(await said(2)).toEqual(["Which size?", next]);
   await waiting(second!, 2);
   await second!.stop();
   second = undefined;
   const count = counted(gate);
   gate.open();
+  return count;
+}
+
+it("a deadline the log refuses as moved reads the dialog again: no write is repeated, the next answer is taken", async () => {
+  const gate = new StoreGate();
+  const dm = await twoWaiting(gate);
+  // The first daemon's write of the passed deadline waits; the second's lands, and its run asks
+  // again at a new step, then it stops: the log moved under the first.
+  const count = await movedUnderFirst(gate, () => clock.advance(HOUR + 60_000), "Still there? Which size?");
   // Read again, the dialog waits at the new question: the answer is the person's next message.
   await waiting(first!, 2);
   dm("large");
@@ -207,15 +217,7 @@ it("an answer the log refuses as moved is matched again: the other writer's copy
   const dm = await twoWaiting(gate);
   // Both daemons take the answer: the first one's write waits, the second's lands and its run
   // asks the next question, then it stops.
-  gate.mode = "hang";
-  dm("large");
-  await gate.stoppedAt(1);
-  expect(await said(2)).toEqual(["Which size?", "How many?"]);
-  await waiting(second!, 2);
-  await second!.stop();
-  second = undefined;
-  const count = counted(gate);
-  gate.open();
+  const count = await movedUnderFirst(gate, () => dm("large"), "How many?");
   // Read again, the dialog waits at "How many?" (its deadline 3 h on): the first question's
   // deadline, passed, writes nothing.
   await waiting(first!, 2);
