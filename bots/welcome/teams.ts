@@ -71,17 +71,24 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
       );
       return;
     }
-    if (ctx.groups.has(groupId, ctx.sender.id)) {
-      await ctx.reply(`You are in ${team.name} already.`);
-      return;
-    }
+    let joined: "added" | "already";
     try {
-      await ctx.api.userGroups.updateMembers(groupId, { add: [ctx.sender.id] });
+      // Recorded for the message: a run again after a crash that followed the add (before the
+      // reply) reads "added", not the membership it made itself.
+      joined = await ctx.external(`join ${team.group}`, async () => {
+        if (ctx.groups.has(groupId, ctx.sender.id)) return "already";
+        try {
+          await ctx.api.userGroups.updateMembers(groupId, { add: [ctx.sender.id] });
+        } catch (err) {
+          // Added by a run of this message cut before the add was recorded: the group cache did not know yet.
+          const e = err as { name?: string; msg?: string };
+          if (e.name !== "ApiError" || !/already a member/i.test(e.msg ?? "")) throw err;
+        }
+        return "added";
+      });
     } catch (err) {
       // By name, not instanceof: the bot and the daemon running it may load separate copies of bothost.
       const e = err as Partial<GroupPermissionError>;
-      // Added by an earlier run of this message that failed later: done already.
-      if (e.name === "ApiError" && /already a member/i.test(e.msg ?? "")) return;
       if (e.name !== "GroupPermissionError") throw err;
       ctx.log.warn({ group: team.group }, "may not add members to the group; the administrators were told");
       await ctx.reply(`I may not add you to ${team.name} myself; I've asked an administrator to.`);
@@ -91,7 +98,8 @@ export function setupTeams<S>(bot: BotApi<S>, settings: Settings) {
       );
       return;
     }
-    await ctx.reply(`Welcome to ${team.name}! You are now in the group @_*${team.group}*.`);
+    if (joined === "already") await ctx.reply(`You are in ${team.name} already.`);
+    else await ctx.reply(`Welcome to ${team.name}! You are now in the group @_*${team.group}*.`);
   };
 
   bot.command(

@@ -32,6 +32,11 @@ export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
   /** The effect's result if the server shows it already happened (asked only on a re-run). */
   verify?(): Promise<T | undefined>;
+  /**
+   * The record is committed before the result is handed back: an effect that cannot be looked
+   * for (no `verify`) whose result a re-run after a crash must find (`ctx.external`).
+   */
+  durable?: boolean;
 }
 
 export interface EffectRecordsOptions {
@@ -165,7 +170,11 @@ export class EffectRun {
     }
     const made = (result: T): EffectRecord & { result: T } =>
       print === undefined ? { n, kind, result } : { n, kind, result, fp: print };
-    if (!steps.verify) return this.#record(key, made(await steps.act()), this.#list().length, write);
+    if (!steps.verify) {
+      const result = await this.#record(key, made(await steps.act()), this.#list().length, write);
+      if (steps.durable) await write(async () => this.options.commit?.());
+      return result;
+    }
     if (found?.pending) {
       // Begun by an earlier run and never finished: it may have happened.
       const verified = await steps.verify();

@@ -136,9 +136,10 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
   ): Promise<PromptAnswer<C>>;
   prompt<T = string>(text: string, options?: PromptOptions<T>): Promise<PromptAnswer<T>>;
   /**
-   * Call something outside `ctx` (a `fetch`, a database query) once for a dialog: `fn`'s result
-   * (JSON) is kept in the dialog's log and handed back on every replay instead of calling again.
-   * Outside a dialog's run it simply calls `fn`. Names must be in the same order on each run.
+   * Call something outside `ctx` (a `fetch`, a database query) once for the event: `fn`'s result
+   * (JSON) is recorded and handed back when the handler runs again for it (a retry, a restart
+   * after a crash, a dialog's replay) instead of calling again. Names must be in the same order
+   * on each run.
    *
    * @example
    * ```ts

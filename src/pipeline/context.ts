@@ -28,6 +28,7 @@ import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./event-fields.ts";
+import { externalOf } from "./external.ts";
 import { replyTarget } from "./reply-target.ts";
 
 export type {
@@ -343,8 +344,7 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 
   get external(): BotContext<S>["external"] {
-    const turn = this.#turn;
-    return turn ? (name, fn) => turn.external(name, fn) : async (_name, fn) => fn();
+    return externalOf(this.#turn, this.effects?.run);
   }
 
   get random(): BotContext<S>["random"] {

@@ -3,7 +3,7 @@
  * fails before or after the server stored them (503, 500, 502 JSON, an HTML 502, a reset) are
  * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed;
  * a booking or a snippet whose create was answered by a failure after the server made it is
- * found on the retry and made no second time.
+ * found on the retry and made no second time; a `ctx.external` call is made once across retries.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -96,6 +96,26 @@ describe("a handler that sent, then threw", () => {
     post("go", "t");
     await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
     expect(runs).toBe(3);
+  });
+
+  it("calls ctx.external once however often it is retried, handing back the first result", async () => {
+    let [runs, calls] = [0, 0];
+    const halfway = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          runs++;
+          const ticket = await ctx.external("open ticket", async () => ({ id: ++calls }));
+          await ctx.reply(`ticket ${ticket.id}`);
+          if (runs < 3) throw new Error("fails after the ticket");
+          const again = await ctx.external("open ticket", async () => ({ id: ++calls }));
+          await ctx.reply(`and ticket ${again.id}`);
+        });
+      },
+    });
+    running = await world.daemon({ once: { email: BOT, definition: halfway, extra: RETRIES } });
+    post("go", "t");
+    await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["ticket 1", "and ticket 2"]);
+    expect([runs, calls]).toEqual([3, 2]);
   });
 
   it("replayed from the dead letters after a fix, repeats none of what it had sent", async () => {

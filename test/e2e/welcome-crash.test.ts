@@ -22,7 +22,8 @@ afterEach(async () => {
   for (const close of opened.splice(0).reverse()) await close();
 });
 
-it("takes the answer to a team question whose run a kill -9 cut", { timeout: 60_000 }, async () => {
+/** A sandbox with a `backend` group the bot may add to, and the welcome bot's config for it. */
+async function setUp() {
   const sandbox = await startSandbox({
     heartbeatSeconds: 1,
     longpollTimeoutSeconds: 3,
@@ -68,7 +69,11 @@ it("takes the answer to a team question whose run a kill -9 cut", { timeout: 60_
       .messages()
       .filter((m) => m.sender_id === botId)
       .map((m) => String(m.content));
+  return { sandbox, start, said };
+}
 
+it("takes the answer to a team question whose run a kill -9 cut", { timeout: 60_000 }, async () => {
+  const { sandbox, start, said } = await setUp();
   const first = await start();
   const kim = sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
   await sandbox.control.waitFor(() => said().length === 1);
@@ -89,4 +94,33 @@ it("takes the answer to a team question whose run a kill -9 cut", { timeout: 60_
   await expect
     .poll(() => said().at(-1), { timeout: 15_000 })
     .toBe("Welcome to Backend! You are now in the group @_*backend*.");
+});
+
+it("welcomes to the team once when a kill -9 cut the answer's run after the add, before the reply", {
+  timeout: 60_000,
+}, async () => {
+  const { sandbox, start, said } = await setUp();
+  const first = await start();
+  const kim = sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+  await sandbox.control.waitFor(() => said().length === 2);
+  // The reply is held by the server once the add was made; the daemon dies meanwhile, the reply
+  // is refused (never stored), and the restart runs the answer again.
+  sandbox.control.delay(60_000, { paths: ["/messages"] });
+  sandbox.control.sendAs(kim.email, { type: "direct", to: [BOT], content: "Backend" });
+  await sandbox.control.waitFor(() => sandbox.control.delayed() > 0);
+  const adds = () =>
+    sandbox.control.requests
+      .filter((r) => r.method === "POST" && /^\/user_groups\/\d+\/members$/.test(r.path))
+      .map((r) => r.status);
+  expect(adds()).toEqual([200]);
+  first.kill("SIGKILL");
+  await first.exited;
+  sandbox.control.failNext(1, { status: 502, paths: ["/messages"] });
+  sandbox.control.delay(0);
+
+  await start();
+  await expect
+    .poll(() => said().slice(2), { timeout: 15_000 })
+    .toEqual(["Welcome to Backend! You are now in the group @_*backend*."]);
+  expect(adds()).toEqual([200]);
 });

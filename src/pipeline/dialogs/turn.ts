@@ -6,6 +6,7 @@
  */
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
+import { jsonResult } from "../external.ts";
 import type { DialogRecord, LogEntry } from "./dialog-record.ts";
 
 /**
@@ -89,14 +90,7 @@ export class Turn {
     const at = this.#read++;
     const recorded = this.#recorded(at, name);
     if (recorded !== undefined) return recorded as T;
-    const result = await fn();
-    const text = JSON.stringify(result);
-    if (text === undefined)
-      throw new BothostError(
-        "EXTERNAL_RESULT",
-        `ctx.external("${name}"): the result must be JSON (got ${typeof result}).`,
-      );
-    return this.#keep(at, JSON.parse(text) as T, name);
+    return this.#keep(at, jsonResult(name, await fn()), name);
   }
 
   #recorded(at: number, name: string | undefined): JsonValue | undefined {
