@@ -15,6 +15,7 @@
  *       snippet: Welcome                # title of a saved snippet of the bot's account (optional)
  *       fallback: "Welcome aboard, {{name}}! Say hi in #**general**."
  *       greet_guests: true              # default true
+ *       catch_up_days: 7                # default 7: at a start, greet who joined while it was down
  *       teams:                          # optional: ask which team, add to its user group
  *         - { name: Backend, group: backend }
  *         - { name: Design, group: design }
@@ -29,12 +30,22 @@
  * mention, `@_**Name|id**`). The old single-brace spelling is refused in `fallback` (with the new
  * spelling named) and still filled in a snippet, with one warning per snippet text to rewrite it.
  * Each member is greeted once, ever (remembered in the bot's state).
- * New members are seen through `realm_user` events: the greeting goes out while the bot runs.
+ * New members are seen through `realm_user` events while the bot runs; at each start it greets
+ * who joined while it was down (within `catch_up_days`, default 7; 0 turns it off).
  * Moderators and above may ask it (in a direct message, or mentioning it) `greeted`: how many so far.
  */
 import { defineBot, parseTemplate, renderTemplate } from "bothost";
 import { z } from "zod";
 import { setupTeams, TeamSettings } from "./welcome/teams.ts";
+
+/** A person as `realm_user` events and GET /users give them (the fields the bot reads). */
+interface Person {
+  user_id: number;
+  full_name?: string;
+  is_bot?: boolean;
+  is_active?: boolean;
+  role?: number;
+}
 
 export default defineBot({
   settings: TeamSettings.extend({
@@ -44,6 +55,8 @@ export default defineBot({
     fallback: z.string().trim().min(1).max(10_000).superRefine(checkPlaceholders),
     /** Greet guests too. */
     greet_guests: z.boolean().default(true),
+    /** At a start, greet who joined within this many days while the bot was down (0: nobody). */
+    catch_up_days: z.number().int().min(0).max(90).default(7),
   }),
   setup(bot, settings) {
     bot.track("snippets");
@@ -64,22 +77,16 @@ export default defineBot({
 
     const teams = setupTeams(bot, settings);
 
-    bot.on("realm_user", async (ctx) => {
-      const { op, person } = ctx.event;
-      if (op !== "add") return;
-      const p = person as {
-        user_id: number;
-        full_name?: string;
-        is_bot?: boolean;
-        is_active?: boolean;
-        role?: number;
-      };
-      if (p.is_bot || p.is_active === false || (p.role === 600 && !settings.greet_guests)) return;
+    /** Whom the bot greets: people (no bots), active, guests only with `greet_guests`. */
+    const greets = (p: Person) =>
+      !p.is_bot && p.is_active !== false && (p.role !== 600 || settings.greet_guests);
+    /** Greets `p` once, ever; false when they were greeted before. */
+    const greet = async (ctx: Parameters<typeof teams.ask>[0], p: Person): Promise<boolean> => {
       // Once per member, ever: an account that becomes visible again is not greeted twice. Claimed
       // at once, not staged with the run: a `realm_user` event cut by a crash never runs again, so a
       // staged mark would be lost after the greeting went out.
       const key = `greeted:${p.user_id}`;
-      if (!(await ctx.state.immediate.setIfAbsent(key, Date.now()))) return;
+      if (!(await ctx.state.immediate.setIfAbsent(key, Date.now()))) return false;
       try {
         const snippet = settings.snippet ? await ctx.snippets.get(settings.snippet) : undefined;
         const name = p.full_name ?? "there";
@@ -89,8 +96,39 @@ export default defineBot({
         ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
         await teams.ask(ctx, p.user_id);
       } catch (err) {
-        await ctx.state.immediate.delete(key); // not greeted after all: a retry or a later add event may try again
+        await ctx.state.immediate.delete(key); // not greeted after all: a retry or a later start may try again
         throw err;
+      }
+      return true;
+    };
+
+    bot.on("realm_user", async (ctx) => {
+      const { op, person } = ctx.event;
+      if (op === "add" && greets(person as Person)) await greet(ctx, person as Person);
+    });
+
+    // Who joined while no queue of the bot was reading: `realm_user` events are not caught up, so
+    // each start reads the members (one GET /users) and greets those who joined since the bot's
+    // first start, within `catch_up_days`, and were not greeted.
+    bot.onStart(async (ctx) => {
+      if (settings.catch_up_days === 0) return;
+      const since = (await ctx.state.immediate.get("greeting-since")) as number | undefined;
+      if (since === undefined) {
+        await ctx.state.immediate.set("greeting-since", ctx.now()); // everyone there now joined before
+        return;
+      }
+      const from = Math.max(since, ctx.now() - settings.catch_up_days * 86_400_000);
+      const { members } = await ctx.api.users.list();
+      for (const p of members.filter((m) => greets(m) && Date.parse(m.date_joined) >= from)) {
+        try {
+          if (await greet(ctx, p))
+            ctx.log.info({ userId: p.user_id }, "greeted a member who joined while the bot was down");
+        } catch (err) {
+          ctx.log.warn(
+            { err, userId: p.user_id },
+            "could not greet a member who joined while the bot was down; the next start tries again",
+          );
+        }
       }
     });
 

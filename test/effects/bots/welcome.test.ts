@@ -119,4 +119,52 @@ describe("the welcome bot", () => {
       await rm(stateDir, { recursive: true, force: true });
     }
   });
+
+  it("at a start, greets who joined while no queue of it was reading, within catch_up_days, once", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-"));
+    const bots = { welcome: { email: BOT, definition: welcome, settings: { fallback: "Hi {{name}}" } } };
+    const control = world.sandbox.control;
+    const names = () => greetings().map((m) => String(m.content));
+    try {
+      // Members there before the bot's first start are no newcomers.
+      control.createUser({ email: "ada@sandbox.example", full_name: "Ada" });
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      const since = () => running!.context().state.get("greeting-since");
+      await expect.poll(since).toEqual(expect.any(Number));
+      expect(names()).toEqual([]);
+      // As if the bot had been deployed a month ago, and had greeted everyone there since.
+      const state = running.context().state.immediate;
+      await state.set("greeting-since", Date.now() - 30 * 86_400_000);
+      for (const u of control.users()) await state.set(`greeted:${u.user_id}`, Date.now());
+      await running.stop();
+      control.expireQueue({ email: BOT }); // its queue gone: the add events below reach no queue
+      const day = 86_400_000;
+      control.createUser({ email: "bob@sandbox.example", full_name: "Bob" });
+      control.createUser({
+        email: "cy@sandbox.example",
+        full_name: "Cy",
+        date_joined: new Date(control.now() - 2 * day).toISOString(),
+      });
+      control.createUser({
+        email: "old@sandbox.example",
+        full_name: "Old",
+        date_joined: new Date(control.now() - 10 * day).toISOString(),
+      });
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect.poll(names).toEqual(expect.arrayContaining(["Hi Bob", "Hi Cy"]));
+      await expect
+        .poll(() => running!.logged("greeted a member who joined while the bot was down").length)
+        .toBe(2);
+      expect(names().sort()).toEqual(["Hi Bob", "Hi Cy"]);
+      // Started again: nobody greeted twice.
+      await running.stop();
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect.poll(since).toEqual(expect.any(Number));
+      expect(names().sort()).toEqual(["Hi Bob", "Hi Cy"]);
+    } finally {
+      await running?.stop();
+      running = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
 });
