@@ -8,27 +8,25 @@ import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import { type BotServices, type ContextHelpers, unavailableHelpers } from "../effects/bot-services.ts";
-import { printOf } from "../effects/effect-records.ts";
-import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import { startProgress } from "../effects/progress/start-progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
-import { findSent } from "../effects/verify-send.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { KV, StateRun } from "../state/kv.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
+import { sendOf } from "./context-send.ts";
 import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
-import { placed } from "./dialogs/dialog-moves.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 import { externalOf } from "./external.ts";
+import { followerFor, type ReplyFollower } from "./reply-follow.ts";
 import { replyTarget } from "./reply-target.ts";
 
 export type {
@@ -200,46 +198,22 @@ class LazyContext<S> {
     return undefined;
   }
 
+  /** `params` sent where their conversation is now: an event context follows its moved message. */
+  protected followed(
+    params: SendMessageParams,
+    _read?: boolean,
+  ): SendMessageParams | Promise<SendMessageParams> {
+    return params;
+  }
+
   #helpersOf(): ContextHelpers {
     const made = this.made();
     if (made.helpers) return made.helpers;
     const deps = this.#deps;
     const signal = this.signal;
-    const echo = deps.services?.echo;
-    const post = async (params: SendMessageParams) => {
-      // With a local id the send's own message event can prove it stored if the answer is lost.
-      const tag = echo?.tag();
-      try {
-        const { id } = await deps.api.messages.send({ read_by_sender: true, ...params, ...tag }, { signal });
-        return { id };
-      } catch (err) {
-        const id = tag && isAmbiguous(err) ? await echo!.wait(tag.local_id, ECHO_WAIT_MS, signal) : undefined;
-        if (id === undefined) throw err;
-        deps.services!.echoed(id, err);
-        return { id };
-      } finally {
-        if (tag) echo!.done(tag.local_id);
-      }
-    };
     const effects = this.effects;
     const event = effects?.run.eventKey;
-    // Each message posted (and each booking, each snippet created) is an effect: made once per
-    // event, however often the handler runs.
-    // Matched by what the code sent; made where the dialog's conversation moved to, if it did.
-    const send = effects
-      ? (params: SendMessageParams) =>
-          effects.run.once(
-            "send",
-            {
-              act: () => post(placed(params, effects.moves)),
-              verify: () =>
-                findSent(deps.api, deps.bot.userId, placed(params, effects.moves), effects, signal).then(
-                  (sent) => sent && { id: sent.id },
-                ),
-            },
-            printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
-          )
-      : post;
+    const send = sendOf(deps, signal, effects, (params, earlier) => this.followed(params, earlier));
     const helpers = deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send, event })
       : unavailableHelpers(send);
@@ -280,6 +254,9 @@ class LazyEventContext<S> extends LazyContext<S> {
   readonly #turn: Turn | undefined;
   /** The progresses the run opened (made on the first; an event's attempts share one). */
   #progresses: OpenProgresses | undefined;
+  /** When the run began, and what follows its message where it moved (see reply-follow.ts). */
+  readonly #began: number;
+  #follower: ReplyFollower | undefined;
   declare eventIssue?: string;
 
   /** The progresses `ctx` opened, if any: what a failed run ends. */
@@ -305,6 +282,18 @@ class LazyEventContext<S> extends LazyContext<S> {
     this.#dialogs = deps.dialogs;
     this.#turn = turn;
     this.#progresses = progresses;
+    this.#began = this.clock.now();
+  }
+
+  protected override followed(
+    params: SendMessageParams,
+    earlier?: boolean,
+  ): SendMessageParams | Promise<SendMessageParams> {
+    if (this.#turn?.record !== undefined) return params; // a dialog's replay follows the dialog's moves
+    const { api, server, signal, log, clock } = this;
+    const deps = { api, featureLevel: server.featureLevel, now: () => clock.now(), signal, log };
+    this.#follower ??= followerFor(this.event, this.#began, deps);
+    return this.#follower?.follow(params, earlier) ?? params;
   }
 
   protected override logBindings(): Record<string, unknown> {

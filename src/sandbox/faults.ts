@@ -21,6 +21,8 @@ export interface FailOptions {
    */
   after?: true;
   paths?: (string | RegExp)[];
+  /** Only requests of these methods ("POST", "GET"…); default every method. */
+  methods?: string[];
 }
 
 interface Counted<T> {
@@ -114,8 +116,11 @@ export class Faults {
     return this.delays.filter((d) => pathMatches(d.paths, apiPath)).reduce((sum, d) => sum + d.ms, 0);
   }
 
-  takeFailure(apiPath: string): FailOptions | undefined {
-    return take(this.fails, (spec) => pathMatches(spec.paths, apiPath));
+  takeFailure(apiPath: string, method: string): FailOptions | undefined {
+    return take(
+      this.fails,
+      (spec) => pathMatches(spec.paths, apiPath) && (spec.methods?.includes(method) ?? true),
+    );
   }
 
   takeRateLimit(): number | undefined {

@@ -107,7 +107,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
   const delay = deps.faults.delayFor(apiPath);
   if (delay > 0) await deps.faults.hold(delay);
-  const injected = deps.faults.takeFailure(apiPath);
+  const injected = deps.faults.takeFailure(apiPath, entry.method);
   const sendInjected = (fault: FailOptions) => {
     entry.status = fault.reset ? -1 : fault.status;
     deps.log.push(entry);

@@ -1,0 +1,68 @@
+/**
+ * How a context posts a message: one POST /messages (a lost answer shown stored by the send's own
+ * message event, its local echo), made once per event as an effect of the run, where the
+ * conversation is now (a dialog's conversation moved, or the message answered moved while the
+ * handler worked: `follow`).
+ */
+import type { SendMessageParams } from "../api/resources/messages.ts";
+import { printOf } from "../effects/effect-records.ts";
+import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
+import { findSent } from "../effects/verify-send.ts";
+import type { ContextDeps, SendEffects } from "./context-types.ts";
+import { placed } from "./dialogs/dialog-moves.ts";
+
+type Send = (params: SendMessageParams) => Promise<{ id: number }>;
+/** `params` aimed where their conversation is now (see reply-follow.ts). */
+export type Follow = (
+  params: SendMessageParams,
+  earlier?: boolean,
+) => SendMessageParams | Promise<SendMessageParams>;
+
+export function sendOf<S>(
+  deps: ContextDeps<S>,
+  signal: AbortSignal,
+  effects: SendEffects | undefined,
+  follow: Follow,
+): Send {
+  const echo = deps.services?.echo;
+  const post = async (params: SendMessageParams) => {
+    // With a local id the send's own message event can prove it stored if the answer is lost.
+    const tag = echo?.tag();
+    try {
+      const { id } = await deps.api.messages.send({ read_by_sender: true, ...params, ...tag }, { signal });
+      return { id };
+    } catch (err) {
+      const id = tag && isAmbiguous(err) ? await echo!.wait(tag.local_id, ECHO_WAIT_MS, signal) : undefined;
+      if (id === undefined) throw err;
+      deps.services!.echoed(id, err);
+      return { id };
+    } finally {
+      if (tag) echo!.done(tag.local_id);
+    }
+  };
+  if (!effects) return async (params) => post(await follow(params));
+  const sent = (params: SendMessageParams) =>
+    findSent(deps.api, deps.bot.userId, params, effects, signal).then((found) => found && { id: found.id });
+  // Each message posted (and each booking, each snippet created) is an effect: made once per
+  // event, however often the handler runs. Matched by what the code sent; made where the
+  // dialog's conversation moved to, if it did, and where the message answered is now.
+  return (params) =>
+    effects.run.once(
+      "send",
+      {
+        act: async () => post(placed(await follow(params), effects.moves)),
+        // Looked for where it was aimed; then, if the message answered moved since, where it is now.
+        verify: async () => {
+          const aimed = placed(params, effects.moves);
+          const found = await sent(aimed);
+          if (found) return found;
+          const now = placed(await follow(params, true), effects.moves);
+          return now === aimed || samePlace(now, aimed) ? undefined : sent(now);
+        },
+      },
+      printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
+    );
+}
+
+const samePlace = (a: SendMessageParams, b: SendMessageParams) =>
+  a.to === b.to && (a as { topic?: string }).topic === (b as { topic?: string }).topic;
