@@ -230,7 +230,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     metrics,
     commit,
   });
-  const runJob: RunJob = jobRunner({ letters, log, effects }, failures);
+  const runJob: RunJob = jobRunner({ letters, log, effects, metrics }, failures);
   const scheduler = new BotScheduler({
     client,
     store,

@@ -11,10 +11,14 @@
  * When the bot stops during a pause, the remaining attempts are not waited for: the event is kept
  * as a dead letter already marked for replay, so the next start handles it again.
  *
- * A failure that is the state store's outage (see {@link outageOf}) is not the handler's: an event
+ * A failure that is the state store's outage (see {@link outageOf}) is not the handler's: a run
  * whose last attempt failed on it is kept nowhere (the outage would refuse the dead letter too) but
- * waits for the store in its conversation's order, run again until it gets through (store-waits.ts);
- * a message the stop cuts off meanwhile is left unmarked, and the next start catches it up.
+ * waits for the store, run again until it gets through (store-waits.ts): an event in its
+ * conversation's order (an outgoing webhook's delivery too: its caller was answered by its
+ * deadline), a cron job's occurrence with its job counted as running (its firings meanwhile are
+ * skipped). A message the stop cuts off meanwhile is left unmarked, and the next start catches it
+ * up; a delivery or an occurrence is kept as a dead letter marked for replay, as any run the stop
+ * cuts off.
  */
 import type { Logger } from "pino";
 import { sleep, timeoutSignal } from "../api/sleep.ts";
@@ -23,11 +27,11 @@ import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import { isStoreOutage, type StateErrorCode } from "../state/state-error.ts";
 import type { JsonValue } from "../state/state-store.ts";
-import type { Clock } from "../time/clock.ts";
+import { type Clock, monotonicMs } from "../time/clock.ts";
 import type { SendEffects } from "./context-types.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
-import type { FailureMetrics, RunJob } from "./incoming.ts";
+import type { DispatchMetrics, FailureMetrics, JobOccurrence, RunJob } from "./incoming.ts";
 import { handlerTimedOut, RouterError } from "./router-error.ts";
 import { StoreWaits } from "./store-waits.ts";
 
@@ -36,6 +40,9 @@ export const STORE_OUTAGE_LINE = "the run failed on a state store outage, not in
 /** The log line of an event whose every attempt failed, the last on the store's outage (see `settle`). */
 export const STORE_WAIT_LINE =
   "the state store's outage outlasted every attempt: the event waits for the store, its conversation held";
+/** {@link STORE_WAIT_LINE} for a cron job's occurrence. */
+export const STORE_WAIT_JOB_LINE =
+  "the state store's outage outlasted every attempt: the cron job's occurrence waits for the store, the job's firings meanwhile skipped";
 
 /**
  * What to log of `err` when it is a state store outage (a Redis outage, a lost lease: see
@@ -137,9 +144,9 @@ export class HandlerFailures {
     let waited = false;
     while (!(last instanceof NoRetry) && !stopping.aborted) {
       const outage = outageOf(last);
-      // Past the last attempt, only an event failed on the store's outage goes on: it waits for it.
+      // Past the last attempt, only a run failed on the store's outage goes on: it waits for it.
       const waits = attempts >= policy.attempts;
-      if (waits && !(outage && waitsForStore(run))) break;
+      if (waits && !outage) break;
       let ran = false;
       const attempt = async () => {
         ran = true;
@@ -154,7 +161,10 @@ export class HandlerFailures {
       };
       try {
         if (waits) {
-          if (!waited) o.log.warn({ ...outage, attempts }, STORE_WAIT_LINE);
+          if (!waited && run.source === "job") {
+            const { job, scheduledFor } = run.event as JobOccurrence;
+            o.log.warn({ ...outage, attempts, job, scheduledFor }, STORE_WAIT_JOB_LINE);
+          } else if (!waited) o.log.warn({ ...outage, attempts }, STORE_WAIT_LINE);
           waited = true;
           await this.#waits.run(stopping, attempt);
         } else {
@@ -300,10 +310,14 @@ export class HandlerFailures {
  * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence
  * (a re-run repeats none, and verifies the one in flight by a read-back of the bot's messages no
  * older than the firing); a failed attempt runs again after a pause and, when every attempt
- * failed, the occurrence is kept as a dead letter (source "job").
+ * failed, the occurrence is kept as a dead letter (source "job"), or, failed on the store's
+ * outage, waits for the store. Each attempt the outage fails is logged and counted as such.
  */
 export function jobRunner(
-  o: Pick<HandlerFailuresOptions, "letters" | "log"> & { effects: EffectRecords | undefined },
+  o: Pick<HandlerFailuresOptions, "letters" | "log"> & {
+    effects: EffectRecords | undefined;
+    metrics: Pick<DispatchMetrics, "storeOutage"> | undefined;
+  },
   failures: HandlerFailures,
 ): RunJob {
   return async (occurrence, attempt, signal, letter, resumed = false) => {
@@ -312,16 +326,27 @@ export function jobRunner(
     const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
     const effectsOf = (rerun: boolean): SendEffects | undefined =>
       o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
+    const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
+    const run = async (s: AbortSignal, effects: SendEffects | undefined) => {
+      const started = monotonicMs();
+      try {
+        await attempt(s, effects, key);
+      } catch (err) {
+        const outage = outageOf(err);
+        if (outage) {
+          o.metrics?.storeOutage(occurrence.type, (monotonicMs() - started) / 1000);
+          o.log.warn({ ...outage, ...job }, STORE_OUTAGE_LINE);
+        }
+        throw err;
+      }
+    };
     let last = effectsOf(letter !== undefined || resumed);
     try {
-      await attempt(signal, last, key);
+      await run(signal, last);
       if (letter) await o.letters?.remove(letter.id);
       return true;
     } catch (err) {
-      const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
-      const outage = outageOf(err);
-      if (outage) o.log.warn({ ...outage, ...job }, STORE_OUTAGE_LINE);
-      else o.log.error({ err, ...job }, "cron job failed");
+      if (!outageOf(err)) o.log.error({ err, ...job }, "cron job failed");
       // A job's run has no dialog: its outcome is handled (true) or kept (false).
       const outcome = await failures.settle(
         {
@@ -330,7 +355,7 @@ export function jobRunner(
           ...(letter ? { letter } : {}),
           again: (s) => {
             last = effectsOf(true);
-            return attempt(s, last, key);
+            return run(s, last);
           },
           effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
         },
@@ -349,13 +374,4 @@ function cutOffMessage(run: FailedRun, err: unknown): boolean {
 /** A live or caught-up message (in the ledger: left unmarked, the next start catches it up). */
 function isMessage(run: FailedRun): boolean {
   return (run.source === "queue" || run.source === "catch-up") && run.event.type === "message";
-}
-
-/**
- * An event that waits for the store past its last attempt: one ordered in its conversation (live,
- * caught up, a dead letter replayed), not a cron job's occurrence nor an outgoing webhook's
- * delivery, whose caller waits for its outcome.
- */
-function waitsForStore(run: FailedRun): boolean {
-  return run.source === "queue" || run.source === "catch-up" || run.source === "replay";
 }

@@ -3,7 +3,7 @@
  * state a FileStore in a temp folder whose writes under one of the bot's namespaces pass a
  * {@link StoreGate}: the setup of the dialog and store fault tests in test/daemon.
  */
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -66,4 +66,12 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
   const dm = (content: string) =>
     sandbox.control.sendAs("member@sandbox.example", { type: "direct", to: [o.email], content }).id;
   return { sandbox, running, clock, dir, dm };
+}
+
+/** Stop the daemon and the sandbox of `up`, and remove its state (a test's cleanup; nothing when undefined). */
+export async function closeGatedDaemon(up: GatedDaemon | undefined): Promise<void> {
+  if (!up) return;
+  await up.running.stop();
+  await up.sandbox.stop();
+  await rm(up.dir, { recursive: true, force: true });
 }
