@@ -195,9 +195,12 @@ export class BotRuntime {
     this.#stopping.abort(new Error("bot stopping"));
     this.#webhookReady = false;
     const sourceStopped = this.#source?.consumer.stop();
-    const abandoned = (await this.#setUp?.dispatcher.drain(deadlineMs)) ?? 0;
+    const drained = this.#setUp?.dispatcher.drain(deadlineMs);
+    // At once, with the pipeline: no cron job fires while the stop waits for the handlers.
+    const scheduled = this.scheduler.stop(deadlineMs);
+    const abandoned = (await drained) ?? 0;
     await sourceStopped;
-    await this.scheduler.stop(deadlineMs);
+    await scheduled;
     this.#services.dispose();
     await this.#o.flush();
     return { abandoned };

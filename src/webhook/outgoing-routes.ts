@@ -55,12 +55,8 @@ export function registerOutgoingRoutes(
         );
         return error(reply, 401, "Unauthorized: the token does not match this bot's outgoing_webhook token");
       }
-      if (bot.runtime.status.state === "standby") {
-        return error(reply, 503, `bot ${name} runs on another instance now; try again`);
-      }
-      if (bot.runtime.status.state !== "webhook") {
-        return error(reply, 503, `bot ${name} is starting; try again`);
-      }
+      const unavailable = unavailableBot(bot.runtime);
+      if (unavailable) return error(reply, 503, unavailable);
       let event: OutgoingMessageEvent | undefined;
       if (payload.format === "zulip") {
         if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);
@@ -73,6 +69,9 @@ export function registerOutgoingRoutes(
           blog.warn("Slack-format delivery: the message could not be found through the API; not handled");
           return { response_not_required: true };
         }
+        // The bot may have begun to stop during the lookup: it takes no more deliveries then.
+        const stopped = unavailableBot(bot.runtime);
+        if (stopped) return error(reply, 503, stopped);
       }
       const found = event;
       const { answer, repeat } = exchange.answer(
@@ -89,6 +88,13 @@ export function registerOutgoingRoutes(
       return render(await answer, payload.format);
     });
   }
+}
+
+/** Why the bot takes no delivery now (503), or undefined when it does. */
+function unavailableBot(runtime: WebhookRuntime): string | undefined {
+  const state = runtime.status.state;
+  if (state === "standby") return `bot ${runtime.name} runs on another instance now; try again`;
+  return state === "webhook" ? undefined : `bot ${runtime.name} is starting; try again`;
 }
 
 function render(answer: Answer, format: "zulip" | "slack"): Record<string, unknown> {

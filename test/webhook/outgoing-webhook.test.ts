@@ -273,6 +273,22 @@ describe("outgoing-webhook bots", () => {
     });
   });
 
+  it("a Slack-format delivery whose bot begins to stop during its lookup gets 503 and runs no handler", async () => {
+    const seen: number[] = [];
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) => b.on("message", (ctx) => seen.push(ctx.event.message.id))),
+      { iface: "slack" },
+    );
+    sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    mention(sb, "@**Helper** hi", "stopping");
+    await sb.control.waitFor(() => sb.control.delayed() === 1);
+    await d.daemon.bots[0]!.stop(1_000);
+    sb.control.delay(0);
+    await sb.control.settleWebhooks();
+    expect(seen).toEqual([]);
+    expect(d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status)).toEqual([503]);
+  });
+
   it("a malformed payload gets 400 naming the problem", async () => {
     const { running: d } = await setup(bot((b) => b.on("message", () => {})));
     expect(await post(`${d.url}/hooks/helper`, [1, 2])).toEqual({

@@ -1,0 +1,69 @@
+/**
+ * Nothing new starts on a bot once its stop began: a cron job's occurrence that comes while the
+ * stop waits for the handlers still running (the shutdown's deadline) does not fire. A real daemon
+ * in this process against the sandbox over HTTP, on the test clock.
+ */
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+
+const BOT = "slow-bot@sandbox.example";
+
+/** Lets the slow handler return. */
+let release: () => void = () => {};
+/** Resolves once the slow handler began. */
+let began: Promise<void>;
+let started: () => void;
+/** The occurrences the job ran for. */
+const runs: string[] = [];
+
+const slow = defineBot({
+  setup(bot) {
+    bot.cron("* * * * *", { id: "tick" }, (ctx) => {
+      runs.push(ctx.job.scheduledFor.toISOString());
+    });
+    // Holds the stop until released (it ignores its signal).
+    bot.on("message", async () => {
+      started();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+  },
+});
+
+let up: GatedDaemon | undefined;
+afterEach(async () => {
+  release();
+  await closeGatedDaemon(up);
+  up = undefined;
+  runs.length = 0;
+});
+
+it("a cron job's occurrence that comes while the stop waits for a handler does not fire", async () => {
+  began = new Promise((resolve) => {
+    started = resolve;
+  });
+  up = await startGatedDaemon({
+    name: "slow",
+    email: BOT,
+    fullName: "Slow",
+    definition: slow,
+    extra: "handler_timeout: 1h",
+  });
+  const { clock, running } = up;
+  const bot = running.daemon.bots[0]!;
+  // Just past a whole minute: the next occurrence is almost a minute away.
+  await clock.advance(60_000 - (clock.now() % 60_000) + 1_000);
+  const before = bot.scheduler.stats.jobRuns;
+  up.dm("hello");
+  await began;
+  const stopped = bot.stop(120_000);
+  // The next minute passes while the stop waits for the handler (within its 2 min deadline).
+  await clock.advance(60_000);
+  expect(bot.scheduler.stats.jobRuns).toBe(before);
+  expect(bot.scheduler.jobs()).toMatchObject([{ id: "tick", running: false, nextRunAt: undefined }]);
+  release();
+  await stopped;
+  expect(bot.scheduler.stats.jobRuns).toBe(before);
+});
