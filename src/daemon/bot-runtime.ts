@@ -220,7 +220,8 @@ export class BotRuntime {
         ? "standby"
         : this.#checking
           ? "registering"
-          : (c?.state ?? (this.#webhookReady ? "webhook" : "idle")),
+          : (c?.state ??
+            (this.#webhookReady ? "webhook" : this.#stopping.signal.aborted ? "stopped" : "idle")),
       queueId: c?.queueId ?? null,
       queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
       lastEventAt: d?.lastEventAt,

@@ -2,8 +2,8 @@
  * Inbound webhooks: `bot.webhook(name, options, handler)` is served at `POST /webhooks/<bot>/<name>`.
  * Order of checks: route (404) → method (405: a webhook takes POST) → bot ready (503) → body
  * size (413) → signature or token (401) → body parse (400) → idempotency (200
- * {"duplicate":true} once handled; 503 while a run with the key is under way) → handler (200, or
- * 500 if it throws).
+ * {"duplicate":true} once handled; 503 while a run with the key is under way) → bot not stopping
+ * (503) → handler (200, or 500 if it throws).
  *
  * A request with a key (an idempotency header, or a signature's replay key) is claimed for its
  * run, marked handled once it succeeded, released when it failed; a process that died mid-run
@@ -133,6 +133,12 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
       reply.header("retry-after", String(Math.ceil(claimed / 1000)));
       return fail(reply, 503, "a request with this key is being handled; try again later");
     }
+  }
+  // A bot stopping (or stopped) here runs nothing new: the sender's retry goes where it runs then.
+  const state = bot.runtime.status.state;
+  if (state === "stopping" || state === "stopped") {
+    if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
+    return fail(reply, 503, `bot ${bot.runtime.name} is not running here now; try again`);
   }
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
   const signal = AbortSignal.any([timeout.signal, deps.stopping]);
