@@ -62,6 +62,11 @@ export class BotContexts {
     return this.#registration?.server;
   }
 
+  /** The bot's client, usable before a registration (an ended dialog's note is said at a start). */
+  get client(): Client {
+    return this.#o.client;
+  }
+
   /** The bot's user, once a registration answered. */
   get self(): BotIdentity | undefined {
     return this.#registration?.self;

@@ -44,6 +44,7 @@ let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
 let clock: TestClock;
+let restarted: (between?: () => unknown) => Promise<InProcessDaemon>;
 afterEach(async () => {
   slow = undefined;
   await running?.stop();
@@ -65,6 +66,7 @@ async function start(gate: StoreGate) {
     gate,
   });
   ({ sandbox, running, clock, dir } = up);
+  restarted = up.restart;
   return up.dm;
 }
 
@@ -141,7 +143,8 @@ it("an end left in doubt that landed, then the person writes: the note said once
   await clock.advance(2 * 3_600_000);
   dm("2");
   expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
-  expect(writes).toBe(1);
+  // The answer's append (refused as ended) and the note's, said, cleared from the header.
+  expect(writes).toBe(2);
   expect(bot.dialogs()).toEqual([]);
   // Settled: the operator's end run again finds no dialog, and the note is not said again.
   await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
@@ -201,4 +204,63 @@ it("an end left in doubt that landed while a run is under way: the run's next qu
   expect(bot.dialogs()).toEqual([]);
   dm("2");
   expect(await said(4)).toEqual(["Which size?", "How many?", NOTE, "not a command: 2"]);
+});
+
+/** The daemon stopped and started again on the same store (`between`, while it is down): its bot. */
+async function restart(between?: () => unknown) {
+  running = await restarted(between);
+  return running.daemon.bots[0]!;
+}
+
+it("an end left in doubt that landed, then the daemon restarts: the note said once at its start, in order", async () => {
+  const { gate, dm, dialog } = await asked();
+  await endInDoubt(gate, dialog.id);
+  // The person writes while the daemon is down: caught up after the note.
+  const bot = await restart(() => dm("large"));
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  expect(bot.dialogs()).toEqual([]);
+  await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
+  await restart();
+  dm("2");
+  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
+});
+
+it("an end left in doubt that did not land, then the daemon restarts: the dialog goes on, nothing said", async () => {
+  const { gate, dm, dialog } = await asked();
+  gate.mode = "fail";
+  await expect(end(dialog.id)).rejects.toThrow(/refused a write/);
+  gate.open();
+  const bot = await restart();
+  expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+});
+
+it("an end left in doubt that landed, its note said before a restart: not said again after it", async () => {
+  const { gate, dm, dialog } = await asked();
+  await endInDoubt(gate, dialog.id);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  await restart();
+  dm("2");
+  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
+});
+
+it("a note said whose header could not be cleared, then a restart: found said, not said again", async () => {
+  const { gate, dm, dialog } = await asked();
+  await endInDoubt(gate, dialog.id);
+  // The answer's append passes (refused as ended); the note's, once said, is refused.
+  gate.mode = "fail";
+  gate.skip = 1;
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  await expect
+    .poll(() => running!.logged("could not record that an ended dialog's note was said"))
+    .toHaveLength(1);
+  gate.open();
+  await restart();
+  dm("2");
+  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
 });

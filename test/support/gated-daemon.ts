@@ -39,6 +39,11 @@ export interface GatedDaemon {
   dir: string;
   /** A direct message from `member@sandbox.example` to the bot; its message id. */
   dm(content: string): number;
+  /**
+   * Stops `running` and starts the daemon again on the same store (the same gate), `between` done
+   * while it is down: resolves the new daemon.
+   */
+  restart(between?: () => unknown): Promise<InProcessDaemon>;
 }
 
 export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
@@ -51,21 +56,30 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
     owner: "owner@sandbox.example",
   });
   const dir = await mkdtemp(join(tmpdir(), `bothost-${o.name}-`));
-  const files = await FileStore.open(dir, { now: () => clock.now() });
-  const store = o.gate ? gatedBackend(files, [o.name, o.gated ?? "dialogs"], o.gate) : files;
   const entry: BotEntry = {
     email: o.email,
     definition: o.definition,
     ...(o.extra ? { extra: o.extra } : {}),
   };
-  const running = await startInProcessDaemon(
-    sandbox,
-    { [o.name]: entry },
-    { store, clock, stateDir: join(dir, "daemon"), ...(o.global ? { global: o.global } : {}) },
-  );
+  const launch = async () => {
+    const files = await FileStore.open(dir, { now: () => clock.now() });
+    const store = o.gate ? gatedBackend(files, [o.name, o.gated ?? "dialogs"], o.gate) : files;
+    return startInProcessDaemon(
+      sandbox,
+      { [o.name]: entry },
+      { store, clock, stateDir: join(dir, "daemon"), ...(o.global ? { global: o.global } : {}) },
+    );
+  };
+  let running = await launch();
+  const restart = async (between?: () => unknown) => {
+    await running.stop();
+    await between?.();
+    running = await launch();
+    return running;
+  };
   const dm = (content: string) =>
     sandbox.control.sendAs("member@sandbox.example", { type: "direct", to: [o.email], content }).id;
-  return { sandbox, running, clock, dir, dm };
+  return { sandbox, running, clock, dir, dm, restart };
 }
 
 /** Stop the daemon and the sandbox of `up`, and remove its state (a test's cleanup; nothing when undefined). */

@@ -5,16 +5,15 @@
  */
 import type { Logger } from "pino";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
-import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
+import type { JsonValue } from "../../state/state-store.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
-import { replyTarget } from "../reply-target.ts";
 import { RouterError } from "../router-error.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
-import { placed } from "./dialog-moves.ts";
 import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { noteTo, sayNote } from "./end-notes.ts";
 import { retrying } from "./store-retry.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
@@ -61,8 +60,12 @@ export async function endByOperator(
   const doubted = dialogs.endsInDoubt.take(id)?.record;
   const record = read?.origin === null ? (doubted ?? read) : read;
   if (record === undefined) return false;
-  const tell = () => queue.push(record.conversation, () => tellEnded(contexts, log, record, note));
-  const end = () => dialogs.end(id, "operator");
+  // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts).
+  const to = noteTo(contexts, record, note);
+  const self = contexts.self?.userId ?? -1;
+  const told = to && { to: to as unknown as JsonValue, at: contexts.clock.now(), self };
+  const tell = () => told && queue.push(record.conversation, () => sayNote(o, record, told, false));
+  const end = () => dialogs.end(id, "operator", told);
   try {
     if (!(await retrying(contexts.clock, log, UNSTOPPED, end, OPERATOR_END_TRIES))) return false;
   } catch (err) {
@@ -136,25 +139,17 @@ export function dialogFailed(
   return closeLog(o, dialog.id, "changed", signal).then(() => tellEnded(o.contexts, o.log, dialog, note));
 }
 
-/**
- * Say `text` to a dialog's person, in its own conversation (where it began); in a channel topic,
- * named (the note is for them, not for the topic).
- */
+/** Say `text` to a dialog's person, in its own conversation (see `noteTo`). */
 export async function tellEnded(
   contexts: BotContexts,
   log: Logger,
   dialog: DialogRecord | DialogHead,
   text: string,
 ): Promise<void> {
-  const origin = "origin" in dialog ? dialog.origin : undefined;
-  if (origin === undefined || origin === null) return;
-  const { event } = reviveEvent(origin);
-  // Said where the dialog began (its origin), though its question may wait elsewhere (`where`).
-  const inTopic = !(dialog.home?.[0] ?? dialog.conversation).startsWith("dm:");
-  const content = inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
+  const to = noteTo(contexts, dialog, text);
+  if (to === undefined) return;
   try {
-    const to = { ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1), content };
-    await contexts.deps().api.messages.send(placed(to, "moves" in dialog ? dialog.moves : undefined));
+    await contexts.deps().api.messages.send(to);
   } catch (err) {
     log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
   }

@@ -13,9 +13,9 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue, StateStore, StoreWrite } from "../../state/state-store.ts";
 import {
   asHead,
-  carriedOf,
   type DialogHead,
   type DialogRecord,
+  type EndNote,
   type EndReason,
   foldLog,
   headAfter,
@@ -60,16 +60,31 @@ export class DialogLog {
     this.#commit = commit;
   }
 
-  /** Every dialog's header (a start reads these, never the logs). */
+  /**
+   * Every dialog's header (a start reads these, never the logs): the ongoing dialogs', and the
+   * ended ones' whose note (`note`) is not known to be said.
+   */
   async heads(): Promise<DialogHead[]> {
     const heads: DialogHead[] = await migrateV1(this.#store, (head, entries) =>
       this.append(head, entries, true),
     );
     for (const { value } of await this.#store.list("h:")) {
       const head = asHead(value);
-      if (head !== undefined && head.ended === undefined) heads.push(head);
+      if (head !== undefined && (head.ended === undefined || head.note !== undefined)) heads.push(head);
     }
     return heads;
+  }
+
+  /** Ended dialog `id`'s note was said: its header (kept as long as it was) holds it no more. */
+  async noteSaid(id: string): Promise<void> {
+    const said = (current: JsonValue | undefined) => {
+      const head = asHead(current);
+      if (head?.note === undefined) return current;
+      const { note, ...rest } = head;
+      return rest as unknown as JsonValue;
+    };
+    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: said }]);
+    await this.#commit();
   }
 
   /** The header of dialog `id` as the store holds it. */
@@ -176,7 +191,13 @@ export class DialogLog {
   }
 }
 
-/** `end` as the log's last entry. */
-export function endEntry(by: EndReason, at: number): LogEntry {
-  return { t: "end", by, at };
+/** `end` as the log's last entry (`note`: what the person is told of it). */
+export function endEntry(by: EndReason, at: number, note?: EndNote): LogEntry {
+  return note === undefined ? { t: "end", by, at } : { t: "end", by, at, note };
+}
+
+/** What a `carried` entry keeps of `record`: all but its header. */
+function carriedOf(record: DialogRecord): JsonValue {
+  const { origin, steps, values, names, effects, rewinds, moves } = record;
+  return { origin, steps, values, names, effects, rewinds, ...(moves && { moves }) } as unknown as JsonValue;
 }

@@ -74,14 +74,17 @@ export type LogEntry =
    * the letter is replayed (see `DialogLog.reopen`): everything before it, in one entry.
    */
   | { t: "carried"; record: JsonValue; at: number }
-  /** The dialog is over: every later append is refused. */
-  | { t: "end"; by: EndReason; at: number };
+  /** The dialog is over: every later append is refused. `note`: what the person is told of it. */
+  | { t: "end"; by: EndReason; at: number; note?: EndNote };
 
 /** A conversation a question was asked in: its key, its name for people, and how to send there. */
 export type AskedIn = { key: string; label: string; to: Where };
 
 /** Who or what ended a dialog. */
 export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
+
+/** What the person is told of an end not theirs (an operator's note): its send, the end's time, the bot. */
+export type EndNote = { to: JsonValue; at: number; self: number };
 
 /** An answer as a replay hands it back: enough for the handler, not the whole message. */
 export interface DialogAnswer {
@@ -172,6 +175,8 @@ export interface DialogHead {
   choices?: string[];
   /** Set once the dialog ended: later appends are refused. */
   ended?: EndReason;
+  /** An ended dialog's note (its end entry's), until it is said (see end-notes.ts). */
+  note?: EndNote;
   /** The last append, hashed: a retry of it after a lost reply finds it made. */
   last?: string;
 }
@@ -290,12 +295,6 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   record.rewinds++;
 }
 
-/** What a `carried` entry keeps of `record`: all but its header. */
-export function carriedOf(record: DialogRecord): JsonValue {
-  const { origin, steps, values, names, effects, rewinds, moves } = record;
-  return { origin, steps, values, names, effects, rewinds, ...(moves && { moves }) } as unknown as JsonValue;
-}
-
 /** The header after `entries` were appended to the log whose header is `head`. */
 export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes: number): DialogHead {
   const next = headOf(head);
@@ -322,6 +321,7 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
     else if (e.t === "end") {
       next.ended = e.by;
       next.waiting = false;
+      if (e.note !== undefined) next.note = e.note;
     }
   }
   return next;
@@ -368,6 +368,7 @@ const HEAD_FIELDS = [
   "cancel",
   "choices",
   "ended",
+  "note",
   "last",
 ] as const satisfies readonly (keyof DialogHead)[];
 

@@ -32,6 +32,7 @@ import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { sayNote } from "./end-notes.ts";
 import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
 import { type AnswerRecorder, ReactionAnswers } from "./reaction-answers.ts";
@@ -78,11 +79,21 @@ export class DialogEngine {
     this.#reactions = new ReactionAnswers({ ...parts, moves: this.moves, record });
   }
 
-  /** Read the dialogs' headers (at each start, after the ledger). False when `signal` aborted meanwhile. */
+  /**
+   * Read the dialogs' headers (at each start, after the ledger), and say the notes of ended ones
+   * not known to be said. False when `signal` aborted meanwhile.
+   */
   async open(signal: AbortSignal): Promise<boolean> {
     const ready = await this.#o.dialogs.load();
     if (signal.aborted) return false;
-    this.#ready = ready;
+    this.#ready = [];
+    for (const head of ready) {
+      const note = head.note;
+      // An ended dialog's note not known to be said (end-notes.ts): said there before any message
+      // caught up from now on.
+      if (note !== undefined) this.#o.queue.push(head.conversation, () => sayNote(this.#o, head, note, true));
+      else this.#ready.push(head);
+    }
     return true;
   }
 

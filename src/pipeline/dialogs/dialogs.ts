@@ -32,6 +32,7 @@ import {
   type AskedIn,
   type DialogHead,
   type DialogRecord,
+  type EndNote,
   type EndReason,
   foldLog,
   type LogEntry,
@@ -76,20 +77,21 @@ export class Dialogs {
   /**
    * Read every dialog's header (at each start: another instance may have written them) and index
    * them, so that answers caught up after a restart find their dialog. Returns the headers of
-   * dialogs holding an answer (or deadline) not yet run: the caller runs them once it can.
+   * dialogs holding an answer (or deadline) not yet run, and of ended dialogs whose note is not
+   * known to be said (end-notes.ts): the caller runs or says them once it can. The headers settle
+   * every end in doubt: one that landed is among the latter, one that did not goes on.
    */
   async load(): Promise<DialogHead[]> {
     this.stop();
+    this.endsInDoubt.clear();
     if (!this.#o.persist) return [];
     const ready: DialogHead[] = [];
     for (const head of await this.log.heads()) {
-      const entry = this.#known.put(head);
+      const entry = head.ended === undefined ? this.#known.put(head) : undefined;
       if (head.waiting) continue;
-      entry.unread = true;
+      if (entry) entry.unread = true;
       ready.push(head);
     }
-    const endedBy = async (id: string) => (await this.log.head(id))?.ended;
-    await this.endsInDoubt.settleAtStart((id) => this.#known.has(id), endedBy);
     return ready;
   }
 
@@ -167,36 +169,18 @@ export class Dialogs {
    * writer was told it failed, as a lost reply tells it), the entry goes, so that the dialog waits
    * for nothing more here (no deadline fires again, no message is matched to it, it is not
    * listed). As moved (another writer appended meanwhile: a second instance on the same store, as
-   * during a takeover), the entry is read again from the store ({@link reread}). Left as it was,
-   * either would wait on at a step its log has left: a passed deadline would fire again at once,
-   * refused again, in a tight loop, and each answer would be refused. Either outcome settles an
-   * operator's end of the dialog left in doubt: taken, it did not land; refused as ended, it did.
+   * during a takeover), the entry is read again from the store (`DialogIndex.reread`). Left as it
+   * was, either would wait on at a step its log has left: a passed deadline would fire again at
+   * once, refused again, in a tight loop, and each answer would be refused. Either outcome settles
+   * an operator's end of the dialog left in doubt: taken, it did not land; refused as ended, it did.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
     return this.endsInDoubt.settledBy(entry.id, append).catch(async (err: unknown) => {
       if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
-      if (err instanceof LogMoved && this.#known.current(entry)) await this.#reread(entry);
+      if (err instanceof LogMoved && this.#known.current(entry))
+        await this.#known.reread(entry, (id) => this.log.head(id), this.#on);
       throw err;
     });
-  }
-
-  /**
-   * `entry`'s log moved under this process: its entry is made again from the header the store
-   * holds now, as a start reads it (waiting at the question the log is at, by that question's
-   * deadline; or holding an answer or a deadline not yet run, which runs here in its
-   * conversation's order, as the writer that recorded it may have stopped first: should it run
-   * there too, the log keeps one run's question and refuses the other's), or dropped when the
-   * dialog ended or its log is gone. A failed read rejects with the store's error: the write is
-   * tried again, refused again, and the header read again.
-   */
-  async #reread(entry: DialogEntry): Promise<void> {
-    const head = await this.log.head(entry.id);
-    if (!this.#known.current(entry)) return;
-    if (head === undefined || head.ended !== undefined) return this.#known.drop(entry);
-    const known = this.#known.put(head);
-    if (head.waiting) return;
-    known.unread = true;
-    this.#on?.unread(head.id, head.conversation);
   }
 
   /**
@@ -364,8 +348,8 @@ export class Dialogs {
    * End dialog `id` (answered to its end, failed, cancelled, ended by an operator): an end entry
    * is its log's last, and its header refuses any later append. False when it had ended already.
    */
-  end(id: string, by: EndReason): Promise<boolean> {
-    return this.#ended.once(id, by, this.#o.clock.now(), (end) => this.#end(id, end));
+  end(id: string, by: EndReason, note?: EndNote): Promise<boolean> {
+    return this.#ended.once(id, by, this.#o.clock.now(), (end) => this.#end(id, end), note);
   }
 
   async #end(id: string, end: LogEntry): Promise<boolean> {

@@ -3,8 +3,9 @@
  * in dialog-ends.ts), settled by the next thing that touches the dialog, which reads its log: the
  * person's next message there, the question's deadline, a run under way asking again or ending
  * (an append the log takes means the end did not land: the dialog goes on as it was; one it
- * refuses as ended means it did: the note is said, once), or the next start of the bot (its
- * header read). Kept in memory: a new process knows of none.
+ * refuses as ended means it did: the note is said, once). Kept in memory; the next start of the
+ * bot reads the headers instead: an end that landed keeps its note in the dialog's header until
+ * it is said (end-notes.ts).
  */
 import { DialogEnded } from "./dialog-log.ts";
 import type { DialogRecord } from "./dialog-record.ts";
@@ -21,8 +22,6 @@ const KEPT = 1_000;
 
 export class EndsInDoubt {
   readonly #kept = new Map<string, EndInDoubt>();
-  /** Found landed while the bot was stopped: their notes are said at its next start. */
-  readonly #landed: EndInDoubt[] = [];
   #armed = false;
 
   /** The end of dialog `id` is in doubt. */
@@ -38,18 +37,9 @@ export class EndsInDoubt {
     return doubt;
   }
 
-  /**
-   * At a start, with every dialog's header read: an end in doubt of a dialog still `listed` did not
-   * land; one whose header says an operator ended it (`endedBy`) did.
-   */
-  async settleAtStart(
-    listed: (id: string) => boolean,
-    endedBy: (id: string) => Promise<string | undefined>,
-  ): Promise<void> {
-    for (const id of [...this.#kept.keys()]) {
-      if (!listed(id) && (await endedBy(id)) === "operator") this.landed(id);
-      else this.missed(id);
-    }
+  /** A start reads every dialog's header: they settle every end in doubt (dialogs.ts). */
+  clear(): void {
+    this.#kept.clear();
   }
 
   /**
@@ -75,21 +65,21 @@ export class EndsInDoubt {
     this.#kept.delete(id);
   }
 
-  /** Dialog `id`'s log was found ended: an end of it in doubt landed, and its note is said now (or at the next start). */
+  /**
+   * Dialog `id`'s log was found ended: an end of it in doubt landed, and its note is said now
+   * (stopped, at the bot's next start, from the header).
+   */
   landed(id: string): void {
     const doubt = this.take(id);
-    if (doubt === undefined) return;
-    if (this.#armed) doubt.tell();
-    else this.#landed.push(doubt);
+    if (doubt !== undefined && this.#armed) doubt.tell();
   }
 
-  /** The bot runs: the notes of ends found landed while it was stopped are said. */
+  /** The bot runs: a note found landed is said. */
   arm(): void {
     this.#armed = true;
-    for (const doubt of this.#landed.splice(0)) doubt.tell();
   }
 
-  /** The bot stops: notes wait for its next start. */
+  /** The bot stops: a note found landed waits in the header for its next start. */
   pause(): void {
     this.#armed = false;
   }

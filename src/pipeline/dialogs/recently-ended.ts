@@ -8,7 +8,7 @@
  * the append made if the first one landed (dialog-log.ts), so the dialog ends once.
  */
 import { DialogEnded, endEntry, LogMoved } from "./dialog-log.ts";
-import type { EndReason, LogEntry } from "./dialog-record.ts";
+import type { EndNote, EndReason, LogEntry } from "./dialog-record.ts";
 
 export class RecentlyEnded {
   static readonly KEPT = 10_000;
@@ -18,17 +18,24 @@ export class RecentlyEnded {
   readonly #unsure = new Map<string, LogEntry>();
 
   /**
-   * End dialog `id` as `by` says, at `at` (or at the time of an end of `id` by `by` left in
-   * doubt): `end` appends the entry it is given and resolves whether that ended the dialog.
+   * End dialog `id` as `by` says, at `at`, the person told `note` (or as an end of `id` by `by`
+   * left in doubt was, its note kept): `end` appends the entry it is given and resolves whether
+   * that ended the dialog.
    * Unless an end of `id` is under way (two operators at once, a request retried): then resolve
    * false once that one is done, as the same end appended twice would land as one, and both
    * would say they ended it.
    */
-  once(id: string, by: EndReason, at: number, end: (entry: LogEntry) => Promise<boolean>): Promise<boolean> {
+  once(
+    id: string,
+    by: EndReason,
+    at: number,
+    end: (entry: LogEntry) => Promise<boolean>,
+    note?: EndNote,
+  ): Promise<boolean> {
     const under = this.#under.get(id);
     if (under !== undefined) return under.then(() => false);
     const unsure = this.#unsure.get(id);
-    const entry = unsure?.t === "end" && unsure.by === by ? unsure : endEntry(by, at);
+    const entry = unsure?.t === "end" && unsure.by === by ? unsure : endEntry(by, at, note);
     const ending = end(entry)
       .then(
         (ended) => {

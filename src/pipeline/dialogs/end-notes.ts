@@ -1,0 +1,74 @@
+/**
+ * What the person is told of an end they did not make (an operator's note), said once. The note
+ * is part of the end's entry, and the ended dialog's header keeps it until it is said: an end that
+ * landed while its outcome was in doubt, the process then stopped (a restart, a crash), is
+ * followed by its note at the next start, in the conversation's order. A note read at a start may
+ * have been said with its header not told (a crash, a store failing between the two): it is
+ * looked for among the bot's newest messages there first (verify-send.ts), and said only if absent.
+ */
+import type { Logger } from "pino";
+import type { SendMessageParams } from "../../api/resources/messages.ts";
+import { findSent } from "../../effects/verify-send.ts";
+import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
+import type { BotContexts } from "../bot-contexts.ts";
+import { replyTarget } from "../reply-target.ts";
+import { placed } from "./dialog-moves.ts";
+import type { DialogHead, DialogRecord, EndNote } from "./dialog-record.ts";
+import type { Dialogs } from "./dialogs.ts";
+
+/** What saying a note needs. */
+export interface NoteParts {
+  contexts: BotContexts;
+  log: Logger;
+  dialogs: Dialogs;
+}
+
+/**
+ * The send that says `text` to a dialog's person, in its own conversation (where it began); in a
+ * channel topic, named (the note is for them, not for the topic). Undefined without its origin.
+ */
+export function noteTo(
+  contexts: BotContexts,
+  dialog: DialogRecord | DialogHead,
+  text: string,
+): SendMessageParams | undefined {
+  const origin = "origin" in dialog ? dialog.origin : undefined;
+  if (origin === undefined || origin === null) return undefined;
+  const { event } = reviveEvent(origin);
+  // Said where the dialog began (its origin), though its question may wait elsewhere (`where`).
+  const inTopic = !(dialog.home?.[0] ?? dialog.conversation).startsWith("dm:");
+  const content = inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
+  const to = { ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1), content };
+  return placed(to, "moves" in dialog ? dialog.moves : undefined);
+}
+
+/**
+ * Say ended dialog `dialog`'s note, then clear it from the dialog's header. `check`: it may have
+ * been said already (read from the header at a start), so it is looked for first. A send that
+ * fails leaves the note in the header: the next start says it.
+ */
+export async function sayNote(
+  o: NoteParts,
+  dialog: Pick<DialogHead, "id" | "asked">,
+  note: EndNote,
+  check: boolean,
+): Promise<void> {
+  const { contexts, log } = o;
+  const to = note.to as unknown as SendMessageParams;
+  try {
+    // At a start, before the bot registers: its client and its user as the note recorded it.
+    const api = contexts.client;
+    const newer = { after: dialog.asked ?? undefined, since: Math.floor(note.at / 1000) };
+    const said = check && (await findSent(api, note.self, to, newer));
+    if (!said) await api.messages.send(to);
+  } catch (err) {
+    log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
+    return;
+  }
+  await o.dialogs.log.noteSaid(dialog.id).catch((err: unknown) => {
+    log.warn(
+      { err, dialog: dialog.id },
+      "could not record that an ended dialog's note was said: the next start looks for it before saying it",
+    );
+  });
+}
