@@ -6,14 +6,17 @@
  * operator told it failed): run again, it repeats the same end and finishes it once. Else the
  * next thing that touches the dialog settles it by its log: the person's next message there or
  * its deadline (refused as ended: the end landed, the note is said once and the message is an
- * ordinary one; taken: it did not, and the dialog goes on), or the bot's next start (its header
- * read). A real daemon in this process against the sandbox over HTTP, on the test clock; the
- * dialogs' writes pass a gate.
+ * ordinary one; taken: it did not, and the dialog goes on), a run under way before its next
+ * question (its header read: ended, no question is sent), or the bot's next start, also a new
+ * daemon's on the same store (the ended header keeps the note until it is said: said once, before
+ * what is caught up). A real daemon in this process against the sandbox over HTTP, on the test
+ * clock; the dialogs' writes pass a gate.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { ENDED_MEANWHILE } from "../../src/pipeline/dialogs/dialog-ends.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
@@ -191,7 +194,7 @@ it("an end left in doubt that landed, then the bot starts again: the note said o
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
 });
 
-it("an end left in doubt that landed while a run is under way: the run's next question finds it, the note said after it", async () => {
+it("an end left in doubt that landed while a run is under way: the run asks nothing more, the note said once", async () => {
   slow = deferred();
   const { gate, dm, bot, dialog } = await asked();
   dm("large");
@@ -199,11 +202,26 @@ it("an end left in doubt that landed while a run is under way: the run's next qu
   await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
   await endInDoubt(gate, dialog.id);
   slow.resolve();
-  // The process cannot tell the end landed: the question is sent, and its log's write refused.
-  expect(await said(3)).toEqual(["Which size?", "How many?", NOTE]);
+  // Its next question reads the header first: ended, it is not sent.
+  expect(await said(2)).toEqual(["Which size?", NOTE]);
+  expect(running!.logged(ENDED_MEANWHILE)).toHaveLength(1);
   expect(bot.dialogs()).toEqual([]);
   dm("2");
-  expect(await said(4)).toEqual(["Which size?", "How many?", NOTE, "not a command: 2"]);
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: 2"]);
+});
+
+it("an end left in doubt that did not land while a run is under way: the run asks on, nothing said", async () => {
+  slow = deferred();
+  const { gate, dm, bot } = await asked();
+  dm("large");
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  gate.mode = "fail";
+  await expect(end(bot.dialogs()[0]!.id)).rejects.toThrow(/refused a write/);
+  gate.open();
+  slow.resolve();
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
 });
 
 /** The daemon stopped and started again on the same store (`between`, while it is down): its bot. */

@@ -352,6 +352,20 @@ export class Dialogs {
     return this.#ended.once(id, by, this.#o.clock.now(), (end) => this.#end(id, end), note);
   }
 
+  /**
+   * Before a run of dialog `id` asks its next question: an operator's end of it in doubt is
+   * settled by its header (read again while the store fails, until `signal`). True when the
+   * dialog ended: nothing more is asked.
+   */
+  async endedInDoubt(id: string, signal: AbortSignal): Promise<boolean> {
+    if (!this.endsInDoubt.has(id)) return false;
+    const read = this.retrying(signal, () => this.log.head(id));
+    const ended = await this.endsInDoubt.settledByHead(id, read);
+    const entry = this.#known.get(id);
+    if (ended && entry !== undefined) this.#known.drop(entry);
+    return ended;
+  }
+
   async #end(id: string, end: LogEntry): Promise<boolean> {
     const entry = this.#known.get(id);
     if (entry) entry.ending = true;

@@ -1,14 +1,15 @@
 /**
  * Operators' ends left in doubt (every try failed, the first may have landed: see endByOperator
  * in dialog-ends.ts), settled by the next thing that touches the dialog, which reads its log: the
- * person's next message there, the question's deadline, a run under way asking again or ending
+ * person's next message there, the question's deadline, a run under way asking again (its header
+ * read before the question is sent: ended by the operator, the question is not sent) or ending
  * (an append the log takes means the end did not land: the dialog goes on as it was; one it
  * refuses as ended means it did: the note is said, once). Kept in memory; the next start of the
  * bot reads the headers instead: an end that landed keeps its note in the dialog's header until
  * it is said (end-notes.ts).
  */
 import { DialogEnded } from "./dialog-log.ts";
-import type { DialogRecord } from "./dialog-record.ts";
+import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
 /** An end in doubt: the record read before it (its log is gone once it lands), and how its note is said. */
 export interface EndInDoubt {
@@ -28,6 +29,11 @@ export class EndsInDoubt {
   keep(id: string, doubt: EndInDoubt): void {
     this.#kept.delete(id);
     if (this.#kept.set(id, doubt).size > KEPT) this.#kept.delete(this.#kept.keys().next().value as string);
+  }
+
+  /** Whether an end of dialog `id` is in doubt. */
+  has(id: string): boolean {
+    return this.#kept.has(id);
   }
 
   /** The end in doubt of dialog `id`, taken (the operator runs it again). */
@@ -58,6 +64,17 @@ export class EndsInDoubt {
         throw err;
       },
     );
+  }
+
+  /**
+   * `read`, dialog `id`'s header read now, settles an end of it in doubt: ended by an operator, it
+   * landed; still going, it did not. Resolves whether the dialog ended (or its log is gone).
+   */
+  async settledByHead(id: string, read: Promise<DialogHead | undefined>): Promise<boolean> {
+    const head = await read;
+    if (head?.ended === "operator") this.landed(id);
+    else this.missed(id);
+    return head === undefined || head.ended !== undefined;
   }
 
   /** Dialog `id`'s log took an append after its end in doubt: that end did not land, the dialog goes on. */
