@@ -354,8 +354,10 @@ it("an operator's end answers at once while a run holds the conversation; the no
   const dm = await start(new StoreGate(), "handler_timeout: 1h");
   dm("order");
   expect(await said(1)).toEqual(["Which size?"]);
-  dm("large");
   const bot = running!.daemon.bots[0]!;
+  // The question's log kept (until then the dialog shows no deadline either, and is not yet ended).
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  dm("large");
   // The run that took "large" waits on slow code, within its handler timeout.
   await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
   let ended: boolean | undefined;
