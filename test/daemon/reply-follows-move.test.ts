@@ -110,6 +110,8 @@ describe("a reply to a message moved while the handler worked", () => {
     world.sandbox.control.delay(0);
     expect(replies()).toEqual([{ topic: "✔ help", content: "done: slow" }]);
     // Run again once: the send, its answer lost, was found made.
-    expect(running.logs.filter((l) => l.msg === "handler failed; running it again after a pause")).toHaveLength(1);
+    expect(
+      running.logs.filter((l) => l.msg === "handler failed; running it again after a pause"),
+    ).toHaveLength(1);
   });
 });
