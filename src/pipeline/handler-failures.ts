@@ -29,7 +29,7 @@ import { isStoreOutage, type StateErrorCode } from "../state/state-error.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { type Clock, monotonicMs } from "../time/clock.ts";
 import type { SendEffects } from "./context-types.ts";
-import { DialogEnded } from "./dialogs/dialog-log.ts";
+import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { DispatchMetrics, FailureMetrics, JobOccurrence, RunJob } from "./incoming.ts";
 import { handlerTimedOut, RouterError } from "./router-error.ts";
@@ -181,8 +181,10 @@ export class HandlerFailures {
         return true;
       } catch (err) {
         if (!ran) break; // stopping during the pause: see below
-        // A prompt unanswered, or the dialog ended during the pause (an operator's end): done with.
-        if (promptUnanswered(err) || err instanceof DialogEnded) return this.#ended(run);
+        // A prompt unanswered, the dialog ended during the pause (an operator's end), or run by
+        // another instance (its question kept first: see `ranElsewhere`): done with.
+        if (promptUnanswered(err) || err instanceof DialogEnded || err instanceof LogMoved)
+          return this.#ended(run);
         last = err;
       }
     }

@@ -31,6 +31,7 @@ import {
   dialogFailed,
   ENDED_MEANWHILE,
   endDialog,
+  ranElsewhere,
 } from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
 import type { CommandNames } from "./dialogs/dialog-runs.ts";
@@ -159,7 +160,9 @@ export class HandlerRuns {
           return this.#effectsHold(incoming);
         },
         (err: unknown): unknown => {
-          if (err instanceof DialogEnded) return this.#effectsHold(incoming);
+          // Ended meanwhile, or run by another instance whose question the log kept first.
+          if (err instanceof DialogEnded || ranElsewhere(this.#o.log, err))
+            return this.#effectsHold(incoming);
           this.#o.log.warn(
             { err },
             "a dialog's question was not recorded before the stop: its message runs again at the next start",
@@ -297,6 +300,7 @@ export class HandlerRuns {
             ctx.log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
             throw err;
           }
+          if (ranElsewhere(ctx.log, err)) throw err;
           this.#failed(ctx, err, started);
           throw err;
         }

@@ -8,7 +8,10 @@
  * the other writer's run kept first leaves the dialog waiting there; a reaction refused so is
  * matched again too; an answer refused as ended, the other writer having recorded it and ended
  * the dialog, is a copy; a dialog the bot starts that the other writer began first runs here if
- * that writer stopped before running it. Two real daemons in this process against the sandbox over HTTP, on one
+ * that writer stopped before running it. Two versions of the bot (a rolling deploy) running one
+ * answer: the run whose next question the log refuses, another than the one it holds, stops
+ * quietly, on a first attempt or a later one, and the dialog goes on at the log's question.
+ * Two real daemons in this process against the sandbox over HTTP, on one
  * test clock and one file store; each daemon's dialog writes may pass a gate, and the first one's
  * are counted.
  */
@@ -124,10 +127,10 @@ async function firstUp(gate: StoreGate) {
 
 /**
  * The second daemon on the first one's store, its dialog writes through `other`, if given; on the
- * first one's clock, or on `own`.
+ * first one's clock, or on `own`; running `bots` (another version of the bot, say).
  */
-async function secondUp(other?: StoreGate, own: TestClock = clock) {
-  second = await startInProcessDaemon(sandbox!, BOTS, {
+async function secondUp(other?: StoreGate, own = clock, bots = BOTS) {
+  second = await startInProcessDaemon(sandbox!, bots, {
     store: unclosed(other ? gatedBackend(files, ["orders", "dialogs"], other) : files),
     clock: own,
     stateDir: join(dir!, "second"),
@@ -137,14 +140,15 @@ async function secondUp(other?: StoreGate, own: TestClock = clock) {
 /**
  * The first daemon, its dialog writes through `gate`, waiting at "Which size?" of the dialog a
  * direct message began; then the second daemon on the same store (its dialog writes through
- * `other`, if given), which read that dialog as it started. Resolves a direct message to the bot.
+ * `other`, if given, running `bots`), which read that dialog as it started. Resolves a direct
+ * message to the bot.
  */
-async function twoWaiting(gate: StoreGate, other?: StoreGate) {
+async function twoWaiting(gate: StoreGate, other?: StoreGate, bots: typeof BOTS = BOTS) {
   const dm = await firstUp(gate);
   dm("pick");
   expect(await said(1)).toEqual(["Which size?"]);
   await waiting(first!, 1);
-  await secondUp(other);
+  await secondUp(other, clock, bots);
   await waiting(second!, 1);
   return dm;
 }
@@ -263,12 +267,18 @@ it("an answer both writers run: the run whose question the log refuses leaves th
   // daemon's dialog waits there. The first daemon stops; the second takes the next answer.
   other.open();
   await waiting(second!, 2);
-  await first!.stop();
-  first = undefined;
+  await onlyOneAnswers("first", dm);
+});
+
+/** The `which` daemon stops; the other takes the answer to "How many?", and the dialog ends. */
+async function onlyOneAnswers(which: "first" | "second", dm: (content: string) => number) {
+  await (which === "first" ? first : second)!.stop();
+  if (which === "first") first = undefined;
+  else second = undefined;
   dm("2");
   expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
-  await expect.poll(() => second!.daemon.bots[0]!.dialogs()).toEqual([]);
-});
+  await expect.poll(() => (first ?? second)!.daemon.bots[0]!.dialogs()).toEqual([]);
+}
 
 /** `as` calls `path` of the sandbox's API (`PATCH` or `POST`) with `body`. */
 async function api(as: string, method: string, path: string, body: Record<string, string>) {
@@ -370,3 +380,78 @@ it("a dialog the bot starts, begun first by the other writer, which stopped befo
   dm("large");
   expect(await said(3)).toEqual(["invited: false", "Which size?", "How many?"]);
 });
+
+/**
+ * The bot in another version (a rolling deploy: the old and the new instance both up): its first
+ * question is the same, its second another. With `flaky`, its run of an answer fails that many
+ * times first (and is run again after a second).
+ */
+function newVersion(flaky = 0): typeof BOTS {
+  let fails = flaky;
+  const definition = defineBot({
+    setup(bot) {
+      bot.track("reactions");
+      bot.command("pick", async (ctx) => {
+        const size = await ctx.prompt("Which size?", { timeout: "1h" });
+        if (fails-- > 0) throw new Error("a passing fault");
+        const count = await ctx.prompt("How many pieces?", { timeout: "3h" });
+        await ctx.reply(`${count.text} pieces × ${size.text}`);
+      });
+      bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+    },
+  });
+  const extra = "handler_timeout: 1h\nretries: { attempts: 2, backoff: 1s }";
+  return { orders: { email: BOT, definition, extra } };
+}
+
+const ELSEWHERE = "another instance runs this dialog";
+
+/**
+ * Both daemons waiting ({@link twoWaiting}, the second running `bots`), then both run the answer
+ * "large": each one's next write (its question's) is held, the first's let through. Resolves the
+ * second's gate, and a direct message to the bot.
+ */
+async function bothRun(bots: typeof BOTS) {
+  const gate = new StoreGate();
+  const other = new StoreGate();
+  const dm = await twoWaiting(gate, other, bots);
+  for (const g of [gate, other]) {
+    g.mode = "hang";
+    g.skip = 1;
+  }
+  dm("large");
+  await gate.stoppedAt(1);
+  await other.stoppedAt(1);
+  gate.open();
+  await waiting(first!, 2);
+  return { other, dm };
+}
+
+/** The second daemon, its run stopped quietly, waits at the log's question; it stops, and the first takes the answer. */
+async function firstTakesNext(dm: (content: string) => number) {
+  await expect.poll(() => second!.logged(ELSEWHERE).length).toBe(1);
+  expect(second!.logged("was not recorded before the stop")).toEqual([]);
+  await waiting(second!, 2);
+  await onlyOneAnswers("second", dm);
+}
+
+it("two versions run one answer: the question the log refuses as moved is no failure, and the dialog goes on at the log's", async () => {
+  const { other, dm } = await bothRun(newVersion());
+  // The second daemon's question (its send found made: the first's message, sent at the same
+  // step) is refused as moved: its run stops quietly, its dialog waits at the log's question.
+  other.open();
+  await firstTakesNext(dm);
+});
+
+it("two versions run one answer, the second after a failure: its question refused as moved does not end the dialog as failed", async () => {
+  // The second daemon's run of the answer fails once; run again a second later (its last
+  // attempt), it asks its own question, held.
+  const { other, dm } = await bothRun(newVersion(1));
+  expect(second!.logged("running it again after a pause")).toHaveLength(1);
+  // Refused as moved, that attempt is no failure: nothing is kept, the dialog is not ended.
+  other.open();
+  await expect.poll(() => second!.logged(ELSEWHERE).length).toBe(1);
+  expect(second!.logged("kept as dead letter")).toEqual([]);
+  await firstTakesNext(dm);
+});
+

@@ -24,6 +24,23 @@ export const CHANGED_NOTE =
 /** The log line of a dialog's run that found its dialog ended (an operator's end) while under way. */
 export const ENDED_MEANWHILE = "the dialog was ended while its run was under way: the run stopped there";
 
+/** The log line of a dialog's run whose question the log refused: another instance's run kept its own first. */
+export const RUN_ELSEWHERE =
+  "another instance runs this dialog (the log kept that instance's question first): this run stopped there";
+
+/**
+ * True (logged) when `err`, what a run's question met, is the log's refusal as moved: another
+ * instance ran the same answer (a rolling deploy: old and new code both up) and its question was
+ * kept first. No failure of the dialog, nor an end: it goes on at the question its log holds (its
+ * entry read again from the store), and this run stops there. Its own question, already sent,
+ * stays: the person's answer answers the question the log holds.
+ */
+export function ranElsewhere(log: Logger, err: unknown): boolean {
+  if (!(err instanceof LogMoved)) return false;
+  log.info({ dialog: err.dialog }, RUN_ELSEWHERE);
+  return true;
+}
+
 /** What a run of a dialog needs to end it. */
 export interface DialogEndParts {
   dialogs: Dialogs;

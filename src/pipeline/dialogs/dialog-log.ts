@@ -38,8 +38,11 @@ export class DialogEnded extends BothostError<"DIALOG_ENDED"> {
 /** An append whose log moved since the writer read it (another instance wrote it). */
 export class LogMoved extends BothostError<"DIALOG_LOG_MOVED"> {
   override readonly name = "LogMoved";
+  /** The dialog's id. */
+  readonly dialog: string;
   constructor(id: string) {
     super("DIALOG_LOG_MOVED", `dialog ${id}'s log changed under its writer.`);
+    this.dialog = id;
   }
 }
 
