@@ -180,6 +180,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     ttlMs: EFFECT_RECORDS_TTL_MS,
     log,
     commit,
+    clock,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
   // A question for a role checks people the users cache knows: without `track("users")`, it says so once.

@@ -11,11 +11,27 @@
  * for on the server (a read-back, e.g. GET /messages for a send) and made only when not found. An
  * effect with no record at all was never begun and is made without a read-back: a message caught
  * up after a hung poll or a restart, whose handler never ran, costs no extra call.
+ *
+ * The pending record is a claim, taken in one atomic step: two runs of one event at once (two
+ * instances on one store running the same dialog's answer, as during a rolling deploy) cannot
+ * both begin the effect. The other run waits for the claim's record to be finished and takes its
+ * result; a claim left pending for {@link CLAIM_WAIT_MS} is one a crash cut short, looked for.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+
+/**
+ * How long a run waits on an effect another run began (its claim's time, by that run's clock)
+ * before taking it for one a crash cut short: longer than a send takes, and short, as a restart
+ * after a crash waits it out too before looking for the effect.
+ */
+export const CLAIM_WAIT_MS = 10_000;
+/** How often a waiting run reads the claimed effect's record. */
+const CLAIM_POLL_MS = 200;
 
 /** What a run recorded for one effect. */
 export interface EffectRecord {
@@ -26,6 +42,9 @@ export interface EffectRecord {
   fp?: string;
   /** Begun, not known to be finished: the effect may have happened with its answer lost. */
   pending?: true;
+  /** A pending record's claim: which run began the effect, and when (by its clock). */
+  by?: string;
+  at?: number;
 }
 
 export interface EffectSteps<T extends JsonValue> {
@@ -37,6 +56,8 @@ export interface EffectSteps<T extends JsonValue> {
    * for (no `verify`) whose result a re-run after a crash must find (`ctx.external`).
    */
   durable?: boolean;
+  /** The run's signal: a wait on another run's claim ends when it aborts. */
+  signal?: AbortSignal;
 }
 
 export interface EffectRecordsOptions {
@@ -47,6 +68,8 @@ export interface EffectRecordsOptions {
   onVerify?(outcome: "found" | "absent"): void;
   /** Makes the store's writes survive a crash of this process: a pending record must, before its effect. */
   commit?(): Promise<void>;
+  /** Times claims, and paces a wait on another run's; without it a claim found is taken as cut short. */
+  clock?: Clock;
 }
 
 /** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */
@@ -155,6 +178,8 @@ export class EffectRun {
     const differs =
       found !== undefined &&
       (found.kind !== kind || (this.strict && found.fp !== undefined && found.fp !== print));
+    // The record this run's claim may replace: another kind's (made again), or a pending one.
+    let over = found;
     if (found && differs) {
       if (this.strict) throw new EffectOrderChanged(n, found.kind, kind);
       this.options.log?.warn(
@@ -175,27 +200,90 @@ export class EffectRun {
       if (steps.durable) await write(async () => this.options.commit?.());
       return result;
     }
-    if (found?.pending) {
-      // Begun by an earlier run and never finished: it may have happened.
-      const verified = await steps.verify();
-      this.options.onVerify?.(verified === undefined ? "absent" : "found");
-      if (verified !== undefined) return this.#record(key, made(verified), this.#list().length, write);
-    }
-    const pending: EffectRecord = { n, kind, result: null, pending: true };
+    const clock = this.options.clock;
+    const by = randomBytes(6).toString("base64url");
+    const pending: EffectRecord = {
+      n,
+      kind,
+      result: null,
+      pending: true,
+      by,
+      ...(clock && { at: clock.now() }),
+    };
     const at = this.#list().push(pending) - 1;
-    let tried = false;
-    const meanwhile = await write(async () => {
-      // Tried again (a store outage, a lease lost and won back): what was read above may be
-      // stale by now, and another run may have made the effect since. Then it is not made again.
-      const now = tried ? ((await this.store.get(key)) as EffectRecord | undefined) : undefined;
-      tried = true;
-      if (now !== undefined && !now.pending && now.kind === kind) return now;
-      await this.store.set(key, pending as unknown as JsonValue, { ttlMs: this.options.ttlMs });
-      await this.options.commit?.();
-      return undefined;
-    });
-    if (meanwhile !== undefined) return this.#madeMeanwhile(meanwhile, kind, print, at);
-    return this.#record(key, made(await steps.act()), at, write);
+    for (;;) {
+      if (over?.pending) {
+        // Begun by another run and never finished: made by it now (waited for), or cut short by a
+        // crash, when it may have happened: looked for.
+        over = await this.#awaitClaim(key, over, write, steps.signal);
+        if (over?.pending) {
+          const verified = await steps.verify();
+          this.options.onVerify?.(verified === undefined ? "absent" : "found");
+          if (verified !== undefined) return this.#record(key, made(verified), at, write);
+        }
+      }
+      // Finished by another run meanwhile (not one of another kind, which is made again).
+      if (over !== undefined && !over.pending && over.kind === kind)
+        return this.#madeMeanwhile(over, kind, print, at);
+      // Claimed (a retry after a store outage finds its own claim made, or another run's record).
+      const held = await write(() => this.#claim(key, pending, over));
+      if (held === undefined) break;
+      over = held;
+    }
+    let result: T;
+    try {
+      result = await steps.act();
+    } catch (err) {
+      // Ended here, maybe made (its answer lost): another run waits on it no more, but looks for it.
+      const left: EffectRecord = { n, kind, result: null, pending: true };
+      this.#list()[at] = left;
+      await this.#swap(key, pending, left).catch(() => {});
+      throw err;
+    }
+    return this.#record(key, made(result), at, write);
+  }
+
+  /** Effect `key`'s record `was` replaced by `now`, if it holds it still. */
+  async #swap(key: string, was: EffectRecord, now: EffectRecord): Promise<void> {
+    const text = JSON.stringify(was);
+    const fn = (current: JsonValue | undefined) =>
+      JSON.stringify(current) === text ? (now as unknown as JsonValue) : current;
+    await this.store.applyWrites([{ op: "update", key, fn, ttlMs: this.options.ttlMs }]);
+  }
+
+  /**
+   * Claim effect `key` for this run (`mine`, a pending record): resolves undefined when taken (the
+   * key absent, holding `over`, or this very claim), else the record another run holds there.
+   */
+  async #claim(key: string, mine: EffectRecord, over: EffectRecord | undefined) {
+    const text = JSON.stringify(mine);
+    const was = over && JSON.stringify(over);
+    let held: EffectRecord | undefined;
+    const fn = (current: JsonValue | undefined) => {
+      const now = current === undefined ? undefined : JSON.stringify(current);
+      held =
+        now === undefined || now === text || now === was ? undefined : (current as unknown as EffectRecord);
+      return held === undefined ? (mine as unknown as JsonValue) : current;
+    };
+    // Expected as read (most often absent): a networked store then makes the claim in one write.
+    const expect = was ?? null;
+    await this.store.applyWrites([{ op: "update", key, fn, ttlMs: this.options.ttlMs, expect }]);
+    if (held === undefined) await this.options.commit?.();
+    return held;
+  }
+
+  /**
+   * `claim`, another run's pending record of effect `key`: its record as it is once finished (or
+   * gone), or still pending once the claim is {@link CLAIM_WAIT_MS} old (cut short by a crash).
+   */
+  async #awaitClaim(key: string, claim: EffectRecord, write: RecordWrite, signal?: AbortSignal) {
+    const clock = this.options.clock;
+    let record: EffectRecord | undefined = claim;
+    while (clock && record?.pending && record.at !== undefined && clock.now() - record.at < CLAIM_WAIT_MS) {
+      await sleep(clock, CLAIM_POLL_MS, signal);
+      record = (await write(() => this.store.get(key))) as EffectRecord | undefined;
+    }
+    return record;
   }
 
   /** `found`, the effect's record another run finished while this one waited to begin it. */

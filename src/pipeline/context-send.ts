@@ -59,6 +59,7 @@ export function sendOf<S>(
           const now = placed(await follow(params, true), effects.moves);
           return now === aimed || samePlace(now, aimed) ? undefined : sent(now);
         },
+        signal,
       },
       printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
     );

@@ -10,7 +10,8 @@
  * the dialog, is a copy; a dialog the bot starts that the other writer began first runs here if
  * that writer stopped before running it. Two versions of the bot (a rolling deploy) running one
  * answer: the run whose next question the log refuses, another than the one it holds, stops
- * quietly, on a first attempt or a later one, and the dialog goes on at the log's question.
+ * quietly, on a first attempt or a later one, and the dialog goes on at the log's question. Both
+ * running one answer at once: what the run says before its next question is said once.
  * Two real daemons in this process against the sandbox over HTTP, on one
  * test clock and one file store; each daemon's dialog writes may pass a gate, and the first one's
  * are counted.
@@ -48,6 +49,12 @@ const orders = defineBot({
       const size = await ctx
         .prompt("Which size?", { timeout: "1h" })
         .catch(() => ctx.prompt("Still there? Which size?", { timeout: "3h" }));
+      const count = await ctx.prompt("How many?", { timeout: "3h" });
+      await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.command("note", async (ctx) => {
+      const size = await ctx.prompt("Which size?", { timeout: "1h" });
+      await ctx.reply(`noted: ${size.text}`);
       const count = await ctx.prompt("How many?", { timeout: "3h" });
       await ctx.reply(`${count.text} × ${size.text}`);
     });
@@ -103,8 +110,12 @@ function counted(gate: StoreGate): { writes: number } {
 /** The store both daemons use. */
 let files: StateBackend;
 
-/** The first daemon, its dialog writes through `gate`. Resolves a direct message to the bot. */
-async function firstUp(gate: StoreGate) {
+/** Where the bot's dialogs live in the store, and its effect records. */
+const DIALOGS = ["orders", "dialogs"];
+const EFFECTS = ["orders", "effects"];
+
+/** The first daemon, its dialog writes (or those under `path`) through `gate`. Resolves a direct message to the bot. */
+async function firstUp(gate: StoreGate, path = DIALOGS) {
   clock = new TestClock();
   sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
@@ -117,7 +128,7 @@ async function firstUp(gate: StoreGate) {
   dir = await mkdtemp(join(tmpdir(), "bothost-dialog-log-moved-"));
   files = shared = await FileStore.open(join(dir, "store"), { now: () => clock.now() });
   first = await startInProcessDaemon(sandbox, BOTS, {
-    store: gatedBackend(unclosed(files), ["orders", "dialogs"], gate),
+    store: gatedBackend(unclosed(files), path, gate),
     clock,
     stateDir: join(dir, "first"),
   });
@@ -126,12 +137,12 @@ async function firstUp(gate: StoreGate) {
 }
 
 /**
- * The second daemon on the first one's store, its dialog writes through `other`, if given; on the
- * first one's clock, or on `own`; running `bots` (another version of the bot, say).
+ * The second daemon on the first one's store, its dialog writes (or those under `path`) through
+ * `other`, if given; on the first one's clock, or on `own`; running `bots` (another version, say).
  */
-async function secondUp(other?: StoreGate, own = clock, bots = BOTS) {
+async function secondUp(other?: StoreGate, own = clock, bots = BOTS, path = DIALOGS) {
   second = await startInProcessDaemon(sandbox!, bots, {
-    store: unclosed(other ? gatedBackend(files, ["orders", "dialogs"], other) : files),
+    store: unclosed(other ? gatedBackend(files, path, other) : files),
     clock: own,
     stateDir: join(dir!, "second"),
   });
@@ -455,3 +466,24 @@ it("two versions run one answer, the second after a failure: its question refuse
   await firstTakesNext(dm);
 });
 
+it("an answer both writers run at once: what its run says before the next question is said once", async () => {
+  // Both daemons' effect records (what their runs said) through one gate.
+  const fx = new StoreGate();
+  const dm = await firstUp(fx, EFFECTS);
+  dm("note");
+  expect(await said(1)).toEqual(["Which size?"]);
+  await waiting(first!, 1);
+  await secondUp(fx, clock, BOTS, EFFECTS);
+  await waiting(second!, 1);
+  // Both daemons run the answer, each having read that nothing was said yet: each one's record of
+  // its reply's send waits.
+  fx.mode = "hang";
+  dm("large");
+  await fx.stoppedAt(2);
+  fx.open();
+  // One of them says it; the other finds it said, and each goes on to the next question, asked
+  // once too: the log keeps one run's.
+  await waiting(first!, 2);
+  await waiting(second!, 2);
+  expect(await said(3)).toEqual(["Which size?", "noted: large", "How many?"]);
+});

@@ -10,20 +10,20 @@
 import { describe, expect, it } from "vitest";
 import { EffectRecords, type RecordWrite } from "../../src/effects/effect-records.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
-import type { JsonValue, StateStore } from "../../src/state/state-store.ts";
+import type { StateStore } from "../../src/state/state-store.ts";
 
-/** A store whose next `failing` writes are refused (as a fenced or unreachable Redis refuses them). */
+/** A store whose next `failing` writes (sets and batches) are refused (as a fenced or unreachable Redis refuses them). */
 function failingStore(inner: StateStore) {
   const state = { failing: 0 };
   const store = new Proxy(inner, {
     get(target, prop, receiver) {
-      if (prop === "set")
-        return (key: string, value: JsonValue, options?: { ttlMs?: number }) => {
+      if (prop === "set" || prop === "applyWrites")
+        return (...args: unknown[]) => {
           if (state.failing > 0) {
             state.failing--;
             return Promise.reject(new Error("Write refused: this instance no longer holds the lease"));
           }
-          return target.set(key, value, options);
+          return (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         };
       return Reflect.get(target, prop, receiver);
     },
