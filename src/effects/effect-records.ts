@@ -15,7 +15,8 @@
  * The pending record is a claim, taken in one atomic step: two runs of one event at once (two
  * instances on one store running the same dialog's answer, as during a rolling deploy) cannot
  * both begin the effect. The other run waits for the claim's record to be finished and takes its
- * result; a claim left pending for {@link CLAIM_WAIT_MS} is one a crash cut short, looked for.
+ * result; a claim left pending for {@link CLAIM_WAIT_MS}, or made before this process began, is
+ * one a crash cut short, looked for.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Logger } from "pino";
@@ -26,8 +27,7 @@ import type { Clock } from "../time/clock.ts";
 
 /**
  * How long a run waits on an effect another run began (its claim's time, by that run's clock)
- * before taking it for one a crash cut short: longer than a send takes, and short, as a restart
- * after a crash waits it out too before looking for the effect.
+ * before taking it for one a crash cut short: longer than a send takes.
  */
 export const CLAIM_WAIT_MS = 10_000;
 /** How often a waiting run reads the claimed effect's record. */
@@ -70,6 +70,8 @@ export interface EffectRecordsOptions {
   commit?(): Promise<void>;
   /** Times claims, and paces a wait on another run's; without it a claim found is taken as cut short. */
   clock?: Clock;
+  /** When these records were opened (by `clock`): a claim made before is not waited on. */
+  since?: number;
 }
 
 /** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */
@@ -97,11 +99,16 @@ export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
 
 /** One bot's effect records. */
 export class EffectRecords {
+  private readonly options: EffectRecordsOptions;
+
   /** `store`: the bot's own namespace for records. */
   constructor(
     private readonly store: StateStore,
-    private readonly options: EffectRecordsOptions,
-  ) {}
+    options: EffectRecordsOptions,
+  ) {
+    // A claim older than this process's records is a process's that stopped (a crash): not waited on.
+    this.options = options.clock ? { ...options, since: options.clock.now() } : options;
+  }
 
   /**
    * The records of one run of a handler for the event `eventKey` (stable across runs: a message
@@ -274,12 +281,16 @@ export class EffectRun {
 
   /**
    * `claim`, another run's pending record of effect `key`: its record as it is once finished (or
-   * gone), or still pending once the claim is {@link CLAIM_WAIT_MS} old (cut short by a crash).
+   * gone), or still pending once the claim is {@link CLAIM_WAIT_MS} old (cut short by a crash). A
+   * claim made before this process opened its records (a process that stopped, a crash) is not
+   * waited on: it is looked for at once.
    */
   async #awaitClaim(key: string, claim: EffectRecord, write: RecordWrite, signal?: AbortSignal) {
-    const clock = this.options.clock;
+    const { clock, since = 0 } = this.options;
     let record: EffectRecord | undefined = claim;
-    while (clock && record?.pending && record.at !== undefined && clock.now() - record.at < CLAIM_WAIT_MS) {
+    const fresh = (at: number | undefined) =>
+      at !== undefined && at >= since && clock!.now() - at < CLAIM_WAIT_MS;
+    while (clock && record?.pending && fresh(record.at)) {
       await sleep(clock, CLAIM_POLL_MS, signal);
       record = (await write(() => this.store.get(key))) as EffectRecord | undefined;
     }
