@@ -256,7 +256,8 @@ class LazyEventContext<S> extends LazyContext<S> {
   #progresses: OpenProgresses | undefined;
   /** When the run began, and what follows its message where it moved (see reply-follow.ts). */
   readonly #began: number;
-  #follower: ReplyFollower | undefined;
+  /** Made at the first send; null for an event with no channel message to follow. */
+  #follower: ReplyFollower | null | undefined;
   declare eventIssue?: string;
 
   /** The progresses `ctx` opened, if any: what a failed run ends. */
@@ -290,9 +291,11 @@ class LazyEventContext<S> extends LazyContext<S> {
     earlier?: boolean,
   ): SendMessageParams | Promise<SendMessageParams> {
     if (this.#turn?.record !== undefined) return params; // a dialog's replay follows the dialog's moves
-    const { api, server, signal, log, clock } = this;
-    const deps = { api, featureLevel: server.featureLevel, now: () => clock.now(), signal, log };
-    this.#follower ??= followerFor(this.event, this.#began, deps);
+    if (this.#follower === undefined) {
+      const { api, server, signal, log, clock } = this;
+      const deps = { api, featureLevel: server.featureLevel, now: () => clock.now(), signal, log };
+      this.#follower = followerFor(this.event, this.#began, deps) ?? null;
+    }
     return this.#follower?.follow(params, earlier) ?? params;
   }
 

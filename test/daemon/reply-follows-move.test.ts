@@ -18,7 +18,7 @@ const BOT = "slow-bot@sandbox.example";
 
 const world = useSandbox({ bots: { [BOT]: "Slow" } });
 
-/** A bot that replies once the test lets it, `replies` times. */
+/** A bot that replies to the member once the test lets it. */
 function slowBot(gate: Promise<void>) {
   return defineBot({
     setup(bot) {
@@ -71,24 +71,17 @@ async function setUp(extra = "", hang = false) {
 }
 
 describe("a reply to a message moved while the handler worked", () => {
-  it("after 5 s, goes where the message is now (the topic resolved), one read", async () => {
-    const { clock, open, owner, id, general, reads, replies } = await setUp();
+  it.each([
+    ["after 5 s, goes where the message is now (the topic resolved), one read", 5_000, "✔ help", 1],
+    ["within 5 s, goes where the message was, with no read", 1_000, "help", 0],
+  ] as const)("%s", async (_name, after, topic, reads) => {
+    const { clock, open, owner, id, general, reads: readsNow, replies } = await setUp();
     await owner.messages.update(id, { topic: "✔ help", propagate_mode: "change_all", stream_id: general });
-    const before = reads();
-    await clock.tick(5_000);
+    const before = readsNow();
+    await clock.tick(after);
     open();
-    await expect.poll(replies).toEqual([{ topic: "✔ help", content: "done: slow" }]);
-    expect(reads() - before).toBe(1);
-  });
-
-  it("within 5 s, goes where the message was, with no read", async () => {
-    const { clock, open, owner, id, general, reads, replies } = await setUp();
-    await owner.messages.update(id, { topic: "✔ help", propagate_mode: "change_all", stream_id: general });
-    const before = reads();
-    await clock.tick(1_000);
-    open();
-    await expect.poll(replies).toEqual([{ topic: "help", content: "done: slow" }]);
-    expect(reads() - before).toBe(0);
+    await expect.poll(replies).toEqual([{ topic, content: "done: slow" }]);
+    expect(readsNow() - before).toBe(reads);
   });
 
   it("a send stored with its answer lost, run again: found where it went, not sent twice", async () => {
