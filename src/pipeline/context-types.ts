@@ -158,6 +158,19 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
 export interface JobContext<S = unknown> extends BaseContext<S> {
   /** `catchUp`: the one run after downtime of a `missed: "run-once"` job. */
   job: { id: string; expression: string; scheduledFor: Date; firedAt: Date; catchUp: boolean };
+  /**
+   * Call something outside `ctx` (a `fetch`, a database query) once for the job's occurrence:
+   * `fn`'s result (JSON) is recorded and committed before it is handed back, and a run again of
+   * the occurrence (a retry, a dead letter's replay, a restart after a crash) gets it without
+   * calling. A crash while `fn` is under way calls it again. Names must be in the same order on
+   * each run.
+   *
+   * @example
+   * ```ts
+   * const report = await ctx.external("weekly report", () => reports.create(ctx.job.scheduledFor));
+   * ```
+   */
+  external<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T>;
 }
 
 /** The context of a `bot.webhook()` request. */
@@ -171,6 +184,13 @@ export interface WebhookContext<S = unknown> extends BaseContext<S> {
     /** The idempotency key, when the webhook declares where to find it. */
     idempotencyKey: string | undefined;
   };
+  /**
+   * `fn`'s result (JSON), called once per request key (`idempotencyHeader`'s value, or a
+   * timestamped signature): recorded and committed before it is handed back, so the sender's
+   * retry of a request that failed or whose process died gets it without calling. A request with
+   * no key is a new one each time: `fn` is called. Names must be in the same order on each run.
+   */
+  external<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T>;
 }
 
 export interface ContextDeps<S>

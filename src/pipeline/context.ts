@@ -25,7 +25,7 @@ import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf } from "./event-fields.ts";
-import { externalOf } from "./external.ts";
+import { type External, externalOf } from "./external.ts";
 import { followerFor, type ReplyFollower } from "./reply-follow.ts";
 import { replyTarget } from "./reply-target.ts";
 
@@ -240,6 +240,11 @@ export class LazyBaseContext<S> extends LazyContext<S> {
 
   protected override logBindings(): Record<string, unknown> {
     return this.#bindings;
+  }
+
+  /** A cron job's or a keyed webhook request's `ctx.external` (without effect records: a plain call). */
+  get external(): External {
+    return externalOf(undefined, this.effects?.run);
   }
 }
 

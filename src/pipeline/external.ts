@@ -1,14 +1,16 @@
 /**
  * `ctx.external(name, fn)`: a call outside `ctx` (a `fetch`, a database query) made once per
- * event. Its result is recorded as an effect of the run, committed before it is handed back, so
- * a retry or a run again after a crash gets the result instead of calling again; in a dialog, it
- * is also kept in the dialog's log (turn.ts) for every later replay. A call cut short before its
- * record was committed is made again.
+ * event (a message, a cron job's occurrence, a keyed webhook request). Its result is recorded as
+ * an effect of the run, committed before it is handed back, so a retry or a run again after a
+ * crash gets the result instead of calling again; in a dialog, it is also kept in the dialog's
+ * log (turn.ts) for every later replay. A call cut short before its record was committed is made
+ * again.
  */
 
 import type { EffectRun } from "../effects/effect-records.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue } from "../state/state-store.ts";
+import { failpoint } from "./failpoints.ts";
 
 export type External = <T extends JsonValue>(name: string, fn: () => Promise<T> | T) => Promise<T>;
 
@@ -34,17 +36,21 @@ const apart = new WeakMap<EffectRun, EffectRun>();
 export function externalOf(turn: { external: External } | undefined, run: EffectRun | undefined): External {
   const made: External =
     run === undefined
-      ? async (name, fn) => jsonResult(name, await fn())
-      : (name, fn) => {
+      ? async (name, fn) => inHand(jsonResult(name, await fn()))
+      : async (name, fn) => {
           let own = apart.get(run);
           if (own === undefined) {
             own = run.nested("external");
             apart.set(run, own);
           }
-          return own.once(`external:${name}`, {
-            act: async () => jsonResult(name, await fn()),
-            durable: true,
-          });
+          const act = async () => jsonResult(name, await fn());
+          return inHand(await own.once(`external:${name}`, { act, durable: true }));
         };
   return turn === undefined ? made : (name, fn) => turn.external(name, () => made(name, fn));
+}
+
+/** `result`, once a test's crash point after it passed (see failpoints.ts). */
+function inHand<T>(result: T): T {
+  failpoint("external-made");
+  return result;
 }

@@ -17,7 +17,12 @@ export type Failpoint =
   /** A dialog's question append landed; the run's message not yet marked handled. */
   | "question-logged"
   /** A move of a dialog's question was appended; the new conversation's messages still held. */
-  | "move-logged";
+  | "move-logged"
+  /**
+   * A `ctx.external` call's result is in hand (recorded and committed, in a run with effect
+   * records), not yet handed back to the handler.
+   */
+  | "external-made";
 
 const armed = new Map<string, number>();
 for (const spec of (process.env.BOTHOST_FAILPOINTS ?? "").split(",")) {

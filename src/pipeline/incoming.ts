@@ -1,7 +1,7 @@
 /** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { AnyEvent } from "../wire/events.ts";
-import type { BaseContext, SendEffects, SignalSource } from "./context-types.ts";
+import type { BaseContext, JobContext, SendEffects, SignalSource } from "./context-types.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 
@@ -50,16 +50,17 @@ export interface DispatchMetrics extends FailureMetrics {
 
 /**
  * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
- * webhook): its context is the bot's, with `extend` adding the kind's own members; whatever
- * `handler` throws reaches the caller. `effects`: the records its sends go through. `staged`:
- * the run's `ctx.state` writes are kept until `handler` succeeds, then applied (marked under
- * `once`, so a later run of the same occurrence applies nothing), and the result is a promise
- * that resolves after them; without it `ctx.state` writes at once (`bot.onStart()`).
+ * webhook): its context is the bot's, with `external` (once per `effects`' event), and
+ * `extend` adds the kind's own members; whatever `handler` throws reaches the caller.
+ * `effects`: the records its sends and externals go through. `staged`: the run's `ctx.state`
+ * writes are kept until `handler` succeeds, then applied (marked under `once`, so a later run of
+ * the same occurrence applies nothing), and the result is a promise that resolves after them;
+ * without it `ctx.state` writes at once (`bot.onStart()`).
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
   bindings: Record<string, unknown>,
-  extend: (base: BaseContext<unknown>) => C,
+  extend: (base: BaseContext<unknown> & Pick<JobContext<unknown>, "external">) => C,
   handler: (ctx: C) => R,
   effects?: SendEffects,
   staged?: { once: string | undefined },

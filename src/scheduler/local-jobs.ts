@@ -10,7 +10,7 @@
  * a lease lost mid-run) and runs again, its effects made before found in their records.
  */
 import type { Logger } from "pino";
-import type { BaseContext, JobContext } from "../pipeline/context.ts";
+import type { JobContext } from "../pipeline/context.ts";
 import type { JobOccurrence, RunHandler, RunJob } from "../pipeline/incoming.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
@@ -202,7 +202,7 @@ export class LocalJobs {
           s,
           bindings,
           // Assigned, not spread: the base context's helpers are getters on its prototype.
-          (base): JobContext<never> => Object.assign(base as BaseContext<never>, { job }),
+          (base): JobContext<never> => Object.assign(base as Omit<JobContext<never>, "job">, { job }),
           declaration.handler,
           effects,
           { once },

@@ -2,33 +2,38 @@
  * A cron job cut short by kill -9: the standup of conversations.md (`ctx.startDialog` for each
  * member in turn) kills its own process after the second start. The next start runs the
  * occurrence again: every member is asked the first question exactly once, and the job's
- * announcement, made before the kill, is not made again. On the file store, and on Redis when one
- * answers (else skipped with one line saying why).
+ * announcement, made before the kill, is not made again. And a job's `ctx.external`: `bothost
+ * run` armed with the `external-made` crash point (src/pipeline/failpoints.ts) SIGKILLs itself
+ * once the call returned and its record was committed, before the job sends what it got; the
+ * next start runs the occurrence again, finds the call in its record (not made again), and sends
+ * the first result. On the file store, and on Redis when one answers (else skipped with one line
+ * saying why).
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { crashBackends } from "../support/crash-backends.ts";
-import { BOT, botSaid, selfKillingBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
+import {
+  BOT,
+  botSaid,
+  dailyJobModule,
+  selfKillingBot,
+  useSelfKillingBots,
+} from "../support/self-killing-bot.ts";
 
 useSelfKillingBots();
 
 const backends = await crashBackends("cron-job-crash");
 
 /**
- * The standup bot. Its first start picks a time 3 s ahead for the job (written beside the flag, so
- * that the restart declares the same job); its job announces the standup, then starts a dialog
- * with each member listed beside the flag, killing the process after the second start, once.
+ * The standup bot. Its job (3 s after its first start) announces the standup, then starts a
+ * dialog with each member listed beside the flag, killing the process after the second start,
+ * once.
  */
-const standup = (flag: string) => `
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-const FLAG = ${JSON.stringify(flag)};
-export default {
-  setup(bot) {
-    if (!existsSync(FLAG + ".cron")) {
-      const at = new Date(Date.now() + 3_000);
-      writeFileSync(FLAG + ".cron", at.getUTCSeconds() + " " + at.getUTCMinutes() + " " + at.getUTCHours() + " * * *");
-    }
-    bot.cron(readFileSync(FLAG + ".cron", "utf8"), { id: "standup" }, async (ctx) => {
+const standup = (flag: string) =>
+  dailyJobModule(flag, {
+    id: "standup",
+    aheadS: 3,
+    job: `
       const members = JSON.parse(readFileSync(FLAG + ".members", "utf8"));
       await ctx.send({ type: "channel", to: "general", topic: "standup", content: "standup begins" });
       for (const [i, id] of members.entries()) {
@@ -37,32 +42,42 @@ export default {
           writeFileSync(FLAG, "killed");
           process.kill(process.pid, "SIGKILL");
         }
-      }
-    });
+      }`,
+    more: `
     bot.command("standup", async (ctx) => {
       const done = await ctx.prompt("What did you do yesterday?", { timeout: "4h" });
       await ctx.reply("Noted: " + done.text);
-    });
-  },
-};
-`;
+    });`,
+  });
+
+/**
+ * A bot whose job (5 s after its first start) opens a "ticket" outside bothost: each call
+ * appends a line to `<flag>.calls` and returns the number of lines, which the job then posts.
+ */
+const tickets = (flag: string) =>
+  dailyJobModule(flag, {
+    id: "tickets",
+    aheadS: 5,
+    job: `
+      const ticket = await ctx.external("open ticket", () => {
+        appendFileSync(FLAG + ".calls", "call\\n");
+        return { id: readFileSync(FLAG + ".calls", "utf8").trim().split("\\n").length };
+      });
+      await ctx.send({ type: "channel", to: "general", topic: "tickets", content: "opened ticket " + ticket.id });`,
+  });
 
 describe.each(backends)("on the %s", (_name, backendFor) => {
+  const setUp = (moduleText: (flag: string) => string) =>
+    selfKillingBot({ moduleText, stateYaml: (dir) => backendFor(dir).yaml });
+
   it("kill -9 between two of a cron job's dialog starts: the next start asks each member once", {
     timeout: 60_000,
   }, async () => {
-    let flagFile = "";
-    const { sandbox, start } = await selfKillingBot({
-      moduleText: (flag) => {
-        flagFile = flag;
-        return standup(flag);
-      },
-      stateYaml: (dir) => backendFor(dir).yaml,
-    });
+    const { sandbox, flag, start } = await setUp(standup);
     const members = [1, 2, 3, 4, 5].map((i) =>
       sandbox.control.createUser({ email: `m${i}@sandbox.example`, full_name: `Member ${i}` }),
     );
-    await writeFile(`${flagFile}.members`, JSON.stringify(members.map((m) => m.user_id)));
+    await writeFile(`${flag}.members`, JSON.stringify(members.map((m) => m.user_id)));
     const killed = await start();
     expect(await killed.exited).toEqual({ code: null, signal: "SIGKILL" });
     const asked = () => botSaid(sandbox).filter((c) => c === "What did you do yesterday?").length;
@@ -87,5 +102,23 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
           (m) => m.content === "What did you do yesterday?" && (m.dm_user_ids as number[]).includes(userId),
         );
     for (const m of members) expect(askedOf(m.user_id)).toHaveLength(1);
+  });
+
+  it("kill -9 after a cron job's external call was recorded: not called again, its result sent", {
+    timeout: 60_000,
+  }, async () => {
+    const { sandbox, flag, start } = await setUp(tickets);
+    const calls = async () =>
+      (await readFile(`${flag}.calls`, "utf8").catch(() => "")).split("\n").filter(Boolean);
+    const armed = await start({ BOTHOST_FAILPOINTS: "external-made" });
+    // Killed at the point, not failed before it (a job whose context lacks `external` throws).
+    await expect.poll(() => armed.child.signalCode, { timeout: 20_000 }).toBe("SIGKILL");
+    expect(await calls()).toHaveLength(1);
+    expect(botSaid(sandbox)).toEqual([]);
+
+    const restarted = await start();
+    await restarted.waitForLog((l) => String(l.msg).startsWith("a cron job's run was cut short"), 20_000);
+    await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(["opened ticket 1"]);
+    expect(await calls()).toHaveLength(1);
   });
 });

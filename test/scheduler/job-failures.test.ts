@@ -2,7 +2,8 @@
  * Cron jobs fail like events do: a job that throws runs again after a pause, repeating none of
  * the messages it had sent; one that fails every attempt (or throws NoRetry) is kept as a dead
  * letter, and an operator's retry runs the job's occurrence again once the cause is fixed. Its
- * ctx.state writes apply once per occurrence.
+ * ctx.state writes apply once per occurrence, and so do its ctx.external calls (retried, replayed
+ * or run again after a crash, it gets the first result).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
@@ -150,5 +151,63 @@ describe("a cron job that throws", () => {
       expect(await kv.get("count")).toBe(1);
       expect(await kv.get("runs")).toBe(3);
     });
+  });
+});
+
+describe("a cron job's ctx.external", () => {
+  /** A job "tickets" every five minutes that opens a ticket (counted), then fails while `broken()`, then posts it. */
+  function ticketBot(broken: () => Error | undefined) {
+    let calls = 0;
+    const setup = (bot: BotApi) => {
+      bot.cron("*/5 * * * *", { id: "tickets" }, async (ctx) => {
+        const ticket = await ctx.external("open ticket", () => ({ id: ++calls }));
+        const error = broken();
+        if (error) throw error;
+        await ctx.send({ type: "channel", to: "general", topic: "tickets", content: `ticket ${ticket.id}` });
+      });
+    };
+    return { setup, calls: () => calls };
+  }
+
+  it("is called once per occurrence across its retries and its dead letter's replay; the next occurrence calls again", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
+    let fixed = false;
+    const bot = ticketBot(() => (fixed ? undefined : new Error("the tracker answered, then a bug")));
+    await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await throughRetries(2);
+    const letters = () => world.withDaemon((d) => d.letters.list());
+    await expect.poll(async () => (await letters()).length).toBe(1);
+    expect(bot.calls()).toBe(1);
+
+    fixed = true;
+    await world.withDaemon(async (d) => d.letters.retry({ all: true }));
+    await expect.poll(async () => (await letters()).length).toBe(0);
+    expect(contents()).toEqual(["ticket 1"]);
+    await world.advanceTo("2026-03-02T07:10:00Z");
+    await expect.poll(contents).toEqual(["ticket 1", "ticket 2"]);
+    expect(bot.calls()).toBe(2);
+  });
+
+  it("a run cut short after the call (its process killed) runs again and gets the first result", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    let first = true;
+    // The first process's run ends after the call, sending nothing and keeping no dead letter.
+    const bot = ticketBot(() => (first ? new NoRetry("cut here", { deadLetter: false }) : undefined));
+    await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await expect.poll(bot.calls).toBe(1);
+    await world.stop();
+    // What a kill -9 after the call's record was committed leaves: the occurrence still under way.
+    const underWay = "2026-03-02T07:05:00.000Z";
+    await world.withState(async (store) => {
+      const running = { scheduledFor: underWay, firedAt: underWay, catchUp: false };
+      await store.namespace("herald").namespace("jobs").set("tickets", { lastRunAt: underWay, running });
+    });
+    first = false;
+    await world.start(bot.setup);
+    await world.clock.tick(0);
+    await expect.poll(contents).toEqual(["ticket 1"]);
+    expect(bot.calls()).toBe(1);
   });
 });

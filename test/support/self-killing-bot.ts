@@ -78,3 +78,29 @@ export async function saidAtLeast(sandbox: Sandbox, email: string, count: number
   await expect.poll(() => botSaid(sandbox, email).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
   return botSaid(sandbox, email);
 }
+
+/**
+ * A bot module (text) whose cron job `id` runs daily at a time `aheadS` seconds after the bot's
+ * first start, written beside `flag` so that a restart declares the same job. `job`: the
+ * handler's body, with `ctx`, `FLAG` (the flag's path) and node:fs's `appendFileSync`,
+ * `existsSync`, `readFileSync` and `writeFileSync` in scope; `more`: further `setup` lines, with
+ * `bot`.
+ */
+export function dailyJobModule(flag: string, o: { id: string; aheadS: number; job: string; more?: string }) {
+  return `
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+const FLAG = ${JSON.stringify(flag)};
+export default {
+  setup(bot) {
+    if (!existsSync(FLAG + ".cron")) {
+      const at = new Date(Date.now() + ${o.aheadS * 1000});
+      writeFileSync(FLAG + ".cron", at.getUTCSeconds() + " " + at.getUTCMinutes() + " " + at.getUTCHours() + " * * *");
+    }
+    bot.cron(readFileSync(FLAG + ".cron", "utf8"), { id: ${JSON.stringify(o.id)} }, async (ctx) => {
+${o.job}
+    });
+${o.more ?? ""}
+  },
+};
+`;
+}

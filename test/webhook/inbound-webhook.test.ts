@@ -1,7 +1,8 @@
 /**
  * Inbound webhooks over real HTTP: each verifier accepts a good request and refuses a bad one
  * (401, no handler), repeats are dropped, oversized bodies get 413, unknown routes 404 and other
- * methods 405; ctx.state writes apply once the handler succeeded.
+ * methods 405; ctx.state writes apply once the handler succeeded, and a `ctx.external` call is
+ * made once per request key.
  */
 import { createHmac } from "node:crypto";
 import { Readable } from "node:stream";
@@ -23,6 +24,8 @@ let sandbox: Sandbox;
 let running: RunningDaemon;
 let calls: { name: string; body: unknown; key: string | undefined; query: unknown }[] = [];
 let failNext = false;
+/** Tickets the "ticket" webhook's external call opened. */
+let tickets = 0;
 
 function hooks(b: BotApi): void {
   const record = (name: string) => async (ctx: WebhookContext) => {
@@ -62,6 +65,14 @@ function hooks(b: BotApi): void {
       throw new Error("handler broke");
     }
     return { count, attempts };
+  });
+  b.webhook("ticket", { verify: { type: "none" }, idempotencyHeader: "X-Id" }, async (ctx) => {
+    const ticket = await ctx.external("open ticket", () => ({ id: ++tickets }));
+    if (failNext) {
+      failNext = false;
+      throw new Error("handler broke after the ticket");
+    }
+    return { ticket: ticket.id };
   });
   b.webhook("send", { verify: { type: "none" } }, async (ctx) => {
     const { id } = await ctx.send({
@@ -122,6 +133,19 @@ describe("ctx.state in a webhook handler", () => {
     expect(await tally("t-1")).toEqual({ status: 200, body: { count: 1, attempts: 2 } });
     expect(await tally("t-1")).toEqual({ status: 200, body: { duplicate: true } });
     expect(await tally("t-2")).toEqual({ status: 200, body: { count: 2, attempts: 3 } });
+  });
+});
+
+describe("ctx.external in a webhook handler", () => {
+  it("is called once per idempotency key (a failed request's retry gets its result), each time without one", async () => {
+    const ticket = (headers: Record<string, string>) => post("/webhooks/hooks/ticket", "{}", headers);
+    failNext = true;
+    expect((await ticket({ "x-id": "k-1" })).status).toBe(500);
+    expect(await ticket({ "x-id": "k-1" })).toEqual({ status: 200, body: { ticket: 1 } });
+    expect(await ticket({ "x-id": "k-2" })).toEqual({ status: 200, body: { ticket: 2 } });
+    expect(await ticket({})).toEqual({ status: 200, body: { ticket: 3 } });
+    expect(await ticket({})).toEqual({ status: 200, body: { ticket: 4 } });
+    expect(tickets).toBe(4);
   });
 });
 
