@@ -5,15 +5,14 @@
  */
 import type { Logger } from "pino";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
-import type { JsonValue } from "../../state/state-store.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { RouterError } from "../router-error.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
-import type { DialogHead, DialogRecord, EndReason } from "./dialog-record.ts";
+import type { EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
-import { noteTo, sayNote } from "./end-notes.ts";
+import { noteOf, sayNote } from "./end-notes.ts";
 import { retrying } from "./store-retry.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
@@ -78,9 +77,7 @@ export async function endByOperator(
   const record = read?.origin === null ? (doubted ?? read) : read;
   if (record === undefined) return false;
   // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts).
-  const to = noteTo(contexts, record, note);
-  const self = contexts.self?.userId ?? -1;
-  const told = to && { to: to as unknown as JsonValue, at: contexts.clock.now(), self };
+  const told = noteOf(contexts, record, note);
   const tell = () => told && queue.push(record.conversation, () => sayNote(o, record, told, false));
   const end = () => dialogs.end(id, "operator", told);
   try {
@@ -100,19 +97,23 @@ export function endDialog(o: DialogEndParts, control: TaskControl, incoming: Inc
 }
 
 /**
- * Append a dialog's end, tried again while the store fails (a write refused, or one that landed
- * with its reply lost), as an answer's is: the person's later messages there wait for it, then
- * are ordinary. Only `signal` (the stop) ends the tries; a failure is then logged, and the next
- * start runs the dialog again.
+ * Append a dialog's end (`note`: what its person is told of it, kept with it until said), tried
+ * again while the store fails (a write refused, or one that landed with its reply lost), as an
+ * answer's is: the person's later messages there wait for it, then are ordinary. Only `signal`
+ * (the stop) ends the tries; a failure is then logged, and the next start runs the dialog again.
+ * Resolves whether this end ended the dialog.
  */
 export function closeLog(
   o: DialogEndParts,
   id: string,
   by: EndReason,
   signal: AbortSignal,
-): Promise<unknown> {
-  return retrying(o.contexts.clock, o.log, signal, () => o.dialogs.end(id, by)).catch((err: unknown) => {
+  note?: EndNote,
+): Promise<boolean> {
+  const end = () => o.dialogs.end(id, by, note);
+  return retrying(o.contexts.clock, o.log, signal, end).catch((err: unknown) => {
     o.log.error({ err, dialog: id }, "could not record a dialog's end");
+    return false;
   });
 }
 
@@ -152,22 +153,14 @@ export function dialogFailed(
     { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
     "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
   );
-  const note = (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE;
-  return closeLog(o, dialog.id, "changed", signal).then(() => tellEnded(o.contexts, o.log, dialog, note));
-}
-
-/** Say `text` to a dialog's person, in its own conversation (see `noteTo`). */
-export async function tellEnded(
-  contexts: BotContexts,
-  log: Logger,
-  dialog: DialogRecord | DialogHead,
-  text: string,
-): Promise<void> {
-  const to = noteTo(contexts, dialog, text);
-  if (to === undefined) return;
-  try {
-    await contexts.deps().api.messages.send(to);
-  } catch (err) {
-    log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
-  }
+  // Kept with the end until said, as an operator's note is (end-notes.ts): a crash before its
+  // send leaves it to the next start.
+  const note = noteOf(
+    o.contexts,
+    dialog,
+    (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE,
+  );
+  return closeLog(o, dialog.id, "changed", signal, note).then((ended) =>
+    ended && note ? sayNote(o, dialog, note, false) : undefined,
+  );
 }

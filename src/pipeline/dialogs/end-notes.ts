@@ -1,14 +1,16 @@
 /**
- * What the person is told of an end they did not make (an operator's note), said once. The note
- * is part of the end's entry, and the ended dialog's header keeps it until it is said: an end that
- * landed while its outcome was in doubt, the process then stopped (a restart, a crash), is
- * followed by its note at the next start, in the conversation's order. A note read at a start may
- * have been said with its header not told (a crash, a store failing between the two): it is
- * looked for among the bot's newest messages there first (verify-send.ts), and said only if absent.
+ * What the person is told of an end they did not make (an operator's note, or that the bot's code
+ * changed under their dialog), said once. The note is part of the end's entry, and the ended
+ * dialog's header keeps it until it is said: one not said before the process stopped (a restart,
+ * a crash; an end that landed while its outcome was in doubt; a send that failed) is said at the
+ * next start, in the conversation's order. A note read at a start may have been said with its
+ * header not told (a crash, a store failing between the two): it is looked for among the bot's
+ * newest messages there first (verify-send.ts), and said only if absent.
  */
 import type { Logger } from "pino";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { findSent } from "../../effects/verify-send.ts";
+import type { JsonValue } from "../../state/state-store.ts";
 import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { replyTarget } from "../reply-target.ts";
@@ -24,22 +26,26 @@ export interface NoteParts {
 }
 
 /**
- * The send that says `text` to a dialog's person, in its own conversation (where it began); in a
+ * The note that says `text` to a dialog's person, in its own conversation (where it began); in a
  * channel topic, named (the note is for them, not for the topic). Undefined without its origin.
  */
-export function noteTo(
+export function noteOf(
   contexts: BotContexts,
   dialog: DialogRecord | DialogHead,
   text: string,
-): SendMessageParams | undefined {
+): EndNote | undefined {
   const origin = "origin" in dialog ? dialog.origin : undefined;
   if (origin === undefined || origin === null) return undefined;
   const { event } = reviveEvent(origin);
   // Said where the dialog began (its origin), though its question may wait elsewhere (`where`).
   const inTopic = !(dialog.home?.[0] ?? dialog.conversation).startsWith("dm:");
   const content = inTopic ? `@**${dialog.userName}|${dialog.userId}** ${text}` : text;
-  const to = { ...replyTarget(event as AnyEvent, undefined, contexts.self?.userId ?? -1), content };
-  return placed(to, "moves" in dialog ? dialog.moves : undefined);
+  const self = contexts.self?.userId ?? -1;
+  const to = placed(
+    { ...replyTarget(event as AnyEvent, undefined, self), content },
+    "moves" in dialog ? dialog.moves : undefined,
+  );
+  return { to: to as unknown as JsonValue, at: contexts.clock.now(), self };
 }
 
 /**
