@@ -115,10 +115,17 @@ export class EffectRecords {
    * id). `rerun`: the handler may have run for this event before, so its records are read (a
    * first run skips the reads). `carried`: records kept in a dead letter or a dialog. `strict`: an
    * effect of another kind at a recorded number throws {@link EffectOrderChanged} (a dialog's
-   * replay must match its record) instead of being made again.
+   * replay must match its record) instead of being made again. `before`: what each effect waits
+   * for first, if anything (it may refuse it: a dialog found ended).
    */
-  run(eventKey: string, rerun: boolean, carried: readonly EffectRecord[] = [], strict = false): EffectRun {
-    return new EffectRun(this.store, this.options, eventKey, rerun, carried, strict);
+  run(
+    eventKey: string,
+    rerun: boolean,
+    carried: readonly EffectRecord[] = [],
+    strict = false,
+    before?: () => Promise<void> | undefined,
+  ): EffectRun {
+    return new EffectRun(this.store, this.options, eventKey, rerun, carried, strict, before);
   }
 }
 
@@ -148,6 +155,7 @@ export class EffectRun {
     rerun: boolean,
     carried: readonly EffectRecord[],
     private readonly strict = false,
+    private readonly before?: () => Promise<void> | undefined,
   ) {
     this.#carried = carried.length > 0 ? new Map(carried.map((r) => [r.n, r])) : undefined;
     this.#lookUp = rerun || this.#carried !== undefined;
@@ -174,6 +182,9 @@ export class EffectRun {
     const write = this.#write;
     this.#label = undefined;
     this.#write = ONCE;
+    // Numbered first, in the order the handler made its effects, then waited (not at all, mostly).
+    const first = this.before?.();
+    if (first !== undefined) await first;
     // A record carried finished (a dialog's log) is the answer: no read.
     const carried = this.#carried?.get(n);
     let found =

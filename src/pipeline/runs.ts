@@ -116,7 +116,7 @@ export class HandlerRuns {
    */
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
     const rerun = incoming.replayed || incoming.letter !== undefined;
-    const effects = this.#effectsOf(incoming, rerun);
+    const effects = this.#effectsOf(incoming, rerun, control);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
     // A message's run can ask (ctx.prompt): it is a turn of a dialog.
     const turn = effects === undefined ? undefined : new Turn(incoming.dialog);
@@ -239,7 +239,7 @@ export class HandlerRuns {
   }
 
   /** A message event's effect records for this run (a re-run looks up what was made). */
-  #effectsOf(incoming: Incoming, rerun: boolean): SendEffects | undefined {
+  #effectsOf(incoming: Incoming, rerun: boolean, source: { signal: AbortSignal }): SendEffects | undefined {
     const id = ledgerIdOf(incoming.event);
     const records = this.#o.effects;
     if (id === undefined || records === undefined) return undefined;
@@ -253,7 +253,11 @@ export class HandlerRuns {
     const after = id > 0 ? id : undefined;
     // After a rewind (`back`), effects are numbered apart from the rewound ones.
     const key = dialog?.rewinds ? `m:${id}~${dialog.rewinds}` : `m:${id}`;
-    const run = records.run(key, rerun, carried, dialog !== undefined);
+    // A dialog's end in doubt is settled before the run makes anything (ends-in-doubt.ts).
+    const { dialogs } = this.#o;
+    const before =
+      dialog && dialogs.endsInDoubt.gate(dialog.id, () => dialogs.endedInDoubt(dialog.id, source.signal));
+    const run = records.run(key, rerun, carried, dialog !== undefined, before);
     const moves = dialog?.moves;
     return moves?.length ? { run, after, since, moves } : { run, after, since };
   }
@@ -284,7 +288,7 @@ export class HandlerRuns {
           this.#o.log.info({ dialog: dialog.id }, ENDED_MEANWHILE);
           throw new DialogEnded(dialog.id);
         }
-        last = this.#effectsOf(incoming, true);
+        last = this.#effectsOf(incoming, true, { signal });
         const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
         const turn = last && new Turn(dialog);
         const ctx = this.#contextOf(incoming, signal, true, last, state, turn, progresses);

@@ -6,14 +6,16 @@
  * operator told it failed): run again, it repeats the same end and finishes it once. Else the
  * next thing that touches the dialog settles it by its log: the person's next message there or
  * its deadline (refused as ended: the end landed, the note is said once and the message is an
- * ordinary one; taken: it did not, and the dialog goes on), a run under way before its next
- * question (its header read: ended, no question is sent), or the bot's next start, also a new
+ * ordinary one; taken: it did not, and the dialog goes on), a run under way before the next thing
+ * it says (its header read: ended, nothing is sent, be it a reply, a refused answer asked again or
+ * a question), or the bot's next start, also a new
  * daemon's on the same store (the ended header keeps the note until it is said: said once, before
  * what is caught up). A real daemon in this process against the sandbox over HTTP, on the test
  * clock; the dialogs' writes pass a gate.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
+import { z } from "zod";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import { ENDED_MEANWHILE } from "../../src/pipeline/dialogs/dialog-ends.ts";
@@ -38,6 +40,17 @@ const orders = defineBot({
       await slow?.promise;
       const count = await ctx.prompt("How many?");
       await ctx.reply(`${count.text} × ${size.text}`);
+    });
+    bot.command("note", async (ctx) => {
+      const size = await ctx.prompt("Which size?", { timeout: "1h" });
+      await slow?.promise;
+      await ctx.reply(`${size.text}, noted.`);
+      await ctx.prompt("How many?");
+    });
+    bot.command("count", async (ctx) => {
+      await slow?.promise;
+      const count = await ctx.prompt("How many?", { timeout: "1h", schema: z.coerce.number().int() });
+      await ctx.reply(`${count.value} coffees.`);
     });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
@@ -80,13 +93,13 @@ async function waiting() {
   return bot.dialogs()[0]!;
 }
 
-/** The daemon on a gated store, its bot's one dialog waiting at its first question. */
-async function asked() {
+/** The daemon on a gated store, its bot's one dialog (begun by `command`) waiting at its first question. */
+async function asked(command = "pick", question = "Which size?") {
   const gate = new StoreGate();
   const dm = await start(gate);
   const bot = running!.daemon.bots[0]!;
-  dm("pick");
-  expect(await said(1)).toEqual(["Which size?"]);
+  dm(command);
+  expect(await said(1)).toEqual([question]);
   return { gate, dm, bot, dialog: await waiting() };
 }
 
@@ -210,18 +223,41 @@ it("an end left in doubt that landed while a run is under way: the run asks noth
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: 2"]);
 });
 
-it("an end left in doubt that did not land while a run is under way: the run asks on, nothing said", async () => {
+it.each([
+  ["the handler's own reply before its next question", "note", "Which size?", "large"],
+  ["a refused answer's asking again", "count", "How many?", "lots"],
+])(
+  "an end left in doubt that landed while a run is under way: %s waits for the header; the note, nothing after",
+  async (_, command, question, answer) => {
+    const { gate, dm, bot, dialog } = await asked(command, question);
+    slow = deferred();
+    dm(answer);
+    await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+    await endInDoubt(gate, dialog.id);
+    slow.resolve();
+    // Its next send reads the header first: ended, nothing is sent.
+    expect(await said(2)).toEqual([question, NOTE]);
+    expect(running!.logged(ENDED_MEANWHILE)).toHaveLength(1);
+    expect(bot.dialogs()).toEqual([]);
+    dm("2");
+    expect(await said(3)).toEqual([question, NOTE, "not a command: 2"]);
+  },
+);
+
+it("an end left in doubt that did not land while a run is under way: the run says and asks on, nothing said", async () => {
   slow = deferred();
-  const { gate, dm, bot } = await asked();
+  const { gate, dm, bot } = await asked("note");
   dm("large");
   await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
   gate.mode = "fail";
   await expect(end(bot.dialogs()[0]!.id)).rejects.toThrow(/refused a write/);
   gate.open();
   slow.resolve();
-  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  expect(await said(3)).toEqual(["Which size?", "large, noted.", "How many?"]);
   dm("2");
-  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  dm("3");
+  expect(await said(4)).toEqual(["Which size?", "large, noted.", "How many?", "not a command: 3"]);
 });
 
 /** The daemon stopped and started again on the same store (`between`, while it is down): its bot. */

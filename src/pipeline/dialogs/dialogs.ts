@@ -353,13 +353,12 @@ export class Dialogs {
   }
 
   /**
-   * Before a run of dialog `id` asks its next question: an operator's end of it in doubt is
-   * settled by its header (read again while the store fails, until `signal`). True when the
-   * dialog ended: nothing more is asked.
+   * Before a run of dialog `id` says anything (`EndsInDoubt.gate`) or asks its next question: an
+   * operator's end of it in doubt is settled by its header (read again while the store fails,
+   * until `signal`). True when the dialog ended: nothing more is said.
    */
   async endedInDoubt(id: string, signal: AbortSignal): Promise<boolean> {
-    if (!this.endsInDoubt.has(id)) return false;
-    const read = this.retrying(signal, () => this.log.head(id));
+    const read = () => this.retrying(signal, () => this.log.head(id));
     const ended = await this.endsInDoubt.settledByHead(id, read);
     const entry = this.#known.get(id);
     if (ended && entry !== undefined) this.#known.drop(entry);

@@ -1,8 +1,8 @@
 /**
  * Operators' ends left in doubt (every try failed, the first may have landed: see endByOperator
  * in dialog-ends.ts), settled by the next thing that touches the dialog, which reads its log: the
- * person's next message there, the question's deadline, a run under way asking again (its header
- * read before the question is sent: ended by the operator, the question is not sent) or ending
+ * person's next message there, the question's deadline, a run under way saying anything (its header
+ * read before the run's next send: ended by the operator, nothing more is sent) or ending
  * (an append the log takes means the end did not land: the dialog goes on as it was; one it
  * refuses as ended means it did: the note is said, once). Kept in memory; the next start of the
  * bot reads the headers instead: an end that landed keeps its note in the dialog's header until
@@ -16,6 +16,8 @@ export interface EndInDoubt {
   record: DialogRecord;
   /** Says the operator's note to the person, in the conversation's order. */
   tell(): void;
+  /** The read of the dialog's header that settles it, while under way (shared by whoever asks meanwhile). */
+  reading?: Promise<boolean>;
 }
 
 /** How many ends in doubt a bot keeps: the oldest is dropped past it. */
@@ -29,11 +31,6 @@ export class EndsInDoubt {
   keep(id: string, doubt: EndInDoubt): void {
     this.#kept.delete(id);
     if (this.#kept.set(id, doubt).size > KEPT) this.#kept.delete(this.#kept.keys().next().value as string);
-  }
-
-  /** Whether an end of dialog `id` is in doubt. */
-  has(id: string): boolean {
-    return this.#kept.has(id);
   }
 
   /** The end in doubt of dialog `id`, taken (the operator runs it again). */
@@ -68,13 +65,43 @@ export class EndsInDoubt {
 
   /**
    * `read`, dialog `id`'s header read now, settles an end of it in doubt: ended by an operator, it
-   * landed; still going, it did not. Resolves whether the dialog ended (or its log is gone).
+   * landed; still going, it did not. Resolves whether the dialog ended (or its log is gone); false
+   * at once when no end of it is in doubt. Asked while a read is under way, that read answers.
    */
-  async settledByHead(id: string, read: Promise<DialogHead | undefined>): Promise<boolean> {
-    const head = await read;
-    if (head?.ended === "operator") this.landed(id);
-    else this.missed(id);
-    return head === undefined || head.ended !== undefined;
+  settledByHead(id: string, read: () => Promise<DialogHead | undefined>): Promise<boolean> {
+    const doubt = this.#kept.get(id);
+    if (doubt === undefined) return Promise.resolve(false);
+    doubt.reading ??= read().then(
+      (head) => {
+        if (head?.ended === "operator") this.landed(id);
+        else this.missed(id);
+        return head === undefined || head.ended !== undefined;
+      },
+      (err: unknown) => {
+        doubt.reading = undefined;
+        throw err;
+      },
+    );
+    return doubt.reading;
+  }
+
+  /**
+   * What each effect of a run of dialog `id` waits for (a send, above all): an end of it in doubt
+   * settled first by `ended` (its header read, once for all). Once that shows the dialog ended,
+   * every effect of the run is refused with {@link DialogEnded}: the run says nothing more, and the
+   * note is said after it. Nothing to wait for (undefined) while no end of it is in doubt.
+   */
+  gate(id: string, ended: () => Promise<boolean>): () => Promise<void> | undefined {
+    let over = false;
+    const refused = () => {
+      over = true;
+      throw new DialogEnded(id);
+    };
+    return () => {
+      if (over) return Promise.reject(new DialogEnded(id));
+      if (!this.#kept.has(id)) return undefined;
+      return ended().then((yes) => (yes ? refused() : undefined));
+    };
   }
 
   /** Dialog `id`'s log took an append after its end in doubt: that end did not land, the dialog goes on. */
