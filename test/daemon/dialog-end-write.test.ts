@@ -3,9 +3,11 @@
  * by the store, or landed with its reply lost, is tried again as an answer's write is, the
  * person's next message there waiting for it: then that message is an ordinary one, answered at
  * once, and the dialog is gone. An operator's end the store refuses fails, and the dialog goes on
- * as if it had not been asked for: the person's answer is taken. A real daemon in this process against the sandbox over HTTP; the
- * store is a FileStore behind a gate; the handler timeout is an hour, so a message left waiting
- * on the dialog would not be answered within the test.
+ * as if it had not been asked for: the person's answer is taken; one asked while the dialog's
+ * first question is being sent or written waits for it, then ends the dialog, its note said. A
+ * real daemon in this process against the sandbox over HTTP; the store is a FileStore behind a
+ * gate; the handler timeout is an hour, so a message left waiting on the dialog would not be
+ * answered within the test.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
@@ -114,3 +116,31 @@ it("an operator's end the store refuses fails, and the dialog goes on: the perso
   expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
+
+it.each([
+  ["sent (its send held by the server)", "send"],
+  ["written (its log's first write held)", "write"],
+])(
+  "an operator's end while a dialog's first question is being %s waits for it: the dialog ended, the person told",
+  async (_, phase) => {
+    const gate = new StoreGate();
+    const dm = await start(gate);
+    const control = sandbox!.control;
+    if (phase === "send") control.delay(60_000, { paths: [/^\/messages$/] });
+    else gate.mode = "hang";
+    const id = String(dm("pick"));
+    if (phase === "send") await control.waitFor(() => control.delayed() > 0);
+    else await gate.stoppedAt(1);
+    // Listed, its log not kept yet.
+    const bot = running!.daemon.bots[0]!;
+    expect(bot.dialogs().map((d) => d.id)).toEqual([id]);
+    const ending = dialogDesk(running!.daemon.bots).endDialog("orders", id, "Ended by an operator.");
+    if (phase === "send") control.delay(0);
+    else gate.open();
+    await ending;
+    expect(await said(2)).toEqual(["Which size?", "Ended by an operator."]);
+    expect(bot.dialogs()).toEqual([]);
+    dm("large");
+    expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: large"]);
+  },
+);

@@ -9,6 +9,7 @@ import type { BotContexts } from "../bot-contexts.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { RouterError } from "../router-error.ts";
+import { whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -63,7 +64,7 @@ const UNSTOPPED = new AbortController().signal;
  * one which landed with its reply lost is found made and finished once; still failing, it
  * rejects with the store's error, the dialog goes on, and the end is in doubt until the operator
  * runs it again or something else settles it (ends-in-doubt.ts): the note is said once if it
- * landed. False when there is no such dialog.
+ * landed. False when there is no such dialog (one whose first question was not kept).
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -71,6 +72,10 @@ export async function endByOperator(
   note: string,
 ): Promise<boolean> {
   const { dialogs, queue, contexts, log } = o;
+  // Its first question being sent or written, the dialog has no log yet: the end waits for it
+  // (kept, the dialog is ended; given up, it never began).
+  const begun = dialogs.entry(id);
+  if (begun?.head.seq === 0) await whenSettled(begun, UNSTOPPED);
   const read = await dialogs.record(id);
   // Its log gone (an end in doubt landed): the record read before it.
   const doubted = dialogs.endsInDoubt.take(id)?.record;

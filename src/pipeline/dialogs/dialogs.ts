@@ -333,7 +333,7 @@ export class Dialogs {
     }
     const record = foldLog(next, [start]);
     entry.head = next;
-    entry.running = false;
+    settle(entry);
     entry.ready = record;
     this.#on?.ready(record);
     return true;
