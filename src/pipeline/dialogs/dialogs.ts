@@ -353,9 +353,9 @@ export class Dialogs {
   }
 
   /**
-   * Before a run of dialog `id` says anything (`EndsInDoubt.gate`) or asks its next question: an
-   * operator's end of it in doubt is settled by its header (read again while the store fails,
-   * until `signal`). True when the dialog ended: nothing more is said.
+   * Before a run of dialog `id` makes anything (`EndsInDoubt.gate`): an operator's end of it in
+   * doubt is settled by its header (read again while the store fails, until `signal`). True when
+   * the dialog ended: nothing more is said.
    */
   async endedInDoubt(id: string, signal: AbortSignal): Promise<boolean> {
     const read = () => this.retrying(signal, () => this.log.head(id));

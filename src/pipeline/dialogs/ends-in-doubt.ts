@@ -93,14 +93,12 @@ export class EndsInDoubt {
    */
   gate(id: string, ended: () => Promise<boolean>): () => Promise<void> | undefined {
     let over = false;
-    const refused = () => {
-      over = true;
-      throw new DialogEnded(id);
-    };
     return () => {
-      if (over) return Promise.reject(new DialogEnded(id));
-      if (!this.#kept.has(id)) return undefined;
-      return ended().then((yes) => (yes ? refused() : undefined));
+      if (!over && !this.#kept.has(id)) return undefined;
+      return (over ? Promise.resolve(true) : ended()).then((yes) => {
+        over = yes;
+        if (yes) throw new DialogEnded(id);
+      });
     };
   }
 

@@ -235,10 +235,9 @@ async function ask<T>(
   again: { id: number } | undefined | false = false,
 ): Promise<T> {
   const send = again === false;
-  // An end asked for meanwhile (an operator's), or one in doubt that the header shows landed: no
-  // question goes out.
-  if (dialogs.isEnded(head.id) || (await dialogs.endedInDoubt(head.id, ctx.signal)))
-    throw new DialogEnded(head.id);
+  // An end asked for meanwhile (an operator's): no question goes out. (One in doubt is settled
+  // before any send of the run, the question's too: see EndsInDoubt.gate.)
+  if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
   // Where a `back` to this question cuts the record: before its send.
   const q = send ? { q: ctx.made().length } : {};
   const fp = `ask:${asked.id}`;
