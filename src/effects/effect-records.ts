@@ -362,7 +362,7 @@ export class EffectRun {
    * Its records are looked up whenever this run's are.
    */
   nested(name: string): EffectRun {
-    return new EffectRun(this.store, this.options, `${this.eventKey}/${name}`, this.#lookUp, []);
+    return new EffectRun(this.store, this.options, `${this.eventKey}/${name}`, this.#lookUp, [], false, this.before);
   }
 
   #list(): EffectRecord[] {

@@ -322,12 +322,19 @@ export function jobRunner(
   },
   failures: HandlerFailures,
 ): RunJob {
-  return async (occurrence, attempt, signal, letter, resumed = false) => {
+  return async (occurrence, attempt, signal, letter, resumed = false, marked) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
     const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
+    // No effect (a `ctx.external` call above all) before the next start would see the run was
+    // under way: else a crash in it is taken for an occurrence missed while down.
+    let unmarked = marked;
+    void marked?.then(() => {
+      unmarked = undefined;
+    });
+    const before = marked && (() => unmarked);
     const effectsOf = (rerun: boolean): SendEffects | undefined =>
-      o.effects && { run: o.effects.run(key, rerun, carried), after: undefined, since };
+      o.effects && { run: o.effects.run(key, rerun, carried, false, before), after: undefined, since };
     const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
     const run = async (s: AbortSignal, effects: SendEffects | undefined) => {
       const started = monotonicMs();

@@ -98,6 +98,8 @@ export type RunJob = (
   signal: AbortSignal,
   letter?: DeadLetter,
   resumed?: boolean,
+  /** Settles once the occurrence's mark as under way is durable: each effect waits for it. */
+  marked?: Promise<void>,
 ) => Promise<boolean>;
 
 export interface DispatchStats {

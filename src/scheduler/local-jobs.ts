@@ -159,12 +159,12 @@ export class LocalJobs {
     };
     const { scheduledFor, firedAt, catchUp } = occurrence;
     // Kept until the occurrence is done with: a crash in between leaves it for the next start.
-    // Each write is issued at once (not awaited): a store applies writes in the order issued, so
-    // the mark is durable before any effect the handler records, and cleared after it.
-    void this.#record([id], { lastRunAt: firedAt, running: { scheduledFor, firedAt, catchUp } });
+    // Each write is issued at once (not awaited): a store applies writes in the order issued, and
+    // the handler's effects wait until the mark is durable (`marked`).
+    const marked = this.#record([id], { lastRunAt: firedAt, running: { scheduledFor, firedAt, catchUp } });
     const signal = AbortSignal.any([run.signal, this.#o.signal]);
     const resumed = run.resumed === true;
-    if (!(await this.#attempt(declaration, occurrence, signal, undefined, resumed)))
+    if (!(await this.#attempt(declaration, occurrence, signal, undefined, resumed, marked)))
       this.#o.stats.jobErrors++;
     void this.#record([id], { lastRunAt: firedAt });
   }
@@ -186,6 +186,7 @@ export class LocalJobs {
     signal: AbortSignal,
     letter?: DeadLetter,
     resumed = false,
+    marked?: Promise<void>,
   ): Promise<boolean> {
     const bindings = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
     const job: JobContext<never>["job"] = {
@@ -210,6 +211,7 @@ export class LocalJobs {
       signal,
       letter,
       resumed,
+      marked,
     );
   }
 

@@ -53,14 +53,20 @@ const standup = (flag: string) =>
 /**
  * A bot whose job (5 s after its first start) opens a "ticket" outside bothost: each call
  * appends a line to `<flag>.calls` and returns the number of lines, which the job then posts.
+ * `killInCall`: the first call kills the process while it is under way, so nothing of the
+ * occurrence is recorded but its mark as under way.
  */
-const tickets = (flag: string) =>
+const tickets = (killInCall: boolean) => (flag: string) =>
   dailyJobModule(flag, {
     id: "tickets",
     aheadS: 5,
     job: `
       const ticket = await ctx.external("open ticket", () => {
         appendFileSync(FLAG + ".calls", "call\\n");
+        if (${killInCall} && !existsSync(FLAG)) {
+          writeFileSync(FLAG, "killed");
+          process.kill(process.pid, "SIGKILL");
+        }
         return { id: readFileSync(FLAG + ".calls", "utf8").trim().split("\\n").length };
       });
       await ctx.send({ type: "channel", to: "general", topic: "tickets", content: "opened ticket " + ticket.id });`,
@@ -107,7 +113,7 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
   it("kill -9 after a cron job's external call was recorded: not called again, its result sent", {
     timeout: 60_000,
   }, async () => {
-    const { sandbox, flag, start } = await setUp(tickets);
+    const { sandbox, flag, start } = await setUp(tickets(false));
     const calls = async () =>
       (await readFile(`${flag}.calls`, "utf8").catch(() => "")).split("\n").filter(Boolean);
     const armed = await start({ BOTHOST_FAILPOINTS: "external-made" });
@@ -120,5 +126,22 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     await restarted.waitForLog((l) => String(l.msg).startsWith("a cron job's run was cut short"), 20_000);
     await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(["opened ticket 1"]);
     expect(await calls()).toHaveLength(1);
+  });
+
+  it("kill -9 while a cron job's external call is under way: the next start runs the occurrence again", {
+    timeout: 60_000,
+  }, async () => {
+    const { sandbox, flag, start } = await setUp(tickets(true));
+    const calls = async () =>
+      (await readFile(`${flag}.calls`, "utf8").catch(() => "")).split("\n").filter(Boolean);
+    const killed = await start();
+    expect(await killed.exited).toEqual({ code: null, signal: "SIGKILL" });
+    expect(await calls()).toHaveLength(1);
+
+    // The occurrence was marked under way before the call: it is not taken for one missed.
+    const restarted = await start();
+    await restarted.waitForLog((l) => String(l.msg).startsWith("a cron job's run was cut short"), 20_000);
+    await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(["opened ticket 2"]);
+    expect(await calls()).toHaveLength(2);
   });
 });
