@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, expect } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
-import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
+import type { OrgInput, Sandbox, SandboxOptions } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
 
 export const REPLIER = path.join(repoRoot, "test/fixtures/e2e/replier.mjs");
@@ -16,7 +16,12 @@ export const OWNER = "owner@sandbox.example";
 export const MEMBER = "member@sandbox.example";
 
 /** What the current test opened (sandboxes, config folders), closed by {@link useE2eCleanup}. */
-const opened: Array<() => Promise<void>> = [];
+const opened: Array<() => Promise<unknown>> = [];
+
+/** Close `close` (a folder, a server) after the current test, before what was opened earlier. */
+export function closeAfterTest(close: () => Promise<unknown>): void {
+  opened.push(close);
+}
 
 /**
  * The lifecycle of an e2e test file: dist/ must be built; after each test every daemon is killed,
@@ -30,11 +35,15 @@ export function useE2eCleanup(): void {
   });
 }
 
-/** A sandbox with 1 s heartbeats and a 3 s long-poll timeout, so every recovery takes seconds. */
-export async function startE2eSandbox(org?: OrgInput): Promise<Sandbox> {
+/**
+ * A sandbox with 1 s heartbeats and a 3 s long-poll timeout, so every recovery takes seconds;
+ * `more`: other options (e.g. `onResponse`).
+ */
+export async function startE2eSandbox(org?: OrgInput, more: SandboxOptions = {}): Promise<Sandbox> {
   const sandbox = await startSandbox({
     heartbeatSeconds: 1,
     longpollTimeoutSeconds: 3,
+    ...more,
     ...(org ? { org } : {}),
   });
   opened.push(() => sandbox.stop());

@@ -1,0 +1,76 @@
+/**
+ * One of the shipped bots (bots/<module>) under `bothost run` against a sandbox of the test's
+ * own, configured as its documentation shows, for tests that kill the process at a chosen moment
+ * and start it again on the same state. The API key is only in the child's environment.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { OrgInput, ResponseRecord, Sandbox } from "../../src/sandbox/types.ts";
+import { type CliProcess, repoRoot, spawnCli } from "./cli.ts";
+import { closeAfterTest, startE2eSandbox } from "./e2e-daemon.ts";
+
+/** The file's lifecycle (dist/ built; after each test every daemon killed, sandbox and folder closed). */
+export { useE2eCleanup as useShippedBots } from "./e2e-daemon.ts";
+
+export interface ShippedBot {
+  sandbox: Sandbox;
+  /** A daemon, not waited for (a bot may act before the daemon logs that it started). */
+  launch(): CliProcess;
+  /** A daemon, once it logged that it started. */
+  start(): Promise<CliProcess>;
+  /** Called with each response the sandbox makes, before the daemon reads it (undefined: none). */
+  onResponse: ((record: ResponseRecord) => void) | undefined;
+}
+
+/**
+ * A sandbox with `org` (1 s heartbeats, 3 s long-polls) and a config running `module` as the bot
+ * `name` with `email`'s key; `settings` are the YAML lines under `settings:`, indented as there.
+ */
+export async function shippedBot(o: {
+  org: OrgInput;
+  name: string;
+  module: string;
+  email: string;
+  settings: string[];
+}): Promise<ShippedBot> {
+  const bot: ShippedBot = {
+    sandbox: await startE2eSandbox(o.org, { onResponse: (r) => bot.onResponse?.(r) }),
+    launch: () => spawnCli(["run", "--config", file], { env }),
+    start: async () => {
+      const daemon = bot.launch();
+      await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
+      return daemon;
+    },
+    onResponse: undefined,
+  };
+  const dir = await mkdtemp(path.join(tmpdir(), `bothost-${o.name}-`));
+  closeAfterTest(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, "bothost.yaml");
+  const env = { KEY: bot.sandbox.control.apiKeyOf(o.email) };
+  await writeFile(
+    file,
+    [
+      `server:\n  url: ${bot.sandbox.url}`,
+      `state:\n  path: ${path.join(dir, "state")}`,
+      "log:\n  level: info\n  pretty: false",
+      "bots:",
+      `  ${o.name}:`,
+      `    module: ${path.join(repoRoot, "bots", o.module)}`,
+      `    email: ${o.email}`,
+      `    api_key: \${KEY}`,
+      "    settings:",
+      ...o.settings.map((line) => `      ${line}`),
+    ].join("\n") + "\n",
+  );
+  return bot;
+}
+
+/** What `email` has posted, oldest first. */
+export function postedBy(sandbox: Sandbox, email: string): string[] {
+  const id = sandbox.control.users().find((u) => u.email === email)!.user_id;
+  return sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === id)
+    .map((m) => String(m.content));
+}
