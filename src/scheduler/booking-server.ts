@@ -7,8 +7,10 @@
 import { z } from "zod";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
+import { codePointLength } from "../effects/limits/code-points.ts";
 import { digest, normalizeContent, normalizeTopic } from "../effects/schedule/normalize.ts";
 import { clientLookups, resolveRecipient } from "../effects/schedule/resolve-recipient.ts";
+import { scheduleInvalid } from "../effects/schedule/scheduled-message-error.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import { isDatedTopic, topicOf } from "./occurrence-topic.ts";
@@ -51,11 +53,34 @@ export function contentHash(content: string): string {
 export class BookingServer {
   readonly #client: Client;
   readonly #emptyTopicName: () => string;
+  readonly #maxMessageLength: () => number | undefined;
   #selfId: number | undefined;
 
-  constructor(client: Client, emptyTopicName: () => string) {
+  constructor(client: Client, emptyTopicName: () => string, maxMessageLength: () => number | undefined) {
     this.#client = client;
     this.#emptyTopicName = emptyTopicName;
+    this.#maxMessageLength = maxMessageLength;
+  }
+
+  /**
+   * The content of `spec`'s booking for `occurrence`. Throws when it is empty, or longer than
+   * the server's `max_message_length`: the server would cut it short, and a booking whose copy on
+   * the server differs from what was sent is not recognised after a crash (it would be booked again).
+   */
+  async content(id: string, spec: RecurringAnnouncement, occurrence: Date): Promise<string> {
+    const content = typeof spec.content === "function" ? await spec.content(occurrence) : spec.content;
+    if (typeof content !== "string" || normalizeContent(content) === "") {
+      throw new Error(`announcement "${id}": its content is empty for ${occurrence.toISOString()}`);
+    }
+    const max = this.#maxMessageLength();
+    const length = codePointLength(normalizeContent(content));
+    if (max !== undefined && length > max) {
+      throw scheduleInvalid(
+        "content",
+        `announcement "${id}": its content is ${length} characters; the server allows ${max}. Shorten it or split it into several announcements.`,
+      );
+    }
+    return content;
   }
 
   /** The bot's undelivered scheduled messages, failed ones included. */

@@ -101,6 +101,7 @@ export class BotScheduler {
             client: this.#o.client,
             store: bookings,
             emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
+            maxMessageLength: () => this.#o.contextDeps().server?.maxMessageLength,
           },
           declarations.recurring,
         )

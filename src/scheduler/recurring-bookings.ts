@@ -37,6 +37,8 @@ export interface RecurringBookingsOptions {
   stats: SchedulerStats;
   /** The server's display name of the empty topic (read as ""). */
   emptyTopicName: () => string;
+  /** The server's `max_message_length`, once known: a longer announcement is refused. */
+  maxMessageLength: () => number | undefined;
 }
 
 interface Announcement {
@@ -62,7 +64,7 @@ export class RecurringBookings {
   /** Throws `SCHEDULE_INVALID` (ScheduleError) for an announcement whose cron or time zone is bad. */
   constructor(options: RecurringBookingsOptions, declarations: ReadonlyMap<string, RecurringAnnouncement>) {
     this.#o = options;
-    this.#server = new BookingServer(options.client, options.emptyTopicName);
+    this.#server = new BookingServer(options.client, options.emptyTopicName, options.maxMessageLength);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync());
     for (const [id, spec] of declarations) {
       this.#announcements.set(id, { id, spec, schedule: compileSchedule(spec, `bot.recurring("${id}")`) });
@@ -225,7 +227,7 @@ export class RecurringBookings {
         );
       }
     }
-    const content = await this.#content(a, new Date(rec.occurrence));
+    const content = await this.#server.content(a.id, a.spec, new Date(rec.occurrence));
     if (normalizeContent(sm.content) !== normalizeContent(content)) {
       await this.#server.update(sm.scheduled_message_id, { content });
       await this.#save(a.id, { ...rec, target: { ...rec.target, contentHash: contentHash(content) } });
@@ -256,7 +258,7 @@ export class RecurringBookings {
         this.#o.log.info({ announcement: a.id }, "announcement has no further occurrences");
         return;
       }
-      const content = await this.#content(a, occurrence);
+      const content = await this.#server.content(a.id, a.spec, occurrence);
       const { specHash, ...recipient } = target;
       const record: BookingRecord = {
         occurrence: occurrence.toISOString(),
@@ -370,14 +372,6 @@ export class RecurringBookings {
       if (a && rec.scheduledMessageId === messageId) return [a, rec];
     }
     return undefined;
-  }
-
-  async #content(a: Announcement, occurrence: Date): Promise<string> {
-    const content = typeof a.spec.content === "function" ? await a.spec.content(occurrence) : a.spec.content;
-    if (typeof content !== "string" || normalizeContent(content) === "") {
-      throw new Error(`announcement "${a.id}": its content is empty for ${occurrence.toISOString()}`);
-    }
-    return content;
   }
 
   async #save(id: string, rec: BookingRecord): Promise<void> {

@@ -175,3 +175,27 @@ it("killed while a booking's POST is held before the server acted: the restart b
 
   await restart(0);
 });
+
+it("an announcement longer than the server allows is refused, not booked cut short (which a kill after its POST would book twice)", {
+  timeout: 60_000,
+}, async () => {
+  // The server cuts a longer message short ("[message truncated]"), so its copy of the booking is
+  // not the one the intent record describes: a restart after the kill would book it again.
+  const { launch, start, posted, pending, booked, sendRound, killAtBooking } = await setUp(
+    "x".repeat(10_050),
+  );
+  const first = launch();
+  killAtBooking(2, first);
+  expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+
+  const second = await start();
+  const others = booked(0).filter((b) => !b.startsWith(ROUND[1]));
+  await expect.poll(pending, { timeout: 15_000 }).toEqual(others);
+  sendRound(0);
+  await expect.poll(posted, { timeout: 15_000 }).toEqual([ROUND[0], RULES]);
+  expect(second.logs().find((l) => l.announcement === "lunch")).toMatchObject({
+    level: 50,
+    msg: 'announcement "lunch" could not be booked; retrying',
+    err: { message: expect.stringContaining("10050 characters; the server allows 10000") },
+  });
+});
