@@ -24,6 +24,7 @@ import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import { carriedFor, nestedEntry } from "./nested-records.ts";
 
 /**
  * How long a run waits on an effect another run began (its claim's time, by that run's clock)
@@ -146,6 +147,8 @@ export class EffectRun {
   #write: RecordWrite = ONCE;
   /** The numbers of the effects found made by an earlier run (their records read from the store). */
   #earlier: Set<number> | undefined;
+  /** The runs nested in this one, by name (see {@link nested}). */
+  #nested: Map<string, EffectRun> | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -348,6 +351,12 @@ export class EffectRun {
     return this.#made ?? NONE_MADE;
   }
 
+  /** What a dead letter carries: {@link made}, and the records of the runs nested in it (nested-records.ts). */
+  get kept(): readonly EffectRecord[] {
+    const entry = nestedEntry(this.#carried?.get(0), this.#nested);
+    return entry === undefined ? this.made : [...this.made, entry];
+  }
+
   /**
    * Whether the `n`th effect (1 for the first) was found made by an earlier run whose record
    * survived it (a crash after the effect, before what came next), not made by this one.
@@ -359,10 +368,15 @@ export class EffectRun {
   /**
    * A run of its own for the later steps of one effect (a progress message's edits), numbered
    * apart from this run's: however many steps it makes, this run's numbering stays as it was.
-   * Its records are looked up whenever this run's are.
+   * Its records are looked up whenever this run's are, and carried with this run's.
    */
   nested(name: string): EffectRun {
-    return new EffectRun(this.store, this.options, `${this.eventKey}/${name}`, this.#lookUp, [], false, this.before);
+    const carried = carriedFor(this.#carried?.get(0), name);
+    const key = `${this.eventKey}/${name}`;
+    const run = new EffectRun(this.store, this.options, key, this.#lookUp, carried, false, this.before);
+    this.#nested ??= new Map();
+    this.#nested.set(name, run);
+    return run;
   }
 
   #list(): EffectRecord[] {

@@ -2,7 +2,8 @@
  * `ctx.external(name, fn)`: a call outside `ctx` (a `fetch`, a database query) made once per
  * event (a message, a cron job's occurrence, a keyed webhook request). Its result is recorded as
  * an effect of the run, committed before it is handed back, so a retry or a run again after a
- * crash gets the result instead of calling again; in a dialog, it is also kept in the dialog's
+ * crash gets the result instead of calling again; a dead letter carries it (nested-records.ts),
+ * for a replay after the store's records expired; in a dialog, it is also kept in the dialog's
  * log (turn.ts) for every later replay. A call cut short before its record was committed is made
  * again.
  */

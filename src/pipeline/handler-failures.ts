@@ -90,7 +90,7 @@ export interface FailedRun {
   letter?: DeadLetter;
   /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
   again(signal: AbortSignal): unknown;
-  /** The effects the last run made (or found made), for the dead letter to carry. */
+  /** The effects the last run made (or found made), its `ctx.external` results too, for the dead letter to carry. */
   effects(): JsonValue[];
   /** The dialog the run replays, for the dead letter to carry. */
   dialog?: JsonValue;
@@ -366,7 +366,7 @@ export function jobRunner(
             last = effectsOf(true);
             return run(s, last);
           },
-          effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+          effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
         },
         err,
       );

@@ -310,7 +310,7 @@ export class HandlerRuns {
         }
         this.#handled(ctx, started);
       },
-      effects: () => (last?.run.made ?? []) as unknown as JsonValue[],
+      effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
       gaveUp: (signal) => progresses.abandon(signal, this.#o.log),
     };
     const settled = this.#o.failures.settle(run, err).then(async (outcome) => {

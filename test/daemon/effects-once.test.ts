@@ -3,7 +3,8 @@
  * fails before or after the server stored them (503, 500, 502 JSON, an HTML 502, a reset) are
  * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed;
  * a booking or a snippet whose create was answered by a failure after the server made it is
- * found on the retry and made no second time; a `ctx.external` call is made once across retries.
+ * found on the retry and made no second time; a `ctx.external` call is made once across retries,
+ * and across a dead letter's replay after the store's effect records expired.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -43,6 +44,27 @@ const faults: [string, Omit<FailOptions, "paths">][] = [
   ["reset after acting", { status: 0, reset: true, after: true }],
   ["reset before acting", { status: 0, reset: true }],
 ];
+
+/**
+ * `definition` started as bot "once" (two attempts) on a new state directory, its daemon's time
+ * moved only by the test (through the pause, then to the retry check); "go" posted and its
+ * failure kept as a dead letter.
+ */
+async function keptAsLetter(definition: ReturnType<typeof defineBot>) {
+  const stateDir = await mkdtemp(path.join(tmpdir(), "bothost-once-"));
+  const bots = {
+    once: { email: BOT, definition, extra: "retries: { attempts: 2, backoff: 50ms }" },
+  };
+  const clock = new ManualClock(Date.now());
+  running = await world.daemon(bots, { stateDir, clock });
+  post("go", "t");
+  const kept = async () => {
+    await clock.tick(50);
+    return (await running!.daemon.letters.list()).length;
+  };
+  await expect.poll(kept, { timeout: 10_000 }).toBe(1);
+  return { stateDir, bots, clock };
+}
 
 describe("a reply whose send fails", () => {
   it.each(faults)("%s is sent exactly once", async (_name, fault) => {
@@ -129,31 +151,46 @@ describe("a handler that sent, then threw", () => {
         });
       },
     });
-    const stateDir = await mkdtemp(path.join(tmpdir(), "bothost-once-"));
-    const bots = {
-      once: { email: BOT, definition: broken, extra: "retries: { attempts: 2, backoff: 50ms }" },
-    };
-    // The daemon's time moves only when the test says: through the pause, then to the retry check.
-    const clock = new ManualClock(Date.now());
-    running = await world.daemon(bots, { stateDir, clock });
-    post("go", "t");
-    const kept = async () => {
-      await clock.tick(50);
-      return (await running!.daemon.letters.list()).length;
-    };
-    await expect.poll(kept, { timeout: 10_000 }).toBe(1);
-    expect((await running.daemon.letters.list())[0]?.effects).toHaveLength(1);
+    const { stateDir, bots } = await keptAsLetter(broken);
+    expect((await running!.daemon.letters.list())[0]?.effects).toHaveLength(1);
     fixed = true;
-    await running.daemon.letters.retry({ all: true });
+    await running!.daemon.letters.retry({ all: true });
     await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["step 1", "step 2"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
 
     // A restart afterwards repeats nothing.
-    await running.stop();
+    await running!.stop();
     running = await world.daemon(bots, { stateDir });
     // Started: what it missed was replayed, and the marked letters were looked at; all of it done.
     await expect.poll(inFlight).toBe(0);
     expect(sentByBot()).toEqual(["step 1", "step 2"]);
+    await rm(stateDir, { recursive: true, force: true });
+  });
+});
+
+describe("a dead letter replayed after its effect records expired", () => {
+  it("calls ctx.external no second time: the letter carries its result", async () => {
+    let [fixed, calls] = [false, 0];
+    const broken = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          const ticket = await ctx.external("open ticket", async () => ({ id: ++calls }));
+          await ctx.reply(`ticket ${ticket.id}`);
+          if (!fixed) throw new Error("bug after the ticket");
+          await ctx.reply(`closed ticket ${ticket.id}`);
+        });
+      },
+    });
+    const { stateDir, bots, clock } = await keptAsLetter(broken);
+    // The store's expiry follows the daemon's clock: moved past the records' 6 hours, stopped.
+    await running!.stop();
+    await clock.tick(7 * 3_600_000);
+    running = await world.daemon(bots, { stateDir, clock });
+    fixed = true;
+    await running.daemon.letters.retry({ all: true });
+    await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["ticket 1", "closed ticket 1"]);
+    await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+    expect(calls).toBe(1);
     await rm(stateDir, { recursive: true, force: true });
   });
 });

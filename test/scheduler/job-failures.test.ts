@@ -155,11 +155,11 @@ describe("a cron job that throws", () => {
 });
 
 describe("a cron job's ctx.external", () => {
-  /** A job "tickets" every five minutes that opens a ticket (counted), then fails while `broken()`, then posts it. */
-  function ticketBot(broken: () => Error | undefined) {
+  /** A job "tickets" (every five minutes) that opens a ticket (counted), then fails while `broken()`, then posts it. */
+  function ticketBot(broken: () => Error | undefined, schedule = "*/5 * * * *") {
     let calls = 0;
     const setup = (bot: BotApi) => {
-      bot.cron("*/5 * * * *", { id: "tickets" }, async (ctx) => {
+      bot.cron(schedule, { id: "tickets" }, async (ctx) => {
         const ticket = await ctx.external("open ticket", () => ({ id: ++calls }));
         const error = broken();
         if (error) throw error;
@@ -187,6 +187,29 @@ describe("a cron job's ctx.external", () => {
     await world.advanceTo("2026-03-02T07:10:00Z");
     await expect.poll(contents).toEqual(["ticket 1", "ticket 2"]);
     expect(bot.calls()).toBe(2);
+  });
+
+  it("replayed from its dead letter after the effect records expired, is not called again", async () => {
+    world = await createWorld("2026-03-02T06:59:00Z", { botSettings: RETRIES, expiry: "clock" });
+    let fixed = false;
+    const bot = ticketBot(
+      () => (fixed ? undefined : new Error("the tracker answered, then a bug")),
+      "0 7 * * *",
+    );
+    await world.start(bot.setup);
+    await world.advanceTo("2026-03-02T07:00:00Z");
+    await throughRetries(2);
+    const letters = () => world.withDaemon((d) => d.letters.list());
+    await expect.poll(async () => (await letters()).length).toBe(1);
+    // Past the records' 6 hours (the daemon stopped meanwhile: no firing, no timer to run).
+    await world.stop();
+    await world.clock.tick(7 * 3_600_000);
+    await world.start(bot.setup);
+    fixed = true;
+    await world.withDaemon(async (d) => d.letters.retry({ all: true }));
+    await expect.poll(async () => (await letters()).length).toBe(0);
+    expect(contents()).toEqual(["ticket 1"]);
+    expect(bot.calls()).toBe(1);
   });
 
   it("a run cut short after the call (its process killed) runs again and gets the first result", async () => {

@@ -64,7 +64,8 @@ export interface SchedulerWorld {
 
 export async function createWorld(
   startIso: string,
-  options: { botSettings?: string } = {},
+  /** `expiry`: "clock" for a store whose keys expire by the shared clock (default: by the real one). */
+  options: { botSettings?: string; expiry?: "clock" } = {},
 ): Promise<SchedulerWorld> {
   const clock = new ManualClock(Date.parse(startIso));
   const sandbox = await startSandbox({ heartbeatSeconds: 1, clock: { now: () => clock.now() } });
@@ -107,7 +108,7 @@ export async function createWorld(
     logs,
     async start(setup, settings) {
       await world.stop();
-      const store = await FileStore.open(stateDir);
+      const store = await FileStore.open(stateDir, options.expiry ? { now: () => clock.now() } : {});
       const definition =
         typeof setup === "function" ? ({ setup } as unknown as BotDefinition<never, never>) : setup;
       daemon = new Daemon({

@@ -1,0 +1,47 @@
+/**
+ * The records of the runs nested in a run (`ctx.external`'s results, a progress's edits: see
+ * `EffectRun.nested`) as a dead letter carries them, beside the run's own: one entry numbered 0,
+ * which no effect has (a version that knows no nested records reads past it), holding each nested
+ * run's records under its name. A replay after the store's records expired (days later, by an
+ * operator) finds them there and makes none of them again: no external call made twice.
+ */
+import type { JsonValue } from "../state/state-store.ts";
+
+/** A record as this file sees it (an `EffectRecord`). */
+export interface NumberedRecord {
+  n: number;
+  kind: string;
+  result: JsonValue;
+}
+
+/** The kind of the entry numbered 0. */
+const NESTED = "nested";
+
+/** What `entry` (a carried entry numbered 0, if any) holds for the nested run `name`. */
+export function carriedFor<R extends NumberedRecord>(entry: R | undefined, name: string): R[] {
+  if (entry?.kind !== NESTED || typeof entry.result !== "object" || entry.result === null) return [];
+  const records = (entry.result as Record<string, JsonValue>)[name];
+  return Array.isArray(records) ? (records as unknown as R[]) : [];
+}
+
+/**
+ * The entry numbered 0 a letter carries for `runs` (each nested run's name, and what it keeps for
+ * a letter), with what `carried` (the entry this run was given) held for a nested run it did not
+ * reach or an effect of it not made again; undefined when there is nothing to carry.
+ */
+export function nestedEntry<R extends NumberedRecord>(
+  carried: R | undefined,
+  runs: ReadonlyMap<string, { readonly kept: readonly R[] }> | undefined,
+): NumberedRecord | undefined {
+  const names = new Set(runs?.keys());
+  if (carried?.kind === NESTED && carried.result !== null && typeof carried.result === "object")
+    for (const name of Object.keys(carried.result)) names.add(name);
+  const result: Record<string, JsonValue> = {};
+  for (const name of names) {
+    const kept = [...(runs?.get(name)?.kept ?? [])];
+    const made = new Set(kept.map((r) => r.n));
+    for (const r of carriedFor(carried, name)) if (!made.has(r.n)) kept.push(r);
+    if (kept.length > 0) result[name] = kept.sort((a, b) => a.n - b.n) as unknown as JsonValue;
+  }
+  return Object.keys(result).length > 0 ? { n: 0, kind: NESTED, result } : undefined;
+}
