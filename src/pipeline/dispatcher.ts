@@ -56,7 +56,9 @@ export class Dispatcher {
    */
   async openLedger(signal: AbortSignal, options: { unordered?: boolean } = {}): Promise<boolean> {
     const store = this.#o.ledgerStore;
-    const ledger = await (options.unordered ? WebhookLedger.open(store) : DeliveryLedger.open(store));
+    const ledger = await (options.unordered
+      ? WebhookLedger.open(store, this.#o.log)
+      : DeliveryLedger.open(store));
     if (signal.aborted) return false;
     this.#commits = new LedgerCommits(ledger, this.#o.ledgerCommits);
     return true;

@@ -14,7 +14,8 @@
  * floor: the highest id it let go of. A delivery at or below the floor is dropped (it is older
  * than every id kept: {@link KEEP} newer messages were handled before it came); any other is
  * handled unless its id is kept or in flight. A message is recorded only after its handlers
- * finish, as in the queue's ledger.
+ * finish, as in the queue's ledger. The floor itself was handled; a delivery below it may not
+ * have been (a delivery retried very late), so its drop is logged ({@link BELOW_FLOOR_LINE}).
  *
  * Stored like DeliveryLedger, in the same keys: the floor as `cursor`, the ids as runs under
  * `finished.0` to `finished.15` (one per save, its own completions) and, once every slot is
@@ -23,14 +24,20 @@
  * queue catches up from the floor and skips the ids kept.
  */
 
+import type { Logger } from "../api/logger.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { CURSOR, MARK_KEYS, type MessageLedger, rangesIn } from "./delivery-ledger.ts";
 
 /** How many handled ids are kept above the floor (in memory, and in the store: about 10 kB). */
 export const KEEP = 1000;
 
+/** The log line of a delivery dropped below the floor (see {@link WebhookLedger.isDuplicate}). */
+export const BELOW_FLOOR_LINE =
+  "a delivery older than the last 1000 messages handled was dropped: it may never have been handled";
+
 export class WebhookLedger implements MessageLedger {
   readonly #store: StateStore;
+  readonly #log: Logger | undefined;
   /** The highest id let go of: every delivery at or below it is dropped. */
   #floor: number | undefined;
   /** The ids handled above the floor, increasing; at most KEEP. */
@@ -44,13 +51,14 @@ export class WebhookLedger implements MessageLedger {
   /** The highest id under each of MARK_KEYS in the store, or undefined where the key is absent. */
   readonly #stored: (number | undefined)[] = MARK_KEYS.map(() => undefined);
 
-  private constructor(store: StateStore) {
+  private constructor(store: StateStore, log: Logger | undefined) {
     this.#store = store;
+    this.#log = log;
   }
 
-  /** Load the bot's floor and handled ids from its runtime namespace. */
-  static async open(store: StateStore): Promise<WebhookLedger> {
-    const ledger = new WebhookLedger(store);
+  /** Load the bot's floor and handled ids from its runtime namespace; `log` is told of drops below the floor. */
+  static async open(store: StateStore, log?: Logger): Promise<WebhookLedger> {
+    const ledger = new WebhookLedger(store, log);
     const [cursor, ...marks] = await store.getMany([CURSOR, ...MARK_KEYS]);
     let floor = typeof cursor === "number" ? cursor : undefined;
     const ranges: [number, number][] = [];
@@ -96,9 +104,16 @@ export class WebhookLedger implements MessageLedger {
     await this.#store.set(CURSOR, id);
   }
 
-  /** True if the message was handled or is being handled, or is at or below the floor. */
+  /**
+   * True if the message was handled or is being handled, or is at or below the floor. One below
+   * the floor is not known to be handled: its drop is logged (the dispatcher asks once a delivery).
+   */
   isDuplicate(id: number): boolean {
-    if (this.#floor !== undefined && id <= this.#floor) return true;
+    const floor = this.#floor;
+    if (floor !== undefined && id <= floor) {
+      if (id < floor) this.#log?.warn({ messageId: id, floor }, BELOW_FLOOR_LINE);
+      return true;
+    }
     return this.#inFlight.has(id) || this.#indexOf(id) >= 0;
   }
 

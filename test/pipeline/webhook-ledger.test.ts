@@ -1,8 +1,9 @@
 /** The webhook-mode ledger: handled ids kept whatever order they come in, bounded by a floor. */
 import { describe, expect, it } from "vitest";
 import { MARK_KEYS } from "../../src/pipeline/delivery-ledger.ts";
-import { KEEP, WebhookLedger } from "../../src/pipeline/webhook-ledger.ts";
+import { BELOW_FLOOR_LINE, KEEP, WebhookLedger } from "../../src/pipeline/webhook-ledger.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { recordingLogger } from "../support/pipeline.ts";
 
 function handle(ledger: WebhookLedger, id: number): boolean {
   if (ledger.isDuplicate(id)) return false;
@@ -71,6 +72,17 @@ describe("WebhookLedger", () => {
     expect(after.cursor).toBe(2 * KEEP + 1);
     for (const id of [2 * KEEP + 2, 3 * KEEP, 3 * KEEP + 2]) expect(after.isDuplicate(id)).toBe(true);
     expect(after.isDuplicate(3 * KEEP + 1)).toBe(false);
+  });
+
+  it("logs a drop below the floor (not known handled); not one at the floor, nor of a kept id", async () => {
+    const log = recordingLogger();
+    const ledger = await WebhookLedger.open(new MemoryStore(), log);
+    for (let id = 2; id <= KEEP + 2; id++) handle(ledger, id);
+    expect(ledger.cursor).toBe(2); // let go of, once KEEP newer were handled
+    expect([ledger.isDuplicate(2), ledger.isDuplicate(KEEP + 2)]).toEqual([true, true]);
+    expect(log.lines).toEqual([]);
+    expect(ledger.isDuplicate(1)).toBe(true);
+    expect(log.lines).toEqual([{ level: "warn", obj: { messageId: 1, floor: 2 }, msg: BELOW_FLOOR_LINE }]);
   });
 
   it("reads a queue ledger's cursor and marks: what the queue handled is dropped", async () => {

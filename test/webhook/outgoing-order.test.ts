@@ -2,7 +2,8 @@
  * Outgoing-webhook deliveries out of id order: the server retries a delivery after a timeout or a
  * connection error by putting it back on its queue, behind deliveries queued meanwhile, so a
  * message can arrive after a later one has finished. It is handled all the same; a repeated
- * delivery of a handled message is still dropped, after a restart too.
+ * delivery of a handled message is still dropped, after a restart too. One older than the last
+ * 1000 messages handled (below the ledger's floor) is dropped, and its drop logged.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,8 +11,10 @@ import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, expect, it } from "vitest";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { BELOW_FLOOR_LINE } from "../../src/pipeline/webhook-ledger.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
@@ -72,6 +75,15 @@ async function payload(sandbox: Sandbox, topic: string, content: string) {
   };
 }
 
+/** A sandbox with the helper bot and a state directory for its daemon; nothing seen yet. */
+async function world() {
+  seen.length = 0;
+  const port = await freePort();
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-order-"));
+  cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+  return { port, stateDir, sandbox: await sandboxWithHelper(port) };
+}
+
 async function deliver(running: RunningDaemon, body: unknown): Promise<unknown> {
   const res = await request(`${running.url}/hooks/helper`, {
     method: "POST",
@@ -82,11 +94,7 @@ async function deliver(running: RunningDaemon, body: unknown): Promise<unknown> 
 }
 
 it("a delivery that comes after a later message finished is handled; a repeat is dropped, after a restart too", async () => {
-  seen.length = 0;
-  const port = await freePort();
-  const stateDir = await mkdtemp(join(tmpdir(), "bothost-order-"));
-  cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
-  const sandbox = await sandboxWithHelper(port);
+  const { port, stateDir, sandbox } = await world();
   let running = await daemon(sandbox, port, stateDir);
 
   const first = await payload(sandbox, "a", "first");
@@ -112,4 +120,31 @@ it("a delivery that comes after a later message finished is handled; a repeat is
   expect(await deliver(running, fourth)).toEqual({ content: "You said: fourth" }); // the exchange's answer
   expect(seen).toEqual(["second", "first", "fourth", "third"]);
   expect(running.logs.filter((l) => (l.level as number) >= 40)).toEqual([]);
+});
+
+it("a delivery below the floor (older than the last 1000 handled) is dropped with a warning; a repeat is not", async () => {
+  const { port, stateDir, sandbox } = await world();
+  let running = await daemon(sandbox, port, stateDir);
+  const late = await payload(sandbox, "a", "retried very late");
+  const last = await payload(sandbox, "b", "the last one let go of");
+  expect(await deliver(running, last)).toEqual({ content: "You said: the last one let go of" });
+  await running.stop();
+  cleanups.pop();
+  // What 1000 newer messages handled since leave: the floor at `last`, the last id let go of.
+  const store = await FileStore.open(stateDir);
+  await store
+    .namespace("helper")
+    .namespace("runtime")
+    .set("cursor", last.message.id as number);
+  await store.close();
+  running = await daemon(sandbox, port, stateDir);
+  const dropped = () => running.logs.filter((l) => l.msg === BELOW_FLOOR_LINE);
+  // The floor itself was handled: an ordinary repeat.
+  expect(await deliver(running, last)).toEqual({ response_not_required: true });
+  expect(dropped()).toEqual([]);
+  // Below it, not known handled: dropped, and said so (its id, no content).
+  expect(await deliver(running, late)).toEqual({ response_not_required: true });
+  expect(seen).toEqual(["the last one let go of"]);
+  expect(dropped()).toMatchObject([{ level: 40, messageId: late.message.id, floor: last.message.id }]);
+  expect(JSON.stringify(dropped())).not.toContain("very late");
 });
