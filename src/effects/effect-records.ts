@@ -24,7 +24,7 @@ import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
-import { carriedFor, nestedEntry } from "./nested-records.ts";
+import { carriedFor, letterRecords } from "./nested-records.ts";
 
 /**
  * How long a run waits on an effect another run began (its claim's time, by that run's clock)
@@ -351,10 +351,9 @@ export class EffectRun {
     return this.#made ?? NONE_MADE;
   }
 
-  /** What a dead letter carries: {@link made}, and the records of the runs nested in it (nested-records.ts). */
+  /** What a dead letter carries (see {@link letterRecords}). */
   get kept(): readonly EffectRecord[] {
-    const entry = nestedEntry(this.#carried?.get(0), this.#nested);
-    return entry === undefined ? this.made : [...this.made, entry];
+    return letterRecords(this.made, this.#carried, this.#nested) as readonly EffectRecord[];
   }
 
   /**

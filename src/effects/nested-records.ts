@@ -1,9 +1,10 @@
 /**
- * The records of the runs nested in a run (`ctx.external`'s results, a progress's edits: see
- * `EffectRun.nested`) as a dead letter carries them, beside the run's own: one entry numbered 0,
- * which no effect has (a version that knows no nested records reads past it), holding each nested
- * run's records under its name. A replay after the store's records expired (days later, by an
- * operator) finds them there and makes none of them again: no external call made twice.
+ * What a dead letter carries of a run's effect records ({@link letterRecords}): the run's own and
+ * those of the runs nested in it (`ctx.external`'s results, a progress's edits: see
+ * `EffectRun.nested`). The nested runs' records go in one entry numbered 0, which no effect has (a
+ * version that knows no nested records reads past it), holding each nested run's records under
+ * its name. A replay after the store's records expired (days later, by an operator) finds them
+ * there and makes none of them again: no external call made twice.
  */
 import type { JsonValue } from "../state/state-store.ts";
 
@@ -44,4 +45,24 @@ export function nestedEntry<R extends NumberedRecord>(
     if (kept.length > 0) result[name] = kept.sort((a, b) => a.n - b.n) as unknown as JsonValue;
   }
   return Object.keys(result).length > 0 ? { n: 0, kind: NESTED, result } : undefined;
+}
+
+/**
+ * What a dead letter carries for a run: the records it `made`, those it was `carried` and did
+ * not reach (a replay that failed before them: those effects stay made), and its nested `runs`'
+ * entry.
+ */
+export function letterRecords<R extends NumberedRecord>(
+  made: readonly R[],
+  carried: ReadonlyMap<number, R> | undefined,
+  runs: ReadonlyMap<string, { readonly kept: readonly R[] }> | undefined,
+): readonly NumberedRecord[] {
+  const entry = nestedEntry(carried?.get(0), runs);
+  if (carried === undefined && entry === undefined) return made;
+  const reached = new Set(made.map((r) => r.n));
+  const kept: NumberedRecord[] = [...made];
+  for (const [n, r] of carried ?? []) if (n > 0 && !reached.has(n)) kept.push(r);
+  kept.sort((a, b) => a.n - b.n);
+  if (entry !== undefined) kept.push(entry);
+  return kept;
 }

@@ -193,6 +193,39 @@ describe("a dead letter replayed after its effect records expired", () => {
     expect(calls).toBe(1);
     await rm(stateDir, { recursive: true, force: true });
   });
+
+  it("a replay that fails before its effects keeps them in the letter: the next replay makes none again", async () => {
+    let phase: "bug" | "down" | "fixed" = "bug";
+    const broken = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          if (phase === "down") throw new Error("the tracker is down");
+          await ctx.reply("ticket opened");
+          if (phase === "bug") throw new Error("bug after the reply");
+          await ctx.reply("ticket closed");
+        });
+      },
+    });
+    const { stateDir, bots, clock } = await keptAsLetter(broken);
+    await running!.stop();
+    await clock.tick(7 * 3_600_000);
+    running = await world.daemon(bots, { stateDir, clock });
+    phase = "down";
+    const [before] = await running.daemon.letters.list();
+    await running.daemon.letters.retry({ all: true });
+    // Failed again, through its attempts (their pauses on the test clock): kept anew.
+    const keptAgain = async () => {
+      await clock.tick(50);
+      const [letter] = await running!.daemon.letters.list();
+      return letter !== undefined && letter.lastFailedAt !== before?.lastFailedAt;
+    };
+    await expect.poll(keptAgain, { timeout: 10_000 }).toBe(true);
+    phase = "fixed";
+    await running.daemon.letters.retry({ all: true });
+    await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["ticket opened", "ticket closed"]);
+    expect(await running.daemon.letters.list()).toEqual([]);
+    await rm(stateDir, { recursive: true, force: true });
+  });
 });
 
 describe("a booking or a snippet whose create fails after the server acted", () => {
