@@ -50,16 +50,26 @@ export function contentHash(content: string): string {
   return digest(normalizeContent(content));
 }
 
+/** What the server reported at register (each `undefined` until known). */
+export interface ServerTexts {
+  /** The display name of the empty topic (read as ""). */
+  emptyTopicName: () => string;
+  /** `max_message_length`: a longer announcement is refused. */
+  maxMessageLength: () => number | undefined;
+  /** `max_topic_length`: an occurrence whose topic is longer is refused. */
+  maxTopicLength: () => number | undefined;
+}
+
 export class BookingServer {
   readonly #client: Client;
   readonly #emptyTopicName: () => string;
-  readonly #maxMessageLength: () => number | undefined;
+  readonly #texts: ServerTexts;
   #selfId: number | undefined;
 
-  constructor(client: Client, emptyTopicName: () => string, maxMessageLength: () => number | undefined) {
+  constructor(client: Client, texts: ServerTexts) {
     this.#client = client;
-    this.#emptyTopicName = emptyTopicName;
-    this.#maxMessageLength = maxMessageLength;
+    this.#emptyTopicName = texts.emptyTopicName;
+    this.#texts = texts;
   }
 
   /**
@@ -72,7 +82,7 @@ export class BookingServer {
     if (typeof content !== "string" || normalizeContent(content) === "") {
       throw new Error(`announcement "${id}": its content is empty for ${occurrence.toISOString()}`);
     }
-    const max = this.#maxMessageLength();
+    const max = this.#texts.maxMessageLength();
     const length = codePointLength(normalizeContent(content));
     if (max !== undefined && length > max) {
       throw scheduleInvalid(
@@ -141,16 +151,27 @@ export class BookingServer {
 
   /**
    * The topic of `spec`'s booking for `occurrence`, as the server lists it; the fixed topic when
-   * it names no day. Throws when a topic function gives no text.
+   * it names no day. Throws when a topic function gives no text, or a topic longer than the
+   * server's `max_topic_length`: the server would cut it short, and a booking whose copy differs
+   * from what was sent is not recognised after a crash (it would be booked again).
    */
   topicFor(id: string, spec: RecurringAnnouncement, occurrence: Date): string {
-    if (!isDatedTopic(spec.topic))
-      return normalizeTopic(spec.topic as string | undefined, this.#emptyTopicName());
-    const topic = topicOf(spec, occurrence);
-    if (typeof topic !== "string" || topic.trim() === "") {
+    const dated = isDatedTopic(spec.topic);
+    const raw = dated ? topicOf(spec, occurrence) : (spec.topic as string | undefined);
+    if (dated && (typeof raw !== "string" || raw.trim() === "")) {
       throw new Error(`announcement "${id}": its topic is empty for ${occurrence.toISOString()}`);
     }
-    return normalizeTopic(topic, this.#emptyTopicName());
+    const topic = normalizeTopic(raw, this.#emptyTopicName());
+    const max = this.#texts.maxTopicLength();
+    const length = codePointLength(topic);
+    if (max !== undefined && length > max) {
+      throw scheduleInvalid(
+        "topic",
+        `announcement "${id}": its topic for ${occurrence.toISOString()} is ${length} characters; ` +
+          `the server allows ${max} (it would cut it short). Shorten it.`,
+      );
+    }
+    return topic;
   }
 
   /** True when `sm` is the booking `rec` describes (same recipient, topic, time and content). */

@@ -100,8 +100,11 @@ export class BotScheduler {
             ...common,
             client: this.#o.client,
             store: bookings,
-            emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
-            maxMessageLength: () => this.#o.contextDeps().server?.maxMessageLength,
+            server: {
+              emptyTopicName: () => this.#o.contextDeps().server?.emptyTopicName ?? "general chat",
+              maxMessageLength: () => this.#o.contextDeps().server?.maxMessageLength,
+              maxTopicLength: () => this.#o.contextDeps().server?.maxTopicLength,
+            },
           },
           declarations.recurring,
         )

@@ -21,6 +21,7 @@ import {
   BookingRecordSchema,
   BookingServer,
   contentHash,
+  type ServerTexts,
 } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
@@ -35,10 +36,8 @@ export interface RecurringBookingsOptions {
   log: Logger;
   clock: Clock;
   stats: SchedulerStats;
-  /** The server's display name of the empty topic (read as ""). */
-  emptyTopicName: () => string;
-  /** The server's `max_message_length`, once known: a longer announcement is refused. */
-  maxMessageLength: () => number | undefined;
+  /** The server's empty topic name and the longest content and topic it takes, once known. */
+  server: ServerTexts;
 }
 
 interface Announcement {
@@ -64,7 +63,7 @@ export class RecurringBookings {
   /** Throws `SCHEDULE_INVALID` (ScheduleError) for an announcement whose cron or time zone is bad. */
   constructor(options: RecurringBookingsOptions, declarations: ReadonlyMap<string, RecurringAnnouncement>) {
     this.#o = options;
-    this.#server = new BookingServer(options.client, options.emptyTopicName, options.maxMessageLength);
+    this.#server = new BookingServer(options.client, options.server);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync());
     for (const [id, spec] of declarations) {
       this.#announcements.set(id, { id, spec, schedule: compileSchedule(spec, `bot.recurring("${id}")`) });
@@ -217,7 +216,7 @@ export class RecurringBookings {
     if (sm.type === "stream") {
       // A topic function may name the occurrence differently now (a template's edit re-books).
       const topic = this.#server.topicFor(a.id, a.spec, new Date(rec.occurrence));
-      if (normalizeTopic(sm.topic, this.#o.emptyTopicName()) !== topic) {
+      if (normalizeTopic(sm.topic, this.#o.server.emptyTopicName()) !== topic) {
         await this.#server.update(sm.scheduled_message_id, { topic });
         rec = { ...rec, target: { ...rec.target, topic } };
         await this.#save(a.id, rec);

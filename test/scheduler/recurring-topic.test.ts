@@ -70,6 +70,43 @@ describe("a dated topic", () => {
   });
 });
 
+describe("a topic function longer than the server allows", () => {
+  it("refuses that occurrence, naming the announcement, and books nothing for it (the server would cut it short)", async () => {
+    world = await createWorld("2026-03-06T07:00:00Z"); // a Friday
+    // Friday's topic fits; Monday's is 71 characters (the sandbox, like the server, allows 60).
+    const topic: RecurringAnnouncement["topic"] = (_at, local) =>
+      local.weekday === "Friday" ? `standup ${local.date}` : `standup ${"x".repeat(52)} ${local.weekday}`;
+    await world.start((bot) => {
+      bot.recurring("standup", { ...standup, topic });
+      bot.recurring("rules", { ...standup, cron: "0 12 * * *", topic: "rules", content: "Be kind." });
+    });
+    expect(booked()).toEqual([
+      ["2026-03-06T08:30:00.000Z", "standup 2026-03-06"],
+      ["2026-03-06T11:00:00.000Z", "rules"],
+    ]);
+
+    await world.advanceTo("2026-03-06T08:30:00Z");
+    await expect.poll(() => world.sent().length).toBe(1);
+    // Booking Monday after the delivery fails; the retry a minute later reconciles and names it.
+    await expect.poll(() => world.logs.some((l) => l.msg === "scheduler step failed; retrying")).toBe(true);
+    await world.advanceTo("2026-03-06T08:32:00Z");
+    const refused = () => world.logs.find((l) => l.announcement === "standup" && l.level === 50);
+    await expect.poll(refused).toMatchObject({
+      msg: 'announcement "standup" could not be booked; retrying',
+      err: {
+        code: "SCHEDULE_INVALID",
+        message:
+          'announcement "standup": its topic for 2026-03-09T08:30:00.000Z is 67 characters; the server allows 60 (it would cut it short). Shorten it.',
+      },
+    });
+    expect(booked()).toEqual([["2026-03-06T11:00:00.000Z", "rules"]]);
+    const posts = world.sandbox.control.requests.filter(
+      (r) => r.method === "POST" && r.path === "/scheduled_messages",
+    );
+    expect(posts).toHaveLength(2);
+  });
+});
+
 describe("declaring a dated topic", () => {
   const problem = (topic: RecurringAnnouncement["topic"]) =>
     recurringProblem("standup", { ...standup, topic });
