@@ -29,11 +29,16 @@
  * ```
  * Folders need an administrator, email domains an owner; group membership needs the bot to be
  * allowed to change the group (and a server at feature level 496 or later, for bots).
+ *
+ * A change that failed for a passing reason (a 5xx, a timeout, a 429) is tried again after a
+ * minute, doubling up to 30, within the account's call budget: the retry reads the organization
+ * again, so a change whose answer failed although it was made is seen as made, not made twice.
  */
 import { type BaseContext, defineBot } from "bothost";
 import { applyAction } from "./org-sync/apply.ts";
 import { readOrgState } from "./org-sync/org-state.ts";
-import { describeAction, planSync } from "./org-sync/plan.ts";
+import { type Action, describeAction, planSync } from "./org-sync/plan.ts";
+import { actionKey, isPassing, Retries, stopsThePass } from "./org-sync/retry.ts";
 import { OrgSyncSettings } from "./org-sync/settings.ts";
 
 type Ctx = BaseContext<OrgSyncSettings>;
@@ -54,37 +59,92 @@ export default defineBot({
       tail = run.catch(() => {});
       return run;
     };
+    const retries = new Retries();
+    const when = (at: number | undefined) => `tried again at ${new Date(at ?? 0).toISOString()}`;
 
     async function sync(ctx: Ctx, reason: string): Promise<void> {
-      const plan = planSync(settings, await readOrgState(ctx.api, ctx.signal));
+      const pending = retries.pending;
+      const retry = reason === "retry";
+      if (retry && pending !== "all" && pending.size === 0) return; // a sync meanwhile did it
+      let plan: ReturnType<typeof planSync>;
+      try {
+        plan = planSync(settings, await readOrgState(ctx.api, ctx.signal));
+      } catch (err) {
+        if (!isPassing(err, ctx.signal)) {
+          retries.settle(new Map(), ctx.now(), ctx.api); // refused for good: the next sync tries
+          throw err;
+        }
+        const at = retries.settle("all", ctx.now(), ctx.api);
+        const message = (err as Error).message;
+        ctx.log.warn({ reason, err }, `org-sync: could not read the organization (${message}); ${when(at)}`);
+        return;
+      }
       const dryRun = settings.dry_run;
-      for (const note of plan.notes) ctx.log.warn({ reason }, `org-sync: ${note}`);
-      let failed = 0;
-      for (const action of plan.actions) {
-        const line = `org-sync${dryRun ? " (dry run)" : ""}: ${describeAction(action)}`;
+      if (!retry) for (const note of plan.notes) ctx.log.warn({ reason }, `org-sync: ${note}`);
+      const planned = new Set(plan.actions.map(actionKey));
+      if (pending !== "all") {
+        for (const [key, line] of pending) {
+          if (!planned.has(key))
+            ctx.log.info(
+              { reason },
+              `org-sync: ${line}: found made (by the attempt whose answer failed, or meanwhile)`,
+            );
+        }
+      }
+      // A retry tries again only what failed for a passing reason; a refused change waits for the next sync.
+      const actions: Action[] =
+        retry && pending !== "all" ? plan.actions.filter((a) => pending.has(actionKey(a))) : plan.actions;
+      const left = new Map<string, string>();
+      let applied = 0;
+      let stopped = false;
+      for (const action of actions) {
+        const described = describeAction(action);
+        const line = `org-sync${dryRun ? " (dry run)" : ""}: ${described}`;
         if (dryRun) {
           ctx.log.info({ reason, action: action.kind, dryRun }, line);
           continue;
         }
+        if (stopped) {
+          left.set(actionKey(action), described);
+          continue;
+        }
         try {
           await applyAction(ctx.api, action, ctx.signal);
+          applied++;
           ctx.log.info({ reason, action: action.kind }, line);
         } catch (err) {
-          failed++;
-          ctx.log.error({ reason, action: action.kind, err }, `${line} failed: ${(err as Error).message}`);
+          const message = (err as Error).message;
+          if (!isPassing(err, ctx.signal)) {
+            ctx.log.error({ reason, action: action.kind, err }, `${line} failed: ${message}`);
+            continue;
+          }
+          left.set(actionKey(action), described);
+          stopped = stopsThePass(err, ctx.signal);
+          ctx.log.warn(
+            { reason, action: action.kind, err },
+            `${line} failed for a passing reason: ${message}; read again and tried again if still missing`,
+          );
         }
       }
-      const n = plan.actions.length;
+      const at = retries.settle(left, ctx.now(), ctx.api);
+      const n = actions.length;
       const summary =
         n === 0
           ? "org-sync: nothing to change"
           : dryRun
             ? `org-sync: ${n} change(s) planned (dry run: nothing was changed)`
-            : `org-sync: ${n - failed} of ${n} change(s) applied`;
-      ctx.log.info({ reason, planned: n, failed, dryRun }, summary);
+            : `org-sync: ${applied} of ${n} change(s) applied${left.size > 0 ? `; ${left.size} ${when(at)}` : ""}`;
+      ctx.log.info(
+        { reason, planned: n, failed: dryRun ? 0 : n - applied, retrying: left.size, dryRun },
+        summary,
+      );
     }
 
     bot.onStart((ctx) => requestSync(ctx, "start"));
+    // Each minute: the retry of changes that failed for a passing reason, once its time has come.
+    bot.cron("* * * * *", { id: "org-sync retry" }, async (ctx) => {
+      if (retries.due(ctx.now())) await requestSync(ctx, "retry");
+    });
 
     if (settings.group_membership.length > 0) {
       bot.on("realm_user", async (ctx) => {

@@ -7,7 +7,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { type BaseContext, LazyBaseContext } from "../../src/pipeline/context.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { type InProcessOptions, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 
 export interface TestBot {
   email: string;
@@ -33,7 +33,7 @@ export interface BotDaemon {
 export async function startBots(
   sandbox: Sandbox,
   bots: Record<string, TestBot>,
-  options: { stateDir?: string } = {},
+  options: Pick<InProcessOptions, "stateDir" | "clock"> = {},
 ): Promise<BotDaemon> {
   const running = await startInProcessDaemon(sandbox, bots, options);
   const { daemon, report } = running;

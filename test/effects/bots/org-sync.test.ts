@@ -1,6 +1,7 @@
 /**
  * The shipped org-sync bot (bots/org-sync.ts) against the sandbox: the dry-run plan, applying it,
- * an idempotent second run, and keeping group membership as users join and groups change.
+ * an idempotent second run, keeping group membership as users join and groups change, and trying
+ * again (on a test clock) a change that failed for a passing reason.
  * It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { type BotDaemon, requestsSince, startBots } from "../../support/bot-daemon.ts";
+import { ManualClock } from "../../support/manual-clock.ts";
 
 const SYNC = "sync-bot@sandbox.example";
 const OWNER = "owner@sandbox.example";
@@ -40,19 +42,25 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-async function startOrg() {
+/** The sandbox, on `clock` when given (the daemon's then too: see {@link startSync}). */
+async function startOrg(clock?: ManualClock) {
   const org = defaultOrg();
   org.bots = [...(org.bots ?? []), { email: SYNC, full_name: "Org Sync", owner: OWNER, role: "owner" }];
   org.user_groups = [{ name: "humans", members: [MEMBER] }];
   org.playgrounds = [
     { name: "Py", pygments_language: "Python", url_template: "https://old.example/?c={code}" },
   ];
-  sandbox = await startSandbox({ heartbeatSeconds: 1, org });
+  sandbox = await startSandbox({
+    heartbeatSeconds: 1,
+    org,
+    ...(clock ? { clock: { now: () => clock.now() } } : {}),
+  });
   return sandbox;
 }
 
-async function startSync(settings: Record<string, unknown>) {
-  running = await startBots(sandbox!, { "org-sync": { email: SYNC, definition: orgSync, settings } });
+async function startSync(settings: Record<string, unknown>, clock?: ManualClock) {
+  const bots = { "org-sync": { email: SYNC, definition: orgSync, settings } };
+  running = await startBots(sandbox!, bots, clock ? { clock } : {});
   return running;
 }
 
@@ -190,5 +198,93 @@ describe("org-sync", () => {
         }),
       ]),
     );
+  });
+});
+
+describe("org-sync, a change that failed for a passing reason", () => {
+  /** Ten seconds past a whole minute: the bot checks for a retry due at each whole minute. */
+  const at = (hhmm: string) => `2026-11-30T${hhmm}:00.000Z`;
+  let clock: ManualClock;
+
+  /** The org above on a test clock at 12:00:10; `fault` is set up before the bot starts. */
+  async function startWith(settings: Record<string, unknown>, fault: (s: Sandbox) => void) {
+    clock = new ManualClock(Date.parse("2026-11-30T12:00:10Z"));
+    fault(await startOrg(clock));
+    return startSync(settings, clock);
+  }
+  /** Every change that reached the server, `METHOD /path status`, in order. */
+  const changes = () =>
+    sandbox!.control.requests
+      .filter((r) => /^(POST|PATCH)$/.test(r.method) && !/^\/(register|events)$/.test(r.path ?? ""))
+      .map((r) => `${r.method} ${r.path} ${r.status}`);
+  /** After the start's sync, move the test clock to `hhmm` (the retry's minute), then wait for `expected`. */
+  async function retriedAt(hhmm: string, expected: string[]) {
+    await expect.poll(() => summary().length).toBe(1);
+    await clock.tickTo(Date.parse(at(hhmm)));
+    await expect.poll(summaries).toEqual(expected);
+  }
+
+  it("a group add answered 503 before the server acted is made at the retry, once", async () => {
+    await startWith({ group_membership: [{ group: "humans" }] }, (s) =>
+      s.control.failNext(1, { status: 503, paths: [/^\/user_groups\/\d+\/members$/] }),
+    );
+    // The retry adds the owner; the server's user_group event then starts a sync that finds nothing to do.
+    await retriedAt("12:02", [
+      `org-sync: 0 of 1 change(s) applied; 1 tried again at ${at("12:02")}`,
+      "org-sync: 1 of 1 change(s) applied",
+      "org-sync: nothing to change",
+    ]);
+    const group = (await owner().userGroups.list()).user_groups.find((g) => g.name === "humans")!;
+    expect(changes()).toEqual([
+      `POST /user_groups/${group.id}/members 503`,
+      `POST /user_groups/${group.id}/members 200`,
+    ]);
+    expect(await humans(owner())).toEqual([idOf(OWNER), idOf(MEMBER)].sort((a, b) => a - b));
+    expect(running!.logged("failed for a passing reason")).toMatchObject([
+      { level: 40, action: "group_members" },
+    ]);
+  });
+
+  it("a folder made although its answer was a 502 is found made by the retry, not made twice; a refused change is not tried again", async () => {
+    await startWith(
+      { channel_folders: [{ name: "Teams" }], email_domains: [{ domain: "example.org" }] },
+      (s) => {
+        s.control.updateUser(SYNC, { role: "admin" }); // email domains need an owner: refused for good
+        s.control.failNext(1, { status: 502, after: true, paths: ["/channel_folders/create"] });
+      },
+    );
+    await retriedAt("12:02", [
+      `org-sync: 0 of 2 change(s) applied; 1 tried again at ${at("12:02")}`,
+      "org-sync: nothing to change",
+    ]);
+    expect(running!.logged("found made").map((l) => l.msg)).toEqual([
+      'org-sync: create channel folder "Teams": found made (by the attempt whose answer failed, or meanwhile)',
+    ]);
+    expect(running!.logged("allow email domain").map((l) => l.level)).toEqual([50]);
+    expect(changes()).toEqual(["POST /channel_folders/create 502", "POST /realm/domains 400"]);
+    const { channel_folders } = await owner().request<{ channel_folders: { name: string }[] }>(
+      "GET",
+      "/channel_folders",
+    );
+    expect(channel_folders.map((f) => f.name)).toEqual(["Teams"]);
+  });
+
+  it("a 429 stops the pass; the rest waits with it until the server's retry-after has passed", async () => {
+    const rust = declared.playgrounds[0]!;
+    // Longer than the client waits by itself (60 s): the 429 reaches the bot at once.
+    const limited = { result: "error", msg: "rate limited", code: "RATE_LIMIT_HIT", "retry-after": 150 };
+    await startWith({ channel_folders: [{ name: "Teams" }], playgrounds: [rust] }, (s) =>
+      s.control.failNext(1, { status: 429, body: limited, paths: ["/channel_folders/create"] }),
+    );
+    // 150 s after the 429 (at 12:00:10) is 12:02:40, later than the backoff's minute: the retry is at 12:03.
+    await retriedAt("12:03", [
+      `org-sync: 0 of 2 change(s) applied; 2 tried again at ${at("12:03")}`,
+      "org-sync: 2 of 2 change(s) applied",
+    ]);
+    expect(changes()).toEqual([
+      "POST /channel_folders/create 429",
+      "POST /channel_folders/create 200",
+      "POST /realm/playgrounds 200",
+    ]);
   });
 });
