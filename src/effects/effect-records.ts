@@ -240,7 +240,11 @@ export class EffectRun {
         if (over?.pending) {
           const verified = await steps.verify();
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
-          if (verified !== undefined) return this.#record(key, made(verified), at, write);
+          if (verified !== undefined) {
+            // Made by the run the crash cut short, as one whose record survived it.
+            this.#earlier = (this.#earlier ?? new Set()).add(n);
+            return this.#record(key, made(verified), at, write);
+          }
         }
       }
       // Finished by another run meanwhile (not one of another kind, which is made again).
@@ -357,8 +361,9 @@ export class EffectRun {
   }
 
   /**
-   * Whether the `n`th effect (1 for the first) was found made by an earlier run whose record
-   * survived it (a crash after the effect, before what came next), not made by this one.
+   * Whether the `n`th effect (1 for the first) was found made by an earlier run, not made by this
+   * one: its record survived the crash (after the effect, before what came next), or the crash
+   * left it pending and it was looked for and found.
    */
   madeEarlier(n: number): boolean {
     return this.#earlier?.has(n) ?? false;

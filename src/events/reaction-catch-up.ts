@@ -7,7 +7,7 @@
  */
 import type { Client } from "../api/create-client.ts";
 import { messagePages } from "../api/message-pages.ts";
-import type { Buttons } from "../pipeline/dialogs/dialog-reactions.ts";
+import { type Buttons, pressOn } from "../pipeline/dialogs/dialog-reactions.ts";
 import type { Incoming } from "../pipeline/incoming.ts";
 import type { Message } from "../wire/records.ts";
 
@@ -30,22 +30,10 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
   for (const messages of messagePages(o, ids)) {
     for (const message of await messages) {
       o.read?.set(message.id, message);
-      for (const r of message.reactions ?? []) {
-        const reaction = { messageId: message.id, userId: r.user_id, name: r.emoji_name };
-        if (!o.buttons.answers(reaction)) continue;
-        const event = {
-          type: "reaction",
-          op: "add",
-          message_id: message.id,
-          user_id: r.user_id,
-          emoji_name: r.emoji_name,
-          emoji_code: r.emoji_code,
-          reaction_type: r.reaction_type,
-        };
-        o.accept({ event: event as never, replayed: true, issue: undefined, reply: undefined });
-        found++;
-        break;
-      }
+      const press = pressOn(o.buttons, message);
+      if (press === undefined) continue;
+      o.accept({ event: press, replayed: true, issue: undefined, reply: undefined });
+      found++;
     }
   }
   return found;

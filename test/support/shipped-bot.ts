@@ -15,10 +15,13 @@ export { useE2eCleanup as useShippedBots } from "./e2e-daemon.ts";
 
 export interface ShippedBot {
   sandbox: Sandbox;
-  /** A daemon, not waited for (a bot may act before the daemon logs that it started). */
-  launch(): CliProcess;
+  /**
+   * A daemon, not waited for (a bot may act before the daemon logs that it started); `env`: more
+   * of its environment (e.g. `BOTHOST_FAILPOINTS`).
+   */
+  launch(env?: Record<string, string>): CliProcess;
   /** A daemon, once it logged that it started. */
-  start(): Promise<CliProcess>;
+  start(env?: Record<string, string>): Promise<CliProcess>;
   /** Called with each response the sandbox makes, before the daemon reads it (undefined: none). */
   onResponse: ((record: ResponseRecord) => void) | undefined;
 }
@@ -36,9 +39,9 @@ export async function shippedBot(o: {
 }): Promise<ShippedBot> {
   const bot: ShippedBot = {
     sandbox: await startE2eSandbox(o.org, { onResponse: (r) => bot.onResponse?.(r) }),
-    launch: () => spawnCli(["run", "--config", file], { env }),
-    start: async () => {
-      const daemon = bot.launch();
+    launch: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }),
+    start: async (more = {}) => {
+      const daemon = bot.launch(more);
       await daemon.waitForLog((l) => l.msg === "daemon started", 20_000);
       return daemon;
     },

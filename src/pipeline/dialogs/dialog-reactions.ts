@@ -5,6 +5,8 @@
  * such reaction (by event order) is the answer; later ones, and reactions taken off, change
  * nothing. Waiting questions are found by their message id.
  */
+import type { AnyEvent } from "../../wire/events.ts";
+import type { Message } from "../../wire/records.ts";
 import { allows, type Membership } from "./ask-options.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 
@@ -98,6 +100,27 @@ export class Buttons {
   #open(entry: DialogEntry): boolean {
     return entry.waiting && !entry.running && entry.ready === undefined && !entry.unread;
   }
+}
+
+/**
+ * The first reaction on `message` (as the server read it back) that answers its waiting question,
+ * as the reaction event a queue would have brought; undefined when none does.
+ */
+export function pressOn(buttons: Buttons, message: Message): AnyEvent | undefined {
+  for (const r of message.reactions ?? []) {
+    if (!buttons.answers({ messageId: message.id, userId: r.user_id, name: r.emoji_name })) continue;
+    const event = {
+      type: "reaction",
+      op: "add",
+      message_id: message.id,
+      user_id: r.user_id,
+      emoji_name: r.emoji_name,
+      emoji_code: r.emoji_code,
+      reaction_type: r.reaction_type,
+    };
+    return event as never;
+  }
+  return undefined;
 }
 
 /** The message the waiting question's buttons are on: the question, or the refusal that asked it again. */

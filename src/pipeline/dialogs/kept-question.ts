@@ -6,13 +6,17 @@
  * were read before this one waited. So it is read back once its log is written (one
  * GET /messages; a channel question the bot no longer holds, once more among public channels', as
  * at a new queue), in its conversation's order: one found deleted (feature level 300 and later)
- * ends its step; one found in another channel topic is followed there.
+ * ends its step; one found in another channel topic is followed there. A reaction on it that
+ * answers it (its buttons pressed meanwhile: the reactions caught up at the new queue were read
+ * before it waited) is handed on as its answer.
  */
 import type { Logger } from "pino";
 import { messagePages, PUBLIC_CHANNELS } from "../../api/message-pages.ts";
+import type { AnyEvent } from "../../wire/events.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import { type Move, readBackMove } from "./dialog-moves.ts";
+import { pressOn } from "./dialog-reactions.ts";
 import type { Dialogs } from "./dialogs.ts";
 
 export interface KeptQuestion {
@@ -30,6 +34,8 @@ export interface KeptParts {
   gone(from: string, id: string, msg: number): void;
   /** The question moved: its dialog follows it, in the conversation's order. */
   follow(move: Move): void;
+  /** A reaction that answers the question, read on it: run in conversation `from`'s order. */
+  press(from: string, reaction: AnyEvent): void;
 }
 
 /** The task reading question `q` back, on its conversation's key. */
@@ -49,8 +55,10 @@ export async function readKeptBack(o: KeptParts, control: TaskControl, q: KeptQu
     // Not held: moved to a channel the bot is not in, or deleted (see src/events/moved-questions.ts).
     if (m === undefined && byIds && from.startsWith("channel:")) m = await readOnce(PUBLIC_CHANNELS);
     const move = m && readBackMove(m, from);
+    const press = m && move === undefined ? pressOn(o.dialogs.buttons, m) : undefined;
     if (move !== undefined) o.follow(move);
     else if (m === undefined && byIds) o.gone(from, q.id, q.msg);
+    else if (press !== undefined) o.press(from, press);
   } catch (err) {
     if (!control.signal.aborted)
       o.log.warn({ err, dialog: q.id }, "could not read back a question sent before a crash");
