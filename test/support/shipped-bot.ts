@@ -28,7 +28,8 @@ export interface ShippedBot {
 
 /**
  * A sandbox with `org` (1 s heartbeats, 3 s long-polls) and a config running `module` as the bot
- * `name` with `email`'s key; `settings` are the YAML lines under `settings:`, indented as there.
+ * `name` with `email`'s key; `settings` are the YAML lines under `settings:`, indented as there
+ * (none: no `settings:`).
  */
 export async function shippedBot(o: {
   org: OrgInput;
@@ -62,8 +63,7 @@ export async function shippedBot(o: {
       `    module: ${path.join(repoRoot, "bots", o.module)}`,
       `    email: ${o.email}`,
       `    api_key: \${KEY}`,
-      "    settings:",
-      ...o.settings.map((line) => `      ${line}`),
+      ...(o.settings.length > 0 ? ["    settings:", ...o.settings.map((line) => `      ${line}`)] : []),
     ].join("\n") + "\n",
   );
   return bot;
