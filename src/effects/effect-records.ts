@@ -241,8 +241,7 @@ export class EffectRun {
           const verified = await steps.verify();
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
           if (verified !== undefined) {
-            // Made by the run the crash cut short, as one whose record survived it.
-            this.#earlier = (this.#earlier ?? new Set()).add(n);
+            this.#earlier = (this.#earlier ?? new Set()).add(n); // made earlier, as if its record survived
             return this.#record(key, made(verified), at, write);
           }
         }
@@ -347,10 +346,7 @@ export class EffectRun {
     }
   }
 
-  /**
-   * The effects made (or found made) so far in this run, for a dead letter to carry; one whose
-   * answer never came stays pending, so the letter's replay looks for it.
-   */
+  /** The effects made (or found made) so far in this run; one whose answer never came stays pending. */
   get made(): readonly EffectRecord[] {
     return this.#made ?? NONE_MADE;
   }
