@@ -131,6 +131,8 @@ function exchange(
     const timer = setTimeout(() => socket.destroy(), 10_000);
     socket.on("data", (d) => {
       got += d.toString("latin1");
+      // Such a client reads the answer's head, then is done (the server's close is not its concern).
+      if (readAfterSending && got.includes("\r\n\r\n")) socket.destroy();
     });
     socket.on("error", () => {});
     socket.on("close", () => {
@@ -188,9 +190,9 @@ function malformed(seed: number, count: number): { chunks: Buffer[]; halfClose: 
 }
 
 describe("a client that reads only after sending its whole request", () => {
-  it("reads the 413 for a body 16 times the limit, declared or chunked", async () => {
+  it("reads the 413 for a body 4 times the limit, declared or chunked", async () => {
     const port = Number(new URL(url).port);
-    const body = Buffer.from(JSON.stringify({ token: TOKEN, data: "w".repeat(16 * 1024 * 1024) }));
+    const body = Buffer.from(JSON.stringify({ token: TOKEN, data: "w".repeat(4 * 1024 * 1024) }));
     const head = `POST ${PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`;
     const declared = [Buffer.from(`${head}Content-Length: ${body.length}\r\n\r\n`), body];
     const chunked = [
