@@ -72,6 +72,10 @@ const tickets = (killInCall: boolean) => (flag: string) =>
       await ctx.send({ type: "channel", to: "general", topic: "tickets", content: "opened ticket " + ticket.id });`,
   });
 
+/** The calls the tickets job's `fn` made, one line each. */
+const callsOf = async (flag: string) =>
+  (await readFile(`${flag}.calls`, "utf8").catch(() => "")).split("\n").filter(Boolean);
+
 describe.each(backends)("on the %s", (name, backendFor) => {
   const setUp = (moduleText: (flag: string) => string) =>
     selfKillingBot({ moduleText, stateYaml: (dir) => backendFor(dir).yaml });
@@ -118,8 +122,7 @@ describe.each(backends)("on the %s", (name, backendFor) => {
     },
     async () => {
       const { sandbox, flag, start } = await setUp(tickets(false));
-      const calls = async () =>
-        (await readFile(`${flag}.calls`, "utf8").catch(() => "")).split("\n").filter(Boolean);
+      const calls = () => callsOf(flag);
       const armed = await start({ BOTHOST_FAILPOINTS: "external-made" });
       // Killed at the point, not failed before it (a job whose context lacks `external` throws).
       await expect.poll(() => armed.child.signalCode, { timeout: 20_000 }).toBe("SIGKILL");
@@ -140,8 +143,7 @@ describe.each(backends)("on the %s", (name, backendFor) => {
     },
     async () => {
       const { sandbox, flag, start } = await setUp(tickets(true));
-      const calls = async () =>
-        (await readFile(`${flag}.calls`, "utf8").catch(() => "")).split("\n").filter(Boolean);
+      const calls = () => callsOf(flag);
       const killed = await start();
       expect(await killed.exited).toEqual({ code: null, signal: "SIGKILL" });
       expect(await calls()).toHaveLength(1);
