@@ -69,7 +69,10 @@ afterAll(async () => {
 });
 
 describe("a daemon started from a config with no http:", () => {
-  it("answers status, reload and failed list|show|retry|drop on its owner-only socket", async () => {
+  // About ten CLI processes one after another: on a loaded 2-core machine that passes 20 s.
+  it("answers status, reload and failed list|show|retry|drop on its owner-only socket", {
+    timeout: 45_000,
+  }, async () => {
     await writeFile(file, configText());
     const daemon = startRun();
     await daemon.waitForLog((l) => l.msg === "daemon started");
