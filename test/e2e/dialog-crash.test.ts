@@ -4,11 +4,11 @@
  * waits and answered while no daemon runs, with a handler timeout far shorter than the wait. Each
  * question is asked once, each answer lands under its question, the dialog's state write is made
  * once. On the file store, and on Redis when one answers (else skipped with one line saying why).
+ * Failover and an outage, which need Redis, are in dialog-crash-redis.test.ts.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { hasRedisServer, startOwnRedis } from "../support/cluster.ts";
 import { crashBackends } from "../support/crash-backends.ts";
 import {
   doneCount,
@@ -113,50 +113,4 @@ describe("bothost reload", () => {
       expect(await daemon.exited).toEqual({ code: 0, signal: null });
     }
   }, 60_000);
-});
-
-describe.runIf(backends.length > 1)("failover on Redis", () => {
-  it("a second instance takes the bot over when the first is killed; the dialog goes on there", async () => {
-    const { sandbox, start } = await setUpDialogDaemon(backends[1]![1]);
-    const first = await start();
-    const second = await start(); // on standby while the first holds the bot's lease
-    say(sandbox, "standup");
-    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
-    first.kill("SIGKILL");
-    say(sandbox, "did a");
-    await expect.poll(() => botSaid(sandbox), { timeout: 20_000 }).toEqual(QUESTIONS.slice(0, 2));
-    say(sandbox, "do b");
-    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS);
-    say(sandbox, "none");
-    await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual([...QUESTIONS, SUMMARY]);
-    second.kill("SIGTERM");
-    expect(await second.exited).toEqual({ code: 0, signal: null });
-  }, 60_000);
-});
-
-describe.runIf(hasRedisServer())("a Redis outage", () => {
-  it("an answer sent while Redis is down is recorded once it is back; the dialog goes on", async () => {
-    const redis = await startOwnRedis();
-    try {
-      const { sandbox, start } = await setUpDialogDaemon(() => ({
-        yaml: `state:\n  redis: ${redis.url}\n  prefix: dialog-outage`,
-        open: async () => {
-          throw new Error("not read directly");
-        },
-      }));
-      const daemon = await start();
-      say(sandbox, "standup");
-      await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
-      const down = redis.restart(2_000);
-      say(sandbox, "did a");
-      await down;
-      await expect.poll(() => botSaid(sandbox), { timeout: 30_000 }).toEqual(QUESTIONS.slice(0, 2));
-      say(sandbox, "do b");
-      await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS);
-      daemon.kill("SIGTERM");
-      await daemon.exited;
-    } finally {
-      await redis.stop();
-    }
-  }, 90_000);
 });
