@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
+import { WEBHOOK_NAME } from "../config/schema-fields.ts";
 import { trackedEventTypes } from "../effects/bot-services.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { Composer } from "../pipeline/composer.ts";
@@ -142,7 +143,7 @@ export function createBotHandle<S>(deps: {
       return api;
     },
     webhook(name, options, handler) {
-      if (typeof name !== "string" || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
+      if (typeof name !== "string" || !WEBHOOK_NAME.test(name)) {
         throw new BotSetupError(
           `bot.webhook(${JSON.stringify(name)}): the name must be 1-64 lowercase letters, digits, "_" or "-".`,
         );

@@ -8,6 +8,9 @@ import { suggest } from "./did-you-mean.ts";
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
 export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 
+/** Inbound webhook names (`bot.webhook(name, …)`): as bot names, at most 64 characters. */
+export const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 /** Reports `message` about `input` from a transform; returns z.NEVER. */
 function invalid(ctx: z.core.$RefinementCtx, input: unknown, message: string): never {
   ctx.issues.push({ code: "custom", input, message });
@@ -15,11 +18,11 @@ function invalid(ctx: z.core.$RefinementCtx, input: unknown, message: string): n
 }
 
 /** A duration (`"30s"`, `"1h30m"`, `"250ms"`, or milliseconds as a number) → milliseconds. */
-export function duration(options: { min?: number } = {}) {
-  const min = options.min ?? 0;
+export function duration(options: { min?: number; max?: number } = {}) {
+  const { min = 0, max = Number.POSITIVE_INFINITY } = options;
   return z.unknown().transform((value, ctx): number => {
     if (typeof value === "number" && value < 0) {
-      return invalid(ctx, value, 'is negative: give a duration like "30s", or 0');
+      return invalid(ctx, value, `is negative: give a duration like "30s"${min === 0 ? ", or 0" : ""}`);
     }
     const ms = parseDuration(value);
     if (ms === undefined) {
@@ -29,8 +32,18 @@ export function duration(options: { min?: number } = {}) {
         'is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds',
       );
     }
-    return ms < min ? invalid(ctx, value, `is too short: use at least ${min} ms`) : ms;
+    if (ms < min) return invalid(ctx, value, `is too short: use at least ${durationText(min)}`);
+    return ms > max ? invalid(ctx, value, `is too long: use at most ${durationText(max)}`) : ms;
   });
+}
+
+/** `ms` in its largest whole unit: "3d", "1h", "30s", or "250 ms". */
+function durationText(ms: number): string {
+  for (const unit of ["d", "h", "m", "s"]) {
+    const size = UNIT_MS[unit]!;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms} ms`;
 }
 
 /** A server URL (`https://…`, normalised without a trailing slash) or `"sandbox"`. */

@@ -11,11 +11,19 @@ import {
   Narrow,
   Port,
   ServerUrl,
+  WEBHOOK_NAME,
 } from "./schema-fields.ts";
 import { LeasesSchema, StateSchema } from "./state-schema.ts";
 
 /** `longpoll_margin` when the config does not set it. */
 export const DEFAULT_LONGPOLL_MARGIN_MS = 10_000;
+
+/**
+ * How long an inbound webhook keeps a request's idempotency key, and what its runs recorded under
+ * it, when the config does not say: 3 days, as long as Stripe retries a delivery and GitHub
+ * redelivers one (Svix and standard-webhooks senders retry for about 28 hours).
+ */
+export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 3 * 86_400_000;
 
 /** Log levels, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -112,6 +120,20 @@ export const BotSchema = z.strictObject({
       per_hour: wholeNumber(1, 100_000_000, "calls an hour the server allows the account").default(2_000),
     })
     .prefault({}),
+  /**
+   * The bot's inbound webhooks (`bot.webhook(name, …)`), by name: how long a keyed request is
+   * remembered, so that the sender's retry repeats none of its sends, state writes and external calls.
+   */
+  webhooks: z
+    .record(
+      z.string().regex(WEBHOOK_NAME),
+      z.strictObject({
+        idempotency_window: duration({ min: 3_600_000, max: 30 * 86_400_000 }).default(
+          DEFAULT_IDEMPOTENCY_WINDOW_MS,
+        ),
+      }),
+    )
+    .optional(),
   settings: z.unknown().optional(),
 });
 

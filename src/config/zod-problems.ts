@@ -127,6 +127,9 @@ function badRecordKey(at: ConfigPath): string {
   if (at.length === 2 && at[0] === "bots") {
     return `${shown}is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)`;
   }
+  if (at.length === 4 && at[0] === "bots" && at[2] === "webhooks") {
+    return `${shown}is not a webhook name: use the name given to bot.webhook(), up to 64 lower-case letters, digits, _ and -`;
+  }
   return `${shown}is not an allowed key here`;
 }
 

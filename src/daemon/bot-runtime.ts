@@ -6,6 +6,7 @@
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import { BotSetupError } from "../bot/setup-error.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
@@ -98,6 +99,13 @@ export class BotRuntime {
     // "*" and "unknown" routes need every type the server sends; bothost makes "gap" itself.
     const all = types.includes("*") || types.includes("unknown");
     const { recurring, cronJobs, webhooks, startHandlers } = handle;
+    const undeclared = this.#o.webhookNames?.find((name) => !webhooks.has(name));
+    if (undeclared !== undefined) {
+      const declared = [...webhooks.keys()].join(", ") || "none";
+      throw new BotSetupError(
+        `bots.${this.name}.webhooks.${undeclared} in the config names no webhook of the bot's module (it declares ${declared}): use the name given to bot.webhook().`,
+      );
+    }
     this.#setUp = {
       // Kept past setup: most bots declare none of them, and share the empty ones.
       declarations: {
@@ -284,8 +292,12 @@ export class BotRuntime {
     return this.#contexts.deps();
   }
 
-  /** The records a handler run's sends go through, under `key`, read first (a run again makes none twice). */
-  sendEffects(key: string): SendEffects {
-    return { run: this.#parts.effects.run(key, true), after: undefined };
+  /**
+   * The records a handler run's sends go through, under `key`, read first (a run again makes none
+   * twice); kept `keptMs` if given, else the bot's default.
+   */
+  sendEffects(key: string, keptMs?: number): SendEffects {
+    const records = keptMs === undefined ? this.#parts.effects : this.#parts.effects.keptFor(keptMs);
+    return { run: records.run(key, true), after: undefined };
   }
 }

@@ -358,12 +358,12 @@ export class Daemon {
   }
 
   #httpBot(runtime: BotRuntime): HttpBot {
-    const c = this.config.bots[runtime.name]!;
-    const o = c.outgoing_webhook;
+    const { outgoing_webhook: o, handler_timeout, webhooks } = this.config.bots[runtime.name]!;
     return {
       runtime,
       store: this.#coordinator.storeFor(runtime.name),
-      handlerTimeoutMs: c.handler_timeout,
+      handlerTimeoutMs: handler_timeout,
+      webhooks: webhooks ?? {},
       ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
     };
   }

@@ -76,6 +76,8 @@ export interface BotRuntimeOptions {
   longMessages: "split" | "reject";
   /** The config's `command_prefix`: commands also run from messages starting with it. */
   commandPrefix?: string;
+  /** The inbound webhooks the config's `webhooks` names: each must be one the module declares. */
+  webhookNames?: readonly string[];
   /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */
   longpollMarginMs: number;
   /** Retry delays for a server that is down or failing ({@link SERVER_BACKOFF} unless a test tunes them). */
@@ -117,6 +119,7 @@ export function optionsFromConfig(c: BotConfig) {
     longMessages: c.long_messages,
     ...(c.command_prefix !== undefined ? { commandPrefix: c.command_prefix } : {}),
     ...(c.outgoing_webhook ? { mode: "webhook" as const } : {}),
+    ...(c.webhooks ? { webhookNames: Object.keys(c.webhooks) } : {}),
     retries: {
       attempts: c.retries.attempts,
       backoffMs: c.retries.backoff,

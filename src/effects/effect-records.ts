@@ -52,10 +52,7 @@ export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
   /** The effect's result if the server shows it already happened (asked only on a re-run). */
   verify?(): Promise<T | undefined>;
-  /**
-   * The record is committed before the result is handed back: an effect that cannot be looked
-   * for (no `verify`) whose result a re-run after a crash must find (`ctx.external`).
-   */
+  /** Its record committed before its result is handed back: no `verify`, a re-run must find it (`ctx.external`). */
   durable?: boolean;
   /** The run's signal: a wait on another run's claim ends when it aborts. */
   signal?: AbortSignal;
@@ -77,7 +74,6 @@ export interface EffectRecordsOptions {
 
 /** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */
 export type RecordWrite = <T>(write: () => Promise<T>) => Promise<T>;
-
 const ONCE: RecordWrite = (write) => write();
 
 /** What an effect was given (its target and text, say), hashed: a strict run matches it by this. */
@@ -98,17 +94,21 @@ export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
   }
 }
 
-/** One bot's effect records. */
+/** One bot's effect records, in `store` (the bot's own namespace for them). */
 export class EffectRecords {
   private readonly options: EffectRecordsOptions;
 
-  /** `store`: the bot's own namespace for records. */
   constructor(
     private readonly store: StateStore,
     options: EffectRecordsOptions,
   ) {
     // A claim older than this process's records is a process's that stopped (a crash): not waited on.
-    this.options = options.clock ? { ...options, since: options.clock.now() } : options;
+    this.options = { ...options, since: options.since ?? options.clock?.now() };
+  }
+
+  /** These records, kept `ttlMs` (an inbound webhook's idempotency window) instead. */
+  keptFor(ttlMs: number): EffectRecords {
+    return new EffectRecords(this.store, { ...this.options, ttlMs });
   }
 
   /**

@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
 import type { StateStore } from "../state/state-store.ts";
@@ -27,6 +28,8 @@ export interface HttpBot {
   /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
   store: StateStore;
   handlerTimeoutMs: number;
+  /** The config's `webhooks` entries, by inbound webhook name. */
+  webhooks: Readonly<Record<string, { readonly idempotency_window: number }>>;
   /** Set for a bot in webhook mode (`outgoing_webhook` in its config). */
   outgoing?: { path: string; token: string; replyDeadlineMs: number };
 }
@@ -119,6 +122,8 @@ export class HttpListener {
     return {
       runtime: b.runtime,
       handlerTimeoutMs: b.handlerTimeoutMs,
+      idempotencyWindowMs: (webhook) =>
+        b.webhooks[webhook]?.idempotency_window ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
       store: b.store.namespace(b.runtime.name).namespace("webhooks"),
     };
   }

@@ -109,6 +109,6 @@ export class BotContexts {
     const run = (state?: KV) =>
       handler(extend(new LazyBaseContext(this.deps(), signal, bindings, effects, state)));
     // Staged: the run's state writes are applied once it succeeded, before its result goes on.
-    return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run);
+    return staged === undefined ? run() : KV.within(this.#o.state, staged.once, run, staged.keptMs);
   };
 }

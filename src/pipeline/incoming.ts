@@ -54,8 +54,9 @@ export interface DispatchMetrics extends FailureMetrics {
  * `extend` adds the kind's own members; whatever `handler` throws reaches the caller.
  * `effects`: the records its sends and externals go through. `staged`: the run's `ctx.state`
  * writes are kept until `handler` succeeds, then applied (marked under `once`, so a later run of
- * the same occurrence applies nothing), and the result is a promise that resolves after them;
- * without it `ctx.state` writes at once (`bot.onStart()`).
+ * the same occurrence applies nothing, for `keptMs` if given, else the bot's default), and the
+ * result is a promise that resolves after them; without it `ctx.state` writes at once
+ * (`bot.onStart()`).
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
@@ -63,7 +64,7 @@ export type RunHandler = <C, R>(
   extend: (base: BaseContext<unknown> & Pick<JobContext<unknown>, "external">) => C,
   handler: (ctx: C) => R,
   effects?: SendEffects,
-  staged?: { once: string | undefined },
+  staged?: { once: string | undefined; keptMs?: number },
 ) => R;
 
 /** A cron job's occurrence: what its dead letter keeps as the event. */

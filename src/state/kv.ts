@@ -65,16 +65,17 @@ export class KV {
    * the event's key (the same for every run of it), under which the applied batch is marked.
    * Nothing is allocated but the run, nor the key made, until the handler touches `ctx.state`.
    */
-  static run<E>(kv: KV, keyOf: (event: E) => string | undefined, event: E): StateRun {
-    return new StagedRun(kv.immediate, keyOf, event);
+  static run<E>(kv: KV, keyOf: (event: E) => string | undefined, event: E, keptMs?: number): StateRun {
+    return new StagedRun(kv.immediate, keyOf, event, keptMs);
   }
 
   /**
    * Call `fn` with a run's state; once its result resolves, apply the run's writes, then resolve
-   * with that result. What `fn` throws or rejects with leaves no write.
+   * with that result. What `fn` throws or rejects with leaves no write. `keptMs`: how long the
+   * marker of `once` is kept, if not the bot's default (an inbound webhook's idempotency window).
    */
-  static within<R>(kv: KV, once: string | undefined, fn: (state: KV) => R): R {
-    const run = KV.run(kv, identity, once);
+  static within<R>(kv: KV, once: string | undefined, fn: (state: KV) => R, keptMs?: number): R {
+    const run = KV.run(kv, identity, once, keptMs);
     return Promise.resolve(fn(run.state)).then(async (value) => {
       await run.commit();
       return value;
@@ -82,10 +83,12 @@ export class KV {
   }
 
   /** @internal The staged view of `kv`'s store for one run (see {@link KV.run}). */
-  static staged(kv: KV, once: string | undefined): { state: KV; staged: StagedState } {
+  static staged(kv: KV, once: string | undefined, keptMs?: number): { state: KV; staged: StagedState } {
     const markers = kv.#markers;
     const marker =
-      once !== undefined && markers ? { store: markers.store, key: once, ttlMs: markers.ttlMs } : undefined;
+      once !== undefined && markers
+        ? { store: markers.store, key: once, ttlMs: keptMs ?? markers.ttlMs }
+        : undefined;
     const staged = new StagedState(kv.#root!, marker);
     return { state: new KV(staged, undefined, kv), staged };
   }
@@ -155,16 +158,18 @@ class StagedRun<E> implements StateRun {
   readonly #kv: KV;
   readonly #keyOf: (event: E) => string | undefined;
   readonly #event: E;
+  readonly #keptMs: number | undefined;
   #made: { state: KV; staged: StagedState } | undefined;
 
-  constructor(kv: KV, keyOf: (event: E) => string | undefined, event: E) {
+  constructor(kv: KV, keyOf: (event: E) => string | undefined, event: E, keptMs: number | undefined) {
     this.#kv = kv;
     this.#keyOf = keyOf;
     this.#event = event;
+    this.#keptMs = keptMs;
   }
 
   get state(): KV {
-    this.#made ??= KV.staged(this.#kv, this.#keyOf(this.#event));
+    this.#made ??= KV.staged(this.#kv, this.#keyOf(this.#event), this.#keptMs);
     return this.#made.state;
   }
 

@@ -8,7 +8,8 @@
  * A request with a key (an idempotency header, or a signature's replay key) is claimed for its
  * run, marked handled once it succeeded, released when it failed; a process that died mid-run
  * leaves a claim that expires, so the sender's retry runs the handler again, its sends recorded
- * under the key returning what the first run made.
+ * under the key returning what the first run made. A header's key, its mark and its records are
+ * kept for the webhook's idempotency window (config `webhooks.<name>.idempotency_window`).
  */
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -25,6 +26,8 @@ import type { WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 export interface InboundBot {
   runtime: WebhookRuntime;
   handlerTimeoutMs: number;
+  /** How long the webhook `name` keeps a handled request's key, and its runs' records (config `webhooks`). */
+  idempotencyWindowMs(name: string): number;
   /** Where idempotency keys go: the bot's own namespace (`<bot>/webhooks`). */
   store: StateStore;
 }
@@ -122,6 +125,8 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   const claimKey = idempotencyKey ?? verdict.replayKey;
   const storeKey =
     claimKey === undefined ? undefined : `${name}:${createHash("sha256").update(claimKey).digest("hex")}`;
+  // A header's key is kept for the webhook's window, and so is all its runs recorded under it.
+  const keptMs = idempotencyKey === undefined ? undefined : bot.idempotencyWindowMs(name);
   if (storeKey !== undefined) {
     const claimed = await claim(bot, storeKey, clock.now());
     if (claimed === "done") {
@@ -159,12 +164,12 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
         }),
       (ctx) => raceAbort(Promise.resolve(target.handler(ctx)), signal),
       // Its sends are recorded under the key: a run again (after a crash) makes none twice.
-      storeKey === undefined ? undefined : bot.runtime.sendEffects(`w:${storeKey}`),
+      storeKey === undefined ? undefined : bot.runtime.sendEffects(`w:${storeKey}`, keptMs),
       // ctx.state writes apply when the handler succeeds, once per idempotency (or replay) key.
-      { once: storeKey === undefined ? undefined : `w:${storeKey}` },
+      { once: storeKey === undefined ? undefined : `w:${storeKey}`, keptMs },
     );
     if (storeKey !== undefined)
-      await bot.store.set(storeKey, DONE, { ttlMs: keptMs(options, idempotencyKey) });
+      await bot.store.set(storeKey, DONE, { ttlMs: keptMs ?? replayKeptMs(options) });
     return isPlainObject(result) ? result : { ok: true };
   } catch (err) {
     // Let the sender's retry run the handler again.
@@ -180,9 +185,11 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
 /** A handled request's claim (a run under way keeps `{ running: <since> }`; older versions kept a time). */
 const DONE = "done";
 
-/** How long a handled request's key is kept: a day for a header's, twice the signature's tolerance for a replay key. */
-function keptMs(options: WebhookOptions, idempotencyKey: string | undefined): number {
-  if (idempotencyKey !== undefined) return 86_400_000;
+/**
+ * How long a handled request's replay key (a signature's) is kept: twice the signature's tolerance,
+ * as long as the same signed request is accepted at all.
+ */
+function replayKeptMs(options: WebhookOptions): number {
   const tolerance = options.verify.type === "hmac" ? options.verify.toleranceSeconds : undefined;
   return 2_000 * (tolerance ?? verifyDefaults.toleranceSeconds);
 }

@@ -15,7 +15,10 @@ export type WebhookVerify =
 /** An inbound webhook of `bot.webhook`: how requests are verified, and its body limit. */
 export interface WebhookOptions {
   verify: WebhookVerify;
-  /** Where to read an idempotency key to drop repeats, e.g. a header name like `x-github-delivery`. */
+  /**
+   * Where to read an idempotency key to drop repeats, e.g. a header name like `x-github-delivery`;
+   * a key is remembered for the config's `webhooks.<name>.idempotency_window` (default 3 days).
+   */
   idempotencyHeader?: string;
   /** Largest body accepted, in bytes (default 1 MiB). */
   maxBodyBytes?: number;
@@ -35,7 +38,7 @@ export interface WebhookRuntime {
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;
-  /** The records a run's sends go through under `key` (an inbound request's idempotency key). */
-  sendEffects(key: string): SendEffects;
+  /** The records a run's sends go through under `key` (an inbound request's idempotency key), kept `keptMs`. */
+  sendEffects(key: string, keptMs?: number): SendEffects;
   readonly declarations: { readonly webhooks: ReadonlyMap<string, WebhookDeclaration> };
 }

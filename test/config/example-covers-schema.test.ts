@@ -40,7 +40,7 @@ function schemaPaths(schema: z.ZodType, prefix: string, seen = new Set<z.ZodType
 /**
  * The key paths written in the example, commented out or not: a line `key:` (after any `#`) sits
  * under the nearest less indented key line above it, and `key: { a: …, b: … }` holds a and b.
- * Names under `bots:` become `*`.
+ * Names under `bots:` (and a bot's `webhooks:`) become `*`.
  */
 function examplePaths(text: string): Set<string> {
   const found = new Set<string>();
@@ -50,7 +50,8 @@ function examplePaths(text: string): Set<string> {
     if (!m) continue;
     const indent = m[1]!.length + (m[3]?.length ?? 0);
     while (stack.length > 0 && stack.at(-1)!.indent >= indent) stack.pop();
-    const key = stack.length === 1 && stack[0]!.key === "bots" ? "*" : m[4]!;
+    const named = stack.length === 1 || (stack.length === 3 && stack[2]!.key === "webhooks");
+    const key = named && stack[0]!.key === "bots" ? "*" : m[4]!;
     stack.push({ indent, key });
     const at = stack.map((e) => e.key).join(".");
     found.add(at);
@@ -67,6 +68,7 @@ describe("config.example.yaml", () => {
     const keys = schemaPaths(ConfigSchema, "");
     expect(keys).toContain("bots.*.retries.dead_letters");
     expect(keys).toContain("http.admin_token");
+    expect(keys).toContain("bots.*.webhooks.*.idempotency_window");
     expect(keys.filter((k) => !shown.has(k))).toEqual([]);
   });
 

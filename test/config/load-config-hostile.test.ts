@@ -189,7 +189,7 @@ describe("invalid values", () => {
       test/fixtures/config/unknown-keys-typos.yaml:11:5 bots.echo.api_kye: is not a known key: did you mean "api_key"?
       test/fixtures/config/unknown-keys-typos.yaml:12:5 bots.echo.own_message: is not a known key: did you mean "own_messages"?
       test/fixtures/config/unknown-keys-typos.yaml:13:15 bots.echo.replay.max_mesages: is not a known key: did you mean "max_messages"?
-      test/fixtures/config/unknown-keys-typos.yaml:14:5 bots.echo.color: is not a known key: remove it (known keys here: module, email, api_key, api_key_file, zuliprc, server, events, narrow, all_public_streams, own_messages, concurrency, handler_timeout, replay, outgoing_webhook, dry_run, long_messages, command_prefix, retries, rate_limit, settings)"
+      test/fixtures/config/unknown-keys-typos.yaml:14:5 bots.echo.color: is not a known key: remove it (known keys here: module, email, api_key, api_key_file, zuliprc, server, events, narrow, all_public_streams, own_messages, concurrency, handler_timeout, replay, outgoing_webhook, dry_run, long_messages, command_prefix, retries, rate_limit, webhooks, settings)"
     `);
   });
   it("missing-required.yaml", async () => {
@@ -246,8 +246,18 @@ describe("invalid values", () => {
       test/fixtures/config/durations-bad.yaml:9:22 bots.echo.handler_timeout: is too short: use at least 1 ms
       test/fixtures/config/durations-bad.yaml:11:16 bots.echo.replay.max_age: is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds
       test/fixtures/config/durations-bad.yaml:12:21 bots.echo.replay.max_messages: must be at least 0 (0 turns catch-up off)
-      test/fixtures/config/durations-bad.yaml:17:22 bots.other.handler_timeout: is negative: give a duration like "30s", or 0
+      test/fixtures/config/durations-bad.yaml:17:22 bots.other.handler_timeout: is negative: give a duration like "30s"
       test/fixtures/config/durations-bad.yaml:18:24 bots.other.replay.max_age: is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds"
+    `);
+  });
+  it("webhooks-bad.yaml", async () => {
+    expect(await problems("webhooks-bad.yaml")).toMatchInlineSnapshot(`
+      "test/fixtures/config/webhooks-bad.yaml:9:37 bots.relay.webhooks.github.idempotency_window: is not a duration: write a number with a unit, like "30s", "5m", "24h" or "1h30m" (units ms, s, m, h, d), or a number of milliseconds
+      test/fixtures/config/webhooks-bad.yaml:10:37 bots.relay.webhooks.stripe.idempotency_window: is too short: use at least 1h
+      test/fixtures/config/webhooks-bad.yaml:11:35 bots.relay.webhooks.svix.idempotency_window: is too long: use at most 30d
+      test/fixtures/config/webhooks-bad.yaml:12:7 bots.relay.webhooks.Deploys: "Deploys" is not a webhook name: use the name given to bot.webhook(), up to 64 lower-case letters, digits, _ and -
+      test/fixtures/config/webhooks-bad.yaml:13:13 bots.relay.webhooks.ci.idempotency_windw: is not a known key: did you mean "idempotency_window"?
+      test/fixtures/config/webhooks-bad.yaml:14:36 bots.relay.webhooks.pager.idempotency_window: is negative: give a duration like "30s""
     `);
   });
   it("urls-bad.yaml", async () => {

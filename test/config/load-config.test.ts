@@ -84,6 +84,7 @@ describe("loadConfig on good files", () => {
       retries: { attempts: 3, backoff: 500, max_backoff: 10_000, dead_letters: 200 },
       rate_limit: { per_minute: 400, per_hour: 8_000 },
       outgoing_webhook: { path: "/hooks/moderator", token: "webhook-fake-token-0012", reply_deadline: 8_000 },
+      webhooks: { github: { idempotency_window: 129_600_000 }, deploys: { idempotency_window: 259_200_000 } },
       settings: { threshold: 3, greeting: "cost: ${PRICE}" },
     });
   });
