@@ -39,6 +39,8 @@ export interface RuntimeMetricsSink {
   queueRegistered(reason: string): void;
   messagesReplayed(count: number): void;
   gap(): void;
+  /** Webhook mode: a delivery dropped as older than the last messages handled (maybe never handled). */
+  lateDelivery(): void;
 }
 
 /** What a client reports (see `ClientCommonOptions.onResponse` and `onRateLimitWait`). */
@@ -89,6 +91,8 @@ export class BothostMetrics {
       bothost_replayed_messages_total:
         "Messages fetched and handled after a new queue (missed while none listened).",
       bothost_gaps_total: "Times a bot may have missed events that cannot be fetched again.",
+      bothost_late_deliveries_total:
+        "Outgoing-webhook deliveries dropped unhandled: older than the last 1000 messages handled, maybe never handled.",
       bothost_rate_limit_waits_total:
         "Times a call waited for a rate limit (the client's own, or the server's 429).",
       bothost_rate_limit_wait_seconds_total: "Time calls spent waiting for a rate limit.",
@@ -208,6 +212,7 @@ export class BothostMetrics {
     );
     const replayed = c.bothost_replayed_messages_total.labels({ bot });
     const gaps = c.bothost_gaps_total.labels({ bot });
+    const late = c.bothost_late_deliveries_total.labels({ bot });
     return {
       eventReceived: (type) => perType(type).received.inc(),
       eventHandled: (type, seconds) => {
@@ -231,6 +236,7 @@ export class BothostMetrics {
       queueRegistered: (reason) => registrations(reason).inc(),
       messagesReplayed: (count) => replayed.inc(count),
       gap: () => gaps.inc(),
+      lateDelivery: () => late.inc(),
     };
   }
 

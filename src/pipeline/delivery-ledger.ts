@@ -45,6 +45,8 @@ export interface MessageLedger {
   readonly cursor: number | undefined;
   baseline(id: number): Promise<void>;
   isDuplicate(id: number): boolean;
+  /** Of a duplicate: dropped as older than every id kept, not known to be handled (WebhookLedger's floor). */
+  isLate?(id: number): boolean;
   begin(id: number): void;
   finish(id: number): void;
   save(): Promise<void>;

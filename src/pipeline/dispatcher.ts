@@ -142,7 +142,10 @@ export class Dispatcher {
         throw new Error("a message reached the pipeline before its ledger was opened");
       const ledger = commits.ledger;
       if (ledger.isDuplicate(messageId)) {
-        this.#stats.duplicates++;
+        if (ledger.isLate?.(messageId)) {
+          this.#stats.late++;
+          this.#o.metrics?.lateDelivery();
+        } else this.#stats.duplicates++;
         return false;
       }
       ledger.begin(messageId);

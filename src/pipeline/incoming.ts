@@ -46,6 +46,8 @@ export interface DispatchMetrics extends FailureMetrics {
   eventFailed(type: string, seconds: number): void;
   /** A run failed on a state store outage, not in the handler (each attempt counts). */
   storeOutage(type: string, seconds: number): void;
+  /** Webhook mode: a delivery dropped as older than the last messages handled (maybe never handled). */
+  lateDelivery(): void;
 }
 
 /**
@@ -108,7 +110,13 @@ export interface DispatchStats {
   handled: number;
   failed: number;
   replayed: number;
+  /** Messages dropped as handled already (or being handled). */
   duplicates: number;
+  /**
+   * Webhook mode: deliveries dropped as older than every message the ledger keeps (below its
+   * floor), not known to be handled: they may never have been.
+   */
+  late: number;
   gaps: number;
 }
 
@@ -119,6 +127,7 @@ export const noEvents = (): DispatchStats => ({
   failed: 0,
   replayed: 0,
   duplicates: 0,
+  late: 0,
   gaps: 0,
 });
 

@@ -117,6 +117,11 @@ export class WebhookLedger implements MessageLedger {
     return this.#inFlight.has(id) || this.#indexOf(id) >= 0;
   }
 
+  /** True if the message is below the floor: a duplicate not known to be handled. */
+  isLate(id: number): boolean {
+    return this.#floor !== undefined && id < this.#floor;
+  }
+
   /** The message is about to be handled. */
   begin(id: number): void {
     this.#inFlight.add(id);

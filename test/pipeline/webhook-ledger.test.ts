@@ -83,6 +83,8 @@ describe("WebhookLedger", () => {
     expect(log.lines).toEqual([]);
     expect(ledger.isDuplicate(1)).toBe(true);
     expect(log.lines).toEqual([{ level: "warn", obj: { messageId: 1, floor: 2 }, msg: BELOW_FLOOR_LINE }]);
+    // Late (what the pipeline counts apart from the repeats): below the floor alone.
+    expect([1, 2, KEEP + 2].map((id) => ledger.isLate(id))).toEqual([true, false, false]);
   });
 
   it("reads a queue ledger's cursor and marks: what the queue handled is dropped", async () => {

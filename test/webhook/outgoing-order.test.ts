@@ -3,7 +3,8 @@
  * connection error by putting it back on its queue, behind deliveries queued meanwhile, so a
  * message can arrive after a later one has finished. It is handled all the same; a repeated
  * delivery of a handled message is still dropped, after a restart too. One older than the last
- * 1000 messages handled (below the ledger's floor) is dropped, and its drop logged.
+ * 1000 messages handled (below the ledger's floor) is dropped, its drop logged and counted apart
+ * from the repeats (the status's `late`, `bothost_late_deliveries_total`).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
+import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -147,4 +149,9 @@ it("a delivery below the floor (older than the last 1000 handled) is dropped wit
   expect(seen).toEqual(["the last one let go of"]);
   expect(dropped()).toMatchObject([{ level: 40, messageId: late.message.id, floor: last.message.id }]);
   expect(JSON.stringify(dropped())).not.toContain("very late");
+  // Counted apart from the repeat: in the bot's status and at /metrics.
+  const { duplicates, late: lateCount } = running.daemon.bots[0]!.status;
+  expect({ duplicates, late: lateCount }).toEqual({ duplicates: 1, late: 1 });
+  const metrics = parsePrometheus(await (await request(`${running.url}/metrics`)).body.text());
+  expect(sampleValue(metrics, "bothost_late_deliveries_total", { bot: "helper" })).toBe(1);
 });
