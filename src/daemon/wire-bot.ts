@@ -43,7 +43,8 @@ import type { ServerCheckResult } from "./server-check.ts";
 
 /**
  * How long effect records (and markers of applied state writes) are kept: past retries and a
- * restart (a dead letter carries its own effects).
+ * restart (a dead letter carries its own effects). An inbound webhook's keyed request keeps its
+ * own for the webhook's idempotency window instead.
  */
 const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
 
