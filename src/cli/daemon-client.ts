@@ -115,7 +115,14 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
       const { res } = await first(method, path, body, waitMs);
       const text = await res.body.text();
       if (missingOk && res.statusCode === 404 && !isRouteMissing(text)) return undefined;
-      if (res.statusCode >= 400) throw new BothostError("DAEMON_REFUSED", refusal(res.statusCode, text));
+      if (res.statusCode >= 400) {
+        // The daemon's own code, when it gave one, is the refusal's cause (`DIALOG_STARTING`).
+        const code = refusedCode(text);
+        const message = refusal(res.statusCode, text);
+        throw new BothostError("DAEMON_REFUSED", message, {
+          ...(code && { cause: new BothostError(code, message) }),
+        });
+      }
       return JSON.parse(text) as unknown;
     },
     async reachable() {
@@ -152,6 +159,16 @@ function reason(err: unknown): string {
 
 function isRouteMissing(text: string): boolean {
   return text.includes("no route for");
+}
+
+/** The `code` of a refusal's JSON body, if it has one. */
+function refusedCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown }).code;
+    return typeof code === "string" ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function refusal(status: number, text: string): string {

@@ -21,7 +21,9 @@ person, where (a direct message, or a channel and topic), the prompt it is at (f
 and its deadline. Ending a dialog deletes it: its handler does not run again, its person is told
 "An operator ended this conversation." (or --note), and their next message there is an ordinary
 message. The running daemon is asked on its admin socket (in the state directory), else through
-its HTTP listener (http.listen). Exits 1 when no daemon answers, or for an unknown bot or dialog.
+its HTTP listener (http.listen). Exits 1 when no daemon answers, or for an unknown bot or dialog;
+75 when the dialog's first question is still being sent or recorded after 5 s (nothing was ended:
+run it again once the list shows the dialog's deadline).
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -74,7 +76,9 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
       process.stderr.write(
         `bothost dialogs: ${err.message.replace(/^the running daemon refused \(HTTP \d+\): /, "")}\n`,
       );
-      return ExitCode.RuntimeFailure;
+      // Its first question not recorded yet: nothing was ended, and the same end may pass soon.
+      const starting = isBothostError(err.cause) && err.cause.code === "DIALOG_STARTING";
+      return starting ? ExitCode.TryAgain : ExitCode.RuntimeFailure;
     }
     return reportStartupError(err);
   } finally {

@@ -15,6 +15,11 @@ export const ExitCode = {
   AuthFailed: 3,
   /** An unknown CLI command (64 is EX_USAGE in BSD sysexits.h). */
   UnknownCommand: 64,
+  /**
+   * Nothing was done, and the same command may succeed in a moment: `bothost dialogs end` on a
+   * dialog whose first question is not recorded yet (75 is EX_TEMPFAIL in BSD sysexits.h).
+   */
+  TryAgain: 75,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { isConfigError } from "../config/config-error.ts";
-import { isBothostError } from "../errors/bothost-error.ts";
+import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
 import { safeEqual } from "../webhook/constant-time.ts";
 import type { BotDialogs, DaemonStatus } from "./daemon-status.ts";
@@ -24,7 +24,8 @@ export interface AdminHandlers {
   dialogs: (name?: string) => BotDialogs[];
   /**
    * End dialog `id` of bot `name`, its person told `note` (else a default note); rejects with
-   * `UNKNOWN_BOT`, `UNKNOWN_DIALOG` or `BOT_NOT_HERE` (another instance runs the bot).
+   * `UNKNOWN_BOT`, `UNKNOWN_DIALOG`, `BOT_NOT_HERE` (another instance runs the bot) or
+   * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended).
    */
   endDialog: (name: string, id: string, note?: string) => Promise<void>;
 }
@@ -194,15 +195,24 @@ function note(body: unknown): string | undefined {
 const MAX_NOTE = 10_000;
 
 /** The HTTP status of an error the caller caused, by its code. */
-const REFUSED: Record<string, number> = { UNKNOWN_BOT: 400, UNKNOWN_DIALOG: 404, BOT_NOT_HERE: 409 };
+const REFUSED: Record<string, number> = {
+  UNKNOWN_BOT: 400,
+  UNKNOWN_DIALOG: 404,
+  BOT_NOT_HERE: 409,
+  DIALOG_STARTING: 409,
+};
 
 async function answer(act: () => Promise<unknown>): Promise<AdminAnswer> {
   try {
     return { status: 200, body: await act() };
   } catch (err) {
     if (err instanceof BadRequest) return { status: 400, body: { error: err.message } };
+    // A refusal the caller caused, with its code (`bothost dialogs end` exits by it).
     const status = isBothostError(err) ? REFUSED[err.code] : undefined;
-    if (status !== undefined) return { status, body: { error: (err as Error).message } };
+    if (status !== undefined) {
+      const { message, code } = err as BothostError;
+      return { status, body: { error: message, code } };
+    }
     throw err;
   }
 }

@@ -185,6 +185,7 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
   expect(missing.statusCode).toBe(404);
   expect(await missing.body.json()).toEqual({
     error: 'bot "survey" has no dialog 999999 (it ended, or never began)',
+    code: "UNKNOWN_DIALOG",
   });
   const listed = await request(`${base}/admin/dialogs?bot=survey`);
   expect(((await listed.body.json()) as { dialogs: unknown[] }[])[0]!.dialogs).toHaveLength(1);

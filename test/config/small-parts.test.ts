@@ -107,6 +107,7 @@ describe("exitCodeFor", () => {
       ConfigInvalid: 2,
       AuthFailed: 3,
       UnknownCommand: 64,
+      TryAgain: 75,
     });
   });
 });

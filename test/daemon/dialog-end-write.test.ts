@@ -4,23 +4,33 @@
  * person's next message there waiting for it: then that message is an ordinary one, answered at
  * once, and the dialog is gone. An operator's end the store refuses fails, and the dialog goes on
  * as if it had not been asked for: the person's answer is taken; one asked while the dialog's
- * first question is being sent or written waits for it, then ends the dialog, its note said. A
- * real daemon in this process against the sandbox over HTTP; the store is a FileStore behind a
- * gate; the handler timeout is an hour, so a message left waiting on the dialog would not be
- * answered within the test.
+ * first question is being sent or written waits for it, then ends the dialog, its note said. That
+ * wait is bounded (FIRST_QUESTION_WAIT_MS on the bot's clock): past it, through a long outage,
+ * the end is refused (`DIALOG_STARTING`; the admin route: 409 and the code; `bothost dialogs end`:
+ * exit 75 and one line) and never made: once the store is back the dialog goes on, and the end
+ * run again ends it. A real daemon in this process on the test clock against the sandbox over
+ * HTTP; the store is a FileStore behind a gate; the handler timeout is an hour, so a message left
+ * waiting on the dialog would not be answered within the test.
  */
-import { rm } from "node:fs/promises";
-import { afterEach, expect, it } from "vitest";
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterEach, expect, it, vi } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import { runDialogsCommand } from "../../src/cli/dialogs.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { END_TOO_EARLY, FIRST_QUESTION_WAIT_MS } from "../../src/pipeline/dialogs/dialog-ends.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
+import { freePort } from "../support/free-port.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { type GateMode, StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
+const NOTE = "Ended by an operator.";
 
 /** Holds the dialog's last run, after its answer and before its end. */
 let slow = deferred();
@@ -44,7 +54,12 @@ const orders = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
+let clock: TestClock | undefined;
+/** The gate of the test's store, opened before the daemon stops (a held write would hold the stop). */
+let gated: StoreGate | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
+  gated?.open();
   await running?.stop();
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -53,8 +68,12 @@ afterEach(async () => {
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
-/** The daemon on a store whose dialog writes pass `gate`; resolves a direct message to the bot. */
-async function start(gate: StoreGate) {
+/**
+ * The daemon on a store whose dialog writes pass `gate` (`global`: extra top-level YAML); resolves
+ * a direct message to the bot.
+ */
+async function start(gate: StoreGate, global?: string) {
+  gated = gate;
   const up = await startGatedDaemon({
     name: "orders",
     email: BOT,
@@ -62,8 +81,9 @@ async function start(gate: StoreGate) {
     definition: orders,
     extra: "handler_timeout: 1h",
     gate,
+    ...(global ? { global } : {}),
   });
-  ({ sandbox, running, dir } = up);
+  ({ sandbox, running, dir, clock } = up);
   return up.dm;
 }
 
@@ -144,3 +164,105 @@ it.each([
     expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: large"]);
   },
 );
+
+/**
+ * `work`'s outcome, the test clock moved a second at a time until it has one (its start, a
+ * request, may reach the daemon after the first moves); none after ten minutes of it is a failure.
+ */
+async function driven<T>(work: Promise<T>): Promise<T> {
+  let done = false;
+  const outcome = work.finally(() => {
+    done = true;
+  });
+  outcome.catch(() => {});
+  for (let s = 0; !done && s < 600; s++) await clock!.advance(1_000);
+  if (!done) throw new Error("no answer while the test clock passed ten minutes");
+  return outcome;
+}
+
+/** The person answers both questions: the dialog went on, nothing ended. */
+async function answeredThrough(dm: (content: string) => number) {
+  const bot = running!.daemon.bots[0]!;
+  await waiting();
+  expect(await said(1)).toEqual(["Which size?"]);
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  dm("2");
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+}
+
+it.each<[string, GateMode]>([
+  ["held", "hang"],
+  ["refused through an outage", "fail"],
+])(
+  "an operator's end while a dialog's first question's write is %s past the limit is refused, and never made",
+  async (_, mode) => {
+    const gate = new StoreGate();
+    const dm = await start(gate);
+    gate.mode = mode;
+    const id = String(dm("pick"));
+    await gate.stoppedAt(1);
+    const outcome = dialogDesk(running!.daemon.bots)
+      .endDialog("orders", id, NOTE)
+      .then(
+        () => "ended",
+        (err: { code?: string }) => err.code,
+      );
+    await clock!.advance(FIRST_QUESTION_WAIT_MS);
+    // The store back: the question is recorded (refused, once its next try comes due).
+    gate.open();
+    await clock!.advance(30_000);
+    expect(await outcome).toBe("DIALOG_STARTING");
+    expect(running!.logged(END_TOO_EARLY)).toHaveLength(1);
+    await answeredThrough(dm);
+    expect(await said(3)).not.toContain(NOTE);
+  },
+);
+
+it("the admin route and bothost dialogs end say the same: refused (409, exit 75), nothing ended", async () => {
+  const gate = new StoreGate();
+  const port = await freePort();
+  const dm = await start(gate, `http:\n  listen: 127.0.0.1:${port}`);
+  const file = join(dir!, "bothost.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox!.url}\nstate:\n  path: ${running!.stateDir}\nhttp:\n  listen: 127.0.0.1:${port}\nbots:\n` +
+      `  orders:\n    module: ./x.ts\n    email: ${BOT}\n    api_key: any-key-0123456789\n`,
+  );
+  gate.mode = "hang";
+  const id = String(dm("pick"));
+  await gate.stoppedAt(1);
+
+  const route = await driven(
+    request(`http://127.0.0.1:${port}/admin/dialogs/orders/${id}/end`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ note: NOTE }),
+    }),
+  );
+  expect(route.statusCode).toBe(409);
+  const refused = (await route.body.json()) as { error: string; code: string };
+  expect(refused).toEqual({ error: expect.stringMatching(/nothing was ended/), code: "DIALOG_STARTING" });
+
+  const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  const code = await driven(runDialogsCommand(["end", "orders", id, "--note", NOTE, "-c", file]));
+  const printed = stderr.mock.calls.map((c) => String(c[0])).join("");
+  stderr.mockRestore();
+  expect({ code, printed }).toEqual({ code: 75, printed: `bothost dialogs: ${refused.error}\n` });
+  expect(refused.error).toMatch(
+    new RegExp(`^dialog ${id}'s first question is still being sent or recorded after 5 s`),
+  );
+
+  expect(running!.logged(END_TOO_EARLY)).toHaveLength(2);
+
+  // The store back, the question recorded: the same command, run again as it says, ends the dialog.
+  gate.open();
+  const bot = running!.daemon.bots[0]!;
+  await waiting();
+  const stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+  expect(await runDialogsCommand(["end", "orders", id, "--note", NOTE, "-c", file])).toBe(0);
+  stdout.mockRestore();
+  expect(await said(2)).toEqual(["Which size?", NOTE]);
+  expect(bot.dialogs()).toEqual([]);
+});

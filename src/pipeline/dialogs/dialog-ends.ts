@@ -4,7 +4,9 @@
  * a dialog ends without them (an operator's end, changed code).
  */
 import type { Logger } from "pino";
+import { timeoutSignal } from "../../api/sleep.ts";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
+import { BothostError } from "../../errors/bothost-error.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
@@ -58,13 +60,25 @@ const OPERATOR_END_TRIES = 4;
 const UNSTOPPED = new AbortController().signal;
 
 /**
+ * How long an operator's end waits for a dialog's first question to be sent and recorded: with
+ * the end's own tries (about 2 s), within the 10 s `bothost dialogs end` waits for its answer.
+ */
+export const FIRST_QUESTION_WAIT_MS = 5_000;
+
+/** The log line of an operator's end refused because the dialog's first question was not recorded in time. */
+export const END_TOO_EARLY =
+  "an operator's end was refused: the dialog's first question was not recorded in time (nothing was ended)";
+
+/**
  * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
  * nothing more), and the person is told `note` in the conversation's order, after what a run in
  * flight says. While the store fails the end is tried again, the same entry each time, so that
  * one which landed with its reply lost is found made and finished once; still failing, it
  * rejects with the store's error, the dialog goes on, and the end is in doubt until the operator
  * runs it again or something else settles it (ends-in-doubt.ts): the note is said once if it
- * landed. False when there is no such dialog (one whose first question was not kept).
+ * landed. False when there is no such dialog (one whose first question was not kept). One whose
+ * first question is still being sent or recorded is waited for, at most
+ * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made.
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -73,9 +87,21 @@ export async function endByOperator(
 ): Promise<boolean> {
   const { dialogs, queue, contexts, log } = o;
   // Its first question being sent or written, the dialog has no log yet: the end waits for it
-  // (kept, the dialog is ended; given up, it never began).
+  // (kept, the dialog is ended; given up, it never began), a bounded time: past it the end is
+  // refused and never made, so that the operator is not told of a failure the end then belies.
   const begun = dialogs.entry(id);
-  if (begun?.head.seq === 0) await whenSettled(begun, UNSTOPPED);
+  if (begun?.head.seq === 0) {
+    const limit = timeoutSignal(contexts.clock, FIRST_QUESTION_WAIT_MS);
+    const settled = await whenSettled(begun, limit.signal);
+    limit.clear();
+    if (!settled) {
+      log.warn({ dialog: id }, END_TOO_EARLY);
+      throw new BothostError(
+        "DIALOG_STARTING",
+        `dialog ${id}'s first question is still being sent or recorded after ${FIRST_QUESTION_WAIT_MS / 1000} s (the server or the state store is slow or failing): nothing was ended; run this again once bothost dialogs shows the dialog's deadline`,
+      );
+    }
+  }
   const read = await dialogs.record(id);
   // Its log gone (an end in doubt landed): the record read before it.
   const doubted = dialogs.endsInDoubt.take(id)?.record;
