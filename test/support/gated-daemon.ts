@@ -29,6 +29,8 @@ export interface GatedDaemonOptions {
   gated?: string;
   /** Extra top-level YAML (an `http:` block, for the metrics). */
   global?: string;
+  /** Channels the bot's account joins (none unless given). */
+  channels?: string[];
 }
 
 export interface GatedDaemon {
@@ -54,6 +56,7 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
     full_name: o.fullName,
     bot: "generic",
     owner: "owner@sandbox.example",
+    ...(o.channels ? { channels: o.channels } : {}),
   });
   const dir = await mkdtemp(join(tmpdir(), `bothost-${o.name}-`));
   const entry: BotEntry = {

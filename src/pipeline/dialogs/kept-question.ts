@@ -8,12 +8,14 @@
  * at a new queue), in its conversation's order: one found deleted (feature level 300 and later)
  * ends its step; one found in another channel topic is followed there. A reaction on it that
  * answers it (its buttons pressed meanwhile: the reactions caught up at the new queue were read
- * before it waited) is handed on as its answer.
+ * before it waited) is handed on as its answer, where the question is now (moved, once the move
+ * is recorded).
  */
 import type { Logger } from "pino";
 import { messagePages, PUBLIC_CHANNELS } from "../../api/message-pages.ts";
 import type { AnyEvent } from "../../wire/events.ts";
 import type { BotContexts } from "../bot-contexts.ts";
+import { channelKey } from "../conversation-key.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import { type Move, readBackMove } from "./dialog-moves.ts";
 import { pressOn } from "./dialog-reactions.ts";
@@ -55,10 +57,13 @@ export async function readKeptBack(o: KeptParts, control: TaskControl, q: KeptQu
     // Not held: moved to a channel the bot is not in, or deleted (see src/events/moved-questions.ts).
     if (m === undefined && byIds && from.startsWith("channel:")) m = await readOnce(PUBLIC_CHANNELS);
     const move = m && readBackMove(m, from);
-    const press = m && move === undefined ? pressOn(o.dialogs.buttons, m) : undefined;
+    // Read while the question still waits where its log says (the read is the only one).
+    const press = m && pressOn(o.dialogs.buttons, m);
     if (move !== undefined) o.follow(move);
     else if (m === undefined && byIds) o.gone(from, q.id, q.msg);
-    else if (press !== undefined) o.press(from, press);
+    // Moved, the press runs where the question is now: after the move is recorded (that
+    // conversation is held until it is), so that the answer finds its dialog there.
+    if (press !== undefined) o.press(move ? channelKey(move.channelId, move.topic) : from, press);
   } catch (err) {
     if (!control.signal.aborted)
       o.log.warn({ err, dialog: q.id }, "could not read back a question sent before a crash");
