@@ -24,6 +24,13 @@ export function decideFailed(input: {
   return { action: "reschedule", atMs: input.nowMs + 60_000 };
 }
 
+/** What the log says of a booking dropped for each reason of {@link decideFailed}. */
+export const DROPPED = {
+  "failed-again":
+    "the announcement failed again after a reschedule; dropped it and booking the next occurrence",
+  "too-late": "the announcement failed and is too late to send; dropped it and booking the next occurrence",
+} as const;
+
 const RETRY_MIN_MS = 60_000;
 const RETRY_MAX_MS = 30 * 60_000;
 /** By then the server has sent a booking or marked it failed (it gives up at 10 minutes late). */

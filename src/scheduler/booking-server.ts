@@ -26,6 +26,11 @@ export const BookingRecordSchema = z.object({
   scheduledMessageId: z.number().int().optional(),
   /** True once a failed booking was moved to a new time (done at most once per occurrence). */
   retried: z.boolean().optional(),
+  /**
+   * True once the occurrence is over (sent, cancelled or dropped) and logged as such, while the
+   * next one is not booked yet: a retry books that one without counting this one again.
+   */
+  settled: z.boolean().optional(),
   /** How the booking looks on the server. */
   target: z.object({
     type: z.enum(["stream", "private"]),

@@ -10,15 +10,15 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import { normalizeContent, normalizeTopic, toSeconds } from "../effects/schedule/normalize.ts";
-import type { JsonValue, StateStore } from "../state/state-store.ts";
+import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import type { ScheduledMessage } from "../wire/records.ts";
-import { decideFailed, ReconcileTimers } from "./booking-policy.ts";
+import { DROPPED, decideFailed, ReconcileTimers } from "./booking-policy.ts";
+import { BookingRecords } from "./booking-records.ts";
 import {
   type AnnouncementTarget,
   type BookingRecord,
-  BookingRecordSchema,
   BookingServer,
   contentHash,
   type ServerTexts,
@@ -55,7 +55,7 @@ export class RecurringBookings {
   readonly #server: BookingServer;
   readonly #timers: ReconcileTimers;
   readonly #announcements = new Map<string, Announcement>();
-  readonly #records = new Map<string, BookingRecord>();
+  readonly #records: BookingRecords;
   #chain: Promise<void> = Promise.resolve();
   #started = false;
   #stopped = false;
@@ -64,34 +64,23 @@ export class RecurringBookings {
   constructor(options: RecurringBookingsOptions, declarations: ReadonlyMap<string, RecurringAnnouncement>) {
     this.#o = options;
     this.#server = new BookingServer(options.client, options.server);
+    this.#records = new BookingRecords(options.store, options.flush);
     this.#timers = new ReconcileTimers(options.clock, () => this.resync());
     for (const [id, spec] of declarations) {
       this.#announcements.set(id, { id, spec, schedule: compileSchedule(spec, `bot.recurring("${id}")`) });
     }
   }
 
-  /** Current bookings by announcement id (a copy). */
+  /** Current bookings by announcement id (a copy; none for one whose next is still to book). */
   get bookings(): Map<string, Readonly<BookingRecord>> {
-    return new Map(this.#records);
+    return new Map(this.#records.all().filter(([, rec]) => !rec.settled));
   }
 
   /** Load the records and reconcile them with the server. Errors are logged and retried later. */
   async start(): Promise<void> {
     this.#started = true;
     await this.#enqueue(async () => {
-      for (const { key, value } of await this.#o.store.list()) {
-        const parsed = BookingRecordSchema.safeParse(value);
-        if (parsed.success) {
-          this.#records.set(key, parsed.data);
-          continue;
-        }
-        this.#o.log.warn(
-          { announcement: key },
-          "unreadable booking record dropped; the booking is re-checked",
-        );
-        await this.#o.store.delete(key);
-        await this.#o.flush();
-      }
+      await this.#records.load(this.#o.log);
       if (this.#announcements.size > 0 || this.#records.size > 0) await this.#reconcileAll();
     });
   }
@@ -110,7 +99,7 @@ export class RecurringBookings {
         const found = this.#ownerOf(messageId);
         if (!found) return; // not ours, or a booking we replaced ourselves
         const [a, rec] = found;
-        this.#gone(a, rec);
+        await this.#settle(a, rec);
         const after = Math.max(this.#o.clock.now(), Date.parse(rec.occurrence));
         await this.#bookNext(a, await this.#server.target(a.id, a.spec), after);
         this.#armCheck();
@@ -152,12 +141,12 @@ export class RecurringBookings {
   async #reconcileAll(): Promise<void> {
     const list = await this.#server.list();
     const claimed = new Set<number>();
-    for (const [id, rec] of [...this.#records]) {
+    for (const [id, rec] of this.#records.all()) {
       if (this.#announcements.has(id)) continue;
       // Declarations are the desired state: a booking of an announcement no longer declared goes.
       const sm = this.#find(rec, list, claimed);
       if (sm) await this.#server.delete(sm.scheduled_message_id);
-      await this.#forget(id);
+      await this.#records.forget(id);
       this.#o.log.info({ announcement: id }, "announcement no longer declared; its booking was cancelled");
     }
     let failures = 0;
@@ -183,20 +172,21 @@ export class RecurringBookings {
     const now = this.#o.clock.now();
     let rec = this.#records.get(a.id);
     if (!rec) return this.#bookNext(a, target, now, list, claimed);
-    const sm = this.#find(rec, list, claimed);
+    // A settled record's booking is gone already (sent, cancelled or dropped, and logged).
+    const sm = rec.settled ? undefined : this.#find(rec, list, claimed);
     if (!sm) {
       // An intent whose POST did not land (or was sent already), or an edited announcement:
       // either way the next occurrence from now is the one to book.
       if (rec.scheduledMessageId === undefined || rec.specHash !== target.specHash) {
         return this.#bookNext(a, target, now, list, claimed);
       }
-      this.#gone(a, rec);
+      if (!rec.settled) await this.#settle(a, rec);
       return this.#bookNext(a, target, Math.max(now, Date.parse(rec.occurrence)), list, claimed);
     }
     claimed.add(sm.scheduled_message_id);
     if (rec.scheduledMessageId === undefined) {
       rec = { ...rec, scheduledMessageId: sm.scheduled_message_id };
-      await this.#save(a.id, rec);
+      await this.#records.save(a.id, rec);
       this.#o.stats.adopted++;
       this.#o.log.info(
         { announcement: a.id, occurrence: rec.occurrence, scheduledMessageId: sm.scheduled_message_id },
@@ -219,7 +209,7 @@ export class RecurringBookings {
       if (normalizeTopic(sm.topic, this.#o.server.emptyTopicName()) !== topic) {
         await this.#server.update(sm.scheduled_message_id, { topic });
         rec = { ...rec, target: { ...rec.target, topic } };
-        await this.#save(a.id, rec);
+        await this.#records.save(a.id, rec);
         this.#o.log.info(
           { announcement: a.id, occurrence: rec.occurrence },
           "topic changed; updated the booking",
@@ -229,7 +219,10 @@ export class RecurringBookings {
     const content = await this.#server.content(a.id, a.spec, new Date(rec.occurrence));
     if (normalizeContent(sm.content) !== normalizeContent(content)) {
       await this.#server.update(sm.scheduled_message_id, { content });
-      await this.#save(a.id, { ...rec, target: { ...rec.target, contentHash: contentHash(content) } });
+      await this.#records.save(a.id, {
+        ...rec,
+        target: { ...rec.target, contentHash: contentHash(content) },
+      });
       this.#o.log.info(
         { announcement: a.id, occurrence: rec.occurrence },
         "content changed; updated the booking",
@@ -253,7 +246,7 @@ export class RecurringBookings {
     for (let attempt = 0; ; attempt++) {
       const occurrence = a.schedule.next(new Date(cursor));
       if (occurrence === undefined) {
-        await this.#forget(a.id);
+        await this.#records.forget(a.id);
         this.#o.log.info({ announcement: a.id }, "announcement has no further occurrences");
         return;
       }
@@ -277,7 +270,7 @@ export class RecurringBookings {
       const log = { announcement: a.id, occurrence: record.occurrence };
       if (existing) {
         claimed.add(existing.scheduled_message_id);
-        await this.#save(a.id, { ...record, scheduledMessageId: existing.scheduled_message_id });
+        await this.#records.save(a.id, { ...record, scheduledMessageId: existing.scheduled_message_id });
         this.#o.stats.adopted++;
         this.#o.log.info(
           { ...log, scheduledMessageId: existing.scheduled_message_id },
@@ -286,11 +279,11 @@ export class RecurringBookings {
         return;
       }
       // The intent first: if the process dies after the POST, the next start recognises the booking.
-      await this.#save(a.id, record);
+      await this.#records.save(a.id, record);
       try {
         const id = await this.#server.create(record.target, content);
         claimed.add(id);
-        await this.#save(a.id, { ...record, scheduledMessageId: id });
+        await this.#records.save(a.id, { ...record, scheduledMessageId: id });
         this.#o.stats.booked++;
         this.#o.log.info({ ...log, scheduledMessageId: id }, "booked the next occurrence");
         return;
@@ -324,7 +317,7 @@ export class RecurringBookings {
     if (decision.action === "reschedule") {
       const timestamp = toSeconds(decision.atMs);
       await this.#server.update(sm.scheduled_message_id, { scheduled_delivery_timestamp: timestamp });
-      await this.#save(a.id, { ...rec, retried: true, target: { ...rec.target, timestamp } });
+      await this.#records.save(a.id, { ...rec, retried: true, target: { ...rec.target, timestamp } });
       this.#o.stats.rescheduled++;
       this.#o.log.warn(
         log,
@@ -332,19 +325,19 @@ export class RecurringBookings {
       );
       return;
     }
-    this.#o.log.error(
-      log,
-      decision.reason === "failed-again"
-        ? "the announcement failed again after a reschedule; dropped it and booking the next occurrence"
-        : "the announcement failed and is too late to send; dropped it and booking the next occurrence",
-    );
     await this.#server.delete(sm.scheduled_message_id);
+    await this.#records.save(a.id, { ...rec, settled: true });
+    this.#o.log.error(log, DROPPED[decision.reason]);
     const rest = list?.filter((s) => s.scheduled_message_id !== sm.scheduled_message_id);
     await this.#bookNext(a, target, Math.max(now, occurrenceMs), rest, claimed);
   }
 
-  /** A booking disappeared: sent (at or after its time), or cancelled before it. */
-  #gone(a: Announcement, rec: BookingRecord): void {
+  /**
+   * A booking disappeared: sent (at or after its time), or cancelled before it. Recorded before it
+   * is logged and counted, so that a retry of booking the next one does neither again.
+   */
+  async #settle(a: Announcement, rec: BookingRecord): Promise<void> {
+    await this.#records.save(a.id, { ...rec, settled: true });
     const sent = this.#o.clock.now() + DELIVERY_SLACK_MS >= rec.target.timestamp * 1000;
     const log = { announcement: a.id, occurrence: rec.occurrence };
     if (sent) {
@@ -366,26 +359,15 @@ export class RecurringBookings {
   }
 
   #ownerOf(messageId: number): [Announcement, BookingRecord] | undefined {
-    for (const [id, rec] of this.#records) {
+    for (const [id, rec] of this.#records.all()) {
       const a = this.#announcements.get(id);
-      if (a && rec.scheduledMessageId === messageId) return [a, rec];
+      if (a && !rec.settled && rec.scheduledMessageId === messageId) return [a, rec];
     }
     return undefined;
   }
 
-  async #save(id: string, rec: BookingRecord): Promise<void> {
-    this.#records.set(id, rec);
-    await this.#o.store.set(id, rec as unknown as JsonValue);
-    await this.#o.flush();
-  }
-
-  async #forget(id: string): Promise<void> {
-    this.#records.delete(id);
-    await this.#o.store.delete(id);
-    await this.#o.flush();
-  }
-
   #armCheck(): void {
-    this.#timers.checkAfter([...this.#records.values()].map((r) => r.target.timestamp * 1000));
+    const due = this.#records.all().flatMap(([, r]) => (r.settled ? [] : [r.target.timestamp * 1000]));
+    this.#timers.checkAfter(due);
   }
 }

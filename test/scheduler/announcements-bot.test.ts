@@ -6,19 +6,14 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import announcements from "../../bots/announcements.ts";
-import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { loadBots } from "../../src/bot/load-bots.ts";
 import { ConfigError } from "../../src/config/config-error.ts";
 import { loadConfigWithSource } from "../../src/config/load-config.ts";
+import { definition, rules, settings } from "../support/announcements-bot.ts";
 import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
 afterEach(() => world?.dispose());
-
-const definition = announcements as unknown as BotDefinition<never, never>;
-const settings = (announcementList: unknown[]) =>
-  (announcements.settings as { parse(v: unknown): unknown }).parse({ announcements: announcementList });
 
 const standup = {
   id: "standup",
@@ -27,14 +22,6 @@ const standup = {
   channel: "general",
   topic: "standup",
   content: "Standup in 5 minutes :coffee:",
-};
-const rules = {
-  id: "rules",
-  cron: "0 10 * * MON",
-  timezone: "America/New_York",
-  channel: "general",
-  topic: "house rules",
-  snippet: "House rules",
 };
 
 describe("the announcements bot", () => {
