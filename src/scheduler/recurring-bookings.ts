@@ -202,6 +202,20 @@ export class RecurringBookings {
       );
       return this.#bookNext(a, target, now, list, claimed);
     }
+    if (sm.scheduled_delivery_timestamp !== rec.target.timestamp) {
+      // Only this account moves its bookings: a reschedule (decideFailed's) that landed on the
+      // server while its record was not written (its answer lost, the store down, a crash).
+      rec = { ...rec, retried: true, target: { ...rec.target, timestamp: sm.scheduled_delivery_timestamp } };
+      await this.#records.save(a.id, rec);
+      this.#o.log.warn(
+        {
+          announcement: a.id,
+          occurrence: rec.occurrence,
+          at: new Date(rec.target.timestamp * 1000).toISOString(),
+        },
+        "the booking was moved on the server (a reschedule not recorded before a failure or crash); recorded its new time",
+      );
+    }
     if (sm.failed) return this.#handleFailed(a, rec, sm, target, list, claimed);
     if (sm.type === "stream") {
       // A topic function may name the occurrence differently now (a template's edit re-books).
@@ -308,7 +322,9 @@ export class RecurringBookings {
     this.#o.stats.failed++;
     const now = this.#o.clock.now();
     const occurrenceMs = Date.parse(rec.occurrence);
-    const decision = decideFailed({ occurrenceMs, retried: rec.retried === true, nowMs: now });
+    // Moved from its recorded time: rescheduled already, its record not written.
+    const retried = rec.retried === true || sm.scheduled_delivery_timestamp !== rec.target.timestamp;
+    const decision = decideFailed({ occurrenceMs, retried, nowMs: now });
     const log = {
       announcement: a.id,
       occurrence: rec.occurrence,

@@ -18,6 +18,7 @@ import { createLogger } from "../../src/log/create-logger.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
+import { gatedBackend, type StoreGate } from "./gated-store.ts";
 import { ManualClock } from "./manual-clock.ts";
 
 export const BOT = "herald-bot@sandbox.example";
@@ -64,8 +65,11 @@ export interface SchedulerWorld {
 
 export async function createWorld(
   startIso: string,
-  /** `expiry`: "clock" for a store whose keys expire by the shared clock (default: by the real one). */
-  options: { botSettings?: string; expiry?: "clock" } = {},
+  /**
+   * `expiry`: "clock" for a store whose keys expire by the shared clock (default: by the real one).
+   * `gate`: the writes of the bot's bookings (`herald/bookings`) go through it.
+   */
+  options: { botSettings?: string; expiry?: "clock"; gate?: StoreGate } = {},
 ): Promise<SchedulerWorld> {
   const clock = new ManualClock(Date.parse(startIso));
   const sandbox = await startSandbox({ heartbeatSeconds: 1, clock: { now: () => clock.now() } });
@@ -108,7 +112,8 @@ export async function createWorld(
     logs,
     async start(setup, settings) {
       await world.stop();
-      const store = await FileStore.open(stateDir, options.expiry ? { now: () => clock.now() } : {});
+      const files = await FileStore.open(stateDir, options.expiry ? { now: () => clock.now() } : {});
+      const store = options.gate ? gatedBackend(files, ["herald", "bookings"], options.gate) : files;
       const definition =
         typeof setup === "function" ? ({ setup } as unknown as BotDefinition<never, never>) : setup;
       daemon = new Daemon({
