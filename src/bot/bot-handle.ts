@@ -157,6 +157,17 @@ export function createBotHandle<S>(deps: {
       }
       if (typeof handler !== "function")
         throw new BotSetupError(`bot.webhook("${name}"): the handler must be a function.`);
+      const readsKey = options?.idempotencyKey;
+      if (readsKey !== undefined && typeof readsKey !== "function") {
+        throw new BotSetupError(
+          `bot.webhook("${name}"): idempotencyKey must be a function (request) => string | undefined that reads the key from the request.`,
+        );
+      }
+      if (readsKey !== undefined && options.idempotencyHeader !== undefined) {
+        throw new BotSetupError(
+          `bot.webhook("${name}"): declare idempotencyHeader or idempotencyKey, not both (idempotencyKey gets the request's headers too, to read a header first).`,
+        );
+      }
       webhooks.set(name, { options, handler });
       return api;
     },

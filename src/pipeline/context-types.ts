@@ -181,14 +181,15 @@ export interface WebhookContext<S = unknown> extends BaseContext<S> {
     rawBody: Buffer;
     headers: Readonly<Record<string, string | string[] | undefined>>;
     query: Readonly<Record<string, string>>;
-    /** The idempotency key, when the webhook declares where to find it. */
+    /** The idempotency key, when the webhook declares where to find it (`idempotencyHeader`, `idempotencyKey`). */
     idempotencyKey: string | undefined;
   };
   /**
-   * `fn`'s result (JSON), called once per request key (`idempotencyHeader`'s value, or a
-   * timestamped signature): recorded and committed before it is handed back, so the sender's
-   * retry of a request that failed or whose process died gets it without calling. A request with
-   * no key is a new one each time: `fn` is called. Names must be in the same order on each run.
+   * `fn`'s result (JSON), called once per request key (`idempotencyHeader`'s value, what
+   * `idempotencyKey` read, or a timestamped signature): recorded and committed before it is
+   * handed back, so the sender's retry of a request that failed or whose process died gets it
+   * without calling. A request with no key is a new one each time: `fn` is called. Names must be
+   * in the same order on each run.
    */
   external<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T>;
 }

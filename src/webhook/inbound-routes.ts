@@ -1,14 +1,16 @@
 /**
  * Inbound webhooks: `bot.webhook(name, options, handler)` is served at `POST /webhooks/<bot>/<name>`.
  * Order of checks: route (404) → method (405: a webhook takes POST) → bot ready (503) → body
- * size (413) → signature or token (401) → body parse (400) → idempotency (200
- * {"duplicate":true} once handled; 503 while a run with the key is under way) → bot not stopping
- * (503) → handler (200, or 500 if it throws).
+ * size (413) → signature or token (401) → body parse (400) → idempotency key (400 when the
+ * webhook's `idempotencyKey` throws or returns no string) → idempotency (200 {"duplicate":true}
+ * once handled; 503 while a run with the key is under way) → bot not stopping (503) → handler
+ * (200, or 500 if it throws).
  *
- * A request with a key (an idempotency header, or a signature's replay key) is claimed for its
- * run, marked handled once it succeeded, released when it failed; a process that died mid-run
- * leaves a claim that expires, so the sender's retry runs the handler again, its sends recorded
- * under the key returning what the first run made. A header's key, its mark and its records are
+ * A request with a key (an idempotency header's, one its webhook's `idempotencyKey` reads from the
+ * verified request, or a signature's replay key) is claimed for its run, marked handled once it
+ * succeeded, released when it failed; a process that died mid-run leaves a claim that expires, so
+ * the sender's retry runs the handler again, its sends recorded under the key returning what the
+ * first run made. A declared key, its mark and its records are
  * kept for the webhook's idempotency window (config `webhooks.<name>.idempotency_window`).
  */
 import { createHash } from "node:crypto";
@@ -21,7 +23,7 @@ import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
-import type { WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
+import type { WebhookKeySource, WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface InboundBot {
   runtime: WebhookRuntime;
@@ -117,15 +119,29 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     log.warn({ reason: verdict.reason }, "webhook request refused");
     return fail(reply, 401, `unauthorized: ${verdict.reason}`);
   }
-  const body = parseBody(rawBody, request.headers["content-type"]);
-  const headerKey = options.idempotencyHeader
-    ? request.headers[options.idempotencyHeader.toLowerCase()]
-    : undefined;
-  const idempotencyKey = Array.isArray(headerKey) ? headerKey[0] : headerKey;
+  const source: WebhookKeySource = {
+    body: parseBody(rawBody, request.headers["content-type"]),
+    rawBody,
+    headers: request.headers,
+    query: request.query as Record<string, string>,
+  };
+  const read = readKey(options, source);
+  if (typeof read === "object") {
+    log.warn(
+      { err: read.err, reason: read.reason },
+      "webhook request refused: its idempotency key could not be read",
+    );
+    return fail(
+      reply,
+      400,
+      `the idempotency key could not be read: webhook ${name}'s idempotencyKey ${read.reason}`,
+    );
+  }
+  const idempotencyKey = read;
   const claimKey = idempotencyKey ?? verdict.replayKey;
   const storeKey =
     claimKey === undefined ? undefined : `${name}:${createHash("sha256").update(claimKey).digest("hex")}`;
-  // A header's key is kept for the webhook's window, and so is all its runs recorded under it.
+  // A declared key is kept for the webhook's window, and so is all its runs recorded under it.
   const keptMs = idempotencyKey === undefined ? undefined : bot.idempotencyWindowMs(name);
   if (storeKey !== undefined) {
     const claimed = await claim(bot, storeKey, clock.now());
@@ -154,13 +170,7 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
       // Assigned, not spread: the base context's helpers are getters on its prototype.
       (base): WebhookContext<unknown> =>
         Object.assign(base, {
-          request: {
-            body,
-            rawBody,
-            headers: request.headers,
-            query: request.query as Record<string, string>,
-            idempotencyKey,
-          },
+          request: { ...source, idempotencyKey },
         }),
       (ctx) => raceAbort(Promise.resolve(target.handler(ctx)), signal),
       // Its sends are recorded under the key: a run again (after a crash) makes none twice.
@@ -180,6 +190,37 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   } finally {
     timeout.clear();
   }
+}
+
+/**
+ * A verified request's idempotency key: its `idempotencyHeader`'s value, or what the webhook's
+ * `idempotencyKey` returns (`undefined`: the request has none); else why none could be read.
+ */
+function readKey(options: WebhookOptions, source: WebhookKeySource) {
+  if (options.idempotencyKey === undefined) {
+    const value = options.idempotencyHeader
+      ? source.headers[options.idempotencyHeader.toLowerCase()]
+      : undefined;
+    return Array.isArray(value) ? value[0] : value;
+  }
+  let key: unknown;
+  try {
+    key = options.idempotencyKey(source);
+  } catch (err) {
+    return { reason: "threw", err };
+  }
+  if (key === undefined || (typeof key === "string" && key !== "")) return key;
+  // An async function's promise: its key comes too late, and its rejection must not go unhandled.
+  if (key instanceof Promise) key.catch(() => {});
+  const got =
+    key === "" || key === null
+      ? JSON.stringify(key)
+      : key instanceof Promise
+        ? "a Promise"
+        : typeof key === "object"
+          ? "an object"
+          : `a ${typeof key}`;
+  return { reason: `returned ${got}, not a string or undefined`, err: undefined };
 }
 
 /** A handled request's claim (a run under way keeps `{ running: <since> }`; older versions kept a time). */

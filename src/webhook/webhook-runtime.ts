@@ -20,9 +20,18 @@ export interface WebhookOptions {
    * a key is remembered for the config's `webhooks.<name>.idempotency_window` (default 3 days).
    */
   idempotencyHeader?: string;
+  /**
+   * Reads the idempotency key from a verified request instead (e.g. the event id in Stripe's
+   * body): the key, or `undefined` when the request has none. A throw or any other value refuses
+   * the request (400). Not together with `idempotencyHeader`.
+   */
+  idempotencyKey?: (request: WebhookKeySource) => string | undefined;
   /** Largest body accepted, in bytes (default 1 MiB). */
   maxBodyBytes?: number;
 }
+
+/** What a webhook's `idempotencyKey` reads: the request as its handler gets it, but its key. */
+export type WebhookKeySource = Omit<WebhookContext["request"], "idempotencyKey">;
 
 /** A `bot.webhook(name, options, handler)` declaration. */
 export interface WebhookDeclaration<S = unknown> {
