@@ -193,15 +193,18 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
 }
 
 /**
- * A verified request's idempotency key: its `idempotencyHeader`'s value, or what the webhook's
- * `idempotencyKey` returns (`undefined`: the request has none); else why none could be read.
+ * A verified request's idempotency key: its `idempotencyHeader`'s value (none if empty), or what
+ * the webhook's `idempotencyKey` returns (`undefined`: the request has none); else why none could
+ * be read.
  */
 function readKey(options: WebhookOptions, source: WebhookKeySource) {
   if (options.idempotencyKey === undefined) {
     const value = options.idempotencyHeader
       ? source.headers[options.idempotencyHeader.toLowerCase()]
       : undefined;
-    return Array.isArray(value) ? value[0] : value;
+    const key = Array.isArray(value) ? value[0] : value;
+    // An empty header is none: else every request sending one would share the key "".
+    return key === "" ? undefined : key;
   }
   let key: unknown;
   try {

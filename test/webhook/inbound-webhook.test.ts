@@ -147,6 +147,13 @@ describe("ctx.external in a webhook handler", () => {
     expect(await ticket({})).toEqual({ status: 200, body: { ticket: 4 } });
     expect(tickets).toBe(4);
   });
+
+  it("takes an empty idempotency header for none: two such requests are two requests", async () => {
+    const before = tickets;
+    const ticket = () => post("/webhooks/hooks/ticket", "{}", { "x-id": "" });
+    expect(await ticket()).toEqual({ status: 200, body: { ticket: before + 1 } });
+    expect(await ticket()).toEqual({ status: 200, body: { ticket: before + 2 } });
+  });
 });
 
 describe("GitHub-style signatures and idempotency keys", () => {
