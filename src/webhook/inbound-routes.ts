@@ -10,8 +10,8 @@
  * verified request, or a signature's replay key) is claimed for its run, marked handled once it
  * succeeded, released when it failed; a process that died mid-run leaves a claim that expires, so
  * the sender's retry runs the handler again, its sends recorded under the key returning what the
- * first run made. A declared key, its mark and its records are
- * kept for the webhook's idempotency window (config `webhooks.<name>.idempotency_window`).
+ * first run made. A declared key, its mark and its records are kept for the webhook's idempotency
+ * window (config `webhooks.<name>.idempotency_window`).
  */
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
