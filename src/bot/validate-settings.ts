@@ -3,7 +3,7 @@ import type { ConfigPath, ConfigProblem } from "../config/config-problem.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { isSecretPath, redact } from "../config/secrets.ts";
-import { issuesToProblems, shapeOf, unwrapSchema } from "../config/zod-problems.ts";
+import { issuesToProblems, type SchemaDef, shapeOf, unwrapSchema } from "../config/zod-problems.ts";
 import type { BotDefinition, SettingsOf } from "./define-bot.ts";
 
 /**
@@ -71,7 +71,7 @@ function unknownSettings(
   const problems: ConfigProblem[] = [];
   const visit = (node: unknown, value: unknown, path: ConfigPath, depth: number): void => {
     if (depth > 32 || value === null || typeof value !== "object" || Array.isArray(value)) return;
-    const def = unwrapSchema(node);
+    const def = unwrapSchema(optionFor(node, value));
     const shape = shapeOf(def);
     if (def === undefined || shape === undefined) return;
     const strips = def.type === "object" ? def.catchall === undefined : def.unknownKeys === "strip";
@@ -88,4 +88,34 @@ function unknownSettings(
   };
   visit(schema, input, at, 0);
   return problems;
+}
+
+/**
+ * For a union (through optional/default wrappers), the option `value` is checked against: the one
+ * it parses with the fewest issues (the first on a tie), so that `{ type: hmac, header }` is held
+ * to the hmac option's fields, not to the first option's. Any other schema as it is.
+ */
+function optionFor(node: unknown, value: unknown): unknown {
+  let current = node;
+  for (let i = 0; i < 20 && current; i++) {
+    const holder = current as { _zod?: { def?: SchemaDef }; _def?: SchemaDef };
+    const def = holder._zod?.def ?? holder._def;
+    if (def === undefined || def.shape !== undefined) return current;
+    if (def.options !== undefined) {
+      const issues = def.options.map((option) => issueCount(option, value));
+      return def.options[issues.indexOf(Math.min(...issues))];
+    }
+    current = def.innerType ?? def.in;
+  }
+  return node;
+}
+
+function issueCount(schema: unknown, value: unknown): number {
+  try {
+    const result = (schema as { safeParse(v: unknown): { error?: { issues: unknown[] } } }).safeParse(value);
+    return result.error?.issues.length ?? 0;
+  } catch {
+    // An async refinement: safeParse throws; such an option is taken last.
+    return Number.POSITIVE_INFINITY;
+  }
 }

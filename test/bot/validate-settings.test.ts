@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { loadBots } from "../../src/bot/load-bots.ts";
 import { loadBotModule } from "../../src/bot/load-module.ts";
 import { isModuleError } from "../../src/bot/module-error.ts";
@@ -85,6 +86,32 @@ describe("validateBotSettings", () => {
     );
     expect(err.format()).toMatchInlineSnapshot(
       `"test/fixtures/bots/bad-settings.yaml:27:23 bots.async.settings.name: is taken: pick another name"`,
+    );
+  });
+});
+
+describe("validateBotSettings with a union of objects", () => {
+  const Verify = z.discriminatedUnion("type", [
+    z.object({ type: z.literal("github"), secret: z.string() }),
+    z.object({ type: z.literal("hmac"), secret: z.string(), header: z.string().optional() }),
+    z.object({ type: z.literal("bearer"), token: z.string() }),
+  ]);
+  const definition = {
+    settings: z.object({ verify: Verify, fallback: Verify.optional() }),
+    setup() {},
+  };
+
+  it("holds each value to the fields of the option it is, not to the first option's", async () => {
+    const { config, source } = await loadConfigWithSource(`${DIR}/union-settings.yaml`);
+    expect(await validateBotSettings("signed", definition, config.bots.signed?.settings, source)).toEqual({
+      verify: { type: "hmac", secret: "fake-hmac-secret", header: "Stripe-Signature" },
+      fallback: { type: "bearer", token: "fake-bearer-token" },
+    });
+    const err = await configError(() =>
+      validateBotSettings("typo", definition, config.bots.typo?.settings, source),
+    );
+    expect(err.format()).toMatchInlineSnapshot(
+      `"test/fixtures/bots/union-settings.yaml:16:55 bots.typo.settings.verify.headr: is not a setting of this bot: did you mean "header"?"`,
     );
   });
 });
