@@ -267,11 +267,11 @@ export class EffectRun {
     return this.#record(key, made(result), at, write);
   }
 
-  /** Effect `key`'s record `was` replaced by `now`, if it holds it still. */
-  async #swap(key: string, was: EffectRecord, now: EffectRecord): Promise<void> {
+  /** Effect `key`'s record `was` replaced by `now` (deleted if undefined), if it holds it still. */
+  async #swap(key: string, was: EffectRecord, now: EffectRecord | undefined): Promise<void> {
     const text = JSON.stringify(was);
     const fn = (current: JsonValue | undefined) =>
-      JSON.stringify(current) === text ? (now as unknown as JsonValue) : current;
+      JSON.stringify(current) === text ? (now as unknown as JsonValue | undefined) : current;
     await this.store.applyWrites([{ op: "update", key, fn, ttlMs: this.options.ttlMs }]);
   }
 
@@ -292,7 +292,12 @@ export class EffectRun {
     // Expected as read (most often absent): a networked store then makes the claim in one write.
     const expect = was ?? null;
     await this.store.applyWrites([{ op: "update", key, fn, ttlMs: this.options.ttlMs, expect }]);
-    if (held === undefined) await this.options.commit?.();
+    // Not committed (the disk full): withdrawn, its effect not begun, or the next attempt waits on it.
+    if (held === undefined)
+      await this.options.commit?.().catch(async (err: unknown) => {
+        await this.#swap(key, mine, over).catch(() => {});
+        throw err;
+      });
     return held;
   }
 
@@ -379,10 +384,7 @@ export class EffectRun {
     return run;
   }
 
-  #list(): EffectRecord[] {
-    this.#made ??= [];
-    return this.#made;
-  }
+  readonly #list = (): EffectRecord[] => (this.#made ??= []);
 
   /** Stores the finished record; `at`: its place in {@link made} (where its pending record was). */
   async #record<T extends JsonValue>(

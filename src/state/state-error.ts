@@ -42,12 +42,16 @@ export class StateError extends BothostError<StateErrorCode> {
 }
 
 /**
- * True when the store could not be reached or did not answer (`STATE_UNAVAILABLE`: a Redis outage)
- * or refused this instance's write (`STATE_FENCED`: the bot's lease is lost): conditions of the
- * deployment, which pass or move the bot elsewhere, not faults of the code that used the store.
+ * True when the store could not be reached or did not answer (`STATE_UNAVAILABLE`: a Redis outage),
+ * could not write to its disk (`STATE_IO`: the embedded store's disk full, say), or refused this
+ * instance's write (`STATE_FENCED`: the bot's lease is lost): conditions of the deployment, which
+ * pass or move the bot elsewhere, not faults of the code that used the store.
  */
 export function isStoreOutage(err: unknown): err is StateError {
-  return err instanceof StateError && (err.code === "STATE_UNAVAILABLE" || err.code === "STATE_FENCED");
+  return (
+    err instanceof StateError &&
+    (err.code === "STATE_UNAVAILABLE" || err.code === "STATE_IO" || err.code === "STATE_FENCED")
+  );
 }
 
 /** True for any {@link StateError}. */

@@ -1,0 +1,85 @@
+/**
+ * The embedded store's disk full: its writes refused for real by the OS. The test process lowers
+ * its own file size limit (`prlimit --fsize`) to the size its state log has, so each append to it
+ * fails (EFBIG, the same path as ENOSPC: the write(2) fails, the store keeps the changes in memory
+ * and says `STATE_IO`), then lifts it: space is back. A real daemon in this process against the
+ * sandbox over HTTP, on the test clock.
+ */
+import { spawnSync } from "node:child_process";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
+
+const BOT = "order-bot@sandbox.example";
+
+/** Set this process's file size limit: every write past `bytes` into any file fails. */
+function limitFiles(bytes: number | "unlimited"): void {
+  const r = spawnSync("prlimit", ["--pid", String(process.pid), `--fsize=${bytes}:unlimited`]);
+  if (r.status !== 0) throw new Error(`prlimit failed: ${r.stderr}`);
+}
+
+let up: GatedDaemon | undefined;
+/** The daemon running now (`up.running` is the first one). */
+let running: InProcessDaemon;
+afterEach(async () => {
+  limitFiles("unlimited");
+  if (up) up.running = running;
+  await closeGatedDaemon(up);
+  up = undefined;
+});
+
+/** The state log can grow no more: the disk is full, as far as the store can tell. */
+const fillDisk = () => limitFiles(statSync(join(up!.dir, "state.log")).size);
+
+const orders = defineBot({
+  setup(bot) {
+    bot.on("message", async (ctx) => {
+      const n = ((await ctx.state.get<number>("orders")) ?? 0) + 1;
+      await ctx.state.set("orders", n);
+      await ctx.reply(`${ctx.text}: order ${n}`);
+    });
+  },
+});
+
+async function start(): Promise<void> {
+  up = await startGatedDaemon({ name: "orders", email: BOT, fullName: "Orders", definition: orders });
+  running = up.running;
+}
+
+const said = (count: number) => saidAtLeast(up!.sandbox, BOT, count);
+
+/** Runs every attempt of the default retries (after 2, 4, 8 and 16 s), each failing on the full disk. */
+async function everyAttemptFails(): Promise<void> {
+  for (let n = 1; n <= 4; n++) {
+    await expect.poll(() => running.logged(`${STORE_OUTAGE_LINE}; running`).length).toBe(n);
+    await up!.clock.advance(2_000 * 2 ** (n - 1));
+  }
+  await expect.poll(() => running.logged(STORE_WAIT_LINE).length).toBe(1);
+}
+
+it("a message that comes while the disk is full waits for it, no handler failure, no dead letter, and is answered once when space is back", async () => {
+  await start();
+  const a = up!.dm("a");
+  expect(await said(1)).toEqual(["a: order 1"]);
+  await running.ledger.until("orders", a, 5_000, () => new Error("a never recorded handled"));
+  fillDisk();
+  up!.dm("b");
+  await everyAttemptFails();
+  // Its reply could not be claimed durably: not made.
+  expect(botSaid(up!.sandbox, BOT)).toEqual(["a: order 1"]);
+  expect(running.logged("handler failed")).toEqual([]);
+  expect(running.logged("could not keep the failed event as a dead letter")).toEqual([]);
+  limitFiles("unlimited");
+  await up!.clock.advance(1_000);
+  expect(await said(2)).toEqual(["a: order 1", "b: order 2"]);
+  // Nothing doubled after a restart: every write the disk refused landed once space was back.
+  running = await up!.restart();
+  up!.dm("c");
+  expect(await said(3)).toEqual(["a: order 1", "b: order 2", "c: order 3"]);
+  expect(await running.daemon.letters.list()).toEqual([]);
+});
