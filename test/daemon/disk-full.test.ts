@@ -36,12 +36,19 @@ afterEach(async () => {
 /** The state log can grow no more: the disk is full, as far as the store can tell. */
 const fillDisk = () => limitFiles(statSync(join(up!.dir, "state.log")).size);
 
+let filled = false;
 const orders = defineBot({
   setup(bot) {
     bot.on("message", async (ctx) => {
       const n = ((await ctx.state.get<number>("orders")) ?? 0) + 1;
       await ctx.state.set("orders", n);
       await ctx.reply(`${ctx.text}: order ${n}`);
+      // The disk fills right after the reply (the first time): neither its record nor the
+      // message's mark lands.
+      if (ctx.text === "last before full" && !filled) {
+        filled = true;
+        fillDisk();
+      }
     });
   },
 });
@@ -49,6 +56,16 @@ const orders = defineBot({
 async function start(): Promise<void> {
   up = await startGatedDaemon({ name: "orders", email: BOT, fullName: "Orders", definition: orders });
   running = up.running;
+}
+
+/**
+ * Stop the daemon while the disk is still full: its store's last flush is refused (the stop fails
+ * with the store's error), so the disk holds what a kill -9 would have left. Then start it again
+ * with space back.
+ */
+async function stopFullThenStart(): Promise<void> {
+  await expect(running.stop()).rejects.toMatchObject({ code: "STATE_IO" });
+  running = await up!.restart(() => limitFiles("unlimited"));
 }
 
 const said = (count: number) => saidAtLeast(up!.sandbox, BOT, count);
@@ -62,7 +79,8 @@ async function everyAttemptFails(): Promise<void> {
   await expect.poll(() => running.logged(STORE_WAIT_LINE).length).toBe(1);
 }
 
-it("a message that comes while the disk is full waits for it, no handler failure, no dead letter, and is answered once when space is back", async () => {
+/** "a" answered and recorded, then the disk full, then "b": every attempt of its run fails. */
+async function bWaitsOnFullDisk(): Promise<void> {
   await start();
   const a = up!.dm("a");
   expect(await said(1)).toEqual(["a: order 1"]);
@@ -70,6 +88,10 @@ it("a message that comes while the disk is full waits for it, no handler failure
   fillDisk();
   up!.dm("b");
   await everyAttemptFails();
+}
+
+it("a message that comes while the disk is full waits for it, no handler failure, no dead letter, and is answered once when space is back", async () => {
+  await bWaitsOnFullDisk();
   // Its reply could not be claimed durably: not made.
   expect(botSaid(up!.sandbox, BOT)).toEqual(["a: order 1"]);
   expect(running.logged("handler failed")).toEqual([]);
@@ -82,4 +104,27 @@ it("a message that comes while the disk is full waits for it, no handler failure
   up!.dm("c");
   expect(await said(3)).toEqual(["a: order 1", "b: order 2", "c: order 3"]);
   expect(await running.daemon.letters.list()).toEqual([]);
+});
+
+it("stopped while the disk is still full (all a kill leaves on disk): the next start answers the message once", async () => {
+  await bWaitsOnFullDisk();
+  await stopFullThenStart();
+  expect(await said(2)).toEqual(["a: order 1", "b: order 2"]);
+  up!.dm("c");
+  expect(await said(3)).toEqual(["a: order 1", "b: order 2", "c: order 3"]);
+  expect(running.logged("handler failed")).toEqual([]);
+});
+
+it("a reply made just before the disk filled is not made again after a restart", async () => {
+  await start();
+  up!.dm("last before full");
+  expect(await said(1)).toEqual(["last before full: order 1"]);
+  // Its result and the message's handled mark are refused; only its claim, made before, is on disk.
+  await expect.poll(() => running.logged("could not record handled messages").length).toBeGreaterThan(0);
+  // Some time passes: the restarted daemon takes the claim for one a crash cut short.
+  await up!.clock.advance(1_000);
+  await stopFullThenStart();
+  up!.dm("next");
+  expect(await said(2)).toEqual(["last before full: order 1", "next: order 2"]);
+  expect(running.logged("handler failed")).toEqual([]);
 });
