@@ -23,7 +23,9 @@ export async function openState(config: Config, log: Logger, statePath?: string)
   const state = config.state;
   if (state.redis === undefined || statePath !== undefined) {
     return {
-      store: await FileStore.open(statePath ?? state.path ?? stateDefaults.path),
+      store: await FileStore.open(statePath ?? state.path ?? stateDefaults.path, {
+        log: log.child({ component: "state" }),
+      }),
       coordinator: undefined,
     };
   }

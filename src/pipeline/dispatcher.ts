@@ -5,7 +5,7 @@ import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
-import { DeliveryLedger, LedgerCommits, type MessageLedger } from "./delivery-ledger.ts";
+import { DeliveryLedger, type MessageLedger } from "./delivery-ledger.ts";
 import type { Move } from "./dialogs/dialog-moves.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { DialogEngine } from "./dialogs/dialog-runs.ts";
@@ -13,6 +13,7 @@ import type { Dialogs } from "./dialogs/dialogs.ts";
 import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
+import { LedgerCommits } from "./ledger-commits.ts";
 import { type DispatcherParts, HandlerRuns } from "./runs.ts";
 import { WebhookLedger } from "./webhook-ledger.ts";
 

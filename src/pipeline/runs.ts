@@ -24,7 +24,6 @@ import {
   type SignalSource,
 } from "./context.ts";
 import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
-import type { LedgerCommitOptions } from "./delivery-ledger.ts";
 import {
   closeLog,
   type DialogEndParts,
@@ -42,6 +41,7 @@ import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, type HandlerFailures, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
+import type { LedgerCommitOptions } from "./ledger-commits.ts";
 import { RouterError } from "./router-error.ts";
 
 type FailedArgs = [

@@ -29,9 +29,26 @@ export interface FileStoreOptions {
   compactAfterBytes?: number;
   /** Also flush in the background this often, in ms (0 = only on flush()/close()). @default 1000 */
   autoFlushMs?: number;
-  /** Where recoveries and failed background flushes are reported (a pino logger fits). */
-  log?: { warn(obj: object, msg?: string): void };
+  /**
+   * Where recoveries, failed compactions, and the disk refusing writes (once, then once more when
+   * it takes them again) are reported (a pino logger fits; without `error`/`info`, `warn` says it).
+   */
+  log?: StoreLog;
 }
+
+/** The logger FileStore reports to. */
+export interface StoreLog {
+  warn(obj: object, msg?: string): void;
+  error?(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+}
+
+/** Logged (error) when the disk first refuses a write of the store's. */
+export const DISK_REFUSED_LINE =
+  "the state store cannot write to its disk: its changes are kept in memory and written once it can";
+/** Logged (info) when the disk takes the store's writes again. */
+export const DISK_BACK_LINE =
+  "the state store writes to its disk again: every change kept in memory is written";
 
 /** What loading had to repair; all zero/false after a clean shutdown. */
 export interface RecoveryReport {
@@ -65,6 +82,10 @@ export class FileStore extends StoreView implements StateBackend {
   /** Flushes, compactions and waiting commits queued or running (see enqueue). */
   private queued = 0;
   private readonly compactAfterBytes: number;
+  /** No compaction before the log is this large: one that failed waits for the log to grow as much again. */
+  private compactAt: number;
+  /** When the disk began refusing the store's writes (by `now`); undefined while it takes them. */
+  private refusedSince: number | undefined;
 
   private constructor(
     table: Table,
@@ -78,13 +99,13 @@ export class FileStore extends StoreView implements StateBackend {
   ) {
     super(table, "", { closed: false, description: dir });
     this.compactAfterBytes = options.compactAfterBytes ?? 4 * 1024 * 1024;
+    this.compactAt = this.compactAfterBytes;
     const every = options.autoFlushMs ?? 1000;
     if (every > 0) {
       this.timer = setInterval(() => {
         if (this.pending.length === 0 && !this.writer.unsynced && this.logState === "ok") return;
-        this.enqueue(() => this.writeOut(true)).catch((err: unknown) => {
-          options.log?.warn({ err, dir }, "background state flush failed; retrying on the next flush");
-        });
+        // A refusal of the disk is reported by refused(), once; the next flush retries.
+        this.enqueue(() => this.writeOut(true)).catch(() => {});
       }, every);
       this.timer.unref();
     }
@@ -162,7 +183,7 @@ export class FileStore extends StoreView implements StateBackend {
     this.checkOpen();
     if (this.compacting || this.logState !== "ok") return this.enqueue(() => this.writeOut(false));
     this.writeBuffered();
-    if (this.writer.bytes > this.compactAfterBytes) this.compactSoon();
+    if (this.writer.bytes > this.compactAt) this.compactSoon();
   }
 
   /** {@link commit} done synchronously; false, writing nothing, while a compaction is queued, running or being repaired. */
@@ -170,7 +191,7 @@ export class FileStore extends StoreView implements StateBackend {
     this.checkOpen();
     if (!this.canCommitNow()) return false;
     this.writeBuffered();
-    if (this.writer.bytes > this.compactAfterBytes) this.compactSoon();
+    if (this.writer.bytes > this.compactAt) this.compactSoon();
     return true;
   }
 
@@ -212,12 +233,15 @@ export class FileStore extends StoreView implements StateBackend {
       try {
         await this.writer.sync();
       } catch (err) {
-        throw ioError(
-          `sync ${join(this.dir, LOG)} to disk`,
-          err,
-          "Check the disk; the changes are written but not known to be on disk, and the next flush retries.",
+        throw this.refused(
+          ioError(
+            `sync ${join(this.dir, LOG)} to disk`,
+            err,
+            "Check the disk; the changes are written but not known to be on disk, and the next flush retries.",
+          ),
         );
       }
+      this.accepted();
       synced = true;
     }
     if (wrote || synced) await this.compactIfLarge();
@@ -229,10 +253,30 @@ export class FileStore extends StoreView implements StateBackend {
     try {
       this.writer.write(`${this.pending.join("\n")}\n`);
     } catch (err) {
-      throw ioError(`write ${join(this.dir, LOG)}`, err, RETRY_ADVICE);
+      throw this.refused(ioError(`write ${join(this.dir, LOG)}`, err, RETRY_ADVICE));
     }
     this.pending.length = 0;
+    this.accepted();
     return true;
+  }
+
+  /** `err`, the disk's refusal of a write: said once, when it begins refusing. */
+  private refused(err: StateError): StateError {
+    if (this.refusedSince === undefined) {
+      this.refusedSince = this.table.now();
+      const log = this.options.log;
+      (log?.error ?? log?.warn)?.call(log, { err, dir: this.dir }, DISK_REFUSED_LINE);
+    }
+    return err;
+  }
+
+  /** A write landed: said once, when the disk had refused the ones before it. */
+  private accepted(): void {
+    if (this.refusedSince === undefined) return;
+    const refusedForMs = this.table.now() - this.refusedSince;
+    this.refusedSince = undefined;
+    const log = this.options.log;
+    (log?.info ?? log?.warn)?.call(log, { dir: this.dir, refusedForMs }, DISK_BACK_LINE);
   }
 
   /** A commit must not wait for a compaction. */
@@ -246,11 +290,18 @@ export class FileStore extends StoreView implements StateBackend {
   }
 
   private async compactIfLarge(): Promise<void> {
-    if (this.logState !== "ok" || this.writer.bytes <= this.compactAfterBytes) return;
-    await this.compact().catch((err: unknown) => {
-      // Either the log still holds every change, or writes wait until repairLog() succeeds.
-      this.options.log?.warn({ err, dir: this.dir }, "state compaction failed; the log keeps growing");
-    });
+    if (this.logState !== "ok" || this.writer.bytes <= this.compactAt) return;
+    await this.compact().then(
+      () => {
+        this.compactAt = this.compactAfterBytes;
+      },
+      (err: unknown) => {
+        // Either the log still holds every change, or writes wait until repairLog() succeeds. Not
+        // tried again at each commit (a snapshot the disk has no room for costs a whole write).
+        this.compactAt = this.writer.bytes + this.compactAfterBytes;
+        this.options.log?.warn({ err, dir: this.dir }, "state compaction failed; the log keeps growing");
+      },
+    );
   }
 
   private async repairLog(): Promise<void> {
@@ -259,7 +310,9 @@ export class FileStore extends StoreView implements StateBackend {
       if (this.logState === "needs-snapshot") await this.compact();
       else await this.startLog();
     } catch (err) {
-      throw ioError(`start a fresh ${join(this.dir, LOG)} after a compaction`, err, RETRY_ADVICE);
+      throw this.refused(
+        ioError(`start a fresh ${join(this.dir, LOG)} after a compaction`, err, RETRY_ADVICE),
+      );
     }
   }
 

@@ -1,27 +1,19 @@
 /**
- * The embedded store's disk full: its writes refused for real by the OS. The test process lowers
- * its own file size limit (`prlimit --fsize`) to the size its state log has, so each append to it
- * fails (EFBIG, the same path as ENOSPC: the write(2) fails, the store keeps the changes in memory
- * and says `STATE_IO`), then lifts it: space is back. A real daemon in this process against the
+ * The embedded store's disk full: its writes refused for real by the OS (test/support/
+ * file-size-limit.ts: each append to the state log fails, the store keeps the changes in memory
+ * and says `STATE_IO`), then space back. A real daemon in this process against the
  * sandbox over HTTP, on the test clock.
  */
-import { spawnSync } from "node:child_process";
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { fillDiskAt, limitFiles } from "../support/file-size-limit.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
-
-/** Set this process's file size limit: every write past `bytes` into any file fails. */
-function limitFiles(bytes: number | "unlimited"): void {
-  const r = spawnSync("prlimit", ["--pid", String(process.pid), `--fsize=${bytes}:unlimited`]);
-  if (r.status !== 0) throw new Error(`prlimit failed: ${r.stderr}`);
-}
 
 let up: GatedDaemon | undefined;
 /** The daemon running now (`up.running` is the first one). */
@@ -34,12 +26,13 @@ afterEach(async () => {
 });
 
 /** The state log can grow no more: the disk is full, as far as the store can tell. */
-const fillDisk = () => limitFiles(statSync(join(up!.dir, "state.log")).size);
+const fillDisk = () => fillDiskAt(join(up!.dir, "state.log"));
 
 let filled = false;
 const orders = defineBot({
   setup(bot) {
     bot.on("message", async (ctx) => {
+      if (ctx.text === "quiet") return;
       const n = ((await ctx.state.get<number>("orders")) ?? 0) + 1;
       await ctx.state.set("orders", n);
       await ctx.reply(`${ctx.text}: order ${n}`);
@@ -96,9 +89,20 @@ it("a message that comes while the disk is full waits for it, no handler failure
   expect(botSaid(up!.sandbox, BOT)).toEqual(["a: order 1"]);
   expect(running.logged("handler failed")).toEqual([]);
   expect(running.logged("could not keep the failed event as a dead letter")).toEqual([]);
+  // Messages handled meanwhile with nothing to record first: their marks' saves fail, said once.
+  const quiet = () =>
+    up!.sandbox.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "quiet" }).id;
+  quiet();
+  const last = quiet();
+  await running.ledger.until("orders", last, 5_000, () => new Error("the quiet ones never handled"));
+  expect(running.logged("could not record handled messages")).toHaveLength(1);
   limitFiles("unlimited");
   await up!.clock.advance(1_000);
   expect(await said(2)).toEqual(["a: order 1", "b: order 2"]);
+  await expect
+    .poll(() => running.logged("handled messages are recorded in the state store again"))
+    .toHaveLength(1);
+  expect(running.logged("could not record handled messages")).toHaveLength(1);
   // Nothing doubled after a restart: every write the disk refused landed once space was back.
   running = await up!.restart();
   up!.dm("c");

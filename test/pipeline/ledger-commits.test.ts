@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/api/logger.ts";
-import { DeliveryLedger, LedgerCommits } from "../../src/pipeline/delivery-ledger.ts";
+import { DeliveryLedger } from "../../src/pipeline/delivery-ledger.ts";
+import { LedgerCommits } from "../../src/pipeline/ledger-commits.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 
 const dirs: string[] = [];

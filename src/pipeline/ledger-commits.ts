@@ -1,0 +1,115 @@
+import type { Logger } from "../api/logger.ts";
+import { nextTurn } from "../time/clock.ts";
+import type { MessageLedger } from "./delivery-ledger.ts";
+
+/**
+ * Committing the ledger: every handled message is recorded durably before its conversation's
+ * next message can do anything observable, so a crash (kill -9, a lost lease) never runs a
+ * finished handler again. One commit covers every completion of the same turn of the event loop.
+ */
+export interface LedgerCommitOptions {
+  log: Logger;
+  /** Make the store's writes survive a crash of this process (the daemon's `commit`, else `flush`). */
+  commit(): Promise<void>;
+  /**
+   * The store's synchronous commit, where it has one (a solo daemon's FileStore): the writes it
+   * makes are durable when it returns true.
+   */
+  syncCommit: { ready(): boolean; commit(): boolean } | undefined;
+}
+
+/** The completions of this turn are committed synchronously at its end (see {@link LedgerCommits.finish}). */
+const IN_TURN = Symbol("in-turn commit");
+
+export class LedgerCommits {
+  /** The ledger completions go to (a bot started again opens a new one: cluster failover). */
+  readonly ledger: MessageLedger;
+  readonly #o: LedgerCommitOptions;
+  /**
+   * The commit shared by every completion since the last one: a promise the conversations'
+   * next messages wait for, or IN_TURN for a synchronous commit in a microtask.
+   */
+  #round: Promise<void> | typeof IN_TURN | undefined;
+  /** A commit ran in a microtask of this turn of the event loop; cleared after the turn. */
+  #committedInTurn = false;
+  /** The last save failed (its error logged, the next ones' not until one lands). */
+  #failing = false;
+
+  constructor(ledger: MessageLedger, options: LedgerCommitOptions) {
+    this.ledger = ledger;
+    this.#o = options;
+  }
+
+  /**
+   * Record a completion; the commit must land before the conversation moves on, or a crash runs
+   * a finished handler again (test/e2e/crash-restart.test.ts).
+   *
+   * The turn's first completions are committed synchronously in a microtask queued by the first
+   * of them: the next message starts at once, but only its synchronous part runs before the
+   * commit (what it awaits resumes later, and no I/O is processed until the turn ends). Returns
+   * undefined then. Every later completion of the turn (handlers that return promises settle
+   * one after another in microtasks), or every completion when the store cannot commit
+   * synchronously (a network store, a FileStore compacting), waits for one commit after the
+   * turn (`nextTurn`): the returned promise, which the conversation's next message waits for.
+   * So a burst costs a commit per round of its conversations, not one per concurrency slot.
+   */
+  finish(id: number): Promise<void> | undefined {
+    this.ledger.finish(id);
+    const round = this.#round;
+    if (round !== undefined) return round === IN_TURN ? undefined : round;
+    if (!this.#committedInTurn && this.#o.syncCommit?.ready()) {
+      this.#round = IN_TURN;
+      queueMicrotask(this.#commitInTurn);
+      return undefined;
+    }
+    const hold = nextTurn().then(() => {
+      this.#round = undefined;
+      return this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save();
+    });
+    this.#round = hold;
+    return hold;
+  }
+
+  readonly #commitInTurn = (): void => {
+    this.#round = undefined;
+    if (!this.#committedInTurn) {
+      this.#committedInTurn = true;
+      void nextTurn().then(this.#turnEnded);
+    }
+    // The store applies writes at the call (what syncCommit requires): save() has written its
+    // keys once it returns, and its promise only reports.
+    this.ledger.save().catch((err: unknown) => this.#failed(err));
+    try {
+      // ready() said it would be synchronous; if not, commit the usual way.
+      if (this.#o.syncCommit?.commit()) this.#saved();
+      else void this.#save();
+    } catch (err) {
+      this.#failed(err);
+    }
+  };
+
+  readonly #turnEnded = (): void => {
+    this.#committedInTurn = false;
+  };
+
+  async #save(): Promise<void> {
+    try {
+      await this.ledger.save();
+      await this.#o.commit();
+      this.#saved();
+    } catch (err) {
+      this.#failed(err);
+    }
+  }
+
+  /** Said once while saves fail (each completion saves: a line each would flood the log), and when one lands. */
+  #failed(err: unknown): void {
+    if (!this.#failing) this.#o.log.error({ err }, "could not record handled messages in the state store");
+    this.#failing = true;
+  }
+
+  #saved(): void {
+    if (this.#failing) this.#o.log.info({}, "handled messages are recorded in the state store again");
+    this.#failing = false;
+  }
+}
