@@ -31,6 +31,10 @@ const fillDisk = () => fillDiskAt(join(up!.dir, "state.log"));
 let filled = false;
 const orders = defineBot({
   setup(bot) {
+    bot.command("size", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      await ctx.reply(`${size.text} it is.`);
+    });
     bot.on("message", async (ctx) => {
       if (ctx.text === "quiet") return;
       const n = ((await ctx.state.get<number>("orders")) ?? 0) + 1;
@@ -130,5 +134,30 @@ it("a reply made just before the disk filled is not made again after a restart",
   await stopFullThenStart();
   up!.dm("next");
   expect(await said(2)).toEqual(["last before full: order 1", "next: order 2"]);
+  expect(running.logged("handler failed")).toEqual([]);
+});
+
+it("a dialog's question that comes while the disk is full is asked once when space is back, and its answer taken", async () => {
+  await start();
+  fillDisk();
+  up!.dm("size");
+  await expect
+    .poll(() => running.logged("the state store failed a dialog's write; trying again").length)
+    .toBeGreaterThan(0);
+  // Its send's record could not be made durable: not asked.
+  expect(botSaid(up!.sandbox, BOT)).toEqual([]);
+  limitFiles("unlimited");
+  // Time passes (the tries' pauses) until it is asked.
+  await expect
+    .poll(async () => {
+      await up!.clock.advance(250);
+      return botSaid(up!.sandbox, BOT).length;
+    })
+    .toBe(1);
+  up!.dm("L");
+  expect(await said(2)).toEqual(["Which size?", "L it is."]);
+  running = await up!.restart();
+  up!.dm("a");
+  expect(await said(3)).toEqual(["Which size?", "L it is.", "a: order 1"]);
   expect(running.logged("handler failed")).toEqual([]);
 });
