@@ -29,6 +29,7 @@ import {
   TypingTracker,
   type TypingTrackerOptions,
 } from "./typing/typing-tracker.ts";
+import { SystemBots } from "./users/system-bots.ts";
 import { UserCache, type Users } from "./users/user-cache.ts";
 import { type GroupMembership, UserGroups } from "./users/user-groups.ts";
 
@@ -80,6 +81,8 @@ export interface BotServicesOptions {
 export class BotServices {
   /** Matches the bot's own message events to the sends that carried a local id. */
   readonly echo: LocalEcho;
+  /** The server's system bots, learnt at each registration that fetched `realm_user`. */
+  readonly systemBots = new SystemBots();
   readonly #o: BotServicesOptions;
   readonly #clock: Clock;
   // The helpers are made on first use: a daemon holds one set per bot, and most bots use few.
@@ -193,6 +196,7 @@ export class BotServices {
       realm_users?: readonly unknown[];
       realm_non_active_users?: readonly unknown[];
       realm_user_groups?: readonly unknown[];
+      cross_realm_bots?: readonly unknown[];
     } = {},
   ): void {
     this.#server = server;
@@ -202,6 +206,7 @@ export class BotServices {
     }
     if (initial.realm_users) this.users.seed(initial.realm_users, initial.realm_non_active_users);
     if (initial.realm_user_groups) this.groups.seed(initial.realm_user_groups);
+    this.systemBots.learn(initial.cross_realm_bots);
     this.#trackerOptions ??= {
       expiryMs: server.typing.startedExpiryMs,
       clock: this.#clock,

@@ -18,7 +18,10 @@ export interface Sender {
   email: string;
   /** The sender's role by name; `undefined` when the users cache does not hold them (see `bot.track("users")`). */
   role: RoleName | undefined;
-  /** Whether the sender is a bot; `undefined` when the users cache does not hold them. */
+  /**
+   * Whether the sender is a bot: one of the server's system bots (the Notification Bot, …), or a
+   * user the users cache holds; `undefined` when the users cache does not hold them.
+   */
   isBot: boolean | undefined;
 }
 
@@ -150,11 +153,18 @@ export function sendParams(to: SendTo): SendMessageParams {
   };
 }
 
-/** Who sent a message; `undefined` for other events. `peek` reads the users cache. */
-export function senderOf(event: AnyEvent, peek: (id: number) => User | undefined): Sender | undefined {
+/**
+ * Who sent a message; `undefined` for other events. `peek` reads the users cache, `systemBot`
+ * tells the server's system bots.
+ */
+export function senderOf(
+  event: AnyEvent,
+  peek: (id: number) => User | undefined,
+  systemBot: (id: number, email: string) => boolean = () => false,
+): Sender | undefined {
   const m = messageOf(event);
   if (m === undefined) return undefined;
-  const user = peek(m.sender_id);
+  const user = systemBot(m.sender_id, m.sender_email) ? { is_bot: true, role: undefined } : peek(m.sender_id);
   return {
     id: m.sender_id,
     name: m.sender_full_name,

@@ -321,8 +321,12 @@ class LazyEventContext<S> extends LazyContext<S> {
     return whereOf(this.event, this.bot);
   }
   get sender(): Sender | undefined {
-    const users = this.#services?.users;
-    return senderOf(this.event, (id) => users?.peek(id));
+    const services = this.#services;
+    return senderOf(
+      this.event,
+      (id) => services?.users.peek(id),
+      (id, email) => !!services?.systemBots.has(id, email),
+    );
   }
   get addressed(): "direct" | "mention" | undefined {
     return addressOf(this.event, this.bot) as "direct" | "mention" | undefined;

@@ -82,6 +82,8 @@ export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled
   is_guest: z.boolean().optional(),
   realm_users: z.array(User.partial().extend({ user_id: z.number().int() })).optional(),
   realm_non_active_users: z.array(User.partial().extend({ user_id: z.number().int() })).optional(),
+  /** The server's system bots (the Notification Bot, …), in no organization's user list. */
+  cross_realm_bots: z.array(User.partial().extend({ user_id: z.number().int() })).optional(),
   // realm_user_groups: each group's id, name, members and direct_subgroup_ids
   realm_user_groups: z.array(z.looseObject({ id: z.number().int(), name: z.string() })).optional(),
 });

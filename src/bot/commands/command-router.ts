@@ -7,6 +7,10 @@
  * An addressed message whose first word is no command passes on to the handlers declared after
  * the commands; if none of them takes it, the bot answers with the closest command names. A
  * prefixed word that resembles no command (`!!!`) is left alone.
+ *
+ * A message from a bot (one of the server's system bots, or a user the users cache knows as a
+ * bot) is no command: it passes on to the handlers declared after the commands, and the router
+ * never answers it (no usage, refusal or "unknown command" reply that another bot could answer).
  */
 import { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
@@ -131,6 +135,7 @@ export class CommandRouter {
   readonly middleware: Middleware<BotContext<unknown>> = (ctx, next) => {
     // An event that failed its schema is not read as a command.
     if (ctx.event.type !== "message" || ctx.eventIssue !== undefined) return next();
+    if (ctx.sender?.isBot === true) return next();
     const call = this.#invocation(ctx.event, ctx.bot);
     if (call === undefined) return next();
     const command = this.#byName.get(call.word.toLowerCase());

@@ -1,9 +1,11 @@
 /**
  * The command router's own costs and exactness, against the sandbox over HTTP: what a bot with
- * commands fetches at registration, how numbers are read, and the unknown-command reply.
+ * commands fetches at registration, how numbers are read, and the unknown-command reply; that
+ * it never answers a bot (the sandbox's clock is moved to make the Notification Bot write).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createClient } from "../../../src/api/create-client.ts";
 import { type BotDefinition, defineBot } from "../../../src/bot/define-bot.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox } from "../../../src/sandbox/types.ts";
@@ -12,14 +14,18 @@ import { runBot, type TestBot } from "../../../src/testing/run-bot.ts";
 const OWNER = "owner@sandbox.example";
 const MEMBER = "member@sandbox.example";
 const BOT = "calc-bot@sandbox.example";
+const OTHER = "other-bot@sandbox.example";
 const ORG: OrgInput = {
   realm: { name: "Sandbox", host: "sandbox.example" },
   users: [
     { email: OWNER, full_name: "Olive Owner", role: "owner" },
     { email: MEMBER, full_name: "Mel Member", role: "member" },
   ],
-  bots: [{ email: BOT, full_name: "Calc", type: "generic", owner: OWNER }],
-  channels: [{ name: "general", subscribers: [OWNER, MEMBER, BOT], is_default: true }],
+  bots: [
+    { email: BOT, full_name: "Calc", type: "generic", owner: OWNER },
+    { email: OTHER, full_name: "Other", type: "generic", owner: OWNER },
+  ],
+  channels: [{ name: "general", subscribers: [OWNER, MEMBER, BOT, OTHER], is_default: true }],
 };
 
 let sandbox: Sandbox;
@@ -134,5 +140,79 @@ describe("an unknown command", () => {
     expect((await dm("dance")).content).toBe("taken: dance");
     expect((await dm("ping")).content).toBe("pong");
     expect(bot!.replies().map((m) => m.content)).toEqual(["pong", "taken: dance", "pong"]);
+  });
+});
+
+/** The bot schedules a message and the sandbox's clock passes its time by 11 minutes: the send fails. */
+async function failedScheduledNote(): Promise<number> {
+  const client = createClient({
+    url: sandbox.url,
+    email: BOT,
+    apiKey: sandbox.control.apiKeyOf(BOT),
+    retry: false,
+  });
+  const member = sandbox.control.users().find((u) => u.email === MEMBER)!;
+  await client.scheduledMessages.create({
+    type: "direct",
+    to: [member.user_id],
+    content: "later",
+    scheduled_delivery_timestamp: Math.floor(sandbox.control.now() / 1000) + 60,
+  });
+  sandbox.control.advanceClock(12 * 60_000);
+  const note = sandbox.control.messages().at(-1) as { id: number; sender_id: number; content: string };
+  expect(note.content).toMatch(/^The message you scheduled for .* was not sent/);
+  return note.id;
+}
+
+const ping = (seen: string[]) =>
+  defineBot({
+    setup(bot) {
+      bot.command("ping", (ctx) => ctx.reply("pong"));
+      bot.command("stats", { allow: "moderator" }, (ctx) => ctx.reply("quiet"));
+      bot.on("message", { direct: false }, () => {});
+      bot.on("message", (ctx) => {
+        if (ctx.sender?.isBot) seen.push(`${ctx.sender.email}: ${ctx.text.split(" ")[0]}`);
+      });
+    },
+  });
+
+describe("messages from bots", () => {
+  it("the Notification Bot's note on a failed send gets no answer (a queue without the users list)", async () => {
+    const b = await start(
+      defineBot({
+        setup(bot) {
+          bot.command("ping", (ctx) => ctx.reply("pong"));
+        },
+      }),
+    );
+    const note = await failedScheduledNote();
+    await b.handled(note);
+    expect(b.replies()).toEqual([]);
+    // A person still gets the answer.
+    expect((await b.ask(MEMBER, { type: "direct", to: [BOT], content: "pong" })).content).toMatch(
+      /^I don't know the command `pong`/,
+    );
+  });
+
+  it("no answer to a system or organization bot, whose messages reach the handlers after the commands", async () => {
+    const seen: string[] = [];
+    const b = await start(ping(seen));
+    const note = await failedScheduledNote();
+    await b.handled(note);
+    // An unknown command, a refused one and a wrong usage, from a bot of the organization.
+    for (const content of ["hello", "stats", "help a b c"]) {
+      await b.handled(b.post(OTHER, { type: "direct", to: [BOT], content }));
+    }
+    // Said by a bot, a command's name is no command either.
+    await b.handled(b.post(OTHER, { type: "direct", to: [BOT], content: "ping" }));
+    expect(b.replies()).toEqual([]);
+    expect(seen).toEqual([
+      "notification-bot@zulip.com: The",
+      `${OTHER}: hello`,
+      `${OTHER}: stats`,
+      `${OTHER}: help`,
+      `${OTHER}: ping`,
+    ]);
+    expect((await b.ask(MEMBER, { type: "direct", to: [BOT], content: "ping" })).content).toBe("pong");
   });
 });
