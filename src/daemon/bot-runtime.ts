@@ -179,7 +179,11 @@ export class BotRuntime {
             ? (source.consumer.queueId ?? undefined)
             : undefined;
         },
-        onScheduledMessages: (event) => this.scheduler.onEvent(event),
+        // Of messages, only the system bots' (the Notification Bot's notes on failed sends).
+        onScheduledMessages: (event) => {
+          const m = event.type === "message" ? event.message : undefined;
+          if (!m || this.#services.systemBots.has(m.sender_id, m.sender_email)) this.scheduler.onEvent(event);
+        },
       });
       this.#source = source;
       await source.consumer.start();

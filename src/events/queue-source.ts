@@ -57,7 +57,11 @@ export interface QueueSourceOptions {
    * the initial state the caches are seeded from (users, user groups) when the queue fetched it.
    */
   onRegistered(reason: RegisterReason, reg: RegisterResponse): void;
-  /** A `scheduled_messages` event (the scheduler follows its bookings through them). */
+  /**
+   * A `scheduled_messages` event (the scheduler follows its bookings through them), or a message
+   * event (the Notification Bot says why a booking failed) as it arrives, or replayed unhandled
+   * after a new queue.
+   */
   onScheduledMessages(event: ServerEvent): void;
 }
 
@@ -230,13 +234,12 @@ export class QueueSource {
         since,
         now: o.clock.now(),
         signal: o.signal,
-        accept: (message) =>
-          dispatcher.accept({
-            event: { type: "message", message, flags: message.flags ?? [] },
-            replayed: true,
-            issue: undefined,
-            reply: undefined,
-          }),
+        accept: (message) => {
+          const event = { type: "message" as const, message, flags: message.flags ?? [] };
+          const fresh = dispatcher.accept({ event, replayed: true, issue: undefined, reply: undefined });
+          if (fresh) o.onScheduledMessages(event);
+          return fresh;
+        },
       },
       firstEver,
     );
@@ -265,7 +268,7 @@ export class QueueSource {
         run = [];
         if (restart) o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
         if (scheduled) o.onScheduledMessages(parsed.event);
-      }
+      } else if (parsed.known && event.type === "message") o.onScheduledMessages(parsed.event);
       run.push({ event, replayed: false, issue: parsed.known ? undefined : parsed.issue, reply: undefined });
     }
     o.dispatcher.acceptAll(run);

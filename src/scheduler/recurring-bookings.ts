@@ -24,6 +24,7 @@ import {
   type ServerTexts,
 } from "./booking-server.ts";
 import type { RecurringAnnouncement } from "./declarations.ts";
+import { FailureNotes } from "./failure-notes.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
 import { type CompiledSchedule, compileSchedule, occurrenceKey } from "./timing/occurrences.ts";
 
@@ -56,6 +57,7 @@ export class RecurringBookings {
   readonly #timers: ReconcileTimers;
   readonly #announcements = new Map<string, Announcement>();
   readonly #records: BookingRecords;
+  readonly #notes = new FailureNotes();
   #chain: Promise<void> = Promise.resolve();
   #started = false;
   #stopped = false;
@@ -90,9 +92,17 @@ export class RecurringBookings {
     if (this.#started) void this.#enqueue(() => this.#reconcileAll());
   }
 
-  /** A `scheduled_messages` event of this bot. */
+  /** A `scheduled_messages` event of this bot, or a message to it from a system bot. */
   onEvent(event: ServerEvent): void {
-    if (!this.#started || event.type !== "scheduled_messages") return;
+    if (!this.#started) return;
+    if (event.type === "message") {
+      const content = event.message.content;
+      // Behind the step that handles the failure its update event told of.
+      if (FailureNotes.isNote(content))
+        void this.#enqueue(async () => this.#notes.explain(content, this.#o.log));
+      return;
+    }
+    if (event.type !== "scheduled_messages") return;
     if (event.op === "remove") {
       const messageId = event.scheduled_message_id;
       void this.#enqueue(async () => {
@@ -320,6 +330,7 @@ export class RecurringBookings {
     claimed?: Set<number>,
   ): Promise<void> {
     this.#o.stats.failed++;
+    this.#notes.failed(sm.scheduled_delivery_timestamp, { announcement: a.id, occurrence: rec.occurrence });
     const now = this.#o.clock.now();
     const occurrenceMs = Date.parse(rec.occurrence);
     // Moved from its recorded time: rescheduled already, its record not written.

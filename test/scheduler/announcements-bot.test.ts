@@ -87,6 +87,37 @@ describe("the announcements bot", () => {
     });
   });
 
+  it.each([
+    ["from the queue", 86_400],
+    ["replayed after a new queue (the jump outlived it)", undefined],
+  ])(
+    "the server's reason for each failed send is logged once (%s); the Notification Bot gets no answer",
+    async (_, queueTimeoutSeconds) => {
+      world = await createWorld("2026-03-02T07:00:00Z", queueTimeoutSeconds ? { queueTimeoutSeconds } : {});
+      const renewed = () =>
+        world.logs.filter((l) => l.msg === "event queue expired on the server; registering a new one");
+      const runtime = await world.start(definition, settings([standup]));
+      const reasons = () =>
+        world.logs
+          .filter((l) => l.msg === "the server's reason the announcement was not sent")
+          .map((l) => `${l.announcement} ${l.occurrence}: ${l.reason}`);
+      // 09:00 Berlin is 08:00 UTC; the server's first look is 11 minutes late: it fails the send.
+      await world.advanceTo("2026-03-02T08:11:00Z");
+      await expect.poll(() => runtime.scheduler.stats.rescheduled).toBe(1);
+      const late = "standup 2026-03-02T08:00:00.000Z: Message could not be sent at the scheduled time.";
+      await expect.poll(reasons).toEqual([late]);
+      // The server is down until the moved send is late too: it fails again and is dropped.
+      await world.advanceTo("2026-03-02T08:30:00Z");
+      await expect.poll(reasons).toEqual([late, late]);
+      await expect
+        .poll(() => world.pending().map((s) => iso(s.scheduled_delivery_timestamp)))
+        .toEqual(["2026-03-03T08:00:00.000Z"]);
+      expect(runtime.scheduler.stats).toMatchObject({ failed: 2, rescheduled: 1 });
+      expect(world.sent()).toEqual([]);
+      expect(renewed().length > 0).toBe(queueTimeoutSeconds === undefined);
+    },
+  );
+
   it("settings problems are reported at their config path", async () => {
     const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
     try {

@@ -68,11 +68,16 @@ export async function createWorld(
   /**
    * `expiry`: "clock" for a store whose keys expire by the shared clock (default: by the real one).
    * `gate`: the writes of the bot's bookings (`herald/bookings`) go through it.
+   * `queueTimeoutSeconds`: how long the sandbox keeps an idle queue (default 600, as the server).
    */
-  options: { botSettings?: string; expiry?: "clock"; gate?: StoreGate } = {},
+  options: { botSettings?: string; expiry?: "clock"; gate?: StoreGate; queueTimeoutSeconds?: number } = {},
 ): Promise<SchedulerWorld> {
   const clock = new ManualClock(Date.parse(startIso));
-  const sandbox = await startSandbox({ heartbeatSeconds: 1, clock: { now: () => clock.now() } });
+  const sandbox = await startSandbox({
+    heartbeatSeconds: 1,
+    clock: { now: () => clock.now() },
+    ...(options.queueTimeoutSeconds ? { queueTimeoutSeconds: options.queueTimeoutSeconds } : {}),
+  });
   const bot = sandbox.control.createUser({
     email: BOT,
     full_name: "Herald",
