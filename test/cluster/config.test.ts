@@ -74,7 +74,7 @@ describe("state and leases in the config", () => {
     ).toEqual([
       "FILE:4:10 state.redis: uses http://: write redis://host:6379/0, or rediss:// for TLS",
       'FILE:5:11 state.prefix: must be 1 to 64 letters, digits, "_", "." or "-" (like bothost)',
-      "FILE:7:8 leases.ttl: is too short: use at least 1000 ms",
+      "FILE:7:8 leases.ttl: is too short: use at least 1s",
     ]);
     expect(await problems("state:\n  redis: not a url\n")).toEqual([
       "FILE:4:10 state.redis: is not a URL: write redis://host:6379/0 (rediss:// for TLS; a password goes in as redis://:password@host:6379/0)",

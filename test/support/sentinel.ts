@@ -137,7 +137,7 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
   };
   // Ready when the replicas are in sync and every Sentinel knows them and the other Sentinels
   // (needed to agree on a failover).
-  await expect.poll(() => onlineReplicasOf(p0), { timeout: 20_000, interval: 100 }).toBe(2);
+  await expect.poll(() => onlineReplicasOf(p0), { timeout: 30_000, interval: 100 }).toBe(2);
   await expect
     .poll(
       () =>
