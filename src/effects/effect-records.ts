@@ -112,12 +112,11 @@ export class EffectRecords {
   }
 
   /**
-   * The records of one run of a handler for the event `eventKey` (stable across runs: a message
-   * id). `rerun`: the handler may have run for this event before, so its records are read (a
-   * first run skips the reads). `carried`: records kept in a dead letter or a dialog. `strict`: an
-   * effect of another kind at a recorded number throws {@link EffectOrderChanged} (a dialog's
-   * replay must match its record) instead of being made again. `before`: what each effect waits
-   * for first, if anything (it may refuse it: a dialog found ended).
+   * The records of one run of a handler for the event `eventKey` (stable across runs: a message id). `rerun`:
+   * the handler may have run for this event before, so its records are read (a first run skips the reads).
+   * `carried`: records kept in a dead letter or a dialog. `strict`: an effect of another kind at a recorded
+   * number throws {@link EffectOrderChanged} (a dialog's replay must match its record) instead of being made
+   * again. `before`: what each effect waits for first, if anything (it may refuse it: a dialog found ended).
    */
   run(
     eventKey: string,
@@ -362,9 +361,8 @@ export class EffectRun {
   }
 
   /**
-   * Whether the `n`th effect (1 for the first) was found made by an earlier run, not made by this
-   * one: its record survived the crash (after the effect, before what came next), or the crash
-   * left it pending and it was looked for and found.
+   * Whether the `n`th effect (1 for the first) was found made by an earlier run, not by this one: its record
+   * survived the crash, or the crash left it pending and it was looked for and found.
    */
   madeEarlier(n: number): boolean {
     return this.#earlier?.has(n) ?? false;
@@ -384,7 +382,9 @@ export class EffectRun {
     return run;
   }
 
-  readonly #list = (): EffectRecord[] => (this.#made ??= []);
+  #list(): EffectRecord[] {
+    return (this.#made ??= []);
+  }
 
   /** Stores the finished record; `at`: its place in {@link made} (where its pending record was). */
   async #record<T extends JsonValue>(
