@@ -52,7 +52,7 @@ export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
   /** The effect's result if the server shows it already happened (asked only on a re-run). */
   verify?(): Promise<T | undefined>;
-  /** Its record committed before its result is handed back: no `verify`, a re-run must find it (`ctx.external`). */
+  /** Recorded and committed before its result is handed back: no `verify`, a re-run must find it. */
   durable?: boolean;
   /** The run's signal: a wait on another run's claim ends when it aborts. */
   signal?: AbortSignal;
@@ -173,10 +173,7 @@ export class EffectRun {
     this.#write = write;
   }
 
-  /**
-   * Makes the effect `kind` once for this event: returns the recorded result if it was made.
-   * `fp`: its arguments, hashed, for a strict run to match.
-   */
+  /** Makes effect `kind` once for this event (the recorded result if made); `fp`: its arguments, hashed. */
   async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>, fp?: string): Promise<T> {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
@@ -383,7 +380,8 @@ export class EffectRun {
   }
 
   #list(): EffectRecord[] {
-    return (this.#made ??= []);
+    this.#made ??= [];
+    return this.#made;
   }
 
   /** Stores the finished record; `at`: its place in {@link made} (where its pending record was). */
