@@ -138,6 +138,10 @@ export class BotRuntime {
     // Started again after stop() on a cluster failover; a stop() during start() ends it at the next step.
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     const signal = this.#stopping.signal;
+    // An effect begun before this start and never recorded (a send cut off by a stop, or by the
+    // kill of the instance this one takes the bot over from) is looked for at once by a replay, not
+    // waited on as a run still going: that wait held the conversation, a dialog's answer behind it.
+    this.#parts.began();
     // Before setup too: its `bot.state` must not read what belongs to another server.
     this.#checking = this.#o.checkServer !== undefined;
     const mode = this.#o.mode;

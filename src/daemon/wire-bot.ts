@@ -145,6 +145,8 @@ export interface BotParts {
   scheduler: BotScheduler;
   /** The bot's pipeline, around the handlers its `setup` declared. */
   dispatcher(composer: Composer<BotContext<unknown>>, commands?: CommandNames): Dispatcher;
+  /** The bot starts (again) here: an effect a run began before is not waited on (see EffectRecords). */
+  began(): void;
   /** The event queue as the pipeline's source, for one start. */
   queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
   /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
@@ -180,11 +182,13 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     ...(o.captured || !commit ? {} : { commit }),
   });
   if (o.captured) o.captured.channelName = (id) => services.channels.nameOf(id);
+  let startedAt = clock.now();
   const effects = new EffectRecords(store.namespace("effects"), {
     ttlMs: EFFECT_RECORDS_TTL_MS,
     log,
     commit,
     clock,
+    since: () => startedAt,
     ...(metrics ? { onVerify: (outcome) => metrics.sendVerified(outcome) } : {}),
   });
   // A question for a role checks people the users cache knows: without `track("users")`, it says so once.
@@ -248,6 +252,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   });
   return {
     effects,
+    began: () => {
+      startedAt = clock.now();
+    },
     kv,
     services,
     contexts,

@@ -15,8 +15,8 @@
  * The pending record is a claim, taken in one atomic step: two runs of one event at once (two
  * instances on one store running the same dialog's answer, as during a rolling deploy) cannot
  * both begin the effect. The other run waits for the claim's record to be finished and takes its
- * result; a claim left pending for {@link CLAIM_WAIT_MS}, or made before this process began, is
- * one a crash cut short, looked for.
+ * result; a claim left pending for {@link CLAIM_WAIT_MS}, or made before the bot's current start
+ * here (`since`), is one a crash or a stop cut short, looked for.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Logger } from "pino";
@@ -68,8 +68,8 @@ export interface EffectRecordsOptions {
   commit?(): Promise<void>;
   /** Times claims, and paces a wait on another run's; without it a claim found is taken as cut short. */
   clock?: Clock;
-  /** When these records were opened (by `clock`): a claim made before is not waited on. */
-  since?: number;
+  /** When the bot's current start here began (by `clock`): a claim made before is not waited on. */
+  since?: () => number;
 }
 
 /** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */
@@ -102,8 +102,9 @@ export class EffectRecords {
     private readonly store: StateStore,
     options: EffectRecordsOptions,
   ) {
-    // A claim older than this process's records is a process's that stopped (a crash): not waited on.
-    this.options = { ...options, since: options.since ?? options.clock?.now() };
+    // By default, a claim older than these records is a process's that stopped (a crash).
+    const opened = options.clock?.now() ?? 0;
+    this.options = { since: () => opened, ...options };
   }
 
   /** These records, kept `ttlMs` (an inbound webhook's idempotency window) instead. */
@@ -300,14 +301,14 @@ export class EffectRun {
   /**
    * `claim`, another run's pending record of effect `key`: its record as it is once finished (or
    * gone), or still pending once the claim is {@link CLAIM_WAIT_MS} old (cut short by a crash). A
-   * claim made before this process opened its records (a process that stopped, a crash) is not
+   * claim made before `since` (a process that stopped, a crash, a stop of the bot here) is not
    * waited on: it is looked for at once.
    */
   async #awaitClaim(key: string, claim: EffectRecord, write: RecordWrite, signal?: AbortSignal) {
-    const { clock, since = 0 } = this.options;
+    const { clock, since } = this.options;
     let record: EffectRecord | undefined = claim;
     const fresh = (at: number | undefined) =>
-      at !== undefined && at >= since && clock!.now() - at < CLAIM_WAIT_MS;
+      at !== undefined && at >= (since?.() ?? 0) && clock!.now() - at < CLAIM_WAIT_MS;
     while (clock && record?.pending && fresh(record.at)) {
       await sleep(clock, CLAIM_POLL_MS, signal);
       record = (await write(() => this.store.get(key))) as EffectRecord | undefined;

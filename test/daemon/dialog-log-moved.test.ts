@@ -27,7 +27,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
-import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { gatedBackend, StoreGate, unclosed } from "../support/gated-store.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
@@ -84,17 +84,6 @@ afterEach(async () => {
 
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
-
-/** `store`, closed by neither daemon's stop: each may stop while the other goes on. */
-function unclosed(store: StateBackend): StateBackend {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === "close") return async () => {};
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 /** Writes through `gate` counted from now on. */
 function counted(gate: StoreGate): { writes: number } {

@@ -89,3 +89,14 @@ export function gatedBackend(backend: StateBackend, path: readonly string[], gat
   };
   return wrap(backend, []) as StateBackend;
 }
+
+/** `store`, closed by no daemon's stop: two daemons on one store, each may stop while the other goes on. */
+export function unclosed(store: StateBackend): StateBackend {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === "close") return async () => {};
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
