@@ -8,6 +8,7 @@ import {
   type BudgetStatus,
   type DaemonStatus,
   redisLine,
+  storeLine,
 } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
@@ -144,6 +145,8 @@ export function formatStatus(s: DaemonStatus): string {
   lines.push(...table([head, ...rows]));
   const troubled = s.bots.filter((b): b is BotStatus & { reason: string } => b.reason !== undefined);
   if (troubled.length > 0) lines.push("", ...troubled.map((b) => `${b.name}: ${b.reason}`));
+  const failing = s.bots.flatMap((b) => (b.store ? [`${b.name}: ${storeLine(b.store)}`] : []));
+  if (failing.length > 0) lines.push("", ...failing);
   for (const b of s.bots) {
     if (!b.dryRun) continue;
     lines.push(

@@ -254,6 +254,9 @@ export class BotRuntime {
       dialogsWaiting: d?.dialogs.size ?? 0,
       budget: this.#o.client.budget.snapshot(),
       pacing: c?.pacer?.snapshot(),
+      /** The state store's outage failing the bot's writes, while it lasts. */
+      storeFailure: this.#parts.storeHealth.failure,
+      storeWriteFailures: this.#parts.storeHealth.totals,
       ...this.stats,
     };
   }

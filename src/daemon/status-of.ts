@@ -115,6 +115,7 @@ function botStatus(
           },
         }
       : {}),
+    ...(st.storeFailure && st.state !== "standby" ? { store: st.storeFailure } : {}),
     ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
     budget: budgetStatus(st.budget, st.pacing),
   };

@@ -30,6 +30,7 @@ import { Dialogs } from "../pipeline/dialogs/dialogs.ts";
 import { Dispatcher } from "../pipeline/dispatcher.ts";
 import { HandlerFailures, jobRunner, type RetryPolicy } from "../pipeline/handler-failures.ts";
 import type { RunJob } from "../pipeline/incoming.ts";
+import { StoreHealth } from "../pipeline/store-health.ts";
 import { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 import { KV } from "../state/kv.ts";
@@ -143,6 +144,8 @@ export interface BotParts {
   services: BotServices;
   contexts: BotContexts;
   scheduler: BotScheduler;
+  /** Whether the state store takes the bot's writes (`/readyz`, the status, `/metrics`). */
+  storeHealth: StoreHealth;
   /** The bot's pipeline, around the handlers its `setup` declared. */
   dispatcher(composer: Composer<BotContext<unknown>>, commands?: CommandNames): Dispatcher;
   /** The bot starts (again) here: an effect a run began before is not waited on (see EffectRecords). */
@@ -163,6 +166,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const { name, client, log, clock, metrics, letters } = o;
   const commit = o.commit ?? o.flush;
   const store = o.store.namespace(name);
+  const storeHealth = new StoreHealth(log, clock);
   // A handler run's ctx.state writes are marked applied for as long as its sends' records live.
   // Its writes at once (`bot.state`, `ctx.state.immediate`) are committed before they resolve.
   const kv = new KV(
@@ -209,6 +213,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     commit,
     clock,
     log,
+    health: storeHealth,
     persist: o.mode !== "backtest" && !o.captured,
     members: {
       inGroup: (group, userId) => services.groups.has(group, userId),
@@ -238,8 +243,9 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     clock,
     metrics,
     commit,
+    health: storeHealth,
   });
-  const runJob: RunJob = jobRunner({ letters, log, effects, metrics }, failures);
+  const runJob: RunJob = jobRunner({ letters, log, effects, metrics, health: storeHealth }, failures);
   const scheduler = new BotScheduler({
     client,
     store,
@@ -259,6 +265,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     services,
     contexts,
     scheduler,
+    storeHealth,
     dispatcher: (composer, commands) =>
       new Dispatcher({
         composer,
@@ -272,7 +279,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         }),
         failures,
         ledgerStore: store.namespace("runtime"),
-        ledgerCommits: { log, commit, syncCommit: o.syncCommit },
+        ledgerCommits: { log, commit, syncCommit: o.syncCommit, health: { store: storeHealth, clock } },
         services,
         ownMessages: o.ownMessages,
         clock,

@@ -153,14 +153,47 @@ export class BothostMetrics {
 
   /** Read each bot's open dialogs (`ctx.prompt`) at every scrape. */
   readDialogs(source: () => readonly { bot: string; waiting: number }[]): void {
+    this.#perBot(
+      "bothost_dialogs_waiting",
+      "Open dialogs (ctx.prompt) per bot: waiting for an answer or their deadline, or being handled.",
+      () => source().map(({ bot, waiting }) => [bot, waiting]),
+    );
+  }
+
+  /** A gauge per bot, its values read at every scrape. */
+  #perBot(name: string, help: string, values: () => [bot: string, value: number][]): void {
     const gauge: Gauge<"bot"> = new this.#prom.Gauge({
-      name: "bothost_dialogs_waiting",
-      help: "Open dialogs (ctx.prompt) per bot: waiting for an answer or their deadline, or being handled.",
+      name,
+      help,
       labelNames: ["bot"],
       registers: [this.registry],
       collect() {
         gauge.reset();
-        for (const { bot, waiting } of source()) gauge.set({ bot }, waiting);
+        for (const [bot, value] of values()) gauge.set({ bot }, value);
+      },
+    });
+  }
+
+  /**
+   * Read at every scrape whether the state store fails each bot's writes now (a gauge, 1 or 0),
+   * and how many of its writes the store's outage failed, by code (a counter).
+   */
+  readStoreHealth(
+    source: () => readonly { bot: string; failing: boolean; failures: ReadonlyMap<string, number> }[],
+  ): void {
+    this.#perBot(
+      "bothost_state_store_failing",
+      "1 while the state store fails the bot's writes (a Redis outage, the embedded store's disk full), else 0.",
+      () => source().map((b) => [b.bot, b.failing ? 1 : 0]),
+    );
+    const failures: Counter<"bot" | "code"> = new this.#prom.Counter({
+      name: "bothost_state_store_write_failures_total",
+      help: "The bot's writes the state store's outage failed, by code (STATE_UNAVAILABLE, STATE_IO); each try counts.",
+      labelNames: ["bot", "code"],
+      registers: [this.registry],
+      collect() {
+        failures.reset();
+        for (const b of source()) for (const [code, n] of b.failures) failures.inc({ bot: b.bot, code }, n);
       },
     });
   }

@@ -1,4 +1,5 @@
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+import type { StoreFailure } from "../pipeline/store-health.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
 
 /**
@@ -31,6 +32,11 @@ export interface BotStatus {
   dialogs: { waiting: number; list: DialogView[] };
   /** `dry_run: true`: the writes it captured instead of making them, and the latest few. */
   dryRun?: { captured: number; recent: { at: string; does: string }[] };
+  /**
+   * The state store fails the bot's writes (a Redis out of reach, the embedded store's disk full):
+   * since when, the last failure's code and message, and how many writes failed. Absent while they land.
+   */
+  store?: StoreFailure;
   /** Cluster mode: the instance holding the bot's lease, if known. */
   leaseHolder?: string;
   server?: { version: string; featureLevel: number };
@@ -105,4 +111,10 @@ export function redisLine(r: RedisStatus): string {
   const failovers = `${r.failovers} failover${r.failovers === 1 ? "" : "s"} seen`;
   const writes = r.replicaConfirmed ? "writes confirmed on the replicas" : "writes not waiting for replicas";
   return `Redis primary ${r.primary ?? "(not connected yet)"}, ${via}; ${failovers}; ${writes}`;
+}
+
+/** A bot's writes the state store fails, in words. */
+export function storeLine(f: StoreFailure): string {
+  const since = f.since.replace(/\.\d+Z$/, "Z");
+  return `the state store fails its writes since ${since} (${f.code}, ${f.failures} failed): ${f.error}`;
 }

@@ -23,7 +23,13 @@ import { type ReadinessInput, readinessOf } from "./readiness.ts";
 export interface HttpBot {
   runtime: WebhookRuntime & {
     readonly status: ReadinessInput &
-      Partial<Pick<BudgetSource, "pacing"> & { budget: BudgetSource["buckets"]; dialogsWaiting: number }>;
+      Partial<
+        Pick<BudgetSource, "pacing"> & {
+          budget: BudgetSource["buckets"];
+          dialogsWaiting: number;
+          storeWriteFailures: ReadonlyMap<string, number>;
+        }
+      >;
   };
   /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
   store: StateStore;
@@ -50,6 +56,7 @@ export interface HttpListenerOptions {
   startFailure?: (bot: string) => string | undefined;
 }
 
+const NONE: ReadonlyMap<string, number> = new Map();
 const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/admin/"];
 
 export class HttpListener {
@@ -167,6 +174,16 @@ export class HttpListener {
     );
     o.metrics.readDialogs(() =>
       bots().map((b) => ({ bot: b.runtime.name, waiting: b.runtime.status.dialogsWaiting ?? 0 })),
+    );
+    o.metrics.readStoreHealth(() =>
+      bots().map((b) => {
+        const { storeFailure, storeWriteFailures } = b.runtime.status;
+        return {
+          bot: b.runtime.name,
+          failing: storeFailure !== undefined,
+          failures: storeWriteFailures ?? NONE,
+        };
+      }),
     );
     app.get("/healthz", async () => ({ status: "ok" }));
     app.get("/readyz", async (_request, reply) => {

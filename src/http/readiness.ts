@@ -1,8 +1,11 @@
+import type { StoreFailure } from "../pipeline/store-health.ts";
+
 /**
- * Is every bot able to receive events? A queue bot is ready while it polls and has heard from the
+ * Is every bot able to receive events, and to record what it handles? A queue bot is ready while it polls and has heard from the
  * server within one long-poll period (a heartbeat arrives at the latest by then); a webhook-mode
  * bot is ready once it has learned its identity and the server's limits. A bot that failed to
- * start is not ready, with the reason.
+ * start is not ready, with the reason; so is a bot whose writes the state store's outage fails (a
+ * Redis out of reach, the embedded store's disk full), until one of them lands.
  */
 
 /** The part of `BotRuntime.status` readiness reads. */
@@ -14,6 +17,8 @@ export interface ReadinessInput {
   longpollMs?: number | undefined;
   /** Why the bot failed to start (its setup threw, …), until it starts: it is then not ready. */
   failure?: string | undefined;
+  /** The state store's outage failing the bot's writes, while it lasts. */
+  storeFailure?: StoreFailure | undefined;
 }
 
 export interface BotReadiness {
@@ -24,6 +29,8 @@ export interface BotReadiness {
   reason?: string;
   /** Milliseconds since the server was last heard from (queue bots). */
   lastContactAgoMs?: number;
+  /** The state store fails the bot's writes: since when (ISO 8601), and the last failure's code. */
+  store?: { failingSince: string; code: string };
 }
 
 export function readinessOf(
@@ -35,6 +42,17 @@ export function readinessOf(
 }
 
 function botReadiness(s: ReadinessInput, now: number): BotReadiness {
+  const r = eventsReadiness(s, now);
+  const failing = s.storeFailure;
+  // A standby bot writes nothing here; a bot not ready for another reason keeps that reason.
+  if (!failing || s.state === "standby") return r;
+  const store = { failingSince: failing.since, code: failing.code };
+  if (!r.ready) return { ...r, store };
+  const reason = `the state store fails the bot's writes (${failing.code}) since ${failing.since}: what it handles cannot be recorded`;
+  return { ...r, ready: false, reason, store };
+}
+
+function eventsReadiness(s: ReadinessInput, now: number): BotReadiness {
   if (s.failure !== undefined) return { bot: s.name, state: "failed", ready: false, reason: s.failure };
   const base = { bot: s.name, state: s.state };
   // standby: another instance runs the bot (cluster mode); this one is a ready spare for it.

@@ -2,7 +2,7 @@
  * The `/status` page: server-rendered HTML, no scripts or front-end build, refreshing itself every
  * few seconds, laid out in cards that stack on a phone. Every value is escaped.
  */
-import { type BotStatus, type DaemonStatus, redisLine } from "./daemon-status.ts";
+import { type BotStatus, type DaemonStatus, redisLine, storeLine } from "./daemon-status.ts";
 
 /** Seconds between the page's own refreshes. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -85,6 +85,7 @@ function botCard(b: BotStatus): string {
     ["handled", String(b.handled)],
     ["failed runs", String(b.failed)],
     ["dead letters", String(b.deadLetters)],
+    ["state store", b.store ? storeLine(b.store) : undefined],
     ["dialogs", b.dialogs.waiting > 0 ? `${b.dialogs.waiting} open` : undefined],
     ["next", b.nextRuns.length > 0 ? b.nextRuns.map((r) => `${r.name} at ${r.at}`).join(", ") : undefined],
     ["dry run", b.dryRun ? `${b.dryRun.captured} write(s) captured, not made` : undefined],

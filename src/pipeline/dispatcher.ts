@@ -97,6 +97,7 @@ export class Dispatcher {
   async drain(deadlineMs: number): Promise<number> {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
     this.#failures.stop();
+    this.#commits?.stop();
     // Dialogs wait in the store, not in handlers: only their timers stop.
     this.#o.dialogs.pause();
     const deadline = timeoutSignal(this.#o.clock, deadlineMs);

@@ -33,6 +33,7 @@ import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
 import type { DispatchMetrics, FailureMetrics, JobOccurrence, RunJob } from "./incoming.ts";
 import { handlerTimedOut, RouterError } from "./router-error.ts";
+import type { StoreHealth } from "./store-health.ts";
 import { StoreWaits } from "./store-waits.ts";
 
 /** The log line of a run that failed on a state store outage (see {@link outageOf}). */
@@ -80,6 +81,8 @@ export interface HandlerFailuresOptions {
   metrics: FailureMetrics | undefined;
   /** Makes a dead letter durable before its message is marked handled. */
   commit(): Promise<void>;
+  /** Told when a run waiting for the store gets through (see store-health.ts). */
+  health?: StoreHealth | undefined;
 }
 
 /** The failed event or job occurrence. */
@@ -108,7 +111,7 @@ export class HandlerFailures {
 
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
-    this.#waits = new StoreWaits(options.clock);
+    this.#waits = new StoreWaits(options.clock, options.health);
   }
 
   /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
@@ -316,7 +319,7 @@ export class HandlerFailures {
  * outage, waits for the store. Each attempt the outage fails is logged and counted as such.
  */
 export function jobRunner(
-  o: Pick<HandlerFailuresOptions, "letters" | "log"> & {
+  o: Pick<HandlerFailuresOptions, "letters" | "log" | "health"> & {
     effects: EffectRecords | undefined;
     metrics: Pick<DispatchMetrics, "storeOutage"> | undefined;
   },
@@ -344,6 +347,7 @@ export function jobRunner(
         const outage = outageOf(err);
         if (outage) {
           o.metrics?.storeOutage(occurrence.type, (monotonicMs() - started) / 1000);
+          o.health?.failed(err);
           o.log.warn({ ...outage, ...job }, STORE_OUTAGE_LINE);
         }
         throw err;

@@ -1,6 +1,8 @@
 import type { Logger } from "../api/logger.ts";
-import { nextTurn } from "../time/clock.ts";
+import { sleep } from "../api/sleep.ts";
+import { type Clock, nextTurn } from "../time/clock.ts";
 import type { MessageLedger } from "./delivery-ledger.ts";
+import type { StoreHealth } from "./store-health.ts";
 
 /**
  * Committing the ledger: every handled message is recorded durably before its conversation's
@@ -16,7 +18,17 @@ export interface LedgerCommitOptions {
    * makes are durable when it returns true.
    */
   syncCommit: { ready(): boolean; commit(): boolean } | undefined;
+  /**
+   * Told of each save that fails on the store's outage, and of each that lands. While the outage
+   * lasts, the ledger is saved again after pauses on `clock` (1 s doubling to 30 s): its marks land
+   * as soon as the store is back, and the bot is known to be writing again, without waiting for a
+   * message to handle.
+   */
+  health?: { store: StoreHealth; clock: Clock } | undefined;
 }
+
+/** Pauses before the ledger is saved again while the store fails: the last one repeats. */
+const SAVE_AGAIN_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 /** The completions of this turn are committed synchronously at its end (see {@link LedgerCommits.finish}). */
 const IN_TURN = Symbol("in-turn commit");
@@ -34,6 +46,12 @@ export class LedgerCommits {
   #committedInTurn = false;
   /** The last save failed (its error logged, the next ones' not until one lands). */
   #failing = false;
+  /** A save again waits for its pause. */
+  #again = false;
+  /** The saves again tried since the last that landed. */
+  #tries = 0;
+  /** Aborted by {@link stop}: no save again is tried after it. */
+  readonly #stopped = new AbortController();
 
   constructor(ledger: MessageLedger, options: LedgerCommitOptions) {
     this.ledger = ledger;
@@ -106,10 +124,33 @@ export class LedgerCommits {
   #failed(err: unknown): void {
     if (!this.#failing) this.#o.log.error({ err }, "could not record handled messages in the state store");
     this.#failing = true;
+    const health = this.#o.health;
+    if (health?.store.failed(err)) this.#saveAgain(health.clock);
   }
 
   #saved(): void {
     if (this.#failing) this.#o.log.info({}, "handled messages are recorded in the state store again");
     this.#failing = false;
+    this.#tries = 0;
+    this.#o.health?.store.landed();
+  }
+
+  /** The ledger saved again after a pause (one pending at a time), until a save lands or {@link stop}. */
+  #saveAgain(clock: Clock): void {
+    if (this.#again) return;
+    this.#again = true;
+    const pause = SAVE_AGAIN_MS[Math.min(this.#tries++, SAVE_AGAIN_MS.length - 1)] as number;
+    sleep(clock, pause, this.#stopped.signal).then(
+      () => {
+        this.#again = false;
+        if (this.#failing) void this.#save();
+      },
+      () => {},
+    );
+  }
+
+  /** The bot stops: no save is tried again (the stop's flush, or the next start, records the marks). */
+  stop(): void {
+    this.#stopped.abort();
   }
 }

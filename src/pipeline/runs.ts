@@ -349,6 +349,7 @@ export class HandlerRuns {
     }
     this.#stats.failed++;
     const outage = outageOf(err);
+    if (outage) this.#o.ledgerCommits.health?.store.failed(err);
     const seconds = (monotonicMs() - started) / 1000;
     if (outage) this.#o.metrics?.storeOutage(ctx.event.type, seconds);
     else this.#o.metrics?.eventFailed(ctx.event.type, seconds);

@@ -8,12 +8,14 @@
 import { sleep } from "../api/sleep.ts";
 import { isStoreOutage } from "../state/state-error.ts";
 import type { Clock } from "../time/clock.ts";
+import type { StoreHealth } from "./store-health.ts";
 
 /** Pauses before a run again while the store fails: the last one repeats. */
 const OUTAGE_PAUSES_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 export class StoreWaits {
   readonly #clock: Clock;
+  readonly #health: StoreHealth | undefined;
   /** The runs waiting, chained: each goes once the one before it is done. */
   #tail: Promise<unknown> = Promise.resolve();
   /** The runs again that failed on the outage since the last that got through. */
@@ -21,8 +23,9 @@ export class StoreWaits {
   /** The last run again got through: the store answers. */
   #back = false;
 
-  constructor(clock: Clock) {
+  constructor(clock: Clock, health?: StoreHealth) {
     this.#clock = clock;
+    this.#health = health;
   }
 
   /**
@@ -36,6 +39,7 @@ export class StoreWaits {
       try {
         await again();
         [this.#back, this.#failed] = [true, 0];
+        this.#health?.landed();
       } catch (err) {
         if (isStoreOutage(err)) [this.#back, this.#failed] = [false, this.#failed + 1];
         throw err;

@@ -12,6 +12,7 @@ import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
+import { STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
@@ -94,6 +95,8 @@ it.each([
     expect(
       warnings().map(({ level, msg, code, reason, err }) => ({ level, msg, code, reason, err })),
     ).toEqual([
+      // The outage said once (store-health.ts), then the run that met it.
+      { level: 40, msg: STORE_FAILING_LINE, ...outage, err: undefined },
       { level: 40, msg: STORE_OUTAGE_LINE, ...outage, err: undefined },
       { level: 40, msg: RETRY_LINE, ...outage, err: undefined },
     ]);
@@ -105,7 +108,7 @@ it.each([
     // The reply made before the outage failed the run is not made again.
     expect(await said(2)).toEqual([reply, `orders: ${orders}`]);
     expect(running!.logged("handler failed")).toEqual([]);
-    expect(warnings()).toHaveLength(2);
+    expect(warnings()).toHaveLength(3);
   },
 );
 

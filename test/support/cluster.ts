@@ -42,6 +42,10 @@ export interface OwnRedis {
    * `downMs` after it exited (default at once).
    */
   restart(downMs?: number): Promise<void>;
+  /** SHUTDOWN, until {@link up}: an outage as long as the test makes it. */
+  down(): Promise<void>;
+  /** Start it again on the same port, with what it had (after {@link down}). */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +75,8 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       await launch();
     },
+    down: halt,
+    up: launch,
     stop: async () => {
       await halt();
       await rm(dir, { recursive: true, force: true });

@@ -16,7 +16,6 @@ import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { noteOf, sayNote } from "./end-notes.ts";
-import { retrying } from "./store-retry.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
 /** What the person is told when the bot's code changed under their dialog (a prompt's `texts.changed`). */
@@ -112,7 +111,7 @@ export async function endByOperator(
   const tell = () => told && queue.push(record.conversation, () => sayNote(o, record, told, false));
   const end = () => dialogs.end(id, "operator", told);
   try {
-    if (!(await retrying(contexts.clock, log, UNSTOPPED, end, OPERATOR_END_TRIES))) return false;
+    if (!(await dialogs.retrying(UNSTOPPED, end, OPERATOR_END_TRIES))) return false;
   } catch (err) {
     if (!(err instanceof DialogEnded || err instanceof LogMoved))
       dialogs.endsInDoubt.keep(id, { record, tell });
@@ -142,7 +141,7 @@ export function closeLog(
   note?: EndNote,
 ): Promise<boolean> {
   const end = () => o.dialogs.end(id, by, note);
-  return retrying(o.contexts.clock, o.log, signal, end).catch((err: unknown) => {
+  return o.dialogs.retrying(signal, end).catch((err: unknown) => {
     o.log.error({ err, dialog: id }, "could not record a dialog's end");
     return false;
   });

@@ -36,7 +36,6 @@ import { sayNote } from "./end-notes.ts";
 import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
 import { type AnswerRecorder, ReactionAnswers } from "./reaction-answers.ts";
-import { retrying } from "./store-retry.ts";
 
 /** The runs the engine hands messages and dialogs to (runs.ts). */
 export interface TurnRunner {
@@ -314,12 +313,12 @@ export class DialogEngine {
    * first, the answer or the deletion, cannot be told).
    */
   async goneNow(ids: readonly number[], signal: AbortSignal): Promise<void> {
-    const { dialogs, queue, log, contexts } = this.#o;
+    const { dialogs, queue, log } = this.#o;
     const one = async (entry: DialogEntry, msg: number) => {
       entry.waiting = false;
       entry.running = true;
       try {
-        const record = await retrying(contexts.clock, log, signal, () => dialogs.timeOut(entry, msg));
+        const record = await dialogs.retrying(signal, () => dialogs.timeOut(entry, msg));
         log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
         dialogs.markReady(record);
         // Stopped meanwhile: the next start runs it (see #record).
@@ -342,7 +341,7 @@ export class DialogEngine {
   }
 
   #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
-    return retrying(this.#o.contexts.clock, this.#o.log, control.signal, write);
+    return this.#o.dialogs.retrying(control.signal, write);
   }
 
   /** An operator ends dialog `id`, its person told `note` (dialog-ends.ts); false when there is none. */

@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
+import type { StoreHealth } from "../store-health.ts";
 import type { Membership } from "./ask-options.ts";
 import type { DialogRecord } from "./dialog-record.ts";
 
@@ -15,6 +16,8 @@ export interface DialogsOptions {
   commit(): Promise<void>;
   clock: Clock;
   log: Logger;
+  /** Told of each write the store's outage fails, and of each that lands (store-health.ts). */
+  health?: StoreHealth | undefined;
   /** False in a backtest: a dialog's first question ends the run, nothing is kept. */
   persist: boolean;
   /**

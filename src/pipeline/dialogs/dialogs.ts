@@ -305,9 +305,9 @@ export class Dialogs {
     return next;
   }
 
-  /** `write` tried again while the store fails, until `signal` aborts. */
-  retrying<T>(signal: AbortSignal, write: () => Promise<T>): Promise<T> {
-    return retrying(this.#o.clock, this.#o.log, signal, write);
+  /** `write` tried again while the store fails, until `signal` aborts (or `tries` were made). */
+  retrying<T>(signal: AbortSignal, write: () => Promise<T>, tries?: number): Promise<T> {
+    return retrying({ clock: this.#o.clock, log: this.#o.log, health: this.#o.health }, signal, write, tries);
   }
 
   /**

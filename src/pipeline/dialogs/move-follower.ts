@@ -15,7 +15,6 @@ import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import { askedAmong, type Move, moveOf, placeOf } from "./dialog-moves.ts";
 import type { AskedIn } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
-import { retrying } from "./store-retry.ts";
 
 /** What following moves needs of the bot (the dialog engine's parts). */
 export interface MovesParts {
@@ -108,11 +107,11 @@ export class DialogMoves {
 
   /** Append the move to each of `entries`' logs, tried again while the store fails, until `signal` aborts. */
   async #record(entries: DialogEntry[], move: Move, signal: AbortSignal): Promise<void> {
-    const { dialogs, log, contexts } = this.#o;
+    const { dialogs, log } = this.#o;
     const to = await this.#placeOf(move, signal);
     const one = async (entry: DialogEntry) => {
       try {
-        await retrying(contexts.clock, log, signal, () => dialogs.move(entry, move.from, to));
+        await dialogs.retrying(signal, () => dialogs.move(entry, move.from, to));
         failpoint("move-logged");
         log.info({ dialog: entry.id, where: to.label }, "a dialog's topic moved: the dialog follows it");
       } catch (err) {

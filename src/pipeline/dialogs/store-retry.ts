@@ -8,27 +8,39 @@
 import type { Logger } from "pino";
 import { sleep } from "../../api/sleep.ts";
 import type { Clock } from "../../time/clock.ts";
+import type { StoreHealth } from "../store-health.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 
 /** Pauses between tries: the last one repeats until the write lands. */
 const STORE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
+/** What the tries wait on, where they are logged, and who is told of the store's outage. */
+export interface RetryOn {
+  clock: Clock;
+  log: Logger;
+  health: StoreHealth | undefined;
+}
+
 export async function retrying<T>(
-  clock: Clock,
-  log: Logger,
+  on: RetryOn,
   signal: AbortSignal,
   write: () => Promise<T>,
   tries = Number.POSITIVE_INFINITY,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    let result: T;
     try {
-      return await write();
+      result = await write();
     } catch (err) {
       if (err instanceof DialogEnded || err instanceof LogMoved || signal.aborted) throw err;
+      on.health?.failed(err);
       if (attempt + 1 >= tries) throw err;
       const pause = STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number;
-      log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
-      await sleep(clock, pause, signal).catch(() => {});
+      on.log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
+      await sleep(on.clock, pause, signal).catch(() => {});
+      continue;
     }
+    on.health?.landed();
+    return result;
   }
 }

@@ -1,0 +1,81 @@
+/**
+ * Whether the state store takes a bot's writes: failing from the first write its outage fails (a
+ * Redis out of reach, the embedded store's disk full) until one lands. `/readyz`, the status and
+ * `/metrics` read it, and an outage costs two log lines however long it lasts: one when it begins,
+ * one when it ends (with how long, and how many writes failed meanwhile).
+ */
+import type { Logger } from "pino";
+import { isStoreOutage, type StateErrorCode } from "../state/state-error.ts";
+import type { Clock } from "../time/clock.ts";
+
+/** Logged (warn) when the store fails the first of the bot's writes. */
+export const STORE_FAILING_LINE =
+  "the state store is failing the bot's writes: they are tried again until one lands (said once)";
+/** Logged (info) when a write lands again. */
+export const STORE_BACK_LINE = "the state store takes the bot's writes again";
+
+/** The store's outage as the status shows it. */
+export interface StoreFailure {
+  /** ISO 8601: when the first write failed. */
+  since: string;
+  /** The last failure's code: `STATE_UNAVAILABLE` (Redis) or `STATE_IO` (the embedded store's disk). */
+  code: StateErrorCode;
+  /** The last failure's message: the store's, which names no password. */
+  error: string;
+  /** Writes that failed since (each try counts). */
+  failures: number;
+}
+
+export class StoreHealth {
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  #since: number | undefined;
+  #code: StateErrorCode = "STATE_UNAVAILABLE";
+  #error = "";
+  #failures = 0;
+  /** Every failed write since the bot was made, by code (a counter of `/metrics`). */
+  readonly totals = new Map<StateErrorCode, number>();
+
+  constructor(log: Logger, clock: Clock) {
+    this.#log = log;
+    this.#clock = clock;
+  }
+
+  /** The store fails the bot's writes now. */
+  get failing(): boolean {
+    return this.#since !== undefined;
+  }
+
+  /**
+   * A write failed with `err`: true when that is the store's outage (recorded, and logged when it
+   * begins). A lost lease (`STATE_FENCED`) is no outage of the store (the bot moves to another
+   * instance), nor is any other failure: false, nothing recorded.
+   */
+  failed(err: unknown): boolean {
+    if (!isStoreOutage(err) || err.code === "STATE_FENCED") return false;
+    [this.#code, this.#error] = [err.code, err.message];
+    this.#failures++;
+    this.totals.set(err.code, (this.totals.get(err.code) ?? 0) + 1);
+    if (this.#since === undefined) {
+      this.#since = this.#clock.now();
+      this.#log.warn({ code: err.code, reason: err.message }, STORE_FAILING_LINE);
+    }
+    return true;
+  }
+
+  /** A write of the bot's landed: the outage, if there was one, is over. */
+  landed(): void {
+    if (this.#since === undefined) return;
+    const failedForMs = this.#clock.now() - this.#since;
+    this.#log.info({ failedForMs, failures: this.#failures, code: this.#code }, STORE_BACK_LINE);
+    this.#since = undefined;
+    this.#failures = 0;
+  }
+
+  /** The outage under way; undefined while the store takes the bot's writes. */
+  get failure(): StoreFailure | undefined {
+    if (this.#since === undefined) return undefined;
+    const since = new Date(this.#since).toISOString();
+    return { since, code: this.#code, error: this.#error, failures: this.#failures };
+  }
+}

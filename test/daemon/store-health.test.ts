@@ -1,0 +1,222 @@
+/**
+ * What an operator sees while the state store fails the bot's writes: the embedded store's disk
+ * full for real (test/support/file-size-limit.ts), then space back; a Redis of the test's own
+ * shut down, then started again (skipped, saying so, without redis-server). `/readyz` turns not-ready with
+ * the store's code and since-when, the status names the outage, `/metrics` counts it, and the log
+ * says it once when it begins and once when it ends, however many tries it took. A real daemon in
+ * this process against the sandbox, its HTTP listener asked over real HTTP, on the test clock.
+ */
+import { join } from "node:path";
+import { request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
+import { STORE_BACK_LINE, STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { RedisStore } from "../../src/state/redis-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { hasRedisServer, type OwnRedis, startOwnRedis } from "../support/cluster.ts";
+import { fillDiskAt, limitFiles } from "../support/file-size-limit.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
+import { saidAtLeast } from "../support/self-killing-bot.ts";
+
+const BOT = "tally-bot@sandbox.example";
+
+let up: GatedDaemon | undefined;
+/** The Redis case's daemon, sandbox and Redis. */
+let onRedis: { running?: InProcessDaemon; sandbox?: Sandbox; redis?: OwnRedis } = {};
+afterEach(async () => {
+  limitFiles("unlimited");
+  await closeGatedDaemon(up);
+  up = undefined;
+  await onRedis.redis?.up();
+  await onRedis.running?.stop();
+  await onRedis.sandbox?.stop();
+  await onRedis.redis?.stop();
+  onRedis = {};
+});
+
+const tally = defineBot({
+  setup(bot) {
+    bot.on("message", async (ctx) => {
+      if (ctx.text === "quiet") return;
+      const n = ((await ctx.state.get<number>("n")) ?? 0) + 1;
+      await ctx.state.set("n", n);
+      await ctx.reply(`${ctx.text}: ${n}`);
+    });
+  },
+});
+
+async function start(): Promise<GatedDaemon> {
+  up = await startGatedDaemon({
+    name: "tally",
+    email: BOT,
+    fullName: "Tally",
+    definition: tally,
+    global: "http:\n  listen: 127.0.0.1:0",
+  });
+  return up;
+}
+
+async function get(path: string): Promise<{ status: number; body: string }> {
+  const daemon = (onRedis.running ?? up!.running).daemon;
+  const res = await request(`${daemon.http!.url}${path}`);
+  return { status: res.statusCode, body: await res.body.text() };
+}
+
+async function readyz(): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { status, body } = await get("/readyz");
+  return { status, body: JSON.parse(body) };
+}
+
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  return sampleValue(parsePrometheus((await get("/metrics")).body), name, { bot: "tally", ...labels });
+}
+
+/** Up, "a" answered and recorded, ready; then the disk is full. */
+async function fullAfterA(): Promise<GatedDaemon> {
+  const { running, dm, sandbox } = await start();
+  const a = dm("a");
+  expect(await saidAtLeast(sandbox, BOT, 1)).toEqual(["a: 1"]);
+  await running.ledger.until("tally", a, 5_000, () => new Error("a never recorded handled"));
+  await expect.poll(async () => (await readyz()).status).toBe(200);
+  expect(await metric("bothost_state_store_failing", {})).toBe(0);
+  fillDiskAt(join(up!.dir, "state.log"));
+  return up!;
+}
+
+it("a run the full disk fails: /readyz 503 with the store's code, the status and metrics name it, said once however long; ready again when a write lands", async () => {
+  const { running, dm, clock, sandbox } = await fullAfterA();
+  const filledAt = clock.now();
+  dm("b");
+  await expect.poll(async () => (await readyz()).status).toBe(503);
+  const notReady = await readyz();
+  expect(notReady.body).toMatchObject({
+    ready: false,
+    bots: [
+      {
+        bot: "tally",
+        ready: false,
+        reason: expect.stringContaining("the state store fails the bot's writes (STATE_IO)"),
+        store: { code: "STATE_IO", failingSince: expect.any(String) },
+      },
+    ],
+  });
+  const since = (notReady.body.bots as { store: { failingSince: string } }[])[0]!.store.failingSince;
+  expect(Date.parse(since)).toBeGreaterThanOrEqual(filledAt);
+  const status = JSON.parse((await get("/admin/status")).body);
+  expect(status.bots[0].store).toMatchObject({
+    code: "STATE_IO",
+    since,
+    error: expect.stringContaining("write"),
+  });
+  expect((await get("/status")).body).toContain("the state store fails its writes since");
+  expect(await metric("bothost_state_store_failing", {})).toBe(1);
+  // Every attempt (2, 4, 8, 16 s apart), then the waits for the store (1 s doubling to 30 s):
+  // about ten minutes of tries.
+  for (let n = 1; n <= 4; n++) {
+    await expect.poll(() => running.logged(`${STORE_OUTAGE_LINE}; running`).length).toBe(n);
+    await clock.advance(2_000 * 2 ** (n - 1));
+  }
+  await expect.poll(() => running.logged(STORE_WAIT_LINE).length).toBe(1);
+  for (const pause of [1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 30_000, 30_000])
+    await clock.advance(pause);
+  await expect
+    .poll(() => metric("bothost_state_store_write_failures_total", { code: "STATE_IO" }))
+    .toBeGreaterThan(10);
+  // The outage said once.
+  expect(running.logged(STORE_FAILING_LINE)).toMatchObject([{ level: 40, code: "STATE_IO" }]);
+  expect((await readyz()).status).toBe(503);
+  limitFiles("unlimited");
+  await clock.advance(30_000);
+  expect(await saidAtLeast(sandbox, BOT, 2)).toEqual(["a: 1", "b: 2"]);
+  await expect.poll(async () => (await readyz()).status).toBe(200);
+  expect(running.logged(STORE_BACK_LINE)).toMatchObject([
+    { level: 30, failures: expect.any(Number), failedForMs: expect.any(Number) },
+  ]);
+  expect(running.logged(STORE_BACK_LINE)[0]!.failedForMs).toBeGreaterThan(60_000);
+  expect(JSON.parse((await get("/admin/status")).body).bots[0].store).toBeUndefined();
+  expect(await metric("bothost_state_store_failing", {})).toBe(0);
+});
+
+it("a bot idle once its marks failed is ready again when the disk is, without a message to handle", async () => {
+  const { running, dm, clock } = await fullAfterA();
+  // Handled with nothing to write but its mark: the mark's save fails.
+  const quiet = dm("quiet");
+  await running.ledger.until("tally", quiet, 5_000, () => new Error("quiet never handled"));
+  await expect.poll(async () => (await readyz()).status).toBe(503);
+  await clock.advance(1_000);
+  await clock.advance(2_000);
+  expect((await readyz()).status).toBe(503);
+  limitFiles("unlimited");
+  // The ledger's save is tried again after its pause (4 s now): it lands, nothing else comes.
+  await clock.advance(4_000);
+  await expect.poll(async () => (await readyz()).status).toBe(200);
+  expect(running.logged(STORE_FAILING_LINE)).toHaveLength(1);
+  expect(running.logged(STORE_BACK_LINE)).toHaveLength(1);
+});
+
+const withRedis = hasRedisServer();
+if (!withRedis) console.warn("store-health: redis-server is not on PATH: the Redis outage case skipped");
+
+describe.skipIf(!withRedis)("a Redis outage", () => {
+  it("/readyz 503 with STATE_UNAVAILABLE while Redis is down, the status naming the Redis; ready again once it is back", async () => {
+    const redis = await startOwnRedis();
+    onRedis.redis = redis;
+    const clock = new TestClock();
+    const sandbox = await startSandbox({ clock });
+    onRedis.sandbox = sandbox;
+    sandbox.control.createUser({
+      email: BOT,
+      full_name: "Tally",
+      bot: "generic",
+      owner: "owner@sandbox.example",
+    });
+    // Its writes fail within a second while Redis is down (else within the default 10 s).
+    const store = await RedisStore.open({
+      url: redis.url,
+      prefix: "t-store-health",
+      commandTimeoutMs: 1_000,
+    });
+    const running = await startInProcessDaemon(
+      sandbox,
+      { tally: { email: BOT, definition: tally } },
+      { store, clock, global: "http:\n  listen: 127.0.0.1:0" },
+    );
+    onRedis.running = running;
+    const dm = (content: string) =>
+      sandbox.control.sendAs("member@sandbox.example", { type: "direct", to: [BOT], content }).id;
+    dm("a");
+    expect(await saidAtLeast(sandbox, BOT, 1)).toEqual(["a: 1"]);
+    await expect.poll(async () => (await readyz()).status).toBe(200);
+    await redis.down();
+    dm("b");
+    await expect.poll(async () => (await readyz()).status, { timeout: 15_000 }).toBe(503);
+    expect((await readyz()).body.bots).toMatchObject([
+      { bot: "tally", store: { code: "STATE_UNAVAILABLE" } },
+    ]);
+    const failure = JSON.parse((await get("/admin/status")).body).bots[0].store;
+    expect(failure).toMatchObject({
+      code: "STATE_UNAVAILABLE",
+      error: expect.stringContaining(`Redis at ${redis.url}`),
+    });
+    expect(running.logged(STORE_FAILING_LINE)).toMatchObject([{ code: "STATE_UNAVAILABLE" }]);
+    await redis.up();
+    // The run waiting for the store goes again after its pauses: it gets through, and "b" is answered.
+    await expect
+      .poll(
+        async () => {
+          await clock.advance(2_000);
+          return (await readyz()).status;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(200);
+    expect(await saidAtLeast(sandbox, BOT, 2)).toEqual(["a: 1", "b: 2"]);
+    expect(running.logged(STORE_BACK_LINE)).toHaveLength(1);
+    expect(running.logged(STORE_FAILING_LINE)).toHaveLength(1);
+  }, 60_000);
+});
