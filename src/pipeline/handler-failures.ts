@@ -347,8 +347,8 @@ export function jobRunner(
         const outage = outageOf(err);
         if (outage) {
           o.metrics?.storeOutage(occurrence.type, (monotonicMs() - started) / 1000);
-          o.health?.failed(err);
-          o.log.warn({ ...outage, ...job }, STORE_OUTAGE_LINE);
+          // Once the outage is said (store-health.ts), each of its tries only at debug.
+          o.log[o.health?.repeats(err) ? "debug" : "warn"]({ ...outage, ...job }, STORE_OUTAGE_LINE);
         }
         throw err;
       }

@@ -349,16 +349,16 @@ export class HandlerRuns {
     }
     this.#stats.failed++;
     const outage = outageOf(err);
-    if (outage) this.#o.ledgerCommits.health?.store.failed(err);
+    const said = outage !== undefined && this.#o.ledgerCommits.health?.store.repeats(err);
     const seconds = (monotonicMs() - started) / 1000;
     if (outage) this.#o.metrics?.storeOutage(ctx.event.type, seconds);
     else this.#o.metrics?.eventFailed(ctx.event.type, seconds);
     // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
     if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
       ctx.log.warn({ err }, "handler cut short by the shutdown's deadline");
-    // The store failed the run (its staged writes, or a read or write the handler passed on): the
-    // failure stage runs it again, as for any failure, but the bot's code is not at fault.
-    else if (outage) ctx.log.warn(outage, STORE_OUTAGE_LINE);
+    // The store failed the run (its staged writes, or a read or write the handler passed on): run
+    // again, not the bot's fault. Once the outage is said (store-health.ts), each try at debug.
+    else if (outage) ctx.log[said ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
     else ctx.log.error({ err }, "handler failed");
   }
 

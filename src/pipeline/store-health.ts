@@ -63,6 +63,15 @@ export class StoreHealth {
     return true;
   }
 
+  /**
+   * {@link failed}, and true when `err` goes on with an outage already said: a line of its own for
+   * each try would repeat that one (the caller logs it at debug).
+   */
+  repeats(err: unknown): boolean {
+    const said = this.failing;
+    return this.failed(err) && said;
+  }
+
   /** A write of the bot's landed: the outage, if there was one, is over. */
   landed(): void {
     if (this.#since === undefined) return;

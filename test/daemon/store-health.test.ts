@@ -21,7 +21,7 @@ import { hasRedisServer, type OwnRedis, startOwnRedis } from "../support/cluster
 import { fillDiskAt, limitFiles } from "../support/file-size-limit.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
-import { saidAtLeast } from "../support/self-killing-bot.ts";
+import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "tally-bot@sandbox.example";
 
@@ -41,6 +41,10 @@ afterEach(async () => {
 
 const tally = defineBot({
   setup(bot) {
+    bot.command("size", async (ctx) => {
+      const size = await ctx.prompt("Which size?");
+      await ctx.reply(`${size.text} it is.`);
+    });
     bot.on("message", async (ctx) => {
       if (ctx.text === "quiet") return;
       const n = ((await ctx.state.get<number>("n")) ?? 0) + 1;
@@ -127,8 +131,11 @@ it("a run the full disk fails: /readyz 503 with the store's code, the status and
   await expect
     .poll(() => metric("bothost_state_store_write_failures_total", { code: "STATE_IO" }))
     .toBeGreaterThan(10);
-  // The outage said once.
+  // The outage said once; of the runs' tries that met it, the first at warn, the rest at debug.
   expect(running.logged(STORE_FAILING_LINE)).toMatchObject([{ level: 40, code: "STATE_IO" }]);
+  const tries = running.logged(STORE_OUTAGE_LINE).filter((l) => !String(l.msg).includes("; running"));
+  expect(tries.filter((l) => l.level === 40)).toHaveLength(1);
+  expect(tries.length).toBeGreaterThan(5);
   expect((await readyz()).status).toBe(503);
   limitFiles("unlimited");
   await clock.advance(30_000);
@@ -157,6 +164,25 @@ it("a bot idle once its marks failed is ready again when the disk is, without a 
   await expect.poll(async () => (await readyz()).status).toBe(200);
   expect(running.logged(STORE_FAILING_LINE)).toHaveLength(1);
   expect(running.logged(STORE_BACK_LINE)).toHaveLength(1);
+});
+
+it("a dialog's write the full disk fails is tried again quietly once the outage is said, and lands when space is back", async () => {
+  const { running, dm, clock, sandbox } = await fullAfterA();
+  dm("size");
+  const line = "the state store failed a dialog's write; trying again";
+  await expect.poll(() => running.logged(line).length).toBeGreaterThan(0);
+  for (const pause of [250, 500, 1_000, 2_000, 4_000, 8_000]) await clock.advance(pause);
+  await expect.poll(() => running.logged(line).length).toBeGreaterThan(4);
+  expect(running.logged(STORE_FAILING_LINE)).toHaveLength(1);
+  expect(running.logged(line).filter((l) => l.level === 40).length).toBeLessThanOrEqual(1);
+  limitFiles("unlimited");
+  await expect
+    .poll(async () => {
+      await clock.advance(1_000);
+      return botSaid(sandbox, BOT);
+    })
+    .toEqual(["a: 1", "Which size?"]);
+  await expect.poll(() => running.logged(STORE_BACK_LINE).length).toBe(1);
 });
 
 const withRedis = hasRedisServer();

@@ -33,10 +33,14 @@ export async function retrying<T>(
       result = await write();
     } catch (err) {
       if (err instanceof DialogEnded || err instanceof LogMoved || signal.aborted) throw err;
-      on.health?.failed(err);
+      // Once the outage is said (store-health.ts), each of its tries only at debug.
+      const said = on.health?.repeats(err) === true;
       if (attempt + 1 >= tries) throw err;
       const pause = STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number;
-      on.log.warn({ err, retryInMs: pause }, "the state store failed a dialog's write; trying again");
+      on.log[said ? "debug" : "warn"](
+        { err, retryInMs: pause },
+        "the state store failed a dialog's write; trying again",
+      );
       await sleep(on.clock, pause, signal).catch(() => {});
       continue;
     }
