@@ -10,8 +10,16 @@ import type { BotRuntime } from "./bot-runtime.ts";
 /** What the person is told when an operator ends their dialog and gives no note. */
 export const OPERATOR_ENDED_NOTE = "An operator ended this conversation.";
 
-/** `DIALOG_STARTING` (thrown by the bot's end, dialog-ends.ts): its first question not recorded in time. */
-export type DialogDeskErrorCode = "UNKNOWN_BOT" | "UNKNOWN_DIALOG" | "BOT_NOT_HERE" | "DIALOG_STARTING";
+/**
+ * `DIALOG_STARTING` (thrown by the bot's end, dialog-ends.ts): its first question not recorded in
+ * time. `DIALOG_END_PENDING` (the same): the store did not answer the end's write in time.
+ */
+export type DialogDeskErrorCode =
+  | "UNKNOWN_BOT"
+  | "UNKNOWN_DIALOG"
+  | "BOT_NOT_HERE"
+  | "DIALOG_STARTING"
+  | "DIALOG_END_PENDING";
 
 type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog">;
 

@@ -25,7 +25,8 @@ export interface AdminHandlers {
   /**
    * End dialog `id` of bot `name`, its person told `note` (else a default note); rejects with
    * `UNKNOWN_BOT`, `UNKNOWN_DIALOG`, `BOT_NOT_HERE` (another instance runs the bot) or
-   * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended).
+   * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended) or
+   * `DIALOG_END_PENDING` (the store did not answer the end's write within 3 s: it may land later).
    */
   endDialog: (name: string, id: string, note?: string) => Promise<void>;
 }
@@ -200,6 +201,8 @@ const REFUSED: Record<string, number> = {
   UNKNOWN_DIALOG: 404,
   BOT_NOT_HERE: 409,
   DIALOG_STARTING: 409,
+  // Not refused, not done: the store has not answered the end's write (a gateway's timeout).
+  DIALOG_END_PENDING: 504,
 };
 
 async function answer(act: () => Promise<unknown>): Promise<AdminAnswer> {

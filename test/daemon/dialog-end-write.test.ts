@@ -8,7 +8,8 @@
  * wait is bounded (FIRST_QUESTION_WAIT_MS on the bot's clock): past it, through a long outage,
  * the end is refused (`DIALOG_STARTING`; the admin route: 409 and the code; `bothost dialogs end`:
  * exit 75 and one line) and never made: once the store is back the dialog goes on, and the end
- * run again ends it. A real daemon in this process on the test clock against the sandbox over
+ * run again ends it. An end whose own write the store holds is answered within END_WRITE_WAIT_MS
+ * (`DIALOG_END_PENDING`): the write cannot be called back, and lands once the store answers. A real daemon in this process on the test clock against the sandbox over
  * HTTP; the store is a FileStore behind a gate; the handler timeout is an hour, so a message left
  * waiting on the dialog would not be answered within the test.
  */
@@ -19,7 +20,12 @@ import { afterEach, expect, it, vi } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { runDialogsCommand } from "../../src/cli/dialogs.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
-import { END_TOO_EARLY, FIRST_QUESTION_WAIT_MS } from "../../src/pipeline/dialogs/dialog-ends.ts";
+import {
+  END_TOO_EARLY,
+  END_UNANSWERED,
+  END_WRITE_WAIT_MS,
+  FIRST_QUESTION_WAIT_MS,
+} from "../../src/pipeline/dialogs/dialog-ends.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
@@ -119,12 +125,17 @@ it.each<[string, GateMode]>([
   expect(running!.logged("could not record a dialog's end")).toEqual([]);
 });
 
-it("an operator's end the store refuses fails, and the dialog goes on: the person's answer is taken", async () => {
-  const gate = new StoreGate();
+/** Up, the person asked the first of "pick"'s questions: the dialog waits at it. */
+async function asked(gate: StoreGate) {
   const dm = await start(gate);
   dm("pick");
   expect(await said(1)).toEqual(["Which size?"]);
-  const dialog = await waiting();
+  return { dm, dialog: await waiting() };
+}
+
+it("an operator's end the store refuses fails, and the dialog goes on: the person's answer is taken", async () => {
+  const gate = new StoreGate();
+  const { dm, dialog } = await asked(gate);
   gate.mode = "fail";
   await expect(dialogDesk(running!.daemon.bots).endDialog("orders", dialog.id)).rejects.toThrow(
     /refused a write/,
@@ -164,6 +175,30 @@ it.each([
     expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: large"]);
   },
 );
+
+it("an operator's end whose write the store holds past the limit is answered DIALOG_END_PENDING; it lands once the store answers, the person told once", async () => {
+  const gate = new StoreGate();
+  const { dm, dialog } = await asked(gate);
+  gate.mode = "hang";
+  const outcome = dialogDesk(running!.daemon.bots)
+    .endDialog("orders", dialog.id, NOTE)
+    .then(
+      () => "ended",
+      (err: { code?: string }) => err.code,
+    );
+  await gate.stoppedAt(1);
+  await clock!.advance(END_WRITE_WAIT_MS);
+  expect(await outcome).toBe("DIALOG_END_PENDING");
+  expect(running!.logged(END_UNANSWERED)).toHaveLength(1);
+  // The store answers: the write it held lands, as the operator was told it might.
+  gate.open();
+  expect(await said(2)).toEqual(["Which size?", NOTE]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  dm("large");
+  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  // Only the one write was made: no try began past the limit.
+  expect(gate.stopped).toBe(1);
+});
 
 /**
  * `work`'s outcome, the test clock moved a second at a time until it has one (its start, a

@@ -4,7 +4,7 @@
  * a dialog ends without them (an operator's end, changed code).
  */
 import type { Logger } from "pino";
-import { timeoutSignal } from "../../api/sleep.ts";
+import { raceAbort, timeoutSignal } from "../../api/sleep.ts";
 import { EffectOrderChanged } from "../../effects/effect-records.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { BotContexts } from "../bot-contexts.ts";
@@ -55,14 +55,24 @@ export interface DialogEndParts {
  * reply is found made by the next try, and a short outage is ridden through.
  */
 const OPERATOR_END_TRIES = 4;
-/** The operator's request has no stop of its own: its tries are bounded by their number. */
-const UNSTOPPED = new AbortController().signal;
 
 /**
  * How long an operator's end waits for a dialog's first question to be sent and recorded: with
  * the end's own tries (about 2 s), within the 10 s `bothost dialogs end` waits for its answer.
  */
 export const FIRST_QUESTION_WAIT_MS = 5_000;
+
+/**
+ * How long an operator's end waits for the store to answer its write (its tries, about 2 s,
+ * included): with {@link FIRST_QUESTION_WAIT_MS}, within the 10 s `bothost dialogs end` waits.
+ * A store that answers nothing (a Redis that stopped answering) cannot be told to drop a write
+ * it was sent: past this the operator is told the end is under way, and how it may turn out.
+ */
+export const END_WRITE_WAIT_MS = 3_000;
+
+/** The log line of an operator's end whose write the store had not answered in time. */
+export const END_UNANSWERED =
+  "an operator's end was not answered by the state store in time: it lands, or not, once the store answers";
 
 /** The log line of an operator's end refused because the dialog's first question was not recorded in time. */
 export const END_TOO_EARLY =
@@ -78,6 +88,8 @@ export const END_TOO_EARLY =
  * landed. False when there is no such dialog (one whose first question was not kept). One whose
  * first question is still being sent or recorded is waited for, at most
  * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made.
+ * An end whose write the store has not answered within {@link END_WRITE_WAIT_MS} rejects with
+ * `DIALOG_END_PENDING`: it goes on as above once the store answers, no new try begun.
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -109,16 +121,38 @@ export async function endByOperator(
   // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts).
   const told = noteOf(contexts, record, note);
   const tell = () => told && queue.push(record.conversation, () => sayNote(o, record, told, false));
-  const end = () => dialogs.end(id, "operator", told);
+  // No try starts past the limit: only one sent before it may still land.
+  const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
+  const end = () =>
+    limit.signal.aborted ? Promise.reject(limit.signal.reason) : dialogs.end(id, "operator", told);
+  let answered = false;
+  const ending = dialogs.retrying(limit.signal, end, OPERATOR_END_TRIES).then(
+    (ended) => {
+      answered = true;
+      if (ended) tell();
+      return ended;
+    },
+    (err: unknown) => {
+      answered = true;
+      if (!(err instanceof DialogEnded || err instanceof LogMoved))
+        dialogs.endsInDoubt.keep(id, { record, tell });
+      throw err;
+    },
+  );
   try {
-    if (!(await dialogs.retrying(UNSTOPPED, end, OPERATOR_END_TRIES))) return false;
+    return await raceAbort(ending, limit.signal);
   } catch (err) {
-    if (!(err instanceof DialogEnded || err instanceof LogMoved))
-      dialogs.endsInDoubt.keep(id, { record, tell });
-    throw err;
+    if (answered) throw err;
+    // Still unanswered: whichever way it goes, it goes as if the operator had waited (above).
+    ending.catch(() => {});
+    log.warn({ dialog: id }, END_UNANSWERED);
+    throw new BothostError(
+      "DIALOG_END_PENDING",
+      `the state store has not answered dialog ${id}'s end within ${END_WRITE_WAIT_MS / 1000} s (it is down or not answering): the end is under way and cannot be called back. Once the store answers, it lands (the dialog ends, its person is told) or fails (the dialog goes on); bothost dialogs shows which. Run this again if the dialog is still listed then`,
+    );
+  } finally {
+    limit.clear();
   }
-  tell();
-  return true;
 }
 
 /** A dialog's run returned: the dialog is over (its end entry appended, the key held meanwhile). */
