@@ -60,13 +60,13 @@
  * {{name}}, {{rules}}, {{details}}, {{channel}}, {{topic}}, {{link}} (the old single-brace `{name}`
  * is refused with the new spelling named).
  */
-import { defineBot, type User } from "bothost";
+import { type BotContext, defineBot, type User } from "bothost";
 import { act } from "./moderation/actions.ts";
 import { moderationCommands, recordFlags } from "./moderation/commands.ts";
 import { describeHistory } from "./moderation/edit-history.ts";
 import { exemptUsers } from "./moderation/exempt-users.ts";
-import type { RuleName, ScannedMessage } from "./moderation/rule-types.ts";
-import { createRuleState, scanMessage } from "./moderation/rules.ts";
+import type { RuleMatch, RuleName, ScannedMessage } from "./moderation/rule-types.ts";
+import { countsPosts, createRuleState, scanMessage } from "./moderation/rules.ts";
 import {
   ModerationSettings,
   ROLES,
@@ -137,7 +137,8 @@ export default defineBot({
       await users.resolve(ctx); // done at start; here too when a message comes first (or in a backtest)
       if (everywhere(sender, m.sender_id, place)) return;
       const scanned = toScanned(m.id, m.sender_id, place.channelId, m.content, m.timestamp, sender);
-      const matches = scanMessage(scanned, rules, state, { skip: exemptFrom(sender, m.sender_id, place) });
+      const found = scanMessage(scanned, rules, state, { skip: exemptFrom(sender, m.sender_id, place) });
+      const matches = countsPosts(rules) ? await keptMatches(ctx, m.id, found) : found;
       if (matches.length === 0) return;
       await act(ctx, settings, options, {
         messageId: m.id,
@@ -190,6 +191,25 @@ export default defineBot({
     }
   },
 });
+
+/** How long the rules a message broke are kept for a run again of its handler after a restart. */
+const KEPT_MS = 30 * 86_400_000;
+
+/**
+ * The rules message `id` broke. The posting rules count in memory: after a restart (the catch-up
+ * after a kill -9, a dead letter's replay) the message's run again counts it alone, and would find
+ * nothing. So what a run found is kept (at once, before any action) and a run again (each has
+ * `ctx.replayed`, a retry too) takes it: the actions its first run did not finish are done.
+ */
+async function keptMatches(ctx: BotContext<unknown>, id: number, found: RuleMatch[]): Promise<RuleMatch[]> {
+  const key = `flagged/${id}`;
+  if (ctx.replayed) {
+    const kept = await ctx.state.get<RuleMatch[]>(key);
+    if (kept !== undefined) return kept;
+  }
+  if (found.length > 0) await ctx.state.immediate.set(key, found, { ttlMs: KEPT_MS });
+  return found;
+}
 
 /** Where a message was posted: a channel, or (both undefined) a direct message. */
 interface Place {

@@ -118,8 +118,12 @@ export function linkWindow(
   return `${total} links in ${rule.withinSeconds} s (limit ${rule.maxLinks})`;
 }
 
+/** How long a message's scan is kept for a run again of its handler (retries last seconds to minutes). */
+const RESCAN_SECONDS = 3600;
+
 /** Forget activity older than every window, so memory stays bounded by recent traffic. */
 export function sweep(state: RuleState, now: number, rules: Rules): void {
+  for (const [id, { at }] of state.scanned) if (at <= now - RESCAN_SECONDS) state.scanned.delete(id);
   const floodSince = now - (rules.flood?.perSeconds ?? 0);
   for (const [sender, times] of state.recent) {
     if ((times.at(-1) ?? -Infinity) <= floodSince) state.recent.delete(sender);

@@ -67,5 +67,10 @@ export interface RuleState {
   links: Map<number, { at: number; n: number }[]>;
   /** Sender → until when their links over the window were already reported. */
   linkFloodReportedUntil: Map<number, number>;
+  /**
+   * Message id → what its scan found, and when it was sent: a run again of its handler (a retry
+   * after an action failed) gets the same rules back, its message not counted twice.
+   */
+  scanned: Map<number, { at: number; matches: RuleMatch[] }>;
   scans: number;
 }

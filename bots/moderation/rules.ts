@@ -22,6 +22,7 @@ export function createRuleState(): RuleState {
     repeatReportedUntil: new Map(),
     links: new Map(),
     linkFloodReportedUntil: new Map(),
+    scanned: new Map(),
     scans: 0,
   };
 }
@@ -30,7 +31,8 @@ export function createRuleState(): RuleState {
  * Every rule `message` breaks, in a fixed order (flood, cross_post, repeated_message,
  * new_member_links, link_flood, keywords, blocked_patterns, mass_mentions). For new messages
  * (`edit: false`) it also records the message in `state` for the posting rules; rules in `skip`
- * are left out entirely.
+ * are left out entirely. A new message scanned again (its handler runs again) gets what its first
+ * scan found: counted once, and a burst it was reported for is still its.
  *
  * @example
  * ```ts
@@ -52,6 +54,8 @@ export function scanMessage(
   const matches: RuleMatch[] = [];
   const t = message.timestamp;
   if (!options.edit) {
+    const earlier = state.scanned.get(message.id);
+    if (earlier) return earlier.matches.map((m) => ({ ...m }));
     if (++state.scans % 1024 === 0) sweep(state, t, rules);
     const floodRule = on("flood", rules.flood);
     if (floodRule) pushIf(matches, flood(message, floodRule, state));
@@ -77,7 +81,13 @@ export function scanMessage(
   if (patterns) pushIf(matches, blocked(text, patterns));
   const mentionRule = on("mass_mentions", rules.massMentions);
   if (mentionRule) pushIf(matches, massMentions(text, mentionRule));
+  if (!options.edit && countsPosts(rules)) state.scanned.set(message.id, { at: t, matches: [...matches] });
   return matches;
+}
+
+/** Whether a rule counts messages over a window (a second scan of one message would count it twice). */
+export function countsPosts(rules: Rules): boolean {
+  return Boolean(rules.flood || rules.crossPost || rules.repeatedMessage || rules.linkFlood?.perSender);
 }
 
 function pushIf(list: RuleMatch[], match: RuleMatch | undefined): void {

@@ -40,76 +40,94 @@ const NOTICE = 'Hi Mel Member, your message was sent to the moderators: blocked 
 
 const backends = await crashBackends("moderation-notify-crash");
 
+/** A sandbox with a moderation request channel, and the config of `bothost run` for `rules`. */
+async function setUp(backendFor: (dir: string) => { yaml: string }, rules: string) {
+  const sandbox = await startSandbox({
+    heartbeatSeconds: 1,
+    longpollTimeoutSeconds: 3,
+    org: {
+      realm: { name: "E2E", host: "sandbox.example", moderation_request_channel: "moderation" },
+      users: [
+        { email: OWNER, full_name: "Olive Owner", role: "owner" },
+        { email: MEMBER, full_name: "Mel Member", role: "member" },
+      ],
+      bots: [{ email: BOT, full_name: "Moderation", type: "generic", owner: OWNER }],
+      channels: [
+        { name: "general", subscribers: [OWNER, MEMBER, BOT] },
+        { name: "moderation", privacy: "private", subscribers: [OWNER] },
+      ],
+    },
+  });
+  opened.push(() => sandbox.stop());
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-moderation-notify-"));
+  opened.push(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, "bothost.yaml");
+  await writeFile(
+    file,
+    [
+      `server:\n  url: ${sandbox.url}`,
+      backendFor(dir).yaml,
+      "log:\n  level: info\n  pretty: false",
+      "bots:",
+      "  moderation:",
+      `    module: ${path.join(repoRoot, "bots/moderation.ts")}`,
+      `    email: ${BOT}`,
+      `    api_key: \${KEY}`,
+      "    settings:",
+      '      notify_sender: "Hi {{name}}, your message was sent to the moderators: {{details}}."',
+      "      rules:",
+      `        ${rules}`,
+      "",
+    ].join("\n"),
+  );
+  return { sandbox, file, env: { KEY: sandbox.control.apiKeyOf(BOT) } };
+}
+
+/**
+ * Starts `bothost run`, posts `content` (the last of `texts`) with the direct message to the
+ * sender held, kills the daemon once the report is made, and starts it again: resolves the
+ * message's id and the second daemon.
+ */
+async function killedBeforeNotice(
+  sandbox: Sandbox,
+  file: string,
+  env: Record<string, string>,
+  texts: string[],
+) {
+  const first = spawnCli(["run", "--config", file], { env });
+  await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+  const post = (content: string) =>
+    sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "deals", content }).id;
+  // Earlier messages are handled first (one conversation is handled in order); none sends.
+  for (const text of texts.slice(0, -1)) post(text);
+  // The direct message to the sender is held; the report goes through.
+  sandbox.control.delay(60_000, { paths: [/^\/messages$/] });
+  const id = post(texts.at(-1)!);
+  await sandbox.control.waitFor(
+    () => sandbox.control.delayed() === 1 && reportsPosted(sandbox).length === 1,
+    {
+      timeoutMs: 20_000,
+    },
+  );
+  first.kill("SIGKILL");
+  expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+  // The held send never reaches the server: the process died before it was made.
+  sandbox.control.failNext(1, { status: 502, reset: true, paths: [/^\/messages$/] });
+  sandbox.control.delay(0);
+  expect(told(sandbox)).toEqual([]);
+
+  const again = spawnCli(["run", "--config", file], { env });
+  await again.waitForLog((l) => l.msg === "daemon started", 20_000);
+  await sandbox.control.waitFor(() => told(sandbox).length > 0, { timeoutMs: 20_000 });
+  return { id, again };
+}
+
 describe.each(backends)("on the %s", (_name, backendFor) => {
   it("killed between the report and notify_sender: the restarted bot tells the sender once; an edit does not tell again", {
     timeout: 90_000,
   }, async () => {
-    const sandbox = await startSandbox({
-      heartbeatSeconds: 1,
-      longpollTimeoutSeconds: 3,
-      org: {
-        realm: { name: "E2E", host: "sandbox.example", moderation_request_channel: "moderation" },
-        users: [
-          { email: OWNER, full_name: "Olive Owner", role: "owner" },
-          { email: MEMBER, full_name: "Mel Member", role: "member" },
-        ],
-        bots: [{ email: BOT, full_name: "Moderation", type: "generic", owner: OWNER }],
-        channels: [
-          { name: "general", subscribers: [OWNER, MEMBER, BOT] },
-          { name: "moderation", privacy: "private", subscribers: [OWNER] },
-        ],
-      },
-    });
-    opened.push(() => sandbox.stop());
-    const dir = await mkdtemp(path.join(tmpdir(), "bothost-moderation-notify-"));
-    opened.push(() => rm(dir, { recursive: true, force: true }));
-    const file = path.join(dir, "bothost.yaml");
-    await writeFile(
-      file,
-      [
-        `server:\n  url: ${sandbox.url}`,
-        backendFor(dir).yaml,
-        "log:\n  level: info\n  pretty: false",
-        "bots:",
-        "  moderation:",
-        `    module: ${path.join(repoRoot, "bots/moderation.ts")}`,
-        `    email: ${BOT}`,
-        `    api_key: \${KEY}`,
-        "    settings:",
-        '      notify_sender: "Hi {{name}}, your message was sent to the moderators: {{details}}."',
-        "      rules:",
-        "        keywords: { words: [scam] }",
-        "",
-      ].join("\n"),
-    );
-    const env = { KEY: sandbox.control.apiKeyOf(BOT) };
-    const first = spawnCli(["run", "--config", file], { env });
-    await first.waitForLog((l) => l.msg === "daemon started", 20_000);
-
-    // The direct message to the sender is held; the report goes through.
-    sandbox.control.delay(60_000, { paths: [/^\/messages$/] });
-    const id = sandbox.control.sendAs(MEMBER, {
-      type: "stream",
-      to: "general",
-      topic: "deals",
-      content: "what a scam this is",
-    }).id;
-    await sandbox.control.waitFor(
-      () => sandbox.control.delayed() === 1 && reportsPosted(sandbox).length === 1,
-      {
-        timeoutMs: 20_000,
-      },
-    );
-    first.kill("SIGKILL");
-    expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
-    // The held send never reaches the server: the process died before it was made.
-    sandbox.control.failNext(1, { status: 502, reset: true, paths: [/^\/messages$/] });
-    sandbox.control.delay(0);
-    expect(told(sandbox)).toEqual([]);
-
-    const again = spawnCli(["run", "--config", file], { env });
-    await again.waitForLog((l) => l.msg === "daemon started", 20_000);
-    await sandbox.control.waitFor(() => told(sandbox).length > 0, { timeoutMs: 20_000 });
+    const { sandbox, file, env } = await setUp(backendFor, "keywords: { words: [scam] }");
+    const { id, again } = await killedBeforeNotice(sandbox, file, env, ["what a scam this is"]);
     expect(told(sandbox)).toEqual([NOTICE]);
     expect(reportsPosted(sandbox)).toHaveLength(1);
 
@@ -122,6 +140,20 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     await member.messages.update(id, { content: "what a scam this is, a real scam" });
     await again.waitForLog((l) => l.msg === `message ${id} not reported (duplicate)`, 20_000);
     expect(told(sandbox)).toEqual([NOTICE]);
+    expect(reportsPosted(sandbox)).toHaveLength(1);
+    again.kill("SIGTERM");
+    expect(await again.exited).toEqual({ code: 0, signal: null });
+  });
+
+  // A posting rule counts in memory: the restarted bot alone would count the caught-up message once.
+  it("a flood, killed between the report and notify_sender: the restarted bot tells the sender once", {
+    timeout: 90_000,
+  }, async () => {
+    const { sandbox, file, env } = await setUp(backendFor, "flood: { max_messages: 1, per_seconds: 60 }");
+    const { again } = await killedBeforeNotice(sandbox, file, env, ["good morning", "good morning again"]);
+    expect(told(sandbox)).toEqual([
+      "Hi Mel Member, your message was sent to the moderators: message flood: 2 messages in 60 s (limit 1).",
+    ]);
     expect(reportsPosted(sandbox)).toHaveLength(1);
     again.kill("SIGTERM");
     expect(await again.exited).toEqual({ code: 0, signal: null });

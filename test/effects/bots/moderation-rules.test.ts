@@ -28,6 +28,17 @@ describe("scanMessage", () => {
     expect([at(30), at(31), at(32), at(33)]).toEqual([[], [], [], ["flood"]]);
   });
 
+  it("a message scanned again (its handler ran again) gets its first scan's rules and is counted once", () => {
+    const rules: Rules = { flood: { maxMessages: 2, perSeconds: 10, reportType: "spam" } };
+    const state = createRuleState();
+    const first = msg({ timestamp: T0 });
+    const second = msg({ timestamp: T0 + 1 });
+    expect([first, second, second].map((m) => rulesOf(scanMessage(m, rules, state)))).toEqual([[], [], []]);
+    const third = msg({ timestamp: T0 + 2 });
+    expect(rulesOf(scanMessage(third, rules, state))).toEqual(["flood"]);
+    expect(scanMessage(third, rules, state)).toMatchObject([{ details: "3 messages in 10 s (limit 2)" }]);
+  });
+
   it("cross_post: the same normalised text by one sender in N channels; direct and short messages never", () => {
     const rules: Rules = {
       crossPost: { minChannels: 2, withinSeconds: 60, minLength: 5, reportType: "spam" },

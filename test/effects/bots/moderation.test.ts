@@ -1,6 +1,7 @@
 /**
  * The shipped moderation bot (bots/moderation.ts) in a real daemon against the sandbox: each
- * rule live and in dry run, exemptions, the message to the sender, and the edit re-check.
+ * rule live and in dry run, exemptions, the message to the sender, the edit re-check, and a
+ * message's run again after an action failed.
  * It imports "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -281,5 +282,44 @@ describe("moderation exemptions and answers", () => {
     expect(parse({ rules: { flood: {} }, dry_run: true }).error?.issues).toMatchObject([
       { path: ["dry_run"], message: expect.stringContaining("set dry_run: true on the bot itself") },
     ]);
+  });
+});
+
+describe("moderation, a message's handler run again after an action failed", () => {
+  const refused = { status: 400, body: { result: "error", msg: "Try again", code: "BAD_REQUEST" } };
+  const told = () => {
+    const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
+    return sandbox!.control.messages().filter((m) => m.sender_id === botId && m.type === "private");
+  };
+
+  // The run again finds the same rules broken: a posting rule neither counts the message twice
+  // nor takes the report its first run made for the burst's, so the sender is still told.
+  it.each([
+    ["flood", { flood: { max_messages: 1, per_seconds: 60 } }, ["one", "two"]],
+    [
+      "cross_post",
+      { cross_post: { min_channels: 2, within_seconds: 120, min_length: 5 } },
+      ["same text", "same text"],
+    ],
+    [
+      "repeated_message",
+      { repeated_message: { max_repeats: 1, within_seconds: 600, min_length: 5 } },
+      ["again", "again"],
+    ],
+  ] as const)("%s: the sender is told once, the report made once", async (rule, rules, texts) => {
+    const s = await start(
+      { rules, notify_sender: "Hi {{name}}: {{details}}." },
+      "retries: { attempts: 3, backoff: 50ms }",
+    );
+    await post(OLD, texts[0], "general");
+    // The direct message to the sender is refused once: the handler throws and runs again.
+    s.control.failNext(1, { ...refused, paths: [/^\/messages$/], methods: ["POST"] });
+    const id = await post(OLD, texts[1], "random");
+    await expect.poll(() => told().length).toBe(1);
+    expect(String(told()[0]!.content)).toMatch(/^Hi Otto Old: /);
+    expect(running!.logged("handler failed")).not.toEqual([]);
+    expect(s.control.requests.filter((r) => r.path === `/messages/${id}/report`)).toHaveLength(1);
+    // Both runs log it: the second gets the first's `reported: true` back, with no request.
+    expect(running!.logged(`reported message ${id}`)[0]).toMatchObject({ rules: [rule] });
   });
 });
