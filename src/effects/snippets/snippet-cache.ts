@@ -148,7 +148,15 @@ export class SnippetCache implements Snippets {
   }
 
   async #create(title: string, content: string): Promise<SavedSnippet> {
-    const { saved_snippet_id: id } = await this.o.api.create({ title, content });
+    let id: number;
+    try {
+      ({ saved_snippet_id: id } = await this.o.api.create({ title, content }));
+    } catch (err) {
+      // The server may have stored it with its answer lost: the next read reloads the list, so a
+      // second ensure (or a run again's look for the create) finds it instead of making another.
+      this.invalidate();
+      throw err;
+    }
     const snippet = { id, title, content, date_created: Math.floor(this.o.clock.now() / 1000) };
     // The add event (if tracked) replaces this with the server's own record.
     if (!this.#byId?.has(id)) this.#byId?.set(id, snippet);
