@@ -12,7 +12,13 @@ export const ROLES = { owner: 100, admin: 200, moderator: 300, member: 400, gues
 /** Placeholders the messages of the actions may use. */
 export const TEMPLATE_FIELDS = ["name", "rules", "details", "channel", "topic", "link"] as const;
 
-const reportType = (fallback: string) => z.string().trim().min(1).default(fallback);
+/**
+ * The server's report types (`server_report_message_types`, the same five on every server that
+ * reports): a typo is refused at its config line, not by each report the rule makes.
+ */
+export const REPORT_TYPES = ["spam", "harassment", "inappropriate", "norms", "other"] as const;
+
+const reportType = (fallback: (typeof REPORT_TYPES)[number]) => z.enum(REPORT_TYPES).default(fallback);
 const whole = (min: number, fallback: number) => z.number().int().min(min).default(fallback);
 
 /** A regular expression: a string (case-insensitive), or `{ pattern, flags, name }`. */
@@ -88,7 +94,7 @@ const Action = z.union(
 export type Action = z.output<typeof Action>;
 
 /** What every rule takes besides its thresholds. */
-const common = (type: string) => ({
+const common = (type: (typeof REPORT_TYPES)[number]) => ({
   report_type: reportType(type),
   exempt: Exempt.optional(),
   /** Default: report. */

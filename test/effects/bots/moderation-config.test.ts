@@ -35,6 +35,7 @@ describe("the moderation bot's settings in a config file", () => {
     });
   });
 
+  // A report type the server does not offer (a typo) is refused here, not by every report made.
   it("name a bad rule field at its line, with the field's path", async () => {
     const { config, source } = await loadConfigWithSource("test/fixtures/bots/moderation-bad-rule.yaml");
     const err = await validateBotSettings(
@@ -50,7 +51,8 @@ describe("the moderation bot's settings in a config file", () => {
     expect(err.format()).not.toContain("fake-moderation-key-0042");
     expect(err.format()).toMatchInlineSnapshot(`
       "test/fixtures/bots/moderation-bad-rule.yaml:11:22 bots.moderation.settings.rules.link_flood.max_links: must be a number, not text
-      test/fixtures/bots/moderation-bad-rule.yaml:12:29 bots.moderation.settings.rules.link_flood.actions[1]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }"
+      test/fixtures/bots/moderation-bad-rule.yaml:12:29 bots.moderation.settings.rules.link_flood.actions[1]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }
+      test/fixtures/bots/moderation-bad-rule.yaml:13:49 bots.moderation.settings.rules.keywords.report_type: must be one of spam, harassment, inappropriate, norms, other, not "spma": did you mean "spam"?"
     `);
   });
 });
