@@ -8,7 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { BotDefinition } from "../bot/define-bot.ts";
-import { loadConfig } from "../config/load-config.ts";
+import { validateBotSettings } from "../bot/validate-settings.ts";
+import { isConfigError } from "../config/config-error.ts";
+import type { ConfigSource } from "../config/config-source.ts";
+import { loadConfigWithSource } from "../config/load-config.ts";
 import { Daemon } from "../daemon/daemon.ts";
 import { createLogger } from "../log/create-logger.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -46,10 +49,19 @@ export interface InProcessOptions {
 
 export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
 
-function settingsOf(bot: InProcessBot, fromYaml: unknown): unknown {
+/**
+ * The bot's settings (given, else the YAML's), validated as `bothost run` validates them: a wrong
+ * type or an unknown key (which a bare parse would drop) fails with each setting's path.
+ */
+async function settingsOf(name: string, bot: InProcessBot, fromYaml: unknown, source: ConfigSource) {
   const raw = bot.settings ?? fromYaml;
-  const schema = (bot.definition as { settings?: { parse(v: unknown): unknown } }).settings;
-  return schema ? schema.parse(raw ?? {}) : raw;
+  try {
+    return await validateBotSettings(name, bot.definition, raw, source);
+  } catch (err) {
+    if (!isConfigError(err)) throw err;
+    const lines = err.problems.map((p) => `  ${p.path}: ${p.message}`);
+    throw new Error(`${name}'s settings would be refused by bothost run:\n${lines.join("\n")}`);
+  }
 }
 
 export async function startInProcessDaemon(
@@ -74,7 +86,15 @@ export async function startInProcessDaemon(
   }
   const file = join(dir, "bothost.yaml");
   await writeFile(file, `${lines.join("\n")}\n`);
-  const config = await loadConfig(file, { env });
+  const { config, source } = await loadConfigWithSource(file, { env });
+  const settings = new Map<string, unknown>();
+  try {
+    for (const [name, b] of Object.entries(bots))
+      settings.set(name, await settingsOf(name, b, config.bots[name]?.settings, source));
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const logs: Record<string, unknown>[] = options.logs ?? [];
   let text = "";
   const destination = new Writable({
@@ -98,7 +118,7 @@ export async function startInProcessDaemon(
     bots: Object.entries(bots).map(([name, b]) => ({
       name,
       definition: b.definition as BotDefinition<never, never>,
-      settings: settingsOf(b, config.bots[name]?.settings),
+      settings: settings.get(name),
     })),
     store: ledger.store,
     log,
