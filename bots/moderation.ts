@@ -148,7 +148,7 @@ export default defineBot({
         topic: m.subject,
         matches,
       });
-      await recordFlags(ctx.state, matches);
+      await recordFlags(ctx.state, matches, ctx.now());
     });
 
     moderationCommands(bot, settings);
@@ -186,7 +186,7 @@ export default defineBot({
           matches,
           history: describeHistory(message_history),
         });
-        await recordFlags(ctx.state, matches);
+        await recordFlags(ctx.state, matches, ctx.now());
       });
     }
   },

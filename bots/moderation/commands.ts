@@ -14,8 +14,8 @@ const FLAGS_KEY = "stats/flagged";
 
 type Flagged = Partial<Record<RuleName, number[]>>;
 
-/** Note that a message broke `matches` (each rule once), keeping a day of history. */
-export async function recordFlags(state: KV, matches: readonly RuleMatch[], now = Date.now()): Promise<void> {
+/** Note that a message broke `matches` (each rule once) at `now` (the daemon's clock), keeping a day of history. */
+export async function recordFlags(state: KV, matches: readonly RuleMatch[], now: number): Promise<void> {
   await state.update<Flagged>(FLAGS_KEY, (current = {}) => {
     const next: Flagged = {};
     for (const [rule, times] of Object.entries(current) as [RuleName, number[]][]) {
@@ -36,7 +36,7 @@ export function moderationCommands(bot: BotApi<ModerationSettings>, settings: Mo
     { description: "messages flagged per rule in the last 24 hours", allow: "moderator" },
     async (ctx) => {
       const flagged = (await ctx.state.get<Flagged>(FLAGS_KEY)) ?? {};
-      const since = Date.now() - DAY_MS;
+      const since = ctx.now() - DAY_MS;
       const lines = (Object.entries(flagged) as [RuleName, number[]][])
         .map(([rule, times]) => [rule, times.filter((t) => t > since).length] as const)
         .filter(([, n]) => n > 0)
