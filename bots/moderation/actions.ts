@@ -47,7 +47,8 @@ export async function act(
     details: matches.map((m) => `${LABELS[m.rule]}: ${m.details}`).join("; "),
     channel: f.channel ?? "a direct message",
     topic: f.topic,
-    link: `#narrow/id/${f.messageId}`,
+    // A full address, as the server writes its own message links: a bare `#narrow/…` is no link.
+    link: `${ctx.server.realmUrl ? `${ctx.server.realmUrl.replace(/\/+$/, "")}/` : ""}#narrow/id/${f.messageId}`,
   });
   const reporting = f.matches.filter((m) => actionsOf(m).some(isReport));
   if (reporting.length > 0) await report(ctx, settings, f, reporting, fields(reporting), actionsOf);

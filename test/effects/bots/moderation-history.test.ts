@@ -165,7 +165,7 @@ describe("the moderation bot live over the seeded history", () => {
         const m = byId.get(id)!;
         const sender = Object.values(history.users).find((u) => u.userId === m.sender_id)!;
         const where = m.type === "stream" ? "lobby" : "a direct message";
-        return `blocked pattern by ${sender.fullName} in ${where}: #narrow/id/${id}`;
+        return `blocked pattern by ${sender.fullName} in ${where}: ${s.url}/#narrow/id/${id}`;
       }),
     );
     expect(said).toHaveLength(replies.length + told.length + modLog.length);
