@@ -1,3 +1,4 @@
+import { ApiError } from "../api/errors.ts";
 import type { NarrowTerm } from "../api/resources/messages.ts";
 import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
@@ -95,6 +96,9 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
     return ExitCode.Ok;
   } catch (err) {
+    // A --channel the server cannot read (a typo, a channel that is not there): the operator's mistake.
+    if (values.channel && err instanceof ApiError && err.code === "BAD_NARROW")
+      return usage(`--channel ${values.channel.join(", ")}: the server refused it: ${err.msg}`);
     return reportStartupError(err);
   }
 }

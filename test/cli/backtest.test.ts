@@ -151,6 +151,10 @@ describe("bothost backtest", () => {
         "give --since or --from, not both",
       ],
       [["backtest", "keeper", "--limit", "0", "-c", file], "--limit 0"],
+      [
+        ["backtest", "keeper", "--channel", "genral", "-c", file],
+        "--channel genral: the server refused it: Invalid narrow operator: unknown channel genral",
+      ],
     ] as [string[], string][]) {
       const { code, stderr } = await runCli(args);
       expect(code).toBe(2);
