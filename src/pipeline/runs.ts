@@ -25,7 +25,7 @@ import {
 } from "./context.ts";
 import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
 import {
-  closeLog,
+  closeRuns,
   type DialogEndParts,
   dialogFailed,
   ENDED_MEANWHILE,
@@ -199,8 +199,8 @@ export class HandlerRuns {
       );
     }
     this.#handled(ctx, started);
-    // A dialog that ran to its end is over.
-    if (incoming.dialog !== undefined) endDialog(this.#ends, control, incoming, "handler");
+    // A dialog that ran to its end is over; a new one its prompt did not keep is not begun.
+    endDialog(this.#ends, control, incoming, "handler");
     return this.#effectsDone(incoming, control);
   }
 
@@ -315,9 +315,8 @@ export class HandlerRuns {
     };
     const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
       // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the
-      // dead letter carries the dialog).
-      if (dialog && !parked && outcome !== "resumes")
-        await closeLog(this.#ends, dialog.id, "failed", control.signal);
+      // dead letter carries the dialog); a new dialog its first question did not keep, not begun.
+      if (!parked && outcome !== "resumes") await closeRuns(this.#ends, incoming, "failed", control.signal);
       incoming.onReplayed?.(outcome === true);
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"

@@ -1,17 +1,17 @@
 /**
  * Dialogs under the store faults that matter, aimed at the dialog's writes, on the test clock:
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
- * handler timeout, a deadline whose write fails; and an operator's end racing a run in flight, a
- * late answer caught up after a restart, a deleted question's write landing just before a stop,
- * an answer's write landing after the bot's stop cut it off, a bot's first channel question
- * deleted before its log is kept (asked in its own topic, or from a direct message in another
- * with `where`), a channel question deleted while the daemon was down or before the queue renewed
- * for it is registered (read back at the new queue) and one moved meanwhile to a channel the bot is
- * not in (followed), one whose log the stop cut off deleted meanwhile (read back once kept at the
- * next start), code changed under a waiting dialog. A real daemon in this process against the
- * sandbox over HTTP; the store is a FileStore
- * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
- * no sleeps.
+ * handler timeout, a deadline whose write fails, a dialog's first run cut by the handler timeout
+ * after its question was out (answered before the next attempt); and an operator's end racing a
+ * run in flight, a late answer caught up after a restart, a deleted question's write landing just
+ * before a stop, an answer's write landing after the bot's stop cut it off, a bot's first channel
+ * question deleted before its log is kept (asked in its own topic, or from a direct message in
+ * another with `where`), a channel question deleted while the daemon was down or before the queue
+ * renewed for it is registered (read back at the new queue) and one moved meanwhile to a channel
+ * the bot is not in (followed), one whose log the stop cut off deleted meanwhile (read back once
+ * kept at the next start), code changed under a waiting dialog. A real daemon in this process
+ * against the sandbox over HTTP; the store is a FileStore behind a gate. Every check is of what
+ * the person saw, in order, once the conversation settled: no sleeps.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -36,6 +36,9 @@ const MEMBER = "member@sandbox.example";
 const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
 
 let slow = deferred();
+/** The runs of `standup` so far; its second waits for `slowAgain`. */
+let standups = 0;
+const slowAgain = deferred();
 /** What the person noted (`note …`: kept here, not answered, so that many cost no sends). */
 const noted: string[] = [];
 /** With a schema on its first question: the same bot, changed. */
@@ -52,6 +55,13 @@ const survey = defineBot({
         answers.push((await ctx.prompt(q, options)).text);
       }
       await ctx.reply(`summary: ${answers.join(" | ")}`);
+    });
+    bot.command("standup", async (ctx) => {
+      // Its second attempt is slow before it asks (code that ignores the signal, as slow code may).
+      if (++standups === 2) await slowAgain.promise;
+      const done = await ctx.prompt(QUESTIONS[0]!);
+      const next = await ctx.prompt(QUESTIONS[1]!);
+      await ctx.reply(`standup: ${done.text} | ${next.text}`);
     });
     bot.command("size", async (ctx) => {
       try {
@@ -314,6 +324,32 @@ it("the store's writes hang past the handler timeout: the next message waits, th
   expect((await said(4)).at(-1)).toBe(QUESTIONS[2]);
   dm("none");
   expect((await said(5)).at(-1)).toBe("summary: did a | do b | none");
+});
+
+it("a dialog's first run cut by the handler timeout after its question was out: the person's answer waits for the next attempt, then answers it", async () => {
+  const gate = new StoreGate();
+  // Shorter than a lost send's wait for its echo (2 s); long enough for the steps below.
+  const dm = await start(gate, "handler_timeout: 1500ms\nretries: { attempts: 2, backoff: 10ms }");
+  const control = sandbox!.control;
+  // The question is stored, the send's answer lost; its echo comes by a poll held until released.
+  control.failNext(1, { status: 502, after: true, paths: [/^\/messages$/], methods: ["POST"] });
+  await drained();
+  control.delay(600_000, { paths: [/^\/events$/] });
+  dm("standup");
+  await vi.waitFor(() => expect(botSaid()).toEqual([QUESTIONS[0]]));
+  // The run waits for the echo past the handler timeout: aborted, it runs again after a pause,
+  // and that attempt is slow before it asks.
+  await pass(1_500, 250);
+  await vi.waitFor(() => expect(standups).toBe(2));
+  // Sent after the question: its answer.
+  const answer = dm("did a");
+  expect(answer).toBeGreaterThan(control.messages().find((m) => m.content === QUESTIONS[0])!.id as number);
+  control.delay(0);
+  await drained();
+  slowAgain.resolve();
+  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+  dm("do b");
+  expect(await said(3)).toEqual([...QUESTIONS.slice(0, 2), "standup: did a | do b"]);
 });
 
 it("a deadline whose write fails past its tries ends the prompt once the store is back; the next message is ordinary", async () => {

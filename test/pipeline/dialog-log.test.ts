@@ -207,12 +207,12 @@ it("a first question being asked makes the dialog busy until its log is kept, or
   expect(await wait).toBe(true);
   expect(dialogs.match(CONVERSATION, 7, msg(102))).toMatchObject({ entry: { head: { step: 0 } } });
   // A kept log stays when the run that asked fails afterwards.
-  dialogs.notAsking(fresh);
+  dialogs.notAsking(fresh.id);
   expect(dialogs.size).toBe(1);
   // A replayed run of its first message (a dead letter) asks again: the kept entry stays as it is.
   const kept = dialogs.entry("100");
   dialogs.asking(fresh, CONVERSATION, true);
-  dialogs.notAsking(fresh);
+  dialogs.notAsking(fresh.id);
   expect(dialogs.entry("100")).toBe(kept);
   expect(kept?.head.seq).toBeGreaterThan(0);
 
@@ -221,7 +221,7 @@ it("a first question being asked makes the dialog busy until its log is kept, or
   const busy = other.match(CONVERSATION, 7, msg(102));
   if (busy === undefined || typeof busy === "string" || !("busy" in busy)) throw new Error("not busy");
   const given = whenSettled(busy.busy, new AbortController().signal);
-  other.notAsking(fresh);
+  other.notAsking(fresh.id);
   expect(await given).toBe(true);
   expect(other.size).toBe(0);
   expect(other.match(CONVERSATION, 7, msg(102))).toBeUndefined();

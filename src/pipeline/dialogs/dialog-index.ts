@@ -66,8 +66,11 @@ export class DialogIndex {
     return entry && matched(entry, message);
   }
 
-  /** A new entry for the dialog `head` describes, in place of any this process had for it. */
-  put(head: DialogHead): DialogEntry {
+  /**
+   * A new entry for the dialog `head` describes, in place of any this process had for it;
+   * `running`: a run of it is under way.
+   */
+  put(head: DialogHead, running = false): DialogEntry {
     const old = this.#byId.get(head.id);
     if (old) this.drop(old);
     const entry: DialogEntry = {
@@ -77,7 +80,7 @@ export class DialogIndex {
       due: false,
       ready: undefined,
       unread: false,
-      running: false,
+      running,
       ending: false,
       onSettled: undefined,
     };

@@ -50,6 +50,8 @@ export class Dialogs {
   readonly log: DialogLog;
   /** The dialogs this process knows, by id, place, button and deadline. */
   readonly #known: DialogIndex;
+  /** Entries of new dialogs whose first question is being asked (running until their log is kept). */
+  readonly #asking = new WeakSet<DialogEntry>();
   /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
   #ended = new RecentlyEnded();
   #on: DialogSignals | undefined;
@@ -257,28 +259,29 @@ export class Dialogs {
     return entry !== undefined && entry.id !== id;
   }
 
-  /** Dialogs waiting for `userId`, in any conversation. */
-  waitingFor(userId: number): number {
-    return [...this.#known.values()].filter((entry) => entry.head.userId === userId).length;
+  /** Dialogs waiting for `userId`, in any conversation, but `except` (an earlier attempt's entry). */
+  waitingFor(userId: number, except?: string): number {
+    return [...this.#known.values()].filter((e) => e.head.userId === userId && e.id !== except).length;
   }
 
   /**
    * A question of dialog `head` is about to be sent to conversation `askIn`: the events its bot's
    * queue needs for it there are asked for now, before the send (dialog-deletions.ts). A new
    * dialog (`fresh`, its first question) is known from now: until its log is kept ({@link append})
-   * or the run gives up ({@link notAsking}), the person's next message there waits for it (`busy`).
+   * or its message's runs give up ({@link notAsking}: the attempts after one the handler timeout cut
+   * run outside the conversation's order), the person's next message there waits for it (`busy`).
    */
   asking(head: DialogHead, askIn: string, fresh: boolean): void {
     if (!this.#o.persist) return;
     for (const type of wantedAsking(askIn)) this.#o.wants?.(type);
-    // Begun by an earlier run of this message (a replayed letter): its entry stays as it is.
-    if (fresh && !this.#known.has(head.id)) this.#known.put(head).running = true;
+    // Begun by an earlier run of this message (a replayed letter, or an earlier attempt): it stays.
+    if (fresh && !this.#known.has(head.id)) this.#asking.add(this.#known.put(head, true));
   }
 
-  /** The run {@link asking} `head` failed before its log was kept: the dialog is not begun. */
-  notAsking(head: DialogHead): void {
-    const entry = this.#known.get(head.id);
-    if (entry?.head === head && entry.running) this.#known.drop(entry);
+  /** The runs of the message that began dialog `id` ({@link asking}) ended, its log not kept: not begun. */
+  notAsking(id: string): void {
+    const entry = this.#known.get(id);
+    if (entry !== undefined && this.#asking.has(entry)) this.#known.drop(entry);
   }
 
   /**

@@ -136,7 +136,9 @@ export async function prompt<T>(
         : [];
       return await ask(dialogs, turn, ctx, head, start, asked, now() + timeoutMs, now);
     } catch (err) {
-      if (fresh) dialogs.notAsking(head);
+      // Cut by the handler timeout, the run is attempted again out of the conversation's order:
+      // its entry stays until the runs are over (runs.ts), and the person's answer waits for them.
+      if (fresh && !ctx.signal.aborted) dialogs.notAsking(head.id);
       throw err;
     }
   }
@@ -276,7 +278,7 @@ async function ask<T>(
       // kept as a dead letter and replayed): the dialog goes on from its log, answered or not.
       if (!(err instanceof LogMoved && (await keptAlready(dialogs, head.id, asked)))) throw err;
     });
-  if (start.length > 0) written.catch(() => dialogs.notAsking(head));
+  if (start.length > 0) written.catch(() => dialogs.notAsking(head.id));
   return turn.park(written);
 }
 
@@ -300,7 +302,7 @@ function newDialog(dialogs: Dialogs, ctx: PromptContext, sender: Sender): Dialog
       "another dialog already waits for this person's answer in this conversation.",
     );
   }
-  if (dialogs.waitingFor(sender.id) >= MAX_WAITING_PER_PERSON) {
+  if (dialogs.waitingFor(sender.id, id) >= MAX_WAITING_PER_PERSON) {
     throw new PromptError(
       "PROMPT_LIMIT",
       `${MAX_WAITING_PER_PERSON} dialogs of this bot already wait for this person.`,
