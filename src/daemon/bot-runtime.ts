@@ -257,6 +257,7 @@ export class BotRuntime {
       /** The state store's outage failing the bot's writes, while it lasts. */
       storeFailure: this.#parts.storeHealth.failure,
       storeWriteFailures: this.#parts.storeHealth.totals,
+      storeWaits: this.#parts.storeHealth.waitedTotal,
       ...this.stats,
     };
   }

@@ -176,10 +176,16 @@ export class BothostMetrics {
 
   /**
    * Read at every scrape whether the state store fails each bot's writes now (a gauge, 1 or 0),
-   * and how many of its writes the store's outage failed, by code (a counter).
+   * how many of its writes the store's outage failed, by code, and how many of its events
+   * outlasted every attempt on the outage and waited for the store (counters).
    */
   readStoreHealth(
-    source: () => readonly { bot: string; failing: boolean; failures: ReadonlyMap<string, number> }[],
+    source: () => readonly {
+      bot: string;
+      failing: boolean;
+      failures: ReadonlyMap<string, number>;
+      waits: number;
+    }[],
   ): void {
     this.#perBot(
       "bothost_state_store_failing",
@@ -194,6 +200,16 @@ export class BothostMetrics {
       collect() {
         failures.reset();
         for (const b of source()) for (const [code, n] of b.failures) failures.inc({ bot: b.bot, code }, n);
+      },
+    });
+    const waits: Counter<"bot"> = new this.#prom.Counter({
+      name: "bothost_events_store_waits_total",
+      help: "The bot's events (and cron occurrences) whose every attempt failed, the last on the state store's outage, that waited for the store.",
+      labelNames: ["bot"],
+      registers: [this.registry],
+      collect() {
+        waits.reset();
+        for (const b of source()) waits.inc({ bot: b.bot }, b.waits);
       },
     });
   }

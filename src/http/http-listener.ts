@@ -28,6 +28,7 @@ export interface HttpBot {
           budget: BudgetSource["buckets"];
           dialogsWaiting: number;
           storeWriteFailures: ReadonlyMap<string, number>;
+          storeWaits: number;
         }
       >;
   };
@@ -177,11 +178,12 @@ export class HttpListener {
     );
     o.metrics.readStoreHealth(() =>
       bots().map((b) => {
-        const { storeFailure, storeWriteFailures } = b.runtime.status;
+        const { storeFailure, storeWriteFailures, storeWaits } = b.runtime.status;
         return {
           bot: b.runtime.name,
           failing: storeFailure !== undefined,
           failures: storeWriteFailures ?? NONE,
+          waits: storeWaits ?? 0,
         };
       }),
     );

@@ -145,6 +145,8 @@ export class HandlerFailures {
     let last = error;
     let attempts = 1;
     let waited = false;
+    /** Counted among the events the outage had run again (store-health.ts). */
+    let retried = false;
     while (!(last instanceof NoRetry) && !stopping.aborted) {
       const outage = outageOf(last);
       // Past the last attempt, only a run failed on the store's outage goes on: it waits for it.
@@ -163,19 +165,23 @@ export class HandlerFailures {
         }
       };
       try {
+        // Once the store's outage is said, its lines for each event at debug (store-health.ts).
         if (waits) {
+          const level = !waited && o.health?.quiet("waited", last) ? "debug" : "warn";
           if (!waited && run.source === "job") {
             const { job, scheduledFor } = run.event as JobOccurrence;
-            o.log.warn({ ...outage, attempts, job, scheduledFor }, STORE_WAIT_JOB_LINE);
-          } else if (!waited) o.log.warn({ ...outage, attempts }, STORE_WAIT_LINE);
+            o.log[level]({ ...outage, attempts, job, scheduledFor }, STORE_WAIT_JOB_LINE);
+          } else if (!waited) o.log[level]({ ...outage, attempts }, STORE_WAIT_LINE);
           waited = true;
           await this.#waits.run(stopping, attempt);
         } else {
           const delay = retryDelay(policy, attempts);
           const again = { attempt: attempts, of: policy.attempts, retryInMs: delay };
-          if (outage)
-            o.log.warn({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
-          else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
+          if (outage) {
+            const level = o.health?.quiet("retried", last, retried) ? "debug" : "warn";
+            retried ||= o.health?.failing === true && outage.code !== "STATE_FENCED";
+            o.log[level]({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
+          } else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
           await sleep(clock, delay, stopping);
           await attempt();
         }
