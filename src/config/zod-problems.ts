@@ -110,7 +110,36 @@ function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
     const hint = close !== undefined ? `: did you mean "${close}"?` : "";
     return `must be one of ${issue.values.map(String).join(", ")}${shown}${hint}`;
   }
+  // zod's own wording ("Too small: expected number to be >=1") only where the schema gave none.
+  if (issue.code === "too_small" && issue.message.startsWith("Too small")) return sizeMessage(issue, "min");
+  if (issue.code === "too_big" && issue.message.startsWith("Too big")) return sizeMessage(issue, "max");
   return issue.message;
+}
+
+/** A number, text or list out of its schema's bounds, said as a bound the user can meet. */
+function sizeMessage(
+  issue: {
+    origin: string;
+    inclusive?: boolean;
+    exact?: boolean;
+    minimum?: number | bigint;
+    maximum?: number | bigint;
+  },
+  side: "min" | "max",
+): string {
+  const bound = Number(side === "min" ? issue.minimum : issue.maximum);
+  const exact = issue.inclusive !== false;
+  const how = issue.exact ? "exactly" : side === "min" ? "at least" : "at most";
+  if (issue.origin === "string") {
+    if (side === "min" && bound <= 1 && !issue.exact) return "is empty: give it some text";
+    return `must be ${how} ${bound} characters long`;
+  }
+  if (issue.origin === "array" || issue.origin === "set") {
+    if (side === "min" && bound <= 1 && !issue.exact) return "is an empty list: list at least one";
+    return `must list ${how} ${bound}`;
+  }
+  if (side === "min") return exact ? `must be at least ${bound}` : `must be more than ${bound}`;
+  return exact ? `must be at most ${bound}` : `must be less than ${bound}`;
 }
 
 function unknownKey(key: string, known: readonly string[]): string {

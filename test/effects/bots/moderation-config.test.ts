@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import moderation from "../../../bots/moderation.ts";
 import { validateBotSettings } from "../../../src/bot/validate-settings.ts";
-import { isConfigError } from "../../../src/config/config-error.ts";
+import { type ConfigError, isConfigError } from "../../../src/config/config-error.ts";
 import { loadConfigWithSource } from "../../../src/config/load-config.ts";
 
 describe("the moderation bot's settings in a config file", () => {
@@ -37,17 +37,7 @@ describe("the moderation bot's settings in a config file", () => {
 
   // A report type the server does not offer (a typo) is refused here, not by every report made.
   it("name a bad rule field at its line, with the field's path", async () => {
-    const { config, source } = await loadConfigWithSource("test/fixtures/bots/moderation-bad-rule.yaml");
-    const err = await validateBotSettings(
-      "moderation",
-      moderation,
-      config.bots.moderation?.settings,
-      source,
-    ).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    if (!isConfigError(err)) throw new Error(`expected a ConfigError, got ${String(err)}`);
+    const err = await settingsErrorOf("test/fixtures/bots/moderation-bad-rule.yaml");
     expect(err.format()).not.toContain("fake-moderation-key-0042");
     expect(err.format()).toMatchInlineSnapshot(`
       "test/fixtures/bots/moderation-bad-rule.yaml:11:22 bots.moderation.settings.rules.link_flood.max_links: must be a number, not text
@@ -55,4 +45,52 @@ describe("the moderation bot's settings in a config file", () => {
       test/fixtures/bots/moderation-bad-rule.yaml:13:49 bots.moderation.settings.rules.keywords.report_type: must be one of spam, harassment, inappropriate, norms, other, not "spma": did you mean "spam"?"
     `);
   });
+
+  // Bounds are said as bounds ("must be at least 1"), not in zod's "Too small: expected number to be >=1".
+  it("name each bad value in the project's words", async () => {
+    const err = await settingsErrorOf("test/fixtures/bots/moderation-bad-values.yaml");
+    expect(err.format()).toMatchInlineSnapshot(`
+      "test/fixtures/bots/moderation-bad-values.yaml:9:20 bots.moderation.settings.check_edits: must be true or false, not text
+      test/fixtures/bots/moderation-bad-values.yaml:10:22 bots.moderation.settings.notify_sender: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:11:25 bots.moderation.settings.exempt.roles[0]: must be one of owner, admin, moderator, member, guest, not "admn": did you mean "admin"?
+      test/fixtures/bots/moderation-bad-values.yaml:11:43 bots.moderation.settings.exempt.channels[0]: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:11:56 bots.moderation.settings.exempt.users[0]: must be more than 0
+      test/fixtures/bots/moderation-bad-values.yaml:13:32 bots.moderation.settings.rules.flood.max_messages: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:13:48 bots.moderation.settings.rules.flood.per_seconds: must be a whole number, not a fractional number
+      test/fixtures/bots/moderation-bad-values.yaml:14:37 bots.moderation.settings.rules.cross_post.min_channels: must be at least 2
+      test/fixtures/bots/moderation-bad-values.yaml:15:45 bots.moderation.settings.rules.repeated_message.within_seconds: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:15:61 bots.moderation.settings.rules.repeated_message.min_length: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:16:51 bots.moderation.settings.rules.new_member_links.min_account_age_days: must be more than 0
+      test/fixtures/bots/moderation-bad-values.yaml:17:34 bots.moderation.settings.rules.link_flood.max_links: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:17:62 bots.moderation.settings.rules.link_flood.per_sender.max_links: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:17:81 bots.moderation.settings.rules.link_flood.per_sender.within_seconds: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:17:95 bots.moderation.settings.rules.link_flood.actions: is an empty list: list at least one
+      test/fixtures/bots/moderation-bad-values.yaml:18:28 bots.moderation.settings.rules.keywords.words: is an empty list: list at least one
+      test/fixtures/bots/moderation-bad-values.yaml:20:22 bots.moderation.settings.rules.blocked_patterns.patterns[0]: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:20:47 bots.moderation.settings.rules.blocked_patterns.patterns[1].flags: may only use the flags i, m, s, u and v (not g or y)
+      test/fixtures/bots/moderation-bad-values.yaml:20:53 bots.moderation.settings.rules.blocked_patterns.patterns[2]: is not a valid regular expression: Invalid flags supplied to RegExp constructor 'ii'
+      test/fixtures/bots/moderation-bad-values.yaml:20:102 bots.moderation.settings.rules.blocked_patterns.patterns[3].name: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:22:30 bots.moderation.settings.rules.mass_mentions.max_user_mentions: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:23:21 bots.moderation.settings.rules.mass_mentions.actions[0]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }
+      test/fixtures/bots/moderation-bad-values.yaml:23:38 bots.moderation.settings.rules.mass_mentions.actions[1].reply: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:23:73 bots.moderation.settings.rules.mass_mentions.actions[2].notify_channel.channel: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:23:93 bots.moderation.settings.rules.mass_mentions.actions[3]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }"
+    `);
+  });
 });
+
+/** The error the moderation bot's settings in `file` are refused with. */
+async function settingsErrorOf(file: string): Promise<ConfigError> {
+  const { config, source } = await loadConfigWithSource(file);
+  const err = await validateBotSettings(
+    "moderation",
+    moderation,
+    config.bots.moderation?.settings,
+    source,
+  ).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isConfigError(err)) throw new Error(`expected a ConfigError, got ${String(err)}`);
+  return err;
+}
