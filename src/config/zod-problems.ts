@@ -110,10 +110,38 @@ function messageFor(issue: Issue, value: unknown, at: ConfigPath): string {
     const hint = close !== undefined ? `: did you mean "${close}"?` : "";
     return `must be one of ${issue.values.map(String).join(", ")}${shown}${hint}`;
   }
+  if (issue.code === "invalid_union") return `${issue.message}${unionHint(issue.errors, value)}`;
   // zod's own wording ("Too small: expected number to be >=1") only where the schema gave none.
   if (issue.code === "too_small" && issue.message.startsWith("Too small")) return sizeMessage(issue, "min");
   if (issue.code === "too_big" && issue.message.startsWith("Too big")) return sizeMessage(issue, "max");
   return issue.message;
+}
+
+/**
+ * For a union with a message of its own: the likely typo of text that misses one of its literals
+ * (`reprot` for `report`), or of a mapping's key that misses one its forms require.
+ */
+function unionHint(errors: readonly (readonly Issue[])[], value: unknown): string {
+  const issues = errors.flat();
+  let close: string | undefined;
+  if (typeof value === "string") {
+    const literals = issues.flatMap((e) =>
+      e.code === "invalid_value" && e.path.length === 0 ? e.values : [],
+    );
+    close = suggest(
+      value,
+      literals.filter((v): v is string => typeof v === "string"),
+    );
+  } else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const keys = issues.flatMap((e) =>
+      e.code === "invalid_type" && e.path.length === 1 && !Object.hasOwn(value, e.path[0]!)
+        ? [String(e.path[0])]
+        : [],
+    );
+    const typo = Object.keys(value).find((key) => !keys.includes(key) && suggest(key, keys) !== undefined);
+    close = typo === undefined ? undefined : suggest(typo, keys);
+  }
+  return close === undefined ? "" : `: did you mean "${close}"?`;
 }
 
 /** A number, text or list out of its schema's bounds, said as a bound the user can meet. */

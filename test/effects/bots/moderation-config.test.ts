@@ -71,10 +71,10 @@ describe("the moderation bot's settings in a config file", () => {
       test/fixtures/bots/moderation-bad-values.yaml:20:53 bots.moderation.settings.rules.blocked_patterns.patterns[2]: is not a valid regular expression: Invalid flags supplied to RegExp constructor 'ii'
       test/fixtures/bots/moderation-bad-values.yaml:20:102 bots.moderation.settings.rules.blocked_patterns.patterns[3].name: is empty: give it some text
       test/fixtures/bots/moderation-bad-values.yaml:22:30 bots.moderation.settings.rules.mass_mentions.max_user_mentions: must be at least 1
-      test/fixtures/bots/moderation-bad-values.yaml:23:21 bots.moderation.settings.rules.mass_mentions.actions[0]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }
+      test/fixtures/bots/moderation-bad-values.yaml:23:21 bots.moderation.settings.rules.mass_mentions.actions[0]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }: did you mean "report"?
       test/fixtures/bots/moderation-bad-values.yaml:23:38 bots.moderation.settings.rules.mass_mentions.actions[1].reply: is empty: give it some text
       test/fixtures/bots/moderation-bad-values.yaml:23:73 bots.moderation.settings.rules.mass_mentions.actions[2].notify_channel.channel: is empty: give it some text
-      test/fixtures/bots/moderation-bad-values.yaml:23:93 bots.moderation.settings.rules.mass_mentions.actions[3]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }"
+      test/fixtures/bots/moderation-bad-values.yaml:23:93 bots.moderation.settings.rules.mass_mentions.actions[3]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }: did you mean "report"?"
     `);
   });
 });
