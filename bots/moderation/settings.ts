@@ -30,7 +30,10 @@ const Pattern = z
       /** JavaScript flags; default "i". `g` and `y` are not allowed (they make tests stateful). */
       flags: z
         .string()
-        .regex(/^[imsuv]*$/, { error: "may only use the flags i, m, s, u and v (not g or y)" })
+        .superRefine((flags, ctx) => {
+          const problem = flagProblem(flags);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        })
         .default("i"),
       /** Named in reports instead of the pattern itself (which may be long or reveal too much). */
       name: z.string().trim().min(1).optional(),
@@ -48,6 +51,26 @@ const Pattern = z
       return z.NEVER;
     }
   });
+
+/** What is wrong with a pattern's flags, naming the flags at fault; undefined when nothing is. */
+function flagProblem(flags: string): string | undefined {
+  const chars = [...flags];
+  const list = (xs: string[]) => [...new Set(xs)].join(" and ");
+  const unknown = chars.filter((c) => !"imsuvgy".includes(c));
+  const stateful = chars.filter((c) => c === "g" || c === "y");
+  const parts = [
+    ...(unknown.length > 0
+      ? [`${list(unknown)} ${unknown.length > 1 ? "are not flags" : "is not a flag"}`]
+      : []),
+    ...(stateful.length > 0 ? [`${list(stateful)} would make each test depend on the one before`] : []),
+  ];
+  if (parts.length > 0) return `may only use the flags i, m, s, u and v: ${parts.join("; ")}`;
+  const twice = chars.filter((c, i) => chars.indexOf(c) !== i);
+  if (twice.length > 0) return `has ${list(twice)} more than once`;
+  if (flags.includes("u") && flags.includes("v"))
+    return "has both u and v: keep one (v is u with set notation)";
+  return undefined;
+}
 
 /** A message text with `{{name}}` placeholders (see TEMPLATE_FIELDS); the old `{name}` is refused. */
 const Template = z

@@ -66,15 +66,17 @@ describe("the moderation bot's settings in a config file", () => {
       test/fixtures/bots/moderation-bad-values.yaml:17:81 bots.moderation.settings.rules.link_flood.per_sender.within_seconds: must be at least 1
       test/fixtures/bots/moderation-bad-values.yaml:17:95 bots.moderation.settings.rules.link_flood.actions: is an empty list: list at least one
       test/fixtures/bots/moderation-bad-values.yaml:18:28 bots.moderation.settings.rules.keywords.words: is an empty list: list at least one
-      test/fixtures/bots/moderation-bad-values.yaml:20:22 bots.moderation.settings.rules.blocked_patterns.patterns[0]: is empty: give it some text
-      test/fixtures/bots/moderation-bad-values.yaml:20:47 bots.moderation.settings.rules.blocked_patterns.patterns[1].flags: may only use the flags i, m, s, u and v (not g or y)
-      test/fixtures/bots/moderation-bad-values.yaml:20:53 bots.moderation.settings.rules.blocked_patterns.patterns[2]: is not a valid regular expression: Invalid flags supplied to RegExp constructor 'ii'
-      test/fixtures/bots/moderation-bad-values.yaml:20:102 bots.moderation.settings.rules.blocked_patterns.patterns[3].name: is empty: give it some text
-      test/fixtures/bots/moderation-bad-values.yaml:22:30 bots.moderation.settings.rules.mass_mentions.max_user_mentions: must be at least 1
-      test/fixtures/bots/moderation-bad-values.yaml:23:21 bots.moderation.settings.rules.mass_mentions.actions[0]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }: did you mean "report"?
-      test/fixtures/bots/moderation-bad-values.yaml:23:38 bots.moderation.settings.rules.mass_mentions.actions[1].reply: is empty: give it some text
-      test/fixtures/bots/moderation-bad-values.yaml:23:73 bots.moderation.settings.rules.mass_mentions.actions[2].notify_channel.channel: is empty: give it some text
-      test/fixtures/bots/moderation-bad-values.yaml:23:93 bots.moderation.settings.rules.mass_mentions.actions[3]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }: did you mean "report"?"
+      test/fixtures/bots/moderation-bad-values.yaml:21:15 bots.moderation.settings.rules.blocked_patterns.patterns[0]: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:22:36 bots.moderation.settings.rules.blocked_patterns.patterns[1].flags: may only use the flags i, m, s, u and v: x is not a flag; g would make each test depend on the one before
+      test/fixtures/bots/moderation-bad-values.yaml:23:36 bots.moderation.settings.rules.blocked_patterns.patterns[2].flags: has i more than once
+      test/fixtures/bots/moderation-bad-values.yaml:24:37 bots.moderation.settings.rules.blocked_patterns.patterns[3].name: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:25:36 bots.moderation.settings.rules.blocked_patterns.patterns[4].flags: may only use the flags i, m, s, u and v: x and z are not flags
+      test/fixtures/bots/moderation-bad-values.yaml:26:36 bots.moderation.settings.rules.blocked_patterns.patterns[5].flags: has both u and v: keep one (v is u with set notation)
+      test/fixtures/bots/moderation-bad-values.yaml:28:30 bots.moderation.settings.rules.mass_mentions.max_user_mentions: must be at least 1
+      test/fixtures/bots/moderation-bad-values.yaml:29:21 bots.moderation.settings.rules.mass_mentions.actions[0]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }: did you mean "report"?
+      test/fixtures/bots/moderation-bad-values.yaml:29:38 bots.moderation.settings.rules.mass_mentions.actions[1].reply: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:29:73 bots.moderation.settings.rules.mass_mentions.actions[2].notify_channel.channel: is empty: give it some text
+      test/fixtures/bots/moderation-bad-values.yaml:29:93 bots.moderation.settings.rules.mass_mentions.actions[3]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }: did you mean "report"?"
     `);
   });
 });
