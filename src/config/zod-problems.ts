@@ -72,8 +72,14 @@ export function issuesToProblems(
  * one form of its kind, or one issue saying which kinds would do.
  */
 function withinUnion(issue: Issue): Issue[] {
-  // A union with a message of its own (log.pretty) says it best.
-  if (issue.code !== "invalid_union" || issue.message !== "Invalid input") return [issue];
+  if (issue.code !== "invalid_union") return [issue];
+  if (issue.message !== "Invalid input") {
+    // A union with a message of its own (log.pretty) says it best, unless one form alone fits the
+    // value's kind and keys (`{ notify_channel: { channel } }`): then what that form misses.
+    const keyed = issue.errors.filter((errs) => errs.length > 0 && errs.every((e) => e.path.length > 0));
+    if (keyed.length !== 1) return [issue];
+    return keyed[0]!.flatMap((e) => withinUnion({ ...e, path: [...issue.path, ...e.path] } as Issue));
+  }
   const wrongKind = (errs: readonly Issue[]) =>
     errs.every((e) => e.code === "invalid_type" && e.path.length === 0);
   const fitting = issue.errors.filter((errs) => !wrongKind(errs));
@@ -245,10 +251,26 @@ export function shapeOf(def: SchemaDef | undefined): Record<string, unknown> | u
 
 // The keys an object schema allows at `at`, to list them where an unknown one is found.
 function keysAt(schema: unknown, at: readonly (string | number)[]): string[] {
-  let def = unwrapSchema(schema);
-  for (const segment of at) {
-    const shape = shapeOf(def);
-    def = unwrapSchema(shape ? shape[segment] : (def?.valueType ?? def?.element));
+  let node = schema;
+  for (const segment of at) node = childAt(node, segment);
+  return Object.keys(shapeOf(unwrapSchema(node)) ?? {});
+}
+
+// The schema of a field or item of `node`; in a union, of the first form that has it.
+function childAt(node: unknown, segment: string | number, depth = 0): unknown {
+  const holder = node as { _zod?: { def?: SchemaDef }; _def?: SchemaDef } | undefined;
+  const def = holder?._zod?.def ?? holder?._def;
+  if (def === undefined || depth > 20) return undefined;
+  if (def.options !== undefined) {
+    for (const option of def.options) {
+      const child = childAt(option, segment, depth + 1);
+      if (child !== undefined) return child;
+    }
+    return undefined;
   }
-  return Object.keys(shapeOf(def) ?? {});
+  const shape = shapeOf(def);
+  if (shape !== undefined) return Object.hasOwn(shape, segment) ? shape[segment] : undefined;
+  if (def.valueType !== undefined || def.element !== undefined) return def.valueType ?? def.element;
+  const inner = def.innerType ?? def.in;
+  return inner === undefined ? undefined : childAt(inner, segment, depth + 1);
 }
