@@ -202,7 +202,11 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return "a list";
   if (typeof value === "object") return "a mapping";
   if (typeof value === "string") return "text";
-  if (typeof value === "number") return Number.isInteger(value) ? "a whole number" : "a fractional number";
+  if (typeof value === "number") {
+    if (Number.isNaN(value)) return ".nan";
+    if (!Number.isFinite(value)) return "infinity";
+    return Number.isInteger(value) ? "a whole number" : "a fractional number";
+  }
   if (typeof value === "boolean") return `${value}`;
   return typeof value;
 }
