@@ -110,10 +110,22 @@ const Action = z.union(
     }),
   ],
   {
-    error:
-      "must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }",
+    error: (issue) => {
+      const keys = isMapping(issue.input)
+        ? Object.keys(issue.input).filter((k) => ACTION_KEYS.includes(k))
+        : [];
+      if (keys.length > 1)
+        return `holds ${keys.length} actions (${keys.join(", ")}): give each its own entry in the list`;
+      return "must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }";
+    },
   },
 );
+
+const ACTION_KEYS = ["report", "reply", "dm_sender", "notify_channel"];
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
 export type Action = z.output<typeof Action>;
 
 /** What every rule takes besides its thresholds. */

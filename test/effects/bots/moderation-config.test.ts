@@ -63,7 +63,7 @@ describe("the moderation bot's settings in a config file", () => {
       test/fixtures/bots/moderation-bad-values.yaml:19:24 bots.moderation.settings.rules.cross_post.actions[1].reply: must be text, not a whole number
       test/fixtures/bots/moderation-bad-values.yaml:20:27 bots.moderation.settings.rules.cross_post.actions[2].report.reson: is not a known key: did you mean "reason"?
       test/fixtures/bots/moderation-bad-values.yaml:21:59 bots.moderation.settings.rules.cross_post.actions[3].notify_channel.topc: is not a known key: did you mean "topic"?
-      test/fixtures/bots/moderation-bad-values.yaml:22:15 bots.moderation.settings.rules.cross_post.actions[4]: must be report, { report: { reason } }, { reply: text }, { dm_sender: text } or { notify_channel: { channel, topic, content } }
+      test/fixtures/bots/moderation-bad-values.yaml:22:15 bots.moderation.settings.rules.cross_post.actions[4]: holds 2 actions (reply, dm_sender): give each its own entry in the list
       test/fixtures/bots/moderation-bad-values.yaml:23:45 bots.moderation.settings.rules.repeated_message.within_seconds: must be at least 1
       test/fixtures/bots/moderation-bad-values.yaml:23:61 bots.moderation.settings.rules.repeated_message.min_length: must be at least 1
       test/fixtures/bots/moderation-bad-values.yaml:23:77 bots.moderation.settings.rules.repeated_message.max_repeats: must be a number, not infinity
