@@ -80,7 +80,7 @@ describe.concurrent("bothost run on configs whose bots are bad", () => {
       "test/fixtures/bots/bad-settings.yaml:9:7 bots.greeter.settings.greting: is not a setting of this bot: did you mean "greeting"?
       test/fixtures/bots/bad-settings.yaml:10:18 bots.greeter.settings.threshold: must be a number, not text (remove the quotes)
       test/fixtures/bots/bad-settings.yaml:11:13 bots.greeter.settings.mode: must be one of strict, lenient, not "STRICT": did you mean "strict"?
-      test/fixtures/bots/bad-settings.yaml:12:22 bots.greeter.settings.webhook_token: Too small: expected string to have >=40 characters
+      test/fixtures/bots/bad-settings.yaml:12:22 bots.greeter.settings.webhook_token: must be at least 40 characters long
       test/fixtures/bots/bad-settings.yaml:13:17 bots.greeter.settings.channels: must be a list, not text
       test/fixtures/bots/bad-settings.yaml:14:3 bots.missing-threshold.settings.threshold: is missing: add it
       test/fixtures/bots/bad-settings.yaml:22:5 bots.no-schema.settings: is set, but the bot's module declares no settings schema: remove it, or add settings: z.object({ … }) to the module
