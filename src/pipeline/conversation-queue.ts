@@ -302,11 +302,18 @@ export class ConversationQueue {
     hold.then(release, release);
   }
 
-  /** The task is done: its key's next task (if any) becomes ready. */
+  /** The task is done: its key's next task (if any) becomes ready; its `resume` first, if any. */
   #release(task: Task): void {
     task.state = "done";
     this.#active--;
     const line = this.#lines?.get(task.key);
+    if (task.resume !== undefined && line !== undefined && !task.signal.aborted) {
+      line.current = undefined;
+      line.addFirst(task.resume, task.arg, task.onDone);
+      this.#waiting++;
+      this.#makeReady(line);
+      return;
+    }
     if (line !== undefined) {
       line.current = undefined;
       if (line.waiting > 0) this.#makeReady(line);

@@ -15,6 +15,14 @@ export interface TaskControl {
    * task finished or timed out.
    */
   holdKey(done: Promise<unknown>): void;
+  /**
+   * Give the slot back now, keep the key closed until `done` settles, then run `next` (with this
+   * task's `arg`, taking over its `onDone`) as the key's next task, before the tasks that came
+   * meanwhile, with a slot and a timeout of its own: for a wait of unknown length for work done
+   * outside the queue. Aborted meanwhile (abortAll), `next` does not run. False (nothing done)
+   * after the task finished or timed out.
+   */
+  resumeAfter(done: Promise<unknown>, next: QueueTask<unknown>): boolean;
 }
 
 /**
@@ -28,6 +36,8 @@ export class Task implements TaskControl {
   #controller: AbortController | undefined;
   state: "running" | "held" | "done" = "running";
   hold: Promise<unknown> | undefined;
+  /** What runs in its place once its hold settled (see `resumeAfter`). */
+  resume: QueueTask<unknown> | undefined;
   /** When its timeout is due (set once it returned a promise). */
   dueAt = 0;
   timedOut = false;
@@ -48,6 +58,13 @@ export class Task implements TaskControl {
     if (this.state !== "running") return;
     const held = this.hold;
     this.hold = held === undefined ? done : Promise.allSettled([held, done]);
+  }
+
+  resumeAfter(done: Promise<unknown>, next: QueueTask<unknown>): boolean {
+    if (this.state !== "running") return false;
+    this.holdKey(done);
+    this.resume = next;
+    return true;
   }
 
   abort(reason: unknown): void {
@@ -97,6 +114,18 @@ export class Line {
 
   add(run: QueueTask<unknown>, arg: unknown, onDone: (() => void) | undefined): void {
     this.#slots.push(run, arg, onDone);
+  }
+
+  /** `run` waits first, before the tasks waiting. */
+  addFirst(run: QueueTask<unknown>, arg: unknown, onDone: (() => void) | undefined): void {
+    if (this.#head < 3) this.#slots.unshift(run, arg, onDone);
+    else {
+      this.#head -= 3;
+      const at = this.#head;
+      this.#slots[at] = run;
+      this.#slots[at + 1] = arg;
+      this.#slots[at + 2] = onDone;
+    }
   }
 
   /** The first waiting task, now `current`. */

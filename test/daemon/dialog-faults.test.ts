@@ -2,16 +2,17 @@
  * Dialogs under the store faults that matter, aimed at the dialog's writes, on the test clock:
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails, a dialog's first run cut by the handler timeout
- * after its question was out (answered before the next attempt); and an operator's end racing a
- * run in flight, a late answer caught up after a restart, a deleted question's write landing just
- * before a stop, an answer's write landing after the bot's stop cut it off, a bot's first channel
- * question deleted before its log is kept (asked in its own topic, or from a direct message in
- * another with `where`), a channel question deleted while the daemon was down or before the queue
- * renewed for it is registered (read back at the new queue) and one moved meanwhile to a channel
- * the bot is not in (followed), one whose log the stop cut off deleted meanwhile (read back once
- * kept at the next start), code changed under a waiting dialog. A real daemon in this process
- * against the sandbox over HTTP; the store is a FileStore behind a gate. Every check is of what
- * the person saw, in order, once the conversation settled: no sleeps.
+ * after its question was out (answered before the next attempt, or in a pause longer than a
+ * handler timeout); and an operator's end racing a run in flight, a late answer caught up after a
+ * restart, a deleted question's write landing just before a stop, an answer's write landing after
+ * the bot's stop cut it off, a bot's first channel question deleted before its log is kept (asked
+ * in its own topic, or from a direct message in another with `where`), a channel question deleted
+ * while the daemon was down or before the queue renewed for it is registered (read back at the new
+ * queue) and one moved meanwhile to a channel the bot is not in (followed), one whose log the stop
+ * cut off deleted meanwhile (read back once kept at the next start), code changed under a waiting
+ * dialog. A real daemon in this process against the sandbox over HTTP; the store is a FileStore
+ * behind a gate. Every check is of what the person saw, in order, once the conversation settled:
+ * no sleeps.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,7 +39,7 @@ const QUESTIONS = ["Q1 yesterday?", "Q2 today?", "Q3 blockers?"];
 let slow = deferred();
 /** The runs of `standup` so far; its second waits for `slowAgain`. */
 let standups = 0;
-const slowAgain = deferred();
+let slowAgain = deferred();
 /** What the person noted (`note …`: kept here, not answered, so that many cost no sends). */
 const noted: string[] = [];
 /** With a schema on its first question: the same bot, changed. */
@@ -117,6 +118,8 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
   strict = false;
   noted.length = 0;
+  standups = 0;
+  slowAgain = deferred();
 });
 
 const botSaid = (): string[] => saidBy(sandbox!, BOT);
@@ -326,30 +329,60 @@ it("the store's writes hang past the handler timeout: the next message waits, th
   expect((await said(5)).at(-1)).toBe("summary: did a | do b | none");
 });
 
-it("a dialog's first run cut by the handler timeout after its question was out: the person's answer waits for the next attempt, then answers it", async () => {
-  const gate = new StoreGate();
-  // Shorter than a lost send's wait for its echo (2 s); long enough for the steps below.
-  const dm = await start(gate, "handler_timeout: 1500ms\nretries: { attempts: 2, backoff: 10ms }");
+/**
+ * `standup` asks Q1; the send is stored with its answer lost (502 after acting) and its echo comes
+ * by a poll held until released, so the run waits past the handler timeout (1.5 s, shorter than a
+ * lost send's wait for its echo, 2 s) and is aborted; it runs again after `backoff`, and that
+ * attempt waits in the bot's code (`slowAgain`) before it asks. `answer`: "did a", sent after Q1,
+ * taken by the bot; `rest`: the attempt goes on, Q2 is asked and answered, the summary said.
+ */
+async function firstRunCut(backoff: string) {
+  const dm = await start(
+    new StoreGate(),
+    `handler_timeout: 1500ms\nretries: { attempts: 2, backoff: ${backoff} }`,
+  );
   const control = sandbox!.control;
-  // The question is stored, the send's answer lost; its echo comes by a poll held until released.
   control.failNext(1, { status: 502, after: true, paths: [/^\/messages$/], methods: ["POST"] });
   await drained();
   control.delay(600_000, { paths: [/^\/events$/] });
   dm("standup");
   await vi.waitFor(() => expect(botSaid()).toEqual([QUESTIONS[0]]));
-  // The run waits for the echo past the handler timeout: aborted, it runs again after a pause,
-  // and that attempt is slow before it asks.
   await pass(1_500, 250);
+  const answer = async () => {
+    const id = dm("did a");
+    expect(id).toBeGreaterThan(control.messages().find((m) => m.content === QUESTIONS[0])!.id as number);
+    control.delay(0);
+    await drained();
+  };
+  const rest = async () => {
+    slowAgain.resolve();
+    expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
+    dm("do b");
+    expect(await said(3)).toEqual([...QUESTIONS.slice(0, 2), "standup: did a | do b"]);
+  };
+  return { answer, rest };
+}
+
+it("a dialog's first run cut by the handler timeout after its question was out: the person's answer waits for the next attempt, then answers it", async () => {
+  const { answer, rest } = await firstRunCut("10ms");
   await vi.waitFor(() => expect(standups).toBe(2));
-  // Sent after the question: its answer.
-  const answer = dm("did a");
-  expect(answer).toBeGreaterThan(control.messages().find((m) => m.content === QUESTIONS[0])!.id as number);
-  control.delay(0);
-  await drained();
-  slowAgain.resolve();
-  expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
-  dm("do b");
-  expect(await said(3)).toEqual([...QUESTIONS.slice(0, 2), "standup: did a | do b"]);
+  await answer();
+  await rest();
+});
+
+it("a dialog's first run cut by the handler timeout, its next attempt after a pause longer than a handler timeout: the answer waits for it, not for its own timeout", async () => {
+  // The failure stage's pause (5 s) outlasts the answer's own handler timeout (1.5 s).
+  const { answer, rest } = await firstRunCut("5s");
+  await vi.waitFor(() =>
+    expect(running!.logs.some((l) => l.msg === "handler failed; running it again after a pause")).toBe(true),
+  );
+  await answer();
+  // Past the answer's own handler timeout, then past the pause: the next attempt keeps the question.
+  await pass(3_000, 250);
+  expect(standups).toBe(1);
+  await pass(3_000, 250);
+  await vi.waitFor(() => expect(standups).toBe(2));
+  await rest();
 });
 
 it("a deadline whose write fails past its tries ends the prompt once the store is back; the next message is ordinary", async () => {

@@ -1,4 +1,7 @@
-/** TaskControl.holdKey: the key stays closed until the hold settles; the slot is free at once. */
+/**
+ * TaskControl.holdKey: the key stays closed until the hold settles; the slot is free at once.
+ * TaskControl.resumeAfter: the same, then a task of its own runs first on the key.
+ */
 import { describe, expect, it } from "vitest";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { add, deferred, newQueue } from "../support/pipeline.ts";
@@ -125,6 +128,75 @@ describe("ConversationQueue holdKey", () => {
     expect(signals.map((s) => s.aborted)).toEqual([true, true]);
     hold.resolve();
     await queue.onIdle();
+    expect(ran).toEqual([]);
+  });
+
+  it("resumeAfter: the slot is free while it waits; then its task runs first on the key, with a timeout of its own", async () => {
+    const clock = new ManualClock(0);
+    const queue = newQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
+    const wait = deferred();
+    const ran: string[] = [];
+    let resumed: AbortSignal | undefined;
+    const first = add(queue, "k", (control) => {
+      ran.push("k1");
+      expect(
+        control.resumeAfter(wait.promise, (c) => {
+          ran.push("k1 again");
+          resumed = c.signal;
+          return new Promise<void>(() => {});
+        }),
+      ).toBe(true);
+    });
+    void add(queue, "k", () => {
+      ran.push("k2");
+    });
+    void add(queue, "other", () => {
+      ran.push("other");
+    });
+    // Past any timeout: a waiting task is not timed out, and holds no slot.
+    await clock.tick(1_000);
+    expect(ran).toEqual(["k1", "other"]);
+    let done = false;
+    void first.then(() => {
+      done = true;
+    });
+    wait.resolve();
+    await flushAsync();
+    expect(ran).toEqual(["k1", "other", "k1 again"]);
+    expect(done).toBe(false);
+    await clock.tick(100);
+    expect(resumed?.aborted).toBe(true);
+    await queue.onIdle();
+    expect(ran).toEqual(["k1", "other", "k1 again", "k2"]);
+    expect(done).toBe(true);
+  });
+
+  it("resumeAfter: abortAll drops its task; a task that timed out cannot resume", async () => {
+    const clock = new ManualClock(0);
+    const queue = newQueue({ concurrency: 1, handlerTimeoutMs: 100, clock });
+    const wait = deferred();
+    const ran: string[] = [];
+    const finished = add(queue, "k", (control) => {
+      control.resumeAfter(wait.promise, () => {
+        ran.push("again");
+      });
+    });
+    queue.abortAll();
+    wait.resolve();
+    await finished;
+    await queue.onIdle();
+    expect(ran).toEqual([]);
+    let late: boolean | undefined;
+    void add(queue, "t", async (control) => {
+      await new Promise<void>((resolve) => control.signal.addEventListener("abort", () => resolve()));
+      late = control.resumeAfter(Promise.resolve(), () => {
+        ran.push("late");
+      });
+    });
+    await clock.tick(100);
+    await queue.onIdle();
+    await flushAsync();
+    expect(late).toBe(false);
     expect(ran).toEqual([]);
   });
 });

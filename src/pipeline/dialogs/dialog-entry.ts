@@ -30,6 +30,12 @@ export interface DialogEntry {
   unread: boolean;
   /** A run of the dialog is under way: its answer was taken, or its ready record claimed. */
   running: boolean;
+  /**
+   * A new dialog whose first question is being asked (`Dialogs.asking`), running until its log is
+   * kept (a new entry) or its message's runs are over without it (`Dialogs.notAsking`): after a
+   * handler timeout, those runs go on out of the conversation's order, and an answer waits for them.
+   */
+  readonly asking: boolean;
   /** Set once an end was asked for (an operator, a run): a run in flight asks nothing more. */
   ending: boolean;
   /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */

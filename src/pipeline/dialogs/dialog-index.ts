@@ -68,9 +68,9 @@ export class DialogIndex {
 
   /**
    * A new entry for the dialog `head` describes, in place of any this process had for it;
-   * `running`: a run of it is under way.
+   * `asking`: a new dialog, its first question being asked (see `DialogEntry.asking`).
    */
-  put(head: DialogHead, running = false): DialogEntry {
+  put(head: DialogHead, asking = false): DialogEntry {
     const old = this.#byId.get(head.id);
     if (old) this.drop(old);
     const entry: DialogEntry = {
@@ -80,7 +80,8 @@ export class DialogIndex {
       due: false,
       ready: undefined,
       unread: false,
-      running,
+      running: asking,
+      asking,
       ending: false,
       onSettled: undefined,
     };

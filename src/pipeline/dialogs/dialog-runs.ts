@@ -147,10 +147,13 @@ export class DialogEngine {
       return undefined;
     }
     if ("busy" in found) {
-      // A run of the dialog is under way out of the conversation's order (past its handler
-      // timeout, or a first question not yet kept): the message waits for it, then is matched
-      // again. Cut off by its own timeout, it is an ordinary message.
-      return whenSettled(found.busy, control.signal).then((over) =>
+      // A new dialog's first question not yet kept: the message waits (key held, slot given back)
+      // until its runs are over, as the failure stage bounds them, then is matched again. Another
+      // run out of order: waited for within its own timeout (then it is an ordinary message).
+      const busy = found.busy;
+      if (busy.asking && control.resumeAfter(whenSettled(busy, control.signal), (c) => this.run(c, incoming)))
+        return undefined;
+      return whenSettled(busy, control.signal).then((over) =>
         over ? this.run(control, incoming) : runs.run(control, incoming),
       );
     }

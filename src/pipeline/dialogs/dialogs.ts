@@ -50,8 +50,6 @@ export class Dialogs {
   readonly log: DialogLog;
   /** The dialogs this process knows, by id, place, button and deadline. */
   readonly #known: DialogIndex;
-  /** Entries of new dialogs whose first question is being asked (running until their log is kept). */
-  readonly #asking = new WeakSet<DialogEntry>();
   /** Dialogs ended since the last load: a run still in flight asks them nothing more. */
   #ended = new RecentlyEnded();
   #on: DialogSignals | undefined;
@@ -275,13 +273,13 @@ export class Dialogs {
     if (!this.#o.persist) return;
     for (const type of wantedAsking(askIn)) this.#o.wants?.(type);
     // Begun by an earlier run of this message (a replayed letter, or an earlier attempt): it stays.
-    if (fresh && !this.#known.has(head.id)) this.#asking.add(this.#known.put(head, true));
+    if (fresh && !this.#known.has(head.id)) this.#known.put(head, true);
   }
 
   /** The runs of the message that began dialog `id` ({@link asking}) ended, its log not kept: not begun. */
   notAsking(id: string): void {
     const entry = this.#known.get(id);
-    if (entry !== undefined && this.#asking.has(entry)) this.#known.drop(entry);
+    if (entry?.asking) this.#known.drop(entry);
   }
 
   /**
