@@ -36,7 +36,7 @@ import { DialogEnded } from "./dialogs/dialog-log.ts";
 import type { CommandNames } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
-import { Turn, untilParked } from "./dialogs/turn.ts";
+import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
 import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, type HandlerFailures, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
@@ -137,20 +137,20 @@ export class HandlerRuns {
     }
     // A run that parks (its prompt waits) is over then: its handler's promise never settles.
     return new Promise((resolve) => {
-      turn.onPark = () => resolve(this.#parked(incoming, control, turn));
+      const failed = (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn);
+      turn.onPark = () => resolve(this.#parked(incoming, control, turn, failed));
       pending.then(
         () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects, turn)),
-        (err: unknown) =>
-          turn.parked || resolve(this.#runFailed(incoming, control, ctx, started, err, effects, turn)),
+        (err: unknown) => turn.parked || resolve(failed(err)),
       );
     });
   };
 
   /**
-   * The run parked: its dialog waits, recorded. The message that started it is handled (a
-   * dialog's later runs have nothing to record in the ledger; a replayed letter is done with).
+   * The run parked: its dialog waits, recorded; the message that started it is handled (a later
+   * run has nothing to record in the ledger; a replayed letter is done with), or `failed`.
    */
-  #parked(incoming: Incoming, control: TaskControl, turn: Turn): void {
+  #parked(incoming: Incoming, control: TaskControl, turn: Turn, failed: (err: unknown) => void): void {
     this.#stats.handled++;
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
@@ -160,9 +160,10 @@ export class HandlerRuns {
           return this.#effectsHold(incoming);
         },
         (err: unknown): unknown => {
-          // Ended meanwhile, or run by another instance whose question the log kept first.
+          // Ended, or run elsewhere (its question kept first); a first question cut by the timeout: retried.
           if (err instanceof DialogEnded || ranElsewhere(this.#o.log, err))
             return this.#effectsHold(incoming);
+          if (!incoming.dialog && keptLater(control.signal, err)) return failed(err);
           this.#o.log.warn(
             { err },
             "a dialog's question was not recorded before the stop: its message runs again at the next start",
@@ -314,9 +315,10 @@ export class HandlerRuns {
       gaveUp: (signal) => progresses.abandon(signal, this.#o.log),
     };
     const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
-      // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the
-      // dead letter carries the dialog); a new dialog its first question did not keep, not begun.
-      if (!parked && outcome !== "resumes") await closeRuns(this.#ends, incoming, "failed", control.signal);
+      // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the dead
+      // letter carries the dialog); a new dialog its first question did not keep (its log failed), not begun.
+      if (!(parked && dialog) && outcome !== "resumes")
+        await closeRuns(this.#ends, incoming, "failed", control.signal);
       incoming.onReplayed?.(outcome === true);
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"
@@ -355,8 +357,7 @@ export class HandlerRuns {
     // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
     if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
       ctx.log.warn({ err }, "handler cut short by the shutdown's deadline");
-    // The store failed the run (its staged writes, or a read or write the handler passed on): run
-    // again, not the bot's fault. Once the outage is said (store-health.ts), each try at debug.
+    // The store failed the run (staged writes, a read or write): not the bot's fault; said once, then debug.
     else if (outage) ctx.log[said ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
     else ctx.log.error({ err }, "handler failed");
   }

@@ -78,6 +78,10 @@ const survey = defineBot({
         await ctx.reply("No answer: no coffee.");
       }
     });
+    bot.command("pick", async (ctx) => {
+      const pick = await ctx.prompt("Go ahead?", { choices: { yes: "check", no: "x" } });
+      await ctx.reply(`picked: ${pick.value}`);
+    });
     bot.command("order", async (ctx) => {
       const size = await ctx.prompt("Which size?");
       await slow.promise; // ignores the signal, as slow code may
@@ -383,6 +387,31 @@ it("a dialog's first run cut by the handler timeout, its next attempt after a pa
   await pass(3_000, 250);
   await vi.waitFor(() => expect(standups).toBe(2));
   await rest();
+});
+
+it("a dialog's first question whose log write fails after the handler timeout cut its run: the next attempt keeps it, and the answer waits for it", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate, "handler_timeout: 1500ms\nretries: { attempts: 2, backoff: 10s }");
+  const control = sandbox!.control;
+  // The question's buttons (its emoji) are held: its run is cut by the timeout after the send.
+  control.delay(600_000, { paths: [/^\/messages\/\d+\/reactions$/] });
+  dm("pick");
+  await vi.waitFor(() => expect(botSaid()).toHaveLength(1));
+  const question = botSaid()[0]!;
+  dm("yes");
+  // Its signal aborted by the timeout, the question's log write is tried once: the store fails it.
+  gate.mode = "fail";
+  await pass(1_500, 250);
+  control.delay(0);
+  // Run again after a pause (with the fix), or left to the next start (without).
+  const failed = () =>
+    running!.logs.some((l) =>
+      /running it again after a pause|its message runs again at the next start/.test(l.msg as string),
+    );
+  await vi.waitFor(() => expect(failed()).toBe(true), { timeout: 15_000 });
+  gate.open();
+  await pass(10_000, 250);
+  expect(await said(2)).toEqual([question, "picked: yes"]);
 });
 
 it("a deadline whose write fails past its tries ends the prompt once the store is back; the next message is ordinary", async () => {

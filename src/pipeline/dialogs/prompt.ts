@@ -32,7 +32,7 @@ import {
   REFUSED_TEXT,
   timeoutOf,
 } from "./prompt-options.ts";
-import { DialogChanged, type Turn } from "./turn.ts";
+import { DialogChanged, keptLater, type Turn } from "./turn.ts";
 
 export type { AnswerSchema, PromptAnswer, PromptOptions, PromptTexts } from "./prompt-options.ts";
 export { CANCELLED_REPLY, timeoutOf } from "./prompt-options.ts";
@@ -278,7 +278,7 @@ async function ask<T>(
       // kept as a dead letter and replayed): the dialog goes on from its log, answered or not.
       if (!(err instanceof LogMoved && (await keptAlready(dialogs, head.id, asked)))) throw err;
     });
-  if (start.length > 0) written.catch(() => dialogs.notAsking(head.id));
+  if (start.length > 0) written.catch((err) => keptLater(ctx.signal, err) || dialogs.notAsking(head.id));
   return turn.park(written);
 }
 

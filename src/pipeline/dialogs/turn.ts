@@ -7,6 +7,8 @@
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { jsonResult } from "../external.ts";
+import { stoppedBy } from "../router-error.ts";
+import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogRecord, LogEntry } from "./dialog-record.ts";
 
 /**
@@ -157,4 +159,13 @@ export function untilParked(turn: Turn | undefined, ran: Promise<unknown> | unde
     turn.onPark = () => resolve(true);
     ran.then(() => resolve(turn.parked), reject);
   });
+}
+
+/**
+ * A run cut by the handler timeout (its `signal`, not the stop's) whose question's log failed
+ * (`err`, not a refusal): for a new dialog's first question, the failure stage runs the message
+ * again (runs.ts), and the dialog's entry stays until those runs are over.
+ */
+export function keptLater(signal: AbortSignal, err: unknown): boolean {
+  return signal.aborted && !stoppedBy(signal) && !(err instanceof DialogEnded || err instanceof LogMoved);
 }
