@@ -66,6 +66,8 @@ export class DeliveryLedger implements MessageLedger {
   #newMarks: number[] = [];
   /** The highest id under each of MARK_KEYS in the store, or undefined where the key is absent. */
   #stored: (number | undefined)[] = MARK_KEYS.map(() => undefined);
+  /** The last save begun, until it settles. */
+  #saving: Promise<unknown> | undefined;
 
   private constructor(store: StateStore) {
     this.#store = store;
@@ -157,14 +159,20 @@ export class DeliveryLedger implements MessageLedger {
    * Write what changed since the last save: the marks made since (still above the cursor), then
    * the cursor, then delete the keys whose marks the cursor passed. The store applies writes in
    * the order made, so a crash between them loses no mark the cursor does not cover.
+   *
+   * A save that fails leaves the ledger as if it had not been tried (see {@link #unsave}), and a
+   * save resolves only once every save before it landed: one begun while another's writes were
+   * still in flight has nothing of theirs left to write, and must not say the store took them.
    */
-  async save(): Promise<void> {
-    const writes: Promise<unknown>[] = [];
+  save(): Promise<void> {
     const cursor = this.#cursor ?? Number.NEGATIVE_INFINITY;
-    const marks = this.#newMarks.length === 0 ? undefined : this.#takeNewMarks(cursor);
+    const writes: Promise<unknown>[] = [];
+    const taken = this.#newMarks.length === 0 ? undefined : this.#newMarks.sort(byValue);
+    const marks = taken === undefined ? undefined : this.#takeNewMarks(taken, cursor);
+    let deleted = 0;
     if (marks !== undefined) {
       const slot = this.#stored.indexOf(undefined, 1);
-      if (slot < 0) writes.push(...this.#writeAllMarks());
+      if (slot < 0) deleted = this.#writeAllMarks(writes);
       else {
         writes.push(this.#store.set(MARK_KEYS[slot] as string, runsText(marks, 0)));
         this.#stored[slot] = -(marks[marks.length - 1] as number);
@@ -177,31 +185,60 @@ export class DeliveryLedger implements MessageLedger {
     for (const [i, highest] of this.#stored.entries()) {
       if (highest === undefined || highest > cursor) continue;
       this.#stored[i] = undefined;
+      deleted |= 1 << i;
       writes.push(this.#store.delete(MARK_KEYS[i] as string));
     }
-    await Promise.all(writes);
+    const own = Promise.all(writes).then(undefined, (err: unknown) => {
+      this.#unsave(marks === undefined ? undefined : taken, deleted, cursor);
+      throw err;
+    });
+    const before = this.#saving;
+    const saving = before === undefined ? own : Promise.allSettled([own, before]).then(firstFailure);
+    this.#saving = saving;
+    const settled = () => {
+      if (this.#saving === saving) this.#saving = undefined;
+    };
+    return saving.then(settled, (err: unknown) => {
+      settled();
+      throw err;
+    });
   }
 
-  /** The marks made since the last save that are above `cursor`, negated and sorted (as the window). */
-  #takeNewMarks(cursor: number): number[] | undefined {
-    const ids = this.#newMarks.sort(byValue);
+  /**
+   * A save's writes failed, some may have landed: its marks go back to be written again, and so
+   * does the cursor. A slot written stays counted as stored (its marks were all handled, so it is
+   * harmless if it landed) and is deleted once the cursor passes it, as are the slots whose
+   * deletes failed (`deleted`: a bit per MARK_KEYS index), unless a later save took them meanwhile.
+   */
+  #unsave(taken: number[] | undefined, deleted: number, cursor: number): void {
+    if (taken !== undefined) this.#newMarks = taken.concat(this.#newMarks);
+    this.#savedCursor = undefined;
+    for (let i = 0; i < MARK_KEYS.length; i++) {
+      if ((deleted & (1 << i)) !== 0 && this.#stored[i] === undefined) this.#stored[i] = cursor;
+    }
+  }
+
+  /** Of the marks made since the last save (`ids`, sorted), those above `cursor`, negated (as the window). */
+  #takeNewMarks(ids: readonly number[], cursor: number): number[] | undefined {
     this.#newMarks = [];
     const marks: number[] = [];
     for (const id of ids) if (id > cursor) marks.push(-id);
     return marks.length === 0 ? undefined : marks;
   }
 
-  /** Every slot is taken: all marks go under FINISHED, and the slots are deleted. */
-  #writeAllMarks(): Promise<unknown>[] {
+  /** Every slot is taken: all marks go under FINISHED, and the slots are deleted (returned as bits). */
+  #writeAllMarks(writes: Promise<unknown>[]): number {
     const { text, highest } = this.#marksText();
-    const writes: Promise<unknown>[] = [this.#store.set(FINISHED, text)];
+    writes.push(this.#store.set(FINISHED, text));
     this.#stored[0] = highest;
+    let deleted = 0;
     for (let i = 1; i < MARK_KEYS.length; i++) {
       if (this.#stored[i] === undefined) continue;
       this.#stored[i] = undefined;
+      deleted |= 1 << i;
       writes.push(this.#store.delete(MARK_KEYS[i] as string));
     }
-    return writes;
+    return deleted;
   }
 
   /**
@@ -260,6 +297,11 @@ export class DeliveryLedger implements MessageLedger {
 }
 
 const byValue = (a: number, b: number): number => a - b;
+
+/** Settles once every save it waits on did; throws the first one's error. */
+function firstFailure(results: PromiseSettledResult<unknown>[]): void {
+  for (const result of results) if (result.status === "rejected") throw result.reason;
+}
 
 /** The negative (finished) entries of a sorted window from `from` on, as runs: "3-5,9-10,20". */
 function runsText(window: readonly number[], from: number): string {
