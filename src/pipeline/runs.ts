@@ -318,7 +318,7 @@ export class HandlerRuns {
       // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the dead
       // letter carries the dialog); a new dialog its first question did not keep (its log failed), not begun.
       if (!(parked && dialog) && outcome !== "resumes")
-        await closeRuns(this.#ends, incoming, "failed", control.signal);
+        await closeRuns(this.#ends, incoming, "failed", control);
       incoming.onReplayed?.(outcome === true);
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"

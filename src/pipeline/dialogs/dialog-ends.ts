@@ -157,16 +157,22 @@ export async function endByOperator(
 
 /** A message's run returned: the dialog it ran is over (its end entry appended, the key held meanwhile). */
 export function endDialog(o: DialogEndParts, control: TaskControl, incoming: Incoming, by: EndReason): void {
-  const closing = closeRuns(o, incoming, by, control.signal);
+  const closing = closeRuns(o, incoming, by, control);
   if (closing) control.holdKey(closing);
 }
 
 /**
  * The runs of `incoming` are over, none parked: a dialog they ran is over (`by`); a new dialog
- * their prompt asked for and did not keep is not begun (see `Dialogs.asking`).
+ * their prompt asked for and did not keep is not begun (see `Dialogs.asking`). `source.signal` is
+ * read only to close a dialog: a task's signal is made on first read, and most runs end no dialog.
  */
-export function closeRuns(o: DialogEndParts, incoming: Incoming, by: EndReason, signal: AbortSignal) {
-  if (incoming.dialog) return closeLog(o, incoming.dialog.id, by, signal);
+export function closeRuns(
+  o: DialogEndParts,
+  incoming: Incoming,
+  by: EndReason,
+  source: { signal: AbortSignal },
+) {
+  if (incoming.dialog) return closeLog(o, incoming.dialog.id, by, source.signal);
   const { event } = incoming;
   if (o.dialogs.size > 0 && event.type === "message")
     o.dialogs.notAsking(String((event as { message: { id: number } }).message.id));
