@@ -15,38 +15,25 @@
  * The pending record is a claim, taken in one atomic step: two runs of one event at once (two
  * instances on one store running the same dialog's answer, as during a rolling deploy) cannot
  * both begin the effect. The other run waits for the claim's record to be finished and takes its
- * result; a claim left pending for {@link CLAIM_WAIT_MS}, or made before the bot's current start
- * here (`since`), is one a crash or a stop cut short, looked for.
+ * result; a claim not renewed for {@link CLAIM_WAIT_MS} (effect-claims.ts), or made before the
+ * bot's current start here (`since`), is one a crash or a stop cut short, looked for.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import {
+  awaitClaim,
+  type ClaimStore,
+  claimRecord,
+  type EffectRecord,
+  HeldClaim,
+  type RecordWrite,
+} from "./effect-claims.ts";
 import { carriedFor, letterRecords } from "./nested-records.ts";
 
-/**
- * How long a run waits on an effect another run began (its claim's time, by that run's clock)
- * before taking it for one a crash cut short: longer than a send takes.
- */
-export const CLAIM_WAIT_MS = 10_000;
-/** How often a waiting run reads the claimed effect's record. */
-const CLAIM_POLL_MS = 200;
-
-/** What a run recorded for one effect. */
-export interface EffectRecord {
-  n: number;
-  kind: string;
-  result: JsonValue;
-  /** What the effect was given, hashed (a send's target and text): a dialog's replay matches by it too. */
-  fp?: string;
-  /** Begun, not known to be finished: the effect may have happened with its answer lost. */
-  pending?: true;
-  /** A pending record's claim: which run began the effect, and when (by its clock). */
-  by?: string;
-  at?: number;
-}
+export { CLAIM_WAIT_MS, type EffectRecord, type RecordWrite } from "./effect-claims.ts";
 
 export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
@@ -72,8 +59,6 @@ export interface EffectRecordsOptions {
   since?: () => number;
 }
 
-/** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */
-export type RecordWrite = <T>(write: () => Promise<T>) => Promise<T>;
 const ONCE: RecordWrite = (write) => write();
 
 /** What an effect was given (its target and text, say), hashed: a strict run matches it by this. */
@@ -149,6 +134,7 @@ export class EffectRun {
   #earlier: Set<number> | undefined;
   /** The runs nested in this one, by name (see {@link nested}). */
   #nested: Map<string, EffectRun> | undefined;
+  #claimStore: ClaimStore | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -233,7 +219,7 @@ export class EffectRun {
       if (over?.pending) {
         // Begun by another run and never finished: made by it now (waited for), or cut short by a
         // crash, when it may have happened: looked for.
-        over = await this.#awaitClaim(key, over, write, steps.signal);
+        over = await awaitClaim(this.#claims(), key, over, write, steps.signal);
         if (over?.pending) {
           const verified = await steps.verify();
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
@@ -247,10 +233,12 @@ export class EffectRun {
       if (over !== undefined && !over.pending && over.kind === kind)
         return this.#madeMeanwhile(over, kind, print, at);
       // Claimed (a retry after a store outage finds its own claim made, or another run's record).
-      const held = await write(() => this.#claim(key, pending, over));
+      const held = await write(() => claimRecord(this.#claims(), key, pending, over));
       if (held === undefined) break;
       over = held;
     }
+    // Renewed while the effect is under way: another run waits on it as long as it takes.
+    const claim = new HeldClaim(this.#claims(), key, pending);
     let result: T;
     try {
       result = await steps.act();
@@ -258,62 +246,11 @@ export class EffectRun {
       // Ended here, maybe made (its answer lost): another run waits on it no more, but looks for it.
       const left: EffectRecord = { n, kind, result: null, pending: true };
       this.#list()[at] = left;
-      await this.#swap(key, pending, left).catch(() => {});
+      await claim.leave(left).catch(() => {});
       throw err;
     }
+    await claim.stop();
     return this.#record(key, made(result), at, write);
-  }
-
-  /** Effect `key`'s record `was` replaced by `now` (deleted if undefined), if it holds it still. */
-  async #swap(key: string, was: EffectRecord, now: EffectRecord | undefined): Promise<void> {
-    const text = JSON.stringify(was);
-    const fn = (current: JsonValue | undefined) =>
-      JSON.stringify(current) === text ? (now as unknown as JsonValue | undefined) : current;
-    await this.store.applyWrites([{ op: "update", key, fn, ttlMs: this.options.ttlMs }]);
-  }
-
-  /**
-   * Claim effect `key` for this run (`mine`, a pending record): resolves undefined when taken (the
-   * key absent, holding `over`, or this very claim), else the record another run holds there.
-   */
-  async #claim(key: string, mine: EffectRecord, over: EffectRecord | undefined) {
-    const text = JSON.stringify(mine);
-    const was = over && JSON.stringify(over);
-    let held: EffectRecord | undefined;
-    const fn = (current: JsonValue | undefined) => {
-      const now = current === undefined ? undefined : JSON.stringify(current);
-      held =
-        now === undefined || now === text || now === was ? undefined : (current as unknown as EffectRecord);
-      return held === undefined ? (mine as unknown as JsonValue) : current;
-    };
-    // Expected as read (most often absent): a networked store then makes the claim in one write.
-    const expect = was ?? null;
-    await this.store.applyWrites([{ op: "update", key, fn, ttlMs: this.options.ttlMs, expect }]);
-    // Not committed (the disk full): withdrawn, its effect not begun, or the next attempt waits on it.
-    if (held === undefined)
-      await this.options.commit?.().catch(async (err: unknown) => {
-        await this.#swap(key, mine, over).catch(() => {});
-        throw err;
-      });
-    return held;
-  }
-
-  /**
-   * `claim`, another run's pending record of effect `key`: its record as it is once finished (or
-   * gone), or still pending once the claim is {@link CLAIM_WAIT_MS} old (cut short by a crash). A
-   * claim made before `since` (a process that stopped, a crash, a stop of the bot here) is not
-   * waited on: it is looked for at once.
-   */
-  async #awaitClaim(key: string, claim: EffectRecord, write: RecordWrite, signal?: AbortSignal) {
-    const { clock, since } = this.options;
-    let record: EffectRecord | undefined = claim;
-    const fresh = (at: number | undefined) =>
-      at !== undefined && at >= (since?.() ?? 0) && clock!.now() - at < CLAIM_WAIT_MS;
-    while (clock && record?.pending && fresh(record.at)) {
-      await sleep(clock, CLAIM_POLL_MS, signal);
-      record = (await write(() => this.store.get(key))) as EffectRecord | undefined;
-    }
-    return record;
   }
 
   /** `found`, the effect's record another run finished while this one waited to begin it. */
@@ -378,6 +315,12 @@ export class EffectRun {
     this.#nested ??= new Map();
     this.#nested.set(name, run);
     return run;
+  }
+
+  /** Where this run's claims are written and how they are timed. */
+  #claims(): ClaimStore {
+    this.#claimStore ??= { store: this.store, ...this.options };
+    return this.#claimStore;
   }
 
   #list(): EffectRecord[] {
