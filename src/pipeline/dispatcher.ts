@@ -161,7 +161,11 @@ export class Dispatcher {
     }
     if (incoming.replayed) this.#stats.replayed++;
     // 3. order. An event that failed its schema may lack what its key is made of: the bot's key.
-    const key = typed ? this.#keys.keyOf(event) : BOT_KEY;
+    let key = typed ? this.#keys.keyOf(event) : BOT_KEY;
+    // A press on a question's button is ordered with the messages where the question takes its
+    // answers, so that an answer typed before it goes first (the keys remember no message of the
+    // bot's own, the questions included, and nothing from before a start).
+    if (typed && event.type === "reaction") key = this.#o.dialogs.buttons.placeOf(event.message_id) ?? key;
     // A move or a deletion may concern a waiting dialog's question.
     if (typed && (event.type === "update_message" || event.type === "delete_message"))
       this.#engine.accepting(event, key);

@@ -19,8 +19,11 @@ export interface Reaction {
 
 export class Buttons {
   readonly #byQuestion = new Map<number, DialogEntry>();
-  /** Questions sent whose log is not kept yet (their buttons being added): message id → dialog. */
-  readonly #sent = new Map<number, DialogEntry>();
+  /**
+   * Questions sent whose log is not kept yet (their buttons being added): message id → dialog,
+   * and the key of the conversation the question was asked in.
+   */
+  readonly #sent = new Map<number, { entry: DialogEntry; conversation: string }>();
 
   constructor(
     private readonly who: () => Membership,
@@ -48,17 +51,26 @@ export class Buttons {
    * Question `messageId` of `entry` was sent with emoji choices, its log not kept yet: a reaction
    * on it meanwhile (an approver quick to click) waits for the log, then answers (see {@link sending}).
    */
-  sent(messageId: number, entry: DialogEntry): void {
-    this.#sent.set(messageId, entry);
+  sent(messageId: number, entry: DialogEntry, conversation: string): void {
+    this.#sent.set(messageId, { entry, conversation });
   }
 
   /** The dialog whose question `messageId` was sent and is not yet kept, if any. */
   sending(messageId: number): DialogEntry | undefined {
-    return this.#sent.get(messageId);
+    return this.#sent.get(messageId)?.entry;
+  }
+
+  /**
+   * The key of the conversation where the question on message `messageId` takes its answers,
+   * when it takes reactions (waiting, or sent with its log not kept yet): a press there is
+   * ordered with the messages typed there, so that the first answer by the server's order wins.
+   */
+  placeOf(messageId: number): string | undefined {
+    return this.#byQuestion.get(messageId)?.head.conversation ?? this.#sent.get(messageId)?.conversation;
   }
 
   #unsent(entry: DialogEntry): void {
-    for (const [id, sent] of this.#sent) if (sent.id === entry.id) this.#sent.delete(id);
+    for (const [id, sent] of this.#sent) if (sent.entry.id === entry.id) this.#sent.delete(id);
   }
 
   /** The message ids of the questions that wait for a reaction. */

@@ -254,7 +254,8 @@ async function ask<T>(
   const earlier = send && shown !== undefined && ctx.sentEarlier() ? shown : undefined;
   // Reactions on it before its log is kept wait for the log, as typed answers do.
   const entry = dialogs.entry(head.id);
-  if (shown !== undefined && asked.react && entry) dialogs.buttons.sent(shown, entry);
+  if (shown !== undefined && asked.react && entry)
+    dialogs.buttons.sent(shown, entry, asked.in?.key ?? head.home?.[0] ?? head.conversation);
   // The choices' emoji on the question, as buttons (one already there is no failure).
   if (shown !== undefined && asked.react)
     for (const name of Object.keys(asked.react)) await ctx.react(shown, name).catch(() => {});
