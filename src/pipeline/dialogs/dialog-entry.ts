@@ -50,9 +50,9 @@ export function settle(entry: DialogEntry): void {
   if (waiting !== undefined) for (const go of waiting) go();
 }
 
-/** Resolves true once the run of `entry` is over (at once if none is), false if `signal` aborts first. */
-export function whenSettled(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
-  if (!entry.running) return Promise.resolve(true);
+/** Resolves true once the run of `entry` is over (at once if none is, or no entry), false if `signal` aborts first. */
+export function whenSettled(entry: DialogEntry | undefined, signal: AbortSignal): Promise<boolean> {
+  if (!entry?.running) return Promise.resolve(true);
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const onAbort = () => resolve(false);

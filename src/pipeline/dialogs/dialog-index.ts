@@ -8,7 +8,7 @@ import type { Membership } from "./ask-options.ts";
 import type { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
 import { type Candidate, type DialogEntry, type Match, matched, settle } from "./dialog-entry.ts";
-import { DialogPlaces } from "./dialog-places.ts";
+import { ANYONE, DialogPlaces } from "./dialog-places.ts";
 import type { Buttons } from "./dialog-reactions.ts";
 import type { DialogHead } from "./dialog-record.ts";
 import type { DialogSignals, WantedEvent } from "./dialogs-options.ts";
@@ -63,7 +63,11 @@ export class DialogIndex {
   ): Match | undefined {
     const places = this.#places;
     const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
-    return entry && matched(entry, message);
+    if (entry !== undefined) return matched(entry, message);
+    // A question for others there holds an answer (or a deadline) not yet run: it came first, so
+    // it runs before any later message there (a new request then finds the question decided).
+    const held = places?.at(conversation, ANYONE);
+    return held !== undefined && (held.ready !== undefined || held.unread) ? { ready: held.id } : undefined;
   }
 
   /**

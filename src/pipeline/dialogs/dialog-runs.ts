@@ -158,9 +158,10 @@ export class DialogEngine {
       );
     }
     if ("ready" in found) {
-      // A dialog holding an answer not yet run goes first: it may ask again.
+      // A dialog holding an answer not yet run goes first (it may ask again; kept before the next match).
       return this.#retrying(control, () => dialogs.takeReady(found.ready))
         .then((record) => record && this.#resume(control, record))
+        .then(() => whenSettled(dialogs.entry(found.ready), control.signal))
         .then(() => this.run(control, incoming));
     }
     if ("late" in found) {
@@ -256,8 +257,7 @@ export class DialogEngine {
         (record) => {
           failpoint("answer-logged");
           dialogs.markReady(record);
-          // Landed after the stop's deadline (a lease lost): the next start runs it, here or where
-          // the bot went. Run now, it would act for a stopped bot.
+          // Landed after the stop's deadline (a lease lost): the next start runs it, not this stopped bot.
           if (!stoppedBy(control.signal)) queue.push(conversation, this.#readyTask, record);
           else
             log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
