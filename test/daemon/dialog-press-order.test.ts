@@ -4,8 +4,10 @@
  * another presses ✓. The typed answer came first and wins; the press is an ordinary reaction.
  * Before, a press on a question was ordered apart from the topic's messages (the bot's own
  * messages are not remembered with their conversation, and nothing is after a start), so it ran
- * at once and the later press decided. Live, and after a restart. A real daemon in this process
- * on the test clock against the sandbox over HTTP.
+ * at once and the later press decided. Live, and after a restart. And what the guide says of a
+ * press made while the bot was down, the deadline passing before it came back: it decides nothing
+ * (a typed choice made then does). A real daemon in this process on the test clock against the
+ * sandbox over HTTP.
  */
 import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
@@ -74,10 +76,8 @@ const botSaid = () =>
     .filter((m) => m.sender_id === userId(BOT))
     .map((m) => String(m.content).split("\n")[0]);
 
-it.each([
-  ["live", false],
-  ["after a restart", true],
-])("a typed answer before a press wins, the topic busy (%s)", async (_, restart) => {
+/** The daemon up, and the request's question asked, with both its buttons, waiting (its log kept): its id. */
+async function asked(): Promise<number> {
   [slow, entered] = [deferred(), deferred()];
   ordinary.length = 0;
   up = await startGatedDaemon({ ...DAEMON, definition: deploys });
@@ -85,17 +85,26 @@ it.each([
   control.createUser({ email: ADA, full_name: "Ada Approver", channels: ["general"] });
   approvers.splice(0, approvers.length, userId(OWNER), userId(ADA));
   say(MEMBER, "@**Deploys** deploy");
-  // The question, with both its buttons, waiting (its log kept).
   const question = await control.waitFor(() => {
     const m = control.messages().find((x) => x.sender_id === userId(BOT));
     const buttons = (control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[];
     return buttons.filter((r) => r.user_id === userId(BOT)).length === 2 && Number(m!.id);
   });
-  let running = up.running;
   await expect
-    .poll(() => running.daemon.bots[0]!.dialogs().map((d) => d.deadline !== undefined))
+    .poll(() => up!.running.daemon.bots[0]!.dialogs().map((d) => d.deadline !== undefined))
     .toEqual([true]);
-  if (restart) running = await up.restart();
+  return question;
+}
+
+/** The reactions the bot's handlers got as ordinary events, but its buttons. */
+const others = () => ordinary.filter((r) => !r.endsWith(`user ${userId(BOT)}`));
+
+it.each([
+  ["live", false],
+  ["after a restart", true],
+])("a typed answer before a press wins, the topic busy (%s)", async (_, restart) => {
+  const question = await asked();
+  const running = restart ? await up!.restart() : up!.running;
 
   say(OWNER, "slow");
   await entered.promise;
@@ -106,8 +115,27 @@ it.each([
   await expect.poll(() => running.daemon.bots[0]!.stats.received).toBe(received + 2);
   slow.resolve();
 
-  const others = () => ordinary.filter((r) => !r.endsWith(`user ${userId(BOT)}`));
   await expect.poll(others, { timeout: 15_000 }).toEqual([`check by user ${userId(OWNER)}`]);
   await expect.poll(() => running.daemon.bots[0]!.dialogs()).toEqual([]);
   expect(botSaid()).toEqual([QUESTION, "slow: done", "reject by Ada Approver"]);
 });
+
+it.each([
+  ["a press", "check", undefined],
+  ["a typed choice", undefined, "reject by Ada Approver"],
+])(
+  "%s made in time while the bot was down, its deadline passed when it came back: the question timed out unless typed",
+  async (_, emoji, decided) => {
+    const question = await asked();
+    const running = await up!.restart(async () => {
+      await up!.clock.advance(30 * 60_000);
+      if (emoji !== undefined) await press(OWNER, question, emoji);
+      else say(ADA, "reject");
+      // Past the prompt's deadline (1 h).
+      await up!.clock.advance(31 * 60_000);
+    });
+    await expect.poll(() => running.daemon.bots[0]!.dialogs(), { timeout: 15_000 }).toEqual([]);
+    // The server keeps no time for a reaction: the dialog ended at its deadline, undecided.
+    await expect.poll(botSaid).toEqual(decided === undefined ? [QUESTION] : [QUESTION, decided]);
+  },
+);
