@@ -137,7 +137,7 @@ export class HandlerFailures {
    */
   async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes"> {
     const o = this.#o;
-    if (promptUnanswered(error)) return this.#ended(run);
+    if (promptUnanswered(error)) return this.#ended(run, true);
     const clock = o.clock;
     const stopping = this.#stopping.signal;
     const firstFailedAt = clock.now();
@@ -193,7 +193,7 @@ export class HandlerFailures {
         // A prompt unanswered, the dialog ended during the pause (an operator's end), or run by
         // another instance (its question kept first: see `ranElsewhere`): done with.
         if (promptUnanswered(err) || err instanceof DialogEnded || err instanceof LogMoved)
-          return this.#ended(run);
+          return this.#ended(run, promptUnanswered(err));
         last = err;
       }
     }
@@ -241,8 +241,12 @@ export class HandlerFailures {
     }
   }
 
-  /** The run ended without a failure to keep (a prompt went unanswered): it is done with. */
-  async #ended(run: FailedRun): Promise<true> {
+  /**
+   * The run ended without a failure to keep (a prompt went unanswered): it is done with. `over`:
+   * its dialog ended there, so what it left open (its progresses) ends as failed, as after a final failure.
+   */
+  async #ended(run: FailedRun, over = false): Promise<true> {
+    if (over && !this.#stopping.signal.aborted) await this.#gaveUp(run);
     if (run.letter) {
       await this.#o.letters?.remove(run.letter.id).catch((err: unknown) => {
         this.#o.log.error({ err, deadLetter: run.letter?.id }, "could not remove the replayed dead letter");
