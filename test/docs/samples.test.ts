@@ -98,7 +98,12 @@ describe("TypeScript samples", () => {
     host.readFile = (f) => (files.has(f) ? text(files.get(f)!) : read(f));
     host.fileExists = (f) => files.has(f) || exists(f);
     const program = ts.createProgram([...files.keys()], { ...config.options, noUnusedLocals: false }, host);
-    const problems = ts.getPreEmitDiagnostics(program).flatMap((d) => {
+    // The samples' own diagnostics, file by file: the same ones a check of the whole program
+    // reports for them, without checking every file of src/ the samples import (12 s of one core instead of 50 s).
+    const diagnostics = [...files.keys()].flatMap((f) =>
+      ts.getPreEmitDiagnostics(program, program.getSourceFile(f)),
+    );
+    const problems = diagnostics.flatMap((d) => {
       const sample = d.file && files.get(d.file.fileName);
       if (!sample) return [];
       const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
@@ -108,7 +113,7 @@ describe("TypeScript samples", () => {
       ];
     });
     expect(problems).toEqual([]);
-    // A whole TypeScript program over every sample: seconds of one core, more beside other files.
+    // A TypeScript program over every sample: seconds of one core, more beside other files.
   }, 90_000);
 });
 
