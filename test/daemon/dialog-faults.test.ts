@@ -1,5 +1,6 @@
 /**
- * Dialogs under the store faults that matter, aimed at the dialog's writes, on the test clock:
+ * Dialogs under the store faults that matter, aimed at the dialog's writes, on a test clock that
+ * stands still between the test's moves (a handler timeout fires where the test passes it):
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails, a dialog's first run cut by the handler timeout
  * after its question was out (answered before the next attempt, or in a pause longer than a
@@ -22,14 +23,15 @@ import { z } from "zod";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { ECHO_WAIT_MS } from "../../src/effects/local-echo.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { deleteMessageAs } from "../support/delete-message.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
+import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "survey-bot@sandbox.example";
@@ -115,9 +117,10 @@ const survey = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
-let clock: TestClock;
+let clock: HeldClock;
 afterEach(async () => {
-  await running?.stop();
+  // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
+  await running?.stop({ deadlineMs: 0 });
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
   strict = false;
@@ -142,7 +145,7 @@ const drained = () =>
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 async function start(gate: StoreGate, extra = "handler_timeout: 1s", channels: string[] = []) {
-  clock = new TestClock();
+  clock = new HeldClock();
   sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
     email: BOT,
@@ -184,6 +187,15 @@ async function pass(ms: number, step = 1_000) {
   for (let left = ms; left > 0; left -= step) await clock.advance(Math.min(step, left));
 }
 
+/**
+ * Resolves once the daemon logged `line` (`n` times in all): the pause it logs before is on the
+ * clock, so a {@link pass} after this one reaches it (time stands still until then).
+ */
+const logged = (line: string, n = 1) =>
+  expect.poll(() => running!.logged(line).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(n);
+const STORE_RETRY = "the state store failed a dialog's write; trying again";
+const TIMED_OUT = "handler timed out; its signal was aborted and the queue moved on";
+
 it("an answer's write that lands with its reply lost: the dialog goes on, nothing asked twice", async () => {
   const gate = new StoreGate();
   const dm = await start(gate);
@@ -193,6 +205,7 @@ it("an answer's write that lands with its reply lost: the dialog goes on, nothin
   gate.mode = "lose";
   dm("did a");
   await gate.stoppedAt(1);
+  await logged(STORE_RETRY);
   await pass(1_000, 250);
   expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
   dm("do b");
@@ -237,6 +250,7 @@ it("a question's write that lands with its reply lost: it waits once, and the ne
   // The answer's append is lost-replied and retried; the next question's append follows it.
   dm("do b");
   await gate.stoppedAt(1);
+  await logged(STORE_RETRY);
   await pass(1_000, 250);
   expect(await said(3)).toEqual(QUESTIONS);
   dm("none");
@@ -250,6 +264,7 @@ it("a dialog start whose write lands with its reply lost: the handler's next att
   dm("invite");
   await gate.stoppedAt(1);
   // The handler failed on the lost reply; its next attempt, after the pause, finds the start made.
+  await logged("running it again after a pause");
   await pass(2_000, 250);
   expect(await said(2)).toEqual(["invited: true", QUESTIONS[0]]);
   dm("did a");
@@ -323,8 +338,12 @@ it("the store's writes hang past the handler timeout: the next message waits, th
   dm("did a");
   await gate.stoppedAt(1);
   await pass(3_000, 500);
+  // In the daemon before the clock passes its handler timeout, it waits behind the held answer.
   dm("one more thing");
+  await drained();
   await pass(3_000, 500);
+  // The held answer is no handler's run: nothing was cut by a timeout.
+  expect(running!.logged(TIMED_OUT)).toEqual([]);
   gate.open();
   expect(await said(3)).toEqual([...QUESTIONS.slice(0, 2), "not a command: one more thing"]);
   dm("do b");
@@ -351,7 +370,12 @@ async function firstRunCut(backoff: string) {
   control.delay(600_000, { paths: [/^\/events$/] });
   dm("standup");
   await vi.waitFor(() => expect(botSaid()).toEqual([QUESTIONS[0]]));
+  // The send's answer lost, it waits for its echo; the clock stands still until the test moves
+  // it, so the handler timeout, not the machine's pace, ends that wait.
+  await vi.waitFor(() => expect(clock.pendingDelays()).toContain(ECHO_WAIT_MS));
+  expect(running!.logged(TIMED_OUT)).toEqual([]);
   await pass(1_500, 250);
+  expect(running!.logged(TIMED_OUT)).toHaveLength(1);
   const answer = async () => {
     const id = dm("did a");
     expect(id).toBeGreaterThan(control.messages().find((m) => m.content === QUESTIONS[0])!.id as number);
@@ -369,6 +393,9 @@ async function firstRunCut(backoff: string) {
 
 it("a dialog's first run cut by the handler timeout after its question was out: the person's answer waits for the next attempt, then answers it", async () => {
   const { answer, rest } = await firstRunCut("10ms");
+  expect(standups).toBe(1);
+  // Past the failure stage's pause: the next attempt waits in the bot's code before it asks.
+  await pass(10);
   await vi.waitFor(() => expect(standups).toBe(2));
   await answer();
   await rest();
@@ -398,10 +425,15 @@ it("a dialog's first question whose log write fails after the handler timeout cu
   dm("pick");
   await vi.waitFor(() => expect(botSaid()).toHaveLength(1));
   const question = botSaid()[0]!;
+  await vi.waitFor(() => expect(control.delayed()).toBe(1));
   dm("yes");
+  // The answer is in before the timeout (the clock stands still until the test moves it).
+  await drained();
   // Its signal aborted by the timeout, the question's log write is tried once: the store fails it.
   gate.mode = "fail";
+  expect(running!.logged(TIMED_OUT)).toEqual([]);
   await pass(1_500, 250);
+  expect(running!.logged(TIMED_OUT)).toHaveLength(1);
   control.delay(0);
   // Run again after a pause (with the fix), or left to the next start (without).
   const failed = () =>
@@ -436,9 +468,16 @@ it("an operator's end while a run is in flight is final: the run asks nothing mo
   const dm = await start(new StoreGate());
   dm("order");
   expect(await said(1)).toEqual(["Which size?"]);
+  const bot = running!.daemon.bots[0]!;
+  // The question's log kept (until then the dialog shows no deadline).
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
   dm("large");
-  // The run that took "large" waits on slow code, past its handler timeout.
+  // The run that took "large" (the dialog's deadline is off while it runs) waits on slow code,
+  // past its handler timeout.
+  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  expect(running!.logged(TIMED_OUT)).toEqual([]);
   await pass(3_000, 500);
+  expect(running!.logged(TIMED_OUT)).toHaveLength(1);
   const [dialog] = running!.daemon.bots[0]!.dialogs();
   expect(await running!.daemon.bots[0]!.endDialog(dialog!.id, "Ended by an operator.")).toBe(true);
   slow.resolve();
