@@ -5,7 +5,7 @@
  * tell the person of a failure although the question was asked. An outage past every attempt
  * keeps the message nowhere: it waits for the store, then asks nothing twice. A real daemon in this process
  * against the sandbox; the store is a FileStore whose effect records go through a gate; the test
- * clock, no sleeps.
+ * clock (standing still between the test's moves), no sleeps.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
@@ -13,9 +13,9 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import type { TestClock } from "../../src/testing/test-clock.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
+import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "size-bot@sandbox.example";
@@ -39,9 +39,10 @@ const sizes = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
-let clock: TestClock;
+let clock: HeldClock;
 afterEach(async () => {
-  await running?.stop();
+  // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
+  await running?.stop({ deadlineMs: 0 });
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -60,6 +61,7 @@ async function start(gate: StoreGate, extra: string) {
     extra,
     gate,
     gated: "effects",
+    clock: new HeldClock(),
   });
   ({ sandbox, running, clock, dir } = up);
   return up.dm;
@@ -69,6 +71,8 @@ async function pass(ms: number, step = 250) {
   for (let left = ms; left > 0; left -= step) await clock.advance(Math.min(step, left));
 }
 
+const TIMED_OUT = "handler timed out; its signal was aborted and the queue moved on";
+
 it("the question's send record lands with its reply lost, just after the send: the dialog goes on, asked once", async () => {
   const gate = new StoreGate();
   const dm = await start(gate, "handler_timeout: 1s");
@@ -77,8 +81,17 @@ it("the question's send record lands with its reply lost, just after the send: t
   gate.mode = "lose";
   dm("size");
   await gate.stoppedAt(1);
-  await pass(1_000);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step)).toEqual([1]);
+  // The write is tried again after a pause on the clock (or, were the prompt to reject, the bot
+  // says sorry). The clock stands still until the test moves it: that pause, well within the
+  // handler timeout (1 s), and no further.
+  const retried = () => running!.logged("the state store failed a dialog's write; trying again").length;
+  await expect.poll(() => retried() > 0 || botSaid().length > 1, { timeout: 15_000 }).toBe(true);
+  expect(botSaid()).toEqual(["Which size?"]);
+  await pass(250);
+  await expect
+    .poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step), { timeout: 15_000 })
+    .toEqual([1]);
+  expect(running!.logged(TIMED_OUT)).toEqual([]);
   expect(botSaid()).toEqual(["Which size?"]);
   dm("large");
   expect(await said(2)).toEqual(["Which size?", "large it is."]);

@@ -12,10 +12,14 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { gatedBackend, type StoreGate } from "./gated-store.ts";
+import type { HeldClock } from "./held-clock.ts";
 
 type BotEntry = Parameters<typeof startInProcessDaemon>[1][string];
 
-export interface GatedDaemonOptions {
+/** The clocks a gated daemon runs on: a {@link TestClock}, or one that stands still between advances. */
+type GatedClock = TestClock | HeldClock;
+
+export interface GatedDaemonOptions<C extends GatedClock = TestClock> {
   /** The bot's name in the config, and the first part of the gated namespace. */
   name: string;
   email: string;
@@ -31,12 +35,18 @@ export interface GatedDaemonOptions {
   global?: string;
   /** Channels the bot's account joins (none unless given). */
   channels?: string[];
+  /**
+   * The sandbox's and the daemon's clock; default a new TestClock (real pace between advances).
+   * A HeldClock when a timer shorter than the work around it (a handler timeout of a second)
+   * must fire only where the test moves the clock.
+   */
+  clock?: C;
 }
 
-export interface GatedDaemon {
+export interface GatedDaemon<C extends GatedClock = TestClock> {
   sandbox: Sandbox;
   running: InProcessDaemon;
-  clock: TestClock;
+  clock: C;
   /** The temp folder of the state, removed by the caller's cleanup. */
   dir: string;
   /** A direct message from `member@sandbox.example` to the bot; its message id. */
@@ -48,8 +58,10 @@ export interface GatedDaemon {
   restart(between?: () => unknown): Promise<InProcessDaemon>;
 }
 
-export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
-  const clock = new TestClock();
+export async function startGatedDaemon<C extends GatedClock = TestClock>(
+  o: GatedDaemonOptions<C>,
+): Promise<GatedDaemon<C>> {
+  const clock = o.clock ?? (new TestClock() as C);
   const sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
     email: o.email,
@@ -86,7 +98,7 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
 }
 
 /** Stop the daemon and the sandbox of `up`, and remove its state (a test's cleanup; nothing when undefined). */
-export async function closeGatedDaemon(up: GatedDaemon | undefined): Promise<void> {
+export async function closeGatedDaemon(up: GatedDaemon<GatedClock> | undefined): Promise<void> {
   if (!up) return;
   await up.running.stop();
   await up.sandbox.stop();
