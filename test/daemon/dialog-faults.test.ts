@@ -129,17 +129,23 @@ afterEach(async () => {
   slowAgain = deferred();
 });
 
+/**
+ * `vi.waitFor` and `expect.poll` with 15 s of real time: what is waited for is decided by the
+ * clock and the gates; the bound is only for a loaded machine, where a step can take seconds.
+ */
+const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 15_000 });
+const poll = <T>(value: () => T) => expect.poll(value, { timeout: 15_000 });
+
 const botSaid = (): string[] => saidBy(sandbox!, BOT);
 /** The bot's event queues on the sandbox. */
 const botQueues = () => sandbox!.control.queues().filter((q) => q.email === BOT);
 /** The daemon renewed its queue for more event types (a dialog's first question asked for them). */
 const renewedForEventTypes = () =>
-  expect
-    .poll(() => running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"))
-    .toBe(true);
+  poll(() =>
+    running!.logs.some((l) => l.msg === "event queue registered" && l.reason === "event_types"),
+  ).toBe(true);
 /** The daemon took every event waiting for it: its queue is drained and polled again. */
-const drained = () =>
-  vi.waitFor(() => expect(botQueues()).toMatchObject([{ pending_events: 0, parked: true }]));
+const drained = () => waitFor(() => expect(botQueues()).toMatchObject([{ pending_events: 0, parked: true }]));
 
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
@@ -212,7 +218,7 @@ it("an answer's write that lands with its reply lost: the dialog goes on, nothin
   expect(await said(3)).toEqual(QUESTIONS);
   dm("none");
   expect(await said(4)).toEqual([...QUESTIONS, "summary: did a | do b | none"]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 it("an answer's write that lands after the bot's stop cut it off: nothing runs on the stopped bot, and its next start asks once", async () => {
@@ -228,9 +234,9 @@ it("an answer's write that lands after the bot's stop cut it off: nothing runs o
   const bot = running!.daemon.bots[0]!;
   await bot.stop(0);
   gate.open();
-  await expect
-    .poll(() => running!.logs.filter((l) => String(l.msg).includes("landed after the stop")).length)
-    .toBe(1);
+  await poll(() => running!.logs.filter((l) => String(l.msg).includes("landed after the stop")).length).toBe(
+    1,
+  );
   expect(botSaid()).toEqual([QUESTIONS[0]]);
   await bot.start();
   expect(await said(2)).toEqual(QUESTIONS.slice(0, 2));
@@ -273,7 +279,7 @@ it("a dialog start whose write lands with its reply lost: the handler's next att
   expect(await said(4)).toEqual(["invited: true", ...QUESTIONS]);
   dm("none");
   expect(await said(5)).toEqual(["invited: true", ...QUESTIONS, "summary: did a | do b | none"]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 it("a store outage longer than a minute: messages wait in order, each answer under the question it followed", async () => {
@@ -369,10 +375,10 @@ async function firstRunCut(backoff: string) {
   await drained();
   control.delay(600_000, { paths: [/^\/events$/] });
   dm("standup");
-  await vi.waitFor(() => expect(botSaid()).toEqual([QUESTIONS[0]]));
+  await waitFor(() => expect(botSaid()).toEqual([QUESTIONS[0]]));
   // The send's answer lost, it waits for its echo; the clock stands still until the test moves
   // it, so the handler timeout, not the machine's pace, ends that wait.
-  await vi.waitFor(() => expect(clock.pendingDelays()).toContain(ECHO_WAIT_MS));
+  await waitFor(() => expect(clock.pendingDelays()).toContain(ECHO_WAIT_MS));
   expect(running!.logged(TIMED_OUT)).toEqual([]);
   await pass(1_500, 250);
   expect(running!.logged(TIMED_OUT)).toHaveLength(1);
@@ -396,7 +402,7 @@ it("a dialog's first run cut by the handler timeout after its question was out: 
   expect(standups).toBe(1);
   // Past the failure stage's pause: the next attempt waits in the bot's code before it asks.
   await pass(10);
-  await vi.waitFor(() => expect(standups).toBe(2));
+  await waitFor(() => expect(standups).toBe(2));
   await answer();
   await rest();
 });
@@ -404,7 +410,7 @@ it("a dialog's first run cut by the handler timeout after its question was out: 
 it("a dialog's first run cut by the handler timeout, its next attempt after a pause longer than a handler timeout: the answer waits for it, not for its own timeout", async () => {
   // The failure stage's pause (5 s) outlasts the answer's own handler timeout (1.5 s).
   const { answer, rest } = await firstRunCut("5s");
-  await vi.waitFor(() =>
+  await waitFor(() =>
     expect(running!.logs.some((l) => l.msg === "handler failed; running it again after a pause")).toBe(true),
   );
   await answer();
@@ -412,7 +418,7 @@ it("a dialog's first run cut by the handler timeout, its next attempt after a pa
   await pass(3_000, 250);
   expect(standups).toBe(1);
   await pass(3_000, 250);
-  await vi.waitFor(() => expect(standups).toBe(2));
+  await waitFor(() => expect(standups).toBe(2));
   await rest();
 });
 
@@ -423,9 +429,9 @@ it("a dialog's first question whose log write fails after the handler timeout cu
   // The question's buttons (its emoji) are held: its run is cut by the timeout after the send.
   control.delay(600_000, { paths: [/^\/messages\/\d+\/reactions$/] });
   dm("pick");
-  await vi.waitFor(() => expect(botSaid()).toHaveLength(1));
+  await waitFor(() => expect(botSaid()).toHaveLength(1));
   const question = botSaid()[0]!;
-  await vi.waitFor(() => expect(control.delayed()).toBe(1));
+  await waitFor(() => expect(control.delayed()).toBe(1));
   dm("yes");
   // The answer is in before the timeout (the clock stands still until the test moves it).
   await drained();
@@ -470,11 +476,11 @@ it("an operator's end while a run is in flight is final: the run asks nothing mo
   expect(await said(1)).toEqual(["Which size?"]);
   const bot = running!.daemon.bots[0]!;
   // The question's log kept (until then the dialog shows no deadline).
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  await poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
   dm("large");
   // The run that took "large" (the dialog's deadline is off while it runs) waits on slow code,
   // past its handler timeout.
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  await poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
   expect(running!.logged(TIMED_OUT)).toEqual([]);
   await pass(3_000, 500);
   expect(running!.logged(TIMED_OUT)).toHaveLength(1);
@@ -493,15 +499,15 @@ it("an operator's end answers at once while a run holds the conversation; the no
   expect(await said(1)).toEqual(["Which size?"]);
   const bot = running!.daemon.bots[0]!;
   // The question's log kept (until then the dialog shows no deadline either, and is not yet ended).
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  await poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
   dm("large");
   // The run that took "large" waits on slow code, within its handler timeout.
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  await poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
   let ended: boolean | undefined;
   void bot.endDialog(bot.dialogs()[0]!.id, "Ended by an operator.").then((e) => {
     ended = e;
   });
-  await expect.poll(() => ended, { timeout: 5_000 }).toBe(true);
+  await poll(() => ended).toBe(true);
   expect(bot.dialogs()).toEqual([]);
   expect(botSaid()).toEqual(["Which size?"]);
   slow.resolve();
@@ -522,7 +528,7 @@ it("a reaction on a question whose log is not kept yet waits for the log, then a
     });
   /** The `n`th question, once its two buttons are on it. */
   const question = (n: number) =>
-    vi.waitFor(() => {
+    waitFor(() => {
       const m = sandbox!.control.messages().filter((x) => String(x.content).startsWith("Approve?"))[n - 1];
       expect((sandbox!.control.messageView(m!.id as number)!.reactions as unknown[]).length).toBe(2);
       return m as { id: number; content: string };
@@ -531,6 +537,9 @@ it("a reaction on a question whose log is not kept yet waits for the log, then a
   dm("approve");
   expect((await react((await question(1)).id)).status).toBe(200);
   expect((await said(2))[1]).toBe("yes by Mel Member");
+  // Its end is written after that reply, on the reaction's key: until then a question asked in the
+  // same topic is refused ("another dialog waits for an answer there").
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 
   gate.mode = "hang";
   dm("approve");
@@ -585,7 +594,7 @@ it("a question deleted while its log's write hangs: once the write lands the pro
   await waitingAt(1);
   await renewedForEventTypes();
   dm("small");
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 
   gate.mode = "hang";
   dm("size");
@@ -621,7 +630,7 @@ it("the bot's first question, in a channel topic, deleted while its log's write 
   gate.open();
   // The question is gone from the topic; what the handler's catch says is there.
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 it("a direct message's question asked in a channel topic (`where`), deleted while its log's write hangs: the queue renewed before its send takes deletions; the prompt ends", async () => {
@@ -646,7 +655,7 @@ it("a direct message's question asked in a channel topic (`where`), deleted whil
   gate.open();
   // The question is gone from the topic; what the handler's catch says is in the direct message.
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
 });
 
 /** The bot's `text` message (its id, channel and topic). */
@@ -665,7 +674,7 @@ it("the bot's question in a channel topic, deleted while the daemon was down: re
   await daemonUp(gate);
   // Gone from both reads (the bot's own, and public channels'): deleted, not moved.
   expect(await said(1)).toEqual(["No answer: no coffee."]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
   expect(running!.logged("a dialog's waiting question was deleted")).toHaveLength(1);
   sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "large" });
   expect(await said(2)).toEqual(["No answer: no coffee.", "not a command: large"]);
@@ -678,12 +687,12 @@ it("the bot's first question in a channel topic, deleted before the queue renewe
   sandbox!.control.sendAs(MEMBER, { ...COFFEE, content: "@**Survey** size" });
   expect(await said(1)).toEqual(["Which size?"]);
   await waitingAt(1);
-  await vi.waitFor(() => expect(sandbox!.control.delayed()).toBe(1));
+  await waitFor(() => expect(sandbox!.control.delayed()).toBe(1));
   // Deleted while no queue that takes deletions exists: no event will tell of it.
   await deleteMessageAs(sandbox!, BOT, botMessage("Which size?").id as number);
   sandbox!.control.delay(0);
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
   expect(botQueues()).toMatchObject([{ event_types: expect.arrayContaining(["delete_message"]) }]);
 });
 
@@ -736,7 +745,7 @@ it("the bot's question in a channel topic, its log not kept before the stop, del
   // The message is run again: the send is found in its records (nothing sent), the question kept
   // and, once its log is written, read back (the new queue's read-back had no dialog to read).
   await expect.poll(() => botSaid(), { timeout: 15_000 }).toEqual(["No answer: no coffee."]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  await poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
   // No queue was renewed for it: the bot receives deletions and moves from the start.
   expect(running!.logs.filter((l) => l.msg === "event queue registered").map((l) => l.reason)).toEqual([
     "start",

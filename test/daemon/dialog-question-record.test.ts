@@ -73,6 +73,12 @@ async function pass(ms: number, step = 250) {
 
 const TIMED_OUT = "handler timed out; its signal was aborted and the queue moved on";
 
+/** Resolves once the dialog waits at question `step` (15 s of real time: a bound for a loaded machine). */
+const atStep = (step: number) =>
+  expect
+    .poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step), { timeout: 15_000 })
+    .toEqual([step]);
+
 it("the question's send record lands with its reply lost, just after the send: the dialog goes on, asked once", async () => {
   const gate = new StoreGate();
   const dm = await start(gate, "handler_timeout: 1s");
@@ -88,9 +94,7 @@ it("the question's send record lands with its reply lost, just after the send: t
   await expect.poll(() => retried() > 0 || botSaid().length > 1, { timeout: 15_000 }).toBe(true);
   expect(botSaid()).toEqual(["Which size?"]);
   await pass(250);
-  await expect
-    .poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step), { timeout: 15_000 })
-    .toEqual([1]);
+  await atStep(1);
   expect(running!.logged(TIMED_OUT)).toEqual([]);
   expect(botSaid()).toEqual(["Which size?"]);
   dm("large");
@@ -109,7 +113,7 @@ it("the store down just after the question is sent, for a minute: the prompt wai
   expect(botSaid()).toEqual(["Which size?"]);
   gate.open();
   await pass(31_000, 1_000);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step)).toEqual([1]);
+  await atStep(1);
   dm("small");
   expect(await said(2)).toEqual(["Which size?", "small it is."]);
 });
@@ -125,7 +129,7 @@ it("the store down before the question is sent: it is asked once the store is ba
   gate.open();
   await pass(31_000, 1_000);
   expect(await said(1)).toEqual(["Which size?"]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs().map((d) => d.step)).toEqual([1]);
+  await atStep(1);
   dm("medium");
   expect(await said(2)).toEqual(["Which size?", "medium it is."]);
 });
