@@ -6,7 +6,8 @@
  * the outage is still its failure. An outage longer than every attempt keeps the event nowhere: it
  * waits for the store in its conversation's order (no dead letter, no handler failure counted), or,
  * cut off by the stop, is left unmarked for the next start to catch up. A real daemon in this process against the sandbox over HTTP,
- * on the test clock; the bot's `ctx.state` writes pass a gate.
+ * on a test clock that stands still between the test's moves (each pause ends where the test
+ * passes it, so the runs counted are exact); the bot's `ctx.state` writes pass a gate.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
@@ -15,9 +16,9 @@ import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-f
 import { STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import type { TestClock } from "../../src/testing/test-clock.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
+import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
@@ -52,12 +53,16 @@ const orders = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
-let clock: TestClock;
+let clock: HeldClock;
 afterEach(async () => {
-  await running?.stop();
+  // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
+  await running?.stop({ deadlineMs: 0 });
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** `expect.poll` with 15 s of real time: the clock and the gate decide; the bound is for a loaded machine. */
+const poll = <T>(value: () => T | Promise<T>) => expect.poll(value, { timeout: 15_000 });
 
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
@@ -72,6 +77,7 @@ async function start(gate: StoreGate, global?: string) {
     gate,
     gated: "kv",
     ...(global ? { global } : {}),
+    clock: new HeldClock(),
   });
   ({ sandbox, running, clock, dir } = up);
   return up.dm;
@@ -90,7 +96,7 @@ it.each([
     const dm = await start(gate);
     gate.mode = "fail";
     dm(command);
-    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(1);
+    await poll(() => running!.logged(RETRY_LINE).length).toBe(1);
     const outage = { code: "STATE_UNAVAILABLE", reason: expect.stringMatching(/refused a write/) };
     expect(
       warnings().map(({ level, msg, code, reason, err }) => ({ level, msg, code, reason, err })),
@@ -102,7 +108,7 @@ it.each([
     ]);
     gate.open();
     await clock.advance(2_000);
-    await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
+    await poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
     dm("orders");
     const orders = command === "order" ? 1 : 0;
     // The reply made before the outage failed the run is not made again.
@@ -117,7 +123,7 @@ it("a handler's own error during the outage is still its failure", async () => {
   const dm = await start(gate);
   gate.mode = "fail";
   dm("tally");
-  await expect.poll(() => running!.logged("handler failed; running it again after a pause").length).toBe(1);
+  await poll(() => running!.logged("handler failed; running it again after a pause").length).toBe(1);
   expect(running!.logged("handler failed")[0]).toMatchObject({
     level: 50,
     err: { message: "the tally could not be kept", stack: expect.stringContaining("Error") },
@@ -137,10 +143,10 @@ async function counted(name: string): Promise<number> {
 /** Runs every attempt of the default retries (5, after 2, 4, 8 and 16 s), each failing on the outage. */
 async function everyAttemptFails(): Promise<void> {
   for (let n = 1; n <= 4; n++) {
-    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(n);
+    await poll(() => running!.logged(RETRY_LINE).length).toBe(n);
     await clock.advance(2_000 * 2 ** (n - 1));
   }
-  await expect.poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(1);
+  await poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(1);
 }
 
 it("an outage longer than every attempt: no handler failure, no dead letter; the message waits for the store in its order", async () => {
@@ -153,14 +159,14 @@ it("an outage longer than every attempt: no handler failure, no dead letter; the
   expect(running!.logged(STORE_OUTAGE_LINE)).toHaveLength(5 + 4);
   // Still failing: run again after 1 s, then 2 s (one run at a time for the bot).
   await clock.advance(1_000);
-  await expect.poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 1);
+  await poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 1);
   await clock.advance(2_000);
-  await expect.poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 2);
+  await poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 2);
   expect(running!.logged("handler failed")).toEqual([]);
   expect(await running!.daemon.letters.list()).toEqual([]);
   gate.open();
   await clock.advance(4_000);
-  await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
+  await poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
   // The conversation's next message waited for it: it reads what the run wrote.
   expect(await said(2)).toEqual(["Ordered.", "orders: 1"]);
   expect(await running!.daemon.letters.list()).toEqual([]);
@@ -194,23 +200,23 @@ it("runs waiting for the store run again one at a time for the bot, however many
   dm("order");
   sandbox!.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "order" });
   for (let n = 1; n <= 4; n++) {
-    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(2 * n);
+    await poll(() => running!.logged(RETRY_LINE).length).toBe(2 * n);
     await clock.advance(2_000 * 2 ** (n - 1));
   }
-  await expect.poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(2);
+  await poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(2);
   const failures = () => running!.logged(STORE_OUTAGE_LINE).length;
   expect(failures()).toBe(2 * (5 + 4));
   // One run after 1 s, the other's 2 s after it, the first's again 4 s after that.
   await clock.advance(1_000);
-  await expect.poll(failures).toBe(19);
+  await poll(failures).toBe(19);
   await clock.advance(2_000);
-  await expect.poll(failures).toBe(20);
+  await poll(failures).toBe(20);
   await clock.advance(4_000);
-  await expect.poll(failures).toBe(21);
+  await poll(failures).toBe(21);
   gate.open();
   await clock.advance(8_000);
   // The store is back: the first run through lets the other go at once.
-  await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(2);
+  await poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(2);
   expect(failures()).toBe(21);
   expect(await said(2)).toEqual(["Ordered.", "Ordered."]);
 });
