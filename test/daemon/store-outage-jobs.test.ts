@@ -5,7 +5,8 @@
  * for the store like an event does, runs once it is back, and is counted in
  * `bothost_events_store_outage_total`. The waiting occurrence is not run twice: the job's firings
  * meanwhile are skipped. The delivery's HTTP caller gets its answer by the reply deadline, as for
- * any delivery. A real daemon in this process against the sandbox over HTTP, on the test clock;
+ * any delivery. A real daemon in this process against the sandbox over HTTP, on a test clock that
+ * stands still between the test's moves (the tries counted are exact);
  * the bot's `ctx.state` writes pass a gate.
  */
 import { request } from "undici";
@@ -18,9 +19,9 @@ import {
 } from "../../src/pipeline/handler-failures.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import type { TestClock } from "../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
+import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "tally-bot@sandbox.example";
@@ -52,10 +53,10 @@ const notes = defineBot({
   },
 });
 
-let up: GatedDaemon | undefined;
+let up: GatedDaemon<HeldClock> | undefined;
 let running: InProcessDaemon | undefined;
 let sandbox: Sandbox | undefined;
-let clock: TestClock;
+let clock: HeldClock;
 afterEach(async () => {
   await closeGatedDaemon(up);
   up = undefined;
@@ -72,10 +73,14 @@ async function start(gate: StoreGate, extra?: string) {
     gated: "kv",
     global: "http:\n  listen: 127.0.0.1:0",
     ...(extra ? { extra } : {}),
+    clock: new HeldClock(),
   });
   ({ sandbox, running, clock } = up);
   return up.dm;
 }
+
+/** `expect.poll` with 15 s of real time: the clock and the gate decide; the bound is for a loaded machine. */
+const poll = <T>(value: () => T | Promise<T>) => expect.poll(value, { timeout: 15_000 });
 
 /** A counter's value for the bot's events of `type` (0 when never counted). */
 async function counted(name: string, type: string): Promise<number> {
@@ -89,7 +94,7 @@ async function counted(name: string, type: string): Promise<number> {
 /** Runs every attempt of the default retries (5, after 2, 4, 8 and 16 s), each failing on the outage. */
 async function everyAttemptFails(): Promise<void> {
   for (let n = 1; n <= 4; n++) {
-    await expect.poll(() => running!.logged(RETRY_LINE).length).toBe(n);
+    await poll(() => running!.logged(RETRY_LINE).length).toBe(n);
     await clock.advance(2_000 * 2 ** (n - 1));
   }
 }
@@ -105,7 +110,7 @@ it("a cron job's occurrence outlasting every attempt waits for the store, runs o
   await clock.advance(60_000 - (clock.now() % 60_000));
   const first = new Date(Math.floor(clock.now() / 60_000) * 60_000).toISOString();
   await everyAttemptFails();
-  await expect.poll(() => running!.logged(STORE_WAIT_JOB_LINE).length).toBe(1);
+  await poll(() => running!.logged(STORE_WAIT_JOB_LINE).length).toBe(1);
   expect(running!.logged(STORE_WAIT_JOB_LINE)[0]).toMatchObject({
     level: 40,
     attempts: 5,
@@ -116,9 +121,9 @@ it("a cron job's occurrence outlasting every attempt waits for the store, runs o
   let failed = 5 + 4;
   for (const pause of [1_000, 2_000, 4_000, 8_000, 15_000]) {
     await clock.advance(pause);
-    await expect.poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(++failed);
+    await poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(++failed);
   }
-  await expect.poll(() => running!.logged("cron job still running; skipped").length).toBe(1);
+  await poll(() => running!.logged("cron job still running; skipped").length).toBe(1);
   // Of its tries, the first said at warn; the rest at debug, the outage said once (store-health.ts).
   const tries = running!.logged(STORE_OUTAGE_LINE).filter((l) => l.msg === STORE_OUTAGE_LINE);
   expect(tries.filter((l) => l.level === 40)).toHaveLength(1);
@@ -126,7 +131,7 @@ it("a cron job's occurrence outlasting every attempt waits for the store, runs o
   expect(errors()).toEqual([]);
   gate.open();
   await clock.advance(30_000);
-  await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
+  await poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
   expect(await saidAtLeast(sandbox!, BOT, 1)).toEqual([`tallied ${first}`]);
   // The occurrence that waited ran its handler once a try; the next minute's runs once as usual.
   expect(new Set(runs)).toEqual(new Set([first]));
@@ -148,7 +153,7 @@ it("a cron job's occurrence waiting for the store, cut off by the stop, is kept 
   await clock.advance(60_000 - (clock.now() % 60_000));
   const first = new Date(Math.floor(clock.now() / 60_000) * 60_000).toISOString();
   await everyAttemptFails();
-  await expect.poll(() => running!.logged(STORE_WAIT_JOB_LINE).length).toBe(1);
+  await poll(() => running!.logged(STORE_WAIT_JOB_LINE).length).toBe(1);
   await bot.stop(1_000);
   expect(await running!.daemon.letters.list()).toMatchObject([
     { source: "job", event: { job: "tally", scheduledFor: first }, retryRequestedAt: expect.any(String) },
@@ -156,7 +161,7 @@ it("a cron job's occurrence waiting for the store, cut off by the stop, is kept 
   gate.open();
   await bot.start();
   expect(await saidAtLeast(sandbox!, BOT, 1)).toEqual([`tallied ${first}`]);
-  await expect.poll(() => running!.daemon.letters.list()).toEqual([]);
+  await poll(() => running!.daemon.letters.list()).toEqual([]);
   // Its one run after the start: replayed from the letter, not resumed from its mark as well.
   expect(runs.filter((r) => r === first)).toHaveLength(5 + 1);
 });
@@ -174,7 +179,7 @@ async function payload(id: number) {
 it("an outgoing webhook's delivery outlasting every attempt waits for the store; its caller is answered by the deadline", async () => {
   const gate = new StoreGate();
   const dm = await start(gate, `outgoing_webhook:\n  path: /hooks/tally\n  token: ${TOKEN}`);
-  await expect.poll(() => running!.daemon.bots[0]!.status.state).toBe("webhook");
+  await poll(() => running!.daemon.bots[0]!.status.state).toBe("webhook");
   gate.mode = "fail";
   const body = await payload(dm("remember"));
   const answer = request(`${running!.daemon.http!.url}/hooks/tally`, {
@@ -185,14 +190,14 @@ it("an outgoing webhook's delivery outlasting every attempt waits for the store;
   await everyAttemptFails();
   // The answer the docs promise when no reply came by the deadline (8 s).
   expect(await answer).toEqual({ response_not_required: true });
-  await expect.poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(1);
+  await poll(() => running!.logged(STORE_WAIT_LINE).length).toBe(1);
   await clock.advance(1_000);
-  await expect.poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 1);
+  await poll(() => running!.logged(STORE_OUTAGE_LINE).length).toBe(5 + 4 + 1);
   expect(await running!.daemon.letters.list()).toEqual([]);
   expect(errors()).toEqual([]);
   gate.open();
   await clock.advance(2_000);
-  await expect.poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
+  await poll(() => running!.logged("handler succeeded on a later attempt").length).toBe(1);
   // The reply made after the deadline goes through the API.
   expect(await saidAtLeast(sandbox!, BOT, 1)).toEqual(["Noted."]);
   expect(await running!.daemon.letters.list()).toEqual([]);

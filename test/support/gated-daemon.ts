@@ -12,7 +12,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { gatedBackend, type StoreGate } from "./gated-store.ts";
-import type { HeldClock } from "./held-clock.ts";
+import { HeldClock } from "./held-clock.ts";
 
 type BotEntry = Parameters<typeof startInProcessDaemon>[1][string];
 
@@ -100,7 +100,8 @@ export async function startGatedDaemon<C extends GatedClock = TestClock>(
 /** Stop the daemon and the sandbox of `up`, and remove its state (a test's cleanup; nothing when undefined). */
 export async function closeGatedDaemon(up: GatedDaemon<GatedClock> | undefined): Promise<void> {
   if (!up) return;
-  await up.running.stop();
+  // On a HeldClock no deadline would pass: a run a failed case left stuck would hold the stop.
+  await up.running.stop(up.clock instanceof HeldClock ? { deadlineMs: 0 } : {});
   await up.sandbox.stop();
   await rm(up.dir, { recursive: true, force: true });
 }
