@@ -3,7 +3,8 @@
  * full for real (test/support/file-size-limit.ts), then space back (a Redis outage: store-health-redis.test.ts). `/readyz` turns not-ready with
  * the store's code and since-when, the status names the outage, `/metrics` counts it, and the log
  * says it once when it begins and once when it ends, however many tries it took. A real daemon in
- * this process against the sandbox, its HTTP listener asked over real HTTP, on the test clock.
+ * this process against the sandbox, its HTTP listener asked over real HTTP, on a test clock that
+ * stands still between the test's moves (a pause ends only where the test passes it).
  */
 import { join } from "node:path";
 import { request } from "undici";
@@ -12,27 +13,32 @@ import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-f
 import { STORE_BACK_LINE, STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
 import { fillDiskAt, limitFiles } from "../support/file-size-limit.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { HeldClock } from "../support/held-clock.ts";
 import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
 import { TALLY_EMAIL as BOT, tally } from "../support/tally-bot.ts";
 
-let up: GatedDaemon | undefined;
+let up: GatedDaemon<HeldClock> | undefined;
 afterEach(async () => {
   limitFiles("unlimited");
   await closeGatedDaemon(up);
   up = undefined;
 });
 
-async function start(): Promise<GatedDaemon> {
+async function start(): Promise<GatedDaemon<HeldClock>> {
   up = await startGatedDaemon({
     name: "tally",
     email: BOT,
     fullName: "Tally",
     definition: tally,
     global: "http:\n  listen: 127.0.0.1:0",
+    clock: new HeldClock(),
   });
   return up;
 }
+
+/** `expect.poll` with 15 s of real time: the clock and the disk decide; the bound is for a loaded machine. */
+const poll = <T>(value: () => T | Promise<T>) => expect.poll(value, { timeout: 15_000 });
 
 async function get(path: string): Promise<{ status: number; body: string }> {
   const daemon = up!.running.daemon;
@@ -50,12 +56,12 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 }
 
 /** Up, "a" answered and recorded, ready; then the disk is full. */
-async function fullAfterA(): Promise<GatedDaemon> {
+async function fullAfterA(): Promise<GatedDaemon<HeldClock>> {
   const { running, dm, sandbox } = await start();
   const a = dm("a");
   expect(await saidAtLeast(sandbox, BOT, 1)).toEqual(["a: 1"]);
   await running.ledger.until("tally", a, 5_000, () => new Error("a never recorded handled"));
-  await expect.poll(async () => (await readyz()).status).toBe(200);
+  await poll(async () => (await readyz()).status).toBe(200);
   expect(await metric("bothost_state_store_failing", {})).toBe(0);
   fillDiskAt(join(up!.dir, "state.log"));
   return up!;
@@ -65,7 +71,7 @@ it("a run the full disk fails: /readyz 503 with the store's code, the status and
   const { running, dm, clock, sandbox } = await fullAfterA();
   const filledAt = clock.now();
   dm("b");
-  await expect.poll(async () => (await readyz()).status).toBe(503);
+  await poll(async () => (await readyz()).status).toBe(503);
   const notReady = await readyz();
   expect(notReady.body).toMatchObject({
     ready: false,
@@ -91,15 +97,15 @@ it("a run the full disk fails: /readyz 503 with the store's code, the status and
   // Every attempt (2, 4, 8, 16 s apart), then the waits for the store (1 s doubling to 30 s):
   // about ten minutes of tries.
   for (let n = 1; n <= 4; n++) {
-    await expect.poll(() => running.logged(`${STORE_OUTAGE_LINE}; running`).length).toBe(n);
+    await poll(() => running.logged(`${STORE_OUTAGE_LINE}; running`).length).toBe(n);
     await clock.advance(2_000 * 2 ** (n - 1));
   }
-  await expect.poll(() => running.logged(STORE_WAIT_LINE).length).toBe(1);
+  await poll(() => running.logged(STORE_WAIT_LINE).length).toBe(1);
   for (const pause of [1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 30_000, 30_000])
     await clock.advance(pause);
-  await expect
-    .poll(() => metric("bothost_state_store_write_failures_total", { code: "STATE_IO" }))
-    .toBeGreaterThan(10);
+  await poll(() => metric("bothost_state_store_write_failures_total", { code: "STATE_IO" })).toBeGreaterThan(
+    10,
+  );
   // The outage said once; of the runs' tries that met it, the first at warn, the rest at debug.
   expect(running.logged(STORE_FAILING_LINE)).toMatchObject([{ level: 40, code: "STATE_IO" }]);
   const tries = running.logged(STORE_OUTAGE_LINE).filter((l) => !String(l.msg).includes("; running"));
@@ -109,7 +115,7 @@ it("a run the full disk fails: /readyz 503 with the store's code, the status and
   limitFiles("unlimited");
   await clock.advance(30_000);
   expect(await saidAtLeast(sandbox, BOT, 2)).toEqual(["a: 1", "b: 2"]);
-  await expect.poll(async () => (await readyz()).status).toBe(200);
+  await poll(async () => (await readyz()).status).toBe(200);
   expect(running.logged(STORE_BACK_LINE)).toMatchObject([
     { level: 30, failures: expect.any(Number), failedForMs: expect.any(Number) },
   ]);
@@ -123,14 +129,14 @@ it("a bot idle once its marks failed is ready again when the disk is, without a 
   // Handled with nothing to write but its mark: the mark's save fails.
   const quiet = dm("quiet");
   await running.ledger.until("tally", quiet, 5_000, () => new Error("quiet never handled"));
-  await expect.poll(async () => (await readyz()).status).toBe(503);
+  await poll(async () => (await readyz()).status).toBe(503);
   await clock.advance(1_000);
   await clock.advance(2_000);
   expect((await readyz()).status).toBe(503);
   limitFiles("unlimited");
   // The ledger's save is tried again after its pause (4 s now): it lands, nothing else comes.
   await clock.advance(4_000);
-  await expect.poll(async () => (await readyz()).status).toBe(200);
+  await poll(async () => (await readyz()).status).toBe(200);
   expect(running.logged(STORE_FAILING_LINE)).toHaveLength(1);
   expect(running.logged(STORE_BACK_LINE)).toHaveLength(1);
 });
@@ -139,17 +145,15 @@ it("a dialog's write the full disk fails is tried again quietly once the outage 
   const { running, dm, clock, sandbox } = await fullAfterA();
   dm("size");
   const line = "the state store failed a dialog's write; trying again";
-  await expect.poll(() => running.logged(line).length).toBeGreaterThan(0);
+  await poll(() => running.logged(line).length).toBeGreaterThan(0);
   for (const pause of [250, 500, 1_000, 2_000, 4_000, 8_000]) await clock.advance(pause);
-  await expect.poll(() => running.logged(line).length).toBeGreaterThan(4);
+  await poll(() => running.logged(line).length).toBeGreaterThan(4);
   expect(running.logged(STORE_FAILING_LINE)).toHaveLength(1);
   expect(running.logged(line).filter((l) => l.level === 40).length).toBeLessThanOrEqual(1);
   limitFiles("unlimited");
-  await expect
-    .poll(async () => {
-      await clock.advance(1_000);
-      return botSaid(sandbox, BOT);
-    })
-    .toEqual(["a: 1", "Which size?"]);
-  await expect.poll(() => running.logged(STORE_BACK_LINE).length).toBe(1);
+  await poll(async () => {
+    await clock.advance(1_000);
+    return botSaid(sandbox, BOT);
+  }).toEqual(["a: 1", "Which size?"]);
+  await poll(() => running.logged(STORE_BACK_LINE).length).toBe(1);
 });
