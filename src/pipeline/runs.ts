@@ -207,12 +207,12 @@ export class HandlerRuns {
 
   /** The run threw (off the hot path: its arguments come as one array). */
   #runFailed(...[incoming, control, ctx, started, err, effects, turn]: FailedArgs): void {
-    // Its progresses edit no more: a later attempt goes on with them, or the final failure ends them.
+    // Its progresses edit no more: a later attempt goes on, or the final failure or changed code ends them.
     const progresses = progressesOf(ctx);
     progresses?.halt();
     const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err, control.signal);
     if (stopped !== false) {
-      if (stopped !== true) control.holdKey(stopped);
+      if (stopped !== true) control.holdKey(stopped.then(() => progresses?.abandon(control.signal, ctx.log)));
       return;
     }
     this.#failed(ctx, err, started);

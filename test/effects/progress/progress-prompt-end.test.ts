@@ -17,19 +17,22 @@ import { TestClock } from "../../../src/testing/test-clock.ts";
 const MEMBER = "member@sandbox.example";
 const FAILED_NOTE = "(failed: the work stopped before it finished)";
 
-const deploys = defineBot({
-  setup(bot) {
-    bot.command("deploy", async (ctx) => {
-      const progress = await ctx.progress("Deploy: waiting for approval…", {
-        ack: { working: "eyes", done: "check", failed: "warning" },
-        finalAfterMs: 3 * 3_600_000,
+/** The deploy bot, asking `question` with `choices` while its progress shows the wait. */
+const deployBot = (question: string, choices: string[]) =>
+  defineBot({
+    setup(bot) {
+      bot.command("deploy", async (ctx) => {
+        const progress = await ctx.progress("Deploy: waiting for approval…", {
+          ack: { working: "eyes", done: "check", failed: "warning" },
+          finalAfterMs: 3 * 3_600_000,
+        });
+        const decision = await ctx.prompt(question, { choices, timeout: "1h" });
+        progress.update(`Deploy ${decision.value}d.`);
+        await progress.done();
       });
-      const decision = await ctx.prompt("Deploy?", { choices: ["approve", "reject"], timeout: "1h" });
-      progress.update(`Deploy ${decision.value}d.`);
-      await progress.done();
-    });
-  },
-});
+    },
+  });
+const deploys = deployBot("Deploy?", ["approve", "reject"]);
 
 let sandbox: Sandbox | undefined;
 let bot: TestBot | undefined;
@@ -38,28 +41,48 @@ afterEach(async () => {
   await sandbox?.stop();
 });
 
-it.each([
-  ["times out", undefined],
-  ["is cancelled", "cancel"],
-])("a progress open across a prompt that %s ends as failed", async (_, word) => {
+const dm = (content: string) => ({ type: "direct" as const, to: [bot!.email], content });
+
+/** The deploy bot running; a member asked it to deploy: its progress and question are out. */
+async function waitingForApproval() {
   const clock = new TestClock();
   sandbox = await startSandbox({ clock, org: defaultOrg() });
   bot = await runBot(sandbox, { bot: deploys, name: "deploys", clock, config: "handler_timeout: 1h" });
-  const dm = (content: string) => ({ type: "direct" as const, to: [bot!.email], content });
   const asked = bot.post(MEMBER, dm("deploy"));
   const progress = await bot.nextReply({ after: asked });
   expect((await bot.nextReply({ after: progress.id })).content).toMatch(/^Deploy\?/);
   const acks = () =>
     (sandbox!.control.messageView(asked)!.reactions as { emoji_name: string }[]).map((r) => r.emoji_name);
   expect(acks()).toEqual(["eyes"]);
+  /** The progress ended as failed: its last edits are paced by the clock, a second at a time. */
+  const endedAsFailed = async () => {
+    for (let s = 0; s < 60 && acks().join() !== "warning"; s++) {
+      await clock.advance(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(acks()).toEqual(["warning"]);
+    expect(sandbox!.control.messages().find((m) => m.id === progress.id)?.content).toBe(FAILED_NOTE);
+  };
+  return { clock, endedAsFailed };
+}
 
-  if (word) bot.post(MEMBER, dm(word));
+it.each([
+  ["times out", undefined],
+  ["is cancelled", "cancel"],
+])("a progress open across a prompt that %s ends as failed", async (_, word) => {
+  const { clock, endedAsFailed } = await waitingForApproval();
+  if (word) bot!.post(MEMBER, dm(word));
   else await clock.advance(3_600_000);
-  // Its last edits are paced by the clock, a second at a time.
-  for (let s = 0; s < 60 && acks().join() !== "warning"; s++) {
-    await clock.advance(1_000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  expect(acks()).toEqual(["warning"]);
-  expect(sandbox.control.messages().find((m) => m.id === progress.id)?.content).toBe(FAILED_NOTE);
+  await endedAsFailed();
+});
+
+it("a progress open across a prompt whose dialog is stopped for changed code ends as failed", async () => {
+  const { endedAsFailed } = await waitingForApproval();
+  // The new code asks another question at that step: the waiting dialog no longer matches it.
+  await bot!.restart({ bot: deployBot("Which region?", ["eu", "us"]) });
+  const answer = bot!.post(MEMBER, dm("approve"));
+  expect((await bot!.nextReply({ after: answer })).content).toMatch(
+    /updated in the middle of our conversation/,
+  );
+  await endedAsFailed();
 });
