@@ -60,9 +60,11 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
     await expect.poll(() => ping(port), { timeout: 10_000, interval: 50 }).toBe(true);
   };
+  /** Whether the server started last still runs (it exited neither with a code nor by a signal). */
+  const alive = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   const halt = async () => {
     const proc = child;
-    if (!proc || proc.exitCode !== null) return;
+    if (!proc || !alive()) return;
     const exited = new Promise((resolve) => proc.once("exit", resolve));
     proc.kill("SIGTERM"); // redis-server shuts down cleanly on SIGTERM, syncing the append-only file
     await exited;
@@ -76,7 +78,11 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       await launch();
     },
     down: halt,
-    up: launch,
+    // Already up (a case's cleanup may ask again): a second server could not bind its port, and
+    // the first, no longer the one `stop` halts, would be left running after the test.
+    up: async () => {
+      if (!alive()) await launch();
+    },
     stop: async () => {
       await halt();
       await rm(dir, { recursive: true, force: true });
