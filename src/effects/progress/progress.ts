@@ -11,6 +11,7 @@ import type { Clock } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
 import type { OpenProgress } from "./open-progresses.ts";
 import { editInterval, enlist, nextEditAt, stretchedInterval } from "./pacing.ts";
+import { editableAt, planStep, type Step } from "./plan.ts";
 import {
   EditRefused,
   isFinalRefusal,
@@ -21,17 +22,8 @@ import {
   withPosted,
 } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState, withGone } from "./shown.ts";
-import { cutAt, fingerprint, stored, withNote } from "./text-parts.ts";
+import { fingerprint, stored, withNote } from "./text-parts.ts";
 import type { ProgressOptions, ProgressResult } from "./types.ts";
-
-/** A message is no longer edited this long before the organization's edit time limit. */
-export const EDIT_LIMIT_MARGIN_MS = 10_000;
-
-/** One step the pump can make next. */
-type Step =
-  | { kind: "edit"; index: number; part: string; closes: boolean }
-  | { kind: "close"; index: number }
-  | { kind: "post"; part: string };
 
 export function progressError(message: string): BothostError<"INVALID_ARGUMENT"> {
   return new BothostError("INVALID_ARGUMENT", `ctx.progress: ${message}`);
@@ -159,29 +151,18 @@ export class Progress implements OpenProgress {
 
   /** Whether message `index` may still be edited: before the edit time limit, less a margin. */
   #editable(index: number, now: number): boolean {
-    const m = this.#state.messages[index]!;
-    if (this.#frozen.has(m.id) || m.gone) return false;
-    const limit = this.deps.server.editLimitSeconds;
-    return limit === undefined || now - m.postedAt < limit * 1000 - EDIT_LIMIT_MARGIN_MS;
+    return editableAt(this.#state, index, now, this.#frozen, this.deps.server.editLimitSeconds);
   }
 
   /** The next step toward showing the text, or undefined when the messages show it. */
   #plan(now: number): Step | undefined {
-    const messages = this.#state.messages;
-    const index = messages.length - 1;
-    const open = messages[index]!;
-    // Deleted: nothing more is shown until the end, whose text is posted anew.
-    if (open.gone) return undefined;
-    const tail = this.#text.slice(this.#from);
-    const max = this.deps.server.maxMessageLength;
-    const part = tail.length > max ? tail.slice(0, cutAt(tail, max)) : tail;
-    if (open.closed) return stored(tail) === "" ? undefined : { kind: "post", part };
-    // A re-run's text shorter than what an earlier run showed there: no going back, it catches up.
-    if (!this.#finished && part === tail && part.length < open.length) return undefined;
-    const changed = stored(part) !== "" && fingerprint(stored(part)) !== open.content;
-    if (!this.#editable(index, now)) return changed || part !== tail ? { kind: "close", index } : undefined;
-    if (changed) return { kind: "edit", index, part, closes: part !== tail };
-    return part === tail ? undefined : { kind: "close", index };
+    return planStep({
+      state: this.#state,
+      tail: this.#text.slice(this.#from),
+      maxMessageLength: this.deps.server.maxMessageLength,
+      finished: this.#finished,
+      editable: (index) => this.#editable(index, now),
+    });
   }
 
   /** Make `step`; the state after it (made now, or found recorded by an earlier run). */
