@@ -234,6 +234,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     clock,
     dialogs,
     dryRun: o.captured !== undefined || o.mode === "backtest",
+    effects,
   });
   const failures = new HandlerFailures({
     retries: o.retries,

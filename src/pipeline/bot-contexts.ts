@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
+import type { EffectRecords } from "../effects/effect-records.ts";
 import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
 import { type ContextDeps, LazyBaseContext } from "./context.ts";
@@ -28,6 +29,8 @@ export interface BotContextsOptions {
   dialogs: Dialogs;
   /** Its writes are captured, not made (`ctx.bot.dryRun`). */
   dryRun: boolean;
+  /** The bot's effect records (a progress a dialog's run left open is ended with them). */
+  effects?: EffectRecords | undefined;
 }
 
 /** What a registration tells about the bot and its server. */
@@ -65,6 +68,11 @@ export class BotContexts {
   /** The bot's client, usable before a registration (an ended dialog's note is said at a start). */
   get client(): Client {
     return this.#o.client;
+  }
+
+  /** The bot's effect records, when it keeps them. */
+  get effects(): EffectRecords | undefined {
+    return this.#o.effects;
   }
 
   /** The bot's user, once a registration answered. */

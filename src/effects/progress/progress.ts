@@ -131,7 +131,8 @@ export class Progress implements OpenProgress {
   async abandon(signal: AbortSignal): Promise<void> {
     // A done() or fail() cut short (by the handler's timeout) is finished here.
     await this.#finishing?.catch(() => undefined);
-    if (this.#ended) return;
+    // Finished by an earlier run (recorded): its handler's later failure leaves it as it ended.
+    if (this.#ended || this.#state.over) return;
     [this.#signal, this.#steps] = [signal, this.#steps.on(signal)];
     this.#text = withNote(this.#text, this.settings.failedNote);
     await this.#finish(this.settings.ack.failed);
@@ -310,9 +311,21 @@ export class Progress implements OpenProgress {
     else await this.#catchUp();
     await this.#steps.ack(this.settings.ack.working, true);
     await this.#steps.ack(ack);
+    await this.#markOver();
     this.#ended = true;
     const { messages, edits, posts, finalFrom = 0 } = this.#state;
     return { messageIds: messages.slice(finalFrom).map((m) => m.id), text: this.#text, edits, posts };
+  }
+
+  /** Recorded as finished, its reactions made: an operator's end of its dialog leaves it so. */
+  async #markOver(): Promise<void> {
+    if (this.#state.over) return;
+    const over: ShownState = { ...copyState(this.#state), over: true };
+    try {
+      this.#state = (await this.#steps.once(async () => over)).state;
+    } catch (err) {
+      this.deps.log.warn({ err, messageId: this.messageId }, "progress: could not record that it finished");
+    }
   }
 
   /** Edit (and roll over) until the messages show the whole text, each step when it is due. */

@@ -8,6 +8,7 @@ import { isApiError } from "../../api/errors.ts";
 import { messagePages } from "../../api/message-pages.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
+import type { JsonValue } from "../../state/state-store.ts";
 import { type Clock, realClock } from "../../time/clock.ts";
 import type { EffectRun } from "../effect-records.ts";
 import { react } from "../react.ts";
@@ -220,10 +221,12 @@ export class ServerSteps {
    * finds the step made, the recorded state comes back instead (`made: false`) and nothing is
    * called. `find`: for a post, looks for the message when an earlier run's answer was lost, or
    * when this run's last post failed with its outcome unknown (the post found is taken as made).
+   * `ends`: kept in the step's record beside the state (the first post's: see left-open.ts).
    */
   async once(
     act: () => Promise<ShownState>,
     find?: () => Promise<ShownState | undefined>,
+    ends?: JsonValue,
   ): Promise<{ state: ShownState; made: boolean }> {
     if (find === undefined) return this.#once(act);
     if (this.#doubt) {
@@ -232,7 +235,7 @@ export class ServerSteps {
       if (found) act = async () => found;
     }
     try {
-      return await this.#once(act, find);
+      return await this.#once(act, find, ends);
     } catch (err) {
       // Refused before acting (a 4xx): nothing was posted. Anything else may have posted it.
       if (!isFinalRefusal(err)) this.#doubt = true;
@@ -243,21 +246,24 @@ export class ServerSteps {
   async #once(
     act: () => Promise<ShownState>,
     find?: () => Promise<ShownState | undefined>,
+    ends?: JsonValue,
   ): Promise<{ state: ShownState; made: boolean }> {
     const run = this.deps.run;
     if (!run) return { state: await act(), made: true };
     let made = false;
+    const record = (state: ShownState): JsonValue =>
+      ends === undefined ? toRecord(state) : { ...(toRecord(state) as object), s: ends };
     const result = await run.once("progress", {
       act: async () => {
         made = true;
-        return toRecord(await act());
+        return record(await act());
       },
       ...(find
         ? {
             verify: async () => {
               const state = await find();
               if (state) made = true;
-              return state && toRecord(state);
+              return state && record(state);
             },
           }
         : {}),

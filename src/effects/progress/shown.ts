@@ -27,6 +27,8 @@ export interface ShownState {
   posts: number;
   /** The final text was posted as new messages (from this index of `messages` on). */
   finalFrom?: number;
+  /** Finished (done, failed, or ended as failed), its reactions made: nothing ends it again. */
+  over?: true;
 }
 
 /** The last field: 0 open, 1 closed, 2 gone. */
@@ -46,13 +48,14 @@ export function toRecord(state: ShownState): JsonValue {
     e: state.edits,
     p: state.posts,
     ...(state.finalFrom === undefined ? {} : { f: state.finalFrom }),
+    ...(state.over ? { x: 1 } : {}),
   };
 }
 
 /** A record's result back as the state; undefined if it is not one (another kind of effect). */
 export function fromRecord(value: JsonValue): ShownState | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { m, e, p, f } = value as { m?: unknown; e?: unknown; p?: unknown; f?: unknown };
+  const { m, e, p, f, x } = value as { m?: unknown; e?: unknown; p?: unknown; f?: unknown; x?: unknown };
   if (!Array.isArray(m) || typeof e !== "number" || typeof p !== "number") return undefined;
   const messages = (m as Row[]).map(([id, postedAt, length, content, closed]) => ({
     id,
@@ -62,7 +65,8 @@ export function fromRecord(value: JsonValue): ShownState | undefined {
     closed: closed !== 0,
     ...(closed === 2 ? { gone: true as const } : {}),
   }));
-  return { messages, edits: e, posts: p, ...(typeof f === "number" ? { finalFrom: f } : {}) };
+  const over = x === 1 ? { over: true as const } : {};
+  return { messages, edits: e, posts: p, ...(typeof f === "number" ? { finalFrom: f } : {}), ...over };
 }
 
 /** A copy to change (the recorded one stays as it was). */

@@ -2,6 +2,7 @@
  * `ctx.progress(text, options)`: the options checked, the first message posted (once per event,
  * however often the handler runs), and the handle that edits it (progress.ts).
  */
+import { endsOf } from "./left-open.ts";
 import type { OpenProgress } from "./open-progresses.ts";
 import { MIN_EDIT_INTERVAL_MS } from "./pacing.ts";
 import { Progress, progressError } from "./progress.ts";
@@ -27,6 +28,13 @@ export async function startProgress(
   if (!Number.isFinite(interval)) throw progressError(`minEditIntervalMs must be a number, not ${interval}.`);
   const first = stored(text);
   if (first === "") throw progressError("the first text is empty: the server refuses an empty message.");
+  const settings = {
+    finalAfterMs,
+    interval: Math.max(MIN_EDIT_INTERVAL_MS, interval),
+    ack: options.ack ?? {},
+    movedNote: options.movedNote ?? DEFAULT_MOVED_NOTE,
+    failedNote: options.failedNote ?? DEFAULT_FAILED_NOTE,
+  };
   const steps = new ServerSteps(deps);
   await steps.ack(options.ack?.working);
   const empty: ShownState = { messages: [], edits: 0, posts: 0 };
@@ -40,14 +48,9 @@ export async function startProgress(
     foundPosted = id !== undefined;
     return id === undefined ? undefined : withPosted(empty, id, first, 0, deps.clock.now());
   };
-  const { state, made } = await steps.once(posted, found);
+  // Its record keeps what ends it without its handler (a dialog ended by an operator: left-open.ts).
+  const { state, made } = await steps.once(posted, found, endsOf(settings, deps));
   const messageId = state.messages[0]!.id;
   const own = new ServerSteps({ ...deps, run: deps.run?.nested(`progress-${messageId}`) });
-  return new Progress(deps, own, await own.lastMade(state, !made || foundPosted), first, {
-    finalAfterMs,
-    interval: Math.max(MIN_EDIT_INTERVAL_MS, interval),
-    ack: options.ack ?? {},
-    movedNote: options.movedNote ?? DEFAULT_MOVED_NOTE,
-    failedNote: options.failedNote ?? DEFAULT_FAILED_NOTE,
-  });
+  return new Progress(deps, own, await own.lastMade(state, !made || foundPosted), first, settings);
 }

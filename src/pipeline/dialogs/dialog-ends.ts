@@ -16,6 +16,7 @@ import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { noteOf, sayNote } from "./end-notes.ts";
+import { withProgresses } from "./end-progresses.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
 /** What the person is told when the bot's code changed under their dialog (a prompt's `texts.changed`). */
@@ -118,9 +119,11 @@ export async function endByOperator(
   const doubted = dialogs.endsInDoubt.take(id)?.record;
   const record = read?.origin === null ? (doubted ?? read) : read;
   if (record === undefined) return false;
-  // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts).
-  const told = noteOf(contexts, record, note);
-  const tell = () => told && queue.push(record.conversation, () => sayNote(o, record, told, false));
+  // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts),
+  // with the progresses the dialog's runs left open, ended then (end-progresses.ts).
+  const told = withProgresses(contexts, record, noteOf(contexts, record, note));
+  const tell = () =>
+    told && queue.push(record.conversation, (c) => sayNote(o, record, told, false, c.signal));
   // No try starts past the limit: only one sent before it may still land.
   const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
   const end = () =>

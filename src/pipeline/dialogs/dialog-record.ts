@@ -83,8 +83,8 @@ export type AskedIn = { key: string; label: string; to: Where };
 /** Who or what ended a dialog. */
 export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
 
-/** What the person is told of an end not theirs (an operator's note): its send, the end's time, the bot. */
-export type EndNote = { to: JsonValue; at: number; self: number };
+/** What the person is told of an end not theirs (an operator's note): its send, the end's time, the bot; and its progresses left open (end-progresses.ts). */
+export type EndNote = { to: JsonValue; at: number; self: number; progress?: JsonValue };
 
 /** An answer as a replay hands it back: enough for the handler, not the whole message. */
 export interface DialogAnswer {

@@ -17,6 +17,7 @@ import { replyTarget } from "../reply-target.ts";
 import { placed } from "./dialog-moves.ts";
 import type { DialogHead, DialogRecord, EndNote } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { endProgresses } from "./end-progresses.ts";
 
 /** What saying a note needs. */
 export interface NoteParts {
@@ -49,15 +50,17 @@ export function noteOf(
 }
 
 /**
- * Say ended dialog `dialog`'s note, then clear it from the dialog's header. `check`: it may have
- * been said already (read from the header at a start), so it is looked for first. A send that
- * fails leaves the note in the header: the next start says it.
+ * Say ended dialog `dialog`'s note, end the progresses it carries (end-progresses.ts), then clear
+ * it from the dialog's header. `check`: it may have been said already (read from the header at a
+ * start), so it is looked for first. A send that fails, or a progress not ended (`stop` cuts its
+ * calls), leaves the note in the header: the next start says it, or finds it said, and ends them.
  */
 export async function sayNote(
   o: NoteParts,
   dialog: Pick<DialogHead, "id" | "asked">,
   note: EndNote,
   check: boolean,
+  stop?: AbortSignal,
 ): Promise<void> {
   const { contexts, log } = o;
   const to = note.to as unknown as SendMessageParams;
@@ -71,6 +74,7 @@ export async function sayNote(
     log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
     return;
   }
+  if (!(await endProgresses(o, dialog.id, note, stop))) return;
   await o.dialogs.log.noteSaid(dialog.id).catch((err: unknown) => {
     log.warn(
       { err, dialog: dialog.id },

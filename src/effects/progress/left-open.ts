@@ -1,0 +1,91 @@
+/**
+ * A progress left open by a dialog's run when the dialog ends without its handler running again
+ * (an operator's end): what ending it takes is kept in its first post's record (the dialog's log
+ * holds that record), so that it can be ended as failed from there, as its handler's final failure
+ * would have ended it. Its later steps are read from its effect records, and the steps of its end
+ * are recorded there too: ended again after a restart, nothing is made twice.
+ */
+import type { JsonValue } from "../../state/state-store.ts";
+import type { EffectRun } from "../effect-records.ts";
+import { Progress, type Settings } from "./progress.ts";
+import { type ProgressDeps, type ProgressTarget, ServerSteps } from "./server-steps.ts";
+import { fromRecord } from "./shown.ts";
+
+/** What ends a progress as failed without its handler: its options, its asker's message, its conversation. */
+interface ProgressEnds {
+  working?: string;
+  failed?: string;
+  failedNote: string;
+  movedNote: string;
+  finalAfterMs: number;
+  interval: number;
+  asked?: number;
+  to: ProgressTarget;
+}
+
+/** What the first post's record keeps of `settings` and `deps` (see {@link ProgressEnds}). */
+export function endsOf(settings: Settings, deps: Pick<ProgressDeps, "askedId" | "target">): JsonValue {
+  const { ack, failedNote, movedNote, finalAfterMs, interval } = settings;
+  const ends: ProgressEnds = {
+    ...(ack.working === undefined ? {} : { working: ack.working }),
+    ...(ack.failed === undefined ? {} : { failed: ack.failed }),
+    failedNote,
+    movedNote,
+    finalAfterMs,
+    interval,
+    ...(deps.askedId === undefined ? {} : { asked: deps.askedId }),
+    to: deps.target,
+  };
+  return ends as unknown as JsonValue;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The first posts' results among `effects` (a run's effect records, as a dialog's log keeps them)
+ * of the progresses that can be ended without their handler (recorded by a version that keeps
+ * what that takes).
+ */
+export function progressesAmong(effects: readonly JsonValue[]): JsonValue[] {
+  const found: JsonValue[] = [];
+  for (const r of effects)
+    if (
+      isObject(r) &&
+      r.kind === "progress" &&
+      r.pending !== true &&
+      isObject(r.result) &&
+      isObject(r.result.s)
+    )
+      found.push(r.result as JsonValue);
+  return found;
+}
+
+/**
+ * End the progress whose first post's result is `first` as failed (its failed note, the `failed`
+ * reaction in place of `working`), unless it ended already; `deps.run`: the effect records of the
+ * run that opened it, its calls cut by `deps.signal`. Rejects when its end could not be made.
+ */
+export async function endLeftOpen(
+  deps: Omit<ProgressDeps, "askedId" | "target" | "after" | "run"> & { run: EffectRun },
+  first: JsonValue,
+): Promise<void> {
+  const opened = fromRecord(first);
+  const ends = (first as { s?: unknown }).s as ProgressEnds | undefined;
+  if (opened === undefined || ends === undefined) return;
+  const full: ProgressDeps = { ...deps, askedId: ends.asked, after: ends.asked, target: ends.to };
+  const own = new ServerSteps({ ...full, run: deps.run.nested(`progress-${opened.messages[0]!.id}`) });
+  const state = await own.lastMade(opened, true);
+  if (state.over) return;
+  const settings: Settings = {
+    finalAfterMs: ends.finalAfterMs,
+    interval: ends.interval,
+    ack: {
+      ...(ends.working === undefined ? {} : { working: ends.working }),
+      ...(ends.failed === undefined ? {} : { failed: ends.failed }),
+    },
+    movedNote: ends.movedNote,
+    failedNote: ends.failedNote,
+  };
+  await new Progress(full, own, state, ends.failedNote, settings).abandon(deps.signal);
+}

@@ -1,0 +1,109 @@
+/**
+ * The progresses (`ctx.progress`) a dialog's runs left open when an operator ends the dialog: no
+ * handler runs again to end them, so the end's note carries what ends them (their first posts'
+ * records, from the dialog's log, which the end deletes) and they end as failed when the note is
+ * said (end-notes.ts): after the end is kept, in the conversation's order. The header keeps the
+ * note until both are done, so a restart (or a kill) before then ends them at the next start,
+ * their steps made before found recorded and not made again.
+ */
+import type { Logger } from "pino";
+import { type ServerInfo, serverInfoFrom } from "../../api/server-info.ts";
+import { timeoutSignal } from "../../api/sleep.ts";
+import { endLeftOpen, progressesAmong } from "../../effects/progress/left-open.ts";
+import type { JsonValue } from "../../state/state-store.ts";
+import { reviveEvent } from "../../wire/events.ts";
+import type { RegisterResponse } from "../../wire/responses.ts";
+import type { BotContexts } from "../bot-contexts.ts";
+import { ledgerIdOf } from "../event-fields.ts";
+import type { DialogRecord, EndNote } from "./dialog-record.ts";
+
+/**
+ * How long ending them may hold the conversation (an edit failing again and again is retried,
+ * paced, meanwhile); past it they are left to the next start.
+ */
+export const PROGRESS_END_WAIT_MS = 60_000;
+
+/** What a note carries of the progresses: where their runs' records are, and the server's limits then. */
+interface LeftOpen {
+  key: string;
+  first: JsonValue[];
+  featureLevel: number;
+  maxMessageLength: number;
+  editLimitSeconds?: number;
+}
+
+/** `note` with the progresses `record`'s runs opened (if any), to end once the dialog ended. */
+export function withProgresses(
+  contexts: BotContexts,
+  record: DialogRecord,
+  note: EndNote | undefined,
+): EndNote | undefined {
+  const first = progressesAmong(record.effects);
+  const server = contexts.server;
+  if (note === undefined || first.length === 0 || server === undefined || record.origin === null) return note;
+  const id = ledgerIdOf(reviveEvent(record.origin).event);
+  if (id === undefined) return note;
+  // As the dialog's runs number their effects (runs.ts): apart after a rewind.
+  const key = record.rewinds ? `m:${id}~${record.rewinds}` : `m:${id}`;
+  const { featureLevel, maxMessageLength, editLimitSeconds } = server;
+  const left: LeftOpen = {
+    key,
+    first,
+    featureLevel,
+    maxMessageLength,
+    ...(editLimitSeconds === undefined ? {} : { editLimitSeconds }),
+  };
+  return { ...note, progress: left as unknown as JsonValue };
+}
+
+/** The server's limits: as known now, else (at a start, before a registration) as the note kept them. */
+function serverOf(contexts: BotContexts, left: LeftOpen): ServerInfo {
+  if (contexts.server) return contexts.server;
+  const reg = {
+    zulip_version: "",
+    zulip_feature_level: left.featureLevel,
+    max_message_length: left.maxMessageLength,
+    realm_message_content_edit_limit_seconds: left.editLimitSeconds ?? null,
+  };
+  return serverInfoFrom(reg as unknown as RegisterResponse);
+}
+
+/**
+ * End the progresses `note` carries as failed (each unless it ended already). True when done (or
+ * there were none); false, logged, when one could not be ended: the note stays, and the next
+ * start ends them.
+ */
+export async function endProgresses(
+  o: { contexts: BotContexts; log: Logger },
+  dialog: string,
+  note: EndNote,
+  stop?: AbortSignal,
+): Promise<boolean> {
+  const left = note.progress as unknown as LeftOpen | undefined;
+  const records = o.contexts.effects;
+  if (left === undefined || records === undefined) return true;
+  const { contexts, log } = o;
+  const limit = timeoutSignal(contexts.clock, PROGRESS_END_WAIT_MS);
+  const signal = stop ? AbortSignal.any([stop, limit.signal]) : limit.signal;
+  const deps = {
+    api: contexts.client,
+    clock: contexts.clock,
+    run: records.run(left.key, true),
+    log,
+    server: serverOf(contexts, left),
+    signal,
+    selfId: note.self,
+  };
+  try {
+    for (const first of left.first) await endLeftOpen(deps, first);
+    return true;
+  } catch (err) {
+    log.warn(
+      { err, dialog },
+      "could not end a progress of an ended dialog as failed: the next start ends it",
+    );
+    return false;
+  } finally {
+    limit.clear();
+  }
+}
