@@ -147,11 +147,10 @@ export class HandlerRuns {
   };
 
   /**
-   * The run parked: its dialog waits, recorded; the message that started it is handled (a later
-   * run has nothing to record in the ledger; a replayed letter is done with), or `failed`.
+   * The run parked: its dialog waits, recorded; its message is handled in the ledger (a replayed
+   * letter is done with), or `failed`. The stats count it once its dialog is over, not here.
    */
   #parked(incoming: Incoming, control: TaskControl, turn: Turn, failed: (err: unknown) => void): void {
-    this.#stats.handled++;
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
       turn.written.then(
@@ -309,7 +308,8 @@ export class HandlerRuns {
           this.#failed(ctx, err, started);
           throw err;
         }
-        this.#handled(ctx, started);
+        // Parked: counted once its dialog is over, as when a first run parks.
+        if (!parked) this.#handled(ctx, started);
       },
       effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
       gaveUp: (signal) => progresses.abandon(signal, this.#o.log),
@@ -320,6 +320,7 @@ export class HandlerRuns {
       if (!(parked && dialog) && outcome !== "resumes")
         await closeRuns(this.#ends, incoming, "failed", control);
       incoming.onReplayed?.(outcome === true);
+      if (outcome === false) this.#stats.failed++;
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"
         ? undefined
@@ -348,7 +349,6 @@ export class HandlerRuns {
       this.#handled(ctx, started);
       return;
     }
-    this.#stats.failed++;
     const outage = outageOf(err);
     const said = outage !== undefined && this.#o.ledgerCommits.health?.store.repeats(err);
     const seconds = (monotonicMs() - started) / 1000;
