@@ -53,9 +53,10 @@ export interface GatedDaemon<C extends GatedClock = TestClock> {
   dm(content: string): number;
   /**
    * Stops `running` and starts the daemon again on the same store (the same gate), `between` done
-   * while it is down: resolves the new daemon.
+   * while it is down: resolves the new daemon. `stop`: the stop's options (`deadlineMs: 0`: cut
+   * off, as in a crash).
    */
-  restart(between?: () => unknown): Promise<InProcessDaemon>;
+  restart(between?: () => unknown, stop?: { deadlineMs: number }): Promise<InProcessDaemon>;
 }
 
 export async function startGatedDaemon<C extends GatedClock = TestClock>(
@@ -86,8 +87,8 @@ export async function startGatedDaemon<C extends GatedClock = TestClock>(
     );
   };
   let running = await launch();
-  const restart = async (between?: () => unknown) => {
-    await running.stop();
+  const restart = async (between?: () => unknown, stop?: { deadlineMs: number }) => {
+    await running.stop(stop);
     await between?.();
     running = await launch();
     return running;

@@ -82,8 +82,9 @@ export const END_TOO_EARLY =
 /**
  * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
  * nothing more), and the person is told `note` in the conversation's order, after what a run in
- * flight says. While the store fails the end is tried again, the same entry each time, so that
- * one which landed with its reply lost is found made and finished once; still failing, it
+ * flight says and before what comes there while the end is under way (it waits for the end).
+ * While the store fails the end is tried again, the same entry each time, so that one which
+ * landed with its reply lost is found made and finished once; still failing, it
  * rejects with the store's error, the dialog goes on, and the end is in doubt until the operator
  * runs it again or something else settles it (ends-in-doubt.ts): the note is said once if it
  * landed. False when there is no such dialog (one whose first question was not kept). One whose
@@ -122,8 +123,8 @@ export async function endByOperator(
   // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts),
   // with the progresses the dialog's runs left open, ended then (end-progresses.ts).
   const told = withProgresses(contexts, record, noteOf(contexts, record, note));
-  const tell = () =>
-    told && queue.push(record.conversation, (c) => sayNote(o, record, told, false, c.signal));
+  const say = (signal: AbortSignal) => told && sayNote(o, record, told, false, signal);
+  const tell = () => told && queue.push(record.conversation, (c) => say(c.signal));
   // No try starts past the limit: only one sent before it may still land.
   const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
   const end = () =>
@@ -132,7 +133,6 @@ export async function endByOperator(
   const ending = dialogs.retrying(limit.signal, end, OPERATOR_END_TRIES).then(
     (ended) => {
       answered = true;
-      if (ended) tell();
       return ended;
     },
     (err: unknown) => {
@@ -142,6 +142,12 @@ export async function endByOperator(
       throw err;
     },
   );
+  // In its conversation's order from now: what comes there meanwhile (a new request of the
+  // person's) waits for the end, and is said after its note (the stop's deadline left, the next
+  // start says it).
+  const noted = async (c: TaskControl) =>
+    (await raceAbort(ending, c.signal).catch(() => false)) && say(c.signal);
+  queue.push(record.conversation, (c) => c.holdKey(noted(c)));
   try {
     return await raceAbort(ending, limit.signal);
   } catch (err) {

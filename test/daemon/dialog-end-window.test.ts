@@ -1,0 +1,181 @@
+/**
+ * A new dialog at the edge of another's end, its end's write slow (a store that holds it, as a
+ * slow Redis does): an operator's end of a dialog, and a new request of its person there
+ * meanwhile. The new one waits for the end, then is asked; the person reads the end (its note)
+ * first. And the end written with its reply lost, the daemon cut off as a crash cuts it while the
+ * new one waited: after the restart, the note, then the new one. A real
+ * daemon in this process on the test clock against the sandbox over HTTP; the dialogs' writes
+ * pass a gate.
+ */
+import { afterEach, expect, it } from "vitest";
+import { z } from "zod";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { PromptError } from "../../src/pipeline/dialogs/prompt-error.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { StoreGate } from "../support/gated-store.ts";
+import { HeldClock } from "../support/held-clock.ts";
+
+const BOT = "desk-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const APPROVER = "owner@sandbox.example";
+const NOTE = "An operator ended this conversation.";
+const TOPIC = { channel: "general", topic: "orders" };
+
+/** The approver's id, once the sandbox is up. */
+let approver = 0;
+
+/** The commands whose prompt was refused silently (asked from a direct message). */
+const refused: string[] = [];
+
+/**
+ * A refused prompt (another dialog waits there), said (`said`), or only noted in {@link refused}
+ * (`said` a command's name): its message is then handled, as any handled refusal leaves it.
+ */
+async function orRefused(said: ((text: string) => unknown) | string, ask: () => Promise<unknown>) {
+  try {
+    await ask();
+  } catch (err) {
+    if (!(err instanceof PromptError && err.code === "PROMPT_PENDING")) throw err;
+    if (typeof said === "string") refused.push(said);
+    else await said("another dialog waits there");
+  }
+}
+
+const desk = defineBot({
+  setup(bot) {
+    bot.command("order", (ctx) =>
+      orRefused(ctx.reply, async () => {
+        const size = await ctx.prompt("Which size?");
+        await ctx.reply(`${size.text}, noted.`);
+      }),
+    );
+    // Asked from a direct message, in the orders topic.
+    bot.command("there", (ctx) =>
+      orRefused("there", async () => {
+        const size = await ctx.prompt("Which size, from your message?", { where: TOPIC });
+        await ctx.reply(`${size.text}, noted from there.`);
+      }),
+    );
+    bot.command("deploy", { args: { service: z.string() } }, (ctx) =>
+      orRefused(ctx.reply, async () => {
+        const d = await ctx.prompt(`Deploy ${ctx.args.service}?`, {
+          from: approver,
+          choices: ["approve", "reject"],
+        });
+        await ctx.reply(`${d.value}d by ${d.by.name}.`);
+      }),
+    );
+    bot.command("ask", (ctx) =>
+      orRefused("ask", async () => {
+        const d = await ctx.prompt("Deploy from your message?", {
+          from: approver,
+          choices: ["approve", "reject"],
+          where: TOPIC,
+        });
+        await ctx.reply(`${d.value}d by ${d.by.name}, from there.`);
+      }),
+    );
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let up: GatedDaemon<TestClock | HeldClock> | undefined;
+let gate: StoreGate | undefined;
+afterEach(() => {
+  refused.length = 0;
+  gate?.open();
+  return closeGatedDaemon(up);
+});
+
+const DAEMON = {
+  name: "desk",
+  email: BOT,
+  fullName: "Desk",
+  channels: ["general"],
+  extra: "handler_timeout: 1h",
+};
+
+/** `held`: on a clock that stands still between the test's moves (a retry's pause never passes). */
+async function start(held = false) {
+  gate = new StoreGate();
+  const clock = held ? new HeldClock() : new TestClock();
+  up = await startGatedDaemon<TestClock | HeldClock>({ ...DAEMON, definition: desk, gate, clock });
+  approver = idOf(APPROVER);
+  return { bot: up.running.daemon.bots[0]! };
+}
+
+const idOf = (email: string) => up!.sandbox.control.users().find((u) => u.email === email)!.user_id;
+const inTopic = (who: string, content: string) =>
+  up!.sandbox.control.sendAs(who, { type: "stream", to: TOPIC.channel, topic: TOPIC.topic, content }).id;
+/** What the bot said, oldest first: `where` "topic" or "dm". */
+function said(where?: "topic" | "dm"): string[] {
+  const mine = up!.sandbox.control.messages().filter((m) => m.sender_id === idOf(BOT));
+  const there =
+    where === undefined ? mine : mine.filter((m) => (m.type === "stream") === (where === "topic"));
+  return there.map((m) => String(m.content));
+}
+
+/** The one dialog, once it waits at its question (its log kept). */
+async function waiting(bot: GatedDaemon["running"]["daemon"]["bots"][number]) {
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  return bot.dialogs()[0]!;
+}
+
+const end = (id: string) => dialogDesk(up!.running.daemon.bots).endDialog("desk", id, NOTE);
+
+it.each([
+  ["its question for them, in a direct message", "dm"],
+  ["a question for others, in a channel topic", "topic"],
+] as const)(
+  "an operator's end of %s, its write slow, a new request meanwhile: the note, then the new question",
+  async (_, where) => {
+    const { bot } = await start();
+    const dm = (content: string) => up!.dm(content);
+    const ask = where === "dm" ? () => dm("order") : () => inTopic(MEMBER, "@**Desk** deploy api");
+    ask();
+    const dialog = await waiting(bot);
+    gate!.mode = "hang";
+    const ended = end(dialog.id);
+    ended.catch(() => {});
+    await gate!.stoppedAt(1);
+    const { handled } = bot.stats;
+    if (where === "dm") dm("order");
+    else inTopic(MEMBER, "@**Desk** deploy web");
+    // As far as the request goes while the end's write is held: refused (handled), taken as an
+    // answer (its write held too), or waiting behind the end in its conversation.
+    await expect
+      .poll(() => bot.stats.handled > handled || gate!.stopped >= 2 || bot.status.inFlight >= 2)
+      .toBe(true);
+    gate!.open();
+    await ended;
+    const first = where === "dm" ? "Which size?" : "Deploy api?";
+    const next = where === "dm" ? "Which size?" : "Deploy web?";
+    const note = where === "dm" ? NOTE : `@**Mel Member|${idOf(MEMBER)}** ${NOTE}`;
+    await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
+    expect(said().map((s) => s.split("\n")[0])).toEqual([first, note, next]);
+    await waiting(bot);
+  },
+);
+
+it("an operator's end written, its reply lost, the daemon cut off before it knew: after the restart, the note, then the new request", async () => {
+  const { bot } = await start(true);
+  up!.dm("order");
+  const dialog = await waiting(bot);
+  // The end lands, its reply is lost; its next try waits for a pause the clock never passes.
+  gate!.mode = "lose";
+  end(dialog.id).catch(() => {});
+  await gate!.stoppedAt(1);
+  const { handled } = bot.stats;
+  up!.dm("order");
+  await expect.poll(() => bot.stats.handled > handled || bot.status.inFlight >= 2).toBe(true);
+  // Cut off as a crash cuts it: the new request was not handled, the note not said.
+  const again = await up!.restart(undefined, { deadlineMs: 0 });
+  const next = again.daemon.bots[0]!;
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
+  expect(said().map((s) => s.split("\n")[0])).toEqual(["Which size?", NOTE, "Which size?"]);
+  await waiting(next);
+});
