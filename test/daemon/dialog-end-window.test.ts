@@ -1,9 +1,10 @@
 /**
  * A new dialog at the edge of another's end, its end's write slow (a store that holds it, as a
  * slow Redis does): an operator's end of a dialog, and a new request of its person there
- * meanwhile. The new one waits for the end, then is asked; the person reads the end (its note)
- * first. And the end written with its reply lost, the daemon cut off as a crash cuts it while the
- * new one waited: after the restart, the note, then the new one. A real
+ * meanwhile; a dialog's last reply said and its end not yet kept, and a new question asked there
+ * from a direct message (`where`). The new one waits for the end, then is asked; the person reads
+ * the end (its note) first. And either end written with its reply lost, the daemon cut off as a
+ * crash cuts it while the new one waited: after the restart, the note, then the new one. A real
  * daemon in this process on the test clock against the sandbox over HTTP; the dialogs' writes
  * pass a gate.
  */
@@ -161,6 +162,38 @@ it.each([
   },
 );
 
+it.each([
+  ["its question for them", "order", "there", "Which size, from your message?"],
+  ["a question for others", "deploy api", "ask", "Deploy from your message?"],
+] as const)(
+  "%s answered in a topic, its end's write slow: a new one asked there from a direct message waits for the end",
+  async (_, begin, fromDm, asked) => {
+    const { bot } = await start();
+    inTopic(MEMBER, `@**Desk** ${begin}`);
+    await waiting(bot);
+    // The answer's write lands; the end's, after the dialog's last reply, is held.
+    gate!.skip = 1;
+    gate!.mode = "hang";
+    if (begin === "order") inTopic(MEMBER, "large");
+    else inTopic(APPROVER, "approve");
+    await gate!.stoppedAt(1);
+    const last = begin === "order" ? "large, noted." : "approved by Olive Owner.";
+    await expect.poll(() => said("topic").at(-1), { timeout: 15_000 }).toBe(last);
+    up!.dm(fromDm);
+    // As far as the new dialog goes while the end's write is held: refused, or waiting for the end.
+    await expect.poll(() => refused.length > 0 || bot.status.inFlight >= 2).toBe(true);
+    gate!.open();
+    await expect.poll(() => said().length + refused.length, { timeout: 15_000 }).toBe(3);
+    expect([refused, said("dm")]).toEqual([[], []]);
+    expect(said("topic").map((s) => s.split("\n")[0])).toEqual([
+      begin === "order" ? "Which size?" : "Deploy api?",
+      last,
+      asked,
+    ]);
+    await waiting(bot);
+  },
+);
+
 it("an operator's end written, its reply lost, the daemon cut off before it knew: after the restart, the note, then the new request", async () => {
   const { bot } = await start(true);
   up!.dm("order");
@@ -178,4 +211,25 @@ it("an operator's end written, its reply lost, the daemon cut off before it knew
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
   expect(said().map((s) => s.split("\n")[0])).toEqual(["Which size?", NOTE, "Which size?"]);
   await waiting(next);
+});
+
+it("a dialog's end written, its reply lost, the daemon cut off while a new question from a direct message waited for it: asked after the restart", async () => {
+  const { bot } = await start(true);
+  inTopic(MEMBER, "@**Desk** order");
+  await waiting(bot);
+  // The answer's write lands; the end's lands too, its reply lost; its next try waits for a pause
+  // the clock never passes.
+  gate!.skip = 1;
+  gate!.mode = "lose";
+  inTopic(MEMBER, "large");
+  await gate!.stoppedAt(1);
+  await expect.poll(() => said("topic").at(-1), { timeout: 15_000 }).toBe("large, noted.");
+  up!.dm("there");
+  await expect.poll(() => refused.length > 0 || bot.status.inFlight >= 2).toBe(true);
+  // Cut off as a crash cuts it: the new question was not asked, its message not handled.
+  const again = await up!.restart(undefined, { deadlineMs: 0 });
+  await expect.poll(() => said().length + refused.length, { timeout: 15_000 }).toBe(3);
+  expect([refused, said("dm")]).toEqual([[], []]);
+  expect(said("topic")).toEqual(["Which size?", "large, noted.", "Which size, from your message?"]);
+  await waiting(again.daemon.bots[0]!);
 });

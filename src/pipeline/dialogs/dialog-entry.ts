@@ -3,6 +3,7 @@
  * dialog waiting for it without a read, to tell whether a run of it is under way, and to list the
  * oldest for operators.
  */
+import { raceAbort } from "../../api/sleep.ts";
 import { awaited } from "./ask-options.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
@@ -36,8 +37,11 @@ export interface DialogEntry {
    * handler timeout, those runs go on out of the conversation's order, and an answer waits for them.
    */
   readonly asking: boolean;
-  /** Set once an end was asked for (an operator, a run): a run in flight asks nothing more. */
-  ending: boolean;
+  /**
+   * The end under way (asked for by an operator, a run), until it is kept (the entry goes) or
+   * fails (unset): a run in flight asks nothing more, and a new dialog asked there waits for it.
+   */
+  ending: Promise<unknown> | undefined;
   /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */
   onSettled: (() => void)[] | undefined;
 }
@@ -52,7 +56,11 @@ export function settle(entry: DialogEntry): void {
 
 /** Resolves true once the run of `entry` is over (at once if none is, or no entry), false if `signal` aborts first. */
 export function whenSettled(entry: DialogEntry | undefined, signal: AbortSignal): Promise<boolean> {
-  if (!entry?.running) return Promise.resolve(true);
+  return entry?.running ? nextSettle(entry, signal) : Promise.resolve(true);
+}
+
+/** Resolves true the next time `entry` is settled (see {@link settle}), false if `signal` aborts first. */
+function nextSettle(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const onAbort = () => resolve(false);
@@ -63,6 +71,24 @@ export function whenSettled(entry: DialogEntry | undefined, signal: AbortSignal)
       resolve(true);
     });
   });
+}
+
+/**
+ * Resolves true once an end of `entry` under way settled (kept, or failed: see `ending`), and its
+ * run under way, or the one its ready record starts, is over (the entry waits again, is dropped,
+ * replaced); false if `signal` aborts first.
+ */
+export async function whenOver(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+  const ending = entry.ending;
+  if (ending !== undefined) {
+    const over = await raceAbort(ending, signal).then(
+      () => true,
+      () => !signal.aborted,
+    );
+    if (!over) return false;
+  }
+  const toRun = entry.ready !== undefined || entry.unread;
+  return toRun ? nextSettle(entry, signal) : whenSettled(entry, signal);
 }
 
 /** The record `entry` is ready to run, taken (once); with `record`, only if it is that one. */

@@ -7,7 +7,7 @@
 import type { Membership } from "./ask-options.ts";
 import type { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
-import { type Candidate, type DialogEntry, type Match, matched, settle } from "./dialog-entry.ts";
+import { type Candidate, type DialogEntry, type Match, matched, settle, whenOver } from "./dialog-entry.ts";
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
 import type { Buttons } from "./dialog-reactions.ts";
 import type { DialogHead } from "./dialog-record.ts";
@@ -53,6 +53,34 @@ export class DialogIndex {
     return this.#places?.at(conversation, userId);
   }
 
+  /** True when a dialog other than `id` waits for `userId` in `conversation`. */
+  busy(conversation: string, userId: number, id: string): boolean {
+    const entry = this.at(conversation, userId);
+    return entry !== undefined && entry.id !== id;
+  }
+
+  /**
+   * As {@link busy}, once the dialog there is past a run of it under way or ready to run (an
+   * answer recorded), or an end of it being kept (its last reply said, or an operator's): ended,
+   * it waits there no more; asking again, or its end failed, it does. Rejects with `signal`'s
+   * reason once it aborts (the handler timeout, the stop): the run asking is cut off, not refused.
+   */
+  async busyAfter(conversation: string, userId: number, id: string, signal: AbortSignal): Promise<boolean> {
+    for (;;) {
+      const entry = this.at(conversation, userId);
+      if (entry === undefined || entry.id === id) return false;
+      if (!(entry.running || entry.ending || entry.ready !== undefined || entry.unread)) return true;
+      if (!(await whenOver(entry, signal))) throw signal.reason;
+    }
+  }
+
+  /** Dialogs waiting for `userId`, in any conversation, but `except` (an earlier attempt's entry). */
+  waitingFor(userId: number, except?: string): number {
+    let n = 0;
+    for (const e of this.#byId.values()) if (e.head.userId === userId && e.id !== except) n++;
+    return n;
+  }
+
   /** What `message`, from `userId` in `conversation` (`said`: its text, on demand), is to the dialog there. */
   match(
     conversation: string,
@@ -86,7 +114,7 @@ export class DialogIndex {
       unread: false,
       running: asking,
       asking,
-      ending: false,
+      ending: undefined,
       onSettled: undefined,
     };
     this.#byId.set(head.id, entry);
@@ -96,6 +124,30 @@ export class DialogIndex {
     if (entry.waiting) this.#deadlines.waits(entry);
     for (const type of eventsWanted(entry)) this.#wants?.(type);
     return entry;
+  }
+
+  /**
+   * Index the headers a start read (ended ones are not); returns those holding an answer (or a
+   * deadline) not yet run, marked unread, and those of ended dialogs (a note not known to be said).
+   */
+  load(heads: readonly DialogHead[]): DialogHead[] {
+    const ready: DialogHead[] = [];
+    for (const head of heads) {
+      const entry = head.ended === undefined ? this.put(head) : undefined;
+      if (head.waiting) continue;
+      if (entry) entry.unread = true;
+      ready.push(head);
+    }
+    return ready;
+  }
+
+  /** Undo a match of `entry` (see `Dialogs.unmatch`): it waits again, as its header says. */
+  unmatch(entry: DialogEntry): void {
+    if (!this.current(entry)) return;
+    entry.waiting = entry.head.waiting;
+    entry.due = false;
+    settle(entry);
+    if (entry.waiting) this.#deadlines.waits(entry);
   }
 
   /** `entry` is known no more: whatever waited for it (a message, a reaction) goes on. */

@@ -85,14 +85,7 @@ export class Dialogs {
     this.stop();
     this.endsInDoubt.clear();
     if (!this.#o.persist) return [];
-    const ready: DialogHead[] = [];
-    for (const head of await this.log.heads()) {
-      const entry = head.ended === undefined ? this.#known.put(head) : undefined;
-      if (head.waiting) continue;
-      if (entry) entry.unread = true;
-      ready.push(head);
-    }
-    return ready;
+    return this.#known.load(await this.log.heads());
   }
 
   /** Wait for the deadlines from now on (one already past fires at once), and for started dialogs. */
@@ -125,11 +118,7 @@ export class Dialogs {
 
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */
   unmatch(entry: DialogEntry): void {
-    if (!this.#known.current(entry)) return;
-    entry.waiting = entry.head.waiting;
-    entry.due = false;
-    settle(entry);
-    if (entry.waiting) this.#deadlines.waits(entry);
+    this.#known.unmatch(entry);
   }
 
   /**
@@ -253,13 +242,17 @@ export class Dialogs {
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
   busy(conversation: string, userId: number, id: string): boolean {
-    const entry = this.#known.at(conversation, userId);
-    return entry !== undefined && entry.id !== id;
+    return this.#known.busy(conversation, userId, id);
+  }
+
+  /** As {@link busy}, once a run or an end of the dialog there under way is over (`DialogIndex.busyAfter`). */
+  busyAfter(conversation: string, userId: number, id: string, signal: AbortSignal): Promise<boolean> {
+    return this.#known.busyAfter(conversation, userId, id, signal);
   }
 
   /** Dialogs waiting for `userId`, in any conversation, but `except` (an earlier attempt's entry). */
   waitingFor(userId: number, except?: string): number {
-    return [...this.#known.values()].filter((e) => e.head.userId === userId && e.id !== except).length;
+    return this.#known.waitingFor(userId, except);
   }
 
   /**
@@ -342,7 +335,7 @@ export class Dialogs {
 
   /** True once dialog `id` is ending or ended (in this process): its runs ask nothing more. */
   isEnded(id: string): boolean {
-    return this.#ended.has(id) || this.#known.get(id)?.ending === true;
+    return this.#ended.has(id) || this.#known.get(id)?.ending !== undefined;
   }
 
   /**
@@ -366,9 +359,14 @@ export class Dialogs {
     return ended;
   }
 
-  async #end(id: string, end: LogEntry): Promise<boolean> {
+  #end(id: string, end: LogEntry): Promise<boolean> {
     const entry = this.#known.get(id);
-    if (entry) entry.ending = true;
+    const ending = this.#close(id, entry, end);
+    if (entry) entry.ending = ending;
+    return ending;
+  }
+
+  async #close(id: string, entry: DialogEntry | undefined, end: LogEntry): Promise<boolean> {
     let ended = entry !== undefined;
     try {
       const closing = this.#o.persist && this.log.close(id, entry?.head, end);
@@ -376,7 +374,7 @@ export class Dialogs {
     } catch (err) {
       // Not recorded, or not known to be (the next end appends the same entry, found made if it
       // landed): the dialog goes on as it was (the caller is told the end failed).
-      if (entry) entry.ending = false;
+      if (entry) entry.ending = undefined;
       throw err;
     }
     if (entry) this.#known.drop(entry);

@@ -106,9 +106,15 @@ export async function prompt<T>(
         `ctx.prompt(): \`where\` is a direct message without the person asked (user ${head.userId}): add them, or say who answers with \`from\`.`,
       );
     const askIn = place?.key ?? head.home?.[0] ?? head.conversation;
-    if (from !== undefined && dialogs.busy(askIn, ANYONE, head.id))
+    // Asked outside the run's own conversation, the run is out of that one's order: a dialog
+    // there whose run or end is under way (its last reply said, its end not yet kept) is waited
+    // for, and refuses only if it goes on waiting. In its own, what was under way came first.
+    const elsewhere = askIn !== head.conversation;
+    const waits = (who: number) =>
+      elsewhere ? dialogs.busyAfter(askIn, who, head.id, ctx.signal) : dialogs.busy(askIn, who, head.id);
+    if (from !== undefined && (await waits(ANYONE)))
       throw new PromptError("PROMPT_PENDING", "another question there waits for an answer from others.");
-    if (from === undefined && askIn !== head.conversation && dialogs.busy(askIn, head.userId, head.id))
+    if (from === undefined && elsewhere && (await waits(head.userId)))
       throw new PromptError("PROMPT_PENDING", "another dialog already waits for this person's answer there.");
     // Typed answers in a channel reach the bot only where it is subscribed (the channel of the
     // message it is handling reached it already).
