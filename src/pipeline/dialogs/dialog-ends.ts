@@ -253,6 +253,6 @@ export function dialogFailed(
     (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE,
   );
   return closeLog(o, dialog.id, "changed", signal, note).then((ended) =>
-    ended && note ? sayNote(o, dialog, note, false) : undefined,
+    ended && note ? sayNote(o, dialog, note, false, signal) : undefined,
   );
 }

@@ -88,9 +88,9 @@ export class DialogEngine {
     this.#ready = [];
     for (const head of ready) {
       const note = head.note;
-      // An ended dialog's note not known to be said (end-notes.ts): said there before any message
-      // caught up from now on.
-      if (note !== undefined) this.#o.queue.push(head.conversation, () => sayNote(this.#o, head, note, true));
+      // An ended dialog's note not known to be said (end-notes.ts): said before what is caught up.
+      if (note !== undefined)
+        this.#o.queue.push(head.conversation, (c) => sayNote(this.#o, head, note, true, c.signal));
       else this.#ready.push(head);
     }
     return true;
