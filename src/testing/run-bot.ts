@@ -125,7 +125,7 @@ export interface TestBot {
   /**
    * Stop the bot (its queue is deleted), keeping its state (dialogs, dead letters, `ctx.state`,
    * the delivery ledger) for {@link TestBot.start}; `crash: true` cuts off the handlers still
-   * running. `wipe: true` deletes the state too: the bot cannot start again (the vitest fixture
+   * running, as does a stop on a held clock (no deadline would pass on it). `wipe: true` deletes the state too: the bot cannot start again (the vitest fixture
    * does this after each test). Stopping a stopped bot only wipes, when asked.
    */
   stop(options?: { crash?: boolean; wipe?: boolean }): Promise<void>;
@@ -279,7 +279,9 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   const stop = async ({ crash = false, wipe: wipeState = false } = {}) => {
     const daemon = running;
     running = undefined;
-    await daemon?.stop({ ...(crash ? { deadlineMs: 0 } : {}), keepState: true });
+    // On a held clock no stop deadline would pass: a handler still running would hold the stop.
+    const cut = crash || options.clock?.held === true;
+    await daemon?.stop({ ...(cut ? { deadlineMs: 0 } : {}), keepState: true });
     if (wipeState && !wiped) {
       wiped = true;
       deliver?.();

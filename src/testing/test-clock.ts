@@ -1,7 +1,7 @@
 /**
  * A clock a test moves forward: the sandbox's time and the bots' schedulers read it, so a reminder
  * booked for "in 5 minutes" is delivered by `await clock.advance(6 * 60_000)` instead of a wait.
- * Between advances it runs at the real pace.
+ * Between advances it runs at the real pace, or (`held`) stands still.
  */
 import { type Clock, MAX_TIMER_DELAY_MS, type TimerHandle } from "../time/clock.ts";
 
@@ -19,15 +19,26 @@ async function settle(rounds = 5): Promise<void> {
 export interface TestClockOptions {
   /** Where time starts: an ISO 8601 date, a Date or epoch ms. Default: now. */
   start?: string | Date | number;
+  /**
+   * Time stands still between advances: a timer (a `handler_timeout`, a retry's pause) fires where
+   * the test moves the clock, never because the machine was slow. A timer due now still fires on
+   * the next turn of the event loop. Default false (the real pace between advances).
+   */
+  held?: boolean;
 }
 
 /**
- * The real time plus an offset that {@link TestClock.advance} grows. Pass it to
- * `startSandbox({ clock })` and `runBot(sandbox, { clock })` (the vitest fixture does both).
+ * The real time (or, held, the time it was made) plus an offset that {@link TestClock.advance}
+ * grows. Pass it to `startSandbox({ clock })` and `runBot(sandbox, { clock })` (the vitest fixture
+ * does both).
  * Handlers see it as `ctx.now()`; a bot that reads `Date.now()` itself sees the machine's time,
  * not the offset.
  */
 export class TestClock implements Clock {
+  /** Whether time stands still between advances (see {@link TestClockOptions.held}). */
+  readonly held: boolean;
+  // now() is the real time plus #offset, or (held) the time at construction plus #offset.
+  readonly #origin = Date.now();
   #offset: number;
   readonly #timers = new Set<Timer>();
   readonly #listeners = new Set<() => void>();
@@ -35,11 +46,12 @@ export class TestClock implements Clock {
   constructor(options: TestClockOptions = {}) {
     const start = options.start === undefined ? Date.now() : new Date(options.start).getTime();
     if (Number.isNaN(start)) throw new TypeError(`clock start: not a date: ${String(options.start)}`);
-    this.#offset = start - Date.now();
+    this.held = options.held ?? false;
+    this.#offset = start - this.#origin;
   }
 
   now(): number {
-    return Date.now() + this.#offset;
+    return (this.held ? this.#origin : Date.now()) + this.#offset;
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
@@ -84,6 +96,15 @@ export class TestClock implements Clock {
     return this.advance(Math.max(0, target - this.now()));
   }
 
+  /**
+   * How long each pending timer has left, in ms, in the order they were set: on a held clock, wait
+   * for the timer a case is about to pass (`expect.poll(() => clock.pendingDelays()).toContain(5_000)`)
+   * before advancing past it.
+   */
+  pendingDelays(): number[] {
+    return [...this.#timers].map((t) => t.dueAt - this.now());
+  }
+
   /** Call `listener` after every advance (the sandbox delivering what is due); returns the undo. */
   onAdvance(listener: () => void): () => void {
     this.#listeners.add(listener);
@@ -92,6 +113,11 @@ export class TestClock implements Clock {
 
   #arm(timer: Timer): void {
     if (timer.real !== undefined) clearTimeout(timer.real);
+    if (this.held) {
+      // Only a timer due now runs without an advance, on the next turn as a real one would.
+      if (timer.dueAt <= this.now()) setImmediate(() => this.#fire(timer));
+      return;
+    }
     const wait = Math.min(Math.max(0, timer.dueAt - this.now()), MAX_TIMER_DELAY_MS);
     timer.real = setTimeout(() => (this.now() >= timer.dueAt ? this.#fire(timer) : this.#arm(timer)), wait);
   }

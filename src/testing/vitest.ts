@@ -2,8 +2,8 @@
  * bothost/testing/vitest: vitest fixtures giving each test a fresh sandbox, a clock to move, and a
  * `runBot` whose bots are stopped after the test. `test` uses the sandbox's default org;
  * `createBotTest({ org, users, clock })` makes a `test` with an org file or inline org, extra
- * people with roles and groups, and a clock starting at a given time. vitest is an optional peer
- * dependency: only this entry imports it.
+ * people with roles and groups, and a clock starting at a given time (or held between moves).
+ * vitest is an optional peer dependency: only this entry imports it.
  *
  * @example
  * ```ts
@@ -24,7 +24,7 @@ import type { OrgInput } from "../sandbox/org/schema.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type RunBotOptions, runBot, type TestBot } from "./run-bot.ts";
-import { TestClock } from "./test-clock.ts";
+import { TestClock, type TestClockOptions } from "./test-clock.ts";
 import { type TestUser, testOrg } from "./test-org.ts";
 
 export { describe, expect } from "vitest";
@@ -36,8 +36,8 @@ export interface BotTestOptions {
   org?: string | OrgInput;
   /** People added to the org, with their role, groups and channels. */
   users?: TestUser[];
-  /** Where the clock starts (ISO 8601, Date or epoch ms); default now. */
-  clock?: { start: string | Date | number };
+  /** Where the clock starts (ISO 8601, Date or epoch ms; default now), and whether it is held. */
+  clock?: TestClockOptions;
 }
 
 /** The fixtures: `sandbox`, `clock` (shared by the sandbox and the bots), and `runBot` bound to both. */
@@ -55,7 +55,7 @@ export function createBotTest(options: BotTestOptions = {}) {
   return base.extend<BotFixtures>({
     // biome-ignore lint/correctness/noEmptyPattern: vitest reads the fixtures a test uses from this pattern
     clock: async ({}, use) => {
-      await use(new TestClock(options.clock ? { start: options.clock.start } : {}));
+      await use(new TestClock(options.clock));
     },
     sandbox: async ({ clock }, use) => {
       const sandbox = await startSandbox({ org, clock });

@@ -1,7 +1,8 @@
 /**
  * `createBotTest({ org, users, clock })`: the sandbox starts from an org file or an inline org,
  * with the people a test adds (roles, groups), and one clock moves the sandbox and the bots, so a
- * reminder booked on the server is delivered by advancing it.
+ * reminder booked on the server is delivered by advancing it; a held clock stands still between
+ * advances.
  */
 import { defineBot } from "bothost";
 import { runBot, TestClock } from "bothost/testing";
@@ -131,6 +132,51 @@ describe("the clock", () => {
       ]);
     },
   );
+});
+
+describe("a held clock", () => {
+  const test = createBotTest({ clock: { held: true } });
+  // Works until it is stopped, then fails with the reason (as a fetch given the signal does).
+  const slow = defineBot({
+    setup(bot) {
+      bot.on("message", { direct: true }, async (ctx) => {
+        await new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        );
+      });
+    },
+  });
+
+  test("stands still: a handler's time limit passes where the test moves the clock", async ({
+    runBot,
+    clock,
+  }) => {
+    const bot = await runBot({
+      bot: slow,
+      name: "slow",
+      config: "handler_timeout: 5s\nretries: { attempts: 1 }",
+    });
+    const at = clock.now();
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
+    await expect.poll(() => clock.pendingDelays()).toContain(5_000);
+    // The handler has been running on the machine's time; on the clock, none of it has passed.
+    expect(clock.now()).toBe(at);
+    await clock.advance(4_999);
+    expect(clock.pendingDelays()).toContain(1);
+    await clock.advance(1);
+    await expect(bot.handled(id)).rejects.toThrow(/dead letter/);
+    expect(clock.now()).toBe(at + 5_000);
+  });
+
+  test("a stop cuts off the handlers still running (no grace period would pass)", async ({
+    runBot,
+    clock,
+  }) => {
+    const bot = await runBot({ bot: slow, name: "slow", config: "handler_timeout: 1h" });
+    bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
+    await expect.poll(() => clock.pendingDelays()).toContain(3_600_000);
+    await bot.stop();
+  });
 });
 
 describe("mistakes", () => {
