@@ -28,10 +28,10 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { deleteMessageAs } from "../support/delete-message.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
-import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "survey-bot@sandbox.example";
@@ -117,7 +117,7 @@ const survey = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
-let clock: HeldClock;
+let clock: TestClock;
 afterEach(async () => {
   // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
   await running?.stop({ deadlineMs: 0 });
@@ -151,7 +151,7 @@ const drained = () => waitFor(() => expect(botQueues()).toMatchObject([{ pending
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 async function start(gate: StoreGate, extra = "handler_timeout: 1s", channels: string[] = []) {
-  clock = new HeldClock();
+  clock = new TestClock({ held: true });
   sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
     email: BOT,

@@ -13,9 +13,9 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
-import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast, botSaid as saidBy } from "../support/self-killing-bot.ts";
 
 const BOT = "size-bot@sandbox.example";
@@ -39,7 +39,7 @@ const sizes = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
-let clock: HeldClock;
+let clock: TestClock;
 afterEach(async () => {
   // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
   await running?.stop({ deadlineMs: 0 });
@@ -61,7 +61,7 @@ async function start(gate: StoreGate, extra: string) {
     extra,
     gate,
     gated: "effects",
-    clock: new HeldClock(),
+    clock: new TestClock({ held: true }),
   });
   ({ sandbox, running, clock, dir } = up);
   return up.dm;

@@ -11,28 +11,28 @@ import { request } from "undici";
 import { afterEach, expect, it } from "vitest";
 import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import { STORE_BACK_LINE, STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { fillDiskAt, limitFiles } from "../support/file-size-limit.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
-import { HeldClock } from "../support/held-clock.ts";
 import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
 import { TALLY_EMAIL as BOT, tally } from "../support/tally-bot.ts";
 
-let up: GatedDaemon<HeldClock> | undefined;
+let up: GatedDaemon | undefined;
 afterEach(async () => {
   limitFiles("unlimited");
   await closeGatedDaemon(up);
   up = undefined;
 });
 
-async function start(): Promise<GatedDaemon<HeldClock>> {
+async function start(): Promise<GatedDaemon> {
   up = await startGatedDaemon({
     name: "tally",
     email: BOT,
     fullName: "Tally",
     definition: tally,
     global: "http:\n  listen: 127.0.0.1:0",
-    clock: new HeldClock(),
+    clock: new TestClock({ held: true }),
   });
   return up;
 }
@@ -56,7 +56,7 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 }
 
 /** Up, "a" answered and recorded, ready; then the disk is full. */
-async function fullAfterA(): Promise<GatedDaemon<HeldClock>> {
+async function fullAfterA(): Promise<GatedDaemon> {
   const { running, dm, sandbox } = await start();
   const a = dm("a");
   expect(await saidAtLeast(sandbox, BOT, 1)).toEqual(["a: 1"]);

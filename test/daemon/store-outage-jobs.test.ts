@@ -19,9 +19,9 @@ import {
 } from "../../src/pipeline/handler-failures.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
-import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "tally-bot@sandbox.example";
@@ -53,10 +53,10 @@ const notes = defineBot({
   },
 });
 
-let up: GatedDaemon<HeldClock> | undefined;
+let up: GatedDaemon | undefined;
 let running: InProcessDaemon | undefined;
 let sandbox: Sandbox | undefined;
-let clock: HeldClock;
+let clock: TestClock;
 afterEach(async () => {
   await closeGatedDaemon(up);
   up = undefined;
@@ -73,7 +73,7 @@ async function start(gate: StoreGate, extra?: string) {
     gated: "kv",
     global: "http:\n  listen: 127.0.0.1:0",
     ...(extra ? { extra } : {}),
-    clock: new HeldClock(),
+    clock: new TestClock({ held: true }),
   });
   ({ sandbox, running, clock } = up);
   return up.dm;

@@ -16,9 +16,9 @@ import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-f
 import { STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
-import { HeldClock } from "../support/held-clock.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
@@ -53,7 +53,7 @@ const orders = defineBot({
 let sandbox: Sandbox | undefined;
 let running: InProcessDaemon | undefined;
 let dir: string | undefined;
-let clock: HeldClock;
+let clock: TestClock;
 afterEach(async () => {
   // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
   await running?.stop({ deadlineMs: 0 });
@@ -77,7 +77,7 @@ async function start(gate: StoreGate, global?: string) {
     gate,
     gated: "kv",
     ...(global ? { global } : {}),
-    clock: new HeldClock(),
+    clock: new TestClock({ held: true }),
   });
   ({ sandbox, running, clock, dir } = up);
   return up.dm;

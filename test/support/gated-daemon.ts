@@ -12,14 +12,10 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { gatedBackend, type StoreGate } from "./gated-store.ts";
-import { HeldClock } from "./held-clock.ts";
 
 type BotEntry = Parameters<typeof startInProcessDaemon>[1][string];
 
-/** The clocks a gated daemon runs on: a {@link TestClock}, or one that stands still between advances. */
-type GatedClock = TestClock | HeldClock;
-
-export interface GatedDaemonOptions<C extends GatedClock = TestClock> {
+export interface GatedDaemonOptions {
   /** The bot's name in the config, and the first part of the gated namespace. */
   name: string;
   email: string;
@@ -37,16 +33,16 @@ export interface GatedDaemonOptions<C extends GatedClock = TestClock> {
   channels?: string[];
   /**
    * The sandbox's and the daemon's clock; default a new TestClock (real pace between advances).
-   * A HeldClock when a timer shorter than the work around it (a handler timeout of a second)
-   * must fire only where the test moves the clock.
+   * A held one (`new TestClock({ held: true })`) when a timer shorter than the work around it (a
+   * handler timeout of a second) must fire only where the test moves the clock.
    */
-  clock?: C;
+  clock?: TestClock;
 }
 
-export interface GatedDaemon<C extends GatedClock = TestClock> {
+export interface GatedDaemon {
   sandbox: Sandbox;
   running: InProcessDaemon;
-  clock: C;
+  clock: TestClock;
   /** The temp folder of the state, removed by the caller's cleanup. */
   dir: string;
   /** A direct message from `member@sandbox.example` to the bot; its message id. */
@@ -59,10 +55,8 @@ export interface GatedDaemon<C extends GatedClock = TestClock> {
   restart(between?: () => unknown, stop?: { deadlineMs: number }): Promise<InProcessDaemon>;
 }
 
-export async function startGatedDaemon<C extends GatedClock = TestClock>(
-  o: GatedDaemonOptions<C>,
-): Promise<GatedDaemon<C>> {
-  const clock = o.clock ?? (new TestClock() as C);
+export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
+  const clock = o.clock ?? new TestClock();
   const sandbox = await startSandbox({ clock });
   sandbox.control.createUser({
     email: o.email,
@@ -99,10 +93,10 @@ export async function startGatedDaemon<C extends GatedClock = TestClock>(
 }
 
 /** Stop the daemon and the sandbox of `up`, and remove its state (a test's cleanup; nothing when undefined). */
-export async function closeGatedDaemon(up: GatedDaemon<GatedClock> | undefined): Promise<void> {
+export async function closeGatedDaemon(up: GatedDaemon | undefined): Promise<void> {
   if (!up) return;
-  // On a HeldClock no deadline would pass: a run a failed case left stuck would hold the stop.
-  await up.running.stop(up.clock instanceof HeldClock ? { deadlineMs: 0 } : {});
+  // On a held clock no deadline would pass: a run a failed case left stuck would hold the stop.
+  await up.running.stop(up.clock.held ? { deadlineMs: 0 } : {});
   await up.sandbox.stop();
   await rm(up.dir, { recursive: true, force: true });
 }

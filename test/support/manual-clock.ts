@@ -1,13 +1,10 @@
 /**
  * A clock for tests: time moves only when a test says so, and the async work each timer starts
- * gets to run before the next one fires.
+ * gets to run before the next one fires. The testing kit's held {@link TestClock}, with the names
+ * the unit tests read it by (`tick`, `tickTo`, `pendingTimers`, `nextDueAt`) and epoch 0 as its
+ * default start.
  */
-import type { Clock, TimerHandle } from "../../src/time/clock.ts";
-
-interface ManualTimer {
-  dueAt: number;
-  fn: () => void;
-}
+import { TestClock } from "../../src/testing/test-clock.ts";
 
 /**
  * Let pending promise callbacks run: resolves after the microtask queue and one macrotask turn
@@ -18,64 +15,33 @@ export async function flushAsync(rounds = 5): Promise<void> {
 }
 
 /**
- * A clock that only moves when told to. Timers fire in due order (ties in creation order), and
- * async work they start gets to run ({@link flushAsync}) before the next timer fires.
+ * A held {@link TestClock}: timers fire in due order (ties in creation order) as a tick passes
+ * them, a timer due now on the next turn of the event loop, and async work they start gets to
+ * run before the next timer fires.
  */
-export class ManualClock implements Clock {
-  #now: number;
-  readonly #timers = new Set<ManualTimer>();
-
+export class ManualClock extends TestClock {
   constructor(startMs = 0) {
-    this.#now = startMs;
-  }
-
-  now(): number {
-    return this.#now;
-  }
-
-  setTimeout(fn: () => void, ms: number): TimerHandle {
-    const timer: ManualTimer = { dueAt: this.#now + Math.max(0, ms), fn };
-    this.#timers.add(timer);
-    return timer as unknown as TimerHandle;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.#timers.delete(handle as unknown as ManualTimer);
+    super({ start: startMs, held: true });
   }
 
   /** Number of timers not yet fired or cleared. */
   get pendingTimers(): number {
-    return this.#timers.size;
+    return this.pendingDelays().length;
   }
 
   /** When the earliest pending timer is due, or `undefined` if none is pending. */
   nextDueAt(): number | undefined {
-    return this.#earliest()?.dueAt;
+    const delays = this.pendingDelays();
+    return delays.length === 0 ? undefined : this.now() + Math.min(...delays);
   }
 
   /** Move time forward by `ms`, firing every timer that comes due on the way. */
-  async tick(ms: number): Promise<void> {
-    await this.tickTo(this.#now + ms);
+  tick(ms: number): Promise<void> {
+    return this.advance(ms);
   }
 
   /** Move time forward to `epochMs`, firing every timer due up to and including it. */
-  async tickTo(epochMs: number): Promise<void> {
-    await flushAsync();
-    for (;;) {
-      const next = this.#earliest();
-      if (next === undefined || next.dueAt > epochMs) break;
-      this.#timers.delete(next);
-      this.#now = Math.max(this.#now, next.dueAt);
-      next.fn();
-      await flushAsync();
-    }
-    this.#now = Math.max(this.#now, epochMs);
-  }
-
-  // The Set iterates in creation order, so the first of equally due timers wins.
-  #earliest(): ManualTimer | undefined {
-    let best: ManualTimer | undefined;
-    for (const t of this.#timers) if (best === undefined || t.dueAt < best.dueAt) best = t;
-    return best;
+  tickTo(epochMs: number): Promise<void> {
+    return this.advanceTo(epochMs);
   }
 }
