@@ -71,12 +71,19 @@ afterEach(async () => {
 export async function start(
   realm: Record<string, unknown> = {},
   config = "handler_timeout: 1h",
+  held = false,
 ): Promise<void> {
-  clock = new TestClock();
+  clock = new TestClock({ held });
   const org = defaultOrg();
   sandbox = await startSandbox({ clock, org: { ...org, realm: { ...org.realm, ...realm } } });
   bot = await runBot(sandbox, { bot: streamer, name: "streamer", clock, config });
 }
+
+/**
+ * {@link start} on a held clock: it stands still between advances, so a time limit, a retry's
+ * pause or an edit's turn passes only where the test moves it.
+ */
+export const startHeld = (realm: Record<string, unknown> = {}, config?: string) => start(realm, config, true);
 
 /** A short real pause: the work a clock's advance started reaches its next wait. */
 export const settle = () => new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,5 +1,6 @@
 /**
- * `ctx.progress` when things go wrong, against the sandbox over HTTP on the test clock: the
+ * `ctx.progress` when things go wrong, against the sandbox over HTTP on a held test clock (a time
+ * limit, a retry's pause and an edit's turn come only where the test moves the clock): the
  * progress message deleted by an administrator, edits that fail (one that landed with its answer
  * lost, then a crash), and a handler that throws or runs past its time limit with its progress open.
  */
@@ -7,7 +8,7 @@ import { expect, it } from "vitest";
 import type { ProgressHandle } from "../../../src/effects/progress/types.ts";
 import { deleteMessageAs } from "../../support/delete-message.ts";
 import { lines } from "./feed.ts";
-import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, start } from "./harness.ts";
+import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, startHeld } from "./harness.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -35,7 +36,7 @@ async function runUntil<T>(until: () => T | undefined | false): Promise<T> {
 }
 
 it("a deleted progress message is edited no more: the result is posted anew and done() resolves", async () => {
-  await start();
+  await startHeld();
   nextRuns(1, { ack: ACK });
   const asked = bot.post(MEMBER, {
     type: "stream",
@@ -65,7 +66,7 @@ it("a deleted progress message is edited no more: the result is posted anew and 
 });
 
 it("an edit that fails is tried again when the next edit is due, not at once", async () => {
-  await start();
+  await startHeld();
   nextRuns(1);
   const asked = bot.post(MEMBER, dm("go"));
   const first = await bot.nextReply({ after: asked });
@@ -90,7 +91,7 @@ it("an edit that fails is tried again when the next edit is due, not at once", a
 });
 
 it("an edit that landed with its answer lost, then a crash: the run again never shows less than the message does", async () => {
-  await start();
+  await startHeld();
   nextRuns(2, { finalAfterMs: 3_600_000 });
   const asked = bot.post(MEMBER, dm("go"));
   const first = await bot.nextReply({ after: asked });
@@ -117,7 +118,7 @@ it("an edit that landed with its answer lost, then a crash: the run again never 
 });
 
 it("a rollover post answered with a server error after it was made is found, not posted again", async () => {
-  await start();
+  await startHeld();
   nextRuns(1, { finalAfterMs: 3_600_000 });
   const asked = bot.post(MEMBER, dm("go"));
   await bot.nextReply({ after: asked });
@@ -142,7 +143,7 @@ it("a rollover post answered with a server error after it was made is found, not
 });
 
 it("a handler that throws with its progress open ends it as failed once its retries are spent", async () => {
-  await start({}, "handler_timeout: 1h\nretries: { attempts: 2, backoff: 1s }");
+  await startHeld({}, "handler_timeout: 1h\nretries: { attempts: 2, backoff: 1s }");
   nextRuns(2, { ack: ACK }, async () => {
     throw new Error("the build server exploded");
   });
@@ -166,7 +167,7 @@ it("a handler that throws with its progress open ends it as failed once its retr
 });
 
 it("a handler cut by handler_timeout with its progress open ends it as failed, at its text when cut", async () => {
-  await start({}, "handler_timeout: 5s\nretries: { attempts: 2, backoff: 1s }");
+  await startHeld({}, "handler_timeout: 5s\nretries: { attempts: 2, backoff: 1s }");
   // Work that ignores its signal: it ends after the handler's time is up.
   const late = async (progress: ProgressHandle, signal: AbortSignal) => {
     await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
