@@ -1,8 +1,8 @@
 /**
- * `ctx.progress` when the state store loses a reply, in a daemon on the test clock against the
- * sandbox: the rollover post is made and its record written, but the write's reply is lost (a
- * Redis connection closing after the command reached the server). The next step finds the post
- * made instead of posting the text again.
+ * `ctx.progress` when the state store loses a reply, in a daemon on a held test clock (time moves
+ * only where the test moves it) against the sandbox: the rollover post is made and its record
+ * written, but the write's reply is lost (a Redis connection closing after the command reached the
+ * server). The next step finds the post made instead of posting the text again.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -29,7 +29,8 @@ let running: InProcessDaemon | undefined;
 let dir: string | undefined;
 afterEach(async () => {
   feed.end();
-  await running?.stop();
+  // No deadline: the clock stands still, and a run a failed case left stuck would hold the stop.
+  await running?.stop({ deadlineMs: 0 });
   await sandbox?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
   [feed, running, sandbox, dir] = [new Feed(), undefined, undefined, undefined];
@@ -47,7 +48,7 @@ const streamer = defineBot({
 });
 
 it("a rollover post whose record's write lost its reply is not posted again", async () => {
-  const clock = new TestClock();
+  const clock = new TestClock({ held: true });
   const org = defaultOrg();
   const bots = [
     ...(org.bots ?? []),
