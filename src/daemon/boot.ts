@@ -34,6 +34,8 @@ export interface BootOptions {
    * to make an announcement come due).
    */
   clockFromSandbox?: boolean;
+  /** The clock the daemon and its bots read and wait on (tests: a held TestClock); default real. */
+  clock?: Clock;
 }
 
 /** Throws ConfigError / ModuleError (located, for the user to fix) before anything starts. */
@@ -62,9 +64,12 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
     // state.path: this instance runs every bot; state.redis: instances share them by leases.
     const { store, coordinator, reportRedis } = await openState(config, log, options.statePath);
     const embedded = sandbox;
-    // Real timers, with "now" read from the sandbox's (movable) clock.
+    // The clock given; or real timers, with "now" read from the sandbox's (movable) clock.
     const clock: Clock | undefined =
-      options.clockFromSandbox && embedded ? { ...realClock, now: () => embedded.control.now() } : undefined;
+      options.clock ??
+      (options.clockFromSandbox && embedded
+        ? { ...realClock, now: () => embedded.control.now() }
+        : undefined);
     const daemon = new Daemon({
       ...(clock ? { clock } : {}),
       config,

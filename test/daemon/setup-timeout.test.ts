@@ -2,12 +2,15 @@
  * A bot's `setup` is bounded by its `handler_timeout`: one that never finishes fails that bot at
  * start (the others run), refuses a reload with one line while every bot keeps running (and the
  * next reload still applies), and does not hold a stop. A reload refused through the admin route
- * is logged by the daemon as SIGHUP's is.
+ * is logged by the daemon as SIGHUP's is. The daemon runs on a held clock: a setup's (and a
+ * handler's) time limit passes only where the test moves the clock, never because the machine was
+ * slow. (A reload's offline trial of an added bot waits on real time: its setup never finishes.)
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Booted, bootDaemon } from "../../src/daemon/boot.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { botEmail, orgWithBots, startE2eSandbox, useE2eCleanup, writeConfig } from "../support/e2e-daemon.ts";
 import { answers, moduleText, send, useModuleFiles } from "./module-files.ts";
 
@@ -23,6 +26,13 @@ const entered = globalThis as { hangingSetupEntered?: boolean };
 afterEach(() => {
   entered.hangingSetupEntered = undefined;
 });
+
+/** Once a setup that never finishes has begun and its bound is pending, move the clock past it. */
+async function passSetupBound(clock: TestClock, ms: number): Promise<void> {
+  await expect.poll(() => entered.hangingSetupEntered, { timeout: 15_000 }).toBe(true);
+  await expect.poll(() => clock.pendingDelays(), { timeout: 15_000 }).toContain(ms);
+  await clock.advance(ms);
+}
 
 /** A bot module whose setup never finishes. */
 const HANGING = `export default { events: ["message"], async setup() {
@@ -47,13 +57,16 @@ async function boot(sandbox: Sandbox, modules: Record<(typeof NAMES)[number], st
   const file = await useModuleFiles(config, modules);
   Object.assign(process.env, config.env);
   const lines: { level: number; msg: string; problems?: string }[] = [];
+  const clock = new TestClock({ held: true });
   booted = await bootDaemon(config.file, {
+    clock,
     logLevel: "info",
     logDestination: { write: (line: string) => lines.push(JSON.parse(line)) },
   });
   return {
     daemon: booted.daemon,
     lines,
+    clock,
     configFile: config.file,
     file,
   };
@@ -66,7 +79,9 @@ describe("a setup that never finishes", () => {
   it("fails its bot at start, naming the timeout; the other bots run", async () => {
     const sandbox = await startE2eSandbox(orgWithBots(3));
     const d = await boot(sandbox, { a: moduleText("v1"), b: moduleText("v1"), c: HANGING }, "300ms");
-    const report = await d.daemon.start();
+    const starting = d.daemon.start();
+    await passSetupBound(d.clock, 300);
+    const report = await starting;
     expect(report.started.sort()).toEqual(["a", "b"]);
     expect(report.failed.map((f) => [f.name, (f.error as { code?: string }).code])).toEqual([
       ["c", "SETUP_TIMEOUT"],
@@ -88,10 +103,12 @@ describe("a setup that never finishes", () => {
     expect(queue).toBeDefined();
 
     await writeFile(d.file("c"), HANGING);
-    const refused = await d.daemon.reload().then(
+    const reloading = d.daemon.reload().then(
       () => undefined,
       (err: unknown) => err as { code: string; message: string },
     );
+    await passSetupBound(d.clock, 300);
+    const refused = await reloading;
     expect(refused?.code).toBe("RELOAD_REFUSED");
     expect(refused?.message.split("\n")).toEqual([expect.stringMatching(TIMED_OUT)]);
     expect(sandbox.control.queues().find((q) => q.email === botEmail(2))?.queue_id).toBe(queue);
