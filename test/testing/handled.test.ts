@@ -4,9 +4,11 @@
  * learns why when it never does (the message did not reach the bot, the handler failed).
  */
 import { defineBot } from "bothost";
-import { describe, expect, test } from "bothost/testing/vitest";
+import { createBotTest, describe, expect, test } from "bothost/testing/vitest";
 
 const MEMBER = "member@sandbox.example";
+/** Tests whose clock stands still between advances: a retry's pause passes only where moved. */
+const held = createBotTest({ clock: { held: true } });
 
 describe("bot.handled", () => {
   test("resolves once a bot that answers nothing has counted the message and reacted", async ({
@@ -63,7 +65,7 @@ describe("bot.handled", () => {
     );
   });
 
-  test("on timeout, says the handler failed and waits to run again", async ({ runBot }) => {
+  held("on timeout, says the handler failed and waits to run again", async ({ runBot, clock }) => {
     let runs = 0;
     const flaky = defineBot({
       setup(bot) {
@@ -73,8 +75,10 @@ describe("bot.handled", () => {
         });
       },
     });
-    const bot = await runBot({ bot: flaky, name: "flaky", config: "retries: { attempts: 3, backoff: 1h }" });
+    const bot = await runBot({ bot: flaky, name: "flaky", config: "retries: { attempts: 3, backoff: 20s }" });
     const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "try" });
+    // The first run failed (and said so) once its retry's pause is set: on this clock it never ends.
+    await expect.poll(() => clock.pendingDelays()).toContain(20_000);
     await expect(bot.handled(id, { timeoutMs: 500 })).rejects.toThrow(
       new RegExp(
         `^flaky did not finish handling message ${id} \\(.*\\) within 500 ms: its handler failed \\(not yet\\)`,
