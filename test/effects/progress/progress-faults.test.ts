@@ -113,10 +113,16 @@ it("an edit that landed with its answer lost, then a crash: the run again never 
     feeds[1]!.push(line);
     await clock.advance(1_000);
     await settle();
-    expect(contentOf(first.id)).toBe(whole);
   }
   feeds[1]!.end();
   await runUntil(() => results.length > 0);
+  // Every version the message showed, oldest first: from the whole text on, never less.
+  const history = sandbox.control.messages().find((m) => m.id === first.id)!.edit_history as {
+    prev_content?: string;
+  }[];
+  const versions = [...history.flatMap((e) => e.prev_content ?? []).reverse(), contentOf(first.id)];
+  const since = versions.slice(versions.indexOf(whole));
+  expect(since).toEqual(since.map(() => whole));
   expect(contentOf(first.id)).toBe(whole);
   expect(bot.replies()).toHaveLength(1);
 });
