@@ -9,6 +9,7 @@ import type { ProgressHandle } from "../../../src/effects/progress/types.ts";
 import { deleteMessageAs } from "../../support/delete-message.ts";
 import { lines } from "./feed.ts";
 import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, startHeld } from "./harness.ts";
+import { versions } from "./versions.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -116,12 +117,9 @@ it("an edit that landed with its answer lost, then a crash: the run again never 
   }
   feeds[1]!.end();
   await runUntil(() => results.length > 0);
-  // Every version the message showed, oldest first: from the whole text on, never less.
-  const history = sandbox.control.messages().find((m) => m.id === first.id)!.edit_history as {
-    prev_content?: string;
-  }[];
-  const versions = [...history.flatMap((e) => e.prev_content ?? []).reverse(), contentOf(first.id)];
-  const since = versions.slice(versions.indexOf(whole));
+  // Every version the message showed: from the whole text on, never less.
+  const shown = versions(sandbox, first.id);
+  const since = shown.slice(shown.indexOf(whole));
   expect(since).toEqual(since.map(() => whole));
   expect(contentOf(first.id)).toBe(whole);
   expect(bot.replies()).toHaveLength(1);
