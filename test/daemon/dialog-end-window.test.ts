@@ -16,7 +16,6 @@ import { PromptError } from "../../src/pipeline/dialogs/prompt-error.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
-import { HeldClock } from "../support/held-clock.ts";
 
 const BOT = "desk-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -82,7 +81,7 @@ const desk = defineBot({
   },
 });
 
-let up: GatedDaemon<TestClock | HeldClock> | undefined;
+let up: GatedDaemon | undefined;
 let gate: StoreGate | undefined;
 afterEach(() => {
   refused.length = 0;
@@ -101,8 +100,8 @@ const DAEMON = {
 /** `held`: on a clock that stands still between the test's moves (a retry's pause never passes). */
 async function start(held = false) {
   gate = new StoreGate();
-  const clock = held ? new HeldClock() : new TestClock();
-  up = await startGatedDaemon<TestClock | HeldClock>({ ...DAEMON, definition: desk, gate, clock });
+  const clock = held ? new TestClock({ held: true }) : new TestClock();
+  up = await startGatedDaemon({ ...DAEMON, definition: desk, gate, clock });
   approver = idOf(APPROVER);
   return { bot: up.running.daemon.bots[0]! };
 }

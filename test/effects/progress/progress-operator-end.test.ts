@@ -12,8 +12,8 @@ import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../../src/daemon/dialog-desk.ts";
 import type { InProcessDaemon } from "../../../src/testing/in-process-daemon.ts";
+import { TestClock } from "../../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../../support/gated-daemon.ts";
-import { HeldClock } from "../../support/held-clock.ts";
 import { botSaid } from "../../support/self-killing-bot.ts";
 
 const BOT = "release-bot@sandbox.example";
@@ -39,7 +39,7 @@ const deploys = defineBot({
   },
 });
 
-let up: GatedDaemon<HeldClock> | undefined;
+let up: GatedDaemon | undefined;
 let running: InProcessDaemon | undefined;
 afterEach(() => closeGatedDaemon(up));
 
@@ -51,7 +51,7 @@ async function asked(command: string) {
     fullName: "Releases",
     definition: deploys,
     extra: "handler_timeout: 1h",
-    clock: new HeldClock(),
+    clock: new TestClock({ held: true }),
   });
   ({ running } = up);
   const message = up.dm(command);
