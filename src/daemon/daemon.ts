@@ -24,6 +24,7 @@ import { coalesce } from "./coalesce.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { dialogDesk } from "./dialog-desk.ts";
+import { httpBotOf } from "./http-bot.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { loggingRefusals } from "./reload-refused.ts";
@@ -154,6 +155,7 @@ export class Daemon {
       standby,
       make: (bot) => this.#runtimeFor(bot, config, letters),
       signal: this.#stopping.signal,
+      clock: this.#clock,
     });
     for (const name of [...plan.remove, ...plan.restart]) {
       await this.#switches.get(name)?.halt(deadline);
@@ -358,14 +360,7 @@ export class Daemon {
   }
 
   #httpBot(runtime: BotRuntime): HttpBot {
-    const { outgoing_webhook: o, handler_timeout, webhooks } = this.config.bots[runtime.name]!;
-    return {
-      runtime,
-      store: this.#coordinator.storeFor(runtime.name),
-      handlerTimeoutMs: handler_timeout,
-      webhooks: webhooks ?? {},
-      ...(o ? { outgoing: { path: o.path, token: o.token, replyDeadlineMs: o.reply_deadline } } : {}),
-    };
+    return httpBotOf(runtime, this.config.bots[runtime.name]!, this.#coordinator.storeFor(runtime.name));
   }
 
   /** What the admin routes act on, on the admin socket and the HTTP listener. */

@@ -11,6 +11,7 @@
  */
 import type { BotConfig, Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import type { Clock } from "../time/clock.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
 import { type SetupProblem, setupProblem, trySetupOffline } from "./trial-setup.ts";
@@ -26,6 +27,8 @@ export interface NewVersions {
   make: (bot: DaemonBot) => BotRuntime;
   /** Aborted when the daemon stops: every setup still running is given up (the reload refused). */
   signal?: AbortSignal;
+  /** The daemon's clock: an offline trial's `handler_timeout` passes on it (default real). */
+  clock?: Clock;
 }
 
 /**
@@ -50,6 +53,7 @@ export async function setUpNewVersions(o: NewVersions): Promise<Map<string, BotR
         ...trial,
         commandPrefix: entry.command_prefix,
         timeoutMs: entry.handler_timeout,
+        clock: o.clock,
         signal: o.signal,
       });
       if (problem) problems.push(problem);

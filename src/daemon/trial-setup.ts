@@ -12,6 +12,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
+import type { Clock } from "../time/clock.ts";
 import { withinSetupTime } from "./setup-deadline.ts";
 
 /** Why a bot's setup failed, in one line. */
@@ -34,6 +35,8 @@ export interface TrialBot {
   commandPrefix?: string | undefined;
   /** The bound on its setup (the bot's `handler_timeout`); none when absent. */
   timeoutMs?: number | undefined;
+  /** The clock that bound passes on (a reload's trial: the daemon's); default real. */
+  clock?: Clock | undefined;
   /** Ends the wait for setup early (the daemon stopping). */
   signal?: AbortSignal | undefined;
 }
@@ -71,8 +74,10 @@ export async function runSetupOffline(bot: TrialBot): Promise<OfflineSetup> {
   });
   try {
     const setup = (bot.definition.setup as (b: unknown, s: unknown) => unknown)(handle.api, bot.settings);
-    const { timeoutMs, signal } = bot;
-    await (timeoutMs === undefined ? setup : withinSetupTime(Promise.resolve(setup), { timeoutMs, signal }));
+    const { timeoutMs, clock, signal } = bot;
+    await (timeoutMs === undefined
+      ? setup
+      : withinSetupTime(Promise.resolve(setup), { timeoutMs, clock, signal }));
     return { handle };
   } catch (err) {
     if (err instanceof OfflineCall) return { calledServer: err.property };

@@ -4,7 +4,7 @@
  * next reload still applies), and does not hold a stop. A reload refused through the admin route
  * is logged by the daemon as SIGHUP's is. The daemon runs on a held clock: a setup's (and a
  * handler's) time limit passes only where the test moves the clock, never because the machine was
- * slow. (A reload's offline trial of an added bot waits on real time: its setup never finishes.)
+ * slow; a reload's offline trial of an added bot is bounded on the daemon's clock too.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
@@ -150,10 +150,12 @@ describe("a reload with a setup that never finishes", () => {
       d.configFile,
       `${text}  d:\n    module: ./d.mjs\n    email: ${botEmail(3)}\n    api_key: ${key}\n    handler_timeout: 300ms\n`,
     );
-    const refused = await d.daemon.reload().then(
+    const reloading = d.daemon.reload().then(
       () => undefined,
       (err: unknown) => err as { code: string; message: string },
     );
+    await passSetupBound(d.clock, 300);
+    const refused = await reloading;
     expect(refused?.code).toBe("RELOAD_REFUSED");
     expect(refused?.message).toMatch(
       /^bots\.d \(\.\/d\.mjs\): setup did not finish within 300 ms \(handler_timeout\) \[SETUP_TIMEOUT\]$/,
