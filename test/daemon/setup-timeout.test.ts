@@ -125,7 +125,7 @@ describe("a setup that never finishes", () => {
     await expect.poll(() => answers(sandbox, id), { timeout: 15_000 }).toEqual([`v2 handled ${id}`]);
   });
 
-  it("does not hold a stop: the start gives up", async () => {
+  it("does not hold a stop: the start gives up, its bound cleared", async () => {
     const sandbox = await startE2eSandbox(orgWithBots(3));
     const d = await boot(sandbox, { a: moduleText("v1"), b: moduleText("v1"), c: HANGING }, "1h");
     const starting = d.daemon.start();
@@ -135,6 +135,8 @@ describe("a setup that never finishes", () => {
     const report = await starting;
     expect(report.started).not.toContain("c");
     expect(report.failed).toEqual([]);
+    // The setup's bound is cleared by the stop: no timer is left to keep the process running.
+    expect(d.clock.pendingDelays()).toEqual([]);
   });
 });
 
