@@ -1,9 +1,9 @@
 /**
  * Durable dialogs through real processes: `bothost run` killed with SIGKILL after each message of
  * a three-question dialog (at once, and a few ms later), stopped with SIGTERM while a question
- * waits and answered while no daemon runs, with a handler timeout far shorter than the wait. Each
- * question is asked once, each answer lands under its question, the dialog's state write is made
- * once. On the file store, and on Redis when one answers (else skipped with one line saying why).
+ * waits (no run is left for the stop to wait for) and answered while no daemon runs. Each question
+ * is asked once, each answer lands under its question, the dialog's state write is made once.
+ * On the file store, and on Redis when one answers (else skipped with one line saying why).
  * Failover and an outage, which need Redis, are in dialog-crash-redis.test.ts.
  */
 import { readFile, writeFile } from "node:fs/promises";
@@ -11,6 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { crashBackends } from "../support/crash-backends.ts";
 import {
+  BOT,
   doneCount,
   expectDialogDone,
   QUESTIONS,
@@ -49,19 +50,21 @@ describe.each(backends)("on the %s", (_name, backendFor) => {
     },
   );
 
-  it("SIGTERM while a question waits; the answer sent while no daemon runs is taken at the next start", {
+  it("SIGTERM while a question waits, no handler held by it; the answer sent while no daemon runs is taken at the next start", {
     timeout: 60_000,
   }, async () => {
-    const { sandbox, backend, start } = await setUpDialogDaemon(backendFor);
+    // A handler timeout longer than any wait here: a run held by its waiting question would hold
+    // the stop until the shutdown deadline cuts it, whatever the machine's pace.
+    const { sandbox, backend, start } = await setUpDialogDaemon(backendFor, BOT, "1h");
     let daemon = await start();
     say(sandbox, "standup");
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 1));
-    // Longer than the handler timeout: the dialog does not care.
-    await new Promise((r) => setTimeout(r, 1_500));
     say(sandbox, "did a");
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS.slice(0, 2));
     daemon.kill("SIGTERM");
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    // The runs that asked ended when their questions waited: the stop cut none of them.
+    expect(daemon.logs().find((l) => l.msg === "daemon stopped")).toMatchObject({ abandoned: 0 });
     say(sandbox, "do b");
     daemon = await start();
     await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual(QUESTIONS);

@@ -1,7 +1,7 @@
 /**
  * The durable-dialog crash tests' daemon: `bothost run` with the standup dialog bot
- * (test/fixtures/e2e/standup-dialog.mjs) on the sandbox, its state on a crash backend, and a
- * handler timeout far shorter than the waits (a waiting dialog holds no handler).
+ * (test/fixtures/e2e/standup-dialog.mjs) on the sandbox, its state on a crash backend, and by
+ * default a handler timeout far shorter than the waits (a waiting dialog holds no handler).
  */
 import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,9 +17,14 @@ export const SUMMARY = "summary: did a | do b | none";
 
 /**
  * A sandbox and a config for the bot (`module`: a copy of it at `$DIR/…`, for tests that edit
- * it); `start(env)` spawns a daemon and resolves once it started.
+ * it; `handlerTimeout`: its `handler_timeout`); `start(env)` spawns a daemon and resolves once it
+ * started.
  */
-export async function setUpDialogDaemon(backendFor: (dir: string) => Backend, module = BOT) {
+export async function setUpDialogDaemon(
+  backendFor: (dir: string) => Backend,
+  module = BOT,
+  handlerTimeout = "1s",
+) {
   const sandbox = await startE2eSandbox(orgWithBots(1));
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-dialog-crash-"));
   if (module !== BOT) await copyFile(BOT, module.replace("$DIR", dir));
@@ -33,7 +38,7 @@ export async function setUpDialogDaemon(backendFor: (dir: string) => Backend, mo
     "longpoll_margin: 1s",
     "bots:",
     `  standup:\n    module: ${module.replace("$DIR", dir)}\n    email: ${botEmail(0)}\n    api_key: \${E2E_KEY}`,
-    "    handler_timeout: 1s",
+    `    handler_timeout: ${handlerTimeout}`,
   ];
   await writeFile(file, `${yaml.join("\n")}\n`);
   const key = { E2E_KEY: sandbox.control.apiKeyOf(botEmail(0)) };
