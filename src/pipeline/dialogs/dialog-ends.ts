@@ -212,7 +212,9 @@ export function closeLog(
 /**
  * A message's run threw what only a dialog's run meets: cut off by a stop, ended meanwhile, or
  * code changed under its log (its end tried again until `signal`, the stop). Returns what the key
- * must wait for, or false for any other failure (retried as usual).
+ * must wait for before the run's progresses end as failed (ended, changed), true when they are
+ * left as they are (cut off: the run goes on at the next start), or false for any other failure
+ * (retried as usual).
  */
 export function dialogFailed(
   o: DialogEndParts,
@@ -226,7 +228,9 @@ export function dialogFailed(
   const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
   if (err instanceof DialogEnded) {
     log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
-    return true;
+    // Nothing to wait for but its progresses (the caller ends them as failed, as changed code's):
+    // ones it opened are in no log the end read, and it is before the end's note in its conversation.
+    return Promise.resolve();
   }
   if (asked && incoming.letter === undefined && err instanceof RouterError && err.code === "ROUTER_ABORTED") {
     // Left as a crash leaves it: its message is caught up again (or its log, holding the answer,
