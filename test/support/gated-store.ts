@@ -21,6 +21,11 @@ export class StoreGate {
   mode: GateMode = "open";
   /** Writes let through before the mode applies (to stop the second write of an effect, say). */
   skip = 0;
+  /**
+   * Reads (`getMany`, a dialog's log entries) whose answer is held back, read at once, until
+   * open(): as a slow reply to a read the store made (counted in `stopped` too).
+   */
+  readsHeld = 0;
   /** Writes refused, held or answered with an error so far under the gated path. */
   stopped = 0;
   #waiting: (() => void)[] = [];
@@ -61,6 +66,16 @@ export class StoreGate {
     return write();
   }
 
+  /** Runs `read` through the gate: made now, its answer held when {@link readsHeld} says so. */
+  async read<T>(read: () => Promise<T>): Promise<T> {
+    if (this.readsHeld === 0) return read();
+    this.readsHeld--;
+    const value = await read();
+    this.#stop();
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    return value;
+  }
+
   #stop(): void {
     this.stopped++;
     this.#watchers = this.#watchers.filter((w) => (w.n <= this.stopped ? (w.go(), false) : true));
@@ -78,6 +93,8 @@ export function gatedBackend(backend: StateBackend, path: readonly string[], gat
           return (key: string, value: JsonValue, options?: SetOptions) =>
             gate.pass(() => target.set(key, value, options));
         }
+        if (prop === "getMany" && gated)
+          return (keys: readonly string[]) => gate.read(() => target.getMany(keys));
         if (prop === "applyWrites" && gated) {
           return (writes: readonly StoreWrite[], once?: OnceMarker) =>
             gate.pass(() => target.applyWrites(writes, once));

@@ -13,7 +13,7 @@ import type { Incoming } from "../incoming.ts";
 import { RouterError } from "../router-error.ts";
 import { whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
-import type { EndNote, EndReason } from "./dialog-record.ts";
+import type { DialogRecord, EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { noteOf, sayNote } from "./end-notes.ts";
 import { withProgresses } from "./end-progresses.ts";
@@ -115,10 +115,20 @@ export async function endByOperator(
       );
     }
   }
-  const read = await dialogs.record(id);
-  // Its log gone (an end in doubt landed): the record read before it.
-  const doubted = dialogs.endsInDoubt.take(id)?.record;
-  const record = read?.origin === null ? (doubted ?? read) : read;
+  // In its conversation's order from here, before its record is read: what comes there meanwhile
+  // (an answer, a new request of the person's) waits for the end, and is said after its note (the
+  // stop's deadline left, the next start says it). An answer taken during the read would be missed
+  // by the record the end keeps (the progresses its run opened: end-progresses.ts).
+  const turn = inOrder(queue, dialogs.entry(id)?.head.conversation);
+  let record: DialogRecord | undefined;
+  try {
+    const read = await dialogs.record(id);
+    // Its log gone (an end in doubt landed): the record read before it.
+    const doubted = dialogs.endsInDoubt.take(id)?.record;
+    record = read?.origin === null ? (doubted ?? read) : read;
+  } finally {
+    if (record === undefined) turn.release(undefined);
+  }
   if (record === undefined) return false;
   // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts),
   // with the progresses the dialog's runs left open, ended then (end-progresses.ts).
@@ -142,12 +152,13 @@ export async function endByOperator(
       throw err;
     },
   );
-  // In its conversation's order from now: what comes there meanwhile (a new request of the
-  // person's) waits for the end, and is said after its note (the stop's deadline left, the next
-  // start says it).
   const noted = async (c: TaskControl) =>
     (await raceAbort(ending, c.signal).catch(() => false)) && say(c.signal);
-  queue.push(record.conversation, (c) => c.holdKey(noted(c)));
+  if (turn.key === record.conversation) turn.release(noted);
+  else {
+    turn.release(undefined);
+    queue.push(record.conversation, (c) => c.holdKey(noted(c)));
+  }
   try {
     return await raceAbort(ending, limit.signal);
   } catch (err) {
@@ -162,6 +173,27 @@ export async function endByOperator(
   } finally {
     limit.clear();
   }
+}
+
+/**
+ * A task in conversation `key` (none without one), queued now, that holds it until `release`
+ * gives it what to do there (undefined: nothing).
+ */
+function inOrder(queue: ConversationQueue, key: string | undefined) {
+  let release: (task: ((c: TaskControl) => Promise<unknown>) | undefined) => void = () => {};
+  if (key !== undefined) {
+    const task = new Promise<((c: TaskControl) => Promise<unknown>) | undefined>((r) => {
+      release = r;
+    });
+    // Cut by the stop's deadline as the end's own task is (its note left to the next start).
+    const run = (c: TaskControl) =>
+      raceAbort(task, c.signal).then(
+        (then) => then?.(c),
+        () => undefined,
+      );
+    queue.push(key, (c) => c.holdKey(run(c)));
+  }
+  return { key, release: (then: ((c: TaskControl) => Promise<unknown>) | undefined) => release(then) };
 }
 
 /** A message's run returned: the dialog it ran is over (its end entry appended, the key held meanwhile). */

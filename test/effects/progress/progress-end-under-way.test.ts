@@ -5,8 +5,11 @@
  * `failed` reaction in place of `working`), once, whether the run opened them or an earlier run
  * did (that one the end's note ends too: found ended, it is not ended again). The person reads
  * what the run said, the note, then nothing more from the run. Before, a progress the run opened
- * kept its placeholder and 👀 for good. A real daemon in this process against the sandbox over
- * HTTP, on a clock that stands still between the test's moves.
+ * kept its placeholder and 👀 for good. And the person's answer coming while the end reads the
+ * dialog's record waits for the end (the note, then the answer as an ordinary message): before,
+ * it was taken, its run opened a progress and asked on, and the end, its record read before the
+ * answer, left that progress open. A real daemon in this process against the sandbox over HTTP,
+ * on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
@@ -15,6 +18,7 @@ import type { InProcessDaemon } from "../../../src/testing/in-process-daemon.ts"
 import { TestClock } from "../../../src/testing/test-clock.ts";
 import { deferred } from "../../support/deferred.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../../support/gated-daemon.ts";
+import { StoreGate } from "../../support/gated-store.ts";
 import { botSaid } from "../../support/self-killing-bot.ts";
 import { versions } from "./versions.ts";
 
@@ -69,17 +73,24 @@ const idOf = (content: string) =>
   up!.sandbox.control.messages().find((m) => m.content === content)!.id as number;
 const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("releases", id, NOTE);
 
+/** The bot running on a held clock, its dialogs' log writes and reads through `gate`. */
+async function started(gate?: StoreGate) {
+  const clock = new TestClock({ held: true });
+  const daemon = await startGatedDaemon({ ...DAEMON, definition: ships, clock, ...(gate ? { gate } : {}) });
+  up = daemon;
+  running = daemon.running;
+  return { daemon, bot: daemon.running.daemon.bots[0]! };
+}
+
 /** The bot running, asked `command` by the member and answered "yes": the run under way, `shown` in its progress. */
 async function underWay(command: string, shown: string) {
-  up = await startGatedDaemon({ ...DAEMON, definition: ships, clock: new TestClock({ held: true }) });
-  ({ running } = up);
-  const asked = up.dm(command);
-  const bot = running.daemon.bots[0]!;
+  const { daemon, bot } = await started();
+  const asked = daemon.dm(command);
   await expect
     .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
     .toEqual([true]);
   const dialog = bot.dialogs()[0]!.id;
-  const answer = up.dm("yes");
+  const answer = daemon.dm("yes");
   await expect.poll(() => said().includes(shown), { timeout: 15_000 }).toBe(true);
   return { asked, answer, dialog, progress: idOf(shown) };
 }
@@ -126,5 +137,32 @@ it("a progress an earlier run opened, updated by the run under way, ends as fail
   expect(said()).toEqual([failed, "Roll?\n1. yes\n2. no", NOTE, "not a command: hello"]);
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual(["Roll: waiting for approval…", "Rolling…", failed]);
+  expect(running!.logged("could not")).toEqual([]);
+});
+
+it("a person's answer while an operator's end reads the dialog's record waits for the end: the note, then the answer as an ordinary message", async () => {
+  const gate = new StoreGate();
+  const { daemon, bot } = await started(gate);
+  const asked = daemon.dm("ship");
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  work.resolve();
+  // The end's read of the dialog's log is made, its answer held: the answer comes meanwhile.
+  gate.readsHeld = 1;
+  const ended = end(bot.dialogs()[0]!.id);
+  ended.catch(() => {});
+  await gate.stoppedAt(1);
+  daemon.dm("yes");
+  // As far as the answer goes while the read is held: taken (its run waits at its next question),
+  // or waiting behind the end in the conversation.
+  await expect
+    .poll(() => said().some((s) => s.startsWith("Tag it?")) || bot.status.inFlight >= 2, { timeout: 15_000 })
+    .toBe(true);
+  gate.open();
+  await ended;
+  await settled("hello");
+  expect(said()).toEqual(["Ship?\n1. yes\n2. no", NOTE, "not a command: yes", "not a command: hello"]);
+  expect(acks(asked)).toEqual([]);
   expect(running!.logged("could not")).toEqual([]);
 });
