@@ -193,7 +193,7 @@ export class HandlerFailures {
         // A prompt unanswered, the dialog ended during the pause (an operator's end), or run by
         // another instance (its question kept first: see `ranElsewhere`): done with.
         if (promptUnanswered(err) || err instanceof DialogEnded || err instanceof LogMoved)
-          return this.#ended(run, promptUnanswered(err));
+          return this.#ended(run, promptUnanswered(err) || err instanceof DialogEnded);
         last = err;
       }
     }
@@ -242,8 +242,8 @@ export class HandlerFailures {
   }
 
   /**
-   * The run ended without a failure to keep (a prompt went unanswered): it is done with. `over`:
-   * its dialog ended there, so what it left open (its progresses) ends as failed, as after a final failure.
+   * The run ended without a failure to keep (a prompt went unanswered, its dialog ended): done with.
+   * `over`: so its dialog did, and what it left open (its progresses) ends as failed, as after a final failure.
    */
   async #ended(run: FailedRun, over = false): Promise<true> {
     if (over && !this.#stopping.signal.aborted) await this.#gaveUp(run);

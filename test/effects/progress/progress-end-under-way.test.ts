@@ -3,7 +3,8 @@
  * question not yet asked) when an operator ends the dialog (`bothost dialogs end`): the run stops
  * at its next question, and the progresses it has open end as failed (the failed note, the
  * `failed` reaction in place of `working`), once, whether the run opened them or an earlier run
- * did (that one the end's note ends too: found ended, it is not ended again). The person reads
+ * did (that one the end's note ends too: found ended, it is not ended again); also when the run
+ * failed and its dialog was ended during the pause before its retry. The person reads
  * what the run said, the note, then nothing more from the run. Before, a progress the run opened
  * kept its placeholder and 👀 for good. And the person's answer coming while the end reads the
  * dialog's record waits for the end (the note, then the answer as an ordinary message): before,
@@ -29,6 +30,9 @@ const ACK = { working: "eyes", done: "check", failed: "warning" };
 const LONG = { ack: ACK, finalAfterMs: 3 * 3_600_000 };
 const CHOICES = { choices: ["yes", "no"], timeout: "1h" };
 
+/** How many times `pack` fails. */
+let failing = 0;
+
 /** What the handlers wait for once their answer is taken, before their next question. */
 let work = deferred();
 
@@ -52,6 +56,13 @@ const ships = defineBot({
       await ctx.prompt("Tag it?", CHOICES);
       await progress.done("Rolled.");
     });
+    // The run the answer began opens a progress, then fails once: it runs again after a pause.
+    bot.command("pack", async (ctx) => {
+      await ctx.prompt("Pack?", CHOICES);
+      await ctx.progress("Packing…", LONG);
+      if (failing-- > 0) throw new Error("the packer is down");
+      await ctx.prompt("Tag it?", CHOICES);
+    });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
 });
@@ -61,6 +72,7 @@ const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extra: "han
 let up: GatedDaemon | undefined;
 let running: InProcessDaemon | undefined;
 afterEach(() => {
+  failing = 0;
   work.resolve();
   work = deferred();
   return closeGatedDaemon(up);
@@ -165,4 +177,27 @@ it("a person's answer while an operator's end reads the dialog's record waits fo
   expect(said()).toEqual(["Ship?\n1. yes\n2. no", NOTE, "not a command: yes", "not a command: hello"]);
   expect(acks(asked)).toEqual([]);
   expect(running!.logged("could not")).toEqual([]);
+});
+
+it("a progress a failed run opened ends as failed once its dialog is ended during the pause before the retry", async () => {
+  failing = 1;
+  const { asked, dialog, progress } = await underWay("pack", "Packing…");
+  await expect
+    .poll(() => running!.logged("running it again after a pause"), { timeout: 15_000 })
+    .toHaveLength(1);
+  await end(dialog);
+  // Past the pause: the retry finds the dialog ended, and its handler does not run again.
+  await expect
+    .poll(
+      async () => {
+        await up!.clock.advance(1_000);
+        return running!.logged("ended while its run was under way").length;
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(1);
+  await settled("hello");
+  expect(said()).toEqual(["Pack?\n1. yes\n2. no", FAILED_NOTE, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Packing…", FAILED_NOTE]);
 });
