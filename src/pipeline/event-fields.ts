@@ -34,3 +34,11 @@ export function sentAtOf(event: AnyEvent): number | undefined {
   const at = messageOf(event)?.timestamp;
   return typeof at === "number" ? at : undefined;
 }
+
+/**
+ * The key message `id`'s effect records are kept under (runs.ts): after a dialog's `rewinds`
+ * (`back`), its effects are numbered apart from the rewound ones.
+ */
+export function effectsKeyOf(id: number, rewinds: number | undefined): string {
+  return rewinds ? `m:${id}~${rewinds}` : `m:${id}`;
+}

@@ -37,7 +37,7 @@ import type { CommandNames } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
-import { ledgerIdOf, sentAtOf } from "./event-fields.ts";
+import { effectsKeyOf, ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, type HandlerFailures, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
@@ -251,8 +251,7 @@ export class HandlerRuns {
     // A dialog's replay must match its record effect for effect (the code may have changed).
     // A started dialog's first message has a negative id: no server message to read back after.
     const after = id > 0 ? id : undefined;
-    // After a rewind (`back`), effects are numbered apart from the rewound ones.
-    const key = dialog?.rewinds ? `m:${id}~${dialog.rewinds}` : `m:${id}`;
+    const key = effectsKeyOf(id, dialog?.rewinds);
     // A dialog's end in doubt is settled before the run makes anything (ends-in-doubt.ts).
     const { dialogs } = this.#o;
     const before =

@@ -14,7 +14,7 @@ import type { JsonValue } from "../../state/state-store.ts";
 import { reviveEvent } from "../../wire/events.ts";
 import type { RegisterResponse } from "../../wire/responses.ts";
 import type { BotContexts } from "../bot-contexts.ts";
-import { ledgerIdOf } from "../event-fields.ts";
+import { effectsKeyOf, ledgerIdOf } from "../event-fields.ts";
 import type { DialogRecord, EndNote } from "./dialog-record.ts";
 
 /**
@@ -43,8 +43,7 @@ export function withProgresses(
   if (note === undefined || first.length === 0 || server === undefined || record.origin === null) return note;
   const id = ledgerIdOf(reviveEvent(record.origin).event);
   if (id === undefined) return note;
-  // As the dialog's runs number their effects (runs.ts): apart after a rewind.
-  const key = record.rewinds ? `m:${id}~${record.rewinds}` : `m:${id}`;
+  const key = effectsKeyOf(id, record.rewinds);
   const { featureLevel, maxMessageLength, editLimitSeconds } = server;
   const left: LeftOpen = {
     key,
