@@ -285,6 +285,11 @@ export class EffectRun {
     }
   }
 
+  /** The number of the effect last begun: inside {@link once}, the one being made. */
+  get current(): number {
+    return this.#next;
+  }
+
   /** The effects made (or found made) so far in this run; one whose answer never came stays pending. */
   get made(): readonly EffectRecord[] {
     return this.#made ?? NONE_MADE;

@@ -42,7 +42,9 @@ export function sendOf<S>(
   };
   if (!effects) return async (params) => post(await follow(params));
   const sent = (params: SendMessageParams) =>
-    findSent(deps.api, deps.bot.userId, params, effects, signal).then((found) => found && { id: found.id });
+    findSent(deps.api, deps.bot.userId, params, newerOf(effects), signal).then(
+      (found) => found && { id: found.id },
+    );
   // Each message posted (and each booking, each snippet created) is an effect: made once per
   // event, however often the handler runs. Matched by what the code sent; made where the
   // dialog's conversation moved to, if it did, and where the message answered is now.
@@ -67,3 +69,9 @@ export function sendOf<S>(
 
 const samePlace = (a: SendMessageParams, b: SendMessageParams) =>
   a.to === b.to && (a as { topic?: string }).topic === (b as { topic?: string }).topic;
+
+/** What a send looked for must be newer than: for an effect a dialog's replay makes anew, its latest answer. */
+function newerOf(effects: SendEffects): { after: number | undefined; since?: number | undefined } {
+  const fresh = effects.fresh;
+  return fresh && effects.run.current >= fresh.from ? { after: fresh.after, since: effects.since } : effects;
+}

@@ -213,6 +213,8 @@ export interface SendEffects {
   run: EffectRun;
   after: number | undefined;
   since?: number;
+  /** A dialog's replay: the effects it makes anew, and the message they all come after. */
+  fresh?: { from: number; after: number };
   /** Where the conversations of the dialog the run replays moved: its sends follow them. */
   moves?: DialogRecord["moves"];
 }

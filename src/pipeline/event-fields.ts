@@ -42,3 +42,18 @@ export function sentAtOf(event: AnyEvent): number | undefined {
 export function effectsKeyOf(id: number, rewinds: number | undefined): string {
   return rewinds ? `m:${id}~${rewinds}` : `m:${id}`;
 }
+
+/**
+ * Where a dialog's replay makes its effects anew: from effect number `from` on (past the effects
+ * its record carries), each is made after the dialog's latest answer or question, message `after`.
+ * A send of those looked for after a lost answer is one past it: an earlier message with the same
+ * words (the question a `back` asks again, a loop's same question) is not that send.
+ */
+export function freshEffectsOf(
+  dialog: { answered?: readonly number[]; asked?: number | null },
+  carried: readonly { n: number }[],
+): { from: number; after: number } | undefined {
+  const after = Math.max(dialog.asked ?? 0, ...(dialog.answered ?? []));
+  if (after <= 0) return undefined;
+  return { from: Math.max(0, ...carried.map((r) => r.n)) + 1, after };
+}

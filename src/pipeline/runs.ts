@@ -37,7 +37,7 @@ import type { CommandNames } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
-import { effectsKeyOf, ledgerIdOf, sentAtOf } from "./event-fields.ts";
+import { effectsKeyOf, freshEffectsOf, ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, type HandlerFailures, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
@@ -257,8 +257,9 @@ export class HandlerRuns {
     const before =
       dialog && dialogs.endsInDoubt.gate(dialog.id, () => dialogs.endedInDoubt(dialog.id, source.signal));
     const run = records.run(key, rerun, carried, dialog !== undefined, before);
-    const moves = dialog?.moves;
-    return moves?.length ? { run, after, since, moves } : { run, after, since };
+    if (dialog === undefined) return { run, after, since };
+    const [moves, fresh] = [dialog.moves, freshEffectsOf(dialog, carried)];
+    return { run, after, since, ...(fresh && { fresh }), ...(moves?.length && { moves }) };
   }
 
   /**

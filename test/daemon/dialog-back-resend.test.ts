@@ -1,0 +1,160 @@
+/**
+ * A question asked again (a `back`, or a loop asking the same words) whose send the server made
+ * with its answer lost and no echo of it come: the handler's next attempt looks for the send among
+ * the bot's messages. It must find the new one, not the earlier message with the same words: else
+ * the dialog waits at that old question, whose earlier button press answers it again (its reply
+ * said twice), and a press on the question the person sees decides nothing. A real daemon in this
+ * process on a held test clock against the sandbox over HTTP.
+ */
+import { afterEach, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { ECHO_WAIT_MS } from "../../src/effects/local-echo.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+
+const BOT = "deploy-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const QUESTION = "Deploy api 1.4.2?\n1. :check: approve\n2. :cross_mark: reject";
+
+const deploys = defineBot({
+  setup(bot) {
+    bot.track("reactions");
+    bot.command("deploy", async (ctx) => {
+      const decision = await ctx.prompt("Deploy api 1.4.2?", {
+        choices: { approve: "check", reject: "cross_mark" },
+      });
+      await ctx.reply(`${decision.value}: noted.`);
+      const note = await ctx.prompt("Release note?");
+      await ctx.reply(`Release note: ${note.text}`);
+    });
+    bot.command("pick", async (ctx) => {
+      for (let n = 1; ; n++) {
+        const more = await ctx.prompt("Another one?", { choices: { yes: "check", no: "cross_mark" } });
+        if (more.value === "no") return ctx.reply(`${n} picked.`);
+      }
+    });
+  },
+});
+
+let up: GatedDaemon | undefined;
+afterEach(() => closeGatedDaemon(up));
+
+const FAILED = "handler failed; running it again after a pause";
+const start = () =>
+  startGatedDaemon({
+    name: "deploys",
+    email: BOT,
+    fullName: "Deploys",
+    definition: deploys,
+    clock: new TestClock({ held: true }),
+    extra: "retries: { attempts: 3, backoff: 1s }",
+  });
+const waitFor = (check: () => void) =>
+  expect
+    .poll(
+      () => {
+        check();
+        return true;
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(true);
+
+const userId = (email: string) => up!.sandbox.control.users().find((u) => u.email === email)!.user_id;
+const press = (id: number, emoji: string) =>
+  createClient({
+    url: up!.sandbox.url,
+    email: MEMBER,
+    apiKey: up!.sandbox.control.apiKeyOf(MEMBER),
+  }).reactions.add(id, { emoji_name: emoji });
+/** The bot's messages, oldest first. */
+const said = () =>
+  up!.sandbox.control
+    .messages()
+    .filter((m) => m.sender_id === userId(BOT))
+    .map((m) => ({ id: Number(m.id), content: String(m.content) }));
+
+/** The bot's `n`th message (from 1) once it shows with both its buttons: its id. */
+async function buttonsOn(n: number): Promise<number> {
+  const { control } = up!.sandbox;
+  const buttons = () => {
+    const m = said()[n - 1];
+    const mine = ((control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[]).filter(
+      (r) => r.user_id === userId(BOT),
+    );
+    return mine.length === 2 && m!.id;
+  };
+  return control.waitFor(buttons, { timeoutMs: 15_000 }).catch((err: unknown) => {
+    // No buttons: the dialog took another message for the question; what the person read says how.
+    expect(said().map((m) => m.content)).toEqual([]);
+    throw err;
+  });
+}
+
+/** The dialog waits at its question (its log kept). */
+const waiting = () =>
+  expect
+    .poll(() => up!.running.daemon.bots[0]!.dialogs().map((d) => d.deadline !== undefined), {
+      timeout: 15_000,
+    })
+    .toEqual([true]);
+
+/**
+ * `ask` leads to the bot's `n`th message, a question asked again: the server stores it and its
+ * answer is lost (502), its echo held with the bot's polls; the send's attempt gives up waiting
+ * for the echo, and the handler runs again after its pause, once the polls go on.
+ */
+async function lostSend(n: number, ask: () => unknown) {
+  const { control } = up!.sandbox;
+  const clock = up!.clock;
+  await waitFor(() =>
+    expect(control.queues().filter((q) => q.email === BOT)).toMatchObject([
+      { pending_events: 0, parked: true },
+    ]),
+  );
+  control.failNext(1, { status: 502, after: true, paths: [/^\/messages$/], methods: ["POST"] });
+  control.delay(600_000, { paths: [/^\/events$/] });
+  ask();
+  await control.waitFor(() => said().length === n, { timeoutMs: 15_000 });
+  await waitFor(() => expect(clock.pendingDelays()).toContain(ECHO_WAIT_MS));
+  await clock.advance(ECHO_WAIT_MS);
+  await expect.poll(() => up!.running.logged(FAILED).length, { timeout: 15_000 }).toBe(1);
+  control.delay(0);
+  await waitFor(() => expect(clock.pendingDelays()).toContain(1_000));
+  await clock.advance(1_000);
+}
+
+it("a question asked again after a `back`, its send made with its answer lost: its button decides, the old press does not", async () => {
+  up = await start();
+  up.dm("deploy");
+  await press(await buttonsOn(1), "check");
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
+  await waiting();
+  await lostSend(4, () => up!.dm("back"));
+  await waiting();
+  await press(await buttonsOn(4), "cross_mark");
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(6);
+  await waiting();
+  expect(said().map((m) => m.content)).toEqual([
+    QUESTION,
+    "approve: noted.",
+    "Release note?",
+    QUESTION,
+    "reject: noted.",
+    "Release note?",
+  ]);
+});
+
+it("a dialog that asks the same question again, its send made with its answer lost: its button answers it", async () => {
+  up = await start();
+  const ANOTHER = "Another one?\n1. :check: yes\n2. :cross_mark: no";
+  up.dm("pick");
+  const first = await buttonsOn(1);
+  await waiting();
+  await lostSend(2, () => press(first, "check"));
+  await waiting();
+  await press(await buttonsOn(2), "cross_mark");
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
+  expect(said().map((m) => m.content)).toEqual([ANOTHER, ANOTHER, "2 picked."]);
+});
