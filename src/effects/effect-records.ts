@@ -322,6 +322,11 @@ export class EffectRun {
     return run;
   }
 
+  /** The next effect's number goes to one whose result is kept elsewhere (a dialog's log): nothing is read. */
+  skip(): void {
+    this.#next++;
+  }
+
   /** Where this run's claims are written and how they are timed. */
   #claims(): ClaimStore {
     this.#claimStore ??= { store: this.store, ...this.options };

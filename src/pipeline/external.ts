@@ -26,29 +26,44 @@ export function jsonResult<T extends JsonValue>(name: string, result: T): T {
   return JSON.parse(text) as T;
 }
 
+/** The name of the run nested in a run that numbers its externals (see {@link externalOf}). */
+export const EXTERNALS = "external";
+
 /** Each run's externals, numbered apart from its other effects (see {@link externalOf}). */
 const apart = new WeakMap<EffectRun, EffectRun>();
+
+/** `run`'s externals' own run, made on first use. */
+function externalsOf(run: EffectRun): EffectRun {
+  let own = apart.get(run);
+  if (own === undefined) {
+    own = run.nested(EXTERNALS);
+    apart.set(run, own);
+  }
+  return own;
+}
 
 /**
  * The `ctx.external` of a run. Each result is an effect of the run's event, numbered apart from
  * its other effects: a dialog's replay hands back what its log kept without calling, so the
- * numbers of the effects the log recorded stay as they were.
+ * numbers of the effects the log recorded stay as they were. Each value the log hands back takes
+ * its number among the externals all the same, so that a call past the log has the number it had
+ * when first made (a replay after a crash finds its record), not the number of one the log holds.
  */
-export function externalOf(turn: { external: External } | undefined, run: EffectRun | undefined): External {
+export function externalOf(turn: { external: Turned } | undefined, run: EffectRun | undefined): External {
   const made: External =
     run === undefined
       ? async (name, fn) => inHand(jsonResult(name, await fn()))
       : async (name, fn) => {
-          let own = apart.get(run);
-          if (own === undefined) {
-            own = run.nested("external");
-            apart.set(run, own);
-          }
           const act = async () => jsonResult(name, await fn());
-          return inHand(await own.once(`external:${name}`, { act, durable: true }));
+          return inHand(await externalsOf(run).once(`external:${name}`, { act, durable: true }));
         };
-  return turn === undefined ? made : (name, fn) => turn.external(name, () => made(name, fn));
+  if (turn === undefined) return made;
+  const kept = run && (() => externalsOf(run).skip());
+  return (name, fn) => turn.external(name, () => made(name, fn), kept);
 }
+
+/** A dialog turn's `external`: `kept` is told when the value comes from the dialog's log. */
+type Turned = <T extends JsonValue>(name: string, fn: () => Promise<T>, kept?: () => void) => Promise<T>;
 
 /** `result`, once a test's crash point after it passed (see failpoints.ts). */
 function inHand<T>(result: T): T {

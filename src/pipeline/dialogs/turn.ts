@@ -86,12 +86,15 @@ export class Turn {
 
   /**
    * `ctx.external(name, fn)`: `fn`'s result, made once for the dialog and handed back from the
-   * record on every replay.
+   * record on every replay (`kept` told so).
    */
-  async external<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T> {
+  async external<T extends JsonValue>(name: string, fn: () => Promise<T> | T, kept?: () => void): Promise<T> {
     const at = this.#read++;
     const recorded = this.#recorded(at, name);
-    if (recorded !== undefined) return recorded as T;
+    if (recorded !== undefined) {
+      kept?.();
+      return recorded as T;
+    }
     return this.#keep(at, jsonResult(name, await fn()), name);
   }
 
