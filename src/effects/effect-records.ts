@@ -322,6 +322,11 @@ export class EffectRun {
     return run;
   }
 
+  /** What each run nested in this one made or found made so far, by its name (see {@link nested}). */
+  get nestedMade(): ReadonlyMap<string, readonly EffectRecord[]> {
+    return new Map([...(this.#nested ?? [])].map(([name, run]) => [name, run.made]));
+  }
+
   /** The next effect's number goes to one whose result is kept elsewhere (a dialog's log): nothing is read. */
   skip(): void {
     this.#next++;

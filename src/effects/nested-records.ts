@@ -4,7 +4,8 @@
  * `EffectRun.nested`). The nested runs' records go in one entry numbered 0, which no effect has (a
  * version that knows no nested records reads past it), holding each nested run's records under
  * its name. A replay after the store's records expired (days later, by an operator) finds them
- * there and makes none of them again: no external call made twice.
+ * there and makes none of them again: no external call made twice. A dialog's log keeps them as
+ * well (pipeline/dialogs/nested-effects.ts): its replay weeks later finds them there.
  */
 import type { JsonValue } from "../state/state-store.ts";
 
@@ -17,6 +18,11 @@ export interface NumberedRecord {
 
 /** The kind of the entry numbered 0. */
 const NESTED = "nested";
+
+/** The entry numbered 0 that carries `byName` (each nested run's records, by its name). */
+export function nestedCarried(byName: Record<string, JsonValue>): NumberedRecord {
+  return { n: 0, kind: NESTED, result: byName };
+}
 
 /** What `entry` (a carried entry numbered 0, if any) holds for the nested run `name`. */
 export function carriedFor<R extends NumberedRecord>(entry: R | undefined, name: string): R[] {

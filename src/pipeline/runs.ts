@@ -35,6 +35,7 @@ import {
 import { DialogEnded } from "./dialogs/dialog-log.ts";
 import type { CommandNames } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
+import { replayedEffects } from "./dialogs/nested-effects.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
 import { effectsKeyOf, freshEffectsOf, ledgerIdOf, sentAtOf } from "./event-fields.ts";
@@ -245,7 +246,7 @@ export class HandlerRuns {
     if (id === undefined || records === undefined) return undefined;
     const dialog = incoming.dialog;
     const carried = (incoming.letter?.effects ??
-      dialog?.effects ??
+      (dialog && replayedEffects(dialog)) ??
       NOTHING_CARRIED) as unknown as EffectRecord[];
     const since = sentAtOf(incoming.event);
     // A dialog's replay must match its record effect for effect (the code may have changed).

@@ -201,6 +201,16 @@ export function endEntry(by: EndReason, at: number, note?: EndNote): LogEntry {
 
 /** What a `carried` entry keeps of `record`: all but its header. */
 function carriedOf(record: DialogRecord): JsonValue {
-  const { origin, steps, values, names, effects, rewinds, moves } = record;
-  return { origin, steps, values, names, effects, rewinds, ...(moves && { moves }) } as unknown as JsonValue;
+  const { origin, steps, values, names, effects, nested, rewinds, moves } = record;
+  const kept = {
+    origin,
+    steps,
+    values,
+    names,
+    effects,
+    rewinds,
+    ...(nested && { nested }),
+    ...(moves && { moves }),
+  };
+  return kept as unknown as JsonValue;
 }

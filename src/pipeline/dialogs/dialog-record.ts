@@ -8,6 +8,10 @@
 import type { JsonValue } from "../../state/state-store.ts";
 import type { Where } from "../addressed.ts";
 import type { WaitFrom } from "./ask-options.ts";
+import { type DialogHead, type EndNote, type EndReason, headOf } from "./dialog-head.ts";
+import { mergeNested, type NestedEffects } from "./nested-effects.ts";
+
+export { asHead, type DialogHead, type EndNote, type EndReason, headOf, newHead } from "./dialog-head.ts";
 
 /** One entry of a dialog's log. */
 export type LogEntry =
@@ -17,6 +21,8 @@ export type LogEntry =
   | { t: "val"; v: JsonValue; x?: string }
   /** An effect the dialog's runs made (a send, a booking), as the effect records keep it. */
   | { t: "fx"; fx: JsonValue }
+  /** Steps of the runs nested in the dialog's runs (a progress's edits), by run name (nested-effects.ts). */
+  | { t: "nfx"; fx: JsonValue }
   /** A question asked (or asked again after refused answers) at step `step`. */
   | {
       t: "ask";
@@ -80,12 +86,6 @@ export type LogEntry =
 /** A conversation a question was asked in: its key, its name for people, and how to send there. */
 export type AskedIn = { key: string; label: string; to: Where };
 
-/** Who or what ended a dialog. */
-export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
-
-/** What the person is told of an end not theirs (an operator's note): its send, the end's time, the bot; and its progresses left open (end-progresses.ts). */
-export type EndNote = { to: JsonValue; at: number; self: number; progress?: JsonValue };
-
 /** An answer as a replay hands it back: enough for the handler, not the whole message. */
 export interface DialogAnswer {
   id: number;
@@ -118,67 +118,10 @@ export interface DialogStep {
   deleted?: true;
   /** Asked elsewhere than the dialog's own conversation: what the prompt says goes there too. */
   in?: AskedIn;
-  /** Where a rewind to this step cuts the record: its values and effects before the question. */
-  mark?: { values: number; effects: number };
+  /** Where a rewind to this step cuts the record: its values and effects (nested too) before the question. */
+  mark?: { values: number; effects: number; nested?: NestedEffects };
   /** The cancel word only the dialog's person says, on a question others answer (see the `ask` entry). */
   cancel?: string;
-}
-
-/** The header every dialog keeps beside its log: what a start reads (never the logs). */
-export interface DialogHead {
-  v: 2;
-  /** The origin message's id, or `s…` for a dialog the bot started (`ctx.startDialog`). */
-  id: string;
-  /** Who is asked. */
-  userId: number;
-  userName: string;
-  /** The conversation's key (`channel:<id>:<topic>` or `dm:<ids>`): where the answer is taken. */
-  conversation: string;
-  /** Where, for people: `#general > standup` or `direct message`. */
-  where: string;
-  /** Epoch ms: the first question. */
-  startedAt: number;
-  /** Entries in the log. */
-  seq: number;
-  /** Appends made (one stored key each; absent: one key per entry, as logs were first kept). */
-  n?: number;
-  /** Bytes of the log's entries as JSON. */
-  bytes: number;
-  /** The step the dialog is at (from 0). */
-  step: number;
-  /** The waiting question's message id. */
-  asked: number | null;
-  /** Epoch ms: the waiting step's deadline (0 before the first question). */
-  deadline: number;
-  /** True while the last step waits for an answer; false while an answer or deadline is to be run. */
-  waiting: boolean;
-  /** The ids of the answers recorded: a copy caught up again is no new answer. */
-  answered: number[];
-  /** Who may answer the waiting question, when not the person the dialog is with. */
-  from?: WaitFrom;
-  /** Emoji name → choice, when a reaction on the waiting question answers it. */
-  react?: Record<string, string>;
-  /** The message the waiting question's buttons are on, when not the question (see the `ask` entry). */
-  btn?: number;
-  /**
-   * The dialog's own conversation and its name, while its waiting question is elsewhere
-   * (`conversation` and `where` are then that question's).
-   */
-  home?: [string, string];
-  /** The waiting question's back word (see the `back` entry). */
-  back?: string;
-  /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
-  cmd?: boolean;
-  /** The word the dialog's person withdraws the waiting question for others with (see the `ask` entry). */
-  cancel?: string;
-  /** The waiting question for others' choices: only they answer it (see the `ask` entry). */
-  choices?: string[];
-  /** Set once the dialog ended: later appends are refused. */
-  ended?: EndReason;
-  /** An ended dialog's note (its end entry's), until it is said (see end-notes.ts). */
-  note?: EndNote;
-  /** The last append, hashed: a retry of it after a lost reply finds it made. */
-  last?: string;
 }
 
 /** A dialog folded from its log, as a run replays it. */
@@ -192,6 +135,8 @@ export interface DialogRecord extends DialogHead {
   names: (string | undefined)[];
   /** The effect records the dialog's runs made (sends, bookings), in order. */
   effects: JsonValue[];
+  /** The records of the runs nested in them (a progress's steps after its first post), if any. */
+  nested?: NestedEffects;
   /** Rewinds (`back`) so far: the effects made after one are numbered apart from the rewound ones. */
   rewinds: number;
   /**
@@ -199,13 +144,6 @@ export interface DialogRecord extends DialogHead {
    * the new place (absent in a record a dead letter kept before moves were followed).
    */
   moves?: { from: string; to: Where }[];
-}
-
-/** A header read back from the store, or undefined when it is not one this version knows. */
-export function asHead(value: JsonValue | undefined): DialogHead | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const h = value as unknown as DialogHead;
-  return h.v === 2 && typeof h.id === "string" && Array.isArray(h.answered) ? h : undefined;
 }
 
 /** Fold `entries` (the whole log, in order) over `head` into the record a run replays. */
@@ -236,13 +174,21 @@ export function apply(record: DialogRecord, e: LogEntry): void {
     case "fx":
       record.effects.push(e.fx);
       break;
+    case "nfx":
+      record.nested = mergeNested(record.nested, e.fx);
+      break;
     case "ask": {
       const step = record.steps[e.step];
       const asked = { asked: e.msg, askedAt: e.at, deadline: e.deadline };
       if (step) Object.assign(step, asked);
       else {
         const made: DialogStep = { id: e.id, fp: e.fp, question: e.text, ...asked, answers: [] };
-        if (e.q !== undefined) made.mark = { values: record.values.length, effects: e.q };
+        if (e.q !== undefined)
+          made.mark = {
+            values: record.values.length,
+            effects: e.q,
+            ...(record.nested && { nested: record.nested }),
+          };
         if (e.in !== undefined) made.in = e.in;
         if (e.cancel !== undefined) made.cancel = e.cancel;
         record.steps[e.step] = made;
@@ -292,6 +238,8 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   record.values.length = mark.values;
   record.names.length = Math.min(record.names.length, mark.values);
   record.effects.length = mark.effects;
+  if (mark.nested === undefined) delete record.nested;
+  else record.nested = mark.nested;
   record.rewinds++;
 }
 
@@ -341,58 +289,3 @@ function moveTo(head: DialogHead, place: AskedIn | undefined): void {
 
 /** The fields of a header that are the waiting question's, as its `ask` entry has them. */
 const ASKED_FIELDS = ["from", "react", "btn", "back", "cmd", "cancel", "choices"] as const;
-
-/** The fields of a header, in the order they are kept. */
-const HEAD_FIELDS = [
-  "v",
-  "id",
-  "userId",
-  "userName",
-  "conversation",
-  "where",
-  "startedAt",
-  "seq",
-  "n",
-  "bytes",
-  "step",
-  "asked",
-  "deadline",
-  "waiting",
-  "answered",
-  "from",
-  "react",
-  "btn",
-  "home",
-  "back",
-  "cmd",
-  "cancel",
-  "choices",
-  "ended",
-  "note",
-  "last",
-] as const satisfies readonly (keyof DialogHead)[];
-
-/** The header fields of `dialog` (a record carries its whole log besides). */
-export function headOf(dialog: DialogHead): DialogHead {
-  const head: Record<string, unknown> = {};
-  for (const field of HEAD_FIELDS) if (dialog[field] !== undefined) head[field] = dialog[field];
-  return head as unknown as DialogHead;
-}
-
-/** A new dialog's header, before its first append. */
-export function newHead(
-  fields: Pick<DialogHead, "id" | "userId" | "userName" | "conversation" | "where" | "startedAt">,
-): DialogHead {
-  return {
-    v: 2,
-    ...fields,
-    seq: 0,
-    n: 0,
-    bytes: 0,
-    step: 0,
-    asked: null,
-    deadline: 0,
-    waiting: false,
-    answered: [],
-  };
-}

@@ -9,6 +9,7 @@
 import type { Logger } from "pino";
 import { type ServerInfo, serverInfoFrom } from "../../api/server-info.ts";
 import { timeoutSignal } from "../../api/sleep.ts";
+import type { EffectRecord } from "../../effects/effect-records.ts";
 import { endLeftOpen, progressesAmong } from "../../effects/progress/left-open.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { reviveEvent } from "../../wire/events.ts";
@@ -16,6 +17,7 @@ import type { RegisterResponse } from "../../wire/responses.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { effectsKeyOf, ledgerIdOf } from "../event-fields.ts";
 import type { DialogRecord, EndNote } from "./dialog-record.ts";
+import { replayedEffects } from "./nested-effects.ts";
 
 /**
  * How long ending them may hold the conversation (an edit failing again and again is retried,
@@ -23,10 +25,14 @@ import type { DialogRecord, EndNote } from "./dialog-record.ts";
  */
 export const PROGRESS_END_WAIT_MS = 60_000;
 
-/** What a note carries of the progresses: where their runs' records are, and the server's limits then. */
+/**
+ * What a note carries of the progresses: where their runs' records are, their steps the dialog's
+ * log kept (`nested`: the entry a run is carried, see nested-effects.ts), and the server's limits then.
+ */
 interface LeftOpen {
   key: string;
   first: JsonValue[];
+  nested?: JsonValue;
   featureLevel: number;
   maxMessageLength: number;
   editLimitSeconds?: number;
@@ -45,9 +51,11 @@ export function withProgresses(
   if (id === undefined) return note;
   const key = effectsKeyOf(id, record.rewinds);
   const { featureLevel, maxMessageLength, editLimitSeconds } = server;
+  const carried = replayedEffects({ effects: [], nested: record.nested })[0];
   const left: LeftOpen = {
     key,
     first,
+    ...(carried && { nested: carried }),
     featureLevel,
     maxMessageLength,
     ...(editLimitSeconds === undefined ? {} : { editLimitSeconds }),
@@ -87,7 +95,7 @@ export async function endProgresses(
   const deps = {
     api: contexts.client,
     clock: contexts.clock,
-    run: records.run(left.key, true),
+    run: records.run(left.key, true, left.nested ? [left.nested as unknown as EffectRecord] : []),
     log,
     server: serverOf(contexts, left),
     signal,

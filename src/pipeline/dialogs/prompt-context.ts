@@ -50,6 +50,7 @@ export function promptOf(
     channelId: (name: string) => runtimeChannels(channels).resolve(name, ctx.signal),
     join: (id: number, name: string) => runtimeChannels(channels).join(id, name, ctx.signal),
     made: () => (ctx.effects?.run.made ?? []) as unknown as JsonValue[],
+    nestedMade: () => ctx.effects?.run.nestedMade ?? new Map(),
     sentEarlier: () => ctx.effects?.run.madeEarlier(ctx.effects.run.made.length) ?? false,
     react: (messageId, emoji) => ctx.react(emoji, { messageId }),
     get signal() {

@@ -5,6 +5,7 @@
  * the record (turn.ts), which hands the recorded answers back until the code asks past them.
  */
 import { createHash } from "node:crypto";
+import type { EffectRecord } from "../../effects/effect-records.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { AnyEvent, ServerEvent } from "../../wire/events.ts";
@@ -19,6 +20,7 @@ import { ANYONE } from "./dialog-places.ts";
 import { type AskedIn, type DialogHead, type LogEntry, newHead } from "./dialog-record.ts";
 import { V1_STEP } from "./dialog-v1.ts";
 import type { Dialogs } from "./dialogs.ts";
+import { nestedAdded } from "./nested-effects.ts";
 import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from "./prompt-error.ts";
 import {
   cancelOf,
@@ -55,6 +57,8 @@ export interface PromptContext {
   react(messageId: number, name: string): Promise<void>;
   /** The effects made so far by this run, for the log. */
   made(): readonly JsonValue[];
+  /** What the runs nested in this one made so far, by name, for the log (nested-effects.ts). */
+  nestedMade(): ReadonlyMap<string, readonly EffectRecord[]>;
   /** Whether the last send was found made by an earlier run (a crash before its question's log). */
   sentEarlier(): boolean;
   /** The run's signal: a question's log is tried again while the store fails, until it aborts. */
@@ -269,6 +273,8 @@ async function ask<T>(
   const effects: LogEntry[] = [];
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)
     effects.push({ t: "fx", fx: made[i] as JsonValue });
+  const nested = nestedAdded(ctx.nestedMade(), turn.record?.nested);
+  if (nested !== undefined) effects.push({ t: "nfx", fx: nested as unknown as JsonValue });
   const origin = (ctx.event as { message?: { id: number } }).message?.id ?? null;
   // A question answered in a webhook's response has no id yet: it follows the message that asked.
   // Asked again by a refusal: later messages than the question answer it, the buttons are there.

@@ -1,0 +1,131 @@
+/**
+ * The header every dialog keeps beside its log (dialog-log.ts): what a start reads, never the
+ * logs; and what an ended dialog's header keeps of its end.
+ */
+import type { JsonValue } from "../../state/state-store.ts";
+import type { WaitFrom } from "./ask-options.ts";
+
+/** Who or what ended a dialog. */
+export type EndReason = "handler" | "failed" | "operator" | "changed" | "stopped";
+
+/** What the person is told of an end not theirs (an operator's note): its send, the end's time, the bot; and its progresses left open (end-progresses.ts). */
+export type EndNote = { to: JsonValue; at: number; self: number; progress?: JsonValue };
+
+/** The header every dialog keeps beside its log: what a start reads (never the logs). */
+export interface DialogHead {
+  v: 2;
+  /** The origin message's id, or `s…` for a dialog the bot started (`ctx.startDialog`). */
+  id: string;
+  /** Who is asked. */
+  userId: number;
+  userName: string;
+  /** The conversation's key (`channel:<id>:<topic>` or `dm:<ids>`): where the answer is taken. */
+  conversation: string;
+  /** Where, for people: `#general > standup` or `direct message`. */
+  where: string;
+  /** Epoch ms: the first question. */
+  startedAt: number;
+  /** Entries in the log. */
+  seq: number;
+  /** Appends made (one stored key each; absent: one key per entry, as logs were first kept). */
+  n?: number;
+  /** Bytes of the log's entries as JSON. */
+  bytes: number;
+  /** The step the dialog is at (from 0). */
+  step: number;
+  /** The waiting question's message id. */
+  asked: number | null;
+  /** Epoch ms: the waiting step's deadline (0 before the first question). */
+  deadline: number;
+  /** True while the last step waits for an answer; false while an answer or deadline is to be run. */
+  waiting: boolean;
+  /** The ids of the answers recorded: a copy caught up again is no new answer. */
+  answered: number[];
+  /** Who may answer the waiting question, when not the person the dialog is with. */
+  from?: WaitFrom;
+  /** Emoji name → choice, when a reaction on the waiting question answers it. */
+  react?: Record<string, string>;
+  /** The message the waiting question's buttons are on, when not the question (see the `ask` entry). */
+  btn?: number;
+  /**
+   * The dialog's own conversation and its name, while its waiting question is elsewhere
+   * (`conversation` and `where` are then that question's).
+   */
+  home?: [string, string];
+  /** The waiting question's back word (see the `back` entry). */
+  back?: string;
+  /** Which of the bot's commands run while the question waits (see the `ask` entry's `cmd`). */
+  cmd?: boolean;
+  /** The word the dialog's person withdraws the waiting question for others with (see the `ask` entry). */
+  cancel?: string;
+  /** The waiting question for others' choices: only they answer it (see the `ask` entry). */
+  choices?: string[];
+  /** Set once the dialog ended: later appends are refused. */
+  ended?: EndReason;
+  /** An ended dialog's note (its end entry's), until it is said (see end-notes.ts). */
+  note?: EndNote;
+  /** The last append, hashed: a retry of it after a lost reply finds it made. */
+  last?: string;
+}
+
+/** A header read back from the store, or undefined when it is not one this version knows. */
+export function asHead(value: JsonValue | undefined): DialogHead | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const h = value as unknown as DialogHead;
+  return h.v === 2 && typeof h.id === "string" && Array.isArray(h.answered) ? h : undefined;
+}
+
+/** The fields of a header, in the order they are kept. */
+const HEAD_FIELDS = [
+  "v",
+  "id",
+  "userId",
+  "userName",
+  "conversation",
+  "where",
+  "startedAt",
+  "seq",
+  "n",
+  "bytes",
+  "step",
+  "asked",
+  "deadline",
+  "waiting",
+  "answered",
+  "from",
+  "react",
+  "btn",
+  "home",
+  "back",
+  "cmd",
+  "cancel",
+  "choices",
+  "ended",
+  "note",
+  "last",
+] as const satisfies readonly (keyof DialogHead)[];
+
+/** The header fields of `dialog` (a record carries its whole log besides). */
+export function headOf(dialog: DialogHead): DialogHead {
+  const head: Record<string, unknown> = {};
+  for (const field of HEAD_FIELDS) if (dialog[field] !== undefined) head[field] = dialog[field];
+  return head as unknown as DialogHead;
+}
+
+/** A new dialog's header, before its first append. */
+export function newHead(
+  fields: Pick<DialogHead, "id" | "userId" | "userName" | "conversation" | "where" | "startedAt">,
+): DialogHead {
+  return {
+    v: 2,
+    ...fields,
+    seq: 0,
+    n: 0,
+    bytes: 0,
+    step: 0,
+    asked: null,
+    deadline: 0,
+    waiting: false,
+    answered: [],
+  };
+}
