@@ -104,6 +104,27 @@ it("an end is final: a run in flight that asks again afterwards is refused, in m
   expect(dialogs.size).toBe(0);
 });
 
+it("an ended dialog's note is kept until it is said, however long that takes; its header goes a week after", async () => {
+  const clock = new ManualClock(T0);
+  const dialogs = await waiting(memoryDialogs(clock, new MemoryStore({ now: () => clock.now() })));
+  await waitAt(dialogs, { id: 200, conversation: "dm:3,8", at: T0, deadline: T0 + 60_000 });
+  const note = { to: { type: "direct", to: [7], content: "ended" }, at: T0, self: 3 };
+  expect(await dialogs.end("100", "operator", note)).toBe(true);
+  expect(await dialogs.end("200", "operator")).toBe(true);
+  const week = 7 * 86_400_000;
+  // A bot down for weeks says the note at its next start: the header waits for it.
+  await clock.tick(4 * week);
+  expect((await dialogs.log.heads()).map((h) => [h.id, h.note])).toEqual([["100", note]]);
+  // One without a note is gone after a week, as is one once its note was said.
+  expect(await dialogs.log.head("200")).toBeUndefined();
+  await dialogs.log.noteSaid("100");
+  expect(await dialogs.log.heads()).toEqual([]);
+  await clock.tick(week - 1);
+  expect((await dialogs.log.head("100"))?.ended).toBe("operator");
+  await clock.tick(1);
+  expect(await dialogs.log.head("100")).toBeUndefined();
+});
+
 it("a log ended as failed begins again from the record its dead letter carries, once; not one that went on", async () => {
   const clock = new ManualClock(T0);
   const store = new LosingStore({ now: () => clock.now() });

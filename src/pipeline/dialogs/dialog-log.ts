@@ -24,7 +24,10 @@ import {
 } from "./dialog-record.ts";
 import { migrateV1 } from "./dialog-v1.ts";
 
-/** How long an ended dialog's header stays, refusing a late run's append. */
+/**
+ * How long an ended dialog's header stays, refusing a late run's append: from its end, or, when
+ * the end has a note, from when the note was said (until then it stays, however long that takes).
+ */
 const ENDED_KEPT_MS = 7 * 86_400_000;
 
 /** An append to a dialog that has ended (by an operator, its handler, changed code). */
@@ -78,7 +81,7 @@ export class DialogLog {
     return heads;
   }
 
-  /** Ended dialog `id`'s note was said: its header (kept as long as it was) holds it no more. */
+  /** Ended dialog `id`'s note was said: its header holds it no more, and is kept {@link ENDED_KEPT_MS} from now. */
   async noteSaid(id: string): Promise<void> {
     const said = (current: JsonValue | undefined) => {
       const head = asHead(current);
@@ -86,7 +89,7 @@ export class DialogLog {
       const { note, ...rest } = head;
       return rest as unknown as JsonValue;
     };
-    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: said }]);
+    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: said, ttlMs: ENDED_KEPT_MS }]);
     await this.#commit();
   }
 
@@ -132,8 +135,9 @@ export class DialogLog {
     // A log begun again keeps no expiry of its ended header's.
     if (create === "reopen") writes.push({ op: "set", key: headKey(head.id), text: text(next) });
     if (next.ended !== undefined) {
-      // An ended dialog keeps only its header, for a while: enough to refuse a late append.
-      writes[0] = { ...header, ttlMs: ENDED_KEPT_MS };
+      // An ended dialog keeps only its header, for a while: enough to refuse a late append. One
+      // with a note keeps it until the note is said (a bot down for weeks says it at its start).
+      if (next.note === undefined) writes[0] = { ...header, ttlMs: ENDED_KEPT_MS };
       writes.length = 1;
       for (let n = 0; n < appended(head); n++) writes.push({ op: "delete", key: entryKey(head.id, n) });
     }

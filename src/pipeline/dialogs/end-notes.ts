@@ -3,11 +3,13 @@
  * changed under their dialog), said once. The note is part of the end's entry, and the ended
  * dialog's header keeps it until it is said: one not said before the process stopped (a restart,
  * a crash; an end that landed while its outcome was in doubt; a send that failed) is said at the
- * next start, in the conversation's order. A note read at a start may have been said with its
- * header not told (a crash, a store failing between the two): it is looked for among the bot's
- * newest messages there first (verify-send.ts), and said only if absent.
+ * next start, in the conversation's order, however long the bot was down; one the server refuses
+ * for good (a 400) is dropped. A note read at a start may have been said with its header not told
+ * (a crash, a store failing between the two): it is looked for among the bot's newest messages
+ * there first (verify-send.ts), and said only if absent.
  */
 import type { Logger } from "pino";
+import { isApiError } from "../../api/errors.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import { findSent } from "../../effects/verify-send.ts";
 import type { JsonValue } from "../../state/state-store.ts";
@@ -18,6 +20,9 @@ import { placed } from "./dialog-moves.ts";
 import type { DialogHead, DialogRecord, EndNote } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { endProgresses } from "./end-progresses.ts";
+
+/** The log line of a note the server refused (a 400: the conversation gone, the person deactivated). */
+export const NOTE_REFUSED = "the server refused to tell the person their dialog ended: the note is dropped";
 
 /** What saying a note needs. */
 export interface NoteParts {
@@ -71,8 +76,12 @@ export async function sayNote(
     const said = check && (await findSent(api, note.self, to, newer));
     if (!said) await api.messages.send(to);
   } catch (err) {
-    log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
-    return;
+    // Kept until said (however long the bot is down), but not one the server will never take.
+    if (!(isApiError(err) && err.status === 400)) {
+      log.warn({ err, dialog: dialog.id }, "could not tell the person their dialog ended");
+      return;
+    }
+    log.warn({ err, dialog: dialog.id }, NOTE_REFUSED);
   }
   if (!(await endProgresses(o, dialog.id, note, stop))) return;
   await o.dialogs.log.noteSaid(dialog.id).catch((err: unknown) => {

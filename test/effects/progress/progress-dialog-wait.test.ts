@@ -13,11 +13,9 @@
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../../src/daemon/dialog-desk.ts";
-import { TestClock } from "../../../src/testing/test-clock.ts";
-import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../../support/gated-daemon.ts";
-import { botSaid } from "../../support/self-killing-bot.ts";
+import { closeGatedDaemon, type GatedDaemon } from "../../support/gated-daemon.ts";
+import { type HeldRelease, startHeldRelease } from "../../support/held-release.ts";
 
-const BOT = "release-bot@sandbox.example";
 const DAY = 86_400_000;
 const NOTE = "An operator ended this conversation.";
 const ACK = { working: "eyes", done: "check", failed: "warning" };
@@ -46,23 +44,18 @@ const releases = defineBot({
   },
 });
 
+let bot: HeldRelease | undefined;
 let up: GatedDaemon | undefined;
 afterEach(() => closeGatedDaemon(up));
 
-const said = () => botSaid(up!.sandbox, BOT);
-const content = (id: number) => up!.sandbox.control.messages().find((m) => m.id === id)?.content;
-const acks = (message: number) =>
-  (up!.sandbox.control.messageView(message)!.reactions as { emoji_name: string }[]).map((r) => r.emoji_name);
+const said = () => bot!.said();
+const content = (id: number) => bot!.content(id);
+const acks = (message: number) => bot!.acks(message);
 
+/** The bot asked `command`: once it said `count` things. */
 async function started(command: string, count: number) {
-  up = await startGatedDaemon({
-    name: "releases",
-    email: BOT,
-    fullName: "Releases",
-    definition: releases,
-    extra: "handler_timeout: 1h",
-    clock: new TestClock({ held: true }),
-  });
+  bot = await startHeldRelease(releases);
+  up = bot.up;
   const asked = up.dm(command);
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(count);
   return asked;
