@@ -172,7 +172,12 @@ export class Progress implements OpenProgress {
     const now = this.deps.clock.now();
     if (step.kind === "close") {
       const next = copyState(base);
-      next.messages[step.index]!.closed = true;
+      const m = next.messages[step.index]!;
+      m.closed = true;
+      // One that shows another text than the start of this one (replaced by update() since, as
+      // when a dialog's answer came past the edit time limit) holds none of it: all goes on anew.
+      const held = this.#text.slice(this.#from, this.#from + m.length);
+      if (fingerprint(stored(held)) !== m.content) m.length = 0;
       this.#adopt(next);
       return false;
     }
