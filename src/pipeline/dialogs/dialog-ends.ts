@@ -16,7 +16,7 @@ import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogRecord, EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { noteOf, sayNote } from "./end-notes.ts";
-import { withProgresses } from "./end-progresses.ts";
+import { noteOfLog } from "./end-progresses.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
 /** What the person is told when the bot's code changed under their dialog (a prompt's `texts.changed`). */
@@ -131,14 +131,15 @@ export async function endByOperator(
   }
   if (record === undefined) return false;
   // The note is part of the end's entry: its header keeps it until it is said (end-notes.ts),
-  // with the progresses the dialog's runs left open, ended then (end-progresses.ts).
-  const told = withProgresses(contexts, record, noteOf(contexts, record, note));
-  const say = (signal: AbortSignal) => told && sayNote(o, record, told, false, signal);
-  const tell = () => told && queue.push(record.conversation, (c) => say(c.signal));
+  // with the progresses the dialog's runs left open as the log the end goes after holds them,
+  // ended then (end-progresses.ts).
+  const told = noteOfLog(contexts, record, noteOf(contexts, record, note));
+  const say = (signal: AbortSignal) => told.note && sayNote(o, record, told.note, false, signal);
+  const tell = () => told.note && queue.push(record.conversation, (c) => say(c.signal));
   // No try starts past the limit: only one sent before it may still land.
   const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
   const end = () =>
-    limit.signal.aborted ? Promise.reject(limit.signal.reason) : dialogs.end(id, "operator", told);
+    limit.signal.aborted ? Promise.reject(limit.signal.reason) : dialogs.end(id, "operator", told.note, told);
   let answered = false;
   const ending = dialogs.retrying(limit.signal, end, OPERATOR_END_TRIES).then(
     (ended) => {
@@ -148,7 +149,7 @@ export async function endByOperator(
     (err: unknown) => {
       answered = true;
       if (!(err instanceof DialogEnded || err instanceof LogMoved))
-        dialogs.endsInDoubt.keep(id, { record, tell });
+        dialogs.endsInDoubt.keep(id, { record: told.record, tell });
       throw err;
     },
   );

@@ -30,6 +30,17 @@ import { migrateV1 } from "./dialog-v1.ts";
  */
 const ENDED_KEPT_MS = 7 * 86_400_000;
 
+/**
+ * What an end's note takes from its dialog's log (the progresses its runs left open:
+ * end-progresses.ts), made for the log the end goes after, as it stands then: `record`, the log
+ * it was last made for (a run's question kept meanwhile is in the next one).
+ */
+export interface NoteOfLog {
+  record: DialogRecord;
+  /** `end` with its note made for the log `record` holds (the same log, the same entry); `record` kept. */
+  remake(record: DialogRecord, end: LogEntry): LogEntry;
+}
+
 /** An append to a dialog that has ended (by an operator, its handler, changed code). */
 export class DialogEnded extends BothostError<"DIALOG_ENDED"> {
   override readonly name = "DialogEnded";
@@ -151,13 +162,20 @@ export class DialogLog {
   /**
    * Append `end` to dialog `id`'s log, after `head` (the header its writer knew; read when
    * undefined): a run's append that landed after that header is read, and the end goes after
-   * it. Resolves false when the dialog had ended already (or never began).
+   * it; `logged`: its note made for the log it goes after (read then, when not `logged.record`).
+   * Resolves false when the dialog had ended already (or never began).
    */
-  async close(id: string, head: DialogHead | undefined, end: LogEntry): Promise<boolean> {
+  async close(id: string, head: DialogHead | undefined, end: LogEntry, logged?: NoteOfLog): Promise<boolean> {
     head ??= await this.head(id);
     for (let tries = 1; head !== undefined && head.ended === undefined; tries++) {
       try {
-        await this.append(head, [end]);
+        let entry = end;
+        if (logged !== undefined) {
+          const { seq, last } = logged.record;
+          const same = seq === head.seq && last === head.last;
+          entry = logged.remake(same ? logged.record : await this.read(head), end);
+        }
+        await this.append(head, [entry]);
         return true;
       } catch (err) {
         if (!(err instanceof LogMoved || err instanceof DialogEnded) || tries === 3) throw err;

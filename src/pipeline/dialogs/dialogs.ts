@@ -26,7 +26,7 @@ import {
   viewOf,
 } from "./dialog-entry.ts";
 import { DialogIndex } from "./dialog-index.ts";
-import { DialogEnded, DialogLog, LogMoved } from "./dialog-log.ts";
+import { DialogEnded, DialogLog, LogMoved, type NoteOfLog } from "./dialog-log.ts";
 import { Buttons } from "./dialog-reactions.ts";
 import {
   type AskedIn,
@@ -341,9 +341,11 @@ export class Dialogs {
   /**
    * End dialog `id` (answered to its end, failed, cancelled, ended by an operator): an end entry
    * is its log's last, and its header refuses any later append. False when it had ended already.
+   * `logged`: the note as the log the end goes after makes it (see `DialogLog.close`).
    */
-  end(id: string, by: EndReason, note?: EndNote): Promise<boolean> {
-    return this.#ended.once(id, by, this.#o.clock.now(), (end) => this.#end(id, end), note);
+  end(id: string, by: EndReason, note?: EndNote, logged?: NoteOfLog): Promise<boolean> {
+    const end = (entry: LogEntry) => this.#end(id, entry, logged);
+    return this.#ended.once(id, by, this.#o.clock.now(), end, note);
   }
 
   /**
@@ -359,17 +361,17 @@ export class Dialogs {
     return ended;
   }
 
-  #end(id: string, end: LogEntry): Promise<boolean> {
+  #end(id: string, end: LogEntry, logged: NoteOfLog | undefined): Promise<boolean> {
     const entry = this.#known.get(id);
-    const ending = this.#close(id, entry, end);
+    const ending = this.#close(id, entry, end, logged);
     if (entry) entry.ending = ending;
     return ending;
   }
 
-  async #close(id: string, entry: DialogEntry | undefined, end: LogEntry): Promise<boolean> {
+  async #close(id: string, entry: DialogEntry | undefined, end: LogEntry, logged?: NoteOfLog) {
     let ended = entry !== undefined;
     try {
-      const closing = this.#o.persist && this.log.close(id, entry?.head, end);
+      const closing = this.#o.persist && this.log.close(id, entry?.head, end, logged);
       if (closing) ended = await this.endsInDoubt.settledBy(id, closing);
     } catch (err) {
       // Not recorded, or not known to be (the next end appends the same entry, found made if it

@@ -16,7 +16,8 @@ import { reviveEvent } from "../../wire/events.ts";
 import type { RegisterResponse } from "../../wire/responses.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import { effectsKeyOf, ledgerIdOf } from "../event-fields.ts";
-import type { DialogRecord, EndNote } from "./dialog-record.ts";
+import type { NoteOfLog } from "./dialog-log.ts";
+import type { DialogRecord, EndNote, LogEntry } from "./dialog-record.ts";
 import { replayedEffects } from "./nested-effects.ts";
 
 /**
@@ -61,6 +62,30 @@ export function withProgresses(
     ...(editLimitSeconds === undefined ? {} : { editLimitSeconds }),
   };
   return { ...note, progress: left as unknown as JsonValue };
+}
+
+/**
+ * `note` with the progresses of the log the end goes after (`Dialogs.end`), as it stands then: a
+ * run's question kept after `record` was read brings the progresses that run opened. `note`: the
+ * note as last made, said once the end is kept.
+ */
+export function noteOfLog(
+  contexts: BotContexts,
+  record: DialogRecord,
+  note: EndNote | undefined,
+): NoteOfLog & { note: EndNote | undefined } {
+  const logged = {
+    record,
+    note: withProgresses(contexts, record, note),
+    remake(log: DialogRecord, end: LogEntry): LogEntry {
+      if (end.t !== "end" || end.note === undefined) return end;
+      const { progress, ...base } = end.note;
+      const made = withProgresses(contexts, log, base) ?? base;
+      [logged.record, logged.note] = [log, made];
+      return { ...end, note: made };
+    },
+  };
+  return logged;
 }
 
 /** The server's limits: as known now, else (at a start, before a registration) as the note kept them. */

@@ -9,8 +9,12 @@
  * kept its placeholder and 👀 for good. And the person's answer coming while the end reads the
  * dialog's record waits for the end (the note, then the answer as an ordinary message): before,
  * it was taken, its run opened a progress and asked on, and the end, its record read before the
- * answer, left that progress open. A real daemon in this process against the sandbox over HTTP,
- * on a clock that stands still between the test's moves.
+ * answer, left that progress open. A run whose next question is sent and not yet recorded (a
+ * store slow to answer) when the end comes, the question recorded first: the end takes the
+ * progresses from the log as it stands when the end is recorded, so the one the run opened ends
+ * too, also when the daemon is killed before its edit got through (the next start ends it).
+ * Before, it kept "Shipping…" and 👀 for good. A real daemon in this process against the sandbox
+ * over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
@@ -29,6 +33,9 @@ const FAILED_NOTE = "(failed: the work stopped before it finished)";
 const ACK = { working: "eyes", done: "check", failed: "warning" };
 const LONG = { ack: ACK, finalAfterMs: 3 * 3_600_000 };
 const CHOICES = { choices: ["yes", "no"], timeout: "1h" };
+const SHIP_Q = "Ship?\n1. yes\n2. no";
+const SHIPPED = "Shipped; one more thing.";
+const TAG_Q = "Tag it?\n1. yes\n2. no";
 
 /** How many times `pack` fails. */
 let failing = 0;
@@ -71,11 +78,16 @@ const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extra: "han
 
 let up: GatedDaemon | undefined;
 let running: InProcessDaemon | undefined;
-afterEach(() => {
+let gate: StoreGate | undefined;
+afterEach(async () => {
   failing = 0;
   work.resolve();
   work = deferred();
-  return closeGatedDaemon(up);
+  gate?.open();
+  gate = undefined;
+  // A daemon a case started again is not the one closeGatedDaemon stops.
+  if (running !== up?.running) await running?.stop({ deadlineMs: 0 });
+  await closeGatedDaemon(up);
 });
 
 const said = () => botSaid(up!.sandbox, BOT);
@@ -83,6 +95,7 @@ const acks = (message: number) =>
   (up!.sandbox.control.messageView(message)!.reactions as { emoji_name: string }[]).map((r) => r.emoji_name);
 const idOf = (content: string) =>
   up!.sandbox.control.messages().find((m) => m.content === content)!.id as number;
+const content = (id: number) => up!.sandbox.control.messages().find((m) => m.id === id)?.content;
 const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("releases", id, NOTE);
 
 /** The bot running on a held clock, its dialogs' log writes and reads through `gate`. */
@@ -96,7 +109,7 @@ async function started(gate?: StoreGate) {
 
 /** The bot running, asked `command` by the member and answered "yes": the run under way, `shown` in its progress. */
 async function underWay(command: string, shown: string) {
-  const { daemon, bot } = await started();
+  const { daemon, bot } = await started(gate);
   const asked = daemon.dm(command);
   await expect
     .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
@@ -153,7 +166,7 @@ it("a progress an earlier run opened, updated by the run under way, ends as fail
 });
 
 it("a person's answer while an operator's end reads the dialog's record waits for the end: the note, then the answer as an ordinary message", async () => {
-  const gate = new StoreGate();
+  gate = new StoreGate();
   const { daemon, bot } = await started(gate);
   const asked = daemon.dm("ship");
   await expect
@@ -200,4 +213,63 @@ it("a progress a failed run opened ends as failed once its dialog is ended durin
   expect(said()).toEqual(["Pack?\n1. yes\n2. no", FAILED_NOTE, NOTE, "not a command: hello"]);
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual(["Packing…", FAILED_NOTE]);
+});
+
+/** As far as "ship" goes once its work is done: its next question sent, that question's append held by the gate. */
+async function asking(): Promise<StoreGate> {
+  const held = gate!;
+  held.mode = "hang";
+  work.resolve();
+  await held.stoppedAt(1);
+  expect(said().at(-1)).toBe(TAG_Q);
+  return held;
+}
+
+it("the end begun while the run's next question is being recorded, the question kept first: the progress ends as failed once", async () => {
+  gate = new StoreGate();
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  const held = await asking();
+  // The end's write is held behind the question's.
+  const ended = end(dialog);
+  await held.stoppedAt(2);
+  held.open();
+  await ended;
+  await settled("hello");
+  await settled("yes");
+  expect(running!.daemon.bots[0]!.dialogs()).toEqual([]);
+  expect(said()).toEqual([
+    SHIP_Q,
+    FAILED_NOTE,
+    SHIPPED,
+    TAG_Q,
+    NOTE,
+    "not a command: hello",
+    "not a command: yes",
+  ]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", FAILED_NOTE]);
+  expect(running!.logged("could not")).toEqual([]);
+});
+
+it("the question kept first, the end landed, the daemon killed before the progress's edit got through: the next start ends it, the note said once", async () => {
+  gate = new StoreGate();
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  const held = await asking();
+  // The progress's first edit fails, and so does the next start's first: each is tried again a second later.
+  up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
+  const ended = end(dialog);
+  await held.stoppedAt(2);
+  held.open();
+  await ended;
+  await expect.poll(() => said().includes(NOTE), { timeout: 15_000 }).toBe(true);
+  await expect.poll(() => running!.logged("an edit failed; retrying"), { timeout: 15_000 }).toHaveLength(1);
+  // Killed: the runs still under way are cut off.
+  await running!.stop({ keepState: true, deadlineMs: 0 });
+  expect(running!.logged("could not end a progress of an ended dialog")).toHaveLength(1);
+  expect([content(progress), acks(asked)]).toEqual(["Shipping…", ["eyes"]]);
+  running = await up!.restart();
+  await expect.poll(() => running!.logged("an edit failed; retrying"), { timeout: 15_000 }).toHaveLength(1);
+  await settled("hello");
+  expect(said()).toEqual([SHIP_Q, FAILED_NOTE, SHIPPED, TAG_Q, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
 });
