@@ -159,6 +159,16 @@ export class DialogIndex {
   }
 
   /**
+   * Dialog `id` ended: `entry`, as the end found it, is known no more, nor one put for the dialog
+   * since (its run's question kept while the end was written), which would wait there for good.
+   */
+  over(id: string, entry: DialogEntry | undefined): void {
+    const since = this.#byId.get(id);
+    if (entry !== undefined) this.drop(entry);
+    if (since !== undefined && since !== entry) this.drop(since);
+  }
+
+  /**
    * `entry`'s log moved under this process: its entry is made again from the header the store
    * holds now (`read`), as a start reads it (waiting at the question the log is at, by that
    * question's deadline; or holding an answer or a deadline not yet run, which runs here in its

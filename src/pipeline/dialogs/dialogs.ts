@@ -379,7 +379,7 @@ export class Dialogs {
       if (entry) entry.ending = undefined;
       throw err;
     }
-    if (entry) this.#known.drop(entry);
+    this.#known.over(id, entry);
     if (!ended) return false;
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
     this.#ended.add(id);

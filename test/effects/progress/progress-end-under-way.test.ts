@@ -13,8 +13,10 @@
  * store slow to answer) when the end comes, the question recorded first: the end takes the
  * progresses from the log as it stands when the end is recorded, so the one the run opened ends
  * too, also when the daemon is killed before its edit got through (the next start ends it).
- * Before, it kept "Shipping…" and 👀 for good. A real daemon in this process against the sandbox
- * over HTTP, on a clock that stands still between the test's moves.
+ * Before, it kept "Shipping…" and 👀 for good. The person's next message there is an ordinary
+ * one, also while another dialog waits elsewhere: before, the entry the kept question made
+ * outlived the end, took the message as an answer and held it. A real daemon in this process
+ * against the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
@@ -215,25 +217,26 @@ it("a progress a failed run opened ends as failed once its dialog is ended durin
   expect(versions(up!.sandbox, progress)).toEqual(["Packing…", FAILED_NOTE]);
 });
 
-/** As far as "ship" goes once its work is done: its next question sent, that question's append held by the gate. */
-async function asking(): Promise<StoreGate> {
+/**
+ * "ship"'s work done, its next question sent and that question's append held by the gate, the
+ * operator ends `dialog`: the end's write is held behind the question's, then both go through.
+ */
+async function endWhileAsking(dialog: string) {
   const held = gate!;
   held.mode = "hang";
   work.resolve();
   await held.stoppedAt(1);
   expect(said().at(-1)).toBe(TAG_Q);
-  return held;
+  const ended = end(dialog);
+  await held.stoppedAt(2);
+  held.open();
+  await ended;
 }
 
 it("the end begun while the run's next question is being recorded, the question kept first: the progress ends as failed once", async () => {
   gate = new StoreGate();
   const { asked, dialog, progress } = await underWay("ship", "Shipping…");
-  const held = await asking();
-  // The end's write is held behind the question's.
-  const ended = end(dialog);
-  await held.stoppedAt(2);
-  held.open();
-  await ended;
+  await endWhileAsking(dialog);
   await settled("hello");
   await settled("yes");
   expect(running!.daemon.bots[0]!.dialogs()).toEqual([]);
@@ -254,13 +257,9 @@ it("the end begun while the run's next question is being recorded, the question 
 it("the question kept first, the end landed, the daemon killed before the progress's edit got through: the next start ends it, the note said once", async () => {
   gate = new StoreGate();
   const { asked, dialog, progress } = await underWay("ship", "Shipping…");
-  const held = await asking();
   // The progress's first edit fails, and so does the next start's first: each is tried again a second later.
   up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
-  const ended = end(dialog);
-  await held.stoppedAt(2);
-  held.open();
-  await ended;
+  await endWhileAsking(dialog);
   await expect.poll(() => said().includes(NOTE), { timeout: 15_000 }).toBe(true);
   await expect.poll(() => running!.logged("an edit failed; retrying"), { timeout: 15_000 }).toHaveLength(1);
   // Killed: the runs still under way are cut off.
@@ -272,4 +271,16 @@ it("the question kept first, the end landed, the daemon killed before the progre
   await settled("hello");
   expect(said()).toEqual([SHIP_Q, FAILED_NOTE, SHIPPED, TAG_Q, NOTE, "not a command: hello"]);
   expect(acks(asked)).toEqual(["warning"]);
+});
+
+it("the end begun while the run's next question is being recorded, another dialog waiting elsewhere: the person's next message there is an ordinary one", async () => {
+  gate = new StoreGate();
+  const { dialog } = await underWay("ship", "Shipping…");
+  const bot = running!.daemon.bots[0]!;
+  // Another person's dialog waits in their own conversation.
+  up!.sandbox.control.sendAs("owner@sandbox.example", { type: "direct", to: [BOT], content: "ship" });
+  await expect.poll(() => bot.dialogs().filter((d) => d.deadline !== undefined).length).toBe(1);
+  await endWhileAsking(dialog);
+  await settled("yes");
+  expect(bot.dialogs().map((d) => d.userName)).toEqual(["Olive Owner"]);
 });
