@@ -10,14 +10,15 @@ import type { Move } from "./dialogs/dialog-moves.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { DialogEngine } from "./dialogs/dialog-runs.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
+import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { ledgerIdOf, senderIdOf } from "./event-fields.ts";
 import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
 import { LedgerCommits } from "./ledger-commits.ts";
-import { type DispatcherParts, HandlerRuns } from "./runs.ts";
+import { HandlerRuns } from "./runs.ts";
 import { WebhookLedger } from "./webhook-ledger.ts";
 
-export type { DispatcherParts } from "./runs.ts";
+export type { DispatcherParts } from "./dispatcher-parts.ts";
 
 const ON_START = Object.freeze({ onStart: true });
 const asIs = <T>(base: T): T => base;

@@ -5,17 +5,12 @@
  * message's run is a turn of a dialog (dialogs/): it may park at a `ctx.prompt`, which ends it.
  */
 
-import type { Logger } from "pino";
-import type { BotServices } from "../effects/bot-services.ts";
-import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import type { EffectRecord } from "../effects/effect-records.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
-import type { DeadLetters } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
-import type { JsonValue, StateStore } from "../state/state-store.ts";
-import { type Clock, monotonicMs } from "../time/clock.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import { monotonicMs } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
-import type { BotContexts } from "./bot-contexts.ts";
-import type { Composer } from "./composer.ts";
 import {
   type BotContext,
   createContext,
@@ -23,7 +18,7 @@ import {
   type SendEffects,
   type SignalSource,
 } from "./context.ts";
-import type { ConversationQueue, TaskControl } from "./conversation-queue.ts";
+import type { TaskControl } from "./conversation-queue.ts";
 import {
   closeRuns,
   type DialogEndParts,
@@ -33,16 +28,14 @@ import {
   ranElsewhere,
 } from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
-import type { CommandNames } from "./dialogs/dialog-runs.ts";
-import type { Dialogs } from "./dialogs/dialogs.ts";
 import { replayedEffects } from "./dialogs/nested-effects.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
+import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { effectsKeyOf, freshEffectsOf, ledgerIdOf, sentAtOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
-import { type FailedRun, type HandlerFailures, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
-import { type DispatchMetrics, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
-import type { LedgerCommitOptions } from "./ledger-commits.ts";
+import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
+import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 
 type FailedArgs = [
@@ -59,36 +52,6 @@ const LIVE = Object.freeze({ replayed: false });
 /** A first run carries no effect records (one shared empty list, not one per message). */
 const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
 const REPLAYED = Object.freeze({ replayed: true });
-
-/** What a bot's pipeline is built from (by the bot's composition root, daemon/wire-bot.ts). */
-export interface DispatcherParts {
-  /** The middleware and handlers the bot's `setup` declared. */
-  composer: Composer<BotContext<unknown>>;
-  /** What contexts are built from, and the bot's identity once registered. */
-  contexts: BotContexts;
-  /** Orders the events per conversation, within the concurrency and the handler timeout. */
-  queue: ConversationQueue;
-  /** Runs a failed handler again, then keeps it as a dead letter. */
-  failures: HandlerFailures;
-  /** Where the delivery ledger lives (`<bot>/runtime`), and how its records are made durable. */
-  ledgerStore: StateStore;
-  ledgerCommits: LedgerCommitOptions;
-  /** Updates the bot's caches from each event before its handlers run. */
-  services: BotServices;
-  /** Run the handlers for the bot's own messages too (config `own_messages`). */
-  ownMessages: boolean;
-  clock: Clock;
-  log: Logger;
-  metrics: DispatchMetrics | undefined;
-  /** Where a replayed dead letter is removed from once handled. */
-  letters: DeadLetters | undefined;
-  /** Where each message event's sends are recorded, so a re-run repeats none. */
-  effects: EffectRecords | undefined;
-  /** The bot's dialogs (`ctx.prompt`): answers are taken at stage 4, before any handler. */
-  dialogs: Dialogs;
-  /** The bot's commands, when it has any: some run while a prompt waits. */
-  commands?: CommandNames | undefined;
-}
 
 export class HandlerRuns {
   readonly #o: DispatcherParts;
