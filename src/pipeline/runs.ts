@@ -102,7 +102,7 @@ export class HandlerRuns {
     // A run that parks (its prompt waits) is over then: its handler's promise never settles.
     return new Promise((resolve) => {
       const failed = (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn);
-      turn.onPark = () => resolve(this.#parked(incoming, control, turn, failed));
+      turn.onPark = () => resolve(this.#parked(incoming, control, ctx, turn, failed));
       pending.then(
         () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects, turn)),
         (err: unknown) => turn.parked || resolve(failed(err)),
@@ -114,7 +114,13 @@ export class HandlerRuns {
    * The run parked: its dialog waits, recorded; its message is handled in the ledger (a replayed
    * letter is done with), or `failed`. The stats count it once its dialog is over, not here.
    */
-  #parked(incoming: Incoming, control: TaskControl, turn: Turn, failed: (err: unknown) => void): void {
+  #parked(
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    turn: Turn,
+    failed: (err: unknown) => void,
+  ): void {
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
       turn.written.then(
@@ -123,9 +129,16 @@ export class HandlerRuns {
           return this.#effectsHold(incoming);
         },
         (err: unknown): unknown => {
-          // Ended, or run elsewhere (its question kept first); a first question cut by the timeout: retried.
-          if (err instanceof DialogEnded || ranElsewhere(this.#o.log, err))
-            return this.#effectsHold(incoming);
+          // Ended meanwhile (an operator's end): its progresses end as failed, as at a prompt not
+          // yet asked (#runFailed), before the end's note; those it opened are in no log the end read.
+          if (err instanceof DialogEnded) {
+            ctx.log.info({ dialog: incoming.dialog?.id }, ENDED_MEANWHILE);
+            const progresses = progressesOf(ctx);
+            progresses?.halt();
+            return Promise.all([progresses?.abandon(control.signal, ctx.log), this.#effectsHold(incoming)]);
+          }
+          // Run elsewhere (its question kept first); a first question cut by the timeout: retried.
+          if (ranElsewhere(this.#o.log, err)) return this.#effectsHold(incoming);
           if (!incoming.dialog && keptLater(control.signal, err)) return failed(err);
           this.#o.log.warn(
             { err },

@@ -15,7 +15,10 @@
  * too, also when the daemon is killed before its edit got through (the next start ends it).
  * Before, it kept "Shipping…" and 👀 for good. The person's next message there is an ordinary
  * one, also while another dialog waits elsewhere: before, the entry the kept question made
- * outlived the end, took the message as an answer and held it. A real daemon in this process
+ * outlived the end, took the message as an answer and held it. The question being sent when the
+ * end came (refused as ended once sent): the run ends its progresses itself, once, with its text
+ * ("Rolling…"); before, it ended none, one it opened kept "Shipping…" and 👀 for good, and one an
+ * earlier run opened was ended from its records without "Rolling…". A real daemon in this process
  * against the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
@@ -87,6 +90,7 @@ afterEach(async () => {
   work = deferred();
   gate?.open();
   gate = undefined;
+  up?.sandbox.control.delay(0);
   // A daemon a case started again is not the one closeGatedDaemon stops.
   if (running !== up?.running) await running?.stop({ deadlineMs: 0 });
   await closeGatedDaemon(up);
@@ -283,4 +287,58 @@ it("the end begun while the run's next question is being recorded, another dialo
   await endWhileAsking(dialog);
   await settled("yes");
   expect(bot.dialogs().map((d) => d.userName)).toEqual(["Olive Owner"]);
+});
+
+/**
+ * The run's question held in its send (the sandbox's delay), the operator ends `dialog`: the end's
+ * write is held, then the question's send and the end go through.
+ */
+async function endWhileSending(dialog: string) {
+  const held = gate!;
+  held.mode = "hang";
+  const ended = end(dialog);
+  await held.stoppedAt(1);
+  up!.sandbox.control.delay(0);
+  held.open();
+  await ended;
+}
+
+it("the end begun while the run's next question is being sent, the question refused as ended: the progress ends as failed once", async () => {
+  gate = new StoreGate();
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  const { control } = up!.sandbox;
+  // The run's sends are held: its reply, let through, then its question, held until the end began.
+  control.delay(3_600_000, { paths: [/^\/messages$/] });
+  work.resolve();
+  await expect.poll(() => control.delayed(), { timeout: 15_000 }).toBe(1);
+  control.delay(0);
+  control.delay(3_600_000, { paths: [/^\/messages$/] });
+  await expect
+    .poll(() => said().includes(SHIPPED) && control.delayed() === 1, { timeout: 15_000 })
+    .toBe(true);
+  await endWhileSending(dialog);
+  await settled("hello");
+  expect(said()).toEqual([SHIP_Q, FAILED_NOTE, SHIPPED, TAG_Q, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", FAILED_NOTE]);
+  expect(running!.logged("ended while its run was under way")).toHaveLength(1);
+  expect(running!.logged("could not")).toEqual([]);
+});
+
+it("the end begun while the run's next question is being sent, a progress an earlier run opened and the run updated: it ends as failed once, with the run's text", async () => {
+  gate = new StoreGate();
+  const { asked, dialog } = await underWay("roll", "Roll: waiting for approval…");
+  await expect.poll(() => said().includes("Rolling…"), { timeout: 15_000 }).toBe(true);
+  const progress = idOf("Rolling…");
+  const { control } = up!.sandbox;
+  control.delay(3_600_000, { paths: [/^\/messages$/] });
+  work.resolve();
+  await expect.poll(() => control.delayed(), { timeout: 15_000 }).toBe(1);
+  await endWhileSending(dialog);
+  await settled("hello");
+  const failed = `Rolling…\n\n${FAILED_NOTE}`;
+  expect(said()).toEqual([failed, "Roll?\n1. yes\n2. no", TAG_Q, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Roll: waiting for approval…", "Rolling…", failed]);
+  expect(running!.logged("could not")).toEqual([]);
 });
