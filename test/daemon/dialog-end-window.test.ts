@@ -4,9 +4,12 @@
  * meanwhile; a dialog's last reply said and its end not yet kept, and a new question asked there
  * from a direct message (`where`). The new one waits for the end, then is asked; the person reads
  * the end (its note) first. And either end written with its reply lost, the daemon cut off as a
- * crash cuts it while the new one waited: after the restart, the note, then the new one. A real
- * daemon in this process on the test clock against the sandbox over HTTP; the dialogs' writes
- * pass a gate.
+ * crash cuts it while the new one waited: after the restart, the note, then the new one. And an
+ * operator's end whose write the store holds past the handler timeout while a question asked
+ * from a direct message waits for it: the run waits for the store, then asks after the note.
+ * Before, each attempt was cut as a handler failure and the request ended as a dead letter. A
+ * real daemon in this process on the test clock against the sandbox over HTTP; the dialogs'
+ * writes pass a gate.
  */
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -94,14 +97,17 @@ const DAEMON = {
   email: BOT,
   fullName: "Desk",
   channels: ["general"],
-  extra: "handler_timeout: 1h",
 };
 
-/** `held`: on a clock that stands still between the test's moves (a retry's pause never passes). */
-async function start(held = false) {
+/**
+ * `held`: on a clock that stands still between the test's moves (a retry's pause never passes);
+ * `timeout`: the handler timeout.
+ */
+async function start(held = false, timeout = "1h") {
   gate = new StoreGate();
   const clock = held ? new TestClock({ held: true }) : new TestClock();
-  up = await startGatedDaemon({ ...DAEMON, definition: desk, gate, clock });
+  const extra = `handler_timeout: ${timeout}`;
+  up = await startGatedDaemon({ ...DAEMON, extra, definition: desk, gate, clock });
   approver = idOf(APPROVER);
   return { bot: up.running.daemon.bots[0]! };
 }
@@ -231,4 +237,39 @@ it("a dialog's end written, its reply lost, the daemon cut off while a new quest
   expect([refused, said("dm")]).toEqual([[], []]);
   expect(said("topic")).toEqual(["Which size?", "large, noted.", "Which size, from your message?"]);
   await waiting(again.daemon.bots[0]!);
+});
+
+it("an operator's end whose write the store holds past the handler timeout: a question asked there from a direct message waits for the store, then is asked after the note", async () => {
+  const { bot } = await start(true, "2s");
+  inTopic(MEMBER, "@**Desk** order");
+  const dialog = await waiting(bot);
+  gate!.mode = "hang";
+  end(dialog.id).catch(() => {});
+  await gate!.stoppedAt(1);
+  up!.dm("there");
+  // Past the handler timeout and every attempt, the end's write still held: the run waits, or is given up.
+  const logged = (line: string) => up!.running.logged(line).length > 0;
+  const outcome = async () => {
+    await up!.clock.advance(1_000);
+    if (logged("kept as dead letter")) return "kept as a dead letter";
+    return logged("the event waits for the store") ? "waits for the store" : undefined;
+  };
+  let after: string | undefined;
+  await expect.poll(async () => (after = await outcome()), { timeout: 15_000 }).toBeTruthy();
+  expect(after).toBe("waits for the store");
+  gate!.open();
+  // The end lands, its note is said; the run waiting for the store goes again after its pause.
+  const asked = async () => {
+    await up!.clock.advance(1_000);
+    return said("topic").length;
+  };
+  await expect.poll(asked, { timeout: 15_000 }).toBe(3);
+  expect([refused, said("dm")]).toEqual([[], []]);
+  expect(said("topic")).toEqual([
+    "Which size?",
+    `@**Mel Member|${idOf(MEMBER)}** ${NOTE}`,
+    "Which size, from your message?",
+  ]);
+  expect(up!.running.logged("handler failed")).toEqual([]);
+  await waiting(bot);
 });

@@ -4,6 +4,8 @@
  * buttons are on (dialog-reactions.ts), and by its deadline (deadline-timer.ts). Putting an entry
  * in tells the bot which events its queue needs for it (dialog-deletions.ts).
  */
+import { StateError } from "../../state/state-error.ts";
+import { RouterError } from "../router-error.ts";
 import type { Membership } from "./ask-options.ts";
 import type { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
@@ -63,14 +65,23 @@ export class DialogIndex {
    * As {@link busy}, once the dialog there is past a run of it under way or ready to run (an
    * answer recorded), or an end of it being kept (its last reply said, or an operator's): ended,
    * it waits there no more; asking again, or its end failed, it does. Rejects with `signal`'s
-   * reason once it aborts (the handler timeout, the stop): the run asking is cut off, not refused.
+   * reason once it aborts (the handler timeout, the stop): the run asking is cut off, not refused;
+   * cut by the handler timeout while the store has not answered the end there, with the store's
+   * outage, so that the run waits for the store as any run it failed (handler-failures.ts).
    */
   async busyAfter(conversation: string, userId: number, id: string, signal: AbortSignal): Promise<boolean> {
     for (;;) {
       const entry = this.at(conversation, userId);
       if (entry === undefined || entry.id === id) return false;
       if (!(entry.running || entry.ending || entry.ready !== undefined || entry.unread)) return true;
-      if (!(await whenOver(entry, signal))) throw signal.reason;
+      if (await whenOver(entry, signal)) continue;
+      const reason: unknown = signal.reason;
+      const timedOut = reason instanceof RouterError && reason.code === "ROUTER_HANDLER_TIMEOUT";
+      if (!timedOut || entry.ending === undefined) throw reason;
+      throw new StateError(
+        "STATE_UNAVAILABLE",
+        `the state store has not answered the end of dialog ${entry.id}, which a question asked there waits for`,
+      );
     }
   }
 
