@@ -9,7 +9,7 @@ import type { JsonValue } from "../../state/state-store.ts";
 import type { Where } from "../addressed.ts";
 import type { WaitFrom } from "./ask-options.ts";
 import { type DialogHead, type EndNote, type EndReason, headOf } from "./dialog-head.ts";
-import { mergeNested, type NestedEffects } from "./nested-effects.ts";
+import { mergeNested, type NestedEffects, nestedMark, rewoundNested } from "./nested-effects.ts";
 
 export { asHead, type DialogHead, type EndNote, type EndReason, headOf, newHead } from "./dialog-head.ts";
 
@@ -119,7 +119,7 @@ export interface DialogStep {
   /** Asked elsewhere than the dialog's own conversation: what the prompt says goes there too. */
   in?: AskedIn;
   /** Where a rewind to this step cuts the record: its values and effects (nested too) before the question. */
-  mark?: { values: number; effects: number; nested?: NestedEffects };
+  mark?: { values: number; effects: number; nested?: Record<string, number> };
   /** The cancel word only the dialog's person says, on a question others answer (see the `ask` entry). */
   cancel?: string;
 }
@@ -187,7 +187,7 @@ export function apply(record: DialogRecord, e: LogEntry): void {
           made.mark = {
             values: record.values.length,
             effects: e.q,
-            ...(record.nested && { nested: record.nested }),
+            ...(record.nested && { nested: nestedMark(record.nested) }),
           };
         if (e.in !== undefined) made.in = e.in;
         if (e.cancel !== undefined) made.cancel = e.cancel;
@@ -238,8 +238,9 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   record.values.length = mark.values;
   record.names.length = Math.min(record.names.length, mark.values);
   record.effects.length = mark.effects;
-  if (mark.nested === undefined) delete record.nested;
-  else record.nested = mark.nested;
+  const nested = rewoundNested(record.nested, mark.nested);
+  if (nested === undefined) delete record.nested;
+  else record.nested = nested;
   record.rewinds++;
 }
 

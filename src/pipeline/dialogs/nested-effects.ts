@@ -16,7 +16,7 @@ export type NestedEffects = Record<string, JsonValue[]>;
 
 const numberOf = (record: JsonValue) => (record as unknown as EffectRecord).n;
 
-/** `added` over `into`: a record replaces the one of its number. A new object (`into` is a rewind's mark). */
+/** `added` over `into`: a record replaces the one of its number. A new object, `into` unchanged. */
 export function mergeNested(into: NestedEffects | undefined, added: JsonValue): NestedEffects {
   const merged: NestedEffects = { ...into };
   for (const [name, records] of Object.entries(added as NestedEffects)) {
@@ -43,6 +43,27 @@ export function nestedAdded(
     if (fresh.length > 0) added[name] = fresh as unknown as JsonValue[];
   }
   return Object.keys(added).length > 0 ? added : undefined;
+}
+
+/** Where a rewind cuts `nested`: each run's highest number so far (a question's mark, before its send). */
+export function nestedMark(nested: NestedEffects): Record<string, number> {
+  const mark: Record<string, number> = {};
+  for (const [name, records] of Object.entries(nested)) mark[name] = Math.max(0, ...records.map(numberOf));
+  return mark;
+}
+
+/** `nested` as it was at `mark` (a rewind): the records made after it are dropped. */
+export function rewoundNested(
+  nested: NestedEffects | undefined,
+  mark: Record<string, number> | undefined,
+): NestedEffects | undefined {
+  const kept: NestedEffects = {};
+  for (const [name, records] of Object.entries(nested ?? {})) {
+    const upTo = mark?.[name] ?? 0;
+    const before = records.filter((r) => numberOf(r) <= upTo);
+    if (before.length > 0) kept[name] = before;
+  }
+  return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
 /** The effect records a replay of a dialog is carried: its own (`effects`), and its nested runs'. */
