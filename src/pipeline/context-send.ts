@@ -10,6 +10,7 @@ import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { findSent } from "../effects/verify-send.ts";
 import type { ContextDeps, SendEffects } from "./context-types.ts";
 import { placed } from "./dialogs/dialog-moves.ts";
+import { newerOf } from "./event-fields.ts";
 
 type Send = (params: SendMessageParams) => Promise<{ id: number }>;
 /** `params` aimed where their conversation is now (see reply-follow.ts). */
@@ -69,9 +70,3 @@ export function sendOf<S>(
 
 const samePlace = (a: SendMessageParams, b: SendMessageParams) =>
   a.to === b.to && (a as { topic?: string }).topic === (b as { topic?: string }).topic;
-
-/** What a send looked for must be newer than: for an effect a dialog's replay makes anew, its latest answer. */
-function newerOf(effects: SendEffects): { after: number | undefined; since?: number | undefined } {
-  const fresh = effects.fresh;
-  return fresh && effects.run.current >= fresh.from ? { after: fresh.after, since: effects.since } : effects;
-}

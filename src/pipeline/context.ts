@@ -24,7 +24,7 @@ import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialog } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
-import { ledgerIdOf } from "./event-fields.ts";
+import { ledgerIdOf, newerOf } from "./event-fields.ts";
 import { type External, externalOf } from "./external.ts";
 import { followerFor, type ReplyFollower } from "./reply-follow.ts";
 import { replyTarget } from "./reply-target.ts";
@@ -358,11 +358,11 @@ class LazyEventContext<S> extends LazyContext<S> {
       const { api, clock, effects, log, server, signal, bot } = this;
       const target = replyTarget(this.event, this.eventIssue, bot.userId);
       const [run, after, selfId, askedId] = [effects?.run, effects?.after, bot.userId, this.messageId()];
-      const progress = await startProgress(
-        { api, clock, run, after, log, server, signal, selfId, askedId, target },
-        text,
-        options,
-      );
+      // Its first post, an effect of the handler's run, is looked for as a send is (in a dialog's
+      // replay, past its latest answer).
+      const newer = effects && (() => newerOf(effects));
+      const deps = { api, clock, run, after, log, server, signal, selfId, askedId, target };
+      const progress = await startProgress(newer ? { ...deps, newer } : deps, text, options);
       this.#progresses ??= new OpenProgresses();
       this.#progresses.add(progress);
       return progress;

@@ -57,3 +57,20 @@ export function freshEffectsOf(
   if (after <= 0) return undefined;
   return { from: Math.max(0, ...carried.map((r) => r.n)) + 1, after };
 }
+
+/**
+ * What a read-back of the effect being made (inside `effects.run.once`) looks past: messages newer
+ * than `after` (a message id) and no older than `since` (epoch seconds). For an effect a dialog's
+ * replay makes anew, its latest answer or question (see {@link freshEffectsOf}); else the event's.
+ */
+export function newerOf(effects: {
+  run: { current: number };
+  after: number | undefined;
+  since?: number | undefined;
+  fresh?: { from: number; after: number } | undefined;
+}): { after: number | undefined; since?: number | undefined } {
+  const fresh = effects.fresh;
+  return fresh && effects.run.current >= fresh.from
+    ? { after: fresh.after, since: effects.since }
+    : { after: effects.after, since: effects.since };
+}

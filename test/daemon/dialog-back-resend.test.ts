@@ -3,8 +3,9 @@
  * with its answer lost and no echo of it come: the handler's next attempt looks for the send among
  * the bot's messages. It must find the new one, not the earlier message with the same words: else
  * the dialog waits at that old question, whose earlier button press answers it again (its reply
- * said twice), and a press on the question the person sees decides nothing. A real daemon in this
- * process on a held test clock against the sandbox over HTTP.
+ * said twice), and a press on the question the person sees decides nothing. The same for a
+ * progress's first post: else the earlier progress is edited and the new one stays as it began.
+ * A real daemon in this process on a held test clock against the sandbox over HTTP.
  */
 import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
@@ -33,6 +34,21 @@ const deploys = defineBot({
         const more = await ctx.prompt("Another one?", { choices: { yes: "check", no: "cross_mark" } });
         if (more.value === "no") return ctx.reply(`${n} picked.`);
       }
+    });
+    bot.command("build", async (ctx) => {
+      for (let n = 1; ; n++) {
+        const progress = await ctx.progress("Building api…");
+        await progress.done(`Building api… built (${n}).`);
+        const more = await ctx.prompt("Again?", { choices: { yes: "check", no: "cross_mark" } });
+        if (more.value === "no") return ctx.reply(`${n} built.`);
+      }
+    });
+    bot.command("check", async (ctx) => {
+      const where = await ctx.prompt("Where?", { choices: { staging: "star", prod: "rocket" } });
+      const progress = await ctx.progress(`Checking ${where.value}…`);
+      await progress.done(`Checking ${where.value}… ok (${progress.messageId}).`);
+      const go = await ctx.prompt("Go?", { choices: { yes: "check", no: "cross_mark" } });
+      await ctx.reply(go.value === "yes" ? "Gone." : "Stayed.");
     });
   },
 });
@@ -101,11 +117,12 @@ const waiting = () =>
     .toEqual([true]);
 
 /**
- * `ask` leads to the bot's `n`th message, a question asked again: the server stores it and its
- * answer is lost (502), its echo held with the bot's polls; the send's attempt gives up waiting
- * for the echo, and the handler runs again after its pause, once the polls go on.
+ * `ask` leads to the bot's `n`th message, a question asked again (or a progress's first post,
+ * `echo` false: it waits for no echo): the server stores it and its answer is lost (502), its
+ * echo held with the bot's polls; the send's attempt gives up waiting for the echo, and the
+ * handler runs again after its pause, once the polls go on.
  */
-async function lostSend(n: number, ask: () => unknown) {
+async function lostSend(n: number, ask: () => unknown, echo = true) {
   const { control } = up!.sandbox;
   const clock = up!.clock;
   await waitFor(() =>
@@ -117,8 +134,10 @@ async function lostSend(n: number, ask: () => unknown) {
   control.delay(600_000, { paths: [/^\/events$/] });
   ask();
   await control.waitFor(() => said().length === n, { timeoutMs: 15_000 });
-  await waitFor(() => expect(clock.pendingDelays()).toContain(ECHO_WAIT_MS));
-  await clock.advance(ECHO_WAIT_MS);
+  if (echo) {
+    await waitFor(() => expect(clock.pendingDelays()).toContain(ECHO_WAIT_MS));
+    await clock.advance(ECHO_WAIT_MS);
+  }
   await expect.poll(() => up!.running.logged(FAILED).length, { timeout: 15_000 }).toBe(1);
   control.delay(0);
   await waitFor(() => expect(clock.pendingDelays()).toContain(1_000));
@@ -157,4 +176,47 @@ it("a dialog that asks the same question again, its send made with its answer lo
   await press(await buttonsOn(2), "cross_mark");
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
   expect(said().map((m) => m.content)).toEqual([ANOTHER, ANOTHER, "2 picked."]);
+});
+
+it("a progress opened again after a `back`, its first post made with its answer lost: the new one is finished, the old one kept", async () => {
+  up = await start();
+  const [WHERE, GO] = [
+    "Where?\n1. :star: staging\n2. :rocket: prod",
+    "Go?\n1. :check: yes\n2. :cross_mark: no",
+  ];
+  up.dm("check");
+  await press(await buttonsOn(1), "star");
+  await buttonsOn(3);
+  await waiting();
+  up.dm("back");
+  const again = await buttonsOn(4);
+  await waiting();
+  await lostSend(5, () => press(again, "star"), false);
+  await press(await buttonsOn(6), "check");
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(7);
+  const ids = said().map((m) => m.id);
+  expect(said().map((m) => m.content)).toEqual([
+    WHERE,
+    `Checking staging… ok (${ids[1]}).`,
+    GO,
+    WHERE,
+    `Checking staging… ok (${ids[4]}).`,
+    GO,
+    "Gone.",
+  ]);
+});
+
+it("a dialog that opens the same progress at each turn, its first post made with its answer lost: the new one is finished", async () => {
+  up = await start();
+  const AGAIN = "Again?\n1. :check: yes\n2. :cross_mark: no";
+  up.dm("build");
+  const first = await buttonsOn(2);
+  await waiting();
+  await lostSend(3, () => press(first, "check"), false);
+  const again = await buttonsOn(4);
+  const turns = ["Building api… built (1).", AGAIN, "Building api… built (2).", AGAIN];
+  expect(said().map((m) => m.content)).toEqual(turns);
+  await press(again, "cross_mark");
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(5);
+  expect(said().map((m) => m.content)).toEqual([...turns, "2 built."]);
 });

@@ -28,6 +28,11 @@ export interface ProgressDeps {
   run: EffectRun | undefined;
   /** A read-back after a lost answer looks for messages newer than this id (the event's message). */
   after: number | undefined;
+  /**
+   * What the first post's read-back looks past, asked when it looks (inside its effect): for a
+   * progress a dialog's replay opens anew, its latest answer, not the event's message. Else `after`.
+   */
+  newer?: () => { after: number | undefined; since?: number | undefined };
   log: Logger;
   server: ServerInfo;
   signal: AbortSignal;
@@ -111,19 +116,21 @@ export class ServerSteps {
 
   /**
    * The message a send whose answer was lost posted, if it did: the bot's newest in the
-   * conversation after message `since` (the progress's last) holding `content`, or a start or an
-   * extension of it (an earlier run posted the same place in the text when it was shorter).
+   * conversation after message `since` (the progress's last) and past `past` holding `content`,
+   * or a start or an extension of it (an earlier run posted the same place in the text when it
+   * was shorter).
    */
   async find(
     content: string,
     since: number | undefined,
+    past: { after: number | undefined; since?: number | undefined } = { after: this.deps.after },
   ): Promise<{ id: number; content: string } | undefined> {
     await this.#follow(since);
-    const { api, selfId, after, signal } = this.deps;
-    const newer = Math.max(after ?? 0, since ?? 0);
+    const { api, selfId, signal } = this.deps;
+    const newer = { ...past, after: Math.max(past.after ?? 0, since ?? 0) };
     const where = { ...this.#where, content: "" } as SendMessageParams;
     const same = (m: string) => m !== "" && (m.startsWith(content) || content.startsWith(m));
-    return this.#spare(() => findSent(api, selfId, where, { after: newer }, signal, same));
+    return this.#spare(() => findSent(api, selfId, where, newer, signal, same));
   }
 
   /**

@@ -44,7 +44,7 @@ export async function startProgress(
   // Found posted by an earlier run (its answer lost), as when found recorded: a re-run.
   let foundPosted = false;
   const found = async () => {
-    const id = (await steps.find(first, undefined))?.id;
+    const id = (await steps.find(first, undefined, deps.newer?.()))?.id;
     foundPosted = id !== undefined;
     return id === undefined ? undefined : withPosted(empty, id, first, 0, deps.clock.now());
   };
