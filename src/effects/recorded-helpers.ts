@@ -2,7 +2,8 @@
  * `ctx.schedule.at` and `ctx.snippets.create` as recorded effects, made once per event (or cron
  * occurrence). The one in flight when a run failed is looked for before it is made again: a
  * booking with the same content (and topic) at about the same time, or a snippet with the same
- * title and content created since the event. The other calls set a state and are safe to repeat.
+ * title and content created since the event, neither one an earlier effect of the run holds. The
+ * other calls set a state and are safe to repeat.
  */
 import type { EffectRun } from "./effect-records.ts";
 import { normalizeContent, toSeconds } from "./schedule/normalize.ts";
@@ -25,9 +26,11 @@ export function recordedSchedule(schedule: ScheduleApi, run: EffectRun): Schedul
         verify: async () => {
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
+          const taken = takenBy(run, "schedule", "scheduledMessageId");
           const near = (await schedule.list())
             .filter(
               (b) =>
+                !taken.has(b.scheduledMessageId) &&
                 b.content === content &&
                 (params.topic === undefined || b.topic === params.topic.trim()) &&
                 Math.abs(toSeconds(b.at.getTime()) - at) <= SAME_BOOKING_S,
@@ -51,8 +54,10 @@ export function recordedSnippets(snippets: Snippets, run: EffectRun, since: numb
       run.once("snippet", {
         act: async () => plain(await snippets.create(title, content)),
         verify: async () => {
+          const taken = takenBy(run, "snippet", "id");
           const found = (await snippets.list()).find(
             (s) =>
+              !taken.has(s.id) &&
               s.title === title.trim() &&
               s.content === content.trim() &&
               (since === undefined || s.date_created >= since),
@@ -61,6 +66,18 @@ export function recordedSnippets(snippets: Snippets, run: EffectRun, since: numb
         },
       }),
   };
+}
+
+/**
+ * What the earlier effects of `kind` this run made or replayed hold (their results' `field`): a
+ * read-back after a lost answer never takes one of those for the effect it looks for (a dialog
+ * that books the same reminder at each turn, a handler that saves the same snippet twice).
+ */
+function takenBy(run: EffectRun, kind: string, field: string): Set<unknown> {
+  const results = run.made.filter((r) => r.kind === kind && !r.pending).map((r) => r.result);
+  return new Set(
+    results.map((r) => (r !== null && typeof r === "object" ? (r as Record<string, unknown>)[field] : r)),
+  );
 }
 
 /** The fields a recorded snippet keeps (the server may add more; they are not needed again). */

@@ -11,11 +11,13 @@ import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { ECHO_WAIT_MS } from "../../src/effects/local-echo.ts";
+import type { BotContext } from "../../src/pipeline/context.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 
 const BOT = "deploy-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
+const DAY = 86_400_000;
 const QUESTION = "Deploy api 1.4.2?\n1. :check: approve\n2. :cross_mark: reject";
 
 const deploys = defineBot({
@@ -50,6 +52,23 @@ const deploys = defineBot({
       const go = await ctx.prompt("Go?", { choices: { yes: "check", no: "cross_mark" } });
       await ctx.reply(go.value === "yes" ? "Gone." : "Stayed.");
     });
+    // The same reminder booked, the same snippet saved, at each turn: each turn's is its own.
+    const nine = (now: number) => Math.ceil(now / DAY) * DAY + DAY + 9 * 3_600_000;
+    const made = {
+      book: async (ctx: BotContext<unknown>) =>
+        (await ctx.schedule.at({ to: [MEMBER], content: "Stand-up at 9!", at: nine(ctx.now()) }))
+          .scheduledMessageId,
+      save: async (ctx: BotContext<unknown>) => (await ctx.snippets.create("stand-up", "Stand-up at 9!")).id,
+    };
+    for (const [name, make] of Object.entries(made))
+      bot.command(name, async (ctx) => {
+        const ids: number[] = [];
+        for (;;) {
+          ids.push(await make(ctx));
+          const more = await ctx.prompt("Again?", { choices: { yes: "check", no: "cross_mark" } });
+          if (more.value === "no") return ctx.reply(`Made: ${ids.join(", ")}`);
+        }
+      });
   },
 });
 
@@ -118,11 +137,11 @@ const waiting = () =>
 
 /**
  * `ask` leads to the bot's `n`th message, a question asked again (or a progress's first post,
- * `echo` false: it waits for no echo): the server stores it and its answer is lost (502), its
- * echo held with the bot's polls; the send's attempt gives up waiting for the echo, and the
- * handler runs again after its pause, once the polls go on.
+ * `echo` false: it waits for no echo; or to a call to `path`, a booking): the server stores it
+ * and its answer is lost (502), its echo held with the bot's polls; the send's attempt gives up
+ * waiting for the echo, and the handler runs again after its pause, once the polls go on.
  */
-async function lostSend(n: number, ask: () => unknown, echo = true) {
+async function lostSend(n: number, ask: () => unknown, { echo = true, path = /^\/messages$/ } = {}) {
   const { control } = up!.sandbox;
   const clock = up!.clock;
   await waitFor(() =>
@@ -130,7 +149,7 @@ async function lostSend(n: number, ask: () => unknown, echo = true) {
       { pending_events: 0, parked: true },
     ]),
   );
-  control.failNext(1, { status: 502, after: true, paths: [/^\/messages$/], methods: ["POST"] });
+  control.failNext(1, { status: 502, after: true, paths: [path], methods: ["POST"] });
   control.delay(600_000, { paths: [/^\/events$/] });
   ask();
   await control.waitFor(() => said().length === n, { timeoutMs: 15_000 });
@@ -191,7 +210,7 @@ it("a progress opened again after a `back`, its first post made with its answer 
   up.dm("back");
   const again = await buttonsOn(4);
   await waiting();
-  await lostSend(5, () => press(again, "star"), false);
+  await lostSend(5, () => press(again, "star"), { echo: false });
   await press(await buttonsOn(6), "check");
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(7);
   const ids = said().map((m) => m.id);
@@ -212,7 +231,7 @@ it("a dialog that opens the same progress at each turn, its first post made with
   up.dm("build");
   const first = await buttonsOn(2);
   await waiting();
-  await lostSend(3, () => press(first, "check"), false);
+  await lostSend(3, () => press(first, "check"), { echo: false });
   const again = await buttonsOn(4);
   const turns = ["Building api… built (1).", AGAIN, "Building api… built (2).", AGAIN];
   expect(said().map((m) => m.content)).toEqual(turns);
@@ -220,3 +239,20 @@ it("a dialog that opens the same progress at each turn, its first post made with
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(5);
   expect(said().map((m) => m.content)).toEqual([...turns, "2 built."]);
 });
+
+it.each([
+  ["book", /^\/scheduled_messages$/],
+  ["save", /^\/saved_snippets$/],
+])(
+  "a dialog that %ss the same at each turn, its create made with its answer lost: each turn gets its own",
+  async (name, path) => {
+    up = await start();
+    up.dm(name);
+    const first = await buttonsOn(1);
+    await waiting();
+    await lostSend(1, () => press(first, "check"), { echo: false, path });
+    await press(await buttonsOn(2), "cross_mark");
+    await expect.poll(() => said().length, { timeout: 15_000 }).toBe(3);
+    expect(said()[2]!.content).toBe("Made: 1, 2");
+  },
+);
