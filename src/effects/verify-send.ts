@@ -1,14 +1,23 @@
 /**
  * Did a send happen? After an ambiguous failure the server may have stored the message, so the
- * bot's newest messages in the conversation are read back (raw Markdown): one with the same
- * content, newer than `newer.after` (a message id) and no older than `newer.since` (epoch
- * seconds), is the send.
+ * bot's messages in the conversation are read back (raw Markdown): one with the same content,
+ * newer than `newer.after` (a message id) and no older than `newer.since` (epoch seconds), is the
+ * send. It was made after message `after`, so it is looked for from there forward (anchored at
+ * that id): among the bot's first messages there after it, however many it said there since.
+ * Without an id, back from the newest until the messages are older than `since`. One call, a
+ * second when the first page holds neither the send nor the end: at most
+ * {@link FIRST_PAGE} + {@link NEXT_PAGE} messages, well within the account's rate limit (a
+ * read-back follows only a send whose answer was lost).
  */
 import type { Client } from "../api/create-client.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
 
-/** How many of the bot's newest messages in the conversation are compared. */
-const LOOK_BACK = 20;
+/** The first page: the send is among the bot's first few messages there after `after`. */
+const FIRST_PAGE = 100;
+/** The second page, read only when the first holds neither the send nor the end. */
+const NEXT_PAGE = 1000;
+/** With neither an id nor a time to bound it, only the newest: an older same text is likelier another message. */
+const UNBOUNDED = 20;
 
 export async function findSent(
   api: Client,
@@ -26,24 +35,39 @@ export async function findSent(
           { operator: "topic", operand: params.topic ?? "" },
         ]
       : [{ operator: "dm", operand: dmOperand(params.to as readonly number[] | readonly string[]) }];
-  const { messages } = await api.messages.get(
-    {
-      anchor: "newest",
-      num_before: LOOK_BACK,
-      num_after: 0,
-      narrow: [...where, { operator: "sender", operand: selfId }],
-      apply_markdown: false,
-    },
-    signal ? { signal } : {},
-  );
+  const narrow = [...where, { operator: "sender", operand: selfId }];
   const { after, since } = newer;
-  const sent = messages.find(
-    (m) =>
-      matches(m.content) &&
-      (after === undefined || m.id > after) &&
-      (since === undefined || m.timestamp >= since),
-  );
-  return sent ? { id: sent.id, content: sent.content } : undefined;
+  const isSend = (m: { id: number; content: string; timestamp: number }) =>
+    matches(m.content) &&
+    (after === undefined || m.id > after) &&
+    (since === undefined || m.timestamp >= since);
+  // A message id bounds the send from below (0 or less is none: no server message has one).
+  const forward = after !== undefined && after > 0;
+  let anchor: number | "newest" = forward ? after : "newest";
+  const sizes = forward || since !== undefined ? [FIRST_PAGE, NEXT_PAGE] : [UNBOUNDED];
+  for (const size of sizes) {
+    const page = await api.messages.get(
+      {
+        anchor,
+        include_anchor: false,
+        num_before: forward ? 0 : size,
+        num_after: forward ? size : 0,
+        narrow,
+        apply_markdown: false,
+      },
+      signal ? { signal } : {},
+    );
+    const messages = [...page.messages].sort((a, b) => a.id - b.id);
+    // The first one after the bound, as sent in order.
+    const sent = messages.find(isSend);
+    if (sent) return { id: sent.id, content: sent.content };
+    const [oldest, newest] = [messages[0], messages.at(-1)];
+    if (forward ? page.found_newest || !newest : page.found_oldest || !oldest) return undefined;
+    // Going back, past the time it came after: it is not older still.
+    if (!forward && since !== undefined && oldest!.timestamp < since) return undefined;
+    anchor = forward ? newest!.id : oldest!.id;
+  }
+  return undefined;
 }
 
 function dmOperand(to: readonly number[] | readonly string[]): string | readonly number[] {

@@ -302,7 +302,10 @@ it("an end left in doubt that landed, its note said before a restart: not said a
   expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
 });
 
-it("a note said whose header could not be cleared, then a restart: found said, not said again", async () => {
+it.each([
+  ["then a restart", 0],
+  ["then 25 more of the bot's messages there and a restart", 25],
+])("a note said whose header could not be cleared, %s: found said, not said again", async (_, more) => {
   const { gate, dm, dialog } = await asked();
   await endInDoubt(gate, dialog.id);
   // The answer's append passes (refused as ended); the note's, once said, is refused.
@@ -314,7 +317,12 @@ it("a note said whose header could not be cleared, then a restart: found said, n
     .poll(() => running!.logged("could not record that an ended dialog's note was said"))
     .toHaveLength(1);
   gate.open();
+  // The conversation moves on: the bot may say more there than a look at its newest 20 covers.
+  for (let i = 1; i <= more; i++) dm(`${i}`);
+  const answered = Array.from({ length: more }, (_, i) => `not a command: ${i + 1}`);
+  const before = ["Which size?", NOTE, "not a command: large", ...answered];
+  expect(await said(before.length)).toEqual(before);
   await restart();
-  dm("2");
-  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
+  dm("last");
+  expect(await said(before.length + 1)).toEqual([...before, "not a command: last"]);
 });

@@ -115,7 +115,7 @@ export class ServerSteps {
   }
 
   /**
-   * The message a send whose answer was lost posted, if it did: the bot's newest in the
+   * The message a send whose answer was lost posted, if it did: the bot's first in the
    * conversation after message `since` (the progress's last) and past `past` holding `content`,
    * or a start or an extension of it (an earlier run posted the same place in the text when it
    * was shorter).

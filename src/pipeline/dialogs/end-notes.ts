@@ -5,8 +5,8 @@
  * a crash; an end that landed while its outcome was in doubt; a send that failed) is said at the
  * next start, in the conversation's order, however long the bot was down; one the server refuses
  * for good (a 400) is dropped. A note read at a start may have been said with its header not told
- * (a crash, a store failing between the two): it is looked for among the bot's newest messages
- * there first (verify-send.ts), and said only if absent.
+ * (a crash, a store failing between the two): it is looked for first among the bot's messages
+ * there after the dialog's last question (verify-send.ts), and said only if absent.
  */
 import type { Logger } from "pino";
 import { isApiError } from "../../api/errors.ts";
