@@ -1,13 +1,14 @@
 /**
  * `ctx.schedule.at` and `ctx.snippets.create` as recorded effects, made once per event (or cron
  * occurrence). The one in flight when a run failed is looked for before it is made again: a
- * booking with the same content (and topic) at about the same time, or a snippet with the same
- * title and content created since the event, neither one an earlier effect of the run holds. The
- * other calls set a state and are safe to repeat.
+ * booking to the same recipient with the same content (and topic) at about the same time, or a
+ * snippet with the same title and content created since the event, neither one an earlier effect
+ * of the run holds. The other calls set a state and are safe to repeat.
  */
 import type { EffectRun } from "./effect-records.ts";
 import { normalizeContent, toSeconds } from "./schedule/normalize.ts";
-import type { ScheduleApi } from "./schedule/schedule-api.ts";
+import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
+import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
 import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
 
 /**
@@ -16,8 +17,13 @@ import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
  */
 const SAME_BOOKING_S = 15 * 60;
 
-/** `schedule` with its bookings recorded in `run`. */
-export function recordedSchedule(schedule: ScheduleApi, run: EffectRun): ScheduleApi {
+/**
+ * The schedule API over `options` with its bookings recorded in `run`; `self`: the bot's user id
+ * (the server lists a direct message's users without it).
+ */
+export function recordedSchedule(options: ScheduleApiOptions, run: EffectRun, self: number): ScheduleApi {
+  const schedule = createScheduleApi(options);
+  const lookups = options.lookups ?? clientLookups(options.client);
   return {
     ...schedule,
     at: (params) =>
@@ -26,11 +32,13 @@ export function recordedSchedule(schedule: ScheduleApi, run: EffectRun): Schedul
         verify: async () => {
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
+          const target = await resolveRecipient(lookups, params.to, "schedule.at", options.signal);
           const taken = takenBy(run, "schedule", "scheduledMessageId");
           const near = (await schedule.list())
             .filter(
               (b) =>
                 !taken.has(b.scheduledMessageId) &&
+                listedFor(target, self, b) &&
                 b.content === content &&
                 (params.topic === undefined || b.topic === params.topic.trim()) &&
                 Math.abs(toSeconds(b.at.getTime()) - at) <= SAME_BOOKING_S,

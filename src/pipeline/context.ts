@@ -127,14 +127,15 @@ class LazyContext<S> {
   get schedule(): ScheduleApi {
     const made = this.made();
     if (made.schedule) return made.schedule;
-    const schedule = createScheduleApi({
+    const options = {
       client: this.#deps.api,
       signal: this.signal,
       limits: () => this.#deps.server,
       ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
       ...(this.#deps.services ? { lookups: this.#deps.services.lookups } : {}),
-    });
-    made.schedule = this.effects ? recordedSchedule(schedule, this.effects.run) : schedule;
+    };
+    const run = this.effects?.run;
+    made.schedule = run ? recordedSchedule(options, run, this.bot.userId) : createScheduleApi(options);
     return made.schedule;
   }
   set schedule(value: ScheduleApi) {

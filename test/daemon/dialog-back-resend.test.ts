@@ -5,6 +5,8 @@
  * the dialog waits at that old question, whose earlier button press answers it again (its reply
  * said twice), and a press on the question the person sees decides nothing. The same for a
  * progress's first post: else the earlier progress is edited and the new one stays as it began.
+ * And a booking looked for after its answer was lost: the one to the same person, not someone
+ * else's booking of the same words at the same time.
  * A real daemon in this process on a held test clock against the sandbox over HTTP.
  */
 import { afterEach, expect, it } from "vitest";
@@ -17,6 +19,7 @@ import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support
 
 const BOT = "deploy-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
+const OWNER = "owner@sandbox.example";
 const DAY = 86_400_000;
 const QUESTION = "Deploy api 1.4.2?\n1. :check: approve\n2. :cross_mark: reject";
 
@@ -60,6 +63,19 @@ const deploys = defineBot({
           .scheduledMessageId,
       save: async (ctx: BotContext<unknown>) => (await ctx.snippets.create("stand-up", "Stand-up at 9!")).id,
     };
+    // The same reminder, at the same time, booked for whoever asks, or for whom the person picks.
+    // (The server lists a direct message's users without the bot: `remind` names it too.)
+    const remind = async (ctx: BotContext<unknown>, to: (string | number)[]) =>
+      (await ctx.schedule.at({ to, content: "Stand-up at 9!", at: nine(ctx.now()) })).scheduledMessageId;
+    bot.command("remind", async (ctx) =>
+      ctx.reply(`Booked: ${await remind(ctx, [ctx.bot.userId, ctx.sender!.email])}`),
+    );
+    bot.command("remind-whom", async (ctx) => {
+      const whom = await ctx.prompt("For whom?", { choices: { me: "star", owner: "rocket" } });
+      const id = await remind(ctx, [whom.value === "me" ? MEMBER : OWNER]);
+      await ctx.prompt("Done?", { choices: { yes: "check", no: "cross_mark" } });
+      await ctx.reply(`Booked: ${id}`);
+    });
     for (const [name, make] of Object.entries(made))
       bot.command(name, async (ctx) => {
         const ids: number[] = [];
@@ -136,6 +152,21 @@ const waiting = () =>
     .toEqual([true]);
 
 /**
+ * `command` started, its first question answered with `emoji` up to the next question (the bot's
+ * `n`th message), then a `back`: the first question asked again, waiting; its message id.
+ */
+async function backAfter(command: string, emoji: string, n: number): Promise<number> {
+  up!.dm(command);
+  await press(await buttonsOn(1), emoji);
+  await buttonsOn(n);
+  await waiting();
+  up!.dm("back");
+  const again = await buttonsOn(n + 1);
+  await waiting();
+  return again;
+}
+
+/**
  * `ask` leads to the bot's `n`th message, a question asked again (or a progress's first post,
  * `echo` false: it waits for no echo; or to a call to `path`, a booking): the server stores it
  * and its answer is lost (502), its echo held with the bot's polls; the send's attempt gives up
@@ -203,13 +234,7 @@ it("a progress opened again after a `back`, its first post made with its answer 
     "Where?\n1. :star: staging\n2. :rocket: prod",
     "Go?\n1. :check: yes\n2. :cross_mark: no",
   ];
-  up.dm("check");
-  await press(await buttonsOn(1), "star");
-  await buttonsOn(3);
-  await waiting();
-  up.dm("back");
-  const again = await buttonsOn(4);
-  await waiting();
+  const again = await backAfter("check", "star", 3);
   await lostSend(5, () => press(again, "star"), { echo: false });
   await press(await buttonsOn(6), "check");
   await expect.poll(() => said().length, { timeout: 15_000 }).toBe(7);
@@ -256,3 +281,33 @@ it.each([
     expect(said()[2]!.content).toBe("Made: 1, 2");
   },
 );
+
+const BOOKINGS = /^\/scheduled_messages$/;
+/** The bot's bookings: their ids and the user ids of their direct messages. */
+const booked = () => up!.sandbox.control.scheduled().map((s) => [s.scheduled_message_id, s.to]);
+
+it("the same reminder booked for two people at the same time, the second create made with its answer lost: each gets their own", async () => {
+  up = await start();
+  up.sandbox.control.sendAs(OWNER, { type: "direct", to: [BOT], content: "remind" });
+  await expect.poll(() => said().map((m) => m.content), { timeout: 15_000 }).toEqual(["Booked: 1"]);
+  await lostSend(1, () => up!.dm("remind"), { echo: false, path: BOOKINGS });
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(2);
+  expect(said()[1]!.content).toBe("Booked: 2");
+  expect(booked()).toEqual([
+    [1, [userId(OWNER)]],
+    [2, [userId(MEMBER)]],
+  ]);
+});
+
+it("a reminder booked for another person after a `back`, its create made with its answer lost: the new booking is the one held", async () => {
+  up = await start();
+  const again = await backAfter("remind-whom", "star", 2);
+  await lostSend(3, () => press(again, "rocket"), { echo: false, path: BOOKINGS });
+  await press(await buttonsOn(4), "check");
+  await expect.poll(() => said().length, { timeout: 15_000 }).toBe(5);
+  expect(said()[4]!.content).toBe("Booked: 2");
+  expect(booked()).toEqual([
+    [1, [userId(MEMBER)]],
+    [2, [userId(OWNER)]],
+  ]);
+});

@@ -171,3 +171,28 @@ test("a bot's scheduled DM is not read by default; the sender's client decides",
   const [msg] = sb.sandbox.control.messages() as { flags: Record<string, string[]>; sender_id: number }[];
   expect(msg!.flags[String(msg!.sender_id)]).toEqual([]);
 });
+
+test("GET lists `to` as the server does: a channel's id, a direct message's users without the sender", async ({
+  sb,
+}) => {
+  const id = (email: string) => sb.sandbox.control.users().find((u) => u.email === email)!.user_id;
+  const book = (type: string, to: number | number[]) =>
+    sb.as(MEMBER).post("/scheduled_messages", {
+      type,
+      to,
+      ...(type === "stream" ? { topic: "t" } : {}),
+      content: "x",
+      scheduled_delivery_timestamp: NOW + 60,
+    });
+  await book("stream", [1]);
+  await book("direct", [id(MEMBER), id(OWNER)]);
+  await book("direct", [id(MEMBER)]);
+  await book("direct", [id(OWNER), id(BOT)]);
+  const listed = (await sb.as(MEMBER).get("/scheduled_messages")).body.scheduled_messages;
+  expect(listed.map((s: { type: string; to: unknown }) => [s.type, s.to])).toEqual([
+    ["stream", 1],
+    ["private", [id(OWNER)]],
+    ["private", [id(MEMBER)]],
+    ["private", [id(OWNER), id(BOT)].sort((a, b) => a - b)],
+  ]);
+});

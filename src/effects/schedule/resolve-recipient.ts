@@ -75,6 +75,24 @@ export async function resolveRecipient(
   return { kind: "direct", to: [...ids].sort((a, b) => a - b) };
 }
 
+/**
+ * Whether a booking as GET /scheduled_messages lists it goes to `target`: the server lists a
+ * channel by its id, and a direct message's users without the sender (`self`), unless it goes to
+ * the sender alone.
+ */
+export function listedFor(
+  target: ResolvedRecipient,
+  self: number,
+  listed: { type: "channel" | "direct"; to: number | number[] },
+): boolean {
+  if (target.kind === "channel") return listed.type === "channel" && listed.to === target.to;
+  if (listed.type !== "direct" || !Array.isArray(listed.to)) return false;
+  const others = target.to.filter((id) => id !== self);
+  const want = others.length > 0 ? others : [self];
+  const got = [...new Set(listed.to)].sort((a, b) => a - b);
+  return got.length === want.length && got.every((id, i) => id === want[i]);
+}
+
 async function channelId(
   lookups: RecipientLookups,
   name: string,
