@@ -3,9 +3,10 @@
  * occurrence). The one in flight when a run failed is looked for before it is made again: a
  * booking to the same recipient with the same content (and topic) at about the same time, or a
  * snippet with the same title and content created since the event, neither one an earlier effect
- * of the run holds. The other calls set a state and are safe to repeat.
+ * of the run (or of a dialog's rewound turn) holds. The other calls set a state and are safe to
+ * repeat.
  */
-import type { EffectRun } from "./effect-records.ts";
+import type { EffectRecord, EffectRun } from "./effect-records.ts";
 import { normalizeContent, toSeconds } from "./schedule/normalize.ts";
 import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
@@ -18,11 +19,27 @@ import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
 const SAME_BOOKING_S = 15 * 60;
 
 /**
- * The schedule API over `options` with its bookings recorded in `run`; `self`: the bot's user id
- * (the server lists a direct message's users without it).
+ * A run's effect records as the read-backs see them: `since`, epoch seconds of the event;
+ * `rewound`, a dialog's rewound effects (made, though no longer the run's).
  */
-export function recordedSchedule(options: ScheduleApiOptions, run: EffectRun, self: number): ScheduleApi {
+export interface RecordedEffects {
+  run: EffectRun;
+  since?: number | undefined;
+  rewound?: readonly EffectRecord[] | undefined;
+}
+
+/**
+ * The schedule API over `options` with its bookings recorded in `effects` (when the run has
+ * records); `self`: the bot's user id (the server lists a direct message's users without it).
+ */
+export function recordedSchedule(
+  options: ScheduleApiOptions,
+  effects: RecordedEffects | undefined,
+  self: number,
+): ScheduleApi {
   const schedule = createScheduleApi(options);
+  if (effects === undefined) return schedule;
+  const run = effects.run;
   const lookups = options.lookups ?? clientLookups(options.client);
   return {
     ...schedule,
@@ -33,7 +50,7 @@ export function recordedSchedule(options: ScheduleApiOptions, run: EffectRun, se
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
           const target = await resolveRecipient(lookups, params.to, "schedule.at", options.signal);
-          const taken = takenBy(run, "schedule", "scheduledMessageId");
+          const taken = takenBy(effects, "schedule", "scheduledMessageId");
           const near = (await schedule.list())
             .filter(
               (b) =>
@@ -50,8 +67,9 @@ export function recordedSchedule(options: ScheduleApiOptions, run: EffectRun, se
   };
 }
 
-/** `snippets` with its creations recorded in `run`; `since`: epoch seconds of the event. */
-export function recordedSnippets(snippets: Snippets, run: EffectRun, since: number | undefined): Snippets {
+/** `snippets` with its creations recorded in `effects`. */
+export function recordedSnippets(snippets: Snippets, effects: RecordedEffects): Snippets {
+  const { run, since } = effects;
   return {
     list: () => snippets.list(),
     get: (title) => snippets.get(title),
@@ -62,7 +80,7 @@ export function recordedSnippets(snippets: Snippets, run: EffectRun, since: numb
       run.once("snippet", {
         act: async () => plain(await snippets.create(title, content)),
         verify: async () => {
-          const taken = takenBy(run, "snippet", "id");
+          const taken = takenBy(effects, "snippet", "id");
           const found = (await snippets.list()).find(
             (s) =>
               !taken.has(s.id) &&
@@ -77,12 +95,15 @@ export function recordedSnippets(snippets: Snippets, run: EffectRun, since: numb
 }
 
 /**
- * What the earlier effects of `kind` this run made or replayed hold (their results' `field`): a
- * read-back after a lost answer never takes one of those for the effect it looks for (a dialog
- * that books the same reminder at each turn, a handler that saves the same snippet twice).
+ * What the earlier effects of `kind` this run made or replayed, and a dialog's rewound ones, hold
+ * (their results' `field`): a read-back after a lost answer never takes one of those for the
+ * effect it looks for (a dialog that books the same reminder at each turn, or again after a
+ * `back`; a handler that saves the same snippet twice).
  */
-function takenBy(run: EffectRun, kind: string, field: string): Set<unknown> {
-  const results = run.made.filter((r) => r.kind === kind && !r.pending).map((r) => r.result);
+function takenBy(effects: RecordedEffects, kind: string, field: string): Set<unknown> {
+  const results = [...effects.run.made, ...(effects.rewound ?? [])]
+    .filter((r) => r.kind === kind && !r.pending)
+    .map((r) => r.result);
   return new Set(
     results.map((r) => (r !== null && typeof r === "object" ? (r as Record<string, unknown>)[field] : r)),
   );

@@ -7,7 +7,7 @@ import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices, ContextHelpers } from "../effects/bot-services.ts";
-import type { EffectRun } from "../effects/effect-records.ts";
+import type { EffectRecord, EffectRun } from "../effects/effect-records.ts";
 import type { ProgressHandle, ProgressOptions } from "../effects/progress/types.ts";
 import type { ReactOptions } from "../effects/react.ts";
 import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
@@ -217,6 +217,8 @@ export interface SendEffects {
   fresh?: { from: number; after: number };
   /** Where the conversations of the dialog the run replays moved: its sends follow them. */
   moves?: DialogRecord["moves"];
+  /** The effect records of the dialog's rewound turns (see {@link DialogRecord.rewound}). */
+  rewound?: readonly EffectRecord[];
 }
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */

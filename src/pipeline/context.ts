@@ -12,7 +12,7 @@ import { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import { startProgress } from "../effects/progress/start-progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
-import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { KV, StateRun } from "../state/kv.ts";
 import { type Clock, realClock } from "../time/clock.ts";
@@ -134,8 +134,7 @@ class LazyContext<S> {
       ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
       ...(this.#deps.services ? { lookups: this.#deps.services.lookups } : {}),
     };
-    const run = this.effects?.run;
-    made.schedule = run ? recordedSchedule(options, run, this.bot.userId) : createScheduleApi(options);
+    made.schedule = recordedSchedule(options, this.effects, this.bot.userId);
     return made.schedule;
   }
   set schedule(value: ScheduleApi) {
@@ -218,7 +217,7 @@ class LazyContext<S> {
     const helpers = deps.services
       ? deps.services.forContext({ signal, server: deps.server, selfId: deps.bot.userId, send, event })
       : unavailableHelpers(send);
-    if (effects) helpers.snippets = recordedSnippets(helpers.snippets, effects.run, effects.since);
+    if (effects) helpers.snippets = recordedSnippets(helpers.snippets, effects);
     made.helpers = helpers;
     return helpers;
   }

@@ -236,7 +236,9 @@ export class HandlerRuns {
     const run = records.run(key, rerun, carried, dialog !== undefined, before);
     if (dialog === undefined) return { run, after, since };
     const [moves, fresh] = [dialog.moves, freshEffectsOf(dialog, carried)];
-    return { run, after, since, ...(fresh && { fresh }), ...(moves?.length && { moves }) };
+    const rewound = dialog.rewound as unknown as EffectRecord[] | undefined;
+    const replay = { ...(fresh && { fresh }), ...(moves?.length && { moves }), ...(rewound && { rewound }) };
+    return { run, after, since, ...replay };
   }
 
   /**

@@ -311,3 +311,18 @@ it("a reminder booked for another person after a `back`, its create made with it
     [2, [userId(OWNER)]],
   ]);
 });
+
+it.each([
+  ["book", BOOKINGS],
+  ["save", /^\/saved_snippets$/],
+])(
+  "a dialog that %ss the same again after a `back`, its create made with its answer lost: the new one is held, not the rewound turn's",
+  async (name, path) => {
+    up = await start();
+    const again = await backAfter(name, "check", 2);
+    await lostSend(3, () => press(again, "check"), { echo: false, path });
+    await press(await buttonsOn(4), "cross_mark");
+    await expect.poll(() => said().length, { timeout: 15_000 }).toBe(5);
+    expect(said()[4]!.content).toBe("Made: 1, 3");
+  },
+);

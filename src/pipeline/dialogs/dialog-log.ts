@@ -223,7 +223,7 @@ export function endEntry(by: EndReason, at: number, note?: EndNote): LogEntry {
 
 /** What a `carried` entry keeps of `record`: all but its header. */
 function carriedOf(record: DialogRecord): JsonValue {
-  const { origin, steps, values, names, effects, nested, rewinds, moves } = record;
+  const { origin, steps, values, names, effects, nested, rewinds, rewound, moves } = record;
   const kept = {
     origin,
     steps,
@@ -232,6 +232,7 @@ function carriedOf(record: DialogRecord): JsonValue {
     effects,
     rewinds,
     ...(nested && { nested }),
+    ...(rewound && { rewound }),
     ...(moves && { moves }),
   };
   return kept as unknown as JsonValue;

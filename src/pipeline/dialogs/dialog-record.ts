@@ -140,6 +140,11 @@ export interface DialogRecord extends DialogHead {
   /** Rewinds (`back`) so far: the effects made after one are numbered apart from the rewound ones. */
   rewinds: number;
   /**
+   * The effect records rewinds cut, oldest first: what they made stays on the server, and a
+   * read-back after a lost answer (a booking, a snippet) does not take it for the one in flight.
+   */
+  rewound?: JsonValue[];
+  /**
    * Where the dialog's conversations were moved, oldest first: what its runs send there goes to
    * the new place (absent in a record a dead letter kept before moves were followed).
    */
@@ -225,8 +230,8 @@ export function apply(record: DialogRecord, e: LogEntry): void {
 
 /**
  * A `back` at step `e.step`: the record as it was just before the previous question was sent, so
- * that the replay asks it again and goes on from its new answer. Without a mark (a question kept
- * by an older version), the word is an ordinary answer.
+ * that the replay asks it again and goes on from its new answer; the effects it cuts are kept in
+ * `rewound`. Without a mark (a question kept by an older version), the word is an ordinary answer.
  */
 function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   const mark = record.steps[e.step - 1]?.mark;
@@ -237,7 +242,8 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   record.steps.length = e.step - 1;
   record.values.length = mark.values;
   record.names.length = Math.min(record.names.length, mark.values);
-  record.effects.length = mark.effects;
+  const cut = record.effects.splice(mark.effects);
+  if (cut.length > 0) record.rewound = [...(record.rewound ?? []), ...cut];
   const nested = rewoundNested(record.nested, mark.nested);
   if (nested === undefined) delete record.nested;
   else record.nested = nested;
