@@ -67,7 +67,7 @@ async function endedWith(
 
 /** After a restart `days` later, a later message answered: the start's work is done. */
 async function startedAfter(days: number, word: string) {
-  up!.running = await up!.restart(() => up!.clock.advance(days * DAY));
+  await up!.restart(() => up!.clock.advance(days * DAY));
   up!.dm(word);
   await expect.poll(() => said().at(-1), { timeout: 15_000 }).toBe(`not a command: ${word}`);
 }

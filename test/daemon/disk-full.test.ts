@@ -16,11 +16,10 @@ import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
 const BOT = "order-bot@sandbox.example";
 
 let up: GatedDaemon | undefined;
-/** The daemon running now (`up.running` is the first one). */
+/** The daemon running now. */
 let running: InProcessDaemon;
 afterEach(async () => {
   limitFiles("unlimited");
-  if (up) up.running = running;
   await closeGatedDaemon(up);
   up = undefined;
 });

@@ -49,7 +49,7 @@ it("an external called again after each question is called each time, once", asy
   up.dm("100");
   await expect.poll(() => said().at(-1), { timeout: 15_000 }).toBe("Confirm?");
   // A restart replays nothing made: the dialog waits at its question, each call kept.
-  up.running = await up.restart();
+  await up.restart();
   up.dm("yes");
   await expect.poll(() => said().at(-1), { timeout: 15_000 }).toBe("rates 10 20 30");
   expect(calls).toBe(3);

@@ -41,7 +41,8 @@ export interface GatedDaemonOptions {
 
 export interface GatedDaemon {
   sandbox: Sandbox;
-  running: InProcessDaemon;
+  /** The daemon started last: the first one, or the one {@link restart} started. */
+  readonly running: InProcessDaemon;
   clock: TestClock;
   /** The temp folder of the state, removed by the caller's cleanup. */
   dir: string;
@@ -53,6 +54,11 @@ export interface GatedDaemon {
    * off, as in a crash).
    */
   restart(between?: () => unknown, stop?: { deadlineMs: number }): Promise<InProcessDaemon>;
+  /**
+   * Stops the daemon started last (and one a restart under way starts later), then the sandbox,
+   * and removes the state, once (see {@link closeGatedDaemon}).
+   */
+  close(): Promise<void>;
 }
 
 export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
@@ -81,22 +87,46 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
     );
   };
   let running = await launch();
+  let closed = false;
+  // On a held clock no deadline would pass: a run a failed case left stuck would hold the stop.
+  const cutOff = () => running.stop(clock.held ? { deadlineMs: 0 } : {});
   const restart = async (between?: () => unknown, stop?: { deadlineMs: number }) => {
     await running.stop(stop);
     await between?.();
+    if (closed) throw new Error("the gated daemon was closed during its restart");
     running = await launch();
+    // Closed while it started: stopped here, as the close could not.
+    if (closed) await cutOff();
     return running;
+  };
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closed = true;
+    // A daemon stopped already (by a case, or by a restart) stops again at once.
+    closing ??= cutOff()
+      .then(() => sandbox.stop())
+      .then(() => rm(dir, { recursive: true, force: true }));
+    return closing;
   };
   const dm = (content: string) =>
     sandbox.control.sendAs("member@sandbox.example", { type: "direct", to: [o.email], content }).id;
-  return { sandbox, running, clock, dir, dm, restart };
+  return {
+    sandbox,
+    get running() {
+      return running;
+    },
+    clock,
+    dir,
+    dm,
+    restart,
+    close,
+  };
 }
 
-/** Stop the daemon and the sandbox of `up`, and remove its state (a test's cleanup; nothing when undefined). */
+/**
+ * Stop the daemon `up` started last (the first, or one `up.restart()` started) and its sandbox,
+ * and remove its state (a test's cleanup; nothing when undefined).
+ */
 export async function closeGatedDaemon(up: GatedDaemon | undefined): Promise<void> {
-  if (!up) return;
-  // On a held clock no deadline would pass: a run a failed case left stuck would hold the stop.
-  await up.running.stop(up.clock.held ? { deadlineMs: 0 } : {});
-  await up.sandbox.stop();
-  await rm(up.dir, { recursive: true, force: true });
+  await up?.close();
 }

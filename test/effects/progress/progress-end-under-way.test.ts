@@ -91,8 +91,6 @@ afterEach(async () => {
   gate?.open();
   gate = undefined;
   up?.sandbox.control.delay(0);
-  // A daemon a case started again is not the one closeGatedDaemon stops.
-  if (running !== up?.running) await running?.stop({ deadlineMs: 0 });
   await closeGatedDaemon(up);
 });
 
