@@ -37,6 +37,11 @@ export class StoreGate {
     for (const go of this.#waiting.splice(0)) go();
   }
 
+  /** Let the oldest write (or read) held so far through; the mode stays. */
+  release(): void {
+    this.#waiting.shift()?.();
+  }
+
   /** Resolves once `n` writes in all were stopped (at once if they were). */
   stoppedAt(n: number): Promise<void> {
     if (this.stopped >= n) return Promise.resolve();

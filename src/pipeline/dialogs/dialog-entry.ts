@@ -79,16 +79,28 @@ function nextSettle(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
  * replaced); false if `signal` aborts first.
  */
 export async function whenOver(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
-  const ending = entry.ending;
-  if (ending !== undefined) {
-    const over = await raceAbort(ending, signal).then(
-      () => true,
-      () => !signal.aborted,
-    );
-    if (!over) return false;
-  }
+  if (!(await endSettled(entry, signal))) return false;
   const toRun = entry.ready !== undefined || entry.unread;
   return toRun ? nextSettle(entry, signal) : whenSettled(entry, signal);
+}
+
+/**
+ * Resolves true once an end of `entry` under way settled (see `ending`) and its run under way is
+ * over (at once when neither is), false if `signal` aborts first: what a message matched to it
+ * then waits for (see {@link matched}).
+ */
+export async function whenRunOver(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+  return (await endSettled(entry, signal)) && whenSettled(entry, signal);
+}
+
+/** Resolves true once an end of `entry` under way settled, kept or failed (at once if none is), false if `signal` aborts first. */
+function endSettled(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+  const ending = entry.ending;
+  if (ending === undefined) return Promise.resolve(true);
+  return raceAbort(ending, signal).then(
+    () => true,
+    () => !signal.aborted,
+  );
 }
 
 /** The record `entry` is ready to run, taken (once); with `record`, only if it is that one. */
@@ -158,7 +170,10 @@ export type Match =
   | { entry: DialogEntry }
   /** A dialog there holds an answer not yet run: run it first, then match the message again. */
   | { ready: string }
-  /** A run of the dialog there is under way out of order: wait for it, then match again. */
+  /**
+   * A run of the dialog there is under way out of order, or an end of it (its question kept while
+   * the end was written): wait for it (`whenRunOver`), then match again.
+   */
   | { busy: DialogEntry }
   /** Sent after the waiting question's deadline: the deadline is run first, the message is ordinary. */
   | { late: DialogEntry }
@@ -181,7 +196,8 @@ export function matched(entry: DialogEntry, message: Candidate): Match {
   const head = entry.head;
   if (head.answered.includes(message.id)) return "duplicate";
   if (entry.ready !== undefined || entry.unread) return { ready: entry.id };
-  if (entry.running) return { busy: entry };
+  // Ending: no answer is taken (a question its run kept while the end was written waits no more once it lands).
+  if (entry.running || entry.ending !== undefined) return { busy: entry };
   // Sent before the question (or before the dialog): an ordinary message.
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
   entry.waiting = false;

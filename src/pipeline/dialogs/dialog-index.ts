@@ -110,7 +110,8 @@ export class DialogIndex {
   }
 
   /**
-   * A new entry for the dialog `head` describes, in place of any this process had for it;
+   * A new entry for the dialog `head` describes, in place of any this process had for it, keeping
+   * its end under way (a question its run kept meanwhile takes no answer: see `matched`);
    * `asking`: a new dialog, its first question being asked (see `DialogEntry.asking`).
    */
   put(head: DialogHead, asking = false): DialogEntry {
@@ -125,7 +126,7 @@ export class DialogIndex {
       unread: false,
       running: asking,
       asking,
-      ending: undefined,
+      ending: old?.ending,
       onSettled: undefined,
     };
     this.#byId.set(head.id, entry);

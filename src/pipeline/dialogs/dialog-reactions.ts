@@ -55,6 +55,16 @@ export class Buttons {
     this.#sent.set(messageId, { entry, conversation });
   }
 
+  /**
+   * The dialog whose waiting question `reaction` would answer, while an end of it is under way
+   * (its run's question kept meanwhile): the press waits for the end (see `matched`).
+   */
+  ending(reaction: Reaction): DialogEntry | undefined {
+    const entry = this.#byQuestion.get(reaction.messageId);
+    if (entry?.ending === undefined || !this.#open(entry)) return undefined;
+    return this.#valueOf(entry, reaction) === undefined ? undefined : entry;
+  }
+
   /** The dialog whose question `messageId` was sent and is not yet kept, if any. */
   sending(messageId: number): DialogEntry | undefined {
     return this.#sent.get(messageId)?.entry;
@@ -100,13 +110,17 @@ export class Buttons {
   #choice(reaction: Reaction): { entry: DialogEntry; value: string } | undefined {
     const entry = this.#byQuestion.get(reaction.messageId);
     if (entry === undefined || !this.#open(entry)) return undefined;
+    const value = this.#valueOf(entry, reaction);
+    return value === undefined ? undefined : { entry, value };
+  }
+
+  /** The choice `reaction` names on `entry`'s question, if it may answer it. */
+  #valueOf({ head }: DialogEntry, reaction: Reaction): string | undefined {
     // The bot's own reactions are the buttons it put there, whoever else may answer.
     if (reaction.userId === this.selfId?.()) return undefined;
-    const { head } = entry;
     const value = head.react?.[reaction.name];
     const may = head.from ? allows(head.from, reaction.userId, this.who()) : reaction.userId === head.userId;
-    if (value === undefined || !may || this.now() > head.deadline) return undefined;
-    return { entry, value };
+    return value === undefined || !may || this.now() > head.deadline ? undefined : value;
   }
 
   #open(entry: DialogEntry): boolean {

@@ -28,7 +28,7 @@ import { stoppedBy } from "../router-error.ts";
 import { recorded } from "./answer-copies.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
-import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, whenRunOver, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -153,7 +153,7 @@ export class DialogEngine {
       const busy = found.busy;
       if (busy.asking && control.resumeAfter(whenSettled(busy, control.signal), (c) => this.run(c, incoming)))
         return undefined;
-      return whenSettled(busy, control.signal).then((over) =>
+      return whenRunOver(busy, control.signal).then((over) =>
         over ? this.run(control, incoming) : runs.run(control, incoming),
       );
     }

@@ -375,8 +375,9 @@ export class Dialogs {
       if (closing) ended = await this.endsInDoubt.settledBy(id, closing);
     } catch (err) {
       // Not recorded, or not known to be (the next end appends the same entry, found made if it
-      // landed): the dialog goes on as it was (the caller is told the end failed).
-      if (entry) entry.ending = undefined;
+      // landed): the dialog goes on as it was (the caller is told the end failed), also the entry
+      // a question its run kept meanwhile made.
+      for (const known of [entry, this.#known.get(id)]) if (known) known.ending = undefined;
       throw err;
     }
     this.#known.over(id, entry);

@@ -10,7 +10,7 @@ import type { BotContexts } from "../bot-contexts.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { recorded } from "./answer-copies.ts";
-import { type DialogEntry, whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, whenRunOver, whenSettled } from "./dialog-entry.ts";
 import { nameOf } from "./dialog-reactions.ts";
 import type { DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -62,6 +62,12 @@ export class ReactionAnswers {
     // and its dialog is where its question is now.
     const moved = r.op === "add" && !waited ? this.#o.moves.readBack(r.user_id) : undefined;
     if (moved !== undefined) return moved.then(() => this.run(control, incoming, waited));
+    // On the question of a dialog being ended: matched again once the end is kept (or failed).
+    const ending = r.op === "add" ? dialogs.buttons.ending(reaction) : undefined;
+    if (ending !== undefined)
+      return whenRunOver(ending, control.signal).then((over) =>
+        over ? this.run(control, incoming, waited) : runs.run(control, incoming),
+      );
     const found = r.op === "add" ? dialogs.buttons.take(reaction) : undefined;
     if (found === undefined) {
       // On a question just sent, its log not kept yet: matched again once it is.
