@@ -28,6 +28,7 @@ import {
   ranElsewhere,
 } from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
+import { endRunProgresses } from "./dialogs/end-progresses.ts";
 import { replayedEffects } from "./dialogs/nested-effects.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
@@ -102,7 +103,7 @@ export class HandlerRuns {
     // A run that parks (its prompt waits) is over then: its handler's promise never settles.
     return new Promise((resolve) => {
       const failed = (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn);
-      turn.onPark = () => resolve(this.#parked(incoming, control, ctx, turn, failed));
+      turn.onPark = () => resolve(this.#parked(incoming, control, ctx, turn, failed, effects));
       pending.then(
         () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects, turn)),
         (err: unknown) => turn.parked || resolve(failed(err)),
@@ -120,6 +121,7 @@ export class HandlerRuns {
     ctx: BotContext<unknown>,
     turn: Turn,
     failed: (err: unknown) => void,
+    effects: SendEffects | undefined,
   ): void {
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
@@ -135,7 +137,14 @@ export class HandlerRuns {
             ctx.log.info({ dialog: incoming.dialog?.id }, ENDED_MEANWHILE);
             const progresses = progressesOf(ctx);
             progresses?.halt();
-            return Promise.all([progresses?.abandon(control.signal, ctx.log), this.#effectsHold(incoming)]);
+            const ended = endRunProgresses(
+              this.#ends,
+              incoming.dialog,
+              effects?.run.kept,
+              progresses,
+              control.signal,
+            );
+            return Promise.all([ended, this.#effectsHold(incoming)]);
           }
           // Run elsewhere (its question kept first); a first question cut by the timeout: retried.
           if (ranElsewhere(this.#o.log, err)) return this.#effectsHold(incoming);
@@ -188,7 +197,10 @@ export class HandlerRuns {
     progresses?.halt();
     const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err, control.signal);
     if (stopped !== false) {
-      if (stopped !== true) control.holdKey(stopped.then(() => progresses?.abandon(control.signal, ctx.log)));
+      // Ended by an operator: kept with the end's note first (end-progresses.ts).
+      const kept = err instanceof DialogEnded ? effects?.run.kept : undefined;
+      const end = () => endRunProgresses(this.#ends, incoming.dialog, kept, progresses, control.signal);
+      if (stopped !== true) control.holdKey(stopped.then(end));
       return;
     }
     this.#failed(ctx, err, started);

@@ -104,6 +104,20 @@ export class DialogLog {
     await this.#commit();
   }
 
+  /**
+   * Ended dialog `id`'s note, while its header keeps it, carries `progress` (the progresses a run
+   * stopped by the end left open: end-progresses.ts) in place of what it carried.
+   */
+  async noteProgress(id: string, progress: JsonValue): Promise<void> {
+    const carried = (current: JsonValue | undefined) => {
+      const head = asHead(current);
+      if (head?.ended === undefined || head.note === undefined) return current;
+      return { ...head, note: { ...head.note, progress } } as unknown as JsonValue;
+    };
+    await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: carried }]);
+    await this.#commit();
+  }
+
   /** The header of dialog `id` as the store holds it. */
   async head(id: string): Promise<DialogHead | undefined> {
     return asHead(await this.#store.get(headKey(id)));

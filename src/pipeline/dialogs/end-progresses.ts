@@ -8,9 +8,10 @@
  */
 import type { Logger } from "pino";
 import { type ServerInfo, serverInfoFrom } from "../../api/server-info.ts";
-import { timeoutSignal } from "../../api/sleep.ts";
+import { raceAbort, timeoutSignal } from "../../api/sleep.ts";
 import type { EffectRecord } from "../../effects/effect-records.ts";
 import { endLeftOpen, progressesAmong } from "../../effects/progress/left-open.ts";
+import type { OpenProgresses } from "../../effects/progress/open-progresses.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { reviveEvent } from "../../wire/events.ts";
 import type { RegisterResponse } from "../../wire/responses.ts";
@@ -18,6 +19,7 @@ import type { BotContexts } from "../bot-contexts.ts";
 import { effectsKeyOf, ledgerIdOf } from "../event-fields.ts";
 import type { NoteOfLog } from "./dialog-log.ts";
 import type { DialogRecord, EndNote, LogEntry } from "./dialog-record.ts";
+import type { Dialogs } from "./dialogs.ts";
 import { replayedEffects } from "./nested-effects.ts";
 
 /**
@@ -45,11 +47,17 @@ export function withProgresses(
   record: DialogRecord,
   note: EndNote | undefined,
 ): EndNote | undefined {
+  const progress = note && leftOpenOf(contexts, record);
+  return note === undefined || progress === undefined ? note : { ...note, progress };
+}
+
+/** What a note carries of the progresses `record`'s runs opened (see {@link LeftOpen}); none: undefined. */
+function leftOpenOf(contexts: BotContexts, record: DialogRecord): JsonValue | undefined {
   const first = progressesAmong(record.effects);
   const server = contexts.server;
-  if (note === undefined || first.length === 0 || server === undefined || record.origin === null) return note;
+  if (first.length === 0 || server === undefined || record.origin === null) return undefined;
   const id = ledgerIdOf(reviveEvent(record.origin).event);
-  if (id === undefined) return note;
+  if (id === undefined) return undefined;
   const key = effectsKeyOf(id, record.rewinds);
   const { featureLevel, maxMessageLength, editLimitSeconds } = server;
   const carried = replayedEffects({ effects: [], nested: record.nested })[0];
@@ -61,7 +69,40 @@ export function withProgresses(
     maxMessageLength,
     ...(editLimitSeconds === undefined ? {} : { editLimitSeconds }),
   };
-  return { ...note, progress: left as unknown as JsonValue };
+  return left as unknown as JsonValue;
+}
+
+/**
+ * A run of `dialog` stopped because an operator ended the dialog meanwhile (its question refused
+ * as ended, or not asked): its `progresses` (halted) end as failed with its own text. Those it
+ * opened are in no log the end read, so first, once the end is kept, they are recorded in the
+ * note the ended header keeps (`kept`: the run's effect records, its log's and its own): stopped
+ * before they end (a kill, the stop's deadline), the note's ending at the next start ends them,
+ * each once (one ended already is found ended in its records). No note kept (said already, or
+ * none), or the write failing, they are only ended here, as before.
+ */
+export async function endRunProgresses(
+  o: { contexts: BotContexts; log: Logger; dialogs: Dialogs },
+  dialog: DialogRecord | undefined,
+  kept: readonly EffectRecord[] | undefined,
+  progresses: OpenProgresses | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  if (progresses === undefined) return;
+  const progress =
+    dialog && kept && leftOpenOf(o.contexts, { ...dialog, effects: kept as unknown as JsonValue[] });
+  if (dialog && progress !== undefined) {
+    const ending = o.dialogs.entry(dialog.id)?.ending;
+    const ended = ending === undefined || (await raceAbort(ending, signal).then(Boolean, () => false));
+    if (ended)
+      await o.dialogs.log.noteProgress(dialog.id, progress).catch((err: unknown) => {
+        o.log.warn(
+          { err, dialog: dialog.id },
+          "could not keep an ended dialog's open progresses with its note",
+        );
+      });
+  }
+  await progresses.abandon(signal, o.log);
 }
 
 /**

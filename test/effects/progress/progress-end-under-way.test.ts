@@ -18,7 +18,10 @@
  * outlived the end, took the message as an answer and held it. The question being sent when the
  * end came (refused as ended once sent): the run ends its progresses itself, once, with its text
  * ("Rolling…"); before, it ended none, one it opened kept "Shipping…" and 👀 for good, and one an
- * earlier run opened was ended from its records without "Rolling…". A real daemon in this process
+ * earlier run opened was ended from its records without "Rolling…". A run stopped by the end
+ * keeps the progresses it ends with the note the ended dialog's header holds, first: the daemon
+ * killed before the run's edit got through, the next start ends them, once (before, "Shipping…"
+ * and 👀 for good). A real daemon in this process
  * against the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
@@ -301,11 +304,9 @@ async function endWhileSending(dialog: string) {
   await ended;
 }
 
-it("the end begun while the run's next question is being sent, the question refused as ended: the progress ends as failed once", async () => {
-  gate = new StoreGate();
-  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+/** The "ship" run's sends held: its reply, let through, then its question, held until the end began. */
+async function questionHeld() {
   const { control } = up!.sandbox;
-  // The run's sends are held: its reply, let through, then its question, held until the end began.
   control.delay(3_600_000, { paths: [/^\/messages$/] });
   work.resolve();
   await expect.poll(() => control.delayed(), { timeout: 15_000 }).toBe(1);
@@ -314,6 +315,12 @@ it("the end begun while the run's next question is being sent, the question refu
   await expect
     .poll(() => said().includes(SHIPPED) && control.delayed() === 1, { timeout: 15_000 })
     .toBe(true);
+}
+
+it("the end begun while the run's next question is being sent, the question refused as ended: the progress ends as failed once", async () => {
+  gate = new StoreGate();
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  await questionHeld();
   await endWhileSending(dialog);
   await settled("hello");
   expect(said()).toEqual([SHIP_Q, FAILED_NOTE, SHIPPED, TAG_Q, NOTE, "not a command: hello"]);
@@ -339,4 +346,35 @@ it("the end begun while the run's next question is being sent, a progress an ear
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual(["Roll: waiting for approval…", "Rolling…", failed]);
   expect(running!.logged("could not")).toEqual([]);
+});
+
+/** Killed with the run's edit of `progress` failed once (tried again a second later): the next start ends it. */
+async function killedThenStarted(asked: number, progress: number, shown: string[]) {
+  await expect.poll(() => running!.logged("an edit failed; retrying"), { timeout: 15_000 }).toHaveLength(1);
+  await running!.stop({ keepState: true, deadlineMs: 0 });
+  expect([content(progress), acks(asked)]).toEqual(["Shipping…", ["eyes"]]);
+  running = await up!.restart();
+  await settled("hello");
+  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe(FAILED_NOTE);
+  expect(said()).toEqual([...shown, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", FAILED_NOTE]);
+}
+
+it("the run stopped at its next question by the end, the daemon killed before its edit of the progress it opened got through: the next start ends it", async () => {
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  // The run's edit fails, and so does the next start's first: each tried again a second later.
+  up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
+  await end(dialog);
+  work.resolve();
+  await killedThenStarted(asked, progress, [SHIP_Q, FAILED_NOTE, SHIPPED, NOTE]);
+});
+
+it("the question refused as ended, the daemon killed before the run's edit of the progress it opened got through: the next start ends it", async () => {
+  gate = new StoreGate();
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  await questionHeld();
+  up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
+  await endWhileSending(dialog);
+  await killedThenStarted(asked, progress, [SHIP_Q, FAILED_NOTE, SHIPPED, TAG_Q, NOTE]);
 });
