@@ -29,6 +29,7 @@ import { z } from "zod";
 
 export const QUESTIONS = ["What did you do yesterday?", "What will you do today?", "Anything blocking you?"];
 const KEEP = { ttlMs: 8 * 86_400_000 };
+export const UNDER_WAY = "Your standup questions are already under way here: answer the question above.";
 
 export default defineBot({
   settings: z
@@ -80,6 +81,8 @@ export default defineBot({
         if (!(err instanceof PromptError)) throw err;
         if (err.code === "PROMPT_CANCELLED")
           return close(ctx, "skipped", `**${ctx.sender.name}** skips today.`);
+        // The set time's questions began for them while this message was on its way: asked once.
+        if (err.code === "PROMPT_PENDING") return ctx.reply(UNDER_WAY);
         return ctx.reply("No answer, so no standup from you today. Say `standup` to answer later.");
       }
       await close(ctx, "answered", `**${ctx.sender.name}**\n${answers.join("\n")}`);

@@ -2,11 +2,13 @@
  * The standup bot (bots/standup.ts) against the sandbox over HTTP, on a moved clock: at 09:30 on a
  * weekday each member of the group is asked the three questions in a direct message; answers go
  * to the day's topic, `skip` skips; a crash in the middle of someone's answers goes on at their
- * question; moderators get the report. It imports "bothost", which resolves to dist/: run
- * `npm run build` first (`npm test` does).
+ * question; moderators get the report; one who says `standup` while the set time's question to
+ * them is being sent is asked once, and told the questions are under way. It imports "bothost",
+ * which resolves to dist/: run `npm run build` first (`npm test` does).
  */
+import type { Sandbox, TestBot } from "bothost/testing";
 import { createBotTest, expect } from "bothost/testing/vitest";
-import standup, { QUESTIONS } from "../../../bots/standup.ts";
+import standup, { QUESTIONS, UNDER_WAY } from "../../../bots/standup.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEL = "mel@sandbox.example";
@@ -32,18 +34,22 @@ const test = createBotTest({
 const settings = { group: "engineering", channel: "standups", timezone: "Europe/Berlin" };
 const dm = (content: string) => ({ type: "direct" as const, to: [BOT], content });
 
+/** What the bot said to `email` in their direct messages, oldest first. */
+const towardOf = (bot: TestBot, sandbox: Sandbox) => (email: string) => {
+  const id = sandbox.control.users().find((u) => u.email === email)!.user_id;
+  return bot
+    .replies()
+    .filter((m) => m.type === "private" && m.display_recipient.some((r) => r.id === id))
+    .map((m) => m.content);
+};
+
 test("asks the group at 09:30, posts each person's answers to the day's topic, through a crash", async ({
   runBot,
   sandbox,
   clock,
 }) => {
   const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
-  const idOf = (email: string) => sandbox.control.users().find((u) => u.email === email)!.user_id;
-  const toward = (email: string) =>
-    bot
-      .replies()
-      .filter((m) => m.type === "private" && m.display_recipient.some((r) => r.id === idOf(email)))
-      .map((m) => m.content);
+  const toward = towardOf(bot, sandbox);
   const topic = () =>
     bot
       .replies()
@@ -90,4 +96,22 @@ test("standup skip with a reason, or standup before 09:30: nobody is asked again
   expect(asked).toEqual([QUESTIONS[1]]);
   const posted = sandbox.control.messages().map((m) => String(m.content));
   expect(posted).toContain("**Dee Dev** skips today: on holiday.");
+});
+
+// A member who says `standup` while the set time's question to them is being sent: asked once,
+// and not told they gave no answer.
+test("standup said as the 09:30 question goes out: asked once", async ({ runBot, sandbox, clock }) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  // The first questions' sends are held: the dialogs are begun, their questions not yet out.
+  sandbox.control.delay(3_600_000, { paths: [/^\/messages$/] });
+  await clock.advance(60_000);
+  await expect.poll(() => sandbox.control.delayed()).toBe(2);
+  const own = sandbox.control.sendAs(MEL, dm("standup")).id;
+  sandbox.control.delay(0);
+  await bot.handled(own);
+  await expect.poll(() => toward(DEE)).toEqual([QUESTIONS[0]]);
+  expect(toward(MEL)).toEqual([QUESTIONS[0], UNDER_WAY]);
+  // Their `standup`, sent before the question, is not its answer: the next message is.
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
 });
