@@ -29,6 +29,7 @@ import { z } from "zod";
 
 export const QUESTIONS = ["What did you do yesterday?", "What will you do today?", "Anything blocking you?"];
 const KEEP = { ttlMs: 8 * 86_400_000 };
+const DONE = "You are done for today.";
 export const UNDER_WAY = "Your standup questions are already under way here: answer the question above.";
 
 export default defineBot({
@@ -63,6 +64,15 @@ export default defineBot({
       await ctx.send({ type: "channel", to: s.channel, topic: `standup ${today(ctx)}`, content });
     };
 
+    // Whether the person has an outcome today, as read when their dialog first reached `at`: kept
+    // in its log (ctx.external), so that its replays take the path it took, whatever their other
+    // conversations recorded since (else a replay would stop where the first run asked).
+    const doneAt = (ctx: BotContext & { sender: Sender }, at: string) => {
+      // The key is made outside `fn`: its `ctx.now()` is then a value of the log at every run.
+      const key = `${today(ctx)}:${ctx.sender.id}`;
+      return ctx.external(`done at ${at}`, async () => Boolean(await ctx.state.get(key)));
+    };
+
     bot.cron(s.cron, { timezone: s.timezone }, async (ctx) => {
       for (const id of ctx.groups.members(s.group) ?? []) {
         if (!(await ctx.state.get(`${today(ctx)}:${id}`))) await ctx.startDialog(id, "standup");
@@ -70,21 +80,28 @@ export default defineBot({
     });
 
     bot.command("standup", { description: "answer today's standup questions" }, async (ctx) => {
-      if (await ctx.state.get(`${today(ctx)}:${ctx.sender.id}`)) return ctx.reply("You are done for today.");
+      // Before each question, and before the answers are posted: done already (in another
+      // conversation of theirs, say), nothing more is asked or posted.
+      const done = async (at: string) => (await doneAt(ctx, at)) && Boolean(await ctx.reply(DONE));
+      if (await done("start")) return;
       const answers: string[] = [];
       try {
-        for (const q of QUESTIONS) {
+        for (const [i, q] of QUESTIONS.entries()) {
+          if (i > 0 && (await done(`question ${i + 1}`))) return;
           const cancel = { word: "skip", reply: "Skipped for today." };
           answers.push(`* ${q} ${(await ctx.prompt(q, { timeout: s.wait, cancel })).text}`);
         }
       } catch (err) {
         if (!(err instanceof PromptError)) throw err;
-        if (err.code === "PROMPT_CANCELLED")
-          return close(ctx, "skipped", `**${ctx.sender.name}** skips today.`);
         // The set time's questions began for them while this message was on its way: asked once.
         if (err.code === "PROMPT_PENDING") return ctx.reply(UNDER_WAY);
+        // Done meanwhile in another conversation: there is nothing left to skip or to miss.
+        if (await doneAt(ctx, "end")) return;
+        if (err.code === "PROMPT_CANCELLED")
+          return close(ctx, "skipped", `**${ctx.sender.name}** skips today.`);
         return ctx.reply("No answer, so no standup from you today. Say `standup` to answer later.");
       }
+      if (await done("post")) return;
       await close(ctx, "answered", `**${ctx.sender.name}**\n${answers.join("\n")}`);
       await ctx.reply(`Thanks! Posted to #**${s.channel}>standup ${today(ctx)}**.`);
     });

@@ -115,3 +115,29 @@ test("standup said as the 09:30 question goes out: asked once", async ({ runBot,
   // Their `standup`, sent before the question, is not its answer: the next message is.
   expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
 });
+
+// The set time's questions wait in their direct messages; they skip the day in a channel, then
+// answer, or let the wait pass: told they are done (or nothing), not that the bot was updated,
+// nothing more asked, nothing more posted.
+test("a skip elsewhere ends the 09:30 questions still waiting", async ({ runBot, sandbox, clock }) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  await clock.advance(60_000);
+  await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
+  const inChannel = { type: "channel" as const, to: "standups", topic: "chat" };
+  for (const who of [MEL, DEE]) {
+    const skip = await bot.ask(who, { ...inChannel, content: "@**Standup** standup skip on leave" });
+    expect(skip.content).toBe("Skipped for today.");
+  }
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe("You are done for today.");
+  expect((await bot.ask(MEL, dm("standup"))).content).toBe("You are done for today.");
+  expect(toward(MEL)).toEqual([QUESTIONS[0], "You are done for today.", "You are done for today."]);
+  await clock.advance(4 * 3_600_000); // Dee's question's wait passes
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  expect(toward(DEE)).toEqual([QUESTIONS[0]]);
+  const posted = bot.replies().filter((m) => m.type === "stream" && m.subject === "standup 2026-11-30");
+  expect(posted.map((m) => m.content)).toEqual([
+    "**Mel Member** skips today: on leave.",
+    "**Dee Dev** skips today: on leave.",
+  ]);
+});
