@@ -5,11 +5,12 @@ import type { DialogHead, LogEntry } from "../../src/pipeline/dialogs/dialog-rec
 import { newHead } from "../../src/pipeline/dialogs/dialog-record.ts";
 import { Dialogs } from "../../src/pipeline/dialogs/dialogs.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import type { StateStore } from "../../src/state/state-store.ts";
 import type { Clock } from "../../src/time/clock.ts";
 
 export function memoryDialogs(
   clock: Clock,
-  store = new MemoryStore(),
+  store: StateStore = new MemoryStore(),
   members?: Partial<Membership>,
 ): Dialogs {
   return new Dialogs({

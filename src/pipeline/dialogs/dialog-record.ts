@@ -250,7 +250,11 @@ function rewind(record: DialogRecord, e: LogEntry & { t: "back" }): void {
   record.rewinds++;
 }
 
-/** The header after `entries` were appended to the log whose header is `head`. */
+/**
+ * The header after `entries` were appended to the log whose header is `head`, its fields in the
+ * order headers are kept: its text is what the next append expects the store to hold (a field a
+ * question adds, such as `back`, would otherwise follow `last` and the expectation miss once).
+ */
 export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes: number): DialogHead {
   const next = headOf(head);
   next.n = (head.n ?? head.seq) + 1;
@@ -279,7 +283,7 @@ export function headAfter(head: DialogHead, entries: readonly LogEntry[], bytes:
       if (e.note !== undefined) next.note = e.note;
     }
   }
-  return next;
+  return headOf(next);
 }
 
 /** `head` waits in the conversation `place` (a question's `where`), or, without one, in its own. */
