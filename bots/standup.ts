@@ -1,7 +1,8 @@
 /**
  * standup: on weekdays at a set time, asks each member of a user group three questions in a direct
  * message, one after the other, and posts each person's answers to a channel topic of the day
- * (`standup 2026-11-30`). Anyone can say `standup` to answer at another time (once a day);
+ * (`standup 2026-11-30`). Anyone can say `standup` to answer at another time (once a day), in
+ * a channel too: the questions are then asked in their direct messages;
  * answering `skip`, or saying `standup skip [reason]`, skips the day; moderators get
  * `standup report`: who answered, who skipped, who has not yet.
  *
@@ -31,6 +32,8 @@ export const QUESTIONS = ["What did you do yesterday?", "What will you do today?
 const KEEP = { ttlMs: 8 * 86_400_000 };
 const DONE = "You are done for today.";
 export const UNDER_WAY = "Your standup questions are already under way here: answer the question above.";
+export const SENT = "I've sent you today's questions in a direct message.";
+export const WAITING = "Your questions are waiting in our direct messages.";
 
 export default defineBot({
   settings: z
@@ -80,6 +83,12 @@ export default defineBot({
     });
 
     bot.command("standup", { description: "answer today's standup questions" }, async (ctx) => {
+      // Said anywhere but their direct messages: asked there (answers stay private until posted),
+      // and never a second set while one waits there (startDialog then resolves false).
+      if (ctx.addressed !== "direct") {
+        if (await ctx.state.get(`${today(ctx)}:${ctx.sender.id}`)) return ctx.reply(DONE);
+        return ctx.reply((await ctx.startDialog(ctx.sender.id, "standup")) ? SENT : WAITING);
+      }
       // Before each question, and before the answers are posted: done already (in another
       // conversation of theirs, say), nothing more is asked or posted.
       const done = async (at: string) => (await doneAt(ctx, at)) && Boolean(await ctx.reply(DONE));

@@ -3,12 +3,13 @@
  * weekday each member of the group is asked the three questions in a direct message; answers go
  * to the day's topic, `skip` skips; a crash in the middle of someone's answers goes on at their
  * question; moderators get the report; one who says `standup` while the set time's question to
- * them is being sent is asked once, and told the questions are under way. It imports "bothost",
+ * them is being sent is asked once, and told the questions are under way; `standup` said in a
+ * channel asks in their direct messages, never a second set while one waits there. It imports "bothost",
  * which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import type { Sandbox, TestBot } from "bothost/testing";
 import { createBotTest, expect } from "bothost/testing/vitest";
-import standup, { QUESTIONS, UNDER_WAY } from "../../../bots/standup.ts";
+import standup, { QUESTIONS, SENT, UNDER_WAY, WAITING } from "../../../bots/standup.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEL = "mel@sandbox.example";
@@ -33,6 +34,7 @@ const test = createBotTest({
 
 const settings = { group: "engineering", channel: "standups", timezone: "Europe/Berlin" };
 const dm = (content: string) => ({ type: "direct" as const, to: [BOT], content });
+const inTopic = (content: string) => ({ type: "channel" as const, to: "standups", topic: "chat", content });
 
 /** What the bot said to `email` in their direct messages, oldest first. */
 const towardOf = (bot: TestBot, sandbox: Sandbox) => (email: string) => {
@@ -124,11 +126,11 @@ test("a skip elsewhere ends the 09:30 questions still waiting", async ({ runBot,
   const toward = towardOf(bot, sandbox);
   await clock.advance(60_000);
   await expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0]]]);
-  const inChannel = { type: "channel" as const, to: "standups", topic: "chat" };
   for (const who of [MEL, DEE]) {
-    const skip = await bot.ask(who, { ...inChannel, content: "@**Standup** standup skip on leave" });
+    const skip = await bot.ask(who, inTopic("@**Standup** standup skip on leave"));
     expect(skip.content).toBe("Skipped for today.");
   }
+  expect((await bot.ask(MEL, inTopic("@**Standup** standup"))).content).toBe("You are done for today.");
   expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe("You are done for today.");
   expect((await bot.ask(MEL, dm("standup"))).content).toBe("You are done for today.");
   expect(toward(MEL)).toEqual([QUESTIONS[0], "You are done for today.", "You are done for today."]);
@@ -140,4 +142,28 @@ test("a skip elsewhere ends the 09:30 questions still waiting", async ({ runBot,
     "**Mel Member** skips today: on leave.",
     "**Dee Dev** skips today: on leave.",
   ]);
+});
+
+// Answers given in a channel topic would be seen by everyone before they are posted.
+test("standup said in a channel asks in their direct messages", async ({ runBot, sandbox }) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  expect((await bot.ask(MEL, inTopic("@**Standup** standup"))).content).toBe(SENT);
+  await expect.poll(() => toward(MEL)).toEqual([QUESTIONS[0]]);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  const inChannel = bot.replies().filter((m) => m.type === "stream" && m.subject === "chat");
+  expect(inChannel.map((m) => m.content)).toEqual([SENT]);
+});
+
+test("standup in a channel while 09:30's questions wait", async ({ runBot, sandbox, clock }) => {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  await clock.advance(60_000);
+  await expect.poll(() => toward(MEL)).toEqual([QUESTIONS[0]]);
+  expect((await bot.ask(MEL, inTopic("@**Standup** standup"))).content).toBe(WAITING);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  expect(toward(MEL)).toEqual([QUESTIONS[0], QUESTIONS[1]]);
+  expect(bot.dialogs()).toHaveLength(2); // Mel's and Dee's, one each
+  const inChannel = bot.replies().filter((m) => m.type === "stream" && m.subject === "chat");
+  expect(inChannel.map((m) => m.content)).toEqual([WAITING]);
 });
