@@ -138,16 +138,29 @@ export async function endByOperator(
   const tell = () => told.note && queue.push(record.conversation, (c) => say(c.signal));
   // No try starts past the limit: only one sent before it may still land.
   const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
+  // Between its tries the dialog is ending still (see `DialogEntry.ending`): nothing of it runs,
+  // no answer or deadline is recorded, until the end is kept or given up.
+  const stillEnding = () => {
+    const entry = dialogs.entry(id);
+    if (entry !== undefined) entry.ending = ending;
+  };
   const end = () =>
-    limit.signal.aborted ? Promise.reject(limit.signal.reason) : dialogs.end(id, "operator", told.note, told);
+    limit.signal.aborted
+      ? Promise.reject(limit.signal.reason)
+      : dialogs.end(id, "operator", told.note, told).catch((err: unknown) => {
+          stillEnding();
+          throw err;
+        });
   let answered = false;
-  const ending = dialogs.retrying(limit.signal, end, OPERATOR_END_TRIES).then(
+  const ending: Promise<boolean> = dialogs.retrying(limit.signal, end, OPERATOR_END_TRIES).then(
     (ended) => {
       answered = true;
       return ended;
     },
     (err: unknown) => {
       answered = true;
+      const entry = dialogs.entry(id);
+      if (entry?.ending === ending) entry.ending = undefined;
       if (!(err instanceof DialogEnded || err instanceof LogMoved))
         dialogs.endsInDoubt.keep(id, { record: told.record, tell });
       throw err;

@@ -195,9 +195,11 @@ export interface Candidate {
 export function matched(entry: DialogEntry, message: Candidate): Match {
   const head = entry.head;
   if (head.answered.includes(message.id)) return "duplicate";
+  // Ending: nothing of it runs, not even an answer or a deadline recorded while the end was tried
+  // again (the end drops it); no answer is taken (a question its run kept meanwhile waits no more).
+  if (entry.ending !== undefined) return { busy: entry };
   if (entry.ready !== undefined || entry.unread) return { ready: entry.id };
-  // Ending: no answer is taken (a question its run kept while the end was written waits no more once it lands).
-  if (entry.running || entry.ending !== undefined) return { busy: entry };
+  if (entry.running) return { busy: entry };
   // Sent before the question (or before the dialog): an ordinary message.
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
   entry.waiting = false;

@@ -106,7 +106,8 @@ export class DialogIndex {
     // A question for others there holds an answer (or a deadline) not yet run: it came first, so
     // it runs before any later message there (a new request then finds the question decided).
     const held = places?.at(conversation, ANYONE);
-    return held !== undefined && (held.ready !== undefined || held.unread) ? { ready: held.id } : undefined;
+    if (held === undefined || !(held.ready !== undefined || held.unread)) return undefined;
+    return held.ending !== undefined ? { busy: held } : { ready: held.id };
   }
 
   /**
