@@ -55,9 +55,10 @@ export function noteOf(
 }
 
 /**
- * Say ended dialog `dialog`'s note, end the progresses it carries (end-progresses.ts), then clear
- * it from the dialog's header. `check`: it may have been said already (read from the header at a
- * start), so it is looked for first. A send that fails, or a progress not ended (`stop` cuts its
+ * Say ended dialog `dialog`'s note, end the progresses it carries as the header holds it then
+ * (end-progresses.ts: a run the end stopped adds those it opened), then clear it from the header.
+ * `check`: it may have been said already (read from the header at a start), so it is looked for
+ * first. A send that fails, or a progress not ended (`stop` cuts its
  * calls), leaves the note in the header: the next start says it, or finds it said, and ends them.
  */
 export async function sayNote(
@@ -83,7 +84,20 @@ export async function sayNote(
     }
     log.warn({ err, dialog: dialog.id }, NOTE_REFUSED);
   }
-  if (!(await endProgresses(o, dialog.id, note, stop))) return;
+  // The header as it stands now: a run stopped by the end kept there the progresses it opened.
+  const head = await o.dialogs.log.head(dialog.id).then(
+    (h) => h ?? null,
+    (err: unknown) => {
+      log.warn(
+        { err, dialog: dialog.id },
+        "could not read an ended dialog's note: the next start ends its progresses",
+      );
+      return undefined;
+    },
+  );
+  if (head === undefined) return;
+  const carried = head?.note ? { ...note, progress: head.note.progress } : note;
+  if (!(await endProgresses(o, dialog.id, carried, stop))) return;
   await o.dialogs.log.noteSaid(dialog.id).catch((err: unknown) => {
     log.warn(
       { err, dialog: dialog.id },

@@ -24,7 +24,8 @@ import { replayedEffects } from "./nested-effects.ts";
 
 /**
  * How long ending them may hold the conversation (an edit failing again and again is retried,
- * paced, meanwhile); past it they are left to the next start.
+ * paced, meanwhile), on the daemon's clock: the note's ending, and a run's stopped by the end.
+ * Past it the note's are left to the next start, and a run's to the note (its header keeps them).
  */
 export const PROGRESS_END_WAIT_MS = 60_000;
 
@@ -79,7 +80,9 @@ function leftOpenOf(contexts: BotContexts, record: DialogRecord): JsonValue | un
  * note the ended header keeps (`kept`: the run's effect records, its log's and its own): stopped
  * before they end (a kill, the stop's deadline), the note's ending at the next start ends them,
  * each once (one ended already is found ended in its records). No note kept (said already, or
- * none), or the write failing, they are only ended here, as before.
+ * none), or the write failing, they are only ended here. Ending them holds the conversation at
+ * most {@link PROGRESS_END_WAIT_MS} (or until `signal`, the stop): past it, those still open are
+ * left to the note's ending, said next there.
  */
 export async function endRunProgresses(
   o: { contexts: BotContexts; log: Logger; dialogs: Dialogs },
@@ -102,7 +105,12 @@ export async function endRunProgresses(
         );
       });
   }
-  await progresses.abandon(signal, o.log);
+  const limit = timeoutSignal(o.contexts.clock, PROGRESS_END_WAIT_MS);
+  try {
+    await progresses.abandon(AbortSignal.any([signal, limit.signal]), o.log);
+  } finally {
+    limit.clear();
+  }
 }
 
 /**

@@ -21,12 +21,16 @@
  * earlier run opened was ended from its records without "Rolling…". A run stopped by the end
  * keeps the progresses it ends with the note the ended dialog's header holds, first: the daemon
  * killed before the run's edit got through, the next start ends them, once (before, "Shipping…"
- * and 👀 for good). A real daemon in this process
+ * and 👀 for good). Its edit failing (500s) for a minute of the clock, the note is said all the
+ * same and ends the progress, once, from what the run kept with it; before, the run held the
+ * conversation for as long as the edit failed (the note not said, later messages waiting), and
+ * the note, once said, dropped what the run kept with it. A real daemon in this process
  * against the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../../src/daemon/dialog-desk.ts";
+import { PROGRESS_END_WAIT_MS } from "../../../src/pipeline/dialogs/end-progresses.ts";
 import type { InProcessDaemon } from "../../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../../src/testing/test-clock.ts";
 import { deferred } from "../../support/deferred.ts";
@@ -377,4 +381,35 @@ it("the question refused as ended, the daemon killed before the run's edit of th
   up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
   await endWhileSending(dialog);
   await killedThenStarted(asked, progress, [SHIP_Q, FAILED_NOTE, SHIPPED, TAG_Q, NOTE]);
+});
+
+it("the run stopped at its next question by the end, its edit of the progress failing: the conversation moves on after a minute, the note ends it once", async () => {
+  const { asked, dialog, progress } = await underWay("ship", "Shipping…");
+  const failedEdits = () => running!.logged("an edit failed; retrying").length;
+  const retryWaits = () => up!.clock.pendingDelays().some((ms) => ms <= 1_000);
+  let armed = 0;
+  // One failure of the progress's edit armed at a time: each try fails, until the test stops arming.
+  const failOnce = () => {
+    if (armed > failedEdits()) return;
+    armed++;
+    up!.sandbox.control.failNext(1, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
+  };
+  failOnce();
+  await end(dialog);
+  work.resolve();
+  const from = up!.clock.now();
+  while (up!.clock.now() - from < PROGRESS_END_WAIT_MS) {
+    await expect.poll(retryWaits, { timeout: 15_000 }).toBe(true);
+    expect(said()).not.toContain(NOTE);
+    failOnce();
+    await up!.clock.advance(1_000);
+  }
+  // Past the bound, the edit still failing: the note is said all the same.
+  await expect.poll(() => said().includes(NOTE), { timeout: 15_000 }).toBe(true);
+  await settled("hello");
+  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe(FAILED_NOTE);
+  expect(said()).toEqual([SHIP_Q, FAILED_NOTE, SHIPPED, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", FAILED_NOTE]);
+  expect(running!.logged("progress: could not mark it failed")).toHaveLength(1);
 });
