@@ -303,7 +303,11 @@ export class HandlerRuns {
         if (!parked) this.#handled(ctx, started);
       },
       effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
-      gaveUp: (signal) => progresses.abandon(signal, this.#o.log),
+      // Its dialog ended meanwhile (an operator's end): kept with the end's note first (end-progresses.ts).
+      gaveUp: (signal) => {
+        const ended = dialog && this.#o.dialogs.isEnded(dialog.id) ? dialog : undefined;
+        return endRunProgresses(this.#ends, ended, last?.run.kept, progresses, signal);
+      },
     };
     const settled = this.#o.failures.settle(run, err).then(async (outcome) => {
       // Over unless a later attempt parked, or the stop left it to its log: ended, or kept (the dead

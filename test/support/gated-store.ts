@@ -28,18 +28,24 @@ export class StoreGate {
   readsHeld = 0;
   /** Writes refused, held or answered with an error so far under the gated path. */
   stopped = 0;
-  #waiting: (() => void)[] = [];
+  /** The writes (and reads) held: each resumed with true (made), or false (refused, {@link refuse}). */
+  #waiting: ((made: boolean) => void)[] = [];
   #watchers: { n: number; go: () => void }[] = [];
 
   /** Let every held write through, and the next ones. */
   open(): void {
     this.mode = "open";
-    for (const go of this.#waiting.splice(0)) go();
+    for (const go of this.#waiting.splice(0)) go(true);
   }
 
   /** Let the oldest write (or read) held so far through; the mode stays. */
   release(): void {
-    this.#waiting.shift()?.();
+    this.#waiting.shift()?.(true);
+  }
+
+  /** Answer the oldest write held so far with the store's error, not made (a store that failed it late); the mode stays. */
+  refuse(): void {
+    this.#waiting.shift()?.(false);
   }
 
   /** Resolves once `n` writes in all were stopped (at once if they were). */
@@ -67,7 +73,9 @@ export class StoreGate {
         "the connection closed before the write's reply (a test's lost reply)",
       );
     }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    const made = await new Promise<boolean>((resolve) => this.#waiting.push(resolve));
+    if (!made)
+      throw new StateError("STATE_UNAVAILABLE", "the gated store failed a held write (a test's outage)");
     return write();
   }
 
@@ -77,7 +85,7 @@ export class StoreGate {
     this.readsHeld--;
     const value = await read();
     this.#stop();
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    await new Promise<boolean>((resolve) => this.#waiting.push(resolve));
     return value;
   }
 

@@ -106,16 +106,21 @@ export class DialogLog {
 
   /**
    * Ended dialog `id`'s note, while its header keeps it, carries `progress` (the progresses a run
-   * stopped by the end left open: end-progresses.ts) in place of what it carried.
+   * stopped by the end left open: end-progresses.ts) in place of what it carried (the run's
+   * records hold those of its dialog's log, which the end read, and its own). Resolves whether the
+   * header kept them (false: the dialog not ended, or its note said already).
    */
-  async noteProgress(id: string, progress: JsonValue): Promise<void> {
+  async noteProgress(id: string, progress: JsonValue): Promise<boolean> {
+    let kept = false;
     const carried = (current: JsonValue | undefined) => {
       const head = asHead(current);
-      if (head?.ended === undefined || head.note === undefined) return current;
+      kept = head?.ended !== undefined && head.note !== undefined;
+      if (!kept || head === undefined) return current;
       return { ...head, note: { ...head.note, progress } } as unknown as JsonValue;
     };
     await this.#store.applyWrites([{ op: "update", key: headKey(id), fn: carried }]);
     await this.#commit();
+    return kept;
   }
 
   /** The header of dialog `id` as the store holds it. */

@@ -73,16 +73,21 @@ function leftOpenOf(contexts: BotContexts, record: DialogRecord): JsonValue | un
   return left as unknown as JsonValue;
 }
 
+/** How many times the write keeping a stopped run's progresses with the note is tried (pauses of 0.25, 0.5 and 1 s). */
+const KEEP_TRIES = 4;
+
 /**
  * A run of `dialog` stopped because an operator ended the dialog meanwhile (its question refused
- * as ended, or not asked): its `progresses` (halted) end as failed with its own text. Those it
- * opened are in no log the end read, so first, once the end is kept, they are recorded in the
- * note the ended header keeps (`kept`: the run's effect records, its log's and its own): stopped
- * before they end (a kill, the stop's deadline), the note's ending at the next start ends them,
- * each once (one ended already is found ended in its records). No note kept (said already, or
- * none), or the write failing, they are only ended here. Ending them holds the conversation at
- * most {@link PROGRESS_END_WAIT_MS} (or until `signal`, the stop): past it, those still open are
- * left to the note's ending, said next there.
+ * as ended, or not asked, or its retry not run), or because the code changed under it: its
+ * `progresses` (halted) end as failed with its own text. Those it opened are in no log the end
+ * read, so first, once the end settled (kept, or left in doubt: the run met it, so it landed),
+ * they are recorded in the note the ended header keeps (`kept`: the run's effect records, its
+ * log's and its own): stopped before they end (a kill, the stop's deadline), the note's ending at
+ * the next start ends them, each once (one ended already is found ended in its records). So kept,
+ * ending them holds the conversation at most {@link PROGRESS_END_WAIT_MS}: past it, those still
+ * open are left to the note's ending, said next there. Kept nowhere (changed code, whose note is
+ * said already; no note; the write failing through its tries), they are ended here until they
+ * are, or until `signal` (the stop): their edits tried again, paced by the account's budget.
  */
 export async function endRunProgresses(
   o: { contexts: BotContexts; log: Logger; dialogs: Dialogs },
@@ -94,17 +99,26 @@ export async function endRunProgresses(
   if (progresses === undefined) return;
   const progress =
     dialog && kept && leftOpenOf(o.contexts, { ...dialog, effects: kept as unknown as JsonValue[] });
+  let noted = false;
   if (dialog && progress !== undefined) {
     const ending = o.dialogs.entry(dialog.id)?.ending;
-    const ended = ending === undefined || (await raceAbort(ending, signal).then(Boolean, () => false));
-    if (ended)
-      await o.dialogs.log.noteProgress(dialog.id, progress).catch((err: unknown) => {
+    // Settled either way: an end left in doubt that the run met landed, and keeps its note too.
+    const settled = ending?.then(
+      () => true,
+      () => true,
+    );
+    if (settled === undefined || (await raceAbort(settled, signal).catch(() => false))) {
+      const keep = () => o.dialogs.log.noteProgress(dialog.id, progress);
+      noted = await o.dialogs.retrying(signal, keep, KEEP_TRIES).catch((err: unknown) => {
         o.log.warn(
           { err, dialog: dialog.id },
-          "could not keep an ended dialog's open progresses with its note",
+          "could not keep an ended dialog's open progresses with its note: the run ends them itself",
         );
+        return false;
       });
+    }
   }
+  if (!noted) return progresses.abandon(signal, o.log);
   const limit = timeoutSignal(o.contexts.clock, PROGRESS_END_WAIT_MS);
   try {
     await progresses.abandon(AbortSignal.any([signal, limit.signal]), o.log);

@@ -28,86 +28,38 @@
  * against the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
-import { defineBot } from "../../../src/bot/define-bot.ts";
-import { dialogDesk } from "../../../src/daemon/dialog-desk.ts";
 import { PROGRESS_END_WAIT_MS } from "../../../src/pipeline/dialogs/end-progresses.ts";
 import type { InProcessDaemon } from "../../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../../src/testing/test-clock.ts";
-import { deferred } from "../../support/deferred.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../../support/gated-daemon.ts";
 import { StoreGate } from "../../support/gated-store.ts";
-import { botSaid } from "../../support/self-killing-bot.ts";
+import {
+  BOT,
+  DAEMON,
+  FAILED_NOTE,
+  jobs,
+  NOTE,
+  releaseViews,
+  resetJobs,
+  SHIP_Q,
+  SHIPPED,
+  ships,
+  TAG_Q,
+} from "./release-bot.ts";
 import { versions } from "./versions.ts";
-
-const BOT = "release-bot@sandbox.example";
-const NOTE = "An operator ended this conversation.";
-const FAILED_NOTE = "(failed: the work stopped before it finished)";
-const ACK = { working: "eyes", done: "check", failed: "warning" };
-const LONG = { ack: ACK, finalAfterMs: 3 * 3_600_000 };
-const CHOICES = { choices: ["yes", "no"], timeout: "1h" };
-const SHIP_Q = "Ship?\n1. yes\n2. no";
-const SHIPPED = "Shipped; one more thing.";
-const TAG_Q = "Tag it?\n1. yes\n2. no";
-
-/** How many times `pack` fails. */
-let failing = 0;
-
-/** What the handlers wait for once their answer is taken, before their next question. */
-let work = deferred();
-
-const ships = defineBot({
-  setup(bot) {
-    // The progress is opened by the run the answer began.
-    bot.command("ship", async (ctx) => {
-      await ctx.prompt("Ship?", CHOICES);
-      const progress = await ctx.progress("Shipping…", LONG);
-      await work.promise;
-      await ctx.reply("Shipped; one more thing.");
-      await ctx.prompt("Tag it?", CHOICES);
-      await progress.done("Shipped and tagged.");
-    });
-    // The progress is opened before the first question, and updated by the run the answer began.
-    bot.command("roll", async (ctx) => {
-      const progress = await ctx.progress("Roll: waiting for approval…", LONG);
-      await ctx.prompt("Roll?", CHOICES);
-      progress.update("Rolling…");
-      await work.promise;
-      await ctx.prompt("Tag it?", CHOICES);
-      await progress.done("Rolled.");
-    });
-    // The run the answer began opens a progress, then fails once: it runs again after a pause.
-    bot.command("pack", async (ctx) => {
-      await ctx.prompt("Pack?", CHOICES);
-      await ctx.progress("Packing…", LONG);
-      if (failing-- > 0) throw new Error("the packer is down");
-      await ctx.prompt("Tag it?", CHOICES);
-    });
-    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
-  },
-});
-
-const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extra: "handler_timeout: 1h" };
 
 let up: GatedDaemon | undefined;
 let running: InProcessDaemon | undefined;
 let gate: StoreGate | undefined;
 afterEach(async () => {
-  failing = 0;
-  work.resolve();
-  work = deferred();
+  resetJobs();
   gate?.open();
   gate = undefined;
   up?.sandbox.control.delay(0);
   await closeGatedDaemon(up);
 });
 
-const said = () => botSaid(up!.sandbox, BOT);
-const acks = (message: number) =>
-  (up!.sandbox.control.messageView(message)!.reactions as { emoji_name: string }[]).map((r) => r.emoji_name);
-const idOf = (content: string) =>
-  up!.sandbox.control.messages().find((m) => m.content === content)!.id as number;
-const content = (id: number) => up!.sandbox.control.messages().find((m) => m.id === id)?.content;
-const end = (id: string) => dialogDesk(running!.daemon.bots).endDialog("releases", id, NOTE);
+const { said, acks, idOf, content, end, settled, killedThenStarted } = releaseViews(() => up!);
 
 /** The bot running on a held clock, its dialogs' log writes and reads through `gate`. */
 async function started(gate?: StoreGate) {
@@ -131,24 +83,11 @@ async function underWay(command: string, shown: string) {
   return { asked, answer, dialog, progress: idOf(shown) };
 }
 
-/**
- * A later message answered: everything before it in the conversation is done. A progress's edit
- * waiting for its pace (a second after the last) is let through: the clock moves a second then.
- */
-async function settled(word: string) {
-  up!.dm(word);
-  const answered = async () => {
-    if (up!.clock.pendingDelays().some((ms) => ms <= 1_000)) await up!.clock.advance(1_000);
-    return said().includes(`not a command: ${word}`);
-  };
-  await expect.poll(answered, { timeout: 15_000 }).toBe(true);
-}
-
 it("a progress the run under way opened ends as failed once its dialog is ended by an operator", async () => {
   const { asked, answer, dialog, progress } = await underWay("ship", "Shipping…");
   await expect.poll(() => acks(asked), { timeout: 15_000 }).toEqual(["eyes"]);
   await end(dialog);
-  work.resolve();
+  jobs.work.resolve();
   await settled("hello");
   expect(said()).toEqual([
     "Ship?\n1. yes\n2. no",
@@ -167,7 +106,7 @@ it("a progress an earlier run opened, updated by the run under way, ends as fail
   await expect.poll(() => said().includes("Rolling…"), { timeout: 15_000 }).toBe(true);
   const progress = idOf("Rolling…");
   await end(dialog);
-  work.resolve();
+  jobs.work.resolve();
   await settled("hello");
   const failed = `Rolling…\n\n${FAILED_NOTE}`;
   expect(said()).toEqual([failed, "Roll?\n1. yes\n2. no", NOTE, "not a command: hello"]);
@@ -183,7 +122,7 @@ it("a person's answer while an operator's end reads the dialog's record waits fo
   await expect
     .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
     .toEqual([true]);
-  work.resolve();
+  jobs.work.resolve();
   // The end's read of the dialog's log is made, its answer held: the answer comes meanwhile.
   gate.readsHeld = 1;
   const ended = end(bot.dialogs()[0]!.id);
@@ -204,7 +143,7 @@ it("a person's answer while an operator's end reads the dialog's record waits fo
 });
 
 it("a progress a failed run opened ends as failed once its dialog is ended during the pause before the retry", async () => {
-  failing = 1;
+  jobs.failing = 1;
   const { asked, dialog, progress } = await underWay("pack", "Packing…");
   await expect
     .poll(() => running!.logged("running it again after a pause"), { timeout: 15_000 })
@@ -233,7 +172,7 @@ it("a progress a failed run opened ends as failed once its dialog is ended durin
 async function endWhileAsking(dialog: string) {
   const held = gate!;
   held.mode = "hang";
-  work.resolve();
+  jobs.work.resolve();
   await held.stoppedAt(1);
   expect(said().at(-1)).toBe(TAG_Q);
   const ended = end(dialog);
@@ -312,7 +251,7 @@ async function endWhileSending(dialog: string) {
 async function questionHeld() {
   const { control } = up!.sandbox;
   control.delay(3_600_000, { paths: [/^\/messages$/] });
-  work.resolve();
+  jobs.work.resolve();
   await expect.poll(() => control.delayed(), { timeout: 15_000 }).toBe(1);
   control.delay(0);
   control.delay(3_600_000, { paths: [/^\/messages$/] });
@@ -341,7 +280,7 @@ it("the end begun while the run's next question is being sent, a progress an ear
   const progress = idOf("Rolling…");
   const { control } = up!.sandbox;
   control.delay(3_600_000, { paths: [/^\/messages$/] });
-  work.resolve();
+  jobs.work.resolve();
   await expect.poll(() => control.delayed(), { timeout: 15_000 }).toBe(1);
   await endWhileSending(dialog);
   await settled("hello");
@@ -352,25 +291,12 @@ it("the end begun while the run's next question is being sent, a progress an ear
   expect(running!.logged("could not")).toEqual([]);
 });
 
-/** Killed with the run's edit of `progress` failed once (tried again a second later): the next start ends it. */
-async function killedThenStarted(asked: number, progress: number, shown: string[]) {
-  await expect.poll(() => running!.logged("an edit failed; retrying"), { timeout: 15_000 }).toHaveLength(1);
-  await running!.stop({ keepState: true, deadlineMs: 0 });
-  expect([content(progress), acks(asked)]).toEqual(["Shipping…", ["eyes"]]);
-  running = await up!.restart();
-  await settled("hello");
-  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe(FAILED_NOTE);
-  expect(said()).toEqual([...shown, "not a command: hello"]);
-  expect(acks(asked)).toEqual(["warning"]);
-  expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", FAILED_NOTE]);
-}
-
 it("the run stopped at its next question by the end, the daemon killed before its edit of the progress it opened got through: the next start ends it", async () => {
   const { asked, dialog, progress } = await underWay("ship", "Shipping…");
   // The run's edit fails, and so does the next start's first: each tried again a second later.
   up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
   await end(dialog);
-  work.resolve();
+  jobs.work.resolve();
   await killedThenStarted(asked, progress, [SHIP_Q, FAILED_NOTE, SHIPPED, NOTE]);
 });
 
@@ -396,7 +322,7 @@ it("the run stopped at its next question by the end, its edit of the progress fa
   };
   failOnce();
   await end(dialog);
-  work.resolve();
+  jobs.work.resolve();
   const from = up!.clock.now();
   while (up!.clock.now() - from < PROGRESS_END_WAIT_MS) {
     await expect.poll(retryWaits, { timeout: 15_000 }).toBe(true);
