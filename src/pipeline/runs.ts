@@ -195,12 +195,12 @@ export class HandlerRuns {
     // Its progresses edit no more: a later attempt goes on, or the final failure or changed code ends them.
     const progresses = progressesOf(ctx);
     progresses?.halt();
-    const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err, control.signal);
+    // Ended by an operator, or changed code: kept with the end's note first (end-progresses.ts).
+    const kept = () => effects?.run.kept;
+    const end = () => endRunProgresses(this.#ends, incoming.dialog, kept(), progresses, control.signal);
+    const stopped = dialogFailed(this.#ends, incoming, ctx.log, turn, err, control.signal, { kept, end });
     if (stopped !== false) {
-      // Ended by an operator: kept with the end's note first (end-progresses.ts).
-      const kept = err instanceof DialogEnded ? effects?.run.kept : undefined;
-      const end = () => endRunProgresses(this.#ends, incoming.dialog, kept, progresses, control.signal);
-      if (stopped !== true) control.holdKey(stopped.then(end));
+      if (stopped !== true) control.holdKey(stopped);
       return;
     }
     this.#failed(ctx, err, started);

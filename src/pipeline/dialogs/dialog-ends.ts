@@ -5,8 +5,9 @@
  */
 import type { Logger } from "pino";
 import { raceAbort, timeoutSignal } from "../../api/sleep.ts";
-import { EffectOrderChanged } from "../../effects/effect-records.ts";
+import { EffectOrderChanged, type EffectRecord } from "../../effects/effect-records.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
+import type { JsonValue } from "../../state/state-store.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
@@ -16,7 +17,7 @@ import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogRecord, EndNote, EndReason } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { noteOf, sayNote } from "./end-notes.ts";
-import { noteOfLog } from "./end-progresses.ts";
+import { noteOfLog, withProgresses } from "./end-progresses.ts";
 import { DialogChanged, type Turn } from "./turn.ts";
 
 /** What the person is told when the bot's code changed under their dialog (a prompt's `texts.changed`). */
@@ -258,9 +259,10 @@ export function closeLog(
 /**
  * A message's run threw what only a dialog's run meets: cut off by a stop, ended meanwhile, or
  * code changed under its log (its end tried again until `signal`, the stop). Returns what the key
- * must wait for before the run's progresses end as failed (ended, changed), true when they are
- * left as they are (cut off: the run goes on at the next start), or false for any other failure
- * (retried as usual).
+ * must wait for: the run's progresses ended as failed (`run.end`, end-progresses.ts), ended or
+ * changed, before the note; true when they are left as they are (cut off: the run goes on at the
+ * next start), or false for any other failure (retried as usual). `run.kept`: the run's effect
+ * records (its log's and its own).
  */
 export function dialogFailed(
   o: DialogEndParts,
@@ -269,14 +271,15 @@ export function dialogFailed(
   turn: Turn | undefined,
   err: unknown,
   signal: AbortSignal,
+  run: { kept(): readonly EffectRecord[] | undefined; end(): Promise<void> },
 ): Promise<unknown> | true | false {
   const dialog = incoming.dialog;
   const asked = dialog !== undefined || (turn !== undefined && turn.step > 0);
   if (err instanceof DialogEnded) {
     log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
-    // Nothing to wait for but its progresses (the caller ends them as failed, as changed code's):
-    // ones it opened are in no log the end read, and it is before the end's note in its conversation.
-    return Promise.resolve();
+    // Nothing to wait for but its progresses: ones it opened are in no log the end read, and it is
+    // before the end's note in its conversation.
+    return run.end();
   }
   if (asked && incoming.letter === undefined && err instanceof RouterError && err.code === "ROUTER_ABORTED") {
     // Left as a crash leaves it: its message is caught up again (or its log, holding the answer,
@@ -295,14 +298,14 @@ export function dialogFailed(
     { dialog: dialog.id, user: dialog.userName, userId: dialog.userId, step, reason: err.message },
     "the bot's code no longer matches this dialog (changed since it began): the dialog was stopped",
   );
-  // Kept with the end until said, as an operator's note is (end-notes.ts): a crash before its
-  // send leaves it to the next start.
-  const note = noteOf(
-    o.contexts,
-    dialog,
-    (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE,
-  );
-  return closeLog(o, dialog.id, "changed", signal, note).then((ended) =>
-    ended && note ? sayNote(o, dialog, note, false, signal) : undefined,
-  );
+  // Kept with the end until said, as an operator's note is (end-notes.ts), with the progresses the
+  // run's records hold (its log's and its own): a crash before they end, or before the note's
+  // send, leaves them to the next start. The run ends those it has open first, then the note.
+  const text = (err instanceof DialogChanged ? err.note : undefined) ?? CHANGED_NOTE;
+  const effects = (run.kept() ?? []) as unknown as JsonValue[];
+  const note = withProgresses(o.contexts, { ...dialog, effects }, noteOf(o.contexts, dialog, text));
+  return closeLog(o, dialog.id, "changed", signal, note).then(async (ended) => {
+    await run.end();
+    if (ended && note) await sayNote(o, dialog, note, false, signal);
+  });
 }

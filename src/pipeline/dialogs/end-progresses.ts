@@ -85,9 +85,9 @@ const KEEP_TRIES = 4;
  * log's and its own): stopped before they end (a kill, the stop's deadline), the note's ending at
  * the next start ends them, each once (one ended already is found ended in its records). So kept,
  * ending them holds the conversation at most {@link PROGRESS_END_WAIT_MS}: past it, those still
- * open are left to the note's ending, said next there. Kept nowhere (changed code, whose note is
- * said already; no note; the write failing through its tries), they are ended here until they
- * are, or until `signal` (the stop): their edits tried again, paced by the account's budget.
+ * open are left to the note's ending, said next there. Kept nowhere (no note; the write failing
+ * through its tries), they are ended here until they are, or until `signal` (the stop): their
+ * edits tried again, paced by the account's budget.
  */
 export async function endRunProgresses(
   o: { contexts: BotContexts; log: Logger; dialogs: Dialogs },

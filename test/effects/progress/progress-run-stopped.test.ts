@@ -2,19 +2,22 @@
  * A dialog's run stopped with a progress open (`ctx.progress`), the progress's edit failing or
  * the daemon killed before it got through: the progress ends as failed (the failed note, the
  * `failed` reaction in place of `working`), once, and is never left "working" for good. Stopped
- * by changed code, its edit failing past a minute: tried until it gets through (before, given up
- * after a minute, "Roll: waiting for approval…" and 👀 for good). Stopped by an operator's end,
- * the write that keeps it with the end's note failing, its edit failing past a minute: the run
- * ends it itself, the note after it (before, given up after a minute: the note, said next, did
- * not carry it, "Shipping…" for good). A failed run's dialog ended during the pause before its
- * retry, the daemon killed before the progress's edit got through: the next start ends it
- * (before, "Packing…" for good: it was kept nowhere). An operator's end left in doubt
+ * by changed code: the progress is kept with the dialog's end and ended before the note; its edit
+ * failing past a minute, the note is said and its ending ends it (before, given up after a
+ * minute, "Roll: waiting for approval…" and 👀 for good); the daemon killed first, the next start
+ * ends it (before, kept nowhere: the same for good). Stopped by an operator's end, the write that
+ * keeps it with the end's note failing, its edit failing past a minute: the run ends it itself,
+ * the note after it (before, given up after a minute: the note, said next, did not carry it,
+ * "Shipping…" for good). A failed run's dialog ended during the pause before its retry, the
+ * daemon killed before the progress's edit got through: the next start ends it (before,
+ * "Packing…" for good: it was kept nowhere). An operator's end left in doubt
  * (`DIALOG_END_PENDING`, the end landed), the daemon killed likewise: the next start ends it
  * (before, the run kept it nowhere, "Shipping…" for good). A real daemon in this process against
  * the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
 import { CHANGED_NOTE, END_WRITE_WAIT_MS } from "../../../src/pipeline/dialogs/dialog-ends.ts";
+import { PROGRESS_END_WAIT_MS } from "../../../src/pipeline/dialogs/end-progresses.ts";
 import { TestClock } from "../../../src/testing/test-clock.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../../support/gated-daemon.ts";
 import { StoreGate } from "../../support/gated-store.ts";
@@ -104,7 +107,7 @@ async function endsFailed(progress: number) {
   await expect.poll(shown, { timeout: 15_000 }).toBe(FAILED_NOTE);
 }
 
-it("the code changed under the dialog, the edit ending its progress failing past a minute: it is tried until it gets through", async () => {
+it("the code changed under the dialog, the edit ending its progress failing past a minute: the note is said then, and its ending ends the progress, once", async () => {
   await started();
   const { asked } = await asking("roll");
   const progress = idOf(WAITING);
@@ -112,13 +115,32 @@ it("the code changed under the dialog, the edit ending its progress failing past
   edits.arm();
   jobs.updated = true;
   up!.dm("yes");
+  // The run ends its progress before the note, a minute at most: each try fails meanwhile.
+  const from = up!.clock.now();
+  while (up!.clock.now() - from < PROGRESS_END_WAIT_MS) {
+    await expect.poll(shortWait, { timeout: 15_000 }).toBe(true);
+    expect(said()).not.toContain(CHANGED_NOTE);
+    edits.arm();
+    await up!.clock.advance(1_000);
+  }
+  // Past the bound, the edit still failing: the note is said all the same, and its ending ends it.
   await expect.poll(() => said().includes(CHANGED_NOTE), { timeout: 15_000 }).toBe(true);
-  await edits.failFor(90_000);
-  expect(up!.running.logged("progress: could not mark it failed")).toEqual([]);
   await endsFailed(progress);
+  expect(logged("progress: could not mark it failed")).toBe(1);
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual([WAITING, FAILED_NOTE]);
   expect(said()).toEqual([FAILED_NOTE, "Roll?\n1. yes\n2. no", CHANGED_NOTE]);
+});
+
+it("the code changed under the dialog, the daemon killed before the edit ending its progress got through: the next start ends it, the note said once", async () => {
+  await started();
+  const { asked } = await asking("roll");
+  const progress = idOf(WAITING);
+  // The edit ending it fails, and so does the next start's first: each tried again a second later.
+  up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
+  jobs.updated = true;
+  up!.dm("yes");
+  await killedThenStarted(asked, progress, [FAILED_NOTE, "Roll?\n1. yes\n2. no", CHANGED_NOTE], WAITING);
 });
 
 it("an operator's end, the write keeping the run's progress with the note failing, its edit failing past a minute: the run ends it, then the note", async () => {
