@@ -2,7 +2,7 @@
  * `ctx.report()`: report a message to the moderators at most once, ever. Each report is claimed
  * in the state store (`setIfAbsent`) before the server is called, so neither concurrent handlers
  * nor a restart can report twice; the claim is released only when the server certainly did not
- * act (429, 5xx, a connection that never carried the request): at most once beats twice.
+ * act (429, its own 5xx, a connection that never carried the request): at most once beats twice.
  *
  * A claim names the event whose handler made it (its effect records' key). A later run of that
  * same event (a retry, a dead letter's replay, the catch-up after a crash) gets the first run's
@@ -157,10 +157,16 @@ function isGoneError(err: unknown): boolean {
   return err instanceof ApiError && err.status === 400 && /^Invalid message\(s\)/.test(err.msg);
 }
 
-/** Failures after which the report certainly (or, for 5xx, almost certainly) was not made. */
+/**
+ * A gateway's 502 or 504: the proxy lost the server's answer, maybe after the server made the
+ * report (a report cannot be read back, and the server posts a second one for a second request).
+ */
+const GATEWAY_LOST_ANSWER = new Set([502, 504]);
+
+/** Failures after which the report certainly (or, for the server's 5xx, almost certainly) was not made. */
 function serverDidNotAct(err: unknown): boolean {
   if (err instanceof RateLimitError) return true;
-  if (err instanceof ApiError) return err.status >= 500;
+  if (err instanceof ApiError) return err.status >= 500 && !GATEWAY_LOST_ANSWER.has(err.status);
   if (err instanceof NetworkError) return !err.requestSent;
   // Anything else (an abort mid-call, a schema surprise) may have reached the server.
   return false;

@@ -185,6 +185,26 @@ describe("ctx.report", () => {
     expect(reportsPosted(s)).toHaveLength(1);
   });
 
+  it.each([502, 504])(
+    "keeps the claim after a gateway's %i whose request the server carried out: reported once",
+    async (status) => {
+      const { ctx, sandbox: s } = await start();
+      const id = spam(s);
+      // The proxy's error body is JSON, as some gateways answer; the server made the report.
+      s.control.failNext(1, {
+        status,
+        after: true,
+        body: { message: "Gateway error" },
+        paths: [/\/report$/],
+      });
+      await expect(ctx.report(id, "spam")).rejects.toBeInstanceOf(ApiError);
+      const mark = s.control.requests.length;
+      expect(await ctx.report(id, "spam")).toEqual({ reported: false, reason: "duplicate" });
+      expect(reportCalls(s, mark)).toEqual([]);
+      expect(reportsPosted(s)).toHaveLength(1);
+    },
+  );
+
   it("a message the bot cannot read is gone too: the claim is kept, nothing asked again", async () => {
     const { ctx, sandbox: s } = await start();
     expect(await ctx.report(999_999, "spam")).toEqual({ reported: false, reason: "gone" });
