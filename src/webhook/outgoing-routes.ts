@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
-import type { Client } from "../api/create-client.ts";
 import { timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
 import type { ReplyFn } from "../pipeline/incoming.ts";
@@ -13,6 +12,7 @@ import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
+import { findSlackMessage } from "./slack-lookup.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 export interface OutgoingBot {
@@ -125,41 +125,6 @@ function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   }
   if ("text" in b || "channel_id" in b) return { format: "slack", token: b.token, slack: b };
   return undefined;
-}
-
-/**
- * The Slack form names the channel (`C<stream id>`), sender (`U<user id>`), timestamp and text
- * but no message id or topic; find the message itself so handlers get the same event as from a
- * queue. Undefined when it cannot be found (e.g. the bot cannot read that channel).
- */
-async function findSlackMessage(
-  client: Client,
-  slack: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<OutgoingMessageEvent | undefined> {
-  const channelId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
-  const senderId = Number(String(slack.user_id ?? "").replace(/^U/, ""));
-  const timestamp = Number(slack.timestamp);
-  if (!Number.isSafeInteger(channelId) || !Number.isSafeInteger(senderId)) return undefined;
-  const page = await client.messages.get(
-    {
-      anchor: "newest",
-      num_before: 20,
-      num_after: 0,
-      narrow: [
-        { operator: "channel", operand: channelId },
-        { operator: "sender", operand: senderId },
-      ],
-      apply_markdown: false,
-      allow_empty_topic_name: true,
-    },
-    { signal },
-  );
-  const found = [...page.messages]
-    .reverse()
-    .find((m) => m.timestamp === timestamp && (typeof slack.text !== "string" || m.content === slack.text));
-  if (!found) return undefined;
-  return { type: "message", message: found, flags: ["mentioned"] };
 }
 
 /** A reply for the response body, or nothing to post. */

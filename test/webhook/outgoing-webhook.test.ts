@@ -289,6 +289,47 @@ describe("outgoing-webhook bots", () => {
     expect(d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status)).toEqual([503]);
   });
 
+  it("a Slack-format delivery whose sender posted 25 more messages before the lookup still finds its message", async () => {
+    const seen: number[] = [];
+    const { sandbox: sb } = await setup(
+      bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+      { iface: "slack" },
+    );
+    sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    const id = mention(sb, "@**Helper** deploy", "busy");
+    await sb.control.waitFor(() => sb.control.delayed() === 1);
+    for (let i = 0; i < 25; i++) mention(sb, `more ${i}`, "busy");
+    sb.control.delay(0);
+    await sb.control.settleWebhooks();
+    expect(seen).toEqual([id]);
+  });
+
+  it("a Slack-format delivery whose message was edited before the lookup runs the handler on the text that triggered it", async () => {
+    const seen: { id: number; content: string }[] = [];
+    const { sandbox: sb } = await setup(
+      bot((b) =>
+        b.on("message", (ctx) => {
+          seen.push({ id: ctx.event.message.id, content: ctx.event.message.content });
+        }),
+      ),
+      { iface: "slack" },
+    );
+    sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    const id = mention(sb, "@**Helper** deploy prod", "edited");
+    await sb.control.waitFor(() => sb.control.delayed() === 1);
+    const auth = Buffer.from(`${MEL}:${sb.control.apiKeyOf(MEL)}`).toString("base64");
+    const edit = await request(`${sb.url}/api/v1/messages/${id}`, {
+      method: "PATCH",
+      headers: { authorization: `Basic ${auth}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ content: "@**Helper** deploy staging" }).toString(),
+    });
+    expect(edit.statusCode).toBe(200);
+    await edit.body.dump();
+    sb.control.delay(0);
+    await sb.control.settleWebhooks();
+    expect(seen).toEqual([{ id, content: "@**Helper** deploy prod" }]);
+  });
+
   it("a malformed payload gets 400 naming the problem", async () => {
     const { running: d } = await setup(bot((b) => b.on("message", () => {})));
     expect(await post(`${d.url}/hooks/helper`, [1, 2])).toEqual({
