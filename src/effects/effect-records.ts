@@ -35,6 +35,12 @@ import { carriedFor, letterRecords } from "./nested-records.ts";
 
 export { CLAIM_WAIT_MS, type EffectRecord, type RecordWrite } from "./effect-claims.ts";
 
+/**
+ * How far the server's clock may be behind this machine's: a read-back bounded by a time taken
+ * here (a cron job's firing) looks at what the server stamped from this many seconds before it.
+ */
+export const SERVER_CLOCK_SLACK_S = 30;
+
 export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
   /** The effect's result if the server shows it already happened (asked only on a re-run). */

@@ -22,7 +22,7 @@
  */
 import type { Logger } from "pino";
 import { sleep, timeoutSignal } from "../api/sleep.ts";
-import type { EffectRecord, EffectRecords } from "../effects/effect-records.ts";
+import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import { NoRetry } from "../errors/no-retry.ts";
 import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
 import { isStoreOutage, type StateErrorCode } from "../state/state-error.ts";
@@ -324,9 +324,9 @@ export class HandlerFailures {
 /**
  * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence
  * (a re-run repeats none, and verifies the one in flight by a read-back of the bot's messages no
- * older than the firing); a failed attempt runs again after a pause and, when every attempt
- * failed, the occurrence is kept as a dead letter (source "job"), or, failed on the store's
- * outage, waits for the store. Each attempt the outage fails is logged and counted as such.
+ * older than the firing, less the server's clock's slack); a failed attempt runs again after a
+ * pause and, when every attempt failed, the occurrence is kept as a dead letter (source "job"),
+ * or, failed on the store's outage, waits for the store (each attempt it fails logged and counted).
  */
 export function jobRunner(
   o: Pick<HandlerFailuresOptions, "letters" | "log" | "health"> & {
@@ -338,7 +338,7 @@ export function jobRunner(
   return async (occurrence, attempt, signal, letter, resumed = false, marked) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
-    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000);
+    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000) - SERVER_CLOCK_SLACK_S;
     // No effect (a `ctx.external` call above all) before the next start would see the run was
     // under way: else a crash in it is taken for an occurrence missed while down.
     let unmarked = marked;

@@ -63,6 +63,27 @@ describe("a cron job that throws", () => {
       .toHaveLength(1);
   });
 
+  it("whose send's answer was lost: the run again finds it though the server's clock is a little behind", async () => {
+    // The server's clock 200 ms behind the daemon's: the message it stored at the firing carries
+    // the second before the one the daemon fired in.
+    world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES, serverBehindMs: 200 });
+    const bot = digestBot(() => undefined);
+    await world.start(bot.setup);
+    world.sandbox.control.failNext(1, {
+      status: 502,
+      after: true,
+      paths: [/^\/messages$/],
+      methods: ["POST"],
+    });
+    await world.advanceTo("2026-03-02T07:05:00Z");
+    await throughRetries(1);
+    await expect.poll(() => bot.runs()).toBe(2);
+    await expect
+      .poll(() => world.logs.filter((l) => l.msg === "handler succeeded on a later attempt"))
+      .toHaveLength(1);
+    expect(contents()).toEqual(["first 2026-03-02T07:05:00.000Z", "second 2026-03-02T07:05:00.000Z"]);
+  });
+
   it("is kept as a dead letter after the last attempt, and a retry once fixed sends only what was missing", async () => {
     world = await createWorld("2026-03-02T07:00:00Z", { botSettings: RETRIES });
     let broken = true;

@@ -69,13 +69,21 @@ export async function createWorld(
    * `expiry`: "clock" for a store whose keys expire by the shared clock (default: by the real one).
    * `gate`: the writes of the bot's bookings (`herald/bookings`) go through it.
    * `queueTimeoutSeconds`: how long the sandbox keeps an idle queue (default 600, as the server).
+   * `serverBehindMs`: the sandbox's clock runs this much behind the daemon's (two machines' clocks).
    */
-  options: { botSettings?: string; expiry?: "clock"; gate?: StoreGate; queueTimeoutSeconds?: number } = {},
+  options: {
+    botSettings?: string;
+    expiry?: "clock";
+    gate?: StoreGate;
+    queueTimeoutSeconds?: number;
+    serverBehindMs?: number;
+  } = {},
 ): Promise<SchedulerWorld> {
   const clock = new ManualClock(Date.parse(startIso));
+  const behind = options.serverBehindMs ?? 0;
   const sandbox = await startSandbox({
     heartbeatSeconds: 1,
-    clock: { now: () => clock.now() },
+    clock: { now: () => clock.now() - behind },
     ...(options.queueTimeoutSeconds ? { queueTimeoutSeconds: options.queueTimeoutSeconds } : {}),
   });
   const bot = sandbox.control.createUser({
