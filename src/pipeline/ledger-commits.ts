@@ -68,8 +68,10 @@ export class LedgerCommits {
    * undefined then. Every later completion of the turn (handlers that return promises settle
    * one after another in microtasks), or every completion when the store cannot commit
    * synchronously (a network store, a FileStore compacting), waits for one commit after the
-   * turn (`nextTurn`): the returned promise, which the conversation's next message waits for.
-   * So a burst costs a commit per round of its conversations, not one per concurrency slot.
+   * turn (`nextTurn`): the returned promise, which the conversation's next message waits for
+   * (started at once, it could resume and reply within the turn, before that commit:
+   * test/daemon/delivery-edges.test.ts). So a burst costs a commit per round of its
+   * conversations, not one per concurrency slot.
    */
   finish(id: number): Promise<void> | undefined {
     this.ledger.finish(id);

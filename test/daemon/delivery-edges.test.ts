@@ -214,44 +214,92 @@ describe("durability", () => {
  * it, must hold the previous message as handled. `compactAfterBytes: 1` compacts after every
  * commit, so most completions take the other way (the next message waits for `commit()`).
  */
+/** A copy of the state directory under `dir` as the OS has it now: what a kill -9 now would leave. */
+function snapshot(dir: string, name: string): string {
+  const copy = join(dir, name);
+  cpSync(join(dir, "state"), copy, { recursive: true, filter: (src) => !src.endsWith("LOCK") });
+  return copy;
+}
+
+/** What a restart on `copy` would take the message `id` for: handled, or not. */
+async function handledIn(copy: string, id: number): Promise<boolean> {
+  const reopened = await FileStore.open(copy, { autoFlushMs: 0 });
+  try {
+    return (await DeliveryLedger.open(reopened.namespace("edge").namespace("runtime"))).isDuplicate(id);
+  } finally {
+    await reopened.close();
+  }
+}
+
 describe.each([
   { name: "with synchronous commits", compactAfterBytes: undefined },
   { name: "while the store compacts", compactAfterBytes: 1 },
 ])("durability $name", ({ compactAfterBytes }) => {
-  it("has the previous completion on disk before the next handler passes its first await", async () => {
+  /**
+   * The daemon on a FileStore in a directory of its own; each message's handler is `handle`, told
+   * the message's id and the one of the message before it. Returns the directory and a stop.
+   */
+  async function startOnDisk(handle: (id: number, before: number | undefined) => Promise<unknown>) {
     const dir = await mkdtemp(join(tmpdir(), "bothost-sync-commit-"));
     const store = await FileStore.open(join(dir, "state"), {
       autoFlushMs: 0,
       ...(compactAfterBytes ? { compactAfterBytes } : {}),
     });
-    const onDisk: { id: number; previousHandled: boolean }[] = [];
     let previous: number | undefined;
-    let copies = 0;
     daemon = await startDaemon(
       sandbox,
       bot((b) =>
-        b.on("message", async (ctx) => {
+        b.on("message", (ctx) => {
           const before = previous;
           previous = ctx.event.message.id;
-          await new Promise((resolve) => setImmediate(resolve));
-          if (before === undefined) return;
-          const copy = join(dir, `copy${copies++}`);
-          cpSync(join(dir, "state"), copy, { recursive: true, filter: (src) => !src.endsWith("LOCK") });
-          const reopened = await FileStore.open(copy, { autoFlushMs: 0 });
-          const ledger = await DeliveryLedger.open(reopened.namespace("edge").namespace("runtime"));
-          onDisk.push({ id: ctx.event.message.id, previousHandled: ledger.isDuplicate(before) });
-          await reopened.close();
+          return handle(previous, before);
         }),
       ),
       store,
     );
+    const stop = async () => {
+      await daemon?.stop();
+      daemon = undefined;
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    };
+    return { dir, stop };
+  }
+
+  it("has the previous completion on disk before the next handler passes its first await", async () => {
+    const onDisk: { id: number; previousHandled: boolean }[] = [];
+    const { dir, stop } = await startOnDisk(async (id, before) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (before === undefined) return;
+      const copy = snapshot(dir, `copy${onDisk.length}`);
+      onDisk.push({ id, previousHandled: await handledIn(copy, before) });
+    });
     const ids = Array.from({ length: 8 }, (_, i) => send(`burst ${i}`));
     await expect.poll(() => onDisk.length, { timeout: 10_000 }).toBe(ids.length - 1);
     expect(onDisk).toEqual(ids.slice(1).map((id) => ({ id, previousHandled: true })));
-    await daemon.stop();
-    daemon = undefined;
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await stop();
+  });
+
+  // An `async` handler that awaits nothing slow resumes within the turn its run began in: a
+  // conversation's messages that wait behind a slow one then run one after another in a single
+  // turn, and only the first completion of a turn is committed at once (in a microtask).
+  it("has the previous completion on disk before the next handler resumes within the turn", async () => {
+    const gate = deferred();
+    const resumed: { id: number; before: number; copy: string }[] = [];
+    const { dir, stop } = await startOnDisk(async (id, before) => {
+      if (before === undefined) return gate.promise;
+      await Promise.resolve();
+      resumed.push({ id, before, copy: snapshot(dir, `copy${resumed.length}`) });
+    });
+    const ids = Array.from({ length: 8 }, (_, i) => send(`burst ${i}`));
+    await queueTaken();
+    gate.resolve();
+    await expect.poll(() => resumed.length, { timeout: 10_000 }).toBe(ids.length - 1);
+    expect(resumed.map((r) => [r.id, r.before])).toEqual(ids.slice(1).map((id, i) => [id, ids[i]]));
+    const handled = [];
+    for (const r of resumed) handled.push(await handledIn(r.copy, r.before));
+    expect(handled).toEqual(resumed.map(() => true));
+    await stop();
   });
 });
 
