@@ -72,7 +72,7 @@ afterEach(async () => {
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
 /** The daemon on a store whose dialog writes pass `gate`; resolves a direct message to the bot. */
-async function start(gate: StoreGate) {
+async function start(gate: StoreGate, serverBehindMs?: number) {
   const up = await startGatedDaemon({
     name: "orders",
     email: BOT,
@@ -80,6 +80,7 @@ async function start(gate: StoreGate) {
     definition: orders,
     extra: "handler_timeout: 1h",
     gate,
+    ...(serverBehindMs ? { serverBehindMs } : {}),
   });
   ({ sandbox, running, clock, dir } = up);
   restarted = up.restart;
@@ -94,9 +95,9 @@ async function waiting() {
 }
 
 /** The daemon on a gated store, its bot's one dialog (begun by `command`) waiting at its first question. */
-async function asked(command = "pick", question = "Which size?") {
+async function asked(command = "pick", question = "Which size?", serverBehindMs?: number) {
   const gate = new StoreGate();
-  const dm = await start(gate);
+  const dm = await start(gate, serverBehindMs);
   const bot = running!.daemon.bots[0]!;
   dm(command);
   expect(await said(1)).toEqual([question]);
@@ -303,26 +304,31 @@ it("an end left in doubt that landed, its note said before a restart: not said a
 });
 
 it.each([
-  ["then a restart", 0],
-  ["then 25 more of the bot's messages there and a restart", 25],
-])("a note said whose header could not be cleared, %s: found said, not said again", async (_, more) => {
-  const { gate, dm, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
-  // The answer's append passes (refused as ended); the note's, once said, is refused.
-  gate.mode = "fail";
-  gate.skip = 1;
-  dm("large");
-  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
-  await expect
-    .poll(() => running!.logged("could not record that an ended dialog's note was said"))
-    .toHaveLength(1);
-  gate.open();
-  // The conversation moves on: the bot may say more there than a look at its newest 20 covers.
-  for (let i = 1; i <= more; i++) dm(`${i}`);
-  const answered = Array.from({ length: more }, (_, i) => `not a command: ${i + 1}`);
-  const before = ["Which size?", NOTE, "not a command: large", ...answered];
-  expect(await said(before.length)).toEqual(before);
-  await restart();
-  dm("last");
-  expect(await said(before.length + 1)).toEqual([...before, "not a command: last"]);
-});
+  ["then a restart", 0, 0],
+  ["then 25 more of the bot's messages there and a restart", 25, 0],
+  // The server stamps the note before the time the end was decided, by the daemon's clock.
+  ["the server's clock 10 s behind, then a restart", 0, 10_000],
+])(
+  "a note said whose header could not be cleared, %s: found said, not said again",
+  async (_, more, behind) => {
+    const { gate, dm, dialog } = await asked("pick", "Which size?", behind);
+    await endInDoubt(gate, dialog.id);
+    // The answer's append passes (refused as ended); the note's, once said, is refused.
+    gate.mode = "fail";
+    gate.skip = 1;
+    dm("large");
+    expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+    await expect
+      .poll(() => running!.logged("could not record that an ended dialog's note was said"))
+      .toHaveLength(1);
+    gate.open();
+    // The conversation moves on: the bot may say more there than a look at its newest 20 covers.
+    for (let i = 1; i <= more; i++) dm(`${i}`);
+    const answered = Array.from({ length: more }, (_, i) => `not a command: ${i + 1}`);
+    const before = ["Which size?", NOTE, "not a command: large", ...answered];
+    expect(await said(before.length)).toEqual(before);
+    await restart();
+    dm("last");
+    expect(await said(before.length + 1)).toEqual([...before, "not a command: last"]);
+  },
+);

@@ -37,6 +37,8 @@ export interface GatedDaemonOptions {
    * handler timeout of a second) must fire only where the test moves the clock.
    */
   clock?: TestClock;
+  /** The sandbox's clock runs this much behind the daemon's (two machines' clocks). */
+  serverBehindMs?: number;
 }
 
 export interface GatedDaemon {
@@ -63,7 +65,8 @@ export interface GatedDaemon {
 
 export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
   const clock = o.clock ?? new TestClock();
-  const sandbox = await startSandbox({ clock });
+  const behind = o.serverBehindMs ?? 0;
+  const sandbox = await startSandbox({ clock: behind === 0 ? clock : { now: () => clock.now() - behind } });
   sandbox.control.createUser({
     email: o.email,
     full_name: o.fullName,

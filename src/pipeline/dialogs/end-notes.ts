@@ -11,6 +11,7 @@
 import type { Logger } from "pino";
 import { isApiError } from "../../api/errors.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
+import { SERVER_CLOCK_SLACK_S } from "../../effects/effect-records.ts";
 import { findSent } from "../../effects/verify-send.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { type AnyEvent, reviveEvent } from "../../wire/events.ts";
@@ -73,7 +74,9 @@ export async function sayNote(
   try {
     // At a start, before the bot registers: its client and its user as the note recorded it.
     const api = contexts.client;
-    const newer = { after: dialog.asked ?? undefined, since: Math.floor(note.at / 1000) };
+    // `at` is this machine's time; the server stamps the note by its own clock, which may be behind.
+    const since = Math.floor(note.at / 1000) - SERVER_CLOCK_SLACK_S;
+    const newer = { after: dialog.asked ?? undefined, since };
     const said = check && (await findSent(api, note.self, to, newer));
     if (!said) await api.messages.send(to);
   } catch (err) {
