@@ -410,3 +410,34 @@ test("GET /messages/{id} returns the message with raw_content", async ({ sb }) =
   expect(reply.body.raw_content).toBe("**hi**");
   expect(reply.body.message).toMatchObject({ id, content: "<p><strong>hi</strong></p>", subject: "t" });
 });
+
+test("GET /messages/{id} with apply_markdown=false gives the raw Markdown as last edited; deleted, 400 Invalid message(s)", async ({
+  sb,
+}) => {
+  const member = sb.as(MEMBER);
+  const { id } = sb.sandbox.control.sendAs(MEMBER, {
+    type: "stream",
+    to: "general",
+    topic: "t",
+    content: "**hi**",
+  });
+  // Trailing whitespace is dropped from the content the server keeps.
+  expect((await member.patch(`/messages/${id}`, { content: "**Rolling…**\n\n(failed)\n  " })).status).toBe(
+    200,
+  );
+  const reply = await member.get(`/messages/${id}`, { apply_markdown: "false" });
+  expect(reply.status).toBe(200);
+  expect(reply.body.raw_content).toBe("**Rolling…**\n\n(failed)");
+  expect(reply.body.message).toMatchObject({
+    id,
+    content: "**Rolling…**\n\n(failed)",
+    content_type: "text/x-markdown",
+    subject: "t",
+  });
+  expect((await member.delete(`/messages/${id}`)).status).toBe(200);
+  const gone = await member.get(`/messages/${id}`, { apply_markdown: "false" });
+  expect([gone.status, gone.body]).toEqual([
+    400,
+    { result: "error", msg: "Invalid message(s)", code: "BAD_REQUEST" },
+  ]);
+});

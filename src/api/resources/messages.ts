@@ -83,6 +83,11 @@ const MessagesPage = z.looseObject({
   history_limited: z.boolean().optional(),
 });
 const MessagesByIds = z.looseObject({ messages: z.array(Message) });
+/** GET /messages/{id}: `message` from feature level 120, `raw_content` (deprecated) on every server. */
+const OneMessage = z.looseObject({
+  raw_content: z.string().optional(),
+  message: z.looseObject({ content: z.string() }).optional(),
+});
 const History = z.looseObject({ message_history: z.array(EditSnapshot) });
 const Loose = z.looseObject({});
 const ScheduledCreated = z.looseObject({ scheduled_message_id: z.number().int() });
@@ -115,6 +120,19 @@ export function messagesApi(ctx: ResourceContext) {
         { message_ids: ids, apply_markdown: false, allow_empty_topic_name: true },
         options,
         MessagesByIds,
+      ),
+
+    /**
+     * One message the bot may read (GET /messages/{id}), its content raw Markdown
+     * (`apply_markdown=false`). A message deleted, or out of the bot's reach: 400 "Invalid message(s)".
+     */
+    byId: (message_id: number, options: CallOptions = {}) =>
+      ctx.call(
+        "GET",
+        path`/messages/${message_id}`,
+        { apply_markdown: false, allow_empty_topic_name: true },
+        options,
+        OneMessage,
       ),
 
     /** Edit a message's content, topic or channel (PATCH /messages/{id}). */

@@ -2,12 +2,15 @@
  * A progress left open by a dialog's run when the dialog ends without its handler running again
  * (an operator's end): what ending it takes is kept in its first post's record (the dialog's log
  * holds that record), so that it can be ended as failed from there, as its handler's final failure
- * would have ended it. Its later steps are read from its effect records, and the steps of its end
- * are recorded there too: ended again after a restart, nothing is made twice.
+ * would have ended it: its text (read back from the server, read-back.ts: the records keep only
+ * fingerprints of it) with the failed note below. Its later steps are read from its effect
+ * records, and the steps of its end are recorded there too: ended again after a restart, nothing
+ * is made twice.
  */
 import type { JsonValue } from "../../state/state-store.ts";
 import type { EffectRun } from "../effect-records.ts";
 import { Progress, type Settings } from "./progress.ts";
+import { readBack } from "./read-back.ts";
 import { type ProgressDeps, type ProgressTarget, ServerSteps } from "./server-steps.ts";
 import { fromRecord } from "./shown.ts";
 
@@ -62,8 +65,8 @@ export function progressesAmong(effects: readonly JsonValue[]): JsonValue[] {
 }
 
 /**
- * End the progress whose first post's result is `first` as failed (its failed note, the `failed`
- * reaction in place of `working`), unless it ended already; `deps.run`: the effect records of the
+ * End the progress whose first post's result is `first` as failed (its text read back, its failed
+ * note below, the `failed` reaction in place of `working`), unless it ended already; `deps.run`: the effect records of the
  * run that opened it, its calls cut by `deps.signal`. Rejects when its end could not be made.
  */
 export async function endLeftOpen(
@@ -75,8 +78,10 @@ export async function endLeftOpen(
   if (opened === undefined || ends === undefined) return;
   const full: ProgressDeps = { ...deps, askedId: ends.asked, after: ends.asked, target: ends.to };
   const own = new ServerSteps({ ...full, run: deps.run.nested(`progress-${opened.messages[0]!.id}`) });
-  const state = await own.lastMade(opened, true);
-  if (state.over) return;
+  const recorded = await own.replayed(opened);
+  if (recorded.over) return;
+  const options = { failedNote: ends.failedNote, intervalMs: ends.interval, ...deps };
+  const { state, text } = await readBack(own, recorded, options);
   const settings: Settings = {
     finalAfterMs: ends.finalAfterMs,
     interval: ends.interval,
@@ -87,5 +92,5 @@ export async function endLeftOpen(
     movedNote: ends.movedNote,
     failedNote: ends.failedNote,
   };
-  await new Progress(full, own, state, ends.failedNote, settings).abandon(deps.signal);
+  await new Progress(full, own, state, ends.failedNote, settings, text).abandon(deps.signal);
 }

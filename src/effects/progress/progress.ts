@@ -40,7 +40,7 @@ export interface Settings {
 
 export class Progress implements OpenProgress {
   readonly messageId: number;
-  #text = "";
+  #text: string;
   /** Where in the text the open message's part starts (a re-run: where the earlier run's steps left it). */
   #from: number;
   #state: ShownState;
@@ -69,7 +69,9 @@ export class Progress implements OpenProgress {
     state: ShownState,
     private readonly placeholder: string,
     private readonly settings: Settings,
+    text = "",
   ) {
+    this.#text = text;
     this.#state = state;
     this.#from = heldLength(state);
     this.#steps = steps;

@@ -206,8 +206,7 @@ export class ServerSteps {
   async lastMade(state: ShownState, rerun: boolean): Promise<ShownState> {
     const { run, api, server, signal, log } = this.deps;
     if (!rerun || run === undefined) return state;
-    for (let r = await run.replayed("progress"); r !== undefined; r = await run.replayed("progress"))
-      state = fromRecord(r) ?? state;
+    state = await this.replayed(state);
     const open = state.messages.at(-1)!;
     if (open.closed) return state;
     try {
@@ -220,6 +219,30 @@ export class ServerSteps {
     } catch (err) {
       log.warn({ err, messageId: open.id }, "progress: could not read back what the message shows");
       return state;
+    }
+  }
+
+  /** The state after the last step an earlier run made, as its records say (no call). */
+  async replayed(state: ShownState): Promise<ShownState> {
+    const run = this.deps.run;
+    if (run === undefined) return state;
+    for (let r = await run.replayed("progress"); r !== undefined; r = await run.replayed("progress"))
+      state = fromRecord(r) ?? state;
+    return state;
+  }
+
+  /**
+   * What message `id` shows, as its raw Markdown (one GET /messages/{id}); undefined when the
+   * server refuses it for good (deleted, or out of the bot's reach). Any other failure throws.
+   */
+  async shows(id: number): Promise<string | undefined> {
+    const { api, signal } = this.deps;
+    try {
+      const { message, raw_content } = await this.#spare(() => api.messages.byId(id, { signal }));
+      return message?.content ?? raw_content;
+    } catch (err) {
+      if (isFinalRefusal(err) && !signal.aborted) return undefined;
+      throw err;
     }
   }
 
