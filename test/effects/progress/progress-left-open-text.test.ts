@@ -7,8 +7,10 @@
  * said was lost. That ending's edit made with its answer lost, the daemon killed again: the start
  * after recognizes the ending made and does not add the failed note twice. Its message deleted
  * meanwhile, there is nothing to read back nor edit: nothing is posted, the reactions are swapped
- * (as when the run's own edit is refused and its work was not late). A real daemon in this
- * process against the sandbox over HTTP, on a clock that stands still between the test's moves.
+ * (as when the run's own edit is refused and its work was not late). Ended past its
+ * `finalAfterMs`, its text with the note is posted anew, as the run would have (before: the note
+ * alone). A real daemon in this process against the sandbox over HTTP, on a clock that stands
+ * still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
 import type { FailOptions } from "../../../src/sandbox/faults.ts";
@@ -21,6 +23,7 @@ import { versions } from "./versions.ts";
 const WAITING = "Roll: waiting for approval…";
 const ROLL_Q = "Roll?\n1. yes\n2. no";
 const ENDED = `Rolling…\n\n${FAILED_NOTE}`;
+const MOVED = "(finished: see below)";
 
 let up: GatedDaemon | undefined;
 afterEach(async () => {
@@ -105,4 +108,16 @@ it("its message deleted while the daemon was down: the next start finds nothing 
   expect(said()).toEqual([ROLL_Q, NOTE, "not a command: hello"]);
   expect(logged("the server refused to edit the message")).toBe(1);
   expect(logged("could not")).toBe(0);
+});
+
+it("ended at the next start past its finalAfterMs: its text with the failed note posted anew, the progress pointing below", async () => {
+  jobs.rollFinalAfterMs = 60_000;
+  const { asked, progress } = await stoppedRolling();
+  await up!.restart(() => up!.clock.advance(120_000));
+  await settled("hello");
+  await expect
+    .poll(() => said(), { timeout: 15_000 })
+    .toEqual([MOVED, ROLL_Q, NOTE, ENDED, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual([WAITING, "Rolling…", MOVED]);
 });

@@ -25,14 +25,16 @@ export const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extr
 /**
  * What the commands wait for and how they go: `failing`, how many times "pack" fails; `updated`,
  * the code after an update ("roll"'s first question has another id, which stops a dialog waiting
- * at it); `work`, what the handlers wait for once their answer is taken, before their next question.
+ * at it); `work`, what the handlers wait for once their answer is taken, before their next question;
+ * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress.
  */
-export const jobs = { failing: 0, updated: false, work: deferred() };
+export const jobs = { failing: 0, updated: false, work: deferred(), rollFinalAfterMs: LONG.finalAfterMs };
 
 /** Every job as it was (a test's cleanup). */
 export function resetJobs(): void {
   jobs.failing = 0;
   jobs.updated = false;
+  jobs.rollFinalAfterMs = LONG.finalAfterMs;
   jobs.work.resolve();
   jobs.work = deferred();
 }
@@ -50,7 +52,10 @@ export const ships = defineBot({
     });
     // The progress is opened before the first question, and updated by the run the answer began.
     bot.command("roll", async (ctx) => {
-      const progress = await ctx.progress("Roll: waiting for approval…", LONG);
+      const progress = await ctx.progress("Roll: waiting for approval…", {
+        ...LONG,
+        finalAfterMs: jobs.rollFinalAfterMs,
+      });
       await ctx.prompt("Roll?", jobs.updated ? { ...CHOICES, id: "roll-2" } : CHOICES);
       progress.update("Rolling…");
       await jobs.work.promise;
