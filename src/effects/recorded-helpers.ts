@@ -7,7 +7,7 @@
  * repeat.
  */
 import type { EffectRecord, EffectRun } from "./effect-records.ts";
-import { normalizeContent, toSeconds } from "./schedule/normalize.ts";
+import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
 import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
 import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
@@ -17,6 +17,9 @@ import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
  * handler that books "in an hour" asks for a later time when it runs again minutes later.
  */
 const SAME_BOOKING_S = 15 * 60;
+
+/** The empty topic's display name when the server's is not known yet (its default). */
+const EMPTY_TOPIC_NAME = "general chat";
 
 /**
  * A run's effect records as the read-backs see them: `since`, epoch seconds of the event;
@@ -49,6 +52,10 @@ export function recordedSchedule(
         verify: async () => {
           const at = toSeconds(params.at instanceof Date ? params.at.getTime() : params.at);
           const content = normalizeContent(params.content);
+          // As the server stores the topic and lists it: stripped, "(no topic)" and the realm's
+          // empty-topic display name as "" (GET /scheduled_messages never maps "" to that name).
+          const emptyTopicName = options.limits?.()?.emptyTopicName ?? EMPTY_TOPIC_NAME;
+          const topic = params.topic === undefined ? undefined : normalizeTopic(params.topic, emptyTopicName);
           const target = await resolveRecipient(lookups, params.to, "schedule.at", options.signal);
           const taken = takenBy(effects, "schedule", "scheduledMessageId");
           const near = (await schedule.list())
@@ -57,7 +64,7 @@ export function recordedSchedule(
                 !taken.has(b.scheduledMessageId) &&
                 listedFor(target, self, b) &&
                 b.content === content &&
-                (params.topic === undefined || b.topic === params.topic.trim()) &&
+                (topic === undefined || normalizeTopic(b.topic, emptyTopicName) === topic) &&
                 Math.abs(toSeconds(b.at.getTime()) - at) <= SAME_BOOKING_S,
             )
             .sort((a, b) => Math.abs(a.at.getTime() / 1000 - at) - Math.abs(b.at.getTime() / 1000 - at));

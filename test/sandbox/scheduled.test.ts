@@ -196,3 +196,29 @@ test("GET lists `to` as the server does: a channel's id, a direct message's user
     ["private", [id(OWNER), id(BOT)].sort((a, b) => a - b)],
   ]);
 });
+
+test('GET lists the stored topic: stripped, the empty topic as "" (no display name), a long one cut with ...', async ({
+  sb,
+}) => {
+  const book = (topic: string) =>
+    sb.as(MEMBER).post("/scheduled_messages", {
+      type: "channel",
+      to: 1,
+      topic,
+      content: `in ${topic}`,
+      scheduled_delivery_timestamp: NOW + 120,
+    });
+  const long = "x".repeat(70);
+  for (const topic of ["", "(no topic)", " general chat ", "  a  b  ", long])
+    expect((await book(topic)).status).toBe(200);
+  // The endpoint takes no parameters: allow_empty_topic_name changes nothing and is reported as ignored.
+  const listed = await sb.as(MEMBER).get("/scheduled_messages", { allow_empty_topic_name: "false" });
+  expect(listed.body.ignored_parameters_unsupported).toEqual(["allow_empty_topic_name"]);
+  expect(listed.body.scheduled_messages.map((s: { topic: string }) => s.topic)).toEqual([
+    "",
+    "",
+    "",
+    "a  b",
+    `${"x".repeat(57)}...`,
+  ]);
+});

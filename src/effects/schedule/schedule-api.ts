@@ -72,8 +72,11 @@ export interface ScheduleApiOptions {
   clock?: Pick<Clock, "now">;
   /** Aborts the calls (a handler's signal). */
   signal?: AbortSignal;
-  /** The server's limits, when known (from the register response). */
-  limits?: () => { maxMessageLength: number; maxTopicLength: number } | undefined;
+  /**
+   * The server's limits and its empty topic's display name (`realm_empty_topic_display_name`),
+   * when known (from the register response).
+   */
+  limits?: () => { maxMessageLength: number; maxTopicLength: number; emptyTopicName?: string } | undefined;
   /** How `to`'s names and emails become ids. Default: a request each (the client's lookups). */
   lookups?: RecipientLookups;
 }
