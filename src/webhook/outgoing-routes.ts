@@ -12,6 +12,7 @@ import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
+import { SlackLater } from "./slack-later.ts";
 import { findSlackMessage } from "./slack-lookup.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
@@ -38,6 +39,32 @@ export function registerOutgoingRoutes(
     const exchange = new ReplyExchange(() => bot.replyDeadlineMs, clock);
     const name = bot.runtime.name;
     const blog = log.child({ bot: name });
+    /** Runs the handlers on `found` once per message; `late`: the server was answered already. */
+    const handOver = (found: OutgoingMessageEvent, late: boolean) => {
+      const { answer, repeat } = exchange.answer(
+        String(found.message.id),
+        (replyFn) => bot.runtime.deliver(found, { reply: replyFn }),
+        async (content) => {
+          const deps = bot.runtime.contextDeps();
+          const target = replyTarget(found, undefined, deps.bot.userId);
+          const { id } = await deps.api.messages.send({ read_by_sender: true, ...target, content });
+          return { id };
+        },
+        late,
+      );
+      if (repeat) blog.info({ messageId: found.message.id }, "repeated delivery; answering as the first");
+      return answer;
+    };
+    const lookUp = (slack: Record<string, unknown>, signal: AbortSignal) =>
+      findSlackMessage(bot.runtime.contextDeps().api, slack, signal);
+    const later = new SlackLater({
+      clock,
+      log: blog,
+      lookUp,
+      unavailable: () => unavailableBot(bot.runtime),
+      deliver: (found) => void handOver(found, true),
+    });
+    app.addHook("onClose", async () => later.stop());
     app.post(bot.path, async (request, reply) => {
       countAsWebhook(request, bot.path);
       const payload = readOutgoingPayload(request.body);
@@ -62,9 +89,22 @@ export function registerOutgoingRoutes(
         if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);
         event = payload.event;
       } else {
-        const client = bot.runtime.contextDeps().api;
+        if (later.has(payload.slack)) {
+          blog.info("repeated Slack-format delivery; its message is being looked up again already");
+          return { response_not_required: true };
+        }
         const deadline = timeoutSignal(clock, bot.replyDeadlineMs);
-        event = await findSlackMessage(client, payload.slack, deadline.signal).finally(deadline.clear);
+        try {
+          event = await lookUp(payload.slack, deadline.signal);
+        } catch (err) {
+          // An error status or no answer in time would make the server post "Failure! …".
+          const stopped = unavailableBot(bot.runtime);
+          if (stopped) return error(reply, 503, stopped);
+          later.start(payload.slack, err);
+          return { response_not_required: true };
+        } finally {
+          deadline.clear();
+        }
         if (!event) {
           blog.warn("Slack-format delivery: the message could not be found through the API; not handled");
           return { response_not_required: true };
@@ -73,19 +113,7 @@ export function registerOutgoingRoutes(
         const stopped = unavailableBot(bot.runtime);
         if (stopped) return error(reply, 503, stopped);
       }
-      const found = event;
-      const { answer, repeat } = exchange.answer(
-        String(found.message.id),
-        (replyFn) => bot.runtime.deliver(found, { reply: replyFn }),
-        async (content) => {
-          const deps = bot.runtime.contextDeps();
-          const target = replyTarget(found, undefined, deps.bot.userId);
-          const { id } = await deps.api.messages.send({ read_by_sender: true, ...target, content });
-          return { id };
-        },
-      );
-      if (repeat) blog.info({ messageId: found.message.id }, "repeated delivery; answering as the first");
-      return render(await answer, payload.format);
+      return render(await handOver(event, false), payload.format);
     });
   }
 }
@@ -154,12 +182,14 @@ class ReplyExchange {
   /**
    * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
    * handlers are done); a repeat of the same key shares that answer and runs nothing.
-   * `sendLater` posts a reply made after the deadline, or a second reply.
+   * `sendLater` posts a reply made after the deadline, or a second reply; with `late` (the
+   * server was answered already) every reply.
    */
   answer(
     key: string,
     deliver: (reply: ReplyFn) => Promise<unknown>,
     sendLater: ReplyFn,
+    late = false,
   ): { answer: Promise<Answer>; repeat: boolean } {
     this.#prune();
     const known = this.#answers.get(key);
@@ -172,10 +202,11 @@ class ReplyExchange {
     const close = (a: Answer) => {
       if (!open) return;
       open = false;
-      this.#clock.clearTimeout(timer);
+      if (timer) this.#clock.clearTimeout(timer);
       settle(a);
     };
-    const timer = this.#clock.setTimeout(() => close({}), this.deadlineMs());
+    const timer = late ? undefined : this.#clock.setTimeout(() => close({}), this.deadlineMs());
+    if (late) close({});
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);
       close({ content });

@@ -7,6 +7,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import type { Clock } from "../../src/time/clock.ts";
 
 export interface TestBot {
   email: string;
@@ -40,13 +41,20 @@ export async function startDaemon(
   sandbox: Sandbox,
   bots: Record<string, TestBot>,
   /** `stateDir`: keep the state there, for a restart on it (default: a temp folder removed at stop). */
-  options: { port?: number; env?: Record<string, string>; http?: string; stateDir?: string } = {},
+  options: {
+    port?: number;
+    env?: Record<string, string>;
+    http?: string;
+    stateDir?: string;
+    clock?: Clock;
+  } = {},
 ): Promise<RunningDaemon> {
   const http = `http:\n  listen: 127.0.0.1:${options.port ?? 0}${options.http ? `\n${options.http.replace(/^/gm, "  ")}` : ""}`;
   const running = await startInProcessDaemon(sandbox, bots, {
     global: http,
     ...(options.env ? { env: options.env } : {}),
     ...(options.stateDir ? { stateDir: options.stateDir } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   return { ...running, url: running.daemon.http!.url! };
 }

@@ -9,6 +9,7 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 let sandbox: Sandbox | undefined;
@@ -28,7 +29,7 @@ function bot(setup: (bot: BotApi) => void): BotDefinition<never, never> {
 /** A sandbox whose outgoing-webhook bot points at bothost (on a port chosen up front). */
 async function setup(
   definition: BotDefinition<never, never>,
-  options: { iface?: "zulip" | "slack"; deadline?: string } = {},
+  options: { iface?: "zulip" | "slack"; deadline?: string; clock?: ManualClock } = {},
 ) {
   const port = await freePort();
   sandbox = await startSandbox({ org: outgoingOrg(port, options.iface) });
@@ -41,7 +42,7 @@ async function setup(
         extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: ${options.deadline ?? "8s"}`,
       },
     },
-    { port, env: { HELPER_TOKEN: TOKEN } },
+    { port, env: { HELPER_TOKEN: TOKEN }, ...(options.clock ? { clock: options.clock } : {}) },
   );
   return { sandbox, running };
 }
@@ -287,6 +288,108 @@ describe("outgoing-webhook bots", () => {
     await sb.control.settleWebhooks();
     expect(seen).toEqual([]);
     expect(d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status)).toEqual([503]);
+  });
+
+  it.each([
+    ["GET /messages answers 502 on every attempt of the lookup", "failing"],
+    ["the reply deadline passes during the lookup", "slow"],
+  ] as const)(
+    "a Slack-format delivery whose lookup fails (%s) shows no Failure! message: the handler runs once, when a later lookup finds the message",
+    async (_name, how) => {
+      const clock = new ManualClock(Date.now());
+      const seen: number[] = [];
+      const { sandbox: sb, running: d } = await setup(
+        bot((b) =>
+          b.on("message", async (ctx) => {
+            seen.push(ctx.event.message.id);
+            await ctx.reply(`late hi in ${ctx.event.message.subject}`);
+          }),
+        ),
+        { iface: "slack", clock },
+      );
+      // The client tries a read 4 times: every one of them fails.
+      if (how === "failing")
+        sb.control.failNext(4, { status: 502, paths: [/^\/messages$/], methods: ["GET"] });
+      else sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+      const id = mention(sb, "@**Helper** hi", "flaky");
+      const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+      if (how === "slow") {
+        await sb.control.waitFor(() => sb.control.delayed() === 1);
+        await clock.tick(8_000); // the reply deadline (8s), before the server's 10s
+        await expect.poll(answered).toEqual([200]);
+        sb.control.delay(0);
+      }
+      await expect
+        .poll(
+          async () => {
+            await clock.tick(500);
+            return seen;
+          },
+          { timeout: 10_000 },
+        )
+        .toEqual([id]);
+      await sb.control.settleWebhooks();
+      await expect.poll(() => lastMessage(sb).content).toBe("late hi in flaky");
+      expect(sb.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
+      expect(answered()).toEqual([200]);
+      expect(seen).toEqual([id]);
+      expect(
+        d.logs.filter((l) =>
+          String(l.msg).startsWith("Slack-format delivery: looking up its message failed"),
+        ),
+      ).toHaveLength(1);
+    },
+  );
+
+  it("a Slack-format delivery whose lookups all fail: a repeat starts nothing more, the message is not handled, no Failure! message", async () => {
+    const clock = new ManualClock(Date.now());
+    const seen: number[] = [];
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+      { iface: "slack", clock },
+    );
+    sb.control.failNext(1_000, { status: 503, paths: [/^\/messages$/], methods: ["GET"] });
+    const id = mention(sb, "@**Helper** hi", "down");
+    const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+    // The client's own retries of the read wait on the test clock.
+    await expect
+      .poll(async () => {
+        await clock.tick(500);
+        return answered();
+      })
+      .toEqual([200]);
+    await sb.control.settleWebhooks();
+    const msg = sb.control.messages().find((m) => m.id === id)!;
+    const form = new URLSearchParams({
+      token: TOKEN,
+      channel_id: `C${msg.stream_id}`,
+      user_id: `U${msg.sender_id}`,
+      timestamp: String(msg.timestamp),
+      text: String(msg.content),
+    });
+    const repeat = await request(`${d.url}/hooks/helper`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form.toString(),
+    });
+    expect([repeat.statusCode, await repeat.body.json()]).toEqual([200, { response_not_required: true }]);
+    const gaveUp = () =>
+      d.logs.filter((l) => String(l.msg).includes("could not be looked up after every retry"));
+    await expect
+      .poll(
+        async () => {
+          await clock.tick(5_000);
+          return gaveUp().length;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(1);
+    expect(seen).toEqual([]);
+    expect(sb.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
+    expect(
+      d.logs.filter((l) => String(l.msg).startsWith("Slack-format delivery: looking up its message failed")),
+    ).toHaveLength(1);
+    expect(d.logs.filter((l) => String(l.msg).startsWith("repeated Slack-format delivery"))).toHaveLength(1);
   });
 
   it("a Slack-format delivery whose sender posted 25 more messages before the lookup still finds its message", async () => {

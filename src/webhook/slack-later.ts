@@ -1,0 +1,128 @@
+/**
+ * A Slack-form delivery whose message lookup failed (GET /messages answered 5xx, a reset, the
+ * reply deadline passed during it): the server is answered at once without a reply, since any
+ * error status or a timeout makes it post "Failure! …" in the conversation (and it never
+ * repeats a delivery it got an error status for). The lookup is tried again here, in the
+ * background, and the message found is handed to the handlers then; their replies go through
+ * the API.
+ */
+import type { Logger } from "pino";
+import { timeoutSignal } from "../api/sleep.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
+import type { EventMap } from "../wire/events.ts";
+
+type MessageEvent = EventMap["message"];
+
+/**
+ * Pauses before each later lookup: about 4 minutes in all, well inside the 10 minutes a
+ * delivery's answer is kept for repeats, so a handler runs once however the message is found.
+ */
+export const LATER_LOOKUP_DELAYS_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000] as const;
+
+/** How long one later lookup may take. */
+const LOOKUP_TIMEOUT_MS = 30_000;
+
+export interface SlackLaterOptions {
+  clock: Clock;
+  log: Logger;
+  /** Finds the delivery's message (undefined: it cannot be found), aborted by `signal`. */
+  lookUp(slack: Record<string, unknown>, signal: AbortSignal): Promise<MessageEvent | undefined>;
+  /** Why the bot takes no delivery now, or undefined when it does. */
+  unavailable(): string | undefined;
+  /** Runs the handlers on the message found; every reply through the API. */
+  deliver(event: MessageEvent): void;
+}
+
+/** The later lookups of one bot's Slack-form deliveries. */
+export class SlackLater {
+  readonly #o: SlackLaterOptions;
+  /** Deliveries being looked for, by their fields: a repeat of one starts nothing more. */
+  readonly #pending = new Map<string, TimerHandle | undefined>();
+  #stopped = false;
+
+  constructor(options: SlackLaterOptions) {
+    this.#o = options;
+  }
+
+  /** Whether the delivery `slack` is looked for already. */
+  has(slack: Record<string, unknown>): boolean {
+    return this.#pending.has(keyOf(slack));
+  }
+
+  /** Look for the message of `slack` again later, after its first lookup failed with `err`. */
+  start(slack: Record<string, unknown>, err: unknown): void {
+    const key = keyOf(slack);
+    if (this.#stopped || this.#pending.has(key)) return;
+    this.#o.log.warn(
+      { err, retries: LATER_LOOKUP_DELAYS_MS.length },
+      "Slack-format delivery: looking up its message failed; answered without a reply, the handler runs when a later lookup finds it",
+    );
+    this.#pending.set(key, undefined);
+    this.#next(key, slack, 0);
+  }
+
+  /** Drop every later lookup (the listener closes). */
+  stop(): void {
+    this.#stopped = true;
+    for (const timer of this.#pending.values()) if (timer) this.#o.clock.clearTimeout(timer);
+    this.#pending.clear();
+  }
+
+  #next(key: string, slack: Record<string, unknown>, attempt: number): void {
+    const delay = LATER_LOOKUP_DELAYS_MS[attempt];
+    if (delay === undefined) {
+      this.#pending.delete(key);
+      this.#o.log.error(
+        { attempts: attempt },
+        "Slack-format delivery: its message could not be looked up after every retry; not handled",
+      );
+      return;
+    }
+    const timer = this.#o.clock.setTimeout(() => void this.#attempt(key, slack, attempt), delay);
+    this.#pending.set(key, timer);
+  }
+
+  async #attempt(key: string, slack: Record<string, unknown>, attempt: number): Promise<void> {
+    if (this.#stopped || this.#gone(key)) return;
+    const deadline = timeoutSignal(this.#o.clock, LOOKUP_TIMEOUT_MS);
+    let event: MessageEvent | undefined;
+    try {
+      event = await this.#o.lookUp(slack, deadline.signal);
+    } catch (err) {
+      this.#o.log.debug({ err, attempt: attempt + 1 }, "Slack-format delivery: a later lookup failed");
+      if (!this.#stopped) this.#next(key, slack, attempt + 1);
+      return;
+    } finally {
+      deadline.clear();
+    }
+    // The bot may have begun to stop during the lookup: it takes no more deliveries then.
+    if (this.#stopped || this.#gone(key)) return;
+    this.#pending.delete(key);
+    if (!event) {
+      this.#o.log.warn("Slack-format delivery: the message could not be found through the API; not handled");
+      return;
+    }
+    this.#o.log.info(
+      { messageId: event.message.id, attempt: attempt + 1 },
+      "Slack-format delivery: its message found by a later lookup",
+    );
+    this.#o.deliver(event);
+  }
+
+  /** Whether the bot takes no deliveries now: then the delivery of `key` is dropped, not handled. */
+  #gone(key: string): boolean {
+    const unavailable = this.#o.unavailable();
+    if (unavailable === undefined) return false;
+    this.#pending.delete(key);
+    this.#o.log.warn(
+      { reason: unavailable },
+      "Slack-format delivery: the bot stopped before its message was found; not handled",
+    );
+    return true;
+  }
+}
+
+/** What tells one Slack-form delivery from another (it carries no message id). */
+function keyOf(slack: Record<string, unknown>): string {
+  return JSON.stringify([slack.channel_id, slack.user_id, slack.timestamp, slack.text]);
+}
