@@ -39,8 +39,11 @@ export function registerOutgoingRoutes(
     const exchange = new ReplyExchange(() => bot.replyDeadlineMs, clock);
     const name = bot.runtime.name;
     const blog = log.child({ bot: name });
-    /** Runs the handlers on `found` once per message; `late`: the server was answered already. */
-    const handOver = (found: OutgoingMessageEvent, late: boolean) => {
+    /**
+     * Runs the handlers on `found` once per message. `arrived`: when its delivery came (the
+     * deadline counts from then); undefined: the server was answered already.
+     */
+    const handOver = (found: OutgoingMessageEvent, arrived: number | undefined) => {
       const { answer, repeat } = exchange.answer(
         String(found.message.id),
         (replyFn) => bot.runtime.deliver(found, { reply: replyFn }),
@@ -50,7 +53,7 @@ export function registerOutgoingRoutes(
           const { id } = await deps.api.messages.send({ read_by_sender: true, ...target, content });
           return { id };
         },
-        late,
+        arrived === undefined ? undefined : clock.now() - arrived,
       );
       if (repeat) blog.info({ messageId: found.message.id }, "repeated delivery; answering as the first");
       return answer;
@@ -62,10 +65,11 @@ export function registerOutgoingRoutes(
       log: blog,
       lookUp,
       unavailable: () => unavailableBot(bot.runtime),
-      deliver: (found) => void handOver(found, true),
+      deliver: (found) => void handOver(found, undefined),
     });
     app.addHook("onClose", async () => later.stop());
     app.post(bot.path, async (request, reply) => {
+      const arrived = clock.now();
       countAsWebhook(request, bot.path);
       const payload = readOutgoingPayload(request.body);
       if (!payload) {
@@ -113,7 +117,7 @@ export function registerOutgoingRoutes(
         const stopped = unavailableBot(bot.runtime);
         if (stopped) return error(reply, 503, stopped);
       }
-      return render(await handOver(event, false), payload.format);
+      return render(await handOver(event, arrived), payload.format);
     });
   }
 }
@@ -182,14 +186,15 @@ class ReplyExchange {
   /**
    * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
    * handlers are done); a repeat of the same key shares that answer and runs nothing.
-   * `sendLater` posts a reply made after the deadline, or a second reply; with `late` (the
-   * server was answered already) every reply.
+   * `sendLater` posts a reply made after the deadline, or a second reply. `spentMs`: the part of
+   * the deadline used already (a Slack-form lookup); undefined when the server was answered
+   * already (every reply then goes through `sendLater`).
    */
   answer(
     key: string,
     deliver: (reply: ReplyFn) => Promise<unknown>,
     sendLater: ReplyFn,
-    late = false,
+    spentMs: number | undefined,
   ): { answer: Promise<Answer>; repeat: boolean } {
     this.#prune();
     const known = this.#answers.get(key);
@@ -205,7 +210,10 @@ class ReplyExchange {
       if (timer) this.#clock.clearTimeout(timer);
       settle(a);
     };
-    const timer = late ? undefined : this.#clock.setTimeout(() => close({}), this.deadlineMs());
+    const late = spentMs === undefined;
+    const timer = late
+      ? undefined
+      : this.#clock.setTimeout(() => close({}), Math.max(0, this.deadlineMs() - spentMs));
     if (late) close({});
     const reply: ReplyFn = async (content) => {
       if (!open) return sendLater(content);

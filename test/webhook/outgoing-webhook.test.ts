@@ -8,6 +8,7 @@ import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { deferred } from "../support/deferred.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
@@ -390,6 +391,38 @@ describe("outgoing-webhook bots", () => {
       d.logs.filter((l) => String(l.msg).startsWith("Slack-format delivery: looking up its message failed")),
     ).toHaveLength(1);
     expect(d.logs.filter((l) => String(l.msg).startsWith("repeated Slack-format delivery"))).toHaveLength(1);
+  });
+
+  it("a Slack-format delivery is answered within its reply deadline counted from its arrival, the lookup's time included", async () => {
+    const clock = new ManualClock(Date.now());
+    const gate = deferred();
+    let started = false;
+    const sent: { id: number }[] = [];
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) =>
+        b.on("message", async (ctx) => {
+          started = true;
+          await gate.promise;
+          sent.push(await ctx.reply("slow hi"));
+        }),
+      ),
+      { iface: "slack", clock },
+    );
+    sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    mention(sb, "@**Helper** hi", "slowly");
+    await sb.control.waitFor(() => sb.control.delayed() === 1);
+    await clock.tick(5_000); // the lookup takes 5 s of the 8 s
+    sb.control.delay(0);
+    await expect.poll(() => started).toBe(true);
+    const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+    expect(answered()).toEqual([]);
+    await clock.tick(3_000); // 8 s since the delivery arrived
+    await expect.poll(answered).toEqual([200]);
+    gate.resolve();
+    // Made after the answer, the reply goes through the API: a real id.
+    await expect.poll(() => sent.map((r) => r.id > 0)).toEqual([true]);
+    await sb.control.settleWebhooks();
+    expect(sb.control.messages().map((m) => m.content)).toEqual(["@**Helper** hi", "slow hi"]);
   });
 
   it("a Slack-format delivery whose sender posted 25 more messages before the lookup still finds its message", async () => {
