@@ -44,8 +44,8 @@ export interface QueueConsumerOptions {
   log: Logger;
   /** After each registration, before any of the new queue's events reach `onEvents`. */
   onRegistered(reg: RegisterResponse, reason: RegisterReason): Promise<void>;
-  /** Each batch of events except heartbeats, in queue order. */
-  onEvents(events: ParsedEvent[]): Promise<void>;
+  /** Each batch of events except heartbeats, in queue order, with the id of the queue that brought it. */
+  onEvents(events: ParsedEvent[], queueId: string): Promise<void>;
   /** Resolves when the bot has room for more work; polled before every long-poll. */
   waitForCapacity(signal: AbortSignal): Promise<void>;
   /**
@@ -221,9 +221,9 @@ export class QueueConsumer {
     // first calls (a reply) go out first, and the next poll one event-loop turn later.
     if (batch.length > SMALL_BATCH) {
       this.#readAhead(queueId, signal);
-      return this.#opts.onEvents(batch);
+      return this.#opts.onEvents(batch, queueId);
     }
-    const dispatched = this.#opts.onEvents(batch);
+    const dispatched = this.#opts.onEvents(batch, queueId);
     // Its failure is met by the caller's await; until then it must not count as unhandled.
     dispatched.catch(() => {});
     return nextTurn().then(() => {

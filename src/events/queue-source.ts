@@ -162,7 +162,7 @@ export class QueueSource {
         // Event types wanted while this queue was being registered: it lacks them, renewed in turn.
         if (this.#registeredTypes !== this.#eventTypes) this.consumer.renew();
       },
-      onEvents: (batch) => this.#onEvents(batch),
+      onEvents: (batch, queueId) => this.#onEvents(batch, queueId),
       // Polling acknowledges the events before their handlers finish: harmless, because a new
       // queue (after a crash too) replays messages from the ledger's cursor, not from the queue.
       waitForCapacity: (signal) => dispatcher.onBelow(MAX_IN_FLIGHT, signal),
@@ -254,7 +254,7 @@ export class QueueSource {
     }
   }
 
-  async #onEvents(batch: ParsedEvent[]): Promise<void> {
+  async #onEvents(batch: ParsedEvent[], queue: string): Promise<void> {
     const o = this.#o;
     // Accepted in runs (one reading of the clock each), cut where an event tells the source something.
     let run: Incoming[] = [];
@@ -269,7 +269,8 @@ export class QueueSource {
         if (restart) o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
         if (scheduled) o.onScheduledMessages(parsed.event);
       } else if (parsed.known && event.type === "message") o.onScheduledMessages(parsed.event);
-      run.push({ event, replayed: false, issue: parsed.known ? undefined : parsed.issue, reply: undefined });
+      const issue = parsed.known ? undefined : parsed.issue;
+      run.push({ event, replayed: false, issue, reply: undefined, queue });
     }
     o.dispatcher.acceptAll(run);
     this.#lastContactBeforeGap = this.consumer.lastContactAt;

@@ -1,24 +1,21 @@
 /**
- * What happens to an event whose handler threw (`bot.catch` only observes, see composer.ts): it
- * runs again after a pause (doubling up to a cap), and when the last attempt fails too, or the
- * handler threw {@link NoRetry}, the event is kept as a dead letter for an operator to read and
- * replay; a `NoRetry` with `deadLetter: false` ends it there, kept nowhere, and so does a prompt
- * that got no answer in time (a normal end of a conversation: running the handler again would
- * only ask the person again). The dispatcher holds the event's conversation until this settles,
- * so the conversation's later events wait (at most the sum of the pauses and runs) and keep their
- * order, while other conversations go on.
+ * What happens to an event whose handler threw (`bot.catch` only observes, see composer.ts): it runs again
+ * after a pause (doubling up to a cap), and when the last attempt fails too, or the handler threw
+ * {@link NoRetry}, the event is kept as a dead letter for an operator to read and replay; a `NoRetry` with
+ * `deadLetter: false` ends it there, kept nowhere, and so does a prompt that got no answer in time (a normal
+ * end of a conversation: running the handler again would only ask the person again). The dispatcher holds
+ * the event's conversation until this settles, so the conversation's later events wait (at most the sum of
+ * the pauses and runs) and keep their order, while other conversations go on. When the bot stops during a
+ * pause, the remaining attempts are not waited for: the event is kept as a dead letter already marked for
+ * replay, so the next start handles it again.
  *
- * When the bot stops during a pause, the remaining attempts are not waited for: the event is kept
- * as a dead letter already marked for replay, so the next start handles it again.
- *
- * A failure that is the state store's outage (see {@link outageOf}) is not the handler's: a run
- * whose last attempt failed on it is kept nowhere (the outage would refuse the dead letter too) but
- * waits for the store, run again until it gets through (store-waits.ts): an event in its
- * conversation's order (an outgoing webhook's delivery too: its caller was answered by its
- * deadline), a cron job's occurrence with its job counted as running (its firings meanwhile are
- * skipped). A message the stop cuts off meanwhile is left unmarked, and the next start catches it
- * up; a delivery or an occurrence is kept as a dead letter marked for replay, as any run the stop
- * cuts off.
+ * A failure that is the state store's outage (see {@link outageOf}) is not the handler's: a run whose last
+ * attempt failed on it is kept nowhere (the outage would refuse the dead letter too) but waits for the
+ * store, run again until it gets through (store-waits.ts): an event in its conversation's order (an outgoing
+ * webhook's delivery too: its caller was answered by its deadline), a cron job's occurrence with its job
+ * counted as running (its firings meanwhile are skipped). A message the stop cuts off meanwhile is left
+ * unmarked, and the next start catches it up; a delivery or an occurrence is kept as a dead letter marked
+ * for replay, as any run the stop cuts off.
  */
 import type { Logger } from "pino";
 import { sleep, timeoutSignal } from "../api/sleep.ts";
@@ -97,6 +94,8 @@ export interface FailedRun {
   effects(): JsonValue[];
   /** The dialog the run replays, for the dead letter to carry. */
   dialog?: JsonValue;
+  /** An event without a message id: its records' key and read-back bound, for the dead letter to carry. */
+  records?: DeadLetter["records"];
   /** The failure is final (not retried again, nor replayed at the next start): end what the run left open. */
   gaveUp?(signal: AbortSignal): Promise<void>;
 }
@@ -305,6 +304,7 @@ export class HandlerFailures {
           lastFailedAt,
           effects: run.effects(),
           ...(run.dialog !== undefined ? { dialog: run.dialog } : {}),
+          ...(run.records !== undefined ? { records: run.records } : {}),
         });
         if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
         o.log.error(

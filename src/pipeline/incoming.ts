@@ -23,6 +23,8 @@ export interface Incoming {
   readonly onReplayed?: (handled: boolean) => void;
   /** Set for a run of a dialog: the record it replays (its event is the dialog's first message). */
   readonly dialog?: DialogRecord;
+  /** The id of the event queue that delivered it: with the event's id, the event's identity (run-keys.ts). */
+  readonly queue?: string;
 }
 
 /** The bot's user, as the server knows it. */

@@ -38,6 +38,7 @@ import { failpoint } from "./failpoints.ts";
 import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
+import { eventRecords, letterRecordsOf } from "./run-keys.ts";
 
 type FailedArgs = [
   Incoming,
@@ -53,6 +54,8 @@ const LIVE = Object.freeze({ replayed: false });
 /** A first run carries no effect records (one shared empty list, not one per message). */
 const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
 const REPLAYED = Object.freeze({ replayed: true });
+type Signaled = { signal: AbortSignal };
+type Effects = SendEffects | undefined;
 
 export class HandlerRuns {
   readonly #o: DispatcherParts;
@@ -84,7 +87,7 @@ export class HandlerRuns {
     const effects = this.#effectsOf(incoming, rerun, control);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
     // A message's run can ask (ctx.prompt): it is a turn of a dialog.
-    const turn = effects === undefined ? undefined : new Turn(incoming.dialog);
+    const turn = effects && ledgerIdOf(incoming.event) !== undefined ? new Turn(incoming.dialog) : undefined;
     const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state, turn);
     const started = this.#o.metrics ? monotonicMs() : 0;
     let pending: Promise<void> | undefined;
@@ -227,11 +230,12 @@ export class HandlerRuns {
     return ctx;
   }
 
-  /** A message event's effect records for this run (a re-run looks up what was made). */
-  #effectsOf(incoming: Incoming, rerun: boolean, source: { signal: AbortSignal }): SendEffects | undefined {
-    const id = ledgerIdOf(incoming.event);
+  /** An event's effect records for this run (a re-run reads them); `first`: a run again's first run's. */
+  #effectsOf(incoming: Incoming, rerun: boolean, source: Signaled, first?: SendEffects): Effects {
     const records = this.#o.effects;
-    if (id === undefined || records === undefined) return undefined;
+    if (records === undefined) return undefined;
+    const id = ledgerIdOf(incoming.event);
+    if (id === undefined) return eventRecords(records, incoming, rerun, first ?? this.#o.clock.now());
     const dialog = incoming.dialog;
     const carried = (incoming.letter?.effects ??
       (dialog && replayedEffects(dialog)) ??
@@ -273,15 +277,16 @@ export class HandlerRuns {
       source: sourceOf(incoming),
       ...(incoming.letter ? { letter: incoming.letter } : {}),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
+      records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),
       again: async (signal) => {
         // Ended during the pause (an operator's end): its handler does not run again.
         if (dialog && this.#o.dialogs.isEnded(dialog.id)) {
           this.#o.log.info({ dialog: dialog.id }, ENDED_MEANWHILE);
           throw new DialogEnded(dialog.id);
         }
-        last = this.#effectsOf(incoming, true, { signal });
+        last = this.#effectsOf(incoming, true, { signal }, first);
         const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
-        const turn = last && new Turn(dialog);
+        const turn = last && ledgerIdOf(incoming.event) !== undefined ? new Turn(dialog) : undefined;
         const ctx = this.#contextOf(incoming, signal, true, last, state, turn, progresses);
         const started = this.#o.metrics ? monotonicMs() : 0;
         try {

@@ -31,6 +31,12 @@ export interface DeadLetter {
   effects?: JsonValue[];
   /** A dialog's record (its questions and answers), so a replay goes on from where it failed. */
   dialog?: JsonValue;
+  /**
+   * An event without a message id: the key its effect records are kept under, and the time its
+   * first attempt ran (epoch seconds, less the server's clock's slack), which bounds the read-back
+   * of a send whose answer was lost (pipeline/run-keys.ts).
+   */
+  records?: { key: string; since?: number };
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */

@@ -19,8 +19,11 @@ const OWNER = "owner@sandbox.example";
 
 let sandbox: Sandbox | undefined;
 let running: BotDaemon | undefined;
+/** Called with each answer the sandbox gives (a test may fail a later request from it). */
+let onResponse: ((r: { method: string; route: string | null; status: number }) => void) | undefined;
 
 afterEach(async () => {
+  onResponse = undefined;
   await running?.stop();
   running = undefined;
   await sandbox?.stop();
@@ -45,7 +48,7 @@ async function start(
     { name: "random", subscribers: everyone },
     { name: "news", subscribers: everyone },
   ];
-  sandbox = await startSandbox({ heartbeatSeconds: 1, org });
+  sandbox = await startSandbox({ heartbeatSeconds: 1, org, onResponse: (r) => onResponse?.(r) });
   running = await startBots(sandbox, {
     moderation: { email: BOT, definition: moderation, settings, ...(extra ? { extra } : {}) },
   });
@@ -249,6 +252,41 @@ describe("moderation exemptions and answers", () => {
       /Flagged by the moderation bot \(blocked_patterns\): blocked pattern: matches blocked pattern "free\\s\+crypto"\. Edit history: original \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\) “hello everyone”; edited \d{4}-\d\d-\d\d \d\d:\d\d UTC to “hello everyone, free crypto at my site”\./,
     );
     expect(s.control.requests.filter((r) => r.path === `/messages/${id}/history`)).toHaveLength(1);
+  });
+
+  it("an edit's actions, one failing once: its handler's retry does not repeat those done", async () => {
+    const s = await start(
+      {
+        rules: {
+          blocked_patterns: {
+            patterns: ["free\\s+crypto"],
+            actions: [
+              "report",
+              { reply: "Please keep offers out of {{channel}}." },
+              { notify_channel: { channel: "news", topic: "flags", content: "{{details}}: {{link}}" } },
+            ],
+          },
+        },
+      },
+      "retries: { attempts: 3, backoff: 50ms, max_backoff: 50ms }",
+    );
+    const id = await post(OLD, "hello everyone");
+    // The reply goes out; the channel notification after it is refused once.
+    onResponse = (r) => {
+      if (r.method !== "POST" || r.route !== "/messages" || r.status !== 200) return;
+      onResponse = undefined;
+      s.control.failNext(1, { status: 400, paths: [/^\/messages$/], methods: ["POST"] });
+    };
+    const old = createClient({ url: s.url, email: OLD, apiKey: s.control.apiKeyOf(OLD) });
+    await old.messages.update(id, { content: "hello everyone, free crypto at my site" });
+    await expect.poll(() => running!.logged("handler succeeded on a later attempt")).toHaveLength(1);
+    const botId = s.control.users().find((u) => u.email === BOT)!.user_id;
+    const said = s.control
+      .messages()
+      .filter((m) => m.sender_id === botId)
+      .map((m) => String(m.content).split(":")[0]);
+    expect(said).toEqual(["Please keep offers out of general.", "blocked pattern"]);
+    expect(reports()).toHaveLength(1);
   });
 
   it("rejects bad settings at their config path", () => {

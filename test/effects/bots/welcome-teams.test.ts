@@ -18,7 +18,11 @@ const OWNER = "owner@sandbox.example";
 const ADMIN = "admin@sandbox.example";
 const LEAD = "lead@sandbox.example";
 
+/** Called with each answer the sandbox gives (a test may fail a later request from it). */
+let onResponse: ((r: { method: string; route: string | null; status: number }) => void) | undefined;
+
 const world = useSandbox({
+  onResponse: (r) => onResponse?.(r),
   org: {
     realm: { name: "Sandbox", host: "sandbox.example" },
     users: [
@@ -82,6 +86,14 @@ const membersOf = async (name: string) => {
     .sort();
 };
 const QUESTION = "Which team do you join? **Backend**, **Design**, **Ops** (answer with the name).";
+/** The bot's next POST /messages after one that succeeded (the greeting's) is refused, once. */
+const refuseAfterGreeting = () => {
+  onResponse = (r) => {
+    if (r.method !== "POST" || r.route !== "/messages" || r.status !== 200) return;
+    onResponse = undefined;
+    world.sandbox.control.failNext(1, { status: 400, paths: [/^\/messages$/], methods: ["POST"] });
+  };
+};
 
 describe("the welcome bot's team question", () => {
   it("asks a new member after the greeting and adds them to the group they answer", async () => {
@@ -162,6 +174,24 @@ describe("the welcome bot's team question", () => {
     } finally {
       await rm(stateDir, { recursive: true, force: true });
     }
+  });
+
+  it("a team question that fails in the new member's event: the retry asks it, the greeting goes out once", async () => {
+    const running = world.stopAfter(
+      await startBots(world.sandbox, {
+        welcome: {
+          email: BOT,
+          definition: welcome,
+          settings: { fallback: "Hi {{name}}!", teams: TEAMS },
+          extra: "retries: { attempts: 3, backoff: 50ms, max_backoff: 50ms }",
+        },
+      }),
+    );
+    refuseAfterGreeting();
+    const lia = world.sandbox.control.createUser({ email: "lia@sandbox.example", full_name: "Lia" });
+    await expect.poll(() => dmsTo(lia.email)).toEqual(["Hi Lia!", QUESTION]);
+    await expect.poll(() => running.logged("handler succeeded on a later attempt")).toHaveLength(1);
+    expect(dmsTo(lia.email)).toEqual(["Hi Lia!", QUESTION]);
   });
 
   it("refuses a notify list that is no list of emails", () => {

@@ -1,0 +1,69 @@
+/**
+ * The effect records of a run of an event without a message id (`realm_user`, `update_message`,
+ * `reaction`, `subscription`, a catch-up's `gap`...): under which key they are kept, and what a
+ * read-back of a send whose answer was lost is bounded by.
+ *
+ * The key is the event's identity in the queue that delivered it: `q:<queue id>/<event id>`. The
+ * server numbers a queue's events and never hands one out twice within it, and queue ids are unique
+ * on the server: two different events never share a key, and every run of one event (the failure
+ * stage's retries, a redelivery by the same queue) finds it. A content identity would not serve
+ * every event type: a reaction added, removed and added again reads the same twice, and an edit's
+ * `message_id` and `edit_timestamp` (whole seconds) may be another `update_message`'s of the same
+ * message (a second edit within the second, a re-render: `rendering_only`).
+ * Message keys are `m:`, cron jobs' `j:`, inbound webhooks' `w:`: none starts with `q:`, `l:` or `x:`.
+ *
+ * A dead letter keeps the key and the time of the first attempt (`records`), so its replay, at any
+ * later start, reads the same records and bounds its read-backs the same way. An event with no
+ * queue behind it (made by the pipeline: a gap, a reaction caught up) has a key of its own, made at
+ * its first run and kept by its retries and its dead letter.
+ */
+import { randomUUID } from "node:crypto";
+import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
+import type { SendEffects } from "./context-types.ts";
+import type { Incoming } from "./incoming.ts";
+
+/** A run's records and read-back bound: what a dead letter carries for its replay. */
+export type RunRecords = NonNullable<DeadLetter["records"]>;
+
+/**
+ * The key and bound of `incoming`'s first run, begun at `nowMs` (the daemon's clock, epoch ms):
+ * a send is looked for among messages stamped no earlier than then, less the server's clock's slack.
+ */
+export function firstRecordsOf(incoming: Incoming, nowMs: number): RunRecords {
+  const kept = incoming.letter?.records;
+  if (kept !== undefined) return kept;
+  const since = Math.floor(nowMs / 1000) - SERVER_CLOCK_SLACK_S;
+  const { queue, letter } = incoming;
+  const eventId = (incoming.event as { id?: unknown }).id;
+  if (queue !== undefined && typeof eventId === "number") return { key: `q:${queue}/${eventId}`, since };
+  // A letter kept without its key (an older version's): its own id; its first attempt's time unknown.
+  if (letter !== undefined) return { key: `l:${letter.id}` };
+  return { key: `x:${randomUUID()}`, since };
+}
+
+/**
+ * The effect records of a run of `incoming`, an event without a message id: its first run
+ * (`first`: when it began, epoch ms) or a run again, with the first run's key and bound.
+ */
+export function eventRecords(
+  records: EffectRecords,
+  incoming: Incoming,
+  rerun: boolean,
+  first: number | SendEffects,
+): SendEffects {
+  const { key, since } =
+    typeof first === "number"
+      ? firstRecordsOf(incoming, first)
+      : { key: first.run.eventKey, since: first.since };
+  const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
+  const run = records.run(key, rerun, carried);
+  return since === undefined ? { run, after: undefined } : { run, after: undefined, since };
+}
+
+/** What the dead letter of an event without a message id keeps of its records (none for a message's). */
+export function letterRecordsOf(effects: SendEffects | undefined, message: boolean): RunRecords | undefined {
+  if (effects === undefined || message) return undefined;
+  const { eventKey } = effects.run;
+  return effects.since === undefined ? { key: eventKey } : { key: eventKey, since: effects.since };
+}
