@@ -29,7 +29,8 @@
  * Placeholders, in the snippet and the fallback alike: {{name}} (full name), {{mention}} (a silent
  * mention, `@_**Name|id**`). The old single-brace spelling is refused in `fallback` (with the new
  * spelling named) and still filled in a snippet, with one warning per snippet text to rewrite it.
- * Each member is greeted once, ever (remembered in the bot's state).
+ * Each member is greeted once, ever (remembered in the bot's state); a team question that failed
+ * after the greeting is asked by the retry or the next start, without a second greeting.
  * New members are seen through `realm_user` events while the bot runs; at each start it greets
  * who joined while it was down (within `catch_up_days`, default 7; 0 turns it off).
  * Moderators and above may ask it (in a direct message, or mentioning it) `greeted`: how many so far.
@@ -80,31 +81,56 @@ export default defineBot({
     /** Whom the bot greets: people (no bots), active, guests only with `greet_guests`. */
     const greets = (p: Person) =>
       !p.is_bot && p.is_active !== false && (p.role !== 600 || settings.greet_guests);
-    /** Greets `p` once, ever; false when they were greeted before. */
-    const greet = async (ctx: Parameters<typeof teams.ask>[0], p: Person): Promise<boolean> => {
+    /**
+     * Greets `p` once, ever, then asks the team question; false when they were greeted before.
+     * `by`: a `realm_user` event's run, whose sends are recorded (a retry finds the greeting sent and
+     * sends it no second time, as long as it makes its sends in the same order), or a start's
+     * catch-up, which keeps no records: once the greeting went out, a failure marks only the
+     * question as owed, and the next start asks it alone.
+     */
+    const greet = async (
+      ctx: Parameters<typeof teams.ask>[0],
+      p: Person,
+      by: Owed["by"],
+    ): Promise<boolean> => {
       // Once per member, ever: an account that becomes visible again is not greeted twice. Claimed
       // at once, not staged with the run: a `realm_user` event cut by a crash never runs again, so a
       // staged mark would be lost after the greeting went out.
       const key = `greeted:${p.user_id}`;
-      if (!(await ctx.state.immediate.setIfAbsent(key, Date.now()))) return false;
+      const fresh = await ctx.state.immediate.setIfAbsent(key, Date.now());
+      const owed = fresh ? undefined : owedOf(await ctx.state.immediate.get(key));
+      if (!fresh && owed === undefined) return false;
+      // An event's run again (its question owed by an earlier attempt) makes the greeting's send
+      // again: found recorded, not sent. Owed after a catch-up, which recorded nothing: the question alone.
+      const greeting = fresh || (by === "event" && owed?.by === "event");
+      let greeted = !greeting;
       try {
-        const snippet = settings.snippet ? await ctx.snippets.get(settings.snippet) : undefined;
-        const name = p.full_name ?? "there";
-        const template = snippet ? greetingOf(snippet.content) : settings.fallback;
-        const text = renderTemplate(template, { name, mention: `@_**${name}|${p.user_id}**` });
-        await ctx.send({ type: "direct", to: [p.user_id], content: text });
-        ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
+        if (greeting) {
+          const snippet = settings.snippet ? await ctx.snippets.get(settings.snippet) : undefined;
+          const name = p.full_name ?? "there";
+          const template = snippet ? greetingOf(snippet.content) : settings.fallback;
+          const text = renderTemplate(template, { name, mention: `@_**${name}|${p.user_id}**` });
+          await ctx.send({ type: "direct", to: [p.user_id], content: text });
+          if (fresh)
+            ctx.log.info({ userId: p.user_id, fromSnippet: snippet !== undefined }, "greeted a new member");
+        }
+        greeted = true;
         await teams.ask(ctx, p.user_id);
       } catch (err) {
-        await ctx.state.immediate.delete(key); // not greeted after all: a retry or a later start may try again
+        // Not greeted: a retry or a later start may try again. Greeted, the question failed: it is
+        // owed, by this run's kind if it greeted, else as after a catch-up (the question alone).
+        if (greeted)
+          await ctx.state.immediate.set(key, { questionOwed: Date.now(), by: greeting ? by : "start" });
+        else await ctx.state.immediate.delete(key);
         throw err;
       }
-      return true;
+      if (!fresh) await ctx.state.immediate.set(key, Date.now());
+      return fresh;
     };
 
     bot.on("realm_user", async (ctx) => {
       const { op, person } = ctx.event;
-      if (op === "add" && greets(person as Person)) await greet(ctx, person as Person);
+      if (op === "add" && greets(person as Person)) await greet(ctx, person as Person, "event");
     });
 
     // Who joined while no queue of the bot was reading: `realm_user` events are not caught up, so
@@ -121,7 +147,7 @@ export default defineBot({
       const { members } = await ctx.api.users.list();
       for (const p of members.filter((m) => greets(m) && Date.parse(m.date_joined) >= from)) {
         try {
-          if (await greet(ctx, p))
+          if (await greet(ctx, p, "start"))
             ctx.log.info({ userId: p.user_id }, "greeted a member who joined while the bot was down");
         } catch (err) {
           ctx.log.warn(
@@ -142,6 +168,17 @@ export default defineBot({
     );
   },
 });
+
+/** A member's greeted mark once the greeting went out and the team question did not: by whose run. */
+interface Owed {
+  questionOwed: number;
+  by: "event" | "start";
+}
+
+/** `mark`, if it says the team question is owed. */
+function owedOf(mark: unknown): Owed | undefined {
+  return typeof mark === "object" && mark !== null && "questionOwed" in mark ? (mark as Owed) : undefined;
+}
 
 /** Refuses placeholders the greeting does not fill, and the old `{name}` spelling. */
 function checkPlaceholders(text: string, ctx: z.RefinementCtx): void {

@@ -94,6 +94,12 @@ const refuseAfterGreeting = () => {
     world.sandbox.control.failNext(1, { status: 400, paths: [/^\/messages$/], methods: ["POST"] });
   };
 };
+/** `email` got `greeting` once, then the question; their answer adds them to Backend. */
+const askedAloneThenJoins = async (email: string, greeting: string) => {
+  await expect.poll(() => dmsTo(email)).toEqual([greeting, QUESTION]);
+  say(email, "Backend");
+  await expect.poll(() => dmsTo(email).at(-1)).toMatch(/^Welcome to Backend!/);
+};
 
 describe("the welcome bot's team question", () => {
   it("asks a new member after the greeting and adds them to the group they answer", async () => {
@@ -176,6 +182,31 @@ describe("the welcome bot's team question", () => {
     }
   });
 
+  it("a team question that fails at a start's catch-up: greeted once, asked at the next start", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
+    try {
+      let running = await start({}, stateDir);
+      const since = () => running.context().state.get("greeting-since");
+      await expect.poll(since).toEqual(expect.any(Number));
+      await running.stop();
+      world.sandbox.control.expireQueue({ email: BOT }); // the add event below reaches no queue
+      const kim = world.sandbox.control.createUser({ email: "kim@sandbox.example", full_name: "Kim" });
+      // The greeting goes out; the question after it is refused.
+      refuseAfterGreeting();
+      running = await start({}, stateDir);
+      await expect
+        .poll(() => running.logged("could not greet a member who joined while the bot was down"))
+        .toHaveLength(1);
+      expect(dmsTo(kim.email)).toEqual(["Hi Kim!"]);
+      await running.stop();
+      running = await start({}, stateDir);
+      await askedAloneThenJoins(kim.email, "Hi Kim!");
+    } finally {
+      onResponse = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+
   it("a team question that fails in the new member's event: the retry asks it, the greeting goes out once", async () => {
     const running = world.stopAfter(
       await startBots(world.sandbox, {
@@ -192,6 +223,34 @@ describe("the welcome bot's team question", () => {
     await expect.poll(() => dmsTo(lia.email)).toEqual(["Hi Lia!", QUESTION]);
     await expect.poll(() => running.logged("handler succeeded on a later attempt")).toHaveLength(1);
     expect(dmsTo(lia.email)).toEqual(["Hi Lia!", QUESTION]);
+  });
+
+  it("a team question that fails at every attempt of the new member's event: the next start asks it alone", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "bothost-welcome-teams-"));
+    const bots = {
+      welcome: {
+        email: BOT,
+        definition: welcome,
+        settings: { fallback: "Hi {{name}}!", teams: TEAMS },
+        extra: "retries: { attempts: 1 }",
+      },
+    };
+    try {
+      let running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await expect.poll(() => running.context().state.get("greeting-since")).toEqual(expect.any(Number));
+      // The greeting goes out; the question after it is refused, and the event is kept as a dead letter.
+      refuseAfterGreeting();
+      const ned = world.sandbox.control.createUser({ email: "ned@sandbox.example", full_name: "Ned" });
+      await expect.poll(() => running.logged("handler failed (every attempt failed)")).toHaveLength(1);
+      expect(dmsTo(ned.email)).toEqual(["Hi Ned!"]);
+      await running.stop();
+      // The start's catch-up finds the member's question owed: asked alone, no second greeting.
+      running = world.stopAfter(await startBots(world.sandbox, bots, { stateDir }));
+      await askedAloneThenJoins(ned.email, "Hi Ned!");
+    } finally {
+      onResponse = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 
   it("refuses a notify list that is no list of emails", () => {
