@@ -1,4 +1,5 @@
 /** Fields of a message event, read with care: a message event that failed its schema is read too. */
+import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { AnyEvent } from "../wire/events.ts";
 
 /** A message object as it may come: any field may be missing or of another type. */
@@ -29,10 +30,21 @@ export function senderIdOf(event: AnyEvent): unknown {
   return messageOf(event)?.sender_id;
 }
 
-/** A message event's `timestamp`, if it is a number (read with the same care). */
-export function sentAtOf(event: AnyEvent): number | undefined {
+/**
+ * What a read-back of a send made for message event `event` (its message `id`) looks past:
+ * messages newer than its message and stamped no earlier than it (`timestamp`, epoch seconds).
+ * A dialog started by `ctx.startDialog` has a made-up first message (a negative id, no server
+ * message to read after) stamped by this machine's clock, while the server stamps the sends by its
+ * own, which may be behind: its bound starts SERVER_CLOCK_SLACK_S earlier.
+ */
+export function readBackOf(
+  event: AnyEvent,
+  id: number,
+): { after: number | undefined; since: number | undefined } {
   const at = messageOf(event)?.timestamp;
-  return typeof at === "number" ? at : undefined;
+  const stamped = typeof at === "number" ? at : undefined;
+  if (id > 0) return { after: id, since: stamped };
+  return { after: undefined, since: stamped === undefined ? undefined : stamped - SERVER_CLOCK_SLACK_S };
 }
 
 /**

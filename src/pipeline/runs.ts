@@ -33,7 +33,7 @@ import { replayedEffects } from "./dialogs/nested-effects.ts";
 import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
-import { effectsKeyOf, freshEffectsOf, ledgerIdOf, sentAtOf } from "./event-fields.ts";
+import { effectsKeyOf, freshEffectsOf, ledgerIdOf, readBackOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
@@ -240,10 +240,8 @@ export class HandlerRuns {
     const carried = (incoming.letter?.effects ??
       (dialog && replayedEffects(dialog)) ??
       NOTHING_CARRIED) as unknown as EffectRecord[];
-    const since = sentAtOf(incoming.event);
     // A dialog's replay must match its record effect for effect (the code may have changed).
-    // A started dialog's first message has a negative id: no server message to read back after.
-    const after = id > 0 ? id : undefined;
+    const { after, since } = readBackOf(incoming.event, id);
     const key = effectsKeyOf(id, dialog?.rewinds);
     // A dialog's end in doubt is settled before the run makes anything (ends-in-doubt.ts).
     const { dialogs } = this.#o;
