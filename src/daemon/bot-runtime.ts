@@ -8,6 +8,7 @@ import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotSetupError } from "../bot/setup-error.ts";
 import type { BotServices } from "../effects/bot-services.ts";
+import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
 import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
@@ -308,10 +309,14 @@ export class BotRuntime {
 
   /**
    * The records a handler run's sends go through, under `key`, read first (a run again makes none
-   * twice); kept `keptMs` if given, else the bot's default.
+   * twice); kept `keptMs` if given, else the bot's default. A send (or snippet) whose answer was
+   * lost is looked for back to when the first run of `key` began (`nowMs` for the first one, kept
+   * with the records), less the server's clock's slack.
    */
-  sendEffects(key: string, keptMs?: number): SendEffects {
+  async sendEffects(key: string, nowMs: number, keptMs?: number): Promise<SendEffects> {
     const records = keptMs === undefined ? this.#parts.effects : this.#parts.effects.keptFor(keptMs);
-    return { run: records.run(key, true), after: undefined };
+    const begun = await records.firstBegun(key, nowMs);
+    const since = Math.floor(begun / 1000) - SERVER_CLOCK_SLACK_S;
+    return { run: records.run(key, true), after: undefined, since };
   }
 }

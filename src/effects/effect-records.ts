@@ -104,6 +104,18 @@ export class EffectRecords {
   }
 
   /**
+   * When the runs of the event `eventKey` first began (epoch ms): `nowMs` for its first run, kept
+   * with its records (as long, and committed with the first effect's) for every run after it, on
+   * this process or another one (an inbound webhook request retried by its sender after a restart).
+   */
+  async firstBegun(eventKey: string, nowMs: number): Promise<number> {
+    const key = `${eventKey}@begun`;
+    if (await this.store.setIfAbsent(key, nowMs, { ttlMs: this.options.ttlMs })) return nowMs;
+    const kept = await this.store.get(key);
+    return typeof kept === "number" ? kept : nowMs;
+  }
+
+  /**
    * The records of one run of a handler for the event `eventKey` (stable across runs: a message id). `rerun`:
    * the handler may have run for this event before, so its records are read (a first run skips the reads).
    * `carried`: records kept in a dead letter or a dialog. `strict`: an effect of another kind at a recorded

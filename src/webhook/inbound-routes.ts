@@ -143,8 +143,9 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     claimKey === undefined ? undefined : `${name}:${createHash("sha256").update(claimKey).digest("hex")}`;
   // A declared key is kept for the webhook's window, and so is all its runs recorded under it.
   const keptMs = idempotencyKey === undefined ? undefined : bot.idempotencyWindowMs(name);
+  const claimedAt = clock.now();
   if (storeKey !== undefined) {
-    const claimed = await claim(bot, storeKey, clock.now());
+    const claimed = await claim(bot, storeKey, claimedAt);
     if (claimed === "done") {
       log.info("repeated webhook request dropped");
       return { duplicate: true };
@@ -164,6 +165,10 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
   const timeout = timeoutSignal(clock, bot.handlerTimeoutMs);
   const signal = AbortSignal.any([timeout.signal, deps.stopping]);
   try {
+    // Its sends are recorded under the key: a run again (after a crash) makes none twice, and one
+    // whose answer was lost is looked for back to when the request was first claimed.
+    const effects =
+      storeKey === undefined ? undefined : await bot.runtime.sendEffects(`w:${storeKey}`, claimedAt, keptMs);
     const result = await bot.runtime.runHandler(
       signal,
       { webhook: name, requestId: request.id },
@@ -173,8 +178,7 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
           request: { ...source, idempotencyKey },
         }),
       (ctx) => raceAbort(Promise.resolve(target.handler(ctx)), signal),
-      // Its sends are recorded under the key: a run again (after a crash) makes none twice.
-      storeKey === undefined ? undefined : bot.runtime.sendEffects(`w:${storeKey}`, keptMs),
+      effects,
       // ctx.state writes apply when the handler succeeds, once per idempotency (or replay) key.
       { once: storeKey === undefined ? undefined : `w:${storeKey}`, keptMs },
     );

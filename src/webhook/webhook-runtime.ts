@@ -47,7 +47,10 @@ export interface WebhookRuntime {
   contextDeps(): ContextDeps<unknown>;
   /** The pipeline's run stage, where an inbound webhook's handler runs. */
   readonly runHandler: RunHandler;
-  /** The records a run's sends go through under `key` (an inbound request's idempotency key), kept `keptMs`. */
-  sendEffects(key: string, keptMs?: number): SendEffects;
+  /**
+   * The records a run's sends go through under `key` (an inbound request's idempotency key), kept
+   * `keptMs`; their read-backs go back to when the first run of `key` began (`nowMs` for the first).
+   */
+  sendEffects(key: string, nowMs: number, keptMs?: number): Promise<SendEffects>;
   readonly declarations: { readonly webhooks: ReadonlyMap<string, WebhookDeclaration> };
 }
