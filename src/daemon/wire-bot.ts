@@ -43,11 +43,27 @@ import type { RegisterResponse } from "../wire/responses.ts";
 import type { ServerCheckResult } from "./server-check.ts";
 
 /**
- * How long effect records (and markers of applied state writes) are kept: past retries and a
- * restart (a dead letter carries its own effects). An inbound webhook's keyed request keeps its
- * own for the webhook's idempotency window instead.
+ * The least time effect records (and markers of applied state writes) are kept: past a run's
+ * retries and a restart (a dead letter carries its own effects). An inbound webhook's keyed
+ * request keeps its own for the webhook's idempotency window instead.
  */
-const EFFECT_RECORDS_TTL_MS = 6 * 3_600_000;
+const EFFECT_RECORDS_MIN_TTL_MS = 6 * 3_600_000;
+
+/** Kept past `replay.max_age`: the server's clock, by which a message's age is told, may be ahead. */
+const CATCH_UP_MARGIN_MS = 3_600_000;
+
+/**
+ * How long a bot's effect records and applied markers are kept. A message left unmarked by a
+ * crash runs again at a start while younger than `replay.max_age`: its records must still be
+ * there then (they are written at or after its server timestamp, so max_age from their write is
+ * enough, with a margin for the clocks). Without catch-up (`max_messages: 0`, webhook mode) no
+ * message runs again after a start: the floor alone.
+ */
+export function effectRecordsTtlMs(o: Pick<BotRuntimeOptions, "mode" | "replay">): number {
+  const catchesUp = (o.mode ?? "queue") === "queue" && o.replay.maxMessages > 0;
+  if (!catchesUp) return EFFECT_RECORDS_MIN_TTL_MS;
+  return Math.max(EFFECT_RECORDS_MIN_TTL_MS, o.replay.maxAgeMs + CATCH_UP_MARGIN_MS);
+}
 
 /** Retry delays for a server that is down or failing (registration and polls): first and cap. */
 export const SERVER_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 30_000 });
@@ -167,11 +183,12 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   const commit = o.commit ?? o.flush;
   const store = o.store.namespace(name);
   const storeHealth = new StoreHealth(log, clock);
+  const recordsTtlMs = effectRecordsTtlMs(o);
   // A handler run's ctx.state writes are marked applied for as long as its sends' records live.
   // Its writes at once (`bot.state`, `ctx.state.immediate`) are committed before they resolve.
   const kv = new KV(
     store.namespace("kv"),
-    { store: store.namespace("applied"), ttlMs: EFFECT_RECORDS_TTL_MS },
+    { store: store.namespace("applied"), ttlMs: recordsTtlMs },
     commit,
   );
   const services = new BotServices({
@@ -188,7 +205,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
   if (o.captured) o.captured.channelName = (id) => services.channels.nameOf(id);
   let startedAt = clock.now();
   const effects = new EffectRecords(store.namespace("effects"), {
-    ttlMs: EFFECT_RECORDS_TTL_MS,
+    ttlMs: recordsTtlMs,
     log,
     commit,
     clock,

@@ -182,9 +182,10 @@ describe("a dead letter replayed after its effect records expired", () => {
       },
     });
     const { stateDir, bots, clock } = await keptAsLetter(broken);
-    // The store's expiry follows the daemon's clock: moved past the records' 6 hours, stopped.
+    // The store's expiry follows the daemon's clock: moved past the records' 25 hours (the
+    // default max_age of 24 h, plus 1), stopped.
     await running!.stop();
-    await clock.tick(7 * 3_600_000);
+    await clock.tick(26 * 3_600_000);
     running = await world.daemon(bots, { stateDir, clock });
     fixed = true;
     await running.daemon.letters.retry({ all: true });
@@ -208,7 +209,7 @@ describe("a dead letter replayed after its effect records expired", () => {
     });
     const { stateDir, bots, clock } = await keptAsLetter(broken);
     await running!.stop();
-    await clock.tick(7 * 3_600_000);
+    await clock.tick(26 * 3_600_000);
     running = await world.daemon(bots, { stateDir, clock });
     phase = "down";
     const [before] = await running.daemon.letters.list();

@@ -222,9 +222,9 @@ describe("a cron job's ctx.external", () => {
     await throughRetries(2);
     const letters = () => world.withDaemon((d) => d.letters.list());
     await expect.poll(async () => (await letters()).length).toBe(1);
-    // Past the records' 6 hours (the daemon stopped meanwhile: no firing, no timer to run).
+    // Past the records' 25 hours (the daemon stopped meanwhile: no firing, no timer to run).
     await world.stop();
-    await world.clock.tick(7 * 3_600_000);
+    await world.clock.tick(26 * 3_600_000);
     await world.start(bot.setup);
     fixed = true;
     await world.withDaemon(async (d) => d.letters.retry({ all: true }));

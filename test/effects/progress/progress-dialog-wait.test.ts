@@ -1,8 +1,8 @@
 /**
- * A dialog waits longer than the bot's effect records live (6 hours): its replay finds what its
- * earlier runs made in the dialog's log, not in those records. A progress finished between two
- * questions is not finished again when the second is answered a day later (its result posted
- * once), nor overwritten as failed when an operator ends the dialog then; a reply and a
+ * A dialog waits longer than the bot's effect records live (25 hours by default): its replay
+ * finds what its earlier runs made in the dialog's log, not in those records. A progress finished
+ * between two questions is not finished again when the second is answered two days later (its
+ * result posted once), nor overwritten as failed when an operator ends the dialog then; a reply and a
  * progress's edit made before a question are not made again either; `back` to the first question
  * drops the steps made after it, and the new answer finishes the progress again. Before, the
  * progress's steps after its first post were only in the effect records: once they expired, the
@@ -76,11 +76,11 @@ async function atSecondQuestion() {
   // Past 30 s of work, the result was posted anew and the first message points to it.
   expect(said()).toEqual(["(finished: see below)", "Which version?", "Release 1.4 prepared.", SHIP_Q]);
   expect(acks(asked)).toEqual(["check"]);
-  await up!.clock.advance(DAY);
+  await up!.clock.advance(2 * DAY);
   return asked;
 }
 
-it("a progress finished between two questions, the second answered a day later: its result is posted once", async () => {
+it("a progress finished between two questions, the second answered two days later: its result is posted once", async () => {
   const asked = await atSecondQuestion();
   up!.dm("yes");
   await expect.poll(() => said().at(-1), { timeout: 15_000 }).toBe("Shipping 1.4: yes");
@@ -113,11 +113,11 @@ it("an operator's end a day after a progress finished between two questions leav
   expect(acks(asked)).toEqual(["check"]);
 });
 
-it("a reply and a progress's edit made before a question answered a day later are not made again", async () => {
+it("a reply and a progress's edit made before a question answered two days later are not made again", async () => {
   const asked = await started("deploy", 3);
   await expect.poll(() => said()[1], { timeout: 15_000 }).toBe("Deploy: built, waiting for approval…");
   const progress = up!.sandbox.control.messages().find((m) => String(m.content).startsWith("Deploy:"))!;
-  await up!.clock.advance(DAY);
+  await up!.clock.advance(2 * DAY);
   up!.dm("yes");
   await expect.poll(() => content(progress.id as number), { timeout: 15_000 }).toBe("Deploy: yes.");
   await settled("hello");
