@@ -14,7 +14,11 @@ import type { Client } from "../api/create-client.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
-import { EffectRecords } from "../effects/effect-records.ts";
+import {
+  EFFECT_RECORDS_MARGIN_MS,
+  EFFECT_RECORDS_MIN_TTL_MS,
+  EffectRecords,
+} from "../effects/effect-records.ts";
 import { roleName } from "../effects/users/roles.ts";
 import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
 import { QueueSource, type QueueSourceOptions } from "../events/queue-source.ts";
@@ -43,26 +47,18 @@ import type { RegisterResponse } from "../wire/responses.ts";
 import type { ServerCheckResult } from "./server-check.ts";
 
 /**
- * The least time effect records (and markers of applied state writes) are kept: past a run's
- * retries and a restart (a dead letter carries its own effects). An inbound webhook's keyed
- * request keeps its own for the webhook's idempotency window instead.
- */
-const EFFECT_RECORDS_MIN_TTL_MS = 6 * 3_600_000;
-
-/** Kept past `replay.max_age`: the server's clock, by which a message's age is told, may be ahead. */
-const CATCH_UP_MARGIN_MS = 3_600_000;
-
-/**
  * How long a bot's effect records and applied markers are kept. A message left unmarked by a
  * crash runs again at a start while younger than `replay.max_age`: its records must still be
  * there then (they are written at or after its server timestamp, so max_age from their write is
- * enough, with a margin for the clocks). Without catch-up (`max_messages: 0`, webhook mode) no
- * message runs again after a start: the floor alone.
+ * enough, with a margin for the server's clock, by which a message's age is told, being ahead).
+ * Without catch-up (`max_messages: 0`, webhook mode) no message runs again after a start: the
+ * floor alone. A cron occurrence keeps its own until the job's next one (local-jobs.ts), an
+ * inbound webhook's keyed request for the webhook's idempotency window.
  */
 export function effectRecordsTtlMs(o: Pick<BotRuntimeOptions, "mode" | "replay">): number {
   const catchesUp = (o.mode ?? "queue") === "queue" && o.replay.maxMessages > 0;
   if (!catchesUp) return EFFECT_RECORDS_MIN_TTL_MS;
-  return Math.max(EFFECT_RECORDS_MIN_TTL_MS, o.replay.maxAgeMs + CATCH_UP_MARGIN_MS);
+  return Math.max(EFFECT_RECORDS_MIN_TTL_MS, o.replay.maxAgeMs + EFFECT_RECORDS_MARGIN_MS);
 }
 
 /** Retry delays for a server that is down or failing (registration and polls): first and cap. */

@@ -41,6 +41,15 @@ export { CLAIM_WAIT_MS, type EffectRecord, type RecordWrite } from "./effect-cla
  */
 export const SERVER_CLOCK_SLACK_S = 30;
 
+/**
+ * The least time a bot's effect records (and markers of applied state writes) are kept: past a
+ * run's retries and a restart (a dead letter carries its own effects).
+ */
+export const EFFECT_RECORDS_MIN_TTL_MS = 6 * 3_600_000;
+
+/** Records are kept this much past the last time their event can run again (clocks disagree). */
+export const EFFECT_RECORDS_MARGIN_MS = 3_600_000;
+
 export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
   /** The effect's result if the server shows it already happened (asked only on a re-run). */

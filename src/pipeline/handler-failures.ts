@@ -322,11 +322,10 @@ export class HandlerFailures {
 }
 
 /**
- * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under the occurrence
- * (a re-run repeats none, and verifies the one in flight by a read-back of the bot's messages no
- * older than the firing, less the server's clock's slack); a failed attempt runs again after a
- * pause and, when every attempt failed, the occurrence is kept as a dead letter (source "job"),
- * or, failed on the store's outage, waits for the store (each attempt it fails logged and counted).
+ * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under it, `keptMs` if
+ * given (a re-run repeats none, and reads back the one in flight among the bot's messages since the
+ * firing, less the server's clock's slack); a failed attempt runs again after a pause; once every
+ * attempt failed, it is a dead letter (source "job"), or, failed on the store's outage, waits for it.
  */
 export function jobRunner(
   o: Pick<HandlerFailuresOptions, "letters" | "log" | "health"> & {
@@ -335,7 +334,7 @@ export function jobRunner(
   },
   failures: HandlerFailures,
 ): RunJob {
-  return async (occurrence, attempt, signal, letter, resumed = false, marked) => {
+  return async (occurrence, attempt, signal, letter, resumed = false, marked, keptMs) => {
     const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
     const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
     const since = Math.floor(Date.parse(occurrence.firedAt) / 1000) - SERVER_CLOCK_SLACK_S;
@@ -346,8 +345,9 @@ export function jobRunner(
       unmarked = undefined;
     });
     const before = marked && (() => unmarked);
+    const records = keptMs === undefined ? o.effects : o.effects?.keptFor(keptMs);
     const effectsOf = (rerun: boolean): SendEffects | undefined =>
-      o.effects && { run: o.effects.run(key, rerun, carried, false, before), after: undefined, since };
+      records && { run: records.run(key, rerun, carried, false, before), after: undefined, since };
     const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
     const run = async (s: AbortSignal, effects: SendEffects | undefined) => {
       const started = monotonicMs();

@@ -105,6 +105,8 @@ export type RunJob = (
   resumed?: boolean,
   /** Settles once the occurrence's mark as under way is durable: each effect waits for it. */
   marked?: Promise<void>,
+  /** How long the occurrence's effect records are kept, if not the bot's default. */
+  keptMs?: number,
 ) => Promise<boolean>;
 
 export interface DispatchStats {

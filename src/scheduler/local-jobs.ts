@@ -10,6 +10,7 @@
  * a lease lost mid-run) and runs again, its effects made before found in their records.
  */
 import type { Logger } from "pino";
+import { EFFECT_RECORDS_MARGIN_MS, EFFECT_RECORDS_MIN_TTL_MS } from "../effects/effect-records.ts";
 import type { JobContext } from "../pipeline/context.ts";
 import type { JobOccurrence, RunHandler, RunJob } from "../pipeline/incoming.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
@@ -18,6 +19,7 @@ import type { Clock } from "../time/clock.ts";
 import type { CronOptions } from "./declarations.ts";
 import type { SchedulerStats } from "./scheduler-stats.ts";
 import { type JobRun, JobTimer } from "./timing/job-timer.ts";
+import { compileSchedule } from "./timing/occurrences.ts";
 
 /** A `bot.cron()` declaration, as the bot handle records it. */
 export interface CronDeclaration {
@@ -196,6 +198,7 @@ export class LocalJobs {
       firedAt: new Date(occurrence.firedAt),
       catchUp: occurrence.catchUp,
     };
+    const keptMs = recordsKeptMs(declaration, job.firedAt);
     return this.#o.runJob(
       occurrence,
       async (s, effects, once) =>
@@ -206,12 +209,13 @@ export class LocalJobs {
           (base): JobContext<never> => Object.assign(base as Omit<JobContext<never>, "job">, { job }),
           declaration.handler,
           effects,
-          { once },
+          { once, keptMs },
         ),
       signal,
       letter,
       resumed,
       marked,
+      keptMs,
     );
   }
 
@@ -248,6 +252,20 @@ function underWayOf(value: unknown): UnderWay | undefined {
   const at = storedDate(scheduledFor);
   const fired = storedDate(firedAt);
   return at && fired ? { scheduledFor: at, firedAt: fired, catchUp: catchUp === true } : undefined;
+}
+
+/**
+ * How long the effect records (and applied marker) of an occurrence fired at `firedAt` are kept:
+ * cut short by a crash, it runs again at any start before the job's next occurrence (JobTimer's
+ * `resume`), however long the bot was down, so they outlive that; at least the bot's floor.
+ */
+function recordsKeptMs(declaration: CronDeclaration, firedAt: Date): number {
+  const schedule = compileSchedule({
+    cron: declaration.expression,
+    timezone: declaration.options.timezone ?? "UTC",
+  });
+  const next = schedule.next(firedAt)?.getTime() ?? firedAt.getTime();
+  return Math.max(EFFECT_RECORDS_MIN_TTL_MS, next - firedAt.getTime() + EFFECT_RECORDS_MARGIN_MS);
 }
 
 /** A date the store holds as an ISO string, or `undefined` when absent or not a date. */

@@ -176,6 +176,38 @@ describe("bot.cron local jobs", () => {
     });
   });
 
+  it("a weekly run cut short after its send, resumed two days later, sends and writes nothing twice", async () => {
+    // The store's records expire by the test clock: a day and more down outlives the bot's default.
+    world = await createWorld("2026-03-02T07:00:00Z", { expiry: "clock" });
+    let done = 0;
+    const setup = (bot: BotApi) => {
+      bot.cron("0 8 * * 1", { id: "weekly" }, async (ctx) => {
+        await ctx.state.update<number>("reports", (n) => (n ?? 0) + 1);
+        await ctx.send({ type: "channel", to: "general", topic: "week", content: "Weekly report" });
+        done++;
+      });
+    };
+    await world.start(setup);
+    await world.advanceTo("2026-03-02T08:00:00Z");
+    await expect.poll(() => done).toBe(1);
+    await world.stop();
+    // What a kill -9 after the send and before the run was done with leaves: the occurrence under way.
+    const underWay = "2026-03-02T08:00:00.000Z";
+    await world.withState(async (store) => {
+      const running = { scheduledFor: underWay, firedAt: underWay, catchUp: false };
+      await store.namespace("herald").namespace("jobs").set("weekly", { lastRunAt: underWay, running });
+    });
+    await world.clock.tick(2 * 86_400_000);
+    await world.start(setup);
+    await world.clock.tick(0);
+    await expect.poll(() => done).toBe(2);
+    expect(world.sent().map((m) => m.content)).toEqual(["Weekly report"]);
+    await world.stop();
+    await world.withState(async (store) => {
+      expect(await store.namespace("herald").namespace("kv").get("reports")).toBe(1);
+    });
+  });
+
   it("a run cut short, then a later occurrence missed while down: the missed-run policy decides", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     const runs: Run[] = [];
