@@ -2,7 +2,7 @@
  * `ctx.external` in a dialog, called again after a question: the call past the dialog's log is
  * made, not handed the result of the one the log holds. Before, a replay numbered its externals
  * from 1 past the values its log handed back, so the second call took the first call's record
- * (within the 6 hours the bot's effect records live) and never ran: `rates 10 10`. A crash
+ * (while the bot's effect records live) and never ran: `rates 10 10`. A crash
  * between a call and the question's log still finds the call's record and does not call again. A
  * real daemon in this process against the sandbox over HTTP, on a held test clock.
  */

@@ -1,10 +1,10 @@
 /**
  * The effects of the runs nested in a dialog's runs (a progress's steps after its first post: see
  * `EffectRun.nested`), kept in the dialog's log (`nfx` entries) beside its own effects (`fx`). A
- * replay reads them there, not in the bot's effect records, which live 6 hours where a dialog
- * waits up to 30 days: a progress finished before a question is not finished again (its result
- * posted twice) when the answer comes a day later. `ctx.external`'s results are not among them:
- * the log keeps those as values.
+ * replay reads them there, not in the bot's effect records, which live hours (at least 6: see
+ * wire-bot.ts) where a dialog waits up to 30 days: a progress finished before a question is not
+ * finished again (its result posted twice) when the answer comes days later. `ctx.external`'s
+ * results are not among them: the log keeps those as values.
  */
 import type { EffectRecord } from "../../effects/effect-records.ts";
 import { nestedCarried } from "../../effects/nested-records.ts";
