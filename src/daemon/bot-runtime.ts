@@ -48,6 +48,8 @@ export class BotRuntime {
   #setUp: SetUp | undefined;
   #source: QueueSource | undefined;
   #webhookReady = false;
+  /** Told each time the bot becomes ready for outgoing-webhook deliveries. */
+  readonly #readyListeners = new Set<() => void>();
   /** The start's server check is registering to read the server's identity. */
   #checking = false;
   #stopping = new AbortController();
@@ -163,6 +165,7 @@ export class BotRuntime {
       // A backtest needs the identity only: its events are history, its writes captured.
       if (!started || mode === "backtest") return;
       this.#webhookReady = true;
+      for (const listener of [...this.#readyListeners]) listener();
     } else {
       const source: QueueSource = this.#parts.queueSource(dispatcher, {
         eventTypes,
@@ -223,6 +226,12 @@ export class BotRuntime {
     // close at the daemon's stop, tries again (and reports it), so the stop goes on.
     await this.#o.flush().catch(() => {});
     return { abandoned };
+  }
+
+  /** Calls `listener` each time the bot becomes ready for outgoing-webhook deliveries; returns its unsubscribe. */
+  onReady(listener: () => void): () => void {
+    this.#readyListeners.add(listener);
+    return () => this.#readyListeners.delete(listener);
   }
 
   /** The pipeline's counters so far. */

@@ -122,8 +122,11 @@ export class HttpListener {
     }
     this.#bots.set(name, bot);
     this.#inbound.set(name, this.#inboundOf(bot));
-    if (outgoing && bot.outgoing?.path === outgoing.path)
+    if (outgoing && bot.outgoing?.path === outgoing.path) {
       Object.assign(outgoing, { runtime: bot.runtime, ...bot.outgoing });
+      // Deliveries held for the old runtime wait for this one now.
+      outgoing.rebound?.();
+    }
   }
 
   #inboundOf(b: HttpBot): InboundBot {
@@ -144,8 +147,19 @@ export class HttpListener {
       bodyLimit: o.bodyLimit,
       requestTimeout: o.requestTimeoutMs,
       keepAliveTimeout: 5_000,
-      return503OnClosing: true,
+      // Answered below: an outgoing-webhook delivery must not get a 503 while the listener closes.
+      return503OnClosing: false,
       forceCloseConnections: "idle",
+    });
+    // While the listener closes (a SIGTERM's drain, the bots still running), a request arriving on
+    // a kept-alive connection gets 503, as a load balancer expects, but on an outgoing-webhook path:
+    // the chat server posts "Failure! Third party responded with 503" for it and never retries it,
+    // so it is handled as usual (its answer closes the connection, the close waits for it).
+    app.addHook("onRequest", async (request, reply) => {
+      if (!this.#stopping.signal.aborted) return;
+      const route = request.routeOptions.url;
+      if (route !== undefined && [...this.#outgoing.values()].some((b) => b.path === route)) return;
+      return reply.code(503).header("connection", "close").send({ error: "the listener is closing" });
     });
     app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) =>
       done(null, parseForm(String(body))),

@@ -12,6 +12,7 @@ import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
+import { HeldDeliveries } from "./held-deliveries.ts";
 import { SlackLater } from "./slack-later.ts";
 import { findSlackMessage } from "./slack-lookup.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
@@ -21,6 +22,8 @@ export interface OutgoingBot {
   path: string;
   token: string;
   replyDeadlineMs: number;
+  /** Set by the route: called once a reload swapped `runtime`. */
+  rebound?: () => void;
 }
 
 function error(reply: FastifyReply, status: number, msg: string) {
@@ -60,14 +63,76 @@ export function registerOutgoingRoutes(
     };
     const lookUp = (slack: Record<string, unknown>, signal: AbortSignal) =>
       findSlackMessage(bot.runtime.contextDeps().api, slack, signal);
+    const held = new HeldDeliveries({ clock, log: blog, runtime: () => bot.runtime });
+    bot.rebound = () => held.rebind();
     const later = new SlackLater({
       clock,
       log: blog,
       lookUp,
-      unavailable: () => unavailableBot(bot.runtime),
-      deliver: (found) => void handOver(found, undefined),
+      unavailable: () => standbyBot(bot.runtime),
+      // A bot restarting meanwhile (a reload) gets it once ready.
+      deliver: (found) => {
+        if (!held.keep(found.message.id, () => void handOver(found, undefined)))
+          blog.error(
+            { messageId: found.message.id },
+            "Slack-format delivery: found by a later lookup while the bot is not ready, and not kept; not handled",
+          );
+      },
     });
+    // Before the server stops: a delivery still held must not keep the close waiting.
+    app.addHook("preClose", async () => held.close());
     app.addHook("onClose", async () => later.stop());
+    /** A Slack-form delivery answered already: its lookup and handlers run now, replies through the API. */
+    const lookUpLater = (slack: Record<string, unknown>) => {
+      const deadline = timeoutSignal(clock, bot.replyDeadlineMs);
+      lookUp(slack, deadline.signal)
+        .then(
+          (found) => {
+            if (found) handOver(found, undefined);
+            else
+              blog.warn("Slack-format delivery: the message could not be found through the API; not handled");
+          },
+          (err: unknown) => later.start(slack, err),
+        )
+        .finally(() => deadline.clear());
+    };
+    /**
+     * Wait, within what is left of the reply deadline, for a bot that is not ready (starting or
+     * stopping). "go": it is ready; else the delivery was answered (kept for later, or its
+     * connection closed so that the server retries it: an error status is never retried).
+     */
+    const whenReady = async (
+      arrived: number,
+      reply: FastifyReply,
+      messageId: number | undefined,
+      runLate: () => void,
+    ): Promise<"go" | "answered"> => {
+      if (held.ready()) return "go";
+      blog.info({ messageId }, "outgoing webhook: delivery held until the bot is ready");
+      const outcome = await held.wait(bot.replyDeadlineMs - (clock.now() - arrived));
+      if (outcome === "ready") return "go";
+      // Its stop handed the bot to another instance: a load balancer retries a 503 there.
+      const standby = standbyBot(bot.runtime);
+      if (outcome === "late" && standby) {
+        error(reply, 503, standby);
+        return "answered";
+      }
+      if (outcome === "late" && held.keep(messageId, runLate)) {
+        blog.info(
+          { messageId },
+          "outgoing webhook: the bot is not ready by the reply deadline; answered without a reply, handled once it is",
+        );
+        reply.send({ response_not_required: true });
+        return "answered";
+      }
+      blog.info(
+        { messageId },
+        "outgoing webhook: delivery not taken; its connection is closed so that the server retries it",
+      );
+      reply.hijack();
+      reply.raw.destroy();
+      return "answered";
+    };
     app.post(bot.path, async (request, reply) => {
       const arrived = clock.now();
       countAsWebhook(request, bot.path);
@@ -86,25 +151,30 @@ export function registerOutgoingRoutes(
         );
         return error(reply, 401, "Unauthorized: the token does not match this bot's outgoing_webhook token");
       }
-      const unavailable = unavailableBot(bot.runtime);
-      if (unavailable) return error(reply, 503, unavailable);
+      // Another instance runs the bot: a load balancer retries a 503 there (see docs/operations/instances.md).
+      const standby = standbyBot(bot.runtime);
+      if (standby) return error(reply, 503, standby);
       let event: OutgoingMessageEvent | undefined;
       if (payload.format === "zulip") {
         if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);
         event = payload.event;
+        const found = event;
+        const go = await whenReady(arrived, reply, found.message.id, () => void handOver(found, undefined));
+        if (go === "answered") return reply;
       } else {
-        if (later.has(payload.slack)) {
+        const slack = payload.slack;
+        if ((await whenReady(arrived, reply, undefined, () => lookUpLater(slack))) === "answered")
+          return reply;
+        if (later.has(slack)) {
           blog.info("repeated Slack-format delivery; its message is being looked up again already");
           return { response_not_required: true };
         }
-        const deadline = timeoutSignal(clock, bot.replyDeadlineMs);
+        const deadline = timeoutSignal(clock, Math.max(0, bot.replyDeadlineMs - (clock.now() - arrived)));
         try {
-          event = await lookUp(payload.slack, deadline.signal);
+          event = await lookUp(slack, deadline.signal);
         } catch (err) {
           // An error status or no answer in time would make the server post "Failure! …".
-          const stopped = unavailableBot(bot.runtime);
-          if (stopped) return error(reply, 503, stopped);
-          later.start(payload.slack, err);
+          later.start(slack, err);
           return { response_not_required: true };
         } finally {
           deadline.clear();
@@ -113,20 +183,21 @@ export function registerOutgoingRoutes(
           blog.warn("Slack-format delivery: the message could not be found through the API; not handled");
           return { response_not_required: true };
         }
-        // The bot may have begun to stop during the lookup: it takes no more deliveries then.
-        const stopped = unavailableBot(bot.runtime);
-        if (stopped) return error(reply, 503, stopped);
+        // The bot may have begun to stop during the lookup: the delivery waits for it again.
+        const found = event;
+        const go = await whenReady(arrived, reply, found.message.id, () => void handOver(found, undefined));
+        if (go === "answered") return reply;
       }
       return render(await handOver(event, arrived), payload.format);
     });
   }
 }
 
-/** Why the bot takes no delivery now (503), or undefined when it does. */
-function unavailableBot(runtime: WebhookRuntime): string | undefined {
-  const state = runtime.status.state;
-  if (state === "standby") return `bot ${runtime.name} runs on another instance now; try again`;
-  return state === "webhook" ? undefined : `bot ${runtime.name} is starting; try again`;
+/** Why another instance answers this bot's deliveries (503), or undefined when this one does. */
+function standbyBot(runtime: WebhookRuntime): string | undefined {
+  return runtime.status.state === "standby"
+    ? `bot ${runtime.name} runs on another instance now; try again`
+    : undefined;
 }
 
 function render(answer: Answer, format: "zulip" | "slack"): Record<string, unknown> {

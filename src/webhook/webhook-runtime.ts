@@ -42,6 +42,11 @@ export interface WebhookDeclaration<S = unknown> {
 export interface WebhookRuntime {
   readonly name: string;
   readonly status: { readonly state: string; readonly server: ServerInfo | undefined };
+  /**
+   * Calls `listener` each time the bot becomes ready for deliveries (`status.state` "webhook");
+   * returns what unsubscribes it.
+   */
+  onReady(listener: () => void): () => void;
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
   deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;

@@ -47,6 +47,8 @@ export async function startDaemon(
     http?: string;
     stateDir?: string;
     clock?: Clock;
+    /** Where the log lines go (readable before the start resolves). */
+    logs?: Record<string, unknown>[];
   } = {},
 ): Promise<RunningDaemon> {
   const http = `http:\n  listen: 127.0.0.1:${options.port ?? 0}${options.http ? `\n${options.http.replace(/^/gm, "  ")}` : ""}`;
@@ -55,6 +57,7 @@ export async function startDaemon(
     ...(options.env ? { env: options.env } : {}),
     ...(options.stateDir ? { stateDir: options.stateDir } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logs ? { logs: options.logs } : {}),
   });
   return { ...running, url: running.daemon.http!.url! };
 }

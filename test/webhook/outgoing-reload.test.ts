@@ -114,3 +114,34 @@ it("reply_deadline changed by a reload applies to the next delivery", { timeout:
     .toMatchObject({ status: 200 });
   expect(said(sandbox)).toEqual([]);
 });
+
+it("a mention delivered while a reload restarts the bot waits for its new version and gets its reply; no Failure! message", {
+  timeout: 60_000,
+}, async () => {
+  const { sandbox, daemon, module } = await setUp("v1", "8s");
+  await writeFile(module, moduleText("v2"));
+  // The new version's register is held: the listener is up, the bot not ready.
+  sandbox.control.delay(3_600_000, { paths: [/^\/register$/] });
+  daemon.kill("SIGHUP");
+  await sandbox.control.waitFor(() => sandbox.control.delayed() === 1, { timeoutMs: 20_000 });
+  mention(sandbox, "during");
+  const routed = () =>
+    daemon
+      .logs()
+      .filter(
+        (l) =>
+          l.msg === "outgoing webhook: delivery held until the bot is ready" ||
+          (l.msg === "http request" && l.path === "/hooks/helper"),
+      ).length;
+  await expect.poll(routed, { timeout: 15_000 }).toBe(1);
+  sandbox.control.delay(0);
+  await sandbox.control.settleWebhooks();
+  expect(said(sandbox)).toEqual(["v2: @**Helper** during"]);
+  expect(sandbox.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
+  const statuses = () =>
+    daemon
+      .logs()
+      .filter((l) => l.msg === "http request" && l.path === "/hooks/helper")
+      .map((l) => l.status);
+  await expect.poll(statuses, { timeout: 15_000 }).toEqual([200]);
+});

@@ -275,20 +275,32 @@ describe("outgoing-webhook bots", () => {
     });
   });
 
-  it("a Slack-format delivery whose bot begins to stop during its lookup gets 503 and runs no handler", async () => {
+  it("a Slack-format delivery whose bot begins to stop during its lookup waits for it to start again; its reply goes in the response", async () => {
+    const clock = new ManualClock(Date.now());
     const seen: number[] = [];
     const { sandbox: sb, running: d } = await setup(
-      bot((b) => b.on("message", (ctx) => seen.push(ctx.event.message.id))),
-      { iface: "slack" },
+      bot((b) =>
+        b.on("message", (ctx) => {
+          seen.push(ctx.event.message.id);
+          return ctx.reply("back again");
+        }),
+      ),
+      { iface: "slack", clock },
     );
     sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
-    mention(sb, "@**Helper** hi", "stopping");
+    const id = mention(sb, "@**Helper** hi", "stopping");
     await sb.control.waitFor(() => sb.control.delayed() === 1);
-    await d.daemon.bots[0]!.stop(1_000);
+    const helper = d.daemon.bots[0]!;
+    await helper.stop(1_000);
     sb.control.delay(0);
+    await expect
+      .poll(() => d.logs.filter((l) => l.msg === "outgoing webhook: delivery held until the bot is ready"))
+      .toHaveLength(1);
+    await helper.start();
     await sb.control.settleWebhooks();
-    expect(seen).toEqual([]);
-    expect(d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status)).toEqual([503]);
+    expect(seen).toEqual([id]);
+    expect(d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status)).toEqual([200]);
+    expect(lastMessage(sb)).toMatchObject({ content: "back again", client: "OutgoingWebhookResponse" });
   });
 
   it.each([

@@ -1,0 +1,268 @@
+/**
+ * Outgoing-webhook deliveries that come while their bot is not ready: starting (its register held
+ * by the sandbox) or stopped alone and started again. The server posts "Failure! Third party
+ * responded with …" for any error status and never retries it, so such a delivery is held until
+ * the bot is ready, and handled once either way.
+ */
+import { Agent, request } from "undici";
+import { afterEach, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { deferred } from "../support/deferred.ts";
+import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
+import { ManualClock } from "../support/manual-clock.ts";
+import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
+
+let sandbox: Sandbox | undefined;
+let running: Promise<RunningDaemon> | undefined;
+
+afterEach(async () => {
+  sandbox?.control.delay(0);
+  await (await running)?.stop();
+  await sandbox?.stop();
+  running = undefined;
+  sandbox = undefined;
+});
+
+function bot(setup: (bot: BotApi) => void): BotDefinition<never, never> {
+  return { setup } as unknown as BotDefinition<never, never>;
+}
+
+/**
+ * A sandbox whose outgoing-webhook bot points at bothost, and bothost starting with its
+ * `/register` held by the sandbox (until `sb.control.delay(0)`): the listener is up, the bot not ready.
+ */
+async function startingWithRegisterHeld(definition: BotDefinition<never, never>, clock: ManualClock) {
+  const port = await freePort();
+  const sb = await startSandbox({ org: outgoingOrg(port) });
+  sandbox = sb;
+  sb.control.delay(3_600_000, { paths: [/^\/register$/] });
+  const logs: Record<string, unknown>[] = [];
+  running = startDaemon(
+    sb,
+    {
+      helper: {
+        email: HELPER,
+        definition,
+        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: 8s`,
+      },
+    },
+    { port, env: { HELPER_TOKEN: TOKEN }, clock, logs },
+  );
+  await sb.control.waitFor(() => sb.control.delayed() === 1);
+  return { sb, logs, url: `http://127.0.0.1:${port}` };
+}
+
+const mention = (sb: Sandbox, content: string, topic = "ping") =>
+  sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content }).id;
+
+const answered = (logs: Record<string, unknown>[]) =>
+  logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+/** Deliveries that reached the route: held for the bot, or answered. */
+const arrived = (logs: Record<string, unknown>[]) =>
+  logs.filter((l) => l.msg === "outgoing webhook: delivery held until the bot is ready").length +
+  answered(logs).length;
+const failures = (sb: Sandbox) =>
+  sb.control.messages().filter((m) => String(m.content).startsWith("Failure!"));
+
+it("a mention delivered while the bot registers gets its reply in the response once the bot is ready; no Failure! message", async () => {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const { sb, logs } = await startingWithRegisterHeld(
+    bot((b) =>
+      b.on("message", (ctx) => {
+        seen.push(ctx.event.message.id);
+        return ctx.reply(`hi, ${ctx.event.message.subject}`);
+      }),
+    ),
+    clock,
+  );
+  const id = mention(sb, "@**Helper** hello", "early");
+  await expect.poll(() => arrived(logs)).toBe(1);
+  await clock.tick(3_000); // within the 8 s reply deadline
+  sb.control.delay(0);
+  await running;
+  await sb.control.settleWebhooks();
+  expect(answered(logs)).toEqual([200]);
+  expect(failures(sb)).toEqual([]);
+  expect(seen).toEqual([id]);
+  expect(sb.control.messages().at(-1)).toMatchObject({
+    content: "hi, early",
+    client: "OutgoingWebhookResponse",
+  });
+});
+
+it("a mention delivered while the bot registers, past the reply deadline: answered without a reply in time, handled once when the bot is ready, its reply through the API", async () => {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const { sb, logs, url } = await startingWithRegisterHeld(
+    bot((b) =>
+      b.on("message", (ctx) => {
+        seen.push(ctx.event.message.id);
+        return ctx.reply(`late hi, ${ctx.event.message.subject}`);
+      }),
+    ),
+    clock,
+  );
+  const id = mention(sb, "@**Helper** hello", "slow start");
+  await expect.poll(() => arrived(logs)).toBe(1);
+  await clock.tick(8_000); // the reply deadline, before the server's 10 s
+  await expect.poll(() => answered(logs)).toEqual([200]);
+  await sb.control.settleWebhooks();
+  expect(seen).toEqual([]);
+  // A repeat of the same delivery (the server retries timeouts) while the bot is still not ready.
+  const message = sb.control.messages().find((m) => m.id === id)!;
+  const key = sb.control.apiKeyOf(HELPER);
+  const fetched = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
+    headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
+  });
+  const payload = {
+    data: message.content,
+    message: ((await fetched.body.json()) as { message: unknown }).message,
+    token: TOKEN,
+    trigger: "mention",
+  };
+  const repeat = request(`${url}/hooks/helper`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(payload),
+  });
+  await expect.poll(() => arrived(logs)).toBe(3);
+  await clock.tick(8_000);
+  const r = await repeat;
+  expect([r.statusCode, await r.body.json()]).toEqual([200, { response_not_required: true }]);
+  sb.control.delay(0);
+  await running;
+  await expect.poll(() => sb.control.messages().at(-1)?.content).toBe("late hi, slow start");
+  expect(seen).toEqual([id]);
+  expect(failures(sb)).toEqual([]);
+  expect(sb.control.messages().at(-1)).not.toMatchObject({ client: "OutgoingWebhookResponse" });
+  expect(sb.control.messages().filter((m) => m.content === "late hi, slow start")).toHaveLength(1);
+});
+
+it("a mention delivered after the bot's stop began (its drain under way) waits for it to start again and gets its reply; no Failure! message", async () => {
+  const clock = new ManualClock(Date.now());
+  const gate = deferred();
+  const seen: string[] = [];
+  const { sb, logs } = await startingWithRegisterHeld(
+    bot((b) =>
+      b.on("message", async (ctx) => {
+        seen.push(ctx.event.message.subject);
+        if (ctx.event.message.subject === "first") await gate.promise;
+        await ctx.reply(`done ${ctx.event.message.subject}`);
+      }),
+    ),
+    clock,
+  );
+  sb.control.delay(0);
+  const d = await running!;
+  mention(sb, "@**Helper** one", "first");
+  await expect.poll(() => seen).toEqual(["first"]);
+  const helper = d.daemon.bots[0]!;
+  // The stop drains the handler still running (gated) for up to its deadline.
+  const stopped = helper.stop(60_000);
+  mention(sb, "@**Helper** two", "second");
+  await expect.poll(() => arrived(logs)).toBe(1);
+  gate.resolve();
+  await stopped;
+  sb.control.delay(3_600_000, { paths: [/^\/register$/] });
+  const started = helper.start();
+  await sb.control.waitFor(() => sb.control.delayed() === 1);
+  await clock.tick(3_000);
+  sb.control.delay(0);
+  await started;
+  await sb.control.settleWebhooks();
+  expect(seen).toEqual(["first", "second"]);
+  expect(failures(sb)).toEqual([]);
+  expect(answered(logs)).toEqual([200, 200]);
+  expect(sb.control.messages().map((m) => m.content)).toEqual([
+    "@**Helper** one",
+    "@**Helper** two",
+    "done first",
+    "done second",
+  ]);
+});
+
+it("a delivery held when the listener closes (the daemon stops) is not answered 503: its connection is closed, so the server retries it", async () => {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const { sb, logs } = await startingWithRegisterHeld(
+    bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+    clock,
+  );
+  sb.control.delay(0);
+  const d = await running!;
+  await d.daemon.bots[0]!.stop(1_000);
+  mention(sb, "@**Helper** hello", "at exit");
+  await expect.poll(() => arrived(logs)).toBe(1);
+  // The stop does not wait out the held delivery's deadline (the clock does not move).
+  await d.stop();
+  running = undefined;
+  await sb.control.settleWebhooks();
+  expect(answered(logs)).toEqual([]);
+  // The server retried it (3 times) against a listener that is gone: no 503 answered.
+  expect(failures(sb).map((m) => m.content)).toEqual(["Failure! Bot is unavailable"]);
+  expect(seen).toEqual([]);
+});
+
+it("a delivery arriving on a kept-alive connection while the daemon's stop closes the listener is not answered 503", async () => {
+  const clock = new ManualClock(Date.now());
+  const gate = deferred();
+  const seen: string[] = [];
+  const { sb, logs, url } = await startingWithRegisterHeld(
+    bot((b) =>
+      b.on("message", async (ctx) => {
+        const topic = ctx.event.message.subject;
+        seen.push(topic);
+        if (topic === "one") await gate.promise;
+        await ctx.reply(`done ${topic}`);
+      }),
+    ),
+    clock,
+  );
+  sb.control.delay(0);
+  const d = await running!;
+  // The server's deliveries, posted here on one kept-alive connection.
+  const connection = new Agent({ connections: 1 });
+  const deliver = async (topic: string) => {
+    // Not a mention: the sandbox itself delivers nothing for it.
+    const id = sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content: topic }).id;
+    const key = sb.control.apiKeyOf(HELPER);
+    const fetched = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
+      headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
+    });
+    const { message } = (await fetched.body.json()) as { message: Record<string, unknown> };
+    return request(`${url}/hooks/helper`, {
+      method: "POST",
+      dispatcher: connection,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ data: topic, message, token: TOKEN, trigger: "mention" }),
+    }).then(
+      async (r) => ({ status: r.statusCode, body: await r.body.json() }),
+      (err: { code?: string }) => ({ error: err.code }),
+    );
+  };
+  const first = deliver("one");
+  await expect.poll(() => seen).toEqual(["one"]);
+  const stopped = d.stop();
+  running = undefined;
+  // The listener closes: it takes no new connection (it waits for the first delivery).
+  const refused = () =>
+    request(`${url}/healthz`, { dispatcher: new Agent() }).then(
+      (r) => r.body.dump().then(() => false),
+      () => true,
+    );
+  await expect.poll(refused).toBe(true);
+  // Sent while the first is in flight: it goes on the same connection once the first is answered.
+  const second = deliver("two");
+  gate.resolve();
+  expect(await first).toEqual({ status: 200, body: { content: "done one" } });
+  const answer = await second;
+  await stopped;
+  await connection.close();
+  // Handled, or its connection refused (the server retries that): never a 503, which it does not retry.
+  expect(answer).not.toMatchObject({ status: 503 });
+  expect(answered(logs)).not.toContain(503);
+});
