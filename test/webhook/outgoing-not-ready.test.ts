@@ -55,6 +55,31 @@ async function startingWithRegisterHeld(definition: BotDefinition<never, never>,
   return { sb, logs, url: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * POST message `id` to the bot's route as the server would (its payload built from the message as
+ * the API gives it): the status and body, or the connection error's code.
+ */
+async function post(sb: Sandbox, url: string, id: number, dispatcher?: Agent) {
+  const key = sb.control.apiKeyOf(HELPER);
+  const fetched = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
+    headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
+  });
+  const { message } = (await fetched.body.json()) as { message: { content: string } };
+  return request(`${url}/hooks/helper`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ data: message.content, message, token: TOKEN, trigger: "mention" }),
+    ...(dispatcher ? { dispatcher } : {}),
+  }).then(
+    async (r) => ({ status: r.statusCode, body: await r.body.json() }),
+    (err: { code?: string }) => ({ error: err.code ?? "connection error" }),
+  );
+}
+
+/** A channel message that mentions no one: the sandbox delivers nothing for it; a test posts it. */
+const quiet = (sb: Sandbox, topic: string) =>
+  sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content: topic }).id;
+
 const mention = (sb: Sandbox, content: string, topic = "ping") =>
   sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content }).id;
 
@@ -113,26 +138,10 @@ it("a mention delivered while the bot registers, past the reply deadline: answer
   await sb.control.settleWebhooks();
   expect(seen).toEqual([]);
   // A repeat of the same delivery (the server retries timeouts) while the bot is still not ready.
-  const message = sb.control.messages().find((m) => m.id === id)!;
-  const key = sb.control.apiKeyOf(HELPER);
-  const fetched = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
-    headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
-  });
-  const payload = {
-    data: message.content,
-    message: ((await fetched.body.json()) as { message: unknown }).message,
-    token: TOKEN,
-    trigger: "mention",
-  };
-  const repeat = request(`${url}/hooks/helper`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(payload),
-  });
+  const repeat = post(sb, url, id);
   await expect.poll(() => arrived(logs)).toBe(3);
   await clock.tick(8_000);
-  const r = await repeat;
-  expect([r.statusCode, await r.body.json()]).toEqual([200, { response_not_required: true }]);
+  expect(await repeat).toEqual({ status: 200, body: { response_not_required: true } });
   sb.control.delay(0);
   await running;
   await expect.poll(() => sb.control.messages().at(-1)?.content).toBe("late hi, slow start");
@@ -226,24 +235,7 @@ it("a delivery arriving on a kept-alive connection while the daemon's stop close
   const d = await running!;
   // The server's deliveries, posted here on one kept-alive connection.
   const connection = new Agent({ connections: 1 });
-  const deliver = async (topic: string) => {
-    // Not a mention: the sandbox itself delivers nothing for it.
-    const id = sb.control.sendAs(MEL, { type: "stream", to: "general", topic, content: topic }).id;
-    const key = sb.control.apiKeyOf(HELPER);
-    const fetched = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
-      headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
-    });
-    const { message } = (await fetched.body.json()) as { message: Record<string, unknown> };
-    return request(`${url}/hooks/helper`, {
-      method: "POST",
-      dispatcher: connection,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ data: topic, message, token: TOKEN, trigger: "mention" }),
-    }).then(
-      async (r) => ({ status: r.statusCode, body: await r.body.json() }),
-      (err: { code?: string }) => ({ error: err.code }),
-    );
-  };
+  const deliver = (topic: string) => post(sb, url, quiet(sb, topic), connection);
   const first = deliver("one");
   await expect.poll(() => seen).toEqual(["one"]);
   const stopped = d.stop();
@@ -265,4 +257,28 @@ it("a delivery arriving on a kept-alive connection while the daemon's stop close
   // Handled, or its connection refused (the server retries that): never a 503, which it does not retry.
   expect(answer).not.toMatchObject({ status: 503 });
   expect(answered(logs)).not.toContain(503);
+});
+
+it("past 100 deliveries kept for a bot not ready, the newest are not taken (their connection closed, for the server to retry) with one warning; the 100 run once it is ready", async () => {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const { sb, logs, url } = await startingWithRegisterHeld(
+    bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+    clock,
+  );
+  const posts: Promise<unknown>[] = [];
+  for (let i = 0; i < 102; i++) posts.push(post(sb, url, quiet(sb, `t${i}`)));
+  await expect.poll(() => arrived(logs)).toBe(102);
+  await clock.tick(8_000);
+  const outcomes = await Promise.all(posts);
+  const closed = outcomes.filter((o) => "error" in (o as object));
+  expect(closed).toHaveLength(2);
+  const kept = { status: 200, body: { response_not_required: true } };
+  expect(outcomes.filter((o) => JSON.stringify(o) === JSON.stringify(kept))).toHaveLength(100);
+  expect(logs.filter((l) => String(l.msg).includes("too many deliveries wait for the bot"))).toHaveLength(1);
+  expect(seen).toEqual([]);
+  sb.control.delay(0);
+  await running;
+  await expect.poll(() => seen.length).toBe(100);
+  expect(new Set(seen).size).toBe(100);
 });
