@@ -214,7 +214,13 @@ export class HttpListener {
     );
     for (const b of o.bots)
       if (b.outgoing) this.#outgoing.set(b.runtime.name, { runtime: b.runtime, ...b.outgoing });
-    registerOutgoingRoutes(app, [...this.#outgoing.values()], log, o.clock);
+    registerOutgoingRoutes(
+      app,
+      [...this.#outgoing.values()],
+      log,
+      o.clock,
+      (name) => o.startFailure?.(name) !== undefined,
+    );
     if (o.admin) {
       const host = parseListenAddress(o.listen)?.host ?? "";
       if (!registerAdminRoutes(app, { host, ...o.admin })) {

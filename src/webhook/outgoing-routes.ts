@@ -36,6 +36,8 @@ export function registerOutgoingRoutes(
   bots: readonly OutgoingBot[],
   log: Logger,
   clock: Clock,
+  /** Whether a bot's start failed (and it has not started since): it is not waited for. */
+  startFailed: (bot: string) => boolean = () => false,
 ): void {
   for (const bot of bots) {
     // The deadline is read per delivery: a reload may change it.
@@ -97,6 +99,14 @@ export function registerOutgoingRoutes(
         .finally(() => deadline.clear());
     };
     /**
+     * Why the delivery is answered 503 instead of waiting for the bot: another instance runs it (a
+     * load balancer retries a 503 there, see docs/operations/instances.md), or its start failed
+     * (the server's "Failure! …" message and the DM tell its owner).
+     */
+    const refusal = () =>
+      standbyBot(bot.runtime) ??
+      (startFailed(name) ? `bot ${name} could not start; see bothost's log` : undefined);
+    /**
      * Wait, within what is left of the reply deadline, for a bot that is not ready (starting or
      * stopping). "go": it is ready; else the delivery was answered (kept for later, or its
      * connection closed so that the server retries it: an error status is never retried).
@@ -111,10 +121,9 @@ export function registerOutgoingRoutes(
       blog.info({ messageId }, "outgoing webhook: delivery held until the bot is ready");
       const outcome = await held.wait(bot.replyDeadlineMs - (clock.now() - arrived));
       if (outcome === "ready") return "go";
-      // Its stop handed the bot to another instance: a load balancer retries a 503 there.
-      const standby = standbyBot(bot.runtime);
-      if (outcome === "late" && standby) {
-        error(reply, 503, standby);
+      const refused = outcome === "late" ? refusal() : undefined;
+      if (refused) {
+        error(reply, 503, refused);
         return "answered";
       }
       if (outcome === "late" && held.keep(messageId, runLate)) {
@@ -151,9 +160,8 @@ export function registerOutgoingRoutes(
         );
         return error(reply, 401, "Unauthorized: the token does not match this bot's outgoing_webhook token");
       }
-      // Another instance runs the bot: a load balancer retries a 503 there (see docs/operations/instances.md).
-      const standby = standbyBot(bot.runtime);
-      if (standby) return error(reply, 503, standby);
+      const refused = refusal();
+      if (refused) return error(reply, 503, refused);
       let event: OutgoingMessageEvent | undefined;
       if (payload.format === "zulip") {
         if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);

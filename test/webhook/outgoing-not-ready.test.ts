@@ -268,7 +268,7 @@ it("past 100 deliveries kept for a bot not ready, the newest are not taken (thei
   );
   const posts: Promise<unknown>[] = [];
   for (let i = 0; i < 102; i++) posts.push(post(sb, url, quiet(sb, `t${i}`)));
-  await expect.poll(() => arrived(logs)).toBe(102);
+  await expect.poll(() => arrived(logs), { timeout: 15_000 }).toBe(102);
   await clock.tick(8_000);
   const outcomes = await Promise.all(posts);
   const closed = outcomes.filter((o) => "error" in (o as object));
@@ -279,6 +279,23 @@ it("past 100 deliveries kept for a bot not ready, the newest are not taken (thei
   expect(seen).toEqual([]);
   sb.control.delay(0);
   await running;
-  await expect.poll(() => seen.length).toBe(100);
+  await expect.poll(() => seen.length, { timeout: 15_000 }).toBe(100);
   expect(new Set(seen).size).toBe(100);
+});
+
+it("a mention for a bot whose start failed gets 503 at once, not held: the server's Failure! message and DM tell its owner", async () => {
+  const clock = new ManualClock(Date.now());
+  const { sb, logs } = await startingWithRegisterHeld(
+    bot(() => {
+      throw new Error("broken module");
+    }),
+    clock,
+  );
+  sb.control.delay(0);
+  await running;
+  mention(sb, "@**Helper** hello", "broken");
+  await sb.control.settleWebhooks();
+  expect(answered(logs)).toEqual([503]);
+  expect(failures(sb).map((m) => m.content)).toEqual(["Failure! Third party responded with 503"]);
+  expect(logs.filter((l) => l.msg === "outgoing webhook: delivery held until the bot is ready")).toEqual([]);
 });
