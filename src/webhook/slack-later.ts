@@ -61,11 +61,22 @@ export class SlackLater {
     this.#next(key, slack, 0);
   }
 
-  /** Drop every later lookup (the listener closes). */
+  /**
+   * Drop every later lookup (the listener closes): their pauses cleared (a lookup under way finds
+   * the bot stopped), and one warning that says how many deliveries go unhandled, since the server
+   * was answered already and repeats none of them.
+   */
   stop(): void {
+    if (this.#stopped) return;
     this.#stopped = true;
     for (const timer of this.#pending.values()) if (timer) this.#o.clock.clearTimeout(timer);
+    const pending = this.#pending.size;
     this.#pending.clear();
+    if (pending > 0)
+      this.#o.log.warn(
+        { pending },
+        "Slack-format deliveries: the listener closed before their messages were found; not handled",
+      );
   }
 
   #next(key: string, slack: Record<string, unknown>, attempt: number): void {

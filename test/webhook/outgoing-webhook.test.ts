@@ -81,6 +81,30 @@ async function post(url: string, body: unknown) {
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
 }
 
+/**
+ * A Slack-format bot whose every GET /messages answers 503, mentioned in `topic`: resolves once
+ * the delivery was answered (200) and its later lookups are pending on the test clock.
+ */
+async function everyLookupFailing(topic: string) {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const { sandbox: sb, running: d } = await setup(
+    bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+    { iface: "slack", clock },
+  );
+  sb.control.failNext(1_000, { status: 503, paths: [/^\/messages$/], methods: ["GET"] });
+  const id = mention(sb, "@**Helper** hi", topic);
+  const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+  // The client's own retries of the read wait on the test clock.
+  await expect
+    .poll(async () => {
+      await clock.tick(500);
+      return answered();
+    })
+    .toEqual([200]);
+  return { clock, seen, sb, d, id };
+}
+
 describe("outgoing-webhook bots", () => {
   it("a mention reaches the bot's message handler; its reply goes back in the response", async () => {
     const seen: { content: string; flags: string[]; replayed: boolean }[] = [];
@@ -355,22 +379,7 @@ describe("outgoing-webhook bots", () => {
   );
 
   it("a Slack-format delivery whose lookups all fail: a repeat starts nothing more, the message is not handled, no Failure! message", async () => {
-    const clock = new ManualClock(Date.now());
-    const seen: number[] = [];
-    const { sandbox: sb, running: d } = await setup(
-      bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
-      { iface: "slack", clock },
-    );
-    sb.control.failNext(1_000, { status: 503, paths: [/^\/messages$/], methods: ["GET"] });
-    const id = mention(sb, "@**Helper** hi", "down");
-    const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
-    // The client's own retries of the read wait on the test clock.
-    await expect
-      .poll(async () => {
-        await clock.tick(500);
-        return answered();
-      })
-      .toEqual([200]);
+    const { clock, seen, sb, d, id } = await everyLookupFailing("down");
     await sb.control.settleWebhooks();
     const msg = sb.control.messages().find((m) => m.id === id)!;
     const form = new URLSearchParams({
@@ -403,6 +412,15 @@ describe("outgoing-webhook bots", () => {
       d.logs.filter((l) => String(l.msg).startsWith("Slack-format delivery: looking up its message failed")),
     ).toHaveLength(1);
     expect(d.logs.filter((l) => String(l.msg).startsWith("repeated Slack-format delivery"))).toHaveLength(1);
+  });
+
+  it("a Slack-format delivery still being looked up when the daemon stops is logged as not handled", async () => {
+    const { seen, d } = await everyLookupFailing("closing");
+    await d.stop();
+    running = undefined;
+    expect(seen).toEqual([]);
+    const dropped = d.logs.filter((l) => String(l.msg).includes("not handled"));
+    expect(dropped.map((l) => [l.level, l.pending])).toEqual([[40, 1]]);
   });
 
   it("a Slack-format delivery is answered within its reply deadline counted from its arrival, the lookup's time included", async () => {
