@@ -79,14 +79,24 @@ export class SlackLater {
       );
   }
 
-  #next(key: string, slack: Record<string, unknown>, attempt: number): void {
+  /**
+   * The lookup after `attempt` failed ones, or the end once none is left. `unavailable`: why the
+   * bot took no delivery at the last one (a reload restarting it, its instance losing it).
+   */
+  #next(key: string, slack: Record<string, unknown>, attempt: number, unavailable?: string): void {
     const delay = LATER_LOOKUP_DELAYS_MS[attempt];
     if (delay === undefined) {
       this.#pending.delete(key);
-      this.#o.log.error(
-        { attempts: attempt },
-        "Slack-format delivery: its message could not be looked up after every retry; not handled",
-      );
+      if (unavailable !== undefined)
+        this.#o.log.warn(
+          { reason: unavailable, attempts: attempt },
+          "Slack-format delivery: the bot took no deliveries at any later lookup; not handled",
+        );
+      else
+        this.#o.log.error(
+          { attempts: attempt },
+          "Slack-format delivery: its message could not be looked up after every retry; not handled",
+        );
       return;
     }
     const timer = this.#o.clock.setTimeout(() => void this.#attempt(key, slack, attempt), delay);
@@ -94,7 +104,7 @@ export class SlackLater {
   }
 
   async #attempt(key: string, slack: Record<string, unknown>, attempt: number): Promise<void> {
-    if (this.#stopped || this.#gone(key)) return;
+    if (this.#stopped || this.#notNow(key, slack, attempt)) return;
     const deadline = timeoutSignal(this.#o.clock, LOOKUP_TIMEOUT_MS);
     let event: MessageEvent | undefined;
     try {
@@ -106,8 +116,8 @@ export class SlackLater {
     } finally {
       deadline.clear();
     }
-    // The bot may have begun to stop during the lookup: it takes no more deliveries then.
-    if (this.#stopped || this.#gone(key)) return;
+    // The bot may have begun to stop during the lookup: it takes no deliveries until it is back.
+    if (this.#stopped || this.#notNow(key, slack, attempt)) return;
     this.#pending.delete(key);
     if (!event) {
       this.#o.log.warn("Slack-format delivery: the message could not be found through the API; not handled");
@@ -120,15 +130,18 @@ export class SlackLater {
     this.#o.deliver(event);
   }
 
-  /** Whether the bot takes no deliveries now: then the delivery of `key` is dropped, not handled. */
-  #gone(key: string): boolean {
+  /**
+   * Whether the bot takes no deliveries now (a reload restarting it, say): then the delivery is
+   * looked up again at the next pause, and dropped only when none is left.
+   */
+  #notNow(key: string, slack: Record<string, unknown>, attempt: number): boolean {
     const unavailable = this.#o.unavailable();
     if (unavailable === undefined) return false;
-    this.#pending.delete(key);
-    this.#o.log.warn(
-      { reason: unavailable },
-      "Slack-format delivery: the bot stopped before its message was found; not handled",
+    this.#o.log.debug(
+      { reason: unavailable, attempt: attempt + 1 },
+      "Slack-format delivery: the bot takes no deliveries now; its message is looked up again later",
     );
+    this.#next(key, slack, attempt + 1, unavailable);
     return true;
   }
 }

@@ -81,6 +81,19 @@ async function post(url: string, body: unknown) {
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
 }
 
+/** Polls `read` until it equals `expected`, moving the test clock by `stepMs` before each reading. */
+function pollTicking<T>(clock: ManualClock, stepMs: number, read: () => T, expected: T) {
+  return expect
+    .poll(
+      async () => {
+        await clock.tick(stepMs);
+        return read();
+      },
+      { timeout: 10_000 },
+    )
+    .toEqual(expected);
+}
+
 /**
  * A Slack-format bot whose every GET /messages answers 503, mentioned in `topic`: resolves once
  * the delivery was answered (200) and its later lookups are pending on the test clock.
@@ -96,12 +109,7 @@ async function everyLookupFailing(topic: string) {
   const id = mention(sb, "@**Helper** hi", topic);
   const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
   // The client's own retries of the read wait on the test clock.
-  await expect
-    .poll(async () => {
-      await clock.tick(500);
-      return answered();
-    })
-    .toEqual([200]);
+  await pollTicking(clock, 500, answered, [200]);
   return { clock, seen, sb, d, id };
 }
 
@@ -356,15 +364,7 @@ describe("outgoing-webhook bots", () => {
         await expect.poll(answered).toEqual([200]);
         sb.control.delay(0);
       }
-      await expect
-        .poll(
-          async () => {
-            await clock.tick(500);
-            return seen;
-          },
-          { timeout: 10_000 },
-        )
-        .toEqual([id]);
+      await pollTicking(clock, 500, () => seen, [id]);
       await sb.control.settleWebhooks();
       await expect.poll(() => lastMessage(sb).content).toBe("late hi in flaky");
       expect(sb.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
@@ -397,15 +397,7 @@ describe("outgoing-webhook bots", () => {
     expect([repeat.statusCode, await repeat.body.json()]).toEqual([200, { response_not_required: true }]);
     const gaveUp = () =>
       d.logs.filter((l) => String(l.msg).includes("could not be looked up after every retry"));
-    await expect
-      .poll(
-        async () => {
-          await clock.tick(5_000);
-          return gaveUp().length;
-        },
-        { timeout: 10_000 },
-      )
-      .toBe(1);
+    await pollTicking(clock, 5_000, () => gaveUp().length, 1);
     expect(seen).toEqual([]);
     expect(sb.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
     expect(
@@ -421,6 +413,36 @@ describe("outgoing-webhook bots", () => {
     expect(seen).toEqual([]);
     const dropped = d.logs.filter((l) => String(l.msg).includes("not handled"));
     expect(dropped.map((l) => [l.level, l.pending])).toEqual([[40, 1]]);
+  });
+
+  it("a Slack-format delivery looked up again while a reload restarts its bot is handled once the bot is back", async () => {
+    const clock = new ManualClock(Date.now());
+    const seen: number[] = [];
+    const definition = bot((b) =>
+      b.on("message", async (ctx) => {
+        seen.push(ctx.event.message.id);
+        await ctx.reply("back");
+      }),
+    );
+    const { sandbox: sb, running: d } = await setup(definition, { iface: "slack", clock });
+    // The first lookup fails on each of the client's 4 attempts: later lookups are pending.
+    sb.control.failNext(4, { status: 502, paths: [/^\/messages$/], methods: ["GET"] });
+    const id = mention(sb, "@**Helper** hi", "reloading");
+    const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+    await pollTicking(clock, 100, answered, [200]);
+    // A reload restarts the bot; its new version's registration is held: it is not ready yet.
+    sb.control.delay(3_600_000, { paths: [/^\/register$/] });
+    const plan = { add: [], remove: [], restart: ["helper"], keep: [], needRestart: [] };
+    const reloading = d.daemon.applyReload(d.daemon.config, plan, [
+      { name: "helper", definition, settings: {} },
+    ]);
+    await sb.control.waitFor(() => sb.control.delayed() === 1);
+    await clock.tick(1_000); // the first later lookup comes while the bot restarts
+    sb.control.delay(0);
+    await reloading;
+    await pollTicking(clock, 1_000, () => seen, [id]);
+    await sb.control.settleWebhooks();
+    await expect.poll(() => lastMessage(sb).content).toBe("back");
   });
 
   it("a Slack-format delivery is answered within its reply deadline counted from its arrival, the lookup's time included", async () => {
