@@ -27,8 +27,9 @@ export interface ReadBackOptions {
  * placeholder still (as recorded, holding none of the text) adds nothing. A message the server
  * refuses (deleted, or out of the bot's reach) adds nothing either; closed, it holds none of the
  * text from then on, open, it is left to its edit (refused, as the run's would be). A text whose
- * last message already ends with `failedNote` below it (the ending made, its answer lost) comes
- * back without the note: ended again, it is not added twice. A read that fails otherwise is tried
+ * last message shows what no record says, ending with `failedNote` below it (the ending made, its
+ * answer lost), comes back without the note: ended again, it is not added twice. Shown as
+ * recorded, it is the run's own text, kept whole even if its last words are the note's. A read that fails otherwise is tried
  * again after `intervalMs`, until `signal`.
  */
 export async function readBack(
@@ -51,9 +52,12 @@ export async function readBack(
       if (!open) m.length = 0;
       continue;
     }
-    if (fingerprint(content) !== m.content) [m.content, m.length] = [fingerprint(content), content.length];
+    // Shown as recorded, the content is the text the run made, whatever words it ends with.
+    const unrecorded = fingerprint(content) !== m.content;
+    if (unrecorded) [m.content, m.length] = [fingerprint(content), content.length];
     if (m.length === 0) continue;
-    text += (i === last ? withoutEnding(content, o.failedNote) : undefined) ?? content.padEnd(m.length, "\n");
+    const ending = i === last && unrecorded ? withoutEnding(content, o.failedNote) : undefined;
+    text += ending ?? content.padEnd(m.length, "\n");
   }
   return { state: next, text };
 }

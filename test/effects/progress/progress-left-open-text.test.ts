@@ -48,8 +48,8 @@ async function stoppedRolling() {
     .toEqual([true]);
   const dialog = bot.dialogs()[0]!.id;
   up.dm("yes");
-  await expect.poll(() => said().includes("Rolling…"), { timeout: 15_000 }).toBe(true);
-  const progress = idOf("Rolling…");
+  await expect.poll(() => said().includes(jobs.rolling), { timeout: 15_000 }).toBe(true);
+  const progress = idOf(jobs.rolling);
   // Past the pace of the progress's edits: the next one is due at once.
   await up.clock.advance(1_000);
   await end(dialog);
@@ -120,4 +120,18 @@ it("ended at the next start past its finalAfterMs: its text with the failed note
     .toEqual([MOVED, ROLL_Q, NOTE, ENDED, "not a command: hello"]);
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual([WAITING, "Rolling…", MOVED]);
+});
+
+it("a progress whose own text ends with the failed note's words, ended at the next start: the failed note goes below that text", async () => {
+  // Its last paragraph, quoting the release rolled back, reads as the note: only an edit the
+  // records do not know of (an ending whose answer was lost) is an ending made.
+  jobs.rolling = `Rolling back the release whose job said:\n\n${FAILED_NOTE}`;
+  const { asked, progress } = await stoppedRolling();
+  expect(content(progress)).toBe(jobs.rolling);
+  await up!.restart();
+  await settled("hello");
+  const ended = `${jobs.rolling}\n\n${FAILED_NOTE}`;
+  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe(ended);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual([WAITING, jobs.rolling, ended]);
 });

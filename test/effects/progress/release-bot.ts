@@ -26,15 +26,22 @@ export const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extr
  * What the commands wait for and how they go: `failing`, how many times "pack" fails; `updated`,
  * the code after an update ("roll"'s first question has another id, which stops a dialog waiting
  * at it); `work`, what the handlers wait for once their answer is taken, before their next question;
- * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress.
+ * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress; `rolling`, the text it is updated to.
  */
-export const jobs = { failing: 0, updated: false, work: deferred(), rollFinalAfterMs: LONG.finalAfterMs };
+export const jobs = {
+  failing: 0,
+  updated: false,
+  work: deferred(),
+  rollFinalAfterMs: LONG.finalAfterMs,
+  rolling: "Rolling…",
+};
 
 /** Every job as it was (a test's cleanup). */
 export function resetJobs(): void {
   jobs.failing = 0;
   jobs.updated = false;
   jobs.rollFinalAfterMs = LONG.finalAfterMs;
+  jobs.rolling = "Rolling…";
   jobs.work.resolve();
   jobs.work = deferred();
 }
@@ -57,7 +64,7 @@ export const ships = defineBot({
         finalAfterMs: jobs.rollFinalAfterMs,
       });
       await ctx.prompt("Roll?", jobs.updated ? { ...CHOICES, id: "roll-2" } : CHOICES);
-      progress.update("Rolling…");
+      progress.update(jobs.rolling);
       await jobs.work.promise;
       await ctx.prompt("Tag it?", CHOICES);
       await progress.done("Rolled.");
