@@ -14,13 +14,21 @@ import type { EventMap } from "../wire/events.ts";
 type MessageEvent = EventMap["message"];
 
 /**
- * Pauses before each later lookup: about 4 minutes in all, well inside the 10 minutes a
- * delivery's answer is kept for repeats, so a handler runs once however the message is found.
+ * Pauses before each later lookup, each lengthened by up to half at random: 4 to 6 minutes in
+ * all, inside the 10 minutes a delivery's answer is kept for repeats, so a handler runs once
+ * however the message is found.
  */
 export const LATER_LOOKUP_DELAYS_MS = [1_000, 5_000, 15_000, 30_000, 60_000, 120_000] as const;
 
 /** How long one later lookup may take. */
 const LOOKUP_TIMEOUT_MS = 30_000;
+
+/**
+ * Deliveries one bot keeps looking up at most. A lookup that fails takes up to 4 calls (the
+ * client's retries) and a delivery makes at most 4 later lookups in a minute: 5 of them take at
+ * most 80 of the account's 200 calls a minute, leaving the rest to the bot's own calls.
+ */
+const MAX_PENDING_LOOKUPS = 5;
 
 export interface SlackLaterOptions {
   clock: Clock;
@@ -39,6 +47,10 @@ export class SlackLater {
   /** Deliveries being looked for, by their fields: a repeat of one starts nothing more. */
   readonly #pending = new Map<string, TimerHandle | undefined>();
   #stopped = false;
+  /** Aborts the lookups under way when the listener closes. */
+  readonly #stopping = new AbortController();
+  /** Whether the warning about the cap was logged since the count last fell below it. */
+  #capWarned = false;
 
   constructor(options: SlackLaterOptions) {
     this.#o = options;
@@ -53,6 +65,15 @@ export class SlackLater {
   start(slack: Record<string, unknown>, err: unknown): void {
     const key = keyOf(slack);
     if (this.#stopped || this.#pending.has(key)) return;
+    if (this.#pending.size >= MAX_PENDING_LOOKUPS) {
+      if (!this.#capWarned)
+        this.#o.log.warn(
+          { err, max: MAX_PENDING_LOOKUPS },
+          "Slack-format deliveries: looking up their messages failed and too many are looked up again already; answered without a reply, not handled",
+        );
+      this.#capWarned = true;
+      return;
+    }
     this.#o.log.warn(
       { err, retries: LATER_LOOKUP_DELAYS_MS.length },
       "Slack-format delivery: looking up its message failed; answered without a reply, the handler runs when a later lookup finds it",
@@ -62,13 +83,14 @@ export class SlackLater {
   }
 
   /**
-   * Drop every later lookup (the listener closes): their pauses cleared (a lookup under way finds
-   * the bot stopped), and one warning that says how many deliveries go unhandled, since the server
+   * Drop every later lookup (the listener closes): their pauses cleared, the lookups under way
+   * aborted, and one warning that says how many deliveries go unhandled, since the server
    * was answered already and repeats none of them.
    */
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#stopping.abort();
     for (const timer of this.#pending.values()) if (timer) this.#o.clock.clearTimeout(timer);
     const pending = this.#pending.size;
     this.#pending.clear();
@@ -84,9 +106,9 @@ export class SlackLater {
    * bot took no delivery at the last one (a reload restarting it, its instance losing it).
    */
   #next(key: string, slack: Record<string, unknown>, attempt: number, unavailable?: string): void {
-    const delay = LATER_LOOKUP_DELAYS_MS[attempt];
-    if (delay === undefined) {
-      this.#pending.delete(key);
+    const pause = LATER_LOOKUP_DELAYS_MS[attempt];
+    if (pause === undefined) {
+      this.#drop(key);
       if (unavailable !== undefined)
         this.#o.log.warn(
           { reason: unavailable, attempts: attempt },
@@ -99,6 +121,8 @@ export class SlackLater {
         );
       return;
     }
+    // Lengthened by up to half at random: deliveries that failed together do not retry together.
+    const delay = pause * (1 + Math.random() / 2);
     const timer = this.#o.clock.setTimeout(() => void this.#attempt(key, slack, attempt), delay);
     this.#pending.set(key, timer);
   }
@@ -108,7 +132,7 @@ export class SlackLater {
     const deadline = timeoutSignal(this.#o.clock, LOOKUP_TIMEOUT_MS);
     let event: MessageEvent | undefined;
     try {
-      event = await this.#o.lookUp(slack, deadline.signal);
+      event = await this.#o.lookUp(slack, AbortSignal.any([deadline.signal, this.#stopping.signal]));
     } catch (err) {
       this.#o.log.debug({ err, attempt: attempt + 1 }, "Slack-format delivery: a later lookup failed");
       if (!this.#stopped) this.#next(key, slack, attempt + 1);
@@ -118,7 +142,7 @@ export class SlackLater {
     }
     // The bot may have begun to stop during the lookup: it takes no deliveries until it is back.
     if (this.#stopped || this.#notNow(key, slack, attempt)) return;
-    this.#pending.delete(key);
+    this.#drop(key);
     if (!event) {
       this.#o.log.warn("Slack-format delivery: the message could not be found through the API; not handled");
       return;
@@ -128,6 +152,12 @@ export class SlackLater {
       "Slack-format delivery: its message found by a later lookup",
     );
     this.#o.deliver(event);
+  }
+
+  /** The delivery `key` is no longer looked for: below the cap, the next one over it warns again. */
+  #drop(key: string): void {
+    this.#pending.delete(key);
+    if (this.#pending.size < MAX_PENDING_LOOKUPS) this.#capWarned = false;
   }
 
   /**

@@ -415,6 +415,57 @@ describe("outgoing-webhook bots", () => {
     expect(dropped.map((l) => [l.level, l.pending])).toEqual([[40, 1]]);
   });
 
+  it("a Slack-format lookup under way when the daemon stops is cut off by the stop, which does not wait for it; the warning counts it", async () => {
+    const { clock, seen, sb, d } = await everyLookupFailing("stopping");
+    // The next later lookup is held by the server: it is under way when the daemon stops.
+    sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    await pollTicking(clock, 500, () => sb.control.delayed(), 1);
+    await d.stop();
+    running = undefined;
+    expect(seen).toEqual([]);
+    const dropped = d.logs.filter((l) => String(l.msg).includes("not handled"));
+    expect(dropped.map((l) => [l.level, l.pending])).toEqual([[40, 1]]);
+    // Cut off by the stop itself, not by its 30 s deadline on a clock that no longer moves.
+    const cutOff = d.logs.filter((l) => String(l.msg).includes("a later lookup failed"));
+    expect(cutOff.map((l) => (l.err as { name?: string }).name)).toEqual(["AbortError"]);
+    sb.control.delay(0);
+  });
+
+  it("Slack-format deliveries past the cap of pending lookups are not kept: one warning, the kept ones handled once, GET /messages within budget", async () => {
+    const clock = new ManualClock(Date.now());
+    const seen: number[] = [];
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+      { iface: "slack", clock },
+    );
+    const cap = 5; // the cap docs/guide/webhooks.md states
+    const over = cap + 3;
+    // Every first lookup is held past the reply deadline (8s): each one fails.
+    sb.control.delay(3_600_000, { paths: [/^\/messages$/] });
+    const ids = Array.from({ length: over }, (_, i) => mention(sb, `@**Helper** hi ${i}`, `busy ${i}`));
+    await sb.control.waitFor(() => sb.control.delayed() === over);
+    await clock.tick(8_000);
+    const answered = () => d.logs.filter((l) => l.route === "/hooks/helper").map((l) => l.status);
+    await expect.poll(answered).toEqual(Array(over).fill(200));
+    sb.control.delay(0);
+    const capped = () => d.logs.filter((l) => String(l.msg).includes("too many are looked up again"));
+    expect(capped().map((l) => [l.level, l.max])).toEqual([[40, cap]]);
+    // The kept ones' first later lookups: 1 s each, lengthened by up to half at random, not all at once.
+    const pauses = clock.pendingDelays().filter((ms) => ms >= 1_000 && ms <= 1_500);
+    expect(pauses).toHaveLength(cap);
+    expect(new Set(pauses).size).toBeGreaterThan(1);
+    await pollTicking(clock, 1_000, () => seen.length, cap);
+    await clock.tick(600_000);
+    expect(seen).toHaveLength(cap);
+    expect(new Set(seen).size).toBe(cap);
+    expect(seen.every((id) => ids.includes(id))).toBe(true);
+    // At most one first lookup each, and one later lookup per delivery kept: none for the others.
+    const reads = sb.control.requests.filter((r) => r.method === "GET" && r.path === "/messages");
+    expect(reads.length).toBeGreaterThanOrEqual(cap);
+    expect(reads.length).toBeLessThanOrEqual(over + cap);
+    expect(sb.control.messages().filter((m) => String(m.content).startsWith("Failure!"))).toEqual([]);
+  });
+
   it("a Slack-format delivery looked up again while a reload restarts its bot is handled once the bot is back", async () => {
     const clock = new ManualClock(Date.now());
     const seen: number[] = [];
