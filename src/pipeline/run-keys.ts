@@ -10,12 +10,19 @@
  * every event type: a reaction added, removed and added again reads the same twice, and an edit's
  * `message_id` and `edit_timestamp` (whole seconds) may be another `update_message`'s of the same
  * message (a second edit within the second, a re-render: `rendering_only`).
- * Message keys are `m:`, cron jobs' `j:`, inbound webhooks' `w:`: none starts with `q:`, `l:` or `x:`.
+ * Message keys are `m:`, cron jobs' `j:`, inbound webhooks' `w:`: none starts with `q:`, `r:`, `l:` or `x:`.
  *
  * A dead letter keeps the key and the time of the first attempt (`records`), so its replay, at any
- * later start, reads the same records and bounds its read-backs the same way. An event with no
- * queue behind it (made by the pipeline: a gap, a reaction caught up) has a key of its own, made at
- * its first run and kept by its retries and its dead letter.
+ * later start, reads the same records and bounds its read-backs the same way.
+ *
+ * A reaction caught up (read on a waiting question: src/events/reaction-catch-up.ts, a question
+ * kept after a crash) has no queue behind it, and nothing marks it handed on: each new queue's
+ * catch-up hands it again while its question waits (its run, queued behind the conversation's
+ * other events, not over yet). Its key is what the server keeps of it, `r:<message id>/<user
+ * id>/<reaction type>/<emoji code>`, the same at every catch-up (a person holds one reaction of an
+ * emoji on a message), and its first run reads the records, as a re-run does. Another event with
+ * no queue behind it (a gap: each new queue makes its own) has a key of its own, made at its first
+ * run and kept by its retries and its dead letter.
  */
 import { randomUUID } from "node:crypto";
 import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
@@ -39,7 +46,20 @@ export function firstRecordsOf(incoming: Incoming, nowMs: number): RunRecords {
   if (queue !== undefined && typeof eventId === "number") return { key: `q:${queue}/${eventId}`, since };
   // A letter kept without its key (an older version's): its own id; its first attempt's time unknown.
   if (letter !== undefined) return { key: `l:${letter.id}` };
-  return { key: `x:${randomUUID()}`, since };
+  const caught = caughtUpKeyOf(incoming);
+  return { key: caught ?? `x:${randomUUID()}`, since };
+}
+
+/** The key of a reaction caught up (no queue behind it), from what the server keeps of it. */
+function caughtUpKeyOf({ event, queue }: Incoming): string | undefined {
+  if (queue !== undefined || event.type !== "reaction") return undefined;
+  const r = event as {
+    message_id?: unknown;
+    user_id?: unknown;
+    reaction_type?: unknown;
+    emoji_code?: unknown;
+  };
+  return `r:${r.message_id}/${r.user_id}/${r.reaction_type}/${r.emoji_code}`;
 }
 
 /**
@@ -57,7 +77,8 @@ export function eventRecords(
       ? firstRecordsOf(incoming, first)
       : { key: first.run.eventKey, since: first.since };
   const carried = (incoming.letter?.effects ?? []) as unknown as EffectRecord[];
-  const run = records.run(key, rerun, carried);
+  // A caught-up reaction's first run may be its second: another catch-up handed it too.
+  const run = records.run(key, rerun || key.startsWith("r:"), carried);
   return since === undefined ? { run, after: undefined } : { run, after: undefined, since };
 }
 

@@ -1,0 +1,117 @@
+/**
+ * A press on a question made while the bot was down, after a typed answer to it made then too: the
+ * typed answer wins and the press is an ordinary reaction, whose handler replies. The queue is lost
+ * again while the caught-up events still wait behind a handler in the topic, so the next catch-up
+ * reads the question still waiting and hands the same press again: the handler's reply is made
+ * once. A real daemon in this process on a held test clock against the sandbox over HTTP.
+ */
+import { afterEach, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { deferred } from "../support/deferred.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+
+const BOT = "deploy-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const OWNER = "owner@sandbox.example";
+const QUESTION = "Deploy api 1.4.2?";
+
+/** Holds the handler of a `wait` command; `entered` once it runs. */
+const slow = deferred();
+const entered = deferred();
+/** The member whose reactions the bot notes (set once the users exist). */
+let memberId = 0;
+
+const deploys = defineBot({
+  setup(bot) {
+    bot.track("reactions");
+    bot.command("deploy", async (ctx) => {
+      const decision = await ctx.prompt(QUESTION, { choices: { approve: "check", reject: "cross_mark" } });
+      await ctx.reply(`${decision.value} by ${decision.by.name}`);
+    });
+    bot.command("ping", (ctx) => ctx.reply("pong"));
+    bot.on("reaction", { op: "add" }, async (ctx) => {
+      if (ctx.event.user_id !== memberId) return;
+      await ctx.send({
+        type: "stream",
+        to: "general",
+        topic: "deploys",
+        content: `noted ${ctx.event.emoji_name}`,
+      });
+    });
+    bot.command("wait", async (ctx) => {
+      entered.resolve();
+      await slow.promise;
+      await ctx.reply("waited");
+    });
+  },
+});
+
+let up: GatedDaemon | undefined;
+afterEach(async () => {
+  slow.resolve();
+  await closeGatedDaemon(up);
+});
+
+/** `content` from `email` in the topic the bot asks in. */
+function say(email: string, content: string): void {
+  up!.sandbox.control.sendAs(email, { type: "stream", to: "general", topic: "deploys", content });
+}
+
+function userId(email: string): number {
+  return up!.sandbox.control.users().find((u) => u.email === email)!.user_id;
+}
+
+/** The first line of each message the bot sent, oldest first. */
+function botSaid(): string[] {
+  const sent = up!.sandbox.control.messages().filter((m) => m.sender_id === userId(BOT));
+  return sent.map((m) => String(m.content).split("\n")[0] as string);
+}
+
+it("a press caught up at two new queues in one process, its handler's reply made once", async () => {
+  up = await startGatedDaemon({
+    name: "deploys",
+    email: BOT,
+    fullName: "Deploys",
+    channels: ["general"],
+    definition: deploys,
+    clock: new TestClock({ held: true }),
+  });
+  const { control } = up.sandbox;
+  memberId = userId(MEMBER);
+  say(MEMBER, "@**Deploys** deploy");
+  const question = await control.waitFor(() => {
+    const m = control.messages().find((x) => x.sender_id === userId(BOT));
+    const buttons = (control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[];
+    return buttons.filter((r) => r.user_id === userId(BOT)).length === 2 && Number(m!.id);
+  });
+  await expect.poll(() => up!.running.daemon.bots[0]!.dialogs().length).toBe(1);
+
+  const running = await up.restart(async () => {
+    say(OWNER, "@**Deploys** wait");
+    say(MEMBER, "reject");
+    const member = createClient({ url: up!.sandbox.url, email: MEMBER, apiKey: control.apiKeyOf(MEMBER) });
+    await member.reactions.add(question, { emoji_name: "check" });
+  });
+  const bot = running.daemon.bots[0]!;
+  await entered.promise;
+  // wait, reject and the press caught up, waiting behind wait's handler; the question still waits.
+  await expect.poll(() => bot.stats.received, { timeout: 15_000 }).toBe(3);
+  const received = bot.stats.received;
+  control.expireQueue({ email: BOT });
+  // The new queue's catch-up: the two messages (duplicates, dropped) and the press, handed again.
+  await expect.poll(() => bot.stats.received, { timeout: 15_000 }).toBe(received + 3);
+  slow.resolve();
+
+  await expect.poll(() => bot.dialogs(), { timeout: 15_000 }).toEqual([]);
+  await expect.poll(botSaid, { timeout: 15_000 }).toContain("noted check");
+  // Run after every event before it in the topic.
+  say(MEMBER, "@**Deploys** ping");
+  await expect.poll(botSaid, { timeout: 15_000 }).toContain("pong");
+  // The typed answer's dialog reply and the press's handler run apart: their order is not checked.
+  expect(botSaid().filter((said) => said === "noted check")).toEqual(["noted check"]);
+  expect(botSaid().sort()).toEqual(
+    [QUESTION, "waited", "reject by Mel Member", "noted check", "pong"].sort(),
+  );
+});
