@@ -67,12 +67,20 @@ it("the message that began a dialog, caught up again after its question was kept
 });
 
 it("a message sent after the deadline is late: the deadline is run first, the message is no answer", async () => {
-  const dialogs = await waiting();
+  // Handled once the deadline passed by this machine's clock (caught up after a restart).
+  const dialogs = await waiting(memoryDialogs(new ManualClock(T0 + 61_000)));
   const late = dialogs.match(CONVERSATION, 7, msg(102, T0 + 61_000));
   expect(late).toMatchObject({ late: { id: "100" } });
   await dialogs.timeOut((late as { late: never }).late);
   const record = await dialogs.record("100");
   expect(record?.steps[0]).toMatchObject({ timedOut: true, answers: [] });
+});
+
+it("a message stamped after the deadline by a server clock ahead, handled before it by this machine's, is the answer", async () => {
+  const clock = new ManualClock(T0);
+  const dialogs = await waiting(memoryDialogs(clock));
+  await clock.tick(59_000);
+  expect(dialogs.match(CONVERSATION, 7, msg(102, T0 + 90_000))).toMatchObject({ entry: { id: "100" } });
 });
 
 it("an append that landed with its reply lost is found made when tried again, and made once", async () => {

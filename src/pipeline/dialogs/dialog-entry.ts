@@ -190,9 +190,10 @@ export interface Candidate {
 
 /**
  * What `message`, from the person (or one who may answer) in the conversation where `entry`
- * waits, is to that dialog. An answer takes the entry (no longer waiting, its run under way).
+ * waits, is to that dialog, matched at `now` (the daemon's clock). An answer takes the entry (no
+ * longer waiting, its run under way).
  */
-export function matched(entry: DialogEntry, message: Candidate): Match {
+export function matched(entry: DialogEntry, message: Candidate, now: number): Match {
   const head = entry.head;
   if (head.answered.includes(message.id)) return "duplicate";
   // Ending: nothing of it runs, not even an answer or a deadline recorded while the end was tried
@@ -204,6 +205,9 @@ export function matched(entry: DialogEntry, message: Candidate): Match {
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
   entry.waiting = false;
   entry.running = true;
-  // Sent after the deadline (caught up after a restart): the deadline's run comes first.
-  return message.timestamp * 1000 > head.deadline ? { late: entry } : { entry };
+  // Late only when both clocks say so: handled after the deadline (the daemon's clock, which keeps
+  // it) and stamped after it (the server's, which may run ahead): a message caught up after a
+  // restart, or one that came once the deadline's run was queued. The deadline's run comes first.
+  const late = now > head.deadline && message.timestamp * 1000 > head.deadline;
+  return late ? { late: entry } : { entry };
 }

@@ -92,17 +92,21 @@ export class DialogIndex {
     return n;
   }
 
-  /** What `message`, from `userId` in `conversation` (`said`: its text, on demand), is to the dialog there. */
+  /**
+   * What `message`, from `userId` in `conversation` (`said`: its text, on demand), is to the
+   * dialog there, at `now` (see `matched`).
+   */
   match(
     conversation: string,
     userId: number,
     message: Candidate,
     said: (() => string) | undefined,
     who: Membership,
+    now: number,
   ): Match | undefined {
     const places = this.#places;
     const entry = places?.at(conversation, userId) ?? places?.openTo(conversation, userId, said, who);
-    if (entry !== undefined) return matched(entry, message);
+    if (entry !== undefined) return matched(entry, message, now);
     // A question for others there holds an answer (or a deadline) not yet run: it came first, so
     // it runs before any later message there (a new request then finds the question decided).
     const held = places?.at(conversation, ANYONE);

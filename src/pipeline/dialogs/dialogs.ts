@@ -113,7 +113,8 @@ export class Dialogs {
   match(conversation: string, userId: number, message: Candidate, said?: () => string): Match {
     // The message that began a dialog, caught up again: its question's append was its commit.
     if (this.#known.has(String(message.id))) return "duplicate";
-    return this.#known.match(conversation, userId, message, said, this.#o.members ?? NOBODY_KNOWN);
+    const who = this.#o.members ?? NOBODY_KNOWN;
+    return this.#known.match(conversation, userId, message, said, who, this.#o.clock.now());
   }
 
   /** Undo {@link match}: nothing was recorded (a stop cut the write short); the dialog waits again. */

@@ -1,0 +1,87 @@
+/**
+ * A prompt's deadline is kept on the daemon's clock, and the server stamps each message by its
+ * own. With the two clocks apart, an answer is late only when both say so: it came after the
+ * deadline by the daemon's clock and was stamped after it by the server's. A person who answers
+ * before the deadline the bot keeps is not told the prompt timed out because the server's clock
+ * runs ahead; one caught up after a restart, stamped after the deadline, is late as before. A
+ * real daemon in this process on a held test clock against the sandbox over HTTP, the sandbox's
+ * clock ahead of (or behind) the daemon's.
+ */
+import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { botSaid } from "../support/self-killing-bot.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MINUTE = 60_000;
+
+const orders = defineBot({
+  setup(bot) {
+    bot.command("order", async (ctx) => {
+      const size = await ctx.prompt("Which size?", { timeout: "10m" }).catch(() => undefined);
+      await ctx.reply(size === undefined ? "Timed out." : `${size.text}, noted.`);
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let up: GatedDaemon | undefined;
+afterEach(() => closeGatedDaemon(up));
+
+const said = () => botSaid(up!.sandbox, BOT);
+
+/** The daemon asked "Which size?" (deadline in 10 minutes), the sandbox's clock `behindMs` behind. */
+async function asked(behindMs: number) {
+  const clock = new TestClock({ held: true });
+  up = await startGatedDaemon({
+    name: "orders",
+    email: BOT,
+    fullName: "Orders",
+    definition: orders,
+    clock,
+    serverBehindMs: behindMs,
+  });
+  const bot = up.running.daemon.bots[0]!;
+  up.dm("order");
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  return { clock, bot };
+}
+
+it("the server's clock 2 minutes ahead: an answer 1 minute before the deadline the bot keeps is the answer", async () => {
+  const { clock } = await asked(-2 * MINUTE);
+  await clock.advance(9 * MINUTE);
+  // Stamped 1 minute after the deadline by the server's clock; 1 minute before it by the daemon's.
+  up!.dm("large");
+  await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "large, noted."]);
+});
+
+it("the server's clock 2 minutes ahead: a later message after the deadline passed is an ordinary one", async () => {
+  const { clock, bot } = await asked(-2 * MINUTE);
+  await clock.advance(10 * MINUTE + 1_000);
+  await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "Timed out."]);
+  expect(bot.dialogs()).toEqual([]);
+  up!.dm("large");
+  await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "Timed out.", "not a command: large"]);
+});
+
+it("an answer sent while the daemon was down, stamped after the deadline, is late at the next start", async () => {
+  await asked(0);
+  await up!.restart(async () => {
+    await up!.clock.advance(11 * MINUTE);
+    up!.dm("large");
+  });
+  await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "Timed out.", "not a command: large"]);
+});
+
+it("the server's clock 2 minutes behind: an answer the server stamps before the deadline, caught up after it, is the answer", async () => {
+  await asked(2 * MINUTE);
+  await up!.restart(async () => {
+    // 11 minutes by the daemon's clock: the server stamps the answer at 9.
+    await up!.clock.advance(11 * MINUTE);
+    up!.dm("large");
+  });
+  await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "large, noted."]);
+});
