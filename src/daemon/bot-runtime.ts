@@ -17,6 +17,7 @@ import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../pipeline/incoming.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
+import type { JsonValue } from "../state/state-store.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { untilAborted, withinSetupTime } from "./setup-deadline.ts";
 import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
@@ -289,6 +290,30 @@ export class BotRuntime {
       const incoming = { event, replayed: false, issue: undefined, reply: options.reply };
       if (!dispatcher.accept(incoming, () => resolve(true))) resolve(false);
     });
+  }
+
+  /**
+   * Keep `event`, an outgoing-webhook delivery answered already that the bot never ran (the
+   * daemon stops before the bot was ready), as a dead letter marked for replay, written and
+   * flushed: the next start runs it. Its id; undefined when the bot keeps no dead letters.
+   */
+  async keepForNextStart(event: ServerEvent): Promise<string | undefined> {
+    const letters = this.#o.letters;
+    if (!letters) return undefined;
+    const at = new Date(this.#o.clock.now());
+    const letter = await letters.add({
+      source: "webhook",
+      event: event as unknown as JsonValue,
+      error: new Error(
+        "the daemon stopped before the bot was ready for this outgoing-webhook delivery (answered without a reply)",
+      ),
+      attempts: 0,
+      firstFailedAt: at.toISOString(),
+      lastFailedAt: at.toISOString(),
+    });
+    await letters.requestRetry(letter.id, at);
+    await this.#o.flush();
+    return letter.id;
   }
 
   /** The bot's `limit` oldest open dialogs (`ctx.prompt`) this process knows (all by default), oldest first. */

@@ -45,6 +45,8 @@ export interface InProcessOptions {
   clock?: Clock;
   /** Where log lines are collected (to keep them across restarts); default a new array. */
   logs?: Record<string, unknown>[];
+  /** Given the daemon before it starts: a test may stop it while its bots start (as a SIGTERM does). */
+  created?: (daemon: Daemon) => void;
 }
 
 export type InProcessDaemon = Awaited<ReturnType<typeof startInProcessDaemon>>;
@@ -125,6 +127,7 @@ export async function startInProcessDaemon(
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },
     ...(options.clock ? { clock: options.clock } : {}),
   });
+  options.created?.(daemon);
   const report = await daemon.start();
   return {
     daemon,

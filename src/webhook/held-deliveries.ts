@@ -5,9 +5,12 @@
  * retry, so a delivery is held until the bot is ready, within what is left of its reply
  * deadline. One still not ready at its deadline is answered without a reply and kept here, up to
  * {@link HELD_LATE_CAP}, to be handed over once the bot is ready (its replies go through the API).
+ * Answered, it is never delivered again by the server: when the listener closes first (the daemon
+ * stops), each one kept is written as a dead letter marked for replay, which the next start runs.
  */
 import type { Logger } from "pino";
 import type { Clock } from "../time/clock.ts";
+import type { ServerEvent } from "../wire/events.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 /** The most deliveries kept for later per bot; past it, the newest are not taken (the server retries them). */
@@ -16,10 +19,14 @@ export const HELD_LATE_CAP = 100;
 /** How a wait for the bot ended: it is ready; the time given ran out; the listener closes. */
 export type HoldOutcome = "ready" | "late" | "closed";
 
-/** One delivery kept for later: what identifies it in logs, and what hands it to the bot. */
+/**
+ * One delivery kept for later: what identifies it in logs, what hands it to the bot, and the
+ * message event it carries (none for a Slack-format one: its message is not looked up yet).
+ */
 interface Late {
   messageId: number | undefined;
   run: () => void;
+  event: ServerEvent | undefined;
 }
 
 export class HeldDeliveries {
@@ -72,7 +79,7 @@ export class HeldDeliveries {
    * Keep a delivery answered without a reply, to `run` once the bot is ready. False when
    * {@link HELD_LATE_CAP} are kept already (or the listener closes): the newest is not taken.
    */
-  keep(messageId: number | undefined, run: () => void): boolean {
+  keep(messageId: number | undefined, run: () => void, event?: ServerEvent): boolean {
     if (this.#closed) return false;
     if (this.ready()) {
       run();
@@ -88,21 +95,47 @@ export class HeldDeliveries {
       }
       return false;
     }
-    this.#late.push({ messageId, run });
+    this.#late.push({ messageId, run, event });
     return true;
   }
 
-  /** The listener closes: every wait ends "closed"; deliveries kept are reported, not handled. */
-  close(): void {
+  /**
+   * The listener closes: every wait ends "closed"; each delivery kept is written as a dead letter
+   * marked for replay (resolves once written); one that cannot be is reported, not handled.
+   */
+  async close(): Promise<void> {
     this.#closed = true;
     this.#unsubscribe?.();
     for (const finish of [...this.#waiters]) finish("closed");
-    const lost = this.#late.splice(0);
+    const lost: Late[] = [];
+    const kept: string[] = [];
+    for (const late of this.#late.splice(0)) {
+      const id = await this.#keepForNextStart(late);
+      if (id === undefined) lost.push(late);
+      else kept.push(id);
+    }
+    if (kept.length > 0) {
+      this.#log.warn(
+        { count: kept.length, deadLetters: kept },
+        "outgoing webhook: deliveries answered while the bot was not ready are kept as dead letters, replayed at the next start: the listener closed before it was ready",
+      );
+    }
     if (lost.length > 0) {
       this.#log.error(
         { count: lost.length, messageIds: lost.map((l) => l.messageId).filter((id) => id !== undefined) },
         "outgoing webhook: deliveries answered while the bot was not ready were not handled: the listener closed before it was ready",
       );
+    }
+  }
+
+  /** The dead letter `late` is kept as; undefined when it is not (Slack format, no store, a failure). */
+  async #keepForNextStart(late: Late): Promise<string | undefined> {
+    if (late.event === undefined) return undefined;
+    try {
+      return await this.#runtime().keepForNextStart(late.event);
+    } catch (err) {
+      this.#log.error({ err, messageId: late.messageId }, "outgoing webhook: could not keep a delivery");
+      return undefined;
     }
   }
 

@@ -74,7 +74,7 @@ export function registerOutgoingRoutes(
       unavailable: () => standbyBot(bot.runtime),
       // A bot restarting meanwhile (a reload) gets it once ready.
       deliver: (found) => {
-        if (!held.keep(found.message.id, () => void handOver(found, undefined)))
+        if (!held.keep(found.message.id, () => void handOver(found, undefined), found))
           blog.error(
             { messageId: found.message.id },
             "Slack-format delivery: found by a later lookup while the bot is not ready, and not kept; not handled",
@@ -114,9 +114,10 @@ export function registerOutgoingRoutes(
     const whenReady = async (
       arrived: number,
       reply: FastifyReply,
-      messageId: number | undefined,
+      found: OutgoingMessageEvent | undefined,
       runLate: () => void,
     ): Promise<"go" | "answered"> => {
+      const messageId = found?.message.id;
       if (held.ready()) return "go";
       blog.info({ messageId }, "outgoing webhook: delivery held until the bot is ready");
       const outcome = await held.wait(bot.replyDeadlineMs - (clock.now() - arrived));
@@ -126,7 +127,7 @@ export function registerOutgoingRoutes(
         error(reply, 503, refused);
         return "answered";
       }
-      if (outcome === "late" && held.keep(messageId, runLate)) {
+      if (outcome === "late" && held.keep(messageId, runLate, found)) {
         blog.info(
           { messageId },
           "outgoing webhook: the bot is not ready by the reply deadline; answered without a reply, handled once it is",
@@ -167,7 +168,7 @@ export function registerOutgoingRoutes(
         if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);
         event = payload.event;
         const found = event;
-        const go = await whenReady(arrived, reply, found.message.id, () => void handOver(found, undefined));
+        const go = await whenReady(arrived, reply, found, () => void handOver(found, undefined));
         if (go === "answered") return reply;
       } else {
         const slack = payload.slack;
@@ -193,7 +194,7 @@ export function registerOutgoingRoutes(
         }
         // The bot may have begun to stop during the lookup: the delivery waits for it again.
         const found = event;
-        const go = await whenReady(arrived, reply, found.message.id, () => void handOver(found, undefined));
+        const go = await whenReady(arrived, reply, found, () => void handOver(found, undefined));
         if (go === "answered") return reply;
       }
       return render(await handOver(event, arrived), payload.format);

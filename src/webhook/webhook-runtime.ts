@@ -47,6 +47,12 @@ export interface WebhookRuntime {
    * returns what unsubscribes it.
    */
   onReady(listener: () => void): () => void;
+  /**
+   * Keep `event`, a delivery answered already that the bot never ran (the daemon stops before
+   * the bot was ready), durably as a dead letter marked for replay: the next start runs it.
+   * Resolves the letter's id; undefined when the bot keeps no dead letters.
+   */
+  keepForNextStart(event: ServerEvent): Promise<string | undefined>;
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
   deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;

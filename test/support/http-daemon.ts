@@ -49,6 +49,8 @@ export async function startDaemon(
     clock?: Clock;
     /** Where the log lines go (readable before the start resolves). */
     logs?: Record<string, unknown>[];
+    /** Given the daemon before it starts (to stop it during its start). */
+    created?: (daemon: Daemon) => void;
   } = {},
 ): Promise<RunningDaemon> {
   const http = `http:\n  listen: 127.0.0.1:${options.port ?? 0}${options.http ? `\n${options.http.replace(/^/gm, "  ")}` : ""}`;
@@ -58,6 +60,7 @@ export async function startDaemon(
     ...(options.stateDir ? { stateDir: options.stateDir } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.logs ? { logs: options.logs } : {}),
+    ...(options.created ? { created: options.created } : {}),
   });
   return { ...running, url: running.daemon.http!.url! };
 }

@@ -2,12 +2,17 @@
  * Outgoing-webhook deliveries that come while their bot is not ready: starting (its register held
  * by the sandbox) or stopped alone and started again. The server posts "Failure! Third party
  * responded with …" for any error status and never retries it, so such a delivery is held until
- * the bot is ready, and handled once either way.
+ * the bot is ready, and handled once either way; one answered already when the daemon stops before
+ * the bot is ready is kept as a dead letter, which the next start runs.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { deferred } from "../support/deferred.ts";
@@ -34,25 +39,41 @@ function bot(setup: (bot: BotApi) => void): BotDefinition<never, never> {
  * A sandbox whose outgoing-webhook bot points at bothost, and bothost starting with its
  * `/register` held by the sandbox (until `sb.control.delay(0)`): the listener is up, the bot not ready.
  */
-async function startingWithRegisterHeld(definition: BotDefinition<never, never>, clock: ManualClock) {
+async function startingWithRegisterHeld(
+  definition: BotDefinition<never, never>,
+  clock: ManualClock,
+  stateDir?: string,
+) {
   const port = await freePort();
   const sb = await startSandbox({ org: outgoingOrg(port) });
   sandbox = sb;
   sb.control.delay(3_600_000, { paths: [/^\/register$/] });
   const logs: Record<string, unknown>[] = [];
-  running = startDaemon(
-    sb,
-    {
-      helper: {
-        email: HELPER,
-        definition,
-        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: 8s`,
+  let daemon: Daemon | undefined;
+  const start = () =>
+    startDaemon(
+      sb,
+      {
+        helper: {
+          email: HELPER,
+          definition,
+          extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: 8s`,
+        },
       },
-    },
-    { port, env: { HELPER_TOKEN: TOKEN }, clock, logs },
-  );
+      {
+        port,
+        env: { HELPER_TOKEN: TOKEN },
+        clock,
+        logs,
+        ...(stateDir ? { stateDir } : {}),
+        created: (d) => {
+          daemon = d;
+        },
+      },
+    );
+  running = start();
   await sb.control.waitFor(() => sb.control.delayed() === 1);
-  return { sb, logs, url: `http://127.0.0.1:${port}` };
+  return { sb, logs, url: `http://127.0.0.1:${port}`, daemon: () => daemon!, start };
 }
 
 /**
@@ -214,6 +235,50 @@ it("a delivery held when the listener closes (the daemon stops) is not answered 
   // The server retried it (3 times) against a listener that is gone: no 503 answered.
   expect(failures(sb).map((m) => m.content)).toEqual(["Failure! Bot is unavailable"]);
   expect(seen).toEqual([]);
+});
+
+it("a mention answered without a reply while the bot registers, the daemon stopped before it is ready: kept as a dead letter, handled at the next start, its reply through the API", async () => {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-held-"));
+  try {
+    const definition = bot((b) =>
+      b.on("message", (ctx) => {
+        seen.push(ctx.event.message.id);
+        return ctx.reply(`late hi, ${ctx.event.message.subject}`);
+      }),
+    );
+    const { sb, logs, daemon, start } = await startingWithRegisterHeld(definition, clock, stateDir);
+    const id = mention(sb, "@**Helper** hello", "stopped early");
+    await expect.poll(() => arrived(logs)).toBe(1);
+    await clock.tick(8_000); // the reply deadline: answered, the delivery kept
+    await expect.poll(() => answered(logs)).toEqual([200]);
+    // The stop a SIGTERM makes, the bot still registering.
+    await daemon().stop();
+    await (await running)?.stop();
+    await sb.control.settleWebhooks();
+    expect(seen).toEqual([]);
+    // The server took the 200 as the answer: no retry, no Failure! message.
+    expect(failures(sb)).toEqual([]);
+    sb.control.delay(0);
+    running = start();
+    await running;
+    await expect.poll(() => seen).toEqual([id]);
+    await expect.poll(() => sb.control.messages().at(-1)?.content).toBe("late hi, stopped early");
+    expect(sb.control.messages().at(-1)).not.toMatchObject({ client: "OutgoingWebhookResponse" });
+    expect(failures(sb)).toEqual([]);
+    // The stop said where the delivery went.
+    const kept = logs.filter((l) =>
+      String(l.msg).includes("are kept as dead letters, replayed at the next start"),
+    );
+    expect(kept).toMatchObject([{ count: 1, deadLetters: ["helper/1"] }]);
+    // Handled, the dead letter is removed.
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+  } finally {
+    await (await running)?.stop();
+    running = undefined;
+    await rm(stateDir, { recursive: true, force: true });
+  }
 });
 
 it("a delivery arriving on a kept-alive connection while the daemon's stop closes the listener is not answered 503", async () => {
