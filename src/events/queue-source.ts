@@ -116,8 +116,6 @@ export class QueueSource {
   readonly #o: QueueSourceOptions;
   /** The newest message id seen just before the first-ever registration (the ledger's baseline). */
   #baselineCandidate: number | undefined;
-  /** Presses caught up whose runs are not over, by key: a later catch-up hands none of them again. */
-  readonly #pressesQueued = new Set<string>();
   /** When the server was last heard from on the previous queue (the `since` of a gap). */
   #lastContactBeforeGap: number | undefined;
 
@@ -341,7 +339,6 @@ export class QueueSource {
         featureLevel: reg.zulip_feature_level,
         signal: o.signal,
         accept: (incoming, onDone) => o.dispatcher.accept(incoming, onDone),
-        queued: this.#pressesQueued,
         read,
       });
       if (found > 0) o.log.info({ found }, "caught up reactions that answer waiting questions");

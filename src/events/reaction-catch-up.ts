@@ -2,8 +2,8 @@
  * Reactions made while no queue was reading (the bot down, a queue lost): after each new queue,
  * the questions that wait for a reaction (a prompt's emoji choices) are read back, and on each
  * the first reaction that answers it is handed to the bot as if the queue had brought it, unless
- * an earlier catch-up handed it and its run is not over (it waits in its conversation, the
- * question not taken yet): a press is taken once however many catch-ups read it. One
+ * an earlier read-back handed it and its run is not over (it waits in its conversation, the
+ * question not taken yet: `Buttons.handOn`): a press is taken once however many read it. One
  * GET /messages per 1,000 questions (feature level 300 and later; an older server is asked one
  * question at a time, at most 20 of them: see api/message-pages.ts).
  */
@@ -11,7 +11,6 @@ import type { Client } from "../api/create-client.ts";
 import { messagePages } from "../api/message-pages.ts";
 import { type Buttons, pressOn } from "../pipeline/dialogs/dialog-reactions.ts";
 import type { Incoming } from "../pipeline/incoming.ts";
-import { caughtUpKeyOf } from "../pipeline/run-keys.ts";
 import type { Message } from "../wire/records.ts";
 
 export interface ReactionCatchUp {
@@ -21,11 +20,6 @@ export interface ReactionCatchUp {
   signal: AbortSignal;
   /** Hands a reaction event to the bot's pipeline; `onDone` once its run is over. */
   accept(incoming: Incoming, onDone: () => void): unknown;
-  /**
-   * The presses handed on whose runs are not over, by their keys (run-keys.ts): kept by the
-   * caller from one catch-up to the next.
-   */
-  queued: Set<string>;
   /** Gets every question read, by id (the moves' read-back reads none of them again). */
   read?: Map<number, Message>;
 }
@@ -40,12 +34,9 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
       o.read?.set(message.id, message);
       const press = pressOn(o.buttons, message);
       if (press === undefined) continue;
-      const key = caughtUpKeyOf({ event: press }) as string;
-      if (o.queued.has(key)) continue;
-      o.queued.add(key);
-      o.accept({ event: press, replayed: true, issue: undefined, reply: undefined }, () =>
-        o.queued.delete(key),
-      );
+      const done = o.buttons.handOn(press);
+      if (done === undefined) continue;
+      o.accept({ event: press, replayed: true, issue: undefined, reply: undefined }, done);
       found++;
     }
   }

@@ -51,7 +51,7 @@ export function firstRecordsOf(incoming: Incoming, nowMs: number): RunRecords {
 }
 
 /** The key of a reaction caught up (no queue behind it), from what the server keeps of it. */
-export function caughtUpKeyOf({ event, queue }: Pick<Incoming, "event" | "queue">): string | undefined {
+function caughtUpKeyOf({ event, queue }: Incoming): string | undefined {
   if (queue !== undefined || event.type !== "reaction") return undefined;
   const r = event as {
     message_id?: unknown;

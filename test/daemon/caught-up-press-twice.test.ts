@@ -4,15 +4,18 @@
  * waiting and finds the press again: it is not handed again (its first copy not run yet). Alone,
  * the press answers the question and reaches no `reaction` handler, as a live press on a button;
  * after an answer typed then too, the typed answer wins and the press is an ordinary reaction,
- * whose handler runs once and replies once. A real daemon in this process on a held test clock
- * against the sandbox over HTTP.
+ * whose handler runs once and replies once. The same for a question kept at a start (sent before
+ * the process stopped, its log not written), whose read-back finds the press too. A real daemon in
+ * this process on a test clock against the sandbox over HTTP.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
+import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { StoreGate } from "../support/gated-store.ts";
 
 const BOT = "deploy-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -29,7 +32,10 @@ let seen: string[] = [];
 
 const deploys = defineBot({
   setup(bot) {
+    // The events a waiting question needs, received from the start: no queue renewed for them.
     bot.track("reactions");
+    bot.on("update_message", () => {});
+    bot.on("delete_message", () => {});
     bot.command("deploy", async (ctx) => {
       const decision = await ctx.prompt(QUESTION, { choices: { approve: "check", reject: "cross_mark" } });
       await ctx.reply(`${decision.value} by ${decision.by.name}`);
@@ -54,13 +60,16 @@ const deploys = defineBot({
 });
 
 let up: GatedDaemon | undefined;
+let gate = new StoreGate();
 beforeEach(() => {
   slow = deferred();
   entered = deferred();
   seen = [];
+  gate = new StoreGate();
 });
 afterEach(async () => {
   slow.resolve();
+  gate.open();
   await closeGatedDaemon(up);
   up = undefined;
 });
@@ -81,52 +90,74 @@ function botSaid(): string[] {
 }
 
 /**
- * The question asked; while the bot is down, `wait` (held), `typed` if given, and a press of
- * `check`; the queue lost again while they wait; `wait` let go and every event run. Returns how
- * many events the second catch-up handed on.
+ * The daemon started, its dialog writes through `gate` if given (else on a held test clock), and
+ * `deploy` asked: the question's id once its two buttons are on it.
  */
-async function caughtUpTwice(typed: string | undefined): Promise<number> {
+async function asked(gated?: StoreGate): Promise<number> {
   up = await startGatedDaemon({
     name: "deploys",
     email: BOT,
     fullName: "Deploys",
     channels: ["general"],
     definition: deploys,
-    clock: new TestClock({ held: true }),
+    ...(gated ? { gate: gated, extra: "handler_timeout: 1h" } : { clock: new TestClock({ held: true }) }),
   });
   const { control } = up.sandbox;
   memberId = userId(MEMBER);
+  if (gated) gated.mode = "fail";
   say(MEMBER, "@**Deploys** deploy");
-  const question = await control.waitFor(() => {
+  return control.waitFor(() => {
     const m = control.messages().find((x) => x.sender_id === userId(BOT));
     const buttons = (control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[];
     return buttons.filter((r) => r.user_id === userId(BOT)).length === 2 && Number(m!.id);
   });
-  await expect.poll(() => up!.running.daemon.bots[0]!.dialogs().length).toBe(1);
+}
 
-  const running = await up.restart(async () => {
+/** The member presses `check` on `question`. */
+async function press(question: number): Promise<void> {
+  const { control } = up!.sandbox;
+  const member = createClient({ url: up!.sandbox.url, email: MEMBER, apiKey: control.apiKeyOf(MEMBER) });
+  await member.reactions.add(question, { emoji_name: "check" });
+}
+
+/** The queue lost while wait's handler is held: resolves once the new queue's catch-up is over. */
+async function queueLost(running: InProcessDaemon): Promise<void> {
+  const caughtUp = () => running.logged("caught up after a new queue").length;
+  expect(caughtUp()).toBe(1);
+  up!.sandbox.control.expireQueue({ email: BOT });
+  // Its reactions are caught up last.
+  await expect.poll(caughtUp, { timeout: 15_000 }).toBe(2);
+}
+
+/** wait let go; resolves once every event before a later `ping` in the topic has run. */
+async function allRun(running: InProcessDaemon): Promise<void> {
+  slow.resolve();
+  await expect.poll(() => running.daemon.bots[0]!.dialogs(), { timeout: 15_000 }).toEqual([]);
+  say(MEMBER, "@**Deploys** ping");
+  await expect.poll(botSaid, { timeout: 15_000 }).toContain("pong");
+}
+
+/**
+ * The question asked; while the bot is down, `wait` (held), `typed` if given, and a press of
+ * `check`; the queue lost again while they wait; `wait` let go and every event run. Returns how
+ * many events the second catch-up handed on.
+ */
+async function caughtUpTwice(typed: string | undefined): Promise<number> {
+  const question = await asked();
+  await expect.poll(() => up!.running.daemon.bots[0]!.dialogs().length).toBe(1);
+  const running = await up!.restart(async () => {
     say(OWNER, "@**Deploys** wait");
     if (typed !== undefined) say(MEMBER, typed);
-    const member = createClient({ url: up!.sandbox.url, email: MEMBER, apiKey: control.apiKeyOf(MEMBER) });
-    await member.reactions.add(question, { emoji_name: "check" });
+    await press(question);
   });
   const bot = running.daemon.bots[0]!;
   await entered.promise;
   // The messages and the press caught up, waiting behind wait's handler; the question still waits.
   const first = typed === undefined ? 2 : 3;
   await expect.poll(() => bot.stats.received, { timeout: 15_000 }).toBe(first);
-  const caughtUp = () => running.logged("caught up after a new queue").length;
-  expect(caughtUp()).toBe(1);
-  control.expireQueue({ email: BOT });
-  // The new queue's catch-up is over (its reactions come last).
-  await expect.poll(caughtUp, { timeout: 15_000 }).toBe(2);
+  await queueLost(running);
   const handed = bot.stats.received - first;
-  slow.resolve();
-
-  await expect.poll(() => bot.dialogs(), { timeout: 15_000 }).toEqual([]);
-  // Run after every event before it in the topic.
-  say(MEMBER, "@**Deploys** ping");
-  await expect.poll(botSaid, { timeout: 15_000 }).toContain("pong");
+  await allRun(running);
   return handed;
 }
 
@@ -147,4 +178,34 @@ it("a press caught up at two new queues after a typed answer: its handler runs o
   expect(seen).toEqual(["check"]);
   // Read again: the two messages (duplicates, dropped), not the press.
   expect(handed).toBe(2);
+});
+
+it("a press on a question kept at a start, read back and caught up by a new queue too, is taken once", async () => {
+  const question = await asked(gate);
+  // Its log's first write refused, as a crash after the send leaves it.
+  await gate.stoppedAt(1);
+  const restarted = up!.restart(async () => {
+    await press(question);
+    say(OWNER, "@**Deploys** wait");
+    gate.open();
+  });
+  // The stop waits for the run retrying its write, until the shutdown deadline on the test clock.
+  let down = false;
+  void restarted.finally(() => {
+    down = true;
+  });
+  for (let s = 0; !down && s < 120; s++) await up!.clock.advance(1_000);
+  const running = await restarted;
+  const bot = running.daemon.bots[0]!;
+  await entered.promise;
+  // The question's log written at the start, its read-back waiting behind wait's handler.
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  await queueLost(running);
+  // The new queue's catch-up found the press on the question still waiting.
+  expect(running.logged("caught up reactions that answer waiting questions")).toHaveLength(1);
+  await allRun(running);
+  expect(botSaid().sort()).toEqual([QUESTION, "waited", "approve by Mel Member", "pong"].sort());
+  expect(seen).toEqual([]);
 });

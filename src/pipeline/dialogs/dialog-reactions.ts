@@ -24,6 +24,11 @@ export class Buttons {
    * and the key of the conversation the question was asked in.
    */
   readonly #sent = new Map<number, { entry: DialogEntry; conversation: string }>();
+  /**
+   * Presses read on waiting questions (a new queue's catch-up, a kept question's read-back) and
+   * handed on, whose runs are not over: by message, user, reaction type and emoji code.
+   */
+  readonly #handed = new Set<string>();
 
   constructor(
     private readonly who: () => Membership,
@@ -88,6 +93,24 @@ export class Buttons {
     const ids: number[] = [];
     for (const [id, entry] of this.#byQuestion) if (this.#open(entry)) ids.push(id);
     return ids;
+  }
+
+  /**
+   * `press` (from {@link pressOn}) is about to be handed on: the function to call once its run is
+   * over; undefined when a copy handed on before has not run yet (the question still waits for
+   * it), and this one must not be: a press is taken once, however many read-backs find it.
+   */
+  handOn(press: AnyEvent): (() => void) | undefined {
+    const r = press as {
+      message_id?: unknown;
+      user_id?: unknown;
+      reaction_type?: unknown;
+      emoji_code?: unknown;
+    };
+    const key = `${r.message_id}/${r.user_id}/${r.reaction_type}/${r.emoji_code}`;
+    if (this.#handed.has(key)) return undefined;
+    this.#handed.add(key);
+    return () => this.#handed.delete(key);
   }
 
   /** Whether `reaction` would answer a waiting question (nothing is taken). */

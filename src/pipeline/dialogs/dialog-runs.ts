@@ -106,8 +106,8 @@ export class DialogEngine {
       ...this.#o,
       gone: (from, id, msg) => queue.push(from, this.#goneTask, { id, ids: [msg] }),
       follow: (move) => this.moves.follow(move),
-      press: (from, event) =>
-        queue.push(from, this.run, { event, replayed: true, issue: undefined, reply: undefined }),
+      press: (from, event, done) =>
+        queue.push(from, this.run, { event, replayed: true, issue: undefined, reply: undefined }, done),
     };
     dialogs.arm({
       due: (id, conversation) => queue.push(conversation, this.#dueTask, id),

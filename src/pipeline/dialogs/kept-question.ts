@@ -36,8 +36,8 @@ export interface KeptParts {
   gone(from: string, id: string, msg: number): void;
   /** The question moved: its dialog follows it, in the conversation's order. */
   follow(move: Move): void;
-  /** A reaction that answers the question, read on it: run in conversation `from`'s order. */
-  press(from: string, reaction: AnyEvent): void;
+  /** A reaction that answers the question, read on it: run in conversation `from`'s order; `done` after. */
+  press(from: string, reaction: AnyEvent, done: () => void): void;
 }
 
 /** The task reading question `q` back, on its conversation's key. */
@@ -63,7 +63,10 @@ export async function readKeptBack(o: KeptParts, control: TaskControl, q: KeptQu
     else if (m === undefined && byIds) o.gone(from, q.id, q.msg);
     // Moved, the press runs where the question is now: after the move is recorded (that
     // conversation is held until it is), so that the answer finds its dialog there.
-    if (press !== undefined) o.press(move ? channelKey(move.channelId, move.topic) : from, press);
+    // Not when a new queue's catch-up handed it already (its run not over yet).
+    const done = press && o.dialogs.buttons.handOn(press);
+    if (press !== undefined && done !== undefined)
+      o.press(move ? channelKey(move.channelId, move.topic) : from, press, done);
   } catch (err) {
     if (!control.signal.aborted)
       o.log.warn({ err, dialog: q.id }, "could not read back a question sent before a crash");
