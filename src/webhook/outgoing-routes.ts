@@ -81,7 +81,8 @@ export function registerOutgoingRoutes(
           );
       },
     });
-    // Before the server stops: a delivery still held must not keep the close waiting.
+    // Before the server stops: a delivery still held must not keep the close waiting; those kept
+    // (answered already) are written as dead letters before it goes on.
     app.addHook("preClose", async () => held.close());
     app.addHook("onClose", async () => later.stop());
     /** A Slack-form delivery answered already: its lookup and handlers run now, replies through the API. */
