@@ -12,7 +12,8 @@ export const EDIT_LIMIT_MARGIN_MS = 10_000;
 /** One step the pump can make next. */
 export type Step =
   | { kind: "edit"; index: number; part: string; closes: boolean }
-  | { kind: "close"; index: number }
+  /** `shows`: the part the message shows (as stored), so that it holds all of it. */
+  | { kind: "close"; index: number; shows?: string }
   | { kind: "post"; part: string };
 
 /** What the plan reads of a progress. */
@@ -54,7 +55,9 @@ export function planStep(view: PlanView): Step | undefined {
   // A re-run's text shorter than what an earlier run showed there: no going back, it catches up.
   if (!view.finished && part === tail && part.length < open.length) return undefined;
   const changed = stored(part) !== "" && fingerprint(stored(part)) !== open.content;
-  if (!view.editable(index)) return changed || part !== tail ? { kind: "close", index } : undefined;
+  // Closed showing its part, it holds all of it: the whitespace the server dropped at its end too.
+  const close: Step = { kind: "close", index, ...(changed || stored(part) === "" ? {} : { shows: part }) };
+  if (!view.editable(index)) return changed || part !== tail ? close : undefined;
   if (changed) return { kind: "edit", index, part, closes: part !== tail };
-  return part === tail ? undefined : { kind: "close", index };
+  return part === tail ? undefined : close;
 }

@@ -178,8 +178,8 @@ export class Progress implements OpenProgress {
       m.closed = true;
       // One that shows another text than the start of this one (replaced by update() since, as
       // when a dialog's answer came past the edit time limit) holds none of it: all goes on anew.
-      const held = this.#text.slice(this.#from, this.#from + m.length);
-      if (fingerprint(stored(held)) !== m.content) m.length = 0;
+      const held = step.shows ?? this.#text.slice(this.#from, this.#from + m.length);
+      m.length = fingerprint(stored(held)) === m.content ? held.length : 0;
       this.#adopt(next);
       return false;
     }

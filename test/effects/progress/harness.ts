@@ -7,6 +7,7 @@ import { afterEach } from "vitest";
 import { defineBot } from "../../../src/bot/define-bot.ts";
 import type { ProgressHandle, ProgressResult } from "../../../src/effects/progress/types.ts";
 import type { ProgressOptions } from "../../../src/index.ts";
+import type { ResponseRecord } from "../../../src/sandbox/http/server.ts";
 import { defaultOrg } from "../../../src/sandbox/org/default-org.ts";
 import { startSandbox } from "../../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
@@ -56,6 +57,12 @@ const streamer = defineBot({
   },
 });
 
+/** Called after each of the sandbox's answers (a test arms a fault at a given step with it). */
+let onResponse: ((record: ResponseRecord) => void) | undefined;
+export const watchResponses = (watch: typeof onResponse) => {
+  onResponse = watch;
+};
+
 export let clock: TestClock;
 export let sandbox: Sandbox;
 export let bot: TestBot;
@@ -65,6 +72,7 @@ afterEach(async () => {
   await sandbox?.stop();
   nextRuns([]);
   results.length = 0;
+  onResponse = undefined;
 });
 
 /** A sandbox (its realm's settings changed by `realm`) and the bot (with `config`) on a new test clock. */
@@ -75,7 +83,11 @@ export async function start(
 ): Promise<void> {
   clock = new TestClock({ held });
   const org = defaultOrg();
-  sandbox = await startSandbox({ clock, org: { ...org, realm: { ...org.realm, ...realm } } });
+  sandbox = await startSandbox({
+    clock,
+    org: { ...org, realm: { ...org.realm, ...realm } },
+    onResponse: (record) => onResponse?.(record),
+  });
   bot = await runBot(sandbox, { bot: streamer, name: "streamer", clock, config });
 }
 

@@ -9,6 +9,7 @@ import type { ProgressHandle } from "../../../src/effects/progress/types.ts";
 import { deleteMessageAs } from "../../support/delete-message.ts";
 import { lines } from "./feed.ts";
 import { bot, clock, dm, feeds, nextRuns, results, runs, sandbox, settle, startHeld } from "./harness.ts";
+import { runUntil } from "./run-until.ts";
 import { versions } from "./versions.ts";
 
 const OWNER = "owner@sandbox.example";
@@ -24,17 +25,6 @@ const reactions = (id: number) =>
     .filter((r) => r.user_id === bot.userId)
     .map((r) => r.emoji_name);
 const contentOf = (id: number) => sandbox.control.messages().find((m) => m.id === id)?.content;
-
-/** Move the clock a second at a time until `until` holds (at most two minutes of it). */
-async function runUntil<T>(until: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 120; i++) {
-    const value = until();
-    if (value) return value;
-    await clock.advance(1_000);
-    await settle();
-  }
-  throw new Error("runUntil: not reached within 120 s of the clock");
-}
 
 it("a deleted progress message is edited no more: the result is posted anew and done() resolves", async () => {
   await startHeld();
