@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
-import type { Sandbox } from "../../src/sandbox/types.ts";
+import type { Sandbox, SandboxOptions } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
@@ -39,6 +39,8 @@ export interface GatedDaemonOptions {
   clock?: TestClock;
   /** The sandbox's clock runs this much behind the daemon's (two machines' clocks). */
   serverBehindMs?: number;
+  /** Called after each of the sandbox's answers, before it is sent (a test arms a fault at a given step). */
+  onResponse?: SandboxOptions["onResponse"];
 }
 
 export interface GatedDaemon {
@@ -66,7 +68,10 @@ export interface GatedDaemon {
 export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaemon> {
   const clock = o.clock ?? new TestClock();
   const behind = o.serverBehindMs ?? 0;
-  const sandbox = await startSandbox({ clock: behind === 0 ? clock : { now: () => clock.now() - behind } });
+  const sandbox = await startSandbox({
+    clock: behind === 0 ? clock : { now: () => clock.now() - behind },
+    ...(o.onResponse ? { onResponse: o.onResponse } : {}),
+  });
   sandbox.control.createUser({
     email: o.email,
     full_name: o.fullName,

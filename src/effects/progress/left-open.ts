@@ -81,7 +81,10 @@ export async function endLeftOpen(
   const recorded = await own.replayed(opened);
   if (recorded.over) return;
   const options = { failedNote: ends.failedNote, intervalMs: ends.interval, ...deps };
-  const { state, text } = await readBack(own, recorded, options);
+  // A final text cut partway through its posting is known whole from its records: the rest goes on.
+  const final = recorded.finalText;
+  const { state, text } =
+    final === undefined ? await readBack(own, recorded, options) : { state: recorded, text: final };
   const settings: Settings = {
     finalAfterMs: ends.finalAfterMs,
     interval: ends.interval,

@@ -364,7 +364,7 @@ export class Progress implements OpenProgress {
       const base = this.#state;
       const at = (id: number) => {
         const next = withPosted(base, id, piece, piece.length, this.deps.clock.now());
-        next.finalFrom = start;
+        Object.assign(next, { finalFrom: start }, pieces.length > 1 ? { finalText: this.#text } : {});
         for (const m of next.messages.slice(0, start)) m.closed = true;
         return next;
       };

@@ -226,8 +226,12 @@ export class ServerSteps {
   async replayed(state: ShownState): Promise<ShownState> {
     const run = this.deps.run;
     if (run === undefined) return state;
-    for (let r = await run.replayed("progress"); r !== undefined; r = await run.replayed("progress"))
-      state = fromRecord(r) ?? state;
+    for (let r = await run.replayed("progress"); r !== undefined; r = await run.replayed("progress")) {
+      const next = fromRecord(r);
+      // The final text is in the first final post's record only: the later ones go on with it.
+      const finalText = next?.finalText ?? state.finalText;
+      if (next) state = finalText === undefined ? next : { ...next, finalText };
+    }
     return state;
   }
 

@@ -27,6 +27,11 @@ export interface ShownState {
   posts: number;
   /** The final text was posted as new messages (from this index of `messages` on). */
   finalFrom?: number;
+  /**
+   * That final text, when it takes several messages: kept in the first one's record only (read
+   * from there on a replay), so that an ending without the run posts the parts not posted yet.
+   */
+  finalText?: string;
   /** Finished (done, failed, or ended as failed), its reactions made: nothing ends it again. */
   over?: true;
 }
@@ -48,6 +53,9 @@ export function toRecord(state: ShownState): JsonValue {
     e: state.edits,
     p: state.posts,
     ...(state.finalFrom === undefined ? {} : { f: state.finalFrom }),
+    ...(state.finalText !== undefined && state.finalFrom === state.messages.length - 1
+      ? { t: state.finalText }
+      : {}),
     ...(state.over ? { x: 1 } : {}),
   };
 }
@@ -55,7 +63,7 @@ export function toRecord(state: ShownState): JsonValue {
 /** A record's result back as the state; undefined if it is not one (another kind of effect). */
 export function fromRecord(value: JsonValue): ShownState | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { m, e, p, f, x } = value as { m?: unknown; e?: unknown; p?: unknown; f?: unknown; x?: unknown };
+  const { m, e, p, f, t, x } = value as Record<string, unknown>;
   if (!Array.isArray(m) || typeof e !== "number" || typeof p !== "number") return undefined;
   const messages = (m as Row[]).map(([id, postedAt, length, content, closed]) => ({
     id,
@@ -66,7 +74,11 @@ export function fromRecord(value: JsonValue): ShownState | undefined {
     ...(closed === 2 ? { gone: true as const } : {}),
   }));
   const over = x === 1 ? { over: true as const } : {};
-  return { messages, edits: e, posts: p, ...(typeof f === "number" ? { finalFrom: f } : {}), ...over };
+  const final = {
+    ...(typeof f === "number" ? { finalFrom: f } : {}),
+    ...(typeof t === "string" ? { finalText: t } : {}),
+  };
+  return { messages, edits: e, posts: p, ...final, ...over };
 }
 
 /** A copy to change (the recorded one stays as it was). */

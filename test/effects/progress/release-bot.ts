@@ -26,7 +26,8 @@ export const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extr
  * What the commands wait for and how they go: `failing`, how many times "pack" fails; `updated`,
  * the code after an update ("roll"'s first question has another id, which stops a dialog waiting
  * at it); `work`, what the handlers wait for once their answer is taken, before their next question;
- * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress; `rolling`, the text it is updated to.
+ * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress; `rolling`, the text it is updated to;
+ * `report`, the final text of "report"'s progress.
  */
 export const jobs = {
   failing: 0,
@@ -34,6 +35,7 @@ export const jobs = {
   work: deferred(),
   rollFinalAfterMs: LONG.finalAfterMs,
   rolling: "Rolling…",
+  report: "Reported.",
 };
 
 /** Every job as it was (a test's cleanup). */
@@ -42,6 +44,7 @@ export function resetJobs(): void {
   jobs.updated = false;
   jobs.rollFinalAfterMs = LONG.finalAfterMs;
   jobs.rolling = "Rolling…";
+  jobs.report = "Reported.";
   jobs.work.resolve();
   jobs.work = deferred();
 }
@@ -68,6 +71,15 @@ export const ships = defineBot({
       await jobs.work.promise;
       await ctx.prompt("Tag it?", CHOICES);
       await progress.done("Rolled.");
+    });
+    // The progress is opened before the first question; the run the answer began finishes it with
+    // `jobs.report`, posted anew (its work took longer than its finalAfterMs), then asks again.
+    bot.command("report", async (ctx) => {
+      const progress = await ctx.progress("Report: waiting for approval…", { ...LONG, finalAfterMs: 0 });
+      await ctx.prompt("Report?", CHOICES);
+      await jobs.work.promise;
+      await progress.done(jobs.report);
+      await ctx.prompt("Tag it?", CHOICES);
     });
     // The run the answer began opens a progress, then fails `failing` times: it runs again after a pause.
     bot.command("pack", async (ctx) => {
