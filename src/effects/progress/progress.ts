@@ -22,7 +22,7 @@ import {
   withPosted,
 } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState, withGone } from "./shown.ts";
-import { fingerprint, stored, withNote } from "./text-parts.ts";
+import { edgesOf, fingerprint, stored, withNote } from "./text-parts.ts";
 import type { ProgressOptions, ProgressResult } from "./types.ts";
 
 export function progressError(message: string): BothostError<"INVALID_ARGUMENT"> {
@@ -179,13 +179,14 @@ export class Progress implements OpenProgress {
       // One that shows another text than the start of this one (replaced by update() since, as
       // when a dialog's answer came past the edit time limit) holds none of it: all goes on anew.
       const held = step.shows ?? this.#text.slice(this.#from, this.#from + m.length);
-      m.length = fingerprint(stored(held)) === m.content ? held.length : 0;
+      const holds = fingerprint(stored(held)) === m.content;
+      [m.length, m.edges] = holds ? [held.length, edgesOf(held)] : [0, undefined];
       this.#adopt(next);
       return false;
     }
     if (step.kind === "post") {
       const content = stored(step.part);
-      const at = (id: number) => withPosted(base, id, content, step.part.length, now);
+      const at = (id: number) => withPosted(base, id, step.part, step.part.length, now);
       const posted = async () => at(await this.#steps.post(content, base.messages.at(-1)?.id));
       const find = async () => {
         const found = await this.#steps.find(content, base.messages.at(-1)?.id);
@@ -201,8 +202,7 @@ export class Progress implements OpenProgress {
       if (refused) return refused;
       const next = copyState(base);
       const m = next.messages[step.index]!;
-      m.content = fingerprint(content);
-      m.length = step.part.length;
+      [m.content, m.length, m.edges] = [fingerprint(content), step.part.length, edgesOf(step.part)];
       // A part cut short of the text closes its message: the rest goes on in a new one.
       if (step.closes) m.closed = true;
       next.edits++;

@@ -54,12 +54,23 @@ export async function readBack(
     }
     // Shown as recorded, the content is the text the run made, whatever words it ends with.
     const unrecorded = fingerprint(content) !== m.content;
-    if (unrecorded) [m.content, m.length] = [fingerprint(content), content.length];
+    if (unrecorded) [m.content, m.length, m.edges] = [fingerprint(content), content.length, undefined];
     if (m.length === 0) continue;
     const ending = i === last && unrecorded ? withoutEnding(content, o.failedNote) : undefined;
-    text += ending ?? content.padEnd(m.length, "\n");
+    text += ending ?? partOf(content, m);
   }
   return { state: next, text };
+}
+
+/**
+ * The part of the text message `m` holds, from what it shows: with what the server dropped of it
+ * put back where it was (its edges); line breaks at its end for what no record says (an earlier
+ * version's records).
+ */
+function partOf(content: string, m: ShownState["messages"][number]): string {
+  const { lead, trail } = m.edges ?? { lead: 0, trail: "" };
+  const part = `${"\n".repeat(lead)}${content}${trail}`;
+  return part.length === m.length ? part : content.padEnd(m.length, "\n");
 }
 
 /** `content` without `failedNote` at its end, below the text or in its place (an ending made); else undefined. */

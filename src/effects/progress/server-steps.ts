@@ -15,7 +15,7 @@ import { react } from "../react.ts";
 import { findSent } from "../verify-send.ts";
 import { withinReserve } from "./pacing.ts";
 import { copyState, fromRecord, type ShownState, toRecord } from "./shown.ts";
-import { fingerprint, stored } from "./text-parts.ts";
+import { edgesOf, fingerprint, stored } from "./text-parts.ts";
 
 /** Where a progress posts: a conversation, without the content. */
 export type ProgressTarget = Omit<SendMessageParams, "content">;
@@ -214,7 +214,9 @@ export class ServerSteps {
       const content = (await this.#spare(() => page!)).find((m) => m.id === open.id)?.content;
       if (content === undefined || fingerprint(content) === open.content) return state;
       const next = copyState(state);
-      Object.assign(next.messages.at(-1)!, { content: fingerprint(content), length: content.length });
+      const m = next.messages.at(-1)!;
+      // Read back, its part is what it shows: what the server dropped of it is not known.
+      [m.content, m.length, m.edges] = [fingerprint(content), content.length, undefined];
       return next;
     } catch (err) {
       log.warn({ err, messageId: open.id }, "progress: could not read back what the message shows");
@@ -308,7 +310,10 @@ export class ServerSteps {
   }
 }
 
-/** The state after posting `content` (holding `length` characters of the text) as message `id`. */
+/**
+ * The state after posting `content` (holding `length` characters of the text) as message `id`;
+ * when it holds all of `content` (its part), what the server drops of it is kept (its edges).
+ */
 export function withPosted(
   state: ShownState,
   id: number,
@@ -317,7 +322,15 @@ export function withPosted(
   postedAt: number,
 ): ShownState {
   const next = copyState(state);
-  next.messages.push({ id, postedAt, length, content: fingerprint(stored(content)), closed: false });
+  const edges = length === content.length ? edgesOf(content) : undefined;
+  next.messages.push({
+    id,
+    postedAt,
+    length,
+    content: fingerprint(stored(content)),
+    closed: false,
+    ...(edges && (edges.lead > 0 || edges.trail !== "") ? { edges } : {}),
+  });
   next.posts++;
   return next;
 }

@@ -19,6 +19,11 @@ export interface ShownMessage {
   closed: boolean;
   /** Refused by the server for good (deleted, or out of the bot's reach): closed, and never edited again. */
   gone?: true;
+  /**
+   * What the server dropped of its part (text-parts.ts `edgesOf`): line breaks at its start, the
+   * whitespace at its end (a cut at a space). Absent when none, or not known.
+   */
+  edges?: { lead: number; trail: string };
 }
 
 export interface ShownState {
@@ -36,18 +41,18 @@ export interface ShownState {
   over?: true;
 }
 
-/** The last field: 0 open, 1 closed, 2 gone. */
-type Row = [number, number, number, string, 0 | 1 | 2];
+/** The fifth field: 0 open, 1 closed, 2 gone; then the edges, when there are any. */
+type Row =
+  | [number, number, number, string, 0 | 1 | 2]
+  | [number, number, number, string, 0 | 1 | 2, number, string];
 
 /** The state as a record's result (compact: a row per message). */
 export function toRecord(state: ShownState): JsonValue {
-  const rows: Row[] = state.messages.map((m) => [
-    m.id,
-    m.postedAt,
-    m.length,
-    m.content,
-    m.gone ? 2 : m.closed ? 1 : 0,
-  ]);
+  const rows: Row[] = state.messages.map((m) => {
+    const row: Row = [m.id, m.postedAt, m.length, m.content, m.gone ? 2 : m.closed ? 1 : 0];
+    const { lead = 0, trail = "" } = m.edges ?? {};
+    return lead > 0 || trail !== "" ? [...row, lead, trail] : row;
+  });
   return {
     m: rows,
     e: state.edits,
@@ -65,13 +70,14 @@ export function fromRecord(value: JsonValue): ShownState | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const { m, e, p, f, t, x } = value as Record<string, unknown>;
   if (!Array.isArray(m) || typeof e !== "number" || typeof p !== "number") return undefined;
-  const messages = (m as Row[]).map(([id, postedAt, length, content, closed]) => ({
+  const messages = (m as Row[]).map(([id, postedAt, length, content, closed, lead, trail]) => ({
     id,
     postedAt,
     length,
     content,
     closed: closed !== 0,
     ...(closed === 2 ? { gone: true as const } : {}),
+    ...(typeof lead === "number" && typeof trail === "string" ? { edges: { lead, trail } } : {}),
   }));
   const over = x === 1 ? { over: true as const } : {};
   const final = {

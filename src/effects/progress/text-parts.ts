@@ -10,6 +10,15 @@ export function stored(content: string): string {
   return content.replace(/\s+$/u, "").replace(/^\n+/, "");
 }
 
+/**
+ * What the server drops of `part` (see {@link stored}): the line breaks at its start and the
+ * whitespace at its end, so that the part can be told back from what its message shows.
+ */
+export function edgesOf(part: string): { lead: number; trail: string } {
+  const body = part.replace(/\s+$/u, "");
+  return { lead: body.length - body.replace(/^\n+/, "").length, trail: part.slice(body.length) };
+}
+
 /** `text` with `note` below it (in its place while it is empty). */
 export const withNote = (text: string, note: string) => (text.trim() === "" ? note : `${text}\n\n${note}`);
 

@@ -92,6 +92,21 @@ export const ships = defineBot({
   },
 });
 
+/**
+ * `command` asked of the bot `up` runs and its question answered "yes" once it waits for it:
+ * the asker's message and the dialog's id.
+ */
+export async function answered(up: GatedDaemon, command: string): Promise<{ asked: number; dialog: string }> {
+  const bot = up.running.daemon.bots[0]!;
+  const asked = up.dm(command);
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  const dialog = bot.dialogs()[0]!.id;
+  up.dm("yes");
+  return { asked, dialog };
+}
+
 /** What the tests read and do on the daemon `up()` gives (the one started last). */
 export function releaseViews(up: () => GatedDaemon) {
   const said = () => botSaid(up().sandbox, BOT);
