@@ -109,6 +109,19 @@ test("too-long content is truncated, empty content rejected", async ({ sb }) => 
   expect(empty.body.msg).toBe("Message must not be empty");
 });
 
+test("content keeps its leading spaces; its leading line breaks and trailing whitespace are dropped, on a send and on an edit", async ({
+  sb,
+}) => {
+  // As the real server's normalize_body: rstrip(), then lstrip("\n").
+  const bot = sb.as(BOT);
+  const content = "\n\n    code\n\nwords \t\n ";
+  const { id } = (await bot.post("/messages", { type: "stream", to: "general", topic: "t", content })).body;
+  const shown = () => sb.sandbox.control.messages().find((m) => m.id === id)!.content;
+  expect(shown()).toBe("    code\n\nwords");
+  expect((await bot.patch(`/messages/${id}`, { content: `\n words ${content}` })).status).toBe(200);
+  expect(shown()).toBe(" words \n\n    code\n\nwords");
+});
+
 test("private channels need a subscription to post", async ({ sb }) => {
   const reply = await sb
     .as(MEMBER)
