@@ -53,7 +53,10 @@ export function planStep(view: PlanView): Step | undefined {
   const part = tail.length > max ? tail.slice(0, cutAt(tail, max)) : tail;
   if (open.closed) return stored(tail) === "" ? undefined : { kind: "post", part };
   // A re-run's text shorter than what an earlier run showed there: no going back, it catches up.
-  if (!view.finished && part === tail && part.length < open.length) return undefined;
+  // Compared as shown: without what the server drops at the ends (unknown for a part read back).
+  const { lead = 0, trail = "" } = open.edges ?? {};
+  if (!view.finished && part === tail && stored(part).length < open.length - lead - trail.length)
+    return undefined;
   const changed = stored(part) !== "" && fingerprint(stored(part)) !== open.content;
   // Closed showing its part, it holds all of it: the whitespace the server dropped at its end too.
   const close: Step = { kind: "close", index, ...(changed || stored(part) === "" ? {} : { shows: part }) };

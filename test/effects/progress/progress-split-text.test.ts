@@ -7,6 +7,7 @@ import { expect, it } from "vitest";
 import { lines } from "./feed.ts";
 import * as h from "./harness.ts";
 import { runUntil } from "./run-until.ts";
+import { versions } from "./versions.ts";
 
 // `bot` and `sandbox` are the harness's live bindings (set by each start): read through `h`.
 const { dm, feeds, nextRuns, results, startHeld } = h;
@@ -87,4 +88,29 @@ it("a rollover cut at spaces whose edit landed with its answer lost, then a cras
   expect(said[1]!.slice(0, 12)).toBe(text[said[0]!.split("    ").length]!.slice(0, 12));
   expect(said.join("    ")).toBe(text.join("").trimEnd());
   expect(results[0]!.text).toBe(text.join(""));
+});
+
+it("a text that starts with a blank line, its edit landed with its answer lost, then a crash: the run again, streaming it in small chunks, never shows less than the message does", async () => {
+  await startHeld();
+  nextRuns(2, { finalAfterMs: 3_600_000 });
+  // A language model's answer often starts with line breaks: the server drops them.
+  const text = `\n\n${lines(10).join("")}`;
+  const whole = text.trim();
+  const asked = h.bot.post(MEMBER, dm("go"));
+  const first = await h.bot.nextReply({ after: asked });
+  h.sandbox.control.failNext(1, { status: 502, after: true, paths: [/^\/messages\/\d+$/] });
+  feeds[0]!.push(text);
+  await h.sandbox.control.waitFor(() => contentOf(first.id) === whole);
+  await h.bot.restart({ crash: true });
+  // The run again streams the same text eight characters at a time, an edit's turn after each.
+  for (let at = 0; at < text.length; at += 8) {
+    await h.sandbox.control.waitFor(() => h.runs === 2);
+    feeds[1]!.push(text.slice(at, at + 8));
+    await h.clock.advance(1_000);
+    await h.settle();
+  }
+  feeds[1]!.end();
+  await runUntil(() => results.length > 0);
+  const shown = versions(h.sandbox, first.id);
+  expect(shown.slice(shown.indexOf(whole))).toEqual([whole]);
 });
