@@ -122,6 +122,20 @@ test("content keeps its leading spaces; its leading line breaks and trailing whi
   expect(shown()).toBe(" words \n\n    code\n\nwords");
 });
 
+test("an edit to blank content leaves (deleted), as the real server does; a send of blank content is refused", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const { id } = (
+    await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "words" })
+  ).body;
+  const edit = await bot.patch(`/messages/${id}`, { content: " \n\t " });
+  expect(edit.status).toBe(200);
+  expect(sb.sandbox.control.messages().find((m) => m.id === id)!.content).toBe("(deleted)");
+  const send = await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: " \n" });
+  expect(send.body.msg).toBe("Message must not be empty");
+});
+
 test("private channels need a subscription to post", async ({ sb }) => {
   const reply = await sb
     .as(MEMBER)

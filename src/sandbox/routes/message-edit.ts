@@ -51,7 +51,11 @@ function editMessage(ctx: AuthedContext) {
   const streamChanged = newStream !== undefined && newStream.stream_id !== msg.stream_id;
   if (streamChanged || topicChanged)
     checkTopicPolicy(newStream ?? streamById(data, msg.stream_id!)!, newTopic ?? msg.topic);
-  const content = contentRaw === undefined ? undefined : normalizeContent(contentRaw);
+  // Edited to nothing but whitespace, the message is kept saying "(deleted)" (a send is refused).
+  const content =
+    contentRaw === undefined
+      ? undefined
+      : normalizeContent(contentRaw.replace(/\s+$/u, "") === "" ? "(deleted)" : contentRaw);
   const contentChanged = content !== undefined && content !== msg.content;
   const editLimit = data.realm.message_content_edit_limit_seconds;
   if (contentChanged && editLimit && now - msg.timestamp > editLimit) {
