@@ -120,19 +120,22 @@ export class Dispatcher {
    * message); else true, and `onDone` is called once the handlers finished.
    */
   accept(incoming: Incoming, onDone?: () => void): boolean {
-    this.#lastEventAt = this.#o.clock.now();
-    return this.#accept(incoming, onDone);
+    const at = this.#o.clock.now();
+    this.#lastEventAt = at;
+    return this.#accept(incoming, onDone, at);
   }
 
   /** {@link accept} for each event of a poll's answer, in order: the clock is read once. */
   acceptAll(batch: readonly Incoming[]): void {
-    this.#lastEventAt = this.#o.clock.now();
+    const at = this.#o.clock.now();
+    this.#lastEventAt = at;
     // Indexed: the loop runs thousands of times before the JIT optimizes it (no iterator then).
-    for (let i = 0; i < batch.length; i++) this.#accept(batch[i] as Incoming, undefined);
+    for (let i = 0; i < batch.length; i++) this.#accept(batch[i] as Incoming, undefined, at);
   }
 
-  #accept(incoming: Incoming, onDone: (() => void) | undefined): boolean {
+  #accept(incoming: Incoming, onDone: (() => void) | undefined, at: number): boolean {
     const { event, issue } = incoming;
+    incoming.reachedAt = at;
     const typed = isTypedEvent(event, issue);
     // 1. accept. Caches first, so handlers see state that includes this event.
     if (typed) this.#o.services.observe(event);

@@ -25,6 +25,11 @@ export interface Incoming {
   readonly dialog?: DialogRecord;
   /** The id of the event queue that delivered it: with the event's id, the event's identity (run-keys.ts). */
   readonly queue?: string;
+  /**
+   * When the pipeline accepted it (epoch ms, the bot's clock): a message that came before its
+   * question's deadline is not late for having waited in its conversation's queue (`matched`).
+   */
+  reachedAt?: number;
 }
 
 /** The bot's user, as the server knows it. */

@@ -3,7 +3,8 @@
  * own. With the two clocks apart, an answer is late only when both say so: it came after the
  * deadline by the daemon's clock and was stamped after it by the server's. A person who answers
  * before the deadline the bot keeps is not told the prompt timed out because the server's clock
- * runs ahead; one caught up after a restart, stamped after the deadline, is late as before. A
+ * runs ahead, nor because it waited in its conversation's queue (behind a slow run there) until
+ * the deadline passed; one caught up after a restart, stamped after the deadline, is late as before. A
  * real daemon in this process on a held test clock against the sandbox over HTTP, the sandbox's
  * clock ahead of (or behind) the daemon's.
  */
@@ -16,23 +17,37 @@ import { botSaid } from "../support/self-killing-bot.ts";
 const BOT = "order-bot@sandbox.example";
 const MINUTE = 60_000;
 
+let helpStarted = false;
+let releaseHelp: (() => void) | undefined;
+
 const orders = defineBot({
   setup(bot) {
     bot.command("order", async (ctx) => {
       const size = await ctx.prompt("Which size?", { timeout: "10m" }).catch(() => undefined);
       await ctx.reply(size === undefined ? "Timed out." : `${size.text}, noted.`);
     });
+    // A command the waiting question lets through: held by the test, it holds the conversation's queue.
+    bot.command("help", async (ctx) => {
+      helpStarted = true;
+      await new Promise<void>((resolve) => {
+        releaseHelp = resolve;
+      });
+      await ctx.reply("Sizes: small, large.");
+    });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
 });
 
 let up: GatedDaemon | undefined;
-afterEach(() => closeGatedDaemon(up));
+afterEach(() => {
+  releaseHelp?.();
+  return closeGatedDaemon(up);
+});
 
 const said = () => botSaid(up!.sandbox, BOT);
 
 /** The daemon asked "Which size?" (deadline in 10 minutes), the sandbox's clock `behindMs` behind. */
-async function asked(behindMs: number) {
+async function asked(behindMs: number, extra?: string) {
   const clock = new TestClock({ held: true });
   up = await startGatedDaemon({
     name: "orders",
@@ -41,6 +56,7 @@ async function asked(behindMs: number) {
     definition: orders,
     clock,
     serverBehindMs: behindMs,
+    ...(extra ? { extra } : {}),
   });
   const bot = up.running.daemon.bots[0]!;
   up.dm("order");
@@ -84,4 +100,22 @@ it("the server's clock 2 minutes behind: an answer the server stamps before the 
     up!.dm("large");
   });
   await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "large, noted."]);
+});
+
+it("the server's clock 2 minutes ahead: an answer that reached the bot in time, matched after the deadline behind a slow run, is the answer", async () => {
+  const { clock, bot } = await asked(-2 * MINUTE, "handler_timeout: 1h");
+  await clock.advance(8 * MINUTE);
+  up!.dm("help");
+  await expect.poll(() => helpStarted, { timeout: 15_000 }).toBe(true);
+  // 8.5 minutes by the daemon's clock, 10.5 by the server's: it reaches the bot in time.
+  await clock.advance(MINUTE / 2);
+  const before = bot.stats.received;
+  up!.dm("large");
+  await expect.poll(() => bot.stats.received, { timeout: 15_000 }).toBe(before + 1);
+  // The deadline passes by the daemon's clock while the answer waits behind "help".
+  await clock.advance(2 * MINUTE);
+  releaseHelp!();
+  await expect
+    .poll(said, { timeout: 15_000 })
+    .toEqual(["Which size?", "Sizes: small, large.", "large, noted."]);
 });

@@ -186,6 +186,8 @@ export interface Candidate {
   id: number;
   /** Epoch seconds, the server's stamp. */
   timestamp: number;
+  /** When it reached the bot (epoch ms, the daemon's clock); undefined: when it is matched. */
+  reached?: number | undefined;
 }
 
 /**
@@ -205,9 +207,10 @@ export function matched(entry: DialogEntry, message: Candidate, now: number): Ma
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
   entry.waiting = false;
   entry.running = true;
-  // Late only when both clocks say so: handled after the deadline (the daemon's clock, which keeps
-  // it) and stamped after it (the server's, which may run ahead): a message caught up after a
-  // restart, or one that came once the deadline's run was queued. The deadline's run comes first.
-  const late = now > head.deadline && message.timestamp * 1000 > head.deadline;
+  // Late only when both clocks say so: it reached the bot after the deadline (the daemon's clock,
+  // which keeps it; not when it is matched, as it may have waited in its conversation's queue
+  // since) and was stamped after it (the server's, which may run ahead): a message caught up after
+  // a restart, or one that came once the deadline's run was queued. The deadline's run comes first.
+  const late = (message.reached ?? now) > head.deadline && message.timestamp * 1000 > head.deadline;
   return late ? { late: entry } : { entry };
 }

@@ -135,10 +135,10 @@ export class DialogEngine {
     const self = this.#o.contexts.self ?? { userId: -1 };
     // In a channel topic, a message that begins by naming someone else is said to them.
     if (message.type === "stream" && saidToOther(message.content, self)) return runs.run(control, incoming);
-    // What the handler would read (made only when needed: most messages answer no dialog).
-    let read: string | undefined;
+    let read: string | undefined; // What the handler would read, made only when needed.
     const said = () => (read ??= textOf(event as ServerEvent, self));
-    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, message, said);
+    const at = { id: message.id, timestamp: message.timestamp, reached: incoming.reachedAt };
+    const found = dialogs.match(conversationKey(event as ServerEvent), message.sender_id, at, said);
     if (found === undefined) return runs.run(control, incoming);
     if (found === "duplicate") {
       runs.duplicate();
