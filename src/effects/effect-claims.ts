@@ -33,6 +33,8 @@ export interface EffectRecord {
   /** A pending record's claim: which run began the effect, and when it last said so (by its clock). */
   by?: string;
   at?: number;
+  /** When a labelled effect (a dialog's question) was begun, by the clock: its deadline counts from then. */
+  begun?: number;
 }
 
 /** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */

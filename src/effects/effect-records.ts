@@ -192,6 +192,9 @@ export class EffectRun {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
     const print = this.#label ?? fp;
+    // A labelled effect (a dialog's question) keeps when it was begun: a later run that finds it
+    // made (a crash before the question's log) counts the question's deadline from then.
+    const begun = this.#label === undefined ? undefined : this.options.clock?.now();
     const write = this.#write;
     this.#label = undefined;
     this.#write = ONCE;
@@ -224,8 +227,13 @@ export class EffectRun {
       this.#list().push(found);
       return found.result as T;
     }
-    const made = (result: T): EffectRecord & { result: T } =>
-      print === undefined ? { n, kind, result } : { n, kind, result, fp: print };
+    const made = (result: T, at = begun): EffectRecord & { result: T } => ({
+      n,
+      kind,
+      result,
+      ...(print !== undefined && { fp: print }),
+      ...(at !== undefined && { begun: at }),
+    });
     if (!steps.verify) {
       const result = await this.#record(key, made(await steps.act()), this.#list().length, write);
       if (steps.durable) await write(async () => this.options.commit?.());
@@ -252,7 +260,8 @@ export class EffectRun {
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
           if (verified !== undefined) {
             this.#earlier = (this.#earlier ?? new Set()).add(n); // made earlier, as if its record survived
-            return this.#record(key, made(verified), at, write);
+            // Begun by a run that died, at the latest when its claim last said so.
+            return this.#record(key, made(verified, begun === undefined ? undefined : over.at), at, write);
           }
         }
       }

@@ -12,7 +12,13 @@
 import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
-import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import {
+  closeGatedDaemon,
+  type GatedDaemon,
+  questionShown,
+  restartPastStop,
+  startGatedDaemon,
+} from "../support/gated-daemon.ts";
 import { StoreGate } from "../support/gated-store.ts";
 
 const BOT = "deploy-bot@sandbox.example";
@@ -87,7 +93,6 @@ it.each<[string, { topic?: string; channel?: string }, string]>([
         ((await owner.request("GET", "/get_stream_id", { stream: name })) as { stream_id: number }).stream_id,
         name,
       );
-    const botId = control.users().find((u) => u.email === BOT)!.user_id;
     // An older request waits in another topic: the next start's queue is registered with the
     // reactions and moves its question needs (no new queue after the start, whose catch-up of
     // reactions would take the press too).
@@ -103,19 +108,11 @@ it.each<[string, { topic?: string; channel?: string }, string]>([
       content: "@**Deploys** deploy",
     });
     // Sent with its two buttons; its log's first write refused.
-    const question = await control.waitFor(() => {
-      const m = control
-        .messages()
-        .find(
-          (x) => x.sender_id === botId && x.topic === "deploys" && String(x.content).startsWith(QUESTION),
-        );
-      const buttons = (control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[];
-      return buttons.filter((r) => r.user_id === botId).length === 2 && Number(m!.id);
-    });
+    const question = await questionShown(up, BOT, QUESTION, "deploys");
     await gate.stoppedAt(1);
 
     let before = 0;
-    const restarted = up.restart(async () => {
+    const again = await restartPastStop(up, async () => {
       // The question alone (its request stays where it was).
       const params: Record<string, string> = { propagate_mode: "change_one" };
       if (to.topic !== undefined) params.topic = to.topic;
@@ -126,13 +123,6 @@ it.each<[string, { topic?: string; channel?: string }, string]>([
       gate.open();
       before = reads();
     });
-    // The stop waits for the run retrying its write, until the shutdown deadline on the test clock.
-    let down = false;
-    void restarted.finally(() => {
-      down = true;
-    });
-    for (let s = 0; !down && s < 120; s++) await up.clock.advance(1_000);
-    const again = await restarted;
 
     await expect
       .poll(botSaid, { timeout: 15_000 })

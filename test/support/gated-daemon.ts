@@ -138,3 +138,39 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
 export async function closeGatedDaemon(up: GatedDaemon | undefined): Promise<void> {
   await up?.close();
 }
+
+/**
+ * The id of the message of `botEmail` beginning with `text` (in `topic`, if given), once it shows
+ * the bot's two reactions: a question with two choices as buttons, sent and its buttons on it.
+ */
+export function questionShown(
+  up: GatedDaemon,
+  botEmail: string,
+  text: string,
+  topic?: string,
+): Promise<number> {
+  const { control } = up.sandbox;
+  const botId = control.users().find((u) => u.email === botEmail)!.user_id;
+  const its = (m: Record<string, unknown>) =>
+    m.sender_id === botId && String(m.content).startsWith(text) && (topic === undefined || m.topic === topic);
+  return control.waitFor(() => {
+    const m = control.messages().find(its);
+    const on = (control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[];
+    return on.filter((r) => r.user_id === botId).length === 2 && Number(m!.id);
+  });
+}
+
+/**
+ * {@link GatedDaemon.restart} of a daemon whose run retries a write the gate refuses: its stop
+ * waits for that run until the shutdown deadline, so the test clock is moved a second at a time
+ * (at most 120) until it is down; `between` as for the restart.
+ */
+export async function restartPastStop(up: GatedDaemon, between: () => unknown): Promise<InProcessDaemon> {
+  const restarted = up.restart(between);
+  let down = false;
+  void restarted.finally(() => {
+    down = true;
+  });
+  for (let s = 0; !down && s < 120; s++) await up.clock.advance(1_000);
+  return restarted;
+}

@@ -52,6 +52,7 @@ export function promptOf(
     made: () => (ctx.effects?.run.made ?? []) as unknown as JsonValue[],
     nestedMade: () => ctx.effects?.run.nestedMade ?? new Map(),
     sentEarlier: () => ctx.effects?.run.madeEarlier(ctx.effects.run.made.length) ?? false,
+    sentAt: () => ctx.effects?.run.made.at(-1)?.begun,
     react: (messageId, emoji) => ctx.react(emoji, { messageId }),
     get signal() {
       return ctx.signal;

@@ -61,6 +61,8 @@ export interface PromptContext {
   nestedMade(): ReadonlyMap<string, readonly EffectRecord[]>;
   /** Whether the last send was found made by an earlier run (a crash before its question's log). */
   sentEarlier(): boolean;
+  /** When the last send was begun (by the clock), as its record says (a dialog's question's does). */
+  sentAt(): number | undefined;
   /** The run's signal: a question's log is tried again while the store fails, until it aborts. */
   readonly signal: AbortSignal;
 }
@@ -144,7 +146,7 @@ export async function prompt<T>(
       const start: LogEntry[] = fresh
         ? [{ t: "start", origin: ctx.event as unknown as JsonValue, at: now() }]
         : [];
-      return await ask(dialogs, turn, ctx, head, start, asked, now() + timeoutMs, now);
+      return await ask(dialogs, turn, ctx, head, start, asked, now() + timeoutMs, timeoutMs, now);
     } catch (err) {
       // Cut by the handler timeout, the run is attempted again out of the conversation's order:
       // its entry stays until the runs are over (runs.ts), and the person's answer waits for them.
@@ -213,6 +215,7 @@ export async function prompt<T>(
       ...(recorded.in && { in: recorded.in }),
     },
     now() + timeoutMs,
+    timeoutMs,
     now,
     again,
   );
@@ -243,6 +246,7 @@ async function ask<T>(
     in?: AskedIn;
   },
   deadline: number,
+  timeoutMs: number,
   now: () => number,
   again: { id: number } | undefined | false = false,
 ): Promise<T> {
@@ -262,6 +266,9 @@ async function ask<T>(
   const shown = sent !== undefined && sent.id > 0 ? sent.id : undefined;
   // Sent before a crash, kept only now: deleted or moved meanwhile, unseen by any queue.
   const earlier = send && shown !== undefined && ctx.sentEarlier() ? shown : undefined;
+  // Shown since then (the bot down meanwhile): its deadline counts from its send, not from now.
+  const sentAt = earlier === undefined ? undefined : ctx.sentAt();
+  const due = sentAt === undefined ? deadline : Math.min(deadline, sentAt + timeoutMs);
   // Reactions on it before its log is kept wait for the log, as typed answers do.
   const entry = dialogs.entry(head.id);
   if (shown !== undefined && asked.react && entry)
@@ -280,7 +287,7 @@ async function ask<T>(
   // Asked again by a refusal: later messages than the question answer it, the buttons are there.
   const msg = send ? (shown ?? head.asked ?? origin) : (head.asked ?? origin);
   const btn = !send && shown !== undefined && asked.react ? { btn: shown } : {};
-  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline, ...q, ...btn };
+  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline: due, ...q, ...btn };
   const entries = [...start, ...turn.newValues(), ...effects, question];
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.
