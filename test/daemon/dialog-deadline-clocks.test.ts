@@ -18,6 +18,8 @@ const BOT = "order-bot@sandbox.example";
 const MINUTE = 60_000;
 
 let helpStarted = false;
+/** Who decides a deploy (set once the users exist). */
+let ownerId = -1;
 let releaseHelp: (() => void) | undefined;
 
 const orders = defineBot({
@@ -34,6 +36,17 @@ const orders = defineBot({
       });
       await ctx.reply("Sizes: small, large.");
     });
+    // A question for others (the owner decides), asked in the topic the request came from.
+    bot.command("deploy", async (ctx) => {
+      const decision = await ctx
+        .prompt("Deploy?", {
+          from: [ownerId],
+          timeout: "10m",
+          choices: { approve: "check", reject: "cross_mark" },
+        })
+        .catch(() => undefined);
+      await ctx.reply(decision === undefined ? "Expired." : `${decision.value} by ${decision.by.name}`);
+    });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
 });
@@ -45,6 +58,8 @@ afterEach(() => {
 });
 
 const said = () => botSaid(up!.sandbox, BOT);
+/** The first line of each (a question's choices follow it). */
+const firstLines = () => said().map((s) => s.split("\n")[0]);
 
 /** The daemon asked "Which size?" (deadline in 10 minutes), the sandbox's clock `behindMs` behind. */
 async function asked(behindMs: number, extra?: string) {
@@ -118,4 +133,34 @@ it("the server's clock 2 minutes ahead: an answer that reached the bot in time, 
   await expect
     .poll(said, { timeout: 15_000 })
     .toEqual(["Which size?", "Sizes: small, large.", "large, noted."]);
+});
+
+it("the server's clock 2 minutes ahead: another person's message in the topic of a question for others, before the deadline the bot keeps, is an ordinary one; the question still waits", async () => {
+  const clock = new TestClock({ held: true });
+  up = await startGatedDaemon({
+    name: "orders",
+    email: BOT,
+    fullName: "Orders",
+    definition: orders,
+    clock,
+    serverBehindMs: -2 * MINUTE,
+    channels: ["general"],
+  });
+  ownerId = up.sandbox.control.users().find((u) => u.email === "owner@sandbox.example")!.user_id;
+  const bot = up.running.daemon.bots[0]!;
+  const say = (email: string, content: string) =>
+    up!.sandbox.control.sendAs(email, { type: "stream", to: "general", topic: "deploys", content });
+  say("member@sandbox.example", "@**Orders** deploy");
+  await expect
+    .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
+    .toEqual([true]);
+  await clock.advance(9 * MINUTE);
+  // Stamped after the deadline by the server's clock; before it by the daemon's.
+  say("member@sandbox.example", "hello");
+  await expect.poll(firstLines, { timeout: 15_000 }).toEqual(["Deploy?", "not a command: hello"]);
+  expect(bot.dialogs()).toHaveLength(1);
+  say("owner@sandbox.example", "approve");
+  await expect
+    .poll(firstLines, { timeout: 15_000 })
+    .toEqual(["Deploy?", "not a command: hello", "approve by Olive Owner"]);
 });

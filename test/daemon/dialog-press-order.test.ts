@@ -6,8 +6,10 @@
  * messages are not remembered with their conversation, and nothing is after a start), so it ran
  * at once and the later press decided. Live, and after a restart. And what the guide says of a
  * press made while the bot was down, the deadline passing before it came back: it decides nothing
- * (a typed choice made then does). A real daemon in this process on the test clock against the
- * sandbox over HTTP.
+ * (a typed choice made then does). And a new request sent there while the bot was down, after
+ * the question's deadline: the question times out first and the request is asked. Before, the
+ * caught-up request ran first and was refused with PROMPT_PENDING, the question timing out after
+ * it. A real daemon in this process on the test clock against the sandbox over HTTP.
  */
 import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
@@ -139,3 +141,15 @@ it.each([
     await expect.poll(botSaid).toEqual(decided === undefined ? [QUESTION] : [QUESTION, decided]);
   },
 );
+
+it("a new request sent while the bot was down, after the waiting question's deadline: the question times out first, the request is asked", async () => {
+  await asked();
+  const running = await up!.restart(async () => {
+    // Past the prompt's deadline (1 h), then a new request in the topic.
+    await up!.clock.advance(61 * 60_000);
+    say(ADA, "@**Deploys** deploy");
+  });
+  // The first question timed out (its deadline came before the request); the request waits.
+  await expect.poll(botSaid, { timeout: 15_000 }).toEqual([QUESTION, QUESTION]);
+  await expect.poll(() => running.daemon.bots[0]!.dialogs().map((d) => d.userName)).toEqual(["Ada Approver"]);
+});

@@ -207,10 +207,17 @@ export function matched(entry: DialogEntry, message: Candidate, now: number): Ma
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;
   entry.waiting = false;
   entry.running = true;
-  // Late only when both clocks say so: it reached the bot after the deadline (the daemon's clock,
-  // which keeps it; not when it is matched, as it may have waited in its conversation's queue
-  // since) and was stamped after it (the server's, which may run ahead): a message caught up after
-  // a restart, or one that came once the deadline's run was queued. The deadline's run comes first.
-  const late = (message.reached ?? now) > head.deadline && message.timestamp * 1000 > head.deadline;
-  return late ? { late: entry } : { entry };
+  // The deadline's run comes first.
+  return lateFor(head, message, now) ? { late: entry } : { entry };
+}
+
+/**
+ * Whether `message`, matched at `now`, came after the deadline of the question `head` waits at.
+ * Late only when both clocks say so: it reached the bot after the deadline (the daemon's clock,
+ * which keeps it; not when it is matched, as it may have waited in its conversation's queue
+ * since) and was stamped after it (the server's, which may run ahead): a message caught up after
+ * a restart, or one that came once the deadline's run was queued.
+ */
+export function lateFor(head: DialogHead, message: Candidate, now: number): boolean {
+  return (message.reached ?? now) > head.deadline && message.timestamp * 1000 > head.deadline;
 }

@@ -9,7 +9,15 @@ import { RouterError } from "../router-error.ts";
 import type { Membership } from "./ask-options.ts";
 import type { DeadlineTimer } from "./deadline-timer.ts";
 import { eventsWanted } from "./dialog-deletions.ts";
-import { type Candidate, type DialogEntry, type Match, matched, settle, whenOver } from "./dialog-entry.ts";
+import {
+  type Candidate,
+  type DialogEntry,
+  lateFor,
+  type Match,
+  matched,
+  settle,
+  whenOver,
+} from "./dialog-entry.ts";
 import { ANYONE, DialogPlaces } from "./dialog-places.ts";
 import type { Buttons } from "./dialog-reactions.ts";
 import type { DialogHead } from "./dialog-record.ts";
@@ -110,8 +118,12 @@ export class DialogIndex {
     // A question for others there holds an answer (or a deadline) not yet run: it came first, so
     // it runs before any later message there (a new request then finds the question decided).
     const held = places?.at(conversation, ANYONE);
-    if (held === undefined || !(held.ready !== undefined || held.unread)) return undefined;
-    return held.ending !== undefined ? { busy: held } : { ready: held.id };
+    if (held === undefined) return undefined;
+    if (held.ready !== undefined || held.unread)
+      return held.ending !== undefined ? { busy: held } : { ready: held.id };
+    // Its deadline passed before the message was sent (caught up after a restart): the deadline
+    // came first, so its run goes first and the message is ordinary after it.
+    return held.waiting && lateFor(held.head, message, now) ? matched(held, message, now) : undefined;
   }
 
   /**
