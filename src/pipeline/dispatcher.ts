@@ -169,7 +169,15 @@ export class Dispatcher {
     // A press on a question's button is ordered with the messages where the question takes its
     // answers, so that an answer typed before it goes first (the keys remember no message of the
     // bot's own, the questions included, and nothing from before a start).
-    if (typed && event.type === "reaction") key = this.#o.dialogs.buttons.placeOf(event.message_id) ?? key;
+    if (typed && event.type === "reaction") {
+      const buttons = this.#o.dialogs.buttons;
+      const place = buttons.placeOf(event.message_id);
+      key = place ?? key;
+      // A press on a button, live: a read-back (a new queue's catch-up) finding it before its run
+      // is over hands it on no second time (`Buttons.handOn`).
+      const done = place !== undefined && event.op === "add" ? buttons.handOn(event) : undefined;
+      if (done !== undefined) onDone = both(done, onDone);
+    }
     // A move or a deletion may concern a waiting dialog's question.
     if (typed && (event.type === "update_message" || event.type === "delete_message"))
       this.#engine.accepting(event, key);
@@ -264,4 +272,13 @@ export class Dispatcher {
       );
     }
   }
+}
+
+/** `first`, then `then` if given. */
+function both(first: () => void, then: (() => void) | undefined): () => void {
+  if (then === undefined) return first;
+  return () => {
+    first();
+    then();
+  };
 }
