@@ -26,6 +26,7 @@ export interface ReactionCatchUp {
 
 /** Returns how many reactions were handed on (each answers a waiting question). */
 export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
+  o.buttons.newQueue();
   const ids = o.buttons.waiting();
   if (ids.length === 0) return 0;
   let found = 0;
@@ -36,6 +37,7 @@ export async function catchUpReactions(o: ReactionCatchUp): Promise<number> {
       if (press === undefined) continue;
       const done = o.buttons.handOn(press);
       if (done === undefined) continue;
+      o.buttons.caughtUp(press);
       o.accept({ event: press, replayed: true, issue: undefined, reply: undefined }, done);
       found++;
     }

@@ -171,6 +171,8 @@ export class Dispatcher {
     // bot's own, the questions included, and nothing from before a start).
     if (typed && event.type === "reaction") {
       const buttons = this.#o.dialogs.buttons;
+      // Read by the catch-up of the queue that brings it too: handed on already.
+      if (incoming.queue !== undefined && buttons.seenLive(event)) return false;
       const place = buttons.placeOf(event.message_id);
       key = place ?? key;
       // A press on a button, live: a read-back (a new queue's catch-up) finding it before its run

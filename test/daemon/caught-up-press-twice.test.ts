@@ -232,3 +232,30 @@ it("a press the queue brought, caught up too by a new queue while it waits behin
   expect(botSaid().sort()).toEqual([QUESTION, "waited", "approve by Mel Member", "pong"].sort());
   expect(seen).toEqual([]);
 });
+
+it("a press made while a new queue's catch-up reads the question, brought by that queue too, is taken once", async () => {
+  const question = await asked();
+  const { control } = up!.sandbox;
+  const bot = up!.running.daemon.bots[0]!;
+  await expect.poll(() => bot.dialogs().length).toBe(1);
+  const registrations = bot.status.registrations;
+  // The catch-up's reads held: the press comes after the new queue is registered, before the read.
+  control.delay(3_600_000, { paths: [/^\/messages$/] });
+  control.expireQueue({ email: BOT });
+  for (let s = 0; bot.status.registrations === registrations && s < 100; s++) {
+    await up!.clock.advance(100);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await control.waitFor(() => control.delayed() >= 1);
+  await press(question);
+  control.delay(0);
+  // Every event the new queue brought handed over, and every run over.
+  const pending = () => control.queues().reduce((n, q) => n + q.pending_events, 0);
+  await expect
+    .poll(() => pending() === 0 && bot.status.inFlight === 0 && bot.dialogs().length === 0, {
+      timeout: 15_000,
+    })
+    .toBe(true);
+  expect(botSaid()).toEqual([QUESTION, "approve by Mel Member"]);
+  expect(seen).toEqual([]);
+});

@@ -29,6 +29,8 @@ export class Buttons {
    * handed on, whose runs are not over: by message, user, reaction type and emoji code.
    */
   readonly #handed = new Set<string>();
+  /** Presses the current queue's catch-up handed on, by the same key: the queue may bring them too. */
+  readonly #caught = new Set<string>();
 
   constructor(
     private readonly who: () => Membership,
@@ -101,16 +103,33 @@ export class Buttons {
    * it), and this one must not be: a press is taken once, however many read-backs find it.
    */
   handOn(press: AnyEvent): (() => void) | undefined {
-    const r = press as {
-      message_id?: unknown;
-      user_id?: unknown;
-      reaction_type?: unknown;
-      emoji_code?: unknown;
-    };
-    const key = `${r.message_id}/${r.user_id}/${r.reaction_type}/${r.emoji_code}`;
+    const key = pressKey(press);
     if (this.#handed.has(key)) return undefined;
     this.#handed.add(key);
     return () => this.#handed.delete(key);
+  }
+
+  /**
+   * A new queue's catch-up begins: the presses the previous one read are forgotten (no later
+   * queue brings them). Each press it hands on is then marked with {@link caughtUp}.
+   */
+  newQueue(): void {
+    this.#caught.clear();
+  }
+
+  /** `press`, read by the current queue's catch-up, was handed on (see {@link seenLive}). */
+  caughtUp(press: AnyEvent): void {
+    this.#caught.add(pressKey(press));
+  }
+
+  /**
+   * Whether `reaction`, brought live by the queue, is a press its catch-up read and handed on
+   * already (made between the queue's registration and the catch-up's read, the queue brings it
+   * too): it must not run again. A press taken off is forgotten, so that one put back runs.
+   */
+  seenLive(reaction: AnyEvent): boolean {
+    const caught = this.#caught.delete(pressKey(reaction));
+    return caught && (reaction as { op?: unknown }).op === "add";
   }
 
   /** Whether `reaction` would answer a waiting question (nothing is taken). */
@@ -170,6 +189,17 @@ export function pressOn(buttons: Buttons, message: Message): AnyEvent | undefine
     return event as never;
   }
   return undefined;
+}
+
+/** A press's identity: message, user, reaction type and emoji code (a person holds one of each). */
+function pressKey(press: AnyEvent): string {
+  const r = press as {
+    message_id?: unknown;
+    user_id?: unknown;
+    reaction_type?: unknown;
+    emoji_code?: unknown;
+  };
+  return `${r.message_id}/${r.user_id}/${r.reaction_type}/${r.emoji_code}`;
 }
 
 /** The message the waiting question's buttons are on: the question, or the refusal that asked it again. */
