@@ -8,8 +8,8 @@
  * A message answers a dialog only if it comes from the person asked (for a question others
  * answer: one of them, or the dialog's person saying the cancel word, see dialog-places.ts), in the
  * dialog's conversation, after the question (its id above the question's) and before the deadline
- * (by the server's timestamp): one caught up after a restart answers the question open when it was
- * sent, or is an ordinary message.
+ * (late only when it reached the bot after it and the server stamped it after it: `lateFor`): one
+ * caught up after a restart answers the question open when it was sent, or is an ordinary message.
  */
 import type { JsonValue } from "../../state/state-store.ts";
 import { NOBODY_KNOWN } from "./ask-options.ts";
