@@ -176,7 +176,8 @@ class LazyContext<S> {
   }
   get startDialog(): BaseContext<S>["startDialog"] {
     const deps = this.#deps as ContextDeps<unknown>;
-    const start = (userId: number, text: string, key: string) => startDialog(deps, userId, text, key);
+    const signal = this.messageId() === undefined ? this.signal : undefined;
+    const start = (userId: number, text: string, key: string) => startDialog(deps, userId, text, key, signal);
     const effects = this.effects;
     return async (userId, text) => {
       if (!deps.dialogs)

@@ -33,6 +33,15 @@ export class DeadlineTimer {
     this.#onDue = undefined;
   }
 
+  /**
+   * `entry` waits past its deadline, which this timer reports (at once, or has): its timeout is to
+   * run, so it waits there no longer than that run.
+   */
+  overdue(entry: DialogEntry): boolean {
+    const { deadline } = entry.head;
+    return this.#onDue !== undefined && entry.waiting && deadline > 0 && deadline <= this.#clock.now();
+  }
+
   /** `entry` waits (again): fire by its deadline. An answered or forgotten one needs no call. */
   waits(entry: DialogEntry): void {
     if (this.#onDue !== undefined && entry.head.deadline < this.#at) this.#set(entry.head.deadline);

@@ -60,7 +60,7 @@ export function whenSettled(entry: DialogEntry | undefined, signal: AbortSignal)
 }
 
 /** Resolves true the next time `entry` is settled (see {@link settle}), false if `signal` aborts first. */
-function nextSettle(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
+export function nextSettle(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const onAbort = () => resolve(false);

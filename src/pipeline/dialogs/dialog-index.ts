@@ -15,6 +15,7 @@ import {
   lateFor,
   type Match,
   matched,
+  nextSettle,
   settle,
   whenOver,
 } from "./dialog-entry.ts";
@@ -72,17 +73,26 @@ export class DialogIndex {
   /**
    * As {@link busy}, once the dialog there is past a run of it under way or ready to run (an
    * answer recorded), or an end of it being kept (its last reply said, or an operator's): ended,
-   * it waits there no more; asking again, or its end failed, it does. Rejects with `signal`'s
+   * it waits there no more; asking again, or its end failed, it does. `overdue`: also once past
+   * its deadline, its timeout to run (`ctx.startDialog` from a job). Rejects with `signal`'s
    * reason once it aborts (the handler timeout, the stop): the run asking is cut off, not refused;
    * cut by the handler timeout while the store has not answered the end there, with the store's
    * outage, so that the run waits for the store as any run it failed (handler-failures.ts).
    */
-  async busyAfter(conversation: string, userId: number, id: string, signal: AbortSignal): Promise<boolean> {
+  async busyAfter(
+    conversation: string,
+    userId: number,
+    id: string,
+    signal: AbortSignal,
+    overdue = false,
+  ): Promise<boolean> {
     for (;;) {
       const entry = this.at(conversation, userId);
       if (entry === undefined || entry.id === id) return false;
-      if (!(entry.running || entry.ending || entry.ready !== undefined || entry.unread)) return true;
-      if (await whenOver(entry, signal)) continue;
+      const due = overdue && !entry.running && entry.ending === undefined && this.#deadlines.overdue(entry);
+      if (!(due || entry.running || entry.ending || entry.ready !== undefined || entry.unread)) return true;
+      // Overdue, the entry is replaced (or dropped) once its deadline is recorded.
+      if (await (due ? nextSettle : whenOver)(entry, signal)) continue;
       const reason: unknown = signal.reason;
       const timedOut = reason instanceof RouterError && reason.code === "ROUTER_HANDLER_TIMEOUT";
       if (!timedOut || entry.ending === undefined) throw reason;

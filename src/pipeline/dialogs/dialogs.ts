@@ -247,8 +247,8 @@ export class Dialogs {
   }
 
   /** As {@link busy}, once a run or an end of the dialog there under way is over (`DialogIndex.busyAfter`). */
-  busyAfter(conversation: string, userId: number, id: string, signal: AbortSignal): Promise<boolean> {
-    return this.#known.busyAfter(conversation, userId, id, signal);
+  busyAfter(...args: Parameters<DialogIndex["busyAfter"]>): Promise<boolean> {
+    return this.#known.busyAfter(...args);
   }
 
   /** Dialogs waiting for `userId`, in any conversation, but `except` (an earlier attempt's entry). */

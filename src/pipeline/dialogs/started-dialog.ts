@@ -24,13 +24,17 @@ const unsure = new WeakMap<object, Map<string, number>>();
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
  * another dialog waits for the person in their direct messages with the bot, the person is
- * deactivated, or the person is the bot itself.
+ * deactivated, or the person is the bot itself. With `signal` (a job's start, a webhook's: no
+ * message's run, which that conversation's tasks may queue behind), a dialog there past its
+ * deadline (yesterday's, found at a start after a downtime), or with a run or an end under way, is
+ * waited for first: timed out or ended, this one begins.
  */
 export async function startDialog(
   deps: ContextDeps<unknown>,
   userId: number,
   text: string,
   key: string,
+  signal: AbortSignal | undefined,
 ): Promise<boolean> {
   const dialogs = deps.dialogs;
   // The bot cannot be asked (a group it is in, say): nothing is started.
@@ -71,6 +75,9 @@ export async function startDialog(
   };
   const conversation = conversationKey(event as unknown as ServerEvent);
   const head = newHead({ id, userId, userName: name, conversation, where: "direct message", startedAt: now });
+  const busy = dialogs.busy(conversation, userId, id);
+  if (busy && (signal === undefined || (await dialogs.busyAfter(conversation, userId, id, signal, true))))
+    return false;
   try {
     const started = await dialogs.begin(head, event as unknown as JsonValue);
     tried?.delete(id);
