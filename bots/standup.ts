@@ -8,6 +8,7 @@
  *
  * The questions are a durable dialog (`ctx.prompt`): a restart, a crash or a deploy in the middle
  * of someone's answers goes on at the question they were at, each answer under its question.
+ * Down at the set time, the daemon asks at its start, the same day only.
  *
  * Config:
  * ```yaml
@@ -59,8 +60,8 @@ export default defineBot({
     }),
   setup(bot, s) {
     bot.track("groups");
-    const today = (ctx: { now(): number }) =>
-      new Date(ctx.now()).toLocaleDateString("en-CA", { timeZone: s.timezone });
+    const day = (ms: number) => new Date(ms).toLocaleDateString("en-CA", { timeZone: s.timezone });
+    const today = (ctx: { now(): number }) => day(ctx.now());
     // Records the day's outcome for the person, and posts it to the day's topic.
     const close = async (ctx: BotContext & { sender: Sender }, outcome: string, content: string) => {
       await ctx.state.set(`${today(ctx)}:${ctx.sender.id}`, outcome, KEEP);
@@ -76,7 +77,10 @@ export default defineBot({
       return ctx.external(`done at ${at}`, async () => Boolean(await ctx.state.get(key)));
     };
 
-    bot.cron(s.cron, { timezone: s.timezone }, async (ctx) => {
+    // An occurrence missed while the daemon was down (a deploy or a crash across the set time) is
+    // run once at its start, the same day only: a day missed altogether is not asked the next.
+    bot.cron(s.cron, { timezone: s.timezone, missed: "run-once" }, async (ctx) => {
+      if (ctx.job.catchUp && day(ctx.job.scheduledFor.getTime()) !== today(ctx)) return;
       for (const id of ctx.groups.members(s.group) ?? []) {
         if (!(await ctx.state.get(`${today(ctx)}:${id}`))) await ctx.startDialog(id, "standup");
       }

@@ -8,7 +8,7 @@
  * which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import type { Sandbox, TestBot } from "bothost/testing";
-import { createBotTest, expect } from "bothost/testing/vitest";
+import { type BotFixtures, createBotTest, expect } from "bothost/testing/vitest";
 import standup, { QUESTIONS, SENT, UNDER_WAY, WAITING } from "../../../bots/standup.ts";
 
 const OWNER = "owner@sandbox.example";
@@ -166,4 +166,68 @@ test("standup in a channel while 09:30's questions wait", async ({ runBot, sandb
   expect(bot.dialogs()).toHaveLength(2); // Mel's and Dee's, one each
   const inChannel = bot.replies().filter((m) => m.type === "stream" && m.subject === "chat");
   expect(inChannel.map((m) => m.content)).toEqual([WAITING]);
+});
+
+/** The standup bot, running; what it said to a member; a stop of `downMs` (a deploy, a crash). */
+async function standupOn({ runBot, sandbox, clock }: BotFixtures) {
+  const bot = await runBot({ bot: standup, name: "standup", email: BOT, settings });
+  const toward = towardOf(bot, sandbox);
+  const downFor = async (downMs: number) => {
+    await bot.stop();
+    await clock.advance(downMs);
+    await bot.start();
+  };
+  /** Both members' direct messages from the bot come to hold `mel` and `dee`. */
+  const askedBoth = (mel: unknown[], dee = mel) =>
+    expect.poll(() => [toward(MEL), toward(DEE)]).toEqual([mel, dee]);
+  return { bot, toward, downFor, askedBoth };
+}
+
+// A deploy or a crash across the set time: the occurrence missed while the daemon was down is
+// run once at its start, the same day.
+test("down over 09:30: asked when the daemon is back the same day, once", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward, downFor, askedBoth } = await standupOn({ runBot, sandbox, clock });
+  await downFor(10 * 60_000); // back at 09:39
+  await askedBoth([QUESTIONS[0]]);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  await bot.restart();
+  expect((await bot.ask(MEL, dm("release notes"))).content).toBe(QUESTIONS[2]);
+  expect(toward(DEE)).toEqual([QUESTIONS[0]]);
+});
+
+// Down over a whole day's set time: that day is not asked the next day, before its own set time.
+test("down from Monday to Tuesday 08:59: asked at Tuesday's set time, not before", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward, downFor, askedBoth } = await standupOn({ runBot, sandbox, clock });
+  await downFor(24 * 3_600_000 - 30 * 60_000); // back on Tuesday at 08:59
+  // Tuesday 09:00, a second at a time (the store's flushes): Monday's occurrence, missed, is not run.
+  for (let i = 0; i < 60; i++) await clock.advance(1_000);
+  const report = await bot.ask(OWNER, dm("standup report"));
+  expect(report.content).toBe("Standup 2026-12-01:\n* Mel Member: not yet\n* Dee Dev: not yet");
+  expect([toward(MEL), toward(DEE)]).toEqual([[], []]);
+  await clock.advance(30 * 60_000); // Tuesday 09:30
+  await askedBoth([QUESTIONS[0]]);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  expect(toward(DEE)).toEqual([QUESTIONS[0]]);
+});
+
+// Monday's questions wait when the daemon goes down; it is back on Tuesday after 09:30: Monday's
+// waits have passed (each told so), Tuesday's questions are asked, once each.
+test("down from Monday's questions to after Tuesday's set time", async ({ runBot, sandbox, clock }) => {
+  const { bot, downFor, askedBoth } = await standupOn({ runBot, sandbox, clock });
+  await clock.advance(60_000);
+  await askedBoth([QUESTIONS[0]]);
+  expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
+  await downFor(24 * 3_600_000 + 10 * 60_000); // back on Tuesday at 09:40
+  const late = "No answer, so no standup from you today. Say `standup` to answer later.";
+  await askedBoth([QUESTIONS[0], QUESTIONS[1], late, QUESTIONS[0]], [QUESTIONS[0], late, QUESTIONS[0]]);
+  expect((await bot.ask(MEL, dm("wrote the notes"))).content).toBe(QUESTIONS[1]);
+  expect(bot.dialogs()).toHaveLength(2);
 });
