@@ -136,6 +136,22 @@ test("an edit to blank content leaves (deleted), as the real server does; a send
   expect(send.body.msg).toBe("Message must not be empty");
 });
 
+test("trailing whitespace is what the server's Python strips: information separators and U+0085 go, U+FEFF stays", async ({
+  sb,
+}) => {
+  const bot = sb.as(BOT);
+  const send = async (content: string) => {
+    const { id } = (await bot.post("/messages", { type: "stream", to: "general", topic: "t", content })).body;
+    return sb.sandbox.control.messages().find((m) => m.id === id)!.content;
+  };
+  expect(await send("words\u001c\u001f\u0085 ")).toBe("words");
+  expect(await send("words\ufeff")).toBe("words\ufeff");
+  expect(
+    (await bot.post("/messages", { type: "stream", to: "general", topic: "t", content: "\u001e\u0085" })).body
+      .msg,
+  ).toBe("Message must not be empty");
+});
+
 test("private channels need a subscription to post", async ({ sb }) => {
   const reply = await sb
     .as(MEMBER)

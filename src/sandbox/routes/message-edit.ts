@@ -14,6 +14,7 @@ import {
   checkTopicPolicy,
   normalizeContent,
   normalizeTopic,
+  rstripped,
   streamDoesNotExist,
 } from "../state/send-message.ts";
 import { canAccessContent, streamById, subscriberIds } from "../state/streams.ts";
@@ -55,7 +56,7 @@ function editMessage(ctx: AuthedContext) {
   const content =
     contentRaw === undefined
       ? undefined
-      : normalizeContent(contentRaw.replace(/\s+$/u, "") === "" ? "(deleted)" : contentRaw);
+      : normalizeContent(rstripped(contentRaw) === "" ? "(deleted)" : contentRaw);
   const contentChanged = content !== undefined && content !== msg.content;
   const editLimit = data.realm.message_content_edit_limit_seconds;
   if (contentChanged && editLimit && now - msg.timestamp > editLimit) {
