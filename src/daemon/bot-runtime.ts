@@ -301,17 +301,19 @@ export class BotRuntime {
     const letters = this.#o.letters;
     if (!letters) return undefined;
     const at = new Date(this.#o.clock.now());
-    const letter = await letters.add({
-      source: "webhook",
-      event: event as unknown as JsonValue,
-      error: new Error(
-        "the daemon stopped before the bot was ready for this outgoing-webhook delivery (answered without a reply)",
-      ),
-      attempts: 0,
-      firstFailedAt: at.toISOString(),
-      lastFailedAt: at.toISOString(),
-    });
-    await letters.requestRetry(letter.id, at);
+    const letter = await letters.add(
+      {
+        source: "webhook",
+        event: event as unknown as JsonValue,
+        error: new Error(
+          "the daemon stopped before the bot was ready for this outgoing-webhook delivery (answered without a reply)",
+        ),
+        attempts: 0,
+        firstFailedAt: at.toISOString(),
+        lastFailedAt: at.toISOString(),
+      },
+      { retryRequestedAt: at },
+    );
     await this.#o.flush();
     return letter.id;
   }

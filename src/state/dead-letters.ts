@@ -88,16 +88,22 @@ export class DeadLetters {
     this.#o = options;
   }
 
-  /** Stores a letter (evicting the oldest past the bound) and resolves it with its id. */
-  async add(letter: NewDeadLetter): Promise<DeadLetter> {
+  /**
+   * Stores a letter (evicting the oldest past the bound) and resolves it with its id.
+   * `retryRequestedAt`: stored already marked for replay, in the same write as the letter (so no
+   * failure can leave it unmarked), as {@link requestRetry} marks it; the retry generation is bumped after.
+   */
+  async add(letter: NewDeadLetter, options: { retryRequestedAt?: Date } = {}): Promise<DeadLetter> {
     const seq = await this.#bump(SEQ);
     const stored: DeadLetter = {
       ...letter,
       id: `${this.bot}/${seq}`,
       bot: this.bot,
       error: this.#describe(letter.error),
+      ...(options.retryRequestedAt ? { retryRequestedAt: options.retryRequestedAt.toISOString() } : {}),
     };
     await this.#store.set(keyOf(seq), stored as unknown as JsonValue);
+    if (options.retryRequestedAt) await this.#bumpGeneration();
     await this.#evictPastBound();
     return stored;
   }
@@ -134,11 +140,15 @@ export class DeadLetters {
       current === undefined ? undefined : { ...(current as object), retryRequestedAt: at.toISOString() },
     );
     if (next === undefined) return false;
+    await this.#bumpGeneration();
+    return true;
+  }
+
+  async #bumpGeneration(): Promise<void> {
     await this.#generations.update(RETRY_GENERATIONS, (current) => {
       const all = isGenerations(current) ? current : {};
       return { ...all, [this.bot]: (all[this.bot] ?? 0) + 1 };
     });
-    return true;
   }
 
   /** Changes whenever a retry of this bot's letters is requested. */

@@ -12,6 +12,7 @@ import type {
   StateBackend,
   StateStore,
   StoreWrite,
+  UpdateOptions,
 } from "../../src/state/state-store.ts";
 
 /** `lose`: the next write lands, its reply is lost; the gate is open again after it. */
@@ -95,8 +96,16 @@ export class StoreGate {
   }
 }
 
-/** `backend`, with the writes of namespace `path` (e.g. `["survey", "dialogs"]`) through `gate`. */
-export function gatedBackend(backend: StateBackend, path: readonly string[], gate: StoreGate): StateBackend {
+/**
+ * `backend`, with the writes of namespace `path` (e.g. `["survey", "dialogs"]`) through `gate`;
+ * its `update`s too with `updates`.
+ */
+export function gatedBackend(
+  backend: StateBackend,
+  path: readonly string[],
+  gate: StoreGate,
+  options: { updates?: boolean } = {},
+): StateBackend {
   const wrap = (inner: StateStore, at: readonly string[]): StateStore => {
     const gated = at.length === path.length && at.every((name, i) => name === path[i]);
     return new Proxy(inner, {
@@ -105,6 +114,13 @@ export function gatedBackend(backend: StateBackend, path: readonly string[], gat
         if (prop === "set" && gated) {
           return (key: string, value: JsonValue, options?: SetOptions) =>
             gate.pass(() => target.set(key, value, options));
+        }
+        if (prop === "update" && gated && options.updates) {
+          return (
+            key: string,
+            fn: (current: JsonValue | undefined) => JsonValue | undefined,
+            o?: UpdateOptions,
+          ) => gate.pass(() => target.update(key, fn, o));
         }
         if (prop === "getMany" && gated)
           return (keys: readonly string[]) => gate.read(() => target.getMany(keys));

@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import type { StateBackend } from "../../src/state/state-store.ts";
 import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { Clock } from "../../src/time/clock.ts";
 
@@ -51,6 +52,8 @@ export async function startDaemon(
     logs?: Record<string, unknown>[];
     /** Given the daemon before it starts (to stop it during its start). */
     created?: (daemon: Daemon) => void;
+    /** The state store (closed at stop); default a FileStore in `stateDir`. */
+    store?: StateBackend;
   } = {},
 ): Promise<RunningDaemon> {
   const http = `http:\n  listen: 127.0.0.1:${options.port ?? 0}${options.http ? `\n${options.http.replace(/^/gm, "  ")}` : ""}`;
@@ -61,6 +64,7 @@ export async function startDaemon(
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.logs ? { logs: options.logs } : {}),
     ...(options.created ? { created: options.created } : {}),
+    ...(options.store ? { store: options.store } : {}),
   });
   return { ...running, url: running.daemon.http!.url! };
 }

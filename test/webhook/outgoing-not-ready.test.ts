@@ -15,7 +15,10 @@ import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import type { StateBackend } from "../../src/state/state-store.ts";
 import { deferred } from "../support/deferred.ts";
+import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
@@ -43,6 +46,7 @@ async function startingWithRegisterHeld(
   definition: BotDefinition<never, never>,
   clock: ManualClock,
   stateDir?: string,
+  store?: StateBackend,
 ) {
   const port = await freePort();
   const sb = await startSandbox({ org: outgoingOrg(port) });
@@ -50,7 +54,7 @@ async function startingWithRegisterHeld(
   sb.control.delay(3_600_000, { paths: [/^\/register$/] });
   const logs: Record<string, unknown>[] = [];
   let daemon: Daemon | undefined;
-  const start = () =>
+  const start = (backend?: StateBackend) =>
     startDaemon(
       sb,
       {
@@ -66,12 +70,13 @@ async function startingWithRegisterHeld(
         clock,
         logs,
         ...(stateDir ? { stateDir } : {}),
+        ...(backend ? { store: backend } : {}),
         created: (d) => {
           daemon = d;
         },
       },
     );
-  running = start();
+  running = start(store);
   await sb.control.waitFor(() => sb.control.delayed() === 1);
   return { sb, logs, url: `http://127.0.0.1:${port}`, daemon: () => daemon!, start };
 }
@@ -274,6 +279,40 @@ it("a mention answered without a reply while the bot registers, the daemon stopp
     expect(kept).toMatchObject([{ count: 1, deadLetters: ["helper/1"] }]);
     // Handled, the dead letter is removed.
     await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+  } finally {
+    await (await running)?.stop();
+    running = undefined;
+    await rm(stateDir, { recursive: true, force: true });
+  }
+});
+
+it("a kept delivery is written already marked for replay: a store that refuses every write after the letter's, at the stop, does not leave it unreplayed", async () => {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-held-"));
+  try {
+    const gate = new StoreGate();
+    const files = await FileStore.open(stateDir, { now: () => clock.now() });
+    const store = gatedBackend(files, ["helper", "dead-letters"], gate, { updates: true });
+    const definition = bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id)));
+    const { sb, logs, daemon, start } = await startingWithRegisterHeld(definition, clock, stateDir, store);
+    const id = mention(sb, "@**Helper** hello", "refused mark");
+    await expect.poll(() => arrived(logs)).toBe(1);
+    await clock.tick(8_000);
+    await expect.poll(() => answered(logs)).toEqual([200]);
+    // The letter's number and the letter land; the store refuses every write of the letters after them.
+    gate.skip = 2;
+    gate.mode = "fail";
+    await daemon().stop();
+    await (await running)?.stop();
+    expect(logs.filter((l) => String(l.msg).includes("were not handled"))).toEqual([]);
+    expect(seen).toEqual([]);
+    sb.control.delay(0);
+    running = start();
+    await running;
+    await expect.poll(() => seen).toEqual([id]);
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    expect(failures(sb)).toEqual([]);
   } finally {
     await (await running)?.stop();
     running = undefined;
