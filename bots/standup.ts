@@ -22,11 +22,19 @@
  *       channel: standups              # where the answers go, one topic a day
  *       cron: "30 9 * * 1-5"           # default: weekdays at 09:30
  *       timezone: Europe/Berlin        # default UTC
- *       wait: 4h                       # how long each question waits; default 4h
+ *       wait: 4h                       # how long each question waits; default 4h; the three
+ *                                      # waits together must end before the next run
  * ```
  * The bot must be subscribed to `channel`.
  */
-import { type BotContext, defineBot, PromptError, type Sender, validateSchedule } from "bothost";
+import {
+  type BotContext,
+  defineBot,
+  nextOccurrences,
+  PromptError,
+  type Sender,
+  validateSchedule,
+} from "bothost";
 import { z } from "zod";
 
 export const QUESTIONS = ["What did you do yesterday?", "What will you do today?", "Anything blocking you?"];
@@ -36,6 +44,67 @@ export const UNDER_WAY = "Your standup questions are already under way here: ans
 export const SENT = "I've sent you today's questions in a direct message.";
 export const WAITING = "Your questions are waiting in our direct messages.";
 
+const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
+const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
+
+/** Milliseconds of a duration that matches DURATION. */
+function ms(duration: string): number {
+  let total = 0;
+  for (const [, amount, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g))
+    total += Number(amount) * UNIT_MS[unit!]!;
+  return total;
+}
+
+/** A duration as the config writes them, to the second below: `1d3h`, `7h40m`. */
+function show(value: number): string {
+  let out = "";
+  let left = Math.floor(value / 1_000) * 1_000;
+  for (const unit of ["d", "h", "m", "s"]) {
+    const n = Math.floor(left / UNIT_MS[unit]!);
+    if (n > 0) out += `${n}${unit}`;
+    left -= n * UNIT_MS[unit]!;
+  }
+  return out || "0s";
+}
+
+/**
+ * Why `wait` is too long for the schedule, or undefined: a person's questions (each waiting up to
+ * `wait`) must end before the next run asks again, else that run finds them still waiting, skips
+ * the person, and their answers go on with the earlier day's questions. The shortest time between
+ * two runs is taken over a year of them in the time zone (DST changes included), or their first
+ * 3,000 for a schedule that runs more often, from a fixed date so that the answer does not depend
+ * on the day the config is loaded.
+ */
+function waitProblem(s: { cron: string; timezone: string; wait: string }): string | undefined {
+  if (!DURATION.test(s.wait)) return undefined; // reported by the field's own check
+  const longest = QUESTIONS.length * ms(s.wait);
+  const spec = { cron: s.cron, timezone: s.timezone };
+  const start = Date.UTC(2026, 0, 1);
+  let from = new Date(start);
+  let previous: number | undefined;
+  let gap = Number.POSITIVE_INFINITY;
+  // In batches, so that the walk stops at the first gap too short.
+  for (
+    let seen = 0;
+    seen < 3_000 && from.getTime() < start + 366 * 86_400_000 && gap > longest;
+    seen += 500
+  ) {
+    const runs = nextOccurrences(spec, from, 500);
+    for (const run of runs) {
+      if (previous !== undefined) gap = Math.min(gap, run.getTime() - previous);
+      previous = run.getTime();
+    }
+    if (runs.length === 0) break;
+    from = runs[runs.length - 1]!;
+  }
+  if (gap > longest) return undefined;
+  return (
+    `each of the ${QUESTIONS.length} questions waits up to ${s.wait}, so a person's questions can take ` +
+    `${show(longest)}, but cron "${s.cron}" (${s.timezone}) can run again after ${show(gap)}: ` +
+    `set wait under ${show(gap / QUESTIONS.length)}`
+  );
+}
+
 export default defineBot({
   settings: z
     .object({
@@ -44,10 +113,7 @@ export default defineBot({
       cron: z.string().default("30 9 * * 1-5"),
       timezone: z.string().default("UTC"),
       /** A duration as the config writes them: `4h`, `90m`, `1h30m`. */
-      wait: z
-        .string()
-        .regex(/^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/, 'must be a duration such as "4h", "90m" or "1h30m"')
-        .default("4h"),
+      wait: z.string().regex(DURATION, 'must be a duration such as "4h", "90m" or "1h30m"').default("4h"),
     })
     // Checked here, not first by bot.cron in setup, so a mistake is reported at its config line.
     .superRefine((s, ctx) => {
@@ -56,7 +122,10 @@ export default defineBot({
       } catch (err) {
         const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
         ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+        return;
       }
+      const tooLong = waitProblem(s);
+      if (tooLong) ctx.addIssue({ code: "custom", path: ["wait"], message: tooLong });
     }),
   setup(bot, s) {
     bot.track("groups");

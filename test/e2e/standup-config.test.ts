@@ -1,6 +1,7 @@
 /**
  * The standup bot's schedule settings under `bothost run` against the sandbox: a bad `cron`, an
- * unknown `timezone` or a `wait` that is no duration is a settings problem, reported at its config
+ * unknown `timezone`, a `wait` that is no duration, or a `wait` so long that a person's questions
+ * could still wait at the schedule's next run is a settings problem, reported at its config
  * line with its path and exit code 2, not a start failure naming no line (cron) or an error only
  * when the questions go out (time zone, wait).
  */
@@ -63,5 +64,14 @@ it("reports bad schedule settings at their config lines, exit 2", async () => {
   ]);
   expect(await run("30 25 * * 1-5", "Europe/Berlin", "4h")).toEqual([
     `${file}:13:13 bots.standup.settings.cron: cron "30 25 * * 1-5": hour 25 is out of range (0-23).`,
+  ]);
+  // Each question waits up to `wait`: three of 9h could still wait at the next day's set time;
+  // the day Europe/Berlin moves its clocks forward, that set time is 23h after the one before.
+  expect(await run("30 9 * * *", "Europe/Berlin", "9h")).toEqual([
+    `${file}:15:13 bots.standup.settings.wait: each of the 3 questions waits up to 9h, so a person's questions can take 1d3h, but cron "30 9 * * *" (Europe/Berlin) can run again after 23h: set wait under 7h40m`,
+  ]);
+  // Hourly on weekdays: the shortest gap is the hour, not the weekend.
+  expect(await run("0 9-17 * * 1-5", "UTC", "20m")).toEqual([
+    `${file}:15:13 bots.standup.settings.wait: each of the 3 questions waits up to 20m, so a person's questions can take 1h, but cron "0 9-17 * * 1-5" (UTC) can run again after 1h: set wait under 20m`,
   ]);
 });

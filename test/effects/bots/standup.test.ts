@@ -231,3 +231,13 @@ test("down from Monday's questions to after Tuesday's set time", async ({ runBot
   expect((await bot.ask(MEL, dm("wrote the notes"))).content).toBe(QUESTIONS[1]);
   expect(bot.dialogs()).toHaveLength(2);
 });
+
+// A wait so long that a person's questions could still wait at the next set time (that run would
+// skip them, and their answer would go on with the earlier day's questions): refused at start.
+test("a wait too long for the schedule is a settings problem", async ({ runBot }) => {
+  await expect(
+    runBot({ bot: standup, name: "standup", email: BOT, settings: { ...settings, wait: "25h" } }),
+  ).rejects.toThrow(
+    'bots.standup.settings.wait: each of the 3 questions waits up to 25h, so a person\'s questions can take 3d3h, but cron "30 9 * * 1-5" (Europe/Berlin) can run again after 1d: set wait under 8h',
+  );
+});
