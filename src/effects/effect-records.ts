@@ -157,6 +157,7 @@ export class EffectRun {
   #label: string | undefined;
   /** How the next effect's record writes are made (see {@link label}). */
   #write: RecordWrite = ONCE;
+  #stamp = false;
   /** The numbers of the effects found made by an earlier run (their records read from the store). */
   #earlier: Set<number> | undefined;
   /** The runs nested in this one, by name (see {@link nested}). */
@@ -187,16 +188,22 @@ export class EffectRun {
     this.#write = write;
   }
 
+  /** The next effect keeps when it was begun, as a labelled one (a refusal asking a question again). */
+  stamp(): void {
+    this.#stamp = true;
+  }
+
   /** Makes effect `kind` once for this event (the recorded result if made); `fp`: its arguments, hashed. */
   async once<T extends JsonValue>(kind: string, steps: EffectSteps<T>, fp?: string): Promise<T> {
     const n = ++this.#next;
     const key = `${this.eventKey}#${n}`;
     const print = this.#label ?? fp;
-    // A labelled effect (a dialog's question) keeps when it was begun: a later run that finds it
-    // made (a crash before the question's log) counts the question's deadline from then.
-    const begun = this.#label === undefined ? undefined : this.options.clock?.now();
+    // A labelled (a dialog's question) or stamped effect (a refusal asking it again) keeps when it was
+    // begun: a later run finding it made (a crash before its log) counts the deadline from then.
+    const begun = this.#label === undefined && !this.#stamp ? undefined : this.options.clock?.now();
     const write = this.#write;
     this.#label = undefined;
+    this.#stamp = false;
     this.#write = ONCE;
     // Numbered first, in the order the handler made its effects, then waited (not at all, mostly).
     const first = this.before?.();

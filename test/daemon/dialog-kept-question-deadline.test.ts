@@ -5,8 +5,9 @@
  * from when the question was sent. A press (or a typed choice) made while down, after that
  * deadline, is no answer: the prompt times out. Before, the deadline was counted anew from the
  * start that kept the question, so a request that had expired while the bot was down was decided
- * by a late press. A real daemon in this process on the test clock against the sandbox over HTTP;
- * the store is a FileStore whose dialog writes pass a gate.
+ * by a late press. The same holds for a refusal asking the question again: kept at a start, its
+ * wait counts from its send. A real daemon in this process on the test clock against the sandbox
+ * over HTTP; the store is a FileStore whose dialog writes pass a gate.
  */
 import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
@@ -51,6 +52,19 @@ afterEach(async () => {
   up = undefined;
 });
 
+/** The bot on a gated daemon, its dialog writes passing a new gate. */
+function start(): Promise<GatedDaemon> {
+  gate = new StoreGate();
+  return startGatedDaemon({
+    name: "deploys",
+    email: BOT,
+    fullName: "Deploys",
+    definition: deploys,
+    extra: "handler_timeout: 1h",
+    gate,
+  });
+}
+
 /** The bot's messages (their first line), oldest first. */
 function botSaid(): string[] {
   const { control } = up!.sandbox;
@@ -81,15 +95,7 @@ it.each<[string, (question: number) => Promise<unknown>, string[]]>([
 ])(
   "a question found made at a start, %s while down after its deadline: the prompt times out",
   async (_, answer, after) => {
-    gate = new StoreGate();
-    up = await startGatedDaemon({
-      name: "deploys",
-      email: BOT,
-      fullName: "Deploys",
-      definition: deploys,
-      extra: "handler_timeout: 1h",
-      gate,
-    });
+    up = await start();
     gate.mode = "fail";
     up.dm("deploy");
     // Sent with its two buttons; its log's first write refused.
@@ -105,3 +111,32 @@ it.each<[string, (question: number) => Promise<unknown>, string[]]>([
     await expect.poll(botSaid, { timeout: 15_000 }).toEqual([QUESTION, "expired", ...after]);
   },
 );
+
+it("a question asked again after a refused answer, kept at a start: its deadline counts from its asking again", async () => {
+  up = await start();
+  up.dm("deploy");
+  await questionShown(up, BOT, QUESTION);
+  // Most of the minute gone, an answer that is no choice: it is recorded, the question is asked
+  // again, and that turn's log write is refused.
+  await up.clock.advance(50_000);
+  gate.skip = 1;
+  gate.mode = "fail";
+  up.dm("maybe");
+  await up.sandbox.control.waitFor(() => botSaid().length === 2);
+  await gate.stoppedAt(1);
+  await restartPastStop(up, async () => {
+    // Down past the minute the question asked again gave: the choice comes after its deadline.
+    await up!.clock.advance(2 * 60_000);
+    up!.dm("approve");
+    gate.open();
+  });
+
+  await expect
+    .poll(botSaid, { timeout: 15_000 })
+    .toEqual([
+      QUESTION,
+      expect.stringMatching(/^I could not use that/),
+      "expired",
+      "I don't know the command `approve`. Say `help` for the list.",
+    ]);
+});

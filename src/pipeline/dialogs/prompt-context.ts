@@ -53,6 +53,7 @@ export function promptOf(
     nestedMade: () => ctx.effects?.run.nestedMade ?? new Map(),
     sentEarlier: () => ctx.effects?.run.madeEarlier(ctx.effects.run.made.length) ?? false,
     sentAt: () => ctx.effects?.run.made.at(-1)?.begun,
+    stamp: () => ctx.effects?.run.stamp(),
     react: (messageId, emoji) => ctx.react(emoji, { messageId }),
     get signal() {
       return ctx.signal;

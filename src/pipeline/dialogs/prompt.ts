@@ -63,6 +63,8 @@ export interface PromptContext {
   sentEarlier(): boolean;
   /** When the last send was begun (by the clock), as its record says (a dialog's question's does). */
   sentAt(): number | undefined;
+  /** The next send's record keeps when it was begun (a refusal, which asks the question again). */
+  stamp(): void;
   /** The run's signal: a question's log is tried again while the store fails, until it aborts. */
   readonly signal: AbortSignal;
 }
@@ -192,6 +194,7 @@ export async function prompt<T>(
       await said(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
       throw new PromptError("PROMPT_INVALID", `${tries} answers were refused: ${parsed.reason}`);
     }
+    ctx.stamp();
     again = await said(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
   }
   if (recorded.timedOut) throw new PromptError("PROMPT_TIMEOUT", `no answer within ${timeoutMs} ms.`);
@@ -266,8 +269,10 @@ async function ask<T>(
   const shown = sent !== undefined && sent.id > 0 ? sent.id : undefined;
   // Sent before a crash, kept only now: deleted or moved meanwhile, unseen by any queue.
   const earlier = send && shown !== undefined && ctx.sentEarlier() ? shown : undefined;
-  // Shown since then (the bot down meanwhile): its deadline counts from its send, not from now.
-  const sentAt = earlier === undefined ? undefined : ctx.sentAt();
+  // Shown since then (the bot down meanwhile), or asked again by a refusal sent before a crash:
+  // its deadline counts from that send, not from now.
+  const resent = again !== false && again !== undefined && ctx.sentEarlier();
+  const sentAt = earlier === undefined && !resent ? undefined : ctx.sentAt();
   const due = sentAt === undefined ? deadline : Math.min(deadline, sentAt + timeoutMs);
   // Reactions on it before its log is kept wait for the log, as typed answers do.
   const entry = dialogs.entry(head.id);
