@@ -61,8 +61,8 @@ const said = () => botSaid(up!.sandbox, BOT);
 /** The first line of each (a question's choices follow it). */
 const firstLines = () => said().map((s) => s.split("\n")[0]);
 
-/** The daemon asked "Which size?" (deadline in 10 minutes), the sandbox's clock `behindMs` behind. */
-async function asked(behindMs: number, extra?: string) {
+/** The daemon on a held clock, the sandbox's clock `behindMs` behind, the bot in `general`. */
+async function started(behindMs: number, extra?: string) {
   const clock = new TestClock({ held: true });
   up = await startGatedDaemon({
     name: "orders",
@@ -71,10 +71,16 @@ async function asked(behindMs: number, extra?: string) {
     definition: orders,
     clock,
     serverBehindMs: behindMs,
+    channels: ["general"],
     ...(extra ? { extra } : {}),
   });
-  const bot = up.running.daemon.bots[0]!;
-  up.dm("order");
+  return { clock, bot: up.running.daemon.bots[0]! };
+}
+
+/** The daemon asked "Which size?" (deadline in 10 minutes), the sandbox's clock `behindMs` behind. */
+async function asked(behindMs: number, extra?: string) {
+  const { clock, bot } = await started(behindMs, extra);
+  up!.dm("order");
   await expect
     .poll(() => bot.dialogs().map((d) => d.deadline !== undefined), { timeout: 15_000 })
     .toEqual([true]);
@@ -136,18 +142,8 @@ it("the server's clock 2 minutes ahead: an answer that reached the bot in time, 
 });
 
 it("the server's clock 2 minutes ahead: another person's message in the topic of a question for others, before the deadline the bot keeps, is an ordinary one; the question still waits", async () => {
-  const clock = new TestClock({ held: true });
-  up = await startGatedDaemon({
-    name: "orders",
-    email: BOT,
-    fullName: "Orders",
-    definition: orders,
-    clock,
-    serverBehindMs: -2 * MINUTE,
-    channels: ["general"],
-  });
-  ownerId = up.sandbox.control.users().find((u) => u.email === "owner@sandbox.example")!.user_id;
-  const bot = up.running.daemon.bots[0]!;
+  const { clock, bot } = await started(-2 * MINUTE);
+  ownerId = up!.sandbox.control.users().find((u) => u.email === "owner@sandbox.example")!.user_id;
   const say = (email: string, content: string) =>
     up!.sandbox.control.sendAs(email, { type: "stream", to: "general", topic: "deploys", content });
   say("member@sandbox.example", "@**Orders** deploy");
