@@ -129,7 +129,7 @@ export default defineBot({
     }),
   setup(bot, s) {
     bot.track("groups");
-    const day = (ms: number) => new Date(ms).toLocaleDateString("en-CA", { timeZone: s.timezone });
+    const day = (at: number) => new Date(at).toLocaleDateString("en-CA", { timeZone: s.timezone });
     const today = (ctx: { now(): number }) => day(ctx.now());
     // Records the day's outcome for the person, and posts it to the day's topic.
     const close = async (ctx: BotContext & { sender: Sender }, outcome: string, content: string) => {
