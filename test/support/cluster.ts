@@ -12,6 +12,9 @@ import { afterEach, beforeAll, expect } from "vitest";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
 import { botEmail, MEMBER, OWNER, startE2eSandbox } from "./e2e-daemon.ts";
+import { freePort } from "./free-port.ts";
+
+export { freePort };
 
 export const CLUSTER_BOT = path.join(repoRoot, "test/fixtures/cluster/cluster-bot.mjs");
 export const HOOK_TOKEN = "cluster-hook-token";
@@ -24,15 +27,6 @@ export function hasRedisServer(): boolean {
   } catch {
     return false;
   }
-}
-
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface OwnRedis {

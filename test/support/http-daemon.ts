@@ -2,13 +2,15 @@
  * A daemon with its HTTP listener, in-process, against a sandbox: bots given as definitions (with
  * settings), config written as YAML and loaded through the real loader, logs captured as JSON.
  */
-import { createServer } from "node:net";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
 import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { Clock } from "../../src/time/clock.ts";
+import { freePort } from "./free-port.ts";
+
+export { freePort };
 
 export interface TestBot {
   email: string;
@@ -27,15 +29,6 @@ export interface RunningDaemon {
   /** Raw log text, to check that no secret was ever written. */
   logText(): string;
   stop(): Promise<void>;
-}
-
-/** A port that was free a moment ago (for a sandbox org that must know bothost's URL up front). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 export async function startDaemon(
