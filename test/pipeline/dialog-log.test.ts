@@ -76,6 +76,14 @@ it("a message sent after the deadline is late: the deadline is run first, the me
   expect(record?.steps[0]).toMatchObject({ timedOut: true, answers: [] });
 });
 
+it("a message that reached the bot at the deadline's very millisecond is late, as the timer counts it", async () => {
+  const clock = new ManualClock(T0);
+  const dialogs = await waiting(memoryDialogs(clock));
+  await clock.tick(60_000);
+  // Handled before the timer's run, which is due at this millisecond too: the same verdict.
+  expect(dialogs.match(CONVERSATION, 7, msg(102, T0 + 60_000))).toMatchObject({ late: { id: "100" } });
+});
+
 it("a message stamped after the deadline by a server clock ahead, handled before it by this machine's, is the answer", async () => {
   const clock = new ManualClock(T0);
   const dialogs = await waiting(memoryDialogs(clock));

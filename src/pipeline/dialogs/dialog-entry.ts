@@ -219,5 +219,6 @@ export function matched(entry: DialogEntry, message: Candidate, now: number): Ma
  * a restart, or one that came once the deadline's run was queued.
  */
 export function lateFor(head: DialogHead, message: Candidate, now: number): boolean {
-  return (message.reached ?? now) > head.deadline && message.timestamp * 1000 > head.deadline;
+  // At the deadline's very millisecond it has passed, as for the timer that runs it.
+  return (message.reached ?? now) >= head.deadline && message.timestamp * 1000 >= head.deadline;
 }

@@ -162,7 +162,7 @@ export class Buttons {
     if (reaction.userId === this.selfId?.()) return undefined;
     const value = head.react?.[reaction.name];
     const may = head.from ? allows(head.from, reaction.userId, this.who()) : reaction.userId === head.userId;
-    return value === undefined || !may || this.now() > head.deadline ? undefined : value;
+    return value === undefined || !may || this.now() >= head.deadline ? undefined : value;
   }
 
   #open(entry: DialogEntry): boolean {
