@@ -9,6 +9,7 @@ import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import { BotSetupError } from "../bot/setup-error.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
+import type { DeadLetterSource } from "../events/dead-letter-source.ts";
 import type { QueueSource } from "../events/queue-source.ts";
 import type { BotContexts } from "../pipeline/bot-contexts.ts";
 import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
@@ -48,6 +49,8 @@ export class BotRuntime {
   readonly #contexts: BotContexts;
   #setUp: SetUp | undefined;
   #source: QueueSource | undefined;
+  /** The dead-letter source of the current start (set before its first look). */
+  #letterSource: DeadLetterSource | undefined;
   #webhookReady = false;
   /** Told each time the bot becomes ready for outgoing-webhook deliveries. */
   readonly #readyListeners = new Set<() => void>();
@@ -205,9 +208,10 @@ export class BotRuntime {
     await this.scheduler.start(this.declarations);
     // After the scheduler: a cron job's dead letter is replayed by its job.
     if (!signal.aborted) {
-      await this.#parts
-        .deadLetterSource(dispatcher, signal, (letter) => this.scheduler.replayJob(letter))
-        ?.start();
+      this.#letterSource = this.#parts.deadLetterSource(dispatcher, signal, (letter) =>
+        this.scheduler.replayJob(letter),
+      );
+      await this.#letterSource?.start();
     }
   }
 
@@ -293,20 +297,33 @@ export class BotRuntime {
   }
 
   /**
-   * Keep `event`, an outgoing-webhook delivery answered already that the bot never ran (the
-   * daemon stops before the bot was ready), as a dead letter marked for replay, written and
-   * flushed: the next start runs it. Its id; undefined when the bot keeps no dead letters.
+   * Keep `event`, an outgoing-webhook delivery to be answered without a reply while the bot is not
+   * ready, as a dead letter marked for replay, written and flushed before it is answered: the
+   * bot's dead-letter source runs it once the bot is ready, at this start or the next (after a
+   * kill). Its id; undefined when the bot keeps no dead letters. `again`: an earlier write of
+   * this delivery failed, maybe after its letter landed: that letter is taken if there is one.
    */
-  async keepForNextStart(event: ServerEvent): Promise<string | undefined> {
+  async keepDelivery(event: ServerEvent, again = false): Promise<string | undefined> {
     const letters = this.#o.letters;
     if (!letters) return undefined;
+    const messageId = event.type === "message" ? event.message.id : undefined;
+    const landed = again
+      ? (await letters.retryRequested()).find(
+          (l) =>
+            l.source === "webhook" && (l.event as { message?: { id?: unknown } }).message?.id === messageId,
+        )
+      : undefined;
+    if (landed) {
+      await this.#o.flush();
+      return landed.id;
+    }
     const at = new Date(this.#o.clock.now());
     const letter = await letters.add(
       {
         source: "webhook",
         event: event as unknown as JsonValue,
         error: new Error(
-          "the daemon stopped before the bot was ready for this outgoing-webhook delivery (answered without a reply)",
+          "an outgoing-webhook delivery answered without a reply while the bot was not ready: replayed once it is",
         ),
         attempts: 0,
         firstFailedAt: at.toISOString(),
@@ -315,6 +332,8 @@ export class BotRuntime {
       { retryRequestedAt: at },
     );
     await this.#o.flush();
+    // Ready meanwhile, its source may have looked before the letter was written.
+    if (this.#webhookReady) void this.#letterSource?.look();
     return letter.id;
   }
 

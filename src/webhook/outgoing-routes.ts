@@ -12,7 +12,7 @@ import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
-import { HeldDeliveries } from "./held-deliveries.ts";
+import { type Delivery, HeldDeliveries } from "./held-deliveries.ts";
 import { SlackLater } from "./slack-later.ts";
 import { findSlackMessage } from "./slack-lookup.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
@@ -66,6 +66,16 @@ export function registerOutgoingRoutes(
     const lookUp = (slack: Record<string, unknown>, signal: AbortSignal) =>
       findSlackMessage(bot.runtime.contextDeps().api, slack, signal);
     const held = new HeldDeliveries({ clock, log: blog, runtime: () => bot.runtime });
+    /**
+     * `found` answered without a reply: handed over once the bot is ready, or replayed from its
+     * dead letter, a repeat then sharing the (empty) answer of the first, as a handed-over one does.
+     */
+    const lateDelivery = (found: OutgoingMessageEvent): Delivery => ({
+      messageId: found.message.id,
+      event: found,
+      run: () => void handOver(found, undefined),
+      lettered: () => exchange.settled(String(found.message.id)),
+    });
     bot.rebound = () => held.rebind();
     const later = new SlackLater({
       clock,
@@ -74,15 +84,17 @@ export function registerOutgoingRoutes(
       unavailable: () => standbyBot(bot.runtime),
       // A bot restarting meanwhile (a reload) gets it once ready.
       deliver: (found) => {
-        if (!held.keep(found.message.id, () => void handOver(found, undefined), found))
-          blog.error(
-            { messageId: found.message.id },
-            "Slack-format delivery: found by a later lookup while the bot is not ready, and not kept; not handled",
-          );
+        void held.keep(lateDelivery(found)).then((kept) => {
+          if (!kept)
+            blog.error(
+              { messageId: found.message.id },
+              "Slack-format delivery: found by a later lookup while the bot is not ready, and not kept; not handled",
+            );
+        });
       },
     });
     // Before the server stops: a delivery still held must not keep the close waiting; those kept
-    // (answered already) are written as dead letters before it goes on.
+    // (answered already) are counted, their letters written.
     app.addHook("preClose", async () => held.close());
     app.addHook("onClose", async () => later.stop());
     /** A Slack-form delivery answered already: its lookup and handlers run now, replies through the API. */
@@ -115,10 +127,9 @@ export function registerOutgoingRoutes(
     const whenReady = async (
       arrived: number,
       reply: FastifyReply,
-      found: OutgoingMessageEvent | undefined,
-      runLate: () => void,
+      late: Delivery,
     ): Promise<"go" | "answered"> => {
-      const messageId = found?.message.id;
+      const { messageId } = late;
       if (held.ready()) return "go";
       blog.info({ messageId }, "outgoing webhook: delivery held until the bot is ready");
       const outcome = await held.wait(bot.replyDeadlineMs - (clock.now() - arrived));
@@ -128,7 +139,8 @@ export function registerOutgoingRoutes(
         error(reply, 503, refused);
         return "answered";
       }
-      if (outcome === "late" && held.keep(messageId, runLate, found)) {
+      // Kept (its letter written) before it is answered: a kill after the answer loses nothing.
+      if (outcome === "late" && (await held.keep(late))) {
         blog.info(
           { messageId },
           "outgoing webhook: the bot is not ready by the reply deadline; answered without a reply, handled once it is",
@@ -168,13 +180,12 @@ export function registerOutgoingRoutes(
       if (payload.format === "zulip") {
         if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);
         event = payload.event;
-        const found = event;
-        const go = await whenReady(arrived, reply, found, () => void handOver(found, undefined));
+        const go = await whenReady(arrived, reply, lateDelivery(event));
         if (go === "answered") return reply;
       } else {
         const slack = payload.slack;
-        if ((await whenReady(arrived, reply, undefined, () => lookUpLater(slack))) === "answered")
-          return reply;
+        const late = { messageId: undefined, run: () => lookUpLater(slack) };
+        if ((await whenReady(arrived, reply, late)) === "answered") return reply;
         if (later.has(slack)) {
           blog.info("repeated Slack-format delivery; its message is being looked up again already");
           return { response_not_required: true };
@@ -194,8 +205,7 @@ export function registerOutgoingRoutes(
           return { response_not_required: true };
         }
         // The bot may have begun to stop during the lookup: the delivery waits for it again.
-        const found = event;
-        const go = await whenReady(arrived, reply, found, () => void handOver(found, undefined));
+        const go = await whenReady(arrived, reply, lateDelivery(event));
         if (go === "answered") return reply;
       }
       return render(await handOver(event, arrived), payload.format);
@@ -306,6 +316,13 @@ class ReplyExchange {
     const done = () => close({});
     deliver(reply).then(done, done);
     return { answer, repeat: false };
+  }
+
+  /** Delivery `key` is handled elsewhere (its dead letter's replay): a repeat shares an empty answer. */
+  settled(key: string): void {
+    this.#prune();
+    if (!this.#answers.has(key))
+      this.#answers.set(key, { answer: Promise.resolve({}), expires: this.#clock.now() + KEEP_ANSWERS_MS });
   }
 
   #prune(): void {

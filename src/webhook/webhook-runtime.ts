@@ -48,11 +48,12 @@ export interface WebhookRuntime {
    */
   onReady(listener: () => void): () => void;
   /**
-   * Keep `event`, a delivery answered already that the bot never ran (the daemon stops before
-   * the bot was ready), durably as a dead letter marked for replay: the next start runs it.
-   * Resolves the letter's id; undefined when the bot keeps no dead letters.
+   * Keep `event`, a delivery about to be answered without a reply while the bot is not ready,
+   * durably as a dead letter marked for replay: the bot runs it once ready, at this start or the
+   * next. Resolves the letter's id once written; undefined when the bot keeps no dead letters.
+   * `again`: an earlier write of it failed (its letter may have landed: then that one is taken).
    */
-  keepForNextStart(event: ServerEvent): Promise<string | undefined>;
+  keepDelivery(event: ServerEvent, again?: boolean): Promise<string | undefined>;
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
   deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;
