@@ -8,7 +8,9 @@
  *
  * The questions are a durable dialog (`ctx.prompt`): a restart, a crash or a deploy in the middle
  * of someone's answers goes on at the question they were at, each answer under its question.
- * Down at the set time, the daemon asks at its start, the same day only.
+ * Down at the set time, the daemon asks at its start, the same day only; a set-time run cut short
+ * by a crash goes on at the next start the same day only too (nobody is asked an earlier day's
+ * questions).
  *
  * Config:
  * ```yaml
@@ -148,8 +150,12 @@ export default defineBot({
 
     // An occurrence missed while the daemon was down (a deploy or a crash across the set time) is
     // run once at its start, the same day only: a day missed altogether is not asked the next.
+    // The same for a run cut short (the daemon killed after asking some of the group), taken up
+    // again at the next start with its `ctx.job` as before (`catchUp` false): on a later day it
+    // ends without asking the rest; those it asked have their own waits, which tell them when
+    // they pass.
     bot.cron(s.cron, { timezone: s.timezone, missed: "run-once" }, async (ctx) => {
-      if (ctx.job.catchUp && day(ctx.job.scheduledFor.getTime()) !== today(ctx)) return;
+      if (day(ctx.job.scheduledFor.getTime()) !== today(ctx)) return;
       for (const id of ctx.groups.members(s.group) ?? []) {
         if (!(await ctx.state.get(`${today(ctx)}:${id}`))) await ctx.startDialog(id, "standup");
       }

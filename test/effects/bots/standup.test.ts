@@ -7,9 +7,16 @@
  * channel asks in their direct messages, never a second set while one waits there. It imports "bothost",
  * which resolves to dist/: run `npm run build` first (`npm test` does).
  */
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Sandbox, TestBot } from "bothost/testing";
 import { type BotFixtures, createBotTest, expect } from "bothost/testing/vitest";
 import standup, { QUESTIONS, SENT, UNDER_WAY, WAITING } from "../../../bots/standup.ts";
+import { FileStore } from "../../../dist/state/file-store.js";
+import { startInProcessDaemon } from "../../../dist/testing/in-process-daemon.js";
+import { gatedBackend, StoreGate } from "../../support/gated-store.ts";
 
 const OWNER = "owner@sandbox.example";
 const MEL = "mel@sandbox.example";
@@ -241,3 +248,93 @@ test("a wait too long for the schedule is a settings problem", async ({ runBot }
     'bots.standup.settings.wait: each of the 3 questions waits up to 25h, so a person\'s questions can take 3d3h, but cron "30 9 * * 1-5" (Europe/Berlin) can run again after 1d: set wait under 8h',
   );
 });
+
+/** A time in Berlin, to the minute: `2026-11-30 09:30`. */
+const when = (at: number) => new Date(at).toLocaleString("sv-SE", { timeZone: "Europe/Berlin" }).slice(0, 16);
+
+/**
+ * The standup bot on a daemon of this process whose dialog writes pass `gate`, on a state folder
+ * kept across its stops (a crash: `stop(true)`); what it said to a member, read from the server
+ * with the time in Berlin.
+ */
+async function gatedStandup({ sandbox, clock }: Pick<BotFixtures, "sandbox" | "clock">, gate: StoreGate) {
+  const dir = await mkdtemp(join(tmpdir(), "bothost-standup-"));
+  let running: Awaited<ReturnType<typeof startInProcessDaemon>> | undefined;
+  let files: FileStore | undefined;
+  const start = async () => {
+    files = await FileStore.open(join(dir, "state"), { now: () => clock.now() });
+    running = await startInProcessDaemon(
+      sandbox,
+      { standup: { email: BOT, definition: standup, settings } },
+      { store: gatedBackend(files!, ["standup", "dialogs"], gate), clock, stateDir: join(dir, "daemon") },
+    );
+  };
+  const logged = (part: string) => running?.logged(part) ?? [];
+  const stop = async (crash = false) => {
+    await running?.stop(crash ? { deadlineMs: 0 } : {});
+    running = undefined;
+  };
+  const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
+  const toward = (email: string) => {
+    const id = sandbox.control.users().find((u) => u.email === email)!.user_id;
+    return sandbox.control
+      .messages()
+      .filter((m) => m.sender_id === botId && (m.dm_user_ids as number[]).includes(id))
+      .map((m) => `${when(Number(m.timestamp) * 1_000)} ${String(m.content)}`);
+  };
+  /** Whether the set time's run is under way, or was cut short (kept for the next start). */
+  const underWay = async () => {
+    const job = await files?.namespace("standup").namespace("jobs").get("30 9 * * 1-5 Europe/Berlin");
+    return (job as { running?: unknown } | undefined)?.running !== undefined;
+  };
+  await start();
+  return {
+    start,
+    stop,
+    toward,
+    underWay,
+    logged,
+    close: () => stop(true).then(() => rm(dir, { recursive: true, force: true })),
+  };
+}
+
+// Monday's set-time run is killed after asking Mel, before Dee (the writes of Mel's question and
+// of Dee's dialog held), and the daemon is back on Tuesday before its set time: at 08:00, or at
+// 00:30 (Monday still in UTC). The run cut short is taken up again and asks nobody Monday's
+// questions on Tuesday; Mel's wait passed (told so). Tuesday's go out at 09:30, once each.
+for (const [back, downMs] of [
+  ["08:00", 22.5 * 3_600_000],
+  ["00:30 (23:30 UTC)", 15 * 3_600_000],
+] as const) {
+  test(`Monday's run cut short, back on Tuesday at ${back}: nobody asked before Tuesday's set time`, async ({
+    sandbox,
+    clock,
+  }) => {
+    const gate = new StoreGate();
+    const up = await gatedStandup({ sandbox, clock }, gate);
+    try {
+      gate.mode = "hang";
+      gate.skip = 1; // Mel's dialog begins
+      await clock.advance(60_000); // Monday 09:30
+      await gate.stoppedAt(2);
+      expect(await up.underWay()).toBe(true);
+      await expect.poll(() => up.toward(MEL)).toEqual(["2026-11-30 09:30 " + QUESTIONS[0]]);
+      await up.stop(true);
+      gate.open();
+      await clock.advance(downMs);
+      await up.start();
+      expect(up.logged("cut short before it finished: it runs again")).toHaveLength(1);
+      await expect.poll(up.underWay).toBe(false); // the run cut short, taken up again, is over
+      await clock.advance(24 * 3_600_000 - downMs); // Tuesday 09:30
+      const at = back.slice(0, 5);
+      const late = `2026-12-01 ${at} No answer, so no standup from you today. Say \`standup\` to answer later.`;
+      const asked = `2026-12-01 09:30 ${QUESTIONS[0]}`;
+      await expect
+        .poll(() => [up.toward(MEL), up.toward(DEE)])
+        .toEqual([[`2026-11-30 09:30 ${QUESTIONS[0]}`, late, asked], [asked]]);
+    } finally {
+      gate.open();
+      await up.close();
+    }
+  });
+}
