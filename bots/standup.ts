@@ -10,7 +10,7 @@
  * of someone's answers goes on at the question they were at, each answer under its question.
  * Down at the set time, the daemon asks at its start, the same day only; a set-time run cut short
  * by a crash goes on at the next start the same day only too (nobody is asked an earlier day's
- * questions).
+ * questions). A wait of an earlier day's questions that passed meanwhile is told as that day's.
  *
  * Config:
  * ```yaml
@@ -45,6 +45,9 @@ const DONE = "You are done for today.";
 export const UNDER_WAY = "Your standup questions are already under way here: answer the question above.";
 export const SENT = "I've sent you today's questions in a direct message.";
 export const WAITING = "Your questions are waiting in our direct messages.";
+/** Said when the wait of an earlier day's questions passed (the daemon was down over midnight, say). */
+export const expired = (day: string) =>
+  `Your standup questions of ${day} had no answer: no standup from you that day.`;
 
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
 const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
@@ -139,12 +142,13 @@ export default defineBot({
       await ctx.send({ type: "channel", to: s.channel, topic: `standup ${today(ctx)}`, content });
     };
 
-    // Whether the person has an outcome today, as read when their dialog first reached `at`: kept
-    // in its log (ctx.external), so that its replays take the path it took, whatever their other
-    // conversations recorded since (else a replay would stop where the first run asked).
-    const doneAt = (ctx: BotContext & { sender: Sender }, at: string) => {
+    // Whether the person has an outcome today (or on the day `on`), as read when their dialog first
+    // reached `at`: kept in its log (ctx.external), so that its replays take the path it took,
+    // whatever their other conversations recorded since (else a replay would stop where the first
+    // run asked).
+    const doneAt = (ctx: BotContext & { sender: Sender }, at: string, on = today(ctx)) => {
       // The key is made outside `fn`: its `ctx.now()` is then a value of the log at every run.
-      const key = `${today(ctx)}:${ctx.sender.id}`;
+      const key = `${on}:${ctx.sender.id}`;
       return ctx.external(`done at ${at}`, async () => Boolean(await ctx.state.get(key)));
     };
 
@@ -172,6 +176,8 @@ export default defineBot({
       // conversation of theirs, say), nothing more is asked or posted.
       const done = async (at: string) => (await doneAt(ctx, at)) && Boolean(await ctx.reply(DONE));
       if (await done("start")) return;
+      // The day the set began: its first message's (their `standup`, or the set time's start).
+      const began = day(ctx.event.message.timestamp * 1_000);
       const answers: string[] = [];
       try {
         for (const [i, q] of QUESTIONS.entries()) {
@@ -187,6 +193,10 @@ export default defineBot({
         if (await doneAt(ctx, "end")) return;
         if (err.code === "PROMPT_CANCELLED")
           return close(ctx, "skipped", `**${ctx.sender.name}** skips today.`);
+        // An earlier day's set whose wait passed while the daemon was down (or after midnight):
+        // about that day, and nothing when they answered or skipped it in another conversation.
+        if (began !== today(ctx))
+          return (await doneAt(ctx, "end of day", began)) || ctx.reply(expired(began));
         return ctx.reply("No answer, so no standup from you today. Say `standup` to answer later.");
       }
       if (await done("post")) return;

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox, TestBot } from "bothost/testing";
 import { type BotFixtures, createBotTest, expect } from "bothost/testing/vitest";
-import standup, { QUESTIONS, SENT, UNDER_WAY, WAITING } from "../../../bots/standup.ts";
+import standup, { expired, QUESTIONS, SENT, UNDER_WAY, WAITING } from "../../../bots/standup.ts";
 import { FileStore } from "../../../dist/state/file-store.js";
 import { startInProcessDaemon } from "../../../dist/testing/in-process-daemon.js";
 import { gatedBackend, StoreGate } from "../../support/gated-store.ts";
@@ -226,17 +226,37 @@ test("down from Monday to Tuesday 08:59: asked at Tuesday's set time, not before
 });
 
 // Monday's questions wait when the daemon goes down; it is back on Tuesday after 09:30: Monday's
-// waits have passed (each told so), Tuesday's questions are asked, once each.
+// waits have passed (each told so, for Monday), Tuesday's questions are asked, once each.
 test("down from Monday's questions to after Tuesday's set time", async ({ runBot, sandbox, clock }) => {
   const { bot, downFor, askedBoth } = await standupOn({ runBot, sandbox, clock });
   await clock.advance(60_000);
   await askedBoth([QUESTIONS[0]]);
   expect((await bot.ask(MEL, dm("fixed the build"))).content).toBe(QUESTIONS[1]);
   await downFor(24 * 3_600_000 + 10 * 60_000); // back on Tuesday at 09:40
-  const late = "No answer, so no standup from you today. Say `standup` to answer later.";
+  const late = expired("2026-11-30");
   await askedBoth([QUESTIONS[0], QUESTIONS[1], late, QUESTIONS[0]], [QUESTIONS[0], late, QUESTIONS[0]]);
   expect((await bot.ask(MEL, dm("wrote the notes"))).content).toBe(QUESTIONS[1]);
   expect(bot.dialogs()).toHaveLength(2);
+});
+
+// Mel skips Monday in a channel while Monday's questions wait in her direct messages; the daemon
+// is down from then until Tuesday 08:00: her wait passed meanwhile. She is told nothing (she is
+// done for Monday); Dee is told that Monday's questions went unanswered, not that Tuesday's did.
+test("down from Monday's questions to Tuesday 08:00: the waits that passed are Monday's", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward, downFor, askedBoth } = await standupOn({ runBot, sandbox, clock });
+  await clock.advance(60_000);
+  await askedBoth([QUESTIONS[0]]);
+  const skip = await bot.ask(MEL, inTopic("@**Standup** standup skip on leave"));
+  expect(skip.content).toBe("Skipped for today.");
+  await downFor(22.5 * 3_600_000 - 60_000); // back on Tuesday at 08:00
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  expect([toward(MEL), toward(DEE)]).toEqual([[QUESTIONS[0]], [QUESTIONS[0], expired("2026-11-30")]]);
+  const report = await bot.ask(OWNER, dm("standup report"));
+  expect(report.content).toBe("Standup 2026-12-01:\n* Mel Member: not yet\n* Dee Dev: not yet");
 });
 
 // A wait so long that a person's questions could still wait at the next set time (that run would
@@ -327,7 +347,7 @@ for (const [back, downMs] of [
       await expect.poll(up.underWay).toBe(false); // the run cut short, taken up again, is over
       await clock.advance(24 * 3_600_000 - downMs); // Tuesday 09:30
       const at = back.slice(0, 5);
-      const late = `2026-12-01 ${at} No answer, so no standup from you today. Say \`standup\` to answer later.`;
+      const late = `2026-12-01 ${at} ${expired("2026-11-30")}`;
       const asked = `2026-12-01 09:30 ${QUESTIONS[0]}`;
       await expect
         .poll(() => [up.toward(MEL), up.toward(DEE)])
