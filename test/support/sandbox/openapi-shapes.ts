@@ -2,7 +2,8 @@
  * Checks sandbox response bodies against the server's API description, when it is present beside
  * the project (../shared/zulip-api/openapi.yaml). The parsed spec is cached in the OS temp dir.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,19 +23,33 @@ let cached: Spec | null | undefined;
 
 export function loadSpec(): Spec | null {
   if (cached !== undefined) return cached;
-  if (!existsSync(SPEC_PATH)) {
-    cached = null;
-    return cached;
-  }
-  const st = statSync(SPEC_PATH);
-  const cacheFile = path.join(tmpdir(), `bothost-openapi-${st.size}-${Math.floor(st.mtimeMs)}.json`);
-  if (existsSync(cacheFile)) {
-    cached = JSON.parse(readFileSync(cacheFile, "utf8")) as Spec;
-  } else {
-    cached = parse(readFileSync(SPEC_PATH, "utf8")) as Spec;
-    writeFileSync(cacheFile, JSON.stringify(cached));
-  }
+  cached = existsSync(SPEC_PATH) ? readSpec(SPEC_PATH, tmpdir()) : null;
   return cached;
+}
+
+/** The cache file of the spec at `specPath` in `cacheDir`: named by the spec's size and time. */
+export function cacheFileOf(specPath: string, cacheDir: string): string {
+  const st = statSync(specPath);
+  return path.join(cacheDir, `bothost-openapi-${st.size}-${Math.floor(st.mtimeMs)}.json`);
+}
+
+/**
+ * The spec at `specPath`, parsed, through its cache file in `cacheDir`, which test files on other
+ * workers read and write at the same time: a writer writes a file of its own and renames it into
+ * place, so a reader never sees one half written; a cache file that does not parse is parsed anew
+ * and replaced.
+ */
+export function readSpec(specPath: string, cacheDir: string): Spec {
+  const cacheFile = cacheFileOf(specPath, cacheDir);
+  try {
+    return JSON.parse(readFileSync(cacheFile, "utf8")) as Spec;
+  } catch {
+    const spec = parse(readFileSync(specPath, "utf8")) as Spec;
+    const own = `${cacheFile}.${process.pid}-${randomBytes(4).toString("hex")}`;
+    writeFileSync(own, JSON.stringify(spec));
+    renameSync(own, cacheFile);
+    return spec;
+  }
 }
 
 export interface ShapeReport {
