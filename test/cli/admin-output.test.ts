@@ -38,7 +38,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("bothost reload --json", () => {
+/**
+ * Each case starts a daemon process and runs three CLI processes beside it: on a loaded 2-core
+ * machine that takes 20 s and more, past vitest's default 20 s.
+ */
+const TIMEOUT = { timeout: 60_000 };
+
+describe("bothost reload --json", TIMEOUT, () => {
   it("prints the result as JSON on stdout, whether the config is applied or refused", async () => {
     const daemon = spawnCli(["run", "-c", file]);
     await daemon.waitForLog((l) => l.msg === "daemon started");
@@ -77,7 +83,7 @@ describe("bothost reload --json", () => {
   });
 });
 
-describe("bothost status: the budget line", () => {
+describe("bothost status: the budget line", TIMEOUT, () => {
   it("shows used and left as the JSON's remainingHour says, counting calls made before the daemon", async () => {
     // 40 calls by the same account before the daemon starts: the server counts them, the daemon's
     // client does not.

@@ -55,7 +55,13 @@ async function seed(file: string): Promise<void> {
   await store.close();
 }
 
-describe("with the daemon stopped: straight in the state directory", () => {
+/**
+ * A case runs up to six CLI processes one after another: on a loaded 2-core machine they take 20 s
+ * and more, past vitest's default 20 s.
+ */
+const TIMEOUT = { timeout: 60_000 };
+
+describe("with the daemon stopped: straight in the state directory", TIMEOUT, () => {
   let file: string;
   beforeAll(async () => {
     file = await writeConfig("stopped");
@@ -131,7 +137,7 @@ describe("with the daemon stopped: straight in the state directory", () => {
   });
 });
 
-describe("with the daemon running: through its admin routes", () => {
+describe("with the daemon running: through its admin routes", TIMEOUT, () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
     sandbox = await startSandbox();

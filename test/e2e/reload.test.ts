@@ -33,7 +33,13 @@ const botBlock = (name: string, i: number, variable: string) =>
 const queueOf = (sandbox: Awaited<ReturnType<typeof startE2eSandbox>>, email: string) =>
   sandbox.control.queues().find((q) => q.email === email)?.queue_id;
 
-describe("SIGHUP", () => {
+/**
+ * Each case starts a daemon process and reloads it, and the last runs three CLI processes too: on
+ * a loaded 2-core machine they take 10 to 20 s and more, which vitest's default 20 s does not cover.
+ */
+const TIMEOUT = { timeout: 60_000 };
+
+describe("SIGHUP", TIMEOUT, () => {
   it("starts an added bot, stops a removed one (its queue deleted), refuses a broken config; the others keep their queue", async () => {
     const sandbox = await startE2eSandbox(orgWithBots(2));
     const config = await writeConfig(sandbox, { first: { email: botEmail(0) } });
@@ -85,7 +91,7 @@ describe("SIGHUP", () => {
   });
 });
 
-describe("an edited module", () => {
+describe("an edited module", TIMEOUT, () => {
   it("restarts only the bot whose module changed, which then runs the new code", async () => {
     const sandbox = await startE2eSandbox(orgWithBots(2));
     const config = await writeConfig(sandbox, {
@@ -131,7 +137,7 @@ describe("an edited module", () => {
   });
 });
 
-describe("bothost reload", () => {
+describe("bothost reload", TIMEOUT, () => {
   it("brings back a bot whose key was fixed, prints what changed, and refuses a broken config with exit 2", async () => {
     const sandbox = await startE2eSandbox(orgWithBots(2));
     const port = await freePort();

@@ -33,7 +33,11 @@ useE2eCleanup();
 const deletes = (from: number) =>
   sandbox!.control.requests.slice(from).filter((r) => r.method === "DELETE" && r.path === "/events");
 
-describe("graceful shutdown", () => {
+/**
+ * Each case starts a daemon process twice (the restart on the same state): on a loaded 2-core
+ * machine that takes 20 s and more, past vitest's default 20 s.
+ */
+describe("graceful shutdown", { timeout: 60_000 }, () => {
   it("SIGTERM: running handlers finish, queues are deleted, state is flushed, exit 0", async () => {
     sandbox = await startE2eSandbox(orgWithBots(1));
     config = await writeConfig(sandbox, { b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 400" } });
@@ -122,9 +126,7 @@ describe("graceful shutdown", () => {
     expectNoSecrets(daemon, config.secrets);
   });
 
-  it("a handler deaf to its signal past shutdown_timeout: the daemon stops and exits 0 all the same", {
-    timeout: 60_000,
-  }, async () => {
+  it("a handler deaf to its signal past shutdown_timeout: the daemon stops and exits 0 all the same", async () => {
     sandbox = await startE2eSandbox(orgWithBots(1));
     // Ten minutes, its signal ignored: far past the config's shutdown_timeout (5 s).
     config = await writeConfig(sandbox, {
