@@ -179,5 +179,6 @@ function refusal(status: number, text: string): string {
   try {
     error = String((JSON.parse(text) as { error?: unknown }).error ?? error);
   } catch {}
-  return `the running daemon refused (HTTP ${status}): ${error}`;
+  // A 5xx is no refusal: the daemon failed the request (its state store did not answer, say).
+  return `the running daemon ${status >= 500 ? "failed the request" : "refused"} (HTTP ${status}): ${error}`;
 }

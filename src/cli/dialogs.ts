@@ -74,7 +74,7 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     // The daemon's refusal (an unknown bot or dialog, a bad note) in its own words.
     if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
       process.stderr.write(
-        `bothost dialogs: ${err.message.replace(/^the running daemon refused \(HTTP \d+\): /, "")}\n`,
+        `bothost dialogs: ${err.message.replace(/^the running daemon (refused|failed the request) \(HTTP \d+\): /, "")}\n`,
       );
       // Its first question not recorded yet: nothing was ended, and the same end may pass soon.
       const starting = isBothostError(err.cause) && err.cause.code === "DIALOG_STARTING";

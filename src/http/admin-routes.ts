@@ -9,6 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { isConfigError } from "../config/config-error.ts";
 import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
 import type { DeadLetterOffice, DeadLetterSelection } from "../state/dead-letter-office.ts";
+import { isStateError } from "../state/state-error.ts";
 import { safeEqual } from "../webhook/constant-time.ts";
 import type { BotDialogs, DaemonStatus } from "./daemon-status.ts";
 import { renderStatusPage } from "./status-page.ts";
@@ -92,8 +93,9 @@ export function adminRoutes(deps: AdminHandlers): AdminRoute[] {
       method: "GET",
       path: "/admin/failed/:bot/:n",
       handle: async ({ params: { bot, n } }) => {
-        const letter = await letters().get(`${bot}/${n}`);
-        return letter ? ok(letter) : { status: 404, body: { error: `no dead letter ${bot}/${n}` } };
+        const letter = await answer(() => letters().get(`${bot}/${n}`));
+        if (letter.status !== 200 || letter.body) return letter;
+        return { status: 404, body: { error: `no dead letter ${bot}/${n}` } };
       },
     },
     {
@@ -216,6 +218,9 @@ async function answer(act: () => Promise<unknown>): Promise<AdminAnswer> {
       const { message, code } = err as BothostError;
       return { status, body: { error: message, code } };
     }
+    // The state store failed the request (Redis not answering, the disk): its own message names
+    // the store and what to check, where a bare 500 would say only "internal error".
+    if (isStateError(err)) return { status: 503, body: { error: err.message, code: err.code } };
     throw err;
   }
 }

@@ -125,9 +125,29 @@ it.each<[string, GateMode]>([
   expect(running!.logged("could not record a dialog's end")).toEqual([]);
 });
 
+/** A config for the admin commands, reaching the running daemon on its state and `http.listen` `port`. */
+async function cliConfig(port: number): Promise<string> {
+  const file = join(dir!, "bothost.yaml");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox!.url}\nstate:\n  path: ${running!.stateDir}\nhttp:\n  listen: 127.0.0.1:${port}\nbots:\n` +
+      `  orders:\n    module: ./x.ts\n    email: ${BOT}\n    api_key: any-key-0123456789\n`,
+  );
+  return file;
+}
+
+/** What `bothost dialogs` with `argv` printed on stderr, and its exit code. */
+async function dialogsCommand(argv: string[]): Promise<{ code: number; printed: string }> {
+  const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  const code = await runDialogsCommand(argv);
+  const printed = stderr.mock.calls.map((c) => String(c[0])).join("");
+  stderr.mockRestore();
+  return { code, printed };
+}
+
 /** Up, the person asked the first of "pick"'s questions: the dialog waits at it. */
-async function asked(gate: StoreGate) {
-  const dm = await start(gate);
+async function asked(gate: StoreGate, global?: string) {
+  const dm = await start(gate, global);
   dm("pick");
   expect(await said(1)).toEqual(["Which size?"]);
   return { dm, dialog: await waiting() };
@@ -146,6 +166,31 @@ it("an operator's end the store refuses fails, and the dialog goes on: the perso
   dm("2");
   expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
   await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+});
+
+it("an operator's end the store fails is answered with the store's own error: the admin route 503 and its code, bothost dialogs one line naming the store, exit 1", async () => {
+  const gate = new StoreGate();
+  const port = await freePort();
+  const { dm, dialog } = await asked(gate, `http:\n  listen: 127.0.0.1:${port}`);
+  const file = await cliConfig(port);
+  gate.mode = "fail";
+  const route = await request(`http://127.0.0.1:${port}/admin/dialogs/orders/${dialog.id}/end`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
+  expect({ status: route.statusCode, body: await route.body.json() }).toEqual({
+    status: 503,
+    body: { error: "the gated store refused a write (a test's outage)", code: "STATE_UNAVAILABLE" },
+  });
+  expect(await dialogsCommand(["end", "orders", dialog.id, "-c", file])).toEqual({
+    code: 1,
+    printed: "bothost dialogs: the gated store refused a write (a test's outage)\n",
+  });
+  // Nothing ended: the store back, the person's answer is taken.
+  gate.open();
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
 });
 
 it.each([
@@ -263,12 +308,7 @@ it("the admin route and bothost dialogs end say the same: refused (409, exit 75)
   const gate = new StoreGate();
   const port = await freePort();
   const dm = await start(gate, `http:\n  listen: 127.0.0.1:${port}`);
-  const file = join(dir!, "bothost.yaml");
-  await writeFile(
-    file,
-    `server:\n  url: ${sandbox!.url}\nstate:\n  path: ${running!.stateDir}\nhttp:\n  listen: 127.0.0.1:${port}\nbots:\n` +
-      `  orders:\n    module: ./x.ts\n    email: ${BOT}\n    api_key: any-key-0123456789\n`,
-  );
+  const file = await cliConfig(port);
   gate.mode = "hang";
   const id = String(dm("pick"));
   await gate.stoppedAt(1);
@@ -284,10 +324,7 @@ it("the admin route and bothost dialogs end say the same: refused (409, exit 75)
   const refused = (await route.body.json()) as { error: string; code: string };
   expect(refused).toEqual({ error: expect.stringMatching(/nothing was ended/), code: "DIALOG_STARTING" });
 
-  const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  const code = await driven(runDialogsCommand(["end", "orders", id, "--note", NOTE, "-c", file]));
-  const printed = stderr.mock.calls.map((c) => String(c[0])).join("");
-  stderr.mockRestore();
+  const { code, printed } = await driven(dialogsCommand(["end", "orders", id, "--note", NOTE, "-c", file]));
   expect({ code, printed }).toEqual({ code: 75, printed: `bothost dialogs: ${refused.error}\n` });
   expect(refused.error).toMatch(
     new RegExp(`^dialog ${id}'s first question is still being sent or recorded after 5 s`),
