@@ -26,41 +26,52 @@ const chatLine = /^Chat with your bots: http:\/\/127\.0\.0\.1:\d+\/chat\/$/;
 /** The non-empty lines written so far. */
 const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
 
-it("logs readable lines, prints the chat page's address last, and says a broken edit waits for the next save", async () => {
-  dev = spawnCli(["dev"], { cwd: project });
-  await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
-  const started = lines(dev.stdout());
-  // Readable lines even though stdout is a pipe here: no JSON log line.
-  expect(started.filter((l) => l.startsWith("{"))).toEqual([]);
-  expect(started.some((l) => /^\[[\d:.]+\] INFO: daemon started$/.test(l))).toBe(true);
-  expect(started.slice(-2)).toEqual([
-    "1 bot running on the embedded sandbox. Saving the config or a bot's files reloads; Ctrl-C stops.",
-    expect.stringMatching(chatLine),
-  ]);
+/**
+ * Each case waits up to 30 s for \`bothost dev\` to start and 10 s for each reload: its budget is
+ * above the sum, so a slow start fails at the wait that names it, not at vitest's default 20 s,
+ * which would leave the case running on beside the next one, both editing the same project.
+ */
+const BUDGET = { timeout: 120_000 };
 
-  const file = path.join(project, "bots", "hello.ts");
-  const source = await readFile(file, "utf8");
-  let before = dev.stdout().length;
-  await writeFile(file, `${source}\nexport const = ;\n`);
-  await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
-  const refused = dev.stdout().slice(before);
-  expect(refused).toContain(
-    "ERROR: the edit does not load, so the bots keep running as they were; saving the file again reloads it:\n" +
-      'bot "hello": module ./bots/hello.ts has a syntax error at ./bots/hello.ts:',
-  );
-  expect(refused).not.toContain("start again");
+it(
+  "logs readable lines, prints the chat page's address last, and says a broken edit waits for the next save",
+  BUDGET,
+  async () => {
+    dev = spawnCli(["dev"], { cwd: project });
+    await expect.poll(() => dev!.stdout(), { timeout: 30_000 }).toMatch(/Chat with your bots: /);
+    const started = lines(dev.stdout());
+    // Readable lines even though stdout is a pipe here: no JSON log line.
+    expect(started.filter((l) => l.startsWith("{"))).toEqual([]);
+    expect(started.some((l) => /^\[[\d:.]+\] INFO: daemon started$/.test(l))).toBe(true);
+    expect(started.slice(-2)).toEqual([
+      "1 bot running on the embedded sandbox. Saving the config or a bot's files reloads; Ctrl-C stops.",
+      expect.stringMatching(chatLine),
+    ]);
 
-  before = dev.stdout().length;
-  await writeFile(file, source.replace('const greeting = "Hello";', 'const greeting = "Howdy";'));
-  await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
-  expect(dev.stdout().slice(before)).toMatch(/INFO: config reloaded/);
+    const file = path.join(project, "bots", "hello.ts");
+    const source = await readFile(file, "utf8");
+    let before = dev.stdout().length;
+    await writeFile(file, `${source}\nexport const = ;\n`);
+    await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
+    const refused = dev.stdout().slice(before);
+    expect(refused).toContain(
+      "ERROR: the edit does not load, so the bots keep running as they were; saving the file again reloads it:\n" +
+        'bot "hello": module ./bots/hello.ts has a syntax error at ./bots/hello.ts:',
+    );
+    expect(refused).not.toContain("start again");
 
-  dev.kill("SIGINT");
-  expect((await dev.exited).code).toBe(0);
-  dev = undefined;
-});
+    before = dev.stdout().length;
+    await writeFile(file, source.replace('const greeting = "Hello";', 'const greeting = "Howdy";'));
+    await expect.poll(() => lines(dev!.stdout().slice(before)).at(-1), { timeout: 10_000 }).toMatch(chatLine);
+    expect(dev.stdout().slice(before)).toMatch(/INFO: config reloaded/);
 
-it("reloads when a local file a bot imports changes, or the config file", async () => {
+    dev.kill("SIGINT");
+    expect((await dev.exited).code).toBe(0);
+    dev = undefined;
+  },
+);
+
+it("reloads when a local file a bot imports changes, or the config file", BUDGET, async () => {
   const bots = path.join(project, "bots");
   await writeFile(path.join(bots, "greeting.ts"), 'export const greeting = "Hello";\n');
   const hello = path.join(bots, "hello.ts");

@@ -72,7 +72,11 @@ describe("bothost check", () => {
 const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
 const chatLine = /^Chat with your bots: http:\/\/127\.0\.0\.1:\d+\/chat\/$/;
 
-describe("bothost reload", () => {
+/**
+ * A daemon process and two CLI processes: on a loaded 2-core machine that takes 20 s and more,
+ * past vitest's default 20 s.
+ */
+describe("bothost reload", { timeout: 60_000 }, () => {
   it("is refused with exit 2 when an edit's setup throws; the bot keeps running", async () => {
     await writeFile(file, source);
     const run = spawnCli(["run"], { cwd: project });
@@ -98,7 +102,12 @@ describe("bothost reload", () => {
   });
 });
 
-describe("bothost dev", () => {
+/**
+ * Its cases wait up to 30 s for \`bothost dev\` to start and 10 s for each reload: their budget is
+ * above the sum, so a slow start fails at the wait that names it, not at vitest's default 20 s,
+ * which would leave the case running on beside the next one, both editing the same file.
+ */
+describe("bothost dev", { timeout: 120_000 }, () => {
   it("keeps the running version when an edit's setup throws, and says so in one line per problem", async () => {
     await writeFile(file, source);
     dev = spawnCli(["dev"], { cwd: project });
