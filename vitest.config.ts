@@ -48,6 +48,10 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // `expect.poll` waits for a state the test expects to come (a reply posted, a log line): 1 s,
+    // vitest's default, is a few HTTP round trips on a loaded 2-core machine. Only a failing
+    // wait takes longer.
+    expect: { poll: { timeout: 5_000 } },
     // Most files wait on HTTP and child processes, not the CPU: three at a time on a 2-core
     // machine (vitest's default there is one) takes the suite from about 320 s to about 190 s.
     maxWorkers: 3,
