@@ -233,11 +233,36 @@ export class Dispatcher {
   /**
    * An operator replays a dead letter: ordered with its conversation and run like a live event,
    * bypassing the ledger (its message was recorded as handled when it was kept). Resolves true
-   * when it was handled (the letter is then removed).
+   * when it was handled (the letter is then removed). A delivery kept before it ever ran (an
+   * outgoing webhook's, answered while the bot was not ready) goes through the ledger instead:
+   * the server may repeat it (its answer lost, a kill before it was sent), and whichever of the
+   * letter and the repeat comes second runs nothing; the letter's run is recorded once handled.
    */
   replay(letter: DeadLetter): Promise<boolean> {
     const { event, issue } = reviveEvent(letter.event);
-    return new Promise((onReplayed) => {
+    const commits = this.#commits;
+    // Webhook mode's ledger: a message begun and never finished holds no cursor back there.
+    const unrun =
+      letter.source === "webhook" && letter.attempts === 0 && commits?.ledger instanceof WebhookLedger;
+    const id = unrun ? ledgerIdOf(event) : undefined;
+    if (id !== undefined && commits?.ledger.isDuplicate(id)) {
+      this.#o.log.info(
+        { deadLetter: letter.id, messageId: id },
+        "a kept delivery's message was handled already (the server repeated it): its dead letter is removed",
+      );
+      // A removal refused: the letter stays, and the next look finds its message handled again.
+      return (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(
+        () => true,
+        () => false,
+      );
+    }
+    if (id !== undefined) commits?.ledger.begin(id);
+    return new Promise((replayed) => {
+      // Not handled (kept again, or left to the next start): not recorded, so that it runs then.
+      const onReplayed = (handled: boolean) => {
+        if (handled && id !== undefined) void commits?.finish(id);
+        replayed(handled);
+      };
       // A letter kept by an older version carries a record this one cannot replay: its run starts afresh.
       const kept = letter.dialog as unknown as DialogRecord | undefined;
       const dialog = kept?.v === 2 ? kept : undefined;

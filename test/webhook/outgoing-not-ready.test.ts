@@ -323,6 +323,111 @@ it("a delivery whose dead letter's write fails is not answered (its connection c
   }
 });
 
+/** A state store under `stateDir` whose dead-letter writes go through `gate`. */
+async function gatedLetters(stateDir: string, clock: ManualClock) {
+  const gate = new StoreGate();
+  const files = await FileStore.open(stateDir, { now: () => clock.now() });
+  return { gate, store: gatedBackend(files, ["helper", "dead-letters"], gate, { updates: true }) };
+}
+
+interface KeptCase {
+  clock: ManualClock;
+  /** The ids of the messages the bot's handler ran on, a repeat each time. */
+  seen: number[];
+  stateDir: string;
+  definition: BotDefinition<never, never>;
+}
+
+/** Runs `body` with a state folder (removed after) and a bot that records each run in `seen`. */
+async function keptCase(body: (c: KeptCase) => Promise<void>): Promise<void> {
+  const clock = new ManualClock(Date.now());
+  const seen: number[] = [];
+  const stateDir = await mkdtemp(join(tmpdir(), "bothost-held-"));
+  const definition = bot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id)));
+  try {
+    await body({ clock, seen, stateDir, definition });
+  } finally {
+    sandbox?.control.delay(0); // a failed assertion leaves the start held
+    await (await running)?.stop();
+    running = undefined;
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+/** bothost starting (its register held) on `store`, and the server's first delivery of a new message, held. */
+async function firstDelivery(c: KeptCase, topic: string, store?: StateBackend) {
+  const started = await startingWithRegisterHeld(c.definition, c.clock, c.stateDir, store);
+  const { sb, url, logs } = started;
+  const id = quiet(sb, topic);
+  const first = post(sb, url, id);
+  await expect.poll(() => arrived(logs)).toBe(1);
+  return { ...started, id, first };
+}
+
+const noReply = { status: 200, body: { response_not_required: true } };
+
+it("the server's repeat of a kept delivery (its answer past the server's timeout, the letter's write slow) coming once the bot is ready: the handler runs once, not again from the letter", () =>
+  keptCase(async (c) => {
+    const { gate, store } = await gatedLetters(c.stateDir, c.clock);
+    const { sb, url, daemon, id, first } = await firstDelivery(c, "slow letter", store);
+    gate.mode = "hang";
+    await c.clock.tick(8_000); // the reply deadline: its letter's write hangs, the delivery unanswered
+    await gate.stoppedAt(1);
+    sb.control.delay(0);
+    await running;
+    // The server's 10 s passed without an answer: it sends the delivery again, the bot ready now.
+    expect(await post(sb, url, id)).toEqual(noReply);
+    expect(c.seen).toEqual([id]);
+    gate.open();
+    expect(await first).toEqual(noReply);
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    expect(c.seen).toEqual([id]);
+  }));
+
+it("a kept delivery whose answer the server never got (the daemon gone first) runs once at the next start, though the server's retry comes there too", () =>
+  keptCase(async (c) => {
+    const { sb, logs, url, daemon, start, id, first } = await firstDelivery(c, "answer lost");
+    await c.clock.tick(8_000);
+    // Written as a letter, then answered; the server did not get the answer (a kill as it was sent).
+    expect(await first).toEqual(noReply);
+    await daemon().stop();
+    await (await running)?.stop();
+    sb.control.delay(3_600_000, { paths: [/^\/register$/] });
+    running = start();
+    // The listener up again (the first start's register is still held too).
+    const up = () =>
+      request(`${url}/healthz`, { dispatcher: new Agent() }).then(
+        (r) => r.body.dump().then(() => true),
+        () => false,
+      );
+    await expect.poll(up).toBe(true);
+    // The server's retry reaches the next start and waits for the bot.
+    const retry = post(sb, url, id);
+    await expect.poll(() => arrived(logs)).toBe(3);
+    sb.control.delay(0);
+    await running;
+    expect(await retry).toEqual(noReply);
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    expect(c.seen).toEqual([id]);
+  }));
+
+it("a delivery whose letter landed though its write failed (its connection closed), retried by the server once the bot is ready and the letter replayed: the handler runs once", () =>
+  keptCase(async (c) => {
+    const { gate, store } = await gatedLetters(c.stateDir, c.clock);
+    const { sb, url, daemon, id, first } = await firstDelivery(c, "landed", store);
+    gate.skip = 1; // the letter's number lands; the letter lands too, its write answered with an error
+    gate.mode = "lose";
+    await c.clock.tick(8_000);
+    expect(await first).toHaveProperty("error");
+    sb.control.delay(0);
+    await running;
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    expect(c.seen).toEqual([id]);
+    // The server's retry of the closed connection.
+    expect(await post(sb, url, id)).toEqual(noReply);
+    expect(c.seen).toEqual([id]);
+  }));
+
 it("a delivery arriving on a kept-alive connection while the daemon's stop closes the listener is not answered 503", async () => {
   const clock = new ManualClock(Date.now());
   const gate = deferred();
