@@ -384,32 +384,43 @@ it("the server's repeat of a kept delivery (its answer past the server's timeout
     expect(c.seen).toEqual([id]);
   }));
 
-it("a kept delivery whose answer the server never got (the daemon gone first) runs once at the next start, though the server's retry comes there too", () =>
-  keptCase(async (c) => {
-    const { sb, logs, url, daemon, start, id, first } = await firstDelivery(c, "answer lost");
-    await c.clock.tick(8_000);
-    // Written as a letter, then answered; the server did not get the answer (a kill as it was sent).
-    expect(await first).toEqual(noReply);
-    await daemon().stop();
-    await (await running)?.stop();
-    sb.control.delay(3_600_000, { paths: [/^\/register$/] });
-    running = start();
-    // The listener up again (the first start's register is still held too).
-    const up = () =>
-      request(`${url}/healthz`, { dispatcher: new Agent() }).then(
-        (r) => r.body.dump().then(() => true),
-        () => false,
-      );
-    await expect.poll(up).toBe(true);
-    // The server's retry reaches the next start and waits for the bot.
-    const retry = post(sb, url, id);
-    await expect.poll(() => arrived(logs)).toBe(3);
-    sb.control.delay(0);
-    await running;
-    expect(await retry).toEqual(noReply);
-    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
-    expect(c.seen).toEqual([id]);
-  }));
+it.each([
+  ["the bot ready within its deadline", false],
+  ["kept again (a second letter), the bot not ready by its deadline", true],
+])(
+  "a kept delivery whose answer the server never got (the daemon gone first) runs once at the next start, though the server's retry comes there too: %s",
+  (_, keptAgain) =>
+    keptCase(async (c) => {
+      const { sb, logs, url, daemon, start, id, first } = await firstDelivery(c, "answer lost");
+      await c.clock.tick(8_000);
+      // Written as a letter, then answered; the server did not get the answer (a kill as it was sent).
+      expect(await first).toEqual(noReply);
+      await daemon().stop();
+      await (await running)?.stop();
+      sb.control.delay(3_600_000, { paths: [/^\/register$/] });
+      running = start();
+      // The listener up again (the first start's register is still held too).
+      const up = () =>
+        request(`${url}/healthz`, { dispatcher: new Agent() }).then(
+          (r) => r.body.dump().then(() => true),
+          () => false,
+        );
+      await expect.poll(up).toBe(true);
+      // The server's retry reaches the next start and waits for the bot.
+      const retry = post(sb, url, id);
+      await expect.poll(() => arrived(logs)).toBe(3);
+      if (keptAgain) {
+        await c.clock.tick(8_000);
+        expect(await retry).toEqual(noReply);
+        expect(await daemon().letters.list("helper")).toHaveLength(2);
+      }
+      sb.control.delay(0);
+      await running;
+      expect(await retry).toEqual(noReply);
+      await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+      expect(c.seen).toEqual([id]);
+    }),
+);
 
 it("a delivery whose letter landed though its write failed (its connection closed), retried by the server once the bot is ready and the letter replayed: the handler runs once", () =>
   keptCase(async (c) => {
