@@ -259,9 +259,14 @@ export class Dispatcher {
     if (id !== undefined) commits?.ledger.begin(id);
     return new Promise((replayed) => {
       // Not handled (kept again, or left to the next start): not recorded, so that it runs then.
+      // Handled: recorded before the letter is removed, so that no crash between the two leaves
+      // neither (a repeat at the next start would run again).
       const onReplayed = (handled: boolean) => {
-        if (handled && id !== undefined) void commits?.finish(id);
-        replayed(handled);
+        if (!handled || id === undefined) return replayed(handled);
+        Promise.resolve(commits?.finish(id)).then(
+          () => replayed(true),
+          () => replayed(false),
+        );
       };
       // A letter kept by an older version carries a record this one cannot replay: its run starts afresh.
       const kept = letter.dialog as unknown as DialogRecord | undefined;
