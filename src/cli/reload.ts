@@ -1,10 +1,9 @@
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { ReloadReport } from "../daemon/reload-plan.ts";
-import { type BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { lockHolderHere } from "../state/lock-holder.ts";
 import { commandArgs, configOption, reportStartupError } from "./args.ts";
 import { type DaemonClient, daemonClient } from "./daemon-client.ts";
 
@@ -21,7 +20,7 @@ or a bot whose setup throws, is refused (printed with file:line:column, or the b
 the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as
 sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
-file). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
+file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
 bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1.
 
 Options:
@@ -75,11 +74,17 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** No admin channel answers: SIGHUP to the pid in the state directory's lock file, if there is one. */
+/**
+ * No admin channel answers: SIGHUP to the daemon holding the state directory's lock, when that is
+ * a live process of this host that took it (not a pid on another host, or one reused since).
+ */
 async function signalDaemon(statePath: string, unreachable: BothostError, json: boolean): Promise<number> {
-  let pid: number;
+  const holder = await lockHolderHere(statePath);
+  if ("none" in holder) {
+    throw new BothostError(unreachable.code, `${unreachable.message} No SIGHUP sent: ${holder.none}.`);
+  }
+  const { pid } = holder;
   try {
-    pid = (JSON.parse(await readFile(join(statePath, "LOCK"), "utf8")) as { pid: number }).pid;
     process.kill(pid, "SIGHUP");
   } catch {
     throw unreachable;

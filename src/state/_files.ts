@@ -72,7 +72,7 @@ export async function readIfExists(file: string): Promise<Buffer | undefined> {
  * moved aside with `rename()` (atomic, so two contenders cannot both move it) and the acquisition
  * retried. Not safe on network file systems.
  */
-interface LockInfo {
+export interface LockInfo {
   pid: number;
   hostname: string;
   startedAt: string;
@@ -151,7 +151,7 @@ async function isAlive(holder: LockInfo): Promise<boolean> {
  * /proc/<pid>/stat). Such a process still answers `kill(pid, 0)`, for a moment after a `kill -9`
  * or for good under a parent that never waits, yet holds nothing. `false` where /proc is absent.
  */
-async function isZombie(pid: number): Promise<boolean> {
+export async function isZombie(pid: number): Promise<boolean> {
   const stat = (await readIfExists(`/proc/${pid}/stat`).catch(() => undefined))?.toString();
   if (stat === undefined) return false;
   // "<pid> (<command>) <state> …": the command may hold spaces and parentheses, so read after the last ")".
@@ -167,7 +167,7 @@ function lockedError(dir: string, lockPath: string, holder: LockInfo): StateErro
   );
 }
 
-function parseLock(text: string): LockInfo | undefined {
+export function parseLock(text: string): LockInfo | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockInfo>;
     if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.hostname === "string") {

@@ -1,0 +1,95 @@
+/**
+ * `bothost reload` with no admin channel answering falls back to SIGHUP to the pid in the state
+ * directory's LOCK. A LOCK left by a daemon killed with kill -9, or written by a daemon on another
+ * host sharing the directory, names a pid that is not a daemon here: SIGHUP ends most processes, so
+ * it goes only to a live process of this host that started before the lock was taken. A real CLI
+ * process; the lock's "holder" a node process that reports each signal it gets.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, expect, it } from "vitest";
+import { assertBuilt, runCli } from "../support/cli.ts";
+
+let dir: string;
+let holder: ChildProcess | undefined;
+let heard = "";
+
+beforeAll(() => assertBuilt());
+
+afterEach(async () => {
+  holder?.kill("SIGKILL");
+  holder = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** A process that prints the name of each signal it gets; resolves once it listens. */
+async function startHolder(): Promise<ChildProcess> {
+  const script =
+    'for (const s of ["SIGHUP", "SIGUSR2"]) process.on(s, () => console.log(s)); console.log("ready"); setInterval(() => {}, 1e9);';
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  heard = "";
+  await new Promise<void>((ready) =>
+    child.stdout!.on("data", (chunk: Buffer) => {
+      heard += chunk.toString();
+      if (heard.includes("ready\n")) ready();
+    }),
+  );
+  return child;
+}
+
+/** The signals the holder got before a SIGUSR2 sent now (signals reach it in the order sent). */
+async function signalsHeard(child: ChildProcess): Promise<string[]> {
+  child.kill("SIGUSR2");
+  await new Promise<void>((done) => {
+    const check = () => heard.includes("SIGUSR2\n") && done();
+    child.stdout!.on("data", check);
+    check();
+  });
+  return heard.split("\n").filter((line) => line.startsWith("SIG") && line !== "SIGUSR2");
+}
+
+/** A state directory whose LOCK names `pid` on `host`, taken at `startedAt`; its config file. */
+async function lockedState(pid: number, host: string, startedAt: string): Promise<string> {
+  dir = await mkdtemp(join(tmpdir(), "bothost-reload-signal-"));
+  const state = join(dir, "state");
+  await mkdir(state);
+  await writeFile(join(state, "LOCK"), `${JSON.stringify({ pid, hostname: host, startedAt, nonce: "x" })}\n`);
+  const file = join(dir, "bothost.yaml");
+  await writeFile(
+    file,
+    "server:\n  url: http://127.0.0.1:9\nstate:\n  path: ./state\nbots:\n  echo:\n    module: ./echo.ts\n    email: e@x.example\n    api_key: k\n",
+  );
+  return file;
+}
+
+it.each([
+  ["a daemon on another host", () => "another-host", () => new Date().toISOString()],
+  [
+    "a lock taken before its pid's process started (the pid reused)",
+    hostname,
+    () => "2020-01-01T00:00:00.000Z",
+  ],
+])("no SIGHUP to a pid the LOCK names for %s: no daemon answers, exit 1", async (_, host, startedAt) => {
+  holder = await startHolder();
+  const file = await lockedState(holder.pid!, host(), startedAt());
+  const reload = await runCli(["reload", "-c", file]);
+  expect(reload.code).toBe(1);
+  expect(reload.stdout).toBe("");
+  expect(reload.stderr).toMatch(
+    /no daemon answers: .* No SIGHUP sent: .*LOCK names pid \d+ on .*\[DAEMON_UNREACHABLE\]\n$/,
+  );
+  expect(await signalsHeard(holder)).toEqual([]);
+});
+
+it("a live process of this host that took the lock gets the SIGHUP", async () => {
+  holder = await startHolder();
+  const file = await lockedState(holder.pid!, hostname(), new Date().toISOString());
+  const reload = await runCli(["reload", "-c", file]);
+  expect(reload).toMatchObject({
+    code: 0,
+    stdout: `Sent SIGHUP to the daemon (pid ${holder.pid}); its log says what changed.\n`,
+  });
+  expect(await signalsHeard(holder)).toEqual(["SIGHUP"]);
+});
