@@ -36,6 +36,8 @@ export interface Coordinator {
    * meanwhile, so their last writes count), then give every lease up.
    */
   stop(stopAll: () => Promise<void>): Promise<void>;
+  /** The instance holding this bot's lease, as the last round read it (cluster mode). */
+  holderOf?(bot: string): string | undefined;
 }
 
 /** Every bot, in this one process, on the store as it is: no leases, no fencing. */

@@ -203,11 +203,19 @@ export class LeaseCoordinator implements Coordinator {
     this.#nextRound();
   }
 
+  /** Each bot's lease holder as the last round read it: `bothost status` names it for a standby bot. */
+  #holders: ReadonlyMap<string, string | undefined> = new Map();
+
+  holderOf(bot: string): string | undefined {
+    return this.#holders.get(bot);
+  }
+
   async #oneRound(): Promise<string[]> {
     const leases = this.#leases!;
     let view: ClusterView;
     try {
       view = await leases.heartbeat(this.#o.bots);
+      this.#holders = view.holders;
       await this.#renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
       this.#failing = false;

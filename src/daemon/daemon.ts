@@ -291,6 +291,7 @@ export class Daemon {
       startFailures: this.#startFailures,
       configLoadedAt: this.#configLoadedAt,
       redis: this.#o.store.redisStatus?.(),
+      leaseHolder: (bot) => this.#coordinator.holderOf?.(bot),
     });
   }
 

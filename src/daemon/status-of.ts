@@ -39,6 +39,8 @@ export interface StatusSources {
   configLoadedAt?: number;
   /** With `state.redis`: the primary reached and how. */
   redis?: RedisStatus | undefined;
+  /** Cluster mode: the instance holding a bot's lease, as last read. */
+  leaseHolder?: (bot: string) => string | undefined;
 }
 
 /** How long the status waits for the dead letters: it answers without them past that. */
@@ -71,7 +73,13 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
     uptimeSeconds: Math.round((now - s.startedAt) / 1000),
     configLoadedAt: new Date(s.configLoadedAt ?? s.startedAt).toISOString(),
     bots: s.bots.map((runtime) =>
-      botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now),
+      botStatus(
+        runtime,
+        perBot.get(runtime.name) ?? 0,
+        s.startFailures.get(runtime.name),
+        now,
+        s.leaseHolder,
+      ),
     ),
     recentFailures,
     ...(unread !== undefined && { deadLettersUnread: unread }),
@@ -84,11 +92,19 @@ function botStatus(
   deadLetters: number,
   startFailure: string | undefined,
   now: number,
+  holderOf?: (bot: string) => string | undefined,
 ): BotStatus {
   const st = runtime.status;
   const { state, reason } = startFailure
     ? { state: "failed" as const, reason: startFailure }
     : (STATES[st.state] ?? { state: "stopped" });
+  // A standby bot runs where its lease is: named, so that an instance that died (its lease not
+  // expired yet) is told from one that runs the bot.
+  const holder = state === "standby" ? holderOf?.(runtime.name) : undefined;
+  const standby = holder && {
+    leaseHolder: holder,
+    reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+  };
   const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({ name, at: b.occurrence }));
   const jobs = runtime.scheduler
     .jobs()
@@ -97,6 +113,7 @@ function botStatus(
     name: runtime.name,
     state,
     ...(reason ? { reason } : {}),
+    ...standby,
     queueId: st.queueId,
     ...(st.queueRegisteredAt !== undefined
       ? { queueAgeSeconds: Math.round((now - st.queueRegisteredAt) / 1000) }

@@ -1,0 +1,56 @@
+/**
+ * `bothost status` of an instance keeping a bot on standby names the instance holding the bot's
+ * lease, with why it does not run here: a bot whose instance died reads the same until that lease
+ * expires, so the operator can tell a bot running elsewhere from one waiting for a takeover. Two
+ * `bothost run` instances sharing one Redis; the status read over the standby's HTTP listener.
+ */
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, killAll } from "../support/cli.ts";
+import { type ClusterConfig, clusterOrg, startInstance, writeClusterConfig } from "../support/cluster.ts";
+import { startE2eSandbox } from "../support/e2e-daemon.ts";
+import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+
+const reachable = await redisReachable();
+if (!reachable) console.warn(`cluster standby status: ${noRedisMessage}`);
+
+let sandbox: Sandbox | undefined;
+let config: ClusterConfig | undefined;
+const prefix = uniquePrefix("standby-status");
+
+beforeAll(assertBuilt);
+afterEach(async () => {
+  await killAll();
+  await sandbox?.stop();
+  await config?.cleanup();
+  await dropPrefix(prefix);
+});
+
+describe.skipIf(!reachable)("a bot on standby", () => {
+  it("its status names the instance holding its lease, and why it does not run here", async () => {
+    sandbox = await startE2eSandbox(clusterOrg());
+    config = await writeClusterConfig(sandbox, { redis: redisUrl, prefix, ttl: "15s" });
+    const first = await startInstance(config);
+    const runner = (
+      await first.proc.waitForLog(
+        (l) => l.msg === "cluster mode: bots are shared with the other instances by leases",
+      )
+    ).instance;
+    const second = await startInstance(config);
+    expect(second.standby).toEqual(["b0"]);
+
+    const status = (await (await fetch(`${second.url}/admin/status`)).json()) as {
+      bots: { name: string; state: string; leaseHolder?: string; reason?: string }[];
+    };
+    expect(
+      status.bots.map(({ name, state, leaseHolder, reason }) => ({ name, state, leaseHolder, reason })),
+    ).toEqual([
+      {
+        name: "b0",
+        state: "standby",
+        leaseHolder: runner,
+        reason: `instance ${runner} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+      },
+    ]);
+  });
+});
