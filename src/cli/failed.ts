@@ -109,7 +109,13 @@ async function perform(
   const selection: DeadLetterSelection = o.all ? { all: true, ...(o.bot ? { bot: o.bot } : {}) } : { ids };
   const outcome = action === "retry" ? await desk.retry(selection) : await desk.drop(selection);
   out(o.json ? `${JSON.stringify(outcome)}\n` : formatOutcome(action, outcome, desk.via));
-  return outcome.missing.length > 0 ? ExitCode.RuntimeFailure : ExitCode.Ok;
+  if (outcome.missing.length === 0) return ExitCode.Ok;
+  // The ids it did not find are the command's failure: on stderr, as `show` says its own.
+  if (!o.json) {
+    const missing = outcome.missing.join(", ");
+    process.stderr.write(`bothost failed: no dead letter ${missing} (see "bothost failed list")\n`);
+  }
+  return ExitCode.RuntimeFailure;
 }
 
 function formatList(letters: DeadLetter[]): string {
@@ -144,6 +150,7 @@ function formatOne(l: DeadLetter): string {
 function formatOutcome(action: "retry" | "drop", outcome: DeadLetterOutcome, via: LetterDesk["via"]): string {
   const lines: string[] = [];
   if (outcome.done.length === 0 && outcome.missing.length === 0) lines.push("No dead letters.");
+  if (outcome.done.length === 0 && outcome.missing.length > 0) return "";
   if (outcome.done.length > 0) {
     const what = action === "drop" ? "Dropped" : "Retry requested for";
     const when =
@@ -154,7 +161,6 @@ function formatOutcome(action: "retry" | "drop", outcome: DeadLetterOutcome, via
           : " (handled by the daemon running the bot, or at its next start)";
     lines.push(`${what} ${outcome.done.length}: ${outcome.done.join(", ")}${when}`);
   }
-  if (outcome.missing.length > 0) lines.push(`No such dead letter: ${outcome.missing.join(", ")}`);
   return `${lines.join("\n")}\n`;
 }
 
