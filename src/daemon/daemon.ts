@@ -227,6 +227,7 @@ export class Daemon {
     if (mismatch) throw mismatch.error;
     const tried = new Set([...report.started, ...report.authFailed, ...report.failed.map((f) => f.name)]);
     report.standby = this.bots.map((b) => b.name).filter((name) => !tried.has(name));
+    // Operators and scripts wait for "daemon started": once a stop has begun it would be untrue.
     this.#o.log.info(
       {
         started: report.started.length,
@@ -234,7 +235,7 @@ export class Daemon {
         failed: report.failed.map((f) => f.name),
         ...(this.#coordinator.mode === "cluster" ? { standby: report.standby } : {}),
       },
-      "daemon started",
+      this.#stopping.signal.aborted ? "start cut short by the shutdown" : "daemon started",
     );
     return report;
   }
