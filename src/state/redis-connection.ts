@@ -57,7 +57,12 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     const fields = { redis: where, role: options.role, ...(err ? { err } : {}) };
     options.log?.warn(fields, "redis connection lost; reconnecting");
   };
-  client.on("error", (err: Error) => outage(err.message));
+  // A refused AUTH closes the first connection: connect() then says only "Connection is closed".
+  let refused: string | undefined;
+  client.on("error", (err: Error) => {
+    if (!connected) refused ??= authRefusal(err.message, target);
+    outage(err.message);
+  });
   client.on("close", () => failUnanswered(client));
   // ioredis gives a connection up for good ("end") when, through Sentinel, a `+switch-master`
   // arrives while it is asking the Sentinels for the primary after losing the old one (its
@@ -82,6 +87,11 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     await client.ping();
   } catch (err) {
     void closeRedis(client, "now");
+    refused ??= authRefusal((err as Error).message, target);
+    if (refused) {
+      const message = `Redis at ${where} refused the authentication (state.redis): ${refused}.`;
+      throw new StateError("STATE_UNAVAILABLE", message, { cause: err });
+    }
     throw new StateError(
       "STATE_UNAVAILABLE",
       `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. ${typeof target === "string" ? "Check that Redis runs there and that the URL, password and database are right." : "Check that the Sentinels run there, that they monitor that name, and that the passwords and database are right."}`,
@@ -89,6 +99,21 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     );
   }
   return client;
+}
+
+/**
+ * A Redis error refusing the authentication, in words naming what to fix (never the password:
+ * the server's own text is not repeated), or undefined for any other error.
+ */
+function authRefusal(message: string, target: RedisTarget): string | undefined {
+  const field =
+    typeof target === "string"
+      ? "the password in the URL (redis://:password@host:port/db)"
+      : "state.redis.password";
+  if (/^WRONGPASS\b|^ERR invalid (username-)?password/.test(message))
+    return `the password (or user name) given is wrong (WRONGPASS): check ${field}`;
+  if (/^NOAUTH\b/.test(message)) return `it requires a password and none was given (NOAUTH): set ${field}`;
+  return undefined;
 }
 
 /** Clients their owner closed: the only ones left ended. */

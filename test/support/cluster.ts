@@ -43,14 +43,18 @@ export interface OwnRedis {
   stop(): Promise<void>;
 }
 
-/** A redis-server on a free port, persisting to an append-only file in a temp directory. */
-export async function startOwnRedis(): Promise<OwnRedis> {
+/**
+ * A redis-server on a free port, persisting to an append-only file in a temp directory;
+ * `requirepass`: it refuses clients without that password.
+ */
+export async function startOwnRedis(options: { requirepass?: string } = {}): Promise<OwnRedis> {
   const port = await freePort();
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-redis-"));
   let child: ChildProcess | undefined;
   const launch = async () => {
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes"];
     args.push("--appendfsync", "always", "--dir", dir, "--daemonize", "no");
+    if (options.requirepass !== undefined) args.push("--requirepass", options.requirepass);
     child = spawn("redis-server", args, { cwd: dir, stdio: "ignore" });
     await expect.poll(() => ping(port), { timeout: 10_000, interval: 50 }).toBe(true);
   };
@@ -96,7 +100,8 @@ function ping(port: number): Promise<boolean> {
     socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
     socket.once("data", (data) => {
       socket.destroy();
-      resolve(data.toString().startsWith("+PONG"));
+      // A server that requires a password answers, refusing the PING: it is up.
+      resolve(/^(\+PONG|-NOAUTH)/.test(data.toString()));
     });
   });
 }

@@ -1,0 +1,75 @@
+/**
+ * A Redis that refuses the password `state.redis` gives (or wants one none was given): `bothost
+ * run` and `bothost failed` (with no daemon, it opens the store itself) say the server refused
+ * the authentication and why (WRONGPASS, NOAUTH), in one line that never shows the password, and
+ * exit 1; not ioredis's "Connection is closed". Needs `redis-server` on PATH (the test runs its
+ * own, with `--requirepass`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
+import {
+  type ClusterConfig,
+  clusterOrg,
+  hasRedisServer,
+  type OwnRedis,
+  startOwnRedis,
+  writeClusterConfig,
+} from "../support/cluster.ts";
+import { startE2eSandbox } from "../support/e2e-daemon.ts";
+
+const available = hasRedisServer();
+if (!available)
+  console.warn("redis password: redis-server is not on PATH (apt-get install redis-server): skipped");
+
+const PASSWORD = "right-pw-4417";
+const WRONG = "wrong-pw-9921";
+let redis: OwnRedis | undefined;
+let sandbox: Sandbox | undefined;
+const configs: ClusterConfig[] = [];
+
+beforeAll(() => {
+  if (available) assertBuilt();
+});
+
+afterAll(async () => {
+  for (const c of configs) await c.cleanup();
+  await sandbox?.stop();
+  await redis?.stop();
+});
+
+/** The config on `state.redis` with `password` in its URL (none: no password). */
+async function configWith(password: string | undefined): Promise<ClusterConfig> {
+  // Started in the first test (the fixture polls with expect.poll, which only runs in a test).
+  redis ??= await startOwnRedis({ requirepass: PASSWORD });
+  sandbox ??= await startE2eSandbox(clusterOrg());
+  const url = new URL(redis!.url);
+  if (password !== undefined) url.password = password;
+  const config = await writeClusterConfig(sandbox!, { redis: url.toString(), prefix: "pw", ttl: "3s" });
+  configs.push(config);
+  return config;
+}
+
+const where = () => `redis://127.0.0.1:${new URL(redis!.url).port}/0`;
+
+describe.skipIf(!available)("a Redis refusing the authentication", () => {
+  it("a wrong password: run and failed name the refused password, exit 1", async () => {
+    const config = await configWith(WRONG);
+    const expected = `bothost: Redis at ${where()} refused the authentication (state.redis): the password (or user name) given is wrong (WRONGPASS): check the password in the URL (redis://:password@host:port/db). [STATE_UNAVAILABLE]\n`;
+    for (const args of [["run"], ["failed", "list"]]) {
+      const result = await runCli([...args, "--config", config.file], { env: config.env });
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: expected });
+      expect(result.stdout + result.stderr).not.toContain(WRONG);
+      expect(hasStackTrace(result.stderr)).toBe(false);
+    }
+  });
+
+  it("no password: run says the server requires one (NOAUTH), exit 1", async () => {
+    const config = await configWith(undefined);
+    const result = await runCli(["run", "--config", config.file], { env: config.env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `bothost: Redis at ${where()} refused the authentication (state.redis): it requires a password and none was given (NOAUTH): set the password in the URL (redis://:password@host:port/db). [STATE_UNAVAILABLE]\n`,
+    );
+  });
+});
