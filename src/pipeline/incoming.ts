@@ -23,6 +23,11 @@ export interface Incoming {
   readonly onReplayed?: (handled: boolean) => void;
   /** Set for a run of a dialog: the record it replays (its event is the dialog's first message). */
   readonly dialog?: DialogRecord;
+  /**
+   * A dialog's run: how what ran it reached the bot (its answer's source), for its dead letter;
+   * unset for a dialog run from its log at a start (`catch-up`).
+   */
+  readonly came?: DeadLetterSource;
   /** The id of the event queue that delivered it: with the event's id, the event's identity (run-keys.ts). */
   readonly queue?: string;
   /**
@@ -142,8 +147,17 @@ export const noEvents = (): DispatchStats => ({
 
 export function sourceOf(incoming: Incoming): DeadLetterSource {
   if (incoming.letter) return "replay";
+  if (incoming.came) return incoming.came;
   if (incoming.reply) return "webhook";
   return incoming.replayed ? "catch-up" : "queue";
+}
+
+/**
+ * The source of a dialog's run (see `came`): its answer's, or the late message's that timed it
+ * out; a deadline passed or a question deleted while the bot ran is live (`queue`).
+ */
+export function cameBy(incoming: Incoming | undefined): DeadLetterSource {
+  return incoming ? sourceOf(incoming) : "queue";
 }
 
 /**

@@ -30,7 +30,7 @@ function bot(setup: (bot: BotApi) => void): BotDefinition<never, never> {
 /** A sandbox whose outgoing-webhook bot points at bothost (on a port chosen up front). */
 async function setup(
   definition: BotDefinition<never, never>,
-  options: { iface?: "zulip" | "slack"; deadline?: string; clock?: ManualClock } = {},
+  options: { iface?: "zulip" | "slack"; deadline?: string; clock?: ManualClock; extra?: string } = {},
 ) {
   const port = await freePort();
   sandbox = await startSandbox({ org: outgoingOrg(port, options.iface) });
@@ -40,7 +40,7 @@ async function setup(
       helper: {
         email: HELPER,
         definition,
-        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: ${options.deadline ?? "8s"}`,
+        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: ${options.deadline ?? "8s"}${options.extra ? `\n${options.extra}` : ""}`,
       },
     },
     { port, env: { HELPER_TOKEN: TOKEN }, ...(options.clock ? { clock: options.clock } : {}) },
@@ -169,6 +169,36 @@ describe("outgoing-webhook bots", () => {
     expect(await said(3)).toEqual(["Let's order.", "Which size?", "How many?"]);
     say("2");
     expect(await said(4)).toEqual(["Let's order.", "Which size?", "How many?", "2 × large"]);
+  });
+
+  it("a dialog's run that fails for good after an answer by webhook is kept with source webhook", async () => {
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) =>
+        b.command("order", async (ctx) => {
+          const size = await ctx.prompt("Which size?");
+          throw new Error(`no ${size.text} left`);
+        }),
+      ),
+      { extra: "retries: { attempts: 1 }" },
+    );
+    const helperId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+    const say = (content: string) => sb.control.sendAs(MEL, { type: "direct", to: [helperId], content });
+    say("order");
+    await sb.control.settleWebhooks();
+    await expect
+      .poll(() =>
+        sb.control
+          .messages()
+          .filter((m) => m.sender_id === helperId)
+          .map((m) => m.content),
+      )
+      .toEqual(["Which size?"]);
+    say("large");
+    await sb.control.settleWebhooks();
+    // Before, a dialog's run was always kept as `catch-up`, whatever brought its answer.
+    await expect
+      .poll(async () => (await d.daemon.letters.list()).map((l) => l.source), { timeout: 15_000 })
+      .toEqual(["webhook"]);
   });
 
   it("keeps no event queue in webhook mode, and is ready once it knows its identity", async () => {

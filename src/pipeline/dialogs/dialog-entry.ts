@@ -4,6 +4,7 @@
  * oldest for operators.
  */
 import { raceAbort } from "../../api/sleep.ts";
+import type { DeadLetterSource } from "../../state/dead-letters.ts";
 import { awaited } from "./ask-options.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 
@@ -29,6 +30,11 @@ export interface DialogEntry {
    * first, its log read then (see `Dialogs.takeReady`).
    */
   unread: boolean;
+  /**
+   * How the answer (or passed deadline) `ready` holds reached the bot, for its run's dead letter
+   * (incoming.ts `came`); unset when read at start or back at a new queue (`catch-up`).
+   */
+  came?: DeadLetterSource;
   /** A run of the dialog is under way: its answer was taken, or its ready record claimed. */
   running: boolean;
   /**

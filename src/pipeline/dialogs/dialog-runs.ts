@@ -1,9 +1,8 @@
 /**
- * The dialog engine: what a message means to the bot's dialogs, decided before any handler, and
- * when a dialog runs again. Calls go one way: the dispatcher hands it each message; it records
- * an answer (or a passed deadline) in the dialog's log through the one writer (dialogs.ts), then
- * runs the dialog as an ordinary run of its first message (runs.ts), on its conversation's key,
- * so it keeps its place in the conversation's order.
+ * The dialog engine: what a message means to the bot's dialogs, decided before any handler, and when
+ * a dialog runs again. Calls go one way: the dispatcher hands it each message; it records an answer
+ * (or a passed deadline) in the dialog's log through the one writer (dialogs.ts), then runs the
+ * dialog as an ordinary run of its first message (runs.ts) on its conversation's key, in its order.
  *
  * An answer's append is its message's commit: the message id is in the log's header, so a copy
  * caught up after a crash is known as handled before the ledger's mark is written. While the log
@@ -23,7 +22,7 @@ import type { BotContexts } from "../bot-contexts.ts";
 import { conversationKey, deletedIds } from "../conversation-key.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { failpoint } from "../failpoints.ts";
-import type { Incoming } from "../incoming.ts";
+import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
 import { recorded } from "./answer-copies.ts";
 import { questionAmong } from "./dialog-deletions.ts";
@@ -256,7 +255,7 @@ export class DialogEngine {
       this.#retrying(control, write).then(
         (record) => {
           failpoint("answer-logged");
-          dialogs.markReady(record);
+          dialogs.markReady(record, cameBy(answer ?? after));
           // Landed after the stop's deadline (a lease lost): the next start runs it, not this stopped bot.
           if (!stoppedBy(control.signal)) queue.push(conversation, this.#readyTask, record);
           else
@@ -266,9 +265,8 @@ export class DialogEngine {
         },
         (err: unknown) => {
           if (err instanceof DialogEnded || err instanceof LogMoved) {
-            // Ended meanwhile, or written by another instance (the dialog is now as its log is,
-            // see Dialogs): the answer is a copy of one the log holds, or matched again, to the
-            // dialog as it is now or to none.
+            // Ended meanwhile, or written by another instance (the dialog is as its log is: see Dialogs): the
+            // answer is a copy of one the log holds, or matched again (to the dialog as it is now, or none).
             dialogs.unmatch(entry);
             if (message.again) queue.push(conversation, message.again);
             else if (after) queue.push(conversation, this.run, after);
@@ -355,7 +353,9 @@ export class DialogEngine {
   /** Run dialog `record` again from its first message, its log replayed. */
   #resume(control: TaskControl, record: DialogRecord): unknown {
     const { event, issue } = reviveEvent(record.origin);
-    return this.#o.runs.run(control, { event, replayed: true, issue, reply: undefined, dialog: record });
+    const came = this.#o.dialogs.entry(record.id)?.came;
+    const incoming = { event, replayed: true, issue, reply: undefined, dialog: record, came };
+    return this.#o.runs.run(control, incoming);
   }
 
   /** A dialog holding an answer or a passed deadline to run, unless a message of its person ran it first. */

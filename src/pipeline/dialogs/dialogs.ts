@@ -208,11 +208,11 @@ export class Dialogs {
     return this.#known.get(id);
   }
 
-  /** `record` (just written) holds an answer or a passed deadline to run: the next message there runs it first. */
-  markReady(record: DialogRecord): void {
+  /** `record` (just written, its answer or deadline `came` so) runs before the next message there. */
+  markReady(record: DialogRecord, came?: DialogEntry["came"]): void {
     const entry = this.#known.get(record.id);
     if (entry === undefined) return;
-    entry.ready = record;
+    Object.assign(entry, { ready: record, came });
     settle(entry);
   }
 
