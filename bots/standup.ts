@@ -174,10 +174,18 @@ export default defineBot({
       }
       // Before each question, and before the answers are posted: done already (in another
       // conversation of theirs, say), nothing more is asked or posted.
-      const done = async (at: string) => (await doneAt(ctx, at)) && Boolean(await ctx.reply(DONE));
-      if (await done("start")) return;
-      // The day the set began: its first message's (their `standup`, or the set time's start).
-      const began = day(ctx.event.message.timestamp * 1_000);
+      const done = async (at: string, on?: string) =>
+        (await doneAt(ctx, at, on)) && Boolean(await ctx.reply(DONE));
+      // The day the set began, on the daemon's clock: for one the bot began (`ctx.startDialog`, a
+      // made-up first message with no server id), its message's stamp, kept before its first run
+      // (a crash then runs it at the next start, maybe a later day); for one their message began,
+      // the day its start check read (its first `ctx.now()`, kept with its first question, so that
+      // dialogs under way replay alike), not the server's stamp: `standup` sent at 23:50 while the
+      // daemon was down is checked and asked the next day, and a server clock ahead or behind moves
+      // a stamp over midnight.
+      const started = ctx.event.message.id < 0;
+      const began = started ? day(ctx.event.message.timestamp * 1_000) : today(ctx);
+      if (await done("start", started ? undefined : began)) return;
       const answers: string[] = [];
       try {
         for (const [i, q] of QUESTIONS.entries()) {

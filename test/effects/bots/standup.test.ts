@@ -259,6 +259,29 @@ test("down from Monday's questions to Tuesday 08:00: the waits that passed are M
   expect(report.content).toBe("Standup 2026-12-01:\n* Mel Member: not yet\n* Dee Dev: not yet");
 });
 
+// Dee says `standup` in her direct messages on Monday at 23:50 while the daemon is down; it is
+// back on Tuesday at 08:00 and asks her then (the set is Tuesday's: Tuesday's 09:30 finds it
+// waiting). Her wait passes at 12:00: she is told that today's set had no answer, not Monday's.
+test("standup said Monday 23:50 while down, asked Tuesday 08:00: its wait is told as Tuesday's", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward } = await standupOn({ runBot, sandbox, clock });
+  await bot.stop();
+  await clock.advance(14 * 3_600_000 + 21 * 60_000); // Monday 23:50
+  bot.post(DEE, dm("standup"));
+  await clock.advance(8 * 3_600_000 + 10 * 60_000); // Tuesday 08:00
+  await bot.start();
+  await expect.poll(() => toward(DEE)).toEqual([QUESTIONS[0]]);
+  await clock.advance(90 * 60_000); // Tuesday 09:30: Mel is asked, Dee's set waits
+  await expect.poll(() => toward(MEL)).toEqual([QUESTIONS[0]]);
+  await clock.advance(150 * 60_000); // Tuesday 12:00
+  const noAnswer = "No answer, so no standup from you today. Say `standup` to answer later.";
+  await expect.poll(() => toward(DEE)).toEqual([QUESTIONS[0], noAnswer]);
+  expect(bot.dialogs()).toHaveLength(1); // Mel's
+});
+
 // A wait so long that a person's questions could still wait at the next set time (that run would
 // skip them, and their answer would go on with the earlier day's questions): refused at start.
 test("a wait too long for the schedule is a settings problem", async ({ runBot }) => {
