@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { link, open, readFile, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { pidNamespace, startTicks } from "./proc-identity.ts";
 import { StateError } from "./state-error.ts";
 
 /** Temp files are named `.<target>.<pid>.<random>.tmp`, so leftovers can be found and removed. */
@@ -76,6 +77,10 @@ export interface LockInfo {
   pid: number;
   hostname: string;
   startedAt: string;
+  /** The taker's start in clock ticks since boot (Linux), to know it from a later process of its pid. */
+  ticks?: number;
+  /** The taker's pid namespace (Linux: `pid:[…]`), to know a container's pid from the host's. */
+  pidns?: string;
 }
 
 const ATTEMPTS = 5;
@@ -84,7 +89,8 @@ const ATTEMPTS = 5;
 export async function acquireLock(dir: string): Promise<() => Promise<void>> {
   const lockPath = join(dir, "LOCK");
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
-  const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), nonce: suffix })}\n`;
+  const me = { ticks: await startTicks(process.pid), pidns: await pidNamespace() };
+  const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...me, nonce: suffix })}\n`;
   const tmp = join(dir, `.LOCK.${suffix}.tmp`);
   await writeNewFile(tmp, mine);
   try {
@@ -171,7 +177,15 @@ export function parseLock(text: string): LockInfo | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockInfo>;
     if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.hostname === "string") {
-      return { pid: value.pid as number, hostname: value.hostname, startedAt: String(value.startedAt) };
+      const ticks = Number.isSafeInteger(value.ticks) ? { ticks: value.ticks as number } : {};
+      const pidns = typeof value.pidns === "string" ? { pidns: value.pidns } : {};
+      return {
+        pid: value.pid as number,
+        hostname: value.hostname,
+        startedAt: String(value.startedAt),
+        ...ticks,
+        ...pidns,
+      };
     }
   } catch {}
   return undefined;

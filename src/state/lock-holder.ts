@@ -1,13 +1,14 @@
 /**
  * Which process a signal meant for the daemon holding a state directory may go to. `bothost
  * reload` falls back to SIGHUP when no admin channel answers; a `LOCK` left by a daemon that was
- * killed (or that runs on another host sharing the directory) names a pid that is not that daemon
- * here, and SIGHUP ends most processes.
+ * killed (or that runs on another host sharing the directory, or in a container) names a pid that
+ * is not that daemon here, and SIGHUP ends most processes.
  */
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { isZombie, type LockInfo, parseLock, readIfExists } from "./_files.ts";
+import { isZombie, parseLock, readIfExists } from "./_files.ts";
+import { pidNamespace, startTicks } from "./proc-identity.ts";
 
 /** The daemon's pid on this host, or why the lock names none to signal. */
 export type LockHolder = { pid: number } | { none: string };
@@ -25,34 +26,33 @@ export async function lockHolderHere(dir: string): Promise<LockHolder> {
   if (holder === undefined) return { none: `${lockPath} names no daemon` };
   const named = `${lockPath} names pid ${holder.pid} on ${holder.hostname}`;
   if (holder.hostname !== hostname()) return { none: `${named}, not this host (${hostname()})` };
+  // A container with the host's name (host networking) numbers its processes apart.
+  const here = await pidNamespace();
+  if (holder.pidns !== undefined && here !== undefined && holder.pidns !== here) {
+    return { none: `${named}, in another pid namespace (${holder.pidns}, a container; here ${here})` };
+  }
   try {
     process.kill(holder.pid, 0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EPERM") return { none: `${named}, which is not running` };
   }
   if (await isZombie(holder.pid)) return { none: `${named}, which is not running` };
-  const started = await startTime(holder.pid);
-  if (started !== undefined && started > Date.parse(holder.startedAt) + SLACK_MS) {
-    return { none: `${named}, a process started after that lock was taken (its pid reused)` };
-  }
+  const reused = `${named}, a process started after that lock was taken (its pid reused)`;
+  const ticks = await startTicks(holder.pid);
+  // The lock's taker wrote its own start: the same process only if that is this one's, whatever
+  // the wall clock did since (a step ahead after the lock moves the start read from btime).
+  if (holder.ticks !== undefined && ticks !== undefined)
+    return ticks === holder.ticks ? { pid: holder.pid } : { none: reused };
+  const started =
+    ticks === undefined
+      ? undefined
+      : await bootTime().then((boot) => boot && boot + (ticks * 1000) / TICKS_PER_SECOND);
+  if (started !== undefined && started > Date.parse(holder.startedAt) + SLACK_MS) return { none: reused };
   return { pid: holder.pid };
 }
 
-/** When `pid` started (ms since the epoch), from /proc; undefined where /proc is absent. */
-async function startTime(pid: LockInfo["pid"]): Promise<number | undefined> {
-  try {
-    const stat = (await readFile(`/proc/${pid}/stat`, "utf8")).trim();
-    const boot = /^btime (\d+)$/m.exec(await readFile("/proc/stat", "utf8"));
-    // Fields after "(<command>)": the state is field 3, the start time (ticks since boot) field 22.
-    const ticks = Number(
-      stat
-        .slice(stat.lastIndexOf(")") + 1)
-        .trim()
-        .split(/\s+/)[19],
-    );
-    if (!boot || !Number.isFinite(ticks)) return undefined;
-    return Number(boot[1]) * 1000 + (ticks * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return undefined;
-  }
+/** When this host booted (ms since the epoch, by the wall clock now), from /proc/stat. */
+async function bootTime(): Promise<number | undefined> {
+  const boot = /^btime (\d+)$/m.exec(await readFile("/proc/stat", "utf8").catch(() => ""));
+  return boot ? Number(boot[1]) * 1000 : undefined;
 }

@@ -6,10 +6,12 @@
  * process; the lock's "holder" a node process that reports each signal it gets.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, expect, it } from "vitest";
+import { acquireLock } from "../../src/state/_files.ts";
+import { pidNamespace, startTicks } from "../../src/state/proc-identity.ts";
 import { assertBuilt, runCli } from "../support/cli.ts";
 
 let dir: string;
@@ -50,12 +52,16 @@ async function signalsHeard(child: ChildProcess): Promise<string[]> {
   return heard.split("\n").filter((line) => line.startsWith("SIG") && line !== "SIGUSR2");
 }
 
-/** A state directory whose LOCK names `pid` on `host`, taken at `startedAt`; its config file. */
-async function lockedState(pid: number, host: string, startedAt: string): Promise<string> {
+/**
+ * A state directory whose LOCK names `pid` on `host`, taken at `startedAt` (and what else the
+ * taker wrote of itself: `more`); its config file.
+ */
+async function lockedState(pid: number, host: string, startedAt: string, more: object = {}): Promise<string> {
   dir = await mkdtemp(join(tmpdir(), "bothost-reload-signal-"));
   const state = join(dir, "state");
   await mkdir(state);
-  await writeFile(join(state, "LOCK"), `${JSON.stringify({ pid, hostname: host, startedAt, nonce: "x" })}\n`);
+  const lock = { pid, hostname: host, startedAt, ...more, nonce: "x" };
+  await writeFile(join(state, "LOCK"), `${JSON.stringify(lock)}\n`);
   const file = join(dir, "bothost.yaml");
   await writeFile(
     file,
@@ -64,24 +70,43 @@ async function lockedState(pid: number, host: string, startedAt: string): Promis
   return file;
 }
 
+/** What a daemon's LOCK says of it beyond pid, host and time (as acquireLock writes them). */
+const itself = async (pid: number) => ({ ticks: await startTicks(pid), pidns: await pidNamespace() });
+
 it.each([
-  ["a daemon on another host", () => "another-host", () => new Date().toISOString()],
+  ["a daemon on another host", () => "another-host", () => new Date().toISOString(), async () => ({})],
   [
     "a lock taken before its pid's process started (the pid reused)",
     hostname,
     () => "2020-01-01T00:00:00.000Z",
+    async () => ({}),
   ],
-])("no SIGHUP to a pid the LOCK names for %s: no daemon answers, exit 1", async (_, host, startedAt) => {
-  holder = await startHolder();
-  const file = await lockedState(holder.pid!, host(), startedAt());
-  const reload = await runCli(["reload", "-c", file]);
-  expect(reload.code).toBe(1);
-  expect(reload.stdout).toBe("");
-  expect(reload.stderr).toMatch(
-    /no daemon answers: .* No SIGHUP sent: .*LOCK names pid \d+ on .*\[DAEMON_UNREACHABLE\]\n$/,
-  );
-  expect(await signalsHeard(holder)).toEqual([]);
-});
+  [
+    "a lock whose taker started at another tick (the pid reused)",
+    hostname,
+    () => new Date().toISOString(),
+    async (pid: number) => ({ ...(await itself(pid)), ticks: ((await startTicks(pid)) ?? 0) + 1 }),
+  ],
+  [
+    "a daemon in a container named as this host (its own pid namespace)",
+    hostname,
+    () => new Date().toISOString(),
+    async (pid: number) => ({ ...(await itself(pid)), pidns: "pid:[1]" }),
+  ],
+])(
+  "no SIGHUP to a pid the LOCK names for %s: no daemon answers, exit 1",
+  async (_, host, startedAt, more) => {
+    holder = await startHolder();
+    const file = await lockedState(holder.pid!, host(), startedAt(), await more(holder.pid!));
+    const reload = await runCli(["reload", "-c", file]);
+    expect(reload.code).toBe(1);
+    expect(reload.stdout).toBe("");
+    expect(reload.stderr).toMatch(
+      /no daemon answers: .* No SIGHUP sent: .*LOCK names pid \d+ on .*\[DAEMON_UNREACHABLE\]\n$/,
+    );
+    expect(await signalsHeard(holder)).toEqual([]);
+  },
+);
 
 it("a live process of this host that took the lock gets the SIGHUP", async () => {
   holder = await startHolder();
@@ -92,4 +117,31 @@ it("a live process of this host that took the lock gets the SIGHUP", async () =>
     stdout: `Sent SIGHUP to the daemon (pid ${holder.pid}); its log says what changed.\n`,
   });
   expect(await signalsHeard(holder)).toEqual(["SIGHUP"]);
+});
+
+// The wall clock stepped ahead after the daemon took the lock (time synced after boot): its start
+// read from /proc/stat's btime is then later than the lock's time, yet it is the lock's taker.
+it("the lock's taker gets the SIGHUP after the clock stepped ahead since", async () => {
+  holder = await startHolder();
+  const taken = new Date(Date.now() - 3_600_000).toISOString(); // an hour behind, as the clock was
+  const file = await lockedState(holder.pid!, hostname(), taken, await itself(holder.pid!));
+  const reload = await runCli(["reload", "-c", file]);
+  expect(reload).toMatchObject({
+    code: 0,
+    stdout: `Sent SIGHUP to the daemon (pid ${holder.pid}); its log says what changed.\n`,
+  });
+  expect(await signalsHeard(holder)).toEqual(["SIGHUP"]);
+});
+
+it("a daemon's LOCK says its start tick and pid namespace", async () => {
+  dir = await mkdtemp(join(tmpdir(), "bothost-reload-signal-"));
+  const release = await acquireLock(dir);
+  const lock = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
+  await release();
+  expect(lock).toMatchObject({
+    pid: process.pid,
+    ticks: await startTicks(process.pid),
+    pidns: await pidNamespace(),
+  });
+  expect(lock.ticks).toEqual(expect.any(Number));
 });

@@ -1,0 +1,27 @@
+/**
+ * What tells one Linux process apart from another that got its pid later, whatever the wall
+ * clock did meanwhile: its start time in clock ticks since boot (field 22 of /proc/<pid>/stat),
+ * and the pid namespace its pid belongs to (a container has its own).
+ */
+import { readFile, readlink } from "node:fs/promises";
+
+/** `pid`'s start, in clock ticks since boot, as /proc says it; undefined where /proc is absent. */
+export async function startTicks(pid: number): Promise<number | undefined> {
+  try {
+    const stat = (await readFile(`/proc/${pid}/stat`, "utf8")).trim();
+    // Fields after "(<command>)": the state is field 3, the start time field 22.
+    const field = stat
+      .slice(stat.lastIndexOf(")") + 1)
+      .trim()
+      .split(/\s+/)[19];
+    const ticks = Number(field);
+    return field !== undefined && Number.isSafeInteger(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's pid namespace (`pid:[4026531836]`); undefined where /proc does not say. */
+export async function pidNamespace(): Promise<string | undefined> {
+  return readlink("/proc/self/ns/pid").catch(() => undefined);
+}
