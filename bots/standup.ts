@@ -136,10 +136,15 @@ export default defineBot({
     bot.track("groups");
     const day = (at: number) => new Date(at).toLocaleDateString("en-CA", { timeZone: s.timezone });
     const today = (ctx: { now(): number }) => day(ctx.now());
-    // Records the day's outcome for the person, and posts it to the day's topic.
-    const close = async (ctx: BotContext & { sender: Sender }, outcome: string, content: string) => {
-      await ctx.state.set(`${today(ctx)}:${ctx.sender.id}`, outcome, KEEP);
-      await ctx.send({ type: "channel", to: s.channel, topic: `standup ${today(ctx)}`, content });
+    // Records the outcome of the day `on` (default today) for the person, and posts it to that day's topic.
+    const close = async (
+      ctx: BotContext & { sender: Sender },
+      outcome: string,
+      content: string,
+      on = today(ctx),
+    ) => {
+      await ctx.state.set(`${on}:${ctx.sender.id}`, outcome, KEEP);
+      await ctx.send({ type: "channel", to: s.channel, topic: `standup ${on}`, content });
     };
 
     // Whether the person has an outcome today (or on the day `on`), as read when their dialog first
@@ -199,8 +204,11 @@ export default defineBot({
         if (err.code === "PROMPT_PENDING") return ctx.reply(UNDER_WAY);
         // Done meanwhile in another conversation: there is nothing left to skip or to miss.
         if (await doneAt(ctx, "end")) return;
-        if (err.code === "PROMPT_CANCELLED")
-          return close(ctx, "skipped", `**${ctx.sender.name}** skips today.`);
+        // Skipped after midnight: the set's day is skipped, not the new one (asked at its set time).
+        if (err.code === "PROMPT_CANCELLED") {
+          const on = began === today(ctx) ? "today" : began;
+          return close(ctx, "skipped", `**${ctx.sender.name}** skips ${on}.`, began);
+        }
         // An earlier day's set whose wait passed while the daemon was down (or after midnight):
         // about that day, and nothing when they answered or skipped it in another conversation.
         if (began !== today(ctx))

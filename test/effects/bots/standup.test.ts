@@ -282,6 +282,36 @@ test("standup said Monday 23:50 while down, asked Tuesday 08:00: its wait is tol
   expect(bot.dialogs()).toHaveLength(1); // Mel's
 });
 
+// Dee's 09:30 questions go unanswered; she says `standup` on Monday at 22:00 and answers `skip`
+// to its first question after midnight: that skips Monday, not Tuesday, whose questions she is
+// asked at its set time.
+test("a set begun Monday evening, skipped after midnight: Monday is skipped, Tuesday is asked", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward } = await standupOn({ runBot, sandbox, clock });
+  const noAnswer = "No answer, so no standup from you today. Say `standup` to answer later.";
+  await clock.advance(60_000); // Monday 09:30
+  await expect.poll(() => toward(DEE)).toEqual([QUESTIONS[0]]);
+  await clock.advance(4 * 3_600_000); // Monday 13:30: her wait passed
+  await expect.poll(() => toward(DEE)).toEqual([QUESTIONS[0], noAnswer]);
+  await clock.advance(8.5 * 3_600_000); // Monday 22:00
+  expect((await bot.ask(DEE, inTopic("@**Standup** standup"))).content).toBe(SENT);
+  await clock.advance(2 * 3_600_000 + 10 * 60_000); // Tuesday 00:10
+  expect((await bot.ask(DEE, dm("skip"))).content).toBe("Skipped for today.");
+  const skips = () =>
+    sandbox.control
+      .messages()
+      .filter((m) => String(m.content).includes("skips"))
+      .map((m) => [m.topic ?? m.subject, m.content]);
+  await expect.poll(skips).toEqual([["standup 2026-11-30", "**Dee Dev** skips 2026-11-30."]]);
+  await clock.advance(9 * 3_600_000 + 20 * 60_000); // Tuesday 09:30
+  await expect
+    .poll(() => toward(DEE))
+    .toEqual([QUESTIONS[0], noAnswer, QUESTIONS[0], "Skipped for today.", QUESTIONS[0]]);
+});
+
 // A wait so long that a person's questions could still wait at the next set time (that run would
 // skip them, and their answer would go on with the earlier day's questions): refused at start.
 test("a wait too long for the schedule is a settings problem", async ({ runBot }) => {
