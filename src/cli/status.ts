@@ -24,7 +24,7 @@ the daemon's version and uptime. The daemon is asked on its admin socket (in the
 directory), else through its HTTP listener (http.listen). Only state: and http: of the config
 are needed: when the rest of the file has problems (or a variable it uses is not set in this
 shell), the status is shown and the problems are listed below it. Exits 1 when the daemon does
-not answer or a bot has failed.
+not answer, a bot has failed, or (in a cluster) a bot stopped because its lease was lost.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -53,7 +53,9 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
         ? `${JSON.stringify({ ...status, configProblems: onDisk.problems, unsetVariables: onDisk.unsetVariables }, null, 2)}\n`
         : formatStatus(status) + formatOnDisk(status, onDisk),
     );
-    return status.bots.some((b) => b.state === "failed") ? ExitCode.RuntimeFailure : ExitCode.Ok;
+    // A bot stopped by a lost lease runs nowhere known: not "no bot has failed".
+    const down = status.bots.some((b) => b.state === "failed" || (b.state === "stopped" && b.leaseLost));
+    return down ? ExitCode.RuntimeFailure : ExitCode.Ok;
   } catch (err) {
     return reportStartupError(err);
   } finally {

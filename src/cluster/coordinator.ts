@@ -38,6 +38,8 @@ export interface Coordinator {
   stop(stopAll: () => Promise<void>): Promise<void>;
   /** The instance holding this bot's lease, as the last round read it (cluster mode). */
   holderOf?(bot: string): string | undefined;
+  /** Why this instance lost the bot's lease, while it has not taken it again (cluster mode). */
+  lostLease?(bot: string): string | undefined;
 }
 
 /** Every bot, in this one process, on the store as it is: no leases, no fencing. */

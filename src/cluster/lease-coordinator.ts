@@ -210,6 +210,13 @@ export class LeaseCoordinator implements Coordinator {
     return this.#holders.get(bot);
   }
 
+  /** Why a bot's lease was lost here, until this instance takes it again: `bothost status` says it. */
+  readonly #lost = new Map<string, string>();
+
+  lostLease(bot: string): string | undefined {
+    return this.#lost.get(bot);
+  }
+
   async #oneRound(): Promise<string[]> {
     const leases = this.#leases!;
     let view: ClusterView;
@@ -258,6 +265,7 @@ export class LeaseCoordinator implements Coordinator {
       this.#held.set(bot, held);
       this.#extend(bot, held, sentAt);
       acquired.push(bot);
+      this.#lost.delete(bot);
       this.#o.log.info({ bot, token: tokenOf(fence) }, "lease acquired; starting the bot on this instance");
     }
     return acquired;
@@ -289,6 +297,7 @@ export class LeaseCoordinator implements Coordinator {
     if (!held) return;
     clearTimeout(held.watchdog);
     this.#held.delete(bot);
+    this.#lost.set(bot, reason);
     this.#o.log.warn(
       { bot, token: tokenOf(held.fence), reason },
       "lease lost; stopping the bot on this instance",

@@ -293,6 +293,7 @@ export class Daemon {
       configLoadedAt: this.#configLoadedAt,
       redis: this.#o.store.redisStatus?.(),
       leaseHolder: (bot) => this.#coordinator.holderOf?.(bot),
+      leaseLost: (bot) => this.#coordinator.lostLease?.(bot),
     });
   }
 

@@ -41,6 +41,8 @@ export interface StatusSources {
   redis?: RedisStatus | undefined;
   /** Cluster mode: the instance holding a bot's lease, as last read. */
   leaseHolder?: (bot: string) => string | undefined;
+  /** Cluster mode: why this instance lost a bot's lease, until it takes it again. */
+  leaseLost?: (bot: string) => string | undefined;
 }
 
 /** How long the status waits for the dead letters: it answers without them past that. */
@@ -73,13 +75,7 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
     uptimeSeconds: Math.round((now - s.startedAt) / 1000),
     configLoadedAt: new Date(s.configLoadedAt ?? s.startedAt).toISOString(),
     bots: s.bots.map((runtime) =>
-      botStatus(
-        runtime,
-        perBot.get(runtime.name) ?? 0,
-        s.startFailures.get(runtime.name),
-        now,
-        s.leaseHolder,
-      ),
+      botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now, s),
     ),
     recentFailures,
     ...(unread !== undefined && { deadLettersUnread: unread }),
@@ -92,7 +88,7 @@ function botStatus(
   deadLetters: number,
   startFailure: string | undefined,
   now: number,
-  holderOf?: (bot: string) => string | undefined,
+  lease: Pick<StatusSources, "leaseHolder" | "leaseLost">,
 ): BotStatus {
   const st = runtime.status;
   const { state, reason } = startFailure
@@ -100,10 +96,16 @@ function botStatus(
     : (STATES[st.state] ?? { state: "stopped" });
   // A standby bot runs where its lease is: named, so that an instance that died (its lease not
   // expired yet) is told from one that runs the bot.
-  const holder = state === "standby" ? holderOf?.(runtime.name) : undefined;
+  const holder = state === "standby" ? lease.leaseHolder?.(runtime.name) : undefined;
   const standby = holder && {
     leaseHolder: holder,
     reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+  };
+  // Stopped because its lease was lost, not on purpose: why, and what comes next.
+  const lost = state === "stopped" ? lease.leaseLost?.(runtime.name) : undefined;
+  const lostLease = lost && {
+    leaseLost: true as const,
+    reason: `lease lost: ${lost}; stopped here, it runs nowhere known. Once Redis answers, this instance takes the lease again, or stands by if another instance holds it`,
   };
   const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({ name, at: b.occurrence }));
   const jobs = runtime.scheduler
@@ -114,6 +116,7 @@ function botStatus(
     state,
     ...(reason ? { reason } : {}),
     ...standby,
+    ...lostLease,
     queueId: st.queueId,
     ...(st.queueRegisteredAt !== undefined
       ? { queueAgeSeconds: Math.round((now - st.queueRegisteredAt) / 1000) }

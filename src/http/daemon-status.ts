@@ -37,6 +37,11 @@ export interface BotStatus {
    * since when, the last failure's code and message, and how many writes failed. Absent while they land.
    */
   store?: StoreFailure;
+  /**
+   * Cluster mode: stopped here because this instance lost the bot's lease (its renewals failed:
+   * Redis out of reach), not on purpose; `reason` says why and what comes next. Until it is taken again.
+   */
+  leaseLost?: true;
   /** Cluster mode: the instance holding the bot's lease, if known. */
   leaseHolder?: string;
   server?: { version: string; featureLevel: number };
