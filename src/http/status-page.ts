@@ -38,7 +38,10 @@ export function escapeHtml(text: string): string {
 
 export function renderStatusPage(status: DaemonStatus): string {
   const e = escapeHtml;
-  const failing = status.bots.filter((b) => b.state === "failed" || b.state === "retrying").length;
+  // A bot stopped by a lost lease runs nowhere known (`bothost status` exits 1): counted as failing.
+  const failing = status.bots.filter(
+    (b) => b.state === "failed" || b.state === "retrying" || (b.state === "stopped" && b.leaseLost),
+  ).length;
   const failures = status.deadLettersUnread
     ? `<p class="error">Dead letters not shown: ${e(status.deadLettersUnread)}.</p>`
     : status.recentFailures.length === 0
