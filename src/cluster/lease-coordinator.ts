@@ -210,7 +210,7 @@ export class LeaseCoordinator implements Coordinator {
     return this.#holders.get(bot);
   }
 
-  /** Why a bot's lease was lost here, until this instance takes it again: `bothost status` says it. */
+  /** Why a bot's lease was lost here, until it is taken again (here or elsewhere): `bothost status` says it. */
   readonly #lost = new Map<string, string>();
 
   lostLease(bot: string): string | undefined {
@@ -230,8 +230,12 @@ export class LeaseCoordinator implements Coordinator {
       this.#failed(err);
       return [];
     }
+    // A bot held elsewhere stands by naming its holder: a lease lost here is no reason to show now.
     for (const bot of this.#o.bots)
-      if (![undefined, this.instanceId].includes(view.holders.get(bot))) this.#hooks?.elsewhere?.(bot);
+      if (![undefined, this.instanceId].includes(view.holders.get(bot))) {
+        this.#lost.delete(bot);
+        this.#hooks?.elsewhere?.(bot);
+      }
     const alive = view.instances.length;
     const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
     const plan = balance({ self: this.instanceId, ...view }, active);
