@@ -85,13 +85,13 @@ describe("createClient", () => {
     server.reply({ hang: true }, success({ id: 1 }), success({ id: 2 }), { hang: true });
     const polls = [parked(a)];
     const send = { type: "channel" as const, to: 1, topic: "t", content: "hi" };
-    await vi.waitFor(() => expect(server.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(server.requests).toHaveLength(1), { timeout: 5_000 });
     // While a's poll is parked, a's send and then b's go out at once, on pooled connections.
     await a.messages.send(send);
     await b.messages.send(send);
     // b's poll would take a pooled connection left idle by the sends; it has one of its own.
     polls.push(parked(b));
-    await vi.waitFor(() => expect(server.requests).toHaveLength(4));
+    await vi.waitFor(() => expect(server.requests).toHaveLength(4), { timeout: 5_000 });
     const [pollA, sendA, sendB, pollB] = server.requests.map((r) => r.remotePort);
     expect(pollB).not.toBe(pollA);
     expect([pollA, pollB]).not.toContain(sendA);
@@ -110,7 +110,9 @@ describe("createClient", () => {
     const polls = ["q1", "q2"].map((queue_id) =>
       client.events.get({ queue_id }, { signal: stop.signal }).catch(() => undefined),
     );
-    await vi.waitFor(() => expect(server.requests.map((r) => r.query.queue_id)).toEqual(["q1", "q2"]));
+    await vi.waitFor(() => expect(server.requests.map((r) => r.query.queue_id)).toEqual(["q1", "q2"]), {
+      timeout: 5_000,
+    });
     stop.abort();
     await Promise.all(polls);
   });

@@ -199,7 +199,9 @@ it("dialogs end ends it: the person is told, and their next message is an ordina
   const r = await runCli(["dialogs", "end", "survey", dialogId, "-c", file]);
   expect(r).toMatchObject({ code: 0, stderr: "" });
   expect(r.stdout).toBe(`Ended dialog ${dialogId} of survey; its person is told.\n`);
-  await vi.waitFor(() => expect(botSaid().at(-1)).toBe("An operator ended this conversation."));
+  await vi.waitFor(() => expect(botSaid().at(-1)).toBe("An operator ended this conversation."), {
+    timeout: 10_000,
+  });
 
   const json = JSON.parse((await runCli(["status", "--json", "-c", file])).stdout);
   expect(json.bots[0].dialogs).toEqual({ waiting: 0, list: [] });
@@ -235,7 +237,7 @@ it("ends a dialog with the operator's own note", { timeout: 120_000 }, async () 
   ]);
   expect(r.code).toBe(0);
   expect(JSON.parse(r.stdout)).toEqual({ ended: true, bot: "survey", id: String(asked.id) });
-  await vi.waitFor(() => expect(botSaid().at(-1)).toBe("Closed for the holidays."));
+  await vi.waitFor(() => expect(botSaid().at(-1)).toBe("Closed for the holidays."), { timeout: 10_000 });
 });
 
 it("caps the lists: status --json at 50, status and /status at 10, dialogs lists all", {

@@ -297,11 +297,14 @@ it("a reaction the log refuses as moved is matched again: its question, moved me
   const dm = await firstUp(gate);
   dm("approve");
   // The question, with its two buttons, waits in #general > approvals.
-  const question = await vi.waitFor(() => {
-    const m = sandbox!.control.messages().find((x) => String(x.content).startsWith("Approve?"));
-    expect((sandbox!.control.messageView(m!.id as number)!.reactions as unknown[]).length).toBe(2);
-    return m!.id as number;
-  });
+  const question = await vi.waitFor(
+    () => {
+      const m = sandbox!.control.messages().find((x) => String(x.content).startsWith("Approve?"));
+      expect((sandbox!.control.messageView(m!.id as number)!.reactions as unknown[]).length).toBe(2);
+      return m!.id as number;
+    },
+    { timeout: 10_000 },
+  );
   await waiting(first!, 1);
   // The first daemon takes the member's reaction: its write waits. The question is moved to
   // another topic; the first daemon's move waits behind the answer.

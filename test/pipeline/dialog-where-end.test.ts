@@ -93,8 +93,9 @@ it("after the dialog's topic was resolved, the operator's note goes to the resol
     timeout: 10_000,
   });
   // The owner resolves the topic once the bot's queue receives message moves.
-  await vi.waitFor(() =>
-    expect(sandbox.control.queues().some((q) => q.event_types?.includes("update_message"))).toBe(true),
+  await vi.waitFor(
+    () => expect(sandbox.control.queues().some((q) => q.event_types?.includes("update_message"))).toBe(true),
+    { timeout: 10_000 },
   );
   const owner = "owner@sandbox.example";
   const auth = Buffer.from(`${owner}:${sandbox.control.apiKeyOf(owner)}`).toString("base64");

@@ -347,15 +347,14 @@ describe("FileStore lock", () => {
     try {
       const [line] = (await once(createInterface({ input: parent.stdout }), "line")) as [string];
       const pid = Number(line);
-      const waitFor = { timeout: 10_000, interval: 10 };
       await vi.waitFor(
         async () => expect(await readFile(`/proc/${parent.pid}/cmdline`, "utf8")).toMatch(/^sleep\0/),
-        waitFor,
+        { timeout: 10_000, interval: 10 },
       );
       process.kill(pid, "SIGKILL");
       await vi.waitFor(
         async () => expect(await readFile(`/proc/${pid}/stat`, "utf8")).toMatch(/^\d+ \(.*\) Z /),
-        waitFor,
+        { timeout: 10_000, interval: 10 },
       );
       expect(() => process.kill(pid, 0)).not.toThrow();
 
