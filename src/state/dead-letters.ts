@@ -4,7 +4,8 @@
  *
  * Each bot keeps its own, under `<bot>/dead-letters` in the state store, so they live wherever the
  * daemon's state lives (a file, Redis) and survive restarts. The store is bounded per bot: when a
- * new letter would pass the bound the oldest is evicted, counted, and reported through `onEvict`.
+ * new letter would pass the bound the oldest is evicted, counted, and reported through `onEvict`;
+ * letters marked for replay neither count nor are evicted.
  */
 import type { JsonValue, StateStore } from "./state-store.ts";
 
@@ -45,7 +46,7 @@ export type NewDeadLetter = Omit<DeadLetter, "id" | "bot" | "error" | "retryRequ
 };
 
 export interface DeadLettersOptions {
-  /** How many letters a bot keeps; adding one more evicts the oldest. */
+  /** How many letters a bot keeps besides those marked for replay; one more evicts the oldest. */
   max: number;
   /** Removes secrets from an error's message and stack before it is stored. */
   redact?: (text: string) => string;
@@ -197,10 +198,15 @@ export class DeadLetters {
     return parsed?.bot === this.bot ? keyOf(parsed.seq) : undefined;
   }
 
+  /**
+   * Past the bound, the oldest letters go. Letters marked for replay neither go nor count: they are
+   * work still owed (a webhook delivery answered while its bot was not ready, an operator's
+   * retry), which leaves the list when it is replayed.
+   */
   async #evictPastBound(): Promise<void> {
     const entries = await this.#store.list(ENTRY);
-    const excess = entries.length - this.#o.max;
-    for (const entry of entries.slice(0, Math.max(0, excess))) {
+    const unmarked = entries.filter((e) => (e.value as unknown as DeadLetter).retryRequestedAt === undefined);
+    for (const entry of unmarked.slice(0, Math.max(0, unmarked.length - this.#o.max))) {
       if (!(await this.#store.delete(entry.key))) continue;
       await this.#bump(EVICTED);
       this.#o.onEvict?.(entry.value as unknown as DeadLetter);

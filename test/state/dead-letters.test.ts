@@ -83,6 +83,31 @@ test("past the bound the oldest letters are evicted, counted and reported", asyn
   expect(await letters.evicted()).toBe(2);
 });
 
+test("the bound evicts no letter marked for replay: a kept delivery or a retry asked for is work still owed", async () => {
+  const evicted: string[] = [];
+  const letters = new DeadLetters(new MemoryStore(), "b", { max: 2, onEvict: (l) => evicted.push(l.id) });
+  // A webhook delivery kept while its bot was not ready: stored marked, answered to the server.
+  await letters.add(failure(1), { retryRequestedAt: new Date("2026-11-25T12:00:00Z") });
+  await letters.add(failure(2));
+  await letters.requestRetry("b/2", new Date("2026-11-25T12:01:00Z"));
+  await letters.add(failure(3));
+  await letters.add(failure(4));
+  await letters.add(failure(5));
+  // The marked ones stay and count for nothing: two unmarked letters are kept besides them.
+  expect((await letters.list()).map((l) => l.id)).toEqual(["b/1", "b/2", "b/4", "b/5"]);
+  expect(evicted).toEqual(["b/3"]);
+  // Replayed and failed again, a letter is unmarked: the bound takes it like any other.
+  await letters.failedAgain("b/1", {
+    error: new Error("again"),
+    attempts: 1,
+    lastFailedAt: "2026-11-25T12:02:00Z",
+  });
+  expect((await letters.list()).map((l) => l.id)).toEqual(["b/1", "b/2", "b/4", "b/5"]);
+  await letters.add(failure(6));
+  expect((await letters.list()).map((l) => l.id)).toEqual(["b/2", "b/5", "b/6"]);
+  expect(evicted).toEqual(["b/3", "b/1", "b/4"]);
+});
+
 test("remove and requestRetry act on one letter and say when there was none", async () => {
   const letters = new DeadLetters(new MemoryStore(), "b", { max: 3 });
   await letters.add(failure(1));
