@@ -83,7 +83,9 @@ export class DeadLetterSource {
         if (signal.aborted || inFlight.has(letter.id)) continue;
         inFlight.add(letter.id);
         log.info({ deadLetter: letter.id }, "replaying a dead letter");
-        const replayed = letter.source === "job" ? this.#o.replayJob(letter) : dispatcher.replay(letter);
+        // A job's occurrence; a dialog a job started is kept as its own run, a dialog's.
+        const job = letter.source === "job" && letter.dialog === undefined;
+        const replayed = job ? this.#o.replayJob(letter) : dispatcher.replay(letter);
         void replayed.then((handled) => {
           inFlight.delete(letter.id);
           if (handled) log.info({ deadLetter: letter.id }, "dead letter handled; removed from the list");

@@ -2,7 +2,6 @@
  * The context every handler receives: the event, who the bot is, its client, state, logger,
  * settings and server limits, and ways to answer.
  */
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import type { SendMessageParams } from "../api/resources/messages.ts";
@@ -13,7 +12,7 @@ import { startProgress } from "../effects/progress/start-progress.ts";
 import { react } from "../effects/react.ts";
 import { recordedSchedule, recordedSnippets } from "../effects/recorded-helpers.ts";
 import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
-import { BothostError } from "../errors/bothost-error.ts";
+import type { DeadLetterSource } from "../state/dead-letters.ts";
 import type { KV, StateRun } from "../state/kv.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
@@ -22,7 +21,7 @@ import { sendOf } from "./context-send.ts";
 import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
-import { startDialog } from "./dialogs/started-dialog.ts";
+import { startDialogOf } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
 import { ledgerIdOf, newerOf } from "./event-fields.ts";
 import { type External, externalOf } from "./external.ts";
@@ -59,6 +58,8 @@ interface Made<S> {
 class LazyContext<S> {
   readonly #deps: ContextDeps<S>;
   #signal: SignalSource;
+  /** How the run came (`sourceOf`, `job`, `inbound-webhook`, `on-start`), for the dialogs it starts. */
+  readonly #source: DeadLetterSource;
   #made: Made<S> | undefined;
   /** The run's effect records (a message event's or a cron job's), through which its sends go. */
   effects: SendEffects | undefined;
@@ -73,11 +74,13 @@ class LazyContext<S> {
   constructor(
     deps: ContextDeps<S>,
     signal: SignalSource,
+    source: DeadLetterSource,
     effects: SendEffects | undefined,
     state?: KV | StateRun,
   ) {
     this.#deps = deps;
     this.#signal = signal;
+    this.#source = source;
     this.effects = effects;
     this.bot = deps.bot;
     this.api = deps.api;
@@ -175,18 +178,8 @@ class LazyContext<S> {
     return this.#deps.clock ?? realClock;
   }
   get startDialog(): BaseContext<S>["startDialog"] {
-    const deps = this.#deps as ContextDeps<unknown>;
     const signal = this.messageId() === undefined ? this.signal : undefined;
-    const start = (userId: number, text: string, key: string) => startDialog(deps, userId, text, key, signal);
-    const effects = this.effects;
-    return async (userId, text) => {
-      if (!deps.dialogs)
-        throw new BothostError("HELPERS_UNAVAILABLE", "ctx.startDialog() needs a bot runtime.");
-      if (!effects) return start(userId, text, `${randomUUID()}|${userId}|${text}`);
-      // Once per event or job occurrence: a re-run finds it started.
-      const key = `${effects.run.eventKey}|${userId}|${text}`;
-      return effects.run.once("dialog", { act: () => start(userId, text, key) });
-    };
+    return startDialogOf(this.#deps as ContextDeps<unknown>, signal, this.effects, this.#source);
   }
 
   get react(): BaseContext<S>["react"] {
@@ -231,11 +224,12 @@ export class LazyBaseContext<S> extends LazyContext<S> {
   constructor(
     deps: ContextDeps<S>,
     signal: SignalSource,
+    source: DeadLetterSource,
     bindings: Record<string, unknown>,
     effects?: SendEffects,
     state?: KV,
   ) {
-    super(deps, signal, effects, state);
+    super(deps, signal, source, effects, state);
     this.#bindings = bindings;
   }
 
@@ -275,20 +269,19 @@ class LazyEventContext<S> extends LazyContext<S> {
     deps: ContextDeps<S>,
     event: AnyEvent,
     signal: SignalSource,
-    replayed: boolean,
+    extra: ContextExtra,
     effects: SendEffects | undefined,
     state: StateRun | undefined,
     turn: Turn | undefined,
-    progresses: OpenProgresses | undefined,
   ) {
-    super(deps, signal, effects, state);
+    super(deps, signal, extra.source, effects, state);
     this.event = event;
-    this.replayed = replayed;
+    this.replayed = extra.replayed;
     this.channelName = deps.channelName;
     this.#services = deps.services;
     this.#dialogs = deps.dialogs;
     this.#turn = turn;
-    this.#progresses = progresses;
+    this.#progresses = extra.progresses;
     this.#began = this.clock.now();
   }
 
@@ -381,17 +374,24 @@ class LazyEventContext<S> extends LazyContext<S> {
   }
 }
 
+/** An event context's run: `source`, how it came (`sourceOf`); `progresses`, an earlier attempt's. */
+interface ContextExtra {
+  replayed: boolean;
+  source: DeadLetterSource;
+  eventIssue?: string;
+  progresses?: OpenProgresses;
+}
+
 export function createContext<S>(
   deps: ContextDeps<S>,
   event: AnyEvent,
   signal: SignalSource,
-  extra: { replayed: boolean; eventIssue?: string; progresses?: OpenProgresses },
+  extra: ContextExtra,
   effects?: SendEffects,
   state?: StateRun,
   turn?: Turn,
 ): BotContext<S> {
-  const { replayed, progresses } = extra;
-  const ctx = new LazyEventContext(deps, event, signal, replayed, effects, state, turn, progresses);
+  const ctx = new LazyEventContext(deps, event, signal, extra, effects, state, turn);
   if (extra.eventIssue) ctx.eventIssue = extra.eventIssue;
   return ctx as BotContext<S>;
 }

@@ -294,7 +294,7 @@ export class Dispatcher {
   runOnStart(handlers: readonly ((ctx: BaseContext<unknown>) => unknown)[]): void {
     for (const handler of handlers) {
       this.#queue.push(BOT_KEY, (control) =>
-        this.#o.contexts.runHandler(control, ON_START, asIs, async (ctx) => {
+        this.#o.contexts.runHandler(control, "on-start", ON_START, asIs, async (ctx) => {
           try {
             await handler(ctx);
           } catch (err) {

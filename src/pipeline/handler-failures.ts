@@ -167,7 +167,7 @@ export class HandlerFailures {
         // Once the store's outage is said, its lines for each event at debug (store-health.ts).
         if (waits) {
           const level = !waited && o.health?.quiet("waited", last) ? "debug" : "warn";
-          if (!waited && run.source === "job") {
+          if (!waited && run.event.type === "cron_job") {
             const { job, scheduledFor } = run.event as JobOccurrence;
             o.log[level]({ ...outage, attempts, job, scheduledFor }, STORE_WAIT_JOB_LINE);
           } else if (!waited) o.log[level]({ ...outage, attempts }, STORE_WAIT_LINE);

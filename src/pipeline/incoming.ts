@@ -24,8 +24,8 @@ export interface Incoming {
   /** Set for a run of a dialog: the record it replays (its event is the dialog's first message). */
   readonly dialog?: DialogRecord;
   /**
-   * A dialog's run: how what ran it reached the bot (its answer's source), for its dead letter;
-   * unset for a dialog run from its log at a start (`catch-up`).
+   * A dialog's run: how what ran it reached the bot (its answer's source, `deadline`, or what
+   * started the dialog), for its dead letter; unset for one run from its log at a start (`catch-up`).
    */
   readonly came?: DeadLetterSource;
   /** The id of the event queue that delivered it: with the event's id, the event's identity (run-keys.ts). */
@@ -64,8 +64,10 @@ export interface DispatchMetrics extends FailureMetrics {
 
 /**
  * Stage 4 for a handler that is not an event's (`bot.onStart()`, a cron job, an inbound
- * webhook): its context is the bot's, with `external` (once per `effects`' event), and
- * `extend` adds the kind's own members; whatever `handler` throws reaches the caller.
+ * webhook): its context is the bot's, with `external` (once per `effects`' event), made with
+ * `source`, the kind (`on-start`, `job`, `inbound-webhook`: a dialog it starts keeps it for its
+ * first run's dead letter), and `extend` adds the kind's own members; whatever `handler` throws
+ * reaches the caller.
  * `effects`: the records its sends and externals go through. `staged`: the run's `ctx.state`
  * writes are kept until `handler` succeeds, then applied (marked under `once`, so a later run of
  * the same occurrence applies nothing, for `keptMs` if given, else the bot's default), and the
@@ -74,6 +76,7 @@ export interface DispatchMetrics extends FailureMetrics {
  */
 export type RunHandler = <C, R>(
   signal: SignalSource,
+  source: DeadLetterSource,
   bindings: Record<string, unknown>,
   extend: (base: BaseContext<unknown> & Pick<JobContext<unknown>, "external">) => C,
   handler: (ctx: C) => R,
@@ -145,6 +148,14 @@ export const noEvents = (): DispatchStats => ({
   gaps: 0,
 });
 
+/**
+ * What a dialog `ctx.startDialog` begins in `incoming`'s run names as its start, for its first
+ * run's dead letter: `incoming`'s source, a replayed letter's own.
+ */
+export function startedBy(incoming: Incoming): DeadLetterSource {
+  return incoming.letter?.source ?? sourceOf(incoming);
+}
+
 export function sourceOf(incoming: Incoming): DeadLetterSource {
   if (incoming.letter) return "replay";
   if (incoming.came) return incoming.came;
@@ -154,7 +165,7 @@ export function sourceOf(incoming: Incoming): DeadLetterSource {
 
 /**
  * The source of a dialog's run (see `came`): its answer's, or the late message's that timed it
- * out; a deadline passed or a question deleted while the bot ran is live (`queue`).
+ * out; a question deleted while the bot ran is live (`queue`).
  */
 export function cameBy(incoming: Incoming | undefined): DeadLetterSource {
   return incoming ? sourceOf(incoming) : "queue";

@@ -36,7 +36,7 @@ import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { effectsKeyOf, freshEffectsOf, ledgerIdOf, readBackOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
-import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
+import { type DispatchStats, type Incoming, sourceOf, startedBy, stateKeyOf } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 import { eventRecords, letterRecordsOf } from "./run-keys.ts";
 
@@ -50,10 +50,8 @@ type FailedArgs = [
   Turn | undefined,
 ];
 
-const LIVE = Object.freeze({ replayed: false });
 /** A first run carries no effect records (one shared empty list, not one per message). */
 const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
-const REPLAYED = Object.freeze({ replayed: true });
 type Signaled = { signal: AbortSignal };
 type Effects = SendEffects | undefined;
 
@@ -220,8 +218,10 @@ export class HandlerRuns {
     progresses?: OpenProgresses,
   ): BotContext<unknown> {
     const { event, issue } = incoming;
-    const base = issue ? { replayed, eventIssue: issue } : replayed ? REPLAYED : LIVE;
-    const extra = progresses ? { ...base, progresses } : base;
+    // How the run came: a dialog it starts keeps it for its first run's dead letter.
+    const extra: Parameters<typeof createContext>[3] = { replayed, source: startedBy(incoming) };
+    if (issue) extra.eventIssue = issue;
+    if (progresses) extra.progresses = progresses;
     const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state, turn);
     const reply = incoming.reply;
     // An outgoing webhook's reply is an effect like any send: a dialog's replay makes it no more.

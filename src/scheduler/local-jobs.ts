@@ -204,6 +204,7 @@ export class LocalJobs {
       async (s, effects, once) =>
         this.#o.runHandler(
           s,
+          "job",
           bindings,
           // Assigned, not spread: the base context's helpers are getters on its prototype.
           (base): JobContext<never> => Object.assign(base as Omit<JobContext<never>, "job">, { job }),

@@ -9,8 +9,19 @@
  */
 import type { JsonValue, StateStore } from "./state-store.ts";
 
-/** Where a failed event came from. */
-export type DeadLetterSource = "queue" | "catch-up" | "webhook" | "job" | "replay";
+/**
+ * Where a failed event came from (docs/operations/failures.md lists each); a dialog's run: what
+ * ran it, its deadline, or (its first run) what started it.
+ */
+export type DeadLetterSource =
+  | "queue"
+  | "catch-up"
+  | "webhook"
+  | "job"
+  | "replay"
+  | "inbound-webhook"
+  | "on-start"
+  | "deadline";
 
 /** One event whose handler failed every attempt. */
 export interface DeadLetter {

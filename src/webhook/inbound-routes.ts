@@ -171,6 +171,7 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
       storeKey === undefined ? undefined : await bot.runtime.sendEffects(`w:${storeKey}`, claimedAt, keptMs);
     const result = await bot.runtime.runHandler(
       signal,
+      "inbound-webhook",
       { webhook: name, requestId: request.id },
       // Assigned, not spread: the base context's helpers are getters on its prototype.
       (base): WebhookContext<unknown> =>

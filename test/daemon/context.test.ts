@@ -42,7 +42,10 @@ const event = {
 
 describe("context", () => {
   it("reads through to the bot's parts and lets middleware replace any member", () => {
-    const ctx = createContext(deps, event, new AbortController().signal, { replayed: true });
+    const ctx = createContext(deps, event, new AbortController().signal, {
+      replayed: true,
+      source: "catch-up",
+    });
     expect([ctx.bot, ctx.api, ctx.state, ctx.settings, ctx.server]).toEqual([
       deps.bot,
       deps.api,
@@ -67,7 +70,10 @@ describe("context", () => {
   });
 
   it("answers in the event's conversation even when destructured, and binds its log to the event", async () => {
-    const ctx = createContext(deps, event, new AbortController().signal, { replayed: false });
+    const ctx = createContext(deps, event, new AbortController().signal, {
+      replayed: false,
+      source: "queue",
+    });
     const { reply } = ctx;
     expect(await reply("pong")).toEqual({ id: 77 });
     expect(sent.at(-1)).toMatchObject({
@@ -90,7 +96,7 @@ describe("context", () => {
         return controller.signal;
       },
     };
-    const ctx = createContext(deps, event, control, { replayed: false });
+    const ctx = createContext(deps, event, control, { replayed: false, source: "queue" });
     expect(reads).toBe(0);
     expect(ctx.signal).toBe(controller.signal);
     expect(ctx.signal).toBe(controller.signal);
@@ -98,7 +104,7 @@ describe("context", () => {
   });
 
   it("keeps a cron or webhook context's own log bindings, and its own fields when assigned", () => {
-    const base = new LazyBaseContext(deps, new AbortController().signal, { job: "nightly" });
+    const base = new LazyBaseContext(deps, new AbortController().signal, "job", { job: "nightly" });
     const job = Object.assign(base, { job: { id: "nightly" } });
     job.log.info("ran");
     expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ msg: "ran", job: "nightly" });

@@ -182,11 +182,14 @@ it("two starts of one person's dialog at once: the check and the reservation are
       where: "direct message",
       startedAt: T0,
     });
-  const started = await Promise.all([dialogs.begin(head("s1"), {}), dialogs.begin(head("s2"), {})]);
+  const started = await Promise.all([
+    dialogs.begin(head("s1"), {}, "job"),
+    dialogs.begin(head("s2"), {}, "job"),
+  ]);
   expect(started).toEqual([true, false]);
   // The same id again, even once ended, starts nothing.
   await dialogs.end("s1", "handler");
-  expect(await dialogs.begin(head("s1"), {})).toBe(false);
+  expect(await dialogs.begin(head("s1"), {}, "job")).toBe(false);
 });
 
 it("the next message waits until the dialog asks again, then answers it", async () => {

@@ -242,6 +242,7 @@ describe("Dispatcher", () => {
     const signal = new AbortController().signal;
     const seen = contexts.runHandler(
       signal,
+      "job",
       { job: "nightly" },
       (base) => Object.assign(base, { job: { id: "nightly" } }),
       (ctx) => {
@@ -254,6 +255,7 @@ describe("Dispatcher", () => {
     await expect(
       contexts.runHandler(
         signal,
+        "job",
         {},
         (base) => base,
         async () => {

@@ -46,7 +46,9 @@ export async function startBots(
     ...running,
     context(name = first) {
       const runtime = daemon.bots.find((b) => b.name === name)!;
-      return new LazyBaseContext(runtime.contextDeps(), new AbortController().signal, { test: true });
+      return new LazyBaseContext(runtime.contextDeps(), new AbortController().signal, "on-start", {
+        test: true,
+      });
     },
   };
 }

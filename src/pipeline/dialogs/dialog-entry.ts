@@ -31,8 +31,9 @@ export interface DialogEntry {
    */
   unread: boolean;
   /**
-   * How the answer (or passed deadline) `ready` holds reached the bot, for its run's dead letter
-   * (incoming.ts `came`); unset when read at start or back at a new queue (`catch-up`).
+   * How the answer `ready` holds reached the bot (`deadline` for a passed deadline; a started
+   * dialog's first run: what started it), for its run's dead letter (incoming.ts `came`); unset
+   * when read at start or back at a new queue (`catch-up`).
    */
   came?: DeadLetterSource;
   /** A run of the dialog is under way: its answer was taken, or its ready record claimed. */

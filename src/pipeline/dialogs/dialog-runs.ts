@@ -25,6 +25,7 @@ import { failpoint } from "../failpoints.ts";
 import { cameBy, type Incoming } from "../incoming.ts";
 import { stoppedBy } from "../router-error.ts";
 import { recorded } from "./answer-copies.ts";
+import { deletedAtNewQueue } from "./deleted-at-new-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
 import { type DialogEntry, whenRunOver, whenSettled } from "./dialog-entry.ts";
@@ -240,13 +241,15 @@ export class DialogEngine {
    * again until it lands (or the shutdown deadline), then run the dialog in a task of its own,
    * before any later message there. `answer`: the message the append records as handled; `after`:
    * a message that runs as an ordinary one after the dialog (matched again, should the log
-   * refuse the append); `again`: what runs, in the conversation's order, when the log refuses it.
+   * refuse the append); `again`: what runs, in the conversation's order, when the log refuses it;
+   * `came`: the run's source (its dead letter's), when not the messages' (`deadline`).
    */
   #record(
     control: TaskControl,
     entry: DialogEntry,
     write: () => Promise<DialogRecord>,
     message: { answer?: Incoming; after?: Incoming; again?: (control: TaskControl) => unknown },
+    came = cameBy(message.answer ?? message.after),
   ): void {
     const { dialogs, queue, runs, log } = this.#o;
     const conversation = entry.head.conversation;
@@ -255,7 +258,7 @@ export class DialogEngine {
       this.#retrying(control, write).then(
         (record) => {
           failpoint("answer-logged");
-          dialogs.markReady(record, cameBy(answer ?? after));
+          dialogs.markReady(record, came);
           // Landed after the stop's deadline (a lease lost): the next start runs it, not this stopped bot.
           if (!stoppedBy(control.signal)) queue.push(conversation, this.#readyTask, record);
           else
@@ -309,36 +312,10 @@ export class DialogEngine {
 
   /**
    * Questions found deleted at a new queue (`ids`, read back: see moved-questions.ts): recorded at
-   * once, not in a conversation's order, tried again while the store fails, until `signal` aborts;
-   * then each dialog runs. A dialog a message caught up meanwhile answered ignores it (which came
-   * first, the answer or the deletion, cannot be told).
+   * once, then each dialog runs (see deleted-at-new-queue.ts).
    */
-  async goneNow(ids: readonly number[], signal: AbortSignal): Promise<void> {
-    const { dialogs, queue, log } = this.#o;
-    const one = async (entry: DialogEntry, msg: number) => {
-      entry.waiting = false;
-      entry.running = true;
-      try {
-        const record = await dialogs.retrying(signal, () => dialogs.timeOut(entry, msg));
-        log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
-        dialogs.markReady(record);
-        // Stopped meanwhile: the next start runs it (see #record).
-        if (!signal.aborted) queue.push(record.conversation, this.#readyTask, record);
-      } catch (err) {
-        dialogs.unmatch(entry);
-        if (!(err instanceof DialogEnded || err instanceof LogMoved))
-          log.warn(
-            { err, dialog: entry.id },
-            "a deleted question was not recorded: it is read back at the next new queue",
-          );
-      }
-    };
-    const found: Promise<void>[] = [];
-    for (const entry of dialogs.entries()) {
-      const msg = entry.running || entry.ready !== undefined ? undefined : questionAmong(entry, ids);
-      if (msg !== undefined) found.push(one(entry, msg));
-    }
-    await Promise.all(found);
+  goneNow(ids: readonly number[], signal: AbortSignal): Promise<void> {
+    return deletedAtNewQueue(this.#o, ids, signal, this.#readyTask);
   }
 
   #retrying<T>(control: TaskControl, write: () => Promise<T>): Promise<T> {
@@ -395,6 +372,6 @@ export class DialogEngine {
     if (entry === undefined || entry.ready !== undefined || entry.running || !entry.waiting) return;
     entry.waiting = false;
     entry.running = true;
-    this.#record(control, entry, () => this.#o.dialogs.timeOut(entry), {});
+    this.#record(control, entry, () => this.#o.dialogs.timeOut(entry), {}, "deadline");
   };
 }

@@ -306,12 +306,12 @@ export class Dialogs {
   }
 
   /**
-   * A dialog the bot starts itself (`ctx.startDialog`): its log begun, then run as one holding an
-   * answer. False when a dialog of the same id exists (or existed), or another one waits for the
-   * person there: the check and the reservation are one step, so two starts cannot both pass. One
-   * another writer began first is read from its log, as a refused append's entry is.
+   * A dialog the bot starts itself (`ctx.startDialog`, in a run that `came` so): its log begun, then
+   * run as one holding an answer. False when a dialog of the same id exists (or existed), or another
+   * waits for the person there: the check and the reservation are one step, so two starts cannot
+   * both pass. One another writer began first is read from its log, as a refused append's entry is.
    */
-  async begin(head: DialogHead, origin: JsonValue): Promise<boolean> {
+  async begin(head: DialogHead, origin: JsonValue, came: DialogEntry["came"]): Promise<boolean> {
     if (this.busy(head.conversation, head.userId, head.id) || this.#known.has(head.id)) return false;
     const start: LogEntry = { t: "start", origin, at: head.startedAt };
     const entry = this.#known.put(head);
@@ -329,7 +329,7 @@ export class Dialogs {
     const record = foldLog(next, [start]);
     entry.head = next;
     settle(entry);
-    entry.ready = record;
+    Object.assign(entry, { ready: record, came });
     this.#on?.ready(record);
     return true;
   }

@@ -3,11 +3,13 @@
  * person, as if they had sent `text` there (a command, say): its first message is made up here,
  * and its prompts ask them.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
+import { BothostError } from "../../errors/bothost-error.ts";
+import type { DeadLetterSource } from "../../state/dead-letters.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { realClock } from "../../time/clock.ts";
 import type { ServerEvent } from "../../wire/events.ts";
-import type { ContextDeps } from "../context-types.ts";
+import type { BaseContext, ContextDeps, SendEffects } from "../context-types.ts";
 import { conversationKey } from "../conversation-key.ts";
 import { newHead } from "./dialog-record.ts";
 
@@ -22,12 +24,34 @@ const UNSURE_KEPT = 1_000;
 const unsure = new WeakMap<object, Map<string, number>>();
 
 /**
+ * A context's `ctx.startDialog`: its run's `effects` (once per event or job occurrence: a re-run
+ * finds it started), `signal` when the run is no message's (see {@link startDialog}), and `source`,
+ * how the run came (its context was made with it), which the dialog's first run's dead letter keeps.
+ */
+export function startDialogOf(
+  deps: ContextDeps<unknown>,
+  signal: AbortSignal | undefined,
+  effects: SendEffects | undefined,
+  source: DeadLetterSource,
+): BaseContext<unknown>["startDialog"] {
+  const start = (userId: number, text: string, key: string) =>
+    startDialog(deps, userId, text, key, signal, source);
+  return async (userId, text) => {
+    if (!deps.dialogs)
+      throw new BothostError("HELPERS_UNAVAILABLE", "ctx.startDialog() needs a bot runtime.");
+    if (!effects) return start(userId, text, `${randomUUID()}|${userId}|${text}`);
+    const key = `${effects.run.eventKey}|${userId}|${text}`;
+    return effects.run.once("dialog", { act: () => start(userId, text, key) });
+  };
+}
+
+/**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
  * another dialog waits for the person in their direct messages with the bot, the person is
  * deactivated, or the person is the bot itself. With `signal` (a job's start, a webhook's: no
  * message's run, which that conversation's tasks may queue behind), a dialog there past its
  * deadline (yesterday's, found at a start after a downtime), or with a run or an end under way, is
- * waited for first: timed out or ended, this one begins.
+ * waited for first: timed out or ended, this one begins. `source`: how the run starting it came.
  */
 export async function startDialog(
   deps: ContextDeps<unknown>,
@@ -35,6 +59,7 @@ export async function startDialog(
   text: string,
   key: string,
   signal: AbortSignal | undefined,
+  source: DeadLetterSource,
 ): Promise<boolean> {
   const dialogs = deps.dialogs;
   // The bot cannot be asked (a group it is in, say): nothing is started.
@@ -79,7 +104,7 @@ export async function startDialog(
   if (busy && (signal === undefined || (await dialogs.busyAfter(conversation, userId, id, signal, true))))
     return false;
   try {
-    const started = await dialogs.begin(head, event as unknown as JsonValue);
+    const started = await dialogs.begin(head, event as unknown as JsonValue, source);
     tried?.delete(id);
     return started;
   } catch (err) {
