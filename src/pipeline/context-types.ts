@@ -8,9 +8,11 @@ import type { SendMessageParams } from "../api/resources/messages.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices, ContextHelpers } from "../effects/bot-services.ts";
 import type { EffectRecord, EffectRun } from "../effects/effect-records.ts";
+import type { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import type { ProgressHandle, ProgressOptions } from "../effects/progress/types.ts";
 import type { ReactOptions } from "../effects/react.ts";
 import type { ScheduleApi } from "../effects/schedule/schedule-api.ts";
+import type { DeadLetterSource } from "../state/dead-letters.ts";
 import type { KV } from "../state/kv.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -223,3 +225,11 @@ export interface SendEffects {
 
 /** Where a context's signal comes from: a signal, or an object that makes one on first read (a queue task's control). */
 export type SignalSource = AbortSignal | { readonly signal: AbortSignal };
+
+/** An event context's run: `source`, how it came (`startedBy`); `progresses`, an earlier attempt's. */
+export interface ContextExtra {
+  readonly replayed: boolean;
+  readonly source: DeadLetterSource;
+  readonly eventIssue?: string;
+  readonly progresses?: OpenProgresses;
+}

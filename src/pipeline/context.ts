@@ -18,7 +18,14 @@ import { type Clock, realClock } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
 import { addressOf, type Sender, senderOf, sendParams, textOf, type Where, whereOf } from "./addressed.ts";
 import { sendOf } from "./context-send.ts";
-import type { BaseContext, BotContext, ContextDeps, SendEffects, SignalSource } from "./context-types.ts";
+import type {
+  BaseContext,
+  BotContext,
+  ContextDeps,
+  ContextExtra,
+  SendEffects,
+  SignalSource,
+} from "./context-types.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialogOf } from "./dialogs/started-dialog.ts";
@@ -372,14 +379,6 @@ class LazyEventContext<S> extends LazyContext<S> {
   set reply(value: BotContext<S>["reply"]) {
     this.made().reply = value;
   }
-}
-
-/** An event context's run: `source`, how it came (`sourceOf`); `progresses`, an earlier attempt's. */
-interface ContextExtra {
-  replayed: boolean;
-  source: DeadLetterSource;
-  eventIssue?: string;
-  progresses?: OpenProgresses;
 }
 
 export function createContext<S>(

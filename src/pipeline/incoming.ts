@@ -1,7 +1,9 @@
 /** What every source hands the dispatch pipeline (an {@link Incoming}), and the types around it. */
+
+import type { OpenProgresses } from "../effects/progress/open-progresses.ts";
 import type { DeadLetter, DeadLetterSource } from "../state/dead-letters.ts";
 import type { AnyEvent } from "../wire/events.ts";
-import type { BaseContext, JobContext, SendEffects, SignalSource } from "./context-types.ts";
+import type { BaseContext, ContextExtra, JobContext, SendEffects, SignalSource } from "./context-types.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { ledgerIdOf } from "./event-fields.ts";
 
@@ -154,6 +156,27 @@ export const noEvents = (): DispatchStats => ({
  */
 export function startedBy(incoming: Incoming): DeadLetterSource {
   return incoming.letter?.source ?? sourceOf(incoming);
+}
+
+/** A context's extra with no issue or progresses: one frozen object per kind, not one per message. */
+const PLAIN_EXTRAS: [
+  Partial<Record<DeadLetterSource, ContextExtra>>,
+  Partial<Record<DeadLetterSource, ContextExtra>>,
+] = [{}, {}];
+
+/** What `incoming`'s context is made with (createContext); `progresses`: an earlier attempt's. */
+export function contextExtraOf(
+  incoming: Incoming,
+  replayed: boolean,
+  progresses?: OpenProgresses,
+): ContextExtra {
+  const source = startedBy(incoming);
+  const { issue } = incoming;
+  if (issue || progresses)
+    return { replayed, source, ...(issue && { eventIssue: issue }), ...(progresses && { progresses }) };
+  const plain = PLAIN_EXTRAS[replayed ? 1 : 0];
+  plain[source] ??= Object.freeze({ replayed, source });
+  return plain[source];
 }
 
 export function sourceOf(incoming: Incoming): DeadLetterSource {

@@ -36,7 +36,7 @@ import type { DispatcherParts } from "./dispatcher-parts.ts";
 import { effectsKeyOf, freshEffectsOf, ledgerIdOf, readBackOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
 import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
-import { type DispatchStats, type Incoming, sourceOf, startedBy, stateKeyOf } from "./incoming.ts";
+import { contextExtraOf, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 import { eventRecords, letterRecordsOf } from "./run-keys.ts";
 
@@ -217,12 +217,9 @@ export class HandlerRuns {
     turn: Turn | undefined,
     progresses?: OpenProgresses,
   ): BotContext<unknown> {
-    const { event, issue } = incoming;
     // How the run came: a dialog it starts keeps it for its first run's dead letter.
-    const extra: Parameters<typeof createContext>[3] = { replayed, source: startedBy(incoming) };
-    if (issue) extra.eventIssue = issue;
-    if (progresses) extra.progresses = progresses;
-    const ctx = createContext(this.#o.contexts.deps(), event, signal, extra, effects, state, turn);
+    const extra = contextExtraOf(incoming, replayed, progresses);
+    const ctx = createContext(this.#o.contexts.deps(), incoming.event, signal, extra, effects, state, turn);
     const reply = incoming.reply;
     // An outgoing webhook's reply is an effect like any send: a dialog's replay makes it no more.
     if (reply)
