@@ -257,13 +257,15 @@ export class Dispatcher {
       );
     }
     if (id !== undefined) commits?.ledger.begin(id);
+    // Handled: recorded before the letter is removed, so that no crash between the two leaves
+    // neither (a repeat at the next start would run again). Not handled (kept again, or left to
+    // the next start): not recorded, so that it runs then.
+    let recorded: Promise<void> | undefined;
+    const record = () => (recorded ??= Promise.resolve(id === undefined ? undefined : commits?.finish(id)));
     return new Promise((replayed) => {
-      // Not handled (kept again, or left to the next start): not recorded, so that it runs then.
-      // Handled: recorded before the letter is removed, so that no crash between the two leaves
-      // neither (a repeat at the next start would run again).
       const onReplayed = (handled: boolean) => {
-        if (!handled || id === undefined) return replayed(handled);
-        Promise.resolve(commits?.finish(id)).then(
+        if (!handled) return replayed(false);
+        record().then(
           () => replayed(true),
           () => replayed(false),
         );
@@ -278,6 +280,7 @@ export class Dispatcher {
         reply: undefined,
         letter,
         onReplayed,
+        ...(id === undefined ? {} : { recordHandled: record }),
         ...(dialog ? { dialog } : {}),
       };
       this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);

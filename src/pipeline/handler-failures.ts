@@ -86,8 +86,9 @@ export interface HandlerFailuresOptions {
 export interface FailedRun {
   event: { type: string };
   source: DeadLetterSource;
-  /** The dead letter this run replays, if it is one. */
+  /** The dead letter this run replays, if it is one; once handled, `recordHandled` before its removal. */
   letter?: DeadLetter;
+  recordHandled?(): Promise<void>;
   /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
   again(signal: AbortSignal): unknown;
   /** The effects the last run made (or found made), its `ctx.external` results too, for the dead letter to carry. */
@@ -185,8 +186,7 @@ export class HandlerFailures {
           await attempt();
         }
         o.log.info({ attempts }, "handler succeeded on a later attempt");
-        if (run.letter) await o.letters?.remove(run.letter.id);
-        return true;
+        return await this.#ended(run);
       } catch (err) {
         if (!ran) break; // stopping during the pause: see below
         // A prompt unanswered, the dialog ended during the pause (an operator's end), or run by
@@ -246,11 +246,11 @@ export class HandlerFailures {
    */
   async #ended(run: FailedRun, over = false): Promise<true> {
     if (over && !this.#stopping.signal.aborted) await this.#gaveUp(run);
-    if (run.letter) {
-      await this.#o.letters?.remove(run.letter.id).catch((err: unknown) => {
-        this.#o.log.error({ err, deadLetter: run.letter?.id }, "could not remove the replayed dead letter");
-      });
-    }
+    if (!run.letter) return true;
+    await run.recordHandled?.();
+    await this.#o.letters?.remove(run.letter.id).catch((err: unknown) => {
+      this.#o.log.error({ err, deadLetter: run.letter?.id }, "could not remove the replayed dead letter");
+    });
     return true;
   }
 

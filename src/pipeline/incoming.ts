@@ -23,6 +23,8 @@ export interface Incoming {
   readonly letter?: DeadLetter;
   /** Told whether a replayed dead letter was handled. */
   readonly onReplayed?: (handled: boolean) => void;
+  /** A replayed letter handled: awaited before the letter is removed (a kept delivery's ledger record). */
+  readonly recordHandled?: () => Promise<void>;
   /** Set for a run of a dialog: the record it replays (its event is the dialog's first message). */
   readonly dialog?: DialogRecord;
   /**

@@ -270,7 +270,7 @@ export class HandlerRuns {
     const run: FailedRun = {
       event: incoming.event,
       source: sourceOf(incoming),
-      ...(incoming.letter ? { letter: incoming.letter } : {}),
+      ...(incoming.letter ? { letter: incoming.letter, recordHandled: incoming.recordHandled } : {}),
       ...(dialog ? { dialog: dialog as unknown as JsonValue } : {}),
       records: letterRecordsOf(first, ledgerIdOf(incoming.event) !== undefined),
       again: async (signal) => {
@@ -381,7 +381,9 @@ export class HandlerRuns {
   #effectsHold(incoming: Incoming): Promise<unknown> | undefined {
     const { letter } = incoming;
     return letter
-      ? (this.#o.letters?.remove(letter.id) ?? Promise.resolve()).then(() => incoming.onReplayed?.(true))
+      ? Promise.resolve(incoming.recordHandled?.())
+          .then(() => this.#o.letters?.remove(letter.id))
+          .then(() => incoming.onReplayed?.(true))
       : incoming.dialog
         ? undefined
         : this.#finishEvent(incoming.event);

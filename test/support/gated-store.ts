@@ -98,13 +98,13 @@ export class StoreGate {
 
 /**
  * `backend`, with the writes of namespace `path` (e.g. `["survey", "dialogs"]`) through `gate`;
- * its `update`s too with `updates`.
+ * its `update`s too with `updates`, its `delete`s with `deletes`.
  */
 export function gatedBackend(
   backend: StateBackend,
   path: readonly string[],
   gate: StoreGate,
-  options: { updates?: boolean } = {},
+  options: { updates?: boolean; deletes?: boolean } = {},
 ): StateBackend {
   const wrap = (inner: StateStore, at: readonly string[]): StateStore => {
     const gated = at.length === path.length && at.every((name, i) => name === path[i]);
@@ -122,6 +122,8 @@ export function gatedBackend(
             o?: UpdateOptions,
           ) => gate.pass(() => target.update(key, fn, o));
         }
+        if (prop === "delete" && gated && options.deletes)
+          return (key: string) => gate.pass(() => target.delete(key));
         if (prop === "getMany" && gated)
           return (keys: readonly string[]) => gate.read(() => target.getMany(keys));
         if (prop === "applyWrites" && gated) {

@@ -439,6 +439,35 @@ it("a delivery whose letter landed though its write failed (its connection close
     expect(c.seen).toEqual([id]);
   }));
 
+it("a kept delivery handled at its replay, the daemon cut off before its letter's removal landed: the next start runs neither the letter nor the server's repeat again", () =>
+  keptCase(async (c) => {
+    const gate = new StoreGate();
+    const files = await FileStore.open(c.stateDir, { now: () => c.clock.now() });
+    const store = gatedBackend(files, ["helper", "dead-letters"], gate, { deletes: true });
+    const { sb, url, daemon, start, id, first } = await firstDelivery(c, "removal cut", store);
+    await c.clock.tick(8_000);
+    expect(await first).toEqual(noReply);
+    // The letter's removal, once its replay is handled, is held by the store.
+    gate.mode = "hang";
+    sb.control.delay(0);
+    await running;
+    await gate.stoppedAt(1);
+    expect(c.seen).toEqual([id]);
+    // Cut off as a crash cuts it: the removal never lands.
+    const stopped = daemon().stop({ deadlineMs: 0 });
+    gate.refuse();
+    await stopped;
+    await (await running)?.stop();
+    gate.open();
+    running = start();
+    await running;
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    expect(c.seen).toEqual([id]);
+    // The server's repeat (its answer lost at the first start) is a duplicate too.
+    expect(await post(sb, url, id)).toEqual(noReply);
+    expect(c.seen).toEqual([id]);
+  }));
+
 it("a delivery arriving on a kept-alive connection while the daemon's stop closes the listener is not answered 503", async () => {
   const clock = new ManualClock(Date.now());
   const gate = deferred();
