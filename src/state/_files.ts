@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { link, open, readFile, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { pidNamespace, startTicks } from "./proc-identity.ts";
+import { bootId, pidNamespace, startTicks } from "./proc-identity.ts";
 import { StateError } from "./state-error.ts";
 
 /** Temp files are named `.<target>.<pid>.<random>.tmp`, so leftovers can be found and removed. */
@@ -81,6 +81,8 @@ export interface LockInfo {
   ticks?: number;
   /** The taker's pid namespace (Linux: `pid:[…]`), to know a container's pid from the host's. */
   pidns?: string;
+  /** The host's boot the taker ran in (Linux), to know a lock left before a reboot. */
+  boot?: string;
 }
 
 const ATTEMPTS = 5;
@@ -89,7 +91,7 @@ const ATTEMPTS = 5;
 export async function acquireLock(dir: string): Promise<() => Promise<void>> {
   const lockPath = join(dir, "LOCK");
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
-  const me = { ticks: await startTicks(process.pid), pidns: await pidNamespace() };
+  const me = { ticks: await startTicks(process.pid), pidns: await pidNamespace(), boot: await bootId() };
   const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...me, nonce: suffix })}\n`;
   const tmp = join(dir, `.LOCK.${suffix}.tmp`);
   await writeNewFile(tmp, mine);
@@ -143,6 +145,15 @@ async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: 
 
 async function isAlive(holder: LockInfo): Promise<boolean> {
   if (holder.hostname !== hostname()) return true; // cannot check a pid on another host
+  // Taken before the host's last boot: its taker is gone, whatever process has its pid now (this
+  // very one, say, started at boot as it was before).
+  const boot = holder.boot === undefined ? undefined : await bootId();
+  if (boot !== undefined && boot !== holder.boot) return false;
+  // In this pid namespace, a process of the lock's pid that started at other ticks is not its taker.
+  if (holder.ticks !== undefined && holder.pidns !== undefined && holder.pidns === (await pidNamespace())) {
+    const ticks = await startTicks(holder.pid);
+    if (ticks !== undefined && ticks !== holder.ticks) return false;
+  }
   if (holder.pid === process.pid) return true; // this very process opened the store already
   try {
     process.kill(holder.pid, 0);
@@ -179,12 +190,14 @@ export function parseLock(text: string): LockInfo | undefined {
     if (Number.isSafeInteger(value.pid) && (value.pid as number) > 0 && typeof value.hostname === "string") {
       const ticks = Number.isSafeInteger(value.ticks) ? { ticks: value.ticks as number } : {};
       const pidns = typeof value.pidns === "string" ? { pidns: value.pidns } : {};
+      const boot = typeof value.boot === "string" ? { boot: value.boot } : {};
       return {
         pid: value.pid as number,
         hostname: value.hostname,
         startedAt: String(value.startedAt),
         ...ticks,
         ...pidns,
+        ...boot,
       };
     }
   } catch {}

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { isZombie, parseLock, readIfExists } from "./_files.ts";
-import { pidNamespace, startTicks } from "./proc-identity.ts";
+import { bootId, pidNamespace, startTicks } from "./proc-identity.ts";
 
 /** The daemon's pid on this host, or why the lock names none to signal. */
 export type LockHolder = { pid: number } | { none: string };
@@ -26,6 +26,10 @@ export async function lockHolderHere(dir: string): Promise<LockHolder> {
   if (holder === undefined) return { none: `${lockPath} names no daemon` };
   const named = `${lockPath} names pid ${holder.pid} on ${holder.hostname}`;
   if (holder.hostname !== hostname()) return { none: `${named}, not this host (${hostname()})` };
+  // Ticks start again at every boot: a process of that pid and tick now is another one.
+  const boot = holder.boot === undefined ? undefined : await bootId();
+  if (boot !== undefined && boot !== holder.boot)
+    return { none: `${named}, taken before this host's last boot` };
   // A container with the host's name (host networking) numbers its processes apart.
   const here = await pidNamespace();
   if (holder.pidns !== undefined && here !== undefined && holder.pidns !== here) {

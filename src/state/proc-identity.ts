@@ -1,7 +1,8 @@
 /**
  * What tells one Linux process apart from another that got its pid later, whatever the wall
  * clock did meanwhile: its start time in clock ticks since boot (field 22 of /proc/<pid>/stat),
- * and the pid namespace its pid belongs to (a container has its own).
+ * the boot it is of (ticks start again at every boot), and the pid namespace its pid belongs to
+ * (a container has its own).
  */
 import { readFile, readlink } from "node:fs/promises";
 
@@ -19,6 +20,12 @@ export async function startTicks(pid: number): Promise<number | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** This boot of the host's kernel (a new one at every boot); undefined where /proc does not say. */
+export async function bootId(): Promise<string | undefined> {
+  const id = await readFile("/proc/sys/kernel/random/boot_id", "utf8").catch(() => "");
+  return id.trim() || undefined;
 }
 
 /** This process's pid namespace (`pid:[4026531836]`); undefined where /proc does not say. */

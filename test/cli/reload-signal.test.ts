@@ -11,7 +11,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { acquireLock } from "../../src/state/_files.ts";
-import { pidNamespace, startTicks } from "../../src/state/proc-identity.ts";
+import { bootId, pidNamespace, startTicks } from "../../src/state/proc-identity.ts";
 import { assertBuilt, runCli } from "../support/cli.ts";
 
 let dir: string;
@@ -71,7 +71,11 @@ async function lockedState(pid: number, host: string, startedAt: string, more: o
 }
 
 /** What a daemon's LOCK says of it beyond pid, host and time (as acquireLock writes them). */
-const itself = async (pid: number) => ({ ticks: await startTicks(pid), pidns: await pidNamespace() });
+const itself = async (pid: number) => ({
+  ticks: await startTicks(pid),
+  pidns: await pidNamespace(),
+  boot: await bootId(),
+});
 
 it.each([
   ["a daemon on another host", () => "another-host", () => new Date().toISOString(), async () => ({})],
@@ -86,6 +90,12 @@ it.each([
     hostname,
     () => new Date().toISOString(),
     async (pid: number) => ({ ...(await itself(pid)), ticks: ((await startTicks(pid)) ?? 0) + 1 }),
+  ],
+  [
+    "a lock taken before this host's last boot (its pid and tick a new process's)",
+    hostname,
+    () => new Date().toISOString(),
+    async (pid: number) => ({ ...(await itself(pid)), boot: "an-earlier-boot" }),
   ],
   [
     "a daemon in a container named as this host (its own pid namespace)",
@@ -127,7 +137,7 @@ it.each([
   expect(await signalsHeard(holder)).toEqual(["SIGHUP"]);
 });
 
-it("a daemon's LOCK says its start tick and pid namespace", async () => {
+it("a daemon's LOCK says its start tick, pid namespace and boot", async () => {
   dir = await mkdtemp(join(tmpdir(), "bothost-reload-signal-"));
   const release = await acquireLock(dir);
   const lock = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
@@ -136,6 +146,8 @@ it("a daemon's LOCK says its start tick and pid namespace", async () => {
     pid: process.pid,
     ticks: await startTicks(process.pid),
     pidns: await pidNamespace(),
+    boot: await bootId(),
   });
   expect(lock.ticks).toEqual(expect.any(Number));
+  expect(lock.boot).toEqual(expect.any(String));
 });

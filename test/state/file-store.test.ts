@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, vi } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
+import { bootId, pidNamespace, startTicks } from "../../src/state/proc-identity.ts";
 import { test } from "../support/state.ts";
 
 const open = (dir: string, compactAfterBytes?: number) =>
@@ -366,6 +367,34 @@ describe("FileStore lock", () => {
       parent.kill("SIGKILL");
     }
   });
+
+  // The LOCK holds its taker's start ticks, pid namespace and boot (proc-identity.ts).
+  test.skipIf(process.platform !== "linux")(
+    "takes over a lock whose pid a later process got: this very process (started at boot as before a reboot), or another live one",
+    async ({ dir }) => {
+      const lockPath = join(dir, "LOCK");
+      const [pidns, boot] = [await pidNamespace(), await bootId()];
+      const lock = (pid: number, ticks: number, more: object = {}) =>
+        writeFile(
+          lockPath,
+          JSON.stringify({ pid, hostname: hostname(), startedAt: "then", ticks, pidns, boot, ...more }),
+        );
+      const mine = (await startTicks(process.pid))!;
+      // Taken before a reboot by a daemon of this pid, whatever its tick.
+      await lock(process.pid, mine, { boot: "an-earlier-boot" });
+      await (await open(dir)).close();
+      await lock(process.pid, mine - 1);
+      await (await open(dir)).close();
+      const parent = (await startTicks(process.ppid))!;
+      await lock(process.ppid, parent + 1);
+      await (await open(dir)).close();
+      // Its taker still running, or in another pid namespace (its pid cannot be checked here): held.
+      await lock(process.ppid, parent);
+      await expect(open(dir)).rejects.toMatchObject({ code: "STATE_LOCKED" });
+      await lock(process.pid, mine - 1, { pidns: "pid:[1]" });
+      await expect(open(dir)).rejects.toMatchObject({ code: "STATE_LOCKED" });
+    },
+  );
 
   test("respects a lock held by a live process or another host", async ({ dir }) => {
     const lockPath = join(dir, "LOCK");
