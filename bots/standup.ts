@@ -10,7 +10,8 @@
  * of someone's answers goes on at the question they were at, each answer under its question.
  * Down at the set time, the daemon asks at its start, the same day only; a set-time run cut short
  * by a crash goes on at the next start the same day only too (nobody is asked an earlier day's
- * questions). A wait of an earlier day's questions that passed meanwhile is told as that day's.
+ * questions). A wait of an earlier day's questions that passed meanwhile is told as that day's;
+ * answers or a skip given after midnight to a set begun the day before are that day's too.
  *
  * Config:
  * ```yaml
@@ -215,9 +216,11 @@ export default defineBot({
           return (await doneAt(ctx, "end of day", began)) || ctx.reply(expired(began));
         return ctx.reply("No answer, so no standup from you today. Say `standup` to answer later.");
       }
-      if (await done("post")) return;
-      await close(ctx, "answered", `**${ctx.sender.name}**\n${answers.join("\n")}`);
-      await ctx.reply(`Thanks! Posted to #**${s.channel}>standup ${today(ctx)}**.`);
+      // Answered after midnight: the answers are the set's day's, posted to its topic (the new
+      // day is asked at its set time). Past the last answer nothing is logged: replays are alike.
+      if (await done("post", began)) return;
+      await close(ctx, "answered", `**${ctx.sender.name}**\n${answers.join("\n")}`, began);
+      await ctx.reply(`Thanks! Posted to #**${s.channel}>standup ${began}**.`);
     });
 
     bot.command(

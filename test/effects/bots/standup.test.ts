@@ -282,14 +282,11 @@ test("standup said Monday 23:50 while down, asked Tuesday 08:00: its wait is tol
   expect(bot.dialogs()).toHaveLength(1); // Mel's
 });
 
-// Dee's 09:30 questions go unanswered; she says `standup` on Monday at 22:00 and answers `skip`
-// to its first question after midnight: that skips Monday, not Tuesday, whose questions she is
-// asked at its set time.
-test("a set begun Monday evening, skipped after midnight: Monday is skipped, Tuesday is asked", async ({
-  runBot,
-  sandbox,
-  clock,
-}) => {
+/**
+ * Dee's 09:30 questions go unanswered; she says `standup` on Monday at 22:00. Resolves once its
+ * first question is asked, with what she was told so far.
+ */
+async function mondayEvening({ runBot, sandbox, clock }: BotFixtures) {
   const { bot, toward } = await standupOn({ runBot, sandbox, clock });
   const noAnswer = "No answer, so no standup from you today. Say `standup` to answer later.";
   await clock.advance(60_000); // Monday 09:30
@@ -298,6 +295,19 @@ test("a set begun Monday evening, skipped after midnight: Monday is skipped, Tue
   await expect.poll(() => toward(DEE)).toEqual([QUESTIONS[0], noAnswer]);
   await clock.advance(8.5 * 3_600_000); // Monday 22:00
   expect((await bot.ask(DEE, inTopic("@**Standup** standup"))).content).toBe(SENT);
+  const told = [QUESTIONS[0], noAnswer, QUESTIONS[0]];
+  await expect.poll(() => toward(DEE)).toEqual(told);
+  return { bot, toward, told };
+}
+
+// Her `skip` to its first question after midnight skips Monday, not Tuesday, whose questions she
+// is asked at its set time.
+test("a set begun Monday evening, skipped after midnight: Monday is skipped, Tuesday is asked", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward, told } = await mondayEvening({ runBot, sandbox, clock });
   await clock.advance(2 * 3_600_000 + 10 * 60_000); // Tuesday 00:10
   expect((await bot.ask(DEE, dm("skip"))).content).toBe("Skipped for today.");
   const skips = () =>
@@ -307,9 +317,30 @@ test("a set begun Monday evening, skipped after midnight: Monday is skipped, Tue
       .map((m) => [m.topic ?? m.subject, m.content]);
   await expect.poll(skips).toEqual([["standup 2026-11-30", "**Dee Dev** skips 2026-11-30."]]);
   await clock.advance(9 * 3_600_000 + 20 * 60_000); // Tuesday 09:30
-  await expect
-    .poll(() => toward(DEE))
-    .toEqual([QUESTIONS[0], noAnswer, QUESTIONS[0], "Skipped for today.", QUESTIONS[0]]);
+  await expect.poll(() => toward(DEE)).toEqual([...told, "Skipped for today.", QUESTIONS[0]]);
+});
+
+// The set answered instead, its last answer after midnight: Monday's answers, posted to Monday's
+// topic; Tuesday's questions are still asked at its set time.
+test("a set begun Monday evening, answered after midnight: posted as Monday's, Tuesday is asked", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward, told } = await mondayEvening({ runBot, sandbox, clock });
+  expect((await bot.ask(DEE, dm("the release"))).content).toBe(QUESTIONS[1]);
+  expect((await bot.ask(DEE, dm("the notes"))).content).toBe(QUESTIONS[2]);
+  await clock.advance(2 * 3_600_000 + 10 * 60_000); // Tuesday 00:10
+  const thanks = "Thanks! Posted to #**standups>standup 2026-11-30**.";
+  expect((await bot.ask(DEE, dm("none"))).content).toBe(thanks);
+  const posts = () =>
+    sandbox.control
+      .messages()
+      .filter((m) => String(m.content).startsWith("**Dee Dev**"))
+      .map((m) => m.topic ?? m.subject);
+  expect(posts()).toEqual(["standup 2026-11-30"]);
+  await clock.advance(9 * 3_600_000 + 20 * 60_000); // Tuesday 09:30
+  await expect.poll(() => toward(DEE)).toEqual([...told, ...QUESTIONS.slice(1), thanks, QUESTIONS[0]]);
 });
 
 // A wait so long that a person's questions could still wait at the next set time (that run would
