@@ -288,14 +288,12 @@ export class HandlerFailures {
         return;
       }
       const lastFailedAt = new Date(last).toISOString();
-      if (run.letter) {
-        await o.letters.failedAgain(run.letter.id, { error, attempts, lastFailedAt, effects: run.effects() });
-        o.log.error(
-          { err: error, attempts, deadLetter: run.letter.id },
-          `replayed dead letter failed again (${why})`,
-        );
-      } else {
-        const letter = await o.letters.add({
+      const again = run.letter;
+      if (again)
+        await o.letters.failedAgain(again.id, { error, attempts, lastFailedAt, effects: run.effects() });
+      const letter =
+        again ??
+        (await o.letters.add({
           source: run.source,
           event: run.event as unknown as JsonValue,
           error,
@@ -305,15 +303,17 @@ export class HandlerFailures {
           effects: run.effects(),
           ...(run.dialog !== undefined ? { dialog: run.dialog } : {}),
           ...(run.records !== undefined ? { records: run.records } : {}),
-        });
-        if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
-        o.log.error(
-          { err: error, attempts, deadLetter: letter.id },
-          interrupted
-            ? "handler failed and the bot stopped before it could run again: kept as a dead letter, replayed at the next start"
+        }));
+      // A replayed letter too: the stop cut its attempts short, its next start runs it again.
+      if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
+      o.log.error(
+        { err: error, attempts, deadLetter: letter.id },
+        interrupted
+          ? "handler failed and the bot stopped before it could run again: kept as a dead letter, replayed at the next start"
+          : again
+            ? `replayed dead letter failed again (${why})`
             : `handler failed (${why}): kept as dead letter ${letter.id}`,
-        );
-      }
+      );
       await o.commit();
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");

@@ -468,6 +468,36 @@ it("a kept delivery handled at its replay, the daemon cut off before its letter'
     expect(c.seen).toEqual([id]);
   }));
 
+it("a kept delivery whose replay fails once, the daemon stopped in the pause before its next attempt: replayed at the next start", () =>
+  keptCase(async (c) => {
+    let broken = true;
+    const definition = bot((b) =>
+      b.on("message", (ctx) => {
+        c.seen.push(ctx.event.message.id);
+        if (broken) throw new Error("flaky");
+      }),
+    );
+    const { sb, logs, url, daemon, start } = await startingWithRegisterHeld(definition, c.clock, c.stateDir);
+    const id = quiet(sb, "flaky");
+    const first = post(sb, url, id);
+    await expect.poll(() => arrived(logs)).toBe(1);
+    await c.clock.tick(8_000);
+    expect(await first).toEqual(noReply);
+    sb.control.delay(0);
+    await running;
+    // Its first run failed; the pause before the next attempt waits for a clock that does not move.
+    await expect
+      .poll(() => logs.filter((l) => l.msg === "handler failed; running it again after a pause"))
+      .toHaveLength(1);
+    expect(c.seen).toEqual([id]);
+    await (await running)?.stop();
+    broken = false;
+    running = start();
+    await running;
+    await expect.poll(() => c.seen).toEqual([id, id]);
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+  }));
+
 it("a delivery arriving on a kept-alive connection while the daemon's stop closes the listener is not answered 503", async () => {
   const clock = new ManualClock(Date.now());
   const gate = deferred();
