@@ -121,7 +121,10 @@ describe("a daemon started from a config with no http:", () => {
     expect(existsSync(socket)).toBe(false);
   });
 
-  it("status describes the running bots and lists the problems of a broken config on disk", async () => {
+  // A daemon and several CLI processes: on a loaded 2-core machine that passes 20 s.
+  it("status describes the running bots and lists the problems of a broken config on disk", {
+    timeout: 45_000,
+  }, async () => {
     await writeFile(file, configText());
     const daemon = startRun();
     await daemon.waitForLog((l) => l.msg === "daemon started");

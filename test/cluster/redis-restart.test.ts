@@ -15,7 +15,10 @@ if (!available)
 const startCluster = useOwnRedisCluster();
 
 describe.skipIf(!available)("Redis restarted mid-run", () => {
-  it("loses and corrupts nothing; the bot resumes and answers every message once", async () => {
+  // Two instances through a Redis restart, its waits 90 s in all: above the 20 s default.
+  it("loses and corrupts nothing; the bot resumes and answers every message once", {
+    timeout: 120_000,
+  }, async () => {
     const { redis, sandbox, config } = await startCluster({ prefix: "restart", ttl: "4s" });
     const first = await startInstance(config);
     const second = await startInstance(config);
