@@ -13,9 +13,9 @@
  * attempt failed on it is kept nowhere (the outage would refuse the dead letter too) but waits for the
  * store, run again until it gets through (store-waits.ts): an event in its conversation's order (an outgoing
  * webhook's delivery too: its caller was answered by its deadline), a cron job's occurrence with its job
- * counted as running (its firings meanwhile are skipped). A message the stop cuts off meanwhile is left
- * unmarked, and the next start catches it up; a delivery or an occurrence is kept as a dead letter marked
- * for replay, as any run the stop cuts off.
+ * counted as running (its firings meanwhile are skipped). A message or a dialog's run the stop cuts off
+ * meanwhile is left unmarked, and the next start runs it again (its catch-up, its log); a delivery or an
+ * occurrence is kept as a dead letter marked for replay, as any run the stop cuts off.
  */
 import type { Logger } from "pino";
 import { sleep, timeoutSignal } from "../api/sleep.ts";
@@ -128,12 +128,12 @@ export class HandlerFailures {
   }
 
   /**
-   * The first run of `run` threw `error`. Resolves once the event is done with: handled by a
-   * later attempt (true), kept as a dead letter (false), or, for a dialog's run the stop cut
-   * before it could run again, a message's first run the stop's deadline aborted and a message
-   * failed by the store's outage (or waiting for the store) when the bot stopped,
-   * `"resumes"`: nothing is kept or marked, and the next start (here or on another instance)
-   * runs it again from the dialog's log or the catch-up, as after a crash. Never rejects.
+   * The first run of `run` threw `error`. Resolves once the event is done with: handled by a later
+   * attempt (true), kept as a dead letter (false), or, for a dialog's run the stop cut before it
+   * could run again, a message's first run the stop's deadline aborted and a message or a dialog's
+   * run failed by the store's outage (or waiting for the store) when the bot stopped, `"resumes"`:
+   * nothing is kept or marked, and the next start (here or on another instance) runs it again
+   * from the dialog's log or the catch-up, as after a crash. Never rejects.
    */
   async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes"> {
     const o = this.#o;
@@ -206,8 +206,7 @@ export class HandlerFailures {
       return "resumes";
     }
     if (stopping.aborted && (waited || outageOf(last)) && isMessage(run)) {
-      // Kept nowhere (the outage would refuse the dead letter): left unmarked, as a crash leaves
-      // it, the next start's catch-up runs it again.
+      // Kept nowhere (the outage would refuse the letter): as after a crash, the next start runs it.
       o.log.info(
         { attempts },
         "a run waiting for the state store was cut off by the stop: it runs again at the next start",
@@ -394,7 +393,8 @@ function cutOffMessage(run: FailedRun, err: unknown): boolean {
   return isMessage(run) && err instanceof RouterError && err.code === "ROUTER_ABORTED";
 }
 
-/** A live or caught-up message (in the ledger: left unmarked, the next start catches it up). */
+/** A live or caught-up message in the ledger, or a dialog's run (not a letter's) in its log. */
 function isMessage(run: FailedRun): boolean {
-  return (run.source === "queue" || run.source === "catch-up") && run.event.type === "message";
+  const live = run.dialog ? !run.letter : run.source === "queue" || run.source === "catch-up";
+  return live && run.event.type === "message";
 }
