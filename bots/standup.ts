@@ -178,8 +178,8 @@ export default defineBot({
         if (await ctx.state.get(`${today(ctx)}:${ctx.sender.id}`)) return ctx.reply(DONE);
         return ctx.reply((await ctx.startDialog(ctx.sender.id, "standup")) ? SENT : WAITING);
       }
-      // Before each question, and before the answers are posted: done already (in another
-      // conversation of theirs, say), nothing more is asked or posted.
+      // Before each question, and before the answers are posted: the set's day done already (in
+      // another conversation of theirs, say), nothing more is asked or posted.
       const done = async (at: string, on?: string) =>
         (await doneAt(ctx, at, on)) && Boolean(await ctx.reply(DONE));
       // The day the set began, on the daemon's clock: for one the bot began (`ctx.startDialog`, a
@@ -195,7 +195,7 @@ export default defineBot({
       const answers: string[] = [];
       try {
         for (const [i, q] of QUESTIONS.entries()) {
-          if (i > 0 && (await done(`question ${i + 1}`))) return;
+          if (i > 0 && (await done(`question ${i + 1}`, began))) return;
           const cancel = { word: "skip", reply: "Skipped for today." };
           answers.push(`* ${q} ${(await ctx.prompt(q, { timeout: s.wait, cancel })).text}`);
         }
@@ -203,8 +203,8 @@ export default defineBot({
         if (!(err instanceof PromptError)) throw err;
         // The set time's questions began for them while this message was on its way: asked once.
         if (err.code === "PROMPT_PENDING") return ctx.reply(UNDER_WAY);
-        // Done meanwhile in another conversation: there is nothing left to skip or to miss.
-        if (await doneAt(ctx, "end")) return;
+        // The set's day done meanwhile in another conversation: nothing left to skip or to miss.
+        if (await doneAt(ctx, "end", began)) return;
         // Skipped after midnight: the set's day is skipped, not the new one (asked at its set time).
         if (err.code === "PROMPT_CANCELLED") {
           const on = began === today(ctx) ? "today" : began;

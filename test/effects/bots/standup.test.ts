@@ -343,6 +343,55 @@ test("a set begun Monday evening, answered after midnight: posted as Monday's, T
   await expect.poll(() => toward(DEE)).toEqual([...told, ...QUESTIONS.slice(1), thanks, QUESTIONS[0]]);
 });
 
+/**
+ * Monday evening's set (see mondayEvening), its first question answered; past midnight she skips
+ * Tuesday in a channel. Resolves what she was told so far, and her posts (topic, first line).
+ */
+async function tuesdaySkipped(fixtures: BotFixtures) {
+  const { bot, toward, told } = await mondayEvening(fixtures);
+  expect((await bot.ask(DEE, dm("the release"))).content).toBe(QUESTIONS[1]);
+  await fixtures.clock.advance(2 * 3_600_000 + 5 * 60_000); // Tuesday 00:05
+  const skip = await bot.ask(DEE, inTopic("@**Standup** standup skip travelling"));
+  expect(skip.content).toBe("Skipped for today.");
+  const posts = () =>
+    fixtures.sandbox.control
+      .messages()
+      .filter((m) => String(m.content).startsWith("**Dee Dev**"))
+      .map((m) => [m.topic ?? m.subject, String(m.content).split("\n")[0]]);
+  return { bot, toward, told: [...told, QUESTIONS[1]], posts };
+}
+
+// Tuesday's outcome is not Monday's: Monday's set goes on, its answers posted as Monday's.
+test("a set begun Monday evening, Tuesday skipped after midnight: Monday's questions go on", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, toward, told, posts } = await tuesdaySkipped({ runBot, sandbox, clock });
+  expect((await bot.ask(DEE, dm("the notes"))).content).toBe(QUESTIONS[2]);
+  const thanks = "Thanks! Posted to #**standups>standup 2026-11-30**.";
+  expect((await bot.ask(DEE, dm("none"))).content).toBe(thanks);
+  expect(posts()).toEqual([
+    ["standup 2026-12-01", "**Dee Dev** skips today: travelling."],
+    ["standup 2026-11-30", "**Dee Dev**"],
+  ]);
+  expect(toward(DEE)).toEqual([...told, QUESTIONS[2], thanks]);
+});
+
+// The same, her `skip` to Monday's next question instead: Monday is skipped too.
+test("a set begun Monday evening, Tuesday skipped after midnight, then Monday's: both skipped", async ({
+  runBot,
+  sandbox,
+  clock,
+}) => {
+  const { bot, posts } = await tuesdaySkipped({ runBot, sandbox, clock });
+  expect((await bot.ask(DEE, dm("skip"))).content).toBe("Skipped for today.");
+  await expect.poll(posts).toEqual([
+    ["standup 2026-12-01", "**Dee Dev** skips today: travelling."],
+    ["standup 2026-11-30", "**Dee Dev** skips 2026-11-30."],
+  ]);
+});
+
 // A wait so long that a person's questions could still wait at the next set time (that run would
 // skip them, and their answer would go on with the earlier day's questions): refused at start.
 test("a wait too long for the schedule is a settings problem", async ({ runBot }) => {
