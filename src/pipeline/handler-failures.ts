@@ -272,12 +272,12 @@ export class HandlerFailures {
           : "every attempt failed";
     try {
       if (error instanceof NoRetry && !error.deadLetter) {
-        // The bot handled the failure itself: nothing is kept, and a replayed letter is done with.
+        // The bot handled the failure itself: nothing kept; a replayed letter done with, as handled.
         o.log.warn(
           { err: error, attempts },
           "handler failed and threw NoRetry with deadLetter: false: not kept",
         );
-        if (run.letter) await o.letters?.remove(run.letter.id);
+        await this.#ended(run);
         return;
       }
       if (!o.letters) {

@@ -13,6 +13,7 @@ import { afterEach, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
+import { NoRetry } from "../../src/errors/no-retry.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
@@ -468,6 +469,20 @@ it("a kept delivery handled at its replay, the daemon cut off before its letter'
     expect(c.seen).toEqual([id]);
   }));
 
+/** bothost starting with `definition`; a delivery kept (answered at its deadline), then the bot ready. */
+async function keptThenReady(c: KeptCase, definition: BotDefinition<never, never>, topic: string) {
+  const started = await startingWithRegisterHeld(definition, c.clock, c.stateDir);
+  const { sb, logs, url } = started;
+  const id = quiet(sb, topic);
+  const first = post(sb, url, id);
+  await expect.poll(() => arrived(logs)).toBe(1);
+  await c.clock.tick(8_000);
+  expect(await first).toEqual(noReply);
+  sb.control.delay(0);
+  await running;
+  return { ...started, id };
+}
+
 it("a kept delivery whose replay fails once, the daemon stopped in the pause before its next attempt: replayed at the next start", () =>
   keptCase(async (c) => {
     let broken = true;
@@ -477,14 +492,7 @@ it("a kept delivery whose replay fails once, the daemon stopped in the pause bef
         if (broken) throw new Error("flaky");
       }),
     );
-    const { sb, logs, url, daemon, start } = await startingWithRegisterHeld(definition, c.clock, c.stateDir);
-    const id = quiet(sb, "flaky");
-    const first = post(sb, url, id);
-    await expect.poll(() => arrived(logs)).toBe(1);
-    await c.clock.tick(8_000);
-    expect(await first).toEqual(noReply);
-    sb.control.delay(0);
-    await running;
+    const { logs, daemon, start, id } = await keptThenReady(c, definition, "flaky");
     // Its first run failed; the pause before the next attempt waits for a clock that does not move.
     await expect
       .poll(() => logs.filter((l) => l.msg === "handler failed; running it again after a pause"))
@@ -496,6 +504,26 @@ it("a kept delivery whose replay fails once, the daemon stopped in the pause bef
     await running;
     await expect.poll(() => c.seen).toEqual([id, id]);
     await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+  }));
+
+it("a kept delivery whose replay throws NoRetry with deadLetter: false is done with: the server's repeat runs nothing", () =>
+  keptCase(async (c) => {
+    const definition = bot((b) =>
+      b.on("message", (ctx) => {
+        c.seen.push(ctx.event.message.id);
+        throw new NoRetry("handled by the bot", { deadLetter: false });
+      }),
+    );
+    const { sb, url, daemon, start, id } = await keptThenReady(c, definition, "given up");
+    await expect.poll(() => c.seen).toEqual([id]);
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    await (await running)?.stop();
+    running = start();
+    await running;
+    // The server's repeat (its answer lost) at the next start: the message was handled, as a live
+    // one whose handler threw NoRetry is.
+    expect(await post(sb, url, id)).toEqual(noReply);
+    expect(c.seen).toEqual([id]);
   }));
 
 it("a delivery arriving on a kept-alive connection while the daemon's stop closes the listener is not answered 503", async () => {
