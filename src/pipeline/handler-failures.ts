@@ -286,25 +286,20 @@ export class HandlerFailures {
           o.log.error({ err: error, attempts }, `handler failed (${why}); no dead-letter store keeps it`);
         return;
       }
-      const lastFailedAt = new Date(last).toISOString();
+      // Cut short by the stop (a replayed letter too): kept marked in the same write, replayed at the next start.
+      const retryRequestedAt = interrupted ? new Date(last) : undefined;
+      const failed = { error, attempts, lastFailedAt: new Date(last).toISOString(), effects: run.effects() };
       const again = run.letter;
-      if (again)
-        await o.letters.failedAgain(again.id, { error, attempts, lastFailedAt, effects: run.effects() });
+      if (again) await o.letters.failedAgain(again.id, { ...failed, retryRequestedAt });
+      const { source, dialog, records } = run;
+      const event = run.event as unknown as JsonValue;
+      const firstFailedAt = new Date(first).toISOString();
       const letter =
         again ??
-        (await o.letters.add({
-          source: run.source,
-          event: run.event as unknown as JsonValue,
-          error,
-          attempts,
-          firstFailedAt: new Date(first).toISOString(),
-          lastFailedAt,
-          effects: run.effects(),
-          ...(run.dialog !== undefined ? { dialog: run.dialog } : {}),
-          ...(run.records !== undefined ? { records: run.records } : {}),
-        }));
-      // A replayed letter too: the stop cut its attempts short, its next start runs it again.
-      if (interrupted) await o.letters.requestRetry(letter.id, new Date(last));
+        (await o.letters.add(
+          { ...failed, source, event, firstFailedAt, ...(dialog && { dialog }), ...(records && { records }) },
+          { retryRequestedAt },
+        ));
       o.log.error(
         { err: error, attempts, deadLetter: letter.id },
         interrupted

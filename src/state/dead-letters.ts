@@ -105,7 +105,10 @@ export class DeadLetters {
    * `retryRequestedAt`: stored already marked for replay, in the same write as the letter (so no
    * failure can leave it unmarked), as {@link requestRetry} marks it; the retry generation is bumped after.
    */
-  async add(letter: NewDeadLetter, options: { retryRequestedAt?: Date } = {}): Promise<DeadLetter> {
+  async add(
+    letter: NewDeadLetter,
+    options: { retryRequestedAt?: Date | undefined } = {},
+  ): Promise<DeadLetter> {
     const seq = await this.#bump(SEQ);
     const stored: DeadLetter = {
       ...letter,
@@ -173,15 +176,26 @@ export class DeadLetters {
     return (await this.list()).filter((letter) => letter.retryRequestedAt !== undefined);
   }
 
-  /** Records another failed replay of a letter: its attempts, last error and time; unmarks it. */
+  /**
+   * Records another failed replay of a letter: its attempts, last error and time; unmarks it, or,
+   * with `retryRequestedAt` (its attempts cut short by a stop), keeps it marked in the same write,
+   * so that the bound never sees it unmarked.
+   */
   async failedAgain(
     id: string,
-    update: { error: unknown; attempts: number; lastFailedAt: string; effects?: JsonValue[] },
+    update: {
+      error: unknown;
+      attempts: number;
+      lastFailedAt: string;
+      effects?: JsonValue[];
+      retryRequestedAt?: Date | undefined;
+    },
   ): Promise<void> {
     const key = this.#keyOf(id);
     if (key === undefined) return;
     const error = this.#describe(update.error);
-    await this.#store.update(key, (current) => {
+    const retry = update.retryRequestedAt;
+    const kept = await this.#store.update(key, (current) => {
       if (current === undefined) return undefined;
       const { retryRequestedAt: _, ...rest } = current as unknown as DeadLetter;
       return {
@@ -190,8 +204,10 @@ export class DeadLetters {
         attempts: rest.attempts + update.attempts,
         lastFailedAt: update.lastFailedAt,
         ...(update.effects ? { effects: update.effects } : {}),
+        ...(retry ? { retryRequestedAt: retry.toISOString() } : {}),
       } as unknown as JsonValue;
     });
+    if (retry && kept !== undefined) await this.#bumpGeneration();
   }
 
   /** How many letters the bound has evicted since the store was created. */

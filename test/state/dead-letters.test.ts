@@ -108,6 +108,28 @@ test("the bound evicts no letter marked for replay: a kept delivery or a retry a
   expect(evicted).toEqual(["b/3", "b/1", "b/4"]);
 });
 
+test("a replay cut short by the stop stays marked in the write that counts its attempts: the bound never takes it", async () => {
+  const letters = new DeadLetters(new MemoryStore(), "b", { max: 1 });
+  const at = new Date("2026-11-25T12:00:00Z");
+  await letters.add(failure(1), { retryRequestedAt: at });
+  const generation = await letters.retryGeneration();
+  await letters.failedAgain("b/1", {
+    error: new Error("cut short"),
+    attempts: 1,
+    lastFailedAt: "2026-11-25T12:01:00Z",
+    retryRequestedAt: new Date("2026-11-25T12:01:00Z"),
+  });
+  expect(await letters.get("b/1")).toMatchObject({
+    attempts: failure(1).attempts + 1,
+    retryRequestedAt: "2026-11-25T12:01:00.000Z",
+  });
+  expect(await letters.retryGeneration()).toBe(generation + 1);
+  // Other runs kept meanwhile: the bound takes unmarked letters only.
+  await letters.add(failure(2));
+  await letters.add(failure(3));
+  expect((await letters.list()).map((l) => l.id)).toEqual(["b/1", "b/3"]);
+});
+
 test("remove and requestRetry act on one letter and say when there was none", async () => {
   const letters = new DeadLetters(new MemoryStore(), "b", { max: 3 });
   await letters.add(failure(1));
