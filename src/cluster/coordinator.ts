@@ -36,6 +36,11 @@ export interface Coordinator {
    * meanwhile, so their last writes count), then give every lease up.
    */
   stop(stopAll: () => Promise<void>): Promise<void>;
+  /**
+   * Whether this instance may run the bot now: always in solo mode; in a cluster, while it holds
+   * the bot's lease and is not handing it over (a reload starts a changed bot only then).
+   */
+  runsHere(bot: string): boolean;
   /** The instance holding this bot's lease, as the last round read it (cluster mode). */
   holderOf?(bot: string): string | undefined;
   /** Why this instance lost the bot's lease, while it has not taken it again (cluster mode). */
@@ -53,6 +58,10 @@ export class SoloCoordinator implements Coordinator {
 
   storeFor(_bot: string): StateStore {
     return this.store;
+  }
+
+  runsHere(_bot: string): boolean {
+    return true;
   }
 
   async start(hooks: CoordinatorHooks): Promise<void> {

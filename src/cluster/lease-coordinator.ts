@@ -94,6 +94,11 @@ export class LeaseCoordinator implements Coordinator {
     return [...this.#held.keys()];
   }
 
+  runsHere(bot: string): boolean {
+    const held = this.#held.get(bot);
+    return held !== undefined && !held.handingOver;
+  }
+
   storeFor(bot: string): StateStore {
     let store = this.#stores.get(bot);
     if (!store) {

@@ -137,7 +137,7 @@ export class Daemon {
    * throws or outlasts its `handler_timeout` refuses the reload, `RELOAD_REFUSED`, and nothing changes), then stop removed bots
    * (their queues are deleted), restart changed ones (catch-up fetches what arrived meanwhile; the
    * delivery ledger keeps each message handled once), start added ones. Other bots are not
-   * touched. Solo mode only: in a cluster, bots are added or removed by a rolling restart.
+   * touched. In a cluster only the lease holder starts a changed bot (adding one needs a rolling restart).
    */
   async applyReload(config: Config, plan: ReloadPlan, loaded: readonly DaemonBot[]): Promise<ReloadReport> {
     const deadline = config.shutdown_timeout;
@@ -145,8 +145,8 @@ export class Daemon {
     const byName = new Map(loaded.map((b) => [b.name, b]));
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
     const letters = this.#officeFor(config);
-    // In a cluster, a bot another instance runs stays on standby here (started when its lease is won).
-    const standby = new Set(plan.restart.filter((name) => this.bots.find((b) => b.name === name)?.standby));
+    // In a cluster, a bot whose lease is not held here (run elsewhere, or lost) waits for a round to win it.
+    const standby = new Set(plan.restart.filter((name) => !this.#coordinator.runsHere(name)));
     // Throws, with nothing stopped, when a new version's setup fails.
     const ready = await setUpNewVersions({
       bots: starting.map((name) => byName.get(name)!),
@@ -169,9 +169,11 @@ export class Daemon {
     this.config = config;
     this.#configLoadedAt = this.#clock.now();
     this.letters = letters;
-    for (const name of starting) this.#add(byName.get(name)!, ready.get(name)).standby = standby.has(name);
+    // Asked again after the setups: a lease lost, won or handed over meanwhile decides.
+    const runHere = starting.filter((name) => this.#coordinator.runsHere(name));
+    for (const name of starting)
+      this.#add(byName.get(name)!, ready.get(name)).standby = !runHere.includes(name);
     const started = emptyReport(); // #startBots notes why each bot failed before reporting it
-    const runHere = starting.filter((name) => !standby.has(name));
     await this.#startBots(runHere, started);
     const failed = [...started.authFailed, ...started.failed.map((f) => f.name)];
     report.failed = failed.map((name) => ({ name, error: this.#startFailures.get(name)! }));

@@ -3,14 +3,13 @@
  * instance holds stays on standby there (its new version starts only when its lease is won), so
  * it never runs on two instances at once.
  */
-import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import {
   clusterOrg,
   hasRedisServer,
   startInstance,
   startOwnRedis,
+  taggedModule,
   writeClusterConfig,
 } from "../support/cluster.ts";
 import { botEmail, startE2eSandbox, useE2eCleanup } from "../support/e2e-daemon.ts";
@@ -23,12 +22,6 @@ afterEach(async () => {
   await cleanup?.();
   redis = cleanup = undefined;
 });
-
-const moduleText = (tag: string) =>
-  `export default { events: ["message"], setup(bot) {
-  bot.on("message", (ctx) => ctx.event.message.content.startsWith("task"),
-    (ctx) => ctx.reply("${tag} handled " + ctx.event.message.id));
-} };\n`;
 
 const readyz = async (url: string) =>
   ((await (await fetch(`${url}/readyz`)).json()) as { bots: { bot: string; state: string }[] }).bots;
@@ -45,10 +38,7 @@ it.skipIf(!hasRedisServer())(
       ttl: "3s",
     });
     cleanup = config.cleanup;
-    const module = path.join(path.dirname(config.file), "bot.mjs");
-    await writeFile(module, moduleText("v1"));
-    const text = await readFile(config.file, "utf8");
-    await writeFile(config.file, text.replace(/module: .*/, "module: ./bot.mjs"));
+    const rewrite = await taggedModule(config, "v1");
 
     const holder = await startInstance(config);
     expect(holder.started).toBe(1);
@@ -56,7 +46,7 @@ it.skipIf(!hasRedisServer())(
     expect(spare.standby).toEqual(["b0"]);
     expect(await readyz(spare.url)).toEqual([expect.objectContaining({ bot: "b0", state: "standby" })]);
 
-    await writeFile(module, moduleText("v2"));
+    await rewrite("v2");
     spare.proc.kill("SIGHUP");
     const reloaded = await spare.proc.waitForLog((l) => l.msg === "config reloaded");
     expect(reloaded).toMatchObject({ restarted: ["b0"], failed: [] });

@@ -4,7 +4,7 @@
  * bot on `state.redis` with short leases.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -312,4 +312,34 @@ export function useOwnRedisCluster(): (options: { prefix: string; ttl: string })
     opened = { redis, sandbox, config };
     return opened;
   };
+}
+
+/**
+ * Point the config's bot at a module of its own next to the config, which answers "task …"
+ * messages with "<tag> handled <id>"; the returned function writes it again with another tag
+ * (a changed module for a reload).
+ */
+export async function taggedModule(
+  config: ClusterConfig,
+  tag: string,
+): Promise<(tag: string) => Promise<void>> {
+  const module = path.join(path.dirname(config.file), "bot.mjs");
+  const write = (t: string) =>
+    writeFile(
+      module,
+      `export default { events: ["message"], setup(bot) {
+  bot.on("message", (ctx) => ctx.event.message.content.startsWith("task"),
+    (ctx) => ctx.reply("${t} handled " + ctx.event.message.id));
+} };\n`,
+    );
+  await write(tag);
+  const text = await readFile(config.file, "utf8");
+  await writeFile(config.file, text.replace(/module: .*/, "module: ./bot.mjs"));
+  return write;
+}
+
+/** The state of the instance's first bot as its `/readyz` says it. */
+export async function readyzState(url: string): Promise<string | undefined> {
+  const body = (await (await fetch(`${url}/readyz`)).json()) as { bots: { state: string }[] };
+  return body.bots[0]?.state;
 }
