@@ -180,5 +180,14 @@ function refusal(status: number, text: string): string {
     error = String((JSON.parse(text) as { error?: unknown }).error ?? error);
   } catch {}
   // A 5xx is no refusal: the daemon failed the request (its state store did not answer, say).
-  return `the running daemon ${status >= 500 ? "failed the request" : "refused"} (HTTP ${status}): ${error}`;
+  return `the running daemon ${status >= 500 ? FAILED : "refused"} (HTTP ${status}): ${error}`;
+}
+
+const FAILED = "failed the request";
+
+/** The status and error text of a 5xx answer: the daemon failed the request, it refused nothing. */
+export function failedRequest(err: unknown): { status: number; error: string } | undefined {
+  if (!(err instanceof BothostError) || err.code !== "DAEMON_REFUSED") return undefined;
+  const m = new RegExp(`^the running daemon ${FAILED} \\(HTTP (\\d+)\\): `).exec(err.message);
+  return m ? { status: Number(m[1]), error: err.message.slice(m[0].length) } : undefined;
 }

@@ -5,7 +5,7 @@ import type { ReloadReport } from "../daemon/reload-plan.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { lockHolderHere } from "../state/lock-holder.ts";
 import { commandArgs, configOption, reportStartupError } from "./args.ts";
-import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+import { type DaemonClient, daemonClient, failedRequest } from "./daemon-client.ts";
 
 /** How long `reload` waits for the daemon's answer. */
 const RELOAD_WAIT_MS = 5 * 60_000;
@@ -21,7 +21,8 @@ the problem; exit code 2) and the daemon keeps running the old one, every bot as
 sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
 file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
-bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1.
+bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1. A daemon that
+fails the request (HTTP 5xx) has not refused the config: its error is printed on stderr, exit 1.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -46,6 +47,14 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
       // A reload sets up every changed bot (each within its handler_timeout) and catches up.
       report = (await daemon.call("POST", "/admin/reload", undefined, false, RELOAD_WAIT_MS)) as ReloadReport;
     } catch (err) {
+      // A 5xx: the daemon failed while reloading; the config may be fine, and some of it applied.
+      const failed = failedRequest(err);
+      if (failed) {
+        process.stderr.write(
+          `bothost reload: the daemon failed the reload (HTTP ${failed.status}): ${failed.error}. This is no verdict on the new config: the daemon's log says what it applied, and \`bothost status\` what runs now.\n`,
+        );
+        return ExitCode.RuntimeFailure;
+      }
       if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
         const problems = err.message.replace(/^the running daemon refused \(HTTP 400\): /, "");
         if (values.json) {
