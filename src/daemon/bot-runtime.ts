@@ -326,6 +326,7 @@ export class BotRuntime {
           "an outgoing-webhook delivery answered without a reply while the bot was not ready: replayed once it is",
         ),
         attempts: 0,
+        heldDelivery: true,
         firstFailedAt: at.toISOString(),
         lastFailedAt: at.toISOString(),
       },

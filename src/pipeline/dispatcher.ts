@@ -234,18 +234,20 @@ export class Dispatcher {
    * An operator replays a dead letter: ordered with its conversation and run like a live event,
    * bypassing the ledger (its message was recorded as handled when it was kept). Resolves true
    * when it was handled (the letter is then removed). A delivery kept before it ever ran (an
-   * outgoing webhook's, answered while the bot was not ready) goes through the ledger instead:
-   * the server may repeat it (its answer lost, a kill before it was sent), and whichever of the
-   * letter and the repeat comes second runs nothing; the letter's run is recorded once handled.
+   * outgoing webhook's, answered while the bot was not ready) goes through the ledger instead, at
+   * every replay (a failed one keeps it unrecorded): the server may repeat it (its answer lost, a
+   * kill before it was sent), and whichever of the letter and the repeat comes second runs
+   * nothing; the letter's run is recorded once handled, and released if not (the repeat then runs).
    */
   replay(letter: DeadLetter): Promise<boolean> {
     const { event, issue } = reviveEvent(letter.event);
     const commits = this.#commits;
     // Webhook mode's ledger: a message begun and never finished holds no cursor back there.
-    const unrun =
-      letter.source === "webhook" && letter.attempts === 0 && commits?.ledger instanceof WebhookLedger;
-    const id = unrun ? ledgerIdOf(event) : undefined;
-    if (id !== undefined && commits?.ledger.isDuplicate(id)) {
+    // A letter kept by an older version is marked by its attempts alone (none until its first replay).
+    const held = letter.source === "webhook" && (letter.heldDelivery === true || letter.attempts === 0);
+    const ledger = held && commits?.ledger instanceof WebhookLedger ? commits.ledger : undefined;
+    const id = ledger ? ledgerIdOf(event) : undefined;
+    if (id !== undefined && ledger?.isDuplicate(id)) {
       this.#o.log.info(
         { deadLetter: letter.id, messageId: id },
         "a kept delivery's message was handled already (the server repeated it): its dead letter is removed",
@@ -256,7 +258,7 @@ export class Dispatcher {
         () => false,
       );
     }
-    if (id !== undefined) commits?.ledger.begin(id);
+    if (id !== undefined) ledger?.begin(id);
     // Handled: recorded before the letter is removed, so that no crash between the two leaves
     // neither (a repeat at the next start would run again). Not handled (kept again, or left to
     // the next start): not recorded, so that it runs then.
@@ -264,7 +266,16 @@ export class Dispatcher {
     const record = () => (recorded ??= Promise.resolve(id === undefined ? undefined : commits?.finish(id)));
     return new Promise((replayed) => {
       const onReplayed = (handled: boolean) => {
-        if (!handled) return replayed(false);
+        if (!handled) {
+          if (id !== undefined && ledger) {
+            ledger.release(id);
+            this.#o.log.info(
+              { deadLetter: letter.id, messageId: id },
+              "a kept delivery's replay was not handled: its letter stays, and a repeat of it by the server runs",
+            );
+          }
+          return replayed(false);
+        }
         record().then(
           () => replayed(true),
           () => replayed(false),

@@ -127,6 +127,11 @@ export class WebhookLedger implements MessageLedger {
     this.#inFlight.add(id);
   }
 
+  /** The message's run was not handled (kept again, or left to a later start): no longer in flight, not kept. */
+  release(id: number): void {
+    this.#inFlight.delete(id);
+  }
+
   /** The message's handlers finished (successfully or not): keep its id, in memory. */
   finish(id: number): void {
     this.#inFlight.delete(id);

@@ -49,6 +49,12 @@ export interface DeadLetter {
    * of a send whose answer was lost (pipeline/run-keys.ts).
    */
   records?: { key: string; since?: number };
+  /**
+   * An outgoing-webhook delivery answered before its handler ever ran (the bot was not ready):
+   * its message is not recorded as handled, so each replay of it goes through the bot's webhook
+   * ledger, with the server's repeats of the delivery (see Dispatcher.replay).
+   */
+  heldDelivery?: true;
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */

@@ -48,6 +48,7 @@ async function startingWithRegisterHeld(
   clock: ManualClock,
   stateDir?: string,
   store?: StateBackend,
+  more = "",
 ) {
   const port = await freePort();
   const sb = await startSandbox({ org: outgoingOrg(port) });
@@ -62,7 +63,7 @@ async function startingWithRegisterHeld(
         helper: {
           email: HELPER,
           definition,
-          extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: 8s`,
+          extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}\n  reply_deadline: 8s${more}`,
         },
       },
       {
@@ -469,9 +470,12 @@ it("a kept delivery handled at its replay, the daemon cut off before its letter'
     expect(c.seen).toEqual([id]);
   }));
 
-/** bothost starting with `definition`; a delivery kept (answered at its deadline), then the bot ready. */
-async function keptThenReady(c: KeptCase, definition: BotDefinition<never, never>, topic: string) {
-  const started = await startingWithRegisterHeld(definition, c.clock, c.stateDir);
+/**
+ * bothost starting with `definition` (`more`: lines for its config entry); the server's delivery
+ * of a new message kept and answered; then the bot ready.
+ */
+async function keptThenReady(c: KeptCase, definition: BotDefinition<never, never>, topic: string, more = "") {
+  const started = await startingWithRegisterHeld(definition, c.clock, c.stateDir, undefined, more);
   const { sb, logs, url } = started;
   const id = quiet(sb, topic);
   const first = post(sb, url, id);
@@ -483,27 +487,63 @@ async function keptThenReady(c: KeptCase, definition: BotDefinition<never, never
   return { ...started, id };
 }
 
+/** As keptThenReady, with a bot whose handler throws while `flaky.broken`. */
+async function keptFlaky(c: KeptCase, topic: string, more = "") {
+  const flaky = { broken: true };
+  const definition = bot((b) =>
+    b.on("message", (ctx) => {
+      c.seen.push(ctx.event.message.id);
+      if (flaky.broken) throw new Error("flaky");
+    }),
+  );
+  return { ...(await keptThenReady(c, definition, topic, more)), flaky };
+}
+
 it("a kept delivery whose replay fails once, the daemon stopped in the pause before its next attempt: replayed at the next start", () =>
   keptCase(async (c) => {
-    let broken = true;
-    const definition = bot((b) =>
-      b.on("message", (ctx) => {
-        c.seen.push(ctx.event.message.id);
-        if (broken) throw new Error("flaky");
-      }),
-    );
-    const { logs, daemon, start, id } = await keptThenReady(c, definition, "flaky");
+    const { sb, logs, url, daemon, start, id, flaky } = await keptFlaky(c, "flaky");
     // Its first run failed; the pause before the next attempt waits for a clock that does not move.
     await expect
       .poll(() => logs.filter((l) => l.msg === "handler failed; running it again after a pause"))
       .toHaveLength(1);
     expect(c.seen).toEqual([id]);
     await (await running)?.stop();
-    broken = false;
+    flaky.broken = false;
     running = start();
     await running;
     await expect.poll(() => c.seen).toEqual([id, id]);
     await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    // The server's repeat of the delivery (its answer lost at the first start) runs nothing more.
+    expect(await post(sb, url, id)).toEqual(noReply);
+    expect(c.seen).toEqual([id, id]);
+  }));
+
+it("a kept delivery whose replay failed (kept again): the server's repeat runs it once, and the letter's retry then runs nothing more", () =>
+  keptCase(async (c) => {
+    const { sb, logs, url, daemon, id, flaky } = await keptFlaky(
+      c,
+      "kept again",
+      "\nretries: { attempts: 1 }",
+    );
+    // Its replay's one attempt fails: kept again, no longer marked for replay.
+    const letters = async () =>
+      (await daemon().letters.list("helper")).map((l) => [l.source, l.attempts, l.retryRequestedAt]);
+    await expect.poll(letters).toEqual([["webhook", 1, undefined]]);
+    await expect
+      .poll(() => logs.filter((l) => String(l.msg).startsWith("a kept delivery's replay was not handled")))
+      .toHaveLength(1);
+    expect(c.seen).toEqual([id]);
+    flaky.broken = false;
+    // The server repeats the delivery, past the time answers are kept for repeats (10 minutes): never
+    // handled, it runs.
+    await c.clock.tick(600_001);
+    expect(await post(sb, url, id)).toEqual(noReply);
+    expect(c.seen).toEqual([id, id]);
+    // An operator's retry of the letter finds its message handled: removed, not run again.
+    const [letter] = await daemon().letters.list("helper");
+    await daemon().letters.retry({ ids: [letter!.id] });
+    await expect.poll(() => daemon().letters.list("helper")).toEqual([]);
+    expect(c.seen).toEqual([id, id]);
   }));
 
 it("a kept delivery whose replay throws NoRetry with deadLetter: false is done with: the server's repeat runs nothing", () =>

@@ -201,6 +201,30 @@ describe("outgoing-webhook bots", () => {
       .toEqual(["webhook"]);
   });
 
+  it("a delivery whose handler failed for good (its message recorded as handled) runs again at an operator's retry of its letter", async () => {
+    let broken = true;
+    const seen: number[] = [];
+    const { sandbox: sb, running: d } = await setup(
+      bot((b) =>
+        b.on("message", (ctx) => {
+          seen.push(ctx.event.message.id);
+          if (broken) throw new Error("broken");
+        }),
+      ),
+      { extra: "retries: { attempts: 1 }" },
+    );
+    const helperId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+    const id = sb.control.sendAs(MEL, { type: "direct", to: [helperId], content: "hello" }).id;
+    await sb.control.settleWebhooks();
+    const letters = async () => (await d.daemon.letters.list()).map((l) => [l.source, l.attempts]);
+    await expect.poll(letters).toEqual([["webhook", 1]]);
+    broken = false;
+    const [letter] = await d.daemon.letters.list();
+    await d.daemon.letters.retry({ ids: [letter!.id] });
+    await expect.poll(letters).toEqual([]);
+    expect(seen).toEqual([id, id]);
+  });
+
   it("keeps no event queue in webhook mode, and is ready once it knows its identity", async () => {
     const { sandbox: sb, running: d } = await setup(bot((b) => b.on("message", () => {})));
     // It registered once (for its id and the server's limits) and deleted that queue at once.
