@@ -344,6 +344,15 @@ export class BotRuntime {
   }
 
   /**
+   * Resolves true once the runs of a dialog that message `id` began as its answer are over: the
+   * message is marked handled when the answer is recorded, before that run (the testing kit's
+   * `handled`). False if `signal` aborts first.
+   */
+  answerRunsOver(id: number, signal: AbortSignal): Promise<boolean> {
+    return this.#setUp?.dispatcher.answerRunsOver(id, signal) ?? Promise.resolve(true);
+  }
+
+  /**
    * End dialog `id` for an operator: its person is told `note` in its conversation. False when
    * the bot has no such dialog (or is not set up here).
    */

@@ -135,24 +135,45 @@ export class LedgerWatch {
     return false;
   }
 
-  /** Resolves once `bot` recorded message `id`; rejects with `timeoutError()` after `timeoutMs`. */
-  until(bot: string, id: number, timeoutMs: number, timeoutError: () => Error): Promise<void> {
-    if (this.recorded(bot, id)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        if (!this.recorded(bot, id)) return;
-        done();
-        resolve();
-      };
+  /**
+   * Resolves once `bot` recorded message `id`, and then `after` (given a signal aborted at the
+   * limit) resolved true; rejects with `timeoutError()` after `timeoutMs` in all.
+   */
+  until(
+    bot: string,
+    id: number,
+    timeoutMs: number,
+    timeoutError: () => Error,
+    after: (signal: AbortSignal) => Promise<boolean> = async () => true,
+  ): Promise<void> {
+    const limit = new AbortController();
+    return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         done();
+        limit.abort();
         reject(timeoutError());
       }, timeoutMs);
+      const wake = () => {
+        if (!this.recorded(bot, id)) return;
+        this.#waiters.delete(wake);
+        after(limit.signal).then(
+          (over) => {
+            if (!over) return; // the limit passed: the timer rejected
+            done();
+            resolve();
+          },
+          (err: unknown) => {
+            done();
+            reject(err);
+          },
+        );
+      };
       const done = () => {
         clearTimeout(timer);
         this.#waiters.delete(wake);
       };
       this.#waiters.add(wake);
+      wake();
     });
   }
 

@@ -83,7 +83,8 @@ export interface TestBot {
   ask(from: string, input: SendAsInput, options?: { timeoutMs?: number }): Promise<TestMessage>;
   /**
    * Resolves once the bot has handled message `messageId` (its handlers finished and the message
-   * is recorded as handled), for bots that count or react without answering. Rejects when the
+   * is recorded as handled; for an answer to a `ctx.prompt`, the dialog's run on it is over too),
+   * for bots that count or react without answering. Rejects when the
    * message did not reach the bot, when its handler failed every attempt (the error's message is
    * in the rejection), after `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or at once when the
    * bot is stopped.
@@ -262,11 +263,21 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     if ((record.flags as Record<string, unknown>)[String(userId)] === undefined) {
       throw new Error(`${what} never reached ${name}: it is not in that direct message or channel`);
     }
-    await daemon.ledger.until(name, messageId, timeoutMs, () => {
-      const failure = handlerFailure(daemon.logs, messageId);
-      const why = failure ? `: its handler failed (${failure}) and runs again after a pause` : "";
-      return new Error(`${name} did not finish handling ${what} within ${timeoutMs} ms${why}`);
-    });
+    // An answer to a prompt is marked handled once recorded: the dialog's run on it comes after.
+    const runtime = daemon.daemon.bots.find((b) => b.name === name);
+    const after = (signal: AbortSignal) =>
+      runtime?.answerRunsOver(messageId, signal) ?? Promise.resolve(true);
+    await daemon.ledger.until(
+      name,
+      messageId,
+      timeoutMs,
+      () => {
+        const failure = handlerFailure(daemon.logs, messageId);
+        const why = failure ? `: its handler failed (${failure}) and runs again after a pause` : "";
+        return new Error(`${name} did not finish handling ${what} within ${timeoutMs} ms${why}`);
+      },
+      after,
+    );
     const letter = (await daemon.daemon.letters.list(name)).find(
       (l) => (l.event as { message?: { id?: number } }).message?.id === messageId,
     );

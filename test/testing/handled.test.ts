@@ -105,4 +105,43 @@ describe("bot.handled", () => {
     await bot.handled(bot.post(MEMBER, { type: "direct", to: [bot.email], content: "again" }));
     expect(runs).toBe(2);
   });
+
+  // An answer to a `ctx.prompt` is recorded in the dialog's log (that marks it handled) before the
+  // dialog's handler runs again on it: handled() and progress() wait for that run too.
+  const deployer = defineBot({
+    setup(bot) {
+      bot.command("deploy", async (ctx) => {
+        const go = await ctx.prompt("Deploy now?", { choices: ["yes", "no"] });
+        if (go.value === "no") {
+          await ctx.reply("Not deployed.");
+          return;
+        }
+        const progress = await ctx.progress("Deploying…");
+        progress.append("step 1 done");
+        await progress.done("Deployed.");
+      });
+    },
+  });
+
+  test("an answer to a prompt: resolves once the run it began has said what it says", async ({ runBot }) => {
+    const bot = await runBot({ bot: deployer, name: "deployer" });
+    await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "deploy" });
+    await bot.handled(bot.post(MEMBER, { type: "direct", to: [bot.email], content: "no" }));
+    expect(bot.replies().map((m) => m.content)).toEqual(["Deploy now?\n1. yes\n2. no", "Not deployed."]);
+  });
+
+  held("progress() of an answer shows the text the run it began finished with", async ({ runBot, clock }) => {
+    const bot = await runBot({ bot: deployer, name: "deployer" });
+    await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "deploy" });
+    const view = bot.progress(bot.post(MEMBER, { type: "direct", to: [bot.email], content: "yes" }));
+    // The progress's next edit comes due on the clock: moved until the view is in.
+    let shown: { text: string } | undefined;
+    void view.then((v) => (shown = v));
+    await expect
+      .poll(async () => {
+        await clock.advance(1_000);
+        return shown?.text;
+      })
+      .toBe("Deployed.");
+  });
 });

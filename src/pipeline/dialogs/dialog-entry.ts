@@ -92,6 +92,27 @@ export async function whenOver(entry: DialogEntry, signal: AbortSignal): Promise
 }
 
 /**
+ * Resolves true once no dialog among `entries()` that recorded message `id` as an answer has a run
+ * under way or to come: the run that answer began asked its next question or ended the dialog (the
+ * answer's append marks the message handled before that run). False if `signal` aborts first.
+ */
+export async function whenAnswerRun(
+  entries: () => Iterable<DialogEntry>,
+  id: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  for (;;) {
+    let busy: DialogEntry | undefined;
+    for (const entry of entries()) {
+      const toRun = entry.running || entry.ready !== undefined || entry.unread;
+      if (toRun && entry.head.answered.includes(id)) busy = entry;
+    }
+    if (busy === undefined) return true;
+    if (!(await whenOver(busy, signal))) return false;
+  }
+}
+
+/**
  * Resolves true once an end of `entry` under way settled (see `ending`) and its run under way is
  * over (at once when neither is), false if `signal` aborts first: what a message matched to it
  * then waits for (see {@link matched}).
