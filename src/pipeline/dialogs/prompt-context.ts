@@ -1,5 +1,6 @@
 /** What `ctx.prompt` reads of a message's context (see `PromptContext` in prompt.ts). */
 
+import { ApiError } from "../../api/errors.ts";
 import type { ChannelIds } from "../../effects/typing/typing-helper.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
@@ -54,7 +55,16 @@ export function promptOf(
     sentEarlier: () => ctx.effects?.run.madeEarlier(ctx.effects.run.made.length) ?? false,
     sentAt: () => ctx.effects?.run.made.at(-1)?.begun,
     stamp: () => ctx.effects?.run.stamp(),
-    react: (messageId, emoji) => ctx.react(emoji, { messageId }),
+    react: (messageId, emoji) =>
+      ctx.react(emoji, { messageId }).catch((err: unknown) => {
+        // Refused for good (an emoji name the server does not know): the bot's code is wrong, say so.
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429)
+          ctx.log.warn(
+            { err, emoji, messageId },
+            `the button :${emoji}: could not be put on the question (${err.msg}): check the emoji name in the prompt's choices`,
+          );
+        throw err;
+      }),
     get signal() {
       return ctx.signal;
     },

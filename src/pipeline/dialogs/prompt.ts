@@ -278,7 +278,8 @@ async function ask<T>(
   const entry = dialogs.entry(head.id);
   if (shown !== undefined && asked.react && entry)
     dialogs.buttons.sent(shown, entry, asked.in?.key ?? head.home?.[0] ?? head.conversation);
-  // The choices' emoji on the question, as buttons (one already there is no failure).
+  // The choices' emoji on the question, as buttons (one already there is no failure; one the
+  // server refuses is logged, and its choice is still answered by its text or number).
   if (shown !== undefined && asked.react)
     for (const name of Object.keys(asked.react)) await ctx.react(shown, name).catch(() => {});
   const made = ctx.made();
