@@ -33,12 +33,34 @@ import { createHmac } from "node:crypto";
 import { defineBot, PromptError } from "bothost";
 import { z } from "zod";
 
+const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
+const DAY_MS = 86_400_000;
+const UNIT_MS: Record<string, number> = { d: DAY_MS, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
+/** Milliseconds of a duration that matches DURATION (`1d12h`), as ctx.prompt reads its timeout. */
+const durationMs = (text: string) =>
+  [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)].reduce(
+    (t, [, n, unit]) => t + Number(n) * UNIT_MS[unit!]!,
+    0,
+  );
+
 export default defineBot({
   settings: z.object({
     group: z.string().min(1),
     command: z.string().default("deploy"),
-    timeout: z.string().default("1d"),
-    webhook_url: z.url({ protocol: /^https?$/ }).optional(),
+    /** Checked here, not at the first request: a wrong one would fail every request silently. */
+    timeout: z
+      .string()
+      .regex(DURATION, 'must be a duration such as "4h", "1d" or "1d12h"')
+      .refine((t) => durationMs(t) >= 1_000 && durationMs(t) <= 30 * DAY_MS, "must be from 1s to 30d")
+      .default("1d"),
+    // fetch refuses a URL with credentials, and its error quotes the whole URL into the logs.
+    webhook_url: z
+      .url({ protocol: /^https?$/ })
+      .refine((u) => {
+        const url = new URL(u);
+        return url.username === "" && url.password === "";
+      }, "must not hold a user or password (fetch refuses such a URL): authenticate with webhook_secret")
+      .optional(),
     webhook_secret: z.string().min(16).optional(),
   }),
   setup(bot, s) {

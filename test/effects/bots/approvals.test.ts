@@ -254,3 +254,23 @@ test("a question for a group in a bot that does not track groups: the first answ
     .toMatchObject({ level: 40 });
   expect(bot.dialogs()).toHaveLength(1);
 });
+
+// Settings a request could only fail on (every attempt, in silence: a dead letter) are refused at
+// start, as `bothost check` and `run` check them; the URL's password is in no message.
+test("a timeout that is no duration, and a webhook URL with a password, are settings problems", async ({
+  runBot,
+}) => {
+  const run = (settings: object) =>
+    runBot({ bot: approvals, name: "approvals", email: BOT, settings: { ...GROUP, ...settings } });
+  await expect(run({ timeout: "2 days" })).rejects.toThrow(
+    'bots.approvals.settings.timeout: must be a duration such as "4h", "1d" or "1d12h"',
+  );
+  await expect(run({ timeout: "31d" })).rejects.toThrow(
+    "bots.approvals.settings.timeout: must be from 1s to 30d",
+  );
+  const refused = run({ webhook_url: "https://ci:hunter2-hook@ci.example.org/deploy" });
+  await expect(refused).rejects.toThrow(
+    "bots.approvals.settings.webhook_url: must not hold a user or password (fetch refuses such a URL): authenticate with webhook_secret",
+  );
+  await expect(refused).rejects.not.toThrow(/hunter2/);
+});
