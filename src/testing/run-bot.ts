@@ -206,7 +206,17 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   // The daemon running now (undefined while stopped) and the last one started (its ledger view).
   let running: InProcessDaemon | undefined = await launch(current);
   let last = running;
-  const deliver = options.clock?.onAdvance(() => control.advanceClock(0));
+  // The server sends a scheduled message at the first whole minute at or after its time.
+  const nextDelivery = () => {
+    let first: number | undefined;
+    for (const s of control.scheduled()) {
+      if (s.delivered || s.failed) continue;
+      const at = Math.ceil(Number(s.scheduled_delivery_timestamp) / 60) * 60_000;
+      if (first === undefined || at < first) first = at;
+    }
+    return first;
+  };
+  const deliver = options.clock?.onAdvance(() => control.advanceClock(0), nextDelivery);
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
     control

@@ -41,7 +41,8 @@ export class TestClock implements Clock {
   readonly #origin = Date.now();
   #offset: number;
   readonly #timers = new Set<Timer>();
-  readonly #listeners = new Set<() => void>();
+  /** Called after every advance, and at each time its `wakeAt` names on the way (see {@link onAdvance}). */
+  readonly #listeners = new Map<() => void, (() => number | undefined) | undefined>();
 
   constructor(options: TestClockOptions = {}) {
     const start = options.start === undefined ? Date.now() : new Date(options.start).getTime();
@@ -68,8 +69,9 @@ export class TestClock implements Clock {
   }
 
   /**
-   * Move time forward by `ms`: fire the bots' timers that come due (in order, letting the work
-   * each starts run), then let the sandbox deliver the scheduled messages now due. The server
+   * Move time forward by `ms`: fire the bots' timers that come due, and let the sandbox deliver
+   * each scheduled message at its minute, in time order (letting the work each starts run), as
+   * if the time had passed: a long advance leaves no message more than 10 minutes late. The server
    * sends a scheduled message at the first whole minute after its time: advance past it.
    */
   async advance(ms: number): Promise<void> {
@@ -78,15 +80,34 @@ export class TestClock implements Clock {
     await settle();
     for (;;) {
       const next = this.#earliest();
-      if (next === undefined || next.dueAt > target) break;
-      this.#offset += Math.max(0, next.dueAt - this.now());
-      this.#fire(next);
+      const timerAt = next !== undefined && next.dueAt <= target ? next.dueAt : undefined;
+      const wake = this.#nextWake(target);
+      if (timerAt === undefined && wake === undefined) break;
+      if (next !== undefined && timerAt !== undefined && (wake === undefined || timerAt <= wake.at)) {
+        this.#offset += Math.max(0, timerAt - this.now());
+        this.#fire(next);
+      } else if (wake !== undefined) {
+        this.#offset += wake.at - this.now();
+        wake.listener();
+      }
       await settle();
     }
     this.#offset += Math.max(0, target - this.now());
     for (const timer of this.#timers) this.#arm(timer);
-    for (const listener of [...this.#listeners]) listener();
+    for (const listener of [...this.#listeners.keys()]) listener();
     await settle();
+  }
+
+  /** The earliest time after now, up to `target`, that a listener asked to be called at. */
+  #nextWake(target: number): { at: number; listener: () => void } | undefined {
+    let first: { at: number; listener: () => void } | undefined;
+    const now = this.now();
+    for (const [listener, wakeAt] of this.#listeners) {
+      const at = wakeAt?.();
+      if (at !== undefined && at > now && at <= target && (first === undefined || at < first.at))
+        first = { at, listener };
+    }
+    return first;
   }
 
   /** Move time forward to `at` (ISO 8601, Date or epoch ms); a time already past moves nothing. */
@@ -105,9 +126,12 @@ export class TestClock implements Clock {
     return [...this.#timers].map((t) => t.dueAt - this.now());
   }
 
-  /** Call `listener` after every advance (the sandbox delivering what is due); returns the undo. */
-  onAdvance(listener: () => void): () => void {
-    this.#listeners.add(listener);
+  /**
+   * Call `listener` after every advance (the sandbox delivering what is due), and during one at
+   * each time `wakeAt` names (the next scheduled message's minute); returns the undo.
+   */
+  onAdvance(listener: () => void, wakeAt?: () => number | undefined): () => void {
+    this.#listeners.set(listener, wakeAt);
     return () => this.#listeners.delete(listener);
   }
 
