@@ -57,7 +57,11 @@ export function commandArgs<const O extends Options>(
       strict: true,
     }) as Parsed<O>;
   } catch (err) {
-    const reason = (err as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, "");
+    // One line, its own final period dropped: usageError adds ". Run …".
+    const reason = (err as Error).message
+      .replace(/\. To specify a positional argument[\s\S]*$/, "")
+      .replace(/\s*\n\s*/g, " ")
+      .replace(/\.+$/, "");
     return usageError(command, reason, io.stderr);
   }
   if (!(parsed.values as { help?: boolean }).help) return parsed;
