@@ -93,8 +93,8 @@ export async function prompt<T>(
   const where = options.where === undefined ? undefined : checkWhere(options.where);
   text = withChoices(text, choices, emoji);
   const step = turn.nextStep();
-  const id = options.id ?? `#${step + 1}`;
-  const fp = fingerprint(options, id, options.id === undefined ? text : undefined, from, where);
+  let id = options.id ?? `#${step + 1}`;
+  let fp = fingerprint(options, id, options.id === undefined ? text : undefined, from, where);
   const record = turn.record;
   const recorded = record?.steps[step];
   if (recorded === undefined) {
@@ -157,6 +157,13 @@ export async function prompt<T>(
     }
   }
   const v1 = recorded.fp === V1_STEP;
+  // An `id` given to a question asked without one, its text as it was: the same step, kept under
+  // its recorded identity until the dialog is past it (so its rewording can come in a later deploy).
+  const named =
+    options.id !== undefined &&
+    recorded.id === `#${step + 1}` &&
+    recorded.fp === fingerprint(options, recorded.id, text, from, where);
+  if (named) [id, fp] = [recorded.id, recorded.fp];
   if (v1 ? recorded.question !== text : recorded.id !== id || recorded.fp !== fp) {
     throw new DialogChanged(
       step + 1,
