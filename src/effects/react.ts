@@ -31,7 +31,7 @@ export async function react(
   if (messageId === undefined) {
     throw new BothostError(
       "REACT_NO_MESSAGE",
-      `ctx.react("${emoji}"): this context has no message event; pass { messageId }.`,
+      `ctx.react("${emoji}"): this context has no message event (or, in a dialog ctx.startDialog began, no message of the person); pass { messageId }.`,
     );
   }
   const done = options.remove ? "REACTION_DOES_NOT_EXIST" : "REACTION_ALREADY_EXISTS";

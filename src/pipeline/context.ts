@@ -30,7 +30,7 @@ import type { Dialogs } from "./dialogs/dialogs.ts";
 import { promptOf } from "./dialogs/prompt-context.ts";
 import { startDialogOf } from "./dialogs/started-dialog.ts";
 import type { Turn } from "./dialogs/turn.ts";
-import { ledgerIdOf, newerOf } from "./event-fields.ts";
+import { ledgerIdOf, newerOf, onServer } from "./event-fields.ts";
 import { type External, externalOf } from "./external.ts";
 import { followerFor, type ReplyFollower } from "./reply-follow.ts";
 import { replyTarget } from "./reply-target.ts";
@@ -191,7 +191,7 @@ class LazyContext<S> {
 
   get react(): BaseContext<S>["react"] {
     return (emoji, options = {}) =>
-      react(this.api, emoji, { ...options, eventMessageId: this.messageId(), signal: this.signal });
+      react(this.api, emoji, { ...options, eventMessageId: onServer(this.messageId()), signal: this.signal });
   }
 
   /** The message `react` defaults to: an event context's message. */

@@ -25,6 +25,14 @@ export function ledgerIdOf(event: AnyEvent): number | undefined {
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
 }
 
+/**
+ * Message `id` if the server holds it: not the made-up first message (a negative id) of a dialog
+ * started by `ctx.startDialog`, which nobody wrote and nothing can react to.
+ */
+export function onServer(id: number | undefined): number | undefined {
+  return id !== undefined && id > 0 ? id : undefined;
+}
+
 /** A message event's `sender_id`, if it has one (read with the same care). */
 export function senderIdOf(event: AnyEvent): unknown {
   return messageOf(event)?.sender_id;

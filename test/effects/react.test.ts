@@ -103,7 +103,8 @@ describe("ctx.react", () => {
     );
     await expect(running.context().react("eyes")).rejects.toMatchObject({
       code: "REACT_NO_MESSAGE",
-      message: 'ctx.react("eyes"): this context has no message event; pass { messageId }.',
+      message:
+        'ctx.react("eyes"): this context has no message event (or, in a dialog ctx.startDialog began, no message of the person); pass { messageId }.',
     });
     expect(reactionCalls()).toEqual([]);
   });

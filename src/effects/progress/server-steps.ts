@@ -185,10 +185,13 @@ export class ServerSteps {
     }
   }
 
-  /** React to the asker's message (or take a reaction off); a failure is logged, not thrown. */
+  /**
+   * React to the asker's message (or take a reaction off); a failure is logged, not thrown. A
+   * dialog ctx.startDialog began has none (its first message, made up, has a negative id).
+   */
   async ack(emoji: string | undefined, remove = false): Promise<void> {
     const { api, askedId, signal, log } = this.deps;
-    if (emoji === undefined || askedId === undefined) return;
+    if (emoji === undefined || askedId === undefined || askedId <= 0) return;
     try {
       await react(api, emoji, { eventMessageId: askedId, signal, remove });
     } catch (err) {
