@@ -78,7 +78,12 @@ export async function prompt<T>(
   options: PromptOptions<T> = {},
 ): Promise<PromptAnswer<T>> {
   const sender = ctx.sender;
-  if (!sender || !dialogs || !turn)
+  if (!sender)
+    throw new BothostError(
+      "HELPERS_UNAVAILABLE",
+      `ctx.prompt() asks the person whose message is handled, and a ${ctx.event.type} event has none: to ask someone, ctx.startDialog(userId, text).`,
+    );
+  if (!dialogs || !turn)
     throw new BothostError("HELPERS_UNAVAILABLE", "ctx.prompt() needs a message handled by a bot runtime.");
   const timeoutMs = timeoutOf(options.timeout);
   const tries = options.tries ?? DEFAULT_TRIES;
