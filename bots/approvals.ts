@@ -74,6 +74,11 @@ export default defineBot({
     bot.command(s.command, { description: "ask for a deploy's approval", args }, async (ctx) => {
       const { service, version } = ctx.args;
       const what = `${service} ${version}`;
+      // The question is asked where the request is: in a direct message, no approver would see it.
+      if ("direct" in ctx.where)
+        return ctx.reply(
+          `Ask in a channel topic the members of ${s.group} read: they cannot see our direct messages.`,
+        );
       const decision = await ctx
         .prompt(`**${ctx.sender.name}** asks to deploy **${what}**. A member of ${s.group} decides:`, {
           id: "decision",

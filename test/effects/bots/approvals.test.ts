@@ -274,3 +274,14 @@ test("a timeout that is no duration, and a webhook URL with a password, are sett
   );
   await expect(refused).rejects.not.toThrow(/hunter2/);
 });
+
+// Asked in a direct message, the question would wait there, where no approver sees it, until it
+// expired: the request is refused at once, saying where to ask.
+test("a request in a direct message is refused, saying where to ask", async ({ runBot }) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  const told = await bot.ask(REQ, { type: "direct", to: [bot.email], content: "deploy api 1.4.2" });
+  expect(told.content).toBe(
+    "Ask in a channel topic the members of release-managers read: they cannot see our direct messages.",
+  );
+  expect(bot.dialogs()).toEqual([]);
+});
