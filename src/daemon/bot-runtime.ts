@@ -277,6 +277,11 @@ export class BotRuntime {
     };
   }
 
+  /** Whether the bot's queue takes events of `type` (every type, before setup). */
+  receives(type: string): boolean {
+    return this.#receives(type);
+  }
+
   #receives(type: string): boolean {
     const types = this.#setUp?.eventTypes ?? null;
     return types === null || types.includes(type);

@@ -273,8 +273,10 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     if ((record.flags as Record<string, unknown>)[String(userId)] === undefined) {
       throw new Error(`${what} never reached ${name}: it is not in that direct message or channel`);
     }
-    // An answer to a prompt is marked handled once recorded: the dialog's run on it comes after.
     const runtime = daemon.daemon.bots.find((b) => b.name === name);
+    if (runtime && !runtime.receives("message"))
+      throw new Error(`${what} never reached ${name}: its queue takes no message events (it handles none)`);
+    // An answer to a prompt is marked handled once recorded: the dialog's run on it comes after.
     const after = (signal: AbortSignal) =>
       runtime?.answerRunsOver(messageId, signal) ?? Promise.resolve(true);
     await daemon.ledger.until(

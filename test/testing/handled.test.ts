@@ -48,6 +48,19 @@ describe("bot.handled", () => {
     );
   });
 
+  test("rejects at once for a message of a bot that takes no message events", async ({ runBot }) => {
+    const watcher = defineBot({
+      setup(bot) {
+        bot.on("reaction", () => {});
+      },
+    });
+    const bot = await runBot({ bot: watcher, name: "watcher" });
+    const id = bot.post(MEMBER, { type: "stream", to: "general", topic: "t", content: "hi" });
+    await expect(bot.handled(id, { timeoutMs: 1_000 })).rejects.toThrow(
+      `message ${id} ("hi" from member@sandbox.example in #general > t) never reached watcher: its queue takes no message events (it handles none)`,
+    );
+  });
+
   test("rejects with the handler's error once every attempt failed", async ({ runBot }) => {
     const broken = defineBot({
       setup(bot) {
