@@ -24,8 +24,8 @@ export const DAEMON = { name: "releases", email: BOT, fullName: "Releases", extr
 
 /**
  * What the commands wait for and how they go: `failing`, how many times "pack" fails; `updated`,
- * the code after an update ("roll"'s first question has another id, which stops a dialog waiting
- * at it); `work`, what the handlers wait for once their answer is taken, before their next question;
+ * the code after an update ("roll"'s first question has another id and text, which stops a dialog
+ * waiting at it); `work`, what the handlers wait for once their answer is taken, before their next question;
  * `rollFinalAfterMs`, the `finalAfterMs` of "roll"'s progress; `rolling`, the text it is updated to;
  * `report`, the final text of "report"'s progress.
  */
@@ -66,7 +66,8 @@ export const ships = defineBot({
         ...LONG,
         finalAfterMs: jobs.rollFinalAfterMs,
       });
-      await ctx.prompt("Roll?", jobs.updated ? { ...CHOICES, id: "roll-2" } : CHOICES);
+      if (jobs.updated) await ctx.prompt("Roll it?", { ...CHOICES, id: "roll-2" });
+      else await ctx.prompt("Roll?", CHOICES);
       progress.update(jobs.rolling);
       await jobs.work.promise;
       await ctx.prompt("Tag it?", CHOICES);
