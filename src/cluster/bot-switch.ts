@@ -19,6 +19,8 @@ export class BotSwitch {
   #generation = 0;
   /** Halted (or never started): the runtime does not run the bot here. */
   #halted = true;
+  /** The start under way or done since the last halt (none after it failed). */
+  #started: Promise<"started" | "halted"> | undefined;
 
   constructor(runtime: Switchable) {
     this.#runtime = runtime;
@@ -26,9 +28,12 @@ export class BotSwitch {
 
   /**
    * Start the runtime once any stop in progress has finished. Resolves `"halted"` when a halt
-   * came before or during the start; rejects with the start's own error otherwise.
+   * came before or during the start; rejects with the start's own error otherwise. A start while
+   * one is under way or done (a reload and a lease round both starting a bot won meanwhile) is
+   * that one: a runtime started twice would register a second event queue.
    */
   start(): Promise<"started" | "halted"> {
+    if (!this.#halted && this.#started) return this.#started;
     const generation = ++this.#generation;
     this.#halted = false;
     const run = this.#chain.then(async () => {
@@ -42,7 +47,10 @@ export class BotSwitch {
       }
       return generation === this.#generation ? ("started" as const) : ("halted" as const);
     });
-    this.#chain = run.catch(() => {});
+    this.#chain = run.catch(() => {
+      if (this.#started === run) this.#started = undefined;
+    });
+    this.#started = run;
     return run;
   }
 
@@ -53,6 +61,7 @@ export class BotSwitch {
   async halt(deadlineMs: number, elsewhere = true): Promise<{ abandoned: number }> {
     const generation = ++this.#generation;
     this.#halted = true;
+    this.#started = undefined;
     const stopped = this.#runtime.stop(deadlineMs);
     const previous = this.#chain;
     this.#chain = Promise.allSettled([previous, stopped]);

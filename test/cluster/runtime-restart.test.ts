@@ -1,7 +1,8 @@
 /**
  * A bot's runtime comes back to an instance that stopped it (a lease lost, then won again): it
  * starts again, replays what it missed, keeps its booking, and a halt that lands while a start is
- * still registering makes that start give up.
+ * still registering makes that start give up. Asked to start again while started (a reload and a
+ * lease round both starting a bot won meanwhile), it keeps its one event queue.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
@@ -97,5 +98,29 @@ describe("a runtime started again after stop()", () => {
     expect(runtime.status.state).toBe("polling");
     const m = send("after the restart");
     await expect.poll(() => handled(m).length).toBe(1);
+  });
+
+  it("starts once when asked twice (a reload and a lease round both starting a bot won meanwhile)", async () => {
+    const runtime = harness!.daemon.bots[0]!;
+    const sw = new BotSwitch(runtime);
+    await sw.halt(1_000);
+    const queues = () => sandbox.control.queues().filter((q) => q.email === BOT);
+    expect(queues()).toHaveLength(0);
+
+    // The second start comes while the first registers, the third once it polls.
+    sandbox.control.delay(60_000, { paths: ["/register"] });
+    const first = sw.start();
+    await sandbox.control.waitFor(() => sandbox.control.delayed() === 1);
+    const second = sw.start();
+    sandbox.control.delay(0);
+    const third = await Promise.all([first, second]).then(() => sw.start());
+    expect(queues()).toHaveLength(1);
+    expect([await first, await second, third]).toEqual(["started", "started", "started"]);
+    expect(runtime.status.state).toBe("polling");
+    const m = send("after the double start");
+    await expect.poll(() => handled(m).length).toBe(1);
+    // Stopped once, the bot has no queue left behind.
+    await sw.halt(1_000);
+    expect(queues()).toHaveLength(0);
   });
 });
