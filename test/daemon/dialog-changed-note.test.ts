@@ -59,7 +59,7 @@ async function stoppedByUpdate(fault: FailOptions) {
   sandbox.control.failNext(1, { ...fault, paths: [/^\/messages$/], methods: ["POST"] });
   up.dm("large");
   await expect.poll(() => running!.logged("could not tell the person their dialog ended")).toHaveLength(1);
-  expect(bot.dialogs()).toEqual([]);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
   return up;
 }
 

@@ -99,7 +99,7 @@ it("the server's clock 2 minutes ahead: a later message after the deadline passe
   const { clock, bot } = await asked(-2 * MINUTE);
   await clock.advance(10 * MINUTE + 1_000);
   await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "Timed out."]);
-  expect(bot.dialogs()).toEqual([]);
+  await expect.poll(() => bot.dialogs()).toEqual([]); // ended once the run that said so returns
   up!.dm("large");
   await expect.poll(said, { timeout: 15_000 }).toEqual(["Which size?", "Timed out.", "not a command: large"]);
 });

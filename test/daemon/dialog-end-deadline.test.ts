@@ -152,5 +152,5 @@ it("a message in the topic the question waits in, while an operator's end is tri
   // The message came before the end: an ordinary one, before the note.
   await expect.poll(() => said().at(-1), { timeout: 15_000 }).toBe(NOTE);
   expect(said()).toEqual(["Which size?", "help: order", "not a command: hello", NOTE]);
-  expect(bot.dialogs()).toEqual([]);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
 });
