@@ -28,6 +28,8 @@ export interface EffectRecord {
   result: JsonValue;
   /** What the effect was given, hashed (a send's target and text): a dialog's replay matches by it too. */
   fp?: string;
+  /** A labelled effect's arguments, hashed (its `fp` is the label): a read-back looks for what was made. */
+  args?: string;
   /** Begun, not known to be finished: the effect may have happened with its answer lost. */
   pending?: true;
   /** A pending record's claim: which run began the effect, and when it last said so (by its clock). */

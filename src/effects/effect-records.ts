@@ -52,8 +52,8 @@ export const EFFECT_RECORDS_MARGIN_MS = 3_600_000;
 
 export interface EffectSteps<T extends JsonValue> {
   act(): Promise<T>;
-  /** The effect's result if the server shows it already happened (asked only on a re-run). */
-  verify?(): Promise<T | undefined>;
+  /** The effect's result if the server shows it already happened (asked on a re-run; `pending`: its claim). */
+  verify?(pending: EffectRecord): Promise<T | undefined>;
   /** Recorded and committed before its result is handed back: no `verify`, a re-run must find it. */
   durable?: boolean;
   /** The run's signal: a wait on another run's claim ends when it aborts. */
@@ -199,7 +199,9 @@ export class EffectRun {
     const key = `${this.eventKey}#${n}`;
     const print = this.#label ?? fp;
     // A labelled (a dialog's question) or stamped effect (a refusal asking it again) keeps when it was
-    // begun: a later run finding it made (a crash before its log) counts the deadline from then.
+    // begun: a later run finding it made (a crash before its log) counts the deadline from then. A
+    // labelled one's claim keeps what it was given: a read-back finds it, however the code words it now.
+    const given = this.#label !== undefined && fp !== undefined ? { args: fp } : {};
     const begun = this.#label === undefined && !this.#stamp ? undefined : this.options.clock?.now();
     const write = this.#write;
     this.#label = undefined;
@@ -248,14 +250,8 @@ export class EffectRun {
     }
     const clock = this.options.clock;
     const by = randomBytes(6).toString("base64url");
-    const pending: EffectRecord = {
-      n,
-      kind,
-      result: null,
-      pending: true,
-      by,
-      ...(clock && { at: clock.now() }),
-    };
+    const pending: EffectRecord = { n, kind, result: null, pending: true, by, ...given };
+    if (clock) pending.at = clock.now();
     const at = this.#list().push(pending) - 1;
     for (;;) {
       if (over?.pending) {
@@ -263,7 +259,7 @@ export class EffectRun {
         // crash, when it may have happened: looked for.
         over = await awaitClaim(this.#claims(), key, over, write, steps.signal);
         if (over?.pending) {
-          const verified = await steps.verify();
+          const verified = await steps.verify(over);
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
           if (verified !== undefined) {
             this.#earlier = (this.#earlier ?? new Set()).add(n); // made earlier, as if its record survived
@@ -287,7 +283,7 @@ export class EffectRun {
       result = await steps.act();
     } catch (err) {
       // Ended here, maybe made (its answer lost): another run waits on it no more, but looks for it.
-      const left: EffectRecord = { n, kind, result: null, pending: true };
+      const left: EffectRecord = { n, kind, result: null, pending: true, ...given };
       this.#list()[at] = left;
       await claim.leave(left).catch(() => {});
       throw err;

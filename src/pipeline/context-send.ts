@@ -42,8 +42,10 @@ export function sendOf<S>(
     }
   };
   if (!effects) return async (params) => post(await follow(params));
-  const sent = (params: SendMessageParams) =>
-    findSent(deps.api, deps.bot.userId, params, newerOf(effects), signal).then(
+  const printed = (params: SendMessageParams, content = params.content) =>
+    printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, content]);
+  const sent = (params: SendMessageParams, matches?: (content: string) => boolean) =>
+    findSent(deps.api, deps.bot.userId, params, newerOf(effects), signal, matches).then(
       (found) => found && { id: found.id },
     );
   // Each message posted (and each booking, each snippet created) is an effect: made once per
@@ -55,16 +57,21 @@ export function sendOf<S>(
       {
         act: async () => post(placed(await follow(params), effects.moves)),
         // Looked for where it was aimed; then, if the message answered moved since, where it is now.
-        verify: async () => {
+        // A dialog's question is matched by its step: the words its claim was sent with count too
+        // (the code reworded it since), so a question sent before a crash is not sent again.
+        verify: async (pending) => {
+          const matches = (content: string) =>
+            content === params.content ||
+            (pending.args !== undefined && printed(params, content) === pending.args);
           const aimed = placed(params, effects.moves);
-          const found = await sent(aimed);
+          const found = await sent(aimed, matches);
           if (found) return found;
           const now = placed(await follow(params, true), effects.moves);
-          return now === aimed || samePlace(now, aimed) ? undefined : sent(now);
+          return now === aimed || samePlace(now, aimed) ? undefined : sent(now, matches);
         },
         signal,
       },
-      printOf([params.type, params.to, (params as { topic?: string }).topic ?? null, params.content]),
+      printed(params),
     );
 }
 
