@@ -16,12 +16,18 @@ export interface ProgressView {
   text: string;
   /** Content edits made to those messages. */
   edits: number;
+  /**
+   * Set when the handler failed every attempt (the message kept as a dead letter): why, as
+   * `handled()` rejects. The progress ended as failed: `text` ends with its `failedNote`.
+   */
+  failed?: string;
 }
 
 export function progressView(
   control: SandboxControl,
   messages: TestMessage[],
   movedNote = "(finished: see below)",
+  failed?: string,
 ): ProgressView {
   const ids = new Set(messages.map((m) => m.id));
   let edits = 0;
@@ -34,5 +40,5 @@ export function progressView(
     .filter((m) => m.content !== movedNote)
     .map((m) => m.content)
     .join("\n");
-  return { messages, text, edits };
+  return { messages, text, edits, ...(failed !== undefined && { failed }) };
 }

@@ -100,9 +100,10 @@ export interface TestBot {
   react(message: number | TestMessage, emoji: string, options: ReactAs): Promise<void>;
 
   /**
-   * Once the bot handled message `asked` (as {@link TestBot.handled}): what a `ctx.progress`
-   * answering it shows: the bot's messages after it in its conversation, their final text, and
-   * the edits made to them. `movedNote`: the progress's `movedNote` option, if set.
+   * Once the bot handled message `asked` (as {@link TestBot.handled}), or kept it as a dead letter
+   * (then `failed` says why, and the progress ended as failed): what a `ctx.progress` answering it
+   * shows: the bot's messages after it in its conversation, their final text, and the edits made
+   * to them. `movedNote`: the progress's `movedNote` option, if set.
    */
   progress(asked: number, options?: { timeoutMs?: number; movedNote?: string }): Promise<ProgressView>;
   /** Every message the bot has sent, oldest first. */
@@ -264,7 +265,8 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       throw silence(claim.asked.id, timeoutMs, why);
     }
   };
-  const handled = async (messageId: number, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+  /** Waits as {@link TestBot.handled} does; why its handler failed, when it was kept as a dead letter. */
+  const settled = async (messageId: number, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
     const daemon = running;
     if (!daemon) throw new Error(`${name} is stopped: start() it before waiting for a message to be handled`);
     const record = control.messages().find((m) => m.id === messageId);
@@ -293,11 +295,13 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     const letter = (await daemon.daemon.letters.list(name)).find(
       (l) => (l.event as { message?: { id?: number } }).message?.id === messageId,
     );
-    if (letter) {
-      throw new Error(
-        `${name}'s handler failed on ${what} (${letter.attempts} attempt(s), kept as dead letter ${letter.id}): ${letter.error.message}`,
-      );
-    }
+    return letter
+      ? `${name}'s handler failed on ${what} (${letter.attempts} attempt(s), kept as dead letter ${letter.id}): ${letter.error.message}`
+      : undefined;
+  };
+  const handled = async (messageId: number, options?: { timeoutMs?: number }) => {
+    const failed = await settled(messageId, options);
+    if (failed !== undefined) throw new Error(failed);
   };
   const stop = async ({ crash = false, wipe: wipeState = false } = {}) => {
     const daemon = running;
@@ -328,10 +332,10 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     react: (message, emoji, { as, remove = false }) =>
       reactAs(sandbox, as, typeof message === "number" ? message : message.id, emoji, remove),
     progress: async (asked, { movedNote, ...o } = {}) => {
-      await handled(asked, o);
+      const failed = await settled(asked, o);
       const question = view(asked)!;
       const answers = mine().filter((m) => m.id > asked && sameConversation(m, question));
-      return progressView(control, answers, movedNote);
+      return progressView(control, answers, movedNote, failed);
     },
     replies: mine,
     dialogs: () => running?.daemon.bots.find((b) => b.name === name)?.dialogs() ?? [],

@@ -143,6 +143,24 @@ describe("bot.handled", () => {
     expect(bot.replies().map((m) => m.content)).toEqual(["Deploy now?\n1. yes\n2. no", "Not deployed."]);
   });
 
+  test("progress() of a handler that failed every attempt shows the progress ended as failed, and why", async ({
+    runBot,
+  }) => {
+    const builder = defineBot({
+      setup(bot) {
+        bot.command("build", async (ctx) => {
+          const progress = await ctx.progress("Building…");
+          progress.update("step 1 done");
+          throw new Error("the build server exploded");
+        });
+      },
+    });
+    const bot = await runBot({ bot: builder, name: "builder", config: "retries: { attempts: 1 }" });
+    const view = await bot.progress(bot.post(MEMBER, { type: "direct", to: [bot.email], content: "build" }));
+    expect(view.text).toBe("step 1 done\n\n(failed: the work stopped before it finished)");
+    expect(view.failed).toMatch(/kept as dead letter .*: the build server exploded/);
+  });
+
   held("progress() of an answer shows the text the run it began finished with", async ({ runBot, clock }) => {
     const bot = await runBot({ bot: deployer, name: "deployer" });
     await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "deploy" });
