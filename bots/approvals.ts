@@ -9,7 +9,8 @@
  * undecided: the requester is told in each case. An approval calls an outgoing webhook, signed as
  * bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), once its
  * answer is recorded: a crash during the call makes it again, with the same `request` (the asking
- * message's id) for the receiver to act on once.
+ * message's id) for the receiver to act on once. A call that fails on every attempt is told in the
+ * topic, and an operator retries the kept request (`bothost failed retry`).
  *
  * The wait is a durable dialog (`ctx.prompt` with `from`): it survives restarts and deploys, and
  * operators see it in `bothost dialogs` (awaiting "a member of release-managers").
@@ -103,10 +104,17 @@ export default defineBot({
       }
       const by = decision.by.name ?? `user ${decision.by.id}`;
       if (decision.value === "reject") return ctx.reply(`Deploy of ${what} rejected by ${by}.`);
+      const approved = `Deploy of ${what} approved by ${by}.`;
+      if (!s.webhook_url) return ctx.reply(approved);
+      // Shown in the topic while the webhook is called. Should the call fail on every attempt, the
+      // progress ends as failed with its note (the requester and the approver read it there) and
+      // the request is kept as a dead letter: `bothost failed retry` calls the webhook again.
+      const progress = await ctx.progress(`${approved} Calling the deploy webhook…`, {
+        failedNote: `${approved} The deploy webhook failed, so nothing was deployed: an operator can call it again (\`bothost failed retry\`).`,
+      });
       const request = ctx.event.message.id;
-      if (s.webhook_url)
-        await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }));
-      return ctx.reply(`Deploy of ${what} approved by ${by}.`);
+      await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }));
+      return progress.done(approved);
     });
   },
 });

@@ -12,6 +12,7 @@ import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
@@ -292,9 +293,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       },
       after,
     );
-    const letter = (await daemon.daemon.letters.list(name)).find(
-      (l) => (l.event as { message?: { id?: number } }).message?.id === messageId,
-    );
+    const letter = (await daemon.daemon.letters.list(name)).find((l) => keptFor(l, messageId));
     return letter
       ? `${name}'s handler failed on ${what} (${letter.attempts} attempt(s), kept as dead letter ${letter.id}): ${letter.error.message}`
       : undefined;
@@ -384,4 +383,14 @@ function keepUntilExit(dir: string): void {
 async function wipe(dir: string): Promise<void> {
   unwiped.delete(dir);
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * Whether dead letter `l` holds message `id`: its event's, or an answer its dialog's record holds
+ * (a dialog's run that failed on an answer is kept under the dialog's first message).
+ */
+function keptFor(l: DeadLetter, id: number): boolean {
+  if ((l.event as { message?: { id?: number } }).message?.id === id) return true;
+  const steps = (l.dialog as { steps?: Array<{ answers?: Array<{ id: number }> }> } | undefined)?.steps;
+  return steps?.some((s) => s.answers?.some((a) => a.id === id)) ?? false;
 }

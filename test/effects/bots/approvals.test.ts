@@ -30,7 +30,7 @@ const QUESTION =
 /** A webhook receiver on localhost: each call's body and whether its signature checks. */
 let hook: Server | undefined;
 const calls: { body: string; signed: boolean }[] = [];
-async function startHook(): Promise<string> {
+async function startHook(status = 204): Promise<string> {
   hook = createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
@@ -40,7 +40,7 @@ async function startHook(): Promise<string> {
         .map((p) => p.split("=")[1]);
       const expected = createHmac("sha256", SECRET).update(`${t}.${body}`).digest("hex");
       calls.push({ body, signed: v1 === expected });
-      res.writeHead(204).end();
+      res.writeHead(status).end();
     });
   });
   await new Promise<void>((resolve) => hook!.listen(0, "127.0.0.1", resolve));
@@ -72,7 +72,10 @@ test("a member other than the requester approves by number; the webhook is calle
   // The requester cannot approve their own deploy: an ordinary message, the question still waits.
   await bot.post(REQ, say("approve"));
   await bot.restart({ crash: true });
-  expect((await bot.ask(RITA, say("1"))).content).toBe("Deploy of api 1.4.2 approved by Rita Release.");
+  // The topic shows the webhook being called, then the approval.
+  const shown = await bot.progress(bot.post(RITA, say("1")));
+  expect(shown).toMatchObject({ text: "Deploy of api 1.4.2 approved by Rita Release.", edits: 1 });
+  expect(shown.failed).toBeUndefined();
   expect(calls).toEqual([{ body: expect.stringContaining('"by":"Rita Release"'), signed: true }]);
   expect(JSON.parse(calls[0]!.body)).toEqual({
     event: "deploy.approved",
@@ -90,6 +93,22 @@ test("a member other than the requester approves by number; the webhook is calle
     "Deploy of api 1.4.2 approved by Rita Release.",
   ]);
   expect(bot.dialogs()).toEqual([]);
+});
+
+test("a webhook that fails on every attempt: the topic is told nothing was deployed and that an operator can retry", async ({
+  runBot,
+}) => {
+  const webhook_url = await startHook(500);
+  const settings = { group: "release-managers", webhook_url, webhook_secret: SECRET };
+  const config = "retries: { attempts: 2, backoff: 50ms }";
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings, config });
+  await bot.ask(REQ, say("@**Approvals** deploy api 1.4.2"));
+  const shown = await bot.progress(bot.post(RITA, say("approve")));
+  expect(calls).toHaveLength(2);
+  expect(shown.text).toBe(
+    "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook failed, so nothing was deployed: an operator can call it again (`bothost failed retry`).",
+  );
+  expect(shown.failed).toMatch(/kept as dead letter approvals\/\d+\): the deploy webhook answered 500/);
 });
 
 test("a reaction on the question decides: the requester's and a removed one do not, the first allowed one does", async ({
