@@ -24,12 +24,15 @@ export interface ShippedBot {
   start(env?: Record<string, string>): Promise<CliProcess>;
   /** Called with each response the sandbox makes, before the daemon reads it (undefined: none). */
   onResponse: ((record: ResponseRecord) => void) | undefined;
+  /** The config file (for `bothost failed …` commands). */
+  config: string;
 }
 
 /**
  * A sandbox with `org` (1 s heartbeats, 3 s long-polls) and a config running `module` as the bot
  * `name` with `email`'s key; `settings` are the YAML lines under `settings:`, indented as there
- * (none: no `settings:`).
+ * (none: no `settings:`); `more`: YAML lines of the bot's own besides (`retries: …`), indented as
+ * there.
  */
 export async function shippedBot(o: {
   org: OrgInput;
@@ -37,7 +40,11 @@ export async function shippedBot(o: {
   module: string;
   email: string;
   settings: string[];
+  more?: string[];
 }): Promise<ShippedBot> {
+  const dir = await mkdtemp(path.join(tmpdir(), `bothost-${o.name}-`));
+  closeAfterTest(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, "bothost.yaml");
   const bot: ShippedBot = {
     sandbox: await startE2eSandbox(o.org, { onResponse: (r) => bot.onResponse?.(r) }),
     launch: (more = {}) => spawnCli(["run", "--config", file], { env: { ...env, ...more } }),
@@ -47,10 +54,8 @@ export async function shippedBot(o: {
       return daemon;
     },
     onResponse: undefined,
+    config: file,
   };
-  const dir = await mkdtemp(path.join(tmpdir(), `bothost-${o.name}-`));
-  closeAfterTest(() => rm(dir, { recursive: true, force: true }));
-  const file = path.join(dir, "bothost.yaml");
   const env = { KEY: bot.sandbox.control.apiKeyOf(o.email) };
   await writeFile(
     file,
@@ -63,6 +68,7 @@ export async function shippedBot(o: {
       `    module: ${path.join(repoRoot, "bots", o.module)}`,
       `    email: ${o.email}`,
       `    api_key: \${KEY}`,
+      ...(o.more ?? []).map((line) => `    ${line}`),
       ...(o.settings.length > 0 ? ["    settings:", ...o.settings.map((line) => `      ${line}`)] : []),
     ].join("\n") + "\n",
   );
