@@ -1,6 +1,6 @@
 /**
  * The approvals bot (bots/approvals.ts) under `bothost run` with a deploy webhook that answers 500:
- * once every attempt failed, the topic says that nothing was deployed and that an operator can call
+ * once every attempt failed, the topic says that the webhook did not succeed and that an operator can call
  * the webhook again; `bothost failed retry` (the receiver fixed) calls it once more and the topic
  * then shows the approval.
  */
@@ -15,7 +15,7 @@ import { postedBy, shippedBot, useShippedBots } from "../support/shipped-bot.ts"
 useShippedBots();
 
 const FAILED =
-  "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook failed, so nothing was deployed: an operator can call it again (`bothost failed retry`).";
+  "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: an operator can call it again (`bothost failed retry`).";
 
 it("a deploy webhook that fails on every attempt is told in the topic; `bothost failed retry` calls it again", {
   timeout: 60_000,

@@ -95,7 +95,7 @@ test("a member other than the requester approves by number; the webhook is calle
   expect(bot.dialogs()).toEqual([]);
 });
 
-test("a webhook that fails on every attempt: the topic is told nothing was deployed and that an operator can retry", async ({
+test("a webhook that fails on every attempt: the topic is told the webhook did not succeed and that an operator can retry", async ({
   runBot,
 }) => {
   const webhook_url = await startHook(500);
@@ -106,7 +106,7 @@ test("a webhook that fails on every attempt: the topic is told nothing was deplo
   const shown = await bot.progress(bot.post(RITA, say("approve")));
   expect(calls).toHaveLength(2);
   expect(shown.text).toBe(
-    "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook failed, so nothing was deployed: an operator can call it again (`bothost failed retry`).",
+    "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: an operator can call it again (`bothost failed retry`).",
   );
   expect(shown.failed).toMatch(/kept as dead letter approvals\/\d+\): the deploy webhook answered 500/);
 });
