@@ -69,8 +69,9 @@ export async function readIfExists(file: string): Promise<Buffer | undefined> {
  *
  * The lock file is created with `link()` from a fully written temp file, so it appears atomically
  * with its content (no reader ever sees it half-written) and creation fails if it already exists.
- * A lock whose pid is dead on this host, or a zombie (exited, not yet reaped), is stale: it is
- * moved aside with `rename()` (atomic, so two contenders cannot both move it) and the acquisition
+ * A lock whose pid is dead on this host, or a zombie (exited, not yet reaped), or a later process
+ * of its pid (another boot, other start ticks, this very process when it did not take it), is
+ * stale: it is moved aside with `rename()` (atomic, so two contenders cannot both move it) and the acquisition
  * retried. Not safe on network file systems.
  */
 export interface LockInfo {
@@ -83,6 +84,23 @@ export interface LockInfo {
   pidns?: string;
   /** The host's boot the taker ran in (Linux), to know a lock left before a reboot. */
   boot?: string;
+  /** Unique to the taking, to know a lock this process took from one an earlier process of its pid left. */
+  nonce?: string;
+}
+
+/**
+ * The nonces of the locks this process holds, shared by every copy of this module loaded in it.
+ * A LOCK naming this process's pid is held only if listed here: one this process did not take was
+ * left by an earlier process of the same pid (a container's PID 1 restarted after a kill -9, a
+ * service started at boot with the pid it had before).
+ */
+const heldHere: Set<string> = sharedSet(Symbol.for("bothost.state.heldLocks"));
+
+function sharedSet(key: symbol): Set<string> {
+  const slots = globalThis as { [key: symbol]: Set<string> | undefined };
+  const set = slots[key] ?? new Set<string>();
+  slots[key] = set;
+  return set;
 }
 
 const ATTEMPTS = 5;
@@ -95,11 +113,14 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
   const mine = `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...me, nonce: suffix })}\n`;
   const tmp = join(dir, `.LOCK.${suffix}.tmp`);
   await writeNewFile(tmp, mine);
+  heldHere.add(suffix); // before the link: another open in this process may read the LOCK at once
+  let taken = false;
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       try {
         await link(tmp, lockPath);
-        return () => releaseLock(lockPath, mine);
+        taken = true;
+        return () => releaseLock(lockPath, mine, suffix);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
@@ -120,13 +141,15 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
       `Could not take the lock of state directory ${dir}: other processes keep competing for it. Make sure only one bothost daemon uses this directory.`,
     );
   } finally {
+    if (!taken) heldHere.delete(suffix);
     await rm(tmp, { force: true });
   }
 }
 
-async function releaseLock(lockPath: string, mine: string): Promise<void> {
+async function releaseLock(lockPath: string, mine: string, nonce: string): Promise<void> {
   // Only remove the lock if it is still ours (it may have been broken by hand and retaken).
   if ((await readIfExists(lockPath))?.toString() === mine) await rm(lockPath, { force: true });
+  heldHere.delete(nonce);
 }
 
 async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: string): Promise<void> {
@@ -149,12 +172,14 @@ async function isAlive(holder: LockInfo): Promise<boolean> {
   // very one, say, started at boot as it was before).
   const boot = holder.boot === undefined ? undefined : await bootId();
   if (boot !== undefined && boot !== holder.boot) return false;
+  // This very pid: held only if this process took it (it opened the store already), whatever pid
+  // namespace or ticks the LOCK names (a restarted container's new namespace has pid 1 again).
+  if (holder.pid === process.pid) return holder.nonce !== undefined && heldHere.has(holder.nonce);
   // In this pid namespace, a process of the lock's pid that started at other ticks is not its taker.
   if (holder.ticks !== undefined && holder.pidns !== undefined && holder.pidns === (await pidNamespace())) {
     const ticks = await startTicks(holder.pid);
     if (ticks !== undefined && ticks !== holder.ticks) return false;
   }
-  if (holder.pid === process.pid) return true; // this very process opened the store already
   try {
     process.kill(holder.pid, 0);
   } catch (err) {
@@ -191,6 +216,7 @@ export function parseLock(text: string): LockInfo | undefined {
       const ticks = Number.isSafeInteger(value.ticks) ? { ticks: value.ticks as number } : {};
       const pidns = typeof value.pidns === "string" ? { pidns: value.pidns } : {};
       const boot = typeof value.boot === "string" ? { boot: value.boot } : {};
+      const nonce = typeof value.nonce === "string" ? { nonce: value.nonce } : {};
       return {
         pid: value.pid as number,
         hostname: value.hostname,
@@ -198,6 +224,7 @@ export function parseLock(text: string): LockInfo | undefined {
         ...ticks,
         ...pidns,
         ...boot,
+        ...nonce,
       };
     }
   } catch {}

@@ -370,7 +370,7 @@ describe("FileStore lock", () => {
 
   // The LOCK holds its taker's start ticks, pid namespace and boot (proc-identity.ts).
   test.skipIf(process.platform !== "linux")(
-    "takes over a lock whose pid a later process got: this very process (started at boot as before a reboot), or another live one",
+    "takes over a lock whose pid a later process got: this very process (started at boot as before a reboot, a restarted container's PID 1), or another live one",
     async ({ dir }) => {
       const lockPath = join(dir, "LOCK");
       const [pidns, boot] = [await pidNamespace(), await bootId()];
@@ -385,13 +385,16 @@ describe("FileStore lock", () => {
       await (await open(dir)).close();
       await lock(process.pid, mine - 1);
       await (await open(dir)).close();
+      // This pid in another pid namespace: a container's PID 1 before its restart, not this process.
+      await lock(process.pid, mine - 1, { pidns: "pid:[1]" });
+      await (await open(dir)).close();
       const parent = (await startTicks(process.ppid))!;
       await lock(process.ppid, parent + 1);
       await (await open(dir)).close();
       // Its taker still running, or in another pid namespace (its pid cannot be checked here): held.
       await lock(process.ppid, parent);
       await expect(open(dir)).rejects.toMatchObject({ code: "STATE_LOCKED" });
-      await lock(process.pid, mine - 1, { pidns: "pid:[1]" });
+      await lock(process.ppid, parent - 1, { pidns: "pid:[1]" });
       await expect(open(dir)).rejects.toMatchObject({ code: "STATE_LOCKED" });
     },
   );
