@@ -212,7 +212,10 @@ export class LeaseCoordinator implements Coordinator {
   #holders: ReadonlyMap<string, string | undefined> = new Map();
 
   holderOf(bot: string): string | undefined {
-    return this.#holders.get(bot);
+    // Never this instance: a bot held here is not on standby, and one handed over or lost since
+    // that round is held by no one known until a round reads who took it.
+    const holder = this.#holders.get(bot);
+    return holder === this.instanceId ? undefined : holder;
   }
 
   /** Why a bot's lease was lost here, until it is taken again (here or elsewhere): `bothost status` says it. */

@@ -31,6 +31,7 @@ import { loggingRefusals } from "./reload-refused.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
+import { emptyReport, type StartReport } from "./start-report.ts";
 import { failureLogFields, startFailure, statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
@@ -50,16 +51,6 @@ export interface DaemonOptions {
   coordinator?: Coordinator;
   /** The admin socket to serve the admin routes on (see admin-socket.ts); none when absent. */
   adminSocket?: { path: string; ifTaken: "fail" | "skip" };
-}
-
-export interface StartReport {
-  started: string[];
-  /** Bots whose credentials the server rejected (they are stopped; the others run). */
-  authFailed: string[];
-  /** Bots that failed to start for another reason (setup threw, …). */
-  failed: { name: string; error: unknown }[];
-  /** Bots another instance runs now (cluster mode); this one takes them over if that one dies. */
-  standby: string[];
 }
 
 export class Daemon {
@@ -171,10 +162,14 @@ export class Daemon {
     this.letters = letters;
     // Asked again after the setups: a lease lost, won or handed over meanwhile decides.
     const runHere = starting.filter((name) => this.#coordinator.runsHere(name));
+    // A bot whose lease was lost here (not taken elsewhere) is stopped, as its old version was: no spare.
+    const lost = (name: string) => !this.#coordinator.runsHere(name) && !!this.#coordinator.lostLease?.(name);
     for (const name of starting)
-      this.#add(byName.get(name)!, ready.get(name)).standby = !runHere.includes(name);
+      this.#add(byName.get(name)!, ready.get(name)).standby = !runHere.includes(name) && !lost(name);
+    const halts = starting.filter(lost).map((name) => this.#switches.get(name)!.halt(0, false));
     const started = emptyReport(); // #startBots notes why each bot failed before reporting it
     await this.#startBots(runHere, started);
+    await Promise.all(halts);
     const failed = [...started.authFailed, ...started.failed.map((f) => f.name)];
     report.failed = failed.map((name) => ({ name, error: this.#startFailures.get(name)! }));
     const { add: added, remove: removed, restart: restarted, needRestart } = plan;
@@ -218,7 +213,8 @@ export class Daemon {
     let first: StartReport | undefined = report;
     await this.#coordinator.start({
       run: (names) => this.#startBots(names, first),
-      halt: (name, deadlineMs, elsewhere) => this.#switches.get(name)!.halt(deadlineMs, elsewhere),
+      // No switch: a reload swaps the bot's runtime, and starts the new one if the lease is held here.
+      halt: async (name, deadlineMs, elsewhere) => this.#switches.get(name)?.halt(deadlineMs, elsewhere),
       elsewhere: (name) => this.#switches.get(name)?.spare(),
     });
     first = undefined; // bots won later are reported by their log lines only
@@ -246,6 +242,8 @@ export class Daemon {
   async #startBots(names: readonly string[], report: StartReport | undefined): Promise<string[]> {
     const later: string[] = [];
     await mapLimited(names, this.config.registration_concurrency, async (name) => {
+      if (!this.#switches.has(name))
+        return this.#o.log.debug({ bot: name }, "a reload swaps the bot's runtime: the reload starts it");
       try {
         if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
         this.#startFailures.delete(name);
@@ -393,8 +391,4 @@ export class Daemon {
       clock: this.#clock,
     });
   }
-}
-
-function emptyReport(): StartReport {
-  return { started: [], authFailed: [], failed: [], standby: [] };
 }

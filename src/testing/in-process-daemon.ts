@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { validateBotSettings } from "../bot/validate-settings.ts";
+import type { Coordinator } from "../cluster/coordinator.ts";
 import { isConfigError } from "../config/config-error.ts";
 import type { ConfigSource } from "../config/config-source.ts";
 import { loadConfigWithSource } from "../config/load-config.ts";
@@ -45,6 +46,8 @@ export interface InProcessOptions {
   clock?: Clock;
   /** Where log lines are collected (to keep them across restarts); default a new array. */
   logs?: Record<string, unknown>[];
+  /** Who decides which bots run here (a LeaseCoordinator on `store`); default every bot. */
+  coordinator?: Coordinator;
   /** Given the daemon before it starts: a test may stop it while its bots start (as a SIGTERM does). */
   created?: (daemon: Daemon) => void;
 }
@@ -126,6 +129,7 @@ export async function startInProcessDaemon(
     log,
     tuning: { backoff: { initialMs: 20, maxMs: 200 } },
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.coordinator ? { coordinator: options.coordinator } : {}),
   });
   options.created?.(daemon);
   const report = await daemon.start();
