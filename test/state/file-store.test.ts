@@ -388,6 +388,9 @@ describe("FileStore lock", () => {
       // This pid in another pid namespace: a container's PID 1 before its restart, not this process.
       await lock(process.pid, mine - 1, { pidns: "pid:[1]" });
       await (await open(dir)).close();
+      // Written before the LOCK held the boot, by a service of this pid and tick before a reboot.
+      await lock(process.pid, mine, { boot: undefined });
+      await (await open(dir)).close();
       const parent = (await startTicks(process.ppid))!;
       await lock(process.ppid, parent + 1);
       await (await open(dir)).close();
