@@ -21,6 +21,8 @@ export class BotSwitch {
   #halted = true;
   /** The start under way or done since the last halt (none after it failed). */
   #started: Promise<"started" | "halted"> | undefined;
+  /** Replaced by a new runtime (a reload): it never starts again. */
+  #retired = false;
 
   constructor(runtime: Switchable) {
     this.#runtime = runtime;
@@ -33,6 +35,7 @@ export class BotSwitch {
    * that one: a runtime started twice would register a second event queue.
    */
   start(): Promise<"started" | "halted"> {
+    if (this.#retired) return Promise.resolve("halted");
     if (!this.#halted && this.#started) return this.#started;
     const generation = ++this.#generation;
     this.#halted = false;
@@ -70,6 +73,15 @@ export class BotSwitch {
     } finally {
       if (generation === this.#generation) this.#runtime.standby = elsewhere;
     }
+  }
+
+  /**
+   * Halt for good: a reload replaces the runtime. A start asked meanwhile (a lease round winning
+   * the bot while the old runtime stops) starts nothing: the reload starts the new runtime.
+   */
+  retire(deadlineMs: number): Promise<{ abandoned: number }> {
+    this.#retired = true;
+    return this.halt(deadlineMs);
   }
 
   /** Another instance holds the bot: stopped here, the runtime is its spare. */

@@ -149,7 +149,7 @@ export class Daemon {
       clock: this.#clock,
     });
     for (const name of [...plan.remove, ...plan.restart]) {
-      await this.#switches.get(name)?.halt(deadline);
+      await this.#switches.get(name)?.retire(deadline);
       this.#remove(name);
     }
     // A stop that came meanwhile halted the bots it saw: the new versions must not start after it.

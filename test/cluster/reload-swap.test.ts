@@ -4,10 +4,13 @@
  * - a round halting or starting the bot in the moment of the swap logs no failure ("did not stop
  *   cleanly", "bot failed to start"): the reload's new runtime starts if the lease is held here
  *   once it is added, else stands by;
+ * - a round winning the bot while the reload stops its old runtime does not start that old one
+ *   again (it would run beside the new one, out of the daemon's sight);
  * - after the reload, a bot whose lease was lost here is `stopped` with `leaseLost`, as before it;
  * - a bot handed over to balance the instances never names this instance as its holder.
  * A real Daemon with a LeaseCoordinator on Redis (skipped when none answers), bots on a sandbox
- * over HTTP. The swap is held open by a handler of the other bot, which the reload waits for.
+ * over HTTP. The swap is held open by a handler of the other bot, which the reload waits for, or
+ * by the daemon's store flush, the last step of stopping a runtime.
  */
 import { Writable } from "node:stream";
 import { Redis } from "ioredis";
@@ -75,6 +78,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   gate.resolve();
+  flushHeld?.gate.resolve();
+  flushHeld = undefined;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   direct.disconnect();
   await sandbox.stop();
@@ -90,6 +95,26 @@ function logInto(logs: Record<string, unknown>[]) {
     },
   });
   return pino({ level: "debug" }, sink);
+}
+
+/** While set, the daemon's flushes (a runtime's last step of stopping) wait for it. */
+let flushHeld: { flushing: ReturnType<typeof deferred>; gate: ReturnType<typeof deferred> } | undefined;
+
+/** The store as the daemon gets it: Redis, its flushes held while {@link flushHeld} is set. */
+function heldFlushes(store: RedisStore): RedisStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "flush")
+        return async () => {
+          const held = flushHeld;
+          held?.flushing.resolve();
+          await held?.gate.promise;
+          return target.flush();
+        };
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 /** This instance ("here"), running b0 and b1 on Redis at `url` with leases of `ttlMs`. */
@@ -110,7 +135,7 @@ async function instance(url = redisUrl, ttlMs = 1_500): Promise<InProcessDaemon>
       b0: { email: "b0-bot@sandbox.example", definition: idle },
       b1: { email: "b1-bot@sandbox.example", definition: holding },
     },
-    { store, coordinator, logs, global: "shutdown_timeout: 60s" },
+    { store: heldFlushes(store), coordinator, logs, global: "shutdown_timeout: 60s" },
   );
   cleanups.push(() => d.stop({ deadlineMs: 0 }));
   return d;
@@ -166,6 +191,24 @@ describe.skipIf(!reachable)("a lease round in the moment a reload swaps a bot's 
     expect((await reloading).failed).toEqual([]);
     await expect.poll(async () => (await statusOf(d, "b0"))?.state, { timeout: 20_000 }).toBe("running");
     expect(d.logged("bot failed to start")).toEqual([]);
+    expect(sandbox.control.queues().filter((q) => q.email === "b0-bot@sandbox.example")).toHaveLength(1);
+  });
+
+  it("starting the bot while the reload stops its old runtime starts the new one alone", async () => {
+    await direct.set(`${prefix}#lease:b0`, "9:there", "PX", 60_000);
+    const d = await instance();
+    expect(d.report.started).toEqual(["b1"]);
+    const old = d.daemon.bots.find((b) => b.name === "b0")!;
+    flushHeld = { flushing: deferred(), gate: deferred() };
+    const reloading = d.daemon.applyReload(d.daemon.config, { ...restartBoth, restart: ["b0"] }, loaded);
+    reloading.catch(() => {});
+    await flushHeld.flushing.promise; // the old runtime's stop is at its last step, held
+    await direct.del(`${prefix}#lease:b0`);
+    await logLine(d, (l) => l.bot === "b0" && l.msg === "lease acquired; starting the bot on this instance");
+    flushHeld.gate.resolve();
+    expect((await reloading).failed).toEqual([]);
+    await expect.poll(async () => (await statusOf(d, "b0"))?.state, { timeout: 20_000 }).toBe("running");
+    expect(old.status.queueId).toBeNull(); // the old runtime, dropped by the reload, registered none
     expect(sandbox.control.queues().filter((q) => q.email === "b0-bot@sandbox.example")).toHaveLength(1);
   });
 });
