@@ -30,6 +30,8 @@ export interface EffectRecord {
   fp?: string;
   /** A labelled effect's arguments, hashed (its `fp` is the label): a read-back looks for what was made. */
   args?: string;
+  /** A labelled effect's claim: its label, the step whose read-back `args` serve. */
+  label?: string;
   /** Begun, not known to be finished: the effect may have happened with its answer lost. */
   pending?: true;
   /** A pending record's claim: which run began the effect, and when it last said so (by its clock). */
@@ -37,6 +39,13 @@ export interface EffectRecord {
   at?: number;
   /** When a labelled effect (a dialog's question) was begun, by the clock: its deadline counts from then. */
   begun?: number;
+}
+
+/** `claim` as a read-back of an effect labelled `label` sees it: its `args` only if made under that label. */
+export function argsFor(claim: EffectRecord, label: string | undefined): EffectRecord {
+  if (claim.args === undefined || (label !== undefined && claim.label === label)) return claim;
+  const { args: _, ...rest } = claim;
+  return rest;
 }
 
 /** Runs one store write (or read) of an effect's records: a caller's policy for store failures. */

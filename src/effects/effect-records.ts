@@ -24,6 +24,7 @@ import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import {
+  argsFor,
   awaitClaim,
   type ClaimStore,
   claimRecord,
@@ -200,9 +201,11 @@ export class EffectRun {
     const print = this.#label ?? fp;
     // A labelled (a dialog's question) or stamped effect (a refusal asking it again) keeps when it was
     // begun: a later run finding it made (a crash before its log) counts the deadline from then. A
-    // labelled one's claim keeps what it was given: a read-back finds it, however the code words it now.
-    const given = this.#label !== undefined && fp !== undefined ? { args: fp } : {};
-    const begun = this.#label === undefined && !this.#stamp ? undefined : this.options.clock?.now();
+    // labelled one's claim keeps its label and what it was given: a read-back of the same step finds
+    // it, however the code words it now.
+    const label = this.#label;
+    const given = label !== undefined && fp !== undefined ? { args: fp, label } : {};
+    const begun = label === undefined && !this.#stamp ? undefined : this.options.clock?.now();
     const write = this.#write;
     this.#label = undefined;
     this.#stamp = false;
@@ -259,7 +262,8 @@ export class EffectRun {
         // crash, when it may have happened: looked for.
         over = await awaitClaim(this.#claims(), key, over, write, steps.signal);
         if (over?.pending) {
-          const verified = await steps.verify(over);
+          // Its words count only for the same step: another question, or another send, is not it.
+          const verified = await steps.verify(argsFor(over, label));
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
           if (verified !== undefined) {
             this.#earlier = (this.#earlier ?? new Set()).add(n); // made earlier, as if its record survived

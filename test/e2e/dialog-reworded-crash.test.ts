@@ -61,3 +61,45 @@ it("killed right after the question's send, started with the question reworded: 
   daemon.kill("SIGTERM");
   expect(await daemon.exited).toEqual({ code: 0, signal: null });
 });
+
+/**
+ * The same crash, then a start whose code makes another send where the question was: it is not
+ * that question reworded (another `id`, or no question at all), so the question the person sees
+ * is not taken for it; the new send is made.
+ */
+async function replacedAfterCrash(replace: (code: string) => string, said: string) {
+  const { sandbox, start, dir } = await setUpDialogDaemon(fileStore, "$DIR/ship.mjs");
+  const module = path.join(dir, "ship.mjs");
+  await writeFile(module, SHIP.replace('timeout: "1h" }', 'timeout: "1h", id: "ship" }'));
+  const armed = await start({ BOTHOST_FAILPOINTS: "question-sent@1" });
+  sayToBot(sandbox, "ship");
+  expect(await armed.exited).toEqual({ code: null, signal: "SIGKILL" });
+  expect(botSaid(sandbox)).toEqual([asked("Ship it?")]);
+  await writeFile(module, replace(await readFile(module, "utf8")));
+  const daemon = await start();
+  await expect.poll(() => botSaid(sandbox), { timeout: 15_000 }).toEqual([asked("Ship it?"), said]);
+  daemon.kill("SIGTERM");
+  expect(await daemon.exited).toEqual({ code: 0, signal: null });
+}
+
+it("killed right after the question's send, started with another question (another id) there: that one is sent", {
+  timeout: 60_000,
+}, async () => {
+  await replacedAfterCrash(
+    (code) => code.replace('"Ship it?"', '"Which environment?"').replace('id: "ship"', 'id: "env"'),
+    asked("Which environment?"),
+  );
+});
+
+it("killed right after the question's send, started with a plain reply in its place: the reply is sent", {
+  timeout: 60_000,
+}, async () => {
+  await replacedAfterCrash(
+    (code) =>
+      code.replace(
+        /const go = await ctx\.prompt\([^;]*\);\n\s*await ctx\.reply\([^;]*\);/,
+        'await ctx.reply("Shipping is paused.");',
+      ),
+    "Shipping is paused.",
+  );
+});
