@@ -386,11 +386,16 @@ async function wipe(dir: string): Promise<void> {
 }
 
 /**
- * Whether dead letter `l` holds message `id`: its event's, or an answer its dialog's record holds
- * (a dialog's run that failed on an answer is kept under the dialog's first message).
+ * Whether dead letter `l` holds the run of message `id`: its event's; for a dialog's run (kept under
+ * the dialog's first message, its record with it), the answer it ran on, the last one its record
+ * holds: an earlier message of the dialog began a run that went on (asked its next question), and
+ * a run on the dialog's deadline was on no message.
  */
 function keptFor(l: DeadLetter, id: number): boolean {
-  if ((l.event as { message?: { id?: number } }).message?.id === id) return true;
-  const steps = (l.dialog as { steps?: Array<{ answers?: Array<{ id: number }> }> } | undefined)?.steps;
-  return steps?.some((s) => s.answers?.some((a) => a.id === id)) ?? false;
+  const dialog = l.dialog as { answered?: number[] } | undefined;
+  const first = (l.event as { message?: { id?: number } }).message?.id;
+  if (dialog === undefined) return first === id;
+  if (l.source === "deadline") return false;
+  const answered = dialog.answered ?? [];
+  return answered.length === 0 ? first === id : answered.at(-1) === id;
 }

@@ -161,6 +161,33 @@ describe("bot.handled", () => {
     expect(view.failed).toMatch(/kept as dead letter .*: the build server exploded/);
   });
 
+  test("a dialog's later answer whose run failed is not taken for its earlier messages' runs", async ({
+    runBot,
+  }) => {
+    const form = defineBot({
+      setup(bot) {
+        bot.command("form", async (ctx) => {
+          const name = await ctx.prompt("Name?");
+          const age = await ctx.prompt("Age?");
+          if (age.text === "boom") throw new Error("the form exploded");
+          await ctx.reply(`${name.text}, ${age.text}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: form, name: "form", config: "retries: { attempts: 1 }" });
+    const dm = { type: "direct" as const, to: [bot.email] };
+    const start = bot.post(MEMBER, { ...dm, content: "form" });
+    await bot.handled(start);
+    const name = bot.post(MEMBER, { ...dm, content: "Ada" });
+    await bot.handled(name);
+    const age = bot.post(MEMBER, { ...dm, content: "boom" });
+    await expect(bot.handled(age)).rejects.toThrow(/kept as dead letter form\/\d+\): the form exploded$/);
+    // The dialog's first message asked "Name?", and "Ada" asked "Age?": those runs finished.
+    await bot.handled(name);
+    await bot.handled(start);
+    expect(bot.replies().map((m) => m.content)).toEqual(["Name?", "Age?"]);
+  });
+
   held("progress() of an answer shows the text the run it began finished with", async ({ runBot, clock }) => {
     const bot = await runBot({ bot: deployer, name: "deployer" });
     await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "deploy" });
