@@ -110,7 +110,7 @@ export default defineBot({
       // progress ends as failed with its note (the requester and the approver read it there) and
       // the request is kept as a dead letter: `bothost failed retry` calls the webhook again.
       const progress = await ctx.progress(`${approved} Calling the deploy webhook…`, {
-        failedNote: `${approved} The deploy webhook did not answer with success: an operator can call it again (\`bothost failed retry\`).`,
+        failedNote: `${approved} The deploy webhook did not answer with success: ask an operator to retry it (\`bothost failed retry\`).`,
       });
       const request = ctx.event.message.id;
       await ctx.external("deploy-hook", () => callHook(s, { request, service, version, by }));

@@ -13,6 +13,7 @@
  * ```
  */
 
+export type { DialogView } from "./pipeline/dialogs/dialog-entry.ts";
 export { SandboxControlError } from "./sandbox/control.ts";
 export { SandboxOrgError } from "./sandbox/org/load-org.ts";
 export { startSandbox } from "./sandbox/start-sandbox.ts";

@@ -387,9 +387,8 @@ async function wipe(dir: string): Promise<void> {
 
 /**
  * Whether dead letter `l` holds the run of message `id`: its event's; for a dialog's run (kept under
- * the dialog's first message, its record with it), the answer it ran on, the last one its record
- * holds: an earlier message of the dialog began a run that went on (asked its next question), and
- * a run on the dialog's deadline was on no message.
+ * its first message), the last answer its record holds (an earlier message's run went on to ask
+ * its next question); a run on the dialog's deadline was on no message.
  */
 function keptFor(l: DeadLetter, id: number): boolean {
   const dialog = l.dialog as { answered?: number[] } | undefined;

@@ -15,7 +15,7 @@ import { postedBy, shippedBot, useShippedBots } from "../support/shipped-bot.ts"
 useShippedBots();
 
 const FAILED =
-  "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: an operator can call it again (`bothost failed retry`).";
+  "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: ask an operator to retry it (`bothost failed retry`).";
 
 it("a deploy webhook that fails on every attempt is told in the topic; `bothost failed retry` calls it again", {
   timeout: 60_000,

@@ -106,7 +106,7 @@ test("a webhook that fails on every attempt: the topic is told the webhook did n
   const shown = await bot.progress(bot.post(RITA, say("approve")));
   expect(calls).toHaveLength(2);
   expect(shown.text).toBe(
-    "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: an operator can call it again (`bothost failed retry`).",
+    "Deploy of api 1.4.2 approved by Rita Release. The deploy webhook did not answer with success: ask an operator to retry it (`bothost failed retry`).",
   );
   expect(shown.failed).toMatch(/kept as dead letter approvals\/\d+\): the deploy webhook answered 500/);
 });
