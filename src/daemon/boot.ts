@@ -14,7 +14,7 @@ import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon } from "./daemon.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
-import { type BotIdentity, entryHash, planReload, type ReloadReport } from "./reload-plan.ts";
+import { type BotIdentity, entryHash, planReload, type ReloadReport, withFixedOf } from "./reload-plan.ts";
 
 export type Booted = Awaited<ReturnType<typeof bootDaemon>>;
 
@@ -131,7 +131,8 @@ async function reloadFromFile(daemon: Daemon, configPath: string): Promise<Reloa
   }
   const changed = new Set([...plan.add, ...plan.restart]);
   const loaded = changed.size === 0 ? [] : await loadBots(config, source, { only: changed, fresh: true });
-  return daemon.applyReload(config, plan, loaded.map(daemonBot));
+  // The listener, store and sandbox stay as started: the next reload compares with those.
+  return daemon.applyReload(withFixedOf(daemon.config, config), plan, loaded.map(daemonBot));
 }
 
 /** The admin socket: in the state directory, or for Redis state a per-user folder (admin-socket-path.ts). */

@@ -53,6 +53,19 @@ export function planReload(
   return plan;
 }
 
+/**
+ * `next` with the settings of {@link FIXED} as `running` has them: what a daemon runs after a
+ * reload that applied `next`, so that the next reload compares with the listener, store and
+ * sandbox still in use (an edit undone before a restart then asks for none).
+ */
+export function withFixedOf(running: Config, next: Config): Config {
+  const { state, leases, http } = running;
+  const { sandbox: _new, ...server } = next.server ?? {};
+  const sandbox = running.server?.sandbox;
+  const kept = next.server && { ...server, ...(sandbox === undefined ? {} : { sandbox }) };
+  return { ...next, state, leases, http, ...(kept ? { server: kept } : {}) } as Config;
+}
+
 function pick(config: Config, key: string): unknown {
   return key.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], config);
 }

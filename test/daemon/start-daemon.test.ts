@@ -85,3 +85,24 @@ it("rejects an invalid config with a located ConfigError, starting nothing", asy
   expect((error as ConfigError).format()).toMatch(/broken\.yaml:6:\d+ bots\.replier\.email/);
   expect(sandbox.control.queues()).toEqual([]);
 });
+
+// A reload compares with the listener and store the daemon still runs, not with an edit it could
+// not apply: an http or state edit undone before a restart asks for none.
+it("an http or state edit undone before a restart leaves nothing waiting for one", async () => {
+  const file = path.join(dir, "bothost.yaml");
+  const config = (listen: string, state: string) =>
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${state}\nhttp:\n  listen: ${listen}\n` +
+    `bots:\n  replier:\n    module: ${REPLIER}\n    email: ${BOT}\n    api_key: ${sandbox.control.apiKeyOf(BOT)}\n`;
+  await writeFile(file, config("127.0.0.1:0", "./state"));
+  const daemon = await startDaemon({ config: file, logLevel: "silent" });
+  try {
+    await writeFile(file, config("127.0.0.1:1", "./elsewhere"));
+    expect(await daemon.reload()).toMatchObject({ keep: ["replier"], needRestart: ["state", "http"] });
+    await writeFile(file, config("127.0.0.1:0", "./state"));
+    expect(await daemon.reload()).toMatchObject({ keep: ["replier"], needRestart: [] });
+    // The listener the daemon started with still answers.
+    expect((await fetch(`${daemon.url}/healthz`)).status).toBe(200);
+  } finally {
+    await daemon.stop();
+  }
+});
