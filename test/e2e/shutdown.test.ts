@@ -143,6 +143,10 @@ describe("graceful shutdown", { timeout: 60_000 }, () => {
     ).toMatchObject({
       abandoned: 1,
     });
+    // The queue goes at the stop's start, not once the handlers are done (running.md's steps).
+    expect(logs.findIndex((l) => l.msg === "event queue deleted")).toBeLessThan(
+      logs.findIndex((l) => l.msg === "shutdown deadline passed; handlers still running were aborted"),
+    );
     expect(logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
     // Never marked handled: the next start takes it again.
     const again = await startDaemon(config);
