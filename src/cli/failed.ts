@@ -1,6 +1,6 @@
-import { readAdminView } from "../config/admin-view.ts";
+import { loadConfigWithPlaceholders, readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfig, resolveConfigPath } from "../config/load-config.ts";
+import { resolveConfigPath } from "../config/load-config.ts";
 import { stateDefaults } from "../config/state-schema.ts";
 import { deadLetterOfficeFor } from "../daemon/dead-letter-office-for.ts";
 import type {
@@ -179,12 +179,13 @@ interface LetterDesk extends Pick<DeadLetterOffice, "list" | "get" | "retry" | "
 /**
  * Through the running daemon when one answers (its admin socket, else http.listen): only state:
  * and http: of the config are needed then. Otherwise straight in the state store, which needs the
- * whole config (each bot's letter bound and secrets).
+ * whole config (each bot's letter bound and secrets), variables not set in this shell aside.
  */
 async function openLetterDesk(file: string): Promise<LetterDesk> {
   const daemon = daemonClient(await readAdminView(file));
   if (await daemon.reachable()) return daemonDesk(daemon);
-  const config = await loadConfig(file);
+  // Variables not set in this shell (bot keys kept in the service's environment) are not needed here.
+  const { config } = await loadConfigWithPlaceholders(file);
   let store: StateBackend;
   try {
     store =

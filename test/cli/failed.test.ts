@@ -2,7 +2,7 @@
  * `bothost failed`, run as a subprocess: against the state directory when the daemon is stopped,
  * and through the running daemon's admin routes when it holds the directory.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -94,6 +94,15 @@ describe("with the daemon stopped: straight in the state directory", TIMEOUT, ()
     expect(one.stdout).toContain("mod/2  (queue, 5 attempts");
     expect(one.stdout).toContain("Error: boom 2");
     expect(one.stdout).toContain('"content": "hello 2"');
+  });
+
+  it("a bot key kept in the service's environment, unset in this shell, is not needed", async () => {
+    const unset = join(dir, "unset-key.yaml");
+    const text = (await readFile(file, "utf8")).replace(KEY, "$" + "{BOTHOST_TEST_UNSET_KEY}");
+    await writeFile(unset, text);
+    const r = await runCli(["failed", "list", "--bot", "echo", "-c", unset]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toMatch(/^echo\/1 +queue +5 /m);
   });
 
   it("retry marks letters for the next start; drop deletes; unknown ids exit 1", async () => {
