@@ -20,27 +20,39 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values } = args;
   let booted: Booted | undefined;
+  // The handlers are in place before the boot (config, modules, state store): a SIGHUP then (a
+  // reload asked while the daemon loads) would otherwise end the process. A signal that comes
+  // before the daemon runs is acted on once it does.
+  let shutdown: NodeJS.Signals | undefined;
+  let reloadAsked = false;
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (shutdown) {
+      booted?.log.warn({ signal }, "second signal: exiting without waiting");
+      process.exit(ExitCode.RuntimeFailure);
+    }
+    shutdown = signal;
+    booted?.log.info({ signal }, "shutting down");
+    stop();
+  };
+  const onReload = () => {
+    if (!booted) {
+      reloadAsked = true;
+      return;
+    }
+    booted.log.info({ signal: "SIGHUP" }, "reloading the config");
+    reloadInBackground(booted.daemon, booted.log);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGHUP", onReload);
   try {
     booted = await bootDaemon(resolveConfigPath({ flag: values.config }));
     const { daemon, log } = booted;
-    const stopped = new Promise<void>((resolve) => {
-      let signals = 0;
-      const onSignal = (signal: NodeJS.Signals) => {
-        signals++;
-        if (signals > 1) {
-          log.warn({ signal }, "second signal: exiting without waiting");
-          process.exit(ExitCode.RuntimeFailure);
-        }
-        log.info({ signal }, "shutting down");
-        resolve();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-      process.on("SIGHUP", () => {
-        log.info({ signal: "SIGHUP" }, "reloading the config");
-        reloadInBackground(daemon, log);
-      });
-    });
+    if (shutdown) log.info({ signal: shutdown }, "shutting down");
     // A signal during start stops at once: a bot still in its `setup` does not hold the shutdown.
     const report = await Promise.race([daemon.start(), stopped.then(() => undefined)]);
     if (!report) {
@@ -54,6 +66,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         ? ExitCode.AuthFailed
         : ExitCode.RuntimeFailure;
     }
+    if (reloadAsked) onReload();
     await stopped;
     await booted.stop();
     return ExitCode.Ok;
