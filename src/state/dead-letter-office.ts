@@ -23,9 +23,21 @@ export class DeadLetterOffice {
   /** Called after {@link retry} marked letters: the daemon passes the requests to its bots at once. */
   onRetried: (() => Promise<void>) | undefined;
 
-  /** `bots`: each configured bot and the options of its letters; `clock`: when a retry is asked for. */
-  constructor(root: StateStore, bots: ReadonlyMap<string, DeadLettersOptions>, clock: Pick<Clock, "now">) {
+  /** Makes an operator's retry or drop durable before it is answered (the store's commit). */
+  readonly #commit: (() => Promise<void>) | undefined;
+
+  /**
+   * `bots`: each configured bot and the options of its letters; `clock`: when a retry is asked for;
+   * `commit`: the store's, when its writes are durable only once committed (the embedded store).
+   */
+  constructor(
+    root: StateStore,
+    bots: ReadonlyMap<string, DeadLettersOptions>,
+    clock: Pick<Clock, "now">,
+    commit?: () => Promise<void>,
+  ) {
     this.#clock = clock;
+    this.#commit = commit;
     for (const [name, options] of bots) this.#bots.set(name, new DeadLetters(root, name, options));
   }
 
@@ -52,13 +64,16 @@ export class DeadLetterOffice {
   /** Marks the letters for replay by the daemon (now if it runs, else at its next start). */
   async retry(selection: DeadLetterSelection, at = new Date(this.#clock.now())): Promise<DeadLetterOutcome> {
     const outcome = await this.#each(selection, (letters, id) => letters.requestRetry(id, at));
+    if (outcome.done.length > 0) await this.#commit?.();
     if (outcome.done.length > 0) await this.onRetried?.();
     return outcome;
   }
 
   /** Deletes the letters for good. */
-  drop(selection: DeadLetterSelection): Promise<DeadLetterOutcome> {
-    return this.#each(selection, (letters, id) => letters.remove(id));
+  async drop(selection: DeadLetterSelection): Promise<DeadLetterOutcome> {
+    const outcome = await this.#each(selection, (letters, id) => letters.remove(id));
+    if (outcome.done.length > 0) await this.#commit?.();
+    return outcome;
   }
 
   async #each(

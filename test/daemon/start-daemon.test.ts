@@ -3,14 +3,17 @@
  * HTTP against the sandbox, status, and a clean stop.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load-config.ts";
+import { deadLetterOfficeFor } from "../../src/daemon/dead-letter-office-for.ts";
 import { ConfigError, startDaemon } from "../../src/index.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { FileStore } from "../../src/state/file-store.ts";
 
 const REPLIER = fileURLToPath(new URL("../fixtures/e2e/replier.mjs", import.meta.url));
 const BOT = "replier-bot@sandbox.example";
@@ -102,6 +105,55 @@ it("an http or state edit undone before a restart leaves nothing waiting for one
     expect(await daemon.reload()).toMatchObject({ keep: ["replier"], needRestart: [] });
     // The listener the daemon started with still answers.
     expect((await fetch(`${daemon.url}/healthz`)).status).toBe(200);
+  } finally {
+    await daemon.stop();
+  }
+});
+
+/** The letters a process killed now would leave: its state files copied as they are on disk. */
+async function lettersOnDisk(config: string, state: string): Promise<string[]> {
+  const copy = await mkdtemp(path.join(tmpdir(), "bothost-killed-"));
+  for (const name of ["state.json", "state.log"])
+    if (existsSync(path.join(state, name))) await cp(path.join(state, name), path.join(copy, name));
+  const store = await FileStore.open(copy);
+  try {
+    const letters = await deadLetterOfficeFor(await loadConfig(config), store).list();
+    return letters.map((l) => l.id);
+  } finally {
+    await store.close();
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
+it("an operator's drop of a dead letter is on disk when the daemon answers it", async () => {
+  const file = path.join(dir, "letters.yaml");
+  const state = path.join(dir, "letters-state");
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${state}\nhttp:\n  listen: 127.0.0.1:0\n` +
+      `bots:\n  replier:\n    module: ${REPLIER}\n    email: ${BOT}\n    api_key: ${sandbox.control.apiKeyOf(BOT)}\n`,
+  );
+  const seeded = await FileStore.open(state);
+  await deadLetterOfficeFor(await loadConfig(file), seeded)
+    .of("replier")
+    .add({
+      source: "queue",
+      event: { type: "message", id: 1 },
+      error: new Error("boom"),
+      attempts: 5,
+      firstFailedAt: "2026-11-25T10:00:00.000Z",
+      lastFailedAt: "2026-11-25T10:01:00.000Z",
+    });
+  await seeded.close();
+  const daemon = await startDaemon({ config: file, logLevel: "silent" });
+  try {
+    const dropped = await fetch(`${daemon.url}/admin/failed/drop`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ids: ["replier/1"] }),
+    });
+    expect(await dropped.json()).toEqual({ done: ["replier/1"], missing: [] });
+    expect(await lettersOnDisk(file, state)).toEqual([]);
   } finally {
     await daemon.stop();
   }
