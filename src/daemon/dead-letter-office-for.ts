@@ -7,7 +7,7 @@ import type { Config } from "../config/schema.ts";
 import { redact } from "../config/secrets.ts";
 import { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLettersOptions } from "../state/dead-letters.ts";
-import type { StateBackend, StateStore } from "../state/state-store.ts";
+import { commitOf, type StateStore } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 
 /** `clock`: when a retry is asked for (the daemon's clock; `bothost failed` reads the real one). */
@@ -33,6 +33,5 @@ export function deadLetterOfficeFor(
     });
   }
   // An operator's retry or drop is told done once it would outlive a kill of the process.
-  const commit = "commit" in store ? () => (store as StateBackend).commit() : undefined;
-  return new DeadLetterOffice(store, bots, clock, commit);
+  return new DeadLetterOffice(store, bots, clock, commitOf(store));
 }

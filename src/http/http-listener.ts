@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
-import type { StateStore } from "../state/state-store.ts";
+import { commitOf, type StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
@@ -136,6 +136,7 @@ export class HttpListener {
       idempotencyWindowMs: (webhook) =>
         b.webhooks[webhook]?.idempotency_window ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
       store: b.store.namespace(b.runtime.name).namespace("webhooks"),
+      commit: commitOf(b.store),
     };
   }
 

@@ -4,7 +4,8 @@
  * the sender retries it, after a failure or a success; past the window the key is forgotten and
  * a retry is handled as a new request.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { request } from "undici";
@@ -121,6 +122,21 @@ describe("a keyed request retried hours later", () => {
     });
     expect(await second.post("k-5")).toEqual({ status: 200, body: { ticket: 1, handled: 1 } });
     expect([second.seen.runs, second.sent(), second.seen.tickets]).toEqual([2, ["got k-5"], 1]);
+  });
+
+  it("answered, then killed at once: a new process on what the disk held then finds it handled", async () => {
+    const dir = await stateDir();
+    const seen = { runs: 0, tickets: 0, failing: false, hanging: false };
+    const first = await started(undefined, { seen, stateDir: dir, startMs: Date.now() });
+    expect(await first.post("k-8")).toEqual({ status: 200, body: { ticket: 1, handled: 1 } });
+    // What a kill -9 leaves at the answer: the state files as they are on disk then.
+    const left = await stateDir();
+    for (const name of ["state.json", "state.log"])
+      if (existsSync(path.join(dir, name))) await cp(path.join(dir, name), path.join(left, name));
+    const second = await started(undefined, { seen, stateDir: left, startMs: first.clock.now() + 1_000 });
+    expect(await second.post("k-8")).toEqual({ status: 200, body: { duplicate: true } });
+    // Its state write was kept: the next request counts the second.
+    expect(await second.post("k-9")).toEqual({ status: 200, body: { ticket: 2, handled: 2 } });
   });
 
   it("after its handled mark was refused (a store outage): the retry 8 hours later applies no state write twice", async () => {
