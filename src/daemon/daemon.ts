@@ -244,6 +244,10 @@ export class Daemon {
     await mapLimited(names, this.config.registration_concurrency, async (name) => {
       if (!this.#switches.has(name))
         return this.#o.log.debug({ bot: name }, "a reload swaps the bot's runtime: the reload starts it");
+      // Asked again at its turn (up to registration_concurrency start at once): a stop, or a lease
+      // lost or handed over while earlier bots started, halted a bot not started yet.
+      if (this.#stopping.signal.aborted || !this.#coordinator.runsHere(name))
+        return this.#o.log.debug({ bot: name }, "not started: stopping, or its lease is not held here now");
       try {
         if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
         this.#startFailures.delete(name);

@@ -7,7 +7,9 @@
  * - a round winning the bot while the reload stops its old runtime does not start that old one
  *   again (it would run beside the new one, out of the daemon's sight);
  * - after the reload, a bot whose lease was lost here is `stopped` with `leaseLost`, as before it;
- * - a bot handed over to balance the instances never names this instance as its holder.
+ * - a bot handed over to balance the instances never names this instance as its holder;
+ * - a bot whose lease goes elsewhere while it waits for its turn to start (registration_concurrency)
+ *   is not started by the reload.
  * A real Daemon with a LeaseCoordinator on Redis (skipped when none answers), bots on a sandbox
  * over HTTP. The swap is held open by a handler of the other bot, which the reload waits for, or
  * by the daemon's store flush, the last step of stopping a runtime.
@@ -118,7 +120,7 @@ function heldFlushes(store: RedisStore): RedisStore {
 }
 
 /** This instance ("here"), running b0 and b1 on Redis at `url` with leases of `ttlMs`. */
-async function instance(url = redisUrl, ttlMs = 1_500): Promise<InProcessDaemon> {
+async function instance(url = redisUrl, ttlMs = 1_500, global = ""): Promise<InProcessDaemon> {
   const logs: Record<string, unknown>[] = [];
   const store = await RedisStore.open({ url, prefix, commandTimeoutMs: 1_000 });
   const coordinator = new LeaseCoordinator({
@@ -135,7 +137,7 @@ async function instance(url = redisUrl, ttlMs = 1_500): Promise<InProcessDaemon>
       b0: { email: "b0-bot@sandbox.example", definition: idle },
       b1: { email: "b1-bot@sandbox.example", definition: holding },
     },
-    { store: heldFlushes(store), coordinator, logs, global: "shutdown_timeout: 60s" },
+    { store: heldFlushes(store), coordinator, logs, global: `shutdown_timeout: 60s\n${global}` },
   );
   cleanups.push(() => d.stop({ deadlineMs: 0 }));
   return d;
@@ -209,6 +211,25 @@ describe.skipIf(!reachable)("a lease round in the moment a reload swaps a bot's 
     expect((await reloading).failed).toEqual([]);
     await expect.poll(async () => (await statusOf(d, "b0"))?.state, { timeout: 20_000 }).toBe("running");
     expect(old.status.queueId).toBeNull(); // the old runtime, dropped by the reload, registered none
+    expect(sandbox.control.queues().filter((q) => q.email === "b0-bot@sandbox.example")).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!reachable)("a lease round while a reload starts the bots one at a time", () => {
+  it("a bot whose lease went elsewhere while it waited for its turn is not started", async () => {
+    const d = await instance(redisUrl, 1_500, "registration_concurrency: 1");
+    expect(d.report.started.sort()).toEqual(["b0", "b1"]);
+    // b0's new runtime registers first and is held there: b1's waits for its turn.
+    sandbox.control.delay(600_000, { paths: ["/register"] });
+    const reloading = d.daemon.applyReload(d.daemon.config, restartBoth, loaded);
+    reloading.catch(() => {});
+    await expect.poll(() => sandbox.control.delayed(), { timeout: 20_000 }).toBe(1);
+    await direct.set(`${prefix}#lease:b1`, "9:there", "PX", 60_000);
+    await logLine(d, (l) => l.bot === "b1" && l.msg === STOPPED_ELSEWHERE);
+    sandbox.control.delay(0);
+    expect((await reloading).failed).toEqual([]);
+    expect(await statusOf(d, "b1")).toMatchObject({ state: "standby", queueId: null });
+    expect(sandbox.control.queues().filter((q) => q.email === "b1-bot@sandbox.example")).toEqual([]);
     expect(sandbox.control.queues().filter((q) => q.email === "b0-bot@sandbox.example")).toHaveLength(1);
   });
 });

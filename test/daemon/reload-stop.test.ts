@@ -1,7 +1,7 @@
 /**
  * A reload that overlaps a stop: the stop comes while the reload halts the old version of a bot
- * (its handler still running). The stop resolves with no bot polling, the reload is refused,
- * and no queue of any bot is left registered on the server.
+ * (its handler still running), or while it starts the new versions one at a time. The stop
+ * resolves with no bot polling and no queue of any bot is left registered on the server.
  */
 import { writeFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
@@ -69,5 +69,45 @@ describe("a stop during a reload", () => {
     expect(refused).toMatchObject({ code: "RELOAD_REFUSED" });
     // b's old version halted and gone, its new one never added: only `a` is left, halted.
     expect(daemon.bots.map((b) => [b.name, b.status.state])).toEqual([["a", "standby"]]);
+  });
+});
+
+describe("a stop while a reload starts the new versions", () => {
+  it("starts none that waited for its turn: no queue is left registered", async () => {
+    const sandbox = await startE2eSandbox(orgWithBots(2));
+    const config = await writeConfig(
+      sandbox,
+      { a: { email: botEmail(0) }, b: { email: botEmail(1) } },
+      { global: "registration_concurrency: 1" },
+    );
+    const file = await useModuleFiles(config, { a: moduleText("v1"), b: moduleText("v1") });
+    Object.assign(process.env, config.env);
+    booted = await bootDaemon(config.file, { logLevel: "silent" });
+    const { daemon } = booted;
+    expect((await daemon.start()).started).toHaveLength(2);
+
+    // a's new version registers first and is held there; b's waits for its turn.
+    for (const name of ["a", "b"]) await writeFile(file(name), moduleText("v2"));
+    sandbox.control.delay(600_000, { paths: ["/register"] });
+    const reloading = daemon.reload().then(
+      () => undefined,
+      (err: unknown) => err as { code: string },
+    );
+    await expect.poll(() => sandbox.control.delayed(), { timeout: 15_000 }).toBe(1);
+    const stopping = booted.stop();
+    booted = undefined;
+    // The stop halted b's new version (added, not started yet: "idle" until then).
+    const b = () => daemon.bots.find((r) => r.name === "b")?.status.state;
+    await expect.poll(b, { timeout: 15_000 }).not.toBe("idle");
+    sandbox.control.delay(0);
+    await stopping;
+    await reloading;
+
+    expect(sandbox.control.queues()).toEqual([]);
+    // b's new version never registered: its one registration is its first version's, at the start.
+    const ofB = sandbox.control.requests.filter(
+      (r) => r.method === "POST" && r.path === "/register" && r.email === botEmail(1),
+    );
+    expect(ofB).toHaveLength(1);
   });
 });
