@@ -89,7 +89,8 @@ export interface LockInfo {
 }
 
 /**
- * The nonces of the locks this process holds, shared by every copy of this module loaded in it.
+ * The nonces of the locks this process holds, shared by every copy of this module loaded in it
+ * (in one thread: a worker thread has a global object of its own).
  * A LOCK naming this process's pid is held only if listed here: one this process did not take was
  * left by an earlier process of the same pid (a container's PID 1 restarted after a kill -9, a
  * service started at boot with the pid it had before).
@@ -172,9 +173,10 @@ async function isAlive(holder: LockInfo): Promise<boolean> {
   // very one, say, started at boot as it was before).
   const boot = holder.boot === undefined ? undefined : await bootId();
   if (boot !== undefined && boot !== holder.boot) return false;
-  // This very pid: held only if this process took it (it opened the store already), whatever pid
-  // namespace or ticks the LOCK names (a restarted container's new namespace has pid 1 again).
-  if (holder.pid === process.pid) return holder.nonce !== undefined && heldHere.has(holder.nonce);
+  // This very pid: held only if this process took it (it opened the store already, in this
+  // thread or another); otherwise whatever pid namespace or ticks the LOCK names, it was left by an
+  // earlier process (a restarted container's new namespace has pid 1 again).
+  if (holder.pid === process.pid) return heldHere.has(holder.nonce ?? "") || (await isThisProcess(holder));
   // In this pid namespace, a process of the lock's pid that started at other ticks is not its taker.
   if (holder.ticks !== undefined && holder.pidns !== undefined && holder.pidns === (await pidNamespace())) {
     const ticks = await startTicks(holder.pid);
@@ -186,6 +188,16 @@ async function isAlive(holder: LockInfo): Promise<boolean> {
     return (err as NodeJS.ErrnoException).code === "EPERM"; // alive, owned by another user
   }
   return !(await isZombie(holder.pid));
+}
+
+/**
+ * The LOCK names this process's start (its ticks in this boot and pid namespace): another thread
+ * of it took the lock, whose copy of the module keeps its own set of nonces.
+ */
+async function isThisProcess(holder: LockInfo): Promise<boolean> {
+  if (holder.boot === undefined || holder.ticks === undefined || holder.pidns === undefined) return false;
+  const [boot, ticks, pidns] = [await bootId(), await startTicks(process.pid), await pidNamespace()];
+  return holder.boot === boot && holder.ticks === ticks && holder.pidns === pidns;
 }
 
 /**

@@ -5,6 +5,7 @@ import { appendFile, readdir, readFile, stat, writeFile } from "node:fs/promises
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { Worker } from "node:worker_threads";
 import { describe, expect, vi } from "vitest";
 import { FileStore } from "../../src/state/file-store.ts";
 import { bootId, pidNamespace, startTicks } from "../../src/state/proc-identity.ts";
@@ -327,6 +328,31 @@ describe("FileStore lock", () => {
     await first.close();
     await (await open(dir)).close();
   });
+
+  // A worker thread has a global object of its own, so the nonces of the locks its copy of the
+  // module took: the LOCK's start ticks (in this boot and pid namespace) say it is this process.
+  test.skipIf(process.platform !== "linux")(
+    "an open from another thread of this process fails while this one holds the directory",
+    async ({ dir }) => {
+      const first = await open(dir);
+      const code = `import { parentPort, workerData } from "node:worker_threads";
+const loaded = await import(workerData.module);
+const { FileStore } = loaded.FileStore ? loaded : loaded.default;
+try { await (await FileStore.open(workerData.dir)).close(); parentPort.postMessage("opened"); }
+catch (err) { parentPort.postMessage(String(err.code ?? err)); }`;
+      const module = new URL("../../src/state/file-store.ts", import.meta.url).href;
+      const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), {
+        workerData: { module, dir },
+        execArgv: ["--import", "jiti/register"],
+      });
+      const [said] = (await once(worker, "message")) as [string];
+      await worker.terminate();
+      expect(said).toBe("STATE_LOCKED");
+      expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid).toBe(process.pid);
+      await first.close();
+      expect(await readdir(dir)).not.toContain("LOCK");
+    },
+  );
 
   test("takes over a lock left by a dead process", async ({ dir }) => {
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
