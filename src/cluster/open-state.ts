@@ -3,8 +3,10 @@
  * embedded store with every bot (`state.path`), or Redis with bots shared by leases (`state.redis`).
  */
 import type { Logger } from "pino";
+import { adminSocketPath } from "../config/admin-socket-path.ts";
 import type { Config } from "../config/schema.ts";
 import { stateDefaults } from "../config/state-schema.ts";
+import { answers } from "../http/admin-socket.ts";
 import { FileStore } from "../state/file-store.ts";
 import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { StateBackend } from "../state/state-store.ts";
@@ -22,9 +24,13 @@ export interface OpenedState {
 export async function openState(config: Config, log: Logger, statePath?: string): Promise<OpenedState> {
   const state = config.state;
   if (state.redis === undefined || statePath !== undefined) {
+    const dir = statePath ?? state.path ?? stateDefaults.path;
     return {
-      store: await FileStore.open(statePath ?? state.path ?? stateDefaults.path, {
+      store: await FileStore.open(dir, {
         log: log.child({ component: "state" }),
+        // A LOCK of this pid left by no earlier process of it: a daemon answering on the
+        // directory's admin socket holds it (a sibling container of this hostname, its PID 1 too).
+        heldElsewhere: () => answers(adminSocketPath({ path: dir })),
       }),
       coordinator: undefined,
     };

@@ -126,8 +126,8 @@ function trySetUmask(mask: number): number | undefined {
   }
 }
 
-/** True when a process accepts connections on the socket. */
-function answers(path: string): Promise<boolean> {
+/** True when a process accepts connections on the socket (a live daemon answers on its admin socket). */
+export function answers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(path);
     socket.once("connect", () => {

@@ -106,8 +106,16 @@ function sharedSet(key: symbol): Set<string> {
 
 const ATTEMPTS = 5;
 
+/**
+ * Asked of a LOCK naming this process's pid that neither this process took nor its start matches:
+ * true when a live process elsewhere holds the directory (a sibling container of the same
+ * hostname whose daemon is PID 1 too, say); false when it was left by an earlier process of that
+ * pid (a container's PID 1 restarted), which is the answer without it.
+ */
+export type HeldElsewhere = () => Promise<boolean>;
+
 /** Acquire the directory's lock; resolves a function that releases it. */
-export async function acquireLock(dir: string): Promise<() => Promise<void>> {
+export async function acquireLock(dir: string, heldElsewhere?: HeldElsewhere): Promise<() => Promise<void>> {
   const lockPath = join(dir, "LOCK");
   const suffix = `${process.pid}.${randomBytes(4).toString("hex")}`;
   const me = { ticks: await startTicks(process.pid), pidns: await pidNamespace(), boot: await bootId() };
@@ -134,7 +142,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
           `State directory ${dir} has a LOCK file bothost cannot read. If no bothost daemon uses this directory, delete ${lockPath}.`,
         );
       }
-      if (await isAlive(holder)) throw lockedError(dir, lockPath, holder);
+      if (await isAlive(holder, heldElsewhere)) throw lockedError(dir, lockPath, holder);
       await moveAsideIfUnchanged(lockPath, text, join(dir, `.LOCK.stale.${suffix}`));
     }
     throw new StateError(
@@ -167,7 +175,7 @@ async function moveAsideIfUnchanged(lockPath: string, staleText: string, aside: 
   await rm(aside, { force: true });
 }
 
-async function isAlive(holder: LockInfo): Promise<boolean> {
+async function isAlive(holder: LockInfo, heldElsewhere: HeldElsewhere | undefined): Promise<boolean> {
   if (holder.hostname !== hostname()) return true; // cannot check a pid on another host
   // Taken before the host's last boot: its taker is gone, whatever process has its pid now (this
   // very one, say, started at boot as it was before).
@@ -176,7 +184,10 @@ async function isAlive(holder: LockInfo): Promise<boolean> {
   // This very pid: held only if this process took it (it opened the store already, in this
   // thread or another); otherwise whatever pid namespace or ticks the LOCK names, it was left by an
   // earlier process (a restarted container's new namespace has pid 1 again).
-  if (holder.pid === process.pid) return heldHere.has(holder.nonce ?? "") || (await isThisProcess(holder));
+  if (holder.pid === process.pid) {
+    if (heldHere.has(holder.nonce ?? "") || (await isThisProcess(holder))) return true;
+    return (await heldElsewhere?.()) ?? false;
+  }
   // In this pid namespace, a process of the lock's pid that started at other ticks is not its taker.
   if (holder.ticks !== undefined && holder.pidns !== undefined && holder.pidns === (await pidNamespace())) {
     const ticks = await startTicks(holder.pid);
@@ -214,7 +225,12 @@ export async function isZombie(pid: number): Promise<boolean> {
 }
 
 function lockedError(dir: string, lockPath: string, holder: LockInfo): StateError {
-  const who = holder.pid === process.pid ? "this process" : `pid ${holder.pid} on ${holder.hostname}`;
+  const who =
+    holder.pid !== process.pid
+      ? `pid ${holder.pid} on ${holder.hostname}`
+      : heldHere.has(holder.nonce ?? "")
+        ? "this process"
+        : `another process of pid ${holder.pid} on ${holder.hostname} (another container?)`;
   return new StateError(
     "STATE_LOCKED",
     `State directory ${dir} is in use by ${who} (since ${holder.startedAt}). Stop that daemon or give this one a different state.path. If that process is not a bothost daemon, delete ${lockPath}.`,

@@ -16,7 +16,7 @@
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { realClock } from "../time/clock.ts";
-import { acquireLock, isTempFileOf, writeFileAtomic } from "./_files.ts";
+import { acquireLock, type HeldElsewhere, isTempFileOf, writeFileAtomic } from "./_files.ts";
 import { JournalWriter, readJournal, readSnapshot, recordLine, snapshotText } from "./_journal.ts";
 import { StoreView, Table } from "./_view.ts";
 import { isStateError, StateError } from "./state-error.ts";
@@ -34,6 +34,8 @@ export interface FileStoreOptions {
    * it takes them again) are reported (a pino logger fits; without `error`/`info`, `warn` says it).
    */
   log?: StoreLog;
+  /** Whether a LOCK naming this process's pid, left by no earlier process of it, is held elsewhere. */
+  heldElsewhere?: HeldElsewhere;
 }
 
 /** The logger FileStore reports to. */
@@ -116,7 +118,7 @@ export class FileStore extends StoreView implements StateBackend {
     const root = resolve(dir);
     const release = await ioStep(root, async () => {
       await mkdir(root, { recursive: true, mode: 0o700 });
-      return acquireLock(root);
+      return acquireLock(root, options.heldElsewhere);
     });
     try {
       return await ioStep(root, () => FileStore.load(root, options, release));

@@ -43,29 +43,34 @@ function runAsPid1(config: string): Promise<{ child: ChildProcess; out: string; 
   });
 }
 
+/** A sandbox with the bot, and a config whose state is in a temporary directory. */
+async function world() {
+  const sandbox = await startSandbox({
+    org: {
+      realm: { name: "Local", host: "sandbox.example" },
+      users: [{ email: "owner@sandbox.example", full_name: "Olive Owner", role: "owner" }],
+      bots: [{ email: BOT, full_name: "Echo Bot", owner: "owner@sandbox.example", api_key: KEY }],
+      channels: [],
+    },
+    port: 0,
+  });
+  cleanups.push(() => sandbox.stop());
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-pid1-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(path.join(dir, "echo.mjs"), "export default { setup() {} };\n");
+  const config = path.join(dir, "bothost.yaml");
+  await writeFile(
+    config,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ${path.join(dir, "state")}\nlog:\n  level: info\n  pretty: false\n` +
+      `bots:\n  echo:\n    module: ./echo.mjs\n    email: ${BOT}\n    api_key: ${KEY}\n`,
+  );
+  return { dir, config };
+}
+
 it.skipIf(!containers)(
   "a container's PID 1 restarted after kill -9 takes over the LOCK it left",
   async () => {
-    const sandbox = await startSandbox({
-      org: {
-        realm: { name: "Local", host: "sandbox.example" },
-        users: [{ email: "owner@sandbox.example", full_name: "Olive Owner", role: "owner" }],
-        bots: [{ email: BOT, full_name: "Echo Bot", owner: "owner@sandbox.example", api_key: KEY }],
-        channels: [],
-      },
-      port: 0,
-    });
-    cleanups.push(() => sandbox.stop());
-    const dir = await mkdtemp(path.join(tmpdir(), "bothost-pid1-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(path.join(dir, "echo.mjs"), "export default { setup() {} };\n");
-    const config = path.join(dir, "bothost.yaml");
-    await writeFile(
-      config,
-      `server:\n  url: ${sandbox.url}\nstate:\n  path: ${path.join(dir, "state")}\nlog:\n  level: info\n  pretty: false\n` +
-        `bots:\n  echo:\n    module: ./echo.mjs\n    email: ${BOT}\n    api_key: ${KEY}\n`,
-    );
-
+    const { dir, config } = await world();
     const first = await runAsPid1(config);
     expect(first.code, first.out).toBeNull();
     expect(JSON.parse(await readFile(path.join(dir, "state", "LOCK"), "utf8"))).toMatchObject({ pid: 1 });
@@ -76,5 +81,23 @@ it.skipIf(!containers)(
     expect(second.out).not.toContain("in use by this process");
     expect(second.code, second.out).toBeNull();
     expect(JSON.parse(await readFile(path.join(dir, "state", "LOCK"), "utf8"))).toMatchObject({ pid: 1 });
+  },
+);
+
+it.skipIf(!containers)(
+  "a sibling container's live PID 1 keeps the LOCK: a second daemon of that hostname is refused",
+  async () => {
+    const { dir, config } = await world();
+    const first = await runAsPid1(config);
+    expect(first.code, first.out).toBeNull();
+    const lock = await readFile(path.join(dir, "state", "LOCK"), "utf8");
+
+    const second = await runAsPid1(config);
+    expect(second.code, second.out).not.toBeNull();
+    expect(second.code).not.toBe(0);
+    expect(second.out).toContain("is in use by another process of pid 1");
+    // The live daemon's LOCK stays as it wrote it, and it still answers.
+    expect(await readFile(path.join(dir, "state", "LOCK"), "utf8")).toBe(lock);
+    expect(first.child.exitCode).toBeNull();
   },
 );
