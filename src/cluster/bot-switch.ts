@@ -77,11 +77,12 @@ export class BotSwitch {
 
   /**
    * Halt for good: a reload replaces the runtime. A start asked meanwhile (a lease round winning
-   * the bot while the old runtime stops) starts nothing: the reload starts the new runtime.
+   * the bot while the old runtime stops) starts nothing: the reload starts the new runtime. It
+   * stays `standby` only if it was (another instance runs the bot): one that ran here is not a spare.
    */
   retire(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#retired = true;
-    return this.halt(deadlineMs);
+    return this.halt(deadlineMs, this.#runtime.standby);
   }
 
   /** Another instance holds the bot: stopped here, the runtime is its spare. */

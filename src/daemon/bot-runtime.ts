@@ -59,6 +59,8 @@ export class BotRuntime {
   #stopping = new AbortController();
   /** True while another instance runs this bot (cluster mode); `status.state` is then "standby". */
   standby = false;
+  /** True from a reload's halt of this (old) version until its new one replaces it: "reloading". */
+  reloading = false;
   /** Where a handler that is not an event's runs (cron jobs, inbound webhooks). */
   readonly runHandler: RunHandler;
   /** Recurring announcements, cron jobs and `bot.schedule`; `scheduler.stats` for metrics. */
@@ -249,12 +251,14 @@ export class BotRuntime {
     const d = this.#setUp?.dispatcher;
     return {
       name: this.name,
-      state: this.standby
-        ? "standby"
-        : this.#checking
-          ? "registering"
-          : (c?.state ??
-            (this.#webhookReady ? "webhook" : this.#stopping.signal.aborted ? "stopped" : "idle")),
+      state: this.reloading
+        ? "reloading"
+        : this.standby
+          ? "standby"
+          : this.#checking
+            ? "registering"
+            : (c?.state ??
+              (this.#webhookReady ? "webhook" : this.#stopping.signal.aborted ? "stopped" : "idle")),
       queueId: c?.queueId ?? null,
       queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
       lastEventAt: d?.lastEventAt,

@@ -28,6 +28,7 @@ import { httpBotOf } from "./http-bot.ts";
 import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { loggingRefusals } from "./reload-refused.ts";
+import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
@@ -131,7 +132,6 @@ export class Daemon {
    * touched. In a cluster only the lease holder starts a changed bot (adding one needs a rolling restart).
    */
   async applyReload(config: Config, plan: ReloadPlan, loaded: readonly DaemonBot[]): Promise<ReloadReport> {
-    const deadline = config.shutdown_timeout;
     const report: ReloadReport = { ...plan, failed: [] };
     const byName = new Map(loaded.map((b) => [b.name, b]));
     const starting = [...plan.restart, ...plan.add].filter((name) => byName.has(name));
@@ -148,12 +148,11 @@ export class Daemon {
       signal: this.#stopping.signal,
       clock: this.#clock,
     });
-    for (const name of [...plan.remove, ...plan.restart]) {
-      await this.#switches.get(name)?.retire(deadline);
-      this.#remove(name);
-    }
+    const old = { bots: this.bots, switches: this.#switches, startFailures: this.#startFailures, standby };
+    await retireOldVersions(plan, new Set(starting), config.shutdown_timeout, old, (n) => this.#remove(n));
     // A stop that came meanwhile halted the bots it saw: the new versions must not start after it.
     if (this.#stopping.signal.aborted) {
+      for (const name of plan.restart) this.#remove(name);
       await Promise.all([...ready.values()].map((r) => r.stop(0)));
       throw new BothostError("RELOAD_REFUSED", "the daemon is stopping");
     }
@@ -179,7 +178,7 @@ export class Daemon {
 
   #add(bot: DaemonBot, made?: BotRuntime): BotRuntime {
     const runtime = made ?? this.#runtimeFor(bot);
-    this.bots.push(runtime);
+    replaceRuntime(this.bots, runtime);
     this.#switches.set(runtime.name, new BotSwitch(runtime));
     this.identities.set(bot.name, identityOf(this.config, bot));
     this.http?.setBot(bot.name, this.#httpBot(runtime));
@@ -312,7 +311,7 @@ export class Daemon {
     const halted: { abandoned: number }[] = [];
     // In a cluster the leases stay renewed while the bots stop, then are released at once.
     await this.#coordinator.stop(async () => {
-      halted.push(...(await Promise.all(this.bots.map((b) => this.#switches.get(b.name)!.halt(deadline)))));
+      halted.push(...(await Promise.all([...this.#switches.values()].map((s) => s.halt(deadline)))));
     });
     const abandoned = halted.reduce((n, r) => n + r.abandoned, 0);
     // A reload under way gives up (see applyReload): nothing of it may outlive the store.

@@ -16,6 +16,7 @@ import type {
   RecentFailure,
 } from "../http/daemon-status.ts";
 import { STATUS_DIALOGS } from "../http/daemon-status.ts";
+import { RELOADING } from "../http/readiness.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
 import type { Clock } from "../time/clock.ts";
@@ -148,6 +149,7 @@ const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {
   polling: { state: "running" },
   webhook: { state: "webhook" },
   standby: { state: "standby" },
+  reloading: { state: "reloading", reason: RELOADING },
   idle: { state: "starting" },
   registering: { state: "starting" },
   backing_off: { state: "retrying", reason: "the event queue failed; retrying with backoff" },

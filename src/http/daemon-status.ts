@@ -10,8 +10,11 @@ import type { RedisStatus } from "../state/redis-url.ts";
 /** One bot, as the status shows it. */
 export interface BotStatus {
   name: string;
-  /** starting, running, retrying, stopped, failed, standby (another instance runs it), webhook. */
-  state: "starting" | "running" | "retrying" | "stopped" | "failed" | "standby" | "webhook";
+  /**
+   * starting, running, retrying, stopped, failed, standby (another instance runs it), webhook,
+   * reloading (a reload restarts it: its old version stops, its new one is not added yet).
+   */
+  state: "starting" | "running" | "retrying" | "stopped" | "failed" | "standby" | "webhook" | "reloading";
   /** Why the bot is not running, in words (absent when it runs). */
   reason?: string;
   queueId: string | null;

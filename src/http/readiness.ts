@@ -74,11 +74,15 @@ function eventsReadiness(s: ReadinessInput, now: number): BotReadiness {
   return { ...withAgo, ready: true };
 }
 
+/** Why a bot a reload restarts is not ready: its old version stops, then its new one starts. */
+export const RELOADING = "a reload restarts it: its old version stops, then its new version starts";
+
 const NOT_POLLING: Record<string, string> = {
   idle: "not started yet",
   registering: "registering an event queue",
   backing_off: "the event queue failed; retrying with backoff",
   auth_failed: "the server rejected the bot's credentials (fix the API key and restart)",
+  reloading: RELOADING,
   stopping: "stopped",
   stopped: "stopped",
 };

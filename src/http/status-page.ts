@@ -18,7 +18,7 @@ h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
 .bot { border: 1px solid #8884; border-radius: .5rem; padding: .75rem; }
 .bot h3 { margin: 0 0 .35rem; font-size: 1rem; display: flex; justify-content: space-between; gap: .5rem; }
 .state { font-size: .8rem; font-weight: 600; padding: .05rem .45rem; border-radius: 1rem; border: 1px solid; }
-.running, .webhook, .standby { color: var(--ok); } .starting, .retrying { color: var(--warn); }
+.running, .webhook, .standby { color: var(--ok); } .starting, .retrying, .reloading { color: var(--warn); }
 .failed, .stopped { color: var(--bad); }
 dl { display: grid; grid-template-columns: auto 1fr; gap: .1rem .75rem; margin: 0; font-size: .9rem; }
 dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }

@@ -158,9 +158,10 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
       return fail(reply, 503, "a request with this key is being handled; try again later");
     }
   }
-  // A bot stopping (or stopped) here runs nothing new: the sender's retry goes where it runs then.
+  // A bot stopping (or stopped, or its old version halted by a reload) here runs nothing new: the
+  // sender's retry goes where it runs then.
   const state = bot.runtime.status.state;
-  if (state === "stopping" || state === "stopped") {
+  if (state === "stopping" || state === "stopped" || state === "reloading") {
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
     return fail(reply, 503, `bot ${bot.runtime.name} is not running here now; try again`);
   }

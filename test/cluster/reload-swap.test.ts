@@ -1,5 +1,5 @@
 /**
- * A reload swaps a bot's runtime (the old one halted and dropped, the new one added) while lease
+ * A reload swaps a bot's runtime (the old one halted, the new one added in its place) while lease
  * rounds go on. What the instance says of the bot stays true throughout:
  * - a round halting or starting the bot in the moment of the swap logs no failure ("did not stop
  *   cleanly", "bot failed to start"): the reload's new runtime starts if the lease is held here
@@ -149,13 +149,17 @@ async function logLine(d: InProcessDaemon, pick: (l: Record<string, unknown>) =>
   return d.logs.find(pick)!;
 }
 
-/** A reload restarting both bots, held after b0's runtime is dropped and before it is added again. */
+/**
+ * A reload restarting both bots, held after b0's old runtime is halted for good and before its new
+ * one is added: b1's halt (after b0's) has begun, it waits for b1's handler.
+ */
 async function heldReload(d: InProcessDaemon) {
   sandbox.control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "hold" });
   await entered.promise;
   const reloading = d.daemon.applyReload(d.daemon.config, restartBoth, loaded);
   reloading.catch(() => {}); // awaited by the test; refused at its cleanup should it fail first
-  await expect.poll(() => d.daemon.bots.map((b) => b.name), { interval: 5 }).toEqual(["b1"]);
+  const b1 = () => d.daemon.bots.find((b) => b.name === "b1")?.status.state;
+  await expect.poll(b1, { interval: 5 }).toBe("reloading");
   return { reloading }; // not the promise itself: an async function would wait for it
 }
 
