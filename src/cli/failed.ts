@@ -25,7 +25,8 @@ export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options
   bothost failed drop ID… | --all [--bot NAME]   Delete them for good
 
 A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
-threw NoRetry. Ids look like moderator/12. With the daemon running, the command asks it on its
+threw NoRetry. Ids look like moderator/12. The letters of a bot no longer in the config (removed
+or renamed) are listed too, marked as such: they can be shown and dropped, not retried. With the daemon running, the command asks it on its
 admin socket (in the state directory), else through its HTTP listener (http.listen;
 http.admin_token when that is not a loopback address): then only state: and http: of the config
 must be sound. With no daemon answering, it works on the state store directly.
@@ -109,11 +110,18 @@ async function perform(
   const selection: DeadLetterSelection = o.all ? { all: true, ...(o.bot ? { bot: o.bot } : {}) } : { ids };
   const outcome = action === "retry" ? await desk.retry(selection) : await desk.drop(selection);
   out(o.json ? `${JSON.stringify(outcome)}\n` : formatOutcome(action, outcome, desk.via));
-  if (outcome.missing.length === 0) return ExitCode.Ok;
-  // The ids it did not find are the command's failure: on stderr, as `show` says its own.
-  if (!o.json) {
+  const unconfigured = outcome.unconfigured ?? [];
+  if (outcome.missing.length === 0 && unconfigured.length === 0) return ExitCode.Ok;
+  // The ids it did not find or could not retry are the command's failure: on stderr, as `show` says its own.
+  if (!o.json && outcome.missing.length > 0) {
     const missing = outcome.missing.join(", ");
     process.stderr.write(`bothost failed: no dead letter ${missing} (see "bothost failed list")\n`);
+  }
+  if (!o.json && unconfigured.length > 0) {
+    process.stderr.write(
+      `bothost failed: not retried: ${unconfigured.join(", ")}: their bot is not in the config, so no ` +
+        `bot would run them (drop them, or add the bot back to retry them)\n`,
+    );
   }
   return ExitCode.RuntimeFailure;
 }
@@ -132,13 +140,29 @@ function formatList(letters: DeadLetter[]): string {
     oneLine(l.error.message, 60),
   ]);
   const head = ["ID", "SOURCE", "ATTEMPTS", "LAST FAILED", ...(retries ? ["RETRY"] : []), "ERROR"];
-  return `${table([head, ...rows]).join("\n")}\n`;
+  return `${table([head, ...rows]).join("\n")}\n${unconfiguredNote(letters)}`;
+}
+
+/** Names the bots of listed letters that are not in the config, and what can be done with them. */
+function unconfiguredNote(letters: DeadLetter[]): string {
+  const counts = new Map<string, number>();
+  for (const l of letters) if (l.unconfigured) counts.set(l.bot, (counts.get(l.bot) ?? 0) + 1);
+  return [...counts]
+    .map(
+      ([bot, n]) =>
+        `\nThe ${n} letter${n === 1 ? "" : "s"} of ${bot} belong${n === 1 ? "s" : ""} to a bot no longer in the config: ` +
+        `they cannot be retried ("bothost failed drop --all --bot ${bot}" deletes them).\n`,
+    )
+    .join("");
 }
 
 function formatOne(l: DeadLetter): string {
   return [
     `${l.id}  (${l.source}, ${l.attempts} attempts, first failed ${l.firstFailedAt}, last ${l.lastFailedAt})`,
     ...(l.retryRequestedAt ? [`retry requested at ${l.retryRequestedAt}`] : []),
+    ...(l.unconfigured
+      ? [`bot ${l.bot} is no longer in the config: this letter can be dropped, not retried`]
+      : []),
     "",
     l.error.stack ?? `${l.error.name}: ${l.error.message}`,
     "",
@@ -149,8 +173,9 @@ function formatOne(l: DeadLetter): string {
 
 function formatOutcome(action: "retry" | "drop", outcome: DeadLetterOutcome, via: LetterDesk["via"]): string {
   const lines: string[] = [];
-  if (outcome.done.length === 0 && outcome.missing.length === 0) lines.push("No dead letters.");
-  if (outcome.done.length === 0 && outcome.missing.length > 0) return "";
+  const refused = outcome.missing.length + (outcome.unconfigured?.length ?? 0);
+  if (outcome.done.length === 0 && refused === 0) lines.push("No dead letters.");
+  if (outcome.done.length === 0 && refused > 0) return "";
   if (outcome.done.length > 0) {
     const what = action === "drop" ? "Dropped" : "Retry requested for";
     const when =

@@ -166,6 +166,13 @@ export function formatStatus(s: DaemonStatus): string {
   if (s.recentFailures.length > 0) {
     lines.push("", `${s.recentFailures.length} recent dead letter(s); see "bothost failed list".`);
   }
+  const gone = Object.entries(s.unconfiguredDeadLetters ?? {}).map(([bot, n]) => `${bot} (${n})`);
+  if (gone.length > 0) {
+    lines.push(
+      "",
+      `Dead letters of bots no longer in the config: ${gone.join(", ")}; see "bothost failed list".`,
+    );
+  }
   if (s.deadLettersUnread) lines.push("", `Dead letters not shown: ${s.deadLettersUnread}.`);
   return `${lines.join("\n")}\n`;
 }

@@ -18,6 +18,7 @@ import type {
 import { STATUS_DIALOGS } from "../http/daemon-status.ts";
 import { RELOADING } from "../http/readiness.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
 import type { Clock } from "../time/clock.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
@@ -79,9 +80,17 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
       botStatus(runtime, perBot.get(runtime.name) ?? 0, s.startFailures.get(runtime.name), now, s),
     ),
     recentFailures,
+    ...unconfiguredCounts(letters),
     ...(unread !== undefined && { deadLettersUnread: unread }),
     ...(s.redis ? { redis: s.redis } : {}),
   };
+}
+
+/** How many letters each bot no longer in the config keeps (the office marks theirs). */
+function unconfiguredCounts(letters: readonly DeadLetter[]): Pick<DaemonStatus, "unconfiguredDeadLetters"> {
+  const counts: Record<string, number> = {};
+  for (const l of letters) if (l.unconfigured) counts[l.bot] = (counts[l.bot] ?? 0) + 1;
+  return Object.keys(counts).length > 0 ? { unconfiguredDeadLetters: counts } : {};
 }
 
 function botStatus(

@@ -103,6 +103,11 @@ export interface DaemonStatus {
   bots: BotStatus[];
   recentFailures: RecentFailure[];
   /**
+   * How many dead letters each bot no longer in the config (removed or renamed) still keeps: they
+   * can be listed and dropped with `bothost failed`, not retried. Absent when there are none.
+   */
+  unconfiguredDeadLetters?: Record<string, number>;
+  /**
    * Why the dead letters could not be read (the state store out of reach, or slower than 2 s):
    * the status is given without them (no recent failures, each bot's count 0).
    */

@@ -1,24 +1,37 @@
 /**
- * Every configured bot's dead letters at once: what `bothost failed` and the daemon's admin routes
- * read and act on. Ids name their bot (`moderator/12`), so one list covers the whole daemon.
+ * Every bot's dead letters at once: what `bothost failed` and the daemon's admin routes read and
+ * act on. Ids name their bot (`moderator/12`), so one list covers the whole daemon. Letters of a bot
+ * no longer in the config (removed or renamed) are listed too, marked `unconfigured`: they can be
+ * read and dropped, not retried (no bot of this config would run them).
  */
 
 import { BothostError } from "../errors/bothost-error.ts";
 import type { Clock } from "../time/clock.ts";
-import { type DeadLetter, DeadLetters, type DeadLettersOptions, parseDeadLetterId } from "./dead-letters.ts";
+import {
+  type DeadLetter,
+  DeadLetters,
+  type DeadLettersOptions,
+  letterBots,
+  parseDeadLetterId,
+} from "./dead-letters.ts";
 import type { StateStore } from "./state-store.ts";
 
 /** Which letters an operation acts on: some ids, or all (of one bot, or of every bot). */
 export type DeadLetterSelection = { ids: readonly string[] } | { all: true; bot?: string };
 
-/** What an operation did: the ids it acted on and those that named no letter. */
+/**
+ * What an operation did: the ids it acted on, those that named no letter, and (a retry) those
+ * refused because their bot is not in the config.
+ */
 export interface DeadLetterOutcome {
   done: string[];
   missing: string[];
+  unconfigured?: string[];
 }
 
 export class DeadLetterOffice {
   readonly #bots = new Map<string, DeadLetters>();
+  readonly #root: StateStore;
   readonly #clock: Pick<Clock, "now">;
   /** Called after {@link retry} marked letters: the daemon passes the requests to its bots at once. */
   onRetried: (() => Promise<void>) | undefined;
@@ -36,6 +49,7 @@ export class DeadLetterOffice {
     clock: Pick<Clock, "now">,
     commit?: () => Promise<void>,
   ) {
+    this.#root = root;
     this.#clock = clock;
     this.#commit = commit;
     for (const [name, options] of bots) this.#bots.set(name, new DeadLetters(root, name, options));
@@ -49,21 +63,33 @@ export class DeadLetterOffice {
     throw new BothostError("UNKNOWN_BOT", `no bot named "${bot}" in the config (bots: ${known})`);
   }
 
-  /** The letters of one bot, or of every bot, each bot's oldest first. */
+  /** The letters of one bot, or of every bot (configured ones first), each bot's oldest first. */
   async list(bot?: string): Promise<DeadLetter[]> {
-    const bots = bot === undefined ? [...this.#bots.values()] : [this.of(bot)];
-    return (await Promise.all(bots.map((b) => b.list()))).flat();
+    const bots = bot === undefined ? await this.#every() : [await this.#named(bot)];
+    const lists = await Promise.all(bots.map(async (b) => this.#marked(b, await b.list())));
+    // Letters kept before bots were recorded: recording their bot now keeps them found once it is removed.
+    const kept = bots.filter((b, i) => lists[i]!.length > 0 && this.#bots.has(b.bot));
+    await Promise.all(kept.map((b) => b.register()));
+    return lists.flat();
   }
 
-  /** The letter with this id, or undefined (also for an id of a bot not in the config). */
+  /** The letter with this id, or undefined. */
   async get(id: string): Promise<DeadLetter | undefined> {
     const bot = parseDeadLetterId(id)?.bot;
-    return bot === undefined ? undefined : this.#bots.get(bot)?.get(id);
+    const letters = bot === undefined ? undefined : await this.#find(bot);
+    const letter = await letters?.get(id);
+    return letters && letter ? this.#marked(letters, [letter])[0] : undefined;
   }
 
   /** Marks the letters for replay by the daemon (now if it runs, else at its next start). */
   async retry(selection: DeadLetterSelection, at = new Date(this.#clock.now())): Promise<DeadLetterOutcome> {
-    const outcome = await this.#each(selection, (letters, id) => letters.requestRetry(id, at));
+    const unconfigured: string[] = [];
+    const outcome = await this.#each(selection, async (letters, id) => {
+      if (this.#bots.has(letters.bot)) return letters.requestRetry(id, at);
+      if (await letters.get(id)) unconfigured.push(id);
+      return undefined;
+    });
+    if (unconfigured.length > 0) outcome.unconfigured = unconfigured;
     if (outcome.done.length > 0) await this.#commit?.();
     if (outcome.done.length > 0) await this.onRetried?.();
     return outcome;
@@ -78,15 +104,44 @@ export class DeadLetterOffice {
 
   async #each(
     selection: DeadLetterSelection,
-    act: (letters: DeadLetters, id: string) => Promise<boolean>,
+    act: (letters: DeadLetters, id: string) => Promise<boolean | undefined>,
   ): Promise<DeadLetterOutcome> {
     const ids = "ids" in selection ? selection.ids : (await this.list(selection.bot)).map((l) => l.id);
     const outcome: DeadLetterOutcome = { done: [], missing: [] };
     for (const id of ids) {
-      const letters = this.#bots.get(parseDeadLetterId(id)?.bot ?? "");
-      const acted = letters !== undefined && (await act(letters, id));
-      (acted ? outcome.done : outcome.missing).push(id);
+      const letters = await this.#find(parseDeadLetterId(id)?.bot ?? "");
+      // undefined: neither done nor missing (a retry refused, said by the caller).
+      const acted = letters === undefined ? false : await act(letters, id);
+      if (acted !== undefined) (acted ? outcome.done : outcome.missing).push(id);
     }
     return outcome;
+  }
+
+  /** The configured bots, then those not configured that have kept letters in the store. */
+  async #every(): Promise<DeadLetters[]> {
+    const recorded = await letterBots(this.#root);
+    const gone = recorded.filter((name) => !this.#bots.has(name)).sort();
+    return [...this.#bots.values(), ...gone.map((name) => this.#unconfigured(name))];
+  }
+
+  /** A configured bot's letters, or those a bot no longer configured kept; else undefined. */
+  async #find(bot: string): Promise<DeadLetters | undefined> {
+    const letters = this.#bots.get(bot);
+    if (letters || bot === "") return letters;
+    return (await letterBots(this.#root)).includes(bot) ? this.#unconfigured(bot) : undefined;
+  }
+
+  /** As {@link #find}, refusing a bot that is neither configured nor has kept letters. */
+  async #named(bot: string): Promise<DeadLetters> {
+    return (await this.#find(bot)) ?? this.of(bot);
+  }
+
+  /** The letters of a bot not in the config: read and dropped only (no bound, nothing redacted). */
+  #unconfigured(bot: string): DeadLetters {
+    return new DeadLetters(this.#root, bot, { max: Number.POSITIVE_INFINITY });
+  }
+
+  #marked(letters: DeadLetters, list: DeadLetter[]): DeadLetter[] {
+    return this.#bots.has(letters.bot) ? list : list.map((l) => ({ ...l, unconfigured: true as const }));
   }
 }

@@ -55,6 +55,11 @@ export interface DeadLetter {
    * ledger, with the server's repeats of the delivery (see Dispatcher.replay).
    */
   heldDelivery?: true;
+  /**
+   * Not stored: set in listings (`bothost failed list`, `show`) on a letter whose bot is not in the
+   * config any more (removed or renamed); such a letter can be read and dropped, not retried.
+   */
+  unconfigured?: true;
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */
@@ -81,6 +86,11 @@ const EVICTED = "evicted";
  */
 const RETRY_NAMESPACE = "_dead-letters";
 const RETRY_GENERATIONS = "retry-generations";
+/**
+ * Every bot that has kept a letter (`{ bot: true }`), in the same namespace: the store lists no
+ * namespaces, and this is how the letters of a bot removed from the config are still found.
+ */
+const LETTER_BOTS = "bots";
 /** Sequence numbers padded so the store's sorted listing is oldest first. */
 const WIDTH = 12;
 
@@ -96,12 +106,15 @@ export function parseDeadLetterId(id: string): { bot: string; seq: number } | un
 export class DeadLetters {
   readonly bot: string;
   readonly #store: StateStore;
+  readonly #root: StateStore;
   readonly #generations: StateStore;
   readonly #o: DeadLettersOptions;
+  #registered: Promise<void> | undefined;
 
   constructor(root: StateStore, bot: string, options: DeadLettersOptions) {
     this.bot = bot;
     this.#store = root.namespace(bot).namespace("dead-letters");
+    this.#root = root;
     this.#generations = root.namespace(RETRY_NAMESPACE);
     this.#o = options;
   }
@@ -115,6 +128,7 @@ export class DeadLetters {
     letter: NewDeadLetter,
     options: { retryRequestedAt?: Date | undefined } = {},
   ): Promise<DeadLetter> {
+    await this.register();
     const seq = await this.#bump(SEQ);
     const stored: DeadLetter = {
       ...letter,
@@ -127,6 +141,26 @@ export class DeadLetters {
     if (options.retryRequestedAt) await this.#bumpGeneration();
     await this.#evictPastBound();
     return stored;
+  }
+
+  /**
+   * Records, once per instance, that this bot keeps letters (see {@link letterBots}): before its
+   * first letter, and by the office for letters kept before the record existed.
+   */
+  register(): Promise<void> {
+    this.#registered ??= this.#register().catch((err: unknown) => {
+      this.#registered = undefined;
+      throw err;
+    });
+    return this.#registered;
+  }
+
+  async #register(): Promise<void> {
+    if ((await letterBots(this.#root)).includes(this.bot)) return;
+    await this.#generations.update(LETTER_BOTS, (current) => ({
+      ...(isGenerations(current) ? current : {}),
+      [this.bot]: true,
+    }));
   }
 
   /** Every letter, oldest first. */
@@ -177,9 +211,14 @@ export class DeadLetters {
     return (await readGenerations(this.#generations))[this.bot] ?? 0;
   }
 
-  /** The letters marked for replay, oldest first. */
+  /**
+   * The letters marked for replay, oldest first. Read at each start of the bot, it also records
+   * a bot with letters kept before such records existed (best effort: the next read tries again).
+   */
   async retryRequested(): Promise<DeadLetter[]> {
-    return (await this.list()).filter((letter) => letter.retryRequestedAt !== undefined);
+    const letters = await this.list();
+    if (letters.length > 0) await this.register().catch(() => {});
+    return letters.filter((letter) => letter.retryRequestedAt !== undefined);
   }
 
   /**
@@ -263,6 +302,12 @@ export class DeadLetters {
  */
 export function retryGenerations(root: StateStore): Promise<Record<string, number>> {
   return readGenerations(root.namespace(RETRY_NAMESPACE));
+}
+
+/** Every bot that has kept a letter in `root`, configured or not (see {@link DeadLetters.register}). */
+export async function letterBots(root: StateStore): Promise<string[]> {
+  const value = await root.namespace(RETRY_NAMESPACE).get(LETTER_BOTS);
+  return isGenerations(value) ? Object.keys(value) : [];
 }
 
 async function readGenerations(store: StateStore): Promise<Record<string, number>> {

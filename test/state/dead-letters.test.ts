@@ -8,6 +8,7 @@ import { FileStore } from "../../src/state/file-store.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
+import { failedRun } from "../support/dead-letter.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
 import { test } from "../support/state.ts";
 
@@ -30,14 +31,7 @@ afterAll(async () => {
   for (const prefix of redisPrefixes) await dropPrefix(prefix);
 });
 
-const failure = (n: number) => ({
-  source: "queue" as const,
-  event: { type: "message", id: n, message: { id: 100 + n, content: `hello ${n}` } },
-  error: new Error(`boom ${n}`),
-  attempts: 5,
-  firstFailedAt: "2026-11-25T10:00:00.000Z",
-  lastFailedAt: "2026-11-25T10:01:00.000Z",
-});
+const failure = failedRun;
 
 test("parseDeadLetterId splits bot and number, and refuses what is not an id", () => {
   expect(parseDeadLetterId("my-bot/12")).toEqual({ bot: "my-bot", seq: 12 });
