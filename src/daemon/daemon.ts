@@ -366,7 +366,8 @@ export class Daemon {
   }
 
   #httpBot(runtime: BotRuntime): HttpBot {
-    return httpBotOf(runtime, this.config.bots[runtime.name]!, this.#coordinator.storeFor(runtime.name));
+    const store = this.#coordinator.storeFor(runtime.name);
+    return httpBotOf(runtime, this.config.bots[runtime.name]!, store, () => this.#o.store.commit());
   }
 
   /** What the admin routes act on, on the admin socket and the HTTP listener. */

@@ -7,13 +7,13 @@ import type { Config } from "../config/schema.ts";
 import { redact } from "../config/secrets.ts";
 import { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLettersOptions } from "../state/dead-letters.ts";
-import { commitOf, type StateStore } from "../state/state-store.ts";
+import type { StateBackend } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 
 /** `clock`: when a retry is asked for (the daemon's clock; `bothost failed` reads the real one). */
 export function deadLetterOfficeFor(
   config: Config,
-  store: StateStore,
+  store: StateBackend,
   log?: Logger,
   clock: Pick<Clock, "now"> = realClock,
 ): DeadLetterOffice {
@@ -33,5 +33,5 @@ export function deadLetterOfficeFor(
     });
   }
   // An operator's retry or drop is told done once it would outlive a kill of the process.
-  return new DeadLetterOffice(store, bots, clock, commitOf(store));
+  return new DeadLetterOffice(store, bots, clock, () => store.commit());
 }

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
-import { commitOf, type StateStore } from "../state/state-store.ts";
+import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
@@ -34,6 +34,8 @@ export interface HttpBot {
   };
   /** The bot's own store (fenced by its lease in a cluster); its idempotency keys go to `<bot>/webhooks`. */
   store: StateStore;
+  /** Makes the bot's writes outlive a kill of the process (the state store's commit). */
+  commit(): Promise<void>;
   handlerTimeoutMs: number;
   /** The config's `webhooks` entries, by inbound webhook name. */
   webhooks: Readonly<Record<string, { readonly idempotency_window: number }>>;
@@ -136,7 +138,7 @@ export class HttpListener {
       idempotencyWindowMs: (webhook) =>
         b.webhooks[webhook]?.idempotency_window ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
       store: b.store.namespace(b.runtime.name).namespace("webhooks"),
-      commit: commitOf(b.store),
+      commit: b.commit,
     };
   }
 

@@ -124,12 +124,3 @@ export interface StateBackend extends StateStore {
   /** Redis only: the primary reached and how (status pages). */
   redisStatus?(): RedisStatus;
 }
-
-/**
- * The commit of `store` when it has one (the embedded store, whose writes outlive a kill of the
- * process only once committed): for an answer that must not come before its writes are kept.
- */
-export function commitOf(store: StateStore): (() => Promise<void>) | undefined {
-  const backend = store as Partial<StateBackend>;
-  return typeof backend.commit === "function" ? () => backend.commit!() : undefined;
-}

@@ -32,8 +32,8 @@ export interface InboundBot {
   idempotencyWindowMs(name: string): number;
   /** Where idempotency keys go: the bot's own namespace (`<bot>/webhooks`). */
   store: StateStore;
-  /** Makes the bot's writes outlive a kill of the process (the embedded store's commit), if needed. */
-  commit?: (() => Promise<void>) | undefined;
+  /** Makes the bot's writes outlive a kill of the process (the state store's commit). */
+  commit(): Promise<void>;
 }
 
 export interface InboundDeps {
@@ -190,7 +190,7 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
       await bot.store.set(storeKey, DONE, { ttlMs: keptMs ?? replayKeptMs(options) });
     // Kept before the answer: a sender told 200 does not retry, so a kill now must not undo the
     // run's state writes or its handled mark.
-    await bot.commit?.();
+    await bot.commit();
     return isPlainObject(result) ? result : { ok: true };
   } catch (err) {
     // Let the sender's retry run the handler again.
