@@ -26,10 +26,11 @@ export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options
 
 A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
 threw NoRetry. Ids look like moderator/12. The letters of a bot no longer in the config (removed
-or renamed) are listed too, marked as such: they can be shown and dropped, not retried. With the daemon running, the command asks it on its
-admin socket (in the state directory), else through its HTTP listener (http.listen;
-http.admin_token when that is not a loopback address): then only state: and http: of the config
-must be sound. With no daemon answering, it works on the state store directly.
+or renamed) are listed too, marked as such: they can be shown and dropped, not retried. With the
+daemon running, the command asks it on its admin socket (in the state directory), else through
+its HTTP listener (http.listen; http.admin_token when that is not a loopback address): then only
+state: and http: of the config must be sound. With no daemon answering, it works on the state
+store directly.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
