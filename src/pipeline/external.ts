@@ -10,20 +10,37 @@
 
 import type { EffectRun } from "../effects/effect-records.ts";
 import { BothostError } from "../errors/bothost-error.ts";
+import { NoRetry } from "../errors/no-retry.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { failpoint } from "./failpoints.ts";
 
 export type External = <T extends JsonValue>(name: string, fn: () => Promise<T> | T) => Promise<T>;
 
-/** `fn`'s result as JSON sees it (what a replay hands back), or an error naming the call. */
+/**
+ * `fn`'s result as JSON sees it (what a replay hands back), or an error naming the call. `fn` has
+ * run by then (its effect is made): the error is a {@link NoRetry}, since a run again would call
+ * it again; the event is kept as a dead letter at once.
+ */
 export function jsonResult<T extends JsonValue>(name: string, result: T): T {
-  const text = JSON.stringify(result);
-  if (text === undefined)
-    throw new BothostError(
-      "EXTERNAL_RESULT",
-      `ctx.external("${name}"): the result must be JSON (got ${typeof result}).`,
-    );
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(result);
+  } catch (err) {
+    throw unrecordable(name, (err as Error).message, err); // a BigInt, a cycle
+  }
+  if (text === undefined) throw unrecordable(name, `got ${typeof result}`);
   return JSON.parse(text) as T;
+}
+
+/** The error of a call whose result no record can hold (`EXTERNAL_RESULT`, as its cause). */
+function unrecordable(name: string, why: string, cause?: unknown): NoRetry {
+  const err = new BothostError(
+    "EXTERNAL_RESULT",
+    `ctx.external("${name}"): the result must be JSON (${why}).`,
+    cause === undefined ? undefined : { cause },
+  );
+  const made = "The call was made: the handler is not run again, which would make it again.";
+  return new NoRetry(`${err.message} ${made}`, { cause: err });
 }
 
 /** The name of the run nested in a run that numbers its externals (see {@link externalOf}). */

@@ -4,7 +4,9 @@
  * sent exactly once; a handler that sent and then threw sends nothing twice, retried or replayed;
  * a booking or a snippet whose create was answered by a failure after the server made it is
  * found on the retry and made no second time; a `ctx.external` call is made once across retries,
- * and across a dead letter's replay after the store's effect records expired.
+ * and across a dead letter's replay after the store's effect records expired; one whose result
+ * no record holds (`undefined`) is made once, its event kept as a dead letter at once (before,
+ * each of the retries called it again).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -138,6 +140,28 @@ describe("a handler that sent, then threw", () => {
     post("go", "t");
     await expect.poll(sentByBot, { timeout: 10_000 }).toEqual(["ticket 1", "and ticket 2"]);
     expect([runs, calls]).toEqual([3, 2]);
+  });
+
+  it("calls ctx.external once when its result is no JSON: kept as a dead letter at once, not run again", async () => {
+    let calls = 0;
+    const notify = defineBot({
+      setup(bot) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          // A JavaScript bot's call that returns nothing: made, its result not one a record holds.
+          await ctx.external("notify", (async () => void calls++) as never);
+          await ctx.reply("notified");
+        });
+      },
+    });
+    running = await world.daemon({ once: { email: BOT, definition: notify, extra: RETRIES } });
+    post("go", "t");
+    const letters = () => running!.daemon.letters.list();
+    await expect.poll(async () => (await letters()).length, { timeout: 10_000 }).toBe(1);
+    const [letter] = await letters();
+    expect([calls, letter!.attempts, sentByBot()]).toEqual([1, 1, []]);
+    expect(letter!.error.message).toMatch(
+      /^ctx\.external\("notify"\): the result must be JSON \(got undefined\)/,
+    );
   });
 
   it("replayed from the dead letters after a fix, repeats none of what it had sent", async () => {
