@@ -5,8 +5,9 @@
  * out of. Nobody within the deadline and the request expires. The requester may withdraw the
  * request by saying `withdraw` there (their other messages there are ordinary; an approver's
  * `withdraw` is no decision; `@**Approvals** withdraw` with none waiting says so). A second request
- * in a topic where one waits is refused, and a request whose question someone deleted ends
- * undecided: the requester is told in each case. An approval calls an outgoing webhook, signed as
+ * in a topic where one waits is refused, and so is one from a requester who has 20 waiting
+ * elsewhere; a request whose question someone deleted ends undecided: the requester is told in
+ * each case. An approval calls an outgoing webhook, signed as
  * bothost's inbound webhooks check (`X-Signature: t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), once its
  * answer is recorded: a crash during the call makes it again, with the same `request` (the asking
  * message's id) for the receiver to act on once. A call that fails on every attempt is told in the
@@ -137,6 +138,9 @@ function undecided(code: string, what: string, timeout: string): string | undefi
   if (code === "PROMPT_TIMEOUT") return `Deploy of ${what} expired: nobody decided in ${timeout}.`;
   if (code === "PROMPT_PENDING")
     return `Another request waits for a decision in this topic: ask for ${what} again once it is decided.`;
+  // The requester already has the most requests a person may have waiting (20, in other topics).
+  if (code === "PROMPT_LIMIT")
+    return `Too many of your deploy requests wait for a decision: ask for ${what} again once one of them is decided or withdrawn.`;
   // Talk that is no choice counts as an answer only in a request asked by an older bothost.
   if (code === "PROMPT_INVALID")
     return `Deploy of ${what} not decided: decide with approve or reject, or with the buttons.`;

@@ -3,7 +3,8 @@
  * channel topic waits for a member of the group other than the requester, who approves or
  * rejects by word or number; others' messages there, and approvers' talk that is no choice, are
  * ordinary; nobody within the deadline and it expires; the requester withdraws it; an approval
- * calls the webhook once, signed, through a crash; operators see who is awaited. It imports
+ * calls the webhook once, signed, through a crash; operators see who is awaited; a requester with
+ * 20 requests waiting is told a 21st is not asked (before, the bot said nothing). It imports
  * "bothost", which resolves to dist/: run `npm run build` first (`npm test` does).
  */
 import { createHmac } from "node:crypto";
@@ -227,6 +228,24 @@ test("the requester is told when another request waits there; approvers talking 
   expect(bot.replies()).toHaveLength(2);
   expect(bot.dialogs()).toHaveLength(1);
   expect((await bot.ask(RITA, say("approve"))).content).toBe("Deploy of api 1.4.2 approved by Rita Release.");
+});
+
+test("a requester with 20 requests waiting is told that a 21st is not asked; it is, once one is decided", async ({
+  runBot,
+}) => {
+  const bot = await runBot({ bot: approvals, name: "approvals", email: BOT, settings: GROUP });
+  const inTopic = (name: string, content: string) => ({ ...topic, topic: name, content });
+  const request = (i: number) => inTopic(`deploys ${i}`, `@**Approvals** deploy api 1.4.${i}`);
+  for (let i = 0; i < 20; i++) await bot.ask(REQ, request(i));
+  expect((await bot.ask(REQ, request(20))).content).toBe(
+    "Too many of your deploy requests wait for a decision: ask for api 1.4.20 again once one of them is decided or withdrawn.",
+  );
+  expect(bot.dialogs()).toHaveLength(20);
+  await bot.ask(RITA, inTopic("deploys 0", "approve"));
+  await expect.poll(() => bot.dialogs()).toHaveLength(19);
+  expect((await bot.ask(REQ, request(20))).content).toBe(
+    "**Rae Requester** asks to deploy **api 1.4.20**. A member of release-managers decides:\n1. :check: approve\n2. :cross_mark: reject",
+  );
 });
 
 test("a request whose question someone deletes ends undecided, the requester told; the topic is free again", async ({
