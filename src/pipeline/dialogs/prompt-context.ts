@@ -57,12 +57,15 @@ export function promptOf(
     stamp: () => ctx.effects?.run.stamp(),
     react: (messageId, emoji) =>
       ctx.react(emoji, { messageId }).catch((err: unknown) => {
-        // Refused for good (an emoji name the server does not know): the bot's code is wrong, say so.
-        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429)
-          ctx.log.warn(
-            { err, emoji, messageId },
-            `the button :${emoji}: could not be put on the question (${err.msg}): check the emoji name in the prompt's choices`,
-          );
+        if (!(err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429))
+          throw err;
+        // Refused for good. An emoji name the server does not know (its reason names it): the
+        // bot's code is wrong, say so. Any other refusal is the question's (deleted meanwhile:
+        // "Invalid message(s)"), which its dialog learns from the deletion: no fault of the choices.
+        const line = `the button :${emoji}: could not be put on the question (${err.msg})`;
+        if (err.msg.includes(`'${emoji}'`))
+          ctx.log.warn({ err, emoji, messageId }, `${line}: check the emoji name in the prompt's choices`);
+        else ctx.log.info({ err, emoji, messageId }, line);
         throw err;
       }),
     get signal() {
