@@ -2,7 +2,9 @@
  * Durable dialogs (`ctx.prompt`), against the sandbox over HTTP in a real daemon, the testing
  * kit's clock moved instead of waited for: each answer lands under its question through restarts
  * and crashes, a waiting dialog holds no slot and blocks nobody, typed answers, the cancel word,
- * deadlines in days kept across restarts, and code changed under a dialog.
+ * deadlines in days kept across restarts, and code changed under a dialog. A choice that ends
+ * with a period, typed as listed, is taken (before, it was refused: its period was dropped from
+ * the answer only).
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -43,6 +45,10 @@ const survey = defineBot({
           await ctx.reply("No answer: no coffee.");
         else throw err;
       }
+    });
+    bot.command("when", async (ctx) => {
+      const when = await ctx.prompt("When?", { choices: ["Now.", "Later."] });
+      await ctx.reply(`${when.value} it is.`);
     });
     bot.command("ping", (ctx) => ctx.reply("pong"));
   },
@@ -155,6 +161,13 @@ it("a refused answer is asked again with the reason; the tries run out with a re
   expect((await bot.ask(MEMBER, dm("Cancel"))).content).toBe(CANCELLED_REPLY);
   // The dialog is over: the next message is an ordinary one.
   expect((await bot.ask(MEMBER, dm("ping"))).content).toBe("pong");
+});
+
+it("a choice that ends with a period is taken typed as listed, or without its period", async () => {
+  expect((await bot.ask(MEMBER, dm("when"))).content).toBe("When?\n1. Now.\n2. Later.");
+  expect((await bot.ask(MEMBER, dm("Later."))).content).toBe("Later. it is.");
+  await bot.ask(MEMBER, dm("when"));
+  expect((await bot.ask(MEMBER, dm("now"))).content).toBe("Now. it is.");
 });
 
 it("a deadline that passes while the bot is down runs the timeout branch once at start", async () => {

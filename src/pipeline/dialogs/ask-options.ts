@@ -124,14 +124,22 @@ export function checkChoices(choices: readonly string[] | undefined): void {
     );
 }
 
+/** Text as choices compare it: without case, spaces around, or a final period. */
+const plain = (text: string) => text.trim().replace(/\.$/, "").toLowerCase();
+
 /** The choice an answer names (by its text, without case, or its number), or why it names none. */
 export function choiceOf(
   choices: readonly string[],
   text: string,
 ): { ok: true; value: string } | { ok: false; reason: string } {
-  const said = text.trim().replace(/\.$/, "").toLowerCase();
+  const said = plain(text);
   const byNumber = /^\d+$/.test(said) ? choices[Number(said) - 1] : undefined;
-  const value = byNumber ?? choices.find((c) => c.trim().toLowerCase() === said);
+  // A choice typed as it is listed ("Later."), or without its final period ("later").
+  const exact = text.trim().toLowerCase();
+  const value =
+    byNumber ??
+    choices.find((c) => c.trim().toLowerCase() === exact) ??
+    choices.find((c) => plain(c) === said);
   if (value !== undefined) return { ok: true, value };
   return { ok: false, reason: `answer one of ${choices.map((c, i) => `${i + 1} (${c})`).join(", ")}` };
 }
