@@ -41,8 +41,10 @@ export interface Coordinator {
    * the bot's lease and is not handing it over (a reload starts a changed bot only then).
    */
   runsHere(bot: string): boolean;
-  /** The instance holding this bot's lease, as the last round read it (cluster mode). */
+  /** The instance holding this bot's lease, as the last round read it, within a ttl (cluster mode). */
   holderOf?(bot: string): string | undefined;
+  /** How long no round could read the leases, once longer than a ttl (cluster mode). */
+  leasesUnreadForMs?(): number | undefined;
   /** Why this instance lost the bot's lease, while it has not taken it again (cluster mode). */
   lostLease?(bot: string): string | undefined;
 }

@@ -30,6 +30,7 @@ import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance } from "./balance.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
+import { LeaseHolders } from "./lease-holders.ts";
 import { type ClusterView, RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
@@ -73,11 +74,13 @@ export class LeaseCoordinator implements Coordinator {
   /** A failover was seen during a round: run the next one at once. */
   #reReadDue = false;
   #sink: ReplicationSink | undefined;
+  readonly #holders: LeaseHolders;
 
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
     this.timing = leaseTiming(options.ttlMs);
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+    this.#holders = new LeaseHolders(this.instanceId, this.timing.ttlMs, () => performance.now());
     // Rendezvous order: each instance prefers different bots, so fewer of them race for one lease.
     const rank = (bot: string) => createHash("sha256").update(`${this.instanceId}\n${bot}`).digest("hex");
     this.#order = [...options.bots].sort((a, b) => (rank(a) < rank(b) ? -1 : 1));
@@ -208,14 +211,13 @@ export class LeaseCoordinator implements Coordinator {
     this.#nextRound();
   }
 
-  /** Each bot's lease holder as the last round read it: `bothost status` names it for a standby bot. */
-  #holders: ReadonlyMap<string, string | undefined> = new Map();
-
+  /** Each bot's lease holder as the last round read it, within a ttl: a standby bot names it. */
   holderOf(bot: string): string | undefined {
-    // Never this instance: a bot held here is not on standby, and one handed over or lost since
-    // that round is held by no one known until a round reads who took it.
-    const holder = this.#holders.get(bot);
-    return holder === this.instanceId ? undefined : holder;
+    return this.#holders.holderOf(bot);
+  }
+
+  leasesUnreadForMs(): number | undefined {
+    return this.#holders.unreadForMs();
   }
 
   /** Why a bot's lease was lost here, until it is taken again (here or elsewhere): `bothost status` says it. */
@@ -229,8 +231,9 @@ export class LeaseCoordinator implements Coordinator {
     const leases = this.#leases!;
     let view: ClusterView;
     try {
+      const sentAt = performance.now();
       view = await leases.heartbeat(this.#o.bots);
-      this.#holders = view.holders;
+      this.#holders.read(view.holders, sentAt);
       await this.#renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
       this.#failing = false;

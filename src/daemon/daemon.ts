@@ -296,6 +296,7 @@ export class Daemon {
       configLoadedAt: this.#configLoadedAt,
       redis: this.#o.store.redisStatus?.(),
       leaseHolder: (bot) => this.#coordinator.holderOf?.(bot),
+      leasesUnreadForMs: () => this.#coordinator.leasesUnreadForMs?.(),
       leaseLost: (bot) => this.#coordinator.lostLease?.(bot),
     });
   }

@@ -41,8 +41,10 @@ export interface StatusSources {
   configLoadedAt?: number;
   /** With `state.redis`: the primary reached and how. */
   redis?: RedisStatus | undefined;
-  /** Cluster mode: the instance holding a bot's lease, as last read. */
+  /** Cluster mode: the instance holding a bot's lease, as last read (within a ttl). */
   leaseHolder?: (bot: string) => string | undefined;
+  /** Cluster mode: how long the leases have gone unread, once longer than a ttl. */
+  leasesUnreadForMs?: () => number | undefined;
   /** Cluster mode: why this instance lost a bot's lease, until it takes it again. */
   leaseLost?: (bot: string) => string | undefined;
 }
@@ -98,7 +100,7 @@ function botStatus(
   deadLetters: number,
   startFailure: string | undefined,
   now: number,
-  lease: Pick<StatusSources, "leaseHolder" | "leaseLost">,
+  lease: Pick<StatusSources, "leaseHolder" | "leaseLost" | "leasesUnreadForMs">,
 ): BotStatus {
   const st = runtime.status;
   const { state, reason } = startFailure
@@ -107,10 +109,15 @@ function botStatus(
   // A standby bot runs where its lease is: named, so that an instance that died (its lease not
   // expired yet) is told from one that runs the bot.
   const holder = state === "standby" ? lease.leaseHolder?.(runtime.name) : undefined;
-  const standby = holder && {
-    leaseHolder: holder,
-    reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
-  };
+  const unread = state === "standby" && !holder ? lease.leasesUnreadForMs?.() : undefined;
+  const standby = holder
+    ? {
+        leaseHolder: holder,
+        reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+      }
+    : unread !== undefined && {
+        reason: `the leases could not be read for ${Math.round(unread / 1000)} s (is Redis reachable?): no instance is known to run it. Once Redis answers, a round of leases shows which instance runs it, or this one takes it`,
+      };
   // Stopped because its lease was lost, not on purpose: why, and what comes next.
   const lost = state === "stopped" ? lease.leaseLost?.(runtime.name) : undefined;
   const lostLease = lost && {

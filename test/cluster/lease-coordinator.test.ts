@@ -120,6 +120,28 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
     expect([a.c.held, b.c.held]).toEqual([[], ["solo"]]);
   });
 
+  it("a spare cut off from Redis for more than a ttl names no holder: its lease may have expired since", async () => {
+    const prefix = uniquePrefix("unread-holder");
+    cleanups.push(() => dropPrefix(prefix));
+    const proxy: FreezableProxy = await startProxy(redisUrl);
+    cleanups.push(() => proxy.close());
+    const ttlMs = 1_500;
+    const events: string[] = [];
+    const a = await coordinator(redisUrl, prefix, ["solo"], ttlMs, "inst-a");
+    await a.c.start(recorder("a", events));
+    cleanups.push(() => a.c.stop(async () => {}));
+    const b = await coordinator(proxy.url, prefix, ["solo"], ttlMs, "inst-b");
+    await b.c.start(recorder("b", events));
+    cleanups.push(() => b.c.stop(async () => {}));
+    expect([b.c.holderOf("solo"), b.c.leasesUnreadForMs()]).toEqual(["inst-a", undefined]);
+
+    // b reads nothing more: what it last read of a's lease is past its ttl, a's renewals unseen.
+    proxy.freeze();
+    await expect.poll(() => b.c.holderOf("solo"), { timeout: 10_000, interval: 20 }).toBeUndefined();
+    expect(b.c.leasesUnreadForMs()).toBeGreaterThan(ttlMs);
+    expect(events).toEqual(["a run solo"]);
+  });
+
   it("gives back the lease of a bot that could not start for now, and starts it again later", async () => {
     const prefix = uniquePrefix("give-back");
     cleanups.push(() => dropPrefix(prefix));
