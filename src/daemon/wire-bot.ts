@@ -269,6 +269,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     contextDeps: () => contexts.deps(),
     runHandler: contexts.runHandler,
     runJob,
+    storeLanded: () => storeHealth.landed(),
   });
   return {
     effects,

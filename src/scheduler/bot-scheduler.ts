@@ -34,6 +34,8 @@ export interface BotSchedulerOptions {
   runHandler: RunHandler;
   /** The pipeline's retries, effect records and dead letters for a cron job's occurrence. */
   runJob: RunJob;
+  /** A write of the bot's landed (a cron job's record of its run): an outage of the store, if any, is over. */
+  storeLanded?: () => void;
 }
 
 /** What `setup` declared: `bot.recurring()` by id and `bot.cron()` in order. */
@@ -119,6 +121,7 @@ export class BotScheduler {
               runHandler: this.#o.runHandler,
               runJob: this.#o.runJob,
               signal: stopping.signal,
+              ...(this.#o.storeLanded ? { storeLanded: this.#o.storeLanded } : {}),
             },
             declarations.cronJobs,
           );

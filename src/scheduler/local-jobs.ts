@@ -41,6 +41,11 @@ export interface LocalJobsOptions {
   runJob: RunJob;
   /** Aborted when the bot stops. */
   signal: AbortSignal;
+  /**
+   * A record of a job's run landed in the store: the bot's store outage, if any, is over (for a
+   * bot that handles no message, the only write that says so).
+   */
+  storeLanded?: () => void;
 }
 
 /**
@@ -225,6 +230,7 @@ export class LocalJobs {
     try {
       for (const id of ids) await this.#o.store.set(id, value);
       await this.#o.flush();
+      this.#o.storeLanded?.();
     } catch (err) {
       this.#o.log.error(
         { err, jobs: ids },

@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, expect, it } from "vitest";
+import { defineBot } from "../../src/bot/define-bot.ts";
 import { STORE_OUTAGE_LINE, STORE_WAIT_LINE } from "../../src/pipeline/handler-failures.ts";
 import { STORE_BACK_LINE, STORE_FAILING_LINE } from "../../src/pipeline/store-health.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
@@ -156,4 +157,36 @@ it("a dialog's write the full disk fails is tried again quietly once the outage 
     return botSaid(sandbox, BOT);
   }).toEqual(["a: 1", "Which size?"]);
   await poll(() => running.logged(STORE_BACK_LINE).length).toBe(1);
+});
+
+it("a cron-only bot whose job's run met the outage is ready again once a later write of its job lands", async () => {
+  // No message comes: no handled mark is saved, only the job's records of its run and its send.
+  const hourly = defineBot({
+    setup(bot) {
+      bot.cron("0 * * * *", async (ctx) => {
+        await ctx.send({ type: "channel", to: "general", topic: "hourly", content: "on the hour" });
+      });
+    },
+  });
+  const clock = new TestClock({ held: true, start: "2030-01-07T09:59:00Z" });
+  up = await startGatedDaemon({
+    name: "hourly",
+    email: "hourly-bot@sandbox.example",
+    fullName: "Hourly",
+    definition: hourly,
+    channels: ["general"],
+    clock,
+    global: "http:\n  listen: 127.0.0.1:0",
+  });
+  const { running } = up;
+  await poll(async () => (await readyz()).status).toBe(200);
+  fillDiskAt(join(up.dir, "state.log"));
+  await clock.advanceTo("2030-01-07T10:00:00Z");
+  await poll(() => running.logged(`${STORE_OUTAGE_LINE}; running`).length).toBe(1);
+  expect((await readyz()).status).toBe(503);
+  limitFiles("unlimited");
+  await clock.advance(2_000);
+  await poll(() => running.logged("handler succeeded on a later attempt").length).toBe(1);
+  await poll(async () => (await readyz()).status).toBe(200);
+  expect(running.logged(STORE_BACK_LINE)).toHaveLength(1);
 });
