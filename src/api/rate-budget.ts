@@ -178,10 +178,19 @@ export class RateBucket {
     };
   }
 
-  /** A 429: no call of this bucket starts before `retryAfterMs` from now. */
-  block(retryAfterMs: number): void {
+  /**
+   * A 429: no call of this bucket starts before `retryAfterMs` from now. Its headers report no
+   * call left whichever rule refused it; a wait longer than a minute can only be the hour's, so
+   * then the server's hourly limit is taken from them and none is left until the wait ends (calls
+   * made before this client existed, a restart's, count on the server).
+   */
+  block(retryAfterMs: number, headers?: ResponseHeaders): void {
     this.limited++;
-    this.#blockedUntil = Math.max(this.#blockedUntil, this.clock.now() + retryAfterMs);
+    const until = this.clock.now() + retryAfterMs;
+    this.#blockedUntil = Math.max(this.#blockedUntil, until);
+    const limit = headers && header(headers, "x-ratelimit-limit");
+    if (retryAfterMs > MINUTE && limit !== undefined && limit >= 1)
+      this.#reported = { limit: Math.floor(limit), remaining: 0, resetAt: until, callsThen: this.calls };
   }
 
   snapshot(now = this.clock.now()): BucketSnapshot {

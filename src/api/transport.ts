@@ -264,6 +264,7 @@ export function createTransport(config: TransportConfig): RequestFn {
           logger.info({ endpoint, waitedMs: ms }, "a call waited for the account's rate budget");
         }
       }
+      let refusedHeaders: TextResponse["headers"] | undefined;
       try {
         let response: TextResponse;
         // A second poll at once (another queue of the same account) goes through the pool
@@ -287,6 +288,7 @@ export function createTransport(config: TransportConfig): RequestFn {
         config.onResponse?.({ endpoint, status, ms: clock.now() - started });
         // A 429's own retry-after is exact; its headers' whole-second reset is not.
         if (options.auth !== false && status !== 429) bucket.observe(response.headers);
+        else if (options.auth !== false) refusedHeaders = response.headers;
         const data = interpret(endpoint, status, response.headers, response.text);
         // Every poll passes here: the line is built only when debug is on.
         if (logger.isLevelEnabled?.("debug") !== false)
@@ -295,7 +297,7 @@ export function createTransport(config: TransportConfig): RequestFn {
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
         // A 429 holds only this bucket: polls never make a send wait, nor the other way round.
-        if (err instanceof RateLimitError) bucket.block(err.retryAfterMs);
+        if (err instanceof RateLimitError) bucket.block(err.retryAfterMs, refusedHeaders);
         const code = (err as { code?: unknown } | null)?.code;
         logger.debug({ endpoint, attempt, code }, err instanceof Error ? err.message : `${endpoint} failed`);
         const decision = decideRetry(err, attempt, idempotent, policy);

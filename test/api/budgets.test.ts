@@ -93,6 +93,25 @@ describe("budgets per bucket", () => {
     expect(sandbox.control.rateLimitCount(BOT, "other")).toEqual({ calls: 6, refused: 0 });
   });
 
+  it("a 429 longer than a minute, the hour spent by calls made before this client, leaves none this hour", async () => {
+    sandbox.control.setUserRateLimit(BOT, [
+      [60, 200],
+      [3600, 3],
+    ]);
+    // A daemon before a restart spent the account's hour; the new one's first call is refused.
+    const before = botClient();
+    for (let i = 0; i < 3; i++) await before.users.me();
+    const client = botClient();
+    const refused = client.users.me().catch((err: unknown) => err);
+    await expect.poll(() => statuses("/users/me")).toEqual([200, 200, 200, 429]);
+    expect(await refused).toMatchObject({ code: "RATE_LIMIT_HIT" });
+    const snapshot = client.budget.other.snapshot();
+    expect(snapshot).toMatchObject({ perHour: 3, remainingHour: 0, limited: 1 });
+    // The next call waits for the 429's own retry-after, not a rounded reset.
+    expect(snapshot.blockedUntil! - clock.now()).toBeGreaterThan(3_599_000);
+    expect(client.budget.other.nextStartAt()).toBe(snapshot.blockedUntil);
+  });
+
   it("learns a higher hourly limit than the default and uses it", async () => {
     sandbox.control.setUserRateLimit(BOT, [
       [60, 200],
