@@ -103,9 +103,11 @@ function botStatus(
   lease: Pick<StatusSources, "leaseHolder" | "leaseLost" | "leasesUnreadForMs">,
 ): BotStatus {
   const st = runtime.status;
-  const { state, reason } = startFailure
+  const named = startFailure
     ? { state: "failed" as const, reason: startFailure }
     : (STATES[st.state] ?? { state: "stopped" });
+  const { state } = named;
+  const reason = named.reason ?? (state === "starting" ? heldByRateLimit(st.budget, now) : undefined);
   // A standby bot runs where its lease is: named, so that an instance that died (its lease not
   // expired yet) is told from one that runs the bot.
   const holder = state === "standby" ? lease.leaseHolder?.(runtime.name) : undefined;
@@ -159,6 +161,13 @@ function botStatus(
 }
 
 const AUTH_FAILED = "the server rejected the bot's credentials: fix its API key, then reload";
+
+/** A start the server's 429 holds (its hour spent, by a restart loop say): until when. */
+function heldByRateLimit(buckets: readonly BucketSnapshot[], now: number): string | undefined {
+  const until = Math.max(0, ...buckets.map((b) => b.blockedUntil ?? 0));
+  if (until <= now) return undefined;
+  return `the server refused its calls for the account's rate limit (429): none before ${new Date(until).toISOString()}`;
+}
 
 /** A runtime state as the status names it (anything else: stopped). */
 const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {

@@ -5,6 +5,7 @@
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { formatStatus } from "../../src/cli/status.ts";
+import type { Daemon } from "../../src/daemon/daemon.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { useSandbox } from "../support/sandbox-fixture.ts";
 
@@ -49,4 +50,34 @@ it("keeps the server's defaults when the config says nothing", async () => {
     [200, 2000],
   ]);
   expect(budget.steadyPollSpacingSeconds).toBe(2);
+});
+
+it("a start the server's 429 holds says so in the status, and until when", async () => {
+  // The account's hour spent before this start (by a restart loop, say).
+  world.sandbox.control.setUserRateLimit(BOT, [
+    [60, 200],
+    [3600, 2],
+  ]);
+  const auth = `Basic ${btoa(`${BOT}:${world.sandbox.control.apiKeyOf(BOT)}`)}`;
+  for (let i = 0; i < 2; i++)
+    await fetch(`${world.sandbox.url}/api/v1/users/me`, { headers: { authorization: auth } });
+  let daemon: Daemon | undefined;
+  const starting = world.daemon(
+    { raised: { email: BOT, definition: quiet } },
+    {
+      created: (d) => {
+        daemon = d;
+      },
+    },
+  );
+  await expect.poll(() => world.sandbox.control.rateLimitCount(BOT, "other").refused).toBe(1);
+  const bot = (await daemon!.status()).bots[0]!;
+  expect(bot.state).toBe("starting");
+  expect(bot.reason).toMatch(
+    /^the server refused its calls for the account's rate limit \(429\): none before \d{4}-\d\d-\d\dT/,
+  );
+  expect(Date.parse(bot.reason!.split("none before ")[1]!) - Date.now()).toBeGreaterThan(3_500_000);
+  expect(formatStatus(await daemon!.status())).toContain(`raised: ${bot.reason}`);
+  await daemon!.stop({ deadlineMs: 0 });
+  running = await starting;
 });
