@@ -1,6 +1,5 @@
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
-import { type Booted, bootDaemon } from "../daemon/boot.ts";
+import type { Booted } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadInBackground, reportStartupError } from "./args.ts";
 
 export const runHelp = `Usage: bothost run [--config FILE]
@@ -20,9 +19,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values } = args;
   let booted: Booted | undefined;
-  // The handlers are in place before the boot (config, modules, state store): a SIGHUP then (a
-  // reload asked while the daemon loads) would otherwise end the process. A signal that comes
-  // before the daemon runs is acted on once it does.
+  // The handlers are in place before the boot (bothost's own modules, the config, the bots'
+  // modules, the state store): a SIGHUP then (a reload asked while the daemon loads) would
+  // otherwise end the process. So the daemon's modules are imported only once they are. A signal
+  // that comes before the daemon runs is acted on once it does.
   let shutdown: NodeJS.Signals | undefined;
   let reloadAsked = false;
   let stop = () => {};
@@ -50,6 +50,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onReload);
   try {
+    const [{ resolveConfigPath }, { bootDaemon }] = await Promise.all([
+      import("../config/load-config.ts"),
+      import("../daemon/boot.ts"),
+    ]);
     booted = await bootDaemon(resolveConfigPath({ flag: values.config }));
     const { daemon, log } = booted;
     if (shutdown) log.info({ signal: shutdown }, "shutting down");

@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { expect, it } from "vitest";
 import { spawnCli } from "../support/cli.ts";
 import * as e2e from "../support/e2e-daemon.ts";
@@ -14,6 +15,7 @@ import * as e2e from "../support/e2e-daemon.ts";
 e2e.useE2eCleanup();
 
 const HELD = path.join(path.dirname(e2e.REPLIER), "held-load.mjs");
+const HUP_AT_BOOT = path.join(path.dirname(e2e.REPLIER), "hup-at-boot.mjs");
 const TIMEOUT = { timeout: 60_000 };
 
 /** A daemon whose one bot's module holds its boot until SIGUSR2, `signal` sent meanwhile. */
@@ -51,4 +53,14 @@ it("a SIGTERM while the daemon boots stops it once booted: nothing starts, exit 
   expect(daemon.logs().find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM" });
   expect(daemon.logs().some((l) => l.msg === "daemon started")).toBe(false);
   expect(sandbox.control.queues()).toEqual([]);
+});
+
+it("a SIGHUP while Node loads the daemon's own modules is a reload once it runs too", TIMEOUT, async () => {
+  const sandbox = await e2e.startE2eSandbox(e2e.orgWithBots(1));
+  const config = await e2e.writeConfig(sandbox, { b0: { email: e2e.botEmail(0) } });
+  const env = { ...config.env, NODE_OPTIONS: `--import=${pathToFileURL(HUP_AT_BOOT).href}` };
+  const daemon = spawnCli(["run", "--config", config.file], { env });
+  await daemon.waitForLog((l) => l.msg === "config reloaded");
+  daemon.kill("SIGTERM");
+  expect(await daemon.exited).toEqual({ code: 0, signal: null });
 });

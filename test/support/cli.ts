@@ -108,18 +108,17 @@ export function spawnCli(
   child.stderr!.on("data", (chunk: string) => {
     err += chunk;
   });
+  let done = false;
   const exited = new Promise<Exit>((resolve) => {
     // "close", not "exit": it comes once the output pipes are read to their end, so the caller
     // sees everything the process wrote ("exit" can come first, with the last lines still unread).
     child.once("close", (code, signal) => {
       running.delete(child);
+      // Before the listeners look: a wait for a line that never came ends now, not at its timeout.
+      done = true;
       resolve({ code, signal });
       changed();
     });
-  });
-  let done = false;
-  void exited.then(() => {
-    done = true;
   });
   return {
     child,
