@@ -128,10 +128,12 @@ describe("graceful shutdown", { timeout: 60_000 }, () => {
 
   it("a handler deaf to its signal past shutdown_timeout: the daemon stops and exits 0 all the same", async () => {
     sandbox = await startE2eSandbox(orgWithBots(1));
-    // Ten minutes, its signal ignored: far past the config's shutdown_timeout (5 s).
-    config = await writeConfig(sandbox, {
-      b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 600000" },
-    });
+    // Ten minutes, its signal ignored: far past the config's shutdown_timeout (2 s, the wait here).
+    config = await writeConfig(
+      sandbox,
+      { b0: { email: botEmail(0), extra: "settings:\n  delay_ms: 600000" } },
+      { shutdownTimeout: "2s" },
+    );
     const daemon = await startDaemon(config);
     const busy = send(sandbox, "task deaf");
     await daemon.waitForLog((l) => l.msg === "e2e: handling" && l.messageId === busy);

@@ -88,11 +88,14 @@ export interface E2eConfig {
   cleanup(): Promise<void>;
 }
 
-/** Write a config for `bots` (all running the replier module) against `sandbox`. */
+/**
+ * Write a config for `bots` (all running the replier module) against `sandbox`;
+ * `shutdownTimeout`: its `shutdown_timeout` (default 5 s).
+ */
 export async function writeConfig(
   sandbox: Sandbox,
   bots: Record<string, ConfigBot>,
-  options: { global?: string; stateDir?: string } = {},
+  options: { global?: string; stateDir?: string; shutdownTimeout?: string } = {},
 ): Promise<E2eConfig> {
   const dir = await mkdtemp(path.join(tmpdir(), "bothost-e2e-"));
   const stateDir = options.stateDir ?? path.join(dir, "state");
@@ -101,7 +104,7 @@ export async function writeConfig(
     `server:\n  url: ${sandbox.url}`,
     `state:\n  path: ${stateDir}`,
     "log:\n  level: debug\n  pretty: false",
-    "shutdown_timeout: 5s",
+    `shutdown_timeout: ${options.shutdownTimeout ?? "5s"}`,
     "longpoll_margin: 1s",
     options.global ?? "",
     "bots:",
