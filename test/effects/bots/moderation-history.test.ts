@@ -70,7 +70,8 @@ describe("the moderation bot live over the seeded history", () => {
       beforeTraffic: async ({ bot: account, settings }) => {
         // One poll per message for 100+ messages would spend the burst of the default hourly
         // budget and then wait 2 s between polls, as against a real server: this account gets a
-        // server rule ten times larger (as a server's per-user rules allow), so polls stay quick.
+        // server rule ten times larger (as a server's per-user rules allow), and the bot's config
+        // says so (rate_limit), so that its polls are not spaced to the default minute's 200 either.
         control.setUserRateLimit(account.email, [
           [60, 2_000],
           [3600, 20_000],
@@ -80,6 +81,7 @@ describe("the moderation bot live over the seeded history", () => {
           name: "moderation",
           email: account.email,
           settings,
+          config: "rate_limit: { per_minute: 2000, per_hour: 20000 }",
         });
       },
       pace: idle,
