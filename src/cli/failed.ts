@@ -10,7 +10,6 @@ import type {
 } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { FileStore } from "../state/file-store.ts";
-import { RedisStore } from "../state/redis-store.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
@@ -214,9 +213,13 @@ async function openLetterDesk(file: string): Promise<LetterDesk> {
   const { config } = await loadConfigWithPlaceholders(file);
   let store: StateBackend;
   try {
+    // The Redis client's code is loaded only for a config that names Redis.
     store =
       config.state.redis !== undefined
-        ? await RedisStore.open({ url: config.state.redis, prefix: config.state.prefix })
+        ? await (await import("../state/redis-store.ts")).RedisStore.open({
+            url: config.state.redis,
+            prefix: config.state.prefix,
+          })
         : await FileStore.open(config.state.path ?? stateDefaults.path);
   } catch (err) {
     // A daemon holds the directory but answers on no channel: its first call says so.

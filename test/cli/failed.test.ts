@@ -13,10 +13,12 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import { startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
-import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
+import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
 import { freePort } from "../support/free-port.ts";
 
 const KEY = "mod-secret-key-0123456789";
+/** Preloaded in a CLI process, it names on stderr the packages the process loaded. */
+const PACKAGES_LOADED = join(repoRoot, "test/fixtures/cli/packages-loaded.cjs");
 let dir: string;
 
 beforeAll(async () => {
@@ -84,11 +86,17 @@ describe("with the daemon stopped: straight in the state directory", TIMEOUT, ()
     expect(stdout).not.toContain(KEY);
   });
 
-  it("list prints a table, --bot narrows it, show prints one letter", async () => {
-    const table = await runCli(["failed", "list", "--bot", "echo", "-c", file]);
+  it("list prints a table, --bot narrows it, show prints one letter; no Redis client is loaded", async () => {
+    const table = await runCli(["failed", "list", "--bot", "echo", "-c", file], {
+      env: { NODE_OPTIONS: `--require ${PACKAGES_LOADED}` },
+    });
     expect(table.stdout).toMatch(
       /^ID +SOURCE +ATTEMPTS +LAST FAILED +ERROR\necho\/1 +queue +5 +2026-11-25T10:01:00Z +boom 3\n$/,
     );
+    // A config with its state on disk needs no Redis client: its code is not loaded.
+    const loaded = /^packages loaded: (.*)$/m.exec(table.stderr)?.[1]?.split(" ");
+    expect(loaded).toContain("yaml");
+    expect(loaded).not.toContain("ioredis");
     const one = await runCli(["failed", "show", "mod/2", "-c", file]);
     expect(one.code).toBe(0);
     expect(one.stdout).toContain("mod/2  (queue, 5 attempts");
