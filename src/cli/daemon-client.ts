@@ -3,7 +3,8 @@
  * then, when the config has `http:`, through the HTTP listener's admin routes (with
  * `http.admin_token` if set), for a daemon whose socket this machine cannot see.
  */
-import { Agent, type Dispatcher, request } from "undici";
+import { requestText } from "../api/request-text.ts";
+import { Connection } from "../api/undici-core.ts";
 import type { AdminView } from "../config/admin-view.ts";
 import { formatProblems } from "../config/config-problem.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
@@ -12,9 +13,9 @@ import { BothostError } from "../errors/bothost-error.ts";
 interface Channel {
   /** How messages name it: "the admin socket /…/admin.sock" or "http://127.0.0.1:8080 (http.listen)". */
   readonly name: string;
-  readonly base: string;
   readonly headers: Record<string, string>;
-  readonly dispatcher?: Dispatcher;
+  /** One connection (undici's own modules, as the API client's: not its index, fetch and all). */
+  readonly connection: InstanceType<typeof Connection>;
 }
 
 /** How long a call waits for the daemon's answer unless it says otherwise. */
@@ -39,18 +40,22 @@ export interface DaemonClient {
 }
 
 export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems">): DaemonClient {
-  const agent = new Agent({ connect: { socketPath: view.socket } });
   const channels: Channel[] = [
-    { name: `the admin socket ${view.socket}`, base: "http://localhost", headers: {}, dispatcher: agent },
+    {
+      name: `the admin socket ${view.socket}`,
+      headers: {},
+      connection: new Connection("http://localhost", { connect: { socketPath: view.socket } }),
+    },
   ];
   const listen = view.http ? parseListenAddress(view.http.listen) : undefined;
   if (listen) {
     const host = listen.host === "0.0.0.0" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
     const token = view.http?.admin_token;
+    const base = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
     channels.push({
-      name: `http://${host.includes(":") ? `[${host}]` : host}:${listen.port} (http.listen)`,
-      base: `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`,
+      name: `${base} (http.listen)`,
       headers: token ? { authorization: `Bearer ${token}` } : {},
+      connection: new Connection(base),
     });
   }
   let chosen: Channel | undefined;
@@ -63,14 +68,14 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
     body: unknown,
     waitMs = ANSWER_WAIT_MS,
   ) {
-    return request(channel.base + path, {
+    return requestText(channel.connection, {
+      path,
       method: method as "GET" | "POST",
       headers: {
         ...channel.headers,
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      ...(channel.dispatcher ? { dispatcher: channel.dispatcher } : {}),
       headersTimeout: waitMs,
       bodyTimeout: waitMs,
     }).catch((err: unknown) => {
@@ -113,7 +118,7 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
   return {
     async call(method, path, body, missingOk = false, waitMs) {
       const { res } = await first(method, path, body, waitMs);
-      const text = await res.body.text();
+      const text = res.text;
       if (missingOk && res.statusCode === 404 && !isRouteMissing(text)) return undefined;
       if (res.statusCode >= 400) {
         // The daemon's own code, when it gave one, is the refusal's cause (`DIALOG_STARTING`).
@@ -127,15 +132,16 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
     },
     async reachable() {
       try {
-        const { res } = await first("GET", "/admin/status", undefined);
-        await res.body.dump();
+        await first("GET", "/admin/status", undefined);
         return true;
       } catch (err) {
         if (err instanceof BothostError && err.code === "DAEMON_UNREACHABLE") return false;
         throw err;
       }
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all(channels.map((c) => c.connection.close()));
+    },
   };
 }
 
