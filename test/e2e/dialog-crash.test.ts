@@ -25,7 +25,7 @@ useE2eCleanup();
 const backends = await crashBackends("dialog-crash");
 
 describe.each(backends)("on the %s", (_name, backendFor) => {
-  // Each restart on Redis waits for the killed instance's lease (2 s) to expire.
+  // Each restart on Redis waits for the killed instance's lease (3 s) to expire.
   it.each([0, 25])(
     "SIGKILL %i ms after each message of the dialog: each question once, each answer in place",
     { timeout: 120_000 },

@@ -36,9 +36,7 @@ export async function crashBackends(label: string): Promise<Array<[string, (dir:
         prefixes.push(prefix);
         return {
           // A short lease: the restarted instance takes the bot once the killed one's lease expired.
-          // 2 s, as in test/cluster/failover.test.ts: renewed every 2/3 s, with 2/3 s to spare before a
-          // late renewal stops the bot; a restart waits up to about 2.7 s for it (ttl + ttl/3), not 4.
-          yaml: `state:\n  redis: ${redisUrl}\n  prefix: ${prefix}\nleases:\n  ttl: 2s`,
+          yaml: `state:\n  redis: ${redisUrl}\n  prefix: ${prefix}\nleases:\n  ttl: 3s`,
           open: () => RedisStore.open({ url: redisUrl, prefix }),
         };
       },
