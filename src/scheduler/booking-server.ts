@@ -179,6 +179,15 @@ export class BookingServer {
     return topic;
   }
 
+  /** The server's copy of `rec`: by id, or (an intent without one) by recipient, time and content. */
+  find(rec: BookingRecord, list: ScheduledMessage[], claimed: Set<number>): ScheduledMessage | undefined {
+    return list.find((sm) => {
+      if (claimed.has(sm.scheduled_message_id)) return false;
+      if (rec.scheduledMessageId !== undefined) return sm.scheduled_message_id === rec.scheduledMessageId;
+      return this.matches(sm, rec);
+    });
+  }
+
   /** True when `sm` is the booking `rec` describes (same recipient, topic, time and content). */
   matches(sm: ScheduledMessage, rec: BookingRecord): boolean {
     const { target } = rec;

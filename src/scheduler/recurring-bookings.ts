@@ -154,7 +154,7 @@ export class RecurringBookings {
     for (const [id, rec] of this.#records.all()) {
       if (this.#announcements.has(id)) continue;
       // Declarations are the desired state: a booking of an announcement no longer declared goes.
-      const sm = this.#find(rec, list, claimed);
+      const sm = this.#server.find(rec, list, claimed);
       if (sm) await this.#server.delete(sm.scheduled_message_id);
       await this.#records.forget(id);
       this.#o.log.info({ announcement: id }, "announcement no longer declared; its booking was cancelled");
@@ -183,7 +183,7 @@ export class RecurringBookings {
     let rec = this.#records.get(a.id);
     if (!rec) return this.#bookNext(a, target, now, list, claimed);
     // A settled record's booking is gone already (sent, cancelled or dropped, and logged).
-    const sm = rec.settled ? undefined : this.#find(rec, list, claimed);
+    const sm = rec.settled ? undefined : this.#server.find(rec, list, claimed);
     if (!sm) {
       // An intent whose POST did not land (or was sent already), or an edited announcement:
       // either way the next occurrence from now is the one to book.
@@ -226,7 +226,12 @@ export class RecurringBookings {
         "the booking was moved on the server (a reschedule not recorded before a failure or crash); recorded its new time",
       );
     }
-    if (sm.failed) return this.#handleFailed(a, rec, sm, target, list, claimed);
+    if (sm.failed) {
+      // Dropped (the next one booked), or moved to go out now and still to take the edits below.
+      const moved = await this.#handleFailed(a, rec, sm, target, list, claimed);
+      if (!moved) return;
+      rec = moved;
+    }
     if (sm.type === "stream") {
       // A topic function may name the occurrence differently now (a template's edit re-books).
       const topic = this.#server.topicFor(a.id, a.spec, new Date(rec.occurrence));
@@ -320,7 +325,7 @@ export class RecurringBookings {
     }
   }
 
-  /** Apply {@link decideFailed} to a booking the server marked failed. */
+  /** {@link decideFailed} on a failed booking: its record once moved to go out now, or undefined (dropped). */
   async #handleFailed(
     a: Announcement,
     rec: BookingRecord,
@@ -328,7 +333,7 @@ export class RecurringBookings {
     target: AnnouncementTarget,
     list?: ScheduledMessage[],
     claimed?: Set<number>,
-  ): Promise<void> {
+  ): Promise<BookingRecord | undefined> {
     this.#o.stats.failed++;
     this.#notes.failed(sm.scheduled_delivery_timestamp, { announcement: a.id, occurrence: rec.occurrence });
     const now = this.#o.clock.now();
@@ -344,19 +349,21 @@ export class RecurringBookings {
     if (decision.action === "reschedule") {
       const timestamp = toSeconds(decision.atMs);
       await this.#server.update(sm.scheduled_message_id, { scheduled_delivery_timestamp: timestamp });
-      await this.#records.save(a.id, { ...rec, retried: true, target: { ...rec.target, timestamp } });
+      const moved: BookingRecord = { ...rec, retried: true, target: { ...rec.target, timestamp } };
+      await this.#records.save(a.id, moved);
       this.#o.stats.rescheduled++;
       this.#o.log.warn(
         log,
         "the server could not send the announcement on time; rescheduled it to go out now (once)",
       );
-      return;
+      return moved;
     }
     await this.#server.delete(sm.scheduled_message_id);
     await this.#records.save(a.id, { ...rec, settled: true });
     this.#o.log.error(log, DROPPED[decision.reason]);
     const rest = list?.filter((s) => s.scheduled_message_id !== sm.scheduled_message_id);
     await this.#bookNext(a, target, Math.max(now, occurrenceMs), rest, claimed);
+    return undefined;
   }
 
   /**
@@ -374,15 +381,6 @@ export class RecurringBookings {
       this.#o.stats.cancelled++;
       this.#o.log.info(log, "booking cancelled before its time; that occurrence is skipped");
     }
-  }
-
-  /** The server's copy of `rec`: by id, or (an intent without one) by recipient, time and content. */
-  #find(rec: BookingRecord, list: ScheduledMessage[], claimed: Set<number>): ScheduledMessage | undefined {
-    return list.find((sm) => {
-      if (claimed.has(sm.scheduled_message_id)) return false;
-      if (rec.scheduledMessageId !== undefined) return sm.scheduled_message_id === rec.scheduledMessageId;
-      return this.#server.matches(sm, rec);
-    });
   }
 
   #ownerOf(messageId: number): [Announcement, BookingRecord] | undefined {

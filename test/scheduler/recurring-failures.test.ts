@@ -84,6 +84,26 @@ describe("failed bookings (the server gives up when more than 10 minutes late)",
     ).toMatchObject([{ level: 50, lateMinutes: 120 }]);
   });
 
+  it("found failed at start with its content edited: moved once, and sent with the new content", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    await world.start(declare());
+    await world.stop();
+    await world.advanceTo("2026-03-02T08:15:00Z");
+    expect(rows()).toEqual([{ at: "2026-03-02T08:00:00.000Z", failed: true }]);
+    await world.start(declare({ ...standup, content: "Standup in room B!" }));
+    expect(world.pending()).toMatchObject([
+      {
+        scheduled_delivery_timestamp: Date.parse("2026-03-02T08:16:00Z") / 1000,
+        content: "Standup in room B!",
+      },
+    ]);
+    await world.advanceTo("2026-03-02T08:16:00Z");
+    await expect.poll(rows).toEqual([{ at: "2026-03-03T08:00:00.000Z", failed: false }]);
+    expect(world.sent().map((m) => [m.content, iso(m.timestamp)])).toEqual([
+      ["Standup in room B!", "2026-03-02T08:16:00.000Z"],
+    ]);
+  });
+
   it("hours late on the first failure: dropped without a retry", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     await world.start(declare());
