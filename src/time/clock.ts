@@ -29,13 +29,21 @@ export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmedia
 /** The largest delay Node's `setTimeout` honours; longer ones fire after 1 ms with a warning. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
+/**
+ * The longest a real timer waits before reading the wall clock again. Node's timers run on the
+ * monotonic clock, which stands still while the machine sleeps and ignores steps of the wall clock:
+ * a long wait alone would fire hours late after a laptop's night asleep or an NTP step.
+ */
+const WALL_CHECK_MS = 60_000;
+
 interface RealTimer {
   current: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
- * The real clock: `Date.now()` and Node timers. Delays longer than {@link MAX_TIMER_DELAY_MS}
- * are chained (Node would otherwise fire them after 1 ms).
+ * The real clock: `Date.now()` and Node timers. A delay is waited in steps of at most a minute,
+ * each ending with a look at the wall clock, so a timer fires when `Date.now()` reaches its time
+ * (within a minute) whatever the clock did meanwhile.
  */
 export const realClock: Clock = {
   now: () => Date.now(),
@@ -52,7 +60,7 @@ export const realClock: Clock = {
             fn();
           }
         },
-        Math.min(delay, MAX_TIMER_DELAY_MS),
+        Math.min(delay, WALL_CHECK_MS),
       );
     };
     arm(Math.max(0, ms));

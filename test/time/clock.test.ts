@@ -56,6 +56,20 @@ describe("realClock", () => {
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
+  it("a step of the machine's clock (a suspended laptop, an NTP step) fires a due timer within a minute", () => {
+    vi.useFakeTimers({ now: 0 });
+    const fn = vi.fn();
+    realClock.setTimeout(fn, 15 * 3_600_000); // tomorrow's 09:00 job, armed at 18:00
+    // Node's timers run on the monotonic clock, which stands still while the machine sleeps and
+    // ignores steps: the wall clock reads 08:30 on waking, the timer still has its 15 hours to go.
+    vi.setSystemTime(14.5 * 3_600_000);
+    vi.advanceTimersByTime(29 * 60_000);
+    expect(fn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(60_000);
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(realClock.now()).toBeLessThanOrEqual(15 * 3_600_000 + 60_000);
+  });
+
   it("clearTimeout cancels a chained timer", () => {
     vi.useFakeTimers({ now: 0 });
     const fn = vi.fn();
