@@ -69,8 +69,10 @@ export function createControl(deps: ControlDeps): SandboxControl {
   return {
     advanceClock(ms) {
       core.clock.advance(ms);
-      deliverDueScheduled(core);
+      // Before the deliveries answer the parked polls: a queue whose poll was parked through the
+      // advance stayed connected all along (the server's heartbeats keep such a queue alive).
       deps.runGc();
+      deliverDueScheduled(core);
       core.changed();
     },
     now: () => core.clock.now(),

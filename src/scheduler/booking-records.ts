@@ -31,6 +31,11 @@ export class BookingRecords {
     return [...this.#records];
   }
 
+  /** The times (ms) of the bookings still to go out. */
+  due(): number[] {
+    return [...this.#records.values()].flatMap((r) => (r.settled ? [] : [r.target.timestamp * 1000]));
+  }
+
   /** Read the records from the store; an unreadable one is deleted (logged). */
   async load(log: Logger): Promise<void> {
     for (const { key, value } of await this.#store.list()) {

@@ -137,6 +137,11 @@ export class BotScheduler {
     this.#recurring?.onEvent(event);
   }
 
+  /** Resolves once the recurring announcements' steps queued so far have run. */
+  idle(): Promise<void> {
+    return this.#recurring?.idle() ?? Promise.resolve();
+  }
+
   /** Reconcile the bookings again (call after the bot got a new event queue). */
   resync(): void {
     this.#recurring?.resync();

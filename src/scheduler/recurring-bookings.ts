@@ -3,7 +3,6 @@
  * a scheduled message, so it goes out even while the daemon is down. When the server sends it
  * (a `remove` event), the next one is booked. At start, after a lost queue, and a while after each
  * occurrence, the bookings are reconciled with GET /scheduled_messages.
- *
  * Every step runs on one serial chain, so an event and a reconciliation never race.
  */
 import type { Logger } from "pino";
@@ -127,6 +126,11 @@ export class RecurringBookings {
     }
   }
 
+  /** Resolves once the steps queued so far have run (the testing kit's clock waits for them). */
+  idle(): Promise<void> {
+    return this.#enqueue(async () => {});
+  }
+
   /** Stop the timers and wait for the step in progress. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -185,8 +189,7 @@ export class RecurringBookings {
     // A settled record's booking is gone already (sent, cancelled or dropped, and logged).
     const sm = rec.settled ? undefined : this.#server.find(rec, list, claimed);
     if (!sm) {
-      // An intent whose POST did not land (or was sent already), or an edited announcement:
-      // either way the next occurrence from now is the one to book.
+      // An intent whose POST did not land (or sent already), or an edited announcement: book the next.
       if (rec.scheduledMessageId === undefined || rec.specHash !== target.specHash) {
         return this.#bookNext(a, target, now, list, claimed);
       }
@@ -392,7 +395,6 @@ export class RecurringBookings {
   }
 
   #armCheck(): void {
-    const due = this.#records.all().flatMap(([, r]) => (r.settled ? [] : [r.target.timestamp * 1000]));
-    this.#timers.checkAfter(due);
+    this.#timers.checkAfter(this.#records.due());
   }
 }

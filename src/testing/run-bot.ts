@@ -14,6 +14,7 @@ import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
+import { deliverScheduled, nextDelivery } from "./deliver-scheduled.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
 import type { TestClock } from "./test-clock.ts";
@@ -208,17 +209,11 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   // The daemon running now (undefined while stopped) and the last one started (its ledger view).
   let running: InProcessDaemon | undefined = await launch(current);
   let last = running;
-  // The server sends a scheduled message at the first whole minute at or after its time.
-  const nextDelivery = () => {
-    let first: number | undefined;
-    for (const s of control.scheduled()) {
-      if (s.delivered || s.failed) continue;
-      const at = Math.ceil(Number(s.scheduled_delivery_timestamp) / 60) * 60_000;
-      if (first === undefined || at < first) first = at;
-    }
-    return first;
-  };
-  const deliver = options.clock?.onAdvance(() => control.advanceClock(0), nextDelivery);
+  const scheduler = () => running?.daemon.bots.find((b) => b.name === name)?.scheduler;
+  const deliver = options.clock?.onAdvance(
+    deliverScheduled(control, userId, scheduler, DEFAULT_WAIT_MS),
+    () => nextDelivery(control),
+  );
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
     control

@@ -16,6 +16,9 @@ async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/** What {@link TestClock.onAdvance} calls. */
+type Listener = () => void | Promise<void>;
+
 export interface TestClockOptions {
   /** Where time starts: an ISO 8601 date, a Date or epoch ms. Default: now. */
   start?: string | Date | number;
@@ -42,7 +45,7 @@ export class TestClock implements Clock {
   #offset: number;
   readonly #timers = new Set<Timer>();
   /** Called after every advance, and at each time its `wakeAt` names on the way (see {@link onAdvance}). */
-  readonly #listeners = new Map<() => void, (() => number | undefined) | undefined>();
+  readonly #listeners = new Map<Listener, (() => number | undefined) | undefined>();
 
   constructor(options: TestClockOptions = {}) {
     const start = options.start === undefined ? Date.now() : new Date(options.start).getTime();
@@ -88,19 +91,19 @@ export class TestClock implements Clock {
         this.#fire(next);
       } else if (wake !== undefined) {
         this.#offset += wake.at - this.now();
-        wake.listener();
+        await wake.listener();
       }
       await settle();
     }
     this.#offset += Math.max(0, target - this.now());
     for (const timer of this.#timers) this.#arm(timer);
-    for (const listener of [...this.#listeners.keys()]) listener();
+    for (const listener of [...this.#listeners.keys()]) await listener();
     await settle();
   }
 
   /** The earliest time after now, up to `target`, that a listener asked to be called at. */
-  #nextWake(target: number): { at: number; listener: () => void } | undefined {
-    let first: { at: number; listener: () => void } | undefined;
+  #nextWake(target: number): { at: number; listener: Listener } | undefined {
+    let first: { at: number; listener: Listener } | undefined;
     const now = this.now();
     for (const [listener, wakeAt] of this.#listeners) {
       const at = wakeAt?.();
@@ -128,9 +131,10 @@ export class TestClock implements Clock {
 
   /**
    * Call `listener` after every advance (the sandbox delivering what is due), and during one at
-   * each time `wakeAt` names (the next scheduled message's minute); returns the undo.
+   * each time `wakeAt` names (the next scheduled message's minute); the advance waits for the
+   * promise it returns (the bot taking in what was sent). Returns the undo.
    */
-  onAdvance(listener: () => void, wakeAt?: () => number | undefined): () => void {
+  onAdvance(listener: Listener, wakeAt?: () => number | undefined): () => void {
     this.#listeners.set(listener, wakeAt);
     return () => this.#listeners.delete(listener);
   }

@@ -149,6 +149,33 @@ describe("the clock", () => {
       ]);
     },
   );
+
+  const heldMonday = createBotTest({ clock: { start: "2030-01-07T07:00:00Z", held: true } });
+  heldMonday(
+    "an advance of days sends a daily announcement each day, as the days would",
+    async ({ runBot, clock, sandbox }) => {
+      const herald = defineBot({
+        setup(bot) {
+          bot.recurring("standup", {
+            cron: "0 9 * * *",
+            timezone: "Europe/Berlin",
+            to: "general",
+            topic: "standup",
+            content: "Standup time!",
+          });
+        },
+      });
+      const bot = await runBot({ bot: herald, name: "herald" });
+      await expect.poll(() => sandbox.control.scheduled()).toHaveLength(1);
+      await clock.advanceTo("2030-01-10T07:30:00Z");
+      // Each one booked when the one before went out: the bot stays up through the three days.
+      expect(bot.replies().map((m) => [m.content, new Date(m.timestamp * 1000).toISOString()])).toEqual([
+        ["Standup time!", "2030-01-07T08:00:00.000Z"],
+        ["Standup time!", "2030-01-08T08:00:00.000Z"],
+        ["Standup time!", "2030-01-09T08:00:00.000Z"],
+      ]);
+    },
+  );
 });
 
 describe("a held clock", () => {
