@@ -142,6 +142,11 @@ export class BotScheduler {
     return this.#recurring?.idle() ?? Promise.resolve();
   }
 
+  /** Resolves once the cron job runs under way now have ended. */
+  jobsIdle(): Promise<void> {
+    return this.#jobs?.timer.idle() ?? Promise.resolve();
+  }
+
   /** Reconcile the bookings again (call after the bot got a new event queue). */
   resync(): void {
     this.#recurring?.resync();

@@ -45,3 +45,17 @@ export function deliverScheduled(
     }
   };
 }
+
+/** The clock's wait after each timer: the bot's cron job runs under way end (up to `timeoutMs`). */
+export function jobsDone(
+  control: SandboxControl,
+  scheduler: () => Pick<BotScheduler, "jobs" | "jobsIdle"> | undefined,
+  timeoutMs: number,
+): () => Promise<void> {
+  return async () => {
+    const bot = scheduler();
+    if (!bot?.jobs().some((job) => job.running)) return;
+    const runs = bot.jobsIdle();
+    await Promise.race([runs, control.waitFor(() => false, { timeoutMs }).catch(() => undefined)]);
+  };
+}

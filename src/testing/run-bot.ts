@@ -14,7 +14,7 @@ import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
-import { deliverScheduled, nextDelivery } from "./deliver-scheduled.ts";
+import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
 import type { TestClock } from "./test-clock.ts";
@@ -214,6 +214,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     deliverScheduled(control, userId, scheduler, DEFAULT_WAIT_MS),
     () => nextDelivery(control),
   );
+  const jobs = options.clock?.afterEachTimer(jobsDone(control, scheduler, DEFAULT_WAIT_MS));
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
     control
@@ -306,6 +307,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     if (wipeState && !wiped) {
       wiped = true;
       deliver?.();
+      jobs?.();
       await wipe(stateDir);
     }
   };

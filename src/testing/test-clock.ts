@@ -46,6 +46,8 @@ export class TestClock implements Clock {
   readonly #timers = new Set<Timer>();
   /** Called after every advance, and at each time its `wakeAt` names on the way (see {@link onAdvance}). */
   readonly #listeners = new Map<Listener, (() => number | undefined) | undefined>();
+  /** Awaited after each timer an advance fires (see {@link afterEachTimer}). */
+  readonly #workDone = new Set<() => Promise<void>>();
 
   constructor(options: TestClockOptions = {}) {
     const start = options.start === undefined ? Date.now() : new Date(options.start).getTime();
@@ -89,6 +91,7 @@ export class TestClock implements Clock {
       if (next !== undefined && timerAt !== undefined && (wake === undefined || timerAt <= wake.at)) {
         this.#offset += Math.max(0, timerAt - this.now());
         this.#fire(next);
+        for (const done of [...this.#workDone]) await done();
       } else if (wake !== undefined) {
         this.#offset += wake.at - this.now();
         await wake.listener();
@@ -137,6 +140,15 @@ export class TestClock implements Clock {
   onAdvance(listener: Listener, wakeAt?: () => number | undefined): () => void {
     this.#listeners.set(listener, wakeAt);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * During an advance, after each timer it fires, wait for `done()` (the work the timer began, a
+   * cron job's run) before going on, as the time would have let it end; returns the undo.
+   */
+  afterEachTimer(done: () => Promise<void>): () => void {
+    this.#workDone.add(done);
+    return () => this.#workDone.delete(done);
   }
 
   #arm(timer: Timer): void {

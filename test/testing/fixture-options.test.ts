@@ -176,6 +176,30 @@ describe("the clock", () => {
       ]);
     },
   );
+
+  heldMonday(
+    "an advance of days runs a daily cron job each day, each run ended before the next",
+    async ({ runBot, clock }) => {
+      const digest = defineBot({
+        setup(bot) {
+          bot.cron("0 9 * * *", { timezone: "Europe/Berlin", id: "digest" }, async (ctx) => {
+            const day = ctx.job.scheduledFor.toISOString().slice(0, 10);
+            await ctx.send({ type: "channel", to: "general", topic: "digest", content: `digest ${day}` });
+            await ctx.send({ type: "channel", to: "general", topic: "digest", content: `end ${day}` });
+          });
+        },
+      });
+      const bot = await runBot({ bot: digest, name: "digest" });
+      await clock.advanceTo("2030-01-10T07:30:00Z");
+      const at = (day: string) => Date.parse(`${day}T08:00:00Z`) / 1000;
+      expect(bot.replies().map((m) => [m.content, m.timestamp])).toEqual(
+        ["2030-01-07", "2030-01-08", "2030-01-09"].flatMap((day) => [
+          [`digest ${day}`, at(day)],
+          [`end ${day}`, at(day)],
+        ]),
+      );
+    },
+  );
 });
 
 describe("a held clock", () => {

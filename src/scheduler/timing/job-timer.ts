@@ -162,6 +162,11 @@ export class JobTimer {
     return { unfinished: [...this.#jobs.values()].filter((s) => s.running).map((s) => s.job.id) };
   }
 
+  /** Resolves once the runs under way now have ended (the testing kit's clock waits for them). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#running]);
+  }
+
   /** Every job with its next planned run (undefined before `start()` or after `stop()`). */
   jobs(): JobInfo[] {
     return [...this.#jobs.values()].map(({ job, entry, running }) => ({
