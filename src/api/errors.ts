@@ -120,12 +120,25 @@ export class RateLimitError extends ApiError {
   /** How long the server asked to wait, in milliseconds. */
   readonly retryAfterMs: number;
 
-  constructor(init: ApiErrorInit & { retryAfterMs: number }) {
+  /**
+   * `limits`: the per-minute and per-hour budget the client keeps to for this account (configured,
+   * or as the server reported it); `serverLimit`: the limit the 429's own headers report, if any.
+   */
+  constructor(
+    init: ApiErrorInit & {
+      retryAfterMs: number;
+      limits: { perMinute: number; perHour: number };
+      serverLimit?: number | undefined;
+    },
+  ) {
+    const { perMinute, perHour } = init.limits;
+    const reported =
+      init.serverLimit === undefined ? "" : `; the server reports a limit of ${init.serverLimit}`;
     super(
       init,
       `${init.endpoint}: rate limit hit (429 ${init.code}); the server asks to wait ` +
-        `${(init.retryAfterMs / 1000).toFixed(3)} s. Make fewer calls (the server allows 200 per minute ` +
-        `and 2000 per hour per account) or retry after the wait.`,
+        `${(init.retryAfterMs / 1000).toFixed(3)} s. Make fewer calls (this client keeps to ${perMinute} ` +
+        `per minute and ${perHour} per hour for this account${reported}) or retry after the wait.`,
     );
     this.retryAfterMs = init.retryAfterMs;
   }

@@ -19,7 +19,7 @@ import {
 } from "./errors.ts";
 import type { ServerState } from "./feature-level.ts";
 import type { Logger } from "./logger.ts";
-import type { RateBudget } from "./rate-budget.ts";
+import type { BudgetLimits, RateBudget } from "./rate-budget.ts";
 import { ResponseTooLarge, requestText, type TextResponse } from "./request-text.ts";
 import { backoffDelay, sleep } from "./sleep.ts";
 
@@ -189,6 +189,8 @@ export function createTransport(config: TransportConfig): RequestFn {
     status: number,
     headers: Record<string, string | string[] | undefined>,
     text: string,
+    /** The budget the call's bucket keeps to, quoted by a 429's error. */
+    limits: Readonly<BudgetLimits>,
   ): Record<string, unknown> {
     const contentType = String(headers["content-type"] ?? "");
     let body: unknown;
@@ -219,7 +221,13 @@ export function createTransport(config: TransportConfig): RequestFn {
       });
     }
     if (status === 429) {
-      throw new RateLimitError({ ...errorInit(), retryAfterMs: retryAfterMs(rest["retry-after"], headers) });
+      const limit = Number.parseFloat(String(headers["x-ratelimit-limit"] ?? ""));
+      throw new RateLimitError({
+        ...errorInit(),
+        retryAfterMs: retryAfterMs(rest["retry-after"], headers),
+        limits,
+        serverLimit: Number.isFinite(limit) && limit >= 1 ? Math.floor(limit) : undefined,
+      });
     }
     if (status >= 200 && status < 300 && result !== "error") {
       const data: Record<string, unknown> = rest; // a fresh object already
@@ -289,7 +297,7 @@ export function createTransport(config: TransportConfig): RequestFn {
         // A 429's own retry-after is exact; its headers' whole-second reset is not.
         if (options.auth !== false && status !== 429) bucket.observe(response.headers);
         else if (options.auth !== false) refusedHeaders = response.headers;
-        const data = interpret(endpoint, status, response.headers, response.text);
+        const data = interpret(endpoint, status, response.headers, response.text, bucket.limits);
         // Every poll passes here: the line is built only when debug is on.
         if (logger.isLevelEnabled?.("debug") !== false)
           logger.debug({ endpoint, attempt, ms: clock.now() - started }, `${endpoint} succeeded`);

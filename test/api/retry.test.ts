@@ -67,10 +67,29 @@ describe("429: wait the server's retry-after, then retry", () => {
     expect(limited.retryAfterMs).toBe(500);
     expect(limited.data).toEqual({ "retry-after": 0.5 });
     expect(limited.message).toMatchInlineSnapshot(
-      `"GET /users/me: rate limit hit (429 RATE_LIMIT_HIT); the server asks to wait 0.500 s. Make fewer calls (the server allows 200 per minute and 2000 per hour per account) or retry after the wait."`,
+      `"GET /users/me: rate limit hit (429 RATE_LIMIT_HIT); the server asks to wait 0.500 s. Make fewer calls (this client keeps to 200 per minute and 2000 per hour for this account) or retry after the wait."`,
     );
     expect(server.requests).toHaveLength(3);
     expect(clock.sleeps).toEqual([500, 500]);
+  });
+
+  test("the error quotes the limits the client keeps to, and the server's reported one", async ({
+    server,
+    makeClient,
+  }) => {
+    server.fallback = failure(
+      429,
+      { msg: "API usage exceeded rate limit", code: "RATE_LIMIT_HIT", "retry-after": 0.5 },
+      { "x-ratelimit-limit": "600", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1" },
+    );
+    const err = await makeClient({ retry: false, rateLimit: { perMinute: 30, perHour: 300 } })
+      .users.me()
+      .catch((e: unknown) => e);
+    expect((err as RateLimitError).message).toContain(
+      "Make fewer calls (this client keeps to 30 per minute and 300 per hour for this account; " +
+        "the server reports a limit of 600) or retry after the wait.",
+    );
+    expect((err as RateLimitError).message).not.toContain("200 per minute");
   });
 
   test("a wait longer than maxRateLimitWaitMs is raised at once", async ({ server, clock, makeClient }) => {
