@@ -114,6 +114,18 @@ export class AuthError extends ApiError {
   }
 }
 
+/**
+ * What a bot the server rejected at 401 shows (status, `/readyz`, the log): the way back. A reload
+ * restarts a bot only when its resolved config entry changed; it reads the config file, the
+ * `api_key_file` and the zuliprc again, so a fixed key in any of them counts. `${VAR}` values come
+ * from the daemon's environment, which a reload cannot change, and an account reactivated with
+ * an unchanged key changes no entry: both take a restart of the daemon.
+ */
+export const AUTH_REJECTED =
+  "the server rejected the bot's credentials: fix its email or API key (in the config, its " +
+  "api_key_file or its zuliprc), then reload; a key from an environment variable, or an account " +
+  "reactivated with an unchanged key, takes a restart of the daemon";
+
 /** HTTP 429 after the client used up its retries (or the wait exceeded `retry.maxRateLimitWaitMs`). */
 export class RateLimitError extends ApiError {
   override readonly name: string = "RateLimitError";

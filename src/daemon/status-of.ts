@@ -2,7 +2,7 @@
  * The daemon's status as `bothost status` and the `/status` page show it, built from each bot's
  * runtime status, its dead letters and its schedule.
  */
-import { isAuthError } from "../api/errors.ts";
+import { AUTH_REJECTED, isAuthError } from "../api/errors.ts";
 import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { bothostVersion } from "../api/version.ts";
@@ -160,7 +160,7 @@ function botStatus(
   };
 }
 
-const AUTH_FAILED = "the server rejected the bot's credentials: fix its API key, then reload";
+const AUTH_FAILED = AUTH_REJECTED;
 
 /** A start the server's 429 holds (its hour spent, by a restart loop say): until when. */
 function heldByRateLimit(buckets: readonly BucketSnapshot[], now: number): string | undefined {

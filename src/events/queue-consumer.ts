@@ -3,7 +3,7 @@
  * everything the server and the network do. It never routes: it hands each batch of events to
  * `onEvents` (the bot's one dispatch path) and waits for capacity before polling again.
  */
-import { isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
+import { AUTH_REJECTED, isApiError, isAuthError, isNetworkError, isRateLimitError } from "../api/errors.ts";
 import type { Logger } from "../api/logger.ts";
 import { backoffDelay, sleep } from "../api/sleep.ts";
 import { type Clock, nextTurn } from "../time/clock.ts";
@@ -362,7 +362,7 @@ export class QueueConsumer {
     this.#fatal = err;
     this.queueId = null;
     this.#opts.log.error(
-      { err: describe(err) },
+      { err: describe(err), fix: AUTH_REJECTED },
       "authentication failed; this bot is stopped, the others go on",
     );
     this.#setState("auth_failed");

@@ -1,3 +1,4 @@
+import { AUTH_REJECTED } from "../api/errors.ts";
 import type { StoreFailure } from "../pipeline/store-health.ts";
 
 /**
@@ -81,7 +82,7 @@ const NOT_POLLING: Record<string, string> = {
   idle: "not started yet",
   registering: "registering an event queue",
   backing_off: "the event queue failed; retrying with backoff",
-  auth_failed: "the server rejected the bot's credentials (fix the API key and restart)",
+  auth_failed: AUTH_REJECTED,
   reloading: RELOADING,
   stopping: "stopped",
   stopped: "stopped",

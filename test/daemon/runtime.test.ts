@@ -149,6 +149,27 @@ describe("the daemon against the sandbox", () => {
     expect(text).not.toContain(sandbox.control.apiKeyOf("counter-bot@sandbox.example"));
   });
 
+  it("a bot rejected while running gives the same way back in the status, /readyz and the log", async () => {
+    harness = await startInProcessDaemon(
+      sandbox,
+      { echo: { email: "echo-bot@sandbox.example", definition: recorder([]) } },
+      { global: "http:\n  listen: 127.0.0.1:0" },
+    );
+    const echo = harness.daemon.bots[0]!;
+    await expect.poll(() => echo.status.state).toBe("polling");
+    sandbox.control.setActive("echo-bot@sandbox.example", false);
+    await expect.poll(() => echo.status.state).toBe("auth_failed");
+    const reason = (await harness.daemon.status()).bots[0]?.reason;
+    const ready = (await (await fetch(`${harness.daemon.http!.url}/readyz`)).json()) as {
+      bots: { bot: string; reason?: string }[];
+    };
+    expect(ready.bots[0]?.reason).toBe(reason);
+    const line = harness.logs.find(
+      (l) => l.msg === "authentication failed; this bot is stopped, the others go on",
+    );
+    expect(line?.fix).toBe(reason);
+  });
+
   it("survives 5xx bursts, non-JSON 502s, 429s and connection resets without loss or duplicates", async () => {
     const seen: { id: number; replayed: boolean }[] = [];
     harness = await startInProcessDaemon(sandbox, {

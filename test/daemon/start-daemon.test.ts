@@ -110,6 +110,35 @@ it("an http or state edit undone before a restart leaves nothing waiting for one
   }
 });
 
+// A rejected key shows one piece of advice everywhere, and it works: a reload reads the key file
+// again, the bot's entry changes, and the reload restarts it.
+it("a bot whose key is rejected says to fix the key and reload, and a reload brings it back", async () => {
+  const file = path.join(dir, "rejected.yaml");
+  const keyFile = path.join(dir, "replier.key");
+  await writeFile(keyFile, "B".repeat(32));
+  await writeFile(
+    file,
+    `server:\n  url: ${sandbox.url}\nstate:\n  path: ./rejected-state\nhttp:\n  listen: 127.0.0.1:0\n` +
+      `bots:\n  replier:\n    module: ${REPLIER}\n    email: ${BOT}\n    api_key_file: ${keyFile}\n`,
+  );
+  const daemon = await startDaemon({ config: file, logLevel: "silent" });
+  try {
+    const advice = expect.stringMatching(/^the server rejected the bot's credentials: .*, then reload;/);
+    expect(daemon.failed).toEqual([{ name: "replier", reason: advice }]);
+    const status = (await daemon.status()).bots.find((b) => b.name === "replier");
+    const ready = (await (await fetch(`${daemon.url}/readyz`)).json()) as {
+      bots: { bot: string; reason?: string }[];
+    };
+    expect(ready.bots).toEqual([expect.objectContaining({ bot: "replier", reason: status?.reason })]);
+    expect(status?.reason).toEqual(advice);
+    await writeFile(keyFile, sandbox.control.apiKeyOf(BOT));
+    expect(await daemon.reload()).toMatchObject({ restart: ["replier"], failed: [] });
+    expect((await daemon.status()).bots.find((b) => b.name === "replier")?.state).toBe("running");
+  } finally {
+    await daemon.stop();
+  }
+});
+
 /** The letters a process killed now would leave: its state files copied as they are on disk. */
 async function lettersOnDisk(config: string, state: string): Promise<string[]> {
   const copy = await mkdtemp(path.join(tmpdir(), "bothost-killed-"));

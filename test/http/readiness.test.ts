@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AUTH_REJECTED } from "../../src/api/errors.ts";
 import { readinessOf } from "../../src/http/readiness.ts";
 
 describe("readinessOf", () => {
@@ -41,7 +42,7 @@ describe("readinessOf", () => {
     expect(r.bots.map((b) => [b.bot, b.reason])).toEqual([
       ["quiet", "no word from the server for 120 s (more than one long-poll period, 100 s)"],
       ["down", "the event queue failed; retrying with backoff"],
-      ["key", "the server rejected the bot's credentials (fix the API key and restart)"],
+      ["key", AUTH_REJECTED],
       ["new", "not started yet"],
     ]);
   });
