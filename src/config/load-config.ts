@@ -8,7 +8,7 @@ import { ConfigSource } from "./config-source.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
 import { type Config, type ConfigFile, ConfigSchema } from "./schema.ts";
-import { redact } from "./secrets.ts";
+import { redact, redactProblem } from "./secrets.ts";
 import { checkLeases } from "./state-schema.ts";
 import { documentToValue, type OffsetProblem, parseConfigYaml } from "./yaml-to-value.ts";
 import { issuesToProblems } from "./zod-problems.ts";
@@ -54,7 +54,7 @@ export async function loadConfigWithSource(
   const fail = (problems: ConfigProblem[], draft?: BotsDraft): never => {
     throw new ConfigError(
       "CONFIG_INVALID",
-      problems.map((p) => ({ ...p, path: redact(p.path, secrets), message: redact(p.message, secrets) })),
+      problems.map((p) => redactProblem(p, secrets)),
       draft === undefined ? undefined : { draft },
     );
   };

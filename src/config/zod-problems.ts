@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { ConfigPath, ConfigProblem } from "./config-problem.ts";
 import type { ConfigSource } from "./config-source.ts";
 import { hasTypoOf, suggest } from "./did-you-mean.ts";
-import { isSecretPath } from "./secrets.ts";
+import { isSecretPath, ownWordsOnly } from "./secrets.ts";
 
 type Issue = z.core.$ZodIssue;
 
@@ -59,9 +59,11 @@ export function issuesToProblems(
       const parent = valueAt(root, path.slice(0, -1));
       if (parent !== null && typeof parent === "object" && hasTypoOf(parent, key)) continue;
       const message = MISSING[`${String(at.at(-2))}.${key}`] ?? MISSING[key] ?? "is missing: add it";
-      problems.push(source.problem(at, message));
+      problems.push(ownWordsOnly(source.problem(at, message)));
     } else {
-      problems.push(source.problem(at, messageFor(issue, value, at)));
+      const problem = source.problem(at, messageFor(issue, value, at));
+      // At a secret field messageFor shows no value; a custom check's text may quote its input.
+      problems.push(isSecretPath(at) && issue.code !== "custom" ? ownWordsOnly(problem) : problem);
     }
   }
   return problems;

@@ -22,6 +22,19 @@ const ENV: Record<string, string> = {
   NAME: "x",
 };
 
+const written: string[] = [];
+afterAll(async () => {
+  for (const dir of written) await rm(dir, { recursive: true, force: true });
+});
+
+/** Writes `text` as `name` in a fresh folder and loads it: the error it gives, if any. */
+async function loadWritten(name: string, text: string): Promise<unknown> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bothost-config-"));
+  written.push(dir);
+  await writeFile(path.join(dir, name), text);
+  return loadConfig(path.join(dir, name), { env: ENV, cwd: dir }).catch((e: unknown) => e);
+}
+
 /** The formatted problems of a fixture, after checking the error's code and that no secret leaks. */
 async function problems(name: string, env: Record<string, string> = ENV): Promise<string> {
   const err = await loadConfig(path.join(FIXTURES, name), { env }).then(
@@ -160,21 +173,24 @@ describe("hostile files", () => {
     `);
   });
 
-  describe("a file over the size cap", () => {
-    let dir = "";
-    afterAll(async () => {
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-    it("is refused before parsing", async () => {
-      dir = await mkdtemp(path.join(tmpdir(), "bothost-config-"));
-      const file = path.join(dir, "huge.yaml");
-      await writeFile(file, `bots:\n${"  # padding\n".repeat(100_000)}`);
-      const err = await loadConfig(file, { env: ENV, cwd: dir }).catch((e: unknown) => e);
-      expect(isConfigError(err) && err.code).toBe("CONFIG_INVALID");
-      expect(isConfigError(err) && err.format()).toMatchInlineSnapshot(
-        `"huge.yaml: cannot be read: it is larger than 1048576 bytes; config files are limited to 1 MiB"`,
-      );
-    });
+  it("a short secret that is also a word of a message leaves the message about its field whole, and is still hidden where echoed", async () => {
+    const err = await loadWritten(
+      "short.yaml",
+      "server:\n  url: sandbox\nhttp:\n  listen: 127.0.0.1:8080\n  admin_token: short\n" +
+        "log:\n  level: short\nbots:\n  echo:\n    module: ./x.ts\n    email: a@b.c\n    api_key: k-0123456789\n",
+    );
+    expect(isConfigError(err) && err.format()).toMatchInlineSnapshot(`
+      "short.yaml:5:16 http.admin_token: is too short: use at least 16 random characters (e.g. openssl rand -hex 24)
+      short.yaml:7:10 log.level: must be one of trace, debug, info, warn, error, fatal, silent, not "[hidden]""
+    `);
+  });
+
+  it("a file over the size cap is refused before parsing", async () => {
+    const err = await loadWritten("huge.yaml", `bots:\n${"  # padding\n".repeat(100_000)}`);
+    expect(isConfigError(err) && err.code).toBe("CONFIG_INVALID");
+    expect(isConfigError(err) && err.format()).toMatchInlineSnapshot(
+      `"huge.yaml: cannot be read: it is larger than 1048576 bytes; config files are limited to 1 MiB"`,
+    );
   });
 });
 
