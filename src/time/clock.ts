@@ -17,9 +17,9 @@ export interface Clock {
 }
 
 /**
- * A monotonic reading in milliseconds, for durations that are only reported (metrics
- * histograms): finer than a millisecond and immune to steps of the wall clock. Nothing waits on
- * it or compares it with the server's time, so it stays outside {@link Clock}.
+ * A monotonic reading in milliseconds, for durations that are reported (metrics histograms):
+ * finer than a millisecond and immune to steps of the wall clock. Nothing compares it with the
+ * server's time, so it stays outside {@link Clock}; {@link realClock} also ends a wait on it.
  */
 export const monotonicMs = (): number => performance.now();
 
@@ -43,17 +43,20 @@ interface RealTimer {
 /**
  * The real clock: `Date.now()` and Node timers. A delay is waited in steps of at most a minute,
  * each ending with a look at the wall clock, so a timer fires when `Date.now()` reaches its time
- * (within a minute) whatever the clock did meanwhile.
+ * (within a minute) after the machine slept or its clock was stepped forward; and once the delay
+ * has passed on the monotonic clock, so a step back of the wall clock holds no timer that long.
  */
 export const realClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
     const timer: RealTimer = { current: undefined };
-    const dueAt = Date.now() + Math.max(0, ms);
+    const wait = Math.max(0, ms);
+    const dueAt = Date.now() + wait;
+    const started = monotonicMs();
     const arm = (delay: number) => {
       timer.current = setTimeout(
         () => {
-          const left = dueAt - Date.now();
+          const left = Math.min(dueAt - Date.now(), wait - (monotonicMs() - started));
           if (left > 0) arm(left);
           else {
             timer.current = undefined;
@@ -63,7 +66,7 @@ export const realClock: Clock = {
         Math.min(delay, WALL_CHECK_MS),
       );
     };
-    arm(Math.max(0, ms));
+    arm(wait);
     return timer as unknown as TimerHandle;
   },
   clearTimeout(handle) {

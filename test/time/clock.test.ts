@@ -70,6 +70,19 @@ describe("realClock", () => {
     expect(realClock.now()).toBeLessThanOrEqual(15 * 3_600_000 + 60_000);
   });
 
+  it("a step back of the machine's clock does not hold a timer for the length of the step", () => {
+    vi.useFakeTimers({ now: 10 * 3_600_000, toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
+    const fn = vi.fn();
+    realClock.setTimeout(fn, 10_000); // a retry's pause, say
+    vi.advanceTimersByTime(5_000);
+    // An NTP step sets the wall clock an hour back; the monotonic clock goes on.
+    vi.setSystemTime(9 * 3_600_000 + 5_000);
+    vi.advanceTimersByTime(4_999);
+    expect(fn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
   it("clearTimeout cancels a chained timer", () => {
     vi.useFakeTimers({ now: 0 });
     const fn = vi.fn();
