@@ -18,9 +18,10 @@ export const dialogsHelp = `Usage: bothost dialogs [list|end] [options]
 
 A dialog is a handler waiting at ctx.prompt for a person's answer. The list shows each one's id,
 person, where (a direct message, or a channel and topic), the prompt it is at (from 1), since when
-and its deadline. Ending a dialog deletes it: its handler does not run again, its person is told
-"An operator ended this conversation." (or --note), and their next message there is an ordinary
-message. The running daemon is asked on its admin socket (in the state directory), else through
+and its deadline; "(outside narrow [channel, general])" when the bot's narrow keeps its answers
+out (they cannot arrive: end it, or widen the narrow and reload). Ending a dialog deletes it: its
+handler does not run again, its person is told "An operator ended this conversation." (or
+--note), and their next message there is an ordinary message. The running daemon is asked on its admin socket (in the state directory), else through
 its HTTP listener (http.listen). Exits 1 when no daemon answers, or for an unknown bot or dialog;
 75 when the dialog's first question is still being sent or recorded after 5 s (nothing was ended:
 run it again once the list shows the dialog's deadline).
@@ -30,7 +31,7 @@ Options:
       --bot NAME      Only this bot's dialogs
       --note TEXT     end: what the person is told
       --json          list: print [{ bot, dialogs: [{ id, userId, userName, where, step,
-                      since, deadline, awaiting? }] }]; end: { ended, bot, id }
+                      since, deadline, awaiting?, outsideNarrow? }] }]; end: { ended, bot, id }
   -h, --help          Show this text
 `;
 
@@ -105,7 +106,7 @@ export function dialogTable(dialogs: readonly DialogView[]): string[] {
     ...dialogs.map((d) => [
       d.id,
       d.awaiting ? `${d.userName}; awaits ${d.awaiting}` : d.userName,
-      d.where,
+      d.outsideNarrow ? `${d.where} (outside narrow ${d.outsideNarrow})` : d.where,
       String(d.step),
       time(d.since),
       d.deadline ? time(d.deadline) : "(being handled)",

@@ -173,6 +173,7 @@ export class BotRuntime {
       this.#webhookReady = true;
       for (const listener of [...this.#readyListeners]) listener();
     } else {
+      this.#parts.stranded.warn();
       const source: QueueSource = this.#parts.queueSource(dispatcher, {
         eventTypes,
         signal,
@@ -349,7 +350,7 @@ export class BotRuntime {
 
   /** The bot's `limit` oldest open dialogs (`ctx.prompt`) this process knows (all by default), oldest first. */
   dialogs(limit?: number): DialogView[] {
-    return this.#setUp?.dispatcher.dialogs.list(limit) ?? [];
+    return this.#parts.stranded.mark(this.#setUp?.dispatcher.dialogs.list(limit) ?? []);
   }
 
   /**

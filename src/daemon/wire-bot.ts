@@ -45,6 +45,7 @@ import { startWebhookMode } from "../webhook/webhook-mode.ts";
 import type { Narrow } from "../wire/records.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
 import type { ServerCheckResult } from "./server-check.ts";
+import { strandedDialogs } from "./stranded-dialogs.ts";
 
 /**
  * How long a bot's effect records and applied markers are kept. A message left unmarked by a
@@ -166,6 +167,8 @@ export interface BotParts {
   queueSource(dispatcher: Dispatcher, start: QueueStart): QueueSource;
   /** An outgoing-webhook (or backtest) bot's start: learn its identity (from `registered`, if this start made one). */
   webhookMode(signal: AbortSignal, registered: RegisterResponse | undefined): Promise<boolean>;
+  /** The waiting dialogs the bot's narrow keeps answers from: warned of at a start, marked in lists. */
+  stranded: ReturnType<typeof strandedDialogs>;
   /** The replays of dead letters an operator marked, for one start; none without a store. */
   deadLetterSource(
     dispatcher: Dispatcher,
@@ -328,6 +331,13 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
       });
       return source;
     },
+    stranded: strandedDialogs({
+      bot: name,
+      narrow: (o.mode ?? "queue") === "queue" ? o.narrow : undefined,
+      log,
+      entries: () => dialogs.entries(),
+      channelName: (id) => services.channels.nameOf(id),
+    }),
     webhookMode: (signal, registered) =>
       startWebhookMode({ client, log, contexts, backoff: o.backoff, clock, signal, registered }),
     deadLetterSource: (dispatcher, signal, replayJob) =>

@@ -118,7 +118,7 @@ function dialogList(d: BotStatus["dialogs"]): string {
     .slice(0, PAGE_DIALOGS)
     .map(
       (x) =>
-        `<li data-dialog="${e(x.id)}">${e(x.userName)}${x.awaiting ? ` (awaits ${e(x.awaiting)})` : ""}, ${e(x.where)}, step ${x.step}, since ${time(x.since)}${
+        `<li data-dialog="${e(x.id)}">${e(x.userName)}${x.awaiting ? ` (awaits ${e(x.awaiting)})` : ""}, ${e(x.where)}${x.outsideNarrow ? ` (outside narrow ${e(x.outsideNarrow)})` : ""}, step ${x.step}, since ${time(x.since)}${
           x.deadline ? `, deadline ${time(x.deadline)}` : ", being handled"
         }</li>`,
     );

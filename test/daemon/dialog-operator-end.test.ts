@@ -9,11 +9,12 @@ import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { narrowExcludes } from "../../src/daemon/stranded-dialogs.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
-import { startGatedDaemon } from "../support/gated-daemon.ts";
+import { type GatedDaemon, type GatedDaemonOptions, startGatedDaemon } from "../support/gated-daemon.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
@@ -63,14 +64,19 @@ afterEach(async () => {
 /** Everything the bot said, once it said `count` things. */
 const said = (count: number): Promise<string[]> => saidAtLeast(sandbox!, BOT, count);
 
+let up: GatedDaemon;
+/** The bot entry's YAML: a case narrows it before a restart. */
+let options: GatedDaemonOptions;
+
 async function start() {
-  const up = await startGatedDaemon({
+  options = {
     name: "orders",
     email: BOT,
     fullName: "Orders",
     definition: orders,
     extra: "handler_timeout: 1h",
-  });
+  };
+  up = await startGatedDaemon(options);
   ({ sandbox, running, clock, dir } = up);
   return up.dm;
 }
@@ -133,4 +139,54 @@ it("two ends of one dialog at once (two operators, a retried request): one ends 
   expect(ends.find((e) => e.status === "rejected")).toMatchObject({ reason: { code: "UNKNOWN_DIALOG" } });
   dm("large");
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+});
+
+it("a restart whose narrow leaves out a waiting dialog's conversation warns of it once, lists it so, and ends nothing", async () => {
+  const dm = await start();
+  dm("order");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const dialog = await waiting();
+  running = await up.restart(() => {
+    options.extra = "handler_timeout: 1h\nnarrow: [[channel, general]]";
+  });
+  const bot = running.daemon.bots[0]!;
+  await expect.poll(() => bot.dialogs().map((d) => d.id), { timeout: 15_000 }).toEqual([dialog.id]);
+  // The answer in the direct message does not reach the bot under that narrow.
+  dm("large");
+  const warned = running.logged("does not receive");
+  expect(warned.map((l) => [l.level, l.dialog, l.where, l.narrow])).toEqual([
+    [40, dialog.id, "direct message", "[channel, general]"],
+  ]);
+  expect(warned[0]!.msg).toContain(`bothost dialogs end orders ${dialog.id}`);
+  expect(bot.dialogs().map((d) => d.outsideNarrow)).toEqual(["[channel, general]"]);
+  // Not ended: the operator ends it, the person told.
+  await end(dialog.id);
+  expect(await said(2)).toEqual(["Which size?", NOTE]);
+});
+
+it("the narrow's terms against a dialog's place: only what surely keeps its answers out", () => {
+  const standup = { conversation: "channel:7:standup", where: "#Team > Standup" };
+  const dmPlace = { conversation: "dm:3,9", where: "direct message" };
+  const names = (id: number) => (id === 7 ? "Team" : undefined);
+  const excludes = (narrow: [string, string][], place = standup, name = names) =>
+    narrowExcludes(narrow, place, name);
+  expect(excludes([["channel", "team"]])).toBeUndefined();
+  expect(excludes([["stream", "general"]])).toBe("[stream, general]");
+  expect(excludes([["channel", "7"]])).toBeUndefined();
+  expect(excludes([["channel", "8"]])).toBe("[channel, 8]");
+  expect(excludes([["topic", "STANDUP"]])).toBeUndefined();
+  expect(
+    excludes([
+      ["channel", "team"],
+      ["topic", "help"],
+    ]),
+  ).toBe("[topic, help]");
+  // The channel's name unknown to the bot: read from the place's label.
+  expect(excludes([["channel", "general"]], standup, () => undefined)).toBe("[channel, general]");
+  expect(excludes([["is", "dm"]])).toBe("[is, dm]");
+  expect(excludes([["is", "dm"]], dmPlace)).toBeUndefined();
+  expect(excludes([["topic", "help"]], dmPlace)).toBe("[topic, help]");
+  // A sender or mention term depends on each answer: not told.
+  expect(excludes([["sender", "ann@example.org"]], dmPlace)).toBeUndefined();
+  expect(excludes([["is", "mentioned"]])).toBeUndefined();
 });

@@ -21,7 +21,7 @@ export interface GatedDaemonOptions {
   email: string;
   fullName: string;
   definition: BotEntry["definition"];
-  /** The bot entry's extra YAML lines (`handler_timeout: 1h`). */
+  /** The bot entry's extra YAML lines (`handler_timeout: 1h`), read at each start and restart. */
   extra?: string;
   /** Without a gate, every write goes straight to the store. */
   gate?: StoreGate;
@@ -80,12 +80,13 @@ export async function startGatedDaemon(o: GatedDaemonOptions): Promise<GatedDaem
     ...(o.channels ? { channels: o.channels } : {}),
   });
   const dir = await mkdtemp(join(tmpdir(), `bothost-${o.name}-`));
-  const entry: BotEntry = {
-    email: o.email,
-    definition: o.definition,
-    ...(o.extra ? { extra: o.extra } : {}),
-  };
   const launch = async () => {
+    // Read at each launch: a case changes `o.extra` before a restart (a config change).
+    const entry: BotEntry = {
+      email: o.email,
+      definition: o.definition,
+      ...(o.extra ? { extra: o.extra } : {}),
+    };
     const files = await FileStore.open(dir, { now: () => clock.now() });
     const store = o.gate ? gatedBackend(files, [o.name, o.gated ?? "dialogs"], o.gate) : files;
     return startInProcessDaemon(

@@ -176,6 +176,8 @@ export interface DialogView {
   deadline: string | undefined;
   /** Who may answer the waiting question, when not the person (`a member of release-managers`). */
   awaiting?: string;
+  /** The term of the bot's narrow that keeps this dialog's answers out (see daemon/stranded-dialogs.ts). */
+  outsideNarrow?: string;
 }
 
 /** `entry` as operators see it. */
