@@ -129,13 +129,13 @@ export class HandlerFailures {
 
   /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a later
-   * attempt (true), kept as a dead letter (false), or, for a dialog's run the stop cut before it
-   * could run again, a message's first run the stop's deadline aborted and a message or a dialog's
-   * run failed by the store's outage (or waiting for the store) when the bot stopped, `"resumes"`:
-   * nothing is kept or marked, and the next start (here or on another instance) runs it again
-   * from the dialog's log or the catch-up, as after a crash. Never rejects.
+   * attempt (true), kept as a dead letter (false), kept marked for replay as the stop cut its retries
+   * (`"replays"`: no failure), or, for a dialog's run the stop cut before it could run again, a
+   * message's first run the stop's deadline aborted and a message or a dialog's run failed by the
+   * store's outage (or waiting for it) when the bot stopped, `"resumes"`: nothing is kept or marked,
+   * the next start (here or elsewhere) runs it again from the dialog's log or the catch-up. Never rejects.
    */
-  async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes"> {
+  async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes" | "replays"> {
     const o = this.#o;
     if (promptUnanswered(error)) return this.#ended(run, true);
     const clock = o.clock;
@@ -221,8 +221,9 @@ export class HandlerFailures {
     }
     // Cut by the stop, it is replayed at the next start: only a failure that stays one is final.
     if (!stopping.aborted) await this.#gaveUp(run);
-    await this.#keep(run, last, attempts, firstFailedAt, clock.now(), stopping.aborted);
-    return false;
+    const cut = stopping.aborted && !(last instanceof NoRetry);
+    await this.#keep(run, last, attempts, firstFailedAt, clock.now(), cut);
+    return cut ? "replays" : false;
   }
 
   /** Let the run end what it left open (its progresses), within a handler's time, unless the bot stops. */
@@ -259,11 +260,11 @@ export class HandlerFailures {
     attempts: number,
     first: number,
     last: number,
-    stopped: boolean,
+    interrupted: boolean,
   ): Promise<void> {
     const o = this.#o;
-    const interrupted = stopped && !(error instanceof NoRetry);
-    if (!(error instanceof NoRetry && !error.deadLetter)) o.metrics?.deadLettered(run.event.type);
+    if (!interrupted && !(error instanceof NoRetry && !error.deadLetter))
+      o.metrics?.deadLettered(run.event.type);
     const why =
       error instanceof NoRetry
         ? "it threw NoRetry"
@@ -300,14 +301,15 @@ export class HandlerFailures {
           { ...failed, source, event, firstFailedAt, ...(dialog && { dialog }), ...(records && { records }) },
           { retryRequestedAt },
         ));
-      o.log.error(
-        { err: error, attempts, deadLetter: letter.id },
-        interrupted
-          ? "handler failed and the bot stopped before it could run again: kept as a dead letter, replayed at the next start"
-          : again
+      // The handler's failure has its own line already: the stop's cut is no error of the bot's.
+      if (interrupted) o.log.info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
+      else
+        o.log.error(
+          { err: error, attempts, deadLetter: letter.id },
+          again
             ? `replayed dead letter failed again (${why})`
             : `handler failed (${why}): kept as dead letter ${letter.id}`,
-      );
+        );
       await o.commit();
     } catch (err) {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
@@ -382,6 +384,9 @@ export function jobRunner(
     }
   };
 }
+
+const CUT_BY_STOP =
+  "handler run cut by the bot's stop before it could run again: kept as a dead letter marked for replay, it runs again at the next start";
 
 /** A live or caught-up message's first run, aborted by the stop's deadline (the next start catches it up). */
 function cutOffMessage(run: FailedRun, err: unknown): boolean {

@@ -315,7 +315,7 @@ export class HandlerRuns {
       if (!(parked && dialog) && outcome !== "resumes")
         await closeRuns(this.#ends, incoming, "failed", control);
       incoming.onReplayed?.(outcome === true);
-      if (outcome === false) this.#stats.failed++;
+      if (outcome === false) this.#stats.failed++; // "replays": cut by the stop, no failure of its own
       // "resumes": left unmarked, the next start takes it again (its log, or the catch-up).
       return incoming.letter || dialog || outcome === "resumes"
         ? undefined

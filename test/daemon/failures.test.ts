@@ -1,7 +1,7 @@
 /**
  * Failed handlers through a real daemon and sandbox: retried with pauses while their conversation
  * waits and others go on; kept as dead letters after the last attempt (or at once for NoRetry);
- * replayed once fixed, in order, exactly once; kept for the next start when the bot stops.
+ * replayed once fixed, in order, exactly once; kept for the next start when the bot stops (no failure then).
  * `bot.catch` sees each failure without switching any of that off, unless it throws NoRetry.
  */
 import { mkdtemp } from "node:fs/promises";
@@ -168,7 +168,13 @@ describe("a handler that throws", () => {
     );
     post("interrupted");
     await expect.poll(() => running!.logged("handler failed; running it again after a pause").length).toBe(1);
+    const first = running;
     await running.stop();
+    // The handler's own failure is said and counted once; the stop's cut is no failure of the bot's.
+    const errors = first.logs.filter((l) => (l.level as number) >= 50).map((l) => l.msg);
+    expect(errors).toEqual(["handler failed"]);
+    expect(first.logged("handler run cut by the bot's stop")).toMatchObject([{ level: 30, attempts: 1 }]);
+    expect((await first.daemon.status()).bots[0]).toMatchObject({ handled: 0, failed: 0 });
     running = undefined;
     broken = false;
     running = await world.daemon(
@@ -177,6 +183,7 @@ describe("a handler that throws", () => {
     );
     await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok interrupted"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+    expect((await running.daemon.status()).bots[0]).toMatchObject({ handled: 1, failed: 0 });
   });
 });
 
