@@ -5,9 +5,8 @@
  * `deadLetter: false` ends it there, kept nowhere, and so does a prompt that got no answer in time (a normal
  * end of a conversation: running the handler again would only ask the person again). The dispatcher holds
  * the event's conversation until this settles, so the conversation's later events wait (at most the sum of
- * the pauses and runs) and keep their order, while other conversations go on. When the bot stops during a
- * pause, the remaining attempts are not waited for: the event is kept as a dead letter already marked for
- * replay, so the next start handles it again.
+ * the pauses and runs) and keep their order, while other conversations go on. A stop in a pause (or an
+ * attempt) waits for no more: the event is kept as a dead letter marked for replay, no failure of its own.
  *
  * A failure that is the state store's outage (see {@link outageOf}) is not the handler's: a run whose last
  * attempt failed on it is kept nowhere (the outage would refuse the dead letter too) but waits for the
@@ -105,8 +104,7 @@ export class HandlerFailures {
   readonly #o: HandlerFailuresOptions;
   readonly #waits: StoreWaits;
   #stopping = new AbortController();
-  // Known without reading the controller's signal: a signal is made on first read (most of a KB,
-  // for every bot of a daemon) and is needed only once a handler fails.
+  // Known without reading the signal: one is made on first read (most of a KB), needed only on a failure.
   #stopped = false;
 
   constructor(options: HandlerFailuresOptions) {
@@ -120,6 +118,11 @@ export class HandlerFailures {
     this.#stopping.abort(new Error("bot stopping"));
   }
 
+  /** From {@link stop} to {@link restart}: a run failing meanwhile was cut by the stop, no failure. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
   /** Take new failures again after {@link stop} (the bot was started again). */
   restart(): void {
     if (!this.#stopped) return;
@@ -129,11 +132,10 @@ export class HandlerFailures {
 
   /**
    * The first run of `run` threw `error`. Resolves once the event is done with: handled by a later
-   * attempt (true), kept as a dead letter (false), kept marked for replay as the stop cut its retries
-   * (`"replays"`: no failure), or, for a dialog's run the stop cut before it could run again, a
-   * message's first run the stop's deadline aborted and a message or a dialog's run failed by the
-   * store's outage (or waiting for it) when the bot stopped, `"resumes"`: nothing is kept or marked,
-   * the next start (here or elsewhere) runs it again from the dialog's log or the catch-up. Never rejects.
+   * attempt (true), kept as a dead letter (false) or, the stop cutting its retries, marked for replay
+   * (`"replays"`: no failure); `"resumes"` for a dialog's run the stop cut, a message's first run the
+   * stop's deadline aborted, a message or dialog's run the store's outage failed as the bot stopped:
+   * nothing kept or marked, the next start runs it from the dialog's log or the catch-up. Never rejects.
    */
   async settle(run: FailedRun, error: unknown): Promise<boolean | "resumes" | "replays"> {
     const o = this.#o;
@@ -193,7 +195,7 @@ export class HandlerFailures {
         // another instance (its question kept first: see `ranElsewhere`): done with.
         if (promptUnanswered(err) || err instanceof DialogEnded || err instanceof LogMoved)
           return this.#ended(run, promptUnanswered(err) || err instanceof DialogEnded);
-        last = err;
+        if (err !== stopping.reason) last = err; // the stop's abort: the handler's own error is kept
       }
     }
     if (stopping.aborted && run.dialog !== undefined && !run.letter && !(last instanceof NoRetry)) {
@@ -301,7 +303,7 @@ export class HandlerFailures {
           { ...failed, source, event, firstFailedAt, ...(dialog && { dialog }), ...(records && { records }) },
           { retryRequestedAt },
         ));
-      // The handler's failure has its own line already: the stop's cut is no error of the bot's.
+      // The failure has its line already (`handler failed`): the stop cutting its retries is no error.
       if (interrupted) o.log.info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
       else
         o.log.error(
@@ -385,9 +387,7 @@ export function jobRunner(
   };
 }
 
-const CUT_BY_STOP =
-  "handler run cut by the bot's stop before it could run again: kept as a dead letter marked for replay, it runs again at the next start";
-
+const CUT_BY_STOP = "handler run cut by the bot's stop: kept for replay, it runs again at the next start";
 /** A live or caught-up message's first run, aborted by the stop's deadline (the next start catches it up). */
 function cutOffMessage(run: FailedRun, err: unknown): boolean {
   return isMessage(run) && err instanceof RouterError && err.code === "ROUTER_ABORTED";

@@ -295,7 +295,8 @@ export class HandlerRuns {
             ctx.log.info({ dialog: dialog?.id }, ENDED_MEANWHILE);
             throw err;
           }
-          if (ranElsewhere(ctx.log, err)) throw err;
+          // Run elsewhere, or cut by the bot's stop (kept for replay): no failure of the handler's.
+          if (ranElsewhere(ctx.log, err) || this.#o.failures.stopped) throw err;
           this.#failed(ctx, err, started);
           throw err;
         }

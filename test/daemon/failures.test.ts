@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
+import { DeadLetters } from "../../src/state/dead-letters.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
@@ -184,6 +185,50 @@ describe("a handler that throws", () => {
     await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok interrupted"]);
     await expect.poll(async () => running!.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
     expect((await running.daemon.status()).bots[0]).toMatchObject({ handled: 1, failed: 0 });
+  });
+
+  it("a stop during a later attempt is no failure of the handler's either", async () => {
+    let runs = 0;
+    const definition = defineBot({
+      setup(bot: BotApi) {
+        bot.on("message", { sender: MEMBER }, async (ctx) => {
+          runs++;
+          if (runs === 1) throw new Error("flaky");
+          if (runs === 2) {
+            // Slow work that honours its signal: the stop aborts it.
+            const { signal } = ctx;
+            await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+          }
+          await ctx.reply(`ok ${ctx.event.message.content}`);
+        });
+      },
+    });
+    const dir = await mkdtemp(join(tmpdir(), "bothost-failures-"));
+    const clock = new ManualClock(Date.now());
+    const bots = { flaky: { email: BOT, definition, extra: RETRIES } };
+    const first = await world.daemon(bots, { stateDir: dir, clock });
+    running = first;
+    post("cut");
+    await expect.poll(() => first.logged("handler failed; running it again after a pause").length).toBe(1);
+    const ran = async () => {
+      await clock.tick(100);
+      return runs;
+    };
+    await expect.poll(ran).toBe(2);
+    await first.stop();
+    running = undefined;
+    const errors = first.logs.filter((l) => (l.level as number) >= 50);
+    expect(errors).toMatchObject([{ msg: "handler failed", err: { message: "flaky" } }]);
+    expect(first.logged("handler run cut by the bot's stop")).toMatchObject([{ level: 30 }]);
+    expect((await first.daemon.status()).bots[0]).toMatchObject({ handled: 0, failed: 0 });
+    // Kept with the handler's own error, not the stop's abort.
+    const store = await FileStore.open(dir);
+    const kept = await new DeadLetters(store, "flaky", { max: 10 }).list();
+    await store.close();
+    expect(kept).toMatchObject([{ error: { message: "flaky" } }]);
+    running = await world.daemon(bots, { stateDir: dir });
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok cut"]);
+    expect(running.logged("replaying a dead letter")).toHaveLength(1);
   });
 });
 
