@@ -173,7 +173,7 @@ export class LocalJobs {
     const resumed = run.resumed === true;
     if (!(await this.#attempt(declaration, occurrence, signal, undefined, resumed, marked)))
       this.#o.stats.jobErrors++;
-    void this.#record([id], { lastRunAt: firedAt });
+    void this.#record([id], { lastRunAt: firedAt }, true);
   }
 
   /**
@@ -225,12 +225,16 @@ export class LocalJobs {
     );
   }
 
-  /** Never rejects: a failure is logged. The first key's write is issued before this returns. */
-  async #record(ids: string[], value: StoredJob): Promise<void> {
+  /**
+   * Never rejects: a failure is logged. The first key's write is issued before this returns.
+   * `done`: the record of an occurrence done with, which tells the bot's store health that its
+   * writes land again (not the mark at a run's start, made before its handler's writes are tried).
+   */
+  async #record(ids: string[], value: StoredJob, done = false): Promise<void> {
     try {
       for (const id of ids) await this.#o.store.set(id, value);
       await this.#o.flush();
-      this.#o.storeLanded?.();
+      if (done) this.#o.storeLanded?.();
     } catch (err) {
       this.#o.log.error(
         { err, jobs: ids },
