@@ -110,7 +110,7 @@ export const scene: SceneStep[] = [
       c.advanceClock(at - c.now() + 61_000);
       return (
         `(the announcements bot booked it on the server for ${new Date(at).toISOString()}; the sandbox ` +
-        "clock jumps there, which also expires idle event queues: the bots re-register and catch up)"
+        "clock jumps there, and the server delivers it at its time)"
       );
     },
     done: (posted, ids) => by(posted, ids.user("announce-bot@acme.example"), (m) => m.type === "stream"),
