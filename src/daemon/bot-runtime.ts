@@ -247,19 +247,23 @@ export class BotRuntime {
     return this.#setUp?.dispatcher.stats() ?? noEvents();
   }
 
+  /** The runtime's state as the status, `/readyz` and the status page read it. */
+  #state(): string {
+    if (this.reloading) return "reloading";
+    if (this.standby) return "standby";
+    if (this.#checking) return "registering";
+    const c = this.#source?.consumer;
+    // A poll sent again after a failure is a retry until the server answers: not shown running.
+    if (c?.state === "polling" && c.retrying) return "backing_off";
+    return c?.state ?? (this.#webhookReady ? "webhook" : this.#stopping.signal.aborted ? "stopped" : "idle");
+  }
+
   get status() {
     const c = this.#source?.consumer;
     const d = this.#setUp?.dispatcher;
     return {
       name: this.name,
-      state: this.reloading
-        ? "reloading"
-        : this.standby
-          ? "standby"
-          : this.#checking
-            ? "registering"
-            : (c?.state ??
-              (this.#webhookReady ? "webhook" : this.#stopping.signal.aborted ? "stopped" : "idle")),
+      state: this.#state(),
       queueId: c?.queueId ?? null,
       queueRegisteredAt: c?.queueId ? c.registeredAt : undefined,
       lastEventAt: d?.lastEventAt,
@@ -362,10 +366,7 @@ export class BotRuntime {
     return this.#setUp?.dispatcher.answerRunsOver(id, signal) ?? Promise.resolve(true);
   }
 
-  /**
-   * End dialog `id` for an operator: its person is told `note` in its conversation. False when
-   * the bot has no such dialog (or is not set up here).
-   */
+  /** End dialog `id` for an operator, its person told `note`; false when there is none here. */
   endDialog(id: string, note: string): Promise<boolean> {
     return this.#setUp?.dispatcher.endDialog(id, note) ?? Promise.resolve(false);
   }

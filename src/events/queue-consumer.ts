@@ -9,6 +9,7 @@ import { backoffDelay, sleep } from "../api/sleep.ts";
 import { type Clock, nextTurn } from "../time/clock.ts";
 import { type ParsedEvent, parseEvent } from "../wire/events.ts";
 import type { RegisterResponse } from "../wire/responses.ts";
+import { graceAfter, REGISTER_GRACE_MS } from "./grace-after.ts";
 import type { PollPacer } from "./poll-pacing.ts";
 import { UnknownEventWarnings } from "./unknown-events.ts";
 
@@ -92,6 +93,10 @@ export class QueueConsumer {
   lastHeartbeatAt: number | undefined;
   /** When the server last answered a poll or a registration. */
   lastContactAt: number | undefined;
+  /** A request failed and none was answered since: the poll sent again is a retry (not ready). */
+  get retrying(): boolean {
+    return this.#failures > 0;
+  }
   /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
   longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #lastEventId = -1;
@@ -378,22 +383,3 @@ export class QueueConsumer {
 }
 
 const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
-/** How long a registration under way at the stop may go on. */
-const REGISTER_GRACE_MS = 2_000;
-
-/** A signal that aborts `ms` after `signal` does; `dispose` once it is no longer needed. */
-function graceAfter(signal: AbortSignal, ms: number, clock: Clock) {
-  const controller = new AbortController();
-  let timer: ReturnType<Clock["setTimeout"]> | undefined;
-  const onAbort = () => {
-    timer = clock.setTimeout(() => controller.abort(signal.reason), ms);
-  };
-  if (signal.aborted) onAbort();
-  else signal.addEventListener("abort", onAbort, { once: true });
-  const dispose = () => {
-    signal.removeEventListener("abort", onAbort);
-    if (timer !== undefined) clock.clearTimeout(timer);
-  };
-  return { signal: controller.signal, dispose };
-}

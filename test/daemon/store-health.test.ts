@@ -17,7 +17,7 @@ import { fillDiskAt, limitFiles } from "../support/file-size-limit.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
 import { parsePrometheus, sampleValue } from "../support/prometheus-text.ts";
 import { botSaid, saidAtLeast } from "../support/self-killing-bot.ts";
-import { TALLY_EMAIL as BOT, tally } from "../support/tally-bot.ts";
+import { TALLY_EMAIL as BOT, startTally } from "../support/tally-bot.ts";
 
 let up: GatedDaemon | undefined;
 afterEach(async () => {
@@ -27,14 +27,7 @@ afterEach(async () => {
 });
 
 async function start(): Promise<GatedDaemon> {
-  up = await startGatedDaemon({
-    name: "tally",
-    email: BOT,
-    fullName: "Tally",
-    definition: tally,
-    global: "http:\n  listen: 127.0.0.1:0",
-    clock: new TestClock({ held: true }),
-  });
+  up = await startTally(new TestClock({ held: true }));
   return up;
 }
 

@@ -3,6 +3,8 @@
  * (`quiet` is recorded and not answered); `size` asks one question.
  */
 import { defineBot } from "../../src/bot/define-bot.ts";
+import type { TestClock } from "../../src/testing/test-clock.ts";
+import { type GatedDaemon, startGatedDaemon } from "./gated-daemon.ts";
 
 export const TALLY_EMAIL = "tally-bot@sandbox.example";
 
@@ -20,3 +22,15 @@ export const tally = defineBot({
     });
   },
 });
+
+/** A daemon in this process running the tally bot, with its HTTP listener on a free port. */
+export function startTally(clock?: TestClock): Promise<GatedDaemon> {
+  return startGatedDaemon({
+    name: "tally",
+    email: TALLY_EMAIL,
+    fullName: "Tally",
+    definition: tally,
+    global: "http:\n  listen: 127.0.0.1:0",
+    ...(clock ? { clock } : {}),
+  });
+}
