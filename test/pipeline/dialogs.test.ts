@@ -163,11 +163,14 @@ it("a refused answer is asked again with the reason; the tries run out with a re
   expect((await bot.ask(MEMBER, dm("ping"))).content).toBe("pong");
 });
 
-it("a choice that ends with a period is taken typed as listed, or without its period", async () => {
+it("a choice that ends with a period is taken typed as listed, or without its period (a space before it too)", async () => {
   expect((await bot.ask(MEMBER, dm("when"))).content).toBe("When?\n1. Now.\n2. Later.");
   expect((await bot.ask(MEMBER, dm("Later."))).content).toBe("Later. it is.");
   await bot.ask(MEMBER, dm("when"));
   expect((await bot.ask(MEMBER, dm("now"))).content).toBe("Now. it is.");
+  // A space before the final period, as a phone's keyboard leaves it.
+  await bot.ask(MEMBER, dm("when"));
+  expect((await bot.ask(MEMBER, dm("later ."))).content).toBe("Later. it is.");
 });
 
 it("a deadline that passes while the bot is down runs the timeout branch once at start", async () => {

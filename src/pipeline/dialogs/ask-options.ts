@@ -125,7 +125,11 @@ export function checkChoices(choices: readonly string[] | undefined): void {
 }
 
 /** Text as choices compare it: without case, spaces around, or a final period. */
-const plain = (text: string) => text.trim().replace(/\.$/, "").toLowerCase();
+const plain = (text: string) =>
+  text
+    .trim()
+    .replace(/\s*\.$/, "")
+    .toLowerCase();
 
 /** The choice an answer names (by its text, without case, or its number), or why it names none. */
 export function choiceOf(
