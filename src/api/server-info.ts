@@ -24,6 +24,8 @@ export interface ServerInfo {
    * (`realm_message_content_edit_limit_seconds`); undefined: no limit.
    */
   editLimitSeconds?: number;
+  /** Where the server's unicode emoji data is (`server_emoji_data_url`, FL 140), when it said. */
+  emojiDataUrl?: string;
 }
 
 export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
@@ -56,5 +58,6 @@ export function serverInfoFrom(reg: RegisterResponse): ServerInfo {
     moderationChannelId: moderation === undefined || moderation < 0 ? undefined : moderation,
     // null is no limit; so was 0 before feature level 138.
     ...(editLimit ? { editLimitSeconds: editLimit } : {}),
+    ...(reg.server_emoji_data_url !== undefined && { emojiDataUrl: reg.server_emoji_data_url }),
   };
 }

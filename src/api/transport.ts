@@ -40,6 +40,8 @@ export interface RequestOptions<T = unknown> {
   idempotent?: boolean;
   /** Send credentials (default true); GET /server_settings works without. */
   auth?: boolean;
+  /** `path` is below the server's origin, not below its API (a static file such as the emoji data). */
+  site?: boolean;
   /** Override the client's retry settings for this call; `false`: one attempt only. */
   retry?: RetryOptions | false;
 }
@@ -157,7 +159,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     if (!isQuery) headers["content-type"] = "application/x-www-form-urlencoded";
     return {
       origin,
-      path: `${apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
+      path: `${options.site ? "" : apiBase}${path}${isQuery && encoded ? `?${encoded}` : ""}`,
       method,
       headers,
       body: isQuery ? null : encoded,

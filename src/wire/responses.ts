@@ -67,6 +67,8 @@ export const RegisterResponse = ServerSettings.omit({ push_notifications_enabled
   realm_moderation_request_channel_id: z.number().int().optional(),
   /** Seconds after which the sender can no longer edit a message's content; null: no limit (0 before FL 138). */
   realm_message_content_edit_limit_seconds: z.number().int().nullable().optional(),
+  /** Where the server's unicode emoji names by code are (FL 140): see `client.server.emojiData`. */
+  server_emoji_data_url: z.string().optional(),
   // realm: what tells one organization from another (see `state/server-identity.ts`)
   realm_uri: z.string().optional(),
   realm_date_created: z.number().int().optional(),

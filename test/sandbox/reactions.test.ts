@@ -215,3 +215,16 @@ test("the emoji names docs/reference/sandbox.md lists are the sandbox's", async 
   const names = [...(listed?.[1] ?? "").matchAll(/`([^`]+)`/g)].map((m) => m[1]);
   expect(names.sort()).toEqual(Object.keys(EMOJI_CODES).sort());
 });
+
+test("the emoji data the register response names: each code with its names, read without credentials", async ({
+  sb,
+}) => {
+  const reg = await sb.as(BOT).post("/register", { fetch_event_types: JSON.stringify(["realm"]) });
+  const url = (reg.body as { server_emoji_data_url: string }).server_emoji_data_url;
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  const { code_to_names } = (await res.json()) as { code_to_names: Record<string, string[]> };
+  expect(code_to_names["1f44d"]).toEqual(["+1", "thumbs_up", "like"]);
+  expect(code_to_names["274c"]).toEqual(["cross_mark", "x"]);
+  expect(Object.values(code_to_names).flat().sort()).toEqual(Object.keys(EMOJI_CODES).sort());
+});

@@ -128,6 +128,8 @@ export function realmApi(ctx: ResourceContext) {
   };
 }
 
+const EmojiData = z.looseObject({ code_to_names: z.record(z.string(), z.array(z.string())) });
+
 /** Facts about the server itself. */
 export function serverApi(ctx: ResourceContext) {
   return {
@@ -141,5 +143,13 @@ export function serverApi(ctx: ResourceContext) {
       ctx.state.featureLevel = data.zulip_feature_level;
       return data;
     },
+
+    /**
+     * The server's unicode emoji names by emoji code, the canonical name first: the file the
+     * register response's `server_emoji_data_url` names (FL 140), read without credentials.
+     * `path`: that file's path below the server's origin (the caller checks the origin).
+     */
+    emojiData: (path: string, options: CallOptions = {}) =>
+      ctx.call("GET", path, {}, { ...options, auth: false, site: true }, EmojiData),
   };
 }

@@ -45,6 +45,11 @@ export interface DialogHead {
   from?: WaitFrom;
   /** Emoji name → choice, when a reaction on the waiting question answers it. */
   react?: Record<string, string>;
+  /**
+   * Emoji name → the emoji's identity (`reaction_type:emoji_code`), for the buttons whose code is
+   * known: a press under another name of the same emoji answers too (button-codes.ts).
+   */
+  rc?: Record<string, string>;
   /** The message the waiting question's buttons are on, when not the question (see the `ask` entry). */
   btn?: number;
   /**
@@ -94,6 +99,7 @@ const HEAD_FIELDS = [
   "answered",
   "from",
   "react",
+  "rc",
   "btn",
   "home",
   "back",

@@ -8,6 +8,7 @@
 import type { AnyEvent } from "../../wire/events.ts";
 import type { Message } from "../../wire/records.ts";
 import { allows, type Membership } from "./ask-options.ts";
+import { emojiIdentity } from "./button-codes.ts";
 import type { DialogEntry } from "./dialog-entry.ts";
 
 /** A reaction added to a message. */
@@ -15,6 +16,8 @@ export interface Reaction {
   messageId: number;
   userId: number;
   name: string;
+  /** Its emoji's identity (`reaction_type:emoji_code`, see button-codes.ts), when the event carries it. */
+  code?: string;
 }
 
 export class Buttons {
@@ -160,7 +163,7 @@ export class Buttons {
   #valueOf({ head }: DialogEntry, reaction: Reaction): string | undefined {
     // The bot's own reactions are the buttons it put there, whoever else may answer.
     if (reaction.userId === this.selfId?.()) return undefined;
-    const value = head.react?.[reaction.name];
+    const value = head.react?.[reaction.name] ?? pressedAs(head, reaction.code);
     const may = head.from ? allows(head.from, reaction.userId, this.who()) : reaction.userId === head.userId;
     return value === undefined || !may || this.now() >= head.deadline ? undefined : value;
   }
@@ -176,7 +179,8 @@ export class Buttons {
  */
 export function pressOn(buttons: Buttons, message: Message): AnyEvent | undefined {
   for (const r of message.reactions ?? []) {
-    if (!buttons.answers({ messageId: message.id, userId: r.user_id, name: r.emoji_name })) continue;
+    const code = emojiIdentity(r.reaction_type, r.emoji_code);
+    if (!buttons.answers({ messageId: message.id, userId: r.user_id, name: r.emoji_name, code })) continue;
     const event = {
       type: "reaction",
       op: "add",
@@ -200,6 +204,16 @@ function pressKey(press: AnyEvent): string {
     emoji_code?: unknown;
   };
   return `${r.message_id}/${r.user_id}/${r.reaction_type}/${r.emoji_code}`;
+}
+
+/**
+ * The choice of the button whose emoji is `code` though named otherwise (pressed under another
+ * name of that emoji); undefined when no button's code is known to be it.
+ */
+function pressedAs(head: DialogEntry["head"], code: string | undefined): string | undefined {
+  if (code === undefined || head.rc === undefined) return undefined;
+  const name = Object.keys(head.rc).find((n) => head.rc?.[n] === code);
+  return name === undefined ? undefined : head.react?.[name];
 }
 
 /** The message the waiting question's buttons are on: the question, or the refusal that asked it again. */

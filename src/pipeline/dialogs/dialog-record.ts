@@ -38,6 +38,8 @@ export type LogEntry =
       from?: WaitFrom;
       /** Emoji name → choice: a reaction on the question answers with that choice. */
       react?: Record<string, string>;
+      /** Emoji name → its identity (`reaction_type:emoji_code`), for the buttons whose code is known. */
+      rc?: Record<string, string>;
       /** The message its buttons are on, when not the question: the refusal that asked it again. */
       btn?: number;
       /** The number of effects the dialog had made before this question's send (a rewind's mark). */
@@ -299,4 +301,4 @@ function moveTo(head: DialogHead, place: AskedIn | undefined): void {
 }
 
 /** The fields of a header that are the waiting question's, as its `ask` entry has them. */
-const ASKED_FIELDS = ["from", "react", "btn", "back", "cmd", "cancel", "choices"] as const;
+const ASKED_FIELDS = ["from", "react", "rc", "btn", "back", "cmd", "cancel", "choices"] as const;

@@ -6,6 +6,7 @@ import { BothostError } from "../../errors/bothost-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { SendTo } from "../addressed.ts";
 import type { BotContext, SendEffects } from "../context-types.ts";
+import { buttonCodes } from "./button-codes.ts";
 import type { Dialogs } from "./dialogs.ts";
 import { type PromptContext, type PromptOptions, prompt } from "./prompt.ts";
 import type { Turn } from "./turn.ts";
@@ -68,6 +69,7 @@ export function promptOf(
         else ctx.log.info({ err, emoji, messageId }, line);
         throw err;
       }),
+    buttonCodes: (names) => buttonCodes(ctx.api, ctx.server.emojiDataUrl, names, ctx.signal),
     get signal() {
       return ctx.signal;
     },

@@ -55,6 +55,8 @@ export interface PromptContext {
   join(id: number, name: string): Promise<void>;
   /** Reacts to message `messageId` with emoji `name`. */
   react(messageId: number, name: string): Promise<void>;
+  /** The emoji identity of each of `names` the server's emoji data gives (button-codes.ts); never fails. */
+  buttonCodes(names: readonly string[]): Promise<Record<string, string> | undefined>;
   /** The effects made so far by this run, for the log. */
   made(): readonly JsonValue[];
   /** What the runs nested in this one made so far, by name, for the log (nested-effects.ts). */
@@ -291,9 +293,12 @@ async function ask<T>(
   if (shown !== undefined && asked.react && entry)
     dialogs.buttons.sent(shown, entry, asked.in?.key ?? head.home?.[0] ?? head.conversation);
   // The choices' emoji on the question, as buttons (one already there is no failure; one the
-  // server refuses is logged, and its choice is still answered by its text or number).
-  if (shown !== undefined && asked.react)
-    for (const name of Object.keys(asked.react)) await ctx.react(shown, name).catch(() => {});
+  // server refuses is logged, and its choice is still answered by its text or number). Their
+  // codes, read meanwhile, are kept: a press under another name of an emoji answers too.
+  const names = shown !== undefined && asked.react ? Object.keys(asked.react) : [];
+  const codes = names.length > 0 ? ctx.buttonCodes(names) : undefined;
+  if (shown !== undefined) for (const name of names) await ctx.react(shown, name).catch(() => {});
+  const rc = await codes;
   const made = ctx.made();
   const effects: LogEntry[] = [];
   for (let i = turn.record?.effects.length ?? 0; i < made.length; i++)
@@ -305,7 +310,8 @@ async function ask<T>(
   // Asked again by a refusal: later messages than the question answer it, the buttons are there.
   const msg = send ? (shown ?? head.asked ?? origin) : (head.asked ?? origin);
   const btn = !send && shown !== undefined && asked.react ? { btn: shown } : {};
-  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline: due, ...q, ...btn };
+  const kept = { ...q, ...btn, ...(rc && { rc }) };
+  const question: LogEntry = { t: "ask", ...asked, msg, at: now(), deadline: due, ...kept };
   const entries = [...start, ...turn.newValues(), ...effects, question];
   // The run ends here; the append goes on with the conversation held (tried again while the
   // store fails, until the stop), and the run's message is handled once it landed.

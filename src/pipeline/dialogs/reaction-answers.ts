@@ -10,6 +10,7 @@ import type { BotContexts } from "../bot-contexts.ts";
 import type { TaskControl } from "../conversation-queue.ts";
 import type { Incoming } from "../incoming.ts";
 import { recorded } from "./answer-copies.ts";
+import { emojiIdentity } from "./button-codes.ts";
 import { type DialogEntry, whenRunOver, whenSettled } from "./dialog-entry.ts";
 import { nameOf } from "./dialog-reactions.ts";
 import type { DialogRecord } from "./dialog-record.ts";
@@ -42,6 +43,8 @@ interface ReactionEvent {
   message_id: number;
   user_id: number;
   emoji_name: string;
+  emoji_code?: string;
+  reaction_type?: string;
   user?: { full_name?: string };
 }
 
@@ -56,7 +59,8 @@ export class ReactionAnswers {
   readonly run = (control: TaskControl, incoming: Incoming, waited = false): unknown => {
     const { dialogs, runs } = this.#o;
     const r = incoming.event as unknown as ReactionEvent;
-    const reaction = { messageId: r.message_id, userId: r.user_id, name: r.emoji_name };
+    const code = r.emoji_code === undefined ? undefined : emojiIdentity(r.reaction_type, r.emoji_code);
+    const reaction = { messageId: r.message_id, userId: r.user_id, name: r.emoji_name, code };
     // The waiting questions are being read back (moves made while no queue read): a reaction is
     // matched once they are, after the messages caught up before it (a typed answer goes first),
     // and its dialog is where its question is now.

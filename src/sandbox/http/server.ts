@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { SandboxCore } from "../core.ts";
 import type { FailOptions, Faults } from "../faults.ts";
 import type { SandboxData, UserRecord } from "../state/data.ts";
+import { EMOJI_DATA_PATH, emojiData } from "../state/emoji.ts";
 import { userByDeliveryEmail } from "../state/users.ts";
 import { ApiError, unauthorized } from "./api-error.ts";
 import { Params } from "./params.ts";
@@ -124,6 +125,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     }
   };
   if (injected && !injected.after) return sendInjected(injected);
+  // The emoji data is a static file, outside the API: no credentials, no rate limit.
+  if (entry.method === "GET" && url.pathname === EMOJI_DATA_PATH) return reply(200, emojiData());
   const injectedLimit = deps.faults.takeRateLimit();
   if (injectedLimit !== undefined) return fail(rateLimitError(injectedLimit));
 

@@ -45,6 +45,19 @@ export const EMOJI_CODES: Readonly<Record<string, string>> = {
 
 const CODES = new Set(Object.values(EMOJI_CODES));
 
+/** Where the sandbox serves its emoji data (the register response's `server_emoji_data_url`). */
+export const EMOJI_DATA_PATH = "/static/emoji.json";
+
+/**
+ * The file `server_emoji_data_url` names: each unicode emoji code with its names, the canonical
+ * one first (the first listed in {@link EMOJI_CODES}).
+ */
+export function emojiData(): { code_to_names: Record<string, string[]> } {
+  const byCode: Record<string, string[]> = {};
+  for (const [name, code] of Object.entries(EMOJI_CODES)) byCode[code] = [...(byCode[code] ?? []), name];
+  return { code_to_names: byCode };
+}
+
 /** The server's only `zulip_extra_emoji`: its name is its code. */
 export const ZULIP_EMOJI = "zulip";
 

@@ -11,6 +11,7 @@ import { SERVER_GENERATION } from "../core.ts";
 import type { RegisterParams } from "../queues/register-params.ts";
 import { pendingScheduled, scheduledToApi } from "../scheduler.ts";
 import { PROFILE_FIELD_TYPES, type UserRecord } from "./data.ts";
+import { EMOJI_DATA_PATH } from "./emoji.ts";
 import { canAccessMetadata, streamById, streamToApi, subscriptionToApi } from "./streams.ts";
 import { userSettingsToApi } from "./user-settings.ts";
 import { apiEmail, avatarUrl, botToApi, userGroupView, userToApi } from "./users.ts";
@@ -53,7 +54,7 @@ export function initialState(
       server_generation: SERVER_GENERATION,
       server_needs_upgrade: false,
       server_web_public_streams_enabled: false,
-      server_emoji_data_url: `${core.url}/static/emoji.json`,
+      server_emoji_data_url: `${core.url}${EMOJI_DATA_PATH}`,
       event_queue_longpoll_timeout_seconds:
         core.options.longpollTimeoutSeconds ?? serverDefaults.event_queue_longpoll_timeout_seconds,
     });
