@@ -3,7 +3,8 @@
  * question's send, held by the sandbox (never made) or made with its answer unread, then started
  * again on the same state: the topic reads the question once, with its buttons; the approver's
  * press on it decides, made after the restart or while no daemon ran, the outcome posted once, and
- * the next request there is asked.
+ * the next request there is asked. A press made while no daemon ran under another name of its
+ * button's emoji (✗ is `cross_mark` and `x`) decides too.
  */
 import { expect, it } from "vitest";
 import * as A from "../support/approvals-daemon.ts";
@@ -55,3 +56,26 @@ it.each([
     await A.expectOutcomeOnce(bot);
   },
 );
+
+// Pressed before the bot put its buttons, ✗ as `x`: the server keeps that name, and the bot's
+// `cross_mark` put at the restart becomes a vote under it. The press is matched by its emoji's code.
+it("killed right after the question's send, ✗ pressed while down as `x`: the press rejects", {
+  timeout: 30_000,
+}, async () => {
+  const bot = await A.setUp();
+  const daemon = await bot.start({ BOTHOST_FAILPOINTS: "question-sent" });
+  bot.sandbox.control.sendAs(A.REQ, { ...A.topic, content: A.ask("api 1.4.2") });
+  expect(await daemon.exited).toEqual({ code: null, signal: "SIGKILL" });
+  const id = Number(bot.sandbox.control.messages().at(-1)!.id);
+  await A.approve(bot, id, "x");
+  const again = await bot.start();
+  const rejected = "Deploy of api 1.4.2 rejected by Rita Release.";
+  await bot.sandbox.control.waitFor(() => postedBy(bot.sandbox, A.BOT).includes(rejected), {
+    timeoutMs: 15_000,
+  });
+  const names = (bot.sandbox.control.messageView(id)?.reactions ?? []) as { emoji_name: string }[];
+  expect(names.map((r) => r.emoji_name).sort()).toEqual(["check", "x", "x"]);
+  expect(postedBy(bot.sandbox, A.BOT)).toEqual([A.question("api 1.4.2"), rejected]);
+  again.kill("SIGTERM");
+  expect(await again.exited).toEqual({ code: 0, signal: null });
+});

@@ -44,14 +44,14 @@ export async function buttonsOn(bot: ShippedBot, content: string): Promise<numbe
   return id;
 }
 
-/** Rita presses ✓ on message `id`. */
-export async function approve(bot: ShippedBot, id: number) {
+/** Rita presses ✓ on message `id` (or the emoji named `emoji`). */
+export async function approve(bot: ShippedBot, id: number, emoji = "check") {
   const rita = createClient({
     url: bot.sandbox.url,
     email: RITA,
     apiKey: bot.sandbox.control.apiKeyOf(RITA),
   });
-  await rita.reactions.add(id, { emoji_name: "check" });
+  await rita.reactions.add(id, { emoji_name: emoji });
 }
 
 /** `daemon` killed itself, or is killed now. */
