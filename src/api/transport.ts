@@ -7,6 +7,7 @@
 import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import type { Clock } from "../time/clock.ts";
+import { budgetWait } from "./budget-waits.ts";
 import { encodeParams, type Params } from "./encode.ts";
 import {
   ApiError,
@@ -264,7 +265,7 @@ export function createTransport(config: TransportConfig): RequestFn {
     for (let attempt = 1; ; attempt++) {
       const waitStart = clock.now();
       const wait = bucket.take(signal);
-      if (wait) await wait;
+      if (wait) await budgetWait(wait, signal);
       const started = clock.now();
       if (started > waitStart) {
         const ms = started - waitStart;
@@ -316,8 +317,11 @@ export function createTransport(config: TransportConfig): RequestFn {
           { endpoint, attempt, delayMs: decision.delayMs, reason: decision.reason },
           `${endpoint} failed (${decision.reason}); retrying in ${decision.delayMs} ms`,
         );
-        if (err instanceof RateLimitError) config.onRateLimitWait?.({ endpoint, ms: decision.delayMs });
-        await sleep(clock, decision.delayMs, signal);
+        const pause = sleep(clock, decision.delayMs, signal);
+        if (err instanceof RateLimitError) {
+          config.onRateLimitWait?.({ endpoint, ms: decision.delayMs });
+          await budgetWait(pause, signal);
+        } else await pause;
       }
     }
   };

@@ -9,7 +9,8 @@
  *
  * A synchronous task runs inside `push()` when its key is free and a slot is open: no promise, no
  * timer. One loop behind a guard starts tasks, so a task that pushes more never deepens the stack;
- * one clock timer serves every timeout (see `#timed`).
+ * one clock timer serves every timeout (see `#timed`). Time a task's calls spend waiting for the
+ * account's rate budget does not count against its timeout.
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
@@ -41,12 +42,11 @@ export class ConversationQueue {
   /** Keys whose next task may start, oldest first. */
   #ready: Fifo<Line> | undefined;
   #running: Set<Task> | undefined;
-  /**
-   * Async tasks in the order they returned their promise, which is the order of their deadlines
-   * (every task has the same timeout): one clock timer, armed for the oldest, serves them all.
-   */
+  /** Async tasks running, each with its deadline: one clock timer, armed for the earliest, serves them all. */
   #timed: Set<Task> | undefined;
   #timer: TimerHandle | undefined;
+  /** When the armed timer fires. */
+  #timerAt = 0;
   /**
    * The tasks held on the same promise as the last held one, released together: a round of
    * completions shares one ledger commit (delivery-ledger.ts), so a burst holds hundreds of tasks
@@ -115,6 +115,7 @@ export class ConversationQueue {
    * as any running task, its key's line made with it at the head.
    */
   #runNow(task: Task): void {
+    task.onWait = this.#onWait;
     this.#active++;
     this.#pumping = true;
     this.#inline = task;
@@ -210,6 +211,7 @@ export class ConversationQueue {
   }
 
   #start(task: Task): void {
+    task.onWait = this.#onWait;
     this.#running ??= new Set();
     this.#running.add(task);
     this.#active++;
@@ -230,7 +232,7 @@ export class ConversationQueue {
     task.dueAt = this.#clock.now() + this.#timeoutMs;
     this.#timed ??= new Set();
     this.#timed.add(task);
-    this.#timer ??= this.#clock.setTimeout(this.#sweep, this.#timeoutMs);
+    if (this.#timer === undefined) this.#arm(task.dueAt);
     try {
       result.then(
         () => this.#finish(task),
@@ -247,17 +249,44 @@ export class ConversationQueue {
     }
   }
 
-  /** Time out every task past its deadline, then wait for the next oldest. */
+  /**
+   * Time out every task past its deadline, then wait for the next one due. A task whose calls wait
+   * for the account's rate budget is not timed meanwhile (see `#onWait`).
+   */
   readonly #sweep = (): void => {
     this.#timer = undefined;
     const now = this.#clock.now();
+    let next = Number.POSITIVE_INFINITY;
     for (const task of this.#timed ?? []) {
-      if (task.dueAt > now) {
-        this.#timer = this.#clock.setTimeout(this.#sweep, task.dueAt - now);
-        return;
-      }
-      this.#expire(task);
+      if (task.waits > 0) continue;
+      if (task.dueAt <= now) this.#expire(task);
+      else next = Math.min(next, task.dueAt);
     }
+    if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
+  };
+
+  #arm(at: number): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = this.#clock.setTimeout(this.#sweep, Math.max(0, at - this.#clock.now()));
+  }
+
+  /**
+   * A task's calls began or ended waiting for the account's rate budget: its timeout stands still
+   * while one waits (the handler is not stuck; the account is at its limit), its deadline moved on
+   * by the wait once none does.
+   */
+  readonly #onWait = (task: Task, waiting: boolean): void => {
+    if (task.state !== "running") return;
+    const now = this.#clock.now();
+    if (waiting) {
+      if (task.waits++ === 0) task.waitingSince = now;
+      return;
+    }
+    if (task.waits === 0 || --task.waits > 0 || task.dueAt === 0) return;
+    task.dueAt += now - task.waitingSince;
+    if (this.#timed?.has(task) && (this.#timer === undefined || this.#timerAt > task.dueAt))
+      this.#arm(task.dueAt);
   };
 
   #expire(task: Task): void {

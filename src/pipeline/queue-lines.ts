@@ -2,6 +2,7 @@
  * The parts of a conversation queue (conversation-queue.ts): a task and the control it runs with,
  * and the FIFO lines tasks wait in, one per key.
  */
+import { type BudgetWaits, watchBudgetWaits } from "../api/budget-waits.ts";
 
 /** What a running task gets from its queue. */
 export interface TaskControl {
@@ -32,15 +33,20 @@ export interface TaskControl {
 export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
 
 /** One task, made when it starts (see {@link Line}), and its control while it runs. */
-export class Task implements TaskControl {
+export class Task implements TaskControl, BudgetWaits {
   #controller: AbortController | undefined;
   state: "running" | "held" | "done" = "running";
   hold: Promise<unknown> | undefined;
   /** What runs in its place once its hold settled (see `resumeAfter`). */
   resume: QueueTask<unknown> | undefined;
-  /** When its timeout is due (set once it returned a promise). */
+  /** When its timeout is due (set once it returned a promise; moved on by its budget waits). */
   dueAt = 0;
   timedOut = false;
+  /** Its calls waiting for the account's rate budget now, and since when (see `onWait`). */
+  waits = 0;
+  waitingSince = 0;
+  /** Told when its calls begin and end waiting for the rate budget: its queue, which pauses its timeout. */
+  onWait: ((task: Task, waiting: boolean) => void) | undefined = undefined;
 
   constructor(
     readonly key: string,
@@ -50,8 +56,20 @@ export class Task implements TaskControl {
   ) {}
 
   get signal(): AbortSignal {
-    this.#controller ??= new AbortController();
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      // The calls made with it: their waits for the rate budget pause the task's timeout.
+      if (this.onWait !== undefined) watchBudgetWaits(this.#controller.signal, this);
+    }
     return this.#controller.signal;
+  }
+
+  began(): void {
+    this.onWait?.(this, true);
+  }
+
+  ended(): void {
+    this.onWait?.(this, false);
   }
 
   holdKey(done: Promise<unknown>): void {

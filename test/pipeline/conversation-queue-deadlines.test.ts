@@ -1,5 +1,9 @@
-/** Handler timeouts with one clock timer for all running tasks, and lazily made signals. */
+/**
+ * Handler timeouts with one clock timer for all running tasks, and lazily made signals; a task's
+ * calls waiting for the account's rate budget stop its timeout meanwhile.
+ */
 import { describe, expect, it } from "vitest";
+import { budgetWait } from "../../src/api/budget-waits.ts";
 import type { TaskControl } from "../../src/pipeline/conversation-queue.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { add, CountingClock, deferred, newQueue, recordingLogger } from "../support/pipeline.ts";
@@ -9,6 +13,32 @@ const timeoutLines = (log: ReturnType<typeof recordingLogger>) =>
   log.lines.filter((l) => l.msg === "handler timed out; its signal was aborted and the queue moved on");
 
 describe("ConversationQueue timeouts with one timer", () => {
+  it("does not count a task's wait for the rate budget: its deadline moves on by the wait", async () => {
+    const clock = new ManualClock(0);
+    const log = recordingLogger();
+    const queue = newQueue({ concurrency: 2, handlerTimeoutMs: 1000, clock, log });
+    const budget = deferred();
+    let waited = false;
+    void add(queue, "k", async (control) => {
+      await budgetWait(budget.promise, control.signal);
+      waited = true;
+      await never();
+    });
+    void add(queue, "other", never); // due at 1000, with no wait
+    await clock.tickTo(1000);
+    expect(timeoutLines(log).map((l) => l.obj.conversation)).toEqual(["other"]);
+    await clock.tickTo(3000);
+    expect(timeoutLines(log)).toHaveLength(1);
+    budget.resolve(); // waited 3 s: due at 4000
+    await flushAsync();
+    expect(waited).toBe(true);
+    await clock.tickTo(3999);
+    expect(timeoutLines(log)).toHaveLength(1);
+    await clock.tickTo(4000);
+    expect(timeoutLines(log).map((l) => l.obj.conversation)).toEqual(["other", "k"]);
+    expect(queue.inFlight).toBe(0);
+  });
+
   it("times out a slow task with one timer while later tasks come and go", async () => {
     const clock = new CountingClock(0);
     const log = recordingLogger();
