@@ -13,6 +13,7 @@ import { suggest } from "../config/did-you-mean.ts";
 import { eventSchemas, isKnownEventType } from "../wire/events.ts";
 import type { BotDefinition } from "./define-bot.ts";
 import { ModuleError } from "./module-error.ts";
+import { isCacheWriteError, transpileCacheDir } from "./transpile-cache.ts";
 
 /** Options of {@link loadBotModule}. */
 export interface LoadBotModuleOptions {
@@ -79,17 +80,23 @@ export function releaseTransform(): void {
   installed = undefined;
 }
 
+// The transpile cache's folder, looked up (and made) when a loader is made; false once it cannot
+// be used, for the rest of the process after a failed write.
+let cacheDir: string | false | undefined;
+
 // One shared loader per process, made on first use (all-JavaScript daemons never load jiti).
 // moduleCache on: like native ESM, a module used by two bots is evaluated once, so per-bot state
-// belongs in setup(); a fresh loader has it off. fsCache off: no transpile cache written next to
-// the user's files or in node_modules (read-only containers), and .ts bots are small.
+// belongs in setup(); a fresh loader has it off. fsCache: the per-user transpile cache
+// (transpile-cache.ts), or off; never jiti's default, next to the user's files or in node_modules.
 async function loader(fresh = false): Promise<Jiti> {
   if (jiti !== undefined && !fresh) return jiti;
   const { createJiti } = await import("jiti");
+  if (cacheDir !== false)
+    cacheDir = transpileCacheDir(path.join(path.dirname(requireHere.resolve("jiti")), "../package.json"));
   const made = createJiti(import.meta.url, {
     interopDefault: true,
     moduleCache: !fresh,
-    fsCache: false,
+    fsCache: cacheDir,
     ...(babelFile === undefined ? {} : { transform }),
   });
   if (!fresh) jiti = made;
@@ -101,7 +108,17 @@ async function loader(fresh = false): Promise<Jiti> {
  * are evaluated again); JavaScript ESM by a new URL, which evaluates only the entry file again.
  */
 async function importModule(file: string, fresh: boolean): Promise<unknown> {
-  if (/\.[mc]?ts$/.test(file)) return (await loader(fresh)).import(file);
+  if (/\.[mc]?ts$/.test(file)) {
+    try {
+      return await (await loader(fresh)).import(file);
+    } catch (err) {
+      // jiti does not catch a failed write of a cache entry: load without the cache instead.
+      if (!cacheDir || !isCacheWriteError(err, cacheDir)) throw err;
+      cacheDir = false;
+      jiti = undefined;
+      return (await loader(fresh)).import(file);
+    }
+  }
   const url = pathToFileURL(file).href;
   return import(fresh && !file.endsWith(".cjs") ? `${url}?reload=${++reloads}` : url);
 }
