@@ -11,7 +11,7 @@ import { loadConfigWithSource } from "../config/load-config.ts";
 import type { BotConfig, Config } from "../config/schema.ts";
 import type { BotDefinition, EventType } from "./define-bot.ts";
 import { botModuleFile, loadBotModule, releaseTransform } from "./load-module.ts";
-import { isModuleError, type ModuleError } from "./module-error.ts";
+import { isModuleError, type ModuleError, moduleProblem } from "./module-error.ts";
 import { validateBotSettings } from "./validate-settings.ts";
 
 /** A bot ready for the runtime: its config, module, validated settings and event types. */
@@ -125,16 +125,6 @@ async function loadOne(
     if (!(err instanceof ConfigError)) throw err;
     return { problems: err.problems };
   }
-}
-
-/** A bot's module that did not load, located at its `module:`. */
-export function moduleProblem(
-  source: ConfigSource,
-  name: string,
-  module: string,
-  err: ModuleError,
-): ConfigProblem {
-  return source.problem(["bots", name, "module"], `${module} ${err.reason} (${err.code})`);
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { ConfigProblem } from "../config/config-problem.ts";
+import type { ConfigSource } from "../config/config-source.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
 /**
@@ -39,4 +41,14 @@ export class ModuleError extends BothostError<ModuleErrorCode> {
 /** True for a {@link ModuleError}. */
 export function isModuleError(err: unknown): err is ModuleError {
   return err instanceof ModuleError;
+}
+
+/** A bot's module that did not load, located at its `module:`. */
+export function moduleProblem(
+  source: ConfigSource,
+  name: string,
+  module: string,
+  err: ModuleError,
+): ConfigProblem {
+  return source.problem(["bots", name, "module"], `${module} ${err.reason} (${err.code})`);
 }

@@ -1,10 +1,7 @@
 import type { CommandDescription } from "../bot/commands/describe-commands.ts";
-import { loadBots } from "../bot/load-bots.ts";
 import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
 import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
-import { loadConfigOffline, setUpOffline } from "./offline-setup.ts";
 
 export const commandsHelp = `Usage: bothost commands [BOT] [--config FILE] [--json]
 
@@ -45,6 +42,12 @@ export async function runCommandsCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1)
     return usageError("commands", `give at most one bot, got ${positionals.join(", ")}`);
   try {
+    // Loaded once the arguments are known good: --help and a usage error need none of it.
+    const [{ loadBots }, { resolveConfigPath }, { loadConfigOffline, setUpOffline }] = await Promise.all([
+      import("../bot/load-bots.ts"),
+      import("../config/load-config.ts"),
+      import("./offline-setup.ts"),
+    ]);
     const { config, source } = await loadConfigOffline(
       resolveConfigPath({ flag: values.config }),
       "commands",

@@ -2,14 +2,12 @@
  * `bothost dialogs`: the running daemon's open dialogs (`ctx.prompt`), and ending one from the
  * command line, through the daemon's admin socket (else its HTTP listener) like `bothost status`.
  */
-import { readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
-import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+import type { DaemonClient } from "./daemon-client.ts";
 
 export const dialogsHelp = `Usage: bothost dialogs [list|end] [options]
 
@@ -57,6 +55,7 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     return usage("end names its bot: end BOT ID, without --bot");
   let daemon: DaemonClient | undefined;
   try {
+    const { daemonClient, readAdminView, resolveConfigPath } = await import("./admin-deps.ts");
     daemon = daemonClient(await readAdminView(resolveConfigPath({ flag: values.config })));
     if (action === "list") {
       const query = values.bot ? `?bot=${encodeURIComponent(values.bot)}` : "";

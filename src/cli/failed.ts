@@ -1,19 +1,14 @@
-import { loadConfigWithPlaceholders, readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
-import { stateDefaults } from "../config/state-schema.ts";
-import { deadLetterOfficeFor } from "../daemon/dead-letter-office-for.ts";
 import type {
   DeadLetterOffice,
   DeadLetterOutcome,
   DeadLetterSelection,
 } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
-import { FileStore } from "../state/file-store.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
-import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+import type { DaemonClient } from "./daemon-client.ts";
 
 export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
 
@@ -64,7 +59,7 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   if (problem) return usage(problem);
   let desk: LetterDesk | undefined;
   try {
-    desk = await openLetterDesk(resolveConfigPath({ flag: values.config }));
+    desk = await openLetterDesk(values.config);
     return await perform(desk, action as Action, ids, values);
   } catch (err) {
     return reportStartupError(err);
@@ -206,9 +201,19 @@ interface LetterDesk extends Pick<DeadLetterOffice, "list" | "get" | "retry" | "
  * and http: of the config are needed then. Otherwise straight in the state store, which needs the
  * whole config (each bot's letter bound and secrets), variables not set in this shell aside.
  */
-async function openLetterDesk(file: string): Promise<LetterDesk> {
+async function openLetterDesk(flag: string | undefined): Promise<LetterDesk> {
+  const { daemonClient, loadConfigWithPlaceholders, readAdminView, resolveConfigPath } = await import(
+    "./admin-deps.ts"
+  );
+  const file = resolveConfigPath({ flag });
   const daemon = daemonClient(await readAdminView(file));
   if (await daemon.reachable()) return daemonDesk(daemon);
+  // The state store's code is loaded only when no daemon answers.
+  const [{ stateDefaults }, { deadLetterOfficeFor }, { FileStore }] = await Promise.all([
+    import("../config/state-schema.ts"),
+    import("../daemon/dead-letter-office-for.ts"),
+    import("../state/file-store.ts"),
+  ]);
   // Variables not set in this shell (bot keys kept in the service's environment) are not needed here.
   const { config } = await loadConfigWithPlaceholders(file);
   let store: StateBackend;

@@ -3,11 +3,8 @@
  * announcements, cron jobs): what `bothost schedule preview` and `bothost commands` read.
  */
 import { type BotHandle, BotSetupError } from "../bot/bot-handle.ts";
-import { type LoadedBot, moduleProblem } from "../bot/load-bots.ts";
-import { botModuleFile } from "../bot/load-module.ts";
-import { isModuleError } from "../bot/module-error.ts";
+import type { LoadedBot } from "../bot/load-bots.ts";
 import { loadConfigWithPlaceholders } from "../config/admin-view.ts";
-import type { ConfigProblem } from "../config/config-problem.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { runSetupOffline } from "../daemon/trial-setup.ts";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -61,30 +58,4 @@ function setupFailed(name: string, err: unknown): number {
   const code = err instanceof BothostError ? ` [${err.code}]` : "";
   process.stderr.write(`bothost: bots.${name}: setup failed: ${message}${code}\n`);
   return ExitCode.RuntimeFailure;
-}
-
-/**
- * The bots' modules that a file which itself loads names but that cannot be found: what a reload
- * of it would refuse, found without running any bot's code (a status query runs none; `check`
- * also tries settings and setup). Variables unset in this shell read as placeholders. Empty when
- * the file itself has problems (those are reported on their own).
- */
-export async function missingModulesOnDisk(file: string): Promise<ConfigProblem[]> {
-  let loaded: Awaited<ReturnType<typeof loadConfigWithPlaceholders>>;
-  try {
-    loaded = await loadConfigWithPlaceholders(file);
-  } catch {
-    return [];
-  }
-  const { config, source } = loaded;
-  const problems: ConfigProblem[] = [];
-  for (const [name, bot] of Object.entries(config.bots)) {
-    try {
-      await botModuleFile(bot.module, { configDir: source.dir, botName: name });
-    } catch (err) {
-      if (!isModuleError(err)) throw err;
-      problems.push(moduleProblem(source, name, bot.module, err));
-    }
-  }
-  return problems;
 }

@@ -1,11 +1,9 @@
-import { readAdminView } from "../config/admin-view.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
 import type { ReloadReport } from "../daemon/reload-plan.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
 import { lockHolderHere } from "../state/lock-holder.ts";
 import { commandArgs, configOption, reportStartupError } from "./args.ts";
-import { type DaemonClient, daemonClient, failedRequest } from "./daemon-client.ts";
+import type { DaemonClient } from "./daemon-client.ts";
 
 /** How long `reload` waits for the daemon's answer. */
 const RELOAD_WAIT_MS = 5 * 60_000;
@@ -39,6 +37,7 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let daemon: DaemonClient | undefined;
   try {
+    const { daemonClient, failedRequest, readAdminView, resolveConfigPath } = await import("./admin-deps.ts");
     // Only state: and http: must be sound here: the daemon reads and checks the whole file itself.
     const view = await readAdminView(resolveConfigPath({ flag: values.config }));
     daemon = daemonClient(view);

@@ -1,7 +1,6 @@
-import { type ConfigProblemsOnDisk, configProblemsOnDisk, readAdminView } from "../config/admin-view.ts";
+import type { ConfigProblemsOnDisk } from "../config/admin-view.ts";
 import { formatProblems } from "../config/config-problem.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { resolveConfigPath } from "../config/load-config.ts";
 import {
   type BotStatus,
   type BucketStatus,
@@ -12,9 +11,8 @@ import {
 } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
-import { type DaemonClient, daemonClient } from "./daemon-client.ts";
+import type { DaemonClient } from "./daemon-client.ts";
 import { dialogTable } from "./dialogs.ts";
-import { missingModulesOnDisk } from "./offline-setup.ts";
 
 export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 
@@ -38,6 +36,10 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
   const { values } = args;
   let daemon: DaemonClient | undefined;
   try {
+    const { configProblemsOnDisk, daemonClient, readAdminView, resolveConfigPath } = await import(
+      "./admin-deps.ts"
+    );
+    const { missingModulesOnDisk } = await import("./missing-modules.ts");
     const path = resolveConfigPath({ flag: values.config });
     daemon = daemonClient(await readAdminView(path));
     const onDisk = await configProblemsOnDisk(path);
