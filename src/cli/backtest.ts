@@ -1,10 +1,8 @@
 import { ApiError } from "../api/errors.ts";
 import type { NarrowTerm } from "../api/resources/messages.ts";
-import { loadBots } from "../bot/load-bots.ts";
+import { parseDuration } from "../config/duration.ts";
 import { ExitCode } from "../config/exit-codes.ts";
-import { loadConfigWithSource, resolveConfigPath } from "../config/load-config.ts";
-import { parseDuration } from "../config/schema-fields.ts";
-import { type BacktestReport, backtest } from "../daemon/backtest.ts";
+import type { BacktestReport } from "../daemon/backtest.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
 
 export const backtestHelp = `Usage: bothost backtest BOT [options]
@@ -64,6 +62,12 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
     return usage(`--limit ${values.limit}: give a positive whole number`);
   }
   try {
+    // Loaded once the arguments are known good: --help and a usage error need none of it.
+    const [{ loadBots }, { loadConfigWithSource, resolveConfigPath }, { backtest }] = await Promise.all([
+      import("../bot/load-bots.ts"),
+      import("../config/load-config.ts"),
+      import("../daemon/backtest.ts"),
+    ]);
     const path = resolveConfigPath({ flag: values.config });
     const { config, source } = await loadConfigWithSource(path);
     const c = config.bots[name];

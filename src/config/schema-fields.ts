@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { eventSchemas, isKnownEventType, type KnownEventType } from "../wire/events.ts";
 import { suggest } from "./did-you-mean.ts";
+import { parseDuration, UNIT_MS } from "./duration.ts";
 
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
 export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -139,21 +140,4 @@ function narrowItemProblem(item: unknown): string | undefined {
     return "[is, followed] is not accepted by the server in a queue narrow: narrow by channel or topic instead";
   }
   return undefined;
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
-const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
-
-/**
- * Milliseconds for a duration, or `undefined` when it is not one.
- */
-export function parseDuration(value: unknown): number | undefined {
-  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : undefined;
-  if (typeof value !== "string") return undefined;
-  const text = value.trim();
-  if (!WHOLE.test(text)) return undefined;
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit!]!;
-  return Math.round(total);
 }

@@ -1,6 +1,6 @@
 /**
- * The admin commands load only what they use: `--help` and a usage error load no package at all,
- * and `bothost status` not the bot runtime's (pino). Seen from a real process through
+ * The admin commands and `backtest` load only what they use: `--help` and a usage error load no
+ * package at all, and `bothost status` not the bot runtime's (pino). Seen from a real process through
  * NODE_DEBUG=module, which names on stderr every CommonJS file Node loads (yaml, undici and pino
  * are CommonJS).
  */
@@ -19,12 +19,12 @@ function packagesLoaded(stderr: string): string[] {
   return [...new Set(names)].sort();
 }
 
-const ADMIN = ["status", "dialogs", "failed", "reload", "commands"];
+const COMMANDS = ["status", "dialogs", "failed", "reload", "commands", "backtest"];
 
 /** Each case runs a CLI process; a loaded 2-core machine needs more than vitest's default. */
-describe("the admin commands' startup", { timeout: 60_000 }, () => {
+describe("the commands' startup", { timeout: 60_000 }, () => {
   it("--help prints the help and loads no package", async () => {
-    for (const command of ADMIN) {
+    for (const command of COMMANDS) {
       const { code, stdout, stderr } = await runCli([command, "--help"], traced);
       expect(code, command).toBe(0);
       expect(stdout, command).toMatch(new RegExp(`^Usage: bothost ${command} `));
@@ -33,7 +33,7 @@ describe("the admin commands' startup", { timeout: 60_000 }, () => {
   });
 
   it("a usage error says so (exit 2) and loads no package", async () => {
-    for (const command of ADMIN) {
+    for (const command of COMMANDS) {
       const { code, stdout, stderr } = await runCli([command, "--bogus"], traced);
       expect(code, command).toBe(2);
       expect(stdout, command).toBe("");

@@ -7,10 +7,11 @@ import { ModuleError } from "../../src/bot/module-error.ts";
 import { ConfigError } from "../../src/config/config-error.ts";
 import { formatPath } from "../../src/config/config-problem.ts";
 import { suggest } from "../../src/config/did-you-mean.ts";
+import { parseDuration } from "../../src/config/duration.ts";
 import { ExitCode, exitCodeFor } from "../../src/config/exit-codes.ts";
 import { resolveConfigPath } from "../../src/config/load-config.ts";
 import { parseZuliprc } from "../../src/config/resolve-credentials.ts";
-import { parseDuration, parseListenAddress } from "../../src/config/schema-fields.ts";
+import { parseListenAddress } from "../../src/config/schema-fields.ts";
 import { BothostError } from "../../src/errors/bothost-error.ts";
 
 describe("parseDuration", () => {

@@ -2,7 +2,7 @@
  * The options of `ctx.prompt(text, options)`, what it resolves with, and how each option is read
  * and checked (a mistake is `PROMPT_OPTIONS`, naming the option).
  */
-import { parseDuration } from "../../config/schema-fields.ts";
+import { parseDuration } from "../../config/duration.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
