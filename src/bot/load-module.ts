@@ -13,7 +13,7 @@ import { suggest } from "../config/did-you-mean.ts";
 import { eventSchemas, isKnownEventType } from "../wire/events.ts";
 import type { BotDefinition } from "./define-bot.ts";
 import { ModuleError } from "./module-error.ts";
-import { isCacheWriteError, transpileCacheDir } from "./transpile-cache.ts";
+import { cachedTransform, transpileCacheDir } from "./transpile-cache.ts";
 
 /** Options of {@link loadBotModule}. */
 export interface LoadBotModuleOptions {
@@ -46,7 +46,12 @@ let babel: Transform | undefined;
 let installed:
   | { prepare: unknown; before: unknown; hadOwn: boolean; limit: number; limitBefore: number }
   | undefined;
-const transform: Transform = (options) => {
+// The transpile cache's folder (transpile-cache.ts), looked up (and made) when a loader is made.
+let cacheDir: string | false | undefined;
+/** A module's JavaScript: from the transpile cache when an earlier process made it, else babel's. */
+const transform: Transform = (options) =>
+  cacheDir ? cachedTransform(cacheDir, options, () => transpile(options)) : transpile(options);
+const transpile: Transform = (options) => {
   // A require of its own: require() lists the module among its parent's children, which would
   // keep babel alive after its cache entry is deleted.
   babel ??= createRequire(import.meta.url)(babelFile!) as Transform;
@@ -80,23 +85,18 @@ export function releaseTransform(): void {
   installed = undefined;
 }
 
-// The transpile cache's folder, looked up (and made) when a loader is made; false once it cannot
-// be used, for the rest of the process after a failed write.
-let cacheDir: string | false | undefined;
-
 // One shared loader per process, made on first use (all-JavaScript daemons never load jiti).
 // moduleCache on: like native ESM, a module used by two bots is evaluated once, so per-bot state
-// belongs in setup(); a fresh loader has it off. fsCache: the per-user transpile cache
-// (transpile-cache.ts), or off; never jiti's default, next to the user's files or in node_modules.
+// belongs in setup(); a fresh loader has it off. jiti's own fsCache is off (it writes entries in
+// place, next to the user's files or in node_modules): `transform` keeps them (transpile-cache.ts).
 async function loader(fresh = false): Promise<Jiti> {
   if (jiti !== undefined && !fresh) return jiti;
   const { createJiti } = await import("jiti");
-  if (cacheDir !== false)
-    cacheDir = transpileCacheDir(path.join(path.dirname(requireHere.resolve("jiti")), "../package.json"));
+  cacheDir ??= transpileCacheDir(path.join(path.dirname(requireHere.resolve("jiti")), "../package.json"));
   const made = createJiti(import.meta.url, {
     interopDefault: true,
     moduleCache: !fresh,
-    fsCache: cacheDir,
+    fsCache: false,
     ...(babelFile === undefined ? {} : { transform }),
   });
   if (!fresh) jiti = made;
@@ -108,17 +108,7 @@ async function loader(fresh = false): Promise<Jiti> {
  * are evaluated again); JavaScript ESM by a new URL, which evaluates only the entry file again.
  */
 async function importModule(file: string, fresh: boolean): Promise<unknown> {
-  if (/\.[mc]?ts$/.test(file)) {
-    try {
-      return await (await loader(fresh)).import(file);
-    } catch (err) {
-      // jiti does not catch a failed write of a cache entry: load without the cache instead.
-      if (!cacheDir || !isCacheWriteError(err, cacheDir)) throw err;
-      cacheDir = false;
-      jiti = undefined;
-      return (await loader(fresh)).import(file);
-    }
-  }
+  if (/\.[mc]?ts$/.test(file)) return (await loader(fresh)).import(file);
   const url = pathToFileURL(file).href;
   return import(fresh && !file.endsWith(".cjs") ? `${url}?reload=${++reloads}` : url);
 }

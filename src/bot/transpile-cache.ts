@@ -1,15 +1,25 @@
 /**
- * Where jiti keeps the JavaScript it made of TypeScript bot modules, so that a start, `check` or
- * reload whose modules did not change skips the transform (babel) altogether. Per user, never next
- * to the user's files or in node_modules: `$XDG_CACHE_HOME/bothost/…`, else `~/.cache/bothost/…`.
- * jiti names an entry after the module's path and keeps it only while it ends with a hash of the
- * source it was made from, so an edited module is transformed again.
+ * Where the JavaScript made of TypeScript bot modules is kept, so that a start, `check` or reload
+ * whose modules did not change skips the transform (babel) altogether. Per user, never next to
+ * the user's files or in node_modules: `$XDG_CACHE_HOME/bothost/…`, else `~/.cache/bothost/…`.
+ * An entry is named by a hash of everything the transform is given (the source, the file's path,
+ * the options), so an edited module is transformed again, and written whole under a temporary
+ * name then renamed: two processes making it at once, or one killed meanwhile, never leave a torn
+ * entry for the next to run.
  */
-import { accessSync, constants, lstatSync, mkdirSync, readFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
-
-/** The error codes of a write that failed for want of room or a writable disk. */
-const STORAGE_FULL = new Set(["ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EIO"]);
+import type { TransformOptions, TransformResult } from "jiti";
 
 /**
  * The cache folder for entries made by the jiti whose package.json is `jitiPackageJson`, created
@@ -53,13 +63,32 @@ function cacheHome(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /**
- * True when `err` is jiti failing to write an entry into `dir` (a full disk, a folder removed or
- * made read-only meanwhile): the module is then loaded again with the cache off. A failed write
- * is recognised by a storage error code, or by an error on a path inside `dir`.
+ * What `make` gives for `options`, taken from `dir` when an earlier process made it; else made,
+ * and kept there (a failed write is no error: the cache is only a saving). A transform that
+ * failed (a syntax error jiti reports in its code) is not kept.
  */
-export function isCacheWriteError(err: unknown, dir: string): boolean {
-  const { code, path: at } = (err ?? {}) as { code?: unknown; path?: unknown };
-  if (typeof code !== "string") return false;
-  if (STORAGE_FULL.has(code)) return true;
-  return typeof at === "string" && path.dirname(at) === dir;
+export function cachedTransform(
+  dir: string,
+  options: TransformOptions,
+  make: () => TransformResult,
+): TransformResult {
+  const { source, ...rest } = options;
+  const key = createHash("sha256").update(JSON.stringify(rest)).update("\0").update(source).digest("hex");
+  const file = path.join(dir, `${key}.js`);
+  try {
+    return { code: readFileSync(file, "utf8") };
+  } catch {
+    // Not made yet (or unreadable): made below.
+  }
+  const made = make();
+  if (made.error === undefined && !made.code.includes("__JITI_ERROR__")) {
+    const temporary = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
+    try {
+      writeFileSync(temporary, made.code, { mode: 0o600 });
+      renameSync(temporary, file);
+    } catch {
+      rmSync(temporary, { force: true });
+    }
+  }
+  return made;
 }

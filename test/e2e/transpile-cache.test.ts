@@ -1,8 +1,8 @@
 /**
  * The transpile cache of TypeScript bot modules, with real processes: the first start writes an
- * entry per module file, a reload of an edited module runs the new code (and updates its entry),
- * and a later `bothost check` loads the modules without loading babel at all. A cache folder that
- * is not the user's own, or an entry that cannot be written, turns the cache off without a word.
+ * entry per module file, a reload of an edited module runs the new code (an entry of its new
+ * source), and a later `bothost check` loads the modules without loading babel at all. A cache
+ * folder that is not the user's own is not used, and an entry that cannot be written is no error.
  */
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -77,19 +77,20 @@ describe("the transpile cache", TIMEOUT, () => {
       expect(((await stat(folder)).mode & 0o777).toString(8)).toBe("700");
     }
     const entries = (await readdir(dir)).sort();
-    expect(entries).toEqual([
-      expect.stringMatching(/-bot\.\w+\.mjs$/),
-      expect.stringMatching(/-prefix\.\w+\.mjs$/),
-    ]);
-    const prefixEntry = path.join(dir, entries[1]!);
-    expect(await readFile(prefixEntry, "utf8")).toContain('"task"');
+    expect(entries).toEqual([expect.stringMatching(/^\w{64}\.js$/), expect.stringMatching(/^\w{64}\.js$/)]);
+    const texts = () => Promise.all(entries.map((e) => readFile(path.join(dir, e), "utf8")));
+    expect((await texts()).filter((t) => t.includes('"task"'))).toHaveLength(1);
 
-    // The imported file edited: the reload runs the new code, and its entry follows.
+    // The imported file edited: the reload runs the new code, made and kept anew.
     await writeFile(prefixFile, 'export const prefix: string = "job";\n');
     daemon.kill("SIGHUP");
     expect(await daemon.waitForLog((l) => l.msg === "config reloaded")).toMatchObject({ restarted: ["ts"] });
     await waitForAnswers(sandbox, [send(sandbox, "job for the edited bot")]);
-    expect(await readFile(prefixEntry, "utf8")).toContain('"job"');
+    const added = (await readdir(dir)).filter((e) => !entries.includes(e));
+    expect(added).toHaveLength(1);
+    expect(await readFile(path.join(dir, added[0]!), "utf8")).toContain('"job"');
+    entries.push(...added);
+    entries.sort();
     daemon.kill("SIGTERM");
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
 
@@ -124,20 +125,25 @@ describe("the transpile cache", TIMEOUT, () => {
     }
   });
 
-  it("loads the module without it when an entry cannot be written", async () => {
+  it("loads the module when an entry cannot be read nor written", async () => {
     const { config } = await tsBot();
     const home = await cacheHome();
     const env = { ...config.env, XDG_CACHE_HOME: home };
     expect((await runCli(["check", "--config", config.file], { env })).code).toBe(0);
     const dir = await entriesDir(home);
-    // Each entry replaced by a link into a folder that does not exist: writing it fails (ENOENT).
-    for (const entry of await readdir(dir)) {
+    // Each entry replaced by a folder holding a file: reading it fails, and so does the rename
+    // of the entry made again over it.
+    const entries = await readdir(dir);
+    for (const entry of entries) {
       await rm(path.join(dir, entry));
-      await symlink(path.join(home, "gone", entry), path.join(dir, entry));
+      await mkdir(path.join(dir, entry));
+      await writeFile(path.join(dir, entry, "x"), "");
     }
     const check = await runCli(["check", "--config", config.file], { env });
     expect(check.stderr).toBe("");
     expect(check.code).toBe(0);
     expect(check.stdout).toContain(botEmail(0));
+    // No temporary file is left behind.
+    expect((await readdir(dir)).sort()).toEqual(entries.sort());
   });
 });
