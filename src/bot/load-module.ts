@@ -155,6 +155,8 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
   const parentURL = pathToFileURL(path.join(configDir, "/")).href;
   const resolved = (await loader()).esmResolve(specifier, { parentURL, try: true });
   if (resolved === undefined) {
+    const installed = await installedPackageFile(specifier, configDir);
+    if (installed !== undefined) throw fail("MODULE_NOT_FOUND", installed);
     throw fail(
       "MODULE_NOT_FOUND",
       `is neither a file next to the config nor an installed package: for a file write ./${specifier}; for a package run npm install ${specifier} in ${configDir}`,
@@ -167,6 +169,31 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
     );
   }
   return fileURLToPath(resolved);
+}
+
+/**
+ * Why `pkg/sub/file.ts` did not resolve when `pkg` is installed (a `node_modules/pkg` folder in
+ * the config's folder or above): the package's `exports` do not list that subpath, so the file
+ * is named by its path (`./node_modules/bothost/bots/moderation.ts`), or it is not in the package.
+ * Undefined when the specifier names no subpath or the package is not installed.
+ */
+async function installedPackageFile(specifier: string, configDir: string): Promise<string | undefined> {
+  const parts = specifier.split("/");
+  const nameParts = specifier.startsWith("@") ? 2 : 1;
+  if (parts.length <= nameParts) return undefined;
+  const name = parts.slice(0, nameParts).join("/");
+  const subpath = parts.slice(nameParts).join("/");
+  for (let dir = configDir; ; dir = path.dirname(dir)) {
+    const folder = path.join(dir, "node_modules", name);
+    if (existsSync(path.join(folder, "package.json"))) {
+      const file = path.join(folder, subpath);
+      if (!existsSync(file))
+        return `is not found: the package ${name} is installed (${folder}) but has no ${subpath}`;
+      const relative = path.relative(configDir, file).split(path.sep).join("/");
+      return `is not among what the package ${name} exports (its package.json "exports"): name the file by its path, module: ${relative.startsWith(".") ? relative : `./${relative}`}`;
+    }
+    if (path.dirname(dir) === dir) return undefined;
+  }
 }
 
 /**

@@ -10,12 +10,41 @@ import { assertBuilt, hasStackTrace, runCli } from "../support/cli.ts";
 
 let dir: string;
 let config: string;
+/** A project with a package installed whose `exports` list only its main entry. */
+let project: string;
+
+/** A config in `project` whose bot module is `module`. */
+async function configWith(module: string): Promise<string> {
+  const file = path.join(project, `bothost-${module.replace(/\W+/g, "-")}.yaml`);
+  await writeFile(
+    file,
+    [
+      "server:",
+      "  url: https://chat.example.org",
+      "bots:",
+      "  relay:",
+      `    module: ${module}`,
+      "    email: relay-bot@chat.example.org",
+      "    api_key: fake-key-0123456789",
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
 
 beforeAll(async () => {
   assertBuilt();
   dir = await mkdtemp(path.join(tmpdir(), "bothost-module-typo-"));
   await mkdir(path.join(dir, "greeter-proj", "bots"), { recursive: true });
   await writeFile(path.join(dir, "greeter-proj", "bots", "greeter.ts"), "export default { setup() {} };\n");
+  project = path.join(dir, "project");
+  const pkg = path.join(project, "node_modules", "shipped-bots");
+  await mkdir(path.join(pkg, "bots"), { recursive: true });
+  await writeFile(
+    path.join(pkg, "package.json"),
+    JSON.stringify({ name: "shipped-bots", type: "module", exports: { ".": "./index.js" } }),
+  );
+  await writeFile(path.join(pkg, "bots", "relay.ts"), "export default { setup() {} };\n");
   await mkdir(path.join(dir, "ops"));
   config = path.join(dir, "ops", "bothost.yaml");
   await writeFile(
@@ -47,4 +76,26 @@ describe("a bot module that is not found", () => {
       expect(hasStackTrace(stderr)).toBe(false);
     },
   );
+});
+
+describe("a file of an installed package that its exports do not list", () => {
+  it("check names the file's path to write, not an npm install of the package", async () => {
+    const file = await configWith("shipped-bots/bots/relay.ts");
+    const { code, stdout, stderr } = await runCli(["check", "-c", file]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(
+      `${file}:5:13 bots.relay.module: shipped-bots/bots/relay.ts is not among what the package shipped-bots exports (its package.json "exports"): name the file by its path, module: ./node_modules/shipped-bots/bots/relay.ts (MODULE_NOT_FOUND)\n`,
+    );
+    expect(hasStackTrace(stderr)).toBe(false);
+  });
+
+  it("a file the installed package does not have is named as such", async () => {
+    const file = await configWith("shipped-bots/bots/rely.ts");
+    const { code, stderr } = await runCli(["check", "-c", file]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      `${file}:5:13 bots.relay.module: shipped-bots/bots/rely.ts is not found: the package shipped-bots is installed (${path.join(project, "node_modules/shipped-bots")}) but has no bots/rely.ts (MODULE_NOT_FOUND)\n`,
+    );
+  });
 });
