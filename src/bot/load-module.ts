@@ -131,10 +131,12 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
     () => "missing",
   );
   if (isPath || kind === "file") {
+    // Only a relative path is read from the config's folder: an absolute one or a URL is as written.
+    const relative = !specifier.startsWith("file:") && !path.isAbsolute(specifier);
     if (kind === "missing") {
       throw fail(
         "MODULE_NOT_FOUND",
-        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path; it starts at the config file's folder`,
+        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path${relative ? "; it starts at the config file's folder" : ""}`,
       );
     }
     if (kind === "folder") {

@@ -78,6 +78,18 @@ describe("a bot module that is not found", () => {
   );
 });
 
+describe("an absolute module path that is not found", () => {
+  it("check does not say the path starts at the config file's folder", async () => {
+    const missing = path.join(dir, "greeter-proj", "bots", "greetr.ts");
+    const file = await configWith(missing);
+    const { code, stderr } = await runCli(["check", "-c", file]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      `${file}:5:13 bots.relay.module: ${missing} was not found (no file ${missing}): check the path (MODULE_NOT_FOUND)\n`,
+    );
+  });
+});
+
 describe("a file of an installed package that its exports do not list", () => {
   it("check names the file's path to write, not an npm install of the package", async () => {
     const file = await configWith("shipped-bots/bots/relay.ts");
