@@ -5,7 +5,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { mapLimited } from "../daemon/map-limited.ts";
-import { type SetupProblem, trySetupOffline } from "../daemon/trial-setup.ts";
+import { runSetupOffline, type SetupProblem } from "../daemon/trial-setup.ts";
 import { startSandbox } from "../sandbox/start-sandbox.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { type FeatureName, featureLevels } from "../wire/feature-levels.ts";
@@ -36,7 +36,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   let sandbox: Sandbox | undefined;
   try {
     const { config, source } = await loadConfigForBots(resolveConfigPath({ flag: values.config }));
-    const problems = await setupProblems(await loadBots(config, source));
+    const { problems, withCommands } = await setupProblems(await loadBots(config, source));
     if (problems.length > 0) {
       for (const p of problems) process.stderr.write(`bothost check: ${p.line}\n`);
       return problems.some((p) => p.declaration) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
@@ -49,7 +49,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     const checks = await mapLimited(
       Object.entries(config.bots),
       config.registration_concurrency,
-      ([name, bot]) => checkOne(name, bot, sandbox),
+      async ([name, bot]) => ({ ...(await checkOne(name, bot, sandbox)), commands: withCommands.has(name) }),
     );
     process.stdout.write(formatChecks(checks));
     const failing = checks.filter((c) => c.problem !== undefined);
@@ -65,15 +65,22 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** Each bot's setup run offline, as `run` runs it at start: what fails there, in config order. */
-async function setupProblems(bots: readonly LoadedBot[]): Promise<SetupProblem[]> {
+/**
+ * Each bot's setup run offline, as `run` runs it at start: what fails there, in config order, and
+ * the bots that declare commands.
+ */
+async function setupProblems(
+  bots: readonly LoadedBot[],
+): Promise<{ problems: SetupProblem[]; withCommands: Set<string> }> {
   const problems: SetupProblem[] = [];
+  const withCommands = new Set<string>();
   for (const b of bots) {
     const { module, command_prefix: commandPrefix } = b.config;
-    const problem = await trySetupOffline({ ...b, module, commandPrefix });
-    if (problem) problems.push(problem);
+    const trial = await runSetupOffline({ ...b, module, commandPrefix });
+    if (trial.problem) problems.push(trial.problem);
+    if ((trial.handle?.commands?.describe().length ?? 0) > 0) withCommands.add(b.name);
   }
-  return problems;
+  return { problems, withCommands };
 }
 
 /**
@@ -164,7 +171,28 @@ export function formatChecks(checks: readonly BotCheck[]): string {
     people.length > 0
       ? `\nNote: ${people.join(", ")} sign${people.length === 1 ? "s" : ""} in as a person, not a bot account; this works, but the server treats the messages as that person's.`
       : "";
-  return `${table([HEADER, ...rows]).join("\n")}\n\n${summary}${note}\n`;
+  return `${table([HEADER, ...rows]).join("\n")}\n\n${summary}${note}${sharedAccountNotes(checks)}\n`;
+}
+
+/**
+ * Bots with commands that sign in as one account: each gets every message said to it and answers
+ * it with its own commands, so each answers the other's as unknown, and `help` comes twice.
+ */
+function sharedAccountNotes(checks: readonly BotCheck[]): string {
+  const byAccount = new Map<string, BotCheck[]>();
+  for (const c of checks) {
+    if (!c.commands || c.userId === undefined) continue;
+    const key = `${c.url} ${c.userId}`;
+    byAccount.set(key, [...(byAccount.get(key) ?? []), c]);
+  }
+  return [...byAccount.values()]
+    .filter((bots) => bots.length > 1)
+    .map((bots) => {
+      const names = bots.map((b) => b.name);
+      const list = `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+      return `\nNote: ${list} sign in as one account (${bots[0]!.email}) and have commands: each answers every command said to it, the others' with "I don't know the command", and \`help\` comes once from each. Give each bot with commands an account of its own.`;
+    })
+    .join("");
 }
 
 /** What `bothost check` learned about one bot. Never holds the API key. */
@@ -180,6 +208,8 @@ export interface BotCheck {
   problem?: string;
   /** The server rejected the bot's credentials (a 401), or the account does not exist. */
   authFailed: boolean;
+  /** Its setup declares commands. */
+  commands?: boolean;
 }
 
 /** Calls are short and retried once: a check should answer in seconds, even when a server is down. */

@@ -163,6 +163,36 @@ describe("bothost check", () => {
     );
   });
 
+  it("notes bots with commands that sign in as one account", async () => {
+    sandbox = await startSandbox({ org: org() });
+    dir = await mkdtemp(path.join(tmpdir(), "bothost-check-"));
+    const file = path.join(dir, "bothost.yaml");
+    const echo = path.join(repoRoot, "bots/echo.ts");
+    const bot = (name: string, module: string, email: string) =>
+      `  ${name}:\n    module: ${module}\n    email: ${email}\n    api_key: \${KEY}`;
+    const shared = "echo-bot@sandbox.example";
+    await writeFile(
+      file,
+      [
+        `server:\n  url: ${sandbox.url}\nbots:`,
+        bot("echo", echo, shared),
+        bot("shouter", echo, shared),
+        bot("counter", MODULE, shared), // no commands: it answers no command
+        bot("helper", echo, "helper-bot@sandbox.example"),
+        "",
+      ].join("\n"),
+    );
+    const env = { KEY: sandbox.control.apiKeyOf(shared) };
+    const { code, stdout, stderr } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(1); // helper's key is echo's: rejected
+    expect(stderr).toMatch(/^bothost check: helper: the server at .* rejected the credentials/);
+    expect(stdout.split("\n").slice(-3)).toEqual([
+      "1 of 4 bots cannot run; the reasons follow on stderr.",
+      `Note: echo and shouter sign in as one account (${shared}) and have commands: each answers every command said to it, the others' with "I don't know the command", and \`help\` comes once from each. Give each bot with commands an account of its own.`,
+      "",
+    ]);
+  });
+
   it("reports a server it cannot reach, and exits 1", async () => {
     sandbox = await startSandbox({ org: org() });
     // A port below the ephemeral range: no test's listen(0) is given it, so nothing answers there
