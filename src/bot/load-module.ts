@@ -308,7 +308,12 @@ export async function describeLoadError(
   const syntax = (at: string, what: string) => `has a syntax error at ${specifier}:${at}: ${what}`;
   // jiti (TypeScript modules): "ParseError: Unexpected token \n /abs/file.ts:3:14"
   const parse = /^ParseError:\s*(.*?)\s*\n\s*(.+):(\d+):(\d+)\s*$/s.exec(message);
-  if (parse) return syntax(`${parse[3]}:${parse[4]}`, parse[1] || "Unexpected token");
+  if (parse) {
+    const [at, what, where] = [`${parse[3]}:${parse[4]}`, parse[1] || "Unexpected token", parse[2]!];
+    // The error may be in a local file the module imports: name that file, not the module.
+    if (!path.isAbsolute(where) || path.resolve(where) === path.resolve(file)) return syntax(at, what);
+    return `imports a file with a syntax error, at ${displayPath(where, process.cwd())}:${at}: ${what}`;
+  }
   if (!/\.[mc]?ts$/.test(file)) {
     // Node's SyntaxError for an ES module has no position in its message (and other loaders, such
     // as test runners, word it differently); jiti's parser finds the position.

@@ -90,6 +90,25 @@ describe("an absolute module path that is not found", () => {
   });
 });
 
+describe("a syntax error in a file the module imports", () => {
+  it("check names that file and its line, not the module's", async () => {
+    const bots = path.join(project, "bots");
+    await mkdir(bots, { recursive: true });
+    await writeFile(path.join(bots, "texts.ts"), 'export const greeting = "Hey" +;\n');
+    await writeFile(
+      path.join(bots, "hello.ts"),
+      'import { greeting } from "./texts.ts";\nexport default { setup() { return greeting; } };\n',
+    );
+    const file = await configWith("./bots/hello.ts");
+    const { code, stderr } = await runCli(["check", "-c", file], { cwd: project });
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      'bothost: bot "relay": module ./bots/hello.ts imports a file with a syntax error, at bots/texts.ts:1:31: Unexpected token [MODULE_LOAD_FAILED]\n',
+    );
+    expect(hasStackTrace(stderr)).toBe(false);
+  });
+});
+
 describe("a file of an installed package that its exports do not list", () => {
   it("check names the file's path to write, not an npm install of the package", async () => {
     const file = await configWith("shipped-bots/bots/relay.ts");
