@@ -70,6 +70,11 @@ export interface QueueConsumerOptions {
 }
 
 const FALLBACK_LONGPOLL_SECONDS = 90;
+/**
+ * How long a poll sent again after a failure must stay unanswered before it counts as parked by
+ * a live server: longer than a refused connection, a 5xx or a connect timeout (10 s) take.
+ */
+const RETRY_GRACE_MS = 15_000;
 
 export class QueueConsumer {
   #opts: QueueConsumerOptions;
@@ -93,14 +98,19 @@ export class QueueConsumer {
   lastHeartbeatAt: number | undefined;
   /** When the server last answered a poll or a registration. */
   lastContactAt: number | undefined;
-  /** A request failed and none was answered since: the poll sent again is a retry (not ready). */
+  /**
+   * A request failed and none was answered since, and the poll sent again is younger than
+   * RETRY_GRACE_MS (not ready): one a live server parks counts as answered after that.
+   */
   get retrying(): boolean {
-    return this.#failures > 0;
+    return this.#failures > 0 && this.#opts.clock.now() - this.#sentAt < RETRY_GRACE_MS;
   }
   /** The server's long-poll timeout plus the margin: the longest a healthy poll can take. */
   longpollMs = FALLBACK_LONGPOLL_SECONDS * 1000;
   #lastEventId = -1;
   #failures = 0;
+  /** When the last poll was sent. */
+  #sentAt = 0;
   #fatal: unknown;
   #pendingReason: RegisterReason | undefined;
   /** The poll sent ahead while the previous batch was dispatched (see `hasCapacity`). */
@@ -244,8 +254,10 @@ export class QueueConsumer {
   }
 
   #send(queueId: string, signal: AbortSignal): { queueId: string; events: Promise<unknown[]> } {
-    const poll = () =>
-      this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.longpollMs });
+    const poll = () => {
+      this.#sentAt = this.#opts.clock.now();
+      return this.#opts.api.poll(queueId, this.#lastEventId, { signal, timeoutMs: this.longpollMs });
+    };
     // Under sustained traffic the pacer holds the poll a little, so that it brings a batch.
     const pacer = this.#opts.pacer;
     const wait = pacer?.take() ?? 0;

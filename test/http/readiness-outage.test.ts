@@ -2,7 +2,7 @@
  * `/readyz` and the status through a chat-server outage: a bot is not ready from its first failed
  * poll until the server answers one again, also while the poll sent again after the backoff is
  * under way (an orchestrator reading it during an outage must not see the bot flip back to
- * ready at each attempt). A daemon in this process against the sandbox over HTTP, on a held test
+ * ready at each attempt), unless that poll stays parked past a grace, as a live server keeps it. A daemon in this process against the sandbox over HTTP, on a held test
  * clock (the backoff ends only where the test moves it).
  */
 import { request } from "undici";
@@ -59,5 +59,23 @@ it("stays not ready while the poll sent again after a failure waits for the serv
   sandbox.control.delay(0);
   up.dm("two");
   await poll(async () => (await get("/readyz")).status).toBe(200);
+  expect((await get("/readyz")).body).toMatchObject({ ready: true, bots: [{ state: "polling" }] });
+});
+
+it("counts a poll sent again that a live server keeps parked past the grace as answered", async () => {
+  up = await startTally(new TestClock({ held: true }));
+  const { sandbox, clock } = up;
+  await poll(async () => (await get("/readyz")).status).toBe(200);
+  sandbox.control.failNext(1, { status: 503, paths: ["/events"] });
+  up.dm("one");
+  await poll(failedPolls).toBe(1);
+  // The retry is held (as a server parks a poll with nothing to send): not ready for 15 s...
+  sandbox.control.delay(600_000, { paths: ["/events"] });
+  await clock.advance(1_000);
+  await poll(() => sandbox.control.delayed()).toBe(1);
+  await clock.advance(13_000);
+  expect((await get("/readyz")).status).toBe(503);
+  // ...then taken as parked by a live server: ready, with no heartbeat needed first.
+  await clock.advance(2_000);
   expect((await get("/readyz")).body).toMatchObject({ ready: true, bots: [{ state: "polling" }] });
 });
