@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `bothost` command. Each subcommand is loaded only when it runs, so `bothost --help` stays fast. */
 import { readFileSync } from "node:fs";
+import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -101,7 +102,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`bothost: unknown command "${name}". Run "bothost --help" for the list.\n`);
+    const hint = suggest(name, Object.keys(commands));
+    const mean = hint ? ` (did you mean "${hint}"?)` : "";
+    process.stderr.write(`bothost: unknown command "${name}"${mean}. Run "bothost --help" for the list.\n`);
     return ExitCode.UnknownCommand;
   }
   return command.run(rest);

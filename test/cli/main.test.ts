@@ -43,6 +43,15 @@ describe.concurrent("bothost", () => {
     });
   });
 
+  it("a misspelt command is named with the one meant (exit 64)", async () => {
+    expect(await runCli(["int"])).toEqual({
+      code: 64,
+      stdout: "",
+      stderr: 'bothost: unknown command "int" (did you mean "init"?). Run "bothost --help" for the list.\n',
+    });
+    expect((await runCli(["stauts"])).stderr).toContain('(did you mean "status"?)');
+  });
+
   it("an unknown option before the command exits 2", async () => {
     expect(await runCli(["--verbose"])).toEqual({
       code: 2,
