@@ -8,7 +8,14 @@ import type { DialogHead, LogEntry } from "../../src/pipeline/dialogs/dialog-rec
 import { RedisStore } from "../../src/state/redis-store.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { asked, memoryDialogs, waitAt } from "../support/memory-dialogs.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import {
+  dropPrefix,
+  monitorRedis,
+  noRedisMessage,
+  redisReachable,
+  redisUrl,
+  uniquePrefix,
+} from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`dialog-log-redis: ${noRedisMessage}`);
@@ -42,8 +49,7 @@ it.skipIf(!reachable)(
     expect(head.back).toBe("back");
 
     const seen: string[][] = [];
-    const monitor = await client.monitor();
-    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    const monitor = await monitorRedis(({ source, args }) => {
       // Calls the store sent, not those its scripts made inside Redis.
       if (source !== "lua" && args.some((a) => a.startsWith(`${prefix}:`))) seen.push(args);
     });
@@ -51,7 +57,7 @@ it.skipIf(!reachable)(
     await store.namespace("dialogs").get("after");
     // The monitor reports after the fact: wait for the last call to be seen.
     await expect.poll(() => seen.some((args) => args.some((a) => a.endsWith("/after")))).toBe(true);
-    monitor.disconnect();
+    monitor.close();
     // The header's write alone; a stale expectation is refused and read: evalsha, mget, evalsha.
     expect(seen.map((args) => args[0]?.toLowerCase())).toEqual(["evalsha", "get"]);
     expect((await dialogs.record("100"))?.steps[1]?.answers.map((a) => a.text)).toEqual(["a2"]);

@@ -6,7 +6,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fence } from "../../src/state/redis-connection.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import {
+  dropPrefix,
+  monitorRedis,
+  noRedisMessage,
+  redisReachable,
+  redisUrl,
+  uniquePrefix,
+} from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`redis-store: ${noRedisMessage}`);
@@ -36,8 +43,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
     const ns = store.namespace("blind");
     await ns.applyWrites([{ op: "set", key: "h", text: "1" }]);
     const seen: string[][] = [];
-    const monitor = await client.monitor();
-    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    const monitor = await monitorRedis(({ source, args }) => {
       // Calls the store sent, not those its scripts made inside Redis.
       if (source !== "lua" && args.some((a) => a.startsWith(`${prefix}:blind/`))) seen.push(args);
     });
@@ -53,7 +59,7 @@ describe.skipIf(!reachable)("RedisStore", () => {
     await ns.get("after");
     // The monitor reports after the fact: wait for the last call to be seen.
     await expect.poll(() => seen.some((args) => args.some((a) => a.endsWith("/after")))).toBe(true);
-    monitor.disconnect();
+    monitor.close();
     const commands = seen.map((args) => args[0]?.toLowerCase());
     // Right: the script alone. Stale (it held 2): the script refused, a read, the script again.
     expect(commands).toEqual(["evalsha", "get", "evalsha", "mget", "evalsha", "get"]);
@@ -91,33 +97,29 @@ describe.skipIf(!reachable)("RedisStore", () => {
   });
 
   describe("listing from the per-namespace index", () => {
-    // Tried again on failure: ioredis's MONITOR connection can take another client's handshake
-    // (`HELLO 3`, from the e2e daemons sharing this Redis) for its own reply and throw "Command
-    // queue state error" (seen once in a full run); the assertion is the same on every try.
-    it("sends no SCAN: a listing reads its namespace's index, whatever else the Redis holds", {
-      retry: 2,
-    }, async () => {
+    it("sends no SCAN: a listing reads its namespace's index, whatever else the Redis holds", async () => {
       const ns = store.namespace("letters");
       for (let i = 0; i < 5; i++) await ns.set(`l${i}`, i);
       await client.mset(...Array.from({ length: 2_000 }, (_, i) => [`${prefix}-other:${i}`, "x"]).flat());
       try {
-        const monitor = await client.monitor();
         const scans: string[] = [];
         const marker = `${prefix}-listed`;
-        const markerSeen = new Promise<void>((resolve) =>
-          monitor.on("monitor", (_time: string, args: string[]) => {
-            if (args[0]?.toLowerCase() === "scan" && args.some((a) => a.startsWith(prefix)))
-              scans.push(args.join(" "));
-            if (args[1] === marker) resolve();
-          }),
-        );
+        let markerSeen!: () => void;
+        const seen = new Promise<void>((resolve) => {
+          markerSeen = resolve;
+        });
+        const monitor = await monitorRedis(({ args }) => {
+          if (args[0]?.toLowerCase() === "scan" && args.some((a) => a.startsWith(prefix)))
+            scans.push(args.join(" "));
+          if (args[1] === marker) markerSeen();
+        });
         expect((await ns.list()).map((e) => e.key)).toEqual(["l0", "l1", "l2", "l3", "l4"]);
         expect((await ns.list("l3")).map((e) => e.key)).toEqual(["l3"]);
         // MONITOR lines come in the order Redis ran the commands, after the replies: a command
         // sent once both listings were answered is seen after every command they sent.
         await client.get(marker);
-        await markerSeen;
-        monitor.disconnect();
+        await seen;
+        monitor.close();
         expect(scans).toEqual([]);
       } finally {
         await client.del(...Array.from({ length: 2_000 }, (_, i) => `${prefix}-other:${i}`));

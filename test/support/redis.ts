@@ -5,6 +5,7 @@
  * so a missing Redis never surfaces as an unhandled error.
  */
 import { randomBytes } from "node:crypto";
+import { connect } from "node:net";
 import { Redis } from "ioredis";
 
 export const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379/0";
@@ -68,4 +69,53 @@ function oneShotClient(url: string): Redis {
   });
   client.on("error", () => {});
   return client;
+}
+
+/** A command Redis ran, as MONITOR reports it: its client (`lua` for a script's calls) and its words. */
+export interface Monitored {
+  source: string;
+  args: string[];
+}
+
+/**
+ * Watch every command the Redis at `url` runs (MONITOR), on a plain socket of its own: ioredis's
+ * monitor mode can read a monitored line that comes in the same packet as MONITOR's `+OK` as a
+ * reply to nothing, and throw "Command queue state error" out of its socket handler, where no
+ * test can catch it (seen with other test files busy on the same Redis). Resolves once watching.
+ */
+export async function monitorRedis(
+  onCommand: (command: Monitored) => void,
+  url = redisUrl,
+): Promise<{ close(): void }> {
+  const { hostname, port, password, username } = new URL(url);
+  const socket = connect(Number(port || 6379), hostname);
+  socket.setEncoding("utf8");
+  let buffer = "";
+  // The answers to AUTH (when the URL has a password) and to MONITOR come first, in order.
+  let answersLeft = password ? 2 : 1;
+  const ready = new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.on("data", (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf("\r\n"); end >= 0; end = buffer.indexOf("\r\n")) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (answersLeft > 0) {
+          if (line !== "+OK") reject(new Error(`MONITOR refused: ${line}`));
+          else if (--answersLeft === 0) resolve();
+        } else {
+          const source = /^\+\S+ \[\d+ ([^\]]+)\]/.exec(line)?.[1] ?? "";
+          const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, "$1"));
+          onCommand({ source, args });
+        }
+      }
+    });
+  });
+  if (password)
+    socket.write(
+      `AUTH ${username ? `${decodeURIComponent(username)} ` : ""}${decodeURIComponent(password)}\r\n`,
+    );
+  socket.write("MONITOR\r\n");
+  await ready;
+  return { close: () => socket.destroy() };
 }
