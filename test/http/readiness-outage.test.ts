@@ -29,26 +29,34 @@ async function get(path: string): Promise<{ status: number; body: Record<string,
 const failedPolls = () =>
   up!.sandbox.control.requests.filter((r) => r.path === "/events" && r.status === 503).length;
 
-it("stays not ready while the poll sent again after a failure waits for the server, ready once it answers", async () => {
+/** A ready daemon whose next poll the server fails (a message ends the parked one, the next gets a 503). */
+async function failOnePoll(): Promise<GatedDaemon> {
   up = await startTally(new TestClock({ held: true }));
-  const { sandbox, clock } = up;
   await poll(async () => (await get("/readyz")).status).toBe(200);
-
-  // The server fails the next poll: a message ends the parked one, the one after gets the 503.
-  sandbox.control.failNext(1, { status: 503, paths: ["/events"] });
+  up.sandbox.control.failNext(1, { status: 503, paths: ["/events"] });
   up.dm("one");
   await poll(failedPolls).toBe(1);
+  return up;
+}
+
+/** The backoff ends and the poll goes out again, but the server holds it unanswered. */
+async function holdRetry({ sandbox, clock }: GatedDaemon): Promise<void> {
+  sandbox.control.delay(600_000, { paths: ["/events"] });
+  await clock.advance(1_000);
+  await poll(() => sandbox.control.delayed()).toBe(1);
+}
+
+it("stays not ready while the poll sent again after a failure waits for the server, ready once it answers", async () => {
   const retrying = {
     ready: false,
     state: "backing_off",
     reason: "the event queue failed; retrying with backoff",
   };
+  // After the 503, during the backoff...
+  const daemon = await failOnePoll();
   expect((await get("/readyz")).body).toMatchObject({ ready: false, bots: [retrying] });
-
-  // The backoff ends and the poll goes out again, but the server does not answer it yet.
-  sandbox.control.delay(600_000, { paths: ["/events"] });
-  await clock.advance(1_000);
-  await poll(() => sandbox.control.delayed()).toBe(1);
+  // ...and while the poll sent again after it waits for the server.
+  await holdRetry(daemon);
   const during = await get("/readyz");
   expect(during.status).toBe(503);
   expect(during.body).toMatchObject({ ready: false, bots: [retrying] });
@@ -56,23 +64,17 @@ it("stays not ready while the poll sent again after a failure waits for the serv
   expect(status.body).toMatchObject({ bots: [{ name: "tally", state: "retrying" }] });
 
   // The server answers the poll (a message arrives): ready again.
-  sandbox.control.delay(0);
-  up.dm("two");
+  daemon.sandbox.control.delay(0);
+  daemon.dm("two");
   await poll(async () => (await get("/readyz")).status).toBe(200);
   expect((await get("/readyz")).body).toMatchObject({ ready: true, bots: [{ state: "polling" }] });
 });
 
 it("counts a poll sent again that a live server keeps parked past the grace as answered", async () => {
-  up = await startTally(new TestClock({ held: true }));
-  const { sandbox, clock } = up;
-  await poll(async () => (await get("/readyz")).status).toBe(200);
-  sandbox.control.failNext(1, { status: 503, paths: ["/events"] });
-  up.dm("one");
-  await poll(failedPolls).toBe(1);
+  const daemon = await failOnePoll();
+  const { clock } = daemon;
   // The retry is held (as a server parks a poll with nothing to send): not ready for 15 s...
-  sandbox.control.delay(600_000, { paths: ["/events"] });
-  await clock.advance(1_000);
-  await poll(() => sandbox.control.delayed()).toBe(1);
+  await holdRetry(daemon);
   await clock.advance(13_000);
   expect((await get("/readyz")).status).toBe(503);
   // ...then taken as parked by a live server: ready, with no heartbeat needed first.
