@@ -9,6 +9,7 @@ import { cronProblem, recurringProblem } from "../scheduler/check-declarations.t
 import type { KV } from "../state/kv.ts";
 import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot-api.ts";
 import { CommandRouter } from "./commands/command-router.ts";
+import type { SharedAccount } from "./commands/shared-account.ts";
 
 import { BotSetupError } from "./setup-error.ts";
 
@@ -44,6 +45,8 @@ export function createBotHandle<S>(deps: {
   schedule?: () => ScheduleApi;
   /** The config's `command_prefix` (e.g. `"!"`): commands also work in messages that start with it. */
   commandPrefix?: string | undefined;
+  /** The other bots of the daemon on this bot's account, whose commands this bot's answer with. */
+  account?: SharedAccount | undefined;
 }): BotHandle<S> {
   let commands: CommandRouter | undefined;
   let schedule: ScheduleApi | undefined;
@@ -113,7 +116,10 @@ export function createBotHandle<S>(deps: {
     command(name: string, options: unknown, handler?: unknown) {
       const [o, h] = handler === undefined ? [{}, options] : [options, handler];
       if (!commands) {
-        commands = new CommandRouter(composer as never, { prefix: deps.commandPrefix });
+        commands = new CommandRouter(composer as never, {
+          prefix: deps.commandPrefix,
+          account: deps.account,
+        });
         composer.use(commands.middleware as never);
       }
       commands.add(name, o as never, h);

@@ -175,8 +175,8 @@ export function formatChecks(checks: readonly BotCheck[]): string {
 }
 
 /**
- * Bots with commands that sign in as one account: each gets every message said to it and answers
- * it with its own commands, so each answers the other's as unknown, and `help` comes twice.
+ * Bots with commands that sign in as one account: one daemon runs them as one (src/bot/commands/
+ * shared-account.ts); run by two, each would answer the other's commands as unknown.
  */
 function sharedAccountNotes(checks: readonly BotCheck[]): string {
   const byAccount = new Map<string, BotCheck[]>();
@@ -190,7 +190,7 @@ function sharedAccountNotes(checks: readonly BotCheck[]): string {
     .map((bots) => {
       const names = bots.map((b) => b.name);
       const list = `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
-      return `\nNote: ${list} sign in as one account (${bots[0]!.email}) and have commands: each answers every command said to it, the others' with "I don't know the command", and \`help\` comes once from each. Give each bot with commands an account of its own.`;
+      return `\nNote: ${list} sign in as one account (${bots[0]!.email}) and have commands: run by one daemon they answer as one (\`help\` and unknown commands from ${names[0]}); run by two, each would answer the other's commands as unknown.`;
     })
     .join("");
 }

@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { type CapturedCall, CaptureLog } from "../api/capture.ts";
 import { type Client, createClient } from "../api/create-client.ts";
 import { type BudgetLimits, RateBudget } from "../api/rate-budget.ts";
+import { SharedAccount } from "../bot/commands/shared-account.ts";
 import type { BotConfig } from "../config/schema.ts";
 import type { BothostMetrics } from "../http/bothost-metrics.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -19,6 +20,8 @@ export interface BotClient {
   onSandbox: boolean;
   /** The writes a `dry_run` bot would have made. */
   captured: CaptureLog | undefined;
+  /** The commands of the daemon's bots on this bot's account (with `budgets`). */
+  account: SharedAccount | undefined;
 }
 
 /**
@@ -27,7 +30,10 @@ export interface BotClient {
  * account (the server counts per account). Planned with the lowest `rate_limit` of those bots.
  */
 export class AccountBudgets {
-  readonly #accounts = new Map<string, { budget: RateBudget; limits: Map<string, BudgetLimits> }>();
+  readonly #accounts = new Map<
+    string,
+    { budget: RateBudget; limits: Map<string, BudgetLimits>; commands?: SharedAccount }
+  >();
 
   constructor(private readonly clock: Clock) {}
 
@@ -46,6 +52,13 @@ export class AccountBudgets {
       perHour: Math.min(...all.map((l) => l.perHour)),
     });
     return account.budget;
+  }
+
+  /** The commands of the bots on account `email` at `url` (made by `for`), which answer as one. */
+  commandsOf(url: string, email: string): SharedAccount | undefined {
+    const account = this.#accounts.get(`${url} ${email.toLowerCase()}`);
+    if (account) account.commands ??= new SharedAccount();
+    return account?.commands;
   }
 }
 
@@ -88,5 +101,5 @@ export function botClient(
     ...deps.metrics?.apiSink(name),
     ...(capture ? { capture } : {}),
   });
-  return { client, url, onSandbox, captured };
+  return { client, url, onSandbox, captured, account: deps.budgets?.commandsOf(url, c.email) };
 }

@@ -28,6 +28,8 @@ interface SetUp {
   /** What `setup` declared: kept apart from the `bot` handle, which need not outlive setup. */
   declarations: Pick<BotHandle<unknown>, "recurring" | "cronJobs" | "webhooks" | "startHandlers">;
   dispatcher: Dispatcher;
+  /** The bot's commands: shown to the daemon's other bots on its account while it runs. */
+  commands: BotHandle<unknown>["commands"];
   /** The event types to subscribe to (`null`: all). */
   eventTypes: string[] | null;
 }
@@ -72,7 +74,7 @@ export class BotRuntime {
     this.name = options.name;
     this.#o = options;
     this.captured = options.captured;
-    this.#parts = wireBot(options, (type) => this.#receives(type));
+    this.#parts = wireBot(options, (type) => this.receives(type));
     this.#kv = this.#parts.kv;
     this.#services = this.#parts.services;
     this.#contexts = this.#parts.contexts;
@@ -94,6 +96,7 @@ export class BotRuntime {
       state: this.#kv,
       schedule: () => this.scheduler.schedule,
       commandPrefix: this.#o.commandPrefix,
+      account: this.#o.account?.shared,
     });
     // Bounded: a setup that never finishes fails the bot (SETUP_TIMEOUT) instead of holding it.
     const setup = (this.#o.definition.setup as (bot: unknown, settings: unknown) => unknown)(
@@ -124,6 +127,7 @@ export class BotRuntime {
         startHandlers: startHandlers.length > 0 ? startHandlers : NONE.startHandlers,
       },
       dispatcher: this.#parts.dispatcher(handle.composer, handle.commands),
+      commands: handle.commands,
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
     };
     return this.#setUp;
@@ -190,7 +194,7 @@ export class BotRuntime {
           const { server, self } = this.#contexts;
           if (server && self) this.#services.onRegistered(server, self, reg);
           // The bot's sends echo only into a queue that receives its message events.
-          this.#services.echo.queue = this.#receives("message")
+          this.#services.echo.queue = this.receives("message")
             ? (source.consumer.queueId ?? undefined)
             : undefined;
         },
@@ -204,6 +208,7 @@ export class BotRuntime {
       await source.consumer.start();
       if (signal.aborted) return;
     }
+    if (setUp.commands) this.#o.account?.shared.join(this.name, this.#o.account.order, setUp.commands);
     dispatcher.resume();
     dispatcher.runOnStart(declarations.startHandlers);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
@@ -222,6 +227,7 @@ export class BotRuntime {
   async stop(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
     this.#webhookReady = false;
+    if (this.#setUp?.commands) this.#o.account?.shared.leave(this.name, this.#setUp.commands);
     const sourceStopped = this.#source?.consumer.stop();
     const drained = this.#setUp?.dispatcher.drain(deadlineMs);
     // At once, with the pipeline: no cron job fires while the stop waits for the handlers.
@@ -288,10 +294,6 @@ export class BotRuntime {
 
   /** Whether the bot's queue takes events of `type` (every type, before setup). */
   receives(type: string): boolean {
-    return this.#receives(type);
-  }
-
-  #receives(type: string): boolean {
     const types = this.#setUp?.eventTypes ?? null;
     return types === null || types.includes(type);
   }
@@ -321,12 +323,9 @@ export class BotRuntime {
     const letters = this.#o.letters;
     if (!letters) return undefined;
     const messageId = event.type === "message" ? event.message.id : undefined;
-    const landed = again
-      ? (await letters.retryRequested()).find(
-          (l) =>
-            l.source === "webhook" && (l.event as { message?: { id?: unknown } }).message?.id === messageId,
-        )
-      : undefined;
+    const isThis = (l: { source: string; event: unknown }) =>
+      l.source === "webhook" && (l.event as { message?: { id?: unknown } }).message?.id === messageId;
+    const landed = again ? (await letters.retryRequested()).find(isThis) : undefined;
     if (landed) {
       await this.#o.flush();
       return landed.id;

@@ -325,7 +325,7 @@ export class Daemon {
     const c = config.bots[bot.name];
     if (!c) throw new Error(`no config for bot ${bot.name}`);
     const log = this.#o.log.child({ bot: bot.name });
-    const { client, url, onSandbox, captured } = botClient(bot.name, c, {
+    const { client, url, onSandbox, captured, account } = botClient(bot.name, c, {
       log,
       clock: this.#clock,
       budgets: this.#budgets,
@@ -363,6 +363,7 @@ export class Daemon {
       letters: letters.of(bot.name),
       retryRequests: this.#retries,
       ...(captured ? { captured } : {}),
+      ...(account && { account: { shared: account, order: Object.keys(config.bots).indexOf(bot.name) } }),
     });
   }
 

@@ -11,6 +11,7 @@
 import type { Logger } from "pino";
 import type { CaptureLog } from "../api/capture.ts";
 import type { Client } from "../api/create-client.ts";
+import type { SharedAccount } from "../bot/commands/shared-account.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { BotConfig } from "../config/schema.ts";
 import { BotServices } from "../effects/bot-services.ts";
@@ -91,6 +92,8 @@ export interface BotRuntimeOptions {
   longMessages: "split" | "reject";
   /** The config's `command_prefix`: commands also run from messages starting with it. */
   commandPrefix?: string;
+  /** The daemon's other bots on this bot's account, and this bot's place in the config. */
+  account?: { shared: SharedAccount; order: number };
   /** The inbound webhooks the config's `webhooks` names: each must be one the module declares. */
   webhookNames?: readonly string[];
   /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */

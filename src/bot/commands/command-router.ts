@@ -11,6 +11,8 @@
  * A message from a bot (one of the server's system bots, or a user the users cache knows as a
  * bot) is no command: it passes on to the handlers declared after the commands, and the router
  * never answers it (no usage, refusal or "unknown command" reply that another bot could answer).
+ *
+ * Bots of one daemon on one account answer as one (see shared-account.ts).
  */
 import { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
@@ -35,6 +37,7 @@ import {
   whoMay,
 } from "./describe-commands.ts";
 import { parseArguments } from "./parse-arguments.ts";
+import type { AccountMember, SharedAccount } from "./shared-account.ts";
 
 interface Invocation {
   word: string;
@@ -44,19 +47,22 @@ interface Invocation {
 
 type Ctx = BotContext<unknown> & Record<string, unknown>;
 
-export class CommandRouter {
+export class CommandRouter implements AccountMember {
   readonly #commands: Command[] = [];
   readonly #byName = new Map<string, Command>();
   readonly #prefix: string;
   /** The generated `help`, until the bot declares its own. */
   #help: Command | undefined;
   #warnedGroups = false;
+  /** The other bots of the daemon on the bot's account, when it runs in one. */
+  readonly #account: SharedAccount | undefined;
 
   constructor(
     private readonly composer: Composer<BotContext<unknown>>,
-    options: { prefix?: string | undefined } = {},
+    options: { prefix?: string | undefined; account?: SharedAccount | undefined } = {},
   ) {
     this.#prefix = options.prefix ?? "";
+    this.#account = options.account;
     this.#help = generatedHelp(this);
     this.#add(this.#help);
   }
@@ -64,6 +70,14 @@ export class CommandRouter {
   /** The commands, the generated `help` included unless the bot declared its own. */
   get commands(): readonly Command[] {
     return this.#commands;
+  }
+
+  get declared(): readonly Command[] {
+    return this.#commands.filter((c) => c !== this.#help);
+  }
+
+  get prefix(): string {
+    return this.#prefix;
   }
 
   /**
@@ -138,11 +152,39 @@ export class CommandRouter {
     if (ctx.sender?.isBot === true) return next();
     const call = this.#invocation(ctx.event, ctx.bot);
     if (call === undefined) return next();
-    const command = this.#byName.get(call.word.toLowerCase());
+    const command = this.#runnable(call.word);
     if (command) return this.#run(command, ctx as Ctx, call);
-    if (call.via === "prefix" && suggest(call.word, this.#byName.keys()) === undefined) return next();
+    // Another bot of the account runs it.
+    if (this.#account?.others(this).some((m) => m.named(ctx.event, ctx.bot) !== undefined)) return next();
+    if (call.via === "prefix" && this.#hint(call.word) === undefined) return next();
     return this.#unknown(ctx, next, call);
   };
+
+  /** The command `word` names, unless it is the generated `help` and another bot answers it. */
+  #runnable(word: string): Command | undefined {
+    const command = this.#byName.get(word.toLowerCase());
+    return command !== undefined && command === this.#help && !this.#speaks() ? undefined : command;
+  }
+
+  /** Whether this bot answers what no bot of its account knows: it is alone, or their first. */
+  #speaks(): boolean {
+    return this.#account?.speaks(this) ?? true;
+  }
+
+  /** A command name close to `word`, this bot's first, else another's of its account; with its prefix. */
+  #hint(word: string): string | undefined {
+    for (const { prefix, names } of [
+      { prefix: this.#prefix, names: [...this.#byName.keys()] },
+      ...(this.#account?.others(this) ?? []).map((m) => ({
+        prefix: m.prefix,
+        names: m.declared.flatMap((c) => [c.name, ...c.aliases]),
+      })),
+    ]) {
+      const hint = suggest(word, names);
+      if (hint !== undefined) return `${prefix}${hint}`;
+    }
+    return undefined;
+  }
 
   /**
    * The name of the command `event` runs, if it is a message naming one (a dialog's prompt lets
@@ -231,22 +273,27 @@ export class CommandRouter {
   }
 
   async #answerUnknown(ctx: BotContext<unknown>, call: Invocation): Promise<void> {
+    if (!this.#speaks()) return;
     const help = this.#byName.get("help");
     if (call.word === "" && help) {
       await help.handler(Object.assign(ctx, { args: {}, options: {} }) as never);
       return;
     }
-    const hint = suggest(call.word, this.#byName.keys());
+    const hint = this.#hint(call.word);
     const list = help ? ` Say \`${this.#prefix}help\` for the list.` : "";
     await ctx.reply(
-      `I don't know the command \`${call.word}\`.${hint ? ` Did you mean \`${this.#prefix}${hint}\`?` : ""}${list}`,
+      `I don't know the command \`${call.word}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}${list}`,
     );
   }
 
   /** The text of the generated help: the list, a command's, or a subcommand's. */
   helpText(topic: string | undefined, subtopic?: string): string {
-    if (topic === undefined) return helpList(this.#commands, this.#prefix);
+    const others = this.#account?.others(this) ?? [];
+    const list = () => helpList(this.#commands, this.#prefix, others);
+    if (topic === undefined) return list();
     const c = this.#byName.get(topic.toLowerCase().replace(this.#prefix, ""));
+    const owner = c ? undefined : others.find((m) => declares(m, topic));
+    if (owner) return owner.helpText(topic, subtopic);
     if (c && subtopic === undefined) return helpFor(c, this.#prefix);
     const sub = c && subcommandOf(c, subtopic!);
     if (sub) return helpFor(sub, this.#prefix);
@@ -257,9 +304,19 @@ export class CommandRouter {
       );
       return `\`${c.name}\` has no subcommand \`${subtopic}\`.${hint ? ` Did you mean \`${c.name} ${hint}\`?` : ""}\n\n${helpFor(c, this.#prefix)}`;
     }
-    const hint = suggest(topic, this.#byName.keys());
-    return `There is no command \`${topic}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}\n\n${helpList(this.#commands, this.#prefix)}`;
+    const names = [
+      ...this.#byName.keys(),
+      ...others.flatMap((m) => m.declared.flatMap((d) => [d.name, ...d.aliases])),
+    ];
+    const hint = suggest(topic, names);
+    return `There is no command \`${topic}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}\n\n${list()}`;
   }
+}
+
+/** Whether another bot of the account declares the command `topic` (with its prefix or without). */
+function declares(m: AccountMember, topic: string): boolean {
+  const word = topic.toLowerCase().replace(m.prefix, "");
+  return m.declared.some((c) => c.name === word || c.aliases.includes(word));
 }
 
 /** The subcommand of `c` named (or aliased) `word`, case-insensitively. */

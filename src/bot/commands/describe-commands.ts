@@ -71,9 +71,18 @@ function listLine(c: Command, prefix: string): string {
   return `* \`${usageOf(c, prefix)}\`${c.description ? `: ${c.description}` : ""}${who ? ` (${who})` : ""}`;
 }
 
-/** The generated `help`: one line per command, and one per subcommand after its command. */
-export function helpList(commands: readonly Command[], prefix: string): string {
-  const lines = commands.flatMap((c) => [c, ...c.subcommands]).map((c) => listLine(c, prefix));
+/**
+ * The generated `help`: one line per command, and one per subcommand after its command; then
+ * those of the other bots of the account (each with its own prefix).
+ */
+export function helpList(
+  commands: readonly Command[],
+  prefix: string,
+  others: readonly { declared: readonly Command[]; prefix: string }[] = [],
+): string {
+  const lines = [{ declared: commands, prefix }, ...others].flatMap(({ declared, prefix }) =>
+    declared.flatMap((c) => [c, ...c.subcommands]).map((c) => listLine(c, prefix)),
+  );
   return [`Commands (say \`${prefix}help <command>\` for one in detail):`, ...lines].join("\n");
 }
 
