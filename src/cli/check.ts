@@ -190,7 +190,7 @@ function sharedAccountNotes(checks: readonly BotCheck[]): string {
     .map((bots) => {
       const names = bots.map((b) => b.name);
       const list = `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
-      return `\nNote: ${list} sign in as one account (${bots[0]!.email}) and have commands: run by one daemon they answer as one (\`help\` and unknown commands from ${names[0]}); run by two, each would answer the other's commands as unknown.`;
+      return `\nNote: ${list} sign in as one account (${bots[0]!.email}) and have commands: run by one daemon they answer as one (\`help\` and typos of commands from ${names[0]}); run by two, each would answer the other's commands as unknown.`;
     })
     .join("");
 }

@@ -6,6 +6,7 @@
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
+import type { AccountBot } from "../bot/commands/shared-account.ts";
 import { BotSetupError } from "../bot/setup-error.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import { SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
@@ -28,8 +29,8 @@ interface SetUp {
   /** What `setup` declared: kept apart from the `bot` handle, which need not outlive setup. */
   declarations: Pick<BotHandle<unknown>, "recurring" | "cronJobs" | "webhooks" | "startHandlers">;
   dispatcher: Dispatcher;
-  /** The bot's commands: shown to the daemon's other bots on its account while it runs. */
-  commands: BotHandle<unknown>["commands"];
+  /** The bot as the daemon's other bots on its account see it while it runs. */
+  member: AccountBot;
   /** The event types to subscribe to (`null`: all). */
   eventTypes: string[] | null;
 }
@@ -127,7 +128,7 @@ export class BotRuntime {
         startHandlers: startHandlers.length > 0 ? startHandlers : NONE.startHandlers,
       },
       dispatcher: this.#parts.dispatcher(handle.composer, handle.commands),
-      commands: handle.commands,
+      member: { order: this.#o.account?.order ?? 0, commands: handle.commands },
       eventTypes: all ? null : [...new Set(types)].filter((t) => t !== "gap"),
     };
     return this.#setUp;
@@ -208,7 +209,7 @@ export class BotRuntime {
       await source.consumer.start();
       if (signal.aborted) return;
     }
-    if (setUp.commands) this.#o.account?.shared.join(this.name, this.#o.account.order, setUp.commands);
+    this.#o.account?.shared.join(this.name, setUp.member);
     dispatcher.resume();
     dispatcher.runOnStart(declarations.startHandlers);
     // A webhook-mode bot gets no scheduled_messages events: the scheduler finds its bookings
@@ -227,7 +228,7 @@ export class BotRuntime {
   async stop(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
     this.#webhookReady = false;
-    if (this.#setUp?.commands) this.#o.account?.shared.leave(this.name, this.#setUp.commands);
+    if (this.#setUp) this.#o.account?.shared.leave(this.name, this.#setUp.member);
     const sourceStopped = this.#source?.consumer.stop();
     const drained = this.#setUp?.dispatcher.drain(deadlineMs);
     // At once, with the pipeline: no cron job fires while the stop waits for the handlers.

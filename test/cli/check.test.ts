@@ -188,7 +188,7 @@ describe("bothost check", () => {
     expect(stderr).toMatch(/^bothost check: helper: the server at .* rejected the credentials/);
     expect(stdout.split("\n").slice(-3)).toEqual([
       "1 of 4 bots cannot run; the reasons follow on stderr.",
-      `Note: echo and shouter sign in as one account (${shared}) and have commands: run by one daemon they answer as one (\`help\` and unknown commands from echo); run by two, each would answer the other's commands as unknown.`,
+      `Note: echo and shouter sign in as one account (${shared}) and have commands: run by one daemon they answer as one (\`help\` and typos of commands from echo); run by two, each would answer the other's commands as unknown.`,
       "",
     ]);
   });

@@ -280,6 +280,8 @@ export class CommandRouter implements AccountMember {
       return;
     }
     const hint = this.#hint(call.word);
+    // Close to no command, it may be another bot's of the account (see shared-account.ts).
+    if (hint === undefined && this.#account?.shared(this)) return;
     const list = help ? ` Say \`${this.#prefix}help\` for the list.` : "";
     await ctx.reply(
       `I don't know the command \`${call.word}\`.${hint ? ` Did you mean \`${hint}\`?` : ""}${list}`,

@@ -1,8 +1,10 @@
 /**
  * Bots of one daemon that sign in as one account each receive every message said to that account.
  * When several of them declare commands, they answer as one: each runs its own commands and leaves
- * a command another of them knows to that one; what none of them knows, and the generated `help`
- * (listing all their commands), are answered by the first of them in the config only.
+ * a command another of them knows to that one; the generated `help` (listing all their commands)
+ * and a likely typo of a command are answered by the first of them in the config only. A word close
+ * to no command gets no answer while another bot of the account runs: it may be that bot's (a
+ * handler's message, the answer to its `ctx.prompt`), which the first cannot know.
  */
 import type { SelfRef } from "../../pipeline/addressed.ts";
 import type { AnyEvent } from "../../wire/events.ts";
@@ -20,32 +22,45 @@ export interface AccountMember {
   helpText(topic: string, subtopic?: string): string;
 }
 
-/** The running bots of one account that declare commands, by bot name, in the config's order. */
-export class SharedAccount {
-  readonly #members = new Map<string, { order: number; member: AccountMember }>();
+/** A running bot of the account: its place in the config, and its commands if it declares any. */
+export interface AccountBot {
+  readonly order: number;
+  readonly commands: AccountMember | undefined;
+}
 
-  /** Bot `name` (the `order`-th of the config) runs with these commands; replaces its earlier version. */
-  join(name: string, order: number, member: AccountMember): void {
-    this.#members.set(name, { order, member });
+/** The running bots of one account, by bot name. */
+export class SharedAccount {
+  readonly #bots = new Map<string, AccountBot>();
+
+  /** Bot `name` runs; replaces its earlier version. */
+  join(name: string, bot: AccountBot): void {
+    this.#bots.set(name, bot);
   }
 
   /** Bot `name` stopped; a newer version that joined since stays. */
-  leave(name: string, member: AccountMember): void {
-    if (this.#members.get(name)?.member === member) this.#members.delete(name);
+  leave(name: string, bot: AccountBot): void {
+    if (this.#bots.get(name) === bot) this.#bots.delete(name);
   }
 
-  /** The other running bots of the account, in the config's order. */
+  /** The commands of the other running bots of the account, in the config's order. */
   others(self: AccountMember): AccountMember[] {
-    return [...this.#members.values()]
-      .filter((m) => m.member !== self)
+    return [...this.#bots.values()]
       .sort((a, b) => a.order - b.order)
-      .map((m) => m.member);
+      .map((b) => b.commands)
+      .filter((c): c is AccountMember => c !== undefined && c !== self);
   }
 
-  /** Whether `self` answers for the account: it runs and comes first in the config. */
+  /** Whether `self` answers for the account: it comes first in the config of the bots with commands. */
   speaks(self: AccountMember): boolean {
-    let first: { order: number; member: AccountMember } | undefined;
-    for (const m of this.#members.values()) if (first === undefined || m.order < first.order) first = m;
-    return first?.member === self;
+    let first: AccountBot | undefined;
+    for (const b of this.#bots.values())
+      if (b.commands !== undefined && (first === undefined || b.order < first.order)) first = b;
+    return first === undefined || first.commands === self;
+  }
+
+  /** Whether another bot of the account runs, with commands or without. */
+  shared(self: AccountMember): boolean {
+    for (const b of this.#bots.values()) if (b.commands !== self) return true;
+    return false;
   }
 }
