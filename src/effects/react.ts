@@ -7,7 +7,7 @@ import type { Client } from "../api/create-client.ts";
 import { isApiError } from "../api/errors.ts";
 import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
-import { realClock } from "../time/clock.ts";
+import { type Clock, realClock, timersOf } from "../time/clock.ts";
 import { isAmbiguous } from "./local-echo.ts";
 
 /** Where `ctx.react` reacts, and whether it takes the reaction off. */
@@ -25,7 +25,12 @@ const PAUSE_MS = 500;
 export async function react(
   api: Client,
   emoji: string,
-  options: ReactOptions & { eventMessageId: number | undefined; signal: AbortSignal },
+  options: ReactOptions & {
+    eventMessageId: number | undefined;
+    signal: AbortSignal;
+    /** The bot's clock: the pause before a retry waits on it (a test's held clock included). */
+    clock?: Pick<Clock, "now"> & Partial<Clock>;
+  },
 ): Promise<void> {
   const messageId = options.messageId ?? options.eventMessageId;
   if (messageId === undefined) {
@@ -42,7 +47,7 @@ export async function react(
     } catch (err) {
       if (isApiError(err) && err.code === done) return;
       if (attempt >= ATTEMPTS || !isAmbiguous(err)) throw err;
-      await sleep(realClock, PAUSE_MS * attempt, options.signal);
+      await sleep(timersOf(options.clock ?? realClock), PAUSE_MS * attempt, options.signal);
     }
   }
 }

@@ -190,8 +190,8 @@ class LazyContext<S> {
   }
 
   get react(): BaseContext<S>["react"] {
-    return (emoji, options = {}) =>
-      react(this.api, emoji, { ...options, eventMessageId: onServer(this.messageId()), signal: this.signal });
+    const at = { eventMessageId: onServer(this.messageId()), signal: this.signal, clock: this.#deps.clock };
+    return (emoji, options = {}) => react(this.api, emoji, { ...options, ...at });
   }
 
   /** The message `react` defaults to: an event context's message. */

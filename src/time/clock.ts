@@ -75,3 +75,7 @@ export const realClock: Clock = {
     timer.current = undefined;
   },
 };
+
+/** The clock for waits: `clock` itself if it can set timers (the daemon's), else the real one. */
+export const timersOf = (clock: Pick<Clock, "now"> & Partial<Clock>): Clock =>
+  clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;

@@ -4,7 +4,7 @@
  * test as errors.
  */
 import { defineBot } from "bothost";
-import { describe, expect, test } from "bothost/testing/vitest";
+import { createBotTest, describe, expect, test } from "bothost/testing/vitest";
 
 const MEMBER = "member@sandbox.example";
 
@@ -55,4 +55,29 @@ describe("react", () => {
       "was refused: Reaction doesn't exist. (REACTION_DOES_NOT_EXIST)",
     );
   });
+});
+
+/** Tests whose clock stands still between advances: a retry's pause passes only where moved. */
+const held = createBotTest({ clock: { held: true } });
+
+describe("ctx.react", () => {
+  held(
+    "a reaction whose answer was lost is tried again after a pause on the bot's clock",
+    async ({ runBot, sandbox, clock }) => {
+      const thanked = defineBot({
+        setup(bot) {
+          bot.on("message", { direct: true }, (ctx) => ctx.react("heart"));
+        },
+      });
+      const bot = await runBot({ bot: thanked, name: "thanked" });
+      // The reaction is added; its answer is a 502, so the bot cannot know it was.
+      sandbox.control.failNext(1, { status: 502, after: true, paths: [/\/reactions$/] });
+      const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "thanks" });
+      await expect.poll(() => clock.pendingDelays()).toContain(500);
+      await clock.advance(500);
+      await bot.handled(id);
+      const reactions = sandbox.control.messageView(id)?.reactions as { emoji_name: string }[];
+      expect(reactions.map((r) => r.emoji_name)).toEqual(["heart"]);
+    },
+  );
 });

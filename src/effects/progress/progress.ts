@@ -7,7 +7,7 @@
  */
 import { sleep } from "../../api/sleep.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
-import type { Clock } from "../../time/clock.ts";
+import { type Clock, timersOf } from "../../time/clock.ts";
 import { splitContent } from "../limits/split-content.ts";
 import type { OpenProgress } from "./open-progresses.ts";
 import { editInterval, enlist, nextEditAt, stretchedInterval } from "./pacing.ts";
@@ -18,7 +18,6 @@ import {
   PastEditLimit,
   type ProgressDeps,
   type ServerSteps,
-  timersOf,
   withPosted,
 } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState, withGone } from "./shown.ts";

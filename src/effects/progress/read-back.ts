@@ -5,7 +5,8 @@
  */
 import type { Logger } from "pino";
 import { sleep } from "../../api/sleep.ts";
-import { type ServerSteps, timersOf } from "./server-steps.ts";
+import { timersOf } from "../../time/clock.ts";
+import type { ServerSteps } from "./server-steps.ts";
 import { copyState, type ShownState } from "./shown.ts";
 import { fingerprint, stored } from "./text-parts.ts";
 

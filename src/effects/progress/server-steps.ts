@@ -9,7 +9,7 @@ import { messagePages } from "../../api/message-pages.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
 import type { JsonValue } from "../../state/state-store.ts";
-import { type Clock, realClock } from "../../time/clock.ts";
+import { type Clock, timersOf } from "../../time/clock.ts";
 import type { EffectRun } from "../effect-records.ts";
 import { react } from "../react.ts";
 import { findSent } from "../verify-send.ts";
@@ -70,10 +70,6 @@ const isRefused = (err: unknown) => isApiError(err) && err.status === 400;
 /** A call the server refused and would refuse again (any 4xx but a 429): not to be retried. */
 export const isFinalRefusal = (err: unknown) =>
   isApiError(err) && err.status >= 400 && err.status < 500 && err.status !== 429;
-
-/** The clock for waits: the deps' own if it can set timers (the daemon's), else the real one. */
-export const timersOf = (clock: ProgressDeps["clock"]): Clock =>
-  clock.setTimeout && clock.clearTimeout ? (clock as Clock) : realClock;
 
 /** How long a message's place is taken as known: a move within it is not looked for. */
 const PLACE_FRESH_MS = 2_000;
