@@ -310,9 +310,9 @@ export class Daemon {
     await this.http?.close();
     const deadline = options.deadlineMs ?? this.config.shutdown_timeout;
     const halted: { abandoned: number }[] = [];
-    // In a cluster the leases stay renewed while the bots stop, then are released at once.
+    // Leases (in a cluster) stay renewed while the bots stop, then go at once; each bot reads stopped.
     await this.#coordinator.stop(async () => {
-      halted.push(...(await Promise.all([...this.#switches.values()].map((s) => s.halt(deadline)))));
+      halted.push(...(await Promise.all([...this.#switches.values()].map((s) => s.halt(deadline, false)))));
     });
     const abandoned = halted.reduce((n, r) => n + r.abandoned, 0);
     // A reload under way gives up (see applyReload): nothing of it may outlive the store.

@@ -75,6 +75,8 @@ it("starts the configured bots, which answer; reports status; stops", async () =
   }
   expect(sandbox.control.queues()).toEqual([]);
   expect(existsSync(path.join(dir, "state", "admin.sock"))).toBe(false);
+  // Stopped, not a spare on standby: no other instance runs it.
+  expect((await daemon.status()).bots).toMatchObject([{ name: "replier", state: "stopped" }]);
 });
 
 it("rejects an invalid config with a located ConfigError, starting nothing", async () => {
