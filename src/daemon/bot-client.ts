@@ -20,7 +20,7 @@ export interface BotClient {
   onSandbox: boolean;
   /** The writes a `dry_run` bot would have made. */
   captured: CaptureLog | undefined;
-  /** The commands of the daemon's bots on this bot's account (with `budgets`). */
+  /** The daemon's running bots on this bot's account, which answer commands as one (with `budgets`). */
   account: SharedAccount | undefined;
 }
 
@@ -54,7 +54,7 @@ export class AccountBudgets {
     return account.budget;
   }
 
-  /** The commands of the bots on account `email` at `url` (made by `for`), which answer as one. */
+  /** The running bots on account `email` at `url` (made by `for`), which answer commands as one. */
   commandsOf(url: string, email: string): SharedAccount | undefined {
     const account = this.#accounts.get(`${url} ${email.toLowerCase()}`);
     if (account) account.commands ??= new SharedAccount();
