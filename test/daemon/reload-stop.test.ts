@@ -67,8 +67,8 @@ describe("a stop during a reload", () => {
     );
     expect(registrations).toHaveLength(2); // a's and b's first versions, at the start
     expect(refused).toMatchObject({ code: "RELOAD_REFUSED" });
-    // b's old version halted and gone, its new one never added: only `a` is left, halted.
-    expect(daemon.bots.map((b) => [b.name, b.status.state])).toEqual([["a", "standby"]]);
+    // b's old version halted and gone, its new one never added: only `a` is left, stopped.
+    expect(daemon.bots.map((b) => [b.name, b.status.state])).toEqual([["a", "stopped"]]);
   });
 });
 
