@@ -173,15 +173,14 @@ export class CommandRouter implements AccountMember {
 
   /** A command name close to `word`, this bot's first, else another's of its account; with its prefix. */
   #hint(word: string): string | undefined {
-    for (const { prefix, names } of [
-      { prefix: this.#prefix, names: [...this.#byName.keys()] },
-      ...(this.#account?.others(this) ?? []).map((m) => ({
-        prefix: m.prefix,
-        names: m.declared.flatMap((c) => [c.name, ...c.aliases]),
-      })),
-    ]) {
-      const hint = suggest(word, names);
-      if (hint !== undefined) return `${prefix}${hint}`;
+    const own = suggest(word, this.#byName.keys());
+    if (own !== undefined) return `${this.#prefix}${own}`;
+    for (const m of this.#account?.others(this) ?? []) {
+      const hint = suggest(
+        word,
+        m.declared.flatMap((c) => [c.name, ...c.aliases]),
+      );
+      if (hint !== undefined) return `${m.prefix}${hint}`;
     }
     return undefined;
   }
