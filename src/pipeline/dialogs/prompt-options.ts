@@ -8,11 +8,17 @@ import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
 import type { DialogAnswer, DialogStep } from "./dialog-record.ts";
 
-/** What a prompt's schema must offer (a zod schema does). */
+type ParseResult<T> =
+  | { success: true; data: T }
+  | { success: false; error: { issues: readonly { message: string }[] } };
+
+/**
+ * What a prompt's schema must offer (a zod schema does). `safeParseAsync`, when there, is used
+ * instead of `safeParse`, so that a schema with an async refinement or transform works.
+ */
 export interface AnswerSchema<T> {
-  safeParse(
-    value: unknown,
-  ): { success: true; data: T } | { success: false; error: { issues: readonly { message: string }[] } };
+  safeParse(value: unknown): ParseResult<T>;
+  safeParseAsync?(value: unknown): Promise<ParseResult<T>>;
 }
 
 /** The options of `ctx.prompt(text, options)`: how long to wait, how to parse the answer, the cancel word. */
@@ -120,16 +126,38 @@ export const CANCELLED_REPLY = "Cancelled. Start again any time.";
 export const REFUSED_TEXT = "I could not use that: {reason}. {question}";
 export const GAVE_UP_TEXT = "That makes {tries} answers I could not use ({reason}).";
 
-export function parseAnswer<T>(
+export async function parseAnswer<T>(
   schema: AnswerSchema<T> | undefined,
   text: string,
-): { ok: true; value: T | string } | { ok: false; reason: string } {
+): Promise<{ ok: true; value: T | string } | { ok: false; reason: string }> {
   if (schema === undefined) return { ok: true, value: text };
-  const result = schema.safeParse(text);
+  const result = schema.safeParseAsync ? await schema.safeParseAsync(text) : schema.safeParse(text);
   if (result.success) return { ok: true, value: result.data };
   const reason = result.error.issues[0]?.message ?? "not an answer this question takes";
   return { ok: false, reason: reason.replace(/\.$/, "") };
 }
+
+/**
+ * Checks the `schema` option when the question is asked: a value that cannot parse an answer
+ * (a string, a plain object) would otherwise fail only once the person answered, leaving them
+ * with no reply.
+ */
+export function checkSchema(schema: unknown): void {
+  if (schema === undefined) return;
+  const parse = (schema as { safeParse?: unknown } | null)?.safeParse;
+  if ((typeof schema !== "object" && typeof schema !== "function") || typeof parse !== "function")
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      `ctx.prompt(): \`schema\` must be a zod schema such as z.enum(["small", "large"]) or z.coerce.number(), got ${describe(schema)}.`,
+    );
+}
+
+const describe = (value: unknown): string =>
+  typeof value === "string"
+    ? JSON.stringify(value)
+    : value === null
+      ? "null"
+      : `a ${typeof value} without safeParse`;
 
 export function cancelOf(
   option: PromptOptions<unknown>["cancel"],

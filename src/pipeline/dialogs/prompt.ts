@@ -25,6 +25,7 @@ import { MAX_LOG_BYTES, MAX_STEPS, MAX_WAITING_PER_PERSON, PromptError } from ".
 import {
   cancelOf,
   cancels,
+  checkSchema,
   DEFAULT_TRIES,
   escapesOf,
   GAVE_UP_TEXT,
@@ -93,6 +94,7 @@ export async function prompt<T>(
     throw new BothostError("PROMPT_OPTIONS", `ctx.prompt(): tries must be a whole number ≥ 1, got ${tries}.`);
   const { list: choices, emoji } = choicesOf(options.choices as never);
   checkChoices(choices);
+  checkSchema(options.schema);
   if (choices !== undefined && options.schema !== undefined)
     throw new BothostError("PROMPT_OPTIONS", "ctx.prompt(): give `choices` or `schema`, not both.");
   const from = waitFrom(options.from, options.except);
@@ -196,7 +198,7 @@ export async function prompt<T>(
       await said(cancel.reply);
       throw new PromptError("PROMPT_CANCELLED", "the person cancelled the dialog.");
     }
-    const parsed = choices ? choiceOf(choices, answer.text) : parseAnswer(options.schema, answer.text);
+    const parsed = choices ? choiceOf(choices, answer.text) : await parseAnswer(options.schema, answer.text);
     if (parsed.ok)
       return {
         text: answer.text,

@@ -1,0 +1,64 @@
+/**
+ * A prompt's `schema`, against the sandbox over HTTP in a real daemon: a value that is no schema
+ * is refused with PROMPT_OPTIONS before the question is asked (the person is not left waiting
+ * for a reply that can never come), and a schema with an async refinement parses the answer
+ * (zod's synchronous parse throws on one).
+ */
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { z } from "zod";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { runBot, type TestBot } from "../../src/testing/run-bot.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
+
+const MEMBER = "member@sandbox.example";
+
+const shop = defineBot({
+  setup(bot) {
+    bot.command("size", async (ctx) => {
+      // A bot author's slip: a string where a schema belongs.
+      const size = await ctx.prompt("Which size?", { schema: "small|large" as never });
+      await ctx.reply(`got ${String(size.value)}`);
+    });
+    bot.command("code", async (ctx) => {
+      const code = await ctx.prompt("Which code?", {
+        schema: z
+          .string()
+          .refine(async (s) => /^[a-z]{3}$/.test(s), "three letters, please")
+          .transform(async (s) => s.toUpperCase()),
+      });
+      await ctx.reply(`code ${code.value}`);
+    });
+  },
+});
+
+let clock: TestClock;
+let sandbox: Sandbox;
+let bot: TestBot;
+beforeEach(async () => {
+  clock = new TestClock();
+  sandbox = await startSandbox({ clock });
+  bot = await runBot(sandbox, { bot: shop, name: "shop", clock, config: "retries: { attempts: 1 }" });
+});
+afterEach(async () => {
+  await bot.stop();
+  await sandbox.stop();
+});
+
+const dm = (content: string) => ({ type: "direct" as const, to: [bot.email], content });
+
+it("a schema that cannot parse is refused before the question is asked", async () => {
+  const asked = bot.post(MEMBER, dm("size"));
+  await expect(bot.handled(asked)).rejects.toThrow(/`schema` must be a zod schema .*got "small\|large"/);
+  expect(bot.replies()).toEqual([]);
+  expect(bot.dialogs()).toEqual([]);
+});
+
+it("a schema with an async refinement and transform parses the answer", async () => {
+  expect((await bot.ask(MEMBER, dm("code"))).content).toBe("Which code?");
+  expect((await bot.ask(MEMBER, dm("ab1"))).content).toBe(
+    "I could not use that: three letters, please. Which code?",
+  );
+  expect((await bot.ask(MEMBER, dm("abc"))).content).toBe("code ABC");
+});
