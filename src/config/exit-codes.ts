@@ -7,8 +7,9 @@ export const ExitCode = {
   /** A runtime failure after start: the daemon could not go on (e.g. the state store failed). */
   RuntimeFailure: 1,
   /**
-   * The config file, a bot module, its settings or a command-line option is invalid (`CONFIG_*`,
-   * `MODULE_*`), or the state belongs to another server than the config's (`STATE_SERVER_MISMATCH`).
+   * The config file, a bot module, its settings, the embedded sandbox's org file
+   * (`SANDBOX_ORG_INVALID`) or a command-line option is invalid (`CONFIG_*`, `MODULE_*`), or the
+   * state belongs to another server than the config's (`STATE_SERVER_MISMATCH`).
    */
   ConfigInvalid: 2,
   /** Authentication failed for every bot (wrong email or API key, deactivated accounts). */
@@ -25,11 +26,13 @@ export const ExitCode = {
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
- * The exit code for an error that stopped the process: 2 for config and module errors and for
- * state that belongs to another server (the config and the state disagree), else 1.
+ * The exit code for an error that stopped the process: 2 for config and module errors, for an
+ * org file the config's `server.sandbox.org` names that is invalid (a file the user wrote, as
+ * `bothost sandbox --org` reports it) and for state that belongs to another server (the config
+ * and the state disagree), else 1.
  */
 export function exitCodeFor(err: unknown): ExitCode {
-  if (isBothostError(err) && /^(CONFIG_|MODULE_|STATE_SERVER_MISMATCH$)/.test(err.code))
+  if (isBothostError(err) && /^(CONFIG_|MODULE_|STATE_SERVER_MISMATCH$|SANDBOX_ORG_INVALID$)/.test(err.code))
     return ExitCode.ConfigInvalid;
   return ExitCode.RuntimeFailure;
 }

@@ -163,6 +163,28 @@ describe("bothost check", () => {
     );
   });
 
+  it("an invalid sandbox org file is an invalid config: located, exit 2 for check and run", async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "bothost-check-"));
+    const file = path.join(dir, "bothost.yaml");
+    await writeFile(
+      path.join(dir, "org.yaml"),
+      "users:\n  - { email: a@sandbox.example, full_name: A, role: ownr }\n",
+    );
+    await writeFile(
+      file,
+      `server:\n  url: sandbox\n  sandbox: { org: ./org.yaml }\nstate:\n  path: ./state\nbots:\n  demo:\n    module: ${MODULE}\n    email: bot@sandbox.example\n`,
+    );
+    const [check, run] = await Promise.all([
+      runCli(["check", "--config", file]),
+      runCli(["run", "--config", file]),
+    ]);
+    for (const out of [check, run]) {
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain(`${path.join(dir, "org.yaml")}:2:47: users[0].role: Invalid option`);
+      expect(hasStackTrace(out.stderr)).toBe(false);
+    }
+  });
+
   it("notes bots with commands that sign in as one account", async () => {
     sandbox = await startSandbox({ org: org() });
     dir = await mkdtemp(path.join(tmpdir(), "bothost-check-"));
