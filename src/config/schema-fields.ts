@@ -117,6 +117,12 @@ export const Narrow = z.unknown().transform((value, ctx): (readonly [string, str
   const example = "like [[channel, general], [topic, help]]";
   if (!Array.isArray(value))
     return invalid(ctx, value, `must be a list of [operator, operand] pairs, ${example}`);
+  // One pair without the list around it (`narrow: [channel, general]`): each of its strings would
+  // be told it is no pair, although the pair itself is right.
+  const [operator, operand] = value as unknown[];
+  if (value.length === 2 && typeof operator === "string" && typeof operand === "string")
+    if (NARROW_OPERATORS.includes(operator))
+      return invalid(ctx, value, `is one pair, not a list of pairs: write [[${operator}, ${operand}]]`);
   const pairs: (readonly [string, string])[] = [];
   value.forEach((item: unknown, i) => {
     const problem = narrowItemProblem(item);

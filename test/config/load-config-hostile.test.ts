@@ -295,7 +295,8 @@ describe("invalid values", () => {
       test/fixtures/config/narrow-bad-shapes.yaml:14:9 bots.echo.narrow[5]: [is, followed] is not accepted by the server in a queue narrow: narrow by channel or topic instead
       test/fixtures/config/narrow-bad-shapes.yaml:15:9 bots.echo.narrow[6]: must be a pair of text values [operator, operand], like [channel, general]
       test/fixtures/config/narrow-bad-shapes.yaml:16:9 bots.echo.narrow[7]: "search" is not an operator the server accepts in a queue narrow: use one of channel, stream, topic, sender, is
-      test/fixtures/config/narrow-bad-shapes.yaml:21:13 bots.other.narrow: must be a list of [operator, operand] pairs, like [[channel, general], [topic, help]]"
+      test/fixtures/config/narrow-bad-shapes.yaml:21:13 bots.other.narrow: must be a list of [operator, operand] pairs, like [[channel, general], [topic, help]]
+      test/fixtures/config/narrow-bad-shapes.yaml:26:13 bots.single.narrow: is one pair, not a list of pairs: write [[channel, general]]"
     `);
   });
   it("events-bad.yaml", async () => {
