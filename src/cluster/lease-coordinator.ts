@@ -13,8 +13,10 @@
  * the bot, aborting handlers still running `ttl/6` later. Another instance can take the lease
  * only after Redis expired it, at `≥ sent + ttl`. So the old holder has stopped at least `ttl/6`
  * before the new one can start: that margin absorbs clock-rate drift and scheduling delays. A
- * process frozen for longer (a stopped VM) can still wake up mid-handler; its state writes are
- * then refused by the fence, but a message it sends is sent.
+ * process frozen for longer (a stopped VM, an event loop starved on a loaded machine) can still
+ * wake up mid-handler, its replies read before its overdue timers fire: its state writes are then
+ * refused by the fence, and so is an effect whose claim it takes only then (effect-claims.ts reads
+ * the fence before the effect begins); a message whose send was under way when it froze is sent.
  *
  * Through Sentinel the rule holds across a failover because only renewals a replica confirmed
  * extend a lease's validity (see redis-leases.ts), and when either connection finds a new primary

@@ -104,6 +104,10 @@ export async function claimRecord(
       await swapRecord(o, key, mine, over).catch(() => {});
       throw err;
     });
+  // Taken, its effect begun right after: only while the lease is still held here. A claim confirmed
+  // after the lease ran out (a replica slow to confirm it, this process stalled before its lease
+  // timer fired) may already be read back and made by the instance that took the bot over.
+  if (held === undefined) o.store.checkFence?.();
   return held;
 }
 

@@ -256,17 +256,16 @@ class RedisView extends KeyedView implements StateStore {
     return new RedisView(this.core, this.childPrefix(name), this.fence);
   }
 
+  checkFence(): void {
+    if (this.fence && !this.fence.current()) throw this.fencedError();
+  }
+
   private async write(script: StoreScript, stored: string, ...args: string[]): Promise<number> {
-    let fenceKey = stored;
-    let fenceValue = "";
-    if (this.fence) {
-      const fence = this.fence.current();
-      if (!fence) throw this.fencedError();
-      fenceKey = fence.key;
-      fenceValue = fence.value;
-    }
+    // Unfenced: the key stands in for the fence key, and the empty value means no fence.
+    const fence = this.fence ? this.fence.current() : { key: stored, value: "" };
+    if (!fence) throw this.fencedError();
     const run = (this.core.client as unknown as Record<StoreScript, ScriptFn>)[script].bind(this.core.client);
-    return this.track(this.call("write", () => run(stored, fenceKey, fenceValue, ...args)));
+    return this.track(this.call("write", () => run(stored, fence.key, fence.value, ...args)));
   }
 
   /** Every write's way out: confirmed on a replica if asked (redis-replication.ts), tracked for flush(). */

@@ -95,6 +95,12 @@ export interface StateStore {
   clear(): Promise<number>;
   /** A view whose keys live under `name` inside this view. Any non-empty name is safe. */
   namespace(name: string): StateStore;
+  /**
+   * Optional: throws `STATE_FENCED`, as a write would now, when this view is fenced by a lease
+   * this instance does not hold at this moment (lost, or its validity ran out). A write's fence is
+   * checked with the write; an effect made outside the store (a send) asks this right before.
+   */
+  checkFence?(): void;
 }
 
 /**

@@ -288,6 +288,8 @@ export interface ReplicatedRedis {
   replicas: number[];
   /** SIGKILL a node. */
   kill(port: number): void;
+  /** Send a node a signal (SIGSTOP, SIGCONT…). */
+  signal(port: number, sig: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -308,6 +310,7 @@ export async function startReplicatedRedis(count: number): Promise<ReplicatedRed
     primary,
     replicas,
     kill: (port) => nodes.get(port)?.child.kill("SIGKILL"),
+    signal: (port, sig) => nodes.get(port)?.child.kill(sig),
     stop: async () => {
       await Promise.all([...nodes.values()].map(({ child }) => halt(child)));
       await rm(dir, { recursive: true, force: true });
