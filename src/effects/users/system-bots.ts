@@ -18,6 +18,9 @@ const DEFAULT_EMAILS: ReadonlySet<string> = new Set([
   "nagios-receive-bot@zulip.com",
 ]);
 
+/** The domain of every default address (case aside). */
+const AT_ZULIP_COM = /@zulip\.com$/i;
+
 export class SystemBots {
   readonly #ids = new Set<number>();
 
@@ -31,6 +34,7 @@ export class SystemBots {
 
   /** Whether a message's sender (its `sender_id` and `sender_email`) is a system bot. */
   has(id: number, email: string): boolean {
-    return this.#ids.has(id) || DEFAULT_EMAILS.has(email.toLowerCase());
+    // Every message is asked about: only an address at zulip.com is lowered and looked up.
+    return this.#ids.has(id) || (AT_ZULIP_COM.test(email) && DEFAULT_EMAILS.has(email.toLowerCase()));
   }
 }
