@@ -3,7 +3,9 @@
  * call of the client goes out. undici's `request()` wraps each answer in a Node stream inside an
  * async resource, for callers that read bodies piece by piece; the server's answers are small
  * JSON read whole, so a dispatch handler that keeps the chunks does the same with less work on
- * the path of every poll and every reply.
+ * the path of every poll and every reply. A large answer that says its length (a poll's answer
+ * after a burst: tens of MB) is copied into one buffer as its pieces arrive, so that the copy
+ * overlaps the transfer instead of following it.
  */
 import type { Dispatcher } from "undici";
 
@@ -17,6 +19,9 @@ export interface TextResponse {
 
 /** The largest answer read: far above any answer of the chat server (its largest are a few MB). */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** From this declared length on, the body is gathered into one buffer as it arrives. */
+const GATHER_FROM_BYTES = 256 * 1024;
 
 /** The answer grew past its cap: the exchange is aborted with this (`code` RESPONSE_TOO_LARGE). */
 export class ResponseTooLarge extends Error {
@@ -51,6 +56,8 @@ class TextHandler implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: TextResponse["headers"] = {};
   readonly #chunks: Buffer[] = [];
+  /** The body so far, when the answer declared a large length (see GATHER_FROM_BYTES). */
+  #whole: Buffer | undefined;
   #size = 0;
   #settled = false;
   readonly #onAbort: (() => void) | undefined;
@@ -82,18 +89,31 @@ class TextHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.#status = statusCode;
     this.#headers = headers;
+    const declared = Number(headers["content-length"]);
+    if (Number.isSafeInteger(declared) && declared >= GATHER_FROM_BYTES && declared <= this.maxBytes)
+      this.#whole = Buffer.allocUnsafe(declared);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const at = this.#size;
     this.#size += chunk.length;
+    const whole = this.#whole;
     if (this.#size > this.maxBytes) controller.abort(new ResponseTooLarge(this.maxBytes));
+    // undici's parser ends a body at its declared length: the pieces fit.
+    else if (whole !== undefined) chunk.copy(whole, at);
     else this.#chunks.push(chunk);
   }
 
   onResponseEnd(): void {
     if (this.#settled) return;
     const chunks = this.#chunks;
-    const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+    const whole = this.#whole;
+    const text =
+      whole !== undefined
+        ? whole.toString("utf8", 0, this.#size)
+        : chunks.length === 1
+          ? chunks[0]!.toString("utf8")
+          : Buffer.concat(chunks).toString("utf8");
     this.#settle();
     this.resolve({ statusCode: this.#status, headers: this.#headers, text });
   }

@@ -78,6 +78,37 @@ describe("requestText", () => {
     expect(response.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
   });
 
+  it("decodes a large answer that declares its length, sent in pieces that split characters", async () => {
+    // Past 256 KB, a declared body is gathered into one buffer as it arrives.
+    const body = Buffer.from(JSON.stringify({ result: "success", events: "ünïcødé 🙂 ".repeat(40_000) }));
+    expect(body.length).toBeGreaterThan(512 * 1024);
+    routes["/large"] = (res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+      // Pieces of 4,099 bytes: an odd size, so that most of them end inside a multi-byte character.
+      let at = 0;
+      const next = () => {
+        if (at >= body.length) return void res.end();
+        res.write(body.subarray(at, at + 4_099));
+        at += 4_099;
+        setImmediate(next);
+      };
+      next();
+    };
+    const response = await get("/large");
+    expect(response.text).toBe(body.toString("utf8"));
+    expect(response.text.length).toBe(body.toString("utf8").length);
+  });
+
+  it("rejects an answer whose connection closes before its declared length came", async () => {
+    routes["/short"] = (res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": 1_000_000 });
+      res.write(Buffer.alloc(300_000, "a"));
+      setImmediate(() => res.socket?.destroy());
+    };
+    const err = await rejection(get("/short"));
+    expect((err as { code?: string }).code).toMatch(/^UND_ERR_/);
+  });
+
   it("gives the status and body of an error answer as they are", async () => {
     routes["/teapot"] = (res) => res.writeHead(418, { "content-type": "text/html" }).end("<p>no</p>");
     expect(await get("/teapot")).toMatchObject({ statusCode: 418, text: "<p>no</p>" });
