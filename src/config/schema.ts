@@ -177,11 +177,22 @@ export const ConfigSchema = z.strictObject({
    */
   longpoll_margin: duration({ min: 1 }).default(DEFAULT_LONGPOLL_MARGIN_MS),
   bots: z
-    .record(z.string().regex(BOT_NAME).max(64), BotSchema)
+    .record(z.string(), BotSchema)
+    // Names are checked beside the bots, not as the record's keys: a key zod refuses leaves its
+    // bot unread, and a bad name would hide every other mistake in that bot.
+    .superRefine(checkBotNames, { when: () => true })
     .refine((bots) => Object.keys(bots).length > 0, {
       error: "has no bots: add at least one, with its module, email and api_key (see config.example.yaml)",
     }),
 });
+
+function checkBotNames(bots: unknown, ctx: z.RefinementCtx): void {
+  if (bots === null || typeof bots !== "object" || Array.isArray(bots)) return;
+  for (const name of Object.keys(bots)) {
+    if (BOT_NAME.test(name) && name.length <= 64) continue;
+    ctx.addIssue({ code: "invalid_key", origin: "record", issues: [], input: name, path: [name] });
+  }
+}
 
 type DeepReadonly<T> = T extends (...args: never[]) => unknown
   ? T

@@ -251,9 +251,10 @@ describe("invalid values", () => {
     expect(await problems("bot-names-bad.yaml")).toMatchInlineSnapshot(`
       "test/fixtures/config/bot-names-bad.yaml:4:3 bots.Moderator: "Moderator" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)
       test/fixtures/config/bot-names-bad.yaml:6:3 bots["help bot"]: "help bot" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)
-      test/fixtures/config/bot-names-bad.yaml:8:3 bots._private: "_private" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)
-      test/fixtures/config/bot-names-bad.yaml:10:3 bots.-dash: "-dash" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)
-      test/fixtures/config/bot-names-bad.yaml:12:3 bots["ünïcode"]: "ünïcode" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)"
+      test/fixtures/config/bot-names-bad.yaml:8:5 bots["help bot"].concurency: is not a known key: did you mean "concurrency"?
+      test/fixtures/config/bot-names-bad.yaml:9:3 bots._private: "_private" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)
+      test/fixtures/config/bot-names-bad.yaml:11:3 bots.-dash: "-dash" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)
+      test/fixtures/config/bot-names-bad.yaml:13:3 bots["ünïcode"]: "ünïcode" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)"
     `);
   });
   it("durations-bad.yaml", async () => {
