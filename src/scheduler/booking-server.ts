@@ -116,6 +116,16 @@ export class BookingServer {
     return scheduled_message_id;
   }
 
+  /**
+   * Delete a booking found in `list` and claim it there: no announcement may adopt it from that
+   * list, read before the delete (a renamed one, same schedule under a new id, would otherwise
+   * take it, and its remove event would then skip that occurrence).
+   */
+  async drop(sm: ScheduledMessage, claimed: Set<number>): Promise<void> {
+    claimed.add(sm.scheduled_message_id);
+    await this.delete(sm.scheduled_message_id);
+  }
+
   /** Delete a booking; one already sent or deleted (404) is fine. */
   async delete(id: number): Promise<void> {
     try {

@@ -159,7 +159,7 @@ export class RecurringBookings {
       if (this.#announcements.has(id)) continue;
       // Declarations are the desired state: a booking of an announcement no longer declared goes.
       const sm = this.#server.find(rec, list, claimed);
-      if (sm) await this.#server.delete(sm.scheduled_message_id);
+      if (sm) await this.#server.drop(sm, claimed);
       await this.#records.forget(id);
       this.#o.log.info({ announcement: id }, "announcement no longer declared; its booking was cancelled");
     }

@@ -150,6 +150,24 @@ describe("recurring announcements booked on the server", () => {
     ).toBe(true);
   });
 
+  it("an announcement renamed (same schedule, new id) books the next occurrence, not the one after", async () => {
+    world = await createWorld("2026-03-02T07:00:00Z");
+    await world.start(declare());
+    const [old] = world.pending();
+    // The old id's booking is deleted at the start; the new id must not adopt it from the list
+    // read before that deletion, or the server's remove event skips today's occurrence.
+    const runtime = await world.start(declare(standup, "daily-standup"));
+    await runtime.scheduler.idle();
+    await expect.poll(times).toEqual(["2026-03-02T08:00:00.000Z"]);
+    expect(world.pending()[0]!.scheduled_message_id).not.toBe(old!.scheduled_message_id);
+    await runtime.scheduler.idle();
+    expect(runtime.scheduler.stats).toMatchObject({ cancelled: 0, booked: 1 });
+    expect(runtime.scheduler.bookings.get("daily-standup")).toMatchObject({
+      occurrence: "2026-03-02T08:00:00.000Z",
+      scheduledMessageId: world.pending()[0]!.scheduled_message_id,
+    });
+  });
+
   it("a booking cancelled before its time skips that occurrence and books the next", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     const runtime = await world.start((bot) => {
