@@ -116,6 +116,12 @@ function checkTimezone(timezone: string, path?: string): void {
   knownZones.add(timezone);
 }
 
+/** The fields that take names, and how to write them. */
+const NAMED_FIELDS: Record<string, string> = {
+  month: "the numbers 1-12 or the three-letter names JAN-DEC",
+  "day-of-week": "the numbers 0-7 or the three-letter names SUN-SAT",
+};
+
 /** Turns one cron-parser message about a single field into our wording. */
 function describeFieldError(field: string, text: string, message: string): string {
   const value = /got value (\S+) expected range (\d+-\d+)/.exec(message);
@@ -124,6 +130,11 @@ function describeFieldError(field: string, text: string, message: string): strin
   if (range) return `${field} range ${range[1]} is out of range (${range[2]})`;
   const backwards = /Invalid range: (\S+), min/.exec(message);
   if (backwards) return `${field} range ${backwards[1]} runs backwards`;
+  // cron-parser reports a misspelt name ("WEDS", "JANUARY") after swapping its known prefix for a
+  // number ("got value: 3S", 'cannot resolve alias "uar"'): name the spellings it takes instead.
+  const names = NAMED_FIELDS[field];
+  if (names && /[a-z]/i.test(text) && /Invalid characters|resolve alias/.test(message))
+    return `${field} "${text}" is invalid (use ${names})`;
   const detail = message.replace(/^(Constraint|Validation) error, /, "").replace(/\.$/, "");
   return `${field} "${text}" is invalid (${detail})`;
 }

@@ -298,6 +298,18 @@ describe("validation errors", () => {
     ["61 * * * * *", 'cron "61 * * * * *": second 61 is out of range (0-59).'],
     ["*/0 * * * *", 'cron "*/0 * * * *": minute "*/0" is invalid (cannot repeat at every 0 time).'],
     ["x * * * *", 'cron "x * * * *": minute "x" is invalid (Invalid characters, got value: x).'],
+    [
+      "0 9 * * WEDS",
+      'cron "0 9 * * WEDS": day-of-week "WEDS" is invalid (use the numbers 0-7 or the three-letter names SUN-SAT).',
+    ],
+    [
+      "0 9 * * MON-FRIDAY",
+      'cron "0 9 * * MON-FRIDAY": day-of-week "MON-FRIDAY" is invalid (use the numbers 0-7 or the three-letter names SUN-SAT).',
+    ],
+    [
+      "0 9 1 JANUARY *",
+      'cron "0 9 1 JANUARY *": month "JANUARY" is invalid (use the numbers 1-12 or the three-letter names JAN-DEC).',
+    ],
     ["0 0 30 2 *", 'cron "0 0 30 2 *": the day-of-month and month fields never match (like 30 February).'],
     [
       "* * *",
