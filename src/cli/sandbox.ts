@@ -117,7 +117,10 @@ function describe(url: string, users: SandboxUser[]): string {
 function writeZuliprcs(dir: string, url: string, users: SandboxUser[]): void {
   mkdirSync(dir, { recursive: true });
   for (const u of users) {
-    const text = `[api]\nemail=${u.email}\nkey=${u.api_key}\nsite=${url}\n`;
+    // As the server's own zuliprc download: an outgoing-webhook bot's also carries its token,
+    // which bothost's `outgoing_webhook.token` must match.
+    const token = u.outgoing_token === undefined ? "" : `token=${u.outgoing_token}\n`;
+    const text = `[api]\nemail=${u.email}\nkey=${u.api_key}\nsite=${url}\n${token}`;
     writeFileSync(path.join(dir, `${u.email}.zuliprc`), text, { mode: 0o600 });
   }
 }

@@ -56,6 +56,8 @@ function publicUser(u: UserRecord): SandboxUser {
     bot_type: u.bot_type,
     is_active: u.is_active,
     api_key: u.api_key,
+    // An outgoing-webhook (or embedded) bot's service token: what its zuliprc's `token=` carries.
+    ...(u.outgoing ? { outgoing_token: u.outgoing.token } : {}),
   };
 }
 

@@ -66,6 +66,8 @@ export interface SandboxUser {
   bot_type: number | null;
   is_active: boolean;
   api_key: string;
+  /** An outgoing-webhook or embedded bot's token (its zuliprc's `token=`); absent for others. */
+  outgoing_token?: string;
 }
 
 export interface NewSandboxUser {

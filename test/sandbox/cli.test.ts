@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -76,6 +77,62 @@ describe("bothost sandbox", () => {
     });
     expect(reply.body.messages.map((m: { content: string }) => m.content)).toEqual(["kept"]);
     expect(await second.stop()).toBe(0);
+  });
+
+  it("writes an outgoing-webhook bot's token into its zuliprc, the one its deliveries carry", async () => {
+    // The token is random when the org file gives none: the zuliprc is where a bot author finds
+    // it, as with the server's own zuliprc download, for bothost's outgoing_webhook.token.
+    const posted: Record<string, unknown>[] = [];
+    const hook = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => {
+        body += String(c);
+      });
+      req.on("end", () => {
+        posted.push(JSON.parse(body) as Record<string, unknown>);
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ response_not_required: true }));
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, "127.0.0.1", r));
+    const port = (hook.address() as { port: number }).port;
+    const dir = mkdtempSync(path.join(tmpdir(), "bothost-cli-"));
+    const org = path.join(dir, "org.yaml");
+    writeFileSync(
+      org,
+      [
+        "users:",
+        "  - { email: olive@sandbox.example, full_name: Olive, role: owner }",
+        "bots:",
+        "  - email: hook-bot@sandbox.example",
+        "    full_name: Hook",
+        "    type: outgoing",
+        "    owner: olive@sandbox.example",
+        `    outgoing: { url: "http://127.0.0.1:${port}/hook", interface: zulip }`,
+        "channels:",
+        "  - { name: general, subscribers: [olive@sandbox.example, hook-bot@sandbox.example] }",
+        "",
+      ].join("\n"),
+    );
+    const rcDir = path.join(dir, "rc");
+    const run = await runUntilStarted(["--port", "0", "--org", org, "--zuliprc-dir", rcDir]);
+    try {
+      const rc = readFileSync(path.join(rcDir, "hook-bot@sandbox.example.zuliprc"), "utf8");
+      const token = /^token=(\S+)$/m.exec(rc)?.[1];
+      expect(token).toMatch(/^\w{16,}$/);
+      // A person's rc has no token line.
+      expect(readFileSync(path.join(rcDir, "olive@sandbox.example.zuliprc"), "utf8")).not.toContain("token=");
+      run.sandbox.control.sendAs("olive@sandbox.example", {
+        type: "direct",
+        to: ["hook-bot@sandbox.example"],
+        content: "hi",
+      });
+      await run.sandbox.control.settleWebhooks();
+      expect(posted.map((p) => p.token)).toEqual([token]);
+    } finally {
+      expect(await run.stop()).toBe(0);
+      await new Promise((r) => hook.close(r));
+    }
   });
 
   it("rejects bad options and bad org files with exit code 2", async () => {
