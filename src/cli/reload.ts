@@ -109,9 +109,15 @@ export function formatReport(r: ReloadReport): string {
   const lines: string[] = [];
   const part = (label: string, names: string[]) =>
     names.length > 0 && lines.push(`${label}: ${names.join(", ")}`);
-  part("Started", r.add);
+  const here = (names: string[]) => names.filter((name) => !r.notHere?.includes(name));
+  part("Started", here(r.add));
   part("Stopped", r.remove);
-  part("Restarted", r.restart);
+  part("Restarted", here(r.restart));
+  // Another instance runs these (or none does): reloading it too is what changes them there.
+  part(
+    "Loaded, not running on this instance (the instance running it keeps its version until reloaded too)",
+    r.notHere ?? [],
+  );
   if (lines.length === 0) lines.push("Nothing changed.");
   if (r.keep.length > 0) lines.push(`Unchanged: ${r.keep.length} bot${r.keep.length === 1 ? "" : "s"}`);
   for (const f of r.failed) lines.push(`Failed to start ${f.name}: ${f.error}`);

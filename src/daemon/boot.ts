@@ -132,7 +132,14 @@ async function reloadFromFile(daemon: Daemon, configPath: string): Promise<Reloa
   const changed = new Set([...plan.add, ...plan.restart]);
   const loaded = changed.size === 0 ? [] : await loadBots(config, source, { only: changed, fresh: true });
   // The listener, store and sandbox stay as started: the next reload compares with those.
-  return daemon.applyReload(withFixedOf(daemon.config, config), plan, loaded.map(daemonBot));
+  const report = await daemon.applyReload(withFixedOf(daemon.config, config), plan, loaded.map(daemonBot));
+  // A changed bot another instance runs (or none: its lease lost here) was not restarted here.
+  const failed = new Set(report.failed.map((f) => f.name));
+  const idle = (name: string) =>
+    ["standby", "stopped"].includes(daemon.bots.find((b) => b.name === name)?.status.state ?? "");
+  if (daemon.clustered)
+    report.notHere = [...plan.add, ...plan.restart].filter((name) => !failed.has(name) && idle(name));
+  return report;
 }
 
 /** The admin socket: in the state directory, or for Redis state a per-user folder (admin-socket-path.ts). */

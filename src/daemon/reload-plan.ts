@@ -18,6 +18,12 @@ export interface ReloadPlan {
 /** What a reload did: the plan, and the bots that failed to start again (with the reason). */
 export interface ReloadReport extends ReloadPlan {
   failed: { name: string; error: string }[];
+  /**
+   * Bots of `add` and `restart` this instance does not run (instances sharing bots through Redis):
+   * their new version is loaded here and starts only when this instance wins their lease, while
+   * the instance holding it keeps running the version it has.
+   */
+  notHere?: string[];
 }
 
 /** What is compared per bot: a hash of its config entry, and its module's fingerprint. */

@@ -4,6 +4,8 @@
  * it never runs on two instances at once.
  */
 import { afterEach, expect, it } from "vitest";
+import { formatReport } from "../../src/cli/reload.ts";
+import type { ReloadReport } from "../../src/daemon/reload-plan.ts";
 import {
   clusterOrg,
   hasRedisServer,
@@ -47,7 +49,13 @@ it.skipIf(!hasRedisServer())(
     expect(await readyz(spare.url)).toEqual([expect.objectContaining({ bot: "b0", state: "standby" })]);
 
     await rewrite("v2");
-    spare.proc.kill("SIGHUP");
+    // Asked as `bothost reload` asks it: the answer must not claim the bot restarted.
+    const res = await fetch(`${spare.url}/admin/reload`, { method: "POST" });
+    expect(res.status).toBe(200);
+    const report = (await res.json()) as ReloadReport;
+    expect(report).toMatchObject({ restart: ["b0"], notHere: ["b0"], failed: [] });
+    expect(formatReport(report)).not.toContain("Restarted");
+    expect(formatReport(report)).toContain("Loaded, not running on this instance");
     const reloaded = await spare.proc.waitForLog((l) => l.msg === "config reloaded");
     expect(reloaded).toMatchObject({ restarted: ["b0"], failed: [] });
     expect(await readyz(spare.url)).toEqual([expect.objectContaining({ bot: "b0", state: "standby" })]);
