@@ -195,10 +195,11 @@ export class HttpListener {
     );
     o.metrics.readStoreHealth(() =>
       bots().map((b) => {
-        const { storeFailure, storeWriteFailures, storeWaits } = b.runtime.status;
+        const { state, storeFailure, storeWriteFailures, storeWaits } = b.runtime.status;
         return {
           bot: b.runtime.name,
-          failing: storeFailure !== undefined,
+          // As /readyz: a standby bot writes nothing here (a failure it met before it moved is stale).
+          failing: storeFailure !== undefined && state !== "standby",
           failures: storeWriteFailures ?? NONE,
           waits: storeWaits ?? 0,
         };
