@@ -173,13 +173,17 @@ function failUnanswered(client: Redis): void {
   }
 }
 
-/** The error a failed command becomes (`fenced` decides what a refused fence check means). */
-export function redisFailure(err: unknown, target: RedisTarget, what: string): StateError {
+/**
+ * The error a failed command becomes. `changes`: the command writes (the default), so that it may
+ * have been applied although it failed; a read's error says nothing of that.
+ */
+export function redisFailure(err: unknown, target: RedisTarget, what: string, changes = true): StateError {
   if (err instanceof StateError) return err;
   const message = err instanceof Error ? err.message : String(err);
+  const maybe = changes ? "; a write that failed this way may or may not have been applied" : "";
   return new StateError(
     "STATE_UNAVAILABLE",
-    `Redis at ${describeRedis(target)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable; a write that failed this way may or may not have been applied.`,
+    `Redis at ${describeRedis(target)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable${maybe}.`,
     { cause: err },
   );
 }

@@ -285,7 +285,7 @@ class RedisView extends KeyedView implements StateStore {
       return await op();
     } catch (err) {
       if (err instanceof Error && err.message.startsWith(FENCED_REPLY)) throw this.fencedError();
-      throw redisFailure(err, this.core.url, `a ${what}`);
+      throw redisFailure(err, this.core.url, `a ${what}`, what === "write");
     }
   }
 

@@ -215,6 +215,23 @@ describe.skipIf(!reachable)("RedisStore", () => {
     });
   });
 
+  it("says a failed write may have been applied, and a failed read nothing of the kind", async () => {
+    // A key of another type under the store's prefix: Redis refuses both commands (WRONGTYPE).
+    await client.rpush(`${prefix}:odd/kv/list`, "x");
+    const ns = store.namespace("odd").namespace("kv");
+    const read = (await ns.get("list").catch((e: unknown) => e)) as Error;
+    expect(read).toMatchObject({ code: "STATE_UNAVAILABLE" });
+    expect(read.message).toMatch(
+      /did not complete a read: WRONGTYPE .+\. Check that Redis runs and is reachable\.$/,
+    );
+    // An update that expects the key absent goes as one script, which reads the key in Redis.
+    const write = (await ns
+      .applyWrites([{ op: "update", key: "list", fn: () => 1, expect: null }])
+      .catch((e: unknown) => e)) as Error;
+    expect(write).toMatchObject({ code: "STATE_UNAVAILABLE" });
+    expect(write.message).toMatch(/may or may not have been applied\.$/);
+  });
+
   it("says which server could not be reached, without its password", async () => {
     const err = await RedisStore.open({ url: "redis://:s3cret-pw@127.0.0.1:1/2", prefix: "x" }).catch(
       (e: unknown) => e,
