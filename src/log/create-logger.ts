@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
 import type PinoPretty from "pino-pretty";
 import { redactLine } from "./redact-line.ts";
+import { serializeError } from "./serialize-error.ts";
 
 export interface LoggerSettings {
   /** trace | debug | info | warn | error | fatal | silent. Default `info`. */
@@ -55,16 +56,5 @@ function stdoutSink(): DestinationStream {
     out.flushSync = () => {};
     out.end = () => {};
   });
-  return out;
-}
-
-/**
- * pino's error serializer, without the legacy constants (`INDEX_SIZE_ERR`, …) a `DOMException`
- * (an abort's or a timeout's reason) inherits as enumerable fields.
- */
-function serializeError(err: unknown): unknown {
-  const out = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
-  if (err instanceof DOMException)
-    for (const key of Object.keys(out)) if (/^[A-Z_]+_ERR$/.test(key)) delete out[key];
   return out;
 }

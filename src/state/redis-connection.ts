@@ -59,8 +59,13 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   };
   // A refused AUTH closes the first connection: connect() then says only "Connection is closed".
   let refused: string | undefined;
+  // Why the first connection failed (a refused or timed-out connect): connect() says only that it closed.
+  let firstError: Error | undefined;
   client.on("error", (err: Error) => {
-    if (!connected) refused ??= authRefusal(err.message, target);
+    if (!connected) {
+      refused ??= authRefusal(err.message, target);
+      firstError ??= err;
+    }
     outage(err.message);
   });
   client.on("close", () => failUnanswered(client));
@@ -85,8 +90,9 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
   try {
     await client.connect();
     await client.ping();
-  } catch (err) {
+  } catch (thrown) {
     void closeRedis(client, "now");
+    const err = firstError ?? thrown;
     refused ??= authRefusal((err as Error).message, target);
     if (refused) {
       const message = `Redis at ${where} refused the authentication (state.redis): ${refused}.`;

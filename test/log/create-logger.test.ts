@@ -1,19 +1,10 @@
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/create-logger.ts";
+import { logSink } from "../support/log-lines.ts";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
 import { add, newQueue } from "../support/pipeline.ts";
 
-function sink() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(...String(chunk).split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return { stream, lines };
-}
+const sink = logSink;
 
 describe("createLogger", () => {
   const key = "Zq8xY2vB7nK4mP0sT6wE1rU9iO3aL5dF";
