@@ -25,9 +25,11 @@ export type {
   Sandbox,
   SandboxControl,
   SandboxOptions,
+  SandboxOutgoingWebhook,
   SandboxUser,
   SendAsInput,
 } from "./sandbox/types.ts";
+export type { OutgoingWebhookOptions } from "./testing/outgoing-webhook.ts";
 export type { ProgressView } from "./testing/progress-view.ts";
 export {
   DEFAULT_WAIT_MS,

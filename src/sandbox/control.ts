@@ -9,13 +9,13 @@ import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
 import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/rate-limit.ts";
 import type { RequestLogEntry } from "./http/server.ts";
-import { BOT_TYPES, ROLES } from "./org/build-state.ts";
+import { BOT_TYPES, generateApiKey, ROLES } from "./org/build-state.ts";
 import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
 import type { UserRecord } from "./state/data.ts";
 import { messageToApi } from "./state/message-view.ts";
 import { streamByName, subscribeUsers } from "./state/streams.ts";
-import { createUser, setActive, updateUser, userByDeliveryEmail } from "./state/users.ts";
+import { createUser, setActive, setOutgoingService, updateUser, userByDeliveryEmail } from "./state/users.ts";
 import type { QueueInfo, RateRule, SandboxControl, SandboxUser } from "./types.ts";
 
 export class SandboxControlError extends BothostError<"SANDBOX_CONTROL"> {
@@ -117,6 +117,26 @@ export function createControl(deps: ControlDeps): SandboxControl {
         role: changes.role && ROLES[changes.role],
         full_name: changes.full_name,
       }),
+    setOutgoingWebhook(email, service) {
+      const bot = userOf(email);
+      if (bot.bot_type !== BOT_TYPES.outgoing && bot.bot_type !== BOT_TYPES.embedded) {
+        throw new SandboxControlError(`"${email}" is not an outgoing-webhook or embedded bot.`);
+      }
+      if (!URL.canParse(service.url) || !/^https?:$/.test(new URL(service.url).protocol)) {
+        throw new SandboxControlError(
+          `The outgoing webhook URL must be an http(s) URL, not "${service.url}".`,
+        );
+      }
+      if (service.token !== undefined && !/^[A-Za-z0-9]{32}$/.test(service.token)) {
+        throw new SandboxControlError("An outgoing webhook token must be exactly 32 letters or digits.");
+      }
+      setOutgoingService(core, bot, {
+        url: service.url,
+        interface: service.interface ?? bot.outgoing?.interface ?? "zulip",
+        token: service.token ?? bot.outgoing?.token ?? generateApiKey(),
+      });
+      return publicUser(bot);
+    },
     sendAs(email, input) {
       const body = new Map<string, string>([
         ["type", input.type],

@@ -89,6 +89,16 @@ export interface NewSandboxUser {
   date_joined?: string;
 }
 
+/** An outgoing-webhook bot's service: where and how the server POSTs the messages that trigger it. */
+export interface SandboxOutgoingWebhook {
+  /** The endpoint URL the server POSTs to. */
+  url: string;
+  /** `zulip` (JSON) or `slack` (a form body). Default: the bot's, else `zulip`. */
+  interface?: "zulip" | "slack";
+  /** The token each POST carries (32 letters or digits). Default: the bot's, else a new one. */
+  token?: string;
+}
+
 export interface SendAsInput {
   type: "stream" | "channel" | "private" | "direct";
   /** As on the wire: a channel name or id, or a list of user ids / emails. */
@@ -125,6 +135,11 @@ export interface SandboxControl {
   setActive(email: string, active: boolean): void;
   /** Change an account's role or full name (realm_user update events follow). */
   updateUser(email: string, changes: { role?: NewSandboxUser["role"]; full_name?: string }): void;
+  /**
+   * Point an outgoing-webhook (or embedded) bot at `service.url`, as editing the bot's endpoint
+   * URL on the server does (a `realm_bot` update event follows); returns the bot as listed.
+   */
+  setOutgoingWebhook(email: string, service: SandboxOutgoingWebhook): SandboxUser;
   /** Send as any user through the same path as POST /messages; returns the message id. */
   sendAs(email: string, input: SendAsInput): { id: number };
   /** Every stored message (wire-like records, raw Markdown content). */

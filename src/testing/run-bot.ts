@@ -4,10 +4,6 @@
  * retries as `bothost run`) speaking real HTTP to the sandbox.
  */
 
-import { rmSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
@@ -16,7 +12,10 @@ import type { DeadLetter } from "../state/dead-letters.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
+import { type OutgoingWebhookOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
+import { reactAs } from "./react-as.ts";
+import { newStateFolder, wipe } from "./state-folders.ts";
 import type { TestClock } from "./test-clock.ts";
 import type { TestMessage } from "./test-message.ts";
 import { describeMessage, handlerFailure } from "./wait-messages.ts";
@@ -43,6 +42,13 @@ export interface RunBotOptions {
    * `startSandbox({ clock })` too; `clock.advance(ms)` then delivers what the sandbox has due.
    */
   clock?: TestClock;
+  /**
+   * Run it as an outgoing-webhook bot (config `outgoing_webhook`), not on an event queue: the
+   * sandbox POSTs each direct message to it and each channel message that mentions it to the
+   * bot's listener, as the server does, and posts the reply in the HTTP answer as the bot. The
+   * account is created as an outgoing-webhook bot (an org's must be one). `true`, or options.
+   */
+  outgoingWebhook?: boolean | OutgoingWebhookOptions;
 }
 
 /** What {@link TestBot.nextReply} waits for. */
@@ -163,7 +169,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     control.createUser({
       email,
       full_name: name,
-      bot: "generic",
+      bot: options.outgoingWebhook ? "outgoing" : "generic",
       ...(owner ? { owner } : {}),
       channels: options.channels ?? ["general"],
     });
@@ -174,9 +180,12 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       "runBot: the clock is not the sandbox's; start the sandbox with startSandbox({ clock }) too",
     );
   }
+  const { outgoingWebhook: outgoing } = options;
+  const webhook = outgoing
+    ? outgoingMode(control, name, email, outgoing === true ? {} : outgoing)
+    : undefined;
   // Kept across stops and restarts, removed by stop({ wipe: true }) (or at the process's exit).
-  const stateDir = await mkdtemp(join(tmpdir(), "bothost-testbot-"));
-  keepUntilExit(stateDir);
+  const stateDir = await newStateFolder();
   let wiped = false;
   const logs: Record<string, unknown>[] = [];
   const launch = async (bot: BotDefinition<never, never>): Promise<InProcessDaemon> => {
@@ -187,10 +196,15 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
           email,
           definition: bot,
           ...(options.settings !== undefined ? { settings: options.settings } : {}),
-          ...(options.config ? { extra: options.config } : {}),
+          ...(options.config || webhook ? { extra: [options.config, webhook?.entry].join("\n").trim() } : {}),
         },
       },
-      { stateDir, logs, ...(options.clock ? { clock: options.clock } : {}) },
+      {
+        stateDir,
+        logs,
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(webhook ? { global: webhook.global, env: webhook.env } : {}),
+      },
     );
     const failed = [...started.report.authFailed, ...started.report.failed.map((f) => f.name)];
     if (failed.length > 0) {
@@ -202,6 +216,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
         `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`,
       );
     }
+    webhook?.point(started);
     return started;
   };
   // The version running: restart({ bot }) replaces it for later starts too.
@@ -269,8 +284,10 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     const record = control.messages().find((m) => m.id === messageId);
     if (!record) throw new Error(`handled: the sandbox has no message ${messageId}`);
     const what = describeMessage(control, messageId);
-    if ((record.flags as Record<string, unknown>)[String(userId)] === undefined) {
-      throw new Error(`${what} never reached ${name}: it is not in that direct message or channel`);
+    const notSent = webhook?.notSent(messageId);
+    if (webhook ? notSent : (record.flags as Record<string, unknown>)[String(userId)] === undefined) {
+      const why = notSent ?? "it is not in that direct message or channel";
+      throw new Error(`${what} never reached ${name}: ${why}`);
     }
     const runtime = daemon.daemon.bots.find((b) => b.name === name);
     if (runtime && !runtime.receives("message"))
@@ -344,42 +361,6 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     stop,
     start,
   };
-}
-
-/** A person's reaction through the sandbox's HTTP route, as their client would make it. */
-async function reactAs(sandbox: Sandbox, email: string, id: number, emoji: string, remove: boolean) {
-  const key = sandbox.control.apiKeyOf(email);
-  const res = await fetch(`${sandbox.url}/api/v1/messages/${id}/reactions`, {
-    method: remove ? "DELETE" : "POST",
-    headers: {
-      authorization: `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}`,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: new URLSearchParams({ emoji_name: emoji }).toString(),
-  });
-  if (res.ok) return;
-  const body = (await res.json().catch(() => ({}))) as { msg?: string; code?: string };
-  const what = `${remove ? "removing" : "adding"} ${emoji} on message ${id} as ${email}`;
-  throw new Error(`react: ${what} was refused: ${body.msg ?? res.statusText} (${body.code ?? res.status})`);
-}
-
-/** State folders not wiped yet, removed when the process exits. */
-const unwiped = new Set<string>();
-let exitHook = false;
-
-function keepUntilExit(dir: string): void {
-  if (!exitHook) {
-    exitHook = true;
-    process.once("exit", () => {
-      for (const d of unwiped) rmSync(d, { recursive: true, force: true });
-    });
-  }
-  unwiped.add(dir);
-}
-
-async function wipe(dir: string): Promise<void> {
-  unwiped.delete(dir);
-  await rm(dir, { recursive: true, force: true });
 }
 
 /**

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/testing.ts";
-import { recordingSandbox } from "../support/sandbox/fixture.ts";
+import { openQueue } from "../support/sandbox/events.ts";
+import { fixtureFor, recordingSandbox } from "../support/sandbox/fixture.ts";
 
 interface Received {
   headers: IncomingMessage["headers"];
@@ -135,6 +136,41 @@ describe("outgoing webhooks", () => {
     await sb.control.settleWebhooks();
     expect(sb.control.messages().map((m) => m.content)).toContain(
       "Failure! Slack outgoing webhooks don't support direct messages.",
+    );
+  });
+
+  it("setOutgoingWebhook points the bot at a new URL, keeping its token, with a realm_bot update", async () => {
+    const sb = await sandboxWith("http://127.0.0.1:9/nothing-listens-here");
+    const olive = await openQueue(fixtureFor(sb).as("olive@x.example"), { event_types: ["realm_bot"] });
+    const hook = await startReceiver([{ status: 200, body: '{"content":"moved"}' }]);
+    const echo = sb.control.setOutgoingWebhook("echo-bot@x.example", { url: hook.url });
+    expect(echo.outgoing_token).toBe("T".repeat(32));
+    expect(await olive.peek()).toMatchObject([
+      {
+        type: "realm_bot",
+        op: "update",
+        bot: {
+          user_id: echo.user_id,
+          services: [{ base_url: hook.url, token: "T".repeat(32), interface: 1 }],
+        },
+      },
+    ]);
+    sb.control.sendAs("mel@x.example", { type: "direct", to: [echo.user_id], content: "hi" });
+    await sb.control.settleWebhooks();
+    expect(hook.received.map((r) => JSON.parse(r.body).token)).toEqual(["T".repeat(32)]);
+    expect(sb.control.messages().at(-1)!.content).toBe("moved");
+
+    sb.control.createUser({
+      email: "gen-bot@x.example",
+      full_name: "Gen",
+      bot: "generic",
+      owner: "olive@x.example",
+    });
+    expect(() => sb.control.setOutgoingWebhook("gen-bot@x.example", { url: hook.url })).toThrow(
+      '"gen-bot@x.example" is not an outgoing-webhook or embedded bot.',
+    );
+    expect(() => sb.control.setOutgoingWebhook("echo-bot@x.example", { url: "ftp://x" })).toThrow(
+      'The outgoing webhook URL must be an http(s) URL, not "ftp://x".',
     );
   });
 });

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { SandboxCore } from "../core.ts";
 import { addUser, type NewUser, refreshSystemGroups } from "../org/build-state.ts";
 import { emitToUsers } from "../queues/emit.ts";
-import type { RoleValue, SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
+import type { OutgoingService, RoleValue, SandboxData, UserGroupRecord, UserRecord } from "./data.ts";
 import { escapeHtml } from "./escape-html.ts";
 
 export function userById(data: SandboxData, id: number): UserRecord | undefined {
@@ -99,16 +99,26 @@ export function botToApi(data: SandboxData, viewer: UserRecord, u: UserRecord) {
     default_all_public_streams: u.default_all_public_streams,
     avatar_url: avatarUrl(data, viewer, u, false),
     owner_id: u.bot_owner_id,
-    services: u.outgoing
-      ? [
-          {
-            base_url: u.outgoing.url,
-            token: u.outgoing.token,
-            interface: u.outgoing.interface === "zulip" ? 1 : 2,
-          },
-        ]
-      : [],
+    services: servicesOf(u),
   };
+}
+
+/** A bot's outgoing-webhook services as `realm_bots` and `realm_bot` events list them. */
+function servicesOf(u: UserRecord) {
+  return u.outgoing
+    ? [
+        {
+          base_url: u.outgoing.url,
+          token: u.outgoing.token,
+          interface: u.outgoing.interface === "zulip" ? 1 : 2,
+        },
+      ]
+    : [];
+}
+
+/** Who is told of a bot's changes (`realm_bot` events): the admins and its owner. */
+function botWatchers(data: SandboxData, bot: UserRecord): number[] {
+  return data.users.filter((u) => u.role <= 200 || u.user_id === bot.bot_owner_id).map((u) => u.user_id);
 }
 
 /** `profile_data`: field id → {value, rendered_value?} for every field the user has a value for. */
@@ -205,13 +215,20 @@ export function createUser(
   refreshSystemGroups(data);
   emitRealmUser(core, "add", user);
   if (user.is_bot) {
-    const watchers = data.users
-      .filter((u) => u.role <= 200 || u.user_id === user.bot_owner_id)
-      .map((u) => u.user_id);
     const { api_key, avatar_url, ...bot } = botToApi(data, user, user);
-    emitToUsers(core, watchers, { type: "realm_bot", op: "add", bot });
+    emitToUsers(core, botWatchers(data, user), { type: "realm_bot", op: "add", bot });
   }
   return user;
+}
+
+/**
+ * Set the outgoing webhook of an outgoing-webhook or embedded bot (its URL, format and token), as
+ * `PATCH /bots/{id}` does with `service_payload_url`, with its `realm_bot` update event.
+ */
+export function setOutgoingService(core: SandboxCore, bot: UserRecord, service: OutgoingService): void {
+  bot.outgoing = { ...service };
+  const update = { user_id: bot.user_id, services: servicesOf(bot) };
+  emitToUsers(core, botWatchers(core.data, bot), { type: "realm_bot", op: "update", bot: update });
 }
 
 /**

@@ -1,0 +1,81 @@
+/**
+ * The testing kit's outgoing-webhook mode: the bot's daemon listens on a port of its own, the
+ * bot's account (an outgoing-webhook bot) points there, and the sandbox POSTs each message that
+ * triggers it, as the server does, then posts the reply of the HTTP answer as the bot.
+ */
+import { randomBytes } from "node:crypto";
+import type { SandboxControl } from "../sandbox/types.ts";
+import type { InProcessDaemon } from "./in-process-daemon.ts";
+
+/** How {@link RunBotOptions.outgoingWebhook} runs the bot. */
+export interface OutgoingWebhookOptions {
+  /** The format the sandbox POSTs: `zulip` (JSON) or `slack` (a form body). Default: the account's, else `zulip`. */
+  interface?: "zulip" | "slack";
+  /** The bot's `reply_deadline`, in ms: a reply later than this goes through the API. Default 8,000. */
+  replyDeadlineMs?: number;
+}
+
+/** What runBot needs of the mode: the daemon's config, and where to point the account once it listens. */
+export interface OutgoingMode {
+  /** The listener (the daemon's top-level config). */
+  readonly global: string;
+  /** The bot's `outgoing_webhook` entry. */
+  readonly entry: string;
+  readonly env: Record<string, string>;
+  /** Point the account at the daemon's listener (its port is new at each start). */
+  point(daemon: InProcessDaemon): void;
+  /** Why message `id` triggers no delivery to the bot, or undefined when it does. */
+  notSent(id: number): string | undefined;
+}
+
+const TOKEN_ENV = "BOTHOST_TEST_OUTGOING_TOKEN";
+
+/**
+ * The outgoing-webhook mode of bot `name` on account `email` (created by the caller as an
+ * outgoing-webhook bot, or one of the org's outgoing-webhook or embedded bots).
+ */
+export function outgoingMode(
+  control: SandboxControl,
+  name: string,
+  email: string,
+  options: OutgoingWebhookOptions,
+): OutgoingMode {
+  const account = control.users().find((u) => u.email === email)!;
+  if (account.bot_type !== 3 && account.bot_type !== 4) {
+    throw new Error(
+      `runBot: ${email} is not an outgoing-webhook bot: outgoingWebhook needs one (an org's bot of type outgoing or embedded), or an email the sandbox has no account for`,
+    );
+  }
+  const token = account.outgoing_token ?? randomBytes(16).toString("hex");
+  const path = `/outgoing/${encodeURIComponent(name)}`;
+  const deadline =
+    options.replyDeadlineMs === undefined ? "" : `\n  reply_deadline: ${options.replyDeadlineMs}ms`;
+  return {
+    global: "http:\n  listen: 127.0.0.1:0",
+    entry: `outgoing_webhook:\n  path: ${path}\n  token: \${${TOKEN_ENV}}${deadline}`,
+    env: { [TOKEN_ENV]: token },
+    point(daemon) {
+      const url = `${daemon.daemon.http!.url!}${path}`;
+      control.setOutgoingWebhook(email, {
+        url,
+        token,
+        ...(options.interface ? { interface: options.interface } : {}),
+      });
+    },
+    notSent(id) {
+      const m = control.messages().find((r) => r.id === id) as
+        | { sender_id: number; type: string; dm_user_ids: number[]; flags: Record<string, string[]> }
+        | undefined;
+      if (!m) return undefined;
+      const only =
+        "an outgoing-webhook bot is sent only the direct messages to it and the channel messages that mention it";
+      if (control.users().find((u) => u.user_id === m.sender_id)?.is_bot)
+        return `a bot sent it (${only}, from people)`;
+      const sent =
+        m.type === "private"
+          ? m.dm_user_ids.includes(account.user_id)
+          : (m.flags[String(account.user_id)] ?? []).includes("mentioned");
+      return sent ? undefined : only;
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * `runBot({ outgoingWebhook })`: the bot runs as an outgoing-webhook bot. The sandbox POSTs each
+ * direct message to it and each channel message that mentions it to the bot's listener, as the
+ * server does, and posts the reply of the HTTP answer as the bot (client
+ * `OutgoingWebhookResponse`); `ask`, `nextReply` and `handled` work as in queue mode.
+ */
+import { defineBot } from "bothost";
+import type { TestBot } from "bothost/testing";
+import { createBotTest, describe, expect, test } from "bothost/testing/vitest";
+
+const MEMBER = "member@sandbox.example";
+/** The client of a message the server posted from an outgoing webhook's HTTP answer. */
+const FROM_ANSWER = "OutgoingWebhookResponse";
+
+const echo = defineBot({
+  setup(bot) {
+    bot.on("message", (ctx) => ctx.reply(`echo: ${ctx.event.message.content}`));
+  },
+});
+
+/** Mention the bot in #general (`@**name**`): the server posts echo's answer from the HTTP answer. */
+async function expectMentionAnswered(bot: TestBot, name: string) {
+  const content = `@**${name}** hey`;
+  const reply = await bot.ask(MEMBER, { type: "channel", to: "general", topic: "t", content });
+  expect(reply).toMatchObject({ content: `echo: ${content}`, client: FROM_ANSWER });
+}
+
+describe("runBot in outgoing-webhook mode", () => {
+  test("answers a direct message and a mention in the HTTP answer, which the server posts", async ({
+    runBot,
+  }) => {
+    const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: true });
+    const dm = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+    expect(dm).toMatchObject({ content: "echo: hi", client: FROM_ANSWER, sender_email: bot.email });
+
+    const mention = { type: "channel", to: "general", topic: "lunch", content: "@**echo** pizza?" } as const;
+    const reply = await bot.ask(MEMBER, mention);
+    expect(reply).toMatchObject({ content: "echo: @**echo** pizza?", client: FROM_ANSWER, subject: "lunch" });
+    // No queue: the bot's messages come from the HTTP answers alone.
+    expect(bot.replies().map((m) => m.client)).toEqual([FROM_ANSWER, FROM_ANSWER]);
+  });
+
+  test("a channel message that does not mention the bot never reaches it", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: true });
+    const id = bot.post(MEMBER, { type: "channel", to: "general", topic: "lunch", content: "pizza?" });
+    await expect(bot.handled(id)).rejects.toThrow(
+      `message ${id} ("pizza?" from ${MEMBER} in #general > lunch) never reached echo: an outgoing-webhook bot is sent only the direct messages to it and the channel messages that mention it`,
+    );
+  });
+
+  test("the Slack-compatible format: the message is looked up, the answer posted", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: { interface: "slack" } });
+    await expectMentionAnswered(bot, "echo");
+  });
+
+  test("stopped, the server cannot reach it; started again, it answers", async ({ runBot }) => {
+    const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: true });
+    await bot.stop();
+    const failed = await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "there?" });
+    expect(failed.content).toBe("Failure! Bot is unavailable");
+    await bot.start();
+    expect((await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "now?" })).content).toBe(
+      "echo: now?",
+    );
+  });
+});
+
+const held = createBotTest({ clock: { held: true } });
+
+held("a reply after the reply deadline goes through the API", async ({ runBot, clock }) => {
+  let release!: () => void;
+  const later = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const slow = defineBot({
+    setup(bot) {
+      bot.on("message", async (ctx) => {
+        await later;
+        await ctx.reply("done");
+      });
+    },
+  });
+  const bot = await runBot({ bot: slow, name: "slow", outgoingWebhook: { replyDeadlineMs: 2_000 } });
+  const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
+  await expect.poll(() => clock.pendingDelays()).toContain(2_000);
+  await clock.advance(2_000);
+  release();
+  await bot.handled(id);
+  const reply = await bot.nextReply({ after: id });
+  expect(reply.content).toBe("done");
+  expect(reply.client).not.toBe(FROM_ANSWER);
+});
+
+const withBots = createBotTest({
+  org: {
+    users: [
+      { email: "owner@sandbox.example", full_name: "Olive", role: "owner" },
+      { email: MEMBER, full_name: "Mel" },
+    ],
+    bots: [
+      {
+        email: "hook-bot@sandbox.example",
+        full_name: "Hook",
+        type: "outgoing",
+        owner: "owner@sandbox.example",
+        outgoing: { url: "http://127.0.0.1:9/elsewhere", token: "H".repeat(32), interface: "slack" },
+      },
+      {
+        email: "plain-bot@sandbox.example",
+        full_name: "Plain",
+        type: "generic",
+        owner: "owner@sandbox.example",
+      },
+    ],
+    channels: [
+      { name: "general", subscribers: ["owner@sandbox.example", MEMBER, "hook-bot@sandbox.example"] },
+    ],
+  },
+});
+
+withBots(
+  "an org's outgoing-webhook bot keeps its token and format; a generic bot is refused",
+  async ({ runBot, sandbox }) => {
+    const bot = await runBot({
+      bot: echo,
+      name: "hook",
+      email: "hook-bot@sandbox.example",
+      outgoingWebhook: true,
+    });
+    await expectMentionAnswered(bot, "Hook");
+    expect(sandbox.control.users().find((u) => u.email === bot.email)?.outgoing_token).toBe("H".repeat(32));
+
+    await expect(
+      runBot({ bot: echo, name: "plain", email: "plain-bot@sandbox.example", outgoingWebhook: true }),
+    ).rejects.toThrow(
+      "runBot: plain-bot@sandbox.example is not an outgoing-webhook bot: outgoingWebhook needs one (an org's bot of type outgoing or embedded), or an email the sandbox has no account for",
+    );
+  },
+);
