@@ -270,7 +270,9 @@ export class QueueSource {
         if (scheduled) o.onScheduledMessages(parsed.event);
       } else if (parsed.known && event.type === "message") o.onScheduledMessages(parsed.event);
       const issue = parsed.known ? undefined : parsed.issue;
-      run.push({ event, replayed: false, issue, reply: undefined, queue });
+      // Made with every field the pipeline sets (`reachedAt` at accept): adding one later gives each
+      // waiting event a second object, which a burst's garbage collections copy while it waits.
+      run.push({ event, replayed: false, issue, reply: undefined, queue, reachedAt: undefined });
     }
     o.dispatcher.acceptAll(run);
     this.#lastContactBeforeGap = this.consumer.lastContactAt;

@@ -30,6 +30,9 @@ export class DialogChanged extends BothostError<"DIALOG_CHANGED"> {
   }
 }
 
+/** What a run that has not parked waits for: nothing (one settled promise shared by every run). */
+const NOTHING_WRITTEN: Promise<unknown> = Promise.resolve();
+
 export class Turn {
   /** The dialog this run replays; undefined for a message's first run. */
   readonly record: DialogRecord | undefined;
@@ -138,7 +141,7 @@ export class Turn {
    * The log's append of the question the run parked at: the conversation waits for it, and its
    * message is handled once it landed.
    */
-  written: Promise<unknown> = Promise.resolve();
+  written: Promise<unknown> = NOTHING_WRITTEN;
 
   /** The run waits for an answer now (`written`: its question's append): it ends here. */
   park(written?: Promise<unknown>): Promise<never> {
