@@ -8,6 +8,7 @@ import {
   type DaemonStatus,
   redisLine,
   storeLine,
+  webhookCounts,
 } from "../http/daemon-status.ts";
 import { duration } from "../http/status-page.ts";
 import { commandArgs, configOption, reportStartupError, table } from "./args.ts";
@@ -159,6 +160,10 @@ export function formatStatus(s: DaemonStatus): string {
     );
     lines.push(...b.dryRun.recent.map((c) => `  ${c.at.replace(/\.\d+Z$/, "Z")}  ${c.does}`));
   }
+  const hooks = s.bots.flatMap((b) =>
+    Object.entries(b.webhooks ?? {}).map(([n, w]) => `${b.name}: webhook ${n}: ${webhookCounts(w)}`),
+  );
+  if (hooks.length > 0) lines.push("", ...hooks);
   for (const b of s.bots) if (b.dialogs?.waiting) lines.push("", ...dialogLines(b.name, b.dialogs));
   // Every bot's budget line in a small daemon; in a large one, only the bots that spend much.
   const budgets = s.bots.flatMap((b) =>

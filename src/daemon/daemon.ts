@@ -289,7 +289,6 @@ export class Daemon {
     return statusOf({
       startedAt: this.#startedAt,
       clock: this.#clock,
-      now: this.#clock.now(),
       bots: this.bots,
       letters: this.letters,
       startFailures: this.#startFailures,
@@ -298,6 +297,7 @@ export class Daemon {
       leaseHolder: (bot) => this.#coordinator.holderOf?.(bot),
       leasesUnreadForMs: () => this.#coordinator.leasesUnreadForMs?.(),
       leaseLost: (bot) => this.#coordinator.lostLease?.(bot),
+      webhookRequests: (bot) => this.http?.webhookRequests.of(bot),
     });
   }
 

@@ -21,6 +21,7 @@ import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
 import type { Clock } from "../time/clock.ts";
+import type { WebhookRequests } from "../webhook/request-counts.ts";
 import type { BotRuntime } from "./bot-runtime.ts";
 
 /** How many recent dead letters the status lists. */
@@ -29,10 +30,8 @@ const NEXT_RUNS = 3;
 
 export interface StatusSources {
   startedAt: number;
-  /** The daemon's clock: how long the dead letters are waited for. */
+  /** The daemon's clock (the one the bots' times are read from): how long the dead letters are waited for. */
   clock: Clock;
-  /** Now, in epoch ms on the daemon's clock (the one the bots' times are read from). */
-  now: number;
   bots: readonly BotRuntime[];
   letters: DeadLetterOffice;
   /** Why a bot failed to start, by name (a setup that threw, rejected credentials). */
@@ -47,13 +46,15 @@ export interface StatusSources {
   leasesUnreadForMs?: () => number | undefined;
   /** Cluster mode: why this instance lost a bot's lease, until it takes it again. */
   leaseLost?: (bot: string) => string | undefined;
+  /** What a bot's inbound webhooks were sent, by webhook (with `http.listen`). */
+  webhookRequests?: (bot: string) => Record<string, WebhookRequests> | undefined;
 }
 
 /** How long the status waits for the dead letters: it answers without them past that. */
 const LETTERS_WAIT_MS = 2_000;
 
 export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
-  const now = s.now;
+  const now = s.clock.now();
   let unread: string | undefined;
   const wait = timeoutSignal(
     s.clock,
@@ -100,7 +101,7 @@ function botStatus(
   deadLetters: number,
   startFailure: string | undefined,
   now: number,
-  lease: Pick<StatusSources, "leaseHolder" | "leaseLost" | "leasesUnreadForMs">,
+  lease: Pick<StatusSources, "leaseHolder" | "leaseLost" | "leasesUnreadForMs" | "webhookRequests">,
 ): BotStatus {
   const st = runtime.status;
   const named = startFailure
@@ -155,12 +156,15 @@ function botStatus(
         }
       : {}),
     ...(st.storeFailure && st.state !== "standby" ? { store: st.storeFailure } : {}),
+    ...webhooksOf(lease.webhookRequests?.(runtime.name)),
     ...(st.server ? { server: { version: st.server.version, featureLevel: st.server.featureLevel } } : {}),
     budget: budgetStatus(st.budget, st.pacing),
   };
 }
 
 const AUTH_FAILED = AUTH_REJECTED;
+
+const webhooksOf = (w: Record<string, WebhookRequests> | undefined) => (w ? { webhooks: w } : {});
 
 /** A start the server's 429 holds (its hour spent, by a restart loop say): until when. */
 function heldByRateLimit(buckets: readonly BucketSnapshot[], now: number): string | undefined {

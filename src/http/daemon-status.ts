@@ -1,6 +1,7 @@
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import type { StoreFailure } from "../pipeline/store-health.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
+import type { WebhookRequests } from "../webhook/request-counts.ts";
 
 /**
  * What `bothost status`, `/admin/status` and the `/status` page show: the daemon and each bot as an
@@ -50,6 +51,11 @@ export interface BotStatus {
   server?: { version: string; featureLevel: number };
   /** The account's call budgets: calls in the last minute and hour against the limits, per bucket. */
   budget?: BudgetStatus;
+  /**
+   * Its inbound webhooks' requests since the daemon started, by webhook name and how they were
+   * answered (with `http.listen`; absent until one was sent anything).
+   */
+  webhooks?: Record<string, WebhookRequests>;
 }
 
 /** One bot's open dialogs, oldest first (`bothost dialogs`, `/admin/dialogs`). */
@@ -130,4 +136,11 @@ export function redisLine(r: RedisStatus): string {
 export function storeLine(f: StoreFailure): string {
   const since = f.since.replace(/\.\d+Z$/, "Z");
   return `the state store fails its writes since ${since} (${f.code}, ${f.failures} failed): ${f.error}`;
+}
+
+/** An inbound webhook's requests, in words: how many, how they were answered, the last one's time. */
+export function webhookCounts(w: WebhookRequests): string {
+  const parts = [`${w.ok} ok`, `${w.refused} refused`, `${w.failed} failed`, `${w.unavailable} unavailable`];
+  const last = w.lastAt.replace(/\.\d+Z$/, "Z");
+  return `${w.requests} request${w.requests === 1 ? "" : "s"} (${parts.join(", ")}), last ${last}`;
 }

@@ -12,6 +12,7 @@ import type { Clock } from "../time/clock.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
 import { type OutgoingBot, registerOutgoingRoutes } from "../webhook/outgoing-routes.ts";
 import { parseForm } from "../webhook/parse-body.ts";
+import { WebhookRequestCounts } from "../webhook/request-counts.ts";
 import type { WebhookRuntime } from "../webhook/webhook-runtime.ts";
 import { type AdminDeps, registerAdminRoutes } from "./admin-routes.ts";
 import type { BothostMetrics, SchedulerStatsLike } from "./bothost-metrics.ts";
@@ -73,6 +74,8 @@ export class HttpListener {
   readonly #bots = new Map<string, HttpBot>();
   /** The base URL, once listening. */
   url: string | undefined;
+  /** What each bot's inbound webhooks were sent since the listener started (`bothost status`). */
+  readonly webhookRequests = new WebhookRequestCounts();
 
   constructor(options: HttpListenerOptions) {
     this.#o = options;
@@ -241,6 +244,7 @@ export class HttpListener {
       bodyLimit: o.bodyLimit,
       stopping: this.#stopping.signal,
       clock: o.clock,
+      counts: this.webhookRequests,
     });
     return app;
   }

@@ -2,7 +2,7 @@
  * The `/status` page: server-rendered HTML, no scripts or front-end build, refreshing itself every
  * few seconds, laid out in cards that stack on a phone. Every value is escaped.
  */
-import { type BotStatus, type DaemonStatus, redisLine, storeLine } from "./daemon-status.ts";
+import { type BotStatus, type DaemonStatus, redisLine, storeLine, webhookCounts } from "./daemon-status.ts";
 
 /** Seconds between the page's own refreshes. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -92,6 +92,7 @@ function botCard(b: BotStatus): string {
     ["dialogs", b.dialogs.waiting > 0 ? `${b.dialogs.waiting} open` : undefined],
     ["next", b.nextRuns.length > 0 ? b.nextRuns.map((r) => `${r.name} at ${r.at}`).join(", ") : undefined],
     ["dry run", b.dryRun ? `${b.dryRun.captured} write(s) captured, not made` : undefined],
+    ...Object.entries(b.webhooks ?? {}).map(([n, w]): [string, string] => [`webhook ${n}`, webhookCounts(w)]),
     ["lease", b.leaseHolder],
     ["server", b.server ? `${b.server.version} (feature level ${b.server.featureLevel})` : undefined],
   ];

@@ -22,6 +22,7 @@ import type { WebhookContext } from "../pipeline/context.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { HttpStatusError, parseBody, readBody } from "./parse-body.ts";
+import type { WebhookRequestCounts } from "./request-counts.ts";
 import { verifyDefaults, verifyRequest } from "./verify-request.ts";
 import type { WebhookKeySource, WebhookOptions, WebhookRuntime } from "./webhook-runtime.ts";
 
@@ -45,6 +46,8 @@ export interface InboundDeps {
   stopping: AbortSignal;
   /** What signatures' timestamps are checked against and handlers are timed on. */
   clock: Clock;
+  /** Where each request to a declared webhook is counted, by its answer's status. */
+  counts?: WebhookRequestCounts;
 }
 
 interface Target {
@@ -58,6 +61,8 @@ const UNKNOWN_ROUTE = "/webhooks/(unknown)";
 
 export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): void {
   const targets = new WeakMap<FastifyRequest, Target>();
+  /** Requests to a declared webhook, counted once answered (whatever answered them: a hook, the parser, the route). */
+  const counted = new WeakMap<FastifyRequest, { bot: string; name: string }>();
   app.register(async (scope) => {
     // Signatures cover the exact bytes: read every body raw, then parse it ourselves.
     scope.removeAllContentTypeParsers();
@@ -84,6 +89,7 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
       }
       if (!bot || !declared) return refuse(404, `no webhook at /webhooks/${botName}/${name}`);
       countAsWebhook(request, `/webhooks/${botName}/${name}`);
+      counted.set(request, { bot: botName, name });
       if (request.method !== "POST") {
         reply.header("allow", "POST");
         return fail(reply, 405, `a webhook takes POST requests, not ${request.method}`);
@@ -92,6 +98,10 @@ export function registerInboundRoutes(app: FastifyInstance, deps: InboundDeps): 
         return fail(reply, 503, `bot ${botName} has not reached its server yet; try again`);
       }
       targets.set(request, { bot, name, ...declared });
+    });
+    scope.addHook("onResponse", async (request, reply) => {
+      const to = counted.get(request);
+      if (to) deps.counts?.count(to.bot, to.name, reply.statusCode, deps.clock.now());
     });
     scope.post("/webhooks/:bot/:name", async (request, reply) => {
       const target = targets.get(request)!;

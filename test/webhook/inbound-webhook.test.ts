@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { WebhookContext } from "../../src/pipeline/context.ts";
+import { formatStatus } from "../../src/cli/status.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
@@ -73,6 +74,12 @@ function hooks(b: BotApi): void {
       throw new Error("handler broke after the ticket");
     }
     return { ticket: ticket.id };
+  });
+  // Sent only by the status test (its counts are its own).
+  b.webhook("counted", { verify: { type: "none" }, maxBodyBytes: 64 }, () => ({ ok: true }));
+  b.webhook("counted-signed", { verify: { type: "github", secret: SECRET } }, () => undefined);
+  b.webhook("counted-broken", { verify: { type: "none" } }, () => {
+    throw new Error("handler broke");
   });
   b.webhook("send", { verify: { type: "none" } }, async (ctx) => {
     const { id } = await ctx.send({
@@ -349,5 +356,42 @@ describe("limits, routes and the handler's context", () => {
       route: "/webhooks/:bot/:name",
       status: 200,
     });
+  });
+});
+
+describe("bothost status", () => {
+  const send = async (name: string, body = "{}", method: "POST" | "GET" = "POST") => {
+    const res = await request(`${running.url}/webhooks/hooks/${name}`, {
+      method,
+      headers: { "content-type": "application/json", "x-hub-signature-256": "sha256=00" },
+      ...(method === "POST" ? { body } : {}),
+    });
+    await res.body.dump();
+    return res.statusCode;
+  };
+
+  it("counts each webhook's requests by their answer; one sent nothing is not listed", async () => {
+    expect((await running.daemon.status()).bots[0]?.webhooks?.counted).toBeUndefined();
+    expect(await send("counted")).toBe(200);
+    expect(await send("counted")).toBe(200);
+    expect(await send("counted", "x".repeat(200))).toBe(413);
+    expect(await send("counted", "{}", "GET")).toBe(405);
+    expect(await send("counted-signed")).toBe(401);
+    expect(await send("counted-broken")).toBe(500);
+    const status = await running.daemon.status();
+    const at = expect.any(String);
+    expect(status.bots[0]?.webhooks).toMatchObject({
+      counted: { requests: 4, ok: 2, refused: 2, failed: 0, unavailable: 0, lastAt: at },
+      "counted-signed": { requests: 1, ok: 0, refused: 1, failed: 0, unavailable: 0, lastAt: at },
+      "counted-broken": { requests: 1, ok: 0, refused: 0, failed: 1, unavailable: 0, lastAt: at },
+    });
+    const text = formatStatus(status);
+    expect(text).toMatch(
+      /^hooks: webhook counted: 4 requests \(2 ok, 2 refused, 0 failed, 0 unavailable\), last \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m,
+    );
+    expect(text).toMatch(
+      /^hooks: webhook counted-broken: 1 request \(0 ok, 0 refused, 1 failed, 0 unavailable\)/m,
+    );
+    expect(text).not.toContain(SECRET);
   });
 });
