@@ -3,6 +3,7 @@
  * webhooks), stop it within a deadline, and report its status. Events go from the source to the
  * bot's dispatch pipeline (`pipeline/dispatcher.ts`), which this only creates and drains.
  */
+import { randomUUID } from "node:crypto";
 import type { CaptureLog } from "../api/capture.ts";
 import { type AuthError, isAuthError } from "../api/errors.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
@@ -17,10 +18,11 @@ import type { ContextDeps, SendEffects } from "../pipeline/context.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import { type DispatchStats, noEvents, type ReplyFn, type RunHandler } from "../pipeline/incoming.ts";
+import { WebhookLedger } from "../pipeline/webhook-ledger.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
-import type { JsonValue } from "../state/state-store.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import { keepDelivery } from "./kept-deliveries.ts";
 import { untilAborted, withinSetupTime } from "./setup-deadline.ts";
 import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
 
@@ -71,7 +73,8 @@ export class BotRuntime {
   /** `dry_run: true`: the writes captured instead of made. */
   readonly captured: CaptureLog | undefined;
 
-  constructor(options: BotRuntimeOptions) {
+  constructor(given: BotRuntimeOptions) {
+    const options = given.daemonId ? given : { ...given, daemonId: randomUUID() };
     this.name = options.name;
     this.#o = options;
     this.captured = options.captured;
@@ -314,42 +317,32 @@ export class BotRuntime {
   }
 
   /**
-   * Keep `event`, an outgoing-webhook delivery to be answered without a reply while the bot is not
-   * ready, as a dead letter marked for replay, written and flushed before it is answered: the
-   * bot's dead-letter source runs it once the bot is ready, at this start or the next (after a
-   * kill). Its id; undefined when the bot keeps no dead letters. `again`: an earlier write of
-   * this delivery failed, maybe after its letter landed: that letter is taken if there is one.
+   * Keep `event`, an outgoing-webhook delivery about to be answered without a reply, as a dead
+   * letter marked for replay, written and flushed (see kept-deliveries.ts): one that came while the
+   * bot is not ready, run by the bot's dead-letter source once it is; one whose handler still runs
+   * (`running`), left to that run, which settles it ({@link settleDelivery}).
    */
-  async keepDelivery(event: ServerEvent, again = false): Promise<string | undefined> {
-    const letters = this.#o.letters;
-    if (!letters) return undefined;
-    const messageId = event.type === "message" ? event.message.id : undefined;
-    const isThis = (l: { source: string; event: unknown }) =>
-      l.source === "webhook" && (l.event as { message?: { id?: unknown } }).message?.id === messageId;
-    const landed = again ? (await letters.retryRequested()).find(isThis) : undefined;
-    if (landed) {
-      await this.#o.flush();
-      return landed.id;
-    }
-    const at = new Date(this.#o.clock.now());
-    const letter = await letters.add(
-      {
-        source: "webhook",
-        event: event as unknown as JsonValue,
-        error: new Error(
-          "an outgoing-webhook delivery answered without a reply while the bot was not ready: replayed once it is",
-        ),
-        attempts: 0,
-        heldDelivery: true,
-        firstFailedAt: at.toISOString(),
-        lastFailedAt: at.toISOString(),
-      },
-      { retryRequestedAt: at },
-    );
-    await this.#o.flush();
+  async keepDelivery(
+    event: ServerEvent,
+    options: { again?: boolean; running?: boolean } = {},
+  ): Promise<string | undefined> {
+    const { letters, flush, clock, daemonId } = this.#o;
+    const id = await keepDelivery({ letters, flush, clock, daemonId: daemonId! }, event, options);
     // Ready meanwhile, its source may have looked before the letter was written.
-    if (this.#webhookReady) void this.#letterSource?.look();
-    return letter.id;
+    if (id && !options.running && this.#webhookReady) void this.#letterSource?.look();
+    return id;
+  }
+
+  /**
+   * The run of a delivery kept while its handler ran ({@link keepDelivery}) is over: its letter
+   * `id` goes once message `messageId` is recorded as handled (true). A run over without that
+   * record (timed out, or cut off by the stop) leaves the letter to the next start (false).
+   */
+  async settleDelivery(id: string, messageId: number): Promise<boolean> {
+    const ledger = this.#setUp?.dispatcher.ledger;
+    if (ledger instanceof WebhookLedger && !ledger.handled(messageId)) return false;
+    await this.#o.letters?.remove(id);
+    return true;
   }
 
   /** The bot's `limit` oldest open dialogs (`ctx.prompt`) this process knows (all by default), oldest first. */

@@ -59,7 +59,7 @@ export class Daemon {
   readonly #o: DaemonOptions;
   readonly #flush: () => Promise<void>;
   /** Shared by every bot (a daemon may run a thousand): none of it depends on the bot. */
-  readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff">;
+  readonly #shared: Pick<BotRuntimeOptions, "commit" | "syncCommit" | "backoff" | "daemonId">;
   readonly #coordinator: Coordinator;
   readonly #switches = new Map<string, BotSwitch>();
   /** Aborted by stop(): a reload's pending setups are given up. */
@@ -101,6 +101,7 @@ export class Daemon {
     const { store, tuning } = options;
     this.#shared = {
       commit: () => store.commit(),
+      daemonId: crypto.randomUUID(),
       backoff: tuning?.backoff ? { ...SERVER_BACKOFF, ...tuning.backoff } : SERVER_BACKOFF,
       // A solo daemon's bots write straight into the store: if it commits synchronously
       // (FileStore), their ledgers use that. In a cluster each bot writes through its lease's fence.
@@ -200,12 +201,10 @@ export class Daemon {
   async start(): Promise<StartReport> {
     const report = emptyReport();
     const admin = this.#o.adminSocket;
-    if (admin)
-      this.adminSocket = await AdminSocket.open({
-        ...admin,
-        handlers: this.#adminHandlers(),
-        log: this.#o.log,
-      });
+    if (admin) {
+      const handlers = this.#adminHandlers();
+      this.adminSocket = await AdminSocket.open({ ...admin, handlers, log: this.#o.log });
+    }
     // Listen first: /healthz and /readyz answer while bots register (webhook routes say 503).
     this.http = await this.#httpListener();
     await this.http?.start();

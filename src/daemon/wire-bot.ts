@@ -118,6 +118,11 @@ export interface BotRuntimeOptions {
   /** Where the bot hears of later retry requests (the daemon's one watcher); default: at start only. */
   retryRequests?: RetryRequests;
   /**
+   * The daemon's id, new at each start of the process and kept across reloads: marks the letters
+   * of deliveries whose run still goes here (see DeadLetter.runningIn); default one per runtime.
+   */
+  daemonId?: string;
+  /**
    * Run at each start before the bot's state is read (`server-check.ts`): rejects when the state
    * belongs to another server. `queue`: the bot registers a queue next.
    */
@@ -352,6 +357,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
         log,
         signal,
         ...(o.retryRequests ? { requests: o.retryRequests } : {}),
+        ...(o.daemonId ? { daemonId: o.daemonId } : {}),
       }),
   };
 }

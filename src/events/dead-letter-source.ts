@@ -8,6 +8,10 @@ import type { Logger } from "pino";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
 import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
 
+/** Logged (debug) at each look that finds a letter kept while its delivery's run goes on in this daemon. */
+export const RUNNING_HERE_LINE =
+  "a dead letter whose delivery still runs here is left to that run, which removes it once over";
+
 /** Where a running bot hears of retry requests: one watcher for every bot of a daemon. */
 export interface RetryRequests {
   /**
@@ -26,6 +30,11 @@ export interface DeadLetterSourceOptions {
   signal: AbortSignal;
   /** Tells of later requests; without it the source looks only at start. */
   requests?: RetryRequests;
+  /**
+   * This daemon's id: a letter kept while its run still goes here (`runningIn`) is left to that
+   * run, which removes it once over; replaying it now would run the delivery twice.
+   */
+  daemonId?: string;
 }
 
 export class DeadLetterSource {
@@ -78,6 +87,11 @@ export class DeadLetterSource {
     if (signal.aborted) return;
     try {
       for (const letter of await letters.retryRequested()) {
+        // Its run still goes in this daemon, which removes the letter once over.
+        if (letter.runningIn !== undefined && letter.runningIn === this.#o.daemonId) {
+          log.debug({ deadLetter: letter.id }, RUNNING_HERE_LINE);
+          continue;
+        }
         this.#inFlight ??= new Set();
         const inFlight = this.#inFlight;
         if (signal.aborted || inFlight.has(letter.id)) continue;

@@ -117,6 +117,12 @@ export class WebhookLedger implements MessageLedger {
     return this.#inFlight.has(id) || this.#indexOf(id) >= 0;
   }
 
+  /** True if the message's handlers finished (its id kept, or at or below the floor) and none runs now. */
+  handled(id: number): boolean {
+    if (this.#inFlight.has(id)) return false;
+    return (this.#floor !== undefined && id <= this.#floor) || this.#indexOf(id) >= 0;
+  }
+
   /** True if the message is below the floor: a duplicate not known to be handled. */
   isLate(id: number): boolean {
     return this.#floor !== undefined && id < this.#floor;

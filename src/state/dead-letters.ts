@@ -50,11 +50,18 @@ export interface DeadLetter {
    */
   records?: { key: string; since?: number };
   /**
-   * An outgoing-webhook delivery answered before its handler ever ran (the bot was not ready):
-   * its message is not recorded as handled, so each replay of it goes through the bot's webhook
-   * ledger, with the server's repeats of the delivery (see Dispatcher.replay).
+   * An outgoing-webhook delivery answered before its handler finished (the bot was not ready, or
+   * the handler still ran at the reply deadline): its message is not recorded as handled, so each
+   * replay of it goes through the bot's webhook ledger, with the server's repeats of the delivery
+   * (see Dispatcher.replay).
    */
   heldDelivery?: true;
+  /**
+   * The daemon (its id, new at each start of the process) whose run of this delivery still went
+   * when it was kept: that daemon's dead-letter source leaves the letter to the run, which removes
+   * it once over. Any other daemon's start replays it (the process running it was killed).
+   */
+  runningIn?: string;
   /**
    * Not stored: set in listings (`bothost failed list`, `show`) on a letter whose bot is not in the
    * config any more (removed or renamed); such a letter can be read and dropped, not retried.

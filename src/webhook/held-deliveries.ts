@@ -165,7 +165,7 @@ export class HeldDeliveries {
     if (event === undefined) return "memory";
     try {
       const again = messageId !== undefined && this.#refused.has(messageId);
-      const id = await this.#runtime().keepDelivery(event, again);
+      const id = await this.#runtime().keepDelivery(event, { again });
       if (messageId !== undefined) this.#refused.delete(messageId);
       return id ?? "memory";
     } catch (err) {

@@ -7,15 +7,25 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
-import type { ReplyFn } from "../pipeline/incoming.ts";
 import { replyTarget } from "../pipeline/reply-target.ts";
 import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
 import { type Delivery, HeldDeliveries } from "./held-deliveries.ts";
+import { type Answer, type Keeper, ReplyExchange } from "./reply-exchange.ts";
 import { SlackLater } from "./slack-later.ts";
 import { findSlackMessage } from "./slack-lookup.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
+
+/** Logged (info) when a delivery whose handlers still run at its reply deadline is kept, before its answer. */
+export const KEPT_RUNNING_LINE =
+  "outgoing webhook: the handler still runs at the reply deadline; the delivery is kept as a dead letter (replayed at the next start should the process die first), then answered without a reply";
+const NOT_KEPT_RUNNING_LINE =
+  "outgoing webhook: could not keep a delivery whose handler still runs at the reply deadline (its dead letter was refused); its connection is closed so that the server retries it";
+const LEFT_KEPT_LINE =
+  "outgoing webhook: the run of a kept delivery ended without its message recorded as handled (it timed out, or the stop cut it off): its dead letter stays, replayed at the next start";
+const NOT_SETTLED_LINE =
+  "outgoing webhook: could not remove the dead letter of a delivery whose run is over; the next start finds its message handled and removes it";
 
 export interface OutgoingBot {
   runtime: WebhookRuntime;
@@ -59,9 +69,31 @@ export function registerOutgoingRoutes(
           return { id };
         },
         arrived === undefined ? undefined : clock.now() - arrived,
+        keeperOf(found),
       );
       if (repeat) blog.info({ messageId: found.message.id }, "repeated delivery; answering as the first");
       return answer;
+    };
+    /** How `found` is kept when its deadline passes while its handlers run (see reply-exchange.ts). */
+    const keeperOf = (found: OutgoingMessageEvent): Keeper => {
+      const messageId = found.message.id;
+      return {
+        keep: async (again) => {
+          try {
+            const id = await bot.runtime.keepDelivery(found, { again, running: true });
+            if (id !== undefined) blog.info({ messageId, deadLetter: id }, KEPT_RUNNING_LINE);
+            return id;
+          } catch (err) {
+            blog.error({ err, messageId }, NOT_KEPT_RUNNING_LINE);
+            throw err;
+          }
+        },
+        settle: (id) =>
+          void bot.runtime.settleDelivery(id, messageId).then(
+            (removed) => removed || blog.info({ messageId, deadLetter: id }, LEFT_KEPT_LINE),
+            (err: unknown) => blog.warn({ err, messageId, deadLetter: id }, NOT_SETTLED_LINE),
+          ),
+      };
     };
     const lookUp = (slack: Record<string, unknown>, signal: AbortSignal) =>
       findSlackMessage(bot.runtime.contextDeps().api, slack, signal);
@@ -152,8 +184,7 @@ export function registerOutgoingRoutes(
         { messageId },
         "outgoing webhook: delivery not taken; its connection is closed so that the server retries it",
       );
-      reply.hijack();
-      reply.raw.destroy();
+      hangUp(reply);
       return "answered";
     };
     app.post(bot.path, async (request, reply) => {
@@ -208,7 +239,9 @@ export function registerOutgoingRoutes(
         const go = await whenReady(arrived, reply, lateDelivery(event));
         if (go === "answered") return reply;
       }
-      return render(await handOver(event, arrived), payload.format);
+      const answer = await handOver(event, arrived);
+      if (answer.refused) return hangUp(reply);
+      return render(answer, payload.format);
     });
   }
 }
@@ -218,6 +251,13 @@ function standbyBot(runtime: WebhookRuntime): string | undefined {
   return runtime.status.state === "standby"
     ? `bot ${runtime.name} runs on another instance now; try again`
     : undefined;
+}
+
+/** No answer: the connection is closed, so that the server retries the delivery (an error status it never retries). */
+function hangUp(reply: FastifyReply): FastifyReply {
+  reply.hijack();
+  reply.raw.destroy();
+  return reply;
 }
 
 function render(answer: Answer, format: "zulip" | "slack"): Record<string, unknown> {
@@ -248,89 +288,4 @@ function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
   }
   if ("text" in b || "channel_id" in b) return { format: "slack", token: b.token, slack: b };
   return undefined;
-}
-
-/** A reply for the response body, or nothing to post. */
-type Answer = { content: string } | { content?: undefined };
-
-/** How long answers are kept for repeats: the server retries within a minute. */
-const KEEP_ANSWERS_MS = 600_000;
-
-/**
- * The answer to each delivery: a reply made before the deadline goes in the HTTP response (the
- * server posts it); later ones go through the API. A delivery the server repeats (it retries on
- * timeouts) shares the first one's answer, so its handlers run once.
- */
-class ReplyExchange {
-  readonly #answers = new Map<string, { answer: Promise<Answer>; expires: number }>();
-
-  readonly #clock: Clock;
-
-  /** `deadlineMs`: answer the server within this time. */
-  constructor(
-    readonly deadlineMs: () => number,
-    clock: Clock,
-  ) {
-    this.#clock = clock;
-  }
-
-  /**
-   * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
-   * handlers are done); a repeat of the same key shares that answer and runs nothing.
-   * `sendLater` posts a reply made after the deadline, or a second reply. `spentMs`: the part of
-   * the deadline used already (a Slack-form lookup); undefined when the server was answered
-   * already (every reply then goes through `sendLater`).
-   */
-  answer(
-    key: string,
-    deliver: (reply: ReplyFn) => Promise<unknown>,
-    sendLater: ReplyFn,
-    spentMs: number | undefined,
-  ): { answer: Promise<Answer>; repeat: boolean } {
-    this.#prune();
-    const known = this.#answers.get(key);
-    if (known) return { answer: known.answer, repeat: true };
-    let settle!: (a: Answer) => void;
-    const answer = new Promise<Answer>((resolve) => {
-      settle = resolve;
-    });
-    let open = true;
-    const close = (a: Answer) => {
-      if (!open) return;
-      open = false;
-      if (timer) this.#clock.clearTimeout(timer);
-      settle(a);
-    };
-    const late = spentMs === undefined;
-    const timer = late
-      ? undefined
-      : this.#clock.setTimeout(() => close({}), Math.max(0, this.deadlineMs() - spentMs));
-    if (late) close({});
-    const reply: ReplyFn = async (content) => {
-      if (!open) return sendLater(content);
-      close({ content });
-      // The server posts this reply after we answer: its id is not known to the handler.
-      return { id: -1 };
-    };
-    this.#answers.set(key, { answer, expires: this.#clock.now() + KEEP_ANSWERS_MS });
-    const done = () => close({});
-    deliver(reply).then(done, done);
-    return { answer, repeat: false };
-  }
-
-  /** Delivery `key` is handled elsewhere (its dead letter's replay): a repeat shares an empty answer. */
-  settled(key: string): void {
-    this.#prune();
-    if (!this.#answers.has(key))
-      this.#answers.set(key, { answer: Promise.resolve({}), expires: this.#clock.now() + KEEP_ANSWERS_MS });
-  }
-
-  #prune(): void {
-    const now = this.#clock.now();
-    // Insertion order is expiry order: stop at the first live entry.
-    for (const [key, entry] of this.#answers) {
-      if (entry.expires > now) break;
-      this.#answers.delete(key);
-    }
-  }
 }

@@ -48,12 +48,23 @@ export interface WebhookRuntime {
    */
   onReady(listener: () => void): () => void;
   /**
-   * Keep `event`, a delivery about to be answered without a reply while the bot is not ready,
-   * durably as a dead letter marked for replay: the bot runs it once ready, at this start or the
-   * next. Resolves the letter's id once written; undefined when the bot keeps no dead letters.
-   * `again`: an earlier write of it failed (its letter may have landed: then that one is taken).
+   * Keep `event`, a delivery about to be answered without a reply, durably as a dead letter marked
+   * for replay: one that came while the bot is not ready, run once it is, at this start or the
+   * next; one whose handler still runs here (`running`), replayed at the next start only, unless
+   * that run settles it first ({@link settleDelivery}). Resolves the letter's id once written;
+   * undefined when the bot keeps no dead letters. `again`: an earlier write of it failed (its
+   * letter may have landed: then that one is taken).
    */
-  keepDelivery(event: ServerEvent, again?: boolean): Promise<string | undefined>;
+  keepDelivery(
+    event: ServerEvent,
+    options?: { again?: boolean; running?: boolean },
+  ): Promise<string | undefined>;
+  /**
+   * The run of a delivery kept with `running` is over: its letter `id` goes once its message
+   * `messageId` is recorded as handled (true: handled, or failed and kept as usual); else it stays
+   * for the next start (false: the run timed out, or the stop cut it off).
+   */
+  settleDelivery(id: string, messageId: number): Promise<boolean>;
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
   deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;

@@ -15,6 +15,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, runCli, spawnCli } from "../support/cli.ts";
 import { freePort } from "../support/http-daemon.ts";
+import { helperRunConfig } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 let sandbox: Sandbox | undefined;
@@ -45,24 +46,7 @@ it("a delivery answered while the bot is not ready survives a kill -9: listed as
   const module = path.join(dir, "bot.mjs");
   await writeFile(module, moduleText);
   const file = path.join(dir, "bothost.yaml");
-  await writeFile(
-    file,
-    [
-      `server:\n  url: ${sb.url}`,
-      `state:\n  path: ${path.join(dir, "state")}`,
-      "log:\n  level: info\n  pretty: false",
-      `http:\n  listen: 127.0.0.1:${port}`,
-      "bots:",
-      "  helper:",
-      `    module: ${module}`,
-      `    email: ${HELPER}`,
-      `    api_key: \${KEY}`,
-      "    outgoing_webhook:",
-      "      path: /hooks/helper",
-      `      token: \${HELPER_TOKEN}`,
-      "      reply_deadline: 1s",
-    ].join("\n") + "\n",
-  );
+  await writeFile(file, helperRunConfig({ serverUrl: sb.url, dir, port, module }));
   const env = { KEY: sb.control.apiKeyOf(HELPER), HELPER_TOKEN: TOKEN };
   const run = () => spawnCli(["run", "--config", file], { env });
   const answered = (daemon: CliProcess) =>

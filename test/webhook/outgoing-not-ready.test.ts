@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, expect, it } from "vitest";
-import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import type { Daemon } from "../../src/daemon/daemon.ts";
 import { NoRetry } from "../../src/errors/no-retry.ts";
@@ -22,6 +21,7 @@ import { deferred } from "../support/deferred.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import { postDelivery, webhookBot } from "../support/outgoing-delivery.ts";
 import { HELPER, MEL, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
 
 let sandbox: Sandbox | undefined;
@@ -35,9 +35,7 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-function bot(setup: (bot: BotApi) => void): BotDefinition<never, never> {
-  return { setup } as unknown as BotDefinition<never, never>;
-}
+const bot = webhookBot;
 
 /**
  * A sandbox whose outgoing-webhook bot points at bothost, and bothost starting with its
@@ -83,26 +81,7 @@ async function startingWithRegisterHeld(
   return { sb, logs, url: `http://127.0.0.1:${port}`, daemon: () => daemon!, start };
 }
 
-/**
- * POST message `id` to the bot's route as the server would (its payload built from the message as
- * the API gives it): the status and body, or the connection error's code.
- */
-async function post(sb: Sandbox, url: string, id: number, dispatcher?: Agent) {
-  const key = sb.control.apiKeyOf(HELPER);
-  const fetched = await request(`${sb.url}/api/v1/messages/${id}?apply_markdown=false`, {
-    headers: { authorization: `Basic ${Buffer.from(`${HELPER}:${key}`).toString("base64")}` },
-  });
-  const { message } = (await fetched.body.json()) as { message: { content: string } };
-  return request(`${url}/hooks/helper`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ data: message.content, message, token: TOKEN, trigger: "mention" }),
-    ...(dispatcher ? { dispatcher } : {}),
-  }).then(
-    async (r) => ({ status: r.statusCode, body: await r.body.json() }),
-    (err: { code?: string }) => ({ error: err.code ?? "connection error" }),
-  );
-}
+const post = postDelivery;
 
 /** A channel message that mentions no one: the sandbox delivers nothing for it; a test posts it. */
 const quiet = (sb: Sandbox, topic: string) =>

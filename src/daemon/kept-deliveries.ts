@@ -1,0 +1,71 @@
+/**
+ * Outgoing-webhook deliveries kept as dead letters before the server is answered without a reply
+ * (it never sends an answered delivery again): one that came while the bot was not ready, run once
+ * it is; one whose handler still runs at its reply deadline, removed once that run is over and
+ * replayed at the next start should the process die first. The letter and its replay mark go in
+ * one write, flushed before the answer, so a kill after the answer loses nothing.
+ */
+import type { DeadLetter, DeadLetters } from "../state/dead-letters.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import type { ServerEvent } from "../wire/events.ts";
+
+export interface KeptDeliveries {
+  /** The bot's dead letters; none: nothing is kept. */
+  letters: DeadLetters | undefined;
+  /** Makes the store's writes durable: the letter must be, before its delivery is answered. */
+  flush(): Promise<void>;
+  clock: Clock;
+  /** This daemon's id: the mark of a letter whose run still goes here. */
+  daemonId: string;
+}
+
+/** What the letter says of itself (its `error`, as `bothost failed list` shows it). */
+const WHY = {
+  held: "an outgoing-webhook delivery answered without a reply while the bot was not ready: replayed once it is",
+  running:
+    "an outgoing-webhook delivery answered without a reply at its reply deadline while its handler still ran: removed once that run is over, replayed at the next start if the process died first",
+};
+
+/**
+ * Keep `event` as a dead letter marked for replay (source `webhook`, 0 attempts), written and
+ * flushed. `running`: its handler runs now, here; the letter is marked with the daemon's id, which
+ * this daemon's dead-letter source leaves alone. Its id; undefined when the bot keeps no dead
+ * letters. `again`: an earlier write of this delivery failed, maybe after its letter landed: that
+ * letter is taken if there is one.
+ */
+export async function keepDelivery(
+  o: KeptDeliveries,
+  event: ServerEvent,
+  { again = false, running = false }: { again?: boolean; running?: boolean },
+): Promise<string | undefined> {
+  const letters = o.letters;
+  if (!letters) return undefined;
+  const messageId = event.type === "message" ? event.message.id : undefined;
+  const mark = running ? o.daemonId : undefined;
+  const isThis = (l: DeadLetter) =>
+    l.source === "webhook" &&
+    l.runningIn === mark &&
+    (l.event as { message?: { id?: unknown } }).message?.id === messageId;
+  const landed = again ? (await letters.retryRequested()).find(isThis) : undefined;
+  if (landed) {
+    await o.flush();
+    return landed.id;
+  }
+  const at = new Date(o.clock.now()).toISOString();
+  const letter = await letters.add(
+    {
+      source: "webhook",
+      event: event as unknown as JsonValue,
+      error: new Error(running ? WHY.running : WHY.held),
+      attempts: 0,
+      heldDelivery: true,
+      ...(mark ? { runningIn: mark } : {}),
+      firstFailedAt: at,
+      lastFailedAt: at,
+    },
+    { retryRequestedAt: new Date(at) },
+  );
+  await o.flush();
+  return letter.id;
+}

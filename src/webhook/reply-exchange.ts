@@ -1,0 +1,189 @@
+/**
+ * The answer to each outgoing-webhook delivery: a reply made before the deadline goes in the HTTP
+ * response (the server posts it); later ones go through the API. A delivery the server repeats (it
+ * retries on timeouts and connection errors) shares the first one's answer, so its handlers run once.
+ *
+ * The server never sends an answered delivery again, so one whose deadline passes while its
+ * handler still runs is kept first ({@link Keeper}: a dead letter written and flushed), then
+ * answered without a reply; once the run is over its letter goes. A kill (`kill -9`, a crash)
+ * between the answer and the end of the run loses nothing: the next start replays the letter. One
+ * whose letter the store refuses is not answered (`refused`: its connection is closed, so that the
+ * server retries it); a retry is answered in its own time, kept (or refused) in its turn while the
+ * run still goes, without a reply once it is over.
+ */
+import type { ReplyFn } from "../pipeline/incoming.ts";
+import type { Clock } from "../time/clock.ts";
+
+/** A reply for the response body; nothing to post; or (`refused`) no answer, the connection closed. */
+export type Answer = { content: string; refused?: undefined } | { content?: undefined; refused?: true };
+
+/** How a delivery whose deadline passes while its handler runs is kept, and let go of. */
+export interface Keeper {
+  /**
+   * Keep the delivery: resolves its letter's id once written and flushed, undefined when the bot
+   * keeps no letters; rejects when the store refused it. `again`: an earlier keep of it failed.
+   */
+  keep(again: boolean): Promise<string | undefined>;
+  /** The run is over: letter `id` goes. */
+  settle(id: string): void;
+}
+
+/** How long answers are kept for repeats: the server retries within a minute. */
+const KEEP_ANSWERS_MS = 600_000;
+
+/** One delivery, its repeats included. */
+interface Exchange {
+  /** The answer a repeat shares (unless it was `refused`). */
+  answer: Promise<Answer>;
+  expires: number;
+  running: boolean;
+  /** Resolves once the run is over. */
+  over: Promise<void>;
+  keeper: Keeper | undefined;
+  /** Its letter, once a keep began. */
+  letter?: Promise<string | undefined>;
+  /** A keep failed: the next one looks for a letter that landed all the same. */
+  unkept?: true;
+}
+
+/** An answer given once: by a reply, the run's end, or the deadline, whichever comes first. */
+class Pending {
+  readonly answer: Promise<Answer>;
+  #settle!: (a: Answer) => void;
+  #open = true;
+
+  constructor() {
+    this.answer = new Promise<Answer>((resolve) => {
+      this.#settle = resolve;
+    });
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /** Gives `a`, if nothing was given yet; whether it was. */
+  give(a: Answer): boolean {
+    if (!this.#open) return false;
+    this.#open = false;
+    this.#settle(a);
+    return true;
+  }
+}
+
+export class ReplyExchange {
+  readonly #answers = new Map<string, Exchange>();
+
+  readonly #clock: Clock;
+
+  /** `deadlineMs`: answer the server within this time. */
+  constructor(
+    readonly deadlineMs: () => number,
+    clock: Clock,
+  ) {
+    this.#clock = clock;
+  }
+
+  /**
+   * The answer for delivery `key`. The first call runs `deliver(reply)` (which resolves when the
+   * handlers are done); a repeat of the same key shares that answer and runs nothing. `sendLater`
+   * posts a reply made after the deadline, or a second reply. `spentMs`: the part of the deadline
+   * used already (a Slack-form lookup); undefined when the server was answered already (every reply
+   * then goes through `sendLater`). `keeper`: how the delivery is kept should its deadline pass
+   * while its handlers run; without it, it is answered all the same.
+   */
+  answer(
+    key: string,
+    deliver: (reply: ReplyFn) => Promise<unknown>,
+    sendLater: ReplyFn,
+    spentMs: number | undefined,
+    keeper?: Keeper,
+  ): { answer: Promise<Answer>; repeat: boolean } {
+    this.#prune();
+    const known = this.#answers.get(key);
+    // The first's connection was closed (its letter refused): this retry has its own deadline.
+    if (known)
+      return { answer: known.unkept ? this.#answerBy(known, spentMs).answer : known.answer, repeat: true };
+    let ended!: () => void;
+    const over = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const exchange: Exchange = {
+      answer: Promise.resolve({}),
+      expires: this.#clock.now() + KEEP_ANSWERS_MS,
+      running: true,
+      over,
+      keeper,
+    };
+    this.#answers.set(key, exchange);
+    const first = this.#answerBy(exchange, spentMs);
+    exchange.answer = first.answer;
+    const reply: ReplyFn = async (content) => {
+      if (!first.give({ content })) return sendLater(content);
+      // The server posts this reply after we answer: its id is not known to the handler.
+      return { id: -1 };
+    };
+    const done = () => {
+      exchange.running = false;
+      ended();
+      // Kept (or being kept) while it ran: over now, its letter goes.
+      void exchange.letter?.then((id) => id !== undefined && keeper?.settle(id)).catch(() => {});
+    };
+    deliver(reply).then(done, done);
+    return { answer: first.answer, repeat: false };
+  }
+
+  /** Delivery `key` is handled elsewhere (its dead letter's replay): a repeat shares an empty answer. */
+  settled(key: string): void {
+    this.#prune();
+    if (this.#answers.has(key)) return;
+    const over = Promise.resolve();
+    const expires = this.#clock.now() + KEEP_ANSWERS_MS;
+    this.#answers.set(key, { answer: Promise.resolve({}), expires, running: false, over, keeper: undefined });
+  }
+
+  /**
+   * One answer to the server for `x`: without a reply once its run is over; at the deadline (what
+   * is left of it after `spentMs`), without a reply too once kept, or refused if it could not be.
+   * Given at once when the server was answered already (`spentMs` undefined).
+   */
+  #answerBy(x: Exchange, spentMs: number | undefined): Pending {
+    const pending = new Pending();
+    if (spentMs === undefined) {
+      pending.give({});
+      return pending;
+    }
+    void x.over.then(() => pending.give({}));
+    const wait = Math.max(0, this.deadlineMs() - spentMs);
+    const timer = this.#clock.setTimeout(() => void this.#atDeadline(x, pending), wait);
+    void pending.answer.then(() => this.#clock.clearTimeout(timer));
+    return pending;
+  }
+
+  async #atDeadline(x: Exchange, pending: Pending): Promise<void> {
+    if (!pending.open) return;
+    const keeper = x.keeper;
+    if (!x.running || keeper === undefined) {
+      pending.give({});
+      return;
+    }
+    const letter = keeper.keep(x.unkept === true);
+    x.letter = letter;
+    try {
+      await letter;
+      pending.give({});
+    } catch {
+      x.unkept = true;
+      pending.give({ refused: true });
+    }
+  }
+
+  #prune(): void {
+    const now = this.#clock.now();
+    // Insertion order is expiry order: stop at the first live entry.
+    for (const [key, entry] of this.#answers) {
+      if (entry.expires > now) break;
+      this.#answers.delete(key);
+    }
+  }
+}
