@@ -8,9 +8,12 @@ import type { SendMessageParams } from "../api/resources/messages.ts";
 import { printOf } from "../effects/effect-records.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { findSent } from "../effects/verify-send.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import type { ContextDeps, SendEffects } from "./context-types.ts";
 import { placed } from "./dialogs/dialog-moves.ts";
 import { newerOf } from "./event-fields.ts";
+import type { ReplyFn } from "./incoming.ts";
+import { replyTarget } from "./reply-target.ts";
 
 type Send = (params: SendMessageParams) => Promise<{ id: number }>;
 /** `params` aimed where their conversation is now (see reply-follow.ts). */
@@ -73,6 +76,30 @@ export function sendOf<S>(
       },
       printed(params),
     );
+}
+
+/**
+ * An outgoing webhook's reply, `reply` (in the HTTP answer, or through the API once its deadline
+ * passed), as an effect of the run: made once per event, like a send. Its claim is committed before
+ * it is made, so that a run again after a kill (the delivery's dead letter replayed at the next
+ * start) looks for it in the conversation instead of replying twice.
+ */
+export function webhookReplyOf<S>(
+  deps: ContextDeps<S>,
+  ctx: { readonly event: AnyEvent; readonly signal: AbortSignal },
+  effects: SendEffects,
+  reply: ReplyFn,
+): ReplyFn {
+  return (content) =>
+    effects.run.once("send", {
+      act: () => reply(content),
+      verify: async () => {
+        const params = { ...replyTarget(ctx.event, undefined, deps.bot.userId), content };
+        const found = await findSent(deps.api, deps.bot.userId, params, newerOf(effects), ctx.signal);
+        return found && { id: found.id };
+      },
+      signal: ctx.signal,
+    });
 }
 
 const samePlace = (a: SendMessageParams, b: SendMessageParams) =>

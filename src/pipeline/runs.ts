@@ -18,6 +18,7 @@ import {
   type SendEffects,
   type SignalSource,
 } from "./context.ts";
+import { webhookReplyOf } from "./context-send.ts";
 import type { TaskControl } from "./conversation-queue.ts";
 import {
   closeRuns,
@@ -219,11 +220,11 @@ export class HandlerRuns {
   ): BotContext<unknown> {
     // How the run came: a dialog it starts keeps it for its first run's dead letter.
     const extra = contextExtraOf(incoming, replayed, progresses);
-    const ctx = createContext(this.#o.contexts.deps(), incoming.event, signal, extra, effects, state, turn);
+    const deps = this.#o.contexts.deps();
+    const ctx = createContext(deps, incoming.event, signal, extra, effects, state, turn);
     const reply = incoming.reply;
-    // An outgoing webhook's reply is an effect like any send: a dialog's replay makes it no more.
-    if (reply)
-      ctx.reply = effects ? (content) => effects.run.once("send", { act: () => reply(content) }) : reply;
+    // An outgoing webhook's reply is an effect like any send: a run again makes it no more.
+    if (reply) ctx.reply = effects ? webhookReplyOf(deps, ctx, effects, reply) : reply;
     return ctx;
   }
 
