@@ -19,6 +19,7 @@ import type { Sandbox } from "../sandbox/types.ts";
 import { FileStore } from "../state/file-store.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
+import { type BotLines, harnessConfigError } from "./harness-config.ts";
 import { LedgerWatch } from "./ledger-watch.ts";
 
 export interface InProcessBot {
@@ -29,8 +30,13 @@ export interface InProcessBot {
   definition: BotDefinition<any, any>;
   /** Raw settings (else the YAML's), validated by the definition's schema as the loader does. */
   settings?: unknown;
-  /** Extra YAML lines for the bot's config block, e.g. "long_messages: reject". */
+  /**
+   * Extra YAML lines for the bot's config block, e.g. "long_messages: reject", as the test wrote
+   * them: a problem there is located in these lines (`config:1:12`).
+   */
   extra?: string;
+  /** More lines for the block, written by the harness itself (after `extra`). */
+  generated?: string;
 }
 
 export interface InProcessOptions {
@@ -83,23 +89,31 @@ export async function startInProcessDaemon(
     ...(options.global ? [options.global] : []),
     "bots:",
   ];
+  const blocks: BotLines[] = [];
+  const lineCount = () => lines.join("\n").split("\n").length;
   for (const [name, bot] of Object.entries(bots)) {
     const envName = `KEY_${name.toUpperCase().replace(/-/g, "_")}`;
     env[envName] = bot.apiKey ?? sandbox.control.apiKeyOf(bot.email);
     lines.push(`  ${name}:\n    module: ./unused.ts\n    email: ${bot.email}\n    api_key: \${${envName}}`);
-    if (bot.extra) lines.push(bot.extra.replace(/^/gm, "    "));
+    if (bot.extra) {
+      blocks.push({ name, first: lineCount() + 1, count: bot.extra.split("\n").length, indent: 4 });
+      lines.push(bot.extra.replace(/^/gm, "    "));
+    }
+    if (bot.generated) lines.push(bot.generated.replace(/^/gm, "    "));
   }
   const file = join(dir, "bothost.yaml");
   await writeFile(file, `${lines.join("\n")}\n`);
-  const { config, source } = await loadConfigWithSource(file, { env });
   const settings = new Map<string, unknown>();
+  let loaded: Awaited<ReturnType<typeof loadConfigWithSource>>;
   try {
+    loaded = await loadConfigWithSource(file, { env });
     for (const [name, b] of Object.entries(bots))
-      settings.set(name, await settingsOf(name, b, config.bots[name]?.settings, source));
+      settings.set(name, await settingsOf(name, b, loaded.config.bots[name]?.settings, loaded.source));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
-    throw err;
+    throw isConfigError(err) ? harnessConfigError(err, blocks) : err;
   }
+  const { config } = loaded;
   const logs: Record<string, unknown>[] = options.logs ?? [];
   let text = "";
   const destination = new Writable({

@@ -196,7 +196,8 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
           email,
           definition: bot,
           ...(options.settings !== undefined ? { settings: options.settings } : {}),
-          ...(options.config || webhook ? { extra: [options.config, webhook?.entry].join("\n").trim() } : {}),
+          ...(options.config?.trim() ? { extra: options.config.trim() } : {}),
+          ...(webhook ? { generated: webhook.entry } : {}),
         },
       },
       {

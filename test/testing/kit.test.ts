@@ -55,6 +55,26 @@ describe("the vitest fixture", () => {
     );
   });
 
+  // The kit writes the entry to a temporary file the test never sees: a problem is located in
+  // the `config` lines the test gave, not at a line of that file.
+  test("locates a problem of its config in the lines given, not in a temporary file", async ({ runBot }) => {
+    const refusal = async (config: string) => {
+      const err = await runBot({ bot: echo, name: "echo", config }).catch((e: Error) => e);
+      if (!(err instanceof Error)) throw new Error("runBot started the bot");
+      expect(err.message).not.toMatch(/bothost-daemon-|\.yaml/);
+      return err.message;
+    };
+    expect(await refusal("retries: { attempt: 1 }")).toBe(
+      'echo\'s config would be refused by bothost run:\n  config:1:12 retries.attempt: is not a known key: did you mean "attempts"?',
+    );
+    expect(await refusal("handler_timeout: 5s\nhandler_timeout: 6s")).toBe(
+      "echo's config would be refused by bothost run:\n  config:2:1 handler_timeout: is set twice (also on line 1 of its config): keep one of them",
+    );
+    expect(await refusal("retries: [")).toMatch(
+      /^echo's config would be refused by bothost run:\n {2}config:1:\d+ YAML syntax error: /,
+    );
+  });
+
   test("says clearly when the bot does not answer in time, naming what was posted", async ({ runBot }) => {
     const silent = defineBot({
       setup(bot) {

@@ -1,0 +1,48 @@
+/**
+ * The problems of the config a test harness writes, told in the words of what the test gave: a
+ * problem in a bot's `config` lines is located in those lines, never in the temporary file they
+ * were written to (which the test never saw, and which is gone by the time it is read).
+ */
+import type { ConfigError } from "../config/config-error.ts";
+
+/** Where a bot's own config lines (runBot's `config`) landed in the written file. */
+export interface BotLines {
+  readonly name: string;
+  /** The file's 1-based line of the block's first line. */
+  readonly first: number;
+  readonly count: number;
+  /** How far each line was indented in the file. */
+  readonly indent: number;
+}
+
+/**
+ * `err`, thrown by loading the written config, as an error naming each problem in the test's
+ * terms: `config:1:12 retries.attempt: …` for a bot's config lines; the field alone for a
+ * problem elsewhere (a line the harness wrote).
+ */
+export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]): Error {
+  const inBlock = (line: number) => blocks.find((b) => line >= b.first && line < b.first + b.count);
+  // A YAML syntax error may be found past the construct left open: the block before it.
+  const before = (line: number) => blocks.filter((b) => b.first <= line).at(-1);
+  const byBot = new Map<string, string[]>();
+  for (const p of err.problems) {
+    const block = inBlock(p.line) ?? (p.path === "" && p.line > 0 ? before(p.line) : undefined);
+    const name = block?.name ?? /^bots\.([a-z0-9_-]+)/.exec(p.path)?.[1] ?? "the bot";
+    const prefix = `bots.${name}.`;
+    const path = block && p.path.startsWith(prefix) ? p.path.slice(prefix.length) : p.path;
+    // "set twice (also on line 12)": a line of the written file, said as one of the config's.
+    const message = p.message.replace(/\bline (\d+)\b/g, (all, n: string) => {
+      const other = inBlock(Number(n));
+      return other === block && block ? `line ${Number(n) - block.first + 1} of its config` : all;
+    });
+    const line = block ? Math.min(p.line - block.first + 1, block.count) : 0;
+    const where = block ? `config:${line}:${Math.max(1, p.column - block.indent)} ` : "";
+    const lines = byBot.get(name) ?? [];
+    lines.push(`  ${where}${path === "" ? "" : `${path}: `}${message}`);
+    byBot.set(name, lines);
+  }
+  const parts = [...byBot].map(
+    ([name, lines]) => `${name}'s config would be refused by bothost run:\n${lines.join("\n")}`,
+  );
+  return new Error(parts.join("\n"));
+}
