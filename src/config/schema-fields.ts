@@ -9,6 +9,13 @@ import { parseDuration, UNIT_MS } from "./duration.ts";
 /** Bot names: lower-case letters, digits, `_` and `-`, starting with a letter or digit. */
 export const BOT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 
+/** What is wrong with bot name `name` (`"Bad!" is not a valid bot name: …`), or undefined. */
+export function botNameProblem(name: string): string | undefined {
+  if (BOT_NAME.test(name) && name.length <= 64) return undefined;
+  const shown = name.length <= 40 ? `"${name}" ` : "";
+  return `${shown}is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)`;
+}
+
 /** Inbound webhook names (`bot.webhook(name, …)`): as bot names, at most 64 characters. */
 export const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

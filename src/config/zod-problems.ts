@@ -6,6 +6,7 @@ import type { z } from "zod";
 import type { ConfigPath, ConfigProblem } from "./config-problem.ts";
 import type { ConfigSource } from "./config-source.ts";
 import { hasTypoOf, suggest } from "./did-you-mean.ts";
+import { botNameProblem } from "./schema-fields.ts";
 import { isSecretPath, ownWordsOnly } from "./secrets.ts";
 
 type Issue = z.core.$ZodIssue;
@@ -189,9 +190,7 @@ function unknownKey(key: string, known: readonly string[]): string {
 function badRecordKey(at: ConfigPath): string {
   const name = String(at.at(-1));
   const shown = name.length <= 40 ? `"${name}" ` : "";
-  if (at.length === 2 && at[0] === "bots") {
-    return `${shown}is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)`;
-  }
+  if (at.length === 2 && at[0] === "bots") return botNameProblem(name) ?? `${shown}is not a valid bot name`;
   if (at.length === 4 && at[0] === "bots" && at[2] === "webhooks") {
     return `${shown}is not a webhook name: use the name given to bot.webhook(), up to 64 lower-case letters, digits, _ and -`;
   }

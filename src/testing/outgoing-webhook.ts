@@ -31,6 +31,43 @@ export interface OutgoingMode {
 const TOKEN_ENV = "BOTHOST_TEST_OUTGOING_TOKEN";
 
 /**
+ * Throws, naming the option, when runBot's `outgoingWebhook` is not what it takes, or when the
+ * bot's `config` sets `outgoing_webhook` too (which the option writes).
+ */
+export function checkOutgoingOptions(value: unknown, config: string | undefined): void {
+  if (value === undefined || value === false || value === true) {
+    if (value === true && config !== undefined && /^\s*outgoing_webhook\s*:/m.test(config)) {
+      throw new Error(
+        "runBot: outgoingWebhook writes the bot's outgoing_webhook entry: leave outgoing_webhook out of config (its reply deadline is outgoingWebhook: { replyDeadlineMs })",
+      );
+    }
+    return;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error("runBot: outgoingWebhook is true, false or { interface, replyDeadlineMs }");
+  }
+  checkOutgoingOptions(true, config);
+  const { interface: format, replyDeadlineMs, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) {
+    throw new Error(
+      `runBot: outgoingWebhook.${unknown[0]} is not an option: it takes interface and replyDeadlineMs`,
+    );
+  }
+  if (format !== undefined && format !== "zulip" && format !== "slack") {
+    throw new Error(`runBot: outgoingWebhook.interface is "zulip" or "slack", not ${JSON.stringify(format)}`);
+  }
+  if (
+    replyDeadlineMs !== undefined &&
+    !(Number.isInteger(replyDeadlineMs) && (replyDeadlineMs as number) > 0)
+  ) {
+    throw new Error(
+      `runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds above 0, not ${JSON.stringify(replyDeadlineMs)}`,
+    );
+  }
+}
+
+/**
  * The outgoing-webhook mode of bot `name` on account `email` (created by the caller as an
  * outgoing-webhook bot, or one of the org's outgoing-webhook or embedded bots).
  */

@@ -6,13 +6,14 @@
 
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
+import { botNameProblem } from "../config/schema-fields.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
-import { type OutgoingWebhookOptions, outgoingMode } from "./outgoing-webhook.ts";
+import { checkOutgoingOptions, type OutgoingWebhookOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
 import { newStateFolder, wipe } from "./state-folders.ts";
@@ -158,6 +159,9 @@ export interface TestBot {
  */
 export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<TestBot> {
   const name = options.name ?? "bot";
+  const badName = botNameProblem(name);
+  if (badName) throw new Error(`runBot: name ${badName}`);
+  checkOutgoingOptions(options.outgoingWebhook, options.config);
   const email = options.email ?? `${name}-bot@sandbox.example`;
   const definition =
     typeof options.bot === "string"

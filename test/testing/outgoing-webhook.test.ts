@@ -137,3 +137,34 @@ withBots(
     );
   },
 );
+
+// Refused before anything is made (no account, no daemon), naming runBot's own option: the kit
+// writes these into a config, whose problems would name fields the test never wrote.
+test("a mistake in runBot's own options is named as that option", async ({ runBot, sandbox }) => {
+  const accounts = sandbox.control.users().length;
+  const refusal = (options: Partial<Parameters<typeof runBot>[0]>) =>
+    runBot({ bot: echo, ...options }).then(
+      () => "started",
+      (err: Error) => err.message,
+    );
+  expect(await refusal({ name: "Help Bot!" })).toBe(
+    'runBot: name "Help Bot!" is not a valid bot name: use up to 64 lower-case letters, digits, _ and -, starting with a letter or digit (like moderator or help-bot)',
+  );
+  expect(
+    await refusal({
+      name: "hook",
+      outgoingWebhook: true,
+      config: "outgoing_webhook: { reply_deadline: 2s }",
+    }),
+  ).toBe(
+    "runBot: outgoingWebhook writes the bot's outgoing_webhook entry: leave outgoing_webhook out of config (its reply deadline is outgoingWebhook: { replyDeadlineMs })",
+  );
+  expect(await refusal({ name: "hook", outgoingWebhook: { replyDeadlineMs: -5 } })).toBe(
+    "runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds above 0, not -5",
+  );
+  // biome-ignore lint/suspicious/noExplicitAny: what a JavaScript test may pass
+  expect(await refusal({ name: "hook", outgoingWebhook: { interface: "teams" as any } })).toBe(
+    'runBot: outgoingWebhook.interface is "zulip" or "slack", not "teams"',
+  );
+  expect(sandbox.control.users()).toHaveLength(accounts);
+});
