@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti, JitiOptions } from "jiti";
 import { displayPath } from "../config/config-source.ts";
 import { suggest } from "../config/did-you-mean.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 import { eventSchemas, isKnownEventType } from "../wire/events.ts";
 import type { BotDefinition } from "./define-bot.ts";
 import { ModuleError } from "./module-error.ts";
@@ -329,9 +330,13 @@ export async function describeLoadError(
     const install = name ? `npm install ${name}` : "npm install";
     return `could not be loaded: ${what}: install what it imports (${install} in ${where ?? "the bots' project"}), or fix the import`;
   }
+  // Thrown by the module's own code as it ran (a JSON.parse of its own included): named where.
+  const at = whereThrown(err);
   // E.g. "The requested module './x.js' does not provide an export named 'y'".
-  if (err instanceof SyntaxError) return `could not be loaded: ${firstLine}`;
-  return `threw while loading: ${firstLine || (err instanceof Error ? err.name : "an exception")}`;
+  if (err instanceof SyntaxError && at === undefined) return `could not be loaded: ${firstLine}`;
+  // jiti's CommonJS output calls an import as "(0 , _bothost.defineBott)": say the name written.
+  const said = firstLine.replace(/\(0 , _[\w$]+\.([\w$]+)\)/g, "$1");
+  return `threw while loading${at ? ` at ${at}` : ""}: ${said || (err instanceof Error ? err.name : "an exception")}`;
 }
 
 async function locateSyntaxError(

@@ -10,6 +10,7 @@ import type { Client } from "../api/create-client.ts";
 import { type BotHandle, createBotHandle } from "../bot/bot-handle.ts";
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { BothostError, isBothostError } from "../errors/bothost-error.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 import { KV } from "../state/kv.ts";
 import { MemoryStore } from "../state/memory-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -93,12 +94,18 @@ export async function trySetupOffline(bot: TrialBot): Promise<SetupProblem | und
   return (await runSetupOffline(bot)).problem;
 }
 
+/** ` at bots/greeter.ts:12:7` when `err` was thrown in the user's code, else "". */
+function thrownAt(err: Error): string {
+  const at = whereThrown(err);
+  return at ? ` at ${at}` : "";
+}
+
 /** `err`, thrown by `bot`'s setup, as a {@link SetupProblem}. */
 export function setupProblem(bot: Pick<TrialBot, "name" | "module">, err: unknown): SetupProblem {
   const declaration = isBothostError(err);
   const what = declaration
     ? `${err.message} [${err.code}]`
-    : `setup threw ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
+    : `setup threw ${err instanceof Error ? `${err.name}${thrownAt(err)}: ${err.message}` : String(err)}`;
   return {
     bot: bot.name,
     module: bot.module,

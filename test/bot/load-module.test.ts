@@ -27,6 +27,22 @@ async function failure(specifier: string, dir = configDir): Promise<ModuleError>
   return err;
 }
 
+/**
+ * A temp folder holding `files` (name → text) for the enclosing describe, removed after it:
+ * modules written here, not committed, as the type checker and linter would reject them.
+ */
+function modulesFolder(prefix: string, files: Record<string, string>): () => string {
+  let dir = "";
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), prefix));
+    for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return () => dir;
+}
+
 describe("loading", () => {
   it("loads a .ts module that imports zod, with no build step", async () => {
     const { definition } = await loadBotModule("./with-settings.ts", { configDir });
@@ -203,9 +219,35 @@ describe("errors", () => {
     const err = await failure("./throws-on-load.ts");
     expect(err.code).toBe("MODULE_LOAD_FAILED");
     expect(err.message).toBe(
-      'bot "demo": module ./throws-on-load.ts threw while loading: cannot start: DATABASE_URL is not set',
+      'bot "demo": module ./throws-on-load.ts threw while loading at test/fixtures/bots/throws-on-load.ts:2:7: cannot start: DATABASE_URL is not set',
     );
     expect((err.cause as Error).message).toBe("cannot start: DATABASE_URL is not set");
+  });
+
+  describe("an exception of the module's own code at load names where it was thrown", () => {
+    const folder = modulesFolder("bothost-throws-", {
+      "parse.ts": 'const limits = JSON.parse("{bad");\nexport default { setup() {} };\n',
+      "helper.ts": "export const defineThing = (x: unknown) => x;\n",
+      "typo.ts": 'import { defineThng } from "./helper.ts";\nexport default defineThng({ setup() {} });\n',
+    });
+
+    it("a SyntaxError of JSON.parse is no syntax error of the module: it threw, at its line", async () => {
+      const err = await failure("./parse.ts", folder());
+      expect(err.message).toMatch(
+        new RegExp(
+          `^bot "demo": module \\./parse\\.ts threw while loading at ${folder()}/parse\\.ts:1:\\d+: Expected property name`,
+        ),
+      );
+    });
+
+    it("a name its import lacks is said as written, at its line", async () => {
+      const err = await failure("./typo.ts", folder());
+      expect(err.message).toMatch(
+        new RegExp(
+          `^bot "demo": module \\./typo\\.ts threw while loading at ${folder()}/typo\\.ts:2:\\d+: defineThng is not a function$`,
+        ),
+      );
+    });
   });
 
   it("MODULE_LOAD_FAILED for a missing import, naming the package and the project that installs it", async () => {
@@ -217,20 +259,11 @@ describe("errors", () => {
   });
 
   describe("syntax errors", () => {
-    let dir = "";
-    beforeAll(async () => {
-      dir = await mkdtemp(path.join(tmpdir(), "bothost-syntax-"));
-      // Written here, not committed: the type checker and linter would reject them as fixtures.
-      const broken = "export default {\n  setup() {\n    const x = ;\n  },\n};\n";
-      await writeFile(path.join(dir, "broken.ts"), broken);
-      await writeFile(path.join(dir, "broken.mjs"), broken);
-    });
-    afterAll(async () => {
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
+    const broken = "export default {\n  setup() {\n    const x = ;\n  },\n};\n";
+    const folder = modulesFolder("bothost-syntax-", { "broken.ts": broken, "broken.mjs": broken });
 
     it("in a .ts module: message and line:column", async () => {
-      const err = await failure("./broken.ts", dir);
+      const err = await failure("./broken.ts", folder());
       expect(err.code).toBe("MODULE_LOAD_FAILED");
       expect(err.message).toBe(
         'bot "demo": module ./broken.ts has a syntax error at ./broken.ts:3:14: Unexpected token',
@@ -238,7 +271,7 @@ describe("errors", () => {
     });
 
     it("in a .mjs module: the line:column (Node's own message: see describeLoadError below)", async () => {
-      const err = await failure("./broken.mjs", dir);
+      const err = await failure("./broken.mjs", folder());
       expect(err.message).toBe(
         'bot "demo": module ./broken.mjs has a syntax error at ./broken.mjs:3:14: Unexpected token',
       );
@@ -250,35 +283,25 @@ describe("describeLoadError with Node's own errors", () => {
   // vitest runs import() through its own module loader, so Node's native error comes from a child.
   async function nativeImportError(file: string): Promise<Error> {
     const script =
-      "import(process.argv[1]).then(() => console.log('{}'), (e) => console.log(JSON.stringify({ name: e.name, message: e.message })))";
+      "import(process.argv[1]).then(() => console.log('{}'), (e) => console.log(JSON.stringify({ name: e.name, message: e.message, stack: e.stack })))";
     const { stdout } = await execFileAsync(process.execPath, [
       "--input-type=module",
       "-e",
       script,
       pathToFileURL(file).href,
     ]);
-    const { name, message } = JSON.parse(stdout) as { name: string; message: string };
+    const { name, message, stack } = JSON.parse(stdout) as { name: string; message: string; stack: string };
     expect(name).toBe("SyntaxError");
-    return new SyntaxError(message);
+    // Its own stack (Node's frames), not one made here in the test's file.
+    return Object.assign(new SyntaxError(message), { stack });
   }
-  let dir = "";
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), "bothost-native-"));
-    await writeFile(
-      path.join(dir, "broken.mjs"),
-      "export default {\n  setup() {\n    const x = ;\n  },\n};\n",
-    );
-    await writeFile(
-      path.join(dir, "bad-link.mjs"),
-      "import { nothing } from './esm.mjs';\nexport default { setup: nothing };\n",
-    );
-    await writeFile(path.join(dir, "esm.mjs"), "export default {};\n");
-  });
-  afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+  const folder = modulesFolder("bothost-native-", {
+    "broken.mjs": "export default {\n  setup() {\n    const x = ;\n  },\n};\n",
+    "bad-link.mjs": "import { nothing } from './esm.mjs';\nexport default { setup: nothing };\n",
+    "esm.mjs": "export default {};\n",
   });
   const describeNative = async (name: string) => {
-    const file = path.join(dir, name);
+    const file = path.join(folder(), name);
     return describeLoadError(await nativeImportError(file), file, `./${name}`, createJiti(import.meta.url));
   };
 

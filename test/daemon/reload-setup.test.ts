@@ -134,7 +134,7 @@ describe("a reload whose new version does not set up", () => {
     [
       "the module's own error",
       'throw new TypeError("settings.x is missing");',
-      /setup threw TypeError: settings\.x is missing$/,
+      /setup threw TypeError at \S*\/bad\.mjs:\d+:\d+: settings\.x is missing$/,
     ],
   ])("is refused for %s, and the old version keeps running untouched", async (_what, extra, problem) => {
     const sandbox = await startE2eSandbox(orgWithBots(3));
