@@ -57,7 +57,7 @@ function publicUser(u: UserRecord): SandboxUser {
     is_active: u.is_active,
     api_key: u.api_key,
     // An outgoing-webhook (or embedded) bot's service token: what its zuliprc's `token=` carries.
-    ...(u.outgoing ? { outgoing_token: u.outgoing.token } : {}),
+    ...(u.outgoing ? { outgoing_token: u.outgoing.token, outgoing_interface: u.outgoing.interface } : {}),
   };
 }
 

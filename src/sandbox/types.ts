@@ -68,6 +68,8 @@ export interface SandboxUser {
   api_key: string;
   /** An outgoing-webhook or embedded bot's token (its zuliprc's `token=`); absent for others. */
   outgoing_token?: string;
+  /** The format the server POSTs to an outgoing-webhook (or embedded) bot; absent for others. */
+  outgoing_interface?: "zulip" | "slack";
 }
 
 export interface NewSandboxUser {

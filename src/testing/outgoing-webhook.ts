@@ -108,10 +108,12 @@ export function outgoingMode(
         "an outgoing-webhook bot is sent only the direct messages to it and the channel messages that mention it";
       if (control.users().find((u) => u.user_id === m.sender_id)?.is_bot)
         return `a bot sent it (${only}, from people)`;
-      const sent =
-        m.type === "private"
-          ? m.dm_user_ids.includes(account.user_id)
-          : (m.flags[String(account.user_id)] ?? []).includes("mentioned");
+      if (m.type === "private" && m.dm_user_ids.includes(account.user_id)) {
+        const format = control.users().find((u) => u.email === email)?.outgoing_interface;
+        // The server answers it `Failure! Slack outgoing webhooks don't support direct messages.`
+        return format === "slack" ? "the Slack-compatible format carries no direct message" : undefined;
+      }
+      const sent = m.type !== "private" && (m.flags[String(account.user_id)] ?? []).includes("mentioned");
       return sent ? undefined : only;
     },
   };

@@ -168,3 +168,15 @@ test("a mistake in runBot's own options is named as that option", async ({ runBo
   );
   expect(sandbox.control.users()).toHaveLength(accounts);
 });
+
+test("the Slack-compatible format carries no direct message: handled says so at once", async ({ runBot }) => {
+  const bot = await runBot({ bot: echo, name: "echo", outgoingWebhook: { interface: "slack" } });
+  const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+  await expect(bot.handled(id)).rejects.toThrow(
+    /never reached echo: the Slack-compatible format carries no direct message$/,
+  );
+  // As the server does: the refusal is posted in the conversation as the bot.
+  expect((await bot.nextReply({ after: id })).content).toBe(
+    "Failure! Slack outgoing webhooks don't support direct messages.",
+  );
+});
