@@ -84,6 +84,9 @@ held("a reply after the reply deadline goes through the API", async ({ runBot, c
   const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
   await expect.poll(() => clock.pendingDelays()).toContain(2_000);
   await clock.advance(2_000);
+  // The delivery is kept, then answered without a reply: only then does the handler go on.
+  const kept = () => bot.logs().some((l) => String(l.msg).includes("still runs at the reply deadline"));
+  await expect.poll(kept).toBe(true);
   release();
   await bot.handled(id);
   const reply = await bot.nextReply({ after: id });
