@@ -92,7 +92,7 @@ describe("ctx.send and ctx.reply within the server's limits", () => {
         long: { email: BOT, definition: replier, extra: "long_messages: truncate" },
       }),
     ).rejects.toThrow(
-      /bothost\.yaml:10:20 bots\.long\.long_messages: must be one of split, reject, not "truncate"$/,
+      /^long's config would be refused by bothost run:\n {2}config:1:16 long_messages: must be one of split, reject, not "truncate"$/,
     );
   });
 });
