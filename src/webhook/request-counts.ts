@@ -14,7 +14,7 @@ export interface WebhookRequests {
   refused: number;
   /** Answered 500: the handler threw or timed out (the sender may retry). */
   failed: number;
-  /** Answered 503: the bot was not ready or not running here, or a run with the same key was under way. */
+  /** Answered 503: the bot not connected yet, stopping or reloading, or a run with the same key under way. */
   unavailable: number;
   /** ISO 8601: the last request's answer. */
   lastAt: string;
