@@ -46,16 +46,24 @@ export function deliverScheduled(
   };
 }
 
-/** The clock's wait after each timer: the bot's cron job runs under way end (up to `timeoutMs`). */
+/**
+ * The clock's wait after each timer: the work it began ends (up to `timeoutMs`) before the advance
+ * goes on: the bot's cron job runs under way, and the recurring announcements' steps (a booking
+ * retried after a failure), so a retry at 07:01 books the 08:00 occurrence the advance then passes.
+ */
 export function jobsDone(
   control: SandboxControl,
-  scheduler: () => Pick<BotScheduler, "jobs" | "jobsIdle"> | undefined,
+  scheduler: () => Pick<BotScheduler, "idle" | "jobs" | "jobsIdle"> | undefined,
   timeoutMs: number,
 ): () => Promise<void> {
   return async () => {
     const bot = scheduler();
-    if (!bot?.jobs().some((job) => job.running)) return;
-    const runs = bot.jobsIdle();
-    await Promise.race([runs, control.waitFor(() => false, { timeoutMs }).catch(() => undefined)]);
+    if (!bot) return;
+    const work = [bot.idle()];
+    if (bot.jobs().some((job) => job.running)) work.push(bot.jobsIdle());
+    await Promise.race([
+      Promise.all(work),
+      control.waitFor(() => false, { timeoutMs }).catch(() => undefined),
+    ]);
   };
 }
