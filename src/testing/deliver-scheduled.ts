@@ -5,8 +5,10 @@
  * comes next, as a daemon running through that time would. Without the wait, an advance of days
  * passed each next occurrence before it was booked: one announcement went out, the others never.
  */
+import { sleep } from "../api/sleep.ts";
 import type { SandboxControl } from "../sandbox/types.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
+import { realClock } from "../time/clock.ts";
 
 /** The first whole minute at or after the earliest scheduled message still to go out. */
 export function nextDelivery(control: SandboxControl): number | undefined {
@@ -52,7 +54,6 @@ export function deliverScheduled(
  * retried after a failure), so a retry at 07:01 books the 08:00 occurrence the advance then passes.
  */
 export function jobsDone(
-  control: SandboxControl,
   scheduler: () => Pick<BotScheduler, "idle" | "jobs" | "jobsIdle"> | undefined,
   timeoutMs: number,
 ): () => Promise<void> {
@@ -61,9 +62,9 @@ export function jobsDone(
     if (!bot) return;
     const work = [bot.idle()];
     if (bot.jobs().some((job) => job.running)) work.push(bot.jobsIdle());
-    await Promise.race([
-      Promise.all(work),
-      control.waitFor(() => false, { timeoutMs }).catch(() => undefined),
-    ]);
+    // Bounded in real time; the bound's timer goes once the work is done (an advance fires many timers).
+    const done = new AbortController();
+    await Promise.race([Promise.all(work), sleep(realClock, timeoutMs, done.signal).catch(() => undefined)]);
+    done.abort();
   };
 }

@@ -234,7 +234,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     deliverScheduled(control, userId, scheduler, DEFAULT_WAIT_MS),
     () => nextDelivery(control),
   );
-  const jobs = options.clock?.afterEachTimer(jobsDone(control, scheduler, DEFAULT_WAIT_MS));
+  const jobs = options.clock?.afterEachTimer(jobsDone(scheduler, DEFAULT_WAIT_MS));
   const view = (id: number) => control.messageView(id) as TestMessage | undefined;
   const mine = () =>
     control
