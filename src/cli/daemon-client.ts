@@ -25,7 +25,8 @@ export interface DaemonClient {
   /**
    * GET or POST (with a JSON body); resolves the parsed answer, or undefined on a 404 when
    * `missingOk`. Waits up to `waitMs` (default 10 s) for the answer; a daemon that took the
-   * request but did not answer in time is `DAEMON_SLOW` (no other channel is tried: it may act).
+   * request but did not answer in time is `DAEMON_SLOW`, one that closed the connection before
+   * answering `DAEMON_CLOSED` (no other channel is tried: it may act).
    */
   call(
     method: "GET" | "POST",
@@ -86,6 +87,13 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
           `the daemon took the request on ${channel.name} but did not answer within ${Math.round(waitMs / 1000)} s; its log says what it did`,
         );
       }
+      // Connected, the request sent, then the connection closed: the daemon stopped (or died) meanwhile.
+      if (code === "UND_ERR_SOCKET") {
+        throw new BothostError(
+          "DAEMON_CLOSED",
+          `the daemon took the request on ${channel.name} but closed the connection before answering (it stopped or died meanwhile); whether it acted, its log says`,
+        );
+      }
       throw err;
     });
   }
@@ -100,7 +108,7 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
         chosen = channel;
         return { channel, res };
       } catch (err) {
-        if (err instanceof BothostError && err.code === "DAEMON_SLOW") throw err;
+        if (tookIt(err)) throw err;
         tried.push(`${channel.name}: ${reason(err)}`);
       }
     }
@@ -147,13 +155,17 @@ export function daemonClient(view: Pick<AdminView, "socket" | "http" | "problems
 
 function lost(channel: Channel) {
   return (err: unknown): never => {
-    if (err instanceof BothostError && err.code === "DAEMON_SLOW") throw err;
+    if (tookIt(err)) throw err;
     throw new BothostError(
       "DAEMON_UNREACHABLE",
       `the daemon stopped answering on ${channel.name}: ${reason(err)}`,
     );
   };
 }
+
+/** The daemon took the request (it may act on it): no other channel is tried, no signal sent. */
+const tookIt = (err: unknown) =>
+  err instanceof BothostError && (err.code === "DAEMON_SLOW" || err.code === "DAEMON_CLOSED");
 
 function reason(err: unknown): string {
   const code = (err as { code?: string }).code;

@@ -19,7 +19,8 @@ the problem; exit code 2) and the daemon keeps running the old one, every bot as
 sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
 file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
-bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1. A daemon that
+bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1, and one that
+closes the connection before answering (it stopped or died meanwhile) DAEMON_CLOSED, exit 1. A daemon that
 fails the request (HTTP 5xx) has not refused the config: its error is printed on stderr, exit 1.
 
 Options:
