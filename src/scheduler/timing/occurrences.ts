@@ -102,6 +102,14 @@ function checkTimezone(timezone: string, path?: string): void {
         (etc ? `, or "${etc}" for a fixed offset of ${timezone}.` : "."),
     );
   }
+  // Given none (JavaScript, or an object built at run time): the field is required here.
+  if (timezone === undefined || timezone === null) {
+    throw new ScheduleError(
+      "timezone",
+      String(timezone),
+      `${where(path, "timezone")} is required: the IANA time zone the cron is read in, such as "Europe/Berlin", "America/New_York" or "UTC".`,
+    );
+  }
   try {
     if (typeof timezone !== "string" || timezone.trim() === "") throw new Error("empty");
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });

@@ -339,6 +339,15 @@ describe("validation errors", () => {
     );
   });
 
+  it('says a missing time zone is required, not that "undefined" is unknown', () => {
+    const schedule = { cron: "0 9 * * *" } as unknown as { cron: string; timezone: string };
+    const err = errorOf(() => validateSchedule(schedule, 'recurring("standup")'));
+    expect(err.field).toBe("timezone");
+    expect(err.message).toBe(
+      'recurring("standup").timezone is required: the IANA time zone the cron is read in, such as "Europe/Berlin", "America/New_York" or "UTC".',
+    );
+  });
+
   // Node 22's and 24's Intl accept these and Node 20's refuses them: refused on every line.
   it.each([
     ["+02:00", ', or "Etc/GMT-2" for a fixed offset of +02:00.'],
