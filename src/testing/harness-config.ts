@@ -4,6 +4,7 @@
  * were written to (which the test never saw, and which is gone by the time it is read).
  */
 import type { ConfigError } from "../config/config-error.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 
 /** Where a bot's own config lines (runBot's `config`) landed in the written file. */
 export interface BotLines {
@@ -16,11 +17,11 @@ export interface BotLines {
 }
 
 /**
- * `err`, thrown by loading the written config, as an error naming each problem in the test's
+ * `err`, thrown by loading the written config, as an error (with `err`'s code) naming each problem in the test's
  * terms: `config:1:12 retries.attempt: …` for a bot's config lines; the field alone for a
  * problem elsewhere (a line the harness wrote).
  */
-export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]): Error {
+export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]): BothostError {
   const inBlock = (line: number) => blocks.find((b) => line >= b.first && line < b.first + b.count);
   // A YAML syntax error may be found past the construct left open: the block before it.
   const before = (line: number) => blocks.filter((b) => b.first <= line).at(-1);
@@ -44,5 +45,6 @@ export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]
   const parts = [...byBot].map(
     ([name, lines]) => `${name}'s config would be refused by bothost run:\n${lines.join("\n")}`,
   );
-  return new Error(parts.join("\n"));
+  // The loader's code kept (CONFIG_INVALID, …), so that a test can tell a refused config apart.
+  return new BothostError(err.code, parts.join("\n"));
 }

@@ -62,6 +62,8 @@ describe("the vitest fixture", () => {
       const err = await runBot({ bot: echo, name: "echo", config }).catch((e: Error) => e);
       if (!(err instanceof Error)) throw new Error("runBot started the bot");
       expect(err.message).not.toMatch(/bothost-daemon-|\.yaml/);
+      // The loader's code kept: a test can tell a refused config from another failure.
+      expect((err as { code?: string }).code).toMatch(/^CONFIG_/);
       return err.message;
     };
     expect(await refusal("retries: { attempt: 1 }")).toBe(
