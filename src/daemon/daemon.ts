@@ -297,6 +297,7 @@ export class Daemon {
       leasesUnreadForMs: () => this.#coordinator.leasesUnreadForMs?.(),
       leaseLost: (bot) => this.#coordinator.lostLease?.(bot),
       webhookRequests: (bot) => this.http?.webhookRequests.of(bot),
+      daemonId: this.#shared.daemonId,
     });
   }
 

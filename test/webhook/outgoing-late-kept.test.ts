@@ -120,6 +120,10 @@ it("a delivery whose handler still runs at the reply deadline is kept before its
     },
   ]);
   expect(d.logs[kept]).toMatchObject({ messageId: id, deadLetter: letters[0]!.id });
+  // Not a failure while its run goes on: the status counts no dead letter.
+  const status = await d.daemon.status();
+  expect(status.bots[0]).toMatchObject({ deadLetters: 0 });
+  expect(status.recentFailures).toEqual([]);
   // An operator's retry meanwhile: the run still goes here, so its letter is left to it.
   await d.daemon.letters.retry({ ids: [letters[0]!.id] });
   await expect.poll(() => d.logs.filter((l) => l.msg === RUNNING_HERE_LINE)).toHaveLength(1);
