@@ -317,14 +317,14 @@ export class BotRuntime {
   }
 
   /**
-   * Keep `event`, an outgoing-webhook delivery about to be answered without a reply, as a dead
-   * letter marked for replay, written and flushed (see kept-deliveries.ts): one that came while the
-   * bot is not ready, run by the bot's dead-letter source once it is; one whose handler still runs
-   * (`running`), left to that run, which settles it ({@link settleDelivery}).
+   * Keep `event`, an outgoing-webhook delivery about to be answered while its message is not
+   * handled, as a dead letter marked for replay, written and flushed (see kept-deliveries.ts): one
+   * that came while the bot is not ready, run by the bot's dead-letter source once it is; one whose
+   * handler still runs (`running`), left to that run, which settles it ({@link settleDelivery}).
    */
   async keepDelivery(
     event: ServerEvent,
-    options: { again?: boolean; running?: boolean } = {},
+    options: { again?: boolean; running?: boolean; replied?: boolean } = {},
   ): Promise<string | undefined> {
     const { letters, flush, clock, daemonId } = this.#o;
     const id = await keepDelivery({ letters, flush, clock, daemonId: daemonId! }, event, options);

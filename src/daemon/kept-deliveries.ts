@@ -25,19 +25,26 @@ const WHY = {
   held: "an outgoing-webhook delivery answered without a reply while the bot was not ready: replayed once it is",
   running:
     "an outgoing-webhook delivery answered without a reply at its reply deadline while its handler still ran: removed once that run is over, replayed at the next start if the process died first",
+  replied:
+    "an outgoing-webhook delivery answered with its handler's reply while the handler still ran: removed once that run is over, replayed at the next start if the process died first",
 };
 
 /**
  * Keep `event` as a dead letter marked for replay (source `webhook`, 0 attempts), written and
  * flushed. `running`: its handler runs now, here; the letter is marked with the daemon's id, which
- * this daemon's dead-letter source leaves alone. Its id; undefined when the bot keeps no dead
+ * this daemon's dead-letter source leaves alone (`replied`: answered with the handler's reply,
+ * not at the deadline). Its id; undefined when the bot keeps no dead
  * letters. `again`: an earlier write of this delivery failed, maybe after its letter landed: that
  * letter is taken if there is one.
  */
 export async function keepDelivery(
   o: KeptDeliveries,
   event: ServerEvent,
-  { again = false, running = false }: { again?: boolean; running?: boolean },
+  {
+    again = false,
+    running = false,
+    replied = false,
+  }: { again?: boolean; running?: boolean; replied?: boolean },
 ): Promise<string | undefined> {
   const letters = o.letters;
   if (!letters) return undefined;
@@ -57,7 +64,7 @@ export async function keepDelivery(
     {
       source: "webhook",
       event: event as unknown as JsonValue,
-      error: new Error(running ? WHY.running : WHY.held),
+      error: new Error(running ? (replied ? WHY.replied : WHY.running) : WHY.held),
       attempts: 0,
       heldDelivery: true,
       ...(mark ? { runningIn: mark } : {}),

@@ -22,6 +22,11 @@ export const KEPT_RUNNING_LINE =
   "outgoing webhook: the handler still runs at the reply deadline; the delivery is kept as a dead letter (replayed at the next start should the process die first), then answered without a reply";
 const NOT_KEPT_RUNNING_LINE =
   "outgoing webhook: could not keep a delivery whose handler still runs at the reply deadline (its dead letter was refused); its connection is closed so that the server retries it";
+/** Logged (debug) when a delivery whose handler replies before it returns is kept, before the reply goes. */
+export const KEPT_REPLIED_LINE =
+  "outgoing webhook: the handler replied and still runs; the delivery is kept as a dead letter (replayed at the next start should the process die first), then answered with the reply";
+const NOT_KEPT_REPLIED_LINE =
+  "outgoing webhook: could not keep a delivery whose handler replied and still runs (its dead letter was refused); the reply goes all the same, and a kill before the handler returns loses the rest of its run";
 const LEFT_KEPT_LINE =
   "outgoing webhook: the run of a kept delivery ended without its message recorded as handled (it timed out, or the stop cut it off): its dead letter stays, replayed at the next start";
 const NOT_SETTLED_LINE =
@@ -78,13 +83,17 @@ export function registerOutgoingRoutes(
     const keeperOf = (found: OutgoingMessageEvent): Keeper => {
       const messageId = found.message.id;
       return {
-        keep: async (again) => {
+        keep: async (again, replied) => {
           try {
-            const id = await bot.runtime.keepDelivery(found, { again, running: true });
-            if (id !== undefined) blog.info({ messageId, deadLetter: id }, KEPT_RUNNING_LINE);
+            const id = await bot.runtime.keepDelivery(found, { again, running: true, replied });
+            if (id !== undefined)
+              blog[replied ? "debug" : "info"](
+                { messageId, deadLetter: id },
+                replied ? KEPT_REPLIED_LINE : KEPT_RUNNING_LINE,
+              );
             return id;
           } catch (err) {
-            blog.error({ err, messageId }, NOT_KEPT_RUNNING_LINE);
+            blog.error({ err, messageId }, replied ? NOT_KEPT_REPLIED_LINE : NOT_KEPT_RUNNING_LINE);
             throw err;
           }
         },

@@ -3,13 +3,16 @@
  * response (the server posts it); later ones go through the API. A delivery the server repeats (it
  * retries on timeouts and connection errors) shares the first one's answer, so its handlers run once.
  *
- * The server never sends an answered delivery again, so one whose deadline passes while its
- * handler still runs is kept first ({@link Keeper}: a dead letter written and flushed), then
- * answered without a reply; once the run is over its letter goes. A kill (`kill -9`, a crash)
- * between the answer and the end of the run loses nothing: the next start replays the letter. One
- * whose letter the store refuses is not answered (`refused`: its connection is closed, so that the
- * server retries it); a retry is answered in its own time, kept (or refused) in its turn while the
- * run still goes, without a reply once it is over.
+ * The server never sends an answered delivery again, so one answered while its handler still runs
+ * is kept first ({@link Keeper}: a dead letter written and flushed); once the run is over its
+ * letter goes. That is a delivery whose deadline passes meanwhile (answered without a reply), and
+ * one whose handler replies before it returns (answered with the reply once kept). A kill
+ * (`kill -9`, a crash) between the answer and the end of the run loses nothing: the next start
+ * replays the letter. One whose letter the store refuses at its deadline is not answered
+ * (`refused`: its connection is closed, so that the server retries it); a retry is answered in its
+ * own time, kept (or refused) in its turn while the run still goes, without a reply once it is
+ * over. A reply whose letter the store refuses is given all the same (the server posts it), the
+ * rest of its run then unkept.
  */
 import type { ReplyFn } from "../pipeline/incoming.ts";
 import type { Clock } from "../time/clock.ts";
@@ -22,8 +25,9 @@ export interface Keeper {
   /**
    * Keep the delivery: resolves its letter's id once written and flushed, undefined when the bot
    * keeps no letters; rejects when the store refused it. `again`: an earlier keep of it failed.
+   * `replied`: it is about to be answered with its handler's reply (else at its deadline).
    */
-  keep(again: boolean): Promise<string | undefined>;
+  keep(again: boolean, replied: boolean): Promise<string | undefined>;
   /** The run is over: letter `id` goes. */
   settle(id: string): void;
 }
@@ -49,6 +53,8 @@ interface Exchange {
 /** An answer given once: by a reply, the run's end, or the deadline, whichever comes first. */
 class Pending {
   readonly answer: Promise<Answer>;
+  /** Its delivery's keep, once begun: the reply's and the deadline's share it. */
+  keeping: Promise<string | undefined> | undefined;
   #settle!: (a: Answer) => void;
   #open = true;
 
@@ -119,6 +125,9 @@ export class ReplyExchange {
     const first = this.#answerBy(exchange, spentMs);
     exchange.answer = first.answer;
     const reply: ReplyFn = async (content) => {
+      // The run goes on after its answer: kept first (the server will not send it again).
+      if (first.open && exchange.running && keeper !== undefined)
+        await this.#keep(exchange, first, true).catch(() => {}); // logged by the keeper
       if (!first.give({ content })) return sendLater(content);
       // The server posts this reply after we answer: its id is not known to the handler.
       return { id: -1 };
@@ -162,20 +171,26 @@ export class ReplyExchange {
 
   async #atDeadline(x: Exchange, pending: Pending): Promise<void> {
     if (!pending.open) return;
-    const keeper = x.keeper;
-    if (!x.running || keeper === undefined) {
+    if (!x.running || x.keeper === undefined) {
       pending.give({});
       return;
     }
-    const letter = keeper.keep(x.unkept === true);
-    x.letter = letter;
     try {
-      await letter;
+      await this.#keep(x, pending, false);
       pending.give({});
     } catch {
       x.unkept = true;
       pending.give({ refused: true });
     }
+  }
+
+  /** `x` kept for the answer `pending` gives, once however many ask. */
+  #keep(x: Exchange, pending: Pending, replied: boolean): Promise<string | undefined> {
+    if (pending.keeping === undefined) {
+      pending.keeping = (x.keeper as Keeper).keep(x.unkept === true, replied);
+      x.letter = pending.keeping;
+    }
+    return pending.keeping;
   }
 
   #prune(): void {

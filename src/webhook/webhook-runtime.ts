@@ -48,16 +48,17 @@ export interface WebhookRuntime {
    */
   onReady(listener: () => void): () => void;
   /**
-   * Keep `event`, a delivery about to be answered without a reply, durably as a dead letter marked
-   * for replay: one that came while the bot is not ready, run once it is, at this start or the
-   * next; one whose handler still runs here (`running`), replayed at the next start only, unless
-   * that run settles it first ({@link settleDelivery}). Resolves the letter's id once written;
+   * Keep `event`, a delivery about to be answered while its message is not handled, durably as a
+   * dead letter marked for replay: one that came while the bot is not ready, run once it is, at
+   * this start or the next; one whose handler still runs here (`running`; `replied`: answered with
+   * its reply, not at the deadline), replayed at the next start only, unless that run settles it
+   * first ({@link settleDelivery}). Resolves the letter's id once written;
    * undefined when the bot keeps no dead letters. `again`: an earlier write of it failed (its
    * letter may have landed: then that one is taken).
    */
   keepDelivery(
     event: ServerEvent,
-    options?: { again?: boolean; running?: boolean },
+    options?: { again?: boolean; running?: boolean; replied?: boolean },
   ): Promise<string | undefined>;
   /**
    * The run of a delivery kept with `running` is over: its letter `id` goes once its message

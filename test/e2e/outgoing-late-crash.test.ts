@@ -8,6 +8,8 @@
  *
  * The handler waits on gates this test serves over HTTP (`GATE`): the first process is killed
  * while it waits on one, before its reply or after it; the next process finds every gate open.
+ * Likewise a handler that replies in time and goes on: its reply is the answer, the rest of its
+ * run must survive the kill.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server, type ServerResponse } from "node:http";
@@ -86,13 +88,16 @@ async function startGates(): Promise<Gates> {
   };
 }
 
-// Each run logs its start, waits at gate "before", replies, waits at gate "after", and returns.
+// Each run logs its start, waits at gate "before" (not in an "early" topic: it replies in time),
+// replies, waits at gate "after", replies again in an "early" topic, and returns.
 const moduleText = `export default { setup(bot) {
   bot.on("message", async (ctx) => {
     ctx.log.info({ replayed: ctx.replayed }, "test: the handler runs");
-    await fetch(process.env.GATE + "/before");
-    await ctx.reply("late hi, " + ctx.event.message.subject);
+    const topic = ctx.event.message.subject;
+    if (!topic.startsWith("early")) await fetch(process.env.GATE + "/before");
+    await ctx.reply("late hi, " + topic);
     await fetch(process.env.GATE + "/after");
+    if (topic.startsWith("early")) await ctx.reply("done, " + topic);
   });
 } };
 `;
@@ -199,4 +204,33 @@ it("a delivery whose handler outlasts reply_deadline, not killed: its letter is 
   expect(again.logs().filter((l) => l.msg === "replaying a dead letter")).toEqual([]);
   expect(replies("not killed")).toHaveLength(1);
   expect(failures(sb)).toEqual([]);
+});
+
+it("a delivery whose handler replies in time and goes on survives a kill -9 after its answer: replayed at the next start, the reply not made again, the rest of the run made once", {
+  timeout: 60_000,
+}, async () => {
+  const { sb, gates, run, list, mention, replies } = await setUp();
+  const first = run();
+  await first.waitForLog((l) => l.msg === "daemon started", 20_000);
+  const topic = "early reply";
+  const id = mention(topic);
+  await gates.reached("after");
+  // Answered with the reply while the handler waits: the server posted it, and is done with it.
+  await first.waitForLog((l) => l.route === "/hooks/helper" && l.msg === "http request", 20_000);
+  await sb.control.settleWebhooks();
+  expect(replies(topic)).toMatchObject([{ client: "OutgoingWebhookResponse" }]);
+  first.kill("SIGKILL");
+  expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+  expect(await list()).toMatchObject([{ bot: "helper", source: "webhook", event: { message: { id } } }]);
+
+  gates.openAll();
+  const again = run();
+  await again.waitForLog((l) => l.msg === "dead letter handled; removed from the list", 20_000);
+  expect(runs(again)).toHaveLength(1);
+  expect(replies(topic)).toHaveLength(1);
+  expect(sb.control.messages().filter((m) => m.content === `done, ${topic}`)).toHaveLength(1);
+  expect(failures(sb)).toEqual([]);
+  again.kill("SIGTERM");
+  expect(await again.exited).toEqual({ code: 0, signal: null });
+  expect(await list()).toEqual([]);
 });

@@ -1,9 +1,10 @@
 /**
- * Outgoing-webhook deliveries whose handler still runs at the reply deadline. The server never
- * sends an answered delivery again, so such a delivery is kept before it is answered without a
- * reply: a dead letter marked for replay and marked as this daemon's run, which this daemon's
- * dead-letter source leaves alone (a replay now would run it twice), removed once the run is over.
- * A kill between the answer and the end of the run is test/e2e/outgoing-late-crash.test.ts.
+ * Outgoing-webhook deliveries answered while their handler still runs: at the reply deadline, or
+ * with a reply the handler made before it returns. The server never sends an answered delivery
+ * again, so such a delivery is kept before it is answered: a dead letter marked for replay and
+ * marked as this daemon's run, which this daemon's dead-letter source leaves alone (a replay now
+ * would run it twice), removed once the run is over. A kill between the answer and the end of the
+ * run is test/e2e/outgoing-late-crash.test.ts.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,7 +16,7 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { KEPT_RUNNING_LINE } from "../../src/webhook/outgoing-routes.ts";
+import { KEPT_REPLIED_LINE, KEPT_RUNNING_LINE } from "../../src/webhook/outgoing-routes.ts";
 import { deferred } from "../support/deferred.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
@@ -218,4 +219,63 @@ it("a kept delivery whose handler outlasts handler_timeout (its message not reco
   await expect.poll(() => again.daemon.letters.list()).toEqual([]);
   expect(seen.runs).toBe(2);
   expect(replies(sb)).toHaveLength(1);
+});
+
+/** A bot whose handler replies "early", waits for `gate`, then replies "after" (through the API). */
+function earlyBot(gate: Promise<void>) {
+  const seen = { runs: 0 };
+  const definition = webhookBot((b) =>
+    b.on("message", async (ctx) => {
+      seen.runs++;
+      await ctx.reply("early");
+      await gate;
+      await ctx.reply("after");
+    }),
+  );
+  return { seen, definition };
+}
+
+it("a delivery whose handler replies and goes on is kept before the reply goes in its answer, and gone once the handler returns", async () => {
+  const gate = deferred();
+  const { seen, definition } = earlyBot(gate.promise);
+  const { sb, d } = await setup(definition);
+  const id = quiet(sb, "early");
+  // Answered with the reply while the handler waits: no deadline passed (the clock is held).
+  expect(await postDelivery(sb, d.url, id)).toEqual({ status: 200, body: { content: "early" } });
+  const letters = await d.daemon.letters.list();
+  expect(letters).toMatchObject([
+    { source: "webhook", attempts: 0, runningIn: expect.any(String), event: { message: { id } } },
+  ]);
+  expect(letters[0]!.error.message).toContain("answered with its handler's reply");
+  expect(d.logs.filter((l) => l.msg === KEPT_REPLIED_LINE)).toMatchObject([
+    { messageId: id, deadLetter: letters[0]!.id },
+  ]);
+  gate.resolve();
+  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  expect(seen.runs).toBe(1);
+  expect(sb.control.messages().filter((m) => m.content === "after")).toHaveLength(1);
+});
+
+it("a reply whose letter the store refuses goes in the answer all the same, said once", async () => {
+  const gate = deferred();
+  const { seen, definition } = earlyBot(gate.promise);
+  const storeGate = new StoreGate();
+  const { sb, d } = await setup(definition, {
+    store: async (dir, clock) => {
+      const files = await FileStore.open(dir, { now: () => clock.now() });
+      return gatedBackend(files, ["helper", "dead-letters"], storeGate, { updates: true });
+    },
+  });
+  const id = quiet(sb, "early refused");
+  storeGate.mode = "fail";
+  expect(await postDelivery(sb, d.url, id)).toEqual({ status: 200, body: { content: "early" } });
+  storeGate.mode = "open";
+  expect(
+    d.logs.filter((l) =>
+      String(l.msg).startsWith("outgoing webhook: could not keep a delivery whose handler replied"),
+    ),
+  ).toHaveLength(1);
+  gate.resolve();
+  await expect.poll(() => sb.control.messages().filter((m) => m.content === "after")).toHaveLength(1);
+  expect(seen.runs).toBe(1);
 });
