@@ -285,7 +285,8 @@ export class BotRuntime {
       inFlight: d?.inFlight ?? 0,
       cursor: d?.ledger?.cursor,
       server: this.#contexts.server,
-      dialogsWaiting: d?.dialogs.size ?? 0,
+      // On standby the instance running the bot holds its dialogs: what this one saw is stale.
+      dialogsWaiting: this.standby ? 0 : (d?.dialogs.size ?? 0),
       budget: this.#o.client.budget.snapshot(),
       pacing: c?.pacer?.snapshot(),
       /** The state store's outage failing the bot's writes, while it lasts. */
@@ -345,8 +346,12 @@ export class BotRuntime {
     return true;
   }
 
-  /** The bot's `limit` oldest open dialogs (`ctx.prompt`) this process knows (all by default), oldest first. */
+  /**
+   * The bot's `limit` oldest open dialogs (`ctx.prompt`) this process knows (all by default), oldest
+   * first; none on standby, where the instance running the bot lists them.
+   */
   dialogs(limit?: number): DialogView[] {
+    if (this.standby) return [];
     return this.#parts.stranded.mark(this.#setUp?.dispatcher.dialogs.list(limit) ?? []);
   }
 

@@ -1,0 +1,52 @@
+/**
+ * An instance that ran a bot and now keeps it on standby lists none of its dialogs: the instance
+ * running it holds them, and what this one saw of them is stale (a dialog answered or ended
+ * there). `bothost dialogs`, `bothost status` and `bothost_dialogs_waiting` on the standby say
+ * nothing of them, so summing the instances counts each dialog once. One `bothost run` on a
+ * redis-server of its own; its lease given to another instance by hand (skipped without
+ * redis-server on PATH).
+ */
+import { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { hasRedisServer, startInstance, useOwnRedisCluster } from "../support/cluster.ts";
+import { send } from "../support/e2e-daemon.ts";
+
+const available = hasRedisServer();
+if (!available) console.warn("standby dialogs: redis-server is not on PATH: skipped");
+
+const start = useOwnRedisCluster();
+const prefix = "standby-dialogs";
+
+interface Status {
+  bots: { name: string; state: string; dialogs: { waiting: number; list: unknown[] } }[];
+}
+
+describe.skipIf(!available)("a bot this instance ran, on standby now", () => {
+  it("shows no dialog of its own: the instance running the bot lists them", async () => {
+    const { redis, sandbox, config } = await start({ prefix, ttl: "3s" });
+    const instance = await startInstance(config);
+    expect(instance.started).toBe(1);
+    send(sandbox, "survey", "c0", "s1");
+    await sandbox.control.waitFor(() => sandbox.control.messages().some((m) => m.content === "Q1 first?"), {
+      timeoutMs: 15_000,
+    });
+    const status = async () => (await (await fetch(`${instance.url}/admin/status`)).json()) as Status;
+    await expect.poll(async () => (await status()).bots[0]?.dialogs.waiting, { timeout: 10_000 }).toBe(1);
+
+    // Another instance takes the lease (as after a partition): this one's renewal is refused.
+    const direct = new Redis(redis.url);
+    try {
+      await direct.set(`${prefix}#lease:b0`, "999:elsewhere", "PX", 60_000);
+    } finally {
+      direct.disconnect();
+    }
+    await expect.poll(async () => (await status()).bots[0]?.state, { timeout: 15_000 }).toBe("standby");
+
+    const bot = (await status()).bots[0]!;
+    expect(bot.dialogs).toEqual({ waiting: 0, list: [] });
+    const dialogs = await (await fetch(`${instance.url}/admin/dialogs`)).json();
+    expect(dialogs).toEqual([{ bot: "b0", dialogs: [], elsewhere: true }]);
+    const metrics = await (await fetch(`${instance.url}/metrics`)).text();
+    expect(metrics).toContain('bothost_dialogs_waiting{bot="b0"} 0');
+  }, 60_000);
+});
