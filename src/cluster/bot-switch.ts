@@ -4,13 +4,16 @@
  * for a long time): it stops the runtime at once, and the start gives up.
  */
 
+/** Why a bot stops alone when its lease is lost or handed over, said with handlers aborted then. */
+export const LEASE_STOP = "its lease was lost or handed over";
+
 /** The part of a BotRuntime a switch drives. */
 export interface Switchable {
   readonly name: string;
   /** True while this instance does not run the bot (another instance may). */
   standby: boolean;
   start(): Promise<void>;
-  stop(deadlineMs: number): Promise<{ abandoned: number }>;
+  stop(deadlineMs: number, stop?: string): Promise<{ abandoned: number }>;
 }
 
 export class BotSwitch {
@@ -59,13 +62,14 @@ export class BotSwitch {
 
   /**
    * Stop the runtime now, handlers aborted after `deadlineMs`; the next start waits for this.
-   * `elsewhere`: another instance runs the bot (the runtime is then a spare: `standby`).
+   * `elsewhere`: another instance runs the bot (the runtime is then a spare: `standby`). `stop`:
+   * why the bot stops alone, said with handlers aborted at the deadline; none in a shutdown.
    */
-  async halt(deadlineMs: number, elsewhere = true): Promise<{ abandoned: number }> {
+  async halt(deadlineMs: number, elsewhere = true, stop?: string): Promise<{ abandoned: number }> {
     const generation = ++this.#generation;
     this.#halted = true;
     this.#started = undefined;
-    const stopped = this.#runtime.stop(deadlineMs);
+    const stopped = this.#runtime.stop(deadlineMs, stop);
     const previous = this.#chain;
     this.#chain = Promise.allSettled([previous, stopped]);
     try {
@@ -82,7 +86,7 @@ export class BotSwitch {
    */
   retire(deadlineMs: number): Promise<{ abandoned: number }> {
     this.#retired = true;
-    return this.halt(deadlineMs, this.#runtime.standby);
+    return this.halt(deadlineMs, this.#runtime.standby, "a reload restarts or removes it");
   }
 
   /** Another instance holds the bot: stopped here, the runtime is its spare. */

@@ -227,13 +227,16 @@ export class BotRuntime {
     }
   }
 
-  /** Stop polling, let handlers finish up to `deadlineMs`, delete the queue. */
-  async stop(deadlineMs: number): Promise<{ abandoned: number }> {
+  /**
+   * Stop polling, let handlers finish up to `deadlineMs`, delete the queue. `stop`: why the bot
+   * stops alone (see Dispatcher.drain); none in the daemon's shutdown.
+   */
+  async stop(deadlineMs: number, stop?: string): Promise<{ abandoned: number }> {
     this.#stopping.abort(new Error("bot stopping"));
     this.#webhookReady = false;
     if (this.#setUp) this.#o.account?.shared.leave(this.name, this.#setUp.member);
     const sourceStopped = this.#source?.consumer.stop();
-    const drained = this.#setUp?.dispatcher.drain(deadlineMs);
+    const drained = this.#setUp?.dispatcher.drain(deadlineMs, stop);
     // At once, with the pipeline: no cron job fires while the stop waits for the handlers.
     const scheduled = this.scheduler.stop(deadlineMs);
     const abandoned = (await drained) ?? 0;

@@ -4,7 +4,7 @@
  */
 import type { Logger } from "pino";
 import { isAuthError } from "../api/errors.ts";
-import { BotSwitch } from "../cluster/bot-switch.ts";
+import { BotSwitch, LEASE_STOP } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
@@ -166,7 +166,7 @@ export class Daemon {
     const lost = (name: string) => !this.#coordinator.runsHere(name) && !!this.#coordinator.lostLease?.(name);
     for (const name of starting)
       this.#add(byName.get(name)!, ready.get(name)).standby = !runHere.includes(name) && !lost(name);
-    const halts = starting.filter(lost).map((name) => this.#switches.get(name)!.halt(0, false));
+    const halts = starting.filter(lost).map((name) => this.#switches.get(name)!.halt(0, false, LEASE_STOP));
     const started = emptyReport(); // #startBots notes why each bot failed before reporting it
     await this.#startBots(runHere, started);
     await Promise.all(halts);
@@ -212,7 +212,7 @@ export class Daemon {
     await this.#coordinator.start({
       run: (names) => this.#startBots(names, first),
       // No switch: a reload swaps the bot's runtime, and starts the new one if the lease is held here.
-      halt: async (name, deadlineMs, elsewhere) => this.#switches.get(name)?.halt(deadlineMs, elsewhere),
+      halt: async (name, ms, elsewhere) => this.#switches.get(name)?.halt(ms, elsewhere, LEASE_STOP),
       elsewhere: (name) => this.#switches.get(name)?.spare(),
     });
     first = undefined; // bots won later are reported by their log lines only

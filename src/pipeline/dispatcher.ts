@@ -94,9 +94,10 @@ export class Dispatcher {
 
   /**
    * Wait up to `deadlineMs` for every handler to finish, then abort the ones still running.
-   * Returns how many were abandoned.
+   * Returns how many were abandoned. `stop`: why the bot stops alone (its lease, a reload), said
+   * with the aborted handlers; none in the daemon's shutdown.
    */
-  async drain(deadlineMs: number): Promise<number> {
+  async drain(deadlineMs: number, stop?: string): Promise<number> {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
     this.#failures.stop();
     this.#commits?.stop();
@@ -109,7 +110,13 @@ export class Dispatcher {
     } catch {
       const abandoned = this.#queue.inFlight;
       this.#queue.abortAll();
-      this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
+      if (stop === undefined)
+        this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
+      else
+        this.#o.log.warn(
+          { abandoned, stop },
+          "the bot's stop deadline passed; handlers still running were aborted",
+        );
       return abandoned;
     } finally {
       deadline.clear();
