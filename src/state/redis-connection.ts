@@ -44,13 +44,13 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     // Reconnect quickly and keep trying: the lease keeper decides when an outage is too long.
     retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
   };
-  const client =
-    typeof target === "string"
-      ? new Redis(target, redisOptions)
-      : new Redis(sentinelOptions(target, redisOptions));
   // One line when an outage starts and one when it ends, however many reconnect attempts between.
   let lost = false;
   let connected = false; // the first connection's failure is the error open() throws, not a log line
+  const client =
+    typeof target === "string"
+      ? new Redis(target, redisOptions)
+      : new Redis(sentinelOptions(target, redisOptions, () => connected));
   const outage = (err?: string) => {
     if (lost || !connected) return;
     lost = true;
@@ -94,13 +94,14 @@ export async function connectRedis(options: ConnectionOptions): Promise<Redis> {
     void closeRedis(client, "now");
     const err = firstError ?? thrown;
     refused ??= authRefusal((err as Error).message, target);
+    const silent = sentinelsSilent((thrown as Error).message);
     if (refused) {
       const message = `Redis at ${where} refused the authentication (state.redis): ${refused}.`;
       throw new StateError("STATE_UNAVAILABLE", message, { cause: err });
     }
     throw new StateError(
       "STATE_UNAVAILABLE",
-      `Cannot connect to Redis at ${where} (state.redis): ${(err as Error).message.replace(/\.$/, "")}. ${typeof target === "string" ? "Check that Redis runs there and that the URL, password and database are right." : "Check that the Sentinels run there, that they monitor that name, and that the passwords and database are right."}`,
+      `Cannot connect to Redis at ${where} (state.redis): ${silent ?? (err as Error).message.replace(/\.$/, "")}. ${typeof target === "string" ? "Check that Redis runs there and that the URL, password and database are right." : "Check that the Sentinels run there, that they monitor that name, and that the passwords and database are right."}`,
       { cause: err },
     );
   }
@@ -132,12 +133,34 @@ export async function closeRedis(client: Redis, how: "quit" | "now"): Promise<vo
   else await client.quit().catch(() => client.disconnect());
 }
 
+/** Rounds of asking every Sentinel, about 6 s, before a first connection gives up on them. */
+const FIRST_SENTINEL_ROUNDS = 10;
+
+/**
+ * ioredis's "All sentinels are unreachable and retry is disabled. Last error: …" (a first
+ * connection giving up), said for an operator; undefined for any other error.
+ */
+function sentinelsSilent(message: string): string | undefined {
+  if (!message.startsWith("All sentinels are unreachable")) return undefined;
+  // A Sentinel that answered without naming a primary says so; a closed connection says nothing more.
+  const last = / Last error: (.*)$/.exec(message)?.[1]?.replace(/\.$/, "");
+  const told = last && !/^Connection is closed$/i.test(last) ? ` (the last: ${last})` : "";
+  return `no Sentinel named the primary (none answered, or none monitors that name) in ${FIRST_SENTINEL_ROUNDS} rounds of asking each, over about 6 s${told}`;
+}
+
 /**
  * Through Sentinel: ask the Sentinels for the primary at each (re)connect, and with
  * `failoverDetector` listen for `+switch-master` so a connection to a primary that was demoted
  * (or frozen, then replaced) is dropped at once instead of writing where the writes will be lost.
+ * Until the first connection (`connected` false) the Sentinels are asked {@link
+ * FIRST_SENTINEL_ROUNDS} times, then the start fails; once connected, a reconnect asks them until
+ * they answer.
  */
-function sentinelOptions(target: Exclude<RedisTarget, string>, base: RedisOptions): RedisOptions {
+function sentinelOptions(
+  target: Exclude<RedisTarget, string>,
+  base: RedisOptions,
+  connected: () => boolean,
+): RedisOptions {
   return {
     ...base,
     sentinels: target.sentinels.map(hostPort),
@@ -145,7 +168,8 @@ function sentinelOptions(target: Exclude<RedisTarget, string>, base: RedisOption
     db: target.db ?? 0,
     failoverDetector: true,
     role: "master",
-    sentinelRetryStrategy: (attempt) => Math.min(100 * attempt, 1_000),
+    sentinelRetryStrategy: (attempt) =>
+      !connected() && attempt >= FIRST_SENTINEL_ROUNDS ? null : Math.min(100 * attempt, 1_000),
     sentinelCommandTimeout: 1_000,
     ...(target.password !== undefined ? { password: target.password } : {}),
     ...(target.sentinelPassword !== undefined ? { sentinelPassword: target.sentinelPassword } : {}),
