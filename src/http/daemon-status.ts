@@ -129,7 +129,11 @@ export function redisLine(r: RedisStatus): string {
     : "direct (no Sentinel)";
   const failovers = `${r.failovers} failover${r.failovers === 1 ? "" : "s"} seen`;
   const writes = r.replicaConfirmed ? "writes confirmed on the replicas" : "writes not waiting for replicas";
-  return `Redis primary ${r.primary ?? "(not connected yet)"}, ${via}; ${failovers}; ${writes}`;
+  const primary =
+    r.primary === undefined
+      ? "(not connected yet)"
+      : `${r.primary}${r.disconnected ? " (the last reached: not connected now, reconnecting)" : ""}`;
+  return `Redis primary ${primary}, ${via}; ${failovers}; ${writes}`;
 }
 
 /** A bot's writes the state store fails, in words. */

@@ -107,6 +107,7 @@ export class Replication {
         : {}),
       failovers: this.#failovers,
       replicaConfirmed: this.o.waitForReplica,
+      ...(this.client.status !== "ready" ? { disconnected: true as const } : {}),
     };
   }
 

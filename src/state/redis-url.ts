@@ -28,6 +28,8 @@ export interface RedisStatus {
   failovers: number;
   /** Writes count only once the replicas have them (`WAIT`). */
   replicaConfirmed: boolean;
+  /** Present while the connection is down (reconnecting): `primary` is the one last reached. */
+  disconnected?: true;
 }
 
 /** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */

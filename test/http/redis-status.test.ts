@@ -46,3 +46,21 @@ describe("the Redis line of the status", () => {
     expect(renderStatusPage(base)).not.toContain("Redis primary");
   });
 });
+
+describe("the Redis line while the connection is down", () => {
+  it("says the primary named is the last reached, and that it reconnects", () => {
+    const line = formatStatus({
+      ...base,
+      redis: {
+        primary: "10.0.0.7:6379",
+        sentinel: { name: "mymaster", sentinels: ["10.0.0.1:26379"] },
+        failovers: 0,
+        replicaConfirmed: true,
+        disconnected: true,
+      },
+    }).split("\n")[1];
+    expect(line).toBe(
+      'Redis primary 10.0.0.7:6379 (the last reached: not connected now, reconnecting), through Sentinel (master "mymaster", 1 Sentinel); 0 failovers seen; writes confirmed on the replicas',
+    );
+  });
+});
