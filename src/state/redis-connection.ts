@@ -209,8 +209,11 @@ function failUnanswered(client: Redis): void {
  */
 export function redisFailure(err: unknown, target: RedisTarget, what: string, changes = true): StateError {
   if (err instanceof StateError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  const maybe = changes ? "; a write that failed this way may or may not have been applied" : "";
+  let message = err instanceof Error ? err.message : String(err);
+  // ioredis refusing a command while a connection without an offline queue reconnects: never sent.
+  const unsent = message.startsWith("Stream isn't writeable and enableOfflineQueue options is false");
+  if (unsent) message = "the connection to Redis is down and being made again; the command was not sent";
+  const maybe = changes && !unsent ? "; a write that failed this way may or may not have been applied" : "";
   return new StateError(
     "STATE_UNAVAILABLE",
     `Redis at ${describeRedis(target)} did not complete ${what}: ${message.replace(/\.$/, "")}. Check that Redis runs and is reachable${maybe}.`,
