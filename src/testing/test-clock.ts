@@ -88,7 +88,9 @@ export class TestClock implements Clock {
       const timerAt = next !== undefined && next.dueAt <= target ? next.dueAt : undefined;
       const wake = this.#nextWake(target);
       if (timerAt === undefined && wake === undefined) break;
-      if (next !== undefined && timerAt !== undefined && (wake === undefined || timerAt <= wake.at)) {
+      // A wake at a timer's very time goes first: once a timer moved the clock there, the wake
+      // (a scheduled message's minute) would no longer be after now and would be passed by.
+      if (next !== undefined && timerAt !== undefined && (wake === undefined || timerAt < wake.at)) {
         this.#offset += Math.max(0, timerAt - this.now());
         this.#fire(next);
         for (const done of [...this.#workDone]) await done();
