@@ -136,8 +136,10 @@ export interface TestBot {
   /**
    * Stop the bot (its queue is deleted), keeping its state (dialogs, dead letters, `ctx.state`,
    * the delivery ledger) for {@link TestBot.start}; `crash: true` cuts off the handlers still
-   * running, as does a stop on a held clock (no deadline would pass on it). `wipe: true` deletes the state too: the bot cannot start again (the vitest fixture
-   * does this after each test). Stopping a stopped bot only wipes, when asked.
+   * running, as does a stop on a held clock (no deadline would pass on it). `wipe: true` deletes
+   * the state too, and cuts off the handlers still running as `crash` does (what they would record
+   * goes with it): the bot cannot start again (the vitest fixture does this after each test).
+   * Stopping a stopped bot only wipes, when asked.
    */
   stop(options?: { crash?: boolean; wipe?: boolean }): Promise<void>;
   /**
@@ -326,7 +328,8 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     const daemon = running;
     running = undefined;
     // On a held clock no stop deadline would pass: a handler still running would hold the stop.
-    const cut = crash || options.clock?.held === true;
+    // A wipe deletes whatever a handler still running would record: no need to wait for it.
+    const cut = crash || wipeState || options.clock?.held === true;
     await daemon?.stop({ ...(cut ? { deadlineMs: 0 } : {}), keepState: true });
     if (wipeState && !wiped) {
       wiped = true;
