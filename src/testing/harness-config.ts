@@ -16,6 +16,13 @@ export interface BotLines {
   readonly indent: number;
 }
 
+/** What a test gives instead of the keys the harness writes in each bot's entry. */
+const OWN_KEYS: Record<string, string> = {
+  module: ": give the bot as runBot's bot option",
+  email: ": give it as runBot's email option",
+  api_key: ": the kit reads the account's key from the sandbox",
+};
+
 /**
  * `err`, thrown by loading the written config, as an error (with `err`'s code) naming each problem in the test's
  * terms: `config:1:12 retries.attempt: …` for a bot's config lines; the field alone for a
@@ -31,11 +38,17 @@ export function harnessConfigError(err: ConfigError, blocks: readonly BotLines[]
     const name = block?.name ?? /^bots\.([a-z0-9_-]+)/.exec(p.path)?.[1] ?? "the bot";
     const prefix = `bots.${name}.`;
     const path = block && p.path.startsWith(prefix) ? p.path.slice(prefix.length) : p.path;
-    // "set twice (also on line 12)": a line of the written file, said as one of the config's.
-    const message = p.message.replace(/\bline (\d+)\b/g, (all, n: string) => {
-      const other = inBlock(Number(n));
-      return other === block && block ? `line ${Number(n) - block.first + 1} of its config` : all;
-    });
+    // "set twice (also on line 12)": a line of the written file, said as one of the config's;
+    // a key the harness wrote itself (module, email, api_key) is said to be runBot's.
+    const twice = /^is set twice \(also on line (\d+)\)/.exec(p.message);
+    const key = path.split(".").at(-1) ?? "";
+    const message =
+      block && twice && inBlock(Number(twice[1])) === undefined
+        ? `is set by runBot itself${OWN_KEYS[key] ?? ": leave it out of config"}`
+        : p.message.replace(/\bline (\d+)\b/g, (all, n: string) => {
+            const other = inBlock(Number(n));
+            return other === block && block ? `line ${Number(n) - block.first + 1} of its config` : all;
+          });
     const line = block ? Math.min(p.line - block.first + 1, block.count) : 0;
     const where = block ? `config:${line}:${Math.max(1, p.column - block.indent)} ` : "";
     const lines = byBot.get(name) ?? [];
