@@ -7,6 +7,7 @@
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import { botNameProblem } from "../config/schema-fields.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
@@ -219,9 +220,9 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       await started.stop();
       wiped = true;
       await wipe(stateDir);
-      throw new Error(
-        `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`,
-      );
+      const message = `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`;
+      // The setup's code kept (BOT_SETUP_INVALID, …), so that a test can tell why by it.
+      throw why instanceof BothostError ? new BothostError(why.code, message) : new Error(message);
     }
     webhook?.point(started);
     return started;

@@ -72,9 +72,29 @@ describe("the vitest fixture", () => {
     expect(await refusal("handler_timeout: 5s\nhandler_timeout: 6s")).toBe(
       "echo's config would be refused by bothost run:\n  config:2:1 handler_timeout: is set twice (also on line 1 of its config): keep one of them",
     );
+    // A key the kit writes itself is not "set twice (also on line 8)" of a file the test never saw.
+    expect(await refusal("email: other-bot@sandbox.example")).toBe(
+      "echo's config would be refused by bothost run:\n  config:1:1 email: is set by runBot itself: give it as runBot's email option",
+    );
+    expect(await refusal("module: ./bots/echo.ts")).toBe(
+      "echo's config would be refused by bothost run:\n  config:1:1 module: is set by runBot itself: give the bot as runBot's bot option",
+    );
     expect(await refusal("retries: [")).toMatch(
       /^echo's config would be refused by bothost run:\n {2}config:1:\d+ YAML syntax error: /,
     );
+  });
+
+  test("a setup bothost run would refuse fails runBot with the setup's code", async ({ runBot }) => {
+    const wrong = defineBot({
+      setup(bot) {
+        bot.cron("*/5 * * *", () => {});
+      },
+    });
+    const err = await runBot({ bot: wrong, name: "wrong" }).catch((e: Error) => e);
+    if (!(err instanceof Error)) throw new Error("runBot started the bot");
+    expect(err.message).toMatch(/^the bot did not start: bot\.cron\("\*\/5 \* \* \*"\): expected 5 fields/);
+    // A test tells a refused declaration from another failure by its code, as with a config.
+    expect((err as { code?: string }).code).toBe("BOT_SETUP_INVALID");
   });
 
   test("says clearly when the bot does not answer in time, naming what was posted", async ({ runBot }) => {
