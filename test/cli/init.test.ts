@@ -75,6 +75,10 @@ it("writes a project whose check and tests pass unedited", async () => {
   // The Node.js versions bothost supports, which the project's vitest (and its vite) accept too.
   expect(manifest.engines).toEqual({ node: "^20.19.0 || ^22.12.0 || >=24" });
   expect(manifest.engines).toEqual(ours.engines);
+  // bothost's overrides, repeated: a lock resolved on Node 22 or 24 (strip-json-comments 5.1,
+  // which asks for Node 22) would otherwise make `npm ci` on Node 20 warn EBADENGINE.
+  expect(manifest.overrides).toEqual(ours.overrides);
+  expect(manifest.overrides["pino-pretty"]).toEqual({ "strip-json-comments": "~5.0.3" });
   const check = await run(path.join(modules, ".bin", "bothost"), ["check"], { cwd: project });
   expect(check.stdout).toMatch(/hello/);
 
