@@ -126,7 +126,11 @@ export interface QueueInfo {
 }
 
 export interface SandboxControl {
-  /** Move the sandbox clock forward; runs due scheduled deliveries and a queue GC check. */
+  /**
+   * Move the sandbox clock forward; runs due scheduled deliveries and a queue GC check. It moves
+   * the sandbox alone: in a kit test, whose bots share a `TestClock` with the sandbox, move that
+   * (`await clock.advance(ms)`), or the bots' time stays behind the server's.
+   */
   advanceClock(ms: number): void;
   /** Current sandbox time in ms. */
   now(): number;
