@@ -90,11 +90,36 @@ export function describeCall(call: CapturedCall, channelName?: (id: number) => s
     return `${call.method === "POST" ? "react" : "unreact"} :${p.emoji_name}: on message ${on[1]}`;
   }
   if (on && !on[2]) return `${call.method === "DELETE" ? "delete" : "edit"} message ${on[1]}`;
+  const snippet = /^\/saved_snippets(?:\/(\d+))?$/.exec(call.path);
+  if (snippet) return describeSnippet(call.method, snippet[1], p, text);
+  const scheduled = /^\/scheduled_messages\/(\d+)$/.exec(call.path);
+  if (scheduled && call.method === "DELETE") return `cancel scheduled message ${scheduled[1]}`;
+  if (scheduled && call.method === "PATCH") {
+    const ts = p.scheduled_delivery_timestamp;
+    const at = ts === undefined ? "" : ` for ${new Date(Number(ts) * 1000).toISOString()}`;
+    if (p.content === undefined && p.topic === undefined && p.to === undefined)
+      return `reschedule scheduled message ${scheduled[1]}${at}`;
+    return `edit scheduled message ${scheduled[1]}${at}${p.content === undefined ? "" : `: ${text(p.content)}`}`;
+  }
   if (call.method === "POST" && call.path === "/users/me/subscriptions") {
     const names = (p.subscriptions as { name?: string }[] | undefined)?.map((s) => `#${s.name}`);
     return `subscribe to ${names?.join(", ") ?? "channels"}`;
   }
   return `${call.method} ${call.path}`;
+}
+
+/** A saved-snippet call in words: `save the snippet "FAQ": "…"`, `rename snippet 7 to "FAQ 2"`. */
+function describeSnippet(
+  method: string,
+  id: string | undefined,
+  p: Record<string, unknown>,
+  text: (v: unknown) => string,
+): string {
+  if (id === undefined) return `save the snippet ${text(p.title)}: ${text(p.content)}`;
+  if (method === "DELETE") return `delete snippet ${id}`;
+  const content = p.content === undefined ? "" : `: ${text(p.content)}`;
+  if (p.title === undefined) return `edit snippet ${id}${content}`;
+  return `rename snippet ${id} to ${text(p.title)}${content ? ` and edit it${content}` : ""}`;
 }
 
 /** The calls a dry-run bot would have made: how many, and the latest few. */

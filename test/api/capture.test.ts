@@ -74,3 +74,21 @@ describe("capture", () => {
     expect(sent.id).toBeGreaterThan(1e12);
   });
 });
+
+describe("describeCall", () => {
+  const line = (method: CapturedCall["method"], path: string, params: CapturedCall["params"] = {}) =>
+    describeCall({ method, path, params });
+
+  test("says in words what a snippet or scheduled-message call would have done, not its route", () => {
+    expect(line("POST", "/saved_snippets", { title: "House rules", content: "Be nice." })).toBe(
+      'save the snippet "House rules": "Be nice."',
+    );
+    expect(line("PATCH", "/saved_snippets/7", { content: "Be kind." })).toBe('edit snippet 7: "Be kind."');
+    expect(line("PATCH", "/saved_snippets/7", { title: "Rules" })).toBe('rename snippet 7 to "Rules"');
+    expect(line("DELETE", "/saved_snippets/7")).toBe("delete snippet 7");
+    expect(line("PATCH", "/scheduled_messages/9", { scheduled_delivery_timestamp: 2_000_000_000 })).toBe(
+      "reschedule scheduled message 9 for 2033-05-18T03:33:20.000Z",
+    );
+    expect(line("DELETE", "/scheduled_messages/9")).toBe("cancel scheduled message 9");
+  });
+});
