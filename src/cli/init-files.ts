@@ -22,6 +22,15 @@ function zodRange(pkg: Record<string, unknown>): string {
 }
 
 /**
+ * Node's types, as bothost's own are: a bot or test that imports `node:fs` or reads `process`
+ * passes `tsc` (the project's `npm run check`); bothost's dependencies do not bring them.
+ */
+function nodeTypesRange(pkg: Record<string, unknown>): string {
+  const range = (pkg.devDependencies as Record<string, unknown> | undefined)?.["@types/node"];
+  return typeof range === "string" ? range : "^20.19.0";
+}
+
+/**
  * The Node.js versions bothost declares: the project's vitest needs the same (its vite refuses
  * Node 20 before 20.19 and Node 22 before 22.12), so `npm install` warns on neither.
  */
@@ -57,7 +66,7 @@ export function initFiles(name: string, bothost = `^${bothostVersion}`): Record<
           check: "bothost check && tsc --noEmit && vitest run",
         },
         dependencies: { bothost, zod: zodRange(own) },
-        devDependencies: { typescript: "^5.9.3", vitest: "^4.0.0" },
+        devDependencies: { "@types/node": nodeTypesRange(own), typescript: "^5.9.3", vitest: "^4.0.0" },
         ...(pinned ? { overrides: pinned } : {}),
         engines: { node: nodeRange(own) },
       },

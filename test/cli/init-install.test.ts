@@ -79,9 +79,17 @@ describe("from a tarball", () => {
     // No dependency refuses this Node.js version (on Node 20 cookie@2 would, without the override).
     const installed = await offline(ctx, ["install"], project);
     expect(installed.stdout + installed.stderr).not.toContain("EBADENGINE");
+    // A test that reads a file, as tests often do: `npm run check`'s tsc knows Node's modules.
+    await writeFile(
+      path.join(project, "test", "fixture-file.test.ts"),
+      'import { readFile } from "node:fs/promises";\nimport { expect, test } from "bothost/testing/vitest";\n\n' +
+        'test("reads its own file", async () => {\n' +
+        '  expect(await readFile(new URL(import.meta.url), "utf8")).toContain(process.argv0 ? "its own file" : "");\n});\n',
+    );
+    await npm(["exec", "--", "tsc", "--noEmit"], project);
     const tests = await npm(["test"], project);
-    // The template's three tests: a command, a refused command, a reminder by the sandbox clock.
-    expect(tests.stdout + tests.stderr).toMatch(/Tests {2}3 passed \(3\)/);
+    // The template's three tests (a command, a refused command, a reminder by the sandbox clock) and ours.
+    expect(tests.stdout + tests.stderr).toMatch(/Tests {2}4 passed \(4\)/);
   }, 300_000);
 });
 
