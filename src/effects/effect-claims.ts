@@ -7,6 +7,7 @@
  * for one a crash cut short only once it has gone {@link CLAIM_WAIT_MS} without a renewal.
  */
 import { sleep } from "../api/sleep.ts";
+import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 
@@ -184,5 +185,18 @@ export class HeldClaim {
   async leave(left: EffectRecord): Promise<void> {
     await this.stop();
     await swapRecord(this.#o, this.#key, this.#current, left);
+  }
+}
+
+/** A strict run's effect at number `n` is of another kind than the one recorded there. */
+export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
+  override readonly name = "EffectOrderChanged";
+  constructor(n: number, recorded: string, now: string) {
+    super(
+      "EFFECT_ORDER_CHANGED",
+      recorded === now
+        ? `effect ${n} (a ${now}) was made with other arguments when it was recorded: the code changed.`
+        : `effect ${n} was a ${recorded} when it was recorded and is a ${now} now: the code changed.`,
+    );
   }
 }

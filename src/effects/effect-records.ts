@@ -20,7 +20,6 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import {
@@ -28,13 +27,14 @@ import {
   awaitClaim,
   type ClaimStore,
   claimRecord,
+  EffectOrderChanged,
   type EffectRecord,
   HeldClaim,
   type RecordWrite,
 } from "./effect-claims.ts";
 import { carriedFor, letterRecords } from "./nested-records.ts";
 
-export { CLAIM_WAIT_MS, type EffectRecord, type RecordWrite } from "./effect-claims.ts";
+export { CLAIM_WAIT_MS, EffectOrderChanged, type EffectRecord, type RecordWrite } from "./effect-claims.ts";
 
 /**
  * How far the server's clock may be behind this machine's: a read-back bounded by a time taken
@@ -82,19 +82,6 @@ export function printOf(args: unknown): string {
   return createHash("sha256").update(JSON.stringify(args)).digest("base64url").slice(0, 12);
 }
 
-/** A strict run's effect at number `n` is of another kind than the one recorded there. */
-export class EffectOrderChanged extends BothostError<"EFFECT_ORDER_CHANGED"> {
-  override readonly name = "EffectOrderChanged";
-  constructor(n: number, recorded: string, now: string) {
-    super(
-      "EFFECT_ORDER_CHANGED",
-      recorded === now
-        ? `effect ${n} (a ${now}) was made with other arguments when it was recorded: the code changed.`
-        : `effect ${n} was a ${recorded} when it was recorded and is a ${now} now: the code changed.`,
-    );
-  }
-}
-
 /** One bot's effect records, in `store` (the bot's own namespace for them). */
 export class EffectRecords {
   private readonly options: EffectRecordsOptions;
@@ -123,6 +110,19 @@ export class EffectRecords {
     if (await this.store.setIfAbsent(key, nowMs, { ttlMs: this.options.ttlMs })) return nowMs;
     const kept = await this.store.get(key);
     return typeof kept === "number" ? kept : nowMs;
+  }
+
+  /**
+   * The records of `eventKey`'s effects numbered after `from`, in order, up to the first number
+   * with none: what a run made past a point its caller knows of (a dialog's run under way at an end).
+   */
+  async after(eventKey: string, from: number): Promise<EffectRecord[]> {
+    const found: EffectRecord[] = [];
+    for (let n = from + 1; ; n++) {
+      const record = (await this.store.get(`${eventKey}#${n}`)) as EffectRecord | undefined;
+      if (record === undefined) return found;
+      found.push(record);
+    }
   }
 
   /**

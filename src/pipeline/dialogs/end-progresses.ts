@@ -36,6 +36,12 @@ export const PROGRESS_END_WAIT_MS = 60_000;
 interface LeftOpen {
   key: string;
   first: JsonValue[];
+  /**
+   * The highest effect number the records `first` came from hold: a run under way at the end (the
+   * dialog's last, which asks nothing more) opens its progresses past it, in the bot's effect
+   * records alone. Its ending reads them there: cut by a stop or a kill, no handler ends them.
+   */
+  from?: number;
   nested?: JsonValue;
   featureLevel: number;
   maxMessageLength: number;
@@ -52,19 +58,24 @@ export function withProgresses(
   return note === undefined || progress === undefined ? note : { ...note, progress };
 }
 
-/** What a note carries of the progresses `record`'s runs opened (see {@link LeftOpen}); none: undefined. */
+/**
+ * What a note carries of the progresses `record`'s runs opened, and of where a run under way then
+ * records those it opens (see {@link LeftOpen}); undefined for a dialog with no message of its own.
+ */
 function leftOpenOf(contexts: BotContexts, record: DialogRecord): JsonValue | undefined {
   const first = progressesAmong(record.effects);
   const server = contexts.server;
-  if (first.length === 0 || server === undefined || record.origin === null) return undefined;
+  if (server === undefined || record.origin === null) return undefined;
   const id = ledgerIdOf(reviveEvent(record.origin).event);
   if (id === undefined) return undefined;
   const key = effectsKeyOf(id, record.rewinds);
   const { featureLevel, maxMessageLength, editLimitSeconds } = server;
   const carried = replayedEffects({ effects: [], nested: record.nested })[0];
+  const numbers = record.effects.map((r) => (r as unknown as EffectRecord).n).filter(Number.isInteger);
   const left: LeftOpen = {
     key,
     first,
+    from: Math.max(0, ...numbers),
     ...(carried && { nested: carried }),
     featureLevel,
     maxMessageLength,
@@ -97,8 +108,9 @@ export async function endRunProgresses(
   signal: AbortSignal,
 ): Promise<void> {
   if (progresses === undefined) return;
+  const opened = kept && progressesAmong(kept as unknown as JsonValue[]).length > 0;
   const progress =
-    dialog && kept && leftOpenOf(o.contexts, { ...dialog, effects: kept as unknown as JsonValue[] });
+    dialog && opened && leftOpenOf(o.contexts, { ...dialog, effects: kept as unknown as JsonValue[] });
   let noted = false;
   if (dialog && progress !== undefined) {
     const ending = o.dialogs.entry(dialog.id)?.ending;
@@ -190,7 +202,10 @@ export async function endProgresses(
     selfId: note.self,
   };
   try {
-    for (const first of left.first) await endLeftOpen(deps, first);
+    // Past `from`: those a run under way at the end opened (its last run, cut by a stop or a kill).
+    const later = left.from === undefined ? [] : await records.after(left.key, left.from);
+    for (const first of [...left.first, ...progressesAmong(later as unknown as JsonValue[])])
+      await endLeftOpen(deps, first);
     return true;
   } catch (err) {
     log.warn(

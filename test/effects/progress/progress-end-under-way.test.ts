@@ -24,7 +24,10 @@
  * and 👀 for good). Its edit failing (500s) for a minute of the clock, the note is said all the
  * same and ends the progress, once, from what the run kept with it; before, the run held the
  * conversation for as long as the edit failed (the note not said, later messages waiting), and
- * the note, once said, dropped what the run kept with it. A real daemon in this process
+ * the note, once said, dropped what the run kept with it. The dialog's last run (no question after
+ * it) under way at the end goes on and finishes its progress; killed first, the next start ends
+ * that progress as failed after the note (before, it kept "Delivering…" and 👀 for good, the note
+ * said as if nothing were left open). A real daemon in this process
  * against the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
@@ -338,4 +341,29 @@ it("the run stopped at its next question by the end, its edit of the progress fa
   expect(acks(asked)).toEqual(["warning"]);
   expect(versions(up!.sandbox, progress)).toEqual(["Shipping…", FAILED_NOTE]);
   expect(running!.logged("progress: could not mark it failed")).toHaveLength(1);
+});
+
+it("the dialog's last run under way (no question after it) when its dialog is ended, the daemon killed before it finished: the next start ends its progress as failed", async () => {
+  const { asked, dialog, progress } = await underWay("deliver", "Delivering…");
+  await end(dialog);
+  // Killed: the run, its work not done, is cut off; the ended dialog's handler does not run again.
+  await running!.stop({ keepState: true, deadlineMs: 0 });
+  expect([content(progress), acks(asked)]).toEqual(["Delivering…", ["eyes"]]);
+  running = await up!.restart();
+  await settled("hello");
+  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe(FAILED_NOTE);
+  expect(said()).toEqual(["Deliver?\n1. yes\n2. no", FAILED_NOTE, NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["warning"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Delivering…", FAILED_NOTE]);
+});
+
+it("the dialog's last run under way when its dialog is ended, left to finish: its progress stays done, the note said after it", async () => {
+  const { asked, dialog, progress } = await underWay("deliver", "Delivering…");
+  await end(dialog);
+  jobs.work.resolve();
+  await settled("hello");
+  await expect.poll(() => content(progress), { timeout: 15_000 }).toBe("Delivered.");
+  expect(said()).toEqual(["Deliver?\n1. yes\n2. no", "Delivered.", NOTE, "not a command: hello"]);
+  expect(acks(asked)).toEqual(["check"]);
+  expect(versions(up!.sandbox, progress)).toEqual(["Delivering…", "Delivered."]);
 });

@@ -89,6 +89,13 @@ export const ships = defineBot({
       if (jobs.failing-- > 0) throw new Error("the packer is down");
       await ctx.prompt("Tag it?", CHOICES);
     });
+    // The run the answer began opens a progress and finishes it: the dialog's last run, no question after it.
+    bot.command("deliver", async (ctx) => {
+      await ctx.prompt("Deliver?", CHOICES);
+      const progress = await ctx.progress("Delivering…", LONG);
+      await jobs.work.promise;
+      await progress.done("Delivered.");
+    });
     bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
   },
 });
