@@ -361,10 +361,10 @@ export class BotRuntime {
   /**
    * Resolves true once the runs of a dialog that message `id` began as its answer are over: the
    * message is marked handled when the answer is recorded, before that run (the testing kit's
-   * `handled`). False if `signal` aborts first.
+   * `handled`); `question`: `id` is the bot's question, answered by a press. False if `signal` aborts first.
    */
-  answerRunsOver(id: number, signal: AbortSignal): Promise<boolean> {
-    return this.#setUp?.dispatcher.answerRunsOver(id, signal) ?? Promise.resolve(true);
+  answerRunsOver(id: number, signal: AbortSignal, question = false): Promise<boolean> {
+    return this.#setUp?.dispatcher.answerRunsOver(id, signal, question) ?? Promise.resolve(true);
   }
 
   /** End dialog `id` for an operator, its person told `note`; false when there is none here. */

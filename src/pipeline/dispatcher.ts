@@ -6,7 +6,7 @@ import type { BaseContext, BotContext } from "./context.ts";
 import { BOT_KEY, ConversationKeys } from "./conversation-key.ts";
 import type { ConversationQueue } from "./conversation-queue.ts";
 import { DeliveryLedger, type MessageLedger } from "./delivery-ledger.ts";
-import { whenAnswerRun } from "./dialogs/dialog-entry.ts";
+import { whenAnswerRun, whenQuestionRun } from "./dialogs/dialog-entry.ts";
 import type { Move } from "./dialogs/dialog-moves.ts";
 import type { DialogRecord } from "./dialogs/dialog-record.ts";
 import { DialogEngine } from "./dialogs/dialog-runs.ts";
@@ -233,10 +233,13 @@ export class Dispatcher {
     );
   }
 
-  /** Resolves once the dialog runs message `id` began as an answer are over (see `whenAnswerRun`). */
-  answerRunsOver(id: number, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Resolves once the dialog runs message `id` began as an answer are over (see `whenAnswerRun`);
+   * `question`: `id` is the bot's own, a question a press answers (see `whenQuestionRun`).
+   */
+  answerRunsOver(id: number, signal: AbortSignal, question = false): Promise<boolean> {
     const dialogs = this.#o.dialogs;
-    return whenAnswerRun(() => dialogs.entries(), id, signal);
+    return (question ? whenQuestionRun : whenAnswerRun)(() => dialogs.entries(), id, signal);
   }
 
   /** An operator ends dialog `id`; the person is told `note`. False when there is no such dialog. */

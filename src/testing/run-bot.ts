@@ -93,8 +93,9 @@ export interface TestBot {
   ask(from: string, input: SendAsInput, options?: { timeoutMs?: number }): Promise<TestMessage>;
   /**
    * Resolves once the bot has handled message `messageId` (its handlers finished and the message
-   * is recorded as handled; for an answer to a `ctx.prompt`, the dialog's run on it is over too),
-   * for bots that count or react without answering. Rejects when the
+   * is recorded as handled; for an answer to a `ctx.prompt`, the dialog's run on it is over too;
+   * for the bot's question, its answer taken, a press included, and that run over), for bots
+   * that count or react without answering. Rejects when the
    * message did not reach the bot, when its handler failed every attempt (the error's message is
    * in the rejection), after `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or at once when the
    * bot is stopped.
@@ -113,7 +114,8 @@ export interface TestBot {
    * Once the bot handled message `asked` (as {@link TestBot.handled}), or kept it as a dead letter
    * (then `failed` says why, and the progress ended as failed): what a `ctx.progress` answering it
    * shows: the bot's messages after it in its conversation, their final text, and the edits made
-   * to them. `movedNote`: the progress's `movedNote` option, if set.
+   * to them. `movedNote`: the progress's `movedNote` option, if set. For a progress a press on a
+   * question's button began, `asked` is that question: the press taken, its run over.
    */
   progress(asked: number, options?: { timeoutMs?: number; movedNote?: string }): Promise<ProgressView>;
   /** Every message the bot has sent, oldest first. */
@@ -301,8 +303,10 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     if (runtime && !runtime.receives("message"))
       throw new Error(`${what} never reached ${name}: its queue takes no message events (it handles none)`);
     // An answer to a prompt is marked handled once recorded: the dialog's run on it comes after.
+    // The bot's own question: a press on its button answers it, recorded under the question.
+    const question = record.sender_id === userId;
     const after = (signal: AbortSignal) =>
-      runtime?.answerRunsOver(messageId, signal) ?? Promise.resolve(true);
+      runtime?.answerRunsOver(messageId, signal, question) ?? Promise.resolve(true);
     await daemon.ledger.until(
       name,
       messageId,

@@ -113,6 +113,31 @@ export async function whenAnswerRun(
 }
 
 /**
+ * Resolves true once no dialog among `entries()` waits at its question `id` (the bot's message):
+ * the answer taken (a press on its button has no message of its own, so it is recorded under the
+ * question), or its deadline, or an end; then as {@link whenAnswerRun}. A run under way that may be
+ * asking it (its dialog's last question before `id`, or a new dialog's), its log not kept yet, is
+ * waited for first. False if `signal` aborts first.
+ */
+export async function whenQuestionRun(
+  entries: () => Iterable<DialogEntry>,
+  id: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  for (;;) {
+    let busy: DialogEntry | undefined;
+    for (const entry of entries()) {
+      const { asked, answered } = entry.head;
+      if (answered.includes(id)) continue;
+      const asking = entry.asking || (entry.running && (asked ?? 0) < id);
+      if (asking || (asked === id && entry.waiting)) busy = entry;
+    }
+    if (busy === undefined) return whenAnswerRun(entries, id, signal);
+    if (!(await nextSettle(busy, signal))) return false;
+  }
+}
+
+/**
  * Resolves true once an end of `entry` under way settled (see `ending`) and its run under way is
  * over (at once when neither is), false if `signal` aborts first: what a message matched to it
  * then waits for (see {@link matched}).
