@@ -112,10 +112,7 @@ export class EffectRecords {
     return typeof kept === "number" ? kept : nowMs;
   }
 
-  /**
-   * The records of `eventKey`'s effects numbered after `from`, in order, up to the first number
-   * with none: what a run made past a point its caller knows of (a dialog's run under way at an end).
-   */
+  /** `eventKey`'s records numbered after `from`, up to the first number with none (a run past its log). */
   async after(eventKey: string, from: number): Promise<EffectRecord[]> {
     const found: EffectRecord[] = [];
     for (let n = from + 1; ; n++) {
@@ -267,8 +264,9 @@ export class EffectRun {
           this.options.onVerify?.(verified === undefined ? "absent" : "found");
           if (verified !== undefined) {
             this.#earlier = (this.#earlier ?? new Set()).add(n); // made earlier, as if its record survived
-            // Begun by a run that died, at the latest when its claim last said so.
-            return this.#record(key, made(verified, begun === undefined ? undefined : over.at), at, write);
+            // Begun by a run cut short (its record says when), or that died (when its claim last said so).
+            const then = begun === undefined ? undefined : (over.begun ?? over.at);
+            return this.#record(key, made(verified, then), at, write);
           }
         }
       }
@@ -286,8 +284,8 @@ export class EffectRun {
     try {
       result = await steps.act();
     } catch (err) {
-      // Ended here, maybe made (its answer lost): another run waits on it no more, but looks for it.
-      const left: EffectRecord = { n, kind, result: null, pending: true, ...given };
+      // Ended here, maybe made (its answer lost): no run waits on it (no `at`), one looks for it.
+      const left: EffectRecord = { n, kind, result: null, pending: true, ...given, ...(begun && { begun }) };
       this.#list()[at] = left;
       await claim.leave(left).catch(() => {});
       throw err;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EffectRecords } from "../../src/effects/effect-records.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 
 function records() {
   const warnings: unknown[] = [];
@@ -81,6 +82,28 @@ describe("EffectRecords", () => {
     expect(await caughtUp.once("send", send("z", never))).toEqual({ id: 2 });
     expect(sent).toEqual(["y", "z"]);
     expect(verified).toEqual([]);
+  });
+
+  it("a labelled effect cut short while made (the stop's deadline, a lost answer) keeps when it was begun: a re-run that finds it made counts from then", async () => {
+    // A dialog's question sent, its run aborted before the answer came, the bot down an hour:
+    // the question's deadline counts from its send. Before, the record left behind had no time,
+    // and the re-run that found the question stamped it with its own: the wait began again.
+    const clock = new TestClock({ held: true, start: 1_000_000 });
+    const store = new MemoryStore().namespace("bot").namespace("effects");
+    const r = new EffectRecords(store, { ttlMs: 3_600_000, clock });
+    const never = async (): Promise<{ id: number }> => {
+      throw new Error("not made again: it was found");
+    };
+    const cut = r.run("m:9", false);
+    cut.label("ask:q");
+    await expect(
+      cut.once("send", { act: () => Promise.reject(new Error("aborted")), verify: never }),
+    ).rejects.toThrow("aborted");
+    await clock.advance(3_600_000);
+    const rerun = new EffectRecords(store, { ttlMs: 3_600_000, clock }).run("m:9", true);
+    rerun.label("ask:q");
+    expect(await rerun.once("send", { act: never, verify: async () => ({ id: 4 }) })).toEqual({ id: 4 });
+    expect(rerun.made.map((m) => m.begun)).toEqual([1_000_000]);
   });
 
   it("a pending effect that verify does not find is made; a first run never verifies", async () => {
