@@ -20,16 +20,18 @@ const waiter = defineBot({
   },
 });
 
-test("stop({ wipe: true }) does not wait for a handler still running", async () => {
+// Without the cut the stop waits the daemon's shutdown_timeout (10 s): the test's own timeout, below
+// it, fails that; nothing here measures time.
+test("stop({ wipe: true }) does not wait for a handler still running", { timeout: 8_000 }, async () => {
   const clock = new TestClock();
   const sandbox = await startSandbox({ clock });
   try {
     const bot = await runBot(sandbox, { bot: waiter, name: "waiter", clock });
     await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "go" });
-    const started = Date.now();
     await bot.stop({ wipe: true });
-    // The daemon's shutdown_timeout is 10 s: a stop that waited for the handler took that long.
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(
+      bot.logs().filter((l) => l.msg === "shutdown deadline passed; handlers still running were aborted"),
+    ).toHaveLength(1);
   } finally {
     await sandbox.stop();
   }
