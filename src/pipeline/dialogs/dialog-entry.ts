@@ -101,14 +101,25 @@ export async function whenAnswerRun(
   id: number,
   signal: AbortSignal,
 ): Promise<boolean> {
+  const toRun = (e: DialogEntry) => e.running || e.ready !== undefined || e.unread;
+  return untilNone(entries, (e) => toRun(e) && e.head.answered.includes(id), whenOver, signal);
+}
+
+/**
+ * Resolves true once no entry among `entries()` is `busy`, each found waited for with `wait`
+ * (false, as soon as a wait says `signal` aborted).
+ */
+async function untilNone(
+  entries: () => Iterable<DialogEntry>,
+  busy: (entry: DialogEntry) => boolean,
+  wait: (entry: DialogEntry, signal: AbortSignal) => Promise<boolean>,
+  signal: AbortSignal,
+): Promise<boolean> {
   for (;;) {
-    let busy: DialogEntry | undefined;
-    for (const entry of entries()) {
-      const toRun = entry.running || entry.ready !== undefined || entry.unread;
-      if (toRun && entry.head.answered.includes(id)) busy = entry;
-    }
-    if (busy === undefined) return true;
-    if (!(await whenOver(busy, signal))) return false;
+    let found: DialogEntry | undefined;
+    for (const entry of entries()) if (busy(entry)) found = entry;
+    if (found === undefined) return true;
+    if (!(await wait(found, signal))) return false;
   }
 }
 
@@ -124,17 +135,13 @@ export async function whenQuestionRun(
   id: number,
   signal: AbortSignal,
 ): Promise<boolean> {
-  for (;;) {
-    let busy: DialogEntry | undefined;
-    for (const entry of entries()) {
-      const { asked, answered } = entry.head;
-      if (answered.includes(id)) continue;
-      const asking = entry.asking || (entry.running && (asked ?? 0) < id);
-      if (asking || (asked === id && entry.waiting)) busy = entry;
-    }
-    if (busy === undefined) return whenAnswerRun(entries, id, signal);
-    if (!(await nextSettle(busy, signal))) return false;
-  }
+  const atQuestion = (entry: DialogEntry) => {
+    const { asked, answered } = entry.head;
+    if (answered.includes(id)) return false;
+    const asking = entry.asking || (entry.running && (asked ?? 0) < id);
+    return asking || (asked === id && entry.waiting);
+  };
+  return (await untilNone(entries, atQuestion, nextSettle, signal)) && whenAnswerRun(entries, id, signal);
 }
 
 /**
