@@ -21,6 +21,15 @@ export type { SavedSnippet };
  */
 export class SnippetError extends BothostError<"SNIPPET_INVALID" | "SNIPPET_NOT_FOUND"> {
   override readonly name = "SnippetError";
+
+  constructor(
+    code: "SNIPPET_INVALID" | "SNIPPET_NOT_FOUND",
+    message: string,
+    /** The parameter at fault, when known: the snippet's `title` or `content`. */
+    readonly field?: "title" | "content",
+  ) {
+    super(code, message);
+  }
 }
 
 /** What {@link Snippets.ensure} did. */
@@ -112,6 +121,7 @@ export class SnippetCache implements Snippets {
         throw new SnippetError(
           "SNIPPET_NOT_FOUND",
           `No saved snippet titled "${t}"; create it first (or use ctx.snippets.ensure).`,
+          "title",
         );
       }
       return this.#update(found, next);
@@ -218,13 +228,18 @@ function applyTo(byId: Map<number, SavedSnippet>, event: SnippetEvent): void {
 function snippetField(field: "title" | "content", value: string): string {
   const max = field === "title" ? 60 : 10_000;
   if (typeof value !== "string") {
-    throw new SnippetError("SNIPPET_INVALID", `Snippet ${field} must be a string, got ${typeof value}.`);
+    throw new SnippetError(
+      "SNIPPET_INVALID",
+      `Snippet ${field} must be a string, got ${typeof value}.`,
+      field,
+    );
   }
   const text = value.trim();
   if (text === "") {
     throw new SnippetError(
       "SNIPPET_INVALID",
       `Snippet ${field} is blank; the server refuses blank ${field}s.`,
+      field,
     );
   }
   const length = codePointLength(text);
@@ -232,6 +247,7 @@ function snippetField(field: "title" | "content", value: string): string {
     throw new SnippetError(
       "SNIPPET_INVALID",
       `Snippet ${field} is ${length} characters; the server allows at most ${max}. Shorten it.`,
+      field,
     );
   }
   return text;

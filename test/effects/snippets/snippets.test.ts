@@ -167,10 +167,15 @@ describe("ctx.snippets", () => {
     const ctx = running.context();
     const mark = world.sandbox.control.requests.length;
     await expect(ctx.snippets.create("  ", "x")).rejects.toThrow(
-      new SnippetError("SNIPPET_INVALID", "Snippet title is blank; the server refuses blank titles."),
+      new SnippetError(
+        "SNIPPET_INVALID",
+        "Snippet title is blank; the server refuses blank titles.",
+        "title",
+      ),
     );
     await expect(ctx.snippets.ensure("t".repeat(61), "x")).rejects.toMatchObject({
       code: "SNIPPET_INVALID",
+      field: "title",
       message: "Snippet title is 61 characters; the server allows at most 60. Shorten it.",
     });
     expect(requestsSince(world.sandbox, mark)).toEqual([]);

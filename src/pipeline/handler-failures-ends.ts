@@ -1,0 +1,132 @@
+/**
+ * How a failed run ends once no attempt is left (handler-failures.ts): kept as a dead letter (or
+ * only logged without a store for them), marked for replay when the stop cut its attempts, or done
+ * with (a `NoRetry` with `deadLetter: false`, a dialog ended), what it left open ended first.
+ */
+import { timeoutSignal } from "../api/sleep.ts";
+import { NoRetry } from "../errors/no-retry.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import { describeRefusal, refusalOf, refusedError } from "./handler-failures-refusals.ts";
+import type { FailedRun, HandlerFailuresOptions } from "./handler-failures-types.ts";
+import { handlerTimedOut } from "./router-error.ts";
+
+const CUT_BY_STOP = "handler run cut by the bot's stop: kept for replay, it runs again at the next start";
+
+export class FailureEnds {
+  readonly #o: HandlerFailuresOptions;
+  /** The bot's stop, as it is now (a new one after each restart). */
+  readonly #stopping: () => AbortSignal;
+
+  constructor(options: HandlerFailuresOptions, stopping: () => AbortSignal) {
+    this.#o = options;
+    this.#stopping = stopping;
+  }
+
+  /** Let the run end what it left open (its progresses), within a handler's time, unless the bot stops. */
+  async gaveUp(run: FailedRun): Promise<void> {
+    if (!run.gaveUp) return;
+    const o = this.#o;
+    const timeout = timeoutSignal(o.clock, o.handlerTimeoutMs, () => handlerTimedOut(o.handlerTimeoutMs));
+    try {
+      await run.gaveUp(AbortSignal.any([this.#stopping(), timeout.signal]));
+    } catch (err) {
+      o.log.warn({ err }, "could not end what the failed handler left open");
+    } finally {
+      timeout.clear();
+    }
+  }
+
+  /**
+   * The run ended without a failure to keep (a prompt went unanswered, its dialog ended): done with.
+   * `over`: so its dialog did, and what it left open (its progresses) ends as failed, as after a final failure.
+   */
+  async ended(run: FailedRun, over = false): Promise<true> {
+    if (over && !this.#stopping().aborted) await this.gaveUp(run);
+    if (!run.letter) return true;
+    await run.recordHandled?.();
+    await this.#o.letters?.remove(run.letter.id).catch((err: unknown) => {
+      this.#o.log.error({ err, deadLetter: run.letter?.id }, "could not remove the replayed dead letter");
+    });
+    return true;
+  }
+
+  /**
+   * Keep `run`, failed on `error` after `attempts`, as a dead letter (first and last failed at
+   * `first`, `last`); `interrupted`: the stop cut its attempts, so it is marked for replay.
+   */
+  async keep(
+    run: FailedRun,
+    error: unknown,
+    attempts: number,
+    first: number,
+    last: number,
+    interrupted: boolean,
+  ): Promise<void> {
+    const o = this.#o;
+    if (!interrupted && !(error instanceof NoRetry && !error.deadLetter))
+      o.metrics?.deadLettered(run.event.type);
+    const refusal = interrupted || error instanceof NoRetry ? undefined : refusalOf(error);
+    const why =
+      error instanceof NoRetry
+        ? "it threw NoRetry"
+        : interrupted
+          ? "the bot stopped"
+          : refusal
+            ? `${describeRefusal(refusal)}: not retried`
+            : "every attempt failed";
+    const refused = refusal && { refused: refusal };
+    try {
+      if (error instanceof NoRetry && !error.deadLetter) {
+        // The bot handled the failure itself: nothing kept; a replayed letter done with, as handled.
+        o.log.warn(
+          { err: error, attempts },
+          "handler failed and threw NoRetry with deadLetter: false: not kept",
+        );
+        await this.ended(run);
+        return;
+      }
+      if (!o.letters) {
+        // Without a dead-letter store the first failure's log line is all there is, but for why
+        // a refused run went no further.
+        if (attempts > 1 || refused)
+          o.log.error(
+            { err: error, attempts, ...refused },
+            `handler failed (${why}); no dead-letter store keeps it`,
+          );
+        return;
+      }
+      // Cut short by the stop (a replayed letter too): kept marked in the same write, replayed at the next start.
+      const retryRequestedAt = interrupted ? new Date(last) : undefined;
+      const kept = refusal ? refusedError(error, refusal) : error;
+      const failed = {
+        error: kept,
+        attempts,
+        lastFailedAt: new Date(last).toISOString(),
+        effects: run.effects(),
+      };
+      const again = run.letter;
+      if (again) await o.letters.failedAgain(again.id, { ...failed, retryRequestedAt });
+      const { source, dialog, records } = run;
+      const event = run.event as unknown as JsonValue;
+      const firstFailedAt = new Date(first).toISOString();
+      const letter =
+        again ??
+        (await o.letters.add(
+          { ...failed, source, event, firstFailedAt, ...(dialog && { dialog }), ...(records && { records }) },
+          { retryRequestedAt },
+        ));
+      // The failure has its line already (`handler failed`): the stop cutting its retries is no error.
+      if (interrupted) o.log.info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
+      else
+        o.log.error(
+          { err: error, attempts, deadLetter: letter.id, ...refused },
+          again
+            ? `replayed dead letter failed again (${why})`
+            : `handler failed (${why}): kept as dead letter ${letter.id}`,
+        );
+      await o.commit();
+    } catch (err) {
+      o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * A cron job's occurrence through the failure stage (handler-failures.ts): its attempts, their
+ * effect records, and what becomes of it once they failed.
+ */
+import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import { monotonicMs } from "../time/clock.ts";
+import type { SendEffects } from "./context-types.ts";
+import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures-outage.ts";
+import type { HandlerFailuresOptions, Settles } from "./handler-failures-types.ts";
+import type { DispatchMetrics, RunJob } from "./incoming.ts";
+
+/**
+ * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under it, `keptMs` if
+ * given (a re-run repeats none, and reads back the one in flight among the bot's messages since the
+ * firing, less the server's clock's slack); a failed attempt runs again after a pause; once every
+ * attempt failed, it is a dead letter (source "job"), or, failed on the store's outage, waits for it.
+ */
+export function jobRunner(
+  o: Pick<HandlerFailuresOptions, "letters" | "log" | "health"> & {
+    effects: EffectRecords | undefined;
+    metrics: Pick<DispatchMetrics, "storeOutage"> | undefined;
+  },
+  failures: Settles,
+): RunJob {
+  return async (occurrence, attempt, signal, letter, resumed = false, marked, keptMs) => {
+    const key = `j:${occurrence.job}@${occurrence.scheduledFor}`;
+    const carried = (letter?.effects ?? []) as unknown as EffectRecord[];
+    const since = Math.floor(Date.parse(occurrence.firedAt) / 1000) - SERVER_CLOCK_SLACK_S;
+    // No effect (a `ctx.external` call above all) before the next start would see the run was
+    // under way: else a crash in it is taken for an occurrence missed while down.
+    let unmarked = marked;
+    void marked?.then(() => {
+      unmarked = undefined;
+    });
+    const before = marked && (() => unmarked);
+    const records = keptMs === undefined ? o.effects : o.effects?.keptFor(keptMs);
+    const effectsOf = (rerun: boolean): SendEffects | undefined =>
+      records && { run: records.run(key, rerun, carried, false, before), after: undefined, since };
+    const job = { job: occurrence.job, scheduledFor: occurrence.scheduledFor };
+    const run = async (s: AbortSignal, effects: SendEffects | undefined) => {
+      const started = monotonicMs();
+      try {
+        await attempt(s, effects, key);
+      } catch (err) {
+        const outage = outageOf(err);
+        if (outage) {
+          o.metrics?.storeOutage(occurrence.type, (monotonicMs() - started) / 1000);
+          // Once the outage is said (store-health.ts), each of its tries only at debug.
+          o.log[o.health?.repeats(err) ? "debug" : "warn"]({ ...outage, ...job }, STORE_OUTAGE_LINE);
+        }
+        throw err;
+      }
+    };
+    let last = effectsOf(letter !== undefined || resumed);
+    try {
+      await run(signal, last);
+      if (letter) await o.letters?.remove(letter.id);
+      return true;
+    } catch (err) {
+      if (!outageOf(err)) o.log.error({ err, ...job }, "cron job failed");
+      // A job's run has no dialog: its outcome is handled (true) or kept (false).
+      const outcome = await failures.settle(
+        {
+          event: occurrence,
+          source: "job",
+          ...(letter ? { letter } : {}),
+          again: (s) => {
+            last = effectsOf(true);
+            return run(s, last);
+          },
+          effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
+        },
+        err,
+      );
+      return outcome === true;
+    }
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Failures a run again cannot mend: the request itself is wrong, refused by the server (a 4xx
+ * such as `STREAM_DOES_NOT_EXIST`, `BAD_REQUEST` for a snippet over its size: api/refusals.ts)
+ * or by bothost before sending it (`SNIPPET_INVALID`, `TOPIC_TOO_LONG`…). The handler would make
+ * the same request and get the same answer, at the cost of the account's calls (200 a minute)
+ * and of its conversation's next messages, held meanwhile: such a run is not retried but kept as a
+ * dead letter at once, its error naming the refusal and the parameter at fault.
+ */
+import { type Refusal, serverRefusal } from "../api/refusals.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import { NoRetry } from "../errors/no-retry.ts";
+
+export type { Refusal };
+
+/**
+ * bothost's own codes for a request it refused before sending it, each with the parameter at
+ * fault when the error does not name it in a `field`.
+ */
+export const LOCAL_REFUSALS: ReadonlyMap<string, string | undefined> = new Map([
+  ["SNIPPET_INVALID", undefined],
+  ["SNIPPET_NOT_FOUND", "title"],
+  ["SCHEDULE_INVALID", undefined],
+  ["SCHEDULE_NOT_FOUND", "id"],
+  ["CONTENT_TOO_LONG", "content"],
+  ["TOPIC_TOO_LONG", "topic"],
+  ["REPORT_INVALID", undefined],
+  ["REACT_NO_MESSAGE", "messageId"],
+  ["REPLY_NO_CONVERSATION", undefined],
+  ["UNSUPPORTED_FEATURE", undefined],
+]);
+
+/** The refusal `err` is, if the request it failed on is wrong as made (see the file's comment). */
+export function refusalOf(err: unknown): Refusal | undefined {
+  const server = serverRefusal(err);
+  if (server || !(err instanceof BothostError) || !LOCAL_REFUSALS.has(err.code)) return server;
+  const field = (err as { field?: unknown }).field;
+  const parameter = typeof field === "string" ? field : LOCAL_REFUSALS.get(err.code);
+  return { code: err.code, reason: err.message, ...(parameter !== undefined && { parameter }) };
+}
+
+/** No attempt after this one: the handler threw `NoRetry`, or its request was refused. */
+export function isFinal(err: unknown): boolean {
+  return err instanceof NoRetry || refusalOf(err) !== undefined;
+}
+
+/** `refusal` in a few words: who refused, the code and status, the parameter (and value) at fault. */
+export function describeRefusal(refusal: Refusal): string {
+  const by = refusal.status === undefined ? "before it was sent" : "by the server";
+  const code = refusal.status === undefined ? refusal.code : `${refusal.status} ${refusal.code}`;
+  const value = refusal.value === undefined ? "" : ` = ${JSON.stringify(refusal.value)}`;
+  const parameter = refusal.parameter === undefined ? "" : `, parameter ${refusal.parameter}${value}`;
+  return `request refused ${by} (${code}${parameter})`;
+}
+
+/**
+ * What a dead letter keeps of `err`, a refusal: its name and stack, and its message followed by
+ * what was refused and that it was not retried (`bothost failed show` reads it there).
+ */
+export function refusedError(err: unknown, refusal: Refusal): Error {
+  const original = err instanceof Error ? err : undefined;
+  const kept = new Error(`${original?.message ?? refusal.reason} [${describeRefusal(refusal)}: not retried]`);
+  kept.name = original?.name ?? "Error";
+  if (original?.stack !== undefined) kept.stack = original.stack;
+  return kept;
+}

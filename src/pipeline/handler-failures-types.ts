@@ -1,0 +1,68 @@
+/**
+ * What the failure stage (handler-failures.ts) is given: the bot's retry policy and where it keeps
+ * dead letters, and, for each failed run, how to run it again and what to keep of it.
+ */
+import type { Logger } from "pino";
+import type { DeadLetter, DeadLetterSource, DeadLetters } from "../state/dead-letters.ts";
+import type { JsonValue } from "../state/state-store.ts";
+import type { Clock } from "../time/clock.ts";
+import type { FailureMetrics } from "./incoming.ts";
+import type { StoreHealth } from "./store-health.ts";
+
+/**
+ * How a failing handler is run again (config `retries`): after `backoffMs`, doubling up to
+ * `maxBackoffMs`, until it has run `attempts` times.
+ */
+export interface RetryPolicy {
+  /** Runs in all, the first included (1: never retried). */
+  attempts: number;
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+/** The pause before run `n + 1` after run `n` failed (n ≥ 1). */
+export function retryDelay(policy: RetryPolicy, n: number): number {
+  return Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (n - 1));
+}
+
+export interface HandlerFailuresOptions {
+  retries: RetryPolicy;
+  /** Where events whose every attempt failed are kept; without it they are only logged. */
+  letters: DeadLetters | undefined;
+  /** Each later attempt is aborted after this long. */
+  handlerTimeoutMs: number;
+  log: Logger;
+  clock: Clock;
+  metrics: FailureMetrics | undefined;
+  /** Makes a dead letter durable before its message is marked handled. */
+  commit(): Promise<void>;
+  /** Told when a run waiting for the store gets through (see store-health.ts). */
+  health?: StoreHealth | undefined;
+}
+
+/** The failed event or job occurrence. */
+export interface FailedRun {
+  event: { type: string };
+  source: DeadLetterSource;
+  /** The dead letter this run replays, if it is one; once handled, `recordHandled` before its removal. */
+  letter?: DeadLetter;
+  recordHandled?(): Promise<void>;
+  /** Run the handler again, with a fresh context on `signal` (the attempt's timeout, or stop). */
+  again(signal: AbortSignal): unknown;
+  /** The effects the last run made (or found made), its `ctx.external` results too, for the dead letter to carry. */
+  effects(): JsonValue[];
+  /** The dialog the run replays, for the dead letter to carry. */
+  dialog?: JsonValue;
+  /** An event without a message id: its records' key and read-back bound, for the dead letter to carry. */
+  records?: DeadLetter["records"];
+  /** The failure is final (not retried again, nor replayed at the next start): end what the run left open. */
+  gaveUp?(signal: AbortSignal): Promise<void>;
+}
+
+/** How a failed run ended (see `HandlerFailures.settle`). */
+export type SettleOutcome = boolean | "resumes" | "replays";
+
+/** What settles a failed run: `HandlerFailures`, as a cron job's runner sees it. */
+export interface Settles {
+  settle(run: FailedRun, error: unknown): Promise<SettleOutcome>;
+}
