@@ -13,7 +13,6 @@ import { graceAfter, REGISTER_GRACE_MS } from "./grace-after.ts";
 import type { PollPacer } from "./poll-pacing.ts";
 import { UnknownEventWarnings } from "./unknown-events.ts";
 
-/** Why a queue was (re-)registered; the runtime replays missed messages for all but `start`. */
 /** Batches of at most this many events are dispatched before the next poll is sent. */
 const SMALL_BATCH = 8;
 
@@ -54,6 +53,8 @@ export interface QueueConsumerOptions {
    * poll goes out as soon as a batch is parsed, while `onEvents` dispatches it.
    */
   hasCapacity?(): boolean;
+  /** Settles when the events handed to `onEvents` so far may be acknowledged (saved-events.ts). */
+  acknowledgeAfter?(): Promise<void> | undefined;
   /** Spaces polls under sustained traffic so the event-queue budget lasts; none: poll at once. */
   pacer?: PollPacer;
   /** Added to the server's long-poll timeout to make the HTTP timeout (default 10 s). */
@@ -208,33 +209,32 @@ export class QueueConsumer {
   /**
    * Parse a poll's answer and hand its events over; what is returned settles when they are
    * dispatched (nothing for a batch of heartbeats only). Reading ahead acknowledges a batch before
-   * its handlers ran: harmless, as a new queue replays messages from the delivery ledger, and at
-   * most one batch beyond the capacity is held.
+   * its handlers ran: harmless, as a new queue replays messages from the delivery ledger, the other
+   * events are saved first (`acknowledgeAfter`), and at most one batch beyond the capacity is held.
    */
   #take(raw: unknown[], queueId: string, signal: AbortSignal): Promise<void> | undefined {
     this.lastContactAt = this.#opts.clock.now();
     this.#failures = 0;
     const batch: ParsedEvent[] = [];
+    let others = false; // events other than messages: saved before the poll acknowledging them
     for (let i = 0; i < raw.length; i++) {
       const parsed = parseEvent(raw[i]);
       if (parsed.event.id > this.#lastEventId) this.#lastEventId = parsed.event.id;
-      if (parsed.event.type === "heartbeat") {
+      const type = parsed.event.type;
+      if (type === "heartbeat") {
         this.lastHeartbeatAt = this.lastContactAt;
         continue;
       }
-      if (!parsed.known && parsed.issue) {
-        this.#unknown.note(parsed.event.type, parsed.issue);
-      }
+      if (type !== "message") others = true;
+      if (!parsed.known && parsed.issue) this.#unknown.note(type, parsed.issue);
       batch.push(parsed);
     }
-    if (batch.length === 0) {
-      this.#readAhead(queueId, signal);
-      return undefined;
-    }
-    // A large batch: the next poll goes out first, so the server prepares it while this one is
-    // dispatched. A small one is dispatched in far less than a poll's round trip: its handlers'
-    // first calls (a reply) go out first, and the next poll one event-loop turn later.
-    if (batch.length > SMALL_BATCH) {
+    if (batch.length === 0) return this.#readAhead(queueId, signal);
+    // A large batch of messages: the next poll goes out first, so the server prepares it while
+    // this one is dispatched. A small one (or one with other events, saved first) is dispatched in
+    // far less than a poll's round trip: its handlers' first calls (a reply) go out first, and the
+    // next poll one event-loop turn later.
+    if (batch.length > SMALL_BATCH && !others) {
       this.#readAhead(queueId, signal);
       return this.#opts.onEvents(batch, queueId);
     }
@@ -248,7 +248,7 @@ export class QueueConsumer {
   }
 
   /** Send the next poll now, while there is capacity for its batch. */
-  #readAhead(queueId: string, signal: AbortSignal): void {
+  #readAhead(queueId: string, signal: AbortSignal): undefined {
     if (this.#opts.hasCapacity?.() && !signal.aborted && this.queueId === queueId)
       this.#ahead = this.#send(queueId, signal);
   }
@@ -261,7 +261,9 @@ export class QueueConsumer {
     // Under sustained traffic the pacer holds the poll a little, so that it brings a batch.
     const pacer = this.#opts.pacer;
     const wait = pacer?.take() ?? 0;
-    const events = pacer && wait > 0 ? pacer.hold(wait, signal).then(poll) : poll();
+    const paced = () => (pacer && wait > 0 ? pacer.hold(wait, signal).then(poll) : poll());
+    const saving = this.#opts.acknowledgeAfter?.(); // the events it acknowledges, saved first
+    const events = saving === undefined ? paced() : saving.then(paced);
     // Its failure is handled when the loop takes it; until then it must not count as unhandled.
     events.catch(() => {});
     return { queueId, events };

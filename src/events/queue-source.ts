@@ -21,6 +21,7 @@ import { PollPacer } from "./poll-pacing.ts";
 import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
 import { catchUpReactions } from "./reaction-catch-up.ts";
 import { registerParams } from "./register-params.ts";
+import { StartSaves } from "./saved-events.ts";
 
 /** What the queue source reports (the daemon's /metrics, bound to the bot's name). */
 export interface QueueMetrics {
@@ -123,6 +124,8 @@ export class QueueSource {
   #eventTypes: readonly string[] | null;
   /** The event types the latest registration asked for: a {@link want} since renews its queue. */
   #registeredTypes: readonly string[] | null = null;
+  /** The bot's non-message events not yet handled, kept against a kill (saved-events.ts). */
+  readonly #saved: StartSaves;
 
   /** When the server was last heard from with events on the current queue (a later source's `lastContact`). */
   get lastContact(): number | undefined {
@@ -134,6 +137,7 @@ export class QueueSource {
     this.#eventTypes = options.eventTypes;
     this.#lastContactBeforeGap = options.lastContact;
     const { client, dispatcher } = options;
+    this.#saved = new StartSaves(dispatcher, options.log);
     this.consumer = new QueueConsumer({
       log: options.log,
       clock: options.clock,
@@ -163,6 +167,7 @@ export class QueueSource {
         if (this.#registeredTypes !== this.#eventTypes) this.consumer.renew();
       },
       onEvents: (batch, queueId) => this.#onEvents(batch, queueId),
+      acknowledgeAfter: () => this.#saved.saving,
       // Polling acknowledges the events before their handlers finish: harmless, because a new
       // queue (after a crash too) replays messages from the ledger's cursor, not from the queue.
       waitForCapacity: (signal) => dispatcher.onBelow(MAX_IN_FLIGHT, signal),
@@ -178,6 +183,8 @@ export class QueueSource {
     o.onRegistered(reason, reg);
     const ledger = dispatcher.ledger;
     if (ledger === undefined) throw new Error("a queue was registered before the delivery ledger was opened");
+    // Before the first poll and the catch-up: what a stop or a kill left unfinished runs first.
+    await this.#saved.runAgain();
     const firstEver = ledger.cursor === undefined;
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
@@ -256,25 +263,46 @@ export class QueueSource {
 
   async #onEvents(batch: ParsedEvent[], queue: string): Promise<void> {
     const o = this.#o;
-    // Accepted in runs (one reading of the clock each), cut where an event tells the source something.
+    // Accepted in runs (one reading of the clock each), cut where an event tells the source
+    // something, and at each event saved until its run is over (accepted alone, with its end).
     let run: Incoming[] = [];
+    let saved = false;
     for (let i = 0; i < batch.length; i++) {
       const parsed = batch[i] as ParsedEvent;
       const event = parsed.event;
       const restart = event.type === "restart";
       const scheduled = parsed.known && parsed.event.type === "scheduled_messages";
+      const message = event.type === "message";
       if (restart || scheduled) {
         o.dispatcher.acceptAll(run);
         run = [];
         if (restart) o.log.info({ featureLevel: event.zulip_feature_level }, "server restarted");
         if (scheduled) o.onScheduledMessages(parsed.event);
-      } else if (parsed.known && event.type === "message") o.onScheduledMessages(parsed.event);
+      } else if (message && parsed.known) o.onScheduledMessages(parsed.event);
       const issue = parsed.known ? undefined : parsed.issue;
       // Made with every field the pipeline sets (`reachedAt` at accept): adding one later gives each
       // waiting event a second object, which a burst's garbage collections copy while it waits.
-      run.push({ event, replayed: false, issue, reply: undefined, queue, reachedAt: undefined });
+      const incoming: Incoming = {
+        event,
+        replayed: false,
+        issue,
+        reply: undefined,
+        queue,
+        reachedAt: undefined,
+      };
+      const key = message || restart ? undefined : this.#saved.keep(parsed, queue);
+      if (key === undefined) {
+        run.push(incoming);
+        continue;
+      }
+      saved = true;
+      o.dispatcher.acceptAll(run);
+      run = [];
+      this.#saved.accept(incoming, key);
     }
     o.dispatcher.acceptAll(run);
+    // Written and committed before the poll that acknowledges the batch (`acknowledgeAfter`).
+    if (saved) this.#saved.save();
     this.#lastContactBeforeGap = this.consumer.lastContactAt;
   }
 

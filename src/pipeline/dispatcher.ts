@@ -1,5 +1,6 @@
 import { timeoutSignal } from "../api/sleep.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
+import type { StateStore } from "../state/state-store.ts";
 import { isTypedEvent, reviveEvent, type ServerEvent } from "../wire/events.ts";
 import type { Composer } from "./composer.ts";
 import type { BaseContext, BotContext } from "./context.ts";
@@ -39,6 +40,8 @@ export class Dispatcher {
   readonly #engine: DialogEngine;
   /** Stages 4 and 5 (dialogs, then runs.ts), as a queue task. */
   readonly #run: DialogEngine["run"];
+  /** True while the stop's deadline drops the waiting events (their `onDone` is called then). */
+  #dropping = false;
 
   constructor(parts: DispatcherParts) {
     this.#o = parts;
@@ -109,7 +112,12 @@ export class Dispatcher {
       return 0;
     } catch {
       const abandoned = this.#queue.inFlight;
-      this.#queue.abortAll();
+      this.#dropping = true;
+      try {
+        this.#queue.abortAll();
+      } finally {
+        this.#dropping = false;
+      }
       if (stop === undefined)
         this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
       else
@@ -313,6 +321,40 @@ export class Dispatcher {
       };
       this.#queue.push(isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY, this.#run, incoming);
     });
+  }
+
+  /**
+   * Hooks for the saved events (events/saved-events.ts: non-message events kept in the runtime
+   * namespace until their runs are over, so that a kill loses none). `store`, `commit`: where the
+   * ledger lives and how it is made durable. `dropping`: true while the stop's deadline drops the
+   * events still waiting (their `onDone` is called without a run: they stay saved, for the next start).
+   */
+  get saved(): { store: StateStore; commit(): Promise<void>; readonly dropping: boolean } {
+    const dispatcher = this;
+    return {
+      store: this.#o.ledgerStore,
+      commit: this.#o.ledgerCommits.commit,
+      get dropping() {
+        return dispatcher.#dropping;
+      },
+    };
+  }
+
+  /**
+   * A saved event a stop or a kill left unfinished, run again at a start: ordered with its
+   * conversation and run as a live event (its effect records read, as for a run again), without the
+   * caches seeing it (the new queue's snapshot is newer) and with no ledger (it is no message).
+   * `onDone` once its run is over.
+   */
+  rerun(incoming: Incoming, onDone: () => void): void {
+    const { event, issue } = incoming;
+    this.#stats.replayed++;
+    this.#queue.push(
+      isTypedEvent(event, issue) ? this.#keys.keyOf(event) : BOT_KEY,
+      this.#run,
+      incoming,
+      onDone,
+    );
   }
 
   /** An event the pipeline itself makes (a catch-up's gap): ordered and run, nothing to deduplicate. */

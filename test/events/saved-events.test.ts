@@ -1,0 +1,118 @@
+/**
+ * What saving the unfinished non-message events costs (src/events/saved-events.ts), counted in
+ * the store's writes of the saved set, over the sandbox's HTTP: nothing for batches of messages
+ * only; one write per batch holding a reaction, and one for the removals once its run is over;
+ * and past the cap, a warning, the events then handled unsaved.
+ */
+import { afterEach, expect, it } from "vitest";
+import type { BotApi } from "../../src/bot/bot-api.ts";
+import type { BotDefinition } from "../../src/bot/define-bot.ts";
+import { SAVED_EVENTS_CAP, SAVED_EVENTS_KEY } from "../../src/events/saved-events.ts";
+import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
+import type { Sandbox } from "../../src/sandbox/types.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
+import type { StateBackend, StateStore } from "../../src/state/state-store.ts";
+import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
+import { reactAs } from "../../src/testing/react-as.ts";
+
+const BOT = "bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+
+let sandbox: Sandbox | undefined;
+let daemon: InProcessDaemon | undefined;
+afterEach(async () => {
+  await daemon?.stop({ deadlineMs: 0 });
+  await sandbox?.stop();
+  daemon = undefined;
+  sandbox = undefined;
+});
+
+/** `backend`, counting the writes (`set`, `delete`) of the saved set of bot `bot`. */
+function counted(backend: StateBackend, bot: string) {
+  const writes: string[] = [];
+  const wrap = (inner: StateStore, at: readonly string[]): StateStore =>
+    new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === "namespace") return (name: string) => wrap(target.namespace(name), [...at, name]);
+        const runtime = at.length === 2 && at[0] === bot && at[1] === "runtime";
+        if (runtime && (prop === "set" || prop === "delete")) {
+          return (key: string, ...rest: unknown[]) => {
+            if (key === SAVED_EVENTS_KEY) writes.push(prop);
+            return (target[prop] as (...a: unknown[]) => unknown).call(target, key, ...rest);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return { store: wrap(backend, []) as StateBackend, writes };
+}
+
+it("a batch of messages only writes nothing to the saved set; a batch with a reaction, one write, and one for its removal", async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  const handled: string[] = [];
+  const definition = {
+    setup(bot: BotApi) {
+      bot.on("message", (ctx) => {
+        handled.push(`message ${ctx.event.message.id}`);
+      });
+      // Its run outlives the batch's dispatch (a reply): the batch is saved before the next poll.
+      bot.on("reaction", async (ctx) => {
+        await ctx.send({ type: "direct", to: [ctx.event.user_id], content: "noted" });
+        handled.push(`reaction ${ctx.event.op}`);
+      });
+    },
+  } as BotDefinition;
+  const { store, writes } = counted(new MemoryStore(), "b");
+  daemon = await startInProcessDaemon(sandbox, { b: { email: BOT, definition } }, { store });
+  const { control } = sandbox;
+  // A burst while no poll is parked: the messages come in batches of several.
+  control.delay(60_000, { paths: ["/events"] });
+  const ids = Array.from(
+    { length: 30 },
+    (_, i) => control.sendAs(MEMBER, { type: "direct", to: [BOT], content: `m${i}` }).id,
+  );
+  control.delay(0);
+  await expect.poll(() => handled.length).toBe(ids.length);
+  expect(writes).toEqual([]);
+
+  await reactAs(sandbox, MEMBER, ids[0]!, "tada", false);
+  await expect.poll(() => handled.includes("reaction add")).toBe(true);
+  // The removal is written after the turn the run ended in.
+  await expect.poll(() => writes.length).toBe(2);
+  expect(writes).toEqual(["set", "delete"]);
+});
+
+it(`past ${SAVED_EVENTS_CAP} unfinished events, one warning names the bot, and the next events are handled unsaved`, async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  let open = () => {};
+  const gate = new Promise<void>((go) => {
+    open = go;
+  });
+  let handled = 0;
+  const definition = {
+    setup(bot: BotApi) {
+      bot.on("reaction", async () => {
+        await gate;
+        handled++;
+      });
+    },
+  } as BotDefinition;
+  const backend = new MemoryStore();
+  daemon = await startInProcessDaemon(sandbox, { b: { email: BOT, definition } }, { store: backend });
+  const { control } = sandbox;
+  const id = control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "react" }).id;
+  // Added and removed in turn: each is a reaction event, all in the message's conversation, each
+  // waiting behind the first, held at the gate.
+  const events = SAVED_EVENTS_CAP + 10;
+  for (let i = 0; i < events; i++) await reactAs(sandbox, MEMBER, id, "tada", i % 2 === 1);
+  const full = () => daemon!.logged("events wait unfinished");
+  const saved = () => backend.namespace("b").namespace("runtime").get(SAVED_EVENTS_KEY);
+  await expect.poll(() => full().length).toBe(1);
+  await expect.poll(async () => ((await saved()) as unknown[] | undefined)?.length).toBe(SAVED_EVENTS_CAP);
+  expect(full()).toHaveLength(1);
+  expect(full()[0]).toMatchObject({ level: 40, bot: "b", cap: SAVED_EVENTS_CAP });
+  open();
+  await expect.poll(() => handled).toBe(events);
+  await expect.poll(saved).toBeUndefined();
+});
