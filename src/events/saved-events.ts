@@ -32,6 +32,8 @@ interface Entry {
   q: string;
   id: number;
   event: JsonValue;
+  /** When it was kept (epoch ms): its first run began no earlier, which bounds a run again's read-backs. */
+  at?: number;
   /** Run again at a start already. */
   again?: true;
 }
@@ -42,6 +44,8 @@ export interface SavedEvent {
   key: string;
   queue: string;
   raw: unknown;
+  /** When it was kept (epoch ms); undefined for one kept by an older version. */
+  keptAt: number | undefined;
 }
 
 const keyOf = (queue: string, id: number): string => `${queue}/${id}`;
@@ -51,6 +55,7 @@ export class SavedEvents {
   readonly #commit: () => Promise<void>;
   readonly #log: Logger;
   readonly #cap: number;
+  readonly #now: () => number;
   #entries = new Map<string, Entry>();
   /** Keys added since the last write: one whose run ends before it needs no write at all. */
   readonly #unwritten = new Set<string>();
@@ -63,8 +68,16 @@ export class SavedEvents {
   /** A save failed and said so; said again once one landed. */
   #failing = false;
 
-  constructor(o: { store: StateStore; commit: () => Promise<void>; log: Logger; cap?: number }) {
+  /** `now`: the bot's clock (epoch ms). */
+  constructor(o: {
+    store: StateStore;
+    commit: () => Promise<void>;
+    log: Logger;
+    now: () => number;
+    cap?: number;
+  }) {
     this.#store = o.store;
+    this.#now = o.now;
     this.#commit = o.commit;
     this.#log = o.log;
     this.#cap = o.cap ?? SAVED_EVENTS_CAP;
@@ -97,7 +110,7 @@ export class SavedEvents {
       }
       const key = keyOf(entry.q, entry.id);
       now.set(key, { ...entry, again: true });
-      again.push({ key, queue: entry.q, raw: entry.event });
+      again.push({ key, queue: entry.q, raw: entry.event, keptAt: entry.at });
     }
     this.#entries = now;
     if (entries.length > 0) {
@@ -126,7 +139,7 @@ export class SavedEvents {
     }
     const id = parsed.event.id;
     const key = keyOf(queue, id);
-    this.#entries.set(key, { q: queue, id, event: parsed.event as unknown as JsonValue });
+    this.#entries.set(key, { q: queue, id, event: parsed.event as unknown as JsonValue, at: this.#now() });
     this.#unwritten.add(key);
     return key;
   }
@@ -206,7 +219,7 @@ export class StartSaves {
     this.#hooks = hooks;
     let set = sets.get(dispatcher);
     if (set === undefined) {
-      set = new SavedEvents({ store: hooks.store, commit: hooks.commit, log });
+      set = new SavedEvents({ store: hooks.store, commit: hooks.commit, log, now: hooks.now });
       sets.set(dispatcher, set);
     }
     this.#set = set;
@@ -245,7 +258,7 @@ export class StartSaves {
     if (this.#read) return;
     const events = await this.#set.open();
     this.#read = true;
-    for (const { key, queue, raw } of events) {
+    for (const { key, queue, raw, keptAt } of events) {
       const { event, issue } = reviveEvent(raw);
       const incoming: Incoming = {
         event,
@@ -254,6 +267,7 @@ export class StartSaves {
         reply: undefined,
         queue,
         reachedAt: undefined,
+        ...(keptAt === undefined ? {} : { keptAt }),
       };
       this.#dispatcher.rerun(incoming, () => this.#done(key));
     }

@@ -326,14 +326,21 @@ export class Dispatcher {
   /**
    * Hooks for the saved events (events/saved-events.ts: non-message events kept in the runtime
    * namespace until their runs are over, so that a kill loses none). `store`, `commit`: where the
-   * ledger lives and how it is made durable. `dropping`: true while the stop's deadline drops the
+   * ledger lives and how it is made durable; `now`: the bot's clock. `dropping`: true while the stop's deadline drops the
    * events still waiting (their `onDone` is called without a run: they stay saved, for the next start).
    */
-  get saved(): { store: StateStore; commit(): Promise<void>; readonly dropping: boolean } {
+  get saved(): {
+    store: StateStore;
+    commit(): Promise<void>;
+    now(): number;
+    readonly dropping: boolean;
+  } {
     const dispatcher = this;
+    const clock = this.#o.clock;
     return {
       store: this.#o.ledgerStore,
       commit: this.#o.ledgerCommits.commit,
+      now: () => clock.now(),
       get dropping() {
         return dispatcher.#dropping;
       },

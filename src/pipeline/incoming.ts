@@ -35,6 +35,11 @@ export interface Incoming {
   /** The id of the event queue that delivered it: with the event's id, the event's identity (run-keys.ts). */
   readonly queue?: string;
   /**
+   * A saved event run again at a start (events/saved-events.ts): when it was kept (epoch ms). Its
+   * first run began no earlier, so a read-back of a send that run made is bounded from then.
+   */
+  readonly keptAt?: number;
+  /**
    * When the pipeline accepted it (epoch ms, the bot's clock): a message that came before its
    * question's deadline is not late for having waited in its conversation's queue (`matched`).
    */

@@ -34,13 +34,14 @@ import type { Incoming } from "./incoming.ts";
 export type RunRecords = NonNullable<DeadLetter["records"]>;
 
 /**
- * The key and bound of `incoming`'s first run, begun at `nowMs` (the daemon's clock, epoch ms):
- * a send is looked for among messages stamped no earlier than then, less the server's clock's slack.
+ * The key and bound of `incoming`'s first run, begun at `nowMs` (the daemon's clock, epoch ms), or
+ * for a saved event run again after a kill, no earlier than it was kept (`keptAt`): a send is looked
+ * for among messages stamped no earlier than then, less the server's clock's slack.
  */
 export function firstRecordsOf(incoming: Incoming, nowMs: number): RunRecords {
   const kept = incoming.letter?.records;
   if (kept !== undefined) return kept;
-  const since = Math.floor(nowMs / 1000) - SERVER_CLOCK_SLACK_S;
+  const since = Math.floor((incoming.keptAt ?? nowMs) / 1000) - SERVER_CLOCK_SLACK_S;
   const { queue, letter } = incoming;
   const eventId = (incoming.event as { id?: unknown }).id;
   if (queue !== undefined && typeof eventId === "number") return { key: `q:${queue}/${eventId}`, since };

@@ -30,6 +30,7 @@ afterEach(async () => {
 /** `backend`, counting the writes (`set`, `delete`) of the saved set of bot `bot`. */
 function counted(backend: StateBackend, bot: string) {
   const writes: string[] = [];
+  const values: unknown[] = [];
   const wrap = (inner: StateStore, at: readonly string[]): StateStore =>
     new Proxy(inner, {
       get(target, prop, receiver) {
@@ -37,7 +38,10 @@ function counted(backend: StateBackend, bot: string) {
         const runtime = at.length === 2 && at[0] === bot && at[1] === "runtime";
         if (runtime && (prop === "set" || prop === "delete")) {
           return (key: string, ...rest: unknown[]) => {
-            if (key === SAVED_EVENTS_KEY) writes.push(prop);
+            if (key === SAVED_EVENTS_KEY) {
+              writes.push(prop);
+              if (prop === "set") values.push(rest[0]);
+            }
             return (target[prop] as (...a: unknown[]) => unknown).call(target, key, ...rest);
           };
         }
@@ -45,7 +49,7 @@ function counted(backend: StateBackend, bot: string) {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-  return { store: wrap(backend, []) as StateBackend, writes };
+  return { store: wrap(backend, []) as StateBackend, writes, values };
 }
 
 it("a batch of messages only writes nothing to the saved set; a batch with a reaction, one write, and one for its removal", async () => {
@@ -63,7 +67,7 @@ it("a batch of messages only writes nothing to the saved set; a batch with a rea
       });
     },
   } as BotDefinition;
-  const { store, writes } = counted(new MemoryStore(), "b");
+  const { store, writes, values } = counted(new MemoryStore(), "b");
   daemon = await startInProcessDaemon(sandbox, { b: { email: BOT, definition } }, { store });
   const { control } = sandbox;
   // A burst while no poll is parked: the messages come in batches of several.
@@ -76,11 +80,17 @@ it("a batch of messages only writes nothing to the saved set; a batch with a rea
   await expect.poll(() => handled.length).toBe(ids.length);
   expect(writes).toEqual([]);
 
+  const before = Date.now();
   await reactAs(sandbox, MEMBER, ids[0]!, "tada", false);
   await expect.poll(() => handled.includes("reaction add")).toBe(true);
   // The removal is written after the turn the run ended in.
   await expect.poll(() => writes.length).toBe(2);
   expect(writes).toEqual(["set", "delete"]);
+  // Kept with when it was kept: a run again after a kill bounds its read-backs from then.
+  const [entry] = values[0] as { at: number; event: { type: string } }[];
+  expect(entry?.event.type).toBe("reaction");
+  expect(entry?.at).toBeGreaterThanOrEqual(before);
+  expect(entry?.at).toBeLessThanOrEqual(Date.now());
 });
 
 it(`past ${SAVED_EVENTS_CAP} unfinished events, one warning names the bot, and the next events are handled unsaved`, async () => {
