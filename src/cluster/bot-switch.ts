@@ -4,8 +4,17 @@
  * for a long time): it stops the runtime at once, and the start gives up.
  */
 
-/** Why a bot stops alone when its lease is lost or handed over, said with handlers aborted then. */
-export const LEASE_STOP = "its lease was lost or handed over";
+export { LEASE_STOP } from "../pipeline/stop-cut.ts";
+
+/**
+ * The one line (warn) of a lease lost here, said once the bot stopped, with `left`: the events it
+ * left in flight (each one's own lines of the stop are at debug).
+ */
+export function leaseLostLine(elsewhere: boolean): string {
+  return elsewhere
+    ? "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight"
+    : "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight";
+}
 
 /** The part of a BotRuntime a switch drives. */
 export interface Switchable {

@@ -31,6 +31,7 @@ import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
 import { balance } from "./balance.ts";
+import { leaseLostLine } from "./bot-switch.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
 import { LeaseHolders } from "./lease-holders.ts";
 import { type ClusterView, RedisLeases } from "./redis-leases.ts";
@@ -315,11 +316,8 @@ export class LeaseCoordinator implements Coordinator {
     clearTimeout(held.watchdog);
     this.#held.delete(bot);
     this.#lost.set(bot, reason);
-    this.#o.log.warn(
-      { bot, token: tokenOf(held.fence), reason },
-      "lease lost; stopping the bot on this instance",
-    );
-    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere);
+    // Said once the bot stopped (within ttl/6), with the events it left: its only warn line.
+    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere, undefined, reason);
   }
 
   #handOverOne(): void {
@@ -338,20 +336,25 @@ export class LeaseCoordinator implements Coordinator {
     });
   }
 
-  #halt(bot: string, fence: Fence, deadlineMs: number, elsewhere: boolean, before?: () => void): void {
+  /** Stop the bot here; `lost`: why its lease was lost (said then, with the events left in flight). */
+  #halt(bot: string, fence: Fence, ms: number, elsewhere: boolean, before?: () => void, lost?: string): void {
     this.#halting.add(bot);
     void (async () => {
+      let left: number | undefined;
       try {
-        await this.#hooks?.halt(bot, deadlineMs, elsewhere);
-        this.#o.log.info(
-          { bot },
-          elsewhere
-            ? "the bot stopped here: another instance runs it"
-            : "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
-        );
+        const halted = await this.#hooks?.halt(bot, ms, elsewhere);
+        left = (halted as { abandoned?: number } | undefined)?.abandoned ?? 0;
+        if (lost === undefined)
+          this.#o.log.info(
+            { bot, left },
+            elsewhere
+              ? "the bot stopped here: another instance runs it"
+              : "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
+          );
       } catch (err) {
         this.#o.log.error({ bot, err }, "the bot did not stop cleanly");
       }
+      if (lost !== undefined) this.#o.log.warn({ bot, reason: lost, left }, leaseLostLine(elsewhere));
       before?.();
       // Nothing if the lease is someone else's by now; else others need not wait for the ttl.
       if (!this.#held.has(bot)) await this.#leases?.release(fence).catch(() => {});

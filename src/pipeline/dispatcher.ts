@@ -18,6 +18,7 @@ import type { HandlerFailures } from "./handler-failures.ts";
 import { type DispatchStats, type Incoming, noEvents } from "./incoming.ts";
 import { LedgerCommits } from "./ledger-commits.ts";
 import { HandlerRuns } from "./runs.ts";
+import { LEASE_STOP } from "./stop-cut.ts";
 import { WebhookLedger } from "./webhook-ledger.ts";
 
 export type { DispatcherParts } from "./dispatcher-parts.ts";
@@ -102,7 +103,7 @@ export class Dispatcher {
    */
   async drain(deadlineMs: number, stop?: string): Promise<number> {
     // Handlers waiting to run again are kept as dead letters for the next start, not waited for.
-    this.#failures.stop();
+    this.#failures.stop(stop);
     this.#commits?.stop();
     // Dialogs wait in the store, not in handlers: only their timers stop.
     this.#o.dialogs.pause();
@@ -120,8 +121,9 @@ export class Dispatcher {
       }
       if (stop === undefined)
         this.#o.log.warn({ abandoned }, "shutdown deadline passed; handlers still running were aborted");
+      // A lost lease's stop is said by the coordinator, with the events it left (`abandoned`).
       else
-        this.#o.log.warn(
+        this.#o.log[stop === LEASE_STOP ? "debug" : "warn"](
           { abandoned, stop },
           "the bot's stop deadline passed; handlers still running were aborted",
         );

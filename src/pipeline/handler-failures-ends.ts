@@ -9,17 +9,23 @@ import type { JsonValue } from "../state/state-store.ts";
 import { describeRefusal, refusalOf, refusedError } from "./handler-failures-refusals.ts";
 import type { FailedRun, HandlerFailuresOptions } from "./handler-failures-types.ts";
 import { handlerTimedOut } from "./router-error.ts";
-
-const CUT_BY_STOP = "handler run cut by the bot's stop: kept for replay, it runs again at the next start";
+import { CUT_BY_STOP, cutLog } from "./stop-cut.ts";
 
 export class FailureEnds {
   readonly #o: HandlerFailuresOptions;
   /** The bot's stop, as it is now (a new one after each restart). */
   readonly #stopping: () => AbortSignal;
+  /** The level of the stop's lines for each event (debug for a lease's: stop-cut.ts). */
+  readonly #cutLevel: () => "warn" | "debug";
 
-  constructor(options: HandlerFailuresOptions, stopping: () => AbortSignal) {
+  constructor(
+    options: HandlerFailuresOptions,
+    stopping: () => AbortSignal,
+    cutLevel: () => "warn" | "debug",
+  ) {
     this.#o = options;
     this.#stopping = stopping;
+    this.#cutLevel = cutLevel;
   }
 
   /** Let the run end what it left open (its progresses), within a handler's time, unless the bot stops. */
@@ -116,7 +122,7 @@ export class FailureEnds {
           { retryRequestedAt },
         ));
       // The failure has its line already (`handler failed`): the stop cutting its retries is no error.
-      if (interrupted) o.log.info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
+      if (interrupted) cutLog(o.log, this.#cutLevel()).info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
       else
         o.log.error(
           { err: error, attempts, deadLetter: letter.id, ...refused },

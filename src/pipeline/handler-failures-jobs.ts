@@ -9,6 +9,7 @@ import type { SendEffects } from "./context-types.ts";
 import { outageOf, STORE_OUTAGE_LINE } from "./handler-failures-outage.ts";
 import type { HandlerFailuresOptions, Settles } from "./handler-failures-types.ts";
 import type { DispatchMetrics, RunJob } from "./incoming.ts";
+import { fenced } from "./stop-cut.ts";
 
 /**
  * Stages 4–5 for a cron job's occurrence: each attempt's sends are recorded under it, `keptMs` if
@@ -46,8 +47,9 @@ export function jobRunner(
         const outage = outageOf(err);
         if (outage) {
           o.metrics?.storeOutage(occurrence.type, (monotonicMs() - started) / 1000);
-          // Once the outage is said (store-health.ts), each of its tries only at debug.
-          o.log[o.health?.repeats(err) ? "debug" : "warn"]({ ...outage, ...job }, STORE_OUTAGE_LINE);
+          // Once the outage is said (store-health.ts), each of its tries only at debug; a lost lease's too.
+          const level = o.health?.repeats(err) || fenced(outage) ? "debug" : "warn";
+          o.log[level]({ ...outage, ...job }, STORE_OUTAGE_LINE);
         }
         throw err;
       }

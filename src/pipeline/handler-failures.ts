@@ -36,7 +36,8 @@ import {
   type SettleOutcome,
 } from "./handler-failures-types.ts";
 import type { JobOccurrence } from "./incoming.ts";
-import { handlerTimedOut, RouterError } from "./router-error.ts";
+import { handlerTimedOut } from "./router-error.ts";
+import { cutLog, cutOffMessage, fenced, isMessage, LEASE_STOP } from "./stop-cut.ts";
 import { StoreWaits } from "./store-waits.ts";
 
 export { jobRunner } from "./handler-failures-jobs.ts";
@@ -62,16 +63,22 @@ export class HandlerFailures {
   #stopping = new AbortController();
   // Known without reading the signal: one is made on first read (most of a KB), needed only on a failure.
   #stopped = false;
+  /** The level of each event's warn line of the bot's stop: debug for a lease's (see stop-cut.ts). */
+  cutLevel: "warn" | "debug" = "warn";
 
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
     this.#waits = new StoreWaits(options.clock, options.health);
-    this.#ends = new FailureEnds(options, () => this.#stopping.signal);
+    this.#ends = new FailureEnds(
+      options,
+      () => this.#stopping.signal,
+      () => this.cutLevel,
+    );
   }
 
   /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
-  stop(): void {
-    this.#stopped = true;
+  stop(stop?: string): void {
+    [this.#stopped, this.cutLevel] = [true, stop === LEASE_STOP ? "debug" : "warn"];
     this.#stopping.abort(new Error("bot stopping"));
   }
 
@@ -126,7 +133,7 @@ export class HandlerFailures {
       try {
         // Once the store's outage is said, its lines for each event at debug (store-health.ts).
         if (waits) {
-          const level = !waited && o.health?.quiet("waited", last) ? "debug" : "warn";
+          const level = (!waited && o.health?.quiet("waited", last)) || fenced(outage) ? "debug" : "warn";
           if (!waited && run.event.type === "cron_job") {
             const { job, scheduledFor } = run.event as JobOccurrence;
             o.log[level]({ ...outage, attempts, job, scheduledFor }, STORE_WAIT_JOB_LINE);
@@ -137,7 +144,7 @@ export class HandlerFailures {
           const delay = retryDelay(policy, attempts);
           const again = { attempt: attempts, of: policy.attempts, retryInMs: delay };
           if (outage) {
-            const level = o.health?.quiet("retried", last, retried) ? "debug" : "warn";
+            const level = o.health?.quiet("retried", last, retried) || fenced(outage) ? "debug" : "warn";
             retried ||= o.health?.failing === true && outage.code !== "STATE_FENCED";
             o.log[level]({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
           } else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
@@ -158,7 +165,7 @@ export class HandlerFailures {
     if (stopping.aborted && run.dialog !== undefined && !run.letter && !isFinal(last)) {
       // Kept as a letter, the dialog would have to be ended (its log refuses what a replay of
       // the letter appends), and answers sent meanwhile would reach no dialog.
-      o.log.info(
+      cutLog(o.log, this.cutLevel).info(
         { err: last, attempts },
         "a dialog's run was cut off by the stop: it runs again at the next start",
       );
@@ -166,7 +173,7 @@ export class HandlerFailures {
     }
     if (stopping.aborted && (waited || outageOf(last)) && isMessage(run)) {
       // Kept nowhere (the outage would refuse the letter): as after a crash, the next start runs it.
-      o.log.info(
+      cutLog(o.log, this.cutLevel).info(
         { attempts },
         "a run waiting for the state store was cut off by the stop: it runs again at the next start",
       );
@@ -175,7 +182,10 @@ export class HandlerFailures {
     if (attempts === 1 && cutOffMessage(run, last)) {
       // Left unmarked, as a crash leaves it: the next start's catch-up runs it again, once. A
       // letter as well could run it twice, should the stop close the store before its mark.
-      o.log.info({ err: last }, "a message's run was cut off by the stop: it runs again at the next start");
+      cutLog(o.log, this.cutLevel).info(
+        { err: last },
+        "a message's run was cut off by the stop: it runs again at the next start",
+      );
       return "resumes";
     }
     // Cut by the stop, it is replayed at the next start: only a failure that stays one is final.
@@ -184,15 +194,4 @@ export class HandlerFailures {
     await this.#ends.keep(run, last, attempts, firstFailedAt, clock.now(), cut);
     return cut ? "replays" : false;
   }
-}
-
-/** A live or caught-up message's first run, aborted by the stop's deadline (the next start catches it up). */
-function cutOffMessage(run: FailedRun, err: unknown): boolean {
-  return isMessage(run) && err instanceof RouterError && err.code === "ROUTER_ABORTED";
-}
-
-/** A live or caught-up message in the ledger, or a dialog's run (not a letter's) in its log. */
-function isMessage(run: FailedRun): boolean {
-  const live = run.dialog ? !run.letter : run.source === "queue" || run.source === "catch-up";
-  return live && run.event.type === "message";
 }

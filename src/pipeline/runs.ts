@@ -40,6 +40,7 @@ import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.
 import { contextExtraOf, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
 import { RouterError } from "./router-error.ts";
 import { eventRecords, letterRecordsOf } from "./run-keys.ts";
+import { fenced } from "./stop-cut.ts";
 
 type FailedArgs = [
   Incoming,
@@ -353,9 +354,9 @@ export class HandlerRuns {
     else this.#o.metrics?.eventFailed(ctx.event.type, seconds);
     // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
     if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
-      ctx.log.warn({ err }, "handler cut short by the shutdown's deadline");
-    // The store failed the run (staged writes, a read or write): not the bot's fault; said once, then debug.
-    else if (outage) ctx.log[said ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
+      ctx.log[this.#o.failures.cutLevel]({ err }, "handler cut short by the shutdown's deadline");
+    // The store failed the run (a read or write; a lost lease's at debug): not the bot's fault; said once.
+    else if (outage) ctx.log[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
     else ctx.log.error({ err }, "handler failed");
   }
 

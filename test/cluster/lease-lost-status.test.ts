@@ -32,7 +32,9 @@ describe.skipIf(!available)("a bot whose lease was lost", () => {
 
     await redis.down();
     await instance.proc.waitForLog(
-      (l) => l.msg === "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
+      (l) =>
+        l.msg ===
+        "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight",
       20_000,
     );
     const json = await status(true);

@@ -34,7 +34,9 @@ describe.skipIf(!available)("a reload after the instance lost a bot's lease", ()
 
     await redis.down();
     await a.proc.waitForLog(
-      (l) => l.msg === "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile",
+      (l) =>
+        l.msg ===
+        "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight",
       20_000,
     );
     await rewrite("v2");

@@ -34,7 +34,10 @@ if (!reachable) console.warn(`reload swap: ${noRedisMessage}`);
 
 const MEMBER = "member@sandbox.example";
 const STOPPED_ELSEWHERE = "the bot stopped here: another instance runs it";
-const STOPPED_LOST = "the bot stopped here until its lease can be taken again: it runs nowhere meanwhile";
+const LOST_ELSEWHERE =
+  "lease lost: the bot stopped here; another instance runs it and takes over the events left in flight";
+const STOPPED_LOST =
+  "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight";
 const SWAPPING = "a reload swaps the bot's runtime: the reload starts it";
 
 let sandbox: Sandbox;
@@ -174,9 +177,9 @@ describe.skipIf(!reachable)("a lease round in the moment a reload swaps a bot's 
     await direct.set(`${prefix}#lease:b0`, "9:there", "PX", 60_000);
     const said = await logLine(
       d,
-      (l) => l.bot === "b0" && (l.msg === STOPPED_ELSEWHERE || l.msg === "the bot did not stop cleanly"),
+      (l) => l.bot === "b0" && (l.msg === LOST_ELSEWHERE || l.msg === "the bot did not stop cleanly"),
     );
-    expect(said.msg).toBe(STOPPED_ELSEWHERE);
+    expect(said.msg).toBe(LOST_ELSEWHERE);
     gate.resolve();
     expect((await reloading).failed).toEqual([]);
     expect(await statusOf(d, "b0")).toMatchObject({ state: "standby", leaseHolder: "there" });
@@ -229,7 +232,7 @@ describe.skipIf(!reachable)("a lease round while a reload starts the bots one at
     reloading.catch(() => {});
     await expect.poll(() => sandbox.control.delayed(), { timeout: 20_000 }).toBe(1);
     await direct.set(`${prefix}#lease:b1`, "9:there", "PX", 60_000);
-    await logLine(d, (l) => l.bot === "b1" && l.msg === STOPPED_ELSEWHERE);
+    await logLine(d, (l) => l.bot === "b1" && l.msg === LOST_ELSEWHERE);
     sandbox.control.delay(0);
     expect((await reloading).failed).toEqual([]);
     expect(await statusOf(d, "b1")).toMatchObject({ state: "standby", queueId: null });
