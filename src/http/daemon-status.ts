@@ -124,8 +124,13 @@ export interface DaemonStatus {
 
 /** The Redis line of the status: the primary reached, and how. */
 export function redisLine(r: RedisStatus): string {
+  const n = r.sentinel?.sentinels.length ?? 0;
+  const reached = r.sentinelsReached;
+  const answering = reached
+    ? `${reached.answered} of ${n} Sentinels answering${reached.answered < reached.needed ? `, too few for a failover (it needs ${reached.needed}; silent: ${reached.silent.join(", ")})` : ""}`
+    : `${n} Sentinel${n === 1 ? "" : "s"}`;
   const via = r.sentinel
-    ? `through Sentinel (master "${r.sentinel.name}", ${r.sentinel.sentinels.length} Sentinel${r.sentinel.sentinels.length === 1 ? "" : "s"})`
+    ? `through Sentinel (master "${r.sentinel.name}", ${answering})`
     : "direct (no Sentinel)";
   const failovers = `${r.failovers} failover${r.failovers === 1 ? "" : "s"} seen`;
   const writes = r.replicaConfirmed ? "writes confirmed on the replicas" : "writes not waiting for replicas";

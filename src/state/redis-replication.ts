@@ -16,7 +16,7 @@
 import type { Redis } from "ioredis";
 import { monotonicMs } from "../time/clock.ts";
 import type { RedisStatus, RedisTarget, SentinelTarget } from "./redis-url.ts";
-import { primaryByMajority, runIdOf } from "./sentinel-vote.ts";
+import { primaryByMajority, runIdOf, SentinelWatch } from "./sentinel-vote.ts";
 import { StateError } from "./state-error.ts";
 
 /** How often the replicas a write must reach are counted again (INFO replication). */
@@ -39,9 +39,11 @@ interface ReplicationOptions {
   waitMs: number;
   /** Shown in messages, e.g. "state" or "leases". */
   role: string;
-  log?: { warn(obj: object, msg?: string): void } | undefined;
+  log?: { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void } | undefined;
   /** Through Sentinel: asked before a replica that left stops being waited for. */
   sentinel?: SentinelTarget | undefined;
+  /** Through Sentinel: count the Sentinels answering at each count of the replicas, for the status (one connection's job). */
+  watchSentinels?: boolean | undefined;
   /** How often the replicas are counted again (default {@link REPLICA_COUNT_EVERY_MS}). */
   countEveryMs?: number | undefined;
 }
@@ -69,16 +71,23 @@ export class Replication {
   #queued: Promise<Waited> | undefined;
   readonly #sinks = new Set<ReplicationSink>();
   readonly #onFailover = new Set<(primary: string) => void>();
+  readonly #sentinels: SentinelWatch | undefined;
 
   constructor(
     private readonly client: Redis,
     private readonly o: ReplicationOptions,
   ) {
+    if (o.sentinel && o.watchSentinels)
+      this.#sentinels = new SentinelWatch(o.sentinel, SENTINEL_ASK_MS, o.log);
     client.on("ready", () => this.#connected());
     if (client.status === "ready") this.#connected();
-    if (o.waitForReplica) {
+    void this.#sentinels?.check();
+    if (o.waitForReplica || this.#sentinels) {
       const every = o.countEveryMs ?? REPLICA_COUNT_EVERY_MS;
-      this.#countTimer = setInterval(() => void this.#countReplicas(), every);
+      this.#countTimer = setInterval(() => {
+        if (o.waitForReplica) void this.#countReplicas();
+        void this.#sentinels?.check();
+      }, every);
       this.#countTimer.unref();
       client.once("end", () => clearInterval(this.#countTimer));
     }
@@ -105,6 +114,7 @@ export class Replication {
       ...(typeof target !== "string"
         ? { sentinel: { name: target.name, sentinels: [...target.sentinels] } }
         : {}),
+      ...(this.#sentinels?.last ? { sentinelsReached: this.#sentinels.last } : {}),
       failovers: this.#failovers,
       replicaConfirmed: this.o.waitForReplica,
       ...(this.client.status !== "ready" ? { disconnected: true as const } : {}),

@@ -360,6 +360,7 @@ export class RedisStore extends RedisView implements StateBackend {
       role: "state",
       log: options.log,
       sentinel: typeof options.url === "string" ? undefined : options.url,
+      watchSentinels: true,
     });
     return new RedisStore(client, options.url, prefix, replication);
   }

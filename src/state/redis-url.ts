@@ -19,6 +19,16 @@ export interface SentinelTarget {
 export type RedisTarget = string | SentinelTarget;
 
 /** The Redis store as `bothost status` and `/status` show it. */
+/** How many of the configured Sentinels answered for the master group, and how many a failover needs. */
+export interface SentinelsReached {
+  answered: number;
+  of: number;
+  /** The group's quorum (as the Sentinels that answered report it), and at least a majority of them all. */
+  needed: number;
+  /** The Sentinels (`host:port`) that did not answer for the group: out of reach, or not monitoring it. */
+  silent: string[];
+}
+
 export interface RedisStatus {
   /** `host:port` of the primary the store's connection reaches (or last reached). */
   primary?: string;
@@ -30,6 +40,8 @@ export interface RedisStatus {
   replicaConfirmed: boolean;
   /** Present while the connection is down (reconnecting): `primary` is the one last reached. */
   disconnected?: true;
+  /** Through Sentinel: how many of the Sentinels answered for the group at the last check (every 5 s). */
+  sentinelsReached?: SentinelsReached;
 }
 
 /** `host:port/db` of a Redis URL: what messages and logs may show (never the password). */

@@ -9,9 +9,12 @@
  * (see redis-replication.ts), so its departure is checked against the Sentinels first. Primaries
  * are compared by run id (`SENTINEL MASTER`'s `runid`, the node's `INFO server`), which holds
  * however the Sentinels and the client name its address.
+ *
+ * Also how many of the configured Sentinels answer at all ({@link SentinelWatch}): with too few,
+ * the primary keeps working but its next failure cannot be failed over, which nothing else shows.
  */
 import { Redis } from "ioredis";
-import { hostPort, type SentinelTarget } from "./redis-url.ts";
+import { hostPort, type SentinelsReached, type SentinelTarget } from "./redis-url.ts";
 
 /**
  * The run id of the primary that more than half of the Sentinels name; undefined when no majority
@@ -21,7 +24,9 @@ export async function primaryByMajority(
   target: SentinelTarget,
   timeoutMs: number,
 ): Promise<string | undefined> {
-  const named = await Promise.all(target.sentinels.map((s) => primaryNamedBy(target, s, timeoutMs)));
+  const named = await Promise.all(
+    target.sentinels.map(async (s) => (await masterOf(target, s, timeoutMs))?.runid),
+  );
   const votes = new Map<string, number>();
   for (const runId of named) if (runId) votes.set(runId, (votes.get(runId) ?? 0) + 1);
   const majority = Math.floor(target.sentinels.length / 2) + 1;
@@ -34,11 +39,60 @@ export function runIdOf(info: string): string | undefined {
   return /^run_id:(\w+)/m.exec(info)?.[1];
 }
 
-async function primaryNamedBy(
+type WatchLog = { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
+
+/** Logged (warn) when fewer Sentinels than a failover needs answer. */
+export const TOO_FEW_SENTINELS =
+  "too few Sentinels answer: the primary works, but if it fails no failover can happen";
+/** Logged (info) when enough Sentinels answer again, or when their number changes while enough. */
+export const SENTINELS_CHANGED = "the Sentinels answering changed";
+
+/**
+ * Asks every configured Sentinel for the master group on each {@link check}, keeps the last
+ * answer for the status, and logs only when the number answering changes (a warn line while too
+ * few for a failover, info otherwise), not at each check.
+ */
+export class SentinelWatch {
+  #last: SentinelsReached | undefined;
+
+  constructor(
+    private readonly target: SentinelTarget,
+    private readonly timeoutMs: number,
+    private readonly log: WatchLog | undefined,
+  ) {}
+
+  get last(): SentinelsReached | undefined {
+    return this.#last;
+  }
+
+  async check(): Promise<SentinelsReached> {
+    const { sentinels } = this.target;
+    const answers = await Promise.all(sentinels.map((s) => masterOf(this.target, s, this.timeoutMs)));
+    const quorum = Math.max(0, ...answers.map((a) => Number(a?.quorum ?? 0)));
+    const now: SentinelsReached = {
+      answered: answers.filter(Boolean).length,
+      of: sentinels.length,
+      needed: Math.max(quorum, Math.floor(sentinels.length / 2) + 1),
+      silent: sentinels.filter((_, i) => !answers[i]),
+    };
+    const before = this.#last;
+    this.#last = now;
+    const low = now.answered < now.needed;
+    if (before === undefined ? low : before.answered !== now.answered) {
+      const { silent, ...counts } = now;
+      if (low) this.log?.warn({ ...counts, silent, master: this.target.name }, TOO_FEW_SENTINELS);
+      else this.log?.info?.({ ...counts, silent, master: this.target.name }, SENTINELS_CHANGED);
+    }
+    return now;
+  }
+}
+
+/** `SENTINEL MASTER <name>` as asked of one Sentinel, as fields; undefined when it does not answer for it. */
+async function masterOf(
   target: SentinelTarget,
   sentinel: string,
   timeoutMs: number,
-): Promise<string | undefined> {
+): Promise<Record<string, string> | undefined> {
   const client = new Redis({
     ...hostPort(sentinel),
     lazyConnect: true,
@@ -54,8 +108,9 @@ async function primaryNamedBy(
   try {
     await client.connect();
     const fields = (await client.call("SENTINEL", "MASTER", target.name)) as string[];
-    const at = fields.indexOf("runid");
-    return at >= 0 && fields[at + 1] ? fields[at + 1] : undefined;
+    const out: Record<string, string> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]!] = fields[i + 1]!;
+    return out;
   } catch {
     return undefined;
   } finally {
