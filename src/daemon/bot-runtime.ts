@@ -22,7 +22,7 @@ import { WebhookLedger } from "../pipeline/webhook-ledger.ts";
 import type { BotScheduler } from "../scheduler/bot-scheduler.ts";
 import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
-import { keepDelivery } from "./kept-deliveries.ts";
+import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted, withinSetupTime } from "./setup-deadline.ts";
 import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
 
@@ -326,10 +326,7 @@ export class BotRuntime {
    * that came while the bot is not ready, run by the bot's dead-letter source once it is; one whose
    * handler still runs (`running`), left to that run, which settles it ({@link settleDelivery}).
    */
-  async keepDelivery(
-    event: ServerEvent,
-    options: { again?: boolean; running?: boolean; replied?: boolean } = {},
-  ): Promise<string | undefined> {
+  async keepDelivery(event: ServerEvent, options: KeepOptions = {}): Promise<string | undefined> {
     const { letters, flush, clock, daemonId } = this.#o;
     const id = await keepDelivery({ letters, flush, clock, daemonId: daemonId! }, event, options);
     // Ready meanwhile, its source may have looked before the letter was written.
@@ -339,13 +336,14 @@ export class BotRuntime {
 
   /**
    * The run of a delivery kept while its handler ran ({@link keepDelivery}) is over: its letter
-   * `id` goes once message `messageId` is recorded as handled (true). A run over without that
-   * record (timed out, or cut off by the stop) leaves the letter to the next start (false).
+   * goes once message `messageId` is recorded as handled (true): `id`, or without it (its write
+   * reported failed) any letter of it marked as this daemon's run. A run over without that record
+   * (timed out, or cut off by the stop) leaves the letter to the next start (false).
    */
-  async settleDelivery(id: string, messageId: number): Promise<boolean> {
+  async settleDelivery(id: string | undefined, messageId: number): Promise<boolean> {
     const ledger = this.#setUp?.dispatcher.ledger;
     if (ledger instanceof WebhookLedger && !ledger.handled(messageId)) return false;
-    await this.#o.letters?.remove(id);
+    await removeKept(this.#o.letters, this.#o.daemonId!, messageId, id);
     return true;
   }
 

@@ -23,37 +23,50 @@ export interface KeptDeliveries {
 /** What the letter says of itself (its `error`, as `bothost failed list` shows it). */
 const WHY = {
   held: "an outgoing-webhook delivery answered without a reply while the bot was not ready: replayed once it is",
-  running:
+  deadline:
     "an outgoing-webhook delivery answered without a reply at its reply deadline while its handler still ran: removed once that run is over, replayed at the next start if the process died first",
   replied:
     "an outgoing-webhook delivery answered with its handler's reply while the handler still ran: removed once that run is over, replayed at the next start if the process died first",
+  answered:
+    "an outgoing-webhook delivery answered without a reply before its message was found (Slack format): removed once its run is over, replayed at the next start if the process died first",
 };
+
+/**
+ * How a delivery is kept: `running`, its handler runs here (`why` it was answered meanwhile);
+ * `again`, an earlier write of it failed.
+ */
+export interface KeepOptions {
+  again?: boolean;
+  running?: boolean;
+  why?: "deadline" | "replied" | "answered";
+}
+
+/** Whether `l` is the letter of delivery `messageId` kept with `mark` (a daemon's id, while it runs there). */
+function keptFor(l: DeadLetter, messageId: number | undefined, mark: string | undefined): boolean {
+  return (
+    l.source === "webhook" &&
+    l.runningIn === mark &&
+    (l.event as { message?: { id?: unknown } }).message?.id === messageId
+  );
+}
 
 /**
  * Keep `event` as a dead letter marked for replay (source `webhook`, 0 attempts), written and
  * flushed. `running`: its handler runs now, here; the letter is marked with the daemon's id, which
- * this daemon's dead-letter source leaves alone (`replied`: answered with the handler's reply,
- * not at the deadline). Its id; undefined when the bot keeps no dead
+ * this daemon's dead-letter source leaves alone. Its id; undefined when the bot keeps no dead
  * letters. `again`: an earlier write of this delivery failed, maybe after its letter landed: that
  * letter is taken if there is one.
  */
 export async function keepDelivery(
   o: KeptDeliveries,
   event: ServerEvent,
-  {
-    again = false,
-    running = false,
-    replied = false,
-  }: { again?: boolean; running?: boolean; replied?: boolean },
+  { again = false, running = false, why = "deadline" }: KeepOptions,
 ): Promise<string | undefined> {
   const letters = o.letters;
   if (!letters) return undefined;
   const messageId = event.type === "message" ? event.message.id : undefined;
   const mark = running ? o.daemonId : undefined;
-  const isThis = (l: DeadLetter) =>
-    l.source === "webhook" &&
-    l.runningIn === mark &&
-    (l.event as { message?: { id?: unknown } }).message?.id === messageId;
+  const isThis = (l: DeadLetter) => keptFor(l, messageId, mark);
   const landed = again ? (await letters.retryRequested()).find(isThis) : undefined;
   if (landed) {
     await o.flush();
@@ -64,7 +77,7 @@ export async function keepDelivery(
     {
       source: "webhook",
       event: event as unknown as JsonValue,
-      error: new Error(running ? (replied ? WHY.replied : WHY.running) : WHY.held),
+      error: new Error(running ? WHY[why] : WHY.held),
       attempts: 0,
       heldDelivery: true,
       ...(mark ? { runningIn: mark } : {}),
@@ -75,4 +88,24 @@ export async function keepDelivery(
   );
   await o.flush();
   return letter.id;
+}
+
+/**
+ * The run of delivery `messageId`, kept while it ran here (`daemonId`), is over: its letter `id`
+ * goes. Without `id` (a write of it was reported failed: it may have landed all the same, its
+ * acknowledgement lost), every letter of it marked as this daemon's run goes. Removing what is
+ * gone already is no error, so this may run whatever the writes reported.
+ */
+export async function removeKept(
+  letters: DeadLetters | undefined,
+  daemonId: string,
+  messageId: number,
+  id: string | undefined,
+): Promise<void> {
+  if (!letters) return;
+  if (id !== undefined) {
+    await letters.remove(id);
+    return;
+  }
+  for (const l of await letters.list()) if (keptFor(l, messageId, daemonId)) await letters.remove(l.id);
 }

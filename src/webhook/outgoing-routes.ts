@@ -27,6 +27,16 @@ export const KEPT_REPLIED_LINE =
   "outgoing webhook: the handler replied and still runs; the delivery is kept as a dead letter (replayed at the next start should the process die first), then answered with the reply";
 const NOT_KEPT_REPLIED_LINE =
   "outgoing webhook: could not keep a delivery whose handler replied and still runs (its dead letter was refused); the reply goes all the same, and a kill before the handler returns loses the rest of its run";
+/** Logged (info) when a delivery answered before its run began (a Slack-format one found by a later lookup) is kept, before it runs. */
+export const KEPT_ANSWERED_LINE =
+  "outgoing webhook: a delivery answered before its message was found is kept as a dead letter (replayed at the next start should the process die first), then run";
+const NOT_KEPT_ANSWERED_LINE =
+  "outgoing webhook: could not keep a delivery answered before its message was found (its dead letter was refused); it runs all the same, and a kill before the handler returns loses the rest of its run";
+const KEPT_LINES = {
+  deadline: { kept: KEPT_RUNNING_LINE, refused: NOT_KEPT_RUNNING_LINE, level: "info" },
+  replied: { kept: KEPT_REPLIED_LINE, refused: NOT_KEPT_REPLIED_LINE, level: "debug" },
+  answered: { kept: KEPT_ANSWERED_LINE, refused: NOT_KEPT_ANSWERED_LINE, level: "info" },
+} as const;
 const LEFT_KEPT_LINE =
   "outgoing webhook: the run of a kept delivery ended without its message recorded as handled (it timed out, or the stop cut it off): its dead letter stays, replayed at the next start";
 const NOT_SETTLED_LINE =
@@ -83,17 +93,14 @@ export function registerOutgoingRoutes(
     const keeperOf = (found: OutgoingMessageEvent): Keeper => {
       const messageId = found.message.id;
       return {
-        keep: async (again, replied) => {
+        keep: async (again, why) => {
+          const lines = KEPT_LINES[why];
           try {
-            const id = await bot.runtime.keepDelivery(found, { again, running: true, replied });
-            if (id !== undefined)
-              blog[replied ? "debug" : "info"](
-                { messageId, deadLetter: id },
-                replied ? KEPT_REPLIED_LINE : KEPT_RUNNING_LINE,
-              );
+            const id = await bot.runtime.keepDelivery(found, { again, running: true, why });
+            if (id !== undefined) blog[lines.level]({ messageId, deadLetter: id }, lines.kept);
             return id;
           } catch (err) {
-            blog.error({ err, messageId }, replied ? NOT_KEPT_REPLIED_LINE : NOT_KEPT_RUNNING_LINE);
+            blog.error({ err, messageId }, lines.refused);
             throw err;
           }
         },

@@ -12,7 +12,8 @@
  * (`refused`: its connection is closed, so that the server retries it); a retry is answered in its
  * own time, kept (or refused) in its turn while the run still goes, without a reply once it is
  * over. A reply whose letter the store refuses is given all the same (the server posts it), the
- * rest of its run then unkept.
+ * rest of its run then unkept. A write reported failed may have landed all the same
+ * (its acknowledgement lost): the run's end then looks for its letter and removes it.
  */
 import type { ReplyFn } from "../pipeline/incoming.ts";
 import type { Clock } from "../time/clock.ts";
@@ -20,16 +21,24 @@ import type { Clock } from "../time/clock.ts";
 /** A reply for the response body; nothing to post; or (`refused`) no answer, the connection closed. */
 export type Answer = { content: string; refused?: undefined } | { content?: undefined; refused?: true };
 
-/** How a delivery whose deadline passes while its handler runs is kept, and let go of. */
+/**
+ * Why a delivery is kept while its handler runs: its deadline passed; its handler replied (the
+ * reply is its answer); it was answered before its run began (a Slack-format one found later).
+ */
+export type KeptWhy = "deadline" | "replied" | "answered";
+
+/** How a delivery answered while its handler runs is kept, and let go of. */
 export interface Keeper {
   /**
    * Keep the delivery: resolves its letter's id once written and flushed, undefined when the bot
    * keeps no letters; rejects when the store refused it. `again`: an earlier keep of it failed.
-   * `replied`: it is about to be answered with its handler's reply (else at its deadline).
    */
-  keep(again: boolean, replied: boolean): Promise<string | undefined>;
-  /** The run is over: letter `id` goes. */
-  settle(id: string): void;
+  keep(again: boolean, why: KeptWhy): Promise<string | undefined>;
+  /**
+   * The run is over: letter `id` goes; with `id` undefined (a write of it was reported failed,
+   * and may have landed), any letter of this delivery marked as this daemon's run.
+   */
+  settle(id: string | undefined): void;
 }
 
 /** How long answers are kept for repeats: the server retries within a minute. */
@@ -48,6 +57,8 @@ interface Exchange {
   letter?: Promise<string | undefined>;
   /** A keep failed: the next one looks for a letter that landed all the same. */
   unkept?: true;
+  /** A keep's write was reported failed (at the deadline or at a reply): it may have landed. */
+  unsure?: true;
 }
 
 /** An answer given once: by a reply, the run's end, or the deadline, whichever comes first. */
@@ -127,7 +138,7 @@ export class ReplyExchange {
     const reply: ReplyFn = async (content) => {
       // The run goes on after its answer: kept first (the server will not send it again).
       if (first.open && exchange.running && keeper !== undefined)
-        await this.#keep(exchange, first, true).catch(() => {}); // logged by the keeper
+        await this.#keep(exchange, first, "replied").catch(() => {}); // logged by the keeper
       if (!first.give({ content })) return sendLater(content);
       // The server posts this reply after we answer: its id is not known to the handler.
       return { id: -1 };
@@ -135,8 +146,12 @@ export class ReplyExchange {
     const done = () => {
       exchange.running = false;
       ended();
-      // Kept (or being kept) while it ran: over now, its letter goes.
-      void exchange.letter?.then((id) => id !== undefined && keeper?.settle(id)).catch(() => {});
+      const letter = exchange.letter;
+      if (letter === undefined || keeper === undefined) return;
+      // Kept (or being kept) while it ran: over now, its letter goes, looked for when a write of
+      // it was reported failed (it may have landed: left, it would read as a failure).
+      const settle = () => keeper.settle(undefined);
+      void letter.then((id) => (exchange.unsure ? settle() : id !== undefined && keeper.settle(id)), settle);
     };
     deliver(reply).then(done, done);
     return { answer: first.answer, repeat: false };
@@ -176,7 +191,7 @@ export class ReplyExchange {
       return;
     }
     try {
-      await this.#keep(x, pending, false);
+      await this.#keep(x, pending, "deadline");
       pending.give({});
     } catch {
       x.unkept = true;
@@ -185,10 +200,15 @@ export class ReplyExchange {
   }
 
   /** `x` kept for the answer `pending` gives, once however many ask. */
-  #keep(x: Exchange, pending: Pending, replied: boolean): Promise<string | undefined> {
+  #keep(x: Exchange, pending: Pending, why: KeptWhy): Promise<string | undefined> {
     if (pending.keeping === undefined) {
-      pending.keeping = (x.keeper as Keeper).keep(x.unkept === true, replied);
-      x.letter = pending.keeping;
+      const keeping = (x.keeper as Keeper).keep(x.unkept === true, why);
+      // Marked before the run's end reads it (this handler comes first).
+      keeping.catch(() => {
+        x.unsure = true;
+      });
+      pending.keeping = keeping;
+      x.letter = keeping;
     }
     return pending.keeping;
   }

@@ -3,6 +3,7 @@ import type { ServerInfo } from "../api/server-info.ts";
 import type { ContextDeps, SendEffects, WebhookContext } from "../pipeline/context.ts";
 import type { ReplyFn, RunHandler } from "../pipeline/incoming.ts";
 import type { ServerEvent } from "../wire/events.ts";
+import type { KeptWhy } from "./reply-exchange.ts";
 
 /** How an inbound webhook request is authenticated (see docs/guide/webhooks.md). */
 export type WebhookVerify =
@@ -50,22 +51,24 @@ export interface WebhookRuntime {
   /**
    * Keep `event`, a delivery about to be answered while its message is not handled, durably as a
    * dead letter marked for replay: one that came while the bot is not ready, run once it is, at
-   * this start or the next; one whose handler still runs here (`running`; `replied`: answered with
-   * its reply, not at the deadline), replayed at the next start only, unless that run settles it
+   * this start or the next; one whose handler still runs here (`running`; `why` it was answered
+   * meanwhile, see {@link KeptWhy}), replayed at the next start only, unless that run settles it
    * first ({@link settleDelivery}). Resolves the letter's id once written;
    * undefined when the bot keeps no dead letters. `again`: an earlier write of it failed (its
    * letter may have landed: then that one is taken).
    */
   keepDelivery(
     event: ServerEvent,
-    options?: { again?: boolean; running?: boolean; replied?: boolean },
+    options?: { again?: boolean; running?: boolean; why?: KeptWhy },
   ): Promise<string | undefined>;
   /**
    * The run of a delivery kept with `running` is over: its letter `id` goes once its message
    * `messageId` is recorded as handled (true: handled, or failed and kept as usual); else it stays
-   * for the next start (false: the run timed out, or the stop cut it off).
+   * for the next start (false: the run timed out, or the stop cut it off). With `id` undefined (a
+   * write of it reported failed, which may have landed), any letter of `messageId` marked as this
+   * daemon's run goes.
    */
-  settleDelivery(id: string, messageId: number): Promise<boolean>;
+  settleDelivery(id: string | undefined, messageId: number): Promise<boolean>;
   /** Hand an event to the bot's dispatch pipeline; true once its handlers finished. */
   deliver(event: ServerEvent, options?: { reply?: ReplyFn }): Promise<boolean>;
   contextDeps(): ContextDeps<unknown>;

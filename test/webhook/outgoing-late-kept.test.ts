@@ -40,11 +40,15 @@ afterEach(async () => {
 /** The helper bot on a held clock (reply_deadline 8 s), its state in a temp folder (`store` over it, if given). */
 async function setup(
   definition: BotDefinition<never, never>,
-  options: { extra?: string; store?: (dir: string, clock: ManualClock) => Promise<StateBackend> } = {},
+  options: {
+    extra?: string;
+    store?: (dir: string, clock: ManualClock) => Promise<StateBackend>;
+    iface?: "zulip" | "slack";
+  } = {},
 ) {
   const clock = new ManualClock(Date.now());
   const port = await freePort();
-  sandbox = await startSandbox({ org: outgoingOrg(port) });
+  sandbox = await startSandbox({ org: outgoingOrg(port, options.iface) });
   stateDir = await mkdtemp(join(tmpdir(), "bothost-late-kept-"));
   const store = await options.store?.(stateDir, clock);
   const start = async (backend = store) => {
@@ -278,4 +282,64 @@ it("a reply whose letter the store refuses goes in the answer all the same, said
   gate.resolve();
   await expect.poll(() => sb.control.messages().filter((m) => m.content === "after")).toHaveLength(1);
   expect(seen.runs).toBe(1);
+});
+
+/** The helper's letters go through `storeGate` (their number's update and the letter's write). */
+const gatedLetters = (storeGate: StoreGate) => ({
+  store: async (dir: string, clock: ManualClock) => {
+    const files = await FileStore.open(dir, { now: () => clock.now() });
+    return gatedBackend(files, ["helper", "dead-letters"], storeGate, { updates: true });
+  },
+});
+
+it("a reply whose letter lands though its write is reported failed: the letter goes at the run's end all the same, never left as a failure", async () => {
+  const gate = deferred();
+  const { seen, definition } = earlyBot(gate.promise);
+  const storeGate = new StoreGate();
+  const { sb, d } = await setup(definition, gatedLetters(storeGate));
+  const id = quiet(sb, "early lost ack");
+  // The letter's number lands; the letter lands too, its write answered with an error.
+  storeGate.skip = 1;
+  storeGate.mode = "lose";
+  expect(await postDelivery(sb, d.url, id)).toEqual({ status: 200, body: { content: "early" } });
+  expect(storeGate.stopped).toBe(1);
+  expect(
+    d.logs.filter((l) =>
+      String(l.msg).startsWith("outgoing webhook: could not keep a delivery whose handler replied"),
+    ),
+  ).toHaveLength(1);
+  // The window: the reply went, the handler still runs, its letter is in the store.
+  expect(await d.daemon.letters.list()).toMatchObject([
+    { runningIn: expect.any(String), event: { message: { id } } },
+  ]);
+  gate.resolve();
+  await expect.poll(() => sb.control.messages().filter((m) => m.content === "after")).toHaveLength(1);
+  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  expect(seen.runs).toBe(1);
+});
+
+it("a delivery whose letter lands at the deadline though its write is reported failed, its run over before the server retries: the letter goes at the run's end, and the retry runs nothing", async () => {
+  const gate = deferred();
+  const { seen, definition } = slowBot(gate.promise);
+  const storeGate = new StoreGate();
+  const { sb, d, clock } = await setup(definition, gatedLetters(storeGate));
+  const id = quiet(sb, "late lost ack");
+  const first = postDelivery(sb, d.url, id);
+  await expect.poll(() => seen.runs).toBe(1);
+  storeGate.skip = 1;
+  storeGate.mode = "lose";
+  await clock.tick(8_000);
+  expect(await first).toHaveProperty("error");
+  expect(await d.daemon.letters.list()).toMatchObject([
+    { runningIn: expect.any(String), event: { message: { id } } },
+  ]);
+  gate.resolve();
+  await expect.poll(() => replies(sb)).toHaveLength(1);
+  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  const status = await d.daemon.status();
+  expect(status.bots[0]).toMatchObject({ deadLetters: 0 });
+  // The server's retry, after the run: answered without a reply, nothing run again.
+  expect(await postDelivery(sb, d.url, id)).toEqual(noReply);
+  expect(seen.runs).toBe(1);
+  expect(replies(sb)).toHaveLength(1);
 });
