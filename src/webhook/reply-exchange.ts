@@ -12,7 +12,8 @@
  * (`refused`: its connection is closed, so that the server retries it); a retry is answered in its
  * own time, kept (or refused) in its turn while the run still goes, without a reply once it is
  * over. A reply whose letter the store refuses is given all the same (the server posts it), the
- * rest of its run then unkept. A write reported failed may have landed all the same
+ * rest of its run then unkept. A delivery answered before its run begins (a Slack-format one found
+ * by a later lookup) is kept before it runs. A write reported failed may have landed all the same
  * (its acknowledgement lost): the run's end then looks for its letter and removes it.
  */
 import type { ReplyFn } from "../pipeline/incoming.ts";
@@ -153,7 +154,13 @@ export class ReplyExchange {
       const settle = () => keeper.settle(undefined);
       void letter.then((id) => (exchange.unsure ? settle() : id !== undefined && keeper.settle(id)), settle);
     };
-    deliver(reply).then(done, done);
+    // Answered already (found after its answer): kept before it runs, as one answered while it runs.
+    const kept =
+      spentMs === undefined && keeper !== undefined
+        ? this.#keep(exchange, first, "answered").catch(() => {}) // logged by the keeper; it runs all the same
+        : undefined;
+    const run = kept ? kept.then(() => deliver(reply)) : deliver(reply);
+    run.then(done, done);
     return { answer: first.answer, repeat: false };
   }
 

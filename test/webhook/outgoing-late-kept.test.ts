@@ -16,7 +16,11 @@ import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import type { StateBackend } from "../../src/state/state-store.ts";
-import { KEPT_REPLIED_LINE, KEPT_RUNNING_LINE } from "../../src/webhook/outgoing-routes.ts";
+import {
+  KEPT_ANSWERED_LINE,
+  KEPT_REPLIED_LINE,
+  KEPT_RUNNING_LINE,
+} from "../../src/webhook/outgoing-routes.ts";
 import { deferred } from "../support/deferred.ts";
 import { gatedBackend, StoreGate } from "../support/gated-store.ts";
 import { freePort, type RunningDaemon, startDaemon } from "../support/http-daemon.ts";
@@ -342,4 +346,37 @@ it("a delivery whose letter lands at the deadline though its write is reported f
   expect(await postDelivery(sb, d.url, id)).toEqual(noReply);
   expect(seen.runs).toBe(1);
   expect(replies(sb)).toHaveLength(1);
+});
+
+it("a Slack-format delivery answered before a later lookup found its message is kept before it runs, as a Zulip-format one answered while it runs, and gone once its run is over", async () => {
+  const gate = deferred();
+  const { seen, definition } = slowBot(gate.promise);
+  const { sb, d, clock } = await setup(definition, { iface: "slack" });
+  // Every try of the first lookup fails: answered at once, the message looked up again later.
+  sb.control.failNext(4, { status: 502, paths: [/^\/messages$/], methods: ["GET"] });
+  const id = sb.control.sendAs(MEL, {
+    type: "stream",
+    to: "general",
+    topic: "slack",
+    content: "@**Helper** hi",
+  }).id;
+  await expect
+    .poll(async () => {
+      await clock.tick(500); // the client's retries and the later lookup's pause, on the test clock
+      return seen.runs;
+    })
+    .toBe(1);
+  const letters = await d.daemon.letters.list();
+  expect(letters).toMatchObject([
+    { source: "webhook", attempts: 0, runningIn: expect.any(String), event: { message: { id } } },
+  ]);
+  expect(letters[0]!.error.message).toContain("before its message was found");
+  expect(d.logs.filter((l) => l.msg === KEPT_ANSWERED_LINE)).toMatchObject([
+    { messageId: id, deadLetter: letters[0]!.id },
+  ]);
+  expect((await d.daemon.status()).bots[0]).toMatchObject({ deadLetters: 0 });
+  gate.resolve();
+  await expect.poll(() => replies(sb)).toHaveLength(1);
+  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  expect(seen.runs).toBe(1);
 });
