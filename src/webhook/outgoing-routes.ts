@@ -26,12 +26,12 @@ const NOT_KEPT_RUNNING_LINE =
 export const KEPT_REPLIED_LINE =
   "outgoing webhook: the handler replied and still runs; the delivery is kept as a dead letter (replayed at the next start should the process die first), then answered with the reply";
 const NOT_KEPT_REPLIED_LINE =
-  "outgoing webhook: could not keep a delivery whose handler replied and still runs (its dead letter was refused); the reply goes all the same, and a kill before the handler returns loses the rest of its run";
+  "outgoing webhook: could not keep a delivery whose handler replied and still runs (the write of its dead letter failed, or its acknowledgement was lost); the reply goes all the same, and a kill before the handler returns may lose the rest of its run";
 /** Logged (info) when a delivery answered before its run began (a Slack-format one found by a later lookup) is kept, before it runs. */
 export const KEPT_ANSWERED_LINE =
   "outgoing webhook: a delivery answered before its message was found is kept as a dead letter (replayed at the next start should the process die first), then run";
 const NOT_KEPT_ANSWERED_LINE =
-  "outgoing webhook: could not keep a delivery answered before its message was found (its dead letter was refused); it runs all the same, and a kill before the handler returns loses the rest of its run";
+  "outgoing webhook: could not keep a delivery answered before its message was found (the write of its dead letter failed, or its acknowledgement was lost); it runs all the same, and a kill before the handler returns may lose the rest of its run";
 const KEPT_LINES = {
   deadline: { kept: KEPT_RUNNING_LINE, refused: NOT_KEPT_RUNNING_LINE, level: "info" },
   replied: { kept: KEPT_REPLIED_LINE, refused: NOT_KEPT_REPLIED_LINE, level: "debug" },
