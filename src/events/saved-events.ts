@@ -200,6 +200,13 @@ export class SavedEvents {
   }
 }
 
+/**
+ * Events about a moment, not kept: typing starts and stops expire within seconds on the server (a
+ * client shows them 15 s at most), and presence is sent again as it changes; run again after a
+ * restart, they would say what is no longer true.
+ */
+const EPHEMERAL: ReadonlySet<string> = new Set(["typing", "typing_edit_message", "presence"]);
+
 /** The saved set of each bot's pipeline (one per dispatcher, across its starts). */
 const sets = new WeakMap<Dispatcher, SavedEvents>();
 
@@ -227,9 +234,11 @@ export class StartSaves {
 
   /**
    * Save `parsed` (no message) until its run is over: its key, or undefined when it is not saved
-   * (a press on a waiting question's button, read again after every new queue; the set full).
+   * (typing or presence, about a moment; a press on a waiting question's button, read again after
+   * every new queue; the set full).
    */
   keep(parsed: ParsedEvent, queue: string): string | undefined {
+    if (EPHEMERAL.has(parsed.event.type)) return undefined;
     const buttons = this.#dispatcher.dialogs.buttons;
     if (
       parsed.known &&

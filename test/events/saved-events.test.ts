@@ -14,6 +14,7 @@ import { MemoryStore } from "../../src/state/memory-store.ts";
 import type { StateBackend, StateStore } from "../../src/state/state-store.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import { reactAs } from "../../src/testing/react-as.ts";
+import { fixtureFor } from "../support/sandbox/fixture.ts";
 
 const BOT = "bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
@@ -52,7 +53,7 @@ function counted(backend: StateBackend, bot: string) {
   return { store: wrap(backend, []) as StateBackend, writes, values };
 }
 
-it("a batch of messages only writes nothing to the saved set; a batch with a reaction, one write, and one for its removal", async () => {
+it("a batch of messages only, or a typing notice, writes nothing to the saved set; a batch with a reaction, one write, and one for its removal", async () => {
   sandbox = await startSandbox({ heartbeatSeconds: 1 });
   const handled: string[] = [];
   const definition = {
@@ -61,6 +62,10 @@ it("a batch of messages only writes nothing to the saved set; a batch with a rea
         handled.push(`message ${ctx.event.message.id}`);
       });
       // Its run outlives the batch's dispatch (a reply): the batch is saved before the next poll.
+      bot.on("typing", async (ctx) => {
+        await ctx.send({ type: "direct", to: [ctx.event.sender.user_id], content: "typing seen" });
+        handled.push(`typing ${ctx.event.op}`);
+      });
       bot.on("reaction", async (ctx) => {
         await ctx.send({ type: "direct", to: [ctx.event.user_id], content: "noted" });
         handled.push(`reaction ${ctx.event.op}`);
@@ -78,6 +83,12 @@ it("a batch of messages only writes nothing to the saved set; a batch with a rea
   );
   control.delay(0);
   await expect.poll(() => handled.length).toBe(ids.length);
+  expect(writes).toEqual([]);
+
+  // Typing is about a moment: not kept (a run again after a restart would say what is no longer true).
+  const member = fixtureFor(sandbox).as(MEMBER);
+  await member.post("/typing", { op: "start", to: [control.users().find((u) => u.email === BOT)!.user_id] });
+  await expect.poll(() => handled.includes("typing start")).toBe(true);
   expect(writes).toEqual([]);
 
   const before = Date.now();
