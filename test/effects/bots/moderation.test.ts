@@ -275,7 +275,7 @@ describe("moderation exemptions and answers", () => {
     onResponse = (r) => {
       if (r.method !== "POST" || r.route !== "/messages" || r.status !== 200) return;
       onResponse = undefined;
-      s.control.failNext(1, { status: 400, paths: [/^\/messages$/], methods: ["POST"] });
+      s.control.failNext(1, { status: 503, paths: [/^\/messages$/], methods: ["POST"] });
     };
     const old = createClient({ url: s.url, email: OLD, apiKey: s.control.apiKeyOf(OLD) });
     await old.messages.update(id, { content: "hello everyone, free crypto at my site" });
@@ -324,7 +324,8 @@ describe("moderation exemptions and answers", () => {
 });
 
 describe("moderation, a message's handler run again after an action failed", () => {
-  const refused = { status: 400, body: { result: "error", msg: "Try again", code: "BAD_REQUEST" } };
+  // A temporary failure (a 4xx refuses the request as made: it is not retried).
+  const refused = { status: 503, body: { result: "error", msg: "Try again" } };
   const told = () => {
     const botId = sandbox!.control.users().find((u) => u.email === BOT)!.user_id;
     return sandbox!.control.messages().filter((m) => m.sender_id === botId && m.type === "private");

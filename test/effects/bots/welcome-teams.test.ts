@@ -91,7 +91,7 @@ const refuseAfterGreeting = () => {
   onResponse = (r) => {
     if (r.method !== "POST" || r.route !== "/messages" || r.status !== 200) return;
     onResponse = undefined;
-    world.sandbox.control.failNext(1, { status: 400, paths: [/^\/messages$/], methods: ["POST"] });
+    world.sandbox.control.failNext(1, { status: 503, paths: [/^\/messages$/], methods: ["POST"] });
   };
 };
 /** `email` got `greeting` once, then the question; their answer adds them to Backend. */
