@@ -24,6 +24,18 @@ useShippedBots();
 const isChange = (r: { method: string; path?: string; route?: string | null }) =>
   (r.method === "POST" || r.method === "PATCH") && (r.route ?? r.path) !== "/register";
 
+/**
+ * The restart's syncs: the first applies the one change left, each after it finds nothing to do.
+ * How many there are depends on the order things run in: the start's, and the run again of each
+ * event the kill cut (a member's or a group's: saved before their poll, saved-events.ts).
+ */
+async function appliedThenNothing(summaries: () => string[]): Promise<void> {
+  await expect.poll(() => summaries().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  const [applied, ...rest] = summaries();
+  expect(applied).toBe("org-sync: 1 of 1 change(s) applied");
+  expect(rest.every((s) => s === "org-sync: nothing to change")).toBe(true);
+}
+
 async function setUp() {
   const bot = await shippedBot({
     org: {
@@ -159,9 +171,7 @@ it("a member who joins: killed after their first group add landed, the next star
   expect(changes().slice(before)).toHaveLength(1);
 
   const second = launch();
-  await expect
-    .poll(() => summaries(second), { timeout: 15_000 })
-    .toEqual(["org-sync: 1 of 1 change(s) applied", "org-sync: nothing to change"]);
+  await appliedThenNothing(() => summaries(second));
   expect(changes().slice(before)).toHaveLength(2);
   const all = await seen();
   expect([all.humans, all.staff]).toEqual([
@@ -189,9 +199,7 @@ it("killed while the second group add is held before the server acted: the next 
   sandbox.control.delay(0);
 
   const second = launch();
-  await expect
-    .poll(() => summaries(second), { timeout: 15_000 })
-    .toEqual(["org-sync: 1 of 1 change(s) applied", "org-sync: nothing to change"]);
+  await appliedThenNothing(() => summaries(second));
   expect((await seen()).staff).toEqual(ids(OWNER, MOD));
   expect(changes().filter((c) => c.startsWith(`POST /user_groups/${staffId}/members 200`))).toHaveLength(1);
 });
