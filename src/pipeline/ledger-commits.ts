@@ -2,6 +2,8 @@ import type { Logger } from "../api/logger.ts";
 import { sleep } from "../api/sleep.ts";
 import { type Clock, nextTurn } from "../time/clock.ts";
 import type { MessageLedger } from "./delivery-ledger.ts";
+import { outageOf } from "./handler-failures-outage.ts";
+import { fenced } from "./stop-cut.ts";
 import type { StoreHealth } from "./store-health.ts";
 
 /**
@@ -122,9 +124,16 @@ export class LedgerCommits {
     }
   }
 
-  /** Said once while saves fail (each completion saves: a line each would flood the log), and when one lands. */
+  /**
+   * Said once while saves fail (each completion saves: a line each would flood the log), and when
+   * one lands. A save refused for a lost lease is no failure of the store: the lease's loss is said
+   * once (cluster/lease-coordinator.ts), and the next holder catches those messages up.
+   */
   #failed(err: unknown): void {
-    if (!this.#failing) this.#o.log.error({ err }, "could not record handled messages in the state store");
+    if (!this.#failing) {
+      const level = fenced(outageOf(err)) ? "debug" : "error";
+      this.#o.log[level]({ err }, "could not record handled messages in the state store");
+    }
     this.#failing = true;
     const health = this.#o.health;
     if (health?.store.failed(err)) this.#saveAgain(health.clock);
