@@ -15,7 +15,7 @@
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
-import { Fifo, Line, type QueueTask, Task } from "./queue-lines.ts";
+import { Fifo, InFlightWaiters, Line, type QueueTask, Task } from "./queue-lines.ts";
 import { handlerTimedOut, positiveInt, RouterError } from "./router-error.ts";
 
 export type { QueueTask, TaskControl } from "./queue-lines.ts";
@@ -59,7 +59,7 @@ export class ConversationQueue {
   #pumping = false;
   /** The task running inside push() (see `#runNow`), if any. */
   #inline: Task | undefined;
-  #waiters: { limit: number; resolve: () => void; reject: (reason: unknown) => void }[] = [];
+  readonly #waiters = new InFlightWaiters();
 
   constructor(options: ConversationQueueOptions) {
     this.#concurrency = positiveInt(options.concurrency, "concurrency");
@@ -116,6 +116,7 @@ export class ConversationQueue {
    */
   #runNow(task: Task): void {
     task.onWait = this.#onWait;
+    task.onEnd = this.#onEnd;
     this.#active++;
     this.#pumping = true;
     this.#inline = task;
@@ -144,25 +145,7 @@ export class ConversationQueue {
   /** Resolves once fewer than `limit` tasks are in flight (at once if already so). */
   onBelow(limit: number, signal?: AbortSignal): Promise<void> {
     positiveInt(limit, "onBelow limit");
-    if (this.inFlight < limit) return Promise.resolve();
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      // The signal outlives many waits (a bot's stop signal): a settled wait takes its listener off.
-      const onAbort = () => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        reject(signal?.reason);
-      };
-      const waiter = {
-        limit,
-        resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        reject,
-      };
-      this.#waiters.push(waiter);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    return this.#waiters.wait(this.inFlight, limit, signal);
   }
 
   /** Resolves once nothing is waiting or running. */
@@ -212,6 +195,7 @@ export class ConversationQueue {
 
   #start(task: Task): void {
     task.onWait = this.#onWait;
+    task.onEnd = this.#onEnd;
     this.#running ??= new Set();
     this.#running.add(task);
     this.#active++;
@@ -247,7 +231,15 @@ export class ConversationQueue {
       this.#report(error, task.key); // a thenable whose then() throws
       this.#finish(task);
     }
+    // Ended before its call returned its promise (see `#onEnd`).
+    if (task.endedEarly) this.#finish(task);
   }
+
+  /** The task ended before its promise settled (`TaskControl.end`): finished now, or once its call returned. */
+  readonly #onEnd = (task: Task): void => {
+    task.endedEarly = true;
+    if (this.#timed?.has(task)) this.#finish(task);
+  };
 
   /**
    * Time out every task past its deadline, then wait for the next one due. A task whose calls wait
@@ -370,14 +362,7 @@ export class ConversationQueue {
   }
 
   #settleWaiters(): void {
-    if (this.#waiters.length === 0) return;
-    const inFlight = this.inFlight;
-    const still = [];
-    for (const w of this.#waiters) {
-      if (inFlight < w.limit) w.resolve();
-      else still.push(w);
-    }
-    this.#waiters = still;
+    this.#waiters.settle(this.inFlight);
   }
 
   #callDone(onDone: (() => void) | undefined, key: string): void {

@@ -24,6 +24,11 @@ export interface TaskControl {
    * after the task finished or timed out.
    */
   resumeAfter(done: Promise<unknown>, next: QueueTask<unknown>): boolean;
+  /**
+   * The task is over now, whatever its promise does later: for a run that parked at a prompt
+   * (its handler waits, suspended, on a promise that never settles). Its holds still keep the key.
+   */
+  end(): void;
 }
 
 /**
@@ -47,6 +52,10 @@ export class Task implements TaskControl, BudgetWaits {
   waitingSince = 0;
   /** Told when its calls begin and end waiting for the rate budget: its queue, which pauses its timeout. */
   onWait: ((task: Task, waiting: boolean) => void) | undefined = undefined;
+  /** Told when it ends before its promise settles (see `end`): its queue. */
+  onEnd: ((task: Task) => void) | undefined = undefined;
+  /** Set by `end`: the task is over, whatever its promise does (its queue finishes it when it can). */
+  endedEarly = false;
 
   constructor(
     readonly key: string,
@@ -83,6 +92,10 @@ export class Task implements TaskControl, BudgetWaits {
     this.holdKey(done);
     this.resume = next;
     return true;
+  }
+
+  end(): void {
+    if (this.state === "running") this.onEnd?.(this);
   }
 
   abort(reason: unknown): void {
@@ -174,5 +187,44 @@ export class Line {
     this.#slots = [];
     this.#head = 0;
     return dropped;
+  }
+}
+
+/** Those waiting for fewer than their `limit` of a queue's tasks in flight (its `onBelow`). */
+export class InFlightWaiters {
+  #waiters: { limit: number; resolve: () => void; reject: (reason: unknown) => void }[] = [];
+
+  /** Resolves once `settle` is told fewer than `limit` are in flight (at once if `inFlight` is). */
+  wait(inFlight: number, limit: number, signal?: AbortSignal): Promise<void> {
+    if (inFlight < limit) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      // The signal outlives many waits (a bot's stop signal): a settled wait takes its listener off.
+      const onAbort = () => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(signal?.reason);
+      };
+      const waiter = {
+        limit,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        reject,
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** `inFlight` tasks are in flight now: the waits it is below end. */
+  settle(inFlight: number): void {
+    if (this.#waiters.length === 0) return;
+    const still = [];
+    for (const w of this.#waiters) {
+      if (inFlight < w.limit) w.resolve();
+      else still.push(w);
+    }
+    this.#waiters = still;
   }
 }

@@ -97,35 +97,28 @@ export class HandlerRuns {
       return this.#runFailed(incoming, control, ctx, started, err, effects, turn);
     }
     if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects, turn);
-    if (turn === undefined) {
-      return pending.then(
-        () => this.#succeeded(incoming, control, ctx, started, state, effects, turn),
-        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn),
-      );
-    }
-    // A run that parks (its prompt waits) is over then: its handler's promise never settles.
-    return new Promise((resolve) => {
-      const failed = (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn);
-      turn.onPark = () => resolve(this.#parked(incoming, control, ctx, turn, failed, effects));
-      pending.then(
-        () => turn.parked || resolve(this.#succeeded(incoming, control, ctx, started, state, effects, turn)),
-        (err: unknown) => turn.parked || resolve(failed(err)),
-      );
-    });
+    // A run that parks (its prompt waits) is over then, its task ended: its handler's promise never settles.
+    if (turn !== undefined) turn.onPark = () => this.#parked(incoming, control, ctx, turn, started, effects);
+    return pending.then(
+      () => turn?.parked || this.#succeeded(incoming, control, ctx, started, state, effects, turn),
+      (err: unknown) => turn?.parked || this.#runFailed(incoming, control, ctx, started, err, effects, turn),
+    );
   };
 
   /**
-   * The run parked: its dialog waits, recorded; its message is handled in the ledger (a replayed
-   * letter is done with), or `failed`. The stats count it once its dialog is over, not here.
+   * The run parked, and its task ends: its dialog waits, recorded; its message is handled in the
+   * ledger (a replayed letter is done with), or the run failed. The stats count it once its dialog
+   * is over, not here.
    */
   #parked(
     incoming: Incoming,
     control: TaskControl,
     ctx: BotContext<unknown>,
     turn: Turn,
-    failed: (err: unknown) => void,
+    started: number,
     effects: SendEffects | undefined,
   ): void {
+    const failed = (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, turn);
     // Its question's log first: a message whose dialog was never kept is caught up again.
     control.holdKey(
       turn.written.then(
@@ -160,6 +153,7 @@ export class HandlerRuns {
         },
       ),
     );
+    control.end();
   }
 
   /** The handlers returned: the run's staged state writes are applied (if any), then stage 5. */

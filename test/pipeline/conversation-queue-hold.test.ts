@@ -1,10 +1,11 @@
 /**
  * TaskControl.holdKey: the key stays closed until the hold settles; the slot is free at once.
  * TaskControl.resumeAfter: the same, then a task of its own runs first on the key.
+ * TaskControl.end: the task is over before its promise settles (a run parked at a prompt).
  */
 import { describe, expect, it } from "vitest";
 import { flushAsync, ManualClock } from "../support/manual-clock.ts";
-import { add, deferred, newQueue } from "../support/pipeline.ts";
+import { add, deferred, newQueue, recordingLogger } from "../support/pipeline.ts";
 
 describe("ConversationQueue holdKey", () => {
   it("starts the key's next task only after the hold settles, but frees the slot for other keys", async () => {
@@ -198,5 +199,72 @@ describe("ConversationQueue holdKey", () => {
     await flushAsync();
     expect(late).toBe(false);
     expect(ran).toEqual([]);
+  });
+
+  it("end: a task whose promise never settles is over when it ends; its holds keep the key, its timeout goes", async () => {
+    const clock = new ManualClock(0);
+    const log = recordingLogger();
+    const queue = newQueue({ concurrency: 1, handlerTimeoutMs: 100, clock, log });
+    const hold = deferred();
+    const ran: string[] = [];
+    let ended = false;
+    const parked = add(queue, "k", async (control) => {
+      ran.push("k1");
+      await Promise.resolve();
+      control.holdKey(hold.promise);
+      control.end();
+      return new Promise(() => {}); // as a parked handler: never settles
+    }).then(() => {
+      ended = true;
+    });
+    void add(queue, "k", () => {
+      ran.push("k2");
+    });
+    void add(queue, "other", () => {
+      ran.push("other");
+    });
+    await flushAsync();
+    // Its slot is free (another key ran), its key held.
+    expect(ran).toEqual(["k1", "other"]);
+    expect(ended).toBe(false);
+    hold.resolve();
+    await parked;
+    await queue.onIdle();
+    expect(ran).toEqual(["k1", "other", "k2"]);
+    // No timeout fires for it later: nothing is timed any more.
+    await clock.tick(1_000);
+    expect(log.lines.map((l) => l.msg)).toEqual([]);
+    expect(queue.inFlight).toBe(0);
+  });
+
+  it("end: called before the task's call returned (inline, or as it starts), the task is over when it returns", async () => {
+    const queue = newQueue({ concurrency: 1, clock: new ManualClock(0) });
+    const ran: string[] = [];
+    // Inline: an idle key with a free slot runs its task inside push().
+    const inline = add(queue, "a", (control) => {
+      ran.push("a1");
+      control.end();
+      return new Promise(() => {});
+    });
+    void add(queue, "a", () => {
+      ran.push("a2");
+    });
+    await inline;
+    await queue.onIdle();
+    // Started by the pump (its key had a line): the same.
+    const gate = deferred();
+    void add(queue, "b", () => gate.promise);
+    const pumped = add(queue, "b", (control) => {
+      ran.push("b2");
+      control.end();
+      return new Promise(() => {});
+    });
+    void add(queue, "b", () => {
+      ran.push("b3");
+    });
+    gate.resolve();
+    await pumped;
+    await queue.onIdle();
+    expect(ran).toEqual(["a1", "a2", "b2", "b3"]);
   });
 });

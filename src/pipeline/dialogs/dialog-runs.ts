@@ -37,9 +37,12 @@ import { type KeptParts, readKeptBack } from "./kept-question.ts";
 import { DialogMoves } from "./move-follower.ts";
 import { type AnswerRecorder, ReactionAnswers } from "./reaction-answers.ts";
 
+/** Nothing to wait for (a resumed task that runs as soon as the task before it is over). */
+const SETTLED: Promise<void> = Promise.resolve();
+
 /** The runs the engine hands messages and dialogs to (runs.ts). */
 export interface TurnRunner {
-  /** Stage 4 and 5 for `incoming`: its handlers, or its dialog's replay. */
+  /** Stage 4 and 5 for `incoming`: its handlers, or its dialog's replay (a run that parks ends `control`'s task). */
   run(control: TaskControl, incoming: Incoming): unknown;
   /** Stage 5 for a message handled here (an answer recorded, a copy of one): its ledger mark. */
   finished(incoming: Incoming): Promise<unknown> | undefined;
@@ -158,11 +161,14 @@ export class DialogEngine {
       );
     }
     if ("ready" in found) {
-      // A dialog holding an answer not yet run goes first (it may ask again; kept before the next match).
-      return this.#retrying(control, () => dialogs.takeReady(found.ready))
-        .then((record) => record && this.#resume(control, record))
-        .then(() => whenSettled(dialogs.entry(found.ready), control.signal))
-        .then(() => this.run(control, incoming));
+      // A dialog holding an answer not yet run goes first (it may ask again, kept before the next
+      // match; a run that parks ends its task there): the message is matched in the task after.
+      const next = (c: TaskControl) =>
+        whenSettled(dialogs.entry(found.ready), c.signal).then(() => this.run(c, incoming));
+      return this.#retrying(control, () => dialogs.takeReady(found.ready)).then((record) => {
+        control.resumeAfter(SETTLED, next);
+        return record && this.#resume(control, record);
+      });
     }
     if ("late" in found) {
       // Sent after the deadline (caught up after a restart): the prompt's timeout runs first.
