@@ -346,9 +346,10 @@ export class HandlerRuns {
     const seconds = (monotonicMs() - started) / 1000;
     if (outage) this.#o.metrics?.storeOutage(ctx.event.type, seconds);
     else this.#o.metrics?.eventFailed(ctx.event.type, seconds);
-    // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the bot's).
+    // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the
+    // bot's, so no stack).
     if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
-      ctx.log[this.#o.failures.cutLevel]({ err }, "handler cut short by the shutdown's deadline");
+      ctx.log[this.#o.failures.cutLevel]({ code: err.code }, "handler cut short by the shutdown's deadline");
     // The store failed the run (a read or write; a lost lease's at debug): not the bot's fault; said once.
     else if (outage) ctx.log[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
     else ctx.log.error({ err }, "handler failed");
