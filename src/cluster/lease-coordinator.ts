@@ -26,7 +26,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import type { Fence } from "../state/redis-connection.ts";
+import { type Fence, fencingTokenOf } from "../state/redis-connection.ts";
 import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
@@ -284,7 +284,11 @@ export class LeaseCoordinator implements Coordinator {
       this.#extend(bot, held, sentAt);
       acquired.push(bot);
       this.#lost.delete(bot);
-      this.#o.log.info({ bot, token: tokenOf(fence) }, "lease acquired; starting the bot on this instance");
+      // A number, no secret: not under a key the log redacts (`token`).
+      this.#o.log.info(
+        { bot, fencingToken: fencingTokenOf(fence) },
+        "lease acquired; starting the bot on this instance",
+      );
     }
     return acquired;
   }
@@ -389,10 +393,6 @@ export function leaseTiming(ttlMs: number) {
     /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
     haltDeadlineMs: Math.floor(ttlMs / 6),
   };
-}
-
-function tokenOf(fence: Fence): number {
-  return Number(fence.value.slice(0, fence.value.indexOf(":")));
 }
 
 function describe(err: unknown): string {

@@ -17,6 +17,11 @@ export interface Fence {
   value: string;
 }
 
+/** A fence's fencing token: the number its value begins with (`<token>:<instance>`), larger for each new lease. */
+export function fencingTokenOf(fence: Fence): number {
+  return Number(fence.value.slice(0, fence.value.indexOf(":")));
+}
+
 interface ConnectionOptions {
   /** `redis://[:password@]host[:port][/db]` or `rediss://…` (TLS), or Sentinel. */
   target: RedisTarget;

@@ -73,10 +73,12 @@ describe.skipIf(!reachable)("kill -9 of the instance running the bot", () => {
       await new Promise((resolve) => setTimeout(resolve, 40));
     }
     expect(await first.proc.exited).toEqual({ code: null, signal: "SIGKILL" });
-    await second.proc.waitForLog(
-      (l) => l.msg === "lease acquired; starting the bot on this instance",
-      20_000,
-    );
+    const ACQUIRED = "lease acquired; starting the bot on this instance";
+    const taken = await second.proc.waitForLog((l) => l.msg === ACQUIRED, 20_000);
+    // The new lease's fencing token is logged, and is larger than the killed instance's.
+    const before = first.proc.logs().find((l) => l.msg === ACQUIRED)?.fencingToken;
+    expect(typeof before).toBe("number");
+    expect(taken.fencingToken).toBeGreaterThan(before as number);
     await expect
       .poll(() => [...answerCounts(sandbox!, ids).values()].filter((n) => n === 0).length, {
         timeout: 30_000,
