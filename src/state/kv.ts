@@ -1,5 +1,5 @@
-import { type KVStore, StagedState } from "./staged-state.ts";
-import type { JsonValue, SetOptions, StateStore, UpdateOptions } from "./state-store.ts";
+import { type KVStore, type MarkerSource, StagedState } from "./staged-state.ts";
+import type { JsonValue, OnceMarker, SetOptions, StateStore, UpdateOptions } from "./state-store.ts";
 
 /** Where a bot's markers of applied runs are kept, and for how long. */
 export interface AppliedMarkers {
@@ -82,15 +82,22 @@ export class KV {
     }) as R;
   }
 
-  /** @internal The staged view of `kv`'s store for one run (see {@link KV.run}). */
-  static staged(kv: KV, once: string | undefined, keptMs?: number): { state: KV; staged: StagedState } {
+  /** @internal A run's staged view of `kv`'s store (see {@link KV.run}): `once` names its marker when it applies. */
+  static staged(kv: KV, once: MarkerSource): StagedState {
+    return new StagedState(kv.#root!, once);
+  }
+
+  /** @internal The state a run sees through `staged`, writing at once through `kv` (`immediate`). */
+  static over(kv: KV, staged: StagedState): KV {
+    return new KV(staged, undefined, kv);
+  }
+
+  /** @internal The marker of event key `once`'s applied batch, kept `keptMs` (else the bot's default). */
+  static markerOf(kv: KV, once: string | undefined, keptMs?: number): OnceMarker | undefined {
     const markers = kv.#markers;
-    const marker =
-      once !== undefined && markers
-        ? { store: markers.store, key: once, ttlMs: keptMs ?? markers.ttlMs }
-        : undefined;
-    const staged = new StagedState(kv.#root!, marker);
-    return { state: new KV(staged, undefined, kv), staged };
+    return once !== undefined && markers
+      ? { store: markers.store, key: once, ttlMs: keptMs ?? markers.ttlMs }
+      : undefined;
   }
 
   get<T = JsonValue>(key: string): Promise<T | undefined> {
@@ -153,13 +160,17 @@ export class KV {
 
 const identity = <T>(value: T): T => value;
 
-/** A run's state, made on first use (most handlers never touch `ctx.state`). */
-class StagedRun<E> implements StateRun {
+/**
+ * A run's state, made on first use (most handlers never touch `ctx.state`); its marker, and the
+ * event's key in it, when its writes apply (most runs only read).
+ */
+class StagedRun<E> implements StateRun, MarkerSource {
   readonly #kv: KV;
   readonly #keyOf: (event: E) => string | undefined;
   readonly #event: E;
   readonly #keptMs: number | undefined;
-  #made: { state: KV; staged: StagedState } | undefined;
+  #staged: StagedState | undefined;
+  #state: KV | undefined;
 
   constructor(kv: KV, keyOf: (event: E) => string | undefined, event: E, keptMs: number | undefined) {
     this.#kv = kv;
@@ -169,11 +180,18 @@ class StagedRun<E> implements StateRun {
   }
 
   get state(): KV {
-    this.#made ??= KV.staged(this.#kv, this.#keyOf(this.#event), this.#keptMs);
-    return this.#made.state;
+    if (this.#state === undefined) {
+      this.#staged = KV.staged(this.#kv, this);
+      this.#state = KV.over(this.#kv, this.#staged);
+    }
+    return this.#state;
   }
 
   commit(): Promise<boolean> | undefined {
-    return this.#made?.staged.commit();
+    return this.#staged?.commit();
+  }
+
+  marker(): OnceMarker | undefined {
+    return KV.markerOf(this.#kv, this.#keyOf(this.#event), this.#keptMs);
   }
 }

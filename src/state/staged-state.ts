@@ -23,18 +23,23 @@ import type {
 /** What a {@link KV} reads and writes through: a store, or a run's staged view of one. */
 export type KVStore = Pick<StateStore, "get" | "set" | "setIfAbsent" | "update" | "delete" | "list">;
 
+/** Where a run's marker comes from: made when its writes apply (most runs write nothing). */
+export interface MarkerSource {
+  marker(): OnceMarker | undefined;
+}
+
 /** A key's value as the run sees it: text, or undefined once the run deleted it. */
 type Staged = { text: string | undefined };
 
 export class StagedState implements KVStore {
   readonly #store: StateStore;
-  readonly #once: OnceMarker | undefined;
+  readonly #once: MarkerSource | undefined;
   /** Allocated at the first write: most runs write nothing. */
   #writes: StoreWrite[] | undefined;
   #view: Map<string, Staged> | undefined;
 
-  /** `once`: the event's marker; without it the batch applies each time a run succeeds. */
-  constructor(store: StateStore, once: OnceMarker | undefined) {
+  /** `once`: the event's marker; without one the batch applies each time a run succeeds. */
+  constructor(store: StateStore, once: MarkerSource | undefined) {
     this.#store = store;
     this.#once = once;
   }
@@ -105,7 +110,7 @@ export class StagedState implements KVStore {
     const writes = this.#writes;
     if (writes === undefined) return undefined;
     this.#writes = undefined;
-    return this.#store.applyWrites(writes, this.#once);
+    return this.#store.applyWrites(writes, this.#once?.marker());
   }
 
   #stage(write: StoreWrite, text: string | undefined): void {
