@@ -9,11 +9,22 @@ import type { Client } from "../api/create-client.ts";
 import type { ServerInfo } from "../api/server-info.ts";
 import type { BotServices } from "../effects/bot-services.ts";
 import type { EffectRecords } from "../effects/effect-records.ts";
+import type { OpenProgresses } from "../effects/progress/open-progresses.ts";
+import type { StateRun } from "../state/kv.ts";
 import { KV } from "../state/kv.ts";
 import type { Clock } from "../time/clock.ts";
-import { type ContextDeps, LazyBaseContext } from "./context.ts";
+import {
+  type BotContext,
+  type ContextDeps,
+  createContext,
+  LazyBaseContext,
+  type SendEffects,
+  type SignalSource,
+} from "./context.ts";
+import { webhookReplyOf } from "./context-send.ts";
 import type { Dialogs } from "./dialogs/dialogs.ts";
-import type { BotIdentity, RunHandler } from "./incoming.ts";
+import type { Turn } from "./dialogs/turn.ts";
+import { type BotIdentity, contextExtraOf, type Incoming, type RunHandler } from "./incoming.ts";
 
 export interface BotContextsOptions {
   name: string;
@@ -105,6 +116,29 @@ export class BotContexts {
       dialogs: o.dialogs,
     };
     return this.#deps;
+  }
+
+  /**
+   * The context of a run of `incoming`'s handlers: its signal's source, its effects and staged
+   * state, its turn of a dialog (a message's run), and an earlier attempt's progresses.
+   */
+  forRun(
+    incoming: Incoming,
+    signal: SignalSource,
+    replayed: boolean,
+    effects: SendEffects | undefined,
+    state: StateRun,
+    turn: Turn | undefined,
+    progresses?: OpenProgresses,
+  ): BotContext<unknown> {
+    // How the run came: a dialog it starts keeps it for its first run's dead letter.
+    const extra = contextExtraOf(incoming, replayed, progresses);
+    const deps = this.deps();
+    const ctx = createContext(deps, incoming.event, signal, extra, effects, state, turn);
+    const reply = incoming.reply;
+    // An outgoing webhook's reply is an effect like any send: a run again makes it no more.
+    if (reply) ctx.reply = effects ? webhookReplyOf(deps, ctx, effects, reply) : reply;
+    return ctx;
   }
 
   /** The bot's state (each handler run gets a staged view of it: `KV.run`). */

@@ -105,10 +105,7 @@ export class Composer<C extends RoutableContext = RoutableContext> {
       if (!typeMatches) return runFrom(chain, i + 1, ctx);
       if (test === undefined) return run(ctx, chain, i);
       const verdict = test(ctx);
-      if (isThenable(verdict))
-        return Promise.resolve(verdict).then((pass) =>
-          pass ? run(ctx, chain, i) : runFrom(chain, i + 1, ctx),
-        );
+      if (isThenable(verdict)) return afterVerdict(verdict, run, ctx, chain, i);
       return verdict ? run(ctx, chain, i) : runFrom(chain, i + 1, ctx);
     });
     return this;
@@ -136,7 +133,11 @@ export class Composer<C extends RoutableContext = RoutableContext> {
    */
   run(ctx: C): Done {
     const handler = this.#errorHandler;
-    if (handler === undefined) return runFrom(this.#chain, 0, ctx);
+    return handler === undefined ? runFrom(this.#chain, 0, ctx) : this.#runCaught(ctx, handler);
+  }
+
+  /** {@link run} with the `catch` handler: apart, so that a run without one makes no closure. */
+  #runCaught(ctx: C, handler: ErrorHandler<C>): Done {
     const handle = (error: unknown): Done => {
       const seen = wait(handler(error, ctx));
       if (seen === undefined) throw error;
@@ -173,6 +174,17 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** Whether a `next()` result says the rest of the chain has already finished (synchronously). */
 export function finishedSynchronously(result: Promise<void>): boolean {
   return result === RESOLVED;
+}
+
+/** A filter's verdict that came as a promise: the route's handler runs once it says so. */
+function afterVerdict<C>(
+  verdict: PromiseLike<unknown>,
+  run: Step<C>,
+  ctx: C,
+  chain: Chain<C>,
+  i: number,
+): Done {
+  return Promise.resolve(verdict).then((pass) => (pass ? run(ctx, chain, i) : runFrom(chain, i + 1, ctx)));
 }
 
 function runFrom<C>(chain: Chain<C>, i: number, ctx: C): Done {

@@ -9,16 +9,17 @@
  *
  * A synchronous task runs inside `push()` when its key is free and a slot is open: no promise, no
  * timer. One loop behind a guard starts tasks, so a task that pushes more never deepens the stack;
- * one clock timer serves every timeout (see `#timed`). Time a task's calls spend waiting for the
+ * one clock timer serves every timeout (see `#sweep`). Time a task's calls spend waiting for the
  * account's rate budget does not count against its timeout.
  */
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
-import { Fifo, InFlightWaiters, Line, type QueueTask, Task } from "./queue-lines.ts";
+import { Fifo, InFlightWaiters, isThenable, Line, type QueueTask, RUNS_ON, Task } from "./queue-lines.ts";
 import { handlerTimedOut, positiveInt, RouterError } from "./router-error.ts";
 
 export type { QueueTask, TaskControl } from "./queue-lines.ts";
+export { endAfter, isThenable, RUNS_ON } from "./queue-lines.ts";
 
 export interface ConversationQueueOptions {
   /** Tasks running at once (across all keys). */
@@ -42,8 +43,6 @@ export class ConversationQueue {
   /** Keys whose next task may start, oldest first. */
   #ready: Fifo<Line> | undefined;
   #running: Set<Task> | undefined;
-  /** Async tasks running, each with its deadline: one clock timer, armed for the earliest, serves them all. */
-  #timed: Set<Task> | undefined;
   #timer: TimerHandle | undefined;
   /** When the armed timer fires. */
   #timerAt = 0;
@@ -131,13 +130,12 @@ export class ConversationQueue {
       this.#inline = undefined;
       this.#pumping = false;
     }
-    if (!threw && (task.hold !== undefined || isThenable(result))) {
+    if (!threw && (task.hold !== undefined || result === RUNS_ON || isThenable(result))) {
       // The line a same-key push made during the run already has the task as its current one.
       (this.#lines?.get(task.key) ?? this.#newLine(task.key)).current = task;
       this.#running ??= new Set();
       this.#running.add(task);
-      if (isThenable(result)) this.#await(task, result);
-      else this.#finish(task);
+      this.#after(task, result);
     } else this.#finish(task);
     this.#pump();
   }
@@ -207,19 +205,36 @@ export class ConversationQueue {
       this.#finish(task);
       return;
     }
-    if (isThenable(result)) this.#await(task, result);
+    this.#after(task, result);
+  }
+
+  /**
+   * The task returned `result`: a promise, or RUNS_ON, runs until it settles (a promise of RUNS_ON:
+   * until `end()`) or its timeout passes; anything else is done.
+   */
+  #after(task: Task, result: unknown): void {
+    if (result === RUNS_ON) this.#timeOut(task);
+    else if (isThenable(result)) this.#await(task, result);
     else this.#finish(task);
   }
 
-  /** The task returned a promise: it runs until that settles or its timeout passes. */
-  #await(task: Task, result: PromiseLike<unknown>): void {
+  /** A task that runs on: its timeout is armed, unless it ended before its call returned (see `#onEnd`). */
+  #timeOut(task: Task): void {
+    if (task.endedEarly) {
+      this.#finish(task);
+      return;
+    }
     task.dueAt = this.#clock.now() + this.#timeoutMs;
-    this.#timed ??= new Set();
-    this.#timed.add(task);
     if (this.#timer === undefined) this.#arm(task.dueAt);
+  }
+
+  #await(task: Task, result: PromiseLike<unknown>): void {
+    this.#timeOut(task);
     try {
       result.then(
-        () => this.#finish(task),
+        (value) => {
+          if (value !== RUNS_ON) this.#finish(task);
+        },
         (error: unknown) => {
           if (task.state === "running") this.#report(error, task.key);
           else if (task.timedOut)
@@ -231,14 +246,12 @@ export class ConversationQueue {
       this.#report(error, task.key); // a thenable whose then() throws
       this.#finish(task);
     }
-    // Ended before its call returned its promise (see `#onEnd`).
-    if (task.endedEarly) this.#finish(task);
   }
 
   /** The task ended before its promise settled (`TaskControl.end`): finished now, or once its call returned. */
   readonly #onEnd = (task: Task): void => {
     task.endedEarly = true;
-    if (this.#timed?.has(task)) this.#finish(task);
+    if (task.dueAt !== 0) this.#finish(task);
   };
 
   /**
@@ -249,8 +262,8 @@ export class ConversationQueue {
     this.#timer = undefined;
     const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const task of this.#timed ?? []) {
-      if (task.waits > 0) continue;
+    for (const task of this.#running ?? []) {
+      if (task.waits > 0 || task.dueAt === 0) continue;
       if (task.dueAt <= now) this.#expire(task);
       else next = Math.min(next, task.dueAt);
     }
@@ -277,8 +290,7 @@ export class ConversationQueue {
     }
     if (task.waits === 0 || --task.waits > 0 || task.dueAt === 0) return;
     task.dueAt += now - task.waitingSince;
-    if (this.#timed?.has(task) && (this.#timer === undefined || this.#timerAt > task.dueAt))
-      this.#arm(task.dueAt);
+    if (this.#timer === undefined || this.#timerAt > task.dueAt) this.#arm(task.dueAt);
   };
 
   #expire(task: Task): void {
@@ -296,7 +308,6 @@ export class ConversationQueue {
   #finish(task: Task): void {
     if (task.state !== "running") return;
     this.#running?.delete(task);
-    this.#timed?.delete(task);
     const hold = task.hold;
     if (hold === undefined) this.#release(task);
     else {
@@ -377,8 +388,4 @@ export class ConversationQueue {
   #report(err: unknown, key: string): void {
     this.#log.error({ err, conversation: key }, "handler failed");
   }
-}
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

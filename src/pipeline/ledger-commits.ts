@@ -84,13 +84,16 @@ export class LedgerCommits {
       queueMicrotask(this.#commitInTurn);
       return undefined;
     }
-    const hold = nextTurn().then(() => {
-      this.#round = undefined;
-      return this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save();
-    });
+    const hold = nextTurn().then(this.#commitRound);
     this.#round = hold;
     return hold;
   }
+
+  /** A round of completions waited for the turn's end: its commit. */
+  readonly #commitRound = (): Promise<void> | void => {
+    this.#round = undefined;
+    return this.#o.syncCommit?.ready() ? this.#commitInTurn() : this.#save();
+  };
 
   readonly #commitInTurn = (): void => {
     this.#round = undefined;

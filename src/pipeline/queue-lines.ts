@@ -3,6 +3,7 @@
  * and the FIFO lines tasks wait in, one per key.
  */
 import { type BudgetWaits, watchBudgetWaits } from "../api/budget-waits.ts";
+import type { Logger } from "../api/logger.ts";
 
 /** What a running task gets from its queue. */
 export interface TaskControl {
@@ -25,17 +26,48 @@ export interface TaskControl {
    */
   resumeAfter(done: Promise<unknown>, next: QueueTask<unknown>): boolean;
   /**
-   * The task is over now, whatever its promise does later: for a run that parked at a prompt
-   * (its handler waits, suspended, on a promise that never settles). Its holds still keep the key.
+   * The task is over now, whatever its promise does later: for a task that returned
+   * {@link RUNS_ON}, and for a run that parked at a prompt (its handler waits, suspended, on a
+   * promise that never settles). Its holds still keep the key.
    */
   end(): void;
 }
 
 /**
- * One unit of work. It may return a promise; anything else means it finished when it returned.
- * `arg` is what the queue's `push` was given.
+ * One unit of work. It may return a promise; {@link RUNS_ON} (or a promise of it) when it goes on
+ * and calls `end()` once over; anything else means it finished when it returned. `arg` is what
+ * the queue's `push` was given.
  */
 export type QueueTask<A = undefined> = (control: TaskControl, arg: A) => unknown;
+
+/**
+ * What a task returns that goes on after its call and says when it is over (`end()`), as a
+ * handler's run does: its queue then makes no promise reaction of its own for it.
+ */
+export const RUNS_ON: unique symbol = Symbol("runs on until end()");
+
+/**
+ * A task that returned {@link RUNS_ON} ends once `after` settles (at once when it is no promise);
+ * what `after` rejects with is logged, as its queue logs a task's error, on `to.log` (read then
+ * only: a handler context makes its logger on first read).
+ */
+export function endAfter(
+  control: TaskControl,
+  after: unknown,
+  to: { readonly log: Pick<Logger, "error"> },
+): void {
+  if (!isThenable(after)) {
+    control.end();
+    return;
+  }
+  after.then(
+    () => control.end(),
+    (err: unknown) => {
+      to.log.error({ err }, "handler failed");
+      control.end();
+    },
+  );
+}
 
 /** One task, made when it starts (see {@link Line}), and its control while it runs. */
 export class Task implements TaskControl, BudgetWaits {
@@ -219,7 +251,10 @@ export class InFlightWaiters {
 
   /** `inFlight` tasks are in flight now: the waits it is below end. */
   settle(inFlight: number): void {
-    if (this.#waiters.length === 0) return;
+    // Called at each task's end: most find every wait still above its limit, and keep the list.
+    let below = false;
+    for (const w of this.#waiters) below ||= inFlight < w.limit;
+    if (!below) return;
     const still = [];
     for (const w of this.#waiters) {
       if (inFlight < w.limit) w.resolve();
@@ -227,4 +262,8 @@ export class InFlightWaiters {
     }
     this.#waiters = still;
   }
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

@@ -25,9 +25,16 @@
  * run and kept by its retries and its dead letter.
  */
 import { randomUUID } from "node:crypto";
-import { type EffectRecord, type EffectRecords, SERVER_CLOCK_SLACK_S } from "../effects/effect-records.ts";
+import {
+  type EffectRecord,
+  type EffectRecords,
+  type EffectRun,
+  SERVER_CLOCK_SLACK_S,
+} from "../effects/effect-records.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
+import type { AnyEvent } from "../wire/events.ts";
 import type { SendEffects } from "./context-types.ts";
+import { effectsKeyOf, readBackOf } from "./event-fields.ts";
 import type { Incoming } from "./incoming.ts";
 
 /** A run's records and read-back bound: what a dead letter carries for its replay. */
@@ -88,4 +95,45 @@ export function letterRecordsOf(effects: SendEffects | undefined, message: boole
   if (effects === undefined || message) return undefined;
   const { eventKey } = effects.run;
   return effects.since === undefined ? { key: eventKey } : { key: eventKey, since: effects.since };
+}
+
+/**
+ * The effects of a run of message `id` outside a dialog: its records (and their key) are made at
+ * its first effect, and its read-back bound when asked; most runs make no effect, and a burst
+ * makes thousands of runs.
+ */
+export class MessageEffects implements SendEffects {
+  readonly #records: EffectRecords;
+  readonly #event: AnyEvent;
+  readonly #id: number;
+  readonly #rerun: boolean;
+  readonly #carried: readonly EffectRecord[];
+  #run: EffectRun | undefined;
+
+  constructor(
+    records: EffectRecords,
+    event: AnyEvent,
+    id: number,
+    rerun: boolean,
+    carried: readonly EffectRecord[],
+  ) {
+    this.#records = records;
+    this.#event = event;
+    this.#id = id;
+    this.#rerun = rerun;
+    this.#carried = carried;
+  }
+
+  get run(): EffectRun {
+    this.#run ??= this.#records.run(effectsKeyOf(this.#id, undefined), this.#rerun, this.#carried);
+    return this.#run;
+  }
+
+  get after(): number | undefined {
+    return readBackOf(this.#event, this.#id).after;
+  }
+
+  get since(): number | undefined {
+    return readBackOf(this.#event, this.#id).since;
+  }
 }

@@ -7,19 +7,13 @@
 
 import type { EffectRecord } from "../effects/effect-records.ts";
 import { OpenProgresses } from "../effects/progress/open-progresses.ts";
+import type { DeadLetter } from "../state/dead-letters.ts";
 import { KV, type StateRun } from "../state/kv.ts";
 import type { JsonValue } from "../state/state-store.ts";
 import { monotonicMs } from "../time/clock.ts";
 import type { AnyEvent } from "../wire/events.ts";
-import {
-  type BotContext,
-  createContext,
-  progressesOf,
-  type SendEffects,
-  type SignalSource,
-} from "./context.ts";
-import { webhookReplyOf } from "./context-send.ts";
-import type { TaskControl } from "./conversation-queue.ts";
+import { type BotContext, progressesOf, type SendEffects } from "./context.ts";
+import { endAfter, RUNS_ON, type TaskControl } from "./conversation-queue.ts";
 import {
   closeRuns,
   type DialogEndParts,
@@ -30,17 +24,15 @@ import {
 } from "./dialogs/dialog-ends.ts";
 import { DialogEnded } from "./dialogs/dialog-log.ts";
 import { endRunProgresses } from "./dialogs/end-progresses.ts";
-import { replayedEffects } from "./dialogs/nested-effects.ts";
-import { promptEndLine, promptUnanswered } from "./dialogs/prompt-error.ts";
+import { replayEffects } from "./dialogs/replay-effects.ts";
 import { keptLater, Turn, untilParked } from "./dialogs/turn.ts";
 import type { DispatcherParts } from "./dispatcher-parts.ts";
-import { effectsKeyOf, freshEffectsOf, ledgerIdOf, readBackOf } from "./event-fields.ts";
+import { ledgerIdOf } from "./event-fields.ts";
 import { failpoint } from "./failpoints.ts";
-import { type FailedRun, outageOf, STORE_OUTAGE_LINE } from "./handler-failures.ts";
-import { contextExtraOf, type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
-import { RouterError } from "./router-error.ts";
-import { eventRecords, letterRecordsOf } from "./run-keys.ts";
-import { fenced } from "./stop-cut.ts";
+import type { FailedRun } from "./handler-failures.ts";
+import { type DispatchStats, type Incoming, sourceOf, stateKeyOf } from "./incoming.ts";
+import { eventRecords, letterRecordsOf, MessageEffects } from "./run-keys.ts";
+import { runFailed, runHandled } from "./run-outcomes.ts";
 
 type FailedArgs = [
   Incoming,
@@ -88,7 +80,7 @@ export class HandlerRuns {
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
     // A message's run can ask (ctx.prompt): it is a turn of a dialog.
     const turn = effects && ledgerIdOf(incoming.event) !== undefined ? new Turn(incoming.dialog) : undefined;
-    const ctx = this.#contextOf(incoming, control, incoming.replayed, effects, state, turn);
+    const ctx = this.#o.contexts.forRun(incoming, control, incoming.replayed, effects, state, turn);
     const started = this.#o.metrics ? monotonicMs() : 0;
     let pending: Promise<void> | undefined;
     try {
@@ -97,13 +89,60 @@ export class HandlerRuns {
       return this.#runFailed(incoming, control, ctx, started, err, effects, turn);
     }
     if (pending === undefined) return this.#succeeded(incoming, control, ctx, started, state, effects, turn);
-    // A run that parks (its prompt waits) is over then, its task ended: its handler's promise never settles.
-    if (turn !== undefined) turn.onPark = () => this.#parked(incoming, control, ctx, turn, started, effects);
-    return pending.then(
-      () => turn?.parked || this.#succeeded(incoming, control, ctx, started, state, effects, turn),
-      (err: unknown) => turn?.parked || this.#runFailed(incoming, control, ctx, started, err, effects, turn),
-    );
+    return this.#runOn(pending, incoming, control, ctx, started, state, effects, turn);
   };
+
+  /**
+   * A run whose handlers returned a promise goes on: once it settles, stage 5 or the failure
+   * stage, then its task ends (RUNS_ON). Apart from {@link run}, whose synchronous runs then make
+   * no closures. A run that parks (its prompt waits) is over then, its task ended: its handler's
+   * promise never settles.
+   */
+  #runOn(
+    pending: Promise<void>,
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    started: number,
+    state: StateRun,
+    effects: Effects,
+    turn: Turn | undefined,
+  ): typeof RUNS_ON {
+    if (turn !== undefined) turn.onPark = () => this.#parked(incoming, control, ctx, turn, started, effects);
+    pending.then(
+      () => this.#settled(incoming, control, ctx, started, state, effects, turn, false, undefined),
+      (err: unknown) => this.#settled(incoming, control, ctx, started, state, effects, turn, true, err),
+    );
+    return RUNS_ON;
+  }
+
+  /**
+   * The handlers' promise settled (`failed`: rejected with `err`): stage 5 or the failure stage,
+   * then the run's task ends (once the run's state writes are applied, when it has some). A run
+   * that parked ended its task then.
+   */
+  #settled(
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    started: number,
+    state: StateRun,
+    effects: Effects,
+    turn: Turn | undefined,
+    failed: boolean,
+    err: unknown,
+  ): void {
+    if (turn?.parked) return;
+    let after: unknown;
+    try {
+      after = failed
+        ? this.#runFailed(incoming, control, ctx, started, err, effects, turn)
+        : this.#succeeded(incoming, control, ctx, started, state, effects, turn);
+    } catch (error) {
+      after = Promise.reject(error);
+    }
+    endAfter(control, after, ctx);
+  }
 
   /**
    * The run parked, and its task ends: its dialog waits, recorded; its message is handled in the
@@ -171,20 +210,32 @@ export class HandlerRuns {
     if (changed) return this.#runFailed(incoming, control, ctx, started, changed, effects, turn);
     // Ended meanwhile (an operator's end): the run's state writes since its last question are dropped.
     if (turn !== undefined && this.#endedMeanwhile(incoming, ctx)) {
-      this.#handled(ctx, started);
+      runHandled(this.#o, this.#stats, ctx, started);
       return this.#effectsDone(incoming, control);
     }
     const applied = state.commit();
-    if (applied !== undefined) {
-      return applied.then(
-        () => this.#succeeded(incoming, control, ctx, started, state, effects, undefined),
-        (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, undefined),
-      );
-    }
-    this.#handled(ctx, started);
+    if (applied !== undefined)
+      return this.#afterCommit(applied, incoming, control, ctx, started, state, effects);
+    runHandled(this.#o, this.#stats, ctx, started);
     // A dialog that ran to its end is over; a new one its prompt did not keep is not begun.
     endDialog(this.#ends, control, incoming, "handler");
     return this.#effectsDone(incoming, control);
+  }
+
+  /** The run's state writes land, then stage 5 (or the failure stage, should they fail). */
+  #afterCommit(
+    applied: Promise<boolean>,
+    incoming: Incoming,
+    control: TaskControl,
+    ctx: BotContext<unknown>,
+    started: number,
+    state: StateRun,
+    effects: Effects,
+  ): Promise<unknown> {
+    return applied.then(
+      () => this.#succeeded(incoming, control, ctx, started, state, effects, undefined),
+      (err: unknown) => this.#runFailed(incoming, control, ctx, started, err, effects, undefined),
+    );
   }
 
   /** The run threw (off the hot path: its arguments come as one array). */
@@ -200,27 +251,8 @@ export class HandlerRuns {
       if (stopped !== true) control.holdKey(stopped);
       return;
     }
-    this.#failed(ctx, err, started);
+    runFailed(this.#o, this.#stats, ctx, err, started);
     this.#afterFailure(incoming, err, control, effects, progresses ?? new OpenProgresses());
-  }
-
-  #contextOf(
-    incoming: Incoming,
-    signal: SignalSource,
-    replayed: boolean,
-    effects: SendEffects | undefined,
-    state: StateRun,
-    turn: Turn | undefined,
-    progresses?: OpenProgresses,
-  ): BotContext<unknown> {
-    // How the run came: a dialog it starts keeps it for its first run's dead letter.
-    const extra = contextExtraOf(incoming, replayed, progresses);
-    const deps = this.#o.contexts.deps();
-    const ctx = createContext(deps, incoming.event, signal, extra, effects, state, turn);
-    const reply = incoming.reply;
-    // An outgoing webhook's reply is an effect like any send: a run again makes it no more.
-    if (reply) ctx.reply = effects ? webhookReplyOf(deps, ctx, effects, reply) : reply;
-    return ctx;
   }
 
   /** An event's effect records for this run (a re-run reads them); `first`: a run again's first run's. */
@@ -230,22 +262,10 @@ export class HandlerRuns {
     const id = ledgerIdOf(incoming.event);
     if (id === undefined) return eventRecords(records, incoming, rerun, first ?? this.#o.clock.now());
     const dialog = incoming.dialog;
-    const carried = (incoming.letter?.effects ??
-      (dialog && replayedEffects(dialog)) ??
-      NOTHING_CARRIED) as unknown as EffectRecord[];
-    // A dialog's replay must match its record effect for effect (the code may have changed).
-    const { after, since } = readBackOf(incoming.event, id);
-    const key = effectsKeyOf(id, dialog?.rewinds);
-    // A dialog's end in doubt is settled before the run makes anything (ends-in-doubt.ts).
-    const { dialogs } = this.#o;
-    const before =
-      dialog && dialogs.endsInDoubt.gate(dialog.id, () => dialogs.endedInDoubt(dialog.id, source.signal));
-    const run = records.run(key, rerun, carried, dialog !== undefined, before);
-    if (dialog === undefined) return { run, after, since };
-    const [moves, fresh] = [dialog.moves, freshEffectsOf(dialog, carried)];
-    const rewound = dialog.rewound as unknown as EffectRecord[] | undefined;
-    const replay = { ...(fresh && { fresh }), ...(moves?.length && { moves }), ...(rewound && { rewound }) };
-    return { run, after, since, ...replay };
+    if (dialog !== undefined)
+      return replayEffects(records, this.#o.dialogs, incoming, dialog, id, rerun, source);
+    const carried = (incoming.letter?.effects ?? NOTHING_CARRIED) as unknown as EffectRecord[];
+    return new MessageEffects(records, incoming.event, id, rerun, carried);
   }
 
   /**
@@ -278,7 +298,7 @@ export class HandlerRuns {
         last = this.#effectsOf(incoming, true, { signal }, first);
         const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
         const turn = last && ledgerIdOf(incoming.event) !== undefined ? new Turn(dialog) : undefined;
-        const ctx = this.#contextOf(incoming, signal, true, last, state, turn, progresses);
+        const ctx = this.#o.contexts.forRun(incoming, signal, true, last, state, turn, progresses);
         const started = this.#o.metrics ? monotonicMs() : 0;
         try {
           // Parked: the dialog waits again (its record kept), the attempt is done.
@@ -293,11 +313,11 @@ export class HandlerRuns {
           }
           // Run elsewhere, or cut by the bot's stop (kept for replay): no failure of the handler's.
           if (ranElsewhere(ctx.log, err) || this.#o.failures.stopped) throw err;
-          this.#failed(ctx, err, started);
+          runFailed(this.#o, this.#stats, ctx, err, started);
           throw err;
         }
         // Parked: counted once its dialog is over, as when a first run parks.
-        if (!parked) this.#handled(ctx, started);
+        if (!parked) runHandled(this.#o, this.#stats, ctx, started);
       },
       effects: () => (last?.run.kept ?? []) as unknown as JsonValue[],
       // Its dialog ended meanwhile (an operator's end): kept with the end's note first (end-progresses.ts).
@@ -329,32 +349,6 @@ export class HandlerRuns {
     return true;
   }
 
-  #handled(ctx: BotContext<unknown>, started: number): void {
-    this.#stats.handled++;
-    this.#o.metrics?.eventHandled(ctx.event.type, (monotonicMs() - started) / 1000);
-  }
-
-  #failed(ctx: BotContext<unknown>, err: unknown, started: number): void {
-    if (promptUnanswered(err)) {
-      // A normal end of a conversation (the failure stage then neither retries nor keeps it).
-      ctx.log.info({ prompt: err.message }, promptEndLine(err));
-      this.#handled(ctx, started);
-      return;
-    }
-    const outage = outageOf(err);
-    const said = outage !== undefined && this.#o.ledgerCommits.health?.store.repeats(err);
-    const seconds = (monotonicMs() - started) / 1000;
-    if (outage) this.#o.metrics?.storeOutage(ctx.event.type, seconds);
-    else this.#o.metrics?.eventFailed(ctx.event.type, seconds);
-    // The stop's deadline cut it short: the failure stage says what becomes of it (no error of the
-    // bot's, so no stack).
-    if (err instanceof RouterError && err.code === "ROUTER_ABORTED")
-      ctx.log[this.#o.failures.cutLevel]({ code: err.code }, "handler cut short by the shutdown's deadline");
-    // The store failed the run (a read or write; a lost lease's at debug): not the bot's fault; said once.
-    else if (outage) ctx.log[said || fenced(outage) ? "debug" : "warn"](outage, STORE_OUTAGE_LINE);
-    else ctx.log.error({ err }, "handler failed");
-  }
-
   /**
    * 5. effects: the handler finished and what it did has happened. A message is recorded as
    * handled; when that record must be durable before the conversation's next message, its key
@@ -377,14 +371,15 @@ export class HandlerRuns {
 
   /** Stage 5's writes for `incoming`: what its key must wait for, if anything. */
   #effectsHold(incoming: Incoming): Promise<unknown> | undefined {
-    const { letter } = incoming;
-    return letter
-      ? Promise.resolve(incoming.recordHandled?.())
-          .then(() => this.#o.letters?.remove(letter.id))
-          .then(() => incoming.onReplayed?.(true))
-      : incoming.dialog
-        ? undefined
-        : this.#finishEvent(incoming.event);
+    if (incoming.letter) return this.#letterDone(incoming, incoming.letter);
+    return incoming.dialog ? undefined : this.#finishEvent(incoming.event);
+  }
+
+  /** A replayed dead letter is done: recorded as handled, then off the list. */
+  async #letterDone(incoming: Incoming, letter: DeadLetter): Promise<void> {
+    await incoming.recordHandled?.();
+    await this.#o.letters?.remove(letter.id);
+    incoming.onReplayed?.(true);
   }
 
   /** Record a message as handled in the ledger (begun at stage 1). */

@@ -130,7 +130,16 @@ export class DialogEngine {
     if (event.type === "reaction") return this.#reactions.run(control, incoming);
     if (event.type !== "message") return runs.run(control, incoming);
     if (!isTypedEvent(event, issue)) return runs.run(control, incoming);
-    const message = (event as ServerEvent & { type: "message" }).message;
+    return this.#message(control, incoming, event as ServerEvent & { type: "message" });
+  };
+
+  /**
+   * A message while dialogs wait: an answer, or handlers as usual. Apart from {@link run}: its
+   * closures would make every event's run allocate their scope, a burst's included.
+   */
+  #message(control: TaskControl, incoming: Incoming, event: ServerEvent & { type: "message" }): unknown {
+    const { dialogs, runs } = this.#o;
+    const message = event.message;
     // The waiting channel questions are being read back (moves made while no queue read): a
     // message that may answer one is matched once its dialog is where the question is now.
     const moved = message.type === "stream" ? this.moves.readBack(message.sender_id) : undefined;
@@ -190,7 +199,7 @@ export class DialogEngine {
       again,
     });
     return undefined;
-  };
+  }
 
   /**
    * `incoming` (message `msg`), an answer to dialog `id` whose append the log refused: a copy when
