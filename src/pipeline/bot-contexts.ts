@@ -93,11 +93,16 @@ export class BotContexts {
 
   /** What a context of this bot is built from. Throws before the first registration. */
   deps(): ContextDeps<unknown> {
-    if (this.#deps) return this.#deps;
+    this.#deps ??= this.#makeDeps();
+    return this.#deps;
+  }
+
+  /** Apart from {@link deps}, read per event: its closure's scope would be made at every call. */
+  #makeDeps(): ContextDeps<unknown> {
     const o = this.#o;
     const registration = this.#registration;
     if (!registration) throw new Error(`bot ${o.name} has not registered with its server yet`);
-    this.#deps = {
+    return {
       bot: {
         name: o.name,
         userId: registration.self.userId,
@@ -115,7 +120,6 @@ export class BotContexts {
       services: o.services,
       dialogs: o.dialogs,
     };
-    return this.#deps;
   }
 
   /**

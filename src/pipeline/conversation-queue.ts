@@ -15,7 +15,16 @@
 import type { Logger } from "../api/logger.ts";
 import { silentLogger } from "../api/logger.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
-import { Fifo, InFlightWaiters, isThenable, Line, type QueueTask, RUNS_ON, Task } from "./queue-lines.ts";
+import {
+  Fifo,
+  InFlightWaiters,
+  isThenable,
+  Line,
+  type QueueTask,
+  RUNS_ON,
+  RunningTasks,
+  Task,
+} from "./queue-lines.ts";
 import { handlerTimedOut, positiveInt, RouterError } from "./router-error.ts";
 
 export type { QueueTask, TaskControl } from "./queue-lines.ts";
@@ -38,11 +47,11 @@ export class ConversationQueue {
   readonly #timeoutMs: number;
   readonly #log: Logger;
   readonly #clock: Clock;
-  // The collections are made on first use: a daemon holds a queue per bot, idle ones included.
+  // The maps are made on first use: a daemon holds a queue per bot, idle ones included.
   #lines: Map<string, Line> | undefined;
   /** Keys whose next task may start, oldest first. */
   #ready: Fifo<Line> | undefined;
-  #running: Set<Task> | undefined;
+  readonly #running = new RunningTasks();
   #timer: TimerHandle | undefined;
   /** When the armed timer fires. */
   #timerAt = 0;
@@ -96,7 +105,7 @@ export class ConversationQueue {
 
   /** Tasks running now (held ones give their slot back). */
   #runningCount(): number {
-    return (this.#running?.size ?? 0) + (this.#inline === undefined ? 0 : 1);
+    return this.#running.size + (this.#inline === undefined ? 0 : 1);
   }
 
   /** A line for `key`; the task running inline on that key, if any, is its current one. */
@@ -133,7 +142,6 @@ export class ConversationQueue {
     if (!threw && (task.hold !== undefined || result === RUNS_ON || isThenable(result))) {
       // The line a same-key push made during the run already has the task as its current one.
       (this.#lines?.get(task.key) ?? this.#newLine(task.key)).current = task;
-      this.#running ??= new Set();
       this.#running.add(task);
       this.#after(task, result);
     } else this.#finish(task);
@@ -166,7 +174,7 @@ export class ConversationQueue {
     }
     this.#ready = undefined;
     this.#waiting = 0;
-    for (const task of this.#running ?? []) task.abort(reason);
+    for (const task of this.#running.list()) task.abort(reason);
     this.#inline?.abort(reason);
     for (const [key, onDone] of dropped) this.#callDone(onDone, key);
     if (this.#active === 0) this.#disarm();
@@ -194,7 +202,6 @@ export class ConversationQueue {
   #start(task: Task): void {
     task.onWait = this.#onWait;
     task.onEnd = this.#onEnd;
-    this.#running ??= new Set();
     this.#running.add(task);
     this.#active++;
     let result: unknown;
@@ -262,7 +269,7 @@ export class ConversationQueue {
     this.#timer = undefined;
     const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const task of this.#running ?? []) {
+    for (const task of this.#running.list()) {
       if (task.waits > 0 || task.dueAt === 0) continue;
       if (task.dueAt <= now) this.#expire(task);
       else next = Math.min(next, task.dueAt);
@@ -307,7 +314,7 @@ export class ConversationQueue {
   /** The task returned, settled or timed out: free its slot, and its key unless it holds it. */
   #finish(task: Task): void {
     if (task.state !== "running") return;
-    this.#running?.delete(task);
+    this.#running.delete(task);
     const hold = task.hold;
     if (hold === undefined) this.#release(task);
     else {
@@ -320,10 +327,12 @@ export class ConversationQueue {
   /** `task` is done once `hold` settled; the tasks held on it are released in the order held. */
   #holdUntil(hold: Promise<unknown>, task: Task): void {
     const held = this.#held;
-    if (held?.on === hold) {
-      held.tasks.push(task);
-      return;
-    }
+    if (held?.on === hold) held.tasks.push(task);
+    else this.#holdNew(hold, task);
+  }
+
+  /** The first task held on `hold`: apart from {@link #holdUntil}, whose other calls make no closure. */
+  #holdNew(hold: Promise<unknown>, task: Task): void {
     const tasks = [task];
     this.#held = { on: hold, tasks };
     const release = () => {

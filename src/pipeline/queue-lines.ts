@@ -56,10 +56,16 @@ export function endAfter(
   after: unknown,
   to: { readonly log: Pick<Logger, "error"> },
 ): void {
-  if (!isThenable(after)) {
-    control.end();
-    return;
-  }
+  if (isThenable(after)) endWhenSettled(control, after, to);
+  else control.end();
+}
+
+/** {@link endAfter} of a promise: apart, so that a task ending at once makes no closure. */
+function endWhenSettled(
+  control: TaskControl,
+  after: PromiseLike<unknown>,
+  to: { readonly log: Pick<Logger, "error"> },
+): void {
   after.then(
     () => control.end(),
     (err: unknown) => {
@@ -88,6 +94,8 @@ export class Task implements TaskControl, BudgetWaits {
   onEnd: ((task: Task) => void) | undefined = undefined;
   /** Set by `end`: the task is over, whatever its promise does (its queue finishes it when it can). */
   endedEarly = false;
+  /** Its place among its queue's running tasks; -1 when not running. */
+  slot = -1;
 
   constructor(
     readonly key: string,
@@ -133,6 +141,38 @@ export class Task implements TaskControl, BudgetWaits {
   abort(reason: unknown): void {
     this.#controller ??= new AbortController();
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+}
+
+/**
+ * The tasks running in a queue, in no order: each knows its place (`Task.slot`), and a removed
+ * one's is taken by the last, so a burst's thousands of starts and ends allocate nothing.
+ */
+export class RunningTasks {
+  readonly #tasks: Task[] = [];
+
+  get size(): number {
+    return this.#tasks.length;
+  }
+
+  add(task: Task): void {
+    task.slot = this.#tasks.length;
+    this.#tasks.push(task);
+  }
+
+  delete(task: Task): void {
+    if (task.slot < 0) return;
+    const last = this.#tasks.pop() as Task;
+    if (last !== task) {
+      this.#tasks[task.slot] = last;
+      last.slot = task.slot;
+    }
+    task.slot = -1;
+  }
+
+  /** A copy: what is done with each (its abort, its timeout) may end it. */
+  list(): Task[] {
+    return [...this.#tasks];
   }
 }
 
@@ -223,8 +263,10 @@ export class Line {
 }
 
 /** Those waiting for fewer than their `limit` of a queue's tasks in flight (its `onBelow`). */
+type Waiter = { limit: number; resolve: () => void; reject: (reason: unknown) => void };
+
 export class InFlightWaiters {
-  #waiters: { limit: number; resolve: () => void; reject: (reason: unknown) => void }[] = [];
+  #waiters: Waiter[] = [];
 
   /** Resolves once `settle` is told fewer than `limit` are in flight (at once if `inFlight` is). */
   wait(inFlight: number, limit: number, signal?: AbortSignal): Promise<void> {
@@ -252,8 +294,9 @@ export class InFlightWaiters {
   /** `inFlight` tasks are in flight now: the waits it is below end. */
   settle(inFlight: number): void {
     // Called at each task's end: most find every wait still above its limit, and keep the list.
+    const waiters = this.#waiters;
     let below = false;
-    for (const w of this.#waiters) below ||= inFlight < w.limit;
+    for (let i = 0; i < waiters.length && !below; i++) below = inFlight < (waiters[i] as Waiter).limit;
     if (!below) return;
     const still = [];
     for (const w of this.#waiters) {
