@@ -4,8 +4,8 @@
  * Task n+1 of a key starts only after task n finished (returned, resolved, threw, or timed out).
  * Keys run in parallel, at most `concurrency` at a time; a freed slot goes to the key that has
  * waited longest, so one busy conversation cannot starve the others. A task that runs longer than
- * `handlerTimeoutMs` (from when it returned its promise) has its signal aborted and counts as
- * finished, even if it ignores the signal.
+ * `handlerTimeoutMs` (from when it returned its promise, or RUNS_ON) has its signal aborted and
+ * counts as finished, even if it ignores the signal.
  *
  * A synchronous task runs inside `push()` when its key is free and a slot is open: no promise, no
  * timer. One loop behind a guard starts tasks, so a task that pushes more never deepens the stack;

@@ -82,7 +82,7 @@ export class Task implements TaskControl, BudgetWaits {
   hold: Promise<unknown> | undefined;
   /** What runs in its place once its hold settled (see `resumeAfter`). */
   resume: QueueTask<unknown> | undefined;
-  /** When its timeout is due (set once it returned a promise; moved on by its budget waits). */
+  /** When its timeout is due (set once it returned a promise or RUNS_ON, 0 until then; moved on by its budget waits). */
   dueAt = 0;
   timedOut = false;
   /** Its calls waiting for the account's rate budget now, and since when (see `onWait`). */
