@@ -6,6 +6,7 @@
  * is under way (a send waiting for the account's budget can take minutes), so a claim is taken
  * for one a crash cut short only once it has gone {@link CLAIM_WAIT_MS} without a renewal.
  */
+import { createHash } from "node:crypto";
 import { sleep } from "../api/sleep.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
@@ -40,6 +41,11 @@ export interface EffectRecord {
   at?: number;
   /** When a labelled effect (a dialog's question) was begun, by the clock: its deadline counts from then. */
   begun?: number;
+}
+
+/** What an effect was given (its target and text, say), hashed: a strict run matches it by this. */
+export function printOf(args: unknown): string {
+  return createHash("sha256").update(JSON.stringify(args)).digest("base64url").slice(0, 12);
 }
 
 /** `claim` as a read-back of an effect labelled `label` sees it: its `args` only if made under that label. */
@@ -181,8 +187,8 @@ export class HeldClaim {
     await this.#renewing;
   }
 
-  /** The effect failed: the claim replaced by `left`, a pending record no run holds. */
-  async leave(left: EffectRecord): Promise<void> {
+  /** The effect failed: the claim replaced by `left`, a pending record no run holds (none: removed). */
+  async leave(left: EffectRecord | undefined): Promise<void> {
     await this.stop();
     await swapRecord(this.#o, this.#key, this.#current, left);
   }

@@ -9,8 +9,9 @@
  * committed (it survives a kill -9); the result replaces it. So a re-run knows which effect may
  * have happened with its answer lost: one whose record is still pending. Only that one is looked
  * for on the server (a read-back, e.g. GET /messages for a send) and made only when not found. An
- * effect with no record at all was never begun and is made without a read-back: a message caught
- * up after a hung poll or a restart, whose handler never ran, costs no extra call.
+ * effect with no record was never begun, or the server refused it outright (a JSON 4xx): made with
+ * no read-back. A message caught up after a hung poll or a restart costs no extra call, and a send
+ * refused (a channel that does not exist) is refused again for that reason, not its read-back's.
  *
  * The pending record is a claim, taken in one atomic step: two runs of one event at once (two
  * instances on one store running the same dialog's answer, as during a rolling deploy) cannot
@@ -18,7 +19,7 @@
  * result; a claim not renewed for {@link CLAIM_WAIT_MS} (effect-claims.ts), or made before the
  * bot's current start here (`since`), is one a crash or a stop cut short, looked for.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { JsonValue, StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
@@ -32,6 +33,7 @@ import {
   HeldClaim,
   type RecordWrite,
 } from "./effect-claims.ts";
+import { isRefusal } from "./local-echo.ts";
 import { carriedFor, letterRecords } from "./nested-records.ts";
 
 export { CLAIM_WAIT_MS, EffectOrderChanged, type EffectRecord, type RecordWrite } from "./effect-claims.ts";
@@ -76,11 +78,6 @@ export interface EffectRecordsOptions {
 }
 
 const ONCE: RecordWrite = (write) => write();
-
-/** What an effect was given (its target and text, say), hashed: a strict run matches it by this. */
-export function printOf(args: unknown): string {
-  return createHash("sha256").update(JSON.stringify(args)).digest("base64url").slice(0, 12);
-}
 
 /** One bot's effect records, in `store` (the bot's own namespace for them). */
 export class EffectRecords {
@@ -146,8 +143,8 @@ const NONE_MADE: readonly EffectRecord[] = Object.freeze([]);
 export class EffectRun {
   /** Undefined when nothing is carried (most runs: no allocation). */
   readonly #carried: Map<number, EffectRecord> | undefined;
-  /** Made on the first effect (most runs make none). */
-  #made: EffectRecord[] | undefined;
+  /** Made on the first effect (most runs make none); a hole where an effect was refused. */
+  #made: (EffectRecord | undefined)[] | undefined;
   #next = 0;
   /** Whether records are read before each effect (a re-run, or records carried by a letter). */
   readonly #lookUp: boolean;
@@ -284,10 +281,13 @@ export class EffectRun {
     try {
       result = await steps.act();
     } catch (err) {
-      // Ended here, maybe made (its answer lost): no run waits on it (no `at`), one looks for it.
+      // Ended here, maybe made (its answer lost): no run waits on it (no `at`), one looks for it. Refused
+      // outright, it was not made: no record, and none of this run's effects (nor carried for it).
       const left: EffectRecord = { n, kind, result: null, pending: true, ...given, ...(begun && { begun }) };
-      this.#list()[at] = left;
-      await claim.leave(left).catch(() => {});
+      const kept = isRefusal(err) ? undefined : left;
+      if (kept === undefined) this.#carried?.delete(n);
+      this.#list()[at] = kept;
+      await claim.leave(kept).catch(() => {});
       throw err;
     }
     await claim.stop();
@@ -331,9 +331,11 @@ export class EffectRun {
     return this.#next;
   }
 
-  /** The effects made (or found made) so far in this run; one whose answer never came stays pending. */
+  /** The effects made (or found made) so far in this run: pending if the answer never came; none refused. */
   get made(): readonly EffectRecord[] {
-    return this.#made ?? NONE_MADE;
+    const made = this.#made;
+    if (made === undefined) return NONE_MADE;
+    return made.includes(undefined) ? made.filter((r) => r !== undefined) : (made as EffectRecord[]);
   }
 
   /** What a dead letter carries (see {@link letterRecords}). */
@@ -379,7 +381,7 @@ export class EffectRun {
     return this.#claimStore;
   }
 
-  #list(): EffectRecord[] {
+  #list(): (EffectRecord | undefined)[] {
     this.#made ??= [];
     return this.#made;
   }

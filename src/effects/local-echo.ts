@@ -85,3 +85,12 @@ export function isAmbiguous(err: unknown): boolean {
   if (err instanceof BadResponseError) return true;
   return err instanceof NetworkError && err.requestSent;
 }
+
+/**
+ * Did the server refuse the request outright, so that it did not act? A JSON 4xx, thrown as it
+ * came or as the cause of the error that names it (a booking's `SCHEDULE_INVALID`).
+ */
+export function isRefusal(err: unknown): boolean {
+  const api = err instanceof ApiError ? err : (err as { cause?: unknown } | null)?.cause;
+  return api instanceof ApiError && api.status >= 400 && api.status < 500;
+}

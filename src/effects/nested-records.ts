@@ -33,8 +33,9 @@ export function carriedFor<R extends NumberedRecord>(entry: R | undefined, name:
 
 /**
  * The entry numbered 0 a letter carries for `runs` (each nested run's name, and what it keeps for
- * a letter), with what `carried` (the entry this run was given) held for a nested run it did not
- * reach or an effect of it not made again; undefined when there is nothing to carry.
+ * a letter: with what it was carried and did not make again, but for an effect refused), and what
+ * `carried` (the entry this run was given) held for a nested run it did not reach; undefined when
+ * there is nothing to carry.
  */
 export function nestedEntry<R extends NumberedRecord>(
   carried: R | undefined,
@@ -45,9 +46,7 @@ export function nestedEntry<R extends NumberedRecord>(
     for (const name of Object.keys(carried.result)) names.add(name);
   const result: Record<string, JsonValue> = {};
   for (const name of names) {
-    const kept = [...(runs?.get(name)?.kept ?? [])];
-    const made = new Set(kept.map((r) => r.n));
-    for (const r of carriedFor(carried, name)) if (!made.has(r.n)) kept.push(r);
+    const kept = [...(runs?.get(name)?.kept ?? carriedFor(carried, name))];
     if (kept.length > 0) result[name] = kept.sort((a, b) => a.n - b.n) as unknown as JsonValue;
   }
   return Object.keys(result).length > 0 ? { n: 0, kind: NESTED, result } : undefined;

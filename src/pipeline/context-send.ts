@@ -5,7 +5,7 @@
  * handler worked: `follow`).
  */
 import type { SendMessageParams } from "../api/resources/messages.ts";
-import { printOf } from "../effects/effect-records.ts";
+import { printOf } from "../effects/effect-claims.ts";
 import { ECHO_WAIT_MS, isAmbiguous } from "../effects/local-echo.ts";
 import { findSent } from "../effects/verify-send.ts";
 import type { AnyEvent } from "../wire/events.ts";

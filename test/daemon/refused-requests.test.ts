@@ -6,6 +6,7 @@
  * The daemon's clock is held: a retry's pause would never pass unless the test moves it.
  */
 import { describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/create-client.ts";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
@@ -93,6 +94,53 @@ describe("a request refused as made", () => {
     expect(d.logged("kept as dead letter notes/1")).toMatchObject([
       { refused: { code: "SNIPPET_INVALID", parameter: "title" } },
     ]);
+  });
+});
+
+describe("a refused send retried by the operator", () => {
+  /** "post nowhere" kept as dead letter notes/1 after its one refused send. */
+  async function refusedLetter() {
+    const d = await start(new ManualClock(Date.now()));
+    post("post nowhere");
+    await expect.poll(async () => (await d.daemon.letters.list()).length, { timeout: 10_000 }).toBe(1);
+    return d;
+  }
+  /** The statuses of the bot's reads of messages (a read-back is one) since the request numbered `from`. */
+  const readsSince = (from: number) =>
+    world.sandbox.control.requests
+      .slice(from)
+      .filter((r) => r.method === "GET" && r.path === "/messages" && r.email === BOT)
+      .map((r) => r.status);
+
+  it("the channel still missing: sent again and refused with the same reason, no read-back", async () => {
+    const d = await refusedLetter();
+    const before = world.sandbox.control.requests.length;
+    expect(await d.daemon.letters.retry({ all: true })).toEqual({ done: ["notes/1"], missing: [] });
+    const again = async () => (await d.daemon.letters.list()).find((l) => l.attempts === 2);
+    await expect.poll(again, { timeout: 10_000 }).toBeDefined();
+    const letter = await again();
+    // Not a refused read-back of a channel that does not exist (400 BAD_NARROW): the send's own refusal.
+    expect(letter!.error.message).not.toContain("BAD_NARROW");
+    expect(letter!.error.message).toContain("STREAM_DOES_NOT_EXIST: Channel 'nowhere' does not exist");
+    expect(readsSince(before)).toEqual([]);
+    expect(calls("POST", "/messages").filter((s) => s === 400)).toEqual([400, 400]);
+    // The send was refused, so neither letter carries it as an effect that may have been made.
+    expect(letter!.effects ?? []).toEqual([]);
+  });
+
+  it("the channel made meanwhile: sent there at once, with no read-back", async () => {
+    const d = await refusedLetter();
+    const member = createClient({
+      url: world.sandbox.url,
+      email: MEMBER,
+      apiKey: world.sandbox.control.apiKeyOf(MEMBER),
+    });
+    await member.channels.subscribe({ subscriptions: [{ name: "nowhere" }] });
+    const before = world.sandbox.control.requests.length;
+    await d.daemon.letters.retry({ all: true });
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["hello", "ok post"]);
+    await expect.poll(async () => d.daemon.letters.list(), { timeout: 5_000 }).toEqual([]);
+    expect(readsSince(before)).toEqual([]);
   });
 });
 

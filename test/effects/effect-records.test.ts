@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/api/errors.ts";
 import { EffectRecords } from "../../src/effects/effect-records.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
 import { TestClock } from "../../src/testing/test-clock.ts";
@@ -156,6 +157,45 @@ describe("EffectRecords", () => {
     await r.run("m:1", false).once("send", { act: async () => ({ id: 1 }) });
     expect(await r.run("m:1", true).once("reaction", { act: async () => "added" })).toBe("added");
     expect(warnings).toEqual([{ event: "m:1", n: 1, recorded: "send", now: "reaction" }]);
+  });
+
+  it("an effect the server refused (a JSON 4xx) was not made: no record, none of the run's effects, made anew with no look", async () => {
+    const store = new MemoryStore().namespace("bot").namespace("effects");
+    const r = new EffectRecords(store, { ttlMs: 3_600_000 });
+    const { sent, send } = sender();
+    const refusal = (code: string, status = 400) =>
+      new ApiError({ status, code, msg: "refused", endpoint: "POST /messages", data: {} });
+    const never = async () => {
+      throw new Error("a refused effect is not looked for");
+    };
+    const refused = (err: Error) => ({ act: () => Promise.reject(err), verify: never });
+    const first = r.run("m:9", false);
+    await first.once("send", send("one"));
+    await expect(first.once("send", refused(refusal("STREAM_DOES_NOT_EXIST")))).rejects.toThrow("refused");
+    // Refused as the cause of the error that names it (a booking's): the same.
+    const named = new Error("channel unknown", { cause: refusal("STREAM_DOES_NOT_EXIST") });
+    await expect(first.once("send", refused(named))).rejects.toThrow("channel unknown");
+    // A 5xx may have made it: left pending, looked for.
+    await expect(first.once("send", refused(refusal("BAD_GATEWAY", 502)))).rejects.toThrow("refused");
+    const pending = { n: 4, kind: "send", result: null, pending: true };
+    expect(first.made).toEqual([{ n: 1, kind: "send", result: { id: 1 } }, pending]);
+    expect(first.kept).toEqual(first.made);
+    expect([await store.get("m:9#2"), await store.get("m:9#3")]).toEqual([undefined, undefined]);
+    // A re-run makes the refused ones anew with no look; only the one left pending is looked for.
+    const rerun = r.run("m:9", true);
+    expect(await rerun.once("send", send("one", never))).toEqual({ id: 1 });
+    expect(await rerun.once("send", send("two", never))).toEqual({ id: 2 });
+    expect(await rerun.once("send", send("three", never))).toEqual({ id: 3 });
+    const absent = async () => undefined;
+    expect(await rerun.once("send", send("four", absent))).toEqual({ id: 4 });
+    expect(sent).toEqual(["one", "two", "three", "four"]);
+    // A letter kept before carries one as pending (looked for); refused now, it is carried no more.
+    const carried = [{ n: 1, kind: "send", result: null, pending: true as const }];
+    const again = r.run("m:10", true, carried);
+    const lost = { act: () => Promise.reject(refusal("BAD_REQUEST")), verify: async () => undefined };
+    await expect(again.once("send", lost)).rejects.toThrow("refused");
+    expect(again.kept).toEqual([]);
+    expect(again.made).toEqual([]);
   });
 
   it("records carried by a dead letter count when the store's have expired", async () => {

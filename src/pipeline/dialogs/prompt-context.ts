@@ -53,7 +53,7 @@ export function promptOf(
     join: (id: number, name: string) => runtimeChannels(channels).join(id, name, ctx.signal),
     made: () => (ctx.effects?.run.made ?? []) as unknown as JsonValue[],
     nestedMade: () => ctx.effects?.run.nestedMade ?? new Map(),
-    sentEarlier: () => ctx.effects?.run.madeEarlier(ctx.effects.run.made.length) ?? false,
+    sentEarlier: () => ctx.effects?.run.madeEarlier(ctx.effects.run.current) ?? false,
     sentAt: () => ctx.effects?.run.made.at(-1)?.begun,
     stamp: () => ctx.effects?.run.stamp(),
     react: (messageId, emoji) =>
