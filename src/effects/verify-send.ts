@@ -7,9 +7,11 @@
  * Without an id, back from the newest until the messages are older than `since`. One call, a
  * second when the first page holds neither the send nor the end: at most
  * {@link FIRST_PAGE} + {@link NEXT_PAGE} messages, well within the account's rate limit (a
- * read-back follows only a send whose answer was lost).
+ * read-back follows only a send whose answer was lost). A channel that does not exist holds none
+ * of the bot's messages: the narrow naming it, refused, finds nothing.
  */
 import type { Client } from "../api/create-client.ts";
+import { isApiError } from "../api/errors.ts";
 import type { NarrowTerm, SendMessageParams } from "../api/resources/messages.ts";
 
 /** The first page: the send is among the bot's first few messages there after `after`. */
@@ -46,17 +48,23 @@ export async function findSent(
   let anchor: number | "newest" = forward ? after : "newest";
   const sizes = forward || since !== undefined ? [FIRST_PAGE, NEXT_PAGE] : [UNBOUNDED];
   for (const size of sizes) {
-    const page = await api.messages.get(
-      {
-        anchor,
-        include_anchor: false,
-        num_before: forward ? 0 : size,
-        num_after: forward ? size : 0,
-        narrow,
-        apply_markdown: false,
-      },
-      signal ? { signal } : {},
-    );
+    const page = await api.messages
+      .get(
+        {
+          anchor,
+          include_anchor: false,
+          num_before: forward ? 0 : size,
+          num_after: forward ? size : 0,
+          narrow,
+          apply_markdown: false,
+        },
+        signal ? { signal } : {},
+      )
+      .catch((err: unknown) => {
+        if (noSuchChannel(err)) return undefined;
+        throw err;
+      });
+    if (page === undefined) return undefined;
     const messages = [...page.messages].sort((a, b) => a.id - b.id);
     // The first one after the bound, as sent in order.
     const sent = messages.find(isSend);
@@ -68,6 +76,16 @@ export async function findSent(
     anchor = forward ? newest!.id : oldest!.id;
   }
   return undefined;
+}
+
+/**
+ * The server refused the narrow for its channel: none of that name (or id) exists. Told by the
+ * error's `desc`, which the server does not translate: `unknown channel …` (`unknown stream …`
+ * before Zulip 9.0). An operator the server does not know (`unknown operator …`) is not this.
+ */
+function noSuchChannel(err: unknown): boolean {
+  const desc = isApiError(err) && err.code === "BAD_NARROW" ? err.data.desc : undefined;
+  return typeof desc === "string" && /^unknown (channel|stream) /.test(desc);
 }
 
 function dmOperand(to: readonly number[] | readonly string[]): string | readonly number[] {

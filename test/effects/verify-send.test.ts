@@ -5,7 +5,8 @@
  * came there since; in one GET /messages, a second when the first page is full, never more.
  */
 import { afterEach, expect, it } from "vitest";
-import { createClient } from "../../src/api/create-client.ts";
+import { type Client, createClient } from "../../src/api/create-client.ts";
+import { ApiError } from "../../src/api/errors.ts";
 import type { SendMessageParams } from "../../src/api/resources/messages.ts";
 import { findSent } from "../../src/effects/verify-send.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
@@ -85,4 +86,23 @@ it("with no message id to come after, the send is looked for back from the newes
   const later = Math.floor(clock.now() / 1000);
   expect(await findSent(api, self, SEND, { after: undefined, since: later })).toBeUndefined();
   expect(reads()).toBe(3);
+});
+
+it("a channel that does not exist holds no send: absent, its narrow's refusal no failure; an operator the server does not know still fails", async () => {
+  const { api, self, reads } = await start();
+  const nowhere: SendMessageParams = { ...SEND, to: "nowhere" };
+  expect(await findSent(api, self, nowhere, { after: 1 })).toBeUndefined();
+  expect(await findSent(api, self, nowhere, { after: undefined, since: 0 })).toBeUndefined();
+  expect(reads()).toBe(2);
+  // A server older than the `channel` operator refuses it with the same code: not "nothing there".
+  const desc = "unknown operator channel";
+  const refused = new ApiError({
+    status: 400,
+    code: "BAD_NARROW",
+    msg: `Invalid narrow operator: ${desc}`,
+    endpoint: "GET /messages",
+    data: { desc },
+  });
+  const old = { messages: { get: () => Promise.reject(refused) } } as unknown as Client;
+  await expect(findSent(old, self, SEND, { after: 1 })).rejects.toBe(refused);
 });

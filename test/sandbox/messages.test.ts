@@ -266,6 +266,7 @@ test("GET /messages narrows: channel, topic, sender, dm, is:dm, negation", async
     result: "error",
     msg: "Invalid narrow operator: unknown operator bogus",
     code: "BAD_NARROW",
+    desc: "unknown operator bogus",
   });
 });
 

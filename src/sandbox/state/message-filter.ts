@@ -13,7 +13,9 @@ export interface NarrowTerm {
   negated: boolean;
 }
 
-const badNarrow = (what: string) => new ApiError(400, "BAD_NARROW", `Invalid narrow operator: ${what}`);
+/** As the server says it: `desc` (untranslated) names what is wrong, in `msg` too. */
+const badNarrow = (what: string) =>
+  new ApiError(400, "BAD_NARROW", `Invalid narrow operator: ${what}`, { desc: what });
 
 export function parseNarrowParam(value: unknown): NarrowTerm[] {
   if (!Array.isArray(value)) throw badRequest("narrow is not a list");
