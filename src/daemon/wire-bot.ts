@@ -320,6 +320,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     queueSource: (dispatcher, start) => {
       source = new QueueSource({
         eventTypes: withDialogs(start.eventTypes, dialogs),
+        savedTypes: start.eventTypes,
         signal: start.signal,
         lastContact: start.lastContact,
         onRegistered: start.onRegistered,

@@ -39,6 +39,12 @@ export interface QueueSourceOptions {
   contexts: BotContexts;
   /** The bot's subscribed event types (`null`: all). */
   eventTypes: readonly string[] | null;
+  /**
+   * The event types the bot's code asked for (`null`: all), of which the unfinished ones are saved
+   * against a kill (saved-events.ts). Not those its waiting dialogs added (reactions, moves,
+   * deletions): taken at accept, and read again at every new queue.
+   */
+  savedTypes: readonly string[] | null;
   narrow: Narrow | undefined;
   allPublicStreams: boolean | undefined;
   replay: ReplayLimits;
@@ -137,7 +143,7 @@ export class QueueSource {
     this.#eventTypes = options.eventTypes;
     this.#lastContactBeforeGap = options.lastContact;
     const { client, dispatcher } = options;
-    this.#saved = new StartSaves(dispatcher, options.log);
+    this.#saved = new StartSaves(dispatcher, options.log, options.savedTypes);
     this.consumer = new QueueConsumer({
       log: options.log,
       clock: options.clock,

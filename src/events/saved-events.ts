@@ -215,13 +215,16 @@ export class StartSaves {
   readonly #dispatcher: Dispatcher;
   readonly #set: SavedEvents;
   readonly #hooks: Dispatcher["saved"];
+  readonly #types: readonly string[] | null;
   /** Read at the start's first registration (once, however many times that is tried). */
   #read = false;
   /** The save of the last batch with saved events, while under way: the next poll waits for it. */
   saving: Promise<void> | undefined;
 
-  constructor(dispatcher: Dispatcher, log: Logger) {
+  /** `types`: the event types kept (`null`: all but the ephemeral ones). */
+  constructor(dispatcher: Dispatcher, log: Logger, types: readonly string[] | null) {
     this.#dispatcher = dispatcher;
+    this.#types = types;
     const hooks = dispatcher.saved;
     this.#hooks = hooks;
     let set = sets.get(dispatcher);
@@ -234,11 +237,12 @@ export class StartSaves {
 
   /**
    * Save `parsed` (no message) until its run is over: its key, or undefined when it is not saved
-   * (typing or presence, about a moment; a press on a waiting question's button, read again after
-   * every new queue; the set full).
+   * (typing or presence, about a moment; a type only the bot's waiting dialogs asked for, or a
+   * press on a waiting question's button, both read again after every new queue; the set full).
    */
   keep(parsed: ParsedEvent, queue: string): string | undefined {
-    if (EPHEMERAL.has(parsed.event.type)) return undefined;
+    const type = parsed.event.type;
+    if (EPHEMERAL.has(type) || (this.#types !== null && !this.#types.includes(type))) return undefined;
     const buttons = this.#dispatcher.dialogs.buttons;
     if (
       parsed.known &&

@@ -137,3 +137,46 @@ it(`past ${SAVED_EVENTS_CAP} unfinished events, one warning names the bot, and t
   await expect.poll(() => handled).toBe(events);
   await expect.poll(saved).toBeUndefined();
 });
+
+it("an event of a type only the bot's waiting dialogs asked for (an edit, while a question waits in a topic) is not saved", async () => {
+  sandbox = await startSandbox({ heartbeatSeconds: 1 });
+  const held: string[] = [];
+  let open = () => {};
+  const gate = new Promise<void>((go) => {
+    open = go;
+  });
+  const definition = {
+    setup(bot: BotApi) {
+      // A middleware sees every event the queue delivers; this one holds an edit unfinished.
+      bot.use(async (ctx, next) => {
+        if (ctx.event.type === "update_message") {
+          held.push(ctx.event.type);
+          await gate;
+        }
+        return next();
+      });
+      bot.on("message", async (ctx) => {
+        if (ctx.event.message.content.endsWith("ask")) await ctx.prompt("Which?");
+      });
+      bot.on("reaction", async (ctx) => {
+        await ctx.send({ type: "direct", to: [ctx.event.user_id], content: "noted" });
+      });
+    },
+  } as BotDefinition;
+  const { store, values } = counted(new MemoryStore(), "b");
+  daemon = await startInProcessDaemon(sandbox, { b: { email: BOT, definition } }, { store });
+  const { control } = sandbox;
+  control.sendAs(MEMBER, { type: "stream", to: "general", topic: "t", content: "@**bot** ask" });
+  // The question waiting in a topic has the queue receive message moves (its dialog follows them).
+  await expect.poll(() => control.queues().some((q) => q.event_types?.includes("update_message"))).toBe(true);
+  const other = control.sendAs(MEMBER, { type: "stream", to: "general", topic: "u", content: "typo" });
+  const edited = await fixtureFor(sandbox).as(MEMBER).patch(`/messages/${other.id}`, { content: "fixed" });
+  expect(edited.status).toBe(200);
+  await expect.poll(() => held).toEqual(["update_message"]);
+  // A reaction, which the bot's code asked for, is saved: the set written holds it and not the
+  // edit, still unfinished.
+  await reactAs(sandbox, MEMBER, other.id, "tada", false);
+  await expect.poll(() => values.length).toBeGreaterThan(0);
+  expect((values[0] as { event: { type: string } }[]).map((e) => e.event.type)).toEqual(["reaction"]);
+  open();
+});
