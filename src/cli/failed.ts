@@ -20,7 +20,9 @@ export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options
 
 A dead letter is an event whose handler failed every attempt (retries in the bot's config) or
 threw NoRetry. Ids look like moderator/12. The letters of a bot no longer in the config (removed
-or renamed) are listed too, marked as such: they can be shown and dropped, not retried. With the
+or renamed) are listed too, marked as such: they can be shown and dropped, not retried. An
+outgoing-webhook delivery kept while its handler still runs in the daemon is no failure: list
+(and so --all) leaves it out, show says its run goes on; it goes once that run is over. With the
 daemon running, the command asks it on its admin socket (in the state directory), else through
 its HTTP listener (http.listen; http.admin_token when that is not a loopback address): then only
 state: and http: of the config must be sound. With no daemon answering, it works on the state
@@ -157,6 +159,12 @@ function formatOne(l: DeadLetter): string {
     ...(l.retryRequestedAt ? [`retry requested at ${l.retryRequestedAt}`] : []),
     ...(l.unconfigured
       ? [`bot ${l.bot} is no longer in the config: this letter can be dropped, not retried`]
+      : []),
+    ...(l.running
+      ? [
+          "its run still goes on in the daemon: no failure; the letter goes once the run is over " +
+            "(kept so that a crash loses nothing: the next start would replay it)",
+        ]
       : []),
     "",
     l.error.stack ?? `${l.error.name}: ${l.error.message}`,

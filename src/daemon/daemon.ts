@@ -93,7 +93,6 @@ export class Daemon {
     this.#configLoadedAt = this.#startedAt = this.#clock.now();
     this.config = options.config;
     this.#retries = retryWatcherFor(options.store, this.#clock, options.log);
-    this.letters = this.#officeFor(options.config);
     this.metrics = options.config.http ? new BothostMetrics() : undefined;
     this.#flush = coalesce(() => options.store.flush());
     const names = options.bots.map((b) => b.name);
@@ -109,6 +108,7 @@ export class Daemon {
         ? { syncCommit: { ready: () => store.canCommitNow!(), commit: () => store.commitNow!() } }
         : {}),
     };
+    this.letters = this.#officeFor(options.config);
     // In a cluster, every bot stands by until its lease is won.
     for (const bot of options.bots) this.#add(bot).standby = this.#coordinator.mode === "cluster";
     // Outgoing-webhook bots need the listener: refused at construction, before anything starts.
@@ -120,9 +120,10 @@ export class Daemon {
     return this.#coordinator.mode === "cluster";
   }
 
-  /** The dead letters of `config`'s bots, their retry requests passed to the running bots at once. */
+  /** The dead letters of `config`'s bots as this daemon sees them, retry requests passed to its bots at once. */
   #officeFor(config: Config): DeadLetterOffice {
-    return this.#retries.serve(deadLetterOfficeFor(config, this.#o.store, this.#o.log, this.#clock));
+    const { store, log } = this.#o;
+    return this.#retries.serve(deadLetterOfficeFor(config, store, log, this.#clock, this.#shared.daemonId));
   }
 
   /**
@@ -297,7 +298,6 @@ export class Daemon {
       leasesUnreadForMs: () => this.#coordinator.leasesUnreadForMs?.(),
       leaseLost: (bot) => this.#coordinator.lostLease?.(bot),
       webhookRequests: (bot) => this.http?.webhookRequests.of(bot),
-      daemonId: this.#shared.daemonId,
     });
   }
 

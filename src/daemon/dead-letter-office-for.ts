@@ -10,12 +10,17 @@ import type { DeadLettersOptions } from "../state/dead-letters.ts";
 import type { StateBackend } from "../state/state-store.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 
-/** `clock`: when a retry is asked for (the daemon's clock; `bothost failed` reads the real one). */
+/**
+ * `clock`: when a retry is asked for (the daemon's clock; `bothost failed` reads the real one).
+ * `daemonId`: the daemon holding the office, whose deliveries kept while their run goes on are
+ * no failures (see DeadLetterOffice.daemonId); none for `bothost failed` on the store itself.
+ */
 export function deadLetterOfficeFor(
   config: Config,
   store: StateBackend,
   log?: Logger,
   clock: Pick<Clock, "now"> = realClock,
+  daemonId?: string,
 ): DeadLetterOffice {
   const bots = new Map<string, DeadLettersOptions>();
   for (const [name, bot] of Object.entries(config.bots)) {
@@ -33,5 +38,7 @@ export function deadLetterOfficeFor(
     });
   }
   // An operator's retry or drop is told done once it would outlive a kill of the process.
-  return new DeadLetterOffice(store, bots, clock, () => store.commit());
+  const office = new DeadLetterOffice(store, bots, clock, () => store.commit());
+  office.daemonId = daemonId;
+  return office;
 }

@@ -46,8 +46,6 @@ export interface StatusSources {
   leasesUnreadForMs?: () => number | undefined;
   /** Cluster mode: why this instance lost a bot's lease, until it takes it again. */
   leaseLost?: (bot: string) => string | undefined;
-  /** This daemon's id: a letter kept while its delivery's run goes on here (`runningIn`) is no failure yet. */
-  daemonId?: string;
   /** What a bot's inbound webhooks were sent, by webhook (with `http.listen`). */
   webhookRequests?: (bot: string) => Record<string, WebhookRequests> | undefined;
 }
@@ -63,14 +61,13 @@ export async function statusOf(s: StatusSources): Promise<DaemonStatus> {
     LETTERS_WAIT_MS,
     () => new Error(`no answer within ${LETTERS_WAIT_MS} ms`),
   );
-  const listed = await raceAbort(s.letters.list(), wait.signal)
+  // The office leaves out a delivery kept while its handler still runs here: counted once it failed.
+  const letters = await raceAbort(s.letters.list(), wait.signal)
     .catch((err: unknown) => {
       unread = `the state store did not list them: ${err instanceof Error ? err.message : String(err)}`;
       return [];
     })
     .finally(wait.clear);
-  // A delivery kept past its reply deadline while its handler still runs here is counted once it failed.
-  const letters = listed.filter((l) => l.runningIn === undefined || l.runningIn !== s.daemonId);
   const perBot = new Map<string, number>();
   for (const l of letters) perBot.set(l.bot, (perBot.get(l.bot) ?? 0) + 1);
   const recentFailures: RecentFailure[] = letters

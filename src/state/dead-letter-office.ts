@@ -35,6 +35,13 @@ export class DeadLetterOffice {
   readonly #clock: Pick<Clock, "now">;
   /** Called after {@link retry} marked letters: the daemon passes the requests to its bots at once. */
   onRetried: (() => Promise<void>) | undefined;
+  /**
+   * The id of the daemon holding the office: a letter kept while its delivery's run goes on there
+   * (`runningIn`, see kept-deliveries.ts) is no failure, so {@link list} leaves it out (and with it
+   * any `--all`) and {@link get} marks it `running`. Unset (`bothost failed` on the store itself),
+   * every letter is listed: the process that ran such a delivery is gone, its next start replays it.
+   */
+  daemonId: string | undefined;
 
   /** Makes an operator's retry or drop durable before it is answered (the store's commit). */
   readonly #commit: (() => Promise<void>) | undefined;
@@ -63,22 +70,32 @@ export class DeadLetterOffice {
     throw new BothostError("UNKNOWN_BOT", `no bot named "${bot}" in the config (bots: ${known})`);
   }
 
-  /** The letters of one bot, or of every bot (configured ones first), each bot's oldest first. */
+  /**
+   * The letters of one bot, or of every bot (configured ones first), each bot's oldest first;
+   * none whose run still goes on in this daemon (see {@link daemonId}).
+   */
   async list(bot?: string): Promise<DeadLetter[]> {
     const bots = bot === undefined ? await this.#every() : [await this.#named(bot)];
     const lists = await Promise.all(bots.map(async (b) => this.#marked(b, await b.list())));
     // Letters kept before bots were recorded: recording their bot now keeps them found once it is removed.
     const kept = bots.filter((b, i) => lists[i]!.length > 0 && this.#bots.has(b.bot));
     await Promise.all(kept.map((b) => b.register()));
-    return lists.flat();
+    return lists.flat().filter((l) => !this.#runsHere(l));
   }
 
-  /** The letter with this id, or undefined. */
+  /** The letter with this id (marked `running` if its run goes on here), or undefined. */
   async get(id: string): Promise<DeadLetter | undefined> {
     const bot = parseDeadLetterId(id)?.bot;
     const letters = bot === undefined ? undefined : await this.#find(bot);
     const letter = await letters?.get(id);
-    return letters && letter ? this.#marked(letters, [letter])[0] : undefined;
+    if (!letters || !letter) return undefined;
+    const [marked] = this.#marked(letters, [letter]);
+    return this.#runsHere(letter) ? { ...marked!, running: true } : marked;
+  }
+
+  /** Whether the letter was kept while its delivery's run goes on in this daemon. */
+  #runsHere(letter: DeadLetter): boolean {
+    return letter.runningIn !== undefined && letter.runningIn === this.daemonId;
   }
 
   /** Marks the letters for replay by the daemon (now if it runs, else at its next start). */

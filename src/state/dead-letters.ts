@@ -67,6 +67,12 @@ export interface DeadLetter {
    * config any more (removed or renamed); such a letter can be read and dropped, not retried.
    */
   unconfigured?: true;
+  /**
+   * Not stored: set by the daemon answering `bothost failed show` on a letter whose run still goes
+   * on there (`runningIn` is its id): no failure, removed once the run is over. `failed list`
+   * leaves such letters out.
+   */
+  running?: true;
 }
 
 /** What a runtime records when a handler gives up; the store adds the id. */

@@ -4,7 +4,8 @@
  * again, so such a delivery is kept before it is answered: a dead letter marked for replay and
  * marked as this daemon's run, which this daemon's dead-letter source leaves alone (a replay now
  * would run it twice), removed once the run is over. A kill between the answer and the end of the
- * run is test/e2e/outgoing-late-crash.test.ts.
+ * run is test/e2e/outgoing-late-crash.test.ts. The letters are read as the bot's store keeps them
+ * (`letters.of`): `bothost failed list` leaves out one whose run goes on (test/cli/failed-running.test.ts).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -117,7 +118,7 @@ it("a delivery whose handler still runs at the reply deadline is kept before its
   const answered = d.logs.findIndex((l) => l.route === "/hooks/helper" && l.msg === "http request");
   expect(kept).toBeGreaterThanOrEqual(0);
   expect(kept).toBeLessThan(answered);
-  const letters = await d.daemon.letters.list();
+  const letters = await d.daemon.letters.of("helper").list();
   expect(letters).toMatchObject([
     {
       source: "webhook",
@@ -137,9 +138,9 @@ it("a delivery whose handler still runs at the reply deadline is kept before its
   await d.daemon.letters.retry({ ids: [letters[0]!.id] });
   await expect.poll(() => d.logs.filter((l) => l.msg === RUNNING_HERE_LINE)).toHaveLength(1);
   expect(d.logs.filter((l) => l.msg === "replaying a dead letter")).toEqual([]);
-  expect(await d.daemon.letters.list()).toHaveLength(1);
+  expect(await d.daemon.letters.of("helper").list()).toHaveLength(1);
   gate.resolve();
-  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(1);
   expect(replies(sb)).toHaveLength(1);
   expect(replies(sb)[0]).not.toMatchObject({ client: "OutgoingWebhookResponse" });
@@ -154,10 +155,10 @@ it("a delivery kept while its handler ran, the handler then failing for good: on
   await expect.poll(() => seen.runs).toBe(1);
   await clock.tick(8_000);
   expect(await answer).toEqual(noReply);
-  expect(await d.daemon.letters.list()).toMatchObject([{ runningIn: expect.any(String) }]);
+  expect(await d.daemon.letters.of("helper").list()).toMatchObject([{ runningIn: expect.any(String) }]);
   gate.resolve();
   const letters = async () =>
-    (await d.daemon.letters.list()).map((l) => ({
+    (await d.daemon.letters.of("helper").list()).map((l) => ({
       source: l.source,
       attempts: l.attempts,
       kept: l.runningIn !== undefined,
@@ -198,11 +199,11 @@ it("a delivery whose letter the store refuses at the deadline is not answered (i
     .toHaveLength(1);
   await clock.tick(8_000);
   expect(await retry).toEqual(noReply);
-  expect(await d.daemon.letters.list()).toMatchObject([
+  expect(await d.daemon.letters.of("helper").list()).toMatchObject([
     { runningIn: expect.any(String), event: { message: { id } } },
   ]);
   gate.resolve();
-  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(1);
   expect(replies(sb)).toHaveLength(1);
 });
@@ -222,9 +223,9 @@ it("a kept delivery whose handler outlasts handler_timeout (its message not reco
       d.logs.filter((l) => String(l.msg).includes("its dead letter stays, replayed at the next start")),
     )
     .toMatchObject([{ messageId: id }]);
-  expect(await d.daemon.letters.list()).toMatchObject([{ runningIn: expect.any(String) }]);
+  expect(await d.daemon.letters.of("helper").list()).toMatchObject([{ runningIn: expect.any(String) }]);
   const again = await restart();
-  await expect.poll(() => again.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => again.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(2);
   expect(replies(sb)).toHaveLength(1);
 });
@@ -250,7 +251,7 @@ it("a delivery whose handler replies and goes on is kept before the reply goes i
   const id = quiet(sb, "early");
   // Answered with the reply while the handler waits: no deadline passed (the clock is held).
   expect(await postDelivery(sb, d.url, id)).toEqual({ status: 200, body: { content: "early" } });
-  const letters = await d.daemon.letters.list();
+  const letters = await d.daemon.letters.of("helper").list();
   expect(letters).toMatchObject([
     { source: "webhook", attempts: 0, runningIn: expect.any(String), event: { message: { id } } },
   ]);
@@ -259,7 +260,7 @@ it("a delivery whose handler replies and goes on is kept before the reply goes i
     { messageId: id, deadLetter: letters[0]!.id },
   ]);
   gate.resolve();
-  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(1);
   expect(sb.control.messages().filter((m) => m.content === "after")).toHaveLength(1);
 });
@@ -313,12 +314,12 @@ it("a reply whose letter lands though its write is reported failed: the letter g
     ),
   ).toHaveLength(1);
   // The window: the reply went, the handler still runs, its letter is in the store.
-  expect(await d.daemon.letters.list()).toMatchObject([
+  expect(await d.daemon.letters.of("helper").list()).toMatchObject([
     { runningIn: expect.any(String), event: { message: { id } } },
   ]);
   gate.resolve();
   await expect.poll(() => sb.control.messages().filter((m) => m.content === "after")).toHaveLength(1);
-  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(1);
 });
 
@@ -334,12 +335,12 @@ it("a delivery whose letter lands at the deadline though its write is reported f
   storeGate.mode = "lose";
   await clock.tick(8_000);
   expect(await first).toHaveProperty("error");
-  expect(await d.daemon.letters.list()).toMatchObject([
+  expect(await d.daemon.letters.of("helper").list()).toMatchObject([
     { runningIn: expect.any(String), event: { message: { id } } },
   ]);
   gate.resolve();
   await expect.poll(() => replies(sb)).toHaveLength(1);
-  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   const status = await d.daemon.status();
   expect(status.bots[0]).toMatchObject({ deadLetters: 0 });
   // The server's retry, after the run: answered without a reply, nothing run again.
@@ -366,7 +367,7 @@ it("a Slack-format delivery answered before a later lookup found its message is 
       return seen.runs;
     })
     .toBe(1);
-  const letters = await d.daemon.letters.list();
+  const letters = await d.daemon.letters.of("helper").list();
   expect(letters).toMatchObject([
     { source: "webhook", attempts: 0, runningIn: expect.any(String), event: { message: { id } } },
   ]);
@@ -377,6 +378,6 @@ it("a Slack-format delivery answered before a later lookup found its message is 
   expect((await d.daemon.status()).bots[0]).toMatchObject({ deadLetters: 0 });
   gate.resolve();
   await expect.poll(() => replies(sb)).toHaveLength(1);
-  await expect.poll(() => d.daemon.letters.list()).toEqual([]);
+  await expect.poll(() => d.daemon.letters.of("helper").list()).toEqual([]);
   expect(seen.runs).toBe(1);
 });
