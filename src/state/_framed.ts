@@ -1,11 +1,13 @@
 /**
  * The embedded store's files read as their writers lay them out (`recordLine`, `snapshotText` in
  * _journal.ts), without parsing every value only to turn it back into text: each value's text is
- * taken as written and checked by parsing that text alone, its key and expiry on their own. A
- * start with 10,000 waiting dialogs reads some 10 MB of them; parsing the whole snapshot, then
- * stringifying each value again, was most of what that start spent on its state. A file laid out
- * otherwise (edited by hand, damaged) gives `undefined`: the caller parses it whole, as before.
+ * taken as written and checked to be JSON where it lies in the file (_json-check.ts), its key and
+ * expiry on their own. A start with 10,000 waiting dialogs reads some 10 MB of them: parsing the
+ * whole snapshot, then stringifying each value again, was most of what that start spent on its
+ * state. A file laid out otherwise (edited by hand, damaged) gives `undefined`: the caller parses
+ * it whole, as before.
  */
+import { isJsonText } from "./_json-check.ts";
 import type { TableEntry } from "./_view.ts";
 
 export interface FramedEntry {
@@ -90,9 +92,10 @@ function framedEntry(bytes: Buffer, from: number, to: number, marker: Buffer): F
     expiresAt = Number(ms);
     end = expiry;
   }
+  // As the writer lays it out: no space around the value.
+  if (isSpace(bytes[start]) || isSpace(bytes[end - 1]) || !isJsonText(bytes, start, end)) return undefined;
   // Decoded on its own: a slice of the file's text would keep all of it alive.
   const text = bytes.toString("utf8", start, end);
-  if (text.trim() !== text || parsed(text) === NOT_JSON) return undefined;
   return { key, entry: expiresAt === undefined ? { text } : { text, expiresAt } };
 }
 
@@ -106,6 +109,11 @@ function keyAt(bytes: Buffer, from: number, to: number): string | undefined {
   if (plain) return bytes.toString("utf8", from + 1, to - 1);
   const key = parsed(bytes.toString("utf8", from, to));
   return typeof key === "string" ? key : undefined;
+}
+
+/** Whether `b` is a byte JSON takes as whitespace. */
+function isSpace(b: number | undefined): boolean {
+  return b === 0x20 || b === NEWLINE || b === 0x0d || b === 0x09;
 }
 
 /** Whether `bytes` holds `pattern` at `at`. */
