@@ -60,10 +60,40 @@ export function capturing(send: RequestFn, capture: (call: CapturedCall) => void
 }
 
 /**
- * What a captured call would have done, in a line: `report message 42 as spam: …`. `channelName`
- * names a channel the call gives by id.
+ * The people a captured direct message (sent or scheduled) goes to: user ids, or emails where the
+ * bot gave emails. Empty for any other call.
  */
-export function describeCall(call: CapturedCall, channelName?: (id: number) => string | undefined): string {
+export function directRecipients(call: CapturedCall): (number | string)[] {
+  const p = call.params as Record<string, unknown>;
+  if (call.method !== "POST" || (call.path !== "/messages" && call.path !== "/scheduled_messages")) return [];
+  if (p.type !== "direct" && p.type !== "private") return [];
+  // `to` as a bot passes it (an array), or as the API takes it (JSON, or a comma-separated list).
+  let to = p.to;
+  if (typeof to === "string" && to.trim().startsWith("[")) {
+    try {
+      to = JSON.parse(to);
+    } catch {
+      // Not JSON after all: read as a list.
+    }
+  }
+  const items: unknown[] = Array.isArray(to) ? to : typeof to === "string" ? to.split(",") : [to];
+  return items.flatMap((v) => {
+    if (typeof v === "number") return [v];
+    const text = String(v ?? "").trim();
+    return text === "" ? [] : [/^\d+$/.test(text) ? Number(text) : text];
+  });
+}
+
+/**
+ * What a captured call would have done, in a line: `report message 42 as spam: …`. `channelName`
+ * names a channel the call gives by id; `personName` a person a direct message goes to, by id or
+ * email (one it does not know is shown as `user 12`, or as the email).
+ */
+export function describeCall(
+  call: CapturedCall,
+  channelName?: (id: number) => string | undefined,
+  personName?: (user: number | string) => string | undefined,
+): string {
   const p = call.params as Record<string, unknown>;
   const text = (v: unknown, max = 80) => {
     const s = String(v ?? "").replace(/\s+/g, " ");
@@ -77,7 +107,9 @@ export function describeCall(call: CapturedCall, channelName?: (id: number) => s
   const where = () =>
     p.type === "stream" || p.type === "channel"
       ? `to #${channel()} > ${p.topic ?? ""}`
-      : `a direct message to ${p.to}`;
+      : `a direct message to ${directRecipients(call)
+          .map((u) => personName?.(u) ?? (typeof u === "number" ? `user ${u}` : u))
+          .join(", ")}`;
   if (call.method === "POST" && call.path === "/messages") return `send ${where()}: ${text(p.content)}`;
   if (call.method === "POST" && call.path === "/scheduled_messages") {
     const at = new Date(Number(p.scheduled_delivery_timestamp) * 1000).toISOString();

@@ -14,10 +14,14 @@
  *
  * The rule behind an action is what the handler logs: a log line of its context with a `rule`
  * (string) or `rules` (string array) field names it (the shipped moderation bot logs `rules`).
+ *
+ * People are shown by name, as an operator reads a report: most organizations hide emails from
+ * bots, so a message gives the bot `user12@host` as its sender's email.
  */
 import { Writable } from "node:stream";
-import { type CapturedCall, describeCall } from "../api/capture.ts";
+import { type CapturedCall, describeCall, directRecipients } from "../api/capture.ts";
 import { createClient } from "../api/create-client.ts";
+import type { UsersApi } from "../api/resources/users.ts";
 import type { LoadedBot } from "../bot/load-bots.ts";
 import { DEFAULT_LONGPOLL_MARGIN_MS } from "../config/schema.ts";
 import { fetchHistory, type HistoryRange } from "../events/history.ts";
@@ -44,7 +48,9 @@ export interface BacktestFinding {
   id: number;
   /** A permalink to the message on the server. */
   link: string;
+  /** The sender's name. */
   sender: string;
+  senderId: number;
   /** `#channel > topic`, or `direct message`. */
   where: string;
   rules: string[];
@@ -120,22 +126,26 @@ export async function backtest(o: BacktestOptions): Promise<BacktestReport> {
       }
     }
     const channelName = (id: number) => channels.get(id);
-    const findings: BacktestFinding[] = [];
-    const totals: Record<string, number> = {};
+    const found: Found[] = [];
     for (const [i, message] of history.entries()) {
       o.signal?.throwIfAborted();
       calls = [];
       lines.length = 0;
       clock.at(message.timestamp * 1000);
       await runtime.deliver({ type: "message", message, flags: message.flags ?? [] });
-      const found = finding(o.url, message, calls, lines, channelName);
-      if (found) {
-        findings.push(found);
-        for (const rule of found.rules.length > 0 ? found.rules : found.actions.length > 0 ? [NO_RULE] : []) {
-          totals[rule] = (totals[rule] ?? 0) + 1;
-        }
-      }
+      const f = judged(message, calls, lines);
+      if (f) found.push(f);
       o.onProgress?.("run", i + 1, history.length);
+    }
+    // Described once the run is over: the people its direct messages go to are then all known.
+    const recipients = found.flatMap((f) => f.calls.flatMap(directRecipients));
+    const personName = await peopleNames(client.users, history, recipients, o.signal);
+    const findings = found.map((f) => finding(o.url, f, channelName, personName));
+    const totals: Record<string, number> = {};
+    for (const f of findings) {
+      for (const rule of f.rules.length > 0 ? f.rules : f.actions.length > 0 ? [NO_RULE] : []) {
+        totals[rule] = (totals[rule] ?? 0) + 1;
+      }
     }
     return {
       bot: bot.name,
@@ -170,13 +180,17 @@ class HistoryClock implements Clock {
   readonly clearTimeout = realClock.clearTimeout;
 }
 
-function finding(
-  url: string,
-  m: Message,
-  calls: CapturedCall[],
-  logged: Record<string, unknown>[],
-  channelName: (id: number) => string | undefined,
-): BacktestFinding | undefined {
+/** A message the bot would have acted on (or whose handler failed), before it is described. */
+interface Found {
+  message: Message;
+  calls: CapturedCall[];
+  rules: string[];
+  /** The handler threw: its error message. */
+  error?: string;
+}
+
+/** What the handlers of `m` did: the calls they made, the rules they logged, whether they failed. */
+function judged(m: Message, calls: CapturedCall[], logged: Record<string, unknown>[]): Found | undefined {
   const mine = logged.filter((l) => l.messageId === m.id);
   const rules = [
     ...new Set(
@@ -188,16 +202,70 @@ function finding(
   const failed = mine.find((l) => l.msg === "handler failed");
   if (calls.length === 0 && !failed) return undefined;
   const error = (failed?.err as { message?: string } | undefined)?.message;
+  return { message: m, calls, rules, ...(failed ? { error: error ?? "handler failed" } : {}) };
+}
+
+function finding(
+  url: string,
+  { message: m, calls, rules, error }: Found,
+  channelName: (id: number) => string | undefined,
+  personName: (user: number | string) => string | undefined,
+): BacktestFinding {
   return {
     id: m.id,
     link: `${url.replace(/\/+$/, "")}/#narrow/id/${m.id}`,
-    sender: m.sender_email,
+    sender: m.sender_full_name,
+    senderId: m.sender_id,
     where:
       m.stream_id !== undefined
         ? `#${channelName(m.stream_id) ?? m.stream_id} > ${m.subject}`
         : "direct message",
     rules,
-    actions: calls.map((call) => ({ does: describeCall(call, channelName), call })),
-    ...(failed ? { error: error ?? "handler failed" } : {}),
+    actions: calls.map((call) => ({ does: describeCall(call, channelName, personName), call })),
+    ...(error !== undefined ? { error } : {}),
   };
+}
+
+/** Beyond this many people the history does not name, one `GET /users` asks for everyone at once. */
+const ASK_EACH_UP_TO = 20;
+
+/**
+ * Names of people by user id and by email (lower-cased): every sender of the history and every
+ * recipient of its direct messages, as the messages give them; then each of `wanted` they do not
+ * name, asked of the server: one `GET /users/{id}` each, or a single `GET /users` for more than
+ * {@link ASK_EACH_UP_TO}, so the requests never grow with the number of messages.
+ */
+async function peopleNames(
+  users: Pick<UsersApi, "get" | "list">,
+  history: readonly Message[],
+  wanted: readonly (number | string)[],
+  signal: AbortSignal | undefined,
+): Promise<(user: number | string) => string | undefined> {
+  const names = new Map<number | string, string>();
+  const learn = (id: number, email: string | undefined, name: string) => {
+    names.set(id, name);
+    if (email) names.set(email.toLowerCase(), name);
+  };
+  for (const m of history) {
+    learn(m.sender_id, m.sender_email, m.sender_full_name);
+    if (Array.isArray(m.display_recipient)) {
+      for (const r of m.display_recipient) learn(r.id, r.email, r.full_name);
+    }
+  }
+  const key = (u: number | string) => (typeof u === "number" ? u : u.toLowerCase());
+  const unknown = [...new Set(wanted.map(key))].filter((u) => !names.has(u));
+  // A lookup that fails leaves the person shown by id or email: the report matters more than a name.
+  if (unknown.length > ASK_EACH_UP_TO) {
+    const { members } = await users.list({}, signal ? { signal } : {}).catch(() => ({ members: [] }));
+    for (const u of members) learn(u.user_id, u.email, u.full_name);
+  } else {
+    for (const u of unknown) {
+      if (signal?.aborted) break;
+      const found = await users.get(u, {}, signal ? { signal } : {}).catch(() => undefined);
+      if (found)
+        learn(found.user.user_id, typeof u === "string" ? u : found.user.email, found.user.full_name);
+    }
+  }
+  signal?.throwIfAborted();
+  return (u) => names.get(key(u));
 }

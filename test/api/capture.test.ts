@@ -91,4 +91,22 @@ describe("describeCall", () => {
     );
     expect(line("DELETE", "/scheduled_messages/9")).toBe("cancel scheduled message 9");
   });
+
+  test("names the people a direct message goes to, however `to` was given", () => {
+    const names = new Map<number | string, string>([
+      [4, "Mallory Spammer"],
+      ["bob@example.org", "Bob Builder"],
+    ]);
+    const name = (u: number | string) => names.get(u);
+    const dm = (to: unknown, path = "/messages") =>
+      describeCall(
+        { method: "POST", path, params: { type: "direct", to, content: "Hi" } as never },
+        undefined,
+        name,
+      );
+    expect(dm([5, 4])).toBe('send a direct message to user 5, Mallory Spammer: "Hi"');
+    expect(dm("[4, 5]")).toBe('send a direct message to Mallory Spammer, user 5: "Hi"');
+    expect(dm("4,bob@example.org")).toBe('send a direct message to Mallory Spammer, Bob Builder: "Hi"');
+    expect(dm(["carol@example.org"])).toBe('send a direct message to carol@example.org: "Hi"');
+  });
 });

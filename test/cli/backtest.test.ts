@@ -5,7 +5,7 @@
  * or JSON, and a progress bar appears on a terminal only.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,11 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BacktestReport } from "../../src/daemon/backtest.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
+import { writeBacktestConfig } from "../support/backtest-config.ts";
 import { assertBuilt, cliPath, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
 
 const BOT = "keeper-bot@sandbox.example";
 const MEMBER = "member@sandbox.example";
 const OWNER = "owner@sandbox.example";
+const KEEPER = { name: "keeper", module: "test/fixtures/bots/keyword-reporter.ts", email: BOT };
 
 let sandbox: Sandbox;
 let dir: string;
@@ -56,19 +58,7 @@ beforeAll(async () => {
     if (trips) expected[trips].push(id);
   }
   dir = await mkdtemp(join(tmpdir(), "bothost-backtest-"));
-  file = join(dir, "bothost.yaml");
-  await writeFile(
-    file,
-    [
-      `server:\n  url: ${sandbox.url}`,
-      `state:\n  path: ${join(dir, "state")}`,
-      "bots:",
-      "  keeper:",
-      `    module: ${join(repoRoot, "test/fixtures/bots/keyword-reporter.ts")}`,
-      `    email: ${BOT}`,
-      `    api_key: ${sandbox.control.apiKeyOf(BOT)}`,
-    ].join("\n"),
-  );
+  file = await writeBacktestConfig(dir, sandbox, KEEPER);
 });
 
 afterAll(async () => {
@@ -121,7 +111,7 @@ describe("bothost backtest", () => {
     const first = expected.crypto[0];
     expect(stdout).toMatch(
       new RegExp(
-        `\\n${first} +${sandbox.url}/#narrow/id/${first} +member@sandbox.example +crypto +report message ${first} as spam`,
+        `\\n${first} +${sandbox.url}/#narrow/id/${first} +Mel Member +crypto +report message ${first} as spam`,
       ),
     );
     expect(stdout).toMatch(
@@ -184,13 +174,7 @@ describe("a 10,000-message history", () => {
           content: seeded(i).content,
         });
       }
-      const bigFile = join(bigDir, "bothost.yaml");
-      await writeFile(
-        bigFile,
-        `server:\n  url: ${big.url}\nstate:\n  path: ${join(bigDir, "state")}\nbots:\n  keeper:\n` +
-          `    module: ${join(repoRoot, "test/fixtures/bots/keyword-reporter.ts")}\n    email: ${BOT}\n` +
-          `    api_key: ${big.control.apiKeyOf(BOT)}\n`,
-      );
+      const bigFile = await writeBacktestConfig(bigDir, big, KEEPER);
       const { code, stdout } = await runCli(["backtest", "keeper", "--json", "-c", bigFile]);
       expect(code).toBe(0);
       const report = JSON.parse(stdout) as BacktestReport;
