@@ -2,6 +2,7 @@ import { ApiError } from "../api/errors.ts";
 import type { NarrowTerm } from "../api/resources/messages.ts";
 import { parseDuration } from "../config/duration.ts";
 import { ExitCode } from "../config/exit-codes.ts";
+import type { BotConfig } from "../config/schema.ts";
 import type { BacktestReport } from "../daemon/backtest.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
 
@@ -63,19 +64,20 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
   }
   try {
     // Loaded once the arguments are known good: --help and a usage error need none of it.
-    const [{ loadBots }, { loadConfigWithSource, resolveConfigPath }, { backtest }] = await Promise.all([
-      import("../bot/load-bots.ts"),
-      import("../config/load-config.ts"),
-      import("../daemon/backtest.ts"),
-    ]);
+    const [{ loadBots }, { loadConfigWithSource, resolveConfigPath }, { backtest }, { displayPath }] =
+      await Promise.all([
+        import("../bot/load-bots.ts"),
+        import("../config/load-config.ts"),
+        import("../daemon/backtest.ts"),
+        import("../config/config-source.ts"),
+      ]);
     const path = resolveConfigPath({ flag: values.config });
     const { config, source } = await loadConfigWithSource(path);
     const c = config.bots[name];
     if (!c) return usage(`no bot "${name}" in ${path} (its bots: ${Object.keys(config.bots).join(", ")})`);
     if (c.server.url === "sandbox") {
-      return usage(
-        `bot "${name}" runs on the embedded sandbox, which keeps no history: point it at a server`,
-      );
+      process.stderr.write(onEmbeddedSandbox(name, path, c, (p) => displayPath(p, process.cwd())));
+      return ExitCode.ConfigInvalid;
     }
     const [bot] = await loadBots(config, source, { only: new Set([name]) });
     const narrows: NarrowTerm[][] = values.channel
@@ -105,6 +107,33 @@ export async function runBacktestCommand(argv: string[]): Promise<number> {
       return usage(`--channel ${values.channel.join(", ")}: the server refused it: ${err.msg}`);
     return reportStartupError(err);
   }
+}
+
+/**
+ * Why a bot on the embedded sandbox cannot be backtested, and what to do instead. That sandbox
+ * lives inside the process running the bots (`bothost demo`, `dev` or `run`): no other process
+ * can reach it, and its messages go when that process stops. A sandbox of its own
+ * (`bothost sandbox`) serves any process and writes each account's zuliprc, which gives a
+ * backtest the bot's key and the sandbox's address.
+ */
+function onEmbeddedSandbox(
+  name: string,
+  configPath: string,
+  c: BotConfig,
+  shown: (path: string) => string,
+): string {
+  const org = c.server.sandbox?.org;
+  return [
+    `bothost backtest: bot "${name}" runs on the embedded sandbox (server.url: sandbox in ${shown(configPath)}), which lives inside the process running the bots (bothost demo, dev or run): no other process can read its messages, and they are gone when it stops.`,
+    "Backtest against a server that keeps them: your chat server, or a sandbox of its own. For the latter:",
+    `  bothost sandbox --org ${org === undefined ? "ORG.yaml" : shown(org)} --zuliprc-dir .sandbox   (keep it running; post on its chat page, /chat/)`,
+    `  then a config here for the backtest, its bot with no server and with zuliprc: .sandbox/${c.email}.zuliprc`,
+    ...(org === undefined
+      ? ["  (ORG.yaml: an org file with the bot's account; see docs/reference/sandbox.md)"]
+      : []),
+    'See "Backtest on the sandbox" in docs/guide/moderation.md.',
+    "",
+  ].join("\n");
 }
 
 export function formatReport(r: BacktestReport): string {

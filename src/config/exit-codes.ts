@@ -8,8 +8,10 @@ export const ExitCode = {
   RuntimeFailure: 1,
   /**
    * The config file, a bot module, its settings, the embedded sandbox's org file
-   * (`SANDBOX_ORG_INVALID`) or a command-line option is invalid (`CONFIG_*`, `MODULE_*`), or the
-   * state belongs to another server than the config's (`STATE_SERVER_MISMATCH`).
+   * (`SANDBOX_ORG_INVALID`) or a command-line option is invalid (`CONFIG_*`, `MODULE_*`), the
+   * state belongs to another server than the config's (`STATE_SERVER_MISMATCH`), or the config
+   * puts the bot `bothost backtest` names on the embedded sandbox, whose history no other process
+   * can read.
    */
   ConfigInvalid: 2,
   /** Authentication failed for every bot (wrong email or API key, deactivated accounts). */
