@@ -14,7 +14,8 @@
  * collections have not run yet (default `reduced`: not before they have, in both processes).
  * `--queue-loads burst`: only the queue rows whose name contains one of the comma-separated words.
  * `--only dialogs` (not in the default set, ~12 minutes): `--dialogs N` waiting dialogs (10,000) for
- * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8).
+ * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8); each daemon
+ * started alone on its state `--start-rounds N` times (5), alternating which first.
  * `--only calls` (not in the default set, ~20 s; needs redis-server): store calls per dialog answer on Redis.
  * `--only progress` (not in the default set, ~2 minutes): `--progress-tasks N` concurrent progress
  * messages (100) on one bot, each streaming 2,000 chunks over 60 s.
@@ -63,6 +64,7 @@ const { values } = parseArgs({
     dialogs: { type: "string" },
     "queue-loads": { type: "string" },
     "dialog-rounds": { type: "string" },
+    "start-rounds": { type: "string" },
     "progress-tasks": { type: "string" },
   },
 });
@@ -225,6 +227,7 @@ if (only.has("dialogs")) {
       settleSeconds: quick ? 5 : 20,
       rounds: Number(values["dialog-rounds"] ?? (quick ? 2 : 8)),
       pings: 40,
+      startRounds: Number(values["start-rounds"] ?? (quick ? 3 : 5)),
     },
     say,
   );

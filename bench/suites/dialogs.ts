@@ -11,7 +11,9 @@
  * measured over the same window: RSS after `settle` seconds, then RSS and V8's used heap after
  * forced full collections (bench/lib/gc-probe.mjs); then the time from an answer's posting to the
  * next question, 1 dialog waiting (a) against N (b), interleaved; then both daemons restarted on
- * their state (the N records read back at start) and measured again.
+ * their state (the N records read back at start) and measured again; then each started alone on
+ * its state, `startRounds` times, alternating which goes first (one start each is at the mercy of
+ * the moment), the start taken as the median.
  *
  * Latency: a command's answer delay while W dialogs wait against none, light traffic (pings at
  * random times, 500 ms apart on average, the same times for both in a round), one process of each
@@ -83,6 +85,8 @@ export interface DialogsResult {
     plain: DialogMemory & { startSeconds: number };
     dialogs: DialogMemory & { startSeconds: number };
   };
+  /** Each daemon started alone on its state, alternating which first: spawn to "daemon started" (s). */
+  starts: { plain: number[]; dialogs: number[]; ratio: number };
   /** Absent with `--dialog-rounds 0`. */
   latency?: {
     waiting: number;
@@ -165,7 +169,13 @@ async function exchange(
 async function memoryRows(
   host: Child,
   url: string,
-  options: { dialogs: number; rate: number; settleSeconds: number; resumeSamples: number },
+  options: {
+    dialogs: number;
+    rate: number;
+    settleSeconds: number;
+    resumeSamples: number;
+    startRounds: number;
+  },
   say: (line: string) => void,
 ) {
   const bots = {
@@ -230,12 +240,25 @@ async function memoryRows(
       plain: { ...after.plain, startSeconds: running.plain.startSeconds },
       dialogs: { ...after.dialogs, startSeconds: running.dialogs.startSeconds },
     };
+    for (const which of ["plain", "dialogs"] as const) {
+      await running[which]?.stop();
+      running[which] = undefined;
+    }
+    const starts = { plain: [] as number[], dialogs: [] as number[] };
+    for (let k = 0; k < options.startRounds; k++) {
+      for (const which of k % 2 === 0 ? (["plain", "dialogs"] as const) : (["dialogs", "plain"] as const)) {
+        const daemon = await Daemon.start(dirs[which], url, bots[which]);
+        starts[which].push(daemon.startSeconds);
+        await daemon.stop();
+      }
+    }
     const stats = (v: number[]) => ({ p50: round(median(v)), max: round(Math.max(...v)) });
     return {
       openSeconds: { plain: round(plainOpen.seconds), dialogs: round(dialogsOpen.seconds) },
       running: memory,
       resumeMs: { one: stats(one), many: stats(many), samples: options.resumeSamples },
       restarted,
+      starts: { ...starts, ratio: round(median(starts.dialogs) / median(starts.plain)) },
     };
   } finally {
     await running.plain?.stop();
@@ -313,6 +336,8 @@ export async function runDialogs(
     settleSeconds: number;
     rounds: number;
     pings: number;
+    /** Starts of each daemon alone on its state, alternating which first. */
+    startRounds: number;
   },
   say: (line: string) => void,
 ): Promise<DialogsResult> {
@@ -332,6 +357,11 @@ export async function runDialogs(
           `heap ${m.plain.heapAfterGcMb} / ${m.dialogs.heapAfterGcMb} MB (b − a ${round(m.dialogs.heapAfterGcMb - m.plain.heapAfterGcMb)})`,
       );
     say(`  restarted: start ${restarted.plain.startSeconds} / ${restarted.dialogs.startSeconds} s`);
+    const { starts } = memory;
+    say(
+      `  started alone, ${starts.plain.length} each, alternating: median ${round(median(starts.plain))} / ${round(median(starts.dialogs))} s (${starts.ratio}×); ` +
+        `a ${starts.plain.join(", ")} s, b ${starts.dialogs.join(", ")} s`,
+    );
     say(
       `  resume (answer to next question), ${resumeMs.samples} each: 1 waiting p50 ${resumeMs.one.p50} ms (max ${resumeMs.one.max}), ` +
         `${options.dialogs} waiting p50 ${resumeMs.many.p50} ms (max ${resumeMs.many.max})`,
