@@ -38,7 +38,5 @@ export function deadLetterOfficeFor(
     });
   }
   // An operator's retry or drop is told done once it would outlive a kill of the process.
-  const office = new DeadLetterOffice(store, bots, clock, () => store.commit());
-  office.daemonId = daemonId;
-  return office;
+  return new DeadLetterOffice(store, bots, clock, () => store.commit(), daemonId);
 }

@@ -41,7 +41,7 @@ export class DeadLetterOffice {
    * any `--all`) and {@link get} marks it `running`. Unset (`bothost failed` on the store itself),
    * every letter is listed: the process that ran such a delivery is gone, its next start replays it.
    */
-  daemonId: string | undefined;
+  readonly #daemonId: string | undefined;
 
   /** Makes an operator's retry or drop durable before it is answered (the store's commit). */
   readonly #commit: (() => Promise<void>) | undefined;
@@ -55,10 +55,12 @@ export class DeadLetterOffice {
     bots: ReadonlyMap<string, DeadLettersOptions>,
     clock: Pick<Clock, "now">,
     commit?: () => Promise<void>,
+    daemonId?: string,
   ) {
     this.#root = root;
     this.#clock = clock;
     this.#commit = commit;
+    this.#daemonId = daemonId;
     for (const [name, options] of bots) this.#bots.set(name, new DeadLetters(root, name, options));
   }
 
@@ -72,7 +74,7 @@ export class DeadLetterOffice {
 
   /**
    * The letters of one bot, or of every bot (configured ones first), each bot's oldest first;
-   * none whose run still goes on in this daemon (see {@link daemonId}).
+   * none whose run still goes on in this daemon (see `daemonId`).
    */
   async list(bot?: string): Promise<DeadLetter[]> {
     const bots = bot === undefined ? await this.#every() : [await this.#named(bot)];
@@ -95,7 +97,7 @@ export class DeadLetterOffice {
 
   /** Whether the letter was kept while its delivery's run goes on in this daemon. */
   #runsHere(letter: DeadLetter): boolean {
-    return letter.runningIn !== undefined && letter.runningIn === this.daemonId;
+    return letter.runningIn !== undefined && letter.runningIn === this.#daemonId;
   }
 
   /** Marks the letters for replay by the daemon (now if it runs, else at its next start). */
