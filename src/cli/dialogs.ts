@@ -6,6 +6,7 @@ import { ExitCode } from "../config/exit-codes.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
+import { isStateError } from "../state/state-error.ts";
 import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 
@@ -20,8 +21,9 @@ and its deadline; "(outside narrow [channel, general])" when the bot's narrow ke
 out (they cannot arrive: end it, or widen the narrow and reload). Ending a dialog deletes it: its
 handler does not run again, its person is told "An operator ended this conversation." (or
 --note), and their next message there is an ordinary message. The running daemon is asked on its admin socket (in the state directory), else through
-its HTTP listener (http.listen). Exits 1 when no daemon answers, or for an unknown bot or dialog;
-75 when the dialog's first question is still being sent or recorded after 5 s (nothing was ended:
+its HTTP listener (http.listen). With no daemon answering, the list is read from the state store
+(the config's state:), and says so on stderr; ending needs the running daemon. Exits 1 when end
+finds no daemon, or for an unknown bot or dialog; 75 when the dialog's first question is still being sent or recorded after 5 s (nothing was ended:
 run it again once the list shows the dialog's deadline).
 
 Options:
@@ -56,10 +58,13 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
   let daemon: DaemonClient | undefined;
   try {
     const { daemonClient, readAdminView, resolveConfigPath } = await import("./admin-deps.ts");
-    daemon = daemonClient(await readAdminView(resolveConfigPath({ flag: values.config })));
+    const file = resolveConfigPath({ flag: values.config });
+    daemon = daemonClient(await readAdminView(file));
     if (action === "list") {
       const query = values.bot ? `?bot=${encodeURIComponent(values.bot)}` : "";
-      const all = (await daemon.call("GET", `/admin/dialogs${query}`)) as BotDialogs[];
+      const all =
+        (!(await daemon.reachable()) && (await fromStore(file, values.bot))) ||
+        ((await daemon.call("GET", `/admin/dialogs${query}`)) as BotDialogs[]);
       process.stdout.write(values.json ? `${JSON.stringify(all, null, 2)}\n` : formatList(all));
       return ExitCode.Ok;
     }
@@ -83,6 +88,32 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
     return reportStartupError(err);
   } finally {
     await daemon?.close();
+  }
+}
+
+/**
+ * The dialogs as the state store keeps them, no daemon answering (said on stderr); undefined when
+ * a daemon holds the store but answers on no channel (its call then says so).
+ */
+async function fromStore(file: string, bot: string | undefined): Promise<BotDialogs[] | undefined> {
+  const [{ loadConfigWithPlaceholders }, { openOfflineStore }, { storedDialogs }] = await Promise.all([
+    import("./admin-deps.ts"),
+    import("./offline-store.ts"),
+    import("./stored-dialogs.ts"),
+  ]);
+  // Variables not set in this shell (bot keys kept in the service's environment) are not needed here.
+  const { config } = await loadConfigWithPlaceholders(file);
+  const store = await openOfflineStore(config).catch((err: unknown) => {
+    if (isStateError(err) && err.code === "STATE_LOCKED") return undefined;
+    throw err;
+  });
+  if (store === undefined) return undefined;
+  try {
+    const all = await storedDialogs(config, store, bot);
+    process.stderr.write("No daemon answers: the open dialogs as the state store keeps them.\n");
+    return all;
+  } finally {
+    await store.close();
   }
 }
 

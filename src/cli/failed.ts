@@ -217,23 +217,15 @@ async function openLetterDesk(flag: string | undefined): Promise<LetterDesk> {
   const daemon = daemonClient(await readAdminView(file));
   if (await daemon.reachable()) return daemonDesk(daemon);
   // The state store's code is loaded only when no daemon answers.
-  const [{ stateDefaults }, { deadLetterOfficeFor }, { FileStore }] = await Promise.all([
-    import("../config/state-schema.ts"),
+  const [{ deadLetterOfficeFor }, { openOfflineStore }] = await Promise.all([
     import("../daemon/dead-letter-office-for.ts"),
-    import("../state/file-store.ts"),
+    import("./offline-store.ts"),
   ]);
   // Variables not set in this shell (bot keys kept in the service's environment) are not needed here.
   const { config } = await loadConfigWithPlaceholders(file);
   let store: StateBackend;
   try {
-    // The Redis client's code is loaded only for a config that names Redis.
-    store =
-      config.state.redis !== undefined
-        ? await (await import("../state/redis-store.ts")).RedisStore.open({
-            url: config.state.redis,
-            prefix: config.state.prefix,
-          })
-        : await FileStore.open(config.state.path ?? stateDefaults.path);
+    store = await openOfflineStore(config);
   } catch (err) {
     // A daemon holds the directory but answers on no channel: its first call says so.
     if (isStateError(err) && err.code === "STATE_LOCKED") return daemonDesk(daemon);

@@ -60,8 +60,9 @@ beforeAll(async () => {
   );
 });
 
+let stopped = false;
 afterAll(async () => {
-  await running?.stop();
+  if (!stopped) await running?.stop();
   await sandbox?.stop();
   await rm(dir, { recursive: true, force: true });
 });
@@ -240,6 +241,9 @@ it("ends a dialog with the operator's own note", { timeout: 120_000 }, async () 
   await vi.waitFor(() => expect(botSaid().at(-1)).toBe("Closed for the holidays."), { timeout: 10_000 });
 });
 
+/** The last list the daemon gave (`--bot survey --json`). */
+let listed: unknown;
+
 it("caps the lists: status --json at 50, status and /status at 10, dialogs lists all", {
   timeout: 120_000,
 }, async () => {
@@ -258,6 +262,7 @@ it("caps the lists: status --json at 50, status and /status at 10, dialogs lists
   // Oldest first: by when each dialog began.
   const all = JSON.parse((await runCli(["dialogs", "--bot", "survey", "--json", "-c", file])).stdout);
   const every: { id: string; since: string }[] = all[0].dialogs;
+  listed = all;
   expect(every.map((d) => d.id).sort()).toEqual([...ids].sort());
   const since = every.map((d) => d.since);
   expect(since).toEqual([...since].sort());
@@ -276,4 +281,44 @@ it("caps the lists: status --json at 50, status and /status at 10, dialogs lists
   expect(page.match(/<li data-dialog=/g)).toHaveLength(10);
   expect(page).toContain('<li class="muted">and 42 more (bothost dialogs)</li>');
   expect(await metrics()).toMatch(/^bothost_dialogs_waiting\{bot="survey"\} 52$/m);
+});
+
+it("with the daemon stopped, dialogs lists them from the state store, saying so; end needs the daemon", {
+  timeout: 120_000,
+}, async () => {
+  await running.stop({ keepState: true });
+  stopped = true;
+  const json = await runCli(["dialogs", "--bot", "survey", "--json", "-c", file]);
+  expect(json).toMatchObject({
+    code: 0,
+    stderr: "No daemon answers: the open dialogs as the state store keeps them.\n",
+  });
+  // What the daemon listed before it stopped: the same dialogs and fields, oldest first.
+  const [read] = JSON.parse(json.stdout) as { bot: string; dialogs: { id: string; since: string }[] }[];
+  const [before] = listed as { bot: string; dialogs: { id: string }[] }[];
+  const byId = (a: { id: string }, b: { id: string }) => Number(a.id) - Number(b.id);
+  expect(read!.bot).toBe("survey");
+  expect([...read!.dialogs].sort(byId)).toEqual([...before!.dialogs].sort(byId));
+  const since = read!.dialogs.map((d) => d.since);
+  expect(since).toEqual([...since].sort());
+
+  const text = await runCli(["dialogs", "-c", file]);
+  expect(text.code).toBe(0);
+  expect(text.stdout).toContain("survey: 52 open dialogs\n  ID ");
+
+  const unknown = await runCli(["dialogs", "--bot", "nosuch", "-c", file]);
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toContain('no bot named "nosuch" in the config (bots: survey)');
+  expect(hasStackTrace(unknown.stderr)).toBe(false);
+
+  const end = await runCli([
+    "dialogs",
+    "end",
+    "survey",
+    (listed as { dialogs: { id: string }[] }[])[0]!.dialogs[0]!.id,
+    "-c",
+    file,
+  ]);
+  expect(end.code).toBe(1);
+  expect(end.stderr).toContain("DAEMON_UNREACHABLE");
 });

@@ -213,7 +213,7 @@ export interface DialogView {
 }
 
 /** `entry` as operators see it. */
-export function viewOf({ id, head, waiting }: DialogEntry): DialogView {
+export function viewOf({ id, head, waiting }: Pick<DialogEntry, "id" | "head" | "waiting">): DialogView {
   return {
     id,
     userId: head.userId,

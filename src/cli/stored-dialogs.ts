@@ -1,0 +1,33 @@
+/**
+ * `bothost dialogs` when no daemon answers: the open dialogs as the state store keeps them, read
+ * from each configured bot's dialog headers (nothing is written: a start rewrites an older
+ * version's records, this does not list them). What only the running daemon knows is left out:
+ * whether the bot's narrow keeps a dialog's answers out.
+ */
+import type { Config } from "../config/schema.ts";
+import { BothostError } from "../errors/bothost-error.ts";
+import type { BotDialogs } from "../http/daemon-status.ts";
+import { viewOf } from "../pipeline/dialogs/dialog-entry.ts";
+import { asHead, type DialogHead } from "../pipeline/dialogs/dialog-head.ts";
+import type { StateStore } from "../state/state-store.ts";
+
+/** The open dialogs of `bot` (every bot of `config` without one) in `root`, each bot's oldest first. */
+export async function storedDialogs(config: Config, root: StateStore, bot?: string): Promise<BotDialogs[]> {
+  const names = Object.keys(config.bots);
+  if (bot !== undefined && !names.includes(bot))
+    throw new BothostError("UNKNOWN_BOT", `no bot named "${bot}" in the config (bots: ${names.join(", ")})`);
+  return Promise.all(
+    (bot === undefined ? names : [bot]).map(async (name) => {
+      const heads: DialogHead[] = [];
+      for (const { value } of await root.namespace(name).namespace("dialogs").list("h:")) {
+        const head = asHead(value);
+        if (head !== undefined && head.ended === undefined) heads.push(head);
+      }
+      heads.sort((a, b) => a.startedAt - b.startedAt);
+      return {
+        bot: name,
+        dialogs: heads.map((head) => viewOf({ id: head.id, head, waiting: head.waiting })),
+      };
+    }),
+  );
+}
