@@ -189,13 +189,15 @@ export class QueueSource {
     o.onRegistered(reason, reg);
     const ledger = dispatcher.ledger;
     if (ledger === undefined) throw new Error("a queue was registered before the delivery ledger was opened");
-    // Before the first poll and the catch-up: what a stop or a kill left unfinished runs first.
-    await this.#saved.runAgain();
+    // What a stop or a kill left unfinished runs before the first poll, each among the messages
+    // caught up in the order it came (runDue).
+    await this.#saved.readAgain();
     const firstEver = ledger.cursor === undefined;
     const since = this.#lastContactBeforeGap;
     this.#lastContactBeforeGap = undefined;
     if (firstEver) {
-      if (!wantsMessages(this.#eventTypes) || this.#baselineCandidate === undefined) return;
+      if (!wantsMessages(this.#eventTypes) || this.#baselineCandidate === undefined)
+        return this.#saved.runDue();
       // Nothing before the baseline is handled; what was sent between it and the registration
       // is replayed (and deduplicated against the queue).
       await ledger.baseline(this.#baselineCandidate);
@@ -218,6 +220,7 @@ export class QueueSource {
     try {
       await this.#catchUp(reg, reason, { ledger, firstEver, since, read });
     } finally {
+      this.#saved.runDue();
       caughtUp();
     }
   }
@@ -248,6 +251,8 @@ export class QueueSource {
         now: o.clock.now(),
         signal: o.signal,
         accept: (message) => {
+          // An event that reached the bot before this message was sent goes first.
+          this.#saved.runDue(message.timestamp * 1000);
           const event = { type: "message" as const, message, flags: message.flags ?? [] };
           const fresh = dispatcher.accept({ event, replayed: true, issue: undefined, reply: undefined });
           if (fresh) o.onScheduledMessages(event);
@@ -257,6 +262,7 @@ export class QueueSource {
       firstEver,
     );
     if (replayed > 0) o.metrics?.messagesReplayed(replayed);
+    this.#saved.runDue();
     await this.#catchUpReactions(reg, read);
     // A first start missed nothing: no catch-up line, no gap.
     if (firstEver) return;

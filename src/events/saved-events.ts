@@ -218,6 +218,8 @@ export class StartSaves {
   readonly #types: readonly string[] | null;
   /** Read at the start's first registration (once, however many times that is tried). */
   #read = false;
+  /** The events read then and not yet run again, oldest first (see {@link runDue}). */
+  #again: SavedEvent[] = [];
   /** The save of the last batch with saved events, while under way: the next poll waits for it. */
   saving: Promise<void> | undefined;
 
@@ -266,12 +268,28 @@ export class StartSaves {
     this.saving = saving;
   }
 
-  /** Run again, in their conversations' order, the saved events a stop or a kill left unfinished. */
-  async runAgain(): Promise<void> {
+  /**
+   * Read, once a start, the events a stop or a kill left unfinished, for {@link runDue}: each runs
+   * again before the messages caught up that were sent after it reached the bot, and after those
+   * sent before (still unhandled when it came: their runs go first, as they did the first time).
+   */
+  async readAgain(): Promise<void> {
     if (this.#read) return;
     const events = await this.#set.open();
     this.#read = true;
-    for (const { key, queue, raw, keptAt } of events) {
+    // Oldest first; one kept by an older version (no time) before all.
+    this.#again = events.sort((a, b) => (a.keptAt ?? 0) - (b.keptAt ?? 0));
+  }
+
+  /**
+   * Run again, in their conversations' order, the events read at this start that reached the bot
+   * no later than `sentAt` (epoch ms: when the message caught up next was sent); all without it.
+   */
+  runDue(sentAt?: number): void {
+    const again = this.#again;
+    let due = 0;
+    while (due < again.length && (sentAt === undefined || (again[due]?.keptAt ?? 0) <= sentAt)) due++;
+    for (const { key, queue, raw, keptAt } of due === 0 ? [] : again.splice(0, due)) {
       const { event, issue } = reviveEvent(raw);
       const incoming: Incoming = {
         event,
