@@ -7,10 +7,9 @@
  */
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import { expect, it } from "vitest";
 import { reactAs } from "../../src/testing/react-as.ts";
-import { BOT, botSaid, selfKillingBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
+import { acknowledged, BOT, botSaid, gatedBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
 
 useSelfKillingBots();
 
@@ -31,14 +30,7 @@ export default { setup(bot) {
 it("a reaction acknowledged on the server and cut by a kill -9 runs again after the restart, its replies sent once", {
   timeout: 60_000,
 }, async () => {
-  let gate = "";
-  const { sandbox, start } = await selfKillingBot({
-    moduleText: (flag) => {
-      gate = path.join(path.dirname(flag), "gate");
-      return moduleText(gate);
-    },
-    stateYaml: (dir) => `state:\n  path: ${path.join(dir, "state")}`,
-  });
+  const { sandbox, start, gate } = await gatedBot(moduleText);
   const { control } = sandbox;
   const first = await start();
   const id = control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "react to me" }).id;
@@ -46,10 +38,7 @@ it("a reaction acknowledged on the server and cut by a kill -9 runs again after 
   // The handler is at its gate, and the poll after the reaction acknowledged it: the bot's queue
   // holds nothing, its next poll parked.
   await control.waitFor(() => botSaid(sandbox).includes("seen tada"));
-  await control.waitFor(() => {
-    const queue = control.queues().find((q) => q.email === BOT);
-    return queue !== undefined && queue.pending_events === 0 && queue.parked;
-  });
+  await acknowledged(sandbox);
   first.kill("SIGKILL");
   expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
   expect(botSaid(sandbox)).toEqual(["seen tada"]);

@@ -4,10 +4,9 @@
  * after that message, as it did the first time, not before it.
  */
 import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import { expect, it } from "vitest";
 import { reactAs } from "../../src/testing/react-as.ts";
-import { BOT, botSaid, selfKillingBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
+import { acknowledged, BOT, botSaid, gatedBot, useSelfKillingBots } from "../support/self-killing-bot.ts";
 
 useSelfKillingBots();
 
@@ -32,24 +31,14 @@ export default { setup(bot) {
 it("a reaction saved behind a message the kill cut runs again after that message, not before", {
   timeout: 60_000,
 }, async () => {
-  let gate = "";
-  const { sandbox, start } = await selfKillingBot({
-    moduleText: (flag) => {
-      gate = path.join(path.dirname(flag), "gate");
-      return moduleText(gate);
-    },
-    stateYaml: (dir) => `state:\n  path: ${path.join(dir, "state")}`,
-  });
+  const { sandbox, start, gate } = await gatedBot(moduleText);
   const { control } = sandbox;
   const first = await start();
   const id = control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "open" }).id;
   await control.waitFor(() => botSaid(sandbox).includes("opening"));
   // The reaction waits behind the message's run in their conversation, saved and acknowledged.
   await reactAs(sandbox, MEMBER, id, "check", false);
-  await control.waitFor(() => {
-    const queue = control.queues().find((q) => q.email === BOT);
-    return queue !== undefined && queue.pending_events === 0 && queue.parked;
-  });
+  await acknowledged(sandbox);
   first.kill("SIGKILL");
   await first.exited;
   expect(botSaid(sandbox)).toEqual(["opening"]);

@@ -64,6 +64,30 @@ export async function selfKillingBot(o: {
   return { sandbox, flag, start };
 }
 
+/**
+ * A bot whose handler waits at a gate: `moduleText(gate)` is given the path of a file that does not
+ * exist until the test writes it (its handlers poll for it), and the state is in a directory.
+ */
+export async function gatedBot(moduleText: (gate: string) => string) {
+  let gate = "";
+  const bot = await selfKillingBot({
+    moduleText: (flag) => {
+      gate = path.join(path.dirname(flag), "gate");
+      return moduleText(gate);
+    },
+    stateYaml: (dir) => `state:\n  path: ${path.join(dir, "state")}`,
+  });
+  return { ...bot, gate };
+}
+
+/** Resolves once the bot's queue holds nothing and its poll is parked: what it received is acknowledged. */
+export function acknowledged(sandbox: Sandbox, email = BOT): Promise<unknown> {
+  return sandbox.control.waitFor(() => {
+    const queue = sandbox.control.queues().find((q) => q.email === email);
+    return queue !== undefined && queue.pending_events === 0 && queue.parked;
+  });
+}
+
 /** What bot `email` said, oldest first. */
 export function botSaid(sandbox: Sandbox, email = BOT): string[] {
   const id = sandbox.control.users().find((u) => u.email === email)!.user_id;
