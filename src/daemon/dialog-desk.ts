@@ -12,7 +12,7 @@ export const OPERATOR_ENDED_NOTE = "An operator ended this conversation.";
 
 /**
  * `DIALOG_STARTING` (thrown by the bot's end, dialog-ends.ts): its first question not recorded in
- * time. `DIALOG_END_PENDING` (the same): the store did not answer the end's write in time.
+ * time. `DIALOG_END_PENDING` (the same): the end not landed in time, tried on.
  */
 export type DialogDeskErrorCode =
   | "UNKNOWN_BOT"

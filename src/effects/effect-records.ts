@@ -124,7 +124,7 @@ export class EffectRecords {
    * the handler may have run for this event before, so its records are read (a first run skips the reads).
    * `carried`: records kept in a dead letter or a dialog. `strict`: an effect of another kind at a recorded
    * number throws {@link EffectOrderChanged} (a dialog's replay must match its record) instead of being made
-   * again. `before`: what each effect waits for first, if anything (it may refuse it: a dialog found ended).
+   * again. `before`: what each effect waits for first, if anything (a job's mark that its run is under way).
    */
   run(
     eventKey: string,

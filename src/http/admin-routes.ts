@@ -27,7 +27,7 @@ export interface AdminHandlers {
    * End dialog `id` of bot `name`, its person told `note` (else a default note); rejects with
    * `UNKNOWN_BOT`, `UNKNOWN_DIALOG`, `BOT_NOT_HERE` (another instance runs the bot) or
    * `DIALOG_STARTING` (its first question not recorded within 5 s: nothing was ended) or
-   * `DIALOG_END_PENDING` (the store did not answer the end's write within 3 s: it may land later).
+   * `DIALOG_END_PENDING` (the end not landed within 3 s: it is tried until the store takes it).
    */
   endDialog: (name: string, id: string, note?: string) => Promise<void>;
 }
@@ -203,7 +203,7 @@ const REFUSED: Record<string, number> = {
   UNKNOWN_DIALOG: 404,
   BOT_NOT_HERE: 409,
   DIALOG_STARTING: 409,
-  // Not refused, not done: the store has not answered the end's write (a gateway's timeout).
+  // Not refused, not done: the end is tried until the store takes it (a gateway's timeout).
   DIALOG_END_PENDING: 504,
 };
 

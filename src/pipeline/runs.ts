@@ -46,7 +46,6 @@ type FailedArgs = [
 
 /** A first run carries no effect records (one shared empty list, not one per message). */
 const NOTHING_CARRIED: readonly EffectRecord[] = Object.freeze([]);
-type Signaled = { signal: AbortSignal };
 type Effects = SendEffects | undefined;
 
 export class HandlerRuns {
@@ -76,7 +75,7 @@ export class HandlerRuns {
    */
   readonly run = (control: TaskControl, incoming: Incoming): unknown => {
     const rerun = incoming.replayed || incoming.letter !== undefined;
-    const effects = this.#effectsOf(incoming, rerun, control);
+    const effects = this.#effectsOf(incoming, rerun);
     const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
     // A message's run can ask (ctx.prompt): it is a turn of a dialog.
     const turn = effects && ledgerIdOf(incoming.event) !== undefined ? new Turn(incoming.dialog) : undefined;
@@ -256,14 +255,13 @@ export class HandlerRuns {
   }
 
   /** An event's effect records for this run (a re-run reads them); `first`: a run again's first run's. */
-  #effectsOf(incoming: Incoming, rerun: boolean, source: Signaled, first?: SendEffects): Effects {
+  #effectsOf(incoming: Incoming, rerun: boolean, first?: SendEffects): Effects {
     const records = this.#o.effects;
     if (records === undefined) return undefined;
     const id = ledgerIdOf(incoming.event);
     if (id === undefined) return eventRecords(records, incoming, rerun, first ?? this.#o.clock.now());
     const dialog = incoming.dialog;
-    if (dialog !== undefined)
-      return replayEffects(records, this.#o.dialogs, incoming, dialog, id, rerun, source);
+    if (dialog !== undefined) return replayEffects(records, incoming, dialog, id, rerun);
     const carried = (incoming.letter?.effects ?? NOTHING_CARRIED) as unknown as EffectRecord[];
     return new MessageEffects(records, incoming.event, id, rerun, carried);
   }
@@ -295,7 +293,7 @@ export class HandlerRuns {
           this.#o.log.info({ dialog: dialog.id }, ENDED_MEANWHILE);
           throw new DialogEnded(dialog.id);
         }
-        last = this.#effectsOf(incoming, true, { signal }, first);
+        last = this.#effectsOf(incoming, true, first);
         const state = KV.run(this.#o.contexts.state, stateKeyOf, incoming);
         const turn = last && ledgerIdOf(incoming.event) !== undefined ? new Turn(dialog) : undefined;
         const ctx = this.#o.contexts.forRun(incoming, signal, true, last, state, turn, progresses);

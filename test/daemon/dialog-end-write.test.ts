@@ -2,16 +2,17 @@
  * A dialog's end written through store faults: the end of a dialog that ran to its end, refused
  * by the store, or landed with its reply lost, is tried again as an answer's write is, the
  * person's next message there waiting for it: then that message is an ordinary one, answered at
- * once, and the dialog is gone. An operator's end the store refuses fails, and the dialog goes on
- * as if it had not been asked for: the person's answer is taken; one asked while the dialog's
+ * once, and the dialog is gone. An operator's end through an outage is answered pending, by the
+ * admin route and the CLI alike, and lands once the store is back; one asked while the dialog's
  * first question is being sent or written waits for it, then ends the dialog, its note said. That
  * wait is bounded (FIRST_QUESTION_WAIT_MS on the bot's clock): past it, through a long outage,
  * the end is refused (`DIALOG_STARTING`; the admin route: 409 and the code; `bothost dialogs end`:
  * exit 75 and one line) and never made: once the store is back the dialog goes on, and the end
  * run again ends it. An end whose own write the store holds is answered within END_WRITE_WAIT_MS
- * (`DIALOG_END_PENDING`): the write cannot be called back, and lands once the store answers. A real daemon in this process on the test clock against the sandbox over
- * HTTP; the store is a FileStore behind a gate; the handler timeout is an hour, so a message left
- * waiting on the dialog would not be answered within the test.
+ * (`DIALOG_END_PENDING`): the write cannot be called back, and lands once the store answers. A
+ * real daemon in this process on the test clock against the sandbox over HTTP; the store is a
+ * FileStore behind a gate; the handler timeout is an hour, so a message left waiting on the
+ * dialog would not be answered within the test.
  */
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ import { request } from "undici";
 import { afterEach, expect, it, vi } from "vitest";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { runDialogsCommand } from "../../src/cli/dialogs.ts";
-import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { dialogDesk, OPERATOR_ENDED_NOTE } from "../../src/daemon/dialog-desk.ts";
 import {
   END_TOO_EARLY,
   END_UNANSWERED,
@@ -153,44 +154,36 @@ async function asked(gate: StoreGate, global?: string) {
   return { dm, dialog: await waiting() };
 }
 
-it("an operator's end the store refuses fails, and the dialog goes on: the person's answer is taken", async () => {
-  const gate = new StoreGate();
-  const { dm, dialog } = await asked(gate);
-  gate.mode = "fail";
-  await expect(dialogDesk(running!.daemon.bots).endDialog("orders", dialog.id)).rejects.toThrow(
-    /refused a write/,
-  );
-  gate.open();
-  dm("large");
-  expect(await said(2)).toEqual(["Which size?", "How many?"]);
-  dm("2");
-  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
-  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
-});
-
-it("an operator's end the store fails is answered with the store's own error: the admin route 503 and its code, bothost dialogs one line naming the store, exit 1", async () => {
+it("an operator's end through an outage is answered pending alike by the admin route (504 and its code) and bothost dialogs (one line, exit 1); it lands once the store is back", async () => {
   const gate = new StoreGate();
   const port = await freePort();
   const { dm, dialog } = await asked(gate, `http:\n  listen: 127.0.0.1:${port}`);
   const file = await cliConfig(port);
   gate.mode = "fail";
-  const route = await request(`http://127.0.0.1:${port}/admin/dialogs/orders/${dialog.id}/end`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: "{}",
-  });
-  expect({ status: route.statusCode, body: await route.body.json() }).toEqual({
-    status: 503,
-    body: { error: "the gated store refused a write (a test's outage)", code: "STATE_UNAVAILABLE" },
-  });
-  expect(await dialogsCommand(["end", "orders", dialog.id, "-c", file])).toEqual({
-    code: 1,
-    printed: "bothost dialogs: the gated store refused a write (a test's outage)\n",
-  });
-  // Nothing ended: the store back, the person's answer is taken.
+  const route = await driven(
+    request(`http://127.0.0.1:${port}/admin/dialogs/orders/${dialog.id}/end`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    }),
+    END_WRITE_WAIT_MS,
+  );
+  expect(route.statusCode).toBe(504);
+  const pending = (await route.body.json()) as { error: string; code: string };
+  expect(pending).toEqual({ error: expect.stringMatching(/is under way/), code: "DIALOG_END_PENDING" });
+  // Run again while the first is tried still: the same answer.
+  const { code, printed } = await driven(
+    dialogsCommand(["end", "orders", dialog.id, "-c", file]),
+    END_WRITE_WAIT_MS,
+  );
+  expect({ code, printed }).toEqual({ code: 1, printed: `bothost dialogs: ${pending.error}\n` });
+  // The store back: the end lands, the person told once; their next message is an ordinary one.
   gate.open();
+  await clock!.advance(30_000);
+  expect(await said(2)).toEqual(["Which size?", OPERATOR_ENDED_NOTE]);
+  await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
   dm("large");
-  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+  expect(await said(3)).toEqual(["Which size?", OPERATOR_ENDED_NOTE, "not a command: large"]);
 });
 
 it.each([
@@ -246,21 +239,22 @@ it("an operator's end whose write the store holds past the limit is answered DIA
 });
 
 /**
- * `work`'s outcome, an operator's end of a dialog whose first question is not kept: once the end's
- * bound on that wait is set on the daemon's clock (the request reached the daemon), the clock
- * passes it. Waiting for the timer, not moving the clock in a loop, so that a slow machine's
- * request cannot arrive after the loop is over.
+ * `work`'s outcome, an operator's end that waits at most `limit` (by default, for a dialog's first
+ * question to be kept): once that bound is set on the daemon's clock (the request reached the
+ * daemon), the clock passes it. Waiting for the timer, not moving the clock in a loop, so that a
+ * slow machine's request cannot arrive after the loop is over.
  */
-async function driven<T>(work: Promise<T>): Promise<T> {
+async function driven<T>(work: Promise<T>, limit = FIRST_QUESTION_WAIT_MS): Promise<T> {
   let done = false;
   const outcome = work.finally(() => {
     done = true;
   });
   outcome.catch(() => {});
-  // The clock runs at the real pace between moves: the bound has at most 5 s left, and more than 4.
-  const bound = (d: number) => d <= FIRST_QUESTION_WAIT_MS && d > FIRST_QUESTION_WAIT_MS - 1_000;
+  // The clock runs at the real pace between moves: the bound has at most `limit` left, and more
+  // than a second less.
+  const bound = (d: number) => d <= limit && d > limit - 1_000;
   await expect.poll(() => done || clock!.pendingDelays().some(bound), { timeout: 60_000 }).toBe(true);
-  if (!done) await clock!.advance(FIRST_QUESTION_WAIT_MS);
+  if (!done) await clock!.advance(limit);
   return outcome;
 }
 

@@ -1,30 +1,32 @@
 /**
- * An operator's end (`bothost dialogs end`, through the admin desk) whose write lands but whose
- * reply is lost: tried again, the same end entry is found made in the dialog's log, and the end is
+ * An operator's end (`bothost dialogs end`, through the admin desk) through store faults. One
+ * whose write lands but whose reply is lost is tried again, found made in the dialog's log, and
  * finished once: the operator is told it ended, the dialog is no longer listed, and the person is
- * told the note once. And an end left in doubt (it landed, every later try was refused, the
- * operator told it failed): run again, it repeats the same end and finishes it once. Else the
- * next thing that touches the dialog settles it by its log: the person's next message there or
- * its deadline (refused as ended: the end landed, the note is said once and the message is an
- * ordinary one; taken: it did not, and the dialog goes on), a run under way before the next thing
- * it says (its header read: ended, nothing is sent, be it a reply, a refused answer asked again or
- * a question), or the bot's next start, also a new
- * daemon's on the same store (the ended header keeps the note until it is said: said once, before
- * what is caught up). A real daemon in this process against the sandbox over HTTP, on the test
- * clock; the dialogs' writes pass a gate.
+ * told the note once. One the store keeps failing is answered `DIALOG_END_PENDING` and tried on
+ * until the store takes it: meanwhile the dialog is ending (a run under way asks nothing more, no
+ * refusal asks again, its deadline records nothing, the person's messages wait for the end and
+ * are ordinary ones after its note), and once it lands the note is said once. The bot stopped
+ * first, the end's last try decides: landed, the note is said at the next start (also a new
+ * daemon's on the same store, before what is caught up); not, the dialog goes on. A real daemon
+ * in this process against the sandbox over HTTP, on the test clock; the dialogs' writes pass a
+ * gate.
  */
 import { rm } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
 import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
-import { ENDED_MEANWHILE } from "../../src/pipeline/dialogs/dialog-ends.ts";
+import {
+  END_UNANSWERED,
+  END_WRITE_WAIT_MS,
+  ENDED_MEANWHILE,
+} from "../../src/pipeline/dialogs/dialog-ends.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import type { InProcessDaemon } from "../../src/testing/in-process-daemon.ts";
 import type { TestClock } from "../../src/testing/test-clock.ts";
 import { deferred } from "../support/deferred.ts";
 import { startGatedDaemon } from "../support/gated-daemon.ts";
-import { StoreGate } from "../support/gated-store.ts";
+import { type GateMode, StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
@@ -120,87 +122,85 @@ it("an operator's end that landed with its reply lost is found made: ended once,
   expect(bot.dialogs()).toEqual([]);
 });
 
-/** Ends dialog `id` through a write that lands and loses its reply, every try after it refused. */
-async function endInDoubt(gate: StoreGate, id: string): Promise<void> {
-  gate.mode = "lose";
-  const ending = end(id);
-  // The end's write has landed (its reply is being lost): the tries after it are refused.
+/**
+ * Ends dialog `id` while the store fails every write after the first (`first`: `lose`, the first
+ * lands and loses its reply; `fail`, it is refused too): the operator is told the end is pending.
+ */
+async function endPending(gate: StoreGate, id: string, first: GateMode = "lose"): Promise<void> {
+  gate.mode = first;
+  const outcome = end(id).then(
+    () => "ended",
+    (err: { code?: string }) => err.code,
+  );
   await gate.stoppedAt(1);
   gate.mode = "fail";
-  await expect(ending).rejects.toThrow(/refused a write/);
-  expect(gate.stopped).toBe(4);
-  gate.open();
+  await clock.advance(END_WRITE_WAIT_MS);
+  expect(await outcome).toBe("DIALOG_END_PENDING");
+  expect(running!.logged(END_UNANSWERED)).toHaveLength(1);
 }
 
-it("an end left in doubt, run again by the operator, repeats the same end: finished once, the note said once", async () => {
+/** The store back: the end's next try lands, or finds its first try made. */
+async function storeBack(gate: StoreGate): Promise<void> {
+  gate.open();
+  await clock.advance(30_000);
+}
+
+it.each<[string, GateMode]>([
+  ["landed with its reply lost", "lose"],
+  ["refused", "fail"],
+])(
+  "an operator's end whose first write was %s, then every try refused: pending, still listed; the store back, the note said once",
+  async (_, first) => {
+    const { gate, dm, bot, dialog } = await asked();
+    await endPending(gate, dialog.id, first);
+    // Under way: listed until it lands, and ending it again ends nothing more.
+    expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
+    // Asked again meanwhile: pending too; once the first lands, there is no dialog left to end.
+    const again = end(dialog.id).then(
+      () => "ended",
+      (err: { code?: string }) => err.code,
+    );
+    await clock.advance(END_WRITE_WAIT_MS);
+    expect(await again).toBe("DIALOG_END_PENDING");
+    await storeBack(gate);
+    expect(await said(2)).toEqual(["Which size?", NOTE]);
+    expect(bot.dialogs()).toEqual([]);
+    await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
+    dm("large");
+    expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  },
+);
+
+it("the person writes while an end is pending: the message waits for it, then is an ordinary one after the note", async () => {
   const { gate, dm, bot, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
-  await end(dialog.id);
-  expect(bot.dialogs()).toEqual([]);
+  await endPending(gate, dialog.id, "fail");
   dm("large");
+  // Nothing answers "large" while the end is tried: it waits behind the end's note.
+  await clock.advance(60_000);
+  expect(await said(1)).toEqual(["Which size?"]);
+  await storeBack(gate);
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
+  expect(bot.dialogs()).toEqual([]);
 });
 
-it("an end left in doubt that landed, then the person writes: the note said once, the message an ordinary one", async () => {
+it("the question's deadline passes while an end is pending: no timeout runs, the note said once", async () => {
   const { gate, dm, bot, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
-  // Told it failed, the operator sees it listed still: the process cannot tell it ended.
-  expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
-  // Each write to the dialogs' log from now on is counted.
-  let writes = 0;
-  const pass = gate.pass.bind(gate);
-  gate.pass = (write) => {
-    writes++;
-    return pass(write);
-  };
-  dm("large");
-  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
-  expect(bot.dialogs()).toEqual([]);
-  // Past the question's deadline: nothing waits for it, so nothing is written for it.
+  await endPending(gate, dialog.id, "fail");
+  // Past the question's hour: the dialog is ending, its deadline records nothing.
   await clock.advance(2 * 3_600_000);
-  dm("2");
-  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
-  // The answer's append (refused as ended) and the note's, said, cleared from the header.
-  expect(writes).toBe(2);
-  expect(bot.dialogs()).toEqual([]);
-  // Settled: the operator's end run again finds no dialog, and the note is not said again.
-  await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
-  dm("3");
-  const after = ["not a command: large", "not a command: 2", "not a command: 3"];
-  expect(await said(5)).toEqual(["Which size?", NOTE, ...after]);
-});
-
-it("an end left in doubt that landed, then the question's deadline passes: the note said once", async () => {
-  const { gate, dm, bot, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
-  await clock.advance(2 * 3_600_000);
+  gate.open();
+  await clock.advance(30_000);
   expect(await said(2)).toEqual(["Which size?", NOTE]);
   expect(bot.dialogs()).toEqual([]);
   dm("large");
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
-  await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
 });
 
-it("an end left in doubt that did not land, then the person writes: the dialog goes on as it was", async () => {
+it("an end pending that landed, then the bot stops and starts again: the note said once at the start", async () => {
   const { gate, dm, bot, dialog } = await asked();
-  gate.mode = "fail";
-  await expect(end(dialog.id)).rejects.toThrow(/refused a write/);
-  expect(gate.stopped).toBe(4);
-  gate.open();
-  dm("large");
-  expect(await said(2)).toEqual(["Which size?", "How many?"]);
-  // Run again, the end ends the dialog at the question it is at now: the note said once.
-  await end(dialog.id);
-  expect(await said(3)).toEqual(["Which size?", "How many?", NOTE]);
-  dm("2");
-  expect(await said(4)).toEqual(["Which size?", "How many?", NOTE, "not a command: 2"]);
-  expect(bot.dialogs()).toEqual([]);
-});
-
-it("an end left in doubt that landed, then the bot starts again: the note said once at the start", async () => {
-  const { gate, dm, bot, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
+  await endPending(gate, dialog.id);
   await bot.stop(1_000);
+  gate.open();
   await bot.start();
   expect(await said(2)).toEqual(["Which size?", NOTE]);
   expect(bot.dialogs()).toEqual([]);
@@ -208,58 +208,46 @@ it("an end left in doubt that landed, then the bot starts again: the note said o
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
 });
 
-it("an end left in doubt that landed while a run is under way: the run asks nothing more, the note said once", async () => {
-  slow = deferred();
+it("an end pending that never landed, then the bot stops and starts again: the dialog goes on, nothing said", async () => {
   const { gate, dm, bot, dialog } = await asked();
+  await endPending(gate, dialog.id, "fail");
+  await bot.stop(1_000);
+  gate.open();
+  await bot.start();
+  expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
   dm("large");
-  // The run that took "large" waits on slow code.
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
-  await endInDoubt(gate, dialog.id);
-  slow.resolve();
-  // Its next question reads the header first: ended, it is not sent.
-  expect(await said(2)).toEqual(["Which size?", NOTE]);
-  expect(running!.logged(ENDED_MEANWHILE)).toHaveLength(1);
-  expect(bot.dialogs()).toEqual([]);
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
   dm("2");
-  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: 2"]);
+  expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
 });
 
 it.each([
-  ["the handler's own reply before its next question", "note", "Which size?", "large"],
-  ["a refused answer's asking again", "count", "How many?", "lots"],
+  ["its next question", "pick", "Which size?", "large", []],
+  [
+    "the handler's own reply is said, its next question not",
+    "note",
+    "Which size?",
+    "large",
+    ["large, noted."],
+  ],
+  ["its asking again after a refused answer", "count", "How many?", "lots", []],
 ])(
-  "an end left in doubt that landed while a run is under way: %s waits for the header; the note, nothing after",
-  async (_, command, question, answer) => {
+  "an end pending while a run is under way: %s; the note after, nothing more",
+  async (_, command, question, answer, before) => {
     const { gate, dm, bot, dialog } = await asked(command, question);
     slow = deferred();
     dm(answer);
     await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
-    await endInDoubt(gate, dialog.id);
+    await endPending(gate, dialog.id);
     slow.resolve();
-    // Its next send reads the header first: ended, nothing is sent.
-    expect(await said(2)).toEqual([question, NOTE]);
+    await storeBack(gate);
+    expect(await said(2 + before.length)).toEqual([question, ...before, NOTE]);
     expect(running!.logged(ENDED_MEANWHILE)).toHaveLength(1);
     expect(bot.dialogs()).toEqual([]);
     dm("2");
-    expect(await said(3)).toEqual([question, NOTE, "not a command: 2"]);
+    expect(await said(3 + before.length)).toEqual([question, ...before, NOTE, "not a command: 2"]);
   },
 );
-
-it("an end left in doubt that did not land while a run is under way: the run says and asks on, nothing said", async () => {
-  slow = deferred();
-  const { gate, dm, bot } = await asked("note");
-  dm("large");
-  await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
-  gate.mode = "fail";
-  await expect(end(bot.dialogs()[0]!.id)).rejects.toThrow(/refused a write/);
-  gate.open();
-  slow.resolve();
-  expect(await said(3)).toEqual(["Which size?", "large, noted.", "How many?"]);
-  dm("2");
-  await expect.poll(() => bot.dialogs()).toEqual([]);
-  dm("3");
-  expect(await said(4)).toEqual(["Which size?", "large, noted.", "How many?", "not a command: 3"]);
-});
 
 /** The daemon stopped and started again on the same store (`between`, while it is down): its bot. */
 async function restart(between?: () => unknown) {
@@ -267,9 +255,10 @@ async function restart(between?: () => unknown) {
   return running.daemon.bots[0]!;
 }
 
-it("an end left in doubt that landed, then the daemon restarts: the note said once at its start, in order", async () => {
+it("an end pending that landed, then the daemon restarts: the note said once at its start, in order", async () => {
   const { gate, dm, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
+  await endPending(gate, dialog.id);
+  gate.open();
   // The person writes while the daemon is down: caught up after the note.
   const bot = await restart(() => dm("large"));
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
@@ -280,27 +269,16 @@ it("an end left in doubt that landed, then the daemon restarts: the note said on
   expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
 });
 
-it("an end left in doubt that did not land, then the daemon restarts: the dialog goes on, nothing said", async () => {
+it("an end pending that never landed, then the daemon restarts: the dialog goes on, nothing said", async () => {
   const { gate, dm, dialog } = await asked();
-  gate.mode = "fail";
-  await expect(end(dialog.id)).rejects.toThrow(/refused a write/);
-  gate.open();
-  const bot = await restart();
+  await endPending(gate, dialog.id, "fail");
+  // The store back only once the daemon stopped: the end's last try, at the stop, was refused.
+  const bot = await restart(() => gate.open());
   expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
   dm("large");
   expect(await said(2)).toEqual(["Which size?", "How many?"]);
   dm("2");
   expect(await said(3)).toEqual(["Which size?", "How many?", "2 × large"]);
-});
-
-it("an end left in doubt that landed, its note said before a restart: not said again after it", async () => {
-  const { gate, dm, dialog } = await asked();
-  await endInDoubt(gate, dialog.id);
-  dm("large");
-  expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
-  await restart();
-  dm("2");
-  expect(await said(4)).toEqual(["Which size?", NOTE, "not a command: large", "not a command: 2"]);
 });
 
 it.each([
@@ -312,10 +290,11 @@ it.each([
   "a note said whose header could not be cleared, %s: found said, not said again",
   async (_, more, behind) => {
     const { gate, dm, dialog } = await asked("pick", "Which size?", behind);
-    await endInDoubt(gate, dialog.id);
-    // The answer's append passes (refused as ended); the note's, once said, is refused.
+    await endPending(gate, dialog.id);
+    // The end's next try finds it made; the note's clearing, once it is said, is refused.
     gate.mode = "fail";
     gate.skip = 1;
+    await clock.advance(30_000);
     dm("large");
     expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
     await expect

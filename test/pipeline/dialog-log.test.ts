@@ -21,6 +21,8 @@ const T0 = 1_000_000_000;
 const CONVERSATION = "dm:3,7";
 /** Message `id`, sent `at` (epoch ms; default before the deadline). */
 const msg = (id: number, at = T0) => ({ id, timestamp: Math.floor(at / 1000) });
+/** A run that is never stopped. */
+const live = new AbortController().signal;
 
 /** Dialog 100: its question is message 101, due a minute after T0. */
 async function waiting(dialogs = memoryDialogs(new ManualClock(T0))) {
@@ -108,7 +110,7 @@ it("an end is final: a run in flight that asks again afterwards is refused, in m
   const { dialogs, entry } = await taken();
   await dialogs.answer(entry, msg(102), "a1");
   const head = entry.head;
-  expect(await dialogs.end("100", "operator")).toBe(true);
+  expect(await dialogs.end("100", "operator", live)).toBe(true);
   await expect(dialogs.append(head, [asked(1, 104, T0, T0 + 60_000)], false)).rejects.toBeInstanceOf(
     DialogEnded,
   );
@@ -116,7 +118,7 @@ it("an end is final: a run in flight that asks again afterwards is refused, in m
   await expect(dialogs.log.append(head, [asked(1, 104, T0, T0 + 60_000)])).rejects.toBeInstanceOf(
     DialogEnded,
   );
-  expect(await dialogs.end("100", "operator")).toBe(false);
+  expect(await dialogs.end("100", "operator", live)).toBe(false);
   expect(dialogs.size).toBe(0);
 });
 
@@ -125,8 +127,8 @@ it("an ended dialog's note is kept until it is said, however long that takes; it
   const dialogs = await waiting(memoryDialogs(clock, new MemoryStore({ now: () => clock.now() })));
   await waitAt(dialogs, { id: 200, conversation: "dm:3,8", at: T0, deadline: T0 + 60_000 });
   const note = { to: { type: "direct", to: [7], content: "ended" }, at: T0, self: 3 };
-  expect(await dialogs.end("100", "operator", note)).toBe(true);
-  expect(await dialogs.end("200", "operator")).toBe(true);
+  expect(await dialogs.end("100", "operator", live, note)).toBe(true);
+  expect(await dialogs.end("200", "operator", live)).toBe(true);
   const week = 7 * 86_400_000;
   // A bot down for weeks says the note at its next start: the header waits for it.
   await clock.tick(4 * week);
@@ -146,7 +148,7 @@ it("a log ended as failed begins again from the record its dead letter carries, 
   const store = new LosingStore({ now: () => clock.now() });
   const mine = await waiting(memoryDialogs(clock, store));
   const answered = await mine.answer(mine.entry("100")!, msg(102), "a1");
-  expect(await mine.end("100", "failed")).toBe(true);
+  expect(await mine.end("100", "failed", live)).toBe(true);
   // The letter's retry: the reply of the first try is lost, the second finds it made.
   store.loseNext = true;
   await expect(mine.reopen(answered)).rejects.toThrow(/reply lost/);
@@ -159,7 +161,7 @@ it("a log ended as failed begins again from the record its dead letter carries, 
   expect(await mine.record("100", true)).toMatchObject({ seq: 2, step: 1, waiting: true });
   // Gone on since: a retry of the same letter leaves the log as it is.
   await expect(mine.reopen(answered)).rejects.toBeInstanceOf(LogMoved);
-  await mine.end("100", "operator");
+  await mine.end("100", "operator", live);
   await expect(mine.reopen(answered)).rejects.toBeInstanceOf(DialogEnded);
   expect(next.seq).toBe(2);
 });
@@ -188,7 +190,7 @@ it("two starts of one person's dialog at once: the check and the reservation are
   ]);
   expect(started).toEqual([true, false]);
   // The same id again, even once ended, starts nothing.
-  await dialogs.end("s1", "handler");
+  await dialogs.end("s1", "handler", live);
   expect(await dialogs.begin(head("s1"), {}, "job")).toBe(false);
 });
 
@@ -209,7 +211,7 @@ it("the next message waits until the dialog asks again, then answers it", async 
 
 it("the wait ends when the dialog ends, is ready, or waits again; or when the message's signal aborts", async () => {
   const ends: [string, (d: Dialogs, e: never) => unknown][] = [
-    ["end", (d) => d.end("100", "handler")],
+    ["end", (d) => d.end("100", "handler", live)],
     ["ready", async (d) => d.markReady((await d.record("100"))!)],
     ["unmatch", (d, e) => d.unmatch(e)],
     ["stop", (d) => d.stop()],
@@ -302,7 +304,7 @@ it("several people asked in one conversation: each answer goes to the dialog of 
   expect(dialogs.match(channel, 9, msg(300))).toBeUndefined();
   const eight = dialogs.match(channel, 8, msg(300)) as { entry: { id: string } };
   expect(eight.entry.id).toBe("200");
-  expect(await dialogs.end("200", "handler")).toBe(true);
+  expect(await dialogs.end("200", "handler", live)).toBe(true);
   // The other one still waits there; the ended one is gone from the place.
   expect(dialogs.match(channel, 8, msg(301))).toBeUndefined();
   expect((dialogs.match(channel, 7, msg(302)) as { entry: { id: string } }).entry.id).toBe("100");

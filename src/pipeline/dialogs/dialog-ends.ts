@@ -52,29 +52,22 @@ export interface DialogEndParts {
 }
 
 /**
- * How many times an operator's end is tried while the store fails (pauses of 0.25, 0.5 and 1 s),
- * within the 10 s `bothost dialogs end` waits for its answer: a write that landed and lost its
- * reply is found made by the next try, and a short outage is ridden through.
- */
-const OPERATOR_END_TRIES = 4;
-
-/**
  * How long an operator's end waits for a dialog's first question to be sent and recorded: with
  * the end's own tries (about 2 s), within the 10 s `bothost dialogs end` waits for its answer.
  */
 export const FIRST_QUESTION_WAIT_MS = 5_000;
 
 /**
- * How long an operator's end waits for the store to answer its write (its tries, about 2 s,
- * included): with {@link FIRST_QUESTION_WAIT_MS}, within the 10 s `bothost dialogs end` waits.
- * A store that answers nothing (a Redis that stopped answering) cannot be told to drop a write
- * it was sent: past this the operator is told the end is under way, and how it may turn out.
+ * How long an operator waits for an end's write to land (its tries included): with
+ * {@link FIRST_QUESTION_WAIT_MS}, within the 10 s `bothost dialogs end` waits. Past it (the store
+ * down, failing or not answering) the operator is told the end is under way: it is tried until
+ * the store takes it.
  */
 export const END_WRITE_WAIT_MS = 3_000;
 
-/** The log line of an operator's end whose write the store had not answered in time. */
+/** The log line of an operator's end whose write had not landed in time. */
 export const END_UNANSWERED =
-  "an operator's end was not answered by the state store in time: it lands, or not, once the store answers";
+  "an operator's end has not landed in time (the state store is failing): it is tried until the store takes it";
 
 /** The log line of an operator's end refused because the dialog's first question was not recorded in time. */
 export const END_TOO_EARLY =
@@ -84,15 +77,12 @@ export const END_TOO_EARLY =
  * An operator ends dialog `id`: an end entry closes its log at once (a run in flight asks
  * nothing more), and the person is told `note` in the conversation's order, after what a run in
  * flight says and before what comes there while the end is under way (it waits for the end).
- * While the store fails the end is tried again, the same entry each time, so that one which
- * landed with its reply lost is found made and finished once; still failing, it
- * rejects with the store's error, the dialog goes on, and the end is in doubt until the operator
- * runs it again or something else settles it (ends-in-doubt.ts): the note is said once if it
- * landed. False when there is no such dialog (one whose first question was not kept). One whose
- * first question is still being sent or recorded is waited for, at most
+ * While the store fails the end is tried again, the same entry each time, until it lands or the
+ * bot stops (`Dialogs.end`): one that landed with its reply lost is found made and finished once,
+ * and the dialog is ending meanwhile. Not landed within {@link END_WRITE_WAIT_MS}, it rejects with
+ * `DIALOG_END_PENDING` and goes on. False when there is no such dialog (one whose first question
+ * was not kept). One whose first question is still being sent or recorded is waited for, at most
  * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made.
- * An end whose write the store has not answered within {@link END_WRITE_WAIT_MS} rejects with
- * `DIALOG_END_PENDING`: it goes on as above once the store answers, no new try begun.
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -123,10 +113,7 @@ export async function endByOperator(
   const turn = inOrder(queue, dialogs.entry(id)?.head.conversation);
   let record: DialogRecord | undefined;
   try {
-    const read = await dialogs.record(id);
-    // Its log gone (an end in doubt landed): the record read before it.
-    const doubted = dialogs.endsInDoubt.take(id)?.record;
-    record = read?.origin === null ? (doubted ?? read) : read;
+    record = await dialogs.record(id);
   } finally {
     if (record === undefined) turn.release(undefined);
   }
@@ -135,55 +122,26 @@ export async function endByOperator(
   // with the progresses the dialog's runs left open as the log the end goes after holds them,
   // ended then (end-progresses.ts).
   const told = noteOfLog(contexts, record, noteOf(contexts, record, note));
-  const say = (signal: AbortSignal) => told.note && sayNote(o, record, told.note, false, signal);
-  const tell = () => told.note && queue.push(record.conversation, (c) => say(c.signal));
-  // No try starts past the limit: only one sent before it may still land.
-  const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
-  // Between its tries the dialog is ending still (see `DialogEntry.ending`): nothing of it runs,
-  // no answer or deadline is recorded, until the end is kept or given up.
-  const stillEnding = () => {
-    const entry = dialogs.entry(id);
-    if (entry !== undefined) entry.ending = ending;
-  };
-  const end = () =>
-    limit.signal.aborted
-      ? Promise.reject(limit.signal.reason)
-      : dialogs.end(id, "operator", told.note, told).catch((err: unknown) => {
-          stillEnding();
-          throw err;
-        });
-  let answered = false;
-  const ending: Promise<boolean> = dialogs.retrying(limit.signal, end, OPERATOR_END_TRIES).then(
-    (ended) => {
-      answered = true;
-      return ended;
-    },
-    (err: unknown) => {
-      answered = true;
-      const entry = dialogs.entry(id);
-      if (entry?.ending === ending) entry.ending = undefined;
-      if (!(err instanceof DialogEnded || err instanceof LogMoved))
-        dialogs.endsInDoubt.keep(id, { record: told.record, tell });
-      throw err;
-    },
-  );
+  const ending = dialogs.end(id, "operator", dialogs.untilStop, told.note, told);
   const noted = async (c: TaskControl) =>
-    (await raceAbort(ending, c.signal).catch(() => false)) && say(c.signal);
+    (await raceAbort(ending, c.signal).catch(() => false)) &&
+    told.note &&
+    sayNote(o, record, told.note, false, c.signal);
   if (turn.key === record.conversation) turn.release(noted);
   else {
     turn.release(undefined);
     queue.push(record.conversation, (c) => c.holdKey(noted(c)));
   }
+  const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
   try {
     return await raceAbort(ending, limit.signal);
   } catch (err) {
-    if (answered) throw err;
-    // Still unanswered: whichever way it goes, it goes as if the operator had waited (above).
+    if (!limit.signal.aborted) throw err;
     ending.catch(() => {});
     log.warn({ dialog: id }, END_UNANSWERED);
     throw new BothostError(
       "DIALOG_END_PENDING",
-      `the state store has not answered dialog ${id}'s end within ${END_WRITE_WAIT_MS / 1000} s (it is down or not answering): the end is under way and cannot be called back. Once the store answers, it lands (the dialog ends, its person is told) or fails (the dialog goes on); bothost dialogs shows which. Run this again if the dialog is still listed then`,
+      `dialog ${id}'s end has not landed within ${END_WRITE_WAIT_MS / 1000} s (the state store is down, failing or not answering): the end is under way and is tried until the store takes it; meanwhile the dialog asks nothing more. Once it lands, the person is told and bothost dialogs no longer lists it`,
     );
   } finally {
     limit.clear();
@@ -249,8 +207,7 @@ export function closeLog(
   signal: AbortSignal,
   note?: EndNote,
 ): Promise<boolean> {
-  const end = () => o.dialogs.end(id, by, note);
-  return o.dialogs.retrying(signal, end).catch((err: unknown) => {
+  return o.dialogs.end(id, by, signal, note).catch((err: unknown) => {
     o.log.error({ err, dialog: id }, "could not record a dialog's end");
     return false;
   });

@@ -38,7 +38,6 @@ import {
   type LogEntry,
 } from "./dialog-record.ts";
 import type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
-import { EndsInDoubt } from "./ends-in-doubt.ts";
 import { RecentlyEnded } from "./recently-ended.ts";
 import { retrying } from "./store-retry.ts";
 
@@ -56,8 +55,8 @@ export class Dialogs {
   readonly #deadlines: DeadlineTimer;
   /** The waiting questions a reaction answers (emoji choices), by message id. */
   readonly buttons: Buttons;
-  /** Operators' ends left in doubt, settled by the next end, append or start (ends-in-doubt.ts). */
-  readonly endsInDoubt = new EndsInDoubt();
+  /** Aborted when the bot stops: what the bot's runs do not wait for (an operator's end) stops trying then. */
+  #live = new AbortController();
 
   constructor(options: DialogsOptions) {
     this.#o = options;
@@ -78,12 +77,10 @@ export class Dialogs {
    * Read every dialog's header (at each start: another instance may have written them) and index
    * them, so that answers caught up after a restart find their dialog. Returns the headers of
    * dialogs holding an answer (or deadline) not yet run, and of ended dialogs whose note is not
-   * known to be said (end-notes.ts): the caller runs or says them once it can. The headers settle
-   * every end in doubt: one that landed is among the latter, one that did not goes on.
+   * known to be said (end-notes.ts): the caller runs or says them once it can.
    */
   async load(): Promise<DialogHead[]> {
     this.stop();
-    this.endsInDoubt.clear();
     if (!this.#o.persist) return [];
     return this.#known.load(await this.log.heads());
   }
@@ -92,14 +89,19 @@ export class Dialogs {
   arm(on: DialogSignals): void {
     this.#on = on;
     this.#deadlines.arm((entry) => on.due(entry.id, entry.head.conversation));
-    this.endsInDoubt.arm();
+    this.#live = new AbortController();
   }
 
   /** Stop the timer (the bot stops; the logs stay); entries stay until the next {@link load}. */
   pause(): void {
     this.#deadlines.stop();
     this.#on = undefined;
-    this.endsInDoubt.pause();
+    this.#live.abort();
+  }
+
+  /** Aborted once the bot stops: an operator's end stops trying then (dialog-ends.ts). */
+  get untilStop(): AbortSignal {
+    return this.#live.signal;
   }
 
   /** Forget the entries and the timer (a message waiting for a dialog's run is matched again). */
@@ -161,11 +163,10 @@ export class Dialogs {
    * listed). As moved (another writer appended meanwhile: a second instance on the same store, as
    * during a takeover), the entry is read again from the store (`DialogIndex.reread`). Left as it
    * was, either would wait on at a step its log has left: a passed deadline would fire again at
-   * once, refused again, in a tight loop, and each answer would be refused. Either outcome settles
-   * an operator's end of the dialog left in doubt: taken, it did not land; refused as ended, it did.
+   * once, refused again, in a tight loop, and each answer would be refused.
    */
   #appendTo<T>(entry: DialogEntry, append: Promise<T>): Promise<T> {
-    return this.endsInDoubt.settledBy(entry.id, append).catch(async (err: unknown) => {
+    return append.catch(async (err: unknown) => {
       if (err instanceof DialogEnded && this.#known.current(entry)) this.#known.drop(entry);
       if (err instanceof LogMoved && this.#known.current(entry))
         await this.#known.reread(entry, (id) => this.log.head(id), this.#on);
@@ -281,8 +282,7 @@ export class Dialogs {
    * of the dialog `head` describes, then wait for its answer; for a `run`, tried again while the
    * store fails, until its signal aborts. Rejects with `DialogEnded` once the dialog was ended (a
    * run in flight stops there). `run.earlier`: the question's message, sent by an earlier run.
-   * Refused, the entry goes as {@link #appendTo} says (an operator's end in doubt is settled): read
-   * again when another writer's run of the same step kept its question first, forgotten when ended.
+   * Refused, the entry goes as {@link #appendTo} says: read again when another writer's run of the same step kept its question first, forgotten when ended.
    */
   async append(head: DialogHead, entries: readonly LogEntry[], create: boolean, run?: AskingRun) {
     if (!this.#o.persist) return head;
@@ -290,9 +290,7 @@ export class Dialogs {
     const write = () => this.log.append(head, entries, create);
     const written = run ? this.retrying(run.signal, write) : write();
     const known = this.#known.get(head.id);
-    const next = await (known
-      ? this.#appendTo(known, written)
-      : this.endsInDoubt.settledBy(head.id, written));
+    const next = await (known ? this.#appendTo(known, written) : written);
     const entry = this.#known.put(next);
     if (!next.waiting) entry.running = true;
     else if (run?.earlier !== undefined && next.asked === run.earlier)
@@ -341,51 +339,32 @@ export class Dialogs {
 
   /**
    * End dialog `id` (answered to its end, failed, cancelled, ended by an operator): an end entry
-   * is its log's last, and its header refuses any later append. False when it had ended already.
-   * `logged`: the note as the log the end goes after makes it (see `DialogLog.close`).
+   * is its log's last, and its header refuses any later append. While the store fails the end is
+   * tried again, the same entry each time (one that landed with its reply lost is found made),
+   * until `signal` aborts; until then the dialog is ending: nothing of it runs, its runs ask
+   * nothing more, no answer or deadline is recorded. False when it had ended already. `logged`:
+   * the note as the log the end goes after makes it (see `DialogLog.close`).
    */
-  end(id: string, by: EndReason, note?: EndNote, logged?: NoteOfLog): Promise<boolean> {
-    const end = (entry: LogEntry) => this.#end(id, entry, logged);
-    return this.#ended.once(id, by, this.#o.clock.now(), end, note);
-  }
-
-  /**
-   * Before a run of dialog `id` makes anything (`EndsInDoubt.gate`): an operator's end of it in
-   * doubt is settled by its header (read again while the store fails, until `signal`). True when
-   * the dialog ended: nothing more is said.
-   */
-  async endedInDoubt(id: string, signal: AbortSignal): Promise<boolean> {
-    const read = () => this.retrying(signal, () => this.log.head(id));
-    const ended = await this.endsInDoubt.settledByHead(id, read);
+  end(id: string, by: EndReason, signal: AbortSignal, note?: EndNote, logged?: NoteOfLog): Promise<boolean> {
     const entry = this.#known.get(id);
-    if (ended && entry !== undefined) this.#known.drop(entry);
-    return ended;
-  }
-
-  #end(id: string, end: LogEntry, logged: NoteOfLog | undefined): Promise<boolean> {
-    const entry = this.#known.get(id);
-    const ending = this.#close(id, entry, end, logged);
+    const close = (end: LogEntry) => this.retrying(signal, () => this.#close(id, end, logged));
+    const ending = this.#ended.once(id, by, this.#o.clock.now(), close, note);
     if (entry) entry.ending = ending;
+    // Given up (the stop): the dialog goes on as it was, also the entry a question its run kept meanwhile made.
+    ending.catch(() => {
+      for (const known of [entry, this.#known.get(id)])
+        if (known?.ending === ending) known.ending = undefined;
+    });
     return ending;
   }
 
-  async #close(id: string, entry: DialogEntry | undefined, end: LogEntry, logged?: NoteOfLog) {
-    let ended = entry !== undefined;
-    try {
-      const closing = this.#o.persist && this.log.close(id, entry?.head, end, logged);
-      if (closing) ended = await this.endsInDoubt.settledBy(id, closing);
-    } catch (err) {
-      // Not recorded, or not known to be (the next end appends the same entry, found made if it
-      // landed): the dialog goes on as it was (the caller is told the end failed), also the entry
-      // a question its run kept meanwhile made.
-      for (const known of [entry, this.#known.get(id)]) if (known) known.ending = undefined;
-      throw err;
-    }
+  async #close(id: string, end: LogEntry, logged?: NoteOfLog): Promise<boolean> {
+    const entry = this.#known.get(id);
+    const ended = this.#o.persist ? await this.log.close(id, entry?.head, end, logged) : entry !== undefined;
     this.#known.over(id, entry);
-    if (!ended) return false;
     // Kept while a run in flight may still try to ask: the newest ends, a bounded few.
-    this.#ended.add(id);
-    return true;
+    if (ended) this.#ended.add(id);
+    return ended;
   }
 
   /** Every dialog this process knows. */

@@ -91,7 +91,7 @@ const KEEP_TRIES = 4;
  * A run of `dialog` stopped because an operator ended the dialog meanwhile (its question refused
  * as ended, or not asked, or its retry not run), or because the code changed under it: its
  * `progresses` (halted) end as failed with its own text. Those it opened are in no log the end
- * read, so first, once the end settled (kept, or left in doubt: the run met it, so it landed),
+ * read, so first, once the end settled,
  * they are recorded in the note the ended header keeps (`kept`: the run's effect records, its
  * log's and its own): stopped before they end (a kill, the stop's deadline), the note's ending at
  * the next start ends them, each once (one ended already is found ended in its records). So kept,
@@ -114,7 +114,7 @@ export async function endRunProgresses(
   let noted = false;
   if (dialog && progress !== undefined) {
     const ending = o.dialogs.entry(dialog.id)?.ending;
-    // Settled either way: an end left in doubt that the run met landed, and keeps its note too.
+    // Given up (the stop), the header holds no note: they are ended here.
     const settled = ending?.then(
       () => true,
       () => true,

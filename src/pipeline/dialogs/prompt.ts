@@ -210,6 +210,8 @@ export async function prompt<T>(
       await said(say(options.texts?.gaveUp ?? GAVE_UP_TEXT, parsed.reason));
       throw new PromptError("PROMPT_INVALID", `${tries} answers were refused: ${parsed.reason}`);
     }
+    // The refusal asks the question again: not once the dialog is ending (an operator's end).
+    if (dialogs.isEnded(record!.id)) throw new DialogEnded(record!.id);
     ctx.stamp();
     again = await said(say(options.texts?.refused ?? REFUSED_TEXT, parsed.reason));
   }
@@ -270,8 +272,7 @@ async function ask<T>(
   again: { id: number } | undefined | false = false,
 ): Promise<T> {
   const send = again === false;
-  // An end asked for meanwhile (an operator's): no question goes out. (One in doubt is settled
-  // before any send of the run, the question's too: see EndsInDoubt.gate.)
+  // An end asked for meanwhile (an operator's, landed or still tried): no question goes out.
   if (dialogs.isEnded(head.id)) throw new DialogEnded(head.id);
   // Where a `back` to this question cuts the record: before its send.
   const q = send ? { q: ctx.made().length } : {};

@@ -8,24 +8,19 @@ import type { SendEffects } from "../context-types.ts";
 import { effectsKeyOf, freshEffectsOf, readBackOf } from "../event-fields.ts";
 import type { Incoming } from "../incoming.ts";
 import type { DialogRecord } from "./dialog-record.ts";
-import type { Dialogs } from "./dialogs.ts";
 import { replayedEffects } from "./nested-effects.ts";
 
-/** The records of message `id`'s run that replays `dialog`; `signal`: the run's. */
+/** The records of message `id`'s run that replays `dialog`. */
 export function replayEffects(
   records: EffectRecords,
-  dialogs: Dialogs,
   incoming: Incoming,
   dialog: DialogRecord,
   id: number,
   rerun: boolean,
-  source: { signal: AbortSignal },
 ): SendEffects {
   const carried = (incoming.letter?.effects ?? replayedEffects(dialog)) as unknown as EffectRecord[];
   const { after, since } = readBackOf(incoming.event, id);
-  // A dialog's end in doubt is settled before the run makes anything (ends-in-doubt.ts).
-  const before = dialogs.endsInDoubt.gate(dialog.id, () => dialogs.endedInDoubt(dialog.id, source.signal));
-  const run = records.run(effectsKeyOf(id, dialog.rewinds), rerun, carried, true, before);
+  const run = records.run(effectsKeyOf(id, dialog.rewinds), rerun, carried, true);
   const [moves, fresh] = [dialog.moves, freshEffectsOf(dialog, carried)];
   const rewound = dialog.rewound as unknown as EffectRecord[] | undefined;
   const replay = { ...(fresh && { fresh }), ...(moves?.length && { moves }), ...(rewound && { rewound }) };

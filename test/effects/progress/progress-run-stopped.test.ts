@@ -10,9 +10,9 @@
  * the note after it (before, given up after a minute: the note, said next, did not carry it,
  * "Shipping…" for good). A failed run's dialog ended during the pause before its retry, the
  * daemon killed before the progress's edit got through: the next start ends it (before,
- * "Packing…" for good: it was kept nowhere). An operator's end left in doubt
- * (`DIALOG_END_PENDING`, the end landed), the daemon killed likewise: the next start ends it
- * (before, the run kept it nowhere, "Shipping…" for good). A real daemon in this process against
+ * "Packing…" for good: it was kept nowhere). An operator's end pending (`DIALOG_END_PENDING`,
+ * its first write landed with its reply lost), the daemon killed likewise once the end is found
+ * made: the next start ends it (before, the run kept it nowhere, "Shipping…" for good). A real daemon in this process against
  * the sandbox over HTTP, on a clock that stands still between the test's moves.
  */
 import { afterEach, expect, it } from "vitest";
@@ -191,7 +191,7 @@ it("a failed run's dialog ended during the pause before its retry, the daemon ki
   await killedThenStarted(asked, progress, ["Pack?\n1. yes\n2. no", FAILED_NOTE, NOTE], "Packing…");
 });
 
-it("an operator's end left in doubt (DIALOG_END_PENDING) that landed, the daemon killed before the run's edit of its progress got through: the next start ends it", async () => {
+it("an operator's end pending (DIALOG_END_PENDING) that landed, the daemon killed before the run's edit of its progress got through: the next start ends it", async () => {
   gate = new StoreGate();
   const { asked, dialog, progress } = await shipping();
   up!.sandbox.control.failNext(2, { status: 500, methods: ["PATCH"], paths: [`/messages/${progress}`] });
@@ -208,8 +208,9 @@ it("an operator's end left in doubt (DIALOG_END_PENDING) that landed, the daemon
   await gate.stoppedAt(2);
   await up!.clock.advance(END_WRITE_WAIT_MS);
   await expect(ended).rejects.toMatchObject({ code: "DIALOG_END_PENDING" });
-  // The held try failed: no other is made (past the operator's wait), the end is in doubt.
+  // The held try failed; the next finds the end made, and the run keeps its progress with the note.
   gate.mode = "open";
   gate.refuse();
+  await up!.clock.advance(1_000);
   await killedThenStarted(asked, progress, [SHIP_Q, FAILED_NOTE, SHIPPED, NOTE]);
 });
