@@ -55,7 +55,7 @@ export class Dialogs {
   readonly #deadlines: DeadlineTimer;
   /** The waiting questions a reaction answers (emoji choices), by message id. */
   readonly buttons: Buttons;
-  /** Aborted when the bot stops: what the bot's runs do not wait for (an operator's end) stops trying then. */
+  /** Aborted when the bot stops: an end no run waits for (an operator's) stops trying then. */
   #live = new AbortController();
 
   constructor(options: DialogsOptions) {
@@ -282,7 +282,8 @@ export class Dialogs {
    * of the dialog `head` describes, then wait for its answer; for a `run`, tried again while the
    * store fails, until its signal aborts. Rejects with `DialogEnded` once the dialog was ended (a
    * run in flight stops there). `run.earlier`: the question's message, sent by an earlier run.
-   * Refused, the entry goes as {@link #appendTo} says: read again when another writer's run of the same step kept its question first, forgotten when ended.
+   * Refused, the entry goes as {@link #appendTo} says: read again when another writer's run of
+   * the same step kept its question first, forgotten when ended.
    */
   async append(head: DialogHead, entries: readonly LogEntry[], create: boolean, run?: AskingRun) {
     if (!this.#o.persist) return head;
@@ -350,7 +351,8 @@ export class Dialogs {
     const close = (end: LogEntry) => this.retrying(signal, () => this.#close(id, end, logged));
     const ending = this.#ended.once(id, by, this.#o.clock.now(), close, note);
     if (entry) entry.ending = ending;
-    // Given up (the stop): the dialog goes on as it was, also the entry a question its run kept meanwhile made.
+    // Given up (the stop): the dialog goes on as it was, also the entry that a question its run
+    // kept meanwhile made.
     ending.catch(() => {
       for (const known of [entry, this.#known.get(id)])
         if (known?.ending === ending) known.ending = undefined;

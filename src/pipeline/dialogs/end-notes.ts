@@ -3,9 +3,10 @@
  * changed under their dialog), said once. The note is part of the end's entry, and the ended
  * dialog's header keeps it until it is said: one not said before the process stopped (a restart,
  * a crash, a send that failed) is said at the next start, in the conversation's order, however
- * long the bot was down; one the server refuses for good (a 400) is dropped. A note read at a start may have been said with its header not told
- * (a crash, a store failing between the two): it is looked for first among the bot's messages
- * there after the dialog's last question (verify-send.ts), and said only if absent.
+ * long the bot was down; one the server refuses for good (a 400) is dropped. A note read at a
+ * start may have been said with its header not told (a crash, a store failing between the two):
+ * it is looked for first among the bot's messages there after the dialog's last question
+ * (verify-send.ts), and said only if absent.
  */
 import type { Logger } from "pino";
 import { isApiError } from "../../api/errors.ts";

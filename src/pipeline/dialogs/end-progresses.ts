@@ -91,12 +91,12 @@ const KEEP_TRIES = 4;
  * A run of `dialog` stopped because an operator ended the dialog meanwhile (its question refused
  * as ended, or not asked, or its retry not run), or because the code changed under it: its
  * `progresses` (halted) end as failed with its own text. Those it opened are in no log the end
- * read, so first, once the end settled,
- * they are recorded in the note the ended header keeps (`kept`: the run's effect records, its
- * log's and its own): stopped before they end (a kill, the stop's deadline), the note's ending at
- * the next start ends them, each once (one ended already is found ended in its records). So kept,
- * ending them holds the conversation at most {@link PROGRESS_END_WAIT_MS}: past it, those still
- * open are left to the note's ending, said next there. Kept nowhere (no note; the write failing
+ * read, so first, once the end settled, they are recorded in the note the ended header keeps
+ * (`kept`: the run's effect records, its log's and its own): stopped before they end (a kill,
+ * the stop's deadline), the note's ending at the next start ends them, each once (one ended
+ * already is found ended in its records). So kept, ending them holds the conversation at most
+ * {@link PROGRESS_END_WAIT_MS}: past it, those still open are left to the note's ending, said
+ * next there. Kept nowhere (no note; the write failing
  * through its tries), they are ended here until they are, or until `signal` (the stop): their
  * edits tried again, paced by the account's budget.
  */
@@ -114,7 +114,7 @@ export async function endRunProgresses(
   let noted = false;
   if (dialog && progress !== undefined) {
     const ending = o.dialogs.entry(dialog.id)?.ending;
-    // Given up (the stop), the header holds no note: they are ended here.
+    // Landed, the header keeps them with the note; given up (the stop), it has none to keep them.
     const settled = ending?.then(
       () => true,
       () => true,
