@@ -67,7 +67,7 @@ export const END_WRITE_WAIT_MS = 3_000;
 
 /** The log line of an operator's end whose write had not landed in time. */
 export const END_UNANSWERED =
-  "an operator's end has not landed in time (the state store is failing): it is tried until the store takes it";
+  "an operator's end has not landed in time (the state store is down or not answering): it is tried until the store takes it";
 
 /** The log line of an operator's end refused because the dialog's first question was not recorded in time. */
 export const END_TOO_EARLY =
