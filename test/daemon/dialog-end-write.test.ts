@@ -186,6 +186,27 @@ it("an operator's end through an outage is answered pending alike by the admin r
   expect(await said(3)).toEqual(["Which size?", OPERATOR_ENDED_NOTE, "not a command: large"]);
 });
 
+it("an operator's end whose read of the dialog's log the store does not answer is refused within the limit, nothing ended", async () => {
+  const gate = new StoreGate();
+  const { dm, dialog } = await asked(gate);
+  gate.readsHeld = 1;
+  const outcome = dialogDesk(running!.daemon.bots)
+    .endDialog("orders", dialog.id, NOTE)
+    .then(
+      () => "ended",
+      (err: { code?: string; message: string }) => `${err.code}: ${err.message}`,
+    );
+  await gate.stoppedAt(1);
+  await clock!.advance(END_WRITE_WAIT_MS);
+  expect(await outcome).toBe(
+    `STATE_UNAVAILABLE: the state store has not answered the read of dialog ${dialog.id}'s log within 3 s (it is down or not answering): nothing was ended; run this again once it answers`,
+  );
+  // The store answers late: the dialog goes on, the person's answer taken.
+  gate.open();
+  dm("large");
+  expect(await said(2)).toEqual(["Which size?", "How many?"]);
+});
+
 it.each([
   ["sent (its send held by the server)", "send"],
   ["written (its log's first write held)", "write"],

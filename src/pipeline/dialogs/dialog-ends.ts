@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { raceAbort, timeoutSignal } from "../../api/sleep.ts";
 import { EffectOrderChanged, type EffectRecord } from "../../effects/effect-records.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
+import { StateError } from "../../state/state-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import type { BotContexts } from "../bot-contexts.ts";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
@@ -82,7 +83,9 @@ export const END_TOO_EARLY =
  * and the dialog is ending meanwhile. Not landed within {@link END_WRITE_WAIT_MS}, it rejects with
  * `DIALOG_END_PENDING` and goes on. False when there is no such dialog (one whose first question
  * was not kept). One whose first question is still being sent or recorded is waited for, at most
- * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made.
+ * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made. The
+ * dialog's log not read within {@link END_WRITE_WAIT_MS}, it rejects with `STATE_UNAVAILABLE`,
+ * nothing made.
  */
 export async function endByOperator(
   o: DialogEndParts & { queue: ConversationQueue },
@@ -111,10 +114,19 @@ export async function endByOperator(
   // stop's deadline left, the next start says it). An answer taken during the read would be missed
   // by the record the end keeps (the progresses its run opened: end-progresses.ts).
   const turn = inOrder(queue, dialogs.entry(id)?.head.conversation);
+  // A store that answers nothing (a hung Redis) is not waited on past the operator's patience:
+  // nothing is begun until the record is read.
+  const unread = () =>
+    new StateError(
+      "STATE_UNAVAILABLE",
+      `the state store has not answered the read of dialog ${id}'s log within ${END_WRITE_WAIT_MS / 1000} s (it is down or not answering): nothing was ended; run this again once it answers`,
+    );
+  const reading = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS, unread);
   let record: DialogRecord | undefined;
   try {
-    record = await dialogs.record(id);
+    record = await raceAbort(dialogs.record(id), reading.signal);
   } finally {
+    reading.clear();
     if (record === undefined) turn.release(undefined);
   }
   if (record === undefined) return false;
