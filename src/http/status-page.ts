@@ -120,7 +120,7 @@ function dialogList(d: BotStatus["dialogs"]): string {
     .map(
       (x) =>
         `<li data-dialog="${e(x.id)}">${e(x.userName)}${x.awaiting ? ` (awaits ${e(x.awaiting)})` : ""}, ${e(x.where)}${x.outsideNarrow ? ` (outside narrow ${e(x.outsideNarrow)})` : ""}, step ${x.step}, since ${time(x.since)}${
-          x.deadline ? `, deadline ${time(x.deadline)}` : ", being handled"
+          x.ending ? ", ending" : x.deadline ? `, deadline ${time(x.deadline)}` : ", being handled"
         }</li>`,
     );
   const more = d.waiting - items.length;

@@ -153,8 +153,8 @@ it.each<[string, GateMode]>([
   async (_, first) => {
     const { gate, dm, bot, dialog } = await asked();
     await endPending(gate, dialog.id, first);
-    // Under way: listed until it lands, and ending it again ends nothing more.
-    expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
+    // Under way: listed as ending until it lands, and ending it again ends nothing more.
+    expect(bot.dialogs().map((d) => [d.id, d.ending])).toEqual([[dialog.id, true]]);
     // Asked again meanwhile: pending too; once the first lands, there is no dialog left to end.
     const again = end(dialog.id).then(
       () => "ended",

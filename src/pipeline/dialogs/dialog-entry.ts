@@ -206,6 +206,8 @@ export interface DialogView {
   since: string;
   /** ISO 8601; undefined while an answer is being handled. */
   deadline: string | undefined;
+  /** Its end is under way, not landed yet (an operator's, through a store outage): it asks nothing more. */
+  ending?: true;
   /** Who may answer the waiting question, when not the person (`a member of release-managers`). */
   awaiting?: string;
   /** The term of the bot's narrow that keeps this dialog's answers out (see daemon/stranded-dialogs.ts). */
@@ -213,7 +215,10 @@ export interface DialogView {
 }
 
 /** `entry` as operators see it. */
-export function viewOf({ id, head, waiting }: Pick<DialogEntry, "id" | "head" | "waiting">): DialogView {
+export function viewOf(
+  entry: Pick<DialogEntry, "id" | "head" | "waiting"> & { ending?: unknown },
+): DialogView {
+  const { id, head, waiting } = entry;
   return {
     id,
     userId: head.userId,
@@ -223,6 +228,7 @@ export function viewOf({ id, head, waiting }: Pick<DialogEntry, "id" | "head" | 
     since: new Date(head.startedAt).toISOString(),
     deadline: waiting ? new Date(head.deadline).toISOString() : undefined,
     ...(head.from && { awaiting: awaited(head.from) }),
+    ...(entry.ending !== undefined && { ending: true as const }),
   };
 }
 
