@@ -26,7 +26,7 @@ const msg = (id: number) => ({ id, timestamp: T0 / 1000 });
 async function parked(clock: ManualClock) {
   const dialogs = memoryDialogs(clock);
   const due: string[] = [];
-  dialogs.arm({ due: (id) => due.push(id), ready: () => {}, kept: () => {}, unread: () => {} });
+  dialogs.arm({ due: (id) => due.push(id), ready: () => {}, kept: () => {} });
   // Parked out of deadline order.
   for (let i = DIALOGS - 1; i >= 0; i -= 2) await wait(dialogs, i);
   for (let i = DIALOGS - 2; i >= 0; i -= 2) await wait(dialogs, i);
@@ -67,7 +67,7 @@ it("a paused bot holds no timer; armed again, deadlines passed meanwhile are rep
   await clock.tickTo(T0 + 3_000);
   expect(due).toEqual([]);
 
-  dialogs.arm({ due: (id) => due.push(id), ready: () => {}, kept: () => {}, unread: () => {} });
+  dialogs.arm({ due: (id) => due.push(id), ready: () => {}, kept: () => {} });
   expect(clock.pendingTimers).toBe(1);
   await clock.tick(0);
   expect(due).toEqual(["100", "101", "102"]);

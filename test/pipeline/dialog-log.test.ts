@@ -212,7 +212,7 @@ it("the next message waits until the dialog asks again, then answers it", async 
 it("the wait ends when the dialog ends, is ready, or waits again; or when the message's signal aborts", async () => {
   const ends: [string, (d: Dialogs, e: never) => unknown][] = [
     ["end", (d) => d.end("100", "handler", live)],
-    ["ready", async (d) => d.markReady((await d.record("100"))!)],
+    ["ready", async (d) => d.markReady({ id: "100", record: (await d.record("100"))! })],
     ["unmatch", (d, e) => d.unmatch(e)],
     ["stop", (d) => d.stop()],
   ];

@@ -6,9 +6,8 @@
 import type { Logger } from "pino";
 import type { ConversationQueue, TaskControl } from "../conversation-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
-import type { DialogEntry } from "./dialog-entry.ts";
+import type { DialogEntry, ReadyRun } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
-import type { DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
 
 export interface DeletedParts {
@@ -26,7 +25,7 @@ export async function deletedAtNewQueue(
   o: DeletedParts,
   ids: readonly number[],
   signal: AbortSignal,
-  ready: (control: TaskControl, record: DialogRecord) => unknown,
+  ready: (control: TaskControl, run: ReadyRun) => unknown,
 ): Promise<void> {
   const { dialogs, queue, log } = o;
   const one = async (entry: DialogEntry, msg: number) => {
@@ -35,9 +34,9 @@ export async function deletedAtNewQueue(
     try {
       const record = await dialogs.retrying(signal, () => dialogs.timeOut(entry, msg));
       log.info({ dialog: entry.id, message: msg }, "a dialog's waiting question was deleted");
-      dialogs.markReady(record);
+      const run = { id: record.id, record };
       // Stopped meanwhile: the next start runs it (as a dialog's write landed after the stop).
-      if (!signal.aborted) queue.push(record.conversation, ready, record);
+      if (dialogs.markReady(run) && !signal.aborted) queue.push(record.conversation, ready, run);
     } catch (err) {
       dialogs.unmatch(entry);
       if (!(err instanceof DialogEnded || err instanceof LogMoved))

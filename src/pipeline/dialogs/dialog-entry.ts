@@ -21,22 +21,11 @@ export interface DialogEntry {
    */
   due: boolean;
   /**
-   * The record to replay, holding an answer (or a passed deadline) not yet handled: just
-   * recorded, or read at start. It runs before anything else of the person's there.
+   * A run to come, holding an answer (or a passed deadline) not yet handled: just recorded, or
+   * read at start. It runs before anything else of the person's there, once (`Dialogs.take`).
    */
-  ready: DialogRecord | undefined;
-  /**
-   * Read at start holding an answer (or deadline) not yet run, its log not read yet: it runs
-   * first, its log read then (see `Dialogs.takeReady`).
-   */
-  unread: boolean;
-  /**
-   * How the answer `ready` holds reached the bot (`deadline` for a passed deadline; a started
-   * dialog's first run: what started it), for its run's dead letter (incoming.ts `came`); unset
-   * when read at start or back at a new queue (`catch-up`).
-   */
-  came?: DeadLetterSource;
-  /** A run of the dialog is under way: its answer was taken, or its ready record claimed. */
+  ready: ReadyRun | undefined;
+  /** A run of the dialog is under way: its answer was taken, or its ready run taken. */
   running: boolean;
   /**
    * A new dialog whose first question is being asked (`Dialogs.asking`), running until its log is
@@ -51,6 +40,19 @@ export interface DialogEntry {
   ending: Promise<unknown> | undefined;
   /** Told once that run is over (the dialog waits again, is ready, was replaced or forgotten). */
   onSettled: (() => void)[] | undefined;
+}
+
+/** A dialog's run to come (see `DialogEntry.ready`). */
+export interface ReadyRun {
+  readonly id: string;
+  /** The record to replay; unset for a dialog read at start (or again), its log read when it runs. */
+  readonly record?: DialogRecord;
+  /**
+   * How its answer reached the bot (`deadline` for a passed deadline; a started dialog's first
+   * run: what started it), for its run's dead letter (incoming.ts `came`); unset when read at
+   * start or back at a new queue (`catch-up`).
+   */
+  readonly came?: DeadLetterSource | undefined;
 }
 
 /** The run of `entry` is over: whoever waits for it goes on. */
@@ -87,8 +89,7 @@ export function nextSettle(entry: DialogEntry, signal: AbortSignal): Promise<boo
  */
 export async function whenOver(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
   if (!(await endSettled(entry, signal))) return false;
-  const toRun = entry.ready !== undefined || entry.unread;
-  return toRun ? nextSettle(entry, signal) : whenSettled(entry, signal);
+  return entry.ready !== undefined ? nextSettle(entry, signal) : whenSettled(entry, signal);
 }
 
 /**
@@ -101,7 +102,7 @@ export async function whenAnswerRun(
   id: number,
   signal: AbortSignal,
 ): Promise<boolean> {
-  const toRun = (e: DialogEntry) => e.running || e.ready !== undefined || e.unread;
+  const toRun = (e: DialogEntry) => e.running || e.ready !== undefined;
   return untilNone(entries, (e) => toRun(e) && e.head.answered.includes(id), whenOver, signal);
 }
 
@@ -161,16 +162,6 @@ function endSettled(entry: DialogEntry, signal: AbortSignal): Promise<boolean> {
     () => true,
     () => !signal.aborted,
   );
-}
-
-/** The record `entry` is ready to run, taken (once); with `record`, only if it is that one. */
-export function claim(entry: DialogEntry | undefined, record?: DialogRecord): DialogRecord | undefined {
-  const ready = entry?.ready;
-  if (entry === undefined || ready === undefined || (record !== undefined && ready !== record))
-    return undefined;
-  entry.ready = undefined;
-  entry.running = true;
-  return ready;
 }
 
 /** The `limit` entries of `entries` with the smallest `since`, smallest first. */
@@ -269,7 +260,7 @@ export function matched(entry: DialogEntry, message: Candidate, now: number): Ma
   // Ending: nothing of it runs, not even an answer or a deadline recorded while the end was tried
   // again (the end drops it); no answer is taken (a question its run kept meanwhile waits no more).
   if (entry.ending !== undefined) return { busy: entry };
-  if (entry.ready !== undefined || entry.unread) return { ready: entry.id };
+  if (entry.ready !== undefined) return { ready: entry.id };
   if (entry.running) return { busy: entry };
   // Sent before the question (or before the dialog): an ordinary message.
   if (!entry.waiting || head.asked === null || message.id <= head.asked) return undefined;

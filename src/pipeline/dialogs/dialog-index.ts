@@ -90,7 +90,7 @@ export class DialogIndex {
       const entry = this.at(conversation, userId);
       if (entry === undefined || entry.id === id) return false;
       const due = overdue && !entry.running && entry.ending === undefined && this.#deadlines.overdue(entry);
-      if (!(due || entry.running || entry.ending || entry.ready !== undefined || entry.unread)) return true;
+      if (!(due || entry.running || entry.ending || entry.ready !== undefined)) return true;
       // Overdue, the entry is replaced (or dropped) once its deadline is recorded.
       if (await (due ? nextSettle : whenOver)(entry, signal)) continue;
       const reason: unknown = signal.reason;
@@ -129,8 +129,7 @@ export class DialogIndex {
     // it runs before any later message there (a new request then finds the question decided).
     const held = places?.at(conversation, ANYONE);
     if (held === undefined) return undefined;
-    if (held.ready !== undefined || held.unread)
-      return held.ending !== undefined ? { busy: held } : { ready: held.id };
+    if (held.ready !== undefined) return held.ending !== undefined ? { busy: held } : { ready: held.id };
     // Its deadline passed before the message was sent (caught up after a restart): the deadline
     // came first, so its run goes first and the message is ordinary after it.
     return held.waiting && lateFor(held.head, message, now) ? matched(held, message, now) : undefined;
@@ -150,7 +149,6 @@ export class DialogIndex {
       waiting: head.waiting,
       due: false,
       ready: undefined,
-      unread: false,
       running: asking,
       asking,
       ending: old?.ending,
@@ -167,14 +165,14 @@ export class DialogIndex {
 
   /**
    * Index the headers a start read (ended ones are not); returns those holding an answer (or a
-   * deadline) not yet run, marked unread, and those of ended dialogs (a note not known to be said).
+   * deadline) not yet run, marked ready (their logs read when they run), and those of ended dialogs (a note not known to be said).
    */
   load(heads: readonly DialogHead[]): DialogHead[] {
     const ready: DialogHead[] = [];
     for (const head of heads) {
       const entry = head.ended === undefined ? this.put(head) : undefined;
       if (head.waiting) continue;
-      if (entry) entry.unread = true;
+      if (entry) entry.ready = { id: head.id };
       ready.push(head);
     }
     return ready;
@@ -211,7 +209,7 @@ export class DialogIndex {
    * `entry`'s log moved under this process: its entry is made again from the header the store
    * holds now (`read`), as a start reads it (waiting at the question the log is at, by that
    * question's deadline; or holding an answer or a deadline not yet run, which runs here in its
-   * conversation's order (`on.unread`), as the writer that recorded it may have stopped first:
+   * conversation's order (`on.ready`), as the writer that recorded it may have stopped first:
    * should it run there too, the log keeps one run's question and refuses the other's), or
    * dropped when the dialog ended or its log is gone. A failed read rejects with the store's
    * error: the write is tried again, refused again, and the header read again.
@@ -226,8 +224,8 @@ export class DialogIndex {
     if (head === undefined || head.ended !== undefined) return this.drop(entry);
     const known = this.put(head);
     if (head.waiting) return;
-    known.unread = true;
-    on?.unread(head.id, head.conversation);
+    known.ready = { id: head.id };
+    on?.ready(known.ready, head.conversation);
   }
 
   /** Every entry dropped (the bot stops, or loads its dialogs again). */

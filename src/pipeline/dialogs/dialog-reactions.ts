@@ -169,7 +169,7 @@ export class Buttons {
   }
 
   #open(entry: DialogEntry): boolean {
-    return entry.waiting && !entry.running && entry.ready === undefined && !entry.unread;
+    return entry.waiting && !entry.running && entry.ready === undefined;
   }
 }
 

@@ -28,7 +28,7 @@ import { recorded } from "./answer-copies.ts";
 import { deletedAtNewQueue } from "./deleted-at-new-queue.ts";
 import { questionAmong } from "./dialog-deletions.ts";
 import { endByOperator } from "./dialog-ends.ts";
-import { type DialogEntry, whenRunOver, whenSettled } from "./dialog-entry.ts";
+import { type DialogEntry, type ReadyRun, whenRunOver, whenSettled } from "./dialog-entry.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 import type { DialogHead, DialogRecord } from "./dialog-record.ts";
 import type { Dialogs } from "./dialogs.ts";
@@ -104,7 +104,10 @@ export class DialogEngine {
     const { queue, dialogs } = this.#o;
     const ready = this.#ready;
     this.#ready = [];
-    for (const head of ready) queue.push(head.conversation, this.#loadTask, head.id);
+    for (const head of ready) {
+      const run = dialogs.entry(head.id)?.ready;
+      if (run !== undefined) queue.push(head.conversation, this.#readyTask, run);
+    }
     const kept: KeptParts = {
       ...this.#o,
       gone: (from, id, msg) => queue.push(from, this.#goneTask, { id, ids: [msg] }),
@@ -114,10 +117,9 @@ export class DialogEngine {
     };
     dialogs.arm({
       due: (id, conversation) => queue.push(conversation, this.#dueTask, id),
-      ready: (record) => queue.push(record.conversation, this.#readyTask, record),
+      ready: (run, conversation) => queue.push(conversation, this.#readyTask, run),
       // A question sent before a crash, kept only now: read back in its conversation's order.
       kept: (id, conversation, msg) => queue.push(conversation, (c) => readKeptBack(kept, c, { id, msg })),
-      unread: (id, conversation) => queue.push(conversation, this.#loadTask, id),
     });
   }
 
@@ -174,9 +176,9 @@ export class DialogEngine {
       // match; a run that parks ends its task there): the message is matched in the task after.
       const next = (c: TaskControl) =>
         whenSettled(dialogs.entry(found.ready), c.signal).then(() => this.run(c, incoming));
-      return this.#retrying(control, () => dialogs.takeReady(found.ready)).then((record) => {
+      return this.#retrying(control, () => dialogs.take(found.ready)).then((run) => {
         control.resumeAfter(SETTLED, next);
-        return record && this.#resume(control, record);
+        return run && this.#resume(control, run);
       });
     }
     if ("late" in found) {
@@ -273,11 +275,12 @@ export class DialogEngine {
       this.#retrying(control, write).then(
         (record) => {
           failpoint("answer-logged");
-          dialogs.markReady(record, came);
+          const run = { id: record.id, record, came };
+          const known = dialogs.markReady(run);
           // Landed after the stop's deadline (a lease lost): the next start runs it, not this stopped bot.
-          if (!stoppedBy(control.signal)) queue.push(conversation, this.#readyTask, record);
-          else
+          if (stoppedBy(control.signal))
             log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
+          else if (known) queue.push(conversation, this.#readyTask, run);
           if (after) queue.push(conversation, runs.run, after);
           return answer && runs.finished(answer);
         },
@@ -342,28 +345,27 @@ export class DialogEngine {
     return endByOperator(this.#o, id, note);
   }
 
-  /** Run dialog `record` again from its first message, its log replayed. */
-  #resume(control: TaskControl, record: DialogRecord): unknown {
+  /** Run dialog `run.record` again from its first message, its log replayed. */
+  #resume(control: TaskControl, run: ReadyRun & { record: DialogRecord }): unknown {
+    const { record, came } = run;
     const { event, issue } = reviveEvent(record.origin);
-    const came = this.#o.dialogs.entry(record.id)?.came;
     const incoming = { event, replayed: true, issue, reply: undefined, dialog: record, came };
     return this.#o.runs.run(control, incoming);
   }
 
-  /** A dialog holding an answer or a passed deadline to run, unless a message of its person ran it first. */
-  readonly #readyTask = (control: TaskControl, record: DialogRecord): unknown =>
-    this.#o.dialogs.claimReady(record.id, record) && this.#resume(control, record);
-
-  /** A dialog read (at start, or again) holding an answer not yet run: its log read, then run. */
-  readonly #loadTask = (control: TaskControl, id: string): unknown => {
-    // A message of its person caught up first may have run it already (takeReady): nothing to do.
-    if (this.#o.dialogs.entry(id)?.unread !== true) return undefined;
-    return this.#retrying(control, () => this.#o.dialogs.takeReady(id)).then(
-      (record) => record && this.#resume(control, record),
+  /**
+   * A dialog holding an answer or a passed deadline (just recorded, or read at start: its log read
+   * now), run unless a message of its person ran it first.
+   */
+  readonly #readyTask = (control: TaskControl, ready: ReadyRun): unknown =>
+    this.#retrying(control, () => this.#o.dialogs.take(ready.id, ready)).then(
+      (run) => run && this.#resume(control, run),
       (err: unknown) =>
-        this.#o.log.warn({ err, dialog: id }, "could not read a dialog's log: it runs at the next start"),
+        this.#o.log.warn(
+          { err, dialog: ready.id },
+          "could not read a dialog's log: it runs at the next start",
+        ),
     );
-  };
 
   /**
    * A dialog's waiting question was deleted: recorded (as a deadline is), then the dialog runs and

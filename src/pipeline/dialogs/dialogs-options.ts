@@ -4,7 +4,7 @@ import type { StateStore } from "../../state/state-store.ts";
 import type { Clock } from "../../time/clock.ts";
 import type { StoreHealth } from "../store-health.ts";
 import type { Membership } from "./ask-options.ts";
-import type { DialogRecord } from "./dialog-record.ts";
+import type { ReadyRun } from "./dialog-entry.ts";
 
 /** The run asking a question: its signal, and the question's message if an earlier run sent it. */
 export type AskingRun = { signal: AbortSignal; earlier: number | undefined };
@@ -32,15 +32,14 @@ export interface DialogsOptions {
 }
 
 /**
- * What the dialogs tell the engine: a deadline passed, a started dialog is ready to run, a question
- * an earlier run sent (`msg`, kept only now) waits: it is read back (kept-question.ts); a dialog
- * read again (its log moved under this process) holds an answer or deadline not yet run.
+ * What the dialogs tell the engine: a deadline passed; a dialog is ready to run (a started one, or
+ * one read again, its log moved under this process, holding an answer or deadline not yet run); a
+ * question an earlier run sent (`msg`, kept only now) waits: it is read back (kept-question.ts).
  */
 export interface DialogSignals {
   due(id: string, conversation: string): void;
-  ready(record: DialogRecord): void;
+  ready(run: ReadyRun, conversation: string): void;
   kept(id: string, conversation: string, msg: number): void;
-  unread(id: string, conversation: string): void;
 }
 
 /** The event types waiting dialogs need their bot's queue to receive. */

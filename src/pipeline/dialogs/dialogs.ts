@@ -17,11 +17,11 @@ import { DeadlineTimer } from "./deadline-timer.ts";
 import { wantedAsking } from "./dialog-deletions.ts";
 import {
   type Candidate,
-  claim,
   type DialogEntry,
   type DialogView,
   type Match,
   oldest,
+  type ReadyRun,
   settle,
   viewOf,
 } from "./dialog-entry.ts";
@@ -209,37 +209,36 @@ export class Dialogs {
     return this.#known.get(id);
   }
 
-  /** `record` (just written, its answer or deadline `came` so) runs before the next message there. */
-  markReady(record: DialogRecord, came?: DialogEntry["came"]): void {
-    const entry = this.#known.get(record.id);
-    if (entry === undefined) return;
-    Object.assign(entry, { ready: record, came });
+  /** `run` (an answer or deadline just written) runs before the next message there; false when its dialog is not known. */
+  markReady(run: ReadyRun): boolean {
+    const entry = this.#known.get(run.id);
+    if (entry === undefined) return false;
+    entry.ready = run;
     settle(entry);
+    return true;
   }
 
   /**
-   * The record dialog `id` is ready to run, taken (once): the one just recorded, or read now for a
-   * dialog read at start. Undefined when another task took it.
+   * The run dialog `id` is ready for, taken (once; with `which`, only if it is that one), its log
+   * read when it was read at start. Undefined when another task took it.
    */
-  async takeReady(id: string): Promise<DialogRecord | undefined> {
+  async take(id: string, which?: ReadyRun): Promise<(ReadyRun & { record: DialogRecord }) | undefined> {
     const entry = this.#known.get(id);
-    if (entry === undefined) return undefined;
-    if (!entry.unread) return this.claimReady(id);
-    entry.unread = false;
+    const ready = entry?.ready;
+    if (entry === undefined || ready === undefined || (which !== undefined && ready !== which))
+      return undefined;
+    entry.ready = undefined;
     entry.running = true;
+    if (ready.record !== undefined) return { ...ready, record: ready.record };
     try {
-      return await this.record(id);
+      const record = await this.record(id);
+      return record && { ...ready, record };
     } catch (err) {
       // Not read: the next message there (or the next start) tries again.
-      entry.unread = true;
+      entry.ready = ready;
       settle(entry);
       throw err;
     }
-  }
-
-  /** The record dialog `id` is ready to run, taken (once); with `record`, only if it is that one. */
-  claimReady(id: string, record?: DialogRecord): DialogRecord | undefined {
-    return claim(this.#known.get(id), record);
   }
 
   /** True when a dialog other than `id` waits for `userId` in `conversation`. */
@@ -310,7 +309,7 @@ export class Dialogs {
    * waits for the person there: the check and the reservation are one step, so two starts cannot
    * both pass. One another writer began first is read from its log, as a refused append's entry is.
    */
-  async begin(head: DialogHead, origin: JsonValue, came: DialogEntry["came"]): Promise<boolean> {
+  async begin(head: DialogHead, origin: JsonValue, came: ReadyRun["came"]): Promise<boolean> {
     if (this.busy(head.conversation, head.userId, head.id) || this.#known.has(head.id)) return false;
     const start: LogEntry = { t: "start", origin, at: head.startedAt };
     const entry = this.#known.put(head);
@@ -325,11 +324,10 @@ export class Dialogs {
         throw err;
       }
     }
-    const record = foldLog(next, [start]);
     entry.head = next;
     settle(entry);
-    Object.assign(entry, { ready: record, came });
-    this.#on?.ready(record);
+    entry.ready = { id: head.id, record: foldLog(next, [start]), came };
+    this.#on?.ready(entry.ready, head.conversation);
     return true;
   }
 
