@@ -4,8 +4,9 @@
  * a write that lands with its reply lost, an outage longer than a minute, writes held past the
  * handler timeout, a deadline whose write fails, a dialog's first run cut by the handler timeout
  * after its question was out (answered before the next attempt, or in a pause longer than a
- * handler timeout); and an operator's end racing a run in flight, a late answer caught up after a
- * restart, a deleted question's write landing just before a stop, an answer's write landing after
+ * handler timeout); and an operator's end racing a run in flight or refusing an answer's write
+ * (the answer then ordinary, before the messages after it), late answers caught up after a
+ * restart (the timeout branch, then each in the order sent), a deleted question's write landing just before a stop, an answer's write landing after
  * the bot's stop cut it off, a bot's first channel question deleted before its log is kept (asked
  * in its own topic, or from a direct message in another with `where`), a channel question deleted
  * while the daemon was down or before the queue renewed for it is registered (read back at the new
@@ -516,6 +517,34 @@ it("an operator's end answers at once while a run holds the conversation; the no
   expect(await said(3)).toEqual(["Which size?", "Ended by an operator.", "not a command: 2"]);
 });
 
+it("an answer whose write an operator's end refused is an ordinary message before the messages after it", async () => {
+  const gate = new StoreGate();
+  const dm = await start(gate);
+  dm("size");
+  expect(await said(1)).toEqual(["Which size?"]);
+  const bot = running!.daemon.bots[0]!;
+  await poll(() => bot.dialogs().map((d) => d.deadline !== undefined)).toEqual([true]);
+  gate.mode = "hang";
+  dm("large");
+  await gate.stoppedAt(1);
+  dm("small");
+  await drained();
+  const ending = bot.endDialog(bot.dialogs()[0]!.id, "Ended by an operator.");
+  await gate.stoppedAt(2);
+  // The answer's write fails (not made) and waits to be tried again; the end's lands meanwhile.
+  gate.refuse();
+  await logged(STORE_RETRY);
+  gate.open();
+  expect(await ending).toBe(true);
+  await pass(5_000, 500);
+  expect(await said(4)).toEqual([
+    "Which size?",
+    "not a command: large",
+    "not a command: small",
+    "Ended by an operator.",
+  ]);
+});
+
 it("a reaction on a question whose log is not kept yet waits for the log, then answers", async () => {
   const gate = new StoreGate();
   const dm = await start(gate, "handler_timeout: 1h");
@@ -553,7 +582,7 @@ it("a reaction on a question whose log is not kept yet waits for the log, then a
   expect((await said(4))[3]).toBe("yes by Mel Member");
 });
 
-it("an answer sent after the deadline while the daemon was down is an ordinary message, after the timeout branch", async () => {
+it("two messages sent after the deadline while the daemon was down: ordinary, after the timeout branch, in the order sent", async () => {
   const gate = new StoreGate();
   const dm = await start(gate);
   dm("size");
@@ -561,8 +590,14 @@ it("an answer sent after the deadline while the daemon was down is an ordinary m
   await running!.stop({ keepState: true });
   await pass(11 * 60_000, 30_000);
   dm("large");
+  dm("small");
   await daemonUp(gate);
-  expect(await said(3)).toEqual(["Which size?", "No answer: no coffee.", "not a command: large"]);
+  expect(await said(4)).toEqual([
+    "Which size?",
+    "No answer: no coffee.",
+    "not a command: large",
+    "not a command: small",
+  ]);
 });
 
 it("a deleted question's write that lands, the daemon stopped before the dialog ran: it runs once at the next start", async () => {

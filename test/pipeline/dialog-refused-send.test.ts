@@ -43,8 +43,10 @@ it("a send refused in a dialog's turn is not in its log, and is made anew at the
 
   dm("order");
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?"]);
-  // The log keeps the question's send alone: the refused one was not made.
+  // The log keeps the question's send alone: the refused one was not made. The question shows
+  // before its log is written: the header is waited for.
   const log = new DialogLog(store.namespace("order").namespace("dialogs"), async () => {});
+  await expect.poll(async () => (await log.heads()).length, { timeout: 10_000 }).toBe(1);
   const [head] = await log.heads();
   const { effects } = await log.read(head!);
   expect(effects).toMatchObject([{ n: 2, kind: "send", result: { id: expect.any(Number) } }]);

@@ -182,8 +182,10 @@ export class DialogEngine {
       });
     }
     if ("late" in found) {
-      // Sent after the deadline (caught up after a restart): the prompt's timeout runs first.
-      this.#record(control, found.late, () => dialogs.timeOut(found.late), { after: incoming });
+      // Sent after the deadline (caught up after a restart): matched again once the deadline is
+      // recorded, before any later message: the prompt's timeout runs first, then it is ordinary.
+      const then = (c: TaskControl) => this.run(c, incoming);
+      this.#record(control, found.late, () => dialogs.timeOut(found.late), { then }, cameBy(incoming));
       return undefined;
     }
     const { entry } = found;
@@ -255,54 +257,54 @@ export class DialogEngine {
 
   /**
    * Append an answer (or a deadline) to `entry`'s log with the conversation's key held, trying
-   * again until it lands (or the shutdown deadline), then run the dialog in a task of its own,
-   * before any later message there. `answer`: the message the append records as handled; `after`:
-   * a message that runs as an ordinary one after the dialog (matched again, should the log
-   * refuse the append); `again`: what runs, in the conversation's order, when the log refuses it;
-   * `came`: the run's source (its dead letter's), when not the messages' (`deadline`).
+   * again until it lands (or the shutdown deadline), then run the dialog as the conversation's next
+   * task, before any later message there. `answer`: the message the append records as handled;
+   * `then`: what runs next instead (a late message, matched again: it runs the dialog first, then
+   * is ordinary), and when the log refuses the append; `again`: what runs next when the log
+   * refuses it; `came`: the run's source (its dead letter's), when not the answer's (`deadline`).
    */
   #record(
     control: TaskControl,
     entry: DialogEntry,
     write: () => Promise<DialogRecord>,
-    message: { answer?: Incoming; after?: Incoming; again?: (control: TaskControl) => unknown },
-    came = cameBy(message.answer ?? message.after),
+    message: { answer?: Incoming; then?: (c: TaskControl) => unknown; again?: (c: TaskControl) => unknown },
+    came = cameBy(message.answer),
   ): void {
     const { dialogs, queue, runs, log } = this.#o;
     const conversation = entry.head.conversation;
-    const { answer, after } = message;
-    control.holdKey(
-      this.#retrying(control, write).then(
-        (record) => {
-          failpoint("answer-logged");
-          const run = { id: record.id, record, came };
-          const known = dialogs.markReady(run);
-          // Landed after the stop's deadline (a lease lost): the next start runs it, not this stopped bot.
-          if (stoppedBy(control.signal))
-            log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
-          else if (known) queue.push(conversation, this.#readyTask, run);
-          if (after) queue.push(conversation, runs.run, after);
-          return answer && runs.finished(answer);
-        },
-        (err: unknown) => {
-          if (err instanceof DialogEnded || err instanceof LogMoved) {
-            // Ended meanwhile, or written by another instance (the dialog is as its log is: see Dialogs): the
-            // answer is a copy of one the log holds, or matched again (to the dialog as it is now, or none).
-            dialogs.unmatch(entry);
-            if (message.again) queue.push(conversation, message.again);
-            else if (after) queue.push(conversation, this.run, after);
-            return;
-          }
-          // The stop's deadline cut the tries short: nothing was recorded, the message is not
-          // marked handled, and the next start takes it again in its place.
+    const { answer, then, again } = message;
+    let next: ((control: TaskControl) => unknown) | undefined;
+    const recorded = this.#retrying(control, write).then(
+      (record) => {
+        failpoint("answer-logged");
+        const run = { id: record.id, record, came };
+        const known = dialogs.markReady(run);
+        // Landed after the stop's deadline (a lease lost): the next start runs it, not this stopped bot.
+        if (stoppedBy(control.signal))
+          log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
+        else if (known) next = then ?? ((c) => this.#readyTask(c, run));
+        return answer && runs.finished(answer);
+      },
+      (err: unknown) => {
+        if (err instanceof DialogEnded || err instanceof LogMoved) {
+          // Ended meanwhile, or written by another instance (the dialog is as its log is: see Dialogs): the
+          // answer is a copy of one the log holds, or matched again (to the dialog as it is now, or none).
           dialogs.unmatch(entry);
-          log.warn(
-            { err, dialog: entry.id },
-            "a dialog's write was cut off by the stop: it is taken again at the next start",
-          );
-        },
-      ),
+          next = again ?? then;
+          return;
+        }
+        // The stop's deadline cut the tries short: nothing was recorded, the message is not
+        // marked handled, and the next start takes it again in its place.
+        dialogs.unmatch(entry);
+        log.warn(
+          { err, dialog: entry.id },
+          "a dialog's write was cut off by the stop: it is taken again at the next start",
+        );
+      },
     );
+    const go = (c: TaskControl) => next?.(c);
+    // The task already over (timed out), the next one is queued once the append settled.
+    if (!control.resumeAfter(recorded, go)) void recorded.then(() => queue.push(conversation, go));
   }
 
   /**
@@ -355,10 +357,13 @@ export class DialogEngine {
 
   /**
    * A dialog holding an answer or a passed deadline (just recorded, or read at start: its log read
-   * now), run unless a message of its person ran it first.
+   * now), run unless a message of its person ran it first; not while it is ending (kept, it is gone).
    */
-  readonly #readyTask = (control: TaskControl, ready: ReadyRun): unknown =>
-    this.#retrying(control, () => this.#o.dialogs.take(ready.id, ready)).then(
+  readonly #readyTask = (control: TaskControl, ready: ReadyRun): unknown => {
+    const entry = this.#o.dialogs.entry(ready.id);
+    if (entry?.ending !== undefined)
+      return whenRunOver(entry, control.signal).then((over) => over && this.#readyTask(control, ready));
+    return this.#retrying(control, () => this.#o.dialogs.take(ready.id, ready)).then(
       (run) => run && this.#resume(control, run),
       (err: unknown) =>
         this.#o.log.warn(
@@ -366,6 +371,7 @@ export class DialogEngine {
           "could not read a dialog's log: it runs at the next start",
         ),
     );
+  };
 
   /**
    * A dialog's waiting question was deleted: recorded (as a deadline is), then the dialog runs and
