@@ -122,9 +122,15 @@ export function headOf(dialog: DialogHead): DialogHead {
 export function newHead(
   fields: Pick<DialogHead, "id" | "userId" | "userName" | "conversation" | "where" | "startedAt">,
 ): DialogHead {
+  const { id, userId, userName, conversation, where, startedAt } = fields;
   return {
     v: 2,
-    ...fields,
+    id,
+    userId,
+    userName,
+    conversation,
+    where,
+    startedAt,
     seq: 0,
     n: 0,
     bytes: 0,

@@ -82,9 +82,8 @@ export class DialogLog {
    * ended ones' whose note (`note`) is not known to be said.
    */
   async heads(): Promise<DialogHead[]> {
-    const heads: DialogHead[] = await migrateV1(this.#store, (head, entries) =>
-      this.append(head, entries, true),
-    );
+    await migrateV1(this.#store, (head, entries) => this.append(head, entries, true));
+    const heads: DialogHead[] = [];
     for (const { value } of await this.#store.list("h:")) {
       const head = asHead(value);
       if (head !== undefined && (head.ended === undefined || head.note !== undefined)) heads.push(head);
@@ -214,11 +213,6 @@ export class DialogLog {
     const { ended, last, ...head } = headOf(record);
     const begun = { ...head, seq: 0, n: 0, bytes: 0, waiting: false };
     return this.append(begun, [{ t: "carried", record: carriedOf(record), at }], "reopen");
-  }
-
-  /** Forget a dialog whose header was never kept (a first question whose send failed). */
-  async drop(id: string): Promise<void> {
-    await this.#store.delete(headKey(id));
   }
 
   #checked(head: DialogHead, current: JsonValue | undefined, create: Create, next: DialogHead): JsonValue {

@@ -34,18 +34,21 @@ interface V1Record {
 /** Ids of the older version began with a digit, or `-` for a dialog the bot started. */
 const V1_PREFIXES = ["-", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
 
-/** Rewrite every record of the older version in `store` as a header and a log; returns their headers. */
+/** Rewrite every record of the older version in `store` as a header and a log. */
 export async function migrateV1(
   store: StateStore,
   create: (head: DialogHead, entries: LogEntry[]) => Promise<DialogHead>,
-): Promise<DialogHead[]> {
-  const heads: DialogHead[] = [];
+): Promise<void> {
   for (const prefix of V1_PREFIXES) {
     for (const { key, value } of await store.list(prefix)) {
       const record = value as unknown as V1Record;
       if (record?.v !== 1 || !Array.isArray(record.steps)) continue;
-      const head = newHead({ ...record, id: key });
+      const head = newHead({ ...record, id: key.startsWith("-") ? startedId(key) : key });
       const origin = Number((record.origin as { message?: { id?: number } })?.message?.id ?? 0);
+      // The question a waiting dialog asked last was its run's last effect (the question, or a
+      // refusal that asked it again): an answer is a message after it. Earlier steps are answered.
+      const last = record.effects.at(-1) as { kind?: string; result?: { id?: unknown } } | undefined;
+      const asked = last?.kind === "send" && typeof last.result?.id === "number" ? last.result.id : origin;
       const entries: LogEntry[] = [
         { t: "start", origin: record.origin, at: record.startedAt },
         ...record.values.map((v): LogEntry => ({ t: "val", v })),
@@ -59,7 +62,7 @@ export async function migrateV1(
           id,
           fp: V1_STEP,
           text: step.question,
-          msg: origin,
+          msg: i === record.steps.length - 1 && record.waiting ? asked : origin,
           at: step.askedAt,
           deadline: step.deadline,
         });
@@ -73,12 +76,18 @@ export async function migrateV1(
           });
         if (step.timedOut) entries.push({ t: "late", step: i, at: step.deadline });
       });
-      const kept = await create(head, entries).catch(() => undefined);
-      if (kept === undefined) continue;
-      // A record whose last answer was not yet run waits no more: it runs at this start.
-      heads.push(kept);
-      await store.delete(key);
+      // Kept, the record goes (a record whose last answer was not yet run runs at this start);
+      // not kept, it is read again at the next start.
+      if ((await create(head, entries).catch(() => undefined)) !== undefined) await store.delete(key);
     }
   }
-  return heads;
+}
+
+/**
+ * The id a dialog the bot started (`ctx.startDialog`) has now, from its id in the older version
+ * (its first message's, negative): `s` and the same 6 bytes in hex, as a start with the same key
+ * makes it, so that every operator's route takes it and the same start finds it begun.
+ */
+function startedId(old: string): string {
+  return `s${(-Number(old) - 1).toString(16).padStart(12, "0")}`;
 }

@@ -1,0 +1,219 @@
+/**
+ * A dialog waiting across the upgrade from the version before logs (one record per dialog, under
+ * its first message's id): the first start reads the record, writes it again as a header and a log,
+ * and the dialog goes on at the question it waits at. The record below has the shape that version
+ * wrote (taken from its `bothost run` waiting at the guide's order bot's second question), with the
+ * ids of this sandbox's messages. A real daemon in this process against the sandbox over HTTP.
+ */
+import { afterEach, expect, it } from "vitest";
+import { z } from "zod";
+import { defineBot } from "../../src/bot/define-bot.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
+import { PromptError } from "../../src/pipeline/dialogs/prompt-error.ts";
+import { FileStore } from "../../src/state/file-store.ts";
+import type { JsonValue } from "../../src/state/state-store.ts";
+import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { saidAtLeast } from "../support/self-killing-bot.ts";
+
+const BOT = "order-bot@sandbox.example";
+const MEMBER = "member@sandbox.example";
+const NOTE = "An operator ended this conversation.";
+
+const orders = defineBot({
+  setup(bot) {
+    bot.command("order", async (ctx) => {
+      try {
+        const size = await ctx.prompt("Which size: small or large?", {
+          schema: z.enum(["small", "large"]),
+          timeout: "10m",
+        });
+        const count = await ctx.prompt("How many?", { schema: z.coerce.number().int().min(1).max(9) });
+        await ctx.reply(`${count.value} × ${size.value} coming up.`);
+      } catch (err) {
+        if (!(err instanceof PromptError && err.code === "PROMPT_TIMEOUT")) throw err;
+        await ctx.reply("No answer, so no coffee for now. Ask again any time.");
+      }
+    });
+    bot.on("message", (ctx) => ctx.reply(`not a command: ${ctx.text}`));
+  },
+});
+
+let up: GatedDaemon | undefined;
+afterEach(() => closeGatedDaemon(up));
+
+/** The direct message `id` as that version kept it in a record (its fields as the event gave them). */
+function kept(up: GatedDaemon, id: number, sender: { user_id: number; full_name: string; email: string }) {
+  const m = up.sandbox.control.messageView(id)!;
+  return {
+    id,
+    sender_id: sender.user_id,
+    content: String(m.content),
+    recipient_id: sender.user_id,
+    timestamp: Number(m.timestamp),
+    client: "curl",
+    subject: "",
+    topic_links: [],
+    is_me_message: false,
+    reactions: [],
+    submessages: [],
+    sender_full_name: sender.full_name,
+    sender_email: sender.email,
+    sender_realm_str: "sandbox",
+    display_recipient: m.display_recipient,
+    type: "private",
+    avatar_url: null,
+    content_type: "text/x-markdown",
+  };
+}
+
+/** The messages of an older version's dialog, posted while no daemon runs: their ids. */
+type Posted = Record<string, number>;
+
+/**
+ * The daemon stopped; meanwhile `post` sends the conversation's messages, and `record` (given
+ * their ids, the two people, and the time) is kept as the older version kept it, with its
+ * effects' records; then the daemon starts again on that state.
+ */
+async function upgradeWith(
+  post: (dm: (content: string) => number, botSays: (content: string) => number) => Posted,
+  record: (ids: Posted, people: { member: Person; bot: Person }, now: number) => V1Record,
+): Promise<void> {
+  const { control } = up!.sandbox;
+  const user = (email: string) => control.users().find((u) => u.email === email)!;
+  const people = { member: user(MEMBER), bot: user(BOT) };
+  const botSays = (content: string) => control.sendAs(BOT, { type: "direct", to: [MEMBER], content }).id;
+  await up!.restart(async () => {
+    const ids = post((content) => up!.dm(content), botSays);
+    const kept = record(ids, people, up!.clock.now());
+    const store = await FileStore.open(up!.dir, { now: () => up!.clock.now() });
+    const mine = store.namespace("orders");
+    await mine.namespace("dialogs").set(kept.id, kept as unknown as JsonValue);
+    const origin = kept.origin.message.id;
+    for (const fx of kept.effects)
+      await mine.namespace("effects").set(`m:${origin}#${fx.n}`, fx, { ttlMs: 6 * 3_600_000 });
+    await store.close();
+  });
+}
+
+type Person = { user_id: number; full_name: string; email: string };
+
+interface V1Record {
+  v: 1;
+  id: string;
+  origin: { message: { id: number } };
+  effects: { n: number; kind: string; result: JsonValue }[];
+  [field: string]: unknown;
+}
+
+/** The fields the older version kept of a dialog with `member` in direct messages. */
+function v1Dialog(member: Person, bot: Person, now: number) {
+  return {
+    v: 1 as const,
+    userId: member.user_id,
+    userName: member.full_name,
+    conversation: `dm:${Math.min(member.user_id, bot.user_id)},${Math.max(member.user_id, bot.user_id)}`,
+    where: "direct message",
+    startedAt: now - 2_000,
+    waiting: true,
+    values: [],
+  };
+}
+
+it("a dialog the version before logs kept goes on at its question, once, after the upgrade", async () => {
+  up = await startGatedDaemon({ name: "orders", email: BOT, fullName: "Orders", definition: orders });
+  await upgradeWith(
+    // "wait", typed while the bot was working, came before the question it would answer.
+    (dm, botSays) => ({
+      order: dm("order"),
+      q1: botSays("Which size: small or large?"),
+      large: dm("large"),
+      wait: dm("wait"),
+      q2: botSays("How many?"),
+    }),
+    (ids, { member, bot }, now) => ({
+      ...v1Dialog(member, bot, now),
+      id: String(ids.order),
+      origin: { type: "message", message: kept(up!, ids.order!, member), flags: [], id: 0 },
+      steps: [
+        {
+          question: "Which size: small or large?",
+          askedAt: now - 2_000,
+          deadline: now + 598_000,
+          answers: [kept(up!, ids.large!, member)],
+        },
+        { question: "How many?", askedAt: now - 1_000, deadline: now + 599_000, answers: [] },
+      ],
+      effects: [
+        { n: 1, kind: "send", result: { id: ids.q1! } },
+        { n: 2, kind: "send", result: { id: ids.q2! } },
+      ],
+    }),
+  );
+  const daemon = up.running.daemon.bots[0]!;
+  await expect
+    .poll(() => daemon.dialogs().map((d) => [d.step, d.deadline !== undefined]))
+    .toEqual([[2, true]]);
+  up.dm("2");
+  // The origin and the first answer, caught up again, are known as handled; "wait" is ordinary.
+  expect(await saidAtLeast(up.sandbox, BOT, 4)).toEqual([
+    "Which size: small or large?",
+    "How many?",
+    "not a command: wait",
+    "2 × large coming up.",
+  ]);
+  await expect.poll(() => daemon.dialogs()).toEqual([]);
+});
+
+it("a dialog the bot started in the older version gets an id every operator's route takes", async () => {
+  up = await startGatedDaemon({ name: "orders", email: BOT, fullName: "Orders", definition: orders });
+  // Its first message was no server message: its id, negative, was the dialog's.
+  const started = -(0x3e8 + 1);
+  await upgradeWith(
+    (_dm, botSays) => ({ q1: botSays("Which size: small or large?") }),
+    (ids, { member, bot }, now) => {
+      const dialog = v1Dialog(member, bot, now);
+      const origin = {
+        id: started,
+        type: "private",
+        sender_id: member.user_id,
+        sender_email: member.email,
+        sender_full_name: member.full_name,
+        content: "order",
+        display_recipient: [
+          { id: member.user_id, email: member.email, full_name: member.full_name },
+          { id: bot.user_id, email: bot.email, full_name: bot.full_name },
+        ],
+        subject: "",
+        recipient_id: 0,
+        timestamp: Math.floor(dialog.startedAt / 1000),
+        client: "bothost",
+        content_type: "text/x-markdown",
+      };
+      return {
+        ...dialog,
+        id: String(started),
+        origin: { id: -1, type: "message", flags: ["read"], message: origin },
+        steps: [
+          {
+            question: "Which size: small or large?",
+            askedAt: now - 1_000,
+            deadline: now + 599_000,
+            answers: [],
+          },
+        ],
+        effects: [{ n: 1, kind: "send", result: { id: ids.q1! } }],
+      };
+    },
+  );
+  const daemon = up.running.daemon.bots[0]!;
+  await expect.poll(() => daemon.dialogs().map((d) => [d.id, d.step])).toEqual([["s0000000003e8", 1]]);
+  await dialogDesk(up.running.daemon.bots).endDialog("orders", "s0000000003e8", NOTE);
+  expect(await saidAtLeast(up.sandbox, BOT, 2)).toEqual(["Which size: small or large?", NOTE]);
+  expect(daemon.dialogs()).toEqual([]);
+  up.dm("small");
+  expect(await saidAtLeast(up.sandbox, BOT, 3)).toEqual([
+    "Which size: small or large?",
+    NOTE,
+    "not a command: small",
+  ]);
+});
