@@ -1,9 +1,11 @@
 /**
  * A dialog waiting across the upgrade from the version before logs (one record per dialog, under
  * its first message's id): the first start reads the record, writes it again as a header and a log,
- * and the dialog goes on at the question it waits at. The record below has the shape that version
- * wrote (taken from its `bothost run` waiting at the guide's order bot's second question), with the
- * ids of this sandbox's messages. A real daemon in this process against the sandbox over HTTP.
+ * and the dialog goes on at the question it waits at. The records written here have the shape that
+ * version wrote (taken from its `bothost run` waiting at the guide's order bot's second question),
+ * with the ids of this sandbox's messages. A header the first versions with logs made of such a
+ * record (its `v` the record's) is read too. A real daemon in this process against the sandbox over
+ * HTTP, restarted on the same store.
  */
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -119,8 +121,15 @@ function v1Dialog(member: Person, bot: Person, now: number) {
   };
 }
 
-it("a dialog the version before logs kept goes on at its question, once, after the upgrade", async () => {
-  up = await startGatedDaemon({ name: "orders", email: BOT, fullName: "Orders", definition: orders });
+/** The guide's order bot, upgraded with a dialog the older version kept waiting at "How many?". */
+async function orderWaiting(): Promise<GatedDaemon> {
+  const started = await startGatedDaemon({
+    name: "orders",
+    email: BOT,
+    fullName: "Orders",
+    definition: orders,
+  });
+  up = started;
   await upgradeWith(
     // "wait", typed while the bot was working, came before the question it would answer.
     (dm, botSays) => ({
@@ -149,13 +158,18 @@ it("a dialog the version before logs kept goes on at its question, once, after t
       ],
     }),
   );
-  const daemon = up.running.daemon.bots[0]!;
+  return started;
+}
+
+it("a dialog the version before logs kept goes on at its question, once, after the upgrade", async () => {
+  const at = await orderWaiting();
+  const daemon = at.running.daemon.bots[0]!;
   await expect
     .poll(() => daemon.dialogs().map((d) => [d.step, d.deadline !== undefined]))
     .toEqual([[2, true]]);
-  up.dm("2");
+  at.dm("2");
   // The origin and the first answer, caught up again, are known as handled; "wait" is ordinary.
-  expect(await saidAtLeast(up.sandbox, BOT, 4)).toEqual([
+  expect(await saidAtLeast(at.sandbox, BOT, 4)).toEqual([
     "Which size: small or large?",
     "How many?",
     "not a command: wait",
@@ -217,3 +231,35 @@ it("a dialog the bot started in the older version gets an id every operator's ro
     "not a command: small",
   ]);
 });
+
+it.each([
+  ["waits for its answer", false, "2 × large coming up."],
+  [
+    "runs its timeout branch once its deadline passed",
+    true,
+    "No answer, so no coffee for now. Ask again any time.",
+  ],
+])(
+  "a header the first versions with logs wrote for such a dialog (its `v` the record's) is read: it %s",
+  async (_, passed, last) => {
+    const at = await orderWaiting();
+    await expect.poll(() => at.running.daemon.bots[0]!.dialogs()).toHaveLength(1);
+    const [dialog] = at.running.daemon.bots[0]!.dialogs();
+    await at.restart(async () => {
+      const store = await FileStore.open(at.dir, { now: () => at.clock.now() });
+      const key = `h:${dialog!.id}`;
+      const dialogs = store.namespace("orders").namespace("dialogs");
+      await dialogs.set(key, { ...((await dialogs.get(key)) as object), v: 1 } as JsonValue);
+      await store.close();
+      // Down past the question's deadline (the record's: 10 minutes from its asking).
+      if (passed) await at.clock.advance(700_000);
+    });
+    const daemon = at.running.daemon.bots[0]!;
+    if (!passed) {
+      await expect.poll(() => daemon.dialogs().map((d) => d.step)).toEqual([2]);
+      at.dm("2");
+    }
+    expect((await saidAtLeast(at.sandbox, BOT, 4)).at(-1)).toBe(last);
+    await expect.poll(() => daemon.dialogs()).toEqual([]);
+  },
+);

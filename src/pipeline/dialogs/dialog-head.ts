@@ -13,7 +13,8 @@ export type EndNote = { to: JsonValue; at: number; self: number; progress?: Json
 
 /** The header every dialog keeps beside its log: what a start reads (never the logs). */
 export interface DialogHead {
-  v: 2;
+  /** 2; 1 in the headers the first versions with logs wrote for records of the version before (see {@link asHead}). */
+  v: 2 | 1;
   /** The origin message's id, or `s…` for a dialog the bot started (`ctx.startDialog`). */
   id: string;
   /** Who is asked. */
@@ -77,7 +78,11 @@ export interface DialogHead {
 export function asHead(value: JsonValue | undefined): DialogHead | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const h = value as unknown as DialogHead;
-  return h.v === 2 && typeof h.id === "string" && Array.isArray(h.answered) ? h : undefined;
+  // The first versions with logs wrote `v: 1` (the old record's) in the headers they made of the
+  // older version's records: headers all the same, kept as they are, so that a write's expected
+  // text still matches the store's.
+  const known = h.v === 2 || (h.v === 1 && typeof h.seq === "number");
+  return known && typeof h.id === "string" && Array.isArray(h.answered) ? h : undefined;
 }
 
 /** The fields of a header, in the order they are kept. */
