@@ -15,6 +15,7 @@ import { PromptError } from "../../src/pipeline/dialogs/prompt-error.ts";
 import { FileStore } from "../../src/state/file-store.ts";
 import type { JsonValue } from "../../src/state/state-store.ts";
 import { closeGatedDaemon, type GatedDaemon, startGatedDaemon } from "../support/gated-daemon.ts";
+import { StoreGate } from "../support/gated-store.ts";
 import { saidAtLeast } from "../support/self-killing-bot.ts";
 
 const BOT = "order-bot@sandbox.example";
@@ -79,6 +80,7 @@ type Posted = Record<string, number>;
 async function upgradeWith(
   post: (dm: (content: string) => number, botSays: (content: string) => number) => Posted,
   record: (ids: Posted, people: { member: Person; bot: Person }, now: number) => V1Record,
+  gate?: StoreGate,
 ): Promise<void> {
   const { control } = up!.sandbox;
   const user = (email: string) => control.users().find((u) => u.email === email)!;
@@ -94,6 +96,8 @@ async function upgradeWith(
     for (const fx of kept.effects)
       await mine.namespace("effects").set(`m:${origin}#${fx.n}`, fx, { ttlMs: 6 * 3_600_000 });
     await store.close();
+    // The start's first write of a dialog (the rewrite) lands, and its reply is lost.
+    if (gate) gate.mode = "lose";
   });
 }
 
@@ -122,8 +126,9 @@ function v1Dialog(member: Person, bot: Person, now: number) {
 }
 
 /** The guide's order bot, upgraded with a dialog the older version kept waiting at "How many?". */
-async function orderWaiting(): Promise<GatedDaemon> {
+async function orderWaiting(gate?: StoreGate): Promise<GatedDaemon> {
   const started = await startGatedDaemon({
+    ...(gate && { gate }),
     name: "orders",
     email: BOT,
     fullName: "Orders",
@@ -157,6 +162,7 @@ async function orderWaiting(): Promise<GatedDaemon> {
         { n: 2, kind: "send", result: { id: ids.q2! } },
       ],
     }),
+    gate,
   );
   return started;
 }
@@ -263,3 +269,18 @@ it.each([
     await expect.poll(() => daemon.dialogs()).toEqual([]);
   },
 );
+
+it("a rewrite that landed with its reply lost leaves no record behind: the ended dialog stays ended", async () => {
+  const gate = new StoreGate();
+  const at = await orderWaiting(gate);
+  const daemon = at.running.daemon.bots[0]!;
+  await expect.poll(() => daemon.dialogs().map((d) => d.step)).toEqual([2]);
+  expect(gate.stopped).toBe(1);
+  at.dm("2");
+  expect((await saidAtLeast(at.sandbox, BOT, 4)).at(-1)).toBe("2 × large coming up.");
+  // Down past the time an ended dialog's header is kept (7 days).
+  await at.restart(() => at.clock.advance(8 * 86_400_000));
+  expect(at.running.daemon.bots[0]!.dialogs()).toEqual([]);
+  at.dm("3");
+  expect((await saidAtLeast(at.sandbox, BOT, 5)).at(-1)).toBe("not a command: 3");
+});

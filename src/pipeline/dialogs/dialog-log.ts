@@ -82,7 +82,9 @@ export class DialogLog {
    * ended ones' whose note (`note`) is not known to be said.
    */
   async heads(): Promise<DialogHead[]> {
-    await migrateV1(this.#store, (head, entries) => this.append(head, entries, true));
+    await migrateV1(this.#store, (head, entries, record) =>
+      this.append(head, entries, true, [{ op: "delete", key: record }]),
+    );
     const heads: DialogHead[] = [];
     for (const { value } of await this.#store.list("h:")) {
       const head = asHead(value);
@@ -147,9 +149,15 @@ export class DialogLog {
    * Append `entries` to the log that `head` describes (the header as this writer last knew it;
    * `create`: the dialog is new, its header must not exist). Resolves the new header; the same
    * append retried after a lost reply resolves it too. Rejects with {@link DialogEnded} after an
-   * end, {@link LogMoved} when another writer got there first.
+   * end, {@link LogMoved} when another writer got there first. `also`: writes made in the same
+   * batch (an older version's record deleted as its log is begun).
    */
-  async append(head: DialogHead, entries: readonly LogEntry[], create: Create = false): Promise<DialogHead> {
+  async append(
+    head: DialogHead,
+    entries: readonly LogEntry[],
+    create: Create = false,
+    also: readonly StoreWrite[] = [],
+  ): Promise<DialogHead> {
     const added = text(entries);
     const bytes = added.length;
     const next = headAfter(head, entries, bytes);
@@ -170,6 +178,7 @@ export class DialogLog {
       writes.length = 1;
       for (let n = 0; n < appended(head); n++) writes.push({ op: "delete", key: entryKey(head.id, n) });
     }
+    writes.push(...also);
     await this.#store.applyWrites(writes);
     await this.#commit();
     // Kept in memory while the dialog waits, as a restart reads it back: parsed from its text, its

@@ -34,10 +34,14 @@ interface V1Record {
 /** Ids of the older version began with a digit, or `-` for a dialog the bot started. */
 const V1_PREFIXES = ["-", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
 
-/** Rewrite every record of the older version in `store` as a header and a log. */
+/**
+ * Rewrite every record of the older version in `store` as a header and a log, `create` deleting
+ * the record (its key `record`) in the same batch: a rewrite made once, whose reply is lost, leaves
+ * no record that a later start, once the dialog's ended header has expired, would begin again.
+ */
 export async function migrateV1(
   store: StateStore,
-  create: (head: DialogHead, entries: LogEntry[]) => Promise<DialogHead>,
+  create: (head: DialogHead, entries: LogEntry[], record: string) => Promise<DialogHead>,
 ): Promise<void> {
   for (const prefix of V1_PREFIXES) {
     for (const { key, value } of await store.list(prefix)) {
@@ -76,9 +80,9 @@ export async function migrateV1(
           });
         if (step.timedOut) entries.push({ t: "late", step: i, at: step.deadline });
       });
-      // Kept, the record goes (a record whose last answer was not yet run runs at this start);
-      // not kept, it is read again at the next start.
-      if ((await create(head, entries).catch(() => undefined)) !== undefined) await store.delete(key);
+      // Not kept (the store failed), the record is read again at the next start. A record whose
+      // last answer was not yet run waits no more: it runs at this start.
+      await create(head, entries, key).catch(() => undefined);
     }
   }
 }
