@@ -126,7 +126,11 @@ function v1Dialog(member: Person, bot: Person, now: number) {
 }
 
 /** The guide's order bot, upgraded with a dialog the older version kept waiting at "How many?". */
-async function orderWaiting(gate?: StoreGate): Promise<GatedDaemon> {
+/**
+ * `then`: the second question answered with "2" (`answered`) or past its deadline (`timedOut`),
+ * recorded by the older version before it stopped, and not yet run.
+ */
+async function orderWaiting(gate?: StoreGate, then?: "answered" | "timedOut"): Promise<GatedDaemon> {
   const started = await startGatedDaemon({
     ...(gate && { gate }),
     name: "orders",
@@ -136,13 +140,15 @@ async function orderWaiting(gate?: StoreGate): Promise<GatedDaemon> {
   });
   up = started;
   await upgradeWith(
-    // "wait", typed while the bot was working, came before the question it would answer.
+    // "wait", typed while the bot was working, came before the question it would answer (with
+    // `then`, the older version handled it before it recorded what followed: it is not sent here).
     (dm, botSays) => ({
       order: dm("order"),
       q1: botSays("Which size: small or large?"),
       large: dm("large"),
-      wait: dm("wait"),
+      ...(then === undefined && { wait: dm("wait") }),
       q2: botSays("How many?"),
+      ...(then === "answered" && { two: dm("2") }),
     }),
     (ids, { member, bot }, now) => ({
       ...v1Dialog(member, bot, now),
@@ -155,8 +161,15 @@ async function orderWaiting(gate?: StoreGate): Promise<GatedDaemon> {
           deadline: now + 598_000,
           answers: [kept(up!, ids.large!, member)],
         },
-        { question: "How many?", askedAt: now - 1_000, deadline: now + 599_000, answers: [] },
+        {
+          question: "How many?",
+          askedAt: now - 1_000,
+          deadline: now + 599_000,
+          answers: then === "answered" ? [kept(up!, ids.two!, member)] : [],
+          ...(then === "timedOut" && { timedOut: true }),
+        },
       ],
+      ...(then !== undefined && { waiting: false }),
       effects: [
         { n: 1, kind: "send", result: { id: ids.q1! } },
         { n: 2, kind: "send", result: { id: ids.q2! } },
@@ -284,3 +297,19 @@ it("a rewrite that landed with its reply lost leaves no record behind: the ended
   at.dm("3");
   expect((await saidAtLeast(at.sandbox, BOT, 5)).at(-1)).toBe("not a command: 3");
 });
+
+it.each([
+  ["answered", "2 × large coming up."],
+  ["timedOut", "No answer, so no coffee for now. Ask again any time."],
+] as const)(
+  "a dialog the older version recorded as %s, not yet run, runs at the first start",
+  async (then, last) => {
+    const at = await orderWaiting(undefined, then);
+    // The answer, caught up again, is known as recorded: only the run says something.
+    await expect.poll(() => at.running.daemon.bots[0]!.dialogs()).toEqual([]);
+    expect(await saidAtLeast(at.sandbox, BOT, 3)).toEqual(["Which size: small or large?", "How many?", last]);
+    at.dm("3");
+    const after = ["Which size: small or large?", "How many?", last, "not a command: 3"];
+    expect(await saidAtLeast(at.sandbox, BOT, 4)).toEqual(after);
+  },
+);
