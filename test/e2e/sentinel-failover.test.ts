@@ -219,16 +219,28 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     }
 
     const ids = [...sentAt.keys()];
-    const wrong = [...answerCounts(sandbox, ids)].filter(([, n]) => n !== 1).map(([id]) => id);
-    // On a failure, which daemons handled it and in which phase: what an investigation starts from.
+    const counts = answerCounts(sandbox, ids);
+    const wrong = [...counts].filter(([, n]) => n !== 1).map(([id]) => id);
+    // On a failure, which daemons handled it, in which phase, how often it was answered, and what
+    // each daemon logged about it or warned of within 5 s of its send (ms from it): what an
+    // investigation starts from, printed by the assertion below.
+    const sentWall = (id: number) => Date.now() - (performance.now() - sentAt.get(id)!);
     const detail = wrong.map((id) => ({
       id,
+      answers: counts.get(id),
       phase: phases.findLast((p) => p.from <= sentAt.get(id)!)?.name,
       handledBy: instances.flatMap((i) =>
         i.proc
           .logs()
           .filter((l) => l.msg === "cluster: handling" && l.messageId === id)
           .map(() => i.proc.pid),
+      ),
+      around: instances.flatMap((i) =>
+        i.proc
+          .logs()
+          .map((l) => ({ l, ms: Math.round(Number(l.time) - sentWall(id)) }))
+          .filter(({ l, ms }) => Math.abs(ms) < 5_000 && (Number(l.level) >= 40 || l.messageId === id))
+          .map(({ l, ms }) => `${i.proc.pid} ${ms} ms ${l.level} ${l.msg}`),
       ),
     }));
     expect(detail).toEqual([]);
