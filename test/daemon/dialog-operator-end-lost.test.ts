@@ -18,6 +18,7 @@ import { defineBot } from "../../src/bot/define-bot.ts";
 import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import {
   END_UNANSWERED,
+  END_UNCONFIRMED,
   END_WRITE_WAIT_MS,
   ENDED_MEANWHILE,
 } from "../../src/pipeline/dialogs/dialog-ends.ts";
@@ -200,6 +201,8 @@ it("an end pending that landed, then the bot stops and starts again: the note sa
   const { gate, dm, bot, dialog } = await asked();
   await endPending(gate, dialog.id);
   await bot.stop(1_000);
+  // Not confirmed here: the operator is told so; the next start finds it landed.
+  expect(running!.logged(END_UNCONFIRMED)).toHaveLength(1);
   gate.open();
   await bot.start();
   expect(await said(2)).toEqual(["Which size?", NOTE]);
@@ -212,6 +215,8 @@ it("an end pending that never landed, then the bot stops and starts again: the d
   const { gate, dm, bot, dialog } = await asked();
   await endPending(gate, dialog.id, "fail");
   await bot.stop(1_000);
+  // Not confirmed here: the operator is told so; the next start finds it never landed.
+  expect(running!.logged(END_UNCONFIRMED)).toHaveLength(1);
   gate.open();
   await bot.start();
   expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
@@ -259,8 +264,10 @@ it("an end pending that landed, then the daemon restarts: the note said once at 
   const { gate, dm, dialog } = await asked();
   await endPending(gate, dialog.id);
   gate.open();
+  const before = running!;
   // The person writes while the daemon is down: caught up after the note.
   const bot = await restart(() => dm("large"));
+  expect(before.logged(END_UNCONFIRMED)).toEqual([]); // confirmed before the stop
   expect(await said(3)).toEqual(["Which size?", NOTE, "not a command: large"]);
   expect(bot.dialogs()).toEqual([]);
   await expect(end(dialog.id)).rejects.toMatchObject({ code: "UNKNOWN_DIALOG" });
@@ -272,8 +279,10 @@ it("an end pending that landed, then the daemon restarts: the note said once at 
 it("an end pending that never landed, then the daemon restarts: the dialog goes on, nothing said", async () => {
   const { gate, dm, dialog } = await asked();
   await endPending(gate, dialog.id, "fail");
+  const before = running!;
   // The store back only once the daemon stopped: the end's last try, at the stop, was refused.
   const bot = await restart(() => gate.open());
+  expect(before.logged(END_UNCONFIRMED)).toHaveLength(1);
   expect(bot.dialogs().map((d) => d.id)).toEqual([dialog.id]);
   dm("large");
   expect(await said(2)).toEqual(["Which size?", "How many?"]);

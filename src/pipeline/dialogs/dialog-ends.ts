@@ -70,6 +70,14 @@ export const END_WRITE_WAIT_MS = 3_000;
 export const END_UNANSWERED =
   "an operator's end has not landed in time (the state store is down or not answering): it is tried until the store takes it";
 
+/**
+ * The log line of an operator's end answered pending that the bot's stop here cut off before it
+ * was confirmed: the next start reads the dialog's log and finds it landed (the note is said then)
+ * or not (the dialog goes on, and the operator runs the end again).
+ */
+export const END_UNCONFIRMED =
+  "an operator's end was not confirmed before the bot stopped here: the next start finds whether it landed (the person is told then) or not (the dialog goes on: run bothost dialogs end again)";
+
 /** The log line of an operator's end refused because the dialog's first question was not recorded in time. */
 export const END_TOO_EARLY =
   "an operator's end was refused: the dialog's first question was not recorded in time (nothing was ended)";
@@ -149,11 +157,15 @@ export async function endByOperator(
     return await raceAbort(ending, limit.signal);
   } catch (err) {
     if (!limit.signal.aborted) throw err;
-    ending.catch(() => {});
+    // Told it is under way, the operator learns from the log if the stop cuts it off (another
+    // writer's move or an end already made is no loss: the dialog is run, or ended, elsewhere).
+    ending.catch((err: unknown) => {
+      if (!(err instanceof DialogEnded || err instanceof LogMoved)) log.warn({ dialog: id }, END_UNCONFIRMED);
+    });
     log.warn({ dialog: id }, END_UNANSWERED);
     throw new BothostError(
       "DIALOG_END_PENDING",
-      `dialog ${id}'s end has not landed within ${END_WRITE_WAIT_MS / 1000} s (the state store is down, failing or not answering): the end is under way and is tried until the store takes it; meanwhile the dialog asks nothing more. Once it lands, the person is told and bothost dialogs no longer lists it`,
+      `dialog ${id}'s end has not landed within ${END_WRITE_WAIT_MS / 1000} s (the state store is down, failing or not answering): the end is under way and is tried until the store takes it; meanwhile the dialog asks nothing more. Once it lands, the person is told and bothost dialogs no longer lists it. Should the bot stop here first, the daemon logs it, and its next start finds whether the end landed: if the dialog is listed again, run this again`,
     );
   } finally {
     limit.clear();
