@@ -4,7 +4,7 @@
  * (`data: {json}` lines, `data: [DONE]` at the end), each event's `choices[0].delta.content` a
  * piece of the answer. Failures come out as an {@link EndpointError} saying which kind.
  */
-import { errors, request } from "undici";
+import { request } from "undici";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -44,21 +44,27 @@ export type ChatPiece = { text: string } | { usedTokens: number };
 
 const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "EHOSTUNREACH"]);
 
-/** A failure of the call itself, as an {@link EndpointError}; an abort stays as it is. */
+/**
+ * A failure of the call itself, as an {@link EndpointError}; an abort stays as it is. Told by the
+ * error's `code`, not by `instanceof undici.errors.…`: `request` goes through the global
+ * dispatcher, and from Node.js 22 on, once an ES module has imported `node:http`, that is the
+ * runtime's own bundled undici, whose error classes (on Node.js 22, undici 6) are not this
+ * package's.
+ */
 function asEndpointError(err: unknown, o: ChatRequest): unknown {
   if (o.signal.aborted || err instanceof EndpointError) return err;
-  if (err instanceof errors.HeadersTimeoutError) {
+  const own = (err as { code?: string } | null)?.code;
+  if (own === "UND_ERR_HEADERS_TIMEOUT") {
     return new EndpointError("slow", `no answer within ${o.answerTimeoutMs / 1000} s`);
   }
-  if (err instanceof errors.BodyTimeoutError) {
+  if (own === "UND_ERR_BODY_TIMEOUT") {
     return new EndpointError("stalled", `the answer stopped for ${o.idleTimeoutMs / 1000} s`);
   }
-  const code =
-    (err as { code?: string; cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
-  if (err instanceof errors.ConnectTimeoutError || (code && CONNECT_CODES.has(code))) {
+  const code = (err as { cause?: { code?: string } } | null)?.cause?.code ?? own;
+  if (own === "UND_ERR_CONNECT_TIMEOUT" || (code && CONNECT_CODES.has(code))) {
     return new EndpointError("down", `cannot connect (${code ?? "timeout"})`);
   }
-  if (err instanceof errors.SocketError) return new EndpointError("down", "the connection was cut");
+  if (own === "UND_ERR_SOCKET") return new EndpointError("down", "the connection was cut");
   return err;
 }
 

@@ -116,6 +116,16 @@ test("an endpoint that is down: the person is told, the asking message marked", 
   expect(reactionsOn(sandbox, asked)).toEqual(["warning"]);
 });
 
+test("an answer whose connection is cut midway: the person is told, below what came", async ({ runBot }) => {
+  const bot = await runBot({ bot: assistant, name: "assistant", settings: settings() });
+  endpoint.queue({ kind: "cut", chunks: ["The first half"] });
+  const cut = bot.post(MEMBER, dm(bot.email, "tell me"));
+  // Whether the first half is read before the cut is the network's race; the notice is not.
+  expect((await bot.progress(cut, { timeoutMs: 10_000 })).text).toMatch(
+    /^(The first half\n\n)?⚠ The language model is not reachable right now\. Please try again later\. \(the connection was cut\)$/,
+  );
+});
+
 test("an error answer is shown without the key, even when the endpoint quotes it", async ({ runBot }) => {
   const bot = await runBot({ bot: assistant, name: "assistant", settings: settings() });
   endpoint.queue(

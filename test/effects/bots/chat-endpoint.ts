@@ -13,7 +13,9 @@ export type Behaviour =
   /** Headers never come. */
   | { kind: "silent" }
   /** These chunks, then nothing more (the connection stays open). */
-  | { kind: "stall"; chunks: string[] };
+  | { kind: "stall"; chunks: string[] }
+  /** These chunks, then the connection is cut mid-answer. */
+  | { kind: "cut"; chunks: string[] };
 
 export interface ChatEndpoint {
   /** The base URL, `http://127.0.0.1:<port>/v1`. */
@@ -52,6 +54,11 @@ export async function startChatEndpoint(): Promise<ChatEndpoint> {
     for (const chunk of behaviour.chunks) res.write(delta(chunk));
     if (behaviour.kind === "stall") {
       open.add(res);
+      return;
+    }
+    if (behaviour.kind === "cut") {
+      // Once the chunks are on their way: the connection dropped, no end of the stream.
+      res.socket?.end(() => res.socket?.destroy());
       return;
     }
     if (behaviour.usage !== undefined)
