@@ -47,8 +47,8 @@ const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ECONNR
 /**
  * A failure of the call itself, as an {@link EndpointError}; an abort stays as it is. Told by the
  * error's `code`, not by `instanceof undici.errors.…`: `request` goes through the global
- * dispatcher, and from Node.js 22 on, once an ES module has imported `node:http`, that is the
- * runtime's own bundled undici, whose error classes (on Node.js 22, undici 6) are not this
+ * dispatcher, and from Node.js 22 on, in a process where an ES module imports `node:http`, that
+ * is the runtime's own bundled undici, whose error classes (on Node.js 22, undici 6) are not this
  * package's.
  */
 function asEndpointError(err: unknown, o: ChatRequest): unknown {
