@@ -128,12 +128,35 @@ describe.skipIf(!available)("Redis through Sentinel, under failovers", () => {
     const begin = (name: string, unplanned: boolean) => {
       phases.push({ name, from: performance.now(), unplanned });
     };
-    /** Resolves once every ping sent so far is answered. */
+    /**
+     * Resolves once every ping sent so far is answered. Not within 60 s: fails naming the phase,
+     * the unanswered pings, and what each daemon (dead ones too) warned of in the last 30 s, with
+     * its bot's state: what an investigation of a bot that never came back starts from.
+     */
     const caughtUp = async () => {
       const ids = [...sentAt.keys()];
-      await expect
-        .poll(() => ids.filter((id) => !answeredAt.has(id)).length, { timeout: 60_000, interval: 100 })
-        .toBe(0);
+      const unanswered = () => ids.filter((id) => !answeredAt.has(id));
+      try {
+        await expect.poll(() => unanswered().length, { timeout: 60_000, interval: 100 }).toBe(0);
+      } catch (err) {
+        const since = Date.now() - 30_000;
+        const daemons = await Promise.all(
+          instances.map(async (i) => ({
+            pid: i.proc.pid,
+            alive: alive.has(i),
+            b0: (await statusOf(i))?.bots.find((b) => b.name === "b0")?.state,
+            warned: i.proc
+              .logs()
+              .filter((l) => Number(l.time) >= since && Number(l.level) >= 40)
+              .map((l) => `${Math.round((Number(l.time) - Date.now()) / 100) / 10} s ${l.msg}`),
+          })),
+        );
+        const phase = phases.at(-1)?.name;
+        throw new Error(
+          `pings unanswered for 60 s in phase "${phase}": ${unanswered().join(", ")}\n${JSON.stringify(daemons, null, 2)}`,
+          { cause: err },
+        );
+      }
     };
     /**
      * Each fault's worst answer delay and p99, printed, and with `BOTHOST_SENTINEL_DELAYS`
