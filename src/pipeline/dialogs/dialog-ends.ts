@@ -159,8 +159,9 @@ export async function endByOperator(
     if (!limit.signal.aborted) throw err;
     // Told it is under way, the operator learns from the log if the stop cuts it off (another
     // writer's move or an end already made is no loss: the dialog is run, or ended, elsewhere).
-    ending.catch((err: unknown) => {
-      if (!(err instanceof DialogEnded || err instanceof LogMoved)) log.warn({ dialog: id }, END_UNCONFIRMED);
+    ending.catch((reason: unknown) => {
+      if (!(reason instanceof DialogEnded || reason instanceof LogMoved))
+        log.warn({ dialog: id }, END_UNCONFIRMED);
     });
     log.warn({ dialog: id }, END_UNANSWERED);
     throw new BothostError(

@@ -43,10 +43,10 @@ export async function migrateV1(
   store: StateStore,
   create: (head: DialogHead, entries: LogEntry[], record: string) => Promise<DialogHead>,
 ): Promise<void> {
-  // Listed together: on Redis the ten listings go out pipelined, one round trip's wait per start.
+  // Listed together: on Redis the ten listings go out pipelined, their round trips overlapping.
   const listed = await Promise.all(V1_PREFIXES.map((prefix) => store.list(prefix)));
-  for (const entries of listed) {
-    for (const { key, value } of entries) {
+  for (const found of listed) {
+    for (const { key, value } of found) {
       const record = value as unknown as V1Record;
       if (record?.v !== 1 || !Array.isArray(record.steps)) continue;
       const head = newHead({ ...record, id: key.startsWith("-") ? startedId(key) : key });
