@@ -27,6 +27,9 @@ export const LOCAL_REFUSALS: ReadonlyMap<string, string | undefined> = new Map([
   ["REACT_NO_MESSAGE", "messageId"],
   ["REPLY_NO_CONVERSATION", undefined],
   ["UNSUPPORTED_FEATURE", undefined],
+  // A `ctx.prompt()` option, or a helper's argument, the code got wrong: its message names it.
+  ["PROMPT_OPTIONS", undefined],
+  ["INVALID_ARGUMENT", undefined],
 ]);
 
 /** The refusal `err` is, if the request it failed on is wrong as made (see the file's comment). */

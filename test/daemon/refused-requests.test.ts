@@ -19,7 +19,10 @@ const RETRIES = "retries: { attempts: 3, backoff: 1s, max_backoff: 1s }\nhandler
 
 const world = useSandbox({ bots: { [BOT]: "Notes" } });
 
-/** "save <title>", "raw <title>" save a snippet (ctx.snippets, ctx.api); "post <channel>" posts there; else "ok". */
+/**
+ * "save <title>", "raw <title>" save a snippet (ctx.snippets, ctx.api); "post <channel>" posts
+ * there; "ask <timeout>" asks a question with that timeout; else "ok".
+ */
 const notes = defineBot({
   setup(bot: BotApi) {
     bot.on("message", { sender: MEMBER }, async (ctx) => {
@@ -27,6 +30,7 @@ const notes = defineBot({
       if (verb === "save") await ctx.snippets.create(arg, "body");
       else if (verb === "raw") await ctx.api.savedSnippets.create({ title: arg, content: "body" });
       else if (verb === "post") await ctx.send({ type: "channel", to: arg, topic: "t", content: "hello" });
+      else if (verb === "ask") await ctx.prompt("How long?", { timeout: arg });
       await ctx.reply(`ok ${verb}`);
     });
   },
@@ -94,6 +98,22 @@ describe("a request refused as made", () => {
     expect(d.logged("kept as dead letter notes/1")).toMatchObject([
       { refused: { code: "SNIPPET_INVALID", parameter: "title" } },
     ]);
+  });
+});
+
+describe("a ctx.prompt() option the code got wrong", () => {
+  it("PROMPT_OPTIONS: nothing asked, kept at once naming the option, the next message goes on", async () => {
+    const d = await start(new ManualClock(Date.now()));
+    post("ask 40d");
+    post("next");
+    // The question was never sent: the bot's only message is the next one's answer.
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok next"]);
+    const [letter] = await d.daemon.letters.list();
+    expect(letter).toMatchObject({ attempts: 1, error: { name: "BothostError" } });
+    expect(letter!.error.message).toContain("timeout must be between 1s and 30d");
+    expect(letter!.error.message).toContain(
+      "[request refused before it was sent (PROMPT_OPTIONS): not retried]",
+    );
   });
 });
 

@@ -39,6 +39,16 @@ export function startDialogOf(
   return async (userId, text) => {
     if (!deps.dialogs)
       throw new BothostError("HELPERS_UNAVAILABLE", "ctx.startDialog() needs a bot runtime.");
+    if (!Number.isInteger(userId) || userId <= 0)
+      throw new BothostError(
+        "INVALID_ARGUMENT",
+        `ctx.startDialog(): userId must be a user id, got ${String(userId)}.`,
+      );
+    if (typeof text !== "string" || text.trim() === "")
+      throw new BothostError(
+        "INVALID_ARGUMENT",
+        `ctx.startDialog(): text must be what the person's message would say (a command, say), got ${JSON.stringify(text)}.`,
+      );
     if (!effects) return start(userId, text, `${randomUUID()}|${userId}|${text}`);
     const key = `${effects.run.eventKey}|${userId}|${text}`;
     return effects.run.once("dialog", { act: () => start(userId, text, key) });
@@ -47,8 +57,8 @@ export function startDialogOf(
 
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
- * another dialog waits for the person in their direct messages with the bot, the person is
- * deactivated, or the person is the bot itself. With `signal` (a job's start, a webhook's: no
+ * another dialog waits for the person in their direct messages with the bot, the server knows no
+ * such person or they are deactivated, or the person is the bot itself. With `signal` (a job's start, a webhook's: no
  * message's run, which that conversation's tasks may queue behind), a dialog there past its
  * deadline (yesterday's, found at a start after a downtime), or with a run or an end under way, is
  * waited for first: timed out or ended, this one begins. `source`: how the run starting it came.
@@ -69,9 +79,10 @@ export async function startDialog(
   // id is negative (no server message has one), from the same digest.
   const id = `s${digest.subarray(0, 6).toString("hex")}`;
   const messageId = -(digest.readUIntBE(0, 6) + 1);
-  const user = await deps.services?.users.get(userId);
-  // A deactivated person cannot be written to (the server refuses the question): none is asked.
-  if (user?.is_active === false) return false;
+  const users = deps.services?.users;
+  const user = await users?.get(userId);
+  // Nobody the server knows, or a deactivated person (the server refuses the question): none is asked.
+  if ((users !== undefined && user === undefined) || user?.is_active === false) return false;
   const name = user?.full_name ?? `user ${userId}`;
   const tried = unsure.get(dialogs);
   const now = tried?.get(id) ?? (deps.clock ?? realClock).now();
