@@ -46,7 +46,12 @@ export async function resolveCredentials(
     const onSandbox =
       (isMapping(bot.server) ? bot.server.url : isMapping(raw.server) ? raw.server.url : undefined) ===
       "sandbox";
-    if (given.length === 0 && onSandbox) {
+    // A misspelt `server:` (reported as the typo) leaves the server unknown: maybe the sandbox,
+    // which needs no key, so neither the key nor the server is said to be missing.
+    const serverTypo =
+      bot.server === undefined &&
+      (hasTypoOf(bot, "server") || (raw.server === undefined && hasTypoOf(raw, "server")));
+    if (given.length === 0 && (onSandbox || serverTypo)) {
       // Nothing to resolve.
     } else if (given.length === 0 && !KEY_SOURCES.some((key) => hasTypoOf(bot, key))) {
       const variable = `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
@@ -109,7 +114,7 @@ export async function resolveCredentials(
     ) {
       add(at, `has no email: add email: ${name}-bot@chat.example.org (the bot's email on the server)`, "key");
     }
-    if (bot.server === undefined && raw.server === undefined && !zuliprcUnread) {
+    if (bot.server === undefined && raw.server === undefined && !zuliprcUnread && !serverTypo) {
       const site = found.site === undefined ? undefined : ServerUrl.safeParse(found.site);
       if (site?.success) found.site = site.data;
       else {

@@ -208,6 +208,23 @@ describe("invalid values", () => {
       test/fixtures/config/unknown-keys-typos.yaml:14:5 bots.echo.color: is not a known key: remove it (known keys here: module, email, api_key, api_key_file, zuliprc, server, events, narrow, all_public_streams, own_messages, concurrency, handler_timeout, replay, outgoing_webhook, dry_run, long_messages, command_prefix, retries, rate_limit, webhooks, settings)"
     `);
   });
+  // The server unknown (maybe the sandbox, which needs no key): the typo alone is reported.
+  it("a misspelt server: is reported once, as the typo, for the file and for a bot", async () => {
+    const top = await loadWritten(
+      "top.yaml",
+      "sever:\n  url: sandbox\nbots:\n  hello:\n    module: ./x.ts\n    email: hello-bot@sandbox.example\n",
+    );
+    expect(isConfigError(top) && top.format()).toBe(
+      'top.yaml:1:1 sever: is not a known key: did you mean "server"?',
+    );
+    const bot = await loadWritten(
+      "bot.yaml",
+      "bots:\n  hello:\n    module: ./x.ts\n    email: hello-bot@sandbox.example\n    servr: { url: sandbox }\n",
+    );
+    expect(isConfigError(bot) && bot.format()).toBe(
+      'bot.yaml:5:5 bots.hello.servr: is not a known key: did you mean "server"?',
+    );
+  });
   it("missing-required.yaml", async () => {
     expect(await problems("missing-required.yaml")).toMatchInlineSnapshot(`
       "test/fixtures/config/missing-required.yaml:1:1 server.url: is missing: add url: https://chat.example.org (or url: sandbox for the embedded test server)
