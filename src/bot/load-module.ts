@@ -20,6 +20,8 @@ import { cachedTransform, transpileCacheDir } from "./transpile-cache.ts";
 export interface LoadBotModuleOptions {
   /** The config file's folder: relative module paths and package lookups start here. */
   configDir: string;
+  /** What `configDir` is, as a path's error names it (default "the config file's folder"). */
+  configDirIs?: string;
   /** The bot's name in the config, for messages. */
   botName?: string;
   /** Evaluate the module again, not from the cache (a reload; each keeps the old one in memory). */
@@ -120,7 +122,7 @@ async function importModule(file: string, fresh: boolean): Promise<unknown> {
  * from `configDir`. A bare `bots/x.ts` that exists as a file is taken as that file.
  */
 export async function botModuleFile(specifier: string, options: LoadBotModuleOptions): Promise<string> {
-  const { configDir, botName } = options;
+  const { configDir, botName, configDirIs = "the config file's folder" } = options;
   const fail = (code: "MODULE_NOT_FOUND" | "MODULE_INVALID", message: string, resolvedPath?: string) =>
     new ModuleError(code, { botName, specifier, resolvedPath }, message);
   const isPath = PATH_LIKE.test(specifier) || path.isAbsolute(specifier);
@@ -137,7 +139,7 @@ export async function botModuleFile(specifier: string, options: LoadBotModuleOpt
     if (kind === "missing") {
       throw fail(
         "MODULE_NOT_FOUND",
-        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path${relative ? "; it starts at the config file's folder" : ""}`,
+        `was not found (no file ${displayPath(asFile, process.cwd())}): check the path${relative ? `; it starts at ${configDirIs}` : ""}`,
       );
     }
     if (kind === "folder") {

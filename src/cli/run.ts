@@ -65,6 +65,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     // In a cluster an instance whose bots all run elsewhere still waits, as their spare.
     if (report.started.length === 0 && report.standby.length === 0) {
+      // The log (stdout) has each failure in full; stderr says in a few lines why nothing runs.
+      const { bots } = await daemon.status();
+      const why = bots.map((b) => `  ${b.name}: ${b.reason ?? b.state}`).join("\n");
+      process.stderr.write(`bothost: no bot could start, so the daemon stops:\n${why}\n`);
       await booted.stop();
       return report.authFailed.length > 0 && report.failed.length === 0
         ? ExitCode.AuthFailed

@@ -15,6 +15,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { Daemon } from "./daemon.ts";
 import type { DaemonBot } from "./daemon-bot.ts";
 import { type BotIdentity, entryHash, planReload, type ReloadReport, withFixedOf } from "./reload-plan.ts";
+import { checkSandboxAccounts } from "./sandbox-accounts.ts";
 
 export type Booted = Awaited<ReturnType<typeof bootDaemon>>;
 
@@ -58,9 +59,12 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
       ...(s?.org ? { org: s.org } : {}),
       port: s?.port ?? 0,
     });
-    log.info({ url: sandbox.url }, "embedded sandbox started");
   }
   try {
+    if (sandbox) {
+      checkSandboxAccounts(config, source, sandbox.control);
+      log.info({ url: sandbox.url }, "embedded sandbox started");
+    }
     // state.path: this instance runs every bot; state.redis: instances share them by leases.
     const { store, coordinator, reportRedis } = await openState(config, log, options.statePath);
     const embedded = sandbox;
@@ -80,7 +84,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
       ...(embedded ? { sandbox: embedded } : {}),
       adminSocket: adminSocketOf(config, configPath, options.statePath),
     });
-    daemon.reloader = () => reloadFromFile(daemon, configPath);
+    daemon.reloader = () => reloadFromFile(daemon, configPath, embedded);
     const metrics = daemon.metrics;
     if (metrics && reportRedis) reportRedis((connection) => metrics.redisSink(connection));
     return {
@@ -106,7 +110,7 @@ export async function bootDaemon(configPath: string, options: BootOptions = {}) 
  * full first (any problem rejects the reload, located at its file:line:column, and the daemon
  * keeps running the old config), then apply only what changed.
  */
-async function reloadFromFile(daemon: Daemon, configPath: string): Promise<ReloadReport> {
+async function reloadFromFile(daemon: Daemon, configPath: string, sandbox?: Sandbox): Promise<ReloadReport> {
   const { config, source } = await loadConfigForBots(configPath, { fresh: true });
   const prints = await botFingerprints(config, source);
   const next = new Map<string, BotIdentity>(
@@ -130,6 +134,7 @@ async function reloadFromFile(daemon: Daemon, configPath: string): Promise<Reloa
       plan.needRestart.push(`bots.${name}.outgoing_webhook.path`);
   }
   const changed = new Set([...plan.add, ...plan.restart]);
+  if (sandbox) checkSandboxAccounts(config, source, sandbox.control, changed);
   const loaded = changed.size === 0 ? [] : await loadBots(config, source, { only: changed, fresh: true });
   // The listener, store and sandbox stay as started: the next reload compares with those.
   const report = await daemon.applyReload(withFixedOf(daemon.config, config), plan, loaded.map(daemonBot));

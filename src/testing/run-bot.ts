@@ -170,7 +170,13 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   const email = options.email ?? `${name}-bot@sandbox.example`;
   const definition =
     typeof options.bot === "string"
-      ? (await loadBotModule(options.bot, { configDir: process.cwd(), botName: name })).definition
+      ? (
+          await loadBotModule(options.bot, {
+            configDir: process.cwd(),
+            configDirIs: "the current directory",
+            botName: name,
+          })
+        ).definition
       : options.bot;
   const control = sandbox.control;
   if (!control.users().some((u) => u.email === email)) {

@@ -104,6 +104,15 @@ it("reloads when a local file a bot imports changes, or the config file", BUDGET
   const reloaded = await edit(configFile, withTimeout);
   expect(reloaded).toMatch(/INFO: config reloaded[\s\S]*restarted: \[\s*"hello"\s*\]/);
 
+  // A bot added with an email the sandbox has no account for: refused, located at that email.
+  const ghost = `${withTimeout.trimEnd()}\n  ghost:\n    module: ./bots/hello.ts\n    email: ghost-bot@sandbox.example\n`;
+  const refused = await edit(configFile, ghost);
+  const at = ghost.split("\n").findIndex((l) => l.includes("ghost-bot@")) + 1;
+  expect(refused).toContain(
+    `bothost.yaml:${at}:12 bots.ghost.email: the embedded sandbox has no account ghost-bot@sandbox.example: add it to the org file (server.sandbox.org), or fix the email`,
+  );
+  expect(refused).not.toMatch(/INFO: config reloaded/);
+
   dev.kill("SIGINT");
   expect((await dev.exited).code).toBe(0);
   dev = undefined;

@@ -103,6 +103,57 @@ describe.concurrent("bothost run on configs whose bots are bad", () => {
   });
 });
 
+describe("bothost run on the embedded sandbox, its bots unable to run", () => {
+  let dir = "";
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "bothost-e2e-sandbox-"));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  /** `bothost run` in `dir` on a config of `bots` (YAML lines under `bots:`) on the embedded sandbox. */
+  const run = async (name: string, bots: string[]) => {
+    await writeFile(path.join(dir, name), ["server: { url: sandbox }", "bots:", ...bots, ""].join("\n"));
+    return runCli(["run", "--config", name], { cwd: dir });
+  };
+
+  it("a bot the sandbox has no account for: exit 2, its email located, no bot started", async () => {
+    const echo = path.resolve("bots/echo.ts");
+    const result = await run("account.yaml", [
+      "  echo:",
+      `    module: ${echo}`,
+      "    email: bot@sandbox.example",
+      "  ghost:",
+      `    module: ${echo}`,
+      "    email: ghost-bot@sandbox.example",
+    ]);
+    expect(result).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "account.yaml:8:12 bots.ghost.email: the embedded sandbox has no account ghost-bot@sandbox.example: add it to the org file (server.sandbox.org), or fix the email\n",
+    });
+  });
+
+  it("no bot can start: exit 1, and stderr names each bot with why", async () => {
+    const broken =
+      'export default {\n  setup(): void {\n    throw new TypeError("the token is missing");\n  },\n};\n';
+    await writeFile(path.join(dir, "broken.ts"), broken);
+    const { code, stderr } = await run("setup.yaml", [
+      "  broken:",
+      "    module: ./broken.ts",
+      "    email: bot@sandbox.example",
+    ]);
+    expect({ code, stderr }).toEqual({
+      code: 1,
+      stderr: expect.stringMatching(
+        /^bothost: no bot could start, so the daemon stops:\n {2}broken: .*the token is missing.*\n$/,
+      ),
+    });
+    expect(hasStackTrace(stderr)).toBe(false);
+  });
+});
+
 describe.concurrent("bothost run on config files that cannot be read", () => {
   let dir = "";
   afterAll(async () => {

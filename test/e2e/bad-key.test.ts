@@ -67,6 +67,9 @@ describe("a rejected API key", () => {
       .logs()
       .filter((l) => l.msg === "authentication failed; this bot is stopped, the others go on");
     expect(failed.map((l) => l.bot).sort()).toEqual(["one", "two"]);
+    expect(daemon.stderr()).toMatch(
+      /^bothost: no bot could start, so the daemon stops:\n {2}one: .*credentials.*\n {2}two: .*\n$/,
+    );
     expect(sandbox.control.queues()).toEqual([]);
     expectNoSecrets(daemon, [...config.secrets, WRONG_KEY, `${WRONG_KEY}2`]);
   });

@@ -45,6 +45,13 @@ describe("the vitest fixture", () => {
     expect(reply.content).toBe("by path");
   });
 
+  // A test has no config file: a relative path is read from where the tests run.
+  test("a module path that names no file says where it was looked for", async ({ runBot }) => {
+    await expect(runBot({ bot: "./bots/nope.ts", name: "nope" })).rejects.toThrow(
+      "module ./bots/nope.ts was not found (no file bots/nope.ts): check the path; it starts at the current directory",
+    );
+  });
+
   // As `bothost run` would: a bare parse of the schema dropped the unknown key and let the test pass.
   test("refuses settings bothost run would refuse, naming each setting's path", async ({ runBot }) => {
     await expect(runBot({ bot: echo, name: "echo", settings: { prefx: "echo: " } })).rejects.toThrow(
