@@ -79,6 +79,10 @@ it("writes a project whose check and tests pass unedited", async () => {
   // which asks for Node 22) would otherwise make `npm ci` on Node 20 warn EBADENGINE.
   expect(manifest.overrides).toEqual(ours.overrides);
   expect(manifest.overrides["pino-pretty"]).toEqual({ "strip-json-comments": "~5.0.3" });
+  // The ones getting-started.md tells a project that did not come from init to copy.
+  const guide = await readFile(path.join(repoRoot, "docs/guide/getting-started.md"), "utf8");
+  const shown = /```json\n"overrides": (\{[\s\S]*?\n\})\n```/.exec(guide)?.[1];
+  expect(JSON.parse(shown ?? "null")).toEqual(ours.overrides);
   const check = await run(path.join(modules, ".bin", "bothost"), ["check"], { cwd: project });
   expect(check.stdout).toMatch(/hello/);
 
