@@ -307,8 +307,12 @@ export class Daemon {
     this.#stopping.abort();
     this.#retries.stop();
     await this.adminSocket?.close();
-    await this.http?.close();
-    const deadline = options.deadlineMs ?? this.config.shutdown_timeout;
+    const full = options.deadlineMs ?? this.config.shutdown_timeout;
+    // Webhook requests in flight are answered first (the bots still running), within the deadline;
+    // the bots' handlers have what is left of it.
+    const began = this.#clock.now();
+    await this.http?.close(full);
+    const deadline = Math.max(0, full - (this.#clock.now() - began));
     const halted: { abandoned: number }[] = [];
     // Leases (in a cluster) stay renewed while the bots stop, then go at once; each bot reads stopped.
     await this.#coordinator.stop(async () => {

@@ -4,9 +4,11 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { timeoutSignal } from "../api/sleep.ts";
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS } from "../config/schema.ts";
 import { parseListenAddress } from "../config/schema-fields.ts";
 import { installAccessLog, pathOf } from "../log/access-log.ts";
+import { RouterError } from "../pipeline/router-error.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { type InboundBot, registerInboundRoutes } from "../webhook/inbound-routes.ts";
@@ -66,7 +68,10 @@ const RESERVED = ["/healthz", "/readyz", "/metrics", "/status", "/webhooks/", "/
 export class HttpListener {
   readonly #o: HttpListenerOptions;
   readonly #app: FastifyInstance;
-  readonly #stopping = new AbortController();
+  /** Aborted once the listener closes: a new request gets 503. */
+  readonly #closing = new AbortController();
+  /** Aborted once the stop's deadline passed: the webhook handlers still running are cut off. */
+  readonly #cut = new AbortController();
   /** Each bot's routes look its runtime up here per request, so a reload can swap it. */
   readonly #inbound = new Map<string, InboundBot>();
   readonly #outgoing = new Map<string, OutgoingBot>();
@@ -106,10 +111,21 @@ export class HttpListener {
     this.#o.log.info({ url: this.url }, "http listener started");
   }
 
-  /** Stop accepting connections; requests in flight finish (their handlers are told to stop). */
-  async close(): Promise<void> {
-    this.#stopping.abort(new Error("http listener closing"));
-    await this.#app.close();
+  /**
+   * Stop accepting connections; requests in flight are answered first. A webhook handler still
+   * running after `deadlineMs` (the stop's `shutdown_timeout`) has its signal aborted with
+   * `ROUTER_ABORTED`, as an event's handler has: its request is answered 503, to be sent again.
+   */
+  async close(deadlineMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.#closing.abort();
+    const cut = () => new RouterError("ROUTER_ABORTED", "the daemon's stop passed its deadline");
+    const limit = Number.isFinite(deadlineMs) ? timeoutSignal(this.#o.clock, deadlineMs, cut) : undefined;
+    limit?.signal.addEventListener("abort", () => this.#cut.abort(limit.signal.reason), { once: true });
+    try {
+      await this.#app.close();
+    } finally {
+      limit?.clear();
+    }
   }
 
   /**
@@ -162,7 +178,7 @@ export class HttpListener {
     // the chat server posts "Failure! Third party responded with 503" for it and never retries it,
     // so it is handled as usual (its answer closes the connection, the close waits for it).
     app.addHook("onRequest", async (request, reply) => {
-      if (!this.#stopping.signal.aborted) return;
+      if (!this.#closing.signal.aborted) return;
       const route = request.routeOptions.url;
       if (route !== undefined && [...this.#outgoing.values()].some((b) => b.path === route)) return;
       return reply.code(503).header("connection", "close").send({ error: "the listener is closing" });
@@ -242,7 +258,7 @@ export class HttpListener {
       bots: this.#inbound,
       log,
       bodyLimit: o.bodyLimit,
-      stopping: this.#stopping.signal,
+      stopping: this.#cut.signal,
       clock: o.clock,
       counts: this.webhookRequests,
     });

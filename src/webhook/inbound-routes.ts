@@ -42,7 +42,7 @@ export interface InboundDeps {
   log: Logger;
   /** Body limit for webhooks that declare none. */
   bodyLimit: number;
-  /** Aborted when the listener closes. */
+  /** Aborted when the daemon's stop passed its deadline with handlers still running (`ROUTER_ABORTED`). */
   stopping: AbortSignal;
   /** What signatures' timestamps are checked against and handlers are timed on. */
   clock: Clock;
@@ -206,6 +206,12 @@ async function handle(target: Target, request: FastifyRequest, reply: FastifyRep
     // Let the sender's retry run the handler again.
     if (storeKey !== undefined) await bot.store.delete(storeKey).catch(() => {});
     if (err instanceof HttpStatusError) throw err;
+    if (deps.stopping.aborted) {
+      // Cut off by the stop, not failed: the sender's retry runs it again (its sends made once).
+      log.warn("webhook handler cut short by the shutdown's deadline: answered 503, to be sent again");
+      reply.header("retry-after", "30");
+      return fail(reply, 503, "the daemon stopped before the webhook handler finished; try again");
+    }
     log.error({ err }, signal.aborted ? "webhook handler timed out" : "webhook handler failed");
     return fail(reply, 500, signal.aborted ? "the webhook handler timed out" : "the webhook handler failed");
   } finally {
