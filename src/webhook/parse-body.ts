@@ -59,10 +59,10 @@ export function parseForm(text: string): Record<string, string | string[]> {
 
 /**
  * Parse by content type: JSON (`application/json`, `…+json`) or form fields; undefined for an
- * empty body or any other type. Throws a 400 for JSON that does not parse.
+ * empty body of another type, or any other type. Throws a 400 for JSON that does not parse, an
+ * empty body declared as JSON included (no JSON text is empty).
  */
 export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
-  if (raw.length === 0) return undefined;
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   if (type === "application/json" || type.endsWith("+json")) {
     try {
@@ -71,6 +71,7 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
       throw new HttpStatusError(400, "the body is not valid JSON");
     }
   }
+  if (raw.length === 0) return undefined;
   if (type === "application/x-www-form-urlencoded") return parseForm(raw.toString("utf8"));
   return undefined;
 }

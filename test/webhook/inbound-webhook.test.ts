@@ -322,10 +322,21 @@ describe("limits, routes and the handler's context", () => {
       status: 400,
       body: { error: "the body is not valid JSON" },
     });
+    // No JSON text is empty: an empty body declared as JSON is refused too, one of no type is not.
+    expect(await post("/webhooks/hooks/small", "")).toEqual({
+      status: 400,
+      body: { error: "the body is not valid JSON" },
+    });
+    expect(calls).toEqual([]);
+    expect(await post("/webhooks/hooks/small", "", { "content-type": "text/plain" })).toEqual({
+      status: 200,
+      body: { ok: true },
+    });
+    expect(calls).toEqual([{ name: "small", body: undefined, key: undefined, query: {} }]);
   });
 
   it("gives the handler the bot's api (ctx.send) and returns its plain-object result", async () => {
-    const res = await post("/webhooks/hooks/send", "");
+    const res = await post("/webhooks/hooks/send", "{}");
     expect(res.status).toBe(200);
     const posted = sandbox.control.messages().find((m) => m.id === res.body.posted);
     expect(posted).toMatchObject({ content: "from a webhook", topic: "hooks" });
