@@ -115,8 +115,15 @@ export default defineBot({
           return ctx.reply(`There is no announcement \`${id}\`; there are ${ids}.`);
         }
         const lines = chosen.map((a) => {
-          const when = nextOccurrences(a, new Date(ctx.now()), count).map((d) => at(d, a.timezone));
-          return `* \`${a.id}\` → #**${a.channel}>${a.topic}**: ${when.join("; ") || "never again"}`;
+          const next = nextOccurrences(a, new Date(ctx.now()), count);
+          if (next.length === 0) return `* \`${a.id}\` → #**${a.channel}>${a.topic}**: never again`;
+          // A dated topic ("standup {{date}}") is each occurrence's own: named with it.
+          if (!a.topic.includes("{{"))
+            return `* \`${a.id}\` → #**${a.channel}>${a.topic}**: ${next.map((d) => at(d, a.timezone)).join("; ")}`;
+          const each = next.map(
+            (d) => `#**${a.channel}>${topicAt(a.topic, d, a.timezone)}** ${at(d, a.timezone)}`,
+          );
+          return `* \`${a.id}\` → ${each.join("; ")}`;
         });
         return ctx.reply(lines.join("\n"));
       },
@@ -166,21 +173,38 @@ function topicProblems(topic: string): string[] {
   return longest > 60 ? [`${is} ${longest} characters; topics are at most 60`] : [];
 }
 
-/**
- * "Mon, 30 Nov 2026, 09:00 Europe/Berlin", laid out here from its parts rather than by the
- * runtime's locale data, so every Node.js version writes the same line.
- */
-function at(date: Date, timeZone: string): string {
+/** The parts of `date` in `timeZone`, by the runtime's own names (`en-GB`, 24 hours). */
+function partsOf(date: Date, timeZone: string, weekday: "short" | "long", month: "short" | "2-digit") {
   const parts = new Intl.DateTimeFormat("en-GB", {
     timeZone,
-    weekday: "short",
-    day: "numeric",
-    month: "short",
+    weekday,
+    day: "2-digit",
+    month,
     year: "numeric",
     hour: "2-digit",
     minute: "2-digit",
     hourCycle: "h23",
   }).formatToParts(date);
-  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
-  return `${part("weekday")}, ${part("day")} ${part("month")} ${part("year")}, ${part("hour")}:${part("minute")} ${timeZone}`;
+  return (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+}
+
+/**
+ * "Mon, 30 Nov 2026, 09:00 Europe/Berlin", laid out here from its parts rather than by the
+ * runtime's locale data, so every Node.js version writes the same line.
+ */
+function at(date: Date, timeZone: string): string {
+  const part = partsOf(date, timeZone, "short", "short");
+  const day = String(Number(part("day")));
+  return `${part("weekday")}, ${day} ${part("month")} ${part("year")}, ${part("hour")}:${part("minute")} ${timeZone}`;
+}
+
+/** A topic template as the occurrence at `date` renders it (bot.recurring's placeholders). */
+function topicAt(topic: string, date: Date, timeZone: string): string {
+  const part = partsOf(date, timeZone, "long", "2-digit");
+  const local = {
+    date: `${part("year")}-${part("month")}-${part("day")}`,
+    weekday: part("weekday"),
+    time: `${part("hour")}:${part("minute")}`,
+  };
+  return renderTemplate(topic, local);
 }

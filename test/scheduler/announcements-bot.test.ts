@@ -72,6 +72,18 @@ describe("the announcements bot", () => {
       ]);
   });
 
+  it("next names each occurrence's own topic when the topic is dated", async () => {
+    world = await createWorld("2026-03-06T12:00:00Z"); // a Friday
+    await world.start(definition, settings([{ ...standup, topic: "standup {{weekday}} {{date}}" }]));
+    world.sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content: "next 2 standup" });
+    await expect
+      .poll(() => world.sent().map((m) => m.content))
+      .toEqual([
+        "* `standup` → #**general>standup Monday 2026-03-09** Mon, 9 Mar 2026, 09:00 Europe/Berlin; " +
+          "#**general>standup Tuesday 2026-03-10** Tue, 10 Mar 2026, 09:00 Europe/Berlin",
+      ]);
+  });
+
   it("a missing snippet is logged with its title and retried; the other announcements are booked", async () => {
     world = await createWorld("2026-03-02T07:00:00Z");
     const runtime = await world.start(definition, settings([standup, rules]));
