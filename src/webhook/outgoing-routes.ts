@@ -206,6 +206,17 @@ export function registerOutgoingRoutes(
     app.post(bot.path, async (request, reply) => {
       const arrived = clock.now();
       countAsWebhook(request, bot.path);
+      // The token first: a caller without it learns nothing of what the path takes.
+      const body = request.body;
+      const token =
+        typeof body === "object" && body !== null ? (body as { token?: unknown }).token : undefined;
+      if (typeof token !== "string" || !safeEqual(token, bot.token)) {
+        blog.warn(
+          { path: bot.path },
+          "outgoing webhook refused: the token does not match the configured one",
+        );
+        return error(reply, 401, "Unauthorized: the token does not match this bot's outgoing_webhook token");
+      }
       const payload = readOutgoingPayload(request.body);
       if (!payload) {
         return error(
@@ -213,13 +224,6 @@ export function registerOutgoingRoutes(
           400,
           "not an outgoing-webhook payload: expected the Zulip JSON or Slack form format",
         );
-      }
-      if (typeof payload.token !== "string" || !safeEqual(payload.token, bot.token)) {
-        blog.warn(
-          { path: bot.path },
-          "outgoing webhook refused: the token does not match the configured one",
-        );
-        return error(reply, 401, "Unauthorized: the token does not match this bot's outgoing_webhook token");
       }
       const refused = refusal();
       if (refused) return error(reply, 503, refused);

@@ -623,9 +623,19 @@ describe("outgoing-webhook bots", () => {
     expect(seen).toEqual([{ id, content: "@**Helper** deploy prod" }]);
   });
 
-  it("a malformed payload gets 400 naming the problem", async () => {
+  it("a malformed payload gets 400 naming the problem, once its token is right (401 before)", async () => {
     const { running: d } = await setup(bot((b) => b.on("message", () => {})));
-    expect(await post(`${d.url}/hooks/helper`, [1, 2])).toEqual({
+    const unauthorized = {
+      status: 401,
+      body: {
+        result: "error",
+        msg: "Unauthorized: the token does not match this bot's outgoing_webhook token",
+      },
+    };
+    // Without the token the caller learns nothing of the payload's shape.
+    expect(await post(`${d.url}/hooks/helper`, [1, 2])).toEqual(unauthorized);
+    expect(await post(`${d.url}/hooks/helper`, { token: "nope" })).toEqual(unauthorized);
+    expect(await post(`${d.url}/hooks/helper`, { token: TOKEN })).toEqual({
       status: 400,
       body: {
         result: "error",
