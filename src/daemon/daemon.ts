@@ -301,18 +301,14 @@ export class Daemon {
     });
   }
 
-  /** Stop polling, let handlers finish up to the shutdown timeout (`deadlineMs` 0: cut off, as a crash), flush. */
+  /** Answer webhooks in flight, stop polling, let handlers finish, all within the shutdown timeout (`deadlineMs` 0: cut off, as a crash), flush. */
   async stop(options: { deadlineMs?: number } = {}): Promise<void> {
     if (this.#stopping.signal.aborted) return;
     this.#stopping.abort();
     this.#retries.stop();
     await this.adminSocket?.close();
     const full = options.deadlineMs ?? this.config.shutdown_timeout;
-    // Webhook requests in flight are answered first (the bots still running), within the deadline;
-    // the bots' handlers have what is left of it.
-    const began = this.#clock.now();
-    await this.http?.close(full);
-    const deadline = Math.max(0, full - (this.#clock.now() - began));
+    const deadline = this.http ? await this.http.close(full) : full;
     const halted: { abandoned: number }[] = [];
     // Leases (in a cluster) stay renewed while the bots stop, then go at once; each bot reads stopped.
     await this.#coordinator.stop(async () => {

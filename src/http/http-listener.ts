@@ -115,17 +115,25 @@ export class HttpListener {
    * Stop accepting connections; requests in flight are answered first. A webhook handler still
    * running after `deadlineMs` (the stop's `shutdown_timeout`) has its signal aborted with
    * `ROUTER_ABORTED`, as an event's handler has: its request is answered 503, to be sent again.
+   * Resolves with what is left of `deadlineMs`.
    */
-  async close(deadlineMs = Number.POSITIVE_INFINITY): Promise<void> {
+  async close(deadlineMs = Number.POSITIVE_INFINITY): Promise<number> {
+    const began = this.#o.clock.now();
     this.#closing.abort();
     const cut = () => new RouterError("ROUTER_ABORTED", "the daemon's stop passed its deadline");
-    const limit = Number.isFinite(deadlineMs) ? timeoutSignal(this.#o.clock, deadlineMs, cut) : undefined;
+    // No time at all (a stop as abrupt as a crash): cut at once, not at a timer's turn.
+    if (deadlineMs <= 0) this.#cut.abort(cut());
+    const limit =
+      Number.isFinite(deadlineMs) && deadlineMs > 0
+        ? timeoutSignal(this.#o.clock, deadlineMs, cut)
+        : undefined;
     limit?.signal.addEventListener("abort", () => this.#cut.abort(limit.signal.reason), { once: true });
     try {
       await this.#app.close();
     } finally {
       limit?.clear();
     }
+    return Math.max(0, deadlineMs - (this.#o.clock.now() - began));
   }
 
   /**

@@ -91,8 +91,14 @@ it("a request in flight is answered before the bots stop, its handler not interr
   const stopped = running.stop().then(() => {
     over = true;
   });
-  // The stop waits for the request: the handler is still running, and its send goes out.
-  await new Promise((r) => setTimeout(r, 200));
+  // Once the listener is closed (a new request no longer connects), the stop still waits for the
+  // request in flight: the handler is still running, and its send goes out.
+  const connects = () =>
+    request(`${running.url}/healthz`).then(
+      (res) => res.body.dump().then(() => true),
+      () => false,
+    );
+  await expect.poll(connects).toBe(false);
   expect(over).toBe(false);
   release();
   const answered = await answer;
