@@ -58,10 +58,11 @@ export function startDialogOf(
 /**
  * Start the dialog of `key` (the same key starts nothing again): resolves false when it exists,
  * another dialog waits for the person in their direct messages with the bot, the server knows no
- * such person or they are deactivated, or the person is the bot itself. With `signal` (a job's start, a webhook's: no
- * message's run, which that conversation's tasks may queue behind), a dialog there past its
- * deadline (yesterday's, found at a start after a downtime), or with a run or an end under way, is
- * waited for first: timed out or ended, this one begins. `source`: how the run starting it came.
+ * such person or they are deactivated, or the person is the bot itself. With `signal` (a job's
+ * start, a webhook's: no message's run, which that conversation's tasks may queue behind), a
+ * dialog there past its deadline (yesterday's, found at a start after a downtime), or with a run
+ * or an end under way, is waited for first: timed out or ended, this one begins. `source`: how
+ * the run starting it came.
  */
 export async function startDialog(
   deps: ContextDeps<unknown>,
