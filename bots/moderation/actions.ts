@@ -78,7 +78,7 @@ async function report(
     : `Flagged by the moderation bot (${matches.map((m) => m.rule).join(", ")}): ${values.details}.${
         f.history ? ` ${f.history}` : ""
       }`;
-  const where = { messageId: f.messageId, rules: matches.map((m) => m.rule), reportType };
+  const where = { ...messageOf(ctx, f), rules: matches.map((m) => m.rule), reportType };
   // A run again of this message's event (a retry, the catch-up after a kill -9) gets its first
   // run's `reported: true` back, so the sender is told once; another event (an edit) gets `duplicate`.
   const result = await ctx.report(f.messageId, reportType, description);
@@ -108,7 +108,7 @@ async function perform(
   action: Exclude<Action, "report" | { report: unknown }>,
   values: Record<string, string>,
 ): Promise<void> {
-  const where = { messageId: f.messageId, rules: [m.rule], action: Object.keys(action)[0] ?? "act" };
+  const where = { ...messageOf(ctx, f), rules: [m.rule], action: Object.keys(action)[0] ?? "act" };
   const params =
     "reply" in action
       ? f.channel === undefined
@@ -129,4 +129,9 @@ async function perform(
           };
   await ctx.send(params);
   ctx.log.info(where, `${where.action.replace("_", " ")} for message ${f.messageId} (${LABELS[m.rule]})`);
+}
+
+/** The flagged message's id for a log line, unless `ctx.log` names it already (an edit's does not). */
+function messageOf(ctx: BaseContext<ModerationSettings>, f: Flagged): { messageId?: number } {
+  return ctx.log.bindings().messageId === f.messageId ? {} : { messageId: f.messageId };
 }

@@ -27,6 +27,8 @@ export interface BotDaemon {
   context(name?: string): BaseContext<unknown>;
   /** Log lines whose msg contains `text`. */
   logged(text: string): Record<string, unknown>[];
+  /** Every log line as written (JSON lines). */
+  logText(): string;
   stop(): Promise<void>;
 }
 

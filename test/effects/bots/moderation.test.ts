@@ -144,6 +144,12 @@ describe("moderation rules, live", () => {
     expect(body).toContain(`@${id}**`); // "Original message at #**channel>topic@id**"
     expect(dryRunLines()).toEqual([]);
     expect(running!.logged(`reported message ${id}`)).toMatchObject([{ messageId: id, rules: [c.name] }]);
+    // Named once: the line's own fields do not repeat what ctx.log binds.
+    const line = running!
+      .logText()
+      .split("\n")
+      .find((l) => l.includes(`reported message ${id}`));
+    expect(line?.match(/"messageId":/g)).toHaveLength(1);
   });
 });
 
