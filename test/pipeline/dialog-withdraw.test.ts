@@ -43,6 +43,16 @@ const deploys = defineBot({
         return `${decision.value} by ${decision.by.name}`;
       }),
     );
+    bot.command("ship", (ctx) =>
+      outcome(ctx, async () => {
+        // No `except`: the requester, a release manager, may answer it too.
+        const decision = await ctx.prompt("Ship?", {
+          from: { group: "release-managers" },
+          choices: ["approve", "reject"],
+        });
+        return `${decision.value} by ${decision.by.name}`;
+      }),
+    );
     bot.command("review", (ctx) =>
       outcome(ctx, async () => {
         // Asked of the owner alone: the asker may not answer, and the cancel word is the default.
@@ -90,6 +100,15 @@ it("the asker outside those who answer withdraws with the default cancel word", 
   const withdraw = bot.post(REQ, say("cancel"));
   expect(await twoAfter(withdraw)).toEqual([CANCELLED_REPLY, "ended: PROMPT_CANCELLED"]);
   await expect.poll(() => bot.dialogs()).toEqual([]);
+});
+
+it("the requester who may answer too withdraws with the cancel word; a choice of theirs answers", async () => {
+  expect((await bot.ask(REQ, say("@**Approvals** ship"))).content).toBe("Ship?\n1. approve\n2. reject");
+  const cancel = bot.post(REQ, say("cancel"));
+  expect(await twoAfter(cancel)).toEqual([CANCELLED_REPLY, "ended: PROMPT_CANCELLED"]);
+  await expect.poll(() => bot.dialogs()).toEqual([]);
+  await bot.ask(REQ, say("@**Approvals** ship"));
+  expect((await bot.ask(REQ, say("approve"))).content).toBe("approve by Rae Requester");
 });
 
 it("the requester's other messages are no answer: the question still waits for the group", async () => {

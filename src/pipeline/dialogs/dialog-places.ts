@@ -13,9 +13,10 @@ export const ANYONE = 0;
 
 /**
  * Whether a message from `userId` (`said`: its text as the handler reads it, made only when needed)
- * goes to the question for others `head` waits at: from one `from` allows (with choices, only one
- * of them: the rest is the people there talking), or the cancel word from the dialog's person,
- * who withdraws the question with it (a question kept without the word cannot be withdrawn).
+ * goes to the question for others `head` waits at: the cancel word from the dialog's person, who
+ * withdraws the question with it, also when `from` allows them to answer (a question kept without
+ * the word cannot be withdrawn); or a message from one `from` allows (with choices, only a choice:
+ * the rest is the people there talking).
  */
 function goesTo(
   head: DialogHead,
@@ -24,10 +25,11 @@ function goesTo(
   who: Membership,
 ): boolean {
   if (head.from === undefined) return false;
-  if (allows(head.from, userId, who))
-    return head.choices === undefined || said === undefined || choiceOf(head.choices, said()).ok;
   const word = head.cancel;
-  return userId === head.userId && word !== undefined && said?.().toLowerCase() === word.toLowerCase();
+  if (userId === head.userId && word !== undefined && said?.().toLowerCase() === word.toLowerCase())
+    return true;
+  if (!allows(head.from, userId, who)) return false;
+  return head.choices === undefined || said === undefined || choiceOf(head.choices, said()).ok;
 }
 
 const whoOf = (head: DialogHead) => (head.from === undefined ? head.userId : ANYONE);
