@@ -104,9 +104,12 @@ export class LedgerWatch {
   readonly store: StateBackend;
   readonly #views = new Map<string, LedgerView>();
   readonly #waiters = new Set<() => void>();
+  /** Woken at every write to the store, whatever it writes. */
+  readonly #writes = new Set<() => void>();
 
   constructor(backend: StateBackend) {
     this.store = observeBackend(backend, (path, key, value) => {
+      for (const wake of [...this.#writes]) wake();
       if (path.length !== 2 || path[1] !== "runtime" || (key !== "cursor" && !MARK_KEYS.includes(key)))
         return;
       const view = this.#viewOf(path[0] as string);
@@ -173,6 +176,50 @@ export class LedgerWatch {
         this.#waiters.delete(wake);
       };
       this.#waiters.add(wake);
+      wake();
+    });
+  }
+
+  /**
+   * Resolves once `check` resolves true: checked now and after each write to the store (one check
+   * at a time); rejects with `timeoutError()` after `timeoutMs`.
+   */
+  whenTrue(check: () => Promise<boolean>, timeoutMs: number, timeoutError: () => Error): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let checking = false;
+      let again = false;
+      const timer = setTimeout(() => {
+        done();
+        reject(timeoutError());
+      }, timeoutMs);
+      const wake = () => {
+        if (checking) {
+          again = true;
+          return;
+        }
+        checking = true;
+        check().then(
+          (ok) => {
+            checking = false;
+            if (ok) {
+              done();
+              resolve();
+            } else if (again && this.#writes.has(wake)) {
+              again = false;
+              wake();
+            }
+          },
+          (err: unknown) => {
+            done();
+            reject(err);
+          },
+        );
+      };
+      const done = () => {
+        clearTimeout(timer);
+        this.#writes.delete(wake);
+      };
+      this.#writes.add(wake);
       wake();
     });
   }

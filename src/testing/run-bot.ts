@@ -10,9 +10,9 @@ import { botNameProblem } from "../config/schema-fields.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
-import type { DeadLetter } from "../state/dead-letters.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
+import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
 import { checkOutgoingOptions, type OutgoingWebhookOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
@@ -324,9 +324,10 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       },
       after,
     );
-    // A delivery kept while its handler ran past the reply deadline is no failure (removed once over).
-    const letters = await daemon.daemon.letters.list(name);
-    const letter = letters.find((l) => l.runningIn === undefined && keptFor(l, messageId));
+    const letter = await finalLetter(daemon, name, messageId, timeoutMs, () => {
+      const why = running === daemon ? "" : `: ${name} is stopped, and replays it at its next start`;
+      return new Error(`${name} did not finish replaying ${what} within ${timeoutMs} ms${why}`);
+    });
     return letter
       ? `${name}'s handler failed on ${what} (${letter.attempts} attempt(s), kept as dead letter ${letter.id}): ${letter.error.message}`
       : undefined;
@@ -382,18 +383,4 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     stop,
     start,
   };
-}
-
-/**
- * Whether dead letter `l` holds the run of message `id`: its event's; for a dialog's run (kept under
- * its first message), the last answer its record holds (an earlier message's run went on to ask
- * its next question); a run on the dialog's deadline was on no message.
- */
-function keptFor(l: DeadLetter, id: number): boolean {
-  const dialog = l.dialog as { answered?: number[] } | undefined;
-  const first = (l.event as { message?: { id?: number } }).message?.id;
-  if (dialog === undefined) return first === id;
-  if (l.source === "deadline") return false;
-  const answered = dialog.answered ?? [];
-  return answered.length === 0 ? first === id : answered.at(-1) === id;
 }

@@ -100,6 +100,34 @@ describe("bot.handled", () => {
     expect(runs).toBe(1);
   });
 
+  test("a crash in the retry's pause: waits for the replay the restart runs, which succeeds", async ({
+    runBot,
+  }) => {
+    let runs = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const flaky = defineBot({
+      setup(bot) {
+        bot.on("message", async () => {
+          runs++;
+          if (runs === 1) throw new Error("first run fails");
+          await gate; // the replay still runs when handled() is asked
+        });
+      },
+    });
+    const bot = await runBot({ bot: flaky, name: "flaky", config: "retries: { attempts: 3, backoff: 20s }" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "try" });
+    await expect.poll(() => bot.logs().some((l) => l.msg === "handler failed")).toBe(true);
+    // Cut in its pause, the run is kept marked for replay: no final failure, it runs at the restart.
+    await bot.restart({ crash: true });
+    await expect.poll(() => runs).toBe(2);
+    const handled = bot.handled(id);
+    setTimeout(release, 200);
+    await handled;
+  });
+
   test("resolves for a message its handler ran again and finished", async ({ runBot }) => {
     let runs = 0;
     const second = defineBot({
