@@ -65,6 +65,8 @@ export class HandlerFailures {
   #stopped = false;
   /** The level of each event's warn line of the bot's stop: debug for a lease's (see stop-cut.ts). */
   cutLevel: "warn" | "debug" = "warn";
+  /** The bot stops for its lease (lost or handed over): another instance runs it from now on. */
+  #forLease = false;
 
   constructor(options: HandlerFailuresOptions) {
     this.#o = options;
@@ -78,7 +80,8 @@ export class HandlerFailures {
 
   /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
   stop(stop?: string): void {
-    [this.#stopped, this.cutLevel] = [true, stop === LEASE_STOP ? "debug" : "warn"];
+    this.#forLease = stop === LEASE_STOP;
+    [this.#stopped, this.cutLevel] = [true, this.#forLease ? "debug" : "warn"];
     this.#stopping.abort(new Error("bot stopping"));
   }
 
@@ -184,6 +187,15 @@ export class HandlerFailures {
       // letter as well could run it twice, should the stop close the store before its mark.
       cutLog(o.log, this.cutLevel).info(
         { err: last },
+        "a message's run was cut off by the stop: it runs again at the next start",
+      );
+      return "resumes";
+    }
+    if (stopping.aborted && this.#forLease && isMessage(run) && !run.letter) {
+      // Stopped for its lease: its handled mark would be refused, and the instance running the bot
+      // now catches the message up. A letter as well would run it twice.
+      cutLog(o.log, this.cutLevel).info(
+        { err: last, attempts },
         "a message's run was cut off by the stop: it runs again at the next start",
       );
       return "resumes";
