@@ -27,7 +27,15 @@ import {
 import type { BotContext } from "../../pipeline/context.ts";
 import type { AnyEvent } from "../../wire/events.ts";
 import { BotSetupError } from "../setup-error.ts";
-import { type ArgShape, type Command, type CommandOptions, checkCommand, fullName } from "./command-spec.ts";
+import {
+  type ArgShape,
+  type Command,
+  type CommandOptions,
+  checkCommand,
+  fullName,
+  isCommandName,
+  NAME_RULE,
+} from "./command-spec.ts";
 import {
   type CommandDescription,
   describeCommand,
@@ -126,6 +134,9 @@ export class CommandRouter implements AccountMember {
     const where = `bot.command(${JSON.stringify(name)})`;
     if (words.length > 2)
       throw new BotSetupError(`${where}: subcommands go one level deep: "command subcommand".`);
+    const bad = words.find((w) => !isCommandName(w));
+    if (bad !== undefined)
+      throw new BotSetupError(`${where}: each word must be ${NAME_RULE}; got ${JSON.stringify(bad)}.`);
     const parent = this.#byName.get(words[0]!.toLowerCase());
     if (parent === undefined || parent === this.#help)
       throw new BotSetupError(

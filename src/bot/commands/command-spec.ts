@@ -88,6 +88,12 @@ export interface Command {
 export const fullName = (c: Command): string => (c.parent ? `${c.parent} ${c.name}` : c.name);
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/** What a command's name (or a subcommand's, an alias) must be. */
+export const NAME_RULE = '1-32 letters, digits, "_" or "-", starting with a letter';
+
+/** Whether `word` is a command's name as {@link NAME_RULE} says (without case). */
+export const isCommandName = (word: string): boolean => NAME.test(word.toLowerCase());
 const KEYS = ["description", "args", "rest", "options", "aliases", "examples", "allow"];
 const ALLOW_KEYS = ["role", "groups", "when", "who"];
 
@@ -105,10 +111,8 @@ export function checkCommand(
   const where = `bot.command(${JSON.stringify(parent ? `${parent.name} ${String(name)}` : name)})`;
   const fail = (message: string) => new BotSetupError(`${where}: ${message}`);
   const checkName = (n: unknown, what: string): string => {
-    if (typeof n !== "string" || !NAME.test(n.toLowerCase()))
-      throw fail(
-        `${what} must be 1-32 letters, digits, "_" or "-", starting with a letter; got ${JSON.stringify(n)}.`,
-      );
+    if (typeof n !== "string" || !isCommandName(n))
+      throw fail(`${what} must be ${NAME_RULE}; got ${JSON.stringify(n)}.`);
     const lower = n.toLowerCase();
     if (taken.has(lower)) throw fail(`${what} "${lower}" is already a command or an alias.`);
     return lower;

@@ -126,6 +126,10 @@ describe("declaring subcommands", () => {
         b.command("standup pass", (ctx) => ctx.reply(""));
       }),
     ).toContain('bot.command("standup pass"): the name "pass" is already a command or an alias.');
+    // A name that is no command name, said as such (not "declare the command first").
+    expect(await fails((b) => b.command("bad name!", (ctx) => ctx.reply("")))).toContain(
+      'bot.command("bad name!"): each word must be 1-32 letters, digits, "_" or "-", starting with a letter; got "name!".',
+    );
     bot = await runBot(sandbox, { bot: standup, name: "standup", email: BOT });
   });
 });
