@@ -78,7 +78,10 @@ export class HandlerFailures {
     );
   }
 
-  /** Interrupt every pause now (the bot stops): their events are kept, marked for replay. */
+  /**
+   * Interrupt every pause now (the bot stops): their events are kept, marked for replay; for its
+   * lease (`LEASE_STOP`), a message is left to the catch-up of the instance that runs the bot now.
+   */
   stop(stop?: string): void {
     this.#forLease = stop === LEASE_STOP;
     [this.#stopped, this.cutLevel] = [true, this.#forLease ? "debug" : "warn"];
