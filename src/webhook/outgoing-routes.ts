@@ -289,8 +289,8 @@ function render(answer: Answer, format: "zulip" | "slack"): Record<string, unkno
 type OutgoingMessageEvent = EventMap["message"];
 
 type OutgoingPayload =
-  | { format: "zulip"; token: unknown; event: OutgoingMessageEvent | undefined; issue?: string }
-  | { format: "slack"; token: unknown; slack: Record<string, unknown> };
+  | { format: "zulip"; event: OutgoingMessageEvent | undefined; issue?: string }
+  | { format: "slack"; slack: Record<string, unknown> };
 
 /**
  * What the chat server POSTs (see docs/internals/server-behaviour.md#outgoing-webhooks), in either
@@ -304,8 +304,8 @@ function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
     // Only a real mention triggers a channel message; a DM trigger carries no mention flag.
     const flags = b.trigger === "mention" ? ["mentioned"] : [];
     const { event, issue } = messageEventOf(b.message, flags);
-    return { format: "zulip", token: b.token, event, ...(issue === undefined ? {} : { issue }) };
+    return { format: "zulip", event, ...(issue === undefined ? {} : { issue }) };
   }
-  if ("text" in b || "channel_id" in b) return { format: "slack", token: b.token, slack: b };
+  if ("text" in b || "channel_id" in b) return { format: "slack", slack: b };
   return undefined;
 }
