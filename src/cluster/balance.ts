@@ -10,6 +10,11 @@
  * - when the free bots do not cover what is owed, one instance gives a bot up: the one running
  *   the most (the smallest id among equals), so that every instance, seeing the same picture,
  *   agrees on which one.
+ *
+ * A bot that failed to start on an instance is refused there (see `refusalsOf`): refused by every
+ * live instance it counts for none; refused by some, it is never handed over (the one taking it
+ * could be one that refused it), and any instance that did not refuse it takes it when free, past
+ * its limit if need be, and hands over a bot that anyone can run instead.
  */
 
 export interface ClusterPicture {
@@ -19,6 +24,27 @@ export interface ClusterPicture {
   instances: readonly string[];
   /** Each bot's lease holder (an instance id), or undefined when the bot is free. */
   holders: ReadonlyMap<string, string | undefined>;
+  /** The bots each live instance refuses (they failed to start there); none when absent. */
+  refusals?: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export interface Refusals {
+  /** Refused by every live instance: it runs nowhere, and counts for no instance's share. */
+  nowhere: ReadonlySet<string>;
+  /** Refused by at least one live instance (the bots in `nowhere` too). */
+  somewhere: ReadonlySet<string>;
+}
+
+export function refusalsOf(picture: ClusterPicture): Refusals {
+  const nowhere = new Set<string>();
+  const somewhere = new Set<string>();
+  const refusals = picture.refusals ?? new Map<string, ReadonlySet<string>>();
+  for (const bot of picture.holders.keys()) {
+    const by = picture.instances.filter((id) => refusals.get(id)?.has(bot)).length;
+    if (by > 0) somewhere.add(bot);
+    if (by > 0 && by === picture.instances.length) nowhere.add(bot);
+  }
+  return { nowhere, somewhere };
 }
 
 export interface BalanceDecision {
@@ -35,23 +61,30 @@ export interface BalanceDecision {
  * (those being handed over are not counted).
  */
 export function balance(picture: ClusterPicture, running: number): BalanceDecision {
-  const bots = picture.holders.size;
+  const { nowhere, somewhere } = refusalsOf(picture);
   const instances = Math.max(1, picture.instances.length);
-  const share = Math.ceil(bots / instances);
-  const owedEach = Math.floor(bots / instances);
-
   const counts = new Map<string, number>(picture.instances.map((id) => [id, 0]));
+  // Instances holding a bot anyone can run: only those can give one up.
+  const movable = new Set<string>();
+  let bots = 0;
   let free = 0;
-  for (const holder of picture.holders.values()) {
+  for (const [bot, holder] of picture.holders) {
+    if (holder === undefined && nowhere.has(bot)) continue;
+    bots++;
     if (holder === undefined) free++;
     // A lease of an instance no longer alive is neither free nor anyone's share: it expires.
-    else if (counts.has(holder)) counts.set(holder, counts.get(holder)! + 1);
+    else if (counts.has(holder)) {
+      counts.set(holder, counts.get(holder)! + 1);
+      if (!somewhere.has(bot)) movable.add(holder);
+    }
   }
+  const share = Math.ceil(bots / instances);
+  const owedEach = Math.floor(bots / instances);
   let owed = 0;
   for (const count of counts.values()) owed += Math.max(0, owedEach - count);
 
   const limit = free > owed ? share : owedEach;
-  const giver = mostLoaded(counts);
+  const giver = mostLoaded(new Map([...counts].filter(([id]) => movable.has(id))));
   const handOver =
     running > share || (owed > free && giver === picture.self && (counts.get(picture.self) ?? 0) > owedEach);
   return { share, limit, handOver };

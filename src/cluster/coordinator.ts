@@ -8,11 +8,10 @@ import type { StateBackend, StateStore } from "../state/state-store.ts";
 /** What the coordinator asks of the daemon. */
 export interface CoordinatorHooks {
   /**
-   * This instance now holds these bots' leases: start them. Errors are the daemon's to report;
-   * may resolve with the names of the bots that could not start for now (the store out of
-   * reach), whose leases are then given back so that a later round starts them again.
+   * This instance now holds these bots' leases: start them. Errors are the daemon's to report,
+   * and a bot that fails to start is the daemon's to tell `startFailed` about.
    */
-  run(bots: readonly string[]): Promise<unknown>;
+  run(bots: readonly string[]): Promise<void>;
   /**
    * Stop this bot here within `deadlineMs` (handlers still running then are aborted): its lease
    * was lost, or it is handed to another instance. Must resolve even if the bot never started.
@@ -47,6 +46,14 @@ export interface Coordinator {
   leasesUnreadForMs?(): number | undefined;
   /** Why this instance lost the bot's lease, while it has not taken it again (cluster mode). */
   lostLease?(bot: string): string | undefined;
+  /**
+   * The bot failed to start here. In a cluster its lease is given back: `forNow` (the store out of
+   * reach) for a later round to take it again anywhere; otherwise for another instance to run it,
+   * this one refusing it until {@link retryHere}.
+   */
+  startFailed(bot: string, forNow: boolean): void;
+  /** A new version of the bot is in place (a reload): this instance may run it again. */
+  retryHere(bot: string): void;
 }
 
 /** Every bot, in this one process, on the store as it is: no leases, no fencing. */
@@ -65,6 +72,11 @@ export class SoloCoordinator implements Coordinator {
   runsHere(_bot: string): boolean {
     return true;
   }
+
+  /** One instance: the bot stays failed here until a reload starts it again. */
+  startFailed(_bot: string, _forNow: boolean): void {}
+
+  retryHere(_bot: string): void {}
 
   async start(hooks: CoordinatorHooks): Promise<void> {
     await hooks.run(this.bots);

@@ -30,10 +30,11 @@ import { type Fence, fencingTokenOf } from "../state/redis-connection.ts";
 import type { ReplicationSink } from "../state/redis-replication.ts";
 import type { RedisStore } from "../state/redis-store.ts";
 import type { StateStore } from "../state/state-store.ts";
-import { balance } from "./balance.ts";
+import { balance, refusalsOf } from "./balance.ts";
 import { leaseLostLine } from "./bot-switch.ts";
 import type { Coordinator, CoordinatorHooks } from "./coordinator.ts";
 import { LeaseHolders } from "./lease-holders.ts";
+import { errorText, type HaltNotes, type Held, leaseTiming } from "./lease-parts.ts";
 import { type ClusterView, RedisLeases } from "./redis-leases.ts";
 
 export interface LeaseCoordinatorOptions {
@@ -48,14 +49,6 @@ export interface LeaseCoordinatorOptions {
   instanceId?: string;
 }
 
-interface Held {
-  fence: Fence;
-  /** Until when (on `now()`) this instance may act on the lease. */
-  validUntil: number;
-  watchdog: NodeJS.Timeout | undefined;
-  handingOver: boolean;
-}
-
 export class LeaseCoordinator implements Coordinator {
   readonly mode = "cluster";
   readonly instanceId: string;
@@ -65,6 +58,8 @@ export class LeaseCoordinator implements Coordinator {
   readonly #held = new Map<string, Held>();
   readonly #halting = new Set<string>();
   readonly #stores = new Map<string, StateStore>();
+  /** Bots that failed to start here, left to the other instances (see `startFailed`). */
+  readonly #refused = new Set<string>();
   #leases: RedisLeases | undefined;
   #hooks: CoordinatorHooks | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -131,7 +126,7 @@ export class LeaseCoordinator implements Coordinator {
     this.#leases.replication.onFailover(() => this.#reRead());
     this.#o.store.replication.onFailover(() => this.#reRead());
     const first = await this.#runRound();
-    if (first.length > 0) this.#giveBack(await hooks.run(first));
+    if (first.length > 0) await hooks.run(first);
   }
 
   async stop(stopAll: () => Promise<void>): Promise<void> {
@@ -145,7 +140,7 @@ export class LeaseCoordinator implements Coordinator {
       for (const [bot, held] of this.#held) {
         clearTimeout(held.watchdog);
         await this.#leases?.release(held.fence).catch((err: unknown) => {
-          this.#o.log.warn({ bot, err: describe(err) }, "could not release a lease; it expires by itself");
+          this.#o.log.warn({ bot, err: errorText(err) }, "could not release a lease; it expires by itself");
         });
       }
       this.#held.clear();
@@ -178,28 +173,35 @@ export class LeaseCoordinator implements Coordinator {
   #nextRound(): void {
     void this.#runRound().then((bots) => {
       if (bots.length === 0 || !this.#hooks) return;
-      this.#hooks.run(bots).then(
-        (later) => this.#giveBack(later),
-        (err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"),
-      );
+      this.#hooks.run(bots).catch((err: unknown) => this.#o.log.error({ err, bots }, "could not start bots"));
     });
   }
 
   /**
-   * Bots that could not start here for now (the store out of reach at that moment): holding their
-   * leases would keep them stopped everywhere, so they are given back and taken again by a later
-   * round, here or on another instance.
+   * The bot's start failed here: holding its lease would keep it stopped everywhere, so it is
+   * given back. `forNow` (the store was out of reach): a later round takes it again, here or on
+   * another instance. Otherwise (its setup threw here, its key was refused here) this instance
+   * refuses it, and says so in its heartbeats, until {@link retryHere}: another instance runs it.
    */
-  #giveBack(bots: unknown): void {
-    if (!Array.isArray(bots)) return;
-    for (const bot of bots as string[]) {
-      const held = this.#held.get(bot);
-      if (!held) continue;
-      clearTimeout(held.watchdog);
-      this.#held.delete(bot);
-      this.#o.log.warn({ bot }, "the bot could not start here for now; its lease is given back");
-      this.#halt(bot, held.fence, this.timing.haltDeadlineMs, false);
-    }
+  startFailed(bot: string, forNow: boolean): void {
+    if (!forNow) this.#refused.add(bot);
+    const held = this.#held.get(bot);
+    if (!held) return;
+    clearTimeout(held.watchdog);
+    this.#held.delete(bot);
+    this.#o.log.warn(
+      { bot },
+      forNow
+        ? "the bot could not start here for now; its lease is given back"
+        : "the bot failed to start here; its lease is given back for another instance to run it",
+    );
+    // Its start failed: the warn line above is all there is to say of its stop.
+    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, false, { said: true });
+  }
+
+  /** A new version of the bot (a reload): this instance may take it again (see {@link startFailed}). */
+  retryHere(bot: string): void {
+    this.#refused.delete(bot);
   }
 
   /** A new primary: renew (re-read) the leases held here on it now, or right after the round under way. */
@@ -235,7 +237,7 @@ export class LeaseCoordinator implements Coordinator {
     let view: ClusterView;
     try {
       const sentAt = performance.now();
-      view = await leases.heartbeat(this.#o.bots);
+      view = await leases.heartbeat(this.#o.bots, this.#refused);
       this.#holders.read(view.holders, sentAt);
       await this.#renewAll(leases);
       if (this.#failing) this.#o.log.info("Redis reachable again; leases renewed");
@@ -252,15 +254,18 @@ export class LeaseCoordinator implements Coordinator {
       }
     const alive = view.instances.length;
     const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
-    const plan = balance({ self: this.instanceId, ...view }, active);
+    const picture = { self: this.instanceId, ...view };
+    const plan = balance(picture, active);
+    const { somewhere } = refusalsOf(picture);
     this.#noteAlive(alive, plan.share);
     if (this.#draining) return [];
     // Only once the membership has been the same for two rounds: a late heartbeat must not move
     // bots around.
-    if (plan.handOver && alive === this.#aliveBefore) this.#handOverOne();
+    if (plan.handOver && alive === this.#aliveBefore) this.#handOverOne(somewhere);
     const acquired: string[] = [];
     for (const bot of this.#order) {
-      if (active + acquired.length >= plan.limit) break;
+      // A bot another instance refuses is taken past the limit (see balance.ts); one refused here never.
+      if ((active + acquired.length >= plan.limit && !somewhere.has(bot)) || this.#refused.has(bot)) continue;
       // Only bots free in this round's picture (or under this instance's own acquisition that no
       // replica confirmed, taken again with a new token): asking for a held lease is a wasted call.
       const holder = view.holders.get(bot);
@@ -321,34 +326,41 @@ export class LeaseCoordinator implements Coordinator {
     this.#held.delete(bot);
     this.#lost.set(bot, reason);
     // Said once the bot stopped (within ttl/6), with the events it left: its only warn line.
-    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere, undefined, reason);
+    this.#halt(bot, held.fence, this.timing.haltDeadlineMs, elsewhere, { lost: reason });
   }
 
-  #handOverOne(): void {
+  /** Hand over one bot held here that no instance refuses (`refused`: those some instance does). */
+  #handOverOne(refused: ReadonlySet<string>): void {
     if ([...this.#held.values()].some((h) => h.handingOver)) return;
-    const bot = this.#order.findLast((b) => this.#held.has(b));
+    const bot = this.#order.findLast((b) => this.#held.has(b) && !refused.has(b));
     const held = bot === undefined ? undefined : this.#held.get(bot);
     if (bot === undefined || !held) return;
     held.handingOver = true;
     this.#o.log.info({ bot, instances: this.#alive }, "handing the bot over to balance the instances");
-    this.#halt(bot, held.fence, this.#o.handoverDeadlineMs, true, () => {
-      // Still held (renewed while it stopped): give it up for another instance to take.
-      if (this.#held.get(bot) === held) {
-        clearTimeout(held.watchdog);
-        this.#held.delete(bot);
-      }
+    this.#halt(bot, held.fence, this.#o.handoverDeadlineMs, true, {
+      before: () => {
+        // Still held (renewed while it stopped): give it up for another instance to take.
+        if (this.#held.get(bot) === held) {
+          clearTimeout(held.watchdog);
+          this.#held.delete(bot);
+        }
+      },
     });
   }
 
-  /** Stop the bot here; `lost`: why its lease was lost (said then, with the events left in flight). */
-  #halt(bot: string, fence: Fence, ms: number, elsewhere: boolean, before?: () => void, lost?: string): void {
+  /**
+   * Stop the bot here. `lost`: why its lease was lost (said then, with the events left in flight);
+   * `said`: its stop was said already; `before`: run once stopped, before the lease is released.
+   */
+  #halt(bot: string, fence: Fence, ms: number, elsewhere: boolean, o: HaltNotes = {}): void {
+    const { before, lost, said } = o;
     this.#halting.add(bot);
     void (async () => {
       let left: number | undefined;
       try {
         const halted = await this.#hooks?.halt(bot, ms, elsewhere);
         left = (halted as { abandoned?: number } | undefined)?.abandoned ?? 0;
-        if (lost === undefined)
+        if (lost === undefined && !said)
           this.#o.log.info(
             { bot, left },
             elsewhere
@@ -375,26 +387,10 @@ export class LeaseCoordinator implements Coordinator {
   #failed(err: unknown): void {
     if (!this.#failing) {
       this.#o.log.warn(
-        { err: describe(err), validForMs: this.timing.validForMs },
+        { err: errorText(err), validForMs: this.timing.validForMs },
         "cannot reach Redis to renew leases; bots stop here if this lasts",
       );
     }
     this.#failing = true;
   }
-}
-
-export function leaseTiming(ttlMs: number) {
-  return {
-    ttlMs,
-    /** How often leases are renewed (and free bots looked for). */
-    renewEveryMs: Math.floor(ttlMs / 3),
-    /** How long after a renewal was sent the holder may still act on it. */
-    validForMs: Math.floor((ttlMs * 2) / 3),
-    /** Handlers of a bot whose lease is lost are aborted this long after validity ended. */
-    haltDeadlineMs: Math.floor(ttlMs / 6),
-  };
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -7,6 +7,8 @@
  *   new lease of a bot has a larger token than any before it.
  * - `<prefix>#instances`: a sorted set of live instances, scored by when their membership expires
  *   (on Redis's clock), for sharing the bots out.
+ * - `<prefix>#refusals`: a hash, by live instance id, of the bots that failed to start on that
+ *   instance (newline-separated), which it leaves to the others; dropped with its membership.
  *
  * The lease keeper has its own connection, without an offline queue: while Redis is out of
  * reach a renewal fails at once instead of waiting, and the coordinator's clock decides. Through
@@ -51,11 +53,20 @@ return 0
 const HEARTBEAT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+if #gone > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  redis.call('HDEL', KEYS[2], unpack(gone))
+end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+end
 local holders = {}
-if #KEYS > 1 then holders = redis.call('MGET', unpack(KEYS, 2)) end
-return {redis.call('ZRANGE', KEYS[1], 0, -1), holders}
+if #KEYS > 2 then holders = redis.call('MGET', unpack(KEYS, 3)) end
+return {redis.call('ZRANGE', KEYS[1], 0, -1), holders, redis.call('HGETALL', KEYS[2])}
 `;
 
 type LeaseScripts = {
@@ -65,13 +76,17 @@ type LeaseScripts = {
   bothostHeartbeat(
     numKeys: number,
     ...keysThenArgs: (string | number)[]
-  ): Promise<[string[], (string | null)[]]>;
+  ): Promise<[string[], (string | null)[], string[]]>;
 };
 
-/** The live instances' ids, and each bot's lease holder (an instance id) or undefined when free. */
+/**
+ * The live instances' ids, each bot's lease holder (an instance id) or undefined when free, and
+ * the bots each live instance refuses (they failed to start there).
+ */
 export interface ClusterView {
   instances: string[];
   holders: Map<string, string | undefined>;
+  refusals: Map<string, Set<string>>;
 }
 
 interface RedisLeasesOptions {
@@ -157,25 +172,32 @@ export class RedisLeases {
   }
 
   /**
-   * Say this instance is alive for one more ttl; resolves, read in the same step, the live
-   * instances and the holder of each of `bots`' leases (undefined: free).
+   * Say this instance is alive for one more ttl, and which bots it refuses (`refused`: they failed
+   * to start here); resolves, read in the same step, the live instances, the holder of each of
+   * `bots`' leases (undefined: free) and every live instance's refusals.
    */
-  async heartbeat(bots: readonly string[]): Promise<ClusterView> {
-    const keys = [`${this.#o.prefix}#instances`, ...bots.map((bot) => `${this.#o.prefix}#lease:${bot}`)];
-    const [instances, values] = await this.#run("a heartbeat", () =>
-      this.#client.bothostHeartbeat(keys.length, ...keys, this.#o.instanceId, this.#o.ttlMs),
+  async heartbeat(bots: readonly string[], refused: Iterable<string> = []): Promise<ClusterView> {
+    const p = this.#o.prefix;
+    const keys = [`${p}#instances`, `${p}#refusals`, ...bots.map((bot) => `${p}#lease:${bot}`)];
+    const mine = [...refused].join("\n");
+    const [instances, values, flat] = await this.#run("a heartbeat", () =>
+      this.#client.bothostHeartbeat(keys.length, ...keys, this.#o.instanceId, this.#o.ttlMs, mine),
     );
     const holders = new Map<string, string | undefined>();
     bots.forEach((bot, i) => {
       const value = values[i];
       holders.set(bot, value ? value.slice(value.indexOf(":") + 1) : undefined);
     });
-    return { instances, holders };
+    const refusals = new Map<string, Set<string>>();
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      if (instances.includes(flat[i]!)) refusals.set(flat[i]!, new Set(flat[i + 1]!.split("\n")));
+    return { instances, holders, refusals };
   }
 
   /** Leave the set of live instances and close the connection. */
   async close(): Promise<void> {
     await this.#client.zrem(`${this.#o.prefix}#instances`, this.#o.instanceId).catch(() => {});
+    await this.#client.hdel(`${this.#o.prefix}#refusals`, this.#o.instanceId).catch(() => {});
     await closeRedis(this.#client, "quit");
   }
 

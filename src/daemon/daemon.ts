@@ -3,7 +3,6 @@
  * pool per server and the state store. A bot whose key is rejected stops alone; the others go on.
  */
 import type { Logger } from "pino";
-import { isAuthError } from "../api/errors.ts";
 import { BotSwitch, LEASE_STOP } from "../cluster/bot-switch.ts";
 import { type Coordinator, SoloCoordinator } from "../cluster/coordinator.ts";
 import type { Config } from "../config/schema.ts";
@@ -25,15 +24,15 @@ import type { DaemonBot } from "./daemon-bot.ts";
 import { deadLetterOfficeFor } from "./dead-letter-office-for.ts";
 import { dialogDesk } from "./dialog-desk.ts";
 import { httpBotOf } from "./http-bot.ts";
-import { mapLimited } from "./map-limited.ts";
 import { type BotIdentity, identityOf, type ReloadPlan, type ReloadReport } from "./reload-plan.ts";
 import { loggingRefusals } from "./reload-refused.ts";
 import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
+import { type StartParts, startBots } from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
-import { failureLogFields, startFailure, statusOf } from "./status-of.ts";
+import { statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
 
 export interface DaemonOptions {
@@ -165,11 +164,14 @@ export class Daemon {
     const runHere = starting.filter((name) => this.#coordinator.runsHere(name));
     // A bot whose lease was lost here (not taken elsewhere) is stopped, as its old version was: no spare.
     const lost = (name: string) => !this.#coordinator.runsHere(name) && !!this.#coordinator.lostLease?.(name);
-    for (const name of starting)
+    for (const name of starting) {
+      // A new version: this instance may run it again, even if the old one failed to start here.
+      this.#coordinator.retryHere(name);
       this.#add(byName.get(name)!, ready.get(name)).standby = !runHere.includes(name) && !lost(name);
+    }
     const halts = starting.filter(lost).map((name) => this.#switches.get(name)!.halt(0, false, LEASE_STOP));
-    const started = emptyReport(); // #startBots notes why each bot failed before reporting it
-    await this.#startBots(runHere, started);
+    const started = emptyReport(); // startBots notes why each bot failed before reporting it
+    await startBots(this.#startParts, runHere, started);
     await Promise.all(halts);
     const failed = [...started.authFailed, ...started.failed.map((f) => f.name)];
     report.failed = failed.map((name) => ({ name, error: this.#startFailures.get(name)! }));
@@ -211,7 +213,7 @@ export class Daemon {
     await this.http?.start();
     let first: StartReport | undefined = report;
     await this.#coordinator.start({
-      run: (names) => this.#startBots(names, first),
+      run: (names) => startBots(this.#startParts, names, first),
       // No switch: a reload swaps the bot's runtime, and starts the new one if the lease is held here.
       halt: async (name, ms, elsewhere) => this.#switches.get(name)?.halt(ms, elsewhere, LEASE_STOP),
       elsewhere: (name) => this.#switches.get(name)?.spare(),
@@ -237,31 +239,17 @@ export class Daemon {
     return report;
   }
 
-  /** Starts `names`; resolves with those that could not start for now (the store out of reach). */
-  async #startBots(names: readonly string[], report: StartReport | undefined): Promise<string[]> {
-    const later: string[] = [];
-    await mapLimited(names, this.config.registration_concurrency, async (name) => {
-      if (!this.#switches.has(name))
-        return this.#o.log.debug({ bot: name }, "a reload swaps the bot's runtime: the reload starts it");
-      // Asked again at its turn (up to registration_concurrency start at once): a stop, or a lease
-      // lost or handed over while earlier bots started, halted a bot not started yet.
-      if (this.#stopping.signal.aborted || !this.#coordinator.runsHere(name))
-        return this.#o.log.debug({ bot: name }, "not started: stopping, or its lease is not held here now");
-      try {
-        if ((await this.#switches.get(name)!.start()) === "started") report?.started.push(name);
-        this.#startFailures.delete(name);
-      } catch (error) {
-        this.#startFailures.set(name, startFailure(error));
-        if (isAuthError(error)) report?.authFailed.push(name);
-        else {
-          report?.failed.push({ name, error });
-          const fields = failureLogFields(error, this.config.bots[name]?.module);
-          this.#o.log.error({ bot: name, ...fields }, "bot failed to start");
-          if (isStateError(error) && error.code === "STATE_UNAVAILABLE") later.push(name);
-        }
-      }
-    });
-    return later;
+  get #startParts(): StartParts {
+    const { config } = this;
+    return {
+      switches: this.#switches,
+      coordinator: this.#coordinator,
+      concurrency: config.registration_concurrency,
+      moduleOf: (bot) => config.bots[bot]?.module,
+      log: this.#o.log,
+      stopping: this.#stopping.signal,
+      startFailures: this.#startFailures,
+    };
   }
 
   /**

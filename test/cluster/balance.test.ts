@@ -3,7 +3,7 @@
  * holds which lease). LeaseCoordinator runs it against a real Redis in lease-coordinator.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { balance } from "../../src/cluster/balance.ts";
+import { balance, refusalsOf } from "../../src/cluster/balance.ts";
 
 /** A picture seen by `self`: `held` maps each instance to how many of the bots it holds. */
 function picture(self: string, held: Record<string, number>, bots: number, dead = 0) {
@@ -63,5 +63,34 @@ describe("balance", () => {
   it("a lone instance runs every bot; with no bots nothing moves", () => {
     expect(balance(picture("a", { a: 0 }, 3), 0)).toEqual({ share: 3, limit: 3, handOver: false });
     expect(balance(picture("a", { a: 0 }, 0), 0)).toEqual({ share: 0, limit: 0, handOver: false });
+  });
+
+  describe("bots refused by an instance (they failed to start there)", () => {
+    /** `picture` with `refusals`: each instance's refused bots. */
+    const refusing = (p: ReturnType<typeof picture>, refusals: Record<string, string[]>) => ({
+      ...p,
+      refusals: new Map(Object.entries(refusals).map(([id, bots]) => [id, new Set(bots)])),
+    });
+
+    it("a bot refused by every live instance counts for none; one refused by some is known as such", () => {
+      const p = refusing(picture("a", { a: 0, b: 0 }, 3), {
+        a: ["bot0"],
+        b: ["bot0", "bot1"],
+        gone: ["bot2"],
+      });
+      expect(refusalsOf(p)).toEqual({ nowhere: new Set(["bot0"]), somewhere: new Set(["bot0", "bot1"]) });
+      // Two bots to share, not three: one each, none taken past that.
+      expect(balance(p, 0)).toEqual({ share: 1, limit: 1, handOver: false });
+    });
+
+    it("an instance holding only bots others refuse is not the one to give a bot up", () => {
+      // a holds two (bot0, bot1), b holds two (bot2, bot3), c none: a would be the giver, but c
+      // refuses both of a's bots, so b, holding bots anyone can run, gives one up.
+      const p = picture("a", { a: 2, b: 2, c: 0 }, 4);
+      const refused = { c: ["bot0", "bot1"] };
+      expect(balance(refusing(p, refused), 2).handOver).toBe(false);
+      expect(balance(refusing({ ...p, self: "b" }, refused), 2).handOver).toBe(true);
+      expect(balance({ ...p, self: "b" }, 2).handOver).toBe(false);
+    });
   });
 });

@@ -7,7 +7,8 @@ import { Redis } from "ioredis";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CoordinatorHooks } from "../../src/cluster/coordinator.ts";
-import { LeaseCoordinator, leaseTiming } from "../../src/cluster/lease-coordinator.ts";
+import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
+import { leaseTiming } from "../../src/cluster/lease-parts.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import { type FreezableProxy, startProxy } from "../support/cluster.ts";
 import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
@@ -154,7 +155,7 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
       // The first start finds the store out of reach; the next one succeeds.
       run: async (bots) => {
         events.push(`run ${bots.join(",")}`);
-        return ++tries === 1 ? bots : [];
+        if (++tries === 1) for (const bot of bots) c.startFailed(bot, true);
       },
       halt: async (bot) => void events.push(`halt ${bot}`),
     });
@@ -164,6 +165,42 @@ describe.skipIf(!reachable)("LeaseCoordinator", () => {
       .toEqual(["run solo", "halt solo", "run solo"]);
     expect(c.held).toEqual(["solo"]);
     expect(await direct.get(`${prefix}#lease:solo`)).toMatch(/^\d+:a$/);
+  });
+
+  it("a bot that failed to start on every instance runs nowhere, and none tries it again", async () => {
+    const prefix = uniquePrefix("refused-everywhere");
+    cleanups.push(() => dropPrefix(prefix));
+    const events: string[] = [];
+    let fixed = false;
+    const failing = (name: string, c: LeaseCoordinator): CoordinatorHooks => ({
+      run: async (bots) => {
+        for (const bot of bots) {
+          events.push(`${name} run ${bot}`);
+          if (!fixed) c.startFailed(bot, false);
+        }
+      },
+      halt: async (bot) => void events.push(`${name} halt ${bot}`),
+    });
+    const a = await coordinator(redisUrl, prefix, ["x"], 1_200, "inst-a");
+    await a.c.start(failing("a", a.c));
+    cleanups.push(() => a.c.stop(async () => {}));
+    const b = await coordinator(redisUrl, prefix, ["x"], 1_200, "inst-b");
+    await b.c.start(failing("b", b.c));
+    cleanups.push(() => b.c.stop(async () => {}));
+    await expect.poll(() => events.length, { timeout: 10_000 }).toBe(4);
+    const direct = new Redis(redisUrl);
+    cleanups.push(async () => direct.disconnect());
+    await afterRounds(direct, prefix, ["inst-a", "inst-b"], 3);
+    expect(events).toEqual(["a run x", "a halt x", "b run x", "b halt x"]);
+    expect(await direct.hgetall(`${prefix}#refusals`)).toEqual({ "inst-a": "x", "inst-b": "x" });
+    expect(await direct.get(`${prefix}#lease:x`)).toBeNull();
+    // A clean stop takes the instance's refusals with it; a new version lets it try the bot again.
+    await b.c.stop(async () => {});
+    expect(await direct.hgetall(`${prefix}#refusals`)).toEqual({ "inst-a": "x" });
+    fixed = true;
+    a.c.retryHere("x");
+    await expect.poll(() => a.c.held, { timeout: 10_000 }).toEqual(["x"]);
+    expect(events.slice(4)).toEqual(["a run x"]);
   });
 
   it("shares the bots out, one handover per round, and gives them all to the survivor on a clean stop", async () => {

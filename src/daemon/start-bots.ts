@@ -1,0 +1,53 @@
+/**
+ * Starting the bots this instance runs, `registration_concurrency` at a time, and what a failed
+ * start tells the coordinator: in a cluster the bot's lease goes back, so that another instance
+ * runs it (or, the store out of reach, a later round anywhere).
+ */
+import type { Logger } from "pino";
+import { isAuthError } from "../api/errors.ts";
+import type { BotSwitch } from "../cluster/bot-switch.ts";
+import type { Coordinator } from "../cluster/coordinator.ts";
+import { isStateError } from "../state/state-error.ts";
+import { mapLimited } from "./map-limited.ts";
+import type { StartReport } from "./start-report.ts";
+import { failureLogFields, startFailure } from "./status-of.ts";
+
+export interface StartParts {
+  switches: ReadonlyMap<string, BotSwitch>;
+  coordinator: Coordinator;
+  concurrency: number;
+  /** A bot's module path, for the failure's log line. */
+  moduleOf(bot: string): string | undefined;
+  log: Logger;
+  stopping: AbortSignal;
+  /** Why each bot that failed to start did (`bothost status`); cleared by its start. */
+  startFailures: Map<string, string>;
+}
+
+/** Starts `names`, each failure noted in `startFailures`, in `report` and with the coordinator. */
+export async function startBots(
+  o: StartParts,
+  names: readonly string[],
+  report: StartReport | undefined,
+): Promise<void> {
+  await mapLimited(names, o.concurrency, async (name) => {
+    const runtime = o.switches.get(name);
+    if (!runtime) return o.log.debug({ bot: name }, "a reload swaps the bot's runtime: the reload starts it");
+    // Asked again at its turn (up to registration_concurrency start at once): a stop, or a lease
+    // lost or handed over while earlier bots started, halted a bot not started yet.
+    if (o.stopping.aborted || !o.coordinator.runsHere(name))
+      return o.log.debug({ bot: name }, "not started: stopping, or its lease is not held here now");
+    try {
+      if ((await runtime.start()) === "started") report?.started.push(name);
+      o.startFailures.delete(name);
+    } catch (error) {
+      o.startFailures.set(name, startFailure(error));
+      if (isAuthError(error)) report?.authFailed.push(name);
+      else {
+        report?.failed.push({ name, error });
+        o.log.error({ bot: name, ...failureLogFields(error, o.moduleOf(name)) }, "bot failed to start");
+      }
+      o.coordinator.startFailed(name, isStateError(error) && error.code === "STATE_UNAVAILABLE");
+    }
+  });
+}
