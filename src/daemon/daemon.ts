@@ -381,6 +381,7 @@ export class Daemon {
       metrics,
       admin: { token: http.admin_token, ...this.#adminHandlers() },
       startFailure: (name) => this.#startFailures.get(name),
+      leaseLost: (name) => this.#coordinator.lostLease?.(name),
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
       clock: this.#clock,
     });

@@ -16,7 +16,7 @@ import type {
   RecentFailure,
 } from "../http/daemon-status.ts";
 import { STATUS_DIALOGS } from "../http/daemon-status.ts";
-import { RELOADING } from "../http/readiness.ts";
+import { leaseLostReason, RELOADING } from "../http/readiness.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
 import type { DeadLetter } from "../state/dead-letters.ts";
 import type { RedisStatus } from "../state/redis-url.ts";
@@ -126,7 +126,7 @@ function botStatus(
   const lost = state === "stopped" ? lease.leaseLost?.(runtime.name) : undefined;
   const lostLease = lost && {
     leaseLost: true as const,
-    reason: `lease lost: ${lost}; stopped here, it runs nowhere known. Once Redis answers, this instance takes the lease again, or stands by if another instance holds it`,
+    reason: leaseLostReason(lost),
   };
   const bookings = [...runtime.scheduler.bookings.entries()].map(([name, b]) => ({ name, at: b.occurrence }));
   const jobs = runtime.scheduler

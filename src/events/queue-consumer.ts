@@ -382,7 +382,7 @@ export class QueueConsumer {
     this.queueId = null;
     this.#opts.log.error(
       { err: describe(err), fix: AUTH_REJECTED },
-      "authentication failed; this bot is stopped, the others go on",
+      "authentication failed; this bot is stopped",
     );
     this.#setState("auth_failed");
   }

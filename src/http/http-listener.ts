@@ -60,6 +60,8 @@ export interface HttpListenerOptions {
   admin?: Omit<AdminDeps, "host">;
   /** Why a bot failed to start (its setup threw, …), while it has not started since: `/readyz` says so. */
   startFailure?: (bot: string) => string | undefined;
+  /** Cluster mode: why this instance lost a bot's lease, until it takes it again: `/readyz` says so. */
+  leaseLost?: (bot: string) => string | undefined;
 }
 
 const NONE: ReadonlyMap<string, number> = new Map();
@@ -235,7 +237,11 @@ export class HttpListener {
     app.get("/healthz", async () => ({ status: "ok" }));
     app.get("/readyz", async (_request, reply) => {
       const result = readinessOf(
-        bots().map((b) => ({ ...b.runtime.status, failure: o.startFailure?.(b.runtime.name) })),
+        bots().map((b) => ({
+          ...b.runtime.status,
+          failure: o.startFailure?.(b.runtime.name),
+          leaseLost: o.leaseLost?.(b.runtime.name),
+        })),
         o.clock.now(),
       );
       return reply.code(result.ready ? 200 : 503).send(result);

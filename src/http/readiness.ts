@@ -20,6 +20,13 @@ export interface ReadinessInput {
   failure?: string | undefined;
   /** The state store's outage failing the bot's writes, while it lasts. */
   storeFailure?: StoreFailure | undefined;
+  /** Cluster mode: why this instance lost the bot's lease, while it has not taken it again. */
+  leaseLost?: string | undefined;
+}
+
+/** Why a bot stopped for its lost lease is not running, and what comes next (status and `/readyz`). */
+export function leaseLostReason(why: string): string {
+  return `lease lost: ${why}; stopped here, it runs nowhere known. Once Redis answers, this instance takes the lease again, or stands by if another instance holds it`;
 }
 
 export interface BotReadiness {
@@ -62,7 +69,11 @@ function eventsReadiness(s: ReadinessInput, now: number): BotReadiness {
   const ago = contact > 0 ? now - contact : undefined;
   const withAgo = ago === undefined ? base : { ...base, lastContactAgoMs: ago };
   if (s.state !== "polling") {
-    return { ...withAgo, ready: false, reason: NOT_POLLING[s.state] ?? `event queue is ${s.state}` };
+    const lost = s.state === "stopped" && s.leaseLost !== undefined;
+    const reason = lost
+      ? leaseLostReason(s.leaseLost!)
+      : (NOT_POLLING[s.state] ?? `event queue is ${s.state}`);
+    return { ...withAgo, ready: false, reason };
   }
   const limit = s.longpollMs ?? 100_000;
   if (ago === undefined || ago > limit) {

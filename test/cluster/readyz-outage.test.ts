@@ -16,9 +16,12 @@ const startCluster = useOwnRedisCluster();
 
 const readiness = async (url: string) => {
   const res = await fetch(`${url}/readyz`);
-  const body = (await res.json()) as { bots: { state: string }[] };
+  const body = (await res.json()) as { bots: { state: string; reason?: string }[] };
   return [res.status, body.bots[0]?.state];
 };
+
+const LOST =
+  "lease lost: its lease could not be renewed in time (is Redis reachable?); stopped here, it runs nowhere known. Once Redis answers, this instance takes the lease again, or stands by if another instance holds it";
 
 describe.skipIf(!available)("Redis out of reach past the lease", () => {
   it("the bot stopped there is not ready, and is ready again once it runs", { timeout: 90_000 }, async () => {
@@ -35,6 +38,9 @@ describe.skipIf(!available)("Redis out of reach past the lease", () => {
       "lease lost: the bot stopped here until its lease is taken again (here or on another instance), by the instance that takes over the events left in flight",
     );
     expect(await readiness(instance.url)).toEqual([503, "stopped"]);
+    // Why, as the status says it: not a bare "stopped" that reads like a shutdown.
+    const ready = (await (await fetch(`${instance.url}/readyz`)).json()) as { bots: { reason?: string }[] };
+    expect(ready.bots[0]?.reason).toBe(LOST);
     // The status still answers, without the dead letters it cannot read.
     const status = await fetch(`${instance.url}/admin/status`);
     expect(status.status).toBe(200);

@@ -144,7 +144,7 @@ describe("the daemon against the sandbox", () => {
     const broken = harness.daemon.bots.find((b) => b.name === "broken")!;
     expect(broken.status.state).toBe("auth_failed");
     const text = JSON.stringify(harness.logs);
-    expect(text).toContain("authentication failed; this bot is stopped, the others go on");
+    expect(text).toContain("authentication failed; this bot is stopped");
     expect(text).not.toContain(wrongKey);
     expect(text).not.toContain(sandbox.control.apiKeyOf("counter-bot@sandbox.example"));
   });
@@ -165,7 +165,7 @@ describe("the daemon against the sandbox", () => {
     };
     expect(ready.bots[0]?.reason).toBe(reason);
     const line = harness.logs.find(
-      (l) => l.msg === "authentication failed; this bot is stopped, the others go on",
+      (l) => l.msg === "authentication failed; this bot is stopped",
     );
     expect(line?.fix).toBe(reason);
   });

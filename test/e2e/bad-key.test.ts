@@ -35,7 +35,7 @@ describe("a rejected API key", () => {
     });
     const daemon = await startDaemon(config);
     const failure = await daemon.waitForLog(
-      (l) => l.msg === "authentication failed; this bot is stopped, the others go on",
+      (l) => l.msg === "authentication failed; this bot is stopped",
     );
     expect(failure).toMatchObject({ level: 50, bot: "broken" });
     expect(String(failure.err)).toContain("rejected the credentials of bot1@sandbox.example");
@@ -65,7 +65,7 @@ describe("a rejected API key", () => {
     expect(await daemon.exited).toEqual({ code: 3, signal: null });
     const failed = daemon
       .logs()
-      .filter((l) => l.msg === "authentication failed; this bot is stopped, the others go on");
+      .filter((l) => l.msg === "authentication failed; this bot is stopped");
     expect(failed.map((l) => l.bot).sort()).toEqual(["one", "two"]);
     expect(daemon.stderr()).toMatch(
       /^bothost: no bot could start, so the daemon stops:\n {2}one: .*credentials.*\n {2}two: .*\n$/,
