@@ -164,9 +164,7 @@ describe("the daemon against the sandbox", () => {
       bots: { bot: string; reason?: string }[];
     };
     expect(ready.bots[0]?.reason).toBe(reason);
-    const line = harness.logs.find(
-      (l) => l.msg === "authentication failed; this bot is stopped",
-    );
+    const line = harness.logs.find((l) => l.msg === "authentication failed; this bot is stopped");
     expect(line?.fix).toBe(reason);
   });
 

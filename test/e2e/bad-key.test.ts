@@ -34,9 +34,7 @@ describe("a rejected API key", () => {
       broken: { email: botEmail(1), apiKey: WRONG_KEY },
     });
     const daemon = await startDaemon(config);
-    const failure = await daemon.waitForLog(
-      (l) => l.msg === "authentication failed; this bot is stopped",
-    );
+    const failure = await daemon.waitForLog((l) => l.msg === "authentication failed; this bot is stopped");
     expect(failure).toMatchObject({ level: 50, bot: "broken" });
     expect(String(failure.err)).toContain("rejected the credentials of bot1@sandbox.example");
     expect(daemon.logs().find((l) => l.msg === "daemon started")).toMatchObject({
@@ -63,9 +61,7 @@ describe("a rejected API key", () => {
     });
     const daemon = spawnCli(["run", "--config", config.file], { env: config.env });
     expect(await daemon.exited).toEqual({ code: 3, signal: null });
-    const failed = daemon
-      .logs()
-      .filter((l) => l.msg === "authentication failed; this bot is stopped");
+    const failed = daemon.logs().filter((l) => l.msg === "authentication failed; this bot is stopped");
     expect(failed.map((l) => l.bot).sort()).toEqual(["one", "two"]);
     expect(daemon.stderr()).toMatch(
       /^bothost: no bot could start, so the daemon stops:\n {2}one: .*credentials.*\n {2}two: .*\n$/,
