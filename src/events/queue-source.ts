@@ -10,7 +10,7 @@ import type { MessageLedger } from "../pipeline/delivery-ledger.ts";
 import { askedInDirect, askedInTopics } from "../pipeline/dialogs/dialog-deletions.ts";
 import { askedInChannels, type Move } from "../pipeline/dialogs/dialog-moves.ts";
 import type { Dispatcher } from "../pipeline/dispatcher.ts";
-import type { BotIdentity, Incoming } from "../pipeline/incoming.ts";
+import type { Incoming } from "../pipeline/incoming.ts";
 import { type Clock, nextTurn } from "../time/clock.ts";
 import type { ParsedEvent, ServerEvent } from "../wire/events.ts";
 import type { Message, Narrow } from "../wire/records.ts";
@@ -18,10 +18,11 @@ import type { RegisterResponse } from "../wire/responses.ts";
 import { catchUp, newestMessageId, type ReplayLimits, wantsMessages } from "./catch-up.ts";
 import { followMovedQuestions } from "./moved-questions.ts";
 import { PollPacer } from "./poll-pacing.ts";
-import { type QueueApi, QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
+import { QueueConsumer, type RegisterReason } from "./queue-consumer.ts";
 import { catchUpReactions } from "./reaction-catch-up.ts";
 import { registerParams } from "./register-params.ts";
 import { StartSaves } from "./saved-events.ts";
+import { identityOf, queueApiFor } from "./server-queue.ts";
 
 /** What the queue source reports (the daemon's /metrics, bound to the bot's name). */
 export interface QueueMetrics {
@@ -71,49 +72,6 @@ export interface QueueSourceOptions {
    */
   onScheduledMessages(event: ServerEvent): void;
 }
-
-/**
- * The bot's user from a register response, which carries it on recent servers; else the one
- * already `known`, else asked for.
- */
-export async function identityOf(
-  reg: RegisterResponse,
-  client: Client,
-  known?: BotIdentity,
-): Promise<BotIdentity> {
-  if (reg.user_id !== undefined && reg.email !== undefined) {
-    const name = reg.full_name ?? known?.fullName;
-    return { userId: reg.user_id, email: reg.email, ...(name !== undefined ? { fullName: name } : {}) };
-  }
-  if (known) return known;
-  const me = await client.users.me();
-  return { userId: me.user_id, email: me.email, fullName: me.full_name };
-}
-
-/**
- * The queue consumer's view of the server, over one bot's client. Polls are not marked
- * idempotent: the consumer, not the client, decides how to recover (backoff, watchdog, new queue).
- */
-export function queueApiFor(
-  client: Client,
-  register: (signal: AbortSignal) => Promise<RegisterResponse>,
-): QueueApi {
-  return {
-    register,
-    poll: (queue_id, last_event_id, { signal, timeoutMs }) =>
-      client
-        .request<{ events?: unknown }>(
-          "GET",
-          "/events",
-          { queue_id, last_event_id },
-          { signal, timeoutMs, idempotent: false },
-        )
-        .then(eventsOf),
-    deleteQueue: (queueId) => client.events.deleteQueue(queueId),
-  };
-}
-
-const eventsOf = (body: { events?: unknown }): unknown[] => (Array.isArray(body.events) ? body.events : []);
 
 /** Stop polling while this many events are waiting or running (bounded memory). */
 const MAX_IN_FLIGHT = 256;
@@ -320,16 +278,26 @@ export class QueueSource {
 
   /**
    * The bot needs events of `type` its queue does not receive (reactions, once a prompt shows
-   * emoji choices): the queue is renewed with them, once.
+   * emoji choices; deletions and moves, once a question is asked in a channel): the queue is
+   * renewed with them, once for the types asked for in the same turn.
    */
   want(type: string): void {
     const types = this.#eventTypes;
     if (types === null || types.includes(type)) return;
     this.#eventTypes = [...types, type];
     if (this.#o.signal.aborted) return;
-    this.#o.log.info({ type }, "renewing the event queue to receive more event types");
-    this.consumer.renew();
+    this.#wanted.push(type);
+    if (this.#wanted.length > 1) return;
+    queueMicrotask(() => {
+      const wanted = this.#wanted.splice(0);
+      if (this.#o.signal.aborted) return;
+      this.#o.log.info({ types: wanted }, "renewing the event queue to receive more event types");
+      this.consumer.renew();
+    });
   }
+
+  /** Event types asked for by {@link want} in this turn, renewed together at its end. */
+  readonly #wanted: string[] = [];
 
   /**
    * Questions moved with their topic while no queue was reading: their dialogs follow; questions

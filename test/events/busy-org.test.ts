@@ -10,7 +10,7 @@ import { busiest } from "../../bench/lib/stats.ts";
 import { createClient } from "../../src/api/create-client.ts";
 import { PollPacer } from "../../src/events/poll-pacing.ts";
 import { QueueConsumer } from "../../src/events/queue-consumer.ts";
-import { queueApiFor } from "../../src/events/queue-source.ts";
+import { queueApiFor } from "../../src/events/server-queue.ts";
 import { rateBucketOf } from "../../src/sandbox/http/rate-limit.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";

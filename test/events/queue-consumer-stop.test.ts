@@ -8,7 +8,7 @@ import { afterEach, expect, it } from "vitest";
 import { createClient } from "../../src/api/create-client.ts";
 import { silentLogger } from "../../src/api/logger.ts";
 import { QueueConsumer } from "../../src/events/queue-consumer.ts";
-import { queueApiFor } from "../../src/events/queue-source.ts";
+import { queueApiFor } from "../../src/events/server-queue.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { realClock } from "../../src/time/clock.ts";

@@ -1,0 +1,51 @@
+/**
+ * What a bot's queue asks of the server, over the bot's client: its identity from a register
+ * response, and the queue calls the consumer makes.
+ */
+import type { Client } from "../api/create-client.ts";
+import type { BotIdentity } from "../pipeline/incoming.ts";
+import type { RegisterResponse } from "../wire/responses.ts";
+import type { QueueApi } from "./queue-consumer.ts";
+
+/**
+ * The bot's user from a register response, which carries it on recent servers; else the one
+ * already `known`, else asked for.
+ */
+export async function identityOf(
+  reg: RegisterResponse,
+  client: Client,
+  known?: BotIdentity,
+): Promise<BotIdentity> {
+  if (reg.user_id !== undefined && reg.email !== undefined) {
+    const name = reg.full_name ?? known?.fullName;
+    return { userId: reg.user_id, email: reg.email, ...(name !== undefined ? { fullName: name } : {}) };
+  }
+  if (known) return known;
+  const me = await client.users.me();
+  return { userId: me.user_id, email: me.email, fullName: me.full_name };
+}
+
+/**
+ * The queue consumer's view of the server, over one bot's client. Polls are not marked
+ * idempotent: the consumer, not the client, decides how to recover (backoff, watchdog, new queue).
+ */
+export function queueApiFor(
+  client: Client,
+  register: (signal: AbortSignal) => Promise<RegisterResponse>,
+): QueueApi {
+  return {
+    register,
+    poll: (queue_id, last_event_id, { signal, timeoutMs }) =>
+      client
+        .request<{ events?: unknown }>(
+          "GET",
+          "/events",
+          { queue_id, last_event_id },
+          { signal, timeoutMs, idempotent: false },
+        )
+        .then(eventsOf),
+    deleteQueue: (queueId) => client.events.deleteQueue(queueId),
+  };
+}
+
+const eventsOf = (body: { events?: unknown }): unknown[] => (Array.isArray(body.events) ? body.events : []);
