@@ -75,8 +75,8 @@ async function exchange(args: { channel: string; topic: string; content: string 
   say(args.channel, args.topic, args.content);
   await postsReach(base + 1, 60_000);
   const post = posts[base] as { id: number; at: number };
-  const view = sandbox.control.messageView(post.id) ?? {};
-  return { ms: post.at - sentAt, topic: view.subject, content: view.content };
+  const view = sandbox.control.messageView(post.id);
+  return { ms: post.at - sentAt, topic: view?.subject, content: view?.content };
 }
 
 async function pings(args: {

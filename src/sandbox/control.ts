@@ -9,6 +9,7 @@ import type { Faults } from "./faults.ts";
 import { Params } from "./http/params.ts";
 import { DEFAULT_RATE_RULES, type RateLimiter } from "./http/rate-limit.ts";
 import type { RequestLogEntry } from "./http/server.ts";
+import type { SandboxMessage } from "./message-shape.ts";
 import { BOT_TYPES, generateApiKey, ROLES } from "./org/build-state.ts";
 import { sendFromParams } from "./routes/messages.ts";
 import { deliverDueScheduled } from "./scheduler.ts";
@@ -158,7 +159,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
       if (!msg) return undefined;
       const sender = core.data.users.find((u) => u.user_id === msg.sender_id) ?? null;
       const options = { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: true };
-      return structuredClone(messageToApi(core.data, msg, sender, options));
+      return structuredClone(messageToApi(core.data, msg, sender, options)) as unknown as SandboxMessage;
     },
     queues: (): QueueInfo[] =>
       core.queues.all().map((q) => ({

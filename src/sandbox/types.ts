@@ -3,6 +3,7 @@ import type { Clock } from "./core.ts";
 import type { FailOptions, PathFilter } from "./faults.ts";
 import type { RateBucketName, RateCount, RateRule } from "./http/rate-limit.ts";
 import type { RequestLogEntry, ResponseRecord } from "./http/server.ts";
+import type { SandboxMessage } from "./message-shape.ts";
 import type { OrgInput } from "./org/schema.ts";
 
 export type {
@@ -154,7 +155,7 @@ export interface SandboxControl {
    * Message `id` as GET /messages serves it to its sender with raw Markdown (`subject`,
    * `display_recipient`, `sender_full_name`…); undefined when there is no such message.
    */
-  messageView(id: number): Record<string, unknown> | undefined;
+  messageView(id: number): SandboxMessage | undefined;
   queues(): QueueInfo[];
   scheduled(): Record<string, unknown>[];
   /** Garbage-collect a queue now (by id, or every queue of a user). */

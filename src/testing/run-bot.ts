@@ -246,7 +246,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     () => nextDelivery(control),
   );
   const jobs = options.clock?.afterEachTimer(jobsDone(scheduler, DEFAULT_WAIT_MS));
-  const view = (id: number) => control.messageView(id) as TestMessage | undefined;
+  const view = (id: number) => control.messageView(id);
   const mine = () =>
     control
       .messages()

@@ -6,7 +6,7 @@ const SHOWN = 40;
 
 /** `message 12 ("hi there" from member@sandbox.example in #general > greetings)`. */
 export function describeMessage(control: SandboxControl, id: number): string {
-  const m = control.messageView(id) as TestMessage | undefined;
+  const m = control.messageView(id);
   if (!m) return `message ${id}`;
   const text = m.content.length > SHOWN ? `${m.content.slice(0, SHOWN)}…` : m.content;
   const where =

@@ -34,7 +34,7 @@ export async function buttonsOn(bot: ShippedBot, content: string): Promise<numbe
   await control.waitFor(
     () => {
       const m = control.messages().find((m) => m.sender_id === botId && m.content === content);
-      const reactions = (control.messageView(Number(m?.id))?.reactions ?? []) as Array<{ user_id: number }>;
+      const reactions = control.messageView(Number(m?.id))?.reactions ?? [];
       const mine = reactions.filter((r) => r.user_id === botId);
       id = Number(m?.id);
       return mine.length === 2;

@@ -156,7 +156,7 @@ export function questionShown(
     m.sender_id === botId && String(m.content).startsWith(text) && (topic === undefined || m.topic === topic);
   return control.waitFor(() => {
     const m = control.messages().find(its);
-    const on = (control.messageView(Number(m?.id))?.reactions ?? []) as { user_id: number }[];
+    const on = control.messageView(Number(m?.id))?.reactions ?? [];
     return on.filter((r) => r.user_id === botId).length === 2 && Number(m!.id);
   });
 }

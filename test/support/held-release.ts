@@ -35,7 +35,6 @@ export async function startHeldRelease(
     up,
     said: () => botSaid(up.sandbox, RELEASE_BOT),
     content: (id) => control.messages().find((m) => m.id === id)?.content,
-    acks: (message) =>
-      (control.messageView(message)!.reactions as { emoji_name: string }[]).map((r) => r.emoji_name),
+    acks: (message) => control.messageView(message)!.reactions.map((r) => r.emoji_name),
   };
 }

@@ -5,6 +5,7 @@
  * clear answer when the endpoint is down, refuses, never answers or stalls. It imports "bothost",
  * which resolves to dist/: run `npm run build` first (`npm test` does).
  */
+import type { Sandbox } from "bothost/testing";
 import { createBotTest, expect } from "bothost/testing/vitest";
 import { afterEach, beforeEach } from "vitest";
 import assistant from "../../../bots/assistant.ts";
@@ -29,10 +30,8 @@ const settings = (more: Record<string, unknown> = {}) => ({
   ...more,
 });
 const dm = (to: string, content: string) => ({ type: "direct" as const, to: [to], content });
-const reactionsOn = (
-  sandbox: { control: { messageView(id: number): Record<string, unknown> | undefined } },
-  id: number,
-) => (sandbox.control.messageView(id)!.reactions as { emoji_name: string }[]).map((r) => r.emoji_name);
+const reactionsOn = (sandbox: Pick<Sandbox, "control">, id: number) =>
+  sandbox.control.messageView(id)!.reactions.map((r) => r.emoji_name);
 
 test("streams the answer into one message, with the topic's recent messages as context", async ({
   runBot,
