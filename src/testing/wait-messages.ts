@@ -1,6 +1,5 @@
 /** What the testing kit's waits say when they give up: the message named, the handler's error. */
 import type { SandboxControl } from "../sandbox/types.ts";
-import type { TestMessage } from "./test-message.ts";
 
 const SHOWN = 40;
 
