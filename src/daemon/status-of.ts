@@ -112,16 +112,20 @@ function botStatus(
   const reason = named.reason ?? (state === "starting" ? heldByRateLimit(st.budget, now) : undefined);
   // A standby bot runs where its lease is: named, so that an instance that died (its lease not
   // expired yet) is told from one that runs the bot.
-  const holder = state === "standby" ? lease.leaseHolder?.(runtime.name) : undefined;
+  const holder = state === "standby" || startFailure ? lease.leaseHolder?.(runtime.name) : undefined;
   const unread = state === "standby" && !holder ? lease.leasesUnreadForMs?.() : undefined;
-  const standby = holder
-    ? {
-        leaseHolder: holder,
-        reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
-      }
-    : unread !== undefined && {
-        reason: `the leases could not be read for ${Math.round(unread / 1000)} s (is Redis reachable?): no instance is known to run it. Once Redis answers, a round of leases shows which instance runs it, or this one takes it`,
-      };
+  // Failed here, it may run on another instance (cluster mode): named, after why it failed here.
+  const standby =
+    holder && startFailure
+      ? { leaseHolder: holder, reason: `${startFailure}; instance ${holder} runs it` }
+      : holder
+        ? {
+            leaseHolder: holder,
+            reason: `instance ${holder} holds its lease and runs it (should that instance be gone, an instance takes the bot once the lease expires)`,
+          }
+        : unread !== undefined && {
+            reason: `the leases could not be read for ${Math.round(unread / 1000)} s (is Redis reachable?): no instance is known to run it. Once Redis answers, a round of leases shows which instance runs it, or this one takes it`,
+          };
   // Stopped because its lease was lost, not on purpose: why, and what comes next.
   const lost = state === "stopped" ? lease.leaseLost?.(runtime.name) : undefined;
   const lostLease = lost && {
