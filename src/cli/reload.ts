@@ -114,11 +114,13 @@ export function formatReport(r: ReloadReport): string {
   part("Started", here(r.add));
   part("Stopped", r.remove);
   part("Restarted", here(r.restart));
-  // Another instance runs these (or none does): reloading it too is what changes them there.
+  // Another instance runs these: reloading it too is what changes them there.
+  const nowhere = r.runsNowhere ?? [];
   part(
     "Loaded, not running on this instance (the instance running it keeps its version until reloaded too)",
-    r.notHere ?? [],
+    (r.notHere ?? []).filter((name) => !nowhere.includes(name)),
   );
+  part("Loaded, run by no instance known now (the next instance to find its lease free starts it)", nowhere);
   if (lines.length === 0) lines.push("Nothing changed.");
   if (r.keep.length > 0) lines.push(`Unchanged: ${r.keep.length} bot${r.keep.length === 1 ? "" : "s"}`);
   for (const f of r.failed) lines.push(`Failed to start ${f.name}: ${f.error}`);

@@ -63,19 +63,25 @@ export async function runCommand(argv: string[]): Promise<number> {
       await booted.stop();
       return ExitCode.Ok;
     }
-    // In a cluster an instance whose bots all run elsewhere still waits, as their spare.
-    if (report.started.length === 0 && report.standby.length === 0) {
+    // In a cluster an instance whose bots all run elsewhere still waits, as their spare, until a
+    // later round finds that every bot failed to start here too.
+    const authOnly = report.authFailed.length > 0 && report.failed.length === 0;
+    let nothing =
+      report.started.length === 0 && report.standby.length === 0 ? (authOnly ? "auth" : "failed") : undefined;
+    if (!nothing) {
+      if (reloadAsked) onReload();
+      nothing = await Promise.race([stopped.then(() => undefined), daemon.runsNothing]);
+      if (nothing)
+        log.error("every bot failed to start on this instance: it can run none of them, so the daemon stops");
+    }
+    if (nothing) {
       // The log (stdout) has each failure in full; stderr says in a few lines why nothing runs.
       const { bots } = await daemon.status();
       const why = bots.map((b) => `  ${b.name}: ${b.reason ?? b.state}`).join("\n");
       process.stderr.write(`bothost: no bot could start, so the daemon stops:\n${why}\n`);
       await booted.stop();
-      return report.authFailed.length > 0 && report.failed.length === 0
-        ? ExitCode.AuthFailed
-        : ExitCode.RuntimeFailure;
+      return nothing === "auth" ? ExitCode.AuthFailed : ExitCode.RuntimeFailure;
     }
-    if (reloadAsked) onReload();
-    await stopped;
     await booted.stop();
     return ExitCode.Ok;
   } catch (err) {

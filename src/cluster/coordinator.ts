@@ -54,6 +54,8 @@ export interface Coordinator {
   startFailed(bot: string, forNow: boolean): void;
   /** A new version of the bot is in place (a reload): this instance may run it again. */
   retryHere(bot: string): void;
+  /** Whether this instance refuses the bot: it failed to start here (see `startFailed`; cluster mode). */
+  refuses?(bot: string): boolean;
 }
 
 /** Every bot, in this one process, on the store as it is: no leases, no fencing. */

@@ -204,6 +204,10 @@ export class LeaseCoordinator implements Coordinator {
     this.#refused.delete(bot);
   }
 
+  refuses(bot: string): boolean {
+    return this.#refused.has(bot);
+  }
+
   /** A new primary: renew (re-read) the leases held here on it now, or right after the round under way. */
   #reRead(): void {
     if (this.#closed) return;

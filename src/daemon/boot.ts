@@ -120,7 +120,7 @@ async function reloadFromFile(daemon: Daemon, configPath: string, sandbox?: Sand
     ]),
   );
   const plan = planReload({ config: daemon.config, bots: daemon.identities }, { config, bots: next });
-  if (daemon.clustered && (plan.add.length > 0 || plan.remove.length > 0)) {
+  if (daemon.cluster && (plan.add.length > 0 || plan.remove.length > 0)) {
     throw new BothostError(
       "RELOAD_REFUSED",
       `bots added (${plan.add.join(", ") || "none"}) or removed (${plan.remove.join(", ") || "none"}): ` +
@@ -142,8 +142,11 @@ async function reloadFromFile(daemon: Daemon, configPath: string, sandbox?: Sand
   const failed = new Set(report.failed.map((f) => f.name));
   const idle = (name: string) =>
     ["standby", "stopped"].includes(daemon.bots.find((b) => b.name === name)?.status.state ?? "");
-  if (daemon.clustered)
+  const { cluster } = daemon;
+  if (cluster) {
     report.notHere = [...plan.add, ...plan.restart].filter((name) => !failed.has(name) && idle(name));
+    report.runsNowhere = report.notHere.filter((name) => cluster.holderOf?.(name) === undefined);
+  }
   return report;
 }
 

@@ -30,7 +30,7 @@ import { replaceRuntime, retireOldVersions } from "./reload-retire.ts";
 import { setUpNewVersions } from "./reload-setup.ts";
 import { type RetryWatcher, retryWatcherFor } from "./retry-watcher.ts";
 import { serverCheck, stateLocation } from "./server-check.ts";
-import { type StartParts, startBots } from "./start-bots.ts";
+import { runsNothingHere, type StartParts, startBots } from "./start-bots.ts";
 import { emptyReport, type StartReport } from "./start-report.ts";
 import { statusOf } from "./status-of.ts";
 import { type BotRuntimeOptions, optionsFromConfig, SERVER_BACKOFF } from "./wire-bot.ts";
@@ -63,6 +63,11 @@ export class Daemon {
   readonly #switches = new Map<string, BotSwitch>();
   /** Aborted by stop(): a reload's pending setups are given up. */
   readonly #stopping = new AbortController();
+  #runsNothing: (why: "auth" | "failed") => void = () => {};
+  /** A cluster: every bot failed to start here (at start or later; `auth`: all refused keys). */
+  readonly runsNothing = new Promise<"auth" | "failed">((resolve) => {
+    this.#runsNothing = resolve;
+  });
   readonly #clock: Clock;
   /** Each account's call budget, kept across reloads and shared by its bots. */
   readonly #budgets: AccountBudgets;
@@ -114,9 +119,9 @@ export class Daemon {
     requireListener(options.config);
   }
 
-  /** True when instances share the bots through leases (a reload cannot add or remove bots). */
-  get clustered(): boolean {
-    return this.#coordinator.mode === "cluster";
+  /** Set when instances share the bots through leases (a reload cannot add or remove bots). */
+  get cluster(): Pick<Coordinator, "holderOf"> | undefined {
+    return this.#coordinator.mode === "cluster" ? this.#coordinator : undefined;
   }
 
   /** The dead letters of `config`'s bots as this daemon sees them, retry requests passed to its bots at once. */
@@ -213,7 +218,11 @@ export class Daemon {
     await this.http?.start();
     let first: StartReport | undefined = report;
     await this.#coordinator.start({
-      run: (names) => startBots(this.#startParts, names, first),
+      run: async (names) => {
+        await startBots(this.#startParts, names, first);
+        const nothing = runsNothingHere(this.#startParts, [...this.#switches.keys()]);
+        if (nothing) this.#runsNothing(nothing);
+      },
       // No switch: a reload swaps the bot's runtime, and starts the new one if the lease is held here.
       halt: async (name, ms, elsewhere) => this.#switches.get(name)?.halt(ms, elsewhere, LEASE_STOP),
       elsewhere: (name) => this.#switches.get(name)?.spare(),
@@ -382,6 +391,7 @@ export class Daemon {
       admin: { token: http.admin_token, ...this.#adminHandlers() },
       startFailure: (name) => this.#startFailures.get(name),
       leaseLost: (name) => this.#coordinator.lostLease?.(name),
+      leaseHolder: (name) => this.#coordinator.holderOf?.(name),
       bots: this.bots.map((runtime) => this.#httpBot(runtime)),
       clock: this.#clock,
     });

@@ -24,6 +24,11 @@ export interface ReloadReport extends ReloadPlan {
    * the instance holding it keeps running the version it has.
    */
   notHere?: string[];
+  /**
+   * Those of `notHere` no instance is known to run (their lease free, or its holder not read
+   * within a ttl): an instance takes each once a round finds its lease free, this one included.
+   */
+  runsNowhere?: string[];
 }
 
 /** What is compared per bot: a hash of its config entry, and its module's fingerprint. */

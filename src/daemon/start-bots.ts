@@ -4,7 +4,7 @@
  * runs it (or, the store out of reach, a later round anywhere).
  */
 import type { Logger } from "pino";
-import { isAuthError } from "../api/errors.ts";
+import { AUTH_REJECTED, isAuthError } from "../api/errors.ts";
 import type { BotSwitch } from "../cluster/bot-switch.ts";
 import type { Coordinator } from "../cluster/coordinator.ts";
 import { isStateError } from "../state/state-error.ts";
@@ -50,4 +50,14 @@ export async function startBots(
       o.coordinator.startFailed(name, isStateError(error) && error.code === "STATE_UNAVAILABLE");
     }
   });
+}
+
+/**
+ * In a cluster, whether this instance can run none of `names`: each failed to start here for a
+ * reason of its own, so the others run them (or nobody). `auth` when every one of those failures
+ * was a refused key.
+ */
+export function runsNothingHere(o: StartParts, names: readonly string[]): "auth" | "failed" | undefined {
+  if (names.length === 0 || !names.every((name) => o.coordinator.refuses?.(name))) return undefined;
+  return names.every((name) => o.startFailures.get(name) === AUTH_REJECTED) ? "auth" : "failed";
 }

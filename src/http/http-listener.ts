@@ -62,6 +62,8 @@ export interface HttpListenerOptions {
   startFailure?: (bot: string) => string | undefined;
   /** Cluster mode: why this instance lost a bot's lease, until it takes it again: `/readyz` says so. */
   leaseLost?: (bot: string) => string | undefined;
+  /** Cluster mode: the instance holding a bot's lease, as the last round read it (not this one). */
+  leaseHolder?: (bot: string) => string | undefined;
 }
 
 const NONE: ReadonlyMap<string, number> = new Map();
@@ -241,6 +243,7 @@ export class HttpListener {
           ...b.runtime.status,
           failure: o.startFailure?.(b.runtime.name),
           leaseLost: o.leaseLost?.(b.runtime.name),
+          leaseHolder: o.leaseHolder?.(b.runtime.name),
         })),
         o.clock.now(),
       );

@@ -22,6 +22,8 @@ export interface ReadinessInput {
   storeFailure?: StoreFailure | undefined;
   /** Cluster mode: why this instance lost the bot's lease, while it has not taken it again. */
   leaseLost?: string | undefined;
+  /** Cluster mode: the instance holding the bot's lease, as the last round read it (not this one). */
+  leaseHolder?: string | undefined;
 }
 
 /** Why a bot stopped for its lost lease is not running, and what comes next (status and `/readyz`). */
@@ -61,6 +63,15 @@ function botReadiness(s: ReadinessInput, now: number): BotReadiness {
 }
 
 function eventsReadiness(s: ReadinessInput, now: number): BotReadiness {
+  // Failed here but run by another instance (cluster mode): this instance serves what it runs,
+  // and a probe taking it out would take those bots' webhooks with it. The status says `failed`.
+  if (s.failure !== undefined && s.leaseHolder !== undefined)
+    return {
+      bot: s.name,
+      state: "failed",
+      ready: true,
+      reason: `${s.failure}; instance ${s.leaseHolder} runs it`,
+    };
   if (s.failure !== undefined) return { bot: s.name, state: "failed", ready: false, reason: s.failure };
   const base = { bot: s.name, state: s.state };
   // standby: another instance runs the bot (cluster mode); this one is a ready spare for it.

@@ -96,7 +96,7 @@ async function instance(id: string, b0: BotDefinition<never, never>): Promise<In
       b0: { email: "b0-bot@sandbox.example", definition: b0 },
       b1: { email: "b1-bot@sandbox.example", definition: idle },
     },
-    { store, coordinator, logs, global: "shutdown_timeout: 2s" },
+    { store, coordinator, logs, global: "shutdown_timeout: 2s\nhttp:\n  listen: 127.0.0.1:0" },
   );
   cleanups.push(async () => {
     await d.stop({ deadlineMs: 0 });
@@ -149,6 +149,15 @@ describe.skipIf(!reachable)("a bot that fails to start on one instance of a clus
       leaseHolder: "there",
     });
     expect(held(here)).toEqual(["b1"]);
+    // Its /readyz stays 200: a probe taking it out would take b1's webhooks with it.
+    const ready = await fetch(`${here.daemon.http!.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { bots: unknown[] }).bots).toContainEqual({
+      bot: "b0",
+      state: "failed",
+      ready: true,
+      reason: `it failed to start: ${MISSING}; instance there runs it`,
+    });
   });
 
   it("an instance at its share that handed it over takes it back, and hands over its other bot", async () => {
