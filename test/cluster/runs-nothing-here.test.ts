@@ -4,32 +4,18 @@
  * none of them, so it stops as a lone daemon would, with the same lines and exit code. Two
  * `bothost run` instances sharing one Redis; the second one's key is wrong.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "../support/cli.ts";
-import { type ClusterConfig, clusterOrg, startInstance, writeClusterConfig } from "../support/cluster.ts";
-import { startE2eSandbox } from "../support/e2e-daemon.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import { describe, expect, it } from "vitest";
+import { startInstance, useSharedRedisCluster } from "../support/cluster.ts";
+import { noRedisMessage, redisReachable } from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`cluster runs nothing here: ${noRedisMessage}`);
 
-let sandbox: Sandbox | undefined;
-let config: ClusterConfig | undefined;
-const prefix = uniquePrefix("runs-nothing");
-
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  await dropPrefix(prefix);
-});
+const startCluster = useSharedRedisCluster("runs-nothing");
 
 describe.skipIf(!reachable)("an instance on which every bot failed to start", () => {
   it("stops once a later round's start fails too, exit 3 when every key was refused", async () => {
-    sandbox = await startE2eSandbox(clusterOrg());
-    config = await writeClusterConfig(sandbox, { redis: redisUrl, prefix, ttl: "3s" });
+    const { config } = await startCluster({ ttl: "3s" });
     const healthy = await startInstance(config);
     expect(healthy.started).toBe(1);
     const wrongKey = {

@@ -4,32 +4,18 @@
  * expires, so the operator can tell a bot running elsewhere from one waiting for a takeover. Two
  * `bothost run` instances sharing one Redis; the status read over the standby's HTTP listener.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, killAll } from "../support/cli.ts";
-import { type ClusterConfig, clusterOrg, startInstance, writeClusterConfig } from "../support/cluster.ts";
-import { startE2eSandbox } from "../support/e2e-daemon.ts";
-import { dropPrefix, noRedisMessage, redisReachable, redisUrl, uniquePrefix } from "../support/redis.ts";
+import { describe, expect, it } from "vitest";
+import { startInstance, useSharedRedisCluster } from "../support/cluster.ts";
+import { noRedisMessage, redisReachable } from "../support/redis.ts";
 
 const reachable = await redisReachable();
 if (!reachable) console.warn(`cluster standby status: ${noRedisMessage}`);
 
-let sandbox: Sandbox | undefined;
-let config: ClusterConfig | undefined;
-const prefix = uniquePrefix("standby-status");
-
-beforeAll(assertBuilt);
-afterEach(async () => {
-  await killAll();
-  await sandbox?.stop();
-  await config?.cleanup();
-  await dropPrefix(prefix);
-});
+const startCluster = useSharedRedisCluster("standby-status");
 
 describe.skipIf(!reachable)("a bot on standby", () => {
   it("its status names the instance holding its lease, and why it does not run here", async () => {
-    sandbox = await startE2eSandbox(clusterOrg());
-    config = await writeClusterConfig(sandbox, { redis: redisUrl, prefix, ttl: "15s" });
+    const { config } = await startCluster({ ttl: "15s" });
     const first = await startInstance(config);
     const runner = (
       await first.proc.waitForLog(

@@ -13,6 +13,7 @@ import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
 import { assertBuilt, type CliProcess, killAll, repoRoot, spawnCli } from "./cli.ts";
 import { botEmail, MEMBER, OWNER, startE2eSandbox } from "./e2e-daemon.ts";
 import { freePort } from "./free-port.ts";
+import { dropPrefix, redisUrl, uniquePrefix } from "./redis.ts";
 
 export { freePort };
 
@@ -310,6 +311,32 @@ export function useOwnRedisCluster(): (options: { prefix: string; ttl: string })
     const sandbox = await startE2eSandbox(clusterOrg());
     const config = await writeClusterConfig(sandbox, { redis: redis.url, prefix, ttl });
     opened = { redis, sandbox, config };
+    return opened;
+  };
+}
+
+/**
+ * The same on the shared Redis (`REDIS_URL`, see redis.ts), under a prefix of the test's own,
+ * dropped after each test.
+ */
+export function useSharedRedisCluster(
+  name: string,
+): (options: { ttl: string }) => Promise<{ sandbox: Sandbox; config: ClusterConfig }> {
+  let opened: { sandbox: Sandbox; config: ClusterConfig; prefix: string } | undefined;
+  beforeAll(assertBuilt);
+  afterEach(async () => {
+    await killAll();
+    const cluster = opened;
+    opened = undefined;
+    await cluster?.sandbox.stop();
+    await cluster?.config.cleanup();
+    if (cluster) await dropPrefix(cluster.prefix);
+  });
+  return async ({ ttl }) => {
+    const prefix = uniquePrefix(name);
+    const sandbox = await startE2eSandbox(clusterOrg());
+    const config = await writeClusterConfig(sandbox, { redis: redisUrl, prefix, ttl });
+    opened = { sandbox, config, prefix };
     return opened;
   };
 }
