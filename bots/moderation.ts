@@ -129,7 +129,7 @@ export default defineBot({
       // The commands below answer first; a message that ran one is not checked (asking the bot
       // for its rules a few times is no flood), every other message is.
       await next();
-      if ((ctx as { command?: unknown }).command !== undefined) return;
+      if (ctx.command !== undefined) return;
       const m = ctx.event.message;
       const place = placeOf(m.stream_id, m.display_recipient);
       if (place === undefined) return;

@@ -123,6 +123,12 @@ export interface BotContext<S = unknown> extends BaseContext<S>, RoutableContext
   /** Why a message is addressed to the bot: a one-to-one `"direct"` message or a `"mention"`; else `undefined`. */
   readonly addressed: "direct" | "mention" | undefined;
   /**
+   * The command the message ran (its name, and the word the sender used), once the bot's commands
+   * have seen it: a handler declared before them reads it after `await next()`; `undefined` for
+   * a message that ran none.
+   */
+  command?: { name: string; invokedAs: string } | undefined;
+  /**
    * Say `text` in the message's conversation and wait for the sender's next message there (in a
    * channel: theirs, in that topic). The dialog is durable: waiting holds no handler, slot or
    * `handler_timeout`, and survives restarts, reloads and failover. The answer runs the handler
