@@ -6,6 +6,7 @@
  * and of its conversation's next messages, held meanwhile: such a run is not retried but kept as a
  * dead letter at once, its error naming the refusal and the parameter at fault.
  */
+import { isApiError } from "../api/errors.ts";
 import { type Refusal, serverRefusal } from "../api/refusals.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import { NoRetry } from "../errors/no-retry.ts";
@@ -13,8 +14,9 @@ import { NoRetry } from "../errors/no-retry.ts";
 export type { Refusal };
 
 /**
- * bothost's own codes for a request it refused before sending it, each with the parameter at
- * fault when the error does not name it in a `field`.
+ * bothost's own codes for a request it refused before sending it, or for the server's answer it
+ * words itself (`SCHEDULE_NOT_FOUND`: a 404 to a cancel), each with the parameter at fault when
+ * the error does not name it in a `field`.
  */
 export const LOCAL_REFUSALS: ReadonlyMap<string, string | undefined> = new Map([
   ["SNIPPET_INVALID", undefined],
@@ -38,7 +40,14 @@ export function refusalOf(err: unknown): Refusal | undefined {
   if (server || !(err instanceof BothostError) || !LOCAL_REFUSALS.has(err.code)) return server;
   const field = (err as { field?: unknown }).field;
   const parameter = typeof field === "string" ? field : LOCAL_REFUSALS.get(err.code);
-  return { code: err.code, reason: err.message, ...(parameter !== undefined && { parameter }) };
+  // bothost's word for a server's answer (a 404 to a cancel: SCHEDULE_NOT_FOUND) keeps its status.
+  const status = isApiError(err.cause) ? err.cause.status : undefined;
+  return {
+    code: err.code,
+    reason: err.message,
+    ...(status !== undefined && { status }),
+    ...(parameter !== undefined && { parameter }),
+  };
 }
 
 /** No attempt after this one: the handler threw `NoRetry`, or its request was refused. */

@@ -21,7 +21,8 @@ const world = useSandbox({ bots: { [BOT]: "Notes" } });
 
 /**
  * "save <title>", "raw <title>" save a snippet (ctx.snippets, ctx.api); "post <channel>" posts
- * there; "ask <timeout>" asks a question with that timeout; else "ok".
+ * there; "ask <timeout>" asks a question with that timeout; "unbook <id>" cancels a scheduled
+ * message; else "ok".
  */
 const notes = defineBot({
   setup(bot: BotApi) {
@@ -31,6 +32,7 @@ const notes = defineBot({
       else if (verb === "raw") await ctx.api.savedSnippets.create({ title: arg, content: "body" });
       else if (verb === "post") await ctx.send({ type: "channel", to: arg, topic: "t", content: "hello" });
       else if (verb === "ask") await ctx.prompt("How long?", { timeout: arg });
+      else if (verb === "unbook") await ctx.schedule.cancel(Number(arg));
       await ctx.reply(`ok ${verb}`);
     });
   },
@@ -81,6 +83,21 @@ describe("a request refused as made", () => {
     expect(letter).toMatchObject({ attempts: 1 });
     expect(letter!.error.message).toContain("title is too long (limit: 60 characters)");
     expect(letter!.error.message).toContain("(400 BAD_REQUEST, parameter title)");
+  });
+
+  it("a scheduled message the server does not have (SCHEDULE_NOT_FOUND): sent once, said refused by the server", async () => {
+    const d = await start(new ManualClock(Date.now()));
+    post("unbook 9999");
+    post("next");
+    await expect.poll(answers, { timeout: 10_000 }).toEqual(["ok next"]);
+    expect(calls("DELETE", "/scheduled_messages/9999")).toEqual([404]);
+    const [letter] = await d.daemon.letters.list();
+    expect(letter!.error.message).toContain(
+      "[request refused by the server (404 SCHEDULE_NOT_FOUND, parameter id): not retried]",
+    );
+    expect(d.logged("kept as dead letter notes/1")).toMatchObject([
+      { refused: { code: "SCHEDULE_NOT_FOUND", status: 404, parameter: "id" } },
+    ]);
   });
 
   it("a snippet bothost refuses before sending it (SNIPPET_INVALID): no request, kept at once", async () => {
