@@ -2,7 +2,9 @@
  * A prompt's `schema`, against the sandbox over HTTP in a real daemon: a value that is no schema
  * is refused with PROMPT_OPTIONS before the question is asked (the person is not left waiting
  * for a reply that can never come), and a schema with an async refinement parses the answer
- * (zod's synchronous parse throws on one).
+ * (zod's synchronous parse throws on one). A refused answer is told in plain words, not zod's
+ * ("expected a whole number", not "Invalid input: expected int, received number"); a message the
+ * schema's author wrote is kept.
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
@@ -29,6 +31,10 @@ const shop = defineBot({
           .transform(async (s) => s.toUpperCase()),
       });
       await ctx.reply(`code ${code.value}`);
+    });
+    bot.command("order", async (ctx) => {
+      const count = await ctx.prompt("How many?", { schema: z.coerce.number().int().min(1).max(9) });
+      await ctx.reply(`order ${count.value}`);
     });
   },
 });
@@ -61,4 +67,17 @@ it("a schema with an async refinement and transform parses the answer", async ()
     "I could not use that: three letters, please. Which code?",
   );
   expect((await bot.ask(MEMBER, dm("abc"))).content).toBe("code ABC");
+});
+
+it("a refused answer is told in plain words, the last one in the give-up line too", async () => {
+  expect((await bot.ask(MEMBER, dm("order"))).content).toBe("How many?");
+  expect((await bot.ask(MEMBER, dm("two"))).content).toBe(
+    "I could not use that: expected a number. How many?",
+  );
+  expect((await bot.ask(MEMBER, dm("12"))).content).toBe(
+    "I could not use that: expected at most 9. How many?",
+  );
+  expect((await bot.ask(MEMBER, dm("3.5"))).content).toBe(
+    "That makes 3 answers I could not use (expected a whole number).",
+  );
 });

@@ -3,8 +3,10 @@
  * their zod schemas. Words are split at spaces; "double" or 'single' quotes keep spaces in one
  * word. The last argument of a `rest: true` command takes the rest of the line as typed.
  */
+
 import type { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
+import { issueInWords, type SchemaIssue } from "../../errors/issue-words.ts";
 import { choicesOf, inputFor, isFlag, isOptional, isOtherNumberNotation, typeOf } from "./arg-schema.ts";
 import { type Command, fullName } from "./command-spec.ts";
 
@@ -139,7 +141,8 @@ function explain(schema: z.ZodType, error: z.ZodError, typed: string | undefined
     const choices = choicesOf(schema);
     if (choices) return `expected one of ${choices.join(", ")}, got ${shown}`;
   }
-  return `${issue?.message ?? "invalid"} (got ${shown})`;
+  const words = issueInWords(issue as SchemaIssue | undefined);
+  return words ? `${words}, got ${shown}` : `${issue?.message ?? "invalid"} (got ${shown})`;
 }
 
 /** What to say of a word where a subcommand was expected. */

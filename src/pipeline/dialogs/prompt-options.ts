@@ -2,8 +2,10 @@
  * The options of `ctx.prompt(text, options)`, what it resolves with, and how each option is read
  * and checked (a mistake is `PROMPT_OPTIONS`, naming the option).
  */
+
 import { parseDuration } from "../../config/duration.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
+import { issueInWords } from "../../errors/issue-words.ts";
 import type { AnswerFrom } from "./ask-options.ts";
 import type { AskWhere } from "./ask-where.ts";
 import type { DialogAnswer, DialogStep } from "./dialog-record.ts";
@@ -133,7 +135,8 @@ export async function parseAnswer<T>(
   if (schema === undefined) return { ok: true, value: text };
   const result = schema.safeParseAsync ? await schema.safeParseAsync(text) : schema.safeParse(text);
   if (result.success) return { ok: true, value: result.data };
-  const reason = result.error.issues[0]?.message ?? "not an answer this question takes";
+  const issue = result.error.issues[0];
+  const reason = issueInWords(issue) ?? issue?.message ?? "not an answer this question takes";
   return { ok: false, reason: reason.replace(/\.$/, "") };
 }
 

@@ -117,7 +117,7 @@ describe("a command", () => {
       '`remind`: unknown option "--lod"; did you mean "--loud"?\nUsage: `remind <minutes> <text...> [--loud]` (`help remind` for more)',
     );
     expect((await dm(MEMBER, "remind --lodu 0 tea")).content).toMatch(
-      /^`remind`: unknown option "--lodu"; did you mean "--loud"\?; <minutes>: Too small: expected number to be >=1 \(got "0"\)\./,
+      /^`remind`: unknown option "--lodu"; did you mean "--loud"\?; <minutes>: expected at least 1, got "0"\./,
     );
   });
 
