@@ -81,6 +81,8 @@ export class FailureEnds {
             ? `${describeRefusal(refusal)}: not retried`
             : "every attempt failed";
     const refused = refusal && { refused: refusal };
+    // Its stack is on the `handler failed` line of the attempt that threw it: said once.
+    const said = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
     try {
       if (error instanceof NoRetry && !error.deadLetter) {
         // The bot handled the failure itself: nothing kept; a replayed letter done with, as handled.
@@ -96,7 +98,7 @@ export class FailureEnds {
         // a refused run went no further.
         if (attempts > 1 || refused)
           o.log.error(
-            { err: error, attempts, ...refused },
+            { ...said, attempts, ...refused },
             `handler failed (${why}); no dead-letter store keeps it`,
           );
         return;
@@ -125,7 +127,7 @@ export class FailureEnds {
       if (interrupted) cutLog(o.log, this.#cutLevel()).info({ attempts, deadLetter: letter.id }, CUT_BY_STOP);
       else
         o.log.error(
-          { err: error, attempts, deadLetter: letter.id, ...refused },
+          { ...said, attempts, deadLetter: letter.id, ...refused },
           again
             ? `replayed dead letter failed again (${why})`
             : `handler failed (${why}): kept as dead letter ${letter.id}`,

@@ -98,6 +98,14 @@ describe("a request refused as made", () => {
     expect(d.logged("kept as dead letter notes/1")).toMatchObject([
       { refused: { code: "SCHEDULE_NOT_FOUND", status: 404, parameter: "id" } },
     ]);
+    // The stack is said once, on the attempt's `handler failed`; the letter's line names the error.
+    const [kept] = d.logged("kept as dead letter notes/1");
+    expect(kept).not.toHaveProperty("err");
+    expect(kept!.error).toMatch(
+      /^ScheduledMessageError: schedule\.cancel: scheduled message 9999 does not exist/,
+    );
+    const stacks = d.logs.filter((l) => (l.err as { stack?: string } | undefined)?.stack).map((l) => l.msg);
+    expect(stacks).toEqual(["handler failed"]);
   });
 
   it("a snippet bothost refuses before sending it (SNIPPET_INVALID): no request, kept at once", async () => {
