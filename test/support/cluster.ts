@@ -291,27 +291,44 @@ export interface OwnRedisCluster {
 }
 
 /**
- * The lifecycle of a test file whose cluster runs on its own redis-server (to stop and restart
- * it): dist/ must be built; `start` makes the Redis, the sandbox and the config; after each test
- * every daemon is killed, then the three are closed.
+ * The lifecycle of a test file running `bothost run` instances: dist/ must be built; after each
+ * test every daemon is killed, then what the test opened (given to the returned function) is
+ * closed, the last opened first.
  */
-export function useOwnRedisCluster(): (options: { prefix: string; ttl: string }) => Promise<OwnRedisCluster> {
-  let opened: OwnRedisCluster | undefined;
+function useClusterCleanup(): (close: () => Promise<unknown>) => void {
+  const closers: (() => Promise<unknown>)[] = [];
   beforeAll(assertBuilt);
   afterEach(async () => {
     await killAll();
-    const cluster = opened;
-    opened = undefined;
-    await cluster?.sandbox.stop();
-    await cluster?.config.cleanup();
-    await cluster?.redis.stop();
+    for (const close of closers.splice(0).reverse()) await close();
   });
+  return (close) => void closers.push(close);
+}
+
+/** A sandbox and a cluster config on the Redis at `url`, each closed after the test. */
+async function openCluster(
+  opened: (close: () => Promise<unknown>) => void,
+  url: string,
+  prefix: string,
+  ttl: string,
+) {
+  const sandbox = await startE2eSandbox(clusterOrg());
+  opened(() => sandbox.stop());
+  const config = await writeClusterConfig(sandbox, { redis: url, prefix, ttl });
+  opened(() => config.cleanup());
+  return { sandbox, config };
+}
+
+/**
+ * A cluster on a redis-server of its own (to stop and restart it): `start` makes the Redis, the
+ * sandbox and the config, closed after each test (see useClusterCleanup).
+ */
+export function useOwnRedisCluster(): (options: { prefix: string; ttl: string }) => Promise<OwnRedisCluster> {
+  const opened = useClusterCleanup();
   return async ({ prefix, ttl }) => {
     const redis = await startOwnRedis();
-    const sandbox = await startE2eSandbox(clusterOrg());
-    const config = await writeClusterConfig(sandbox, { redis: redis.url, prefix, ttl });
-    opened = { redis, sandbox, config };
-    return opened;
+    opened(() => redis.stop());
+    return { redis, ...(await openCluster(opened, redis.url, prefix, ttl)) };
   };
 }
 
@@ -322,22 +339,11 @@ export function useOwnRedisCluster(): (options: { prefix: string; ttl: string })
 export function useSharedRedisCluster(
   name: string,
 ): (options: { ttl: string }) => Promise<{ sandbox: Sandbox; config: ClusterConfig }> {
-  let opened: { sandbox: Sandbox; config: ClusterConfig; prefix: string } | undefined;
-  beforeAll(assertBuilt);
-  afterEach(async () => {
-    await killAll();
-    const cluster = opened;
-    opened = undefined;
-    await cluster?.sandbox.stop();
-    await cluster?.config.cleanup();
-    if (cluster) await dropPrefix(cluster.prefix);
-  });
+  const opened = useClusterCleanup();
   return async ({ ttl }) => {
     const prefix = uniquePrefix(name);
-    const sandbox = await startE2eSandbox(clusterOrg());
-    const config = await writeClusterConfig(sandbox, { redis: redisUrl, prefix, ttl });
-    opened = { sandbox, config, prefix };
-    return opened;
+    opened(() => dropPrefix(prefix));
+    return openCluster(opened, redisUrl, prefix, ttl);
   };
 }
 
