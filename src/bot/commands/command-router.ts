@@ -240,7 +240,6 @@ export class CommandRouter implements AccountMember {
     if (!parsed.ok) {
       const help = this.#help ? ` (\`${this.#prefix}help ${name}\` for more)` : "";
       const problems = parsed.problems.join("; ");
-      // A sentence ends once: a problem ending in "?" ("did you mean …?") takes no period.
       const end = /[.?!]$/.test(problems) ? "" : ".";
       await ctx.reply(
         `\`${this.#prefix}${call.word}\`: ${problems}${end}\nUsage: \`${this.usage(command)}\`${help}`,

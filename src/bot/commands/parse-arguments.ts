@@ -63,7 +63,7 @@ export function parseArguments(command: Command, line: string): Parsed {
         command.options.map(([n]) => n),
       );
       problems.push(
-        `unknown option "--${long[1]}"${hint ? `; did you mean "--${hint}"?` : command.options.length === 0 ? "; this command takes no options" : ""}`,
+        `unknown option "--${long[1]}"${hint ? ` (did you mean "--${hint}"?)` : command.options.length === 0 ? "; this command takes no options" : ""}`,
       );
       continue;
     }
@@ -149,5 +149,5 @@ function explain(schema: z.ZodType, error: z.ZodError, typed: string | undefined
 function unknownSubcommand(command: Command, word: string): string {
   const names = command.subcommands.map((s) => s.name);
   const hint = suggest(word, names);
-  return `"${command.name}" has no subcommand "${word}"${hint ? `; did you mean "${command.name} ${hint}"?` : `; its subcommands: ${names.join(", ")}`}`;
+  return `"${command.name}" has no subcommand "${word}"${hint ? ` (did you mean "${command.name} ${hint}"?)` : `; its subcommands: ${names.join(", ")}`}`;
 }

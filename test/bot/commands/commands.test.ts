@@ -114,10 +114,10 @@ describe("a command", () => {
     );
     expect((await dm(MEMBER, "remind 5")).content).toMatch(/^`remind`: <text> is missing\.\nUsage:/);
     expect((await dm(MEMBER, "remind --lod 5 tea")).content).toBe(
-      '`remind`: unknown option "--lod"; did you mean "--loud"?\nUsage: `remind <minutes> <text...> [--loud]` (`help remind` for more)',
+      '`remind`: unknown option "--lod" (did you mean "--loud"?).\nUsage: `remind <minutes> <text...> [--loud]` (`help remind` for more)',
     );
     expect((await dm(MEMBER, "remind --lodu 0 tea")).content).toMatch(
-      /^`remind`: unknown option "--lodu"; did you mean "--loud"\?; <minutes>: expected at least 1, got "0"\./,
+      /^`remind`: unknown option "--lodu" \(did you mean "--loud"\?\); <minutes>: expected at least 1, got "0"\./,
     );
   });
 

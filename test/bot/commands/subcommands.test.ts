@@ -70,7 +70,7 @@ describe("a subcommand", () => {
       '`standup report`: <days>: expected a number, got "nine".\nUsage: `standup report [days] [--full]` (`help standup report` for more)',
     );
     expect(await dm(MEMBER, "standup skp")).toBe(
-      '`standup`: "standup" has no subcommand "skp"; did you mean "standup skip"?\nUsage: `standup` (`help standup` for more)',
+      '`standup`: "standup" has no subcommand "skp" (did you mean "standup skip"?).\nUsage: `standup` (`help standup` for more)',
     );
     expect(await dm(MEMBER, "standup dance")).toMatch(
       /no subcommand "dance"; its subcommands: skip, report\./,
