@@ -58,10 +58,15 @@ export interface BalanceDecision {
 
 /**
  * What this instance does this round, given the picture and `running`, the bots it runs and keeps
- * (those being handed over are not counted).
+ * (those being handed over are not counted); `refused`, the picture's refusals when the caller
+ * has them already.
  */
-export function balance(picture: ClusterPicture, running: number): BalanceDecision {
-  const { nowhere, somewhere } = refusalsOf(picture);
+export function balance(
+  picture: ClusterPicture,
+  running: number,
+  refused: Refusals = refusalsOf(picture),
+): BalanceDecision {
+  const { nowhere, somewhere } = refused;
   const instances = Math.max(1, picture.instances.length);
   const counts = new Map<string, number>(picture.instances.map((id) => [id, 0]));
   // Instances holding a bot anyone can run: only those can give one up.

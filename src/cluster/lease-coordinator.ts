@@ -259,17 +259,17 @@ export class LeaseCoordinator implements Coordinator {
     const alive = view.instances.length;
     const active = [...this.#held.values()].filter((h) => !h.handingOver).length;
     const picture = { self: this.instanceId, ...view };
-    const plan = balance(picture, active);
-    const { somewhere } = refusalsOf(picture);
+    const refused = refusalsOf(picture);
+    const plan = balance(picture, active, refused);
     this.#noteAlive(alive, plan.share);
     if (this.#draining) return [];
-    // Only once the membership has been the same for two rounds: a late heartbeat must not move
-    // bots around.
-    if (plan.handOver && alive === this.#aliveBefore) this.#handOverOne(somewhere);
+    // Only once the membership has been the same for two rounds: a late heartbeat moves nothing.
+    if (plan.handOver && alive === this.#aliveBefore) this.#handOverOne(refused.somewhere);
     const acquired: string[] = [];
     for (const bot of this.#order) {
       // A bot another instance refuses is taken past the limit (see balance.ts); one refused here never.
-      if ((active + acquired.length >= plan.limit && !somewhere.has(bot)) || this.#refused.has(bot)) continue;
+      if ((active + acquired.length >= plan.limit && !refused.somewhere.has(bot)) || this.#refused.has(bot))
+        continue;
       // Only bots free in this round's picture (or under this instance's own acquisition that no
       // replica confirmed, taken again with a new token): asking for a held lease is a wasted call.
       const holder = view.holders.get(bot);
