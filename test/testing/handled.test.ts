@@ -216,6 +216,35 @@ describe("bot.handled", () => {
     expect(bot.replies().map((m) => m.content)).toEqual(["Name?", "Age?"]);
   });
 
+  test("a failed dialog that read the clock, a random number and an external is kept as a dead letter", async ({
+    runBot,
+  }) => {
+    // The dialog's record carries which values are externals (a name) and which are not: plain
+    // JSON, as the store takes it, or the letter is refused and the event lost.
+    const survey = defineBot({
+      setup(bot) {
+        bot.command("survey", async (ctx) => {
+          const started = ctx.now();
+          const pick = ctx.random();
+          const seq = await ctx.external("seq", async () => 7);
+          const answer = await ctx.prompt("Ready?");
+          if (answer.text === "boom") throw new Error("the survey exploded");
+          await ctx.reply(`${started > 0} ${pick < 1} ${seq}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: survey, name: "survey", config: "retries: { attempts: 1 }" });
+    const dm = { type: "direct" as const, to: [bot.email] };
+    await bot.handled(bot.post(MEMBER, { ...dm, content: "survey" }));
+    const boom = bot.post(MEMBER, { ...dm, content: "boom" });
+    await expect(bot.handled(boom)).rejects.toThrow(
+      /kept as dead letter survey\/\d+\): the survey exploded$/,
+    );
+    expect(bot.logs().filter((l) => l.msg === "could not keep the failed event as a dead letter")).toEqual(
+      [],
+    );
+  });
+
   held("progress() of an answer shows the text the run it began finished with", async ({ runBot, clock }) => {
     const bot = await runBot({ bot: deployer, name: "deployer" });
     await bot.ask(MEMBER, { type: "direct", to: [bot.email], content: "deploy" });

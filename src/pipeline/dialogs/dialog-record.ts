@@ -133,8 +133,8 @@ export interface DialogRecord extends DialogHead {
   steps: DialogStep[];
   /** `ctx.now()`, `ctx.random()` and `ctx.external()` values, in the order the handler read them. */
   values: JsonValue[];
-  /** The names of external values (by index of `values`; absent for now/random). */
-  names: (string | undefined)[];
+  /** The names of external values (by index of `values`; null for now/random: a record is plain JSON). */
+  names: (string | null)[];
   /** The effect records the dialog's runs made (sends, bookings), in order. */
   effects: JsonValue[];
   /** The records of the runs nested in them (a progress's steps after its first post), if any. */
@@ -175,7 +175,7 @@ export function apply(record: DialogRecord, e: LogEntry): void {
       record.origin = e.origin;
       break;
     case "val":
-      record.names[record.values.length] = e.x;
+      record.names[record.values.length] = e.x ?? null;
       record.values.push(e.v);
       break;
     case "fx":

@@ -104,10 +104,11 @@ export class Turn {
   #recorded(at: number, name: string | undefined): JsonValue | undefined {
     const record = this.record;
     if (record === undefined || at >= record.values.length) return undefined;
-    if (record.names[at] !== name) {
+    const was = record.names[at] ?? undefined;
+    if (was !== name) {
       throw new DialogChanged(
         this.#step + 1,
-        `value ${at + 1} of the dialog was ${describe(record.names[at])} and is ${describe(name)} now: the code changed.`,
+        `value ${at + 1} of the dialog was ${describe(was)} and is ${describe(name)} now: the code changed.`,
       );
     }
     return record.values[at] as JsonValue;
