@@ -1,16 +1,22 @@
 /**
- * `ctx.schedule.at` and `ctx.snippets.create` as recorded effects, made once per event (or cron
- * occurrence). The one in flight when a run failed is looked for before it is made again: a
- * booking to the same recipient with the same content (and topic) at about the same time, or a
- * snippet with the same title and content created since the event, neither one an earlier effect
- * of the run (or of a dialog's rewound turn) holds. The other calls set a state and are safe to
- * repeat.
+ * The calls of `ctx.schedule` and `ctx.snippets` that change the server, as recorded effects:
+ * made once per event (or cron occurrence), and a run again (a retry, a dialog's replay) is handed
+ * what the first run got. Were they made again, a cancel would meet a 404 and an `ensure` say
+ * "unchanged" of the snippet it created, turning the handler down another path.
+ *
+ * The one in flight when a run failed is looked for before it is made again: a booking to the
+ * same recipient with the same content (and topic) at about the same time, or a snippet with the
+ * same title and content created since the event, neither one an earlier effect of the run (or
+ * of a dialog's rewound turn) holds; a booking cancelled is one no longer listed, one moved is
+ * listed at its new time, a snippet updated or ensured is listed with its new words, one deleted
+ * is not listed. Reads (`list`, `get`) are not effects.
  */
+import { printOf } from "./effect-claims.ts";
 import type { EffectRecord, EffectRun } from "./effect-records.ts";
 import { normalizeContent, normalizeTopic, toSeconds } from "./schedule/normalize.ts";
 import { clientLookups, listedFor, resolveRecipient } from "./schedule/resolve-recipient.ts";
 import { createScheduleApi, type ScheduleApi, type ScheduleApiOptions } from "./schedule/schedule-api.ts";
-import type { SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
+import type { EnsureResult, SavedSnippet, Snippets } from "./snippets/snippet-cache.ts";
 
 /**
  * How far apart the times of two bookings with the same content may be and still be one: a
@@ -71,18 +77,95 @@ export function recordedSchedule(
           return near[0] && { scheduledMessageId: near[0].scheduledMessageId };
         },
       }),
+    cancel: async (id) => {
+      await run.once(
+        "schedule:cancel",
+        {
+          act: () => schedule.cancel(id).then(() => null),
+          // An id the server never lists (not a positive integer) is refused by the act again.
+          verify: async () => (validId(id) && !(await listed(schedule, id)) ? null : undefined),
+        },
+        printOf([id]),
+      );
+    },
+    reschedule: async (id, at) => {
+      await run.once(
+        "schedule:move",
+        {
+          act: () => schedule.reschedule(id, at).then(() => null),
+          verify: async () => {
+            const when = toSeconds(at instanceof Date ? at.getTime() : at);
+            const found = validId(id) ? await listed(schedule, id) : undefined;
+            return found && toSeconds(found.at.getTime()) === when ? null : undefined;
+          },
+        },
+        printOf([id, at instanceof Date ? at.getTime() : at]),
+      );
+    },
   };
 }
 
-/** `snippets` with its creations recorded in `effects`. */
+const validId = (id: unknown) => typeof id === "number" && Number.isInteger(id) && id > 0;
+
+const listed = async (schedule: ScheduleApi, id: number) =>
+  (await schedule.list()).find((b) => b.scheduledMessageId === id);
+
+/** `snippets` with its changes recorded in `effects`. */
 export function recordedSnippets(snippets: Snippets, effects: RecordedEffects): Snippets {
   const { run, since } = effects;
+  /** The snippet `title` names now (the oldest of that title), if `title` is one a snippet can have. */
+  const named = async (title: unknown) =>
+    typeof title === "string" && title.trim() !== ""
+      ? (await snippets.list()).find((s) => s.title === title.trim())
+      : undefined;
+  const words = (text: unknown) => (typeof text === "string" ? text.trim() : undefined);
   return {
     list: () => snippets.list(),
     get: (title) => snippets.get(title),
-    update: (title, changes) => snippets.update(title, changes),
-    delete: (title) => snippets.delete(title),
-    ensure: (title, content) => snippets.ensure(title, content),
+    update: async (title, changes) =>
+      (await run.once(
+        "snippet:update",
+        {
+          act: async () => plain(await snippets.update(title, changes)),
+          verify: async () => {
+            const found = await named(changes.title ?? title);
+            const content = changes.content === undefined ? undefined : words(changes.content);
+            return found && (content === undefined || found.content === content) ? plain(found) : undefined;
+          },
+        },
+        printOf([title, changes.title ?? null, changes.content ?? null]),
+      )) as SavedSnippet,
+    delete: (title) =>
+      run.once(
+        "snippet:delete",
+        {
+          act: () => snippets.delete(title),
+          verify: async () => (words(title) && !(await named(title)) ? true : undefined),
+        },
+        printOf([title]),
+      ),
+    ensure: async (title, content) =>
+      (await run.once(
+        "snippet:ensure",
+        {
+          act: async () => {
+            const { snippet, action } = await snippets.ensure(title, content);
+            return { snippet: plain(snippet), action };
+          },
+          verify: async () => {
+            // Made, its answer lost: created by it if created since the event (and no earlier
+            // effect's); an update cannot be told from a snippet that had those words already.
+            const found = await named(title);
+            if (!found || found.content !== words(content)) return undefined;
+            const created =
+              since !== undefined &&
+              found.date_created >= since &&
+              !takenBy(effects, "snippet", "id").has(found.id);
+            return { snippet: plain(found), action: created ? "created" : "unchanged" };
+          },
+        },
+        printOf([title, content]),
+      )) as unknown as EnsureResult,
     create: (title, content) =>
       run.once("snippet", {
         act: async () => plain(await snippets.create(title, content)),

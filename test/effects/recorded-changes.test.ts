@@ -1,0 +1,144 @@
+/**
+ * The calls of `ctx.snippets` and `ctx.schedule` that change the server are recorded effects: a
+ * run again (a dialog's replay, a retry) is handed what the first run got, and one whose answer
+ * was lost is looked for on the server, not made again. Made again, a dialog that ensured a
+ * snippet was stopped as if its code had changed ("unchanged" now, so its reply was not sent),
+ * and a cancel met a 404. Public kit, sandbox over HTTP.
+ */
+import { defineBot } from "bothost";
+import { createBotTest, describe, expect } from "bothost/testing/vitest";
+
+const MEMBER = "member@sandbox.example";
+const test = createBotTest();
+const held = createBotTest({ clock: { held: true } });
+
+const writes = (requests: readonly { method: string; path: string }[], from: number, path: RegExp) =>
+  requests
+    .slice(from)
+    .map((r) => `${r.method} ${r.path}`)
+    .filter((r) => /^(POST|PATCH|DELETE) /.test(r) && path.test(r));
+
+describe("recorded changes of snippets and bookings", () => {
+  test("a dialog that ensured a snippet goes on at its answer, told what the first run did", async ({
+    runBot,
+  }) => {
+    const saver = defineBot({
+      setup(bot) {
+        bot.command("save", async (ctx) => {
+          const { action } = await ctx.snippets.ensure("Rules", "Be kind.");
+          if (action === "created") await ctx.reply("Saved a new snippet.");
+          const share = await ctx.prompt("Share it with the team?");
+          await ctx.reply(`OK (${share.text}).`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: saver, name: "saver" });
+    const dm = { type: "direct" as const, to: [bot.email] };
+    await bot.ask(MEMBER, { ...dm, content: "save" });
+    // Answered once asked: a message older than the question is not its answer.
+    await expect.poll(() => bot.replies().at(-1)?.content).toBe("Share it with the team?");
+    const answer = bot.post(MEMBER, { ...dm, content: "yes" });
+    await bot.handled(answer);
+    expect(bot.replies().map((m) => m.content)).toEqual([
+      "Saved a new snippet.",
+      "Share it with the team?",
+      "OK (yes).",
+    ]);
+  });
+
+  test("a dialog that cancelled and moved bookings does neither again at its answer", async ({
+    runBot,
+    sandbox,
+  }) => {
+    const planner = defineBot({
+      setup(bot) {
+        bot.command("plan", async (ctx) => {
+          const hour = 3_600_000;
+          const first = await ctx.schedule.at({ to: [ctx.sender!.id], content: "one", at: ctx.now() + hour });
+          const second = await ctx.schedule.at({
+            to: [ctx.sender!.id],
+            content: "two",
+            at: ctx.now() + hour,
+          });
+          await ctx.schedule.cancel(first.scheduledMessageId);
+          await ctx.schedule.reschedule(second.scheduledMessageId, ctx.now() + 2 * hour);
+          const sure = await ctx.prompt("Keep the second?");
+          await ctx.reply(`kept: ${sure.text}`);
+        });
+      },
+    });
+    const bot = await runBot({ bot: planner, name: "planner" });
+    const dm = { type: "direct" as const, to: [bot.email] };
+    const from = sandbox.control.requests.length;
+    await bot.ask(MEMBER, { ...dm, content: "plan" });
+    await bot.handled(bot.post(MEMBER, { ...dm, content: "yes" }));
+    expect(bot.replies().map((m) => m.content)).toEqual(["Keep the second?", "kept: yes"]);
+    const changes = writes(sandbox.control.requests, from, /scheduled_messages\/\d+/);
+    expect(changes.map((r) => r.split(" ")[0])).toEqual(["DELETE", "PATCH"]);
+  });
+
+  held(
+    "a retry is told what the first run's ensures and delete did, and makes none again",
+    async ({ runBot, sandbox, clock }) => {
+      const seen: string[] = [];
+      let runs = 0;
+      const keeper = defineBot({
+        setup(bot) {
+          bot.on("message", async (ctx) => {
+            const draft = await ctx.snippets.ensure("Rules draft", "Be nice?");
+            const rules = await ctx.snippets.ensure("Rules", "Be kind.");
+            const gone = await ctx.snippets.delete("Rules draft");
+            seen.push(`${draft.action} ${rules.action} ${gone}`);
+            if (++runs === 1) throw new Error("first run fails");
+          });
+        },
+      });
+      const bot = await runBot({
+        bot: keeper,
+        name: "keeper",
+        config: "retries: { attempts: 2, backoff: 5s }",
+      });
+      const from = sandbox.control.requests.length;
+      const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
+      await expect.poll(() => clock.pendingDelays()).toContain(5_000);
+      await clock.advance(5_000);
+      await bot.handled(id);
+      expect(seen).toEqual(["created created true", "created created true"]);
+      const changes = writes(sandbox.control.requests, from, /saved_snippets/);
+      expect(changes.map((r) => r.split(" ")[0])).toEqual(["POST", "POST", "DELETE"]);
+    },
+  );
+
+  held(
+    "an ensure whose answer was lost is found created on the server by the retry",
+    async ({ runBot, sandbox, clock }) => {
+      const seen: string[] = [];
+      const saver = defineBot({
+        setup(bot) {
+          bot.on("message", async (ctx) => {
+            seen.push((await ctx.snippets.ensure("Rules", "Be kind.")).action);
+          });
+        },
+      });
+      const bot = await runBot({
+        bot: saver,
+        name: "saver",
+        config: "retries: { attempts: 2, backoff: 5s }",
+      });
+      const from = sandbox.control.requests.length;
+      // Created on the server, its answer replaced by a 502 (a proxy timing out after the commit).
+      sandbox.control.failNext(1, {
+        status: 502,
+        after: true,
+        paths: [/^\/saved_snippets$/],
+        methods: ["POST"],
+      });
+      const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "go" });
+      await expect.poll(() => clock.pendingDelays()).toContain(5_000);
+      await clock.advance(5_000);
+      await bot.handled(id);
+      expect(seen).toEqual(["created"]);
+      expect(writes(sandbox.control.requests, from, /saved_snippets/)).toEqual(["POST /saved_snippets"]);
+    },
+  );
+});
