@@ -309,10 +309,15 @@ export async function describeLoadError(
   const message = err instanceof Error ? err.message : String(err);
   const firstLine = (message.split("\n")[0] ?? "").trim();
   const syntax = (at: string, what: string) => `has a syntax error at ${specifier}:${at}: ${what}`;
-  // jiti (TypeScript modules): "ParseError: Unexpected token \n /abs/file.ts:3:14"
+  // jiti (TypeScript modules): "ParseError: Unexpected token \n /abs/file.ts:3:14", its column
+  // counted from 0; said from 1, as tsc and editors count it.
   const parse = /^ParseError:\s*(.*?)\s*\n\s*(.+):(\d+):(\d+)\s*$/s.exec(message);
   if (parse) {
-    const [at, what, where] = [`${parse[3]}:${parse[4]}`, parse[1] || "Unexpected token", parse[2]!];
+    const [at, what, where] = [
+      `${parse[3]}:${Number(parse[4]) + 1}`,
+      parse[1] || "Unexpected token",
+      parse[2]!,
+    ];
     // The error may be in a local file the module imports: name that file, not the module.
     if (!path.isAbsolute(where) || path.resolve(where) === path.resolve(file)) return syntax(at, what);
     return `imports a file with a syntax error, at ${displayPath(where, process.cwd())}:${at}: ${what}`;
@@ -355,7 +360,7 @@ async function locateSyntaxError(
       message?: string;
     };
     if (line === undefined) return undefined;
-    return { at: `${line}:${column ?? 0}`, message: message?.trim() || "Unexpected token" };
+    return { at: `${line}:${(column ?? 0) + 1}`, message: message?.trim() || "Unexpected token" };
   } catch {
     return undefined;
   }

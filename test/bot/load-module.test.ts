@@ -266,14 +266,14 @@ describe("errors", () => {
       const err = await failure("./broken.ts", folder());
       expect(err.code).toBe("MODULE_LOAD_FAILED");
       expect(err.message).toBe(
-        'bot "demo": module ./broken.ts has a syntax error at ./broken.ts:3:14: Unexpected token',
+        'bot "demo": module ./broken.ts has a syntax error at ./broken.ts:3:15: Unexpected token',
       );
     });
 
     it("in a .mjs module: the line:column (Node's own message: see describeLoadError below)", async () => {
       const err = await failure("./broken.mjs", folder());
       expect(err.message).toBe(
-        'bot "demo": module ./broken.mjs has a syntax error at ./broken.mjs:3:14: Unexpected token',
+        'bot "demo": module ./broken.mjs has a syntax error at ./broken.mjs:3:15: Unexpected token',
       );
     });
   });
@@ -307,7 +307,7 @@ describe("describeLoadError with Node's own errors", () => {
 
   it("keeps Node's message for a syntax error and adds the position", async () => {
     expect(await describeNative("broken.mjs")).toBe(
-      "has a syntax error at ./broken.mjs:3:14: Unexpected token ';'",
+      "has a syntax error at ./broken.mjs:3:15: Unexpected token ';'",
     );
   });
 
