@@ -2,11 +2,13 @@
  * The daemon's status as `bothost status` and the `/status` page show it, built from each bot's
  * runtime status, its dead letters and its schedule.
  */
+
 import { AUTH_REJECTED, isAuthError } from "../api/errors.ts";
 import type { BucketSnapshot } from "../api/rate-budget.ts";
 import { raceAbort, timeoutSignal } from "../api/sleep.ts";
 import { bothostVersion } from "../api/version.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
+import { whereThrown } from "../errors/where-thrown.ts";
 import type { PacingSnapshot } from "../events/poll-pacing.ts";
 import type {
   BotStatus,
@@ -190,10 +192,15 @@ const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {
   auth_failed: { state: "failed", reason: AUTH_FAILED },
 };
 
-/** A start failure in words, for the status. */
+/**
+ * A start failure in words, for the status: one thrown by the bot's own code (its `setup`) says
+ * what and where, as `bothost check` does, so that the operator needs no stack trace.
+ */
 export function startFailure(error: unknown): string {
   if (isAuthError(error)) return AUTH_FAILED;
-  return `it failed to start: ${error instanceof Error ? error.message : String(error)}`;
+  const at = isBothostError(error) ? undefined : whereThrown(error);
+  const what = error instanceof Error ? error.message : String(error);
+  return `it failed to start: ${at ? `its code threw ${(error as Error).name} at ${at}: ` : ""}${what}`;
 }
 
 /**

@@ -147,7 +147,7 @@ describe("bothost run on the embedded sandbox, its bots unable to run", () => {
     expect({ code, stderr }).toEqual({
       code: 1,
       stderr: expect.stringMatching(
-        /^bothost: no bot could start, so the daemon stops:\n {2}broken: .*the token is missing.*\n$/,
+        /^bothost: no bot could start, so the daemon stops:\n {2}broken: it failed to start: its code threw TypeError at \S*broken\.ts:3:11: the token is missing\n$/,
       ),
     });
     expect(hasStackTrace(stderr)).toBe(false);
