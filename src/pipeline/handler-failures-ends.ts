@@ -81,8 +81,7 @@ export class FailureEnds {
             ? `${describeRefusal(refusal)}: not retried`
             : "every attempt failed";
     const refused = refusal && { refused: refusal };
-    // Its stack is on the `handler failed` line of the attempt that threw it: said once.
-    const said = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    const said = { error: inWords(error) };
     try {
       if (error instanceof NoRetry && !error.deadLetter) {
         // The bot handled the failure itself: nothing kept; a replayed letter done with, as handled.
@@ -137,4 +136,12 @@ export class FailureEnds {
       o.log.error({ err, original: error }, "could not keep the failed event as a dead letter");
     }
   }
+}
+
+/**
+ * A handler's error as the lines after its `handler failed` carry it, its name and message: its
+ * stack is on that line of the attempt that threw it, said once.
+ */
+export function inWords(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -21,7 +21,7 @@
 import { sleep, timeoutSignal } from "../api/sleep.ts";
 import { DialogEnded, LogMoved } from "./dialogs/dialog-log.ts";
 import { promptUnanswered } from "./dialogs/prompt-error.ts";
-import { FailureEnds } from "./handler-failures-ends.ts";
+import { FailureEnds, inWords } from "./handler-failures-ends.ts";
 import {
   outageOf,
   STORE_OUTAGE_LINE,
@@ -153,7 +153,8 @@ export class HandlerFailures {
             const level = o.health?.quiet("retried", last, retried) || fenced(outage) ? "debug" : "warn";
             retried ||= o.health?.failing === true && outage.code !== "STATE_FENCED";
             o.log[level]({ ...outage, ...again }, `${STORE_OUTAGE_LINE}; running it again after a pause`);
-          } else o.log.warn({ err: last, ...again }, "handler failed; running it again after a pause");
+          } else
+            o.log.warn({ error: inWords(last), ...again }, "handler failed; running it again after a pause");
           await sleep(clock, delay, stopping);
           await attempt();
         }

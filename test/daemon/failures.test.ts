@@ -71,6 +71,12 @@ describe("a handler that throws", () => {
     expect(await d.daemon.letters.list()).toEqual([]);
     expect(d.logged("handler failed; running it again after a pause")).toHaveLength(2);
     expect(d.logged("handler succeeded on a later attempt")).toHaveLength(1);
+    // The stack is said once an attempt, on `handler failed`; the pause's line names the error.
+    const pauses = d.logged("handler failed; running it again after a pause") as Record<string, unknown>[];
+    expect(pauses.map((l) => [l.error, "err" in l])).toEqual([
+      ["Error: not yet", false],
+      ["Error: not yet", false],
+    ]);
   });
 
   it("becomes a dead letter after the last attempt, with its error and attempts; the rest is answered", async () => {
