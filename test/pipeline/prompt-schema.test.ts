@@ -23,6 +23,10 @@ const shop = defineBot({
       const size = await ctx.prompt("Which size?", { schema: "small|large" as never });
       await ctx.reply(`got ${String(size.value)}`);
     });
+    bot.command("sizes", async (ctx) => {
+      // Another slip: the choices' object where a schema belongs.
+      await ctx.prompt("Which size?", { schema: { small: 1, large: 2 } as never });
+    });
     bot.command("code", async (ctx) => {
       const code = await ctx.prompt("Which code?", {
         schema: z
@@ -59,6 +63,10 @@ it("a schema that cannot parse is refused before the question is asked", async (
   await expect(bot.handled(asked)).rejects.toThrow(/`schema` must be a zod schema .*got "small\|large"/);
   expect(bot.replies()).toEqual([]);
   expect(bot.dialogs()).toEqual([]);
+  const object = bot.post(MEMBER, dm("sizes"));
+  await expect(bot.handled(object)).rejects.toThrow(
+    /`schema` must be a zod schema .*got an object without safeParse/,
+  );
 });
 
 it("a schema with an async refinement and transform parses the answer", async () => {

@@ -160,7 +160,7 @@ const describe = (value: unknown): string =>
     ? JSON.stringify(value)
     : value === null
       ? "null"
-      : `a ${typeof value} without safeParse`;
+      : `${typeof value === "object" ? "an" : "a"} ${typeof value} without safeParse`;
 
 export function cancelOf(
   option: PromptOptions<unknown>["cancel"],
