@@ -5,6 +5,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Logger } from "pino";
 import { isConfigError } from "../config/config-error.ts";
+import { suggest } from "../config/did-you-mean.ts";
 import { ExitCode, exitCodeFor } from "../config/exit-codes.ts";
 import { logRefusedReload } from "../daemon/reload-refused.ts";
 import { isBothostError } from "../errors/bothost-error.ts";
@@ -62,7 +63,10 @@ export function commandArgs<const O extends Options>(
       .replace(/\. To specify a positional argument[\s\S]*$/, "")
       .replace(/\s*\n\s*/g, " ")
       .replace(/\.+$/, "");
-    return usageError(command, reason, io.stderr);
+    // "Unknown option '--confg'": the option meant, when one is a likely typo of it.
+    const unknown = /^Unknown option '--([^']+)'$/.exec(reason)?.[1];
+    const meant = unknown === undefined ? undefined : suggest(unknown, Object.keys(options));
+    return usageError(command, meant ? `${reason} (did you mean "--${meant}"?)` : reason, io.stderr);
   }
   if (!(parsed.values as { help?: boolean }).help) return parsed;
   (io.stdout ?? process.stdout).write(help);
