@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
 import { isAuthError } from "../api/errors.ts";
-import { describeRedisUrl } from "../state/redis-url.ts";
+import { describeRedis, type RedisTarget } from "../state/redis-url.ts";
 import {
   describeServer,
   identityChanged,
@@ -42,13 +42,15 @@ export interface ServerCheckOptions {
 }
 
 /** Where a daemon keeps its state. */
-export type StateLocation = { path: string } | { redis: string; prefix: string };
+export type StateLocation = { path: string } | { redis: RedisTarget; prefix: string };
 
 /** Where `store` keeps its state: a FileStore's directory, or a RedisStore's server and prefix. */
 export function stateLocation(store: StateStore): StateLocation {
   // Read off the store: the Redis client's code is loaded only for a daemon that uses it.
   const s = store as { dir?: unknown; url?: unknown; prefix?: unknown };
-  if (typeof s.url === "string" && typeof s.prefix === "string") return { redis: s.url, prefix: s.prefix };
+  // A URL, or a Sentinel group (an object naming the primary and its Sentinels).
+  const redis = typeof s.url === "string" || (typeof s.url === "object" && s.url !== null);
+  if (redis && typeof s.prefix === "string") return { redis: s.url as RedisTarget, prefix: s.prefix };
   return { path: typeof s.dir === "string" ? s.dir : "(memory)" };
 }
 
@@ -134,7 +136,7 @@ function mismatch(o: ServerCheckOptions, recorded: ServerIdentity, current: Serv
           "set state.path to another directory",
         ]
       : [
-          `Redis ${describeRedisUrl(where.redis)} under prefix "${where.prefix}"`,
+          `Redis ${describeRedis(where.redis)} under prefix "${where.prefix}"`,
           `delete its keys "${where.prefix}:${o.bot}/*"`,
           "set state.prefix to another prefix",
         ];

@@ -9,10 +9,13 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CoordinatorHooks } from "../../src/cluster/coordinator.ts";
 import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
+import { RETRY_CHECK_MS, retryWatcherFor } from "../../src/daemon/retry-watcher.ts";
+import { stateLocation } from "../../src/daemon/server-check.ts";
 import type { ReplicationSink } from "../../src/state/redis-replication.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
 import type { SentinelTarget } from "../../src/state/redis-url.ts";
 import { primaryByMajority, runIdOf } from "../../src/state/sentinel-vote.ts";
+import { TestClock } from "../../src/testing/test-clock.ts";
 import { freePort, hasRedisServer } from "../support/cluster.ts";
 import { MASTER_NAME, type SentinelTopology, startSentinelTopology } from "../support/sentinel.ts";
 
@@ -124,6 +127,20 @@ describe.skipIf(!available)("Redis through Sentinel", () => {
     // No Sentinel answers: no majority.
     const closed = { ...target, sentinels: [`127.0.0.1:${await freePort()}`] };
     expect(await primaryByMajority(closed, 500)).toBeUndefined();
+  });
+
+  it("is located as Redis (as a URL is), so another instance's retry request is watched for", async () => {
+    const { target } = await topology();
+    const store = await open(target);
+    const where = stateLocation(store);
+    expect(where).toEqual({ redis: target, prefix: "sentinel" });
+    // The 2 s read of the retry requests `bothost failed retry` writes through another instance.
+    const clock = new TestClock({ held: true });
+    const watcher = retryWatcherFor(store, clock, log);
+    const unwatch = watcher.watch("approvals", 0, () => {});
+    expect(clock.pendingDelays()).toContain(RETRY_CHECK_MS);
+    unwatch();
+    watcher.stop();
   });
 
   it("stops a bot whose lease renewals no replica confirms", async () => {
