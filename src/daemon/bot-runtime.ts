@@ -159,6 +159,7 @@ export class BotRuntime {
     // kill of the instance this one takes the bot over from) is looked for at once by a replay, not
     // waited on as a run still going: that wait held the conversation, a dialog's answer behind it.
     this.#parts.began();
+    this.#parts.storeHealth.restarted();
     // Before setup too: its `bot.state` must not read what belongs to another server.
     this.#checking = this.#o.checkServer !== undefined;
     const mode = this.#o.mode;

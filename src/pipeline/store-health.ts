@@ -113,6 +113,19 @@ export class StoreHealth {
       { failedForMs, failures: this.#failures, code: this.#code, retried, waited },
       STORE_BACK_LINE,
     );
+    this.#clear();
+  }
+
+  /**
+   * The bot starts again here (a lease moved back to this instance): an outage its last run met is
+   * no longer known to be on, and nothing of that run may write to say it ended. Its first write
+   * that fails says it anew.
+   */
+  restarted(): void {
+    this.#clear();
+  }
+
+  #clear(): void {
     this.#since = undefined;
     this.#failures = 0;
     this.#said.clear();

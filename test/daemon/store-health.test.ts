@@ -135,6 +135,21 @@ it("a bot idle once its marks failed is ready again when the disk is, without a 
   expect(running.logged(STORE_BACK_LINE)).toHaveLength(1);
 });
 
+it("a bot stopped during the outage and started again once it is over (a lease moved back) is ready without a write", async () => {
+  const { running, dm } = await fullAfterA();
+  const quiet = dm("quiet");
+  await running.ledger.until("tally", quiet, 5_000, () => new Error("quiet never handled"));
+  await poll(async () => (await readyz()).status).toBe(503);
+  // Stopped here as a lost lease stops it, its marks' retries with it; the disk has space again
+  // while it is stopped, and nothing of the stopped run writes to say so.
+  const runtime = running.daemon.bots.find((b) => b.name === "tally")!;
+  await runtime.stop(1_000);
+  limitFiles("unlimited");
+  await runtime.start();
+  await poll(async () => (await readyz()).status).toBe(200);
+  expect((await readyz()).body).toMatchObject({ ready: true });
+});
+
 it("a dialog's write the full disk fails is tried again quietly once the outage is said, and lands when space is back", async () => {
   const { running, dm, clock, sandbox } = await fullAfterA();
   dm("size");
