@@ -18,7 +18,7 @@ export async function loadConfigOffline(file: string, command: string) {
   const { placeholders } = loaded;
   if (placeholders.length > 0) {
     process.stderr.write(
-      `bothost ${command}: ${placeholders.join(", ")} ${placeholders.length === 1 ? "is" : "are"} not set here; read as a placeholder (nothing is sent).\n`,
+      `bothost ${command}: ${placeholders.join(", ")} ${placeholders.length === 1 ? "is not set here; read as a placeholder" : "are not set here; read as placeholders"} (nothing is sent).\n`,
     );
   }
   return loaded;

@@ -155,14 +155,26 @@ export async function loadConfigWithPlaceholders(file: string, options: LoadConf
     const unset = err.problems.map(unsetVariableOf);
     if (unset.some((name) => name === undefined)) throw err;
     const placeholders = [...new Set(unset as string[])];
-    const env = {
-      ...(options.env ?? process.env),
-      ...Object.fromEntries(placeholders.map((n) => [n, `unset-${n}`])),
-    };
+    const pathOf = new Map(err.problems.map((p, i) => [unset[i]!, p.path]));
+    const load = (values: Record<string, string>) =>
+      loadConfigWithSource(file, { ...options, env: { ...(options.env ?? process.env), ...values } });
+    const words = Object.fromEntries(placeholders.map((n) => [n, `unset-${n}`]));
     try {
-      return { ...(await loadConfigWithSource(file, { ...options, env })), placeholders };
-    } catch {
-      throw err;
+      return { ...(await load(words)), placeholders };
+    } catch (again) {
+      // A variable that stands for a number (a port: `listen: 127.0.0.1:${HTTP_PORT}`) refuses a
+      // word: those whose field the word failed read 0 instead.
+      const failing = new Set(isConfigError(again) ? again.problems.map((p) => p.path) : []);
+      const numbers = placeholders.filter((n) => failing.has(pathOf.get(n)!));
+      if (numbers.length === 0) throw err;
+      try {
+        return {
+          ...(await load({ ...words, ...Object.fromEntries(numbers.map((n) => [n, "0"])) })),
+          placeholders,
+        };
+      } catch {
+        throw err;
+      }
     }
   }
 }

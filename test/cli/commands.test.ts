@@ -81,6 +81,14 @@ describe("bothost commands", () => {
       expect(stderr).toBe(
         "bothost commands: BOTHOST_TEST_UNSET_KEY is not set here; read as a placeholder (nothing is sent).\n",
       );
+      // The per-instance listen address of docs/operations/instances.md, its port unset here too.
+      const unsetPort = ["$", "{BOTHOST_TEST_UNSET_PORT}"].join("");
+      await writeFile(config, `${text}http:\n  listen: 127.0.0.1:${unsetPort}\n`);
+      const instance = await runCli(["commands", "--config", config]);
+      expect(instance).toMatchObject({ code: 0, stdout: expect.stringContaining("shout") });
+      expect(instance.stderr).toBe(
+        "bothost commands: BOTHOST_TEST_UNSET_KEY, BOTHOST_TEST_UNSET_PORT are not set here; read as placeholders (nothing is sent).\n",
+      );
       // Another problem besides the unset variable: the load's own error, as `run` reports it.
       await writeFile(config, `${text}    concurrency: many\n`);
       const broken = await runCli(["commands", "--config", config]);
