@@ -16,6 +16,7 @@ import {
   EditRefused,
   isFinalRefusal,
   PastEditLimit,
+  stepFailedLine,
   type ProgressDeps,
   type ServerSteps,
   withPosted,
@@ -289,10 +290,7 @@ export class Progress implements OpenProgress {
     try {
       await this.#stepOnce();
     } catch (err) {
-      this.deps.log.warn(
-        { err, messageId: this.messageId },
-        "progress: an edit failed; the next one retries",
-      );
+      this.deps.log.warn({ err, messageId: this.messageId }, stepFailedLine(err, "the next one retries"));
     } finally {
       this.#pumping = undefined;
     }
@@ -346,7 +344,7 @@ export class Progress implements OpenProgress {
       } catch (err) {
         // Aborted, or refused as the same call would be again (a post where the bot may not post).
         if (this.#signal.aborted || isFinalRefusal(err)) throw err;
-        this.deps.log.warn({ err, messageId: this.messageId }, "progress: an edit failed; retrying");
+        this.deps.log.warn({ err, messageId: this.messageId }, stepFailedLine(err));
       }
     }
   }

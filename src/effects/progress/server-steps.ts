@@ -8,6 +8,7 @@ import { isApiError } from "../../api/errors.ts";
 import { messagePages } from "../../api/message-pages.ts";
 import type { SendMessageParams } from "../../api/resources/messages.ts";
 import type { ServerInfo } from "../../api/server-info.ts";
+import { StateError } from "../../state/state-error.ts";
 import type { JsonValue } from "../../state/state-store.ts";
 import { type Clock, timersOf } from "../../time/clock.ts";
 import type { EffectRun } from "../effect-records.ts";
@@ -70,6 +71,10 @@ const isRefused = (err: unknown) => isApiError(err) && err.status === 400;
 /** A call the server refused and would refuse again (any 4xx but a 429): not to be retried. */
 export const isFinalRefusal = (err: unknown) =>
   isApiError(err) && err.status >= 400 && err.status < 500 && err.status !== 429;
+
+/** The line of a step that failed and is tried again (`next`): on the chat server, or on the state store (its record). */
+export const stepFailedLine = (err: unknown, next = "retrying") =>
+  `progress: ${err instanceof StateError ? "a step's record could not be written (the state store failed it)" : "an edit failed"}; ${next}`;
 
 /** How long a message's place is taken as known: a move within it is not looked for. */
 const PLACE_FRESH_MS = 2_000;

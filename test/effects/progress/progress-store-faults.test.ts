@@ -96,4 +96,11 @@ it("a rollover post whose record's write lost its reply is not posted again", as
   expect(shown()).toHaveLength(2);
   expect(shown().join("\n")).toBe(text.join("").trimEnd());
   expect(results[0]!.messageIds).toHaveLength(2);
+  // The step failed on the store, not on the chat server: the log says which.
+  expect(
+    running.logged(
+      "progress: a step's record could not be written (the state store failed it); the next one retries",
+    ),
+  ).toHaveLength(1);
+  expect(running.logged("an edit failed")).toHaveLength(0);
 });
