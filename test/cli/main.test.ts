@@ -67,7 +67,7 @@ describe.concurrent("bothost", () => {
     ],
     [
       ["check", "--confg", "x.yaml"],
-      "bothost check: Unknown option '--confg' (did you mean \"--config\"?). Run \"bothost check --help\" for the options.\n",
+      'bothost check: Unknown option \'--confg\' (did you mean "--config"?). Run "bothost check --help" for the options.\n',
     ],
     [
       ["run", "--config"],

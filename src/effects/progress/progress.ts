@@ -16,9 +16,9 @@ import {
   EditRefused,
   isFinalRefusal,
   PastEditLimit,
-  stepFailedLine,
   type ProgressDeps,
   type ServerSteps,
+  stepFailedLine,
   withPosted,
 } from "./server-steps.ts";
 import { copyState, heldLength, type ShownState, withGone } from "./shown.ts";
