@@ -5,6 +5,7 @@
  * goes on from the last edit made, and a message posted is never posted twice.
  */
 import type { JsonValue } from "../../state/state-store.ts";
+import { fingerprint, stored } from "./text-parts.ts";
 
 /** One message of a progress. */
 export interface ShownMessage {
@@ -104,4 +105,18 @@ export function heldLength(state: ShownState): number {
   let n = 0;
   for (const m of state.messages) if (m.closed) n += m.length;
   return n;
+}
+
+/**
+ * `state`, ended by an earlier run with its final text posted (the failure note of a run that
+ * failed past `finalAfterMs`), reopened so that `pieces`, the final text of this run (a retried
+ * dead letter's, ending otherwise), is posted anew below; undefined when those messages show it.
+ */
+export function reopenedFor(state: ShownState, pieces: readonly string[]): ShownState | undefined {
+  if (!state.over || state.finalFrom === undefined) return undefined;
+  const shown = state.messages.slice(state.finalFrom).map((m) => m.content);
+  if (pieces.length === shown.length && pieces.every((p, i) => fingerprint(stored(p)) === shown[i]))
+    return undefined;
+  const { over: _over, finalFrom: _from, finalText: _text, ...open } = copyState(state);
+  return open;
 }
