@@ -249,6 +249,18 @@ it("an operator's end whose write the store holds past the limit is answered DIA
   await clock!.advance(END_WRITE_WAIT_MS);
   expect(await outcome).toBe("DIALOG_END_PENDING");
   expect(running!.logged(END_UNANSWERED)).toHaveLength(1);
+  // Run again meanwhile, the end answers the same: under way (not "nothing was ended", nor no
+  // such dialog), and nothing more is read or written. (On Redis a read waits behind the held
+  // write: it would time out, and the operator be told nothing was ended.)
+  gate.readsHeld = 1;
+  const again = dialogDesk(running!.daemon.bots)
+    .endDialog("orders", dialog.id, NOTE)
+    .then(
+      () => "ended",
+      (err: { code?: string }) => err.code,
+    );
+  expect(await driven(again, END_WRITE_WAIT_MS)).toBe("DIALOG_END_PENDING");
+  gate.readsHeld = 0;
   // The store answers: the write it held lands, as the operator was told it might.
   gate.open();
   expect(await said(2)).toEqual(["Which size?", NOTE]);

@@ -89,7 +89,8 @@ export const END_TOO_EARLY =
  * While the store fails the end is tried again, the same entry each time, until it lands or the
  * bot stops (`Dialogs.end`): one that landed with its reply lost is found made and finished once,
  * and the dialog is ending meanwhile. Not landed within {@link END_WRITE_WAIT_MS}, it rejects with
- * `DIALOG_END_PENDING` and goes on. False when there is no such dialog (one whose first question
+ * `DIALOG_END_PENDING` and goes on; asked again meanwhile, it answers as that end does (nothing
+ * read or written again). False when there is no such dialog (one whose first question
  * was not kept). One whose first question is still being sent or recorded is waited for, at most
  * {@link FIRST_QUESTION_WAIT_MS}; then the end is refused (`DIALOG_STARTING`), nothing made. The
  * dialog's log not read within {@link END_WRITE_WAIT_MS}, it rejects with `STATE_UNAVAILABLE`,
@@ -101,6 +102,9 @@ export async function endByOperator(
   note: string,
 ): Promise<boolean> {
   const { dialogs, queue, contexts, log } = o;
+  // Asked again while an end is under way (the store failing it): answered as that end is.
+  const under = dialogs.endUnderWay(id);
+  if (under !== undefined) return settledWithin(under, contexts, id);
   // Its first question being sent or written, the dialog has no log yet: the end waits for it
   // (kept, the dialog is ended; given up, it never began), a bounded time: past it the end is
   // refused and never made, so that the operator is not told of a failure the end then belies.
@@ -152,11 +156,7 @@ export async function endByOperator(
     turn.release(undefined);
     queue.push(record.conversation, (c) => c.holdKey(noted(c)));
   }
-  const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
-  try {
-    return await raceAbort(ending, limit.signal);
-  } catch (err) {
-    if (!limit.signal.aborted) throw err;
+  return settledWithin(ending, contexts, id, () => {
     // Told it is under way, the operator learns from the log if the stop cuts it off (another
     // writer's move or an end already made is no loss: the dialog is run, or ended, elsewhere).
     ending.catch((reason: unknown) => {
@@ -164,6 +164,25 @@ export async function endByOperator(
         log.warn({ dialog: id }, END_UNCONFIRMED);
     });
     log.warn({ dialog: id }, END_UNANSWERED);
+  });
+}
+
+/**
+ * `ending`'s outcome, an operator's end of dialog `id`, if it settles within
+ * {@link END_WRITE_WAIT_MS}; else `DIALOG_END_PENDING` (after `late`).
+ */
+async function settledWithin(
+  ending: Promise<boolean>,
+  contexts: BotContexts,
+  id: string,
+  late?: () => void,
+): Promise<boolean> {
+  const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
+  try {
+    return await raceAbort(ending, limit.signal);
+  } catch (err) {
+    if (!limit.signal.aborted) throw err;
+    late?.();
     throw new BothostError(
       "DIALOG_END_PENDING",
       `dialog ${id}'s end has not landed within ${END_WRITE_WAIT_MS / 1000} s (the state store is down, failing or not answering): the end is under way and is tried until the store takes it; meanwhile the dialog asks nothing more. Once it lands, the person is told and bothost dialogs no longer lists it. Should the bot stop here first, the daemon logs it, and its next start finds whether the end landed: if the dialog is listed again, run this again`,

@@ -331,6 +331,11 @@ export class Dialogs {
     return true;
   }
 
+  /** The end of dialog `id` under way here, if one is (see `end`). */
+  endUnderWay(id: string): Promise<boolean> | undefined {
+    return this.#ended.underWay(id);
+  }
+
   /** True once dialog `id` is ending or ended (in this process): its runs ask nothing more. */
   isEnded(id: string): boolean {
     return this.#ended.has(id) || this.#known.get(id)?.ending !== undefined;

@@ -33,6 +33,11 @@ export class RecentlyEnded {
     return ending;
   }
 
+  /** The end of `id` under way, if one is: resolves whether it ended the dialog. */
+  underWay(id: string): Promise<boolean> | undefined {
+    return this.#under.get(id);
+  }
+
   has(id: string): boolean {
     return this.#ids.has(id);
   }
