@@ -124,7 +124,7 @@ quiet: no recurring announcements or cron jobs
     err.length = 0;
     expect(await runScheduleCommand(["preview", "--frm", "x"])).toBe(2);
     expect(err.join("")).toBe(
-      "bothost schedule: Unknown option '--frm'. Run \"bothost schedule --help\" for the options.\n",
+      'bothost schedule: Unknown option \'--frm\' (did you mean "--from"?). Run "bothost schedule --help" for the options.\n',
     );
   });
 });
