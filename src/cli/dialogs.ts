@@ -122,8 +122,14 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
 
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
-  for (const { bot, dialogs, elsewhere } of all) {
-    if (elsewhere) lines.push(`${bot}: runs on another instance (its dialogs are listed there)`, "");
+  for (const { bot, dialogs, elsewhere, leaseHolder } of all) {
+    if (elsewhere && leaseHolder !== undefined)
+      lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
+    else if (elsewhere)
+      lines.push(
+        `${bot}: runs on no instance known now (the leases could not be read: see bothost status)`,
+        "",
+      );
     if (dialogs.length === 0) continue;
     lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}`);
     lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");

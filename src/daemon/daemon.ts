@@ -373,7 +373,8 @@ export class Daemon {
   #adminHandlers() {
     // Refusals logged as for SIGHUP (`bothost dev`, calling reload() itself, words its own).
     const reload = loggingRefusals(this.#o.log, () => this.reload());
-    return { letters: () => this.letters, status: () => this.status(), reload, ...dialogDesk(this.bots) };
+    const desk = dialogDesk(this.bots, this.#coordinator);
+    return { letters: () => this.letters, status: () => this.status(), reload, ...desk };
   }
 
   /** The listener the config asks for; its code (fastify) is loaded only then. */

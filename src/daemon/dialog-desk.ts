@@ -2,6 +2,8 @@
  * The dialogs (`ctx.prompt`) as operators see and end them through the admin routes
  * (`bothost dialogs`): each bot's open dialogs, and ending one, its person told a short note.
  */
+
+import type { Coordinator } from "../cluster/coordinator.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { AdminHandlers } from "../http/admin-routes.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
@@ -24,7 +26,10 @@ export type DialogDeskErrorCode =
 type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog">;
 
 /** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
-export function dialogDesk(bots: readonly Runtime[]): Pick<AdminHandlers, "dialogs" | "endDialog"> {
+export function dialogDesk(
+  bots: readonly Runtime[],
+  cluster: Pick<Coordinator, "holderOf"> = {},
+): Pick<AdminHandlers, "dialogs" | "endDialog"> {
   const find = (name: string): Runtime => {
     const runtime = bots.find((b) => b.name === name);
     if (runtime) return runtime;
@@ -40,6 +45,8 @@ export function dialogDesk(bots: readonly Runtime[]): Pick<AdminHandlers, "dialo
         bot: b.name,
         dialogs: b.dialogs(),
         ...(b.standby && { elsewhere: true as const }),
+        ...(b.standby &&
+          cluster.holderOf?.(b.name) !== undefined && { leaseHolder: cluster.holderOf?.(b.name) }),
       }));
     },
     async endDialog(name: string, id: string, note = OPERATOR_ENDED_NOTE): Promise<void> {
@@ -53,7 +60,9 @@ export function dialogDesk(bots: readonly Runtime[]): Pick<AdminHandlers, "dialo
       if (runtime.standby) {
         throw new BothostError<DialogDeskErrorCode>(
           "BOT_NOT_HERE",
-          `bot "${name}" runs on another instance: end its dialog there`,
+          cluster.holderOf?.(name) === undefined
+            ? `bot "${name}" does not run here, and no instance is known to run it now (the leases could not be read: see bothost status): end its dialog where it runs, once one does`
+            : `bot "${name}" runs on instance ${cluster.holderOf?.(name)}: end its dialog there`,
         );
       }
       if (!(await runtime.endDialog(id, note))) {

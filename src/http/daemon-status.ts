@@ -64,6 +64,8 @@ export interface BotDialogs {
   dialogs: DialogView[];
   /** Another instance of the cluster runs the bot: its dialogs are listed (and ended) there. */
   elsewhere?: true;
+  /** That instance, when this one knows it (else the leases could not be read: none is known). */
+  leaseHolder?: string;
 }
 
 /** The most dialogs a bot's status lists. */

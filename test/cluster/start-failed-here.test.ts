@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BotApi } from "../../src/bot/bot-api.ts";
 import type { BotDefinition } from "../../src/bot/define-bot.ts";
 import { LeaseCoordinator } from "../../src/cluster/lease-coordinator.ts";
+import { dialogDesk } from "../../src/daemon/dialog-desk.ts";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { RedisStore } from "../../src/state/redis-store.ts";
@@ -153,6 +154,11 @@ describe.skipIf(!reachable)("a bot that fails to start on one instance of a clus
       leaseHolder: "there",
     });
     expect(held(here)).toEqual(["b1"]);
+    // The instance standing by for b1 names where its dialogs are listed.
+    const desk = dialogDesk(there.daemon.bots, there.daemon.cluster);
+    await expect
+      .poll(() => desk.dialogs("b1"), { timeout: 15_000 })
+      .toEqual([{ bot: "b1", dialogs: [], elsewhere: true, leaseHolder: "here" }]);
     // Its /readyz stays 200: a probe taking it out would take b1's webhooks with it.
     const ready = await fetch(`${here.daemon.http!.url}/readyz`);
     expect(ready.status).toBe(200);
