@@ -45,7 +45,7 @@ describe.skipIf(!available)("a bot this instance ran, on standby now", () => {
     const bot = (await status()).bots[0]!;
     expect(bot.dialogs).toEqual({ waiting: 0, list: [] });
     const dialogs = await (await fetch(`${instance.url}/admin/dialogs`)).json();
-    expect(dialogs).toEqual([{ bot: "b0", dialogs: [], elsewhere: true }]);
+    expect(dialogs).toEqual([{ bot: "b0", dialogs: [], elsewhere: true, leaseHolder: "elsewhere" }]);
     const metrics = await (await fetch(`${instance.url}/metrics`)).text();
     expect(metrics).toContain('bothost_dialogs_waiting{bot="b0"} 0');
   }, 60_000);
