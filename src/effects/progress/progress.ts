@@ -313,7 +313,7 @@ export class Progress implements OpenProgress {
     const late = this.deps.clock.now() - first.postedAt > this.settings.finalAfterMs;
     // A deleted progress message ends with the result posted anew, as late work does.
     const gone = this.#state.messages.at(-1)!.gone;
-    if (late || gone || this.#state.finalFrom !== undefined) await this.#postFinal();
+    if (late || gone || this.#state.finalFrom !== undefined) await this.#postFinal(pieces);
     else await this.#catchUp();
     await this.#steps.ack(this.settings.ack.working, true);
     await this.#steps.ack(ack);
@@ -351,9 +351,8 @@ export class Progress implements OpenProgress {
     }
   }
 
-  /** Post the final text as new messages, then point the earlier ones at it. */
-  async #postFinal(): Promise<void> {
-    const pieces = splitContent(this.#text, this.deps.server.maxMessageLength);
+  /** Post the final text (`pieces`, its messages) as new messages, then point the earlier ones at it. */
+  async #postFinal(pieces: readonly string[]): Promise<void> {
     for (;;) {
       // Until the first final post, the final text starts after the messages there are.
       const start = this.#state.finalFrom ?? this.#state.messages.length;
