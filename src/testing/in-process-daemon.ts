@@ -3,8 +3,7 @@
  * through the real loader, state in a temp directory, every log line captured as JSON: what
  * runBot (the testing kit) and the project's own test harnesses run bots on.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { BotDefinition } from "../bot/define-bot.ts";
@@ -21,6 +20,7 @@ import type { StateBackend } from "../state/state-store.ts";
 import type { Clock } from "../time/clock.ts";
 import { type BotLines, harnessConfigError } from "./harness-config.ts";
 import { LedgerWatch } from "./ledger-watch.ts";
+import { newStateFolder, wipe } from "./state-folders.ts";
 
 export interface InProcessBot {
   email: string;
@@ -80,7 +80,7 @@ export async function startInProcessDaemon(
   bots: Record<string, InProcessBot>,
   options: InProcessOptions = {},
 ) {
-  const dir = await mkdtemp(join(tmpdir(), "bothost-daemon-"));
+  const dir = await newStateFolder("daemon");
   const stateDir = options.stateDir ?? join(dir, "state");
   const env: Record<string, string> = { ...options.env };
   const lines = [
@@ -110,7 +110,7 @@ export async function startInProcessDaemon(
     for (const [name, b] of Object.entries(bots))
       settings.set(name, await settingsOf(name, b, loaded.config.bots[name]?.settings, loaded.source));
   } catch (err) {
-    await rm(dir, { recursive: true, force: true });
+    await wipe(dir);
     throw isConfigError(err) ? harnessConfigError(err, blocks) : err;
   }
   const { config } = loaded;
@@ -163,7 +163,8 @@ export async function startInProcessDaemon(
     stop: async (stopOptions: { deadlineMs?: number; keepState?: boolean } = {}) => {
       await daemon.stop(stopOptions.deadlineMs === undefined ? {} : { deadlineMs: stopOptions.deadlineMs });
       // The state is in `dir` only when no `stateDir` was given; else the folder holds the config alone.
-      await rm(stopOptions.keepState && !options.stateDir ? file : dir, { recursive: true, force: true });
+      if (stopOptions.keepState && !options.stateDir) await rm(file, { force: true });
+      else await wipe(dir);
     },
   };
 }
