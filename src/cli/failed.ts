@@ -179,18 +179,22 @@ function formatOutcome(action: "retry" | "drop", outcome: DeadLetterOutcome, via
   const refused = outcome.missing.length + (outcome.unconfigured?.length ?? 0);
   if (outcome.done.length === 0 && refused === 0) lines.push("No dead letters.");
   if (outcome.done.length === 0 && refused > 0) return "";
-  if (outcome.done.length > 0) {
-    const what = action === "drop" ? "Dropped" : "Retry requested for";
-    const when =
-      action === "drop"
-        ? ""
-        : via === "daemon"
-          ? " (the daemon handles them now)"
-          : " (handled by the daemon running the bot, or at its next start)";
-    lines.push(`${what} ${outcome.done.length}: ${outcome.done.join(", ")}${when}`);
+  if (action === "drop" && outcome.done.length > 0) lines.push(`Dropped ${listed(outcome.done)}`);
+  if (action === "retry") {
+    // Through a daemon, the letters of the bots it runs are replayed now; the others wait for the
+    // instance running their bot, as every letter does when the store is changed directly.
+    const elsewhere = via === "daemon" ? (outcome.elsewhere ?? []) : outcome.done;
+    const here = outcome.done.filter((id) => !elsewhere.includes(id));
+    if (here.length > 0) lines.push(`Retry requested for ${listed(here)} (the daemon handles them now)`);
+    if (elsewhere.length > 0)
+      lines.push(
+        `Retry requested for ${listed(elsewhere)} (handled by the daemon running the bot, or at its next start)`,
+      );
   }
   return `${lines.join("\n")}\n`;
 }
+
+const listed = (ids: readonly string[]) => `${ids.length}: ${ids.join(", ")}`;
 
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();

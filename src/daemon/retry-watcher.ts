@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { RetryRequests } from "../events/dead-letter-source.ts";
 import type { DeadLetterOffice } from "../state/dead-letter-office.ts";
-import { retryGenerations } from "../state/dead-letters.ts";
+import { parseDeadLetterId, retryGenerations } from "../state/dead-letters.ts";
 import type { StateStore } from "../state/state-store.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import { coalesce } from "./coalesce.ts";
@@ -62,9 +62,15 @@ export class RetryWatcher implements RetryRequests {
    */
   readonly check: () => Promise<void> = coalesce(() => this.#checkOnce());
 
-  /** `letters`, with each retry requested through them passed to the bots at once. */
+  /**
+   * `letters`, with each retry requested through them passed to the bots at once; a retry's
+   * outcome names the letters of bots not watched here (not running in this daemon).
+   */
   serve(letters: DeadLetterOffice): DeadLetterOffice {
-    letters.onRetried = this.check;
+    letters.onRetried = async (ids) => {
+      await this.check();
+      return ids.filter((id) => !this.#watches.has(parseDeadLetterId(id)?.bot ?? ""));
+    };
     return letters;
   }
 

@@ -27,14 +27,22 @@ export interface DeadLetterOutcome {
   done: string[];
   missing: string[];
   unconfigured?: string[];
+  /**
+   * A retry through a daemon: the ids of `done` whose bot does not run in it (another instance
+   * runs it, or it is stopped here), taken by the instance running the bot or at its next start.
+   */
+  elsewhere?: string[];
 }
 
 export class DeadLetterOffice {
   readonly #bots = new Map<string, DeadLetters>();
   readonly #root: StateStore;
   readonly #clock: Pick<Clock, "now">;
-  /** Called after {@link retry} marked letters: the daemon passes the requests to its bots at once. */
-  onRetried: (() => Promise<void>) | undefined;
+  /**
+   * Called after {@link retry} marked letters `ids`: the daemon passes the requests to its bots at
+   * once, and answers the ids whose bot it does not run.
+   */
+  onRetried: ((ids: readonly string[]) => Promise<string[]>) | undefined;
   /**
    * The id of the daemon holding the office: a letter kept while its delivery's run goes on there
    * (`runningIn`, see kept-deliveries.ts) is no failure, so {@link list} leaves it out (and with it
@@ -109,8 +117,10 @@ export class DeadLetterOffice {
       return undefined;
     });
     if (unconfigured.length > 0) outcome.unconfigured = unconfigured;
-    if (outcome.done.length > 0) await this.#commit?.();
-    if (outcome.done.length > 0) await this.onRetried?.();
+    if (outcome.done.length === 0) return outcome;
+    await this.#commit?.();
+    const elsewhere = (await this.onRetried?.(outcome.done)) ?? [];
+    if (elsewhere.length > 0) outcome.elsewhere = elsewhere;
     return outcome;
   }
 

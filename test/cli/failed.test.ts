@@ -167,6 +167,12 @@ describe("with the daemon running: through its admin routes", TIMEOUT, () => {
       bot: "generic",
       owner: "owner@sandbox.example",
     });
+    sandbox.control.createUser({
+      email: "other-bot@sandbox.example",
+      full_name: "Other",
+      bot: "generic",
+      owner: "owner@sandbox.example",
+    });
   });
   afterAll(() => sandbox.stop());
 
@@ -177,7 +183,11 @@ describe("with the daemon running: through its admin routes", TIMEOUT, () => {
     const stateDir = join(dir, "running");
     const running = await startInProcessDaemon(
       sandbox,
-      { mod: { email: "echo-bot@sandbox.example", definition: quiet } },
+      {
+        mod: { email: "echo-bot@sandbox.example", definition: quiet },
+        // Its key is refused: configured, so its letters are kept, but it does not run here.
+        other: { email: "other-bot@sandbox.example", definition: quiet, apiKey: "refused-key-0123456789" },
+      },
       { stateDir, global: `http:\n  listen: 127.0.0.1:${port}` },
     );
     try {
@@ -206,15 +216,23 @@ describe("with the daemon running: through its admin routes", TIMEOUT, () => {
       const retry = await runCli(["failed", "retry", "mod/1", "-c", file]);
       expect(retry.stdout).toContain("Retry requested for 1: mod/1 (the daemon handles them now)");
       expect(await running.daemon.letters.of("mod").retryGeneration()).toBe(1);
+      // A letter of a bot this daemon does not run waits for the daemon that runs it.
+      await running.daemon.letters.of("other").add(letter(1));
+      const both = await runCli(["failed", "retry", "mod/2", "other/1", "-c", file]);
+      expect(both.stdout).toBe(
+        "Retry requested for 1: mod/2 (the daemon handles them now)\n" +
+          "Retry requested for 1: other/1 (handled by the daemon running the bot, or at its next start)\n",
+      );
+      expect((await running.daemon.letters.list("other")).map((l) => l.id)).toEqual(["other/1"]);
       // The bot handles the retried event (it has no handler to fail), so the letter leaves the list.
       await vi.waitFor(
-        async () => expect((await running.daemon.letters.list()).map((l) => l.id)).toEqual(["mod/2"]),
+        async () => expect((await running.daemon.letters.list()).map((l) => l.id)).toEqual(["other/1"]),
         {
           timeout: 10_000,
           interval: 100,
         },
       );
-      expect((await runCli(["failed", "drop", "--all", "-c", file])).stdout).toBe("Dropped 1: mod/2\n");
+      expect((await runCli(["failed", "drop", "--all", "-c", file])).stdout).toBe("Dropped 1: other/1\n");
       expect(await running.daemon.letters.list()).toEqual([]);
     } finally {
       await running.stop();

@@ -77,7 +77,7 @@ it("an idle daemon on its own store keeps no timer; a retry through it replays a
   const store = new MemoryStore();
   const watcher = new RetryWatcher({ store, shared: false, clock, log });
   const office = officeOn(store, ["a", "b"]);
-  office.onRetried = () => watcher.check();
+  watcher.serve(office);
   await office.of("a").add(failure(1));
   const stop = new AbortController();
   const replayedA = await startSource(office, "a", watcher, stop.signal);
@@ -93,6 +93,34 @@ it("an idle daemon on its own store keeps no timer; a retry through it replays a
 
   stop.abort();
   expect(watcher.watching).toBe(0);
+});
+
+it("a retry's outcome names the letters of the bots that do not run in this daemon", async () => {
+  const clock = new ManualClock();
+  const store = new MemoryStore();
+  const watcher = new RetryWatcher({ store, shared: true, clock, log });
+  const office = officeOn(store, ["here", "there"]);
+  watcher.serve(office);
+  await office.of("here").add(failure(1));
+  await office.of("there").add(failure(1));
+  const stop = new AbortController();
+  const replayed = await startSource(office, "here", watcher, stop.signal);
+
+  expect(await office.retry({ ids: ["here/1", "there/1"] })).toEqual({
+    done: ["here/1", "there/1"],
+    missing: [],
+    elsewhere: ["there/1"],
+  });
+  await flushAsync();
+  expect(replayed).toEqual(["here/1"]);
+  stop.abort();
+  // Stopped here: its letters wait for wherever it runs next.
+  await office.of("here").add(failure(2));
+  expect(await office.retry({ ids: ["here/2"] })).toEqual({
+    done: ["here/2"],
+    missing: [],
+    elsewhere: ["here/2"],
+  });
 });
 
 it("on a shared store one read per period serves every bot, and finds a request another process wrote", async () => {
@@ -129,7 +157,7 @@ it("a request made while the bot starts is not missed", async () => {
   const store = new MemoryStore();
   const watcher = new RetryWatcher({ store, shared: false, clock, log });
   const office = officeOn(store, ["a"]);
-  office.onRetried = () => watcher.check();
+  watcher.serve(office);
   await office.of("a").add(failure(1));
   await office.of("a").add(failure(2));
   await office.retry({ ids: ["a/1"] });
