@@ -123,3 +123,9 @@ export function reloadInBackground(daemon: { reload(): Promise<unknown> }, log: 
 }
 
 export { reloadProblems } from "../daemon/reload-refused.ts";
+
+/** `unknown <what> "word"`, naming the word meant when it is a likely typo of one, else the words. */
+export function unknownWord(what: string, word: string, words: readonly string[]): string {
+  const meant = suggest(word, words);
+  return `unknown ${what} "${word}" (${meant ? `did you mean "${meant}"?` : `known: ${words.join(", ")}`})`;
+}

@@ -7,7 +7,7 @@ import { isBothostError } from "../errors/bothost-error.ts";
 import type { BotDialogs } from "../http/daemon-status.ts";
 import type { DialogView } from "../pipeline/dialogs/dialogs.ts";
 import { isStateError } from "../state/state-error.ts";
-import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
+import { commandArgs, configOption, reportStartupError, table, unknownWord, usageError } from "./args.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 
 export const dialogsHelp = `Usage: bothost dialogs [list|end] [options]
@@ -51,7 +51,7 @@ export async function runDialogsCommand(argv: string[]): Promise<number> {
   if (typeof args === "number") return args;
   const { values, positionals } = args;
   const [action = "list", ...rest] = positionals;
-  if (action !== "list" && action !== "end") return usage(`unknown action "${action}": list or end`);
+  if (action !== "list" && action !== "end") return usage(unknownWord("action", action, ["list", "end"]));
   if (action === "list" && rest.length > 0) return usage(`list takes no arguments (got ${rest[0]})`);
   if (action === "list" && values.note !== undefined) return usage("--note goes with end");
   if (action === "end" && rest.length !== 2)

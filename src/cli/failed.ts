@@ -7,7 +7,7 @@ import type {
 import type { DeadLetter } from "../state/dead-letters.ts";
 import { isStateError } from "../state/state-error.ts";
 import type { StateBackend } from "../state/state-store.ts";
-import { commandArgs, configOption, reportStartupError, table, usageError } from "./args.ts";
+import { commandArgs, configOption, reportStartupError, table, unknownWord, usageError } from "./args.ts";
 import type { DaemonClient } from "./daemon-client.ts";
 
 export const failedHelp = `Usage: bothost failed <list|show|retry|drop> [options]
@@ -54,7 +54,9 @@ export async function runFailedCommand(argv: string[]): Promise<number> {
   const [action, ...ids] = positionals;
   if (!ACTIONS.includes(action as Action)) {
     return usage(
-      action === undefined ? "say what to do: list, show, retry or drop" : `unknown action "${action}"`,
+      action === undefined
+        ? "say what to do: list, show, retry or drop"
+        : unknownWord("action", action, ACTIONS),
     );
   }
   const problem = checkArguments(action as Action, ids, values);

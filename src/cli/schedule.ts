@@ -2,7 +2,7 @@ import { loadBots } from "../bot/load-bots.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import { resolveConfigPath } from "../config/load-config.ts";
 import { formatRun, type PreviewEntry, previewEntries } from "../scheduler/preview.ts";
-import { commandArgs, configOption, reportStartupError, usageError } from "./args.ts";
+import { commandArgs, configOption, reportStartupError, unknownWord, usageError } from "./args.ts";
 import { loadConfigOffline, setUpOffline } from "./offline-setup.ts";
 
 export const scheduleHelp = `Usage: bothost schedule preview [--config FILE] [--count N] [--from TIME]
@@ -36,7 +36,9 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
     return usage(
       positionals.length === 0
         ? "say which subcommand: preview"
-        : `unknown subcommand "${positionals.join(" ")}"`,
+        : positionals[0] !== "preview"
+          ? unknownWord("subcommand", positionals[0]!, ["preview"])
+          : `preview takes no arguments (got ${positionals[1]})`,
     );
   }
   const count = values.count === undefined ? 5 : Number(values.count);

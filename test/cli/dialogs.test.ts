@@ -173,7 +173,12 @@ it("refuses an unknown bot or dialog in one line, and a wrong call as a usage er
       1,
       /^bothost dialogs: the note must be a text of 1 to 10000 characters\n$/,
     ],
-    [["close"], 2, /^bothost dialogs: unknown action "close": list or end\. Run "bothost dialogs --help"/],
+    [
+      ["close"],
+      2,
+      /^bothost dialogs: unknown action "close" \(known: list, end\)\. Run "bothost dialogs --help"/,
+    ],
+    [["lsit"], 2, /^bothost dialogs: unknown action "lsit" \(did you mean "list"\?\)\. Run/],
   ];
   for (const [args, code, stderr] of cases) {
     const r = await runCli(["dialogs", ...args, "-c", file]);

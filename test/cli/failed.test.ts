@@ -141,7 +141,8 @@ describe("with the daemon stopped: straight in the state directory", TIMEOUT, ()
   it("usage mistakes exit 2 with one line, never a stack trace", async () => {
     for (const [args, message] of [
       [["failed"], "say what to do: list, show, retry or drop"],
-      [["failed", "resend"], 'unknown action "resend"'],
+      [["failed", "resend"], 'unknown action "resend" (known: list, show, retry, drop)'],
+      [["failed", "retyr"], 'unknown action "retyr" (did you mean "retry"?)'],
       [["failed", "retry"], "retry needs ids (like moderator/12) or --all"],
       [["failed", "drop", "mod/1", "--all"], "drop takes ids or --all, not both"],
       [["failed", "show"], "show takes exactly one id"],

@@ -119,8 +119,14 @@ quiet: no recurring announcements or cron jobs
     err.length = 0;
     expect(await runScheduleCommand(["show"])).toBe(2);
     expect(err.join("")).toBe(
-      'bothost schedule: unknown subcommand "show". Run "bothost schedule --help" for the options.\n',
+      'bothost schedule: unknown subcommand "show" (known: preview). Run "bothost schedule --help" for the options.\n',
     );
+    err.length = 0;
+    expect(await runScheduleCommand(["prevew"])).toBe(2);
+    expect(err.join("")).toContain('unknown subcommand "prevew" (did you mean "preview"?)');
+    err.length = 0;
+    expect(await runScheduleCommand(["preview", "now"])).toBe(2);
+    expect(err.join("")).toContain("preview takes no arguments (got now)");
     err.length = 0;
     expect(await runScheduleCommand(["preview", "--frm", "x"])).toBe(2);
     expect(err.join("")).toBe(
