@@ -101,20 +101,26 @@ async function waiting() {
   return bot.dialogs()[0]!;
 }
 
-it.each<[string, GateMode]>([
-  ["refused while the store is down", "fail"],
-  ["landed with its reply lost", "lose"],
-])("a dialog's end %s is tried again; the person's next message is then ordinary", async (_, mode) => {
+/** "order" asked and answered "large": the run that took it is under way, held before its reply. */
+async function orderAnswered(gate: StoreGate) {
   slow = deferred();
-  const gate = new StoreGate();
   const dm = await start(gate);
   const bot = running!.daemon.bots[0]!;
   dm("order");
   expect(await said(1)).toEqual(["Which size?"]);
-  await waiting();
+  const { id } = await waiting();
   dm("large");
-  // The run that took "large" is under way: the dialog's next write is its end.
+  // The dialog's next write is its end.
   await expect.poll(() => bot.dialogs().map((d) => d.deadline)).toEqual([undefined]);
+  return { dm, bot, id };
+}
+
+it.each<[string, GateMode]>([
+  ["refused while the store is down", "fail"],
+  ["landed with its reply lost", "lose"],
+])("a dialog's end %s is tried again; the person's next message is then ordinary", async (_, mode) => {
+  const gate = new StoreGate();
+  const { dm, bot } = await orderAnswered(gate);
   gate.mode = mode;
   slow.resolve();
   expect(await said(2)).toEqual(["Which size?", "One large."]);
@@ -124,6 +130,35 @@ it.each<[string, GateMode]>([
   expect(await said(3)).toEqual(["Which size?", "One large.", "not a command: thanks"]);
   expect(bot.dialogs()).toEqual([]);
   expect(running!.logged("could not record a dialog's end")).toEqual([]);
+});
+
+it("an operator's end asked while the dialog's own end is being written says no such dialog once it lands, or pending as its own; no note is said", async () => {
+  const gate = new StoreGate();
+  const { dm, bot, id } = await orderAnswered(gate);
+  // The run's last reply said, its end's write held by the store.
+  gate.mode = "hang";
+  slow.resolve();
+  expect(await said(2)).toEqual(["Which size?", "One large."]);
+  await gate.stoppedAt(1);
+  const end = () =>
+    dialogDesk(running!.daemon.bots)
+      .endDialog("orders", id, NOTE)
+      .then(
+        () => "ended",
+        (err: { code?: string; message: string }) => `${err.code}: ${err.message}`,
+      );
+  // Past the limit: pending, as the dialog's own end, with no note to come.
+  expect(await driven(end(), END_WRITE_WAIT_MS)).toBe(
+    `DIALOG_END_PENDING: dialog ${id} was already ending (its run came to its end) and that end has not landed within 3 s (the state store is down, failing or not answering): it is tried until the store takes it, and no operator's note is said; meanwhile the dialog asks nothing more. Once it lands, bothost dialogs no longer lists it`,
+  );
+  // Within it: that end lands, and there is no dialog left to end.
+  const again = end();
+  gate.open();
+  expect(await again).toBe(`UNKNOWN_DIALOG: bot "orders" has no dialog ${id} (it ended, or never began)`);
+  expect(bot.dialogs()).toEqual([]);
+  dm("thanks");
+  expect(await said(3)).toEqual(["Which size?", "One large.", "not a command: thanks"]);
+  expect(running!.logged(END_UNANSWERED)).toEqual([]);
 });
 
 /** A config for the admin commands, reaching the running daemon on its state and `http.listen` `port`. */

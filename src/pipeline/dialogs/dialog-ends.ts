@@ -102,9 +102,18 @@ export async function endByOperator(
   note: string,
 ): Promise<boolean> {
   const { dialogs, queue, contexts, log } = o;
-  // Asked again while an end is under way (the store failing it): answered as that end is.
+  // Asked again while an operator's end is under way (the store failing it): answered as that end
+  // is. Ending on its own (its run's end, its failure, changed code), no note is said: once that
+  // end lands there is no dialog to end.
   const under = dialogs.endUnderWay(id);
-  if (under !== undefined) return settledWithin(under, contexts, id);
+  if (under?.by === "operator") return settledWithin(under.ending, contexts, id);
+  if (under !== undefined)
+    return settledWithin(
+      under.ending.then(() => false),
+      contexts,
+      id,
+      { own: under.by },
+    );
   // Its first question being sent or written, the dialog has no log yet: the end waits for it
   // (kept, the dialog is ended; given up, it never began), a bounded time: past it the end is
   // refused and never made, so that the operator is not told of a failure the end then belies.
@@ -156,36 +165,50 @@ export async function endByOperator(
     turn.release(undefined);
     queue.push(record.conversation, (c) => c.holdKey(noted(c)));
   }
-  return settledWithin(ending, contexts, id, () => {
-    // Told it is under way, the operator learns from the log if the stop cuts it off (another
-    // writer's move or an end already made is no loss: the dialog is run, or ended, elsewhere).
-    ending.catch((reason: unknown) => {
-      if (!(reason instanceof DialogEnded || reason instanceof LogMoved))
-        log.warn({ dialog: id }, END_UNCONFIRMED);
-    });
-    log.warn({ dialog: id }, END_UNANSWERED);
+  return settledWithin(ending, contexts, id, {
+    late: () => {
+      // Told it is under way, the operator learns from the log if the stop cuts it off (another
+      // writer's move or an end already made is no loss: the dialog is run, or ended, elsewhere).
+      ending.catch((reason: unknown) => {
+        if (!(reason instanceof DialogEnded || reason instanceof LogMoved))
+          log.warn({ dialog: id }, END_UNCONFIRMED);
+      });
+      log.warn({ dialog: id }, END_UNANSWERED);
+    },
   });
 }
 
+/** What a dialog's own end is, said to an operator who asked to end it meanwhile. */
+const OWN_END: Record<Exclude<EndReason, "operator">, string> = {
+  handler: "its run came to its end",
+  failed: "its run failed",
+  changed: "its code changed",
+  stopped: "it was stopped",
+};
+
 /**
- * `ending`'s outcome, an operator's end of dialog `id`, if it settles within
- * {@link END_WRITE_WAIT_MS}; else `DIALOG_END_PENDING` (after `late`).
+ * `ending`'s outcome, an operator's end of dialog `id` (or, `own`, the dialog's own end under way
+ * when the operator asked), if it settles within {@link END_WRITE_WAIT_MS}; else
+ * `DIALOG_END_PENDING` (after `late`).
  */
 async function settledWithin(
   ending: Promise<boolean>,
   contexts: BotContexts,
   id: string,
-  late?: () => void,
+  o: { late?: () => void; own?: EndReason } = {},
 ): Promise<boolean> {
   const limit = timeoutSignal(contexts.clock, END_WRITE_WAIT_MS);
   try {
     return await raceAbort(ending, limit.signal);
   } catch (err) {
     if (!limit.signal.aborted) throw err;
-    late?.();
+    o.late?.();
+    const storeSlow = `within ${END_WRITE_WAIT_MS / 1000} s (the state store is down, failing or not answering)`;
     throw new BothostError(
       "DIALOG_END_PENDING",
-      `dialog ${id}'s end has not landed within ${END_WRITE_WAIT_MS / 1000} s (the state store is down, failing or not answering): the end is under way and is tried until the store takes it; meanwhile the dialog asks nothing more. Once it lands, the person is told and bothost dialogs no longer lists it. Should the bot stop here first, the daemon logs it, and its next start finds whether the end landed: if the dialog is listed again, run this again`,
+      o.own !== undefined && o.own !== "operator"
+        ? `dialog ${id} was already ending (${OWN_END[o.own]}) and that end has not landed ${storeSlow}: it is tried until the store takes it, and no operator's note is said; meanwhile the dialog asks nothing more. Once it lands, bothost dialogs no longer lists it`
+        : `dialog ${id}'s end has not landed ${storeSlow}: the end is under way and is tried until the store takes it; meanwhile the dialog asks nothing more. Once it lands, the person is told and bothost dialogs no longer lists it. Should the bot stop here first, the daemon logs it, and its next start finds whether the end landed: if the dialog is listed again, run this again`,
     );
   } finally {
     limit.clear();

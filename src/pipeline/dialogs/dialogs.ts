@@ -38,7 +38,7 @@ import {
   type LogEntry,
 } from "./dialog-record.ts";
 import type { AskingRun, DialogSignals, DialogsOptions } from "./dialogs-options.ts";
-import { RecentlyEnded } from "./recently-ended.ts";
+import { type EndUnderWay, RecentlyEnded } from "./recently-ended.ts";
 import { retrying } from "./store-retry.ts";
 
 export type { Candidate, DialogView, Match } from "./dialog-entry.ts";
@@ -332,7 +332,7 @@ export class Dialogs {
   }
 
   /** The end of dialog `id` under way here, if one is (see `end`). */
-  endUnderWay(id: string): Promise<boolean> | undefined {
+  endUnderWay(id: string): EndUnderWay | undefined {
     return this.#ended.underWay(id);
   }
 

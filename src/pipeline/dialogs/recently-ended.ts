@@ -7,10 +7,16 @@
 import { endEntry } from "./dialog-log.ts";
 import type { EndNote, EndReason, LogEntry } from "./dialog-record.ts";
 
+/** An end being appended: `ending` resolves whether it ended the dialog. */
+export interface EndUnderWay {
+  by: EndReason;
+  ending: Promise<boolean>;
+}
+
 export class RecentlyEnded {
   static readonly KEPT = 10_000;
   readonly #ids = new Set<string>();
-  readonly #under = new Map<string, Promise<boolean>>();
+  readonly #under = new Map<string, EndUnderWay>();
 
   /**
    * End dialog `id` as `by` says, at `at`, the person told `note`: `end` appends the entry it is
@@ -27,14 +33,14 @@ export class RecentlyEnded {
     note?: EndNote,
   ): Promise<boolean> {
     const under = this.#under.get(id);
-    if (under !== undefined) return under.then(() => false);
+    if (under !== undefined) return under.ending.then(() => false);
     const ending = end(endEntry(by, at, note)).finally(() => this.#under.delete(id));
-    this.#under.set(id, ending);
+    this.#under.set(id, { by, ending });
     return ending;
   }
 
-  /** The end of `id` under way, if one is: resolves whether it ended the dialog. */
-  underWay(id: string): Promise<boolean> | undefined {
+  /** The end of `id` under way, if one is: who or what ends it, and whether it ended the dialog. */
+  underWay(id: string): EndUnderWay | undefined {
     return this.#under.get(id);
   }
 
