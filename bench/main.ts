@@ -17,6 +17,8 @@
  * the memory row, a tenth of them for the latency row, over `--dialog-rounds N` (8); each daemon
  * started alone on its state `--start-rounds N` times (5), alternating which first.
  * `--only calls` (not in the default set, ~20 s; needs redis-server): store calls per dialog answer on Redis.
+ * `--only helpers` (not in the default set, ~40 s; needs redis-server): store calls, API requests
+ *   and time per message of a handler that makes one helper call, against one that only replies.
  * `--only progress` (not in the default set, ~2 minutes): `--progress-tasks N` concurrent progress
  * messages (100) on one bot, each streaming 2,000 chunks over 60 s.
  *
@@ -31,6 +33,7 @@ import { runDialogCalls } from "./suites/dialog-calls.ts";
 import { runDialogs } from "./suites/dialogs.ts";
 import { runDispatch } from "./suites/dispatch.ts";
 import { runE2e } from "./suites/e2e.ts";
+import { runHelperCalls } from "./suites/helper-calls.ts";
 import { runIdle } from "./suites/idle.ts";
 import { runLatency } from "./suites/latency.ts";
 import { runManyBots } from "./suites/many-bots.ts";
@@ -116,6 +119,9 @@ if (only.has("replica")) {
 }
 if (only.has("calls")) {
   results.calls = await runDialogCalls({ steps: [3, 12] }, say);
+}
+if (only.has("helpers")) {
+  results.helpers = await runHelperCalls({ messages: quick ? 3 : 9 }, say);
 }
 if (only.has("dispatch")) {
   results.dispatch = await runDispatch(

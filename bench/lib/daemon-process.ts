@@ -24,11 +24,21 @@ export interface DaemonBotConfig {
 /** Write a config for a server URL and bots; keys are the sandbox's own fake credentials. */
 export async function writeDaemonConfig(
   file: string,
-  options: { url: string; statePath: string; bots: DaemonBotConfig[]; extra?: string; logLevel?: string },
+  options: {
+    url: string;
+    /** The state: a folder (the embedded store), or a Redis URL and key prefix. */
+    state: { path: string } | { redis: string; prefix: string };
+    bots: DaemonBotConfig[];
+    extra?: string;
+    logLevel?: string;
+  },
 ): Promise<void> {
+  const { state } = options;
   const lines = [
     `server:\n  url: ${options.url}`,
-    `state:\n  path: ${JSON.stringify(options.statePath)}`,
+    "path" in state
+      ? `state:\n  path: ${JSON.stringify(state.path)}`
+      : `state:\n  redis: ${state.redis}\n  prefix: ${state.prefix}`,
     `log:\n  level: ${options.logLevel ?? "info"}\n  pretty: false`,
     options.extra ?? "",
     "bots:",

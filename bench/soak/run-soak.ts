@@ -96,7 +96,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const config = join(dir, "bothost.yaml");
     await writeDaemonConfig(config, {
       url: sandbox.url,
-      statePath: join(dir, "state"),
+      state: { path: join(dir, "state") },
       bots,
       extra: "longpoll_margin: 2s\nshutdown_timeout: 5s",
     });

@@ -67,7 +67,7 @@ async function oneRate(rate: number, seconds: number, speed: number): Promise<Bu
     const config = join(dir, "bothost.yaml");
     await writeDaemonConfig(config, {
       url,
-      statePath: join(dir, "state"),
+      state: { path: join(dir, "state") },
       bots: [{ name: "busy", module: join(repoRoot, "bench/e2e/ping-bot.mjs"), email, apiKey }],
     });
     daemon = await withFastClock(speed, t0, async () => spawnDaemon(config));
@@ -160,7 +160,7 @@ async function light(options: {
           const config = join(dir, "bothost.yaml");
           await writeDaemonConfig(config, {
             url: ready.url!,
-            statePath: join(dir, "state"),
+            state: { path: join(dir, "state") },
             logLevel: "info",
             bots: [
               {

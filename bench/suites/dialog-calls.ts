@@ -9,19 +9,9 @@
  * and log), and all the daemon's calls in that time (the delivery ledger, effect records, lease
  * renewals besides).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { Redis } from "ioredis";
-import { freePort } from "../../test/support/free-port.ts";
-import { repoRoot, spawnDaemon } from "../lib/daemon-process.ts";
+import { startRedisBot } from "../lib/redis-bot.ts";
+import { until } from "../lib/redis-monitor.ts";
 import { median, sleep } from "../lib/stats.ts";
-
-const { startSandbox } = (await import(
-  pathToFileURL(`${repoRoot}dist/testing.js`).href
-)) as typeof import("../../src/testing.ts");
 
 export interface DialogCallsRow {
   steps: number;
@@ -40,74 +30,36 @@ export interface DialogCallsResult {
   rows: DialogCallsRow[];
 }
 
-const BOT = "steps-bot@sandbox.example";
-const MEMBER = "member@sandbox.example";
-
 export async function runDialogCalls(
   options: { steps: number[] },
   say: (line: string) => void,
 ): Promise<DialogCallsResult> {
-  const dir = await mkdtemp(path.join(tmpdir(), "bothost-bench-calls-"));
-  const port = await freePort();
-  const redis: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: "ignore" },
-  );
-  const failed = await new Promise<boolean>((resolve) => {
-    redis.once("error", () => resolve(true));
-    redis.once("spawn", () => resolve(false));
-  });
-  if (failed) {
+  const bot = await startRedisBot({ name: "steps", module: "bench/e2e/steps-bot.mjs" });
+  if (!bot) {
     const note = "redis-server is not on PATH; not measured";
     say(`  dialog calls: ${note}`);
     return { available: false, note, rows: [] };
   }
-  const url = `redis://127.0.0.1:${port}/0`;
-  const sandbox = await startSandbox();
-  const watcher = new Redis(url, { lazyConnect: true, retryStrategy: (n) => (n > 50 ? null : 100) });
+  const { redis, dm } = bot;
   try {
-    await untilUp(watcher);
-    sandbox.control.createUser({ email: BOT, full_name: "Steps", bot: "generic", owner: MEMBER });
-    const file = path.join(dir, "bothost.yaml");
-    const config = [
-      `server:\n  url: ${sandbox.url}`,
-      `state:\n  redis: ${url}\n  prefix: calls`,
-      "log:\n  level: info\n  pretty: false",
-      "bots:",
-      `  steps:\n    module: ${JSON.stringify(path.join(repoRoot, "bench/e2e/steps-bot.mjs"))}`,
-      `    email: ${BOT}\n    api_key: ${sandbox.control.apiKeyOf(BOT)}`,
-    ];
-    await writeFile(file, `${config.join("\n")}\n`, { mode: 0o600 });
-    const daemon = spawnDaemon(file);
-    await daemon.waitForLine((l) => l.msg === "daemon started", 30_000);
-    const calls: { args: string[] }[] = [];
-    const monitor = await watcher.monitor();
-    monitor.on("monitor", (_time: string, args: string[], source: string) => {
-      if (source !== "lua") calls.push({ args });
-    });
     const rows: DialogCallsRow[] = [];
     for (const steps of options.steps) {
-      const botId = sandbox.control.users().find((u) => u.email === BOT)!.user_id;
-      const botSaid = () => sandbox.control.messages().filter((m) => m.sender_id === botId).length;
-      const dm = (content: string) => sandbox.control.sendAs(MEMBER, { type: "direct", to: [BOT], content });
+      const botSaid = () => bot.said().length;
       const start = botSaid();
       dm(`ask ${steps}`);
-      await until(() => botSaid() === start + 1);
+      await until(() => botSaid() === start + 1, "the bot");
       const perAnswer: { dialog: string[]; all: number }[] = [];
       for (let k = 1; k <= steps; k++) {
         // Time for the question's write to land; then a marker, the answer, and the next question.
         await sleep(300);
-        const from = await marked(watcher, calls, `before answer ${k}`);
+        const from = await redis.mark(`before answer ${k}`);
         dm(`answer ${k}`);
-        await until(() => botSaid() === start + 1 + k);
+        await until(() => botSaid() === start + 1 + k, "the bot");
         await sleep(300);
-        const to = await marked(watcher, calls, `after answer ${k}`);
-        const window = calls.slice(from + 1, to);
-        const daemonCalls = window.filter((c) => !c.args.some((a) => a.startsWith("bench-mark")));
+        const daemonCalls = redis.between(from, await redis.mark(`after answer ${k}`));
         perAnswer.push({
           dialog: daemonCalls
-            .filter((c) => c.args.some((a) => a.startsWith("calls:steps/dialogs/")))
+            .filter((c) => c.args.some((a) => a.startsWith("steps:steps/dialogs/")))
             .map((c) => c.args[0]!.toLowerCase()),
           all: daemonCalls.length,
         });
@@ -128,42 +80,8 @@ export async function runDialogCalls(
       );
       rows.push(row);
     }
-    monitor.disconnect();
-    daemon.child.kill("SIGTERM");
-    await daemon.exited;
     return { available: true, note: "", rows };
   } finally {
-    watcher.disconnect();
-    await sandbox.stop();
-    redis.kill("SIGKILL");
-    await rm(dir, { recursive: true, force: true });
+    await bot.stop();
   }
-}
-
-/** Send a marker call and resolve the index at which MONITOR reported it. */
-async function marked(client: Redis, calls: { args: string[] }[], label: string): Promise<number> {
-  const word = `bench-mark ${label}`;
-  await client.echo(word);
-  await until(() => calls.some((c) => c.args.includes(word)));
-  return calls.findIndex((c) => c.args.includes(word));
-}
-
-async function until(done: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > end) throw new Error("dialog calls bench: timed out waiting for the bot");
-    await sleep(10);
-  }
-}
-
-async function untilUp(client: Redis): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    try {
-      await client.connect();
-      return;
-    } catch {
-      await sleep(50);
-    }
-  }
-  throw new Error("dialog calls bench: redis-server did not answer");
 }

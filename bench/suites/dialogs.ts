@@ -116,7 +116,7 @@ class Daemon {
     const config = join(dir, "bothost.yaml");
     await writeDaemonConfig(config, {
       url,
-      statePath: join(dir, "state"),
+      state: { path: join(dir, "state") },
       bots: [{ name: "dialogs", module, email: bot.email, apiKey: bot.apiKey, rateLimit: LIMITS }],
     });
     const from = performance.now();

@@ -131,7 +131,7 @@ export async function runE2e(options: E2eOptions, say: (line: string) => void): 
           const file = path.join(dir, `run-${run}.yaml`);
           await writeDaemonConfig(file, {
             url,
-            statePath: path.join(dir, `state-${run}`),
+            state: { path: path.join(dir, `state-${run}`) },
             logLevel: "warn",
             bots: [
               {

@@ -111,7 +111,7 @@ export async function runIdle(
     const config = join(dir, "bothost.yaml");
     await writeDaemonConfig(config, {
       url,
-      statePath: join(dir, "state"),
+      state: { path: join(dir, "state") },
       bots: Array.from({ length: options.bots }, (_, i) => ({
         name: `idle-${i}`,
         module: join(repoRoot, "bots/echo.ts"),

@@ -72,7 +72,7 @@ export async function runManyBots(
     const config = join(dir, "bothost.yaml");
     await writeDaemonConfig(config, {
       url: ready.url,
-      statePath: join(dir, "state"),
+      state: { path: join(dir, "state") },
       // "daemon started" is an info line.
       logLevel: "info",
       bots: ready.bots.map((b, i) => ({

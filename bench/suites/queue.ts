@@ -206,7 +206,7 @@ export async function runQueue(
       const file = path.join(dir, `run-${runs}.yaml`);
       await writeDaemonConfig(file, {
         url,
-        statePath: path.join(dir, `state-${runs}`),
+        state: { path: path.join(dir, `state-${runs}`) },
         logLevel: "warn",
         bots: [{ name: "queue", module: bench("queue-bot.mjs"), email, apiKey: "bench-key-0123456789" }],
       });

@@ -52,7 +52,7 @@ export async function runScale(
     const config = join(dir, "bothost.yaml");
     await writeDaemonConfig(config, {
       url: sandbox.url,
-      statePath: join(dir, "state"),
+      state: { path: join(dir, "state") },
       bots,
       extra: `registration_concurrency: ${concurrency}`,
     });
