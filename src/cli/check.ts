@@ -36,7 +36,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   let sandbox: Sandbox | undefined;
   try {
     const { config, source } = await loadConfigForBots(resolveConfigPath({ flag: values.config }));
-    const { problems, withCommands } = await setupProblems(await loadBots(config, source));
+    const { problems, withCommands, webhooks } = await setupProblems(await loadBots(config, source));
     if (problems.length > 0) {
       for (const p of problems) process.stderr.write(`bothost check: ${p.line}\n`);
       return problems.some((p) => p.declaration) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
@@ -49,7 +49,11 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     const checks = await mapLimited(
       Object.entries(config.bots),
       config.registration_concurrency,
-      async ([name, bot]) => ({ ...(await checkOne(name, bot, sandbox)), commands: withCommands.has(name) }),
+      async ([name, bot]) => ({
+        ...(await checkOne(name, bot, sandbox)),
+        commands: withCommands.has(name),
+        ...(!config.http && webhooks.has(name) && { unreachableWebhooks: webhooks.get(name) }),
+      }),
     );
     process.stdout.write(formatChecks(checks));
     const failing = checks.filter((c) => c.problem !== undefined);
@@ -71,16 +75,19 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
  */
 async function setupProblems(
   bots: readonly LoadedBot[],
-): Promise<{ problems: SetupProblem[]; withCommands: Set<string> }> {
+): Promise<{ problems: SetupProblem[]; withCommands: Set<string>; webhooks: Map<string, string[]> }> {
   const problems: SetupProblem[] = [];
   const withCommands = new Set<string>();
+  const webhooks = new Map<string, string[]>();
   for (const b of bots) {
     const { module, command_prefix: commandPrefix } = b.config;
     const trial = await runSetupOffline({ ...b, module, commandPrefix });
     if (trial.problem) problems.push(trial.problem);
     if ((trial.handle?.commands?.describe().length ?? 0) > 0) withCommands.add(b.name);
+    const declared = [...(trial.handle?.webhooks.keys() ?? [])];
+    if (declared.length > 0) webhooks.set(b.name, declared);
   }
-  return { problems, withCommands };
+  return { problems, withCommands, webhooks };
 }
 
 /**
@@ -171,7 +178,18 @@ export function formatChecks(checks: readonly BotCheck[]): string {
     people.length > 0
       ? `\nNote: ${people.join(", ")} sign${people.length === 1 ? "s" : ""} in as a person, not a bot account; this works, but the server treats the messages as that person's.`
       : "";
-  return `${table([HEADER, ...rows]).join("\n")}\n\n${summary}${note}${sharedAccountNotes(checks)}\n`;
+  return `${table([HEADER, ...rows]).join("\n")}\n\n${summary}${note}${sharedAccountNotes(checks)}${unreachableNotes(checks)}\n`;
+}
+
+/** Bots whose inbound webhooks no listener serves: the config has no `http`. */
+function unreachableNotes(checks: readonly BotCheck[]): string {
+  return checks
+    .filter((c) => c.unreachableWebhooks !== undefined)
+    .map(
+      (c) =>
+        `\nNote: ${c.name} declares inbound webhooks (${c.unreachableWebhooks!.join(", ")}), but the config has no http: listener, so they cannot be reached: add http: { listen: "127.0.0.1:8080" }.`,
+    )
+    .join("");
 }
 
 /**
@@ -210,6 +228,8 @@ export interface BotCheck {
   authFailed: boolean;
   /** Its setup declares commands. */
   commands?: boolean;
+  /** The inbound webhooks its setup declares, when the config has no listener to serve them. */
+  unreachableWebhooks?: string[];
 }
 
 /** Calls are short and retried once: a check should answer in seconds, even when a server is down. */

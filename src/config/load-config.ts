@@ -7,7 +7,7 @@ import { type ConfigProblem, formatPath } from "./config-problem.ts";
 import { ConfigSource } from "./config-source.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
-import { type Config, type ConfigFile, ConfigSchema } from "./schema.ts";
+import { type Config, type ConfigFile, ConfigSchema, checkListener } from "./schema.ts";
 import { redact, redactProblem } from "./secrets.ts";
 import { checkLeases } from "./state-schema.ts";
 import { documentToValue, type OffsetProblem, parseConfigYaml } from "./yaml-to-value.ts";
@@ -76,7 +76,10 @@ export async function loadConfigWithSource(
   const reported = new Set(problems.map((p) => p.path));
   // Top-level keys starting with x- are a home for YAML anchors (<<: *defaults), as in Compose files.
   const data = Object.fromEntries(Object.entries(raw).filter(([key]) => !key.startsWith("x-")));
-  const result = ConfigSchema.superRefine(checkLeases).safeParse(data);
+  const result = ConfigSchema.superRefine((config, ctx) => {
+    checkLeases(config, ctx);
+    checkListener(config, ctx);
+  }).safeParse(data);
   if (!result.success) {
     const schemaProblems = issuesToProblems(result.error.issues, data, ConfigSchema, source);
     problems.push(...schemaProblems.filter((p) => !reported.has(p.path)));

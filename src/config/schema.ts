@@ -186,6 +186,27 @@ export const ConfigSchema = z.strictObject({
     }),
 });
 
+/** What a bot's `outgoing_webhook` needs when the config has no `http`. */
+export const LISTENER_NEEDED =
+  'needs the HTTP listener: add `http: { listen: "127.0.0.1:8080" }` to the config';
+
+/** A bot with an outgoing webhook in a config without the HTTP listener: refused where it is set. */
+export function checkListener(
+  config: { http?: unknown; bots: Record<string, { outgoing_webhook?: unknown }> },
+  ctx: { addIssue(issue: z.core.$ZodRawIssue): void },
+): void {
+  if (config.http !== undefined) return;
+  for (const [name, bot] of Object.entries(config.bots)) {
+    if (bot.outgoing_webhook === undefined) continue;
+    ctx.addIssue({
+      code: "custom",
+      path: ["bots", name, "outgoing_webhook"],
+      input: bot.outgoing_webhook,
+      message: LISTENER_NEEDED,
+    });
+  }
+}
+
 function checkBotNames(bots: unknown, ctx: z.RefinementCtx): void {
   if (bots === null || typeof bots !== "object" || Array.isArray(bots)) return;
   for (const name of Object.keys(bots)) {

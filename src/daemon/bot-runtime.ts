@@ -24,7 +24,7 @@ import type { KV } from "../state/kv.ts";
 import type { ServerEvent } from "../wire/events.ts";
 import { type KeepOptions, keepDelivery, removeKept } from "./kept-deliveries.ts";
 import { untilAborted, withinSetupTime } from "./setup-deadline.ts";
-import { type BotParts, type BotRuntimeOptions, wireBot } from "./wire-bot.ts";
+import { type BotParts, type BotRuntimeOptions, warnUnreachable, wireBot } from "./wire-bot.ts";
 
 /** What the module's `setup` declared, and the pipeline built around its handlers. */
 interface SetUp {
@@ -122,6 +122,7 @@ export class BotRuntime {
         `bots.${this.name}.webhooks.${undeclared} in the config names no webhook of the bot's module (it declares ${declared}): use the name given to bot.webhook().`,
       );
     }
+    if (this.#o.noListener) warnUnreachable(this.#o.log, webhooks);
     this.#setUp = {
       // Kept past setup: most bots declare none of them, and share the empty ones.
       declarations: {

@@ -352,7 +352,7 @@ export class Daemon {
       flush: this.#flush,
       ...this.#shared,
       log,
-      ...optionsFromConfig(c),
+      ...optionsFromConfig(c, config.http !== undefined),
       longpollMarginMs: tuning?.longpollMarginMs ?? config.longpoll_margin,
       backoff,
       clock: this.#clock,

@@ -96,6 +96,8 @@ export interface BotRuntimeOptions {
   account?: { shared: SharedAccount; order: number };
   /** The inbound webhooks the config's `webhooks` names: each must be one the module declares. */
   webhookNames?: readonly string[];
+  /** The config has no `http` listener: the module's inbound webhooks cannot be reached (a warning). */
+  noListener?: boolean;
   /** Added to the server's long-poll timeout to make a poll's HTTP timeout (config `longpoll_margin`). */
   longpollMarginMs: number;
   /** Retry delays for a server that is down or failing ({@link SERVER_BACKOFF} unless a test tunes them). */
@@ -129,9 +131,22 @@ export interface BotRuntimeOptions {
   checkServer?(signal: AbortSignal, queue: boolean): Promise<ServerCheckResult>;
 }
 
-/** A bot's config entry as the options of its runtime (the parts the YAML decides). */
-export function optionsFromConfig(c: BotConfig) {
+/** Warns of inbound webhooks declared where the config has no listener to serve them. */
+export function warnUnreachable(log: Logger, webhooks: ReadonlyMap<string, unknown>): void {
+  if (webhooks.size === 0) return;
+  log.warn(
+    { webhooks: [...webhooks.keys()] },
+    'the bot declares inbound webhooks, but the config has no http: listener, so they cannot be reached: add http: { listen: "127.0.0.1:8080" }',
+  );
+}
+
+/**
+ * A bot's config entry as the options of its runtime (the parts the YAML decides); `listening`
+ * false: the config has no `http` listener (the bot's inbound webhooks are warned of).
+ */
+export function optionsFromConfig(c: BotConfig, listening?: boolean) {
   return {
+    noListener: listening === false,
     ...(c.events ? { events: c.events } : {}),
     ...(c.narrow ? { narrow: c.narrow.map(([op, operand]) => [op, operand] as [string, string]) } : {}),
     ...(c.all_public_streams !== undefined ? { allPublicStreams: c.all_public_streams } : {}),

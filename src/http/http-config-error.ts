@@ -1,4 +1,4 @@
-import type { Config } from "../config/schema.ts";
+import { type Config, LISTENER_NEEDED } from "../config/schema.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
 /** The HTTP side cannot start as configured; the message says what to change. */
@@ -12,7 +12,7 @@ export function requireListener(config: Pick<Config, "bots" | "http">): void {
   if (!config.http && webhookBot !== undefined) {
     throw new HttpConfigError(
       "HTTP_CONFIG_INVALID",
-      `bots.${webhookBot}.outgoing_webhook needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config.`,
+      `bots.${webhookBot}.outgoing_webhook ${LISTENER_NEEDED}.`,
     );
   }
 }

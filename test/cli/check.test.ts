@@ -4,15 +4,16 @@
  * codes (0 ready, 1 some bot failing, 2 invalid config, 3 every key rejected), old servers, the
  * embedded sandbox, an unreachable server. No API key is ever printed.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox } from "../../src/sandbox/start-sandbox.ts";
 import type { OrgInput, Sandbox } from "../../src/sandbox/types.ts";
-import { assertBuilt, hasStackTrace, repoRoot, runCli } from "../support/cli.ts";
+import { assertBuilt, hasStackTrace, repoRoot, runCli, spawnCli } from "../support/cli.ts";
 
 const MODULE = path.join(repoRoot, "test/fixtures/e2e/replier.mjs");
+const HOOK = path.join(repoRoot, "test/fixtures/e2e/inbound-hook.mjs");
 const WRONG_KEY = "WrongKey0123456789abcdefWrongKey";
 
 const org = (featureLevel?: number): OrgInput => ({
@@ -213,6 +214,25 @@ describe("bothost check", () => {
       `Note: echo and shouter sign in as one account (${shared}) and have commands: run by one daemon they answer as one (\`help\` and typos of commands from echo); run by two, each would answer the other's commands as unknown.`,
       "",
     ]);
+  });
+
+  it("notes inbound webhooks that no listener serves, and run warns of them", async () => {
+    sandbox = await startSandbox({ org: org() });
+    const { file, env } = await configFor(sandbox.url, { hooks: ["echo-bot@sandbox.example"] });
+    await writeFile(file, (await readFile(file, "utf8")).replace(MODULE, HOOK));
+    const { code, stdout } = await runCli(["check", "--config", file], { env });
+    expect(code).toBe(0);
+    expect(stdout.split("\n").slice(-3)).toEqual([
+      "The bot is ready.",
+      'Note: hooks declares inbound webhooks (deploys), but the config has no http: listener, so they cannot be reached: add http: { listen: "127.0.0.1:8080" }.',
+      "",
+    ]);
+    const run = spawnCli(["run", "--config", file], { env });
+    const warned = await run.waitForLog((l) => l.msg === "daemon started" || Array.isArray(l.webhooks));
+    expect(warned).toMatchObject({ level: 40, bot: "hooks", webhooks: ["deploys"] });
+    expect(warned.msg).toMatch(/^the bot declares inbound webhooks, but the config has no http: listener/);
+    run.kill("SIGTERM");
+    await run.exited;
   });
 
   it("reports a server it cannot reach, and exits 1", async () => {
