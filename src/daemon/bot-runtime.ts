@@ -310,15 +310,16 @@ export class BotRuntime {
 
   /**
    * Hand an event from another transport (an outgoing-webhook POST) to the bot: the same dedup,
-   * ordering and handlers as the queue. `reply` replaces `ctx.reply` (to answer in the HTTP
-   * response). Resolves true when the handlers finished; false for a duplicate or own message.
+   * ordering and handlers as the queue. `reply` replaces `ctx.reply` (the HTTP response). True once
+   * the handlers finished, or it is a dialog's recorded answer; false for a duplicate or own message.
    */
   deliver(event: ServerEvent, options: { reply?: ReplyFn } = {}): Promise<boolean> {
     const dispatcher = this.#setUp?.dispatcher;
     if (!dispatcher) return Promise.reject(new Error(`bot ${this.name}: setup() has not run`));
     return new Promise((resolve) => {
-      const incoming = { event, replayed: false, issue: undefined, reply: options.reply };
-      if (!dispatcher.accept(incoming, () => resolve(true))) resolve(false);
+      const done = () => resolve(true);
+      const incoming = { event, replayed: false, issue: undefined, reply: options.reply, recorded: done };
+      if (!dispatcher.accept(incoming, done)) resolve(false);
     });
   }
 

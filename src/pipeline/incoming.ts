@@ -19,6 +19,11 @@ export interface Incoming {
   readonly issue: string | undefined;
   /** Replaces `ctx.reply` (an outgoing webhook answers in its HTTP response). */
   readonly reply: ReplyFn | undefined;
+  /**
+   * Told once the message is recorded as a dialog's answer and marked handled: its dialog's run
+   * goes on from the log (an outgoing webhook's delivery is answered then, not after that run).
+   */
+  readonly recorded?: () => void;
   /** Set when an operator replays a dead letter: the ledger is bypassed, the letter updated. */
   readonly letter?: DeadLetter;
   /** Told whether a replayed dead letter was handled. */

@@ -171,6 +171,41 @@ describe("outgoing-webhook bots", () => {
     expect(await said(4)).toEqual(["Let's order.", "Which size?", "How many?", "2 × large"]);
   });
 
+  it("a delivery that answers a dialog is answered once the answer is recorded, not after the dialog's run", async () => {
+    const held = deferred();
+    const { sandbox: sb } = await setup(
+      bot((b) =>
+        b.command("order", async (ctx) => {
+          const size = await ctx.prompt("Which size?");
+          await ctx.reply(`One ${size.text}.`);
+          await held.promise;
+        }),
+      ),
+      { clock: new ManualClock() },
+    );
+    const helperId = sb.control.users().find((u) => u.email === HELPER)!.user_id;
+    const said = () =>
+      sb.control
+        .messages()
+        .filter((m) => m.sender_id === helperId)
+        .map((m) => m.content);
+    sb.control.sendAs(MEL, { type: "direct", to: [helperId], content: "order" });
+    await sb.control.settleWebhooks();
+    await expect.poll(said).toEqual(["Which size?"]);
+    sb.control.sendAs(MEL, { type: "direct", to: [helperId], content: "large" });
+    let answered = false;
+    void sb.control.settleWebhooks().then(() => {
+      answered = true;
+    });
+    // The run still goes on (held; the clock never reaches the reply deadline), and the server
+    // has its answer: a kill now could not show the person "Failure! Bot is unavailable".
+    await expect.poll(() => answered).toBe(true);
+    await expect.poll(said).toEqual(["Which size?", "One large."]);
+    held.resolve();
+    await expect.poll(() => running!.daemon.bots[0]!.dialogs()).toEqual([]);
+    expect(said()).toEqual(["Which size?", "One large."]);
+  });
+
   it("a dialog's run that fails for good after an answer by webhook is kept with source webhook", async () => {
     const { sandbox: sb, running: d } = await setup(
       bot((b) =>

@@ -283,7 +283,7 @@ export class DialogEngine {
         if (stoppedBy(control.signal))
           log.info({ dialog: record.id }, "a dialog's write landed after the stop: it runs at next start");
         else if (known) next = then ?? ((c) => this.#readyTask(c, run));
-        return answer && runs.finished(answer);
+        return answer && Promise.resolve(runs.finished(answer)).then(() => answer.recorded?.());
       },
       (err: unknown) => {
         if (err instanceof DialogEnded || err instanceof LogMoved) {
