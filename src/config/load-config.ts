@@ -5,6 +5,7 @@ import path from "node:path";
 import { type BotsDraft, ConfigError, type ConfigErrorCode } from "./config-error.ts";
 import { type ConfigProblem, formatPath } from "./config-problem.ts";
 import { ConfigSource } from "./config-source.ts";
+import { hasTypoOf } from "./did-you-mean.ts";
 import { readTextFile } from "./read-text-file.ts";
 import { type Credentials, checkServers, isMapping, resolveCredentials } from "./resolve-credentials.ts";
 import { type Config, type ConfigFile, ConfigSchema, checkListener } from "./schema.ts";
@@ -112,7 +113,9 @@ function botsDraft(
         (p) => p.path === at || p.path.startsWith(`${at}.`) || p.path.startsWith(`${at}[`),
       );
     };
-    if (!own("module") && !own("settings"))
+    // No settings but a likely typo of the key (`setings:`): that typo is the one problem said.
+    const misspelt = entry.settings === undefined && hasTypoOf(entry, "settings");
+    if (!own("module") && !own("settings") && !misspelt)
       draft.set(name, { module: entry.module, settings: entry.settings });
   }
   return { source, bots: draft, redact: hide };

@@ -33,6 +33,11 @@ beforeAll(async () => {
       "    concurrency: lots",
       "    handler_timeout: fast",
       "    settings: { greeting: 42 }",
+      "  typo:",
+      "    module: ./greeter.mjs",
+      "    email: typo-bot@chat.example.org",
+      "    api_key: fake-key-0123456789",
+      "    setings: { greeting: hi }",
       "  other:",
       "    module: ./othr.mjs",
       "    email: other-bot@chat.example.org",
@@ -55,6 +60,8 @@ describe("a file with problems and a bot's settings its schema refuses", () => {
       "bots.greeter.concurrency:",
       "bots.greeter.handler_timeout:",
       "bots.greeter.settings.greeting:",
+      // A typo of settings: said once, as the typo (not also as the module's missing settings).
+      "bots.typo.setings:",
       "bots.other.module:",
       "bots.other.concurrency:",
     ]);
