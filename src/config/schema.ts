@@ -82,7 +82,7 @@ export const BotSchema = z.strictObject({
         .regex(/^\/[^\s?#]*$/, { error: 'must be a URL path starting with /, like "/hooks/helper"' }),
       token: nonEmpty("set the token the server shows for the outgoing webhook bot"),
       /** Answer the server within this time (its own timeout is 10 s); later replies go through the API. */
-      reply_deadline: duration({ min: 1 }).default(8_000),
+      reply_deadline: duration({ min: 1, max: 10_000 }).default(8_000),
     })
     .optional(),
   /**

@@ -294,6 +294,11 @@ describe("invalid values", () => {
       test/fixtures/config/webhooks-bad.yaml:14:36 bots.relay.webhooks.pager.idempotency_window: is negative: give a duration like "30s""
     `);
   });
+  it("outgoing-deadline-long.yaml", async () => {
+    expect(await problems("outgoing-deadline-long.yaml")).toMatchInlineSnapshot(
+      `"test/fixtures/config/outgoing-deadline-long.yaml:14:23 bots.helper.outgoing_webhook.reply_deadline: is too long: use at most 10s"`,
+    );
+  });
   it("outgoing-without-listener.yaml", async () => {
     expect(await problems("outgoing-without-listener.yaml")).toMatchInlineSnapshot(
       `"test/fixtures/config/outgoing-without-listener.yaml:11:7 bots.helper.outgoing_webhook: needs the HTTP listener: add \`http: { listen: "127.0.0.1:8080" }\` to the config"`,
