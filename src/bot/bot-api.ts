@@ -91,7 +91,10 @@ export interface BotApi<S = unknown> {
    */
   cron(expression: string, options: CronOptions, handler: (ctx: JobContext<S>) => unknown): this;
   cron(expression: string, handler: (ctx: JobContext<S>) => unknown): this;
-  /** Serve an inbound webhook at `/webhooks/<bot>/<name>` (needs `http.listen` in the config). */
+  /**
+   * Serve an inbound webhook at `/webhooks/<bot>/<name>` (needs `http.listen` in the config). The
+   * name, handler and options are checked here: a wrong one throws `BOT_SETUP_INVALID`.
+   */
   webhook(name: string, options: WebhookOptions, handler: (ctx: WebhookContext<S>) => unknown): this;
   /**
    * Keep helper caches fresh from events by subscribing the bot's queue to their event types:

@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import type { Client } from "../api/create-client.ts";
-import { WEBHOOK_NAME } from "../config/schema-fields.ts";
 import { trackedEventTypes } from "../effects/bot-services.ts";
 import { createScheduleApi, type ScheduleApi } from "../effects/schedule/schedule-api.ts";
 import { Composer } from "../pipeline/composer.ts";
@@ -8,6 +7,7 @@ import type { BaseContext, BotContext, JobContext, WebhookContext } from "../pip
 import { cronProblem, recurringProblem } from "../scheduler/check-declarations.ts";
 import type { KV } from "../state/kv.ts";
 import type { BotApi, CronOptions, RecurringAnnouncement, WebhookOptions } from "./bot-api.ts";
+import { checkWebhook } from "./check-webhook.ts";
 import { CommandRouter } from "./commands/command-router.ts";
 import type { SharedAccount } from "./commands/shared-account.ts";
 
@@ -149,32 +149,7 @@ export function createBotHandle<S>(deps: {
       return api;
     },
     webhook(name, options, handler) {
-      if (typeof name !== "string" || !WEBHOOK_NAME.test(name)) {
-        throw new BotSetupError(
-          `bot.webhook(${JSON.stringify(name)}): the name must be 1-64 lowercase letters, digits, "_" or "-".`,
-        );
-      }
-      if (webhooks.has(name))
-        throw new BotSetupError(`bot.webhook("${name}"): a webhook with this name exists already.`);
-      if (typeof options === "function") {
-        throw new BotSetupError(
-          `bot.webhook("${name}"): the second argument is a function where the options were expected; a webhook needs { verify: … } before its handler ({ verify: { type: "none" } } to accept any request).`,
-        );
-      }
-      if (typeof handler !== "function")
-        throw new BotSetupError(`bot.webhook("${name}"): the handler must be a function.`);
-      const readsKey = options?.idempotencyKey;
-      if (readsKey !== undefined && typeof readsKey !== "function") {
-        throw new BotSetupError(
-          `bot.webhook("${name}"): idempotencyKey must be a function (request) => string | undefined that reads the key from the request.`,
-        );
-      }
-      if (readsKey !== undefined && options.idempotencyHeader !== undefined) {
-        throw new BotSetupError(
-          `bot.webhook("${name}"): declare idempotencyHeader or idempotencyKey, not both (idempotencyKey gets the request's headers too, to read a header first).`,
-        );
-      }
-      webhooks.set(name, { options, handler });
+      webhooks.set(name, { options: checkWebhook(name, options, handler, webhooks), handler });
       return api;
     },
   } as BotApi<S>;
