@@ -14,7 +14,7 @@ import { safeEqual } from "./constant-time.ts";
 import { type Delivery, HeldDeliveries } from "./held-deliveries.ts";
 import { type Answer, type Keeper, ReplyExchange } from "./reply-exchange.ts";
 import { SlackLater } from "./slack-later.ts";
-import { findSlackMessage } from "./slack-lookup.ts";
+import { findSlackMessage, type SlackDelivery, slackDeliveryOf } from "./slack-lookup.ts";
 import type { WebhookRuntime } from "./webhook-runtime.ts";
 
 /** Logged (info) when a delivery whose handlers still run at its reply deadline is kept, before its answer. */
@@ -111,7 +111,7 @@ export function registerOutgoingRoutes(
           ),
       };
     };
-    const lookUp = (slack: Record<string, unknown>, signal: AbortSignal) =>
+    const lookUp = (slack: SlackDelivery, signal: AbortSignal) =>
       findSlackMessage(bot.runtime.contextDeps().api, slack, signal);
     const held = new HeldDeliveries({ clock, log: blog, runtime: () => bot.runtime });
     /**
@@ -146,7 +146,7 @@ export function registerOutgoingRoutes(
     app.addHook("preClose", async () => held.close());
     app.addHook("onClose", async () => later.stop());
     /** A Slack-form delivery answered already: its lookup and handlers run now, replies through the API. */
-    const lookUpLater = (slack: Record<string, unknown>) => {
+    const lookUpLater = (slack: SlackDelivery) => {
       const deadline = timeoutSignal(clock, bot.replyDeadlineMs);
       lookUp(slack, deadline.signal)
         .then(
@@ -227,9 +227,9 @@ export function registerOutgoingRoutes(
       }
       const refused = refusal();
       if (refused) return error(reply, 503, refused);
+      if (payload.issue !== undefined) return error(reply, 400, payload.issue);
       let event: OutgoingMessageEvent | undefined;
       if (payload.format === "zulip") {
-        if (!payload.event) return error(reply, 400, `the payload's message is malformed: ${payload.issue}`);
         event = payload.event;
         const go = await whenReady(arrived, reply, lateDelivery(event));
         if (go === "answered") return reply;
@@ -289,8 +289,10 @@ function render(answer: Answer, format: "zulip" | "slack"): Record<string, unkno
 type OutgoingMessageEvent = EventMap["message"];
 
 type OutgoingPayload =
-  | { format: "zulip"; event: OutgoingMessageEvent | undefined; issue?: string }
-  | { format: "slack"; slack: Record<string, unknown> };
+  | { format: "zulip"; event: OutgoingMessageEvent; issue?: undefined }
+  | { format: "slack"; slack: SlackDelivery; issue?: undefined }
+  /** Malformed: what is wrong, answered 400. */
+  | { format: "zulip" | "slack"; issue: string };
 
 /**
  * What the chat server POSTs (see docs/internals/server-behaviour.md#outgoing-webhooks), in either
@@ -304,8 +306,15 @@ function readOutgoingPayload(body: unknown): OutgoingPayload | undefined {
     // Only a real mention triggers a channel message; a DM trigger carries no mention flag.
     const flags = b.trigger === "mention" ? ["mentioned"] : [];
     const { event, issue } = messageEventOf(b.message, flags);
-    return { format: "zulip", event, ...(issue === undefined ? {} : { issue }) };
+    return event
+      ? { format: "zulip", event }
+      : { format: "zulip", issue: `the payload's message is malformed: ${issue}` };
   }
-  if ("text" in b || "channel_id" in b) return { format: "slack", slack: b };
+  if ("text" in b || "channel_id" in b) {
+    const { delivery, issue } = slackDeliveryOf(b);
+    return delivery
+      ? { format: "slack", slack: delivery }
+      : { format: "slack", issue: `the Slack-format payload is malformed: ${issue}` };
+  }
   return undefined;
 }

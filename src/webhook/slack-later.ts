@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
 import type { Clock, TimerHandle } from "../time/clock.ts";
 import type { EventMap } from "../wire/events.ts";
+import type { SlackDelivery } from "./slack-lookup.ts";
 
 type MessageEvent = EventMap["message"];
 
@@ -34,7 +35,7 @@ export interface SlackLaterOptions {
   clock: Clock;
   log: Logger;
   /** Finds the delivery's message (undefined: it cannot be found), aborted by `signal`. */
-  lookUp(slack: Record<string, unknown>, signal: AbortSignal): Promise<MessageEvent | undefined>;
+  lookUp(slack: SlackDelivery, signal: AbortSignal): Promise<MessageEvent | undefined>;
   /** Why the bot takes no delivery now, or undefined when it does. */
   unavailable(): string | undefined;
   /** Runs the handlers on the message found; every reply through the API. */
@@ -57,12 +58,12 @@ export class SlackLater {
   }
 
   /** Whether the delivery `slack` is looked for already. */
-  has(slack: Record<string, unknown>): boolean {
+  has(slack: SlackDelivery): boolean {
     return this.#pending.has(keyOf(slack));
   }
 
   /** Look for the message of `slack` again later, after its first lookup failed with `err`. */
-  start(slack: Record<string, unknown>, err: unknown): void {
+  start(slack: SlackDelivery, err: unknown): void {
     const key = keyOf(slack);
     if (this.#stopped || this.#pending.has(key)) return;
     if (this.#pending.size >= MAX_PENDING_LOOKUPS) {
@@ -105,7 +106,7 @@ export class SlackLater {
    * The lookup after `attempt` failed ones, or the end once none is left. `unavailable`: why the
    * bot took no delivery at the last one (a reload restarting it, its instance losing it).
    */
-  #next(key: string, slack: Record<string, unknown>, attempt: number, unavailable?: string): void {
+  #next(key: string, slack: SlackDelivery, attempt: number, unavailable?: string): void {
     const pause = LATER_LOOKUP_DELAYS_MS[attempt];
     if (pause === undefined) {
       this.#drop(key);
@@ -127,7 +128,7 @@ export class SlackLater {
     this.#pending.set(key, timer);
   }
 
-  async #attempt(key: string, slack: Record<string, unknown>, attempt: number): Promise<void> {
+  async #attempt(key: string, slack: SlackDelivery, attempt: number): Promise<void> {
     if (this.#stopped || this.#notNow(key, slack, attempt)) return;
     const deadline = timeoutSignal(this.#o.clock, LOOKUP_TIMEOUT_MS);
     let event: MessageEvent | undefined;
@@ -164,7 +165,7 @@ export class SlackLater {
    * Whether the bot takes no deliveries now (a reload restarting it, say): then the delivery is
    * looked up again at the next pause, and dropped only when none is left.
    */
-  #notNow(key: string, slack: Record<string, unknown>, attempt: number): boolean {
+  #notNow(key: string, slack: SlackDelivery, attempt: number): boolean {
     const unavailable = this.#o.unavailable();
     if (unavailable === undefined) return false;
     this.#o.log.debug(
@@ -177,6 +178,6 @@ export class SlackLater {
 }
 
 /** What tells one Slack-form delivery from another (it carries no message id). */
-function keyOf(slack: Record<string, unknown>): string {
-  return JSON.stringify([slack.channel_id, slack.user_id, slack.timestamp, slack.text]);
+function keyOf(slack: SlackDelivery): string {
+  return JSON.stringify([slack.channelId, slack.senderId, slack.timestamp, slack.text]);
 }

@@ -13,6 +13,61 @@ type MessageEvent = EventMap["message"];
 const PAGE = 100;
 const MAX_PAGES = 10;
 
+/** What a Slack-form delivery says of its message: enough to look it up. */
+export interface SlackDelivery {
+  channelId: number;
+  senderId: number;
+  /** When it was sent, in whole seconds. */
+  timestamp: number;
+  /** The text that triggered the delivery. */
+  text: string;
+}
+
+/** The form's id fields: each a positive integer, after the letter Slack puts before it (optional). */
+const IDS = [
+  ["channel_id", "C", "the channel's id"],
+  ["user_id", "U", "the sender's id"],
+  ["timestamp", "", "the time it was sent, in whole seconds"],
+] as const;
+
+/** A positive integer in `value` (a form's text, or a JSON number) after `prefix`, else undefined. */
+function positiveInteger(value: unknown, prefix: string): number | undefined {
+  const text = typeof value === "number" ? String(value) : typeof value === "string" ? value : "";
+  const digits = text.startsWith(prefix) ? text.slice(prefix.length) : text;
+  const n = /^[1-9][0-9]*$/.test(digits) ? Number(digits) : Number.NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** What a field's wrong value was, shown short (a form's field repeated is a list). */
+function shown(value: unknown): string {
+  if (value === undefined) return "it is missing";
+  if (Array.isArray(value)) return "it is given more than once";
+  const text = JSON.stringify(value) ?? typeof value;
+  return `got ${text.length > 40 ? `${text.slice(0, 39)}…` : text}`;
+}
+
+/**
+ * The delivery of a Slack-form body, or what is wrong with it (`channel_id: …; it is missing`):
+ * `channel_id` (`C<id>`), `user_id` (`U<id>`) and `timestamp` must be positive integers, `text` a
+ * non-empty string, else no lookup could find its message.
+ */
+export function slackDeliveryOf(
+  body: Record<string, unknown>,
+): { delivery: SlackDelivery; issue?: undefined } | { delivery?: undefined; issue: string } {
+  const ids: number[] = [];
+  for (const [field, prefix, what] of IDS) {
+    const id = positiveInteger(body[field], prefix);
+    if (id === undefined)
+      return { issue: `${field}: expected ${prefix}<${what}>, a positive integer; ${shown(body[field])}` };
+    ids.push(id);
+  }
+  const { text } = body;
+  if (typeof text !== "string" || text === "")
+    return { issue: `text: expected the message's text; ${shown(text)}` };
+  const [channelId, senderId, timestamp] = ids as [number, number, number];
+  return { delivery: { channelId, senderId, timestamp, text } };
+}
+
 /**
  * The message a Slack-form delivery is about, as a `message` event carrying the text that
  * triggered the delivery; undefined when it cannot be found (the bot cannot read that channel,
@@ -20,14 +75,10 @@ const MAX_PAGES = 10;
  */
 export async function findSlackMessage(
   client: Client,
-  slack: Record<string, unknown>,
+  delivery: SlackDelivery,
   signal: AbortSignal,
 ): Promise<MessageEvent | undefined> {
-  const channelId = Number(String(slack.channel_id ?? "").replace(/^C/, ""));
-  const senderId = Number(String(slack.user_id ?? "").replace(/^U/, ""));
-  const timestamp = Number(slack.timestamp);
-  if (!Number.isSafeInteger(channelId) || !Number.isSafeInteger(senderId)) return undefined;
-  const text = typeof slack.text === "string" ? slack.text : undefined;
+  const { channelId, senderId, timestamp, text } = delivery;
   const sameSecond: Message[] = [];
   let anchor: "newest" | number = "newest";
   // Newest first, back to the first message older than the delivery's: its second is all seen.
@@ -55,8 +106,7 @@ export async function findSlackMessage(
   const found = triggering(sameSecond, text);
   if (!found) return undefined;
   // The handler sees what triggered the delivery, as in the Zulip format, even after an edit.
-  const message = text === undefined ? found : { ...found, content: text };
-  return { type: "message", message, flags: ["mentioned"] };
+  return { type: "message", message: { ...found, content: text }, flags: ["mentioned"] };
 }
 
 /**
@@ -64,8 +114,7 @@ export async function findSlackMessage(
  * delivery's text, else the one edited since (its text is not the one that triggered), if it is
  * the only one.
  */
-function triggering(sameSecond: readonly Message[], text: string | undefined): Message | undefined {
-  if (text === undefined) return sameSecond[0];
+function triggering(sameSecond: readonly Message[], text: string): Message | undefined {
   const exact = sameSecond.find((m) => m.content === text);
   if (exact) return exact;
   const edited = sameSecond.filter((m) => m.last_edit_timestamp !== undefined);

@@ -1,0 +1,112 @@
+/**
+ * What an outgoing-webhook path answers a request that is no delivery the server would make, over
+ * real HTTP: a Slack-format body missing its fields, or with ids that are no positive integers,
+ * gets 400 naming the field once its token is right (no lookup made, nothing left pending).
+ */
+import { request } from "undici";
+import { describe, expect, it } from "vitest";
+import { webhookBot } from "../support/outgoing-delivery.ts";
+import { HELPER, outgoingOrg, TOKEN } from "../support/outgoing-org.ts";
+import { useSandbox } from "../support/sandbox-fixture.ts";
+
+// The tests POST to bothost themselves: the server's own deliveries (to port 9) are never made.
+const world = useSandbox({ org: outgoingOrg(9, "slack") });
+
+/** The helper bot, its handler counting the messages it got, under a daemon on its listener. */
+async function helper() {
+  const seen: number[] = [];
+  const d = await world.daemon(
+    {
+      helper: {
+        email: HELPER,
+        definition: webhookBot((b) => b.on("message", (ctx) => void seen.push(ctx.event.message.id))),
+        extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}`,
+      },
+    },
+    { global: "http:\n  listen: 127.0.0.1:0", env: { HELPER_TOKEN: TOKEN } },
+  );
+  return { seen, d, url: d.daemon.http!.url! };
+}
+
+/** POST `body` to the helper's path with `contentType`: the status and the parsed answer. */
+async function post(url: string, contentType: string, body: string) {
+  const res = await request(`${url}/hooks/helper`, {
+    method: "POST",
+    headers: { "content-type": contentType },
+    body,
+  });
+  return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+}
+
+/** A Slack-compatible form as the server sends it, with `fields` changed (`undefined`: left out). */
+function slackForm(fields: Record<string, string | string[] | undefined>): string {
+  const all: Record<string, string | string[] | undefined> = {
+    token: TOKEN,
+    channel_id: "C1",
+    user_id: "U2",
+    timestamp: "1700000000",
+    text: "@**Helper** hi",
+    ...fields,
+  };
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(all))
+    for (const value of v === undefined ? [] : [v].flat()) form.append(k, value);
+  return form.toString();
+}
+
+const FORM = "application/x-www-form-urlencoded";
+const malformed = (msg: string) => ({
+  status: 400,
+  body: { result: "error", msg: `the Slack-format payload is malformed: ${msg}` },
+});
+
+describe("a Slack-format body", () => {
+  it("missing a field, or with an id that is no positive integer, gets 400 naming the field; no lookup is made", async () => {
+    const { seen, d, url } = await helper();
+    const CASES: [Record<string, string | string[] | undefined>, string][] = [
+      // What `curl --data-urlencode token=… --data-urlencode text=hi` sends.
+      [
+        { channel_id: undefined, user_id: undefined, timestamp: undefined, text: "hi" },
+        "channel_id: expected C<the channel's id>, a positive integer; it is missing",
+      ],
+      [{ channel_id: "C0" }, `channel_id: expected C<the channel's id>, a positive integer; got "C0"`],
+      [
+        { channel_id: "Cgeneral" },
+        `channel_id: expected C<the channel's id>, a positive integer; got "Cgeneral"`,
+      ],
+      [{ user_id: "U-2" }, `user_id: expected U<the sender's id>, a positive integer; got "U-2"`],
+      [
+        { user_id: ["U2", "U3"] },
+        "user_id: expected U<the sender's id>, a positive integer; it is given more than once",
+      ],
+      [
+        { timestamp: "" },
+        `timestamp: expected <the time it was sent, in whole seconds>, a positive integer; got ""`,
+      ],
+      [
+        { timestamp: "1700000000.5" },
+        `timestamp: expected <the time it was sent, in whole seconds>, a positive integer; got "1700000000.5"`,
+      ],
+      [{ text: undefined }, "text: expected the message's text; it is missing"],
+      [{ text: "" }, `text: expected the message's text; got ""`],
+    ];
+    for (const [fields, msg] of CASES)
+      expect(await post(url, FORM, slackForm(fields)), msg).toEqual(malformed(msg));
+    // The token first: without it, nothing is said of the body.
+    expect(await post(url, FORM, slackForm({ token: "nope", channel_id: undefined }))).toEqual({
+      status: 401,
+      body: {
+        result: "error",
+        msg: "Unauthorized: the token does not match this bot's outgoing_webhook token",
+      },
+    });
+    // A JSON body of the Slack shape is read the same way.
+    expect(await post(url, "application/json", JSON.stringify({ token: TOKEN, text: "hi" }))).toEqual(
+      malformed("channel_id: expected C<the channel's id>, a positive integer; it is missing"),
+    );
+    await d.stop();
+    expect(seen).toEqual([]);
+    // No lookup failed, none was left pending at the stop.
+    expect(d.logs.filter((l) => String(l.msg).includes("Slack-format"))).toEqual([]);
+  });
+});
