@@ -3,7 +3,7 @@
  * payload into the `message` event a queue would have delivered, hand it to the bot's one
  * dispatch path (`runtime.deliver`), and answer the server before its 10 s timeout.
  */
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { timeoutSignal } from "../api/sleep.ts";
 import { countAsWebhook } from "../log/access-log.ts";
@@ -12,6 +12,7 @@ import type { Clock } from "../time/clock.ts";
 import { type EventMap, messageEventOf } from "../wire/events.ts";
 import { safeEqual } from "./constant-time.ts";
 import { type Delivery, HeldDeliveries } from "./held-deliveries.ts";
+import { unreadableBody } from "./parse-body.ts";
 import { type Answer, type Keeper, ReplyExchange } from "./reply-exchange.ts";
 import { SlackLater } from "./slack-later.ts";
 import { findSlackMessage, type SlackDelivery, slackDeliveryOf } from "./slack-lookup.ts";
@@ -54,6 +55,23 @@ export interface OutgoingBot {
 function error(reply: FastifyReply, status: number, msg: string) {
   return reply.code(status).send({ result: "error", msg });
 }
+
+/**
+ * Every error of the path, in its own shape. A body fastify could not read (too large, not valid
+ * JSON, of another content type) has no token to check: it is answered first, in the inbound
+ * paths' words. Any other failure is logged, and answered without its details.
+ */
+const answerErrors = (log: Logger) => (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  const unreadable = unreadableBody(err, request.routeOptions.bodyLimit);
+  if (unreadable) {
+    const expected = unreadable.status === 415 ? ": expected the Zulip JSON or Slack form format" : "";
+    return error(reply, unreadable.status, `${unreadable.message}${expected}`);
+  }
+  const status = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500;
+  if (status < 500) return error(reply, status, err.message);
+  log.error({ err, path: request.routeOptions.url }, "outgoing webhook: the request failed");
+  return error(reply, status, "internal error");
+};
 
 /** Register one POST route per outgoing-webhook bot. */
 export function registerOutgoingRoutes(
@@ -203,10 +221,11 @@ export function registerOutgoingRoutes(
       hangUp(reply);
       return "answered";
     };
-    app.post(bot.path, async (request, reply) => {
+    app.post(bot.path, { errorHandler: answerErrors(blog) }, async (request, reply) => {
       const arrived = clock.now();
       countAsWebhook(request, bot.path);
-      // The token first: a caller without it learns nothing of what the path takes.
+      // The token first: a caller without it learns nothing of what the path takes (a body that
+      // could not be read, which has no token to check, was answered before: see answerErrors).
       const body = request.body;
       const token =
         typeof body === "object" && body !== null ? (body as { token?: unknown }).token : undefined;

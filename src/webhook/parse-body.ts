@@ -14,12 +14,42 @@ export class HttpStatusError extends Error {
   }
 }
 
+/** The answer to a body over `limit` bytes (413), on every webhook path. */
+export const tooLargeMessage = (limit: number) => `request body is larger than ${limit} bytes`;
+
+/** The answer to a body declared as JSON that does not parse (400), on every webhook path. */
+export const NOT_JSON = "the body is not valid JSON";
+
+/**
+ * What fastify's own body parsing (an outgoing-webhook path's: JSON, forms) refused, in the words
+ * of the inbound paths: the status and message, or undefined for any other error.
+ */
+export function unreadableBody(
+  err: { code?: string },
+  limit: number,
+): { status: number; message: string } | undefined {
+  switch (err.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { status: 413, message: tooLargeMessage(limit) };
+    // No JSON text is empty.
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return { status: 400, message: NOT_JSON };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return { status: 415, message: "the body is neither JSON nor a form" };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return { status: 400, message: "the body's length does not match its Content-Length" };
+    default:
+      return undefined;
+  }
+}
+
 /**
  * Read a request stream, refusing (413) once it exceeds `limit` bytes. The stream is left
  * flowing, not destroyed: the listener drains the rest so that the client reads the 413.
  */
 export function readBody(stream: Readable, limit: number, declaredLength?: string): Promise<Buffer> {
-  const tooLarge = () => new HttpStatusError(413, `request body is larger than ${limit} bytes`);
+  const tooLarge = () => new HttpStatusError(413, tooLargeMessage(limit));
   if (declaredLength !== undefined && Number(declaredLength) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -68,7 +98,7 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
     try {
       return JSON.parse(raw.toString("utf8"));
     } catch {
-      throw new HttpStatusError(400, "the body is not valid JSON");
+      throw new HttpStatusError(400, NOT_JSON);
     }
   }
   if (raw.length === 0) return undefined;

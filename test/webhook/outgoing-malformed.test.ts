@@ -1,8 +1,12 @@
 /**
  * What an outgoing-webhook path answers a request that is no delivery the server would make, over
  * real HTTP: a Slack-format body missing its fields, or with ids that are no positive integers,
- * gets 400 naming the field once its token is right (no lookup made, nothing left pending).
+ * gets 400 naming the field once its token is right (no lookup made, nothing left pending). A body
+ * that cannot be read (not valid JSON, too large, of another content type) has no token to check:
+ * it is answered first, in the path's own shape (`{"result":"error","msg":…}`) as every answer of
+ * the path, in the inbound webhooks' words.
  */
+import { Readable } from "node:stream";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { webhookBot } from "../support/outgoing-delivery.ts";
@@ -11,6 +15,9 @@ import { useSandbox } from "../support/sandbox-fixture.ts";
 
 // The tests POST to bothost themselves: the server's own deliveries (to port 9) are never made.
 const world = useSandbox({ org: outgoingOrg(9, "slack") });
+
+/** `http.body_limit`: the smallest one the config takes. */
+const LIMIT = 1024;
 
 /** The helper bot, its handler counting the messages it got, under a daemon on its listener. */
 async function helper() {
@@ -23,7 +30,7 @@ async function helper() {
         extra: `outgoing_webhook:\n  path: /hooks/helper\n  token: \${HELPER_TOKEN}`,
       },
     },
-    { global: "http:\n  listen: 127.0.0.1:0", env: { HELPER_TOKEN: TOKEN } },
+    { global: `http:\n  listen: 127.0.0.1:0\n  body_limit: ${LIMIT}`, env: { HELPER_TOKEN: TOKEN } },
   );
   return { seen, d, url: d.daemon.http!.url! };
 }
@@ -108,5 +115,34 @@ describe("a Slack-format body", () => {
     expect(seen).toEqual([]);
     // No lookup failed, none was left pending at the stop.
     expect(d.logs.filter((l) => String(l.msg).includes("Slack-format"))).toEqual([]);
+  });
+});
+
+describe("a body that cannot be read", () => {
+  const unreadable = (status: number, msg: string) => ({ status, body: { result: "error", msg } });
+
+  it("is answered before the token can be checked, in the path's own shape", async () => {
+    const { seen, d, url } = await helper();
+    const NOT_JSON = unreadable(400, "the body is not valid JSON");
+    expect(await post(url, "application/json", `{"token":"${TOKEN}",`)).toEqual(NOT_JSON);
+    expect(await post(url, "application/json", "{nope")).toEqual(NOT_JSON);
+    expect(await post(url, "application/json", "")).toEqual(NOT_JSON);
+    expect(await post(url, "application/xml", `<token>${TOKEN}</token>`)).toEqual(
+      unreadable(415, "the body is neither JSON nor a form: expected the Zulip JSON or Slack form format"),
+    );
+    const TOO_LARGE = unreadable(413, `request body is larger than ${LIMIT} bytes`);
+    const big = JSON.stringify({ token: TOKEN, data: "x".repeat(2 * LIMIT) });
+    expect(await post(url, "application/json", big)).toEqual(TOO_LARGE);
+    // Streamed, its length not declared: refused once it passes the limit.
+    const streamed = await request(`${url}/hooks/helper`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: Readable.from(
+        Array.from({ length: 4 }, (_, i) => Buffer.from(big.slice(i * LIMIT, (i + 1) * LIMIT))),
+      ),
+    });
+    expect({ status: streamed.statusCode, body: await streamed.body.json() }).toEqual(TOO_LARGE);
+    expect(seen).toEqual([]);
+    expect(d.logText()).not.toContain(TOKEN);
   });
 });
