@@ -59,10 +59,14 @@ export function checkOutgoingOptions(value: unknown, config: string | undefined)
   }
   if (
     replyDeadlineMs !== undefined &&
-    !(Number.isInteger(replyDeadlineMs) && (replyDeadlineMs as number) > 0)
+    !(
+      Number.isInteger(replyDeadlineMs) &&
+      (replyDeadlineMs as number) > 0 &&
+      (replyDeadlineMs as number) <= 10_000
+    )
   ) {
     throw new Error(
-      `runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds above 0, not ${JSON.stringify(replyDeadlineMs)}`,
+      `runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds from 1 to 10000 (the server waits 10 s), not ${JSON.stringify(replyDeadlineMs)}`,
     );
   }
 }

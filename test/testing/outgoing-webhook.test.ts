@@ -163,7 +163,10 @@ test("a mistake in runBot's own options is named as that option", async ({ runBo
     "runBot: outgoingWebhook writes the bot's outgoing_webhook entry: leave outgoing_webhook out of config (its reply deadline is outgoingWebhook: { replyDeadlineMs })",
   );
   expect(await refusal({ name: "hook", outgoingWebhook: { replyDeadlineMs: -5 } })).toBe(
-    "runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds above 0, not -5",
+    "runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds from 1 to 10000 (the server waits 10 s), not -5",
+  );
+  expect(await refusal({ name: "hook", outgoingWebhook: { replyDeadlineMs: 60_000 } })).toBe(
+    "runBot: outgoingWebhook.replyDeadlineMs is a whole number of milliseconds from 1 to 10000 (the server waits 10 s), not 60000",
   );
   // biome-ignore lint/suspicious/noExplicitAny: what a JavaScript test may pass
   expect(await refusal({ name: "hook", outgoingWebhook: { interface: "teams" as any } })).toBe(
