@@ -198,9 +198,17 @@ const STATES: Record<string, Pick<BotStatus, "state" | "reason">> = {
  */
 export function startFailure(error: unknown): string {
   if (isAuthError(error)) return AUTH_FAILED;
+  return `it failed to start: ${failureWords(error)}`;
+}
+
+/**
+ * Why a bot's start failed, without a stack trace: the message, after `its code threw TypeError
+ * at bots/ledger.ts:12:11: ` when the bot's own code threw it (not bothost on purpose).
+ */
+export function failureWords(error: unknown): string {
   const at = isBothostError(error) ? undefined : whereThrown(error);
   const what = error instanceof Error ? error.message : String(error);
-  return `it failed to start: ${at ? `its code threw ${(error as Error).name} at ${at}: ` : ""}${what}`;
+  return `${at ? `its code threw ${(error as Error).name} at ${at}: ` : ""}${what}`;
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { loadBotModule } from "../bot/load-module.ts";
 import { botNameProblem } from "../config/schema-fields.ts";
+import { failureWords } from "../daemon/status-of.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
@@ -222,15 +223,19 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
         ...(webhook ? { global: webhook.global, env: webhook.env } : {}),
       },
     );
-    const failed = [...started.report.authFailed, ...started.report.failed.map((f) => f.name)];
-    if (failed.length > 0) {
-      const why = started.report.failed[0]?.error;
+    const { authFailed, failed } = started.report;
+    if (authFailed.length + failed.length > 0) {
       await started.stop();
       wiped = true;
       await wipe(stateDir);
-      const message = `the bot did not start: ${why instanceof Error ? why.message : "its credentials were rejected"}`;
+      const why = failed[0]?.error;
+      // What the setup threw and where in the test's own code, as `bothost check` says it.
+      const message = `the bot did not start: ${failed[0] ? failureWords(why) : "its credentials were rejected"}`;
+      const cause = failed[0] ? { cause: why } : undefined;
       // The setup's code kept (BOT_SETUP_INVALID, …), so that a test can tell why by it.
-      throw why instanceof BothostError ? new BothostError(why.code, message) : new Error(message);
+      throw why instanceof BothostError
+        ? new BothostError(why.code, message, cause)
+        : new Error(message, cause);
     }
     webhook?.point(started);
     return started;
