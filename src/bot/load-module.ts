@@ -9,10 +9,9 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti, JitiOptions } from "jiti";
 import { displayPath } from "../config/config-source.ts";
-import { suggest } from "../config/did-you-mean.ts";
 import { whereThrown } from "../errors/where-thrown.ts";
-import { eventSchemas, isKnownEventType } from "../wire/events.ts";
 import type { BotDefinition } from "./define-bot.ts";
+import { definitionProblems, isObject } from "./definition-problems.ts";
 import { ModuleError } from "./module-error.ts";
 import { cachedTransform, transpileCacheDir } from "./transpile-cache.ts";
 
@@ -246,54 +245,6 @@ function unwrapDefinition(namespace: unknown): unknown {
     current = current.default;
   }
   return current;
-}
-
-/** What is wrong with a definition, as sentence parts; empty when it is usable. */
-function definitionProblems(definition: unknown): string[] {
-  if (!isObject(definition)) {
-    return [
-      `does not export a bot (its default export is ${kindOf(definition)}): write export default defineBot({ setup(bot, settings) { … } })`,
-    ];
-  }
-  const problems: string[] = [];
-  if (typeof definition === "function" && (definition as { setup?: unknown }).setup === undefined) {
-    problems.push("exports a function, not a bot: write export default defineBot({ setup: yourFunction })");
-  } else if (typeof definition.setup !== "function") {
-    problems.push(
-      definition.setup === undefined
-        ? "has no setup function: add setup(bot, settings) { … } to its default export"
-        : `has a setup that is ${kindOf(definition.setup)}, not a function: make it setup(bot, settings) { … }`,
-    );
-  }
-  const { events, settings } = definition;
-  if (events !== undefined) {
-    if (!Array.isArray(events) || !events.every((e) => typeof e === "string")) {
-      problems.push(
-        'has events that is not a list of event type names: write events: ["message", "reaction"]',
-      );
-    } else {
-      for (const name of events.filter((e: string) => !isKnownEventType(e))) {
-        const close = suggest(name, Object.keys(eventSchemas));
-        problems.push(`lists the unknown event type "${name}"${close ? `: did you mean "${close}"?` : ""}`);
-      }
-    }
-  }
-  // Detected by behaviour, not instanceof: the module may bring its own copy of zod.
-  if (settings !== undefined && !(isObject(settings) && typeof settings.safeParse === "function")) {
-    problems.push("has settings that is not a zod schema: write settings: z.object({ … })");
-  }
-  return problems;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return (typeof value === "object" || typeof value === "function") && value !== null;
-}
-
-function kindOf(value: unknown): string {
-  if (value === undefined) return "missing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  return `a ${typeof value}`;
 }
 
 /**

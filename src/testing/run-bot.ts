@@ -15,6 +15,7 @@ import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
+import { givenBot } from "./kit-arguments.ts";
 import { checkOutgoingOptions, type OutgoingWebhookOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
@@ -178,7 +179,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
             botName: name,
           })
         ).definition
-      : options.bot;
+      : givenBot(options.bot, "runBot");
   const control = sandbox.control;
   if (!control.users().some((u) => u.email === email)) {
     const owner = control.users().find((u) => u.role === 100 && !u.is_bot)?.email;
@@ -381,8 +382,10 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     dialogs: () => running?.daemon.bots.find((b) => b.name === name)?.dialogs() ?? [],
     logs: () => logs,
     restart: async ({ crash = false, bot } = {}) => {
+      // Checked first: a value that is no bot leaves the bot running as it was.
+      const next = bot ? givenBot(bot, "restart") : current;
       await stop({ crash });
-      if (bot) current = bot as BotDefinition<never, never>;
+      current = next;
       await start();
     },
     stop,

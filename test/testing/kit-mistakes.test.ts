@@ -29,3 +29,30 @@ describe("a bot that does not start", () => {
     });
   });
 });
+
+describe("a value that is no bot", () => {
+  test("fails runBot as a module that exports no bot does, with MODULE_INVALID", async ({ runBot }) => {
+    const err = await runBot({ bot: { hello: 1 } as never, name: "hello" }).catch((e: Error) => e);
+    expect(err).toMatchObject({
+      code: "MODULE_INVALID",
+      message: "runBot: the bot given has no setup function: add setup(bot, settings) { … } to it",
+    });
+    await expect(runBot({ bot: (() => {}) as never })).rejects.toThrow(
+      "runBot: the bot given is a function, not a bot: pass defineBot({ setup: yourFunction })",
+    );
+    await expect(runBot({ bot: { setup() {}, events: ["mesage"] } as never })).rejects.toThrow(
+      'runBot: the bot given lists the unknown event type "mesage": did you mean "message"?',
+    );
+  });
+
+  test("restart({ bot }) with one is refused before the bot stops", async ({ runBot }) => {
+    const bot = await runBot({ bot: { setup() {} }, name: "kept" });
+    await expect(bot.restart({ bot: 42 as never })).rejects.toMatchObject({
+      code: "MODULE_INVALID",
+      message:
+        "restart: the bot given is a number, not a bot: pass what defineBot({ setup(bot, settings) { … } }) returned",
+    });
+    expect(bot.dialogs()).toEqual([]);
+    await expect(bot.start()).rejects.toThrow("kept is running: stop() it before start()");
+  });
+});
