@@ -16,3 +16,38 @@ export function givenBot<T>(bot: T, where: string): T & BotDefinition<never, nev
     throw new BothostError("MODULE_INVALID", `${where}: the bot given ${problems.join("; ")}`);
   return bot as T & BotDefinition<never, never>;
 }
+
+/** A test's mistake in calling the kit (`INVALID_ARGUMENT`). */
+export function kitError(message: string): BothostError<"INVALID_ARGUMENT"> {
+  return new BothostError("INVALID_ARGUMENT", message);
+}
+
+/** A value as a message names it: `the string "12"`, `nothing`, `a Promise`, `an object`. */
+export function shown(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string")
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (value === null || typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "a list";
+  if (value instanceof Promise) return "a Promise (await it first)";
+  return typeof value === "object" ? "an object" : typeof value;
+}
+
+/** runBot's two arguments, before anything reads them. */
+export function checkRunBotArguments(sandbox: unknown, options: unknown): void {
+  const isSandbox = (v: unknown) => typeof v === "object" && v !== null && "control" in v && "url" in v;
+  if (!isSandbox(sandbox)) {
+    // The vitest fixture's runBot takes the options alone: runBot({ bot }) here is that call.
+    const fixtureCall = typeof sandbox === "object" && sandbox !== null && "bot" in sandbox;
+    throw kitError(
+      `runBot: the first argument must be the sandbox startSandbox() returned, got ${shown(sandbox)}: call runBot(sandbox, { bot, … })${fixtureCall ? " (the vitest fixture's runBot is the one that takes the options alone)" : ""}`,
+    );
+  }
+  if (typeof options !== "object" || options === null)
+    throw kitError(
+      `runBot: the options must be an object, got ${shown(options)}: call runBot(sandbox, { bot, … })`,
+    );
+  if ((options as { bot?: unknown }).bot === undefined)
+    throw kitError("runBot: no bot given: pass { bot }, what defineBot returned or a module path");
+}

@@ -15,7 +15,7 @@ import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
-import { givenBot } from "./kit-arguments.ts";
+import { checkRunBotArguments, givenBot } from "./kit-arguments.ts";
 import { checkOutgoingOptions, type OutgoingWebhookOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { type ProgressView, progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
@@ -165,6 +165,7 @@ export interface TestBot {
  * ```
  */
 export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<TestBot> {
+  checkRunBotArguments(sandbox, options);
   const name = options.name ?? "bot";
   const badName = botNameProblem(name);
   if (badName) throw new Error(`runBot: name ${badName}`);

@@ -2,7 +2,11 @@
  * A test's own mistakes, as the testing kit reports them: where in the test's code, in words
  * that name what to change, never a stack trace of the kit's internals.
  */
+import { runBot as runBotOn } from "bothost/testing";
 import { describe, expect, test } from "bothost/testing/vitest";
+
+/** The plain runBot called as a test might get it wrong. */
+const runBotWith = runBotOn as (...args: unknown[]) => ReturnType<typeof runBotOn>;
 
 describe("a bot that does not start", () => {
   test("a setup that throws is named where it threw, the error kept as the cause", async ({ runBot }) => {
@@ -54,5 +58,27 @@ describe("a value that is no bot", () => {
     });
     expect(bot.dialogs()).toEqual([]);
     await expect(bot.start()).rejects.toThrow("kept is running: stop() it before start()");
+  });
+});
+
+describe("runBot's arguments", () => {
+  test("a missing sandbox, options or bot is named", async ({ sandbox, runBot }) => {
+    const invalid = (message: string) => ({ code: "INVALID_ARGUMENT", message });
+    await expect(runBotWith()).rejects.toMatchObject(
+      invalid(
+        "runBot: the first argument must be the sandbox startSandbox() returned, got nothing: call runBot(sandbox, { bot, … })",
+      ),
+    );
+    await expect(runBotWith(sandbox)).rejects.toMatchObject(
+      invalid("runBot: the options must be an object, got nothing: call runBot(sandbox, { bot, … })"),
+    );
+    await expect(runBotWith({ bot: { setup() {} } })).rejects.toMatchObject(
+      invalid(
+        "runBot: the first argument must be the sandbox startSandbox() returned, got an object: call runBot(sandbox, { bot, … }) (the vitest fixture's runBot is the one that takes the options alone)",
+      ),
+    );
+    const noBot = invalid("runBot: no bot given: pass { bot }, what defineBot returned or a module path");
+    await expect(runBotWith(sandbox, {})).rejects.toMatchObject(noBot);
+    await expect((runBot as (o?: object) => Promise<unknown>)()).rejects.toMatchObject(noBot);
   });
 });
