@@ -51,3 +51,41 @@ export function checkRunBotArguments(sandbox: unknown, options: unknown): void {
   if ((options as { bot?: unknown }).bot === undefined)
     throw kitError("runBot: no bot given: pass { bot }, what defineBot returned or a module path");
 }
+
+/** A message's id where the kit waits on one (`handled`, `progress`). */
+export function checkMessageId(id: unknown, where: string): asserts id is number {
+  if (typeof id === "number" && Number.isInteger(id)) return;
+  const message = typeof id === "object" && id !== null && typeof (id as { id?: unknown }).id === "number";
+  const hint = message ? `: give its id, ${where}(message.id)` : "";
+  throw kitError(`${where}: the message id must be a number, got ${shown(id)}${hint}`);
+}
+
+const TYPES = ["direct", "channel", "private", "stream"];
+
+/** What a person sends (`post`, `ask`), in the shape testing.md documents. */
+export function checkInput(input: unknown, where: string): void {
+  const shape = `{ type: "direct", to: [emails or ids], content } or { type: "channel", to: "general", topic, content }`;
+  if (typeof input !== "object" || input === null)
+    throw kitError(`${where}: the message must be ${shape}, got ${shown(input)}`);
+  const { type, to, content } = input as Record<string, unknown>;
+  if (typeof type !== "string" || !TYPES.includes(type))
+    throw kitError(
+      `${where}: type must be "direct" or "channel" (or the API's "private" or "stream"), got ${shown(type)}`,
+    );
+  if (to === undefined) throw kitError(`${where}: to is missing: say who or where, as in ${shape}`);
+  if (typeof content !== "string")
+    throw kitError(`${where}: content must be a string, got ${shown(content)}`);
+}
+
+/** `react`'s message and options: who reacts must be said. */
+export function checkReact(message: unknown, options: unknown): void {
+  const call = `react(message, emoji, { as: "member@sandbox.example" })`;
+  if (typeof options !== "object" || options === null)
+    throw kitError(`react: say who reacts, in the options: ${call}`);
+  const { as } = options as { as?: unknown };
+  if (typeof as !== "string")
+    throw kitError(`react: as must be the email of who reacts, got ${shown(as)}: ${call}`);
+  const id = typeof message === "object" && message !== null ? (message as { id?: unknown }).id : message;
+  if (typeof id !== "number")
+    throw kitError(`react: the message must be its id or a message the kit returned, got ${shown(message)}`);
+}

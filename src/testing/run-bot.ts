@@ -14,7 +14,7 @@ import { AskClaims, sameConversation } from "./ask-claims.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
-import { checkRunBotArguments, givenBot } from "./kit-arguments.ts";
+import { checkInput, checkMessageId, checkReact, checkRunBotArguments, givenBot } from "./kit-arguments.ts";
 import { checkOutgoingOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { progressView } from "./progress-view.ts";
 import { reactAs } from "./react-as.ts";
@@ -159,8 +159,13 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     }
   };
   const claims = new AskClaims();
+  /** Posts as `from` (post, ask: `where`), the input checked first. */
+  const send = (from: string, input: SendAsInput, where: string) => {
+    checkInput(input, where);
+    return control.sendAs(from, input).id;
+  };
   const ask = async (from: string, input: SendAsInput, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
-    const claim = claims.open(view(control.sendAs(from, input).id)!);
+    const claim = claims.open(view(send(from, input, "ask"))!);
     const sent = () => {
       const floor = claims.floor();
       return control
@@ -178,11 +183,12 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     }
   };
   /** Waits as {@link TestBot.handled} does; why its handler failed, when it was kept as a dead letter. */
-  const settled = async (messageId: number, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+  const settled = async (messageId: number, where: string, { timeoutMs = DEFAULT_WAIT_MS } = {}) => {
+    checkMessageId(messageId, where);
     const daemon = running;
     if (!daemon) throw new Error(`${name} is stopped: start() it before waiting for a message to be handled`);
     const record = control.messages().find((m) => m.id === messageId);
-    if (!record) throw new Error(`handled: the sandbox has no message ${messageId}`);
+    if (!record) throw new Error(`${where}: the sandbox has no message ${messageId}`);
     const what = describeMessage(control, messageId);
     const notSent = webhook?.notSent(messageId);
     if (webhook ? notSent : (record.flags as Record<string, unknown>)[String(userId)] === undefined) {
@@ -217,7 +223,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
       : undefined;
   };
   const handled = async (messageId: number, options?: { timeoutMs?: number }) => {
-    const failed = await settled(messageId, options);
+    const failed = await settled(messageId, "handled", options);
     if (failed !== undefined) throw new Error(failed);
   };
   const stop = async ({ crash = false, wipe: wipeState = false } = {}) => {
@@ -244,14 +250,17 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     name,
     email,
     userId,
-    post: (from, input) => control.sendAs(from, input).id,
+    post: (from, input) => send(from, input, "post"),
     nextReply,
     ask,
     handled,
-    react: (message, emoji, { as, remove = false }) =>
-      reactAs(sandbox, as, typeof message === "number" ? message : message.id, emoji, remove),
+    react: async (message, emoji, options) => {
+      checkReact(message, options);
+      const id = typeof message === "number" ? message : message.id;
+      await reactAs(sandbox, options.as, id, emoji, options.remove ?? false);
+    },
     progress: async (asked, { movedNote, ...o } = {}) => {
-      const failed = await settled(asked, o);
+      const failed = await settled(asked, "progress", o);
       const question = view(asked)!;
       const answers = mine().filter((m) => m.id > asked && sameConversation(m, question));
       return progressView(control, answers, movedNote, failed);

@@ -2,6 +2,7 @@
  * A test's own mistakes, as the testing kit reports them: where in the test's code, in words
  * that name what to change, never a stack trace of the kit's internals.
  */
+import { defineBot } from "bothost";
 import { runBot as runBotOn } from "bothost/testing";
 import { describe, expect, test } from "bothost/testing/vitest";
 
@@ -80,5 +81,62 @@ describe("runBot's arguments", () => {
     const noBot = invalid("runBot: no bot given: pass { bot }, what defineBot returned or a module path");
     await expect(runBotWith(sandbox, {})).rejects.toMatchObject(noBot);
     await expect((runBot as (o?: object) => Promise<unknown>)()).rejects.toMatchObject(noBot);
+  });
+});
+
+describe("a running bot's members", () => {
+  const MEMBER = "member@sandbox.example";
+  const invalid = (message: string) => ({ code: "INVALID_ARGUMENT", message });
+  const quiet = { setup() {} };
+
+  test("react without who reacts says to give { as }", async ({ runBot }) => {
+    const bot = await runBot({ bot: quiet, name: "quiet" });
+    const id = bot.post(MEMBER, { type: "channel", to: "general", topic: "t", content: "hi" });
+    const react = bot.react as (...args: unknown[]) => Promise<void>;
+    await expect(react(id, "tada")).rejects.toMatchObject(
+      invalid(
+        'react: say who reacts, in the options: react(message, emoji, { as: "member@sandbox.example" })',
+      ),
+    );
+    await expect(react(id, "tada", { remove: true })).rejects.toMatchObject(
+      invalid(
+        'react: as must be the email of who reacts, got nothing: react(message, emoji, { as: "member@sandbox.example" })',
+      ),
+    );
+    await expect(react(String(id), "tada", { as: MEMBER })).rejects.toMatchObject(
+      invalid(`react: the message must be its id or a message the kit returned, got the string "${id}"`),
+    );
+  });
+
+  test("handled and progress given no number say so, not that the message is missing", async ({ runBot }) => {
+    const listening = defineBot({ setup: (b) => void b.on("message", () => {}) });
+    const bot = await runBot({ bot: listening, name: "listening" });
+    const id = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "hi" });
+    await expect(bot.handled(String(id) as never)).rejects.toMatchObject(
+      invalid(`handled: the message id must be a number, got the string "${id}"`),
+    );
+    await expect(bot.handled(bot.replies as never)).rejects.toMatchObject(
+      invalid("handled: the message id must be a number, got a function"),
+    );
+    await expect(bot.progress({ id } as never)).rejects.toMatchObject(
+      invalid("progress: the message id must be a number, got an object: give its id, progress(message.id)"),
+    );
+    await bot.handled(id);
+  });
+
+  test("a message of an unknown type names the field and the types there are", async ({ runBot }) => {
+    const bot = await runBot({ bot: quiet, name: "quiet" });
+    const dm = { type: "dm", to: [bot.email], content: "hi" } as never;
+    const types =
+      'type must be "direct" or "channel" (or the API\'s "private" or "stream"), got the string "dm"';
+    await expect(bot.ask(MEMBER, dm)).rejects.toMatchObject(invalid(`ask: ${types}`));
+    expect(() => bot.post(MEMBER, dm)).toThrow(`post: ${types}`);
+    expect(() => bot.post(MEMBER, { type: "direct", to: [bot.email] } as never)).toThrow(
+      "post: content must be a string, got nothing",
+    );
+    expect(() => bot.post(MEMBER, { type: "channel", topic: "t", content: "hi" } as never)).toThrow(
+      'post: to is missing: say who or where, as in { type: "direct", to: [emails or ids], content } or { type: "channel", to: "general", topic, content }',
+    );
+    expect(bot.replies()).toEqual([]);
   });
 });
