@@ -4,6 +4,7 @@
  */
 import type { BotDefinition } from "../bot/define-bot.ts";
 import { definitionProblems } from "../bot/definition-problems.ts";
+import { parseDuration } from "../config/duration.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 
 /**
@@ -88,4 +89,14 @@ export function checkReact(message: unknown, options: unknown): void {
   const id = typeof message === "object" && message !== null ? (message as { id?: unknown }).id : message;
   if (typeof id !== "number")
     throw kitError(`react: the message must be its id or a message the kit returned, got ${shown(message)}`);
+}
+
+/** `clock.advance`'s ms: a number of milliseconds, 0 or more (a duration such as "5m" is named in ms). */
+export function checkAdvance(ms: unknown): asserts ms is number {
+  if (typeof ms !== "number") {
+    const inMs = parseDuration(ms);
+    const hint = inMs === undefined ? "" : ` (${JSON.stringify(ms)} is clock.advance(${inMs}))`;
+    throw kitError(`advance: ms must be a number of milliseconds, got ${shown(ms)}${hint}`);
+  }
+  if (!(Number.isFinite(ms) && ms >= 0)) throw kitError(`advance: ms must be 0 or more, not ${ms}`);
 }

@@ -4,6 +4,7 @@
  * Between advances it runs at the real pace, or (`held`) stands still.
  */
 import { type Clock, MAX_TIMER_DELAY_MS, type TimerHandle } from "../time/clock.ts";
+import { checkAdvance } from "./kit-arguments.ts";
 
 interface Timer {
   dueAt: number;
@@ -80,7 +81,7 @@ export class TestClock implements Clock {
    * sends a scheduled message at the first whole minute after its time: advance past it.
    */
   async advance(ms: number): Promise<void> {
-    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`advance: ms must be 0 or more, not ${ms}`);
+    checkAdvance(ms);
     const target = this.now() + ms;
     await settle();
     for (;;) {

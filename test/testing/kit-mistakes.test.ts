@@ -140,3 +140,20 @@ describe("a running bot's members", () => {
     expect(bot.replies()).toEqual([]);
   });
 });
+
+describe("the clock", () => {
+  test("advance given a duration as text says it takes milliseconds", async ({ clock }) => {
+    const advance = clock.advance.bind(clock) as (ms: unknown) => Promise<void>;
+    const before = clock.now();
+    await expect(advance("5m")).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message:
+        'advance: ms must be a number of milliseconds, got the string "5m" ("5m" is clock.advance(300000))',
+    });
+    await expect(advance(undefined)).rejects.toThrow(
+      "advance: ms must be a number of milliseconds, got nothing",
+    );
+    await expect(advance(-5)).rejects.toThrow("advance: ms must be 0 or more, not -5");
+    expect(clock.now() - before).toBeLessThan(60_000);
+  });
+});
