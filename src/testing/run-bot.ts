@@ -11,6 +11,7 @@ import { failureWords } from "../daemon/status-of.ts";
 import { BothostError } from "../errors/bothost-error.ts";
 import type { Sandbox, SendAsInput } from "../sandbox/types.ts";
 import { AskClaims, sameConversation } from "./ask-claims.ts";
+import { type NameHold, nameHold } from "./bot-names.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
@@ -46,8 +47,27 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   const name = options.name ?? "bot";
   const badName = botNameProblem(name);
   if (badName) throw new Error(`runBot: name ${badName}`);
-  checkOutgoingOptions(options.outgoingWebhook, options.config);
   const email = options.email ?? `${name}-bot@sandbox.example`;
+  // Taken before anything waits, so that two runBot calls at once cannot both take it.
+  const hold = nameHold(sandbox, name, email);
+  hold.take("runBot");
+  try {
+    return await startBot(sandbox, options, name, email, hold);
+  } catch (err) {
+    hold.release();
+    throw err;
+  }
+}
+
+/** runBot once its name is held: the bot started, and what a test calls on it. */
+async function startBot(
+  sandbox: Sandbox,
+  options: RunBotOptions,
+  name: string,
+  email: string,
+  hold: NameHold,
+): Promise<TestBot> {
+  checkOutgoingOptions(options.outgoingWebhook, options.config);
   const definition =
     typeof options.bot === "string"
       ? (
@@ -233,6 +253,7 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
     // A wipe deletes whatever a handler still running would record: no need to wait for it.
     const cut = crash || wipeState || options.clock?.held === true;
     await daemon?.stop({ ...(cut ? { deadlineMs: 0 } : {}), keepState: true });
+    hold.release();
     if (wipeState && !wiped) {
       wiped = true;
       deliver?.();
@@ -243,7 +264,13 @@ export async function runBot(sandbox: Sandbox, options: RunBotOptions): Promise<
   const start = async () => {
     if (wiped) throw new Error(`${name} cannot start: stop({ wipe: true }) deleted its state`);
     if (running) throw new Error(`${name} is running: stop() it before start()`);
-    running = await launch(current);
+    hold.take("start");
+    try {
+      running = await launch(current);
+    } catch (err) {
+      hold.release();
+      throw err;
+    }
     last = running;
   };
   return {

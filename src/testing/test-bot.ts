@@ -17,7 +17,7 @@ export interface RunBotOptions {
   /** The bot: what `defineBot` returned, or a module path (from the working directory). */
   // biome-ignore lint/suspicious/noExplicitAny: any bot definition, whatever its settings schema
   bot: BotDefinition<any, any> | string;
-  /** Its name in the config. Default `bot`. */
+  /** Its name in the config. Default `bot`. Refused while a bot by that name runs on the sandbox. */
   name?: string;
   /** Its account; created when the sandbox has none (a generic bot in `channels`). Default `<name>-bot@sandbox.example`. */
   email?: string;
@@ -135,7 +135,8 @@ export interface TestBot {
   stop(options?: { crash?: boolean; wipe?: boolean }): Promise<void>;
   /**
    * Start a stopped bot again on its state: open dialogs go on, and messages posted while it was
-   * down are caught up, as the daemon does at a start. Rejects when it runs, or was wiped.
+   * down are caught up, as the daemon does at a start. Rejects when it runs, was wiped, or
+   * another bot by its name runs on the sandbox now.
    */
   start(): Promise<void>;
 }
