@@ -57,5 +57,8 @@ it("a send refused in a dialog's turn is not in its log, and is made anew at the
   await expect.poll(botSaid, { timeout: 10_000 }).toEqual(["Which size?", "ok: large"]);
   expect(failures).toEqual(["STREAM_DOES_NOT_EXIST", "STREAM_DOES_NOT_EXIST"]);
   expect(bot("POST", "/messages").map((r) => r.status)).toEqual([400, 200, 400, 200]);
-  expect(bot("GET", "/messages").length).toBe(reads);
+  // No read-back of the refused send: it would narrow to the channel that does not exist, which
+  // the server refuses (400). A read of the bot's own waiting question after a new queue (a poll
+  // taken for hung on a loaded machine) is no read-back of it, and is answered.
+  expect(bot("GET", "/messages").slice(reads).filter((r) => r.status !== 200)).toEqual([]);
 });
