@@ -29,6 +29,7 @@ export type {
   SandboxUser,
   SendAsInput,
 } from "./sandbox/types.ts";
+export type { WebhookRequest, WebhookResponse } from "./testing/inbound-webhook.ts";
 export type { OutgoingWebhookOptions } from "./testing/outgoing-webhook.ts";
 export type { ProgressView } from "./testing/progress-view.ts";
 export {

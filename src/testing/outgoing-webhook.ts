@@ -3,9 +3,11 @@
  * bot's account (an outgoing-webhook bot) points there, and the sandbox POSTs each message that
  * triggers it, as the server does, then posts the reply of the HTTP answer as the bot.
  */
+
 import { randomBytes } from "node:crypto";
 import type { SandboxControl } from "../sandbox/types.ts";
 import type { InProcessDaemon } from "./in-process-daemon.ts";
+import { LISTENER } from "./inbound-webhook.ts";
 
 /** How {@link RunBotOptions.outgoingWebhook} runs the bot. */
 export interface OutgoingWebhookOptions {
@@ -92,7 +94,7 @@ export function outgoingMode(
   const deadline =
     options.replyDeadlineMs === undefined ? "" : `\n  reply_deadline: ${options.replyDeadlineMs}ms`;
   return {
-    global: "http:\n  listen: 127.0.0.1:0",
+    global: LISTENER,
     entry: `outgoing_webhook:\n  path: ${path}\n  token: \${${TOKEN_ENV}}${deadline}`,
     env: { [TOKEN_ENV]: token },
     point(daemon) {

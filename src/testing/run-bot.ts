@@ -15,6 +15,7 @@ import { type NameHold, nameHold } from "./bot-names.ts";
 import { deliverScheduled, jobsDone, nextDelivery } from "./deliver-scheduled.ts";
 import { finalLetter } from "./final-failure.ts";
 import { type InProcessDaemon, startInProcessDaemon } from "./in-process-daemon.ts";
+import { LISTENER, sendWebhook } from "./inbound-webhook.ts";
 import { checkInput, checkMessageId, checkReact, checkRunBotArguments, givenBot } from "./kit-arguments.ts";
 import { checkOutgoingOptions, outgoingMode } from "./outgoing-webhook.ts";
 import { progressView } from "./progress-view.ts";
@@ -119,7 +120,11 @@ async function startBot(
         stateDir,
         logs,
         ...(options.clock ? { clock: options.clock } : {}),
-        ...(webhook ? { global: webhook.global, env: webhook.env } : {}),
+        ...(webhook
+          ? { global: webhook.global, env: webhook.env }
+          : options.webhooks
+            ? { global: LISTENER }
+            : {}),
       },
     );
     const { authFailed, failed } = started.report;
@@ -292,6 +297,7 @@ async function startBot(
       const answers = mine().filter((m) => m.id > asked && sameConversation(m, question));
       return progressView(control, answers, movedNote, failed);
     },
+    webhook: (hook, request) => sendWebhook(running, name, hook, request),
     replies: mine,
     dialogs: () => running?.daemon.bots.find((b) => b.name === name)?.dialogs() ?? [],
     logs: () => logs,

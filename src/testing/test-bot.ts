@@ -5,6 +5,7 @@
 import type { BotDefinition } from "../bot/define-bot.ts";
 import type { DialogView } from "../pipeline/dialogs/dialog-entry.ts";
 import type { SendAsInput } from "../sandbox/types.ts";
+import type { WebhookRequest, WebhookResponse } from "./inbound-webhook.ts";
 import type { OutgoingWebhookOptions } from "./outgoing-webhook.ts";
 import type { ProgressView } from "./progress-view.ts";
 import type { TestClock } from "./test-clock.ts";
@@ -39,6 +40,8 @@ export interface RunBotOptions {
    * account is created as an outgoing-webhook bot (an org's must be one). `true`, or options.
    */
   outgoingWebhook?: boolean | OutgoingWebhookOptions;
+  /** Serve the bot's inbound webhooks (`bot.webhook`) on a listener of its own, for {@link TestBot.webhook}. */
+  webhooks?: boolean;
 }
 
 /** What {@link TestBot.nextReply} waits for. */
@@ -106,6 +109,12 @@ export interface TestBot {
    * question's button began, `asked` is that question: the press taken, its run over.
    */
   progress(asked: number, options?: { timeoutMs?: number; movedNote?: string }): Promise<ProgressView>;
+  /**
+   * Send a request to the bot's inbound webhook `name` (`bot.webhook(name, …)`) as a sender
+   * would: `POST /webhooks/<bot>/<name>` on its listener (`runBot({ webhooks: true })`), `body`
+   * as JSON (a string as it is). Resolves what the listener answered; the handler runs after.
+   */
+  webhook(name: string, request?: WebhookRequest): Promise<WebhookResponse>;
   /** Every message the bot has sent, oldest first. */
   replies(): TestMessage[];
   /** The bot's open dialogs, oldest first, as `bothost dialogs` lists them (none while stopped). */
