@@ -56,3 +56,16 @@ test("a stopped bot's name may be used again; its own start() waits for that one
     "again",
   );
 });
+
+test("a bot under another name on a running bot's account is refused too", async ({ runBot }) => {
+  const first = await runBot({ bot: echo, name: "echo" });
+  await expect(runBot({ bot: echo, name: "copy", email: first.email })).rejects.toMatchObject({
+    code: "INVALID_ARGUMENT",
+    message:
+      'runBot: the bot "echo" already runs on this sandbox as echo-bot@sandbox.example, and two bots on one account would both answer every message to it: stop() it first, or give this one another email',
+  });
+  await first.stop();
+  const copy = await runBot({ bot: echo, name: "copy", email: first.email });
+  expect((await copy.ask(MEMBER, { type: "direct", to: [copy.email], content: "one" })).content).toBe("one");
+  expect(copy.replies().map((m) => m.content)).toEqual(["one"]);
+});
