@@ -88,7 +88,10 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
     });
   } catch (e) {
     err.write(`bothost sandbox: ${isBothostError(e) ? e.message : String(e)}\n`);
-    return isBothostError(e) ? ExitCode.ConfigInvalid : ExitCode.RuntimeFailure;
+    // An option's file (the org, the data) is a mistake to fix (2); an address not to be had is not.
+    return isBothostError(e) && e.code !== "SANDBOX_LISTEN_FAILED"
+      ? ExitCode.ConfigInvalid
+      : ExitCode.RuntimeFailure;
   }
   const users = sandbox.control.users().filter((u) => u.is_active);
   out.write(describe(sandbox.url, users));

@@ -78,9 +78,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const saver = options.dataFile ? new DebouncedSaver(options.dataFile, () => core.data) : undefined;
   if (saver) core.onChange(() => saver.schedule());
 
+  const [port, listenHost] = [options.port ?? 0, options.host ?? "127.0.0.1"];
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+    server.once("error", (err) => reject(new SandboxListenError(listenHost, port, err)));
+    server.listen(port, listenHost, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -110,6 +111,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return stopped;
     },
   };
+}
+
+/** The sandbox's address cannot be listened on: the port in use, no permission, no such host. */
+export class SandboxListenError extends BothostError<"SANDBOX_LISTEN_FAILED"> {
+  constructor(host: string, port: number, err: NodeJS.ErrnoException) {
+    const why =
+      err.code === "EADDRINUSE"
+        ? "the port is in use"
+        : err.code === "EACCES"
+          ? "no permission (a port below 1024 needs one)"
+          : err.message;
+    super(
+      "SANDBOX_LISTEN_FAILED",
+      `the sandbox cannot listen on ${host}:${port}: ${why}: choose another port (bothost sandbox --port, or server.sandbox.port in the config; 0 picks a free one)`,
+      { cause: err },
+    );
+    this.name = "SandboxListenError";
+  }
 }
 
 export class SandboxDataError extends BothostError<"SANDBOX_DATA_INVALID"> {

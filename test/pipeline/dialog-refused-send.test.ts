@@ -60,5 +60,9 @@ it("a send refused in a dialog's turn is not in its log, and is made anew at the
   // No read-back of the refused send: it would narrow to the channel that does not exist, which
   // the server refuses (400). A read of the bot's own waiting question after a new queue (a poll
   // taken for hung on a loaded machine) is no read-back of it, and is answered.
-  expect(bot("GET", "/messages").slice(reads).filter((r) => r.status !== 200)).toEqual([]);
+  expect(
+    bot("GET", "/messages")
+      .slice(reads)
+      .filter((r) => r.status !== 200),
+  ).toEqual([]);
 });

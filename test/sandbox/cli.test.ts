@@ -149,6 +149,21 @@ describe("bothost sandbox", () => {
     expect(org.text()).toContain("Invalid sandbox org /no/such.yaml");
   });
 
+  it("a port in use is said in one line, exit 1, with no stack trace", async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const err = capture();
+      expect(await runSandboxCommand(["--port", String(port)], { stderr: err.stream })).toBe(1);
+      expect(err.text()).toBe(
+        `bothost sandbox: the sandbox cannot listen on 127.0.0.1:${port}: the port is in use: choose another port (bothost sandbox --port, or server.sandbox.port in the config; 0 picks a free one)\n`,
+      );
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  });
+
   it("prints help", async () => {
     const out = capture();
     expect(await runSandboxCommand(["--help"], { stdout: out.stream })).toBe(0);
