@@ -21,6 +21,7 @@ import {
   EffectRecords,
 } from "../effects/effect-records.ts";
 import { roleName } from "../effects/users/roles.ts";
+import { unknownGroupCheck } from "../effects/users/user-groups.ts";
 import { DeadLetterSource, type RetryRequests } from "../events/dead-letter-source.ts";
 import { QueueSource, type QueueSourceOptions } from "../events/queue-source.ts";
 import type { RuntimeMetricsSink } from "../http/bothost-metrics.ts";
@@ -243,6 +244,7 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
       'a question for a role checked someone the users cache does not know, so they cannot answer it; call bot.track("users") in setup.',
     );
   };
+  const unknownGroup = unknownGroupCheck();
   // The queue source of the bot's current start: a question with emoji choices asks it for reactions.
   let source: QueueSource | undefined;
   const dialogs = new Dialogs({
@@ -255,7 +257,14 @@ export function wireBot(o: BotRuntimeOptions, receives: (type: string) => boolea
     health: storeHealth,
     persist: o.mode !== "backtest" && !o.captured,
     members: {
-      inGroup: (group, userId) => services.groups.has(group, userId),
+      inGroup: (group, userId) => {
+        if (unknownGroup(services.groups, group))
+          log.warn(
+            { group },
+            `a question for the group "${group}" checked an answer, but the server has no such group, so nobody can answer it: check the group's name in the prompt's from`,
+          );
+        return services.groups.has(group, userId);
+      },
       roleOf: (userId) => {
         const user = services.users.peek(userId);
         if (user === undefined) untrackedRoles();

@@ -17,6 +17,7 @@
 import { z } from "zod";
 import { suggest } from "../../config/did-you-mean.ts";
 import { isAtLeast, roleName } from "../../effects/users/roles.ts";
+import { unknownGroupCheck } from "../../effects/users/user-groups.ts";
 import { addressOf, type SelfRef, textOf } from "../../pipeline/addressed.ts";
 import {
   type Composer,
@@ -62,6 +63,7 @@ export class CommandRouter implements AccountMember {
   /** The generated `help`, until the bot declares its own. */
   #help: Command | undefined;
   #warnedGroups = false;
+  readonly #unknownGroup = unknownGroupCheck();
   /** The other bots of the daemon on the bot's account, when it runs in one. */
   readonly #account: SharedAccount | undefined;
 
@@ -265,6 +267,12 @@ export class CommandRouter implements AccountMember {
           "commands: the user groups are unknown (the queue did not fetch them); group checks refuse",
         );
       }
+      for (const g of allow.groups)
+        if (this.#unknownGroup(ctx.groups, g))
+          ctx.log.warn(
+            { group: g },
+            `commands: \`${command.name}\` is allowed to the group "${g}", but the server has no such group, so nobody is admitted through it: check the group's name in its allow`,
+          );
       if (allow.groups.some((g) => ctx.groups.has(g, sender.id))) return true;
     }
     return allow.when ? (allow.when as (c: Ctx) => boolean | Promise<boolean>)(ctx) : false;

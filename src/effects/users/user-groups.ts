@@ -176,3 +176,18 @@ function isGroupRecord(g: unknown): g is GroupRecord {
     Array.isArray(r.members)
   );
 }
+
+/**
+ * A check that says, once per name, when a group a permission names (a prompt's `from`, a
+ * command's `allow`) is not among the groups the bot fetched: a typo or a renamed group, which
+ * nobody can be a member of. Groups not fetched (not tracked) are the tracking warning's case.
+ */
+export function unknownGroupCheck(): (groups: GroupMembership, group: string | number) => boolean {
+  const told = new Set<string>();
+  return (groups, group) => {
+    const key = String(group).toLowerCase();
+    if (!groups.seeded || told.has(key) || groups.idOf(group) !== undefined) return false;
+    told.add(key);
+    return true;
+  };
+}
