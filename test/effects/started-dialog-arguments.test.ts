@@ -18,6 +18,10 @@ const starter = defineBot({
       const started = await ctx.startDialog(id, text === "-" ? "" : text);
       await ctx.reply(`started: ${started}`);
     });
+    // An id kept as text (read from a form, a state key, a webhook's JSON) is the usual slip.
+    bot.command("ask-text", { args: { id: z.string() } }, async (ctx) => {
+      await ctx.startDialog(ctx.args.id as unknown as number, "hello");
+    });
     bot.command("hello", async (ctx) => {
       await ctx.prompt("Hello! How are you?");
     });
@@ -59,6 +63,15 @@ test("no text, or no user id: INVALID_ARGUMENT, a dead letter at once, nothing s
   const notId = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "ask 1.5 hello" });
   await expect(bot.handled(notId)).rejects.toThrow(
     /ctx\.startDialog\(\): userId must be a user id, got 1\.5/,
+  );
+  expect(bot.replies()).toEqual([]);
+});
+
+test("an id given as a string: the refusal says it is a string, not only its digits", async ({ runBot }) => {
+  const bot = await runBot({ bot: starter, name: "starter" });
+  const text = bot.post(MEMBER, { type: "direct", to: [bot.email], content: "ask-text 3" });
+  await expect(bot.handled(text)).rejects.toThrow(
+    /ctx\.startDialog\(\): userId must be a user id \(a number\), got the string "3"/,
   );
   expect(bot.replies()).toEqual([]);
 });

@@ -42,7 +42,9 @@ export function startDialogOf(
     if (!Number.isInteger(userId) || userId <= 0)
       throw new BothostError(
         "INVALID_ARGUMENT",
-        `ctx.startDialog(): userId must be a user id, got ${String(userId)}.`,
+        typeof userId === "string"
+          ? `ctx.startDialog(): userId must be a user id (a number), got the string ${JSON.stringify(userId)}.`
+          : `ctx.startDialog(): userId must be a user id, got ${String(userId)}.`,
       );
     if (typeof text !== "string" || text.trim() === "")
       throw new BothostError(
