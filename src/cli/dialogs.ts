@@ -22,7 +22,8 @@ outage); "(outside narrow [channel, general])" when the bot's narrow keeps its a
 cannot arrive: end it, or widen the narrow and reload). Ending a dialog deletes it: its
 handler does not run again, its person is told "An operator ended this conversation." (or
 --note), and their next message there is an ordinary message. The running daemon is asked on
-its admin socket (in the state directory), else through its HTTP listener (http.listen). With no
+its admin socket (in the state directory; with state.redis, in $TMPDIR/bothost-<uid>/), else
+through its HTTP listener (http.listen). With no
 daemon answering, the list is read from the state store (the config's state:), and says so on
 stderr; ending needs the running daemon. Exits 1 when end finds no daemon, or for an unknown bot
 or dialog; 75 when the dialog's first question is still being sent or recorded after 5 s

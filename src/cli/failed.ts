@@ -23,7 +23,8 @@ threw NoRetry. Ids look like moderator/12. The letters of a bot no longer in the
 or renamed) are listed too, marked as such: they can be shown and dropped, not retried. An
 outgoing-webhook delivery kept while its handler still runs in the daemon is no failure: list
 (and so --all) leaves it out, show says its run goes on; it goes once that run is over. With the
-daemon running, the command asks it on its admin socket (in the state directory), else through
+daemon running, the command asks it on its admin socket (in the state directory; with
+state.redis, in $TMPDIR/bothost-<uid>/), else through
 its HTTP listener (http.listen; http.admin_token when that is not a loopback address): then only
 state: and http: of the config must be sound. With no daemon answering, it works on the state
 store directly.

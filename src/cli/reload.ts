@@ -16,7 +16,8 @@ added bots start, removed bots stop (their event queues are deleted), bots whose
 key or module changed restart with catch-up; the others keep their queues. A config with errors,
 or a bot whose setup throws, is refused (printed with file:line:column, or the bot, its module and
 the problem; exit code 2) and the daemon keeps running the old one, every bot as it was. Same as
-sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory), else
+sending the daemon SIGHUP. The daemon is asked on its admin socket (in the state directory;
+with state.redis, in $TMPDIR/bothost-<uid>/), else
 through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state directory's LOCK
 file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
 bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1, and one that

@@ -20,7 +20,8 @@ export const statusHelp = `Usage: bothost status [--config FILE] [--json]
 Asks the running daemon what each bot is doing: its state and why, its event queue and its age,
 its last event, events handled, failed handler runs, dead letters and next scheduled runs; and
 the daemon's version and uptime. The daemon is asked on its admin socket (in the state
-directory), else through its HTTP listener (http.listen). Only state: and http: of the config
+directory; with state.redis, in $TMPDIR/bothost-<uid>/), else through its HTTP listener
+(http.listen). Only state: and http: of the config
 are needed: when the rest of the file has problems (or a variable it uses is not set in this
 shell), the status is shown and the problems are listed below it. Exits 1 when the daemon does
 not answer, a bot has failed, or (in a cluster) a bot stopped because its lease was lost.
