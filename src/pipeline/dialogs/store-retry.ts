@@ -8,6 +8,8 @@
 import type { Logger } from "pino";
 import { sleep } from "../../api/sleep.ts";
 import type { Clock } from "../../time/clock.ts";
+import { outageOf } from "../handler-failures-outage.ts";
+import { fenced } from "../stop-cut.ts";
 import type { StoreHealth } from "../store-health.ts";
 import { DialogEnded, LogMoved } from "./dialog-log.ts";
 
@@ -33,8 +35,10 @@ export async function retrying<T>(
       result = await write();
     } catch (err) {
       if (err instanceof DialogEnded || err instanceof LogMoved || signal.aborted) throw err;
-      // Once the outage is said (store-health.ts), each of its tries only at debug.
-      const said = on.health?.repeats(err) === true;
+      // Once the outage is said (store-health.ts), each of its tries only at debug; so are those
+      // of a write refused for a lost lease, no outage (the lease's loss is said once, and the
+      // bot's stop soon ends the tries).
+      const said = on.health?.repeats(err) === true || fenced(outageOf(err));
       if (attempt + 1 >= tries) throw err;
       const pause = STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number;
       on.log[said ? "debug" : "warn"](
