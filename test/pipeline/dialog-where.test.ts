@@ -62,6 +62,13 @@ const deploy = defineBot({
         await ctx.reply((err as PromptError).message);
       }
     });
+    bot.command("lost", async (ctx) => {
+      try {
+        await ctx.prompt("?", { where: { channel: "no-such-channel", topic: "t" } });
+      } catch (err) {
+        await ctx.reply(`${(err as PromptError).code}: ${(err as PromptError).message}`);
+      }
+    });
   },
 });
 
@@ -167,4 +174,11 @@ it("a direct message with the bot alone is refused, naming the option", async ()
   expect((await bot.ask(MEMBER, at("ops", "api", "@**deploy** alone"))).content).toBe(
     "ctx.prompt(): `where` must be { channel, topic } or { direct: [user ids] }: direct needs someone besides the bot.",
   );
+});
+
+it("a channel the server does not have is refused, naming the option and the channel", async () => {
+  expect((await bot.ask(MEMBER, at("ops", "api", "@**deploy** lost"))).content).toBe(
+    "PROMPT_OPTIONS: ctx.prompt(): `where` names the channel \"no-such-channel\", which the server refused: Invalid channel name 'no-such-channel' (400 BAD_REQUEST).",
+  );
+  await expect.poll(() => bot.dialogs()).toEqual([]);
 });

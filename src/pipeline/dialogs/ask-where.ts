@@ -4,6 +4,7 @@
  * the question's log entry keeps the place, so replays and restarts look for the answer in the
  * same conversation.
  */
+import { serverRefusal } from "../../api/refusals.ts";
 import { BothostError } from "../../errors/bothost-error.ts";
 import type { Where } from "../addressed.ts";
 import { channelKey, dmKey } from "../conversation-key.ts";
@@ -59,10 +60,22 @@ export async function placeOf(
       to: { direct: w.direct.filter((id) => id !== selfId) },
     };
   }
-  const id = w.channelId ?? (await channelId(w.channel));
+  const id =
+    w.channelId ?? (await channelId(w.channel).catch((err: unknown) => refusedChannel(w.channel, err)));
   return {
     key: channelKey(id, w.topic),
     label: `#${w.channel} > ${w.topic}`,
     to: { channel: w.channel, channelId: id, topic: w.topic },
   };
+}
+
+/** A channel name the server refused to resolve (none of that name) is the option's mistake. */
+function refusedChannel(channel: string, err: unknown): never {
+  const refusal = serverRefusal(err);
+  if (refusal === undefined) throw err;
+  throw new BothostError(
+    "PROMPT_OPTIONS",
+    `ctx.prompt(): \`where\` names the channel ${JSON.stringify(channel)}, which the server refused: ${refusal.reason} (${refusal.status} ${refusal.code}).`,
+    { cause: err },
+  );
 }
