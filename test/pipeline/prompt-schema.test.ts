@@ -27,6 +27,11 @@ const shop = defineBot({
       // Another slip: the choices' object where a schema belongs.
       await ctx.prompt("Which size?", { schema: { small: 1, large: 2 } as never });
     });
+    bot.command("count", async (ctx) => {
+      // A third: z.number() where z.coerce.number() was meant (an answer is text).
+      const count = await ctx.prompt("How many?", { schema: z.number() });
+      await ctx.reply(`got ${count.value}`);
+    });
     bot.command("code", async (ctx) => {
       const code = await ctx.prompt("Which code?", {
         schema: z
@@ -67,6 +72,12 @@ it("a schema that cannot parse is refused before the question is asked", async (
   await expect(bot.handled(object)).rejects.toThrow(
     /`schema` must be a zod schema .*got an object without safeParse/,
   );
+  const number = bot.post(MEMBER, dm("count"));
+  await expect(bot.handled(number)).rejects.toThrow(
+    "ctx.prompt(): `schema` expects a number, but an answer is text, so it would refuse every one: use z.coerce.number(), which reads the text.",
+  );
+  expect(bot.replies()).toEqual([]);
+  expect(bot.dialogs()).toEqual([]);
 });
 
 it("a schema with an async refinement and transform parses the answer", async () => {

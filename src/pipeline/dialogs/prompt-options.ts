@@ -153,6 +153,34 @@ export function checkSchema(schema: unknown): void {
       "PROMPT_OPTIONS",
       `ctx.prompt(): \`schema\` must be a zod schema such as z.enum(["small", "large"]) or z.coerce.number(), got ${describe(schema)}.`,
     );
+  const expected = notText(schema as AnswerSchema<unknown>);
+  if (expected !== undefined) {
+    const coerced = ["number", "bigint", "boolean", "date"].includes(expected)
+      ? `z.coerce.${expected}()`
+      : undefined;
+    throw new BothostError(
+      "PROMPT_OPTIONS",
+      `ctx.prompt(): \`schema\` expects ${expected === "object" || expected === "array" ? "an" : "a"} ${expected}, but an answer is text, so it would refuse every one${coerced ? `: use ${coerced}, which reads the text` : ""}.`,
+    );
+  }
+}
+
+/**
+ * The type `schema` expects when it refuses text as such (zod's `invalid_type` at the root: a
+ * `z.number()` where `z.coerce.number()` was meant). A schema with async checks is not probed.
+ */
+function notText(schema: AnswerSchema<unknown>): string | undefined {
+  try {
+    const result = schema.safeParse("");
+    if (result.success) return undefined;
+    const issue = result.error.issues[0] as
+      | { code?: string; path?: unknown[]; expected?: unknown }
+      | undefined;
+    if (issue?.code !== "invalid_type" || issue.path?.length !== 0) return undefined;
+    return typeof issue.expected === "string" && issue.expected !== "string" ? issue.expected : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const describe = (value: unknown): string =>
