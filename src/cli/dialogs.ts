@@ -123,7 +123,7 @@ async function fromStore(file: string, bot: string | undefined): Promise<BotDial
 
 function formatList(all: BotDialogs[]): string {
   const lines: string[] = [];
-  for (const { bot, dialogs, elsewhere, leaseHolder } of all) {
+  for (const { bot, dialogs, elsewhere, leaseHolder, stopped } of all) {
     if (elsewhere && leaseHolder !== undefined)
       lines.push(`${bot}: runs on instance ${leaseHolder} (its dialogs are listed there)`, "");
     else if (elsewhere)
@@ -132,7 +132,10 @@ function formatList(all: BotDialogs[]): string {
         "",
       );
     if (dialogs.length === 0) continue;
-    lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}`);
+    const here = stopped
+      ? " as last known here, where the bot is stopped (see bothost status): answers wait until it runs again"
+      : "";
+    lines.push(`${bot}: ${dialogs.length} open dialog${dialogs.length === 1 ? "" : "s"}${here}`);
     lines.push(...dialogTable(dialogs).map((line) => `  ${line}`), "");
   }
   return lines.length === 0 ? "No open dialogs.\n" : lines.join("\n");

@@ -23,7 +23,7 @@ export type DialogDeskErrorCode =
   | "DIALOG_STARTING"
   | "DIALOG_END_PENDING";
 
-type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog">;
+type Runtime = Pick<BotRuntime, "name" | "standby" | "dialogs" | "endDialog" | "status">;
 
 /** The admin handlers for dialogs, over the daemon's bots (the array a reload changes in place). */
 export function dialogDesk(
@@ -45,6 +45,7 @@ export function dialogDesk(
         bot: b.name,
         dialogs: b.dialogs(),
         ...(b.standby && { elsewhere: true as const }),
+        ...(!b.standby && b.status.state === "stopped" && { stopped: true as const }),
         ...(b.standby &&
           cluster.holderOf?.(b.name) !== undefined && { leaseHolder: cluster.holderOf?.(b.name) }),
       }));

@@ -66,6 +66,11 @@ export interface BotDialogs {
   elsewhere?: true;
   /** That instance, when this one knows it (else the leases could not be read: none is known). */
   leaseHolder?: string;
+  /**
+   * The bot is stopped here (its lease lost, as in a Redis outage): its dialogs are as this
+   * instance last knew them, and no answer is taken until the bot runs again.
+   */
+  stopped?: true;
 }
 
 /** The most dialogs a bot's status lists. */

@@ -2,12 +2,14 @@
  * A bot whose lease is lost while a dialog's write is under way (its question sent, the
  * question's append refused by the fence): the write is not a store outage, so its tries are at
  * debug, as each event's lines of a lost lease are, and the loss is said in the one warn line.
+ * Its waiting dialogs, listed afterwards, are said to be as last known where the bot is stopped.
  * One `bothost run` on a redis-server of its own (skipped without redis-server on PATH).
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
 import { hasRedisServer, startInstance, taggedModule, useOwnRedisCluster } from "../support/cluster.ts";
 import { send } from "../support/e2e-daemon.ts";
 
@@ -58,5 +60,35 @@ describe.skipIf(!available)("a lease lost while a dialog's question is written",
       .filter((l) => Number(l.level) >= 40 && l.bot === "b0")
       .map((l) => String(l.msg));
     expect(said).toEqual([LOST]);
+  }, 60_000);
+
+  it("lists the dialogs of a bot stopped by a Redis outage as last known, saying answers wait", async () => {
+    const { redis, sandbox, config } = await start({ prefix: `${prefix}-list`, ttl: "3s" });
+    await taggedModule(config, "v1");
+    await writeFile(
+      path.join(path.dirname(config.file), "bot.mjs"),
+      `export default { events: ["message"], setup(bot) {
+  bot.on("message", (ctx) => ctx.event.message.content === "ask", async (ctx) => {
+    await ctx.prompt("Which size?");
+  });
+} };\n`,
+    );
+    const instance = await startInstance(config);
+    send(sandbox, "ask", "c0", "d");
+    const list = async () => {
+      const res = await fetch(`${instance.url}/admin/dialogs`);
+      return (await res.json()) as { bot: string; dialogs: unknown[]; stopped?: true }[];
+    };
+    await expect.poll(async () => (await list())[0]?.dialogs.length, { timeout: 15_000 }).toBe(1);
+    expect((await list())[0]?.stopped).toBeUndefined();
+    // Redis out of reach: the lease cannot be renewed, and no other holder is known.
+    await redis.down();
+    await instance.proc.waitForLog((l) => String(l.msg).startsWith("lease lost"), 30_000);
+    expect(await list()).toMatchObject([{ bot: "b0", stopped: true, dialogs: [{ step: 1 }] }]);
+    const shown = await runCli(["dialogs", "--config", config.file], { env: config.env });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(
+      "b0: 1 open dialog as last known here, where the bot is stopped (see bothost status): answers wait until it runs again",
+    );
   }, 60_000);
 });
