@@ -22,7 +22,8 @@ through its HTTP listener (http.listen), else sent SIGHUP (the pid in the state 
 file, when a live process of this host that took the lock). It waits up to 5 minutes for the daemon's answer (each new version's setup may take its
 bot's handler_timeout); a daemon that does not answer by then is DAEMON_SLOW, exit 1, and one that
 closes the connection before answering (it stopped or died meanwhile) DAEMON_CLOSED, exit 1. A daemon that
-fails the request (HTTP 5xx) has not refused the config: its error is printed on stderr, exit 1.
+fails the request (HTTP 5xx), or refuses it (a wrong http.admin_token: DAEMON_REFUSED), has not
+refused the config: its error is printed on stderr, exit 1.
 
 Options:
   -c, --config FILE   The config file (default: $BOTHOST_CONFIG, else ./bothost.yaml)
@@ -56,8 +57,11 @@ export async function runReloadCommand(argv: string[]): Promise<number> {
         );
         return ExitCode.RuntimeFailure;
       }
-      if (isBothostError(err) && err.code === "DAEMON_REFUSED") {
-        const problems = err.message.replace(/^the running daemon refused \(HTTP 400\): /, "");
+      // A 400 is the daemon's verdict on the config; another refusal (a wrong admin_token's 401,
+      // no admin routes) is about the request: said as such below, exit 1, no config blamed.
+      const verdict = /^the running daemon refused \(HTTP 400\): /;
+      if (isBothostError(err) && err.code === "DAEMON_REFUSED" && verdict.test(err.message)) {
+        const problems = err.message.replace(verdict, "");
         if (values.json) {
           // Same object as a success, so a script reads `refused` first either way.
           process.stdout.write(`${JSON.stringify({ refused: true, problems: problems.split("\n") })}\n`);
