@@ -46,7 +46,7 @@ import {
 import { z } from "zod";
 
 const Announcement = z
-  .object({
+  .strictObject({
     /** Stable name: the booking is tracked under it. */
     id: z
       .string()
@@ -83,7 +83,7 @@ const Announcement = z
   });
 
 export default defineBot({
-  settings: z.object({
+  settings: z.strictObject({
     announcements: z
       .array(Announcement)
       .min(1)

@@ -167,4 +167,32 @@ describe("the announcements bot", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("a misspelt key of an announcement or of the settings is refused, with the key meant", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
+    try {
+      const file = join(dir, "bothost.yaml");
+      await writeFile(
+        file,
+        `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
+          "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n" +
+          '        - { id: standup, cron: "0 9 * * 1-5", timezon: Europe/Berlin, channel: team, topic: t, content: hi }\n' +
+          "      dry_run: true\n",
+      );
+      const { config, source } = await loadConfigWithSource(file);
+      const error = await loadBots(config, source).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      const lines = (error as ConfigError).problems.map(
+        (p) => `${p.line}:${p.column} ${p.path}: ${p.message}`,
+      );
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/^10:\d+ bots\.announce\.settings\.announcements\[0\]\.timezon: .*"timezone"/);
+      expect(lines[1]).toMatch(/^11:\d+ bots\.announce\.settings\.dry_run: /);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
