@@ -19,10 +19,12 @@ beforeAll(async () => {
   const sample = /```yaml\n(bots:\n {2}announcements:[\s\S]*?)```/.exec(guide)?.[1];
   expect(sample, "the guide's announcements sample").toBeDefined();
   expect(sample).toContain("api_key: $" + "{ANNOUNCE_BOT_API_KEY}");
+  // A user's project has no bots/ of bothost's: the sample names the installed package's file.
+  expect(sample).toContain("module: ./node_modules/bothost/bots/announcements.ts");
   config = path.join(dir, "bothost.yaml");
   await writeFile(
     config,
-    `server:\n  url: https://chat.example.org\n${sample!.replace("./bots/announcements.ts", path.join(repoRoot, "bots/announcements.ts"))}`,
+    `server:\n  url: https://chat.example.org\n${sample!.replace("./node_modules/bothost/bots/announcements.ts", path.join(repoRoot, "bots/announcements.ts"))}`,
   );
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
