@@ -13,10 +13,10 @@
  * the last `commit()` or `flush()` that resolved; after a machine crash, every write before the
  * last `flush()` that resolved (the background flush, `autoFlushMs`, bounds what it can take).
  */
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { realClock } from "../time/clock.ts";
-import { acquireLock, type HeldElsewhere, isTempFileOf, writeFileAtomic } from "./_files.ts";
+import { acquireLock, type HeldElsewhere, isTempFileOf, makeDirs, writeFileAtomic } from "./_files.ts";
 import { JournalWriter, readJournal, readSnapshot, recordLine, snapshotText } from "./_journal.ts";
 import { StoreView, Table } from "./_view.ts";
 import { isStateError, StateError } from "./state-error.ts";
@@ -117,7 +117,7 @@ export class FileStore extends StoreView implements StateBackend {
   static async open(dir: string, options: FileStoreOptions = {}): Promise<FileStore> {
     const root = resolve(dir);
     const release = await ioStep(root, async () => {
-      await mkdir(root, { recursive: true, mode: 0o700 });
+      await makeDirs(root, 0o700);
       return acquireLock(root, options.heldElsewhere);
     });
     try {

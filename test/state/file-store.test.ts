@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { appendFile, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -313,6 +313,18 @@ describe("FileStore recovery", () => {
       ),
     );
   });
+
+  // Node's recursive mkdir loops forever there (the parent exists, the child is refused with ENOENT).
+  test.skipIf(!existsSync("/proc/self"))(
+    "a directory the file system cannot make (under /proc) fails with STATE_IO",
+    async () => {
+      const err = await FileStore.open("/proc/bothost-state-test/nested").catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: "StateError", code: "STATE_IO" });
+      expect((err as Error).message).toMatch(
+        /^Could not open state directory \/proc\/bothost-state-test\/nested: .*ENOENT/,
+      );
+    },
+  );
 });
 
 describe("FileStore lock", () => {
