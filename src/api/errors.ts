@@ -126,6 +126,11 @@ export const AUTH_REJECTED =
   "api_key_file or its zuliprc), then reload; a key from an environment variable, or an account " +
   "reactivated with an unchanged key, takes a restart of the daemon";
 
+/** {@link AUTH_REJECTED} as said when the daemon stops for it (every bot's key refused): nothing is left to reload. */
+export const AUTH_REJECTED_AT_STOP =
+  "the server rejected the bot's credentials: fix its email or API key (in the config, its " +
+  "api_key_file, its zuliprc or the environment), then start the daemon again";
+
 /** HTTP 429 after the client used up its retries (or the wait exceeded `retry.maxRateLimitWaitMs`). */
 export class RateLimitError extends ApiError {
   override readonly name: string = "RateLimitError";

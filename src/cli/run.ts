@@ -1,3 +1,4 @@
+import { AUTH_REJECTED, AUTH_REJECTED_AT_STOP } from "../api/errors.ts";
 import { ExitCode } from "../config/exit-codes.ts";
 import type { Booted } from "../daemon/boot.ts";
 import { commandArgs, configOption, reloadInBackground, reportStartupError } from "./args.ts";
@@ -77,7 +78,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (nothing) {
       // The log (stdout) has each failure in full; stderr says in a few lines why nothing runs.
       const { bots } = await daemon.status();
-      const why = bots.map((b) => `  ${b.name}: ${b.reason ?? b.state}`).join("\n");
+      // The daemon stops: a refused key's advice to reload would have nothing to reload.
+      const reason = (r: string | undefined) => (r === AUTH_REJECTED ? AUTH_REJECTED_AT_STOP : r);
+      const why = bots.map((b) => `  ${b.name}: ${reason(b.reason) ?? b.state}`).join("\n");
       process.stderr.write(`bothost: no bot could start, so the daemon stops:\n${why}\n`);
       await booted.stop();
       return nothing === "auth" ? ExitCode.AuthFailed : ExitCode.RuntimeFailure;

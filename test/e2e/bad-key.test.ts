@@ -66,6 +66,9 @@ describe("a rejected API key", () => {
     expect(daemon.stderr()).toMatch(
       /^bothost: no bot could start, so the daemon stops:\n {2}one: .*credentials.*\n {2}two: .*\n$/,
     );
+    // Nothing runs to reload: the advice is to start it again.
+    expect(daemon.stderr()).not.toContain("reload");
+    expect(daemon.stderr()).toContain("then start the daemon again");
     expect(sandbox.control.queues()).toEqual([]);
     expectNoSecrets(daemon, [...config.secrets, WRONG_KEY, `${WRONG_KEY}2`]);
   });
