@@ -53,7 +53,7 @@ export async function runScheduleCommand(argv: string[]): Promise<number> {
     const file = resolveConfigPath({ flag: values.config });
     const { config, source } = await loadConfigOffline(file, "schedule preview");
     const loaded = await loadBots(config, source);
-    const lines = [`Next ${count} runs after ${from.toISOString()}:`];
+    const lines = [`Next ${count === 1 ? "run" : `${count} runs`} after ${from.toISOString()}:`];
     for (const bot of loaded) {
       const handle = await setUpOffline(bot, "schedule preview");
       if (typeof handle === "number") return handle;

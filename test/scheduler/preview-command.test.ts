@@ -44,6 +44,21 @@ const herald = `export default {
 `;
 
 describe("bothost schedule preview", () => {
+  it("says the next run, not 1 runs, for --count 1", async () => {
+    const file = await config({ herald });
+    const code = await runScheduleCommand([
+      "preview",
+      "--config",
+      file,
+      "-n",
+      "1",
+      "--from",
+      "2026-03-27T10:00:00Z",
+    ]);
+    expect(code).toBe(0);
+    expect(out.join("")).toMatch(/^Next run after 2026-03-27T10:00:00.000Z:\n/);
+  });
+
   it("prints each schedule's next runs in its time zone and UTC (across the DST change), offline", async () => {
     const file = await config({ herald, quiet: "export default { setup() {} };\n" });
     const code = await runScheduleCommand([
