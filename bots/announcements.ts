@@ -65,22 +65,46 @@ const Announcement = z
       .optional(),
     snippet: z.string().trim().min(1).max(60).optional(),
   })
-  .superRefine((a, ctx) => {
-    if ((a.content === undefined) === (a.snippet === undefined)) {
-      ctx.addIssue({
-        code: "custom",
-        path: a.content === undefined ? [] : ["snippet"],
-        message: "give either content (the message) or snippet (a saved snippet's title), not both",
-      });
-    }
-    for (const message of topicProblems(a.topic)) ctx.addIssue({ code: "custom", path: ["topic"], message });
-    try {
-      validateSchedule({ cron: a.cron, timezone: a.timezone });
-    } catch (err) {
-      const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
-      ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
-    }
-  });
+  // Each check runs when the fields it reads passed theirs, so that one mistake (content: 5)
+  // hides no other (a bad cron in the same entry): each is reported at its line.
+  .superRefine(
+    (a, ctx) => {
+      if ((a.content === undefined) === (a.snippet === undefined)) {
+        ctx.addIssue({
+          code: "custom",
+          path: a.content === undefined ? [] : ["snippet"],
+          message: "give either content (the message) or snippet (a saved snippet's title), not both",
+        });
+      }
+    },
+    { when: fieldsPassed("content", "snippet") },
+  )
+  .superRefine(
+    (a, ctx) => {
+      for (const message of topicProblems(a.topic))
+        ctx.addIssue({ code: "custom", path: ["topic"], message });
+    },
+    { when: fieldsPassed("topic") },
+  )
+  .superRefine(
+    (a, ctx) => {
+      try {
+        validateSchedule({ cron: a.cron, timezone: a.timezone });
+      } catch (err) {
+        const field = (err as { field?: string }).field === "timezone" ? "timezone" : "cron";
+        ctx.addIssue({ code: "custom", path: [field], message: (err as Error).message });
+      }
+    },
+    { when: fieldsPassed("cron", "timezone") },
+  );
+
+/** A check's `when`: none of `fields` has an issue of its own (the entry as a whole may). */
+function fieldsPassed(...fields: string[]) {
+  return (payload: { value: unknown; issues: readonly { path?: readonly PropertyKey[] }[] }) =>
+    typeof payload.value === "object" &&
+    payload.value !== null &&
+    !payload.issues.some((issue) => fields.includes(String(issue.path?.[0])));
+}
 
 export default defineBot({
   settings: z.strictObject({

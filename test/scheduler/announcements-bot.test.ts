@@ -195,4 +195,30 @@ describe("the announcements bot", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("a field of the wrong type hides no other mistake of its entry", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
+    try {
+      const file = join(dir, "bothost.yaml");
+      await writeFile(
+        file,
+        `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
+          "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n" +
+          "        - id: standup\n          cron: 1-8\n          channel: team\n          topic: t\n          content: 5\n",
+      );
+      const { config, source } = await loadConfigWithSource(file);
+      const error = await loadBots(config, source).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      const paths = (error as ConfigError).problems.map((p) => `${p.line} ${p.path}`);
+      expect(paths).toEqual([
+        "11 bots.announce.settings.announcements[0].cron",
+        "14 bots.announce.settings.announcements[0].content",
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
