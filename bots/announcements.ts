@@ -46,7 +46,7 @@ import {
 import { z } from "zod";
 
 const Announcement = z
-  .strictObject({
+  .object({
     /** Stable name: the booking is tracked under it. */
     id: z
       .string()
@@ -107,7 +107,7 @@ function fieldsPassed(...fields: string[]) {
 }
 
 export default defineBot({
-  settings: z.strictObject({
+  settings: z.object({
     announcements: z
       .array(Announcement)
       .min(1)

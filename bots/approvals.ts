@@ -46,7 +46,7 @@ const durationMs = (text: string) =>
   );
 
 export default defineBot({
-  settings: z.strictObject({
+  settings: z.object({
     group: z.string().min(1),
     command: z.string().default("deploy"),
     /** Checked here, not at the first request: a wrong one would fail every request silently. */

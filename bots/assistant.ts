@@ -32,7 +32,7 @@ import { EndpointError, streamChat } from "./assistant/endpoint.ts";
 import { historyOf } from "./assistant/history.ts";
 import { Quota } from "./assistant/quota.ts";
 
-const Settings = z.strictObject({
+const Settings = z.object({
   /** The endpoint's base URL, up to (not including) `/chat/completions`. */
   base_url: z.url({ protocol: /^https?$/ }),
   model: z.string().trim().min(1),
@@ -52,7 +52,7 @@ const Settings = z.strictObject({
   max_tokens: z.number().int().min(1).max(100_000).default(1_024),
   temperature: z.number().min(0).max(2).optional(),
   per_person_hour: z
-    .strictObject({
+    .object({
       calls: z.number().int().min(1).default(20),
       tokens: z.number().int().min(1).default(20_000),
     })

@@ -16,7 +16,7 @@ import { defineBot } from "bothost";
 import { z } from "zod";
 
 export default defineBot({
-  settings: z.strictObject({
+  settings: z.object({
     /** Put before every answer. */
     prefix: z.string().max(100).default(""),
   }),

@@ -113,7 +113,7 @@ function waitProblem(s: { cron: string; timezone: string; wait: string }): strin
 
 export default defineBot({
   settings: z
-    .strictObject({
+    .object({
       group: z.string().min(1),
       channel: z.string().min(1),
       cron: z.string().default("30 9 * * 1-5"),

@@ -109,22 +109,22 @@ function keyAt(request: Record<string, unknown>, path: string): string | undefin
 const secret = z.string().min(8, { error: "is too short: use a secret of at least 8 characters" });
 
 const Verify = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("github"), secret }),
-  z.strictObject({
+  z.object({ type: z.literal("github"), secret }),
+  z.object({
     type: z.literal("hmac"),
     secret,
     header: z.string().min(1).optional(),
     timestampHeader: z.string().min(1).optional(),
     toleranceSeconds: z.number().int().positive().max(86_400).optional(),
   }),
-  z.strictObject({ type: z.literal("bearer"), token: secret }),
-  z.strictObject({ type: z.literal("secret"), secret, header: z.string().min(1).optional() }),
-  z.strictObject({ type: z.literal("none") }),
+  z.object({ type: z.literal("bearer"), token: secret }),
+  z.object({ type: z.literal("secret"), secret, header: z.string().min(1).optional() }),
+  z.object({ type: z.literal("none") }),
 ]);
 
 export default defineBot({
   settings: z
-    .strictObject({
+    .object({
       /** The webhook's name: the last part of its URL. */
       webhook: z
         .string()

@@ -7,12 +7,10 @@
 import type { BaseContext, BotApi, CommandContext, GroupPermissionError } from "bothost";
 import { z } from "zod";
 
-export const TeamSettings = z.strictObject({
+export const TeamSettings = z.object({
   /** The teams a new member may pick: the name they answer with, and the user group it adds them to. */
   teams: z
-    .array(
-      z.strictObject({ name: z.string().trim().min(1).max(60), group: z.string().trim().min(1).max(100) }),
-    )
+    .array(z.object({ name: z.string().trim().min(1).max(60), group: z.string().trim().min(1).max(100) }))
     .max(25)
     .default([]),
   /** The question; the teams' names follow it. */

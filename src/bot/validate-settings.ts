@@ -59,7 +59,7 @@ function secretStrings(value: unknown, at: readonly (string | number)[], out: st
 
 /**
  * A problem for each key of `input` that a stripping object schema (zod 4 `z.object`, zod 3
- * `.strip()`) would silently drop, at any depth. Strict and loose objects are left alone: zod
+ * `.strip()`) would silently drop, at any depth, in lists' items too. Strict and loose objects are left alone: zod
  * reports the first, and the second wants extra keys.
  */
 function unknownSettings(
@@ -70,7 +70,14 @@ function unknownSettings(
 ): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const visit = (node: unknown, value: unknown, path: ConfigPath, depth: number): void => {
-    if (depth > 32 || value === null || typeof value !== "object" || Array.isArray(value)) return;
+    if (depth > 32 || value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) {
+      // A list of objects (announcements: [{ … }]): each item against the list's element schema.
+      const element = elementOf(unwrapSchema(node));
+      if (element !== undefined)
+        for (const [i, item] of value.entries()) visit(element, item, [...path, i], depth + 1);
+      return;
+    }
     const def = unwrapSchema(optionFor(node, value));
     const shape = shapeOf(def);
     if (def === undefined || shape === undefined) return;
@@ -88,6 +95,13 @@ function unknownSettings(
   };
   visit(schema, input, at, 0);
   return problems;
+}
+
+/** A list schema's element schema: zod 4's `element`, zod 3's `type` of a `ZodArray`. */
+function elementOf(def: SchemaDef | undefined): unknown {
+  if (def?.type === "array") return def.element;
+  const legacy = def as { typeName?: string; type?: unknown } | undefined;
+  return legacy?.typeName === "ZodArray" ? legacy.type : undefined;
 }
 
 /**
