@@ -1,8 +1,9 @@
 /**
- * The shipped bots refuse a settings key they do not know, as their config's schema does any
- * other: a misspelt optional key (`timeot:` for `timeout:`) would otherwise be dropped without a
- * word and its default used. Each bot's settings, valid but for one misspelt key, loaded from one
- * config: every bot's problem is reported, at its line, with its path.
+ * A settings key a shipped bot does not know is reported at load, as the loader reports any key a
+ * z.object would drop, nested objects and list items included: a misspelt optional key
+ * (`timeot:` for `timeout:`) would otherwise be dropped without a word and its default used. Each
+ * bot's settings, valid but for one misspelt key, loaded from one config: every bot's problem is
+ * reported, at its line, with its path.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
