@@ -5,13 +5,9 @@
  * bot's settings, valid but for one misspelt key, loaded from one config: every bot's problem is
  * reported, at its line, with its path.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { expect, it } from "vitest";
-import { loadBots } from "../../src/bot/load-bots.ts";
-import { ConfigError } from "../../src/config/config-error.ts";
-import { loadConfigWithSource } from "../../src/config/load-config.ts";
+import { problemsLoading } from "../support/load-problems.ts";
 
 /** Each shipped bot's settings, as one YAML flow mapping with one misspelt key, and that key's path. */
 const BOTS: [bot: string, settings: string, typo: string][] = [
@@ -36,26 +32,14 @@ const BOTS: [bot: string, settings: string, typo: string][] = [
 ];
 
 it("every shipped bot reports a misspelt settings key at its line, naming its path", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "bothost-shipped-typos-"));
-  try {
-    const file = join(dir, "bothost.yaml");
-    const bots = BOTS.map(
-      ([bot, settings], i) =>
-        `  ${bot}:\n    module: ${resolve(`bots/${bot}.ts`)}\n    email: b${i}@chat.example.org\n    api_key: abc\n    settings: ${settings}\n`,
-    );
-    await writeFile(
-      file,
-      `server:\n  url: https://chat.example.org\nhttp:\n  listen: 127.0.0.1:0\nbots:\n${bots.join("")}`,
-    );
-    const { config, source } = await loadConfigWithSource(file);
-    const error = await loadBots(config, source).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(ConfigError);
-    const problems = (error as ConfigError).problems.map((p) => `${p.line} ${p.path}`);
-    expect(problems).toEqual(BOTS.map(([bot, , typo], i) => `${6 + i * 5 + 4} bots.${bot}.settings.${typo}`));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const bots = BOTS.map(
+    ([bot, settings], i) =>
+      `  ${bot}:\n    module: ${resolve(`bots/${bot}.ts`)}\n    email: b${i}@chat.example.org\n    api_key: abc\n    settings: ${settings}\n`,
+  );
+  const problems = await problemsLoading(
+    `server:\n  url: https://chat.example.org\nhttp:\n  listen: 127.0.0.1:0\nbots:\n${bots.join("")}`,
+  );
+  expect(problems.map((p) => `${p.line} ${p.path}`)).toEqual(
+    BOTS.map(([bot, , typo], i) => `${6 + i * 5 + 4} bots.${bot}.settings.${typo}`),
+  );
 });

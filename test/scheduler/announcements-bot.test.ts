@@ -2,14 +2,10 @@
  * The shipped announcements bot (bots/announcements.ts). It imports "bothost", which resolves to
  * dist/: run `npm run build` first (`npm test` does).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadBots } from "../../src/bot/load-bots.ts";
-import { ConfigError } from "../../src/config/config-error.ts";
-import { loadConfigWithSource } from "../../src/config/load-config.ts";
 import { definition, rules, settings } from "../support/announcements-bot.ts";
+import { problemsLoading } from "../support/load-problems.ts";
 import { BOT, createWorld, iso, MEMBER, type SchedulerWorld } from "../support/scheduler-harness.ts";
 
 let world: SchedulerWorld;
@@ -139,86 +135,44 @@ describe("the announcements bot", () => {
     },
   );
 
+  const HEAD =
+    `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
+    "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n";
+
   it("settings problems are reported at their config path", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
-    try {
-      const file = join(dir, "bothost.yaml");
-      await writeFile(
-        file,
-        `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
-          "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n" +
-          '        - { id: standup, cron: "0 25 * * *", channel: team, topic: t, content: hi, snippet: x }\n' +
-          '        - { id: standup, cron: "@daily", timezone: Mars/Olympus, channel: team, topic: t }\n',
-      );
-      const { config, source } = await loadConfigWithSource(file);
-      const error = await loadBots(config, source).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-        'bots.announce.settings.announcements[0].cron: cron "0 25 * * *": hour 25 is out of range (0-23).',
-        "bots.announce.settings.announcements[0].snippet: give either content (the message) or snippet (a saved snippet's title), not both",
-        "bots.announce.settings.announcements[1]: give either content (the message) or snippet (a saved snippet's title), not both",
-        'bots.announce.settings.announcements[1].id: the id "standup" is used twice',
-        'bots.announce.settings.announcements[1].timezone: timezone "Mars/Olympus" is not a known IANA time zone; use a name like "Europe/Berlin", "America/New_York" or "UTC".',
-      ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const problems = await problemsLoading(
+      HEAD +
+        '        - { id: standup, cron: "0 25 * * *", channel: team, topic: t, content: hi, snippet: x }\n' +
+        '        - { id: standup, cron: "@daily", timezone: Mars/Olympus, channel: team, topic: t }\n',
+    );
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'bots.announce.settings.announcements[0].cron: cron "0 25 * * *": hour 25 is out of range (0-23).',
+      "bots.announce.settings.announcements[0].snippet: give either content (the message) or snippet (a saved snippet's title), not both",
+      "bots.announce.settings.announcements[1]: give either content (the message) or snippet (a saved snippet's title), not both",
+      'bots.announce.settings.announcements[1].id: the id "standup" is used twice',
+      'bots.announce.settings.announcements[1].timezone: timezone "Mars/Olympus" is not a known IANA time zone; use a name like "Europe/Berlin", "America/New_York" or "UTC".',
+    ]);
   });
 
   it("a misspelt key of an announcement or of the settings is refused, with the key meant", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
-    try {
-      const file = join(dir, "bothost.yaml");
-      await writeFile(
-        file,
-        `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
-          "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n" +
-          '        - { id: standup, cron: "0 9 * * 1-5", timezon: Europe/Berlin, channel: team, topic: t, content: hi }\n' +
-          "      dry_run: true\n",
-      );
-      const { config, source } = await loadConfigWithSource(file);
-      const error = await loadBots(config, source).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ConfigError);
-      const lines = (error as ConfigError).problems.map(
-        (p) => `${p.line}:${p.column} ${p.path}: ${p.message}`,
-      );
-      expect(lines).toHaveLength(2);
-      expect(lines[0]).toMatch(/^10:\d+ bots\.announce\.settings\.announcements\[0\]\.timezon: .*"timezone"/);
-      expect(lines[1]).toMatch(/^11:\d+ bots\.announce\.settings\.dry_run: /);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const problems = await problemsLoading(
+      HEAD +
+        '        - { id: standup, cron: "0 9 * * 1-5", timezon: Europe/Berlin, channel: team, topic: t, content: hi }\n' +
+        "      dry_run: true\n",
+    );
+    const lines = problems.map((p) => `${p.line}:${p.column} ${p.path}: ${p.message}`);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^10:\d+ bots\.announce\.settings\.announcements\[0\]\.timezon: .*"timezone"/);
+    expect(lines[1]).toMatch(/^11:\d+ bots\.announce\.settings\.dry_run: /);
   });
 
   it("a field of the wrong type hides no other mistake of its entry", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "bothost-announce-"));
-    try {
-      const file = join(dir, "bothost.yaml");
-      await writeFile(
-        file,
-        `server:\n  url: https://chat.example.org\nbots:\n  announce:\n    module: ${resolve("bots/announcements.ts")}\n` +
-          "    email: a@chat.example.org\n    api_key: abc\n    settings:\n      announcements:\n" +
-          "        - id: standup\n          cron: 1-8\n          channel: team\n          topic: t\n          content: 5\n",
-      );
-      const { config, source } = await loadConfigWithSource(file);
-      const error = await loadBots(config, source).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ConfigError);
-      const paths = (error as ConfigError).problems.map((p) => `${p.line} ${p.path}`);
-      expect(paths).toEqual([
-        "11 bots.announce.settings.announcements[0].cron",
-        "14 bots.announce.settings.announcements[0].content",
-      ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const problems = await problemsLoading(
+      `${HEAD}        - id: standup\n          cron: 1-8\n          channel: team\n          topic: t\n          content: 5\n`,
+    );
+    expect(problems.map((p) => `${p.line} ${p.path}`)).toEqual([
+      "11 bots.announce.settings.announcements[0].cron",
+      "14 bots.announce.settings.announcements[0].content",
+    ]);
   });
 });
