@@ -77,9 +77,13 @@ describe.skipIf(!available)("a lease lost while a dialog's question is written",
     send(sandbox, "ask", "c0", "d");
     const list = async () => {
       const res = await fetch(`${instance.url}/admin/dialogs`);
-      return (await res.json()) as { bot: string; dialogs: unknown[]; stopped?: true }[];
+      return (await res.json()) as { bot: string; dialogs: { deadline?: string }[]; stopped?: true }[];
     };
-    await expect.poll(async () => (await list())[0]?.dialogs.length, { timeout: 15_000 }).toBe(1);
+    // Listed once its question is being sent, the dialog is begun once its log is kept: only
+    // then does it wait, with a deadline (taken down before, Redis would leave no dialog).
+    await expect
+      .poll(async () => (await list())[0]?.dialogs.map((d) => d.deadline !== undefined), { timeout: 15_000 })
+      .toEqual([true]);
     expect((await list())[0]?.stopped).toBeUndefined();
     // Redis out of reach: the lease cannot be renewed, and no other holder is known.
     await redis.down();
